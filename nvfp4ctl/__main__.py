@@ -1,0 +1,3 @@
+from nvfp4ctl.cli import main
+
+main()

@@ -1,0 +1,11 @@
+"""`nvfp4ctl check` (not implemented yet)."""
+
+from __future__ import annotations
+
+from nvfp4ctl.errors import UsageError
+from nvfp4ctl.outcome import Outcome
+
+
+def command() -> Outcome:
+    """Not implemented yet."""
+    raise UsageError("'nvfp4ctl check' is not implemented yet")

@@ -1,0 +1,106 @@
+"""The only printer: every command shows errors, warnings, results and tables through here."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console as RichConsole
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+from rich.text import Text
+
+QUIET, NORMAL, VERBOSE = -1, 0, 1
+
+
+class Console:
+    """Verbosity-gated output; markup off so user text (paths, messages) prints verbatim."""
+
+    def __init__(self, verbosity: int = NORMAL) -> None:
+        no_color = bool(os.environ.get("NO_COLOR"))
+        self.verbosity = verbosity
+        self.out = RichConsole(no_color=no_color, highlight=False, soft_wrap=True)
+        self.err = RichConsole(stderr=True, no_color=no_color, highlight=False, soft_wrap=True)
+
+    def error(self, message: str) -> None:
+        self.err.print(Text("error: ", style="bold red") + Text(message))
+
+    def warn(self, message: str) -> None:
+        if self.verbosity >= NORMAL:
+            self.err.print(Text("warning: ", style="bold yellow") + Text(message))
+
+    def ok(self, message: str) -> None:
+        if self.verbosity >= QUIET:
+            self.out.print(Text(message, style="bold green"))
+
+    def fail(self, message: str) -> None:
+        self.out.print(Text(message, style="bold red"))
+
+    def info(self, message: str, style: str | None = None) -> None:
+        if self.verbosity >= NORMAL:
+            self.out.print(Text(message, style=style or ""))
+
+    def detail(self, message: str) -> None:
+        if self.verbosity >= VERBOSE:
+            self.out.print(Text(message, style="dim"))
+
+    def raw(self, text: str) -> None:
+        """Pre-formatted text (diagnostics, dumps): printed as is, even under -q."""
+        self.out.print(Text(text), end="" if text.endswith("\n") else "\n")
+
+    def json(self, payload: Any) -> None:
+        sys.stdout.write(json.dumps(payload, indent=2, default=str) + "\n")
+        sys.stdout.flush()
+
+    def table(
+        self,
+        columns: Sequence[str],
+        rows: Sequence[Sequence[Any]],
+        title: str | None = None,
+        right_align_from: int = 1,
+    ) -> None:
+        if self.verbosity < NORMAL:
+            return
+        table = Table(title=title, title_justify="left", header_style="bold")
+        for index, column in enumerate(columns):
+            table.add_column(column, justify="right" if index >= right_align_from else "left")
+        for row in rows:
+            table.add_row(*(value if isinstance(value, Text) else Text(str(value)) for value in row))
+        self.out.print(table)
+
+    def progress(self, transient: bool = True) -> Progress:
+        """A rich progress bar with ETA; disabled under -q or when stderr is not a terminal."""
+        return Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=self.err,
+            transient=transient,
+            disable=self.verbosity < NORMAL or not self.err.is_terminal,
+        )
+
+
+_console = Console()
+
+
+def get_console() -> Console:
+    return _console
+
+
+def set_verbosity(verbosity: int) -> None:
+    global _console
+    _console = Console(verbosity)

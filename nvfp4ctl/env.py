@@ -1,0 +1,24 @@
+"""Every environment variable nvfp4ctl reads, in one place (listed in the README)."""
+
+from __future__ import annotations
+
+import os
+
+
+class Env:
+    TASK = "NVFP4CTL_TASK"  # path of task.yml (default: ./task.yml, else the packaged one)
+    MEMORY = "NVFP4CTL_MEMORY"  # path of MEMORY.md that receives the run log
+    TIMEOUT = "NVFP4CTL_TIMEOUT"  # watchdog seconds per kernel call
+    CACHE = "NVFP4CTL_CACHE"  # build cache folder
+    DEBUG = "NVFP4CTL_DEBUG"  # 1: unexpected errors show locals in the traceback
+    DEVICE = "NVFP4CTL_DEVICE"  # "cpu" lets the runner plumbing run on CPU (tests only)
+    NO_COLOR = "NO_COLOR"
+
+
+def env_str(name: str) -> str | None:
+    value = os.environ.get(name)
+    return value if value else None
+
+
+def env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}

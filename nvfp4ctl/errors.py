@@ -1,0 +1,41 @@
+"""The small family of errors core modules raise; the CLI turns each into one line and an exit code."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    FAILURES = 1  # tests failed, lint errors
+    USAGE = 2  # usage or input error
+    TIMEOUT = 3  # timeout / possible deadlock
+    CRASH = 4  # kernel crashed
+
+
+class NvfpError(Exception):
+    """Base class: the message is shown as one line, the exit code is returned to the shell."""
+
+    exit_code: ExitCode = ExitCode.FAILURES
+
+
+class UsageError(NvfpError):
+    """A user mistake: bad flag, missing file, malformed task.yml, no GPU where one is needed."""
+
+    exit_code = ExitCode.USAGE
+
+
+class FailuresFound(NvfpError):
+    exit_code = ExitCode.FAILURES
+
+
+class KernelTimeout(NvfpError):
+    """A kernel call outlived the watchdog: reported as a possible deadlock."""
+
+    exit_code = ExitCode.TIMEOUT
+
+
+class KernelCrash(NvfpError):
+    """The child running the kernel died or hit a CUDA error."""
+
+    exit_code = ExitCode.CRASH

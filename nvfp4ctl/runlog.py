@@ -1,0 +1,143 @@
+"""The run log: one line per command appended to MEMORY.md, never touching the notes above it.
+
+Appends take a file lock and go out as a single write, so concurrent runs interleave whole lines
+and a run killed mid-way leaves either its full line or nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+import subprocess
+from dataclasses import dataclass, fields
+from datetime import datetime, timezone
+from functools import lru_cache
+from pathlib import Path
+
+from filelock import FileLock
+
+from nvfp4ctl.outcome import Outcome
+
+HEADING = "## Run log"
+PREAMBLE = "<!-- nvfp4ctl appends one line per command below; keep your notes above this section. -->"
+SEPARATOR = " · "
+LOCK_TIMEOUT_S = 30.0
+
+
+@dataclass(frozen=True)
+class RunEntry:
+    time: str
+    command: str
+    target: str
+    commit: str
+    gpu: str
+    exit_code: str
+    result: str
+
+    def to_line(self) -> str:
+        cells = [getattr(self, f.name).replace(SEPARATOR.strip(), "-").replace("\n", " ") for f in fields(self)]
+        cells[1] = f"`{cells[1]}`"
+        return "- " + SEPARATOR.join(cells) + "\n"
+
+    @classmethod
+    def from_line(cls, line: str) -> RunEntry | None:
+        if not line.startswith("- "):
+            return None
+        cells = line[2:].rstrip("\n").split(SEPARATOR)
+        if len(cells) != len(fields(cls)):
+            return None
+        cells[1] = cells[1].strip("`")
+        return cls(*cells)
+
+
+def file_digest(path: Path) -> str:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+    except OSError:
+        return "unreadable"
+
+
+def describe_target(target: Path | str | None) -> str:
+    if target is None:
+        return "-"
+    path = Path(target)
+    if path.is_file():
+        return f"{path}@{file_digest(path)}"
+    return str(target)
+
+
+def _git(args: list[str], cwd: Path) -> str | None:
+    try:
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def git_state(cwd: Path) -> str:
+    commit = _git(["rev-parse", "--short", "HEAD"], cwd)
+    if not commit:
+        return "no-git"
+    dirty = _git(["status", "--porcelain", "--untracked-files=no"], cwd)
+    return f"{commit}+dirty" if dirty else commit
+
+
+@lru_cache(maxsize=1)
+def detect_gpu() -> str:
+    """GPU name and arch from nvidia-smi: cheap, and does not start CUDA in this process."""
+    try:
+        done = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name,compute_cap", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return "no GPU"
+    first = done.stdout.strip().splitlines()[:1]
+    if done.returncode != 0 or not first:
+        return "no GPU"
+    name, _, cap = first[0].partition(",")
+    arch = "sm_" + cap.strip().replace(".", "") if cap.strip() else "?"
+    return f"{name.strip()} ({arch})"
+
+
+def make_entry(outcome: Outcome, argv: list[str], cwd: Path) -> RunEntry:
+    return RunEntry(
+        time=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        command=shlex.join(["nvfp4ctl", *argv]),
+        target=describe_target(outcome.target),
+        commit=git_state(cwd),
+        gpu=outcome.gpu or detect_gpu(),
+        exit_code=str(int(outcome.exit_code)),
+        result=outcome.result,
+    )
+
+
+def append(entry: RunEntry, memory: Path) -> None:
+    memory.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(memory) + ".lock", timeout=LOCK_TIMEOUT_S):
+        existing = memory.read_bytes() if memory.exists() else b""
+        chunk = ""
+        if existing and not existing.endswith(b"\n"):
+            chunk += "\n"
+        if HEADING.encode() not in existing:
+            chunk += ("\n" if existing else "") + f"{HEADING}\n\n{PREAMBLE}\n\n"
+        chunk += entry.to_line()
+        fd = os.open(memory, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, chunk.encode())
+        finally:
+            os.close(fd)
+
+
+def read(memory: Path, last: int | None = None) -> list[RunEntry]:
+    if not memory.exists():
+        return []
+    text = memory.read_text(encoding="utf-8", errors="replace")
+    _, found, log = text.partition(HEADING + "\n")
+    if not found:
+        return []
+    entries = [e for e in (RunEntry.from_line(line) for line in log.splitlines()) if e is not None]
+    return entries[-last:] if last else entries

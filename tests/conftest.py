@@ -1,0 +1,28 @@
+"""Shared test setup: `gpu` tests skip cleanly without a CUDA GPU; the run log goes to a temp file."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def _cuda_available() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if _cuda_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_run_log(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Commands run by tests must never append to the repository's own MEMORY.md."""
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(tmp_path_factory.mktemp("runlog") / "MEMORY.md"))
