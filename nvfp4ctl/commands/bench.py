@@ -1,11 +1,156 @@
-"""`nvfp4ctl bench` (not implemented yet)."""
+"""`nvfp4ctl bench`: the leaderboard's own timing of the benchmark shapes, and what the numbers mean."""
 
 from __future__ import annotations
 
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from nvfp4ctl import runlog
+from nvfp4ctl.bench import history, render
+from nvfp4ctl.bench.modes import BENCHMARK, LEADERBOARD, MODE_SETTINGS
+from nvfp4ctl.bench.results import BenchReport
+from nvfp4ctl.bench.session import BenchPlan, run_bench
+from nvfp4ctl.check import plan as check_plan
+from nvfp4ctl.console import VERBOSE, get_console
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.outcome import Outcome
+from nvfp4ctl.project import memory_path
+from nvfp4ctl.task import K_MULTIPLE, Case, Task, load_task
+
+NO_GPU = "no CUDA GPU found: nvfp4ctl bench times kernels on a GPU"
 
 
-def command() -> Outcome:
-    """Not implemented yet."""
-    raise UsageError("'nvfp4ctl bench' is not implemented yet")
+class ModeChoice(str, Enum):
+    benchmark = BENCHMARK
+    leaderboard = LEADERBOARD
+
+
+def command(
+    submission: Annotated[Path | None, typer.Option("--submission", metavar="PATH", help="A GPU MODE submission.py to time.")] = None,
+    kernel: Annotated[Path | None, typer.Option("--kernel", metavar="PATH", help="A kernel source (.cu) to build and time.")] = None,
+    task: Annotated[Path | None, typer.Option("--task", metavar="PATH", help="task.yml to read the benchmarks from.")] = None,
+    only: Annotated[int | None, typer.Option("--only", metavar="N", help="Time only benchmark N (1-based, task.yml order).")] = None,
+    shape: Annotated[str | None, typer.Option("--shape", metavar="M,N,K[,L]", help="Time one ad-hoc shape instead.")] = None,
+    mode: Annotated[ModeChoice, typer.Option("--mode", help="benchmark: 200 repeats, 10 s budget; leaderboard: warm every shape, 1000 repeats, 30 s, recheck.")] = ModeChoice.benchmark,
+    max_repeats: Annotated[int | None, typer.Option("--max-repeats", metavar="N", min=1, help="Most timed repeats per shape (default 200; 1000 in leaderboard mode).")] = None,
+    max_noise: Annotated[float, typer.Option("--max-noise", metavar="PCT", min=0.0, min_open=True, help="Stop a shape once err/mean is below this many percent.")] = 0.1,
+    timeout: Annotated[float | None, typer.Option("--timeout", metavar="S", help="Seconds per shape before it counts as a deadlock (default 180).")] = None,
+    recalibrate: Annotated[bool, typer.Option("--recalibrate", help="Measure this GPU's TFLOP/s and TB/s again.")] = False,
+    json: Annotated[bool, typer.Option("--json", help="Print everything as JSON instead of tables.")] = False,
+) -> Outcome:
+    """Time the benchmark shapes the way the leaderboard does, then explain the numbers."""
+    from nvfp4ctl.runner.gpu import run_device
+    from nvfp4ctl.runner.targets import resolve_target
+    from nvfp4ctl.runner.worker import Worker
+
+    device = run_device()
+    if device == "cuda" and not gpu_present():
+        raise UsageError(NO_GPU)
+    loaded = load_task(task)
+    cases = select_cases(loaded, only, shape)
+    settings = MODE_SETTINGS[mode.value]
+    # --submission / --kernel > task.yml's `submission:` > the default for this GPU
+    target = resolve_target(submission if submission or kernel else loaded.submission, kernel)
+    plan = BenchPlan(cases=cases, mode=settings, problem=loaded.problem, rtol=loaded.rtol, atol=loaded.atol,
+                     timeout_s=check_plan.resolve_timeout(timeout, loaded.timeout_s)[0],
+                     max_repeats=max_repeats or settings.max_repeats, max_noise=max_noise / 100.0,
+                     recalibrate=recalibrate, device=device)
+    console = get_console()
+    if not json:  # --json keeps stdout for the document alone
+        console.info(f"bench · target {target.label} · {len(cases)} shape(s) · mode {mode.value}"
+                     f" · timeout {plan.timeout_s:g} s per shape", style="dim")
+    echo = (lambda line: console.detail(f"  [child] {line}")) if console.verbosity >= VERBOSE else None
+    with Worker(target, plan.timeout_s, device=device, on_output=echo) as worker, console.progress() as progress:
+        report = run_bench(plan, worker, target.label, on_step=_stepper(progress, len(plan.steps()) + 1))
+    comparison = compare_with_log(report, target.path)
+    if json:
+        console.json(report.to_dict() | {"comparison": _comparison_dict(comparison)})
+    else:
+        show(report, comparison, plan.max_noise)
+    return Outcome(result=report.result_line(), target=target.path, gpu=report.gpu)
+
+
+def compare_with_log(report: BenchReport, target: Path) -> history.Comparison | None:
+    """The previous bench of the same target path on the same GPU, from MEMORY.md's run log."""
+    previous = history.find_previous(runlog.read(memory_path()), target, report.gpu, [s.key for s in report.shapes])
+    if previous is None:
+        return None
+    return history.compare(previous, history.Timing(report.geomean_us, report.geomean_err_us), report.timings(),
+                           runlog.file_digest(target))
+
+
+def gpu_present() -> bool:
+    """nvidia-smi sees a GPU, or a driver is there without nvidia-smi (some containers)."""
+    from nvfp4ctl.runner.gpu import first_gpu
+
+    return first_gpu() is not None or Path("/dev/nvidiactl").exists()
+
+
+def select_cases(task: Task, only: int | None, shape: str | None) -> tuple[Case, ...]:
+    if only is not None and shape is not None:
+        raise UsageError("--only and --shape are exclusive: pick a task shape or give one")
+    if shape is not None:
+        seed = task.benchmarks[0].seed if task.benchmarks else 1111
+        return (parse_shape(shape, seed),)
+    if not task.benchmarks:
+        raise UsageError(f"{task.path or 'task.yml'}: no benchmarks to time (add a benchmarks: list or use --shape)")
+    if only is not None:
+        if not 1 <= only <= len(task.benchmarks):
+            raise UsageError(f"--only {only}: the task has {len(task.benchmarks)} benchmarks (1-{len(task.benchmarks)})")
+        return (task.benchmarks[only - 1],)
+    return task.benchmarks
+
+
+def parse_shape(text: str, seed: int) -> Case:
+    m, n, k, l = check_plan.parse_shape(text)
+    if k % K_MULTIPLE:
+        raise UsageError(f"--shape {text}: K must be a multiple of {K_MULTIPLE} (one scale per 16 elements), got {k}")
+    return Case(m=m, n=n, k=k, l=l, seed=seed)
+
+
+def show(report: BenchReport, comparison: history.Comparison | None, max_noise: float) -> None:
+    console = get_console()
+    title = f"{report.target} on {report.gpu} ({report.mode} mode, {report.wall_s:.1f} s)"
+    console.table(*render.timing_table(report), title=title)
+    if any(s.device is not None for s in report.shapes):
+        console.table(*render.device_table(report), title="per call: leaderboard time vs kernel time (profiler)")
+    if comparison is not None:
+        console.table(*render.comparison_table(comparison), title=render.comparison_title(comparison))
+    else:
+        console.info("no earlier bench of this target on this GPU in the run log to compare with")
+    for line in render.notes(report):
+        console.warn(line)
+    for line in render.stop_notes(report, max_noise):
+        console.detail(line)
+    ceilings = render.ceilings_line(report)
+    if ceilings:
+        console.info(ceilings)
+    console.ok(f"geomean {report.geomean_us:.3f} µs ± {report.geomean_err_us:.3f} over {len(report.shapes)} shape(s)")
+
+
+def _stepper(progress: Any, total: int) -> Any:
+    task_id = progress.add_task("starting", total=total)
+    started = [False]
+
+    def step(description: str) -> None:
+        if started[0]:
+            progress.advance(task_id)
+        started[0] = True
+        progress.update(task_id, description=description)
+
+    return step
+
+
+def _comparison_dict(comparison: history.Comparison | None) -> dict[str, Any] | None:
+    if comparison is None:
+        return None
+    return {
+        "previous": {"time": comparison.entry.time, "commit": comparison.entry.commit,
+                     "result": comparison.entry.result, "same_code": comparison.same_code},
+        "deltas": [{"name": d.name, "before_us": d.before.mean, "before_err_us": d.before.err,
+                    "now_us": d.after.mean, "now_err_us": d.after.err, "change_pct": d.pct,
+                    "noise_us": d.noise, "verdict": d.verdict} for d in comparison.deltas],
+    }

@@ -1,11 +1,136 @@
-"""`nvfp4ctl build` (not implemented yet)."""
+"""`nvfp4ctl build`: compile kernels (cached), report registers/smem/stack/spills and the tensor-core op."""
 
 from __future__ import annotations
 
-from nvfp4ctl.errors import UsageError
+import time
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.text import Text
+
+from nvfp4ctl.build import BuildReport, CompileError, build_kernel
+from nvfp4ctl.build.resources import readable_name
+from nvfp4ctl.build.sources import checked_source, declared_arch, default_kernels, resolve_arch
+from nvfp4ctl.console import VERBOSE, get_console
+from nvfp4ctl.errors import ExitCode, UsageError
 from nvfp4ctl.outcome import Outcome
+from nvfp4ctl.project import kernels_dir
 
 
-def command() -> Outcome:
-    """Not implemented yet."""
-    raise UsageError("'nvfp4ctl build' is not implemented yet")
+class ArchChoice(str, Enum):
+    sm_90a = "sm_90a"
+    sm_100a = "sm_100a"
+    all = "all"
+
+
+def command(
+    sources: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Kernel .cu files. Default: every kernel in kernels/sm90 and kernels/sm100.", show_default=False),
+    ] = None,
+    arch: Annotated[
+        ArchChoice, typer.Option("--arch", help="Build for sm_90a or sm_100a only; 'all': each kernel for its own arch.")
+    ] = ArchChoice.all,
+    verbose: Annotated[bool, typer.Option("-v", "--verbose", help="Full compiler output and every function's resources.")] = False,
+) -> Outcome:
+    """Compile kernels into the build cache (cross-compiles without a GPU) and check their SASS."""
+    console = get_console()
+    verbose = verbose or console.verbosity >= VERBOSE
+    plan = _plan(sources or [], arch.value)
+    rows: list[list[object]] = []
+    built: list[BuildReport] = []
+    failures: dict[str, str] = {}  # kernel file -> its first problem
+    with console.progress() as progress:
+        task = progress.add_task("building", total=len(plan))
+        for source, target in plan:
+            progress.update(task, description=f"compiling {source.name} ({target})")
+            started = time.perf_counter()
+            try:
+                report = build_kernel(source, target, verbose=verbose)
+            except CompileError as error:
+                console.error(str(error))
+                if verbose:
+                    console.raw(error.log)
+                failures.setdefault(source.name, "compile error")
+                rows.append(_failed_row(source, target, time.perf_counter() - started))
+            else:
+                built.append(report)
+                rows.append(_row(report, time.perf_counter() - started))
+                for problem in report.problems():
+                    failures.setdefault(source.name, problem)
+            progress.advance(task)
+    console.table(["kernel", "arch", "regs", "smem", "stack", "spills", "tensor op", "time", "cache"], rows, right_align_from=2)
+    for report in built:
+        for problem in report.problems():
+            console.error(f"{report.source.name} ({report.arch}): {problem}")
+        if verbose:
+            _show_details(report)
+    return _outcome(plan, built, failures)
+
+
+def _plan(sources: list[Path], arch: str) -> list[tuple[Path, str]]:
+    """(file, arch) pairs: given files for --arch (or their own arch), else the project's kernels."""
+    if sources:
+        return [(path, resolve_arch(path, None if arch == "all" else arch)) for path in map(checked_source, sources)]
+    plan = [(path, own) for path in default_kernels() if (own := declared_arch(path)) and arch in ("all", own)]
+    if not plan:
+        where = f"{kernels_dir()}/sm90 or sm100" + ("" if arch == "all" else f" for {arch}")
+        raise UsageError(f"no kernels to build in {where}; pass a SOURCE")
+    return plan
+
+
+def _bytes(count: int) -> str:
+    return f"{count / 1024:.1f} KiB" if count >= 1024 else f"{count} B"
+
+
+def _row(report: BuildReport, seconds: float) -> list[object]:
+    main = report.main_kernel
+    spills = Text(_bytes(report.spill_bytes), style="bold red") if report.spill_bytes else Text("0")
+    op = report.tensor_op
+    if op.present:
+        shown = next(found for found in op.found if found.startswith(op.expected.split(".")[0]))
+        tensor = Text(shown, style="green")
+    else:
+        tensor = Text(f"no {op.expected}" if op.checked else "not checked", style="bold red")
+    return [
+        report.source.name,
+        report.arch,
+        main.registers if main else "-",
+        _bytes(main.shared_bytes) if main else "-",
+        _bytes(report.stack_bytes),
+        spills,
+        tensor,
+        f"{seconds:.1f} s",
+        "hit" if report.cache_hit else "built",
+    ]
+
+
+def _failed_row(source: Path, arch: str, seconds: float) -> list[object]:
+    return [source.name, arch, "-", "-", "-", "-", Text("compile error", style="bold red"), f"{seconds:.1f} s", "-"]
+
+
+def _show_details(report: BuildReport) -> None:
+    console = get_console()
+    rows = [
+        [readable_name(f.name), "kernel" if f.entry else "function", f.registers, _bytes(f.shared_bytes), _bytes(f.stack_bytes), f.spill_stores, f.spill_loads]
+        for f in report.functions
+    ]
+    console.table(["function", "kind", "regs", "smem", "stack", "spill st", "spill ld"], rows, title=f"{report.source.name} ({report.arch})", right_align_from=2)
+    console.detail(f"tensor-core ops in the SASS: {', '.join(report.tensor_op.found) or 'none'}")
+    console.detail(f"cache entry: {report.entry} (build.log, kernel.sass, report.json); first compile took {report.compile_s:.1f} s")
+
+
+def _outcome(plan: list[tuple[Path, str]], built: list[BuildReport], failures: dict[str, str]) -> Outcome:
+    target = plan[0][0] if len(plan) == 1 else kernels_dir()
+    if failures:
+        name, problem = next(iter(failures.items()))
+        result = f"{len(failures)} of {len(plan)} kernels failed ({name}: {problem})"
+        return Outcome(result=result, exit_code=ExitCode.FAILURES, target=target)
+    arches = ", ".join(dict.fromkeys(report.arch for report in built))
+    spilled = sum(report.spill_bytes for report in built)
+    cached = sum(report.cache_hit for report in built)
+    noun = "kernel" if len(built) == 1 else "kernels"
+    result = f"{len(built)} {noun} built ({arches}), {spilled} spills" + (f", {cached} cached" if cached else "")
+    return Outcome(result=result, target=target)

@@ -1,11 +1,128 @@
-"""`nvfp4ctl check` (not implemented yet)."""
+"""`nvfp4ctl check`: run the target on task.yml's tests in a watched child and explain any mismatch."""
 
 from __future__ import annotations
 
-from nvfp4ctl.errors import UsageError
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.text import Text
+
+from nvfp4ctl.check import plan
+from nvfp4ctl.check.result import FIRST_CALL
+from nvfp4ctl.check.render import comparison_lines
+from nvfp4ctl.check.run import CRASH, FAIL, NO_GPU, PASS, TIMEOUT, CheckReport, CheckSettings, ItemOutcome, run_check
+from nvfp4ctl.console import VERBOSE, Console, get_console
+from nvfp4ctl.errors import ExitCode, UsageError
 from nvfp4ctl.outcome import Outcome
+from nvfp4ctl.runner.gpu import first_gpu, run_device
+from nvfp4ctl.runner.targets import resolve_target
+
+VERDICT_STYLE = {PASS: "green", FAIL: "bold red", CRASH: "bold red", TIMEOUT: "bold red"}
 
 
-def command() -> Outcome:
-    """Not implemented yet."""
-    raise UsageError("'nvfp4ctl check' is not implemented yet")
+class Scales(str, Enum):
+    generator = "generator"
+    full = "full"
+
+
+def command(
+    only: Annotated[list[int] | None, typer.Option("--only", metavar="N", help="Run task.yml test N (1-based); repeat for several.")] = None,
+    shape: Annotated[list[str] | None, typer.Option("--shape", metavar="M,N,K[,L]", help="Ad-hoc case M,N,K[,L]; repeatable.")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", metavar="S", help="Seed for every case run (default: task.yml's; 1111 for --shape).")] = None,
+    scales: Annotated[Scales, typer.Option("--scales", help="generator: GPU MODE's {0,1,2,3}; full: the whole e4m3 range.")] = Scales.generator,
+    submission: Annotated[Path | None, typer.Option("--submission", metavar="PATH", help="A GPU MODE submission.py to check.")] = None,
+    kernel: Annotated[Path | None, typer.Option("--kernel", metavar="PATH", help="A kernel source (.cu) to build and check.")] = None,
+    task: Annotated[Path | None, typer.Option("--task", metavar="PATH", help="task.yml to use (ours or GPU MODE's).")] = None,
+    timeout: Annotated[float | None, typer.Option("--timeout", metavar="S", help="Seconds per test before it counts as a deadlock (default 180).")] = None,
+    no_probe: Annotated[bool, typer.Option("--no-probe", help="Skip the anti-cache probe (second calls with new data).")] = False,
+) -> Outcome:
+    """Check a kernel's output against the exact reference on task.yml's tests."""
+    console = get_console()
+    device = run_device()
+    gpu = first_gpu() if device == "cuda" else None
+    if device == "cuda" and gpu is None and not _driver_present():
+        raise UsageError(NO_GPU)
+    loaded = plan.load_task_file(task)
+    # --submission / --kernel > task.yml's `submission:` > the default for this GPU
+    target = resolve_target(submission if submission or kernel else loaded.submission, kernel)
+    items = plan.select_items(loaded, only or [], shape or [], seed)
+    timeout_s, timeout_source = plan.resolve_timeout(timeout, loaded.timeout_s)
+    settings = CheckSettings(problem=loaded.problem, rtol=loaded.rtol, atol=loaded.atol, timeout_s=timeout_s,
+                             device=device, scales=scales.value, probe=not no_probe)
+    task_name = str(loaded.path) if loaded.path else "task.yml"
+    shapes = sum(1 for item in items if item.id.startswith("s"))
+    picked = f"{len(items) - shapes} of {len(loaded.tests)} tests" + (f" + {shapes} --shape" if shapes else "")
+    console.info(
+        f"check · target {target.label} · task {task_name} ({picked})"
+        f" · timeout {timeout_s:g} s ({timeout_source}) · device {gpu.describe() if gpu else device}"
+        f" · scales {settings.scales} · probe {'on' if settings.probe else 'off'}",
+        style="dim",
+    )
+    report = _run_with_progress(console, items, target, settings)
+    _show(console, report, settings)
+    return Outcome(result=report.summary, exit_code=report.exit_code, target=target.path,
+                   gpu=report.gpu or (gpu.describe() if gpu else None))
+
+
+def _driver_present() -> bool:
+    """A GPU driver without nvidia-smi (some containers): let the child decide."""
+    return Path("/dev/nvidiactl").exists()
+
+
+def _run_with_progress(console: Console, items: list, target, settings: CheckSettings) -> CheckReport:
+    echo = (lambda line: console.detail(f"  [child] {line}")) if console.verbosity >= VERBOSE else None
+    with console.progress() as progress:
+        bar = progress.add_task("loading the target", total=len(items))
+        return run_check(
+            items, target, settings,
+            on_start=lambda item: progress.update(bar, description=f"{item.label} ({item.shape})"),
+            on_done=lambda outcome: progress.advance(bar),
+            on_output=echo,
+        )
+
+
+def _show(console: Console, report: CheckReport, settings: CheckSettings) -> None:
+    if report.load_error:
+        console.fail(report.load_error)
+        console.raw("\n".join("  " + line for line in report.load_log_tail) or "  (the child wrote nothing)")
+        console.fail(f"{len(report.outcomes)} tests not run: the target could not be loaded")
+        return
+    console.table(["#", "shape", "verdict", "max abs err", "time"], [_row(o) for o in report.outcomes],
+                  right_align_from=3)
+    for outcome in report.outcomes:
+        if outcome.verdict in (FAIL, CRASH, TIMEOUT):
+            _details(console, outcome)
+    not_run = [o for o in report.outcomes if o.verdict not in (PASS, FAIL, CRASH, TIMEOUT)]
+    if not_run:
+        console.fail(f"{len(not_run)} remaining tests not run after the timeout ({', '.join(o.item.id for o in not_run)})")
+    if report.exit_code == ExitCode.OK:
+        console.ok(report.summary)
+    else:
+        console.fail(report.summary)
+
+
+def _row(outcome: ItemOutcome) -> list:
+    result = outcome.result
+    error = f"{result.comparison.max_abs_err:.3g}" if result and result.comparison else "-"
+    seconds = f"{outcome.seconds:.2f} s" if outcome.seconds is not None else "-"
+    verdict = Text(outcome.verdict, style=VERDICT_STYLE.get(outcome.verdict, "dim"))
+    return [outcome.item.id, outcome.item.shape, verdict, error, seconds]
+
+
+def _details(console: Console, outcome: ItemOutcome) -> None:
+    item = outcome.item
+    if outcome.verdict in (CRASH, TIMEOUT) or outcome.result is None:
+        console.fail(outcome.message or f"{item.label}: {outcome.verdict}")
+        lines = [f"  {line}" for line in outcome.log_tail]
+        if outcome.log_path:
+            lines.append(f"  full child log: {outcome.log_path}")
+        if lines:
+            console.raw("\n".join(lines))
+        return
+    result = outcome.result
+    where = "" if result.phase == FIRST_CALL else f" in the anti-cache probe ({result.phase.removeprefix('probe: ')})"
+    console.fail(f"{item.label} ({item.shape}, seed {item.case.seed}): FAIL{where}")
+    lines = list(result.problems) + (comparison_lines(result.comparison) if result.comparison else [])
+    console.raw("\n".join("  " + line for line in lines))

@@ -1,11 +1,172 @@
-"""`nvfp4ctl dump` (not implemented yet)."""
+"""`nvfp4ctl dump`: what the B200 kernel's tensor-core instructions see, without (or with) a B200.
+
+--umma     per dispatch config: instruction and shared-memory descriptors, field by field, CuTe's
+           values against the values expected from the config (no GPU needed).
+--layout   where scale (row, k-block) lives in the permuted tensor, and proof on real inputs that
+           sfa_permuted / sfb_permuted equal to_blocked(reference scales).
+--runtime  on an SM100 GPU: a debug build prints what CTA 0 uses; compared with the expectation.
+"""
 
 from __future__ import annotations
 
-from nvfp4ctl.errors import UsageError
+import tempfile
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.text import Text
+
+from nvfp4ctl.console import get_console
+from nvfp4ctl.errors import ExitCode, UsageError
 from nvfp4ctl.outcome import Outcome
 
+DEFAULT_SEED = 1111
 
-def command() -> Outcome:
-    """Not implemented yet."""
-    raise UsageError("'nvfp4ctl dump' is not implemented yet")
+
+def parse_shape(text: str) -> tuple[int, int, int, int]:
+    try:
+        sizes = [int(part) for part in text.replace("x", ",").split(",")]
+    except ValueError:
+        sizes = []
+    if len(sizes) not in (3, 4) or min(sizes) < 1:
+        raise UsageError(f"--shape {text!r}: expected M,N,K or M,N,K,L with positive integers")
+    return (sizes[0], sizes[1], sizes[2], sizes[3] if len(sizes) == 4 else 1)
+
+
+def _status(ok: bool, checked: bool = True) -> Text:
+    if not checked:
+        return Text("expected", style="dim")
+    return Text("ok", style="green") if ok else Text("MISMATCH", style="bold red")
+
+
+def _show_umma(kernel: Path, use_cute: bool, payload: dict[str, Any], as_json: bool) -> tuple[str, bool]:
+    from nvfp4ctl.umma.crosscheck import check_kernel, to_json
+
+    console = get_console()
+    checks, note = check_kernel(kernel, use_cute)
+    if note:
+        console.warn(note)
+    payload["umma"] = {"kernel": str(kernel), "note": note, "configs": [to_json(check) for check in checks]}
+    if not as_json:
+        for check in checks:
+            config = check.config
+            console.info(f"config {config.label()}  ({config.use})", style="bold")
+            console.info("  " + "  ".join(f"{name} 0x{value:0{8 if name == 'idesc' else 16}x}"
+                                          for name, value in check.raw.items()))
+            rows = [(row.descriptor, row.field, row.bits, row.meaning, "-" if row.actual is None else row.actual,
+                     row.expected, _status(row.ok, check.checked)) for row in check.rows]
+            console.table(["desc", "field", "bits", "meaning", "value", "expected", "status"], rows,
+                          right_align_from=4)
+            for problem in check.problems:
+                console.fail(f"  {problem}")
+    mismatches = sum(check.mismatches for check in checks)
+    checked = "" if all(check.checked for check in checks) else " (not cross-checked)"
+    return f"umma: {len(checks)} configs, {mismatches} mismatches{checked}", mismatches == 0
+
+
+def _show_layout(shape: tuple[int, int, int, int], seed: int, row: int, k_block: int, payload: dict[str, Any],
+                 as_json: bool) -> tuple[str, bool]:
+    import torch
+
+    from nvfp4ctl.dump.layout import check_storage, locate, scale_at
+    from nvfp4ctl.problems.nvfp4_gemm.inputs import generate_input
+
+    console = get_console()
+    m, n, k, l = shape
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    data = generate_input(m, n, k, l, seed, device=device)
+    places = [locate(operand, rows, k, row, k_block) for operand, rows in (("A", m), ("B", n)) if row < rows]
+    if not places:
+        raise UsageError(f"--row {row}: the shape has rows 0..{max(m, n) - 1}")
+    storage = check_storage(data)
+    located = []
+    for where in places:
+        ref_byte, stored = scale_at(data, where)
+        located.append({"operand": where.operand, "row": where.row, "k_block": where.k_block, "offset": where.offset,
+                        "index6": list(where.index6), "reference": ref_byte, "stored": stored, "ok": ref_byte == stored})
+    payload["layout"] = {"shape": list(shape), "seed": seed, "device": device, "scales": located,
+                         "storage": [vars(result) | {"ok": result.ok} for result in storage]}
+    if not as_json:
+        console.info(f"scale layout for m={m} n={n} k={k} l={l} seed={seed} (inputs generated on {device})", style="bold")
+        console.table(["tensor", "row", "k-block", "offset", "index (32,4,rest,4,rest_k,l)", "ref", "stored",
+                       "status"],
+                      [(f"sf{p['operand'].lower()}", p["row"], p["k_block"], p["offset"], ",".join(str(i) for i in p["index6"]),
+                        f"0x{p['reference']:02x}", f"0x{p['stored']:02x}", _status(p["ok"])) for p in located])
+        console.table(["tensor", "batch", "bytes", "mismatches", "first mismatch", "status"],
+                      [(f"sf{r.operand.lower()}_permuted vs to_blocked(ref)", r.batch,
+                        r.bytes_compared, r.mismatches, "-" if r.first_mismatch is None else r.first_mismatch,
+                        _status(r.ok)) for r in storage])
+    ok = all(result.ok for result in storage) and all(p["ok"] for p in located)
+    bad = sum(not result.ok for result in storage) + sum(not p["ok"] for p in located)
+    return f"layout: {m}x{n}x{k} l={l}, {len(storage)} batches checked, {bad} mismatches", ok
+
+
+def _show_runtime(kernel: Path, shape: tuple[int, int, int, int], seed: int, payload: dict[str, Any],
+                  as_json: bool) -> tuple[str, bool, str]:
+    from nvfp4ctl.build.sources import binding_path
+    from nvfp4ctl.dump.runtime import compare, parse_device_dump, run_debug_kernel, sm100_gpu
+    from nvfp4ctl.umma.configs import NO_CONFIG, parse_configs, select_config
+
+    gpu = sm100_gpu()
+    if gpu is None:
+        raise UsageError("dump --runtime needs an SM100 (B200) GPU; none here (use --umma and --layout without one)")
+    m, n, k, l = shape
+    config_id = select_config(m, n, k, l)
+    if config_id == NO_CONFIG:
+        raise UsageError(f"--shape {m},{n},{k},{l}: the sm100 kernel does not support this shape")
+    with tempfile.TemporaryDirectory(prefix="nvfp4ctl-dump-") as folder:
+        text, expected = run_debug_kernel(kernel, binding_path(), Path(folder), m, n, k, l, seed, config_id)
+    checks = compare(parse_device_dump(text), parse_configs(kernel), expected)
+    payload["runtime"] = {"gpu": gpu, "shape": list(shape), "checks": [vars(check) for check in checks]}
+    if not as_json:
+        get_console().table(["what", "device printed", "expected", "status"],
+                            [(c.what, c.got, c.want, _status(c.ok)) for c in checks], title=f"runtime on {gpu}")
+    bad = sum(not check.ok for check in checks)
+    return f"runtime: {len(checks)} checks, {bad} mismatches", bad == 0, gpu
+
+
+def command(
+    umma: Annotated[bool, typer.Option("--umma", help="Descriptors of every dispatch config vs. expected (no GPU).")] = False,
+    layout: Annotated[bool, typer.Option("--layout", help="Where a scale lives in the permuted tensor; verify inputs.")] = False,
+    runtime: Annotated[bool, typer.Option("--runtime", help="Debug build on an SM100 GPU: compare what CTA 0 uses.")] = False,
+    shape: Annotated[Optional[str], typer.Option("--shape", help="M,N,K[,L] for --layout and --runtime.")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Input seed for --layout and --runtime.")] = DEFAULT_SEED,
+    row: Annotated[int, typer.Option("--row", help="Scale row to locate (--layout).")] = 0,
+    kblock: Annotated[int, typer.Option("--kblock", help="Scale k-block (16 K-elements) to locate (--layout).")] = 0,
+    kernel: Annotated[Optional[Path], typer.Option("--kernel", help="sm_100a kernel source (default: kernels/sm100/nvfp4_gemm_sm100.cu).")] = None,
+    no_cute: Annotated[bool, typer.Option("--no-cute", help="--umma: skip CuTe's host encoder (no compile), show expected values only.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON document instead of tables.")] = False,
+) -> Outcome:
+    """Show the B200 kernel's UMMA descriptors, scale layout and (on a B200) what it really uses."""
+    from nvfp4ctl.umma.configs import default_kernel
+
+    if not (umma or layout or runtime):
+        raise UsageError("choose what to dump: --umma, --layout and/or --runtime")
+    if (layout or runtime) and shape is None:
+        raise UsageError("--layout and --runtime need --shape M,N,K[,L]")
+    source = kernel or default_kernel()
+    if (umma or runtime) and not source.is_file():
+        raise UsageError(f"kernel not found: {source}")
+    payload: dict[str, Any] = {}
+    results: list[str] = []
+    all_ok = True
+    gpu = None
+    if umma:
+        result, ok = _show_umma(source, not no_cute, payload, as_json)
+        results.append(result)
+        all_ok &= ok
+    if layout:
+        result, ok = _show_layout(parse_shape(shape or ""), seed, row, kblock, payload, as_json)
+        results.append(result)
+        all_ok &= ok
+    if runtime:
+        result, ok, gpu = _show_runtime(source, parse_shape(shape or ""), seed, payload, as_json)
+        results.append(result)
+        all_ok &= ok
+    console = get_console()
+    summary = "; ".join(results)
+    if as_json:
+        console.json(payload)
+    else:
+        (console.ok if all_ok else console.fail)(summary)
+    return Outcome(result=summary, exit_code=ExitCode.OK if all_ok else ExitCode.FAILURES, target=source, gpu=gpu)

@@ -1,11 +1,64 @@
-"""`nvfp4ctl lint` (not implemented yet)."""
+"""`nvfp4ctl lint`: the competition rules as a static checker, ruff-style output."""
 
 from __future__ import annotations
 
-from nvfp4ctl.errors import UsageError
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from nvfp4ctl.console import get_console
+from nvfp4ctl.errors import ExitCode, UsageError
+from nvfp4ctl.lint import lint_paths
+from nvfp4ctl.lint.render import concise
+from nvfp4ctl.lint.render import json as json_render
+from nvfp4ctl.lint.rules import RULES
+from nvfp4ctl.lint.targets import plan
 from nvfp4ctl.outcome import Outcome
 
 
-def command() -> Outcome:
-    """Not implemented yet."""
-    raise UsageError("'nvfp4ctl lint' is not implemented yet")
+class OutputFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
+def command(
+    paths: Annotated[Optional[list[Path]], typer.Argument(
+        help="Files or folders to check (.py .cu .cuh .cpp .h .hpp). Default: kernels/ and task.yml's submission.",
+        show_default=False)] = None,
+    select: Annotated[Optional[list[str]], typer.Option(
+        "--select", help="Only these rule codes or prefixes (NV3, NV401); repeat or comma-separate.")] = None,
+    ignore: Annotated[Optional[list[str]], typer.Option(
+        "--ignore", help="Skip these rule codes or prefixes (NV101, the stream rule, cannot be skipped).")] = None,
+    profile: Annotated[Optional[str], typer.Option(
+        "--profile", help="Rule profile: default, or cutlass-only (also flags handwritten PTX).")] = None,
+    output_format: Annotated[OutputFormat, typer.Option(
+        "--format", help="text (ruff-style) or json.")] = OutputFormat.text,
+    list_rules: Annotated[bool, typer.Option(
+        "--list-rules", help="Show every rule: id, severity, why, bad/good example.")] = False,
+) -> Outcome:
+    """Check kernels and submissions against the competition rules before you submit."""
+    console = get_console()
+    if list_rules:
+        if output_format is OutputFormat.json:
+            console.json(json_render.rules_payload())
+        else:
+            rows = [(r.code, r.severity.value + ("" if r.default_on else f" ({', '.join(r.profiles)})"),
+                     r.name, r.why, r.bad, r.good) for r in RULES]
+            console.table(["id", "severity", "rule", "why", "bad", "good"], rows, title="lint rules", right_align_from=99)
+        return Outcome(result=f"listed {len(RULES)} rules")
+    lint_plan = plan(paths, select, ignore, profile)
+    for note in lint_plan.skipped:
+        console.warn(note)
+    if not lint_plan.paths:
+        raise UsageError("nothing to lint: no kernels/ folder and no submission in task.yml; name a file or folder")
+    report = lint_paths(list(lint_plan.paths), lint_plan.config)
+    if output_format is OutputFormat.json:
+        console.json(json_render.payload(report))
+    else:
+        console.raw(concise.render(report))
+    single = report.files[0] if len(report.files) == 1 else None
+    return Outcome(result=concise.counts(report),
+                   exit_code=ExitCode.FAILURES if report.errors else ExitCode.OK,
+                   target=single)

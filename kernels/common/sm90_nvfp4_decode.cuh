@@ -1,0 +1,66 @@
+// Exact NVFP4 -> fp16 decoding with byte permutes (sm_89+ for the e4m3 conversion).
+//
+// Every e2m1 value is an fp16 whose low byte is zero: magnitudes 0, .5, 1, 1.5, 2, 3, 4, 6 have the
+// high bytes 00 38 3C 3E 40 42 44 46, and the sign is bit 15. A `prmt` with that 8-byte table turns
+// 3-bit codes placed in selector nibbles 1 and 3 into one fp16x2 (nibbles 0 and 2 are zero and pick
+// the 00 entry, which is the zero low byte). The sign comes from a second `prmt` in sign-replicate
+// mode. e2m1 x e4m3 products have at most 6 significant bits and lie in [2^-10, 2688], so the
+// multiply by the scale is exact in fp16.
+#pragma once
+
+#include <cstdint>
+
+namespace nvfp4_decode {
+
+__device__ __forceinline__ uint32_t prmt(uint32_t a, uint32_t b, uint32_t selector) {
+  uint32_t d;
+  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(selector));
+  return d;
+}
+
+__device__ __forceinline__ uint32_t mul_f16x2(uint32_t a, uint32_t b) {
+  uint32_t d;
+  asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+  return d;
+}
+
+// The fp16 high bytes of the e2m1 magnitudes 0..7.
+constexpr uint32_t kE2m1HighBytesLo = 0x3E3C3800u;
+constexpr uint32_t kE2m1HighBytesHi = 0x46444240u;
+constexpr uint32_t kSignBits = 0x80008000u;
+
+// Eight e2m1 values of one 32-bit word (nibble i = value i) as four fp16x2, each pair taken from
+// two nibbles of one 16-bit half: h02 = (v0, v2), h13 = (v1, v3), h46 = (v4, v6), h57 = (v5, v7).
+// Callers place them into the MMA's K order; A and B use this same function, so they agree.
+struct Fp16x2Quad {
+  uint32_t h02, h13, h46, h57;
+};
+
+__device__ __forceinline__ Fp16x2Quad decode_e2m1x8(uint32_t x, uint32_t scale_x2) {
+  const uint32_t odd_codes = x & 0x70707070u;           // v1, v3, v5, v7 magnitudes at bits 4..6 of each byte
+  const uint32_t x_even_up = x << 4;                    // even nibbles moved to the top of their byte
+  const uint32_t even_codes = x_even_up & 0x70707070u;  // v0, v2, v4, v6 magnitudes
+  Fp16x2Quad q;
+  // Selector 0x9484: bytes 1 and 3 replicate the sign of byte 0 / byte 1; bytes 0 and 2 read zero.
+  q.h13 = prmt(kE2m1HighBytesLo, kE2m1HighBytesHi, odd_codes) | (prmt(x, 0, 0x9484u) & kSignBits);
+  q.h57 = prmt(kE2m1HighBytesLo, kE2m1HighBytesHi, odd_codes >> 16) | (prmt(x, 0, 0xB4A4u) & kSignBits);
+  q.h02 = prmt(kE2m1HighBytesLo, kE2m1HighBytesHi, even_codes) | (prmt(x_even_up, 0, 0x9484u) & kSignBits);
+  q.h46 = prmt(kE2m1HighBytesLo, kE2m1HighBytesHi, even_codes >> 16) |
+          (prmt(x_even_up, 0, 0xB4A4u) & kSignBits);
+  q.h02 = mul_f16x2(q.h02, scale_x2);
+  q.h13 = mul_f16x2(q.h13, scale_x2);
+  q.h46 = mul_f16x2(q.h46, scale_x2);
+  q.h57 = mul_f16x2(q.h57, scale_x2);
+  return q;
+}
+
+// The e4m3 byte `byte_idx` (0..3) of `word` as an fp16x2 holding it twice (exact: every finite e4m3
+// value, subnormals included, is an fp16).
+__device__ __forceinline__ uint32_t e4m3_splat_f16x2(uint32_t word, uint32_t byte_idx) {
+  const uint32_t twice = prmt(word, 0, byte_idx | (byte_idx << 4));
+  uint32_t d;
+  asm("{\n .reg .b16 lo;\n cvt.u16.u32 lo, %1;\n cvt.rn.f16x2.e4m3x2 %0, lo;\n}" : "=r"(d) : "r"(twice));
+  return d;
+}
+
+}  // namespace nvfp4_decode

@@ -1,0 +1,509 @@
+// Fused NVFP4 block-scaled GEMM for sm_90a (H100 / H200): C[m, n] = sum_k A[m, k] B[n, k], with
+// A, B e2m1 (two per byte, K-major), one e4m3 scale per 16 K values of every row, fp32
+// accumulation and fp16 C. Hopper has no fp4 tensor-core op, so the kernel decodes to fp16 (exact)
+// and multiplies with wgmma.
+//
+// It computes C^T = B * A^T: B (n rows, the big operand) is decoded straight into registers as
+// wgmma's A operand; A (128 rows per CTA) is decoded once per K step into shared memory as wgmma's
+// B operand (N = 128), shared by both math warpgroups.
+//
+// K order. A dot product may visit K in any order as long as both operands agree, and every value
+// keeps its own block's scale. Within a K step of BLOCK_K = 128 a math thread with quad index t
+// (lane % 4) loads one 16-byte chunk t of each of its two B rows (physical k = 32t .. 32t + 31);
+// word w of that chunk (physical k = 32t + 8w + i, nibble i) feeds wgmma k-steps 2w and 2w + 1:
+//   logical (k-step ks = 2w + h, column kappa = 2t + e + 8f)  <->  physical k = 32t + 8w + 4h + 2e + f
+// The decode WG writes A into shared memory in exactly that logical order, with the same decoder.
+//
+// Roles (DeepGEMM style): warpgroups 0-1 math (wgmma, B decode), warpgroup 2 decodes A into the
+// fp16 buffers, warp 12 issues TMA. Split-K: a cluster of kClusterK CTAs along
+// K; each CTA reduces one slice of the output tile from all CTAs' partials via distributed
+// shared memory, so one launch and no workspace.
+#include <cuda.h>          // CUtensorMap types only (no -lcuda: the encoder comes from the runtime)
+#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
+#include <cuda_fp16.h>
+
+#include <climits>
+#include <cstdio>
+#include <cstdint>
+
+#include "nvfp4_gemm_api.h"
+#include "sm90_nvfp4_decode.cuh"
+#include "sm90_ptx.cuh"
+
+// Compile-time switches. NVFP4_SM90_DEBUG prints the plan and first scale bytes from CTA 0.
+// NVFP4_SM90_ABLATE_* leave one stage out to measure its cost (results are then wrong).
+#ifndef NVFP4_SM90_DEBUG
+#define NVFP4_SM90_DEBUG 0
+#endif
+#ifndef NVFP4_SM90_ABLATE_A_DECODE
+#define NVFP4_SM90_ABLATE_A_DECODE 0
+#endif
+#ifndef NVFP4_SM90_ABLATE_B_DECODE
+#define NVFP4_SM90_ABLATE_B_DECODE 0
+#endif
+#ifndef NVFP4_SM90_ABLATE_MMA
+#define NVFP4_SM90_ABLATE_MMA 0
+#endif
+#ifndef NVFP4_SM90_ROLLING_WGMMA  // 0: v1, wait for a tile's 8 wgmmas before decoding the next
+#define NVFP4_SM90_ROLLING_WGMMA 1
+#endif
+#ifndef NVFP4_SM90_MAX_CLUSTER_K  // 1 turns split-K off (to measure what it buys)
+#define NVFP4_SM90_MAX_CLUSTER_K 8
+#endif
+
+namespace nvfp4_sm90 {
+
+// ---- Configuration: the one place ----
+constexpr int BLOCK_M = 128;  // rows of A / C per CTA = the N of every wgmma
+constexpr int BLOCK_N = 128;  // rows of B / columns of C per CTA (64 per math warpgroup)
+constexpr int BLOCK_K = 128;  // fp4 values along K per pipeline stage
+constexpr int kNumStages = 6;       // packed A/B + scales stages (TMA -> decoders)
+constexpr int kNumABuffers = 3;     // decoded fp16 A buffers (decode WG -> wgmma)
+constexpr int kNumMathWarpgroups = 2;
+// + decode WG + one TMA warp. No setmaxnreg: ptxas allocates every role within the launch-bound
+// cap (65536 / 416 -> 152 registers), which the math role needs (64 accumulators + 32 fragments).
+constexpr int kNumThreads = 128 * (kNumMathWarpgroups + 1) + 32;
+constexpr int WGMMA_M = 64, WGMMA_N = BLOCK_M, WGMMA_K = 16;
+constexpr int kSfVec = 16;  // K values per e4m3 scale
+
+// ---- Shared memory sizes and offsets (from a 1024-byte aligned base) ----
+constexpr int PACKED_ROW_BYTES = BLOCK_K / 2;                       // 64
+constexpr int SMEM_A_PACKED_BYTES = BLOCK_M * PACKED_ROW_BYTES;    // 8 KB, 64B-swizzled by TMA
+constexpr int SMEM_B_PACKED_BYTES = BLOCK_N * PACKED_ROW_BYTES;    // 8 KB, plain rows
+constexpr int SMEM_SF_BYTES = BLOCK_K / (4 * kSfVec) * 512;        // 1 KB: (128-row, 4-block) chunks
+constexpr int STAGE_BYTES = SMEM_A_PACKED_BYTES + SMEM_B_PACKED_BYTES + 2 * SMEM_SF_BYTES;
+constexpr int STAGE_TX_BYTES = STAGE_BYTES;
+constexpr int A_ATOM_K = 64;                                        // fp16 per 128-byte swizzle row
+constexpr int A_ATOM_BYTES = BLOCK_M * 128;                         // 16 KB
+constexpr int A_BUFFER_BYTES = (BLOCK_K / A_ATOM_K) * A_ATOM_BYTES;  // 32 KB
+constexpr int A_BUFFERS_OFFSET = kNumStages * STAGE_BYTES;
+constexpr int BARRIERS_OFFSET = A_BUFFERS_OFFSET + kNumABuffers * A_BUFFER_BYTES;
+constexpr int NUM_BARRIERS = 2 * kNumStages + 2 * kNumABuffers;
+constexpr int SMEM_BYTES = BARRIERS_OFFSET + NUM_BARRIERS * 8 + 1024;  // + alignment slack
+constexpr int PARTIAL_ROW_FLOATS = BLOCK_N + 4;  // pad: conflict-free partial stores
+constexpr int PARTIAL_BYTES = BLOCK_M * PARTIAL_ROW_FLOATS * 4;
+
+static_assert(BLOCK_M == 128 && WGMMA_N == 128, "the decode WG maps one thread per A row: BLOCK_M must be 128");
+static_assert(BLOCK_N == kNumMathWarpgroups * WGMMA_M, "each math warpgroup owns 64 B rows");
+static_assert(BLOCK_K == 128, "the K permutation assumes one 16-byte chunk per quad thread and row");
+static_assert(STAGE_BYTES % 1024 == 0, "stages must keep the 1024-byte alignment of swizzled buffers");
+static_assert(A_BUFFERS_OFFSET % 1024 == 0, "decoded A buffers must be 1024-byte aligned (128B swizzle)");
+static_assert(PARTIAL_BYTES <= A_BUFFERS_OFFSET, "split-K partials reuse the stage buffers only");
+static_assert(SMEM_BYTES <= 227 * 1024, "shared memory exceeds the sm_90 per-block limit");
+
+// Ring position of a pipeline of kDepth slots; `phase` flips each time the ring wraps.
+template <int kDepth>
+struct PipelineState {
+  int stage_idx = 0;
+  uint32_t phase = 0;
+  __device__ __forceinline__ void advance_pipeline() {
+    stage_idx = stage_idx + 1 == kDepth ? 0 : stage_idx + 1;
+    phase ^= stage_idx == 0 ? 1u : 0u;
+  }
+};
+
+// Byte offset of the scale of (row r, k-block j) inside one (128-row, BLOCK_K) scale stage.
+__device__ __forceinline__ int scale_offset(int r, int j) {
+  return (j / 4) * 512 + (r % 32) * 16 + ((r / 32) % 4) * 4 + j % 4;
+}
+
+struct SharedStorage {
+  uint8_t* base;
+  __device__ uint8_t* a_packed(int s) const { return base + s * STAGE_BYTES; }
+  __device__ uint8_t* b_packed(int s) const { return a_packed(s) + SMEM_A_PACKED_BYTES; }
+  __device__ uint8_t* sfa(int s) const { return b_packed(s) + SMEM_B_PACKED_BYTES; }
+  __device__ uint8_t* sfb(int s) const { return sfa(s) + SMEM_SF_BYTES; }
+  __device__ uint8_t* a_fp16(int b) const { return base + A_BUFFERS_OFFSET + b * A_BUFFER_BYTES; }
+  __device__ uint64_t* barriers() const { return reinterpret_cast<uint64_t*>(base + BARRIERS_OFFSET); }
+  __device__ uint64_t* full_barriers() const { return barriers(); }
+  __device__ uint64_t* empty_barriers() const { return barriers() + kNumStages; }
+  __device__ uint64_t* a_full_barriers() const { return barriers() + 2 * kNumStages; }
+  __device__ uint64_t* a_empty_barriers() const { return barriers() + 2 * kNumStages + kNumABuffers; }
+  __device__ float* partials() const { return reinterpret_cast<float*>(base); }
+};
+
+struct TileCoords {
+  int m_tile, n_tile, batch, k_tile_begin, num_k_tiles;
+};
+
+// ---- Producer: one thread streams packed A/B tiles (TMA) and their scales (bulk copies) ----
+__device__ __forceinline__ void producer(const SharedStorage& smem, const CUtensorMap* tmap_a,
+                                         const CUtensorMap* tmap_b, const uint8_t* sfa_tile,
+                                         const uint8_t* sfb_tile, int row_a, int row_b,
+                                         const TileCoords& tile) {
+  PipelineState<kNumStages> pipe;
+  for (int i = 0; i < tile.num_k_tiles; ++i, pipe.advance_pipeline()) {
+    const int s = pipe.stage_idx;
+    const int kt = tile.k_tile_begin + i;
+    sm90::mbar_wait(&smem.empty_barriers()[s], pipe.phase ^ 1);
+    uint64_t* full = &smem.full_barriers()[s];
+    sm90::mbar_arrive_expect_tx(full, STAGE_TX_BYTES);
+    sm90::tma_load_2d(smem.a_packed(s), tmap_a, kt * PACKED_ROW_BYTES, row_a, full);
+    sm90::tma_load_2d(smem.b_packed(s), tmap_b, kt * PACKED_ROW_BYTES, row_b, full);
+    sm90::bulk_load(smem.sfa(s), sfa_tile + size_t(kt) * SMEM_SF_BYTES, SMEM_SF_BYTES, full);
+    sm90::bulk_load(smem.sfb(s), sfb_tile + size_t(kt) * SMEM_SF_BYTES, SMEM_SF_BYTES, full);
+  }
+}
+
+// ---- A decoder: packed A stage -> fp16 A buffer in wgmma's K-major 128B-swizzled layout ----
+// Thread (warp q, lane) owns rows q*32 + lane%8 + 8r (r < 4) and word w = lane/8 of each 16-byte
+// chunk t; it writes logical k-steps 2w and 2w+1 (64 bytes) of each row with four 16-byte stores.
+__device__ __forceinline__ void a_decoder(const SharedStorage& smem, const TileCoords& tile, int thread) {
+  const int warp = thread / 32, lane = thread % 32;
+  const int w = lane / 8;
+  PipelineState<kNumStages> pipe;
+  PipelineState<kNumABuffers> abuf;
+  for (int i = 0; i < tile.num_k_tiles; ++i, pipe.advance_pipeline(), abuf.advance_pipeline()) {
+    sm90::mbar_wait(&smem.full_barriers()[pipe.stage_idx], pipe.phase);
+    uint32_t words[4][4], sf_words[4][2];
+    const uint8_t* packed = smem.a_packed(pipe.stage_idx);
+    const uint8_t* sf = smem.sfa(pipe.stage_idx);
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      const int row = warp * 32 + lane % 8 + 8 * r;
+#pragma unroll
+      for (int t = 0; t < 4; ++t) {
+        const int chunk = t ^ ((row >> 1) & 3);  // TMA 64-byte swizzle
+        words[r][t] = *reinterpret_cast<const uint32_t*>(packed + row * PACKED_ROW_BYTES + chunk * 16 + 4 * w);
+      }
+      sf_words[r][0] = *reinterpret_cast<const uint32_t*>(sf + scale_offset(row, 0));
+      sf_words[r][1] = *reinterpret_cast<const uint32_t*>(sf + scale_offset(row, 4));
+    }
+    __syncwarp();
+    if (lane == 0) sm90::mbar_arrive(&smem.empty_barriers()[pipe.stage_idx]);
+
+    sm90::mbar_wait(&smem.a_empty_barriers()[abuf.stage_idx], abuf.phase ^ 1);
+    uint8_t* a_fp16 = smem.a_fp16(abuf.stage_idx) + (w / 2) * A_ATOM_BYTES;
+#if !NVFP4_SM90_ABLATE_A_DECODE
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      const int row = warp * 32 + lane % 8 + 8 * r;
+      uint32_t h02[4], h13[4], h46[4], h57[4];
+#pragma unroll
+      for (int t = 0; t < 4; ++t) {
+        // word (t, w) lies in k-block 2t + w/2: byte (t%2)*2 + w/2 of scale word t/2
+        const uint32_t scale = nvfp4_decode::e4m3_splat_f16x2(sf_words[r][t / 2], (t % 2) * 2 + w / 2);
+        const nvfp4_decode::Fp16x2Quad q = nvfp4_decode::decode_e2m1x8(words[r][t], scale);
+        h02[t] = q.h02, h13[t] = q.h13, h46[t] = q.h46, h57[t] = q.h57;
+      }
+      uint8_t* row_base = a_fp16 + row * 128;
+      const int c0 = (w % 2) * 4;  // first 16-byte chunk of k-step 2w inside the 128-byte row
+      *reinterpret_cast<uint4*>(row_base + (((c0 + 0) ^ (row & 7)) * 16)) = make_uint4(h02[0], h02[1], h02[2], h02[3]);
+      *reinterpret_cast<uint4*>(row_base + (((c0 + 1) ^ (row & 7)) * 16)) = make_uint4(h13[0], h13[1], h13[2], h13[3]);
+      *reinterpret_cast<uint4*>(row_base + (((c0 + 2) ^ (row & 7)) * 16)) = make_uint4(h46[0], h46[1], h46[2], h46[3]);
+      *reinterpret_cast<uint4*>(row_base + (((c0 + 3) ^ (row & 7)) * 16)) = make_uint4(h57[0], h57[1], h57[2], h57[3]);
+    }
+#endif
+    sm90::fence_proxy_async_smem();  // make the generic stores visible to wgmma (async proxy)
+    sm90::mbar_arrive(&smem.a_full_barriers()[abuf.stage_idx]);
+  }
+}
+
+// ---- Math warpgroup: decode its 64 B rows into wgmma A fragments, multiply with decoded A ----
+// Thread (warp, lane) holds B rows row_lo = wg*64 + warp*16 + lane/4 and row_hi = row_lo + 8 and
+// decodes chunk t = lane%4 of each; word w of a chunk becomes the fragments of k-steps 2w, 2w+1.
+struct BRows {
+  uint32_t lo[4], hi[4];  // packed words of chunk t of both rows
+  uint32_t sf_lo, sf_hi;  // e4m3 scales of k-blocks 2t (low byte) and 2t+1
+};
+
+__device__ __forceinline__ BRows load_b_rows(const SharedStorage& smem, int s, int row_lo, int row_hi, int t) {
+  const uint8_t* packed = smem.b_packed(s);
+  const uint4 raw_lo = *reinterpret_cast<const uint4*>(packed + row_lo * PACKED_ROW_BYTES + t * 16);
+  const uint4 raw_hi = *reinterpret_cast<const uint4*>(packed + row_hi * PACKED_ROW_BYTES + t * 16);
+  const uint8_t* sf = smem.sfb(s);
+  return BRows{{raw_lo.x, raw_lo.y, raw_lo.z, raw_lo.w},
+               {raw_hi.x, raw_hi.y, raw_hi.z, raw_hi.w},
+               *reinterpret_cast<const uint16_t*>(sf + scale_offset(row_lo, 2 * t)),
+               *reinterpret_cast<const uint16_t*>(sf + scale_offset(row_hi, 2 * t))};
+}
+
+// Fragments of k-steps 2w (f0) and 2w+1 (f1): {row g, kappa 2t..}, {row g+8, ..}, {row g, kappa 2t+8..}, {row g+8, ..}
+__device__ __forceinline__ void decode_b_word(const BRows& packed, int w, uint32_t (&f0)[4], uint32_t (&f1)[4]) {
+  BRows rows = packed;  // inputs pinned after the caller's wgmma wait (see fence_operand)
+  sm90::fence_operand(rows.lo[w]), sm90::fence_operand(rows.hi[w]);
+  sm90::fence_operand(rows.sf_lo), sm90::fence_operand(rows.sf_hi);
+#if NVFP4_SM90_ABLATE_B_DECODE
+  f0[0] = f1[0] = rows.lo[w] & 0x3C003C00u, f0[1] = f1[1] = rows.hi[w] & 0x3C003C00u;
+  f0[2] = f1[2] = rows.sf_lo & 0x3C00u, f0[3] = f1[3] = rows.sf_hi & 0x3C00u;
+#else
+  const nvfp4_decode::Fp16x2Quad lo =
+      nvfp4_decode::decode_e2m1x8(rows.lo[w], nvfp4_decode::e4m3_splat_f16x2(rows.sf_lo, w / 2));
+  const nvfp4_decode::Fp16x2Quad hi =
+      nvfp4_decode::decode_e2m1x8(rows.hi[w], nvfp4_decode::e4m3_splat_f16x2(rows.sf_hi, w / 2));
+  f0[0] = lo.h02, f0[1] = hi.h02, f0[2] = lo.h13, f0[3] = hi.h13;
+  f1[0] = lo.h46, f1[1] = hi.h46, f1[2] = lo.h57, f1[3] = hi.h57;
+#endif
+}
+
+__device__ __forceinline__ void issue_wgmma(float (&acc)[64], const uint32_t (&frag)[4], uint32_t a_base, int ks,
+                                            bool accumulate) {
+#if NVFP4_SM90_ABLATE_MMA
+  acc[ks] += __uint_as_float(frag[0] ^ frag[3] ^ a_base) * (accumulate ? 1.f : 0.f);
+#else
+  const uint32_t addr = a_base + (ks / 4) * A_ATOM_BYTES + (ks % 4) * WGMMA_K * 2;
+  sm90::wgmma_fence();  // the fragment registers were just written
+  sm90::wgmma_m64n128k16_rs(acc, frag, sm90::make_smem_desc_sw128(addr), accumulate ? 1u : 0u);
+  sm90::wgmma_commit();
+#endif
+}
+
+__device__ __forceinline__ void math(const SharedStorage& smem, const TileCoords& tile, int wg,
+                                     int thread, float (&acc)[64]) {
+  const int warp = thread / 32, lane = thread % 32;
+  const int row_lo = wg * WGMMA_M + warp * 16 + lane / 4, row_hi = row_lo + 8, t = lane % 4;
+  PipelineState<kNumStages> pipe;
+  PipelineState<kNumABuffers> abuf;
+  uint32_t frag[BLOCK_K / WGMMA_K][4];
+#if NVFP4_SM90_ABLATE_MMA
+#pragma unroll
+  for (int j = 0; j < 64; ++j) acc[j] = 0.f;
+#endif
+#if NVFP4_SM90_ROLLING_WGMMA
+  // One commit group per wgmma, up to 8 in flight. ptxas keeps wgmmas asynchronous only when no
+  // instruction between a wgmma and the next wait defines wgmma inputs, so every decode sits right
+  // after a wait (CUTLASS's mixed-input order): wait<6> after k-steps 2w, 2w+1 of tile i leaves
+  // tile i-1's k-step 2w+3 done, so word w+1 may overwrite fragments 2w+2, 2w+3. After w = 3 the
+  // previous tile's A buffer is free and the next tile's word 0 may be decoded.
+  BRows rows;
+  uint32_t a_base = 0;
+  auto load_tile = [&]() {
+    sm90::mbar_wait(&smem.full_barriers()[pipe.stage_idx], pipe.phase);
+    rows = load_b_rows(smem, pipe.stage_idx, row_lo, row_hi, t);
+    __syncwarp();
+    if (lane == 0) sm90::mbar_arrive(&smem.empty_barriers()[pipe.stage_idx]);
+    decode_b_word(rows, 0, frag[0], frag[1]);
+    sm90::mbar_wait(&smem.a_full_barriers()[abuf.stage_idx], abuf.phase);
+    a_base = sm90::smem_addr(smem.a_fp16(abuf.stage_idx));
+  };
+  load_tile();
+  for (int i = 0; i < tile.num_k_tiles; ++i) {
+#pragma unroll
+    for (int w = 0; w < 4; ++w) {
+      issue_wgmma(acc, frag[2 * w], a_base, 2 * w, i > 0 || w > 0);
+      issue_wgmma(acc, frag[2 * w + 1], a_base, 2 * w + 1, true);
+      sm90::wgmma_wait<6>();
+      if (w < 3) decode_b_word(rows, w + 1, frag[2 * w + 2], frag[2 * w + 3]);
+    }
+    if (i > 0) {  // tile i-1's last wgmma has completed
+      __syncwarp();
+      if (lane == 0) sm90::mbar_arrive(&smem.a_empty_barriers()[abuf.stage_idx == 0 ? kNumABuffers - 1 : abuf.stage_idx - 1]);
+    }
+    pipe.advance_pipeline(), abuf.advance_pipeline();
+    if (i + 1 < tile.num_k_tiles) load_tile();
+  }
+  sm90::wgmma_wait<0>();  // the accumulators are read next
+#else
+  // v1: decode the whole tile, issue its 8 wgmmas, wait for all of them.
+  for (int i = 0; i < tile.num_k_tiles; ++i, pipe.advance_pipeline(), abuf.advance_pipeline()) {
+    sm90::mbar_wait(&smem.full_barriers()[pipe.stage_idx], pipe.phase);
+    const BRows rows = load_b_rows(smem, pipe.stage_idx, row_lo, row_hi, t);
+    __syncwarp();
+    if (lane == 0) sm90::mbar_arrive(&smem.empty_barriers()[pipe.stage_idx]);
+    sm90::mbar_wait(&smem.a_full_barriers()[abuf.stage_idx], abuf.phase);
+    const uint32_t a_base = sm90::smem_addr(smem.a_fp16(abuf.stage_idx));
+#pragma unroll
+    for (int w = 0; w < 4; ++w) decode_b_word(rows, w, frag[2 * w], frag[2 * w + 1]);
+#pragma unroll
+    for (int ks = 0; ks < BLOCK_K / WGMMA_K; ++ks) issue_wgmma(acc, frag[ks], a_base, ks, i > 0 || ks > 0);
+    sm90::wgmma_wait<0>();
+    __syncwarp();
+    if (lane == 0) sm90::mbar_arrive(&smem.a_empty_barriers()[abuf.stage_idx]);
+  }
+#endif
+}
+
+// Split-K reduction, step 1: every math thread stores its fp32 partial C^T fragment into the CTA
+// that owns the fragment's output rows (slot = this CTA's rank).
+template <int kClusterK>
+__device__ __forceinline__ void send_partials(const SharedStorage& smem, const float (&acc)[64], int wg,
+                                              int thread, uint32_t my_rank) {
+  constexpr int kSliceRows = BLOCK_M / kClusterK;
+  const int warp = thread / 32, lane = thread % 32;
+  const int g = lane / 4, t = lane % 4;
+  const uint32_t partials = sm90::smem_addr(smem.partials());
+#pragma unroll
+  for (int j = 0; j < WGMMA_N / 8; ++j) {
+    const uint32_t owner = (8 * j) / kSliceRows;
+    const uint32_t remote = sm90::map_to_cluster_rank(partials, owner);
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int m_local = 8 * j + 2 * t + e;  // accumulator column = A row
+        const int n_local = wg * WGMMA_M + warp * 16 + g + 8 * r;
+        const int slot_row = int(my_rank) * kSliceRows + m_local % kSliceRows;
+        sm90::st_cluster_f32(remote + uint32_t(slot_row * PARTIAL_ROW_FLOATS + n_local) * 4, acc[4 * j + 2 * r + e]);
+      }
+    }
+  }
+}
+
+// Split-K reduction, step 2: all threads sum this CTA's slice over the cluster's slots (fixed
+// order: deterministic) and write fp16 C with 4-byte stores coalesced along n.
+template <int kClusterK>
+__device__ __forceinline__ void reduce_and_store(const SharedStorage& smem, __half* c, int m, int n,
+                                                 const TileCoords& tile, uint32_t my_rank) {
+  constexpr int kSliceRows = BLOCK_M / kClusterK;
+  const float* partials = smem.partials();
+  for (int idx = threadIdx.x; idx < kSliceRows * (BLOCK_N / 2); idx += kNumThreads) {
+    const int row = idx / (BLOCK_N / 2), col = (idx % (BLOCK_N / 2)) * 2;
+    float2 sum = make_float2(0.f, 0.f);
+#pragma unroll
+    for (int s = 0; s < kClusterK; ++s) {
+      const float2 v = *reinterpret_cast<const float2*>(partials + (s * kSliceRows + row) * PARTIAL_ROW_FLOATS + col);
+      sum.x += v.x, sum.y += v.y;
+    }
+    const size_t m_global = size_t(tile.batch) * m + size_t(tile.m_tile) * BLOCK_M + my_rank * kSliceRows + row;
+    const size_t n_global = size_t(tile.n_tile) * BLOCK_N + col;
+    *reinterpret_cast<__half2*>(c + m_global * n + n_global) = __floats2half2_rn(sum.x, sum.y);
+  }
+}
+
+template <int kClusterK>
+__global__ void __cluster_dims__(kClusterK, 1, 1) __launch_bounds__(kNumThreads, 1)
+    nvfp4_gemm_sm90_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
+                           const uint8_t* sfa, const uint8_t* sfb, __half* c, int m, int n, int k) {
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  static_assert(BLOCK_M % kClusterK == 0 && (BLOCK_M / kClusterK) % 8 == 0,
+                "each split-K slice must hold whole 8-row accumulator groups");
+  extern __shared__ uint8_t smem_raw[];
+  const SharedStorage smem{reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023))};
+
+  const int m_tiles = m / BLOCK_M;
+  const int num_k_tiles = k / BLOCK_K / kClusterK;
+  const uint32_t my_rank = sm90::cluster_cta_rank();
+  const TileCoords tile{int(blockIdx.z) % m_tiles, int(blockIdx.y), int(blockIdx.z) / m_tiles,
+                        int(my_rank) * num_k_tiles, num_k_tiles};
+
+  // ---- Barrier init ----
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kNumStages; ++s) {
+      sm90::mbar_init(&smem.full_barriers()[s], 1);
+      sm90::mbar_init(&smem.empty_barriers()[s], 4 + 4 * kNumMathWarpgroups);  // one per reading warp
+    }
+    for (int b = 0; b < kNumABuffers; ++b) {
+      sm90::mbar_init(&smem.a_full_barriers()[b], 128);                      // every decode thread
+      sm90::mbar_init(&smem.a_empty_barriers()[b], 4 * kNumMathWarpgroups);  // one per math warp
+    }
+    sm90::fence_barrier_init();
+  }
+  __syncthreads();
+
+  // ---- Dispatch warps into different roles ----
+  const int wg = threadIdx.x / 128;
+  float acc[64];
+  if (wg < kNumMathWarpgroups) {
+    math(smem, tile, wg, threadIdx.x % 128, acc);
+  } else if (wg == kNumMathWarpgroups) {
+    a_decoder(smem, tile, threadIdx.x % 128);
+  } else {
+    if (threadIdx.x % 128 == 0) {
+      sm90::prefetch_tensor_map(&tmap_a);
+      sm90::prefetch_tensor_map(&tmap_b);
+      const int rest_k = k / (4 * kSfVec);  // 512-byte scale chunks per 128-row tile
+      const size_t sfa_tile = (size_t(tile.batch) * m_tiles + tile.m_tile) * rest_k * 512;
+      const size_t sfb_tile = (size_t(tile.batch) * (n / BLOCK_N) + tile.n_tile) * rest_k * 512;
+#if NVFP4_SM90_DEBUG
+      if (blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0)
+        printf("nvfp4_sm90: m=%d n=%d k=%d clusterK=%d k_tiles/CTA=%d sfa[0..3]=%02x %02x %02x %02x\n", m, n, k,
+               kClusterK, num_k_tiles, sfa[0], sfa[1], sfa[2], sfa[3]);
+#endif
+      producer(smem, &tmap_a, &tmap_b, sfa + sfa_tile, sfb + sfb_tile, tile.batch * m + tile.m_tile * BLOCK_M,
+               tile.batch * n + tile.n_tile * BLOCK_N, tile);
+    }
+  }
+
+  // ---- Split-K epilogue through distributed shared memory ----
+  sm90::cluster_sync();  // every CTA of the cluster is done with its pipeline buffers
+  if (wg < kNumMathWarpgroups) send_partials<kClusterK>(smem, acc, wg, threadIdx.x % 128, my_rank);
+  sm90::cluster_sync();  // all partials have landed
+  reduce_and_store<kClusterK>(smem, c, m, n, tile, my_rank);
+#else
+  if (threadIdx.x == 0) printf("nvfp4_gemm_sm90_kernel needs sm_90a (wgmma)\n");
+  __trap();
+#endif
+}
+
+// ---- Host side ----
+PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  static PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
+  if (encode == nullptr) {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult status;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &status) ==
+            cudaSuccess &&
+        status == cudaDriverEntryPointSuccess)
+      encode = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }
+  return encode;
+}
+
+// A 2-D uint8 map over packed fp4 rows (batch-major), one box = BLOCK_K/2 bytes x `box_rows` rows.
+bool make_packed_map(CUtensorMap* map, const uint8_t* data, int rows, int k, int box_rows,
+                     CUtensorMapSwizzle swizzle) {
+  const cuuint64_t dims[2] = {cuuint64_t(k / 2), cuuint64_t(rows)};
+  const cuuint64_t strides[1] = {cuuint64_t(k / 2)};
+  const cuuint32_t box[2] = {cuuint32_t(PACKED_ROW_BYTES), cuuint32_t(box_rows)};
+  const cuuint32_t elem_strides[2] = {1, 1};
+  return tensor_map_encoder()(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, const_cast<uint8_t*>(data), dims, strides,
+                              box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+                              CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+// Split K over a cluster only while the grid leaves SMs idle; every CTA keeps whole K tiles.
+int choose_cluster_k(int tiles, int k, int num_sms) {
+  int cluster_k = 1;
+  for (int cand = 2; cand <= NVFP4_SM90_MAX_CLUSTER_K; cand *= 2)
+    if (tiles * cand <= num_sms && (k / BLOCK_K) % cand == 0) cluster_k = cand;
+  return cluster_k;
+}
+
+template <int kClusterK>
+cudaError_t launch(const CUtensorMap& tmap_a, const CUtensorMap& tmap_b, const Nvfp4GemmArgs& args) {
+  static bool attribute_set = false;  // a launch setting, not a result
+  if (!attribute_set) {
+    const cudaError_t err = cudaFuncSetAttribute(nvfp4_gemm_sm90_kernel<kClusterK>,
+                                                 cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES);
+    if (err != cudaSuccess) return err;
+    attribute_set = true;
+  }
+  const dim3 grid(kClusterK, args.n / BLOCK_N, (args.m / BLOCK_M) * args.l);
+  nvfp4_gemm_sm90_kernel<kClusterK><<<grid, kNumThreads, SMEM_BYTES>>>(
+      tmap_a, tmap_b, args.sfa, args.sfb, static_cast<__half*>(args.c), args.m, args.n, args.k);
+  return cudaGetLastError();
+}
+
+}  // namespace nvfp4_sm90
+
+const char* nvfp4_gemm_unsupported(int m, int n, int k, int l) {
+  using namespace nvfp4_sm90;
+  if (m <= 0 || n <= 0 || k <= 0 || l <= 0) return "m, n, k and l must be positive";
+  if (m % BLOCK_M != 0) return "m must be a multiple of 128 (the kernel's tile M)";
+  if (n % BLOCK_N != 0) return "n must be a multiple of 128 (the kernel's tile N)";
+  if (k % 256 != 0) return "k must be a multiple of 256";
+  if (int64_t(m / BLOCK_M) * l > 65535) return "m/128 * l must be at most 65535 (grid z limit)";
+  if (int64_t(l) * m > INT_MAX || int64_t(l) * n > INT_MAX) return "l*m and l*n must fit in 32 bits";
+  return nullptr;
+}
+
+cudaError_t nvfp4_gemm_launch(const Nvfp4GemmArgs& args) {
+  using namespace nvfp4_sm90;
+  if (nvfp4_gemm_unsupported(args.m, args.n, args.k, args.l) != nullptr) return cudaErrorInvalidValue;
+  if (tensor_map_encoder() == nullptr) return cudaErrorSymbolNotFound;
+  CUtensorMap tmap_a, tmap_b;
+  if (!make_packed_map(&tmap_a, args.a, args.l * args.m, args.k, BLOCK_M, CU_TENSOR_MAP_SWIZZLE_64B) ||
+      !make_packed_map(&tmap_b, args.b, args.l * args.n, args.k, BLOCK_N, CU_TENSOR_MAP_SWIZZLE_NONE))
+    return cudaErrorInvalidValue;
+  int device = 0, num_sms = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device);
+  if (err != cudaSuccess) return err;
+  const int tiles = (args.m / BLOCK_M) * (args.n / BLOCK_N) * args.l;
+  switch (choose_cluster_k(tiles, args.k, num_sms)) {
+    case 8: return launch<8>(tmap_a, tmap_b, args);
+    case 4: return launch<4>(tmap_a, tmap_b, args);
+    case 2: return launch<2>(tmap_a, tmap_b, args);
+    default: return launch<1>(tmap_a, tmap_b, args);
+  }
+}

@@ -1,0 +1,47 @@
+"""Is an output right? GPU MODE's test (utils.verbose_allclose), reduced to a count and the first miss.
+
+Computed in the tensors' own dtype, as the leaderboard does, so the verdict is the leaderboard's:
+|got - want| > atol + rtol·|want|, plus NaN and ±Inf present on one side only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+DIM_NAMES_MNL = ("m", "n", "l")
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    wrong: int
+    total: int
+    index: tuple[int, ...]
+    got: float
+    want: float
+
+    def describe(self) -> str:
+        names = DIM_NAMES_MNL if len(self.index) == 3 else tuple(f"d{i}" for i in range(len(self.index)))
+        where = ", ".join(f"{name}={i}" for name, i in zip(names, self.index))
+        return (f"{self.wrong} of {self.total} elements differ; first at ({where}): "
+                f"got {self.got:g}, want {self.want:g}")
+
+
+def first_mismatch(got: Any, want: Any, rtol: float, atol: float) -> Mismatch | str | None:
+    """None when `got` passes; a Mismatch, or a sentence when it is not even a tensor of the right shape."""
+    import torch
+
+    if not isinstance(got, torch.Tensor):
+        return f"custom_kernel returned {type(got).__name__}, not a tensor"
+    if got.shape != want.shape:
+        return f"output shape {tuple(got.shape)}, want {tuple(want.shape)}"
+    with torch.no_grad():
+        got = got.to(want.device)
+        wrong = torch.abs(got - want) > atol + rtol * torch.abs(want)
+        for one_sided in (torch.isnan, torch.isposinf, torch.isneginf):
+            wrong |= torch.logical_xor(one_sided(got), one_sided(want))
+        count = int(wrong.count_nonzero().item())
+        if count == 0:
+            return None
+        index = tuple(int(i) for i in torch.nonzero(wrong)[0].tolist())
+        return Mismatch(count, want.numel(), index, float(got[index].item()), float(want[index].item()))

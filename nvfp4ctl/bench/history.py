@@ -1,0 +1,116 @@
+"""The bench's run-log line, and the comparison with the previous bench of the same target.
+
+The line a bench leaves in MEMORY.md (Outcome.result) carries every shape's mean and error so a
+later bench can compare: "geomean 41.20±0.02 us; 128x7168x16384 98.10±0.05 | 128x4096x7168 30.20±0.02 us".
+
+"Same target" means the same file path on the same GPU, not the same content: the comparison is
+there to judge the edit you just made, so the content is expected to differ (the log's hash tells
+whether it did). A change is "same" when it is within the combined noise: twice the combined
+standard error of the two means, but never less than RUN_TO_RUN_NOISE of the mean, because two
+processes differ by more than one run's error (clocks, where the allocator puts the inputs).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from nvfp4ctl.runlog import RunEntry
+
+RUN_TO_RUN_NOISE = 0.01  # relative; the fidelity target for two consecutive benches
+SIGMAS = 2.0
+
+_GEOMEAN = re.compile(r"^geomean (?P<mean>[0-9.]+)(?:±(?P<err>[0-9.]+))? us; (?P<rest>.*) us$")
+_SHAPE = re.compile(r"^(?P<key>\d+x\d+x\d+(?:x\d+)?) (?P<mean>[0-9.]+)(?:±(?P<err>[0-9.]+))?$")
+
+
+@dataclass(frozen=True)
+class Timing:
+    mean: float
+    err: float
+
+
+@dataclass(frozen=True)
+class LoggedBench:
+    geomean: Timing
+    shapes: dict[str, Timing]
+
+
+@dataclass(frozen=True)
+class Delta:
+    name: str  # a shape key or "geomean"
+    before: Timing
+    after: Timing
+
+    @property
+    def pct(self) -> float:
+        return 100.0 * (self.after.mean - self.before.mean) / self.before.mean
+
+    @property
+    def noise(self) -> float:
+        combined = SIGMAS * math.hypot(self.before.err, self.after.err)
+        return max(combined, RUN_TO_RUN_NOISE * (self.before.mean + self.after.mean) / 2)
+
+    @property
+    def verdict(self) -> str:
+        change = self.after.mean - self.before.mean
+        if abs(change) <= self.noise:
+            return "same"
+        return "faster" if change < 0 else "slower"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    entry: RunEntry  # the previous bench's log line
+    same_code: bool  # the target's content hash is unchanged
+    deltas: list[Delta]  # shapes present in both runs, then the geomean when all shapes match
+
+
+def result_line(geomean: Timing, shapes: Sequence[tuple[str, Timing]]) -> str:
+    parts = " | ".join(f"{key} {t.mean:.3f}±{t.err:.3f}" for key, t in shapes)
+    return f"geomean {geomean.mean:.3f}±{geomean.err:.3f} us; {parts} us"
+
+
+def parse_result_line(text: str) -> LoggedBench | None:
+    found = _GEOMEAN.match(text.strip())
+    if not found:
+        return None
+    shapes: dict[str, Timing] = {}
+    for part in found["rest"].split(" | "):
+        shape = _SHAPE.match(part.strip())
+        if not shape:
+            return None
+        shapes[shape["key"]] = Timing(float(shape["mean"]), float(shape["err"] or 0.0))
+    return LoggedBench(Timing(float(found["mean"]), float(found["err"] or 0.0)), shapes)
+
+
+def _target_path(cell: str) -> tuple[Path | None, str]:
+    path, _, digest = cell.rpartition("@")
+    return (Path(path).resolve(), digest) if path else (None, "")
+
+
+def find_previous(entries: Iterable[RunEntry], target: Path, gpu: str,
+                  shapes: Collection[str]) -> tuple[RunEntry, LoggedBench] | None:
+    """The latest successful bench of `target` (by path) on `gpu` that timed at least one of `shapes`."""
+    wanted = target.resolve()
+    for entry in reversed(list(entries)):
+        if not entry.command.startswith("nvfp4ctl bench") or entry.exit_code != "0" or entry.gpu != gpu:
+            continue
+        if _target_path(entry.target)[0] != wanted:
+            continue
+        logged = parse_result_line(entry.result)
+        if logged is not None and any(key in logged.shapes for key in shapes):
+            return entry, logged
+    return None
+
+
+def compare(previous: tuple[RunEntry, LoggedBench], geomean: Timing, shapes: Sequence[tuple[str, Timing]],
+            digest: str) -> Comparison:
+    entry, logged = previous
+    deltas = [Delta(key, logged.shapes[key], now) for key, now in shapes if key in logged.shapes]
+    if deltas and len(deltas) == len(shapes) == len(logged.shapes):
+        deltas.append(Delta("geomean", logged.geomean, geomean))
+    return Comparison(entry, same_code=_target_path(entry.target)[1] == digest, deltas=deltas)

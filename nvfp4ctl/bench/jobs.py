@@ -1,0 +1,139 @@
+"""The child's side of a bench: jobs the runner's Worker calls as "nvfp4ctl.bench.jobs:<name>".
+
+`bench_case` is one benchmark shape, end to end, exactly as GPU MODE's `_run_single_benchmark`:
+50 input sets (seed += 42 before each), one correctness pass over all 50 outputs (each call on a
+clone), then timed repeats until the criterion stops; then the device time from the profiler.
+Returns plain dicts (picklable); a wrong result comes back as {"failure": "..."}.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+from typing import Any
+
+from nvfp4ctl.bench import calibration
+from nvfp4ctl.bench.clock import CudaClock, HostClock
+from nvfp4ctl.bench.correctness import Mismatch, first_mismatch
+from nvfp4ctl.bench.flush import CudaFlush, NoFlush
+from nvfp4ctl.bench.kineto import profile_device_time
+from nvfp4ctl.bench.seeds import INPUT_SETS, input_seeds
+from nvfp4ctl.bench.stopping import StoppingCriterion
+from nvfp4ctl.bench.timing import time_batches
+from nvfp4ctl.runner.child import is_cuda_error
+
+Kernel = Callable[[tuple], Any]
+
+
+class WrongResult(Exception):
+    """A wrong output in the correctness pass or a leaderboard-mode recheck."""
+
+
+def calibrate(target: Kernel, *, recalibrate: bool = False) -> dict[str, Any]:
+    """This GPU's ceilings, from the cache unless `recalibrate` (the target is not called)."""
+    import torch
+
+    major, minor = torch.cuda.get_device_capability()
+    gpu = f"{torch.cuda.get_device_name()} (sm_{major}{minor})"
+    return calibration.ceilings_for(gpu, recalibrate).to_dict()
+
+
+def bench_case(
+    target: Kernel,
+    *,
+    case: Any,
+    problem: str,
+    rtol: float,
+    atol: float,
+    criterion: dict[str, float],
+    warmup: dict[str, float] | None = None,
+    recheck: bool = False,
+    device: str = "cuda",
+    profile: bool = True,
+    input_sets: int = INPUT_SETS,
+) -> dict[str, Any]:
+    from nvfp4ctl.problems import get_problem
+
+    started = time.perf_counter()
+    spec = get_problem(problem)
+    seeds = input_seeds(case.seed, input_sets)
+    inputs = [spec.generate_input(dataclasses.replace(case, seed=seed), device=device) for seed in seeds]
+    generated = time.perf_counter()
+    try:
+        expected = correctness_pass(target, spec, inputs, seeds, rtol, atol)
+    except WrongResult as wrong:
+        return {"failure": str(wrong)}
+    checked = time.perf_counter()
+
+    on_cuda = device == "cuda"
+    clock = CudaClock() if on_cuda else HostClock()
+    flush = CudaFlush(device) if on_cuda else NoFlush()
+    if warmup is not None:  # the leaderboard's warm-up run: same loop, thrown away
+        time_batches(target, inputs, StoppingCriterion(**warmup), flush, clock)
+    check = _recheck(spec, expected, seeds, rtol, atol) if recheck else None
+    try:
+        samples = time_batches(target, inputs, StoppingCriterion(**criterion), flush, clock, check)
+    except WrongResult as wrong:
+        return {"failure": f"recheck: {wrong}"}
+    timed = time.perf_counter()
+    device_time, profiler_error = None, None
+    if on_cuda and profile:
+        try:
+            device_time = profile_device_time(target, inputs, flush, samples.head_start_s)
+        except Exception as error:  # noqa: BLE001 - the timings stand without the profiler's view
+            if is_cuda_error(error):
+                raise
+            profiler_error = f"{type(error).__name__}: {error}"
+    return {
+        "samples_ns": samples.per_call_ns,
+        "issue_ns": samples.issue_ns,
+        "reason": samples.reason,
+        "device_time": device_time.to_dict() if device_time else None,
+        "profiler_error": profiler_error,
+        "flush": flush.describe() | {"head_start_s": samples.head_start_s},
+        "phases_s": {"generate": generated - started, "correctness": checked - generated,
+                     "timing": timed - checked, "profile": time.perf_counter() - timed},
+    }
+
+
+def correctness_pass(target: Kernel, spec: Any, inputs: list[tuple], seeds: list[int],
+                     rtol: float, atol: float) -> list[Any]:
+    """Call the target on a clone of every input set, then check all 50 outputs; return the references."""
+    outputs = [target(_clone(data)) for data in inputs]
+    expected = []
+    for index, (data, output) in enumerate(zip(inputs, outputs)):
+        want = spec.reference(data)
+        _raise_if_wrong(first_mismatch(output, want, rtol, atol), index, seeds)
+        expected.append(want)
+    return expected
+
+
+def _recheck(spec: Any, expected: list[Any], seeds: list[int], rtol: float, atol: float) -> Callable[[list[Any]], None]:
+    """Leaderboard mode's re-check after every repeat, on all 50 outputs (GPU MODE's looks at the last)."""
+
+    def check(outputs: list[Any]) -> None:
+        for index, (output, want) in enumerate(zip(outputs, expected)):
+            _raise_if_wrong(first_mismatch(output, want, rtol, atol), index, seeds)
+
+    return check
+
+
+def _raise_if_wrong(problem: Mismatch | str | None, index: int, seeds: list[int]) -> None:
+    if problem is None:
+        return
+    text = problem.describe() if isinstance(problem, Mismatch) else problem
+    raise WrongResult(f"input set {index + 1} of {len(seeds)} (seed {seeds[index]}): {text}")
+
+
+def _clone(data: Any) -> Any:
+    """GPU MODE's `_clone_data`: tensors cloned, containers rebuilt, everything else as is."""
+    import torch
+
+    if isinstance(data, tuple):
+        return tuple(_clone(x) for x in data)
+    if isinstance(data, list):
+        return [_clone(x) for x in data]
+    if isinstance(data, dict):
+        return {k: _clone(v) for k, v in data.items()}
+    return data.clone() if isinstance(data, torch.Tensor) else data

@@ -1,0 +1,100 @@
+"""A bench report as table rows and plain sentences (strings only; the command prints them)."""
+
+from __future__ import annotations
+
+from nvfp4ctl.bench.history import Comparison
+from nvfp4ctl.bench.results import SOL_LABEL, BenchReport, ShapeResult
+from nvfp4ctl.bench.stopping import CONVERGED
+
+Rows = list[list[str]]
+IDLE_SHARE = 0.1  # idle GPU time above this share of the leaderboard time is worth a sentence
+
+
+def _us(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.3f}" if abs(value) < 10 else f"{value:.2f}" if abs(value) < 1000 else f"{value:.0f}"
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}%"
+
+
+def timing_table(report: BenchReport) -> tuple[list[str], Rows]:
+    columns = ["shape", "mean µs", "± err", "best", "worst", "runs", "TFLOP/s", "TB/s", f"% SOL {SOL_LABEL}",
+               "% this GPU"]
+    rows = [
+        [s.key, _us(s.stats.mean), _us(s.stats.err), _us(s.stats.best), _us(s.stats.worst), str(s.stats.runs),
+         f"{s.tflops:.0f}", f"{s.tbps:.2f}", _pct(s.pct_sol),
+         _pct(s.pct_ceiling(report.ceilings)) + f" ({s.floor_us(report.ceilings)[1]})" if report.ceilings else "-"]
+        for s in report.shapes
+    ]
+    sol = report.sol_geomean_us
+    rows.append(["geomean", _us(report.geomean_us), _us(report.geomean_err_us), "", "", "", "", "",
+                 _pct(100.0 * sol / report.geomean_us if sol else None), ""])
+    return columns, rows
+
+
+def device_table(report: BenchReport) -> tuple[list[str], Rows]:
+    columns = ["shape", "leaderboard µs", "device µs", "idle µs", "CPU issue µs", "kernels/call", "main kernel"]
+    rows = []
+    for s in report.shapes:
+        device = s.device
+        main = device.top_kernels[0][0] if device and device.top_kernels else "-"
+        rows.append([s.key, _us(s.stats.mean), _us(device.us_per_call if device else None), _us(s.gap_us),
+                     _us(s.issue_us), f"{device.kernels_per_call:g}" if device else "-", _short(main)])
+    return columns, rows
+
+
+def comparison_title(comparison: Comparison) -> str:
+    entry = comparison.entry
+    code = "same code" if comparison.same_code else "code changed since"
+    return f"vs the previous bench of this target on this GPU ({entry.time}, commit {entry.commit}, {code})"
+
+
+def comparison_table(comparison: Comparison) -> tuple[list[str], Rows]:
+    columns = ["shape", "before µs", "now µs", "change", "noise", "verdict"]
+    rows = [[d.name, _us(d.before.mean), _us(d.after.mean), f"{d.pct:+.2f}%",
+             f"±{100.0 * d.noise / d.before.mean:.2f}%", d.verdict] for d in comparison.deltas]
+    return columns, rows
+
+
+def notes(report: BenchReport) -> list[str]:
+    """Plain sentences about what the numbers mean; one per finding."""
+    lines = []
+    for s in report.shapes:
+        if s.raw.get("profiler_error"):
+            lines.append(f"{s.key}: no device time, the profiler failed: {s.raw['profiler_error']}")
+        if s.device is None or s.gap_us is None:
+            continue
+        idle = s.gap_us > IDLE_SHARE * s.stats.mean
+        if s.host_bound:
+            shown = (f"and it shows: the GPU idles {s.gap_us:.2f} µs per call in the timed window" if idle else
+                     "the leaderboard hides it (its 64 GB L2 clear lets the CPU queue all 50 calls before the "
+                     "clock starts), but called in a loop, as in a model, it runs at the CPU's pace")
+            lines.append(f"{s.key} is host-bound: the CPU needs {s.issue_us:.2f} µs to issue a call the GPU runs "
+                         f"in {s.device.us_per_call:.2f} µs; {shown}. Make the Python wrapper thinner.")
+        elif idle:
+            lines.append(f"{s.key}: the GPU idles {s.gap_us:.2f} µs per call between kernels in the timed window "
+                         f"({100 * s.gap_us / s.stats.mean:.0f}% of it): launch gaps or a synchronizing wrapper.")
+        if s.device.approximate:
+            lines.append(f"{s.key}: device time found by kernel names (the profiler did not attribute the L2 clear).")
+    return lines
+
+
+def stop_notes(report: BenchReport, max_noise: float) -> list[str]:
+    return [f"{s.key}: stopped on {s.reason} after {s.stats.runs} repeats, err {100 * s.stats.rel_err:.3f}% "
+            f"(target {100 * max_noise:g}%)" for s in report.shapes if s.reason != CONVERGED]
+
+
+def ceilings_line(report: BenchReport) -> str | None:
+    c = report.ceilings
+    if c is None:
+        return None
+    origin = "cached" if c.cached else "just measured"
+    return (f"this GPU's ceilings ({origin}, {c.measured_at}): {c.tflops:.0f} TFLOP/s fp16 cuBLAS, "
+            f"{c.tbps:.2f} TB/s device copy; --recalibrate measures again")
+
+
+def _short(name: str, width: int = 48) -> str:
+    return name if len(name) <= width else name[: width - 1] + "…"

@@ -1,0 +1,150 @@
+"""What a bench found, as data: per-shape timings, device time, rooflines, geomean; JSON out.
+
+Units: µs for times, TFLOP/s and TB/s for rates, percentages as 0-100 floats.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+from nvfp4ctl.bench.calibration import Ceilings
+from nvfp4ctl.bench.history import Timing, result_line
+from nvfp4ctl.bench.kineto import DeviceTime
+from nvfp4ctl.bench.stats import Stats, geomean, geomean_err, summarize
+
+SOL_LABEL = "B200 @1.5 GHz"
+HOST_BOUND_RATIO = 1.0  # the CPU needs at least as long to issue a call as the GPU to run it
+
+
+def shape_key(m: int, n: int, k: int, l: int) -> str:
+    """"128x7168x16384", with "x2" appended for a batch of 2: the shape's name in tables and the log."""
+    return f"{m}x{n}x{k}" + (f"x{l}" if l != 1 else "")
+
+
+def flops(m: int, n: int, k: int, l: int) -> float:
+    return 2.0 * m * n * k * l
+
+
+def bytes_moved(m: int, n: int, k: int, l: int) -> float:
+    """Minimum DRAM traffic: fp4 A and B (2 per byte), one e4m3 scale per 16 of each, fp16 C written."""
+    return float(l * ((m + n) * k // 2 + (m + n) * k // 16 + 2 * m * n))
+
+
+@dataclass(frozen=True)
+class ShapeResult:
+    m: int
+    n: int
+    k: int
+    l: int
+    seed: int
+    sol_us: float | None
+    stats: Stats  # µs per call, the leaderboard's numbers
+    reason: str  # why the repeats stopped
+    issue_us: float  # median CPU time to issue one call
+    device: DeviceTime | None  # profiler: kernel time per call
+    raw: dict[str, Any] = field(default_factory=dict, compare=False)  # flush settings, phase times
+
+    @classmethod
+    def from_job(cls, case: Any, reply: dict[str, Any]) -> ShapeResult:
+        device = reply.get("device_time")
+        return cls(
+            m=case.m, n=case.n, k=case.k, l=case.l, seed=case.seed, sol_us=case.sol_us,
+            stats=summarize(reply["samples_ns"]).scaled(1e-3),
+            reason=reply["reason"],
+            issue_us=statistics.median(reply["issue_ns"]) * 1e-3,
+            device=DeviceTime(device["us_per_call"], device["kernels_per_call"],
+                              [tuple(pair) for pair in device["top_kernels"]], device["approximate"]) if device else None,
+            raw={"flush": reply.get("flush"), "phases_s": reply.get("phases_s"),
+                 "profiler_error": reply.get("profiler_error")},
+        )
+
+    @property
+    def key(self) -> str:
+        return shape_key(self.m, self.n, self.k, self.l)
+
+    @property
+    def tflops(self) -> float:
+        return flops(self.m, self.n, self.k, self.l) / (self.stats.mean * 1e-6) / 1e12
+
+    @property
+    def tbps(self) -> float:
+        return bytes_moved(self.m, self.n, self.k, self.l) / (self.stats.mean * 1e-6) / 1e12
+
+    @property
+    def pct_sol(self) -> float | None:
+        return 100.0 * self.sol_us / self.stats.mean if self.sol_us else None
+
+    def floor_us(self, ceilings: Ceilings) -> tuple[float, str]:
+        """This GPU's roofline time for the shape and what binds it ("compute" or "memory")."""
+        compute = flops(self.m, self.n, self.k, self.l) / (ceilings.tflops * 1e12) * 1e6
+        memory = bytes_moved(self.m, self.n, self.k, self.l) / (ceilings.tbps * 1e12) * 1e6
+        return (compute, "compute") if compute >= memory else (memory, "memory")
+
+    def pct_ceiling(self, ceilings: Ceilings) -> float:
+        return 100.0 * self.floor_us(ceilings)[0] / self.stats.mean
+
+    @property
+    def gap_us(self) -> float | None:
+        """Leaderboard time minus device time: GPU idle inside the timed window, per call."""
+        return self.stats.mean - self.device.us_per_call if self.device else None
+
+    @property
+    def host_bound(self) -> bool:
+        return self.device is not None and self.issue_us >= HOST_BOUND_RATIO * self.device.us_per_call
+
+    def to_dict(self, ceilings: Ceilings | None) -> dict[str, Any]:
+        floor = self.floor_us(ceilings) if ceilings else None
+        return {
+            "shape": self.key, "m": self.m, "n": self.n, "k": self.k, "l": self.l, "seed": self.seed,
+            "us": self.stats.to_dict(), "stopped": self.reason,
+            "device_us_per_call": self.device.us_per_call if self.device else None,
+            "gap_us_per_call": self.gap_us, "issue_us_per_call": self.issue_us, "host_bound": self.host_bound,
+            "kernels": self.device.to_dict() if self.device else None,
+            "tflops": self.tflops, "tbps": self.tbps,
+            "sol_us": self.sol_us, "pct_sol": self.pct_sol, "sol_label": SOL_LABEL,
+            "floor_us": floor[0] if floor else None, "bound_by": floor[1] if floor else None,
+            "pct_ceiling": self.pct_ceiling(ceilings) if ceilings else None,
+            **self.raw,
+        }
+
+
+@dataclass(frozen=True)
+class BenchReport:
+    target: str
+    gpu: str
+    mode: str
+    shapes: tuple[ShapeResult, ...]
+    ceilings: Ceilings | None
+    wall_s: float
+
+    @property
+    def geomean_us(self) -> float:
+        return geomean([s.stats.mean for s in self.shapes])
+
+    @property
+    def geomean_err_us(self) -> float:
+        return geomean_err([s.stats.mean for s in self.shapes], [s.stats.err for s in self.shapes])
+
+    @property
+    def sol_geomean_us(self) -> float | None:
+        sols = [s.sol_us for s in self.shapes]
+        return geomean(sols) if all(sols) else None  # type: ignore[arg-type]
+
+    def timings(self) -> list[tuple[str, Timing]]:
+        return [(s.key, Timing(s.stats.mean, s.stats.err)) for s in self.shapes]
+
+    def result_line(self) -> str:
+        """The run-log line a later bench compares against (history.parse_result_line reads it)."""
+        return result_line(Timing(self.geomean_us, self.geomean_err_us), self.timings())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "target": self.target, "gpu": self.gpu, "mode": self.mode,
+            "geomean_us": self.geomean_us, "geomean_err_us": self.geomean_err_us,
+            "sol_geomean_us": self.sol_geomean_us, "sol_label": SOL_LABEL,
+            "ceilings": self.ceilings.to_dict() if self.ceilings else None,
+            "shapes": [s.to_dict(self.ceilings) for s in self.shapes],
+            "wall_s": self.wall_s,
+        }

@@ -1,0 +1,89 @@
+"""The parent's side of a bench: one Worker, one call per shape (the watchdog applies per shape).
+
+Order: this GPU's ceilings (cached), the mode's warm-up, then every shape. A wrong result is
+FailuresFound (exit 1); a timeout or crash comes from the Worker as KernelTimeout / KernelCrash.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from nvfp4ctl.bench.calibration import Ceilings
+from nvfp4ctl.bench.modes import Mode
+from nvfp4ctl.bench.results import BenchReport, ShapeResult, shape_key
+from nvfp4ctl.errors import FailuresFound
+from nvfp4ctl.runlog import detect_gpu
+
+JOBS = "nvfp4ctl.bench.jobs"
+WALL_LIMIT_SHARE = 0.8  # of the watchdog timeout: a slow shape stops on its own before being killed
+
+
+@dataclass(frozen=True)
+class BenchPlan:
+    cases: tuple[Any, ...]  # task.Case
+    mode: Mode
+    problem: str
+    rtol: float
+    atol: float
+    timeout_s: float
+    max_repeats: int
+    max_noise: float
+    recalibrate: bool = False
+    device: str = "cuda"
+
+    def criterion(self, max_repeats: int, budget_s: float) -> dict[str, float]:
+        return {"max_repeats": max_repeats, "max_noise": self.max_noise, "budget_s": budget_s,
+                "max_wall_s": min(120.0, WALL_LIMIT_SHARE * self.timeout_s)}
+
+    def steps(self) -> list[tuple[str, Any]]:
+        """(description, case) per worker call after calibration: warm-ups ("warm"), then timed shapes."""
+        warm = [] if self.mode.warm_first_only else [("warm", case) for case in self.cases]
+        return warm + [("time", case) for case in self.cases]
+
+
+def run_bench(plan: BenchPlan, worker: Any, target_label: str,
+              on_step: Callable[[str], None] = lambda _: None) -> BenchReport:
+    started = time.perf_counter()
+    ceilings = None
+    if plan.device == "cuda":
+        on_step("calibration")
+        ceilings = Ceilings(**worker.call(f"{JOBS}:calibrate", label="calibration", recalibrate=plan.recalibrate))
+    results: list[ShapeResult] = []
+    for kind, case in plan.steps():
+        key = shape_key(case.m, case.n, case.k, case.l)
+        on_step(f"{'warming' if kind == 'warm' else 'timing'} {key}")
+        first_timed = kind == "time" and not results
+        payload = _payload(plan, case, kind, warm_here=first_timed and plan.mode.warm_first_only)
+        reply = _call(worker, f"bench {key}", plan.timeout_s, payload)
+        if "failure" in reply:
+            raise FailuresFound(f"bench {key}: {reply['failure']}")
+        if kind == "time":
+            results.append(ShapeResult.from_job(case, reply))
+    return BenchReport(target=target_label, gpu=worker.gpu or detect_gpu(), mode=plan.mode.name,
+                       shapes=tuple(results), ceilings=ceilings, wall_s=time.perf_counter() - started)
+
+
+def _payload(plan: BenchPlan, case: Any, kind: str, warm_here: bool) -> dict[str, Any]:
+    mode = plan.mode
+    warm = plan.criterion(mode.warm_max_repeats, mode.warm_budget_s)
+    timed = plan.criterion(plan.max_repeats, mode.budget_s)
+    return {
+        "case": case, "problem": plan.problem, "rtol": plan.rtol, "atol": plan.atol, "device": plan.device,
+        "criterion": warm if kind == "warm" else timed,
+        "warmup": warm if warm_here else None,
+        "recheck": mode.recheck and kind == "time",
+        "profile": kind == "time",
+    }
+
+
+def _call(worker: Any, label: str, timeout_s: float, payload: dict[str, Any]) -> dict[str, Any]:
+    from nvfp4ctl.runner.worker import JobError
+
+    try:
+        return worker.call(f"{JOBS}:bench_case", label=label, timeout_s=timeout_s, **payload)
+    except JobError as error:
+        raise FailuresFound(f"{label}: {error}") from error
+

@@ -1,0 +1,72 @@
+"""The timing core: GPU MODE's loop (eval_better_bench.py `_run_single_benchmark`), raw samples out.
+
+Per repeat: synchronize, clear L2, record the start event, call the target once on each of the 50
+input sets back to back, record the end event, synchronize; the sample is the elapsed time / 50.
+The criterion decides when to stop. An optional `recheck` sees the repeat's outputs outside the
+timed window (leaderboard mode). Statistics and formatting live elsewhere.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from nvfp4ctl.bench.flush import FIRST_HEAD_START_S, next_head_start
+from nvfp4ctl.bench.stopping import StoppingCriterion
+
+
+class Flush(Protocol):
+    def evict(self) -> None: ...
+    def hold(self, seconds: float) -> None: ...
+
+
+class Clock(Protocol):
+    def synchronize(self) -> None: ...
+    def pair(self) -> tuple[Any, Any]: ...
+    def elapsed_ns(self, begin: Any, end: Any) -> float: ...
+
+
+@dataclass(frozen=True)
+class Samples:
+    per_call_ns: list[float]  # one per repeat: event time / number of calls
+    issue_ns: list[float]  # one per repeat: CPU time to issue the calls, per call
+    reason: str  # why the criterion stopped (stopping.CONVERGED, ...)
+    wall_s: float
+    head_start_s: float  # the last hold before the start event
+
+
+def time_batches(
+    fn: Callable[[Any], Any],
+    inputs: Sequence[Any],
+    criterion: StoppingCriterion,
+    flush: Flush,
+    clock: Clock,
+    recheck: Callable[[list[Any]], None] | None = None,
+) -> Samples:
+    criterion.reset()
+    per_call: list[float] = []
+    issue: list[float] = []
+    head_start_s = FIRST_HEAD_START_S
+    loop_start = time.perf_counter_ns()
+    while not criterion.is_finished():
+        clock.synchronize()
+        outputs = []
+        flush.evict()
+        flush.hold(head_start_s)  # the CPU queues the whole batch before the start event fires
+        begin, end = clock.pair()
+        begin.record()
+        issue_start = time.perf_counter_ns()
+        for data in inputs:
+            outputs.append(fn(data))
+        issue_ns = time.perf_counter_ns() - issue_start
+        end.record()
+        clock.synchronize()
+        per_call.append(clock.elapsed_ns(begin, end) / len(inputs))
+        issue.append(issue_ns / len(inputs))
+        if recheck is not None:
+            recheck(outputs)  # raises on a wrong result
+        criterion.add(per_call[-1], (time.perf_counter_ns() - loop_start) / 1e9)
+        head_start_s = next_head_start(issue_ns / 1e9)
+    return Samples(per_call, issue, criterion.reason or "", (time.perf_counter_ns() - loop_start) / 1e9, head_start_s)

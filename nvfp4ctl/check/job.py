@@ -1,0 +1,147 @@
+"""The check job, run in the child: generate, reference, poison, call, compare, probe.
+
+The parent sends `CHECK_JOB` through the worker; the result is a small picklable `CaseResult`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from nvfp4ctl.check.compare import compare, poison
+from nvfp4ctl.check.output import is_output_buffer, output_mistakes
+from nvfp4ctl.check.result import FIRST_CALL, PROBE_FRESH, PROBE_REFILLED, REUSED, CaseResult, Comparison
+from nvfp4ctl.runner.child import is_cuda_error
+
+# Seeds for the probe's new data, offset like the leaderboard's own (+42 per input set).
+PROBE_SEED_STEP = 42
+
+
+@dataclass(frozen=True)
+class _Call:
+    comparison: Comparison | None
+    problems: tuple[str, ...]
+    seconds: float
+
+
+def resolve_problem(name: str) -> Any:
+    """A registered problem ("nvfp4_gemm"), or "package.module:attribute" for one defined elsewhere."""
+    if ":" in name:
+        module, _, attribute = name.partition(":")
+        return getattr(importlib.import_module(module), attribute)
+    from nvfp4ctl.problems import get_problem
+
+    return get_problem(name)
+
+
+def check_case(
+    kernel: Callable[[tuple], Any],
+    *,
+    problem: str,
+    case: Any,
+    rtol: float,
+    atol: float,
+    scales: str = "generator",
+    probe: bool = True,
+    device: str = "cuda",
+) -> CaseResult:
+    with torch.no_grad():
+        chosen = resolve_problem(problem)
+        data = chosen.generate_input(case, device=device, scales=scales)
+        first = _call_and_compare(kernel, chosen, data, rtol, atol, device)
+        if first.problems or not first.comparison or not first.comparison.passed:
+            return CaseResult(False, FIRST_CALL, first.problems, first.comparison, first.seconds)
+        if not probe:
+            return CaseResult(True, FIRST_CALL, (), first.comparison, first.seconds)
+        failed = _probe_reuse(kernel, chosen, case, data, rtol, atol, scales, device)
+        if failed is not None:
+            return dataclasses.replace(failed, call_s=first.seconds, probed=True)
+        return CaseResult(True, FIRST_CALL, (), first.comparison, first.seconds, probed=True)
+
+
+def _probe_reuse(
+    kernel: Callable[[tuple], Any], problem: Any, case: Any, data: tuple, rtol: float, atol: float,
+    scales: str, device: str,
+) -> CaseResult | None:
+    """Call again with new data in the same tensors, then with a fresh tuple; both must follow it.
+
+    `data` stays alive while the fresh tuple is made, so the fresh tensors get new addresses: a cache
+    keyed on data_ptr() or id() then answers with stale results instead of missing by luck.
+    """
+    problem.refill_input(data, seed=case.seed + PROBE_SEED_STEP, scales=scales)
+    refilled = _call_and_compare(kernel, problem, data, rtol, atol, device)
+    if failed := _probe_verdict(refilled, PROBE_REFILLED, "the same input tensors (same addresses) were refilled with new data"):
+        return failed
+    fresh_case = dataclasses.replace(case, seed=case.seed + 2 * PROBE_SEED_STEP)
+    fresh = _call_and_compare(kernel, problem, problem.generate_input(fresh_case, device=device, scales=scales), rtol, atol, device)
+    return _probe_verdict(fresh, PROBE_FRESH, f"a fresh input tuple (seed {fresh_case.seed}) was passed")
+
+
+def _probe_verdict(call: _Call, phase: str, what: str) -> CaseResult | None:
+    if call.problems:
+        return CaseResult(False, phase, tuple(f"after {what}: {p}" for p in call.problems), None)
+    assert call.comparison is not None
+    if call.comparison.passed:
+        return None
+    wrong = call.comparison
+    message = (
+        f"{REUSED}: {what}, and {wrong.mismatched} of {wrong.total} outputs did not follow the new data"
+        f" (the first call passed)"
+    )
+    return CaseResult(False, phase, (message,), wrong)
+
+
+def _call_and_compare(
+    kernel: Callable[[tuple], Any], problem: Any, data: tuple, rtol: float, atol: float, device: str
+) -> _Call:
+    want = problem.reference(data)
+    c = problem.output_of(data)
+    poison(c)
+    _synchronize(device)
+    started = time.perf_counter()
+    try:
+        out = kernel(data)
+        _synchronize(device)  # asynchronous CUDA errors surface here, inside the try
+    except Exception as error:  # noqa: BLE001 - the target's own exception is a test failure
+        if is_cuda_error(error):
+            raise  # the context is poisoned: the worker turns this into a crash and a fresh child
+        return _Call(None, _raised(error), time.perf_counter() - started)
+    seconds = time.perf_counter() - started
+    mistakes = output_mistakes(out, want)
+    if mistakes:
+        return _Call(None, tuple(mistakes), seconds)
+    return _Call(compare(out, want, rtol, atol, output_is_c=is_output_buffer(out, c)), (), seconds)
+
+
+def _raised(error: Exception) -> tuple[str, ...]:
+    frames = traceback.extract_tb(error.__traceback__)[1:]  # drop this module's frame
+    where = [f"  at {frame.filename}:{frame.lineno} in {frame.name}" for frame in frames[-3:]]
+    text = str(error).strip().splitlines()
+    first = f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
+    return (f"custom_kernel raised {first}", *where)
+
+
+def _synchronize(device: str) -> None:
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+
+def device_info(kernel: Callable[[tuple], Any], *, device: str = "cuda", problem: str | None = None) -> str | None:
+    """The GPU the child sees ("NVIDIA H100 80GB HBM3 (sm_90)"), or None when CUDA is unusable.
+
+    Also imports the problem, so its import time is not charged to the first test's timeout.
+    """
+    if problem is not None:
+        resolve_problem(problem)
+    if device != "cuda" or not torch.cuda.is_available():
+        return None
+    major, minor = torch.cuda.get_device_capability()
+    return f"{torch.cuda.get_device_name()} (sm_{major}{minor})"

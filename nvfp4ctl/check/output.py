@@ -1,0 +1,43 @@
+"""Plain-words checks of what custom_kernel returned, before any number is compared."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def output_mistakes(out: Any, want: torch.Tensor) -> list[str]:
+    """Why `out` cannot be compared with `want` (type, device, dtype, shape); empty when it can."""
+    if not isinstance(out, torch.Tensor):
+        return [f"custom_kernel returned {type(out).__name__}, expected a torch.Tensor (the c of the input tuple)"]
+    mistakes = []
+    if out.device.type != want.device.type:
+        mistakes.append(f"custom_kernel returned a {out.device.type.upper()} tensor, expected one on {want.device}")
+    if out.dtype != want.dtype:
+        mistakes.append(f"custom_kernel returned {dtype_name(out.dtype)}, expected {dtype_name(want.dtype)}")
+    if tuple(out.shape) != tuple(want.shape):
+        mistakes.append(
+            f"custom_kernel returned shape {tuple(out.shape)}, expected {tuple(want.shape)} (m, n, l)"
+            + _shape_hint(tuple(out.shape), tuple(want.shape))
+        )
+    return mistakes
+
+
+def _shape_hint(got: tuple[int, ...], want: tuple[int, ...]) -> str:
+    if len(want) == 3 and got == want[:2]:
+        return ": the l dimension is missing; return c itself"
+    if len(want) == 3 and got == (want[1], want[0], want[2]):
+        return ": m and n are swapped (transposed output?)"
+    if len(want) == 3 and len(got) == 3 and got == (want[2], want[0], want[1]):
+        return ": l is first; c is (m, n, l), a permuted view of an (l, m, n) buffer"
+    return ""
+
+
+def is_output_buffer(out: torch.Tensor, c: torch.Tensor) -> bool:
+    """True when the target returned c itself (same storage, shape and strides)."""
+    return out.data_ptr() == c.data_ptr() and out.shape == c.shape and out.stride() == c.stride()

@@ -1,0 +1,62 @@
+"""Diagnostics as plain text lines (the command prints them; no styling here)."""
+
+from __future__ import annotations
+
+from nvfp4ctl.check.result import LISTED_LINES, TILE, Comparison
+
+MAX_MAP_ROWS = 32
+MAX_MAP_COLS = 64
+
+
+def comparison_lines(comparison: Comparison) -> list[str]:
+    c = comparison
+    lines = [
+        f"{c.mismatched} of {c.total} outputs differ ({100.0 * c.mismatched / max(c.total, 1):.1f}%);"
+        f" max abs err {c.max_abs_err:.4g}, max rel err {c.max_rel_err:.4g}"
+    ]
+    if c.nan_got or c.inf_got or c.nan_want or c.inf_want:
+        lines.append(f"output has {c.nan_got} NaN, {c.inf_got} Inf; the reference has {c.nan_want} NaN, {c.inf_want} Inf")
+    if c.unwritten:
+        lines.append(f"{c.unwritten} elements never written (still NaN poison)")
+    lines += _line_pattern("rows (m)", c.wrong_rows, c.shape[0], c.first_rows)
+    lines += _line_pattern("columns (n)", c.wrong_cols, c.shape[1] if len(c.shape) > 1 else 1, c.first_cols)
+    if c.first:
+        lines.append("first mismatches (m, n, l): got vs want")
+        width = max(len(str(m.index)) for m in c.first)
+        lines += [f"  {str(m.index):<{width}}  got {m.got:<12.6g} want {m.want:.6g}" for m in c.first]
+    lines += tile_map_lines(c)
+    return lines
+
+
+def _line_pattern(what: str, wrong: int, size: int, first: tuple[int, ...]) -> list[str]:
+    """"wrong rows (m): 2 of 256: 0, 33" when only some rows (or columns) are affected."""
+    if wrong == 0 or wrong == size:
+        return []
+    listed = ", ".join(str(i) for i in first) + (", ..." if wrong > LISTED_LINES else "")
+    return [f"wrong {what}: {wrong} of {size}: {listed}"]
+
+
+def tile_map_lines(comparison: Comparison) -> list[str]:
+    """Which 128x128 output tiles hold wrong elements: rows are m tiles, columns n tiles."""
+    wrong, sizes = comparison.tile_wrong, comparison.tile_size
+    if not wrong or comparison.mismatched == 0:
+        return []
+    cells = [[_cell(w, s) for w, s in zip(row_w, row_s)] for row_w, row_s in zip(wrong, sizes)]
+    rows, cols = len(cells), len(cells[0])
+    if all(cell == "X" for row in cells for cell in row):
+        return [f"every {TILE}x{TILE} tile is wrong ({rows} x {cols} tiles)"]
+    header = f"wrong {TILE}x{TILE} tiles ({rows} m-tiles x {cols} n-tiles; X all wrong, x some, . ok)"
+    lines = [header]
+    for row in cells[:MAX_MAP_ROWS]:
+        text = "".join(row[:MAX_MAP_COLS])
+        lines.append("  " + text + (f" ... ({cols - MAX_MAP_COLS} more)" if cols > MAX_MAP_COLS else ""))
+    if rows > MAX_MAP_ROWS:
+        hidden = sum(1 for row in cells[MAX_MAP_ROWS:] if any(cell != "." for cell in row))
+        lines.append(f"  ... {rows - MAX_MAP_ROWS} more m-tile rows, {hidden} of them with wrong tiles")
+    return lines
+
+
+def _cell(wrong: int, size: int) -> str:
+    if wrong == 0:
+        return "."
+    return "X" if wrong >= size else "x"

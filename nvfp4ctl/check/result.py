@@ -1,0 +1,67 @@
+"""What the check job sends back to the parent: small frozen records, no tensors, no torch import.
+
+The parent unpickles these, so this module must stay importable without torch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+CHECK_JOB = "nvfp4ctl.check.job:check_case"
+DEVICE_JOB = "nvfp4ctl.check.job:device_info"
+FIRST_CALL = "first call"
+PROBE_REFILLED = "probe: same tensors refilled with new data"
+PROBE_FRESH = "probe: a fresh input tuple"
+REUSED = "result reused across calls"
+
+TILE = 128  # output tile edge for the "which tiles are wrong" map
+FIRST_MISMATCHES = 5
+LISTED_LINES = 8  # wrong rows / columns listed by index when there are few
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    index: tuple[int, ...]  # (m, n, l)
+    got: float
+    want: float
+
+
+@dataclass(frozen=True)
+class Comparison:
+    shape: tuple[int, ...]
+    mismatched: int
+    max_abs_err: float  # over elements where both sides are finite
+    max_rel_err: float  # over those with want != 0
+    nan_got: int
+    inf_got: int
+    nan_want: int
+    inf_want: int
+    unwritten: int | None  # elements still holding the poison; None when the output is not c
+    first: tuple[Mismatch, ...]
+    tile_wrong: tuple[tuple[int, ...], ...]  # wrong elements per 128x128 tile, [m tile][n tile]
+    tile_size: tuple[tuple[int, ...], ...]  # elements per tile (edge tiles may be partial)
+    wrong_rows: int = 0  # distinct m with a wrong element (any n, l)
+    wrong_cols: int = 0  # distinct n with a wrong element (any m, l)
+    first_rows: tuple[int, ...] = ()  # the first LISTED_LINES of them
+    first_cols: tuple[int, ...] = ()
+
+    @property
+    def total(self) -> int:
+        total = 1
+        for size in self.shape:
+            total *= size
+        return total
+
+    @property
+    def passed(self) -> bool:
+        return self.mismatched == 0
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    passed: bool
+    phase: str  # which call the verdict is about: FIRST_CALL or one of the probe phases
+    problems: tuple[str, ...] = ()  # plain sentences: wrong dtype, exceptions, result reuse
+    comparison: Comparison | None = None
+    call_s: float | None = None  # the first call, synchronised
+    probed: bool = False

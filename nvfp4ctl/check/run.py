@@ -1,0 +1,173 @@
+"""Orchestrates `check` in the parent: one worker, one job per case, verdicts, stop on timeout."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from nvfp4ctl.check.result import CHECK_JOB, DEVICE_JOB, CaseResult
+from nvfp4ctl.errors import ExitCode, UsageError
+from nvfp4ctl.runner.targets import TargetSpec
+from nvfp4ctl.runner.worker import ChildCrashed, ChildTimeout, JobError, Worker
+
+PASS, FAIL, CRASH, TIMEOUT, NOT_RUN = "pass", "FAIL", "crash", "timeout", "not run"
+NO_GPU = "no CUDA GPU found: nvfp4ctl check runs kernels on a GPU"
+
+
+@dataclass(frozen=True)
+class CheckItem:
+    id: str  # "3" for task.yml's third test, "s1" for the first --shape
+    case: Any  # nvfp4ctl.task.Case (m, n, k, l, seed)
+
+    @property
+    def label(self) -> str:
+        return f"shape {self.id[1:]}" if self.id.startswith("s") else f"test {self.id}"
+
+    @property
+    def shape(self) -> str:
+        c = self.case
+        return f"m={c.m} n={c.n} k={c.k}" + (f" l={c.l}" if c.l != 1 else "")
+
+
+@dataclass(frozen=True)
+class CheckSettings:
+    problem: str
+    rtol: float
+    atol: float
+    timeout_s: float
+    device: str = "cuda"
+    scales: str = "generator"
+    probe: bool = True
+
+
+@dataclass(frozen=True)
+class ItemOutcome:
+    item: CheckItem
+    verdict: str
+    seconds: float | None = None
+    result: CaseResult | None = None
+    message: str | None = None  # the headline of a crash, timeout or harness error
+    log_tail: tuple[str, ...] = ()
+    log_path: str | None = None  # the child's full log, kept after a crash or timeout
+
+
+@dataclass
+class CheckReport:
+    outcomes: list[ItemOutcome] = field(default_factory=list)
+    gpu: str | None = None
+    load_error: str | None = None  # the target could not be loaded at all: nothing ran
+    load_log_tail: tuple[str, ...] = ()
+
+    def with_verdict(self, verdict: str) -> list[ItemOutcome]:
+        return [o for o in self.outcomes if o.verdict == verdict]
+
+    @property
+    def exit_code(self) -> ExitCode:
+        if self.with_verdict(TIMEOUT):
+            return ExitCode.TIMEOUT
+        if self.with_verdict(CRASH) or self.load_error:
+            return ExitCode.CRASH
+        if self.with_verdict(FAIL):
+            return ExitCode.FAILURES
+        return ExitCode.OK
+
+    @property
+    def summary(self) -> str:
+        """One line for the run log: "10/10 pass", "9/10 pass, 1 fail (test 3)", "timeout in test 6"."""
+        timeouts = self.with_verdict(TIMEOUT)
+        if timeouts:
+            return f"timeout in {timeouts[0].item.label}"
+        if self.load_error:
+            return f"crash: {self.load_error}"
+        parts = [f"{len(self.with_verdict(PASS))}/{len(self.outcomes)} pass"]
+        for verdict, word in ((FAIL, "fail"), (CRASH, "crash")):
+            found = self.with_verdict(verdict)
+            if found:
+                parts.append(f"{len(found)} {word} ({_ids(found)})")
+        return ", ".join(parts)
+
+
+def _ids(outcomes: Sequence[ItemOutcome]) -> str:
+    labels = [o.item.label for o in outcomes]
+    if all(label.startswith("test ") for label in labels) and len(labels) > 1:
+        return "tests " + ", ".join(label.removeprefix("test ") for label in labels)
+    return ", ".join(labels)
+
+
+def timeout_message(item: CheckItem, timeout_s: float) -> str:
+    return (
+        f"possible deadlock in {item.label} ({item.shape}): no result after {timeout_s:g} s;"
+        " the child was killed"
+    )
+
+
+def run_check(
+    items: Sequence[CheckItem],
+    target: TargetSpec,
+    settings: CheckSettings,
+    *,
+    on_start: Callable[[CheckItem], None] | None = None,
+    on_done: Callable[[ItemOutcome], None] | None = None,
+    on_output: Callable[[str], None] | None = None,
+) -> CheckReport:
+    """Run every item in one child (a fresh one after a crash); stop at the first timeout."""
+    report = CheckReport()
+    preload = (CHECK_JOB.partition(":")[0],)  # torch and the job module, imported under the load timeout
+    with Worker(target, settings.timeout_s, settings.device, preload=preload, on_output=on_output) as worker:
+        try:
+            report.gpu = worker.call(DEVICE_JOB, label="loading the target", timeout_s=worker.load_timeout_s,
+                                     device=settings.device, problem=settings.problem)
+        except ChildCrashed as error:  # import error, failed build, or a crash while importing
+            report.load_error = str(error).splitlines()[0]
+            report.load_log_tail = tuple(error.log_tail)
+            report.outcomes = [ItemOutcome(item, NOT_RUN) for item in items]
+            return report
+        except JobError as error:  # e.g. an unknown problem name
+            raise UsageError(f"cannot start the check: {error}") from None
+        if settings.device == "cuda" and report.gpu is None:
+            raise UsageError(NO_GPU)
+        for position, item in enumerate(items):
+            if on_start:
+                on_start(item)
+            outcome = _run_item(worker, item, settings)
+            report.outcomes.append(outcome)
+            if on_done:
+                on_done(outcome)
+            if outcome.verdict == TIMEOUT:
+                report.outcomes += [ItemOutcome(rest, NOT_RUN) for rest in items[position + 1 :]]
+                break
+    return report
+
+
+def _run_item(worker: Worker, item: CheckItem, settings: CheckSettings) -> ItemOutcome:
+    started = time.monotonic()
+    try:
+        result: CaseResult = worker.call(
+            CHECK_JOB,
+            label=f"{item.label} ({item.shape})",
+            problem=settings.problem,
+            case=item.case,
+            rtol=settings.rtol,
+            atol=settings.atol,
+            scales=settings.scales,
+            probe=settings.probe,
+            device=settings.device,
+        )
+    except ChildTimeout as error:
+        return ItemOutcome(item, TIMEOUT, time.monotonic() - started, message=timeout_message(item, settings.timeout_s),
+                           log_tail=tuple(error.log_tail), log_path=_text(error.log_path))
+    except ChildCrashed as error:
+        return ItemOutcome(item, CRASH, time.monotonic() - started, message=str(error).splitlines()[0],
+                           log_tail=tuple(error.log_tail), log_path=_text(error.log_path))
+    except JobError as error:  # the harness itself failed (input generation, reference): say so
+        tail = tuple(line for line in error.traceback_text.strip().splitlines()[-6:])
+        return ItemOutcome(item, FAIL, time.monotonic() - started,
+                           message=f"{item.label}: the check itself failed: {error}", log_tail=tail)
+    verdict = PASS if result.passed else FAIL
+    return ItemOutcome(item, verdict, time.monotonic() - started, result=result)
+
+
+def _text(path: object) -> str | None:
+    return None if path is None else str(path)

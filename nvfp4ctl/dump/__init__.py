@@ -1,0 +1,1 @@
+"""Core of `nvfp4ctl dump --layout / --runtime` (the `--umma` side lives in nvfp4ctl.umma)."""

@@ -1,0 +1,171 @@
+"""A single-file GPU MODE submission.py from a kernel: its source and the torch binding embedded as
+strings (local headers inlined, since load_inline takes strings), compiled once at import with
+torch.utils.cpp_extension.load_inline and the same code flags as `nvfp4ctl build`.
+
+Server assumptions, written into the file's docstring too: nvcc and ninja are there (load_inline
+needs them), and for CUTLASS kernels the CUTLASS/CuTe headers are found at $CUTLASS_PATH,
+/usr/local/cutlass, or in the nvidia-cutlass wheel (cutlass_library/source).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from nvfp4ctl.build import flags
+from nvfp4ctl.build.sources import build_inputs, checked_source, common_dir, find_header, resolve_arch
+from nvfp4ctl.errors import UsageError
+from nvfp4ctl.lint.stream import WORD as FORBIDDEN_WORD
+from nvfp4ctl.lint.stream import find_offsets
+
+_INCLUDE_LINE = re.compile(r'^\s*#\s*include\s*"([^"]+)"[^\n]*$', re.MULTILINE)
+_PRAGMA_ONCE = re.compile(r"^\s*#\s*pragma\s+once\s*$\n?", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Submission:
+    kernel: Path
+    arch: str
+    text: str
+    embedded: tuple[Path, ...]  # every file whose text is in the submission
+
+
+def inline_local_includes(path: Path, seen: set[Path] | None = None) -> tuple[str, list[Path]]:
+    """`path`'s text with each `#include "..."` of a header beside it or in kernels/common replaced
+    by that header's text (once per translation unit, like #pragma once); other includes stay."""
+    seen = set() if seen is None else seen
+    used: list[Path] = []
+
+    def expand(match: re.Match[str], current: Path) -> str:
+        header = find_header(match.group(1), current.parent, [common_dir()])
+        if header is None:
+            return match.group(0)
+        if header in seen:
+            return f"// (already inlined above) {match.group(0).strip()}"
+        seen.add(header)
+        used.append(header)
+        body = _PRAGMA_ONCE.sub("", header.read_text())
+        inner = _INCLUDE_LINE.sub(lambda m: expand(m, header), body)
+        return f"// ---- inlined {header.name} ----\n{inner.rstrip()}\n// ---- end of {header.name} ----"
+
+    return _INCLUDE_LINE.sub(lambda m: expand(m, path), path.read_text()), used
+
+
+def _refuse_forbidden_word(path: Path) -> None:
+    text = path.read_text()
+    offsets = find_offsets(text)
+    if offsets:
+        line = text.count("\n", 0, offsets[0]) + 1
+        raise UsageError(
+            f'{path}:{line}: contains the word "{FORBIDDEN_WORD}" ({len(offsets)}x); the leaderboard rejects any '
+            "submission containing it (any case), so nothing was written"
+        )
+
+
+def _python_string(text: str) -> str:
+    """A raw triple-quoted literal when the text allows one (readable), else repr()."""
+    for quote in ("'''", '"""'):
+        if quote not in text and not text.endswith(("\\", quote[0])):
+            return f"r{quote}{text}{quote}"
+    return repr(text)
+
+
+def render(kernel: Path, arch: str) -> Submission:
+    kernel = checked_source(kernel)
+    inputs = build_inputs(kernel)
+    for path in inputs.files:
+        _refuse_forbidden_word(path)
+    cuda_source, cuda_headers = inline_local_includes(inputs.kernel)
+    cpp_source, cpp_headers = inline_local_includes(inputs.binding)
+    digest = hashlib.sha256(kernel.read_bytes()).hexdigest()[:12]
+    text = _TEMPLATE.format(
+        kernel=kernel.name,
+        arch=arch,
+        digest=digest,
+        flags=repr(flags.cuda_flags(arch)),
+        cuda_source=_python_string(cuda_source),
+        cpp_source=_python_string(cpp_source),
+        imports="\n".join(f"import {name}" for name in sorted(_MODULES + (_CUTLASS_MODULES if inputs.needs_cutlass else ()))),
+        cutlass=_CUTLASS_LOOKUP if inputs.needs_cutlass else _NO_CUTLASS,
+    )
+    if FORBIDDEN_WORD in text.lower():  # the template itself must never bring the word in
+        raise UsageError(f'the generated submission contains "{FORBIDDEN_WORD}"; nothing was written')
+    embedded = tuple(dict.fromkeys([inputs.kernel, inputs.binding, *cuda_headers, *cpp_headers]))
+    return Submission(kernel=kernel, arch=arch, text=text, embedded=embedded)
+
+
+def export_submission(kernel: Path, output: Path, arch: str | None = None) -> Submission:
+    submission = render(kernel, resolve_arch(checked_source(kernel), arch))
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(submission.text)
+    return submission
+
+
+_MODULES = ("hashlib", "inspect")
+_CUTLASS_MODULES = ("importlib.util", "os")
+
+_NO_CUTLASS = '''
+
+def _include_dirs():
+    return []
+'''
+
+_CUTLASS_LOOKUP = '''
+
+def _include_dirs():
+    """CUTLASS/CuTe headers on this machine: $CUTLASS_PATH, /usr/local/cutlass, or pip's nvidia-cutlass."""
+    roots = [os.environ[name] for name in ("CUTLASS_PATH", "CUTLASS_HOME") if os.environ.get(name)]
+    roots.append("/usr/local/cutlass")
+    spec = importlib.util.find_spec("cutlass_library")
+    if spec is not None and spec.submodule_search_locations:
+        roots.append(os.path.join(next(iter(spec.submodule_search_locations)), "source"))
+    for root in roots:
+        if os.path.isdir(os.path.join(root, "include", "cute")):
+            return [os.path.join(root, "include"), os.path.join(root, "tools", "util", "include")]
+    raise RuntimeError("CUTLASS headers not found: set CUTLASS_PATH (the folder holding include/cute)")
+'''
+
+_TEMPLATE = '''"""GPU MODE nvfp4_gemm submission: {kernel} for {arch}, exported by `nvfp4ctl export` (source sha256 {digest}).
+
+The CUDA kernel and its torch binding are embedded below (local headers inlined) and compiled once,
+at import, with torch.utils.cpp_extension.load_inline. Every call is one kernel launch on the
+default launch queue: a, b, sfa_permuted, sfb_permuted (tuple indices 0, 1, 4, 5) -> c (index 6).
+Needs nvcc and ninja on the machine; CUTLASS kernels also need the CUTLASS headers.
+Edit the kernel in the repository and export again rather than editing this file.
+"""
+
+{imports}
+
+from torch.utils.cpp_extension import load_inline
+
+CUDA_FLAGS = {flags}
+
+CUDA_SOURCE = {cuda_source}
+
+CPP_SOURCE = {cpp_source}
+{cutlass}
+
+def _compile():
+    digest = hashlib.sha256((CUDA_SOURCE + CPP_SOURCE + repr(CUDA_FLAGS)).encode()).hexdigest()[:12]
+    options = {{}}
+    if "no_implicit_headers" in inspect.signature(load_inline).parameters:
+        options["no_implicit_headers"] = True  # both sources include what they need themselves
+    return load_inline(
+        name=f"nvfp4_gemm_{{digest}}",
+        cpp_sources=[CPP_SOURCE],
+        cuda_sources=[CUDA_SOURCE],
+        extra_cuda_cflags=CUDA_FLAGS,
+        extra_include_paths=_include_dirs(),
+        with_cuda=True,
+        **options,
+    )
+
+
+_kernel_module = _compile()
+
+
+def custom_kernel(data):
+    return _kernel_module.nvfp4_gemm(data[0], data[1], data[4], data[5], data[6])
+'''

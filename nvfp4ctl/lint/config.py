@@ -1,0 +1,131 @@
+"""Which rules run: --select/--ignore/--profile over task.yml's `lint:` section over the defaults.
+
+Codes and prefixes are accepted ("NV3" = NV301..NV303). The stream rule always runs: the server
+rejects the file whatever we say, so ignoring it by code or prefix is a usage error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nvfp4ctl.errors import UsageError
+from nvfp4ctl.lint.rules import PROFILES, RULES, RULES_BY_CODE, STREAM_CODE
+
+# GPU MODE nvfp4_gemm benchmark shapes (m, n, k); task.yml's benchmarks replace them when present.
+DEFAULT_BENCHMARK_SHAPES: tuple[tuple[int, int, int], ...] = (
+    (128, 7168, 16384),
+    (128, 4096, 7168),
+    (128, 7168, 2048),
+)
+SECTION_KEYS = ("select", "ignore", "profile", "paths")
+
+
+@dataclass(frozen=True)
+class LintConfig:
+    select: tuple[str, ...] = ()  # empty: every rule that is on by default (or by the profile)
+    ignore: tuple[str, ...] = ()
+    profile: str = "default"
+    benchmark_shapes: tuple[tuple[int, int, int], ...] = DEFAULT_BENCHMARK_SHAPES
+
+    def enabled(self, code: str) -> bool:
+        if code == STREAM_CODE:
+            return True
+        rule = RULES_BY_CODE[code]
+        on = rule.default_on or self.profile in rule.profiles
+        if self.select:
+            on = (on and _matches_any(code, self.select)) or code in self.select
+        return on and not _matches_any(code, self.ignore)
+
+
+def _matches_any(code: str, patterns: Iterable[str]) -> bool:
+    return any(code.startswith(pattern) for pattern in patterns)
+
+
+def _normalize(patterns: Iterable[str], where: str) -> tuple[str, ...]:
+    normalized = []
+    for raw in patterns:
+        for part in str(raw).split(","):
+            pattern = part.strip().upper()
+            if not pattern:
+                continue
+            if not any(rule.code.startswith(pattern) for rule in RULES):
+                known = ", ".join(rule.code for rule in RULES)
+                raise UsageError(f"{where}: unknown rule code or prefix {part.strip()!r} (known: {known})")
+            normalized.append(pattern)
+    return tuple(normalized)
+
+
+def _check_ignore(ignore: Sequence[str], where: str) -> None:
+    for pattern in ignore:
+        if len(pattern) > 2 and STREAM_CODE.startswith(pattern):
+            raise UsageError(f'{where}: {pattern} cannot be ignored: the server rejects any file containing "stream"')
+
+
+def _string_list(value: Any, where: str) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, (list, tuple)) and all(isinstance(item, str) for item in value):
+        return list(value)
+    raise UsageError(f"{where}: expected a list of rule codes, got {value!r}")
+
+
+@dataclass(frozen=True)
+class LintSection:
+    """task.yml's `lint:` section, validated."""
+
+    select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] | None = None
+    profile: str | None = None
+    paths: tuple[Path, ...] | None = None
+
+
+def parse_section(section: Mapping[str, Any] | None, base: Path) -> LintSection:
+    if not section:
+        return LintSection()
+    if not isinstance(section, Mapping):
+        raise UsageError(f"task.yml: lint: expected a mapping with keys {', '.join(SECTION_KEYS)}, got {section!r}")
+    for key in section:
+        if key not in SECTION_KEYS:
+            raise UsageError(f"task.yml: lint.{key}: unknown key (expected one of {', '.join(SECTION_KEYS)})")
+    select = ignore = paths = None
+    profile = None
+    if section.get("select") is not None:
+        select = _normalize(_string_list(section["select"], "task.yml: lint.select"), "task.yml: lint.select")
+    if section.get("ignore") is not None:
+        ignore = _normalize(_string_list(section["ignore"], "task.yml: lint.ignore"), "task.yml: lint.ignore")
+        _check_ignore(ignore, "task.yml: lint.ignore")
+    if section.get("profile") is not None:
+        profile = str(section["profile"])
+        if profile not in PROFILES:
+            raise UsageError(f"task.yml: lint.profile: expected one of {', '.join(PROFILES)}, got {profile!r}")
+    if section.get("paths") is not None:
+        raw_paths = section["paths"]
+        if isinstance(raw_paths, str) or not isinstance(raw_paths, (list, tuple)):
+            raise UsageError(f"task.yml: lint.paths: expected a list of paths, got {raw_paths!r}")
+        paths = tuple(p if p.is_absolute() else base / p for p in (Path(str(item)) for item in raw_paths))
+    return LintSection(select=select, ignore=ignore, profile=profile, paths=paths)
+
+
+def resolve_config(
+    section: LintSection,
+    select: Sequence[str] | None,
+    ignore: Sequence[str] | None,
+    profile: str | None,
+    benchmark_shapes: tuple[tuple[int, int, int], ...] | None = None,
+) -> LintConfig:
+    """Flags override task.yml, which overrides the defaults (one place for the precedence)."""
+    cli_select = _normalize(select, "--select") if select else None
+    cli_ignore = _normalize(ignore, "--ignore") if ignore else None
+    if cli_ignore:
+        _check_ignore(cli_ignore, "--ignore")
+    if profile is not None and profile not in PROFILES:
+        raise UsageError(f"--profile: expected one of {', '.join(PROFILES)}, got {profile!r}")
+    return LintConfig(
+        select=cli_select if cli_select is not None else (section.select or ()),
+        ignore=cli_ignore if cli_ignore is not None else (section.ignore or ()),
+        profile=profile or section.profile or "default",
+        benchmark_shapes=benchmark_shapes or DEFAULT_BENCHMARK_SHAPES,
+    )

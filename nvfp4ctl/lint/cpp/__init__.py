@@ -1,0 +1,1 @@
+"""C++/CUDA checks: a light lexer and the rules that run on its code-only view."""

@@ -1,0 +1,184 @@
+"""The C++/CUDA rules, run on a code-only view so comments and string contents never match.
+
+A fragment is a whole .cu/.cpp file or C++ embedded in a Python string; `base` is the fragment's
+offset in the file, so every finding points at the file's own line and column.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from nvfp4ctl.lint.config import LintConfig
+from nvfp4ctl.lint.cpp.lexer import blank
+from nvfp4ctl.lint.cpp.scopes import DEBUG_WORD, Scopes, matching
+from nvfp4ctl.lint.diagnostic import Finding
+from nvfp4ctl.lint.shapes import describe, pinned_shape
+
+_GRAPH_API = re.compile(r"\b(?:cudaGraph\w*|cuGraph\w*|cudaStreamBeginCapture\w*|cudaStreamEndCapture\w*)\b")
+_PRINTF = re.compile(r"(?<![\w:])(?:std::)?printf\s*\(|\bcute::print(?:_tensor)?\s*\(")
+_TRAP = re.compile(r"__trap\s*\(|\btrap\b|\bassert\s*\(|\bCUTE_RUNTIME_ASSERT\b|\babort\s*\(")
+_ASM = re.compile(r"\b(?:asm|__asm__|__asm)\b\s*(?:volatile\b|__volatile__)?\s*(?:goto\s*)?\(")
+_STATIC = re.compile(
+    r"\bstatic\s+(?P<quals>(?:(?:const|volatile|thread_local|inline)\s+)*)"
+    r"(?P<type>[A-Za-z_][\w:<>,\s]*?[\s\*&]+)(?P<name>[A-Za-z_]\w*)\s*(?P<after>[=;\[{])"
+)
+_POINTER_TYPE = re.compile(r"\*|\b(?:u?intptr_t)\b")
+_INTEGER_TYPE = re.compile(r"\b(?:u?int64_t|size_t|long|uint64_t|int64)\b")
+_POINTER_NAME = re.compile(r"(?i)last|prev|ptr|addr|cached")
+_TENSOR_TYPE = re.compile(r"\bTensor\b")
+_WORKSPACE_NAME = re.compile(r"(?i)work|ws\b|scratch|buf|pool|handle|desc")
+_IF = re.compile(r"\bif\s*(?:constexpr\s*)?\(")
+_EQ_LITERAL = re.compile(r"(?<![%*/+\-]\s)(?<![%*/+\-])\b(\d+)\s*==\s*[A-Za-z_(]|[\w\)\]]\s*==\s*(\d+)\b(?!\s*[%*/+\-])")
+
+
+@dataclass(frozen=True)
+class Fragment:
+    text: str  # C++ source as written in the file
+    base: int  # offset of text[0] in the file
+
+
+def check(fragment: Fragment, config: LintConfig) -> list[Finding]:
+    code = blank(fragment.text).code
+    scopes = Scopes(code)
+    findings: list[Finding] = []
+    findings += _graphs(code)
+    findings += _statics(code)
+    findings += _printf(fragment.text, code, scopes)
+    findings += _shape_branches(code, config)
+    findings += _asm(code)
+    return [Finding(f.offset + fragment.base, f.code, f.message, f.width) for f in findings]
+
+
+def _graphs(code: str) -> list[Finding]:
+    return [
+        Finding(m.start(), "NV201", f"CUDA graph API {m.group()}: graphs are forbidden", len(m.group()))
+        for m in _GRAPH_API.finditer(code)
+    ]
+
+
+def _asm(code: str) -> list[Finding]:
+    return [
+        Finding(m.start(), "NV901", "handwritten PTX (inline asm); profile cutlass-only wants CUTLASS/CuTe calls",
+                len(m.group().rstrip("( ")))
+        for m in _ASM.finditer(code)
+    ]
+
+
+def _printf(text: str, code: str, scopes: Scopes) -> list[Finding]:
+    findings = []
+    for match in _PRINTF.finditer(code):
+        at = match.start()
+        directive = scopes.in_directive(at)
+        if directive is not None:
+            # inside a macro: fine when the macro is a debug macro or ends in a trap
+            body = text[directive[0] : directive[1]]
+            if DEBUG_WORD.search(body.split("(")[0]) or _TRAP.search(body):
+                continue
+        elif not scopes.in_device_code(at):
+            continue  # host-side error messages are not the rule's business
+        if scopes.debug_guarded(at):
+            continue
+        enclosing = scopes.enclosing(at)
+        if any(DEBUG_WORD.search(block.header) for block in enclosing):
+            continue
+        if DEBUG_WORD.search(scopes.statement_prefix(at)):
+            continue
+        in_branch = bool(enclosing) and bool(re.match(r"(?:\}\s*)?(?:if|else)\b", enclosing[-1].header))
+        if _TRAP.search(_following_statements(text, code, at, count=None if in_branch else 2)):
+            continue  # a failure report right before the trap is the accepted use
+        name = match.group().rstrip("( ")
+        findings.append(Finding(at, "NV802", f"{name} in device code without a debug flag; wrap it in "
+                                             "#ifdef <NAME>_DEBUG or print only before __trap()", len(name)))
+    return findings
+
+
+def _following_statements(text: str, code: str, offset: int, count: int | None) -> str:
+    """Original text from offset over `count` statements at the same brace depth (None: to the block end)."""
+    depth, statements, kept = 0, 0, []
+    for index in range(offset, len(code)):
+        ch = code[index]
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            if depth == 0:
+                break
+            depth -= 1
+        elif ch == ";" and depth == 0:
+            statements += 1
+            if statements == count:
+                break
+        if depth == 0:
+            kept.append(text[index])
+    return "".join(kept)
+
+
+def _statics(code: str) -> list[Finding]:
+    findings: list[Finding] = []
+    reported_ifs: set[int] = set()
+    for match in _STATIC.finditer(code):
+        quals, type_text, name = match.group("quals"), match.group("type"), match.group("name")
+        if "constexpr" in type_text or "constexpr" in quals or type_text.strip() in ("", "struct", "class"):
+            continue
+        pointer_like = bool(_POINTER_TYPE.search(type_text)) or (
+            bool(_INTEGER_TYPE.search(type_text)) and bool(_POINTER_NAME.search(name)))
+        if _TENSOR_TYPE.search(type_text) and not _WORKSPACE_NAME.search(name):
+            if re.search(rf"\breturn\s+{re.escape(name)}\b", code):
+                findings.append(Finding(match.start("name"), "NV302",
+                                        f"static tensor {name} is returned: it outlives the call and may hold an old result",
+                                        len(name)))
+            continue
+        if not pointer_like:
+            continue
+        for compare in re.finditer(rf"\b{re.escape(name)}\s*==|==\s*{re.escape(name)}\b", code):
+            if_start = _enclosing_if(code, compare.start())
+            if if_start is None or if_start in reported_ifs:
+                continue
+            reported_ifs.add(if_start)
+            if _controls_return(code, if_start):
+                findings.append(Finding(compare.start(), "NV301",
+                                        f"static {name} remembers an earlier input and the call returns early when "
+                                        "it matches: that skips the work being timed", len(compare.group())))
+            else:
+                findings.append(Finding(compare.start(), "NV302",
+                                        f"static {name} compares this call's input with an earlier one; make sure "
+                                        "no work is skipped", len(compare.group())))
+    return findings
+
+
+def _enclosing_if(code: str, offset: int) -> int | None:
+    """Offset of the `if (` whose condition contains offset, if any (same statement)."""
+    boundary = max(code.rfind(ch, 0, offset) for ch in ";{}")
+    candidate = None
+    for match in _IF.finditer(code, boundary + 1, offset):
+        close = matching(code, match.end() - 1)
+        if close >= offset:
+            candidate = match.start()
+    return candidate
+
+
+def _controls_return(code: str, if_start: int) -> bool:
+    open_paren = code.index("(", if_start)
+    close = matching(code, open_paren)
+    rest = code[close + 1 :].lstrip()
+    start = close + 1 + (len(code) - close - 1 - len(rest))
+    if rest.startswith("{"):
+        body = code[start : matching(code, start, "{", "}") + 1]
+    else:
+        end = code.find(";", start)
+        body = code[start : end if end != -1 else len(code)]
+    return bool(re.search(r"\breturn\b", body))
+
+
+def _shape_branches(code: str, config: LintConfig) -> list[Finding]:
+    findings = []
+    for match in _IF.finditer(code):
+        close = matching(code, match.end() - 1)
+        condition = code[match.end() : close]
+        values = [int(a or b) for a, b in _EQ_LITERAL.findall(condition)]
+        shape = pinned_shape(values, config.benchmark_shapes)
+        if shape is not None:
+            findings.append(Finding(match.start(), "NV702",
+                                    f"branches on the benchmark shape {describe(shape)}: every shape must take the "
+                                    "same code path (tuned tile configs are fine)", 2))
+    return findings

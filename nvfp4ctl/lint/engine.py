@@ -1,0 +1,48 @@
+"""Lint files: read (never import or run), apply the rules for the file's kind, filter by the
+config and waivers, and turn findings into Diagnostics."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nvfp4ctl.lint import stream
+from nvfp4ctl.lint.config import LintConfig
+from nvfp4ctl.lint.cpp import rules as cpp_rules
+from nvfp4ctl.lint.diagnostic import Diagnostic, Finding, LintReport
+from nvfp4ctl.lint.python.check import check as check_python
+from nvfp4ctl.lint.rules import RULES_BY_CODE
+from nvfp4ctl.lint.source import SourceFile, discover, read_source
+from nvfp4ctl.lint.waivers import is_waived
+
+
+def lint_source(source: SourceFile, config: LintConfig) -> list[Diagnostic]:
+    findings: list[Finding] = list(stream.check(source.text))
+    if source.kind == "python":
+        findings += check_python(source, config)
+    elif source.kind == "cpp":
+        findings += cpp_rules.check(cpp_rules.Fragment(source.text, 0), config)
+    diagnostics: dict[tuple[int, str], Diagnostic] = {}
+    for finding in findings:
+        if not config.enabled(finding.code) or (finding.offset, finding.code) in diagnostics:
+            continue
+        rule = RULES_BY_CODE[finding.code]
+        line, col = source.position(finding.offset)
+        text = source.line_text(line)
+        if rule.waivable and is_waived(finding.code, text):
+            continue
+        diagnostics[(finding.offset, finding.code)] = Diagnostic(
+            source.path, line, col, finding.code, rule.severity, finding.message, text, finding.width)
+    return sorted(diagnostics.values(), key=lambda d: (d.line, d.col, d.code))
+
+
+def lint_paths(paths: list[Path], config: LintConfig) -> LintReport:
+    files = discover(paths)
+    diagnostics: list[Diagnostic] = []
+    for path in files:
+        diagnostics.extend(lint_source(read_source(path), config))
+    return LintReport(tuple(diagnostics), tuple(files))
+
+
+def lint_text(text: str, path: str | Path = "submission.py", config: LintConfig | None = None) -> list[Diagnostic]:
+    """Lint text as if it were the file `path` (tests, editors)."""
+    return lint_source(SourceFile(Path(path), text), config or LintConfig())

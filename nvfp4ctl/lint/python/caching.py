@@ -1,0 +1,277 @@
+"""NV301/NV302: results kept across calls.
+
+A persistent container is a module-level name, a `global`, `self.<attr>`, a function attribute or a
+mutable default argument. A timed function that returns a value looked up in one, without handing
+that value to any call first (so nothing was computed into it), returns an old result. It is an
+error when the key is an identity (data_ptr(), id(), _version), when what was stored is an output,
+or when custom_kernel itself returns it; a warning otherwise. Containers that only ever receive
+compiled kernels, modules or descriptors are fine.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from nvfp4ctl.lint.python.index import ENTRY, TUPLE, Function, ModuleIndex, call_name, dotted, element_of
+
+Report = Callable[[ast.AST, str, str], None]
+
+ARTIFACT_CALL = re.compile(
+    r"(?i)^(?:.*compile.*|load_inline|load|jit|build.*|make_\w*|create\w*|.*desc\w*|.*plan\w*|get_\w*|partial|"
+    r"autotune|from_dlpack|\w*handle|\w*algo\w*|\w*config\w*|\w*tensor_map\w*|\w*launcher|\w*ptr)$"
+)
+IDENTITY_KEY = {"data_ptr", "_version", "untyped_storage", "storage", "_cdata", "storage_offset"}
+LOOKUP_METHODS = {"get", "setdefault", "pop"}
+STORE_METHODS = {"setdefault", "update", "append", "add", "insert", "__setitem__"}
+METADATA_ATTRS = {"shape", "size", "device", "dtype", "data_ptr", "stride", "numel", "dim", "ndim",
+                  "is_contiguous", "_version", "storage_offset", "element_size", "layout", "is_cuda"}
+ALLOCATIONS = {"empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like",
+               "new_empty", "new_zeros", "new_ones", "new_full", "empty_strided"}
+ARTIFACT, OUTPUT, UNKNOWN, IGNORE = "artifact", "output", "unknown", "ignore"
+
+
+@dataclass
+class Container:
+    stores: list[str] = field(default_factory=list)  # value kinds
+    identity_key: bool = False
+
+
+def check(index: ModuleIndex, report: Report) -> None:
+    containers: dict[str, Container] = {}
+    timed_nodes = {f.node: f for f in index.timed}
+    functions = [*index.functions.values(), *(m for methods in index.classes.values() for m in methods.values())]
+    for node in functions:
+        function = timed_nodes.get(node) or Function(node, _owner(index, node))
+        _collect_stores(function, index, containers)
+    for function in index.timed:
+        _check_returns(function, index, containers, report)
+
+
+def _owner(index: ModuleIndex, node: ast.AST) -> str | None:
+    for cls, methods in index.classes.items():
+        if node in methods.values():
+            return cls
+    return None
+
+
+def container_key(node: ast.AST, function: Function, index: ModuleIndex) -> str | None:
+    """The persistent container an expression names, if it is one."""
+    name = dotted(node)
+    if name is None:
+        return None
+    head = name.split(".")[0]
+    if head in ("self", "cls") and "." in name:
+        return f"{function.cls}.{name.split('.', 1)[1]}"
+    if head in index.imports:
+        return None
+    if name in index.declared_global(function.node) or (
+            head in index.module_names and not _is_local(function.node, head, index)):
+        return name
+    if head in index.functions and "." in name:
+        return name  # custom_kernel.cache
+    if head in _mutable_defaults(function.node):
+        return f"{function.name}:{head}"
+    return None
+
+
+def _is_local(node: ast.AST, name: str, index: ModuleIndex) -> bool:
+    if name in index.declared_global(node):
+        return False
+    args = getattr(node, "args", None)
+    if args and name in {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}:
+        return True
+    return name in index.stored_names(node)
+
+
+def _mutable_defaults(node: ast.AST) -> set[str]:
+    args = getattr(node, "args", None)
+    if args is None:
+        return set()
+    positional = [*args.posonlyargs, *args.args]
+    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+    return {a.arg for a, d in pairs if isinstance(d, (ast.Dict, ast.List, ast.Set))
+            or (isinstance(d, ast.Call) and call_name(d) in ("dict", "list", "set", "OrderedDict", "defaultdict"))}
+
+
+def _identity_expression(node: ast.AST) -> bool:
+    return any(isinstance(x, ast.Attribute) and x.attr in IDENTITY_KEY
+               or (isinstance(x, ast.Call) and isinstance(x.func, ast.Name) and x.func.id == "id")
+               for x in ast.walk(node))
+
+
+def _identity(node: ast.AST, function: Function, index: ModuleIndex) -> bool:
+    """Is a key built from data_ptr()/id()/_version, directly or through names assigned earlier?"""
+    if _identity_expression(node):
+        return True
+    names = {x.id for x in ast.walk(node) if isinstance(x, ast.Name)}
+    return any(_identity_expression(value) for name in names for value in index.assignments(function.node, name))
+
+
+def _is_entry(function: Function) -> bool:
+    return (function.cls is None and function.node.name == ENTRY) or (function.cls is not None and function.node.name == "__call__")
+
+
+def _from_input(node: ast.AST, function: Function, index: ModuleIndex, depth: int = 0) -> bool:
+    """Is an expression computed from the input tensors' data (not just their shapes or addresses)?"""
+    metadata: set[int] = set()
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Attribute) and inner.attr in METADATA_ATTRS:
+            metadata.update(id(x) for x in ast.walk(inner.value))
+        elif isinstance(inner, ast.Call) and (call_name(inner) in ALLOCATIONS | LOOKUP_METHODS | {"len", "id"}):
+            metadata.update(id(x) for x in ast.walk(inner))
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Name) and id(inner) not in metadata:
+            if element_of(function, inner) is not None:
+                return True
+            if depth < 2 and any(_from_input(v, function, index, depth + 1)
+                                 for v in index.assignments(function.node, inner.id)):
+                return True
+    return False
+
+
+def value_kind(value: ast.AST, function: Function, index: ModuleIndex, depth: int = 0) -> str:
+    """ARTIFACT (compiled kernel, module, descriptor, plan), OUTPUT (the output tensor or a result
+    computed from the inputs), IGNORE (an empty initial value) or UNKNOWN."""
+    if isinstance(value, ast.Constant) or (isinstance(value, (ast.Dict, ast.List, ast.Set, ast.Tuple)) and not getattr(value, "elts", getattr(value, "keys", None))):
+        return IGNORE
+    if isinstance(value, ast.Lambda):
+        return ARTIFACT
+    if isinstance(value, (ast.Tuple, ast.List)):
+        kinds = {value_kind(e, function, index, depth + 1) for e in value.elts} - {IGNORE}
+        return OUTPUT if OUTPUT in kinds else ARTIFACT if kinds == {ARTIFACT} else UNKNOWN if kinds else IGNORE
+    if isinstance(value, ast.Call):
+        name = call_name(value)
+        if name in index.classes or ARTIFACT_CALL.match(name):
+            return ARTIFACT
+        return OUTPUT if _from_input(value, function, index) else UNKNOWN
+    if isinstance(value, ast.Name):
+        if value.id in index.functions or value.id in index.classes:
+            return ARTIFACT
+        if element_of(function, value) in (6, TUPLE):
+            return OUTPUT
+        if depth < 2:
+            kinds = {value_kind(v, function, index, depth + 1) for v in index.assignments(function.node, value.id)} - {IGNORE}
+            if kinds == {ARTIFACT}:
+                return ARTIFACT
+            if OUTPUT in kinds:
+                return OUTPUT
+        return UNKNOWN
+    if isinstance(value, ast.Subscript) and element_of(function, value) in (6, TUPLE):
+        return OUTPUT
+    return UNKNOWN
+
+
+def _collect_stores(function: Function, index: ModuleIndex, containers: dict[str, Container]) -> None:
+    for node in index.walk(function.node):
+        pairs: list[tuple[ast.AST, ast.AST | None, ast.AST]] = []  # (container expr, key, value)
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(target, ast.Subscript):
+                    pairs.append((target.value, target.slice, node.value))
+                elif isinstance(target, (ast.Name, ast.Attribute)):
+                    pairs.append((target, None, node.value))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in STORE_METHODS:
+            args = node.args
+            if node.func.attr in ("setdefault", "insert") and len(args) >= 2:
+                pairs.append((node.func.value, args[0], args[1]))
+            elif node.func.attr == "update" and args and isinstance(args[0], ast.Dict):
+                pairs.extend((node.func.value, k, v) for k, v in zip(args[0].keys, args[0].values) if k is not None)
+            elif args:
+                pairs.append((node.func.value, None, args[0]))
+        for target, key, value in pairs:
+            name = container_key(target, function, index)
+            if name is None:
+                continue
+            entry = containers.setdefault(name, Container())
+            entry.stores.append(value_kind(value, function, index))
+            if key is not None and _identity(key, function, index):
+                entry.identity_key = True
+
+
+def _lookup(node: ast.AST, function: Function, index: ModuleIndex) -> tuple[str, ast.AST | None] | None:
+    """(container, key) when node reads a persistent container, else None."""
+    if isinstance(node, ast.Subscript):
+        name = container_key(node.value, function, index)
+        return (name, node.slice) if name else None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in LOOKUP_METHODS:
+        name = container_key(node.func.value, function, index)
+        return (name, node.args[0] if node.args else None) if name else None
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        name = container_key(node, function, index)
+        return (name, None) if name else None
+    return None
+
+
+def _flows_to_call(function: Function, index: ModuleIndex, names: set[str], dumps: set[str]) -> bool:
+    """Does the cached object get passed to, or called by, a call in this function?"""
+    for node in index.walk(function.node):
+        if not isinstance(node, ast.Call):
+            continue
+        parts = [node.func, *node.args, *(k.value for k in node.keywords)]
+        if isinstance(node.func, ast.Attribute):
+            parts.append(node.func.value)
+        for part in parts:
+            inner = part.value if isinstance(part, ast.Starred) else part
+            if isinstance(inner, ast.Name) and inner.id in names:
+                return True
+            if ast.dump(inner) in dumps:
+                return True
+    return False
+
+
+def _check_returns(function: Function, index: ModuleIndex, containers: dict[str, Container], report: Report) -> None:
+    reported: set[str] = set()
+    for node in index.walk(function.node):
+        if not isinstance(node, ast.Return) or node.value is None:
+            continue
+        found = _lookup(node.value, function, index)
+        carriers: set[str] = set()
+        lookup_node: ast.AST = node.value
+        if found is None and isinstance(node.value, ast.Name):
+            for assigned in index.assignments(function.node, node.value.id):
+                found = _lookup(assigned, function, index)
+                if found is not None:
+                    carriers.add(node.value.id)
+                    lookup_node = assigned
+                    break
+        if found is None:
+            continue
+        name, key = found
+        container = containers.get(name, Container())
+        kinds = set(container.stores) - {IGNORE}
+        if kinds == {ARTIFACT} or not kinds and name not in containers:
+            continue
+        dumps = {ast.dump(lookup_node)}
+        if _flows_to_call(function, index, carriers, dumps):
+            continue  # a buffer the kernel writes into, not a stored answer
+        reported.add(name)
+        identity = container.identity_key or (key is not None and _identity(key, function, index))
+        entry = _is_entry(function)
+        if not (OUTPUT in kinds or identity or entry):
+            continue  # a helper's cache of something not computed from the inputs (a table, a config)
+        if OUTPUT in kinds or entry or identity and UNKNOWN not in kinds:
+            why = "keyed by data_ptr()/id()/_version" if identity else "holding an earlier output" if OUTPUT in kinds else "kept across calls"
+            report(node, "NV301", f"returns a result from {name} ({why}) instead of computing it every call")
+        else:
+            report(node, "NV302", f"returns a value kept in {name} across calls; fine if it is a compiled kernel or "
+                                  "descriptor, not if it is a result")
+    _stored_outputs(function, index, reported, report)
+
+
+def _stored_outputs(function: Function, index: ModuleIndex, reported: set[str], report: Report) -> None:
+    """An output put into a persistent container by the timed path, even without a visible lookup."""
+    for node in index.walk(function.node):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                holder = container_key(target.value, function, index) if isinstance(target, ast.Subscript) else None
+                if holder and holder not in reported:
+                    if value_kind(node.value, function, index) == OUTPUT:
+                        report(target, "NV302", f"stores an output in {holder}, which outlives the call")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "insert", "add"):
+            holder = container_key(node.func.value, function, index)
+            if holder and holder not in reported and node.args and value_kind(node.args[-1], function, index) == OUTPUT:
+                report(node, "NV302", f"stores an output in {holder}, which outlives the call")

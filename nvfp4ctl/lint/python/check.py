@@ -1,0 +1,43 @@
+"""Run every Python rule on one file: parse (never import), index, rules, embedded C++."""
+
+from __future__ import annotations
+
+import ast
+import warnings
+
+from nvfp4ctl.lint.config import LintConfig
+from nvfp4ctl.lint.cpp import rules as cpp_rules
+from nvfp4ctl.lint.diagnostic import Finding
+from nvfp4ctl.lint.python import caching, timed, whole_file
+from nvfp4ctl.lint.python.embedded import fragments
+from nvfp4ctl.lint.python.index import ModuleIndex
+from nvfp4ctl.lint.source import SourceFile
+
+
+def check(source: SourceFile, config: LintConfig) -> list[Finding]:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escape sequences in users' strings are not ours to report
+            tree = ast.parse(source.text, filename=str(source.path))
+    except (SyntaxError, ValueError) as error:
+        line = getattr(error, "lineno", None) or 1
+        col = max((getattr(error, "offset", None) or 1) - 1, 0)
+        offset = source.line_starts[min(line, len(source.line_starts)) - 1] + col
+        return [Finding(min(offset, len(source.text)), "NV001",
+                        f"not valid Python ({getattr(error, 'msg', error)}); only the text rules ran")]
+    findings: list[Finding] = []
+
+    def report(node: ast.AST, code: str, message: str) -> None:
+        start = source.ast_offset(node.lineno, node.col_offset)  # type: ignore[attr-defined]
+        width = 1
+        if getattr(node, "end_lineno", None) == node.lineno:  # type: ignore[attr-defined]
+            width = max(source.ast_offset(node.end_lineno, node.end_col_offset) - start, 1)  # type: ignore[attr-defined]
+        findings.append(Finding(start, code, message, width))
+
+    index = ModuleIndex(tree)
+    whole_file.check(index, report)
+    timed.check(index, report, config.benchmark_shapes)
+    caching.check(index, report)
+    for fragment in fragments(index.all_nodes, source):
+        findings.extend(cpp_rules.check(fragment, config))
+    return findings

@@ -1,0 +1,418 @@
+"""One pass over a module's ast: imports, module-level names, the timed path and what the input
+tuple's elements are called in each function on it.
+
+The timed path is `custom_kernel` and every module-level function or class method it reaches
+through calls in this file (a simple call graph: names, self.method, Class.method, instance()).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+ENTRY = "custom_kernel"
+TUPLE_LENGTH = 7  # (a, b, sfa_ref, sfb_ref, sfa_permuted, sfb_permuted, c)
+TUPLE = -1  # binding of a name holding the whole input tuple; 0..6 name one element
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+_SHARED_NODES = (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
+
+
+def dotted(node: ast.AST) -> str | None:
+    """"torch.cuda.graph" for a Name/Attribute chain, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def call_name(call: ast.Call) -> str:
+    """Last name of what is called: "compile" for torch.compile(...), "" when not a plain name."""
+    func = call.func
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    if isinstance(func, ast.Name):
+        return func.id
+    return ""
+
+
+def position(node: ast.AST) -> tuple[int, int]:
+    return getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
+
+
+@dataclass
+class Function:
+    node: FunctionNode
+    cls: str | None = None  # owning class for methods
+    # name -> [(position, binding)] in source order; binding None = rebound to something else
+    events: dict[str, list[tuple[tuple[int, int], int | None]]] = field(default_factory=dict)
+    param_bindings: dict[str, set[int]] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return f"{self.cls}.{self.node.name}" if self.cls else self.node.name
+
+    def params(self) -> list[str]:
+        args = self.node.args
+        names = [a.arg for a in [*args.posonlyargs, *args.args]]
+        return names[1:] if self.cls and names and names[0] in ("self", "cls") else names
+
+    def possible(self, name: str, at: tuple[int, int]) -> set[int]:
+        """Tuple elements (or TUPLE) a name may hold at a position: its last assignment before it,
+        else what the callers pass for the parameter of that name."""
+        current: set[int] = set(self.param_bindings.get(name, ()))
+        for where, value in self.events.get(name, ()):
+            if where < at:
+                current = set() if value is None else {value}
+            else:
+                break
+        return current
+
+    def binding(self, name: str, at: tuple[int, int]) -> int | None:
+        found = self.possible(name, at)
+        return next(iter(found)) if len(found) == 1 else None
+
+
+class ModuleIndex:
+    def __init__(self, tree: ast.Module) -> None:
+        self.tree = tree
+        self.parents: dict[ast.AST, ast.AST] = {}
+        # Context and operator nodes are shared singletons in CPython's ast: no parent, no rule needs them.
+        self.all_nodes: list[ast.AST] = [n for n in ast.walk(tree) if not isinstance(n, _SHARED_NODES)]
+        for parent in self.all_nodes:
+            for child in ast.iter_child_nodes(parent):
+                if not isinstance(child, _SHARED_NODES):
+                    self.parents[child] = parent
+        self._walks: dict[int, list[ast.AST]] = {id(tree): self.all_nodes}
+        self._index_function_bodies()
+        self._stored: dict[int, set[str]] = {}
+        self._declared_global: dict[int, set[str]] = {}
+        self._assigned: dict[int, dict[str, list[ast.AST]]] = {}
+        self.imports: dict[str, str] = {}
+        self.functions: dict[str, FunctionNode] = {}
+        self.classes: dict[str, dict[str, FunctionNode]] = {}
+        self.instances: dict[str, str] = {}  # module variable -> class it was made from
+        self.module_names: set[str] = set()
+        self._collect_module_level()
+        self.timed: list[Function] = []
+        self._build_timed_path()
+
+    # -- module level ------------------------------------------------------------------------------
+    def _collect_module_level(self) -> None:
+        for node in self.all_nodes:
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    local = alias.asname or alias.name.split(".")[0]
+                    self.imports[local] = alias.name if alias.asname else local
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                for alias in node.names:
+                    self.imports[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+        for node in self.tree.body:
+            for stmt in _flatten_module_statement(node):
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    self.functions[stmt.name] = stmt
+                elif isinstance(stmt, ast.ClassDef):
+                    self.classes[stmt.name] = {
+                        item.name: item for item in stmt.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    }
+                elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+                    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                    for target in targets:
+                        for name in _target_names(target):
+                            self.module_names.add(name)
+                    value = stmt.value
+                    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+                        for target in targets:
+                            if isinstance(target, ast.Name):
+                                self.instances[target.id] = value.func.id
+
+    def _index_function_bodies(self) -> None:
+        """Every function's nodes (nested ones included) from the one walk of the whole tree."""
+        nearest: dict[int, ast.AST | None] = {id(self.tree): None}
+        own: dict[int, list[ast.AST]] = {}
+        functions: list[ast.AST] = []
+        for node in self.all_nodes:  # breadth-first: a parent is always seen before its children
+            parent = self.parents.get(node)
+            if parent is None:
+                continue
+            enclosing = parent if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) else nearest[id(parent)]
+            nearest[id(node)] = enclosing
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                functions.append(node)
+            if enclosing is not None:
+                own.setdefault(id(enclosing), []).append(node)
+        for function in reversed(functions):  # inner functions come later: fold them into outer ones
+            body = [function, *own.get(id(function), [])]
+            self._walks[id(function)] = body
+            outer = nearest.get(id(function))
+            if outer is not None:
+                own.setdefault(id(outer), []).extend(body[1:])  # the inner def itself is already there
+
+    def walk(self, node: ast.AST) -> list[ast.AST]:
+        """ast.walk(node), computed once per node (rules walk the same functions many times)."""
+        found = self._walks.get(id(node))
+        if found is None:
+            found = self._walks[id(node)] = list(ast.walk(node))
+        return found
+
+    def stored_names(self, node: ast.AST) -> set[str]:
+        found = self._stored.get(id(node))
+        if found is None:
+            found = self._stored[id(node)] = {
+                n.id for n in self.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        return found
+
+    def declared_global(self, node: ast.AST) -> set[str]:
+        found = self._declared_global.get(id(node))
+        if found is None:
+            found = self._declared_global[id(node)] = {
+                name for n in self.walk(node) if isinstance(n, ast.Global) for name in n.names}
+        return found
+
+    def assignments(self, node: ast.AST, name: str) -> list[ast.AST]:
+        """Values assigned to a plain name anywhere inside node (x = ..., x := ...)."""
+        table = self._assigned.get(id(node))
+        if table is None:
+            table = self._assigned[id(node)] = {}
+            for inner in self.walk(node):
+                if isinstance(inner, ast.Assign):
+                    for target in inner.targets:
+                        if isinstance(target, ast.Name):
+                            table.setdefault(target.id, []).append(inner.value)
+                elif isinstance(inner, ast.NamedExpr):
+                    table.setdefault(inner.target.id, []).append(inner.value)
+        return table.get(name, [])
+
+    def resolve(self, node: ast.AST) -> str | None:
+        """Dotted name with its first part replaced by what it was imported as."""
+        name = dotted(node)
+        if name is None:
+            return None
+        head, _, rest = name.partition(".")
+        if head in self.imports:
+            return self.imports[head] + ("." + rest if rest else "")
+        return name
+
+    def is_imported_root(self, node: ast.AST) -> bool:
+        name = dotted(node)
+        return name is not None and name.split(".")[0] in self.imports
+
+    def enclosing_function(self, node: ast.AST) -> FunctionNode | None:
+        current = self.parents.get(node)
+        while current is not None and not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            current = self.parents.get(current)
+        return current
+
+    def ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
+        current = self.parents.get(node)
+        while current is not None:
+            yield current
+            current = self.parents.get(current)
+
+    # -- timed path --------------------------------------------------------------------------------
+    def _method(self, cls: str | None, name: str) -> Function | None:
+        if cls in self.classes and name in self.classes[cls]:
+            return Function(self.classes[cls][name], cls)
+        return None
+
+    def _roots(self) -> list[Function]:
+        if ENTRY in self.functions:
+            return [Function(self.functions[ENTRY])]
+        roots: list[Function] = []
+        for node in self.tree.body:
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == ENTRY for t in node.targets):
+                for inner in self.walk(node.value):
+                    if isinstance(inner, ast.Name):
+                        if inner.id in self.functions:
+                            roots.append(Function(self.functions[inner.id]))
+                        for cls in (inner.id, self.instances.get(inner.id)):
+                            method = self._method(cls, "__call__")
+                            if method is not None:
+                                roots.append(method)
+        return roots
+
+    def _callees(self, function: Function) -> Iterator[tuple[Function, ast.Call | None]]:
+        for node in self.walk(function.node):
+            if isinstance(node, ast.Call):
+                func = node.func
+                if isinstance(func, ast.Name):
+                    if func.id in self.functions:
+                        yield Function(self.functions[func.id]), node
+                    for cls, method in ((func.id, "__init__"), (func.id, "__call__"), (self.instances.get(func.id), "__call__")):
+                        found = self._method(cls, method)
+                        if found is not None:
+                            yield found, node if method == "__call__" and cls != func.id else None
+                elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+                    owner = func.value.id
+                    cls = function.cls if owner in ("self", "cls") else self.instances.get(owner, owner)
+                    found = self._method(cls, func.attr)
+                    if found is not None:
+                        yield found, node
+                for arg in [*node.args, *(k.value for k in node.keywords)]:
+                    if isinstance(arg, ast.Name) and arg.id in self.functions:
+                        yield Function(self.functions[arg.id]), None
+
+    def _build_timed_path(self) -> None:
+        roots = self._roots()
+        if not roots:
+            return
+        by_node: dict[ast.AST, Function] = {}
+        queue = list(roots)
+        for root in roots:
+            params = root.params()
+            if params:
+                root.param_bindings[params[0]] = {TUPLE}
+        while queue:
+            function = queue.pop(0)
+            if function.node in by_node:
+                continue
+            by_node[function.node] = function
+            self.timed.append(function)
+            for callee, _ in self._callees(function):
+                if callee.node not in by_node:
+                    queue.append(callee)
+        # Bindings: local assignments, then what callers pass in (a couple of rounds reach helpers).
+        for _ in range(3):
+            for function in self.timed:
+                _local_events(function, self.walk(function.node))
+            for function in self.timed:
+                for callee, call in self._callees(function):
+                    if call is not None:
+                        _bind_params(by_node[callee.node], call, function)
+
+    def is_timed(self, function: FunctionNode | None) -> bool:
+        return function is not None and any(f.node is function for f in self.timed)
+
+    def timed_function(self, node: ast.AST) -> Function | None:
+        """The timed function whose body (nested code included) holds node."""
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for function in self.timed:
+                    if function.node is ancestor:
+                        return function
+        return None
+
+
+def _flatten_module_statement(node: ast.stmt) -> list[ast.stmt]:
+    """Module-level statements, looking inside if/try blocks (conditional imports and defs)."""
+    if isinstance(node, ast.If):
+        return [s for child in [*node.body, *node.orelse] for s in _flatten_module_statement(child)]
+    if isinstance(node, ast.Try):
+        children = [*node.body, *node.orelse, *node.finalbody, *(s for h in node.handlers for s in h.body)]
+        return [s for child in children for s in _flatten_module_statement(child)]
+    return [node]
+
+
+def _target_names(target: ast.AST) -> list[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [name for element in target.elts for name in _target_names(element)]
+    if isinstance(target, ast.Starred):
+        return _target_names(target.value)
+    return []
+
+
+def element_of(function: Function, node: ast.AST) -> int | None:
+    """Which tuple element (or TUPLE) an expression is: data, data[4], a name bound to one."""
+    if isinstance(node, ast.Name):
+        return function.binding(node.id, position(node))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("tuple", "list") and node.args:
+        return TUPLE if element_of(function, node.args[0]) == TUPLE else None
+    if isinstance(node, ast.Subscript) and element_of(function, node.value) == TUPLE:
+        index = node.slice
+        if isinstance(index, ast.Constant) and isinstance(index.value, int):
+            value = index.value
+            return value + TUPLE_LENGTH if value < 0 else value
+    return None
+
+
+def slice_elements(function: Function, node: ast.AST) -> list[int] | None:
+    """Elements covered by data[a:b] (None if node is not such a slice)."""
+    if not (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice)):
+        return None
+    if element_of(function, node.value) != TUPLE:
+        return None
+    bounds = []
+    for part in (node.slice.lower, node.slice.upper, node.slice.step):
+        if part is None:
+            bounds.append(None)
+        elif isinstance(part, ast.Constant) and isinstance(part.value, int):
+            bounds.append(part.value)
+        elif isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.USub) and isinstance(part.operand, ast.Constant):
+            bounds.append(-part.operand.value)
+        else:
+            return None
+    return list(range(TUPLE_LENGTH))[slice(*bounds)]
+
+
+def _local_events(function: Function, nodes: list[ast.AST]) -> None:
+    events: dict[str, list[tuple[tuple[int, int], int | None]]] = {}
+
+    def record(name: str, where: tuple[int, int], value: int | None) -> None:
+        events.setdefault(name, []).append((where, value))
+
+    for node in nodes:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            end = (getattr(node, "end_lineno", node.lineno), getattr(node, "end_col_offset", 0))
+            whole = element_of(function, node.value)
+            covered = slice_elements(function, node.value) if whole is None else None
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    record(target.id, end, whole)
+                elif isinstance(target, (ast.Tuple, ast.List)):
+                    elements = list(range(TUPLE_LENGTH)) if whole == TUPLE else covered
+                    for name, element in _unpack(target, elements):
+                        record(name, end, element)
+        elif isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.target, ast.Name):
+            record(node.target.id, position(node.target), None)
+    for items in events.values():
+        items.sort(key=lambda item: item[0])
+    function.events = events
+
+
+def _unpack(target: ast.Tuple | ast.List, elements: list[int] | None) -> list[tuple[str, int | None]]:
+    names = target.elts
+    pairs: list[tuple[str, int | None]] = []
+    star = next((i for i, e in enumerate(names) if isinstance(e, ast.Starred)), None)
+    for index, element in enumerate(names):
+        if not isinstance(element, ast.Name):
+            for name in _target_names(element):
+                pairs.append((name, None))
+            continue
+        value: int | None = None
+        if elements is not None:
+            if star is None or index < star:
+                value = elements[index] if index < len(elements) else None
+            else:
+                from_end = len(names) - index
+                value = elements[-from_end] if from_end <= len(elements) else None
+        pairs.append((element.id, value))
+    return pairs
+
+
+def _bind_params(callee: Function, call: ast.Call, caller: Function) -> None:
+    params = callee.params()
+    index = 0
+    for arg in call.args:
+        if isinstance(arg, ast.Starred):
+            if element_of(caller, arg.value) == TUPLE:
+                for offset, name in enumerate(params[index:]):
+                    if offset < TUPLE_LENGTH:
+                        callee.param_bindings.setdefault(name, set()).add(offset)
+            return
+        if index < len(params):
+            element = element_of(caller, arg)
+            if element is not None:
+                callee.param_bindings.setdefault(params[index], set()).add(element)
+        index += 1
+    for keyword in call.keywords:
+        if keyword.arg in params:
+            element = element_of(caller, keyword.value)
+            if element is not None:
+                callee.param_bindings.setdefault(keyword.arg, set()).add(element)

@@ -1,0 +1,210 @@
+"""Rules about the timed path (custom_kernel and what it calls in this file): reference scales,
+to_blocked, copies of B, reference fallback, benchmark-shape branches, print, a cached entry point."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable
+
+from nvfp4ctl.lint.python.index import ENTRY, TUPLE, Function, ModuleIndex, call_name, element_of, position, slice_elements
+from nvfp4ctl.lint.python.whole_file import _is_kernel, guarded_by_debug
+from nvfp4ctl.lint.shapes import describe, pinned_shape
+
+Report = Callable[[ast.AST, str, str], None]
+
+REFERENCE = {2: "sfa_ref", 3: "sfb_ref"}
+REFERENCE_NAME = re.compile(r"^_?(?:sf[ab]_?ref\w*|sf[ab]_cpu|scale_[ab]_ref\w*|ref_sf[ab]\w*)$")
+B_NAME = re.compile(r"^(?:b|B|b_ref|mat_?b|b_fp4|bq|b_q|b_packed|weight|w)$")
+TRANSPOSE_ATTRS = {"T", "mT", "mH", "H"}
+TRANSPOSE_CALLS = {"t", "transpose", "permute", "swapaxes", "swapdims", "movedim"}
+COPY_CALLS = {"contiguous", "clone"}
+CACHE_DECORATORS = re.compile(r"(?:^|\.)(?:cache|lru_cache|cached|memoize|cached_property)$")
+
+
+def check(index: ModuleIndex, report: Report, shapes: tuple[tuple[int, int, int], ...]) -> None:
+    for function in index.timed:
+        _reference_scales(function, index, report)
+        _transposed_b(function, index, report)
+        _fallback(function, index, report)
+        _shape_branches(function, index, report, shapes)
+        _prints(function, index, report)
+    _cached_entry(index, report)
+
+
+def _timed_callee(call: ast.Call, index: ModuleIndex) -> bool:
+    """Is this a call of a function of this file (its parameters are checked where they are used)?"""
+    return isinstance(call.func, ast.Name) and call.func.id in index.functions or (
+        isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)
+        and call.func.value.id in ("self", "cls"))
+
+
+def _reference_scales(function: Function, index: ModuleIndex, report: Report) -> None:
+    for node in index.walk(function.node):
+        if isinstance(node, ast.Call) and call_name(node) == "to_blocked":
+            report(node.func, "NV402", "to_blocked() in the timed path: use sfa_permuted/sfb_permuted (data[4], data[5])")
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+            parent = index.parents.get(node)
+            if isinstance(parent, ast.Assign) and parent.value is node:
+                continue  # bound to a name: its uses are what count
+            element = element_of(function, node)
+            if element in REFERENCE:
+                report(node, "NV401", f"data[{node.slice.value}] is the reference scale {REFERENCE[element]}: "  # type: ignore[attr-defined]
+                                      f"use data[{element + 2}] ({REFERENCE[element].replace('ref', 'permuted')})")
+            covered = slice_elements(function, node)
+            if covered and set(covered) & set(REFERENCE):
+                report(node, "NV403", "this slice of the input passes the reference scales (indices 2, 3) along")
+        elif isinstance(node, ast.Starred) and element_of(function, node.value) == TUPLE:
+            call = index.parents.get(node)
+            if isinstance(call, ast.Call) and not _timed_callee(call, index):
+                report(node, "NV403", "*data passes the reference scales (indices 2, 3) along; pass the elements you use")
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            possible = function.possible(node.id, position(node))
+            parent = index.parents.get(node)
+            if isinstance(parent, ast.Call) and node in parent.args and _timed_callee(parent, index):
+                continue  # checked where the callee uses its parameter
+            hits = possible & set(REFERENCE)
+            if hits:
+                element = min(hits)
+                report(node, "NV401", f"{node.id} is the reference scale {REFERENCE[element]} (input index {element}): "
+                                      f"use index {element + 2} ({REFERENCE[element].replace('ref', 'permuted')})")
+            elif not possible and REFERENCE_NAME.match(node.id):
+                report(node, "NV403", f"{node.id} reads like the reference scales; the timed path must use the "
+                                      "permuted ones (input indices 4, 5)")
+
+
+def _root_name(node: ast.AST) -> ast.AST:
+    """Strip views, subscripts and method calls down to the tensor an expression starts from."""
+    while True:
+        if (isinstance(node, ast.Call) and call_name(node) in TRANSPOSE_CALLS and node.args
+                and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)
+                and node.func.value.id in ("torch", "np", "numpy")):
+            node = node.args[0]  # torch.transpose(b, 0, 1)
+        elif isinstance(node, ast.Subscript):
+            node = node.value
+        elif isinstance(node, ast.Attribute):
+            node = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            node = node.func.value
+        else:
+            return node
+
+
+def _has_transpose(node: ast.AST) -> bool:
+    while True:
+        if isinstance(node, ast.Attribute):
+            if node.attr in TRANSPOSE_ATTRS:
+                return True
+            node = node.value
+        elif isinstance(node, ast.Call):
+            if call_name(node) in TRANSPOSE_CALLS:
+                return True
+            node = node.func.value if isinstance(node.func, ast.Attribute) else node
+            if isinstance(node, ast.Call):
+                return False
+        elif isinstance(node, ast.Subscript):
+            node = node.value
+        else:
+            return False
+
+
+def _is_b(function: Function, node: ast.AST, derived: set[str]) -> bool:
+    if isinstance(node, ast.Name):
+        element = function.binding(node.id, position(node))
+        return element == 1 or (element is None and (bool(B_NAME.match(node.id)) or node.id in derived))
+    return element_of(function, node) == 1
+
+
+def _transposed_b(function: Function, index: ModuleIndex, report: Report) -> None:
+    derived: set[str] = set()  # names made from b by views (b8 = b.view(torch.uint8))
+    for node in sorted((n for n in index.walk(function.node) if isinstance(n, ast.Assign)), key=position):
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and not _has_transpose(node.value):
+            root = _root_name(node.value)
+            if root is not node.value and _is_b(function, root, derived):
+                derived.add(node.targets[0].id)
+    for node in index.walk(function.node):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in COPY_CALLS):
+            continue
+        inner = node.func.value
+        if _has_transpose(inner) and _is_b(function, _root_name(inner), derived):
+            report(node, "NV501", "copy-transposes B every call: B is already (N, K) K-major; pass b or a "
+                                  "transposed view (b.t()) without .contiguous()")
+
+
+def _fallback(function: Function, index: ModuleIndex, report: Report) -> None:
+    for node in index.walk(function.node):
+        if not isinstance(node, ast.Call):
+            continue
+        name = call_name(node)
+        if name == "ref_kernel":
+            report(node.func, "NV701", "calls the reference implementation (ref_kernel) in the timed path")
+        elif name == "_scaled_mm":
+            uses_reference = any(
+                (isinstance(inner, ast.Name) and (function.possible(inner.id, position(inner)) & set(REFERENCE)
+                                                  or REFERENCE_NAME.match(inner.id)))
+                or (isinstance(inner, ast.Call) and call_name(inner) == "to_blocked")
+                or element_of(function, inner) in REFERENCE
+                for arg in [*node.args, *(k.value for k in node.keywords)] for inner in ast.walk(arg)
+            )
+            if uses_reference:
+                report(node.func, "NV701", "torch._scaled_mm with the reference scales is the reference, not a kernel")
+
+
+def _compared_ints(test: ast.AST) -> list[int]:
+    values: list[int] = []
+    for node in ast.walk(test):
+        if not isinstance(node, ast.Compare):
+            continue
+        operands = [node.left, *node.comparators]
+        for op, left, right in zip(node.ops, operands, operands[1:]):
+            if not isinstance(op, (ast.Eq, ast.NotEq, ast.In, ast.NotIn)):
+                continue
+            for side, other in ((left, right), (right, left)):
+                if isinstance(other, ast.BinOp) and isinstance(other.op, ast.Mod):
+                    continue
+                values.extend(_int_literals(side))
+    return values
+
+
+def _int_literals(node: ast.AST) -> list[int]:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return [node.value]
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return [value for element in node.elts for value in _int_literals(element)]
+    return []
+
+
+def _shape_branches(function: Function, index: ModuleIndex, report: Report, shapes: tuple[tuple[int, int, int], ...]) -> None:
+    for node in index.walk(function.node):
+        values: list[int] = []
+        if isinstance(node, (ast.If, ast.IfExp, ast.While)):
+            values = _compared_ints(node.test)
+        elif isinstance(node, ast.match_case):
+            values = [v.value for v in ast.walk(node.pattern) if isinstance(v, ast.Constant) and type(v.value) is int]
+        if not values:
+            continue
+        shape = pinned_shape(values, shapes)
+        if shape is not None:
+            anchor = node.pattern if isinstance(node, ast.match_case) else node.test
+            report(anchor, "NV702", f"branches on the benchmark shape {describe(shape)}: every shape must take the "
+                                    "same code path (tuned configs are fine)")
+
+
+def _prints(function: Function, index: ModuleIndex, report: Report) -> None:
+    if _is_kernel(function.node, index) is not None:
+        return  # device prints are NV802's business
+    for node in index.walk(function.node):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
+            if _is_kernel(index.enclosing_function(node), index) is None and not guarded_by_debug(node, index):
+                report(node.func, "NV801", "print() in the timed path: it runs on every call; put it behind a debug flag")
+
+
+def _cached_entry(index: ModuleIndex, report: Report) -> None:
+    entry = index.functions.get(ENTRY)
+    if entry is None:
+        return
+    for decorator in entry.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        name = index.resolve(target) or ""
+        if CACHE_DECORATORS.search(name):
+            report(decorator, "NV303", f"@{name} on custom_kernel returns the first result for every later call")

@@ -1,0 +1,1 @@
+"""One renderer per output format; each turns a LintReport into text."""

@@ -1,0 +1,42 @@
+"""Machine-readable output: every diagnostic plus the counts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from nvfp4ctl.lint.diagnostic import LintReport
+from nvfp4ctl.lint.render.paths import display_path
+from nvfp4ctl.lint.rules import RULES
+
+FORMAT_VERSION = 1
+
+
+def payload(report: LintReport, cwd: Path | None = None) -> dict[str, Any]:
+    return {
+        "version": FORMAT_VERSION,
+        "diagnostics": [d.to_dict(display_path(d.path, cwd)) for d in report.diagnostics],
+        "summary": {
+            "errors": report.errors,
+            "warnings": report.warnings,
+            "files_checked": len(report.files),
+            "files_with_findings": report.files_with_findings,
+        },
+    }
+
+
+def rules_payload() -> list[dict[str, Any]]:
+    return [
+        {
+            "code": rule.code,
+            "name": rule.name,
+            "severity": rule.severity.value,
+            "why": rule.why,
+            "bad": rule.bad,
+            "good": rule.good,
+            "waivable": rule.waivable,
+            "default": rule.default_on,
+            "profiles": list(rule.profiles),
+        }
+        for rule in RULES
+    ]

@@ -1,0 +1,112 @@
+"""Every lint rule's stable code, severity, reason and a bad/good example (the `--list-rules` view).
+
+Codes never change meaning once released; groups follow the competition rules: NV1 the banned word,
+NV2 graphs, NV3 result caching, NV4 reference scales, NV5 copies of B, NV6 harness tampering,
+NV7 reference fallback and shape special-casing, NV8 debug output, NV9 profile-only rules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nvfp4ctl.lint.diagnostic import Severity
+
+ERROR, WARNING = Severity.ERROR, Severity.WARNING
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    severity: Severity
+    why: str
+    bad: str
+    good: str
+    waivable: bool = True
+    default_on: bool = True
+    profiles: tuple[str, ...] = ()  # profiles that turn an off-by-default rule on
+
+
+STREAM_CODE = "NV101"
+PROFILES = ("default", "cutlass-only")
+
+RULES: tuple[Rule, ...] = (
+    Rule("NV001", "python-syntax", WARNING,
+         "The file does not parse as Python, so only the text rules ran on it.",
+         "def custom_kernel(data)\n    return data[6]", "def custom_kernel(data):\n    return data[6]"),
+    Rule(STREAM_CODE, "stream-word", ERROR,
+         'The server rejects any file where "stream" in code.lower(); comments and names count. '
+         "Cannot be waived or ignored.",
+         "#include <iostream>\nauto s = at::cuda::getCurrentCUDAStream();",
+         "#include <cstdio>\nkernel<<<grid, block, smem>>>(args);  // default queue",
+         waivable=False),
+    Rule("NV201", "cuda-graph", ERROR,
+         "CUDA graph capture/replay hides launch cost from the timer and is forbidden.",
+         "g = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g): run()\ng.replay()",
+         "run()  # launch every call"),
+    Rule("NV202", "replay-call", WARNING,
+         "A .replay() call looks like CUDA graph replay, although no graph API is visible here.",
+         "runner.replay()", "runner.run()"),
+    Rule("NV203", "compile-cudagraphs", ERROR,
+         'torch.compile modes "reduce-overhead" and "max-autotune" capture CUDA graphs.',
+         'f = torch.compile(gemm, mode="max-autotune")',
+         'f = torch.compile(gemm, mode="max-autotune-no-cudagraphs")'),
+    Rule("NV301", "result-cache", ERROR,
+         "Returning a previous call's result (keyed by data_ptr/id/_version/shape, or a static last "
+         "pointer) skips the work the benchmark times.",
+         "if a.data_ptr() in _out: return _out[a.data_ptr()]",
+         "fn = _compiled.setdefault((m, n, k), compile_gemm(m, n, k))\nfn(a, b, sfa, sfb, c); return c"),
+    Rule("NV302", "possible-result-cache", WARNING,
+         "State kept across calls that may hold a result; caching compiled kernels or descriptors is fine.",
+         "_last[key] = c", "_kernels[key] = cute.compile(gemm, ...)"),
+    Rule("NV303", "cached-entry-point", ERROR,
+         "functools.cache/lru_cache on custom_kernel returns the first result for every later call.",
+         "@functools.lru_cache\ndef custom_kernel(data): ...", "def custom_kernel(data): ..."),
+    Rule("NV401", "reference-scales", ERROR,
+         "The timed path must use sfa_permuted/sfb_permuted (tuple indices 4, 5), not the reference "
+         "scales (2, 3). Unpacking them into an unused name is fine.",
+         "a, b, sfa, sfb, _, _, c = data\nrun(a, b, sfa, sfb, c)",
+         "a, b, _, _, sfa, sfb, c = data\nrun(a, b, sfa, sfb, c)"),
+    Rule("NV402", "to-blocked", ERROR,
+         "to_blocked() rebuilds the permuted scales on every call; the input already has them.",
+         "scale_a = to_blocked(sfa_ref[:, :, 0])", "scale_a = sfa_permuted"),
+    Rule("NV403", "reference-scale-name", WARNING,
+         "A name that reads like the reference scales is used in the timed path; check where it comes from.",
+         "def launch(a, b, sfa_ref, sfb_ref): use(sfa_ref)", "def launch(a, b, sfa, sfb): use(sfa)"),
+    Rule("NV501", "copy-transpose-b", WARNING,
+         "B is already (N, K) K-major for C = A @ B^T; a transposed copy costs more than the GEMM.",
+         "b_t = b.t().contiguous()", "run(a, b.t())  # a view, no copy"),
+    Rule("NV601", "monkeypatch-timing", ERROR,
+         "Replacing torch.cuda.Event/synchronize, time functions or the harness's helpers falsifies timing.",
+         "torch.cuda.synchronize = lambda: None", "torch.backends.cuda.matmul.allow_tf32 = False"),
+    Rule("NV602", "harness-access", ERROR,
+         "Reading or writing the harness's files or frames (eval.py, utils.py, reference.py, ...) is tampering.",
+         'open("eval.py", "w")', 'open("tuned_configs.json")'),
+    Rule("NV603", "install-at-import", ERROR,
+         "pip install or subprocesses at import change the environment the harness measures.",
+         'subprocess.run(["pip", "install", "triton==3.4"])', "import triton  # already installed"),
+    Rule("NV701", "reference-fallback", WARNING,
+         "Calling the reference (ref_kernel, _scaled_mm with reference scales) is not a kernel.",
+         "return ref_kernel(data)", "return custom_gemm(data)"),
+    Rule("NV702", "benchmark-shape-branch", WARNING,
+         "Branching on the exact benchmark shapes to another code path games the ranking; tuned "
+         "configs are fine, another algorithm is not.",
+         "if (m, n, k) == (128, 7168, 16384): return fast(data)", "cfg = pick_tile(m, n, k)"),
+    Rule("NV801", "debug-print", WARNING,
+         "print() in the timed path costs host time every call; put it behind a debug flag.",
+         'print("c =", c[0, 0])', 'if DEBUG:\n    print("c =", c[0, 0])'),
+    Rule("NV802", "device-printf", WARNING,
+         "printf in device code changes registers and timing; keep it behind a compile-time flag or "
+         "in a failure path before __trap().",
+         'printf("tile %d\\n", blockIdx.x);', '#ifdef NVFP4_DEBUG\nprintf("tile %d\\n", blockIdx.x);\n#endif'),
+    Rule("NV901", "handwritten-ptx", ERROR,
+         "Profile cutlass-only: kernels use CUTLASS/CuTe, not inline PTX.",
+         'asm volatile("tcgen05.commit.cta_group::1 ...");', "cute::gemm(tiled_mma, ...);",
+         default_on=False, profiles=("cutlass-only",)),
+)
+
+RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}
+
+
+def rule(code: str) -> Rule:
+    return RULES_BY_CODE[code]

@@ -1,0 +1,107 @@
+"""A checked file: its text exactly as the server would see it, and offset <-> (line, col) maps.
+
+Lines end at \\n, \\r\\n or \\r (universal newlines, as editors count them); columns are 1-based
+characters. Reading never imports or executes anything.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nvfp4ctl.errors import UsageError
+
+PYTHON_SUFFIXES = frozenset({".py"})
+CPP_SUFFIXES = frozenset({".cu", ".cuh", ".cpp", ".h", ".hpp", ".cc", ".cxx", ".hh"})
+CHECKED_SUFFIXES = PYTHON_SUFFIXES | CPP_SUFFIXES
+SKIPPED_DIRS = frozenset({"__pycache__", ".git", ".hg", ".venv", "venv", "node_modules", "build", ".pytest_cache"})
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+@dataclass
+class SourceFile:
+    path: Path
+    text: str
+    line_starts: list[int] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.line_starts = [0] + [match.end() for match in _LINE_BREAK.finditer(self.text)]
+
+    @property
+    def kind(self) -> str:
+        suffix = self.path.suffix.lower()
+        if suffix in PYTHON_SUFFIXES:
+            return "python"
+        if suffix in CPP_SUFFIXES:
+            return "cpp"
+        return "text"
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """1-based (line, col) of a character offset."""
+        index = bisect.bisect_right(self.line_starts, offset) - 1
+        return index + 1, offset - self.line_starts[index] + 1
+
+    def offset(self, line: int, col: int) -> int:
+        """Character offset of a 1-based line and 0-based column (Python's ast convention)."""
+        return self.line_starts[line - 1] + col
+
+    def ast_offset(self, line: int, byte_col: int) -> int:
+        """Character offset of an ast node position (1-based line, UTF-8 byte column)."""
+        start = self.line_starts[line - 1] if line - 1 < len(self.line_starts) else len(self.text)
+        prefix = self.text[start : start + byte_col]
+        if prefix.isascii():
+            return start + byte_col
+        return start + len(prefix.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+
+    def line_text(self, line: int) -> str:
+        if not 1 <= line <= len(self.line_starts):
+            return ""
+        start = self.line_starts[line - 1]
+        end = self.line_starts[line] if line < len(self.line_starts) else len(self.text)
+        return self.text[start:end].rstrip("\r\n")
+
+
+def read_source(path: Path) -> SourceFile:
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        # Still check the word rule on something: latin-1 maps every byte to one character.
+        text = data.decode("latin-1")
+    return SourceFile(path, text)
+
+
+def discover(paths: list[Path]) -> list[Path]:
+    """Files to check: named files as given (any type), folders searched for checked suffixes."""
+    found: list[Path] = []
+    seen: set[Path] = set()
+    for path in paths:
+        if not path.exists():
+            raise UsageError(f"no such file or folder: {path}")
+        candidates = [path] if path.is_file() else sorted(_walk(path))
+        for candidate in candidates:
+            key = candidate.resolve()
+            if key not in seen:
+                seen.add(key)
+                found.append(candidate)
+    return found
+
+
+def _walk(folder: Path) -> list[Path]:
+    files: list[Path] = []
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError as error:
+        raise UsageError(f"cannot read folder {folder}: {error.strerror or error}") from None
+    for entry in entries:
+        if entry.is_dir():
+            if entry.name not in SKIPPED_DIRS and not entry.name.startswith("."):
+                files.extend(_walk(entry))
+        elif entry.suffix.lower() in CHECKED_SUFFIXES:
+            files.append(entry)
+    return files

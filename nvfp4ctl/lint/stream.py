@@ -1,0 +1,60 @@
+"""NV101: the server's own test, `"stream" in code.lower()`, with every occurrence located.
+
+Matches are searched in text.lower() exactly as the server does; positions are mapped back to the
+original characters, because a few characters lower to more than one ('İ' -> 'i̇').
+"""
+
+from __future__ import annotations
+
+import re
+
+from nvfp4ctl.lint.diagnostic import Finding
+from nvfp4ctl.lint.rules import STREAM_CODE
+
+WORD = "stream"
+_IDENTIFIER = re.compile(r"\w+")
+
+
+def lowered_with_origin(text: str) -> tuple[str, list[int] | None]:
+    """text.lower() and, when lowering changed the length, the original index of every lowered char."""
+    lowered = text.lower()
+    if len(lowered) == len(text):
+        return lowered, None  # lowering never shrinks a character, so equal length means 1:1
+    origin: list[int] = []
+    for index, char in enumerate(text):
+        origin.extend([index] * len(char.lower()))
+    return lowered, origin
+
+
+def find_offsets(text: str) -> list[int]:
+    """Original-text offsets where an occurrence of the word starts (in text.lower())."""
+    lowered, origin = lowered_with_origin(text)
+    offsets = []
+    start = lowered.find(WORD)
+    while start != -1:
+        offsets.append(start if origin is None else origin[start])
+        start = lowered.find(WORD, start + len(WORD))
+    return offsets
+
+
+def _enclosing_word(text: str, offset: int) -> str:
+    line_start = max(text.rfind("\n", 0, offset), text.rfind("\r", 0, offset)) + 1
+    for match in _IDENTIFIER.finditer(text, line_start):
+        if match.start() <= offset < match.end():
+            return match.group()
+        if match.start() > offset:
+            break
+    return text[offset : offset + len(WORD)]
+
+
+def check(text: str) -> list[Finding]:
+    findings = []
+    for offset in find_offsets(text):
+        word = _enclosing_word(text, offset)
+        where = f' (in "{word}")' if word.lower() != WORD else ""
+        findings.append(Finding(
+            offset, STREAM_CODE,
+            f'the word "stream"{where}: the server rejects any file where "stream" in code.lower()',
+            width=len(WORD),
+        ))
+    return findings

@@ -1,0 +1,1 @@
+"""Running a target: which `custom_kernel` to call (targets) and the watched child process (worker)."""

@@ -1,0 +1,155 @@
+"""The child process's side of the worker: own process group, output into a log, a job loop.
+
+Messages in:  ("load", modules to import first) · ("job", "module:function", payload) · ("stop",)
+Messages out: ("ready", gpu) · ("load_failed", message, traceback) · ("ok", value) ·
+              ("error", message, traceback) · ("cuda_error", message, traceback)
+"""
+
+from __future__ import annotations
+
+import ctypes
+import faulthandler
+import importlib
+import os
+import pickle
+import signal
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from typing import Any
+
+from nvfp4ctl.runner.targets import TargetSpec, load_target
+
+# A CUDA error that leaves the context unusable: the child must go, the next job gets a fresh one.
+STICKY_CUDA_ERRORS = (
+    "cuda error",
+    "illegal memory access",
+    "illegal instruction",
+    "misaligned address",
+    "device-side assert",
+    "unspecified launch failure",
+    "launch timed out",
+    "hardware stack error",
+    "an illegal address",
+    "cudaerror",
+    "cuda driver error",
+    "accelerator error",
+)
+
+
+def is_cuda_error(error: BaseException) -> bool:
+    torch = sys.modules.get("torch")
+    accelerator_error = getattr(torch, "AcceleratorError", None)  # torch >= 2.8 raises this for CUDA
+    if accelerator_error is not None and isinstance(error, accelerator_error):
+        return True
+    if type(error).__name__ == "OutOfMemoryError":  # allocation failed; the context is fine
+        return False
+    if not isinstance(error, RuntimeError):
+        return False
+    text = str(error).lower()
+    return any(marker in text for marker in STICKY_CUDA_ERRORS) or ("cuda" in text and "error" in text)
+
+
+def import_job(job: str) -> Callable[..., Any]:
+    module_name, _, function_name = job.partition(":")
+    if not module_name or not function_name:
+        raise ValueError(f"job {job!r}: expected 'package.module:function'")
+    return getattr(importlib.import_module(module_name), function_name)
+
+
+def describe_device(device: str) -> str | None:
+    """The GPU as the child sees it, e.g. "NVIDIA H100 80GB HBM3 (sm_90)"; None off CUDA."""
+    if device != "cuda" or "torch" not in sys.modules:
+        return None
+    import torch
+
+    if not torch.cuda.is_available():
+        return None
+    major, minor = torch.cuda.get_device_capability()
+    return f"{torch.cuda.get_device_name()} (sm_{major}{minor})"
+
+
+def _die_with_parent() -> None:
+    """Linux: SIGKILL this child when the parent dies, so a kernel stuck in C never outlives us."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    parent = os.getppid()
+
+    def watch() -> None:  # fallback where prctl is missing; also covers a parent that died early
+        while True:
+            if os.getppid() != parent:
+                os._exit(75)
+            time.sleep(1.0)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+def _redirect_output(log_path: str) -> None:
+    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    for stream_obj in (sys.stdout, sys.stderr):
+        try:
+            stream_obj.reconfigure(line_buffering=True)  # type: ignore[union-attr]
+        except (AttributeError, ValueError):
+            pass
+    faulthandler.enable(file=sys.stderr, all_threads=False)  # a segfault leaves a Python stack in the log
+
+
+def child_main(conn: Connection, target: TargetSpec, device: str, log_path: str) -> None:
+    os.setsid()  # own process group: the watchdog kills it and everything it started
+    _redirect_output(log_path)
+    _die_with_parent()
+    kernel: Callable[[tuple], Any] | None = None
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            return  # the parent is gone
+        if message[0] == "stop":
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(0)  # skip interpreter teardown (torch's takes seconds); nothing left to save
+        if message[0] == "load":
+            try:
+                for module in message[1]:  # the job's own imports (torch...) count as loading time
+                    importlib.import_module(module)
+                kernel = load_target(target)
+            except BaseException as error:  # noqa: BLE001 - anything at import is the target's fault
+                text = traceback.format_exc()
+                sys.stderr.write(text)
+                conn.send(("load_failed", _one_line(error), text))
+                return
+            conn.send(("ready", describe_device(device)))
+            continue
+        _, job, payload = message
+        reply = _run_job(job, kernel, payload)
+        conn.send(reply)
+        if reply[0] == "cuda_error":
+            sys.stderr.flush()
+            os._exit(70)  # the CUDA context is poisoned; the parent starts a fresh child
+
+
+def _run_job(job: str, kernel: Callable[[tuple], Any] | None, payload: dict[str, Any]) -> tuple:
+    try:
+        value = import_job(job)(kernel, **payload)
+        pickle.dumps(value)  # fail here, as a job error, rather than inside conn.send
+        return ("ok", value)
+    except Exception as error:  # noqa: BLE001 - reported to the parent, which decides
+        text = traceback.format_exc()
+        sys.stderr.write(text)
+        return ("cuda_error" if is_cuda_error(error) else "error", _one_line(error), text)
+
+
+def _one_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__

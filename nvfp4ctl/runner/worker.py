@@ -1,0 +1,270 @@
+"""The parent's side of the child process: send a job, watch the clock, kill on deadlock.
+
+Every target runs in a spawned child (its own process group, output into a log file). A job that
+outlives its timeout gets the whole group SIGKILLed (`KernelTimeout`); a child that dies, cannot load
+its target or hits a CUDA error is a `KernelCrash` carrying the last lines of its log. Either way the
+next call starts a fresh child. Other exceptions in a job come back as `JobError`; the child stays.
+"""
+
+from __future__ import annotations
+
+import atexit
+import multiprocessing
+import os
+import shutil
+import signal
+import tempfile
+import time
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from pathlib import Path
+from typing import Any
+
+from nvfp4ctl.errors import KernelCrash, KernelTimeout
+from nvfp4ctl.runner.child import child_main
+from nvfp4ctl.runner.targets import TargetSpec
+
+LOG_TAIL_LINES = 15
+POLL_S = 0.1
+MIN_LOAD_TIMEOUT_S = 600.0  # building a kernel or a load_inline submission takes minutes
+
+
+class JobError(Exception):
+    """A Python exception raised inside a job; the child is still alive."""
+
+    def __init__(self, message: str, traceback_text: str) -> None:
+        super().__init__(message)
+        self.traceback_text = traceback_text
+
+
+class ChildCrashed(KernelCrash):
+    """The child died or hit a CUDA error; `log_tail` holds the last lines it wrote."""
+
+    def __init__(self, message: str, log_tail: list[str], log_path: Path | None) -> None:
+        super().__init__(message)
+        self.log_tail = log_tail
+        self.log_path = log_path
+
+
+class TargetLoadError(ChildCrashed):
+    """The target could not be imported or built: every job would fail the same way."""
+
+
+class ChildTimeout(KernelTimeout):
+    def __init__(self, message: str, log_tail: list[str], log_path: Path | None) -> None:
+        super().__init__(message)
+        self.log_tail = log_tail
+        self.log_path = log_path
+
+
+@dataclass
+class _Child:
+    process: BaseProcess
+    conn: Connection
+    log_path: Path
+    log_offset: int = 0
+
+
+_live_workers: weakref.WeakSet[Worker] = weakref.WeakSet()
+
+
+@atexit.register
+def _kill_leftover_children() -> None:
+    for worker in list(_live_workers):
+        worker.close()
+
+
+class Worker:
+    """Runs jobs against one target in a watched child process (use as a context manager)."""
+
+    def __init__(
+        self,
+        target: TargetSpec,
+        timeout_s: float,
+        device: str = "cuda",
+        *,
+        load_timeout_s: float | None = None,
+        preload: tuple[str, ...] = (),
+        on_output: Callable[[str], None] | None = None,
+    ) -> None:
+        self.target = target
+        self.timeout_s = timeout_s
+        self.device = device
+        self.load_timeout_s = load_timeout_s if load_timeout_s is not None else max(timeout_s, MIN_LOAD_TIMEOUT_S)
+        self.preload = preload  # modules the jobs need, imported under the load timeout, not a job's
+        self.on_output = on_output  # receives each line the child prints (for -v)
+        self.gpu: str | None = None  # as the child's torch sees it, once a child has loaded
+        self.children_started = 0
+        self.keep_logs = False  # set after a crash or timeout, so the full log stays for the user
+        self._log_dir = Path(tempfile.mkdtemp(prefix="nvfp4ctl-child-"))
+        self._child: _Child | None = None
+        self._context = multiprocessing.get_context("spawn")
+        _live_workers.add(self)
+
+    def __enter__(self) -> Worker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- public ----------------------------------------------------------------------------------
+
+    def call(self, job: str, *, label: str, timeout_s: float | None = None, **payload: Any) -> Any:
+        """Run `job(target, **payload)` in the child and return its value."""
+        child = self._ready_child(label)
+        limit = self.timeout_s if timeout_s is None else timeout_s
+        child.conn.send(("job", job, payload))
+        reply = self._wait(child, limit, label, what=f"possible deadlock: {label} ran past {limit:g} s")
+        if reply[0] == "ok":
+            return reply[1]
+        if reply[0] == "error":
+            raise JobError(reply[1], reply[2])
+        raise self._crash(child, f"{label} crashed with a CUDA error: {reply[1]}", show_exit=False)
+
+    def close(self) -> None:
+        """Stop the child (politely if idle, SIGKILL otherwise) and remove the logs unless kept."""
+        if self._child is not None:
+            child, self._child = self._child, None
+            try:
+                child.conn.send(("stop",))
+            except (OSError, ValueError):
+                pass
+            child.process.join(timeout=2.0)
+            _kill_group(child.process)
+            child.conn.close()
+        if not self.keep_logs:
+            shutil.rmtree(self._log_dir, ignore_errors=True)
+        _live_workers.discard(self)
+
+    @property
+    def log_path(self) -> Path | None:
+        return self._child.log_path if self._child else None
+
+    # --- child lifecycle -------------------------------------------------------------------------
+
+    def _ready_child(self, label: str) -> _Child:
+        if self._child is not None and self._child.process.is_alive():
+            return self._child
+        if self._child is not None:  # died between jobs
+            raise self._crash(self._child, f"{label}: the child had died before the job started")
+        child = self._start_child()
+        child.conn.send(("load", self.preload))
+        what = f"loading {self.target.label} ran past {self.load_timeout_s:g} s (a hang at import or build?)"
+        reply = self._wait(child, self.load_timeout_s, label, what=what)
+        if reply[0] == "ready":
+            self.gpu = reply[1] or self.gpu
+            return child
+        error = self._crash(child, f"cannot load {self.target.label}: {reply[1]}")
+        raise TargetLoadError(str(error), error.log_tail, error.log_path)
+
+    def _start_child(self) -> _Child:
+        self.children_started += 1
+        log_path = self._log_dir / f"child-{self.children_started}.log"
+        log_path.touch()
+        parent_conn, child_conn = self._context.Pipe(duplex=True)
+        process = self._context.Process(
+            target=child_main,
+            args=(child_conn, self.target, self.device, str(log_path)),
+            name=f"nvfp4ctl-child-{self.children_started}",
+            daemon=True,
+        )
+        process.start()
+        child_conn.close()  # so the parent sees EOF when the child dies
+        self._child = _Child(process, parent_conn, log_path)
+        return self._child
+
+    def _wait(self, child: _Child, limit_s: float, label: str, what: str) -> tuple:
+        deadline = time.monotonic() + limit_s
+        while True:
+            try:
+                if child.conn.poll(min(POLL_S, max(0.0, deadline - time.monotonic()))):
+                    reply = child.conn.recv()
+                    self._echo_output(child)
+                    return reply
+            except (EOFError, OSError):
+                raise self._crash(child, f"{label} crashed: the child died") from None
+            self._echo_output(child)
+            if not child.process.is_alive() and not child.conn.poll(0):
+                raise self._crash(child, f"{label} crashed: the child died")
+            if time.monotonic() >= deadline:
+                raise self._timeout(child, what)
+
+    def _echo_output(self, child: _Child) -> None:
+        if self.on_output is None:
+            return
+        try:
+            with open(child.log_path, "rb") as log:
+                log.seek(child.log_offset)
+                chunk = log.read()
+        except OSError:
+            return
+        complete = chunk[: chunk.rfind(b"\n") + 1]
+        child.log_offset += len(complete)
+        for line in complete.decode(errors="replace").splitlines():
+            self.on_output(line)
+
+    def _discard_child(self, child: _Child) -> list[str]:
+        """Kill the child's whole process group, reap it, and return the tail of its log."""
+        _kill_group(child.process)
+        child.process.join(timeout=5.0)
+        child.conn.close()
+        if self._child is child:
+            self._child = None
+        self.keep_logs = True
+        return log_tail(child.log_path)
+
+    def _crash(self, child: _Child, message: str, show_exit: bool = True) -> ChildCrashed:
+        child.process.join(timeout=1.0)  # EOF comes before the exit status: give it a moment
+        died_by_itself = not child.process.is_alive()
+        tail = self._discard_child(child)
+        if show_exit and died_by_itself and child.process.exitcode is not None:
+            message = f"{message} ({describe_exit(child.process.exitcode)})"
+        return ChildCrashed(_with_tail(message, tail), tail, child.log_path)
+
+    def _timeout(self, child: _Child, what: str) -> ChildTimeout:
+        tail = self._discard_child(child)
+        return ChildTimeout(f"{what}; the child was killed", tail, child.log_path)
+
+
+def _kill_group(process: BaseProcess) -> None:
+    if process.pid is None or process.exitcode is not None:
+        return
+    try:
+        os.killpg(process.pid, signal.SIGKILL)  # the child called setsid(): its pgid is its pid
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        process.kill()  # in case it had not reached setsid() yet
+    except (ProcessLookupError, ValueError, AttributeError):
+        pass
+    process.join(timeout=5.0)
+
+
+def describe_exit(code: int) -> str:
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
+# Lines of a child's log that say nothing about the target: spawn's bootstrap frames in a
+# faulthandler dump, and its list of loaded extension modules.
+_NOISE = ("multiprocessing/", 'File "<string>", line 1', "Extension modules:", "nvfp4ctl/runner/child.py")
+
+
+def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> list[str]:
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return []
+    kept = [line for line in text.splitlines() if line.strip() and not any(n in line for n in _NOISE)]
+    return kept[-lines:]
+
+
+def _with_tail(message: str, tail: list[str]) -> str:
+    return message if not tail else message + "\n" + "\n".join("  " + line for line in tail)

@@ -1,0 +1,154 @@
+"""Build and run tests/sm100/host/sm100_host_proof.cu: CuTe's own view of the kernel's configs.
+
+The program includes the kernel source (types only, NVFP4CTL_CONFIG_ONLY) and prints, per dispatch
+config, the instruction and shared-memory descriptors CuTe builds, the TMEM column counts, and the
+scale-factor layout the kernel hands to CUTLASS. Built once per (program, kernel, nvcc, CUTLASS) into
+the nvfp4ctl cache (never the repository); about 1.5 minutes on 2 cores.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from filelock import FileLock
+
+from nvfp4ctl.build import cache, toolchain
+from nvfp4ctl.errors import FailuresFound, UsageError
+from nvfp4ctl.project import REPO_DIR
+
+PROOF_SOURCE = REPO_DIR / "tests" / "sm100" / "host" / "sm100_host_proof.cu"
+API_HEADER = REPO_DIR / "kernels" / "common" / "nvfp4_gemm_api.h"
+# -O1: CuTe's always-inline helpers do not all inline on the host at -O0 (gcc refuses the
+# rotl/rotr pair); -arch only matters for the (absent) device code.
+HOST_FLAGS = ("-O1", "-std=c++17", "--expt-relaxed-constexpr", "-arch=sm_100a")
+COMPILE_TIMEOUT_S = 900.0
+RUN_TIMEOUT_S = 120.0
+
+_LINE_RE = re.compile(r"^(?P<kind>config|idesc|smem_a|smem_b|smem_a_k1|tmem) id=(?P<id>\d+)(?P<rest>.*)$")
+_PAIR_RE = re.compile(r"(\w+)=(\S+)")
+_SF_RE = re.compile(r"^sf id=(?P<id>\d+) op=(?P<op>[AB]) l=(?P<l>\d+) row=(?P<row>\d+):(?P<offsets>[ \d]*)$")
+
+
+@dataclass
+class CuteFacts:
+    """What CuTe builds for one dispatch config (host evaluation)."""
+
+    id: int
+    name: str = ""
+    tile: tuple[int, int, int] = (0, 0, 0)
+    stages: int = 0
+    acc_stages: int = 0
+    idesc: int = 0
+    smem_a: int = 0
+    smem_b: int = 0
+    smem_a_k1: int = 0
+    tmem: dict[str, int] = field(default_factory=dict)
+
+
+def _key(kernel: Path) -> str:
+    digest = hashlib.sha256()
+    for path in (PROOF_SOURCE, kernel, API_HEADER):
+        digest.update(path.read_bytes())
+    digest.update(" ".join(HOST_FLAGS).encode())
+    digest.update(toolchain.nvcc_version().encode())
+    digest.update(toolchain.cutlass_version().encode())
+    return digest.hexdigest()[:16]
+
+
+def proof_binary(kernel: Path) -> Path:
+    """The compiled host program for `kernel`, built on first use (locked: parallel callers wait)."""
+    entry = cache.cache_root() / "sm100-host-proof" / _key(kernel)
+    binary = entry / "sm100_host_proof"
+    if binary.is_file():
+        return binary
+    entry.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(entry / ".lock"), timeout=COMPILE_TIMEOUT_S):
+        if binary.is_file():
+            return binary
+        includes = [f"-I{path}" for path in (*toolchain.cutlass_include_dirs(), kernel.parent)]
+        with tempfile.TemporaryDirectory(dir=entry) as staging:
+            out = Path(staging) / binary.name
+            command = [str(toolchain.nvcc_path()), *HOST_FLAGS, *includes, str(PROOF_SOURCE), "-o", str(out)]
+            done = _run(command, COMPILE_TIMEOUT_S)
+            if done.returncode != 0:
+                errors = [line for line in done.stdout.splitlines() if "error" in line]
+                raise FailuresFound(f"the CuTe host proof did not compile: {(errors or ['see nvcc output'])[0]}")
+            os.replace(out, binary)  # atomic: a reader sees no binary or a whole one
+    return binary
+
+
+def _run(command: list[str], timeout_s: float) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              timeout=timeout_s)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise UsageError(f"could not run {Path(command[0]).name}: {error}") from error
+
+
+def _output(kernel: Path, *args: str) -> str:
+    done = _run([str(proof_binary(kernel)), *args], RUN_TIMEOUT_S)
+    if done.returncode != 0:
+        raise FailuresFound(f"the CuTe host proof failed ({done.returncode}): {done.stdout.strip()[-300:]}")
+    return done.stdout
+
+
+def parse_umma(text: str) -> dict[int, CuteFacts]:
+    """Lines of `sm100_host_proof umma` -> facts per config id (CuTe's warning lines are skipped)."""
+    facts: dict[int, CuteFacts] = {}
+    for line in text.splitlines():
+        match = _LINE_RE.match(line.strip())
+        if not match:
+            continue
+        config_id = int(match.group("id"))
+        fact = facts.setdefault(config_id, CuteFacts(config_id))
+        pairs = dict(_PAIR_RE.findall(match.group("rest")))
+        kind = match.group("kind")
+        if kind == "config":
+            fact.name = pairs["name"]
+            fact.tile = tuple(int(x) for x in pairs["tile"].split("x"))  # type: ignore[assignment]
+            fact.stages, fact.acc_stages = int(pairs["stages"]), int(pairs["acc_stages"])
+        elif kind == "tmem":
+            fact.tmem = {name: int(value) for name, value in pairs.items()}
+        else:
+            setattr(fact, kind, int(pairs["value"], 16))
+    return facts
+
+
+def parse_layout(text: str) -> dict[tuple[int, str], dict[tuple[int, int], list[int]]]:
+    """Lines of `sm100_host_proof layout` -> {(config id, "A"/"B"): {(batch, row): offsets per k-block}}."""
+    layouts: dict[tuple[int, str], dict[tuple[int, int], list[int]]] = defaultdict(dict)
+    for line in text.splitlines():
+        match = _SF_RE.match(line.strip())
+        if match:
+            rows = layouts[(int(match.group("id")), match.group("op"))]
+            rows[(int(match.group("l")), int(match.group("row")))] = [int(x) for x in match.group("offsets").split()]
+    return dict(layouts)
+
+
+def cute_umma_facts(kernel: Path) -> dict[int, CuteFacts]:
+    return parse_umma(_output(kernel, "umma"))
+
+
+def cute_scale_layout(kernel: Path, m: int, n: int, k: int, l: int) -> dict[tuple[int, str], dict[tuple[int, int], list[int]]]:
+    return parse_layout(_output(kernel, "layout", str(m), str(n), str(k), str(l)))
+
+
+_SELECT_RE = re.compile(r"^select m=(\d+) n=(\d+) k=(\d+) l=(\d+) id=(-?\d+)$")
+
+
+def cute_select(kernel: Path, shapes: list[tuple[int, int, int, int]]) -> dict[tuple[int, int, int, int], int]:
+    """The kernel's own dispatch decision per shape (its select_config, run on the host)."""
+    text = _output(kernel, "select", *(str(x) for shape in shapes for x in shape))
+    picks = {}
+    for line in text.splitlines():
+        if match := _SELECT_RE.match(line.strip()):
+            m, n, k, l, config_id = (int(x) for x in match.groups())
+            picks[(m, n, k, l)] = config_id
+    return picks

@@ -1,0 +1,172 @@
+"""`nvfp4ctl bench` end to end on CPU, with a fake Worker standing in for the GPU child."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from nvfp4ctl import runlog
+from nvfp4ctl.cli import app
+from nvfp4ctl.errors import KernelCrash, KernelTimeout
+
+GPU = "NVIDIA H100 80GB HBM3 (sm_90)"
+runner = CliRunner()
+
+
+class FakeWorker:
+    """Answers calibrate and bench_case like the child would; records every call."""
+
+    calls: list[tuple[str, dict[str, Any]]] = []
+    scale = 1.0  # multiplies every timing (to fake a faster or slower kernel)
+    failure: str | None = None
+    raise_error: Exception | None = None
+
+    def __init__(self, target: Any, timeout_s: float, device: str = "cuda", **_: Any) -> None:
+        self.gpu = GPU
+
+    def __enter__(self) -> FakeWorker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def call(self, job: str, *, label: str, timeout_s: float | None = None, **payload: Any) -> Any:
+        FakeWorker.calls.append((job, payload))
+        if job.endswith(":calibrate"):
+            return {"gpu": GPU, "tflops": 750.0, "tbps": 3.0, "measured_at": "2026-11-25T00:00:00Z", "cached": True}
+        if self.raise_error is not None:
+            raise self.raise_error
+        if self.failure is not None:
+            return {"failure": self.failure}
+        case = payload["case"]
+        base_ns = case.k * case.n / 1200.0 * self.scale  # ~98 µs for the first shape
+        samples = [base_ns * (1 + 0.001 * (i % 3 - 1)) for i in range(30)]
+        device_us = base_ns * 1e-3 * (0.5 if case.k == 2048 else 0.97)
+        return {
+            "samples_ns": samples, "issue_ns": [9_000.0] * 30, "reason": "converged",
+            "device_time": {"us_per_call": device_us, "kernels_per_call": 1.0,
+                            "top_kernels": [["nvfp4_gemm_kernel<128, 128>", 100]], "approximate": False},
+            "flush": {"l2_bytes": 52428800, "flush_bytes": 209715200, "head_start_s": 0.0007},
+            "phases_s": {"generate": 0.5, "correctness": 0.4, "timing": 0.3, "profile": 0.2},
+        }
+
+
+@pytest.fixture
+def submission(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    FakeWorker.calls = []
+    FakeWorker.scale, FakeWorker.failure, FakeWorker.raise_error = 1.0, None, None
+    monkeypatch.setattr("nvfp4ctl.runner.worker.Worker", FakeWorker)
+    monkeypatch.setattr("nvfp4ctl.runner.gpu.run_device", lambda: "cuda")
+    monkeypatch.setattr("nvfp4ctl.commands.bench.gpu_present", lambda: True)
+    monkeypatch.setenv("COLUMNS", "200")
+    path = tmp_path / "submission.py"
+    path.write_text("def custom_kernel(data):\n    return data[6]\n")
+    return path
+
+
+def _bench(*args: str) -> Any:
+    argv = ["bench", *args]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sys, "argv", ["nvfp4ctl", *argv])  # the run log records sys.argv
+        return runner.invoke(app, argv, catch_exceptions=False)
+
+
+def test_tables_and_run_log_line(submission: Path) -> None:
+    result = _bench("--submission", str(submission))
+    assert result.exit_code == 0, result.output
+    for text in ("128x7168x16384", "128x4096x7168", "128x7168x2048", "geomean", "% SOL B200 @1.5 GHz",
+                 "device µs", "is host-bound", "no earlier bench"):
+        assert text in result.output
+    entries = runlog.read(Path(os.environ["NVFP4CTL_MEMORY"]))
+    assert entries[-1].result.startswith("geomean ") and entries[-1].gpu == GPU
+    assert entries[-1].target.startswith(str(submission.resolve()))
+
+
+def test_second_run_compares_with_the_first(submission: Path) -> None:
+    assert _bench("--submission", str(submission)).exit_code == 0
+    FakeWorker.scale = 0.9
+    result = _bench("--submission", str(submission))
+    assert result.exit_code == 0
+    assert "vs the previous bench" in result.output and "same code" in result.output
+    assert result.output.count("faster") == 4  # three shapes and the geomean
+    FakeWorker.scale = 0.905
+    data = json.loads(_bench("--submission", str(submission), "--json").stdout)
+    verdicts = {d["name"]: d["verdict"] for d in data["comparison"]["deltas"]}
+    assert set(verdicts.values()) == {"same"}
+
+
+def test_json_has_everything(submission: Path) -> None:
+    result = _bench("--submission", str(submission), "--json", "--only", "2")
+    assert result.exit_code == 0
+    data = json.loads(result.stdout)
+    assert data["gpu"] == GPU and data["mode"] == "benchmark" and data["ceilings"]["tflops"] == 750.0
+    (shape,) = data["shapes"]
+    assert shape["shape"] == "128x4096x7168" and shape["us"]["runs"] == 30
+    assert shape["pct_sol"] == pytest.approx(100 * 2.354 / shape["us"]["mean"])
+    assert shape["bound_by"] in ("compute", "memory") and shape["device_us_per_call"] > 0
+    assert data["geomean_us"] == pytest.approx(shape["us"]["mean"])
+
+
+def test_benchmark_mode_warms_the_first_shape_only(submission: Path) -> None:
+    assert _bench("--submission", str(submission)).exit_code == 0
+    payloads = [p for job, p in FakeWorker.calls if job.endswith(":bench_case")]
+    assert [p["warmup"] is not None for p in payloads] == [True, False, False]
+    assert all(p["criterion"]["max_repeats"] == 200 and not p["recheck"] for p in payloads)
+    assert payloads[0]["warmup"]["budget_s"] == pytest.approx(0.1)
+
+
+def test_leaderboard_mode_warms_every_shape_then_rechecks(submission: Path) -> None:
+    assert _bench("--submission", str(submission), "--mode", "leaderboard").exit_code == 0
+    payloads = [p for job, p in FakeWorker.calls if job.endswith(":bench_case")]
+    assert len(payloads) == 6
+    warm, timed = payloads[:3], payloads[3:]
+    assert all(p["criterion"]["budget_s"] == 0.5 and not p["recheck"] and not p["profile"] for p in warm)
+    assert all(p["criterion"]["max_repeats"] == 1000 and p["criterion"]["budget_s"] == 30.0 and p["recheck"]
+               for p in timed)
+
+
+def test_ad_hoc_shape(submission: Path) -> None:
+    result = _bench("--submission", str(submission), "--shape", "256,512,1024,2", "--json")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["shapes"][0]["shape"] == "256x512x1024x2"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--only", "4"], "the task has 3 benchmarks"),
+    (["--only", "1", "--shape", "128,128,256"], "exclusive"),
+    (["--shape", "128,128"], "expected M,N,K"),
+    (["--shape", "128,128,100"], "multiple of 16"),
+    (["--mode", "fast"], "'fast' is not one of"),
+    (["--max-noise", "0"], "--max-noise"),
+    (["--timeout", "0"], "--timeout 0"),
+])
+def test_usage_errors_exit_2(submission: Path, args: list[str], message: str) -> None:
+    result = _bench("--submission", str(submission), *args)
+    assert result.exit_code == 2 and message in result.output
+
+
+def test_wrong_result_exits_1_with_the_first_mismatch(submission: Path) -> None:
+    FakeWorker.failure = "input set 3 of 50 (seed 1237): 5 of 917504 elements differ; first at (m=0, n=1, l=0)"
+    result = _bench("--submission", str(submission))
+    assert result.exit_code == 1
+    assert "bench 128x7168x16384: input set 3 of 50 (seed 1237)" in result.output
+
+
+@pytest.mark.parametrize("error, code", [(KernelTimeout("possible deadlock: bench x ran past 1 s"), 3),
+                                         (KernelCrash("bench x crashed: illegal memory access"), 4)])
+def test_timeouts_and_crashes_keep_their_exit_codes(submission: Path, error: Exception, code: int) -> None:
+    FakeWorker.raise_error = error
+    result = _bench("--submission", str(submission))
+    assert result.exit_code == code and str(error) in result.output
+
+
+def test_no_gpu_is_a_usage_error(submission: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("nvfp4ctl.commands.bench.gpu_present", lambda: False)
+    result = _bench("--submission", str(submission))
+    assert result.exit_code == 2 and "no CUDA GPU found" in result.output

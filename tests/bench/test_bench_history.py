@@ -1,0 +1,72 @@
+from pathlib import Path
+
+import pytest
+
+from nvfp4ctl.bench.history import Delta, Timing, compare, find_previous, parse_result_line, result_line
+from nvfp4ctl.runlog import RunEntry
+
+SHAPES = [("128x7168x16384", Timing(98.1, 0.05)), ("128x4096x7168", Timing(30.2, 0.02)),
+          ("128x7168x2048", Timing(17.0, 0.01))]
+GPU = "NVIDIA H100 80GB HBM3 (sm_90)"
+
+
+def _entry(target: str, result: str, command: str = "nvfp4ctl bench", exit_code: str = "0", gpu: str = GPU) -> RunEntry:
+    return RunEntry("2026-11-25T21:00:00Z", command, target, "abc1234", gpu, exit_code, result)
+
+
+def test_result_line_round_trips_through_the_run_log() -> None:
+    line = result_line(Timing(36.8, 0.02), SHAPES + [("256x512x1024x2", Timing(5.0, 0.001))])
+    assert line.startswith("geomean 36.800±0.020 us; 128x7168x16384 98.100±0.050 | ")
+    entry = RunEntry.from_line(_entry("k.cu@123", line).to_line())
+    assert entry is not None
+    logged = parse_result_line(entry.result)
+    assert logged is not None
+    assert logged.geomean == Timing(36.8, 0.02)
+    assert logged.shapes["128x4096x7168"] == Timing(30.2, 0.02)
+    assert logged.shapes["256x512x1024x2"] == Timing(5.0, 0.001)
+
+
+@pytest.mark.parametrize("text", ["10/10 pass", "error: boom", "geomean 1.0 us; nonsense us", ""])
+def test_other_results_do_not_parse(text: str) -> None:
+    assert parse_result_line(text) is None
+
+
+def test_find_previous_takes_the_latest_good_bench_of_the_same_path_and_gpu(tmp_path: Path) -> None:
+    kernel = tmp_path / "k.cu"
+    kernel.write_text("x")
+    other = tmp_path / "other.cu"
+    good_old = _entry(f"{kernel}@aaa", result_line(Timing(40.0, 0.1), SHAPES))
+    good_new = _entry(f"{kernel}@bbb", result_line(Timing(39.0, 0.1), SHAPES))
+    entries = [
+        good_old,
+        good_new,
+        _entry(f"{kernel}@ccc", "error: bench 128x7168x16384: wrong", exit_code="1"),
+        _entry(f"{other}@ddd", result_line(Timing(1.0, 0.1), SHAPES)),
+        _entry(f"{kernel}@eee", result_line(Timing(2.0, 0.1), SHAPES), gpu="NVIDIA B200 (sm_100)"),
+        _entry(f"{kernel}@fff", "10/10 pass", command="nvfp4ctl check"),
+    ]
+    keys = [key for key, _ in SHAPES]
+    found = find_previous(entries, kernel, GPU, keys)
+    assert found is not None and found[0] is good_new
+    assert find_previous(entries, tmp_path / "none.cu", GPU, keys) is None
+    assert find_previous(entries, kernel, GPU, ["256x256x256"]) is None  # no shape in common
+
+
+def test_verdicts_use_the_combined_noise_with_a_run_to_run_floor() -> None:
+    assert Delta("s", Timing(100.0, 0.01), Timing(100.9, 0.01)).verdict == "same"  # under the 1 % floor
+    assert Delta("s", Timing(100.0, 0.01), Timing(98.0, 0.01)).verdict == "faster"
+    assert Delta("s", Timing(100.0, 0.01), Timing(102.0, 0.01)).verdict == "slower"
+    noisy = Delta("s", Timing(100.0, 1.0), Timing(102.0, 1.0))  # 2 × hypot(1, 1) = 2.83
+    assert noisy.noise == pytest.approx(2.828, abs=1e-3) and noisy.verdict == "same"
+    assert Delta("s", Timing(50.0, 0.1), Timing(40.0, 0.1)).pct == pytest.approx(-20.0)
+
+
+def test_compare_adds_the_geomean_only_when_every_shape_matches(tmp_path: Path) -> None:
+    previous_line = result_line(Timing(36.8, 0.02), SHAPES)
+    entry = _entry(f"{tmp_path / 'k.cu'}@abc", previous_line)
+    logged = parse_result_line(previous_line)
+    assert logged is not None
+    full = compare((entry, logged), Timing(30.0, 0.02), SHAPES, digest="abc")
+    assert [d.name for d in full.deltas][-1] == "geomean" and full.same_code
+    one = compare((entry, logged), Timing(30.0, 0.02), SHAPES[1:2], digest="zzz")
+    assert [d.name for d in one.deltas] == ["128x4096x7168"] and not one.same_code

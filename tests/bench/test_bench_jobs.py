@@ -1,0 +1,100 @@
+"""The child-side job on CPU (host clock, no flush): correctness pass, recheck, raw samples."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from nvfp4ctl.bench import jobs
+from nvfp4ctl.cli import app
+from nvfp4ctl.problems import get_problem
+from nvfp4ctl.task import Case
+
+PROBLEM = get_problem("nvfp4_gemm")
+CASE = Case(m=128, n=128, k=256, l=1, seed=1111)
+FEW = {"max_repeats": 3, "min_time_s": 0.0}
+
+
+def _right(data: tuple) -> Any:
+    data[6].copy_(PROBLEM.reference(data))
+    return data[6]
+
+
+def _bench(target: Any, **overrides: Any) -> dict[str, Any]:
+    options: dict[str, Any] = dict(case=CASE, problem="nvfp4_gemm", rtol=1e-3, atol=1e-3, criterion=FEW,
+                                   device="cpu", input_sets=3)
+    return jobs.bench_case(target, **(options | overrides))
+
+
+def test_returns_raw_samples_per_call() -> None:
+    reply = _bench(_right)
+    assert "failure" not in reply
+    assert len(reply["samples_ns"]) == len(reply["issue_ns"]) == 3 and reply["reason"] == "max-repeats"
+    assert all(sample > 0 for sample in reply["samples_ns"]) and reply["device_time"] is None
+    assert set(reply["phases_s"]) == {"generate", "correctness", "timing", "profile"}
+
+
+def test_correctness_pass_names_the_input_set_and_seed() -> None:
+    def wrong(data: tuple) -> Any:
+        out = _right(data)
+        out[0, 1, 0] += 100
+        return out
+
+    reply = _bench(wrong)
+    assert reply["failure"].startswith("input set 1 of 3 (seed 1153): 1 of 16384 elements differ; first at (m=0, n=1, l=0)")
+
+
+def test_correctness_pass_calls_the_target_on_clones() -> None:
+    seen: list[int] = []
+
+    def spy(data: tuple) -> Any:
+        seen.append(data[0].data_ptr())
+        return _right(data)
+
+    inputs = [PROBLEM.generate_input(CASE, device="cpu")]
+    jobs.correctness_pass(spy, PROBLEM, inputs, [1111], 1e-3, 1e-3)
+    assert seen and seen[0] != inputs[0][0].data_ptr()
+
+
+def test_recheck_catches_a_result_that_goes_wrong_later() -> None:
+    calls = [0]
+
+    def decays(data: tuple) -> Any:
+        calls[0] += 1
+        out = _right(data)
+        if calls[0] > 3:  # right in the correctness pass (3 calls), wrong once timed
+            out.zero_()
+        return out
+
+    assert _bench(decays, recheck=False).get("failure") is None
+    calls[0] = 0
+    assert _bench(decays, recheck=True)["failure"].startswith("recheck: input set 1 of 3")
+
+
+def test_whole_command_through_the_real_child_on_cpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runner's child, the job and the report together (CPU, one small shape, 3 repeats)."""
+    submission = tmp_path / "submission.py"
+    submission.write_text(  # right answers, cached by input bytes (a test stub, not a kernel) so it is quick
+        "from nvfp4ctl.problems import get_problem\n"
+        "_P, _SEEN = get_problem('nvfp4_gemm'), {}\n"
+        "def custom_kernel(data):\n"
+        "    key = b''.join(t.contiguous().view(-1).view(__import__('torch').uint8).numpy().tobytes() for t in data[:4])\n"
+        "    if key not in _SEEN:\n"
+        "        _SEEN[key] = _P.reference(data)\n"
+        "    return data[6].copy_(_SEEN[key])\n"
+    )
+    monkeypatch.setenv("NVFP4CTL_DEVICE", "cpu")
+    argv = ["bench", "--submission", str(submission), "--shape", "128,64,256", "--max-repeats", "3", "--json"]
+    monkeypatch.setattr(sys, "argv", ["nvfp4ctl", *argv])
+    result = CliRunner().invoke(app, argv, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    (shape,) = data["shapes"]
+    assert shape["shape"] == "128x64x256" and shape["us"]["runs"] == 3 and data["ceilings"] is None
+    assert Path(os.environ["NVFP4CTL_MEMORY"]).read_text().count("geomean ") == 1

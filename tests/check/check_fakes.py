@@ -1,0 +1,32 @@
+"""Shared fakes for the check tests: a task with fake_problem's cases, the targets folder."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fake_problem import FakeCase
+
+HERE = Path(__file__).parent
+TARGETS = HERE / "targets"
+FAKE_PROBLEM = "fake_problem:PROBLEM"
+
+
+@dataclass(frozen=True)
+class FakeTask:
+    """The fields of nvfp4ctl.task.Task that check reads."""
+
+    tests: tuple[FakeCase, ...]
+    path: Path | None = None
+    problem: str = FAKE_PROBLEM
+    benchmarks: tuple[FakeCase, ...] = ()
+    rtol: float = 1e-3
+    atol: float = 1e-3
+    ranking: str = "geom"
+    timeout_s: float = 180.0
+    submission: Path | None = None
+    lint: dict[str, Any] = field(default_factory=dict)
+
+
+SMALL_TESTS = (FakeCase(128, 256, 32), FakeCase(256, 128, 32), FakeCase(128, 128, 64, 2))

@@ -1,0 +1,33 @@
+"""Check tests run on CPU against fake_problem.py and the fake targets in targets/."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from check_fakes import HERE, SMALL_TESTS, FakeTask
+from fake_problem import FakeCase
+
+
+@pytest.fixture(autouse=True)
+def _fakes_importable_in_child(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(HERE))  # spawn children start with the parent's sys.path
+
+
+@pytest.fixture
+def fake_task(monkeypatch: pytest.MonkeyPatch) -> Callable[..., FakeTask]:
+    """Make `check` read a FakeTask (and build FakeCases for --shape) and run on CPU."""
+    from nvfp4ctl.check import plan
+
+    monkeypatch.setenv("NVFP4CTL_DEVICE", "cpu")
+    monkeypatch.delenv("NVFP4CTL_TIMEOUT", raising=False)
+    monkeypatch.setattr(plan, "_make_case", lambda m, n, k, l, seed: FakeCase(m, n, k, l, seed))
+
+    def install(tests: tuple[FakeCase, ...] = SMALL_TESTS, **fields: Any) -> FakeTask:
+        task = FakeTask(tests=tests, **fields)
+        monkeypatch.setattr(plan, "load_task_file", lambda path: task)
+        return task
+
+    return install

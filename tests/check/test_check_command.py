@@ -1,0 +1,139 @@
+"""`nvfp4ctl check` end to end on CPU (NVFP4CTL_DEVICE=cpu) with a fake problem and fake targets."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from typer.testing import CliRunner
+
+from check_fakes import TARGETS
+from fake_problem import FakeCase
+from nvfp4ctl import runlog
+from nvfp4ctl.cli import app
+from nvfp4ctl.project import memory_path
+
+
+def check(*args: str):
+    return CliRunner().invoke(app, ["check", *args])
+
+
+def _last_log_entry() -> runlog.RunEntry:
+    return runlog.read(memory_path())[-1]
+
+
+def test_correct_target_passes_every_test(fake_task):
+    fake_task()
+    result = check("--submission", str(TARGETS / "good.py"))
+    assert result.exit_code == 0, result.output
+    assert "timeout 180 s (default) · device cpu · scales generator · probe on" in result.output
+    assert "3/3 pass" in result.output
+    entry = _last_log_entry()
+    assert entry.result == "3/3 pass" and entry.exit_code == "0"
+    assert entry.target.startswith(str(TARGETS / "good.py") + "@")
+
+
+def test_hanging_target_is_killed_and_the_run_stops(fake_task):
+    fake_task()
+    started = time.monotonic()
+    result = check("--submission", str(TARGETS / "sleeps_forever.py"), "--timeout", "1.5")
+    assert result.exit_code == 3, result.output
+    assert time.monotonic() - started < 20
+    assert (
+        "possible deadlock in test 1 (m=128 n=256 k=32): no result after 1.5 s; the child was killed" in result.output
+    )
+    assert "2 remaining tests not run after the timeout (2, 3)" in result.output
+    assert "timeout in test 1" in result.output
+    assert _last_log_entry().result == "timeout in test 1"
+
+
+def test_crash_marks_the_test_and_the_rest_still_run(fake_task):
+    fake_task()  # test 2 has m=256: the target exits there
+    result = check("--submission", str(TARGETS / "exits_on_m256.py"))
+    assert result.exit_code == 4, result.output
+    assert "test 2 (m=256 n=128 k=32) crashed: the child died (exit code 1)" in result.output
+    assert "kernel: about to die on m=256" in result.output
+    assert "2/3 pass, 1 crash (test 2)" in result.output
+
+
+def test_cuda_error_is_a_crash(fake_task):
+    fake_task(tests=(FakeCase(128, 128, 32),))
+    result = check("--submission", str(TARGETS / "cuda_error.py"))
+    assert result.exit_code == 4, result.output
+    assert "test 1 (m=128 n=128 k=32) crashed with a CUDA error: RuntimeError: CUDA error: an illegal" in result.output
+
+
+def test_import_error_in_the_submission_is_a_crash(fake_task):
+    fake_task()
+    result = check("--submission", str(TARGETS / "import_error.py"))
+    assert result.exit_code == 4, result.output
+    assert "cannot load " in result.output and "ModuleNotFoundError" in result.output
+    assert "helper_that_does_not_exist" in result.output
+    assert "3 tests not run: the target could not be loaded" in result.output
+
+
+def test_mismatch_shows_diagnostics_and_exits_1(fake_task):
+    fake_task(tests=(FakeCase(128, 128, 32), FakeCase(384, 256, 32)))
+    result = check("--submission", str(TARGETS / "wrong_tile.py"))
+    assert result.exit_code == 1, result.output
+    assert "test 2 (m=384 n=256 k=32, seed 1111): FAIL" in result.output
+    assert "16384 of 98304 outputs differ (16.7%)" in result.output
+    assert "wrong 128x128 tiles (3 m-tiles x 2 n-tiles; X all wrong, x some, . ok)\n    ..\n    .X\n    ..\n" in result.output
+    assert "1/2 pass, 1 fail (test 2)" in result.output
+
+
+def test_probe_failure_is_reported_as_result_reuse(fake_task):
+    fake_task(tests=(FakeCase(128, 128, 32),))
+    result = check("--submission", str(TARGETS / "caches_by_shape.py"))
+    assert result.exit_code == 1, result.output
+    assert "FAIL in the anti-cache probe (same tensors refilled with new data)" in result.output
+    assert "result reused across calls" in result.output
+
+
+def test_only_and_shape_pick_the_cases(fake_task):
+    fake_task()
+    result = check("--submission", str(TARGETS / "good.py"), "--only", "3", "--only", "1", "--shape", "128,128,64,2",
+                   "--seed", "7", "--no-probe")
+    assert result.exit_code == 0, result.output
+    assert "(3 of 3 tests)" in result.output
+    assert "3/3 pass" in result.output
+    assert " s1 " in result.output and "m=128 n=128 k=64 l=2" in result.output
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--only", "4"], "--only 4: task.yml has 3 tests (1-3)"),
+        (["--only", "0"], "--only 0: task.yml has 3 tests (1-3)"),
+        (["--shape", "128,256"], "--shape 128,256: expected M,N,K or M,N,K,L as positive integers"),
+        (["--shape", "a,b,c"], "--shape a,b,c: expected M,N,K or M,N,K,L"),
+        (["--timeout", "0"], "--timeout 0: expected seconds > 0"),
+        (["--submission", "nope.py"], "--submission nope.py: no such file"),
+        (["--submission", "x.py", "--kernel", "y.cu"], "--submission and --kernel are exclusive"),
+    ],
+)
+def test_usage_errors_are_one_line_and_exit_2(fake_task, args, message):
+    fake_task()
+    result = check(*args)
+    assert result.exit_code == 2
+    assert message in result.output
+    assert "Traceback" not in result.output
+
+
+def test_bad_timeout_in_the_environment(fake_task, monkeypatch):
+    fake_task()
+    monkeypatch.setenv("NVFP4CTL_TIMEOUT", "soon")
+    result = check("--submission", str(TARGETS / "good.py"))
+    assert result.exit_code == 2
+    assert "NVFP4CTL_TIMEOUT=soon: expected seconds > 0" in result.output
+
+
+def test_no_gpu_is_one_line_and_exit_2(monkeypatch):
+    from nvfp4ctl.commands import check as check_command
+
+    monkeypatch.delenv("NVFP4CTL_DEVICE", raising=False)
+    monkeypatch.setattr(check_command, "first_gpu", lambda: None)
+    monkeypatch.setattr(check_command, "_driver_present", lambda: False)
+    result = check()
+    assert result.exit_code == 2
+    assert result.output.strip() == "error: no CUDA GPU found: nvfp4ctl check runs kernels on a GPU"

@@ -1,0 +1,127 @@
+"""The child-side check job, run in-process on CPU: verdicts, diagnostics, output mistakes, probe."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+
+from check_fakes import FAKE_PROBLEM, TARGETS
+from fake_problem import FakeCase
+from nvfp4ctl.check.job import FIRST_CALL, PROBE_FRESH, PROBE_REFILLED, REUSED, check_case
+from nvfp4ctl.check.render import comparison_lines
+from nvfp4ctl.runner.targets import import_submission
+
+
+def _check(kernel, case=FakeCase(256, 256, 32), probe=True):
+    return check_case(kernel, problem=FAKE_PROBLEM, case=case, rtol=1e-3, atol=1e-3, probe=probe, device="cpu")
+
+
+def _kernel(tmp_path: Path, body: str):
+    path = tmp_path / "submission.py"
+    path.write_text("import torch\n\ndef custom_kernel(data):\n    a, b, c = data\n" + textwrap.indent(textwrap.dedent(body), "    "))
+    return import_submission(path)
+
+
+def test_correct_target_passes_and_is_probed():
+    result = _check(import_submission(TARGETS / "good.py"))
+    assert result.passed and result.probed and result.phase == FIRST_CALL
+    assert result.comparison.mismatched == 0 and result.comparison.unwritten == 0
+
+
+def test_wrong_tile_is_mapped():
+    result = _check(import_submission(TARGETS / "wrong_tile.py"), FakeCase(384, 384, 32))
+    assert not result.passed
+    comparison = result.comparison
+    assert comparison.mismatched == 128 * 128
+    assert comparison.first[0].index == (128, 128, 0)
+    assert comparison.first[0].got == comparison.first[0].want + 1
+    lines = comparison_lines(comparison)
+    assert lines[0].startswith("16384 of 147456 outputs differ (11.1%); max abs err 1")
+    assert "first mismatches (m, n, l): got vs want" in lines
+    map_start = next(i for i, line in enumerate(lines) if line.startswith("wrong 128x128 tiles"))
+    assert lines[map_start + 1 : map_start + 4] == ["  ...", "  .X.", "  ..."]
+
+
+def test_unwritten_elements_are_reported(tmp_path):
+    kernel = _kernel(tmp_path, """
+        c[: c.shape[0] // 2].copy_(torch.einsum("mkl,nkl->mnl", a, b)[: c.shape[0] // 2])
+        return c
+    """)
+    result = _check(kernel, FakeCase(256, 128, 32))
+    assert result.comparison.unwritten == 128 * 128
+    lines = comparison_lines(result.comparison)
+    assert "16384 elements never written (still NaN poison)" in lines
+    assert "output has 16384 NaN, 0 Inf; the reference has 0 NaN, 0 Inf" in lines
+    assert lines[-3:] == ["wrong 128x128 tiles (2 m-tiles x 1 n-tiles; X all wrong, x some, . ok)", "  .", "  X"]
+
+
+def test_a_new_tensor_with_nan_is_not_called_unwritten(tmp_path):
+    kernel = _kernel(tmp_path, """
+        out = torch.einsum("mkl,nkl->mnl", a, b).half()
+        out[0, 0, 0] = float("nan")
+        return out
+    """)
+    result = _check(kernel, FakeCase(128, 128, 32))
+    assert result.comparison.unwritten is None
+    assert result.comparison.nan_got == 1 and result.comparison.mismatched == 1
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ('return torch.einsum("mkl,nkl->mnl", a, b)', "custom_kernel returned float32, expected float16"),
+        ('return c[:, :, 0]', "custom_kernel returned shape (128, 256), expected (128, 256, 1) (m, n, l): the l dimension is missing; return c itself"),
+        ('return c.permute(1, 0, 2)', "custom_kernel returned shape (256, 128, 1), expected (128, 256, 1) (m, n, l): m and n are swapped (transposed output?)"),
+        ("return None", "custom_kernel returned NoneType, expected a torch.Tensor (the c of the input tuple)"),
+    ],
+    ids=["dtype", "missing-l", "transposed", "none"],
+)
+def test_output_mistakes_are_named(tmp_path, body, message):
+    result = _check(_kernel(tmp_path, body), FakeCase(128, 256, 32))
+    assert not result.passed and result.comparison is None
+    assert message in result.problems
+
+
+def test_wrong_device_is_named():
+    from nvfp4ctl.check.output import output_mistakes
+
+    want = torch.empty((4, 4, 1), dtype=torch.float16, device="meta")
+    assert output_mistakes(torch.zeros((4, 4, 1), dtype=torch.float16), want) == [
+        "custom_kernel returned a CPU tensor, expected one on meta"
+    ]
+
+
+def test_exception_in_target_is_a_failure_with_its_location(tmp_path):
+    result = _check(_kernel(tmp_path, 'raise ValueError("k must be a multiple of 256")'))
+    assert not result.passed
+    assert result.problems[0] == "custom_kernel raised ValueError: k must be a multiple of 256"
+    assert "submission.py:5 in custom_kernel" in result.problems[-1]
+
+
+def test_cuda_error_in_target_propagates(tmp_path):
+    with pytest.raises(RuntimeError, match="CUDA error"):
+        _check(import_submission(TARGETS / "cuda_error.py"))
+
+
+@pytest.mark.parametrize(
+    "target, phase",
+    [
+        ("caches_by_shape.py", PROBE_REFILLED),
+        ("caches_by_pointer.py", PROBE_REFILLED),
+        ("replays_first_inputs.py", PROBE_FRESH),  # right on refilled tensors, wrong on new ones
+    ],
+)
+def test_probe_catches_result_reuse(target, phase):
+    # a fresh module per target: caches must start empty
+    result = _check(import_submission(TARGETS / target), FakeCase(128, 128, 32))
+    assert not result.passed and result.probed and result.phase == phase
+    assert result.problems[0].startswith(f"{REUSED}: ")
+    assert "the first call passed" in result.problems[0]
+
+
+def test_caching_target_passes_without_the_probe():
+    result = _check(import_submission(TARGETS / "caches_by_shape.py"), FakeCase(128, 384, 32), probe=False)
+    assert result.passed and not result.probed

@@ -1,0 +1,64 @@
+"""What check runs: --only / --shape / --seed selection and the timeout's precedence."""
+
+from __future__ import annotations
+
+import pytest
+
+from check_fakes import SMALL_TESTS, FakeTask
+from fake_problem import FakeCase
+from nvfp4ctl.check import plan
+from nvfp4ctl.errors import UsageError
+
+
+@pytest.fixture(autouse=True)
+def _fake_cases(monkeypatch):
+    monkeypatch.setattr(plan, "_make_case", lambda m, n, k, l, seed: FakeCase(m, n, k, l, seed))
+    monkeypatch.delenv("NVFP4CTL_TIMEOUT", raising=False)
+
+
+TASK = FakeTask(tests=SMALL_TESTS)
+
+
+def test_all_tests_by_default_numbered_from_1():
+    items = plan.select_items(TASK, [], [], None)
+    assert [i.id for i in items] == ["1", "2", "3"]
+    assert [i.label for i in items] == ["test 1", "test 2", "test 3"]
+    assert items[2].shape == "m=128 n=128 k=64 l=2"
+
+
+def test_only_keeps_the_users_order_once_each():
+    assert [i.id for i in plan.select_items(TASK, [3, 1, 3], [], None)] == ["3", "1"]
+
+
+def test_shape_alone_runs_only_the_shape_and_seed_replaces_seeds():
+    items = plan.select_items(TASK, [], ["256,512,1024", "128x128x256x2"], None)
+    assert [(i.id, i.label) for i in items] == [("s1", "shape 1"), ("s2", "shape 2")]
+    assert items[0].case == FakeCase(256, 512, 1024, 1, 1111)
+    assert items[1].case == FakeCase(128, 128, 256, 2, 1111)
+    assert plan.select_items(TASK, [2], [], 42)[0].case.seed == 42
+
+
+@pytest.mark.parametrize(
+    "only, message",
+    [([11], "--only 11: task.yml has 3 tests (1-3)"), ([0], "--only 0: task.yml has 3 tests (1-3)"),
+     ([-1], "--only -1: task.yml has 3 tests (1-3)")],
+)
+def test_bad_only(only, message):
+    with pytest.raises(UsageError, match=f"^{message}$".replace("(", r"\(").replace(")", r"\)")):
+        plan.select_items(TASK, only, [], None)
+
+
+@pytest.mark.parametrize("text", ["128,256", "1,2,3,4,5", "128,-1,256", "a,b,c", ""])
+def test_bad_shape(text):
+    with pytest.raises(UsageError, match="expected M,N,K or M,N,K,L as positive integers, e.g. --shape 128,7168,16384"):
+        plan.parse_shape(text)
+
+
+def test_timeout_precedence(monkeypatch):
+    assert plan.resolve_timeout(None, 180.0) == (180.0, "default")
+    assert plan.resolve_timeout(None, 60.0) == (60.0, "task.yml")
+    monkeypatch.setenv("NVFP4CTL_TIMEOUT", "30")
+    assert plan.resolve_timeout(None, 60.0) == (30.0, "NVFP4CTL_TIMEOUT")
+    assert plan.resolve_timeout(5.0, 60.0) == (5.0, "--timeout")
+    with pytest.raises(UsageError, match=r"^--timeout -1: expected seconds > 0$"):
+        plan.resolve_timeout(-1.0, 60.0)

@@ -1,0 +1,122 @@
+"""`nvfp4ctl lint` end to end through the Typer app: exit codes, formats, defaults, run log."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from typer.testing import CliRunner
+
+from nvfp4ctl.cli import app
+from nvfp4ctl.lint import targets
+
+runner = CliRunner()
+CLEAN = "def custom_kernel(data):\n    a, b, _, _, sfa, sfb, c = data\n    return c\n"
+WARNS = "def custom_kernel(data):\n    print('hi')\n    return data[6]\n"
+ERRS = "import torch\ng = torch.cuda.CUDAGraph()\n"
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(targets, "_load_task", lambda: None)
+    (tmp_path / "clean.py").write_text(CLEAN)
+    (tmp_path / "warns.py").write_text(WARNS)
+    (tmp_path / "errs.py").write_text(ERRS)
+    return tmp_path
+
+
+def test_clean_file_exits_0(project: Path) -> None:
+    result = runner.invoke(app, ["lint", "clean.py"])
+    assert result.exit_code == 0, result.output
+    assert "All checks passed (1 file checked)" in result.output
+
+
+def test_warnings_alone_exit_0_errors_exit_1(project: Path) -> None:
+    assert runner.invoke(app, ["lint", "warns.py"]).exit_code == 0
+    result = runner.invoke(app, ["lint", "errs.py", "warns.py"])
+    assert result.exit_code == 1
+    assert "errs.py:2:5: NV201 CUDA graph API" in result.output
+    assert "Found 1 error, 1 warning in 2 files (2 checked)" in result.output
+
+
+@pytest.mark.parametrize("args, message", [
+    (["lint", "missing.py"], "no such file or folder: missing.py"),
+    (["lint", "--select", "NV999", "clean.py"], "unknown rule code or prefix 'NV999'"),
+    (["lint", "--ignore", "NV101", "clean.py"], "cannot be ignored"),
+    (["lint", "--profile", "fast", "clean.py"], "--profile: expected one of"),
+])
+def test_usage_errors_exit_2_with_one_line(project: Path, args: list[str], message: str) -> None:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    assert message in result.output
+    assert "Traceback" not in result.output
+
+
+def test_unreadable_file_exits_2(project: Path) -> None:
+    if os.geteuid() == 0:
+        pytest.skip("root reads every file")
+    path = project / "locked.py"
+    path.write_text(CLEAN)
+    path.chmod(0)
+    assert runner.invoke(app, ["lint", "locked.py"]).exit_code == 2
+
+
+def test_json_format(project: Path) -> None:
+    result = runner.invoke(app, ["lint", "--format", "json", "."])
+    assert result.exit_code == 1
+    payload = json.loads(result.stdout)
+    assert payload["summary"] == {"errors": 1, "warnings": 1, "files_checked": 3, "files_with_findings": 2}
+    assert {d["code"] for d in payload["diagnostics"]} == {"NV201", "NV801"}
+
+
+def test_select_by_prefix_on_the_command_line(project: Path) -> None:
+    result = runner.invoke(app, ["lint", "--select", "NV8", "."])
+    assert result.exit_code == 0
+    assert "NV801" in result.output and "NV201" not in result.output
+
+
+def test_list_rules_table_and_json(project: Path) -> None:
+    table = runner.invoke(app, ["lint", "--list-rules"])
+    assert table.exit_code == 0
+    assert "NV101" in table.output and "NV901" in table.output
+    rules = json.loads(runner.invoke(app, ["lint", "--list-rules", "--format", "json"]).stdout)
+    assert [r["code"] for r in rules][:2] == ["NV001", "NV101"]
+
+
+def test_no_path_checks_kernels_and_the_task_submission(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    kernels = project / "kernels"
+    (kernels / "sm90").mkdir(parents=True)
+    (kernels / "sm90" / "k.cu").write_text("__global__ void k() { printf(\"x\"); }\n")
+    (project / "task.yml").write_text("problem: nvfp4_gemm\n")
+    task = SimpleNamespace(path=project / "task.yml", submission=Path("errs.py"), benchmarks=(),
+                           lint={"ignore": ["NV8"]})
+    monkeypatch.setattr(targets, "_load_task", lambda: task)
+    monkeypatch.setattr(targets, "kernels_dir", lambda: kernels)
+    result = runner.invoke(app, ["lint"])
+    assert result.exit_code == 1
+    assert "errs.py:2:5: NV201" in result.output
+    assert "NV802" not in result.output  # ignored by task.yml
+    assert "(2 checked)" in result.output
+
+
+def test_missing_default_submission_is_a_warning(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    kernels = project / "kernels"
+    kernels.mkdir()
+    (kernels / "k.cu").write_text("// fine\n")
+    task = SimpleNamespace(path=project / "task.yml", submission=Path("gone.py"), benchmarks=(), lint={})
+    monkeypatch.setattr(targets, "_load_task", lambda: task)
+    monkeypatch.setattr(targets, "kernels_dir", lambda: kernels)
+    result = runner.invoke(app, ["lint"])
+    assert result.exit_code == 0
+    assert "gone.py does not exist; not checked" in result.output
+
+
+def test_run_log_records_the_counts(project: Path) -> None:
+    runner.invoke(app, ["lint", "errs.py"])
+    log = Path(os.environ["NVFP4CTL_MEMORY"]).read_text()
+    assert "1 error, 0 warnings in 1 file" in log
+    assert "errs.py@" in log  # the single target, hashed

@@ -1,0 +1,94 @@
+"""--select/--ignore/--profile, task.yml's lint section, inline waivers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nvfp4ctl.errors import UsageError
+from nvfp4ctl.lint import LintConfig, lint_text
+from nvfp4ctl.lint.config import parse_section, resolve_config
+from nvfp4ctl.lint.waivers import waived_codes
+
+BAD = '''\
+import torch
+def custom_kernel(data):
+    a, b, sfa, sfb, _, _, c = data
+    print(sfa)
+    return c
+'''
+
+
+def codes(text: str, config: LintConfig | None = None) -> list[str]:
+    return [d.code for d in lint_text(text, "submission.py", config)]
+
+
+def test_select_and_ignore_take_codes_and_prefixes() -> None:
+    assert codes(BAD) == ["NV801", "NV401"]
+    assert codes(BAD, LintConfig(select=("NV4",))) == ["NV401"]
+    assert codes(BAD, LintConfig(ignore=("NV8",))) == ["NV401"]
+    assert codes(BAD, LintConfig(select=("NV801",))) == ["NV801"]
+
+
+def test_stream_rule_stays_on_whatever_is_selected() -> None:
+    assert codes("x = 'Stream'\n", LintConfig(select=("NV4",))) == ["NV101"]
+
+
+def test_profile_only_rule_is_off_until_the_profile_or_an_explicit_select() -> None:
+    src = 'CUDA = """__global__ void k() { asm volatile("trap;"); }"""\n'
+    assert codes(src) == []
+    assert codes(src, LintConfig(profile="cutlass-only")) == ["NV901"]
+    assert codes(src, LintConfig(select=("NV901",))) == ["NV901"]
+    assert codes(src, LintConfig(select=("NV9",))) == []  # a prefix keeps defaults; name it to opt in
+
+
+@pytest.mark.parametrize("bad", [["NV999"], ["XX"], ["NV4", "NV77"]])
+def test_unknown_codes_are_usage_errors(bad: list[str]) -> None:
+    with pytest.raises(UsageError, match="unknown rule code"):
+        resolve_config(parse_section(None, Path(".")), bad, None, None)
+
+
+@pytest.mark.parametrize("pattern", ["NV101", "NV1", "nv10"])
+def test_ignoring_the_stream_rule_is_refused(pattern: str) -> None:
+    with pytest.raises(UsageError, match="cannot be ignored"):
+        resolve_config(parse_section(None, Path(".")), None, [pattern], None)
+
+
+def test_task_section_is_validated_and_flags_win(tmp_path: Path) -> None:
+    section = parse_section({"select": ["NV4", "NV8"], "ignore": "NV801", "profile": "cutlass-only",
+                             "paths": ["kernels", "/abs/submission.py"]}, tmp_path)
+    assert section.paths == (tmp_path / "kernels", Path("/abs/submission.py"))
+    config = resolve_config(section, None, None, None)
+    assert (config.select, config.ignore, config.profile) == (("NV4", "NV8"), ("NV801",), "cutlass-only")
+    flagged = resolve_config(section, ["NV3"], None, "default")
+    assert (flagged.select, flagged.ignore, flagged.profile) == (("NV3",), ("NV801",), "default")
+
+
+@pytest.mark.parametrize("section, message", [
+    ({"selct": ["NV4"]}, "lint.selct: unknown key"),
+    ({"select": 3}, "lint.select: expected a list"),
+    ({"profile": "fast"}, "lint.profile: expected one of"),
+    ({"paths": "kernels"}, "lint.paths: expected a list"),
+    ({"ignore": ["NV101"]}, "cannot be ignored"),
+    (["NV4"], "lint: expected a mapping"),
+])
+def test_bad_task_sections_name_the_key(section: object, message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        parse_section(section, Path("."))  # type: ignore[arg-type]
+
+
+def test_waivers_on_the_same_line_with_comma_lists() -> None:
+    assert waived_codes("print(x)  # nvfp4ctl: ignore[NV801, NV4]") == ("NV801", "NV4")
+    assert waived_codes('printf("x");  // nvfp4ctl: ignore[NV802]') == ("NV802",)
+    waived = BAD.replace("    print(sfa)", "    print(sfa)  # nvfp4ctl: ignore[NV401,NV801]")
+    assert codes(waived) == []
+    only_one = BAD.replace("    print(sfa)", "    print(sfa)  # nvfp4ctl: ignore[NV801]")
+    assert codes(only_one) == ["NV401"]
+    next_line = BAD.replace("    print(sfa)", "    # nvfp4ctl: ignore[NV401]\n    print(sfa)")
+    assert codes(next_line) == ["NV801", "NV401"]
+
+
+def test_waiver_inside_embedded_cuda() -> None:
+    src = 'SRC = """\n__global__ void k() {\n  printf("x");  // nvfp4ctl: ignore[NV802]\n  printf("y");\n}\n"""\n'
+    assert [(d.line, d.code) for d in lint_text(src, "s.py")] == [(4, "NV802")]

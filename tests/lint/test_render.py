@@ -1,0 +1,91 @@
+"""Snapshot tests of the rendered output: the text format and the JSON format are interfaces."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from nvfp4ctl.lint import LintConfig, lint_paths
+from nvfp4ctl.lint.render import concise
+from nvfp4ctl.lint.render import json as json_render
+
+SUBMISSION = '''\
+import torch
+
+def custom_kernel(data):
+    a, b, sfa, sfb, _, _, c = data
+    bt = b.t().contiguous()
+    return torch._scaled_mm(a, bt, sfa, sfb)  # upstream
+'''
+
+
+def report_for(tmp_path: Path, text: str = SUBMISSION, name: str = "submission.py"):
+    path = tmp_path / name
+    path.write_text(text)
+    return lint_paths([path], LintConfig())
+
+
+def test_concise_text_snapshot(tmp_path: Path) -> None:
+    text = concise.render(report_for(tmp_path), cwd=tmp_path)
+    assert text == '''\
+submission.py:5:10: NV501 copy-transposes B every call: B is already (N, K) K-major; pass b or a transposed view (b.t()) without .contiguous()
+  |
+5 |     bt = b.t().contiguous()
+  |          ^^^^^^^^^^^^^^^^^^ warning
+
+submission.py:6:12: NV701 torch._scaled_mm with the reference scales is the reference, not a kernel
+  |
+6 |     return torch._scaled_mm(a, bt, sfa, sfb)  # upstream
+  |            ^^^^^^^^^^^^^^^^ warning
+
+submission.py:6:36: NV401 sfa is the reference scale sfa_ref (input index 2): use index 4 (sfa_permuted)
+  |
+6 |     return torch._scaled_mm(a, bt, sfa, sfb)  # upstream
+  |                                    ^^^ error
+
+submission.py:6:41: NV401 sfb is the reference scale sfb_ref (input index 3): use index 5 (sfb_permuted)
+  |
+6 |     return torch._scaled_mm(a, bt, sfa, sfb)  # upstream
+  |                                         ^^^ error
+
+submission.py:6:51: NV101 the word "stream" (in "upstream"): the server rejects any file where "stream" in code.lower()
+  |
+6 |     return torch._scaled_mm(a, bt, sfa, sfb)  # upstream
+  |                                                   ^^^^^^ error
+
+Found 3 errors, 2 warnings in 1 file (1 checked)
+'''
+
+
+def test_tabs_keep_the_caret_under_the_column(tmp_path: Path) -> None:
+    report = report_for(tmp_path, "x = 1\n\tsrc = 'STREAM'\n", name="notes.txt")
+    lines = concise.render(report, cwd=tmp_path).splitlines()
+    source, caret = lines[2], lines[3]
+    assert source.index("STREAM") == caret.index("^")
+
+
+def test_clean_summary_and_counts(tmp_path: Path) -> None:
+    report = report_for(tmp_path, "def custom_kernel(data):\n    return data[6]\n")
+    assert concise.render(report, cwd=tmp_path) == "All checks passed (1 file checked)\n"
+    assert concise.counts(report) == "0 errors, 0 warnings in 1 file"
+
+
+def test_json_snapshot(tmp_path: Path) -> None:
+    payload = json_render.payload(report_for(tmp_path), cwd=tmp_path)
+    assert json.loads(json.dumps(payload)) == payload
+    assert payload["summary"] == {"errors": 3, "warnings": 2, "files_checked": 1, "files_with_findings": 1}
+    assert payload["diagnostics"][0] == {
+        "path": "submission.py", "line": 5, "col": 10, "end_col": 28, "code": "NV501", "severity": "warning",
+        "message": "copy-transposes B every call: B is already (N, K) K-major; pass b or a transposed view (b.t()) "
+                   "without .contiguous()",
+        "source_line": "    bt = b.t().contiguous()",
+    }
+    assert [d["code"] for d in payload["diagnostics"]] == ["NV501", "NV701", "NV401", "NV401", "NV101"]
+
+
+def test_rules_payload_documents_every_rule() -> None:
+    rules = json_render.rules_payload()
+    assert len({r["code"] for r in rules}) == len(rules)
+    for rule in rules:
+        assert rule["why"] and rule["bad"] and rule["good"] and rule["severity"] in ("error", "warning")
+    assert [r for r in rules if r["code"] == "NV101"][0]["waivable"] is False

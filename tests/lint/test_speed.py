@@ -1,0 +1,75 @@
+"""Speed budget: a 2,000-line file in <= 0.2 s, a folder of 50 files in <= 3 s (CI: 2 cores).
+The asserts are generous against noisy machines; the real numbers are printed (pytest -s)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from nvfp4ctl.lint import LintConfig, lint_paths
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+HELPER = '''
+def helper_{i}(data, scale=1.0):
+    a, b, _, _, sfa, sfb, c = data
+    key = (a.shape[0], b.shape[0], {i})
+    fn = _kernels.get(key)
+    if fn is None:
+        fn = torch.compile(lambda x, y: x @ y)
+        _kernels[key] = fn
+    if DEBUG:
+        print("helper {i}", key)
+    return fn(a.float() * scale, b.t().float())
+'''
+
+CUDA = '''
+SRC_{i} = r"""
+#include <cuda_runtime.h>
+__global__ void kernel_{i}(const float* a, float* c, int n) {{
+  int i = blockIdx.x * blockDim.x + threadIdx.x;  // one element per thread
+  if (i < n) c[i] = a[i] * 2.0f;
+#ifdef NVFP4_DEBUG
+  printf("%d\\\\n", i);
+#endif
+}}
+"""
+'''
+
+
+def generated_file(lines: int) -> str:
+    parts = ["import torch\n_kernels = {}\nDEBUG = False\n"]
+    i = 0
+    while sum(p.count("\n") for p in parts) < lines - 10:
+        parts.append(HELPER.format(i=i) if i % 3 else CUDA.format(i=i))
+        i += 1
+    calls = "\n".join(f"    out = helper_{j}(data)" for j in range(1, min(i, 30)) if j % 3)
+    parts.append(f"\ndef custom_kernel(data):\n{calls}\n    return data[6]\n")
+    return "".join(parts)
+
+
+def timed(paths: list[Path]) -> tuple[float, int]:
+    start = time.perf_counter()
+    report = lint_paths(paths, LintConfig())
+    return time.perf_counter() - start, len(report.files)
+
+
+def test_a_2000_line_file(tmp_path: Path) -> None:
+    path = tmp_path / "big_submission.py"
+    path.write_text(generated_file(2000))
+    assert 1990 <= path.read_text().count("\n") <= 2100
+    timed([path])  # warm imports and regex caches
+    elapsed, _ = timed([path])
+    print(f"\nlint of a {path.read_text().count(chr(10))}-line file: {elapsed * 1000:.0f} ms")
+    assert elapsed < 1.0
+
+
+def test_a_folder_of_50_files(tmp_path: Path) -> None:
+    sources = sorted(p for p in FIXTURES.iterdir() if p.is_file())
+    for n in range(50):
+        source = sources[n % len(sources)]
+        (tmp_path / f"{n:02d}_{source.name}").write_text(source.read_text() * 3)
+    elapsed, files = timed([tmp_path])
+    assert files == 50
+    print(f"\nlint of a folder of 50 files: {elapsed * 1000:.0f} ms")
+    assert elapsed < 3.0

@@ -1,0 +1,27 @@
+"""Jobs the worker tests send to the child (imported there as "runner_jobs:<name>")."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+
+def call_target(kernel: Any, data: Any = None) -> Any:
+    return kernel(data)
+
+
+def child_pid(kernel: Any) -> int:
+    return os.getpid()
+
+
+def raise_value_error(kernel: Any) -> None:
+    raise ValueError("bad value 42")
+
+
+def unpicklable(kernel: Any) -> Any:
+    return lambda: None
+
+
+def say_hello(kernel: Any) -> str:
+    print("hello from the child", flush=True)
+    return "done"

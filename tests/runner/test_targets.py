@@ -1,0 +1,93 @@
+"""Choosing the target (parent side) and importing a submission (child side)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nvfp4ctl.errors import UsageError
+from nvfp4ctl.runner import targets
+from nvfp4ctl.runner.gpu import GpuInfo
+from nvfp4ctl.runner.targets import KERNEL, SUBMISSION, TORCH, import_submission, resolve_target
+
+
+@pytest.fixture
+def kernels(tmp_path, monkeypatch) -> Path:
+    root = tmp_path / "kernels"
+    (root / "torch_dequant").mkdir(parents=True)
+    (root / "torch_dequant" / "submission.py").write_text("def custom_kernel(data):\n    return data\n")
+    monkeypatch.setattr(targets, "kernels_dir", lambda: root)
+    monkeypatch.delenv("NVFP4CTL_DEVICE", raising=False)
+    return root
+
+
+def _gpu(monkeypatch, cap: str | None) -> None:
+    monkeypatch.setattr(targets, "first_gpu", lambda: GpuInfo("Some GPU", cap) if cap else None)
+
+
+@pytest.mark.parametrize("cap, folder, name", [("9.0", "sm90", "nvfp4_gemm_sm90.cu"), ("10.0", "sm100", "nvfp4_gemm_sm100.cu")])
+def test_default_is_the_kernel_for_the_arch(kernels, monkeypatch, cap, folder, name):
+    (kernels / folder).mkdir()
+    (kernels / folder / name).write_text("// kernel\n")
+    _gpu(monkeypatch, cap)
+    spec = resolve_target(None, None)
+    assert (spec.kind, spec.path) == (KERNEL, kernels / folder / name)
+    assert spec.label.endswith(f"(default for sm_{cap.replace('.', '')})")
+
+
+@pytest.mark.parametrize("cap", [None, "9.0", "8.0"])
+def test_default_falls_back_to_the_torch_submission(kernels, monkeypatch, cap):
+    _gpu(monkeypatch, cap)  # no .cu files exist, or no GPU, or an arch without a kernel
+    spec = resolve_target(None, None)
+    assert (spec.kind, spec.path) == (TORCH, kernels / "torch_dequant" / "submission.py")
+
+
+def test_cpu_device_never_asks_nvidia_smi(kernels, monkeypatch):
+    monkeypatch.setenv("NVFP4CTL_DEVICE", "cpu")
+    monkeypatch.setattr(targets, "first_gpu", lambda: pytest.fail("nvidia-smi was asked"))
+    assert resolve_target(None, None).kind == TORCH
+
+
+def test_explicit_targets_and_their_errors(tmp_path):
+    py, cu = tmp_path / "submission.py", tmp_path / "k.cu"
+    py.write_text("")
+    cu.write_text("")
+    assert resolve_target(py, None) == targets.TargetSpec(SUBMISSION, py.resolve(), str(py))
+    assert resolve_target(None, cu).kind == KERNEL
+    with pytest.raises(UsageError, match="^--submission and --kernel are exclusive: pass one of them$"):
+        resolve_target(py, cu)
+    with pytest.raises(UsageError, match=r"^--kernel .*/missing\.cu: no such file$"):
+        resolve_target(None, tmp_path / "missing.cu")
+    with pytest.raises(UsageError, match=r"expected a CUDA source \(\.cu\); use --submission for \.py"):
+        resolve_target(None, py)
+    with pytest.raises(UsageError, match=r"expected a Python file"):
+        resolve_target(cu, None)
+    with pytest.raises(UsageError, match="not a file"):
+        resolve_target(tmp_path, None)
+
+
+def test_submission_gets_a_task_shim_and_its_folder_on_the_path(tmp_path, monkeypatch):
+    monkeypatch.delitem(__import__("sys").modules, "task", raising=False)
+    monkeypatch.setattr("sys.path", list(__import__("sys").path))
+    (tmp_path / "helpers.py").write_text("SCALE = 3\n")
+    path = tmp_path / "submission.py"
+    path.write_text(
+        "from task import input_t, output_t\nfrom helpers import SCALE\n\n"
+        "def custom_kernel(data: input_t) -> output_t:\n    return data * SCALE\n"
+    )
+    assert import_submission(path)(2) == 6
+
+
+def test_kernel_target_wraps_the_module(monkeypatch, tmp_path):
+    import sys
+    import types
+
+    calls = []
+    fake_build = types.ModuleType("nvfp4ctl.build")
+    module = types.SimpleNamespace(nvfp4_gemm=lambda *args: calls.append(args) or "c")
+    fake_build.load_kernel_module = lambda source, arch=None: module  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "nvfp4ctl.build", fake_build)
+    kernel = targets.load_target(targets.TargetSpec(KERNEL, tmp_path / "k.cu", "k.cu"))
+    assert kernel(("a", "b", "sfa", "sfb", "sfa_p", "sfb_p", "c")) == "c"
+    assert calls == [("a", "b", "sfa_p", "sfb_p", "c")]

@@ -1,0 +1,176 @@
+"""The watched child: results, job errors, timeouts (Python and C hangs), crashes, cleanup."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from nvfp4ctl.errors import KernelCrash, KernelTimeout
+from nvfp4ctl.runner.worker import JobError, TargetLoadError, Worker
+
+CALL = "runner_jobs:call_target"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie still answers kill(0); look at its state
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+def test_returns_the_job_value_and_keeps_the_child(make_target):
+    target = make_target("return [x * 2 for x in data]")
+    with Worker(target, timeout_s=10, device="cpu") as worker:
+        assert worker.call(CALL, label="test 1", data=[1, 2]) == [2, 4]
+        first = worker.call("runner_jobs:child_pid", label="pid")
+        assert worker.call("runner_jobs:child_pid", label="pid") == first
+        assert worker.children_started == 1
+
+
+def test_job_exception_comes_back_as_job_error_and_child_survives(make_target):
+    with Worker(make_target("return 1"), timeout_s=10, device="cpu") as worker:
+        pid = worker.call("runner_jobs:child_pid", label="pid")
+        with pytest.raises(JobError, match="ValueError: bad value 42") as caught:
+            worker.call("runner_jobs:raise_value_error", label="test 1")
+        assert "raise_value_error" in caught.value.traceback_text
+        with pytest.raises(JobError, match="pickle|Pickl"):
+            worker.call("runner_jobs:unpicklable", label="test 2")
+        assert worker.call("runner_jobs:child_pid", label="pid") == pid
+
+
+@pytest.mark.parametrize(
+    "body, header",
+    [
+        ("time.sleep(3600)", "import time"),  # stuck in Python
+        ("ctypes.PyDLL(None).sleep(3600)", "import ctypes"),  # stuck in C, holding the GIL
+    ],
+    ids=["python-sleep", "c-sleep-holding-gil"],
+)
+def test_hanging_target_is_killed_at_the_timeout(make_target, body, header):
+    with Worker(make_target(body, header), timeout_s=1.0, device="cpu") as worker:
+        pid = worker.call("runner_jobs:child_pid", label="pid")
+        started = time.monotonic()
+        with pytest.raises(KernelTimeout, match=r"possible deadlock: test 6 ran past 1 s; the child was killed"):
+            worker.call(CALL, label="test 6", data=None)
+        assert time.monotonic() - started < 5
+        assert not _alive(pid)
+        # the next call gets a fresh child
+        assert worker.call("runner_jobs:child_pid", label="pid") != pid
+        assert worker.children_started == 2
+
+
+def test_grandchildren_die_with_the_process_group(make_target, tmp_path):
+    pid_file = tmp_path / "grandchild.pid"
+    body = f"""
+    p = subprocess.Popen(["sleep", "3600"])
+    open({str(pid_file)!r}, "w").write(str(p.pid))
+    time.sleep(3600)
+    """
+    with Worker(make_target(body, "import subprocess, time"), timeout_s=1.5, device="cpu") as worker:
+        with pytest.raises(KernelTimeout):
+            worker.call(CALL, label="test 1", data=None)
+    grandchild = int(pid_file.read_text())
+    deadline = time.monotonic() + 3
+    while _alive(grandchild) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(grandchild)
+
+
+def test_child_that_exits_is_a_crash_with_its_last_lines(make_target):
+    body = """
+    print("about to fail", file=sys.stderr, flush=True)
+    os._exit(1)
+    """
+    with Worker(make_target(body, "import os, sys"), timeout_s=10, device="cpu") as worker:
+        with pytest.raises(KernelCrash) as caught:
+            worker.call(CALL, label="test 2", data=None)
+        message = str(caught.value)
+        assert message.startswith("test 2 crashed: the child died (exit code 1)")
+        assert "about to fail" in message
+        assert caught.value.log_tail[-1] == "about to fail"
+        assert worker.call("runner_jobs:say_hello", label="next") == "done"  # fresh child
+
+
+def test_segfault_is_a_crash_with_the_python_stack(make_target):
+    with Worker(make_target("ctypes.string_at(0)", "import ctypes"), timeout_s=10, device="cpu") as worker:
+        with pytest.raises(KernelCrash, match="killed by SIGSEGV") as caught:
+            worker.call(CALL, label="test 3", data=None)
+        assert "Segmentation fault" in str(caught.value)
+
+
+def test_cuda_error_is_a_crash_and_restarts_the_child(make_target):
+    body = 'raise RuntimeError("CUDA error: an illegal memory access was encountered")'
+    with Worker(make_target(body), timeout_s=10, device="cpu") as worker:
+        pid = worker.call("runner_jobs:child_pid", label="pid")
+        with pytest.raises(KernelCrash, match="test 4 crashed with a CUDA error: RuntimeError: CUDA error: an illegal"):
+            worker.call(CALL, label="test 4", data=None)
+        assert worker.call("runner_jobs:child_pid", label="pid") != pid
+
+
+def test_import_error_is_a_target_load_error(make_target):
+    with Worker(make_target("return 1", "import no_such_module_here"), timeout_s=10, device="cpu") as worker:
+        with pytest.raises(TargetLoadError, match="cannot load submission.py: ModuleNotFoundError") as caught:
+            worker.call(CALL, label="test 1", data=None)
+        assert any("no_such_module_here" in line for line in caught.value.log_tail)
+
+
+def test_submission_without_custom_kernel_fails_to_load(tmp_path):
+    from nvfp4ctl.runner.targets import SUBMISSION, TargetSpec
+
+    path = tmp_path / "submission.py"
+    path.write_text("def kernel(data):\n    return data\n")
+    with Worker(TargetSpec(SUBMISSION, path, "submission.py"), timeout_s=10, device="cpu") as worker:
+        with pytest.raises(TargetLoadError, match="defines no custom_kernel"):
+            worker.call(CALL, label="test 1", data=None)
+
+
+def test_child_output_is_captured_and_echoed(make_target):
+    lines: list[str] = []
+    with Worker(make_target("return 1"), timeout_s=10, device="cpu", on_output=lines.append) as worker:
+        worker.call("runner_jobs:say_hello", label="hello")
+    assert "hello from the child" in lines
+
+
+def test_close_kills_a_busy_child(make_target):
+    worker = Worker(make_target("time.sleep(3600)", "import time"), timeout_s=30, device="cpu")
+    pid = worker.call("runner_jobs:child_pid", label="pid")
+    worker._child.conn.send(("job", CALL, {"data": None}))  # the child is now busy sleeping
+    worker.close()
+    assert not _alive(pid)
+
+
+def test_child_dies_when_the_parent_is_killed(make_target, tmp_path):
+    target = make_target("time.sleep(3600)", "import time")
+    script = tmp_path / "parent.py"
+    script.write_text(textwrap.dedent(f"""
+        import sys
+        sys.path[:0] = {sys.path!r}
+        from pathlib import Path
+        from nvfp4ctl.runner.targets import TargetSpec
+        from nvfp4ctl.runner.worker import Worker
+        if __name__ == "__main__":
+            worker = Worker(TargetSpec("submission", Path({str(target.path)!r}), "s"), timeout_s=60, device="cpu")
+            print(worker.call("runner_jobs:child_pid", label="pid"), flush=True)
+            worker.call("runner_jobs:call_target", label="hang", data=None)
+    """))
+    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    child = int(parent.stdout.readline())
+    assert _alive(child)
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 5
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(child)

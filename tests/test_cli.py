@@ -1,0 +1,67 @@
+"""The CLI boundary: a user mistake is one red line and exit 2, every command run is logged."""
+
+from __future__ import annotations
+
+import sys
+from types import SimpleNamespace
+
+import pytest
+from typer.testing import CliRunner
+
+from nvfp4ctl import runlog
+from nvfp4ctl.check import plan
+from nvfp4ctl.cli import app
+from nvfp4ctl.errors import ExitCode, FailuresFound, KernelCrash, KernelTimeout, UsageError
+from nvfp4ctl.project import memory_path
+
+
+@pytest.fixture
+def three_tests(monkeypatch):
+    monkeypatch.setenv("NVFP4CTL_DEVICE", "cpu")
+    task = SimpleNamespace(tests=(1, 2, 3), path=None, submission=None, timeout_s=180.0)
+    monkeypatch.setattr(plan, "load_task_file", lambda path: task)
+
+
+def test_exit_codes_are_the_documented_ones():
+    assert [int(e.exit_code) for e in (FailuresFound(), UsageError(), KernelTimeout(), KernelCrash())] == [1, 2, 3, 4]
+    assert ExitCode.OK == 0
+
+
+def test_usage_error_is_one_line_exit_2_and_logged(three_tests, monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["nvfp4ctl", "check", "--only", "11"])  # the log records sys.argv
+    result = CliRunner().invoke(app, ["check", "--only", "11"])
+    assert result.exit_code == 2
+    assert result.output == "error: --only 11: task.yml has 3 tests (1-3)\n"
+    entry = runlog.read(memory_path())[-1]
+    assert entry.command == "nvfp4ctl check --only 11"
+    assert entry.exit_code == "2"
+    assert entry.result == "error: --only 11: task.yml has 3 tests (1-3)"
+
+
+def test_bad_option_value_is_a_usage_error():
+    result = CliRunner().invoke(app, ["check", "--only", "three"])
+    assert result.exit_code == 2
+    assert "Invalid value for '--only'" in result.output and "Traceback" not in result.output
+
+
+def test_run_log_failure_does_not_change_the_exit_code(three_tests, tmp_path, monkeypatch):
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(folder))  # not a file: the append fails
+    result = CliRunner().invoke(app, ["check", "--only", "0"])
+    assert result.exit_code == 2
+    assert "warning: run log not written" in result.output
+
+
+def test_interrupt_is_reported_and_logged(monkeypatch):
+    from nvfp4ctl.commands import check as check_command
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(check_command.plan, "load_task_file", interrupted)
+    monkeypatch.setenv("NVFP4CTL_DEVICE", "cpu")
+    result = CliRunner().invoke(app, ["check"])
+    assert "error: interrupted" in result.output
+    assert result.exit_code != 0
+    assert runlog.read(memory_path())[-1].result == "interrupted"

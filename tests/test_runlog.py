@@ -1,0 +1,129 @@
+"""The MEMORY.md run log: whole lines under concurrency and kills, notes untouched, `log -n N`."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from nvfp4ctl import runlog
+from nvfp4ctl.cli import app
+from nvfp4ctl.errors import ExitCode
+from nvfp4ctl.outcome import Outcome
+
+NOTES = "# My notes\n\n- tile 128x256 was slower · 2.4 µs\r\n- weird bytes: \t café ✓\n\nno newline at the end"
+
+
+def _entry(result: str, command: str = "nvfp4ctl check") -> runlog.RunEntry:
+    return runlog.RunEntry("2026-11-25T10:00:00Z", command, "sub.py@abc", "1234567", "H100 (sm_90)", "0", result)
+
+
+def _append_one(memory: str, index: int) -> None:
+    runlog.append(_entry(f"{index}/10 pass · writer {index}" + " padding" * 200), Path(memory))
+
+
+def test_eight_concurrent_appenders_write_eight_whole_lines(tmp_path):
+    memory = tmp_path / "MEMORY.md"
+    memory.write_text(NOTES)
+    context = multiprocessing.get_context("fork")
+    writers = [context.Process(target=_append_one, args=(str(memory), i)) for i in range(8)]
+    for writer in writers:
+        writer.start()
+    for writer in writers:
+        writer.join(30)
+    assert all(writer.exitcode == 0 for writer in writers)
+    text = memory.read_text()
+    assert text.count(runlog.HEADING) == 1
+    entries = runlog.read(memory)
+    assert sorted(int(e.result.split("/")[0]) for e in entries) == list(range(8))
+    assert all(e.result.endswith(" padding") for e in entries)
+    assert " · " not in entries[0].result  # the separator inside a cell is neutralised
+    log_lines = text.partition(runlog.HEADING)[2].splitlines()
+    assert sum(line.startswith("- ") for line in log_lines) == 8
+
+
+def test_a_writer_killed_mid_run_leaves_no_half_line(tmp_path):
+    memory = tmp_path / "MEMORY.md"
+    script = textwrap.dedent(f"""
+        from pathlib import Path
+        from nvfp4ctl import runlog
+        entry = runlog.RunEntry("t", "nvfp4ctl check", "x", "c", "g", "0", "pass " + "y" * 3000)
+        print("ready", flush=True)
+        while True:
+            runlog.append(entry, Path({str(memory)!r}))
+    """)
+    writer = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert writer.stdout.readline().strip() == "ready"
+    time.sleep(0.5)
+    writer.send_signal(signal.SIGKILL)
+    writer.wait()
+    text = memory.read_text()
+    assert text.endswith("\n")
+    log = text.partition(runlog.HEADING + "\n")[2]
+    lines = [line for line in log.splitlines() if line.startswith("- ")]
+    assert lines and all(runlog.RunEntry.from_line(line) is not None for line in lines)
+    # the lock died with the writer: the next run appends at once
+    runlog.append(_entry("after the kill"), memory)
+    assert runlog.read(memory)[-1].result == "after the kill"
+
+
+def test_users_notes_stay_byte_identical(tmp_path):
+    memory = tmp_path / "MEMORY.md"
+    memory.write_bytes(NOTES.encode())
+    for i in range(3):
+        runlog.append(_entry(f"run {i}"), memory)
+    data = memory.read_bytes()
+    assert data.startswith(NOTES.encode())
+    assert data[len(NOTES.encode()) :].startswith(b"\n\n" + runlog.HEADING.encode())
+    assert [e.result for e in runlog.read(memory)] == ["run 0", "run 1", "run 2"]
+
+
+def test_missing_memory_file_is_created_with_the_section(tmp_path):
+    memory = tmp_path / "sub" / "MEMORY.md"
+    runlog.append(_entry("first"), memory)
+    assert memory.read_text().startswith(runlog.HEADING + "\n\n" + runlog.PREAMBLE + "\n\n- ")
+
+
+def test_entry_line_round_trip():
+    entry = _entry("9/10 pass, 1 fail (test 3)", command="nvfp4ctl check --only 3")
+    line = entry.to_line()
+    assert line.startswith("- 2026-11-25T10:00:00Z · `nvfp4ctl check --only 3` · sub.py@abc")
+    assert runlog.RunEntry.from_line(line) == entry
+
+
+def test_make_entry_hashes_the_target(tmp_path):
+    target = tmp_path / "submission.py"
+    target.write_text("def custom_kernel(data): ...\n")
+    entry = runlog.make_entry(Outcome("10/10 pass", ExitCode.OK, target, "NVIDIA H100 (sm_90)"), ["check"], tmp_path)
+    assert entry.target == f"{target}@{runlog.file_digest(target)}"
+    assert entry.command == "nvfp4ctl check" and entry.exit_code == "0" and entry.gpu == "NVIDIA H100 (sm_90)"
+
+
+def test_log_command_shows_the_last_n(tmp_path, monkeypatch):
+    memory = tmp_path / "MEMORY.md"
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.setenv("COLUMNS", "200")
+    for i in range(5):
+        runlog.append(_entry(f"result-{i}"), memory)
+    result = CliRunner().invoke(app, ["log", "-n", "2"])
+    assert result.exit_code == 0, result.output
+    assert "2 most recent runs" in result.output
+    assert "result-3" in result.output and "result-4" in result.output
+    assert "result-2" not in result.output
+    assert len(runlog.read(memory)) == 5  # `log` itself is not logged
+
+
+def test_log_command_errors_and_empty_log(tmp_path, monkeypatch):
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(tmp_path / "MEMORY.md"))
+    empty = CliRunner().invoke(app, ["log"])
+    assert empty.exit_code == 0 and "no runs logged yet" in empty.output
+    bad = CliRunner().invoke(app, ["log", "-n", "0"])
+    assert bad.exit_code == 2 and "-n must be at least 1, got 0" in bad.output

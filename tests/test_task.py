@@ -1,0 +1,159 @@
+"""task.yml parsing: our file, GPU MODE's file unchanged, and one clear line for every mistake."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nvfp4ctl.errors import UsageError
+from nvfp4ctl.project import REPO_DIR, project_root
+from nvfp4ctl.task import Case, Task, load_task, parse_task, task_path
+
+FACTS_TESTS = [
+    (128, 256, 256), (128, 1536, 7168), (128, 3072, 1536), (256, 7168, 256), (256, 7168, 2048),
+    (2304, 4608, 7168), (384, 7168, 2304), (512, 512, 7168), (512, 4096, 512), (512, 1536, 7168),
+]  # fmt: skip
+
+# GPU MODE's problems/nvidia/nvfp4_gemm/task.yml, shortened (description cut, fewer tests), keys unchanged
+GPU_MODE_TASK = """\
+files:
+  - {"name": "submission.py", "source": "@SUBMISSION@"}
+  - {"name": "task.py", "source": "task.py"}
+  - {"name": "eval.py", "source": "../eval_better_bench.py"}
+
+lang: "py"
+
+description: |
+  You will implement a block scaled matrix-matrix multiplication kernel optimized for NVIDIA B200.
+config:
+  main: "eval.py"
+
+templates:
+  Python: "template.py"
+
+tests:
+  - {"m": 128, "n": 256, "k": 256, "l": 1, "seed": 1111}
+  - {"m": 128, "n": 1536, "k": 7168, "l": 1, "seed": 1111}
+
+benchmarks:
+  - {"m": 128, "n": 7168, "k": 16384, "l": 1, "seed": 1111}
+
+ranking_by: "geom"
+"""
+
+MINIMAL = 'tests:\n  - {"m": 128, "n": 256, "k": 256, "l": 1, "seed": 1111}\n'
+
+
+def test_repository_task_yml_has_the_leaderboard_cases() -> None:
+    task = load_task(REPO_DIR / "task.yml")
+    assert [(case.m, case.n, case.k) for case in task.tests] == FACTS_TESTS
+    assert all((case.l, case.seed) == (1, 1111) for case in task.tests + task.benchmarks)
+    assert [(case.m, case.n, case.k, case.sol_us) for case in task.benchmarks] == [
+        (128, 7168, 16384, 8.994),
+        (128, 4096, 7168, 2.354),
+        (128, 7168, 2048, 1.333),
+    ]
+    assert (task.problem, task.rtol, task.atol, task.ranking, task.timeout_s) == ("nvfp4_gemm", 1e-3, 1e-3, "geom", 180.0)
+    assert task.submission is None and dict(task.lint) == {}
+    assert task.path == REPO_DIR / "task.yml"
+
+
+def test_gpu_mode_task_yml_loads_unchanged(tmp_path: Path) -> None:
+    path = tmp_path / "task.yml"
+    path.write_text(GPU_MODE_TASK)
+    task = load_task(path)
+    assert task.tests == (Case(128, 256, 256, 1, 1111), Case(128, 1536, 7168, 1, 1111))
+    assert task.benchmarks == (Case(128, 7168, 16384, 1, 1111),)
+    assert (task.rtol, task.atol, task.timeout_s, task.ranking, task.submission) == (1e-3, 1e-3, 180.0, "geom", None)
+
+
+def test_extras_are_read(tmp_path: Path) -> None:
+    path = tmp_path / "mine.yml"
+    path.write_text(
+        MINIMAL + "tolerance: {rtol: 1e-2, atol: 0.5}\ntimeout: 30\nsubmission: sub/submission.py\n"
+        "lint: {ignore: [NV201]}\nproblem: nvfp4_gemm\n"
+    )
+    task = load_task(path)
+    assert (task.rtol, task.atol, task.timeout_s) == (0.01, 0.5, 30.0)  # `1e-2` is a string to PyYAML
+    assert task.submission == tmp_path / "sub" / "submission.py"
+    assert dict(task.lint) == {"ignore": ["NV201"]}
+    assert task.benchmarks == ()
+
+
+def test_case_label() -> None:
+    assert Case(128, 256, 256, 1, 1111).label() == "m=128 n=256 k=256 l=1 seed=1111"
+
+
+BENCH = '\nbenchmarks:\n  - {"m": 128, "n": 7168, "k": 16384, "l": 1, "seed": 1111}\n  - {"m": 1, "n": 1, "k": 16, "l": 1, "seed": 1}\n'
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (MINIMAL + BENCH + '  - {"m": 128, "n": 7168, "k": -5, "l": 1, "seed": 1111}\n',
+         "task.yml: benchmarks[2].k: expected a positive integer, got -5"),
+        (MINIMAL.replace('"m": 128', '"m": "x"'), "task.yml: tests[0].m: expected a positive integer, got 'x'"),
+        (MINIMAL.replace('"m": 128', '"m": 1.5'), "task.yml: tests[0].m: expected a positive integer, got 1.5"),
+        (MINIMAL.replace('"l": 1', '"l": true'), "task.yml: tests[0].l: expected a positive integer, got True"),
+        (MINIMAL.replace('"seed": 1111', '"seed": -1'), "task.yml: tests[0].seed: expected a non-negative integer, got -1"),
+        (MINIMAL.replace(', "seed": 1111', ""), "task.yml: tests[0].seed: missing"),
+        (MINIMAL.replace('"seed"', '"sedd"'), "task.yml: tests[0].sedd: unknown field (expected m, n, k, l, seed, sol_us)"),
+        (MINIMAL.replace('"k": 256', '"k": 100'), "task.yml: tests[0].k: expected a multiple of 16 (one scale per 16 elements), got 100"),
+        (MINIMAL.replace("}", ', "sol_us": 0}'), "task.yml: tests[0].sol_us: expected a positive number of microseconds, got 0"),
+        ("tests:\n  - 5\n", "task.yml: tests[0]: expected a mapping with m, n, k, l, seed, got 5"),
+        ("tests: []\n", "task.yml: tests: expected a non-empty list like [{m: 128, n: 256, k: 256, l: 1, seed: 1111}, ...], got []"),
+        ("benchmarks: []\n", "task.yml: tests: expected a non-empty list like [{m: 128, n: 256, k: 256, l: 1, seed: 1111}, ...], got nothing"),
+        (MINIMAL + "benchmarks: {m: 1}\n", "task.yml: benchmarks: expected a non-empty list like [{m: 128, n: 256, k: 256, l: 1, seed: 1111}, ...], got {'m': 1}"),
+        (MINIMAL + "tolerance: {rtol: abc}\n", "task.yml: tolerance.rtol: expected a non-negative number, got 'abc'"),
+        (MINIMAL + "tolerance: {atol: -1}\n", "task.yml: tolerance.atol: expected a non-negative number, got -1"),
+        (MINIMAL + "tolerance: {rtl: 1}\n", "task.yml: tolerance.rtl: unknown field (expected rtol, atol)"),
+        (MINIMAL + "tolerance: 0.001\n", "task.yml: tolerance: expected a mapping like {rtol: 0.001, atol: 0.001}, got 0.001"),
+        (MINIMAL + "timeout: 0\n", "task.yml: timeout: expected a positive number of seconds, got 0"),
+        (MINIMAL + "timeout: .inf\n", "task.yml: timeout: expected a positive number of seconds, got inf"),
+        (MINIMAL + "ranking_by: median\n", "task.yml: ranking_by: expected one of geom, mean, last, got 'median'"),
+        (MINIMAL + "problem: gemv\n", "task.yml: problem: expected one of nvfp4_gemm, got 'gemv'"),
+        (MINIMAL + "submission: [a]\n", "task.yml: submission: expected a path to a submission.py, got ['a']"),
+        (MINIMAL + "lint: [NV201]\n", "task.yml: lint: expected a mapping of lint options, got ['NV201']"),
+        ("", "task.yml: expected a mapping with tests and benchmarks, got an empty file"),
+        ("- 1\n", "task.yml: expected a mapping with tests and benchmarks, got list"),
+        ("tests: a: b\n", "task.yml: invalid YAML: mapping values are not allowed here (line 1, column 9)"),
+    ],
+)  # fmt: skip
+def test_malformed_task_is_one_line_naming_the_field(text: str, message: str) -> None:
+    with pytest.raises(UsageError) as caught:
+        parse_task(text, Path("task.yml"))
+    assert str(caught.value) == message
+    assert "\n" not in str(caught.value)
+
+
+def test_unreadable_files_are_usage_errors(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match=r"missing\.yml: cannot read the task file \(No such file or directory\)"):
+        load_task(tmp_path / "missing.yml")
+    with pytest.raises(UsageError, match="cannot read the task file"):
+        load_task(tmp_path)  # a folder
+    binary = tmp_path / "task.yml"
+    binary.write_bytes(b"\xff\xfe\x00tests")
+    with pytest.raises(UsageError, match="not a UTF-8 text file"):
+        load_task(binary)
+
+
+def test_task_path_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    explicit = tmp_path / "explicit.yml"
+    monkeypatch.setenv("NVFP4CTL_TASK", str(tmp_path / "from_env.yml"))
+    assert task_path(explicit) == explicit
+    assert task_path() == tmp_path / "from_env.yml"
+    monkeypatch.delenv("NVFP4CTL_TASK")
+    project = tmp_path / "project"
+    (project / "sub").mkdir(parents=True)
+    (project / "task.yml").write_text(MINIMAL)
+    monkeypatch.chdir(project / "sub")
+    project_root.cache_clear()
+    try:
+        assert task_path() == project / "task.yml"
+        assert isinstance(load_task(), Task)
+        monkeypatch.chdir(tmp_path)
+        project_root.cache_clear()
+        assert task_path() == REPO_DIR / "task.yml"
+    finally:
+        project_root.cache_clear()
