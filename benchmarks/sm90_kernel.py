@@ -40,6 +40,7 @@ VARIANTS: dict[str, list[str]] = {
     "no_split_k": ["-DNVFP4_SM90_MAX_CLUSTER_K=1"],
     "no_a_decode": ["-DNVFP4_SM90_ABLATE_A_DECODE=1"],
     "no_b_decode": ["-DNVFP4_SM90_ABLATE_B_DECODE=1"],
+    "no_decode": ["-DNVFP4_SM90_ABLATE_A_DECODE=1", "-DNVFP4_SM90_ABLATE_B_DECODE=1"],
     "no_mma": ["-DNVFP4_SM90_ABLATE_MMA=1"],
 }
 BENCH_SHAPES = [(128, 7168, 16384, 1), (128, 4096, 7168, 1), (128, 7168, 2048, 1)]

@@ -36,7 +36,21 @@ struct Fp16x2Quad {
   uint32_t h02, h13, h46, h57;
 };
 
-__device__ __forceinline__ Fp16x2Quad decode_e2m1x8(uint32_t x, uint32_t scale_x2) {
+// The lookup table as two registers, loaded once per thread (load_table) and passed in.
+struct E2m1Table {
+  uint32_t lo, hi;
+};
+
+// A warp-uniform constant lives in a uniform register, which prmt cannot read, so the compiler
+// copied it before every prmt; read back from shared memory it is an ordinary register.
+__device__ __forceinline__ E2m1Table load_table(uint32_t smem_addr) {
+  E2m1Table t;
+  asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];" : "=r"(t.lo), "=r"(t.hi) : "r"(smem_addr) : "memory");
+  return t;
+}
+
+__device__ __forceinline__ Fp16x2Quad decode_e2m1x8(uint32_t x, uint32_t scale_x2, const E2m1Table& table) {
+  const uint32_t kE2m1HighBytesLo = table.lo, kE2m1HighBytesHi = table.hi;
   const uint32_t odd_codes = x & 0x70707070u;           // v1, v3, v5, v7 magnitudes at bits 4..6 of each byte
   const uint32_t x_even_up = x << 4;                    // even nibbles moved to the top of their byte
   const uint32_t even_codes = x_even_up & 0x70707070u;  // v0, v2, v4, v6 magnitudes

@@ -79,7 +79,7 @@ constexpr int A_BUFFER_BYTES = (BLOCK_K / A_ATOM_K) * A_ATOM_BYTES;  // 32 KB
 constexpr int A_BUFFERS_OFFSET = kNumStages * STAGE_BYTES;
 constexpr int BARRIERS_OFFSET = A_BUFFERS_OFFSET + kNumABuffers * A_BUFFER_BYTES;
 constexpr int NUM_BARRIERS = 2 * kNumStages + 2 * kNumABuffers;
-constexpr int SMEM_BYTES = BARRIERS_OFFSET + NUM_BARRIERS * 8 + 1024;  // + alignment slack
+constexpr int SMEM_BYTES = BARRIERS_OFFSET + NUM_BARRIERS * 8 + 8;  // + the e2m1 lookup table
 constexpr int PARTIAL_ROW_FLOATS = BLOCK_N + 4;  // pad: conflict-free partial stores
 constexpr int PARTIAL_BYTES = BLOCK_M * PARTIAL_ROW_FLOATS * 4;
 
@@ -119,6 +119,7 @@ struct SharedStorage {
   __device__ uint64_t* empty_barriers() const { return barriers() + kNumStages; }
   __device__ uint64_t* a_full_barriers() const { return barriers() + 2 * kNumStages; }
   __device__ uint64_t* a_empty_barriers() const { return barriers() + 2 * kNumStages + kNumABuffers; }
+  __device__ uint32_t* e2m1_table() const { return reinterpret_cast<uint32_t*>(barriers() + NUM_BARRIERS); }
   __device__ float* partials() const { return reinterpret_cast<float*>(base); }
 };
 
@@ -126,7 +127,7 @@ struct TileCoords {
   int m_tile, n_tile, batch, k_tile_begin, num_k_tiles;
 };
 
-// ---- Producer: one thread streams packed A/B tiles (TMA) and their scales (bulk copies) ----
+// ---- Producer: one thread issues the packed A/B tile loads (TMA) and their scales (bulk copies) ----
 __device__ __forceinline__ void producer(const SharedStorage& smem, const CUtensorMap* tmap_a,
                                          const CUtensorMap* tmap_b, const uint8_t* sfa_tile,
                                          const uint8_t* sfb_tile, int row_a, int row_b,
@@ -148,50 +149,57 @@ __device__ __forceinline__ void producer(const SharedStorage& smem, const CUtens
 // ---- A decoder: packed A stage -> fp16 A buffer in wgmma's K-major 128B-swizzled layout ----
 // Thread (warp q, lane) owns rows q*32 + lane%8 + 8r (r < 4) and word w = lane/8 of each 16-byte
 // chunk t; it writes logical k-steps 2w and 2w+1 (64 bytes) of each row with four 16-byte stores.
+// Every address is a per-thread constant plus the stage / buffer base plus 512r or 1024r.
 __device__ __forceinline__ void a_decoder(const SharedStorage& smem, const TileCoords& tile, int thread) {
   const int warp = thread / 32, lane = thread % 32;
-  const int w = lane / 8;
+  const int w = lane / 8, row0 = warp * 32 + lane % 8;  // row of r = 0; rows r add 8r
+  // TMA 64-byte swizzle: chunk t of row r sits at chunk t ^ ((row >> 1) & 3), the same for every r
+  uint32_t load_offset[4];
+#pragma unroll
+  for (int t = 0; t < 4; ++t) load_offset[t] = row0 * PACKED_ROW_BYTES + ((t ^ ((row0 >> 1) & 3)) * 16) + 4 * w;
+  const uint32_t sf_offset = scale_offset(row0, 0);  // + 512 for k-blocks 4..7; rows r add 8r*16
+  // 128-byte swizzle of the fp16 rows: chunk c of row r sits at c ^ (row & 7) = c ^ (lane & 7)
+  uint32_t store_offset[4];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) store_offset[j] = (w / 2) * A_ATOM_BYTES + row0 * 128 + ((((w % 2) * 4 + j) ^ (lane & 7)) * 16);
+
+  const uint32_t smem_base = sm90::smem_addr(smem.base);
+  const nvfp4_decode::E2m1Table table = nvfp4_decode::load_table(sm90::smem_addr(smem.e2m1_table()));
   PipelineState<kNumStages> pipe;
   PipelineState<kNumABuffers> abuf;
   for (int i = 0; i < tile.num_k_tiles; ++i, pipe.advance_pipeline(), abuf.advance_pipeline()) {
     sm90::mbar_wait(&smem.full_barriers()[pipe.stage_idx], pipe.phase);
+    const uint32_t packed = smem_base + pipe.stage_idx * STAGE_BYTES;
+    const uint32_t sf = packed + SMEM_A_PACKED_BYTES + SMEM_B_PACKED_BYTES + sf_offset;
     uint32_t words[4][4], sf_words[4][2];
-    const uint8_t* packed = smem.a_packed(pipe.stage_idx);
-    const uint8_t* sf = smem.sfa(pipe.stage_idx);
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
-      const int row = warp * 32 + lane % 8 + 8 * r;
 #pragma unroll
-      for (int t = 0; t < 4; ++t) {
-        const int chunk = t ^ ((row >> 1) & 3);  // TMA 64-byte swizzle
-        words[r][t] = *reinterpret_cast<const uint32_t*>(packed + row * PACKED_ROW_BYTES + chunk * 16 + 4 * w);
-      }
-      sf_words[r][0] = *reinterpret_cast<const uint32_t*>(sf + scale_offset(row, 0));
-      sf_words[r][1] = *reinterpret_cast<const uint32_t*>(sf + scale_offset(row, 4));
+      for (int t = 0; t < 4; ++t) words[r][t] = sm90::ld_shared_u32(packed + load_offset[t] + 512 * r);
+      sf_words[r][0] = sm90::ld_shared_u32(sf + 128 * r);        // k-blocks 0..3 of row row0 + 8r
+      sf_words[r][1] = sm90::ld_shared_u32(sf + 512 + 128 * r);  // k-blocks 4..7
     }
     __syncwarp();
     if (lane == 0) sm90::mbar_arrive(&smem.empty_barriers()[pipe.stage_idx]);
 
     sm90::mbar_wait(&smem.a_empty_barriers()[abuf.stage_idx], abuf.phase ^ 1);
-    uint8_t* a_fp16 = smem.a_fp16(abuf.stage_idx) + (w / 2) * A_ATOM_BYTES;
 #if !NVFP4_SM90_ABLATE_A_DECODE
+    const uint32_t a_fp16 = smem_base + A_BUFFERS_OFFSET + abuf.stage_idx * A_BUFFER_BYTES;
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
-      const int row = warp * 32 + lane % 8 + 8 * r;
       uint32_t h02[4], h13[4], h46[4], h57[4];
 #pragma unroll
       for (int t = 0; t < 4; ++t) {
         // word (t, w) lies in k-block 2t + w/2: byte (t%2)*2 + w/2 of scale word t/2
         const uint32_t scale = nvfp4_decode::e4m3_splat_f16x2(sf_words[r][t / 2], (t % 2) * 2 + w / 2);
-        const nvfp4_decode::Fp16x2Quad q = nvfp4_decode::decode_e2m1x8(words[r][t], scale);
+        const nvfp4_decode::Fp16x2Quad q = nvfp4_decode::decode_e2m1x8(words[r][t], scale, table);
         h02[t] = q.h02, h13[t] = q.h13, h46[t] = q.h46, h57[t] = q.h57;
       }
-      uint8_t* row_base = a_fp16 + row * 128;
-      const int c0 = (w % 2) * 4;  // first 16-byte chunk of k-step 2w inside the 128-byte row
-      *reinterpret_cast<uint4*>(row_base + (((c0 + 0) ^ (row & 7)) * 16)) = make_uint4(h02[0], h02[1], h02[2], h02[3]);
-      *reinterpret_cast<uint4*>(row_base + (((c0 + 1) ^ (row & 7)) * 16)) = make_uint4(h13[0], h13[1], h13[2], h13[3]);
-      *reinterpret_cast<uint4*>(row_base + (((c0 + 2) ^ (row & 7)) * 16)) = make_uint4(h46[0], h46[1], h46[2], h46[3]);
-      *reinterpret_cast<uint4*>(row_base + (((c0 + 3) ^ (row & 7)) * 16)) = make_uint4(h57[0], h57[1], h57[2], h57[3]);
+      const uint32_t row_base = a_fp16 + 1024 * r;
+      sm90::st_shared_v4(row_base + store_offset[0], h02[0], h02[1], h02[2], h02[3]);
+      sm90::st_shared_v4(row_base + store_offset[1], h13[0], h13[1], h13[2], h13[3]);
+      sm90::st_shared_v4(row_base + store_offset[2], h46[0], h46[1], h46[2], h46[3]);
+      sm90::st_shared_v4(row_base + store_offset[3], h57[0], h57[1], h57[2], h57[3]);
     }
 #endif
     sm90::fence_proxy_async_smem();  // make the generic stores visible to wgmma (async proxy)
@@ -207,19 +215,23 @@ struct BRows {
   uint32_t sf_lo, sf_hi;  // e4m3 scales of k-blocks 2t (low byte) and 2t+1
 };
 
-__device__ __forceinline__ BRows load_b_rows(const SharedStorage& smem, int s, int row_lo, int row_hi, int t) {
-  const uint8_t* packed = smem.b_packed(s);
-  const uint4 raw_lo = *reinterpret_cast<const uint4*>(packed + row_lo * PACKED_ROW_BYTES + t * 16);
-  const uint4 raw_hi = *reinterpret_cast<const uint4*>(packed + row_hi * PACKED_ROW_BYTES + t * 16);
-  const uint8_t* sf = smem.sfb(s);
+// Per-thread shared-memory offsets inside a stage (the stage base is added per tile).
+struct BRowOffsets {
+  uint32_t packed_lo, sf_lo;  // the row_hi ones are + 8 rows: + 512 and + 128 bytes
+};
+
+__device__ __forceinline__ BRows load_b_rows(uint32_t stage_base, const BRowOffsets& off) {
+  const uint4 raw_lo = sm90::ld_shared_v4(stage_base + off.packed_lo);
+  const uint4 raw_hi = sm90::ld_shared_v4(stage_base + off.packed_lo + 8 * PACKED_ROW_BYTES);
   return BRows{{raw_lo.x, raw_lo.y, raw_lo.z, raw_lo.w},
                {raw_hi.x, raw_hi.y, raw_hi.z, raw_hi.w},
-               *reinterpret_cast<const uint16_t*>(sf + scale_offset(row_lo, 2 * t)),
-               *reinterpret_cast<const uint16_t*>(sf + scale_offset(row_hi, 2 * t))};
+               sm90::ld_shared_u16(stage_base + off.sf_lo),
+               sm90::ld_shared_u16(stage_base + off.sf_lo + 8 * 16)};
 }
 
 // Fragments of k-steps 2w (f0) and 2w+1 (f1): {row g, kappa 2t..}, {row g+8, ..}, {row g, kappa 2t+8..}, {row g+8, ..}
-__device__ __forceinline__ void decode_b_word(const BRows& packed, int w, uint32_t (&f0)[4], uint32_t (&f1)[4]) {
+__device__ __forceinline__ void decode_b_word(const BRows& packed, int w, uint32_t (&f0)[4], uint32_t (&f1)[4],
+                                              const nvfp4_decode::E2m1Table& table) {
   BRows rows = packed;  // inputs pinned after the caller's wgmma wait (see fence_operand)
   sm90::fence_operand(rows.lo[w]), sm90::fence_operand(rows.hi[w]);
   sm90::fence_operand(rows.sf_lo), sm90::fence_operand(rows.sf_hi);
@@ -228,9 +240,9 @@ __device__ __forceinline__ void decode_b_word(const BRows& packed, int w, uint32
   f0[2] = f1[2] = rows.sf_lo & 0x3C00u, f0[3] = f1[3] = rows.sf_hi & 0x3C00u;
 #else
   const nvfp4_decode::Fp16x2Quad lo =
-      nvfp4_decode::decode_e2m1x8(rows.lo[w], nvfp4_decode::e4m3_splat_f16x2(rows.sf_lo, w / 2));
+      nvfp4_decode::decode_e2m1x8(rows.lo[w], nvfp4_decode::e4m3_splat_f16x2(rows.sf_lo, w / 2), table);
   const nvfp4_decode::Fp16x2Quad hi =
-      nvfp4_decode::decode_e2m1x8(rows.hi[w], nvfp4_decode::e4m3_splat_f16x2(rows.sf_hi, w / 2));
+      nvfp4_decode::decode_e2m1x8(rows.hi[w], nvfp4_decode::e4m3_splat_f16x2(rows.sf_hi, w / 2), table);
   f0[0] = lo.h02, f0[1] = hi.h02, f0[2] = lo.h13, f0[3] = hi.h13;
   f1[0] = lo.h46, f1[1] = hi.h46, f1[2] = lo.h57, f1[3] = hi.h57;
 #endif
@@ -251,7 +263,12 @@ __device__ __forceinline__ void issue_wgmma(float (&acc)[64], const uint32_t (&f
 __device__ __forceinline__ void math(const SharedStorage& smem, const TileCoords& tile, int wg,
                                      int thread, float (&acc)[64]) {
   const int warp = thread / 32, lane = thread % 32;
-  const int row_lo = wg * WGMMA_M + warp * 16 + lane / 4, row_hi = row_lo + 8, t = lane % 4;
+  const int row_lo = wg * WGMMA_M + warp * 16 + lane / 4, t = lane % 4;
+  // row_hi = row_lo + 8 keeps (row / 32) and lies 8 * 16 bytes further in the scale chunk
+  const BRowOffsets offsets{uint32_t(SMEM_A_PACKED_BYTES + row_lo * PACKED_ROW_BYTES + t * 16),
+                            uint32_t(SMEM_A_PACKED_BYTES + SMEM_B_PACKED_BYTES + SMEM_SF_BYTES + scale_offset(row_lo, 2 * t))};
+  const uint32_t smem_base = sm90::smem_addr(smem.base);
+  const nvfp4_decode::E2m1Table table = nvfp4_decode::load_table(sm90::smem_addr(smem.e2m1_table()));
   PipelineState<kNumStages> pipe;
   PipelineState<kNumABuffers> abuf;
   uint32_t frag[BLOCK_K / WGMMA_K][4];
@@ -269,10 +286,10 @@ __device__ __forceinline__ void math(const SharedStorage& smem, const TileCoords
   uint32_t a_base = 0;
   auto load_tile = [&]() {
     sm90::mbar_wait(&smem.full_barriers()[pipe.stage_idx], pipe.phase);
-    rows = load_b_rows(smem, pipe.stage_idx, row_lo, row_hi, t);
+    rows = load_b_rows(smem_base + pipe.stage_idx * STAGE_BYTES, offsets);
     __syncwarp();
     if (lane == 0) sm90::mbar_arrive(&smem.empty_barriers()[pipe.stage_idx]);
-    decode_b_word(rows, 0, frag[0], frag[1]);
+    decode_b_word(rows, 0, frag[0], frag[1], table);
     sm90::mbar_wait(&smem.a_full_barriers()[abuf.stage_idx], abuf.phase);
     a_base = sm90::smem_addr(smem.a_fp16(abuf.stage_idx));
   };
@@ -283,7 +300,7 @@ __device__ __forceinline__ void math(const SharedStorage& smem, const TileCoords
       issue_wgmma(acc, frag[2 * w], a_base, 2 * w, i > 0 || w > 0);
       issue_wgmma(acc, frag[2 * w + 1], a_base, 2 * w + 1, true);
       sm90::wgmma_wait<6>();
-      if (w < 3) decode_b_word(rows, w + 1, frag[2 * w + 2], frag[2 * w + 3]);
+      if (w < 3) decode_b_word(rows, w + 1, frag[2 * w + 2], frag[2 * w + 3], table);
     }
     if (i > 0) {  // tile i-1's last wgmma has completed
       __syncwarp();
@@ -297,13 +314,13 @@ __device__ __forceinline__ void math(const SharedStorage& smem, const TileCoords
   // v1: decode the whole tile, issue its 8 wgmmas, wait for all of them.
   for (int i = 0; i < tile.num_k_tiles; ++i, pipe.advance_pipeline(), abuf.advance_pipeline()) {
     sm90::mbar_wait(&smem.full_barriers()[pipe.stage_idx], pipe.phase);
-    const BRows rows = load_b_rows(smem, pipe.stage_idx, row_lo, row_hi, t);
+    const BRows rows = load_b_rows(smem_base + pipe.stage_idx * STAGE_BYTES, offsets);
     __syncwarp();
     if (lane == 0) sm90::mbar_arrive(&smem.empty_barriers()[pipe.stage_idx]);
     sm90::mbar_wait(&smem.a_full_barriers()[abuf.stage_idx], abuf.phase);
     const uint32_t a_base = sm90::smem_addr(smem.a_fp16(abuf.stage_idx));
 #pragma unroll
-    for (int w = 0; w < 4; ++w) decode_b_word(rows, w, frag[2 * w], frag[2 * w + 1]);
+    for (int w = 0; w < 4; ++w) decode_b_word(rows, w, frag[2 * w], frag[2 * w + 1], table);
 #pragma unroll
     for (int ks = 0; ks < BLOCK_K / WGMMA_K; ++ks) issue_wgmma(acc, frag[ks], a_base, ks, i > 0 || ks > 0);
     sm90::wgmma_wait<0>();
@@ -367,8 +384,11 @@ __global__ void __cluster_dims__(kClusterK, 1, 1) __launch_bounds__(kNumThreads,
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(BLOCK_M % kClusterK == 0 && (BLOCK_M / kClusterK) % 8 == 0,
                 "each split-K slice must hold whole 8-row accumulator groups");
-  extern __shared__ uint8_t smem_raw[];
-  const SharedStorage smem{reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023))};
+  // The dynamic shared memory window starts 1024-byte aligned (no static shared memory here);
+  // the swizzled TMA / wgmma layouts rely on it, so a misaligned base traps instead of computing garbage.
+  extern __shared__ __align__(1024) uint8_t smem_raw[];
+  const SharedStorage smem{smem_raw};
+  if (sm90::smem_addr(smem_raw) % 1024 != 0) __trap();
 
   const int m_tiles = m / BLOCK_M;
   const int num_k_tiles = k / BLOCK_K / kClusterK;
@@ -386,6 +406,8 @@ __global__ void __cluster_dims__(kClusterK, 1, 1) __launch_bounds__(kNumThreads,
       sm90::mbar_init(&smem.a_full_barriers()[b], 128);                      // every decode thread
       sm90::mbar_init(&smem.a_empty_barriers()[b], 4 * kNumMathWarpgroups);  // one per math warp
     }
+    smem.e2m1_table()[0] = nvfp4_decode::kE2m1HighBytesLo;
+    smem.e2m1_table()[1] = nvfp4_decode::kE2m1HighBytesHi;
     sm90::fence_barrier_init();
   }
   __syncthreads();
@@ -451,23 +473,54 @@ bool make_packed_map(CUtensorMap* map, const uint8_t* data, int rows, int k, int
                               CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-// Split K over a cluster only while the grid leaves SMs idle; every CTA keeps whole K tiles.
-int choose_cluster_k(int tiles, int k, int num_sms) {
+template <int kClusterK>
+cudaError_t allow_large_smem() {
+  static bool done = false;  // a launch setting, not a result
+  if (!done) {
+    const cudaError_t err = cudaFuncSetAttribute(nvfp4_gemm_sm90_kernel<kClusterK>,
+                                                 cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES);
+    if (err != cudaSuccess) return err;
+    done = true;
+  }
+  return cudaSuccess;
+}
+
+// How many clusters of kClusterK CTAs the GPU runs at once. Clusters must fit inside one GPC, so
+// this is below num_sms / kClusterK (seen on an H100: 128 CTAs in clusters of 4 ran as two waves).
+template <int kClusterK>
+int max_active_clusters() {
+  static int cached = -1;  // a property of this GPU and kernel, not a result
+  if (cached < 0) {
+    int clusters = 0;
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(kClusterK, 1, 1);
+    config.blockDim = dim3(kNumThreads, 1, 1);
+    config.dynamicSmemBytes = SMEM_BYTES;
+    if (allow_large_smem<kClusterK>() != cudaSuccess ||
+        cudaOccupancyMaxActiveClusters(&clusters, nvfp4_gemm_sm90_kernel<kClusterK>, &config) != cudaSuccess) {
+      (void)cudaGetLastError();  // not fatal: fall back to no split
+      clusters = 0;
+    }
+    cached = clusters;
+  }
+  return cached;
+}
+
+// Split K over a cluster only while the whole grid still runs in one wave and SMs would otherwise
+// idle; every CTA keeps whole K tiles. The largest such split wins.
+int choose_cluster_k(int tiles, int k) {
+  const int k_tiles = k / BLOCK_K;
   int cluster_k = 1;
-  for (int cand = 2; cand <= NVFP4_SM90_MAX_CLUSTER_K; cand *= 2)
-    if (tiles * cand <= num_sms && (k / BLOCK_K) % cand == 0) cluster_k = cand;
+  if (NVFP4_SM90_MAX_CLUSTER_K >= 2 && k_tiles % 2 == 0 && tiles <= max_active_clusters<2>()) cluster_k = 2;
+  if (NVFP4_SM90_MAX_CLUSTER_K >= 4 && k_tiles % 4 == 0 && tiles <= max_active_clusters<4>()) cluster_k = 4;
+  if (NVFP4_SM90_MAX_CLUSTER_K >= 8 && k_tiles % 8 == 0 && tiles <= max_active_clusters<8>()) cluster_k = 8;
   return cluster_k;
 }
 
 template <int kClusterK>
 cudaError_t launch(const CUtensorMap& tmap_a, const CUtensorMap& tmap_b, const Nvfp4GemmArgs& args) {
-  static bool attribute_set = false;  // a launch setting, not a result
-  if (!attribute_set) {
-    const cudaError_t err = cudaFuncSetAttribute(nvfp4_gemm_sm90_kernel<kClusterK>,
-                                                 cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES);
-    if (err != cudaSuccess) return err;
-    attribute_set = true;
-  }
+  const cudaError_t err = allow_large_smem<kClusterK>();
+  if (err != cudaSuccess) return err;
   const dim3 grid(kClusterK, args.n / BLOCK_N, (args.m / BLOCK_M) * args.l);
   nvfp4_gemm_sm90_kernel<kClusterK><<<grid, kNumThreads, SMEM_BYTES>>>(
       tmap_a, tmap_b, args.sfa, args.sfb, static_cast<__half*>(args.c), args.m, args.n, args.k);
@@ -495,12 +548,8 @@ cudaError_t nvfp4_gemm_launch(const Nvfp4GemmArgs& args) {
   if (!make_packed_map(&tmap_a, args.a, args.l * args.m, args.k, BLOCK_M, CU_TENSOR_MAP_SWIZZLE_64B) ||
       !make_packed_map(&tmap_b, args.b, args.l * args.n, args.k, BLOCK_N, CU_TENSOR_MAP_SWIZZLE_NONE))
     return cudaErrorInvalidValue;
-  int device = 0, num_sms = 0;
-  cudaError_t err = cudaGetDevice(&device);
-  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device);
-  if (err != cudaSuccess) return err;
   const int tiles = (args.m / BLOCK_M) * (args.n / BLOCK_N) * args.l;
-  switch (choose_cluster_k(tiles, args.k, num_sms)) {
+  switch (choose_cluster_k(tiles, args.k)) {
     case 8: return launch<8>(tmap_a, tmap_b, args);
     case 4: return launch<4>(tmap_a, tmap_b, args);
     case 2: return launch<2>(tmap_a, tmap_b, args);

@@ -47,8 +47,9 @@ class ShapeResult:
     raw: dict[str, Any] = field(default_factory=dict, compare=False)  # flush settings, phase times
 
     @classmethod
-    def from_job(cls, case: Any, reply: dict[str, Any]) -> ShapeResult:
-        device = reply.get("device_time")
+    def from_job(cls, case: Any, reply: dict[str, Any], profile: dict[str, Any] | None = None) -> ShapeResult:
+        profile = profile or {}
+        device = profile.get("device_time")
         return cls(
             m=case.m, n=case.n, k=case.k, l=case.l, seed=case.seed, sol_us=case.sol_us,
             stats=summarize(reply["samples_ns"]).scaled(1e-3),
@@ -56,8 +57,9 @@ class ShapeResult:
             issue_us=statistics.median(reply["issue_ns"]) * 1e-3,
             device=DeviceTime(device["us_per_call"], device["kernels_per_call"],
                               [tuple(pair) for pair in device["top_kernels"]], device["approximate"]) if device else None,
-            raw={"flush": reply.get("flush"), "phases_s": reply.get("phases_s"),
-                 "profiler_error": reply.get("profiler_error")},
+            raw={"flush": reply.get("flush"),
+                 "phases_s": (reply.get("phases_s") or {}) | {"profile": profile.get("profile_s")},
+                 "profiler_error": profile.get("profiler_error")},
         )
 
     @property

@@ -1,7 +1,9 @@
 """The parent's side of a bench: one Worker, one call per shape (the watchdog applies per shape).
 
-Order: this GPU's ceilings (cached), the mode's warm-up, then every shape. A wrong result is
-FailuresFound (exit 1); a timeout or crash comes from the Worker as KernelTimeout / KernelCrash.
+Order: this GPU's ceilings (cached), the mode's warm-ups, every shape timed, then every shape
+profiled (kernel time per call), so the profiler is never attached while the timings are taken.
+A wrong result is FailuresFound (exit 1); a timeout or crash comes from the Worker as
+KernelTimeout / KernelCrash (exit 3 / 4).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from nvfp4ctl.errors import FailuresFound
 from nvfp4ctl.runlog import detect_gpu
 
 JOBS = "nvfp4ctl.bench.jobs"
+STEP_WORDS = {"warm": "warming", "time": "timing", "profile": "profiling"}
 WALL_LIMIT_SHARE = 0.8  # of the watchdog timeout: a slow shape stops on its own before being killed
 
 
@@ -39,9 +42,10 @@ class BenchPlan:
                 "max_wall_s": min(120.0, WALL_LIMIT_SHARE * self.timeout_s)}
 
     def steps(self) -> list[tuple[str, Any]]:
-        """(description, case) per worker call after calibration: warm-ups ("warm"), then timed shapes."""
+        """(kind, case) per worker call after calibration: warm-ups, timed shapes, then profiles."""
         warm = [] if self.mode.warm_first_only else [("warm", case) for case in self.cases]
-        return warm + [("time", case) for case in self.cases]
+        profile = [("profile", case) for case in self.cases] if self.device == "cuda" else []
+        return warm + [("time", case) for case in self.cases] + profile
 
 
 def run_bench(plan: BenchPlan, worker: Any, target_label: str,
@@ -51,17 +55,24 @@ def run_bench(plan: BenchPlan, worker: Any, target_label: str,
     if plan.device == "cuda":
         on_step("calibration")
         ceilings = Ceilings(**worker.call(f"{JOBS}:calibrate", label="calibration", recalibrate=plan.recalibrate))
-    results: list[ShapeResult] = []
+    timed: list[tuple[Any, dict[str, Any]]] = []
+    profiles: list[dict[str, Any] | None] = []
     for kind, case in plan.steps():
         key = shape_key(case.m, case.n, case.k, case.l)
-        on_step(f"{'warming' if kind == 'warm' else 'timing'} {key}")
-        first_timed = kind == "time" and not results
-        payload = _payload(plan, case, kind, warm_here=first_timed and plan.mode.warm_first_only)
-        reply = _call(worker, f"bench {key}", plan.timeout_s, payload)
+        on_step(f"{STEP_WORDS[kind]} {key}")
+        if kind == "profile":
+            head_start_s = timed[len(profiles)][1]["flush"]["head_start_s"]
+            profiles.append(_call(worker, "device_time", f"profile {key}", plan.timeout_s,
+                                  {"case": case, "problem": plan.problem, "head_start_s": head_start_s}))
+            continue
+        payload = _payload(plan, case, kind, warm_here=kind == "time" and not timed and plan.mode.warm_first_only)
+        reply = _call(worker, "bench_case", f"bench {key}", plan.timeout_s, payload)
         if "failure" in reply:
             raise FailuresFound(f"bench {key}: {reply['failure']}")
         if kind == "time":
-            results.append(ShapeResult.from_job(case, reply))
+            timed.append((case, reply))
+    profiles += [None] * (len(timed) - len(profiles))
+    results = [ShapeResult.from_job(case, reply, profile) for (case, reply), profile in zip(timed, profiles)]
     return BenchReport(target=target_label, gpu=worker.gpu or detect_gpu(), mode=plan.mode.name,
                        shapes=tuple(results), ceilings=ceilings, wall_s=time.perf_counter() - started)
 
@@ -75,15 +86,14 @@ def _payload(plan: BenchPlan, case: Any, kind: str, warm_here: bool) -> dict[str
         "criterion": warm if kind == "warm" else timed,
         "warmup": warm if warm_here else None,
         "recheck": mode.recheck and kind == "time",
-        "profile": kind == "time",
     }
 
 
-def _call(worker: Any, label: str, timeout_s: float, payload: dict[str, Any]) -> dict[str, Any]:
+def _call(worker: Any, job: str, label: str, timeout_s: float, payload: dict[str, Any]) -> dict[str, Any]:
     from nvfp4ctl.runner.worker import JobError
 
     try:
-        return worker.call(f"{JOBS}:bench_case", label=label, timeout_s=timeout_s, **payload)
+        return worker.call(f"{JOBS}:{job}", label=label, timeout_s=timeout_s, **payload)
     except JobError as error:
         raise FailuresFound(f"{label}: {error}") from error
 

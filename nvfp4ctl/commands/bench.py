@@ -36,7 +36,7 @@ def command(
     shape: Annotated[str | None, typer.Option("--shape", metavar="M,N,K[,L]", help="Time one ad-hoc shape instead.")] = None,
     mode: Annotated[ModeChoice, typer.Option("--mode", help="benchmark: 200 repeats, 10 s budget; leaderboard: warm every shape, 1000 repeats, 30 s, recheck.")] = ModeChoice.benchmark,
     max_repeats: Annotated[int | None, typer.Option("--max-repeats", metavar="N", min=1, help="Most timed repeats per shape (default 200; 1000 in leaderboard mode).")] = None,
-    max_noise: Annotated[float, typer.Option("--max-noise", metavar="PCT", min=0.0, min_open=True, help="Stop a shape once err/mean is below this many percent.")] = 0.1,
+    max_noise: Annotated[float, typer.Option("--max-noise", metavar="PCT", help="Stop a shape once err/mean is below this many percent.")] = 0.1,
     timeout: Annotated[float | None, typer.Option("--timeout", metavar="S", help="Seconds per shape before it counts as a deadlock (default 180).")] = None,
     recalibrate: Annotated[bool, typer.Option("--recalibrate", help="Measure this GPU's TFLOP/s and TB/s again.")] = False,
     json: Annotated[bool, typer.Option("--json", help="Print everything as JSON instead of tables.")] = False,
@@ -46,6 +46,8 @@ def command(
     from nvfp4ctl.runner.targets import resolve_target
     from nvfp4ctl.runner.worker import Worker
 
+    if max_noise <= 0:
+        raise UsageError(f"--max-noise {max_noise:g}: expected a percentage above 0")
     device = run_device()
     if device == "cuda" and not gpu_present():
         raise UsageError(NO_GPU)

@@ -89,9 +89,8 @@ def _row(report: BuildReport, seconds: float) -> list[object]:
     main = report.main_kernel
     spills = Text(_bytes(report.spill_bytes), style="bold red") if report.spill_bytes else Text("0")
     op = report.tensor_op
-    if op.present:
-        shown = next(found for found in op.found if found.startswith(op.expected.split(".")[0]))
-        tensor = Text(shown, style="green")
+    if op.match is not None:
+        tensor = Text(op.match, style="green")
     else:
         tensor = Text(f"no {op.expected}" if op.checked else "not checked", style="bold red")
     return [

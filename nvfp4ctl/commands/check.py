@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.text import Text
@@ -12,12 +12,23 @@ from rich.text import Text
 from nvfp4ctl.check import plan
 from nvfp4ctl.check.result import FIRST_CALL
 from nvfp4ctl.check.render import comparison_lines
-from nvfp4ctl.check.run import CRASH, FAIL, NO_GPU, PASS, TIMEOUT, CheckReport, CheckSettings, ItemOutcome, run_check
+from nvfp4ctl.check.run import (
+    CRASH,
+    FAIL,
+    NO_GPU,
+    PASS,
+    TIMEOUT,
+    CheckItem,
+    CheckReport,
+    CheckSettings,
+    ItemOutcome,
+    run_check,
+)
 from nvfp4ctl.console import VERBOSE, Console, get_console
 from nvfp4ctl.errors import ExitCode, UsageError
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.runner.gpu import first_gpu, run_device
-from nvfp4ctl.runner.targets import resolve_target
+from nvfp4ctl.runner.targets import TargetSpec, resolve_target
 
 VERDICT_STYLE = {PASS: "green", FAIL: "bold red", CRASH: "bold red", TIMEOUT: "bold red"}
 
@@ -51,19 +62,24 @@ def command(
     timeout_s, timeout_source = plan.resolve_timeout(timeout, loaded.timeout_s)
     settings = CheckSettings(problem=loaded.problem, rtol=loaded.rtol, atol=loaded.atol, timeout_s=timeout_s,
                              device=device, scales=scales.value, probe=not no_probe)
-    task_name = str(loaded.path) if loaded.path else "task.yml"
-    shapes = sum(1 for item in items if item.id.startswith("s"))
-    picked = f"{len(items) - shapes} of {len(loaded.tests)} tests" + (f" + {shapes} --shape" if shapes else "")
-    console.info(
-        f"check · target {target.label} · task {task_name} ({picked})"
-        f" · timeout {timeout_s:g} s ({timeout_source}) · device {gpu.describe() if gpu else device}"
-        f" · scales {settings.scales} · probe {'on' if settings.probe else 'off'}",
-        style="dim",
-    )
+    console.info(_config_line(target.label, loaded, items, timeout_s, timeout_source, gpu.describe() if gpu else device,
+                              settings), style="dim")
     report = _run_with_progress(console, items, target, settings)
-    _show(console, report, settings)
+    _show(console, report)
     return Outcome(result=report.summary, exit_code=report.exit_code, target=target.path,
                    gpu=report.gpu or (gpu.describe() if gpu else None))
+
+
+def _config_line(target: str, task: Any, items: list[CheckItem], timeout_s: float, timeout_source: str,
+                 device: str, settings: CheckSettings) -> str:
+    """Everything the run depends on, on one line (saved in the terminal scrollback with the results)."""
+    shapes = sum(1 for item in items if item.id.startswith("s"))
+    picked = f"{len(items) - shapes} of {len(task.tests)} tests" + (f" + {shapes} --shape" if shapes else "")
+    return (
+        f"check · target {target} · task {task.path or 'task.yml'} ({picked})"
+        f" · timeout {timeout_s:g} s ({timeout_source}) · device {device}"
+        f" · scales {settings.scales} · probe {'on' if settings.probe else 'off'}"
+    )
 
 
 def _driver_present() -> bool:
@@ -71,7 +87,7 @@ def _driver_present() -> bool:
     return Path("/dev/nvidiactl").exists()
 
 
-def _run_with_progress(console: Console, items: list, target, settings: CheckSettings) -> CheckReport:
+def _run_with_progress(console: Console, items: list[CheckItem], target: TargetSpec, settings: CheckSettings) -> CheckReport:
     echo = (lambda line: console.detail(f"  [child] {line}")) if console.verbosity >= VERBOSE else None
     with console.progress() as progress:
         bar = progress.add_task("loading the target", total=len(items))
@@ -83,11 +99,11 @@ def _run_with_progress(console: Console, items: list, target, settings: CheckSet
         )
 
 
-def _show(console: Console, report: CheckReport, settings: CheckSettings) -> None:
+def _show(console: Console, report: CheckReport) -> None:
     if report.load_error:
         console.fail(report.load_error)
         console.raw("\n".join("  " + line for line in report.load_log_tail) or "  (the child wrote nothing)")
-        console.fail(f"{len(report.outcomes)} tests not run: the target could not be loaded")
+        console.fail(f"{_tests(len(report.outcomes))} not run: the target could not be loaded")
         return
     console.table(["#", "shape", "verdict", "max abs err", "time"], [_row(o) for o in report.outcomes],
                   right_align_from=3)
@@ -96,11 +112,16 @@ def _show(console: Console, report: CheckReport, settings: CheckSettings) -> Non
             _details(console, outcome)
     not_run = [o for o in report.outcomes if o.verdict not in (PASS, FAIL, CRASH, TIMEOUT)]
     if not_run:
-        console.fail(f"{len(not_run)} remaining tests not run after the timeout ({', '.join(o.item.id for o in not_run)})")
+        console.fail(f"{_tests(len(not_run), 'remaining ')} not run after the timeout: "
+                     + ", ".join(o.item.label for o in not_run))
     if report.exit_code == ExitCode.OK:
         console.ok(report.summary)
     else:
         console.fail(report.summary)
+
+
+def _tests(count: int, adjective: str = "") -> str:
+    return f"{count} {adjective}test{'' if count == 1 else 's'}"
 
 
 def _row(outcome: ItemOutcome) -> list:

@@ -50,7 +50,8 @@ def _show_umma(kernel: Path, use_cute: bool, payload: dict[str, Any], as_json: b
     if not as_json:
         for check in checks:
             config = check.config
-            console.info(f"config {config.label()}  ({config.use})", style="bold")
+            stages = f", {check.stages} smem stages" if check.stages else ""
+            console.info(f"config {config.label()}  ({config.use}{stages})", style="bold")
             console.info("  " + "  ".join(f"{name} 0x{value:0{8 if name == 'idesc' else 16}x}"
                                           for name, value in check.raw.items()))
             rows = [(row.descriptor, row.field, row.bits, row.meaning, "-" if row.actual is None else row.actual,
@@ -61,7 +62,8 @@ def _show_umma(kernel: Path, use_cute: bool, payload: dict[str, Any], as_json: b
                 console.fail(f"  {problem}")
     mismatches = sum(check.mismatches for check in checks)
     checked = "" if all(check.checked for check in checks) else " (not cross-checked)"
-    return f"umma: {len(checks)} configs, {mismatches} mismatches{checked}", mismatches == 0
+    plural = "" if len(checks) == 1 else "s"
+    return f"umma: {len(checks)} config{plural}, {mismatches} mismatches{checked}", mismatches == 0
 
 
 def _show_layout(shape: tuple[int, int, int, int], seed: int, row: int, k_block: int, payload: dict[str, Any],

@@ -50,7 +50,8 @@ def is_cuda_error(error: BaseException) -> bool:
     if not isinstance(error, RuntimeError):
         return False
     text = str(error).lower()
-    return any(marker in text for marker in STICKY_CUDA_ERRORS) or ("cuda" in text and "error" in text)
+    first = text.strip().split("\n", 1)[0]  # C++ stack frames below it say "c10::Error" for any check
+    return any(marker in text for marker in STICKY_CUDA_ERRORS) or ("cuda" in first and "error" in first)
 
 
 def import_job(job: str) -> Callable[..., Any]:

@@ -66,6 +66,7 @@ class _Child:
     conn: Connection
     log_path: Path
     log_offset: int = 0
+    busy: bool = False  # a message is in flight: the child will not read "stop" soon
 
 
 _live_workers: weakref.WeakSet[Worker] = weakref.WeakSet()
@@ -116,7 +117,7 @@ class Worker:
         """Run `job(target, **payload)` in the child and return its value."""
         child = self._ready_child(label)
         limit = self.timeout_s if timeout_s is None else timeout_s
-        child.conn.send(("job", job, payload))
+        self._send(child, ("job", job, payload))
         reply = self._wait(child, limit, label, what=f"possible deadlock: {label} ran past {limit:g} s")
         if reply[0] == "ok":
             return reply[1]
@@ -125,14 +126,15 @@ class Worker:
         raise self._crash(child, f"{label} crashed with a CUDA error: {reply[1]}", show_exit=False)
 
     def close(self) -> None:
-        """Stop the child (politely if idle, SIGKILL otherwise) and remove the logs unless kept."""
+        """Stop the child (politely if idle, SIGKILL if busy, e.g. on Ctrl-C) and remove the logs unless kept."""
         if self._child is not None:
             child, self._child = self._child, None
-            try:
-                child.conn.send(("stop",))
-            except (OSError, ValueError):
-                pass
-            child.process.join(timeout=2.0)
+            if not child.busy:
+                try:
+                    child.conn.send(("stop",))
+                    child.process.join(timeout=2.0)
+                except (OSError, ValueError):
+                    pass
             _kill_group(child.process)
             child.conn.close()
         if not self.keep_logs:
@@ -151,7 +153,7 @@ class Worker:
         if self._child is not None:  # died between jobs
             raise self._crash(self._child, f"{label}: the child had died before the job started")
         child = self._start_child()
-        child.conn.send(("load", self.preload))
+        self._send(child, ("load", self.preload))
         what = f"loading {self.target.label} ran past {self.load_timeout_s:g} s (a hang at import or build?)"
         reply = self._wait(child, self.load_timeout_s, label, what=what)
         if reply[0] == "ready":
@@ -176,12 +178,18 @@ class Worker:
         self._child = _Child(process, parent_conn, log_path)
         return self._child
 
+    @staticmethod
+    def _send(child: _Child, message: tuple) -> None:
+        child.busy = True
+        child.conn.send(message)
+
     def _wait(self, child: _Child, limit_s: float, label: str, what: str) -> tuple:
         deadline = time.monotonic() + limit_s
         while True:
             try:
                 if child.conn.poll(min(POLL_S, max(0.0, deadline - time.monotonic()))):
                     reply = child.conn.recv()
+                    child.busy = False
                     self._echo_output(child)
                     return reply
             except (EOFError, OSError):
@@ -213,8 +221,9 @@ class Worker:
         child.conn.close()
         if self._child is child:
             self._child = None
-        self.keep_logs = True
-        return log_tail(child.log_path)
+        tail = log_tail(child.log_path)
+        self.keep_logs = self.keep_logs or bool(tail)  # worth keeping only if the child said something
+        return tail
 
     def _crash(self, child: _Child, message: str, show_exit: bool = True) -> ChildCrashed:
         child.process.join(timeout=1.0)  # EOF comes before the exit status: give it a moment
@@ -222,11 +231,11 @@ class Worker:
         tail = self._discard_child(child)
         if show_exit and died_by_itself and child.process.exitcode is not None:
             message = f"{message} ({describe_exit(child.process.exitcode)})"
-        return ChildCrashed(_with_tail(message, tail), tail, child.log_path)
+        return ChildCrashed(_with_tail(message, tail), tail, child.log_path if tail else None)
 
     def _timeout(self, child: _Child, what: str) -> ChildTimeout:
         tail = self._discard_child(child)
-        return ChildTimeout(f"{what}; the child was killed", tail, child.log_path)
+        return ChildTimeout(f"{what}; the child was killed", tail, child.log_path if tail else None)
 
 
 def _kill_group(process: BaseProcess) -> None:
@@ -252,9 +261,9 @@ def describe_exit(code: int) -> str:
     return f"exit code {code}"
 
 
-# Lines of a child's log that say nothing about the target: spawn's bootstrap frames in a
-# faulthandler dump, and its list of loaded extension modules.
-_NOISE = ("multiprocessing/", 'File "<string>", line 1', "Extension modules:", "nvfp4ctl/runner/child.py")
+# Lines of a child's log that say nothing about the target: frames of spawn's bootstrap, of the
+# child loop and of importlib, faulthandler's list of extension modules, traceback carets.
+_NOISE = ("multiprocessing/", '"<string>"', "<frozen ", "nvfp4ctl/runner/", "Extension modules:")
 
 
 def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> list[str]:
@@ -262,7 +271,20 @@ def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> list[str]:
         text = path.read_text(errors="replace")
     except OSError:
         return []
-    kept = [line for line in text.splitlines() if line.strip() and not any(n in line for n in _NOISE)]
+    kept: list[str] = []
+    skip_code_line = False
+    for line in text.splitlines():
+        stripped = line.strip()
+        if skip_code_line and not stripped.startswith("File "):
+            skip_code_line = False  # the source line under a dropped frame
+            continue
+        skip_code_line = False
+        if not stripped or set(stripped) <= set("^~ "):
+            continue
+        if any(noise in line for noise in _NOISE):
+            skip_code_line = stripped.startswith("File ")
+            continue
+        kept.append(line)
     return kept[-lines:]
 
 

@@ -47,6 +47,7 @@ class ConfigCheck:
     rows: tuple[FieldRow, ...]
     problems: tuple[str, ...]  # mismatches that are not one field (tile, reserved bits)
     checked: bool  # True when CuTe's values were compared
+    stages: int | None = None  # shared-memory pipeline stages CUTLASS chose (known from CuTe only)
 
     @property
     def mismatches(self) -> int:
@@ -58,7 +59,11 @@ def check_config(config: KernelConfig, facts: CuteFacts | None) -> ConfigCheck:
     raw: dict[str, int] = {}
     problems: list[str] = []
     for name, (fields, decode, describe, expect) in DESCRIPTORS.items():
-        expected = expect(config)
+        try:
+            expected = expect(config)
+        except ValueError as error:  # a tile the expectations do not cover is itself a finding
+            problems.append(f"{name}: {error}")
+            continue
         actual_word = getattr(facts, name) if facts is not None else None
         raw[name] = actual_word if actual_word is not None else ENCODERS[name](expected)
         actual = decode(actual_word) if actual_word is not None else None
@@ -79,7 +84,8 @@ def check_config(config: KernelConfig, facts: CuteFacts | None) -> ConfigCheck:
         tile = (config.block_m, config.block_n, config.block_k)
         if facts.tile != tile or facts.name != config.name:
             problems.append(f"CuTe sees config {facts.id} as {facts.name} {facts.tile}, the source says {config.name} {tile}")
-    return ConfigCheck(config, raw, tuple(rows), tuple(problems), facts is not None)
+    return ConfigCheck(config, raw, tuple(rows), tuple(problems), facts is not None,
+                       facts.stages if facts is not None else None)
 
 
 def check_kernel(kernel: Path, use_cute: bool = True) -> tuple[tuple[ConfigCheck, ...], str | None]:
@@ -109,7 +115,7 @@ def to_json(check: ConfigCheck) -> dict[str, object]:
     return {
         "id": check.config.id, "name": check.config.name, "use": check.config.use,
         "tile": [check.config.block_m, check.config.block_n, check.config.block_k],
-        "checked_against_cute": check.checked, "mismatches": check.mismatches, "problems": list(check.problems),
+        "checked_against_cute": check.checked, "stages": check.stages, "mismatches": check.mismatches, "problems": list(check.problems),
         "raw": {name: f"0x{value:0{8 if name == 'idesc' else 16}x}" for name, value in check.raw.items()},
         "fields": [{"descriptor": row.descriptor, "field": row.field, "bits": row.bits, "value": row.actual,
                     "expected": row.expected, "meaning": row.meaning, "ok": row.ok} for row in check.rows],

@@ -140,15 +140,32 @@ def cute_scale_layout(kernel: Path, m: int, n: int, k: int, l: int) -> dict[tupl
     return parse_layout(_output(kernel, "layout", str(m), str(n), str(k), str(l)))
 
 
-_SELECT_RE = re.compile(r"^select m=(\d+) n=(\d+) k=(\d+) l=(\d+) id=(-?\d+)$")
+_SELECT_RE = re.compile(r"^select m=(\d+) n=(\d+) k=(\d+) l=(\d+) id=(-?\d+) implementable=([01]) workspace=(\d+)$")
 
 
-def cute_select(kernel: Path, shapes: list[tuple[int, int, int, int]]) -> dict[tuple[int, int, int, int], int]:
-    """The kernel's own dispatch decision per shape (its select_config, run on the host)."""
+@dataclass(frozen=True)
+class Dispatch:
+    config_id: int  # -1: the kernel rejects the shape
+    implementable: bool  # CUTLASS's can_implement() on the kernel's own arguments for that config
+    workspace_bytes: int
+
+
+def cute_select(kernel: Path, shapes: list[tuple[int, int, int, int]]) -> dict[tuple[int, int, int, int], Dispatch]:
+    """The kernel's own dispatch decision per shape (its select_config and CUTLASS's verdict, on the host)."""
     text = _output(kernel, "select", *(str(x) for shape in shapes for x in shape))
     picks = {}
     for line in text.splitlines():
         if match := _SELECT_RE.match(line.strip()):
-            m, n, k, l, config_id = (int(x) for x in match.groups())
-            picks[(m, n, k, l)] = config_id
+            m, n, k, l, config_id, implementable, workspace = (int(x) for x in match.groups())
+            picks[(m, n, k, l)] = Dispatch(config_id, bool(implementable), workspace)
     return picks
+
+
+def toolchain_missing() -> str | None:
+    """Why the host proof cannot be built here (no nvcc, no CUTLASS headers), or None."""
+    try:
+        toolchain.nvcc_path()
+        toolchain.cutlass_include_dirs()
+    except UsageError as error:
+        return str(error)
+    return None

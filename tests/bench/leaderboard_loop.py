@@ -16,6 +16,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from nvfp4ctl.bench.jobs import clone_data as _clone_data  # GPU MODE's _clone_data, same semantics
+
 NUM_ITERATIONS_PER_BENCHMARK = 50
 LEADERBOARD_CLEAR_ROWS = 16000  # randn((16000, 1024, 1024)) float32
 B200_MEMORY_BYTES = 183_359 * 2**20  # nvidia-smi's total for a B200
@@ -56,18 +58,6 @@ def make_clear_l2_cache(rows: int) -> Callable[[], None]:
         del dummy
 
     return clear_l2_cache
-
-
-def _clone_data(data: Any) -> Any:
-    import torch
-
-    if isinstance(data, tuple):
-        return tuple(_clone_data(x) for x in data)
-    if isinstance(data, list):
-        return [_clone_data(x) for x in data]
-    if isinstance(data, dict):
-        return {k: _clone_data(v) for k, v in data.items()}
-    return data.clone() if isinstance(data, torch.Tensor) else data
 
 
 def run_single_benchmark(custom_kernel: Callable[[Any], Any], problem: Any, case: Any,

@@ -57,8 +57,11 @@ def test_two_consecutive_benches_of_the_default_target(capsys: pytest.CaptureFix
               f"(limit ±{100 * REPEAT_TOLERANCE:g}%)",
               f"wall: run 1 {first_wall:.1f} s (build + calibration if not cached), run 2 {second_wall:.1f} s "
               f"(limit {WALL_LIMIT_S:g} s for a µs-scale kernel)",
-              f"phases of run 2 (s): {[s['phases_s'] for s in second['shapes']]}"]
+              f"phases of run 2 (s): {[s['phases_s'] for s in second['shapes']]}",
+              f"flush of run 2: {second['shapes'][0]['flush']}",
+              f"kernels of run 2: {[s['kernels'] for s in second['shapes']]}"]
     _say(capsys, *lines)
+    assert all(s["device_us_per_call"] for s in second["shapes"]), [s["profiler_error"] for s in second["shapes"]]
     assert abs(drift) <= REPEAT_TOLERANCE
     if max(s["us"]["mean"] for s in second["shapes"]) < 1000:  # µs-scale; the torch fallback is ms-scale
         assert second_wall <= WALL_LIMIT_S
@@ -94,7 +97,7 @@ def test_fidelity_against_the_leaderboard_loop(capsys: pytest.CaptureFixture[str
     for case in cases:
         started = time.perf_counter()
         ours = jobs.bench_case(target, case=case, problem=task.problem, rtol=task.rtol, atol=task.atol,
-                               criterion={"max_repeats": 200, "budget_s": 10.0}, profile=False)
+                               criterion={"max_repeats": 200, "budget_s": 10.0})
         ours_wall = time.perf_counter() - started
         started = time.perf_counter()
         theirs = leaderboard_loop.run_single_benchmark(target, problem, case, check, clear, False, 200, 10e9)
@@ -123,3 +126,46 @@ def _time_once(work: Any) -> float:
     end.synchronize()
     return begin.elapsed_time(end) * 1e-3
 
+
+
+def test_profiler_finds_the_target_kernels_and_not_the_flush(capsys: pytest.CaptureFixture[str]) -> None:
+    import torch
+
+    from nvfp4ctl.bench.flush import CudaFlush
+    from nvfp4ctl.bench.kineto import profile_device_time
+
+    inputs = [(torch.randn(1024, 1024, device="cuda", dtype=torch.float16),) for _ in range(50)]
+    flush = CudaFlush()
+    found = profile_device_time(lambda data: data[0] @ data[0], inputs, flush, head_start_s=2e-3)
+    _say(capsys, f"== profiler: 1024³ fp16 matmul {found}", f"flush: {flush.describe()}")
+    assert found is not None and not found.approximate
+    assert found.kernels_per_call == pytest.approx(1.0)
+    assert 1.0 < found.us_per_call < 500.0  # a 2 GFLOP matmul, not the 2 ms spin nor the flush
+
+
+def test_flush_evicts_l2(capsys: pytest.CaptureFixture[str]) -> None:
+    import torch
+
+    from nvfp4ctl.bench.flush import CudaFlush
+
+    flush = CudaFlush()
+    data = torch.ones(flush.l2_bytes // 4 // 4, dtype=torch.float32, device="cuda")  # a quarter of L2
+
+    def read_time(evict: bool) -> float:
+        times = []
+        for _ in range(20):
+            data.sum()  # now in L2
+            if evict:
+                flush.evict()
+            begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            begin.record()
+            data.sum()
+            end.record()
+            end.synchronize()
+            times.append(begin.elapsed_time(end))
+        return sorted(times)[len(times) // 2]
+
+    warm, cold = read_time(False), read_time(True)
+    _say(capsys, f"== L2 flush: a read of {data.numel() * 4 >> 20} MiB takes {1e3 * warm:.1f} µs from L2, "
+                 f"{1e3 * cold:.1f} µs after the flush")
+    assert cold > 1.2 * warm

@@ -36,8 +36,8 @@ def test_returns_raw_samples_per_call() -> None:
     reply = _bench(_right)
     assert "failure" not in reply
     assert len(reply["samples_ns"]) == len(reply["issue_ns"]) == 3 and reply["reason"] == "max-repeats"
-    assert all(sample > 0 for sample in reply["samples_ns"]) and reply["device_time"] is None
-    assert set(reply["phases_s"]) == {"generate", "correctness", "timing", "profile"}
+    assert all(sample > 0 for sample in reply["samples_ns"])
+    assert set(reply["phases_s"]) == {"generate", "correctness", "timing"}
 
 
 def test_correctness_pass_names_the_input_set_and_seed() -> None:

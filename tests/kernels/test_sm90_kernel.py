@@ -63,17 +63,39 @@ def test_full_range_scales(kernel, m: int, n: int, k: int, l: int) -> None:
     run_and_compare(kernel, m, n, k, l, seed=4242, scales="full")
 
 
+UNSUPPORTED_CALL = """
+import sys, torch
+from pathlib import Path
+from nvfp4ctl.build import load_kernel_module
+m, n, k = (int(x) for x in sys.argv[1:4])
+mod = load_kernel_module(Path(sys.argv[4]))
+def packed(rows):
+    return torch.zeros((1, rows, k // 2), dtype=torch.uint8, device="cuda").permute(1, 2, 0).view(torch.float4_e2m1fn_x2)
+def scales(rows):  # storage (l, rest, rest_k, 32, 4, 4) viewed as the permuted (32, 4, rest, 4, rest_k, l)
+    s = torch.zeros((1, (rows + 127) // 128, (k // 16 + 3) // 4, 32, 4, 4), dtype=torch.uint8, device="cuda")
+    return s.view(torch.float8_e4m3fn).permute(3, 4, 1, 5, 2, 0)
+c = torch.zeros((1, m, n), dtype=torch.float16, device="cuda").permute(1, 2, 0)
+try:
+    mod.nvfp4_gemm(packed(m), packed(n), scales(m), scales(n), c)
+except RuntimeError as exc:
+    print(exc)
+    sys.exit(1)
+"""
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("m,n,k,constraint", [(100, 256, 256, "m must be a multiple of 128"),
                                              (128, 200, 256, "n must be a multiple of 128"),
                                              (128, 256, 320, "k must be a multiple of 256")])
 def test_unsupported_shape_names_the_constraint(kernel, m: int, n: int, k: int, constraint: str) -> None:
-    a = torch.zeros((1, m, k // 2), dtype=torch.uint8, device="cuda").permute(1, 2, 0).view(torch.float4_e2m1fn_x2)
-    b = torch.zeros((1, n, k // 2), dtype=torch.uint8, device="cuda").permute(1, 2, 0).view(torch.float4_e2m1fn_x2)
-    rest_m, rest_n, rest_k = (m + 127) // 128, (n + 127) // 128, (k // 16 + 3) // 4
-    # storage (l, rest, rest_k, 32, 4, 4) viewed as the permuted (32, 4, rest, 4, rest_k, l) tensor
-    sfa = torch.zeros((1, rest_m, rest_k, 32, 4, 4), dtype=torch.uint8, device="cuda").view(torch.float8_e4m3fn)
-    sfb = torch.zeros((1, rest_n, rest_k, 32, 4, 4), dtype=torch.uint8, device="cuda").view(torch.float8_e4m3fn)
-    c = torch.zeros((1, m, n), dtype=torch.float16, device="cuda").permute(1, 2, 0)
-    with pytest.raises(RuntimeError, match=constraint):
-        kernel.nvfp4_gemm(a, b, sfa.permute(3, 4, 1, 5, 2, 0), sfb.permute(3, 4, 1, 5, 2, 0), c)
+    # In a child process: on 2026-11-25 this call crashed the interpreter (segfault inside the
+    # binding's error path), which must show up as one failed test, not a dead test session.
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=str(KERNEL.parents[2]))
+    done = subprocess.run([sys.executable, "-c", UNSUPPORTED_CALL, str(m), str(n), str(k), str(KERNEL)],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 1, f"exit {done.returncode}: {done.stderr[-2000:]}"
+    assert constraint in done.stdout, done.stdout

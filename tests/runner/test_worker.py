@@ -146,12 +146,16 @@ def test_child_output_is_captured_and_echoed(make_target):
 def test_close_kills_a_busy_child(make_target):
     worker = Worker(make_target("time.sleep(3600)", "import time"), timeout_s=30, device="cpu")
     pid = worker.call("runner_jobs:child_pid", label="pid")
-    worker._child.conn.send(("job", CALL, {"data": None}))  # the child is now busy sleeping
+    worker._send(worker._child, ("job", CALL, {"data": None}))  # the child is now busy sleeping
+    started = time.monotonic()
     worker.close()
+    assert time.monotonic() - started < 1.5
     assert not _alive(pid)
 
 
-def test_child_dies_when_the_parent_is_killed(make_target, tmp_path):
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "parent-killed"])
+def test_child_dies_with_its_parent(make_target, tmp_path, signum):
+    """Ctrl-C: the Worker's context manager kills the busy child. SIGKILL: PR_SET_PDEATHSIG does."""
     target = make_target("time.sleep(3600)", "import time")
     script = tmp_path / "parent.py"
     script.write_text(textwrap.dedent(f"""
@@ -161,16 +165,35 @@ def test_child_dies_when_the_parent_is_killed(make_target, tmp_path):
         from nvfp4ctl.runner.targets import TargetSpec
         from nvfp4ctl.runner.worker import Worker
         if __name__ == "__main__":
-            worker = Worker(TargetSpec("submission", Path({str(target.path)!r}), "s"), timeout_s=60, device="cpu")
-            print(worker.call("runner_jobs:child_pid", label="pid"), flush=True)
-            worker.call("runner_jobs:call_target", label="hang", data=None)
+            with Worker(TargetSpec("submission", Path({str(target.path)!r}), "s"), timeout_s=60, device="cpu") as worker:
+                print(worker.call("runner_jobs:child_pid", label="pid"), flush=True)
+                worker.call("runner_jobs:call_target", label="hang", data=None)
     """))
-    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     child = int(parent.stdout.readline())
     assert _alive(child)
-    parent.send_signal(signal.SIGKILL)
-    parent.wait()
+    time.sleep(0.3)  # let the parent enter its wait
+    parent.send_signal(signum)
+    parent.wait(timeout=10)
     deadline = time.monotonic() + 5
     while _alive(child) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _alive(child)
+
+
+@pytest.mark.parametrize(
+    "error, crash",
+    [
+        (RuntimeError("CUDA error: an illegal memory access was encountered"), True),
+        (RuntimeError("nvfp4_gemm launch failed: an illegal memory access was encountered"), True),
+        (RuntimeError("CUDA error: device-side assert triggered"), True),
+        (RuntimeError("cuBLAS error in matmul: CUDA driver failure"), True),
+        (RuntimeError("a must be a CUDA tensor, got cpu"), False),
+        (RuntimeError("c must be float16\nframe #0: c10::Error::Error(...) cuda"), False),
+        (ValueError("CUDA error"), False),  # not a RuntimeError: raised by Python code, context fine
+    ],
+)
+def test_which_errors_poison_the_cuda_context(error, crash):
+    from nvfp4ctl.runner.child import is_cuda_error
+
+    assert is_cuda_error(error) is crash

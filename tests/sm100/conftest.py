@@ -13,14 +13,10 @@ KERNEL = Path(__file__).resolve().parents[2] / "kernels" / "sm100" / "nvfp4_gemm
 
 
 def _toolchain_or_skip() -> None:
-    from nvfp4ctl.build import toolchain
-    from nvfp4ctl.errors import UsageError
+    from nvfp4ctl.umma.host_proof import toolchain_missing
 
-    try:
-        toolchain.nvcc_path()
-        toolchain.cutlass_include_dirs()
-    except UsageError as error:
-        pytest.skip(f"needs nvcc and the nvidia-cutlass headers: {error}")
+    if why := toolchain_missing():
+        pytest.skip(f"needs nvcc and the nvidia-cutlass headers: {why}")
 
 
 @pytest.fixture(scope="session")

@@ -133,6 +133,12 @@ def _from_input(node: ast.AST, function: Function, index: ModuleIndex, depth: in
     return False
 
 
+def _is_lookup_call(node: ast.AST) -> bool:
+    """x = cache.get(key): the name's other assignments say what the cache holds."""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in LOOKUP_METHODS) or (
+        isinstance(node, ast.Subscript) and isinstance(node.value, (ast.Name, ast.Attribute)))
+
+
 def value_kind(value: ast.AST, function: Function, index: ModuleIndex, depth: int = 0) -> str:
     """ARTIFACT (compiled kernel, module, descriptor, plan), OUTPUT (the output tensor or a result
     computed from the inputs), IGNORE (an empty initial value) or UNKNOWN."""
@@ -154,7 +160,8 @@ def value_kind(value: ast.AST, function: Function, index: ModuleIndex, depth: in
         if element_of(function, value) in (6, TUPLE):
             return OUTPUT
         if depth < 2:
-            kinds = {value_kind(v, function, index, depth + 1) for v in index.assignments(function.node, value.id)} - {IGNORE}
+            kinds = {value_kind(v, function, index, depth + 1) for v in index.assignments(function.node, value.id)
+                     if not _is_lookup_call(v)} - {IGNORE}
             if kinds == {ARTIFACT}:
                 return ARTIFACT
             if OUTPUT in kinds:

@@ -55,26 +55,27 @@ def fragments(nodes: list[ast.AST], source: SourceFile) -> list[Fragment]:
 
 
 def _split_tokens(segment: str, base: int) -> list[Fragment]:
-    """One fragment per string token (implicit concatenation gives several)."""
+    """One fragment per literal; implicitly concatenated pieces ("a" "b") are joined into one text
+    where everything between their bodies (quotes, prefixes, blanks) becomes spaces."""
     simple = _single_token_body(segment, base)
     if simple is not None:
         return [simple]
-    pieces: list[Fragment] = []
     line_starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", segment)]
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO("(" + segment + ")").readline))
     except (tokenize.TokenError, SyntaxError, IndentationError):
         return []
+    joined = [ch if ch in "\r\n" else " " for ch in segment]
     for token in tokens:
         if token.type != tokenize.STRING:
             continue
         (start_row, start_col), (end_row, end_col) = token.start, token.end
         start = line_starts[start_row - 1] + start_col - (1 if start_row == 1 else 0)
         end = line_starts[end_row - 1] + end_col - (1 if end_row == 1 else 0)
-        body = _single_token_body(segment[start:end], base + start)
+        body = _single_token_body(segment[start:end], start)
         if body is not None:
-            pieces.append(body)
-    return pieces
+            joined[body.base : body.base + len(body.text)] = body.text
+    return [Fragment("".join(joined), base)]
 
 
 def _single_token_body(token: str, base: int) -> Fragment | None:

@@ -80,13 +80,18 @@ class Function:
 class ModuleIndex:
     def __init__(self, tree: ast.Module) -> None:
         self.tree = tree
+        # One breadth-first walk gives every node and its parent. Context and operator nodes are
+        # shared singletons in CPython's ast (no single parent) and no rule needs them.
         self.parents: dict[ast.AST, ast.AST] = {}
-        # Context and operator nodes are shared singletons in CPython's ast: no parent, no rule needs them.
-        self.all_nodes: list[ast.AST] = [n for n in ast.walk(tree) if not isinstance(n, _SHARED_NODES)]
-        for parent in self.all_nodes:
+        self.all_nodes: list[ast.AST] = [tree]
+        position_in_walk = 0
+        while position_in_walk < len(self.all_nodes):
+            parent = self.all_nodes[position_in_walk]
+            position_in_walk += 1
             for child in ast.iter_child_nodes(parent):
                 if not isinstance(child, _SHARED_NODES):
                     self.parents[child] = parent
+                    self.all_nodes.append(child)
         self._walks: dict[int, list[ast.AST]] = {id(tree): self.all_nodes}
         self._index_function_bodies()
         self._stored: dict[int, set[str]] = {}
@@ -380,6 +385,9 @@ def _unpack(target: ast.Tuple | ast.List, elements: list[int] | None) -> list[tu
     names = target.elts
     pairs: list[tuple[str, int | None]] = []
     star = next((i for i, e in enumerate(names) if isinstance(e, ast.Starred)), None)
+    if elements is not None and (len(names) - (star is not None)) > len(elements) or (
+            star is None and elements is not None and len(names) != len(elements)):
+        elements = None  # not this problem's 7-tuple (another problem's layout): no positions
     for index, element in enumerate(names):
         if not isinstance(element, ast.Name):
             for name in _target_names(element):

@@ -4,10 +4,12 @@ to_blocked, copies of B, reference fallback, benchmark-shape branches, print, a 
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 from collections.abc import Callable
 
-from nvfp4ctl.lint.python.index import ENTRY, TUPLE, Function, ModuleIndex, call_name, element_of, position, slice_elements
+from nvfp4ctl.lint.python.index import (
+    ENTRY, TUPLE, Function, ModuleIndex, call_name, dotted, element_of, position, slice_elements)
 from nvfp4ctl.lint.python.whole_file import _is_kernel, guarded_by_debug
 from nvfp4ctl.lint.shapes import describe, pinned_shape
 
@@ -19,6 +21,7 @@ B_NAME = re.compile(r"^(?:b|B|b_ref|mat_?b|b_fp4|bq|b_q|b_packed|weight|w)$")
 TRANSPOSE_ATTRS = {"T", "mT", "mH", "H"}
 TRANSPOSE_CALLS = {"t", "transpose", "permute", "swapaxes", "swapdims", "movedim"}
 COPY_CALLS = {"contiguous", "clone"}
+SHAPE_ATTRS = {"shape", "size", "dtype", "device", "ndim", "dim", "numel", "is_cuda"}
 CACHE_DECORATORS = re.compile(r"(?:^|\.)(?:cache|lru_cache|cached|memoize|cached_property)$")
 
 
@@ -39,6 +42,35 @@ def _timed_callee(call: ast.Call, index: ModuleIndex) -> bool:
         and call.func.value.id in ("self", "cls"))
 
 
+def _opaque_callee(call: ast.Call, index: ModuleIndex) -> str | None:
+    """The name of a callee we cannot see into (an extension module's function, a compiled kernel),
+    or None for torch/imported/builtin functions, whose use of an argument is certain."""
+    func = call.func
+    name = dotted(func)
+    if name is None:
+        return call_name(call) or "a function"  # _load().gemm(...), kernels[key](...)
+    head = name.split(".")[0]
+    if head in index.imports or call_name(call) in ("to_blocked", "_scaled_mm"):
+        return None
+    if isinstance(func, ast.Name) and (hasattr(builtins, head) or head in index.functions or head in index.classes):
+        return None
+    return name
+
+
+def _reference_use(node: ast.AST, element: int, label: str, index: ModuleIndex, report: Report) -> None:
+    parent = index.parents.get(node)
+    if isinstance(parent, ast.Attribute) and parent.attr in SHAPE_ATTRS:
+        return  # sfa_ref.shape: metadata, not the scales themselves
+    name = REFERENCE[element]
+    permuted = f"index {element + 2} ({name.replace('ref', 'permuted')})"
+    callee = _opaque_callee(parent, index) if isinstance(parent, ast.Call) and node is not parent.func else None
+    if callee is not None:
+        report(node, "NV403", f"{label} (the reference scale {name}) is passed to {callee}: fine only if it "
+                              f"ignores it; the kernel must read {permuted}")
+    else:
+        report(node, "NV401", f"{label} is the reference scale {name} (input index {element}): use {permuted}")
+
+
 def _reference_scales(function: Function, index: ModuleIndex, report: Report) -> None:
     for node in index.walk(function.node):
         if isinstance(node, ast.Call) and call_name(node) == "to_blocked":
@@ -49,8 +81,7 @@ def _reference_scales(function: Function, index: ModuleIndex, report: Report) ->
                 continue  # bound to a name: its uses are what count
             element = element_of(function, node)
             if element in REFERENCE:
-                report(node, "NV401", f"data[{node.slice.value}] is the reference scale {REFERENCE[element]}: "  # type: ignore[attr-defined]
-                                      f"use data[{element + 2}] ({REFERENCE[element].replace('ref', 'permuted')})")
+                _reference_use(node, element, ast.unparse(node), index, report)
             covered = slice_elements(function, node)
             if covered and set(covered) & set(REFERENCE):
                 report(node, "NV403", "this slice of the input passes the reference scales (indices 2, 3) along")
@@ -65,29 +96,19 @@ def _reference_scales(function: Function, index: ModuleIndex, report: Report) ->
                 continue  # checked where the callee uses its parameter
             hits = possible & set(REFERENCE)
             if hits:
-                element = min(hits)
-                report(node, "NV401", f"{node.id} is the reference scale {REFERENCE[element]} (input index {element}): "
-                                      f"use index {element + 2} ({REFERENCE[element].replace('ref', 'permuted')})")
+                _reference_use(node, min(hits), node.id, index, report)
             elif not possible and REFERENCE_NAME.match(node.id):
                 report(node, "NV403", f"{node.id} reads like the reference scales; the timed path must use the "
                                       "permuted ones (input indices 4, 5)")
 
 
-def _root_name(node: ast.AST) -> ast.AST:
-    """Strip views, subscripts and method calls down to the tensor an expression starts from."""
-    while True:
-        if (isinstance(node, ast.Call) and call_name(node) in TRANSPOSE_CALLS and node.args
-                and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)
-                and node.func.value.id in ("torch", "np", "numpy")):
-            node = node.args[0]  # torch.transpose(b, 0, 1)
-        elif isinstance(node, ast.Subscript):
-            node = node.value
-        elif isinstance(node, ast.Attribute):
-            node = node.value
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            node = node.func.value
-        else:
-            return node
+def _torch_function_operand(node: ast.AST) -> ast.AST:
+    """torch.transpose(b, 0, 1) -> b; anything else unchanged."""
+    if (isinstance(node, ast.Call) and call_name(node) in TRANSPOSE_CALLS and node.args
+            and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)
+            and node.func.value.id in ("torch", "np", "numpy")):
+        return node.args[0]
+    return node
 
 
 def _has_transpose(node: ast.AST) -> bool:
@@ -109,24 +130,32 @@ def _has_transpose(node: ast.AST) -> bool:
 
 
 def _is_b(function: Function, node: ast.AST, derived: set[str]) -> bool:
-    if isinstance(node, ast.Name):
-        element = function.binding(node.id, position(node))
-        return element == 1 or (element is None and (bool(B_NAME.match(node.id)) or node.id in derived))
-    return element_of(function, node) == 1
+    """Does an expression start from B (data[1], a name bound to it, or named like it)?"""
+    while True:
+        if isinstance(node, ast.Name):
+            element = function.binding(node.id, position(node))
+            return element == 1 or (element is None and (bool(B_NAME.match(node.id)) or node.id in derived))
+        if element_of(function, node) == 1:
+            return True
+        if isinstance(node, (ast.Subscript, ast.Attribute)):
+            node = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            node = node.func.value
+        else:
+            return False
 
 
 def _transposed_b(function: Function, index: ModuleIndex, report: Report) -> None:
     derived: set[str] = set()  # names made from b by views (b8 = b.view(torch.uint8))
     for node in sorted((n for n in index.walk(function.node) if isinstance(n, ast.Assign)), key=position):
         if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and not _has_transpose(node.value):
-            root = _root_name(node.value)
-            if root is not node.value and _is_b(function, root, derived):
+            if not isinstance(node.value, ast.Name) and _is_b(function, node.value, derived):
                 derived.add(node.targets[0].id)
     for node in index.walk(function.node):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in COPY_CALLS):
             continue
         inner = node.func.value
-        if _has_transpose(inner) and _is_b(function, _root_name(inner), derived):
+        if _has_transpose(inner) and _is_b(function, _torch_function_operand(inner), derived):
             report(node, "NV501", "copy-transposes B every call: B is already (N, K) K-major; pass b or a "
                                   "transposed view (b.t()) without .contiguous()")
 
@@ -139,15 +168,25 @@ def _fallback(function: Function, index: ModuleIndex, report: Report) -> None:
         if name == "ref_kernel":
             report(node.func, "NV701", "calls the reference implementation (ref_kernel) in the timed path")
         elif name == "_scaled_mm":
-            uses_reference = any(
-                (isinstance(inner, ast.Name) and (function.possible(inner.id, position(inner)) & set(REFERENCE)
-                                                  or REFERENCE_NAME.match(inner.id)))
-                or (isinstance(inner, ast.Call) and call_name(inner) == "to_blocked")
-                or element_of(function, inner) in REFERENCE
-                for arg in [*node.args, *(k.value for k in node.keywords)] for inner in ast.walk(arg)
-            )
-            if uses_reference:
+            arguments = [*node.args, *(k.value for k in node.keywords)]
+            if any(_reference_derived(arg, function, index) for arg in arguments):
                 report(node.func, "NV701", "torch._scaled_mm with the reference scales is the reference, not a kernel")
+
+
+def _reference_derived(node: ast.AST, function: Function, index: ModuleIndex, depth: int = 0) -> bool:
+    """Built from the reference scales: to_blocked(...), index 2/3, or a name assigned from those."""
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Call) and call_name(inner) == "to_blocked":
+            return True
+        if element_of(function, inner) in REFERENCE:
+            return True
+        if isinstance(inner, ast.Name):
+            if function.possible(inner.id, position(inner)) & set(REFERENCE) or REFERENCE_NAME.match(inner.id):
+                return True
+            if depth < 2 and any(_reference_derived(value, function, index, depth + 1)
+                                 for value in index.assignments(function.node, inner.id)):
+                return True
+    return False
 
 
 def _compared_ints(test: ast.AST) -> list[int]:
@@ -195,7 +234,9 @@ def _prints(function: Function, index: ModuleIndex, report: Report) -> None:
         return  # device prints are NV802's business
     for node in index.walk(function.node):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
-            if _is_kernel(index.enclosing_function(node), index) is None and not guarded_by_debug(node, index):
+            in_handler = any(isinstance(a, ast.ExceptHandler) for a in index.ancestors(node))
+            if not in_handler and _is_kernel(index.enclosing_function(node), index) is None \
+                    and not guarded_by_debug(node, index):
                 report(node.func, "NV801", "print() in the timed path: it runs on every call; put it behind a debug flag")
 
 

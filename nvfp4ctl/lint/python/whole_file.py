@@ -24,7 +24,7 @@ HARNESS_FILES = {"eval.py", "eval_better_bench.py", "utils.py", "reference.py", 
 FILE_FUNCTIONS = {
     "open", "Path", "PurePath", "join", "remove", "unlink", "rename", "replace", "copy", "copy2", "copyfile",
     "move", "rmtree", "read_text", "write_text", "read_bytes", "write_bytes", "exists", "isfile", "chmod",
-    "truncate", "getsource", "getsourcefile", "import_module", "reload", "spec_from_file_location",
+    "truncate", "getsource", "getsourcefile", "spec_from_file_location", "with_name", "joinpath", "glob", "listdir",
 }
 FRAME_CALLS = {"sys._getframe", "inspect.currentframe", "inspect.stack", "inspect.getouterframes", "inspect.getframeinfo"}
 SUBPROCESS_CALLS = re.compile(r"^(?:subprocess\.\w+|os\.(?:system|popen|exec\w*|spawn\w*|posix_spawn\w*)|pip\..*|runpy\.run_module|sh\.\w+)$")
@@ -144,17 +144,24 @@ def _harness_access(index: ModuleIndex, report: Report) -> None:
             name = index.resolve(node.func) or ""
             if name in FRAME_CALLS:
                 report(node, "NV602", f"{name}() reaches into the caller's frames (the harness)")
-                continue
-            if call_name(node) not in FILE_FUNCTIONS:
-                continue
-            for arg in [*node.args, *(k.value for k in node.keywords)]:
-                for inner in ast.walk(arg):
-                    if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
-                        base = re.split(r"[\\/]", inner.value)[-1]
-                        if base in HARNESS_FILES:
-                            report(inner, "NV602", f'touches the harness file "{base}"')
         elif isinstance(node, ast.Attribute) and node.attr == "f_back":
             report(node, "NV602", "f_back reaches into the caller's frames (the harness)")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 256:
+            base = re.split(r"[\\/]", node.value)[-1]
+            if base in HARNESS_FILES and _used_as_path(node, index):
+                report(node, "NV602", f'touches the harness file "{base}"')
+
+
+def _used_as_path(node: ast.AST, index: ModuleIndex) -> bool:
+    """Is a string an argument of a file operation or part of a path expression (dir / "eval.py")?"""
+    for ancestor in index.ancestors(node):
+        if isinstance(ancestor, ast.Call) and call_name(ancestor) in FILE_FUNCTIONS:
+            return True
+        if isinstance(ancestor, ast.BinOp) and isinstance(ancestor.op, ast.Div):
+            return True
+        if isinstance(ancestor, ast.stmt):
+            return False
+    return False
 
 
 def _at_import(index: ModuleIndex) -> list[ast.AST]:

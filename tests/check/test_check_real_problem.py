@@ -1,0 +1,71 @@
+"""`nvfp4ctl check` with the real nvfp4_gemm problem: tiny shapes on CPU, the task.yml tests on a GPU."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from check_fakes import TARGETS
+from nvfp4ctl.cli import app
+from nvfp4ctl.project import kernels_dir
+
+SWAPPED = str(TARGETS / "swapped_scale_rows.py")
+
+
+def check(*args: str):
+    return CliRunner().invoke(app, ["check", *args])
+
+
+@pytest.fixture
+def on_cpu(monkeypatch):
+    monkeypatch.setenv("NVFP4CTL_DEVICE", "cpu")
+    monkeypatch.delenv("NVFP4CTL_TIMEOUT", raising=False)
+
+
+def test_torch_fallback_passes_on_cpu_with_full_scales(on_cpu):
+    result = check("--submission", str(kernels_dir() / "torch_dequant" / "submission.py"),
+                   "--shape", "128,256,256", "--scales", "full")
+    assert result.exit_code == 0, result.output
+    assert "1/1 pass" in result.output
+
+
+def test_swapped_scale_rows_are_diagnosed_on_cpu(on_cpu):
+    result = check("--submission", SWAPPED, "--shape", "256,384,256", "--no-probe")
+    assert result.exit_code == 1, result.output
+    assert "wrong rows (m): 2 of 256: 0, 33" in result.output
+    assert "wrong 128x128 tiles (2 m-tiles x 3 n-tiles; X all wrong, x some, . ok)\n    xxx\n    ...\n" in result.output
+
+
+# --- on a CUDA GPU (run by the lead on an H100) ---------------------------------------------------
+
+
+@pytest.mark.gpu
+def test_default_target_passes_every_task_test():
+    result = check()
+    assert result.exit_code == 0, result.output
+    assert "10/10 pass" in result.output
+
+
+@pytest.mark.gpu
+def test_only_runs_one_test():
+    result = check("--only", "3")
+    assert result.exit_code == 0, result.output
+    assert "(1 of 10 tests)" in result.output
+    assert "m=128 n=3072 k=1536" in result.output and "1/1 pass" in result.output
+
+
+@pytest.mark.gpu
+def test_wrong_target_fails_with_diagnostics_on_gpu():
+    result = check("--submission", SWAPPED, "--only", "1", "--only", "4")
+    assert result.exit_code == 1, result.output
+    assert "test 1 (m=128 n=256 k=256, seed 1111): FAIL" in result.output
+    assert "wrong rows (m): 2 of 128: 0, 33" in result.output
+    assert "wrong rows (m): 2 of 256: 0, 33" in result.output
+    assert "0/2 pass, 2 fail (tests 1, 4)" in result.output
+
+
+@pytest.mark.gpu
+def test_hanging_target_is_killed_on_gpu():
+    result = check("--submission", str(TARGETS / "sleeps_forever.py"), "--only", "2", "--timeout", "5")
+    assert result.exit_code == 3, result.output
+    assert "possible deadlock in test 2 (m=128 n=1536 k=7168): no result after 5 s; the child was killed" in result.output

@@ -1,0 +1,97 @@
+"""`nvfp4ctl dump` through the CLI: --umma (with and without CuTe), --layout, --runtime without a B200."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from nvfp4ctl.cli import app
+
+runner = CliRunner()
+
+
+def invoke(*args: str):
+    return runner.invoke(app, ["dump", *args])
+
+
+def test_needs_a_mode() -> None:
+    result = invoke()
+    assert result.exit_code == 2
+    assert "choose what to dump" in result.output
+
+
+@pytest.mark.parametrize("shape", ["128,256", "a,b,c", "128,256,0"])
+def test_bad_shape_is_a_usage_error(shape: str) -> None:
+    result = invoke("--layout", "--shape", shape)
+    assert result.exit_code == 2
+    assert "expected M,N,K or M,N,K,L" in result.output
+
+
+def test_layout_needs_a_shape() -> None:
+    result = invoke("--layout")
+    assert result.exit_code == 2 and "need --shape" in result.output
+
+
+def test_umma_without_cute_shows_expected_values() -> None:
+    result = invoke("--umma", "--no-cute")
+    assert result.exit_code == 0, result.output
+    assert "umma: 2 configs, 0 mismatches (not cross-checked)" in result.output
+    assert "idesc 0x08100480" in result.output and "idesc 0x08200480" in result.output
+    assert "1024 B" in result.output  # SBO of the 128-byte swizzle atom
+
+
+def test_umma_json_without_cute() -> None:
+    result = invoke("--umma", "--no-cute", "--json")
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout[result.stdout.index("{"):])
+    configs = payload["umma"]["configs"]
+    assert [c["name"] for c in configs] == ["m128_n64", "general"]
+    assert configs[0]["raw"]["idesc"] == "0x08100480"
+    n_dim = next(f for f in configs[1]["fields"] if f["descriptor"] == "idesc" and f["field"] == "n_dim")
+    assert n_dim["expected"] == 128 >> 3
+
+
+def test_umma_flags_a_config_that_disagrees(tmp_path: Path) -> None:
+    kernel = tmp_path / "k.cu"  # a table whose tile is not 128 bytes deep cannot use the 128B swizzle
+    kernel.write_text('template <>\nstruct ConfigById<0> : GemmConfig<128, 64, 128> {\n'
+                      '  static constexpr const char* kName = "shallow";\n};\n')
+    result = invoke("--umma", "--no-cute", "--kernel", str(kernel))
+    assert result.exit_code == 1
+    assert "a 64-byte K row needs another swizzle than 128B" in result.output
+    assert "umma: 1 config, 3 mismatches" in result.output
+
+
+def test_layout_locates_and_verifies(tmp_path: Path) -> None:
+    result = invoke("--layout", "--shape", "256,384,512,2", "--row", "200", "--kblock", "5", "--json")
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout[result.stdout.index("{"):])["layout"]
+    sfa = payload["scales"][0]
+    # row 200, k-block 5, K=512 (32 k-blocks, 8 atoms per row block): atom 1*8+1, then (200%32)*16 + 2*4 + 1
+    assert sfa["offset"] == (1 * 8 + 1) * 512 + 8 * 16 + 2 * 4 + 1
+    assert sfa["index6"] == [8, 2, 1, 1, 1, 0] and sfa["ok"]
+    assert len(payload["storage"]) == 4 and all(entry["ok"] for entry in payload["storage"])
+
+
+def test_layout_row_out_of_range() -> None:
+    result = invoke("--layout", "--shape", "128,256,256", "--row", "300")
+    assert result.exit_code == 2 and "--row 300" in result.output
+
+
+def test_layout_table_output() -> None:
+    result = invoke("--layout", "--shape", "128,256,256")
+    assert result.exit_code == 0, result.output
+    assert "layout: 128x256x256 l=1, 2 batches checked, 0 mismatches" in result.output
+
+
+def test_runtime_without_sm100_gpu_says_so() -> None:
+    import torch
+
+    if torch.cuda.is_available() and torch.cuda.get_device_capability()[0] == 10:
+        pytest.skip("this machine has an SM100 GPU")
+    result = invoke("--runtime", "--shape", "128,256,256")
+    assert result.exit_code == 2
+    assert "needs an SM100 (B200) GPU" in result.output
+    assert len([line for line in result.output.splitlines() if line.strip()]) == 1

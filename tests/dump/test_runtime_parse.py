@@ -1,0 +1,60 @@
+"""`dump --runtime`'s parser and comparison, on text shaped like the debug build's printf output."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nvfp4ctl.dump.runtime import compare, parse_device_dump
+from nvfp4ctl.umma.configs import parse_configs
+
+KERNEL = Path(__file__).resolve().parents[2] / "kernels" / "sm100" / "nvfp4_gemm_sm100.cu"
+
+
+def device_text(idesc: str = "0x08100480", sfa_byte: int = 0x38) -> str:
+    lines = ["some build noise", "NVFP4CTL config id=0 tile=128x64x256", f"NVFP4CTL idesc={idesc}"]
+    for row in range(4):
+        for kb in range(4):
+            lines.append(f"NVFP4CTL sf row={row} kblock={kb} sfa_offset={row * 16 + kb} sfa=0x{sfa_byte:02x} "
+                         f"sfb_offset={row * 16 + kb} sfb=0x40")
+    lines += [f"NVFP4CTL out row=0 col={col} value={col * 0.5:.6f}" for col in range(8)]
+    return "\n".join(lines)
+
+
+def expected() -> dict:
+    scales = {f"{row},{kb}": {"sfa_offset": row * 16 + kb, "sfa": 0x38, "sfb_offset": row * 16 + kb, "sfb": 0x40}
+              for row in range(4) for kb in range(4)}
+    return {"config_id": 0, "scales": scales, "outputs": [col * 0.5 for col in range(8)]}
+
+
+def test_parse_device_dump() -> None:
+    dump = parse_device_dump(device_text())
+    assert dump.config_id == 0 and dump.tile == (128, 64, 256) and dump.idesc == 0x08100480
+    assert len(dump.scales) == 16 and dump.scales[(3, 2)] == (50, 0x38, 50, 0x40)
+    assert dump.outputs[7] == 3.5
+
+
+def test_matching_dump_has_no_mismatch() -> None:
+    checks = compare(parse_device_dump(device_text()), parse_configs(KERNEL), expected())
+    assert all(check.ok for check in checks), [check for check in checks if not check.ok]
+    assert len(checks) == 3 + 16 + 8
+
+
+def test_wrong_descriptor_and_scale_are_flagged() -> None:
+    checks = compare(parse_device_dump(device_text(idesc="0x08200480", sfa_byte=0x39)), parse_configs(KERNEL),
+                     expected())
+    bad = [check.what for check in checks if not check.ok]
+    assert "idesc" in bad
+    assert sum(what.startswith("scales") for what in bad) == 16
+
+
+def test_missing_lines_are_flagged() -> None:
+    checks = compare(parse_device_dump("NVFP4CTL config id=0 tile=128x64x256"), parse_configs(KERNEL), expected())
+    assert not next(check for check in checks if check.what == "idesc").ok
+    assert not next(check for check in checks if check.what == "scale lines").ok
+    assert not next(check for check in checks if check.what == "c[0, 0]").ok
+
+
+def test_child_script_is_valid_python() -> None:
+    from nvfp4ctl.dump import runtime
+
+    compile(runtime._CHILD, "<dump --runtime child>", "exec")

@@ -1,0 +1,104 @@
+"""`nvfp4ctl export` on the fixture kernels: a valid single-file submission, nothing forbidden in it."""
+
+from __future__ import annotations
+
+import ast
+import py_compile
+import subprocess
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from nvfp4ctl.build import flags, sources, toolchain
+from nvfp4ctl.cli import app
+from nvfp4ctl.export import export_submission, inline_local_includes
+
+FIXTURES = Path(__file__).parents[1] / "build" / "fixtures"
+HGMMA_PROBE = FIXTURES / "hgmma_probe.cu"
+runner = CliRunner()
+
+
+@pytest.fixture()
+def exported(tmp_path: Path) -> Path:
+    output = tmp_path / "submission.py"
+    export_submission(HGMMA_PROBE, output)
+    return output
+
+
+def _strings(path: Path) -> dict[str, object]:
+    tree = ast.parse(path.read_text())
+    return {
+        node.targets[0].id: ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) and node.targets[0].id.isupper()
+    }
+
+
+def test_the_submission_is_valid_python_with_custom_kernel(exported: Path) -> None:
+    py_compile.compile(str(exported), doraise=True)
+    tree = ast.parse(exported.read_text())
+    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+    assert "custom_kernel" in functions
+    body = ast.unparse(functions["custom_kernel"])
+    assert "data[4], data[5]" in body and "data[2]" not in body and "data[3]" not in body
+
+
+def test_nothing_forbidden_and_the_source_is_embedded_once(exported: Path) -> None:
+    text = exported.read_text()
+    assert "stream" not in text.lower()
+    assert "graph" not in text.lower()
+    kernel_body = HGMMA_PROBE.read_text().split("#include \"nvfp4_gemm_api.h\"")[1]
+    assert text.count(kernel_body.strip()) == 1
+    strings = _strings(exported)
+    assert strings["CUDA_FLAGS"] == flags.cuda_flags("sm_90a")
+    assert '#include "nvfp4_gemm_api.h"' not in strings["CUDA_SOURCE"]  # type: ignore[operator]
+    assert "struct Nvfp4GemmArgs" in strings["CUDA_SOURCE"] and "struct Nvfp4GemmArgs" in strings["CPP_SOURCE"]  # type: ignore[operator]
+    assert "PYBIND11_MODULE" in strings["CPP_SOURCE"]  # type: ignore[operator]
+
+
+def test_the_submission_passes_lint(exported: Path) -> None:
+    result = runner.invoke(app, ["lint", str(exported)])
+    assert result.exit_code == 0, result.output
+
+
+def test_a_forbidden_word_in_any_embedded_file_refuses_the_export(tmp_path: Path) -> None:
+    kernel = tmp_path / "sm90" / "k.cu"
+    kernel.parent.mkdir()
+    kernel.write_text(HGMMA_PROBE.read_text().replace("// Test fixture", "// #include <iostream>\n// Test fixture"))
+    output = tmp_path / "submission.py"
+    result = runner.invoke(app, ["export", "--kernel", str(kernel), "-o", str(output)])
+    assert result.exit_code == 2
+    assert f'{kernel}:1: contains the word "stream"' in result.output
+    assert not output.exists()
+
+
+def test_the_default_kernel_must_exist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from nvfp4ctl.commands import export as export_command
+
+    monkeypatch.setattr(export_command, "kernels_dir", lambda: tmp_path)
+    result = runner.invoke(app, ["export", "-o", str(tmp_path / "s.py")])
+    assert result.exit_code == 2 and "pass --kernel" in result.output
+
+
+def test_headers_are_inlined_once_per_translation_unit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "common").mkdir()
+    (tmp_path / "common" / "a.h").write_text('#pragma once\n#include "b.h"\nint a;\n')
+    (tmp_path / "common" / "b.h").write_text("#pragma once\nint b;\n")
+    kernel = tmp_path / "k.cu"
+    kernel.write_text('#include "../common/a.h"\n#include "b.h"\n#include <cute/tensor.hpp>\n')
+    monkeypatch.setattr(sources, "kernels_dir", lambda: tmp_path)
+    text, used = inline_local_includes(kernel)
+    assert [p.name for p in used] == ["a.h", "b.h"]
+    assert text.count("int b;") == 1 and "#pragma once" not in text and "#include <cute/tensor.hpp>" in text
+
+
+def test_the_exported_cuda_source_compiles(exported: Path, tmp_path: Path) -> None:
+    """load_inline cannot link a CUDA module against a CPU torch, so compile its CUDA half with nvcc
+    and the same flags; the GPU test below runs the whole submission."""
+    strings = _strings(exported)
+    source = tmp_path / "cuda.cu"
+    source.write_text(strings["CUDA_SOURCE"])  # type: ignore[arg-type]
+    command = [str(toolchain.nvcc_path()), *strings["CUDA_FLAGS"], "-c", str(source), "-o", str(tmp_path / "cuda.o")]  # type: ignore[misc]
+    done = subprocess.run(command, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

@@ -1,0 +1,114 @@
+"""C++/CUDA rules on the lexer's code-only view, and C++ embedded in Python strings."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from nvfp4ctl.lint import LintConfig, lint_text
+from nvfp4ctl.lint.cpp.lexer import blank
+
+
+def found(source: str, path: str = "kernel.cu", config: LintConfig | None = None) -> list[tuple[int, str]]:
+    return [(d.line, d.code) for d in lint_text(textwrap.dedent(source), path, config)]
+
+
+def test_lexer_blanks_comments_and_literals_but_keeps_offsets() -> None:
+    text = 'int a = 1\'000; // cudaGraph\nconst char* s = "cudaGraph \\" x"; char q = \'"\';\n/* asm volatile( */ R"d(printf()d";\n'
+    lexed = blank(text)
+    assert len(lexed.code) == len(text)
+    assert "cudaGraph" not in lexed.code and "asm" not in lexed.code and "printf" not in lexed.code
+    assert lexed.code.count("\n") == text.count("\n")
+    assert "1'000" in lexed.code and "char q = ' '" in lexed.code
+
+
+CASES = {
+    "graph api in code, not in comments or strings": ("""\
+        // cudaGraphLaunch would hide the launch cost
+        const char* msg = "cudaGraphInstantiate failed";
+        cudaGraphExec_t exec;
+        cuGraphLaunch(exec, 0);
+        """, [(3, "NV201"), (4, "NV201")]),
+    "device printf unless debug-guarded or before a trap": ("""\
+        __device__ void f(int x) {
+          printf("x=%d\\n", x);
+          if (kDebug) printf("dbg\\n");
+          if (x < 0) {
+            printf("negative %d\\n", x);
+            __trap();
+          }
+        #if NVFP4_DEBUG_LEVEL > 1
+          printf("level 2\\n");
+        #else
+          printf("release path\\n");
+        #endif
+        }
+        void host(int x) { printf("host %d\\n", x); }
+        template <int N> CUTLASS_DEVICE void g() { printf("N=%d\\n", N); }
+        """, [(2, "NV802"), (11, "NV802"), (15, "NV802")]),
+    "static last pointer that skips work": ("""\
+        static const void* last_b = nullptr;
+        static const void* desc_for = nullptr;
+        void launch(const void* b) {
+          if (b == last_b) return;
+          if (b != desc_for) { desc_for = b; }
+          last_b = b;
+        }
+        """, [(4, "NV301")]),
+    "static pointer compared without returning is a warning": ("""\
+        static uintptr_t prev_ptr = 0;
+        void launch(uintptr_t p) {
+          bool same = false;
+          if (p == prev_ptr) same = true;
+          prev_ptr = p;
+        }
+        """, [(4, "NV302")]),
+    "benchmark shapes in host code": ("""\
+        int pick(int m, int n, int k) {
+          if (m == 128 && n == 7168 && k == 2048) return 1;
+          if (m % 128 == 0 && n % 128 == 0) return 2;
+          if (k == 7168) return 3;
+          return 0;
+        }
+        """, [(2, "NV702")]),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_rule(name: str) -> None:
+    source, expected = CASES[name]
+    assert found(source) == expected
+
+
+def test_asm_only_under_the_cutlass_only_profile() -> None:
+    source = '__device__ void f() { asm volatile("fence.proxy.async;" ::: "memory"); }\n'
+    assert found(source) == []
+    assert found(source, config=LintConfig(profile="cutlass-only")) == [(1, "NV901")]
+
+
+def test_embedded_cuda_maps_lines_back_to_the_python_file() -> None:
+    source = '''\
+        import torch
+        from torch.utils.cpp_extension import load_inline
+
+        HEADER = "#include <cuda_runtime.h>\\n__device__ void f() { printf(\\"%d\\\\n\\", 1); }"
+        cuda_src = """
+        __global__ void k(int* out) {
+          printf("out=%p\\\\n", out);
+        }
+        """
+        mod = load_inline(name="m", cpp_sources="static const void* last_ptr = 0; int g(const void* p) "
+                                                "{ if (p == last_ptr) return 1; return 0; }",
+                          cuda_sources=[cuda_src], functions=["g"])
+        '''
+    diagnostics = lint_text(textwrap.dedent(source), "submission.py")
+    assert [(d.line, d.code) for d in diagnostics] == [(4, "NV802"), (7, "NV802"), (11, "NV301")]
+    pointed_at = [d.source_line[d.col - 1 :] for d in diagnostics]
+    assert pointed_at[0].startswith("printf(") and pointed_at[1].startswith("printf(")
+    assert pointed_at[2].startswith("== last_ptr) return 1;")  # the second piece of an implicit concatenation
+
+
+def test_plain_prose_strings_are_not_treated_as_cpp() -> None:
+    source = 'HELP = "we never call printf( in device code, nor cudaGraphLaunch"\n'
+    assert found(source, "submission.py") == []

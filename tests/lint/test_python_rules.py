@@ -1,0 +1,318 @@
+"""Each Python rule on small snippets: what must be flagged and the near misses that must not be."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from nvfp4ctl.lint import lint_text
+
+
+def found(source: str) -> list[tuple[int, str]]:
+    return [(d.line, d.code) for d in lint_text(textwrap.dedent(source), "submission.py")]
+
+
+CASES = {
+    # --- NV201/202/203 graphs -------------------------------------------------------------------
+    "graph api aliased import": ("""\
+        import torch.cuda as tc
+        g = tc.CUDAGraph()
+        """, [(2, "NV201")]),
+    "graph context manager and replay": ("""\
+        import torch
+        def custom_kernel(data):
+            with torch.cuda.graph(G):
+                pass
+            G.replay()
+            return data[6]
+        """, [(3, "NV201"), (5, "NV201")]),
+    "bare replay is only a warning": ("r.replay()\n", [(1, "NV202")]),
+    "graph in prose and names is fine": ("""\
+        # we build the dependency graph of tiles, then replay nothing
+        graph = {"a": ["b"]}
+        call_graph = dict(graph)
+        """, []),
+    "compile modes": ("""\
+        import torch
+        f = torch.compile(g, mode="reduce-overhead")
+        h = torch.compile(g, mode="default")
+        k = torch.compile(g, mode="max-autotune-no-cudagraphs")
+        j = torch.compile(g, options={"triton.cudagraphs": True})
+        torch._inductor.config.triton.cudagraphs = False
+        """, [(2, "NV203"), (5, "NV203")]),
+    # --- NV301/302/303 caching -------------------------------------------------------------------
+    "dict keyed by data_ptr returning the output": ("""\
+        _cache = {}
+        def custom_kernel(data):
+            key = data[0].data_ptr()
+            if key in _cache:
+                return _cache[key]
+            c = data[6]
+            _cache[key] = c
+            return c
+        """, [(5, "NV301")]),
+    "memoized by id() behind a miss branch": ("""\
+        _memo = {}
+        def custom_kernel(data):
+            if id(data) not in _memo:
+                _memo[id(data)] = run(data)
+            return _memo[id(data)]
+        """, [(5, "NV301")]),
+    "global last output": ("""\
+        _last = None
+        def custom_kernel(data):
+            global _last
+            a, b, _, _, sfa, sfb, c = data
+            if _last is not None and _last[0] == a._version:
+                return _last[1]
+            _last = (a._version, c)
+            return c
+        """, [(6, "NV301")]),
+    "compiled kernels keyed by shape are fine": ("""\
+        _kernels = {}
+        def custom_kernel(data):
+            a, b, _, _, sfa, sfb, c = data
+            key = (a.shape, b.shape)
+            if key not in _kernels:
+                _kernels[key] = compile_gemm(*key)
+            _kernels[key](a, b, sfa, sfb, c)
+            return c
+        """, []),
+    "descriptors keyed by data_ptr are fine": ("""\
+        _desc = {}
+        def get_desc(t):
+            d = _desc.get(t.data_ptr())
+            if d is None:
+                d = make_tma_desc(t)
+                _desc[t.data_ptr()] = d
+            return d
+        def custom_kernel(data):
+            launch(get_desc(data[0]), data[6])
+            return data[6]
+        """, []),
+    "output buffer reused by shape is fine": ("""\
+        _buf = {}
+        def custom_kernel(data):
+            a, b, _, _, sfa, sfb, c = data
+            out = _buf.get(a.shape)
+            if out is None:
+                out = torch.empty(a.shape[0], b.shape[0])
+                _buf[a.shape] = out
+            gemm(a, b, sfa, sfb, out)
+            c.copy_(out)
+            return c
+        """, []),
+    "shape-keyed result cache in a helper": ("""\
+        _results = {}
+        def run(data):
+            m = data[0].shape[0]
+            if m in _results:
+                return _results[m]
+            r = gemm(data[0], data[1])
+            _results[m] = r
+            return r
+        def custom_kernel(data):
+            return run(data)
+        """, [(5, "NV301")]),
+    "lru_cache on the entry point": ("""\
+        from functools import lru_cache
+        @lru_cache(maxsize=None)
+        def custom_kernel(data):
+            return data[6]
+        """, [(2, "NV303")]),
+    "lru_cache on a config helper is fine": ("""\
+        import functools
+        @functools.cache
+        def pick_tile(m, n, k):
+            return 128
+        def custom_kernel(data):
+            pick_tile(*data[0].shape)
+            return data[6]
+        """, []),
+    "output appended to a module list": ("""\
+        _outs = []
+        def custom_kernel(data):
+            c = data[6]
+            _outs.append(c)
+            return c
+        """, [(4, "NV302")]),
+    # --- NV401/402/403 reference scales ----------------------------------------------------------
+    "unused reference scales, or only their shapes, are fine": ("""\
+        def custom_kernel(data):
+            a, b, sfa_ref, sfb_ref, sfa, sfb, c = data
+            sf_k = sfa_ref.shape[1]
+            assert data[3].dtype == sfb.dtype
+            run(a, b, sfa, sfb, c, sf_k)
+            return c
+        """, []),
+    "template names: sfa/sfb are the reference": ("""\
+        def custom_kernel(data):
+            a, b, sfa, sfb, sfa_permuted, sfb_permuted, c = data
+            run(a, b, sfa.data_ptr(), sfb_permuted.data_ptr(), c)
+            return c
+        """, [(3, "NV401")]),
+    "reference scales handed to an extension function are only a warning": ("""\
+        def custom_kernel(data):
+            a, b, sfa, sfb, sfa_permuted, sfb_permuted, c = data
+            return _module.gemm(a, b, sfa, sfb, sfa_permuted, sfb_permuted, c)
+        """, [(3, "NV403"), (3, "NV403")]),
+    "indices, negative indices, starred unpacking": ("""\
+        import torch
+        def custom_kernel(data):
+            x = data[2]
+            y = data[-4]
+            a, *_, c = data
+            *_, s, t, c2 = data
+            torch.mul(x, data[3])
+            return c
+        """, [(7, "NV401"), (7, "NV401")]),
+    "reference scale passed into a helper that uses it": ("""\
+        def launch(a, b, scale_a, scale_b, c):
+            return scale_a.float() * scale_b.float()
+        def custom_kernel(data):
+            a, b, sa, sb, _, _, c = data
+            return launch(a, b, sa, sb, c)
+        """, [(2, "NV401"), (2, "NV401")]),
+    "helper handed the whole tuple": ("""\
+        def launch(inputs):
+            return kernel(inputs[0], inputs[2].data_ptr())
+        def custom_kernel(data):
+            return launch(data)
+        """, [(2, "NV401")]),
+    "permuted scales passed by keyword into parameters named like reference ones": ("""\
+        def launch(inputs, sfa_ref, sfb_ref):
+            kernel(inputs[0], inputs[1], sfa_ref, sfb_ref)
+        def custom_kernel(data):
+            a, b, _, _, sfa, sfb, c = data
+            launch(data, sfb_ref=sfb, sfa_ref=sfa)
+            return c
+        """, []),
+    "the whole tuple star-passed to a helper that ignores the reference scales": ("""\
+        def launch(a, b, sfa_ref, sfb_ref, sfa, sfb, c):
+            return kernel(a, b, sfa, sfb, c)
+        def custom_kernel(data):
+            return launch(*data)
+        """, []),
+    "reference-looking name of unknown origin": ("""\
+        def custom_kernel(data):
+            return kernel(data[0], sfa_ref_cpu)
+        """, [(2, "NV403")]),
+    "to_blocked in the timed path, not at import": ("""\
+        from reference import to_blocked
+        CONST = to_blocked(T)
+        def custom_kernel(data):
+            return kernel(to_blocked(data[4]))
+        """, [(4, "NV402")]),
+    "star-passing the tuple to an outside function": ("""\
+        def custom_kernel(data):
+            return ext.gemm(*data)
+        """, [(2, "NV403")]),
+    # --- NV501 copies of B -----------------------------------------------------------------------
+    "copies of b": ("""\
+        import torch
+        def custom_kernel(data):
+            a, b, _, _, sfa, sfb, c = data
+            b8 = b.view(torch.uint8)
+            x = b8.permute(1, 0, 2).contiguous()
+            y = data[1].mT.clone()
+            z = a.t().contiguous()
+            w = b.t()
+            return run(a, w, x, y, z)
+        """, [(5, "NV501"), (6, "NV501")]),
+    # --- NV601/602/603 harness -------------------------------------------------------------------
+    "monkeypatching": ("""\
+        import torch, time, utils
+        from unittest import mock
+        utils.clear_l2_cache = lambda: None
+        torch.cuda.Event.elapsed_time = fake
+        mock.patch("torch.cuda.synchronize").start()
+        time.sleep(0)
+        self_time = time.time()
+        """, [(3, "NV601"), (4, "NV601"), (5, "NV601")]),
+    "instance attributes named like timers are fine": ("""\
+        class Timer:
+            def __init__(self):
+                self.time = 0.0
+                self.record = []
+        """, []),
+    "harness files and frames": ("""\
+        import os, inspect
+        from pathlib import Path
+        src = Path(__file__).with_name("reference.py").read_text()
+        os.remove(os.path.join(os.path.dirname(__file__), "utils.py"))
+        frame = inspect.currentframe().f_back
+        cfg = open("my_tuning.json").read()
+        """, [(3, "NV602"), (4, "NV602"), (5, "NV602")]),
+    "subprocess at import, not in a function or __main__": ("""\
+        import subprocess, os
+        subprocess.run(["nvidia-smi"])
+        def build():
+            subprocess.run(["nvcc", "--version"])
+        if __name__ == "__main__":
+            os.system("nvidia-smi")
+        def later():
+            os.system("pip install triton")
+        """, [(2, "NV603"), (8, "NV603")]),
+    # --- NV701/702 reference fallback and benchmark shapes -------------------------------------
+    "reference fallback and shape branches": ("""\
+        def custom_kernel(data):
+            m, n, k = data[0].shape[0], data[1].shape[0], data[0].shape[1] * 2
+            if k % 256 != 0 or m % 128:
+                raise ValueError("bad shape")
+            if n >= 4096 and k >= 7168:
+                tile = 256
+            match (m, n, k):
+                case (128, 4096, 7168):
+                    tile = 64
+            if (m, n) in {(128, 7168)}:
+                return ref_kernel(data)
+            return run(data, tile)
+        """, [(8, "NV702"), (10, "NV702"), (11, "NV701")]),
+    # --- NV801/802 printing ----------------------------------------------------------------------
+    "print in the timed path unless behind a debug flag": ("""\
+        import os
+        VERBOSE = os.environ.get("NVFP4_VERBOSE") == "1"
+        def log_debug(msg):
+            print(msg)
+        def custom_kernel(data):
+            if VERBOSE:
+                print("shape", data[0].shape)
+            print("hot")
+            log_debug("x")
+            try:
+                run(data)
+            except RuntimeError as error:
+                print("kernel failed:", error)
+                raise
+            return data[6]
+        print("loaded")
+        """, [(8, "NV801")]),
+    "syntax error is reported and text rules still run": ("def f(:\n    x = 'STREAM'\n", [(1, "NV001"), (2, "NV101")]),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_rule(name: str) -> None:
+    source, expected = CASES[name]
+    assert found(source) == expected
+
+
+def test_upstream_identifier_is_the_servers_business() -> None:
+    assert found("upstream_ptr = 0\n") == [(1, "NV101")]
+
+
+def test_custom_kernel_as_a_callable_instance() -> None:
+    source = """\
+        class Runner:
+            def __init__(self):
+                self.last = None
+            def __call__(self, data):
+                if self.last is not None and self.last[0] == data[0].data_ptr():
+                    return self.last[1]
+                print("miss")
+                self.last = (data[0].data_ptr(), data[6])
+                return data[6]
+        custom_kernel = Runner()
+        """
+    assert found(source) == [(6, "NV301"), (7, "NV801")]
