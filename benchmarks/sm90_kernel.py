@@ -6,7 +6,8 @@
   python3 benchmarks/sm90_kernel.py bench            # GPU: table vs cuBLAS anchor, naive torch, fp16 floor
   python3 benchmarks/sm90_kernel.py all [--binding]  # check + bench; --binding also checks the torch binding
 
-Variants are the kernel compiled with one stage left out (NVFP4_SM90_ABLATE_*) or split-K off; they
+Variants are the kernel compiled with one stage left out (NVFP4_SM90_ABLATE_*), split-K off, or the
+previous version's main loop (v1_tile_wait); they
 are plain shared libraries (benchmarks/sm90_capi.cpp) loaded with ctypes, so they build here without a
 GPU and run next to any torch. Logs and a JSON of every number go to $OUT (or --out).
 """
@@ -297,15 +298,27 @@ def cmd_bench(args: argparse.Namespace, log) -> None:
 
     flops_rate, bw = measure_ceilings(log)
     names = [v for v in (args.variants or list(VARIANTS)) if (LIB_DIR / f"{v}.so").exists()]
-    # Each variant library runs in its own process: a second and third statically linked CUDA
-    # runtime in one process answered launches with "invalid argument" (seen 2026-11-25).
+    # Each variant runs in its own process, so builds of the same kernel never share process-wide
+    # state (they once shared a unique template static and failed with "invalid argument").
     others = {name: variant_times(name, args, log) for name in names if name != "main"}
     main_kernel = CapiKernel(LIB_DIR / "main.so")
+    bound = None
+    if args.binding:
+        try:
+            bound = binding_kernel()
+        except Exception as exc:
+            log(f"binding not timed: {type(exc).__name__}: {exc}")
     rows = []
     for m, n, k, l in BENCH_SHAPES:
         sets = [generate_input(m, n, k, l, 1111 + 42 * i, device="cuda") for i in range(args.sets)]
         row: dict[str, float | str] = {"shape": f"{m}x{n}x{k}"}
         row["main"] = time_per_call(main_kernel, sets, args.calls, args.reps)
+        if bound is not None:  # the same kernel through the CLI's torch binding
+            try:
+                row["binding"] = time_per_call(bound, sets, args.calls, args.reps)
+            except RuntimeError as exc:
+                log(f"binding not timed on {row['shape']}: {exc}")
+                row["binding"] = float("nan")
         for name, times in others.items():
             row[name] = times.get(row["shape"], float("nan"))
         # cuBLAS fp16 on operands dequantized beforehand (the compute anchor), 4 rotating sets

@@ -122,7 +122,7 @@ def append(entry: RunEntry, memory: Path) -> None:
         chunk = ""
         if existing and not existing.endswith(b"\n"):
             chunk += "\n"
-        if HEADING.encode() not in existing:
+        if not _has_heading(existing.decode("utf-8", errors="replace")):
             chunk += ("\n" if existing else "") + f"{HEADING}\n\n{PREAMBLE}\n\n"
         chunk += entry.to_line()
         fd = os.open(memory, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -132,12 +132,22 @@ def append(entry: RunEntry, memory: Path) -> None:
             os.close(fd)
 
 
+def _heading_index(lines: list[str]) -> int | None:
+    """Index of the last line that is exactly the heading (notes may quote it inside a line)."""
+    matches = [i for i, line in enumerate(lines) if line.rstrip() == HEADING]
+    return matches[-1] if matches else None
+
+
+def _has_heading(text: str) -> bool:
+    return _heading_index(text.splitlines()) is not None
+
+
 def read(memory: Path, last: int | None = None) -> list[RunEntry]:
     if not memory.exists():
         return []
-    text = memory.read_text(encoding="utf-8", errors="replace")
-    _, found, log = text.partition(HEADING + "\n")
-    if not found:
+    lines = memory.read_text(encoding="utf-8", errors="replace").splitlines()
+    start = _heading_index(lines)
+    if start is None:
         return []
-    entries = [e for e in (RunEntry.from_line(line) for line in log.splitlines()) if e is not None]
+    entries = [e for e in (RunEntry.from_line(line) for line in lines[start + 1 :]) if e is not None]
     return entries[-last:] if last else entries

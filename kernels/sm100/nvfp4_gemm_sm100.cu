@@ -8,8 +8,10 @@
 // Inputs are consumed exactly as GPU MODE hands them over:
 //   * A (m, k) and B (n, k) are both K-major ("TN"); B is not copied or transposed.
 //   * sfa_permuted / sfb_permuted are read in place: their storage is CUTLASS's
-//     Sm1xxBlkScaledConfig layout (tests/sm100/test_scale_layout.py proves it on the host by
-//     evaluating the very layout object below for many shapes).
+//     Sm1xxBlkScaledConfig layout (tests/sm100/test_host_proof.py proves it on the host by
+//     evaluating the very layout objects make_arguments() builds, for many shapes).
+//   * Scales are read as UE4M3 (the MMA's only 16-block scale format): e4m3 bytes with the sign bit
+//     clear, which is all GPU MODE's generator (and --scales full) produce.
 //
 // Launch: default launch queue, no graphs, nothing cached but the SM count and, if a config ever
 // needs one, its scheduler workspace (cached per size, never results).
@@ -53,8 +55,8 @@ constexpr int kAlignmentD = 128 / cutlass::sizeof_bits<ElementD>::value;
 template <int BLOCK_M, int BLOCK_N, int BLOCK_K>
 struct GemmConfig {
   static_assert(BLOCK_M == 128, "1-SM block-scaled UMMA needs a 128-row tile");
-  static_assert(BLOCK_N % 8 == 0 && BLOCK_N >= 8 && BLOCK_N <= 256,
-                "UMMA N must be a multiple of 8 in [8, 256]");
+  static_assert(BLOCK_N == 64 || BLOCK_N == 128 || BLOCK_N == 192 || BLOCK_N == 256,
+                "the block-scaled collective takes N tiles of 64, 128, 192 or 256");
   static_assert(BLOCK_K == 256, "one 256-deep K tile = 4 UMMA K steps of 64 = 16 scale blocks");
 
   using TileShape = Shape<Int<BLOCK_M>, Int<BLOCK_N>, Int<BLOCK_K>>;
@@ -100,8 +102,8 @@ struct ConfigById<1> : GemmConfig<128, 128, 256> {
   static constexpr const char* kName = "general";
   static constexpr const char* kUse = "m % 128 == 0 and n % 128 == 0 (every test shape)";
 };
-constexpr int kNumConfigs = 2;
-constexpr int kNoConfig = -1;
+inline constexpr int kNumConfigs = 2;  // ConfigById<0 .. kNumConfigs-1>
+inline constexpr int kNoConfig = -1;
 
 inline int select_config(int m, int n, int k, int l) {
   if (m <= 0 || n <= 0 || k <= 0 || l <= 0 || k % 256 != 0 || m % 128 != 0) return kNoConfig;

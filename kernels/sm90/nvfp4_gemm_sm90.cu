@@ -448,6 +448,12 @@ __global__ void __cluster_dims__(kClusterK, 1, 1) __launch_bounds__(kNumThreads,
 }
 
 // ---- Host side ----
+// Everything host-side has internal linkage. A function-local static in a template (or inline)
+// function is one process-wide object (STB_GNU_UNIQUE) shared by every module that contains the
+// same code: with two builds of this kernel loaded (ctypes variants, the torch extension), the
+// second one skipped its own cudaFuncSetAttribute and its launches failed with "invalid argument".
+namespace {
+
 PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
   static PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
   if (encode == nullptr) {
@@ -473,14 +479,18 @@ bool make_packed_map(CUtensorMap* map, const uint8_t* data, int rows, int k, int
                               CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
+constexpr int kClusterKSlots = 4;  // cluster_k = 1, 2, 4, 8
+constexpr int cluster_slot(int cluster_k) { return cluster_k == 8 ? 3 : cluster_k == 4 ? 2 : cluster_k == 2 ? 1 : 0; }
+bool smem_limit_raised[kClusterKSlots] = {};                  // launch settings, not results
+int max_active_clusters_cached[kClusterKSlots] = {-1, -1, -1, -1};  // properties of this GPU and kernel
+
 template <int kClusterK>
 cudaError_t allow_large_smem() {
-  static bool done = false;  // a launch setting, not a result
-  if (!done) {
+  if (!smem_limit_raised[cluster_slot(kClusterK)]) {
     const cudaError_t err = cudaFuncSetAttribute(nvfp4_gemm_sm90_kernel<kClusterK>,
                                                  cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES);
     if (err != cudaSuccess) return err;
-    done = true;
+    smem_limit_raised[cluster_slot(kClusterK)] = true;
   }
   return cudaSuccess;
 }
@@ -489,7 +499,7 @@ cudaError_t allow_large_smem() {
 // this is below num_sms / kClusterK (seen on an H100: 128 CTAs in clusters of 4 ran as two waves).
 template <int kClusterK>
 int max_active_clusters() {
-  static int cached = -1;  // a property of this GPU and kernel, not a result
+  int& cached = max_active_clusters_cached[cluster_slot(kClusterK)];
   if (cached < 0) {
     int clusters = 0;
     cudaLaunchConfig_t config = {};
@@ -527,6 +537,7 @@ cudaError_t launch(const CUtensorMap& tmap_a, const CUtensorMap& tmap_b, const N
   return cudaGetLastError();
 }
 
+}  // namespace
 }  // namespace nvfp4_sm90
 
 const char* nvfp4_gemm_unsupported(int m, int n, int k, int l) {

@@ -61,7 +61,7 @@ def comparison_table(comparison: Comparison) -> tuple[list[str], Rows]:
 
 def notes(report: BenchReport) -> list[str]:
     """Plain sentences about what the numbers mean; one per finding."""
-    lines = []
+    lines = [f"no ceilings for this GPU: {report.calibration_error}"] if report.calibration_error else []
     for s in report.shapes:
         if s.raw.get("profiler_error"):
             lines.append(f"{s.key}: no device time, the profiler failed: {s.raw['profiler_error']}")

@@ -120,6 +120,7 @@ class BenchReport:
     shapes: tuple[ShapeResult, ...]
     ceilings: Ceilings | None
     wall_s: float
+    calibration_error: str | None = None
 
     @property
     def geomean_us(self) -> float:
@@ -147,6 +148,7 @@ class BenchReport:
             "geomean_us": self.geomean_us, "geomean_err_us": self.geomean_err_us,
             "sol_geomean_us": self.sol_geomean_us, "sol_label": SOL_LABEL,
             "ceilings": self.ceilings.to_dict() if self.ceilings else None,
+            "calibration_error": self.calibration_error,
             "shapes": [s.to_dict(self.ceilings) for s in self.shapes],
             "wall_s": self.wall_s,
         }

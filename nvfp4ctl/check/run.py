@@ -125,7 +125,7 @@ def run_check(
             report.outcomes = [ItemOutcome(item, NOT_RUN) for item in items]
             return report
         except JobError as error:  # e.g. an unknown problem name
-            raise UsageError(f"cannot start the check: {error}") from None
+            raise UsageError(f"cannot start the check: {error.text}") from None
         if settings.device == "cuda" and report.gpu is None:
             raise UsageError(NO_GPU)
         for position, item in enumerate(items):
@@ -155,13 +155,17 @@ def _run_item(worker: Worker, item: CheckItem, settings: CheckSettings) -> ItemO
             probe=settings.probe,
             device=settings.device,
         )
-    except ChildTimeout as error:
-        return ItemOutcome(item, TIMEOUT, time.monotonic() - started, message=timeout_message(item, settings.timeout_s),
+    except ChildTimeout as error:  # the test itself, or reloading the target after a crash
+        in_test = str(error).startswith("possible deadlock")
+        return ItemOutcome(item, TIMEOUT, time.monotonic() - started,
+                           message=timeout_message(item, settings.timeout_s) if in_test else str(error),
                            log_tail=tuple(error.log_tail), log_path=_text(error.log_path))
     except ChildCrashed as error:
         return ItemOutcome(item, CRASH, time.monotonic() - started, message=str(error).splitlines()[0],
                            log_tail=tuple(error.log_tail), log_path=_text(error.log_path))
     except JobError as error:  # the harness itself failed (input generation, reference): say so
+        if error.type_name == UsageError.__name__:  # e.g. a --shape the problem cannot generate
+            raise UsageError(error.text) from None
         tail = tuple(line for line in error.traceback_text.strip().splitlines()[-6:])
         return ItemOutcome(item, FAIL, time.monotonic() - started,
                            message=f"{item.label}: the check itself failed: {error}", log_tail=tail)

@@ -42,6 +42,7 @@ def command(
     rows: list[list[object]] = []
     built: list[BuildReport] = []
     failures: dict[str, str] = {}  # kernel file -> its first problem
+    skipped: list[str] = []
     with console.progress() as progress:
         task = progress.add_task("building", total=len(plan))
         for source, target in plan:
@@ -54,7 +55,14 @@ def command(
                 if verbose:
                     console.raw(error.log)
                 failures.setdefault(source.name, "compile error")
-                rows.append(_failed_row(source, target, time.perf_counter() - started))
+                rows.append(_failed_row(source, target, time.perf_counter() - started, "compile error"))
+            except UsageError as error:
+                if sources:  # a file the user named: their setup must change
+                    raise
+                # a project kernel this machine cannot build (the GPU machine may lack the CUTLASS wheel)
+                console.warn(f"skipped {source.name}: {error}")
+                skipped.append(source.name)
+                rows.append(_failed_row(source, target, time.perf_counter() - started, "skipped"))
             else:
                 built.append(report)
                 rows.append(_row(report, time.perf_counter() - started))
@@ -67,7 +75,7 @@ def command(
             console.error(f"{report.source.name} ({report.arch}): {problem}")
         if verbose:
             _show_details(report)
-    return _outcome(plan, built, failures)
+    return _outcome(plan, built, failures, skipped)
 
 
 def _plan(sources: list[Path], arch: str) -> list[tuple[Path, str]]:
@@ -106,8 +114,8 @@ def _row(report: BuildReport, seconds: float) -> list[object]:
     ]
 
 
-def _failed_row(source: Path, arch: str, seconds: float) -> list[object]:
-    return [source.name, arch, "-", "-", "-", "-", Text("compile error", style="bold red"), f"{seconds:.1f} s", "-"]
+def _failed_row(source: Path, arch: str, seconds: float, why: str) -> list[object]:
+    return [source.name, arch, "-", "-", "-", "-", Text(why, style="bold red"), f"{seconds:.1f} s", "-"]
 
 
 def _show_details(report: BuildReport) -> None:
@@ -121,15 +129,18 @@ def _show_details(report: BuildReport) -> None:
     console.detail(f"cache entry: {report.entry} (build.log, kernel.sass, report.json); first compile took {report.compile_s:.1f} s")
 
 
-def _outcome(plan: list[tuple[Path, str]], built: list[BuildReport], failures: dict[str, str]) -> Outcome:
+def _outcome(plan: list[tuple[Path, str]], built: list[BuildReport], failures: dict[str, str], skipped: list[str]) -> Outcome:
     target = plan[0][0] if len(plan) == 1 else kernels_dir()
     if failures:
         name, problem = next(iter(failures.items()))
         result = f"{len(failures)} of {len(plan)} kernels failed ({name}: {problem})"
         return Outcome(result=result, exit_code=ExitCode.FAILURES, target=target)
+    if not built:
+        return Outcome(result=f"nothing built, {len(skipped)} skipped", exit_code=ExitCode.USAGE, target=target)
     arches = ", ".join(dict.fromkeys(report.arch for report in built))
     spilled = sum(report.spill_bytes for report in built)
     cached = sum(report.cache_hit for report in built)
     noun = "kernel" if len(built) == 1 else "kernels"
     result = f"{len(built)} {noun} built ({arches}), {spilled} spills" + (f", {cached} cached" if cached else "")
+    result += f", {len(skipped)} skipped ({', '.join(skipped)})" if skipped else ""
     return Outcome(result=result, target=target)

@@ -100,7 +100,7 @@ def _show_layout(shape: tuple[int, int, int, int], seed: int, row: int, k_block:
                         _status(r.ok)) for r in storage])
     ok = all(result.ok for result in storage) and all(p["ok"] for p in located)
     bad = sum(not result.ok for result in storage) + sum(not p["ok"] for p in located)
-    return f"layout: {m}x{n}x{k} l={l}, {len(storage)} batches checked, {bad} mismatches", ok
+    return f"layout: {m}x{n}x{k} l={l}, {len(storage)} scale batches checked (sfa, sfb), {bad} mismatches", ok
 
 
 def _show_runtime(kernel: Path, shape: tuple[int, int, int, int], seed: int, payload: dict[str, Any],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -11,6 +12,12 @@ from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.project import memory_path
+
+
+def _short_target(target: str) -> str:
+    """File name and hash only: the full path is in MEMORY.md."""
+    path, at, digest = target.rpartition("@")
+    return f"{Path(path).name}@{digest[:8]}" if at else Path(target).name or target
 
 
 def command(
@@ -27,7 +34,8 @@ def command(
         return Outcome(result="empty")
     console.table(
         ["time (UTC)", "command", "target", "commit", "gpu", "exit", "result"],
-        [[e.time, e.command, e.target, e.commit, e.gpu, e.exit_code, e.result] for e in entries],
+        [[e.time.replace("T", " ").rstrip("Z"), e.command, _short_target(e.target), e.commit, e.gpu,
+          e.exit_code, e.result] for e in entries],
         title=f"{len(entries)} most recent runs ({memory})",
         right_align_from=5,
     )

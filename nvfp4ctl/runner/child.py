@@ -2,7 +2,7 @@
 
 Messages in:  ("load", modules to import first) · ("job", "module:function", payload) · ("stop",)
 Messages out: ("ready", gpu) · ("load_failed", message, traceback) · ("ok", value) ·
-              ("error", message, traceback) · ("cuda_error", message, traceback)
+              ("error", message, traceback, type name) · ("cuda_error", ...)
 """
 
 from __future__ import annotations
@@ -148,7 +148,7 @@ def _run_job(job: str, kernel: Callable[[tuple], Any] | None, payload: dict[str,
     except Exception as error:  # noqa: BLE001 - reported to the parent, which decides
         text = traceback.format_exc()
         sys.stderr.write(text)
-        return ("cuda_error" if is_cuda_error(error) else "error", _one_line(error), text)
+        return ("cuda_error" if is_cuda_error(error) else "error", _one_line(error), text, type(error).__name__)
 
 
 def _one_line(error: BaseException) -> str:

@@ -35,9 +35,15 @@ MIN_LOAD_TIMEOUT_S = 600.0  # building a kernel or a load_inline submission take
 class JobError(Exception):
     """A Python exception raised inside a job; the child is still alive."""
 
-    def __init__(self, message: str, traceback_text: str) -> None:
+    def __init__(self, message: str, traceback_text: str, type_name: str = "") -> None:
         super().__init__(message)
         self.traceback_text = traceback_text
+        self.type_name = type_name  # the exception's class name in the child, e.g. "UsageError"
+
+    @property
+    def text(self) -> str:
+        """The message without its "TypeName: " prefix."""
+        return str(self).removeprefix(f"{self.type_name}: ")
 
 
 class ChildCrashed(KernelCrash):
@@ -67,6 +73,24 @@ class _Child:
     log_path: Path
     log_offset: int = 0
     busy: bool = False  # a message is in flight: the child will not read "stop" soon
+
+
+class _LogFolder:
+    """The children's logs: a temp folder made on first use, removed unless a crash log is worth keeping."""
+
+    def __init__(self) -> None:
+        self.path: Path | None = None
+        self.keep = False
+
+    def folder(self) -> Path:
+        if self.path is None:
+            self.path = Path(tempfile.mkdtemp(prefix="nvfp4ctl-child-"))
+        return self.path
+
+    def remove_unless_kept(self) -> None:
+        if self.path is not None and not self.keep:
+            shutil.rmtree(self.path, ignore_errors=True)
+            self.path = None
 
 
 _live_workers: weakref.WeakSet[Worker] = weakref.WeakSet()
@@ -99,8 +123,8 @@ class Worker:
         self.on_output = on_output  # receives each line the child prints (for -v)
         self.gpu: str | None = None  # as the child's torch sees it, once a child has loaded
         self.children_started = 0
-        self.keep_logs = False  # set after a crash or timeout, so the full log stays for the user
-        self._log_dir = Path(tempfile.mkdtemp(prefix="nvfp4ctl-child-"))
+        self._logs = _LogFolder()
+        weakref.finalize(self, self._logs.remove_unless_kept)  # also when a worker is dropped unclosed
         self._child: _Child | None = None
         self._context = multiprocessing.get_context("spawn")
         _live_workers.add(self)
@@ -122,7 +146,7 @@ class Worker:
         if reply[0] == "ok":
             return reply[1]
         if reply[0] == "error":
-            raise JobError(reply[1], reply[2])
+            raise JobError(reply[1], reply[2], reply[3])
         raise self._crash(child, f"{label} crashed with a CUDA error: {reply[1]}", show_exit=False)
 
     def close(self) -> None:
@@ -137,8 +161,7 @@ class Worker:
                     pass
             _kill_group(child.process)
             child.conn.close()
-        if not self.keep_logs:
-            shutil.rmtree(self._log_dir, ignore_errors=True)
+        self._logs.remove_unless_kept()
         _live_workers.discard(self)
 
     @property
@@ -164,7 +187,7 @@ class Worker:
 
     def _start_child(self) -> _Child:
         self.children_started += 1
-        log_path = self._log_dir / f"child-{self.children_started}.log"
+        log_path = self._logs.folder() / f"child-{self.children_started}.log"
         log_path.touch()
         parent_conn, child_conn = self._context.Pipe(duplex=True)
         process = self._context.Process(
@@ -222,7 +245,7 @@ class Worker:
         if self._child is child:
             self._child = None
         tail = log_tail(child.log_path)
-        self.keep_logs = self.keep_logs or bool(tail)  # worth keeping only if the child said something
+        self._logs.keep = self._logs.keep or bool(tail)  # worth keeping only if the child said something
         return tail
 
     def _crash(self, child: _Child, message: str, show_exit: bool = True) -> ChildCrashed:

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from nvfp4ctl import runlog
 from nvfp4ctl.cli import app
 from nvfp4ctl.errors import KernelCrash, KernelTimeout
+from nvfp4ctl.runner.worker import JobError
 
 GPU = "NVIDIA H100 80GB HBM3 (sm_90)"
 runner = CliRunner()
@@ -23,6 +24,7 @@ class FakeWorker:
     """Answers calibrate and bench_case like the child would; records every call."""
 
     calls: list[tuple[str, dict[str, Any]]] = []
+    calibration_fails = False
     scale = 1.0  # multiplies every timing (to fake a faster or slower kernel)
     failure: str | None = None
     raise_error: Exception | None = None
@@ -39,6 +41,8 @@ class FakeWorker:
     def call(self, job: str, *, label: str, timeout_s: float | None = None, **payload: Any) -> Any:
         FakeWorker.calls.append((job, payload))
         if job.endswith(":calibrate"):
+            if self.calibration_fails:
+                raise JobError("RuntimeError: CUBLAS_STATUS_NOT_INITIALIZED", "Traceback ...")
             return {"gpu": GPU, "tflops": 750.0, "tbps": 3.0, "measured_at": "2026-11-25T00:00:00Z", "cached": True}
         if self.raise_error is not None:
             raise self.raise_error
@@ -63,6 +67,7 @@ class FakeWorker:
 def submission(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     FakeWorker.calls = []
     FakeWorker.scale, FakeWorker.failure, FakeWorker.raise_error = 1.0, None, None
+    FakeWorker.calibration_fails = False
     monkeypatch.setattr("nvfp4ctl.runner.worker.Worker", FakeWorker)
     monkeypatch.setattr("nvfp4ctl.runner.gpu.run_device", lambda: "cuda")
     monkeypatch.setattr("nvfp4ctl.commands.bench.gpu_present", lambda: True)
@@ -175,3 +180,10 @@ def test_no_gpu_is_a_usage_error(submission: Path, monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr("nvfp4ctl.commands.bench.gpu_present", lambda: False)
     result = _bench("--submission", str(submission))
     assert result.exit_code == 2 and "no CUDA GPU found" in result.output
+
+
+def test_a_failed_calibration_only_costs_the_ceiling_column(submission: Path) -> None:
+    FakeWorker.calibration_fails = True
+    result = _bench("--submission", str(submission))
+    assert result.exit_code == 0
+    assert "no ceilings for this GPU: calibration: RuntimeError: CUBLAS_STATUS_NOT_INITIALIZED" in result.output

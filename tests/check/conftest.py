@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,8 +14,10 @@ from fake_problem import FakeCase
 
 
 @pytest.fixture(autouse=True)
-def _fakes_importable_in_child(monkeypatch: pytest.MonkeyPatch) -> None:
+def _fakes_importable_in_child(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.syspath_prepend(str(HERE))  # spawn children start with the parent's sys.path
+    # kept child logs (after a crash) land in the test's tmp folder, not in /tmp
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
 
 
 @pytest.fixture

@@ -36,6 +36,12 @@ def test_swapped_scale_rows_are_diagnosed_on_cpu(on_cpu):
     assert "wrong 128x128 tiles (2 m-tiles x 3 n-tiles; X all wrong, x some, . ok)\n    xxx\n    ...\n" in result.output
 
 
+def test_a_shape_the_problem_refuses_is_a_usage_error(on_cpu):
+    result = check("--shape", "128,256,100")
+    assert result.exit_code == 2, result.output
+    assert "error: shape m=128 n=256 k=100 l=1: expected positive sizes with k a multiple of 16" in result.output
+
+
 # --- on a CUDA GPU (run by the lead on an H100) ---------------------------------------------------
 
 

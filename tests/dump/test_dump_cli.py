@@ -83,7 +83,7 @@ def test_layout_row_out_of_range() -> None:
 def test_layout_table_output() -> None:
     result = invoke("--layout", "--shape", "128,256,256")
     assert result.exit_code == 0, result.output
-    assert "layout: 128x256x256 l=1, 2 batches checked, 0 mismatches" in result.output
+    assert "layout: 128x256x256 l=1, 2 scale batches checked (sfa, sfb), 0 mismatches" in result.output
 
 
 def test_runtime_without_sm100_gpu_says_so() -> None:

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import ast
 import py_compile
+import re
 import subprocess
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from nvfp4ctl.build import flags, sources, toolchain
+from nvfp4ctl.build import build_kernel, flags, sources, toolchain
+from nvfp4ctl.build.resources import dump_sass
 from nvfp4ctl.cli import app
 from nvfp4ctl.export import export_submission, inline_local_includes
 
@@ -93,12 +95,26 @@ def test_headers_are_inlined_once_per_translation_unit(tmp_path: Path, monkeypat
     assert text.count("int b;") == 1 and "#pragma once" not in text and "#include <cute/tensor.hpp>" in text
 
 
-def test_the_exported_cuda_source_compiles(exported: Path, tmp_path: Path) -> None:
-    """load_inline cannot link a CUDA module against a CPU torch, so compile its CUDA half with nvcc
-    and the same flags; the GPU test below runs the whole submission."""
+def _instructions(sass: str) -> list[str]:
+    """SASS instructions without addresses and encodings."""
+    return [line.split("*/", 1)[1].split("/*")[0].strip() for line in sass.splitlines() if re.match(r"\s+/\*[0-9a-f]{4,}\*/", line)]
+
+
+def test_the_exported_cuda_source_compiles_to_the_builds_sass(exported: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What load_inline compiles on the server is what `nvfp4ctl build` compiled and checked. (A CPU
+    torch cannot link load_inline's module, so the CUDA half is compiled with nvcc and load_inline's
+    flags; the GPU tests run the whole submission.)"""
+    from torch.utils.cpp_extension import COMMON_NVCC_FLAGS
+
+    if toolchain.sass_tools() is None:
+        pytest.skip("cuobjdump/nvdisasm missing: pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm")
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
+    built = build_kernel(HGMMA_PROBE, "sm_90a")
     strings = _strings(exported)
     source = tmp_path / "cuda.cu"
     source.write_text(strings["CUDA_SOURCE"])  # type: ignore[arg-type]
-    command = [str(toolchain.nvcc_path()), *strings["CUDA_FLAGS"], "-c", str(source), "-o", str(tmp_path / "cuda.o")]  # type: ignore[misc]
+    command = [str(toolchain.nvcc_path()), *COMMON_NVCC_FLAGS, *strings["CUDA_FLAGS"], "-c", str(source), "-o", str(tmp_path / "cuda.o")]  # type: ignore[misc]
     done = subprocess.run(command, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+    exported_sass = _instructions(dump_sass(tmp_path / "cuda.o") or "")
+    assert exported_sass and exported_sass == _instructions((built.entry / "kernel.sass").read_text())

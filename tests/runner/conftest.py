@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -14,8 +15,10 @@ HERE = Path(__file__).parent
 
 
 @pytest.fixture(autouse=True)
-def _jobs_importable_in_child(monkeypatch: pytest.MonkeyPatch) -> None:
+def _jobs_importable_in_child(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.syspath_prepend(str(HERE))  # spawn children start with the parent's sys.path
+    # kept child logs (after a crash) land in the test's tmp folder, not in /tmp
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
 
 
 @pytest.fixture

@@ -45,6 +45,7 @@ def test_job_exception_comes_back_as_job_error_and_child_survives(make_target):
         with pytest.raises(JobError, match="ValueError: bad value 42") as caught:
             worker.call("runner_jobs:raise_value_error", label="test 1")
         assert "raise_value_error" in caught.value.traceback_text
+        assert (caught.value.type_name, caught.value.text) == ("ValueError", "bad value 42")
         with pytest.raises(JobError, match="pickle|Pickl"):
             worker.call("runner_jobs:unpicklable", label="test 2")
         assert worker.call("runner_jobs:child_pid", label="pid") == pid
@@ -197,3 +198,18 @@ def test_which_errors_poison_the_cuda_context(error, crash):
     from nvfp4ctl.runner.child import is_cuda_error
 
     assert is_cuda_error(error) is crash
+
+
+def test_logs_are_removed_unless_a_crash_left_something_to_read(make_target, tmp_path):
+    def child_folders() -> list[Path]:
+        return sorted(tmp_path.glob("nvfp4ctl-child-*"))
+
+    with Worker(make_target("return 1"), timeout_s=10, device="cpu") as worker:
+        worker.call("runner_jobs:say_hello", label="hello")
+    assert child_folders() == []
+    body = 'print("last words", file=sys.stderr, flush=True)\nos._exit(3)'
+    with Worker(make_target(body, "import os, sys"), timeout_s=10, device="cpu") as worker:
+        with pytest.raises(KernelCrash) as caught:
+            worker.call(CALL, label="test 1", data=None)
+    assert caught.value.log_path.read_text().strip() == "last words"
+    assert [p.name for p in child_folders()] == [caught.value.log_path.parent.name]
