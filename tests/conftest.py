@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
+
 import pytest
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """One build cache per test session: each kernel compiles once, however many tests load it."""
+    os.environ.setdefault("NVFP4CTL_CACHE", tempfile.mkdtemp(prefix="nvfp4ctl-test-cache-"))
 
 
 def _cuda_available() -> bool:

@@ -1,0 +1,81 @@
+"""build_kernel: cache lookup first, else compile in a staging folder, inspect, and land the entry."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+from nvfp4ctl.build import cache, compile, resources, toolchain
+from nvfp4ctl.build.report import REPORT_FILE, BuildReport
+from nvfp4ctl.build.sources import BuildInputs, build_inputs, checked_source
+
+BUILD_LOG = "build.log"
+SASS_FILE = "kernel.sass"
+MODULE = "module"  # importable extension (torch with CUDA)
+DEVICE = "device"  # device code only (torch without CUDA: cross-compiling)
+
+
+def build_mode() -> str:
+    return MODULE if toolchain.torch_build().has_cuda else DEVICE
+
+
+def module_name(source: Path, arch: str, key: str) -> str:
+    """A valid identifier (it names the module's PyInit_ symbol), unique per cache entry."""
+    stem = re.sub(r"\W", "_", source.stem)
+    return f"{'k_' if stem[:1].isdigit() else ''}{stem}_{arch.removeprefix('sm_')}_{key[:12]}"
+
+
+def build_kernel(source: Path, arch: str, verbose: bool = False) -> BuildReport:
+    """Compile (or find in the cache) `source` for `arch`. Raises CompileError with the first real
+    compiler error; spills and a missing tensor-core op are in report.problems(), not raised.
+    `verbose` is accepted for the contract; the full log is always kept in the entry's build.log."""
+    del verbose
+    source = checked_source(source)
+    inputs = build_inputs(source)
+    mode = build_mode()
+    key = cache.cache_key(inputs, arch, mode)
+    entry = cache.entry_dir(source, arch, key)
+    if (entry / REPORT_FILE).is_file():
+        return BuildReport.load(entry, source)
+    with cache.locked(entry):
+        if (entry / REPORT_FILE).is_file():  # another process built it while we waited
+            return BuildReport.load(entry, source)
+        with cache.staging(entry) as folder:
+            report = _compile_and_inspect(folder, inputs, arch, key, mode)
+            cache.land(folder, entry)
+    return report.moved_to(entry)
+
+
+def _compile_and_inspect(folder: Path, inputs: BuildInputs, arch: str, key: str, mode: str) -> BuildReport:
+    started = time.perf_counter()
+    name = module_name(inputs.kernel, arch, key) if mode == MODULE else None
+    if name is not None:
+        compiled = compile.build_module(folder, inputs, arch, name)
+    else:
+        compiled = compile.build_device_code(folder, inputs, arch)
+    (folder / BUILD_LOG).write_text(compiled.log)
+    sass = resources.dump_sass(compiled.kernel_object)
+    if sass is not None:
+        (folder / SASS_FILE).write_text(sass)
+    report = BuildReport(
+        source=inputs.kernel,
+        arch=arch,
+        key=key,
+        entry=folder,
+        module_name=name,
+        functions=resources.parse_ptxas(compiled.log),
+        tensor_op=resources.check_tensor_op(arch, sass),
+        compile_s=round(time.perf_counter() - started, 2),
+    )
+    report.save()
+    _drop_intermediates(folder)
+    return report
+
+
+def _drop_intermediates(folder: Path) -> None:
+    """Objects and ninja state are not needed once the module and the report exist."""
+    keep = {BUILD_LOG, SASS_FILE, REPORT_FILE}
+    for path in folder.iterdir():
+        if path.is_file() and path.name not in keep and path.suffix != ".so":
+            path.unlink()

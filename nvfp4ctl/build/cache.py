@@ -1,0 +1,82 @@
+"""The build cache: one folder per content key, landed whole by a directory rename.
+
+key = sha256 of the bytes of the kernel, the local headers it includes and the torch binding, the
+code flags, the nvcc banner, torch's version, the Python ABI, the arch, the build mode and (when
+used) the CUTLASS wheel version. A lookup reads files only and imports nothing heavy, so an
+unchanged rebuild never starts ninja. Builders of one key serialize on a file lock; readers need
+no lock because an entry appears complete or not at all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from filelock import FileLock
+
+from nvfp4ctl.build import flags, toolchain
+from nvfp4ctl.build.sources import BuildInputs
+from nvfp4ctl.env import Env, env_str
+
+CACHE_FORMAT = 2  # bump when an entry's layout changes
+LOCK_TIMEOUT_S = 3600.0  # a CUTLASS build on 2 cores takes minutes; a second builder waits for it
+
+
+def cache_root() -> Path:
+    override = env_str(Env.CACHE)
+    return Path(override).expanduser() if override else Path.home() / ".cache" / "nvfp4ctl"
+
+
+def cache_key(inputs: BuildInputs, arch: str, mode: str) -> str:
+    torch = toolchain.torch_build()
+    material = {
+        "format": CACHE_FORMAT,
+        "arch": arch,
+        "mode": mode,
+        "files": [[path.name, hashlib.sha256(path.read_bytes()).hexdigest()] for path in inputs.files],
+        "cuda_flags": [*flags.cuda_flags(arch), *flags.REPORT_FLAGS],
+        "nvcc": toolchain.nvcc_version(),
+        "torch": [torch.version, torch.cuda],
+        "python": toolchain.python_abi(),
+        "cutlass": toolchain.cutlass_version() if inputs.needs_cutlass else None,
+        "sass_tools": toolchain.sass_tools() is not None,  # an unchecked report is redone once they exist
+    }
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+
+def entry_dir(source: Path, arch: str, key: str) -> Path:
+    return cache_root() / f"{source.stem}-{arch}-{key[:16]}"
+
+
+@contextmanager
+def locked(entry: Path) -> Iterator[None]:
+    locks = cache_root() / "locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(locks / f"{entry.name}.lock"), timeout=LOCK_TIMEOUT_S):
+        yield
+
+
+@contextmanager
+def staging(entry: Path) -> Iterator[Path]:
+    """A temporary folder beside the entry (same filesystem, so the rename is atomic); removed
+    unless `land` moved it into place."""
+    scratch = cache_root() / "tmp"
+    scratch.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix=f"{entry.name}-", dir=scratch))
+    folder.chmod(0o755)  # mkdtemp makes it private; the entry it becomes is an ordinary cache folder
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def land(folder: Path, entry: Path) -> None:
+    if entry.exists():  # left by a run that did not hold the lock (older format, manual copy)
+        shutil.rmtree(entry, ignore_errors=True)
+    os.rename(folder, entry)

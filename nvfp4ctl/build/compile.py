@@ -1,0 +1,107 @@
+"""Running the compiler: a kernel module through torch.utils.cpp_extension + ninja, or device code
+alone through nvcc when torch has no CUDA.
+
+Why two routes: a CPU-only torch cannot link a CUDA extension (its wheel lacks libc10_cuda and
+libtorch_cuda, which cpp_extension always links, and its cpp_extension.CUDA_HOME stays None), and
+such a module could not be loaded there anyway. So without CUDA torch the kernel file is compiled
+alone with the very same nvcc flags (torch's COMMON_NVCC_FLAGS included) for the resource report
+and the SASS check; the importable module is built where torch has CUDA (the GPU machine).
+
+The cpp_extension build runs in a child Python process so that ninja's output (which carries the
+`ptxas -v` lines) can be captured: cpp_extension prints it to file descriptor 1 or discards it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from nvfp4ctl.build import flags, toolchain
+from nvfp4ctl.build.compiler_errors import first_error
+from nvfp4ctl.build.sources import BuildInputs
+from nvfp4ctl.errors import FailuresFound
+
+BUILD_TIMEOUT_S = 1800.0
+
+
+class CompileError(FailuresFound):
+    """The compiler rejected the kernel: the message is the first real error, `log` everything."""
+
+    def __init__(self, message: str, log: str) -> None:
+        super().__init__(message)
+        self.log = log
+
+
+@dataclass(frozen=True)
+class Compiled:
+    log: str
+    kernel_object: Path  # the kernel's own object file: ptxas/SASS are read from it
+
+
+def kernel_object(folder: Path, inputs: BuildInputs) -> Path:
+    return folder / f"{inputs.kernel.stem}.cuda.o"  # cpp_extension's name for a .cu source's object
+
+
+def _compiler_env() -> dict[str, str]:
+    return {**os.environ, "CUDA_HOME": str(toolchain.cuda_home())}
+
+
+def _run(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str]:
+    try:
+        done = subprocess.run(
+            command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=BUILD_TIMEOUT_S
+        )
+    except subprocess.TimeoutExpired as error:
+        output = error.output.decode(errors="replace") if error.output else ""
+        raise CompileError(f"the compiler ran past {BUILD_TIMEOUT_S:.0f} s", output) from error
+    return done.returncode, done.stdout.decode(errors="replace")
+
+
+def _raise_for(returncode: int, log: str, inputs: BuildInputs) -> None:
+    if returncode != 0:
+        message = first_error(log, inputs.files) or (log.strip().splitlines() or ["compiler failed"])[-1]
+        raise CompileError(message, log)
+
+
+def build_module(folder: Path, inputs: BuildInputs, arch: str, module_name: str) -> Compiled:
+    """kernel.cu + torch_binding.cpp -> folder/<module_name>.so, via cpp_extension in a child."""
+    spec = {
+        "name": module_name,
+        "sources": [str(inputs.kernel), str(inputs.binding)],
+        "extra_cuda_cflags": [*flags.cuda_flags(arch), *flags.REPORT_FLAGS],
+        "extra_include_paths": [str(path) for path in flags.include_dirs(inputs)],
+        "build_directory": str(folder),
+    }
+    command = [sys.executable, "-m", "nvfp4ctl.build.child", json.dumps(spec)]
+    returncode, log = _run(command, folder, _compiler_env())
+    _raise_for(returncode, log, inputs)
+    return Compiled(log=log, kernel_object=kernel_object(folder, inputs))
+
+
+def build_device_code(folder: Path, inputs: BuildInputs, arch: str) -> Compiled:
+    """The kernel file alone -> an object with its device code, exactly as the module build would compile it."""
+    from torch.utils import cpp_extension  # only here: importing torch costs seconds
+
+    include = [f"-I{path}" for path in flags.include_dirs(inputs)]
+    command = [
+        str(toolchain.nvcc_path()),
+        *cpp_extension.COMMON_NVCC_FLAGS,
+        "--compiler-options",
+        "-fPIC",
+        *flags.cuda_flags(arch),
+        *flags.REPORT_FLAGS,
+        *include,
+        "-c",
+        str(inputs.kernel),
+        "-o",
+        str(kernel_object(folder, inputs)),
+    ]
+    returncode, output_text = _run(command, folder, _compiler_env())
+    log = shlex.join(command) + "\n" + output_text  # like ninja -v: the command, then its output
+    _raise_for(returncode, log, inputs)
+    return Compiled(log=log, kernel_object=kernel_object(folder, inputs))

@@ -1,0 +1,84 @@
+"""Turn pages of compiler output into the first real error, as `file:line: error: message`.
+
+Template instantiation chains ("detected during instantiation of ...", "required from here"),
+notes, warnings and ninja's command lines are dropped; the outermost instantiation point in the
+user's own file is kept as one `(instantiated from file:line)` hint. `-v` shows the full log.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+_EDG = re.compile(r"^(?P<file>\S.*?)\((?P<line>\d+)\): (?:catastrophic )?error(?: #[\w-]+)?: (?P<msg>.*)$")
+_GCC = re.compile(r"^(?P<file>\S.*?):(?P<line>\d+):(?:\d+:)? (?:fatal )?error: (?P<msg>.*)$")
+_PTXAS = re.compile(r"^ptxas(?: (?P<file>\S+), line (?P<line>\d+);)? (?:fatal|error)\s*: (?P<msg>.*)$")
+_TOOL = re.compile(r"^(?:nvcc fatal|/usr/bin/ld|ld|collect2|nvlink error|nvlink fatal)\s*: (?P<msg>.*)$")
+_INSTANTIATED_AT = re.compile(r'at line (\d+) of "?(.+?)"?$')
+_NOISE = re.compile(r"\): note\b|: note:|detected during|required from|[Ii]n instantiation of")
+CONTEXT_LINES = 4
+
+
+def _display_path(file: str) -> str:
+    path = Path(file)
+    try:
+        return os.path.relpath(path) if path.is_absolute() and path.resolve().is_relative_to(Path.cwd()) else file
+    except (OSError, ValueError):
+        return file
+
+
+def _match(line: str) -> re.Match[str] | None:
+    for pattern in (_EDG, _GCC, _PTXAS, _TOOL):
+        if match := pattern.match(line.strip() if pattern is _TOOL else line):
+            return match
+    return None
+
+
+def count_errors(log: str) -> int:
+    return sum(1 for line in log.splitlines() if _match(line))
+
+
+def first_error(log: str, user_files: tuple[Path, ...] = ()) -> str | None:
+    """The first error with its file:line, the source line and caret when the compiler printed
+    them, and where the user's code instantiated it; None when no error line is recognizable."""
+    lines = log.splitlines()
+    for index, line in enumerate(lines):
+        match = _match(line)
+        if match is None:
+            continue
+        groups = match.groupdict()
+        where = f"{_display_path(groups['file'])}:{groups['line']}: " if groups.get("file") else ""
+        shown = [f"{where}{groups['msg'].strip()}"]
+        shown.extend(_context(lines[index + 1 :]))
+        if hint := _instantiation_hint(lines[index + 1 :], groups.get("file"), user_files):
+            shown.append(hint)
+        more = count_errors(log) - 1
+        if more > 0:
+            shown.append(f"({more} more error{'s' if more > 1 else ''}; -v shows the full compiler output)")
+        return "\n".join(shown)
+    return None
+
+
+def _context(following: list[str]) -> list[str]:
+    """What EDG prints right after the message: continuation lines ("argument types are: ..."),
+    the offending source line and a caret; up to the first note, instantiation chain or blank."""
+    context: list[str] = []
+    for line in following[:CONTEXT_LINES]:
+        if not line.strip() or _match(line) or _NOISE.search(line) or line.startswith(("[", "FAILED:", "ninja:")):
+            break
+        context.append(line.rstrip())
+    return context
+
+
+def _instantiation_hint(following: list[str], error_file: str | None, user_files: tuple[Path, ...]) -> str | None:
+    user_names = {path.name for path in user_files}
+    hint = None
+    for line in following:
+        if _match(line):
+            break
+        for found in _INSTANTIATED_AT.finditer(line):
+            number, file = found.groups()
+            if Path(file).name in user_names and file != error_file:
+                hint = f"  (instantiated from {_display_path(file)}:{number})"
+    return hint

@@ -1,0 +1,32 @@
+"""Compiler flags, written once for `build` and `export` so both produce the same machine code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nvfp4ctl.build import toolchain
+from nvfp4ctl.build.sources import BuildInputs, common_dir
+
+# Flags that change the code. `-gencode` names the arch-specific target (sm_90a / sm_100a): the
+# `-arch=sm_90a` shorthand also runs a plain sm_90 pass that rejects wgmma/setmaxnreg
+# (/work/.library/device/HOPPER.md). torch's cpp_extension adds its own COMMON_NVCC_FLAGS on top.
+BASE_CUDA_FLAGS = ("-O3", "-std=c++17", "--expt-relaxed-constexpr", "-lineinfo")
+
+# ptxas prints registers, shared memory, stack frame and spills per function; the code is unchanged.
+REPORT_FLAGS = ("-Xptxas", "-v")
+
+
+def gencode(arch: str) -> str:
+    number = arch.removeprefix("sm_")  # "90a"
+    return f"-gencode=arch=compute_{number},code=sm_{number}"
+
+
+def cuda_flags(arch: str) -> list[str]:
+    return [gencode(arch), *BASE_CUDA_FLAGS]
+
+
+def include_dirs(inputs: BuildInputs) -> list[Path]:
+    dirs = [common_dir()]
+    if inputs.needs_cutlass:
+        dirs.extend(toolchain.cutlass_include_dirs())
+    return dirs

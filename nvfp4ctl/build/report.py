@@ -1,0 +1,110 @@
+"""What a build produced: resource usage per function, the tensor-core op found in the SASS, timing."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+REPORT_FILE = "report.json"
+
+
+@dataclass(frozen=True)
+class FunctionUsage:
+    """One function's line in `ptxas -v`: registers and static shared memory exist for kernels only."""
+
+    name: str  # mangled, as ptxas prints it
+    entry: bool  # a __global__ kernel (ptxas "Compiling entry function")
+    registers: int = 0
+    shared_bytes: int = 0
+    stack_bytes: int = 0
+    spill_stores: int = 0
+    spill_loads: int = 0
+
+
+@dataclass(frozen=True)
+class TensorOpCheck:
+    expected: str  # "HGMMA" on sm_90a, "UTCOMMA.4X" (block-scaled e2m1, block-16 scales) on sm_100a
+    found: tuple[str, ...]  # distinct tensor-core mnemonics in the SASS, e.g. ("HGMMA.64x128x16.F32",)
+    match: str | None  # the first of them that is the expected op
+    checked: bool  # False when cuobjdump/nvdisasm were not available
+
+    @property
+    def present(self) -> bool:
+        return self.match is not None
+
+
+@dataclass(frozen=True)
+class BuildReport:
+    source: Path
+    arch: str
+    key: str
+    entry: Path  # the cache folder holding the module, report.json, build.log, kernel.sass
+    module_name: str | None  # None when only device code was built (torch without CUDA)
+    functions: tuple[FunctionUsage, ...]
+    tensor_op: TensorOpCheck
+    compile_s: float  # the compile that produced this entry
+    cache_hit: bool = False
+
+    @property
+    def module_path(self) -> Path | None:
+        return self.entry / f"{self.module_name}.so" if self.module_name else None
+
+    @property
+    def kernels(self) -> tuple[FunctionUsage, ...]:
+        return tuple(f for f in self.functions if f.entry)
+
+    @property
+    def main_kernel(self) -> FunctionUsage | None:
+        """The heaviest kernel (most registers): the GEMM, not a helper like a zero-fill."""
+        return max(self.kernels, key=lambda f: (f.registers, f.shared_bytes), default=None)
+
+    @property
+    def spill_bytes(self) -> int:
+        return sum(f.spill_stores + f.spill_loads for f in self.functions)
+
+    @property
+    def stack_bytes(self) -> int:
+        return max((f.stack_bytes for f in self.functions), default=0)
+
+    def problems(self) -> list[str]:
+        """Reasons this build is not acceptable (the command exits 1 on any)."""
+        found: list[str] = []
+        if self.spill_bytes:
+            spilled = ", ".join(
+                f"{f.name} ({f.spill_stores} B stores, {f.spill_loads} B loads)"
+                for f in self.functions
+                if f.spill_stores or f.spill_loads
+            )
+            found.append(f"register spills in {spilled}")
+        op = self.tensor_op
+        if not op.checked:
+            found.append("tensor-core op not checked: cuobjdump/nvdisasm not found (pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)")
+        elif not op.present:
+            seen = ", ".join(op.found) if op.found else "no tensor-core op at all"
+            found.append(f"no {op.expected} in the {self.arch} SASS (found: {seen})")
+        return found
+
+    def save(self) -> None:
+        payload = asdict(self)
+        payload.update(source=str(self.source), entry=None, cache_hit=None)  # set again when read
+        (self.entry / REPORT_FILE).write_text(json.dumps(payload, indent=1))
+
+    @classmethod
+    def load(cls, entry: Path, source: Path) -> BuildReport:
+        """A cached report; `source` is the file asked for now (same bytes, maybe another path)."""
+        payload = json.loads((entry / REPORT_FILE).read_text())
+        return cls(
+            source=source,
+            arch=payload["arch"],
+            key=payload["key"],
+            entry=entry,
+            module_name=payload["module_name"],
+            functions=tuple(FunctionUsage(**f) for f in payload["functions"]),
+            tensor_op=TensorOpCheck(**{**payload["tensor_op"], "found": tuple(payload["tensor_op"]["found"])}),
+            compile_s=payload["compile_s"],
+            cache_hit=True,
+        )
+
+    def moved_to(self, entry: Path) -> BuildReport:
+        return replace(self, entry=entry)

@@ -1,0 +1,106 @@
+"""Reading what the compiler made: `ptxas -v` resource lines and the tensor-core op in the SASS."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+from nvfp4ctl.build import toolchain
+from nvfp4ctl.build.report import FunctionUsage, TensorOpCheck
+from nvfp4ctl.errors import FailuresFound
+
+_ENTRY = re.compile(r"ptxas info\s*: Compiling entry function '([^']+)'")
+_PROPERTIES = re.compile(r"ptxas info\s*: Function properties for (\S+)")
+_FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_USED = re.compile(r"ptxas info\s*: Used (\d+) registers(.*)")
+_SMEM = re.compile(r"(\d+) bytes smem")
+
+# Tensor-core mnemonics per arch, checked against nvcc 13.0 output (tests/build fixtures):
+#   sm_90a  wgmma.mma_async                                  -> HGMMA.64xNx16.F32 (QGMMA for fp8)
+#   sm_100a tcgen05.mma kind::mxf4nvf4.block_scale.block16   -> UTCOMMA.4X (2-CTA: UTCOMMA.2CTA.4X)
+#           kind::mxf4 (block-32 scales) -> UTCOMMA; kind::mxf8f6f4 -> UTCQMMA; kind::f16 -> UTCHMMA
+EXPECTED_TENSOR_OP = {
+    "sm_90a": ("HGMMA", re.compile(r"^HGMMA\b")),
+    "sm_100a": ("UTCOMMA.4X", re.compile(r"^UTCOMMA(?:\.\w+)*\.4X$")),
+}
+_TENSOR_OP = re.compile(r"^(?:[HQ]GMMA|UTC\w*MMA|HMMA|IMMA|OMMA|QMMA)\b")
+_SASS_OPCODE = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Za-z0-9_.]*)")
+
+
+def parse_ptxas(log: str) -> tuple[FunctionUsage, ...]:
+    """Per function: registers and static smem (entries only), stack frame, spill bytes."""
+    usage: dict[str, dict[str, int | bool | str]] = {}
+    entries: set[str] = set()
+    current: str | None = None
+    for line in log.splitlines():
+        if match := _ENTRY.search(line):
+            entries.add(match.group(1))
+            current = match.group(1)
+        elif match := _PROPERTIES.search(line):
+            current = match.group(1)
+        elif (match := _FRAME.search(line)) and current is not None:
+            stack, stores, loads = map(int, match.groups())
+            usage.setdefault(current, {}).update(stack_bytes=stack, spill_stores=stores, spill_loads=loads)
+        elif (match := _USED.search(line)) and current is not None:
+            smem = _SMEM.search(match.group(2))
+            usage.setdefault(current, {}).update(
+                registers=int(match.group(1)), shared_bytes=int(smem.group(1)) if smem else 0
+            )
+    names = list(dict.fromkeys([*usage, *entries]))
+    return tuple(FunctionUsage(name=n, entry=n in entries, **usage.get(n, {})) for n in names)  # type: ignore[arg-type]
+
+
+def tensor_ops(sass: str) -> tuple[str, ...]:
+    """Distinct tensor-core mnemonics in a `cuobjdump --dump-sass` listing."""
+    found = {op for op in _SASS_OPCODE.findall(sass) if _TENSOR_OP.match(op)}
+    return tuple(sorted(found))
+
+
+def check_tensor_op(arch: str, sass: str | None) -> TensorOpCheck:
+    expected, pattern = EXPECTED_TENSOR_OP[arch]
+    if sass is None:
+        return TensorOpCheck(expected=expected, found=(), match=None, checked=False)
+    found = tensor_ops(sass)
+    match = next((op for op in found if pattern.match(op)), None)
+    return TensorOpCheck(expected=expected, found=found, match=match, checked=True)
+
+
+def dump_sass(binary: Path) -> str | None:
+    """SASS text of an object, cubin or shared library; None when the tools are missing."""
+    tools = toolchain.sass_tools()
+    if tools is None:
+        return None
+    cuobjdump, nvdisasm = tools
+    env = {**os.environ, "PATH": f"{nvdisasm.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    done = subprocess.run(
+        [str(cuobjdump), "--dump-sass", str(binary)], capture_output=True, text=True, env=env, timeout=600
+    )
+    if done.returncode != 0:
+        raise FailuresFound(f"cuobjdump --dump-sass {binary.name} failed: {done.stderr.strip()}")
+    return done.stdout
+
+
+_MANGLED_PART = re.compile(r"(\d+)")
+
+
+def readable_name(mangled: str) -> str:
+    """`_Z11zero_kernelP6__halfx` -> `zero_kernel`; `_ZN7cutlass13device_kernelI...` -> `cutlass::device_kernel`.
+    Just the qualified name, enough to tell kernels apart in a table."""
+    if not mangled.startswith("_Z"):
+        return mangled
+    rest = mangled[2:]
+    nested = rest.startswith("N")
+    rest = rest[1:] if nested else rest
+    parts: list[str] = []
+    while rest and rest[0].isdigit():
+        length = int(_MANGLED_PART.match(rest).group(1))  # type: ignore[union-attr]
+        start = len(str(length))
+        parts.append(rest[start : start + length])
+        rest = rest[start + length :]
+        if not nested:
+            break
+        while rest[:1] in {"K", "V"}:  # cv-qualifiers between nested names
+            rest = rest[1:]
+    return "::".join(parts) or mangled

@@ -1,0 +1,111 @@
+"""Which files make up a kernel build: the kernel, the local headers it includes, the torch binding;
+and which arch a kernel is for (its folder, or a `// nvfp4ctl: arch=sm_90a` line in the file)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from nvfp4ctl.errors import UsageError
+from nvfp4ctl.project import kernels_dir
+
+ARCHES = ("sm_90a", "sm_100a")
+FOLDER_ARCH = {"sm90": "sm_90a", "sm100": "sm_100a"}
+BINDING_NAME = "torch_binding.cpp"
+
+_DECLARED_ARCH = re.compile(r"nvfp4ctl:\s*arch\s*=\s*(sm_\w+)")
+_LOCAL_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
+_CUTLASS_INCLUDE = re.compile(r"^\s*#\s*include\s*[<\"](?:cute|cutlass)/", re.MULTILINE)
+
+
+def common_dir() -> Path:
+    return kernels_dir() / "common"
+
+
+def binding_path() -> Path:
+    return common_dir() / BINDING_NAME
+
+
+def declared_arch(source: Path) -> str | None:
+    """The arch a kernel is written for: a declaration in the file wins over its folder."""
+    match = _DECLARED_ARCH.search(source.read_text(errors="replace"))
+    if match:
+        return _checked_arch(match.group(1), f"{source}: declared arch")
+    return FOLDER_ARCH.get(source.parent.name)
+
+
+def _checked_arch(arch: str, what: str) -> str:
+    if arch not in ARCHES:
+        raise UsageError(f"{what} {arch!r} is not one of {', '.join(ARCHES)}")
+    return arch
+
+
+def resolve_arch(source: Path, requested: str | None) -> str:
+    if requested is not None:
+        return _checked_arch(requested, "--arch")
+    arch = declared_arch(source)
+    if arch is None:
+        raise UsageError(
+            f"cannot tell which arch {source} is for: put it under sm90/ or sm100/, "
+            "add a line `// nvfp4ctl: arch=sm_90a`, or pass --arch"
+        )
+    return arch
+
+
+def default_kernels() -> list[Path]:
+    root = kernels_dir()
+    return sorted(path for folder in FOLDER_ARCH for path in (root / folder).glob("*.cu"))
+
+
+def checked_source(path: Path) -> Path:
+    if not path.is_file():
+        raise UsageError(f"no such kernel source: {path}")
+    return path.resolve()
+
+
+def local_headers(source: Path) -> list[Path]:
+    """Headers reached through `#include "..."` that live beside the file or in kernels/common,
+    transitively, in first-seen order. System and CUTLASS headers are not followed."""
+    search = [common_dir()]
+    seen: dict[Path, None] = {}
+    pending = [source]
+    while pending:
+        current = pending.pop(0)
+        for name in _LOCAL_INCLUDE.findall(current.read_text(errors="replace")):
+            header = find_header(name, current.parent, search)
+            if header is not None and header not in seen and header != source:
+                seen[header] = None
+                pending.append(header)
+    return list(seen)
+
+
+def find_header(name: str, beside: Path, search: list[Path]) -> Path | None:
+    for folder in (beside, *search):
+        candidate = folder / name
+        if candidate.is_file():
+            return candidate.resolve()
+    return None
+
+
+@dataclass(frozen=True)
+class BuildInputs:
+    """Every file whose bytes decide the build's output, and whether CUTLASS is needed."""
+
+    kernel: Path
+    binding: Path
+    headers: tuple[Path, ...]
+    needs_cutlass: bool
+
+    @property
+    def files(self) -> tuple[Path, ...]:
+        return (self.kernel, *self.headers, self.binding)
+
+
+def build_inputs(kernel: Path) -> BuildInputs:
+    binding = binding_path()
+    if not binding.is_file():
+        raise UsageError(f"the torch binding is missing: {binding}")
+    headers = tuple(dict.fromkeys([*local_headers(kernel), *local_headers(binding)]))
+    needs_cutlass = any(_CUTLASS_INCLUDE.search(path.read_text(errors="replace")) for path in (kernel, *headers))
+    return BuildInputs(kernel=kernel, binding=binding, headers=headers, needs_cutlass=needs_cutlass)

@@ -1,0 +1,35 @@
+"""Build tests share one cache folder per session, so each kernel compiles once; CI may point
+NVFP4CTL_CACHE at a folder it keeps between runs, and then the real kernels are not rebuilt at all."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from nvfp4ctl.build import BuildReport, build_kernel
+
+FIXTURES = Path(__file__).parent / "fixtures"
+HGMMA_PROBE = FIXTURES / "hgmma_probe.cu"  # declares sm_90a, one wgmma -> HGMMA (test files repeat these paths:
+ZERO_GEMM = FIXTURES / "zero_gemm.cu"  # no arch, no tensor-core op              tests/ folders are not packages)
+
+
+@pytest.fixture(scope="session")
+def build_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    given = os.environ.get("NVFP4CTL_CACHE")
+    return Path(given) if given else tmp_path_factory.mktemp("nvfp4ctl-cache")
+
+
+@pytest.fixture(autouse=True)
+def _session_cache(build_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(build_cache))
+
+
+@pytest.fixture(scope="session")
+def hgmma_report(build_cache: Path) -> Iterator[BuildReport]:
+    """The probe built once for sm_90a (device code only here: CPU torch)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("NVFP4CTL_CACHE", str(build_cache))
+        yield build_kernel(HGMMA_PROBE, "sm_90a")

@@ -1,0 +1,140 @@
+"""`nvfp4ctl build` end to end on the fixture kernels (device code only on a CPU torch)."""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from nvfp4ctl import runlog
+from nvfp4ctl.build import BuildReport, build_kernel, compile, toolchain
+from nvfp4ctl.cli import app
+from nvfp4ctl.commands import build as build_command
+from nvfp4ctl.build import sources
+
+FIXTURES = Path(__file__).parent / "fixtures"
+HGMMA_PROBE, ZERO_GEMM = FIXTURES / "hgmma_probe.cu", FIXTURES / "zero_gemm.cu"
+runner = CliRunner()
+
+
+def _last_result() -> str:
+    return runlog.read(Path(os.environ["NVFP4CTL_MEMORY"]))[-1].result
+
+
+def test_the_probe_builds_clean(hgmma_report: BuildReport) -> None:
+    assert hgmma_report.problems() == []
+    assert hgmma_report.tensor_op.found[0].startswith("HGMMA.64x8x16")
+    assert {k.registers > 0 for k in hgmma_report.kernels} == {True}
+    assert (hgmma_report.module_name is not None) == toolchain.torch_build().has_cuda
+    assert {p.name for p in hgmma_report.entry.iterdir()} >= {"report.json", "build.log", "kernel.sass"}
+
+
+def test_cli_shows_the_table_and_logs_the_result(hgmma_report: BuildReport, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "160")  # the table is wider than 80 columns
+    result = runner.invoke(app, ["build", str(HGMMA_PROBE)])
+    assert result.exit_code == 0, result.output
+    assert "HGMMA.64x8x16" in result.output and "hit" in result.output
+    assert _last_result() == "1 kernel built (sm_90a), 0 spills, 1 cached"
+
+
+def test_an_unchanged_rebuild_never_starts_the_compiler(hgmma_report: BuildReport, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the compiler ran for an unchanged kernel")
+
+    monkeypatch.setattr(compile, "build_module", refuse)
+    monkeypatch.setattr(compile, "build_device_code", refuse)
+    started = time.perf_counter()
+    again = build_kernel(HGMMA_PROBE, "sm_90a")
+    assert time.perf_counter() - started <= 2.0
+    assert again.cache_hit and again.key == hgmma_report.key
+
+
+def test_an_unchanged_rebuild_from_the_shell_costs_under_two_cpu_seconds(hgmma_report: BuildReport) -> None:
+    # CPU time of the whole command, interpreter start and imports included: wall time on a busy
+    # 2-core CI machine says more about the neighbours than about us.
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run([sys.executable, "-m", "nvfp4ctl", "-q", "build", str(HGMMA_PROBE)], capture_output=True, text=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    assert done.returncode == 0, done.stderr
+    assert (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime) <= 2.0
+
+
+def test_a_kernel_without_the_tensor_core_op_fails() -> None:
+    result = runner.invoke(app, ["build", str(ZERO_GEMM), "--arch", "sm_90a"])
+    assert result.exit_code == 1
+    assert "no HGMMA in the sm_90a SASS" in result.output
+    assert _last_result().startswith("1 of 1 kernels failed (zero_gemm.cu: no HGMMA")
+
+
+def test_spills_are_problems(hgmma_report: BuildReport) -> None:
+    from dataclasses import replace
+
+    from nvfp4ctl.build import FunctionUsage
+
+    spilled = replace(hgmma_report, functions=(FunctionUsage("_Z1kv", True, 255, 0, 64, 32, 32),))
+    assert spilled.spill_bytes == 64
+    assert spilled.problems() == ["register spills in _Z1kv (32 B stores, 32 B loads)"]
+
+
+def test_a_compile_error_is_trimmed_and_verbose_shows_all(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.cu"
+    broken.write_text(
+        "template <class T> __device__ T twice(T x) { return x.nope * 2; }\n"
+        "__global__ void k(float* p) { p[0] = twice(p[1]); }\n"
+    )
+    result = runner.invoke(app, ["build", str(broken), "--arch", "sm_90a"])
+    assert result.exit_code == 1
+    assert f"{broken}:1: expression must have class type" in result.output
+    assert "detected during" not in result.output
+    verbose = runner.invoke(app, ["build", str(broken), "--arch", "sm_90a", "-v"])
+    assert verbose.exit_code == 1 and "detected during instantiation" in verbose.output
+
+
+def test_a_missing_source_is_a_usage_error(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["build", str(tmp_path / "nope.cu")])
+    assert result.exit_code == 2
+    assert result.output.strip() == f"error: no such kernel source: {tmp_path / 'nope.cu'}"
+
+
+def test_default_sources_are_the_project_kernels_filtered_by_arch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for folder in ("sm90", "sm100"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / f"k_{folder}.cu").write_text("")
+    monkeypatch.setattr(sources, "kernels_dir", lambda: tmp_path)
+    assert [(p.name, a) for p, a in build_command._plan([], "all")] == [("k_sm100.cu", "sm_100a"), ("k_sm90.cu", "sm_90a")]
+    assert [p.name for p, _ in build_command._plan([], "sm_90a")] == ["k_sm90.cu"]
+
+
+def test_a_project_kernel_this_machine_cannot_build_is_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "common").mkdir()
+    (tmp_path / "common" / "torch_binding.cpp").write_text("")
+    (tmp_path / "sm100").mkdir()
+    (tmp_path / "sm100" / "k.cu").write_text('#include "cute/tensor.hpp"\n')
+    monkeypatch.setattr(sources, "kernels_dir", lambda: tmp_path)
+    monkeypatch.setattr(build_command, "kernels_dir", lambda: tmp_path)
+    monkeypatch.setattr(toolchain, "cutlass_root", lambda: None)  # a GPU machine without the wheel
+    result = runner.invoke(app, ["build"])
+    assert result.exit_code == 2
+    assert "skipped k.cu: the kernel includes CUTLASS/CuTe headers but the nvidia-cutlass wheel is not installed" in result.output
+    assert _last_result() == "nothing built, 1 skipped"
+    named = runner.invoke(app, ["build", str(tmp_path / "sm100" / "k.cu")])
+    assert named.exit_code == 2 and "nvidia-cutlass wheel is not installed" in named.output
+
+
+def test_two_processes_building_one_key_share_one_entry(build_cache: Path) -> None:
+    script = (
+        "from pathlib import Path; from nvfp4ctl.build import build_kernel;"
+        f"print(build_kernel(Path({str(ZERO_GEMM)!r}), 'sm_100a').entry)"
+    )
+    children = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    entries = {child.communicate(timeout=600)[0].strip() for child in children}
+    assert all(child.returncode == 0 for child in children)
+    assert len(entries) == 1
+    assert [p.name for p in build_cache.glob("zero_gemm-sm_100a-*")] == [Path(entries.pop()).name]
+    assert list((build_cache / "tmp").iterdir()) == []

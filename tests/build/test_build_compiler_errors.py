@@ -1,0 +1,58 @@
+"""Trimming compiler output to the first real error (logs captured from nvcc 13.0 and gcc)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nvfp4ctl.build.compiler_errors import count_errors, first_error
+
+TEMPLATE_LOG = """\
+[1/3] /usr/local/cuda/bin/nvcc -gencode=arch=compute_90a,code=sm_90a -c /src/k.cu -o k.cuda.o
+/src/k.cu(3): error: no instance of overloaded function "make_layout" matches the argument list
+            argument types are: (cute::C<3>, float, const char [2])
+    auto x = make_layout(t, 3.5f, "x");
+             ^
+/site/cutlass_library/source/include/cute/layout.hpp(335): note #3322-D: number of parameters of function template "cute::make_layout(const Shape &, const Stride &)" does not match the call
+  make_layout(Shape const& shape, Stride const& stride)
+  ^
+          detected during instantiation of "void f(T) [with T=cute::C<3>]" at line 4
+
+/site/cutlass_library/source/include/cute/layout.hpp(90): error: static assertion failed
+          detected during:
+            instantiation of "void cute::g<T>() [with T=int]" at line 12 of "/src/k.cu"
+
+2 errors detected in the compilation of "/src/k.cu".
+ninja: build stopped: subcommand failed.
+"""
+
+
+def test_first_error_keeps_message_continuation_and_caret_and_drops_notes() -> None:
+    shown = first_error(TEMPLATE_LOG)
+    assert shown is not None
+    lines = shown.splitlines()
+    assert lines[0] == '/src/k.cu:3: no instance of overloaded function "make_layout" matches the argument list'
+    assert "argument types are" in lines[1] and lines[3].strip() == "^"
+    assert "note" not in shown and "detected during" not in shown
+    assert lines[-1] == "(1 more error; -v shows the full compiler output)"
+
+
+def test_an_error_inside_a_library_header_names_the_users_line() -> None:
+    header_error = TEMPLATE_LOG[TEMPLATE_LOG.index("/site/cutlass_library/source/include/cute/layout.hpp(90)") :]
+    shown = first_error(header_error, (Path("/src/k.cu"),))
+    assert shown is not None
+    assert shown.splitlines()[0].endswith("cute/layout.hpp:90: static assertion failed")
+    assert "(instantiated from /src/k.cu:12)" in shown
+
+
+def test_gcc_ptxas_and_linker_errors() -> None:
+    gcc = "In file included from x.cpp:1:\n/src/torch_binding.cpp:12:5: error: 'foo' was not declared in this scope\n   12 |     foo();\n"
+    assert first_error(gcc).splitlines()[0] == "/src/torch_binding.cpp:12: 'foo' was not declared in this scope"  # type: ignore[union-attr]
+    ptxas = "ptxas /tmp/x.ptx, line 42; error   : Instruction 'wgmma' not supported on .target 'sm_90'\nptxas fatal   : Ptx assembly aborted due to errors\n"
+    assert first_error(ptxas).splitlines()[0] == "/tmp/x.ptx:42: Instruction 'wgmma' not supported on .target 'sm_90'"  # type: ignore[union-attr]
+    linker = "FAILED: m.so\n/usr/bin/ld: cannot find -lc10_cuda: No such file or directory\ncollect2: error: ld returned 1 exit status\n"
+    assert first_error(linker).splitlines()[0] == "cannot find -lc10_cuda: No such file or directory"  # type: ignore[union-attr]
+
+
+def test_no_recognizable_error() -> None:
+    assert first_error("ninja: build stopped\n") is None
+    assert count_errors(TEMPLATE_LOG) == 2

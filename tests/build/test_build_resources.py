@@ -1,0 +1,58 @@
+"""ptxas -v parsing and the SASS tensor-core op check (text captured from nvcc 13.0 / cuobjdump 13)."""
+
+from __future__ import annotations
+
+from nvfp4ctl.build.resources import check_tensor_op, parse_ptxas, readable_name, tensor_ops
+
+PTXAS_LOG = """\
+ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function '_Z4gemmPKhS0_P6__half' for 'sm_90a'
+ptxas info    : Function properties for _Z4gemmPKhS0_P6__half
+    24 bytes stack frame, 16 bytes spill stores, 8 bytes spill loads
+ptxas info    : Used 168 registers, used 1 barriers, 1024 bytes smem, 392 bytes cmem[0]
+ptxas info    : Function properties for _Z6helperv
+    8 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Compiling entry function '_Z9zero_fillP6__halfx' for 'sm_90a'
+ptxas info    : Function properties for _Z9zero_fillP6__halfx
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 8 registers, used 0 barriers
+"""
+
+SASS_SM90 = """\
+        /*0060*/                   HGMMA.64x128x16.F32 R24, gdesc[UR4], RZ, !UPT, gsb0 ;  /* 0x00000000041879f0 */
+        /*0070*/              @P0  HGMMA.64x128x16.F32 R24, gdesc[UR8], R24, gsb0 ;  /* 0x00000000041879f0 */
+        /*0080*/                   STL.64 [R1], R2 ;  /* 0x0000000201007387 */
+"""
+SASS_SM100 = "        /*00d0*/                   UTCOMMA.4X gdesc[UR14], gdesc[UR16], tmem[UR12], tmem[UR4], idesc[UR5], tmem[UR10], UP0 ;\n"
+SASS_SM100_BLOCK32 = "        /*00d0*/                   UTCOMMA gdesc[UR14], gdesc[UR16], tmem[UR12], tmem[UR4], idesc[UR5], tmem[UR10], UP0 ;\n"
+
+
+def test_parse_ptxas_per_function() -> None:
+    gemm, helper, zero = parse_ptxas(PTXAS_LOG)
+    assert (gemm.name, gemm.entry, gemm.registers, gemm.shared_bytes) == ("_Z4gemmPKhS0_P6__half", True, 168, 1024)
+    assert (gemm.stack_bytes, gemm.spill_stores, gemm.spill_loads) == (24, 16, 8)
+    assert (helper.entry, helper.registers, helper.stack_bytes) == (False, 0, 8)
+    assert (zero.entry, zero.registers, zero.shared_bytes) == (True, 8, 0)
+
+
+def test_tensor_ops_are_read_from_sass_opcodes() -> None:
+    assert tensor_ops(SASS_SM90) == ("HGMMA.64x128x16.F32",)
+    assert check_tensor_op("sm_90a", SASS_SM90).present
+    assert check_tensor_op("sm_100a", SASS_SM100).present
+    assert not check_tensor_op("sm_100a", SASS_SM90).present
+
+
+def test_block32_utcomma_is_not_nvfp4() -> None:
+    check = check_tensor_op("sm_100a", SASS_SM100_BLOCK32)
+    assert check.checked and not check.present and check.found == ("UTCOMMA",)
+
+
+def test_unreadable_sass_is_reported_as_unchecked() -> None:
+    check = check_tensor_op("sm_90a", None)
+    assert not check.checked and not check.present and check.expected == "HGMMA"
+
+
+def test_readable_names() -> None:
+    assert readable_name("_Z9zero_fillP6__halfx") == "zero_fill"
+    assert readable_name("_ZN7cutlass13device_kernelINS_4gemm6kernel13GemmUniversalE") == "cutlass::device_kernel"
+    assert readable_name("plain_c_name") == "plain_c_name"

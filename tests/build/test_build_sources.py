@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nvfp4ctl.build import sources
+from nvfp4ctl.errors import UsageError
+
+FIXTURES = Path(__file__).parent / "fixtures"
+HGMMA_PROBE, ZERO_GEMM = FIXTURES / "hgmma_probe.cu", FIXTURES / "zero_gemm.cu"
+
+
+def _kernel(tmp_path: Path, folder: str, text: str) -> Path:
+    path = tmp_path / folder / "k.cu"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_arch_comes_from_the_folder(tmp_path: Path) -> None:
+    assert sources.declared_arch(_kernel(tmp_path, "sm90", "")) == "sm_90a"
+    assert sources.declared_arch(_kernel(tmp_path, "sm100", "")) == "sm_100a"
+    assert sources.declared_arch(_kernel(tmp_path, "mine", "")) is None
+
+
+def test_a_declaration_in_the_file_wins_over_the_folder(tmp_path: Path) -> None:
+    assert sources.declared_arch(_kernel(tmp_path, "sm90", "// nvfp4ctl: arch=sm_100a\n")) == "sm_100a"
+    assert sources.declared_arch(HGMMA_PROBE) == "sm_90a"
+
+
+def test_a_bad_declaration_or_no_arch_is_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="sm_80"):
+        sources.declared_arch(_kernel(tmp_path, "x", "// nvfp4ctl: arch=sm_80\n"))
+    with pytest.raises(UsageError, match="cannot tell which arch"):
+        sources.resolve_arch(ZERO_GEMM, None)
+    assert sources.resolve_arch(ZERO_GEMM, "sm_100a") == "sm_100a"
+
+
+def test_missing_source_is_one_usage_line(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="no such kernel source"):
+        sources.checked_source(tmp_path / "nope.cu")
+
+
+def test_inputs_cover_local_headers_and_spot_cutlass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    common = tmp_path / "kernels" / "common"
+    common.mkdir(parents=True)
+    (common / "nvfp4_gemm_api.h").write_text('#pragma once\n#include "helpers.cuh"\n')
+    (common / "helpers.cuh").write_text("#pragma once\n")
+    (common / "torch_binding.cpp").write_text('#include "nvfp4_gemm_api.h"\n')
+    kernel = _kernel(tmp_path / "kernels", "sm100", '#include "../common/nvfp4_gemm_api.h"\n#include "cute/tensor.hpp"\n')
+    monkeypatch.setattr(sources, "kernels_dir", lambda: tmp_path / "kernels")
+    inputs = sources.build_inputs(kernel)
+    assert [p.name for p in inputs.headers] == ["nvfp4_gemm_api.h", "helpers.cuh"]
+    assert inputs.needs_cutlass
+    assert inputs.files[0] == kernel and inputs.files[-1].name == "torch_binding.cpp"
+    assert sources.default_kernels() == [kernel]
