@@ -43,7 +43,9 @@ def _show_umma(kernel: Path, use_cute: bool, payload: dict[str, Any], as_json: b
     from nvfp4ctl.umma.crosscheck import check_kernel, to_json
 
     console = get_console()
-    checks, note = check_kernel(kernel, use_cute)
+    with console.progress() as progress:  # the first use compiles CuTe's host proof: say why it waits
+        progress.add_task("CuTe host proof (compiled on first use, ~2 min on 2 cores)", total=None)
+        checks, note = check_kernel(kernel, use_cute)
     if note:
         console.warn(note)
     payload["umma"] = {"kernel": str(kernel), "note": note, "configs": [to_json(check) for check in checks]}
