@@ -52,7 +52,7 @@ def _show_umma(kernel: Path, use_cute: bool, payload: dict[str, Any], as_json: b
     if not as_json:
         for check in checks:
             config = check.config
-            stages = f", {check.stages} smem stages" if check.stages else ""
+            stages = f", {check.stages} stages, {(check.smem_bytes or 0) // 1024} KiB smem" if check.stages else ""
             console.info(f"config {config.label()}  ({config.use}{stages})", style="bold")
             console.info("  " + "  ".join(f"{name} 0x{value:0{8 if name == 'idesc' else 16}x}"
                                           for name, value in check.raw.items()))

@@ -48,6 +48,7 @@ class ConfigCheck:
     problems: tuple[str, ...]  # mismatches that are not one field (tile, reserved bits)
     checked: bool  # True when CuTe's values were compared
     stages: int | None = None  # shared-memory pipeline stages CUTLASS chose (known from CuTe only)
+    smem_bytes: int | None = None  # dynamic shared memory per CTA (known from CuTe only)
 
     @property
     def mismatches(self) -> int:
@@ -80,12 +81,12 @@ def check_config(config: KernelConfig, facts: CuteFacts | None) -> ConfigCheck:
     for column, expected_cols in expected_tmem(config).items():
         actual_cols = facts.tmem.get(column) if facts is not None else None
         rows.append(FieldRow("tmem", column, "cols", actual_cols, expected_cols, "TMEM columns"))
-    if facts is not None:
-        tile = (config.block_m, config.block_n, config.block_k)
-        if facts.tile != tile or facts.name != config.name:
-            problems.append(f"CuTe sees config {facts.id} as {facts.name} {facts.tile}, the source says {config.name} {tile}")
-    return ConfigCheck(config, raw, tuple(rows), tuple(problems), facts is not None,
-                       facts.stages if facts is not None else None)
+    if facts is None:
+        return ConfigCheck(config, raw, tuple(rows), tuple(problems), checked=False)
+    tile = (config.block_m, config.block_n, config.block_k)
+    if facts.tile != tile or facts.name != config.name:
+        problems.append(f"CuTe sees config {facts.id} as {facts.name} {facts.tile}, the source says {config.name} {tile}")
+    return ConfigCheck(config, raw, tuple(rows), tuple(problems), True, facts.stages, facts.smem_bytes)
 
 
 def check_kernel(kernel: Path, use_cute: bool = True) -> tuple[tuple[ConfigCheck, ...], str | None]:
@@ -115,7 +116,8 @@ def to_json(check: ConfigCheck) -> dict[str, object]:
     return {
         "id": check.config.id, "name": check.config.name, "use": check.config.use,
         "tile": [check.config.block_m, check.config.block_n, check.config.block_k],
-        "checked_against_cute": check.checked, "stages": check.stages, "mismatches": check.mismatches, "problems": list(check.problems),
+        "checked_against_cute": check.checked, "stages": check.stages, "smem_bytes": check.smem_bytes,
+        "mismatches": check.mismatches, "problems": list(check.problems),
         "raw": {name: f"0x{value:0{8 if name == 'idesc' else 16}x}" for name, value in check.raw.items()},
         "fields": [{"descriptor": row.descriptor, "field": row.field, "bits": row.bits, "value": row.actual,
                     "expected": row.expected, "meaning": row.meaning, "ok": row.ok} for row in check.rows],

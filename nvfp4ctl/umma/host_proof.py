@@ -45,6 +45,7 @@ class CuteFacts:
     tile: tuple[int, int, int] = (0, 0, 0)
     stages: int = 0
     acc_stages: int = 0
+    smem_bytes: int = 0  # the kernel's dynamic shared memory (CUTLASS SharedStorageSize)
     idesc: int = 0
     smem_a: int = 0
     smem_b: int = 0
@@ -114,6 +115,7 @@ def parse_umma(text: str) -> dict[int, CuteFacts]:
             fact.name = pairs["name"]
             fact.tile = tuple(int(x) for x in pairs["tile"].split("x"))  # type: ignore[assignment]
             fact.stages, fact.acc_stages = int(pairs["stages"]), int(pairs["acc_stages"])
+            fact.smem_bytes = int(pairs.get("smem_bytes", 0))
         elif kind == "tmem":
             fact.tmem = {name: int(value) for name, value in pairs.items()}
         else:

@@ -53,10 +53,9 @@ void print_umma(int id) {
       make_tensor<typename TiledMma::FrgTypeSFB>(shape(typename Mainloop::SmemLayoutAtomSFB{}))));
   const TiledMma tiled_mma{};
 
-  std::printf("config id=%d name=%s tile=%dx%dx%d stages=%d acc_stages=%d\n", id, Config::kName,
-              int(size<0>(TileShape{})), int(size<1>(TileShape{})), int(size<2>(TileShape{})),
-              int(Mainloop::DispatchPolicy::Stages),
-              kAccStages);
+  std::printf("config id=%d name=%s tile=%dx%dx%d stages=%d acc_stages=%d smem_bytes=%d\n", id,
+              Config::kName, int(size<0>(TileShape{})), int(size<1>(TileShape{})), int(size<2>(TileShape{})),
+              int(Mainloop::DispatchPolicy::Stages), kAccStages, int(Config::GemmKernel::SharedStorageSize));
   std::printf("idesc id=%d value=0x%08x\n", id, static_cast<uint32_t>(tiled_mma.idesc_));
   std::printf("smem_a id=%d value=0x%016llx\n", id, static_cast<unsigned long long>(smem_a));
   std::printf("smem_b id=%d value=0x%016llx\n", id, static_cast<unsigned long long>(smem_b));
