@@ -139,7 +139,7 @@ def test_profiler_finds_the_target_kernels_and_not_the_flush(capsys: pytest.Capt
     found = profile_device_time(lambda data: data[0] @ data[0], inputs, flush, head_start_s=2e-3)
     _say(capsys, f"== profiler: 1024³ fp16 matmul {found}", f"flush: {flush.describe()}")
     assert found is not None and not found.approximate
-    assert found.kernels_per_call == pytest.approx(1.0)
+    assert found.kernels_per_call == pytest.approx(1.0, abs=0.05)  # the profiler may drop an event
     assert 1.0 < found.us_per_call < 500.0  # a 2 GFLOP matmul, not the 2 ms spin nor the flush
 
 
@@ -155,6 +155,9 @@ def test_flush_evicts_l2(capsys: pytest.CaptureFixture[str]) -> None:
         data.sum()  # now in L2
         if evict:
             flush.evict()
+        # Keep the GPU busy while the timed read is queued: without it the warm case timed the
+        # CPU's launch gap (a 12 MiB read "from L2" took 24 µs on an H100, 15 µs after a flush).
+        flush.hold(200e-6)
         begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         begin.record()
         data.sum()
@@ -162,8 +165,7 @@ def test_flush_evicts_l2(capsys: pytest.CaptureFixture[str]) -> None:
         end.synchronize()
         return begin.elapsed_time(end)
 
-    # Interleaved, so clock ramps and other drift hit both the same way (measured one after the
-    # other on an H100, the first series ran slower than the second whatever it was).
+    # Interleaved, so clock ramps and other drift hit both the same way.
     for _ in range(10):
         read_time(True)
     samples = [(read_time(False), read_time(True)) for _ in range(40)]
