@@ -69,7 +69,7 @@ def command(
                 for problem in report.problems():
                     failures.setdefault(source.name, problem)
             progress.advance(task)
-    console.table(["kernel", "arch", "regs", "smem", "stack", "spills", "tensor op", "time", "cache"], rows, right_align_from=2)
+    console.table(["kernel", "arch", "regs", "static smem", "stack", "spills", "tensor op", "time", "cache"], rows, right_align_from=2)
     for report in built:
         for problem in report.problems():
             console.error(f"{report.source.name} ({report.arch}): {problem}")
@@ -124,7 +124,7 @@ def _show_details(report: BuildReport) -> None:
         [readable_name(f.name), "kernel" if f.entry else "function", f.registers, _bytes(f.shared_bytes), _bytes(f.stack_bytes), f.spill_stores, f.spill_loads]
         for f in report.functions
     ]
-    console.table(["function", "kind", "regs", "smem", "stack", "spill st", "spill ld"], rows, title=f"{report.source.name} ({report.arch})", right_align_from=2)
+    console.table(["function", "kind", "regs", "static smem", "stack", "spill st", "spill ld"], rows, title=f"{report.source.name} ({report.arch})", right_align_from=2)
     console.detail(f"tensor-core ops in the SASS: {', '.join(report.tensor_op.found) or 'none'}")
     console.detail(f"cache entry: {report.entry} (build.log, kernel.sass, report.json); first compile took {report.compile_s:.1f} s")
 
