@@ -12,12 +12,12 @@ import shlex
 import subprocess
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
-from functools import lru_cache
 from pathlib import Path
 
 from filelock import FileLock
 
 from nvfp4ctl.outcome import Outcome
+from nvfp4ctl.runner.gpu import first_gpu
 
 HEADING = "## Run log"
 PREAMBLE = "<!-- nvfp4ctl appends one line per command below; keep your notes above this section. -->"
@@ -83,24 +83,9 @@ def git_state(cwd: Path) -> str:
     return f"{commit}+dirty" if dirty else commit
 
 
-@lru_cache(maxsize=1)
 def detect_gpu() -> str:
-    """GPU name and arch from nvidia-smi: cheap, and does not start CUDA in this process."""
-    try:
-        done = subprocess.run(
-            ["nvidia-smi", "--query-gpu=name,compute_cap", "--format=csv,noheader"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return "no GPU"
-    first = done.stdout.strip().splitlines()[:1]
-    if done.returncode != 0 or not first:
-        return "no GPU"
-    name, _, cap = first[0].partition(",")
-    arch = "sm_" + cap.strip().replace(".", "") if cap.strip() else "?"
-    return f"{name.strip()} ({arch})"
+    gpu = first_gpu()
+    return gpu.describe() if gpu else "no GPU"
 
 
 def make_entry(outcome: Outcome, argv: list[str], cwd: Path) -> RunEntry:

@@ -13,7 +13,7 @@ from nvfp4ctl.bench import history, render
 from nvfp4ctl.bench.modes import BENCHMARK, LEADERBOARD, MODE_SETTINGS
 from nvfp4ctl.bench.results import BenchReport
 from nvfp4ctl.bench.session import BenchPlan, run_bench
-from nvfp4ctl.check import plan as check_plan
+from nvfp4ctl import options
 from nvfp4ctl.console import VERBOSE, get_console
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.outcome import Outcome
@@ -57,7 +57,7 @@ def command(
     # --submission / --kernel > task.yml's `submission:` > the default for this GPU
     target = resolve_target(submission if submission or kernel else loaded.submission, kernel)
     plan = BenchPlan(cases=cases, mode=settings, problem=loaded.problem, rtol=loaded.rtol, atol=loaded.atol,
-                     timeout_s=check_plan.resolve_timeout(timeout, loaded.timeout_s)[0],
+                     timeout_s=options.resolve_timeout(timeout, loaded.timeout_s)[0],
                      max_repeats=max_repeats or settings.max_repeats, max_noise=max_noise / 100.0,
                      recalibrate=recalibrate, device=device)
     console = get_console()
@@ -107,7 +107,7 @@ def select_cases(task: Task, only: int | None, shape: str | None) -> tuple[Case,
 
 
 def parse_shape(text: str, seed: int) -> Case:
-    m, n, k, l = check_plan.parse_shape(text)
+    m, n, k, l = options.parse_shape(text)
     if k % K_MULTIPLE:
         raise UsageError(f"--shape {text}: K must be a multiple of {K_MULTIPLE} (one scale per 16 elements), got {k}")
     return Case(m=m, n=n, k=k, l=l, seed=seed)
