@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import multiprocessing
-import os
 import signal
 import subprocess
 import sys
@@ -11,7 +10,6 @@ import textwrap
 import time
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from nvfp4ctl import runlog

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from nvfp4ctl.bench.history import Comparison
-from nvfp4ctl.bench.results import SOL_LABEL, BenchReport, ShapeResult
+from nvfp4ctl.bench.results import SOL_LABEL, BenchReport
 from nvfp4ctl.bench.stopping import CONVERGED
 
 Rows = list[list[str]]

@@ -9,7 +9,7 @@ KernelTimeout / KernelCrash (exit 3 / 4).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 

@@ -18,19 +18,10 @@ from rich.text import Text
 
 from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import ExitCode, UsageError
+from nvfp4ctl.options import parse_shape
 from nvfp4ctl.outcome import Outcome
 
 DEFAULT_SEED = 1111
-
-
-def parse_shape(text: str) -> tuple[int, int, int, int]:
-    try:
-        sizes = [int(part) for part in text.replace("x", ",").split(",")]
-    except ValueError:
-        sizes = []
-    if len(sizes) not in (3, 4) or min(sizes) < 1:
-        raise UsageError(f"--shape {text!r}: expected M,N,K or M,N,K,L with positive integers")
-    return (sizes[0], sizes[1], sizes[2], sizes[3] if len(sizes) == 4 else 1)
 
 
 def _status(ok: bool, checked: bool = True) -> Text:
