@@ -20,3 +20,7 @@ extern "C" int nvfp4_capi_launch(const void* a, const void* b, const void* sfa, 
 extern "C" const char* nvfp4_capi_error_string(int err) {
   return cudaGetErrorString(static_cast<cudaError_t>(err));
 }
+
+int nvfp4_sm90_plan(int m, int n, int k, int l);  // defined in kernels/sm90/nvfp4_gemm_sm90.cu
+
+extern "C" int nvfp4_capi_plan(int m, int n, int k, int l) { return nvfp4_sm90_plan(m, n, k, l); }

@@ -2,12 +2,12 @@
 
   python3 benchmarks/sm90_kernel.py libs             # no GPU: compile variants into .sm90build/, ptxas + SASS report
   python3 benchmarks/sm90_kernel.py smoke            # GPU: two small shapes (run first: catches hangs early)
-  python3 benchmarks/sm90_kernel.py check            # GPU: task.yml tests, odd shapes, full-range scales
+  python3 benchmarks/sm90_kernel.py check [--variants main X]  # GPU: task.yml tests, odd shapes, full-range scales
   python3 benchmarks/sm90_kernel.py bench            # GPU: table vs cuBLAS anchor, naive torch, fp16 floor
   python3 benchmarks/sm90_kernel.py all [--binding]  # check + bench; --binding also checks the torch binding
 
-Variants are the kernel compiled with one stage left out (NVFP4_SM90_ABLATE_*), split-K off, or the
-previous version's main loop (v1_tile_wait); they
+Variants are the kernel compiled with one stage left out (NVFP4_SM90_ABLATE_*), split-K off, or an
+earlier version's main loop (v1_tile_wait) or epilogue (scalar_partials: v4's, vec_only: no 3-CTA split); they
 are plain shared libraries (benchmarks/sm90_capi.cpp) loaded with ctypes, so they build here without a
 GPU and run next to any torch. Logs and a JSON of every number go to $OUT (or --out).
 """
@@ -39,14 +39,19 @@ VARIANTS: dict[str, list[str]] = {
     "main": [],
     "v1_tile_wait": ["-DNVFP4_SM90_ROLLING_WGMMA=0"],
     "no_split_k": ["-DNVFP4_SM90_MAX_CLUSTER_K=1"],
+    "vec_only": ["-DNVFP4_SM90_ODD_SPLIT=0"],
+    "scalar_partials": ["-DNVFP4_SM90_VECTOR_PARTIALS=0"],
+    "no_exchange": ["-DNVFP4_SM90_ABLATE_EXCHANGE=1"],
     "no_a_decode": ["-DNVFP4_SM90_ABLATE_A_DECODE=1"],
     "no_b_decode": ["-DNVFP4_SM90_ABLATE_B_DECODE=1"],
     "no_decode": ["-DNVFP4_SM90_ABLATE_A_DECODE=1", "-DNVFP4_SM90_ABLATE_B_DECODE=1"],
     "no_mma": ["-DNVFP4_SM90_ABLATE_MMA=1"],
 }
 BENCH_SHAPES = [(128, 7168, 16384, 1), (128, 4096, 7168, 1), (128, 7168, 2048, 1)]
-EXTRA_SHAPES = [(256, 384, 512, 1), (128, 256, 256, 2), (256, 384, 512, 2), (384, 640, 768, 3), (1024, 1024, 1024, 1)]
-FULL_SCALE_SHAPES = [(128, 256, 256, 1), (256, 384, 512, 2), (128, 7168, 2048, 1), (512, 1536, 7168, 1)]
+EXTRA_SHAPES = [(256, 384, 512, 1), (128, 256, 256, 2), (256, 384, 512, 2), (384, 640, 768, 3), (1024, 1024, 1024, 1),
+                (128, 2048, 3584, 2)]
+FULL_SCALE_SHAPES = [(128, 256, 256, 1), (256, 384, 512, 2), (128, 7168, 2048, 1), (512, 1536, 7168, 1),
+                     (128, 4096, 7168, 1)]
 
 
 # ---------------------------------------------------------------- building (no GPU needed)
@@ -189,7 +194,16 @@ def task_tests() -> list[tuple[int, int, int, int]]:
 
 
 def cmd_check(args: argparse.Namespace, log) -> bool:
-    kernel = CapiKernel(LIB_DIR / "main.so")
+    """Checks main, or each of --variants (candidates to ship), on every case."""
+    ok = True
+    for name in args.variants or ["main"]:
+        log(f"[check {name}]")
+        ok = check_variant(name, args, log) and ok
+    return ok
+
+
+def check_variant(name: str, args: argparse.Namespace, log) -> bool:
+    kernel = CapiKernel(LIB_DIR / f"{name}.so")
     if args.command == "smoke":
         cases = [((128, 256, 256, 1), "generator"), ((128, 7168, 2048, 1), "generator")]
     else:
@@ -208,11 +222,14 @@ def cmd_check(args: argparse.Namespace, log) -> bool:
     for r in results:
         log(f"{'PASS' if r.ok else 'FAIL'} {r.path:7s} {r.shape:22s} {r.scales:9s} mismatches={r.mismatches:<8d} "
             f"max_abs_err={r.max_abs_err:.3g} deterministic={r.deterministic} {r.first_bad}")
+    if hasattr(kernel.lib, "nvfp4_capi_plan"):
+        plans = {f"{m}x{n}x{k}x{l}": kernel.lib.nvfp4_capi_plan(m, n, k, l) for m, n, k, l in BENCH_SHAPES + EXTRA_SHAPES}
+        log("split-K cluster size per shape: " + ", ".join(f"{s}={p}" for s, p in plans.items()))
     why = kernel.unsupported(100, 256, 256, 1)
     log(f"unsupported m=100: {why!r}")
     passed = sum(r.ok for r in results)
     log(f"check: {passed}/{len(results)} passed")
-    args.results["check"] = [asdict(r) | {"ok": r.ok} for r in results]
+    args.results.setdefault("check", {})[name] = [asdict(r) | {"ok": r.ok} for r in results]
     return passed == len(results) and why is not None
 
 

@@ -15,9 +15,10 @@
 // The decode WG writes A into shared memory in exactly that logical order, with the same decoder.
 //
 // Roles (DeepGEMM style): warpgroups 0-1 math (wgmma, B decode), warpgroup 2 decodes A into the
-// fp16 buffers, warp 12 issues TMA. Split-K: a cluster of kClusterK CTAs along
-// K; each CTA reduces one slice of the output tile from all CTAs' partials via distributed
-// shared memory, so one launch and no workspace.
+// fp16 buffers, warp 12 issues TMA. Split-K: a cluster of kClusterK (2, 3, 4 or 8) CTAs along
+// K, K tiles split as evenly as possible; each CTA reduces one slice of the output tile from all
+// CTAs' partials, sent with 16-byte stores through distributed shared memory, so one launch and no
+// workspace. (DSMEM costs per store: a cluster of 3 with one store per float spent 16 us there.)
 #include <cuda.h>          // CUtensorMap types only (no -lcuda: the encoder comes from the runtime)
 #include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
 #include <cuda_fp16.h>
@@ -25,6 +26,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstdint>
+#include <type_traits>
 
 #include "nvfp4_gemm_api.h"
 #include "sm90_nvfp4_decode.cuh"
@@ -49,6 +51,15 @@
 #endif
 #ifndef NVFP4_SM90_MAX_CLUSTER_K  // 1 turns split-K off (to measure what it buys)
 #define NVFP4_SM90_MAX_CLUSTER_K 8
+#endif
+#ifndef NVFP4_SM90_VECTOR_PARTIALS  // 0: v4 epilogue (one scalar DSMEM store per accumulator)
+#define NVFP4_SM90_VECTOR_PARTIALS 1
+#endif
+#ifndef NVFP4_SM90_ODD_SPLIT  // 1: split-K may use a cluster of 3 (uneven K tiles), vector partials only
+#define NVFP4_SM90_ODD_SPLIT NVFP4_SM90_VECTOR_PARTIALS
+#endif
+#ifndef NVFP4_SM90_ABLATE_EXCHANGE  // 1: no partials sent (measures the split-K exchange)
+#define NVFP4_SM90_ABLATE_EXCHANGE 0
 #endif
 
 namespace nvfp4_sm90 {
@@ -90,6 +101,28 @@ static_assert(STAGE_BYTES % 1024 == 0, "stages must keep the 1024-byte alignment
 static_assert(A_BUFFERS_OFFSET % 1024 == 0, "decoded A buffers must be 1024-byte aligned (128B swizzle)");
 static_assert(PARTIAL_BYTES <= A_BUFFERS_OFFSET, "split-K partials reuse the stage buffers only");
 static_assert(SMEM_BYTES <= 227 * 1024, "shared memory exceeds the sm_90 per-block limit");
+
+// Vector split-K partials (NVFP4_SM90_VECTOR_PARTIALS). Owner o of the cluster reduces the
+// accumulator column groups [group_begin(o), group_begin(o + 1)) (8 output rows m each; 16 groups,
+// handed out in blocks of V so every owner's count is a multiple of V: 8/4/4 for a cluster of 3).
+// Slot s of the owner holds rows n of the C^T tile from CTA s, each row holding the owner's rows m
+// in the order mp = (m % 8) * kJMax + m / 8: a math thread's accumulators for one n and one m % 8 are
+// then consecutive floats, sent with 16-byte (8-byte for a cluster of 8) DSMEM stores instead of one
+// store per float. Rows are padded to 4 (mod 32) floats: 16-byte reads along n are conflict-free.
+template <int kClusterK>
+struct VectorPartials {
+  static constexpr int kGroups = BLOCK_M / 8;
+  static constexpr int V = kClusterK <= 4 ? 4 : 2;  // floats per DSMEM store / shared-memory read
+  static constexpr int kBlocks = kGroups / V;
+  static constexpr int kJMax = V * ((kBlocks + kClusterK - 1) / kClusterK);
+  static constexpr int kRowFloats = 8 * kJMax + 4;
+  static constexpr int kBytes = kClusterK * BLOCK_N * kRowFloats * 4;
+  static_assert(kClusterK <= kBlocks, "every owner needs at least one block of groups");
+  static_assert(kBytes <= A_BUFFERS_OFFSET, "vector partials must fit the stage buffers");
+  __host__ __device__ static constexpr int group_begin(int owner) {
+    return V * ((kBlocks * owner + kClusterK - 1) / kClusterK);
+  }
+};
 
 // Ring position of a pipeline of kDepth slots; `phase` flips each time the ring wraps.
 template <int kDepth>
@@ -335,10 +368,44 @@ __device__ __forceinline__ void math(const SharedStorage& smem, const TileCoords
 template <int kClusterK>
 __device__ __forceinline__ void send_partials(const SharedStorage& smem, const float (&acc)[64], int wg,
                                               int thread, uint32_t my_rank) {
-  constexpr int kSliceRows = BLOCK_M / kClusterK;
   const int warp = thread / 32, lane = thread % 32;
   const int g = lane / 4, t = lane % 4;
   const uint32_t partials = sm90::smem_addr(smem.partials());
+#if NVFP4_SM90_ABLATE_EXCHANGE  // keep the accumulators (and so the main loop) alive, send nothing
+  float keep = 0.f;
+#pragma unroll
+  for (int j = 0; j < 64; ++j) keep += acc[j];
+  if (keep == 1234.5f) sm90::st_cluster_f32(partials, keep);
+  return;
+#endif
+#if NVFP4_SM90_VECTOR_PARTIALS
+  using P = VectorPartials<kClusterK>;
+#pragma unroll
+  for (int owner = 0; owner < kClusterK; ++owner) {
+    // this CTA's own slot by its shared::cta address (a valid shared::cluster address of this CTA)
+    const uint32_t remote = uint32_t(owner) == my_rank ? partials : sm90::map_to_cluster_rank(partials, owner);
+    const int j_begin = P::group_begin(owner), j_count = P::group_begin(owner + 1) - j_begin;
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int n_local = wg * WGMMA_M + warp * 16 + g + 8 * r;
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const uint32_t row = remote + uint32_t(((int(my_rank) * BLOCK_N + n_local) * P::kRowFloats + (2 * t + e) * P::kJMax) * 4);
+#pragma unroll
+        for (int jj = 0; jj < j_count; jj += P::V) {
+          const int j = j_begin + jj;  // accumulator column group: m = 8j + 2t + e
+          if constexpr (P::V == 4) {
+            sm90::st_cluster_v4_f32(row + jj * 4, acc[4 * j + 2 * r + e], acc[4 * (j + 1) + 2 * r + e],
+                                    acc[4 * (j + 2) + 2 * r + e], acc[4 * (j + 3) + 2 * r + e]);
+          } else {
+            sm90::st_cluster_v2_f32(row + jj * 4, acc[4 * j + 2 * r + e], acc[4 * (j + 1) + 2 * r + e]);
+          }
+        }
+      }
+    }
+  }
+#else
+  constexpr int kSliceRows = BLOCK_M / kClusterK;
 #pragma unroll
   for (int j = 0; j < WGMMA_N / 8; ++j) {
     const uint32_t owner = (8 * j) / kSliceRows;
@@ -354,6 +421,7 @@ __device__ __forceinline__ void send_partials(const SharedStorage& smem, const f
       }
     }
   }
+#endif
 }
 
 // Split-K reduction, step 2: all threads sum this CTA's slice over the cluster's slots (fixed
@@ -361,8 +429,31 @@ __device__ __forceinline__ void send_partials(const SharedStorage& smem, const f
 template <int kClusterK>
 __device__ __forceinline__ void reduce_and_store(const SharedStorage& smem, __half* c, int m, int n,
                                                  const TileCoords& tile, uint32_t my_rank) {
-  constexpr int kSliceRows = BLOCK_M / kClusterK;
   const float* partials = smem.partials();
+#if NVFP4_SM90_VECTOR_PARTIALS
+  // Thread item = (n, V consecutive mp); lanes run along n: coalesced 2-byte C stores per row m.
+  using P = VectorPartials<kClusterK>;
+  using Vec = typename std::conditional<P::V == 4, float4, float2>::type;
+  const int j_begin = P::group_begin(int(my_rank)), j_count = P::group_begin(int(my_rank) + 1) - j_begin;
+  const size_t m_row0 = size_t(tile.batch) * m + size_t(tile.m_tile) * BLOCK_M + 8 * j_begin;
+  for (int idx = threadIdx.x; idx < BLOCK_N * (8 * P::kJMax / P::V); idx += kNumThreads) {
+    const int n_local = idx % BLOCK_N, mp = (idx / BLOCK_N) * P::V;
+    const int q = mp / P::kJMax, j0 = mp % P::kJMax;  // m % 8 and m / 8 of the first of the V values
+    if (j0 >= j_count) continue;  // (cluster of 3) past this owner's groups
+    float sum[P::V] = {};
+#pragma unroll
+    for (int s = 0; s < kClusterK; ++s) {
+      const Vec v = *reinterpret_cast<const Vec*>(partials + (s * BLOCK_N + n_local) * P::kRowFloats + mp);
+      const float* f = reinterpret_cast<const float*>(&v);
+#pragma unroll
+      for (int i = 0; i < P::V; ++i) sum[i] += f[i];
+    }
+    const size_t n_global = size_t(tile.n_tile) * BLOCK_N + n_local;
+#pragma unroll
+    for (int i = 0; i < P::V; ++i) c[(m_row0 + 8 * (j0 + i) + q) * n + n_global] = __float2half_rn(sum[i]);
+  }
+#else
+  constexpr int kSliceRows = BLOCK_M / kClusterK;
   for (int idx = threadIdx.x; idx < kSliceRows * (BLOCK_N / 2); idx += kNumThreads) {
     const int row = idx / (BLOCK_N / 2), col = (idx % (BLOCK_N / 2)) * 2;
     float2 sum = make_float2(0.f, 0.f);
@@ -375,6 +466,7 @@ __device__ __forceinline__ void reduce_and_store(const SharedStorage& smem, __ha
     const size_t n_global = size_t(tile.n_tile) * BLOCK_N + col;
     *reinterpret_cast<__half2*>(c + m_global * n + n_global) = __floats2half2_rn(sum.x, sum.y);
   }
+#endif
 }
 
 template <int kClusterK>
@@ -382,7 +474,7 @@ __global__ void __cluster_dims__(kClusterK, 1, 1) __launch_bounds__(kNumThreads,
     nvfp4_gemm_sm90_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
                            const uint8_t* sfa, const uint8_t* sfb, __half* c, int m, int n, int k) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  static_assert(BLOCK_M % kClusterK == 0 && (BLOCK_M / kClusterK) % 8 == 0,
+  static_assert(NVFP4_SM90_VECTOR_PARTIALS || (BLOCK_M % kClusterK == 0 && (BLOCK_M / kClusterK) % 8 == 0),
                 "each split-K slice must hold whole 8-row accumulator groups");
   // The dynamic shared memory window starts 1024-byte aligned (no static shared memory here);
   // the swizzled TMA / wgmma layouts rely on it, so a misaligned base traps instead of computing garbage.
@@ -391,10 +483,12 @@ __global__ void __cluster_dims__(kClusterK, 1, 1) __launch_bounds__(kNumThreads,
   if (sm90::smem_addr(smem_raw) % 1024 != 0) __trap();
 
   const int m_tiles = m / BLOCK_M;
-  const int num_k_tiles = k / BLOCK_K / kClusterK;
   const uint32_t my_rank = sm90::cluster_cta_rank();
+  // K tiles split as evenly as possible (the host keeps kClusterK <= K tiles): every CTA has one or more
+  const int k_tiles = k / BLOCK_K, k_base = k_tiles / kClusterK, k_rem = k_tiles % kClusterK;
+  const int num_k_tiles = k_base + (int(my_rank) < k_rem ? 1 : 0);
   const TileCoords tile{int(blockIdx.z) % m_tiles, int(blockIdx.y), int(blockIdx.z) / m_tiles,
-                        int(my_rank) * num_k_tiles, num_k_tiles};
+                        int(my_rank) * k_base + min(int(my_rank), k_rem), num_k_tiles};
 
   // ---- Barrier init ----
   if (threadIdx.x == 0) {
@@ -479,10 +573,12 @@ bool make_packed_map(CUtensorMap* map, const uint8_t* data, int rows, int k, int
                               CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-constexpr int kClusterKSlots = 4;  // cluster_k = 1, 2, 4, 8
-constexpr int cluster_slot(int cluster_k) { return cluster_k == 8 ? 3 : cluster_k == 4 ? 2 : cluster_k == 2 ? 1 : 0; }
-bool smem_limit_raised[kClusterKSlots] = {};                  // launch settings, not results
-int max_active_clusters_cached[kClusterKSlots] = {-1, -1, -1, -1};  // properties of this GPU and kernel
+constexpr int kClusterKSlots = 5;  // cluster_k = 1, 2, 4, 8, 3
+constexpr int cluster_slot(int cluster_k) {
+  return cluster_k == 3 ? 4 : cluster_k == 8 ? 3 : cluster_k == 4 ? 2 : cluster_k == 2 ? 1 : 0;
+}
+bool smem_limit_raised[kClusterKSlots] = {};                          // launch settings, not results
+int max_active_clusters_cached[kClusterKSlots] = {-1, -1, -1, -1, -1};  // properties of this GPU and kernel
 
 template <int kClusterK>
 cudaError_t allow_large_smem() {
@@ -517,14 +613,25 @@ int max_active_clusters() {
 }
 
 // Split K over a cluster only while the whole grid still runs in one wave and SMs would otherwise
-// idle; every CTA keeps whole K tiles. The largest such split wins.
+// idle; every CTA keeps whole K tiles (one or more). The split with the fewest K tiles on its busiest
+// CTA wins, the smaller cluster on a tie. A cluster of 3 (ODD_SPLIT) fits where 4 does not: on an
+// H100, 32 clusters of 4 ran as two waves.
 int choose_cluster_k(int tiles, int k) {
   const int k_tiles = k / BLOCK_K;
-  int cluster_k = 1;
-  if (NVFP4_SM90_MAX_CLUSTER_K >= 2 && k_tiles % 2 == 0 && tiles <= max_active_clusters<2>()) cluster_k = 2;
-  if (NVFP4_SM90_MAX_CLUSTER_K >= 4 && k_tiles % 4 == 0 && tiles <= max_active_clusters<4>()) cluster_k = 4;
-  if (NVFP4_SM90_MAX_CLUSTER_K >= 8 && k_tiles % 8 == 0 && tiles <= max_active_clusters<8>()) cluster_k = 8;
-  return cluster_k;
+  int best = 1, best_k_tiles = k_tiles;
+  const auto consider = [&](int cluster_k, int (*max_clusters)()) {
+    const int busiest = (k_tiles + cluster_k - 1) / cluster_k;
+    if (NVFP4_SM90_MAX_CLUSTER_K >= cluster_k && cluster_k <= k_tiles && busiest < best_k_tiles &&
+        tiles <= max_clusters())
+      best = cluster_k, best_k_tiles = busiest;
+  };
+  consider(2, max_active_clusters<2>);
+#if NVFP4_SM90_ODD_SPLIT
+  consider(3, max_active_clusters<3>);
+#endif
+  consider(4, max_active_clusters<4>);
+  consider(8, max_active_clusters<8>);
+  return best;
 }
 
 template <int kClusterK>
@@ -551,6 +658,12 @@ const char* nvfp4_gemm_unsupported(int m, int n, int k, int l) {
   return nullptr;
 }
 
+// The split-K cluster size the launch would use for a supported shape (for benchmarks/sm90_kernel.py).
+int nvfp4_sm90_plan(int m, int n, int k, int l) {
+  using namespace nvfp4_sm90;
+  return choose_cluster_k((m / BLOCK_M) * (n / BLOCK_N) * l, k);
+}
+
 cudaError_t nvfp4_gemm_launch(const Nvfp4GemmArgs& args) {
   using namespace nvfp4_sm90;
   if (nvfp4_gemm_unsupported(args.m, args.n, args.k, args.l) != nullptr) return cudaErrorInvalidValue;
@@ -563,6 +676,9 @@ cudaError_t nvfp4_gemm_launch(const Nvfp4GemmArgs& args) {
   switch (choose_cluster_k(tiles, args.k)) {
     case 8: return launch<8>(tmap_a, tmap_b, args);
     case 4: return launch<4>(tmap_a, tmap_b, args);
+#if NVFP4_SM90_ODD_SPLIT
+    case 3: return launch<3>(tmap_a, tmap_b, args);
+#endif
     case 2: return launch<2>(tmap_a, tmap_b, args);
     default: return launch<1>(tmap_a, tmap_b, args);
   }
