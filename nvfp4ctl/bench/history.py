@@ -94,17 +94,23 @@ def _target_path(cell: str) -> tuple[Path | None, str]:
 
 def find_previous(entries: Iterable[RunEntry], target: Path, gpu: str,
                   shapes: Collection[str]) -> tuple[RunEntry, LoggedBench] | None:
-    """The latest successful bench of `target` (by path) on `gpu` that timed at least one of `shapes`."""
+    """The latest successful bench of `target` (by path) on `gpu` that timed all of `shapes`; failing
+    that, the latest that timed at least one of them (a full bench is not judged by an `--only` run)."""
     wanted = target.resolve()
+    partial: tuple[RunEntry, LoggedBench] | None = None
     for entry in reversed(list(entries)):
         if not entry.command.startswith("nvfp4ctl bench") or entry.exit_code != "0" or entry.gpu != gpu:
             continue
         if _target_path(entry.target)[0] != wanted:
             continue
         logged = parse_result_line(entry.result)
-        if logged is not None and any(key in logged.shapes for key in shapes):
+        if logged is None:
+            continue
+        if all(key in logged.shapes for key in shapes):
             return entry, logged
-    return None
+        if partial is None and any(key in logged.shapes for key in shapes):
+            partial = entry, logged
+    return partial
 
 
 def compare(previous: tuple[RunEntry, LoggedBench], geomean: Timing, shapes: Sequence[tuple[str, Timing]],

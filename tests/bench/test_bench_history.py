@@ -70,3 +70,15 @@ def test_compare_adds_the_geomean_only_when_every_shape_matches(tmp_path: Path) 
     assert [d.name for d in full.deltas][-1] == "geomean" and full.same_code
     one = compare((entry, logged), Timing(30.0, 0.02), SHAPES[1:2], digest="zzz")
     assert [d.name for d in one.deltas] == ["128x4096x7168"] and not one.same_code
+
+
+def test_a_full_bench_is_compared_with_the_last_full_bench_not_an_only_run() -> None:
+    def bench(time: str, command: str, result: str) -> RunEntry:
+        return RunEntry(time, command, "k.cu@abc", "c1", "GPU", "0", result)
+
+    full = bench("t1", "nvfp4ctl bench", "geomean 2.000±0.001 us; 1x1x1 1.000±0.001 | 2x2x2 4.000±0.001 us")
+    only = bench("t2", "nvfp4ctl bench --only 2", "geomean 4.100±0.001 us; 2x2x2 4.100±0.001 us")
+    found = find_previous([full, only], Path("k.cu"), "GPU", ["1x1x1", "2x2x2"])
+    assert found is not None and found[0] is full
+    found_only = find_previous([full, only], Path("k.cu"), "GPU", ["2x2x2"])
+    assert found_only is not None and found_only[0] is only
