@@ -1,8 +1,5 @@
-"""Is an output right? GPU MODE's test (utils.verbose_allclose), reduced to a count and the first miss.
-
-Computed in the tensors' own dtype, as the leaderboard does, so the verdict is the leaderboard's:
-|got - want| > atol + rtol·|want|, plus NaN and ±Inf present on one side only.
-"""
+"""Is an output right? The check command's test (GPU MODE's verbose_allclose), reduced to a count and
+the first miss for the bench's correctness pass over all 50 outputs."""
 
 from __future__ import annotations
 
@@ -35,11 +32,11 @@ def first_mismatch(got: Any, want: Any, rtol: float, atol: float) -> Mismatch | 
         return f"custom_kernel returned {type(got).__name__}, not a tensor"
     if got.shape != want.shape:
         return f"output shape {tuple(got.shape)}, want {tuple(want.shape)}"
+    from nvfp4ctl.check.compare import mismatch_mask
+
     with torch.no_grad():
         got = got.to(want.device)
-        wrong = torch.abs(got - want) > atol + rtol * torch.abs(want)
-        for one_sided in (torch.isnan, torch.isposinf, torch.isneginf):
-            wrong |= torch.logical_xor(one_sided(got), one_sided(want))
+        wrong = mismatch_mask(got, want, rtol, atol)
         count = int(wrong.count_nonzero().item())
         if count == 0:
             return None
