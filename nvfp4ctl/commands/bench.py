@@ -42,7 +42,7 @@ def command(
     json: Annotated[bool, typer.Option("--json", help="Print everything as JSON instead of tables.")] = False,
 ) -> Outcome:
     """Time the benchmark shapes the way the leaderboard does, then explain the numbers."""
-    from nvfp4ctl.runner.gpu import run_device
+    from nvfp4ctl.runner.gpu import gpu_present, run_device
     from nvfp4ctl.runner.targets import resolve_target
     from nvfp4ctl.runner.worker import Worker
 
@@ -54,8 +54,7 @@ def command(
     loaded = load_task(task)
     cases = select_cases(loaded, only, shape)
     settings = MODE_SETTINGS[mode.value]
-    # --submission / --kernel > task.yml's `submission:` > the default for this GPU
-    target = resolve_target(submission if submission or kernel else loaded.submission, kernel)
+    target = resolve_target(submission, kernel, loaded.submission)
     plan = BenchPlan(cases=cases, mode=settings, problem=loaded.problem, rtol=loaded.rtol, atol=loaded.atol,
                      timeout_s=options.resolve_timeout(timeout, loaded.timeout_s)[0],
                      max_repeats=max_repeats or settings.max_repeats, max_noise=max_noise / 100.0,
@@ -82,13 +81,6 @@ def compare_with_log(report: BenchReport, target: Path) -> history.Comparison | 
         return None
     return history.compare(previous, history.Timing(report.geomean_us, report.geomean_err_us), report.timings(),
                            runlog.file_digest(target))
-
-
-def gpu_present() -> bool:
-    """nvidia-smi sees a GPU, or a driver is there without nvidia-smi (some containers)."""
-    from nvfp4ctl.runner.gpu import first_gpu
-
-    return first_gpu() is not None or Path("/dev/nvidiactl").exists()
 
 
 def select_cases(task: Task, only: int | None, shape: str | None) -> tuple[Case, ...]:

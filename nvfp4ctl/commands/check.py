@@ -27,7 +27,7 @@ from nvfp4ctl.check.run import (
 from nvfp4ctl.console import VERBOSE, Console, get_console
 from nvfp4ctl.errors import ExitCode, UsageError
 from nvfp4ctl.outcome import Outcome
-from nvfp4ctl.runner.gpu import first_gpu, run_device
+from nvfp4ctl.runner.gpu import first_gpu, gpu_present, run_device
 from nvfp4ctl.runner.targets import TargetSpec, resolve_target
 
 VERDICT_STYLE = {PASS: "green", FAIL: "bold red", CRASH: "bold red", TIMEOUT: "bold red"}
@@ -52,12 +52,11 @@ def command(
     """Check a kernel's output against the exact reference on task.yml's tests."""
     console = get_console()
     device = run_device()
-    gpu = first_gpu() if device == "cuda" else None
-    if device == "cuda" and gpu is None and not _driver_present():
+    if device == "cuda" and not gpu_present():
         raise UsageError(NO_GPU)
+    gpu = first_gpu() if device == "cuda" else None
     loaded = plan.load_task_file(task)
-    # --submission / --kernel > task.yml's `submission:` > the default for this GPU
-    target = resolve_target(submission if submission or kernel else loaded.submission, kernel)
+    target = resolve_target(submission, kernel, loaded.submission)
     items = plan.select_items(loaded, only or [], shape or [], seed)
     timeout_s, timeout_source = plan.resolve_timeout(timeout, loaded.timeout_s)
     settings = CheckSettings(problem=loaded.problem, rtol=loaded.rtol, atol=loaded.atol, timeout_s=timeout_s,
@@ -80,11 +79,6 @@ def _config_line(target: str, task: Any, items: list[CheckItem], timeout_s: floa
         f" · timeout {timeout_s:g} s ({timeout_source}) · device {device}"
         f" · scales {settings.scales} · probe {'on' if settings.probe else 'off'}"
     )
-
-
-def _driver_present() -> bool:
-    """A GPU driver without nvidia-smi (some containers): let the child decide."""
-    return Path("/dev/nvidiactl").exists()
 
 
 def _run_with_progress(console: Console, items: list[CheckItem], target: TargetSpec, settings: CheckSettings) -> CheckReport:

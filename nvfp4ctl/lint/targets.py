@@ -19,10 +19,8 @@ class LintPlan:
 
 
 def _load_task() -> Any | None:
-    try:
-        from nvfp4ctl.task import load_task  # written by another module; absent in early checkouts
-    except ImportError:
-        return None
+    from nvfp4ctl.task import load_task
+
     return load_task()
 
 

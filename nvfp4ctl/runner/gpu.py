@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -46,6 +47,11 @@ def first_gpu() -> GpuInfo | None:
     if not cap or not cap.split(".")[0].isdigit():
         return None
     return GpuInfo(name=name.strip(), compute_cap=cap)
+
+
+def gpu_present() -> bool:
+    """nvidia-smi sees a GPU, or a driver is there without nvidia-smi (some containers: the child decides)."""
+    return first_gpu() is not None or Path("/dev/nvidiactl").exists()
 
 
 def run_device() -> str:

@@ -41,10 +41,12 @@ def _existing_file(path: Path, flag: str) -> Path:
     return path.resolve()
 
 
-def resolve_target(submission: Path | None, kernel: Path | None) -> TargetSpec:
-    """The target the user asked for, or the default for this machine's GPU."""
+def resolve_target(submission: Path | None, kernel: Path | None, task_submission: Path | None = None) -> TargetSpec:
+    """--submission / --kernel, else task.yml's `submission:`, else the default for this machine's GPU."""
     if submission is not None and kernel is not None:
         raise UsageError("--submission and --kernel are exclusive: pass one of them")
+    if submission is None and kernel is None:
+        submission = task_submission
     if submission is not None:
         resolved = _existing_file(submission, "--submission")
         if resolved.suffix != ".py":

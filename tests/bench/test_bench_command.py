@@ -70,7 +70,7 @@ def submission(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     FakeWorker.calibration_fails = False
     monkeypatch.setattr("nvfp4ctl.runner.worker.Worker", FakeWorker)
     monkeypatch.setattr("nvfp4ctl.runner.gpu.run_device", lambda: "cuda")
-    monkeypatch.setattr("nvfp4ctl.commands.bench.gpu_present", lambda: True)
+    monkeypatch.setattr("nvfp4ctl.runner.gpu.gpu_present", lambda: True)
     monkeypatch.setenv("COLUMNS", "200")
     path = tmp_path / "submission.py"
     path.write_text("def custom_kernel(data):\n    return data[6]\n")
@@ -177,7 +177,7 @@ def test_timeouts_and_crashes_keep_their_exit_codes(submission: Path, error: Exc
 
 
 def test_no_gpu_is_a_usage_error(submission: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("nvfp4ctl.commands.bench.gpu_present", lambda: False)
+    monkeypatch.setattr("nvfp4ctl.runner.gpu.gpu_present", lambda: False)
     result = _bench("--submission", str(submission))
     assert result.exit_code == 2 and "no CUDA GPU found" in result.output
 

@@ -133,7 +133,7 @@ def test_no_gpu_is_one_line_and_exit_2(monkeypatch):
 
     monkeypatch.delenv("NVFP4CTL_DEVICE", raising=False)
     monkeypatch.setattr(check_command, "first_gpu", lambda: None)
-    monkeypatch.setattr(check_command, "_driver_present", lambda: False)
+    monkeypatch.setattr(check_command, "gpu_present", lambda: False)
     result = check()
     assert result.exit_code == 2
     assert result.output.strip() == "error: no CUDA GPU found: nvfp4ctl check runs kernels on a GPU"
