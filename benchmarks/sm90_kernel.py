@@ -21,7 +21,6 @@ import json
 import math
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -32,7 +31,6 @@ REPO = Path(__file__).resolve().parents[1]
 KERNEL = REPO / "kernels" / "sm90" / "nvfp4_gemm_sm90.cu"
 CAPI = REPO / "benchmarks" / "sm90_capi.cpp"
 LIB_DIR = REPO / ".sm90build"
-NVCC_FLAGS = ["-gencode=arch=compute_90a,code=sm_90a", "-O3", "--expt-relaxed-constexpr", "-lineinfo"]
 
 # name -> extra defines; "main" is the shipped kernel
 VARIANTS: dict[str, list[str]] = {
@@ -55,13 +53,12 @@ FULL_SCALE_SHAPES = [(128, 256, 256, 1), (256, 384, 512, 2), (128, 7168, 2048, 1
 
 
 # ---------------------------------------------------------------- building (no GPU needed)
-def nvcc() -> str:
-    return shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
-
-
 def build_variant(name: str) -> str:
+    """The kernel with `nvfp4ctl build`'s flags plus the variant's defines, as a ctypes library."""
+    from nvfp4ctl.build import flags, toolchain
+
     LIB_DIR.mkdir(exist_ok=True)
-    cmd = [nvcc(), *NVCC_FLAGS, *VARIANTS[name], f"-I{REPO / 'kernels' / 'common'}", "-Xptxas", "-v", "-shared",
+    cmd = [str(toolchain.nvcc_path()), *flags.cuda_flags("sm_90a"), *VARIANTS[name], f"-I{REPO / 'kernels' / 'common'}", "-Xptxas", "-v", "-shared",
            "-Xcompiler", "-fPIC", "-o", str(LIB_DIR / f"{name}.so"), str(KERNEL), str(CAPI)]
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
@@ -85,16 +82,14 @@ def resource_lines(ptxas: str) -> list[str]:
 
 
 def sass_counts(lib: Path) -> dict[str, int]:
-    tool = shutil.which("cuobjdump")
-    if tool is None:
-        try:
-            import nvidia
+    from nvfp4ctl.build import toolchain
 
-            tool = str(Path(nvidia.__path__[0]) / "cu13" / "bin" / "cuobjdump")
-        except ImportError:
-            return {}
-    env = dict(os.environ, PATH=f"{Path(tool).parent}:{os.environ['PATH']}")
-    sass = subprocess.run([tool, "-sass", str(lib)], capture_output=True, text=True, env=env).stdout
+    tools = toolchain.sass_tools()
+    if tools is None:
+        return {}
+    cuobjdump, nvdisasm = tools
+    env = dict(os.environ, PATH=f"{nvdisasm.parent}:{os.environ['PATH']}")  # cuobjdump calls nvdisasm
+    sass = subprocess.run([str(cuobjdump), "-sass", str(lib)], capture_output=True, text=True, env=env).stdout
     return {op: len(re.findall(rf"\b{op}\b", sass)) for op in ("HGMMA", "PRMT", "LDL", "STL", "UTMALDG", "UBLKCP")}
 
 
@@ -187,10 +182,9 @@ def check_one(kernel, m: int, n: int, k: int, l: int, seed: int, scales: str, pa
 
 
 def task_tests() -> list[tuple[int, int, int, int]]:
-    import yaml
+    from nvfp4ctl.task import load_task
 
-    task = yaml.safe_load((REPO / "task.yml").read_text())
-    return [(t["m"], t["n"], t["k"], t["l"]) for t in task["tests"]]
+    return [(case.m, case.n, case.k, case.l) for case in load_task(REPO / "task.yml").tests]
 
 
 def cmd_check(args: argparse.Namespace, log) -> bool:
@@ -257,20 +251,12 @@ def time_per_call(fn, inputs: list, calls: int, reps: int) -> float:
 
 
 def measure_ceilings(log) -> tuple[float, float]:
-    """(fp16 matmul FLOP/s, device copy bytes/s counting read + write), measured now on this GPU."""
-    import torch
+    """(fp16 matmul FLOP/s, device copy bytes/s counting read + write): `nvfp4ctl bench`'s calibration, now."""
+    from nvfp4ctl.bench.calibration import measure
 
-    x = torch.randn(8192, 8192, dtype=torch.float16, device="cuda")
-    y = torch.randn(8192, 8192, dtype=torch.float16, device="cuda")
-    out = torch.empty_like(x)
-    t = time_per_call(lambda _: torch.mm(x, y, out=out), [None], 5, 7)
-    flops = 2 * 8192**3 / (t * 1e-6)
-    src = torch.empty(1 << 30, dtype=torch.uint8, device="cuda").random_()
-    dst = torch.empty_like(src)
-    t = time_per_call(lambda _: dst.copy_(src), [None], 5, 7)
-    bw = 2 * src.numel() / (t * 1e-6)
-    log(f"ceilings: fp16 matmul {flops / 1e12:.0f} TFLOP/s, copy {bw / 1e12:.2f} TB/s")
-    return flops, bw
+    ceilings = measure("this GPU")
+    log(f"ceilings: fp16 matmul {ceilings.tflops:.0f} TFLOP/s, copy {ceilings.tbps:.2f} TB/s")
+    return ceilings.tflops * 1e12, ceilings.tbps * 1e12
 
 
 def dequant_fp16(packed, scales_ref):
