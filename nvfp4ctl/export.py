@@ -9,7 +9,6 @@ needs them), and for CUTLASS kernels the CUTLASS/CuTe headers are found at $CUTL
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,7 @@ from pathlib import Path
 from nvfp4ctl.build import flags
 from nvfp4ctl.build.sources import build_inputs, checked_source, common_dir, find_header, resolve_arch
 from nvfp4ctl.errors import UsageError
+from nvfp4ctl.runlog import file_digest
 
 FORBIDDEN_WORD = "stream"  # the leaderboard's `"stream" in code.lower()` (nvfp4ctl.lint.stream locates it)
 
@@ -81,7 +81,7 @@ def render(kernel: Path, arch: str) -> Submission:
         _refuse_forbidden_word(path)
     cuda_source, cuda_headers = inline_local_includes(inputs.kernel)
     cpp_source, cpp_headers = inline_local_includes(inputs.binding)
-    digest = hashlib.sha256(kernel.read_bytes()).hexdigest()[:12]
+    digest = file_digest(kernel)  # the same short hash the run log gives this kernel
     text = _TEMPLATE.format(
         kernel=kernel.name,
         arch=arch,

@@ -9,15 +9,11 @@ the nvfp4ctl cache (never the repository); about 1.5 minutes on 2 cores.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import subprocess
-import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from filelock import FileLock
 
 from nvfp4ctl.build import cache, toolchain
 from nvfp4ctl.errors import FailuresFound, UsageError
@@ -64,24 +60,25 @@ def _key(kernel: Path) -> str:
 
 
 def proof_binary(kernel: Path) -> Path:
-    """The compiled host program for `kernel`, built on first use (locked: parallel callers wait)."""
+    """The compiled host program for `kernel`, built on first use into the build cache (locked:
+    parallel callers wait; landed atomically: a reader sees no binary or a whole one)."""
     entry = cache.cache_root() / "sm100-host-proof" / _key(kernel)
     binary = entry / "sm100_host_proof"
     if binary.is_file():
         return binary
-    entry.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(entry / ".lock"), timeout=COMPILE_TIMEOUT_S):
+    with cache.locked(entry):
         if binary.is_file():
             return binary
         includes = [f"-I{path}" for path in (*toolchain.cutlass_include_dirs(), kernel.parent)]
-        with tempfile.TemporaryDirectory(dir=entry) as staging:
-            out = Path(staging) / binary.name
-            command = [str(toolchain.nvcc_path()), *HOST_FLAGS, *includes, str(PROOF_SOURCE), "-o", str(out)]
+        with cache.staging(entry) as folder:
+            command = [str(toolchain.nvcc_path()), *HOST_FLAGS, *includes, str(PROOF_SOURCE),
+                       "-o", str(folder / binary.name)]
             done = _run(command, COMPILE_TIMEOUT_S)
             if done.returncode != 0:
                 errors = [line for line in done.stdout.splitlines() if "error" in line]
                 raise FailuresFound(f"the CuTe host proof did not compile: {(errors or ['see nvcc output'])[0]}")
-            os.replace(out, binary)  # atomic: a reader sees no binary or a whole one
+            entry.parent.mkdir(parents=True, exist_ok=True)
+            cache.land(folder, entry)
     return binary
 
 
