@@ -32,11 +32,11 @@ class WrongResult(Exception):
 
 def calibrate(target: Kernel, *, recalibrate: bool = False) -> dict[str, Any]:
     """This GPU's ceilings, from the cache unless `recalibrate` (the target is not called)."""
-    import torch
+    import torch  # noqa: F401  (describe_device reads the GPU through the torch this child has loaded)
 
-    major, minor = torch.cuda.get_device_capability()
-    gpu = f"{torch.cuda.get_device_name()} (sm_{major}{minor})"
-    return calibration.ceilings_for(gpu, recalibrate).to_dict()
+    from nvfp4ctl.runner.child import describe_device
+
+    return calibration.ceilings_for(describe_device("cuda") or "unknown GPU", recalibrate).to_dict()
 
 
 def bench_case(

@@ -18,7 +18,7 @@ import torch
 from nvfp4ctl.check.compare import compare, poison
 from nvfp4ctl.check.output import is_output_buffer, output_mistakes
 from nvfp4ctl.check.result import FIRST_CALL, PROBE_FRESH, PROBE_REFILLED, REUSED, CaseResult, Comparison
-from nvfp4ctl.runner.child import is_cuda_error
+from nvfp4ctl.runner.child import describe_device, is_cuda_error
 
 # Seeds for the probe's new data, offset like the leaderboard's own (+42 per input set).
 PROBE_SEED_STEP = 42
@@ -141,7 +141,4 @@ def device_info(kernel: Callable[[tuple], Any], *, device: str = "cuda", problem
     """
     if problem is not None:
         resolve_problem(problem)
-    if device != "cuda" or not torch.cuda.is_available():
-        return None
-    major, minor = torch.cuda.get_device_capability()
-    return f"{torch.cuda.get_device_name()} (sm_{major}{minor})"
+    return describe_device(device)
