@@ -5,6 +5,7 @@
   python3 benchmarks/sm90_kernel.py check [--variants main X]  # GPU: task.yml tests, odd shapes, full-range scales
   python3 benchmarks/sm90_kernel.py bench            # GPU: table vs cuBLAS anchor, naive torch, fp16 floor
   python3 benchmarks/sm90_kernel.py all [--binding]  # check + bench; --binding also checks the torch binding
+  ncu ... python3 benchmarks/sm90_kernel.py launch --variants main --shape 128,7168,16384   # 3 launches to profile
 
 Variants are the kernel compiled with one stage left out (NVFP4_SM90_ABLATE_*), split-K off, or an
 earlier version's main loop (v1_tile_wait) or epilogue (scalar_partials: v4's, vec_only: no 3-CTA split); they
@@ -35,6 +36,10 @@ LIB_DIR = REPO / ".sm90build"
 # name -> extra defines; "main" is the shipped kernel
 VARIANTS: dict[str, list[str]] = {
     "main": [],
+    "v6": ["-DNVFP4_SM90_SHARED_A=0"],
+    "shared_all": ["-DNVFP4_SM90_SHARED_A_MIN_K_TILES=1"],
+    "shared_no_a_decode": ["-DNVFP4_SM90_SHARED_A_MIN_K_TILES=1", "-DNVFP4_SM90_ABLATE_SHARED_A_DECODE=1"],
+    "shared_no_barrier": ["-DNVFP4_SM90_SHARED_A_MIN_K_TILES=1", "-DNVFP4_SM90_ABLATE_GRID_BARRIER=1"],
     "v1_tile_wait": ["-DNVFP4_SM90_ROLLING_WGMMA=0"],
     "no_split_k": ["-DNVFP4_SM90_MAX_CLUSTER_K=1"],
     "vec_only": ["-DNVFP4_SM90_ODD_SPLIT=0"],
@@ -47,7 +52,7 @@ VARIANTS: dict[str, list[str]] = {
 }
 BENCH_SHAPES = [(128, 7168, 16384, 1), (128, 4096, 7168, 1), (128, 7168, 2048, 1)]
 EXTRA_SHAPES = [(256, 384, 512, 1), (128, 256, 256, 2), (256, 384, 512, 2), (384, 640, 768, 3), (1024, 1024, 1024, 1),
-                (128, 2048, 3584, 2)]
+                (128, 2048, 3584, 2), (128, 7168, 4096, 2)]
 FULL_SCALE_SHAPES = [(128, 256, 256, 1), (256, 384, 512, 2), (128, 7168, 2048, 1), (512, 1536, 7168, 1),
                      (128, 4096, 7168, 1)]
 
@@ -218,7 +223,8 @@ def check_variant(name: str, args: argparse.Namespace, log) -> bool:
             f"max_abs_err={r.max_abs_err:.3g} deterministic={r.deterministic} {r.first_bad}")
     if hasattr(kernel.lib, "nvfp4_capi_plan"):
         plans = {f"{m}x{n}x{k}x{l}": kernel.lib.nvfp4_capi_plan(m, n, k, l) for m, n, k, l in BENCH_SHAPES + EXTRA_SHAPES}
-        log("split-K cluster size per shape: " + ", ".join(f"{s}={p}" for s, p in plans.items()))
+        log("launch plan per shape (split-K cluster size, +shared A): "
+            + ", ".join(f"{s}={p % 100}{'+sharedA' if p >= 100 else ''}" for s, p in plans.items()))
     why = kernel.unsupported(100, 256, 256, 1)
     log(f"unsupported m=100: {why!r}")
     passed = sum(r.ok for r in results)
@@ -350,15 +356,30 @@ def cmd_bench(args: argparse.Namespace, log) -> None:
     args.results["ceilings"] = {"fp16_tflops": flops_rate / 1e12, "copy_tbps": bw / 1e12}
 
 
+def cmd_launch(args: argparse.Namespace) -> None:
+    """Three launches of one variant on one shape and nothing else, for a profiler to wrap."""
+    import torch
+
+    from nvfp4ctl.problems.nvfp4_gemm.inputs import generate_input
+
+    kernel = CapiKernel(LIB_DIR / f"{args.variants[0]}.so")
+    m, n, k = (int(x) for x in args.shape.split(","))
+    data = generate_input(m, n, k, 1, 1111, device="cuda")
+    for _ in range(3):
+        kernel(data)
+    torch.cuda.synchronize()
+
+
 # ---------------------------------------------------------------- main
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command", choices=["libs", "smoke", "check", "bench", "all", "time-variant"])
+    parser.add_argument("command", choices=["libs", "smoke", "check", "bench", "all", "time-variant", "launch"])
     parser.add_argument("--variants", nargs="*", help=f"subset of {list(VARIANTS)}")
     parser.add_argument("--binding", action="store_true", help="also check the torch binding (builds it, ~1 min)")
     parser.add_argument("--sets", type=int, default=8, help="rotating input sets per shape")
     parser.add_argument("--calls", type=int, default=32, help="calls per event pair")
     parser.add_argument("--reps", type=int, default=15, help="event pairs per measurement (median)")
+    parser.add_argument("--shape", default="128,7168,16384", help="m,n,k for `launch`")
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", REPO / ".sm90build")))
     args = parser.parse_args()
     if args.command == "libs":
@@ -367,6 +388,9 @@ def main() -> int:
     sys.path.insert(0, str(REPO))
     if args.command == "time-variant":
         cmd_time_variant(args)
+        return 0
+    if args.command == "launch":
+        cmd_launch(args)
         return 0
     args.out.mkdir(parents=True, exist_ok=True)
     log_file = (args.out / "sm90_kernel.log").open("a")

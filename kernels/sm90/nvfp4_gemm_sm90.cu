@@ -4,8 +4,8 @@
 // and multiplies with wgmma.
 //
 // It computes C^T = B * A^T: B (n rows, the big operand) is decoded straight into registers as
-// wgmma's A operand; A (128 rows per CTA) is decoded once per K step into shared memory as wgmma's
-// B operand (N = 128), shared by both math warpgroups.
+// wgmma's A operand; A (128 rows per CTA) sits in shared memory as fp16, wgmma's B operand (N = 128),
+// shared by both math warpgroups.
 //
 // K order. A dot product may visit K in any order as long as both operands agree, and every value
 // keeps its own block's scale. Within a K step of BLOCK_K = 128 a math thread with quad index t
@@ -14,11 +14,20 @@
 //   logical (k-step ks = 2w + h, column kappa = 2t + e + 8f)  <->  physical k = 32t + 8w + 4h + 2e + f
 // The decode WG writes A into shared memory in exactly that logical order, with the same decoder.
 //
-// Roles (DeepGEMM style): warpgroups 0-1 math (wgmma, B decode), warpgroup 2 decodes A into the
-// fp16 buffers, warp 12 issues TMA. Split-K: a cluster of kClusterK (2, 3, 4 or 8) CTAs along
-// K, K tiles split as evenly as possible; each CTA reduces one slice of the output tile from all
-// CTAs' partials, sent with 16-byte stores through distributed shared memory, so one launch and no
-// workspace. (DSMEM costs per store: a cluster of 3 with one store per float spent 16 us there.)
+// Two ways to get A (SHARED_A decides per launch on the host):
+// - shared A (v7): while every CTA of the launch is resident at once, the launch first decodes all
+//   of A once into a global fp16 copy (each thread a few 32-value pieces), waits on a launch-wide
+//   barrier, and then every CTA loads its fp16 A slices by TMA (128B swizzle) next to its packed B.
+//   Each CTA used to decode A for its own K range: with M = 128 that is as much decode work as all
+//   of B (56 N tiles repeat it), and it cost 22 us of 91 on the largest bench shape.
+// - per-CTA A (v6, any grid): a decode warpgroup turns each packed A stage into fp16 buffers.
+//
+// Roles (DeepGEMM style): warpgroups 0-1 math (wgmma, B decode), warpgroup 2 (per-CTA A only)
+// decodes A into the fp16 buffers, the last warp issues TMA. Split-K: a cluster of kClusterK
+// (2, 3, 4 or 8) CTAs along K, K tiles split as evenly as possible; each CTA reduces one slice of
+// the output tile from all CTAs' partials, sent with 16-byte stores through distributed shared
+// memory, so one launch and no workspace. (DSMEM costs per store: a cluster of 3 with one store per
+// float spent 16 us there.)
 #include <cuda.h>          // CUtensorMap types only (no -lcuda: the encoder comes from the runtime)
 #include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
 #include <cuda_fp16.h>
@@ -61,6 +70,18 @@
 #ifndef NVFP4_SM90_ABLATE_EXCHANGE  // 1: no partials sent (measures the split-K exchange)
 #define NVFP4_SM90_ABLATE_EXCHANGE 0
 #endif
+#ifndef NVFP4_SM90_SHARED_A  // 0: v6, every CTA decodes its own A (no launch-wide A copy)
+#define NVFP4_SM90_SHARED_A NVFP4_SM90_ROLLING_WGMMA
+#endif
+#ifndef NVFP4_SM90_SHARED_A_MIN_K_TILES  // shared A only where a CTA runs at least this many K tiles
+#define NVFP4_SM90_SHARED_A_MIN_K_TILES 16
+#endif
+#ifndef NVFP4_SM90_ABLATE_SHARED_A_DECODE  // 1: shared A without decoding it (barrier kept)
+#define NVFP4_SM90_ABLATE_SHARED_A_DECODE 0
+#endif
+#ifndef NVFP4_SM90_ABLATE_GRID_BARRIER  // 1: shared A without decode or launch-wide barrier
+#define NVFP4_SM90_ABLATE_GRID_BARRIER 0
+#endif
 
 namespace nvfp4_sm90 {
 
@@ -68,12 +89,7 @@ namespace nvfp4_sm90 {
 constexpr int BLOCK_M = 128;  // rows of A / C per CTA = the N of every wgmma
 constexpr int BLOCK_N = 128;  // rows of B / columns of C per CTA (64 per math warpgroup)
 constexpr int BLOCK_K = 128;  // fp4 values along K per pipeline stage
-constexpr int kNumStages = 6;       // packed A/B + scales stages (TMA -> decoders)
-constexpr int kNumABuffers = 3;     // decoded fp16 A buffers (decode WG -> wgmma)
-constexpr int kNumMathWarpgroups = 2;
-// + decode WG + one TMA warp. No setmaxnreg: ptxas allocates every role within the launch-bound
-// cap (65536 / 416 -> 152 registers), which the math role needs (64 accumulators + 32 fragments).
-constexpr int kNumThreads = 128 * (kNumMathWarpgroups + 1) + 32;
+constexpr int kNumMathWarpgroups = 2;  // each owns 64 of the CTA's B rows (one wgmma M)
 constexpr int WGMMA_M = 64, WGMMA_N = BLOCK_M, WGMMA_K = 16;
 constexpr int kSfVec = 16;  // K values per e4m3 scale
 
@@ -82,25 +98,48 @@ constexpr int PACKED_ROW_BYTES = BLOCK_K / 2;                       // 64
 constexpr int SMEM_A_PACKED_BYTES = BLOCK_M * PACKED_ROW_BYTES;    // 8 KB, 64B-swizzled by TMA
 constexpr int SMEM_B_PACKED_BYTES = BLOCK_N * PACKED_ROW_BYTES;    // 8 KB, plain rows
 constexpr int SMEM_SF_BYTES = BLOCK_K / (4 * kSfVec) * 512;        // 1 KB: (128-row, 4-block) chunks
-constexpr int STAGE_BYTES = SMEM_A_PACKED_BYTES + SMEM_B_PACKED_BYTES + 2 * SMEM_SF_BYTES;
-constexpr int STAGE_TX_BYTES = STAGE_BYTES;
 constexpr int A_ATOM_K = 64;                                        // fp16 per 128-byte swizzle row
 constexpr int A_ATOM_BYTES = BLOCK_M * 128;                         // 16 KB
 constexpr int A_BUFFER_BYTES = (BLOCK_K / A_ATOM_K) * A_ATOM_BYTES;  // 32 KB
-constexpr int A_BUFFERS_OFFSET = kNumStages * STAGE_BYTES;
-constexpr int BARRIERS_OFFSET = A_BUFFERS_OFFSET + kNumABuffers * A_BUFFER_BYTES;
-constexpr int NUM_BARRIERS = 2 * kNumStages + 2 * kNumABuffers;
-constexpr int SMEM_BYTES = BARRIERS_OFFSET + NUM_BARRIERS * 8 + 8;  // + the e2m1 lookup table
 constexpr int PARTIAL_ROW_FLOATS = BLOCK_N + 4;  // pad: conflict-free partial stores
 constexpr int PARTIAL_BYTES = BLOCK_M * PARTIAL_ROW_FLOATS * 4;
+// Shared A: fp16 values of A (l * m * k) one launch can decode into its global copy (16 MB).
+constexpr int64_t kSharedACapacity = int64_t(1) << 23;
+constexpr uint64_t kGridBarrierTimeoutNs = 2000000000ull;  // a CTA that never arrives: trap, don't hang
+
+// Shared memory plan of one variant. Per-CTA A: a stage holds packed A (64B-swizzled), packed B
+// and both scale chunks, and the decode warpgroup fills 3 separate fp16 A buffers. Shared A: a stage
+// holds the fp16 A slice (two 128B-swizzled atoms, straight from TMA), packed B and B's scales; no
+// decode warpgroup, so the math warps release a stage only after their wgmmas have read it.
+template <bool kSharedA>
+struct Plan {
+  static constexpr int kStages = kSharedA ? 5 : 6;
+  static constexpr int kABuffers = kSharedA ? 0 : 3;
+  // No setmaxnreg: ptxas allocates every role within the launch-bound cap (65536 / 416 -> 152
+  // registers per-CTA A), which the math role needs (64 accumulators + 32 fragments).
+  static constexpr int kThreads = 128 * (kNumMathWarpgroups + (kSharedA ? 0 : 1)) + 32;
+  static constexpr int kProducerThread = kThreads - 32;
+  static constexpr int kStageReaderWarps = 4 * kNumMathWarpgroups + (kSharedA ? 0 : 4);
+  static constexpr int kA16Offset = 0;        // shared A only
+  static constexpr int kAPackedOffset = 0;    // per-CTA A only
+  static constexpr int kBPackedOffset = kSharedA ? A_BUFFER_BYTES : SMEM_A_PACKED_BYTES;
+  static constexpr int kSfaOffset = kBPackedOffset + SMEM_B_PACKED_BYTES;  // per-CTA A only
+  static constexpr int kSfbOffset = kSfaOffset + (kSharedA ? 0 : SMEM_SF_BYTES);
+  static constexpr int kStageTxBytes = kSfbOffset + SMEM_SF_BYTES;
+  static constexpr int kStageBytes = (kStageTxBytes + 1023) / 1024 * 1024;
+  static constexpr int kABuffersOffset = kStages * kStageBytes;
+  static constexpr int kBarriersOffset = kABuffersOffset + kABuffers * A_BUFFER_BYTES;
+  static constexpr int kNumBarriers = 2 * kStages + 2 * kABuffers;
+  static constexpr int kSmemBytes = kBarriersOffset + kNumBarriers * 8 + 8;  // + the e2m1 lookup table
+  static_assert(kStageBytes % 1024 == 0, "stages must keep the 1024-byte alignment of swizzled buffers");
+  static_assert(kABuffersOffset % 1024 == 0, "decoded A buffers must be 1024-byte aligned (128B swizzle)");
+  static_assert(PARTIAL_BYTES <= kABuffersOffset, "split-K partials reuse the stage buffers only");
+  static_assert(kSmemBytes <= 227 * 1024, "shared memory exceeds the sm_90 per-block limit");
+};
 
 static_assert(BLOCK_M == 128 && WGMMA_N == 128, "the decode WG maps one thread per A row: BLOCK_M must be 128");
 static_assert(BLOCK_N == kNumMathWarpgroups * WGMMA_M, "each math warpgroup owns 64 B rows");
 static_assert(BLOCK_K == 128, "the K permutation assumes one 16-byte chunk per quad thread and row");
-static_assert(STAGE_BYTES % 1024 == 0, "stages must keep the 1024-byte alignment of swizzled buffers");
-static_assert(A_BUFFERS_OFFSET % 1024 == 0, "decoded A buffers must be 1024-byte aligned (128B swizzle)");
-static_assert(PARTIAL_BYTES <= A_BUFFERS_OFFSET, "split-K partials reuse the stage buffers only");
-static_assert(SMEM_BYTES <= 227 * 1024, "shared memory exceeds the sm_90 per-block limit");
 
 // Vector split-K partials (NVFP4_SM90_VECTOR_PARTIALS). Owner o of the cluster reduces the
 // accumulator column groups [group_begin(o), group_begin(o + 1)) (8 output rows m each; 16 groups,
@@ -118,7 +157,8 @@ struct VectorPartials {
   static constexpr int kRowFloats = 8 * kJMax + 4;
   static constexpr int kBytes = kClusterK * BLOCK_N * kRowFloats * 4;
   static_assert(kClusterK <= kBlocks, "every owner needs at least one block of groups");
-  static_assert(kBytes <= A_BUFFERS_OFFSET, "vector partials must fit the stage buffers");
+  static_assert(kBytes <= Plan<true>::kABuffersOffset && kBytes <= Plan<false>::kABuffersOffset,
+                "vector partials must fit the stage buffers");
   __host__ __device__ static constexpr int group_begin(int owner) {
     return V * ((kBlocks * owner + kClusterK - 1) / kClusterK);
   }
@@ -140,50 +180,196 @@ __device__ __forceinline__ int scale_offset(int r, int j) {
   return (j / 4) * 512 + (r % 32) * 16 + ((r / 32) % 4) * 4 + j % 4;
 }
 
+template <bool kSharedA>
 struct SharedStorage {
+  using P = Plan<kSharedA>;
   uint8_t* base;
-  __device__ uint8_t* a_packed(int s) const { return base + s * STAGE_BYTES; }
-  __device__ uint8_t* b_packed(int s) const { return a_packed(s) + SMEM_A_PACKED_BYTES; }
-  __device__ uint8_t* sfa(int s) const { return b_packed(s) + SMEM_B_PACKED_BYTES; }
-  __device__ uint8_t* sfb(int s) const { return sfa(s) + SMEM_SF_BYTES; }
-  __device__ uint8_t* a_fp16(int b) const { return base + A_BUFFERS_OFFSET + b * A_BUFFER_BYTES; }
-  __device__ uint64_t* barriers() const { return reinterpret_cast<uint64_t*>(base + BARRIERS_OFFSET); }
+  __device__ uint8_t* stage(int s) const { return base + s * P::kStageBytes; }
+  __device__ uint8_t* a_fp16_stage(int s) const { return stage(s) + P::kA16Offset; }
+  __device__ uint8_t* a_packed(int s) const { return stage(s) + P::kAPackedOffset; }
+  __device__ uint8_t* b_packed(int s) const { return stage(s) + P::kBPackedOffset; }
+  __device__ uint8_t* sfa(int s) const { return stage(s) + P::kSfaOffset; }
+  __device__ uint8_t* sfb(int s) const { return stage(s) + P::kSfbOffset; }
+  __device__ uint8_t* a_fp16(int b) const { return base + P::kABuffersOffset + b * A_BUFFER_BYTES; }
+  __device__ uint64_t* barriers() const { return reinterpret_cast<uint64_t*>(base + P::kBarriersOffset); }
   __device__ uint64_t* full_barriers() const { return barriers(); }
-  __device__ uint64_t* empty_barriers() const { return barriers() + kNumStages; }
-  __device__ uint64_t* a_full_barriers() const { return barriers() + 2 * kNumStages; }
-  __device__ uint64_t* a_empty_barriers() const { return barriers() + 2 * kNumStages + kNumABuffers; }
-  __device__ uint32_t* e2m1_table() const { return reinterpret_cast<uint32_t*>(barriers() + NUM_BARRIERS); }
+  __device__ uint64_t* empty_barriers() const { return barriers() + P::kStages; }
+  __device__ uint64_t* a_full_barriers() const { return barriers() + 2 * P::kStages; }
+  __device__ uint64_t* a_empty_barriers() const { return barriers() + 2 * P::kStages + P::kABuffers; }
+  __device__ uint32_t* e2m1_table() const { return reinterpret_cast<uint32_t*>(barriers() + P::kNumBarriers); }
   __device__ float* partials() const { return reinterpret_cast<float*>(base); }
 };
+
+// The launch-wide copy of A and the barrier that publishes it. One set per loaded module: two
+// launches of the same module running at once (two CUDA queues) would share them, so the
+// shared-A path assumes launches of this module are ordered, as the harness and the CLI make them.
+__device__ __half g_shared_a[kSharedACapacity];
+__device__ uint32_t g_grid_arrived;
+__device__ uint32_t g_grid_generation;
 
 struct TileCoords {
   int m_tile, n_tile, batch, k_tile_begin, num_k_tiles;
 };
 
-// ---- Producer: one thread issues the packed A/B tile loads (TMA) and their scales (bulk copies) ----
-__device__ __forceinline__ void producer(const SharedStorage& smem, const CUtensorMap* tmap_a,
-                                         const CUtensorMap* tmap_b, const uint8_t* sfa_tile,
-                                         const uint8_t* sfb_tile, int row_a, int row_b,
+// Where one CTA's loads come from: rows of the packed maps and its tile's scale chunks.
+struct TileSources {
+  const CUtensorMap *tmap_a, *tmap_b, *tmap_a16;
+  const uint8_t *sfa_tile, *sfb_tile;
+  int row_a, row_b;
+};
+
+// ---- Producer (per-CTA A): one thread issues packed A/B tile loads (TMA) and scales (bulk copies) ----
+__device__ __forceinline__ void producer(const SharedStorage<false>& smem, const TileSources& src,
                                          const TileCoords& tile) {
-  PipelineState<kNumStages> pipe;
+  PipelineState<Plan<false>::kStages> pipe;
   for (int i = 0; i < tile.num_k_tiles; ++i, pipe.advance_pipeline()) {
     const int s = pipe.stage_idx;
     const int kt = tile.k_tile_begin + i;
     sm90::mbar_wait(&smem.empty_barriers()[s], pipe.phase ^ 1);
     uint64_t* full = &smem.full_barriers()[s];
-    sm90::mbar_arrive_expect_tx(full, STAGE_TX_BYTES);
-    sm90::tma_load_2d(smem.a_packed(s), tmap_a, kt * PACKED_ROW_BYTES, row_a, full);
-    sm90::tma_load_2d(smem.b_packed(s), tmap_b, kt * PACKED_ROW_BYTES, row_b, full);
-    sm90::bulk_load(smem.sfa(s), sfa_tile + size_t(kt) * SMEM_SF_BYTES, SMEM_SF_BYTES, full);
-    sm90::bulk_load(smem.sfb(s), sfb_tile + size_t(kt) * SMEM_SF_BYTES, SMEM_SF_BYTES, full);
+    sm90::mbar_arrive_expect_tx(full, Plan<false>::kStageTxBytes);
+    sm90::tma_load_2d(smem.a_packed(s), src.tmap_a, kt * PACKED_ROW_BYTES, src.row_a, full);
+    sm90::tma_load_2d(smem.b_packed(s), src.tmap_b, kt * PACKED_ROW_BYTES, src.row_b, full);
+    sm90::bulk_load(smem.sfa(s), src.sfa_tile + size_t(kt) * SMEM_SF_BYTES, SMEM_SF_BYTES, full);
+    sm90::bulk_load(smem.sfb(s), src.sfb_tile + size_t(kt) * SMEM_SF_BYTES, SMEM_SF_BYTES, full);
   }
+}
+
+// ---- Producer (shared A) ----
+// Packed B and its scales do not depend on the launch-wide A copy: the first stages' B loads go out
+// before this CTA decodes its share of A, so DRAM latency overlaps the decode and the barrier.
+__device__ __forceinline__ int prefill_b(const SharedStorage<true>& smem, const TileSources& src,
+                                         const TileCoords& tile) {
+  const int prefilled = min(Plan<true>::kStages, tile.num_k_tiles);
+  for (int s = 0; s < prefilled; ++s) {
+    const int kt = tile.k_tile_begin + s;
+    uint64_t* full = &smem.full_barriers()[s];
+    sm90::mbar_arrive_expect_tx(full, Plan<true>::kStageTxBytes);  // A's bytes follow after the barrier
+    sm90::tma_load_2d(smem.b_packed(s), src.tmap_b, kt * PACKED_ROW_BYTES, src.row_b, full);
+    sm90::bulk_load(smem.sfb(s), src.sfb_tile + size_t(kt) * SMEM_SF_BYTES, SMEM_SF_BYTES, full);
+  }
+  return prefilled;
+}
+
+__device__ __forceinline__ void load_a16(const SharedStorage<true>& smem, const TileSources& src, int s, int kt) {
+  uint64_t* full = &smem.full_barriers()[s];
+#pragma unroll
+  for (int atom = 0; atom < BLOCK_K / A_ATOM_K; ++atom)
+    sm90::tma_load_2d(smem.a_fp16_stage(s) + atom * A_ATOM_BYTES, src.tmap_a16, kt * BLOCK_K + atom * A_ATOM_K,
+                      src.row_a, full);
+}
+
+// After the launch-wide barrier: A for the prefilled stages, then every stage in full.
+__device__ __forceinline__ void producer_shared_a(const SharedStorage<true>& smem, const TileSources& src,
+                                                  const TileCoords& tile, int prefilled) {
+  for (int s = 0; s < prefilled; ++s) load_a16(smem, src, s, tile.k_tile_begin + s);
+  PipelineState<Plan<true>::kStages> pipe;
+  for (int i = 0; i < prefilled; ++i) pipe.advance_pipeline();
+  for (int i = prefilled; i < tile.num_k_tiles; ++i, pipe.advance_pipeline()) {
+    const int s = pipe.stage_idx, kt = tile.k_tile_begin + i;
+    sm90::mbar_wait(&smem.empty_barriers()[s], pipe.phase ^ 1);
+    uint64_t* full = &smem.full_barriers()[s];
+    sm90::mbar_arrive_expect_tx(full, Plan<true>::kStageTxBytes);
+    sm90::tma_load_2d(smem.b_packed(s), src.tmap_b, kt * PACKED_ROW_BYTES, src.row_b, full);
+    sm90::bulk_load(smem.sfb(s), src.sfb_tile + size_t(kt) * SMEM_SF_BYTES, SMEM_SF_BYTES, full);
+    load_a16(smem, src, s, kt);
+  }
+}
+
+// ---- Shared A, step 1: the launch decodes all of A once into g_shared_a ----
+// Item = (row of the l*m rows, K tile, word w): word w of the four 16-byte chunks of the row's
+// K tile (32 values) and the tile's 8 scales in, 64 contiguous bytes of fp16 out (logical k-steps
+// 2w and 2w+1 of the stage, the order the decode warpgroup writes to shared memory). The copy is
+// then a plain row-major [l*m, k] fp16 matrix that TMA loads with the 128-byte swizzle. Small
+// items keep the launch's critical path short; consecutive threads take consecutive words.
+struct AItem {
+  int64_t row;
+  int kt, w;
+  uint32_t words[4], sf_words[2];
+};
+
+__device__ __forceinline__ AItem load_a_item(const uint8_t* a, const uint8_t* sfa, int64_t item, int k) {
+  const int k_tiles = k / BLOCK_K, rest_k = k / (4 * kSfVec);
+  AItem it;
+  it.w = int(item % 4), it.kt = int((item / 4) % k_tiles), it.row = item / (4 * k_tiles);
+  const uint8_t* packed = a + it.row * (k / 2) + it.kt * PACKED_ROW_BYTES + 4 * it.w;
+#pragma unroll
+  for (int t = 0; t < 4; ++t) it.words[t] = __ldg(reinterpret_cast<const uint32_t*>(packed + 16 * t));
+  // scale chunks of 4 k-blocks x 128 rows: this row's k-blocks 8kt..8kt+3 and 8kt+4..8kt+7
+  const uint8_t* sf_row = sfa + (it.row / 128) * rest_k * 512 + scale_offset(int(it.row % 128), 0);
+  it.sf_words[0] = __ldg(reinterpret_cast<const uint32_t*>(sf_row + (2 * it.kt) * 512));
+  it.sf_words[1] = __ldg(reinterpret_cast<const uint32_t*>(sf_row + (2 * it.kt + 1) * 512));
+  return it;
+}
+
+__device__ __forceinline__ void store_a_item(const AItem& it, int k, const nvfp4_decode::E2m1Table& table) {
+  uint32_t h02[4], h13[4], h46[4], h57[4];
+#pragma unroll
+  for (int t = 0; t < 4; ++t) {
+    // word (t, w) lies in k-block 2t + w/2: byte (t%2)*2 + w/2 of scale word t/2
+    const uint32_t scale = nvfp4_decode::e4m3_splat_f16x2(it.sf_words[t / 2], (t % 2) * 2 + it.w / 2);
+    const nvfp4_decode::Fp16x2Quad q = nvfp4_decode::decode_e2m1x8(it.words[t], scale, table);
+    h02[t] = q.h02, h13[t] = q.h13, h46[t] = q.h46, h57[t] = q.h57;
+  }
+  // logical k-steps 2w, 2w+1: elements 32w .. 32w+31 of the stage
+  uint8_t* out = reinterpret_cast<uint8_t*>(g_shared_a + it.row * k + int64_t(it.kt) * BLOCK_K + 32 * it.w);
+  sm90::st_global_v4(out, h02[0], h02[1], h02[2], h02[3]);
+  sm90::st_global_v4(out + 16, h13[0], h13[1], h13[2], h13[3]);
+  sm90::st_global_v4(out + 32, h46[0], h46[1], h46[2], h46[3]);
+  sm90::st_global_v4(out + 48, h57[0], h57[1], h57[2], h57[3]);
+}
+
+// Two items per round, both loaded before either is decoded: one DRAM latency per round, not two.
+__device__ __forceinline__ void decode_a_to_global(const uint8_t* a, const uint8_t* sfa, int rows, int k,
+                                                   const nvfp4_decode::E2m1Table& table) {
+  const int64_t items = int64_t(rows) * (k / BLOCK_K) * 4;
+  const int64_t threads = int64_t(gridDim.x) * gridDim.y * gridDim.z * blockDim.x;
+  const int64_t cta = (int64_t(blockIdx.z) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+  for (int64_t first = cta * blockDim.x + threadIdx.x; first < items; first += 2 * threads) {
+    const bool has_second = first + threads < items;
+    const AItem one = load_a_item(a, sfa, first, k);
+    const AItem two = has_second ? load_a_item(a, sfa, first + threads, k) : one;
+    store_a_item(one, k, table);
+    if (has_second) store_a_item(two, k, table);
+  }
+}
+
+// ---- Shared A, step 2: a launch-wide barrier (every CTA is resident: the host checks) ----
+// One thread per CTA, after the CTA's stores and a __syncthreads. The last CTA to arrive resets the
+// count and bumps the generation, which the others' producers wait on before loading A.
+__device__ __forceinline__ uint32_t grid_arrive() {
+  const uint32_t num_ctas = gridDim.x * gridDim.y * gridDim.z;
+  // read before arriving: the generation cannot move until this CTA has arrived
+  const uint32_t generation = sm90::ld_acquire_gpu(&g_grid_generation);
+  __threadfence();
+  if (atomicAdd(&g_grid_arrived, 1u) == num_ctas - 1) {
+    atomicExch(&g_grid_arrived, 0u);
+    __threadfence();
+    sm90::st_release_gpu(&g_grid_generation, generation + 1);
+  }
+  return generation;
+}
+
+__device__ __forceinline__ void grid_wait(uint32_t generation) {
+#if NVFP4_SM90_ABLATE_GRID_BARRIER
+  return;
+#endif
+  const uint64_t start = sm90::global_timer_ns();
+  while (sm90::ld_acquire_gpu(&g_grid_generation) == generation) {
+    __nanosleep(32);
+    // Not every CTA is resident (another process holds SMs?): fail the launch instead of hanging.
+    // No printf here: a call in the kernel makes ptxas serialise every wgmma (C7510).
+    if (sm90::global_timer_ns() - start > kGridBarrierTimeoutNs) __trap();
+  }
+  sm90::fence_proxy_async_global();  // the copy was written by plain stores; TMA reads it next
 }
 
 // ---- A decoder: packed A stage -> fp16 A buffer in wgmma's K-major 128B-swizzled layout ----
 // Thread (warp q, lane) owns rows q*32 + lane%8 + 8r (r < 4) and word w = lane/8 of each 16-byte
 // chunk t; it writes logical k-steps 2w and 2w+1 (64 bytes) of each row with four 16-byte stores.
 // Every address is a per-thread constant plus the stage / buffer base plus 512r or 1024r.
-__device__ __forceinline__ void a_decoder(const SharedStorage& smem, const TileCoords& tile, int thread) {
+__device__ __forceinline__ void a_decoder(const SharedStorage<false>& smem, const TileCoords& tile, int thread) {
+  using P = Plan<false>;
   const int warp = thread / 32, lane = thread % 32;
   const int w = lane / 8, row0 = warp * 32 + lane % 8;  // row of r = 0; rows r add 8r
   // TMA 64-byte swizzle: chunk t of row r sits at chunk t ^ ((row >> 1) & 3), the same for every r
@@ -198,12 +384,12 @@ __device__ __forceinline__ void a_decoder(const SharedStorage& smem, const TileC
 
   const uint32_t smem_base = sm90::smem_addr(smem.base);
   const nvfp4_decode::E2m1Table table = nvfp4_decode::load_table(sm90::smem_addr(smem.e2m1_table()));
-  PipelineState<kNumStages> pipe;
-  PipelineState<kNumABuffers> abuf;
+  PipelineState<P::kStages> pipe;
+  PipelineState<P::kABuffers> abuf;
   for (int i = 0; i < tile.num_k_tiles; ++i, pipe.advance_pipeline(), abuf.advance_pipeline()) {
     sm90::mbar_wait(&smem.full_barriers()[pipe.stage_idx], pipe.phase);
-    const uint32_t packed = smem_base + pipe.stage_idx * STAGE_BYTES;
-    const uint32_t sf = packed + SMEM_A_PACKED_BYTES + SMEM_B_PACKED_BYTES + sf_offset;
+    const uint32_t packed = smem_base + pipe.stage_idx * P::kStageBytes + P::kAPackedOffset;
+    const uint32_t sf = smem_base + pipe.stage_idx * P::kStageBytes + P::kSfaOffset + sf_offset;
     uint32_t words[4][4], sf_words[4][2];
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
@@ -217,7 +403,7 @@ __device__ __forceinline__ void a_decoder(const SharedStorage& smem, const TileC
 
     sm90::mbar_wait(&smem.a_empty_barriers()[abuf.stage_idx], abuf.phase ^ 1);
 #if !NVFP4_SM90_ABLATE_A_DECODE
-    const uint32_t a_fp16 = smem_base + A_BUFFERS_OFFSET + abuf.stage_idx * A_BUFFER_BYTES;
+    const uint32_t a_fp16 = sm90::smem_addr(smem.a_fp16(abuf.stage_idx));
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
       uint32_t h02[4], h13[4], h46[4], h57[4];
@@ -293,17 +479,19 @@ __device__ __forceinline__ void issue_wgmma(float (&acc)[64], const uint32_t (&f
 #endif
 }
 
-__device__ __forceinline__ void math(const SharedStorage& smem, const TileCoords& tile, int wg,
+template <bool kSharedA>
+__device__ __forceinline__ void math(const SharedStorage<kSharedA>& smem, const TileCoords& tile, int wg,
                                      int thread, float (&acc)[64]) {
+  using P = Plan<kSharedA>;
   const int warp = thread / 32, lane = thread % 32;
   const int row_lo = wg * WGMMA_M + warp * 16 + lane / 4, t = lane % 4;
   // row_hi = row_lo + 8 keeps (row / 32) and lies 8 * 16 bytes further in the scale chunk
-  const BRowOffsets offsets{uint32_t(SMEM_A_PACKED_BYTES + row_lo * PACKED_ROW_BYTES + t * 16),
-                            uint32_t(SMEM_A_PACKED_BYTES + SMEM_B_PACKED_BYTES + SMEM_SF_BYTES + scale_offset(row_lo, 2 * t))};
+  const BRowOffsets offsets{uint32_t(P::kBPackedOffset + row_lo * PACKED_ROW_BYTES + t * 16),
+                            uint32_t(P::kSfbOffset + scale_offset(row_lo, 2 * t))};
   const uint32_t smem_base = sm90::smem_addr(smem.base);
   const nvfp4_decode::E2m1Table table = nvfp4_decode::load_table(sm90::smem_addr(smem.e2m1_table()));
-  PipelineState<kNumStages> pipe;
-  PipelineState<kNumABuffers> abuf;
+  PipelineState<P::kStages> pipe;
+  PipelineState<kSharedA ? 1 : P::kABuffers> abuf;
   uint32_t frag[BLOCK_K / WGMMA_K][4];
 #if NVFP4_SM90_ABLATE_MMA
 #pragma unroll
@@ -314,17 +502,23 @@ __device__ __forceinline__ void math(const SharedStorage& smem, const TileCoords
   // instruction between a wgmma and the next wait defines wgmma inputs, so every decode sits right
   // after a wait (CUTLASS's mixed-input order): wait<6> after k-steps 2w, 2w+1 of tile i leaves
   // tile i-1's k-step 2w+3 done, so word w+1 may overwrite fragments 2w+2, 2w+3. After w = 3 the
-  // previous tile's A buffer is free and the next tile's word 0 may be decoded.
+  // previous tile's A buffer is free and the next tile's word 0 may be decoded. With shared A the
+  // A slice sits in the stage itself, so the stage is released then instead of after the B loads.
   BRows rows;
   uint32_t a_base = 0;
   auto load_tile = [&]() {
     sm90::mbar_wait(&smem.full_barriers()[pipe.stage_idx], pipe.phase);
-    rows = load_b_rows(smem_base + pipe.stage_idx * STAGE_BYTES, offsets);
-    __syncwarp();
-    if (lane == 0) sm90::mbar_arrive(&smem.empty_barriers()[pipe.stage_idx]);
-    decode_b_word(rows, 0, frag[0], frag[1], table);
-    sm90::mbar_wait(&smem.a_full_barriers()[abuf.stage_idx], abuf.phase);
-    a_base = sm90::smem_addr(smem.a_fp16(abuf.stage_idx));
+    rows = load_b_rows(smem_base + pipe.stage_idx * P::kStageBytes, offsets);
+    if constexpr (kSharedA) {
+      decode_b_word(rows, 0, frag[0], frag[1], table);
+      a_base = sm90::smem_addr(smem.a_fp16_stage(pipe.stage_idx));
+    } else {
+      __syncwarp();
+      if (lane == 0) sm90::mbar_arrive(&smem.empty_barriers()[pipe.stage_idx]);
+      decode_b_word(rows, 0, frag[0], frag[1], table);
+      sm90::mbar_wait(&smem.a_full_barriers()[abuf.stage_idx], abuf.phase);
+      a_base = sm90::smem_addr(smem.a_fp16(abuf.stage_idx));
+    }
   };
   load_tile();
   for (int i = 0; i < tile.num_k_tiles; ++i) {
@@ -337,7 +531,12 @@ __device__ __forceinline__ void math(const SharedStorage& smem, const TileCoords
     }
     if (i > 0) {  // tile i-1's last wgmma has completed
       __syncwarp();
-      if (lane == 0) sm90::mbar_arrive(&smem.a_empty_barriers()[abuf.stage_idx == 0 ? kNumABuffers - 1 : abuf.stage_idx - 1]);
+      if (lane == 0) {
+        if constexpr (kSharedA)
+          sm90::mbar_arrive(&smem.empty_barriers()[pipe.stage_idx == 0 ? P::kStages - 1 : pipe.stage_idx - 1]);
+        else
+          sm90::mbar_arrive(&smem.a_empty_barriers()[abuf.stage_idx == 0 ? P::kABuffers - 1 : abuf.stage_idx - 1]);
+      }
     }
     pipe.advance_pipeline(), abuf.advance_pipeline();
     if (i + 1 < tile.num_k_tiles) load_tile();
@@ -345,9 +544,10 @@ __device__ __forceinline__ void math(const SharedStorage& smem, const TileCoords
   sm90::wgmma_wait<0>();  // the accumulators are read next
 #else
   // v1: decode the whole tile, issue its 8 wgmmas, wait for all of them.
+  static_assert(!kSharedA, "v1's tile-wait loop exists for the per-CTA A path only");
   for (int i = 0; i < tile.num_k_tiles; ++i, pipe.advance_pipeline(), abuf.advance_pipeline()) {
     sm90::mbar_wait(&smem.full_barriers()[pipe.stage_idx], pipe.phase);
-    const BRows rows = load_b_rows(smem_base + pipe.stage_idx * STAGE_BYTES, offsets);
+    const BRows rows = load_b_rows(smem_base + pipe.stage_idx * P::kStageBytes, offsets);
     __syncwarp();
     if (lane == 0) sm90::mbar_arrive(&smem.empty_barriers()[pipe.stage_idx]);
     sm90::mbar_wait(&smem.a_full_barriers()[abuf.stage_idx], abuf.phase);
@@ -365,8 +565,8 @@ __device__ __forceinline__ void math(const SharedStorage& smem, const TileCoords
 
 // Split-K reduction, step 1: every math thread stores its fp32 partial C^T fragment into the CTA
 // that owns the fragment's output rows (slot = this CTA's rank).
-template <int kClusterK>
-__device__ __forceinline__ void send_partials(const SharedStorage& smem, const float (&acc)[64], int wg,
+template <int kClusterK, bool kSharedA>
+__device__ __forceinline__ void send_partials(const SharedStorage<kSharedA>& smem, const float (&acc)[64], int wg,
                                               int thread, uint32_t my_rank) {
   const int warp = thread / 32, lane = thread % 32;
   const int g = lane / 4, t = lane % 4;
@@ -426,9 +626,10 @@ __device__ __forceinline__ void send_partials(const SharedStorage& smem, const f
 
 // Split-K reduction, step 2: all threads sum this CTA's slice over the cluster's slots (fixed
 // order: deterministic) and write fp16 C with 4-byte stores coalesced along n.
-template <int kClusterK>
-__device__ __forceinline__ void reduce_and_store(const SharedStorage& smem, __half* c, int m, int n,
+template <int kClusterK, bool kSharedA>
+__device__ __forceinline__ void reduce_and_store(const SharedStorage<kSharedA>& smem, __half* c, int m, int n,
                                                  const TileCoords& tile, uint32_t my_rank) {
+  constexpr int kNumThreads = Plan<kSharedA>::kThreads;
   const float* partials = smem.partials();
 #if NVFP4_SM90_VECTOR_PARTIALS
   // Thread item = (n, V consecutive mp); lanes run along n: coalesced 2-byte C stores per row m.
@@ -469,17 +670,19 @@ __device__ __forceinline__ void reduce_and_store(const SharedStorage& smem, __ha
 #endif
 }
 
-template <int kClusterK>
-__global__ void __cluster_dims__(kClusterK, 1, 1) __launch_bounds__(kNumThreads, 1)
+template <int kClusterK, bool kSharedA>
+__global__ void __cluster_dims__(kClusterK, 1, 1) __launch_bounds__(Plan<kSharedA>::kThreads, 1)
     nvfp4_gemm_sm90_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
-                           const uint8_t* sfa, const uint8_t* sfb, __half* c, int m, int n, int k) {
+                           const __grid_constant__ CUtensorMap tmap_a16, const uint8_t* a, const uint8_t* sfa,
+                           const uint8_t* sfb, __half* c, int m, int n, int k, int l) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using P = Plan<kSharedA>;
   static_assert(NVFP4_SM90_VECTOR_PARTIALS || (BLOCK_M % kClusterK == 0 && (BLOCK_M / kClusterK) % 8 == 0),
                 "each split-K slice must hold whole 8-row accumulator groups");
   // The dynamic shared memory window starts 1024-byte aligned (no static shared memory here);
   // the swizzled TMA / wgmma layouts rely on it, so a misaligned base traps instead of computing garbage.
   extern __shared__ __align__(1024) uint8_t smem_raw[];
-  const SharedStorage smem{smem_raw};
+  const SharedStorage<kSharedA> smem{smem_raw};
   if (sm90::smem_addr(smem_raw) % 1024 != 0) __trap();
 
   const int m_tiles = m / BLOCK_M;
@@ -489,14 +692,20 @@ __global__ void __cluster_dims__(kClusterK, 1, 1) __launch_bounds__(kNumThreads,
   const int num_k_tiles = k_base + (int(my_rank) < k_rem ? 1 : 0);
   const TileCoords tile{int(blockIdx.z) % m_tiles, int(blockIdx.y), int(blockIdx.z) / m_tiles,
                         int(my_rank) * k_base + min(int(my_rank), k_rem), num_k_tiles};
+  const int rest_k = k / (4 * kSfVec);  // 512-byte scale chunks per 128-row tile
+  const TileSources src{&tmap_a, &tmap_b, &tmap_a16,
+                        sfa + (size_t(tile.batch) * m_tiles + tile.m_tile) * rest_k * 512,
+                        sfb + (size_t(tile.batch) * (n / BLOCK_N) + tile.n_tile) * rest_k * 512,
+                        tile.batch * m + tile.m_tile * BLOCK_M, tile.batch * n + tile.n_tile * BLOCK_N};
+  const bool is_producer = threadIdx.x == P::kProducerThread;
 
   // ---- Barrier init ----
   if (threadIdx.x == 0) {
-    for (int s = 0; s < kNumStages; ++s) {
+    for (int s = 0; s < P::kStages; ++s) {
       sm90::mbar_init(&smem.full_barriers()[s], 1);
-      sm90::mbar_init(&smem.empty_barriers()[s], 4 + 4 * kNumMathWarpgroups);  // one per reading warp
+      sm90::mbar_init(&smem.empty_barriers()[s], P::kStageReaderWarps);  // one per reading warp
     }
-    for (int b = 0; b < kNumABuffers; ++b) {
+    for (int b = 0; b < P::kABuffers; ++b) {
       sm90::mbar_init(&smem.a_full_barriers()[b], 128);                      // every decode thread
       sm90::mbar_init(&smem.a_empty_barriers()[b], 4 * kNumMathWarpgroups);  // one per math warp
     }
@@ -505,29 +714,47 @@ __global__ void __cluster_dims__(kClusterK, 1, 1) __launch_bounds__(kNumThreads,
     sm90::fence_barrier_init();
   }
   __syncthreads();
+  if (is_producer) {
+    sm90::prefetch_tensor_map(&tmap_a);
+    sm90::prefetch_tensor_map(&tmap_b);
+    if constexpr (kSharedA) sm90::prefetch_tensor_map(&tmap_a16);
+#if NVFP4_SM90_DEBUG
+    if (blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0)
+      printf("nvfp4_sm90: m=%d n=%d k=%d clusterK=%d sharedA=%d k_tiles/CTA=%d sfa[0..3]=%02x %02x %02x %02x\n", m,
+             n, k, kClusterK, int(kSharedA), num_k_tiles, sfa[0], sfa[1], sfa[2], sfa[3]);
+#endif
+  }
+
+  // ---- Shared A: B loads go out, every thread decodes its share of A, the launch synchronises ----
+  int prefilled = 0;
+  uint32_t generation = 0;
+  if constexpr (kSharedA) {
+    if (is_producer) prefilled = prefill_b(smem, src, tile);
+#if !NVFP4_SM90_ABLATE_SHARED_A_DECODE && !NVFP4_SM90_ABLATE_GRID_BARRIER
+    decode_a_to_global(a, sfa, l * m, k, nvfp4_decode::load_table(sm90::smem_addr(smem.e2m1_table())));
+#endif
+#if !NVFP4_SM90_ABLATE_GRID_BARRIER
+    sm90::fence_proxy_async_global();
+    __threadfence();
+    __syncthreads();
+    if (is_producer) generation = grid_arrive();
+#endif
+  }
 
   // ---- Dispatch warps into different roles ----
   const int wg = threadIdx.x / 128;
   float acc[64];
   if (wg < kNumMathWarpgroups) {
-    math(smem, tile, wg, threadIdx.x % 128, acc);
-  } else if (wg == kNumMathWarpgroups) {
-    a_decoder(smem, tile, threadIdx.x % 128);
-  } else {
-    if (threadIdx.x % 128 == 0) {
-      sm90::prefetch_tensor_map(&tmap_a);
-      sm90::prefetch_tensor_map(&tmap_b);
-      const int rest_k = k / (4 * kSfVec);  // 512-byte scale chunks per 128-row tile
-      const size_t sfa_tile = (size_t(tile.batch) * m_tiles + tile.m_tile) * rest_k * 512;
-      const size_t sfb_tile = (size_t(tile.batch) * (n / BLOCK_N) + tile.n_tile) * rest_k * 512;
-#if NVFP4_SM90_DEBUG
-      if (blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0)
-        printf("nvfp4_sm90: m=%d n=%d k=%d clusterK=%d k_tiles/CTA=%d sfa[0..3]=%02x %02x %02x %02x\n", m, n, k,
-               kClusterK, num_k_tiles, sfa[0], sfa[1], sfa[2], sfa[3]);
-#endif
-      producer(smem, &tmap_a, &tmap_b, sfa + sfa_tile, sfb + sfb_tile, tile.batch * m + tile.m_tile * BLOCK_M,
-               tile.batch * n + tile.n_tile * BLOCK_N, tile);
+    math<kSharedA>(smem, tile, wg, threadIdx.x % 128, acc);
+  } else if (is_producer) {
+    if constexpr (kSharedA) {
+      grid_wait(generation);
+      producer_shared_a(smem, src, tile, prefilled);
+    } else {
+      producer(smem, src, tile);
     }
+  } else if constexpr (!kSharedA) {
+    if (wg == kNumMathWarpgroups) a_decoder(smem, tile, threadIdx.x % 128);
   }
 
   // ---- Split-K epilogue through distributed shared memory ----
@@ -573,38 +800,58 @@ bool make_packed_map(CUtensorMap* map, const uint8_t* data, int rows, int k, int
                               CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
+// A 2-D fp16 map over the launch-wide decoded A copy ([l*m, k] row-major), one box = one 128B-swizzle
+// atom (64 fp16 x 128 rows), as the wgmma descriptors expect.
+bool make_shared_a_map(CUtensorMap* map, int rows, int k) {
+  void* copy = nullptr;  // looked up every call: a host-side static here reads like a result cache
+  if (cudaGetSymbolAddress(&copy, g_shared_a) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  const cuuint64_t dims[2] = {cuuint64_t(k), cuuint64_t(rows)};
+  const cuuint64_t strides[1] = {cuuint64_t(k) * 2};
+  const cuuint32_t box[2] = {cuuint32_t(A_ATOM_K), cuuint32_t(BLOCK_M)};
+  const cuuint32_t elem_strides[2] = {1, 1};
+  return tensor_map_encoder()(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, copy, dims, strides, box, elem_strides,
+                              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                              CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
 constexpr int kClusterKSlots = 5;  // cluster_k = 1, 2, 4, 8, 3
 constexpr int cluster_slot(int cluster_k) {
   return cluster_k == 3 ? 4 : cluster_k == 8 ? 3 : cluster_k == 4 ? 2 : cluster_k == 2 ? 1 : 0;
 }
-bool smem_limit_raised[kClusterKSlots] = {};                          // launch settings, not results
-int max_active_clusters_cached[kClusterKSlots] = {-1, -1, -1, -1, -1};  // properties of this GPU and kernel
+// launch settings and properties of this GPU and kernel, not results; [shared A][cluster slot]
+bool smem_limit_raised[2][kClusterKSlots] = {};
+int max_active_clusters_cached[2][kClusterKSlots] = {{-1, -1, -1, -1, -1}, {-1, -1, -1, -1, -1}};
 
-template <int kClusterK>
+template <int kClusterK, bool kSharedA>
 cudaError_t allow_large_smem() {
-  if (!smem_limit_raised[cluster_slot(kClusterK)]) {
-    const cudaError_t err = cudaFuncSetAttribute(nvfp4_gemm_sm90_kernel<kClusterK>,
-                                                 cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES);
+  if (!smem_limit_raised[kSharedA][cluster_slot(kClusterK)]) {
+    const cudaError_t err = cudaFuncSetAttribute(nvfp4_gemm_sm90_kernel<kClusterK, kSharedA>,
+                                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                 Plan<kSharedA>::kSmemBytes);
     if (err != cudaSuccess) return err;
-    smem_limit_raised[cluster_slot(kClusterK)] = true;
+    smem_limit_raised[kSharedA][cluster_slot(kClusterK)] = true;
   }
   return cudaSuccess;
 }
 
 // How many clusters of kClusterK CTAs the GPU runs at once. Clusters must fit inside one GPC, so
 // this is below num_sms / kClusterK (seen on an H100: 128 CTAs in clusters of 4 ran as two waves).
-template <int kClusterK>
+template <int kClusterK, bool kSharedA>
 int max_active_clusters() {
-  int& cached = max_active_clusters_cached[cluster_slot(kClusterK)];
+  int& cached = max_active_clusters_cached[kSharedA][cluster_slot(kClusterK)];
   if (cached < 0) {
     int clusters = 0;
     cudaLaunchConfig_t config = {};
     config.gridDim = dim3(kClusterK, 1, 1);
-    config.blockDim = dim3(kNumThreads, 1, 1);
-    config.dynamicSmemBytes = SMEM_BYTES;
-    if (allow_large_smem<kClusterK>() != cudaSuccess ||
-        cudaOccupancyMaxActiveClusters(&clusters, nvfp4_gemm_sm90_kernel<kClusterK>, &config) != cudaSuccess) {
-      (void)cudaGetLastError();  // not fatal: fall back to no split
+    config.blockDim = dim3(Plan<kSharedA>::kThreads, 1, 1);
+    config.dynamicSmemBytes = Plan<kSharedA>::kSmemBytes;
+    if (allow_large_smem<kClusterK, kSharedA>() != cudaSuccess ||
+        cudaOccupancyMaxActiveClusters(&clusters, nvfp4_gemm_sm90_kernel<kClusterK, kSharedA>, &config) !=
+            cudaSuccess) {
+      (void)cudaGetLastError();  // not fatal: fall back to no split (and no shared A)
       clusters = 0;
     }
     cached = clusters;
@@ -612,36 +859,86 @@ int max_active_clusters() {
   return cached;
 }
 
+template <bool kSharedA>
+int max_active_clusters_of(int cluster_k) {
+  switch (cluster_k) {
+    case 8: return max_active_clusters<8, kSharedA>();
+    case 4: return max_active_clusters<4, kSharedA>();
+    case 3: return max_active_clusters<3, kSharedA>();
+    case 2: return max_active_clusters<2, kSharedA>();
+    default: return max_active_clusters<1, kSharedA>();
+  }
+}
+
 // Split K over a cluster only while the whole grid still runs in one wave and SMs would otherwise
 // idle; every CTA keeps whole K tiles (one or more). The split with the fewest K tiles on its busiest
 // CTA wins, the smaller cluster on a tie. A cluster of 3 (ODD_SPLIT) fits where 4 does not: on an
 // H100, 32 clusters of 4 ran as two waves.
+template <bool kSharedA>
 int choose_cluster_k(int tiles, int k) {
   const int k_tiles = k / BLOCK_K;
   int best = 1, best_k_tiles = k_tiles;
-  const auto consider = [&](int cluster_k, int (*max_clusters)()) {
+  const auto consider = [&](int cluster_k) {
     const int busiest = (k_tiles + cluster_k - 1) / cluster_k;
     if (NVFP4_SM90_MAX_CLUSTER_K >= cluster_k && cluster_k <= k_tiles && busiest < best_k_tiles &&
-        tiles <= max_clusters())
+        tiles <= max_active_clusters_of<kSharedA>(cluster_k))
       best = cluster_k, best_k_tiles = busiest;
   };
-  consider(2, max_active_clusters<2>);
+  consider(2);
 #if NVFP4_SM90_ODD_SPLIT
-  consider(3, max_active_clusters<3>);
+  consider(3);
 #endif
-  consider(4, max_active_clusters<4>);
-  consider(8, max_active_clusters<8>);
+  consider(4);
+  consider(8);
   return best;
 }
 
-template <int kClusterK>
-cudaError_t launch(const CUtensorMap& tmap_a, const CUtensorMap& tmap_b, const Nvfp4GemmArgs& args) {
-  const cudaError_t err = allow_large_smem<kClusterK>();
+struct LaunchPlan {
+  int cluster_k;
+  bool shared_a;
+};
+
+// Shared A needs every CTA of the launch resident at once (its barrier waits for all of them) and
+// A small enough for the global copy; it costs a few microseconds up front (the launch-wide decode
+// and barrier), so it is used only where CTAs run long enough to earn that back. Otherwise each
+// CTA decodes its own A.
+LaunchPlan choose_plan(int m, int n, int k, int l) {
+  const int tiles = (m / BLOCK_M) * (n / BLOCK_N) * l;
+#if NVFP4_SM90_SHARED_A
+  if (int64_t(l) * m * k <= kSharedACapacity) {
+    const int cluster_k = choose_cluster_k<true>(tiles, k);
+    const int busiest_k_tiles = (k / BLOCK_K + cluster_k - 1) / cluster_k;
+    if (busiest_k_tiles >= NVFP4_SM90_SHARED_A_MIN_K_TILES && tiles <= max_active_clusters_of<true>(cluster_k))
+      return {cluster_k, true};
+  }
+#endif
+  return {choose_cluster_k<false>(tiles, k), false};
+}
+
+template <int kClusterK, bool kSharedA>
+cudaError_t launch(const CUtensorMap& tmap_a, const CUtensorMap& tmap_b, const CUtensorMap& tmap_a16,
+                   const Nvfp4GemmArgs& args) {
+  const cudaError_t err = allow_large_smem<kClusterK, kSharedA>();
   if (err != cudaSuccess) return err;
   const dim3 grid(kClusterK, args.n / BLOCK_N, (args.m / BLOCK_M) * args.l);
-  nvfp4_gemm_sm90_kernel<kClusterK><<<grid, kNumThreads, SMEM_BYTES>>>(
-      tmap_a, tmap_b, args.sfa, args.sfb, static_cast<__half*>(args.c), args.m, args.n, args.k);
+  nvfp4_gemm_sm90_kernel<kClusterK, kSharedA><<<grid, Plan<kSharedA>::kThreads, Plan<kSharedA>::kSmemBytes>>>(
+      tmap_a, tmap_b, tmap_a16, args.a, args.sfa, args.sfb, static_cast<__half*>(args.c), args.m, args.n, args.k,
+      args.l);
   return cudaGetLastError();
+}
+
+template <bool kSharedA>
+cudaError_t launch_with_cluster(int cluster_k, const CUtensorMap& tmap_a, const CUtensorMap& tmap_b,
+                                const CUtensorMap& tmap_a16, const Nvfp4GemmArgs& args) {
+  switch (cluster_k) {
+    case 8: return launch<8, kSharedA>(tmap_a, tmap_b, tmap_a16, args);
+    case 4: return launch<4, kSharedA>(tmap_a, tmap_b, tmap_a16, args);
+#if NVFP4_SM90_ODD_SPLIT
+    case 3: return launch<3, kSharedA>(tmap_a, tmap_b, tmap_a16, args);
+#endif
+    case 2: return launch<2, kSharedA>(tmap_a, tmap_b, tmap_a16, args);
+    default: return launch<1, kSharedA>(tmap_a, tmap_b, tmap_a16, args);
+  }
 }
 
 }  // namespace
@@ -658,28 +955,29 @@ const char* nvfp4_gemm_unsupported(int m, int n, int k, int l) {
   return nullptr;
 }
 
-// The split-K cluster size the launch would use for a supported shape (for benchmarks/sm90_kernel.py).
+// The launch plan for a supported shape (for benchmarks/sm90_kernel.py): the split-K cluster size,
+// plus 100 when the launch shares one decoded copy of A.
 int nvfp4_sm90_plan(int m, int n, int k, int l) {
   using namespace nvfp4_sm90;
-  return choose_cluster_k((m / BLOCK_M) * (n / BLOCK_N) * l, k);
+  const LaunchPlan plan = choose_plan(m, n, k, l);
+  return plan.cluster_k + (plan.shared_a ? 100 : 0);
 }
 
 cudaError_t nvfp4_gemm_launch(const Nvfp4GemmArgs& args) {
   using namespace nvfp4_sm90;
   if (nvfp4_gemm_unsupported(args.m, args.n, args.k, args.l) != nullptr) return cudaErrorInvalidValue;
   if (tensor_map_encoder() == nullptr) return cudaErrorSymbolNotFound;
-  CUtensorMap tmap_a, tmap_b;
+  CUtensorMap tmap_a, tmap_b, tmap_a16 = {};
   if (!make_packed_map(&tmap_a, args.a, args.l * args.m, args.k, BLOCK_M, CU_TENSOR_MAP_SWIZZLE_64B) ||
       !make_packed_map(&tmap_b, args.b, args.l * args.n, args.k, BLOCK_N, CU_TENSOR_MAP_SWIZZLE_NONE))
     return cudaErrorInvalidValue;
-  const int tiles = (args.m / BLOCK_M) * (args.n / BLOCK_N) * args.l;
-  switch (choose_cluster_k(tiles, args.k)) {
-    case 8: return launch<8>(tmap_a, tmap_b, args);
-    case 4: return launch<4>(tmap_a, tmap_b, args);
-#if NVFP4_SM90_ODD_SPLIT
-    case 3: return launch<3>(tmap_a, tmap_b, args);
+  const LaunchPlan plan = choose_plan(args.m, args.n, args.k, args.l);
+#if NVFP4_SM90_SHARED_A
+  if (plan.shared_a && make_shared_a_map(&tmap_a16, args.l * args.m, args.k))
+    return launch_with_cluster<true>(plan.cluster_k, tmap_a, tmap_b, tmap_a16, args);
 #endif
-    case 2: return launch<2>(tmap_a, tmap_b, args);
-    default: return launch<1>(tmap_a, tmap_b, args);
-  }
+  // per-CTA A (also if the shared copy's map could not be made: slower, never wrong)
+  const int tiles = (args.m / BLOCK_M) * (args.n / BLOCK_N) * args.l;
+  return launch_with_cluster<false>(plan.shared_a ? choose_cluster_k<false>(tiles, args.k) : plan.cluster_k, tmap_a,
+                                    tmap_b, tmap_a16, args);
 }
