@@ -58,13 +58,27 @@ def file_digest(path: Path) -> str:
         return "unreadable"
 
 
-def describe_target(target: Path | str | None) -> str:
+def describe_target(target: Path | str | None, root: Path | None = None) -> str:
+    """`path@content-hash`; the path relative to the project root when inside it, so the log reads
+    the same from any checkout and any working directory."""
     if target is None:
         return "-"
     path = Path(target)
     if path.is_file():
-        return f"{path}@{file_digest(path)}"
+        return f"{_relative_to_root(path, root)}@{file_digest(path)}"
+    if path.is_dir():
+        return _relative_to_root(path, root)
     return str(target)
+
+
+def _relative_to_root(path: Path, root: Path | None) -> str:
+    resolved = path.resolve()
+    if root is not None:
+        try:
+            return str(resolved.relative_to(root.resolve()))
+        except ValueError:
+            pass
+    return str(resolved)
 
 
 def _git(args: list[str], cwd: Path) -> str | None:
@@ -92,7 +106,7 @@ def make_entry(outcome: Outcome, argv: list[str], cwd: Path) -> RunEntry:
     return RunEntry(
         time=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         command=shlex.join(["nvfp4ctl", *argv]),
-        target=describe_target(outcome.target),
+        target=describe_target(outcome.target, cwd),
         commit=git_state(cwd),
         gpu=outcome.gpu or detect_gpu(),
         exit_code=str(int(outcome.exit_code)),

@@ -101,8 +101,20 @@ def test_make_entry_hashes_the_target(tmp_path):
     target = tmp_path / "submission.py"
     target.write_text("def custom_kernel(data): ...\n")
     entry = runlog.make_entry(Outcome("10/10 pass", ExitCode.OK, target, "NVIDIA H100 (sm_90)"), ["check"], tmp_path)
-    assert entry.target == f"{target}@{runlog.file_digest(target)}"
+    assert entry.target == f"submission.py@{runlog.file_digest(target)}"  # relative to the project root
     assert entry.command == "nvfp4ctl check" and entry.exit_code == "0" and entry.gpu == "NVIDIA H100 (sm_90)"
+
+
+def test_targets_outside_the_project_are_logged_by_absolute_path(tmp_path):
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    project.mkdir(), elsewhere.mkdir()
+    inside, outside = project / "kernels" / "k.cu", elsewhere / "k.cu"
+    inside.parent.mkdir()
+    inside.write_text("a"), outside.write_text("b")
+    assert runlog.describe_target(inside, project) == f"kernels/k.cu@{runlog.file_digest(inside)}"
+    assert runlog.describe_target(outside, project) == f"{outside.resolve()}@{runlog.file_digest(outside)}"
+    assert runlog.describe_target(None, project) == "-"
+    assert runlog.describe_target(inside.parent, project) == "kernels"  # a folder: no hash
 
 
 def test_log_command_shows_the_last_n(tmp_path, monkeypatch):

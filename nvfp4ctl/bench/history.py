@@ -87,21 +87,24 @@ def parse_result_line(text: str) -> LoggedBench | None:
     return LoggedBench(Timing(float(found["mean"]), float(found["err"] or 0.0)), shapes)
 
 
-def _target_path(cell: str) -> tuple[Path | None, str]:
+def _target_path(cell: str, root: Path) -> tuple[Path | None, str]:
+    """The logged target's path (relative ones are relative to the project root) and content hash."""
     path, _, digest = cell.rpartition("@")
-    return (Path(path).resolve(), digest) if path else (None, "")
+    return ((root / path).resolve(), digest) if path else (None, "")
 
 
-def find_previous(entries: Iterable[RunEntry], target: Path, gpu: str,
-                  shapes: Collection[str]) -> tuple[RunEntry, LoggedBench] | None:
+def find_previous(entries: Iterable[RunEntry], target: Path, gpu: str, shapes: Collection[str],
+                  root: Path | None = None) -> tuple[RunEntry, LoggedBench] | None:
     """The latest successful bench of `target` (by path) on `gpu` that timed all of `shapes`; failing
-    that, the latest that timed at least one of them (a full bench is not judged by an `--only` run)."""
+    that, the latest that timed at least one of them (a full bench is not judged by an `--only` run).
+    `root` is the project root the log's relative paths start from (default: the working directory)."""
+    root = root or Path.cwd()
     wanted = target.resolve()
     partial: tuple[RunEntry, LoggedBench] | None = None
     for entry in reversed(list(entries)):
         if not entry.command.startswith("nvfp4ctl bench") or entry.exit_code != "0" or entry.gpu != gpu:
             continue
-        if _target_path(entry.target)[0] != wanted:
+        if _target_path(entry.target, root)[0] != wanted:
             continue
         logged = parse_result_line(entry.result)
         if logged is None:
@@ -119,4 +122,4 @@ def compare(previous: tuple[RunEntry, LoggedBench], geomean: Timing, shapes: Seq
     deltas = [Delta(key, logged.shapes[key], now) for key, now in shapes if key in logged.shapes]
     if deltas and len(deltas) == len(shapes) == len(logged.shapes):
         deltas.append(Delta("geomean", logged.geomean, geomean))
-    return Comparison(entry, same_code=_target_path(entry.target)[1] == digest, deltas=deltas)
+    return Comparison(entry, same_code=entry.target.rpartition("@")[2] == digest, deltas=deltas)

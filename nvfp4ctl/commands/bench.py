@@ -17,7 +17,7 @@ from nvfp4ctl import options
 from nvfp4ctl.console import VERBOSE, get_console
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.outcome import Outcome
-from nvfp4ctl.project import memory_path
+from nvfp4ctl.project import memory_path, project_root
 from nvfp4ctl.task import K_MULTIPLE, Case, Task, load_task
 
 NO_GPU = "no CUDA GPU found: nvfp4ctl bench times kernels on a GPU"
@@ -76,7 +76,8 @@ def command(
 
 def compare_with_log(report: BenchReport, target: Path) -> history.Comparison | None:
     """The previous bench of the same target path on the same GPU, from MEMORY.md's run log."""
-    previous = history.find_previous(runlog.read(memory_path()), target, report.gpu, [s.key for s in report.shapes])
+    previous = history.find_previous(runlog.read(memory_path()), target, report.gpu, [s.key for s in report.shapes],
+                                     project_root())
     if previous is None:
         return None
     return history.compare(previous, history.Timing(report.geomean_us, report.geomean_err_us), report.timings(),

@@ -52,6 +52,22 @@ def test_find_previous_takes_the_latest_good_bench_of_the_same_path_and_gpu(tmp_
     assert find_previous(entries, kernel, GPU, ["256x256x256"]) is None  # no shape in common
 
 
+def test_relative_log_paths_start_at_the_project_root_not_the_working_directory(tmp_path: Path, monkeypatch) -> None:
+    project = tmp_path / "project"
+    kernel = project / "kernels" / "k.cu"
+    kernel.parent.mkdir(parents=True)
+    kernel.write_text("x")
+    relative = _entry("kernels/k.cu@aaa", result_line(Timing(40.0, 0.1), SHAPES))
+    absolute = _entry(f"{kernel}@bbb", result_line(Timing(39.0, 0.1), SHAPES))  # lines logged before paths were relative
+    keys = [key for key, _ in SHAPES]
+    monkeypatch.chdir(tmp_path)  # somewhere else: the root, not the cwd, anchors relative paths
+    found = find_previous([relative], kernel, GPU, keys, root=project)
+    assert found is not None and found[0] is relative
+    assert find_previous([relative], kernel, GPU, keys) is None  # resolved against the cwd: another file
+    found_old = find_previous([absolute], kernel, GPU, keys, root=project)
+    assert found_old is not None and found_old[0] is absolute
+
+
 def test_verdicts_use_the_combined_noise_with_a_run_to_run_floor() -> None:
     assert Delta("s", Timing(100.0, 0.01), Timing(100.9, 0.01)).verdict == "same"  # under the 1 % floor
     assert Delta("s", Timing(100.0, 0.01), Timing(98.0, 0.01)).verdict == "faster"

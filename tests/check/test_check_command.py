@@ -11,7 +11,7 @@ from check_fakes import TARGETS
 from fake_problem import FakeCase
 from nvfp4ctl import runlog
 from nvfp4ctl.cli import app
-from nvfp4ctl.project import memory_path
+from nvfp4ctl.project import memory_path, project_root
 
 
 def check(*args: str):
@@ -30,7 +30,8 @@ def test_correct_target_passes_every_test(fake_task):
     assert "3/3 pass" in result.output
     entry = _last_log_entry()
     assert entry.result == "3/3 pass" and entry.exit_code == "0"
-    assert entry.target.startswith(str(TARGETS / "good.py") + "@")
+    assert entry.target == runlog.describe_target(TARGETS / "good.py", project_root())
+    assert not entry.target.startswith("/")  # inside the project: logged relative to its root
 
 
 def test_hanging_target_is_killed_and_the_run_stops(fake_task):
