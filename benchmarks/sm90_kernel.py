@@ -36,7 +36,8 @@ LIB_DIR = REPO / ".sm90build"
 # name -> extra defines; "main" is the shipped kernel
 VARIANTS: dict[str, list[str]] = {
     "main": [],
-    "v6": ["-DNVFP4_SM90_SHARED_A=0"],
+    "v6": ["-DNVFP4_SM90_SHARED_A=0", "-DNVFP4_SM90_E4M3_DECODE=0"],
+    "v7": ["-DNVFP4_SM90_E4M3_DECODE=0"],
     "shared_all": ["-DNVFP4_SM90_SHARED_A_MIN_K_TILES=1"],
     "shared_no_a_decode": ["-DNVFP4_SM90_SHARED_A_MIN_K_TILES=1", "-DNVFP4_SM90_ABLATE_SHARED_A_DECODE=1"],
     "shared_no_barrier": ["-DNVFP4_SM90_SHARED_A_MIN_K_TILES=1", "-DNVFP4_SM90_ABLATE_GRID_BARRIER=1"],

@@ -73,6 +73,9 @@
 #ifndef NVFP4_SM90_SHARED_A  // 0: v6, every CTA decodes its own A (no launch-wide A copy)
 #define NVFP4_SM90_SHARED_A NVFP4_SM90_ROLLING_WGMMA
 #endif
+#ifndef NVFP4_SM90_E4M3_DECODE  // 0: v7's prmt-table decode (exact values) instead of e4m3 placement + cvt
+#define NVFP4_SM90_E4M3_DECODE 1
+#endif
 #ifndef NVFP4_SM90_SHARED_A_MIN_K_TILES  // shared A only where a CTA runs at least this many K tiles
 #define NVFP4_SM90_SHARED_A_MIN_K_TILES 16
 #endif
@@ -106,6 +109,19 @@ constexpr int PARTIAL_BYTES = BLOCK_M * PARTIAL_ROW_FLOATS * 4;
 // Shared A: fp16 values of A (l * m * k) one launch can decode into its global copy (16 MB).
 constexpr int64_t kSharedACapacity = int64_t(1) << 23;
 constexpr uint64_t kGridBarrierTimeoutNs = 2000000000ull;  // a CTA that never arrives: trap, don't hang
+
+// Decode route: e4m3 placement + cvt (values × 2^-6; the epilogue multiplies C by 2^12, exact) or
+// the prmt table (exact values). Both give the same pairs of values, so the K order is unchanged.
+__device__ __forceinline__ nvfp4_decode::Fp16x2Quad decode8(uint32_t x, uint32_t scale_x2,
+                                                           const nvfp4_decode::E2m1Table& table) {
+#if NVFP4_SM90_E4M3_DECODE
+  (void)table;
+  return nvfp4_decode::decode_e2m1x8_e4m3(x, scale_x2);
+#else
+  return nvfp4_decode::decode_e2m1x8(x, scale_x2, table);
+#endif
+}
+constexpr float kOutputUnscale = NVFP4_SM90_E4M3_DECODE ? nvfp4_decode::kE4m3DecodeUnscale : 1.0f;
 
 // Shared memory plan of one variant. Per-CTA A: a stage holds packed A (64B-swizzled), packed B
 // and both scale chunks, and the decode warpgroup fills 3 separate fp16 A buffers. Shared A: a stage
@@ -308,7 +324,7 @@ __device__ __forceinline__ void store_a_item(const AItem& it, int k, const nvfp4
   for (int t = 0; t < 4; ++t) {
     // word (t, w) lies in k-block 2t + w/2: byte (t%2)*2 + w/2 of scale word t/2
     const uint32_t scale = nvfp4_decode::e4m3_splat_f16x2(it.sf_words[t / 2], (t % 2) * 2 + it.w / 2);
-    const nvfp4_decode::Fp16x2Quad q = nvfp4_decode::decode_e2m1x8(it.words[t], scale, table);
+    const nvfp4_decode::Fp16x2Quad q = decode8(it.words[t], scale, table);
     h02[t] = q.h02, h13[t] = q.h13, h46[t] = q.h46, h57[t] = q.h57;
   }
   // logical k-steps 2w, 2w+1: elements 32w .. 32w+31 of the stage
@@ -411,7 +427,7 @@ __device__ __forceinline__ void a_decoder(const SharedStorage<false>& smem, cons
       for (int t = 0; t < 4; ++t) {
         // word (t, w) lies in k-block 2t + w/2: byte (t%2)*2 + w/2 of scale word t/2
         const uint32_t scale = nvfp4_decode::e4m3_splat_f16x2(sf_words[r][t / 2], (t % 2) * 2 + w / 2);
-        const nvfp4_decode::Fp16x2Quad q = nvfp4_decode::decode_e2m1x8(words[r][t], scale, table);
+        const nvfp4_decode::Fp16x2Quad q = decode8(words[r][t], scale, table);
         h02[t] = q.h02, h13[t] = q.h13, h46[t] = q.h46, h57[t] = q.h57;
       }
       const uint32_t row_base = a_fp16 + 1024 * r;
@@ -459,9 +475,9 @@ __device__ __forceinline__ void decode_b_word(const BRows& packed, int w, uint32
   f0[2] = f1[2] = rows.sf_lo & 0x3C00u, f0[3] = f1[3] = rows.sf_hi & 0x3C00u;
 #else
   const nvfp4_decode::Fp16x2Quad lo =
-      nvfp4_decode::decode_e2m1x8(rows.lo[w], nvfp4_decode::e4m3_splat_f16x2(rows.sf_lo, w / 2), table);
+      decode8(rows.lo[w], nvfp4_decode::e4m3_splat_f16x2(rows.sf_lo, w / 2), table);
   const nvfp4_decode::Fp16x2Quad hi =
-      nvfp4_decode::decode_e2m1x8(rows.hi[w], nvfp4_decode::e4m3_splat_f16x2(rows.sf_hi, w / 2), table);
+      decode8(rows.hi[w], nvfp4_decode::e4m3_splat_f16x2(rows.sf_hi, w / 2), table);
   f0[0] = lo.h02, f0[1] = hi.h02, f0[2] = lo.h13, f0[3] = hi.h13;
   f1[0] = lo.h46, f1[1] = hi.h46, f1[2] = lo.h57, f1[3] = hi.h57;
 #endif
@@ -651,7 +667,7 @@ __device__ __forceinline__ void reduce_and_store(const SharedStorage<kSharedA>& 
     }
     const size_t n_global = size_t(tile.n_tile) * BLOCK_N + n_local;
 #pragma unroll
-    for (int i = 0; i < P::V; ++i) c[(m_row0 + 8 * (j0 + i) + q) * n + n_global] = __float2half_rn(sum[i]);
+    for (int i = 0; i < P::V; ++i) c[(m_row0 + 8 * (j0 + i) + q) * n + n_global] = __float2half_rn(sum[i] * kOutputUnscale);
   }
 #else
   constexpr int kSliceRows = BLOCK_M / kClusterK;
@@ -665,7 +681,7 @@ __device__ __forceinline__ void reduce_and_store(const SharedStorage<kSharedA>& 
     }
     const size_t m_global = size_t(tile.batch) * m + size_t(tile.m_tile) * BLOCK_M + my_rank * kSliceRows + row;
     const size_t n_global = size_t(tile.n_tile) * BLOCK_N + col;
-    *reinterpret_cast<__half2*>(c + m_global * n + n_global) = __floats2half2_rn(sum.x, sum.y);
+    *reinterpret_cast<__half2*>(c + m_global * n + n_global) = __floats2half2_rn(sum.x * kOutputUnscale, sum.y * kOutputUnscale);
   }
 #endif
 }
