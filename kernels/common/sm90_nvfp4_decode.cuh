@@ -1,4 +1,8 @@
-// Exact NVFP4 -> fp16 decoding with byte permutes (sm_89+ for the e4m3 conversion).
+// Exact NVFP4 -> fp16 decoding, two ways (sm_89+ for the e4m3 conversions). Both return the same
+// pairs of values from a 32-bit word of eight e2m1 codes, multiplied by the e4m3 scale:
+// - decode_e2m1x8_e4m3 (the kernel's default since v8): bit placement into e4m3 bytes and
+//   cvt.rn.f16x2.e4m3x2, ~1.75 instructions per value; the values carry a factor 2^-6.
+// - decode_e2m1x8: byte permutes with a table, ~2.6 instructions per value; the true values.
 //
 // Every e2m1 value is an fp16 whose low byte is zero: magnitudes 0, .5, 1, 1.5, 2, 3, 4, 6 have the
 // high bytes 00 38 3C 3E 40 42 44 46, and the sign is bit 15. A `prmt` with that 8-byte table turns
