@@ -47,7 +47,7 @@ def _logged(name: str, command: Callable[..., Outcome], record: bool = True) -> 
                               exit_code=error.exit_code)
         except KeyboardInterrupt:
             get_console().error("interrupted")
-            outcome = Outcome(result="interrupted", exit_code=ExitCode.FAILURES)
+            outcome = Outcome(result="interrupted", exit_code=ExitCode.INTERRUPTED)
         if record:
             try:
                 runlog.append(runlog.make_entry(outcome, sys.argv[1:], project_root()), memory_path())

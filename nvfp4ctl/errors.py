@@ -11,6 +11,7 @@ class ExitCode(IntEnum):
     USAGE = 2  # usage or input error
     TIMEOUT = 3  # timeout / possible deadlock
     CRASH = 4  # kernel crashed
+    INTERRUPTED = 130  # Ctrl-C: the shell convention (128 + SIGINT), so scripts never read it as failures
 
 
 class NvfpError(Exception):
