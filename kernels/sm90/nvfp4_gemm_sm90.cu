@@ -234,6 +234,15 @@ struct TileSources {
   int row_a, row_b;
 };
 
+// Packed B rows and their scale chunk of K tile kt into stage s (both paths), counted on its full barrier.
+template <bool kSharedA>
+__device__ __forceinline__ void load_packed_b(const SharedStorage<kSharedA>& smem, const TileSources& src, int s,
+                                              int kt) {
+  uint64_t* full = &smem.full_barriers()[s];
+  sm90::tma_load_2d(smem.b_packed(s), src.tmap_b, kt * PACKED_ROW_BYTES, src.row_b, full);
+  sm90::bulk_load(smem.sfb(s), src.sfb_tile + size_t(kt) * SMEM_SF_BYTES, SMEM_SF_BYTES, full);
+}
+
 // ---- Producer (per-CTA A): one thread issues packed A/B tile loads (TMA) and scales (bulk copies) ----
 __device__ __forceinline__ void producer(const SharedStorage<false>& smem, const TileSources& src,
                                          const TileCoords& tile) {
@@ -245,9 +254,8 @@ __device__ __forceinline__ void producer(const SharedStorage<false>& smem, const
     uint64_t* full = &smem.full_barriers()[s];
     sm90::mbar_arrive_expect_tx(full, Plan<false>::kStageTxBytes);
     sm90::tma_load_2d(smem.a_packed(s), src.tmap_a, kt * PACKED_ROW_BYTES, src.row_a, full);
-    sm90::tma_load_2d(smem.b_packed(s), src.tmap_b, kt * PACKED_ROW_BYTES, src.row_b, full);
     sm90::bulk_load(smem.sfa(s), src.sfa_tile + size_t(kt) * SMEM_SF_BYTES, SMEM_SF_BYTES, full);
-    sm90::bulk_load(smem.sfb(s), src.sfb_tile + size_t(kt) * SMEM_SF_BYTES, SMEM_SF_BYTES, full);
+    load_packed_b(smem, src, s, kt);
   }
 }
 
@@ -258,11 +266,8 @@ __device__ __forceinline__ int prefill_b(const SharedStorage<true>& smem, const 
                                          const TileCoords& tile) {
   const int prefilled = min(Plan<true>::kStages, tile.num_k_tiles);
   for (int s = 0; s < prefilled; ++s) {
-    const int kt = tile.k_tile_begin + s;
-    uint64_t* full = &smem.full_barriers()[s];
-    sm90::mbar_arrive_expect_tx(full, Plan<true>::kStageTxBytes);  // A's bytes follow after the barrier
-    sm90::tma_load_2d(smem.b_packed(s), src.tmap_b, kt * PACKED_ROW_BYTES, src.row_b, full);
-    sm90::bulk_load(smem.sfb(s), src.sfb_tile + size_t(kt) * SMEM_SF_BYTES, SMEM_SF_BYTES, full);
+    sm90::mbar_arrive_expect_tx(&smem.full_barriers()[s], Plan<true>::kStageTxBytes);  // A's bytes come later
+    load_packed_b(smem, src, s, tile.k_tile_begin + s);
   }
   return prefilled;
 }
@@ -284,10 +289,8 @@ __device__ __forceinline__ void producer_shared_a(const SharedStorage<true>& sme
   for (int i = prefilled; i < tile.num_k_tiles; ++i, pipe.advance_pipeline()) {
     const int s = pipe.stage_idx, kt = tile.k_tile_begin + i;
     sm90::mbar_wait(&smem.empty_barriers()[s], pipe.phase ^ 1);
-    uint64_t* full = &smem.full_barriers()[s];
-    sm90::mbar_arrive_expect_tx(full, Plan<true>::kStageTxBytes);
-    sm90::tma_load_2d(smem.b_packed(s), src.tmap_b, kt * PACKED_ROW_BYTES, src.row_b, full);
-    sm90::bulk_load(smem.sfb(s), src.sfb_tile + size_t(kt) * SMEM_SF_BYTES, SMEM_SF_BYTES, full);
+    sm90::mbar_arrive_expect_tx(&smem.full_barriers()[s], Plan<true>::kStageTxBytes);
+    load_packed_b(smem, src, s, kt);
     load_a16(smem, src, s, kt);
   }
 }
