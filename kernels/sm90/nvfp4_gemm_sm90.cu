@@ -301,6 +301,26 @@ __device__ __forceinline__ void producer_shared_a(const SharedStorage<true>& sme
 // 2w and 2w+1 of the stage, the order the decode warpgroup writes to shared memory). The copy is
 // then a plain row-major [l*m, k] fp16 matrix that TMA loads with the 128-byte swizzle. Small
 // items keep the launch's critical path short; consecutive threads take consecutive words.
+// Word w of a row's four 16-byte chunks of one K tile (32 values; word (t, w) lies in k-block
+// 2t + w/2, whose scale is byte (t%2)*2 + w/2 of scale word t/2) as the 64 bytes of logical k-steps
+// 2w and 2w+1: group[j] is the j-th 16 bytes. Both A decoders (per-CTA into shared memory, shared A
+// into global memory) write these groups, so both produce the K order the math warps expect.
+struct RowWordFp16 {
+  uint32_t group[4][4];
+};
+
+__device__ __forceinline__ RowWordFp16 decode_row_word(const uint32_t (&words)[4], const uint32_t (&sf_words)[2],
+                                                       int w, const nvfp4_decode::E2m1Table& table) {
+  RowWordFp16 d;
+#pragma unroll
+  for (int t = 0; t < 4; ++t) {
+    const uint32_t scale = nvfp4_decode::e4m3_splat_f16x2(sf_words[t / 2], (t % 2) * 2 + w / 2);
+    const nvfp4_decode::Fp16x2Quad q = decode8(words[t], scale, table);
+    d.group[0][t] = q.h02, d.group[1][t] = q.h13, d.group[2][t] = q.h46, d.group[3][t] = q.h57;
+  }
+  return d;
+}
+
 struct AItem {
   int64_t row;
   int kt, w;
@@ -322,20 +342,11 @@ __device__ __forceinline__ AItem load_a_item(const uint8_t* a, const uint8_t* sf
 }
 
 __device__ __forceinline__ void store_a_item(const AItem& it, int k, const nvfp4_decode::E2m1Table& table) {
-  uint32_t h02[4], h13[4], h46[4], h57[4];
-#pragma unroll
-  for (int t = 0; t < 4; ++t) {
-    // word (t, w) lies in k-block 2t + w/2: byte (t%2)*2 + w/2 of scale word t/2
-    const uint32_t scale = nvfp4_decode::e4m3_splat_f16x2(it.sf_words[t / 2], (t % 2) * 2 + it.w / 2);
-    const nvfp4_decode::Fp16x2Quad q = decode8(it.words[t], scale, table);
-    h02[t] = q.h02, h13[t] = q.h13, h46[t] = q.h46, h57[t] = q.h57;
-  }
+  const RowWordFp16 d = decode_row_word(it.words, it.sf_words, it.w, table);
   // logical k-steps 2w, 2w+1: elements 32w .. 32w+31 of the stage
   uint8_t* out = reinterpret_cast<uint8_t*>(g_shared_a + it.row * k + int64_t(it.kt) * BLOCK_K + 32 * it.w);
-  sm90::st_global_v4(out, h02[0], h02[1], h02[2], h02[3]);
-  sm90::st_global_v4(out + 16, h13[0], h13[1], h13[2], h13[3]);
-  sm90::st_global_v4(out + 32, h46[0], h46[1], h46[2], h46[3]);
-  sm90::st_global_v4(out + 48, h57[0], h57[1], h57[2], h57[3]);
+#pragma unroll
+  for (int j = 0; j < 4; ++j) sm90::st_global_v4(out + 16 * j, d.group[j][0], d.group[j][1], d.group[j][2], d.group[j][3]);
 }
 
 // Two items per round, both loaded before either is decoded: one DRAM latency per round, not two.
@@ -425,19 +436,11 @@ __device__ __forceinline__ void a_decoder(const SharedStorage<false>& smem, cons
     const uint32_t a_fp16 = sm90::smem_addr(smem.a_fp16(abuf.stage_idx));
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
-      uint32_t h02[4], h13[4], h46[4], h57[4];
-#pragma unroll
-      for (int t = 0; t < 4; ++t) {
-        // word (t, w) lies in k-block 2t + w/2: byte (t%2)*2 + w/2 of scale word t/2
-        const uint32_t scale = nvfp4_decode::e4m3_splat_f16x2(sf_words[r][t / 2], (t % 2) * 2 + w / 2);
-        const nvfp4_decode::Fp16x2Quad q = decode8(words[r][t], scale, table);
-        h02[t] = q.h02, h13[t] = q.h13, h46[t] = q.h46, h57[t] = q.h57;
-      }
+      const RowWordFp16 d = decode_row_word(words[r], sf_words[r], w, table);
       const uint32_t row_base = a_fp16 + 1024 * r;
-      sm90::st_shared_v4(row_base + store_offset[0], h02[0], h02[1], h02[2], h02[3]);
-      sm90::st_shared_v4(row_base + store_offset[1], h13[0], h13[1], h13[2], h13[3]);
-      sm90::st_shared_v4(row_base + store_offset[2], h46[0], h46[1], h46[2], h46[3]);
-      sm90::st_shared_v4(row_base + store_offset[3], h57[0], h57[1], h57[2], h57[3]);
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+        sm90::st_shared_v4(row_base + store_offset[j], d.group[j][0], d.group[j][1], d.group[j][2], d.group[j][3]);
     }
 #endif
     sm90::fence_proxy_async_smem();  // make the generic stores visible to wgmma (async proxy)
