@@ -71,6 +71,12 @@ def describe_target(target: Path | str | None, root: Path | None = None) -> str:
     return str(target)
 
 
+def split_target(cell: str) -> tuple[str, str]:
+    """A logged target cell back into (path as logged, content hash); ("", "") for "-" or a folder."""
+    path, _, digest = cell.rpartition("@")
+    return path, digest
+
+
 def _relative_to_root(path: Path, root: Path | None) -> str:
     resolved = path.resolve()
     if root is not None:

@@ -18,7 +18,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from nvfp4ctl.runlog import RunEntry
+from nvfp4ctl.runlog import RunEntry, split_target
 
 RUN_TO_RUN_NOISE = 0.01  # relative; the fidelity target for two consecutive benches
 SIGMAS = 2.0
@@ -87,10 +87,10 @@ def parse_result_line(text: str) -> LoggedBench | None:
     return LoggedBench(Timing(float(found["mean"]), float(found["err"] or 0.0)), shapes)
 
 
-def _target_path(cell: str, root: Path) -> tuple[Path | None, str]:
-    """The logged target's path (relative ones are relative to the project root) and content hash."""
-    path, _, digest = cell.rpartition("@")
-    return ((root / path).resolve(), digest) if path else (None, "")
+def _target_path(cell: str, root: Path) -> Path | None:
+    """The logged target's path; relative ones are relative to the project root."""
+    path, _ = split_target(cell)
+    return (root / path).resolve() if path else None
 
 
 def find_previous(entries: Iterable[RunEntry], target: Path, gpu: str, shapes: Collection[str],
@@ -104,7 +104,7 @@ def find_previous(entries: Iterable[RunEntry], target: Path, gpu: str, shapes: C
     for entry in reversed(list(entries)):
         if not entry.command.startswith("nvfp4ctl bench") or entry.exit_code != "0" or entry.gpu != gpu:
             continue
-        if _target_path(entry.target, root)[0] != wanted:
+        if _target_path(entry.target, root) != wanted:
             continue
         logged = parse_result_line(entry.result)
         if logged is None:
@@ -122,4 +122,4 @@ def compare(previous: tuple[RunEntry, LoggedBench], geomean: Timing, shapes: Seq
     deltas = [Delta(key, logged.shapes[key], now) for key, now in shapes if key in logged.shapes]
     if deltas and len(deltas) == len(shapes) == len(logged.shapes):
         deltas.append(Delta("geomean", logged.geomean, geomean))
-    return Comparison(entry, same_code=entry.target.rpartition("@")[2] == digest, deltas=deltas)
+    return Comparison(entry, same_code=split_target(entry.target)[1] == digest, deltas=deltas)
