@@ -7,9 +7,10 @@
   python3 benchmarks/sm90_kernel.py all [--binding]  # check + bench; --binding also checks the torch binding
   ncu ... python3 benchmarks/sm90_kernel.py launch --variants main --shape 128,7168,16384   # 3 launches to profile
 
-Variants are the kernel compiled with one stage left out (NVFP4_SM90_ABLATE_*), split-K off, or an
-earlier version's main loop (v1_tile_wait) or epilogue (scalar_partials: v4's, vec_only: no 3-CTA split); they
-are plain shared libraries (benchmarks/sm90_capi.cpp) loaded with ctypes, so they build here without a
+Variants are the kernel compiled with one stage left out (NVFP4_SM90_ABLATE_*), split-K off, an
+earlier version's algorithm (v6: per-CTA A and the prmt decode; v7: shared A and the prmt decode), main
+loop (v1_tile_wait) or epilogue (scalar_partials: v4's, vec_only: no 3-CTA split), or shared A on every
+resident shape (shared_*); they are plain shared libraries (benchmarks/sm90_capi.cpp) loaded with ctypes, so they build here without a
 GPU and run next to any torch. Logs and a JSON of every number go to $OUT (or --out).
 """
 
