@@ -5,11 +5,12 @@
   python3 benchmarks/sm90_kernel.py check [--variants main X]  # GPU: task.yml tests, odd shapes, full-range scales
   python3 benchmarks/sm90_kernel.py bench            # GPU: table vs cuBLAS anchor, naive torch, fp16 floor
   python3 benchmarks/sm90_kernel.py all [--binding]  # check + bench; --binding also checks the torch binding
+  python3 benchmarks/sm90_kernel.py timeline         # GPU: per-CTA phase times of one call (timeline variant)
   ncu ... python3 benchmarks/sm90_kernel.py launch --variants main --shape 128,7168,16384   # 3 launches to profile
 
 Variants are the kernel compiled with one stage left out (NVFP4_SM90_ABLATE_*), split-K off, an
 earlier version's algorithm (v6: per-CTA A and the prmt decode; v7: shared A and the prmt decode), main
-loop (v1_tile_wait) or epilogue (scalar_partials: v4's, vec_only: no 3-CTA split), or shared A on every
+loop (v1_tile_wait) or split (vec_only: no 3-CTA split), or shared A on every
 resident shape (shared_*); they are plain shared libraries (benchmarks/sm90_capi.cpp) loaded with ctypes, so they build here without a
 GPU and run next to any torch. Logs and a JSON of every number go to $OUT (or --out).
 """
@@ -45,13 +46,21 @@ VARIANTS: dict[str, list[str]] = {
     "v1_tile_wait": ["-DNVFP4_SM90_ROLLING_WGMMA=0"],
     "no_split_k": ["-DNVFP4_SM90_MAX_CLUSTER_K=1"],
     "vec_only": ["-DNVFP4_SM90_ODD_SPLIT=0"],
-    "scalar_partials": ["-DNVFP4_SM90_VECTOR_PARTIALS=0"],
     "no_exchange": ["-DNVFP4_SM90_ABLATE_EXCHANGE=1"],
     "no_a_decode": ["-DNVFP4_SM90_ABLATE_A_DECODE=1"],
     "no_b_decode": ["-DNVFP4_SM90_ABLATE_B_DECODE=1"],
     "no_decode": ["-DNVFP4_SM90_ABLATE_A_DECODE=1", "-DNVFP4_SM90_ABLATE_B_DECODE=1"],
     "no_mma": ["-DNVFP4_SM90_ABLATE_MMA=1"],
+    "loads_only": ["-DNVFP4_SM90_ABLATE_MMA=1", "-DNVFP4_SM90_ABLATE_A_DECODE=1", "-DNVFP4_SM90_ABLATE_B_DECODE=1"],
+    "no_pipeline": ["-DNVFP4_SM90_ABLATE_PIPELINE=1"],
+    "empty": ["-DNVFP4_SM90_ABLATE_ALL=1"],
+    "timeline": ["-DNVFP4_SM90_TIMELINE=1"],
+    "unstaged": ["-DNVFP4_SM90_STAGED_A_STORES=0"],
+    "timeline_unstaged": ["-DNVFP4_SM90_TIMELINE=1", "-DNVFP4_SM90_STAGED_A_STORES=0"],
 }
+# TimelineEvent in the kernel, in order
+TIMELINE_EVENTS = ["entry", "setup", "a_decoded", "arrived", "grid_barrier", "first_tile", "main_loop_done", "partials_sent", "partials_landed",
+                   "exit", "sm", "previous_exit"]
 BENCH_SHAPES = [(128, 7168, 16384, 1), (128, 4096, 7168, 1), (128, 7168, 2048, 1)]
 EXTRA_SHAPES = [(256, 384, 512, 1), (128, 256, 256, 2), (256, 384, 512, 2), (384, 640, 768, 3), (1024, 1024, 1024, 1),
                 (128, 2048, 3584, 2), (128, 7168, 4096, 2)]
@@ -358,6 +367,57 @@ def cmd_bench(args: argparse.Namespace, log) -> None:
     args.results["ceilings"] = {"fp16_tflops": flops_rate / 1e12, "copy_tbps": bw / 1e12}
 
 
+def cmd_timeline(args: argparse.Namespace, log) -> None:
+    """Where one call's time goes, CTA by CTA: a timeline build (NVFP4_SM90_TIMELINE) records the global
+    timer at each phase; the last of 8 back-to-back calls (same inputs, as the leaderboard loop) is read back."""
+    import torch
+
+    log(f"\n[timeline] {torch.cuda.get_device_name()} · {time.strftime('%Y-%m-%d')} · µs from the first CTA's entry; "
+        "med / max over CTAs")
+    for name in args.variants or ["timeline"]:
+        kernel = CapiKernel(LIB_DIR / f"{name}.so")
+        kernel.lib.nvfp4_capi_timeline.argtypes = [ctypes.c_void_p, ctypes.c_int]
+        for shape in BENCH_SHAPES:
+            timeline_one(name, kernel, shape, args, log)
+
+
+def timeline_one(name: str, kernel: CapiKernel, shape: tuple[int, int, int, int], args: argparse.Namespace, log) -> None:
+    import statistics
+
+    import torch
+
+    from nvfp4ctl.problems.nvfp4_gemm.inputs import generate_input
+
+    m, n, k, l = shape
+    n_events = len(TIMELINE_EVENTS)
+    data = generate_input(m, n, k, l, 1111, device="cuda")
+    per_call = time_per_call(kernel, [data], args.calls, args.reps)
+    for _ in range(8):
+        kernel(data)
+    torch.cuda.synchronize()
+    ctas = (m // 128) * (n // 128) * l * (kernel.lib.nvfp4_capi_plan(m, n, k, l) % 100)
+    buf = (ctypes.c_uint64 * (1024 * n_events))()
+    if kernel.lib.nvfp4_capi_timeline(buf, 1024) != 0:
+        raise RuntimeError("timeline copy failed")
+    rows = [dict(zip(TIMELINE_EVENTS, buf[i * n_events:(i + 1) * n_events])) for i in range(min(ctas, 1024))]
+    t0 = min(r["entry"] for r in rows)
+    previous = [r["previous_exit"] for r in rows if r["previous_exit"] <= t0]
+    gap = (t0 - max(previous)) / 1e3 if previous else float("nan")
+    span = (max(r["exit"] for r in rows) - t0) / 1e3
+    lines = [f"{name} {m}x{n}x{k}: {ctas} CTAs on {len({r['sm'] for r in rows})} SMs, per call {per_call:.1f}, "
+             f"span {span:.1f}, gap before {gap:.1f}"]
+    for event in TIMELINE_EVENTS[:TIMELINE_EVENTS.index("sm")]:
+        values = [(r[event] - t0) / 1e3 for r in rows if r[event] >= t0]
+        if values:
+            lines.append(f"  {event:16s} {statistics.median(values):7.2f} / {max(values):7.2f}")
+    loops = [(r["main_loop_done"] - r["first_tile"]) / 1e3 for r in rows if r["main_loop_done"] > r["first_tile"]]
+    if loops:
+        lines.append(f"  {'main loop':16s} {statistics.median(loops):7.2f} / {max(loops):7.2f} (min {min(loops):.2f})")
+    for line in lines:
+        log(line)
+    args.results.setdefault("timeline", {}).setdefault(name, {})[f"{m}x{n}x{k}"] = {"per_call": per_call, "rows": rows}
+
+
 def cmd_launch(args: argparse.Namespace) -> None:
     """Three launches of one variant on one shape and nothing else, for a profiler to wrap."""
     import torch
@@ -375,7 +435,7 @@ def cmd_launch(args: argparse.Namespace) -> None:
 # ---------------------------------------------------------------- main
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command", choices=["libs", "smoke", "check", "bench", "all", "time-variant", "launch"])
+    parser.add_argument("command", choices=["libs", "smoke", "check", "bench", "all", "time-variant", "launch", "timeline"])
     parser.add_argument("--variants", nargs="*", help=f"subset of {list(VARIANTS)}")
     parser.add_argument("--binding", action="store_true", help="also check the torch binding (builds it, ~1 min)")
     parser.add_argument("--sets", type=int, default=8, help="rotating input sets per shape")
@@ -408,7 +468,9 @@ def main() -> int:
         ok = cmd_check(args, log)
     if args.command in ("bench", "all"):
         cmd_bench(args, log)
-    (args.out / "sm90_kernel.json").write_text(json.dumps(args.results, indent=1, default=str))
+    if args.command == "timeline":
+        cmd_timeline(args, log)
+    (args.out / f"sm90_kernel_{args.command}.json").write_text(json.dumps(args.results, indent=1, default=str))
     return 0 if ok else 1
 
 

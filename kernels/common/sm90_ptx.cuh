@@ -177,23 +177,4 @@ __device__ __forceinline__ void cluster_sync() {
                    : "memory");
 }
 
-// The address of this CTA's shared-memory location `addr` in the CTA of cluster rank `rank`.
-__device__ __forceinline__ uint32_t map_to_cluster_rank(uint32_t addr, uint32_t rank) {
-  uint32_t remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(addr), "r"(rank));
-  return remote;
-}
-
-__device__ __forceinline__ void st_cluster_f32(uint32_t cluster_addr, float value) {
-  asm volatile("st.shared::cluster.f32 [%0], %1;" ::"r"(cluster_addr), "f"(value) : "memory");
-}
-__device__ __forceinline__ void st_cluster_v2_f32(uint32_t cluster_addr, float a, float b) {
-  asm volatile("st.shared::cluster.v2.f32 [%0], {%1, %2};" ::"r"(cluster_addr), "f"(a), "f"(b) : "memory");
-}
-__device__ __forceinline__ void st_cluster_v4_f32(uint32_t cluster_addr, float a, float b, float c, float d) {
-  asm volatile("st.shared::cluster.v4.f32 [%0], {%1, %2, %3, %4};" ::"r"(cluster_addr), "f"(a), "f"(b), "f"(c),
-               "f"(d)
-               : "memory");
-}
-
 }  // namespace sm90

@@ -15,9 +15,10 @@
 // The decode WG writes A into shared memory in exactly that logical order, with the same decoder.
 //
 // Two ways to get A (SHARED_A decides per launch on the host):
-// - shared A (v7): while every CTA of the launch is resident at once, the launch first decodes all
-//   of A once into a global fp16 copy (each thread a few 32-value pieces), waits on a launch-wide
-//   barrier, and then every CTA loads its fp16 A slices by TMA (128B swizzle) next to its packed B.
+// - shared A (v7, v9): while every CTA of the launch is resident at once, the launch first decodes
+//   all of A once into a global fp16 copy (each thread a few 32-value pieces, written 512 contiguous
+//   bytes per warp store), waits on a launch-wide barrier (one flag per CTA), and then every CTA
+//   loads its fp16 A slices by TMA (128B swizzle) next to its packed B.
 //   Each CTA used to decode A for its own K range: with M = 128 that is as much decode work as all
 //   of B (56 N tiles repeat it), and it cost 22 us of 91 on the largest bench shape.
 // - per-CTA A (v6, any grid): a decode warpgroup turns each packed A stage into fp16 buffers.
@@ -25,9 +26,8 @@
 // Roles (DeepGEMM style): warpgroups 0-1 math (wgmma, B decode), warpgroup 2 (per-CTA A only)
 // decodes A into the fp16 buffers, the last warp issues TMA. Split-K: a cluster of kClusterK
 // (2, 3, 4 or 8) CTAs along K, K tiles split as evenly as possible; each CTA reduces one slice of
-// the output tile from all CTAs' partials, sent with 16-byte stores through distributed shared
-// memory, so one launch and no workspace. (DSMEM costs per store: a cluster of 3 with one store per
-// float spent 16 us there.)
+// the output tile from all CTAs' partials, exchanged through an L2 workspace (v9; distributed
+// shared memory before, ~5x slower per byte).
 #include <cuda.h>          // CUtensorMap types only (no -lcuda: the encoder comes from the runtime)
 #include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
 #include <cuda_fp16.h>
@@ -61,11 +61,8 @@
 #ifndef NVFP4_SM90_MAX_CLUSTER_K  // 1 turns split-K off (to measure what it buys)
 #define NVFP4_SM90_MAX_CLUSTER_K 8
 #endif
-#ifndef NVFP4_SM90_VECTOR_PARTIALS  // 0: v4 epilogue (one scalar DSMEM store per accumulator)
-#define NVFP4_SM90_VECTOR_PARTIALS 1
-#endif
-#ifndef NVFP4_SM90_ODD_SPLIT  // 1: split-K may use a cluster of 3 (uneven K tiles), vector partials only
-#define NVFP4_SM90_ODD_SPLIT NVFP4_SM90_VECTOR_PARTIALS
+#ifndef NVFP4_SM90_ODD_SPLIT  // 1: split-K may use a cluster of 3 (uneven K tiles)
+#define NVFP4_SM90_ODD_SPLIT 1
 #endif
 #ifndef NVFP4_SM90_ABLATE_EXCHANGE  // 1: no partials sent (measures the split-K exchange)
 #define NVFP4_SM90_ABLATE_EXCHANGE 0
@@ -77,13 +74,28 @@
 #define NVFP4_SM90_E4M3_DECODE 1
 #endif
 #ifndef NVFP4_SM90_SHARED_A_MIN_K_TILES  // shared A only where a CTA runs at least this many K tiles
-#define NVFP4_SM90_SHARED_A_MIN_K_TILES 16
+#define NVFP4_SM90_SHARED_A_MIN_K_TILES 8
 #endif
 #ifndef NVFP4_SM90_ABLATE_SHARED_A_DECODE  // 1: shared A without decoding it (barrier kept)
 #define NVFP4_SM90_ABLATE_SHARED_A_DECODE 0
 #endif
 #ifndef NVFP4_SM90_ABLATE_GRID_BARRIER  // 1: shared A without decode or launch-wide barrier
 #define NVFP4_SM90_ABLATE_GRID_BARRIER 0
+#endif
+#ifndef NVFP4_SM90_PREFILL_STAGES  // shared A: stages of packed B loaded before the launch-wide A decode
+#define NVFP4_SM90_PREFILL_STAGES 1
+#endif
+#ifndef NVFP4_SM90_STAGED_A_STORES  // shared A: the copy is written 512 contiguous bytes per store instruction
+#define NVFP4_SM90_STAGED_A_STORES 1
+#endif
+#ifndef NVFP4_SM90_TIMELINE  // 1: every CTA records when it reaches each phase (benchmarks/sm90_kernel.py timeline)
+#define NVFP4_SM90_TIMELINE 0
+#endif
+#ifndef NVFP4_SM90_ABLATE_ALL  // 1: the kernel returns at once (launch and scheduling cost of this configuration)
+#define NVFP4_SM90_ABLATE_ALL 0
+#endif
+#ifndef NVFP4_SM90_ABLATE_PIPELINE  // 1: no loads, decode or MMA; setup and split-K epilogue only
+#define NVFP4_SM90_ABLATE_PIPELINE 0
 #endif
 
 namespace nvfp4_sm90 {
@@ -104,11 +116,10 @@ constexpr int SMEM_SF_BYTES = BLOCK_K / (4 * kSfVec) * 512;        // 1 KB: (128
 constexpr int A_ATOM_K = 64;                                        // fp16 per 128-byte swizzle row
 constexpr int A_ATOM_BYTES = BLOCK_M * 128;                         // 16 KB
 constexpr int A_BUFFER_BYTES = (BLOCK_K / A_ATOM_K) * A_ATOM_BYTES;  // 32 KB
-constexpr int PARTIAL_ROW_FLOATS = BLOCK_N + 4;  // pad: conflict-free partial stores
-constexpr int PARTIAL_BYTES = BLOCK_M * PARTIAL_ROW_FLOATS * 4;
 // Shared A: fp16 values of A (l * m * k) one launch can decode into its global copy (16 MB).
 constexpr int64_t kSharedACapacity = int64_t(1) << 23;
 constexpr uint64_t kGridBarrierTimeoutNs = 2000000000ull;  // a CTA that never arrives: trap, don't hang
+constexpr int kSharedAMaxCtas = 256;  // CTAs of one shared-A launch (all resident: <= SMs), one flag each
 
 // Decode route: e4m3 placement + cvt (values × 2^-6; the epilogue multiplies C by 2^12, exact) or
 // the prmt table (exact values). Both give the same pairs of values, so the K order is unchanged.
@@ -149,36 +160,25 @@ struct Plan {
   static constexpr int kSmemBytes = kBarriersOffset + kNumBarriers * 8 + 8;  // + the e2m1 lookup table
   static_assert(kStageBytes % 1024 == 0, "stages must keep the 1024-byte alignment of swizzled buffers");
   static_assert(kABuffersOffset % 1024 == 0, "decoded A buffers must be 1024-byte aligned (128B swizzle)");
-  static_assert(PARTIAL_BYTES <= kABuffersOffset, "split-K partials reuse the stage buffers only");
   static_assert(kSmemBytes <= 227 * 1024, "shared memory exceeds the sm_90 per-block limit");
+  static_assert(!kSharedA || kThreads / 32 * 2048 <= A_BUFFER_BYTES, "A-copy staging (2 KB per warp) must fit stage 0's A slice");
 };
 
 static_assert(BLOCK_M == 128 && WGMMA_N == 128, "the decode WG maps one thread per A row: BLOCK_M must be 128");
 static_assert(BLOCK_N == kNumMathWarpgroups * WGMMA_M, "each math warpgroup owns 64 B rows");
 static_assert(BLOCK_K == 128, "the K permutation assumes one 16-byte chunk per quad thread and row");
 
-// Vector split-K partials (NVFP4_SM90_VECTOR_PARTIALS). Owner o of the cluster reduces the
-// accumulator column groups [group_begin(o), group_begin(o + 1)) (8 output rows m each; 16 groups,
-// handed out in blocks of V so every owner's count is a multiple of V: 8/4/4 for a cluster of 3).
-// Slot s of the owner holds rows n of the C^T tile from CTA s, each row holding the owner's rows m
-// in the order mp = (m % 8) * kJMax + m / 8: a math thread's accumulators for one n and one m % 8 are
-// then consecutive floats, sent with 16-byte (8-byte for a cluster of 8) DSMEM stores instead of one
-// store per float. Rows are padded to 4 (mod 32) floats: 16-byte reads along n are conflict-free.
-template <int kClusterK>
-struct VectorPartials {
-  static constexpr int kGroups = BLOCK_M / 8;
-  static constexpr int V = kClusterK <= 4 ? 4 : 2;  // floats per DSMEM store / shared-memory read
-  static constexpr int kBlocks = kGroups / V;
-  static constexpr int kJMax = V * ((kBlocks + kClusterK - 1) / kClusterK);
-  static constexpr int kRowFloats = 8 * kJMax + 4;
-  static constexpr int kBytes = kClusterK * BLOCK_N * kRowFloats * 4;
-  static_assert(kClusterK <= kBlocks, "every owner needs at least one block of groups");
-  static_assert(kBytes <= Plan<true>::kABuffersOffset && kBytes <= Plan<false>::kABuffersOffset,
-                "vector partials must fit the stage buffers");
-  __host__ __device__ static constexpr int group_begin(int owner) {
-    return V * ((kBlocks * owner + kClusterK - 1) / kClusterK);
-  }
-};
+// Split-K partials through L2. Math thread t of every CTA of a cluster holds the same (B row, A row) positions of the C^T tile, so the exchange needs no transposition:
+// each CTA stores the float4 groups acc[4j..4j+3] it does not own into its slot of a workspace,
+// [group j][math thread] (16-byte stores, 512 contiguous bytes per warp), one cluster barrier, then
+// the owner of group j adds the same thread's group from every slot in rank order (deterministic)
+// and writes fp16 C from registers. Owner o of a cluster of kClusterK holds groups
+// [kAccGroups * o / kClusterK, kAccGroups * (o + 1) / kClusterK). DSMEM moved these bytes at
+// ~13 GB/s per SM (2.5 us for a cluster of 2 on an H100, timeline of v8; v9 replaced it).
+constexpr int kAccGroups = 16;                        // float4 groups of a math thread's 64 accumulators
+constexpr int kMathThreads = 128 * kNumMathWarpgroups;
+constexpr int kL2PartialCtas = 160;                   // CTAs of one split-K launch (all resident: <= SMs)
+__host__ __device__ constexpr int owned_group_begin(int owner, int cluster_k) { return kAccGroups * owner / cluster_k; }
 
 // Ring position of a pipeline of kDepth slots; `phase` flips each time the ring wraps.
 template <int kDepth>
@@ -213,19 +213,57 @@ struct SharedStorage {
   __device__ uint64_t* a_full_barriers() const { return barriers() + 2 * P::kStages; }
   __device__ uint64_t* a_empty_barriers() const { return barriers() + 2 * P::kStages + P::kABuffers; }
   __device__ uint32_t* e2m1_table() const { return reinterpret_cast<uint32_t*>(barriers() + P::kNumBarriers); }
-  __device__ float* partials() const { return reinterpret_cast<float*>(base); }
 };
 
 // The launch-wide copy of A and the barrier that publishes it. One set per loaded module: two
 // launches of the same module running at once (two CUDA queues) would share them, so the
 // shared-A path assumes launches of this module are ordered, as the harness and the CLI make them.
 __device__ __half g_shared_a[kSharedACapacity];
-__device__ uint32_t g_grid_arrived;
-__device__ uint32_t g_grid_generation;
+__device__ uint32_t g_decoded_epoch[kSharedAMaxCtas];
 
 struct TileCoords {
   int m_tile, n_tile, batch, k_tile_begin, num_k_tiles;
 };
+
+// The split-K workspace, one slot per CTA of the launch; same ordering assumption as the shared A copy.
+__device__ float4 g_split_partials[kL2PartialCtas][kAccGroups][kMathThreads];
+
+// Timeline (NVFP4_SM90_TIMELINE): per CTA, the global timer (ns) at each phase; the host copies it
+// out after a launch with nvfp4_sm90_timeline.
+enum TimelineEvent {
+  kEntry,            // thread 0 starts
+  kSetupDone,        // barriers initialised
+  kADecoded,         // shared A: every thread of this CTA decoded its share of A
+  kArrived,          // shared A: the producer arrived at the launch-wide barrier
+  kGridBarrierDone,  // shared A: the producer passed the launch-wide barrier
+  kFirstTile,        // math warp 0: the first stage is full
+  kMainLoopDone,     // math warp 0: its last wgmma completed
+  kPartialsSent,     // thread 0: its partials are stored
+  kPartialsLanded,   // thread 0: the cluster barrier after the partials passed
+  kExit,             // thread 0: C written
+  kSmId,             // (not a time) the SM this CTA ran on
+  kPreviousExit,     // (read at entry) the latest exit of the previous launch
+  kTimelineEvents
+};
+constexpr int kTimelineMaxCtas = 1024;
+#if NVFP4_SM90_TIMELINE
+__device__ uint64_t g_timeline[kTimelineMaxCtas][kTimelineEvents];
+__device__ uint64_t g_timeline_last_exit;
+#endif
+
+__device__ __forceinline__ void timeline_mark(TimelineEvent event) {
+#if NVFP4_SM90_TIMELINE
+  const uint32_t cta = (blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+  if (cta >= kTimelineMaxCtas) return;
+  uint64_t value = sm90::global_timer_ns();
+  if (event == kSmId) asm volatile("{ .reg .u32 id; mov.u32 id, %%smid; cvt.u64.u32 %0, id; }" : "=l"(value));
+  if (event == kPreviousExit) value = *reinterpret_cast<volatile uint64_t*>(&g_timeline_last_exit);
+  g_timeline[cta][event] = value;
+  if (event == kExit) atomicMax(reinterpret_cast<unsigned long long*>(&g_timeline_last_exit), value);
+#else
+  (void)event;
+#endif
+}
 
 // Where one CTA's loads come from: rows of the packed maps and its tile's scale chunks.
 struct TileSources {
@@ -264,7 +302,7 @@ __device__ __forceinline__ void producer(const SharedStorage<false>& smem, const
 // before this CTA decodes its share of A, so DRAM latency overlaps the decode and the barrier.
 __device__ __forceinline__ int prefill_b(const SharedStorage<true>& smem, const TileSources& src,
                                          const TileCoords& tile) {
-  const int prefilled = min(Plan<true>::kStages, tile.num_k_tiles);
+  const int prefilled = min(NVFP4_SM90_PREFILL_STAGES, min(Plan<true>::kStages, tile.num_k_tiles));
   for (int s = 0; s < prefilled; ++s) {
     sm90::mbar_arrive_expect_tx(&smem.full_barriers()[s], Plan<true>::kStageTxBytes);  // A's bytes come later
     load_packed_b(smem, src, s, tile.k_tile_begin + s);
@@ -321,16 +359,19 @@ __device__ __forceinline__ RowWordFp16 decode_row_word(const uint32_t (&words)[4
   return d;
 }
 
+__device__ __forceinline__ uint32_t linear_cta() { return (blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x; }
+
+// Indices are 32-bit: the copy holds at most kSharedACapacity values (2^18 items), and 64-bit
+// division is a long software routine on the launch's critical path.
 struct AItem {
-  int64_t row;
-  int kt, w;
+  uint32_t row, kt, w;
   uint32_t words[4], sf_words[2];
 };
 
-__device__ __forceinline__ AItem load_a_item(const uint8_t* a, const uint8_t* sfa, int64_t item, int k) {
-  const int k_tiles = k / BLOCK_K, rest_k = k / (4 * kSfVec);
+__device__ __forceinline__ AItem load_a_item(const uint8_t* a, const uint8_t* sfa, uint32_t item, int k) {
+  const uint32_t k_tiles = uint32_t(k) / BLOCK_K, rest_k = uint32_t(k) / (4 * kSfVec);
   AItem it;
-  it.w = int(item % 4), it.kt = int((item / 4) % k_tiles), it.row = item / (4 * k_tiles);
+  it.w = item % 4, it.kt = (item / 4) % k_tiles, it.row = item / (4 * k_tiles);
   const uint8_t* packed = a + it.row * (k / 2) + it.kt * PACKED_ROW_BYTES + 4 * it.w;
 #pragma unroll
   for (int t = 0; t < 4; ++t) it.words[t] = __ldg(reinterpret_cast<const uint32_t*>(packed + 16 * t));
@@ -341,57 +382,89 @@ __device__ __forceinline__ AItem load_a_item(const uint8_t* a, const uint8_t* sf
   return it;
 }
 
-__device__ __forceinline__ void store_a_item(const AItem& it, int k, const nvfp4_decode::E2m1Table& table) {
-  const RowWordFp16 d = decode_row_word(it.words, it.sf_words, it.w, table);
-  // logical k-steps 2w, 2w+1: elements 32w .. 32w+31 of the stage
-  uint8_t* out = reinterpret_cast<uint8_t*>(g_shared_a + it.row * k + int64_t(it.kt) * BLOCK_K + 32 * it.w);
+// Item i's 64 bytes land at byte 64 i of the copy (logical k-steps 2w, 2w+1 of its row's K tile),
+// and a warp's 32 items are consecutive, so the warp writes 2 KB in one piece. Each lane's four
+// 16-byte groups go through a 2 KB shared-memory buffer of the warp so that every global store
+// instruction writes 512 contiguous bytes (whole sectors) instead of 16 bytes every 64.
+__device__ __forceinline__ void store_a_items_of_warp(const AItem& it, uint32_t item, uint32_t staging,
+                                                      const nvfp4_decode::E2m1Table& table) {
+  const uint32_t lane = threadIdx.x % 32;
+  const RowWordFp16 d = decode_row_word(it.words, it.sf_words, int(it.w), table);
+#if NVFP4_SM90_STAGED_A_STORES
+#pragma unroll
+  for (int j = 0; j < 4; ++j) sm90::st_shared_v4(staging + lane * 64 + 16 * j, d.group[j][0], d.group[j][1], d.group[j][2], d.group[j][3]);
+  __syncwarp();
+  uint8_t* out = reinterpret_cast<uint8_t*>(g_shared_a) + (item - lane) * 64 + lane * 16;
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const uint4 v = sm90::ld_shared_v4(staging + lane * 16 + 512 * j);
+    sm90::st_global_v4(out + 512 * j, v.x, v.y, v.z, v.w);
+  }
+  __syncwarp();  // the buffer is reused by the next item
+#else
+  (void)staging;
+  uint8_t* out = reinterpret_cast<uint8_t*>(g_shared_a) + item * 64;
 #pragma unroll
   for (int j = 0; j < 4; ++j) sm90::st_global_v4(out + 16 * j, d.group[j][0], d.group[j][1], d.group[j][2], d.group[j][3]);
+#endif
 }
 
-// Two items per round, both loaded before either is decoded: one DRAM latency per round, not two.
+// Every thread takes items thread, thread + threads, ... and loads up to kAItemsInFlight of them
+// before decoding any: one DRAM latency per round, and the rounds are as even as the item count
+// allows (the launch waits for its slowest thread).
+constexpr int kAItemsInFlight = 4;
+
+// Items come in whole warps: the item count is a multiple of 512 and every warp's first item a
+// multiple of 32, so a warp's items are all valid or all past the end.
 __device__ __forceinline__ void decode_a_to_global(const uint8_t* a, const uint8_t* sfa, int rows, int k,
-                                                   const nvfp4_decode::E2m1Table& table) {
-  const int64_t items = int64_t(rows) * (k / BLOCK_K) * 4;
-  const int64_t threads = int64_t(gridDim.x) * gridDim.y * gridDim.z * blockDim.x;
-  const int64_t cta = (int64_t(blockIdx.z) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
-  for (int64_t first = cta * blockDim.x + threadIdx.x; first < items; first += 2 * threads) {
-    const bool has_second = first + threads < items;
-    const AItem one = load_a_item(a, sfa, first, k);
-    const AItem two = has_second ? load_a_item(a, sfa, first + threads, k) : one;
-    store_a_item(one, k, table);
-    if (has_second) store_a_item(two, k, table);
+                                                   uint32_t staging, const nvfp4_decode::E2m1Table& table) {
+  const uint32_t items = uint32_t(rows) * uint32_t(k / BLOCK_K) * 4;
+  const uint32_t threads = gridDim.x * gridDim.y * gridDim.z * blockDim.x;
+  for (uint32_t first = linear_cta() * blockDim.x + threadIdx.x; first < items; first += kAItemsInFlight * threads) {
+    AItem round[kAItemsInFlight];
+#pragma unroll
+    for (int u = 0; u < kAItemsInFlight; ++u)
+      if (first + u * threads < items) round[u] = load_a_item(a, sfa, first + u * threads, k);
+#pragma unroll
+    for (int u = 0; u < kAItemsInFlight; ++u)
+      if (first + u * threads < items) store_a_items_of_warp(round[u], first + u * threads, staging, table);
   }
 }
 
 // ---- Shared A, step 2: a launch-wide barrier (every CTA is resident: the host checks) ----
-// One thread per CTA, after the CTA's stores and a __syncthreads. The last CTA to arrive resets the
-// count and bumps the generation, which the others' producers wait on before loading A.
-__device__ __forceinline__ uint32_t grid_arrive() {
-  const uint32_t num_ctas = gridDim.x * gridDim.y * gridDim.z;
-  // read before arriving: the generation cannot move until this CTA has arrived
-  const uint32_t generation = sm90::ld_acquire_gpu(&g_grid_generation);
-  __threadfence();
-  if (atomicAdd(&g_grid_arrived, 1u) == num_ctas - 1) {
-    atomicExch(&g_grid_arrived, 0u);
-    __threadfence();
-    sm90::st_release_gpu(&g_grid_generation, generation + 1);
-  }
-  return generation;
-}
+// Every launch carries a new epoch (a host-side launch count, never 0). A CTA whose threads have
+// stored their share of A (they passed a __syncthreads) publishes it by writing the epoch into its
+// own flag with release semantics; the producer warp's lanes each watch a few flags. No atomics:
+// one counter that every CTA incremented cost ~1.5 us of same-address serialisation (H100).
+__device__ __forceinline__ void grid_arrive(uint32_t epoch) { sm90::st_release_gpu(&g_decoded_epoch[linear_cta()], epoch); }
 
-__device__ __forceinline__ void grid_wait(uint32_t generation) {
-#if NVFP4_SM90_ABLATE_GRID_BARRIER
-  return;
-#endif
+// Called by the whole producer warp; afterwards lane 0 may read the copy with TMA.
+__device__ __forceinline__ void grid_wait(uint32_t epoch, int lane) {
+#if !NVFP4_SM90_ABLATE_GRID_BARRIER
+  const uint32_t num_ctas = gridDim.x * gridDim.y * gridDim.z;
   const uint64_t start = sm90::global_timer_ns();
-  while (sm90::ld_acquire_gpu(&g_grid_generation) == generation) {
+  // each lane polls all of its flags at once (one round trip per poll, not one per flag)
+  uint32_t pending = 0;  // bit i: flag lane + 32 i not seen yet
+  for (uint32_t i = 0; lane + 32 * i < num_ctas; ++i) pending |= 1u << i;
+  while (pending != 0) {
+    uint32_t seen[kSharedAMaxCtas / 32];
+#pragma unroll
+    for (int i = 0; i < kSharedAMaxCtas / 32; ++i)
+      if (pending & (1u << i)) seen[i] = sm90::ld_acquire_gpu(&g_decoded_epoch[lane + 32 * i]);
+#pragma unroll
+    for (int i = 0; i < kSharedAMaxCtas / 32; ++i)
+      if ((pending & (1u << i)) && seen[i] == epoch) pending &= ~(1u << i);
+    if (pending == 0) break;
     __nanosleep(32);
     // Not every CTA is resident (another process holds SMs?): fail the launch instead of hanging.
     // No printf here: a call in the kernel makes ptxas serialise every wgmma (C7510).
     if (sm90::global_timer_ns() - start > kGridBarrierTimeoutNs) __trap();
   }
+  __syncwarp();                      // every lane's acquire happens before lane 0's TMA
   sm90::fence_proxy_async_global();  // the copy was written by plain stores; TMA reads it next
+#else
+  (void)epoch, (void)lane;
+#endif
 }
 
 // ---- A decoder: packed A stage -> fp16 A buffer in wgmma's K-major 128B-swizzled layout ----
@@ -543,6 +616,7 @@ __device__ __forceinline__ void math(const SharedStorage<kSharedA>& smem, const 
     }
   };
   load_tile();
+  if (wg == 0 && thread == 0) timeline_mark(kFirstTile);
   for (int i = 0; i < tile.num_k_tiles; ++i) {
 #pragma unroll
     for (int w = 0; w < 4; ++w) {
@@ -564,6 +638,7 @@ __device__ __forceinline__ void math(const SharedStorage<kSharedA>& smem, const 
     if (i + 1 < tile.num_k_tiles) load_tile();
   }
   sm90::wgmma_wait<0>();  // the accumulators are read next
+  if (wg == 0 && thread == 0) timeline_mark(kMainLoopDone);
 #else
   // v1: decode the whole tile, issue its 8 wgmmas, wait for all of them.
   static_assert(!kSharedA, "v1's tile-wait loop exists for the per-CTA A path only");
@@ -585,122 +660,87 @@ __device__ __forceinline__ void math(const SharedStorage<kSharedA>& smem, const 
 #endif
 }
 
-// Split-K reduction, step 1: every math thread stores its fp32 partial C^T fragment into the CTA
-// that owns the fragment's output rows (slot = this CTA's rank).
-template <int kClusterK, bool kSharedA>
-__device__ __forceinline__ void send_partials(const SharedStorage<kSharedA>& smem, const float (&acc)[64], int wg,
-                                              int thread, uint32_t my_rank) {
-  const int warp = thread / 32, lane = thread % 32;
-  const int g = lane / 4, t = lane % 4;
-  const uint32_t partials = sm90::smem_addr(smem.partials());
+// Calls f(std::integral_constant<int, rank>) for this CTA's cluster rank: the owned accumulator
+// groups become compile-time, so the loops unroll without branches and every load of the
+// reduction is issued before the first add (one L2 round trip, not one per group).
+template <int kClusterK, int kRank = 0, typename F>
+__device__ __forceinline__ void with_cluster_rank(uint32_t rank, F&& f) {
+  if constexpr (kRank < kClusterK) {
+    if (rank == uint32_t(kRank))
+      f(std::integral_constant<int, kRank>{});
+    else
+      with_cluster_rank<kClusterK, kRank + 1>(rank, f);
+  }
+}
+
+// Split-K through L2, step 1: the groups this CTA does not own go to its workspace slot.
+template <int kClusterK, int kRank>
+__device__ __forceinline__ void store_partials_l2(const float (&acc)[64], int math_thread, int slot) {
+  constexpr int kBegin = owned_group_begin(kRank, kClusterK), kEnd = owned_group_begin(kRank + 1, kClusterK);
 #if NVFP4_SM90_ABLATE_EXCHANGE  // keep the accumulators (and so the main loop) alive, send nothing
   float keep = 0.f;
 #pragma unroll
   for (int j = 0; j < 64; ++j) keep += acc[j];
-  if (keep == 1234.5f) sm90::st_cluster_f32(partials, keep);
+  if (keep == 1234.5f) g_split_partials[slot][0][math_thread].x = keep;
   return;
 #endif
-#if NVFP4_SM90_VECTOR_PARTIALS
-  using P = VectorPartials<kClusterK>;
 #pragma unroll
-  for (int owner = 0; owner < kClusterK; ++owner) {
-    // this CTA's own slot by its shared::cta address (a valid shared::cluster address of this CTA)
-    const uint32_t remote = uint32_t(owner) == my_rank ? partials : sm90::map_to_cluster_rank(partials, owner);
-    const int j_begin = P::group_begin(owner), j_count = P::group_begin(owner + 1) - j_begin;
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const int n_local = wg * WGMMA_M + warp * 16 + g + 8 * r;
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const uint32_t row = remote + uint32_t(((int(my_rank) * BLOCK_N + n_local) * P::kRowFloats + (2 * t + e) * P::kJMax) * 4);
-#pragma unroll
-        for (int jj = 0; jj < j_count; jj += P::V) {
-          const int j = j_begin + jj;  // accumulator column group: m = 8j + 2t + e
-          if constexpr (P::V == 4) {
-            sm90::st_cluster_v4_f32(row + jj * 4, acc[4 * j + 2 * r + e], acc[4 * (j + 1) + 2 * r + e],
-                                    acc[4 * (j + 2) + 2 * r + e], acc[4 * (j + 3) + 2 * r + e]);
-          } else {
-            sm90::st_cluster_v2_f32(row + jj * 4, acc[4 * j + 2 * r + e], acc[4 * (j + 1) + 2 * r + e]);
-          }
-        }
-      }
-    }
-  }
-#else
-  constexpr int kSliceRows = BLOCK_M / kClusterK;
-#pragma unroll
-  for (int j = 0; j < WGMMA_N / 8; ++j) {
-    const uint32_t owner = (8 * j) / kSliceRows;
-    const uint32_t remote = sm90::map_to_cluster_rank(partials, owner);
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int m_local = 8 * j + 2 * t + e;  // accumulator column = A row
-        const int n_local = wg * WGMMA_M + warp * 16 + g + 8 * r;
-        const int slot_row = int(my_rank) * kSliceRows + m_local % kSliceRows;
-        sm90::st_cluster_f32(remote + uint32_t(slot_row * PARTIAL_ROW_FLOATS + n_local) * 4, acc[4 * j + 2 * r + e]);
-      }
-    }
-  }
-#endif
+  for (int j = 0; j < kAccGroups; ++j)
+    if (j < kBegin || j >= kEnd)
+      __stcg(&g_split_partials[slot][j][math_thread], make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]));
 }
 
-// Split-K reduction, step 2: all threads sum this CTA's slice over the cluster's slots (fixed
-// order: deterministic) and write fp16 C with 4-byte stores coalesced along n.
-template <int kClusterK, bool kSharedA>
-__device__ __forceinline__ void reduce_and_store(const SharedStorage<kSharedA>& smem, __half* c, int m, int n,
-                                                 const TileCoords& tile, uint32_t my_rank) {
-  constexpr int kNumThreads = Plan<kSharedA>::kThreads;
-  const float* partials = smem.partials();
-#if NVFP4_SM90_VECTOR_PARTIALS
-  // Thread item = (n, V consecutive mp); lanes run along n: coalesced 2-byte C stores per row m.
-  using P = VectorPartials<kClusterK>;
-  using Vec = typename std::conditional<P::V == 4, float4, float2>::type;
-  const int j_begin = P::group_begin(int(my_rank)), j_count = P::group_begin(int(my_rank) + 1) - j_begin;
-  const size_t m_row0 = size_t(tile.batch) * m + size_t(tile.m_tile) * BLOCK_M + 8 * j_begin;
-  for (int idx = threadIdx.x; idx < BLOCK_N * (8 * P::kJMax / P::V); idx += kNumThreads) {
-    const int n_local = idx % BLOCK_N, mp = (idx / BLOCK_N) * P::V;
-    const int q = mp / P::kJMax, j0 = mp % P::kJMax;  // m % 8 and m / 8 of the first of the V values
-    if (j0 >= j_count) continue;  // (cluster of 3) past this owner's groups
-    float sum[P::V] = {};
+// Split-K through L2, step 2 (after the cluster barrier): sum the owned groups over the cluster's
+// slots in rank order and write them as fp16 C. Group j of math thread (wg, warp, lane) holds
+// C^T rows n = wg*64 + warp*16 + g + 8r (g = lane/4) and columns m = 8j + 2(lane%4) + e at
+// acc[4j + 2r + e]. Lanes g and g^1 swap one value per (j, r) so each stores a half2 pair along n:
+// even g row m(e=0) columns n, n+1; odd g row m(e=1) columns n-1, n.
+template <int kClusterK, int kRank>
+__device__ __forceinline__ void reduce_and_store_l2(const float (&acc)[64], int math_thread, int first_slot, __half* c,
+                                                    int m, int n, const TileCoords& tile) {
+  constexpr int kBegin = owned_group_begin(kRank, kClusterK), kEnd = owned_group_begin(kRank + 1, kClusterK);
+  float4 parts[kEnd - kBegin][kClusterK];
 #pragma unroll
-    for (int s = 0; s < kClusterK; ++s) {
-      const Vec v = *reinterpret_cast<const Vec*>(partials + (s * BLOCK_N + n_local) * P::kRowFloats + mp);
-      const float* f = reinterpret_cast<const float*>(&v);
+  for (int j = kBegin; j < kEnd; ++j)
 #pragma unroll
-      for (int i = 0; i < P::V; ++i) sum[i] += f[i];
+    for (int s = 0; s < kClusterK; ++s)
+      parts[j - kBegin][s] = s == kRank || NVFP4_SM90_ABLATE_EXCHANGE
+                                 ? make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3])
+                                 : __ldcg(&g_split_partials[first_slot + s][j][math_thread]);
+  const int warp = math_thread / 32, lane = math_thread % 32, g = lane / 4;
+  const bool even = g % 2 == 0;
+  const size_t m_row = size_t(tile.batch) * m + size_t(tile.m_tile) * BLOCK_M + 2 * (lane % 4) + (even ? 0 : 1);
+  const size_t n_col = size_t(tile.n_tile) * BLOCK_N + warp * 16 + (g & ~1);  // warp counts across both WGs
+#pragma unroll
+  for (int j = kBegin; j < kEnd; ++j) {
+    float4 sum = parts[j - kBegin][0];
+#pragma unroll
+    for (int s = 1; s < kClusterK; ++s) {
+      const float4 p = parts[j - kBegin][s];
+      sum.x += p.x, sum.y += p.y, sum.z += p.z, sum.w += p.w;
     }
-    const size_t n_global = size_t(tile.n_tile) * BLOCK_N + n_local;
+    const float v[4] = {sum.x * kOutputUnscale, sum.y * kOutputUnscale, sum.z * kOutputUnscale, sum.w * kOutputUnscale};
 #pragma unroll
-    for (int i = 0; i < P::V; ++i) c[(m_row0 + 8 * (j0 + i) + q) * n + n_global] = __float2half_rn(sum[i] * kOutputUnscale);
-  }
-#else
-  constexpr int kSliceRows = BLOCK_M / kClusterK;
-  for (int idx = threadIdx.x; idx < kSliceRows * (BLOCK_N / 2); idx += kNumThreads) {
-    const int row = idx / (BLOCK_N / 2), col = (idx % (BLOCK_N / 2)) * 2;
-    float2 sum = make_float2(0.f, 0.f);
-#pragma unroll
-    for (int s = 0; s < kClusterK; ++s) {
-      const float2 v = *reinterpret_cast<const float2*>(partials + (s * kSliceRows + row) * PARTIAL_ROW_FLOATS + col);
-      sum.x += v.x, sum.y += v.y;
+    for (int r = 0; r < 2; ++r) {
+      const float other = __shfl_xor_sync(0xffffffffu, even ? v[2 * r + 1] : v[2 * r], 4);
+      const __half2 pair = even ? __floats2half2_rn(v[2 * r], other) : __floats2half2_rn(other, v[2 * r + 1]);
+      *reinterpret_cast<__half2*>(c + (m_row + 8 * j) * n + n_col + 8 * r) = pair;
     }
-    const size_t m_global = size_t(tile.batch) * m + size_t(tile.m_tile) * BLOCK_M + my_rank * kSliceRows + row;
-    const size_t n_global = size_t(tile.n_tile) * BLOCK_N + col;
-    *reinterpret_cast<__half2*>(c + m_global * n + n_global) = __floats2half2_rn(sum.x * kOutputUnscale, sum.y * kOutputUnscale);
   }
-#endif
 }
 
 template <int kClusterK, bool kSharedA>
 __global__ void __cluster_dims__(kClusterK, 1, 1) __launch_bounds__(Plan<kSharedA>::kThreads, 1)
     nvfp4_gemm_sm90_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
                            const __grid_constant__ CUtensorMap tmap_a16, const uint8_t* a, const uint8_t* sfa,
-                           const uint8_t* sfb, __half* c, int m, int n, int k, int l) {
+                           const uint8_t* sfb, __half* c, int m, int n, int k, int l, uint32_t epoch) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#if NVFP4_SM90_ABLATE_ALL
+  return;
+#endif
+  if (threadIdx.x == 0) timeline_mark(kPreviousExit), timeline_mark(kEntry), timeline_mark(kSmId);
   using P = Plan<kSharedA>;
-  static_assert(NVFP4_SM90_VECTOR_PARTIALS || (BLOCK_M % kClusterK == 0 && (BLOCK_M / kClusterK) % 8 == 0),
-                "each split-K slice must hold whole 8-row accumulator groups");
+  static_assert(kClusterK <= kAccGroups, "every CTA of a split-K cluster owns at least one accumulator group");
   // The dynamic shared memory window starts 1024-byte aligned (no static shared memory here);
   // the swizzled TMA / wgmma layouts rely on it, so a misaligned base traps instead of computing garbage.
   extern __shared__ __align__(1024) uint8_t smem_raw[];
@@ -736,6 +776,7 @@ __global__ void __cluster_dims__(kClusterK, 1, 1) __launch_bounds__(Plan<kShared
     sm90::fence_barrier_init();
   }
   __syncthreads();
+  if (threadIdx.x == 0) timeline_mark(kSetupDone);
   if (is_producer) {
     sm90::prefetch_tensor_map(&tmap_a);
     sm90::prefetch_tensor_map(&tmap_b);
@@ -749,41 +790,59 @@ __global__ void __cluster_dims__(kClusterK, 1, 1) __launch_bounds__(Plan<kShared
 
   // ---- Shared A: B loads go out, every thread decodes its share of A, the launch synchronises ----
   int prefilled = 0;
-  uint32_t generation = 0;
   if constexpr (kSharedA) {
-    if (is_producer) prefilled = prefill_b(smem, src, tile);
+    if (is_producer && !NVFP4_SM90_ABLATE_PIPELINE) prefilled = prefill_b(smem, src, tile);
 #if !NVFP4_SM90_ABLATE_SHARED_A_DECODE && !NVFP4_SM90_ABLATE_GRID_BARRIER
-    decode_a_to_global(a, sfa, l * m, k, nvfp4_decode::load_table(sm90::smem_addr(smem.e2m1_table())));
+    // staging: 2 KB per warp in stage 0's A slice, which TMA fills only after the barrier
+    decode_a_to_global(a, sfa, l * m, k, sm90::smem_addr(smem.a_fp16_stage(0)) + (threadIdx.x / 32) * 2048,
+                       nvfp4_decode::load_table(sm90::smem_addr(smem.e2m1_table())));
 #endif
 #if !NVFP4_SM90_ABLATE_GRID_BARRIER
     sm90::fence_proxy_async_global();
-    __threadfence();
     __syncthreads();
-    if (is_producer) generation = grid_arrive();
+    if (threadIdx.x == 0) timeline_mark(kADecoded);
+    if (is_producer) grid_arrive(epoch), timeline_mark(kArrived);
 #endif
   }
 
   // ---- Dispatch warps into different roles ----
   const int wg = threadIdx.x / 128;
   float acc[64];
+#if NVFP4_SM90_ABLATE_PIPELINE
+  for (int j = 0; j < 64; ++j) acc[j] = 0.f;
+  (void)prefilled;
+#else
   if (wg < kNumMathWarpgroups) {
     math<kSharedA>(smem, tile, wg, threadIdx.x % 128, acc);
-  } else if (is_producer) {
+  } else if (threadIdx.x >= P::kProducerThread) {  // the producer warp
     if constexpr (kSharedA) {
-      grid_wait(generation);
-      producer_shared_a(smem, src, tile, prefilled);
-    } else {
+      grid_wait(epoch, threadIdx.x % 32);
+      if (is_producer) timeline_mark(kGridBarrierDone), producer_shared_a(smem, src, tile, prefilled);
+    } else if (is_producer) {
       producer(smem, src, tile);
     }
   } else if constexpr (!kSharedA) {
     if (wg == kNumMathWarpgroups) a_decoder(smem, tile, threadIdx.x % 128);
   }
+#endif
 
-  // ---- Split-K epilogue through distributed shared memory ----
-  sm90::cluster_sync();  // every CTA of the cluster is done with its pipeline buffers
-  if (wg < kNumMathWarpgroups) send_partials<kClusterK>(smem, acc, wg, threadIdx.x % 128, my_rank);
-  sm90::cluster_sync();  // all partials have landed
-  reduce_and_store<kClusterK>(smem, c, m, n, tile, my_rank);
+  // ---- Split-K epilogue through an L2 workspace ----
+  const int first_slot = int(blockIdx.z * gridDim.y + blockIdx.y) * kClusterK;
+  if (kClusterK > 1 && wg < kNumMathWarpgroups) {
+    with_cluster_rank<kClusterK>(my_rank, [&](auto rank) {
+      store_partials_l2<kClusterK, decltype(rank)::value>(acc, threadIdx.x, first_slot + rank);
+    });
+  }
+  if (threadIdx.x == 0) timeline_mark(kPartialsSent);
+  // release / acquire at cluster scope: every slot is complete in L2 before its owner reads it
+  if constexpr (kClusterK > 1) sm90::cluster_sync();
+  if (threadIdx.x == 0) timeline_mark(kPartialsLanded);
+  if (wg < kNumMathWarpgroups) {
+    with_cluster_rank<kClusterK>(my_rank, [&](auto rank) {
+      reduce_and_store_l2<kClusterK, decltype(rank)::value>(acc, threadIdx.x, first_slot, c, m, n, tile);
+    });
+  }
+  if (threadIdx.x == 0) timeline_mark(kExit);
 #else
   if (threadIdx.x == 0) printf("nvfp4_gemm_sm90_kernel needs sm_90a (wgmma)\n");
   __trap();
@@ -903,7 +962,8 @@ int choose_cluster_k(int tiles, int k) {
   const auto consider = [&](int cluster_k) {
     const int busiest = (k_tiles + cluster_k - 1) / cluster_k;
     if (NVFP4_SM90_MAX_CLUSTER_K >= cluster_k && cluster_k <= k_tiles && busiest < best_k_tiles &&
-        tiles <= max_active_clusters_of<kSharedA>(cluster_k))
+        tiles <= max_active_clusters_of<kSharedA>(cluster_k) &&
+        tiles * cluster_k <= kL2PartialCtas)
       best = cluster_k, best_k_tiles = busiest;
   };
   consider(2);
@@ -930,12 +990,17 @@ LaunchPlan choose_plan(int m, int n, int k, int l) {
   if (int64_t(l) * m * k <= kSharedACapacity) {
     const int cluster_k = choose_cluster_k<true>(tiles, k);
     const int busiest_k_tiles = (k / BLOCK_K + cluster_k - 1) / cluster_k;
-    if (busiest_k_tiles >= NVFP4_SM90_SHARED_A_MIN_K_TILES && tiles <= max_active_clusters_of<true>(cluster_k))
+    if (busiest_k_tiles >= NVFP4_SM90_SHARED_A_MIN_K_TILES && tiles <= max_active_clusters_of<true>(cluster_k) &&
+        tiles * cluster_k <= kSharedAMaxCtas)
       return {cluster_k, true};
   }
 #endif
   return {choose_cluster_k<false>(tiles, k), false};
 }
+
+// The launch count that tells one shared-A launch's barrier flags from the previous ones' (skips 0,
+// the flags' initial value). Bookkeeping of launches, not of results.
+uint32_t launch_epoch = 0;
 
 template <int kClusterK, bool kSharedA>
 cudaError_t launch(const CUtensorMap& tmap_a, const CUtensorMap& tmap_b, const CUtensorMap& tmap_a16,
@@ -943,9 +1008,10 @@ cudaError_t launch(const CUtensorMap& tmap_a, const CUtensorMap& tmap_b, const C
   const cudaError_t err = allow_large_smem<kClusterK, kSharedA>();
   if (err != cudaSuccess) return err;
   const dim3 grid(kClusterK, args.n / BLOCK_N, (args.m / BLOCK_M) * args.l);
+  if (++launch_epoch == 0) launch_epoch = 1;
   nvfp4_gemm_sm90_kernel<kClusterK, kSharedA><<<grid, Plan<kSharedA>::kThreads, Plan<kSharedA>::kSmemBytes>>>(
       tmap_a, tmap_b, tmap_a16, args.a, args.sfa, args.sfb, static_cast<__half*>(args.c), args.m, args.n, args.k,
-      args.l);
+      args.l, launch_epoch);
   return cudaGetLastError();
 }
 
@@ -984,6 +1050,15 @@ int nvfp4_sm90_plan(int m, int n, int k, int l) {
   const LaunchPlan plan = choose_plan(m, n, k, l);
   return plan.cluster_k + (plan.shared_a ? 100 : 0);
 }
+
+#if NVFP4_SM90_TIMELINE
+// Copies the last launch's timeline ([CTA][TimelineEvent], up to max_ctas CTAs) to host memory.
+int nvfp4_sm90_timeline(uint64_t* host, int max_ctas) {
+  using namespace nvfp4_sm90;
+  const size_t ctas = size_t(max_ctas < kTimelineMaxCtas ? max_ctas : kTimelineMaxCtas);
+  return int(cudaMemcpyFromSymbol(host, g_timeline, ctas * kTimelineEvents * sizeof(uint64_t)));
+}
+#endif
 
 cudaError_t nvfp4_gemm_launch(const Nvfp4GemmArgs& args) {
   using namespace nvfp4_sm90;
