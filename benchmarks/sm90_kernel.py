@@ -55,6 +55,10 @@ VARIANTS: dict[str, list[str]] = {
     "no_pipeline": ["-DNVFP4_SM90_ABLATE_PIPELINE=1"],
     "empty": ["-DNVFP4_SM90_ABLATE_ALL=1"],
     "timeline": ["-DNVFP4_SM90_TIMELINE=1"],
+    "local0": ["-DNVFP4_SM90_LOCAL_A_TILES=0"],
+    "local3": ["-DNVFP4_SM90_LOCAL_A_TILES=3"],
+    "timeline_local0": ["-DNVFP4_SM90_TIMELINE=1", "-DNVFP4_SM90_LOCAL_A_TILES=0"],
+    "timeline_local3": ["-DNVFP4_SM90_TIMELINE=1", "-DNVFP4_SM90_LOCAL_A_TILES=3"],
     "unstaged": ["-DNVFP4_SM90_STAGED_A_STORES=0"],
     "timeline_unstaged": ["-DNVFP4_SM90_TIMELINE=1", "-DNVFP4_SM90_STAGED_A_STORES=0"],
 }

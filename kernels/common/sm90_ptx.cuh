@@ -171,6 +171,9 @@ __device__ __forceinline__ uint32_t cluster_cta_rank() {
   return rank;
 }
 
+// Named barrier 1 over the 256 threads of math warpgroups 0-1 (barrier 0 is __syncthreads).
+__device__ __forceinline__ void math_barrier_sync() { asm volatile("bar.sync 1, 256;" ::: "memory"); }
+
 // Every thread of every CTA in the cluster arrives, then waits (release / acquire ordering).
 __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::

@@ -85,6 +85,9 @@
 #ifndef NVFP4_SM90_PREFILL_STAGES  // shared A: stages of packed B loaded before the launch-wide A decode
 #define NVFP4_SM90_PREFILL_STAGES 1
 #endif
+#ifndef NVFP4_SM90_LOCAL_A_TILES  // shared A: first K tiles whose A the math warps decode themselves
+#define NVFP4_SM90_LOCAL_A_TILES 2
+#endif
 #ifndef NVFP4_SM90_STAGED_A_STORES  // shared A: the copy is written 512 contiguous bytes per store instruction
 #define NVFP4_SM90_STAGED_A_STORES 1
 #endif
@@ -298,13 +301,23 @@ __device__ __forceinline__ void producer(const SharedStorage<false>& smem, const
 }
 
 // ---- Producer (shared A) ----
+// The first kLocalATiles K tiles of a CTA do not wait for the launch-wide A copy: the math warps
+// decode their A straight into those stages (local A), so the main loop starts while the copy is
+// published. Their stages expect only B's bytes.
+constexpr int kLocalATiles = NVFP4_SM90_LOCAL_A_TILES;
+static_assert(kLocalATiles >= 0 && kLocalATiles < Plan<true>::kStages,
+              "local A fills the first stages; the last stage's A slice stages the copy's stores");
+__device__ __forceinline__ int local_a_tiles(const TileCoords& tile) { return min(kLocalATiles, tile.num_k_tiles); }
+
 // Packed B and its scales do not depend on the launch-wide A copy: the first stages' B loads go out
 // before this CTA decodes its share of A, so DRAM latency overlaps the decode and the barrier.
 __device__ __forceinline__ int prefill_b(const SharedStorage<true>& smem, const TileSources& src,
                                          const TileCoords& tile) {
-  const int prefilled = min(NVFP4_SM90_PREFILL_STAGES, min(Plan<true>::kStages, tile.num_k_tiles));
+  const int prefilled = min(max(NVFP4_SM90_PREFILL_STAGES, kLocalATiles), min(Plan<true>::kStages, tile.num_k_tiles));
   for (int s = 0; s < prefilled; ++s) {
-    sm90::mbar_arrive_expect_tx(&smem.full_barriers()[s], Plan<true>::kStageTxBytes);  // A's bytes come later
+    // A's bytes come later by TMA, or never (local A)
+    sm90::mbar_arrive_expect_tx(&smem.full_barriers()[s],
+                                Plan<true>::kStageTxBytes - (s < local_a_tiles(tile) ? A_BUFFER_BYTES : 0));
     load_packed_b(smem, src, s, tile.k_tile_begin + s);
   }
   return prefilled;
@@ -321,7 +334,7 @@ __device__ __forceinline__ void load_a16(const SharedStorage<true>& smem, const 
 // After the launch-wide barrier: A for the prefilled stages, then every stage in full.
 __device__ __forceinline__ void producer_shared_a(const SharedStorage<true>& smem, const TileSources& src,
                                                   const TileCoords& tile, int prefilled) {
-  for (int s = 0; s < prefilled; ++s) load_a16(smem, src, s, tile.k_tile_begin + s);
+  for (int s = local_a_tiles(tile); s < prefilled; ++s) load_a16(smem, src, s, tile.k_tile_begin + s);
   PipelineState<Plan<true>::kStages> pipe;
   for (int i = 0; i < prefilled; ++i) pipe.advance_pipeline();
   for (int i = prefilled; i < tile.num_k_tiles; ++i, pipe.advance_pipeline()) {
@@ -429,6 +442,46 @@ __device__ __forceinline__ void decode_a_to_global(const uint8_t* a, const uint8
     for (int u = 0; u < kAItemsInFlight; ++u)
       if (first + u * threads < items) store_a_items_of_warp(round[u], first + u * threads, staging, table);
   }
+}
+
+// ---- Shared A, local tiles: the math threads decode A of their CTA's first K tiles into shared memory ----
+// Two items (row, word) of each local tile per math thread, written where TMA would put the copy's
+// slice: 128-byte swizzled rows, two 64-value atoms.
+struct LocalA {
+  AItem items[2 * (kLocalATiles > 0 ? kLocalATiles : 1)];
+};
+
+__device__ __forceinline__ LocalA load_local_a(const uint8_t* a, const uint8_t* sfa, int k, const TileCoords& tile,
+                                               uint32_t first_row, int math_thread) {
+  LocalA local;
+#pragma unroll
+  for (int i = 0; i < kLocalATiles; ++i)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const uint32_t q = uint32_t(math_thread + kMathThreads * h), row = q / 4, w = q % 4;
+      if (i < local_a_tiles(tile))
+        local.items[2 * i + h] =
+            load_a_item(a, sfa, ((first_row + row) * uint32_t(k / BLOCK_K) + uint32_t(tile.k_tile_begin + i)) * 4 + w, k);
+    }
+  return local;
+}
+
+__device__ __forceinline__ void store_local_a(const SharedStorage<true>& smem, const LocalA& local, const TileCoords& tile,
+                                              int math_thread, const nvfp4_decode::E2m1Table& table) {
+#pragma unroll
+  for (int i = 0; i < kLocalATiles; ++i)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      if (i >= local_a_tiles(tile)) continue;
+      const uint32_t q = uint32_t(math_thread + kMathThreads * h), row = q / 4, w = q % 4;
+      const RowWordFp16 d = decode_row_word(local.items[2 * i + h].words, local.items[2 * i + h].sf_words, int(w), table);
+      const uint32_t row_base = sm90::smem_addr(smem.a_fp16_stage(i)) + (w / 2) * A_ATOM_BYTES + row * 128;
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+        sm90::st_shared_v4(row_base + ((((w % 2) * 4 + j) ^ (row & 7)) * 16), d.group[j][0], d.group[j][1],
+                           d.group[j][2], d.group[j][3]);
+    }
+  sm90::fence_proxy_async_smem();  // generic stores, read next by wgmma (async proxy)
 }
 
 // ---- Shared A, step 2: a launch-wide barrier (every CTA is resident: the host checks) ----
@@ -792,17 +845,25 @@ __global__ void __cluster_dims__(kClusterK, 1, 1) __launch_bounds__(Plan<kShared
   int prefilled = 0;
   if constexpr (kSharedA) {
     if (is_producer && !NVFP4_SM90_ABLATE_PIPELINE) prefilled = prefill_b(smem, src, tile);
+    const nvfp4_decode::E2m1Table table = nvfp4_decode::load_table(sm90::smem_addr(smem.e2m1_table()));
 #if !NVFP4_SM90_ABLATE_SHARED_A_DECODE && !NVFP4_SM90_ABLATE_GRID_BARRIER
-    // staging: 2 KB per warp in stage 0's A slice, which TMA fills only after the barrier
-    decode_a_to_global(a, sfa, l * m, k, sm90::smem_addr(smem.a_fp16_stage(0)) + (threadIdx.x / 32) * 2048,
-                       nvfp4_decode::load_table(sm90::smem_addr(smem.e2m1_table())));
+    // staging: 2 KB per warp in the last stage's A slice, which TMA fills only after the barrier
+    decode_a_to_global(a, sfa, l * m, k, sm90::smem_addr(smem.a_fp16_stage(P::kStages - 1)) + (threadIdx.x / 32) * 2048,
+                       table);
 #endif
-#if !NVFP4_SM90_ABLATE_GRID_BARRIER
     sm90::fence_proxy_async_global();
-    __syncthreads();
+    __syncthreads();  // this CTA's share of the copy is written
+#if !NVFP4_SM90_ABLATE_GRID_BARRIER
     if (threadIdx.x == 0) timeline_mark(kADecoded);
     if (is_producer) grid_arrive(epoch), timeline_mark(kArrived);
 #endif
+    // Local A only after this CTA's share of the copy is out: its loads, issued earlier, delayed every
+    // CTA's arrival by ~1 us (H100, small bench shape), and the whole launch waits for the last one.
+    if (kLocalATiles > 0 && threadIdx.x < kMathThreads) {
+      LocalA local = load_local_a(a, sfa, k, tile, uint32_t(src.row_a), threadIdx.x);
+      store_local_a(smem, local, tile, threadIdx.x, table);
+      sm90::math_barrier_sync();  // both math warpgroups read every row of a local tile
+    }
   }
 
   // ---- Dispatch warps into different roles ----
