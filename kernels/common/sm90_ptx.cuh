@@ -171,8 +171,11 @@ __device__ __forceinline__ uint32_t cluster_cta_rank() {
   return rank;
 }
 
-// Named barrier 1 over the 256 threads of math warpgroups 0-1 (barrier 0 is __syncthreads).
-__device__ __forceinline__ void math_barrier_sync() { asm volatile("bar.sync 1, 256;" ::: "memory"); }
+// Named barrier kId (0 is __syncthreads) over kThreads threads (whole warps).
+template <int kId, int kThreads>
+__device__ __forceinline__ void named_barrier_sync() {
+  asm volatile("bar.sync %0, %1;" ::"n"(kId), "n"(kThreads) : "memory");
+}
 
 // Every thread of every CTA in the cluster arrives, then waits (release / acquire ordering).
 __device__ __forceinline__ void cluster_sync() {

@@ -159,12 +159,12 @@ struct Plan {
   static constexpr int kStageBytes = (kStageTxBytes + 1023) / 1024 * 1024;
   static constexpr int kABuffersOffset = kStages * kStageBytes;
   static constexpr int kBarriersOffset = kABuffersOffset + kABuffers * A_BUFFER_BYTES;
-  static constexpr int kNumBarriers = 2 * kStages + 2 * kABuffers;
+  static constexpr int kNumBarriers = 2 * kStages + 2 * kABuffers + 1;  // + local A's (shared A)
   static constexpr int kSmemBytes = kBarriersOffset + kNumBarriers * 8 + 8;  // + the e2m1 lookup table
   static_assert(kStageBytes % 1024 == 0, "stages must keep the 1024-byte alignment of swizzled buffers");
   static_assert(kABuffersOffset % 1024 == 0, "decoded A buffers must be 1024-byte aligned (128B swizzle)");
   static_assert(kSmemBytes <= 227 * 1024, "shared memory exceeds the sm_90 per-block limit");
-  static_assert(!kSharedA || kThreads / 32 * 2048 <= A_BUFFER_BYTES, "A-copy staging (2 KB per warp) must fit stage 0's A slice");
+  static_assert(!kSharedA || kThreads / 32 * 2048 <= A_BUFFER_BYTES, "A-copy staging (2 KB per warp) must fit one A slice");
 };
 
 static_assert(BLOCK_M == 128 && WGMMA_N == 128, "the decode WG maps one thread per A row: BLOCK_M must be 128");
@@ -215,6 +215,7 @@ struct SharedStorage {
   __device__ uint64_t* empty_barriers() const { return barriers() + P::kStages; }
   __device__ uint64_t* a_full_barriers() const { return barriers() + 2 * P::kStages; }
   __device__ uint64_t* a_empty_barriers() const { return barriers() + 2 * P::kStages + P::kABuffers; }
+  __device__ uint64_t* local_a_barrier() const { return barriers() + 2 * P::kStages + 2 * P::kABuffers; }
   __device__ uint32_t* e2m1_table() const { return reinterpret_cast<uint32_t*>(barriers() + P::kNumBarriers); }
 };
 
@@ -308,6 +309,26 @@ constexpr int kLocalATiles = NVFP4_SM90_LOCAL_A_TILES;
 static_assert(kLocalATiles >= 0 && kLocalATiles < Plan<true>::kStages,
               "local A fills the first stages; the last stage's A slice stages the copy's stores");
 __device__ __forceinline__ int local_a_tiles(const TileCoords& tile) { return min(kLocalATiles, tile.num_k_tiles); }
+// Local A's packed tiles (TMA, 64B swizzle) and scale chunks wait in the last stage's A slice; the
+// copy's store staging uses the one before. Both slices get their fp16 A by TMA only later.
+constexpr int kLocalAPackedBytes = SMEM_A_PACKED_BYTES + SMEM_SF_BYTES;  // 9 KB, a multiple of 1 KB
+constexpr int kLocalAStage = Plan<true>::kStages - 1, kCopyStagingStage = Plan<true>::kStages - 2;
+static_assert(kLocalATiles <= kCopyStagingStage && kLocalATiles * kLocalAPackedBytes <= A_BUFFER_BYTES,
+              "local A's stages, its packed tiles and the copy's staging must not overlap");
+
+// Issued first of all: local A's loads do not depend on the copy or the barrier.
+__device__ __forceinline__ void load_local_a(const SharedStorage<true>& smem, const TileSources& src,
+                                             const TileCoords& tile) {
+  uint64_t* bar = smem.local_a_barrier();
+  sm90::mbar_arrive_expect_tx(bar, local_a_tiles(tile) * kLocalAPackedBytes);
+  for (int i = 0; i < local_a_tiles(tile); ++i) {
+    uint8_t* dst = smem.a_fp16_stage(kLocalAStage) + i * kLocalAPackedBytes;
+    const int kt = tile.k_tile_begin + i;
+    sm90::tma_load_2d(dst, src.tmap_a, kt * PACKED_ROW_BYTES, src.row_a, bar);
+    sm90::bulk_load(dst + SMEM_A_PACKED_BYTES, src.sfa_tile + size_t(kt) * SMEM_SF_BYTES, SMEM_SF_BYTES, bar);
+  }
+}
+
 
 // Packed B and its scales do not depend on the launch-wide A copy: the first stages' B loads go out
 // before this CTA decodes its share of A, so DRAM latency overlaps the decode and the barrier.
@@ -444,46 +465,6 @@ __device__ __forceinline__ void decode_a_to_global(const uint8_t* a, const uint8
   }
 }
 
-// ---- Shared A, local tiles: the math threads decode A of their CTA's first K tiles into shared memory ----
-// Two items (row, word) of each local tile per math thread, written where TMA would put the copy's
-// slice: 128-byte swizzled rows, two 64-value atoms.
-struct LocalA {
-  AItem items[2 * (kLocalATiles > 0 ? kLocalATiles : 1)];
-};
-
-__device__ __forceinline__ LocalA load_local_a(const uint8_t* a, const uint8_t* sfa, int k, const TileCoords& tile,
-                                               uint32_t first_row, int math_thread) {
-  LocalA local;
-#pragma unroll
-  for (int i = 0; i < kLocalATiles; ++i)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const uint32_t q = uint32_t(math_thread + kMathThreads * h), row = q / 4, w = q % 4;
-      if (i < local_a_tiles(tile))
-        local.items[2 * i + h] =
-            load_a_item(a, sfa, ((first_row + row) * uint32_t(k / BLOCK_K) + uint32_t(tile.k_tile_begin + i)) * 4 + w, k);
-    }
-  return local;
-}
-
-__device__ __forceinline__ void store_local_a(const SharedStorage<true>& smem, const LocalA& local, const TileCoords& tile,
-                                              int math_thread, const nvfp4_decode::E2m1Table& table) {
-#pragma unroll
-  for (int i = 0; i < kLocalATiles; ++i)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      if (i >= local_a_tiles(tile)) continue;
-      const uint32_t q = uint32_t(math_thread + kMathThreads * h), row = q / 4, w = q % 4;
-      const RowWordFp16 d = decode_row_word(local.items[2 * i + h].words, local.items[2 * i + h].sf_words, int(w), table);
-      const uint32_t row_base = sm90::smem_addr(smem.a_fp16_stage(i)) + (w / 2) * A_ATOM_BYTES + row * 128;
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-        sm90::st_shared_v4(row_base + ((((w % 2) * 4 + j) ^ (row & 7)) * 16), d.group[j][0], d.group[j][1],
-                           d.group[j][2], d.group[j][3]);
-    }
-  sm90::fence_proxy_async_smem();  // generic stores, read next by wgmma (async proxy)
-}
-
 // ---- Shared A, step 2: a launch-wide barrier (every CTA is resident: the host checks) ----
 // Every launch carries a new epoch (a host-side launch count, never 0). A CTA whose threads have
 // stored their share of A (they passed a __syncthreads) publishes it by writing the epoch into its
@@ -520,57 +501,89 @@ __device__ __forceinline__ void grid_wait(uint32_t epoch, int lane) {
 #endif
 }
 
-// ---- A decoder: packed A stage -> fp16 A buffer in wgmma's K-major 128B-swizzled layout ----
-// Thread (warp q, lane) owns rows q*32 + lane%8 + 8r (r < 4) and word w = lane/8 of each 16-byte
-// chunk t; it writes logical k-steps 2w and 2w+1 (64 bytes) of each row with four 16-byte stores.
-// Every address is a per-thread constant plus the stage / buffer base plus 512r or 1024r.
+// ---- A decode of one stage: packed A (TMA 64B-swizzled) + scale chunk -> fp16 A buffer in wgmma's
+// K-major 128B-swizzled layout, by 128 threads; the decode warpgroup (per-CTA A) and local A
+// (shared A) use it. Thread (warp q, lane) owns rows q*32 + lane%8 + 8r (r < 4) and word w = lane/8
+// of each 16-byte chunk t; it writes logical k-steps 2w and 2w+1 (64 bytes) of each row with four
+// 16-byte stores. Every address is a per-thread constant plus the stage / buffer base plus 512r or 1024r.
+struct ADecodeLanes {
+  uint32_t load_offset[4], sf_offset, store_offset[4];
+  int w;
+  __device__ explicit ADecodeLanes(int thread) {
+    const int warp = thread / 32, lane = thread % 32, row0 = warp * 32 + lane % 8;  // rows r add 8r
+    w = lane / 8;
+    // TMA 64-byte swizzle: chunk t of row r sits at chunk t ^ ((row >> 1) & 3), the same for every r
+#pragma unroll
+    for (int t = 0; t < 4; ++t) load_offset[t] = row0 * PACKED_ROW_BYTES + ((t ^ ((row0 >> 1) & 3)) * 16) + 4 * w;
+    sf_offset = scale_offset(row0, 0);  // + 512 for k-blocks 4..7; rows r add 8r*16
+    // 128-byte swizzle of the fp16 rows: chunk c of row r sits at c ^ (row & 7) = c ^ (lane & 7)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) store_offset[j] = (w / 2) * A_ATOM_BYTES + row0 * 128 + ((((w % 2) * 4 + j) ^ (lane & 7)) * 16);
+  }
+};
+
+struct APackedRows {
+  uint32_t words[4][4], sf_words[4][2];
+};
+
+__device__ __forceinline__ APackedRows load_a_stage(uint32_t packed, uint32_t sf_chunk, const ADecodeLanes& lanes) {
+  APackedRows rows;
+  const uint32_t sf = sf_chunk + lanes.sf_offset;
+#pragma unroll
+  for (int r = 0; r < 4; ++r) {
+#pragma unroll
+    for (int t = 0; t < 4; ++t) rows.words[r][t] = sm90::ld_shared_u32(packed + lanes.load_offset[t] + 512 * r);
+    rows.sf_words[r][0] = sm90::ld_shared_u32(sf + 128 * r);        // k-blocks 0..3 of row row0 + 8r
+    rows.sf_words[r][1] = sm90::ld_shared_u32(sf + 512 + 128 * r);  // k-blocks 4..7
+  }
+  return rows;
+}
+
+__device__ __forceinline__ void store_a_stage(const APackedRows& rows, uint32_t a_fp16, const ADecodeLanes& lanes,
+                                              const nvfp4_decode::E2m1Table& table) {
+#if !NVFP4_SM90_ABLATE_A_DECODE
+#pragma unroll
+  for (int r = 0; r < 4; ++r) {
+    const RowWordFp16 d = decode_row_word(rows.words[r], rows.sf_words[r], lanes.w, table);
+    const uint32_t row_base = a_fp16 + 1024 * r;
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      sm90::st_shared_v4(row_base + lanes.store_offset[j], d.group[j][0], d.group[j][1], d.group[j][2], d.group[j][3]);
+  }
+#endif
+  sm90::fence_proxy_async_smem();  // make the generic stores visible to wgmma (async proxy)
+}
+
+// ---- A decoder warpgroup (per-CTA A) ----
 __device__ __forceinline__ void a_decoder(const SharedStorage<false>& smem, const TileCoords& tile, int thread) {
   using P = Plan<false>;
-  const int warp = thread / 32, lane = thread % 32;
-  const int w = lane / 8, row0 = warp * 32 + lane % 8;  // row of r = 0; rows r add 8r
-  // TMA 64-byte swizzle: chunk t of row r sits at chunk t ^ ((row >> 1) & 3), the same for every r
-  uint32_t load_offset[4];
-#pragma unroll
-  for (int t = 0; t < 4; ++t) load_offset[t] = row0 * PACKED_ROW_BYTES + ((t ^ ((row0 >> 1) & 3)) * 16) + 4 * w;
-  const uint32_t sf_offset = scale_offset(row0, 0);  // + 512 for k-blocks 4..7; rows r add 8r*16
-  // 128-byte swizzle of the fp16 rows: chunk c of row r sits at c ^ (row & 7) = c ^ (lane & 7)
-  uint32_t store_offset[4];
-#pragma unroll
-  for (int j = 0; j < 4; ++j) store_offset[j] = (w / 2) * A_ATOM_BYTES + row0 * 128 + ((((w % 2) * 4 + j) ^ (lane & 7)) * 16);
-
+  const ADecodeLanes lanes(thread);
   const uint32_t smem_base = sm90::smem_addr(smem.base);
   const nvfp4_decode::E2m1Table table = nvfp4_decode::load_table(sm90::smem_addr(smem.e2m1_table()));
   PipelineState<P::kStages> pipe;
   PipelineState<P::kABuffers> abuf;
   for (int i = 0; i < tile.num_k_tiles; ++i, pipe.advance_pipeline(), abuf.advance_pipeline()) {
     sm90::mbar_wait(&smem.full_barriers()[pipe.stage_idx], pipe.phase);
-    const uint32_t packed = smem_base + pipe.stage_idx * P::kStageBytes + P::kAPackedOffset;
-    const uint32_t sf = smem_base + pipe.stage_idx * P::kStageBytes + P::kSfaOffset + sf_offset;
-    uint32_t words[4][4], sf_words[4][2];
-#pragma unroll
-    for (int r = 0; r < 4; ++r) {
-#pragma unroll
-      for (int t = 0; t < 4; ++t) words[r][t] = sm90::ld_shared_u32(packed + load_offset[t] + 512 * r);
-      sf_words[r][0] = sm90::ld_shared_u32(sf + 128 * r);        // k-blocks 0..3 of row row0 + 8r
-      sf_words[r][1] = sm90::ld_shared_u32(sf + 512 + 128 * r);  // k-blocks 4..7
-    }
+    const uint32_t stage = smem_base + pipe.stage_idx * P::kStageBytes;
+    const APackedRows rows = load_a_stage(stage + P::kAPackedOffset, stage + P::kSfaOffset, lanes);
     __syncwarp();
-    if (lane == 0) sm90::mbar_arrive(&smem.empty_barriers()[pipe.stage_idx]);
-
+    if (thread % 32 == 0) sm90::mbar_arrive(&smem.empty_barriers()[pipe.stage_idx]);
     sm90::mbar_wait(&smem.a_empty_barriers()[abuf.stage_idx], abuf.phase ^ 1);
-#if !NVFP4_SM90_ABLATE_A_DECODE
-    const uint32_t a_fp16 = sm90::smem_addr(smem.a_fp16(abuf.stage_idx));
-#pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      const RowWordFp16 d = decode_row_word(words[r], sf_words[r], w, table);
-      const uint32_t row_base = a_fp16 + 1024 * r;
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-        sm90::st_shared_v4(row_base + store_offset[j], d.group[j][0], d.group[j][1], d.group[j][2], d.group[j][3]);
-    }
-#endif
-    sm90::fence_proxy_async_smem();  // make the generic stores visible to wgmma (async proxy)
+    store_a_stage(rows, sm90::smem_addr(smem.a_fp16(abuf.stage_idx)), lanes, table);
     sm90::mbar_arrive(&smem.a_full_barriers()[abuf.stage_idx]);
+  }
+}
+
+// Math warpgroup wg decodes local tiles wg, wg + 2, ... into their stages' A slices, after the CTA
+// has arrived.
+__device__ __forceinline__ void decode_local_a(const SharedStorage<true>& smem, const TileCoords& tile, int math_thread,
+                                               const nvfp4_decode::E2m1Table& table) {
+  const ADecodeLanes lanes(math_thread % 128);
+  sm90::mbar_wait(smem.local_a_barrier(), 0);
+  for (int i = math_thread / 128; i < local_a_tiles(tile); i += kNumMathWarpgroups) {
+    const uint32_t packed = sm90::smem_addr(smem.a_fp16_stage(kLocalAStage)) + i * kLocalAPackedBytes;
+    store_a_stage(load_a_stage(packed, packed + SMEM_A_PACKED_BYTES, lanes), sm90::smem_addr(smem.a_fp16_stage(i)),
+                  lanes, table);
   }
 }
 
@@ -824,6 +837,7 @@ __global__ void __cluster_dims__(kClusterK, 1, 1) __launch_bounds__(Plan<kShared
       sm90::mbar_init(&smem.a_full_barriers()[b], 128);                      // every decode thread
       sm90::mbar_init(&smem.a_empty_barriers()[b], 4 * kNumMathWarpgroups);  // one per math warp
     }
+    sm90::mbar_init(smem.local_a_barrier(), 1);
     smem.e2m1_table()[0] = nvfp4_decode::kE2m1HighBytesLo;
     smem.e2m1_table()[1] = nvfp4_decode::kE2m1HighBytesHi;
     sm90::fence_barrier_init();
@@ -844,11 +858,14 @@ __global__ void __cluster_dims__(kClusterK, 1, 1) __launch_bounds__(Plan<kShared
   // ---- Shared A: B loads go out, every thread decodes its share of A, the launch synchronises ----
   int prefilled = 0;
   if constexpr (kSharedA) {
-    if (is_producer && !NVFP4_SM90_ABLATE_PIPELINE) prefilled = prefill_b(smem, src, tile);
+    if (is_producer && !NVFP4_SM90_ABLATE_PIPELINE) {
+      if (kLocalATiles > 0) load_local_a(smem, src, tile);
+      prefilled = prefill_b(smem, src, tile);
+    }
     const nvfp4_decode::E2m1Table table = nvfp4_decode::load_table(sm90::smem_addr(smem.e2m1_table()));
 #if !NVFP4_SM90_ABLATE_SHARED_A_DECODE && !NVFP4_SM90_ABLATE_GRID_BARRIER
-    // staging: 2 KB per warp in the last stage's A slice, which TMA fills only after the barrier
-    decode_a_to_global(a, sfa, l * m, k, sm90::smem_addr(smem.a_fp16_stage(P::kStages - 1)) + (threadIdx.x / 32) * 2048,
+    // staging: 2 KB per warp in an A slice that TMA fills only after the barrier
+    decode_a_to_global(a, sfa, l * m, k, sm90::smem_addr(smem.a_fp16_stage(kCopyStagingStage)) + (threadIdx.x / 32) * 2048,
                        table);
 #endif
     sm90::fence_proxy_async_global();
@@ -857,12 +874,12 @@ __global__ void __cluster_dims__(kClusterK, 1, 1) __launch_bounds__(Plan<kShared
     if (threadIdx.x == 0) timeline_mark(kADecoded);
     if (is_producer) grid_arrive(epoch), timeline_mark(kArrived);
 #endif
-    // Local A only after this CTA's share of the copy is out: its loads, issued earlier, delayed every
-    // CTA's arrival by ~1 us (H100, small bench shape), and the whole launch waits for the last one.
-    if (kLocalATiles > 0 && threadIdx.x < kMathThreads) {
-      LocalA local = load_local_a(a, sfa, k, tile, uint32_t(src.row_a), threadIdx.x);
-      store_local_a(smem, local, tile, threadIdx.x, table);
-      sm90::math_barrier_sync();  // both math warpgroups read every row of a local tile
+    // Local A is decoded only after this CTA has arrived: the whole launch waits for the last CTA to
+    // arrive, so nothing else goes before that (loads through the threads there cost ~1 us, H100).
+    // The named barrier also holds the producer warp until the packed local tiles have been read.
+    if (kLocalATiles > 0 && !NVFP4_SM90_ABLATE_PIPELINE && threadIdx.x < kMathThreads) {
+      decode_local_a(smem, tile, threadIdx.x, table);
+      sm90::named_barrier_sync<1, P::kThreads>();
     }
   }
 
@@ -877,6 +894,7 @@ __global__ void __cluster_dims__(kClusterK, 1, 1) __launch_bounds__(Plan<kShared
     math<kSharedA>(smem, tile, wg, threadIdx.x % 128, acc);
   } else if (threadIdx.x >= P::kProducerThread) {  // the producer warp
     if constexpr (kSharedA) {
+      if (kLocalATiles > 0) sm90::named_barrier_sync<1, P::kThreads>();  // local A's packed tiles are read
       grid_wait(epoch, threadIdx.x % 32);
       if (is_producer) timeline_mark(kGridBarrierDone), producer_shared_a(smem, src, tile, prefilled);
     } else if (is_producer) {
