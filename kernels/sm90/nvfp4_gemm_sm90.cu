@@ -249,8 +249,8 @@ enum TimelineEvent {
   kPreviousExit,     // (read at entry) the latest exit of the previous launch
   kTimelineEvents
 };
-constexpr int kTimelineMaxCtas = 1024;
 #if NVFP4_SM90_TIMELINE
+constexpr int kTimelineMaxCtas = 1024;
 __device__ uint64_t g_timeline[kTimelineMaxCtas][kTimelineEvents];
 __device__ uint64_t g_timeline_last_exit;
 #endif
