@@ -171,10 +171,10 @@ static_assert(BLOCK_M == 128 && WGMMA_N == 128, "the decode WG maps one thread p
 static_assert(BLOCK_N == kNumMathWarpgroups * WGMMA_M, "each math warpgroup owns 64 B rows");
 static_assert(BLOCK_K == 128, "the K permutation assumes one 16-byte chunk per quad thread and row");
 
-// Split-K partials through L2. Math thread t of every CTA of a cluster holds the same (B row, A row) positions of the C^T tile, so the exchange needs no transposition:
-// each CTA stores the float4 groups acc[4j..4j+3] it does not own into its slot of a workspace,
-// [group j][math thread] (16-byte stores, 512 contiguous bytes per warp), one cluster barrier, then
-// the owner of group j adds the same thread's group from every slot in rank order (deterministic)
+// Split-K partials through L2. Math thread t of every CTA of a cluster holds the same (B row, A row)
+// positions of the C^T tile, so the exchange needs no transposition: each CTA stores the float4
+// groups acc[4j..4j+3] it does not own into its slot of a workspace, [group j][math thread]
+// (16-byte stores, 512 contiguous bytes per warp), one cluster barrier, then the owner of group j adds the same thread's group from every slot in rank order (deterministic)
 // and writes fp16 C from registers. Owner o of a cluster of kClusterK holds groups
 // [kAccGroups * o / kClusterK, kAccGroups * (o + 1) / kClusterK). DSMEM moved these bytes at
 // ~13 GB/s per SM (2.5 us for a cluster of 2 on an H100, timeline of v8; v9 replaced it).
@@ -306,8 +306,7 @@ __device__ __forceinline__ void producer(const SharedStorage<false>& smem, const
 // decode their A straight into those stages (local A), so the main loop starts while the copy is
 // published. Their stages expect only B's bytes.
 constexpr int kLocalATiles = NVFP4_SM90_LOCAL_A_TILES;
-static_assert(kLocalATiles >= 0 && kLocalATiles < Plan<true>::kStages,
-              "local A fills the first stages; the last stage's A slice stages the copy's stores");
+static_assert(kLocalATiles >= 0, "local A fills the first kLocalATiles stages");
 __device__ __forceinline__ int local_a_tiles(const TileCoords& tile) { return min(kLocalATiles, tile.num_k_tiles); }
 // Local A's packed tiles (TMA, 64B swizzle) and scale chunks wait in the last stage's A slice; the
 // copy's store staging uses the one before. Both slices get their fp16 A by TMA only later.
@@ -328,7 +327,6 @@ __device__ __forceinline__ void load_local_a(const SharedStorage<true>& smem, co
     sm90::bulk_load(dst + SMEM_A_PACKED_BYTES, src.sfa_tile + size_t(kt) * SMEM_SF_BYTES, SMEM_SF_BYTES, bar);
   }
 }
-
 
 // Packed B and its scales do not depend on the launch-wide A copy: the first stages' B loads go out
 // before this CTA decodes its share of A, so DRAM latency overlaps the decode and the barrier.
