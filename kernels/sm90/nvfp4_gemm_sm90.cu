@@ -174,7 +174,8 @@ static_assert(BLOCK_K == 128, "the K permutation assumes one 16-byte chunk per q
 // Split-K partials through L2. Math thread t of every CTA of a cluster holds the same (B row, A row)
 // positions of the C^T tile, so the exchange needs no transposition: each CTA stores the float4
 // groups acc[4j..4j+3] it does not own into its slot of a workspace, [group j][math thread]
-// (16-byte stores, 512 contiguous bytes per warp), one cluster barrier, then the owner of group j adds the same thread's group from every slot in rank order (deterministic)
+// (16-byte stores, 512 contiguous bytes per warp), one cluster barrier, then the owner of group j
+// adds the same thread's group from every slot in rank order (deterministic)
 // and writes fp16 C from registers. Owner o of a cluster of kClusterK holds groups
 // [kAccGroups * o / kClusterK, kAccGroups * (o + 1) / kClusterK). DSMEM moved these bytes at
 // ~13 GB/s per SM (2.5 us for a cluster of 2 on an H100, timeline of v8; v9 replaced it).
@@ -424,7 +425,8 @@ __device__ __forceinline__ void store_a_items_of_warp(const AItem& it, uint32_t 
   const RowWordFp16 d = decode_row_word(it.words, it.sf_words, int(it.w), table);
 #if NVFP4_SM90_STAGED_A_STORES
 #pragma unroll
-  for (int j = 0; j < 4; ++j) sm90::st_shared_v4(staging + lane * 64 + 16 * j, d.group[j][0], d.group[j][1], d.group[j][2], d.group[j][3]);
+  for (int j = 0; j < 4; ++j)
+    sm90::st_shared_v4(staging + lane * 64 + 16 * j, d.group[j][0], d.group[j][1], d.group[j][2], d.group[j][3]);
   __syncwarp();
   uint8_t* out = reinterpret_cast<uint8_t*>(g_shared_a) + (item - lane) * 64 + lane * 16;
 #pragma unroll
