@@ -55,6 +55,8 @@ VARIANTS: dict[str, list[str]] = {
     "no_pipeline": ["-DNVFP4_SM90_ABLATE_PIPELINE=1"],
     "empty": ["-DNVFP4_SM90_ABLATE_ALL=1"],
     "timeline": ["-DNVFP4_SM90_TIMELINE=1"],
+    "no_soft_split": ["-DNVFP4_SM90_SOFT_SPLIT=0"],
+    "timeline_no_soft_split": ["-DNVFP4_SM90_TIMELINE=1", "-DNVFP4_SM90_SOFT_SPLIT=0"],
     "local0": ["-DNVFP4_SM90_LOCAL_A_TILES=0"],
     "local3": ["-DNVFP4_SM90_LOCAL_A_TILES=3"],
     "timeline_local0": ["-DNVFP4_SM90_TIMELINE=1", "-DNVFP4_SM90_LOCAL_A_TILES=0"],
@@ -239,7 +241,8 @@ def check_variant(name: str, args: argparse.Namespace, log) -> bool:
     if hasattr(kernel.lib, "nvfp4_capi_plan"):
         plans = {f"{m}x{n}x{k}x{l}": kernel.lib.nvfp4_capi_plan(m, n, k, l) for m, n, k, l in BENCH_SHAPES + EXTRA_SHAPES}
         log("launch plan per shape (split-K cluster size, +shared A): "
-            + ", ".join(f"{s}={p % 100}{'+sharedA' if p >= 100 else ''}" for s, p in plans.items()))
+            + ", ".join(f"{s}={p % 100}{'+sharedA' if p % 1000 >= 100 else ''}{' (no cluster)' if p >= 1000 else ''}"
+                        for s, p in plans.items()))
     why = kernel.unsupported(100, 256, 256, 1)
     log(f"unsupported m=100: {why!r}")
     passed = sum(r.ok for r in results)

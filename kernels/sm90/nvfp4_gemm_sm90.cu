@@ -91,6 +91,9 @@
 #ifndef NVFP4_SM90_STAGED_A_STORES  // shared A: the copy is written 512 contiguous bytes per store instruction
 #define NVFP4_SM90_STAGED_A_STORES 1
 #endif
+#ifndef NVFP4_SM90_SOFT_SPLIT  // 1: with shared A, splits of 4 or 8 may run without a hardware cluster
+#define NVFP4_SM90_SOFT_SPLIT 1
+#endif
 #ifndef NVFP4_SM90_TIMELINE  // 1: every CTA records when it reaches each phase (benchmarks/sm90_kernel.py timeline)
 #define NVFP4_SM90_TIMELINE 0
 #endif
@@ -232,6 +235,8 @@ struct TileCoords {
 
 // The split-K workspace, one slot per CTA of the launch; same ordering assumption as the shared A copy.
 __device__ float4 g_split_partials[kL2PartialCtas][kAccGroups][kMathThreads];
+// Software split (no hardware cluster): slot s's partials are complete once its flag holds the launch's epoch.
+__device__ uint32_t g_split_epoch[kL2PartialCtas];
 
 // Timeline (NVFP4_SM90_TIMELINE): per CTA, the global timer (ns) at each phase; the host copies it
 // out after a launch with nvfp4_sm90_timeline.
@@ -795,8 +800,24 @@ __device__ __forceinline__ void reduce_and_store_l2(const float (&acc)[64], int 
   }
 }
 
-template <int kClusterK, bool kSharedA>
-__global__ void __cluster_dims__(kClusterK, 1, 1) __launch_bounds__(Plan<kSharedA>::kThreads, 1)
+// Software split: the kClusterK CTAs of a tile (blockIdx.x = rank) are no hardware cluster, which
+// must fit one GPC (32 clusters of 4 do not on an H100); the host checks that the whole grid is
+// resident, and the CTAs meet through flags in global memory instead of the cluster barrier.
+__device__ __forceinline__ void soft_split_sync(int math_thread, int first_slot, int my_slot, int cluster_k,
+                                                uint32_t epoch) {
+  sm90::named_barrier_sync<2, kMathThreads>();  // this CTA's partials are stored
+  if (math_thread == 0) {
+    sm90::st_release_gpu(&g_split_epoch[my_slot], epoch);
+    const uint64_t start = sm90::global_timer_ns();
+    for (int s = first_slot; s < first_slot + cluster_k; ++s)
+      while (sm90::ld_acquire_gpu(&g_split_epoch[s]) != epoch)
+        if (sm90::global_timer_ns() - start > kGridBarrierTimeoutNs) __trap();  // a partner never ran
+  }
+  sm90::named_barrier_sync<2, kMathThreads>();  // every partner's partials are complete
+}
+
+template <int kClusterK, bool kSharedA, bool kSoftSplit = false>
+__global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_bounds__(Plan<kSharedA>::kThreads, 1)
     nvfp4_gemm_sm90_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
                            const __grid_constant__ CUtensorMap tmap_a16, const uint8_t* a, const uint8_t* sfa,
                            const uint8_t* sfb, __half* c, int m, int n, int k, int l, uint32_t epoch) {
@@ -814,7 +835,7 @@ __global__ void __cluster_dims__(kClusterK, 1, 1) __launch_bounds__(Plan<kShared
   if (sm90::smem_addr(smem_raw) % 1024 != 0) __trap();
 
   const int m_tiles = m / BLOCK_M;
-  const uint32_t my_rank = sm90::cluster_cta_rank();
+  const uint32_t my_rank = kSoftSplit ? blockIdx.x : sm90::cluster_cta_rank();
   // K tiles split as evenly as possible (the host keeps kClusterK <= K tiles): every CTA has one or more
   const int k_tiles = k / BLOCK_K, k_base = k_tiles / kClusterK, k_rem = k_tiles % kClusterK;
   const int num_k_tiles = k_base + (int(my_rank) < k_rem ? 1 : 0);
@@ -913,8 +934,12 @@ __global__ void __cluster_dims__(kClusterK, 1, 1) __launch_bounds__(Plan<kShared
     });
   }
   if (threadIdx.x == 0) timeline_mark(kPartialsSent);
-  // release / acquire at cluster scope: every slot is complete in L2 before its owner reads it
-  if constexpr (kClusterK > 1) sm90::cluster_sync();
+  // release / acquire (cluster or GPU scope): every slot is complete in L2 before its owner reads it
+  if constexpr (kClusterK > 1 && kSoftSplit) {
+    if (wg < kNumMathWarpgroups) soft_split_sync(threadIdx.x, first_slot, first_slot + int(my_rank), kClusterK, epoch);
+  } else if constexpr (kClusterK > 1) {
+    sm90::cluster_sync();
+  }
   if (threadIdx.x == 0) timeline_mark(kPartialsLanded);
   if (wg < kNumMathWarpgroups) {
     with_cluster_rank<kClusterK>(my_rank, [&](auto rank) {
@@ -988,7 +1013,7 @@ int max_active_clusters_cached[2][kClusterKSlots] = {{-1, -1, -1, -1, -1}, {-1, 
 template <int kClusterK, bool kSharedA>
 cudaError_t allow_large_smem() {
   if (!smem_limit_raised[kSharedA][cluster_slot(kClusterK)]) {
-    const cudaError_t err = cudaFuncSetAttribute(nvfp4_gemm_sm90_kernel<kClusterK, kSharedA>,
+    const cudaError_t err = cudaFuncSetAttribute(nvfp4_gemm_sm90_kernel<kClusterK, kSharedA, false>,
                                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                  Plan<kSharedA>::kSmemBytes);
     if (err != cudaSuccess) return err;
@@ -1009,7 +1034,7 @@ int max_active_clusters() {
     config.blockDim = dim3(Plan<kSharedA>::kThreads, 1, 1);
     config.dynamicSmemBytes = Plan<kSharedA>::kSmemBytes;
     if (allow_large_smem<kClusterK, kSharedA>() != cudaSuccess ||
-        cudaOccupancyMaxActiveClusters(&clusters, nvfp4_gemm_sm90_kernel<kClusterK, kSharedA>, &config) !=
+        cudaOccupancyMaxActiveClusters(&clusters, nvfp4_gemm_sm90_kernel<kClusterK, kSharedA, false>, &config) !=
             cudaSuccess) {
       (void)cudaGetLastError();  // not fatal: fall back to no split (and no shared A)
       clusters = 0;
@@ -1030,33 +1055,78 @@ int max_active_clusters_of(int cluster_k) {
   }
 }
 
-// Split K over a cluster only while the whole grid still runs in one wave and SMs would otherwise
-// idle; every CTA keeps whole K tiles (one or more). The split with the fewest K tiles on its busiest
-// CTA wins, the smaller cluster on a tie. A cluster of 3 (ODD_SPLIT) fits where 4 does not: on an
-// H100, 32 clusters of 4 ran as two waves.
+// Software split (shared A only): the kernel's resident CTAs on this GPU, one per SM.
+bool soft_smem_raised[kClusterKSlots] = {};
+int resident_ctas_cached = -1;
+
+template <int kClusterK>
+cudaError_t allow_large_smem_soft() {
+  if (!soft_smem_raised[cluster_slot(kClusterK)]) {
+    const cudaError_t err = cudaFuncSetAttribute(nvfp4_gemm_sm90_kernel<kClusterK, true, true>,
+                                                 cudaFuncAttributeMaxDynamicSharedMemorySize, Plan<true>::kSmemBytes);
+    if (err != cudaSuccess) return err;
+    soft_smem_raised[cluster_slot(kClusterK)] = true;
+  }
+  return cudaSuccess;
+}
+
+int resident_ctas() {
+  if (resident_ctas_cached < 0) {
+    int device = 0, sms = 0, per_sm = 0;
+    if (allow_large_smem_soft<4>() != cudaSuccess || cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, nvfp4_gemm_sm90_kernel<4, true, true>,
+                                                      Plan<true>::kThreads, Plan<true>::kSmemBytes) != cudaSuccess) {
+      (void)cudaGetLastError();  // not fatal: no software split
+      sms = per_sm = 0;
+    }
+    resident_ctas_cached = sms * per_sm;
+  }
+  return resident_ctas_cached;
+}
+
+struct Split {
+  int cluster_k;
+  bool soft;  // the CTAs of a tile meet through global flags, not as a hardware cluster
+};
+
+// Split K only while the whole grid still runs in one wave and SMs would otherwise idle; every CTA
+// keeps whole K tiles (one or more). The split with the fewest K tiles on its busiest CTA wins, the
+// smaller one on a tie. Hardware clusters must fit the GPCs (on an H100, 32 clusters of 4 ran as two
+// waves); with shared A (every CTA resident anyway) a split of 4 or 8 may run without a cluster.
+template <bool kSharedA>
+Split choose_split(int tiles, int k, bool allow_soft) {
+  const int k_tiles = k / BLOCK_K;
+  Split best{1, false};
+  int best_k_tiles = k_tiles;
+  const auto consider = [&](int cluster_k, bool soft_allowed) {
+    const int busiest = (k_tiles + cluster_k - 1) / cluster_k;
+    if (NVFP4_SM90_MAX_CLUSTER_K < cluster_k || cluster_k > k_tiles || busiest >= best_k_tiles ||
+        tiles * cluster_k > kL2PartialCtas)
+      return;
+    if (tiles <= max_active_clusters_of<kSharedA>(cluster_k))
+      best = {cluster_k, false}, best_k_tiles = busiest;
+    else if (NVFP4_SM90_SOFT_SPLIT && kSharedA && allow_soft && soft_allowed && tiles * cluster_k <= resident_ctas())
+      best = {cluster_k, true}, best_k_tiles = busiest;
+  };
+  consider(2, false);
+#if NVFP4_SM90_ODD_SPLIT
+  consider(3, false);
+#endif
+  consider(4, true);
+  consider(8, true);
+  return best;
+}
+
 template <bool kSharedA>
 int choose_cluster_k(int tiles, int k) {
-  const int k_tiles = k / BLOCK_K;
-  int best = 1, best_k_tiles = k_tiles;
-  const auto consider = [&](int cluster_k) {
-    const int busiest = (k_tiles + cluster_k - 1) / cluster_k;
-    if (NVFP4_SM90_MAX_CLUSTER_K >= cluster_k && cluster_k <= k_tiles && busiest < best_k_tiles &&
-        tiles <= max_active_clusters_of<kSharedA>(cluster_k) &&
-        tiles * cluster_k <= kL2PartialCtas)
-      best = cluster_k, best_k_tiles = busiest;
-  };
-  consider(2);
-#if NVFP4_SM90_ODD_SPLIT
-  consider(3);
-#endif
-  consider(4);
-  consider(8);
-  return best;
+  return choose_split<kSharedA>(tiles, k, false).cluster_k;
 }
 
 struct LaunchPlan {
   int cluster_k;
   bool shared_a;
+  bool soft_split;
 };
 
 // Shared A needs every CTA of the launch resident at once (its barrier waits for all of them) and
@@ -1067,28 +1137,30 @@ LaunchPlan choose_plan(int m, int n, int k, int l) {
   const int tiles = (m / BLOCK_M) * (n / BLOCK_N) * l;
 #if NVFP4_SM90_SHARED_A
   if (int64_t(l) * m * k <= kSharedACapacity) {
-    const int cluster_k = choose_cluster_k<true>(tiles, k);
-    const int busiest_k_tiles = (k / BLOCK_K + cluster_k - 1) / cluster_k;
-    if (busiest_k_tiles >= NVFP4_SM90_SHARED_A_MIN_K_TILES && tiles <= max_active_clusters_of<true>(cluster_k) &&
-        tiles * cluster_k <= kSharedAMaxCtas)
-      return {cluster_k, true};
+    for (const bool allow_soft : {true, false}) {  // a finer split without a cluster may leave too few K tiles
+      const Split split = choose_split<true>(tiles, k, allow_soft);
+      const int busiest_k_tiles = (k / BLOCK_K + split.cluster_k - 1) / split.cluster_k;
+      const bool resident = split.soft || tiles <= max_active_clusters_of<true>(split.cluster_k);
+      if (busiest_k_tiles >= NVFP4_SM90_SHARED_A_MIN_K_TILES && resident && tiles * split.cluster_k <= kSharedAMaxCtas)
+        return {split.cluster_k, true, split.soft};
+    }
   }
 #endif
-  return {choose_cluster_k<false>(tiles, k), false};
+  return {choose_cluster_k<false>(tiles, k), false, false};
 }
 
 // The launch count that tells one shared-A launch's barrier flags from the previous ones' (skips 0,
 // the flags' initial value). Bookkeeping of launches, not of results.
 uint32_t launch_epoch = 0;
 
-template <int kClusterK, bool kSharedA>
+template <int kClusterK, bool kSharedA, bool kSoftSplit = false>
 cudaError_t launch(const CUtensorMap& tmap_a, const CUtensorMap& tmap_b, const CUtensorMap& tmap_a16,
                    const Nvfp4GemmArgs& args) {
-  const cudaError_t err = allow_large_smem<kClusterK, kSharedA>();
+  const cudaError_t err = kSoftSplit ? allow_large_smem_soft<kClusterK>() : allow_large_smem<kClusterK, kSharedA>();
   if (err != cudaSuccess) return err;
   const dim3 grid(kClusterK, args.n / BLOCK_N, (args.m / BLOCK_M) * args.l);
   if (++launch_epoch == 0) launch_epoch = 1;
-  nvfp4_gemm_sm90_kernel<kClusterK, kSharedA><<<grid, Plan<kSharedA>::kThreads, Plan<kSharedA>::kSmemBytes>>>(
+  nvfp4_gemm_sm90_kernel<kClusterK, kSharedA, kSoftSplit><<<grid, Plan<kSharedA>::kThreads, Plan<kSharedA>::kSmemBytes>>>(
       tmap_a, tmap_b, tmap_a16, args.a, args.sfa, args.sfb, static_cast<__half*>(args.c), args.m, args.n, args.k,
       args.l, launch_epoch);
   return cudaGetLastError();
@@ -1123,11 +1195,11 @@ const char* nvfp4_gemm_unsupported(int m, int n, int k, int l) {
 }
 
 // The launch plan for a supported shape (for benchmarks/sm90_kernel.py): the split-K cluster size,
-// plus 100 when the launch shares one decoded copy of A.
+// plus 100 when the launch shares one decoded copy of A, plus 1000 for a split without a cluster.
 int nvfp4_sm90_plan(int m, int n, int k, int l) {
   using namespace nvfp4_sm90;
   const LaunchPlan plan = choose_plan(m, n, k, l);
-  return plan.cluster_k + (plan.shared_a ? 100 : 0);
+  return plan.cluster_k + (plan.shared_a ? 100 : 0) + (plan.soft_split ? 1000 : 0);
 }
 
 #if NVFP4_SM90_TIMELINE
@@ -1149,8 +1221,12 @@ cudaError_t nvfp4_gemm_launch(const Nvfp4GemmArgs& args) {
     return cudaErrorInvalidValue;
   const LaunchPlan plan = choose_plan(args.m, args.n, args.k, args.l);
 #if NVFP4_SM90_SHARED_A
-  if (plan.shared_a && make_shared_a_map(&tmap_a16, args.l * args.m, args.k))
+  if (plan.shared_a && make_shared_a_map(&tmap_a16, args.l * args.m, args.k)) {
+    if (plan.soft_split)
+      return plan.cluster_k == 8 ? launch<8, true, true>(tmap_a, tmap_b, tmap_a16, args)
+                                 : launch<4, true, true>(tmap_a, tmap_b, tmap_a16, args);
     return launch_with_cluster<true>(plan.cluster_k, tmap_a, tmap_b, tmap_a16, args);
+  }
 #endif
   // per-CTA A (also if the shared copy's map could not be made: slower, never wrong)
   const int tiles = (args.m / BLOCK_M) * (args.n / BLOCK_N) * args.l;
