@@ -806,12 +806,16 @@ __device__ __forceinline__ void reduce_and_store_l2(const float (&acc)[64], int 
 __device__ __forceinline__ void soft_split_sync(int math_thread, int first_slot, int my_slot, int cluster_k,
                                                 uint32_t epoch) {
   sm90::named_barrier_sync<2, kMathThreads>();  // this CTA's partials are stored
-  if (math_thread == 0) {
-    sm90::st_release_gpu(&g_split_epoch[my_slot], epoch);
+  if (math_thread < 32) {  // warp 0: lane s watches partner s, all at once (one round trip per poll)
+    const int lane = math_thread;
+    if (lane == 0) sm90::st_release_gpu(&g_split_epoch[my_slot], epoch);
+    bool seen = lane >= cluster_k || first_slot + lane == my_slot;
     const uint64_t start = sm90::global_timer_ns();
-    for (int s = first_slot; s < first_slot + cluster_k; ++s)
-      while (sm90::ld_acquire_gpu(&g_split_epoch[s]) != epoch)
-        if (sm90::global_timer_ns() - start > kGridBarrierTimeoutNs) __trap();  // a partner never ran
+    while (!__all_sync(0xffffffffu, seen)) {
+      if (!seen) seen = sm90::ld_acquire_gpu(&g_split_epoch[first_slot + lane]) == epoch;
+      if (sm90::global_timer_ns() - start > kGridBarrierTimeoutNs) __trap();  // a partner never ran
+    }
+    __syncwarp();  // every lane's acquire happens before the barrier below
   }
   sm90::named_barrier_sync<2, kMathThreads>();  // every partner's partials are complete
 }
