@@ -1010,18 +1010,18 @@ constexpr int kClusterKSlots = 5;  // cluster_k = 1, 2, 4, 8, 3
 constexpr int cluster_slot(int cluster_k) {
   return cluster_k == 3 ? 4 : cluster_k == 8 ? 3 : cluster_k == 4 ? 2 : cluster_k == 2 ? 1 : 0;
 }
-// launch settings and properties of this GPU and kernel, not results; [shared A][cluster slot]
-bool smem_limit_raised[2][kClusterKSlots] = {};
-int max_active_clusters_cached[2][kClusterKSlots] = {{-1, -1, -1, -1, -1}, {-1, -1, -1, -1, -1}};
+// launch settings and properties of this GPU and kernel, not results
+bool smem_limit_raised[2][2][kClusterKSlots] = {};  // [shared A][software split][cluster slot]
+int max_active_clusters_cached[2][kClusterKSlots] = {{-1, -1, -1, -1, -1}, {-1, -1, -1, -1, -1}};  // [shared A][slot]
 
-template <int kClusterK, bool kSharedA>
+template <int kClusterK, bool kSharedA, bool kSoftSplit = false>
 cudaError_t allow_large_smem() {
-  if (!smem_limit_raised[kSharedA][cluster_slot(kClusterK)]) {
-    const cudaError_t err = cudaFuncSetAttribute(nvfp4_gemm_sm90_kernel<kClusterK, kSharedA, false>,
+  if (!smem_limit_raised[kSharedA][kSoftSplit][cluster_slot(kClusterK)]) {
+    const cudaError_t err = cudaFuncSetAttribute(nvfp4_gemm_sm90_kernel<kClusterK, kSharedA, kSoftSplit>,
                                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                  Plan<kSharedA>::kSmemBytes);
     if (err != cudaSuccess) return err;
-    smem_limit_raised[kSharedA][cluster_slot(kClusterK)] = true;
+    smem_limit_raised[kSharedA][kSoftSplit][cluster_slot(kClusterK)] = true;
   }
   return cudaSuccess;
 }
@@ -1060,24 +1060,12 @@ int max_active_clusters_of(int cluster_k) {
 }
 
 // Software split (shared A only): the kernel's resident CTAs on this GPU, one per SM.
-bool soft_smem_raised[kClusterKSlots] = {};
 int resident_ctas_cached = -1;
-
-template <int kClusterK>
-cudaError_t allow_large_smem_soft() {
-  if (!soft_smem_raised[cluster_slot(kClusterK)]) {
-    const cudaError_t err = cudaFuncSetAttribute(nvfp4_gemm_sm90_kernel<kClusterK, true, true>,
-                                                 cudaFuncAttributeMaxDynamicSharedMemorySize, Plan<true>::kSmemBytes);
-    if (err != cudaSuccess) return err;
-    soft_smem_raised[cluster_slot(kClusterK)] = true;
-  }
-  return cudaSuccess;
-}
 
 int resident_ctas() {
   if (resident_ctas_cached < 0) {
     int device = 0, sms = 0, per_sm = 0;
-    if (allow_large_smem_soft<4>() != cudaSuccess || cudaGetDevice(&device) != cudaSuccess ||
+    if (allow_large_smem<4, true, true>() != cudaSuccess || cudaGetDevice(&device) != cudaSuccess ||
         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, nvfp4_gemm_sm90_kernel<4, true, true>,
                                                       Plan<true>::kThreads, Plan<true>::kSmemBytes) != cudaSuccess) {
@@ -1160,7 +1148,7 @@ uint32_t launch_epoch = 0;
 template <int kClusterK, bool kSharedA, bool kSoftSplit = false>
 cudaError_t launch(const CUtensorMap& tmap_a, const CUtensorMap& tmap_b, const CUtensorMap& tmap_a16,
                    const Nvfp4GemmArgs& args) {
-  const cudaError_t err = kSoftSplit ? allow_large_smem_soft<kClusterK>() : allow_large_smem<kClusterK, kSharedA>();
+  const cudaError_t err = allow_large_smem<kClusterK, kSharedA, kSoftSplit>();
   if (err != cudaSuccess) return err;
   const dim3 grid(kClusterK, args.n / BLOCK_N, (args.m / BLOCK_M) * args.l);
   if (++launch_epoch == 0) launch_epoch = 1;
