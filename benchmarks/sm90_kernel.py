@@ -6,6 +6,7 @@
   python3 benchmarks/sm90_kernel.py bench            # GPU: table vs cuBLAS anchor, naive torch, fp16 floor
   python3 benchmarks/sm90_kernel.py all [--binding]  # check + bench; --binding also checks the torch binding
   python3 benchmarks/sm90_kernel.py timeline         # GPU: per-CTA phase times of one call (timeline variant)
+  python3 benchmarks/sm90_kernel.py spread --variants main v6   # GPU: time moves between processes vs within one
   ncu ... python3 benchmarks/sm90_kernel.py launch --variants main --shape 128,7168,16384   # 3 launches to profile
 
 Variants are the kernel compiled with one stage left out (NVFP4_SM90_ABLATE_*), split-K off, an
@@ -318,6 +319,61 @@ def cmd_time_variant(args: argparse.Namespace) -> None:
     print(json.dumps(times))
 
 
+def cmd_time_spread(args: argparse.Namespace) -> None:
+    """Child of cmd_spread: one process's view, one JSON line. Per shape: the variant twice on the same
+    inputs (drift within the process), cuBLAS fp16 in between, then once on a fresh allocation of the
+    same inputs (where the buffers land), the first allocation still held."""
+    import torch
+
+    from nvfp4ctl.problems.nvfp4_gemm.inputs import generate_input
+
+    kernel = CapiKernel(LIB_DIR / f"{args.variants[0]}.so")
+    times: dict[str, dict[str, float]] = {}
+    for m, n, k, l in BENCH_SHAPES:
+        sets = [generate_input(m, n, k, l, 1111 + 42 * i, device="cuda") for i in range(args.sets)]
+        first = time_per_call(kernel, sets, args.calls, args.reps)
+        deq = [(dequant_fp16(d[0][:, :, 0], d[2][:, :, 0]), dequant_fp16(d[1][:, :, 0], d[3][:, :, 0])) for d in sets[:4]]
+        out = torch.empty(m, n, dtype=torch.float16, device="cuda")
+        anchor = time_per_call(lambda ab: torch.mm(ab[0], ab[1].t(), out=out), deq, args.calls, args.reps)
+        del deq
+        again = time_per_call(kernel, sets, args.calls, args.reps)
+        moved = [generate_input(m, n, k, l, 1111 + 42 * i, device="cuda") for i in range(args.sets)]
+        fresh = time_per_call(kernel, moved, args.calls, args.reps)
+        times[f"{m}x{n}x{k}"] = {"first": first, "again": again, "fresh": fresh, "cublas": anchor}
+        del sets, moved
+        torch.cuda.empty_cache()
+    print(json.dumps(times))
+
+
+def cmd_spread(args: argparse.Namespace, log) -> None:
+    """How much a variant's time moves from one process to the next, against the moves inside one process."""
+    import statistics
+
+    names = args.variants or ["main"]
+    runs: dict[str, list[dict]] = {name: [] for name in names}
+    for proc in range(args.procs):
+        for name in names:  # interleaved, so a slow drift of the card hits every variant alike
+            cmd = [sys.executable, __file__, "time-spread", "--variants", name, "--sets", str(args.sets),
+                   "--calls", str(args.calls), "--reps", str(args.reps)]
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+            lines = [x for x in done.stdout.splitlines() if x.startswith("{")]
+            if done.returncode != 0 or not lines:
+                log(f"{name} process {proc}: failed: {done.stderr.strip().splitlines()[-1:]}")
+                continue
+            runs[name].append(json.loads(lines[-1]))
+    log(f"\n[spread] {args.procs} processes per variant, µs; spread = (max - min) / median over processes")
+    for name, procs in runs.items():
+        for shape in procs[0] if procs else []:
+            cols = {key: [p[shape][key] for p in procs] for key in ("first", "again", "fresh", "cublas")}
+            drift = [100 * (p[shape]["again"] / p[shape]["first"] - 1) for p in procs]
+            moved = [100 * (p[shape]["fresh"] / p[shape]["first"] - 1) for p in procs]
+            spreads = {key: 100 * (max(v) - min(v)) / statistics.median(v) for key, v in cols.items()}
+            log(f"{name:>8s} {shape:>16s} first " + " ".join(f"{x:6.2f}" for x in cols["first"])
+                + f" | spread first {spreads['first']:.2f}% cublas {spreads['cublas']:.2f}% | in-process drift "
+                + " ".join(f"{x:+.2f}" for x in drift) + " | fresh buffers " + " ".join(f"{x:+.2f}" for x in moved))
+    args.results["spread"] = runs
+
+
 def cmd_bench(args: argparse.Namespace, log) -> None:
     import torch
 
@@ -442,12 +498,14 @@ def cmd_launch(args: argparse.Namespace) -> None:
 # ---------------------------------------------------------------- main
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command", choices=["libs", "smoke", "check", "bench", "all", "time-variant", "launch", "timeline"])
+    parser.add_argument("command", choices=["libs", "smoke", "check", "bench", "all", "time-variant", "launch", "timeline",
+                                            "spread", "time-spread"])
     parser.add_argument("--variants", nargs="*", help=f"subset of {list(VARIANTS)}")
     parser.add_argument("--binding", action="store_true", help="also check the torch binding (builds it, ~1 min)")
     parser.add_argument("--sets", type=int, default=8, help="rotating input sets per shape")
     parser.add_argument("--calls", type=int, default=32, help="calls per event pair")
     parser.add_argument("--reps", type=int, default=15, help="event pairs per measurement (median)")
+    parser.add_argument("--procs", type=int, default=6, help="processes per variant for `spread`")
     parser.add_argument("--shape", default="128,7168,16384", help="m,n,k for `launch`")
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", REPO / ".sm90build")))
     args = parser.parse_args()
@@ -460,6 +518,9 @@ def main() -> int:
         return 0
     if args.command == "launch":
         cmd_launch(args)
+        return 0
+    if args.command == "time-spread":
+        cmd_time_spread(args)
         return 0
     args.out.mkdir(parents=True, exist_ok=True)
     log_file = (args.out / "sm90_kernel.log").open("a")
@@ -477,6 +538,8 @@ def main() -> int:
         cmd_bench(args, log)
     if args.command == "timeline":
         cmd_timeline(args, log)
+    if args.command == "spread":
+        cmd_spread(args, log)
     (args.out / f"sm90_kernel_{args.command}.json").write_text(json.dumps(args.results, indent=1, default=str))
     return 0 if ok else 1
 

@@ -1,8 +1,9 @@
 """The child's side of a bench: jobs the runner's Worker calls as "nvfp4ctl.bench.jobs:<name>".
 
-`bench_case` is one benchmark shape, end to end, exactly as GPU MODE's `_run_single_benchmark`:
-50 input sets (seed += 42 before each), one correctness pass over all 50 outputs (each call on a
-clone), then timed repeats until the criterion stops. `device_time` profiles a shape separately.
+`bench_case` is one benchmark shape, end to end, as GPU MODE's `_run_single_benchmark`: 50 input
+sets (seed += 42 before each), one correctness pass over all 50 outputs (each call on a clone),
+then timed repeats until the criterion stops. One addition, on by default: before the timed
+repeats, the same loop runs untimed for `settle_s` seconds (session.DEFAULT_SETTLE_S says why). `device_time` profiles a shape separately.
 Returns plain dicts (picklable); a wrong result comes back as {"failure": "..."}.
 """
 
@@ -51,6 +52,7 @@ def bench_case(
     recheck: bool = False,
     device: str = "cuda",
     input_sets: int = INPUT_SETS,
+    settle_s: float = 0.0,
 ) -> dict[str, Any]:
     from nvfp4ctl.problems import get_problem
 
@@ -70,6 +72,10 @@ def bench_case(
     flush = CudaFlush(device) if on_cuda else NoFlush()
     if warmup is not None:  # the leaderboard's warm-up run: same loop, thrown away
         time_batches(target, inputs, StoppingCriterion(**warmup), flush, clock)
+    settle_started = time.perf_counter()
+    if settle_s > 0:
+        time_batches(target, inputs, StoppingCriterion.for_wall_time(settle_s), flush, clock)
+    settled = time.perf_counter()
     check = _recheck(spec, expected, seeds, rtol, atol) if recheck else None
     try:
         samples = time_batches(target, inputs, StoppingCriterion(**criterion), flush, clock, check)
@@ -81,7 +87,8 @@ def bench_case(
         "reason": samples.reason,
         "flush": flush.describe() | {"head_start_s": samples.head_start_s},
         "phases_s": {"generate": generated - started, "correctness": checked - generated,
-                     "timing": time.perf_counter() - checked},
+                     "warm-up": settle_started - checked, "settle": settled - settle_started,
+                     "timing": time.perf_counter() - settled},
     }
 
 

@@ -1,6 +1,6 @@
 """The parent's side of a bench: one Worker, one call per shape (the watchdog applies per shape).
 
-Order: this GPU's ceilings (cached), the mode's warm-ups, every shape timed, then every shape
+Order: this GPU's ceilings (cached), the mode's warm-ups, every shape settled and timed, then every shape
 profiled (kernel time per call), so the profiler is never attached while the timings are taken.
 A wrong result is FailuresFound (exit 1); a timeout or crash comes from the Worker as
 KernelTimeout / KernelCrash (exit 3 / 4).
@@ -21,6 +21,12 @@ from nvfp4ctl.runlog import detect_gpu
 
 JOBS = "nvfp4ctl.bench.jobs"
 STEP_WORDS = {"warm": "warming", "time": "timing", "profile": "profiling"}
+# Seconds of the timing loop, untimed, before each shape's timed repeats. The leaderboard's rule
+# stops after ~100 ms, so without this a shape is timed in whatever state the work before it left
+# the card: on an H100 (2026-11-26) the big shape's main loop stretched from 45.5 to 46.2 µs over
+# the first 2 s of steady load at an unchanged reported SM clock, and consecutive benches differed
+# by up to 2.5 % on that shape. (The leaderboard's 64 GB randn between repeats keeps its card busy.)
+DEFAULT_SETTLE_S = 1.0
 WALL_LIMIT_SHARE = 0.8  # of the watchdog timeout: a slow shape stops on its own before being killed
 
 
@@ -36,6 +42,7 @@ class BenchPlan:
     max_noise: float
     recalibrate: bool = False
     device: str = "cuda"
+    settle_s: float = 0.0  # untimed seconds of the loop before each shape's timed repeats
 
     def criterion(self, max_repeats: int, budget_s: float) -> dict[str, float]:
         return {"max_repeats": max_repeats, "max_noise": self.max_noise, "budget_s": budget_s,
@@ -91,6 +98,7 @@ def _payload(plan: BenchPlan, case: Any, kind: str, warm_here: bool) -> dict[str
         "criterion": warm if kind == "warm" else timed,
         "warmup": warm if warm_here else None,
         "recheck": mode.recheck and kind == "time",
+        "settle_s": plan.settle_s if kind == "time" else 0.0,
     }
 
 

@@ -32,6 +32,11 @@ class StoppingCriterion:
     elapsed_s: float = field(default=0.0, init=False)
     reason: str | None = field(default=None, init=False)
 
+    @classmethod
+    def for_wall_time(cls, seconds: float) -> "StoppingCriterion":
+        """Repeat for `seconds` of wall time whatever the noise (the settle phase before timing)."""
+        return cls(max_repeats=1 << 30, max_noise=0.0, budget_s=float("inf"), min_time_s=0.0, max_wall_s=seconds)
+
     def reset(self) -> None:
         self.samples_ns = []
         self.elapsed_s = 0.0

@@ -12,7 +12,7 @@ from nvfp4ctl import runlog
 from nvfp4ctl.bench import history, render
 from nvfp4ctl.bench.modes import BENCHMARK, LEADERBOARD, MODE_SETTINGS
 from nvfp4ctl.bench.results import BenchReport
-from nvfp4ctl.bench.session import BenchPlan, run_bench
+from nvfp4ctl.bench.session import DEFAULT_SETTLE_S, BenchPlan, run_bench
 from nvfp4ctl import options
 from nvfp4ctl.console import VERBOSE, get_console
 from nvfp4ctl.errors import UsageError
@@ -37,6 +37,7 @@ def command(
     mode: Annotated[ModeChoice, typer.Option("--mode", help="benchmark: 200 repeats, 10 s budget; leaderboard: warm every shape, 1000 repeats, 30 s, recheck.")] = ModeChoice.benchmark,
     max_repeats: Annotated[int | None, typer.Option("--max-repeats", metavar="N", min=1, help="Most timed repeats per shape (default 200; 1000 in leaderboard mode).")] = None,
     max_noise: Annotated[float, typer.Option("--max-noise", metavar="PCT", help="Stop a shape once err/mean is below this many percent.")] = 0.1,
+    settle: Annotated[float, typer.Option("--settle", metavar="S", min=0.0, help=f"Run each shape untimed this long before timing it, so the card reaches a steady state under the kernel's load (default {DEFAULT_SETTLE_S:g}; 0: the leaderboard's loop alone).")] = DEFAULT_SETTLE_S,
     timeout: Annotated[float | None, typer.Option("--timeout", metavar="S", help="Seconds per shape before it counts as a deadlock (default 180).")] = None,
     recalibrate: Annotated[bool, typer.Option("--recalibrate", help="Measure this GPU's TFLOP/s and TB/s again.")] = False,
     json: Annotated[bool, typer.Option("--json", help="Print everything as JSON instead of tables.")] = False,
@@ -58,11 +59,11 @@ def command(
     plan = BenchPlan(cases=cases, mode=settings, problem=loaded.problem, rtol=loaded.rtol, atol=loaded.atol,
                      timeout_s=options.resolve_timeout(timeout, loaded.timeout_s)[0],
                      max_repeats=max_repeats or settings.max_repeats, max_noise=max_noise / 100.0,
-                     recalibrate=recalibrate, device=device)
+                     recalibrate=recalibrate, device=device, settle_s=settle if device == "cuda" else 0.0)
     console = get_console()
     if not json:  # --json keeps stdout for the document alone
         console.info(f"bench · target {target.label} · {len(cases)} shape(s) · mode {mode.value}"
-                     f" · timeout {plan.timeout_s:g} s per shape", style="dim")
+                     f" · settle {plan.settle_s:g} s · timeout {plan.timeout_s:g} s per shape", style="dim")
     echo = (lambda line: console.detail(f"  [child] {line}")) if console.verbosity >= VERBOSE else None
     with Worker(target, plan.timeout_s, device=device, on_output=echo) as worker, console.progress() as progress:
         report = run_bench(plan, worker, target.label, on_step=_stepper(progress, len(plan.steps()) + 1))

@@ -131,6 +131,17 @@ def test_benchmark_mode_warms_the_first_shape_only(submission: Path) -> None:
     assert payloads[0]["warmup"]["budget_s"] == pytest.approx(0.1)
 
 
+def test_every_timed_shape_settles_first_unless_told_not_to(submission: Path) -> None:
+    from nvfp4ctl.bench.session import DEFAULT_SETTLE_S
+
+    assert _bench("--submission", str(submission)).exit_code == 0
+    payloads = [p for job, p in FakeWorker.calls if job.endswith(":bench_case")]
+    assert [p["settle_s"] for p in payloads] == [DEFAULT_SETTLE_S] * 3
+    FakeWorker.calls = []
+    assert _bench("--submission", str(submission), "--settle", "0", "--mode", "leaderboard").exit_code == 0
+    assert [p["settle_s"] for job, p in FakeWorker.calls if job.endswith(":bench_case")] == [0.0] * 6
+
+
 def test_leaderboard_mode_warms_every_shape_then_rechecks(submission: Path) -> None:
     assert _bench("--submission", str(submission), "--mode", "leaderboard").exit_code == 0
     payloads = [p for job, p in FakeWorker.calls if job.endswith(":bench_case")]
@@ -155,6 +166,7 @@ def test_ad_hoc_shape(submission: Path) -> None:
     (["--mode", "fast"], "'fast' is not one of"),
     (["--max-noise", "0"], "--max-noise"),
     (["--timeout", "0"], "--timeout 0"),
+    (["--settle", "-1"], "--settle"),
 ])
 def test_usage_errors_exit_2(submission: Path, args: list[str], message: str) -> None:
     result = _bench("--submission", str(submission), *args)

@@ -17,6 +17,7 @@ import pytest
 
 import leaderboard_loop
 from nvfp4ctl.bench import jobs
+from nvfp4ctl.bench.session import DEFAULT_SETTLE_S
 from nvfp4ctl.bench.correctness import first_mismatch
 from nvfp4ctl.task import load_task
 
@@ -97,7 +98,7 @@ def test_fidelity_against_the_leaderboard_loop(capsys: pytest.CaptureFixture[str
     for case in cases:
         started = time.perf_counter()
         ours = jobs.bench_case(target, case=case, problem=task.problem, rtol=task.rtol, atol=task.atol,
-                               criterion={"max_repeats": 200, "budget_s": 10.0})
+                               criterion={"max_repeats": 200, "budget_s": 10.0}, settle_s=DEFAULT_SETTLE_S)
         ours_wall = time.perf_counter() - started
         started = time.perf_counter()
         theirs = leaderboard_loop.run_single_benchmark(target, problem, case, check, clear, False, 200, 10e9)

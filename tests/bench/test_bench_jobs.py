@@ -37,7 +37,12 @@ def test_returns_raw_samples_per_call() -> None:
     assert "failure" not in reply
     assert len(reply["samples_ns"]) == len(reply["issue_ns"]) == 3 and reply["reason"] == "max-repeats"
     assert all(sample > 0 for sample in reply["samples_ns"])
-    assert set(reply["phases_s"]) == {"generate", "correctness", "timing"}
+    assert set(reply["phases_s"]) == {"generate", "correctness", "warm-up", "settle", "timing"}
+
+
+def test_settle_runs_the_loop_untimed_before_the_samples() -> None:
+    reply = _bench(_right, settle_s=0.05)
+    assert reply["phases_s"]["settle"] >= 0.05 and len(reply["samples_ns"]) == 3
 
 
 def test_correctness_pass_names_the_input_set_and_seed() -> None:

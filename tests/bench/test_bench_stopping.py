@@ -62,3 +62,12 @@ def test_wall_limit_and_max_repeats() -> None:
     for sample in (1.0, 2.0, 3.0, 4.0):
         criterion.add(sample, 0.01)
     assert criterion.reason == MAX_REPEATS and len(criterion.samples_ns) == 4
+
+
+def test_settle_criterion_runs_for_its_wall_time_whatever_the_noise() -> None:
+    criterion = StoppingCriterion.for_wall_time(0.5)
+    for elapsed in (0.1, 0.2, 0.3, 0.4, 0.5):
+        criterion.add(1000.0, elapsed)  # no noise at all: the leaderboard's rule would have stopped
+        assert not criterion.is_finished()
+    criterion.add(1000.0, 0.6)
+    assert criterion.reason == WALL_LIMIT
