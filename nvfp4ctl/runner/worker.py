@@ -182,7 +182,8 @@ class Worker:
         if reply[0] == "ready":
             self.gpu = reply[1] or self.gpu
             return child
-        error = self._crash(child, f"cannot load {self.target.label}: {reply[1]}")
+        # the child reported the failure and returned: its exit status says nothing more
+        error = self._crash(child, f"cannot load {self.target.label}: {reply[1]}", show_exit=reply[0] != "load_failed")
         raise TargetLoadError(str(error), error.log_tail, error.log_path)
 
     def _start_child(self) -> _Child:

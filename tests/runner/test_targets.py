@@ -79,6 +79,18 @@ def test_submission_gets_a_task_shim_and_its_folder_on_the_path(tmp_path, monkey
     assert import_submission(path)(2) == 6
 
 
+@pytest.mark.parametrize("module", ["utils", "reference"])
+def test_a_missing_harness_module_is_named_with_the_way_out(tmp_path, monkeypatch, module):
+    monkeypatch.setattr("sys.path", list(__import__("sys").path))
+    monkeypatch.delitem(__import__("sys").modules, module, raising=False)
+    path = tmp_path / "submission.py"
+    path.write_text(f"from {module} import something\n\ndef custom_kernel(data):\n    return data\n")
+    with pytest.raises(ModuleNotFoundError, match=rf"{module}\.py, which nvfp4ctl does not provide; put the harness's copy next to submission\.py"):
+        import_submission(path)
+    (tmp_path / f"{module}.py").write_text("something = 1\n")
+    assert import_submission(path)(5) == 5
+
+
 def test_kernel_target_wraps_the_module(monkeypatch, tmp_path):
     import sys
     import types

@@ -125,6 +125,7 @@ def test_import_error_is_a_target_load_error(make_target):
         with pytest.raises(TargetLoadError, match="cannot load submission.py: ModuleNotFoundError") as caught:
             worker.call(CALL, label="test 1", data=None)
         assert any("no_such_module_here" in line for line in caught.value.log_tail)
+        assert "exit code" not in str(caught.value)  # the child said why; its exit status adds nothing
 
 
 def test_submission_without_custom_kernel_fails_to_load(tmp_path):
