@@ -57,6 +57,10 @@ VARIANTS: dict[str, list[str]] = {
     "empty": ["-DNVFP4_SM90_ABLATE_ALL=1"],
     "timeline": ["-DNVFP4_SM90_TIMELINE=1"],
     "no_soft_split": ["-DNVFP4_SM90_SOFT_SPLIT=0"],
+    "no_span": ["-DNVFP4_SM90_SPAN=0"],
+    # the spanning kernel on the cluster split's 112 CTAs (same work per CTA): compares the code paths
+    "span112": ["-DNVFP4_SM90_SPAN_CTAS=112", "-DNVFP4_SM90_SPAN_MIN_GAIN=0"],
+    "timeline_no_span": ["-DNVFP4_SM90_TIMELINE=1", "-DNVFP4_SM90_SPAN=0"],
     "timeline_no_soft_split": ["-DNVFP4_SM90_TIMELINE=1", "-DNVFP4_SM90_SOFT_SPLIT=0"],
     "local0": ["-DNVFP4_SM90_LOCAL_A_TILES=0"],
     "local3": ["-DNVFP4_SM90_LOCAL_A_TILES=3"],
@@ -458,7 +462,8 @@ def timeline_one(name: str, kernel: CapiKernel, shape: tuple[int, int, int, int]
     for _ in range(8):
         kernel(data)
     torch.cuda.synchronize()
-    ctas = (m // 128) * (n // 128) * l * (kernel.lib.nvfp4_capi_plan(m, n, k, l) % 100)
+    plan = kernel.lib.nvfp4_capi_plan(m, n, k, l)  # a spanning split is 10000 + its CTAs
+    ctas = plan - 10000 if plan > 10000 else (m // 128) * (n // 128) * l * (plan % 100)
     buf = (ctypes.c_uint64 * (1024 * n_events))()
     if kernel.lib.nvfp4_capi_timeline(buf, 1024) != 0:
         raise RuntimeError("timeline copy failed")

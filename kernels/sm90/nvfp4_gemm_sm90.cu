@@ -27,7 +27,10 @@
 // decodes A into the fp16 buffers, the last warp issues TMA. Split-K: a cluster of kClusterK
 // (2, 3, 4 or 8) CTAs along K, K tiles split as evenly as possible; each CTA reduces one slice of
 // the output tile from all CTAs' partials, exchanged through an L2 workspace (v9; distributed
-// shared memory before, ~5x slower per byte).
+// shared memory before, ~5x slower per byte). Spanning split (v10, one M tile with shared A, where it
+// shortens the busiest CTA): one range of the launch's (N tile, K tile) units per SM, crossing tile
+// boundaries, so all 132 SMs of an H100 work instead of 2 x 56; a range that leaves a tile hands its
+// partial over mid-run, and the CTAs whose ranges end in a tile share its reduction.
 #include <cuda.h>          // CUtensorMap types only (no -lcuda: the encoder comes from the runtime)
 #include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
 #include <cuda_fp16.h>
@@ -93,6 +96,15 @@
 #endif
 #ifndef NVFP4_SM90_SOFT_SPLIT  // 1: with shared A, splits of 4 or 8 may run without a hardware cluster
 #define NVFP4_SM90_SOFT_SPLIT 1
+#endif
+#ifndef NVFP4_SM90_SPAN  // 1: with shared A, one equal K range per resident CTA, ranges crossing tile boundaries
+#define NVFP4_SM90_SPAN 1
+#endif
+#ifndef NVFP4_SM90_SPAN_CTAS  // spanning split: CTAs of the launch (0: one per SM)
+#define NVFP4_SM90_SPAN_CTAS 0
+#endif
+#ifndef NVFP4_SM90_SPAN_MIN_GAIN  // spanning split: % fewer K tiles on the busiest CTA it must reach
+#define NVFP4_SM90_SPAN_MIN_GAIN 10
 #endif
 #ifndef NVFP4_SM90_TIMELINE  // 1: every CTA records when it reaches each phase (benchmarks/sm90_kernel.py timeline)
 #define NVFP4_SM90_TIMELINE 0
@@ -185,6 +197,9 @@ static_assert(BLOCK_K == 128, "the K permutation assumes one 16-byte chunk per q
 constexpr int kAccGroups = 16;                        // float4 groups of a math thread's 64 accumulators
 constexpr int kMathThreads = 128 * kNumMathWarpgroups;
 constexpr int kL2PartialCtas = 160;                   // CTAs of one split-K launch (all resident: <= SMs)
+constexpr int kL2PartialSlots = 2 * kL2PartialCtas;   // a spanning CTA has two: its first tile's and its last's
+constexpr int kMaxSpanOwners = 4;                     // CTAs whose range ends in one tile (the host keeps to it)
+constexpr int kMaxPartsInFlight = 18;                 // float4 partial loads per thread at once (registers)
 __host__ __device__ constexpr int owned_group_begin(int owner, int cluster_k) { return kAccGroups * owner / cluster_k; }
 
 // Ring position of a pipeline of kDepth slots; `phase` flips each time the ring wraps.
@@ -229,14 +244,38 @@ struct SharedStorage {
 __device__ __half g_shared_a[kSharedACapacity];
 __device__ uint32_t g_decoded_epoch[kSharedAMaxCtas];
 
+// A CTA's work: num_k_tiles K tiles from k_tile_begin of tile (m_tile, n_tile, batch); with a
+// spanning split the range continues after first_len of them at K tile 0 of N tile n_tile + 1.
 struct TileCoords {
   int m_tile, n_tile, batch, k_tile_begin, num_k_tiles;
+  int first_len;  // = num_k_tiles unless the range spans two tiles
 };
 
+// Unit i of a CTA's range: its K tile, and whether it lies in the next N tile.
+__device__ __forceinline__ bool in_next_tile(const TileCoords& t, int i) { return i >= t.first_len; }
+__device__ __forceinline__ int unit_k_tile(const TileCoords& t, int i) {
+  return in_next_tile(t, i) ? i - t.first_len : t.k_tile_begin + i;
+}
+
+// Spanning split (one M tile, shared A): the launch's units (N tile, K tile), N-tile-major, cut into
+// one range per CTA, q or q + 1 units long (q = units / CTAs; the first r = units % CTAs get one more).
+// A range is at most one tile long (the host checks), so it ends in the tile it starts in or in the
+// next one. CTA c's range is [span_begin(c), span_begin(c + 1)). The host passes q and r: a division
+// in the kernel would move the range, and so the main loop's bounds, out of uniform registers, and
+// every wgmma descriptor would then cost an R2UR (15 % slower per K tile, H100).
+struct SpanSplit {
+  int q, r;
+};
+__device__ __forceinline__ int span_begin(int cta, SpanSplit split) { return cta * split.q + min(cta, split.r); }
+__device__ __forceinline__ int span_cta_of(int unit, SpanSplit split) {
+  const int long_units = split.r * (split.q + 1);  // covered by the first r CTAs
+  return unit < long_units ? unit / (split.q + 1) : split.r + (unit - long_units) / split.q;
+}
+
 // The split-K workspace, one slot per CTA of the launch; same ordering assumption as the shared A copy.
-__device__ float4 g_split_partials[kL2PartialCtas][kAccGroups][kMathThreads];
+__device__ float4 g_split_partials[kL2PartialSlots][kAccGroups][kMathThreads];
 // Software split (no hardware cluster): slot s's partials are complete once its flag holds the launch's epoch.
-__device__ uint32_t g_split_epoch[kL2PartialCtas];
+__device__ uint32_t g_split_epoch[kL2PartialSlots];
 
 // Timeline (NVFP4_SM90_TIMELINE): per CTA, the global timer (ns) at each phase; the host copies it
 // out after a launch with nvfp4_sm90_timeline.
@@ -280,15 +319,19 @@ struct TileSources {
   const CUtensorMap *tmap_a, *tmap_b, *tmap_a16;
   const uint8_t *sfa_tile, *sfb_tile;
   int row_a, row_b;
+  int sfb_tile_bytes;  // from one N tile's scale chunks to the next's
 };
 
 // Packed B rows and their scale chunk of K tile kt into stage s (both paths), counted on its full barrier.
 template <bool kSharedA>
 __device__ __forceinline__ void load_packed_b(const SharedStorage<kSharedA>& smem, const TileSources& src, int s,
-                                              int kt) {
+                                              const TileCoords& tile, int i) {
   uint64_t* full = &smem.full_barriers()[s];
-  sm90::tma_load_2d(smem.b_packed(s), src.tmap_b, kt * PACKED_ROW_BYTES, src.row_b, full);
-  sm90::bulk_load(smem.sfb(s), src.sfb_tile + size_t(kt) * SMEM_SF_BYTES, SMEM_SF_BYTES, full);
+  const int kt = unit_k_tile(tile, i);
+  const bool next = in_next_tile(tile, i);
+  sm90::tma_load_2d(smem.b_packed(s), src.tmap_b, kt * PACKED_ROW_BYTES, src.row_b + (next ? BLOCK_N : 0), full);
+  sm90::bulk_load(smem.sfb(s), src.sfb_tile + (next ? src.sfb_tile_bytes : 0) + size_t(kt) * SMEM_SF_BYTES,
+                  SMEM_SF_BYTES, full);
 }
 
 // ---- Producer (per-CTA A): one thread issues packed A/B tile loads (TMA) and scales (bulk copies) ----
@@ -297,13 +340,13 @@ __device__ __forceinline__ void producer(const SharedStorage<false>& smem, const
   PipelineState<Plan<false>::kStages> pipe;
   for (int i = 0; i < tile.num_k_tiles; ++i, pipe.advance_pipeline()) {
     const int s = pipe.stage_idx;
-    const int kt = tile.k_tile_begin + i;
+    const int kt = unit_k_tile(tile, i);
     sm90::mbar_wait(&smem.empty_barriers()[s], pipe.phase ^ 1);
     uint64_t* full = &smem.full_barriers()[s];
     sm90::mbar_arrive_expect_tx(full, Plan<false>::kStageTxBytes);
     sm90::tma_load_2d(smem.a_packed(s), src.tmap_a, kt * PACKED_ROW_BYTES, src.row_a, full);
     sm90::bulk_load(smem.sfa(s), src.sfa_tile + size_t(kt) * SMEM_SF_BYTES, SMEM_SF_BYTES, full);
-    load_packed_b(smem, src, s, kt);
+    load_packed_b(smem, src, s, tile, i);
   }
 }
 
@@ -328,7 +371,7 @@ __device__ __forceinline__ void load_local_a(const SharedStorage<true>& smem, co
   sm90::mbar_arrive_expect_tx(bar, local_a_tiles(tile) * kLocalAPackedBytes);
   for (int i = 0; i < local_a_tiles(tile); ++i) {
     uint8_t* dst = smem.a_fp16_stage(kLocalAStage) + i * kLocalAPackedBytes;
-    const int kt = tile.k_tile_begin + i;
+    const int kt = unit_k_tile(tile, i);  // A's rows are the same in both tiles of a spanning range
     sm90::tma_load_2d(dst, src.tmap_a, kt * PACKED_ROW_BYTES, src.row_a, bar);
     sm90::bulk_load(dst + SMEM_A_PACKED_BYTES, src.sfa_tile + size_t(kt) * SMEM_SF_BYTES, SMEM_SF_BYTES, bar);
   }
@@ -343,7 +386,7 @@ __device__ __forceinline__ int prefill_b(const SharedStorage<true>& smem, const 
     // A's bytes come later by TMA, or never (local A)
     sm90::mbar_arrive_expect_tx(&smem.full_barriers()[s],
                                 Plan<true>::kStageTxBytes - (s < local_a_tiles(tile) ? A_BUFFER_BYTES : 0));
-    load_packed_b(smem, src, s, tile.k_tile_begin + s);
+    load_packed_b(smem, src, s, tile, s);
   }
   return prefilled;
 }
@@ -359,15 +402,15 @@ __device__ __forceinline__ void load_a16(const SharedStorage<true>& smem, const 
 // After the launch-wide barrier: A for the prefilled stages, then every stage in full.
 __device__ __forceinline__ void producer_shared_a(const SharedStorage<true>& smem, const TileSources& src,
                                                   const TileCoords& tile, int prefilled) {
-  for (int s = local_a_tiles(tile); s < prefilled; ++s) load_a16(smem, src, s, tile.k_tile_begin + s);
+  for (int s = local_a_tiles(tile); s < prefilled; ++s) load_a16(smem, src, s, unit_k_tile(tile, s));
   PipelineState<Plan<true>::kStages> pipe;
   for (int i = 0; i < prefilled; ++i) pipe.advance_pipeline();
   for (int i = prefilled; i < tile.num_k_tiles; ++i, pipe.advance_pipeline()) {
-    const int s = pipe.stage_idx, kt = tile.k_tile_begin + i;
+    const int s = pipe.stage_idx;
     sm90::mbar_wait(&smem.empty_barriers()[s], pipe.phase ^ 1);
     sm90::mbar_arrive_expect_tx(&smem.full_barriers()[s], Plan<true>::kStageTxBytes);
-    load_packed_b(smem, src, s, kt);
-    load_a16(smem, src, s, kt);
+    load_packed_b(smem, src, s, tile, i);
+    load_a16(smem, src, s, unit_k_tile(tile, i));
   }
 }
 
@@ -592,6 +635,16 @@ __device__ __forceinline__ void decode_local_a(const SharedStorage<true>& smem, 
   }
 }
 
+// Spanning split: a range that started inside a tile it does not finish hands that tile's whole
+// partial sum to the tile's owners: every group to its first slot, then the slot's flag.
+__device__ __forceinline__ void hand_over_first_tile(const float (&acc)[64], int math_thread, int slot, uint32_t epoch) {
+#pragma unroll
+  for (int j = 0; j < kAccGroups; ++j)
+    __stcg(&g_split_partials[slot][j][math_thread], make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]));
+  sm90::named_barrier_sync<2, kMathThreads>();  // every math thread's stores are issued
+  if (math_thread == 0) sm90::st_release_gpu(&g_split_epoch[slot], epoch);
+}
+
 // ---- Math warpgroup: decode its 64 B rows into wgmma A fragments, multiply with decoded A ----
 // Thread (warp, lane) holds B rows row_lo = wg*64 + warp*16 + lane/4 and row_hi = row_lo + 8 and
 // decodes chunk t = lane%4 of each; word w of a chunk becomes the fragments of k-steps 2w, 2w+1.
@@ -645,9 +698,9 @@ __device__ __forceinline__ void issue_wgmma(float (&acc)[64], const uint32_t (&f
 #endif
 }
 
-template <bool kSharedA>
+template <bool kSharedA, bool kSpan>
 __device__ __forceinline__ void math(const SharedStorage<kSharedA>& smem, const TileCoords& tile, int wg,
-                                     int thread, float (&acc)[64]) {
+                                     int thread, float (&acc)[64], int first_slot, uint32_t epoch) {
   using P = Plan<kSharedA>;
   const int warp = thread / 32, lane = thread % 32;
   const int row_lo = wg * WGMMA_M + warp * 16 + lane / 4, t = lane % 4;
@@ -686,27 +739,41 @@ __device__ __forceinline__ void math(const SharedStorage<kSharedA>& smem, const 
       a_base = sm90::smem_addr(smem.a_fp16(abuf.stage_idx));
     }
   };
+  // K tiles [begin, end): the accumulators start over at begin. A spanning range runs it twice, its
+  // first tile's partial handed over in between, so the loop itself is the same in every kernel.
+  const auto run_k_tiles = [&](int begin, int end) {
+    for (int i = begin; i < end; ++i) {
+#pragma unroll
+      for (int w = 0; w < 4; ++w) {
+        issue_wgmma(acc, frag[2 * w], a_base, 2 * w, i > begin || w > 0);
+        issue_wgmma(acc, frag[2 * w + 1], a_base, 2 * w + 1, true);
+        sm90::wgmma_wait<6>();
+        if (w < 3) decode_b_word(rows, w + 1, frag[2 * w + 2], frag[2 * w + 3], table);
+      }
+      if (i > 0) {  // tile i-1's last wgmma has completed
+        __syncwarp();
+        if (lane == 0) {
+          if constexpr (kSharedA)
+            sm90::mbar_arrive(&smem.empty_barriers()[pipe.stage_idx == 0 ? P::kStages - 1 : pipe.stage_idx - 1]);
+          else
+            sm90::mbar_arrive(&smem.a_empty_barriers()[abuf.stage_idx == 0 ? P::kABuffers - 1 : abuf.stage_idx - 1]);
+        }
+      }
+      pipe.advance_pipeline(), abuf.advance_pipeline();
+      if (i + 1 < tile.num_k_tiles) load_tile();
+    }
+  };
   load_tile();
   if (wg == 0 && thread == 0) timeline_mark(kFirstTile);
-  for (int i = 0; i < tile.num_k_tiles; ++i) {
-#pragma unroll
-    for (int w = 0; w < 4; ++w) {
-      issue_wgmma(acc, frag[2 * w], a_base, 2 * w, i > 0 || w > 0);
-      issue_wgmma(acc, frag[2 * w + 1], a_base, 2 * w + 1, true);
-      sm90::wgmma_wait<6>();
-      if (w < 3) decode_b_word(rows, w + 1, frag[2 * w + 2], frag[2 * w + 3], table);
+  if constexpr (kSpan) {
+    run_k_tiles(0, tile.first_len);
+    if (tile.first_len < tile.num_k_tiles) {
+      sm90::wgmma_wait<0>();
+      hand_over_first_tile(acc, wg * 128 + thread, first_slot, epoch);
+      run_k_tiles(tile.first_len, tile.num_k_tiles);
     }
-    if (i > 0) {  // tile i-1's last wgmma has completed
-      __syncwarp();
-      if (lane == 0) {
-        if constexpr (kSharedA)
-          sm90::mbar_arrive(&smem.empty_barriers()[pipe.stage_idx == 0 ? P::kStages - 1 : pipe.stage_idx - 1]);
-        else
-          sm90::mbar_arrive(&smem.a_empty_barriers()[abuf.stage_idx == 0 ? P::kABuffers - 1 : abuf.stage_idx - 1]);
-      }
-    }
-    pipe.advance_pipeline(), abuf.advance_pipeline();
-    if (i + 1 < tile.num_k_tiles) load_tile();
+  } else {
+    run_k_tiles(0, tile.num_k_tiles);
   }
   sm90::wgmma_wait<0>();  // the accumulators are read next
   if (wg == 0 && thread == 0) timeline_mark(kMainLoopDone);
@@ -761,58 +828,65 @@ __device__ __forceinline__ void store_partials_l2(const float (&acc)[64], int ma
       __stcg(&g_split_partials[slot][j][math_thread], make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]));
 }
 
-// Split-K through L2, step 2 (after the cluster barrier): sum the owned groups over the cluster's
-// slots in rank order and write them as fp16 C. Group j of math thread (wg, warp, lane) holds
+// Split-K through L2, step 2 (after the cluster barrier): sum the owned groups over the tile's
+// kContrib slots (slot_of(s), s in K order; s = kRank is this CTA's own accumulators) and write them as fp16 C. Group j of math thread (wg, warp, lane) holds
 // C^T rows n = wg*64 + warp*16 + g + 8r (g = lane/4) and columns m = 8j + 2(lane%4) + e at
 // acc[4j + 2r + e]. Lanes g and g^1 swap one value per (j, r) so each stores a half2 pair along n:
 // even g row m(e=0) columns n, n+1; odd g row m(e=1) columns n-1, n.
-template <int kClusterK, int kRank>
-__device__ __forceinline__ void reduce_and_store_l2(const float (&acc)[64], int math_thread, int first_slot, __half* c,
+template <int kClusterK, int kRank, int kContrib, typename SlotOf>
+__device__ __forceinline__ void reduce_and_store_l2(const float (&acc)[64], int math_thread, SlotOf slot_of, __half* c,
                                                     int m, int n, const TileCoords& tile) {
   constexpr int kBegin = owned_group_begin(kRank, kClusterK), kEnd = owned_group_begin(kRank + 1, kClusterK);
-  float4 parts[kEnd - kBegin][kClusterK];
-#pragma unroll
-  for (int j = kBegin; j < kEnd; ++j)
-#pragma unroll
-    for (int s = 0; s < kClusterK; ++s)
-      parts[j - kBegin][s] = s == kRank || NVFP4_SM90_ABLATE_EXCHANGE
-                                 ? make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3])
-                                 : __ldcg(&g_split_partials[first_slot + s][j][math_thread]);
+  // at most kMaxPartsInFlight float4 loads in flight per thread: owned groups go in chunks of kChunk
+  constexpr int kChunk = kMaxPartsInFlight / kContrib > 0 ? kMaxPartsInFlight / kContrib : 1;
   const int warp = math_thread / 32, lane = math_thread % 32, g = lane / 4;
   const bool even = g % 2 == 0;
   const size_t m_row = size_t(tile.batch) * m + size_t(tile.m_tile) * BLOCK_M + 2 * (lane % 4) + (even ? 0 : 1);
   const size_t n_col = size_t(tile.n_tile) * BLOCK_N + warp * 16 + (g & ~1);  // warp counts across both WGs
 #pragma unroll
-  for (int j = kBegin; j < kEnd; ++j) {
-    float4 sum = parts[j - kBegin][0];
+  for (int j0 = kBegin; j0 < kEnd; j0 += kChunk) {
+    float4 parts[kChunk][kContrib];
 #pragma unroll
-    for (int s = 1; s < kClusterK; ++s) {
-      const float4 p = parts[j - kBegin][s];
-      sum.x += p.x, sum.y += p.y, sum.z += p.z, sum.w += p.w;
-    }
-    const float v[4] = {sum.x * kOutputUnscale, sum.y * kOutputUnscale, sum.z * kOutputUnscale, sum.w * kOutputUnscale};
+    for (int j = j0; j < j0 + kChunk && j < kEnd; ++j)
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const float other = __shfl_xor_sync(0xffffffffu, even ? v[2 * r + 1] : v[2 * r], 4);
-      const __half2 pair = even ? __floats2half2_rn(v[2 * r], other) : __floats2half2_rn(other, v[2 * r + 1]);
-      *reinterpret_cast<__half2*>(c + (m_row + 8 * j) * n + n_col + 8 * r) = pair;
+      for (int s = 0; s < kContrib; ++s)
+        parts[j - j0][s] = s == kRank || NVFP4_SM90_ABLATE_EXCHANGE
+                               ? make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3])
+                               : __ldcg(&g_split_partials[slot_of(s)][j][math_thread]);
+#pragma unroll
+    for (int j = j0; j < j0 + kChunk && j < kEnd; ++j) {
+      float4 sum = parts[j - j0][0];
+#pragma unroll
+      for (int s = 1; s < kContrib; ++s) {
+        const float4 p = parts[j - j0][s];
+        sum.x += p.x, sum.y += p.y, sum.z += p.z, sum.w += p.w;
+      }
+      const float v[4] = {sum.x * kOutputUnscale, sum.y * kOutputUnscale, sum.z * kOutputUnscale, sum.w * kOutputUnscale};
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const float other = __shfl_xor_sync(0xffffffffu, even ? v[2 * r + 1] : v[2 * r], 4);
+        const __half2 pair = even ? __floats2half2_rn(v[2 * r], other) : __floats2half2_rn(other, v[2 * r + 1]);
+        *reinterpret_cast<__half2*>(c + (m_row + 8 * j) * n + n_col + 8 * r) = pair;
+      }
     }
   }
 }
 
-// Software split: the kClusterK CTAs of a tile (blockIdx.x = rank) are no hardware cluster, which
-// must fit one GPC (32 clusters of 4 do not on an H100); the host checks that the whole grid is
-// resident, and the CTAs meet through flags in global memory instead of the cluster barrier.
-__device__ __forceinline__ void soft_split_sync(int math_thread, int first_slot, int my_slot, int cluster_k,
-                                                uint32_t epoch) {
+// Without a hardware cluster (software split, spanning split) the CTAs of a tile meet through flags
+// in global memory: a soft split's kClusterK CTAs (blockIdx.x = rank) cannot be a cluster, which
+// must fit one GPC (32 clusters of 4 do not on an H100), and a spanning split's tiles have up to 5
+// contributors; the host checks that the whole grid is resident. Partner s's partials are in slot
+// slot_of(s); this CTA is partner `me`.
+template <typename SlotOf>
+__device__ __forceinline__ void meet_partners(int math_thread, int partners, int me, SlotOf slot_of, uint32_t epoch) {
   sm90::named_barrier_sync<2, kMathThreads>();  // this CTA's partials are stored
   if (math_thread < 32) {  // warp 0: lane s watches partner s, all at once (one round trip per poll)
     const int lane = math_thread;
-    if (lane == 0) sm90::st_release_gpu(&g_split_epoch[my_slot], epoch);
-    bool seen = lane >= cluster_k || first_slot + lane == my_slot;
+    if (lane == 0) sm90::st_release_gpu(&g_split_epoch[slot_of(me)], epoch);
+    bool seen = lane >= partners || lane == me;
     const uint64_t start = sm90::global_timer_ns();
     while (!__all_sync(0xffffffffu, seen)) {
-      if (!seen) seen = sm90::ld_acquire_gpu(&g_split_epoch[first_slot + lane]) == epoch;
+      if (!seen) seen = sm90::ld_acquire_gpu(&g_split_epoch[slot_of(lane)]) == epoch;
       if (sm90::global_timer_ns() - start > kGridBarrierTimeoutNs) __trap();  // a partner never ran
     }
     __syncwarp();  // every lane's acquire happens before the barrier below
@@ -820,11 +894,39 @@ __device__ __forceinline__ void soft_split_sync(int math_thread, int first_slot,
   sm90::named_barrier_sync<2, kMathThreads>();  // every partner's partials are complete
 }
 
-template <int kClusterK, bool kSharedA, bool kSoftSplit = false>
+// Spanning split, after the main loop: this CTA owns a part of its last tile, together with every
+// other CTA whose range ends in that tile; the tile's last contributor is no owner when its range
+// goes on into the next tile (it handed its share over mid-run, hand_over_first_tile). Owners store
+// the groups they do not own to their second slot, meet, and add the tile's contributions in K order.
+__device__ __forceinline__ void span_epilogue(const float (&acc)[64], int math_thread, int cta, SpanSplit split,
+                                              int k_tiles, __half* c, int m, int n, uint32_t epoch) {
+  const int last = (span_begin(cta + 1, split) - 1) / k_tiles;
+  const int first_cta = span_cta_of(last * k_tiles, split);
+  const int last_cta = span_cta_of((last + 1) * k_tiles - 1, split);
+  const bool tail = span_begin(last_cta + 1, split) > (last + 1) * k_tiles;
+  const int owners = last_cta - first_cta + 1 - (tail ? 1 : 0), partners = owners + (tail ? 1 : 0);
+  const auto slot_of = [=](int s) { return 2 * (first_cta + s) + (s < owners ? 1 : 0); };
+  const TileCoords tile{0, last, 0, 0, 0, 0};
+  with_cluster_rank<kMaxSpanOwners>(uint32_t(owners - 1), [&](auto owners_less_one) {
+    constexpr int kOwners = decltype(owners_less_one)::value + 1;
+    with_cluster_rank<kOwners>(uint32_t(cta - first_cta), [&](auto rank) {
+      constexpr int kRank = decltype(rank)::value;
+      store_partials_l2<kOwners, kRank>(acc, math_thread, slot_of(kRank));
+      if (partners > 1) meet_partners(math_thread, partners, kRank, slot_of, epoch);
+      if (tail)
+        reduce_and_store_l2<kOwners, kRank, kOwners + 1>(acc, math_thread, slot_of, c, m, n, tile);
+      else
+        reduce_and_store_l2<kOwners, kRank, kOwners>(acc, math_thread, slot_of, c, m, n, tile);
+    });
+  });
+}
+
+template <int kClusterK, bool kSharedA, bool kSoftSplit = false, bool kSpan = false>
 __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_bounds__(Plan<kSharedA>::kThreads, 1)
     nvfp4_gemm_sm90_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
                            const __grid_constant__ CUtensorMap tmap_a16, const uint8_t* a, const uint8_t* sfa,
-                           const uint8_t* sfb, __half* c, int m, int n, int k, int l, uint32_t epoch) {
+                           const uint8_t* sfb, __half* c, int m, int n, int k, int l, uint32_t epoch,
+                           SpanSplit span) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #if NVFP4_SM90_ABLATE_ALL
   return;
@@ -838,18 +940,29 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
   const SharedStorage<kSharedA> smem{smem_raw};
   if (sm90::smem_addr(smem_raw) % 1024 != 0) __trap();
 
+  static_assert(!kSpan || (kClusterK == 1 && kSharedA && !kSoftSplit), "a spanning split is its own kind of launch");
   const int m_tiles = m / BLOCK_M;
   const uint32_t my_rank = kSoftSplit ? blockIdx.x : sm90::cluster_cta_rank();
-  // K tiles split as evenly as possible (the host keeps kClusterK <= K tiles): every CTA has one or more
-  const int k_tiles = k / BLOCK_K, k_base = k_tiles / kClusterK, k_rem = k_tiles % kClusterK;
-  const int num_k_tiles = k_base + (int(my_rank) < k_rem ? 1 : 0);
-  const TileCoords tile{int(blockIdx.z) % m_tiles, int(blockIdx.y), int(blockIdx.z) / m_tiles,
-                        int(my_rank) * k_base + min(int(my_rank), k_rem), num_k_tiles};
+  const int k_tiles = k / BLOCK_K;
+  const TileCoords tile = [&]() -> TileCoords {
+    if constexpr (kSpan) {  // one M tile (the host checks)
+      const int begin = span_begin(blockIdx.x, span), end = span_begin(blockIdx.x + 1, span);
+      int first = 0, offset = begin;  // begin / k_tiles without a division (see SpanSplit)
+      while (offset >= k_tiles) offset -= k_tiles, ++first;
+      return {0, first, 0, offset, end - begin, min(end - begin, k_tiles - offset)};
+    } else {
+      // K tiles split as evenly as possible (the host keeps kClusterK <= K tiles): every CTA has one or more
+      const int k_base = k_tiles / kClusterK, k_rem = k_tiles % kClusterK;
+      const int num_k_tiles = k_base + (int(my_rank) < k_rem ? 1 : 0);
+      return {int(blockIdx.z) % m_tiles, int(blockIdx.y), int(blockIdx.z) / m_tiles,
+              int(my_rank) * k_base + min(int(my_rank), k_rem), num_k_tiles, num_k_tiles};
+    }
+  }();
   const int rest_k = k / (4 * kSfVec);  // 512-byte scale chunks per 128-row tile
   const TileSources src{&tmap_a, &tmap_b, &tmap_a16,
                         sfa + (size_t(tile.batch) * m_tiles + tile.m_tile) * rest_k * 512,
                         sfb + (size_t(tile.batch) * (n / BLOCK_N) + tile.n_tile) * rest_k * 512,
-                        tile.batch * m + tile.m_tile * BLOCK_M, tile.batch * n + tile.n_tile * BLOCK_N};
+                        tile.batch * m + tile.m_tile * BLOCK_M, tile.batch * n + tile.n_tile * BLOCK_N, rest_k * 512};
   const bool is_producer = threadIdx.x == P::kProducerThread;
 
   // ---- Barrier init ----
@@ -916,7 +1029,7 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
   (void)prefilled;
 #else
   if (wg < kNumMathWarpgroups) {
-    math<kSharedA>(smem, tile, wg, threadIdx.x % 128, acc);
+    math<kSharedA, kSpan>(smem, tile, wg, threadIdx.x % 128, acc, 2 * int(blockIdx.x), epoch);
   } else if (threadIdx.x >= P::kProducerThread) {  // the producer warp
     if constexpr (kSharedA) {
       if (kLocalATiles > 0) sm90::named_barrier_sync<1, P::kThreads>();  // local A's packed tiles are read
@@ -931,24 +1044,30 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
 #endif
 
   // ---- Split-K epilogue through an L2 workspace ----
-  const int first_slot = int(blockIdx.z * gridDim.y + blockIdx.y) * kClusterK;
-  if (kClusterK > 1 && wg < kNumMathWarpgroups) {
-    with_cluster_rank<kClusterK>(my_rank, [&](auto rank) {
-      store_partials_l2<kClusterK, decltype(rank)::value>(acc, threadIdx.x, first_slot + rank);
-    });
-  }
-  if (threadIdx.x == 0) timeline_mark(kPartialsSent);
-  // release / acquire (cluster or GPU scope): every slot is complete in L2 before its owner reads it
-  if constexpr (kClusterK > 1 && kSoftSplit) {
-    if (wg < kNumMathWarpgroups) soft_split_sync(threadIdx.x, first_slot, first_slot + int(my_rank), kClusterK, epoch);
-  } else if constexpr (kClusterK > 1) {
-    sm90::cluster_sync();
-  }
-  if (threadIdx.x == 0) timeline_mark(kPartialsLanded);
-  if (wg < kNumMathWarpgroups) {
-    with_cluster_rank<kClusterK>(my_rank, [&](auto rank) {
-      reduce_and_store_l2<kClusterK, decltype(rank)::value>(acc, threadIdx.x, first_slot, c, m, n, tile);
-    });
+  if constexpr (kSpan) {
+    if (threadIdx.x == 0) timeline_mark(kPartialsSent);
+    if (wg < kNumMathWarpgroups) span_epilogue(acc, threadIdx.x, blockIdx.x, span, k_tiles, c, m, n, epoch);
+  } else {
+    const int first_slot = int(blockIdx.z * gridDim.y + blockIdx.y) * kClusterK;
+    if (kClusterK > 1 && wg < kNumMathWarpgroups) {
+      with_cluster_rank<kClusterK>(my_rank, [&](auto rank) {
+        store_partials_l2<kClusterK, decltype(rank)::value>(acc, threadIdx.x, first_slot + rank);
+      });
+    }
+    if (threadIdx.x == 0) timeline_mark(kPartialsSent);
+    // release / acquire (cluster or GPU scope): every slot is complete in L2 before its owner reads it
+    if constexpr (kClusterK > 1 && kSoftSplit) {
+      if (wg < kNumMathWarpgroups) meet_partners(threadIdx.x, kClusterK, int(my_rank), [=](int s) { return first_slot + s; }, epoch);
+    } else if constexpr (kClusterK > 1) {
+      sm90::cluster_sync();
+    }
+    if (threadIdx.x == 0) timeline_mark(kPartialsLanded);
+    if (wg < kNumMathWarpgroups) {
+      with_cluster_rank<kClusterK>(my_rank, [&](auto rank) {
+        reduce_and_store_l2<kClusterK, decltype(rank)::value, kClusterK>(
+            acc, threadIdx.x, [=](int s) { return first_slot + s; }, c, m, n, tile);
+      });
+    }
   }
   if (threadIdx.x == 0) timeline_mark(kExit);
 #else
@@ -1011,17 +1130,17 @@ constexpr int cluster_slot(int cluster_k) {
   return cluster_k == 3 ? 4 : cluster_k == 8 ? 3 : cluster_k == 4 ? 2 : cluster_k == 2 ? 1 : 0;
 }
 // launch settings and properties of this GPU and kernel, not results
-bool smem_limit_raised[2][2][kClusterKSlots] = {};  // [shared A][software split][cluster slot]
+bool smem_limit_raised[2][2][2][kClusterKSlots] = {};  // [shared A][software split][spanning][cluster slot]
 int max_active_clusters_cached[2][kClusterKSlots] = {{-1, -1, -1, -1, -1}, {-1, -1, -1, -1, -1}};  // [shared A][slot]
 
-template <int kClusterK, bool kSharedA, bool kSoftSplit = false>
+template <int kClusterK, bool kSharedA, bool kSoftSplit = false, bool kSpan = false>
 cudaError_t allow_large_smem() {
-  if (!smem_limit_raised[kSharedA][kSoftSplit][cluster_slot(kClusterK)]) {
-    const cudaError_t err = cudaFuncSetAttribute(nvfp4_gemm_sm90_kernel<kClusterK, kSharedA, kSoftSplit>,
+  if (!smem_limit_raised[kSharedA][kSoftSplit][kSpan][cluster_slot(kClusterK)]) {
+    const cudaError_t err = cudaFuncSetAttribute(nvfp4_gemm_sm90_kernel<kClusterK, kSharedA, kSoftSplit, kSpan>,
                                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                  Plan<kSharedA>::kSmemBytes);
     if (err != cudaSuccess) return err;
-    smem_limit_raised[kSharedA][kSoftSplit][cluster_slot(kClusterK)] = true;
+    smem_limit_raised[kSharedA][kSoftSplit][kSpan][cluster_slot(kClusterK)] = true;
   }
   return cudaSuccess;
 }
@@ -1119,7 +1238,24 @@ struct LaunchPlan {
   int cluster_k;
   bool shared_a;
   bool soft_split;
+  int span_ctas = 0;  // > 0: a spanning split over this many CTAs (shared A, cluster_k 1)
 };
+
+// A spanning split needs one M tile (its ranges share A's rows), every CTA resident (it meets through
+// flags) with two workspace slots, ranges of at most one tile (so at most two tiles each) and of at
+// least a quarter of one (at most kMaxSpanOwners owners per tile), enough K tiles per CTA for shared A,
+// and it must shorten the busiest CTA's range by at least a tenth over the split it replaces.
+int span_ctas(int m, int n, int k, int l, int busiest_k_tiles) {
+  const int ctas = min(NVFP4_SM90_SPAN_CTAS > 0 ? NVFP4_SM90_SPAN_CTAS : resident_ctas(),
+                       min(resident_ctas(), min(kSharedAMaxCtas, kL2PartialSlots / 2)));
+  const int n_tiles = n / BLOCK_N, k_tiles = k / BLOCK_K;
+  if (!NVFP4_SM90_SPAN || (m / BLOCK_M) * l != 1 || ctas <= 0 || n_tiles > ctas) return 0;
+  const int units = n_tiles * k_tiles;  // n_tiles <= ctas <= 160 and k_tiles <= 2^16 (shared A's capacity)
+  const int shortest = units / ctas, longest = (units + ctas - 1) / ctas;
+  const bool fits = longest <= k_tiles && 4 * shortest >= k_tiles &&
+                    shortest >= max(NVFP4_SM90_SHARED_A_MIN_K_TILES, max(kLocalATiles, 1));
+  return fits && 100 * longest <= (100 - NVFP4_SM90_SPAN_MIN_GAIN) * busiest_k_tiles ? ctas : 0;
+}
 
 // Shared A needs every CTA of the launch resident at once (its barrier waits for all of them) and
 // A small enough for the global copy; it costs a few microseconds up front (the launch-wide decode
@@ -1134,7 +1270,7 @@ LaunchPlan choose_plan(int m, int n, int k, int l) {
       const int busiest_k_tiles = (k / BLOCK_K + split.cluster_k - 1) / split.cluster_k;
       const bool resident = split.soft || tiles <= max_active_clusters_of<true>(split.cluster_k);
       if (busiest_k_tiles >= NVFP4_SM90_SHARED_A_MIN_K_TILES && resident && tiles * split.cluster_k <= kSharedAMaxCtas)
-        return {split.cluster_k, true, split.soft};
+        return {split.cluster_k, true, split.soft, span_ctas(m, n, k, l, busiest_k_tiles)};
     }
   }
 #endif
@@ -1145,16 +1281,18 @@ LaunchPlan choose_plan(int m, int n, int k, int l) {
 // the flags' initial value). Bookkeeping of launches, not of results.
 uint32_t launch_epoch = 0;
 
-template <int kClusterK, bool kSharedA, bool kSoftSplit = false>
+template <int kClusterK, bool kSharedA, bool kSoftSplit = false, bool kSpan = false>
 cudaError_t launch(const CUtensorMap& tmap_a, const CUtensorMap& tmap_b, const CUtensorMap& tmap_a16,
-                   const Nvfp4GemmArgs& args) {
-  const cudaError_t err = allow_large_smem<kClusterK, kSharedA, kSoftSplit>();
+                   const Nvfp4GemmArgs& args, int span_ctas = 0) {
+  const cudaError_t err = allow_large_smem<kClusterK, kSharedA, kSoftSplit, kSpan>();
   if (err != cudaSuccess) return err;
-  const dim3 grid(kClusterK, args.n / BLOCK_N, (args.m / BLOCK_M) * args.l);
+  const dim3 grid = kSpan ? dim3(span_ctas, 1, 1) : dim3(kClusterK, args.n / BLOCK_N, (args.m / BLOCK_M) * args.l);
+  const int span_units = (args.n / BLOCK_N) * (args.k / BLOCK_K);
+  const SpanSplit span = kSpan ? SpanSplit{span_units / span_ctas, span_units % span_ctas} : SpanSplit{0, 0};
   if (++launch_epoch == 0) launch_epoch = 1;
-  nvfp4_gemm_sm90_kernel<kClusterK, kSharedA, kSoftSplit><<<grid, Plan<kSharedA>::kThreads, Plan<kSharedA>::kSmemBytes>>>(
+  nvfp4_gemm_sm90_kernel<kClusterK, kSharedA, kSoftSplit, kSpan><<<grid, Plan<kSharedA>::kThreads, Plan<kSharedA>::kSmemBytes>>>(
       tmap_a, tmap_b, tmap_a16, args.a, args.sfa, args.sfb, static_cast<__half*>(args.c), args.m, args.n, args.k,
-      args.l, launch_epoch);
+      args.l, launch_epoch, span);
   return cudaGetLastError();
 }
 
@@ -1187,10 +1325,12 @@ const char* nvfp4_gemm_unsupported(int m, int n, int k, int l) {
 }
 
 // The launch plan for a supported shape (for benchmarks/sm90_kernel.py): the split-K cluster size,
-// plus 100 when the launch shares one decoded copy of A, plus 1000 for a split without a cluster.
+// plus 100 when the launch shares one decoded copy of A, plus 1000 for a split without a cluster;
+// a spanning split is 10000 + its number of CTAs.
 int nvfp4_sm90_plan(int m, int n, int k, int l) {
   using namespace nvfp4_sm90;
   const LaunchPlan plan = choose_plan(m, n, k, l);
+  if (plan.shared_a && plan.span_ctas > 0) return 10000 + plan.span_ctas;
   return plan.cluster_k + (plan.shared_a ? 100 : 0) + (plan.soft_split ? 1000 : 0);
 }
 
@@ -1214,6 +1354,9 @@ cudaError_t nvfp4_gemm_launch(const Nvfp4GemmArgs& args) {
   const LaunchPlan plan = choose_plan(args.m, args.n, args.k, args.l);
 #if NVFP4_SM90_SHARED_A
   if (plan.shared_a && make_shared_a_map(&tmap_a16, args.l * args.m, args.k)) {
+#if NVFP4_SM90_SPAN
+    if (plan.span_ctas > 0) return launch<1, true, false, true>(tmap_a, tmap_b, tmap_a16, args, plan.span_ctas);
+#endif
     if (plan.soft_split)
       return plan.cluster_k == 8 ? launch<8, true, true>(tmap_a, tmap_b, tmap_a16, args)
                                  : launch<4, true, true>(tmap_a, tmap_b, tmap_a16, args);
