@@ -208,6 +208,13 @@ def check_one(kernel, m: int, n: int, k: int, l: int, seed: int, scales: str, pa
     return CheckResult(f"{m}x{n}x{k}x{l}", scales, path, int(bad.sum()), err, same, first)
 
 
+def describe_plan(plan: int) -> str:
+    """nvfp4_sm90_plan's code in words: cluster size (+100 shared A, +1000 no cluster; 10000 + CTAs spanning)."""
+    if plan > 10000:
+        return f"spanning over {plan - 10000} CTAs+sharedA"
+    return f"{plan % 100}{'+sharedA' if plan % 1000 >= 100 else ''}{' (no cluster)' if plan >= 1000 else ''}"
+
+
 def task_tests() -> list[tuple[int, int, int, int]]:
     from nvfp4ctl.task import load_task
 
@@ -245,9 +252,7 @@ def check_variant(name: str, args: argparse.Namespace, log) -> bool:
             f"max_abs_err={r.max_abs_err:.3g} deterministic={r.deterministic} {r.first_bad}")
     if hasattr(kernel.lib, "nvfp4_capi_plan"):
         plans = {f"{m}x{n}x{k}x{l}": kernel.lib.nvfp4_capi_plan(m, n, k, l) for m, n, k, l in BENCH_SHAPES + EXTRA_SHAPES}
-        log("launch plan per shape (split-K cluster size, +shared A): "
-            + ", ".join(f"{s}={p % 100}{'+sharedA' if p % 1000 >= 100 else ''}{' (no cluster)' if p >= 1000 else ''}"
-                        for s, p in plans.items()))
+        log("launch plan per shape (split-K cluster size, +shared A): " + ", ".join(f"{s}={describe_plan(p)}" for s, p in plans.items()))
     why = kernel.unsupported(100, 256, 256, 1)
     log(f"unsupported m=100: {why!r}")
     passed = sum(r.ok for r in results)
