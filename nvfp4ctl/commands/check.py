@@ -28,7 +28,7 @@ from nvfp4ctl.console import VERBOSE, Console, get_console
 from nvfp4ctl.errors import ExitCode, UsageError
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.runner.gpu import first_gpu, gpu_present, run_device
-from nvfp4ctl.runner.targets import TargetSpec, resolve_target
+from nvfp4ctl.runner.targets import TargetSpec, resolve_target, short_path
 
 VERDICT_STYLE = {PASS: "green", FAIL: "bold red", CRASH: "bold red", TIMEOUT: "bold red"}
 
@@ -75,7 +75,7 @@ def _config_line(target: str, task: Any, items: list[CheckItem], timeout_s: floa
     shapes = sum(1 for item in items if item.id.startswith("s"))
     picked = f"{len(items) - shapes} of {len(task.tests)} tests" + (f" + {shapes} --shape" if shapes else "")
     return (
-        f"check · target {target} · task {task.path or 'task.yml'} ({picked})"
+        f"check · target {target} · task {short_path(task.path) if task.path else 'task.yml'} ({picked})"
         f" · timeout {timeout_s:g} s ({timeout_source}) · device {device}"
         f" · scales {settings.scales} · probe {'on' if settings.probe else 'off'}"
     )

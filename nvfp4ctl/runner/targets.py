@@ -66,14 +66,15 @@ def default_target() -> TargetSpec:
     if gpu is not None and gpu.major in DEFAULT_KERNELS:
         source = kernels / DEFAULT_KERNELS[gpu.major]
         if source.is_file():
-            return TargetSpec(KERNEL, source, f"{_short(source)} (default for {gpu.arch})")
+            return TargetSpec(KERNEL, source, f"{short_path(source)} (default for {gpu.arch})")
     fallback = kernels / FALLBACK_SUBMISSION
     if not fallback.is_file():
         raise UsageError(f"no default target: {fallback} is missing; pass --submission or --kernel")
-    return TargetSpec(TORCH, fallback, f"{_short(fallback)} (default)")
+    return TargetSpec(TORCH, fallback, f"{short_path(fallback)} (default)")
 
 
-def _short(path: Path) -> str:
+def short_path(path: Path) -> str:
+    """The path relative to the working directory where it lies below it (as the user would type it)."""
     try:
         return str(path.relative_to(Path.cwd()))
     except ValueError:
