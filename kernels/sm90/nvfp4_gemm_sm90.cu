@@ -636,13 +636,13 @@ __device__ __forceinline__ void decode_local_a(const SharedStorage<true>& smem, 
 }
 
 // Spanning split: a range that started inside a tile it does not finish hands that tile's whole
-// partial sum to the tile's owners: every group to its first slot, then the slot's flag.
-__device__ __forceinline__ void hand_over_first_tile(const float (&acc)[64], int math_thread, int slot, uint32_t epoch) {
+// partial sum to the tile's owners: every group to its first slot. The stores drain while the main
+// loop goes on; the slot's flag is raised with the CTA's last one, after the loop (span_epilogue),
+// since every range ends at about the same time and its owners need it only then.
+__device__ __forceinline__ void hand_over_first_tile(const float (&acc)[64], int math_thread, int slot) {
 #pragma unroll
   for (int j = 0; j < kAccGroups; ++j)
     __stcg(&g_split_partials[slot][j][math_thread], make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]));
-  sm90::named_barrier_sync<2, kMathThreads>();  // every math thread's stores are issued
-  if (math_thread == 0) sm90::st_release_gpu(&g_split_epoch[slot], epoch);
 }
 
 // ---- Math warpgroup: decode its 64 B rows into wgmma A fragments, multiply with decoded A ----
@@ -700,7 +700,7 @@ __device__ __forceinline__ void issue_wgmma(float (&acc)[64], const uint32_t (&f
 
 template <bool kSharedA, bool kSpan>
 __device__ __forceinline__ void math(const SharedStorage<kSharedA>& smem, const TileCoords& tile, int wg,
-                                     int thread, float (&acc)[64], int first_slot, uint32_t epoch) {
+                                     int thread, float (&acc)[64], int first_slot) {
   using P = Plan<kSharedA>;
   const int warp = thread / 32, lane = thread % 32;
   const int row_lo = wg * WGMMA_M + warp * 16 + lane / 4, t = lane % 4;
@@ -769,7 +769,7 @@ __device__ __forceinline__ void math(const SharedStorage<kSharedA>& smem, const 
     run_k_tiles(0, tile.first_len);
     if (tile.first_len < tile.num_k_tiles) {
       sm90::wgmma_wait<0>();
-      hand_over_first_tile(acc, wg * 128 + thread, first_slot, epoch);
+      hand_over_first_tile(acc, wg * 128 + thread, first_slot);
       run_k_tiles(tile.first_len, tile.num_k_tiles);
     }
   } else {
@@ -876,13 +876,16 @@ __device__ __forceinline__ void reduce_and_store_l2(const float (&acc)[64], int 
 // in global memory: a soft split's kClusterK CTAs (blockIdx.x = rank) cannot be a cluster, which
 // must fit one GPC (32 clusters of 4 do not on an H100), and a spanning split's tiles have up to 5
 // contributors; the host checks that the whole grid is resident. Partner s's partials are in slot
-// slot_of(s); this CTA is partner `me`.
+// slot_of(s); this CTA is partner `me`, and raises handed_over's flag too (a spanning range's first
+// slot; -1: none).
 template <typename SlotOf>
-__device__ __forceinline__ void meet_partners(int math_thread, int partners, int me, SlotOf slot_of, uint32_t epoch) {
+__device__ __forceinline__ void meet_partners(int math_thread, int partners, int me, SlotOf slot_of, uint32_t epoch,
+                                              int handed_over = -1) {
   sm90::named_barrier_sync<2, kMathThreads>();  // this CTA's partials are stored
   if (math_thread < 32) {  // warp 0: lane s watches partner s, all at once (one round trip per poll)
     const int lane = math_thread;
     if (lane == 0) sm90::st_release_gpu(&g_split_epoch[slot_of(me)], epoch);
+    if (lane == 1 && handed_over >= 0) sm90::st_release_gpu(&g_split_epoch[handed_over], epoch);
     bool seen = lane >= partners || lane == me;
     const uint64_t start = sm90::global_timer_ns();
     while (!__all_sync(0xffffffffu, seen)) {
@@ -906,13 +909,14 @@ __device__ __forceinline__ void span_epilogue(const float (&acc)[64], int math_t
   const bool tail = span_begin(last_cta + 1, split) > (last + 1) * k_tiles;
   const int owners = last_cta - first_cta + 1 - (tail ? 1 : 0), partners = owners + (tail ? 1 : 0);
   const auto slot_of = [=](int s) { return 2 * (first_cta + s) + (s < owners ? 1 : 0); };
+  const bool spans = span_begin(cta, split) < last * k_tiles;  // its first tile's partial waits in slot 2 cta
   const TileCoords tile{0, last, 0, 0, 0, 0};
   with_cluster_rank<kMaxSpanOwners>(uint32_t(owners - 1), [&](auto owners_less_one) {
     constexpr int kOwners = decltype(owners_less_one)::value + 1;
     with_cluster_rank<kOwners>(uint32_t(cta - first_cta), [&](auto rank) {
       constexpr int kRank = decltype(rank)::value;
       store_partials_l2<kOwners, kRank>(acc, math_thread, slot_of(kRank));
-      if (partners > 1) meet_partners(math_thread, partners, kRank, slot_of, epoch);
+      if (partners > 1 || spans) meet_partners(math_thread, partners, kRank, slot_of, epoch, spans ? 2 * cta : -1);
       if (tail)
         reduce_and_store_l2<kOwners, kRank, kOwners + 1>(acc, math_thread, slot_of, c, m, n, tile);
       else
@@ -1029,7 +1033,7 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
   (void)prefilled;
 #else
   if (wg < kNumMathWarpgroups) {
-    math<kSharedA, kSpan>(smem, tile, wg, threadIdx.x % 128, acc, 2 * int(blockIdx.x), epoch);
+    math<kSharedA, kSpan>(smem, tile, wg, threadIdx.x % 128, acc, 2 * int(blockIdx.x));
   } else if (threadIdx.x >= P::kProducerThread) {  // the producer warp
     if constexpr (kSharedA) {
       if (kLocalATiles > 0) sm90::named_barrier_sync<1, P::kThreads>();  // local A's packed tiles are read
