@@ -829,10 +829,11 @@ __device__ __forceinline__ void store_partials_l2(const float (&acc)[64], int ma
 }
 
 // Split-K through L2, step 2 (after the cluster barrier): sum the owned groups over the tile's
-// kContrib slots (slot_of(s), s in K order; s = kRank is this CTA's own accumulators) and write them as fp16 C. Group j of math thread (wg, warp, lane) holds
-// C^T rows n = wg*64 + warp*16 + g + 8r (g = lane/4) and columns m = 8j + 2(lane%4) + e at
-// acc[4j + 2r + e]. Lanes g and g^1 swap one value per (j, r) so each stores a half2 pair along n:
-// even g row m(e=0) columns n, n+1; odd g row m(e=1) columns n-1, n.
+// kContrib contributions in K order (s = kRank: this CTA's own accumulators; others: slot slot_of(s))
+// and write them as fp16 C. Group j of math thread (wg, warp, lane) holds C^T rows
+// n = wg*64 + warp*16 + g + 8r (g = lane/4) and columns m = 8j + 2(lane%4) + e at acc[4j + 2r + e].
+// Lanes g and g^1 swap one value per (j, r) so each stores a half2 pair along n: even g row m(e=0)
+// columns n, n+1; odd g row m(e=1) columns n-1, n.
 template <int kClusterK, int kRank, int kContrib, typename SlotOf>
 __device__ __forceinline__ void reduce_and_store_l2(const float (&acc)[64], int math_thread, SlotOf slot_of, __half* c,
                                                     int m, int n, const TileCoords& tile) {
@@ -1061,7 +1062,8 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
     if (threadIdx.x == 0) timeline_mark(kPartialsSent);
     // release / acquire (cluster or GPU scope): every slot is complete in L2 before its owner reads it
     if constexpr (kClusterK > 1 && kSoftSplit) {
-      if (wg < kNumMathWarpgroups) meet_partners(threadIdx.x, kClusterK, int(my_rank), [=](int s) { return first_slot + s; }, epoch);
+      if (wg < kNumMathWarpgroups)
+        meet_partners(threadIdx.x, kClusterK, int(my_rank), [=](int s) { return first_slot + s; }, epoch);
     } else if constexpr (kClusterK > 1) {
       sm90::cluster_sync();
     }
@@ -1294,7 +1296,8 @@ cudaError_t launch(const CUtensorMap& tmap_a, const CUtensorMap& tmap_b, const C
   const int span_units = (args.n / BLOCK_N) * (args.k / BLOCK_K);
   const SpanSplit span = kSpan ? SpanSplit{span_units / span_ctas, span_units % span_ctas} : SpanSplit{0, 0};
   if (++launch_epoch == 0) launch_epoch = 1;
-  nvfp4_gemm_sm90_kernel<kClusterK, kSharedA, kSoftSplit, kSpan><<<grid, Plan<kSharedA>::kThreads, Plan<kSharedA>::kSmemBytes>>>(
+  constexpr int kThreads = Plan<kSharedA>::kThreads, kSmemBytes = Plan<kSharedA>::kSmemBytes;
+  nvfp4_gemm_sm90_kernel<kClusterK, kSharedA, kSoftSplit, kSpan><<<grid, kThreads, kSmemBytes>>>(
       tmap_a, tmap_b, tmap_a16, args.a, args.sfa, args.sfb, static_cast<__half*>(args.c), args.m, args.n, args.k,
       args.l, launch_epoch, span);
   return cudaGetLastError();
