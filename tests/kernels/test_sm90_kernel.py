@@ -26,6 +26,10 @@ TASK_TESTS = [
 OUTSIDE_TASK = [(256, 384, 512, 1), (128, 256, 256, 2), (256, 384, 512, 2), (384, 640, 768, 3), (128, 2048, 3584, 2),
                 (128, 7168, 4096, 2)]
 FULL_RANGE = [(128, 256, 256, 1), (256, 384, 512, 2), (128, 7168, 2048, 1), (128, 4096, 7168, 1), (256, 7168, 2048, 1)]
+# The spanning split (one K range per SM across tile boundaries; one M tile, shared A) runs these on an
+# H100 (132 SMs): 54-55, 27-28, 46-47 and 40-41 K tiles per CTA, 2-3 owners per tile, ranges that hand a
+# tile over mid-run (benchmarks/sm90_kernel.py check logs the plans).
+SPANNING = [(128, 7168, 16384, 1), (128, 7168, 8192, 1), (128, 6144, 16384, 1), (128, 7168, 12288, 1)]
 
 
 @pytest.fixture(scope="module")
@@ -67,6 +71,13 @@ def test_matches_reference(kernel, m: int, n: int, k: int, l: int) -> None:
 @pytest.mark.parametrize("m,n,k,l", FULL_RANGE)
 def test_full_range_scales(kernel, m: int, n: int, k: int, l: int) -> None:
     run_and_compare(kernel, m, n, k, l, seed=4242, scales="full")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("scales", ["generator", "full"])
+@pytest.mark.parametrize("m,n,k,l", SPANNING)
+def test_spanning_split(kernel, m: int, n: int, k: int, l: int, scales: str) -> None:
+    run_and_compare(kernel, m, n, k, l, seed=2718, scales=scales)
 
 
 UNSUPPORTED_CALL = """
