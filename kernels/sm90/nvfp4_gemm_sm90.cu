@@ -1027,7 +1027,9 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
   }
 
   // ---- Dispatch warps into different roles ----
-  const int wg = threadIdx.x / 128;
+  // Broadcast from lane 0 so ptxas knows the role is warp-uniform: computed per thread, the per-CTA-A
+  // kernels' math loop left the uniform datapath (an R2UR per wgmma descriptor, 14 per K tile).
+  const int wg = __shfl_sync(0xffffffffu, int(threadIdx.x) / 128, 0);
   float acc[64];
 #if NVFP4_SM90_ABLATE_PIPELINE
   for (int j = 0; j < 64; ++j) acc[j] = 0.f;
