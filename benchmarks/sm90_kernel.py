@@ -11,9 +11,10 @@
 
 Variants are the kernel compiled with one stage left out (NVFP4_SM90_ABLATE_*), split-K off, an
 earlier version's algorithm (v6: per-CTA A and the prmt decode; v7: shared A and the prmt decode), main
-loop (v1_tile_wait) or split (vec_only: no 3-CTA split), or shared A on every
-resident shape (shared_*); they are plain shared libraries (benchmarks/sm90_capi.cpp) loaded with ctypes, so they build here without a
-GPU and run next to any torch. Logs and a JSON of every number go to $OUT (or --out).
+loop (v1_tile_wait) or split (vec_only: no 3-CTA split; no_soft_split, no_span), shared A on every
+resident shape (shared_*), or as a timeline build (timeline_*); they are plain shared libraries
+(benchmarks/sm90_capi.cpp) loaded with ctypes, so they build here without a GPU and run next to any
+torch. Logs and a JSON of every number go to $OUT (or --out).
 """
 
 from __future__ import annotations
@@ -60,15 +61,13 @@ VARIANTS: dict[str, list[str]] = {
     "no_span": ["-DNVFP4_SM90_SPAN=0"],
     # the spanning kernel on the cluster split's 112 CTAs (same work per CTA): compares the code paths
     "span112": ["-DNVFP4_SM90_SPAN_CTAS=112", "-DNVFP4_SM90_SPAN_MIN_GAIN=0"],
-    "timeline_no_span": ["-DNVFP4_SM90_TIMELINE=1", "-DNVFP4_SM90_SPAN=0"],
-    "timeline_no_soft_split": ["-DNVFP4_SM90_TIMELINE=1", "-DNVFP4_SM90_SOFT_SPLIT=0"],
     "local0": ["-DNVFP4_SM90_LOCAL_A_TILES=0"],
     "local3": ["-DNVFP4_SM90_LOCAL_A_TILES=3"],
-    "timeline_local0": ["-DNVFP4_SM90_TIMELINE=1", "-DNVFP4_SM90_LOCAL_A_TILES=0"],
-    "timeline_local3": ["-DNVFP4_SM90_TIMELINE=1", "-DNVFP4_SM90_LOCAL_A_TILES=3"],
     "unstaged": ["-DNVFP4_SM90_STAGED_A_STORES=0"],
-    "timeline_unstaged": ["-DNVFP4_SM90_TIMELINE=1", "-DNVFP4_SM90_STAGED_A_STORES=0"],
 }
+# the same variants as timeline builds (benchmarks/sm90_kernel.py timeline --variants timeline_X)
+VARIANTS |= {f"timeline_{name}": VARIANTS["timeline"] + VARIANTS[name]
+             for name in ("no_soft_split", "no_span", "local0", "local3", "unstaged")}
 # TimelineEvent in the kernel, in order
 TIMELINE_EVENTS = ["entry", "setup", "a_decoded", "arrived", "grid_barrier", "first_tile", "main_loop_done", "partials_sent", "partials_landed",
                    "exit", "sm", "previous_exit"]
@@ -304,15 +303,29 @@ def dequant_fp16(packed, scales_ref):
     return values * scales_ref.to(torch.float16).repeat_interleave(16, dim=-1)
 
 
-def variant_times(name: str, args: argparse.Namespace, log) -> dict[str, float]:
-    cmd = [sys.executable, __file__, "time-variant", "--variants", name, "--sets", str(args.sets),
+def child_json(command: str, name: str, args: argparse.Namespace, log) -> dict | None:
+    """Runs this script's `command` for one variant in its own process; its last JSON line, or None."""
+    cmd = [sys.executable, __file__, command, "--variants", name, "--sets", str(args.sets),
            "--calls", str(args.calls), "--reps", str(args.reps)]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     lines = [x for x in done.stdout.splitlines() if x.startswith("{")]
     if done.returncode != 0 or not lines:
-        log(f"{name}: timing failed: {done.stderr.strip().splitlines()[-1:] }")
-        return {}
+        log(f"{name}: {command} failed: {done.stderr.strip().splitlines()[-1:]}")
+        return None
     return json.loads(lines[-1])
+
+
+def variant_times(name: str, args: argparse.Namespace, log) -> dict[str, float]:
+    return child_json("time-variant", name, args, log) or {}
+
+
+def cublas_anchor(sets: list, m: int, n: int, args: argparse.Namespace) -> float:
+    """cuBLAS fp16 on operands dequantized beforehand (the compute anchor), 4 rotating sets, µs per call."""
+    import torch
+
+    deq = [(dequant_fp16(d[0][:, :, 0], d[2][:, :, 0]), dequant_fp16(d[1][:, :, 0], d[3][:, :, 0])) for d in sets[:4]]
+    out = torch.empty(m, n, dtype=torch.float16, device="cuda")
+    return time_per_call(lambda ab: torch.mm(ab[0], ab[1].t(), out=out), deq, args.calls, args.reps)
 
 
 def cmd_time_variant(args: argparse.Namespace) -> None:
@@ -341,10 +354,7 @@ def cmd_time_spread(args: argparse.Namespace) -> None:
     for m, n, k, l in BENCH_SHAPES:
         sets = [generate_input(m, n, k, l, 1111 + 42 * i, device="cuda") for i in range(args.sets)]
         first = time_per_call(kernel, sets, args.calls, args.reps)
-        deq = [(dequant_fp16(d[0][:, :, 0], d[2][:, :, 0]), dequant_fp16(d[1][:, :, 0], d[3][:, :, 0])) for d in sets[:4]]
-        out = torch.empty(m, n, dtype=torch.float16, device="cuda")
-        anchor = time_per_call(lambda ab: torch.mm(ab[0], ab[1].t(), out=out), deq, args.calls, args.reps)
-        del deq
+        anchor = cublas_anchor(sets, m, n, args)
         again = time_per_call(kernel, sets, args.calls, args.reps)
         moved = [generate_input(m, n, k, l, 1111 + 42 * i, device="cuda") for i in range(args.sets)]
         fresh = time_per_call(kernel, moved, args.calls, args.reps)
@@ -362,14 +372,9 @@ def cmd_spread(args: argparse.Namespace, log) -> None:
     runs: dict[str, list[dict]] = {name: [] for name in names}
     for proc in range(args.procs):
         for name in names:  # interleaved, so a slow drift of the card hits every variant alike
-            cmd = [sys.executable, __file__, "time-spread", "--variants", name, "--sets", str(args.sets),
-                   "--calls", str(args.calls), "--reps", str(args.reps)]
-            done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-            lines = [x for x in done.stdout.splitlines() if x.startswith("{")]
-            if done.returncode != 0 or not lines:
-                log(f"{name} process {proc}: failed: {done.stderr.strip().splitlines()[-1:]}")
-                continue
-            runs[name].append(json.loads(lines[-1]))
+            found = child_json("time-spread", name, args, log)
+            if found is not None:
+                runs[name].append(found)
     log(f"\n[spread] {args.procs} processes per variant, µs; spread = (max - min) / median over processes")
     for name, procs in runs.items():
         for shape in procs[0] if procs else []:
@@ -413,11 +418,7 @@ def cmd_bench(args: argparse.Namespace, log) -> None:
                 row["binding"] = float("nan")
         for name, times in others.items():
             row[name] = times.get(row["shape"], float("nan"))
-        # cuBLAS fp16 on operands dequantized beforehand (the compute anchor), 4 rotating sets
-        deq = [(dequant_fp16(d[0][:, :, 0], d[2][:, :, 0]), dequant_fp16(d[1][:, :, 0], d[3][:, :, 0])) for d in sets[:4]]
-        out = torch.empty(m, n, dtype=torch.float16, device="cuda")
-        row["cublas_fp16"] = time_per_call(lambda ab: torch.mm(ab[0], ab[1].t(), out=out), deq, args.calls, args.reps)
-        del deq
+        row["cublas_fp16"] = cublas_anchor(sets, m, n, args)
         row["naive_torch"] = time_per_call(
             lambda d: torch.mm(dequant_fp16(d[0][:, :, 0], d[2][:, :, 0]), dequant_fp16(d[1][:, :, 0], d[3][:, :, 0]).t()),
             sets[:2], 2, 5)

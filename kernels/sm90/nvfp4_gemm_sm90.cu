@@ -277,6 +277,20 @@ __device__ float4 g_split_partials[kL2PartialSlots][kAccGroups][kMathThreads];
 // Software split (no hardware cluster): slot s's partials are complete once its flag holds the launch's epoch.
 __device__ uint32_t g_split_epoch[kL2PartialSlots];
 
+// Accumulator group j (4 floats) of a math thread.
+__device__ __forceinline__ float4 acc_group(const float (&acc)[64], int j) {
+  return make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
+}
+
+// The groups outside [kSkipBegin, kSkipEnd) to workspace slot `slot`: 16-byte stores, 512 contiguous
+// bytes per warp.
+template <int kSkipBegin, int kSkipEnd>
+__device__ __forceinline__ void store_groups_l2(const float (&acc)[64], int math_thread, int slot) {
+#pragma unroll
+  for (int j = 0; j < kAccGroups; ++j)
+    if (j < kSkipBegin || j >= kSkipEnd) __stcg(&g_split_partials[slot][j][math_thread], acc_group(acc, j));
+}
+
 // Timeline (NVFP4_SM90_TIMELINE): per CTA, the global timer (ns) at each phase; the host copies it
 // out after a launch with nvfp4_sm90_timeline.
 enum TimelineEvent {
@@ -640,9 +654,7 @@ __device__ __forceinline__ void decode_local_a(const SharedStorage<true>& smem, 
 // loop goes on; the slot's flag is raised with the CTA's last one, after the loop (span_epilogue),
 // since every range ends at about the same time and its owners need it only then.
 __device__ __forceinline__ void hand_over_first_tile(const float (&acc)[64], int math_thread, int slot) {
-#pragma unroll
-  for (int j = 0; j < kAccGroups; ++j)
-    __stcg(&g_split_partials[slot][j][math_thread], make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]));
+  store_groups_l2<0, 0>(acc, math_thread, slot);
 }
 
 // ---- Math warpgroup: decode its 64 B rows into wgmma A fragments, multiply with decoded A ----
@@ -822,10 +834,7 @@ __device__ __forceinline__ void store_partials_l2(const float (&acc)[64], int ma
   if (keep == 1234.5f) g_split_partials[slot][0][math_thread].x = keep;
   return;
 #endif
-#pragma unroll
-  for (int j = 0; j < kAccGroups; ++j)
-    if (j < kBegin || j >= kEnd)
-      __stcg(&g_split_partials[slot][j][math_thread], make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]));
+  store_groups_l2<kBegin, kEnd>(acc, math_thread, slot);
 }
 
 // Split-K through L2, step 2 (after the cluster barrier): sum the owned groups over the tile's
@@ -852,7 +861,7 @@ __device__ __forceinline__ void reduce_and_store_l2(const float (&acc)[64], int 
 #pragma unroll
       for (int s = 0; s < kContrib; ++s)
         parts[j - j0][s] = s == kRank || NVFP4_SM90_ABLATE_EXCHANGE
-                               ? make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3])
+                               ? acc_group(acc, j)
                                : __ldcg(&g_split_partials[slot_of(s)][j][math_thread]);
 #pragma unroll
     for (int j = j0; j < j0 + kChunk && j < kEnd; ++j) {
@@ -1254,8 +1263,8 @@ struct LaunchPlan {
 // least a quarter of one (at most kMaxSpanOwners owners per tile), enough K tiles per CTA for shared A,
 // and it must shorten the busiest CTA's range by at least a tenth over the split it replaces.
 int span_ctas(int m, int n, int k, int l, int busiest_k_tiles) {
-  const int ctas = min(NVFP4_SM90_SPAN_CTAS > 0 ? NVFP4_SM90_SPAN_CTAS : resident_ctas(),
-                       min(resident_ctas(), min(kSharedAMaxCtas, kL2PartialSlots / 2)));
+  const int most = min(resident_ctas(), min(kSharedAMaxCtas, kL2PartialSlots / 2));
+  const int ctas = NVFP4_SM90_SPAN_CTAS > 0 ? min(NVFP4_SM90_SPAN_CTAS, most) : most;
   const int n_tiles = n / BLOCK_N, k_tiles = k / BLOCK_K;
   if (!NVFP4_SM90_SPAN || (m / BLOCK_M) * l != 1 || ctas <= 0 || n_tiles > ctas) return 0;
   const int units = n_tiles * k_tiles;  // n_tiles <= ctas <= 160 and k_tiles <= 2^16 (shared A's capacity)

@@ -3,7 +3,8 @@
 `bench_case` is one benchmark shape, end to end, as GPU MODE's `_run_single_benchmark`: 50 input
 sets (seed += 42 before each), one correctness pass over all 50 outputs (each call on a clone),
 then timed repeats until the criterion stops. One addition, on by default: before the timed
-repeats, the same loop runs untimed for `settle_s` seconds (session.DEFAULT_SETTLE_S says why). `device_time` profiles a shape separately.
+repeats, the same loop runs untimed for `settle_s` seconds (session.DEFAULT_SETTLE_S says why).
+`device_time` profiles a shape separately.
 Returns plain dicts (picklable); a wrong result comes back as {"failure": "..."}.
 """
 

@@ -1,7 +1,7 @@
 """The parent's side of a bench: one Worker, one call per shape (the watchdog applies per shape).
 
-Order: this GPU's ceilings (cached), the mode's warm-ups, every shape settled and timed, then every shape
-profiled (kernel time per call), so the profiler is never attached while the timings are taken.
+Order: this GPU's ceilings (cached), the mode's warm-ups, every shape settled and timed, then every
+shape profiled (kernel time per call), so the profiler is never attached while the timings are taken.
 A wrong result is FailuresFound (exit 1); a timeout or crash comes from the Worker as
 KernelTimeout / KernelCrash (exit 3 / 4).
 """

@@ -182,8 +182,8 @@ class Worker:
         if reply[0] == "ready":
             self.gpu = reply[1] or self.gpu
             return child
-        # the child reported the failure and returned: its exit status says nothing more
-        error = self._crash(child, f"cannot load {self.target.label}: {reply[1]}", show_exit=reply[0] != "load_failed")
+        # the child reported the failure ("load_failed") and returned: its exit status says nothing more
+        error = self._crash(child, f"cannot load {self.target.label}: {reply[1]}", show_exit=False)
         raise TargetLoadError(str(error), error.log_tail, error.log_path)
 
     def _start_child(self) -> _Child:
