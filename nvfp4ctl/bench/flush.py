@@ -29,8 +29,18 @@ def next_head_start(host_issue_s: float, cap_s: float = LEADERBOARD_FLUSH_S) -> 
     return min(cap_s, max(HEAD_START_FLOOR_S, HEAD_START_MARGIN * host_issue_s + 50e-6))
 
 
+def host_stalled(host_issue_s: float, head_start_s: float, cap_s: float = LEADERBOARD_FLUSH_S) -> bool:
+    """Whether the GPU may have waited for the CPU inside the timed window although the leaderboard's
+    L2 clear would have hidden it: the CPU issued the batch more slowly than the hold lasted (a pause
+    of the host, e.g. the scheduler or a garbage collection), and the hold was shorter than that clear.
+    Past the clear's length the leaderboard times the same wait, so such a sample stands."""
+    return host_issue_s > head_start_s and head_start_s < cap_s
+
+
 class CudaFlush:
     """Evict L2 by a write of L2_MULTIPLE × L2 bytes, then spin for the head start (default queue)."""
+
+    holds_queue = True  # the timed batch runs behind a hold, so a host pause longer than it shows
 
     def __init__(self, device: str = "cuda") -> None:
         import torch
@@ -73,6 +83,7 @@ class NoFlush:
     """CPU runs (tests): nothing to evict, nothing to hold."""
 
     l2_bytes = flush_bytes = 0
+    holds_queue = False  # the host clock times the host: there is no GPU to wait
 
     def evict(self) -> None:
         pass

@@ -87,6 +87,7 @@ def bench_case(
         "issue_ns": samples.issue_ns,
         "reason": samples.reason,
         "flush": flush.describe() | {"head_start_s": samples.head_start_s},
+        "host_stalls": samples.host_stalls,
         "phases_s": {"generate": generated - started, "correctness": checked - generated,
                      "warm-up": settle_started - checked, "settle": settled - settle_started,
                      "timing": time.perf_counter() - settled},

@@ -65,6 +65,10 @@ def notes(report: BenchReport) -> list[str]:
     for s in report.shapes:
         if s.raw.get("profiler_error"):
             lines.append(f"{s.key}: no device time, the profiler failed: {s.raw['profiler_error']}")
+        if s.raw.get("host_stalls"):
+            lines.append(f"{s.key}: {s.raw['host_stalls']} repeat(s) timed again: the CPU paused while issuing the "
+                         "batch, longer than the hold before the clock started (the leaderboard's L2 clear hides "
+                         "such pauses).")
         if s.device is None or s.gap_us is None:
             continue
         idle = s.gap_us > IDLE_SHARE * s.stats.mean

@@ -59,7 +59,8 @@ class ShapeResult:
                               [tuple(pair) for pair in device["top_kernels"]], device["approximate"]) if device else None,
             raw={"flush": reply.get("flush"),
                  "phases_s": (reply.get("phases_s") or {}) | {"profile": profile.get("profile_s")},
-                 "profiler_error": profile.get("profiler_error")},
+                 "profiler_error": profile.get("profiler_error"),
+                 "host_stalls": reply.get("host_stalls", 0)},
         )
 
     @property

@@ -28,6 +28,7 @@ class FakeWorker:
     scale = 1.0  # multiplies every timing (to fake a faster or slower kernel)
     failure: str | None = None
     raise_error: Exception | None = None
+    host_stalls = 0  # repeats the child timed again after a host pause
 
     def __init__(self, target: Any, timeout_s: float, device: str = "cuda", **_: Any) -> None:
         self.gpu = GPU
@@ -60,13 +61,14 @@ class FakeWorker:
             "samples_ns": samples, "issue_ns": [9_000.0] * 30, "reason": "converged",
             "flush": {"l2_bytes": 52428800, "flush_bytes": 209715200, "head_start_s": 0.0007},
             "phases_s": {"generate": 0.5, "correctness": 0.4, "timing": 0.3},
+            "host_stalls": self.host_stalls,
         }
 
 
 @pytest.fixture
 def submission(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     FakeWorker.calls = []
-    FakeWorker.scale, FakeWorker.failure, FakeWorker.raise_error = 1.0, None, None
+    FakeWorker.scale, FakeWorker.failure, FakeWorker.raise_error, FakeWorker.host_stalls = 1.0, None, None, 0
     FakeWorker.calibration_fails = False
     monkeypatch.setattr("nvfp4ctl.runner.worker.Worker", FakeWorker)
     monkeypatch.setattr("nvfp4ctl.runner.gpu.run_device", lambda: "cuda")
@@ -119,6 +121,15 @@ def test_json_has_everything(submission: Path) -> None:
     assert shape["bound_by"] in ("compute", "memory") and shape["device_us_per_call"] > 0
     assert shape["phases_s"]["profile"] == 0.2 and shape["flush"]["head_start_s"] == 0.0007
     assert data["geomean_us"] == pytest.approx(shape["us"]["mean"])
+
+
+def test_retimed_host_pauses_are_reported(submission: Path) -> None:
+    FakeWorker.host_stalls = 2
+    result = _bench("--submission", str(submission), "--only", "3")
+    assert result.exit_code == 0
+    assert "128x7168x2048: 2 repeat(s) timed again: the CPU paused while issuing the batch" in result.output
+    shape = json.loads(_bench("--submission", str(submission), "--json", "--only", "3").stdout)["shapes"][0]
+    assert shape["host_stalls"] == 2
 
 
 def test_benchmark_mode_warms_the_first_shape_only(submission: Path) -> None:
