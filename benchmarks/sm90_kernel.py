@@ -1,9 +1,9 @@
 """Build, check and time the sm_90a NVFP4 kernel in one go (made for short GPU leases).
 
-  python3 benchmarks/sm90_kernel.py libs             # no GPU: compile variants into .sm90build/, ptxas + SASS report
+  python3 benchmarks/sm90_kernel.py libs             # no GPU: compile variants and launch_gap into .sm90build/, ptxas + SASS report
   python3 benchmarks/sm90_kernel.py smoke            # GPU: two small shapes (run first: catches hangs early)
   python3 benchmarks/sm90_kernel.py check [--variants main X]  # GPU: task.yml tests, odd shapes, full-range scales
-  python3 benchmarks/sm90_kernel.py bench            # GPU: table vs cuBLAS anchor, naive torch, fp16 floor
+  python3 benchmarks/sm90_kernel.py bench            # GPU: table vs cuBLAS anchor, naive torch, fp16 floor; the target's reach
   python3 benchmarks/sm90_kernel.py all [--binding]  # check + bench; --binding also checks the torch binding
   python3 benchmarks/sm90_kernel.py timeline         # GPU: per-CTA phase times of one call (timeline variant)
   python3 benchmarks/sm90_kernel.py spread --variants main v6   # GPU: time moves between processes vs within one
