@@ -463,7 +463,7 @@ def cmd_bench(args: argparse.Namespace, log) -> None:
         args.results["reach"] = log_reach(rows, overhead, log)
 
 
-# issue 4's performance target: geomean <= 14 µs, and every shape >= 2.5x faster than the cuBLAS anchor
+# The Hopper kernel's performance target: geomean <= 14 µs, every shape >= 2.5x faster than the cuBLAS anchor
 TARGET_GEOMEAN_US, TARGET_ANCHOR_SPEEDUP = 14.0, 2.5
 
 
