@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import sys
+import typing
 from collections.abc import Callable
 from typing import Annotated
 
 import typer
 
-from nvfp4ctl import runlog
+from nvfp4ctl import runlog, workspace
 from nvfp4ctl.commands import bench, build, check, dump, export, lint, log
 from nvfp4ctl.console import NORMAL, QUIET, VERBOSE, get_console, set_verbosity
 from nvfp4ctl.env import Env, env_flag
 from nvfp4ctl.errors import ExitCode, NvfpError
 from nvfp4ctl.outcome import Outcome
-from nvfp4ctl.project import memory_path, project_root
 
 app = typer.Typer(
     name="nvfp4ctl",
@@ -26,12 +27,30 @@ app = typer.Typer(
 )
 
 
+QuietOption = Annotated[bool, typer.Option("-q", "--quiet", help="Only results and errors.")]
+VerboseOption = Annotated[bool, typer.Option("-v", "--verbose", help="Show details (full compiler output, child logs).")]
+
+
 @app.callback()
-def _global_options(
-    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Only results and errors.")] = False,
-    verbose: Annotated[bool, typer.Option("-v", "--verbose", help="Show details (full compiler output, child logs).")] = False,
-) -> None:
+def _global_options(quiet: QuietOption = False, verbose: VerboseOption = False) -> None:
     set_verbosity(QUIET if quiet else VERBOSE if verbose else NORMAL)
+
+
+def _with_verbosity_options(command: Callable[..., Outcome], wrapper: Callable[..., None]) -> list[str]:
+    """Give `wrapper` the command's parameters plus -q/-v where the command has none, so
+    `nvfp4ctl lint -v` works like `nvfp4ctl -v lint` (as in git, ruff, pytest). Returns the added names."""
+    hints = typing.get_type_hints(command, include_extras=True)
+    parameters = [p.replace(annotation=hints.get(p.name, p.annotation))
+                  for p in inspect.signature(command).parameters.values()]
+    added = []
+    for name, annotation in (("quiet", QuietOption), ("verbose", VerboseOption)):
+        if name not in hints:
+            parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=False,
+                                                annotation=annotation))
+            added.append(name)
+    wrapper.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in parameters}
+    return added
 
 
 def _logged(name: str, command: Callable[..., Outcome], record: bool = True) -> Callable[..., None]:
@@ -39,6 +58,10 @@ def _logged(name: str, command: Callable[..., Outcome], record: bool = True) -> 
 
     @functools.wraps(command)
     def wrapper(*args: object, **kwargs: object) -> None:
+        for name in added:  # -q/-v given after the subcommand
+            if kwargs.pop(name, False):
+                set_verbosity(QUIET if name == "quiet" else VERBOSE)
+        workspace.reset()
         try:
             outcome = command(*args, **kwargs)
         except NvfpError as error:
@@ -50,11 +73,12 @@ def _logged(name: str, command: Callable[..., Outcome], record: bool = True) -> 
             outcome = Outcome(result="interrupted", exit_code=ExitCode.INTERRUPTED)
         if record:
             try:
-                runlog.append(runlog.make_entry(outcome, sys.argv[1:], project_root()), memory_path())
+                runlog.append(runlog.make_entry(outcome, sys.argv[1:], workspace.log_root()), workspace.memory_path())
             except Exception as error:  # the log must never turn a result into a failure
                 get_console().warn(f"run log not written: {error}")
         raise typer.Exit(int(outcome.exit_code))
 
+    added = _with_verbosity_options(command, wrapper)
     app.command(name)(wrapper)
     return wrapper
 

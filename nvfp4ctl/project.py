@@ -1,8 +1,8 @@
-"""Where the user's project lives: the folder holding task.yml, MEMORY.md and kernels/."""
+"""Where nvfp4ctl's own files live: the package, the checkout around it, the shipped task.yml and
+kernels, and the cache folder. The user's folder is resolved in `workspace.py`."""
 
 from __future__ import annotations
 
-from functools import lru_cache
 from pathlib import Path
 
 from nvfp4ctl.env import Env, env_str
@@ -11,22 +11,31 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 REPO_DIR = PACKAGE_DIR.parent  # the checkout when installed editable or run from source
 
 
-@lru_cache(maxsize=1)
+def shipped_task_path() -> Path:
+    """nvfp4ctl's own task.yml (GPU MODE's nvfp4_gemm tests and benchmarks)."""
+    return REPO_DIR / "task.yml"
+
+
 def project_root() -> Path:
-    """Nearest folder from the working directory upwards that holds a task.yml; else the cwd."""
-    cwd = Path.cwd().resolve()
-    for folder in (cwd, *cwd.parents):
-        if (folder / "task.yml").is_file():
-            return folder
-    return cwd
+    """The user's folder this command works in (see workspace.user_folder)."""
+    from nvfp4ctl.workspace import user_folder
+
+    return user_folder()
 
 
 def memory_path() -> Path:
-    override = env_str(Env.MEMORY)
-    return Path(override) if override else project_root() / "MEMORY.md"
+    from nvfp4ctl.workspace import memory_path as resolved
+
+    return resolved()
 
 
 def kernels_dir() -> Path:
-    """The project's kernels/ folder, falling back to the one shipped beside the package."""
+    """The user's kernels/ folder (our layout: kernels/sm90, kernels/sm100), else nvfp4ctl's own."""
     local = project_root() / "kernels"
     return local if local.is_dir() else REPO_DIR / "kernels"
+
+
+def cache_root() -> Path:
+    """Build cache, GPU calibration and the run log of commands that found no user folder."""
+    override = env_str(Env.CACHE)
+    return Path(override).expanduser() if override else Path.home() / ".cache" / "nvfp4ctl"

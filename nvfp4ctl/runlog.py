@@ -17,6 +17,7 @@ from pathlib import Path
 from filelock import FileLock
 
 from nvfp4ctl.outcome import Outcome
+from nvfp4ctl.project import cache_root
 from nvfp4ctl.runner.gpu import first_gpu
 
 HEADING = "## Run log"
@@ -58,21 +59,25 @@ def file_digest(path: Path) -> str:
         return "unreadable"
 
 
-def describe_target(target: Path | str | None, root: Path | None = None) -> str:
-    """`path@content-hash`; the path relative to the project root when inside it, so the log reads
-    the same from any checkout and any working directory."""
+def describe_target(target: Path | str | None, root: Path | None = None, source: str | None = None) -> str:
+    """`path@content-hash [why]`; the path relative to the user's folder when inside it, so the log
+    reads the same from any checkout and any working directory; `why` says how it was chosen."""
     if target is None:
         return "-"
     path = Path(target)
     if path.is_file():
-        return f"{_relative_to_root(path, root)}@{file_digest(path)}"
-    if path.is_dir():
-        return _relative_to_root(path, root)
-    return str(target)
+        cell = f"{_relative_to_root(path, root)}@{file_digest(path)}"
+    elif path.is_dir():
+        cell = _relative_to_root(path, root)
+    else:
+        cell = str(target)
+    return f"{cell} [{source}]" if source else cell
 
 
 def split_target(cell: str) -> tuple[str, str]:
     """A logged target cell back into (path as logged, content hash); ("", "") for "-" or a folder."""
+    if cell.endswith("]") and " [" in cell:
+        cell = cell[: cell.rindex(" [")]
     path, _, digest = cell.rpartition("@")
     return path, digest
 
@@ -112,7 +117,7 @@ def make_entry(outcome: Outcome, argv: list[str], cwd: Path) -> RunEntry:
     return RunEntry(
         time=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         command=shlex.join(["nvfp4ctl", *argv]),
-        target=describe_target(outcome.target, cwd),
+        target=describe_target(outcome.target, cwd, outcome.target_source),
         commit=git_state(cwd),
         gpu=outcome.gpu or detect_gpu(),
         exit_code=str(int(outcome.exit_code)),
@@ -120,9 +125,17 @@ def make_entry(outcome: Outcome, argv: list[str], cwd: Path) -> RunEntry:
     )
 
 
+def lock_path(memory: Path) -> Path:
+    """The lock lives in nvfp4ctl's cache, not beside MEMORY.md: the user's folder gets no stray file."""
+    key = hashlib.sha256(str(memory.resolve()).encode()).hexdigest()[:16]
+    return cache_root() / "locks" / f"runlog-{key}.lock"
+
+
 def append(entry: RunEntry, memory: Path) -> None:
     memory.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(memory) + ".lock", timeout=LOCK_TIMEOUT_S):
+    lock = lock_path(memory)
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(lock), timeout=LOCK_TIMEOUT_S):
         existing = memory.read_bytes() if memory.exists() else b""
         chunk = ""
         if existing and not existing.endswith(b"\n"):

@@ -11,17 +11,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 import yaml
 
-from nvfp4ctl.env import Env, env_str
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.problems import problem_names
-from nvfp4ctl.project import REPO_DIR, project_root
+from nvfp4ctl.workspace import SHIPPED, locate_task
 
 DEFAULT_PROBLEM = "nvfp4_gemm"
 DEFAULT_RTOL = 1e-3
@@ -58,28 +57,29 @@ class Task:
     timeout_s: float = DEFAULT_TIMEOUT_S
     submission: Path | None = None
     lint: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}), hash=False)
+    source: str = ""  # where the file was found: "--task", "$NVFP4CTL_TASK", ... (workspace.py)
+
+    @property
+    def is_users(self) -> bool:
+        """False for the task.yml shipped with nvfp4ctl, used where the user has none."""
+        return self.source != SHIPPED
 
 
 def task_path(path: Path | None = None) -> Path:
-    """The task file to use: `path`, else $NVFP4CTL_TASK, else the project's task.yml, else the repo's."""
-    if path is not None:
-        return Path(path)
-    override = env_str(Env.TASK)
-    if override:
-        return Path(override)
-    local = project_root() / "task.yml"
-    return local if local.is_file() else REPO_DIR / "task.yml"
+    """The task file to use: `path`, else $NVFP4CTL_TASK, else the nearest task.yml, else ours."""
+    return locate_task(path).path
 
 
 def load_task(path: Path | None = None) -> Task:
-    source = task_path(path)
+    located = locate_task(path)
+    source = located.path
     try:
         text = source.read_text(encoding="utf-8")
     except OSError as error:
         raise UsageError(f"{source}: cannot read the task file ({error.strerror or error})") from None
     except UnicodeDecodeError:
         raise UsageError(f"{source}: not a UTF-8 text file") from None
-    return parse_task(text, source)
+    return replace(parse_task(text, source), source=located.source)
 
 
 def parse_task(text: str, path: Path | None = None) -> Task:

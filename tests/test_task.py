@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from nvfp4ctl.errors import UsageError
-from nvfp4ctl.project import REPO_DIR, project_root
+from nvfp4ctl.project import REPO_DIR
 from nvfp4ctl.task import Case, Task, load_task, parse_task, task_path
 
 FACTS_TESTS = [
@@ -148,12 +148,8 @@ def test_task_path_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     (project / "sub").mkdir(parents=True)
     (project / "task.yml").write_text(MINIMAL)
     monkeypatch.chdir(project / "sub")
-    project_root.cache_clear()
-    try:
-        assert task_path() == project / "task.yml"
-        assert isinstance(load_task(), Task)
-        monkeypatch.chdir(tmp_path)
-        project_root.cache_clear()
-        assert task_path() == REPO_DIR / "task.yml"
-    finally:
-        project_root.cache_clear()
+    assert task_path() == project / "task.yml"
+    assert load_task().source == "found from the current folder" and load_task().is_users
+    monkeypatch.chdir(tmp_path)
+    assert task_path() == REPO_DIR / "task.yml"
+    assert load_task().source == "shipped with nvfp4ctl" and not load_task().is_users

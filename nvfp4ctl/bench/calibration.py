@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from nvfp4ctl.env import Env, env_str
+from nvfp4ctl.project import cache_root
 
 MATMUL_SIZE = 8192
 COPY_BYTES = 1 << 30
@@ -34,14 +34,9 @@ class Ceilings:
         return asdict(self)
 
 
-def cache_dir() -> Path:
-    override = env_str(Env.CACHE)
-    return Path(override) if override else Path.home() / ".cache" / "nvfp4ctl"
-
-
 def cache_file(gpu: str) -> Path:
     slug = re.sub(r"[^A-Za-z0-9]+", "-", gpu).strip("-").lower() or "unknown"
-    return cache_dir() / "calibration" / f"{slug}.json"
+    return cache_root() / "calibration" / f"{slug}.json"
 
 
 def load_cached(gpu: str) -> Ceilings | None:

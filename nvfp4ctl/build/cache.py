@@ -22,15 +22,10 @@ from filelock import FileLock
 
 from nvfp4ctl.build import flags, toolchain
 from nvfp4ctl.build.sources import BuildInputs
-from nvfp4ctl.env import Env, env_str
+from nvfp4ctl.project import cache_root
 
 CACHE_FORMAT = 2  # bump when an entry's layout changes
 LOCK_TIMEOUT_S = 3600.0  # a CUTLASS build on 2 cores takes minutes; a second builder waits for it
-
-
-def cache_root() -> Path:
-    override = env_str(Env.CACHE)
-    return Path(override).expanduser() if override else Path.home() / ".cache" / "nvfp4ctl"
 
 
 def cache_key(inputs: BuildInputs, arch: str, mode: str) -> str:

@@ -53,8 +53,8 @@ def resolve_arch(source: Path, requested: str | None) -> str:
     return arch
 
 
-def default_kernels() -> list[Path]:
-    root = kernels_dir()
+def default_kernels(root: Path | None = None) -> list[Path]:
+    root = root or kernels_dir()
     return sorted(path for folder in FOLDER_ARCH for path in (root / folder).glob("*.cu"))
 
 

@@ -30,7 +30,7 @@ class ModeChoice(str, Enum):
 
 def command(
     submission: Annotated[Path | None, typer.Option("--submission", metavar="PATH", help="A GPU MODE submission.py to time.")] = None,
-    kernel: Annotated[Path | None, typer.Option("--kernel", metavar="PATH", help="A kernel source (.cu) to build and time.")] = None,
+    kernel: Annotated[Path | None, typer.Option("--kernel", metavar="PATH", help="A kernel source (.cu) to build and time; 'default': nvfp4ctl's own for this GPU.")] = None,
     task: Annotated[Path | None, typer.Option("--task", metavar="PATH", help="task.yml to read the benchmarks from.")] = None,
     only: Annotated[int | None, typer.Option("--only", metavar="N", help="Time only benchmark N (1-based, task.yml order).")] = None,
     shape: Annotated[str | None, typer.Option("--shape", metavar="M,N,K[,L]", help="Time one ad-hoc shape instead.")] = None,
@@ -44,25 +44,25 @@ def command(
 ) -> Outcome:
     """Time the benchmark shapes the way the leaderboard does, then explain the numbers."""
     from nvfp4ctl.runner.gpu import gpu_present, run_device
-    from nvfp4ctl.runner.targets import resolve_target
+    from nvfp4ctl.runner.targets import resolve_target, task_label
     from nvfp4ctl.runner.worker import Worker
 
     if max_noise <= 0:
         raise UsageError(f"--max-noise {max_noise:g}: expected a percentage above 0")
+    loaded = load_task(task)
+    target = resolve_target(submission, kernel, loaded)
     device = run_device()
     if device == "cuda" and not gpu_present():
         raise UsageError(NO_GPU)
-    loaded = load_task(task)
     cases = select_cases(loaded, only, shape)
     settings = MODE_SETTINGS[mode.value]
-    target = resolve_target(submission, kernel, loaded.submission)
     plan = BenchPlan(cases=cases, mode=settings, problem=loaded.problem, rtol=loaded.rtol, atol=loaded.atol,
                      timeout_s=options.resolve_timeout(timeout, loaded.timeout_s)[0],
                      max_repeats=max_repeats or settings.max_repeats, max_noise=max_noise / 100.0,
                      recalibrate=recalibrate, device=device, settle_s=settle if device == "cuda" else 0.0)
     console = get_console()
     if not json:  # --json keeps stdout for the document alone
-        console.info(f"bench · target {target.label} · {len(cases)} shape(s) · mode {mode.value}"
+        console.info(f"bench · target {target.label} · task {task_label(loaded)} · {len(cases)} shape(s) · mode {mode.value}"
                      f" · settle {plan.settle_s:g} s · timeout {plan.timeout_s:g} s per shape", style="dim")
     echo = (lambda line: console.detail(f"  [child] {line}")) if console.verbosity >= VERBOSE else None
     with Worker(target, plan.timeout_s, device=device, on_output=echo) as worker, console.progress() as progress:
@@ -72,7 +72,7 @@ def command(
         console.json(report.to_dict() | {"comparison": _comparison_dict(comparison)})
     else:
         show(report, comparison, plan.max_noise)
-    return Outcome(result=report.result_line(), target=target.path, gpu=report.gpu)
+    return Outcome(result=report.result_line(), target=target.path, target_source=target.source, gpu=report.gpu)
 
 
 def compare_with_log(report: BenchReport, target: Path) -> history.Comparison | None:

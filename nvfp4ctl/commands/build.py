@@ -16,7 +16,7 @@ from nvfp4ctl.build.sources import checked_source, declared_arch, default_kernel
 from nvfp4ctl.console import VERBOSE, get_console
 from nvfp4ctl.errors import ExitCode, UsageError
 from nvfp4ctl.outcome import Outcome
-from nvfp4ctl.project import kernels_dir
+from nvfp4ctl.workspace import user_folder, users_kernels_dir
 
 
 class ArchChoice(str, Enum):
@@ -82,9 +82,12 @@ def _plan(sources: list[Path], arch: str) -> list[tuple[Path, str]]:
     """(file, arch) pairs: given files for --arch (or their own arch), else the project's kernels."""
     if sources:
         return [(path, resolve_arch(path, None if arch == "all" else arch)) for path in map(checked_source, sources)]
-    plan = [(path, own) for path in default_kernels() if (own := declared_arch(path)) and arch in ("all", own)]
+    kernels = users_kernels_dir()
+    if kernels is None:
+        raise UsageError(f"nothing to build in {user_folder()}: no kernels/ folder; pass a SOURCE (a kernel .cu)")
+    plan = [(path, own) for path in default_kernels(kernels) if (own := declared_arch(path)) and arch in ("all", own)]
     if not plan:
-        where = f"{kernels_dir()}/sm90 or sm100" + ("" if arch == "all" else f" for {arch}")
+        where = f"{kernels}/sm90 or sm100" + ("" if arch == "all" else f" for {arch}")
         raise UsageError(f"no kernels to build in {where}; pass a SOURCE")
     return plan
 
@@ -130,7 +133,7 @@ def _show_details(report: BuildReport) -> None:
 
 
 def _outcome(plan: list[tuple[Path, str]], built: list[BuildReport], failures: dict[str, str], skipped: list[str]) -> Outcome:
-    target = plan[0][0] if len(plan) == 1 else kernels_dir()
+    target = plan[0][0] if len(plan) == 1 else (users_kernels_dir() or plan[0][0].parent)
     if failures:
         name, problem = next(iter(failures.items()))
         result = f"{len(failures)} of {len(plan)} kernels failed ({name}: {problem})"

@@ -28,7 +28,7 @@ from nvfp4ctl.console import VERBOSE, Console, get_console
 from nvfp4ctl.errors import ExitCode, UsageError
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.runner.gpu import first_gpu, gpu_present, run_device
-from nvfp4ctl.runner.targets import TargetSpec, resolve_target, short_path
+from nvfp4ctl.runner.targets import TargetSpec, resolve_target, task_label
 
 VERDICT_STYLE = {PASS: "green", FAIL: "bold red", CRASH: "bold red", TIMEOUT: "bold red"}
 
@@ -44,19 +44,19 @@ def command(
     seed: Annotated[int | None, typer.Option("--seed", metavar="S", help="Seed for every case run (default: task.yml's; 1111 for --shape).")] = None,
     scales: Annotated[Scales, typer.Option("--scales", help="generator: GPU MODE's {0,1,2,3}; full: the whole e4m3 range.")] = Scales.generator,
     submission: Annotated[Path | None, typer.Option("--submission", metavar="PATH", help="A GPU MODE submission.py to check.")] = None,
-    kernel: Annotated[Path | None, typer.Option("--kernel", metavar="PATH", help="A kernel source (.cu) to build and check.")] = None,
+    kernel: Annotated[Path | None, typer.Option("--kernel", metavar="PATH", help="A kernel source (.cu) to build and check; 'default': nvfp4ctl's own for this GPU.")] = None,
     task: Annotated[Path | None, typer.Option("--task", metavar="PATH", help="task.yml to use (ours or GPU MODE's).")] = None,
     timeout: Annotated[float | None, typer.Option("--timeout", metavar="S", help="Seconds per test before it counts as a deadlock (default 180).")] = None,
     no_probe: Annotated[bool, typer.Option("--no-probe", help="Skip the anti-cache probe (second calls with new data).")] = False,
 ) -> Outcome:
     """Check a kernel's output against the exact reference on task.yml's tests."""
     console = get_console()
+    loaded = plan.load_task_file(task)
+    target = resolve_target(submission, kernel, loaded)
     device = run_device()
     if device == "cuda" and not gpu_present():
         raise UsageError(NO_GPU)
     gpu = first_gpu() if device == "cuda" else None
-    loaded = plan.load_task_file(task)
-    target = resolve_target(submission, kernel, loaded.submission)
     items = plan.select_items(loaded, only or [], shape or [], seed)
     timeout_s, timeout_source = plan.resolve_timeout(timeout, loaded.timeout_s)
     settings = CheckSettings(problem=loaded.problem, rtol=loaded.rtol, atol=loaded.atol, timeout_s=timeout_s,
@@ -65,7 +65,7 @@ def command(
                               settings), style="dim")
     report = _run_with_progress(console, items, target, settings)
     _show(console, report)
-    return Outcome(result=report.summary, exit_code=report.exit_code, target=target.path,
+    return Outcome(result=report.summary, exit_code=report.exit_code, target=target.path, target_source=target.source,
                    gpu=report.gpu or (gpu.describe() if gpu else None))
 
 
@@ -75,7 +75,7 @@ def _config_line(target: str, task: Any, items: list[CheckItem], timeout_s: floa
     shapes = sum(1 for item in items if item.id.startswith("s"))
     picked = f"{len(items) - shapes} of {len(task.tests)} tests" + (f" + {shapes} --shape" if shapes else "")
     return (
-        f"check · target {target} · task {short_path(task.path) if task.path else 'task.yml'} ({picked})"
+        f"check · target {target} · task {task_label(task)} ({picked})"
         f" · timeout {timeout_s:g} s ({timeout_source}) · device {device}"
         f" · scales {settings.scales} · probe {'on' if settings.probe else 'off'}"
     )

@@ -16,6 +16,7 @@ from nvfp4ctl.lint.render import json as json_render
 from nvfp4ctl.lint.rules import RULES
 from nvfp4ctl.lint.targets import plan
 from nvfp4ctl.outcome import Outcome
+from nvfp4ctl.runner.targets import short_path
 
 
 class OutputFormat(str, Enum):
@@ -25,7 +26,8 @@ class OutputFormat(str, Enum):
 
 def command(
     paths: Annotated[Optional[list[Path]], typer.Argument(
-        help="Files or folders to check (.py .cu .cuh .cpp .h .hpp). Default: kernels/ and task.yml's submission.",
+        help="Files or folders to check (.py .cu .cuh .cpp .h .hpp). Default: your submission and kernel sources"
+             " in the task.yml's folder (else the current one).",
         show_default=False)] = None,
     select: Annotated[Optional[list[str]], typer.Option(
         "--select", help="Only these rule codes or prefixes (NV3, NV401); repeat or comma-separate.")] = None,
@@ -52,12 +54,15 @@ def command(
     for note in lint_plan.skipped:
         console.warn(note)
     if not lint_plan.paths:
-        raise UsageError("nothing to lint: no kernels/ folder and no submission in task.yml; name a file or folder")
+        where = short_path(lint_plan.folder) if lint_plan.folder else "."
+        raise UsageError(f"nothing to lint in {where or '.'}: no submission*.py, kernels/ or .cu/.cpp/.h sources;"
+                         " name a file or folder")
     report = lint_paths(list(lint_plan.paths), lint_plan.config)
     if output_format is OutputFormat.json:
         console.json(json_render.payload(report))
     else:
         console.raw(concise.render(report))
+        console.detail("checked: " + ", ".join(short_path(p) for p in report.files))
     single = report.files[0] if len(report.files) == 1 else None
     return Outcome(result=concise.counts(report),
                    exit_code=ExitCode.FAILURES if report.errors else ExitCode.OK,

@@ -16,8 +16,8 @@ from nvfp4ctl.project import memory_path
 
 def _short_target(target: str) -> str:
     """File name and hash only: the full path is in MEMORY.md."""
-    path, at, digest = target.rpartition("@")
-    return f"{Path(path).name}@{digest[:8]}" if at else Path(target).name or target
+    path, digest = runlog.split_target(target)
+    return f"{Path(path).name}@{digest[:8]}" if digest else Path(path or target).name or target
 
 
 def command(

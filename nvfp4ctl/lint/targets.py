@@ -1,4 +1,10 @@
-"""What `lint` checks and with which settings when the user names nothing: task.yml decides."""
+"""What `lint` checks and with which settings when the user names nothing: the user's own files.
+
+With no paths: task.yml's `lint.paths`, else the user's folder (the task.yml's, else the current
+one): the submission `check` would run, every other submission*.py there, kernels/ and the C++/CUDA
+sources at its top level. Never files of the installed package, unless the user works inside the
+nvfp4ctl project itself (its kernels/ are then the user's files).
+"""
 
 from __future__ import annotations
 
@@ -7,8 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nvfp4ctl.errors import UsageError
 from nvfp4ctl.lint.config import LintConfig, LintSection, parse_section, resolve_config
-from nvfp4ctl.project import kernels_dir, project_root
+from nvfp4ctl.workspace import user_folder
+
+KERNEL_SUFFIXES = (".cu", ".cuh", ".cpp", ".h", ".hpp")
+SUBMISSION_GLOB = "submission*.py"
 
 
 @dataclass(frozen=True)
@@ -16,9 +26,10 @@ class LintPlan:
     paths: tuple[Path, ...]
     config: LintConfig
     skipped: tuple[str, ...] = ()  # defaults that do not exist (shown as warnings)
+    folder: Path | None = None  # the user's folder the defaults came from
 
 
-def _load_task() -> Any | None:
+def _load_task() -> Any:
     from nvfp4ctl.task import load_task
 
     return load_task()
@@ -37,17 +48,35 @@ def plan(
     profile: str | None = None,
 ) -> LintPlan:
     task = _load_task()
-    task_path = getattr(task, "path", None)
-    base = Path(task_path).parent if task_path else project_root()
-    section: LintSection = parse_section(getattr(task, "lint", None), base)
+    folder = user_folder()
+    section: LintSection = parse_section(task.lint if task.is_users else None, folder)
     config = resolve_config(section, select, ignore, profile, _benchmark_shapes(task))
     if paths:
         return LintPlan(tuple(paths), config)
-    defaults: list[Path] = list(section.paths) if section.paths else [kernels_dir()]
-    submission = getattr(task, "submission", None)
-    if submission is not None and not section.paths:
-        submission = Path(submission)
-        defaults.append(submission if submission.is_absolute() else base / submission)
-    existing = tuple(p for p in defaults if p.exists())
-    skipped = tuple(f"{p} does not exist; not checked" for p in defaults if not p.exists())
-    return LintPlan(existing, config, skipped)
+    if section.paths:
+        existing = tuple(p for p in section.paths if p.exists())
+        skipped = tuple(f"{p} (task.yml lint.paths) does not exist; not checked" for p in section.paths if not p.exists())
+        return LintPlan(existing, config, skipped, folder)
+    files, skipped = users_files(task, folder)
+    return LintPlan(files, config, skipped, folder)
+
+
+def users_files(task: Any, folder: Path) -> tuple[tuple[Path, ...], tuple[str, ...]]:
+    """The submission and kernel sources the user keeps in `folder`, in a stable order, and the
+    named ones that are missing (a task.yml `submission:` that does not exist is a warning here)."""
+    from nvfp4ctl.runner.targets import find_user_submission
+
+    found: list[Path] = []
+    skipped: tuple[str, ...] = ()
+    try:
+        submission = find_user_submission(task)
+    except UsageError as missing:
+        submission, skipped = None, (f"{missing}; not checked",)
+    if submission is not None:
+        found.append(submission.path)
+    found.extend(sorted(folder.glob(SUBMISSION_GLOB)))
+    kernels = folder / "kernels"
+    if kernels.is_dir():
+        found.append(kernels)
+    found.extend(sorted(p for p in folder.iterdir() if p.is_file() and p.suffix in KERNEL_SUFFIXES))
+    return tuple(dict.fromkeys(p.resolve() for p in found)), skipped

@@ -13,24 +13,36 @@ import types
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from nvfp4ctl.errors import UsageError
-from nvfp4ctl.project import kernels_dir
+from nvfp4ctl.project import REPO_DIR, kernels_dir
 from nvfp4ctl.runner.gpu import first_gpu, run_device
+from nvfp4ctl.workspace import claim_folder, in_nvfp4ctl_project, user_folder
 
 SUBMISSION, KERNEL, TORCH = "submission", "kernel", "torch"
 
 # The compiled default per GPU major version; used only when the file exists.
 DEFAULT_KERNELS = {9: "sm90/nvfp4_gemm_sm90.cu", 10: "sm100/nvfp4_gemm_sm100.cu"}
 FALLBACK_SUBMISSION = "torch_dequant/submission.py"
+SUBMISSION_FILE = "submission.py"
+DEFAULT_BY_NAME = "default"  # `--kernel default`: nvfp4ctl's own kernel for this GPU, wherever you are
 
 
 @dataclass(frozen=True)
 class TargetSpec:
     kind: str  # "submission" | "kernel" | "torch"
     path: Path
-    label: str  # what the user sees: the path as given, or "kernels/sm90/... (default for sm_90)"
+    label: str  # what the user sees: the path and where the choice came from
+    source: str = ""  # "--submission", "beside task.yml", "current folder", "default for sm_90", ...
+
+
+class TaskLike(Protocol):
+    path: Path | None
+    submission: Path | None
+
+    @property
+    def is_users(self) -> bool: ...
 
 
 def _existing_file(path: Path, flag: str) -> Path:
@@ -41,36 +53,93 @@ def _existing_file(path: Path, flag: str) -> Path:
     return path.resolve()
 
 
-def resolve_target(submission: Path | None, kernel: Path | None, task_submission: Path | None = None) -> TargetSpec:
-    """--submission / --kernel, else task.yml's `submission:`, else the default for this machine's GPU."""
+def _spec(kind: str, path: Path, source: str, shown: str | None = None) -> TargetSpec:
+    return TargetSpec(kind, path, f"{shown or short_path(path)} ({source})", source)
+
+
+def resolve_target(submission: Path | None, kernel: Path | None, task: TaskLike | None = None) -> TargetSpec:
+    """What to run, first match wins: --submission / --kernel > task.yml's `submission:` > the
+    submission.py beside the task.yml in use (GPU MODE's layout) > ./submission.py > the default
+    kernel for this GPU, which only the user's own kernels/ folder, the nvfp4ctl project itself or
+    `--kernel default` provide. Anywhere else, finding nothing is an error, never a run of ours."""
     if submission is not None and kernel is not None:
         raise UsageError("--submission and --kernel are exclusive: pass one of them")
-    if submission is None and kernel is None:
-        submission = task_submission
     if submission is not None:
-        resolved = _existing_file(submission, "--submission")
-        if resolved.suffix != ".py":
-            raise UsageError(f"--submission {submission}: expected a Python file (submission.py)")
-        return TargetSpec(SUBMISSION, resolved, str(submission))
+        return _submission(submission, "--submission", "--submission")
     if kernel is not None:
+        if str(kernel) == DEFAULT_BY_NAME:
+            return default_target(REPO_DIR / "kernels")
         resolved = _existing_file(kernel, "--kernel")
         if resolved.suffix != ".cu":
             raise UsageError(f"--kernel {kernel}: expected a CUDA source (.cu); use --submission for .py")
-        return TargetSpec(KERNEL, resolved, str(kernel))
-    return default_target()
+        return TargetSpec(KERNEL, resolved, f"{kernel} (--kernel)", "--kernel")
+    found = find_user_submission(task)
+    if found is not None:
+        return found
+    folder = user_folder()
+    if in_nvfp4ctl_project(folder):
+        return default_target(kernels_dir())
+    own = _default_in(folder / "kernels")  # the user's own kernels/ in our layout
+    if own is not None:
+        claim_folder(folder)
+        return own
+    looked = ("no `submission:` in task.yml, no submission.py beside it or here" if task is not None and task.is_users
+              else "no submission.py here and no task.yml in this folder or above")
+    raise UsageError(f"no submission to run in {short_path(folder) or '.'}: {looked}; pass --submission PATH,"
+                     f" or --kernel {DEFAULT_BY_NAME} for nvfp4ctl's own kernel")
 
 
-def default_target() -> TargetSpec:
-    kernels = kernels_dir()
+def find_user_submission(task: TaskLike | None) -> TargetSpec | None:
+    """The user's submission by the folder rules (no flags): task.yml's `submission:`, the
+    submission.py beside that task.yml, the submission.py in the current folder."""
+    users = task is not None and task.is_users
+    if users and task.submission is not None:
+        return _submission(task.submission, "task.yml submission:", "task.yml submission:")
+    candidates: list[tuple[Path, str]] = []
+    if users and task.path is not None:
+        candidates.append((task.path.resolve().parent / SUBMISSION_FILE, "beside task.yml"))
+    candidates.append((Path.cwd().resolve() / SUBMISSION_FILE, "current folder"))
+    for path, source in candidates:
+        if path.is_file():
+            claim_folder(path.parent)
+            return _spec(SUBMISSION, path.resolve(), source)
+    return None
+
+
+def _submission(path: Path, flag: str, source: str) -> TargetSpec:
+    resolved = _existing_file(path, flag)
+    if resolved.suffix != ".py":
+        raise UsageError(f"{flag} {path}: expected a Python file (submission.py)")
+    return _spec(SUBMISSION, resolved, source, str(path) if flag == "--submission" else None)
+
+
+def default_target(kernels: Path | None = None) -> TargetSpec:
+    """The compiled kernel for this machine's GPU from `kernels` (ours unless the user keeps a
+    kernels/ folder in our layout), else the exact torch fallback."""
+    found = _default_in(kernels or kernels_dir()) or _default_in(REPO_DIR / "kernels")
+    if found is None:
+        raise UsageError(f"no default target: {REPO_DIR / 'kernels' / FALLBACK_SUBMISSION} is missing;"
+                         " pass --submission or --kernel")
+    return found
+
+
+def _default_in(kernels: Path) -> TargetSpec | None:
     gpu = first_gpu() if run_device() == "cuda" else None
     if gpu is not None and gpu.major in DEFAULT_KERNELS:
         source = kernels / DEFAULT_KERNELS[gpu.major]
         if source.is_file():
-            return TargetSpec(KERNEL, source, f"{short_path(source)} (default for {gpu.arch})")
+            return _spec(KERNEL, source, f"default for {gpu.arch}")
     fallback = kernels / FALLBACK_SUBMISSION
-    if not fallback.is_file():
-        raise UsageError(f"no default target: {fallback} is missing; pass --submission or --kernel")
-    return TargetSpec(TORCH, fallback, f"{short_path(fallback)} (default)")
+    if fallback.is_file():
+        return _spec(TORCH, fallback, "torch fallback: no compiled kernel for this GPU")
+    return None
+
+
+def task_label(task: TaskLike) -> str:
+    """"task.yml (found from the current folder)": the file as the user would type it, and why."""
+    shown = short_path(task.path) if task.path else "task.yml"
+    source = getattr(task, "source", "")
+    return f"{shown} ({source})" if source else shown
 
 
 def short_path(path: Path) -> str:

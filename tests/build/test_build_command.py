@@ -106,7 +106,7 @@ def test_default_sources_are_the_project_kernels_filtered_by_arch(tmp_path: Path
     for folder in ("sm90", "sm100"):
         (tmp_path / folder).mkdir()
         (tmp_path / folder / f"k_{folder}.cu").write_text("")
-    monkeypatch.setattr(sources, "kernels_dir", lambda: tmp_path)
+    monkeypatch.setattr(build_command, "users_kernels_dir", lambda: tmp_path)
     assert [(p.name, a) for p, a in build_command._plan([], "all")] == [("k_sm100.cu", "sm_100a"), ("k_sm90.cu", "sm_90a")]
     assert [p.name for p, _ in build_command._plan([], "sm_90a")] == ["k_sm90.cu"]
 
@@ -117,7 +117,7 @@ def test_a_project_kernel_this_machine_cannot_build_is_skipped(tmp_path: Path, m
     (tmp_path / "sm100").mkdir()
     (tmp_path / "sm100" / "k.cu").write_text('#include "cute/tensor.hpp"\n')
     monkeypatch.setattr(sources, "kernels_dir", lambda: tmp_path)
-    monkeypatch.setattr(build_command, "kernels_dir", lambda: tmp_path)
+    monkeypatch.setattr(build_command, "users_kernels_dir", lambda: tmp_path)
     monkeypatch.setattr(toolchain, "cutlass_root", lambda: None)  # a GPU machine without the wheel
     result = runner.invoke(app, ["build"])
     assert result.exit_code == 2

@@ -27,6 +27,8 @@ class FakeTask:
     timeout_s: float = 180.0
     submission: Path | None = None
     lint: dict[str, Any] = field(default_factory=dict)
+    source: str = "shipped with nvfp4ctl"
+    is_users: bool = False
 
 
 SMALL_TESTS = (FakeCase(128, 256, 32), FakeCase(256, 128, 32), FakeCase(128, 128, 64, 2))

@@ -30,7 +30,7 @@ def test_correct_target_passes_every_test(fake_task):
     assert "3/3 pass" in result.output
     entry = _last_log_entry()
     assert entry.result == "3/3 pass" and entry.exit_code == "0"
-    assert entry.target == runlog.describe_target(TARGETS / "good.py", project_root())
+    assert entry.target == runlog.describe_target(TARGETS / "good.py", project_root(), "--submission")
     assert not entry.target.startswith("/")  # inside the project: logged relative to its root
 
 

@@ -76,11 +76,16 @@ def test_a_forbidden_word_in_any_embedded_file_refuses_the_export(tmp_path: Path
 
 
 def test_the_default_kernel_must_exist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from nvfp4ctl.commands import export as export_command
-
-    monkeypatch.setattr(export_command, "kernels_dir", lambda: tmp_path)
+    (tmp_path / "kernels").mkdir()  # the user's kernels/ without a B200 kernel
+    monkeypatch.chdir(tmp_path)
     result = runner.invoke(app, ["export", "-o", str(tmp_path / "s.py")])
     assert result.exit_code == 2 and "pass --kernel" in result.output
+
+
+def test_outside_a_kernels_folder_export_asks_which_kernel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["export", "-o", str(tmp_path / "s.py")])
+    assert result.exit_code == 2 and "--kernel default" in result.output and not (tmp_path / "s.py").exists()
 
 
 def test_headers_are_inlined_once_per_translation_unit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

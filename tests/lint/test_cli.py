@@ -5,24 +5,22 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 from typer.testing import CliRunner
 
 from nvfp4ctl.cli import app
-from nvfp4ctl.lint import targets
 
 runner = CliRunner()
 CLEAN = "def custom_kernel(data):\n    a, b, _, _, sfa, sfb, c = data\n    return c\n"
 WARNS = "def custom_kernel(data):\n    print('hi')\n    return data[6]\n"
 ERRS = "import torch\ng = torch.cuda.CUDAGraph()\n"
+TASK_YML = "tests:\n  - {m: 128, n: 256, k: 256, l: 1, seed: 1111}\n"
 
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(targets, "_load_task", lambda: None)
     (tmp_path / "clean.py").write_text(CLEAN)
     (tmp_path / "warns.py").write_text(WARNS)
     (tmp_path / "errs.py").write_text(ERRS)
@@ -87,15 +85,11 @@ def test_list_rules_table_and_json(project: Path) -> None:
     assert [r["code"] for r in rules][:2] == ["NV001", "NV101"]
 
 
-def test_no_path_checks_kernels_and_the_task_submission(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_path_checks_kernels_and_the_task_submission(project: Path) -> None:
     kernels = project / "kernels"
     (kernels / "sm90").mkdir(parents=True)
     (kernels / "sm90" / "k.cu").write_text("__global__ void k() { printf(\"x\"); }\n")
-    (project / "task.yml").write_text("problem: nvfp4_gemm\n")
-    task = SimpleNamespace(path=project / "task.yml", submission=Path("errs.py"), benchmarks=(),
-                           lint={"ignore": ["NV8"]})
-    monkeypatch.setattr(targets, "_load_task", lambda: task)
-    monkeypatch.setattr(targets, "kernels_dir", lambda: kernels)
+    (project / "task.yml").write_text(TASK_YML + "submission: errs.py\nlint: {ignore: [NV8]}\n")
     result = runner.invoke(app, ["lint"])
     assert result.exit_code == 1
     assert "errs.py:2:5: NV201" in result.output
@@ -103,16 +97,14 @@ def test_no_path_checks_kernels_and_the_task_submission(project: Path, monkeypat
     assert "(2 checked)" in result.output
 
 
-def test_missing_default_submission_is_a_warning(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_default_submission_is_a_warning(project: Path) -> None:
     kernels = project / "kernels"
     kernels.mkdir()
     (kernels / "k.cu").write_text("// fine\n")
-    task = SimpleNamespace(path=project / "task.yml", submission=Path("gone.py"), benchmarks=(), lint={})
-    monkeypatch.setattr(targets, "_load_task", lambda: task)
-    monkeypatch.setattr(targets, "kernels_dir", lambda: kernels)
+    (project / "task.yml").write_text(TASK_YML + "submission: gone.py\n")
     result = runner.invoke(app, ["lint"])
     assert result.exit_code == 0
-    assert "gone.py does not exist; not checked" in result.output
+    assert "gone.py: no such file; not checked" in result.output
 
 
 def test_run_log_records_the_counts(project: Path) -> None:

@@ -53,7 +53,7 @@ def test_explicit_targets_and_their_errors(tmp_path):
     py, cu = tmp_path / "submission.py", tmp_path / "k.cu"
     py.write_text("")
     cu.write_text("")
-    assert resolve_target(py, None) == targets.TargetSpec(SUBMISSION, py.resolve(), str(py))
+    assert resolve_target(py, None) == targets.TargetSpec(SUBMISSION, py.resolve(), f"{py} (--submission)", "--submission")
     assert resolve_target(None, cu).kind == KERNEL
     with pytest.raises(UsageError, match="^--submission and --kernel are exclusive: pass one of them$"):
         resolve_target(py, cu)

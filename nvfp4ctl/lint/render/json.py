@@ -22,6 +22,7 @@ def payload(report: LintReport, cwd: Path | None = None) -> dict[str, Any]:
             "files_checked": len(report.files),
             "files_with_findings": report.files_with_findings,
         },
+        "files": [display_path(path, cwd) for path in report.files],
     }
 
 

@@ -1,0 +1,134 @@
+"""Where the user works: the task.yml in use, the user's folder, and where the run log goes.
+
+A command resolves its task file once (`locate_task`), before anything that can fail for other
+reasons, and every later choice hangs off that: the target (`runner/targets.py`), lint's default
+files (`lint/targets.py`) and the run log (`memory_path`). nvfp4ctl's own files (the shipped
+task.yml, the package's kernels) are used only where the user asked for them or works inside the
+nvfp4ctl project itself, so a verdict is never about a file the user did not write.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from nvfp4ctl.env import Env, env_str
+from nvfp4ctl.project import REPO_DIR, cache_root, shipped_task_path
+
+TASK_FILE = "task.yml"
+MEMORY_FILE = "MEMORY.md"
+
+# Where a choice came from, as the config line and the run log print it.
+FROM_FLAG = "--task"
+FROM_ENV = f"${Env.TASK}"
+FROM_SEARCH = "found from the current folder"
+SHIPPED = "shipped with nvfp4ctl"
+
+
+@dataclass(frozen=True)
+class TaskFile:
+    path: Path
+    source: str  # FROM_FLAG | FROM_ENV | FROM_SEARCH | SHIPPED
+
+    @property
+    def is_users(self) -> bool:
+        return self.source != SHIPPED
+
+    @property
+    def folder(self) -> Path | None:
+        """The user's folder this task file stands for; None for nvfp4ctl's own task.yml."""
+        return self.path.resolve().parent if self.is_users else None
+
+
+class _Resolved:
+    """What this process resolved so far (one command per process): the run log follows it."""
+
+    task: TaskFile | None = None
+    folder: Path | None = None
+
+
+def reset() -> None:
+    """Forget what an earlier command resolved (tests run many commands in one process)."""
+    _Resolved.task = None
+    _Resolved.folder = None
+
+
+def find_task_upwards(start: Path | None = None) -> Path | None:
+    """The nearest task.yml from `start` (default: the working directory) upwards."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        candidate = folder / TASK_FILE
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def locate_task(flag: Path | None = None) -> TaskFile:
+    """--task > $NVFP4CTL_TASK > the nearest task.yml upwards > the one shipped with nvfp4ctl."""
+    if flag is not None:
+        choice = TaskFile(Path(flag), FROM_FLAG)
+    elif (from_env := env_str(Env.TASK)) is not None:
+        choice = TaskFile(Path(from_env), FROM_ENV)
+    elif (found := find_task_upwards()) is not None:
+        choice = TaskFile(found, FROM_SEARCH)
+    else:
+        choice = TaskFile(shipped_task_path(), SHIPPED)
+    _Resolved.task = choice
+    if choice.folder is not None:
+        _Resolved.folder = choice.folder
+    return choice
+
+
+def claim_folder(folder: Path) -> None:
+    """The command works on the user's files in `folder` (a submission found there): log there."""
+    if _Resolved.folder is None:
+        _Resolved.folder = folder.resolve()
+
+
+def user_folder(task: TaskFile | None = None) -> Path:
+    """The user's folder: the task file's, else the working directory."""
+    task = task or _Resolved.task
+    folder = task.folder if task is not None else None
+    return folder or Path.cwd().resolve()
+
+
+def in_nvfp4ctl_project(folder: Path) -> bool:
+    """True inside the nvfp4ctl checkout itself, where our own kernels are the user's files."""
+    if not (REPO_DIR / "nvfp4ctl").is_dir() or not (REPO_DIR / "kernels").is_dir():
+        return False  # an installed wheel: no project around the package
+    try:
+        folder.resolve().relative_to(REPO_DIR.resolve())
+    except ValueError:
+        return False
+    return True
+
+
+def users_kernels_dir() -> Path | None:
+    """kernels/ in the user's folder; nvfp4ctl's own inside the nvfp4ctl project; else None."""
+    folder = user_folder()
+    if (folder / "kernels").is_dir():
+        return folder / "kernels"
+    return REPO_DIR / "kernels" if in_nvfp4ctl_project(folder) else None
+
+
+def memory_path() -> Path:
+    """$NVFP4CTL_MEMORY, else MEMORY.md in the user's folder this command resolved, else in the
+    folder of the nearest task.yml or an existing ./MEMORY.md, else nvfp4ctl's cache folder: a
+    command that failed before it found the user's folder never leaves a MEMORY.md in a random one."""
+    override = env_str(Env.MEMORY)
+    if override:
+        return Path(override)
+    if _Resolved.folder is not None:
+        return _Resolved.folder / MEMORY_FILE
+    found = find_task_upwards()
+    if found is not None:
+        return found.parent / MEMORY_FILE
+    here = Path.cwd() / MEMORY_FILE
+    if here.is_file():
+        return here
+    return cache_root() / MEMORY_FILE
+
+
+def log_root() -> Path:
+    """The folder that logged paths are relative to, and whose git state the log records."""
+    return _Resolved.folder or Path.cwd().resolve()

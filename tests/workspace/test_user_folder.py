@@ -1,0 +1,181 @@
+"""Commands act on the user's files where the user works: a GPU MODE problem folder, an empty
+folder, a folder with only a submission, and the nvfp4ctl project itself (CPU, NVFP4CTL_DEVICE=cpu)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from nvfp4ctl import runlog
+from nvfp4ctl.cli import app
+from nvfp4ctl.project import REPO_DIR
+
+runner = CliRunner()
+CORRECT = (REPO_DIR / "kernels" / "torch_dequant" / "submission.py").read_text()
+# One 128x128 tile of C wrong: what a user's kernel with a tile-index bug returns.
+WRONG_TILE = CORRECT + "\n\n_right = custom_kernel\n\ndef custom_kernel(data):\n    c = _right(data)\n    c[:128, 128:256] += 1\n    return c\n"
+# Passes every test, but the leaderboard would reject the file: the word in a comment, and the
+# reference scales (tuple indices 2, 3) feeding _scaled_mm in the timed path.
+RULE_BREAKING = '''import torch
+# upstream layout notes
+def custom_kernel(data):
+    a, b, sfa_ref, sfb_ref, _, _, c = data
+    return torch._scaled_mm(a[:, :, 0], b[:, :, 0].T, sfa_ref, sfb_ref, out_dtype=torch.float16)
+'''
+# GPU MODE's own problems/nvidia/nvfp4_gemm/task.yml, shape for shape (its keys, unchanged).
+GPU_MODE_TASK = '''# name: nvfp4-gemm
+files:
+  - {"name": "submission.py", "source": "@SUBMISSION@"}
+  - {"name": "task.py", "source": "task.py"}
+  - {"name": "utils.py", "source": "utils.py"}
+  - {"name": "reference.py", "source": "reference.py"}
+  - {"name": "eval.py", "source": "../eval_better_bench.py"}
+lang: "py"
+description: |
+  NVFP4 block-scaled GEMM.
+config:
+  main: "eval.py"
+templates:
+  Python: "template.py"
+tests:
+  - {"m": 128, "n": 256, "k": 256, "l": 1, "seed": 1111}
+  - {"m": 256, "n": 256, "k": 128, "l": 1, "seed": 1111}
+benchmarks:
+  - {"m": 128, "n": 128, "k": 64, "l": 1, "seed": 1111}
+ranking_by: "geom"
+'''
+
+
+@pytest.fixture
+def cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NVFP4CTL_DEVICE", "cpu")
+    monkeypatch.delenv("NVFP4CTL_TASK", raising=False)
+    monkeypatch.delenv("NVFP4CTL_MEMORY", raising=False)  # the run log goes where the tool puts it
+
+
+@pytest.fixture
+def problem_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cpu: None) -> Path:
+    """GPU MODE's layout: task.yml and the user's submission.py side by side; we work in it."""
+    folder = tmp_path / "nvfp4_gemm"
+    folder.mkdir()
+    (folder / "task.yml").write_text(GPU_MODE_TASK)
+    (folder / "submission.py").write_text(WRONG_TILE)
+    monkeypatch.chdir(folder)
+    return folder
+
+
+def _log(folder: Path) -> list[runlog.RunEntry]:
+    return runlog.read(folder / "MEMORY.md")
+
+
+def test_check_runs_the_users_submission_and_finds_its_wrong_tile(problem_folder: Path) -> None:
+    result = runner.invoke(app, ["check", "--only", "1", "--no-probe"])
+    assert result.exit_code == 1, result.output
+    assert "target submission.py (beside task.yml)" in result.output
+    assert "task task.yml (found from the current folder)" in result.output
+    assert "torch_dequant" not in result.output  # never ours
+    assert "wrong 128x128 tiles" in result.output
+    entry = _log(problem_folder)[-1]  # MEMORY.md beside the task.yml in use
+    assert entry.target.startswith("submission.py@") and entry.target.endswith("[beside task.yml]")
+    assert entry.exit_code == "1"
+
+
+def test_check_from_a_subfolder_still_finds_the_submission_beside_task_yml(problem_folder: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    (problem_folder / "notes").mkdir()
+    monkeypatch.chdir(problem_folder / "notes")
+    (problem_folder / "submission.py").write_text(CORRECT)
+    result = runner.invoke(app, ["check", "--only", "1", "--no-probe"])
+    assert result.exit_code == 0, result.output
+    assert "target ../submission.py (beside task.yml)" in result.output or "submission.py (beside task.yml)" in result.output
+    assert (problem_folder / "MEMORY.md").is_file() and not (problem_folder / "notes" / "MEMORY.md").exists()
+
+
+def test_task_yml_submission_key_wins_over_the_file_beside_it(problem_folder: Path) -> None:
+    (problem_folder / "mine.py").write_text(CORRECT)
+    (problem_folder / "task.yml").write_text(GPU_MODE_TASK + "submission: mine.py\n")
+    result = runner.invoke(app, ["check", "--only", "1", "--no-probe"])
+    assert result.exit_code == 0, result.output
+    assert "target mine.py (task.yml submission:)" in result.output
+
+
+def test_bench_times_the_users_submission(problem_folder: Path) -> None:
+    (problem_folder / "submission.py").write_text(CORRECT)
+    result = runner.invoke(app, ["bench", "--max-repeats", "3", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["target"] == "submission.py (beside task.yml)"
+    entry = _log(problem_folder)[-1]
+    assert entry.command.startswith("nvfp4ctl bench") or entry.result.startswith("geomean")
+    assert entry.target.endswith("[beside task.yml]")
+
+
+def test_lint_reads_the_users_submission_and_flags_what_the_leaderboard_rejects(problem_folder: Path) -> None:
+    (problem_folder / "submission.py").write_text(RULE_BREAKING)
+    result = runner.invoke(app, ["lint", "-v"])  # -v after the subcommand, as in git or ruff
+    assert result.exit_code == 1, result.output
+    assert "submission.py:2:" in result.output and "NV101" in result.output  # "stream" inside "upstream"
+    assert "checked: submission.py" in result.output
+    assert "(1 file checked)" in result.output or "(1 checked)" in result.output
+    payload = json.loads(runner.invoke(app, ["lint", "--format", "json"]).stdout)
+    assert payload["files"] == ["submission.py"]
+    assert {d["code"] for d in payload["diagnostics"]} >= {"NV101", "NV401"}  # NV401: reference scales
+
+
+def test_an_empty_folder_is_one_line_and_exit_2_for_every_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   cpu: None) -> None:
+    monkeypatch.chdir(tmp_path)
+    for args, message in ((["check"], "no submission to run"), (["bench"], "no submission to run"),
+                          (["lint"], "nothing to lint"), (["build"], "nothing to build"),
+                          (["export"], "no kernel to export")):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, (args, result.output)
+        assert message in result.output and "Traceback" not in result.output
+        assert len(result.output.strip().splitlines()) == 1, result.output
+    assert list(tmp_path.iterdir()) == []  # no MEMORY.md (or lock) left in a folder that has nothing of ours
+
+
+def test_a_bare_submission_in_the_current_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cpu: None) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "submission.py").write_text(CORRECT)
+    result = runner.invoke(app, ["check", "--only", "1", "--no-probe"])
+    assert result.exit_code == 0, result.output
+    assert "target submission.py (current folder)" in result.output
+    assert "task.yml (shipped with nvfp4ctl)" in result.output
+    assert _log(tmp_path)[-1].target.endswith("[current folder]")
+
+
+def test_ours_only_when_asked_by_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cpu: None) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["check", "--only", "1", "--no-probe", "--kernel", "default"])
+    assert result.exit_code == 0, result.output
+    assert "torch_dequant/submission.py (torch fallback" in result.output
+
+
+def test_inside_the_nvfp4ctl_project_the_default_is_ours(monkeypatch: pytest.MonkeyPatch, cpu: None) -> None:
+    monkeypatch.chdir(REPO_DIR)
+    monkeypatch.setenv("NVFP4CTL_MEMORY", os.devnull)  # not the project's own run log
+    result = runner.invoke(app, ["check", "--only", "1", "--no-probe"])
+    assert result.exit_code == 0, result.output
+    assert "target kernels/torch_dequant/submission.py (torch fallback" in result.output
+    payload = json.loads(runner.invoke(app, ["lint", "--format", "json"]).stdout)
+    assert payload["files"] and all(f.startswith("kernels/") for f in payload["files"])
+
+
+def test_quiet_after_the_subcommand(problem_folder: Path) -> None:
+    (problem_folder / "submission.py").write_text(CORRECT)
+    result = runner.invoke(app, ["check", "--only", "1", "--no-probe", "-q"])
+    assert result.exit_code == 0, result.output
+    assert "target submission.py" not in result.output  # the config line is info: hidden by -q
+    assert "1/1 pass" in result.output
+
+
+def test_a_failure_before_anything_is_resolved_leaves_no_memory_md(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   cpu: None) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["check", "--timeout", "-1", "--submission", "nope.py"])
+    assert result.exit_code == 2
+    assert not (tmp_path / "MEMORY.md").exists()
