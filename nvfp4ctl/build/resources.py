@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import subprocess
@@ -80,6 +81,13 @@ def dump_sass(binary: Path) -> str | None:
     if done.returncode != 0:
         raise FailuresFound(f"cuobjdump --dump-sass {binary.name} failed: {done.stderr.strip()}")
     return done.stdout
+
+
+def sass_digest(sass: str) -> str:
+    """sha256 of a SASS listing without its `identifier = <source path>` lines: the same machine code
+    gives the same digest in any checkout (a refactor that must not change the code compares these)."""
+    kept = [line for line in sass.splitlines() if not line.strip().startswith("identifier =")]
+    return hashlib.sha256("\n".join(kept).encode()).hexdigest()
 
 
 _MANGLED_PART = re.compile(r"(\d+)")
