@@ -152,6 +152,7 @@ cudaError_t nvfp4_gemm_launch(const Nvfp4GemmArgs& args) {
 #endif
   // per-CTA A (also if the shared copy's map could not be made: slower, never wrong)
   const int tiles = (args.m / BLOCK_M) * (args.n / BLOCK_N) * args.l;
-  return launch_with_cluster<false>(plan.shared_a ? choose_cluster_k<false>(tiles, args.k) : plan.cluster_k, tmap_a,
+  const PlanKnobs knobs = plan_knobs(args.m, args.n, args.k, args.l);
+  return launch_with_cluster<false>(plan.shared_a ? choose_cluster_k<false>(tiles, args.k, knobs) : plan.cluster_k, tmap_a,
                                     tmap_b, tmap_a16, args);
 }

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "sm90_config.cuh"
+#include "sm90_dispatch.cuh"
 
 namespace nvfp4_sm90 {
 // Everything host-side has internal linkage. A function-local static in a template (or inline)
@@ -91,6 +92,38 @@ int resident_ctas() {
 #endif
 }
 
+// The plan knobs for one shape: their compile-time values, overridden by the shape's entries in
+// the dispatch table (sm90_dispatch.cuh). Build-time limits still apply: a kernel instance a knob
+// would need but the build lacks (ODD_SPLIT, SHARED_A, SPAN compiled as 0) is never chosen.
+struct PlanKnobs {
+  int max_cluster_k = NVFP4_SM90_MAX_CLUSTER_K;
+  int odd_split = NVFP4_SM90_ODD_SPLIT;
+  int soft_split = NVFP4_SM90_SOFT_SPLIT;
+  int span = NVFP4_SM90_SPAN;
+  int span_ctas = NVFP4_SM90_SPAN_CTAS;
+  int span_min_gain = NVFP4_SM90_SPAN_MIN_GAIN;
+  int shared_a = NVFP4_SM90_SHARED_A;
+  int shared_a_min_k_tiles = NVFP4_SM90_SHARED_A_MIN_K_TILES;
+};
+
+PlanKnobs plan_knobs(int m, int n, int k, int l) {
+  PlanKnobs knobs;
+  for (const DispatchEntry& e : kDispatchTable) {
+    if (e.m != m || e.n != n || e.k != k || e.l != l) continue;
+    switch (e.knob) {
+      case PlanKnob::MAX_CLUSTER_K: knobs.max_cluster_k = e.value; break;
+      case PlanKnob::ODD_SPLIT: knobs.odd_split = e.value; break;
+      case PlanKnob::SOFT_SPLIT: knobs.soft_split = e.value; break;
+      case PlanKnob::SPAN: knobs.span = e.value; break;
+      case PlanKnob::SPAN_CTAS: knobs.span_ctas = e.value; break;
+      case PlanKnob::SPAN_MIN_GAIN: knobs.span_min_gain = e.value; break;
+      case PlanKnob::SHARED_A: knobs.shared_a = e.value; break;
+      case PlanKnob::SHARED_A_MIN_K_TILES: knobs.shared_a_min_k_tiles = e.value; break;
+    }
+  }
+  return knobs;
+}
+
 struct Split {
   int cluster_k;
   bool soft;  // the CTAs of a tile meet through global flags, not as a hardware cluster
@@ -101,23 +134,23 @@ struct Split {
 // smaller one on a tie. Hardware clusters must fit the GPCs (on an H100, 32 clusters of 4 ran as two
 // waves); with shared A (every CTA resident anyway) a split of 4 or 8 may run without a cluster.
 template <bool kSharedA>
-Split choose_split(int tiles, int k, bool allow_soft) {
+Split choose_split(int tiles, int k, bool allow_soft, const PlanKnobs& knobs) {
   const int k_tiles = k / BLOCK_K;
   Split best{1, false};
   int best_k_tiles = k_tiles;
   const auto consider = [&](int cluster_k, bool soft_allowed) {
     const int busiest = (k_tiles + cluster_k - 1) / cluster_k;
-    if (NVFP4_SM90_MAX_CLUSTER_K < cluster_k || cluster_k > k_tiles || busiest >= best_k_tiles ||
+    if (knobs.max_cluster_k < cluster_k || cluster_k > k_tiles || busiest >= best_k_tiles ||
         tiles * cluster_k > kL2PartialCtas)
       return;
     if (tiles <= max_active_clusters_of<kSharedA>(cluster_k))
       best = {cluster_k, false}, best_k_tiles = busiest;
-    else if (NVFP4_SM90_SOFT_SPLIT && kSharedA && allow_soft && soft_allowed && tiles * cluster_k <= resident_ctas())
+    else if (knobs.soft_split && kSharedA && allow_soft && soft_allowed && tiles * cluster_k <= resident_ctas())
       best = {cluster_k, true}, best_k_tiles = busiest;
   };
   consider(2, false);
 #if NVFP4_SM90_ODD_SPLIT
-  consider(3, false);
+  if (knobs.odd_split) consider(3, false);
 #endif
   consider(4, true);
   consider(8, true);
@@ -125,8 +158,8 @@ Split choose_split(int tiles, int k, bool allow_soft) {
 }
 
 template <bool kSharedA>
-int choose_cluster_k(int tiles, int k) {
-  return choose_split<kSharedA>(tiles, k, false).cluster_k;
+int choose_cluster_k(int tiles, int k, const PlanKnobs& knobs) {
+  return choose_split<kSharedA>(tiles, k, false, knobs).cluster_k;
 }
 
 struct LaunchPlan {
@@ -140,16 +173,16 @@ struct LaunchPlan {
 // flags) with two workspace slots, ranges of at most one tile (so at most two tiles each) and of at
 // least a quarter of one (at most kMaxSpanOwners owners per tile), enough K tiles per CTA for shared A,
 // and it must shorten the busiest CTA's range by at least a tenth over the split it replaces.
-int span_ctas(int m, int n, int k, int l, int busiest_k_tiles) {
+int span_ctas(int m, int n, int k, int l, int busiest_k_tiles, const PlanKnobs& knobs) {
   const int most = min(resident_ctas(), min(kSharedAMaxCtas, kL2PartialSlots / 2));
-  const int ctas = NVFP4_SM90_SPAN_CTAS > 0 ? min(NVFP4_SM90_SPAN_CTAS, most) : most;
+  const int ctas = knobs.span_ctas > 0 ? min(knobs.span_ctas, most) : most;
   const int n_tiles = n / BLOCK_N, k_tiles = k / BLOCK_K;
-  if (!NVFP4_SM90_SPAN || (m / BLOCK_M) * l != 1 || ctas <= 0 || n_tiles > ctas) return 0;
+  if (!NVFP4_SM90_SPAN || !knobs.span || (m / BLOCK_M) * l != 1 || ctas <= 0 || n_tiles > ctas) return 0;
   const int units = n_tiles * k_tiles;  // n_tiles <= ctas <= 160 and k_tiles <= 2^16 (shared A's capacity)
   const int shortest = units / ctas, longest = (units + ctas - 1) / ctas;
   const bool fits = longest <= k_tiles && 4 * shortest >= k_tiles &&
-                    shortest >= max(NVFP4_SM90_SHARED_A_MIN_K_TILES, max(kLocalATiles, 1));
-  return fits && 100 * longest <= (100 - NVFP4_SM90_SPAN_MIN_GAIN) * busiest_k_tiles ? ctas : 0;
+                    shortest >= max(knobs.shared_a_min_k_tiles, max(kLocalATiles, 1));
+  return fits && 100 * longest <= (100 - knobs.span_min_gain) * busiest_k_tiles ? ctas : 0;
 }
 
 // Shared A needs every CTA of the launch resident at once (its barrier waits for all of them) and
@@ -157,19 +190,20 @@ int span_ctas(int m, int n, int k, int l, int busiest_k_tiles) {
 // and barrier), so it is used only where CTAs run long enough to earn that back. Otherwise each
 // CTA decodes its own A.
 LaunchPlan choose_plan(int m, int n, int k, int l) {
+  const PlanKnobs knobs = plan_knobs(m, n, k, l);
   const int tiles = (m / BLOCK_M) * (n / BLOCK_N) * l;
 #if NVFP4_SM90_SHARED_A
-  if (int64_t(l) * m * k <= kSharedACapacity) {
+  if (knobs.shared_a && int64_t(l) * m * k <= kSharedACapacity) {
     for (const bool allow_soft : {true, false}) {  // a finer split without a cluster may leave too few K tiles
-      const Split split = choose_split<true>(tiles, k, allow_soft);
+      const Split split = choose_split<true>(tiles, k, allow_soft, knobs);
       const int busiest_k_tiles = (k / BLOCK_K + split.cluster_k - 1) / split.cluster_k;
       const bool resident = split.soft || tiles <= max_active_clusters_of<true>(split.cluster_k);
-      if (busiest_k_tiles >= NVFP4_SM90_SHARED_A_MIN_K_TILES && resident && tiles * split.cluster_k <= kSharedAMaxCtas)
-        return {split.cluster_k, true, split.soft, span_ctas(m, n, k, l, busiest_k_tiles)};
+      if (busiest_k_tiles >= knobs.shared_a_min_k_tiles && resident && tiles * split.cluster_k <= kSharedAMaxCtas)
+        return {split.cluster_k, true, split.soft, span_ctas(m, n, k, l, busiest_k_tiles, knobs)};
     }
   }
 #endif
-  return {choose_cluster_k<false>(tiles, k), false, false};
+  return {choose_cluster_k<false>(tiles, k, knobs), false, false};
 }
 
 }  // namespace

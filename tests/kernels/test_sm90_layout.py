@@ -92,3 +92,68 @@ def test_the_shipped_sass_matches_the_recorded_digest() -> None:
     assert sass_digest(sass) == record["sha256"], (
         "the shipped sm_90a SASS changed; if intended: python3 scripts/sm90_sass_digest.py --write"
     )
+
+
+def test_the_dispatch_table_names_every_plan_knob_and_ships_empty() -> None:
+    from nvfp4ctl.build.knobs import read_dispatch
+
+    table = FOLDER / "sm90_dispatch.cuh"
+    enum = re.search(r"enum class PlanKnob \{([^}]*)\}", table.read_text())
+    assert enum is not None
+    names = {name.strip() for name in enum.group(1).split(",") if name.strip()}
+    plan = {knob.name.removeprefix("NVFP4_SM90_") for knob in read_knobs(CONFIG) if knob.scope == "plan"}
+    assert names == plan
+    assert read_dispatch(table) == ()  # the shipped plan is the planner's own (the SASS digest holds for it)
+
+
+def test_a_written_dispatch_table_reads_back_and_compiles(tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+
+    from nvfp4ctl.build.knobs import DispatchEntry, read_dispatch, write_dispatch
+    from nvfp4ctl.errors import UsageError
+
+    table = tmp_path / "sm90_dispatch.cuh"
+    shutil.copy(FOLDER / "sm90_dispatch.cuh", table)
+    entries = [DispatchEntry(128, 7168, 2048, 1, "SHARED_A_MIN_K_TILES", 4), DispatchEntry(128, 4096, 7168, 1, "MAX_CLUSTER_K", 2)]
+    write_dispatch(table, entries, read_knobs(CONFIG), "NVFP4_SM90_")
+    assert set(read_dispatch(table)) == set(entries)
+    with pytest.raises(UsageError):
+        write_dispatch(table, [DispatchEntry(128, 256, 256, 1, "STAGES_SHARED_A", 4)], read_knobs(CONFIG), "NVFP4_SM90_")
+    with pytest.raises(UsageError):
+        write_dispatch(table, [DispatchEntry(128, 256, 256, 1, "MAX_CLUSTER_K", 5)], read_knobs(CONFIG), "NVFP4_SM90_")
+    probe = tmp_path / "probe.cpp"
+    probe.write_text('#include "sm90_dispatch.cuh"\nstatic_assert(sizeof(nvfp4_sm90::kDispatchTable) / '
+                     "sizeof(nvfp4_sm90::DispatchEntry) == 3, \"two entries and the end marker\");\n")
+    compiler = shutil.which("g++") or shutil.which("c++")
+    if compiler is None:
+        pytest.skip("no host C++ compiler")
+    done = subprocess.run([compiler, "-std=c++17", "-fsyntax-only", str(probe)], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_exported_submission_compiles_to_the_recorded_sass(tmp_path: Path) -> None:
+    """Every header inlined into one submission.py: its CUDA source, compiled as load_inline would,
+    is the shipped machine code (the digest ignores the source path)."""
+    import ast
+    import subprocess
+
+    from nvfp4ctl.build.resources import dump_sass
+    from nvfp4ctl.export import export_submission
+
+    record = json.loads(RECORD.read_text())
+    if toolchain.sass_tools() is None or record["nvcc"] not in toolchain.nvcc_version():
+        pytest.skip("needs cuobjdump/nvdisasm and the nvcc the digest was recorded with")
+    from torch.utils.cpp_extension import COMMON_NVCC_FLAGS
+
+    submission = tmp_path / "submission.py"
+    export_submission(KERNEL, submission)
+    tree = ast.parse(submission.read_text())
+    strings = {node.targets[0].id: ast.literal_eval(node.value) for node in tree.body
+               if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) and node.targets[0].id.isupper()}
+    source = tmp_path / "exported.cu"
+    source.write_text(strings["CUDA_SOURCE"])
+    command = [str(toolchain.nvcc_path()), *COMMON_NVCC_FLAGS, *strings["CUDA_FLAGS"], "-c", str(source), "-o", str(tmp_path / "exported.o")]
+    done = subprocess.run(command, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert sass_digest(dump_sass(tmp_path / "exported.o") or "") == record["sha256"]
