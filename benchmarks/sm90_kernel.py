@@ -100,11 +100,14 @@ FULL_SCALE_SHAPES = [(128, 256, 256, 1), (256, 384, 512, 2), (128, 7168, 2048, 1
 
 # ---------------------------------------------------------------- building (no GPU needed)
 def build_variant(name: str) -> str:
-    """The kernel with `nvfp4ctl build`'s flags plus the variant's defines, as a ctypes library."""
+    """The kernel with `nvfp4ctl build`'s flags (torch's COMMON_NVCC_FLAGS included, so `main` is the
+    shipped machine code) plus the variant's defines, as a ctypes library."""
+    from torch.utils.cpp_extension import COMMON_NVCC_FLAGS
+
     from nvfp4ctl.build import flags, toolchain
 
     LIB_DIR.mkdir(exist_ok=True)
-    cmd = [str(toolchain.nvcc_path()), *flags.cuda_flags("sm_90a"), "-include", str(EXPERIMENTS), *VARIANTS[name],
+    cmd = [str(toolchain.nvcc_path()), *COMMON_NVCC_FLAGS, *flags.cuda_flags("sm_90a"), "-include", str(EXPERIMENTS), *VARIANTS[name],
            f"-I{REPO / 'kernels' / 'common'}", "-Xptxas", "-v", "-shared", "-Xcompiler", "-fPIC",
            "-o", str(LIB_DIR / f"{name}.so"), str(KERNEL), str(CAPI)]
     done = subprocess.run(cmd, capture_output=True, text=True)
@@ -140,6 +143,18 @@ def sass_counts(lib: Path) -> dict[str, int]:
     return {op: len(re.findall(rf"\b{op}\b", sass)) for op in ("HGMMA", "PRMT", "LDL", "STL", "UTMALDG", "UBLKCP")}
 
 
+def matches_shipped(lib: Path) -> str:
+    """Whether a library's device code is the shipped build's (the digest tests/kernels/sm90_sass.json records)."""
+    from nvfp4ctl.build.resources import dump_sass, sass_digest
+
+    record = json.loads((REPO / "tests" / "kernels" / "sm90_sass.json").read_text())
+    sass = dump_sass(lib)
+    if sass is None:
+        return "not compared (no cuobjdump)"
+    same = sass_digest(sass) == record["sha256"]
+    return "identical to the shipped build" if same else f"differs from the shipped build (nvcc {record['nvcc']} recorded)"
+
+
 def build_launch_gap() -> None:
     """benchmarks/launch_gap.cu as .sm90build/launch_gap: `bench` reads this GPU's launch overhead from it."""
     from nvfp4ctl.build import toolchain
@@ -161,6 +176,8 @@ def cmd_libs(args: argparse.Namespace) -> None:
         for line in resource_lines(reports[name]):
             print("   ", line)
         print("    SASS:", sass_counts(LIB_DIR / f"{name}.so"))
+        if name == "main":
+            print("    device code:", matches_shipped(LIB_DIR / "main.so"))
 
 
 # ---------------------------------------------------------------- running a variant
@@ -631,10 +648,10 @@ def main() -> int:
     parser.add_argument("--shape", default="128,7168,16384", help="m,n,k for `launch`")
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", REPO / ".sm90build")))
     args = parser.parse_args()
+    sys.path.insert(0, str(REPO))  # this checkout's nvfp4ctl, not an installed one
     if args.command == "libs":
         cmd_libs(args)
         return 0
-    sys.path.insert(0, str(REPO))
     if args.command == "time-variant":
         cmd_time_variant(args)
         return 0

@@ -14,7 +14,7 @@
 //   logical (k-step ks = 2w + h, column kappa = 2t + e + 8f)  <->  physical k = 32t + 8w + 4h + 2e + f
 // The decode WG writes A into shared memory in exactly that logical order, with the same decoder.
 //
-// Two ways to get A (SHARED_A decides per launch on the host):
+// Two ways to get A (the host planner decides per launch):
 // - shared A (v7, v9): while every CTA of the launch is resident at once, the launch first decodes
 //   all of A once into a global fp16 copy (each thread a few 32-value pieces, written 512 contiguous
 //   bytes per warp store), waits on a launch-wide barrier (one flag per CTA), and then every CTA
@@ -28,6 +28,15 @@
 // (2, 3, 4 or 8) CTAs along K, K tiles split as evenly as possible; each CTA reduces one slice of
 // the output tile from all CTAs' partials, exchanged through an L2 workspace (v9; distributed
 // shared memory before, ~5x slower per byte). Spanning split (v10, one M tile with shared A, where it
+// shortens the busiest CTA): one range of the launch's (N tile, K tile) units per SM, crossing tile
+// boundaries, so all 132 SMs of an H100 work instead of 2 x 56; a range that leaves a tile hands its
+// partial over mid-run, and the CTAs whose ranges end in a tile share its reduction.
+//
+// Layout (docs/sm90_kernel.md): this file holds the kernel itself, in DeepGEMM's order (asserts,
+// shared memory, barrier init, the shared-A prologue, role dispatch, split-K epilogue); device code
+// per concern in the sm90_*.cuh headers below, every knob in sm90_config.cuh, the host planner and
+// launch in sm90_plan.cuh / sm90_launch.cuh (included at the end, after the kernel they launch).
+// Experiments (old versions, ablations) are benchmarks/sm90_experiments.h's, never compiled here.
 #include <cuda.h>  // CUtensorMap
 #include <cuda_fp16.h>
 
