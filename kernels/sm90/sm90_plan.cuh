@@ -1,7 +1,8 @@
 // Host planner of the sm_90a NVFP4 GEMM: what this GPU can run at once (occupancy queries, cached
 // per process) and, per problem, the launch plan (split-K over a cluster or without one, spanning
-// split, shared or per-CTA A). The thresholds are knobs of sm90_config.cuh. Included at the end of
-// nvfp4_gemm_sm90.cu, after the kernel template it queries.
+// split, shared or per-CTA A). The thresholds are knobs of sm90_config.cuh, overridable per shape in
+// the dispatch table (sm90_dispatch.cuh). Included at the end of nvfp4_gemm_sm90.cu, after the
+// kernel template it queries.
 #pragma once
 
 #include <cuda_runtime.h>
