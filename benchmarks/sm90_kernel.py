@@ -47,6 +47,7 @@ CAPI = REPO / "benchmarks" / "sm90_capi.cpp"
 EXPERIMENTS = REPO / "benchmarks" / "sm90_experiments.h"
 LIB_DIR = REPO / ".sm90build"
 LAUNCH_GAP = REPO / "benchmarks" / "launch_gap.cu"
+TASK_FILE = REPO / "task.yml"  # shapes, seeds and tolerance, as the CLI reads them
 DEVICE = "cuda"  # "cpu" only in tests/kernels/test_sm90_harness.py (host clock, no L2 clear)
 
 # name -> extra defines; "main" is the shipped kernel
@@ -238,7 +239,7 @@ def tolerance() -> tuple[float, float]:
     """task.yml's (rtol, atol): the leaderboard's and `nvfp4ctl check`'s."""
     from nvfp4ctl.task import load_task
 
-    task = load_task(REPO / "task.yml")
+    task = load_task(TASK_FILE)
     return task.rtol, task.atol
 
 
@@ -290,7 +291,7 @@ def plan_ctas(plan: int, m: int, n: int, l: int) -> int:
 def task_tests() -> list[tuple[int, int, int, int]]:
     from nvfp4ctl.task import load_task
 
-    return [(case.m, case.n, case.k, case.l) for case in load_task(REPO / "task.yml").tests]
+    return [(case.m, case.n, case.k, case.l) for case in load_task(TASK_FILE).tests]
 
 
 def cmd_check(args: argparse.Namespace, log) -> bool:
@@ -367,7 +368,7 @@ def bench_inputs(m: int, n: int, k: int, l: int, count: int) -> list:
     from nvfp4ctl.problems.nvfp4_gemm.inputs import generate_input
     from nvfp4ctl.task import load_task
 
-    seed = next((c.seed for c in load_task(REPO / "task.yml").benchmarks if (c.m, c.n, c.k, c.l) == (m, n, k, l)), 1111)
+    seed = next((c.seed for c in load_task(TASK_FILE).benchmarks if (c.m, c.n, c.k, c.l) == (m, n, k, l)), 1111)
     return [generate_input(m, n, k, l, s, device=DEVICE) for s in input_seeds(seed, count)]
 
 
@@ -509,7 +510,7 @@ def cmd_bench(args: argparse.Namespace, log) -> None:
         for name, times in others.items():
             row[name] = times.get(row["shape"], float("nan"))
         row["cublas_fp16"] = cublas_anchor(sets, m, n, args)
-        row["naive_torch"] = leaderboard_us(  # milliseconds per call: 2 input sets, 3 repeats, no settle
+        row["naive_torch"] = leaderboard_us(  # ~2 ms a call: 2 input sets, 3 repeats, no settle
             lambda d: torch.mm(dequant_fp16(d[0][:, :, 0], d[2][:, :, 0]), dequant_fp16(d[1][:, :, 0], d[3][:, :, 0]).t()),
             sets[:2], args, max_repeats=3, settle=False)
         bytes_moved = (m + n) * k // 2 + (m + n) * k // 16 + 2 * m * n
