@@ -168,7 +168,8 @@ def build_launch_gap() -> None:
 
 def cmd_libs(args: argparse.Namespace) -> None:
     names = args.variants or list(VARIANTS)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+    # one nvcc per variant, each mostly on one core: half the cores, at least 2
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(2, (os.cpu_count() or 2) // 2)) as pool:
         gap = pool.submit(build_launch_gap)
         reports = dict(zip(names, pool.map(build_variant, names)))
         gap.result()
