@@ -1,0 +1,139 @@
+"""A kernel's tunable compile-time knobs, as its config header declares them (what `tune` varies).
+
+One comment line per knob, directly above the macro's `#ifndef NAME` / `#define NAME default`:
+
+    // nvfp4ctl:knob NAME values=V1,V2,... scope=plan|kernel: what it decides
+
+`values` are the settings worth trying (integers; the default must be one of them); `scope=plan`
+knobs only steer the host-side planner (one build can serve every value at run time if the planner
+reads a table), `scope=kernel` knobs change device code (one build per value). A build sets a knob
+with `-DNAME=value`. kernels/sm90/sm90_config.cuh is the first header written this way.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from nvfp4ctl.errors import UsageError
+
+SCOPES = ("plan", "kernel")
+_DECLARATION = re.compile(r"^\s*//\s*nvfp4ctl:knob\b")
+_KNOB = re.compile(r"^\s*//\s*nvfp4ctl:knob\s+(\w+)\s+values=([-\w,]+)\s+scope=(\w+)\s*:\s*(.*)$")
+_DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)\s+(\S+)\s*$")
+
+
+@dataclass(frozen=True)
+class Knob:
+    name: str
+    default: int
+    values: tuple[int, ...]
+    scope: str
+    doc: str
+    line: int  # 1-based line of the declaration
+
+    def flag(self, value: int) -> str:
+        return f"-D{self.name}={value}"
+
+
+def read_knobs(header: Path) -> tuple[Knob, ...]:
+    """Every knob declared in `header`, in file order. A malformed declaration is a UsageError."""
+    lines = header.read_text().splitlines()
+    knobs: list[Knob] = []
+    for index, text in enumerate(lines):
+        if not _DECLARATION.match(text):  # (a comment quoting the form, `//   // nvfp4ctl:knob`, is no declaration)
+            continue
+        where = f"{header}:{index + 1}"
+        match = _KNOB.match(text)
+        if match is None:
+            raise UsageError(f"{where}: expected `// nvfp4ctl:knob NAME values=A,B scope=plan|kernel: doc`")
+        name, values_text, scope, doc = match.groups()
+        if scope not in SCOPES:
+            raise UsageError(f"{where}: scope {scope!r} is not one of {', '.join(SCOPES)}")
+        values = tuple(_integer(v, where) for v in values_text.split(","))
+        default = _default(lines[index + 1 : index + 4], name, where)
+        if default not in values:
+            raise UsageError(f"{where}: {name}'s default {default} is not among its values {values_text}")
+        knobs.append(Knob(name, default, values, scope, doc.strip(), index + 1))
+    names = [knob.name for knob in knobs]
+    if len(set(names)) != len(names):
+        raise UsageError(f"{header}: a knob is declared twice")
+    return tuple(knobs)
+
+
+def _default(following: list[str], name: str, where: str) -> int:
+    """The `#define NAME value` of the `#ifndef NAME` block right after the declaration."""
+    if not following or not re.match(rf"^\s*#\s*ifndef\s+{name}\s*$", following[0]):
+        raise UsageError(f"{where}: {name}'s declaration must sit directly above `#ifndef {name}`")
+    for text in following[1:]:
+        match = _DEFINE.match(text)
+        if match and match.group(1) == name:
+            return _integer(match.group(2), where)
+    raise UsageError(f"{where}: no `#define {name} <default>` after `#ifndef {name}`")
+
+
+def _integer(text: str, where: str) -> int:
+    try:
+        return int(text, 0)
+    except ValueError:
+        raise UsageError(f"{where}: {text!r} is not an integer") from None
+
+
+# ---- The dispatch table: plan knobs set per problem shape (kernels/sm90/sm90_dispatch.cuh) ----
+# Entries sit one per line between the two marker lines, exactly `{M, N, K, L, PlanKnob::NAME, VALUE},`
+# with NAME the knob's macro name without its prefix. Everything outside the markers is kept as is.
+DISPATCH_BEGIN = "// nvfp4ctl:dispatch begin"
+DISPATCH_END = "// nvfp4ctl:dispatch end"
+_ENTRY = re.compile(r"^\s*\{\s*(\d+),\s*(\d+),\s*(\d+),\s*(\d+),\s*PlanKnob::(\w+),\s*(-?\d+)\s*\},\s*$")
+
+
+@dataclass(frozen=True)
+class DispatchEntry:
+    m: int
+    n: int
+    k: int
+    l: int
+    knob: str  # the knob's name without its prefix, e.g. SHARED_A_MIN_K_TILES
+    value: int
+
+    def line(self) -> str:
+        return f"{{{self.m}, {self.n}, {self.k}, {self.l}, PlanKnob::{self.knob}, {self.value}}},"
+
+
+def _marked(lines: list[str], path: Path) -> tuple[int, int]:
+    starts = [i for i, text in enumerate(lines) if text.strip() == DISPATCH_BEGIN]
+    ends = [i for i, text in enumerate(lines) if text.strip() == DISPATCH_END]
+    if len(starts) != 1 or len(ends) != 1 or ends[0] < starts[0]:
+        raise UsageError(f"{path}: expected one `{DISPATCH_BEGIN}` line before one `{DISPATCH_END}` line")
+    return starts[0], ends[0]
+
+
+def read_dispatch(path: Path) -> tuple[DispatchEntry, ...]:
+    lines = path.read_text().splitlines()
+    begin, end = _marked(lines, path)
+    entries = []
+    for index in range(begin + 1, end):
+        match = _ENTRY.match(lines[index])
+        if match is None:
+            raise UsageError(f"{path}:{index + 1}: expected `{{M, N, K, L, PlanKnob::NAME, VALUE}},`")
+        m, n, k, l, knob, value = match.groups()
+        entries.append(DispatchEntry(int(m), int(n), int(k), int(l), knob, int(value)))
+    return tuple(entries)
+
+
+def write_dispatch(path: Path, entries: list[DispatchEntry], knobs: tuple[Knob, ...], prefix: str) -> None:
+    """Replace the table's entries; each must set a scope=plan knob to one of its declared values."""
+    plan = {knob.name.removeprefix(prefix): knob for knob in knobs if knob.scope == "plan"}
+    for entry in entries:
+        knob = plan.get(entry.knob)
+        if knob is None:
+            raise UsageError(f"{entry.knob}: not a plan knob of this kernel ({', '.join(sorted(plan))})")
+        if entry.value not in knob.values:
+            raise UsageError(f"{entry.knob}={entry.value}: not among its declared values {knob.values}")
+    lines = path.read_text().splitlines()
+    begin, end = _marked(lines, path)
+    indent = lines[begin][: len(lines[begin]) - len(lines[begin].lstrip())]
+    ordered = sorted(entries, key=lambda e: (e.m, e.n, e.k, e.l, e.knob))
+    body = [indent + entry.line() for entry in ordered]
+    path.write_text("\n".join([*lines[: begin + 1], *body, *lines[end:]]) + "\n")
