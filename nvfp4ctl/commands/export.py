@@ -9,7 +9,6 @@ import typer
 
 from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import UsageError
-from nvfp4ctl.export import export_submission
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.project import kernels_dir
 
@@ -27,6 +26,8 @@ def command(
     output: Annotated[Path, typer.Option("-o", "--output", help="Where to write the submission.")] = Path("submission.py"),
 ) -> Outcome:
     """Write a submission.py that compiles the kernel with load_inline and calls it from custom_kernel."""
+    from nvfp4ctl.export import export_submission  # here, not at the top: keeps `--help` fast
+
     console = get_console()
     source = kernel or default_kernel()
     if kernel is None and not source.is_file():

@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 
-from nvfp4ctl import runlog
 from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.outcome import Outcome
@@ -24,6 +23,8 @@ def command(
     last: Annotated[int, typer.Option("-n", "--last", help="How many entries to show.")] = 20,
 ) -> Outcome:
     """Show the most recent entries of the run log in MEMORY.md."""
+    from nvfp4ctl import runlog  # here, not at the top: `nvfp4ctl --help` need not load it
+
     if last < 1:
         raise UsageError(f"-n must be at least 1, got {last}")
     memory = memory_path()
