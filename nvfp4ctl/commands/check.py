@@ -88,6 +88,7 @@ def _run_with_progress(console: Console, items: list[CheckItem], target: TargetS
 
 
 def _show(console: Console, report: CheckReport) -> None:
+    from nvfp4ctl.check.render import repeated_crashes
     from nvfp4ctl.check.run import CRASH, FAIL, PASS, TIMEOUT
 
     if report.load_error:
@@ -97,8 +98,13 @@ def _show(console: Console, report: CheckReport) -> None:
         return
     console.table(["#", "shape", "verdict", "max abs err", "time"], [_row(o) for o in report.outcomes],
                   right_align_from=3)
-    for outcome in report.outcomes:
-        if outcome.verdict in (FAIL, CRASH, TIMEOUT):
+    repeats = repeated_crashes(report.outcomes)
+    for index, outcome in enumerate(report.outcomes):
+        if index in repeats:
+            console.fail(f"{outcome.item.label} ({outcome.item.shape}): same crash as {repeats[index]}")
+            if outcome.log_path:
+                console.raw(f"  full child log: {outcome.log_path}")
+        elif outcome.verdict in (FAIL, CRASH, TIMEOUT):
             _details(console, outcome)
     not_run = [o for o in report.outcomes if o.verdict not in (PASS, FAIL, CRASH, TIMEOUT)]
     if not_run:
