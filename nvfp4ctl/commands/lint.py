@@ -56,6 +56,8 @@ def command(
     if not lint_plan.paths:
         raise UsageError("nothing to lint: no kernels/ folder and no submission in task.yml; name a file or folder")
     report = lint_paths(list(lint_plan.paths), lint_plan.config)
+    for path in report.not_submissions:
+        console.detail(f"{path}: skipped, not a submission (no custom_kernel, not named submission*.py)")
     if output_format is OutputFormat.json:
         console.json(json_render.payload(report))
     else:
