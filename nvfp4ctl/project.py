@@ -9,6 +9,14 @@ from nvfp4ctl.env import Env, env_str
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 REPO_DIR = PACKAGE_DIR.parent  # the checkout when installed editable or run from source
+# A wheel (or `pip install .`) carries its own copy of kernels/, task.yml and the sm100 host proof
+# here: setup.py's build step copies them, so the repository keeps one copy at its root.
+SHIPPED_DIR = PACKAGE_DIR / "_shipped"
+
+
+def shipped(relative: str) -> Path:
+    """A file or folder nvfp4ctl ships (setup.py SHIPPED): the wheel's copy, else the checkout's."""
+    return SHIPPED_DIR / relative if SHIPPED_DIR.is_dir() else REPO_DIR / relative
 
 
 @lru_cache(maxsize=1)
@@ -27,6 +35,6 @@ def memory_path() -> Path:
 
 
 def kernels_dir() -> Path:
-    """The project's kernels/ folder, falling back to the one shipped beside the package."""
+    """The project's kernels/ folder, falling back to the one shipped with nvfp4ctl."""
     local = project_root() / "kernels"
-    return local if local.is_dir() else REPO_DIR / "kernels"
+    return local if local.is_dir() else shipped("kernels")

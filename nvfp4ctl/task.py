@@ -21,7 +21,7 @@ import yaml
 from nvfp4ctl.env import Env, env_str
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.problems import problem_names
-from nvfp4ctl.project import REPO_DIR, project_root
+from nvfp4ctl.project import project_root, shipped
 
 DEFAULT_PROBLEM = "nvfp4_gemm"
 DEFAULT_RTOL = 1e-3
@@ -61,14 +61,14 @@ class Task:
 
 
 def task_path(path: Path | None = None) -> Path:
-    """The task file to use: `path`, else $NVFP4CTL_TASK, else the project's task.yml, else the repo's."""
+    """The task file to use: `path`, else $NVFP4CTL_TASK, else the project's task.yml, else the shipped one."""
     if path is not None:
         return Path(path)
     override = env_str(Env.TASK)
     if override:
         return Path(override)
     local = project_root() / "task.yml"
-    return local if local.is_file() else REPO_DIR / "task.yml"
+    return local if local.is_file() else shipped("task.yml")
 
 
 def load_task(path: Path | None = None) -> Task:
