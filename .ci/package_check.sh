@@ -59,7 +59,7 @@ def custom_kernel(data):
 PY
 run lint sample_submission.py
 run lint
-run dump --umma --no-cute > "$WORK/dump.txt"; tail -n 1 "$WORK/dump.txt"
+echo "\$ nvfp4ctl dump --umma --no-cute"; "$NV" dump --umma --no-cute > "$WORK/dump.txt"; tail -n 1 "$WORK/dump.txt"
 run export -o exported_submission.py
 run lint exported_submission.py
 SUBMISSION=$("$VENV/bin/python" -c 'from nvfp4ctl.project import shipped; print(shipped("kernels/torch_dequant/submission.py"))')
