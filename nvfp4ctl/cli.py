@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from nvfp4ctl import runlog, workspace
+from nvfp4ctl import workspace
 from nvfp4ctl.commands import bench, build, check, dump, export, lint, log
 from nvfp4ctl.console import NORMAL, QUIET, VERBOSE, get_console, set_verbosity
 from nvfp4ctl.env import Env, env_flag
@@ -23,6 +23,10 @@ app = typer.Typer(
     help="Build, check, benchmark and lint NVFP4 block-scaled GEMM kernels (GPU MODE nvfp4_gemm).",
     no_args_is_help=True,
     add_completion=False,
+    # Plain (click) help: Typer's rich help panels import rich.markdown and markdown-it, which made
+    # `nvfp4ctl --help` 2.5x a bare `import typer`; plain help is 1.2x (2-core machine, 2026-11-26).
+    rich_markup_mode=None,
+    context_settings={"max_content_width": 100},
     pretty_exceptions_show_locals=env_flag(Env.DEBUG),
 )
 
@@ -72,6 +76,8 @@ def _logged(name: str, command: Callable[..., Outcome], record: bool = True) -> 
             get_console().error("interrupted")
             outcome = Outcome(result="interrupted", exit_code=ExitCode.INTERRUPTED)
         if record:
+            from nvfp4ctl import runlog  # here: `--help` and parse errors never need it
+
             try:
                 runlog.append(runlog.make_entry(outcome, sys.argv[1:], workspace.log_root()), workspace.memory_path())
             except Exception as error:  # the log must never turn a result into a failure

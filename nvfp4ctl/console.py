@@ -6,20 +6,14 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console as RichConsole
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 from rich.table import Table
 from rich.text import Text
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 QUIET, NORMAL, VERBOSE = -1, 0, 1
 
@@ -81,6 +75,17 @@ class Console:
 
     def progress(self, transient: bool = True) -> Progress:
         """A rich progress bar with ETA; disabled under -q or when stderr is not a terminal."""
+        # Imported on first use: rich.progress costs ~10 ms that `nvfp4ctl --help` need not pay.
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            SpinnerColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
         return Progress(
             SpinnerColumn(),
             TextColumn("{task.description}"),

@@ -9,11 +9,19 @@ from nvfp4ctl.env import Env, env_str
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 REPO_DIR = PACKAGE_DIR.parent  # the checkout when installed editable or run from source
+# A wheel (or `pip install .`) carries its own copy of kernels/, task.yml and the sm100 host proof
+# here: setup.py's build step copies them, so the repository keeps one copy at its root.
+SHIPPED_DIR = PACKAGE_DIR / "_shipped"
+
+
+def shipped(relative: str) -> Path:
+    """A file or folder nvfp4ctl ships (setup.py SHIPPED): the wheel's copy, else the checkout's."""
+    return SHIPPED_DIR / relative if SHIPPED_DIR.is_dir() else REPO_DIR / relative
 
 
 def shipped_task_path() -> Path:
     """nvfp4ctl's own task.yml (GPU MODE's nvfp4_gemm tests and benchmarks)."""
-    return REPO_DIR / "task.yml"
+    return shipped("task.yml")
 
 
 def project_root() -> Path:
@@ -32,7 +40,7 @@ def memory_path() -> Path:
 def kernels_dir() -> Path:
     """The user's kernels/ folder (our layout: kernels/sm90, kernels/sm100), else nvfp4ctl's own."""
     local = project_root() / "kernels"
-    return local if local.is_dir() else REPO_DIR / "kernels"
+    return local if local.is_dir() else shipped("kernels")
 
 
 def cache_root() -> Path:

@@ -7,6 +7,8 @@ import tempfile
 
 import pytest
 
+import collection_guard
+
 
 def pytest_configure(config: pytest.Config) -> None:
     """One build cache per test session: each kernel compiles once, however many tests load it."""
@@ -34,3 +36,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def _isolated_run_log(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Commands run by tests must never append to the repository's own MEMORY.md."""
     monkeypatch.setenv("NVFP4CTL_MEMORY", str(tmp_path_factory.mktemp("runlog") / "MEMORY.md"))
+
+
+# The collection guard (tests/collection_guard.py): a whole-suite run fails if a test file or
+# tests went missing from the collection.
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    collection_guard.record(report)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    collection_guard.enforce(session)

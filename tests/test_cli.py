@@ -54,12 +54,10 @@ def test_run_log_failure_does_not_change_the_exit_code(three_tests, tmp_path, mo
 
 
 def test_interrupt_is_reported_and_logged(monkeypatch):
-    from nvfp4ctl.commands import check as check_command
-
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(check_command.plan, "load_task_file", interrupted)
+    monkeypatch.setattr(plan, "load_task_file", interrupted)
     monkeypatch.setenv("NVFP4CTL_DEVICE", "cpu")
     result = CliRunner().invoke(app, ["check"])
     assert "error: interrupted" in result.output

@@ -13,6 +13,13 @@ from dataclasses import dataclass
 BENCHMARK, LEADERBOARD = "benchmark", "leaderboard"
 MODES = (BENCHMARK, LEADERBOARD)
 
+# Seconds of the timing loop, untimed, before each shape's timed repeats. The leaderboard's rule
+# stops after ~100 ms, so without this a shape is timed in whatever state the work before it left
+# the card: on an H100 (2026-11-26) the big shape's main loop stretched from 45.5 to 46.2 µs over
+# the first 2 s of steady load at an unchanged reported SM clock, and consecutive benches differed
+# by up to 2.5 % on that shape. (The leaderboard's 64 GB randn between repeats keeps its card busy.)
+DEFAULT_SETTLE_S = 1.0
+
 
 @dataclass(frozen=True)
 class Mode:

@@ -14,19 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from nvfp4ctl.bench.calibration import Ceilings
-from nvfp4ctl.bench.modes import Mode
+from nvfp4ctl.bench.modes import DEFAULT_SETTLE_S, Mode  # noqa: F401  (DEFAULT_SETTLE_S: kept here for its users)
 from nvfp4ctl.bench.results import BenchReport, ShapeResult, shape_key
 from nvfp4ctl.errors import FailuresFound
 from nvfp4ctl.runlog import detect_gpu
 
 JOBS = "nvfp4ctl.bench.jobs"
 STEP_WORDS = {"warm": "warming", "time": "timing", "profile": "profiling"}
-# Seconds of the timing loop, untimed, before each shape's timed repeats. The leaderboard's rule
-# stops after ~100 ms, so without this a shape is timed in whatever state the work before it left
-# the card: on an H100 (2026-11-26) the big shape's main loop stretched from 45.5 to 46.2 µs over
-# the first 2 s of steady load at an unchanged reported SM clock, and consecutive benches differed
-# by up to 2.5 % on that shape. (The leaderboard's 64 GB randn between repeats keeps its card busy.)
-DEFAULT_SETTLE_S = 1.0
 WALL_LIMIT_SHARE = 0.8  # of the watchdog timeout: a slow shape stops on its own before being killed
 
 

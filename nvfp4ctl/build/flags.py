@@ -8,8 +8,8 @@ from nvfp4ctl.build import toolchain
 from nvfp4ctl.build.sources import BuildInputs, common_dir
 
 # Flags that change the code. `-gencode` names the arch-specific target (sm_90a / sm_100a): the
-# `-arch=sm_90a` shorthand also runs a plain sm_90 pass that rejects wgmma/setmaxnreg
-# (/work/.library/device/HOPPER.md). torch's cpp_extension adds its own COMMON_NVCC_FLAGS on top.
+# `-arch=sm_90a` shorthand also runs a plain sm_90 pass that rejects wgmma/setmaxnreg.
+# torch's cpp_extension adds its own COMMON_NVCC_FLAGS on top.
 BASE_CUDA_FLAGS = ("-O3", "-std=c++17", "--expt-relaxed-constexpr", "-lineinfo")
 
 # ptxas prints registers, shared memory, stack frame and spills per function; the code is unchanged.

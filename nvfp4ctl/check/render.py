@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from nvfp4ctl.check.result import LISTED_LINES, TILE, Comparison
+
+if TYPE_CHECKING:
+    from nvfp4ctl.check.run import ItemOutcome
 
 MAX_MAP_ROWS = 32
 MAX_MAP_COLS = 64
@@ -60,3 +66,29 @@ def _cell(wrong: int, size: int) -> str:
     if wrong == 0:
         return "."
     return "X" if wrong >= size else "x"
+
+
+def crash_signature(message: str | None, log_tail: tuple[str, ...], label: str, shape: str) -> tuple[str, ...]:
+    """What makes two crashes the same: the headline without the test's name, and the child's last lines."""
+    headline = (message or "").replace(f"{label} ({shape})", "", 1).replace(label, "", 1).strip()
+    return (headline, *log_tail)
+
+
+def repeated_crashes(outcomes: Sequence[ItemOutcome]) -> dict[int, str]:
+    """Index of each crash that repeats an earlier one -> the label of the first test that had it.
+
+    A kernel that crashes on every test would otherwise print the same traceback once per test.
+    """
+    from nvfp4ctl.check.run import CRASH  # run.py imports the worker; the child never needs this
+
+    first_seen: dict[tuple[str, ...], str] = {}
+    repeats: dict[int, str] = {}
+    for index, outcome in enumerate(outcomes):
+        if outcome.verdict != CRASH:
+            continue
+        key = crash_signature(outcome.message, outcome.log_tail, outcome.item.label, outcome.item.shape)
+        if key in first_seen:
+            repeats[index] = first_seen[key]
+        else:
+            first_seen[key] = outcome.item.label
+    return repeats

@@ -4,21 +4,20 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from nvfp4ctl import runlog
-from nvfp4ctl.bench import history, render
-from nvfp4ctl.bench.modes import BENCHMARK, LEADERBOARD, MODE_SETTINGS
-from nvfp4ctl.bench.results import BenchReport
-from nvfp4ctl.bench.session import DEFAULT_SETTLE_S, BenchPlan, run_bench
 from nvfp4ctl import options
+from nvfp4ctl.bench.modes import BENCHMARK, DEFAULT_SETTLE_S, LEADERBOARD, MODE_SETTINGS
 from nvfp4ctl.console import VERBOSE, get_console
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.outcome import Outcome
-from nvfp4ctl.project import memory_path, project_root
-from nvfp4ctl.task import K_MULTIPLE, Case, Task, load_task
+
+if TYPE_CHECKING:  # the timing machinery is imported when the command runs, so `--help` stays fast
+    from nvfp4ctl.bench import history
+    from nvfp4ctl.bench.results import BenchReport
+    from nvfp4ctl.task import Case, Task
 
 NO_GPU = "no CUDA GPU found: nvfp4ctl bench times kernels on a GPU"
 
@@ -43,9 +42,11 @@ def command(
     json: Annotated[bool, typer.Option("--json", help="Print everything as JSON instead of tables.")] = False,
 ) -> Outcome:
     """Time the benchmark shapes the way the leaderboard does, then explain the numbers."""
+    from nvfp4ctl.bench.session import BenchPlan, run_bench
     from nvfp4ctl.runner.gpu import gpu_present, run_device
     from nvfp4ctl.runner.targets import resolve_target, task_label
     from nvfp4ctl.runner.worker import Worker
+    from nvfp4ctl.task import load_task
 
     if max_noise <= 0:
         raise UsageError(f"--max-noise {max_noise:g}: expected a percentage above 0")
@@ -77,6 +78,10 @@ def command(
 
 def compare_with_log(report: BenchReport, target: Path) -> history.Comparison | None:
     """The previous bench of the same target path on the same GPU, from MEMORY.md's run log."""
+    from nvfp4ctl import runlog
+    from nvfp4ctl.bench import history
+    from nvfp4ctl.project import memory_path, project_root
+
     previous = history.find_previous(runlog.read(memory_path()), target, report.gpu, [s.key for s in report.shapes],
                                      project_root())
     if previous is None:
@@ -101,6 +106,8 @@ def select_cases(task: Task, only: int | None, shape: str | None) -> tuple[Case,
 
 
 def parse_shape(text: str, seed: int) -> Case:
+    from nvfp4ctl.task import K_MULTIPLE, Case
+
     m, n, k, l = options.parse_shape(text)
     if k % K_MULTIPLE:
         raise UsageError(f"--shape {text}: K must be a multiple of {K_MULTIPLE} (one scale per 16 elements), got {k}")
@@ -108,6 +115,8 @@ def parse_shape(text: str, seed: int) -> Case:
 
 
 def show(report: BenchReport, comparison: history.Comparison | None, max_noise: float) -> None:
+    from nvfp4ctl.bench import render
+
     console = get_console()
     title = f"{report.target} on {report.gpu} ({report.mode} mode, {report.wall_s:.1f} s)"
     console.table(*render.timing_table(report), title=title)

@@ -5,18 +5,18 @@ from __future__ import annotations
 import time
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.text import Text
 
-from nvfp4ctl.build import BuildReport, CompileError, build_kernel
-from nvfp4ctl.build.resources import readable_name
-from nvfp4ctl.build.sources import checked_source, declared_arch, default_kernels, resolve_arch
 from nvfp4ctl.console import VERBOSE, get_console
 from nvfp4ctl.errors import ExitCode, UsageError
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.workspace import user_folder, users_kernels_dir
+
+if TYPE_CHECKING:  # the build machinery is imported when the command runs, so `--help` stays fast
+    from nvfp4ctl.build import BuildReport
 
 
 class ArchChoice(str, Enum):
@@ -36,6 +36,8 @@ def command(
     verbose: Annotated[bool, typer.Option("-v", "--verbose", help="Full compiler output and every function's resources.")] = False,
 ) -> Outcome:
     """Compile kernels into the build cache (cross-compiles without a GPU) and check their SASS."""
+    from nvfp4ctl.build import CompileError, build_kernel
+
     console = get_console()
     verbose = verbose or console.verbosity >= VERBOSE
     plan = _plan(sources or [], arch.value)
@@ -80,6 +82,8 @@ def command(
 
 def _plan(sources: list[Path], arch: str) -> list[tuple[Path, str]]:
     """(file, arch) pairs: given files for --arch (or their own arch), else the project's kernels."""
+    from nvfp4ctl.build.sources import checked_source, declared_arch, default_kernels, resolve_arch
+
     if sources:
         return [(path, resolve_arch(path, None if arch == "all" else arch)) for path in map(checked_source, sources)]
     kernels = users_kernels_dir()
@@ -122,6 +126,8 @@ def _failed_row(source: Path, arch: str, seconds: float, why: str) -> list[objec
 
 
 def _show_details(report: BuildReport) -> None:
+    from nvfp4ctl.build.resources import readable_name
+
     console = get_console()
     rows = [
         [readable_name(f.name), "kernel" if f.entry else "function", f.registers, _bytes(f.shared_bytes), _bytes(f.stack_bytes), f.spill_stores, f.spill_loads]

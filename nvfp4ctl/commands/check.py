@@ -4,33 +4,19 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.text import Text
 
-from nvfp4ctl.check import plan
-from nvfp4ctl.check.result import FIRST_CALL
-from nvfp4ctl.check.render import comparison_lines
-from nvfp4ctl.check.run import (
-    CRASH,
-    FAIL,
-    NO_GPU,
-    PASS,
-    TIMEOUT,
-    CheckItem,
-    CheckReport,
-    CheckSettings,
-    ItemOutcome,
-    run_check,
-)
 from nvfp4ctl.console import VERBOSE, Console, get_console
 from nvfp4ctl.errors import ExitCode, UsageError
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.runner.gpu import first_gpu, gpu_present, run_device
-from nvfp4ctl.runner.targets import TargetSpec, resolve_target, task_label
 
-VERDICT_STYLE = {PASS: "green", FAIL: "bold red", CRASH: "bold red", TIMEOUT: "bold red"}
+if TYPE_CHECKING:  # the check machinery is imported when the command runs, so `--help` stays fast
+    from nvfp4ctl.check.run import CheckItem, CheckReport, CheckSettings, ItemOutcome
+    from nvfp4ctl.runner.targets import TargetSpec
 
 
 class Scales(str, Enum):
@@ -50,6 +36,10 @@ def command(
     no_probe: Annotated[bool, typer.Option("--no-probe", help="Skip the anti-cache probe (second calls with new data).")] = False,
 ) -> Outcome:
     """Check a kernel's output against the exact reference on task.yml's tests."""
+    from nvfp4ctl.check import plan
+    from nvfp4ctl.check.run import NO_GPU, CheckSettings
+    from nvfp4ctl.runner.targets import resolve_target
+
     console = get_console()
     loaded = plan.load_task_file(task)
     target = resolve_target(submission, kernel, loaded)
@@ -72,6 +62,8 @@ def command(
 def _config_line(target: str, task: Any, items: list[CheckItem], timeout_s: float, timeout_source: str,
                  device: str, settings: CheckSettings) -> str:
     """Everything the run depends on, on one line (saved in the terminal scrollback with the results)."""
+    from nvfp4ctl.runner.targets import task_label
+
     shapes = sum(1 for item in items if item.id.startswith("s"))
     picked = f"{len(items) - shapes} of {len(task.tests)} tests" + (f" + {shapes} --shape" if shapes else "")
     return (
@@ -82,6 +74,8 @@ def _config_line(target: str, task: Any, items: list[CheckItem], timeout_s: floa
 
 
 def _run_with_progress(console: Console, items: list[CheckItem], target: TargetSpec, settings: CheckSettings) -> CheckReport:
+    from nvfp4ctl.check.run import run_check
+
     echo = (lambda line: console.detail(f"  [child] {line}")) if console.verbosity >= VERBOSE else None
     with console.progress() as progress:
         bar = progress.add_task("loading the target", total=len(items))
@@ -94,6 +88,9 @@ def _run_with_progress(console: Console, items: list[CheckItem], target: TargetS
 
 
 def _show(console: Console, report: CheckReport) -> None:
+    from nvfp4ctl.check.render import repeated_crashes
+    from nvfp4ctl.check.run import CRASH, FAIL, PASS, TIMEOUT
+
     if report.load_error:
         console.fail(report.load_error)
         console.raw("\n".join("  " + line for line in report.load_log_tail) or "  (the child wrote nothing)")
@@ -101,8 +98,13 @@ def _show(console: Console, report: CheckReport) -> None:
         return
     console.table(["#", "shape", "verdict", "max abs err", "time"], [_row(o) for o in report.outcomes],
                   right_align_from=3)
-    for outcome in report.outcomes:
-        if outcome.verdict in (FAIL, CRASH, TIMEOUT):
+    repeats = repeated_crashes(report.outcomes)
+    for index, outcome in enumerate(report.outcomes):
+        if index in repeats:
+            console.fail(f"{outcome.item.label} ({outcome.item.shape}): same crash as {repeats[index]}")
+            if outcome.log_path:
+                console.raw(f"  full child log: {outcome.log_path}")
+        elif outcome.verdict in (FAIL, CRASH, TIMEOUT):
             _details(console, outcome)
     not_run = [o for o in report.outcomes if o.verdict not in (PASS, FAIL, CRASH, TIMEOUT)]
     if not_run:
@@ -119,14 +121,21 @@ def _tests(count: int, adjective: str = "") -> str:
 
 
 def _row(outcome: ItemOutcome) -> list:
+    from nvfp4ctl.check.run import CRASH, FAIL, PASS, TIMEOUT
+
     result = outcome.result
     error = f"{result.comparison.max_abs_err:.3g}" if result and result.comparison else "-"
     seconds = f"{outcome.seconds:.2f} s" if outcome.seconds is not None else "-"
-    verdict = Text(outcome.verdict, style=VERDICT_STYLE.get(outcome.verdict, "dim"))
+    style = {PASS: "green", FAIL: "bold red", CRASH: "bold red", TIMEOUT: "bold red"}.get(outcome.verdict, "dim")
+    verdict = Text(outcome.verdict, style=style)
     return [outcome.item.id, outcome.item.shape, verdict, error, seconds]
 
 
 def _details(console: Console, outcome: ItemOutcome) -> None:
+    from nvfp4ctl.check.render import comparison_lines
+    from nvfp4ctl.check.result import FIRST_CALL
+    from nvfp4ctl.check.run import CRASH, TIMEOUT
+
     item = outcome.item
     if outcome.verdict in (CRASH, TIMEOUT) or outcome.result is None:
         console.fail(outcome.message or f"{item.label}: {outcome.verdict}")

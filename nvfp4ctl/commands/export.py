@@ -9,9 +9,8 @@ import typer
 
 from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import UsageError
-from nvfp4ctl.export import export_submission
 from nvfp4ctl.outcome import Outcome
-from nvfp4ctl.project import REPO_DIR
+from nvfp4ctl.project import shipped
 from nvfp4ctl.workspace import users_kernels_dir
 
 LEADERBOARD_ARCH = "sm_100a"  # the B200 leaderboard
@@ -22,7 +21,7 @@ DEFAULT_BY_NAME = "default"
 def default_kernel(kernel: Path | None) -> Path:
     """--kernel PATH; `--kernel default`: ours; none: the B200 kernel of the user's kernels/ folder."""
     if kernel is not None:
-        return REPO_DIR / "kernels" / B200_KERNEL if str(kernel) == DEFAULT_BY_NAME else kernel
+        return shipped("kernels") / B200_KERNEL if str(kernel) == DEFAULT_BY_NAME else kernel
     kernels = users_kernels_dir()
     if kernels is None:
         raise UsageError("no kernel to export here (no kernels/ folder): pass --kernel PATH,"
@@ -38,6 +37,8 @@ def command(
     output: Annotated[Path, typer.Option("-o", "--output", help="Where to write the submission.")] = Path("submission.py"),
 ) -> Outcome:
     """Write a submission.py that compiles the kernel with load_inline and calls it from custom_kernel."""
+    from nvfp4ctl.export import export_submission  # here, not at the top: keeps `--help` fast
+
     console = get_console()
     source = default_kernel(kernel)
     if not source.is_file():

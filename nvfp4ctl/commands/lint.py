@@ -10,11 +10,6 @@ import typer
 
 from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import ExitCode, UsageError
-from nvfp4ctl.lint import lint_paths
-from nvfp4ctl.lint.render import concise
-from nvfp4ctl.lint.render import json as json_render
-from nvfp4ctl.lint.rules import RULES
-from nvfp4ctl.lint.targets import plan
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.runner.targets import short_path
 
@@ -41,6 +36,13 @@ def command(
         "--list-rules", help="Show every rule: id, severity, why, bad/good example.")] = False,
 ) -> Outcome:
     """Check kernels and submissions against the competition rules before you submit."""
+    # Imported here, not at the top, so `nvfp4ctl --help` does not load the lint engine.
+    from nvfp4ctl.lint import lint_paths
+    from nvfp4ctl.lint.render import concise
+    from nvfp4ctl.lint.render import json as json_render
+    from nvfp4ctl.lint.rules import RULES
+    from nvfp4ctl.lint.targets import plan
+
     console = get_console()
     if list_rules:
         if output_format is OutputFormat.json:
@@ -58,6 +60,8 @@ def command(
         raise UsageError(f"nothing to lint in {where or '.'}: no submission*.py, kernels/ or .cu/.cpp/.h sources;"
                          " name a file or folder")
     report = lint_paths(list(lint_plan.paths), lint_plan.config)
+    for path in report.not_submissions:
+        console.detail(f"{path}: skipped, not a submission (no custom_kernel, not named submission*.py)")
     if output_format is OutputFormat.json:
         console.json(json_render.payload(report))
     else:

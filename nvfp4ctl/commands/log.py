@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 
-from nvfp4ctl import runlog
 from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.outcome import Outcome
@@ -16,16 +15,27 @@ from nvfp4ctl.project import memory_path
 
 def _short_target(target: str) -> str:
     """File name and hash only: the full path is in MEMORY.md."""
-    path, digest = runlog.split_target(target)
+    from nvfp4ctl.runlog import split_target
+
+    path, digest = split_target(target)
     return f"{Path(path).name}@{digest[:8]}" if digest else Path(path or target).name or target
 
 
 def command(
-    last: Annotated[int, typer.Option("-n", "--last", help="How many entries to show.")] = 20,
+    last: Annotated[int, typer.Option("-n", "--last", help="How many entries to show (with --trend: runs per target).")] = 20,
+    trend: Annotated[bool, typer.Option("--trend", help="Plot each target's bench times over the logged runs, commits marked.")] = False,
+    target: Annotated[Path | None, typer.Option("--target", metavar="PATH", help="--trend: only this kernel or submission.")] = None,
+    shape: Annotated[list[str] | None, typer.Option("--shape", metavar="M,N,K", help="--trend: only this shape (or 'geomean'); repeatable.")] = None,
 ) -> Outcome:
-    """Show the most recent entries of the run log in MEMORY.md."""
+    """Show the most recent entries of the run log in MEMORY.md, or the bench times as a trend."""
+    from nvfp4ctl import runlog  # here, not at the top: `nvfp4ctl --help` need not load it
+
     if last < 1:
         raise UsageError(f"-n must be at least 1, got {last}")
+    if not trend and (target is not None or shape):
+        raise UsageError("--target and --shape go with --trend")
+    if trend:
+        return _show_trend(runlog.read(memory_path()), last, target, shape or [])
     memory = memory_path()
     entries = runlog.read(memory, last)
     console = get_console()
@@ -40,3 +50,37 @@ def command(
         right_align_from=5,
     )
     return Outcome(result=f"{len(entries)} entries")
+
+
+def _show_trend(entries: list, last: int, target: Path | None, shapes: list[str]) -> Outcome:
+    from nvfp4ctl.bench import trend as trends
+    from nvfp4ctl.project import project_root
+
+    console = get_console()
+    found = trends.collect(entries, project_root(), target, last)
+    if not found:
+        where = f" of {target}" if target is not None else ""
+        console.info(f"no successful bench{where} in the run log ({memory_path()}) yet: run nvfp4ctl bench")
+        return Outcome(result="trend: no benches")
+    wanted = [trends.normalize_shape(text) for text in shapes]
+    logged = {key for trend in found for key in trend.keys()}
+    for text, key in zip(shapes, wanted):
+        if key not in logged:
+            raise UsageError(f"--shape {text}: no logged bench timed it; logged: {', '.join(sorted(logged))}")
+    for trend in found:
+        keys = [key for key in trend.keys() if not wanted or key in wanted]
+        if not keys:
+            continue
+        first, final = trend.runs[0].time, trend.runs[-1].time
+        console.info(f"{trend.target} on {trend.gpu}: {len(trend.runs)} bench(es), {_when(first)} to {_when(final)}",
+                     style="bold")
+        for key in keys:
+            values = trend.series(key)
+            console.info(f"  {key}: {trends.summary(values)}")
+            console.raw("\n".join("    " + line for line in trends.plot(values, trend.changes())))
+        console.raw("\n".join("  " + line for line in trends.commit_legend(trend)))
+    return Outcome(result=f"trend of {len(found)} target(s)")
+
+
+def _when(time: str) -> str:
+    return time.replace("T", " ").rstrip("Z")[:16]

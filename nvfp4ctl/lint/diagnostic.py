@@ -50,6 +50,7 @@ class Finding:
 class LintReport:
     diagnostics: tuple[Diagnostic, ...]
     files: tuple[Path, ...]  # every file that was checked
+    not_submissions: tuple[Path, ...] = ()  # .py files found in folders that are not submissions
 
     @property
     def errors(self) -> int:

@@ -12,6 +12,7 @@ from nvfp4ctl.lint.diagnostic import Diagnostic, Finding, LintReport
 from nvfp4ctl.lint.python.check import check as check_python
 from nvfp4ctl.lint.rules import RULES_BY_CODE
 from nvfp4ctl.lint.source import SourceFile, discover, read_source
+from nvfp4ctl.lint.submission import is_submission
 from nvfp4ctl.lint.waivers import is_waived
 
 
@@ -36,11 +37,19 @@ def lint_source(source: SourceFile, config: LintConfig) -> list[Diagnostic]:
 
 
 def lint_paths(paths: list[Path], config: LintConfig) -> LintReport:
-    files = discover(paths)
+    """Lint named files as given, and in folders every C++ file and every submission-like .py file."""
+    named = {path.resolve() for path in paths if path.is_file()}
     diagnostics: list[Diagnostic] = []
-    for path in files:
-        diagnostics.extend(lint_source(read_source(path), config))
-    return LintReport(tuple(diagnostics), tuple(files))
+    checked: list[Path] = []
+    not_submissions: list[Path] = []
+    for path in discover(paths):
+        source = read_source(path)
+        if source.kind == "python" and path.resolve() not in named and not is_submission(path, source.text):
+            not_submissions.append(path)
+            continue
+        checked.append(path)
+        diagnostics.extend(lint_source(source, config))
+    return LintReport(tuple(diagnostics), tuple(checked), tuple(not_submissions))
 
 
 def lint_text(text: str, path: str | Path = "submission.py", config: LintConfig | None = None) -> list[Diagnostic]:

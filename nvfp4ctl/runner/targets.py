@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from nvfp4ctl.errors import UsageError
-from nvfp4ctl.project import REPO_DIR, kernels_dir
+from nvfp4ctl.project import kernels_dir, shipped
 from nvfp4ctl.runner.gpu import first_gpu, run_device
 from nvfp4ctl.workspace import claim_folder, in_nvfp4ctl_project, user_folder
 
@@ -68,7 +68,7 @@ def resolve_target(submission: Path | None, kernel: Path | None, task: TaskLike 
         return _submission(submission, "--submission", "--submission")
     if kernel is not None:
         if str(kernel) == DEFAULT_BY_NAME:
-            return default_target(REPO_DIR / "kernels")
+            return default_target(shipped("kernels"))
         resolved = _existing_file(kernel, "--kernel")
         if resolved.suffix != ".cu":
             raise UsageError(f"--kernel {kernel}: expected a CUDA source (.cu); use --submission for .py")
@@ -116,9 +116,9 @@ def _submission(path: Path, flag: str, source: str) -> TargetSpec:
 def default_target(kernels: Path | None = None) -> TargetSpec:
     """The compiled kernel for this machine's GPU from `kernels` (ours unless the user keeps a
     kernels/ folder in our layout), else the exact torch fallback."""
-    found = _default_in(kernels or kernels_dir()) or _default_in(REPO_DIR / "kernels")
+    found = _default_in(kernels or kernels_dir()) or _default_in(shipped("kernels"))
     if found is None:
-        raise UsageError(f"no default target: {REPO_DIR / 'kernels' / FALLBACK_SUBMISSION} is missing;"
+        raise UsageError(f"no default target: {shipped('kernels') / FALLBACK_SUBMISSION} is missing;"
                          " pass --submission or --kernel")
     return found
 

@@ -17,10 +17,10 @@ from pathlib import Path
 
 from nvfp4ctl.build import cache, toolchain
 from nvfp4ctl.errors import FailuresFound, UsageError
-from nvfp4ctl.project import REPO_DIR
+from nvfp4ctl.project import shipped
 
-PROOF_SOURCE = REPO_DIR / "tests" / "sm100" / "host" / "sm100_host_proof.cu"
-API_HEADER = REPO_DIR / "kernels" / "common" / "nvfp4_gemm_api.h"
+PROOF_SOURCE = shipped("tests/sm100/host/sm100_host_proof.cu")
+API_HEADER = shipped("kernels/common/nvfp4_gemm_api.h")
 # -O1: CuTe's always-inline helpers do not all inline on the host at -O0 (gcc refuses the
 # rotl/rotr pair); -arch only matters for the (absent) device code.
 HOST_FLAGS = ("-O1", "-std=c++17", "--expt-relaxed-constexpr", "-arch=sm_100a")

@@ -138,3 +138,15 @@ def test_no_gpu_is_one_line_and_exit_2(monkeypatch):
     result = check()
     assert result.exit_code == 2
     assert result.output.strip() == "error: no CUDA GPU found: nvfp4ctl check runs kernels on a GPU"
+
+
+def test_a_crash_on_every_test_prints_its_traceback_once(fake_task):
+    fake_task()
+    result = check("--submission", str(TARGETS / "cuda_error.py"))
+    assert result.exit_code == 4, result.output
+    assert result.output.count("Traceback (most recent call last)") == 1
+    assert "test 1 (m=128 n=256 k=32) crashed with a CUDA error" in result.output
+    assert "test 2 (m=256 n=128 k=32): same crash as test 1" in result.output
+    assert "test 3 (m=128 n=128 k=64 l=2): same crash as test 1" in result.output
+    assert result.output.count("full child log:") == 3  # each test's own log is still named
+    assert "0/3 pass, 3 crash (tests 1, 2, 3)" in result.output

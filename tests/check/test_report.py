@@ -50,3 +50,22 @@ def test_the_parent_never_imports_torch():
         "assert 'torch' not in sys.modules, 'torch imported in the parent'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_only_identical_crashes_count_as_repeats() -> None:
+    from types import SimpleNamespace
+
+    from nvfp4ctl.check.render import repeated_crashes
+
+    def outcome(test: int, verdict: str, message: str, tail: tuple[str, ...]) -> SimpleNamespace:
+        item = SimpleNamespace(label=f"test {test}", shape=f"m={test}")
+        return SimpleNamespace(item=item, verdict=verdict, message=message, log_tail=tail)
+
+    outcomes = [
+        outcome(1, "crash", "test 1 (m=1) crashed: the child died (exit code -11)", ("boom",)),
+        outcome(2, "pass", "", ()),
+        outcome(3, "crash", "test 3 (m=3) crashed: the child died (exit code -11)", ("boom",)),
+        outcome(4, "crash", "test 4 (m=4) crashed: the child died (exit code -11)", ("other",)),
+        outcome(5, "crash", "test 5 (m=5) crashed: the child died (exit code -11)", ("other",)),
+    ]
+    assert repeated_crashes(outcomes) == {2: "test 1", 4: "test 4"}

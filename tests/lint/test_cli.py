@@ -14,7 +14,7 @@ from nvfp4ctl.cli import app
 runner = CliRunner()
 CLEAN = "def custom_kernel(data):\n    a, b, _, _, sfa, sfb, c = data\n    return c\n"
 WARNS = "def custom_kernel(data):\n    print('hi')\n    return data[6]\n"
-ERRS = "import torch\ng = torch.cuda.CUDAGraph()\n"
+ERRS = "import torch\ng = torch.cuda.CUDAGraph()\n\ndef custom_kernel(data):\n    return data[6]\n"
 TASK_YML = "tests:\n  - {m: 128, n: 256, k: 256, l: 1, seed: 1111}\n"
 
 
@@ -67,7 +67,8 @@ def test_json_format(project: Path) -> None:
     result = runner.invoke(app, ["lint", "--format", "json", "."])
     assert result.exit_code == 1
     payload = json.loads(result.stdout)
-    assert payload["summary"] == {"errors": 1, "warnings": 1, "files_checked": 3, "files_with_findings": 2}
+    assert payload["summary"] == {"errors": 1, "warnings": 1, "files_checked": 3, "files_with_findings": 2,
+                                  "not_submissions": []}
     assert {d["code"] for d in payload["diagnostics"]} == {"NV201", "NV801"}
 
 

@@ -33,10 +33,12 @@ def render_diagnostic(diagnostic: Diagnostic, cwd: Path | None = None) -> str:
 
 
 def summary(report: LintReport) -> str:
+    skipped = (f"; {plural(len(report.not_submissions), 'Python file')} skipped, not a submission"
+               if report.not_submissions else "")
     if not report.diagnostics:
-        return f"All checks passed ({plural(len(report.files), 'file')} checked)"
+        return f"All checks passed ({plural(len(report.files), 'file')} checked{skipped})"
     return (f"Found {plural(report.errors, 'error')}, {plural(report.warnings, 'warning')} in "
-            f"{plural(report.files_with_findings, 'file')} ({len(report.files)} checked)")
+            f"{plural(report.files_with_findings, 'file')} ({len(report.files)} checked{skipped})")
 
 
 def render(report: LintReport, cwd: Path | None = None) -> str:

@@ -21,6 +21,7 @@ def payload(report: LintReport, cwd: Path | None = None) -> dict[str, Any]:
             "warnings": report.warnings,
             "files_checked": len(report.files),
             "files_with_findings": report.files_with_findings,
+            "not_submissions": [display_path(path, cwd) for path in report.not_submissions],
         },
         "files": [display_path(path, cwd) for path in report.files],
     }

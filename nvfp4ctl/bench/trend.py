@@ -1,0 +1,141 @@
+"""Bench times over the logged runs: per target and GPU, one series per shape, commits marked.
+
+Reads only the run log (MEMORY.md): every successful `nvfp4ctl bench` line carries each shape's
+mean and error (history.result_line). Runs are grouped by target path and GPU, the way the bench's
+own comparison with the previous run groups them, so numbers from different cards never share a
+plot. `plot` draws one series as text (no styling): a dot per run, its value on a small y axis,
+and a mark under every run whose commit or file content differs from the run before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nvfp4ctl.bench.history import LoggedBench, parse_result_line
+from nvfp4ctl.runlog import RunEntry, split_target
+
+GEOMEAN = "geomean"
+
+
+@dataclass(frozen=True)
+class Run:
+    time: str  # UTC, as logged
+    commit: str  # short hash, "+dirty" when the tree had changes
+    digest: str  # the target file's content hash
+    bench: LoggedBench
+
+    def value(self, key: str) -> float | None:
+        if key == GEOMEAN:
+            return self.bench.geomean.mean
+        timing = self.bench.shapes.get(key)
+        return timing.mean if timing else None
+
+
+@dataclass
+class Trend:
+    target: str  # the target path as logged (relative to the project root when inside it)
+    gpu: str
+    runs: list[Run] = field(default_factory=list)
+
+    def keys(self) -> list[str]:
+        """Shapes in the order first timed, then the geomean (only over runs that timed every shape)."""
+        keys = list(dict.fromkeys(key for run in self.runs for key in run.bench.shapes))
+        return keys + [GEOMEAN] if len(keys) > 1 else keys
+
+    def series(self, key: str) -> list[float | None]:
+        """One value per run (None: that run did not time the shape)."""
+        if key != GEOMEAN:
+            return [run.value(key) for run in self.runs]
+        every = set(self.keys()) - {GEOMEAN}
+        return [run.value(GEOMEAN) if set(run.bench.shapes) == every else None for run in self.runs]
+
+    def changes(self) -> list[bool]:
+        """Per run: is it the first run on its commit ("+dirty" edits on top count as the same commit)?"""
+        commits = [run.commit.removesuffix("+dirty") for run in self.runs]
+        return [i == 0 or commit != commits[i - 1] for i, commit in enumerate(commits)]
+
+
+def normalize_shape(text: str) -> str:
+    """"128,7168,16384" or "128x7168x16384" -> the log's key "128x7168x16384"; "geomean" as is."""
+    cleaned = text.strip().lower().replace(",", "x").replace(" ", "")
+    if cleaned == GEOMEAN:
+        return GEOMEAN
+    parts = cleaned.split("x")
+    if len(parts) == 4 and parts[3] == "1":  # l = 1 is left out of the log's keys
+        parts = parts[:3]
+    return "x".join(parts)
+
+
+def collect(entries: Iterable[RunEntry], root: Path, target: Path | None = None, last: int | None = None) -> list[Trend]:
+    """Successful benches grouped by (target, GPU), oldest run first; the most recently run group first.
+
+    `target` keeps only that file's runs; `last` keeps each group's most recent runs."""
+    wanted = target.resolve() if target is not None else None
+    groups: dict[tuple[str, str], Trend] = {}
+    order: dict[tuple[str, str], int] = {}
+    for index, entry in enumerate(entries):
+        if not entry.command.startswith("nvfp4ctl bench") or entry.exit_code != "0":
+            continue
+        bench = parse_result_line(entry.result)
+        path, digest = split_target(entry.target)
+        if bench is None or not path:
+            continue
+        if wanted is not None and (root / path).resolve() != wanted:
+            continue
+        key = (path, entry.gpu)
+        groups.setdefault(key, Trend(path, entry.gpu)).runs.append(Run(entry.time, entry.commit, digest, bench))
+        order[key] = index
+    trends = [groups[key] for key in sorted(groups, key=lambda k: -order[k])]
+    if last:
+        for trend in trends:
+            trend.runs = trend.runs[-last:]
+    return trends
+
+
+def _label(value: float) -> str:
+    return f"{value:.3g}" if value < 100 else f"{value:.0f}"
+
+
+def plot(values: Sequence[float | None], changes: Sequence[bool], height: int = 6) -> list[str]:
+    """A dot plot: one column pair per run, `height` rows from the series' max (top) to min (bottom),
+    a y label on the top, middle and bottom rows, and "^" under the first run on each commit."""
+    present = [v for v in values if v is not None]
+    if not present:
+        return []
+    high, low = max(present), min(present)
+    span = high - low
+    rows = [[" "] * (2 * len(values)) for _ in range(height)]
+    for column, value in enumerate(values):
+        if value is None:
+            continue
+        level = 0 if span == 0 else round((high - value) / span * (height - 1))
+        rows[level][2 * column] = "●"
+    labeled = (0, (height - 1) // 2, height - 1) if span else (0,)
+    labels = {row: _label(high - row * span / (height - 1)) for row in labeled}
+    width = max(len(text) for text in labels.values())
+    lines = [(f"{labels[i]:>{width}} ┤ " if i in labels else f"{'':>{width}} │ ") + "".join(row)
+             for i, row in enumerate(rows)]
+    lines = [line.rstrip() for line in lines]
+    lines.append(f"{'':>{width}} └─" + "─" * (2 * len(values)))
+    marks = "".join(("^" if changed else " ") + " " for changed in changes).rstrip()
+    lines.append(f"{'':>{width}}   {marks}")
+    return lines
+
+
+def summary(values: Sequence[float | None]) -> str:
+    """"53.68 -> 53.21 µs (-0.9 %) over 7 runs, best 53.21": first and last run that timed the shape."""
+    present = [v for v in values if v is not None]
+    if not present:
+        return "no run timed this shape"
+    first, last = present[0], present[-1]
+    change = f" ({100.0 * (last - first) / first:+.1f} %)" if len(present) > 1 else ""
+    runs = f"{len(present)} run{'' if len(present) == 1 else 's'}"
+    return f"{first:.2f} -> {last:.2f} µs{change} over {runs}, best {min(present):.2f}"
+
+
+def commit_legend(trend: Trend) -> list[str]:
+    """One line per "^": the run's number (1 = the oldest shown), its time and commit."""
+    return [f"^ run {index + 1}: {run.commit.removesuffix('+dirty')} ({run.time.replace('T', ' ').rstrip('Z')})"
+            for index, (run, changed) in enumerate(zip(trend.runs, trend.changes())) if changed]

@@ -1,0 +1,123 @@
+"""`nvfp4ctl log --trend`: bench times per target and GPU from the run log, plotted with commits marked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from nvfp4ctl import runlog
+from nvfp4ctl.bench import trend
+from nvfp4ctl.bench.history import Timing, result_line
+from nvfp4ctl.cli import app
+from nvfp4ctl.project import memory_path
+
+H100 = "NVIDIA H100 80GB HBM3 (sm_90)"
+BIG, SMALL = "128x7168x16384", "128x7168x2048"
+
+
+def bench(time: str, big: float | None, small: float | None, commit: str = "abc1234", gpu: str = H100,
+          target: str = "kernels/sm90/k.cu@0123456789ab", exit_code: str = "0", command: str = "nvfp4ctl bench") -> runlog.RunEntry:
+    shapes = [(key, Timing(value, 0.01)) for key, value in ((BIG, big), (SMALL, small)) if value is not None]
+    geomean = 1.0
+    for _, timing in shapes:
+        geomean *= timing.mean
+    geomean **= 1 / len(shapes)
+    return runlog.RunEntry(f"2026-11-26T0{time}Z", command, target, commit, gpu, exit_code,
+                           result_line(Timing(geomean, 0.01), shapes))
+
+
+LOG = [
+    bench("1:00:00", 60.0, 18.0, commit="aaaaaaa"),
+    bench("1:10:00", 58.0, 17.0, commit="aaaaaaa+dirty"),
+    bench("1:20:00", None, 16.5, commit="aaaaaaa+dirty", command="nvfp4ctl bench --only 3"),
+    bench("1:30:00", 54.0, 16.0, commit="bbbbbbb"),
+    bench("1:40:00", 53.0, 15.9, commit="bbbbbbb", exit_code="1"),  # failed: not a data point
+    bench("1:50:00", 70.0, 30.0, gpu="NVIDIA H200 (sm_90)"),
+    runlog.RunEntry("2026-11-26T02:00:00Z", "nvfp4ctl check", "kernels/sm90/k.cu@0123456789ab", "bbbbbbb", H100, "0",
+                    "10/10 pass"),
+]
+
+
+def test_runs_group_by_target_and_gpu_most_recent_first(tmp_path: Path) -> None:
+    found = trend.collect(LOG, tmp_path)
+    assert [(t.target, t.gpu, len(t.runs)) for t in found] == [
+        ("kernels/sm90/k.cu", "NVIDIA H200 (sm_90)", 1), ("kernels/sm90/k.cu", H100, 4)]
+
+
+def test_series_leave_gaps_and_the_geomean_only_counts_full_runs(tmp_path: Path) -> None:
+    h100 = trend.collect(LOG, tmp_path)[1]
+    assert h100.keys() == [BIG, SMALL, "geomean"]
+    assert h100.series(BIG) == [60.0, 58.0, None, 54.0]
+    assert h100.series(SMALL) == [18.0, 17.0, 16.5, 16.0]
+    assert h100.series("geomean")[2] is None and all(v is not None for i, v in enumerate(h100.series("geomean")) if i != 2)
+
+
+def test_the_first_run_on_each_commit_is_marked(tmp_path: Path) -> None:
+    h100 = trend.collect(LOG, tmp_path)[1]
+    assert h100.changes() == [True, False, False, True]  # "+dirty" on aaaaaaa is still aaaaaaa
+    assert trend.commit_legend(h100) == ["^ run 1: aaaaaaa (2026-11-26 01:00:00)",
+                                         "^ run 4: bbbbbbb (2026-11-26 01:30:00)"]
+
+
+def test_target_and_last_filters(tmp_path: Path) -> None:
+    assert trend.collect(LOG, tmp_path, target=tmp_path / "other.cu") == []
+    found = trend.collect(LOG, tmp_path, target=tmp_path / "kernels" / "sm90" / "k.cu", last=2)
+    assert [len(t.runs) for t in found] == [1, 2]
+    assert found[1].series(SMALL) == [16.5, 16.0]
+
+
+def test_plot_puts_the_max_on_top_the_min_at_the_bottom_and_marks_commits() -> None:
+    lines = trend.plot([60.0, 58.0, None, 54.0], [True, False, False, True], height=4)
+    assert lines == [
+        "60 ┤ ●",
+        "58 ┤   ●",
+        "   │",
+        "54 ┤       ●",
+        "   └─────────",
+        "     ^     ^",
+    ]
+
+
+def test_plot_of_a_flat_series_and_of_nothing() -> None:
+    assert trend.plot([5.0, 5.0], [True, False], height=3)[:3] == ["5 ┤ ● ●", "  │", "  │"]
+    assert trend.plot([None], [True]) == []
+
+
+def test_summary_and_shape_names() -> None:
+    assert trend.summary([60.0, None, 54.0]) == "60.00 -> 54.00 µs (-10.0 %) over 2 runs, best 54.00"
+    assert trend.summary([None]) == "no run timed this shape"
+    assert trend.normalize_shape("128,7168,2048") == SMALL
+    assert trend.normalize_shape("128x7168x2048x1") == SMALL
+    assert trend.normalize_shape("GeoMean") == "geomean"
+
+
+@pytest.fixture
+def logged() -> Path:
+    memory = memory_path()  # the test's own temporary MEMORY.md (tests/conftest.py)
+    for entry in LOG:
+        runlog.append(entry, memory)
+    return memory
+
+
+def test_log_trend_end_to_end(logged: Path) -> None:
+    result = CliRunner().invoke(app, ["log", "--trend", "--shape", "128,7168,2048"])
+    assert result.exit_code == 0, result.output
+    assert f"kernels/sm90/k.cu on {H100}: 4 bench(es), 2026-11-26 01:00 to 2026-11-26 01:30" in result.output
+    assert f"{SMALL}: 18.00 -> 16.00 µs (-11.1 %) over 4 runs, best 16.00" in result.output
+    assert BIG not in result.output
+    assert "^ run 4: bbbbbbb" in result.output
+
+
+def test_log_trend_usage_errors(logged: Path) -> None:
+    unknown = CliRunner().invoke(app, ["log", "--trend", "--shape", "1,2,3"])
+    assert unknown.exit_code == 2 and "--shape 1,2,3: no logged bench timed it" in unknown.output
+    misplaced = CliRunner().invoke(app, ["log", "--shape", "1,2,3"])
+    assert misplaced.exit_code == 2 and "go with --trend" in misplaced.output
+
+
+def test_log_trend_with_no_bench_says_so() -> None:
+    result = CliRunner().invoke(app, ["log", "--trend"])
+    assert result.exit_code == 0
+    assert "no successful bench" in result.output

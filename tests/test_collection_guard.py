@@ -1,0 +1,42 @@
+"""The collection guard itself: what it reports, and that the repository is clean by its rules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import collection_guard
+from collection_guard import FLOOR_FILE, TESTS_DIR, problems, read_floor, test_files_on_disk
+
+
+def test_a_file_left_out_of_the_collection_is_named(tmp_path: Path) -> None:
+    kept, skipped = tmp_path / "tests" / "test_a.py", tmp_path / "tests" / "build" / "test_b.py"
+    lines = problems({kept, skipped}, {kept}, count=10, floor=10, root=tmp_path)
+    assert lines == ["tests/build/test_b.py was not collected (norecursedirs? a collect_ignore? a typo in the name?)"]
+
+
+def test_fewer_tests_than_the_floor_fail() -> None:
+    lines = problems(set(), set(), count=598, floor=600, root=TESTS_DIR.parent)
+    assert len(lines) == 1 and "collected 598 tests, fewer than the floor of 600" in lines[0]
+
+
+def test_a_complete_collection_has_no_problem(tmp_path: Path) -> None:
+    files = {tmp_path / "test_a.py"}
+    assert problems(files, files, count=600, floor=600, root=tmp_path) == []
+
+
+def test_the_floor_file_reads_past_comments(tmp_path: Path) -> None:
+    floor = tmp_path / "floor.txt"
+    floor.write_text("# a comment\n\n612  # why\n")
+    assert read_floor(floor) == 612
+    assert read_floor(FLOOR_FILE) > 0
+
+
+def test_tests_build_is_on_disk_and_would_be_checked() -> None:
+    """tests/build/ is the folder pytest's default norecursedirs skipped."""
+    on_disk = test_files_on_disk()
+    assert any(path.parent.name == "build" for path in on_disk)
+    assert Path(collection_guard.__file__).resolve() not in on_disk
+
+
+def test_pytest_does_not_skip_folders_named_build(pytestconfig) -> None:
+    assert "build" not in pytestconfig.getini("norecursedirs")

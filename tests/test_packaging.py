@@ -1,0 +1,67 @@
+"""A wheel carries what nvfp4ctl reads at run time (kernels/, task.yml, the sm100 host proof).
+
+The whole install (wheelhouse, offline virtualenv, commands from an empty folder) runs in CI as
+.ci/package_check.sh; these are the fast checks that keep its pieces consistent.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from nvfp4ctl import project
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _setup_shipped() -> tuple[str, ...]:
+    tree = ast.parse((ROOT / "setup.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "SHIPPED" for t in node.targets):
+            return tuple(ast.literal_eval(node.value))
+    raise AssertionError("setup.py has no SHIPPED tuple")
+
+
+def test_every_shipped_path_the_code_asks_for_is_in_setup_py_and_the_manifest() -> None:
+    asked = set()
+    for path in (ROOT / "nvfp4ctl").rglob("*.py"):
+        asked |= set(re.findall(r"""shipped\(\s*["']([^"']+)["']""", path.read_text()))
+    assert asked, "no shipped(...) call found"
+    listed = _setup_shipped()
+    for relative in asked:
+        assert any(relative == item or relative.startswith(item + "/") for item in listed), relative
+    manifest = (ROOT / "MANIFEST.in").read_text()
+    for item in listed:
+        assert item in manifest, f"{item} is copied by setup.py but not in MANIFEST.in (sdists would lack it)"
+        assert (ROOT / item).exists(), item
+
+
+def test_the_wheels_copy_wins_over_the_checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert project.shipped("task.yml") == ROOT / "task.yml"  # a checkout has no _shipped/
+    (tmp_path / "kernels").mkdir()
+    monkeypatch.setattr(project, "SHIPPED_DIR", tmp_path)
+    assert project.shipped("kernels") == tmp_path / "kernels"
+
+
+def test_a_built_wheel_holds_the_shipped_files(tmp_path: Path) -> None:
+    pytest.importorskip("setuptools")
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(tmp_path), str(ROOT)],
+        capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stderr[-2000:]
+    wheel = next(tmp_path.glob("nvfp4ctl-*.whl"))
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for required in ("nvfp4ctl/_shipped/task.yml", "nvfp4ctl/_shipped/kernels/common/nvfp4_gemm_api.h",
+                     "nvfp4ctl/_shipped/kernels/common/torch_binding.cpp",
+                     "nvfp4ctl/_shipped/kernels/sm90/nvfp4_gemm_sm90.cu",
+                     "nvfp4ctl/_shipped/kernels/sm100/nvfp4_gemm_sm100.cu",
+                     "nvfp4ctl/_shipped/kernels/torch_dequant/submission.py",
+                     "nvfp4ctl/_shipped/tests/sm100/host/sm100_host_proof.cu"):
+        assert required in names, required
+    assert not any("__pycache__" in name for name in names)
