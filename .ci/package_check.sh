@@ -4,9 +4,10 @@
 #      torch, into one wheelhouse (docs/install.md, "Offline install").
 #   2. On the "offline machine": a fresh virtualenv that sees neither the checkout, this machine's
 #      site-packages nor any index, installs from the wheelhouse alone (--no-index --find-links).
-#   3. From an empty folder (no task.yml, no kernels/ nearby: the shipped copies must be used):
-#      --help, lint on a sample, lint's defaults, dump --umma --no-cute, export, and check on the
-#      CPU with the pure-torch submission the wheel ships (proves the CPU torch loads and runs).
+#   3. From a folder holding only the user's submission.py (no task.yml, no kernels/ nearby: the
+#      shipped copies must be used): --help, lint on the file and on its defaults, dump --umma
+#      --no-cute, export --kernel default, and check on the CPU with the pure-torch submission the
+#      wheel ships (proves the CPU torch loads and runs).
 # Usage: .ci/package_check.sh [WORK_DIR]   (default: a fresh temporary folder, removed at the end)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,7 +35,7 @@ python3 -m venv "$VENV"
 PIP_CONFIG_FILE=/dev/null PIP_FIND_LINKS= PIP_EXTRA_INDEX_URL= PIP_INDEX_URL= \
   "$VENV/bin/python" -m pip install -q --no-index --find-links "$WHEELHOUSE" nvfp4ctl
 
-step "3. commands from an empty folder"
+step "3. commands from a folder holding only a submission.py"
 cd "$WORK/empty"
 export NVFP4CTL_CACHE=$WORK/cache NVFP4CTL_MEMORY=$WORK/MEMORY.md NO_COLOR=1
 unset NVFP4CTL_TASK
@@ -49,7 +50,7 @@ print(f"nvfp4ctl from {nvfp4ctl.__file__}")
 PY
 run --help > /dev/null
 run check --help > /dev/null
-cat > sample_submission.py <<'PY'
+cat > submission.py <<'PY'
 import torch
 
 
@@ -57,10 +58,10 @@ def custom_kernel(data):
     a, b, sfa_ref, sfb_ref, sfa, sfb, c = data
     return c
 PY
-run lint sample_submission.py
-run lint
+run lint submission.py
+run lint  # the user's folder: submission.py, never the package's own files
 echo "\$ nvfp4ctl dump --umma --no-cute"; "$NV" dump --umma --no-cute > "$WORK/dump.txt"; tail -n 1 "$WORK/dump.txt"
-run export -o exported_submission.py
+run export --kernel default -o exported_submission.py
 run lint exported_submission.py
 SUBMISSION=$("$VENV/bin/python" -c 'from nvfp4ctl.project import shipped; print(shipped("kernels/torch_dequant/submission.py"))')
 NVFP4CTL_DEVICE=cpu run check --submission "$SUBMISSION" --only 1
