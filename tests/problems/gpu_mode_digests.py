@@ -1,12 +1,12 @@
 """Digests of GPU MODE's own generate_input on a CUDA machine, for tests/problems/test_gpu_mode_digests.py.
 
 GPU MODE's code is not part of this repository. Copy, from gpu-mode/reference-kernels, for each of
-nvfp4_gemm, nvfp4_dual_gemm, nvfp4_group_gemm, nvfp4_gemv, into UPSTREAM/<problem>/:
+nvfp4_gemm, nvfp4_dual_gemm, nvfp4_group_gemm, nvfp4_gemv, into GPU_MODE_DIR/<problem>/:
   reference.py and task.py from problems/nvidia/<problem>/, and utils.py as that problem's task.yml
   names it (problems/nvidia/utils.py for nvfp4_gemm, nvfp4_dual_gemm and nvfp4_gemv;
   problems/nvidia/nvfp4_group_gemm/utils.py for nvfp4_group_gemm).
 Then, from the repository root on a CUDA machine (numpy needed by their utils.py):
-  PYTHONPATH=$PWD python3 tests/problems/gpu_mode_digests.py UPSTREAM [--out PATH]
+  PYTHONPATH=$PWD python3 tests/problems/gpu_mode_digests.py GPU_MODE_DIR [--out PATH]
 It writes PATH (default tests/problems/data/gpu_mode_digests.json) and prints, per case, whether our
 generate_input gives the same digests.
 """
@@ -61,7 +61,7 @@ CASES: dict[str, list[dict[str, Any]]] = {
 }
 
 
-def load_upstream(folder: Path) -> ModuleType:
+def load_gpu_mode(folder: Path) -> ModuleType:
     """GPU MODE's reference.py from `folder`, with its own task.py and utils.py, isolated from others."""
     for name in HARNESS_MODULES:
         sys.modules.pop(name, None)
@@ -80,7 +80,7 @@ def case_record(problem: str, args: dict[str, Any], data: Any, device: str) -> d
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("upstream", type=Path, help="folder with <problem>/{reference,task,utils}.py from GPU MODE")
+    parser.add_argument("gpu_mode_dir", type=Path, help="folder with <problem>/{reference,task,utils}.py from GPU MODE")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--commit", default="", help="the gpu-mode/reference-kernels commit the files came from")
     # only for a dry run of this script against a copy edited to run on the CPU; the data is CUDA's
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     cases, mismatches = [], 0
     for problem, problem_cases in CASES.items():
-        module = load_upstream(options.upstream / problem)
+        module = load_gpu_mode(options.gpu_mode_dir / problem)
         for args in problem_cases:
             theirs = case_record(problem, args, module.generate_input(**args), options.device)
             ours = case_record(problem, args, our_generate_input(problem, args, device=options.device), options.device)

@@ -4,7 +4,7 @@ GPU MODE's reference computes r1 = _scaled_mm(A, B1, out_dtype=float32) and r2 l
 `(silu(r1) * r2).to(float16)`. We compute each product's exact value (float64, see
 nvfp4ctl/problems/common/exact.py) and round it once to fp32: the correctly rounded r1 and r2. Then
 silu and the product run in fp32 with torch's own silu on the data's device, and one rounding to
-fp16, as upstream.
+fp16, as GPU MODE does.
 
 Where this may differ from the leaderboard by an fp32 ulp: cuBLAS's block-scaled kernel accumulates
 in fp32 (tensor-core partial sums in its own order), so once a partial sum needs more than 24 bits

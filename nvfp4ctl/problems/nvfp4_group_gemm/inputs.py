@@ -6,7 +6,7 @@ device, c_i = randn fp16 on the device, then the reference scales sfa_i, sfb_i a
 int8 -> e4m3 (1 or 2) drawn by the CPU generator (no device argument; they stay on the CPU in the
 tuple), then each permuted tensor from a randint(1, 3) int8 padding draw on the device. CPU and CUDA
 draws come from separate generators that manual_seed seeds together, so on CUDA each generator sees
-its own draws in the same order as upstream. With device="cpu" every draw uses the CPU generator, in
+its own draws in the same order as GPU MODE's. With device="cpu" every draw uses the CPU generator, in
 program order (our CI's picture of the same code).
 
 Tuple: (abc_tensors: [(a, b, c)], sfasfb_tensors: [(sfa, sfb)], sfasfb_reordered_tensors:
@@ -84,7 +84,7 @@ def generate_input(dims: Any, seed: int, device: str = "cuda", scales: str = "ge
     """(abc_tensors, sfasfb_tensors, sfasfb_reordered_tensors, problem_sizes) as GPU MODE builds them.
 
     dims: anything with attributes m, n, k (sequences of g ints) and g (an nvfp4ctl.task.Case).
-    Reference scales are CPU tensors whatever `device` is, as upstream. scales="full" keeps every
+    Reference scales are CPU tensors whatever `device` is, as in GPU MODE's tuple. scales="full" keeps every
     a, b, c (the same draws) and replaces each group's scales with the GEMM's full-range scheme
     (nvfp4_gemm/scales.py); permuted padding is then 0.
     """
