@@ -14,3 +14,4 @@ class Outcome:
     exit_code: ExitCode = ExitCode.OK
     target: Path | str | None = None  # file the command ran or checked (hashed in the run log)
     gpu: str | None = None  # "NVIDIA H100 80GB HBM3 (sm_90)" when the command saw a GPU
+    problem: str | None = None  # the task's problem, recorded in the run log

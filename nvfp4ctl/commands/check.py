@@ -40,7 +40,7 @@ class Scales(str, Enum):
 
 def command(
     only: Annotated[list[int] | None, typer.Option("--only", metavar="N", help="Run task.yml test N (1-based); repeat for several.")] = None,
-    shape: Annotated[list[str] | None, typer.Option("--shape", metavar="M,N,K[,L]", help="Ad-hoc case M,N,K[,L]; repeatable.")] = None,
+    shape: Annotated[list[str] | None, typer.Option("--shape", metavar="SHAPE", help="Ad-hoc case in the problem's syntax: M,N,K[,L] (GEMV M,K[,L]; grouped M1,N1,K1;M2,N2,K2); repeatable.")] = None,
     seed: Annotated[int | None, typer.Option("--seed", metavar="S", help="Seed for every case run (default: task.yml's; 1111 for --shape).")] = None,
     scales: Annotated[Scales, typer.Option("--scales", help="generator: GPU MODE's {0,1,2,3}; full: the whole e4m3 range.")] = Scales.generator,
     submission: Annotated[Path | None, typer.Option("--submission", metavar="PATH", help="A GPU MODE submission.py to check.")] = None,
@@ -56,7 +56,7 @@ def command(
         raise UsageError(NO_GPU)
     gpu = first_gpu() if device == "cuda" else None
     loaded = plan.load_task_file(task)
-    target = resolve_target(submission, kernel, loaded.submission)
+    target = resolve_target(submission, kernel, loaded.submission, loaded.problem)
     items = plan.select_items(loaded, only or [], shape or [], seed)
     timeout_s, timeout_source = plan.resolve_timeout(timeout, loaded.timeout_s)
     settings = CheckSettings(problem=loaded.problem, rtol=loaded.rtol, atol=loaded.atol, timeout_s=timeout_s,
@@ -66,7 +66,7 @@ def command(
     report = _run_with_progress(console, items, target, settings)
     _show(console, report)
     return Outcome(result=report.summary, exit_code=report.exit_code, target=target.path,
-                   gpu=report.gpu or (gpu.describe() if gpu else None))
+                   gpu=report.gpu or (gpu.describe() if gpu else None), problem=loaded.problem)
 
 
 def _config_line(target: str, task: Any, items: list[CheckItem], timeout_s: float, timeout_source: str,
@@ -75,7 +75,7 @@ def _config_line(target: str, task: Any, items: list[CheckItem], timeout_s: floa
     shapes = sum(1 for item in items if item.id.startswith("s"))
     picked = f"{len(items) - shapes} of {len(task.tests)} tests" + (f" + {shapes} --shape" if shapes else "")
     return (
-        f"check · target {target} · task {short_path(task.path) if task.path else 'task.yml'} ({picked})"
+        f"check · {settings.problem} · target {target} · task {short_path(task.path) if task.path else 'task.yml'} ({picked})"
         f" · timeout {timeout_s:g} s ({timeout_source}) · device {device}"
         f" · scales {settings.scales} · probe {'on' if settings.probe else 'off'}"
     )

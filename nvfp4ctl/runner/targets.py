@@ -21,9 +21,11 @@ from nvfp4ctl.runner.gpu import first_gpu, run_device
 
 SUBMISSION, KERNEL, TORCH = "submission", "kernel", "torch"
 
-# The compiled default per GPU major version; used only when the file exists.
+# The compiled default per GPU major version (the GEMM's; each problem names its own); used only
+# when the file exists.
 DEFAULT_KERNELS = {9: "sm90/nvfp4_gemm_sm90.cu", 10: "sm100/nvfp4_gemm_sm100.cu"}
 FALLBACK_SUBMISSION = "torch_dequant/submission.py"
+DEFAULT_PROBLEM = "nvfp4_gemm"
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,7 @@ class TargetSpec:
     kind: str  # "submission" | "kernel" | "torch"
     path: Path
     label: str  # what the user sees: the path as given, or "kernels/sm90/... (default for sm_90)"
+    problem: str = DEFAULT_PROBLEM  # whose C ABI a kernel implements and whose harness modules load
 
 
 def _existing_file(path: Path, flag: str) -> Path:
@@ -41,7 +44,8 @@ def _existing_file(path: Path, flag: str) -> Path:
     return path.resolve()
 
 
-def resolve_target(submission: Path | None, kernel: Path | None, task_submission: Path | None = None) -> TargetSpec:
+def resolve_target(submission: Path | None, kernel: Path | None, task_submission: Path | None = None,
+                   problem: str = DEFAULT_PROBLEM) -> TargetSpec:
     """--submission / --kernel, else task.yml's `submission:`, else the default for this machine's GPU."""
     if submission is not None and kernel is not None:
         raise UsageError("--submission and --kernel are exclusive: pass one of them")
@@ -51,26 +55,38 @@ def resolve_target(submission: Path | None, kernel: Path | None, task_submission
         resolved = _existing_file(submission, "--submission")
         if resolved.suffix != ".py":
             raise UsageError(f"--submission {submission}: expected a Python file (submission.py)")
-        return TargetSpec(SUBMISSION, resolved, str(submission))
+        return TargetSpec(SUBMISSION, resolved, str(submission), problem)
     if kernel is not None:
         resolved = _existing_file(kernel, "--kernel")
         if resolved.suffix != ".cu":
             raise UsageError(f"--kernel {kernel}: expected a CUDA source (.cu); use --submission for .py")
-        return TargetSpec(KERNEL, resolved, str(kernel))
-    return default_target()
+        return TargetSpec(KERNEL, resolved, str(kernel), problem)
+    return default_target(problem)
 
 
-def default_target() -> TargetSpec:
+def _defaults(problem: str) -> tuple[dict[int, str], str]:
+    """The problem's kernels per GPU major and its exact plain-torch fallback (paths under kernels/)."""
+    if problem == DEFAULT_PROBLEM:
+        return DEFAULT_KERNELS, FALLBACK_SUBMISSION
+    from nvfp4ctl.problems import get_problem
+
+    spec = get_problem(problem)
+    return dict(spec.default_kernels), spec.fallback_submission
+
+
+def default_target(problem: str = DEFAULT_PROBLEM) -> TargetSpec:
     kernels = kernels_dir()
+    default_kernels, fallback_name = _defaults(problem)
     gpu = first_gpu() if run_device() == "cuda" else None
-    if gpu is not None and gpu.major in DEFAULT_KERNELS:
-        source = kernels / DEFAULT_KERNELS[gpu.major]
+    if gpu is not None and gpu.major in default_kernels:
+        source = kernels / default_kernels[gpu.major]
         if source.is_file():
-            return TargetSpec(KERNEL, source, f"{short_path(source)} (default for {gpu.arch})")
-    fallback = kernels / FALLBACK_SUBMISSION
+            return TargetSpec(KERNEL, source, f"{short_path(source)} (default for {gpu.arch})", problem)
+    fallback = kernels / fallback_name
     if not fallback.is_file():
         raise UsageError(f"no default target: {fallback} is missing; pass --submission or --kernel")
-    return TargetSpec(TORCH, fallback, f"{short_path(fallback)} (default)")
+    word = "default" if problem == DEFAULT_PROBLEM else f"default: exact torch fallback, no {problem} kernel here"
+    return TargetSpec(TORCH, fallback, f"{short_path(fallback)} ({word})", problem)
 
 
 def short_path(path: Path) -> str:
@@ -89,19 +105,30 @@ KernelFn = Callable[[tuple], Any]
 def load_target(spec: TargetSpec) -> KernelFn:
     """The callable `custom_kernel(data) -> c` for a target (runs in the child)."""
     if spec.kind == KERNEL:
-        return _load_kernel(spec.path)
-    return import_submission(spec.path)
+        return _load_kernel(spec.path, spec.problem)
+    return import_submission(spec.path, spec.problem)
 
 
-def _load_kernel(source: Path) -> KernelFn:
+def _load_kernel(source: Path, problem: str = DEFAULT_PROBLEM) -> KernelFn:
     from nvfp4ctl.build import load_kernel_module  # builds (cached) and imports the extension
 
+    if problem == DEFAULT_PROBLEM:
+        entry, call = "nvfp4_gemm", None
+    else:
+        from nvfp4ctl.problems import get_problem
+
+        spec = get_problem(problem)
+        if spec.kernel_api is None:
+            raise UsageError(f"--kernel: {problem} has no kernel C ABI yet; use --submission")
+        entry, call = spec.kernel_api.function, spec.kernel_call
     module = load_kernel_module(source)
 
     def custom_kernel(data: tuple) -> Any:
+        if call is not None:
+            return call(module, data)
         return module.nvfp4_gemm(data[0], data[1], data[4], data[5], data[6])
 
-    custom_kernel.__qualname__ = f"{source.name}:nvfp4_gemm"
+    custom_kernel.__qualname__ = f"{source.name}:{entry}"
     return custom_kernel
 
 
@@ -109,12 +136,16 @@ def _load_kernel(source: Path) -> KernelFn:
 HARNESS_MODULES = frozenset({"utils", "reference", "eval"})
 
 
-def import_submission(path: Path) -> KernelFn:
+def import_submission(path: Path, problem: str | None = None) -> KernelFn:
     """Import a GPU MODE submission.py by path and return its custom_kernel."""
     folder = str(path.parent)
     if folder not in sys.path:
         sys.path.insert(0, folder)  # submissions import their neighbours (task.py, helpers)
-    if not (path.parent / "task.py").is_file() and "task" not in sys.modules:
+    harness = _harness_dir(problem)
+    if harness is not None and str(harness) not in sys.path:
+        # our stand-ins for GPU MODE's task.py / utils.py / reference.py, behind the user's own copies
+        sys.path.insert(sys.path.index(folder) + 1, str(harness))
+    if harness is None and not (path.parent / "task.py").is_file() and "task" not in sys.modules:
         sys.modules["task"] = _task_shim()
     digest = hashlib.sha256(str(path).encode()).hexdigest()[:10]
     name = f"nvfp4ctl_target_{path.stem}_{digest}"
@@ -137,6 +168,15 @@ def import_submission(path: Path) -> KernelFn:
     if not callable(kernel):
         raise ImportError(f"{path} defines no custom_kernel(data) function")
     return kernel
+
+
+def _harness_dir(problem: str | None) -> Path | None:
+    if problem is None:
+        return None
+    from nvfp4ctl.problems import get_problem
+
+    folder = get_problem(problem).harness_dir
+    return folder if (folder / "task.py").is_file() else None
 
 
 def _task_shim() -> types.ModuleType:
