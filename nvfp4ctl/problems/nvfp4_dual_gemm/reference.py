@@ -33,4 +33,7 @@ def products(data: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, torch.Tensor
 def reference(data: tuple[torch.Tensor, ...]) -> torch.Tensor:
     """silu(A·B1ᵀ) ⊙ (A·B2ᵀ) as a new fp16 tensor (m, n, l) with c's strides; data is untouched."""
     first, second = products(data)
-    return (torch.nn.functional.silu(first) * second).to(torch.float16)
+    m, n, l = first.shape
+    # c's own layout, batch outermost (an elementwise result would pick other strides when l = 1)
+    out = torch.empty((l, m, n), dtype=torch.float16, device=first.device).permute(1, 2, 0)
+    return out.copy_((torch.nn.functional.silu(first) * second).to(torch.float16))
