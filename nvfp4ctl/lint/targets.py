@@ -26,8 +26,14 @@ def _load_task() -> Any | None:
 
 def _benchmark_shapes(task: Any | None) -> tuple[tuple[int, int, int], ...] | None:
     cases = getattr(task, "benchmarks", None) or ()
-    shapes = tuple((int(c.m), int(c.n), int(c.k)) for c in cases if all(hasattr(c, d) for d in "mnk"))
-    return shapes or None
+    shapes: list[tuple[int, int, int]] = []
+    for c in cases:
+        m, n, k = (getattr(c, d, None) for d in "mnk")
+        if all(isinstance(v, int) for v in (m, n, k)):
+            shapes.append((m, n, k))
+        elif all(isinstance(v, tuple) for v in (m, n, k)):  # grouped: each group's shape
+            shapes.extend(zip(m, n, k))
+    return tuple(shapes) or None
 
 
 def plan(
@@ -40,7 +46,7 @@ def plan(
     task_path = getattr(task, "path", None)
     base = Path(task_path).parent if task_path else project_root()
     section: LintSection = parse_section(getattr(task, "lint", None), base)
-    config = resolve_config(section, select, ignore, profile, _benchmark_shapes(task))
+    config = resolve_config(section, select, ignore, profile, _benchmark_shapes(task), getattr(task, "problem", None))
     if paths:
         return LintPlan(tuple(paths), config)
     defaults: list[Path] = list(section.paths) if section.paths else [kernels_dir()]
