@@ -185,7 +185,8 @@ def test_permuted_scales_hold_the_reference_scales(scales: str) -> None:
     v = gemv.generate_input(dims(m=96, k=272, l=2), 3, device="cpu", scales=scales)
     for ref, perm in zip(v[2:4], v[4:6]):
         assert_permuted_holds(ref, perm, {0} if scales == "full" else {0x00, 0x38, 0x40})
-    abc, refs, reordered, _ = group.generate_input(dims(m=(40, 128), n=(136, 256), k=(272, 256), g=2), 3, device="cpu", scales=scales)
+    shape = dims(m=(40, 128), n=(136, 256), k=(272, 256), g=2)
+    abc, refs, reordered, _ = group.generate_input(shape, 3, device="cpu", scales=scales)
     for (sfa, sfb), (sfa_p, sfb_p) in zip(refs, reordered):
         padding = {0} if scales == "full" else {0x38, 0x40}  # randint(1, 3) -> e4m3 1.0, 2.0
         assert_permuted_holds(sfa, sfa_p, padding)
@@ -255,7 +256,8 @@ def test_full_scales_reach_across_the_encoding() -> None:
     v = codes(gemv.generate_input(dims(m=512, k=256, l=2), 4, device="cpu", scales="full")[2:4])
     assert int(v.max()) == 0x7E or int(v.max()) >= 0x78  # the GEMM's scheme reaches 2**8 and beyond
     assert int(v[v > 0].min()) < 0x08
-    _, refs, _, _ = group.generate_input(dims(m=(256, 256), n=(256, 256), k=(256, 256), g=2), 4, device="cpu", scales="full")
+    shape = dims(m=(256, 256), n=(256, 256), k=(256, 256), g=2)
+    _, refs, _, _ = group.generate_input(shape, 4, device="cpu", scales="full")
     g = codes([t for pair in refs for t in pair])
     assert int(g.max()) >= 0x78 and int(g[g > 0].min()) < 0x08
     assert all(t.device.type == "cpu" for pair in refs for t in pair)
@@ -291,4 +293,5 @@ def test_describe_names_every_tensor() -> None:
     assert gemv.describe(gemv.generate_input(dims(m=128, k=256, l=1), 1, device="cpu"))[1].startswith("[1] b ")
     lines = group.describe(group.generate_input(dims(m=(128, 64), n=(128, 256), k=(256, 256), g=2), 1, device="cpu"))
     assert len(lines) == 2 * 7 + 1
-    assert lines[0].startswith("[0][0][0] a0") and lines[-1] == "[3] problem_sizes  (128, 128, 256, 1), (64, 256, 256, 1)"
+    assert lines[0].startswith("[0][0][0] a0")
+    assert lines[-1] == "[3] problem_sizes  (128, 128, 256, 1), (64, 256, 256, 1)"

@@ -46,7 +46,9 @@ def mask_padding(permuted: torch.Tensor, mn: int, sf_k: int) -> torch.Tensor:
     return masked.view(storage.shape).permute(3, 4, 1, 5, 2, 0).view(permuted.dtype)
 
 
-def tensor_record(label: str, tensor: torch.Tensor, padding: str = "kept", hashed: torch.Tensor | None = None) -> dict[str, Any]:
+def tensor_record(
+    label: str, tensor: torch.Tensor, padding: str = "kept", hashed: torch.Tensor | None = None
+) -> dict[str, Any]:
     """Layout of `tensor` and the sha256 of `hashed` (default: the tensor itself)."""
     return {
         "label": label,

@@ -114,4 +114,5 @@ def tensor_line(label: str, name: str, tensor: torch.Tensor, width: int) -> str:
 def describe_flat(names: tuple[str, ...], data: tuple[torch.Tensor, ...]) -> list[str]:
     """One line per element of a flat tuple of tensors: index, name, dtype, shape, strides, device."""
     width = max(len(name) for name in names)
-    return [tensor_line(f"[{i}]", name, tensor, width) for i, (name, tensor) in enumerate(zip(names, data, strict=True))]
+    pairs = enumerate(zip(names, data, strict=True))
+    return [tensor_line(f"[{index}]", name, tensor, width) for index, (name, tensor) in pairs]

@@ -69,7 +69,9 @@ def check_dims(dims: Any, scales: str = "generator") -> None:
     check_scales(scales)
 
 
-def _full_scales(ms: Sequence[int], ns: Sequence[int], ks: Sequence[int], seed: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
+def _full_scales(
+    ms: Sequence[int], ns: Sequence[int], ks: Sequence[int], seed: int
+) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """The GEMM's full-range scale codes per group, all from one CPU generator seeded with `seed`."""
     generator = torch.Generator().manual_seed(seed)
     pairs = []

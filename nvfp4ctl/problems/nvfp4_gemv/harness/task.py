@@ -4,7 +4,7 @@ from typing import TypedDict, TypeVar
 
 import torch
 
-input_t = TypeVar("input_t", bound=tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor])
+input_t = TypeVar("input_t", bound=tuple[(torch.Tensor,) * 7])  # type: ignore[misc]
 output_t = TypeVar("output_t", bound=torch.Tensor)
 
 
