@@ -4,9 +4,10 @@ GPU MODE's code is not part of this repository. Copy, from gpu-mode/reference-ke
 nvfp4_gemm, nvfp4_dual_gemm, nvfp4_group_gemm, nvfp4_gemv, into GPU_MODE_DIR/<problem>/:
   reference.py and task.py from problems/nvidia/<problem>/, and utils.py as that problem's task.yml
   names it (problems/nvidia/utils.py for nvfp4_gemm, nvfp4_dual_gemm and nvfp4_gemv;
-  problems/nvidia/nvfp4_group_gemm/utils.py for nvfp4_group_gemm).
+  problems/nvidia/nvfp4_group_gemm/utils.py for nvfp4_group_gemm). With a git clone of theirs:
+  PYTHONPATH=$PWD python3 tests/problems/gpu_mode_digests.py --extract GIT_DIR build/gpu_mode  (build/: ignored)
 Then, from the repository root on a CUDA machine (numpy needed by their utils.py):
-  PYTHONPATH=$PWD python3 tests/problems/gpu_mode_digests.py GPU_MODE_DIR [--out PATH]
+  PYTHONPATH=$PWD python3 tests/problems/gpu_mode_digests.py build/gpu_mode [--out PATH] [--commit SHA]
 It writes PATH (default tests/problems/data/gpu_mode_digests.json) and prints, per case, whether our
 generate_input gives the same digests.
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -74,6 +76,27 @@ def load_gpu_mode(folder: Path) -> ModuleType:
             sys.modules.pop(name, None)
 
 
+def utils_source(problem: str) -> str:
+    """The utils.py that problem's task.yml puts beside a submission."""
+    return f"problems/nvidia/{problem}/utils.py" if problem == "nvfp4_group_gemm" else "problems/nvidia/utils.py"
+
+
+def extract(git_dir: Path, destination: Path) -> str:
+    """Write GPU MODE's harness files of every problem under destination/<problem>/; returns HEAD's sha."""
+    def show(path: str) -> str:
+        command = ["git", f"--git-dir={git_dir}", "show", f"HEAD:{path}"]
+        return subprocess.run(command, check=True, capture_output=True, text=True).stdout
+
+    for problem in CASES:
+        folder = destination / problem
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in ("reference.py", "task.py"):
+            (folder / name).write_text(show(f"problems/nvidia/{problem}/{name}"), encoding="utf-8")
+        (folder / "utils.py").write_text(show(utils_source(problem)), encoding="utf-8")
+    command = ["git", f"--git-dir={git_dir}", "rev-parse", "HEAD"]
+    return subprocess.run(command, check=True, capture_output=True, text=True).stdout.strip()
+
+
 def case_record(problem: str, args: dict[str, Any], data: Any, device: str) -> dict[str, Any]:
     return {"problem": problem, "args": args, **digests(problem, data), "rng_after": rng_after(device)}
 
@@ -81,11 +104,17 @@ def case_record(problem: str, args: dict[str, Any], data: Any, device: str) -> d
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("gpu_mode_dir", type=Path, help="folder with <problem>/{reference,task,utils}.py from GPU MODE")
+    parser.add_argument("--extract", type=Path, metavar="GIT_DIR",
+                        help="first write those files from this git clone of gpu-mode/reference-kernels, then stop")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--commit", default="", help="the gpu-mode/reference-kernels commit the files came from")
     # only for a dry run of this script against a copy edited to run on the CPU; the data is CUDA's
     parser.add_argument("--device", default="cuda", help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
+    if options.extract is not None:
+        sha = extract(options.extract, options.gpu_mode_dir)
+        print(f"wrote {options.gpu_mode_dir}/<problem>/{{reference,task,utils}}.py from commit {sha}")
+        return 0
     if options.device == "cuda" and not torch.cuda.is_available():
         print("needs a CUDA GPU", file=sys.stderr)
         return 2
