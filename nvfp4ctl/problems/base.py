@@ -91,9 +91,14 @@ class Detection:
 class KernelApi:
     """The torch-free C ABI a `--kernel` source implements for this problem, and its binding."""
 
-    header: str  # under kernels/common/
+    header: str  # under kernels/common/; a kernel including it is built with `binding`
     function: str  # the extension's entry point, e.g. "nvfp4_dual_gemm"
     arguments: tuple[int, ...]  # tuple indices passed, in order
+    binding: str = ""  # under kernels/common/: the torch adapter (default "<function>_binding.cpp")
+
+    @property
+    def binding_name(self) -> str:
+        return self.binding or f"{self.function}_binding.cpp"
 
 
 def read_int(entry: Mapping[str, Any], name: str, at: str, minimum: int = 1) -> int:

@@ -98,3 +98,22 @@ def test_gemv_shape_in_its_own_syntax(on_cpu) -> None:
     result = check("nvfp4_gemv", "--shape", "128,96")
     assert result.exit_code == 2, result.output
     assert "error: --shape 128,96: K: expected a multiple of 64" in result.output
+
+
+# --- on a CUDA GPU (run by the lead on an H100) ---------------------------------------------------
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("problem, kernel", [
+    ("nvfp4_dual_gemm", "nvfp4_dual_gemm_naive.cu"), ("nvfp4_gemv", "nvfp4_gemv_naive.cu"),
+])
+def test_naive_kernels_through_the_problem_c_abi_pass_every_test(problem: str, kernel: str) -> None:
+    """--kernel with a problem's API header: built with its binding, called with its tuple elements."""
+    import subprocess
+    import sys
+
+    source = kernels_dir() / "naive" / kernel
+    done = subprocess.run([sys.executable, "-m", "nvfp4ctl", "check", "--task", str(get_problem(problem).task_file),
+                           "--kernel", str(source), "--scales", "full"], capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "10/10 pass" in done.stdout
