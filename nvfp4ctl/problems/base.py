@@ -254,6 +254,12 @@ class ProblemBase:
     def describe(self, data: Any) -> list[str]:
         return list(self._inputs().describe(data))
 
+    def scale_tensors(self, data: Any) -> list[tuple[str, Any, Any]]:
+        """(operand label, reference scales, permuted scales) for every scale tensor: "A", "B1", ..."""
+        layout = self.layout
+        return [(layout.names[r].removesuffix("_ref").removeprefix("sf").upper(), data[r], data[p])
+                for r, p in zip(layout.reference_scales, layout.permuted_scales)]
+
     def output_names(self, data: Any) -> list[str]:
         """One name per output tensor, in the order `reference` returns them."""
         return [self.output_label]

@@ -100,6 +100,13 @@ class Nvfp4GroupGemm(ProblemBase):
     def bytes_moved(self, case: Case) -> float:
         return float(sum((m + n) * k // 2 + (m + n) * k // 16 + 2 * m * n for m, n, k in zip(case.m, case.n, case.k)))
 
+    def scale_tensors(self, data: Any) -> list[tuple[str, Any, Any]]:
+        """Per group g (1-based in labels): A[g] and B[g], reference from index 1, permuted from index 2."""
+        pairs = []
+        for group, ((sfa, sfb), (sfa_permuted, sfb_permuted)) in enumerate(zip(data[1], data[2]), start=1):
+            pairs += [(f"A[{group}]", sfa, sfa_permuted), (f"B[{group}]", sfb, sfb_permuted)]
+        return pairs
+
     def output_names(self, data: Any) -> list[str]:
         return [f"group {index + 1} c" for index in range(len(data[0]))]
 
