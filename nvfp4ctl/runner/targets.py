@@ -21,10 +21,8 @@ from nvfp4ctl.runner.gpu import first_gpu, run_device
 
 SUBMISSION, KERNEL, TORCH = "submission", "kernel", "torch"
 
-# The compiled default per GPU major version (the GEMM's; each problem names its own); used only
-# when the file exists.
-DEFAULT_KERNELS = {9: "sm90/nvfp4_gemm_sm90.cu", 10: "sm100/nvfp4_gemm_sm100.cu"}
-FALLBACK_SUBMISSION = "torch_dequant/submission.py"
+# Each problem names its compiled default per GPU major version (used only when the file exists) and
+# its exact plain-torch fallback (problems/<name>/problem.py: default_kernels, fallback_submission).
 DEFAULT_PROBLEM = "nvfp4_gemm"
 
 
@@ -66,12 +64,11 @@ def resolve_target(submission: Path | None, kernel: Path | None, task_submission
 
 def _defaults(problem: str) -> tuple[dict[int, str], str]:
     """The problem's kernels per GPU major and its exact plain-torch fallback (paths under kernels/)."""
-    if problem == DEFAULT_PROBLEM:
-        return DEFAULT_KERNELS, FALLBACK_SUBMISSION
-    from nvfp4ctl.problems import get_problem
+    from nvfp4ctl.problems import get_problem, resolve_problem
 
-    spec = get_problem(problem)
-    return dict(spec.default_kernels), spec.fallback_submission
+    spec, gemm = resolve_problem(problem), get_problem(DEFAULT_PROBLEM)  # test-only problems: the GEMM's
+    return (dict(getattr(spec, "default_kernels", gemm.default_kernels)),
+            getattr(spec, "fallback_submission", gemm.fallback_submission))
 
 
 def default_target(problem: str = DEFAULT_PROBLEM) -> TargetSpec:
@@ -85,8 +82,8 @@ def default_target(problem: str = DEFAULT_PROBLEM) -> TargetSpec:
     fallback = kernels / fallback_name
     if not fallback.is_file():
         raise UsageError(f"no default target: {fallback} is missing; pass --submission or --kernel")
-    word = "default" if problem == DEFAULT_PROBLEM else f"default: exact torch fallback, no {problem} kernel here"
-    return TargetSpec(TORCH, fallback, f"{short_path(fallback)} ({word})", problem)
+    return TargetSpec(TORCH, fallback, f"{short_path(fallback)} (default: exact torch fallback, no {problem} kernel here)",
+                      problem)
 
 
 def short_path(path: Path) -> str:
@@ -112,23 +109,18 @@ def load_target(spec: TargetSpec) -> KernelFn:
 def _load_kernel(source: Path, problem: str = DEFAULT_PROBLEM) -> KernelFn:
     from nvfp4ctl.build import load_kernel_module  # builds (cached) and imports the extension
 
-    if problem == DEFAULT_PROBLEM:
-        entry, call = "nvfp4_gemm", None
-    else:
-        from nvfp4ctl.problems import get_problem
+    from nvfp4ctl.problems import resolve_problem
 
-        spec = get_problem(problem)
-        if spec.kernel_api is None:
-            raise UsageError(f"--kernel: {problem} has no kernel C ABI yet; use --submission")
-        entry, call = spec.kernel_api.function, spec.kernel_call
+    spec = resolve_problem(problem)
+    if getattr(spec, "kernel_api", None) is None:
+        raise UsageError(f"--kernel: {problem} has no kernel C ABI yet; use --submission")
     module = load_kernel_module(source)
+    call = spec.kernel_call
 
     def custom_kernel(data: tuple) -> Any:
-        if call is not None:
-            return call(module, data)
-        return module.nvfp4_gemm(data[0], data[1], data[4], data[5], data[6])
+        return call(module, data)  # the problem's C ABI: its entry point on its tuple elements
 
-    custom_kernel.__qualname__ = f"{source.name}:{entry}"
+    custom_kernel.__qualname__ = f"{source.name}:{spec.kernel_api.function}"
     return custom_kernel
 
 
@@ -173,10 +165,10 @@ def import_submission(path: Path, problem: str | None = None) -> KernelFn:
 def _harness_dir(problem: str | None) -> Path | None:
     if problem is None:
         return None
-    from nvfp4ctl.problems import get_problem
+    from nvfp4ctl.problems import resolve_problem
 
-    folder = get_problem(problem).harness_dir
-    return folder if (folder / "task.py").is_file() else None
+    folder = getattr(resolve_problem(problem), "harness_dir", None)  # problems defined in tests have none
+    return folder if folder is not None and (folder / "task.py").is_file() else None
 
 
 def _task_shim() -> types.ModuleType:

@@ -117,3 +117,12 @@ def test_naive_kernels_through_the_problem_c_abi_pass_every_test(problem: str, k
                            "--kernel", str(source), "--scales", "full"], capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "10/10 pass" in done.stdout
+
+
+def test_submission_importing_the_harness_modules_loads(on_cpu, tmp_path: Path) -> None:
+    """Real submissions import GPU MODE's task.py / utils.py / reference.py: our stand-ins load them."""
+    path = tmp_path / "submission.py"
+    path.write_text("from task import input_t, output_t\nfrom reference import to_blocked\n"
+                    "from utils import make_match_reference\n\n" + starter("nvfp4_dual_gemm").read_text())
+    result = check("nvfp4_dual_gemm", "--submission", str(path), "--shape", "128,128,256", "--no-probe")
+    assert result.exit_code == 0, result.output
