@@ -16,8 +16,24 @@ from nvfp4ctl.project import kernels_dir
 LEADERBOARD_ARCH = "sm_100a"  # the B200 leaderboard
 
 
-def default_kernel() -> Path:
-    return kernels_dir() / "sm100" / "nvfp4_gemm_sm100.cu"
+B200_MAJOR = 10
+
+
+def default_kernel(problem: str = "nvfp4_gemm") -> Path | None:
+    """The task problem's B200 kernel under kernels/ (None when the problem has none)."""
+    from nvfp4ctl.problems import get_problem
+
+    name = get_problem(problem).default_kernels.get(B200_MAJOR)
+    return kernels_dir() / name if name else None
+
+
+def _task_problem() -> str:
+    from nvfp4ctl.task import load_task
+
+    try:
+        return load_task().problem
+    except UsageError:
+        return "nvfp4_gemm"  # no readable task file: export still works for the GEMM kernel
 
 
 def command(
@@ -28,7 +44,10 @@ def command(
 ) -> Outcome:
     """Write a submission.py that compiles the kernel with load_inline and calls it from custom_kernel."""
     console = get_console()
-    source = kernel or default_kernel()
+    problem = _task_problem() if kernel is None else "nvfp4_gemm"
+    source = kernel or default_kernel(problem)
+    if source is None:
+        raise UsageError(f"no B200 kernel for {problem} ships with nvfp4ctl; pass --kernel PATH")
     if kernel is None and not source.is_file():
         raise UsageError(f"no B200 kernel at {source}; pass --kernel PATH")
     submission = export_submission(source, output)
