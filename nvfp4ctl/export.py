@@ -83,13 +83,14 @@ def render(kernel: Path, arch: str) -> Submission:
     cpp_source, cpp_headers = inline_local_includes(inputs.binding)
     digest = file_digest(kernel)  # the same short hash the run log gives this kernel
     api = kernel_api(inputs.kernel)
-    function, arguments = (api.function, api.arguments) if api is not None else ("nvfp4_gemm", (0, 1, 4, 5, 6))
-    *inputs_used, output_index = arguments
+    if api is None:
+        from nvfp4ctl.problems import get_problem
+
+        api = get_problem("nvfp4_gemm").kernel_api  # a kernel without an API header: the GEMM's binding
     text = _TEMPLATE.format(
-        function=function,
-        call=", ".join(f"data[{i}]" for i in arguments),
-        used=", ".join(str(i) for i in inputs_used),
-        output=output_index,
+        function=api.function,
+        call=api.call_text(),
+        passes=api.describe(),
         kernel=kernel.name,
         arch=arch,
         digest=digest,
@@ -140,7 +141,7 @@ _TEMPLATE = '''"""GPU MODE {function} submission: {kernel} for {arch}, exported 
 
 The CUDA kernel and its torch binding are embedded below (local headers inlined) and compiled once,
 at import, with torch.utils.cpp_extension.load_inline. Every call is one kernel launch on the
-default launch queue: tuple indices {used} -> c (index {output}).
+default launch queue: {passes}.
 Needs nvcc and ninja on the machine; CUTLASS kernels also need the CUTLASS headers.
 Edit the kernel in the repository and export again rather than editing this file.
 """
@@ -176,5 +177,5 @@ _kernel_module = _compile()
 
 
 def custom_kernel(data):
-    return _kernel_module.{function}({call})
+    return {call}
 '''

@@ -95,10 +95,23 @@ class KernelApi:
     function: str  # the extension's entry point, e.g. "nvfp4_dual_gemm"
     arguments: tuple[int, ...]  # tuple indices passed, in order
     binding: str = ""  # under kernels/common/: the torch adapter (default "<function>_binding.cpp")
+    operands: str = ""  # Python argument text when not plain tuple indices (the grouped GEMM's lists)
+    summary: str = ""  # what the call passes, in words, for the exported file's docstring
 
     @property
     def binding_name(self) -> str:
         return self.binding or f"{self.function}_binding.cpp"
+
+    def call_text(self, module: str = "_kernel_module") -> str:
+        """The Python call an exported submission makes: `_kernel_module.nvfp4_gemm(data[0], ...)`."""
+        operands = self.operands or ", ".join(f"data[{i}]" for i in self.arguments)
+        return f"{module}.{self.function}({operands})"
+
+    def describe(self) -> str:
+        if self.summary:
+            return self.summary
+        *used, output = self.arguments
+        return f"tuple indices {', '.join(str(i) for i in used)} -> c (index {output})"
 
 
 def read_int(entry: Mapping[str, Any], name: str, at: str, minimum: int = 1) -> int:

@@ -106,6 +106,7 @@ def test_gemv_shape_in_its_own_syntax(on_cpu) -> None:
 @pytest.mark.gpu
 @pytest.mark.parametrize("problem, kernel", [
     ("nvfp4_dual_gemm", "nvfp4_dual_gemm_naive.cu"), ("nvfp4_gemv", "nvfp4_gemv_naive.cu"),
+    ("nvfp4_group_gemm", "nvfp4_group_gemm_naive.cu"),
 ])
 def test_naive_kernels_through_the_problem_c_abi_pass_every_test(problem: str, kernel: str) -> None:
     """--kernel with a problem's API header: built with its binding, called with its tuple elements."""

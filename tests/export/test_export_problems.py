@@ -20,6 +20,9 @@ NAIVE = kernels_dir() / "naive"
      "_kernel_module.nvfp4_dual_gemm(data[0], data[1], data[2], data[6], data[7], data[8], data[9])"),
     ("nvfp4_gemv_naive.cu", "nvfp4_gemv_binding.cpp",
      "_kernel_module.nvfp4_gemv(data[0], data[1], data[4], data[5], data[6])"),
+    ("nvfp4_group_gemm_naive.cu", "nvfp4_group_gemm_binding.cpp",
+     "_kernel_module.nvfp4_group_gemm([g[0] for g in data[0]], [g[1] for g in data[0]], [s[0] for s in data[2]], "
+     "[s[1] for s in data[2]], [g[2] for g in data[0]])"),
 ])
 def test_binding_and_export_follow_the_included_api(tmp_path: Path, kernel: str, binding: str, call: str) -> None:
     source = NAIVE / kernel

@@ -78,3 +78,20 @@ def test_specs_do_not_import_torch() -> None:
             "for p in all_problems(): t = load_task(p.task_file); [p.key(c) for c in t.benchmarks]\n"
             "assert 'torch' not in sys.modules, 'torch imported'")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_kernel_calls_pass_each_problems_operands() -> None:
+    from types import SimpleNamespace
+
+    calls: list[tuple] = []
+    module = SimpleNamespace(**{name: (lambda *args, name=name: calls.append((name, args)) or "c")
+                                for name in ("nvfp4_gemm", "nvfp4_dual_gemm", "nvfp4_gemv", "nvfp4_group_gemm")})
+    get_problem("nvfp4_dual_gemm").kernel_call(module, tuple(range(10)))
+    get_problem("nvfp4_gemv").kernel_call(module, tuple(range(7)))
+    group = ([("a0", "b0", "c0"), ("a1", "b1", "c1")], [("r", "r")] * 2, [("pa0", "pb0"), ("pa1", "pb1")], [])
+    get_problem("nvfp4_group_gemm").kernel_call(module, group)
+    assert calls == [
+        ("nvfp4_dual_gemm", (0, 1, 2, 6, 7, 8, 9)),
+        ("nvfp4_gemv", (0, 1, 4, 5, 6)),
+        ("nvfp4_group_gemm", (["a0", "a1"], ["b0", "b1"], ["pa0", "pa1"], ["pb0", "pb1"], ["c0", "c1"])),
+    ]

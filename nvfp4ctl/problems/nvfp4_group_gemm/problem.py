@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.problems.base import (
-    Detection, FieldError, ProblemBase, TimingLoop, TupleLayout, check_keys, make_case, read_int, read_int_list,
+    Detection, FieldError, KernelApi, ProblemBase, TimingLoop, TupleLayout, check_keys, make_case, read_int,
+    read_int_list,
 )
 
 if TYPE_CHECKING:
@@ -41,7 +42,13 @@ class Nvfp4GroupGemm(ProblemBase):
         description_phrase="group matrix-matrix multiplication",
         reference_markers=("problem_sizes",),
     )
-    kernel_api = None  # a grouped C ABI needs pointer arrays; submissions only for now
+    # lists per operand: a, b from abc_tensors, the permuted scales from sfasfb_reordered_tensors, c
+    kernel_api = KernelApi(
+        header="nvfp4_group_gemm_api.h", function="nvfp4_group_gemm", arguments=(),
+        operands="[g[0] for g in data[0]], [g[1] for g in data[0]], [s[0] for s in data[2]], "
+                 "[s[1] for s in data[2]], [g[2] for g in data[0]]",
+        summary="per group a, b (abc_tensors), sfa_permuted, sfb_permuted (index 2) -> the list of c",
+    )
     sol_table = {
         ((80, 176, 128, 72, 64, 248, 96, 160), (4096,) * 8, (7168,) * 8): 18.833,
         ((40, 76, 168, 72, 164, 148, 196, 160), (7168,) * 8, (2048,) * 8): 10.667,
@@ -111,7 +118,9 @@ class Nvfp4GroupGemm(ProblemBase):
         return [f"group {index + 1} c" for index in range(len(data[0]))]
 
     def kernel_call(self, module: Any, data: Any) -> Any:
-        raise UsageError(f"{self.name}: no kernel C ABI yet (grouped pointer arrays); use --submission")
+        abc, _, reordered, _ = data
+        return module.nvfp4_group_gemm([g[0] for g in abc], [g[1] for g in abc], [s[0] for s in reordered],
+                                       [s[1] for s in reordered], [g[2] for g in abc])
 
 
 def _compact(values: tuple[int, ...], separator: str = "+") -> str:
