@@ -95,3 +95,17 @@ def test_gemv_k_must_be_a_multiple_of_64() -> None:
     text = 'problem: nvfp4_gemv\ntests:\n  - {"m": 128, "k": 96, "l": 1, "seed": 1}\n'
     with pytest.raises(UsageError, match=r"^task.yml: tests\[0\].k: expected a multiple of 64"):
         parse_task(text, Path("task.yml"))
+
+
+GPU_MODE_DIR = Path(__file__).resolve().parents[2] / "build" / "gpu_mode"  # ignored; see gpu_mode_digests.py
+
+
+@pytest.mark.parametrize("name", problem_names())
+def test_gpu_mode_task_files_unchanged_are_recognised(name: str) -> None:
+    """GPU MODE's own task.yml beside its reference.py (extracted by gpu_mode_digests.py --extract)."""
+    path = GPU_MODE_DIR / name / "task.yml"
+    if not path.is_file():
+        pytest.skip(f"{path} not extracted (tests/problems/gpu_mode_digests.py --extract GIT_DIR build/gpu_mode)")
+    task = load_task(path)
+    assert task.problem == name
+    assert len(task.tests) == 10 and all(get_problem(name).sol_us(case) for case in task.benchmarks)
