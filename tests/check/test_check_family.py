@@ -127,3 +127,24 @@ def test_submission_importing_the_harness_modules_loads(on_cpu, tmp_path: Path) 
                     "from utils import make_match_reference\n\n" + starter("nvfp4_dual_gemm").read_text())
     result = check("nvfp4_dual_gemm", "--submission", str(path), "--shape", "128,128,256", "--no-probe")
     assert result.exit_code == 0, result.output
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("problem, body, shape, expected", [
+    ("nvfp4_dual_gemm", "out[128:256, 0:128] += 1", "256,256,256",
+     "wrong 128x128 tiles (2 m-tiles x 2 n-tiles; X all wrong, x some, . ok)\n    ..\n    X.\n"),
+    ("nvfp4_group_gemm", "out[1][0:128, 0:128] += 1", "128,128,256;256,256,256;128,128,256",
+     "wrong outputs: 1 of 3: group 2 (16384 of 65536 wrong)"),
+    ("nvfp4_gemv", "out[128:256] += 1", "384,256",
+     "wrong 128x128 tiles (3 m-tiles x 1 n-tiles; X all wrong, x some, . ok)\n    .\n    X\n    .\n"),
+])
+def test_wrong_tile_or_group_is_pinpointed_on_the_gpu(tmp_path: Path, problem: str, body: str, shape: str,
+                                                      expected: str) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "nvfp4ctl", "check", "--task", str(get_problem(problem).task_file),
+                           "--submission", spoiled(tmp_path, problem, body), "--shape", shape, "--no-probe"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    assert expected in done.stdout
