@@ -155,7 +155,7 @@ class _TaskReader:
         return tuple(self.case(entry, f"{key}[{index}]") for index, entry in enumerate(entries))
 
     def case(self, entry: Any, at: str) -> Case:
-        from nvfp4ctl.problems.base import FieldError
+        from nvfp4ctl.problems.fields import FieldError
 
         fields = ", ".join(self.spec.case_fields)
         if not isinstance(entry, dict):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from nvfp4ctl.problems.base import DenseProblem, Detection, KernelApi, TimingLoop, TupleLayout
+from nvfp4ctl.problems.base import DenseProblem
+from nvfp4ctl.problems.records import Detection, KernelApi, TimingLoop, TupleLayout
 
 if TYPE_CHECKING:
     from nvfp4ctl.task import Case

@@ -11,10 +11,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from nvfp4ctl.errors import UsageError
-from nvfp4ctl.problems.base import (
-    Detection, FieldError, KernelApi, ProblemBase, TimingLoop, TupleLayout, check_keys, make_case, read_int,
-    read_int_list,
-)
+from nvfp4ctl.problems.base import ProblemBase, make_case
+from nvfp4ctl.problems.fields import FieldError, check_keys, read_int, read_int_list
+from nvfp4ctl.problems.records import Detection, KernelApi, TimingLoop, TupleLayout
 
 if TYPE_CHECKING:
     from nvfp4ctl.task import Case
