@@ -19,7 +19,7 @@ from nvfp4ctl.project import memory_path, project_root
 
 app = typer.Typer(
     name="nvfp4ctl",
-    help="Build, check, benchmark and lint NVFP4 block-scaled GEMM kernels (GPU MODE nvfp4_gemm).",
+    help="Build, check, benchmark and lint NVFP4 block-scaled kernels (GPU MODE nvfp4_gemm, nvfp4_dual_gemm, nvfp4_group_gemm, nvfp4_gemv).",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_show_locals=env_flag(Env.DEBUG),
