@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from nvfp4ctl import workspace
-from nvfp4ctl.commands import bench, build, check, dump, export, lint, log
+from nvfp4ctl.commands import bench, build, check, dump, export, init, lint, log
 from nvfp4ctl.console import NORMAL, QUIET, VERBOSE, get_console, set_verbosity
 from nvfp4ctl.env import Env, env_flag
 from nvfp4ctl.errors import ExitCode, NvfpError
@@ -20,7 +20,7 @@ from nvfp4ctl.outcome import Outcome
 
 app = typer.Typer(
     name="nvfp4ctl",
-    help="Build, check, benchmark and lint NVFP4 block-scaled GEMM kernels (GPU MODE nvfp4_gemm).",
+    help="Build, check, benchmark and lint NVFP4 block-scaled kernels (GPU MODE nvfp4_gemm, nvfp4_dual_gemm, nvfp4_group_gemm, nvfp4_gemv).",
     no_args_is_help=True,
     add_completion=False,
     # Plain (click) help: Typer's rich help panels import rich.markdown and markdown-it, which made
@@ -96,6 +96,7 @@ _logged("dump", dump.command)
 _logged("lint", lint.command)
 _logged("export", export.command)
 _logged("log", log.command, record=False)  # reading the log does not add to it
+_logged("init", init.command, record=False)  # nothing has run yet; MEMORY.md is being made
 
 
 def main() -> None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nvfp4ctl.build import flags
-from nvfp4ctl.build.sources import build_inputs, checked_source, common_dir, find_header, resolve_arch
+from nvfp4ctl.build.sources import build_inputs, checked_source, common_dir, find_header, kernel_api, resolve_arch
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.runlog import file_digest
 
@@ -82,7 +82,15 @@ def render(kernel: Path, arch: str) -> Submission:
     cuda_source, cuda_headers = inline_local_includes(inputs.kernel)
     cpp_source, cpp_headers = inline_local_includes(inputs.binding)
     digest = file_digest(kernel)  # the same short hash the run log gives this kernel
+    api = kernel_api(inputs.kernel)
+    if api is None:
+        from nvfp4ctl.problems import get_problem
+
+        api = get_problem("nvfp4_gemm").kernel_api  # a kernel without an API header: the GEMM's binding
     text = _TEMPLATE.format(
+        function=api.function,
+        call=api.call_text(),
+        passes=api.describe(),
         kernel=kernel.name,
         arch=arch,
         digest=digest,
@@ -129,11 +137,11 @@ def _include_dirs():
     raise RuntimeError("CUTLASS headers not found: set CUTLASS_PATH (the folder holding include/cute)")
 '''
 
-_TEMPLATE = '''"""GPU MODE nvfp4_gemm submission: {kernel} for {arch}, exported by `nvfp4ctl export` (source sha256 {digest}).
+_TEMPLATE = '''"""GPU MODE {function} submission: {kernel} for {arch}, exported by `nvfp4ctl export` (source sha256 {digest}).
 
 The CUDA kernel and its torch binding are embedded below (local headers inlined) and compiled once,
 at import, with torch.utils.cpp_extension.load_inline. Every call is one kernel launch on the
-default launch queue: a, b, sfa_permuted, sfb_permuted (tuple indices 0, 1, 4, 5) -> c (index 6).
+default launch queue: {passes}.
 Needs nvcc and ninja on the machine; CUTLASS kernels also need the CUTLASS headers.
 Edit the kernel in the repository and export again rather than editing this file.
 """
@@ -155,7 +163,7 @@ def _compile():
     if "no_implicit_headers" in inspect.signature(load_inline).parameters:
         options["no_implicit_headers"] = True  # both sources include what they need themselves
     return load_inline(
-        name=f"nvfp4_gemm_{{digest}}",
+        name=f"{function}_{{digest}}",
         cpp_sources=[CPP_SOURCE],
         cuda_sources=[CUDA_SOURCE],
         extra_cuda_cflags=CUDA_FLAGS,
@@ -169,5 +177,5 @@ _kernel_module = _compile()
 
 
 def custom_kernel(data):
-    return _kernel_module.nvfp4_gemm(data[0], data[1], data[4], data[5], data[6])
+    return {call}
 '''

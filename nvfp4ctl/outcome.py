@@ -15,3 +15,4 @@ class Outcome:
     target: Path | str | None = None  # file the command ran or checked (hashed in the run log)
     gpu: str | None = None  # "NVIDIA H100 80GB HBM3 (sm_90)" when the command saw a GPU
     target_source: str | None = None  # why that file: "beside task.yml", "--submission", ...
+    problem: str | None = None  # the task's problem, recorded in the run log

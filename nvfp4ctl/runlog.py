@@ -35,9 +35,11 @@ class RunEntry:
     gpu: str
     exit_code: str
     result: str
+    problem: str = ""  # the task's problem ("nvfp4_dual_gemm"); a last cell, absent on older lines
 
     def to_line(self) -> str:
-        cells = [getattr(self, f.name).replace(SEPARATOR.strip(), "-").replace("\n", " ") for f in fields(self)]
+        names = [f.name for f in fields(self) if f.name != "problem" or self.problem]
+        cells = [getattr(self, name).replace(SEPARATOR.strip(), "-").replace("\n", " ") for name in names]
         cells[1] = f"`{cells[1]}`"
         return "- " + SEPARATOR.join(cells) + "\n"
 
@@ -46,7 +48,7 @@ class RunEntry:
         if not line.startswith("- "):
             return None
         cells = line[2:].rstrip("\n").split(SEPARATOR)
-        if len(cells) != len(fields(cls)):
+        if len(cells) not in (len(fields(cls)) - 1, len(fields(cls))):
             return None
         cells[1] = cells[1].strip("`")
         return cls(*cells)
@@ -122,6 +124,7 @@ def make_entry(outcome: Outcome, argv: list[str], cwd: Path) -> RunEntry:
         gpu=outcome.gpu or detect_gpu(),
         exit_code=str(int(outcome.exit_code)),
         result=outcome.result,
+        problem=outcome.problem or "",
     )
 
 

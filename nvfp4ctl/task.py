@@ -9,6 +9,7 @@ one UsageError line naming the field: "task.yml: benchmarks[2].k: expected a pos
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -28,21 +29,30 @@ DEFAULT_ATOL = 1e-3
 DEFAULT_TIMEOUT_S = 180.0
 DEFAULT_RANKING = "geom"
 RANKINGS = ("geom", "mean", "last")
-CASE_INTS = ("m", "n", "k", "l", "seed")
 K_MULTIPLE = 16  # one e4m3 scale per 16 fp4 elements along K
 
 
 @dataclass(frozen=True)
 class Case:
-    m: int
-    n: int
-    k: int
+    """One test or benchmark entry. Which fields mean something is the problem's business: the GEMMs
+    use m, n, k, l; the GEMV has no n (None); the grouped GEMM has g and per-group tuples m, n, k."""
+
+    m: Any
+    n: Any
+    k: Any
     l: int
     seed: int
     sol_us: float | None = None  # speed of light (µs) on B200 at 1.5 GHz, benchmarks only
+    g: int | None = None  # groups (nvfp4_group_gemm)
 
     def label(self) -> str:
-        return f"m={self.m} n={self.n} k={self.k} l={self.l} seed={self.seed}"
+        words = [f"{name}={_text(value)}" for name, value in (("g", self.g), ("m", self.m), ("n", self.n),
+                                                               ("k", self.k), ("l", self.l)) if value is not None]
+        return " ".join([*words, f"seed={self.seed}"])
+
+
+def _text(value: Any) -> str:
+    return "[" + ",".join(str(v) for v in value) + "]" if isinstance(value, tuple) else str(value)
 
 
 @dataclass(frozen=True)
@@ -89,7 +99,7 @@ def parse_task(text: str, path: Path | None = None) -> Task:
         document = yaml.safe_load(text)
     except yaml.YAMLError as error:
         raise UsageError(f"{where}: invalid YAML: {_yaml_problem(error)}") from None
-    return _TaskReader(where, path).read(document)
+    return _TaskReader(where, path, text).read(document)
 
 
 def _yaml_problem(error: yaml.YAMLError) -> str:
@@ -105,9 +115,11 @@ def _describe(value: Any) -> str:
 class _TaskReader:
     """Validates one parsed document; every error names the file and the field path."""
 
-    def __init__(self, where: str, path: Path | None) -> None:
+    def __init__(self, where: str, path: Path | None, text: str = "") -> None:
         self.where = where
         self.path = path
+        self.text = text
+        self.spec: Any = None  # the problem, once known; it parses the case entries
 
     def fail(self, field_path: str, problem: str) -> UsageError:
         return UsageError(f"{self.where}: {field_path}: {problem}")
@@ -116,12 +128,13 @@ class _TaskReader:
         if not isinstance(document, dict):
             kind = "an empty file" if document is None else type(document).__name__
             raise UsageError(f"{self.where}: expected a mapping with tests and benchmarks, got {kind}")
+        problem = self.problem(document)
         tests = self.cases(document, "tests", required=True)
         benchmarks = self.cases(document, "benchmarks", required=False)
         rtol, atol = self.tolerance(document.get("tolerance"))
         return Task(
             path=self.path,
-            problem=self.problem(document.get("problem", DEFAULT_PROBLEM)),
+            problem=problem,
             tests=tests,
             benchmarks=benchmarks,
             rtol=rtol,
@@ -137,33 +150,25 @@ class _TaskReader:
         if entries is None and not required:
             return ()
         if not isinstance(entries, list) or (required and not entries):
-            example = "[{m: 128, n: 256, k: 256, l: 1, seed: 1111}, ...]"
+            example = f"[{self.spec.case_example}, ...]"
             raise self.fail(key, f"expected a non-empty list like {example}, got {_describe(entries)}")
         return tuple(self.case(entry, f"{key}[{index}]") for index, entry in enumerate(entries))
 
     def case(self, entry: Any, at: str) -> Case:
+        from nvfp4ctl.problems.fields import FieldError
+
+        fields = ", ".join(self.spec.case_fields)
         if not isinstance(entry, dict):
-            raise self.fail(at, f"expected a mapping with {', '.join(CASE_INTS)}, got {_describe(entry)}")
-        unknown = sorted(str(key) for key in entry if key not in (*CASE_INTS, "sol_us"))
-        if unknown:
-            raise self.fail(f"{at}.{unknown[0]}", f"unknown field (expected {', '.join(CASE_INTS)}, sol_us)")
-        values = {name: self.integer(entry, name, at) for name in CASE_INTS}
-        if values["k"] % K_MULTIPLE:
-            raise self.fail(f"{at}.k", f"expected a multiple of {K_MULTIPLE} (one scale per 16 elements), got {values['k']}")
+            raise self.fail(at, f"expected a mapping with {fields}, seed, got {_describe(entry)}")
+        try:
+            case = self.spec.parse_case(entry, at)
+        except FieldError as error:
+            raise self.fail(error.field_path, error.problem) from None
         sol_us = entry.get("sol_us")
         if sol_us is not None:
             sol_us = self.number(sol_us, f"{at}.sol_us", "a positive number of microseconds", positive=True)
-        return Case(**values, sol_us=sol_us)
-
-    def integer(self, entry: dict[str, Any], name: str, at: str) -> int:
-        if name not in entry:
-            raise self.fail(f"{at}.{name}", "missing")
-        value = entry[name]
-        minimum = 0 if name == "seed" else 1
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            kind = "a non-negative integer" if name == "seed" else "a positive integer"
-            raise self.fail(f"{at}.{name}", f"expected {kind}, got {_describe(value)}")
-        return value
+            case = dataclasses.replace(case, sol_us=sol_us)
+        return case
 
     def number(self, value: Any, at: str, kind: str, positive: bool) -> float:
         # PyYAML reads `1e-3` (no dot) as a string, so numeric strings are accepted too.
@@ -191,10 +196,20 @@ class _TaskReader:
         atol = self.number(section.get("atol", DEFAULT_ATOL), "tolerance.atol", "a non-negative number", positive=False)
         return rtol, atol
 
-    def problem(self, value: Any) -> str:
-        if value not in problem_names():
+    def problem(self, document: dict[str, Any]) -> str:
+        """`problem:` when given, else recognised from GPU MODE's file (see problems/detect.py)."""
+        from nvfp4ctl.problems import get_problem
+        from nvfp4ctl.problems.detect import detect_problem
+
+        value = document.get("problem")
+        if value is None:
+            name = detect_problem(self.text, document, self.path, self.where)
+        elif value not in problem_names():
             raise self.fail("problem", f"expected one of {', '.join(problem_names())}, got {_describe(value)}")
-        return value
+        else:
+            name = value
+        self.spec = get_problem(name)
+        return name
 
     def ranking(self, value: Any) -> str:
         if value not in RANKINGS:

@@ -18,7 +18,8 @@ from nvfp4ctl.project import memory_path
 @pytest.fixture
 def three_tests(monkeypatch):
     monkeypatch.setenv("NVFP4CTL_DEVICE", "cpu")
-    task = SimpleNamespace(tests=(1, 2, 3), path=None, submission=None, timeout_s=180.0, is_users=False)
+    task = SimpleNamespace(tests=(1, 2, 3), path=None, submission=None, timeout_s=180.0, is_users=False,
+                           problem="nvfp4_gemm")
     monkeypatch.setattr(plan, "load_task_file", lambda path: task)
 
 

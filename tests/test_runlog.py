@@ -137,3 +137,13 @@ def test_log_command_errors_and_empty_log(tmp_path, monkeypatch):
     assert empty.exit_code == 0 and "no runs logged yet" in empty.output
     bad = CliRunner().invoke(app, ["log", "-n", "0"])
     assert bad.exit_code == 2 and "-n must be at least 1, got 0" in bad.output
+
+
+def test_the_problem_is_a_last_cell_and_older_lines_still_parse() -> None:
+    entry = runlog.RunEntry("2026-11-26T09:00:00Z", "nvfp4ctl check", "-", "abc", "no GPU", "0", "1/1 pass",
+                            "nvfp4_dual_gemm")
+    line = entry.to_line()
+    assert line.rstrip().endswith(" · 1/1 pass · nvfp4_dual_gemm")
+    assert runlog.RunEntry.from_line(line) == entry
+    older = line.replace(" · nvfp4_dual_gemm", "")
+    assert runlog.RunEntry.from_line(older).problem == ""

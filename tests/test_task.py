@@ -112,7 +112,7 @@ BENCH = '\nbenchmarks:\n  - {"m": 128, "n": 7168, "k": 16384, "l": 1, "seed": 11
         (MINIMAL + "timeout: 0\n", "task.yml: timeout: expected a positive number of seconds, got 0"),
         (MINIMAL + "timeout: .inf\n", "task.yml: timeout: expected a positive number of seconds, got inf"),
         (MINIMAL + "ranking_by: median\n", "task.yml: ranking_by: expected one of geom, mean, last, got 'median'"),
-        (MINIMAL + "problem: gemv\n", "task.yml: problem: expected one of nvfp4_gemm, got 'gemv'"),
+        (MINIMAL + "problem: gemv\n", "task.yml: problem: expected one of nvfp4_gemm, nvfp4_dual_gemm, nvfp4_group_gemm, nvfp4_gemv, got 'gemv'"),
         (MINIMAL + "submission: [a]\n", "task.yml: submission: expected a path to a submission.py, got ['a']"),
         (MINIMAL + "lint: [NV201]\n", "task.yml: lint: expected a mapping of lint options, got ['NV201']"),
         ("", "task.yml: expected a mapping with tests and benchmarks, got an empty file"),

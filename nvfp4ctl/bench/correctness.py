@@ -28,6 +28,14 @@ def first_mismatch(got: Any, want: Any, rtol: float, atol: float) -> Mismatch | 
     """None when `got` passes; a Mismatch, or a sentence when it is not even a tensor of the right shape."""
     import torch
 
+    if isinstance(want, list):  # one output per group (the grouped GEMM)
+        if not isinstance(got, (list, tuple)) or len(got) != len(want):
+            return f"custom_kernel returned {type(got).__name__}, expected a list of {len(want)} tensors (one per group)"
+        for group, (one_got, one_want) in enumerate(zip(got, want)):
+            found = first_mismatch(one_got, one_want, rtol, atol)
+            if found is not None:
+                return f"group {group + 1}: {found.describe() if isinstance(found, Mismatch) else found}"
+        return None
     if not isinstance(got, torch.Tensor):
         return f"custom_kernel returned {type(got).__name__}, not a tensor"
     if got.shape != want.shape:

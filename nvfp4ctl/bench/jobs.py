@@ -52,14 +52,12 @@ def bench_case(
     warmup: dict[str, float] | None = None,
     recheck: bool = False,
     device: str = "cuda",
-    input_sets: int = INPUT_SETS,
+    input_sets: int | None = None,
     settle_s: float = 0.0,
 ) -> dict[str, Any]:
-    from nvfp4ctl.problems import get_problem
-
     started = time.perf_counter()
-    spec = get_problem(problem)
-    seeds = input_seeds(case.seed, input_sets)
+    spec = _problem(problem)
+    seeds = _seeds(spec, case.seed, input_sets)
     inputs = [spec.generate_input(dataclasses.replace(case, seed=seed), device=device) for seed in seeds]
     generated = time.perf_counter()
     try:
@@ -95,18 +93,16 @@ def bench_case(
 
 
 def device_time(target: Kernel, *, case: Any, problem: str, head_start_s: float, device: str = "cuda",
-                input_sets: int = INPUT_SETS) -> dict[str, Any]:
+                input_sets: int | None = None) -> dict[str, Any]:
     """The profiler's kernel time per call on fresh copies of the 50 input sets.
 
     A job of its own, run after every shape is timed, so the profiler (CUPTI) is never attached
     while the leaderboard numbers are taken.
     """
-    from nvfp4ctl.problems import get_problem
-
     started = time.perf_counter()
-    spec = get_problem(problem)
+    spec = _problem(problem)
     inputs = [spec.generate_input(dataclasses.replace(case, seed=seed), device=device)
-              for seed in input_seeds(case.seed, input_sets)]
+              for seed in _seeds(spec, case.seed, input_sets)]
     found, error = None, None
     try:
         found = profile_device_time(target, inputs, CudaFlush(device), head_start_s)
@@ -116,6 +112,20 @@ def device_time(target: Kernel, *, case: Any, problem: str, head_start_s: float,
         error = f"{type(failure).__name__}: {failure}"
     return {"device_time": found.to_dict() if found else None, "profiler_error": error,
             "profile_s": time.perf_counter() - started}
+
+
+def _problem(name: str) -> Any:
+    from nvfp4ctl.problems import resolve_problem
+
+    return resolve_problem(name)
+
+
+def _seeds(spec: Any, task_seed: int, input_sets: int | None) -> list[int]:
+    """The problem's loop: 50 sets (+42 each) for the GEMMs, 15 for the grouped GEMM, 1 for the GEMV."""
+    timing = getattr(spec, "timing", None)
+    if timing is None:
+        return input_seeds(task_seed, INPUT_SETS if input_sets is None else input_sets)
+    return timing.seeds(task_seed, input_sets)
 
 
 def correctness_pass(target: Kernel, spec: Any, inputs: list[tuple], seeds: list[int],

@@ -45,13 +45,24 @@ class ShapeResult:
     issue_us: float  # median CPU time to issue one call
     device: DeviceTime | None  # profiler: kernel time per call
     raw: dict[str, Any] = field(default_factory=dict, compare=False)  # flush settings, phase times
+    # The problem's own name and counts for the shape (dual: two GEMMs; group: summed over groups);
+    # unset, the GEMM's formulas apply.
+    name: str = ""
+    flop_count: float | None = None
+    byte_count: float | None = None
 
     @classmethod
-    def from_job(cls, case: Any, reply: dict[str, Any], profile: dict[str, Any] | None = None) -> ShapeResult:
+    def from_job(cls, case: Any, reply: dict[str, Any], profile: dict[str, Any] | None = None,
+                 problem: Any = None) -> ShapeResult:
         profile = profile or {}
         device = profile.get("device_time")
+        counts: dict[str, Any] = {}
+        if problem is not None:
+            counts = {"name": problem.key(case), "flop_count": problem.flops(case),
+                      "byte_count": problem.bytes_moved(case)}
         return cls(
-            m=case.m, n=case.n, k=case.k, l=case.l, seed=case.seed, sol_us=case.sol_us,
+            m=case.m, n=case.n, k=case.k, l=case.l, seed=case.seed,
+            sol_us=problem.sol_us(case) if problem is not None else case.sol_us, **counts,
             stats=summarize(reply["samples_ns"]).scaled(1e-3),
             reason=reply["reason"],
             issue_us=statistics.median(reply["issue_ns"]) * 1e-3,
@@ -65,15 +76,23 @@ class ShapeResult:
 
     @property
     def key(self) -> str:
-        return shape_key(self.m, self.n, self.k, self.l)
+        return self.name or shape_key(self.m, self.n, self.k, self.l)
+
+    @property
+    def flop(self) -> float:
+        return self.flop_count if self.flop_count is not None else flops(self.m, self.n, self.k, self.l)
+
+    @property
+    def bytes(self) -> float:
+        return self.byte_count if self.byte_count is not None else bytes_moved(self.m, self.n, self.k, self.l)
 
     @property
     def tflops(self) -> float:
-        return flops(self.m, self.n, self.k, self.l) / (self.stats.mean * 1e-6) / 1e12
+        return self.flop / (self.stats.mean * 1e-6) / 1e12
 
     @property
     def tbps(self) -> float:
-        return bytes_moved(self.m, self.n, self.k, self.l) / (self.stats.mean * 1e-6) / 1e12
+        return self.bytes / (self.stats.mean * 1e-6) / 1e12
 
     @property
     def pct_sol(self) -> float | None:
@@ -81,8 +100,8 @@ class ShapeResult:
 
     def floor_us(self, ceilings: Ceilings) -> tuple[float, str]:
         """This GPU's roofline time for the shape and what binds it ("compute" or "memory")."""
-        compute = flops(self.m, self.n, self.k, self.l) / (ceilings.tflops * 1e12) * 1e6
-        memory = bytes_moved(self.m, self.n, self.k, self.l) / (ceilings.tbps * 1e12) * 1e6
+        compute = self.flop / (ceilings.tflops * 1e12) * 1e6
+        memory = self.bytes / (ceilings.tbps * 1e12) * 1e6
         return (compute, "compute") if compute >= memory else (memory, "memory")
 
     def pct_ceiling(self, ceilings: Ceilings) -> float:

@@ -51,7 +51,11 @@ class BenchPlan:
 
 def run_bench(plan: BenchPlan, worker: Any, target_label: str,
               on_step: Callable[[str], None] = lambda _: None) -> BenchReport:
+    from nvfp4ctl.problems import resolve_problem
+
     started = time.perf_counter()
+    problem = resolve_problem(plan.problem)
+    name = problem.key if hasattr(problem, "key") else (lambda c: shape_key(c.m, c.n, c.k, c.l))
     ceilings, calibration_error = None, None
     if plan.device == "cuda":
         on_step("calibration")
@@ -63,7 +67,7 @@ def run_bench(plan: BenchPlan, worker: Any, target_label: str,
     timed: list[tuple[Any, dict[str, Any]]] = []
     profiles: list[dict[str, Any] | None] = []
     for kind, case in plan.steps():
-        key = shape_key(case.m, case.n, case.k, case.l)
+        key = name(case)
         on_step(f"{STEP_WORDS[kind]} {key}")
         if kind == "profile":
             head_start_s = timed[len(profiles)][1]["flush"]["head_start_s"]
@@ -77,7 +81,8 @@ def run_bench(plan: BenchPlan, worker: Any, target_label: str,
         if kind == "time":
             timed.append((case, reply))
     profiles += [None] * (len(timed) - len(profiles))
-    results = [ShapeResult.from_job(case, reply, profile) for (case, reply), profile in zip(timed, profiles)]
+    counts = problem if hasattr(problem, "flops") else None
+    results = [ShapeResult.from_job(case, reply, profile, counts) for (case, reply), profile in zip(timed, profiles)]
     return BenchReport(target=target_label, gpu=worker.gpu or detect_gpu(), mode=plan.mode.name,
                        shapes=tuple(results), ceilings=ceilings, wall_s=time.perf_counter() - started,
                        calibration_error=calibration_error)

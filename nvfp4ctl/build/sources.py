@@ -23,8 +23,23 @@ def common_dir() -> Path:
     return kernels_dir() / "common"
 
 
-def binding_path() -> Path:
-    return common_dir() / BINDING_NAME
+def binding_path(kernel: Path | None = None) -> Path:
+    """The torch binding for a kernel: the one of the problem whose API header it includes
+    (nvfp4_dual_gemm_api.h -> nvfp4_dual_gemm_binding.cpp); the GEMM's torch_binding.cpp otherwise."""
+    api = kernel_api(kernel) if kernel is not None else None
+    return common_dir() / (api.binding_name if api is not None else BINDING_NAME)
+
+
+def kernel_api(kernel: Path) -> object | None:
+    """The problem C ABI (problems.base.KernelApi) whose header the kernel includes, if any."""
+    from nvfp4ctl.problems import all_problems
+
+    included = {path.name for path in local_headers(kernel)}
+    for problem in all_problems():
+        api = problem.kernel_api
+        if api is not None and api.header in included:
+            return api
+    return None
 
 
 def declared_arch(source: Path) -> str | None:
@@ -103,7 +118,7 @@ class BuildInputs:
 
 
 def build_inputs(kernel: Path) -> BuildInputs:
-    binding = binding_path()
+    binding = binding_path(kernel)
     if not binding.is_file():
         raise UsageError(f"the torch binding is missing: {binding}")
     headers = tuple(dict.fromkeys([*local_headers(kernel), *local_headers(binding)]))

@@ -6,7 +6,6 @@ The parent sends `CHECK_JOB` through the worker; the result is a small picklable
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import time
 import traceback
 from collections.abc import Callable
@@ -15,7 +14,7 @@ from typing import Any
 
 import torch
 
-from nvfp4ctl.check.compare import compare, poison
+from nvfp4ctl.check.compare import compare, mismatch_mask, poison
 from nvfp4ctl.check.output import is_output_buffer, output_mistakes
 from nvfp4ctl.check.result import FIRST_CALL, PROBE_FRESH, PROBE_REFILLED, REUSED, CaseResult, Comparison
 from nvfp4ctl.runner.child import describe_device, is_cuda_error
@@ -33,12 +32,9 @@ class _Call:
 
 def resolve_problem(name: str) -> Any:
     """A registered problem ("nvfp4_gemm"), or "package.module:attribute" for one defined elsewhere."""
-    if ":" in name:
-        module, _, attribute = name.partition(":")
-        return getattr(importlib.import_module(module), attribute)
-    from nvfp4ctl.problems import get_problem
+    from nvfp4ctl.problems import resolve_problem as resolve
 
-    return get_problem(name)
+    return resolve(name)
 
 
 def check_case(
@@ -103,7 +99,10 @@ def _call_and_compare(
 ) -> _Call:
     want = problem.reference(data)
     c = problem.output_of(data)
-    poison(c)
+    several = isinstance(want, list)  # the grouped GEMM: one output per group
+    wants, buffers = (want, list(c)) if several else ([want], [c])
+    for buffer in buffers:
+        poison(buffer)
     _synchronize(device)
     started = time.perf_counter()
     try:
@@ -114,10 +113,28 @@ def _call_and_compare(
             raise  # the context is poisoned: the worker turns this into a crash and a fresh child
         return _Call(None, _raised(error), time.perf_counter() - started)
     seconds = time.perf_counter() - started
-    mistakes = output_mistakes(out, want)
+    names = problem.output_names(data) if hasattr(problem, "output_names") else ["c"]
+    if several:
+        if not isinstance(out, (list, tuple)) or len(out) != len(wants):
+            kind = f"{type(out).__name__} of {len(out)}" if isinstance(out, (list, tuple)) else type(out).__name__
+            return _Call(None, (f"custom_kernel returned {kind}, expected a list of {len(wants)} tensors "
+                                "(the c of every group)",), seconds)
+        outs = list(out)
+    else:
+        outs = [out]
+    mistakes = [f"{name}: {m}" if several else m
+                for name, o, w in zip(names, outs, wants) for m in output_mistakes(o, w)]
     if mistakes:
         return _Call(None, tuple(mistakes), seconds)
-    return _Call(compare(out, want, rtol, atol, output_is_c=is_output_buffer(out, c)), (), seconds)
+    parts = [dataclasses.replace(compare(o, w, rtol, atol, output_is_c=is_output_buffer(o, b)), output=name)
+             for name, o, w, b in zip(names, outs, wants, buffers)]
+    chosen = next((p for p in parts if not p.passed), None) or max(parts, key=lambda p: p.max_abs_err)
+    if several:
+        chosen = dataclasses.replace(chosen, parts=tuple((p.output, p.mismatched, p.total) for p in parts))
+    elif not chosen.passed and hasattr(problem, "explain"):
+        notes = problem.explain(data, out, want, mismatch_mask(out.to(want.device), want, rtol, atol))
+        chosen = dataclasses.replace(chosen, notes=tuple(notes))
+    return _Call(chosen, (), seconds)
 
 
 def _raised(error: Exception) -> tuple[str, ...]:

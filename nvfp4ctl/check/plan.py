@@ -30,17 +30,38 @@ def select_items(task: Any, only: Sequence[int], shapes: Sequence[str], seed: in
         if not 1 <= number <= len(tests):
             span = f"1-{len(tests)}" if tests else "none"
             raise UsageError(f"--only {number}: task.yml has {len(tests)} tests ({span})")
+    spec = problem_of(task)
     items: list[CheckItem] = []
     chosen = list(dict.fromkeys(only)) if only else ([] if shapes else range(1, len(tests) + 1))
     for number in chosen:
         case = tests[number - 1]
-        items.append(CheckItem(str(number), case if seed is None else dataclasses.replace(case, seed=seed)))
+        case = case if seed is None else dataclasses.replace(case, seed=seed)
+        items.append(CheckItem(str(number), case, _shape_text(spec, case)))
     for position, text in enumerate(shapes, start=1):
-        m, n, k, l = parse_shape(text)
-        items.append(CheckItem(f"s{position}", _make_case(m, n, k, l, DEFAULT_SHAPE_SEED if seed is None else seed)))
+        case = _shape_case(spec, text, DEFAULT_SHAPE_SEED if seed is None else seed)
+        items.append(CheckItem(f"s{position}", case, _shape_text(spec, case)))
     if not items:
-        raise UsageError("nothing to check: task.yml has no tests; pass --shape M,N,K")
+        syntax = getattr(spec, "shape_syntax", "M,N,K")
+        raise UsageError(f"nothing to check: task.yml has no tests; pass --shape {syntax}")
     return items
+
+
+def problem_of(task: Any) -> Any:
+    """The task's problem object (a registered name, or "module:attribute" in tests)."""
+    from nvfp4ctl.problems import resolve_problem
+
+    return resolve_problem(task.problem)
+
+
+def _shape_case(spec: Any, text: str, seed: int) -> Any:
+    if hasattr(spec, "parse_shape"):
+        return spec.parse_shape(text, seed)  # the problem's own syntax (GEMV M,K; groups M,N,K;...)
+    m, n, k, l = parse_shape(text)
+    return _make_case(m, n, k, l, seed)
+
+
+def _shape_text(spec: Any, case: Any) -> str:
+    return spec.shape_text(case) if hasattr(spec, "shape_text") else ""
 
 
 def _make_case(m: int, n: int, k: int, l: int, seed: int) -> Any:

@@ -16,8 +16,9 @@ MAX_MAP_COLS = 64
 
 def comparison_lines(comparison: Comparison) -> list[str]:
     c = comparison
-    lines = [
-        f"{c.mismatched} of {c.total} outputs differ ({100.0 * c.mismatched / max(c.total, 1):.1f}%);"
+    lines = _parts_lines(c)
+    lines += [
+        f"{'' if c.output == 'c' else c.output + ': '}{c.mismatched} of {c.total} outputs differ ({100.0 * c.mismatched / max(c.total, 1):.1f}%);"
         f" max abs err {c.max_abs_err:.4g}, max rel err {c.max_rel_err:.4g}"
     ]
     if c.nan_got or c.inf_got or c.nan_want or c.inf_want:
@@ -31,7 +32,19 @@ def comparison_lines(comparison: Comparison) -> list[str]:
         width = max(len(str(m.index)) for m in c.first)
         lines += [f"  {str(m.index):<{width}}  got {m.got:<12.6g} want {m.want:.6g}" for m in c.first]
     lines += tile_map_lines(c)
+    lines += list(c.notes)
     return lines
+
+
+def _parts_lines(c: Comparison) -> list[str]:
+    """"wrong groups: 1 of 4: group 3 (120 of 32768 wrong)" when the problem has several outputs."""
+    if not c.parts:
+        return []
+    wrong = [(name, bad, total) for name, bad, total in c.parts if bad]
+    if not wrong:
+        return []
+    listed = ", ".join(f"{name.removesuffix(' c')} ({bad} of {total} wrong)" for name, bad, total in wrong)
+    return [f"wrong outputs: {len(wrong)} of {len(c.parts)}: {listed}"]
 
 
 def _line_pattern(what: str, wrong: int, size: int, first: tuple[int, ...]) -> list[str]:
@@ -51,7 +64,8 @@ def tile_map_lines(comparison: Comparison) -> list[str]:
     rows, cols = len(cells), len(cells[0])
     if all(cell == "X" for row in cells for cell in row):
         return [f"every {TILE}x{TILE} tile is wrong ({rows} x {cols} tiles)"]
-    header = f"wrong {TILE}x{TILE} tiles ({rows} m-tiles x {cols} n-tiles; X all wrong, x some, . ok)"
+    of = "" if comparison.output == "c" else f" of {comparison.output}"
+    header = f"wrong {TILE}x{TILE} tiles{of} ({rows} m-tiles x {cols} n-tiles; X all wrong, x some, . ok)"
     lines = [header]
     for row in cells[:MAX_MAP_ROWS]:
         text = "".join(row[:MAX_MAP_COLS])

@@ -44,6 +44,9 @@ class Comparison:
     wrong_cols: int = 0  # distinct n with a wrong element (any m, l)
     first_rows: tuple[int, ...] = ()  # the first LISTED_LINES of them
     first_cols: tuple[int, ...] = ()
+    output: str = "c"  # which output this is about ("c", "group 3 c")
+    notes: tuple[str, ...] = ()  # the problem's own reading of the mismatch (dual: which product)
+    parts: tuple[tuple[str, int, int], ...] = ()  # (output, mismatched, total) per output when several
 
     @property
     def total(self) -> int:

@@ -19,7 +19,8 @@ NO_GPU = "no CUDA GPU found: nvfp4ctl check runs kernels on a GPU"
 @dataclass(frozen=True)
 class CheckItem:
     id: str  # "3" for task.yml's third test, "s1" for the first --shape
-    case: Any  # nvfp4ctl.task.Case (m, n, k, l, seed)
+    case: Any  # nvfp4ctl.task.Case (the problem's fields and the seed)
+    text: str = ""  # the problem's words for the shape ("g=2 m=96,128 n=128,256 k=256,512")
 
     @property
     def label(self) -> str:
@@ -27,6 +28,8 @@ class CheckItem:
 
     @property
     def shape(self) -> str:
+        if self.text:
+            return self.text
         c = self.case
         return f"m={c.m} n={c.n} k={c.k}" + (f" l={c.l}" if c.l != 1 else "")
 

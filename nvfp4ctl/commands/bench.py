@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from nvfp4ctl import options
-from nvfp4ctl.bench.modes import BENCHMARK, DEFAULT_SETTLE_S, LEADERBOARD, MODE_SETTINGS
+from nvfp4ctl.bench.modes import BENCHMARK, DEFAULT_SETTLE_S, LEADERBOARD
 from nvfp4ctl.console import VERBOSE, get_console
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.outcome import Outcome
+from nvfp4ctl.problems import get_problem
 
 if TYPE_CHECKING:  # the timing machinery is imported when the command runs, so `--help` stays fast
     from nvfp4ctl.bench import history
@@ -32,7 +33,7 @@ def command(
     kernel: Annotated[Path | None, typer.Option("--kernel", metavar="PATH", help="A kernel source (.cu) to build and time; 'default': nvfp4ctl's own for this GPU.")] = None,
     task: Annotated[Path | None, typer.Option("--task", metavar="PATH", help="task.yml to read the benchmarks from.")] = None,
     only: Annotated[int | None, typer.Option("--only", metavar="N", help="Time only benchmark N (1-based, task.yml order).")] = None,
-    shape: Annotated[str | None, typer.Option("--shape", metavar="M,N,K[,L]", help="Time one ad-hoc shape instead.")] = None,
+    shape: Annotated[str | None, typer.Option("--shape", metavar="SHAPE", help="Time one ad-hoc shape instead: M,N,K[,L] (GEMV M,K[,L]; grouped M1,N1,K1;M2,N2,K2).")] = None,
     mode: Annotated[ModeChoice, typer.Option("--mode", help="benchmark: 200 repeats, 10 s budget; leaderboard: warm every shape, 1000 repeats, 30 s, recheck.")] = ModeChoice.benchmark,
     max_repeats: Annotated[int | None, typer.Option("--max-repeats", metavar="N", min=1, help="Most timed repeats per shape (default 200; 1000 in leaderboard mode).")] = None,
     max_noise: Annotated[float, typer.Option("--max-noise", metavar="PCT", help="Stop a shape once err/mean is below this many percent.")] = 0.1,
@@ -55,15 +56,17 @@ def command(
     device = run_device()
     if device == "cuda" and not gpu_present():
         raise UsageError(NO_GPU)
+    problem = get_problem(loaded.problem)
     cases = select_cases(loaded, only, shape)
-    settings = MODE_SETTINGS[mode.value]
+    settings = problem.bench_mode(mode.value)  # the problem's loop: repeats and warm-ups differ
     plan = BenchPlan(cases=cases, mode=settings, problem=loaded.problem, rtol=loaded.rtol, atol=loaded.atol,
                      timeout_s=options.resolve_timeout(timeout, loaded.timeout_s)[0],
                      max_repeats=max_repeats or settings.max_repeats, max_noise=max_noise / 100.0,
                      recalibrate=recalibrate, device=device, settle_s=settle if device == "cuda" else 0.0)
     console = get_console()
     if not json:  # --json keeps stdout for the document alone
-        console.info(f"bench · target {target.label} · task {task_label(loaded)} · {len(cases)} shape(s) · mode {mode.value}"
+        console.info(f"bench · {problem.name} · target {target.label} · task {task_label(loaded)} · {len(cases)} shape(s)"
+                     f" · mode {mode.value} · {problem.timing.input_sets} input set(s) per sample ({problem.timing.source})"
                      f" · settle {plan.settle_s:g} s · timeout {plan.timeout_s:g} s per shape", style="dim")
     echo = (lambda line: console.detail(f"  [child] {line}")) if console.verbosity >= VERBOSE else None
     with Worker(target, plan.timeout_s, device=device, on_output=echo) as worker, console.progress() as progress:
@@ -73,7 +76,8 @@ def command(
         console.json(report.to_dict() | {"comparison": _comparison_dict(comparison)})
     else:
         show(report, comparison, plan.max_noise)
-    return Outcome(result=report.result_line(), target=target.path, target_source=target.source, gpu=report.gpu)
+    return Outcome(result=report.result_line(), target=target.path, target_source=target.source, gpu=report.gpu,
+                   problem=problem.name)
 
 
 def compare_with_log(report: BenchReport, target: Path) -> history.Comparison | None:
@@ -95,7 +99,7 @@ def select_cases(task: Task, only: int | None, shape: str | None) -> tuple[Case,
         raise UsageError("--only and --shape are exclusive: pick a task shape or give one")
     if shape is not None:
         seed = task.benchmarks[0].seed if task.benchmarks else 1111
-        return (parse_shape(shape, seed),)
+        return (parse_shape(shape, seed, task.problem),)
     if not task.benchmarks:
         raise UsageError(f"{task.path or 'task.yml'}: no benchmarks to time (add a benchmarks: list or use --shape)")
     if only is not None:
@@ -105,13 +109,9 @@ def select_cases(task: Task, only: int | None, shape: str | None) -> tuple[Case,
     return task.benchmarks
 
 
-def parse_shape(text: str, seed: int) -> Case:
-    from nvfp4ctl.task import K_MULTIPLE, Case
-
-    m, n, k, l = options.parse_shape(text)
-    if k % K_MULTIPLE:
-        raise UsageError(f"--shape {text}: K must be a multiple of {K_MULTIPLE} (one scale per 16 elements), got {k}")
-    return Case(m=m, n=n, k=k, l=l, seed=seed)
+def parse_shape(text: str, seed: int, problem: str = "nvfp4_gemm") -> Case:
+    """--shape in the problem's syntax (GEMMs M,N,K[,L]; GEMV M,K[,L]; grouped M1,N1,K1;M2,N2,K2)."""
+    return get_problem(problem).parse_shape(text, seed)
 
 
 def show(report: BenchReport, comparison: history.Comparison | None, max_noise: float) -> None:

@@ -26,7 +26,7 @@ class Scales(str, Enum):
 
 def command(
     only: Annotated[list[int] | None, typer.Option("--only", metavar="N", help="Run task.yml test N (1-based); repeat for several.")] = None,
-    shape: Annotated[list[str] | None, typer.Option("--shape", metavar="M,N,K[,L]", help="Ad-hoc case M,N,K[,L]; repeatable.")] = None,
+    shape: Annotated[list[str] | None, typer.Option("--shape", metavar="SHAPE", help="Ad-hoc case in the problem's syntax: M,N,K[,L] (GEMV M,K[,L]; grouped M1,N1,K1;M2,N2,K2); repeatable.")] = None,
     seed: Annotated[int | None, typer.Option("--seed", metavar="S", help="Seed for every case run (default: task.yml's; 1111 for --shape).")] = None,
     scales: Annotated[Scales, typer.Option("--scales", help="generator: GPU MODE's {0,1,2,3}; full: the whole e4m3 range.")] = Scales.generator,
     submission: Annotated[Path | None, typer.Option("--submission", metavar="PATH", help="A GPU MODE submission.py to check.")] = None,
@@ -56,7 +56,7 @@ def command(
     report = _run_with_progress(console, items, target, settings)
     _show(console, report)
     return Outcome(result=report.summary, exit_code=report.exit_code, target=target.path, target_source=target.source,
-                   gpu=report.gpu or (gpu.describe() if gpu else None))
+                   gpu=report.gpu or (gpu.describe() if gpu else None), problem=loaded.problem)
 
 
 def _config_line(target: str, task: Any, items: list[CheckItem], timeout_s: float, timeout_source: str,
@@ -67,7 +67,7 @@ def _config_line(target: str, task: Any, items: list[CheckItem], timeout_s: floa
     shapes = sum(1 for item in items if item.id.startswith("s"))
     picked = f"{len(items) - shapes} of {len(task.tests)} tests" + (f" + {shapes} --shape" if shapes else "")
     return (
-        f"check · target {target} · task {task_label(task)} ({picked})"
+        f"check · {settings.problem} · target {target} · task {task_label(task)} ({picked})"
         f" · timeout {timeout_s:g} s ({timeout_source}) · device {device}"
         f" · scales {settings.scales} · probe {'on' if settings.probe else 'off'}"
     )

@@ -59,30 +59,41 @@ def _show_umma(kernel: Path, use_cute: bool, payload: dict[str, Any], as_json: b
     return f"umma: {len(checks)} config{plural}, {mismatches} mismatches{checked}", mismatches == 0
 
 
-def _show_layout(shape: tuple[int, int, int, int], seed: int, row: int, k_block: int, payload: dict[str, Any],
+def _show_layout(task_path: Path | None, shape_text: str, seed: int, row: int, k_block: int, payload: dict[str, Any],
                  as_json: bool) -> tuple[str, bool]:
+    import dataclasses
+
     import torch
 
     from nvfp4ctl.dump.layout import check_storage, locate, scale_at
-    from nvfp4ctl.problems.nvfp4_gemm.inputs import generate_input
+    from nvfp4ctl.problems import get_problem
+    from nvfp4ctl.task import load_task
 
     console = get_console()
-    m, n, k, l = shape
+    problem = get_problem(load_task(task_path).problem)  # every scale tensor of the task's problem
+    case = problem.parse_shape(shape_text, seed)
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    data = generate_input(m, n, k, l, seed, device=device)
-    places = [locate(operand, rows, k, row, k_block) for operand, rows in (("A", m), ("B", n)) if row < rows]
+    data = problem.generate_input(case, device=device)
+    scales = problem.scale_tensors(data)
+    places = [locate(operand, ref.shape[0], ref.shape[1] * 16, row, k_block)
+              for operand, ref, _ in scales if row < ref.shape[0]]
     if not places:
-        raise UsageError(f"--row {row}: the shape has rows 0..{max(m, n) - 1}")
-    storage = check_storage(data)
+        most = max(ref.shape[0] for _, ref, _ in scales)
+        raise UsageError(f"--row {row}: the shape has rows 0..{most - 1}")
+    storage = check_storage(data, scales)
     located = []
     for where in places:
-        ref_byte, stored = scale_at(data, where)
+        ref_byte, stored = scale_at(data, where, scales)
         located.append({"operand": where.operand, "row": where.row, "k_block": where.k_block, "offset": where.offset,
                         "index6": list(where.index6), "reference": ref_byte, "stored": stored, "ok": ref_byte == stored})
-    payload["layout"] = {"shape": list(shape), "seed": seed, "device": device, "scales": located,
-                         "storage": [vars(result) | {"ok": result.ok} for result in storage]}
+    payload["layout"] = {"problem": problem.name, "shape": problem.shape_text(case), "seed": seed, "device": device,
+                         "scales": located, "storage": [vars(result) | {"ok": result.ok} for result in storage]}
+    if isinstance(case.m, int) and isinstance(case.n, int):
+        payload["layout"]["shape"] = [case.m, case.n, case.k, case.l]  # the GEMMs: as before
+    name = problem.key(dataclasses.replace(case, l=1)) + f" l={case.l}"
     if not as_json:
-        console.info(f"scale layout for m={m} n={n} k={k} l={l} seed={seed} (inputs generated on {device})", style="bold")
+        console.info(f"scale layout for {problem.name} {problem.shape_text(case)} seed={seed} "
+                     f"(inputs generated on {device})", style="bold")
         console.table(["tensor", "row", "k-block", "offset", "index (32,4,rest,4,rest_k,l)", "ref", "stored",
                        "status"],
                       [(f"sf{p['operand'].lower()}", p["row"], p["k_block"], p["offset"], ",".join(str(i) for i in p["index6"]),
@@ -93,7 +104,8 @@ def _show_layout(shape: tuple[int, int, int, int], seed: int, row: int, k_block:
                         _status(r.ok)) for r in storage])
     ok = all(result.ok for result in storage) and all(p["ok"] for p in located)
     bad = sum(not result.ok for result in storage) + sum(not p["ok"] for p in located)
-    return f"layout: {m}x{n}x{k} l={l}, {len(storage)} scale batches checked (sfa, sfb), {bad} mismatches", ok
+    names = ", ".join(dict.fromkeys(f"sf{operand.lower().split('[')[0]}" for operand, _, _ in scales))
+    return f"layout: {name}, {len(storage)} scale batches checked ({names}), {bad} mismatches", ok
 
 
 def _show_runtime(kernel: Path, shape: tuple[int, int, int, int], seed: int, payload: dict[str, Any],
@@ -124,7 +136,8 @@ def command(
     umma: Annotated[bool, typer.Option("--umma", help="Descriptors of every dispatch config vs. expected (no GPU).")] = False,
     layout: Annotated[bool, typer.Option("--layout", help="Where a scale lives in the permuted tensor; verify inputs.")] = False,
     runtime: Annotated[bool, typer.Option("--runtime", help="Debug build on an SM100 GPU: compare what CTA 0 uses.")] = False,
-    shape: Annotated[Optional[str], typer.Option("--shape", help="M,N,K[,L] for --layout and --runtime.")] = None,
+    shape: Annotated[Optional[str], typer.Option("--shape", help="M,N,K[,L] for --runtime; --layout takes the task problem's syntax (GEMV M,K[,L]; grouped M1,N1,K1;M2,N2,K2).")] = None,
+    task: Annotated[Optional[Path], typer.Option("--task", metavar="PATH", help="task.yml whose problem --layout shows (default: the project's).")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Input seed for --layout and --runtime.")] = DEFAULT_SEED,
     row: Annotated[int, typer.Option("--row", help="Scale row to locate (--layout).")] = 0,
     kblock: Annotated[int, typer.Option("--kblock", help="Scale k-block (16 K-elements) to locate (--layout).")] = 0,
@@ -151,7 +164,7 @@ def command(
         results.append(result)
         all_ok &= ok
     if layout:
-        result, ok = _show_layout(parse_shape(shape or ""), seed, row, kblock, payload, as_json)
+        result, ok = _show_layout(task, shape or "", seed, row, kblock, payload, as_json)
         results.append(result)
         all_ok &= ok
     if runtime:

@@ -14,19 +14,40 @@ from nvfp4ctl.project import shipped
 from nvfp4ctl.workspace import users_kernels_dir
 
 LEADERBOARD_ARCH = "sm_100a"  # the B200 leaderboard
-B200_KERNEL = "sm100/nvfp4_gemm_sm100.cu"
 DEFAULT_BY_NAME = "default"
 
 
-def default_kernel(kernel: Path | None) -> Path:
-    """--kernel PATH; `--kernel default`: ours; none: the B200 kernel of the user's kernels/ folder."""
-    if kernel is not None:
-        return shipped("kernels") / B200_KERNEL if str(kernel) == DEFAULT_BY_NAME else kernel
-    kernels = users_kernels_dir()
+B200_MAJOR = 10
+
+
+def default_kernel(kernel: Path | None, problem: str = "nvfp4_gemm") -> Path:
+    """--kernel PATH; `--kernel default`: ours for the task's problem; none: the problem's B200
+    kernel in the user's kernels/ folder (ours inside the nvfp4ctl project)."""
+    if kernel is not None and str(kernel) != DEFAULT_BY_NAME:
+        return kernel
+    kernels = shipped("kernels") if kernel is not None else users_kernels_dir()
     if kernels is None:
         raise UsageError("no kernel to export here (no kernels/ folder): pass --kernel PATH,"
                          " or --kernel default for nvfp4ctl's own B200 kernel")
-    return kernels / B200_KERNEL
+    return _b200_kernel(problem, kernels)
+
+
+def _b200_kernel(problem: str, kernels: Path) -> Path:
+    from nvfp4ctl.problems import get_problem
+
+    name = get_problem(problem).default_kernels.get(B200_MAJOR)
+    if name is None:
+        raise UsageError(f"no B200 kernel for {problem} ships with nvfp4ctl; pass --kernel PATH")
+    return kernels / name
+
+
+def _task_problem() -> str:
+    from nvfp4ctl.task import load_task
+
+    try:
+        return load_task().problem
+    except UsageError:
+        return "nvfp4_gemm"  # no readable task file: export still works for the GEMM kernel
 
 
 def command(
@@ -40,7 +61,8 @@ def command(
     from nvfp4ctl.export import export_submission  # here, not at the top: keeps `--help` fast
 
     console = get_console()
-    source = default_kernel(kernel)
+    problem = _task_problem() if kernel is None or str(kernel) == DEFAULT_BY_NAME else "nvfp4_gemm"
+    source = default_kernel(kernel, problem)
     if not source.is_file():
         raise UsageError(f"no B200 kernel at {source}; pass --kernel PATH")
     submission = export_submission(source, output)

@@ -42,10 +42,11 @@ def command(
     if not entries:
         console.info(f"no runs logged yet in {memory}")
         return Outcome(result="empty")
+    problems = any(e.problem for e in entries)  # a column only once some run recorded its problem
     console.table(
-        ["time (UTC)", "command", "target", "commit", "gpu", "exit", "result"],
+        ["time (UTC)", "command", "target", "commit", "gpu", "exit", "result"] + (["problem"] if problems else []),
         [[e.time.replace("T", " ").rstrip("Z"), e.command, _short_target(e.target), e.commit, e.gpu,
-          e.exit_code, e.result] for e in entries],
+          e.exit_code, e.result] + ([e.problem or "-"] if problems else []) for e in entries],
         title=f"{len(entries)} most recent runs ({memory})",
         right_align_from=5,
     )

@@ -11,7 +11,14 @@ from nvfp4ctl.errors import UsageError
 from nvfp4ctl.problems.nvfp4_gemm.formats import SF_VEC
 from nvfp4ctl.problems.nvfp4_gemm.layout import ATOM_BYTES, ATOM_K, ATOM_ROWS, ceil_div, scale_offset, to_blocked
 
-OPERANDS = {"A": (2, 4), "B": (3, 5)}  # operand -> (reference index, permuted index) in the 7-tuple
+OPERANDS = {"A": (2, 4), "B": (3, 5)}  # the GEMM's operand -> (reference index, permuted index)
+
+# (operand label, reference scales (rows, sf_k, l), permuted scales): "A", "B1", "A[2]" (group 3)
+ScaleTensors = list[tuple[str, torch.Tensor, torch.Tensor]]
+
+
+def gemm_scales(data: tuple[torch.Tensor, ...]) -> ScaleTensors:
+    return [(operand, data[ref], data[permuted]) for operand, (ref, permuted) in OPERANDS.items()]
 
 
 @dataclass(frozen=True)
@@ -61,11 +68,13 @@ def permuted_batches(permuted: torch.Tensor) -> torch.Tensor:
     return storage.reshape(storage.shape[0], -1).view(torch.uint8)
 
 
-def check_storage(data: tuple[torch.Tensor, ...]) -> list[StorageCheck]:
-    """Per operand and batch: permuted storage == to_blocked(reference) byte for byte."""
+def check_storage(data: tuple[torch.Tensor, ...], scales: ScaleTensors | None = None) -> list[StorageCheck]:
+    """Per scale tensor and batch: permuted storage == to_blocked(reference) byte for byte.
+
+    `scales` names the problem's pairs (problem.scale_tensors); the GEMM's two by default."""
     results = []
-    for operand, (ref_index, permuted_index) in OPERANDS.items():
-        ref, batches = data[ref_index], permuted_batches(data[permuted_index]).cpu()
+    for operand, ref, permuted in scales if scales is not None else gemm_scales(data):
+        batches = permuted_batches(permuted).cpu()
         for batch in range(ref.shape[2]):
             want = to_blocked(ref[:, :, batch].cpu()).view(torch.uint8)
             got = batches[batch]
@@ -78,9 +87,10 @@ def check_storage(data: tuple[torch.Tensor, ...]) -> list[StorageCheck]:
     return results
 
 
-def scale_at(data: tuple[torch.Tensor, ...], where: ScaleLocation) -> tuple[int, int]:
+def scale_at(data: tuple[torch.Tensor, ...], where: ScaleLocation, scales: ScaleTensors | None = None) -> tuple[int, int]:
     """(reference byte, permuted-storage byte) of one scale: equal when the layout is right."""
-    ref_index, permuted_index = OPERANDS[where.operand]
-    ref_byte = int(data[ref_index][where.row, where.k_block, where.batch].view(torch.uint8))
-    stored = permuted_batches(data[permuted_index])[where.batch, where.offset]
+    pairs = {operand: (ref, permuted) for operand, ref, permuted in (scales if scales is not None else gemm_scales(data))}
+    ref, permuted = pairs[where.operand]
+    ref_byte = int(ref[where.row, where.k_block, where.batch].view(torch.uint8))
+    stored = permuted_batches(permuted)[where.batch, where.offset]
     return ref_byte, int(stored)

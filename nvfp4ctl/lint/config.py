@@ -29,6 +29,7 @@ class LintConfig:
     ignore: tuple[str, ...] = ()
     profile: str = "default"
     benchmark_shapes: tuple[tuple[int, int, int], ...] = DEFAULT_BENCHMARK_SHAPES
+    problem: str = "nvfp4_gemm"  # whose input tuple the Python rules speak of
 
     def enabled(self, code: str) -> bool:
         if code == STREAM_CODE:
@@ -115,6 +116,7 @@ def resolve_config(
     ignore: Sequence[str] | None,
     profile: str | None,
     benchmark_shapes: tuple[tuple[int, int, int], ...] | None = None,
+    problem: str | None = None,
 ) -> LintConfig:
     """Flags override task.yml, which overrides the defaults (one place for the precedence)."""
     cli_select = _normalize(select, "--select") if select else None
@@ -128,4 +130,5 @@ def resolve_config(
         ignore=cli_ignore if cli_ignore is not None else (section.ignore or ()),
         profile=profile or section.profile or "default",
         benchmark_shapes=benchmark_shapes or DEFAULT_BENCHMARK_SHAPES,
+        problem=problem or "nvfp4_gemm",
     )

@@ -37,8 +37,14 @@ def _load_task() -> Any:
 
 def _benchmark_shapes(task: Any | None) -> tuple[tuple[int, int, int], ...] | None:
     cases = getattr(task, "benchmarks", None) or ()
-    shapes = tuple((int(c.m), int(c.n), int(c.k)) for c in cases if all(hasattr(c, d) for d in "mnk"))
-    return shapes or None
+    shapes: list[tuple[int, int, int]] = []
+    for c in cases:
+        m, n, k = (getattr(c, d, None) for d in "mnk")
+        if all(isinstance(v, int) for v in (m, n, k)):
+            shapes.append((m, n, k))
+        elif all(isinstance(v, tuple) for v in (m, n, k)):  # grouped: each group's shape
+            shapes.extend(zip(m, n, k))
+    return tuple(shapes) or None
 
 
 def plan(
@@ -50,7 +56,7 @@ def plan(
     task = _load_task()
     folder = user_folder()
     section: LintSection = parse_section(task.lint if task.is_users else None, folder)
-    config = resolve_config(section, select, ignore, profile, _benchmark_shapes(task))
+    config = resolve_config(section, select, ignore, profile, _benchmark_shapes(task), getattr(task, "problem", None))
     if paths:
         return LintPlan(tuple(paths), config)
     if section.paths:

@@ -1,7 +1,10 @@
-"""Problems: a problem is its input generator, its exact reference and a description of its input tuple.
+"""Problems: one folder per GPU MODE NVFP4 problem, holding everything that differs between them.
 
-Only `nvfp4_gemm` ships; dual_gemm, gemv and group_gemm plug in here later with the same protocol.
-Implementations are imported on first use so that `import nvfp4ctl.problems` stays light (no torch).
+A problem is a `ProblemBase` subclass (problems/<name>/problem.py): its case fields and task.yml
+entries, `--shape` syntax, FLOP and byte counts, speed-of-light table, tuple layout (for lint and the
+kernel call), timing loop, detection signals, default targets, and the tensor functions (inputs,
+exact reference, output, description). Commands ask the problem; they never branch on its name.
+Implementations are imported on first use and import torch lazily, so this stays light.
 """
 
 from __future__ import annotations
@@ -12,13 +15,14 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from nvfp4ctl.errors import UsageError
 
 if TYPE_CHECKING:
-    import torch
-
     from nvfp4ctl.task import Case
 
 # name -> "module:class" of its implementation
 _REGISTRY: dict[str, str] = {
     "nvfp4_gemm": "nvfp4ctl.problems.nvfp4_gemm.problem:Nvfp4Gemm",
+    "nvfp4_dual_gemm": "nvfp4ctl.problems.nvfp4_dual_gemm.problem:Nvfp4DualGemm",
+    "nvfp4_group_gemm": "nvfp4ctl.problems.nvfp4_group_gemm.problem:Nvfp4GroupGemm",
+    "nvfp4_gemv": "nvfp4ctl.problems.nvfp4_gemv.problem:Nvfp4Gemv",
 }
 
 SCALE_MODES = ("generator", "full")  # "full": e4m3 scales across the encoding, fp16 output still finite
@@ -26,25 +30,27 @@ SCALE_MODES = ("generator", "full")  # "full": e4m3 scales across the encoding, 
 
 @runtime_checkable
 class Problem(Protocol):
+    """The tensor side every problem provides (the rest is data on ProblemBase)."""
+
     name: str
 
-    def generate_input(self, case: Case, device: str = "cuda", scales: str = "generator") -> tuple[Any, ...]:
+    def generate_input(self, case: Case, device: str = "cuda", scales: str = "generator") -> Any:
         """The leaderboard's input tuple for `case` (bit-identical on CUDA with scales="generator")."""
         ...
 
-    def refill_input(self, data: tuple[Any, ...], seed: int, scales: str = "generator") -> None:
+    def refill_input(self, data: Any, seed: int, scales: str = "generator") -> None:
         """New values for `seed` written into the same tensors (same Python objects and addresses)."""
         ...
 
-    def reference(self, data: tuple[Any, ...]) -> torch.Tensor:
-        """Exact expected output on any arch: a new tensor shaped like the output; data is untouched."""
+    def reference(self, data: Any) -> Any:
+        """Exact expected output(s) on any arch: new tensor(s) shaped like the output; data is untouched."""
         ...
 
-    def output_of(self, data: tuple[Any, ...]) -> torch.Tensor:
-        """The tensor the target must fill and return."""
+    def output_of(self, data: Any) -> Any:
+        """The tensor (group: list of tensors) the target must fill and return."""
         ...
 
-    def describe(self, data: tuple[Any, ...]) -> list[str]:
+    def describe(self, data: Any) -> list[str]:
         """One line per tuple element: index, name, dtype, shape, strides."""
         ...
 
@@ -53,10 +59,26 @@ def problem_names() -> tuple[str, ...]:
     return tuple(_REGISTRY)
 
 
-def get_problem(name: str) -> Problem:
-    """The problem called `name`; UsageError naming the known ones otherwise."""
+_LOADED: dict[str, Any] = {}
+
+
+def get_problem(name: str) -> Any:
+    """The problem called `name` (a ProblemBase); UsageError naming the known ones otherwise."""
     if name not in _REGISTRY:
         raise UsageError(f"unknown problem {name!r} (known: {', '.join(problem_names())})")
-    module_name, class_name = _REGISTRY[name].split(":")
-    problem_class = getattr(importlib.import_module(module_name), class_name)
-    return problem_class()
+    if name not in _LOADED:
+        module_name, class_name = _REGISTRY[name].split(":")
+        _LOADED[name] = getattr(importlib.import_module(module_name), class_name)()
+    return _LOADED[name]
+
+
+def all_problems() -> list[Any]:
+    return [get_problem(name) for name in problem_names()]
+
+
+def resolve_problem(name: str) -> Any:
+    """A registered problem ("nvfp4_gemm"), or "package.module:attribute" for one defined elsewhere."""
+    if ":" in name:
+        module, _, attribute = name.partition(":")
+        return getattr(importlib.import_module(module), attribute)
+    return get_problem(name)

@@ -22,9 +22,9 @@ from nvfp4ctl.workspace import claim_folder, in_nvfp4ctl_project, user_folder
 
 SUBMISSION, KERNEL, TORCH = "submission", "kernel", "torch"
 
-# The compiled default per GPU major version; used only when the file exists.
-DEFAULT_KERNELS = {9: "sm90/nvfp4_gemm_sm90.cu", 10: "sm100/nvfp4_gemm_sm100.cu"}
-FALLBACK_SUBMISSION = "torch_dequant/submission.py"
+# Each problem names its compiled default per GPU major version (used only when the file exists) and
+# its exact plain-torch fallback (problems/<name>/problem.py: default_kernels, fallback_submission).
+DEFAULT_PROBLEM = "nvfp4_gemm"
 SUBMISSION_FILE = "submission.py"
 DEFAULT_BY_NAME = "default"  # `--kernel default`: nvfp4ctl's own kernel for this GPU, wherever you are
 
@@ -35,6 +35,7 @@ class TargetSpec:
     path: Path
     label: str  # what the user sees: the path and where the choice came from
     source: str = ""  # "--submission", "beside task.yml", "current folder", "default for sm_90", ...
+    problem: str = DEFAULT_PROBLEM  # whose C ABI a kernel implements and whose harness modules load
 
 
 class TaskLike(Protocol):
@@ -53,8 +54,8 @@ def _existing_file(path: Path, flag: str) -> Path:
     return path.resolve()
 
 
-def _spec(kind: str, path: Path, source: str, shown: str | None = None) -> TargetSpec:
-    return TargetSpec(kind, path, f"{shown or short_path(path)} ({source})", source)
+def _spec(kind: str, path: Path, source: str, problem: str, shown: str | None = None) -> TargetSpec:
+    return TargetSpec(kind, path, f"{shown or short_path(path)} ({source})", source, problem)
 
 
 def resolve_target(submission: Path | None, kernel: Path | None, task: TaskLike | None = None) -> TargetSpec:
@@ -62,24 +63,25 @@ def resolve_target(submission: Path | None, kernel: Path | None, task: TaskLike 
     submission.py beside the task.yml in use (GPU MODE's layout) > ./submission.py > the default
     kernel for this GPU, which only the user's own kernels/ folder, the nvfp4ctl project itself or
     `--kernel default` provide. Anywhere else, finding nothing is an error, never a run of ours."""
+    problem = getattr(task, "problem", None) or DEFAULT_PROBLEM
     if submission is not None and kernel is not None:
         raise UsageError("--submission and --kernel are exclusive: pass one of them")
     if submission is not None:
-        return _submission(submission, "--submission", "--submission")
+        return _submission(submission, "--submission", "--submission", problem)
     if kernel is not None:
         if str(kernel) == DEFAULT_BY_NAME:
-            return default_target(shipped("kernels"))
+            return default_target(problem, shipped("kernels"))
         resolved = _existing_file(kernel, "--kernel")
         if resolved.suffix != ".cu":
             raise UsageError(f"--kernel {kernel}: expected a CUDA source (.cu); use --submission for .py")
-        return TargetSpec(KERNEL, resolved, f"{kernel} (--kernel)", "--kernel")
+        return TargetSpec(KERNEL, resolved, f"{kernel} (--kernel)", "--kernel", problem)
     found = find_user_submission(task)
     if found is not None:
         return found
     folder = user_folder()
     if in_nvfp4ctl_project(folder):
-        return default_target(kernels_dir())
-    own = _default_in(folder / "kernels")  # the user's own kernels/ in our layout
+        return default_target(problem, kernels_dir())
+    own = _default_in(problem, folder / "kernels")  # the user's own kernels/ in our layout
     if own is not None:
         claim_folder(folder)
         return own
@@ -92,9 +94,10 @@ def resolve_target(submission: Path | None, kernel: Path | None, task: TaskLike 
 def find_user_submission(task: TaskLike | None) -> TargetSpec | None:
     """The user's submission by the folder rules (no flags): task.yml's `submission:`, the
     submission.py beside that task.yml, the submission.py in the current folder."""
+    problem = getattr(task, "problem", None) or DEFAULT_PROBLEM
     users = task is not None and task.is_users
     if users and task.submission is not None:
-        return _submission(task.submission, "task.yml submission:", "task.yml submission:")
+        return _submission(task.submission, "task.yml submission:", "task.yml submission:", problem)
     candidates: list[tuple[Path, str]] = []
     if users and task.path is not None:
         candidates.append((task.path.resolve().parent / SUBMISSION_FILE, "beside task.yml"))
@@ -102,36 +105,46 @@ def find_user_submission(task: TaskLike | None) -> TargetSpec | None:
     for path, source in candidates:
         if path.is_file():
             claim_folder(path.parent)
-            return _spec(SUBMISSION, path.resolve(), source)
+            return _spec(SUBMISSION, path.resolve(), source, problem)
     return None
 
 
-def _submission(path: Path, flag: str, source: str) -> TargetSpec:
+def _submission(path: Path, flag: str, source: str, problem: str) -> TargetSpec:
     resolved = _existing_file(path, flag)
     if resolved.suffix != ".py":
         raise UsageError(f"{flag} {path}: expected a Python file (submission.py)")
-    return _spec(SUBMISSION, resolved, source, str(path) if flag == "--submission" else None)
+    return _spec(SUBMISSION, resolved, source, problem, str(path) if flag == "--submission" else None)
 
 
-def default_target(kernels: Path | None = None) -> TargetSpec:
-    """The compiled kernel for this machine's GPU from `kernels` (ours unless the user keeps a
-    kernels/ folder in our layout), else the exact torch fallback."""
-    found = _default_in(kernels or kernels_dir()) or _default_in(shipped("kernels"))
+def _defaults(problem: str) -> tuple[dict[int, str], str]:
+    """The problem's kernels per GPU major and its exact plain-torch fallback (paths under kernels/)."""
+    from nvfp4ctl.problems import get_problem, resolve_problem
+
+    spec, gemm = resolve_problem(problem), get_problem(DEFAULT_PROBLEM)  # test-only problems: the GEMM's
+    return (dict(getattr(spec, "default_kernels", gemm.default_kernels)),
+            getattr(spec, "fallback_submission", gemm.fallback_submission))
+
+
+def default_target(problem: str = DEFAULT_PROBLEM, kernels: Path | None = None) -> TargetSpec:
+    """The problem's compiled kernel for this machine's GPU from `kernels` (ours unless the user
+    keeps a kernels/ folder in our layout), else its exact torch fallback."""
+    found = _default_in(problem, kernels or kernels_dir()) or _default_in(problem, shipped("kernels"))
     if found is None:
-        raise UsageError(f"no default target: {shipped('kernels') / FALLBACK_SUBMISSION} is missing;"
-                         " pass --submission or --kernel")
+        raise UsageError(f"no default target for {problem}: its torch fallback is missing from"
+                         f" {shipped('kernels')}; pass --submission or --kernel")
     return found
 
 
-def _default_in(kernels: Path) -> TargetSpec | None:
+def _default_in(problem: str, kernels: Path) -> TargetSpec | None:
+    default_kernels, fallback_name = _defaults(problem)
     gpu = first_gpu() if run_device() == "cuda" else None
-    if gpu is not None and gpu.major in DEFAULT_KERNELS:
-        source = kernels / DEFAULT_KERNELS[gpu.major]
+    if gpu is not None and gpu.major in default_kernels:
+        source = kernels / default_kernels[gpu.major]
         if source.is_file():
-            return _spec(KERNEL, source, f"default for {gpu.arch}")
-    fallback = kernels / FALLBACK_SUBMISSION
+            return _spec(KERNEL, source, f"default for {gpu.arch}", problem)
+    fallback = kernels / fallback_name
     if fallback.is_file():
-        return _spec(TORCH, fallback, "torch fallback: no compiled kernel for this GPU")
+        return _spec(TORCH, fallback, f"exact torch fallback: no {problem} kernel for this GPU", problem)
     return None
 
 
@@ -158,19 +171,25 @@ KernelFn = Callable[[tuple], Any]
 def load_target(spec: TargetSpec) -> KernelFn:
     """The callable `custom_kernel(data) -> c` for a target (runs in the child)."""
     if spec.kind == KERNEL:
-        return _load_kernel(spec.path)
-    return import_submission(spec.path)
+        return _load_kernel(spec.path, spec.problem)
+    return import_submission(spec.path, spec.problem)
 
 
-def _load_kernel(source: Path) -> KernelFn:
+def _load_kernel(source: Path, problem: str = DEFAULT_PROBLEM) -> KernelFn:
     from nvfp4ctl.build import load_kernel_module  # builds (cached) and imports the extension
 
+    from nvfp4ctl.problems import resolve_problem
+
+    spec = resolve_problem(problem)
+    if getattr(spec, "kernel_api", None) is None:
+        raise UsageError(f"--kernel: {problem} has no kernel C ABI yet; use --submission")
     module = load_kernel_module(source)
+    call = spec.kernel_call
 
     def custom_kernel(data: tuple) -> Any:
-        return module.nvfp4_gemm(data[0], data[1], data[4], data[5], data[6])
+        return call(module, data)  # the problem's C ABI: its entry point on its tuple elements
 
-    custom_kernel.__qualname__ = f"{source.name}:nvfp4_gemm"
+    custom_kernel.__qualname__ = f"{source.name}:{spec.kernel_api.function}"
     return custom_kernel
 
 
@@ -178,12 +197,16 @@ def _load_kernel(source: Path) -> KernelFn:
 HARNESS_MODULES = frozenset({"utils", "reference", "eval"})
 
 
-def import_submission(path: Path) -> KernelFn:
+def import_submission(path: Path, problem: str | None = None) -> KernelFn:
     """Import a GPU MODE submission.py by path and return its custom_kernel."""
     folder = str(path.parent)
     if folder not in sys.path:
         sys.path.insert(0, folder)  # submissions import their neighbours (task.py, helpers)
-    if not (path.parent / "task.py").is_file() and "task" not in sys.modules:
+    harness = _harness_dir(problem)
+    if harness is not None and str(harness) not in sys.path:
+        # our stand-ins for GPU MODE's task.py / utils.py / reference.py, behind the user's own copies
+        sys.path.insert(sys.path.index(folder) + 1, str(harness))
+    if harness is None and not (path.parent / "task.py").is_file() and "task" not in sys.modules:
         sys.modules["task"] = _task_shim()
     digest = hashlib.sha256(str(path).encode()).hexdigest()[:10]
     name = f"nvfp4ctl_target_{path.stem}_{digest}"
@@ -206,6 +229,15 @@ def import_submission(path: Path) -> KernelFn:
     if not callable(kernel):
         raise ImportError(f"{path} defines no custom_kernel(data) function")
     return kernel
+
+
+def _harness_dir(problem: str | None) -> Path | None:
+    if problem is None:
+        return None
+    from nvfp4ctl.problems import resolve_problem
+
+    folder = getattr(resolve_problem(problem), "harness_dir", None)  # problems defined in tests have none
+    return folder if folder is not None and (folder / "task.py").is_file() else None
 
 
 def _task_shim() -> types.ModuleType:

@@ -39,7 +39,7 @@ def test_swapped_scale_rows_are_diagnosed_on_cpu(on_cpu):
 def test_a_shape_the_problem_refuses_is_a_usage_error(on_cpu):
     result = check("--shape", "128,256,100")
     assert result.exit_code == 2, result.output
-    assert "error: shape m=128 n=256 k=100 l=1: expected positive sizes with k a multiple of 16" in result.output
+    assert "error: --shape 128,256,100: K: expected a multiple of 16 (one scale per 16 elements), got 100" in result.output
 
 
 # --- on a CUDA GPU (run by the lead on an H100) ---------------------------------------------------

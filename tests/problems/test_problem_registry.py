@@ -12,15 +12,16 @@ from nvfp4ctl.task import Case
 CASE = Case(m=128, n=256, k=256, l=1, seed=1111)
 
 
-def test_registry_ships_nvfp4_gemm_only() -> None:
-    assert problem_names() == ("nvfp4_gemm",)
-    problem = get_problem("nvfp4_gemm")
-    assert isinstance(problem, Problem)
-    assert problem.name == "nvfp4_gemm"
+def test_registry_ships_the_four_nvfp4_problems() -> None:
+    assert problem_names() == ("nvfp4_gemm", "nvfp4_dual_gemm", "nvfp4_group_gemm", "nvfp4_gemv")
+    for name in problem_names():
+        problem = get_problem(name)
+        assert isinstance(problem, Problem)
+        assert problem.name == name
 
 
 def test_unknown_problem_names_the_known_ones() -> None:
-    with pytest.raises(UsageError, match=r"unknown problem 'gemv' \(known: nvfp4_gemm\)"):
+    with pytest.raises(UsageError, match=r"unknown problem 'gemv' \(known: nvfp4_gemm, nvfp4_dual_gemm, "):
         get_problem("gemv")
 
 

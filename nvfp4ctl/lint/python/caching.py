@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from nvfp4ctl.lint.python.facts import current
 from nvfp4ctl.lint.python.index import ENTRY, TUPLE, Function, ModuleIndex, call_name, dotted, element_of
 
 Report = Callable[[ast.AST, str, str], None]
@@ -157,7 +158,7 @@ def value_kind(value: ast.AST, function: Function, index: ModuleIndex, depth: in
     if isinstance(value, ast.Name):
         if value.id in index.functions or value.id in index.classes:
             return ARTIFACT
-        if element_of(function, value) in (6, TUPLE):
+        if element_of(function, value) in (current().output, TUPLE):
             return OUTPUT
         if depth < 2:
             kinds = {value_kind(v, function, index, depth + 1) for v in index.assignments(function.node, value.id)
@@ -167,7 +168,7 @@ def value_kind(value: ast.AST, function: Function, index: ModuleIndex, depth: in
             if OUTPUT in kinds:
                 return OUTPUT
         return UNKNOWN
-    if isinstance(value, ast.Subscript) and element_of(function, value) in (6, TUPLE):
+    if isinstance(value, ast.Subscript) and element_of(function, value) in (current().output, TUPLE):
         return OUTPUT
     return UNKNOWN
 

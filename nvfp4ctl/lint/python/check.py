@@ -10,6 +10,7 @@ from nvfp4ctl.lint.cpp import rules as cpp_rules
 from nvfp4ctl.lint.diagnostic import Finding
 from nvfp4ctl.lint.python import caching, timed, whole_file
 from nvfp4ctl.lint.python.embedded import fragments
+from nvfp4ctl.lint.python.facts import using
 from nvfp4ctl.lint.python.index import ModuleIndex
 from nvfp4ctl.lint.source import SourceFile
 
@@ -34,10 +35,11 @@ def check(source: SourceFile, config: LintConfig) -> list[Finding]:
             width = max(source.ast_offset(node.end_lineno, node.end_col_offset) - start, 1)  # type: ignore[attr-defined]
         findings.append(Finding(start, code, message, width))
 
-    index = ModuleIndex(tree)
-    whole_file.check(index, report)
-    timed.check(index, report, config.benchmark_shapes)
-    caching.check(index, report)
+    with using(config.problem):  # tuple indices and names of the task's problem
+        index = ModuleIndex(tree)
+        whole_file.check(index, report)
+        timed.check(index, report, config.benchmark_shapes)
+        caching.check(index, report)
     for fragment in fragments(index.all_nodes, source):
         findings.extend(cpp_rules.check(fragment, config))
     return findings

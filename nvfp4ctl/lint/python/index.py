@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 ENTRY = "custom_kernel"
-TUPLE_LENGTH = 7  # (a, b, sfa_ref, sfb_ref, sfa_permuted, sfb_permuted, c)
-TUPLE = -1  # binding of a name holding the whole input tuple; 0..6 name one element
+TUPLE_LENGTH = 7  # the GEMM's (a, b, sfa_ref, sfb_ref, sfa_permuted, sfb_permuted, c); see tuple_length()
+TUPLE = -1  # binding of a name holding the whole input tuple; 0.. name one element
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 _SHARED_NODES = (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
 
@@ -322,6 +322,13 @@ def _target_names(target: ast.AST) -> list[str]:
     return []
 
 
+def tuple_length() -> int:
+    """Elements of the problem's input tuple (7 for the GEMM and GEMV, 10 dual, 4 grouped)."""
+    from nvfp4ctl.lint.python.facts import current
+
+    return current().length
+
+
 def element_of(function: Function, node: ast.AST) -> int | None:
     """Which tuple element (or TUPLE) an expression is: data, data[4], a name bound to one."""
     if isinstance(node, ast.Name):
@@ -332,7 +339,7 @@ def element_of(function: Function, node: ast.AST) -> int | None:
         index = node.slice
         if isinstance(index, ast.Constant) and isinstance(index.value, int):
             value = index.value
-            return value + TUPLE_LENGTH if value < 0 else value
+            return value + tuple_length() if value < 0 else value
     return None
 
 
@@ -352,7 +359,7 @@ def slice_elements(function: Function, node: ast.AST) -> list[int] | None:
             bounds.append(-part.operand.value)
         else:
             return None
-    return list(range(TUPLE_LENGTH))[slice(*bounds)]
+    return list(range(tuple_length()))[slice(*bounds)]
 
 
 def _local_events(function: Function, nodes: list[ast.AST]) -> None:
@@ -371,7 +378,7 @@ def _local_events(function: Function, nodes: list[ast.AST]) -> None:
                 if isinstance(target, ast.Name):
                     record(target.id, end, whole)
                 elif isinstance(target, (ast.Tuple, ast.List)):
-                    elements = list(range(TUPLE_LENGTH)) if whole == TUPLE else covered
+                    elements = list(range(tuple_length())) if whole == TUPLE else covered
                     for name, element in _unpack(target, elements):
                         record(name, end, element)
         elif isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.target, ast.Name):
@@ -387,7 +394,7 @@ def _unpack(target: ast.Tuple | ast.List, elements: list[int] | None) -> list[tu
     star = next((i for i, e in enumerate(names) if isinstance(e, ast.Starred)), None)
     if elements is not None and (len(names) - (star is not None)) > len(elements) or (
             star is None and elements is not None and len(names) != len(elements)):
-        elements = None  # not this problem's 7-tuple (another problem's layout): no positions
+        elements = None  # not this problem's tuple (another problem's layout): no positions
     for index, element in enumerate(names):
         if not isinstance(element, ast.Name):
             for name in _target_names(element):
@@ -411,7 +418,7 @@ def _bind_params(callee: Function, call: ast.Call, caller: Function) -> None:
         if isinstance(arg, ast.Starred):
             if element_of(caller, arg.value) == TUPLE:
                 for offset, name in enumerate(params[index:]):
-                    if offset < TUPLE_LENGTH:
+                    if offset < tuple_length():
                         callee.param_bindings.setdefault(name, set()).add(offset)
             return
         if index < len(params):

@@ -8,6 +8,7 @@ import builtins
 import re
 from collections.abc import Callable
 
+from nvfp4ctl.lint.python.facts import current
 from nvfp4ctl.lint.python.index import (
     ENTRY, TUPLE, Function, ModuleIndex, call_name, dotted, element_of, position, slice_elements)
 from nvfp4ctl.lint.python.whole_file import _is_kernel, guarded_by_debug
@@ -15,14 +16,20 @@ from nvfp4ctl.lint.shapes import describe, pinned_shape
 
 Report = Callable[[ast.AST, str, str], None]
 
-REFERENCE = {2: "sfa_ref", 3: "sfb_ref"}
-REFERENCE_NAME = re.compile(r"^_?(?:sf[ab]_?ref\w*|sf[ab]_cpu|scale_[ab]_ref\w*|ref_sf[ab]\w*)$")
-B_NAME = re.compile(r"^(?:b|B|b_ref|mat_?b|b_fp4|bq|b_q|b_packed|weight|w)$")
+REFERENCE_NAME = re.compile(
+    r"^_?(?:sf[ab][12]?_?ref\w*|sf[ab][12]?_cpu|scale_[ab][12]?_ref\w*|ref_sf[ab][12]?\w*|sfasfb(?:_tensors)?)$")
+B_NAME = re.compile(r"^(?:b[12]?|B[12]?|b[12]?_ref|mat_?b[12]?|b[12]?_fp4|bq|b_q|b_packed|weight|w[12]?)$")
 TRANSPOSE_ATTRS = {"T", "mT", "mH", "H"}
 TRANSPOSE_CALLS = {"t", "transpose", "permute", "swapaxes", "swapdims", "movedim"}
 COPY_CALLS = {"contiguous", "clone"}
 SHAPE_ATTRS = {"shape", "size", "dtype", "device", "ndim", "dim", "numel", "is_cuda"}
 CACHE_DECORATORS = re.compile(r"(?:^|\.)(?:cache|lru_cache|cached|memoize|cached_property)$")
+
+
+def _reference() -> dict[int, str]:
+    """Reference-scale index -> its name in the problem's tuple (GEMM {2: sfa_ref, 3: sfb_ref})."""
+    facts = current()
+    return {i: facts.name(i) for i in facts.reference}
 
 
 def check(index: ModuleIndex, report: Report, shapes: tuple[tuple[int, int, int], ...]) -> None:
@@ -61,8 +68,10 @@ def _reference_use(node: ast.AST, element: int, label: str, index: ModuleIndex, 
     parent = index.parents.get(node)
     if isinstance(parent, ast.Attribute) and parent.attr in SHAPE_ATTRS:
         return  # sfa_ref.shape: metadata, not the scales themselves
-    name = REFERENCE[element]
-    permuted = f"index {element + 2} ({name.replace('ref', 'permuted')})"
+    facts = current()
+    name = facts.name(element)
+    target = facts.permuted_for(element)
+    permuted = f"index {target} ({facts.name(target)})"
     callee = _opaque_callee(parent, index) if isinstance(parent, ast.Call) and node is not parent.func else None
     if callee is not None:
         report(node, "NV403", f"{label} (the reference scale {name}) is passed to {callee}: fine only if it "
@@ -72,34 +81,39 @@ def _reference_use(node: ast.AST, element: int, label: str, index: ModuleIndex, 
 
 
 def _reference_scales(function: Function, index: ModuleIndex, report: Report) -> None:
+    facts = current()
+    reference = _reference()
+    references = f"indices {facts.indices(facts.reference)}" if len(facts.reference) > 1 else f"index {facts.reference[0]}"
+    permuted = (f"input indices {facts.indices(facts.permuted)}" if len(facts.permuted) > 1
+                else f"input index {facts.permuted[0]}")
     for node in index.walk(function.node):
         if isinstance(node, ast.Call) and call_name(node) == "to_blocked":
-            report(node.func, "NV402", "to_blocked() in the timed path: use sfa_permuted/sfb_permuted (data[4], data[5])")
+            report(node.func, "NV402", f"to_blocked() in the timed path: use {facts.permuted_words()}")
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
             parent = index.parents.get(node)
             if isinstance(parent, ast.Assign) and parent.value is node:
                 continue  # bound to a name: its uses are what count
             element = element_of(function, node)
-            if element in REFERENCE:
+            if element in reference:
                 _reference_use(node, element, ast.unparse(node), index, report)
             covered = slice_elements(function, node)
-            if covered and set(covered) & set(REFERENCE):
-                report(node, "NV403", "this slice of the input passes the reference scales (indices 2, 3) along")
+            if covered and set(covered) & set(reference):
+                report(node, "NV403", f"this slice of the input passes the reference scales ({references}) along")
         elif isinstance(node, ast.Starred) and element_of(function, node.value) == TUPLE:
             call = index.parents.get(node)
             if isinstance(call, ast.Call) and not _timed_callee(call, index):
-                report(node, "NV403", "*data passes the reference scales (indices 2, 3) along; pass the elements you use")
+                report(node, "NV403", f"*data passes the reference scales ({references}) along; pass the elements you use")
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             possible = function.possible(node.id, position(node))
             parent = index.parents.get(node)
             if isinstance(parent, ast.Call) and node in parent.args and _timed_callee(parent, index):
                 continue  # checked where the callee uses its parameter
-            hits = possible & set(REFERENCE)
+            hits = possible & set(reference)
             if hits:
                 _reference_use(node, min(hits), node.id, index, report)
             elif not possible and REFERENCE_NAME.match(node.id):
                 report(node, "NV403", f"{node.id} reads like the reference scales; the timed path must use the "
-                                      "permuted ones (input indices 4, 5)")
+                                      f"permuted ones ({permuted})")
 
 
 def _torch_function_operand(node: ast.AST) -> ast.AST:
@@ -134,8 +148,9 @@ def _is_b(function: Function, node: ast.AST, derived: set[str]) -> bool:
     while True:
         if isinstance(node, ast.Name):
             element = function.binding(node.id, position(node))
-            return element == 1 or (element is None and (bool(B_NAME.match(node.id)) or node.id in derived))
-        if element_of(function, node) == 1:
+            return element in current().b_operands or (
+                element is None and (bool(B_NAME.match(node.id)) or node.id in derived))
+        if element_of(function, node) in current().b_operands:
             return True
         if isinstance(node, (ast.Subscript, ast.Attribute)):
             node = node.value
@@ -174,14 +189,14 @@ def _fallback(function: Function, index: ModuleIndex, report: Report) -> None:
 
 
 def _reference_derived(node: ast.AST, function: Function, index: ModuleIndex, depth: int = 0) -> bool:
-    """Built from the reference scales: to_blocked(...), index 2/3, or a name assigned from those."""
+    """Built from the reference scales: to_blocked(...), their indices, or a name assigned from those."""
     for inner in ast.walk(node):
         if isinstance(inner, ast.Call) and call_name(inner) == "to_blocked":
             return True
-        if element_of(function, inner) in REFERENCE:
+        if element_of(function, inner) in _reference():
             return True
         if isinstance(inner, ast.Name):
-            if function.possible(inner.id, position(inner)) & set(REFERENCE) or REFERENCE_NAME.match(inner.id):
+            if function.possible(inner.id, position(inner)) & set(_reference()) or REFERENCE_NAME.match(inner.id):
                 return True
             if depth < 2 and any(_reference_derived(value, function, index, depth + 1)
                                  for value in index.assignments(function.node, inner.id)):

@@ -42,9 +42,14 @@ def top_code_below(cap: int) -> int:
 _TOP_CODES = torch.tensor([top_code_below(cap) for cap in range(MIN_CAP, MAX_CAP + 1)], dtype=torch.int64)
 
 
-def cap_splits(k: int, l: int, generator: torch.Generator) -> torch.Tensor:
-    """cap_a per (batch, k-block), shape (l, sf_k): an even sweep of every feasible split, shuffled."""
-    budget = product_exponent_budget(k)
+def cap_splits(k: int, l: int, generator: torch.Generator, budget: int | None = None) -> torch.Tensor:
+    """cap_a per (batch, k-block), shape (l, sf_k): an even sweep of every feasible split, shuffled.
+
+    `budget` (default `product_exponent_budget(k)`) is cap_a + cap_b; other problems bound their
+    output differently (the dual GEMM multiplies two products) and pass their own.
+    """
+    if budget is None:
+        budget = product_exponent_budget(k)
     low, high = max(MIN_CAP, budget - MAX_CAP), min(MAX_CAP, budget - MIN_CAP)
     if low > high:
         raise ValueError(f"k={k} is too large for full-range scales with a finite fp16 output")
@@ -53,7 +58,7 @@ def cap_splits(k: int, l: int, generator: torch.Generator) -> torch.Tensor:
     return sweep[torch.randperm(blocks, generator=generator)].view(l, -1)
 
 
-def _codes_below(caps: torch.Tensor, rows: int, generator: torch.Generator) -> torch.Tensor:
+def codes_below(caps: torch.Tensor, rows: int, generator: torch.Generator) -> torch.Tensor:
     """uint8 codes (l, rows, sf_k): uniform over the window below each k-block's cap, some zeros."""
     l, sf_k = caps.shape
     top = _TOP_CODES[caps - MIN_CAP].unsqueeze(1)  # (l, 1, sf_k)
@@ -69,4 +74,4 @@ def draw_full_scales(m: int, n: int, k: int, l: int, seed: int) -> tuple[torch.T
     generator = torch.Generator().manual_seed(seed)
     caps_a = cap_splits(k, l, generator)
     caps_b = product_exponent_budget(k) - caps_a
-    return _codes_below(caps_a, m, generator), _codes_below(caps_b, n, generator)
+    return codes_below(caps_a, m, generator), codes_below(caps_b, n, generator)

@@ -1,0 +1,183 @@
+"""What every problem shares (torch-free): `ProblemBase`, and `DenseProblem` for integer cases.
+
+A problem class sets class attributes (its case fields, tuple layout, timing loop, detection
+signals, speed-of-light table; records.py) and names its `inputs` / `reference` modules; the tensor
+functions import those lazily, so the parent process (task parsing, lint, tables) never imports torch.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+from nvfp4ctl.errors import UsageError
+from nvfp4ctl.problems.fields import FieldError, check_keys, read_int, shape_numbers
+from nvfp4ctl.problems.records import Detection, KernelApi, TimingLoop, TupleLayout
+
+if TYPE_CHECKING:
+    from nvfp4ctl.task import Case
+
+PROBLEMS_DIR = Path(__file__).resolve().parent
+
+
+class ProblemBase:
+    """Defaults shared by the four problems; subclasses set the class attributes below."""
+
+    name: str = ""
+    title: str = ""  # one line: what is computed
+    case_fields: tuple[str, ...] = ()
+    case_example: str = ""  # one task.yml entry, for messages
+    shape_syntax: str = ""
+    shape_example: str = ""
+    k_multiple: int = 16
+    k_reason: str = "one scale per 16 elements"
+    layout: TupleLayout
+    timing: TimingLoop
+    detection: Detection
+    kernel_api: KernelApi | None = None
+    sol_table: Mapping[tuple, float] = {}  # case fields -> µs on B200 @1.5 GHz (task description)
+    default_kernels: Mapping[int, str] = {}  # GPU major -> kernels/<path>
+    fallback_submission: str = ""  # kernels/<path>: the exact plain-torch target
+    output_label: str = "c"
+    inputs_module: str = ""
+    reference_module: str = ""
+
+    # --- task.yml and --shape ------------------------------------------------------------------
+    def parse_case(self, entry: Mapping[str, Any], at: str) -> Case:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def parse_shape(self, text: str, seed: int) -> Case:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def check_k(self, k: int, at: str) -> None:
+        if k % self.k_multiple:
+            raise FieldError(at, f"expected a multiple of {self.k_multiple} ({self.k_reason}), got {k}")
+
+    def shape_error(self, text: str, error: FieldError) -> UsageError:
+        return UsageError(f"--shape {text}: {error.problem}")
+
+    # --- names of a case ---------------------------------------------------------------------------
+    def key(self, case: Case) -> str:
+        """Short name in tables and the run log: "128x7168x16384"."""
+        return "x".join(str(getattr(case, f)) for f in self.case_fields if f != "l") + (f"x{case.l}" if case.l != 1 else "")
+
+    def shape_text(self, case: Case) -> str:
+        """"m=128 n=256 k=256" (l when not 1) for check's table."""
+        words = [f"{f}={getattr(case, f)}" for f in self.case_fields if f != "l"]
+        return " ".join(words) + (f" l={case.l}" if case.l != 1 else "")
+
+    # --- numbers -----------------------------------------------------------------------------------
+    def flops(self, case: Case) -> float:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def bytes_moved(self, case: Case) -> float:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def sol_us(self, case: Case) -> float | None:
+        """Speed of light from the task description's table (B200 @1.5 GHz); task.yml's sol_us wins."""
+        if case.sol_us is not None:
+            return case.sol_us
+        return self.sol_table.get(self.sol_key(case))
+
+    def sol_key(self, case: Case) -> tuple:
+        return tuple(getattr(case, f) for f in self.case_fields)
+
+    def bench_mode(self, mode: str) -> Any:
+        """The leaderboard's settings for `mode` ("benchmark" / "leaderboard") under this problem's loop."""
+        from nvfp4ctl.bench.modes import BENCHMARK, Mode
+
+        t = self.timing
+        if mode == BENCHMARK:
+            return Mode(BENCHMARK, max_repeats=t.benchmark_repeats, budget_s=10.0, recheck=False,
+                        warm_first_only=True, warm_max_repeats=t.benchmark_warm_repeats, warm_budget_s=0.1)
+        return Mode(mode, max_repeats=t.leaderboard_repeats, budget_s=30.0, recheck=True,
+                    warm_first_only=not t.leaderboard_warms_every_shape,
+                    warm_max_repeats=t.leaderboard_warm_repeats, warm_budget_s=0.5)
+
+    # --- files -------------------------------------------------------------------------------------
+    @property
+    def folder(self) -> Path:
+        return PROBLEMS_DIR / self.name
+
+    @property
+    def task_file(self) -> Path:
+        return self.folder / "task.yml"
+
+    @property
+    def harness_dir(self) -> Path:
+        return self.folder / "harness"
+
+    # --- tensors (child side; imports torch through the problem's modules) --------------------------
+    def _inputs(self) -> ModuleType:
+        return importlib.import_module(self.inputs_module)
+
+    def _reference(self) -> ModuleType:
+        return importlib.import_module(self.reference_module)
+
+    def generate_input(self, case: Case, device: str = "cuda", scales: str = "generator") -> Any:
+        return self._inputs().generate_input(case, case.seed, device=device, scales=scales)
+
+    def refill_input(self, data: Any, seed: int, scales: str = "generator") -> None:
+        self._inputs().refill_input(data, seed, scales=scales)
+
+    def reference(self, data: Any) -> Any:
+        return self._reference().reference(data)
+
+    def output_of(self, data: Any) -> Any:
+        return self._inputs().output_of(data)
+
+    def describe(self, data: Any) -> list[str]:
+        return list(self._inputs().describe(data))
+
+    def scale_tensors(self, data: Any) -> list[tuple[str, Any, Any]]:
+        """(operand label, reference scales, permuted scales) for every scale tensor: "A", "B1", ..."""
+        layout = self.layout
+        return [(layout.names[r].removesuffix("_ref").removeprefix("sf").upper(), data[r], data[p])
+                for r, p in zip(layout.reference_scales, layout.permuted_scales)]
+
+    def output_names(self, data: Any) -> list[str]:
+        """One name per output tensor, in the order `reference` returns them."""
+        return [self.output_label]
+
+    def explain(self, data: Any, got: Any, want: Any, wrong: Any) -> list[str]:
+        """Extra lines for a mismatch report in the problem's own terms (dual: which product)."""
+        return []
+
+    def kernel_call(self, module: Any, data: Any) -> Any:
+        """Call a built `--kernel` extension on the tuple through the problem's C ABI."""
+        if self.kernel_api is None:
+            raise UsageError(f"{self.name}: no kernel C ABI yet; use --submission")
+        api = self.kernel_api
+        return getattr(module, api.function)(*(data[i] for i in api.arguments))
+
+
+def make_case(**values: Any) -> Case:
+    from nvfp4ctl.task import Case
+
+    return Case(**values)
+
+
+class DenseProblem(ProblemBase):
+    """Problems whose case is plain integers (`case_fields` among m, n, k, l): GEMM, dual GEMM, GEMV."""
+
+    def parse_case(self, entry: Mapping[str, Any], at: str) -> Case:
+        check_keys(entry, at, self.case_fields)
+        values = {name: read_int(entry, name, at) for name in self.case_fields}
+        self.check_k(values["k"], f"{at}.k")
+        seed = read_int(entry, "seed", at, minimum=0)
+        return make_case(m=values["m"], n=values.get("n"), k=values["k"], l=values["l"], seed=seed)
+
+    def parse_shape(self, text: str, seed: int) -> Case:
+        """M,N,K[,L] (GEMV: M,K[,L]): the case fields in order, L defaulting to 1."""
+        count = len(self.case_fields)
+        numbers = shape_numbers(text, self.shape_syntax, self.shape_example, (count - 1, count))
+        values = dict(zip(self.case_fields, numbers))
+        values.setdefault("l", 1)
+        try:
+            self.check_k(values["k"], "K")
+        except FieldError as error:
+            raise UsageError(f"--shape {text}: K: {error.problem}") from None
+        return make_case(m=values["m"], n=values.get("n"), k=values["k"], l=values["l"], seed=seed)

@@ -1,0 +1,79 @@
+"""Which of the dual GEMM's two products a wrong C points at: silu(A·B1ᵀ) or A·B2ᵀ.
+
+C = s ⊙ p with s = silu(A·B1ᵀ) and p = A·B2ᵀ. Only evidence that holds exactly is reported, on the
+wrong elements:
+1. Named mistakes: the kernel's C equals (to the task's tolerance, on 99 % of them) what a common
+   slip gives: silu left out, silu on the wrong product, one B used for both products, only one
+   product written.
+2. Exclusions: "only s is wrong" needs C/p >= silu's minimum (−0.2785), so C/p below it implicates
+   p; "only p is wrong" needs C = 0 wherever s = 0, so C ≠ 0 there implicates s.
+A wrong magnitude in one product alone leaves no trace that tells the two apart, so then nothing is
+said rather than a guess.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+SILU_MIN = -0.2784645427610738  # silu's minimum, at x = −1.2785
+MATCH_SHARE = 0.99  # of the wrong elements a named mistake must reproduce
+FIRST = "silu(A·B1ᵀ)"
+SECOND = "A·B2ᵀ"
+
+
+def implicated_product(data: Any, got: torch.Tensor, wrong: torch.Tensor, rtol: float = 1e-3,
+                       atol: float = 1e-3) -> list[str]:
+    from nvfp4ctl.problems.nvfp4_dual_gemm.reference import products
+
+    if not bool(wrong.any()):
+        return []
+    first, second = products(data)
+    first, second = first.to(got.device), second.to(got.device)
+    mask = wrong.to(got.device)
+    g = got.float()[mask]
+    x1, p = first[mask], second[mask]
+    s = torch.nn.functional.silu(x1)
+    named = _named_mistake(g, x1, s, p, rtol, atol)
+    if named:
+        return [f"dual GEMM: the wrong elements equal {named}"]
+    return _exclusions(g, s, p)
+
+
+def _named_mistake(g: torch.Tensor, x1: torch.Tensor, s: torch.Tensor, p: torch.Tensor,
+                   rtol: float, atol: float) -> str | None:
+    silu = torch.nn.functional.silu
+    candidates = {
+        f"(A·B1ᵀ) ⊙ (A·B2ᵀ): silu is missing": x1 * p,
+        f"silu(A·B2ᵀ) ⊙ (A·B1ᵀ): silu went to the wrong product (b1 and b2 swapped)": silu(p) * x1,
+        f"silu(A·B1ᵀ) ⊙ (A·B1ᵀ): b1 was used for both products, so {SECOND} is the wrong one": s * x1,
+        f"silu(A·B2ᵀ) ⊙ (A·B2ᵀ): b2 was used for both products, so {FIRST} is the wrong one": silu(p) * p,
+        f"{FIRST} alone: the product with {SECOND} was never applied": s,
+        f"{SECOND} alone: {FIRST} was never applied": p,
+    }
+    for words, value in candidates.items():
+        want = value.to(torch.float16).float()
+        close = (g - want).abs() <= atol + rtol * want.abs()
+        if close.float().mean() >= MATCH_SHARE:
+            return words
+    return None
+
+
+def _exclusions(g: torch.Tensor, s: torch.Tensor, p: torch.Tensor) -> list[str]:
+    finite = torch.isfinite(g)
+    tolerance = 1e-3 + 1e-3 * g.abs()
+    ratio = g / p.where(p != 0, torch.ones_like(p))
+    below = int(((ratio < SILU_MIN - 0.01) & finite & (p.abs() > 1e-2)).sum())
+    unexplained = int(((s == 0) & (g.abs() > tolerance) & finite).sum())
+    lines = []
+    if below and not unexplained:
+        lines.append(f"dual GEMM: {SECOND} is implicated: at {below} wrong elements C/({SECOND}) is below silu's "
+                     f"minimum {SILU_MIN:.4f}, which no error in {FIRST} alone can give")
+    elif unexplained and not below:
+        lines.append(f"dual GEMM: {FIRST} is implicated: at {unexplained} wrong elements {FIRST} is 0 but C is not,"
+                     f" which no error in {SECOND} alone can give")
+    elif below and unexplained:
+        lines.append(f"dual GEMM: both products are implicated ({below} elements rule out {FIRST} alone,"
+                     f" {unexplained} rule out {SECOND} alone)")
+    return lines

@@ -1,0 +1,34 @@
+"""nvfp4ctl's stand-in for GPU MODE's nvfp4_gemv reference.py: same names and call signatures,
+our implementations (the exact reference runs on any arch).
+"""
+
+from types import SimpleNamespace
+from typing import Any
+
+import torch
+
+from nvfp4ctl.problems.common.harness import default_device
+from nvfp4ctl.problems.common.harness_utils import ceil_div
+from nvfp4ctl.problems.nvfp4_gemm.formats import SF_VEC
+from nvfp4ctl.problems.nvfp4_gemm.layout import to_blocked
+from nvfp4ctl.problems.nvfp4_gemv.harness.utils import make_match_reference
+from nvfp4ctl.problems.nvfp4_gemv.inputs import generate_input as _generate_input
+from nvfp4ctl.problems.nvfp4_gemv.reference import reference
+
+__all__ = ["ceil_div", "check_implementation", "generate_input", "ref_kernel", "sf_vec_size", "to_blocked"]
+
+sf_vec_size = SF_VEC
+
+
+def ref_kernel(data: tuple[torch.Tensor, ...]) -> torch.Tensor:
+    """Writes A·b (fp16) into data's c (m, 1, l) and returns c, as GPU MODE's ref_kernel does."""
+    c = data[6]
+    c.copy_(reference(data))
+    return c
+
+
+def generate_input(m: int, k: int, l: int, seed: int) -> tuple[torch.Tensor, ...]:
+    return _generate_input(SimpleNamespace(m=m, n=None, k=k, l=l), seed, device=default_device())
+
+
+check_implementation: Any = make_match_reference(ref_kernel, rtol=1e-03, atol=1e-03)

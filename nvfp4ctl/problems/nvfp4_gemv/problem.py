@@ -1,0 +1,47 @@
+"""nvfp4_gemv as a `Problem`: c[:, 0, l] = A·b per batch, fp16; b padded to 128 rows, row 0 counts."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from nvfp4ctl.problems.base import DenseProblem
+from nvfp4ctl.problems.records import Detection, KernelApi, TimingLoop, TupleLayout
+
+if TYPE_CHECKING:
+    from nvfp4ctl.task import Case
+
+
+class Nvfp4Gemv(DenseProblem):
+    name = "nvfp4_gemv"
+    title = "c = A·b (fp4 A, b with e4m3 block-16 scales), fp16 c of shape [m, 1, l]"
+    case_fields = ("m", "k", "l")
+    case_example = "{m: 128, k: 256, l: 1, seed: 1111}"
+    shape_syntax = "M,K or M,K,L"
+    shape_example = "7168,16384"
+    k_multiple = 64
+    k_reason = "the task's rule for the GEMV"
+    layout = TupleLayout(
+        names=("a", "b", "sfa_ref", "sfb_ref", "sfa_permuted", "sfb_permuted", "c"),
+        reference_scales=(2, 3), permuted_scales=(4, 5), b_operands=(), output=6,
+    )
+    # GEMV uses GPU MODE's plain eval.py: one input set, one call per event pair, the task's seed as is.
+    timing = TimingLoop(source="problems/nvidia/eval.py", input_sets=1, seed_step=0,
+                        leaderboard_warms_every_shape=False)
+    detection = Detection(
+        name_comments=("nvfp4-gemv",),
+        description_phrase="matrix-vector multiplication",
+        reference_markers=("n_padded_128",),
+    )
+    kernel_api = KernelApi(header="nvfp4_gemv_api.h", function="nvfp4_gemv", arguments=(0, 1, 4, 5, 6))
+    sol_table = {(7168, 16384, 1): 8.622, (4096, 7168, 8): 17.275, (7168, 2048, 4): 4.317}
+    fallback_submission = "torch_dequant/nvfp4_gemv_submission.py"
+    inputs_module = "nvfp4ctl.problems.nvfp4_gemv.inputs"
+    reference_module = "nvfp4ctl.problems.nvfp4_gemv.reference"
+
+    def flops(self, case: Case) -> float:
+        return 2.0 * case.m * case.k * case.l
+
+    def bytes_moved(self, case: Case) -> float:
+        """fp4 A and one row of b (2 per byte), their e4m3 scales (1 per 16), fp16 c written."""
+        m, k = case.m, case.k
+        return float(case.l * ((m + 1) * k // 2 + (m + 1) * k // 16 + 2 * m))

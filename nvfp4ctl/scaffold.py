@@ -1,0 +1,80 @@
+"""`nvfp4ctl init`: a new project folder for one problem (task.yml, starter submission.py, MEMORY.md).
+
+The starter is the problem's exact plain-torch submission (kernels/torch_dequant/): correct on every
+test, slow, and a readable template of the tuple. Nothing is overwritten: if any of the three files
+exists the whole init stops before writing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nvfp4ctl.errors import UsageError
+from nvfp4ctl.project import REPO_DIR
+
+FILES = ("task.yml", "submission.py", "MEMORY.md")
+
+
+@dataclass(frozen=True)
+class Scaffold:
+    folder: Path
+    written: tuple[Path, ...]
+
+
+def memory_skeleton(problem: Any) -> str:
+    layout = problem.layout
+    scale_rule = ""
+    if layout.reference_scales:
+        pairs = ", ".join(f"{layout.name(p)} (index {p})" for p in layout.permuted_scales)
+        refs = ", ".join(str(r) for r in layout.reference_scales)
+        scale_rule = (f"- Scales: use the permuted ones, {pairs}; indices {refs} are the reference scales"
+                      " (`to_blocked` in the timed path is slow and a rule violation).\n")
+    return (
+        f"# MEMORY: {problem.name} notes\n\n"
+        f"{problem.title}.\n\n"
+        "Your notes go above the run log. nvfp4ctl never rewrites this part; it only appends lines to the\n"
+        '"Run log" section at the end (one per command: time, command, target@hash, commit, GPU, exit, result).\n'
+        "Write each experiment as: change · config · numbers (µs, TFLOP/s, max diff) · verdict · run-log time.\n\n"
+        "## Footguns\n"
+        '- The word "stream" anywhere in the file rejects the submission (`<iostream>` included);'
+        " `nvfp4ctl lint` finds it.\n"
+        f"{scale_rule}"
+        f"- The input tuple: {', '.join(layout.names)}.\n"
+        "- Hung kernel = possible deadlock: `check` and `bench` kill the child after the timeout (exit 3).\n"
+        "- No CUDA graphs, no result caches across calls (`nvfp4ctl check` probes it), no reference fallback.\n\n"
+        "## Notes\n\n"
+    )
+
+
+def init_project(problem: Any, folder: Path) -> Scaffold:
+    """Write task.yml, submission.py and MEMORY.md for `problem` into `folder` (created if needed)."""
+    targets = [folder / name for name in FILES]
+    existing = [path.name for path in targets if path.exists()]
+    if existing:
+        raise UsageError(f"{folder}: {', '.join(existing)} already there; nvfp4ctl init overwrites nothing")
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"{folder}: not a folder")
+    starter = REPO_DIR / "kernels" / problem.fallback_submission
+    try:
+        contents = (problem.task_file.read_text(encoding="utf-8"), starter.read_text(encoding="utf-8"),
+                    memory_skeleton(problem))
+    except OSError as error:
+        raise UsageError(f"cannot read the shipped files for {problem.name}: {error}") from None
+    contents = (_with_submission(contents[0]), *contents[1:])
+    folder.mkdir(parents=True, exist_ok=True)
+    for path, text in zip(targets, contents):
+        with path.open("x", encoding="utf-8") as handle:  # "x": never clobber a file made meanwhile
+            handle.write(text)
+    return Scaffold(folder, tuple(targets))
+
+
+def _with_submission(task_text: str) -> str:
+    """The shipped task.yml with its `submission:` line switched on, so check and bench run ./submission.py."""
+    lines = task_text.splitlines(keepends=True)
+    for index, line in enumerate(lines):
+        if line.startswith("# submission: "):
+            lines[index] = line.removeprefix("# ")
+            return "".join(lines)
+    return task_text + "submission: submission.py\n"

@@ -1,0 +1,150 @@
+"""`nvfp4ctl check` for the dual GEMM, the grouped GEMM and the GEMV on CPU: the exact plain-torch
+submissions pass, and a wrong 128x128 tile (or a wrong group) is pinpointed in the problem's terms."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from nvfp4ctl.cli import app
+from nvfp4ctl.problems import get_problem
+from nvfp4ctl.project import kernels_dir
+
+
+@pytest.fixture
+def on_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NVFP4CTL_DEVICE", "cpu")
+    monkeypatch.delenv("NVFP4CTL_TIMEOUT", raising=False)
+
+
+def check(problem: str, *args: str):
+    task = str(get_problem(problem).task_file)
+    return CliRunner().invoke(app, ["check", "--task", task, *args])
+
+
+def starter(problem: str) -> Path:
+    return kernels_dir() / get_problem(problem).fallback_submission
+
+
+def spoiled(tmp_path: Path, problem: str, body: str) -> str:
+    """The problem's correct plain-torch submission, its result then spoiled by `body` (on `out`)."""
+    path = tmp_path / f"{problem}_spoiled.py"
+    path.write_text(starter(problem).read_text() + "\n\n_right = custom_kernel\n\n\ndef custom_kernel(data):\n"
+                    "    out = _right(data)\n" + "".join(f"    {line}\n" for line in body.splitlines()) + "    return out\n")
+    return str(path)
+
+
+@pytest.mark.parametrize("problem, shape", [
+    ("nvfp4_dual_gemm", "128,256,256"), ("nvfp4_gemv", "256,512,2"), ("nvfp4_group_gemm", "128,256,256;64,128,512"),
+])
+def test_plain_torch_starter_passes_with_full_scales(on_cpu, problem: str, shape: str) -> None:
+    result = check(problem, "--submission", str(starter(problem)), "--shape", shape, "--scales", "full")
+    assert result.exit_code == 0, result.output
+    assert f"check · {problem} ·" in result.output and "1/1 pass" in result.output
+
+
+def test_default_target_is_the_exact_torch_fallback_named_as_such(on_cpu) -> None:
+    result = check("nvfp4_gemv", "--shape", "128,256", "--no-probe")
+    assert result.exit_code == 0, result.output
+    assert "nvfp4_gemv_submission.py (exact torch fallback" in result.output
+
+
+def test_dual_wrong_tile_is_pinpointed(on_cpu, tmp_path: Path) -> None:
+    wrong = spoiled(tmp_path, "nvfp4_dual_gemm", "out[128:256, 0:128] += 1")
+    result = check("nvfp4_dual_gemm", "--submission", wrong, "--shape", "256,256,256", "--no-probe")
+    assert result.exit_code == 1, result.output
+    assert "wrong 128x128 tiles (2 m-tiles x 2 n-tiles; X all wrong, x some, . ok)\n    ..\n    X.\n" in result.output
+
+
+def test_dual_names_the_product_when_one_alone_explains_it(on_cpu, tmp_path: Path) -> None:
+    # b2 used for both products: C = silu(A·B2ᵀ) ⊙ (A·B2ᵀ)
+    body = ("a, b1, b2, s0, s1, s2, pa, p1, p2, c = data\n"
+            "out = _right((a, b2, b2, s0, s2, s2, pa, p2, p2, c))")
+    result = check("nvfp4_dual_gemm", "--submission", spoiled(tmp_path, "nvfp4_dual_gemm", body),
+                   "--shape", "128,128,256", "--no-probe")
+    assert result.exit_code == 1, result.output
+    assert "b2 was used for both products, so silu(A·B1ᵀ) is the wrong one" in result.output
+
+
+def test_group_wrong_group_is_pinpointed(on_cpu, tmp_path: Path) -> None:
+    wrong = spoiled(tmp_path, "nvfp4_group_gemm", "out[1][0:128, 0:128] += 1")
+    result = check("nvfp4_group_gemm", "--submission", wrong, "--shape", "128,128,256;256,256,256;128,128,256",
+                   "--no-probe")
+    assert result.exit_code == 1, result.output
+    assert "wrong outputs: 1 of 3: group 2 (16384 of 65536 wrong)" in result.output
+    assert "wrong 128x128 tiles of group 2 c (2 m-tiles x 2 n-tiles" in result.output
+
+
+def test_group_returning_one_tensor_is_explained(on_cpu, tmp_path: Path) -> None:
+    wrong = spoiled(tmp_path, "nvfp4_group_gemm", "out = out[0]")
+    result = check("nvfp4_group_gemm", "--submission", wrong, "--only", "1", "--no-probe")
+    assert result.exit_code == 1, result.output
+    assert "expected a list of 2 tensors (the c of every group)" in result.output
+
+
+def test_gemv_wrong_tile_is_pinpointed(on_cpu, tmp_path: Path) -> None:
+    wrong = spoiled(tmp_path, "nvfp4_gemv", "out[128:256] += 1")
+    result = check("nvfp4_gemv", "--submission", wrong, "--shape", "384,256", "--no-probe")
+    assert result.exit_code == 1, result.output
+    assert "wrong 128x128 tiles (3 m-tiles x 1 n-tiles; X all wrong, x some, . ok)\n    .\n    X\n    .\n" in result.output
+
+
+def test_gemv_shape_in_its_own_syntax(on_cpu) -> None:
+    result = check("nvfp4_gemv", "--shape", "128,256,512,1")  # M,N,K,L is not a GEMV shape
+    assert result.exit_code == 2, result.output
+    assert "error: --shape 128,256,512,1: expected M,K or M,K,L as positive integers" in result.output
+    result = check("nvfp4_gemv", "--shape", "128,96")
+    assert result.exit_code == 2, result.output
+    assert "error: --shape 128,96: K: expected a multiple of 64" in result.output
+
+
+# --- on a CUDA GPU (run by the lead on an H100) ---------------------------------------------------
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("problem, kernel", [
+    ("nvfp4_dual_gemm", "nvfp4_dual_gemm_naive.cu"), ("nvfp4_gemv", "nvfp4_gemv_naive.cu"),
+    ("nvfp4_group_gemm", "nvfp4_group_gemm_naive.cu"),
+])
+def test_naive_kernels_through_the_problem_c_abi_pass_every_test(problem: str, kernel: str) -> None:
+    """--kernel with a problem's API header: built with its binding, called with its tuple elements."""
+    import subprocess
+    import sys
+
+    source = kernels_dir() / "naive" / kernel
+    done = subprocess.run([sys.executable, "-m", "nvfp4ctl", "check", "--task", str(get_problem(problem).task_file),
+                           "--kernel", str(source), "--scales", "full"], capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "10/10 pass" in done.stdout
+
+
+def test_submission_importing_the_harness_modules_loads(on_cpu, tmp_path: Path) -> None:
+    """Real submissions import GPU MODE's task.py / utils.py / reference.py: our stand-ins load them."""
+    path = tmp_path / "submission.py"
+    path.write_text("from task import input_t, output_t\nfrom reference import to_blocked\n"
+                    "from utils import make_match_reference\n\n" + starter("nvfp4_dual_gemm").read_text())
+    result = check("nvfp4_dual_gemm", "--submission", str(path), "--shape", "128,128,256", "--no-probe")
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("problem, body, shape, expected", [
+    ("nvfp4_dual_gemm", "out[128:256, 0:128] += 1", "256,256,256",
+     "wrong 128x128 tiles (2 m-tiles x 2 n-tiles; X all wrong, x some, . ok)\n    ..\n    X.\n"),
+    ("nvfp4_group_gemm", "out[1][0:128, 0:128] += 1", "128,128,256;256,256,256;128,128,256",
+     "wrong outputs: 1 of 3: group 2 (16384 of 65536 wrong)"),
+    ("nvfp4_gemv", "out[128:256] += 1", "384,256",
+     "wrong 128x128 tiles (3 m-tiles x 1 n-tiles; X all wrong, x some, . ok)\n    .\n    X\n    .\n"),
+])
+def test_wrong_tile_or_group_is_pinpointed_on_the_gpu(tmp_path: Path, problem: str, body: str, shape: str,
+                                                      expected: str) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "nvfp4ctl", "check", "--task", str(get_problem(problem).task_file),
+                           "--submission", spoiled(tmp_path, problem, body), "--shape", shape, "--no-probe"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    assert expected in done.stdout

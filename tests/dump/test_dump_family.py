@@ -1,0 +1,31 @@
+"""`dump --layout` covers every scale tensor of the task's problem (dual: sfa, sfb1, sfb2; groups)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from nvfp4ctl.cli import app
+from nvfp4ctl.problems import get_problem
+
+
+def layout(problem: str, shape: str, *extra: str) -> dict:
+    result = CliRunner().invoke(app, ["dump", "--layout", "--task", str(get_problem(problem).task_file),
+                                      "--shape", shape, "--json", *extra])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout[result.stdout.index("{"):])["layout"]
+
+
+@pytest.mark.parametrize("problem, shape, operands, batches", [
+    ("nvfp4_dual_gemm", "256,384,512", ["A", "B1", "B2"], 3),
+    ("nvfp4_gemv", "256,512,2", ["A", "B"], 4),  # b's scales: its 128 padded rows
+    ("nvfp4_group_gemm", "128,256,256;256,128,512", ["A[1]", "B[1]", "A[2]", "B[2]"], 4),
+])
+def test_every_scale_tensor_is_located_and_verified(problem: str, shape: str, operands: list[str], batches: int) -> None:
+    payload = layout(problem, shape, "--row", "100", "--kblock", "3")
+    assert payload["problem"] == problem
+    assert [entry["operand"] for entry in payload["scales"]] == operands
+    assert all(entry["ok"] for entry in payload["scales"])
+    assert len(payload["storage"]) == batches and all(entry["ok"] for entry in payload["storage"])

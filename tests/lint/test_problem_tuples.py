@@ -1,0 +1,65 @@
+"""Lint rules that speak of tuple indices use the task's problem (dual, grouped, GEMV tuples)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nvfp4ctl.lint.config import LintConfig
+from nvfp4ctl.lint.engine import lint_text
+from nvfp4ctl.lint.targets import plan
+
+DUAL = LintConfig(problem="nvfp4_dual_gemm")
+
+
+def _found(text: str, config: LintConfig) -> list[tuple[str, str]]:
+    return [(d.code, d.message) for d in lint_text(text, config=config)]
+
+
+def test_dual_reference_scale_names_the_dual_permuted_index() -> None:
+    text = "def custom_kernel(data):\n    scales = data[4].float()\n    return run(data[0], scales, data[9])\n"
+    assert ("NV401", "data[4] is the reference scale sfb1_ref (input index 4): use index 7 (sfb1_permuted)") in _found(text, DUAL)
+    # the GEMM's reading of index 4 is the permuted sfa: nothing to say there
+    assert not [f for f in _found(text, LintConfig()) if f[0] == "NV401"]
+
+
+def test_dual_unpacked_reference_scales_and_to_blocked() -> None:
+    text = ("from reference import to_blocked\n"
+            "def custom_kernel(data):\n"
+            "    a, b1, b2, sfa, sfb1, sfb2, sfa_p, sfb1_p, sfb2_p, c = data\n"
+            "    return run(a, b1, b2, to_blocked(sfb2), c)\n")
+    found = _found(text, DUAL)
+    assert ("NV402", "to_blocked() in the timed path: use sfa_permuted/sfb1_permuted/sfb2_permuted "
+                     "(data[6], data[7], data[8])") in found
+    assert any(code == "NV401" and "sfb2_ref (input index 5): use index 8 (sfb2_permuted)" in message
+               for code, message in found)
+
+
+def test_copy_transpose_rule_covers_b1_and_b2() -> None:
+    text = ("def custom_kernel(data):\n    b1, b2 = data[1], data[2]\n"
+            "    x = b1.t().contiguous()\n    y = data[2].T.contiguous()\n    return run(x, y)\n")
+    assert [code for code, _ in _found(text, DUAL)].count("NV501") == 2
+
+
+def test_group_reference_list_is_named() -> None:
+    text = ("def custom_kernel(data):\n    abc, sfasfb, reordered, sizes = data\n"
+            "    return [run(a, b, s, c) for (a, b, c), s in zip(abc, sfasfb)]\n")
+    found = _found(text, LintConfig(problem="nvfp4_group_gemm"))
+    assert ("NV401", "sfasfb is the reference scale sfasfb_tensors (input index 1): use index 2 "
+                     "(sfasfb_reordered_tensors)") in found
+
+
+def test_gemv_uses_the_gemm_like_indices() -> None:
+    text = "def custom_kernel(data):\n    scales = data[2].float()\n    return run(data[0], data[1], scales, data[6])\n"
+    found = _found(text, LintConfig(problem="nvfp4_gemv"))
+    assert ("NV401", "data[2] is the reference scale sfa_ref (input index 2): use index 4 (sfa_permuted)") in found
+
+
+def test_plan_takes_the_problem_from_the_task(tmp_path: Path, monkeypatch) -> None:
+    from nvfp4ctl.problems import get_problem
+
+    (tmp_path / "task.yml").write_text(get_problem("nvfp4_group_gemm").task_file.read_text())
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("NVFP4CTL_TASK", raising=False)
+    config = plan([tmp_path]).config
+    assert config.problem == "nvfp4_group_gemm"
+    assert (80, 4096, 7168) in config.benchmark_shapes  # each group's shape of the first benchmark

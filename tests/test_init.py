@@ -1,0 +1,38 @@
+"""`nvfp4ctl init --problem NAME [DIR]`: task.yml, a correct starter submission.py, MEMORY.md; no overwrite."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from nvfp4ctl.cli import app
+from nvfp4ctl.problems import problem_names
+from nvfp4ctl.task import load_task
+
+
+@pytest.mark.parametrize("name", problem_names())
+def test_init_writes_the_three_files(tmp_path: Path, name: str) -> None:
+    folder = tmp_path / "project"
+    result = CliRunner().invoke(app, ["init", "--problem", name, str(folder)])
+    assert result.exit_code == 0, result.output
+    task = load_task(folder / "task.yml")
+    assert task.problem == name and task.submission == (folder / "submission.py").resolve()
+    submission = (folder / "submission.py").read_text()
+    assert "def custom_kernel(data):" in submission and "stream" not in submission.lower()
+    memory = (folder / "MEMORY.md").read_text()
+    assert memory.startswith(f"# MEMORY: {name} notes") and "## Run log" not in memory
+
+
+def test_init_refuses_to_overwrite(tmp_path: Path) -> None:
+    (tmp_path / "MEMORY.md").write_text("my notes\n")
+    result = CliRunner().invoke(app, ["init", "--problem", "nvfp4_gemv", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "MEMORY.md already there; nvfp4ctl init overwrites nothing" in result.output
+    assert not (tmp_path / "task.yml").exists() and (tmp_path / "MEMORY.md").read_text() == "my notes\n"
+
+
+def test_unknown_problem_is_one_line(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["init", "--problem", "gemv", str(tmp_path)])
+    assert result.exit_code == 2 and "unknown problem 'gemv'" in result.output
