@@ -35,7 +35,9 @@ class TileConfig:
     block_m: int = 128
     a_addr: int = 0
     b_addr: int = 0  # 0: right after A, 1024-aligned
-    acc_cols: int = 0  # 0: block_n (D of one tile)
+    d_addr: int = 0  # TMEM address of D
+    sfa_addr: int | None = None  # TMEM address of K step 0's A scales; None: right after D
+    sfb_addr: int | None = None  # ... B scales; None: right after A's scales
 
     @property
     def layout(self) -> int:
@@ -62,7 +64,7 @@ class TileConfig:
 
     @property
     def sfa_col(self) -> int:
-        return self.acc_cols or self.block_n
+        return (self.sfa_addr & 0xFFFF) if self.sfa_addr is not None else (self.d_addr & 0xFFFF) + self.block_n
 
     @property
     def sf_cols_per_step_b(self) -> int:
@@ -70,7 +72,7 @@ class TileConfig:
 
     @property
     def sfb_col(self) -> int:
-        return self.sfa_col + 4 * self.k_steps
+        return (self.sfb_addr & 0xFFFF) if self.sfb_addr is not None else self.sfa_col + 4 * self.k_steps
 
     def label(self) -> str:
         return f"{self.block_m}x{self.block_n}x{self.block_k} swizzle {self.swizzle}"
@@ -117,7 +119,7 @@ def issues(config: TileConfig, k_tiles: int, stage_of=lambda kt: 0) -> list[MmaI
                 idesc=word,
                 desc_a=smem_desc(config, config.a_addr, config.block_m, s),
                 desc_b=smem_desc(config, config.b_start, config.block_n, s),
-                tmem_d=tmem_address(0, 0),
+                tmem_d=config.d_addr,
                 tmem_sfa=tmem_address(0, config.sfa_col + 4 * s),
                 tmem_sfb=tmem_address(0, config.sfb_col + config.sf_cols_per_step_b * s),
                 accumulate=kt > 0 or s > 0,
