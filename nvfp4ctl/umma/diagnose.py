@@ -184,3 +184,12 @@ def error_map(bad: torch.Tensor, cell: int = MAP_CELL) -> list[str]:
             chars.append("#" if bool(block.all()) else "x" if bool(block.any()) else ".")
         lines.append("".join(chars))
     return lines
+
+
+def grouped_diffs(diffs: list[FieldDiff]) -> list[str]:
+    """One line per (field, wrong value, right value), with the MMAs it occurs in."""
+    groups: dict[tuple[str, str, int, int], list[int]] = {}
+    for diff in diffs:
+        groups.setdefault((diff.descriptor, diff.field, diff.actual, diff.expected), []).append(diff.step)
+    return [f"{name}.{key} = {show_value(name, key, actual)}, expected {show_value(name, key, expected)}"
+            f" (MMA {','.join(map(str, steps))})" for (name, key, actual, expected), steps in groups.items()]

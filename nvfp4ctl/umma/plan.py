@@ -34,7 +34,7 @@ class TileConfig:
     swizzle: str = "128B"
     block_m: int = 128
     a_addr: int = 0
-    b_addr: int = 0  # 0: right after A, 1024-aligned
+    b_addr: int | None = None  # None: right after A, 1024-aligned
     d_addr: int = 0  # TMEM address of D
     sfa_addr: int | None = None  # TMEM address of K step 0's A scales; None: right after D
     sfb_addr: int | None = None  # ... B scales; None: right after A's scales
@@ -53,7 +53,7 @@ class TileConfig:
 
     @property
     def b_start(self) -> int:
-        if self.b_addr:
+        if self.b_addr is not None:
             return self.b_addr
         end = self.a_addr + self.block_m * self.k_tile_bytes
         return -(-end // 1024) * 1024
