@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from nvfp4ctl.umma import descriptors as d
 from nvfp4ctl.umma import smem
 from nvfp4ctl.umma.host_proof import toolchain_missing
 
@@ -30,6 +31,8 @@ def test_smem_byte_map_equals_cute(cute) -> None:
     for layout in layouts:
         assert sorted(layout.descs) == [0, 1, 2, 3]
         for step, desc in layout.descs.items():
+            assert d.encode_smem(d.decode_smem(desc)) == desc  # the codec round-trips CuTe's encoding
+            assert d.ptx_smem_as_cutlass(desc) == d.decode_smem(desc)  # and the PTX ISA table reads it alike
             assert smem.SWIZZLE_NAMES[desc >> 61] == layout.swizzle
             derived = smem.operand_addresses(desc, layout.rows)
             assert torch.equal(derived, torch.tensor(layout.bytes[step])), (layout.swizzle, layout.operand, layout.n, step)

@@ -60,3 +60,13 @@ def test_ptx_tables_cover_every_bit() -> None:
             assert covered & (field.mask << field.lo) == 0, field.name
             covered |= field.mask << field.lo
         assert covered == (1 << width) - 1
+
+
+@pytest.mark.parametrize("word", _shipped_idescs(), ids=hex)
+def test_idesc_round_trips(word: int) -> None:
+    assert d.encode_instr(d.decode_instr(word)) == word
+
+
+@pytest.mark.parametrize("word", _shipped_smem(), ids=hex)
+def test_smem_round_trips(word: int) -> None:
+    assert d.encode_smem(d.decode_smem(word)) == word
