@@ -34,10 +34,17 @@ def command(
         ArchChoice, typer.Option("--arch", help="Build for sm_90a or sm_100a only; 'all': each kernel for its own arch.")
     ] = ArchChoice.all,
     verbose: Annotated[bool, typer.Option("-v", "--verbose", help="Full compiler output and every function's resources.")] = False,
+    python: Annotated[str | None, typer.Option("--python", help="CuTe DSL submissions: a Python with nvidia-cutlass-dsl (default: this one).")] = None,
 ) -> Outcome:
-    """Compile kernels into the build cache (cross-compiles without a GPU) and check their SASS."""
+    """Compile kernels or a submission.py into the build cache (cross-compiles without a GPU) and check their SASS."""
     console = get_console()
     verbose = verbose or console.verbosity >= VERBOSE
+    if sources and any(path.suffix == ".py" for path in sources):
+        if len(sources) != 1:
+            raise UsageError("build takes one submission.py at a time (and no .cu files beside it)")
+        from nvfp4ctl.commands.build_submission import build_submission
+
+        return build_submission(sources[0], None if arch.value == "all" else arch.value, verbose, python)
     plan = _plan(sources or [], arch.value)
     rows: list[list[object]] = []
     built: list[BuildReport] = []
