@@ -44,10 +44,17 @@ class ExtensionBuild:
 
 
 def generated_cu(extension: Extension, py_path: Path) -> str:
-    parts = [PRELUDE]
+    """load_inline's prelude and the cuda_sources, each piece after a `#line` naming its .py line; a
+    piece that continues a line (a concatenation mid-line) is appended as is."""
+    text = PRELUDE
     for piece in extension.cuda:
-        parts.append(f'#line {piece.line} "{py_path}"\n{piece.text}\n')
-    return "".join(parts)
+        if piece.joined and not text.endswith("\n"):
+            text += piece.text
+            continue
+        if not piece.joined and not text.endswith("\n"):
+            text += "\n"
+        text += f'#line {piece.line} "{py_path}"\n{piece.text}'
+    return text + "\n"
 
 
 def cutlass_includes() -> list[Path]:

@@ -14,7 +14,7 @@ import ast
 import os
 import re
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from nvfp4ctl.errors import UsageError
@@ -32,6 +32,15 @@ CUTE_DSL_USE = re.compile(r"@cute\.(?:kernel|jit)\b|\bcute\.compile\(")
 class Piece:
     text: str
     line: int  # the .py line the text's first character is on
+    joined: bool = False  # continues the previous piece (a concatenation), not a new source of a list
+
+
+def join_pieces(pieces: list[Piece]) -> str:
+    """The text load_inline compiles: list elements joined by newlines, concatenations directly."""
+    text = ""
+    for piece in pieces:
+        text += ("" if piece.joined or not text else "\n") + piece.text
+    return text
 
 
 @dataclass
@@ -50,7 +59,7 @@ class Extension:
 
     @property
     def cuda_text(self) -> str:
-        return "\n".join(piece.text for piece in self.cuda)
+        return join_pieces(self.cuda)
 
 
 @dataclass
@@ -103,8 +112,8 @@ class _Evaluator:
                                             lineno=node.lineno, col_offset=node.col_offset)))
         self.notes: list[str] = []
 
-    def _bound(self, name: str, before: int) -> ast.AST | None:
-        candidates = [value for line, value in self.bindings.get(name, []) if line < before]
+    def _bound(self, name: str, before: int) -> tuple[int, ast.AST] | None:
+        candidates = [(line, value) for line, value in self.bindings.get(name, []) if line < before]
         return candidates[-1] if candidates else None
 
     def pieces(self, node: ast.AST, before: int, depth: int = 0) -> list[Piece] | None:
@@ -118,7 +127,7 @@ class _Evaluator:
                 if isinstance(value, ast.Constant):
                     text.append(str(value.value))
                 elif isinstance(value, ast.FormattedValue):
-                    constant = self.constant(value.value, node.lineno)
+                    constant = self.constant(value.value, before)
                     if constant is None:
                         self.notes.append(f"line {node.lineno}: an f-string placeholder is not a constant; left empty")
                         constant = ""
@@ -126,31 +135,33 @@ class _Evaluator:
             return [Piece("".join(text), node.lineno)]
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             left, right = self.pieces(node.left, before, depth + 1), self.pieces(node.right, before, depth + 1)
-            return None if left is None or right is None else left + right
+            if left is None or right is None:
+                return None
+            return left + [replace(piece, joined=True) if index == 0 else piece for index, piece in enumerate(right)]
         if isinstance(node, (ast.List, ast.Tuple)):
             out: list[Piece] = []
             for element in node.elts:
                 part = self.pieces(element, before, depth + 1)
                 if part is None:
                     return None
-                out.extend(part)
+                out.extend(replace(piece, joined=False) if index == 0 else piece for index, piece in enumerate(part))
             return out
         if isinstance(node, ast.Name):
             bound = self._bound(node.id, before)
-            return None if bound is None else self.pieces(bound, before, depth + 1)
+            return None if bound is None else self.pieces(bound[1], bound[0], depth + 1)
         if isinstance(node, ast.Call) and _call_name(node) in ("dedent", "textwrap.dedent") and node.args:
             inner = self.pieces(node.args[0], before, depth + 1)
             if inner is None:
                 return None
-            return [Piece(textwrap.dedent("".join(p.text for p in inner)), inner[0].line)] if inner else []
+            return [Piece(textwrap.dedent(join_pieces(inner)), inner[0].line)] if inner else []
         return None
 
     def constant(self, node: ast.AST, before: int) -> int | float | str | None:
         if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str)):
             return node.value
         if isinstance(node, ast.Name):
-            bound = self._bound(node.id, 10**9)
-            return None if bound is None else self.constant(bound, before)
+            bound = self._bound(node.id, before)
+            return None if bound is None else self.constant(bound[1], bound[0])
         return None
 
     def strings(self, node: ast.AST | None, before: int) -> list[str]:
