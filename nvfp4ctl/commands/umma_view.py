@@ -18,22 +18,17 @@ def hexes(values: list[str] | None, what: str, bits: int) -> tuple[int, ...]:
     return tuple(parse_hex(value, what, bits) for value in values or [])
 
 
+def _step(title: str) -> str:
+    """"desc_a (K step 1)" -> "[1]"; other titles -> ""."""
+    return f"[{title.split()[-1].rstrip(')')}]" if "K step" in title else ""
+
+
 def _expected_word(rows: list) -> int:
     word = 0
     for row in rows:
         if row.expected is not None:
             word |= row.expected << int(row.bits.strip("[)]").split(",")[0])
     return word
-
-
-def _show_checks(console: Any, title: str, raw: int | None, width: int, rows: list) -> None:
-    shown = f"0x{raw:0{width}x}" if raw is not None else f"0x{_expected_word(rows):0{width}x} (what the config implies)"
-    console.info(f"{title}  {shown}", style="bold")
-    styles = {"ok": "green", "MISMATCH": "bold red", "unused": "dim", "expected": "dim", "decoded": "dim"}
-    console.table(["field", "bits", "meaning", "value", "expected", "status"],
-                  [(r.field, r.bits, r.meaning, "-" if r.value is None else r.value,
-                    "-" if r.expected is None else r.expected, Text(r.status, style=styles.get(r.status, "")))
-                   for r in rows], right_align_from=3)
 
 
 def show_user_umma(values: Any, config: Any, simulate: bool, shape: str | None, seed: int, payload: dict[str, Any],
@@ -68,8 +63,18 @@ def show_user_umma(values: Any, config: Any, simulate: bool, shape: str | None, 
     if not as_json:
         if config is not None:
             console.info(f"config {config.label()}, K tile {config.block_k} = {config.k_steps} K steps", style="dim")
-        for title, raw, width, rows, found in sections:
-            _show_checks(console, title, raw, width, rows)
+        console.info("  ".join(f"{title.split()[0]}{_step(title)} " + (
+            f"0x{raw:0{width}x}" if raw is not None else f"0x{_expected_word(rows):0{width}x} (implied)")
+            for title, raw, width, rows, _ in sections), style="bold")
+        styles = {"ok": "green", "MISMATCH": "bold red", "unused": "dim", "expected": "dim", "decoded": "dim"}
+        table = []
+        for title, _, _, rows, _ in sections:
+            for r in rows:
+                table.append((f"{title.split()[0]}{_step(title)}", r.field, r.bits, r.meaning,
+                              "-" if r.value is None else r.value, "-" if r.expected is None else r.expected,
+                              Text(r.status, style=styles.get(r.status, ""))))
+        console.table(["desc", "field", "bits", "meaning", "value", "expected", "status"], table, right_align_from=4)
+        for *_, found in sections:
             for problem in found:
                 console.fail(f"  {problem}")
     checked = "checked against the config" if config is not None else "decoded (no --mma: nothing to check against)"

@@ -178,7 +178,7 @@ def check_desc(name: str, word: int | None, config: MmaConfig | None, step: int 
     unused = {"lbo"} if config is not None and config.layout != smem.SWIZZLE_NONE else set()
     shown = d.describe_smem(actual if actual is not None else expected)  # type: ignore[arg-type]
     if "lbo" in unused:
-        shown["lbo"] += " (unused: swizzled K-major)"
+        shown["lbo"] += " (unused)"
     if word is not None and (spare := d.smem_reserved(word)):
         problems.append(f"{name}: reserved bits set (0x{spare:x})")
     return _rows(name, d.SMEM_FIELDS, actual, expected, shown, unused), problems
