@@ -117,7 +117,7 @@ def _simulate(values: Any, config: Any, shape: str | None, seed: int, payload: d
                      f" {k // config.block_k} K tiles of {config.block_k}, A at 0x{tile.a_addr:x}, B at 0x{tile.b_start:x}",
                      style="bold")
         for note in notes:
-            console.detail(f"  {note}")
+            console.info(f"  {note}", style="dim")
         if result.model_error:
             console.fail(f"  the model refuses the MMA: {result.model_error}")
         if wrong:
@@ -151,4 +151,6 @@ def show_dump_lines(lines: list[str], m: int, n: int, k: int, seed: int) -> tupl
     console.info(f"dump: {len(tile)} MMAs of the first output tile; config {config.label()} ({source})", style="bold")
     values = dumplines.user_values(tile, config.k_steps)
     payload: dict[str, Any] = {}
-    return show_user_umma(values, config, True, f"{m},{n},{k}", seed, payload, as_json=False)
+    summary, ok = show_user_umma(values, config, True, f"{m},{n},{k}", seed, payload, as_json=False)
+    (console.ok if ok else console.fail)(summary)
+    return summary, ok
