@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nvfp4ctl.build import cache, flags, resources, toolchain
-from nvfp4ctl.build.compile import BUILD_TIMEOUT_S, CompileError
+from nvfp4ctl.build.compile import BUILD_TIMEOUT_S
 from nvfp4ctl.build.compiler_errors import first_error
 from nvfp4ctl.build.report import REPORT_FILE, BuildReport
 from nvfp4ctl.build.submission_sources import ARCH_FLAG, Extension, SubmissionSources
@@ -41,6 +41,7 @@ class ExtensionBuild:
     seconds: float = 0.0  # compile seconds (of the build that made the cache entry)
     cached: bool = False
     notes: list[str] = field(default_factory=list)
+    log: str = ""  # the compiler's whole output when it failed
 
 
 def generated_cu(extension: Extension, py_path: Path) -> str:
@@ -149,10 +150,7 @@ def _build_unit(sources: SubmissionSources, extension: Extension, arch: str, nam
             if done.returncode != 0:
                 result.error = first_error(log, (sources.path, *(p for p in [path] if p))) or (
                     log.strip().splitlines() or ["nvcc failed"])[-1]
-                raise_log = CompileError(result.error, log)
-                result.notes.append(f"full compiler output: {len(raise_log.log.splitlines())} lines (-v shows them)")
-                result.report = None
-                result.log = log  # type: ignore[attr-defined]
+                result.log = log
                 return result
             obj = folder / f"{unit.stem}.o"
             sass = resources.dump_sass(obj)

@@ -31,7 +31,7 @@ def _op_text(tensor_op) -> Text:
     return Text(f"no {tensor_op.expected}; found {found}", style="bold red")
 
 
-def _kernel_rows(name: str, functions, tensor_op, arch: str, seconds: float, cache: str) -> list[list[object]]:
+def _kernel_rows(name: str, functions, tensor_op, seconds: float, cache: str) -> list[list[object]]:
     kernels = [f for f in functions if f.entry] or [None]
     rows = []
     for index, f in enumerate(kernels):
@@ -87,15 +87,15 @@ def build_submission(path: Path, arch: str | None, verbose: bool, python: str | 
                 total += built.seconds
                 if built.error:
                     console.error(built.error)
-                    if verbose and hasattr(built, "log"):
+                    if verbose:
                         console.raw(built.log)
                     failures.append(f"{extension.name}: compile error")
                     rows.append([f"{built.unit}: -", "-", "-", "-", "-", Text("compile error", style="bold red"),
                                  f"{built.seconds:.1f} s", "-"])
                     continue
                 report = built.report
-                rows.extend(_kernel_rows(built.unit, report.functions, report.tensor_op, target,
-                                         built.seconds, "hit" if built.cached else "built"))
+                rows.extend(_kernel_rows(built.unit, report.functions, report.tensor_op, built.seconds,
+                                         "hit" if built.cached else "built"))
                 failures.extend(f"{extension.name}: {problem}" for problem in report.problems())
             progress.advance(task)
     console.table(HEADERS, rows, right_align_from=1)
@@ -122,7 +122,7 @@ def _build_dsl(path: Path, arch: str, python: str | None) -> Outcome:
         built = build_dsl(path, arch, out, python)
     rows = []
     for cubin in built.cubins:
-        rows.extend(_kernel_rows(cubin.name.removesuffix(f".{arch}.cubin"), built.functions, built.tensor_op, arch,
+        rows.extend(_kernel_rows(cubin.name.removesuffix(f".{arch}.cubin"), built.functions, built.tensor_op,
                                  built.seconds, "-"))
         break  # one table: cuobjdump's usage covers every cubin's kernels
     console.table(HEADERS, rows, right_align_from=1)
@@ -131,10 +131,8 @@ def _build_dsl(path: Path, arch: str, python: str | None) -> Outcome:
     line, warn = _budget_line(built.seconds, len(built.cubins))
     (console.warn if warn else console.info)(line)
     console.detail(f"cubins: {out}")
-    spills = [f for f in built.functions if f.stack_bytes and not f.registers]
     problems = [] if built.tensor_op.present or built.tensor_op.expected == "-" else [
         f"no {built.tensor_op.expected} in the SASS (found: {', '.join(built.tensor_op.found) or 'none'})"]
-    del spills
     for problem in problems:
         console.error(problem)
     code = ExitCode.FAILURES if problems else ExitCode.OK
