@@ -14,7 +14,7 @@ from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import ExitCode, UsageError
 from nvfp4ctl.outcome import Outcome
 
-HEADERS = ["unit: kernel", "regs", "smem", "stack", "spills", "tensor op", "compile", "cache"]
+HEADERS = ["unit: kernel", "regs", "static smem", "stack", "spills", "tensor op", "compile", "cache"]
 
 
 def _bytes(count: int) -> str:
