@@ -95,8 +95,8 @@ def shape_of(issue: MmaIssue) -> Shape:
     m, n = f["m_dim"] << 4, f["n_dim"] << 3
     if m != M_MODELLED:
         raise ModelError(f"M={m}: the model covers cta_group::1 M=128 (m_dim=8)", "m_dim")
-    if not 16 <= n <= 256 or n % 16:
-        raise ModelError(f"N={n}: M=128 needs N a multiple of 16 in 16..256", "n_dim")
+    if not 8 <= n <= 256 or n % 8:  # CUTLASS SM100_MMA_MXF4_SS: N % 8 == 0, 8 <= N <= 256
+        raise ModelError(f"N={n}: N must be a multiple of 8 in 8..256", "n_dim")
     fp4 = issue.kind in ("mxf4nvf4", "mxf4")
     for side in ("a", "b"):
         fmt = f[f"{side}_format"]

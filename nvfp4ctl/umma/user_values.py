@@ -80,8 +80,8 @@ def make_config(mma: str | None, kind: str, sf_vec: int | None, major: str, swiz
     problems = []
     if m not in (64, 128, 256):
         problems.append(f"M={m} (cta_group::1 takes 64 or 128; 256 needs cta_group::2)")
-    if n % (16 if m == 128 else 8) or not 8 <= n <= 256:
-        problems.append(f"N={n} (a multiple of {16 if m == 128 else 8} in 8..256 for M={m})")
+    if n % 8 or not 8 <= n <= 256:  # CUTLASS SM100_MMA_MXF4_SS / MXF8F6F4_SS static_asserts
+        problems.append(f"N={n} (a multiple of 8 in 8..256)")
     if k != KIND_K[kind]:
         problems.append(f"K={k} (kind::{kind} dense MMAs have K={KIND_K[kind]})")
     if vec not in (16, 32) or (kind != "mxf4nvf4" and vec != 32):
