@@ -148,6 +148,7 @@ def command(
     swizzle: Annotated[str, typer.Option("--swizzle", help="--umma config: none, 32B, 64B or 128B (the TMA/smem swizzle).")] = "128B",
     block_k: Annotated[int, typer.Option("--block-k", help="--umma config: K elements per K tile (K steps = block-k / MMA K).")] = 256,
     simulate: Annotated[bool, typer.Option("--simulate", help="--umma: run the values through the UMMA model on real inputs (--shape, --seed).")] = False,
+    from_log: Annotated[Optional[Path], typer.Option("--from-log", metavar="FILE", help="--umma: a saved output with `nvfp4ctl:umma` lines (docs/byo_kernel.md); decoded and simulated.")] = None,
 ) -> Outcome:
     """Show the B200 kernel's UMMA descriptors, scale layout and (on a B200) what it really uses."""
     from nvfp4ctl.umma.configs import default_kernel
@@ -155,8 +156,18 @@ def command(
     if not (umma or layout or runtime):
         raise UsageError("choose what to dump: --umma, --layout and/or --runtime")
     user = any(v is not None for v in (idesc, desc_a, desc_b, tmem_d, tmem_sfa, tmem_sfb, mma)) or simulate
-    if user and not umma:
-        raise UsageError("--idesc/--desc-a/--desc-b/--tmem-*/--mma/--simulate go with --umma")
+    if (user or from_log) and not umma:
+        raise UsageError("--idesc/--desc-a/--desc-b/--tmem-*/--mma/--simulate/--from-log go with --umma")
+    if from_log is not None:
+        from nvfp4ctl.commands.umma_view import show_dump_lines
+
+        try:
+            lines = from_log.read_text(errors="replace").splitlines()
+        except OSError as error:
+            raise UsageError(f"--from-log {from_log}: {error.strerror}") from error
+        m, n, k, _ = parse_shape(shape or "128,128,512")
+        summary, ok = show_dump_lines(lines, m, n, k, seed)
+        return Outcome(result=summary, exit_code=ExitCode.OK if ok else ExitCode.FAILURES, target=from_log)
     if (layout or runtime) and shape is None:
         raise UsageError("--layout and --runtime need --shape M,N,K[,L]")
     source = kernel or default_kernel()

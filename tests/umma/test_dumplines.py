@@ -84,3 +84,11 @@ def test_check_dump_collects_lines_from_an_sm90a_kernel_printf() -> None:
     assert result.exit_code == 0, result.output
     assert "dump: 8 MMAs of the first output tile" in result.output
     assert "model D equals the exact reference" in result.output
+
+
+def test_dump_from_log_reads_saved_lines(tmp_path: Path) -> None:
+    log = tmp_path / "b200.log"
+    log.write_text("\n".join(_lines(plan.issues(plan.TileConfig(block_n=128, a_addr=0x400), 2))) + "\n")
+    result = CliRunner().invoke(app, ["dump", "--umma", "--from-log", str(log), "--shape", "128,128,512"])
+    assert result.exit_code == 0, result.output
+    assert "model D equals the exact reference" in result.output
