@@ -54,7 +54,7 @@ class Simulation:
         return not bool(self.bad.any())
 
 
-def _fields(issue: MmaIssue, name: str) -> dict[str, int]:
+def issue_fields(issue: MmaIssue, name: str) -> dict[str, int]:
     value = getattr(issue, name)
     if name == "idesc":
         return d.decode_instr(value)
@@ -68,17 +68,17 @@ def compare_issues(actual: list[MmaIssue], expected: list[MmaIssue]) -> list[Fie
     diffs = []
     for step, (got, want) in enumerate(zip(actual, expected)):
         for name in DESCRIPTORS:
-            have, should = _fields(got, name), _fields(want, name)
+            have, should = issue_fields(got, name), issue_fields(want, name)
             diffs.extend(FieldDiff(step, name, key, have[key], should[key]) for key in should if have[key] != should[key])
         if got.accumulate != want.accumulate:
             diffs.append(FieldDiff(step, "mma", "accumulate", int(got.accumulate), int(want.accumulate)))
     return diffs
 
 
-def _set(issue: MmaIssue, name: str, key: str, value: int) -> MmaIssue:
+def set_field(issue: MmaIssue, name: str, key: str, value: int) -> MmaIssue:
     if name == "mma":
         return replace(issue, accumulate=bool(value))
-    fields = _fields(issue, name) | {key: value}
+    fields = issue_fields(issue, name) | {key: value}
     if name == "idesc":
         return replace(issue, idesc=d.encode_instr(fields))
     if name.startswith("desc_"):
@@ -89,7 +89,7 @@ def _set(issue: MmaIssue, name: str, key: str, value: int) -> MmaIssue:
 def _fix(issues: list[MmaIssue], diffs: list[FieldDiff]) -> list[MmaIssue]:
     fixed = list(issues)
     for diff in diffs:
-        fixed[diff.step] = _set(fixed[diff.step], diff.descriptor, diff.field, diff.expected)
+        fixed[diff.step] = set_field(fixed[diff.step], diff.descriptor, diff.field, diff.expected)
     return fixed
 
 

@@ -7,7 +7,7 @@ show what a descriptor bug does.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import torch
 
@@ -108,9 +108,8 @@ def tma_boxes(config: TileConfig, tile: torch.Tensor, tile_addr: int) -> list[tu
             for j in range(config.k_tile_bytes // width)]
 
 
-def issues(config: TileConfig, k_tiles: int, stage_of=lambda kt: 0) -> list[MmaIssue]:
-    """Every MMA of the tile, K tile after K tile; all K tiles use stage 0's buffers unless told."""
-    del stage_of
+def issues(config: TileConfig, k_tiles: int) -> list[MmaIssue]:
+    """Every MMA of the tile, K tile after K tile, all on stage 0's buffers."""
     word = idesc(config)
     out = []
     for kt in range(k_tiles):
@@ -175,24 +174,3 @@ def run_tile(config: TileConfig, inputs: TileInputs, tile_issues: list[MmaIssue]
         model.run(image, plan[kt * per_tile:(kt + 1) * per_tile], tmem)
     first = plan[0]
     return model.read_d(tmem, first.tmem_d, config.block_m, config.block_n)
-
-
-def with_field(issue_list: list[MmaIssue], descriptor: str, field: str, value, steps: range | None = None) -> list[MmaIssue]:
-    """The same plan with one descriptor field changed (in every K step, or in `steps`)."""
-    out = []
-    for index, issue in enumerate(issue_list):
-        if steps is not None and index not in steps:
-            out.append(issue)
-            continue
-        if descriptor == "idesc":
-            fields = d.decode_instr(issue.idesc) | {field: value}
-            out.append(replace(issue, idesc=d.encode_instr(fields)))
-        else:
-            word = getattr(issue, descriptor)
-            fields = d.decode_smem(word) | {field: value(fields_of(word)) if callable(value) else value}
-            out.append(replace(issue, **{descriptor: d.encode_smem(fields)}))
-    return out
-
-
-def fields_of(word: int) -> dict[str, int]:
-    return d.decode_smem(word)

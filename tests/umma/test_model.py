@@ -94,18 +94,18 @@ def test_model_refuses_what_it_does_not_model() -> None:
 
 def _swap_lbo_sbo(issue: model.MmaIssue) -> model.MmaIssue:
     fields = d.decode_smem(issue.desc_a)
-    return diagnose._set(diagnose._set(issue, "desc_a", "lbo", fields["sbo"]), "desc_a", "sbo", fields["lbo"])
+    return diagnose.set_field(diagnose.set_field(issue, "desc_a", "lbo", fields["sbo"]), "desc_a", "sbo", fields["lbo"])
 
 
 def _with(issue: model.MmaIssue, name: str, key: str, change) -> model.MmaIssue:
-    return diagnose._set(issue, name, key, change(diagnose._fields(issue, name)[key]))
+    return diagnose.set_field(issue, name, key, change(diagnose.issue_fields(issue, name)[key]))
 
 
 SEEDED = {
     "lbo_sbo_swapped": (lambda issues: [_swap_lbo_sbo(i) for i in issues], "LBO and SBO swapped"),
     "wrong_n": (lambda issues: [_with(i, "idesc", "n_dim", lambda v: v // 2) for i in issues], "idesc.n_dim (N>>3)"),
     "wrong_scale_id": (lambda issues: [_with(i, "idesc", "b_sf_id", lambda v: 2) for i in issues], "wrong scale id"),
-    "missed_k_advance": (lambda issues: [diagnose._set(i, "desc_a", "start", d.decode_smem(issues[0].desc_a)["start"])
+    "missed_k_advance": (lambda issues: [diagnose.set_field(i, "desc_a", "start", d.decode_smem(issues[0].desc_a)["start"])
                                          for i in issues], "missed K-step advance"),
     "swizzle_mismatch": (lambda issues: [_with(i, "desc_b", "layout", lambda v: smem.SWIZZLE_64B) for i in issues],
                          "swizzle mismatch"),
