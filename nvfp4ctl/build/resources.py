@@ -59,8 +59,27 @@ def tensor_ops(sass: str) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
+# What each tensor-core SASS op runs, for reports on other people's kernels (same sources as above).
+TENSOR_OP_MEANING = (
+    (re.compile(r"^UTCOMMA(?:\.\w+)*\.4X$"), "fp4 block16: mxf4nvf4"),
+    (re.compile(r"^UTCOMMA"), "fp4 block32: mxf4"),
+    (re.compile(r"^UTCQMMA"), "mxf8f6f4/f8f6f4"),
+    (re.compile(r"^UTCHMMA"), "f16/tf32"),
+    (re.compile(r"^UTC\w*MMA"), "other tcgen05"),
+    (re.compile(r"^[HQ]GMMA"), "wgmma (sm_90)"),
+    (re.compile(r"^(?:HMMA|IMMA|OMMA|QMMA)"), "mma.sync"),
+)
+
+
+def describe_tensor_op(op: str) -> str:
+    return next((meaning for pattern, meaning in TENSOR_OP_MEANING if pattern.match(op)), "tensor-core op")
+
+
 def check_tensor_op(arch: str, sass: str | None) -> TensorOpCheck:
-    expected, pattern = EXPECTED_TENSOR_OP[arch]
+    if arch not in EXPECTED_TENSOR_OP and arch + "a" not in EXPECTED_TENSOR_OP:
+        found = tensor_ops(sass) if sass is not None else ()
+        return TensorOpCheck(expected="-", found=found, match=found[0] if found else None, checked=sass is not None)
+    expected, pattern = EXPECTED_TENSOR_OP.get(arch) or EXPECTED_TENSOR_OP[arch + "a"]
     if sass is None:
         return TensorOpCheck(expected=expected, found=(), match=None, checked=False)
     found = tensor_ops(sass)

@@ -28,18 +28,27 @@ class ArchChoice(str, Enum):
 def command(
     sources: Annotated[
         list[Path] | None,
-        typer.Argument(help="Kernel .cu files. Default: every kernel in kernels/sm90 and kernels/sm100.", show_default=False),
+        typer.Argument(help="Kernel .cu files, or one submission.py (its load_inline/load sources or CuTe DSL kernels). Default: every kernel in kernels/sm90 and kernels/sm100.", show_default=False),
     ] = None,
     arch: Annotated[
         ArchChoice, typer.Option("--arch", help="Build for sm_90a or sm_100a only; 'all': each kernel for its own arch.")
     ] = ArchChoice.all,
     verbose: Annotated[bool, typer.Option("-v", "--verbose", help="Full compiler output and every function's resources.")] = False,
+    python: Annotated[str | None, typer.Option("--python", help="CuTe DSL submissions: a Python with nvidia-cutlass-dsl (default: this one).")] = None,
 ) -> Outcome:
-    """Compile kernels into the build cache (cross-compiles without a GPU) and check their SASS."""
+    """Compile kernels or a submission.py into the build cache (cross-compiles without a GPU) and check their SASS."""
     from nvfp4ctl.build import CompileError, build_kernel
 
     console = get_console()
     verbose = verbose or console.verbosity >= VERBOSE
+    if not sources:
+        sources = _users_submission()  # a GPU MODE folder: the submission check would run
+    if sources and any(path.suffix == ".py" for path in sources):
+        if len(sources) != 1:
+            raise UsageError("build takes one submission.py at a time (and no .cu files beside it)")
+        from nvfp4ctl.commands.build_submission import build_submission
+
+        return build_submission(sources[0], None if arch.value == "all" else arch.value, verbose, python)
     plan = _plan(sources or [], arch.value)
     rows: list[list[object]] = []
     built: list[BuildReport] = []
@@ -88,12 +97,25 @@ def _plan(sources: list[Path], arch: str) -> list[tuple[Path, str]]:
         return [(path, resolve_arch(path, None if arch == "all" else arch)) for path in map(checked_source, sources)]
     kernels = users_kernels_dir()
     if kernels is None:
-        raise UsageError(f"nothing to build in {user_folder()}: no kernels/ folder; pass a SOURCE (a kernel .cu)")
+        raise UsageError(f"nothing to build in {user_folder()}: no submission.py and no kernels/ folder;"
+                         " pass a SOURCE (a kernel .cu or a submission.py)")
     plan = [(path, own) for path in default_kernels(kernels) if (own := declared_arch(path)) and arch in ("all", own)]
     if not plan:
         where = f"{kernels}/sm90 or sm100" + ("" if arch == "all" else f" for {arch}")
         raise UsageError(f"no kernels to build in {where}; pass a SOURCE")
     return plan
+
+
+def _users_submission() -> list[Path]:
+    """With no SOURCE outside a kernels/ layout: the user's submission by check's folder rules."""
+    from nvfp4ctl.runner.targets import find_user_submission
+    from nvfp4ctl.task import load_task
+
+    task = load_task()
+    if users_kernels_dir() is not None:
+        return []
+    found = find_user_submission(task)
+    return [found.path] if found is not None else []
 
 
 def _bytes(count: int) -> str:

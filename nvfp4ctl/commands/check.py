@@ -34,6 +34,7 @@ def command(
     task: Annotated[Path | None, typer.Option("--task", metavar="PATH", help="task.yml to use (ours or GPU MODE's).")] = None,
     timeout: Annotated[float | None, typer.Option("--timeout", metavar="S", help="Seconds per test before it counts as a deadlock (default 180).")] = None,
     no_probe: Annotated[bool, typer.Option("--no-probe", help="Skip the anti-cache probe (second calls with new data).")] = False,
+    dump: Annotated[bool, typer.Option("--dump", help="Collect the kernel's `nvfp4ctl:umma` lines and run them through the UMMA decoder and model (docs/byo_kernel.md).")] = False,
 ) -> Outcome:
     """Check a kernel's output against the exact reference on task.yml's tests."""
     from nvfp4ctl.check import plan
@@ -53,9 +54,18 @@ def command(
                              device=device, scales=scales.value, probe=not no_probe)
     console.info(_config_line(target.label, loaded, items, timeout_s, timeout_source, gpu.describe() if gpu else device,
                               settings), style="dim")
-    report = _run_with_progress(console, items, target, settings)
+    dumped: list[str] = []
+    report = _run_with_progress(console, items, target, settings, dumped.append if dump else None)
     _show(console, report)
-    return Outcome(result=report.summary, exit_code=report.exit_code, target=target.path, target_source=target.source,
+    summary, exit_code = report.summary, report.exit_code
+    if dump and items:  # the one hook of --dump: the child's output lines, after the run
+        from nvfp4ctl.commands.umma_view import show_dump_lines
+
+        case = items[0].case
+        dump_summary, dump_ok = show_dump_lines(dumped, case.m, case.n, case.k, case.seed)
+        summary = f"{summary}; {dump_summary}"
+        exit_code = exit_code if dump_ok or exit_code != ExitCode.OK else ExitCode.FAILURES
+    return Outcome(result=summary, exit_code=exit_code, target=target.path, target_source=target.source,
                    gpu=report.gpu or (gpu.describe() if gpu else None), problem=loaded.problem)
 
 
@@ -73,10 +83,12 @@ def _config_line(target: str, task: Any, items: list[CheckItem], timeout_s: floa
     )
 
 
-def _run_with_progress(console: Console, items: list[CheckItem], target: TargetSpec, settings: CheckSettings) -> CheckReport:
+def _run_with_progress(console: Console, items: list[CheckItem], target: TargetSpec, settings: CheckSettings,
+                       collect: Any = None) -> CheckReport:
     from nvfp4ctl.check.run import run_check
 
-    echo = (lambda line: console.detail(f"  [child] {line}")) if console.verbosity >= VERBOSE else None
+    show = (lambda line: console.detail(f"  [child] {line}")) if console.verbosity >= VERBOSE else None
+    echo = show if collect is None else (lambda line: (collect(line), show and show(line)))
     with console.progress() as progress:
         bar = progress.add_task("loading the target", total=len(items))
         return run_check(

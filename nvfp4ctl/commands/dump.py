@@ -1,7 +1,9 @@
 """`nvfp4ctl dump`: what the B200 kernel's tensor-core instructions see, without (or with) a B200.
 
 --umma     per dispatch config: instruction and shared-memory descriptors, field by field, CuTe's
-           values against the values expected from the config (no GPU needed).
+           values against the values expected from the config (no GPU needed). With --idesc,
+           --desc-a, --desc-b, --tmem-* (the user's own values) and/or --mma (a stated config): those
+           values decoded and checked; --simulate runs them through the UMMA model on real inputs.
 --layout   where scale (row, k-block) lives in the permuted tensor, and proof on real inputs that
            sfa_permuted / sfb_permuted equal to_blocked(reference scales).
 --runtime  on an SM100 GPU: a debug build prints what CTA 0 uses; compared with the expectation.
@@ -16,6 +18,8 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.text import Text
 
+from nvfp4ctl.commands.umma_view import hexes as _hexes
+from nvfp4ctl.commands.umma_view import show_user_umma
 from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import ExitCode, UsageError
 from nvfp4ctl.options import parse_shape
@@ -144,12 +148,39 @@ def command(
     kernel: Annotated[Optional[Path], typer.Option("--kernel", help="sm_100a kernel source (default: kernels/sm100/nvfp4_gemm_sm100.cu).")] = None,
     no_cute: Annotated[bool, typer.Option("--no-cute", help="--umma: skip CuTe's host encoder (no compile), show expected values only.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON document instead of tables.")] = False,
+    idesc: Annotated[Optional[str], typer.Option("--idesc", metavar="HEX", help="--umma: your 32-bit instruction descriptor.")] = None,
+    desc_a: Annotated[Optional[list[str]], typer.Option("--desc-a", metavar="HEX", help="--umma: your A smem descriptor; repeat once per K step.")] = None,
+    desc_b: Annotated[Optional[list[str]], typer.Option("--desc-b", metavar="HEX", help="--umma: your B smem descriptor; repeat once per K step.")] = None,
+    tmem_d: Annotated[Optional[str], typer.Option("--tmem-d", metavar="HEX", help="--umma: TMEM address of D (lane<<16 | column).")] = None,
+    tmem_sfa: Annotated[Optional[list[str]], typer.Option("--tmem-sfa", metavar="HEX", help="--umma: TMEM address of A's scales; repeat per K step.")] = None,
+    tmem_sfb: Annotated[Optional[list[str]], typer.Option("--tmem-sfb", metavar="HEX", help="--umma: TMEM address of B's scales; repeat per K step.")] = None,
+    mma: Annotated[Optional[str], typer.Option("--mma", metavar="M,N,K", help="--umma: the MMA your values are for; every field is checked against it.")] = None,
+    kind: Annotated[str, typer.Option("--kind", help="--umma config: mxf4nvf4, mxf4 or mxf8f6f4.")] = "mxf4nvf4",
+    sf_vec: Annotated[Optional[int], typer.Option("--sf-vec", help="--umma config: 16 or 32 elements per scale (default 16 for mxf4nvf4).")] = None,
+    major: Annotated[str, typer.Option("--major", help="--umma config: K or MN, or A,B (e.g. K,K).")] = "K",
+    swizzle: Annotated[str, typer.Option("--swizzle", help="--umma config: none, 32B, 64B or 128B (the TMA/smem swizzle).")] = "128B",
+    block_k: Annotated[int, typer.Option("--block-k", help="--umma config: K elements per K tile (K steps = block-k / MMA K).")] = 256,
+    simulate: Annotated[bool, typer.Option("--simulate", help="--umma: run the values through the UMMA model on real inputs (--shape, --seed).")] = False,
+    from_log: Annotated[Optional[Path], typer.Option("--from-log", metavar="FILE", help="--umma: a saved output with `nvfp4ctl:umma` lines (docs/byo_kernel.md); decoded and simulated.")] = None,
 ) -> Outcome:
     """Show the B200 kernel's UMMA descriptors, scale layout and (on a B200) what it really uses."""
     from nvfp4ctl.umma.configs import default_kernel
 
     if not (umma or layout or runtime):
         raise UsageError("choose what to dump: --umma, --layout and/or --runtime")
+    user = any(v is not None for v in (idesc, desc_a, desc_b, tmem_d, tmem_sfa, tmem_sfb, mma)) or simulate
+    if (user or from_log) and not umma:
+        raise UsageError("--idesc/--desc-a/--desc-b/--tmem-*/--mma/--simulate/--from-log go with --umma")
+    if from_log is not None:
+        from nvfp4ctl.commands.umma_view import show_dump_lines
+
+        try:
+            lines = from_log.read_text(errors="replace").splitlines()
+        except OSError as error:
+            raise UsageError(f"--from-log {from_log}: {error.strerror}") from error
+        m, n, k, _ = parse_shape(shape or "128,128,512")
+        summary, ok = show_dump_lines(lines, m, n, k, seed)
+        return Outcome(result=summary, exit_code=ExitCode.OK if ok else ExitCode.FAILURES, target=from_log)
     if (layout or runtime) and shape is None:
         raise UsageError("--layout and --runtime need --shape M,N,K[,L]")
     source = kernel or default_kernel()
@@ -159,7 +190,22 @@ def command(
     results: list[str] = []
     all_ok = True
     gpu = None
-    if umma:
+    if umma and user:
+        from nvfp4ctl.umma.user_values import UserValues, make_config, parse_hex
+
+        values = UserValues(
+            idesc=parse_hex(idesc, "--idesc", 32) if idesc else None, desc_a=_hexes(desc_a, "--desc-a", 64),
+            desc_b=_hexes(desc_b, "--desc-b", 64), tmem_d=parse_hex(tmem_d, "--tmem-d", 32) if tmem_d else None,
+            tmem_sfa=_hexes(tmem_sfa, "--tmem-sfa", 32), tmem_sfb=_hexes(tmem_sfb, "--tmem-sfb", 32))
+        if mma is None and simulate:  # the tile the shape implies (N up to 256), stated in the output
+            n_tile = parse_shape(shape)[1] if shape else 128
+            mma = f"128,{n_tile if n_tile <= 256 and n_tile % 16 == 0 else 128},{64 if kind == 'mxf4nvf4' else 32}"
+            get_console().detail(f"--simulate without --mma: checking against --mma {mma} (from --shape)")
+        config = make_config(mma, kind, sf_vec, major, swizzle, block_k) if mma is not None else None
+        result, ok = show_user_umma(values, config, simulate, shape, seed, payload, as_json)
+        results.append(result)
+        all_ok &= ok
+    elif umma:
         result, ok = _show_umma(source, not no_cute, payload, as_json)
         results.append(result)
         all_ok &= ok

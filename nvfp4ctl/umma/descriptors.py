@@ -1,9 +1,19 @@
 """Blackwell UMMA descriptors: the block-scaled instruction descriptor and the shared-memory matrix
 descriptor, encoded and decoded field by field.
 
-Bit positions follow CUTLASS include/cute/arch/mma_sm100_desc.hpp (`InstrDescriptorBlockScaled`,
-`SmemDescriptor`) and the PTX ISA's tcgen05 tables; tests/sm100 checks them against CuTe's own
-encoder compiled on the host.
+Two sources, kept side by side so neither rests on the other:
+  * INSTR_FIELDS / SMEM_FIELDS: CUTLASS include/cute/arch/mma_sm100_desc.hpp
+    (`UMMA::InstrDescriptorBlockScaled`, `UMMA::SmemDescriptor` bit-field structs); tests/sm100
+    checks them against CuTe's own encoder compiled on the host.
+  * PTX_INSTR_FIELDS / PTX_SMEM_FIELDS: the PTX ISA, section 9.7.16.4 (tcgen05 "Instruction
+    descriptor", Table 44 "Instruction descriptor format for .kind::mxf4 and .kind::mxf4nvf4", and
+    9.7.16.4.1 "Shared memory descriptor" layout table).
+They differ in form, not in meaning, for every legal block-scaled value: PTX encodes M as M >> 7 in
+bits 27-28 (bits 24-26 reserved) where CUTLASS has a 5-bit M >> 4 at 24-28 (the same bits for
+M = 128 and 256); PTX's btype is 2 bits (10-11, bit 12 reserved) where CUTLASS has 3; PTX's bits
+0-1 are reserved where CUTLASS has a sparse-selector field (always 0 dense); PTX's version is the
+3-bit constant 0b001 at 46-48 where CUTLASS has 2 bits at 46-47 (value 1). tests/umma/test_bit_sources.py
+decodes every value we ship with both tables and checks they agree.
 """
 
 from __future__ import annotations
@@ -46,6 +56,61 @@ SMEM_FIELDS: tuple[BitField, ...] = (
     BitField("lbo_mode", 52, 1, "LBO mode"),
     BitField("layout", 61, 3, "swizzle"),
 )
+
+
+# PTX ISA 9.7.16.4.2, Table 44 (.kind::mxf4 / .kind::mxf4nvf4), field by field.
+PTX_INSTR_FIELDS: tuple[BitField, ...] = (
+    BitField("reserved0", 0, 2, "reserved (0)"),
+    BitField("sparse", 2, 1, "sparsity: dense 0, sparse 1"),
+    BitField("reserved3", 3, 1, "reserved (0)"),
+    BitField("b_sf_id", 4, 2, "matrix B scale factor data ID (0 or 2)"),
+    BitField("reserved6", 6, 1, "reserved (0)"),
+    BitField("a_format", 7, 3, "atype: E2M1 = 1"),
+    BitField("b_format", 10, 2, "btype: E2M1 = 1"),
+    BitField("reserved12", 12, 1, "reserved (0)"),
+    BitField("a_negate", 13, 1, "negate A"),
+    BitField("b_negate", 14, 1, "negate B"),
+    BitField("a_major", 15, 1, "transpose A (0 only for fp4)"),
+    BitField("b_major", 16, 1, "transpose B (0 only for fp4)"),
+    BitField("n_dim", 17, 6, "N >> 3"),
+    BitField("scale_format", 23, 1, "scale type: UE4M3 = 0 (mxf4nvf4), UE8M0 = 1"),
+    BitField("reserved24", 24, 3, "reserved (0)"),
+    BitField("m_dim7", 27, 2, "M >> 7"),
+    BitField("a_sf_id", 29, 2, "matrix A scale factor data ID (0 or 2)"),
+    BitField("k_size", 31, 1, "K: dense K=64 = 0, dense K=96 = 1"),
+)
+
+# PTX ISA 9.7.16.4.1, shared memory descriptor layout.
+PTX_SMEM_FIELDS: tuple[BitField, ...] = (
+    BitField("start", 0, 14, "matrix start address, (addr & 0x3FFFF) >> 4"),
+    BitField("reserved14", 14, 2, "reserved"),
+    BitField("lbo", 16, 14, "leading dimension byte offset >> 4"),
+    BitField("reserved30", 30, 2, "reserved"),
+    BitField("sbo", 32, 14, "stride dimension byte offset >> 4"),
+    BitField("fixed46", 46, 3, "fixed constant 0b001"),
+    BitField("base_offset", 49, 3, "matrix base offset"),
+    BitField("lbo_mode", 52, 1, "leading dimension stride mode: 0 relative, 1 absolute"),
+    BitField("fixed53", 53, 8, "fixed constant 0"),
+    BitField("layout", 61, 3, "swizzling mode: 0 none, 1 128B base32B, 2 128B, 4 64B, 6 32B"),
+)
+
+
+def ptx_instr_as_cutlass(word: int) -> dict[str, int]:
+    """A 32-bit idesc read with the PTX ISA table, expressed in CUTLASS's field names (for comparison)."""
+    f = unpack(PTX_INSTR_FIELDS, word)
+    return {
+        "sparse_id2": f["reserved0"], "sparse": f["sparse"], "b_sf_id": f["b_sf_id"],
+        "a_format": f["a_format"], "b_format": f["b_format"] | (f["reserved12"] << 2),
+        "a_negate": f["a_negate"], "b_negate": f["b_negate"], "a_major": f["a_major"], "b_major": f["b_major"],
+        "n_dim": f["n_dim"], "scale_format": f["scale_format"], "m_dim": (f["m_dim7"] << 3) | f["reserved24"],
+        "a_sf_id": f["a_sf_id"], "k_size": f["k_size"],
+    }
+
+
+def ptx_smem_as_cutlass(word: int) -> dict[str, int]:
+    f = unpack(PTX_SMEM_FIELDS, word)
+    return {"start": f["start"], "lbo": f["lbo"], "sbo": f["sbo"], "version": f["fixed46"] & 0x3,
+            "base_offset": f["base_offset"], "lbo_mode": f["lbo_mode"], "layout": f["layout"]}
 
 
 def encode_instr(fields: Mapping[str, int]) -> int:

@@ -178,3 +178,9 @@ def test_a_failure_before_anything_is_resolved_leaves_no_memory_md(tmp_path: Pat
     result = runner.invoke(app, ["check", "--timeout", "-1", "--submission", "nope.py"])
     assert result.exit_code == 2
     assert not (tmp_path / "MEMORY.md").exists()
+
+
+def test_build_reads_the_users_submission(problem_folder: Path) -> None:
+    result = runner.invoke(app, ["build"])
+    assert result.exit_code == 2, result.output
+    assert "submission.py: no load_inline/load call" in result.output  # the user's file, not our kernels

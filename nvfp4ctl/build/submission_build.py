@@ -1,0 +1,172 @@
+"""`build submission.py`: compile the device code of every load_inline / load extension a submission
+makes, without a GPU, into the build cache, and report per kernel as for our own kernels.
+
+The generated .cu is what load_inline compiles (torch's prelude, then the cuda_sources), with a
+`#line N "submission.py"` before each piece, so compiler errors name the .py line. cpp_sources are
+host code (the pybind glue) and are not compiled here. Flags: the submission's own
+extra_cuda_cflags and include paths, torch's COMMON_NVCC_FLAGS and extension defines, the arch's
+-gencode when the flags name none, and `-Xptxas -v` for the resource report.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sysconfig
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nvfp4ctl.build import cache, flags, resources, toolchain
+from nvfp4ctl.build.compile import BUILD_TIMEOUT_S
+from nvfp4ctl.build.compiler_errors import first_error
+from nvfp4ctl.build.report import REPORT_FILE, BuildReport
+from nvfp4ctl.build.submission_sources import ARCH_FLAG, Extension, SubmissionSources
+from nvfp4ctl.errors import UsageError
+
+LEADERBOARD_COMPILE_S = 120.0  # kernelbot's Timeout.COMPILE for the first `python submission.py` (FACTS.md)
+WARN_FRACTION = 0.6
+PRELUDE = "#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h>\n"  # load_inline's own
+_USES_CUTLASS = ("#include <cute/", "#include <cutlass/", '#include "cute/', '#include "cutlass/')
+
+
+@dataclass
+class ExtensionBuild:
+    extension: Extension
+    unit: str  # the compiled file's name (generated .cu, or the load() source)
+    report: BuildReport | None = None
+    error: str | None = None
+    seconds: float = 0.0  # compile seconds (of the build that made the cache entry)
+    cached: bool = False
+    notes: list[str] = field(default_factory=list)
+    log: str = ""  # the compiler's whole output when it failed
+
+
+def generated_cu(extension: Extension, py_path: Path) -> str:
+    """load_inline's prelude and the cuda_sources, each piece after a `#line` naming its .py line; a
+    piece that continues a line (a concatenation mid-line) is appended as is."""
+    text = PRELUDE
+    for piece in extension.cuda:
+        if piece.joined and not text.endswith("\n"):
+            text += piece.text
+            continue
+        if not piece.joined and not text.endswith("\n"):
+            text += "\n"
+        text += f'#line {piece.line} "{py_path}"\n{piece.text}'
+    return text + "\n"
+
+
+def cutlass_includes() -> list[Path]:
+    """$CUTLASS_PATH's include folders when set, else the nvidia-cutlass wheel's."""
+    root = os.environ.get("CUTLASS_PATH")
+    if root:
+        return [Path(root) / "include", Path(root) / "tools" / "util" / "include"]
+    return toolchain.cutlass_include_dirs()
+
+
+def _torch_flags(name: str) -> tuple[list[str], list[str]]:
+    """torch's nvcc flags and include folders for an extension (imports torch: seconds)."""
+    import torch
+    from torch.utils import cpp_extension
+
+    abi = int(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", 1))
+    defines = [f"-DTORCH_EXTENSION_NAME={name}", "-DTORCH_API_INCLUDE_EXTENSION_H", f"-D_GLIBCXX_USE_CXX11_ABI={abi}"]
+    includes = [*cpp_extension.include_paths(), sysconfig.get_paths()["include"]]
+    return [*cpp_extension.COMMON_NVCC_FLAGS, "--compiler-options", "-fPIC", *defines], includes
+
+
+def _command(extension: Extension, unit: Path, arch: str, code: str, folder: Path) -> list[str]:
+    torch_flags, torch_includes = _torch_flags(extension.name)
+    user = list(extension.cuda_flags)
+    includes = [*torch_includes, *extension.include_paths]
+    if any(marker in code for marker in _USES_CUTLASS):
+        includes.extend(str(path) for path in cutlass_includes())
+    command = [str(toolchain.nvcc_path()), "-c", str(unit), "-o", str(folder / f"{unit.stem}.o"), *torch_flags]
+    if not any(flag.startswith(("-std", "--std")) for flag in user):
+        command.append("-std=c++17")
+    if not any(ARCH_FLAG.search(flag) for flag in user):
+        command.append(flags.gencode(arch))
+    command += [*user, *flags.REPORT_FLAGS, *(f"-I{path}" for path in includes)]
+    return command
+
+
+def _key(code: str, command_tail: list[str], arch: str) -> str:
+    material = {"code": hashlib.sha256(code.encode()).hexdigest(), "flags": command_tail, "arch": arch,
+                "nvcc": toolchain.nvcc_version(), "cutlass": toolchain.cutlass_version() if toolchain.cutlass_root() else None,
+                "sass_tools": toolchain.sass_tools() is not None}
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+
+def build_extension(sources: SubmissionSources, extension: Extension, arch: str) -> list[ExtensionBuild]:
+    """Every compiled unit of one extension: its generated .cu (load_inline) or its .cu files (load)."""
+    units: list[tuple[str, str, Path | None]] = []  # (unit name, code, file on disk)
+    if extension.call == "load_inline":
+        if not extension.cuda:
+            return [ExtensionBuild(extension, "-", notes=["no cuda_sources: host code only, nothing to compile"])]
+        units.append((f"{extension.name}.cu", generated_cu(extension, sources.path), None))
+    for path in extension.files:
+        if path.suffix not in (".cu", ".cuh"):
+            continue
+        if not path.is_file():
+            raise UsageError(f"{sources.path}:{extension.line}: load() source {path} does not exist")
+        units.append((path.name, path.read_text(errors="replace"), path))
+    return [_build_unit(sources, extension, arch, name, code, path) for name, code, path in units]
+
+
+def _build_unit(sources: SubmissionSources, extension: Extension, arch: str, name: str, code: str,
+                path: Path | None) -> ExtensionBuild:
+    result = ExtensionBuild(extension, name, notes=list(extension.notes))
+    probe = _command(extension, Path(name), arch, code, Path("."))
+    key = _key(code, probe[5:], arch)
+    entry = cache.cache_root() / f"submission-{sources.path.stem}-{Path(name).stem}-{arch}-{key[:16]}"
+    if (entry / REPORT_FILE).is_file():
+        result.report, result.cached = BuildReport.load(entry, sources.path), True
+        result.seconds = result.report.compile_s
+        return result
+    with cache.locked(entry):
+        if (entry / REPORT_FILE).is_file():
+            result.report, result.cached = BuildReport.load(entry, sources.path), True
+            result.seconds = result.report.compile_s
+            return result
+        with cache.staging(entry) as folder:
+            unit = path if path is not None else folder / name
+            if path is None:
+                unit.write_text(code)
+            command = _command(extension, unit, arch, code, folder)
+            if path is not None:
+                command.append(f"-I{path.parent}")
+            started = time.perf_counter()
+            try:
+                done = subprocess.run(command, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                      timeout=BUILD_TIMEOUT_S, env={**os.environ, "CUDA_HOME": str(toolchain.cuda_home())})
+            except subprocess.TimeoutExpired:
+                result.error, result.seconds = f"nvcc ran past {BUILD_TIMEOUT_S:.0f} s", BUILD_TIMEOUT_S
+                return result
+            result.seconds = round(time.perf_counter() - started, 2)
+            log = done.stdout.decode(errors="replace")
+            (folder / "build.log").write_text(" ".join(command) + "\n" + log)
+            if done.returncode != 0:
+                result.error = first_error(log, (sources.path, *(p for p in [path] if p))) or (
+                    log.strip().splitlines() or ["nvcc failed"])[-1]
+                result.log = log
+                return result
+            obj = folder / f"{unit.stem}.o"
+            sass = resources.dump_sass(obj)
+            if sass is not None:
+                (folder / "kernel.sass").write_text(sass)
+            report = BuildReport(source=sources.path, arch=arch, key=key, entry=folder, module_name=None,
+                                 functions=resources.parse_ptxas(log), tensor_op=resources.check_tensor_op(arch, sass),
+                                 compile_s=result.seconds)
+            report.save()
+            obj.unlink(missing_ok=True)
+            cache.land(folder, entry)
+        result.report = report.moved_to(entry)
+    return result
+
+
+def compile_budget(seconds: float) -> tuple[float, bool]:
+    """(fraction of the leaderboard's 120 s, past the 60 % warning line)."""
+    fraction = seconds / LEADERBOARD_COMPILE_S
+    return fraction, fraction > WARN_FRACTION

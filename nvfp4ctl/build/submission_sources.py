@@ -1,0 +1,245 @@
+"""What a submission.py compiles: the CUDA/C++ sources, flags and arch of every
+`torch.utils.cpp_extension.load_inline(...)` / `load(...)` call, read statically from its AST.
+
+Source expressions are evaluated without running the file: string constants (raw or not), implicit
+and `+` concatenations, lists/tuples, names bound anywhere in the file to such values (the last
+binding before the call wins), f-strings whose placeholders are names of int/str constants, and
+`textwrap.dedent(...)`. Each piece keeps the .py line its text starts on, so the compiler's
+errors can be pointed back at the submission (`#line` directives in the generated .cu).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import textwrap
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from nvfp4ctl.errors import UsageError
+
+ARCH_FLAG = re.compile(r"(?:-gencode[= ]?arch=compute_(\w+),code=(?:sm|compute)_(\w+))|(?:-arch[= ]?(?:sm|compute)_(\w+))"
+                       r"|(?:--gpu-architecture[= ]?(?:sm|compute)_(\w+))")
+TCGEN05 = re.compile(r"\btcgen05\.|\bUTCCP|SM100_MMA_|Sm100\b|cutlass::arch::Sm100")
+WGMMA = re.compile(r"\bwgmma\.|SM90_64x|cutlass::arch::Sm90\b")
+CUTE_DSL = re.compile(r"^\s*(?:import\s+cutlass\.cute|from\s+cutlass\s+import\s+cute|import\s+cutlass\b.*$|"
+                      r"from\s+cutlass\.cute)", re.MULTILINE)
+CUTE_DSL_USE = re.compile(r"@cute\.(?:kernel|jit)\b|\bcute\.compile\(")
+
+
+@dataclass(frozen=True)
+class Piece:
+    text: str
+    line: int  # the .py line the text's first character is on
+    joined: bool = False  # continues the previous piece (a concatenation), not a new source of a list
+
+
+def join_pieces(pieces: list[Piece]) -> str:
+    """The text load_inline compiles: list elements joined by newlines, concatenations directly."""
+    text = ""
+    for piece in pieces:
+        text += ("" if piece.joined or not text else "\n") + piece.text
+    return text
+
+
+@dataclass
+class Extension:
+    """One load_inline / load call."""
+
+    call: str  # load_inline | load
+    name: str
+    line: int
+    cuda: list[Piece] = field(default_factory=list)
+    cpp: list[Piece] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)  # load(sources=[...]): .cu/.cpp paths
+    cuda_flags: list[str] = field(default_factory=list)
+    include_paths: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what could not be read statically
+
+    @property
+    def cuda_text(self) -> str:
+        return join_pieces(self.cuda)
+
+
+@dataclass
+class SubmissionSources:
+    path: Path
+    extensions: list[Extension]
+    env_arch_list: str | None  # TORCH_CUDA_ARCH_LIST set in the file
+    cute_dsl: bool  # imports cutlass.cute and defines @cute.kernel / calls cute.compile
+    text: str
+
+    def arch(self, requested: str | None) -> tuple[str, str]:
+        """(arch, where it came from): the flags' -gencode/-arch, TORCH_CUDA_ARCH_LIST, --arch, tcgen05 -> sm_100a."""
+        for extension in self.extensions:
+            for flag in extension.cuda_flags:
+                if match := ARCH_FLAG.search(flag):
+                    number = next(group for group in match.groups() if group)
+                    return f"sm_{number}", f"{extension.name}'s flag {flag}"
+        if self.env_arch_list:
+            first = self.env_arch_list.replace(";", " ").split()[0]
+            number = first.replace(".", "")
+            return f"sm_{number if number.endswith('a') else number + ('a' if number in ('90', '100') else '')}", \
+                f"TORCH_CUDA_ARCH_LIST={self.env_arch_list}"
+        if requested:
+            return requested, "--arch"
+        code = "\n".join(e.cuda_text for e in self.extensions) + "".join(
+            f.read_text(errors="replace") for e in self.extensions for f in e.files if f.is_file())
+        if TCGEN05.search(code):
+            return "sm_100a", "the code uses tcgen05 / SM100"
+        if WGMMA.search(code):
+            return "sm_90a", "the code uses wgmma / SM90"
+        raise UsageError(f"{self.path}: cannot tell the arch (no -gencode/-arch flag, no TORCH_CUDA_ARCH_LIST,"
+                         " no tcgen05 or wgmma in the code); pass --arch")
+
+
+class _Evaluator:
+    """Static values of the expressions a load_inline call is made of."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.bindings: dict[str, list[tuple[int, ast.AST]]] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        self.bindings.setdefault(target.id, []).append((node.lineno, node.value))
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+                self.bindings.setdefault(node.target.id, []).append((node.lineno, node.value))
+            elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+                self.bindings.setdefault(node.target.id, []).append(
+                    (node.lineno, ast.BinOp(ast.Name(node.target.id, ast.Load()), ast.Add(), node.value,
+                                            lineno=node.lineno, col_offset=node.col_offset)))
+        self.notes: list[str] = []
+
+    def _bound(self, name: str, before: int) -> tuple[int, ast.AST] | None:
+        candidates = [(line, value) for line, value in self.bindings.get(name, []) if line < before]
+        return candidates[-1] if candidates else None
+
+    def pieces(self, node: ast.AST, before: int, depth: int = 0) -> list[Piece] | None:
+        if depth > 20:
+            return None
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return [Piece(node.value, node.lineno)]
+        if isinstance(node, ast.JoinedStr):
+            text = []
+            for value in node.values:
+                if isinstance(value, ast.Constant):
+                    text.append(str(value.value))
+                elif isinstance(value, ast.FormattedValue):
+                    constant = self.constant(value.value, before)
+                    if constant is None:
+                        self.notes.append(f"line {node.lineno}: an f-string placeholder is not a constant; left empty")
+                        constant = ""
+                    text.append(str(constant))
+            return [Piece("".join(text), node.lineno)]
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            left, right = self.pieces(node.left, before, depth + 1), self.pieces(node.right, before, depth + 1)
+            if left is None or right is None:
+                return None
+            return left + [replace(piece, joined=True) if index == 0 else piece for index, piece in enumerate(right)]
+        if isinstance(node, (ast.List, ast.Tuple)):
+            out: list[Piece] = []
+            for element in node.elts:
+                part = self.pieces(element, before, depth + 1)
+                if part is None:
+                    return None
+                out.extend(replace(piece, joined=False) if index == 0 else piece for index, piece in enumerate(part))
+            return out
+        if isinstance(node, ast.Name):
+            bound = self._bound(node.id, before)
+            return None if bound is None else self.pieces(bound[1], bound[0], depth + 1)
+        if isinstance(node, ast.Call) and _call_name(node) in ("dedent", "textwrap.dedent") and node.args:
+            inner = self.pieces(node.args[0], before, depth + 1)
+            if inner is None:
+                return None
+            return [Piece(textwrap.dedent(join_pieces(inner)), inner[0].line)] if inner else []
+        return None
+
+    def constant(self, node: ast.AST, before: int) -> int | float | str | None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str)):
+            return node.value
+        if isinstance(node, ast.Name):
+            bound = self._bound(node.id, before)
+            return None if bound is None else self.constant(bound[1], bound[0])
+        return None
+
+    def strings(self, node: ast.AST | None, before: int) -> list[str]:
+        if node is None:
+            return []
+        pieces = self.pieces(node, before)
+        return [piece.text for piece in pieces] if pieces is not None else []
+
+
+def _call_name(node: ast.Call) -> str:
+    func = node.func
+    if isinstance(func, ast.Attribute):
+        base = func.value.id if isinstance(func.value, ast.Name) else (
+            func.value.attr if isinstance(func.value, ast.Attribute) else "")
+        return f"{base}.{func.attr}" if base else func.attr
+    return func.id if isinstance(func, ast.Name) else ""
+
+
+def _keyword(call: ast.Call, name: str, position: int | None = None) -> ast.AST | None:
+    for keyword in call.keywords:
+        if keyword.arg == name:
+            return keyword.value
+    if position is not None and len(call.args) > position:
+        return call.args[position]
+    return None
+
+
+def find_sources(path: Path) -> SubmissionSources:
+    try:
+        text = path.read_text()
+        tree = ast.parse(text, filename=str(path))
+    except OSError as error:
+        raise UsageError(f"cannot read {path}: {error.strerror}") from error
+    except SyntaxError as error:
+        raise UsageError(f"{path}:{error.lineno}: not valid Python ({error.msg})") from error
+    evaluator = _Evaluator(tree)
+    extensions = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = _call_name(node).split(".")[-1]
+        if name not in ("load_inline", "load") or (name == "load" and "cpp_extension" not in _call_name(node)
+                                                     and not _imports_load(tree)):
+            continue
+        ext_name = evaluator.constant(_keyword(node, "name", 0) or ast.Constant(""), node.lineno) or f"ext_line{node.lineno}"
+        extension = Extension(name, str(ext_name), node.lineno)
+        if name == "load_inline":
+            for attr, position in (("cpp", 1), ("cuda", 2)):
+                value = _keyword(node, f"{attr}_sources", position)
+                if value is None:
+                    continue
+                pieces = evaluator.pieces(value, node.lineno)
+                if pieces is None:
+                    extension.notes.append(f"line {node.lineno}: {attr}_sources is not a static string expression")
+                else:
+                    setattr(extension, attr, pieces)
+        else:
+            for source in evaluator.strings(_keyword(node, "sources", 1), node.lineno):
+                candidate = Path(source) if os.path.isabs(source) else path.parent / source
+                extension.files.append(candidate)
+        extension.cuda_flags = evaluator.strings(_keyword(node, "extra_cuda_cflags"), node.lineno)
+        extension.include_paths = evaluator.strings(_keyword(node, "extra_include_paths"), node.lineno)
+        extension.notes.extend(evaluator.notes)
+        evaluator.notes = []
+        extensions.append(extension)
+    extensions.sort(key=lambda e: e.line)
+    env_arch = None
+    for node in ast.walk(tree):  # os.environ["TORCH_CUDA_ARCH_LIST"] = "10.0a"
+        if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant) and t.slice.value == "TORCH_CUDA_ARCH_LIST"
+                for t in node.targets):
+            value = evaluator.constant(node.value, node.lineno)
+            env_arch = str(value) if value is not None else None
+    cute_dsl = bool(CUTE_DSL.search(text)) and bool(CUTE_DSL_USE.search(text))
+    return SubmissionSources(path, extensions, env_arch, cute_dsl, text)
+
+
+def _imports_load(tree: ast.Module) -> bool:
+    """`from torch.utils.cpp_extension import load` makes a bare load(...) the extension loader."""
+    return any(isinstance(node, ast.ImportFrom) and node.module == "torch.utils.cpp_extension"
+               and any(alias.name == "load" for alias in node.names) for node in ast.walk(tree))

@@ -1,0 +1,140 @@
+"""`nvfp4ctl build submission.py`: the submission's own extensions (load_inline / load) or CuTe DSL
+kernels, compiled without a GPU and reported per kernel, with the compile time against the
+leaderboard's 120 s."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from rich.text import Text
+
+from nvfp4ctl.build.resources import describe_tensor_op, readable_name
+from nvfp4ctl.console import get_console
+from nvfp4ctl.errors import ExitCode, UsageError
+from nvfp4ctl.outcome import Outcome
+
+HEADERS = ["unit: kernel", "regs", "static smem", "stack", "spills", "tensor op", "compile", "cache"]
+
+
+def _bytes(count: int) -> str:
+    return f"{count / 1024:.1f} KiB" if count >= 1024 else f"{count} B"
+
+
+def _op_text(tensor_op) -> Text:
+    if tensor_op.match is not None and tensor_op.expected in ("-", None) or tensor_op.present:
+        op = tensor_op.match
+        return Text(f"{op} ({describe_tensor_op(op)})", style="green" if tensor_op.present else "")
+    if not tensor_op.checked:
+        return Text("not checked", style="bold red")
+    found = ", ".join(f"{op} ({describe_tensor_op(op)})" for op in tensor_op.found) or "none"
+    return Text(f"no {tensor_op.expected}; found {found}", style="bold red")
+
+
+def _kernel_rows(name: str, functions, tensor_op, seconds: float, cache: str) -> list[list[object]]:
+    kernels = [f for f in functions if f.entry] or [None]
+    rows = []
+    for index, f in enumerate(kernels):
+        spills = (f.spill_stores + f.spill_loads) if f else 0
+        rows.append([f"{name}: {readable_name(f.name) if f else '-'}",
+                     f.registers if f else "-", _bytes(f.shared_bytes) if f else "-", _bytes(f.stack_bytes) if f else "-",
+                     Text(_bytes(spills), style="bold red") if spills else "0",
+                     _op_text(tensor_op) if index == 0 else "", f"{seconds:.1f} s" if index == 0 else "",
+                     cache if index == 0 else ""])
+    return rows
+
+
+def _budget_line(seconds: float, units: int) -> tuple[str, bool]:
+    from nvfp4ctl.build.submission_build import LEADERBOARD_COMPILE_S, compile_budget
+
+    fraction, warn = compile_budget(seconds)
+    line = (f"compile: {seconds:.1f} s for {units} unit{'s' if units != 1 else ''} = {fraction:.0%} of the leaderboard's"
+            f" {LEADERBOARD_COMPILE_S:.0f} s for the whole `python submission.py` (torch import and linking come on top;"
+            " measured here; a cache hit shows the first compile's time)")
+    return line, warn
+
+
+def build_submission(path: Path, arch: str | None, verbose: bool, python: str | None) -> Outcome:
+    from nvfp4ctl.build.submission_sources import find_sources
+
+    console = get_console()
+    if not path.is_file():
+        raise UsageError(f"no such submission: {path}")
+    sources = find_sources(path.resolve())
+    if not sources.extensions:
+        if sources.cute_dsl:
+            return _build_dsl(path.resolve(), arch or "sm_100a", python)
+        raise UsageError(f"{path}: no load_inline/load call and no CuTe DSL kernel found: nothing to compile")
+    target, why = sources.arch(arch)
+    console.info(f"{path.name}: {len(sources.extensions)} extension{'s' if len(sources.extensions) != 1 else ''}"
+                 f" ({', '.join(e.name for e in sources.extensions)}), arch {target} ({why})", style="dim")
+    from nvfp4ctl.build.submission_build import build_extension
+
+    rows: list[list[object]] = []
+    failures: list[str] = []
+    total = 0.0
+    units = 0
+    with console.progress() as progress:
+        task = progress.add_task("compiling", total=len(sources.extensions))
+        for extension in sources.extensions:
+            progress.update(task, description=f"compiling {extension.name} ({target}; CUTLASS takes minutes)")
+            for built in build_extension(sources, extension, target):
+                for note in built.notes:
+                    console.warn(f"{extension.name}: {note}")
+                if built.unit == "-":
+                    continue
+                units += 1
+                total += built.seconds
+                if built.error:
+                    console.error(built.error)
+                    if verbose:
+                        console.raw(built.log)
+                    failures.append(f"{extension.name}: compile error")
+                    rows.append([f"{built.unit}: -", "-", "-", "-", "-", Text("compile error", style="bold red"),
+                                 f"{built.seconds:.1f} s", "-"])
+                    continue
+                report = built.report
+                rows.extend(_kernel_rows(built.unit, report.functions, report.tensor_op, built.seconds,
+                                         "hit" if built.cached else "built"))
+                failures.extend(f"{extension.name}: {problem}" for problem in report.problems())
+            progress.advance(task)
+    console.table(HEADERS, rows, right_align_from=1)
+    line, warn = _budget_line(total, units)
+    (console.warn if warn else console.info)(line + (" — past 60 %: a cold leaderboard machine may time out" if warn else ""))
+    for failure in failures:
+        console.error(failure)
+    if failures:
+        return Outcome(result=f"{len(failures)} problem(s) ({failures[0]})", exit_code=ExitCode.FAILURES, target=path)
+    return Outcome(result=f"{units} unit(s) built for {target} in {total:.1f} s ({total / 120:.0%} of 120 s)", target=path)
+
+
+def _build_dsl(path: Path, arch: str, python: str | None) -> Outcome:
+    from nvfp4ctl.build import cache
+    from nvfp4ctl.build.cute_dsl import build_dsl
+
+    console = get_console()
+    out = Path(tempfile.mkdtemp(prefix=f"dsl-{path.stem}-", dir=cache.cache_root().mkdir(parents=True, exist_ok=True)
+                                or cache.cache_root()))
+    console.info(f"{path.name}: CuTe DSL kernels, compiled by cute.compile with CUTE_DSL_ARCH={arch} (no GPU needed)",
+                 style="dim")
+    with console.progress() as progress:
+        progress.add_task("running the submission on CPU inputs until cute.compile writes its cubins", total=None)
+        built = build_dsl(path, arch, out, python)
+    rows = []
+    for cubin in built.cubins:
+        rows.extend(_kernel_rows(cubin.name.removesuffix(f".{arch}.cubin"), built.functions, built.tensor_op,
+                                 built.seconds, "-"))
+        break  # one table: cuobjdump's usage covers every cubin's kernels
+    console.table(HEADERS, rows, right_align_from=1)
+    if built.child_said:
+        console.detail(built.child_said.replace("nvfp4ctl-dsl-child: ", "after compiling, the run stopped (no GPU): "))
+    line, warn = _budget_line(built.seconds, len(built.cubins))
+    (console.warn if warn else console.info)(line)
+    console.detail(f"cubins: {out}")
+    problems = [] if built.tensor_op.present or built.tensor_op.expected == "-" else [
+        f"no {built.tensor_op.expected} in the SASS (found: {', '.join(built.tensor_op.found) or 'none'})"]
+    for problem in problems:
+        console.error(problem)
+    code = ExitCode.FAILURES if problems else ExitCode.OK
+    return Outcome(result=f"CuTe DSL: {len(built.cubins)} cubin(s) for {arch} in {built.seconds:.1f} s"
+                   + (f"; {problems[0]}" if problems else ""), exit_code=code, target=path)

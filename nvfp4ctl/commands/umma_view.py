@@ -1,0 +1,156 @@
+"""Views shared by `dump --umma` (the user's values) and `check --dump` (values the kernel printed):
+descriptor tables checked against a config, and the UMMA model's verdict on real inputs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+
+from nvfp4ctl.console import get_console
+from nvfp4ctl.errors import UsageError
+from nvfp4ctl.options import parse_shape
+
+
+def hexes(values: list[str] | None, what: str, bits: int) -> tuple[int, ...]:
+    from nvfp4ctl.umma.user_values import parse_hex
+
+    return tuple(parse_hex(value, what, bits) for value in values or [])
+
+
+def _step(title: str) -> str:
+    """"desc_a (K step 1)" -> "[1]"; other titles -> ""."""
+    return f"[{title.split()[-1].rstrip(')')}]" if "K step" in title else ""
+
+
+def _expected_word(rows: list) -> int:
+    word = 0
+    for row in rows:
+        if row.expected is not None:
+            word |= row.expected << int(row.bits.strip("[)]").split(",")[0])
+    return word
+
+
+def show_user_umma(values: Any, config: Any, simulate: bool, shape: str | None, seed: int, payload: dict[str, Any],
+                    as_json: bool) -> tuple[str, bool]:
+    from nvfp4ctl.umma import user_values as uv
+
+    console = get_console()
+    sections: list[tuple[str, int | None, int, list, list[str]]] = []
+    rows, problems = uv.check_idesc(values.idesc, config)
+    if values.idesc is not None or config is not None:
+        sections.append(("idesc", values.idesc, 8, rows, problems))
+    for name, words in (("desc_a", values.desc_a), ("desc_b", values.desc_b)):
+        step0 = (words[0] >> 0 & 0x3FFF) << 4 if words else None
+        for step, word in enumerate(words or ([None] if config is not None else [])):
+            rows, problems = uv.check_desc(name, word, config, step, step0)
+            sections.append((f"{name} (K step {step})", word, 16, rows, problems))
+    for name, addr in (("tmem_d", values.tmem_d), ("tmem_sfa", (values.tmem_sfa or (None,))[0]),
+                       ("tmem_sfb", (values.tmem_sfb or (None,))[0])):
+        rows, problems = uv.check_tmem(name, addr, config, values.tmem_d)
+        if rows:
+            sections.append((name, addr, 8, rows, problems))
+    from nvfp4ctl.umma.diagnose import show_value
+
+    bad = [f"{title.split()[0]}.{row.field} = {show_value(title.split()[0], row.field, row.value)},"
+           f" expected {show_value(title.split()[0], row.field, row.expected)}"
+           for title, _, _, rows, _ in sections for row in rows if row.bad]
+    problems = [problem for *_, found in sections for problem in found]
+    payload["umma_values"] = {
+        "config": None if config is None else vars(config),
+        "descriptors": [{"name": title, "value": raw, "problems": found,
+                         "fields": [vars(row) for row in rows]} for title, raw, _, rows, found in sections]}
+    if not as_json:
+        if config is not None:
+            console.info(f"config {config.label()}, K tile {config.block_k} = {config.k_steps} K steps", style="dim")
+        console.info("  ".join(f"{title.split()[0]}{_step(title)} " + (
+            f"0x{raw:0{width}x}" if raw is not None else f"0x{_expected_word(rows):0{width}x} (implied)")
+            for title, raw, width, rows, _ in sections), style="bold")
+        styles = {"ok": "green", "MISMATCH": "bold red", "unused": "dim", "expected": "dim", "decoded": "dim"}
+        table = []
+        for title, _, _, rows, _ in sections:
+            for r in rows:
+                table.append((f"{title.split()[0]}{_step(title)}", r.field, r.bits, r.meaning,
+                              "-" if r.value is None else r.value, "-" if r.expected is None else r.expected,
+                              Text(r.status, style=styles.get(r.status, ""))))
+        console.table(["desc", "field", "bits", "meaning", "value", "expected", "status"], table, right_align_from=4)
+        for *_, found in sections:
+            for problem in found:
+                console.fail(f"  {problem}")
+    checked = "checked against the config" if config is not None else "decoded (no --mma: nothing to check against)"
+    count = len(bad) + len(problems)
+    summary = f"umma values: {len(sections)} descriptors {checked}, {count} mismatch{'' if count == 1 else 'es'}"
+    if bad:
+        summary += f" ({bad[0]})"
+    ok = not bad and not problems
+    if simulate:
+        result, sim_ok = _simulate(values, config, shape, seed, payload, as_json)
+        summary += "; " + result
+        ok &= sim_ok
+    return summary, ok
+
+
+def _simulate(values: Any, config: Any, shape: str | None, seed: int, payload: dict[str, Any],
+              as_json: bool) -> tuple[str, bool]:
+    from nvfp4ctl.problems.nvfp4_gemm.inputs import generate_input
+    from nvfp4ctl.umma import diagnose, plan
+    from nvfp4ctl.umma.user_values import simulation_plan
+
+    console = get_console()
+    if config is None:
+        raise UsageError("--simulate needs the config the values are meant for: --mma M,N,K (and --swizzle)")
+    m, n, k, _ = parse_shape(shape or f"{config.m},{config.n},{config.block_k * 2}")
+    if m < config.m or n < config.n or k % config.block_k:
+        raise UsageError(f"--shape {m},{n},{k}: the tile needs M >= {config.m}, N >= {config.n}, K a multiple of"
+                         f" the K tile {config.block_k}")
+    tile, issues, notes = simulation_plan(config, values, k // config.block_k)
+    data = generate_input(m, n, k, 1, seed, device="cpu")
+    result = diagnose.simulate(tile, plan.tile_inputs(data, tile, 0, 0), issues)
+    wrong = int(result.bad.sum())
+    payload["simulate"] = {"shape": [m, n, k], "seed": seed, "tile": [tile.block_m, tile.block_n], "wrong": wrong,
+                           "model_error": result.model_error, "notes": notes, "explanations": result.explanations,
+                           "differences": [vars(diff) for diff in result.diffs],
+                           "error_map": diagnose.error_map(result.bad)}
+    total = result.bad.numel()
+    if not as_json:
+        console.info(f"simulate: m={m} n={n} k={k} seed {seed}, output tile (0, 0) {tile.block_m}x{tile.block_n},"
+                     f" {k // config.block_k} K tiles of {config.block_k}, A at 0x{tile.a_addr:x}, B at 0x{tile.b_start:x}",
+                     style="bold")
+        for note in notes:
+            console.info(f"  {note}", style="dim")
+        if result.model_error:
+            console.fail(f"  the model refuses the MMA: {result.model_error}")
+        if wrong:
+            console.fail(f"  model D differs from the reference in {wrong} of {total} values; error map"
+                         f" ({diagnose.MAP_CELL}x{diagnose.MAP_CELL} blocks, rows down, '#' all wrong, 'x' some, '.' right):")
+            console.raw("\n".join("    " + line for line in diagnose.error_map(result.bad)))
+            for line in diagnose.grouped_diffs(result.diffs)[:12]:
+                console.info(f"  differs: {line}")
+            for line in result.explanations or ["no single field explains it (see the differences above)"]:
+                console.fail(f"  explained by: {line}")
+        else:
+            console.ok(f"  model D equals the exact reference ({total} values)")
+    if wrong:
+        return f"simulate: {wrong} of {total} wrong" + (f" ({result.explanations[0]})" if result.explanations else ""), False
+    return f"simulate: D equals the reference ({total} values)", True
+
+
+def show_dump_lines(lines: list[str], m: int, n: int, k: int, seed: int) -> tuple[str, bool]:
+    """`check --dump`: the kernel's nvfp4ctl:umma lines, decoded, checked and simulated on the case's inputs."""
+    from nvfp4ctl.umma import dumplines
+
+    console = get_console()
+    dump = dumplines.parse(lines)
+    for line in dump.rejected[:3]:
+        console.warn(f"unparsed {dumplines.PREFIX} line: {line}")
+    tile = dumplines.first_tile(dump)
+    if not tile:
+        console.fail(f"--dump: the kernel printed no `{dumplines.PREFIX} k=0 ...` line (docs/byo_kernel.md has the macro)")
+        return "dump: no nvfp4ctl:umma lines", False
+    config, source = dumplines.infer_config(dump, tile)
+    console.info(f"dump: {len(tile)} MMAs of the first output tile; config {config.label()} ({source})", style="bold")
+    values = dumplines.user_values(tile, config.k_steps)
+    payload: dict[str, Any] = {}
+    summary, ok = show_user_umma(values, config, True, f"{m},{n},{k}", seed, payload, as_json=False)
+    (console.ok if ok else console.fail)(summary)
+    return summary, ok

@@ -1,0 +1,99 @@
+"""The line format a user's tcgen05 kernel prints under a debug macro, and what `check --dump` does
+with those lines: decode every descriptor, check it against the config, and run the first output
+tile's MMAs through the UMMA model on the very inputs of the test case.
+
+Line format (one line per tcgen05.mma the issuing thread of CTA 0 issues, in issue order):
+
+    nvfp4ctl:umma k=<i> idesc=0x<8 hex> desc_a=0x<16 hex> desc_b=0x<16 hex> [tmem_d=0x<8 hex>]
+                  [tmem_sfa=0x<8 hex>] [tmem_sfb=0x<8 hex>] [acc=<0|1>]
+
+k counts the MMAs of the first output tile from 0 (K step within the K tile, continuing across K
+tiles). An optional config line states what the values are meant for (else it is inferred from the
+first idesc and desc_a: M, N, swizzle; K tile 256):
+
+    nvfp4ctl:umma config mma=128,128,64 swizzle=128B block_k=256 kind=mxf4nvf4 sf_vec=16
+
+Unknown keys are ignored; a line that does not parse is reported, not fatal.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from nvfp4ctl.errors import UsageError
+from nvfp4ctl.umma import descriptors as d
+from nvfp4ctl.umma import smem
+from nvfp4ctl.umma.user_values import MmaConfig, UserValues, make_config
+
+PREFIX = "nvfp4ctl:umma"
+_LINE = re.compile(r"nvfp4ctl:umma\s+(?P<rest>.*)$")
+_PAIR = re.compile(r"(\w+)=(\S+)")
+HEX_KEYS = {"idesc": 32, "desc_a": 64, "desc_b": 64, "tmem_d": 32, "tmem_sfa": 32, "tmem_sfb": 32}
+
+
+@dataclass
+class DumpLines:
+    config: dict[str, str] = field(default_factory=dict)
+    records: list[dict[str, int]] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)
+
+
+def parse(lines: list[str]) -> DumpLines:
+    out = DumpLines()
+    for line in lines:
+        match = _LINE.search(line)
+        if not match:
+            continue
+        rest = match.group("rest").strip()
+        pairs = dict(_PAIR.findall(rest))
+        if rest.startswith("config"):
+            out.config = pairs
+            continue
+        try:
+            record = {key: int(value, 16) for key, value in pairs.items() if key in HEX_KEYS}
+            record["k"] = int(pairs["k"])
+            if "acc" in pairs:
+                record["acc"] = int(pairs["acc"])
+        except (KeyError, ValueError):
+            out.rejected.append(line.strip())
+            continue
+        if not {"idesc", "desc_a", "desc_b"} <= set(record):
+            out.rejected.append(line.strip())
+            continue
+        out.records.append(record)
+    return out
+
+
+def first_tile(dump: DumpLines) -> list[dict[str, int]]:
+    """The records of the first output tile: from the first k=0 up to (not including) the next k=0."""
+    tile: list[dict[str, int]] = []
+    for record in dump.records:
+        if record["k"] == 0 and tile:
+            break
+        if record["k"] == 0 or tile:
+            tile.append(record)
+    return tile
+
+
+def infer_config(dump: DumpLines, tile: list[dict[str, int]]) -> tuple[MmaConfig, str]:
+    """The config the values are for: the config line, else M and N of the first idesc and the swizzle of
+    the first desc_a (then the check can only catch what is inconsistent with those)."""
+    c = dump.config
+    if c:
+        sf = c.get("sf_vec")
+        return make_config(c.get("mma"), c.get("kind", "mxf4nvf4"), int(sf) if sf else None, c.get("major", "K"),
+                           c.get("swizzle", "128B"), int(c.get("block_k", 256))), "the kernel's config line"
+    if not tile:
+        raise UsageError("no nvfp4ctl:umma lines with k=0 in the output")
+    f = d.decode_instr(tile[0]["idesc"])
+    swizzle = smem.SWIZZLE_NAMES.get(d.decode_smem(tile[0]["desc_a"])["layout"], "128B")
+    mma = f"{f['m_dim'] << 4},{f['n_dim'] << 3},64"
+    return make_config(mma, "mxf4nvf4", None, "K", swizzle, 256), "inferred from the first idesc and desc_a"
+
+
+def user_values(tile: list[dict[str, int]], k_steps: int) -> UserValues:
+    first = [record for record in tile if record["k"] < k_steps]
+    pick = lambda key: tuple(record[key] for record in first if key in record)  # noqa: E731
+    return UserValues(idesc=first[0]["idesc"], desc_a=pick("desc_a"), desc_b=pick("desc_b"),
+                      tmem_d=first[0].get("tmem_d"), tmem_sfa=pick("tmem_sfa"), tmem_sfb=pick("tmem_sfb"))

@@ -1,0 +1,266 @@
+"""The user's own UMMA values (`dump --umma --idesc … --desc-a … --desc-b … --tmem-*`): decoded
+field by field and, with a stated MMA config, checked against what the config implies.
+
+What a config implies (K-major operands, the tile stored by TMA as in plan.py, M-first):
+  idesc   formats of the kind, majors, N >> 3, M >> 4, scale format of the scale vector, scale ids 0
+  desc    version 1, base offset 0 (start on the swizzle pattern's boundary), LBO/SBO of the swizzle
+          (swizzled: SBO = 8 rows x span, LBO unused; none: SBO = 128, LBO = rows x 16), the layout
+          code of the swizzle; the start of K step s = step 0's start + the K-step advance
+  tmem    D at lane 0 with N columns inside 512; scales at lane 0, not overlapping D
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from nvfp4ctl.errors import UsageError
+from nvfp4ctl.umma import descriptors as d
+from nvfp4ctl.umma import plan, smem
+from nvfp4ctl.umma.bits import BitField
+from nvfp4ctl.umma.tmem import COLUMNS, split_address
+
+KIND_K = {"mxf4nvf4": 64, "mxf4": 64, "mxf8f6f4": 32}
+SWIZZLES = tuple(smem.TMA_SWIZZLE)
+# PTX ISA pattern boundary per swizzle: a start address off it needs base_offset = (start >> 7) & 7
+PATTERN_BYTES = {smem.SWIZZLE_NONE: 0, smem.SWIZZLE_32B: 256, smem.SWIZZLE_64B: 512, smem.SWIZZLE_128B: 1024}
+
+
+@dataclass(frozen=True)
+class MmaConfig:
+    m: int = 128
+    n: int = 128
+    k: int = 64
+    kind: str = "mxf4nvf4"
+    sf_vec: int = 16
+    a_major: str = "K"
+    b_major: str = "K"
+    swizzle: str = "128B"
+    block_k: int = 256  # elements per K tile (the descriptors of K steps 0 .. block_k/k - 1)
+
+    @property
+    def layout(self) -> int:
+        return smem.TMA_SWIZZLE[self.swizzle]
+
+    @property
+    def k_steps(self) -> int:
+        return self.block_k // self.k
+
+    def label(self) -> str:
+        return (f"{self.m}x{self.n}x{self.k} kind::{self.kind} block{self.sf_vec} {self.a_major}/{self.b_major}-major"
+                f" swizzle {self.swizzle}")
+
+
+def parse_hex(text: str, what: str, bits: int) -> int:
+    try:
+        value = int(text, 16) if text.lower().startswith("0x") else int(text, 16)
+    except ValueError:
+        raise UsageError(f"{what} {text}: expected a hexadecimal value such as 0x08200480") from None
+    if not 0 <= value < 1 << bits:
+        raise UsageError(f"{what} {text}: wider than {bits} bits")
+    return value
+
+
+def parse_mma(text: str) -> tuple[int, int, int]:
+    parts = [p for p in re.split(r"[,x ]", text) if p]
+    try:
+        m, n, k = (int(p) for p in parts)
+    except ValueError:
+        raise UsageError(f"--mma {text}: expected M,N,K, e.g. --mma 128,128,64") from None
+    return m, n, k
+
+
+def make_config(mma: str | None, kind: str, sf_vec: int | None, major: str, swizzle: str, block_k: int) -> MmaConfig:
+    if kind not in KIND_K:
+        raise UsageError(f"--kind {kind}: expected one of {', '.join(KIND_K)}")
+    m, n, k = parse_mma(mma) if mma else (128, 128, KIND_K[kind])
+    vec = sf_vec if sf_vec is not None else (16 if kind == "mxf4nvf4" else 32)
+    majors = [p.strip().upper() for p in major.split(",")]
+    a_major, b_major = (majors * 2)[:2]
+    problems = []
+    if m not in (64, 128, 256):
+        problems.append(f"M={m} (cta_group::1 takes 64 or 128; 256 needs cta_group::2)")
+    if n % 8 or not 8 <= n <= 256:  # CUTLASS SM100_MMA_MXF4_SS / MXF8F6F4_SS static_asserts
+        problems.append(f"N={n} (a multiple of 8 in 8..256)")
+    if k != KIND_K[kind]:
+        problems.append(f"K={k} (kind::{kind} dense MMAs have K={KIND_K[kind]})")
+    if vec not in (16, 32) or (kind != "mxf4nvf4" and vec != 32):
+        problems.append(f"--sf-vec {vec} (kind::{kind} takes {'16 or 32' if kind == 'mxf4nvf4' else '32'})")
+    if {a_major, b_major} - {"K", "MN"}:
+        problems.append(f"--major {major} (K or MN, or A,B)")
+    if swizzle not in SWIZZLES:
+        problems.append(f"--swizzle {swizzle} (one of {', '.join(SWIZZLES)})")
+    if block_k % k:
+        problems.append(f"--block-k {block_k} (a multiple of the MMA K {k})")
+    if problems:
+        raise UsageError("the stated config is not a valid block-scaled MMA: " + "; ".join(problems))
+    return MmaConfig(m, n, k, kind, vec, a_major, b_major, swizzle, block_k)
+
+
+def expected_idesc(config: MmaConfig) -> dict[str, int]:
+    fp4 = config.kind in ("mxf4nvf4", "mxf4")
+    fmt = d.MXF4_E2M1 if fp4 else 0  # kind::mxf8f6f4: E4M3 = 0 (the model's default operand type)
+    return {"sparse_id2": 0, "sparse": 0, "b_sf_id": 0, "a_format": fmt, "b_format": fmt, "a_negate": 0, "b_negate": 0,
+            "a_major": int(config.a_major == "MN"), "b_major": int(config.b_major == "MN"), "n_dim": config.n >> 3,
+            "scale_format": d.SCALE_UE4M3 if config.sf_vec == 16 else d.SCALE_UE8M0, "m_dim": config.m >> 4,
+            "a_sf_id": 0, "k_size": 0}
+
+
+def expected_desc(config: MmaConfig, rows: int, step0_start: int, step: int) -> dict[str, int]:
+    """K-major descriptor of K step `step` for a tile whose step-0 start is step0_start (bytes)."""
+    tile = plan.TileConfig(block_n=config.n, block_k=config.block_k, swizzle=config.swizzle, block_m=config.m)
+    fields = d.decode_smem(plan.smem_desc(tile, step0_start, rows, step))
+    boundary = PATTERN_BYTES[config.layout]
+    fields["base_offset"] = (step0_start >> 7) & 7 if boundary and step0_start % boundary else 0
+    return fields
+
+
+@dataclass(frozen=True)
+class FieldCheck:
+    descriptor: str
+    field: str
+    bits: str
+    value: int | None
+    expected: int | None
+    meaning: str
+    status: str  # ok | MISMATCH | unused | expected | decoded
+
+    @property
+    def bad(self) -> bool:
+        return self.status == "MISMATCH"
+
+
+def _rows(name: str, fields: tuple[BitField, ...], actual: dict[str, int] | None, expected: dict[str, int] | None,
+          meaning: dict[str, str], unused: set[str] = frozenset()) -> list[FieldCheck]:
+    out = []
+    for bit_field in fields:
+        value = actual[bit_field.name] if actual is not None else None
+        want = expected.get(bit_field.name) if expected is not None else None
+        if value is None:
+            status = "expected"
+        elif want is None:
+            status = "decoded"
+        elif bit_field.name in unused:
+            status = "unused"
+        else:
+            status = "ok" if value == want else "MISMATCH"
+        out.append(FieldCheck(name, bit_field.name, bit_field.span(), value, want,
+                              meaning.get(bit_field.name, bit_field.meaning), status))
+    return out
+
+
+def check_idesc(word: int | None, config: MmaConfig | None) -> tuple[list[FieldCheck], list[str]]:
+    actual = d.decode_instr(word) if word is not None else None
+    expected = expected_idesc(config) if config is not None else None
+    shown = d.describe_instr(actual if actual is not None else expected)  # type: ignore[arg-type]
+    if actual is not None and config is not None and config.kind == "mxf8f6f4":
+        shown["a_format"] = shown["b_format"] = "mxf8f6f4 code"
+    problems = []
+    if word is not None and (spare := d.instr_reserved(word)):
+        problems.append(f"idesc: reserved bits set (0x{spare:x})")
+    if word is not None and d.ptx_instr_as_cutlass(word) != actual:
+        problems.append("idesc: the PTX ISA and CUTLASS tables read this value differently (a bit PTX reserves is set)")
+    return _rows("idesc", d.INSTR_FIELDS, actual, expected, shown), problems
+
+
+def check_desc(name: str, word: int | None, config: MmaConfig | None, step: int = 0,
+               step0_start: int | None = None) -> tuple[list[FieldCheck], list[str]]:
+    actual = d.decode_smem(word) if word is not None else None
+    expected = None
+    problems: list[str] = []
+    if config is not None:
+        rows = config.m if name.startswith("desc_a") else config.n
+        base = step0_start if step0_start is not None else ((actual["start"] << 4) if actual else 0)
+        if step0_start is None and actual is not None and step:
+            base = (actual["start"] << 4) - (d.decode_smem(plan.smem_desc(
+                plan.TileConfig(block_n=config.n, block_k=config.block_k, swizzle=config.swizzle), 0, rows, step))["start"] << 4)
+        expected = expected_desc(config, rows, base, step)
+    unused = {"lbo"} if config is not None and config.layout != smem.SWIZZLE_NONE else set()
+    shown = d.describe_smem(actual if actual is not None else expected)  # type: ignore[arg-type]
+    if "lbo" in unused:
+        shown["lbo"] += " (unused)"
+    if word is not None and (spare := d.smem_reserved(word)):
+        problems.append(f"{name}: reserved bits set (0x{spare:x})")
+    return _rows(name, d.SMEM_FIELDS, actual, expected, shown, unused), problems
+
+
+TMEM_FIELDS = (BitField("lane", 16, 16, "TMEM lane"), BitField("column", 0, 16, "TMEM column"))
+
+
+def check_tmem(name: str, addr: int | None, config: MmaConfig | None, d_addr: int | None) -> tuple[list[FieldCheck], list[str]]:
+    if addr is None:
+        return [], []
+    lane, column = split_address(addr)
+    problems = []
+    width = config.n if (config is not None and name == "tmem_d") else 0
+    if config is not None:
+        if name != "tmem_d":
+            width = 4 * -(-(config.m if name == "tmem_sfa" else config.n) // 128)
+        if column + width > COLUMNS:
+            problems.append(f"{name}: columns {column}..{column + width - 1} run past TMEM's 512")
+        if name != "tmem_d" and d_addr is not None and config is not None:
+            d_col = split_address(d_addr)[1]
+            if column < d_col + config.n and d_col < column + width:
+                problems.append(f"{name}: columns {column}..{column + width - 1} overlap D's {d_col}..{d_col + config.n - 1}")
+    expected = {"lane": 0} if config is not None else None
+    rows = _rows(name, TMEM_FIELDS, {"lane": lane, "column": column}, expected, {})
+    return [row if row.field == "lane" or config is None else FieldCheck(*[*vars(row).values()][:6], "decoded")
+            for row in rows], problems
+
+
+@dataclass(frozen=True)
+class UserValues:
+    """What the user passed (or their kernel printed): per-K-step lists may hold one value (step 0)."""
+
+    idesc: int | None = None
+    desc_a: tuple[int, ...] = ()
+    desc_b: tuple[int, ...] = ()
+    tmem_d: int | None = None
+    tmem_sfa: tuple[int, ...] = ()
+    tmem_sfb: tuple[int, ...] = ()
+
+
+def simulation_plan(config: MmaConfig, values: UserValues, k_tiles: int) -> tuple[plan.TileConfig, list, list[str]]:
+    """The tile config at the user's addresses, the user's MMAs for every K step of every K tile, and
+    notes on what was derived rather than given."""
+    from dataclasses import replace
+
+    if (config.kind, config.sf_vec, config.m, config.a_major, config.b_major) != ("mxf4nvf4", 16, 128, "K", "K"):
+        raise UsageError("--simulate covers kind::mxf4nvf4 block16, M=128, K-major A and B "
+                         f"(the stated config is {config.label()})")
+    start = lambda word: d.decode_smem(word)["start"] << 4  # noqa: E731
+    tile = plan.TileConfig(block_n=config.n, block_k=config.block_k, swizzle=config.swizzle,
+                           a_addr=start(values.desc_a[0]) if values.desc_a else 0,
+                           b_addr=start(values.desc_b[0]) if values.desc_b else None,
+                           d_addr=values.tmem_d or 0,
+                           sfa_addr=values.tmem_sfa[0] if values.tmem_sfa else None,
+                           sfb_addr=values.tmem_sfb[0] if values.tmem_sfb else None)
+    for what, addr in (("desc_a", tile.a_addr), ("desc_b", tile.b_start)):
+        if addr % 128:
+            raise UsageError(f"{what}: start 0x{addr:x} is not 128-byte aligned, so no TMA box can start there")
+    correct = plan.issues(tile, 1)
+    notes = []
+    steps = []
+    for s, want in enumerate(correct):
+        issue = want if values.idesc is None else replace(want, idesc=values.idesc)
+        for name, given in (("desc_a", values.desc_a), ("desc_b", values.desc_b)):
+            if len(given) > s:
+                issue = replace(issue, **{name: given[s]})
+            elif given:  # the user's step-0 fields with the config's K-step advance of the start
+                fields = d.decode_smem(given[0]) | {"start": d.decode_smem(getattr(want, name))["start"]}
+                issue = replace(issue, **{name: d.encode_smem(fields)})
+        for name, given in (("tmem_sfa", values.tmem_sfa), ("tmem_sfb", values.tmem_sfb)):
+            if len(given) > s:
+                issue = replace(issue, **{name: given[s]})
+        steps.append(issue)
+    for name, given in (("desc_a", values.desc_a), ("desc_b", values.desc_b), ("tmem_sfa", values.tmem_sfa),
+                        ("tmem_sfb", values.tmem_sfb)):
+        if 0 < len(given) < tile.k_steps:
+            notes.append(f"{name}: K steps {len(given)}..{tile.k_steps - 1} derived with the config's advance"
+                         f" (pass --{name.replace('_', '-')} once per K step to check your own)")
+        elif not given:
+            notes.append(f"{name}: not given; the config's value is used")
+    if values.idesc is None:
+        notes.append("idesc: not given; the config's value is used")
+    issues = [replace(issue, accumulate=kt > 0 or s > 0) for kt in range(k_tiles) for s, issue in enumerate(steps)]
+    return tile, issues, notes

@@ -1,0 +1,88 @@
+"""`build submission.py`, the CPU part: which sources, flags and arch a submission's load_inline /
+load calls compile, read from the AST of the three fixture styles (hand-written PTX, CUTLASS, CuTe
+DSL) and of tricky expressions; the generated .cu maps its lines back to the .py."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from nvfp4ctl.build.submission_build import generated_cu
+from nvfp4ctl.build.submission_sources import find_sources
+from nvfp4ctl.errors import UsageError
+
+SUBMISSIONS = Path(__file__).parent / "submissions"
+
+
+def test_ptx_submission_sources_flags_and_arch() -> None:
+    sources = find_sources(SUBMISSIONS / "ptx_tcgen05_submission.py")
+    (extension,) = sources.extensions
+    assert extension.name == "nvfp4_ptx_tcgen05" and extension.call == "load_inline"
+    assert "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16" in extension.cuda_text
+    assert "constexpr int BLOCK_N = 128;" in extension.cuda_text  # the f-string's placeholder resolved
+    assert extension.cpp and not extension.notes
+    assert "-gencode=arch=compute_100a,code=sm_100a" in extension.cuda_flags
+    assert sources.arch(None) == ("sm_100a", "nvfp4_ptx_tcgen05's flag -gencode=arch=compute_100a,code=sm_100a")
+
+
+def test_cutlass_submission_arch_from_torch_cuda_arch_list() -> None:
+    sources = find_sources(SUBMISSIONS / "cutlass_submission.py")
+    (extension,) = sources.extensions
+    assert '#include "cutlass/gemm/collective/collective_builder.hpp"' in extension.cuda_text
+    assert "torch::Tensor nvfp4_gemm(" in extension.cuda_text  # GEMM_TYPES + GEMM_RUN joined
+    assert extension.include_paths == ["/opt/cutlass/include", "/opt/cutlass/tools/util/include"]
+    assert sources.env_arch_list == "10.0a"
+    assert sources.arch(None)[0] == "sm_100a"
+
+
+def test_cute_dsl_submission_is_recognized() -> None:
+    sources = find_sources(SUBMISSIONS / "cute_dsl_submission.py")
+    assert sources.cute_dsl and not sources.extensions
+
+
+def test_lines_of_the_generated_cu_point_at_the_py(tmp_path: Path) -> None:
+    path = SUBMISSIONS / "ptx_tcgen05_submission.py"
+    (extension,) = find_sources(path).extensions
+    py_lines = path.read_text().splitlines()
+    current = None
+    for line in generated_cu(extension, path).splitlines():
+        if match := re.match(r'#line (\d+) "', line):
+            current = int(match.group(1))
+            continue
+        if current is not None:
+            if line.strip():  # every non-blank line of the .cu is the .py line #line says it is
+                assert py_lines[current - 1].strip() == line.strip() or "{" in py_lines[current - 1], (current, line)
+            current += 1
+
+
+def test_tricky_expressions(tmp_path: Path) -> None:
+    submission = tmp_path / "submission.py"
+    submission.write_text('''
+import textwrap
+from torch.utils.cpp_extension import load_inline, load
+TILE = 64
+SRC = textwrap.dedent("""
+    __global__ void k() {}
+""")
+SRC += "// tail " "joined\\n"
+OTHER = f"constexpr int T = {TILE};" + SRC
+FLAGS = ["-O3", "-arch=sm_90a"]
+m = load_inline(name="ext", cpp_sources=[""], cuda_sources=[OTHER], extra_cuda_cflags=FLAGS)
+n = load(name="from_files", sources=["kernel.cu", "bind.cpp"], extra_cuda_cflags=["-DX=1"])
+''')
+    sources = find_sources(submission)
+    first, second = sources.extensions
+    assert first.cuda_text == "constexpr int T = 64;\n__global__ void k() {}\n// tail joined\n"
+    assert sources.arch(None) == ("sm_90a", "ext's flag -arch=sm_90a")
+    assert [p.name for p in second.files] == ["kernel.cu", "bind.cpp"]
+
+
+def test_no_arch_anywhere_asks_for_one(tmp_path: Path) -> None:
+    submission = tmp_path / "submission.py"
+    submission.write_text('from torch.utils.cpp_extension import load_inline\n'
+                          'load_inline(name="x", cpp_sources="", cuda_sources="__global__ void k() {}")\n')
+    with pytest.raises(UsageError, match="pass --arch"):
+        find_sources(submission).arch(None)
+    assert find_sources(submission).arch("sm_90a") == ("sm_90a", "--arch")

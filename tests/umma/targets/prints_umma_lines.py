@@ -1,0 +1,37 @@
+"""A check target that answers correctly (kernels/torch_dequant) and prints the `nvfp4ctl:umma` lines
+a tcgen05 kernel would print under its debug macro (docs/byo_kernel.md): the MMAs of output tile
+(0, 0) of a 128x128 tile, K tile 256, 128-byte swizzle, A at shared 0x400, B at 0x4400.
+UMMA_LINES_BUG=k_advance prints the same lines without the K-step advance of desc_a."""
+
+import importlib.util
+import os
+from pathlib import Path
+
+_spec = importlib.util.spec_from_file_location(
+    "torch_dequant_submission", Path(__file__).resolve().parents[3] / "kernels" / "torch_dequant" / "submission.py")
+_dequant = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_dequant)
+
+IDESC = 0x08200480  # kind::mxf4nvf4, E2M1 x E2M1, K-major, N=128, UE4M3, M=128
+SMEM_HI = 0x40004040  # SWIZZLE_128B, version 1, SBO 1024 B (upper 32 bits of the descriptor)
+LBO = 1 << 16  # 16 B, unused by swizzled K-major operands
+
+
+def _desc(address):
+    return (SMEM_HI << 32) | LBO | (address >> 4)
+
+
+def _print_lines(k):
+    bug = os.environ.get("UMMA_LINES_BUG", "")
+    print("nvfp4ctl:umma config mma=128,128,64 swizzle=128B block_k=256")
+    for step in range(k // 64):
+        within = step % 4  # K step inside the 256-deep K tile: the start moves 32 bytes per step
+        a_advance = 0 if bug == "k_advance" else 32 * within
+        print(f"nvfp4ctl:umma k={step} idesc=0x{IDESC:08x} desc_a=0x{_desc(0x400 + a_advance):016x}"
+              f" desc_b=0x{_desc(0x4400 + 32 * within):016x} tmem_d=0x00000000"
+              f" tmem_sfa=0x{128 + 4 * within:08x} tmem_sfb=0x{144 + 4 * within:08x} acc={int(step > 0)}")
+
+
+def custom_kernel(data):
+    _print_lines(2 * data[0].shape[1])
+    return _dequant.custom_kernel(data)

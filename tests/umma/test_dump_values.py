@@ -1,0 +1,57 @@
+"""`nvfp4ctl dump --umma` on the user's own values: decode, check against a stated config, simulate."""
+
+from __future__ import annotations
+
+from typer.testing import CliRunner
+
+from nvfp4ctl.cli import app
+
+GOOD_IDESC = "0x08200480"  # 128x128 kind::mxf4nvf4 block16, K-major
+GOOD_A = "0x4000404000010040"  # SWIZZLE_128B, SBO 1024, start 0x400
+GOOD_B = "0x4000404000010440"  # start 0x4400
+
+
+def dump(*args: str):
+    return CliRunner().invoke(app, ["dump", "--umma", *args])
+
+
+def test_config_alone_prints_what_it_implies() -> None:
+    result = dump("--mma", "128,256,64", "--swizzle", "64B")
+    assert result.exit_code == 0, result.output
+    assert "idesc 0x08400480 (implied)" in result.output
+    assert "desc_b[0] 0x8000402000010000 (implied)" in result.output
+
+
+def test_values_without_a_config_are_decoded_only() -> None:
+    result = dump("--idesc", GOOD_IDESC)
+    assert result.exit_code == 0, result.output
+    assert "N=128" in result.output and "decoded (no --mma" in result.output
+
+
+def test_a_wrong_field_names_the_value_it_should_have() -> None:
+    result = dump("--mma", "128,128,64", "--idesc", "0x08100480", "--desc-a", "0x4000401000010040")
+    assert result.exit_code == 1, result.output
+    assert "1 mismatch" not in result.output  # two: n_dim and sbo
+    assert "idesc.n_dim = 8, expected 16" in result.output
+    assert "2 mismatches" in result.output
+
+
+def test_simulate_names_swapped_lbo_and_sbo() -> None:
+    swapped = "0x4000400100400040"  # lbo 1024 B, sbo 16 B
+    result = dump("--idesc", GOOD_IDESC, "--desc-a", swapped, "--desc-b", GOOD_B, "--simulate", "--shape", "128,128,256")
+    assert result.exit_code == 1, result.output
+    assert "LBO and SBO swapped" in result.output
+    assert "error map" in result.output
+
+
+def test_simulate_passes_correct_values() -> None:
+    result = dump("--idesc", GOOD_IDESC, "--desc-a", GOOD_A, "--desc-b", GOOD_B, "--tmem-sfa", "0x80",
+                  "--tmem-sfb", "0x90", "--simulate", "--shape", "256,128,512", "--seed", "5")
+    assert result.exit_code == 0, result.output
+    assert "model D equals the exact reference (16384 values)" in result.output
+
+
+def test_bad_hex_is_a_usage_error() -> None:
+    result = dump("--idesc", "0xZZ")
+    assert result.exit_code == 2
+    assert "expected a hexadecimal value" in result.output
