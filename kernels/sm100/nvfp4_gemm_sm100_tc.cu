@@ -1,0 +1,462 @@
+// nvfp4ctl: never-run-on sm_100a
+//
+// Hand-written tcgen05 NVFP4 block-scaled GEMM for sm_100a (B200): C[l] = A[l] . B[l]^T, e2m1
+// operands with one UE4M3 scale per 16 K values, fp32 accumulation in tensor memory, fp16 C.
+// No CUTLASS: raw TMA / mbarrier / tcgen05 PTX behind the helpers of kernels/common/sm100_*.cuh.
+//
+// Operand roles (swap AB). The MMA computes C^T tiles: its A operand (the 128-row side, UMMA_M)
+// is a 128-row slice of B (n rows), its B operand (UMMA_N) a 128-row slice of A (m rows). At
+// M = 128 one A slice is the whole of A, shared through L2 by every CTA, while N fills the MMA's
+// 128 rows; the accumulator holds n on TMEM lanes and m on columns.
+//
+// Inputs as GPU MODE passes them: A (m, k/2, l) and B (n, k/2, l) K-major bytes are loaded by TMA
+// into 128-byte-swizzled tiles (one K tile of 256 fp4 = one 128-byte row); sfa_permuted /
+// sfb_permuted are read in place: their storage is the blocked layout whose 512-byte chunks hold
+// 128 rows x 4 scale blocks as 32 lines of 16 bytes, exactly the source of tcgen05.cp .32x128b
+// .warpx4, so each K tile's scales are one contiguous 2 KB bulk copy per operand, then 4 UTCCPs.
+//
+// Work split (kernels/common/sm100_split.cuh): one contiguous range of (tile, K tile) units per
+// CTA, ranges crossing tile boundaries, deterministic reduction of partials through an L2
+// workspace and per-CTA flags. Every CTA is resident at once (ctas <= SMs, one CTA per SM).
+//
+// Warp roles: warp 0 TMA producer, warp 1 MMA issuer (and TMEM owner), warps 2-5 epilogue
+// (TMEM -> registers -> fp16 C, or -> fp32 partial slot). Two TMEM accumulators let the MMA run
+// the next segment while the epilogue drains the previous one.
+//
+// `// nvfp4ctl: never-run-on sm_100a` (first line): no B200 has executed this file yet; `export`
+// warns while the marker is there. Remove it once `nvfp4ctl check` passed on a B200.
+#include <cuda.h>          // CUtensorMap types only (no -lcuda: the encoder comes from the runtime)
+#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
+#include <cuda_fp16.h>
+
+#include <climits>
+#include <cstdint>
+#include <cstdio>
+
+#include "nvfp4_gemm_api.h"
+#include "sm100_ptx.cuh"
+#include "sm100_split.cuh"
+#include "sm100_umma_desc.cuh"
+
+namespace nvfp4_sm100_tc {
+
+// ---- Configuration: the one place ----
+// A compile-time tile/pipeline configuration. Every dispatch entry names one (see kDispatch).
+template <int kStages_>
+struct TileConfig {
+  static constexpr int BLOCK_N = 128;  // rows of B per tile = UMMA_M (TMEM lanes)
+  static constexpr int BLOCK_M = 128;  // rows of A per tile = UMMA_N (TMEM columns)
+  static constexpr int BLOCK_K = 256;  // fp4 per K tile = one 128-byte swizzle row
+  static constexpr int UMMA_M = BLOCK_N, UMMA_N = BLOCK_M, UMMA_K = 64;
+  static constexpr int kStages = kStages_;
+  static constexpr int kSfVec = 16;
+
+  // Shared memory of one stage (offsets from a 1024-byte aligned base).
+  static constexpr int ROW_BYTES = BLOCK_K / 2;                           // 128
+  static constexpr int SMEM_B_BYTES = BLOCK_N * ROW_BYTES;                // 16 KB, MMA operand A
+  static constexpr int SMEM_A_BYTES = BLOCK_M * ROW_BYTES;                // 16 KB, MMA operand B
+  static constexpr int SF_CHUNK_BYTES = 512;                              // 128 rows x 4 blocks
+  static constexpr int kKSteps = BLOCK_K / UMMA_K;                        // 4 MMAs per K tile
+  static constexpr int SMEM_SF_BYTES = kKSteps * SF_CHUNK_BYTES;          // 2 KB per operand
+  static constexpr int kBOffset = 0;
+  static constexpr int kAOffset = kBOffset + SMEM_B_BYTES;
+  static constexpr int kSfbOffset = kAOffset + SMEM_A_BYTES;
+  static constexpr int kSfaOffset = kSfbOffset + SMEM_SF_BYTES;
+  static constexpr int kStageTxBytes = kSfaOffset + SMEM_SF_BYTES;       // what TMA delivers per stage
+  static constexpr int kStageBytes = (kStageTxBytes + 1023) / 1024 * 1024;
+  static constexpr int kNumAccumulators = 2;
+  static constexpr int kBarriersOffset = kStages * kStageBytes;
+  static constexpr int kNumBarriers = 2 * kStages + 2 * kNumAccumulators;
+  static constexpr int kTmemPtrOffset = kBarriersOffset + kNumBarriers * 8;
+  static constexpr int kSmemBytes = kTmemPtrOffset + 16 + 1024;  // + slack to align the base to 1024
+
+  // Tensor memory: accumulators first, then per stage the 4 scale chunks of each operand.
+  static constexpr int kAccumColumns = UMMA_N;                  // fp32, one column per A row
+  static constexpr int kSfColumnsPerChunk = 4;                  // 32x128b.warpx4 -> 4 columns
+  static constexpr int kSfbTmemColumn = kNumAccumulators * kAccumColumns;
+  static constexpr int kSfColumnsPerStage = 2 * kKSteps * kSfColumnsPerChunk;  // 32
+  static constexpr int kTmemColumnsUsed = kSfbTmemColumn + kStages * kSfColumnsPerStage;
+  static constexpr int kTmemColumns = kTmemColumnsUsed <= 256 ? 256 : 512;
+
+  // Threads: warp 0 TMA, warp 1 MMA, warps 2-5 epilogue.
+  static constexpr int kNumEpilogueThreads = 128;
+  static constexpr int kEpilogueWarp0 = 2;
+  static constexpr int kThreads = 64 + kNumEpilogueThreads;
+
+  static_assert(UMMA_M == 128, "1-CTA block-scaled UMMA with every TMEM lane: UMMA_M must be 128");
+  static_assert(UMMA_N % 16 == 0 && UMMA_N >= 16 && UMMA_N <= 256, "UMMA_N must be a multiple of 16 in [16, 256]");
+  static_assert(ROW_BYTES == 128, "a K tile must be exactly one 128-byte swizzle row (the descriptors assume it)");
+  static_assert(BLOCK_M == 128, "one scale chunk covers 128 rows: BLOCK_M must be 128");
+  static_assert(kStageBytes % 1024 == 0, "stages must keep the 1024-byte alignment of 128B-swizzled tiles");
+  static_assert(kSfbOffset % 128 == 0 && kSfaOffset % 128 == 0, "scale chunks must be 128-byte aligned for UTCCP");
+  static_assert(kTmemColumnsUsed <= 512, "accumulators and scales exceed 512 TMEM columns");
+  static_assert(kSmemBytes <= 232448, "shared memory exceeds the sm_100 per-block limit (227 KB)");
+
+  // ---- addresses the MMA uses, shared with the host plan printer ----
+  __host__ __device__ static constexpr uint32_t b_tile(uint32_t base, int stage) { return base + stage * kStageBytes + kBOffset; }
+  __host__ __device__ static constexpr uint32_t a_tile(uint32_t base, int stage) { return base + stage * kStageBytes + kAOffset; }
+  __host__ __device__ static constexpr uint32_t sfb_chunk(uint32_t base, int stage, int k_step) {
+    return base + stage * kStageBytes + kSfbOffset + k_step * SF_CHUNK_BYTES;
+  }
+  __host__ __device__ static constexpr uint32_t sfa_chunk(uint32_t base, int stage, int k_step) {
+    return base + stage * kStageBytes + kSfaOffset + k_step * SF_CHUNK_BYTES;
+  }
+  // K step j reads 64 fp4 = 32 bytes further along the swizzled row.
+  __host__ __device__ static constexpr uint64_t b_desc(uint32_t base, int stage, int k_step) {
+    return sm100::make_smem_desc_kmajor_sw128(b_tile(base, stage) + k_step * (UMMA_K / 2));
+  }
+  __host__ __device__ static constexpr uint64_t a_desc(uint32_t base, int stage, int k_step) {
+    return sm100::make_smem_desc_kmajor_sw128(a_tile(base, stage) + k_step * (UMMA_K / 2));
+  }
+  __host__ __device__ static constexpr uint32_t sfb_tmem_column(int stage, int k_step) {
+    return kSfbTmemColumn + stage * kSfColumnsPerStage + k_step * kSfColumnsPerChunk;
+  }
+  __host__ __device__ static constexpr uint32_t sfa_tmem_column(int stage, int k_step) {
+    return sfb_tmem_column(stage, k_step) + kKSteps * kSfColumnsPerChunk;
+  }
+  __host__ __device__ static constexpr uint32_t accum_tmem_column(int accumulator) { return accumulator * kAccumColumns; }
+  static constexpr uint32_t kInstrDesc = sm100::make_instr_desc_nvf4(UMMA_M, UMMA_N);
+};
+
+using Tile128S6 = TileConfig<6>;
+
+// Dispatch table: the benchmark shapes by (m, n, k) and their CTA counts (from
+// benchmarks/sm100_cost_model.py); every other shape takes the general rule below.
+struct DispatchEntry {
+  int m, n, k;
+  int ctas;
+};
+constexpr DispatchEntry kDispatch[] = {
+    {128, 7168, 16384, 148},  // 56 tiles x 64 K tiles: 24-25 K tiles per CTA, 2-3 CTAs per tile
+    {128, 4096, 7168, 128},   // 32 tiles x 28 K tiles: 7 per CTA, 4 whole quarters per tile
+    {128, 7168, 2048, 148},   // 56 tiles x 8 K tiles: 3-4 per CTA
+};
+// General rule: one CTA per SM, but at least kMinUnitsPerCta K tiles each (fewer CTAs on small
+// problems, so partial traffic stays below the work it splits).
+constexpr int kMinUnitsPerCta = 4;
+constexpr int kMaxCtas = 160;  // workspace slots and flags (>= 148 SMs of a B200)
+using GeneralConfig = Tile128S6;
+
+// Split-K exchange: one fp32 slot of a tile per CTA, and its flag (the epoch of the launch whose
+// partial the slot holds). One set per loaded module: launches of this module are assumed ordered.
+__device__ float g_partials[kMaxCtas][GeneralConfig::BLOCK_N * GeneralConfig::BLOCK_M];
+__device__ uint32_t g_partial_epoch[kMaxCtas];
+
+struct Problem {
+  int m, n, k, l;
+  int n_tiles, m_tiles;
+  __host__ __device__ int rest_k() const { return k / 64; }  // 512-byte scale chunks per 128 rows
+};
+
+// Ring position of a pipeline of kDepth slots; `phase` flips each time the ring wraps.
+template <int kDepth>
+struct PipelineState {
+  int stage_idx = 0;
+  uint32_t phase = 0;
+  __device__ __forceinline__ void advance_pipeline() {
+    stage_idx = stage_idx + 1 == kDepth ? 0 : stage_idx + 1;
+    phase ^= stage_idx == 0 ? 1u : 0u;
+  }
+};
+
+struct TileCoord {
+  int batch, m_block, n_block;
+};
+__device__ __forceinline__ TileCoord tile_coord(const Problem& p, int tile) {
+  return {tile / (p.n_tiles * p.m_tiles), (tile / p.n_tiles) % p.m_tiles, tile % p.n_tiles};
+}
+
+// ---- Roles ----
+template <class Config>
+__device__ __forceinline__ void load_role(const Problem& p, const sm100_split::SpanPlan& plan, const CUtensorMap* tmap_a,
+                                          const CUtensorMap* tmap_b, const uint8_t* sfa, const uint8_t* sfb,
+                                          uint8_t* smem, uint64_t* full_barriers, uint64_t* empty_barriers) {
+  const uint64_t keep = sm100::l2_policy_evict_last(), once = sm100::l2_policy_evict_first();
+  const int64_t sf_batch_a = int64_t(p.m_tiles) * p.rest_k() * Config::SF_CHUNK_BYTES;
+  const int64_t sf_batch_b = int64_t(p.n_tiles) * p.rest_k() * Config::SF_CHUNK_BYTES;
+  PipelineState<Config::kStages> pipe;
+  const int segments = plan.num_segments(blockIdx.x);
+  for (int s = 0; s < segments; ++s) {
+    const sm100_split::Segment seg = plan.segment(blockIdx.x, s);
+    const TileCoord t = tile_coord(p, seg.tile);
+    const int a_row = t.batch * p.m + t.m_block * Config::BLOCK_M;
+    const int b_row = t.batch * p.n + t.n_block * Config::BLOCK_N;
+    for (int k_tile = seg.k_begin; k_tile < seg.k_end; ++k_tile) {
+      sm100::mbar_wait(&empty_barriers[pipe.stage_idx], pipe.phase ^ 1);
+      uint8_t* stage = smem + pipe.stage_idx * Config::kStageBytes;
+      uint64_t* full = &full_barriers[pipe.stage_idx];
+      sm100::mbar_arrive_expect_tx(full, Config::kStageTxBytes);
+      const int x = k_tile * Config::ROW_BYTES;
+      sm100::tma_load_2d(stage + Config::kBOffset, tmap_b, x, b_row, full, once);
+      sm100::tma_load_2d(stage + Config::kAOffset, tmap_a, x, a_row, full, keep);
+      // The 4 chunks of this K tile's 16 scale blocks are contiguous: chunk (row block, j / 4).
+      const int64_t chunk = int64_t(k_tile) * Config::kKSteps * Config::SF_CHUNK_BYTES;
+      sm100::bulk_load(stage + Config::kSfbOffset,
+                       sfb + t.batch * sf_batch_b + int64_t(t.n_block) * p.rest_k() * Config::SF_CHUNK_BYTES + chunk,
+                       Config::SMEM_SF_BYTES, full);
+      sm100::bulk_load(stage + Config::kSfaOffset,
+                       sfa + t.batch * sf_batch_a + int64_t(t.m_block) * p.rest_k() * Config::SF_CHUNK_BYTES + chunk,
+                       Config::SMEM_SF_BYTES, full);
+      pipe.advance_pipeline();
+    }
+  }
+}
+
+template <class Config>
+__device__ __forceinline__ void mma_role(const sm100_split::SpanPlan& plan, uint32_t smem_base, uint32_t tmem_base,
+                                         uint64_t* full_barriers, uint64_t* empty_barriers,
+                                         uint64_t* tmem_full_barriers, uint64_t* tmem_empty_barriers) {
+  PipelineState<Config::kStages> pipe;
+  const int segments = plan.num_segments(blockIdx.x);
+  for (int s = 0; s < segments; ++s) {
+    const sm100_split::Segment seg = plan.segment(blockIdx.x, s);
+    const int accumulator = s % Config::kNumAccumulators;
+    const uint32_t accumulator_phase = (s / Config::kNumAccumulators) & 1;
+    sm100::mbar_wait(&tmem_empty_barriers[accumulator], accumulator_phase ^ 1);
+    sm100::tcgen05_after_thread_sync();
+    const uint32_t d_tmem = sm100::tmem_addr(tmem_base, 0, Config::accum_tmem_column(accumulator));
+    for (int k_tile = seg.k_begin; k_tile < seg.k_end; ++k_tile) {
+      sm100::mbar_wait(&full_barriers[pipe.stage_idx], pipe.phase);
+      sm100::tcgen05_after_thread_sync();
+      const int stage = pipe.stage_idx;
+#pragma unroll
+      for (int j = 0; j < Config::kKSteps; ++j) {
+        sm100::tmem_copy_scales_32x128b_warpx4(sm100::tmem_addr(tmem_base, 0, Config::sfb_tmem_column(stage, j)),
+                                               sm100::make_smem_desc_scales(Config::sfb_chunk(smem_base, stage, j)));
+        sm100::tmem_copy_scales_32x128b_warpx4(sm100::tmem_addr(tmem_base, 0, Config::sfa_tmem_column(stage, j)),
+                                               sm100::make_smem_desc_scales(Config::sfa_chunk(smem_base, stage, j)));
+      }
+#pragma unroll
+      for (int j = 0; j < Config::kKSteps; ++j) {
+        sm100::umma_nvf4(d_tmem, Config::b_desc(smem_base, stage, j), Config::a_desc(smem_base, stage, j),
+                         Config::kInstrDesc, sm100::tmem_addr(tmem_base, 0, Config::sfb_tmem_column(stage, j)),
+                         sm100::tmem_addr(tmem_base, 0, Config::sfa_tmem_column(stage, j)),
+                         k_tile > seg.k_begin || j > 0);
+      }
+      sm100::umma_commit(&empty_barriers[stage]);  // the stage is free once these MMAs have read it
+      pipe.advance_pipeline();
+    }
+    sm100::umma_commit(&tmem_full_barriers[accumulator]);
+  }
+}
+
+// Epilogue: thread `row` of the 128 owns TMEM lane `row` = C column n0 + row; it walks the
+// accumulator's 128 columns (C rows m0 .. m0 + 127) 32 at a time.
+template <class Config>
+__device__ __forceinline__ void epilogue_role(const Problem& p, const sm100_split::SpanPlan& plan, uint32_t tmem_base,
+                                              __half* c, uint32_t epoch, uint64_t* tmem_full_barriers,
+                                              uint64_t* tmem_empty_barriers) {
+  const int warp = threadIdx.x / 32;
+  const int quarter = warp % 4;  // a warp may only touch its own 32-lane quarter of TMEM
+  const int row = quarter * 32 + int(sm100::lane_id());
+  const int segments = plan.num_segments(blockIdx.x);
+  float* my_slot = g_partials[blockIdx.x];
+  for (int s = 0; s < segments; ++s) {
+    const sm100_split::Segment seg = plan.segment(blockIdx.x, s);
+    const TileCoord t = tile_coord(p, seg.tile);
+    const int accumulator = s % Config::kNumAccumulators;
+    sm100::mbar_wait(&tmem_full_barriers[accumulator], (s / Config::kNumAccumulators) & 1);
+    sm100::tcgen05_after_thread_sync();
+    const int first = seg.reduce ? plan.first_contributor(seg.tile) : int(blockIdx.x);
+    for (int cta = first; cta < int(blockIdx.x); ++cta) sm100_split::wait_flag(&g_partial_epoch[cta], epoch);
+    __half* c_col = c + (int64_t(t.batch) * p.m + t.m_block * Config::BLOCK_M) * p.n + t.n_block * Config::BLOCK_N + row;
+#pragma unroll 1
+    for (int col = 0; col < Config::BLOCK_M; col += 32) {
+      uint32_t raw[32];
+      sm100::tmem_load_32cols(
+          sm100::tmem_addr(tmem_base, quarter * 32, Config::accum_tmem_column(accumulator) + col), raw);
+      sm100::tmem_load_wait();
+      float v[32];
+#pragma unroll
+      for (int j = 0; j < 32; ++j) v[j] = __uint_as_float(raw[j]);
+      for (int cta = first; cta < int(blockIdx.x); ++cta)  // CTA order: the same sum on every run
+        sm100_split::add_partial<Config::BLOCK_N>(g_partials[cta], row, col, v, 32);
+      if (seg.owner) {
+#pragma unroll
+        for (int j = 0; j < 32; ++j) c_col[int64_t(col + j) * p.n] = __float2half_rn(v[j]);
+      } else {
+        sm100_split::store_partial<Config::BLOCK_N>(my_slot, row, col, v, 32);
+      }
+    }
+    sm100::tcgen05_before_thread_sync();
+    sm100::mbar_arrive(&tmem_empty_barriers[accumulator]);
+    if (!seg.owner) {  // publish: every epilogue thread's stores, then one release of the flag
+      __threadfence();
+      sm100::named_barrier_sync(1, Config::kNumEpilogueThreads);
+      if (row == 0) sm100_split::publish_flag(&g_partial_epoch[blockIdx.x], epoch);
+    }
+  }
+}
+
+template <class Config>
+__global__ void __launch_bounds__(Config::kThreads, 1)
+    nvfp4_gemm_sm100_tc_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
+                               const uint8_t* __restrict__ sfa, const uint8_t* __restrict__ sfb, __half* c,
+                               Problem p, sm100_split::SpanPlan plan, uint32_t epoch) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000 && defined(__CUDA_ARCH_FEAT_SM100_ALL)
+  extern __shared__ __align__(1024) uint8_t smem_raw[];
+  // 128B-swizzled tiles need a 1024-byte aligned base; the dynamic window only promises 16.
+  uint8_t* smem = smem_raw + ((1024 - (sm100::smem_addr(smem_raw) & 1023)) & 1023);
+  uint64_t* barriers = reinterpret_cast<uint64_t*>(smem + Config::kBarriersOffset);
+  uint64_t* full_barriers = barriers;
+  uint64_t* empty_barriers = barriers + Config::kStages;
+  uint64_t* tmem_full_barriers = barriers + 2 * Config::kStages;
+  uint64_t* tmem_empty_barriers = tmem_full_barriers + Config::kNumAccumulators;
+  uint32_t* tmem_base_slot = reinterpret_cast<uint32_t*>(smem + Config::kTmemPtrOffset);
+  const int warp = threadIdx.x / 32;
+
+  // ---- Setup: barriers (thread 0), TMEM (warp 1), descriptor prefetch ----
+  if (threadIdx.x == 0) {
+    sm100::prefetch_tensor_map(&tmap_a);
+    sm100::prefetch_tensor_map(&tmap_b);
+    for (int i = 0; i < Config::kStages; ++i) {
+      sm100::mbar_init(&full_barriers[i], 1);   // the producer's arrive + TMA bytes
+      sm100::mbar_init(&empty_barriers[i], 1);  // one tcgen05.commit
+    }
+    for (int i = 0; i < Config::kNumAccumulators; ++i) {
+      sm100::mbar_init(&tmem_full_barriers[i], 1);
+      sm100::mbar_init(&tmem_empty_barriers[i], Config::kNumEpilogueThreads);
+    }
+    sm100::fence_barrier_init();
+  }
+  if (warp == 1) sm100::tmem_alloc(tmem_base_slot, Config::kTmemColumns);
+  sm100::tcgen05_before_thread_sync();
+  __syncthreads();
+  sm100::tcgen05_after_thread_sync();
+  const uint32_t tmem_base = *tmem_base_slot;
+
+  // ---- Dispatch warps into their roles ----
+  if (warp == 0) {
+    if (sm100::elect_one())
+      load_role<Config>(p, plan, &tmap_a, &tmap_b, sfa, sfb, smem, full_barriers, empty_barriers);
+  } else if (warp == 1) {
+    if (sm100::elect_one())
+      mma_role<Config>(plan, sm100::smem_addr(smem), tmem_base, full_barriers, empty_barriers, tmem_full_barriers,
+                       tmem_empty_barriers);
+  } else {
+    epilogue_role<Config>(p, plan, tmem_base, c, epoch, tmem_full_barriers, tmem_empty_barriers);
+  }
+
+  // ---- Teardown: every TMEM read is done before the owner warp frees it ----
+  __syncwarp();
+  sm100::tcgen05_before_thread_sync();
+  __syncthreads();
+  sm100::tcgen05_after_thread_sync();
+  if (warp == 1) sm100::tmem_dealloc(tmem_base, Config::kTmemColumns);
+#else
+  if (threadIdx.x == 0) printf("nvfp4_gemm_sm100_tc_kernel needs sm_100a (compile with -gencode=arch=compute_100a,code=sm_100a)\n");
+  __trap();
+#endif
+}
+
+// ---- Host side ----
+// Launch settings of this GPU and kernel, never results.
+namespace {
+
+PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  static PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
+  if (encode == nullptr) {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult status;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &status) ==
+            cudaSuccess &&
+        status == cudaDriverEntryPointSuccess)
+      encode = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }
+  return encode;
+}
+
+// 2-D uint8 map over packed fp4 rows (batch-major): one box = one K tile (128 bytes) x `box_rows`.
+template <class Config>
+bool make_operand_map(CUtensorMap* map, const uint8_t* data, int rows, int k, int box_rows) {
+  const cuuint64_t dims[2] = {cuuint64_t(k / 2), cuuint64_t(rows)};
+  const cuuint64_t strides[1] = {cuuint64_t(k / 2)};
+  const cuuint32_t box[2] = {cuuint32_t(Config::ROW_BYTES), cuuint32_t(box_rows)};
+  const cuuint32_t elem_strides[2] = {1, 1};
+  return tensor_map_encoder()(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, const_cast<uint8_t*>(data), dims, strides, box,
+                              elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                              CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+int sm_count_cached = -1;  // a device property
+int sm_count() {
+  if (sm_count_cached < 0) {
+    int device = 0, sms = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+      (void)cudaGetLastError();
+      sms = 1;
+    }
+    sm_count_cached = sms;
+  }
+  return sm_count_cached;
+}
+
+bool smem_limit_raised = false;
+uint32_t launch_epoch = 0;  // tells one launch's flags from the previous ones' (skips 0)
+
+}  // namespace
+
+// CTAs of a launch for a supported shape: the dispatch table, else the general rule; never more
+// than the SMs (every CTA resident: the flag waits need it) nor the workspace slots.
+inline int plan_ctas(int m, int n, int k, int l, int sms) {
+  using C = GeneralConfig;
+  const int64_t units = int64_t(m / C::BLOCK_M) * (n / C::BLOCK_N) * l * (k / C::BLOCK_K);
+  int64_t ctas = (units + kMinUnitsPerCta - 1) / kMinUnitsPerCta;
+  for (const DispatchEntry& e : kDispatch)
+    if (l == 1 && e.m == m && e.n == n && e.k == k) ctas = e.ctas;
+  ctas = ctas < sms ? ctas : sms;
+  ctas = ctas < kMaxCtas ? ctas : kMaxCtas;
+  ctas = ctas < units ? ctas : units;
+  return int(ctas > 0 ? ctas : 1);
+}
+
+inline sm100_split::SpanPlan make_plan(int m, int n, int k, int l, int sms) {
+  using C = GeneralConfig;
+  return {(m / C::BLOCK_M) * (n / C::BLOCK_N) * l, k / C::BLOCK_K, plan_ctas(m, n, k, l, sms)};
+}
+
+template <class Config>
+cudaError_t launch(const Nvfp4GemmArgs& args) {
+  if (!smem_limit_raised) {
+    const cudaError_t err = cudaFuncSetAttribute(nvfp4_gemm_sm100_tc_kernel<Config>,
+                                                 cudaFuncAttributeMaxDynamicSharedMemorySize, Config::kSmemBytes);
+    if (err != cudaSuccess) return err;
+    smem_limit_raised = true;
+  }
+  CUtensorMap tmap_a, tmap_b;
+  if (!make_operand_map<Config>(&tmap_a, args.a, args.l * args.m, args.k, Config::BLOCK_M) ||
+      !make_operand_map<Config>(&tmap_b, args.b, args.l * args.n, args.k, Config::BLOCK_N))
+    return cudaErrorInvalidValue;
+  const Problem problem{args.m, args.n, args.k, args.l, args.n / Config::BLOCK_N, args.m / Config::BLOCK_M};
+  const sm100_split::SpanPlan plan = make_plan(args.m, args.n, args.k, args.l, sm_count());
+  if (++launch_epoch == 0) launch_epoch = 1;
+  nvfp4_gemm_sm100_tc_kernel<Config><<<plan.ctas, Config::kThreads, Config::kSmemBytes>>>(
+      tmap_a, tmap_b, args.sfa, args.sfb, static_cast<__half*>(args.c), problem, plan, launch_epoch);
+  return cudaGetLastError();
+}
+
+}  // namespace nvfp4_sm100_tc
+
+const char* nvfp4_gemm_unsupported(int m, int n, int k, int l) {
+  using C = nvfp4_sm100_tc::GeneralConfig;
+  if (m <= 0 || n <= 0 || k <= 0 || l <= 0) return "m, n, k and l must be positive";
+  if (m % C::BLOCK_M != 0) return "m must be a multiple of 128 (the kernel's tile M)";
+  if (n % C::BLOCK_N != 0) return "n must be a multiple of 128 (the kernel's tile N)";
+  if (k % C::BLOCK_K != 0) return "k must be a multiple of 256 (the kernel's K tile)";
+  if (int64_t(l) * m > INT_MAX / 2 || int64_t(l) * n > INT_MAX / 2) return "l*m and l*n must fit in 31 bits";
+  return nullptr;
+}
+
+// The CTA count the kernel launches for a supported shape on a GPU with `sms` SMs (for the plan
+// printer, benchmarks/sm100_cost_model.py and the tests).
+int nvfp4_sm100_tc_plan_ctas(int m, int n, int k, int l, int sms) {
+  return nvfp4_sm100_tc::plan_ctas(m, n, k, l, sms);
+}
+
+cudaError_t nvfp4_gemm_launch(const Nvfp4GemmArgs& args) {
+  using namespace nvfp4_sm100_tc;
+  if (nvfp4_gemm_unsupported(args.m, args.n, args.k, args.l) != nullptr) return cudaErrorInvalidValue;
+  if (tensor_map_encoder() == nullptr) return cudaErrorSymbolNotFound;
+  return launch<GeneralConfig>(args);
+}
