@@ -80,8 +80,8 @@ __device__ __forceinline__ void bulk_load(void* dst, const void* src, uint32_t b
       : "memory");
 }
 
-// L2 policies: A is re-read by every CTA of a launch (keep it), B is read about once (stream it
-// through, evict first).
+// L2 policies: A is re-read by every CTA of a launch (keep it), B is read about once (evict it
+// first).
 __device__ __forceinline__ uint64_t l2_policy_evict_last() {
   uint64_t policy;
   asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
