@@ -50,6 +50,8 @@ struct TileConfig {
   static constexpr int UMMA_M = BLOCK_N, UMMA_N = BLOCK_M, UMMA_K = 64;
   static constexpr int kStages = kStages_;
   static constexpr int kSfVec = 16;
+  // TMA boxes of A and B: one K tile (ROW_BYTES) x BLOCK_M / BLOCK_N rows, 128-byte swizzle.
+  static constexpr CUtensorMapSwizzle kTmaSwizzle = CU_TENSOR_MAP_SWIZZLE_128B;
 
   // Shared memory of one stage (offsets from a 1024-byte aligned base).
   static constexpr int ROW_BYTES = BLOCK_K / 2;                           // 128
@@ -162,8 +164,31 @@ struct PipelineState {
 struct TileCoord {
   int batch, m_block, n_block;
 };
-__device__ __forceinline__ TileCoord tile_coord(const Problem& p, int tile) {
+// Tiles are numbered n fastest, then m, then batch: CTAs running side by side share A's rows.
+__host__ __device__ inline TileCoord tile_coord(const Problem& p, int tile) {
   return {tile / (p.n_tiles * p.m_tiles), (tile / p.n_tiles) % p.m_tiles, tile % p.n_tiles};
+}
+
+// What the producer loads for K tile `k_tile` of `tile`: TMA box coordinates (x in bytes along K,
+// y = row of the batch-stacked operand) and the byte offsets of the two 2 KB scale runs.
+struct StageLoad {
+  int x, a_row, b_row;
+  int64_t sfa_offset, sfb_offset;
+};
+template <class Config>
+__host__ __device__ inline StageLoad stage_load(const Problem& p, int tile, int k_tile) {
+  const TileCoord t = tile_coord(p, tile);
+  // Chunk (row block rb, K step j) of a batch sits at (rb * rest_k + j) * 512; a K tile's 4 K steps
+  // are consecutive chunks.
+  const int64_t chunk = int64_t(k_tile) * Config::kKSteps * Config::SF_CHUNK_BYTES;
+  const int64_t row_block_bytes = int64_t(p.rest_k()) * Config::SF_CHUNK_BYTES;
+  StageLoad s;
+  s.x = k_tile * Config::ROW_BYTES;
+  s.a_row = t.batch * p.m + t.m_block * Config::BLOCK_M;
+  s.b_row = t.batch * p.n + t.n_block * Config::BLOCK_N;
+  s.sfa_offset = (int64_t(t.batch) * p.m_tiles + t.m_block) * row_block_bytes + chunk;
+  s.sfb_offset = (int64_t(t.batch) * p.n_tiles + t.n_block) * row_block_bytes + chunk;
+  return s;
 }
 
 // ---- Roles ----
@@ -172,31 +197,20 @@ __device__ __forceinline__ void load_role(const Problem& p, const sm100_split::S
                                           const CUtensorMap* tmap_b, const uint8_t* sfa, const uint8_t* sfb,
                                           uint8_t* smem, uint64_t* full_barriers, uint64_t* empty_barriers) {
   const uint64_t keep = sm100::l2_policy_evict_last(), once = sm100::l2_policy_evict_first();
-  const int64_t sf_batch_a = int64_t(p.m_tiles) * p.rest_k() * Config::SF_CHUNK_BYTES;
-  const int64_t sf_batch_b = int64_t(p.n_tiles) * p.rest_k() * Config::SF_CHUNK_BYTES;
   PipelineState<Config::kStages> pipe;
   const int segments = plan.num_segments(blockIdx.x);
   for (int s = 0; s < segments; ++s) {
     const sm100_split::Segment seg = plan.segment(blockIdx.x, s);
-    const TileCoord t = tile_coord(p, seg.tile);
-    const int a_row = t.batch * p.m + t.m_block * Config::BLOCK_M;
-    const int b_row = t.batch * p.n + t.n_block * Config::BLOCK_N;
     for (int k_tile = seg.k_begin; k_tile < seg.k_end; ++k_tile) {
       sm100::mbar_wait(&empty_barriers[pipe.stage_idx], pipe.phase ^ 1);
       uint8_t* stage = smem + pipe.stage_idx * Config::kStageBytes;
       uint64_t* full = &full_barriers[pipe.stage_idx];
+      const StageLoad load = stage_load<Config>(p, seg.tile, k_tile);
       sm100::mbar_arrive_expect_tx(full, Config::kStageTxBytes);
-      const int x = k_tile * Config::ROW_BYTES;
-      sm100::tma_load_2d(stage + Config::kBOffset, tmap_b, x, b_row, full, once);
-      sm100::tma_load_2d(stage + Config::kAOffset, tmap_a, x, a_row, full, keep);
-      // The 4 chunks of this K tile's 16 scale blocks are contiguous: chunk (row block, j / 4).
-      const int64_t chunk = int64_t(k_tile) * Config::kKSteps * Config::SF_CHUNK_BYTES;
-      sm100::bulk_load(stage + Config::kSfbOffset,
-                       sfb + t.batch * sf_batch_b + int64_t(t.n_block) * p.rest_k() * Config::SF_CHUNK_BYTES + chunk,
-                       Config::SMEM_SF_BYTES, full);
-      sm100::bulk_load(stage + Config::kSfaOffset,
-                       sfa + t.batch * sf_batch_a + int64_t(t.m_block) * p.rest_k() * Config::SF_CHUNK_BYTES + chunk,
-                       Config::SMEM_SF_BYTES, full);
+      sm100::tma_load_2d(stage + Config::kBOffset, tmap_b, load.x, load.b_row, full, once);
+      sm100::tma_load_2d(stage + Config::kAOffset, tmap_a, load.x, load.a_row, full, keep);
+      sm100::bulk_load(stage + Config::kSfbOffset, sfb + load.sfb_offset, Config::SMEM_SF_BYTES, full);
+      sm100::bulk_load(stage + Config::kSfaOffset, sfa + load.sfa_offset, Config::SMEM_SF_BYTES, full);
       pipe.advance_pipeline();
     }
   }
@@ -374,7 +388,7 @@ bool make_operand_map(CUtensorMap* map, const uint8_t* data, int rows, int k, in
   const cuuint32_t box[2] = {cuuint32_t(Config::ROW_BYTES), cuuint32_t(box_rows)};
   const cuuint32_t elem_strides[2] = {1, 1};
   return tensor_map_encoder()(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, const_cast<uint8_t*>(data), dims, strides, box,
-                              elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                              elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, Config::kTmaSwizzle,
                               CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
