@@ -44,10 +44,11 @@ def proof_kernel(kernel_build: Future) -> Path:
 def tc_printer() -> Path:
     """The tcgen05 kernel's plan printer (tests/sm100/host/sm100_tc_plan.cu), built once (seconds)."""
     from nvfp4ctl.build import toolchain
+    from nvfp4ctl.errors import UsageError
 
     try:
         toolchain.nvcc_path()
-    except Exception as error:  # noqa: BLE001 - any missing-toolchain error skips
+    except UsageError as error:
         pytest.skip(f"needs nvcc: {error}")
     from nvfp4ctl.umma.sm100_tc_plan import printer_binary
 
