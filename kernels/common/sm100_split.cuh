@@ -98,21 +98,50 @@ __device__ __forceinline__ void wait_flag(const uint32_t* flag, uint32_t epoch) 
   }
 }
 
-// Partial slot layout: [column][row] fp32 for a tile of kRows x kCols, so the 32 lanes of a warp
-// (32 consecutive rows) write and read 128 contiguous bytes per column.
-template <int kRows>
-__device__ __forceinline__ void store_partial(float* slot, int row, int col, const float* values, int count) {
-#pragma unroll
-  for (int j = 0; j < 32; ++j)
-    if (j < count) __stcg(slot + (col + j) * kRows + row, values[j]);
-}
+// The exchange of one launch: a fp32 slot of one tile per CTA and the CTA's flag. Slot layout
+// [column][row] for a tile of kRows x kCols, so the 32 lanes of a warp (32 consecutive rows) write
+// and read 128 contiguous bytes per column.
+template <int kRows, int kCols>
+struct Exchange {
+  float* slots;     // [ctas][kCols][kRows]
+  uint32_t* flags;  // [ctas]
+  uint32_t epoch;
 
-template <int kRows>
-__device__ __forceinline__ void add_partial(const float* slot, int row, int col, float* values, int count) {
+  __device__ float* slot(int cta) const { return slots + int64_t(cta) * kRows * kCols; }
+
+  // Waits for every partial an owner segment adds (none unless seg.reduce); returns the first
+  // source CTA (sources are first .. cta - 1).
+  __device__ int wait_sources(const SpanPlan& plan, const Segment& seg, int cta) const {
+    const int first = seg.reduce ? plan.first_contributor(seg.tile) : cta;
+    for (int source = first; source < cta; ++source) wait_flag(&flags[source], epoch);
+    return first;
+  }
+
+  // v[j] (column col + j of this thread's row) += every source's partial, in CTA order: the same
+  // additions in the same order on every run.
+  __device__ void add_sources(int first, int cta, int row, int col, float (&v)[32]) const {
+    for (int source = first; source < cta; ++source) {
+      const float* s = slot(source);
 #pragma unroll
-  for (int j = 0; j < 32; ++j)
-    if (j < count) values[j] += __ldcg(slot + (col + j) * kRows + row);
-}
+      for (int j = 0; j < 32; ++j) v[j] += __ldcg(s + (col + j) * kRows + row);
+    }
+  }
+
+  __device__ void store(int cta, int row, int col, const float (&v)[32]) const {
+    float* s = slot(cta);
+#pragma unroll
+    for (int j = 0; j < 32; ++j) __stcg(s + (col + j) * kRows + row, v[j]);
+  }
+
+  // After every thread of the storing group stored its part: fence, the group's barrier, then one
+  // release of the flag.
+  template <class GroupBarrier>
+  __device__ void publish(int cta, bool leader, GroupBarrier group_barrier) const {
+    __threadfence();
+    group_barrier();
+    if (leader) publish_flag(&flags[cta], epoch);
+  }
+};
 #endif
 
 }  // namespace sm100_split

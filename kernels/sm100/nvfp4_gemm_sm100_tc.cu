@@ -264,15 +264,15 @@ __device__ __forceinline__ void epilogue_role(const Problem& p, const sm100_spli
   const int quarter = warp % 4;  // a warp may only touch its own 32-lane quarter of TMEM
   const int row = quarter * 32 + int(sm100::lane_id());
   const int segments = plan.num_segments(blockIdx.x);
-  float* my_slot = g_partials[blockIdx.x];
+  const int cta = blockIdx.x;
+  const sm100_split::Exchange<Config::BLOCK_N, Config::BLOCK_M> exchange{&g_partials[0][0], g_partial_epoch, epoch};
   for (int s = 0; s < segments; ++s) {
-    const sm100_split::Segment seg = plan.segment(blockIdx.x, s);
+    const sm100_split::Segment seg = plan.segment(cta, s);
     const TileCoord t = tile_coord(p, seg.tile);
     const int accumulator = s % Config::kNumAccumulators;
     sm100::mbar_wait(&tmem_full_barriers[accumulator], (s / Config::kNumAccumulators) & 1);
     sm100::tcgen05_after_thread_sync();
-    const int first = seg.reduce ? plan.first_contributor(seg.tile) : int(blockIdx.x);
-    for (int cta = first; cta < int(blockIdx.x); ++cta) sm100_split::wait_flag(&g_partial_epoch[cta], epoch);
+    const int first = exchange.wait_sources(plan, seg, cta);
     __half* c_col = c + (int64_t(t.batch) * p.m + t.m_block * Config::BLOCK_M) * p.n + t.n_block * Config::BLOCK_N + row;
 #pragma unroll 1
     for (int col = 0; col < Config::BLOCK_M; col += 32) {
@@ -283,22 +283,18 @@ __device__ __forceinline__ void epilogue_role(const Problem& p, const sm100_spli
       float v[32];
 #pragma unroll
       for (int j = 0; j < 32; ++j) v[j] = __uint_as_float(raw[j]);
-      for (int cta = first; cta < int(blockIdx.x); ++cta)  // CTA order: the same sum on every run
-        sm100_split::add_partial<Config::BLOCK_N>(g_partials[cta], row, col, v, 32);
+      exchange.add_sources(first, cta, row, col, v);
       if (seg.owner) {
 #pragma unroll
         for (int j = 0; j < 32; ++j) c_col[int64_t(col + j) * p.n] = __float2half_rn(v[j]);
       } else {
-        sm100_split::store_partial<Config::BLOCK_N>(my_slot, row, col, v, 32);
+        exchange.store(cta, row, col, v);
       }
     }
     sm100::tcgen05_before_thread_sync();
     sm100::mbar_arrive(&tmem_empty_barriers[accumulator]);
-    if (!seg.owner) {  // publish: every epilogue thread's stores, then one release of the flag
-      __threadfence();
-      sm100::named_barrier_sync(1, Config::kNumEpilogueThreads);
-      if (row == 0) sm100_split::publish_flag(&g_partial_epoch[blockIdx.x], epoch);
-    }
+    if (!seg.owner)
+      exchange.publish(cta, row == 0, [] { sm100::named_barrier_sync(1, Config::kNumEpilogueThreads); });
   }
 }
 
