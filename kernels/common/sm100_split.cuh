@@ -117,13 +117,16 @@ struct Exchange {
     return first;
   }
 
-  // v[j] (column col + j of this thread's row) += every source's partial, in CTA order: the same
-  // additions in the same order on every run.
-  __device__ void add_sources(int first, int cta, int row, int col, float (&v)[32]) const {
+  // pre[c] = sum of every source's partial at (row, c), added in CTA order starting from 0: the
+  // same additions in the same order on every run. All kCols loads of a source are independent, so
+  // a thread keeps many in flight (this runs while the owner's own MMAs may still be going).
+  __device__ void sum_sources(int first, int cta, int row, float (&pre)[kCols]) const {
+#pragma unroll
+    for (int c = 0; c < kCols; ++c) pre[c] = 0.0f;
     for (int source = first; source < cta; ++source) {
       const float* s = slot(source);
 #pragma unroll
-      for (int j = 0; j < 32; ++j) v[j] += __ldcg(s + (col + j) * kRows + row);
+      for (int c = 0; c < kCols; ++c) pre[c] += __ldcg(s + c * kRows + row);
     }
   }
 

@@ -21,7 +21,8 @@
 //
 // Warp roles: warp 0 TMA producer, warp 1 MMA issuer (and TMEM owner), warps 2-5 epilogue
 // (TMEM -> registers -> fp16 C, or -> fp32 partial slot). Two TMEM accumulators let the MMA run
-// the next segment while the epilogue drains the previous one.
+// the next segment while the epilogue drains the previous one; an owner's epilogue sums the other
+// CTAs' partials into registers before its own accumulator is ready, and adds the sum once.
 //
 // `// nvfp4ctl: never-run-on sm_100a` (first line): no B200 has executed this file yet; `export`
 // warns while the marker is there. Remove it once `nvfp4ctl check` passed on a B200.
@@ -270,11 +271,13 @@ __device__ __forceinline__ void epilogue_role(const Problem& p, const sm100_spli
     const sm100_split::Segment seg = plan.segment(cta, s);
     const TileCoord t = tile_coord(p, seg.tile);
     const int accumulator = s % Config::kNumAccumulators;
+    // An owner of a split tile sums the other CTAs' partials first, while its own MMAs may still run.
+    float pre[Config::BLOCK_M];
+    if (seg.reduce) exchange.sum_sources(exchange.wait_sources(plan, seg, cta), cta, row, pre);
     sm100::mbar_wait(&tmem_full_barriers[accumulator], (s / Config::kNumAccumulators) & 1);
     sm100::tcgen05_after_thread_sync();
-    const int first = exchange.wait_sources(plan, seg, cta);
     __half* c_col = c + (int64_t(t.batch) * p.m + t.m_block * Config::BLOCK_M) * p.n + t.n_block * Config::BLOCK_N + row;
-#pragma unroll 1
+#pragma unroll
     for (int col = 0; col < Config::BLOCK_M; col += 32) {
       uint32_t raw[32];
       sm100::tmem_load_32cols(
@@ -283,7 +286,10 @@ __device__ __forceinline__ void epilogue_role(const Problem& p, const sm100_spli
       float v[32];
 #pragma unroll
       for (int j = 0; j < 32; ++j) v[j] = __uint_as_float(raw[j]);
-      exchange.add_sources(first, cta, row, col, v);
+      if (seg.reduce) {
+#pragma unroll
+        for (int j = 0; j < 32; ++j) v[j] += pre[col + j];
+      }
       if (seg.owner) {
 #pragma unroll
         for (int j = 0; j < 32; ++j) c_col[int64_t(col + j) * p.n] = __float2half_rn(v[j]);

@@ -180,17 +180,17 @@ def _epilogue(cta: Cta, plan: TcPlan, exchange: Exchange, threads: int) -> Proce
     accumulators = plan.config["kNumAccumulators"]
     for index, seg in enumerate(cta.segments):
         acc = index % accumulators
-        yield (lambda a=acc, p=(index // accumulators) & 1: cta.tmem_full[a].done(p))
-        if cta.accumulator[acc] != seg:
-            raise ProtocolError(f"CTA {cta.index}: epilogue finds {cta.accumulator[acc]} in accumulator {acc}")
         ranges = []
-        if seg.reduce:
+        if seg.reduce:  # the owner sums the other CTAs' partials before its own accumulator is ready
             for source in range(seg.first_contributor, cta.index):
                 yield (lambda c=source: exchange.flags.get(c) == exchange.epoch)
                 partial = exchange.partials.get(source)
                 if partial is None or partial.tile != seg.tile:
                     raise ProtocolError(f"CTA {cta.index}: CTA {source}'s slot holds {partial}, not tile {seg.tile}")
                 ranges.append((partial.k_begin, partial.k_end))
+        yield (lambda a=acc, p=(index // accumulators) & 1: cta.tmem_full[a].done(p))
+        if cta.accumulator[acc] != seg:
+            raise ProtocolError(f"CTA {cta.index}: epilogue finds {cta.accumulator[acc]} in accumulator {acc}")
         ranges.append((seg.k_begin, seg.k_end))
         if seg.owner:
             if seg.tile in exchange.written:

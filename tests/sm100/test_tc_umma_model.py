@@ -89,13 +89,16 @@ def partial_of(plan: TcPlan, cta: int, tile: int) -> Segment:
 
 
 def kernel_tile(plan: TcPlan, ops: Operands, tile: int) -> tuple[torch.Tensor, Segment]:
-    """fp16 (BLOCK_N, BLOCK_M) = C^T of one tile as the epilogue writes it: own accumulator, then
-    the partials of CTAs first_contributor .. owner-1 added in that order in fp32."""
+    """fp16 (BLOCK_N, BLOCK_M) = C^T of one tile as the epilogue writes it: the partials of CTAs
+    first_contributor .. owner-1 summed in that order from 0 in fp32, then added to the owner's
+    own accumulator (Exchange::sum_sources and epilogue_role)."""
     cta, owner = owner_of(plan, tile)
     values = run_segment(plan, ops, owner)
     if owner.reduce:
+        pre = torch.zeros_like(values)
         for source in range(owner.first_contributor, cta):
-            values = values + run_segment(plan, ops, partial_of(plan, source, tile))
+            pre = pre + run_segment(plan, ops, partial_of(plan, source, tile))
+        values = values + pre
     return values.to(torch.float16), owner
 
 

@@ -31,14 +31,16 @@ __global__ void __launch_bounds__(kRows, 1)
                                                      nvfp4_sm100_tc::g_partial_epoch, epoch};
   for (int s = 0; s < plan.num_segments(cta); ++s) {
     const sm100_split::Segment seg = plan.segment(cta, s);
-    const int first = exchange.wait_sources(plan, seg, cta);
+    float pre[kCols];
+    if (seg.reduce) exchange.sum_sources(exchange.wait_sources(plan, seg, cta), cta, row, pre);
+#pragma unroll
     for (int col = 0; col < kCols; col += 32) {
       float v[32];
       for (int j = 0; j < 32; ++j) {
         v[j] = 0.0f;
         for (int kt = seg.k_begin; kt < seg.k_end; ++kt) v[j] += unit_value(seg.tile, kt, row, col + j);
+        if (seg.reduce) v[j] += pre[col + j];
       }
-      exchange.add_sources(first, cta, row, col, v);
       if (seg.owner) {
         for (int j = 0; j < 32; ++j) out[(int64_t(seg.tile) * kCols + col + j) * kRows + row] = v[j];
       } else {
