@@ -22,8 +22,9 @@ Designs modelled:
              a persistent scheduler with grid = min(tiles, SMs) (112 / 64 / 112 CTAs).
 - `tc-dp`    the tcgen05 kernel's 128x128 tiles without split (one CTA per tile).
 - `tc-split2` 128x128 tiles, every tile split in 2 equal K halves (one partial per tile).
-- `tc-span`  the tcgen05 kernel as shipped: one contiguous range of (tile, K tile) units per CTA
-             over the dispatch table's CTA count, ranges crossing tiles (kernels/common/sm100_split.cuh).
+- `tc-span`  the tcgen05 kernel as shipped: its dispatch table's config (128 B rows x 128 or 64 A
+             rows per tile) and CTA count, one contiguous range of (tile, K tile) units per CTA, ranges
+             crossing tiles (kernels/common/sm100_split.cuh).
 - `tc-span-mc2` the same plus a 2-CTA cluster multicasting A (halves A's L2 reads; per-SM ingress
              unchanged). Not built: shown to tell whether it would pay.
 - `tc-span-2sm` the same work split with cta_group::2 UMMA pairs (each CTA loads half of A's rows,
@@ -46,13 +47,16 @@ B200_SMS = 148
 KERNEL = Path(__file__).resolve().parents[1] / "kernels" / "sm100" / "nvfp4_gemm_sm100_tc.cu"
 
 
-def dispatch_ctas(kernel: Path = KERNEL) -> dict[tuple[int, int, int], int]:
-    """The kernel's dispatch table (kDispatch entries {m, n, k, ctas}), read from its source."""
+TILE_M_OF = {"kTile128": 128, "kTile64": 64}  # the kernel's ConfigId -> rows of A per tile
+
+
+def dispatch_table(kernel: Path = KERNEL) -> dict[tuple[int, int, int], tuple[int, int]]:
+    """The kernel's dispatch table, read from its source: (m, n, k) -> (rows of A per tile, CTAs)."""
     text = kernel.read_text()
     table = text[text.index("kDispatch[]"):]
     table = table[:table.index("};")]
-    return {(m, n, k): c for m, n, k, c in
-            (tuple(int(v) for v in row) for row in re.findall(r"\{(\d+),\s*(\d+),\s*(\d+),\s*(\d+)\}", table))}
+    rows = re.findall(r"\{(\d+),\s*(\d+),\s*(\d+),\s*(\w+),\s*(\d+)\}", table)
+    return {(int(m), int(n), int(k)): (TILE_M_OF[config], int(ctas)) for m, n, k, config, ctas in rows}
 
 
 @dataclass(frozen=True)
@@ -118,13 +122,12 @@ def designs(m: int, n: int, k: int, sms: int = B200_SMS) -> list[Design]:
            Design("tc-dp", 128, 128, 256, k_tiles, span_segments(tiles, k_tiles, min(tiles, sms)))]
     if 2 * tiles <= sms and k_tiles >= 2:
         out.append(Design("tc-split2", 128, 128, 256, k_tiles, span_segments(tiles, k_tiles, 2 * tiles)))
-    ctas = min(dispatch_ctas().get((m, n, k), sms), sms, tiles * k_tiles)
-    span = span_segments(tiles, k_tiles, ctas)
-    out.append(Design("tc-span", 128, 128, 256, k_tiles, span))
-    out.append(Design("tc-span-mc2", 128, 128, 256, k_tiles, span, a_multicast=2))
-    out.append(Design("tc-span-2sm", 128, 128, 256, k_tiles, span, a_split=2))
-    tiles64m = (m // 64) * (n // 128)
-    out.append(Design("tc-span-m64", 64, 128, 256, k_tiles, span_segments(tiles64m, k_tiles, min(sms, tiles64m * k_tiles))))
+    tile_m, ctas = dispatch_table().get((m, n, k), (128, sms))
+    span_tiles = (m // tile_m) * (n // 128)
+    span = span_segments(span_tiles, k_tiles, min(ctas, sms, span_tiles * k_tiles))
+    out.append(Design("tc-span", tile_m, 128, 256, k_tiles, span))
+    out.append(Design("tc-span-mc2", tile_m, 128, 256, k_tiles, span, a_multicast=2))
+    out.append(Design("tc-span-2sm", tile_m, 128, 256, k_tiles, span, a_split=2))
     return out
 
 
@@ -228,12 +231,13 @@ def table(r: Rates) -> list[str]:
         lines.append(f"{name:<13}{cells}{geomean([e.per_call_us for e in ests]):>10.2f}")
     lines.append(f"{'SOL':<13}" + "".join(f"{s:>22.3f}" for s in SOL_US) + f"{geomean(SOL_US):>10.2f}")
     lines.append("")
-    table_ctas = dispatch_ctas()
+    table = dispatch_table()
     for shape in SHAPES:
-        for tile_m in (128, 64):
-            ctas, us = best_span_ctas(*shape, r, tile_m=tile_m)
-            lines.append(f"{tile_m}x128 tiles, best CTA count >= 128 for {'x'.join(map(str, shape))}: "
-                         f"{ctas} ({us:.2f} us); the kernel's table says {table_ctas.get(shape)}")
+        choices = {tile_m: best_span_ctas(*shape, r, tile_m=tile_m) for tile_m in (128, 64)}
+        tile_m, (ctas, us) = min(choices.items(), key=lambda item: item[1][1])
+        lines.append(f"best spanning plan with >= 128 CTAs for {'x'.join(map(str, shape))}: {tile_m}-row A tiles, "
+                     f"{ctas} CTAs ({us:.2f} us; {128 if tile_m == 64 else 64}-row: "
+                     f"{choices[128 if tile_m == 64 else 64][1]:.2f} us); kernel's table: {table.get(shape)}")
     return lines
 
 

@@ -43,10 +43,10 @@ namespace nvfp4_sm100_tc {
 
 // ---- Configuration: the one place ----
 // A compile-time tile/pipeline configuration. Every dispatch entry names one (see kDispatch).
-template <int kStages_>
+template <int BLOCK_M_, int kStages_>
 struct TileConfig {
-  static constexpr int BLOCK_N = 128;  // rows of B per tile = UMMA_M (TMEM lanes)
-  static constexpr int BLOCK_M = 128;  // rows of A per tile = UMMA_N (TMEM columns)
+  static constexpr int BLOCK_N = 128;      // rows of B per tile = UMMA_M (TMEM lanes)
+  static constexpr int BLOCK_M = BLOCK_M_;  // rows of A per tile = UMMA_N (TMEM columns)
   static constexpr int BLOCK_K = 256;  // fp4 per K tile = one 128-byte swizzle row
   static constexpr int UMMA_M = BLOCK_N, UMMA_N = BLOCK_M, UMMA_K = 64;
   static constexpr int kStages = kStages_;
@@ -57,8 +57,11 @@ struct TileConfig {
   // Shared memory of one stage (offsets from a 1024-byte aligned base).
   static constexpr int ROW_BYTES = BLOCK_K / 2;                           // 128
   static constexpr int SMEM_B_BYTES = BLOCK_N * ROW_BYTES;                // 16 KB, MMA operand A
-  static constexpr int SMEM_A_BYTES = BLOCK_M * ROW_BYTES;                // 16 KB, MMA operand B
+  static constexpr int SMEM_A_BYTES = BLOCK_M * ROW_BYTES;                // 8 or 16 KB, MMA operand B
   static constexpr int SF_CHUNK_BYTES = 512;                              // 128 rows x 4 blocks
+  // Scale chunks always cover 128 rows; a 64-row A tile uses half of its chunk: rows 64..127 of a
+  // chunk sit 2 TMEM columns further (row i at column i / 32 after the warpx4 copy).
+  static constexpr int kASubTiles = 128 / BLOCK_M;
   static constexpr int kKSteps = BLOCK_K / UMMA_K;                        // 4 MMAs per K tile
   static constexpr int SMEM_SF_BYTES = kKSteps * SF_CHUNK_BYTES;          // 2 KB per operand
   static constexpr int kBOffset = 0;
@@ -89,7 +92,7 @@ struct TileConfig {
   static_assert(UMMA_M == 128, "1-CTA block-scaled UMMA with every TMEM lane: UMMA_M must be 128");
   static_assert(UMMA_N % 16 == 0 && UMMA_N >= 16 && UMMA_N <= 256, "UMMA_N must be a multiple of 16 in [16, 256]");
   static_assert(ROW_BYTES == 128, "a K tile must be exactly one 128-byte swizzle row (the descriptors assume it)");
-  static_assert(BLOCK_M == 128, "one scale chunk covers 128 rows: BLOCK_M must be 128");
+  static_assert(BLOCK_M == 64 || BLOCK_M == 128, "a scale chunk covers 128 rows: BLOCK_M must be 64 or 128");
   static_assert(kStageBytes % 1024 == 0, "stages must keep the 1024-byte alignment of 128B-swizzled tiles");
   static_assert(kSfbOffset % 128 == 0 && kSfaOffset % 128 == 0, "scale chunks must be 128-byte aligned for UTCCP");
   static_assert(kTmemColumnsUsed <= 512, "accumulators and scales exceed 512 TMEM columns");
@@ -114,35 +117,51 @@ struct TileConfig {
   __host__ __device__ static constexpr uint32_t sfb_tmem_column(int stage, int k_step) {
     return kSfbTmemColumn + stage * kSfColumnsPerStage + k_step * kSfColumnsPerChunk;
   }
-  __host__ __device__ static constexpr uint32_t sfa_tmem_column(int stage, int k_step) {
-    return sfb_tmem_column(stage, k_step) + kKSteps * kSfColumnsPerChunk;
+  // The chunk of A's scales; the MMA reads it from column m_sub * BLOCK_M / 32 on (m_sub = which
+  // 64-row half of the 128-row chunk this tile's A rows are, 0 for 128-row tiles).
+  __host__ __device__ static constexpr uint32_t sfa_tmem_column(int stage, int k_step, int m_sub) {
+    return sfb_tmem_column(stage, k_step) + kKSteps * kSfColumnsPerChunk + m_sub * (BLOCK_M / 32);
   }
   __host__ __device__ static constexpr uint32_t accum_tmem_column(int accumulator) { return accumulator * kAccumColumns; }
   static constexpr uint32_t kInstrDesc = sm100::make_instr_desc_nvf4(UMMA_M, UMMA_N);
 };
 
-using Tile128S6 = TileConfig<6>;
+// The compile-time configurations (one kernel each) and the dispatch table that names them.
+using Tile128 = TileConfig<128, 6>;  // 36 KB stages: 128 B rows x 128 A rows
+using Tile64 = TileConfig<64, 8>;    // 28 KB stages: 128 B rows x 64 A rows (M = 128 as two tiles)
+enum ConfigId { kTile128 = 0, kTile64 = 1 };
 
-// Dispatch table: the benchmark shapes by (m, n, k) and their CTA counts (from
-// benchmarks/sm100_cost_model.py); every other shape takes the general rule below.
+// Calls f(Config{}) for a config id: the one switch from ids to types.
+template <class F>
+decltype(auto) with_config(ConfigId id, F&& f) {
+  switch (id) {
+    case kTile64: return f(Tile64{});
+    default: return f(Tile128{});
+  }
+}
+
+// Dispatch table: the benchmark shapes by (m, n, k) with their config and CTA count (the counts
+// benchmarks/sm100_cost_model.py models fastest with at least 128 SMs busy); every other shape
+// takes Tile128 and the general rule below.
 struct DispatchEntry {
   int m, n, k;
+  ConfigId config;
   int ctas;
 };
 constexpr DispatchEntry kDispatch[] = {
-    {128, 7168, 16384, 148},  // 56 tiles x 64 K tiles: 24-25 K tiles per CTA, 2-3 CTAs per tile
-    {128, 4096, 7168, 128},   // 32 tiles x 28 K tiles: 7 per CTA, 4 whole quarters per tile
-    {128, 7168, 2048, 148},   // 56 tiles x 8 K tiles: 3-4 per CTA
+    {128, 7168, 16384, kTile128, 140},  // 56 tiles x 64 K tiles: 25-26 K tiles per CTA
+    {128, 4096, 7168, kTile64, 144},    // 64 tiles x 28 K tiles: 12-13 K tiles per CTA
+    {128, 7168, 2048, kTile64, 140},    // 112 tiles x 8 K tiles: 6-7 K tiles per CTA
 };
 // General rule: one CTA per SM, but at least kMinUnitsPerCta K tiles each (fewer CTAs on small
 // problems, so partial traffic stays below the work it splits).
 constexpr int kMinUnitsPerCta = 4;
 constexpr int kMaxCtas = 160;  // workspace slots and flags (>= 148 SMs of a B200)
-using GeneralConfig = Tile128S6;
+using GeneralConfig = Tile128;
 
 // Split-K exchange: one fp32 slot of a tile per CTA, and its flag (the epoch of the launch whose
 // partial the slot holds). One set per loaded module: launches of this module are assumed ordered.
-__device__ float g_partials[kMaxCtas][GeneralConfig::BLOCK_N * GeneralConfig::BLOCK_M];
+__device__ float g_partials[kMaxCtas][Tile128::BLOCK_N * Tile128::BLOCK_M];  // the largest tile
 __device__ uint32_t g_partial_epoch[kMaxCtas];
 
 struct Problem {
@@ -187,7 +206,7 @@ __host__ __device__ inline StageLoad stage_load(const Problem& p, int tile, int 
   s.x = k_tile * Config::ROW_BYTES;
   s.a_row = t.batch * p.m + t.m_block * Config::BLOCK_M;
   s.b_row = t.batch * p.n + t.n_block * Config::BLOCK_N;
-  s.sfa_offset = (int64_t(t.batch) * p.m_tiles + t.m_block) * row_block_bytes + chunk;
+  s.sfa_offset = (int64_t(t.batch) * (p.m / 128) + t.m_block / Config::kASubTiles) * row_block_bytes + chunk;
   s.sfb_offset = (int64_t(t.batch) * p.n_tiles + t.n_block) * row_block_bytes + chunk;
   return s;
 }
@@ -218,7 +237,8 @@ __device__ __forceinline__ void load_role(const Problem& p, const sm100_split::S
 }
 
 template <class Config>
-__device__ __forceinline__ void mma_role(const sm100_split::SpanPlan& plan, uint32_t smem_base, uint32_t tmem_base,
+__device__ __forceinline__ void mma_role(const Problem& p, const sm100_split::SpanPlan& plan, uint32_t smem_base,
+                                         uint32_t tmem_base,
                                          uint64_t* full_barriers, uint64_t* empty_barriers,
                                          uint64_t* tmem_full_barriers, uint64_t* tmem_empty_barriers) {
   PipelineState<Config::kStages> pipe;
@@ -230,6 +250,7 @@ __device__ __forceinline__ void mma_role(const sm100_split::SpanPlan& plan, uint
     sm100::mbar_wait(&tmem_empty_barriers[accumulator], accumulator_phase ^ 1);
     sm100::tcgen05_after_thread_sync();
     const uint32_t d_tmem = sm100::tmem_addr(tmem_base, 0, Config::accum_tmem_column(accumulator));
+    const int m_sub = tile_coord(p, seg.tile).m_block % Config::kASubTiles;
     for (int k_tile = seg.k_begin; k_tile < seg.k_end; ++k_tile) {
       sm100::mbar_wait(&full_barriers[pipe.stage_idx], pipe.phase);
       sm100::tcgen05_after_thread_sync();
@@ -238,14 +259,14 @@ __device__ __forceinline__ void mma_role(const sm100_split::SpanPlan& plan, uint
       for (int j = 0; j < Config::kKSteps; ++j) {
         sm100::tmem_copy_scales_32x128b_warpx4(sm100::tmem_addr(tmem_base, 0, Config::sfb_tmem_column(stage, j)),
                                                sm100::make_smem_desc_scales(Config::sfb_chunk(smem_base, stage, j)));
-        sm100::tmem_copy_scales_32x128b_warpx4(sm100::tmem_addr(tmem_base, 0, Config::sfa_tmem_column(stage, j)),
+        sm100::tmem_copy_scales_32x128b_warpx4(sm100::tmem_addr(tmem_base, 0, Config::sfa_tmem_column(stage, j, 0)),
                                                sm100::make_smem_desc_scales(Config::sfa_chunk(smem_base, stage, j)));
       }
 #pragma unroll
       for (int j = 0; j < Config::kKSteps; ++j) {
         sm100::umma_nvf4(d_tmem, Config::b_desc(smem_base, stage, j), Config::a_desc(smem_base, stage, j),
                          Config::kInstrDesc, sm100::tmem_addr(tmem_base, 0, Config::sfb_tmem_column(stage, j)),
-                         sm100::tmem_addr(tmem_base, 0, Config::sfa_tmem_column(stage, j)),
+                         sm100::tmem_addr(tmem_base, 0, Config::sfa_tmem_column(stage, j, m_sub)),
                          k_tile > seg.k_begin || j > 0);
       }
       sm100::umma_commit(&empty_barriers[stage]);  // the stage is free once these MMAs have read it
@@ -347,7 +368,7 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
       load_role<Config>(p, plan, &tmap_a, &tmap_b, sfa, sfb, smem, full_barriers, empty_barriers);
   } else if (warp == 1) {
     if (sm100::elect_one())
-      mma_role<Config>(plan, sm100::smem_addr(smem), tmem_base, full_barriers, empty_barriers, tmem_full_barriers,
+      mma_role<Config>(p, plan, sm100::smem_addr(smem), tmem_base, full_barriers, empty_barriers, tmem_full_barriers,
                        tmem_empty_barriers);
   } else {
     epilogue_role<Config>(p, plan, tmem_base, c, epoch, tmem_full_barriers, tmem_empty_barriers);
@@ -408,44 +429,59 @@ int sm_count() {
   return sm_count_cached;
 }
 
-bool smem_limit_raised = false;
+// Kept out of template functions: a function-local static of a template is one symbol shared by
+// every loaded module holding this code (the sm90 kernel hit that), so two builds would share it.
+bool smem_limit_raised[2] = {false, false};  // per ConfigId: a launch setting, never a result
 uint32_t launch_epoch = 0;  // tells one launch's flags from the previous ones' (skips 0)
 
 }  // namespace
 
-// CTAs of a launch for a supported shape: the dispatch table, else the general rule; never more
-// than the SMs (every CTA resident: the flag waits need it) nor the workspace slots.
-inline int plan_ctas(int m, int n, int k, int l, int sms) {
-  using C = GeneralConfig;
-  const int64_t units = int64_t(m / C::BLOCK_M) * (n / C::BLOCK_N) * l * (k / C::BLOCK_K);
-  int64_t ctas = (units + kMinUnitsPerCta - 1) / kMinUnitsPerCta;
+// The config and CTA count for a supported shape: the dispatch table, else Tile128 and the general
+// rule; never more CTAs than SMs (every CTA resident: the flag waits need it), workspace slots or
+// units of work.
+struct LaunchChoice {
+  ConfigId config;
+  int ctas;
+};
+inline LaunchChoice choose_launch(int m, int n, int k, int l, int sms) {
+  LaunchChoice choice{kTile128, 0};
   for (const DispatchEntry& e : kDispatch)
-    if (l == 1 && e.m == m && e.n == n && e.k == k) ctas = e.ctas;
-  ctas = ctas < sms ? ctas : sms;
-  ctas = ctas < kMaxCtas ? ctas : kMaxCtas;
-  ctas = ctas < units ? ctas : units;
-  return int(ctas > 0 ? ctas : 1);
-}
-
-inline sm100_split::SpanPlan make_plan(int m, int n, int k, int l, int sms) {
-  using C = GeneralConfig;
-  return {(m / C::BLOCK_M) * (n / C::BLOCK_N) * l, k / C::BLOCK_K, plan_ctas(m, n, k, l, sms)};
+    if (l == 1 && e.m == m && e.n == n && e.k == k) choice = {e.config, e.ctas};
+  return with_config(choice.config, [&](auto config) {
+    using C = decltype(config);
+    const int64_t units = int64_t(m / C::BLOCK_M) * (n / C::BLOCK_N) * l * (k / C::BLOCK_K);
+    int64_t ctas = choice.ctas > 0 ? choice.ctas : (units + kMinUnitsPerCta - 1) / kMinUnitsPerCta;
+    ctas = ctas < sms ? ctas : sms;
+    ctas = ctas < kMaxCtas ? ctas : kMaxCtas;
+    ctas = ctas < units ? ctas : units;
+    return LaunchChoice{choice.config, int(ctas > 0 ? ctas : 1)};
+  });
 }
 
 template <class Config>
-cudaError_t launch(const Nvfp4GemmArgs& args) {
-  if (!smem_limit_raised) {
+Problem make_problem(int m, int n, int k, int l) {
+  return {m, n, k, l, n / Config::BLOCK_N, m / Config::BLOCK_M};
+}
+
+template <class Config>
+sm100_split::SpanPlan make_plan(int m, int n, int k, int l, int ctas) {
+  return {(m / Config::BLOCK_M) * (n / Config::BLOCK_N) * l, k / Config::BLOCK_K, ctas};
+}
+
+template <class Config>
+cudaError_t launch(const Nvfp4GemmArgs& args, ConfigId id, int ctas) {
+  if (!smem_limit_raised[id]) {
     const cudaError_t err = cudaFuncSetAttribute(nvfp4_gemm_sm100_tc_kernel<Config>,
                                                  cudaFuncAttributeMaxDynamicSharedMemorySize, Config::kSmemBytes);
     if (err != cudaSuccess) return err;
-    smem_limit_raised = true;
+    smem_limit_raised[id] = true;
   }
   CUtensorMap tmap_a, tmap_b;
   if (!make_operand_map<Config>(&tmap_a, args.a, args.l * args.m, args.k, Config::BLOCK_M) ||
       !make_operand_map<Config>(&tmap_b, args.b, args.l * args.n, args.k, Config::BLOCK_N))
     return cudaErrorInvalidValue;
-  const Problem problem{args.m, args.n, args.k, args.l, args.n / Config::BLOCK_N, args.m / Config::BLOCK_M};
-  const sm100_split::SpanPlan plan = make_plan(args.m, args.n, args.k, args.l, sm_count());
+  const Problem problem = make_problem<Config>(args.m, args.n, args.k, args.l);
+  const sm100_split::SpanPlan plan = make_plan<Config>(args.m, args.n, args.k, args.l, ctas);
   if (++launch_epoch == 0) launch_epoch = 1;
   nvfp4_gemm_sm100_tc_kernel<Config><<<plan.ctas, Config::kThreads, Config::kSmemBytes>>>(
       tmap_a, tmap_b, args.sfa, args.sfb, static_cast<__half*>(args.c), problem, plan, launch_epoch);
@@ -464,15 +500,12 @@ const char* nvfp4_gemm_unsupported(int m, int n, int k, int l) {
   return nullptr;
 }
 
-// The CTA count the kernel launches for a supported shape on a GPU with `sms` SMs (for the plan
-// printer, benchmarks/sm100_cost_model.py and the tests).
-int nvfp4_sm100_tc_plan_ctas(int m, int n, int k, int l, int sms) {
-  return nvfp4_sm100_tc::plan_ctas(m, n, k, l, sms);
-}
 
 cudaError_t nvfp4_gemm_launch(const Nvfp4GemmArgs& args) {
   using namespace nvfp4_sm100_tc;
   if (nvfp4_gemm_unsupported(args.m, args.n, args.k, args.l) != nullptr) return cudaErrorInvalidValue;
   if (tensor_map_encoder() == nullptr) return cudaErrorSymbolNotFound;
-  return launch<GeneralConfig>(args);
+  const LaunchChoice choice = choose_launch(args.m, args.n, args.k, args.l, sm_count());
+  return with_config(choice.config,
+                     [&](auto config) { return launch<decltype(config)>(args, choice.config, choice.ctas); });
 }

@@ -48,6 +48,7 @@ class Segment:
     batch: int
     m_block: int
     n_block: int
+    m_sub: int  # which 64-row half of its 128-row scale chunk the A tile is (0 for 128-row tiles)
     k_begin: int
     k_end: int
     owner: bool
@@ -63,6 +64,10 @@ class TcPlan:
     @property
     def config(self) -> dict[str, int]:
         return self.raw["config"]
+
+    @property
+    def config_id(self) -> int:
+        return int(self.raw["config_id"])
 
     @property
     def tma(self) -> dict[str, dict[str, Any]]:
@@ -96,8 +101,8 @@ class TcPlan:
         out = []
         for s in self.raw["ctas"][cta]["segments"]:
             loads = tuple(StageLoad(*row) for row in s.get("loads", []))
-            out.append(Segment(s["tile"], s["batch"], s["m_block"], s["n_block"], s["k_begin"], s["k_end"],
-                               s["owner"], s["reduce"], s["first_contributor"], loads))
+            out.append(Segment(s["tile"], s["batch"], s["m_block"], s["n_block"], s["m_sub"], s["k_begin"],
+                               s["k_end"], s["owner"], s["reduce"], s["first_contributor"], loads))
         return out
 
 

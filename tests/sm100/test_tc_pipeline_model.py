@@ -56,9 +56,9 @@ def test_model_catches_a_wrong_reduction_source() -> None:
     plan = load_plan(128, 4096, 7168, loads=True)
     raw = dict(plan.raw)
     raw["ctas"] = [dict(c) for c in plan.raw["ctas"]]
-    owner = 3  # owns tile 0 and adds CTAs 0..2
-    segment = dict(raw["ctas"][owner]["segments"][0])
-    segment["first_contributor"] += 1
-    raw["ctas"][owner] = {"segments": [segment]}
+    owner, index = next((cta, i) for cta in range(plan.ctas) for i, s in enumerate(plan.segments(cta)) if s.reduce)
+    segments = [dict(s) for s in raw["ctas"][owner]["segments"]]
+    segments[index]["first_contributor"] += 1  # forgets the first CTA's partial
+    raw["ctas"][owner] = {"segments": segments}
     with pytest.raises(ProtocolError, match="gap or overlap"):
         run_model(TcPlan(raw))

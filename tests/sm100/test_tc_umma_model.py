@@ -66,9 +66,9 @@ def run_segment(plan: TcPlan, ops: Operands, segment: Segment) -> torch.Tensor:
         for j, step in enumerate(stage["k_steps"]):
             # tcgen05.cp of the MMA's A scales (B rows) and B scales (A rows), then the MMA
             tmem_model.tcgen05_cp(tm, image, step["tmem_sfa"], step["sfb_cp_desc"], "32x128b.warpx4")
-            tmem_model.tcgen05_cp(tm, image, step["tmem_sfb"], step["sfa_cp_desc"], "32x128b.warpx4")
+            tmem_model.tcgen05_cp(tm, image, step["sfa_cp_tmem"], step["sfa_cp_desc"], "32x128b.warpx4")
             issues.append(model.MmaIssue(idesc=plan.idesc, desc_a=step["desc_a"], desc_b=step["desc_b"], tmem_d=acc,
-                                         tmem_sfa=step["tmem_sfa"], tmem_sfb=step["tmem_sfb"],
+                                         tmem_sfa=step["tmem_sfa"], tmem_sfb=step["tmem_sfb_by_m_sub"][segment.m_sub],
                                          accumulate=index > 0 or j > 0))
         model.run(image, issues, tm)
         assert load.stage < cfg["kStages"]

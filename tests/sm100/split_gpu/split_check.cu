@@ -15,15 +15,13 @@
 
 namespace {
 
-using Config = nvfp4_sm100_tc::GeneralConfig;
-constexpr int kRows = Config::BLOCK_N, kCols = Config::BLOCK_M;
-
 __host__ __device__ inline float unit_value(int tile, int k_tile, int row, int col) {
   return float(((tile * 31 + k_tile * 7 + row * 3 + col * 5) % 17) - 8);
 }
 
 // One CTA = the kernel's epilogue warpgroup (128 threads, thread = TMEM lane = row), with the
 // accumulator of each segment summed here instead of read from TMEM.
+template <int kRows, int kCols>
 __global__ void __launch_bounds__(kRows, 1)
     split_check_kernel(sm100_split::SpanPlan plan, float* out, uint32_t epoch) {
   const int cta = blockIdx.x, row = threadIdx.x;
@@ -51,8 +49,10 @@ __global__ void __launch_bounds__(kRows, 1)
   }
 }
 
-bool check_shape(int m, int n, int k, int l, int sms, uint32_t& epoch) {
-  const sm100_split::SpanPlan plan = nvfp4_sm100_tc::make_plan(m, n, k, l, sms);
+template <class Config>
+bool check_plan(int m, int n, int k, int l, int sms, int ctas, uint32_t& epoch) {
+  constexpr int kRows = Config::BLOCK_N, kCols = Config::BLOCK_M;
+  const sm100_split::SpanPlan plan = nvfp4_sm100_tc::make_plan<Config>(m, n, k, l, ctas);
   const size_t elems = size_t(plan.tiles) * kRows * kCols;
   std::vector<float> want(elems), got(elems), again(elems);
   for (int tile = 0; tile < plan.tiles; ++tile)
@@ -67,7 +67,7 @@ bool check_shape(int m, int n, int k, int l, int sms, uint32_t& epoch) {
   bool ok = true;
   for (std::vector<float>* result : {&got, &again}) {
     cudaMemset(out, 0xff, elems * sizeof(float));  // NaN everywhere: an unwritten tile shows
-    split_check_kernel<<<plan.ctas, kRows>>>(plan, out, ++epoch);
+    split_check_kernel<kRows, kCols><<<plan.ctas, kRows>>>(plan, out, ++epoch);
     const cudaError_t err = cudaDeviceSynchronize();
     if (err != cudaSuccess) {
       std::printf("FAIL %dx%dx%dx%d: %s\n", m, n, k, l, cudaGetErrorString(err));
@@ -85,9 +85,17 @@ bool check_shape(int m, int n, int k, int l, int sms, uint32_t& epoch) {
     }
   }
   if (ok)
-    std::printf("ok   %dx%dx%dx%d: %d CTAs on %d SMs, %d tiles x %d K tiles\n", m, n, k, l, plan.ctas, sms, plan.tiles,
-                plan.k_tiles);
+    std::printf("ok   %dx%dx%dx%d: %d CTAs on %d SMs, %d tiles of %dx%d x %d K tiles\n", m, n, k, l, plan.ctas, sms,
+                plan.tiles, kRows, kCols, plan.k_tiles);
   return ok;
+}
+
+// The config and CTA count the kernel itself would launch with on this GPU.
+bool check_shape(int m, int n, int k, int l, int sms, uint32_t& epoch) {
+  const nvfp4_sm100_tc::LaunchChoice choice = nvfp4_sm100_tc::choose_launch(m, n, k, l, sms);
+  return nvfp4_sm100_tc::with_config(choice.config, [&](auto config) {
+    return check_plan<decltype(config)>(m, n, k, l, sms, choice.ctas, epoch);
+  });
 }
 
 }  // namespace
