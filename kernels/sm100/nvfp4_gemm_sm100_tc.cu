@@ -24,8 +24,8 @@
 // the next segment while the epilogue drains the previous one; an owner's epilogue sums the other
 // CTAs' partials into registers before its own accumulator is ready, and adds the sum once.
 //
-// `// nvfp4ctl: never-run-on sm_100a` (first line): no B200 has executed this file yet; `export`
-// warns while the marker is there. Remove it once `nvfp4ctl check` passed on a B200.
+// The mark on the first line: no B200 has executed this file yet; `export` warns while it is there.
+// Remove it once `nvfp4ctl check` passed on a B200.
 #include <cuda.h>          // CUtensorMap types only (no -lcuda: the encoder comes from the runtime)
 #include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
 #include <cuda_fp16.h>

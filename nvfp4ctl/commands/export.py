@@ -17,12 +17,12 @@ LEADERBOARD_ARCH = "sm_100a"  # the B200 leaderboard
 
 
 def default_kernel() -> Path:
-    return kernels_dir() / "sm100" / "nvfp4_gemm_sm100.cu"
+    return kernels_dir() / "sm100" / "nvfp4_gemm_sm100_tc.cu"
 
 
 def command(
     kernel: Annotated[
-        Path | None, typer.Option("--kernel", help="Kernel .cu to embed. Default: kernels/sm100/nvfp4_gemm_sm100.cu.", show_default=False)
+        Path | None, typer.Option("--kernel", help="Kernel .cu to embed. Default: kernels/sm100/nvfp4_gemm_sm100_tc.cu (the CUTLASS one: kernels/sm100/nvfp4_gemm_sm100.cu).", show_default=False)
     ] = None,
     output: Annotated[Path, typer.Option("-o", "--output", help="Where to write the submission.")] = Path("submission.py"),
 ) -> Outcome:
@@ -34,6 +34,9 @@ def command(
     submission = export_submission(source, output)
     if submission.arch != LEADERBOARD_ARCH:
         console.warn(f"{source.name} is an {submission.arch} kernel: the B200 leaderboard needs {LEADERBOARD_ARCH}")
+    if submission.never_run:
+        console.warn(f"{source.name} has never run on {submission.arch} (its `nvfp4ctl: never-run-on` mark): "
+                     "run `nvfp4ctl check` on that GPU before submitting")
     size_kb = len(submission.text.encode()) / 1024
     console.ok(f"wrote {output} ({size_kb:.0f} kB): {source.name} for {submission.arch}, {len(submission.embedded)} files embedded")
     console.info(f"next: nvfp4ctl lint {output} && nvfp4ctl check --submission {output}")

@@ -22,7 +22,9 @@ from nvfp4ctl.runner.gpu import first_gpu, run_device
 SUBMISSION, KERNEL, TORCH = "submission", "kernel", "torch"
 
 # The compiled default per GPU major version; used only when the file exists.
-DEFAULT_KERNELS = {9: "sm90/nvfp4_gemm_sm90.cu", 10: "sm100/nvfp4_gemm_sm100.cu"}
+# sm_100: the hand-written tcgen05 kernel (compiles in seconds); the CUTLASS one,
+# sm100/nvfp4_gemm_sm100.cu, stays as the fallback behind --kernel.
+DEFAULT_KERNELS = {9: "sm90/nvfp4_gemm_sm90.cu", 10: "sm100/nvfp4_gemm_sm100_tc.cu"}
 FALLBACK_SUBMISSION = "torch_dequant/submission.py"
 
 
