@@ -5,8 +5,8 @@
 // No CUTLASS: raw TMA / mbarrier / tcgen05 PTX behind the helpers of kernels/common/sm100_*.cuh.
 //
 // Operand roles (swap AB). The MMA computes C^T tiles: its A operand (the 128-row side, UMMA_M)
-// is a 128-row slice of B (n rows), its B operand (UMMA_N) a 128-row slice of A (m rows). At
-// M = 128 one A slice is the whole of A, shared through L2 by every CTA, while N fills the MMA's
+// is a 128-row slice of B (n rows), its B operand (UMMA_N) a 128- or 64-row slice of A (m rows).
+// At M = 128 A is one or two such slices, shared through L2 by every CTA, while N fills the MMA's
 // 128 rows; the accumulator holds n on TMEM lanes and m on columns.
 //
 // Inputs as GPU MODE passes them: A (m, k/2, l) and B (n, k/2, l) K-major bytes are loaded by TMA
@@ -277,7 +277,7 @@ __device__ __forceinline__ void mma_role(const Problem& p, const sm100_split::Sp
 }
 
 // Epilogue: thread `row` of the 128 owns TMEM lane `row` = C column n0 + row; it walks the
-// accumulator's 128 columns (C rows m0 .. m0 + 127) 32 at a time.
+// accumulator's BLOCK_M columns (C rows m0 .. m0 + BLOCK_M - 1) 32 at a time.
 template <class Config>
 __device__ __forceinline__ void epilogue_role(const Problem& p, const sm100_split::SpanPlan& plan, uint32_t tmem_base,
                                               __half* c, uint32_t epoch, uint64_t* tmem_full_barriers,
