@@ -12,7 +12,7 @@ import pytest
 
 from nvfp4ctl.umma.sm100_pipeline_model import ProtocolError, check_stage_layout, run_model
 from nvfp4ctl.umma.sm100_tc_plan import TcPlan, load_plan
-from tests.sm100.tc_shapes import ALL_SHAPES, BENCH_SHAPES
+from tc_shapes import ALL_SHAPES, BENCH_SHAPES
 
 pytestmark = pytest.mark.usefixtures("tc_printer")
 

@@ -19,7 +19,7 @@ import torch
 from nvfp4ctl.problems.nvfp4_gemm.inputs import generate_input
 from nvfp4ctl.problems.nvfp4_gemm.reference import dequantize, round_to_fp16
 from nvfp4ctl.umma.sm100_tc_plan import Segment, TcPlan, load_plan
-from tests.sm100.tc_shapes import ALL_SHAPES
+from tc_shapes import ALL_SHAPES
 
 model = pytest.importorskip("nvfp4ctl.umma.model", reason="the UMMA data-path model (issue 14) is not on this branch")
 smem = pytest.importorskip("nvfp4ctl.umma.smem")
