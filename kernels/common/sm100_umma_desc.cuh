@@ -27,11 +27,11 @@ constexpr uint64_t kLayoutSwizzleNone = 0;    // bits [61,64)
 constexpr uint64_t kLayoutSwizzle128B = 2;
 
 // A K-major operand whose rows are exactly one 128-byte swizzle atom wide (256 fp4): 8-row groups
-// 1024 B apart (SBO), LBO unused for swizzled K-major (kept 0). `smem_byte_addr` may point inside
-// an atom row (the K-step advance adds 32 B per 64 fp4); base offset stays 0 because every stage
-// buffer is 1024-byte aligned.
+// 1024 B apart (SBO); LBO is unused by swizzled K-major layouts and set to 16 B as CuTe does.
+// `smem_byte_addr` may point inside an atom row (the K-step advance adds 32 B per 64 fp4); base
+// offset stays 0 because every stage buffer is 1024-byte aligned.
 __host__ __device__ constexpr uint64_t make_smem_desc_kmajor_sw128(uint32_t smem_byte_addr) {
-  return uint64_t((smem_byte_addr & 0x3FFFF) >> 4) | (uint64_t(1024 >> 4) << 32) |
+  return uint64_t((smem_byte_addr & 0x3FFFF) >> 4) | (uint64_t(16 >> 4) << 16) | (uint64_t(1024 >> 4) << 32) |
          (kSmemDescVersion << 46) | (kLayoutSwizzle128B << 61);
 }
 
