@@ -10,6 +10,8 @@ and the result says so.
 
 from __future__ import annotations
 
+import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -69,7 +71,7 @@ def time_submission(kernel: Path, arch: str | None = None) -> SubmissionTime:
             done = subprocess.run(
                 [sys.executable, "-c", _CHILD, str(submission), str(cuda_home)],
                 capture_output=True, text=True, timeout=TIMEOUT_S, cwd=root,
-                env={**_environ(), "TORCH_EXTENSIONS_DIR": str(env_extensions), "MAX_JOBS": "2"},
+                env={**os.environ, "TORCH_EXTENSIONS_DIR": str(env_extensions), "MAX_JOBS": "2"},
             )
         except subprocess.TimeoutExpired as error:
             raise UsageError(f"python submission.py of {kernel.name} ran past {TIMEOUT_S:.0f} s") from error
@@ -81,13 +83,6 @@ def time_submission(kernel: Path, arch: str | None = None) -> SubmissionTime:
 
 
 def _children_cpu() -> float:
-    import resource
-
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 
-
-def _environ() -> dict[str, str]:
-    import os
-
-    return dict(os.environ)
