@@ -20,6 +20,7 @@ from nvfp4ctl.runlog import file_digest
 
 FORBIDDEN_WORD = "stream"  # the leaderboard's `"stream" in code.lower()` (nvfp4ctl.lint.stream locates it)
 
+_NEVER_RUN = re.compile(r"nvfp4ctl:\s*never-run-on\s+(sm_\w+)")
 _INCLUDE_LINE = re.compile(r'^\s*#\s*include\s*"([^"]+)"[^\n]*$', re.MULTILINE)
 _PRAGMA_ONCE = re.compile(r"^\s*#\s*pragma\s+once\s*$\n?", re.MULTILINE)
 
@@ -30,6 +31,12 @@ class Submission:
     arch: str
     text: str
     embedded: tuple[Path, ...]  # every file whose text is in the submission
+    never_run: bool = False  # the kernel says it has never run on `arch` (a `nvfp4ctl: never-run-on` mark)
+
+
+def never_run_on(source: Path) -> tuple[str, ...]:
+    """The archs a kernel's `// nvfp4ctl: never-run-on sm_XXX` marks say it has never run on."""
+    return tuple(_NEVER_RUN.findall(source.read_text(errors="replace")))
 
 
 def inline_local_includes(path: Path, seen: set[Path] | None = None) -> tuple[str, list[Path]]:
@@ -103,7 +110,7 @@ def render(kernel: Path, arch: str) -> Submission:
     if FORBIDDEN_WORD in text.lower():  # the template itself must never bring the word in
         raise UsageError(f'the generated submission contains "{FORBIDDEN_WORD}"; nothing was written')
     embedded = tuple(dict.fromkeys([inputs.kernel, inputs.binding, *cuda_headers, *cpp_headers]))
-    return Submission(kernel=kernel, arch=arch, text=text, embedded=embedded)
+    return Submission(kernel=kernel, arch=arch, text=text, embedded=embedded, never_run=arch in never_run_on(kernel))
 
 
 def export_submission(kernel: Path, output: Path, arch: str | None = None) -> Submission:

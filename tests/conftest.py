@@ -46,3 +46,11 @@ def pytest_collectreport(report: pytest.CollectReport) -> None:
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     collection_guard.enforce(session)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_workspace() -> None:
+    """Each test starts like a new nvfp4ctl process: no task file or user folder resolved yet."""
+    from nvfp4ctl import workspace
+
+    workspace.reset()

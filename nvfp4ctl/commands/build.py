@@ -35,6 +35,10 @@ def command(
     ] = ArchChoice.all,
     verbose: Annotated[bool, typer.Option("-v", "--verbose", help="Full compiler output and every function's resources.")] = False,
     python: Annotated[str | None, typer.Option("--python", help="CuTe DSL submissions: a Python with nvidia-cutlass-dsl (default: this one).")] = None,
+    submission_time: Annotated[
+        bool,
+        typer.Option("--submission-time", help="Also time `python submission.py` of each built kernel's export (fresh, uncached; the leaderboard allows 120 s)."),
+    ] = False,
 ) -> Outcome:
     """Compile kernels or a submission.py into the build cache (cross-compiles without a GPU) and check their SASS."""
     from nvfp4ctl.build import CompileError, build_kernel
@@ -86,7 +90,25 @@ def command(
             console.error(f"{report.source.name} ({report.arch}): {problem}")
         if verbose:
             _show_details(report)
+    if submission_time:
+        for report in built:
+            _show_submission_time(report, failures)
     return _outcome(plan, built, failures, skipped)
+
+
+def _show_submission_time(report: BuildReport, failures: dict[str, str]) -> None:
+    from nvfp4ctl.build.submission_time import time_submission
+
+    console = get_console()
+    console.info(f"timing python submission.py of {report.source.name} (fresh, nothing cached) ...")
+    timed = time_submission(report.source, report.arch)
+    line = (f"{report.source.name}: python submission.py took {timed.seconds:.1f} s "
+            f"({timed.cpu_seconds:.1f} s CPU){timed.note}")
+    if timed.outcome == "failed":
+        console.error(line)
+        failures.setdefault(report.source.name, "its exported submission did not compile")
+    else:
+        console.info(line)
 
 
 def _plan(sources: list[Path], arch: str) -> list[tuple[Path, str]]:

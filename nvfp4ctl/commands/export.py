@@ -52,8 +52,9 @@ def _task_problem() -> str:
 
 def command(
     kernel: Annotated[
-        Path | None, typer.Option("--kernel", help="Kernel .cu to embed ('default': nvfp4ctl's own B200 kernel)."
-                                  " Default: kernels/sm100/nvfp4_gemm_sm100.cu of your folder.", show_default=False)
+        Path | None, typer.Option("--kernel", help="Kernel .cu to embed ('default': nvfp4ctl's own B200 kernel,"
+                                  " the hand-written tcgen05 one; the CUTLASS one is kernels/sm100/nvfp4_gemm_sm100.cu)."
+                                  " Default: the task problem's B200 kernel in your kernels/ folder.", show_default=False)
     ] = None,
     output: Annotated[Path, typer.Option("-o", "--output", help="Where to write the submission.")] = Path("submission.py"),
 ) -> Outcome:
@@ -68,6 +69,9 @@ def command(
     submission = export_submission(source, output)
     if submission.arch != LEADERBOARD_ARCH:
         console.warn(f"{source.name} is an {submission.arch} kernel: the B200 leaderboard needs {LEADERBOARD_ARCH}")
+    if submission.never_run:
+        console.warn(f"{source.name} has never run on {submission.arch} (its `nvfp4ctl: never-run-on` mark): "
+                     "run `nvfp4ctl check` on that GPU before submitting")
     size_kb = len(submission.text.encode()) / 1024
     console.ok(f"wrote {output} ({size_kb:.0f} kB): {source.name} for {submission.arch}, {len(submission.embedded)} files embedded")
     console.info(f"next: nvfp4ctl lint {output} && nvfp4ctl check --submission {output}")

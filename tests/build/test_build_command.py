@@ -138,3 +138,19 @@ def test_two_processes_building_one_key_share_one_entry(build_cache: Path) -> No
     assert len(entries) == 1
     assert [p.name for p in build_cache.glob("zero_gemm-sm_100a-*")] == [Path(entries.pop()).name]
     assert list((build_cache / "tmp").iterdir()) == []
+
+
+def test_submission_time_is_reported_and_a_failure_fails(hgmma_report: BuildReport, monkeypatch: pytest.MonkeyPatch) -> None:
+    from nvfp4ctl.build import submission_time
+
+    monkeypatch.setenv("COLUMNS", "160")
+    timed = submission_time.SubmissionTime(12.3, 20.5, "compiled-no-link", "")
+    monkeypatch.setattr(submission_time, "time_submission", lambda source, arch: timed)
+    result = runner.invoke(app, ["build", str(HGMMA_PROBE), "--submission-time"])
+    assert result.exit_code == 0, result.output
+    assert "python submission.py took 12.3 s (20.5 s CPU) (CPU-only torch" in " ".join(result.output.split())
+    failed = submission_time.SubmissionTime(3.0, 2.0, "failed", "boom")
+    monkeypatch.setattr(submission_time, "time_submission", lambda source, arch: failed)
+    result = runner.invoke(app, ["build", str(HGMMA_PROBE), "--submission-time"])
+    assert result.exit_code == 1, result.output
+    assert "(FAILED)" in result.output

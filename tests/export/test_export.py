@@ -123,3 +123,20 @@ def test_the_exported_cuda_source_compiles_to_the_builds_sass(exported: Path, tm
     assert done.returncode == 0, done.stderr
     exported_sass = _instructions(dump_sass(tmp_path / "cuda.o") or "")
     assert exported_sass and exported_sass == _instructions((built.entry / "kernel.sass").read_text())
+
+
+def test_export_warns_when_the_kernel_never_ran_on_its_arch(tmp_path: Path) -> None:
+    kernel = tmp_path / "marked.cu"
+    kernel.write_text(HGMMA_PROBE.read_text().replace("\n", "\n// nvfp4ctl: never-run-on sm_90a\n", 1))
+    result = runner.invoke(app, ["export", "--kernel", str(kernel), "-o", str(tmp_path / "submission.py")])
+    assert result.exit_code == 0, result.output
+    assert "never run on sm_90a" in " ".join(result.output.split())
+    unmarked = runner.invoke(app, ["export", "--kernel", str(HGMMA_PROBE), "-o", str(tmp_path / "other.py")])
+    assert "never run" not in unmarked.output
+
+
+def test_the_tcgen05_kernel_carries_its_never_run_mark_until_it_ran() -> None:
+    from nvfp4ctl.export import never_run_on
+
+    kernel = Path(__file__).parents[2] / "kernels" / "sm100" / "nvfp4_gemm_sm100_tc.cu"
+    assert never_run_on(kernel) == ("sm_100a",)  # remove the mark (and this test) once a B200 ran it

@@ -15,6 +15,7 @@ from nvfp4ctl.build import load_kernel_module
 from nvfp4ctl.cli import app
 from nvfp4ctl.export import export_submission
 from nvfp4ctl.project import kernels_dir
+from nvfp4ctl.problems import get_problem
 
 runner = CliRunner()
 SHAPES = [(128, 256, 256), (256, 7168, 2048)]
@@ -22,7 +23,7 @@ SHAPES = [(128, 256, 256), (256, 7168, 2048)]
 
 def _gpu_kernel() -> Path:
     major = torch.cuda.get_device_capability()[0]
-    source = kernels_dir() / {9: "sm90/nvfp4_gemm_sm90.cu", 10: "sm100/nvfp4_gemm_sm100.cu"}.get(major, "none")
+    source = kernels_dir() / get_problem("nvfp4_gemm").default_kernels.get(major, "none")
     if not source.is_file():
         pytest.skip(f"no kernel for this GPU at {source}")
     return source

@@ -26,7 +26,7 @@ def _gpu(monkeypatch, cap: str | None) -> None:
     monkeypatch.setattr(targets, "first_gpu", lambda: GpuInfo("Some GPU", cap) if cap else None)
 
 
-@pytest.mark.parametrize("cap, folder, name", [("9.0", "sm90", "nvfp4_gemm_sm90.cu"), ("10.0", "sm100", "nvfp4_gemm_sm100.cu")])
+@pytest.mark.parametrize("cap, folder, name", [("9.0", "sm90", "nvfp4_gemm_sm90.cu"), ("10.0", "sm100", "nvfp4_gemm_sm100_tc.cu")])
 def test_default_is_the_kernel_for_the_arch(kernels, monkeypatch, cap, folder, name):
     (kernels / folder).mkdir()
     (kernels / folder / name).write_text("// kernel\n")

@@ -38,3 +38,18 @@ def proof_kernel(kernel_build: Future) -> Path:
 
     proof_binary(KERNEL)
     return KERNEL
+
+
+@pytest.fixture(scope="session")
+def tc_printer() -> Path:
+    """The tcgen05 kernel's plan printer (tests/sm100/host/sm100_tc_plan.cu), built once (seconds)."""
+    from nvfp4ctl.build import toolchain
+    from nvfp4ctl.errors import UsageError
+
+    try:
+        toolchain.nvcc_path()
+    except UsageError as error:
+        pytest.skip(f"needs nvcc: {error}")
+    from nvfp4ctl.umma.sm100_tc_plan import printer_binary
+
+    return printer_binary()

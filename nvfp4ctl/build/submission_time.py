@@ -1,0 +1,88 @@
+"""How long `python submission.py` of a kernel's export takes to import (= compile) here: the
+leaderboard gives that step 120 s, and a kernel whose export may not compile in time is not shippable.
+
+The export is written to a temporary folder and imported by a fresh Python process with an empty
+torch extensions folder (nothing cached), as the server does. With a CPU-only torch, load_inline
+cannot link a CUDA extension (no libtorch_cuda); the child then points torch at the CUDA toolkit so
+both compiles run and only the link fails: the time is then the compile time without the ~1 s link,
+and the result says so.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from nvfp4ctl.build import toolchain
+from nvfp4ctl.errors import UsageError
+from nvfp4ctl.export import export_submission
+
+TIMEOUT_S = 600.0
+
+# Runs in the child: import the submission by path; on a CPU-only torch, give cpp_extension the
+# toolkit it does not look for and report a link failure as such.
+_CHILD = r"""
+import runpy, sys
+import torch
+import torch.utils.cpp_extension as ce
+cpu_only = not torch.cuda.is_available() and torch.version.cuda is None
+if cpu_only:
+    ce.CUDA_HOME = sys.argv[2]
+try:
+    runpy.run_path(sys.argv[1], run_name="submission")
+    print("NVFP4CTL_SUBMISSION imported")
+except Exception as error:
+    text = str(error)
+    linked = not ("cannot find -ltorch_cuda" in text or "cannot find -lc10_cuda" in text)
+    print("NVFP4CTL_SUBMISSION " + ("failed" if linked or not cpu_only else "compiled-no-link"))
+    print(text[-2000:])
+"""
+
+
+@dataclass(frozen=True)
+class SubmissionTime:
+    seconds: float  # wall time of the whole import
+    cpu_seconds: float  # CPU time of the child and its compilers (load on a shared machine inflates wall time)
+    outcome: str  # "imported", "compiled-no-link" (CPU-only torch) or "failed"
+    log: str
+
+    @property
+    def note(self) -> str:
+        return {"imported": "", "compiled-no-link": " (CPU-only torch: compile only, link skipped)"}.get(
+            self.outcome, " (FAILED)")
+
+
+def time_submission(kernel: Path, arch: str | None = None) -> SubmissionTime:
+    cuda_home = toolchain.cuda_home()
+    with tempfile.TemporaryDirectory(prefix="nvfp4ctl-submission-") as folder:
+        root = Path(folder)
+        submission = root / "submission.py"
+        export_submission(kernel, submission, arch)
+        env_extensions = root / "torch_extensions"
+        started = time.perf_counter()
+        cpu_before = _children_cpu()
+        try:
+            done = subprocess.run(
+                [sys.executable, "-c", _CHILD, str(submission), str(cuda_home)],
+                capture_output=True, text=True, timeout=TIMEOUT_S, cwd=root,
+                env={**os.environ, "TORCH_EXTENSIONS_DIR": str(env_extensions), "MAX_JOBS": "2"},
+            )
+        except subprocess.TimeoutExpired as error:
+            raise UsageError(f"python submission.py of {kernel.name} ran past {TIMEOUT_S:.0f} s") from error
+        seconds = time.perf_counter() - started
+        cpu = _children_cpu() - cpu_before
+    marker = [line for line in done.stdout.splitlines() if line.startswith("NVFP4CTL_SUBMISSION ")]
+    outcome = marker[-1].split()[1] if marker else "failed"
+    return SubmissionTime(round(seconds, 1), round(cpu, 1), outcome, done.stdout + done.stderr)
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
