@@ -89,6 +89,7 @@ def prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int |
     device = run_device()
     has_gpu = device == "cuda" and gpu_present()
     source, label = resolve_kernel(kernel, task, has_gpu)
+    knobs = discover(source)
     arch = resolve_arch(source, None)
     notes: list[str] = []
     if not has_gpu and not compile_only:
@@ -103,7 +104,6 @@ def prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int |
         if gpus is not None and gpus > len(visible):
             raise UsageError(f"--gpus {gpus}: this machine shows {len(visible)} GPU(s)")
         chosen = visible[: gpus or len(visible)]
-    knobs = discover(source)
     table = None
     if knobs.dispatch is not None:
         if not knobs.dispatch.is_file():
