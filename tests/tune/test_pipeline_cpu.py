@@ -20,7 +20,7 @@ KNOBS = make_knobs(("C_SPEED", (0, 1, 2), 0, "kernel"), ("C_MODE", (0, 1), 0, "p
 SHAPES = [(128, 128, 256, 1), (128, 256, 256, 1)]
 CASES = {s: Case(*s, seed=1111) for s in SHAPES}
 PAYLOAD = {"problem": "nvfp4_gemm", "rtol": 1e-3, "atol": 1e-3, "device": "cpu", "probe": True, "settle_s": 0.0,
-           "input_sets": 3, "criterion": {"max_repeats": 3, "min_time_s": 0.0, "max_noise": 0.0}}
+           "input_sets": 2, "criterion": {"max_repeats": 3, "min_time_s": 0.0, "max_noise": 0.0}}
 SUBMISSION = '''import time
 from nvfp4ctl.problems import get_problem
 PROBLEM = get_problem("nvfp4_gemm")
@@ -38,7 +38,7 @@ def test_cpu_workers_check_then_time_every_candidate(tmp_path: Path) -> None:
         values = dict(d.split("=") for d in defines)
         speed, mode = int(values.get("C_SPEED", 0)), int(values.get("C_MODE", 0))
         path = tmp_path / f"cand_{speed}_{mode}_{len(defines)}.py"
-        delay = 0.004 * (speed == 0) + 0.004 * mode  # SPEED=1 fast, MODE=1 slow, SPEED=2 wrong
+        delay = 0.15 * (speed == 0) + 0.15 * mode  # SPEED=1 fast, MODE=1 slow, SPEED=2 wrong (CPU calls: ~60 ms)
         path.write_text(SUBMISSION.format(delay=delay, offset=1.0 if speed == 2 else 0.0))
         return BuildResult(OK, artifact={"kind": "submission", "path": str(path)})
 
