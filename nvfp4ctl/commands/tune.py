@@ -31,11 +31,13 @@ def command(
     budget: Annotated[float | None, typer.Option("--budget", metavar="S", help="Stop searching after this many seconds (between knobs); the best so far is kept.")] = None,
     gpus: Annotated[int | None, typer.Option("--gpus", metavar="N", help="Time on this many local GPUs, one worker each (default: all).")] = None,
     compile_only: Annotated[bool, typer.Option("--compile-only", help="Build every candidate of one round and report registers, shared memory and spills; no GPU.")] = False,
+    knobs: Annotated[str | None, typer.Option("--knobs", metavar="A,B", help="Search only these knobs (names with or without the common prefix).")] = None,
     rounds: Annotated[int, typer.Option("--rounds", metavar="N", min=1, help="Coordinate-descent rounds over all knobs (stops early when nothing changes).")] = 1,
     fresh: Annotated[bool, typer.Option("--fresh", help="Ignore what an interrupted run of the same tune already measured.")] = False,
     no_write: Annotated[bool, typer.Option("--no-write", help="Report the winners, leave the dispatch table as it is.")] = False,
     task: Annotated[Path | None, typer.Option("--task", metavar="PATH", help="task.yml to read the shapes from.")] = None,
     timeout: Annotated[float | None, typer.Option("--timeout", metavar="S", help="Seconds per candidate and shape before it counts as a deadlock (default 180).")] = None,
+    json: Annotated[bool, typer.Option("--json", help="Print the report as JSON instead of tables.")] = False,
 ) -> Outcome:
     """Try each knob's values per shape (checked, then timed short), write the winners into the dispatch table."""
     from nvfp4ctl.tune import setup
@@ -45,18 +47,25 @@ def command(
     if gpus is not None and gpus < 1:
         raise UsageError(f"--gpus {gpus}: expected at least 1")
     console = get_console()
-    run = setup.prepare(kernel, shapes.value, task, gpus, compile_only, options.resolve_timeout(timeout, None)[0])
+    run = setup.prepare(kernel, shapes.value, task, gpus, compile_only, options.resolve_timeout(timeout, None)[0], knobs)
     for note in run.notes:
         console.warn(note)
-    console.info(run.headline(), style="dim")
+    if not json:  # --json keeps stdout for the document alone
+        console.info(run.headline(), style="dim")
     settings = setup.TimingSettings(criterion=SHORT_CRITERION, settle_s=SHORT_SETTLE_S, input_sets=INPUT_SETS)
     with console.progress() as progress:
         report = setup.execute(run, settings, budget, rounds, fresh, write=not no_write,
                                on_progress=_progress(progress, run.progress_total(rounds)))
-    return show(report, run.label, verbose=console.verbosity >= VERBOSE)
+    if json:
+        from nvfp4ctl.tune.render import to_dict
+
+        console.json(to_dict(report))
+    else:
+        show(report, run.label, verbose=console.verbosity >= VERBOSE)
+    return outcome_of(report)
 
 
-def show(report: Any, label: str, verbose: bool) -> Outcome:
+def show(report: Any, label: str, verbose: bool) -> None:
     from nvfp4ctl.tune import render
 
     console = get_console()
@@ -67,18 +76,13 @@ def show(report: Any, label: str, verbose: bool) -> Outcome:
         console.table(columns, rows, title=f"{label}: {len(rows)} candidate builds ({report.wall_s:.1f} s)")
         for line in render.rejections(report):
             console.info(line)
-        rejected = [b for b in report.builds.values() if not b.usable]
-        shipped = report.builds.get("current table")
-        result = f"compile-only: {len(rows)} builds, {len(rejected)} rejected"
-        console.ok(result)
-        failed = shipped is not None and not shipped.usable
-        return Outcome(result=result, exit_code=ExitCode.FAILURES if failed else ExitCode.OK, target=report.knobs.source,
-                       target_source="--kernel")
+        console.ok(render.result_line(report))
+        return
     for shape in report.shapes:
         columns, rows, left = render.ranked_table(report, shape, None if verbose else render.TOP)
         title = f"{render.shape_key(shape)}" + (f" ({left} more, -v shows all)" if left else "")
         console.table(columns, rows, title=title, right_align_from=2)
-    columns, rows, speedup = render.summary_rows(report)
+    columns, rows, _ = render.summary_rows(report)
     console.table(columns, rows, title=f"{label} on {report.gpu or 'GPU'}: winners ({report.wall_s:.1f} s)")
     busy = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in report.gpu_busy_s.items())
     if busy:
@@ -87,14 +91,20 @@ def show(report: Any, label: str, verbose: bool) -> Outcome:
         console.warn(report.search.stopped)
     if report.table_note:
         console.info(report.table_note)
-    builds, failing = render.counts(report)
-    where = f", written to {report.written.name}" if report.written else ""
-    result = (f"{len(report.shapes)} shapes, {builds} builds ({failing} rejected somewhere): geomean "
-              + (f"{speedup:.3f}x over the current table{where}" if speedup else "n/a"))
-    console.ok(result)
-    wrong_now = any(r is not None and r.status == "wrong" for r in (report.current(s) for s in report.shapes))
-    wrong_after = any(not r.ok for r in report.new_table.values())
-    return Outcome(result=result, exit_code=ExitCode.FAILURES if wrong_now or wrong_after else ExitCode.OK,
+    console.ok(render.result_line(report))
+
+
+def outcome_of(report: Any) -> Outcome:
+    """Exit 1 when the shipped build is wrong somewhere, before or after the new table; else 0."""
+    from nvfp4ctl.tune import render
+
+    if report.compile_only:
+        shipped = report.builds.get(render.CURRENT)
+        failed = shipped is not None and not shipped.usable
+    else:
+        failed = any(r is not None and not r.ok for r in (report.current(s) for s in report.shapes))
+        failed |= any(not r.ok for r in report.new_table.values())
+    return Outcome(result=render.result_line(report), exit_code=ExitCode.FAILURES if failed else ExitCode.OK,
                    target=report.knobs.source, target_source="--kernel", gpu=report.gpu)
 
 

@@ -99,3 +99,51 @@ def counts(report: TuneReport) -> tuple[int, int]:
     failing = {cid for (cid, _), result in report.measurements.items() if not result.ok}
     failing |= {cid for cid, build in report.builds.items() if not build.usable}
     return len(report.builds), len(failing)
+
+
+def result_line(report: TuneReport) -> str:
+    """One line for the console and the run log."""
+    if report.compile_only:
+        rejected = sum(not b.usable for b in report.builds.values())
+        return f"compile-only: {len(report.builds)} builds, {rejected} rejected"
+    builds, failing = counts(report)
+    _, _, speedup = summary_rows(report)
+    where = f", written to {report.written.name}" if report.written else ""
+    gain = f"geomean {speedup:.3f}x over the current table{where}" if speedup else "no speed-up measured"
+    return f"{len(report.shapes)} shape(s), {builds} builds ({failing} rejected somewhere): {gain}"
+
+
+def to_dict(report: TuneReport) -> dict:
+    """The report as JSON-ready data (--json): builds, and per shape the ranking and the winner."""
+    base = report.knobs.defaults()
+    payload: dict = {
+        "kernel": str(report.knobs.source), "compile_only": report.compile_only, "gpu": report.gpu,
+        "wall_s": report.wall_s, "gpu_busy_s": report.gpu_busy_s, "resumed": report.resumed,
+        "result": result_line(report), "written": str(report.written) if report.written else None,
+        "builds": [{"candidate": _label(report, cid, base), "config": _values(report, cid)} | build.to_dict()
+                   for cid, build in report.builds.items()],
+    }
+    if report.search is None:
+        return payload
+    payload["stopped"] = report.search.stopped
+    shapes = []
+    for shape in report.shapes:
+        after = report.new_table.get(shape)
+        shapes.append({
+            "shape": list(shape), "key": shape_key(shape),
+            "current": _result(report.current(shape)), "winner": dict(report.search.best[shape].items),
+            "winner_result": _result(report.search.best_result[shape]), "new_table": _result(after),
+            "ranked": [{"candidate": e.label, "config": _values(report, e.config_id)} | e.result.to_dict()
+                       for e in ranked(report, shape)],
+        })
+    payload["shapes"] = shapes
+    return payload
+
+
+def _values(report: TuneReport, cid: str) -> dict | None:
+    config = report.configs.get(cid)
+    return None if config is None else dict(config.items)
+
+
+def _result(result: Measurement | None) -> dict | None:
+    return None if result is None else result.to_dict()

@@ -33,6 +33,7 @@ class SearchSettings:
     rounds: int = DEFAULT_ROUNDS
     min_gain: float = DEFAULT_MIN_GAIN  # fraction: 0.01 = a new value must be 1 % faster
     budget_s: float | None = None
+    only: frozenset[str] | None = None  # full knob names to search (--knobs); None: every knob with a choice
 
 
 @dataclass
@@ -53,22 +54,22 @@ def start_configs(knobs: KernelKnobs, shapes: Sequence[Shape], table: DispatchTa
     return {shape: base.merged(table.plan.get(shape, {})) for shape in shapes}
 
 
-def steps(knobs: KernelKnobs) -> tuple[Knob, ...]:
-    return tunable(knobs.knobs)
+def steps(knobs: KernelKnobs, only: frozenset[str] | None = None) -> tuple[Knob, ...]:
+    return tuple(knob for knob in tunable(knobs.knobs) if only is None or knob.name in only)
 
 
-def one_round(knobs: KernelKnobs, start: dict[Shape, Config]) -> list[Request]:
+def one_round(knobs: KernelKnobs, start: dict[Shape, Config], only: frozenset[str] | None = None) -> list[Request]:
     """Every candidate of one round that changes a single knob from the start (compile-only)."""
     requests: list[Request] = [(config, shape) for shape, config in start.items()]
-    for knob in steps(knobs):
+    for knob in steps(knobs, only):
         for shape, config in start.items():
             requests += [(config.with_value(knob.name, v), shape) for v in knob.values if v != config[knob.name]]
     return requests
 
 
-def round_size(knobs: KernelKnobs, shapes: int) -> int:
+def round_size(knobs: KernelKnobs, shapes: int, only: frozenset[str] | None = None) -> int:
     """(candidate, shape) pairs in one round, the start included: the progress bar's total."""
-    return shapes * (1 + sum(len(set(knob.values)) - 1 for knob in steps(knobs)))
+    return shapes * (1 + sum(len(set(knob.values)) - 1 for knob in steps(knobs, only)))
 
 
 def coordinate_descent(knobs: KernelKnobs, start: dict[Shape, Config], evaluate: Evaluate,
@@ -82,7 +83,7 @@ def coordinate_descent(knobs: KernelKnobs, start: dict[Shape, Config], evaluate:
     outcome = SearchOutcome(start=dict(start), best=best, best_result=best_result)
     for round_index in range(settings.rounds):
         changed = False
-        for knob in steps(knobs):
+        for knob in steps(knobs, settings.only):
             if settings.budget_s is not None and clock() - began > settings.budget_s:
                 outcome.stopped = f"budget of {settings.budget_s:g} s spent before {knobs.short(knob.name)}"
                 return outcome

@@ -131,10 +131,11 @@ class Evaluator:
         return result
 
 
-def compile_only(knobs: KernelKnobs, start: dict[Shape, Config], evaluator: Evaluator) -> TuneReport:
+def compile_only(knobs: KernelKnobs, start: dict[Shape, Config], evaluator: Evaluator,
+                 only: frozenset[str] | None = None) -> TuneReport:
     """Every candidate of one round, built and inspected (regs, smem, spills); nothing timed."""
     started = time.perf_counter()
-    configs: list[Config | None] = [None, *dict.fromkeys(config for config, _ in one_round(knobs, start))]
+    configs: list[Config | None] = [None, *dict.fromkeys(config for config, _ in one_round(knobs, start, only))]
     evaluator.build_all(configs, "compiling")
     evaluator.report.wall_s = time.perf_counter() - started
     return evaluator.report

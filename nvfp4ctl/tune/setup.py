@@ -38,6 +38,7 @@ class TuneRun:
     compile_only: bool
     timeout_s: float
     gpu_name: str
+    only: frozenset[str] | None = None  # --knobs, as full names
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -46,15 +47,16 @@ class TuneRun:
 
     def headline(self) -> str:
         knobs = self.knobs.knobs
+        searched = f"{len(self.only)} searched" if self.only else f"{len(tunable(knobs))} with a choice"
         where = "compile-only" if self.compile_only else f"{len(self.gpus)} GPU(s) ({self.gpu_name})"
         table = self.knobs.dispatch.name if self.knobs.dispatch else "no dispatch table"
-        return (f"tune · kernel {self.label} ({self.arch}) · {len(knobs)} knobs, {len(tunable(knobs))} with a choice"
+        return (f"tune · kernel {self.label} ({self.arch}) · {len(knobs)} knobs, {searched}"
                 f" · {len(self.cases)} shape(s) · {where} · table {table}")
 
     def progress_total(self, rounds: int) -> int:
         if self.compile_only:
-            return 1 + sum(len(set(k.values)) - 1 for k in tunable(self.knobs.knobs)) * len(self.cases)
-        return len(self.cases) * 2 + round_size(self.knobs, len(self.cases)) * rounds
+            return 1 + round_size(self.knobs, len(self.cases), self.only)
+        return len(self.cases) * 2 + round_size(self.knobs, len(self.cases), self.only) * rounds
 
 
 def select_cases(task: Any, which: str) -> dict[Shape, Any]:
@@ -79,7 +81,7 @@ def resolve_kernel(kernel: Path | None, task: Any, has_gpu: bool) -> tuple[Path,
 
 
 def prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int | None, compile_only: bool,
-            timeout_s: float) -> TuneRun:
+            timeout_s: float, only: str | None = None) -> TuneRun:
     from nvfp4ctl.build.sources import resolve_arch
     from nvfp4ctl.runner.gpu import first_gpu, gpu_present, run_device
     from nvfp4ctl.task import load_task
@@ -111,7 +113,27 @@ def prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int |
         table = read_table(knobs.dispatch, knobs)
     return TuneRun(source=source, label=label, arch=arch, knobs=knobs, table=table, task=task,
                    cases=select_cases(task, which), device=device, gpus=chosen, compile_only=compile_only,
-                   timeout_s=timeout_s, gpu_name=gpu.name if gpu else "none", notes=notes)
+                   timeout_s=timeout_s, gpu_name=gpu.name if gpu else "none", only=select_knobs(knobs, only),
+                   notes=notes)
+
+
+def select_knobs(knobs: KernelKnobs, names: str | None) -> frozenset[str] | None:
+    """--knobs A,B (with or without the common prefix) -> full names; each must have a choice."""
+    if names is None:
+        return None
+    chosen = set()
+    for name in (part.strip() for part in names.split(",") if part.strip()):
+        try:
+            knob = knobs.by_name(name)
+        except UsageError:
+            known = ", ".join(knobs.short(k.name) for k in tunable(knobs.knobs))
+            raise UsageError(f"--knobs {name}: {knobs.source.name} has no such knob (with a choice: {known})") from None
+        if knob not in tunable(knobs.knobs):
+            raise UsageError(f"--knobs {name}: has one value only ({knob.values[0]}): nothing to try")
+        chosen.add(knob.name)
+    if not chosen:
+        raise UsageError("--knobs: name at least one knob")
+    return frozenset(chosen)
 
 
 def execute(run: TuneRun, timing: TimingSettings, budget_s: float | None, rounds: int, fresh: bool, write: bool,
@@ -135,10 +157,11 @@ def execute(run: TuneRun, timing: TimingSettings, budget_s: float | None, rounds
     report = TuneReport(knobs=run.knobs, shapes=run.shapes, compile_only=run.compile_only, resumed=state.resumed)
     with CompilePool(run.source, run.arch) as compile_pool:
         if run.compile_only:
-            return compile_only(run.knobs, start, Evaluator(compile_pool, None, state, run.cases, report, on_progress))
+            return compile_only(run.knobs, start, Evaluator(compile_pool, None, state, run.cases, report, on_progress),
+                                run.only)
         with GpuPool(make_workers(run.gpus, run.device, run.timeout_s), payload, run.timeout_s) as gpu_pool:
             evaluator = Evaluator(compile_pool, gpu_pool, state, run.cases, report, on_progress)
-            tune(run.knobs, start, run.table, evaluator, SearchSettings(rounds=rounds, budget_s=budget_s), write=write)
+            tune(run.knobs, start, run.table, evaluator, SearchSettings(rounds=rounds, budget_s=budget_s, only=run.only), write=write)
             report.gpu = gpu_pool.gpu or run.gpu_name
             report.gpu_busy_s = dict(gpu_pool.busy_s)
     return report
