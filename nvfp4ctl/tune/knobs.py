@@ -2,8 +2,8 @@
 table file, and a candidate's configuration (one value per knob) with the `-D` flags that build it.
 
 Knob declarations are read by nvfp4ctl.build.knobs (one form, one parser). The dispatch file is
-named by a line `// nvfp4ctl:dispatch file=NAME` in the kernel or one of its local headers
-(the file lies beside the header that names it).
+the local header holding the `// nvfp4ctl:dispatch begin` marker line, or the one a line
+`// nvfp4ctl:dispatch file=NAME` in the kernel or a local header names (beside that header).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from nvfp4ctl.errors import UsageError
 # `-D` values alone decide (the shipped build, without it, reads the table).
 TUNE_DEFINE = "NVFP4CTL_TUNE=1"
 _DISPATCH = re.compile(r"^\s*//\s*nvfp4ctl:dispatch\s+file=(\S+)\s*$", re.MULTILINE)
+_DISPATCH_MARKER = re.compile(r"^\s*//\s*nvfp4ctl:dispatch begin\s*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,7 @@ class KernelKnobs:
     source: Path
     knobs: tuple[Knob, ...]
     dispatch: Path | None  # the per-shape table file, None when the kernel names none
+    declared_in: Mapping[str, Path] | None = None  # knob name -> the file declaring it
 
     @property
     def prefix(self) -> str:
@@ -89,19 +91,27 @@ def discover(source: Path) -> KernelKnobs:
     """Knobs of the kernel file and every local header it includes, and its dispatch file."""
     files = [source, *local_headers(source)]
     knobs: list[Knob] = []
-    dispatch: Path | None = None
+    declared_in: dict[str, Path] = {}
+    named: Path | None = None
+    marked: Path | None = None
     for path in files:
-        knobs.extend(read_knobs(path))
-        match = _DISPATCH.search(path.read_text(errors="replace"))
-        if match and dispatch is None:
-            dispatch = (path.parent / match.group(1)).resolve()
+        found = read_knobs(path)
+        knobs.extend(found)
+        declared_in.update({knob.name: path for knob in found})
+        text = path.read_text(errors="replace")
+        match = _DISPATCH.search(text)
+        if match and named is None:
+            named = (path.parent / match.group(1)).resolve()
+        if marked is None and _DISPATCH_MARKER.search(text):
+            marked = path.resolve()
+    dispatch = named or marked
     names = [knob.name for knob in knobs]
     if len(set(names)) != len(names):
         raise UsageError(f"{source.name}: a knob is declared in two files")
     if not knobs:
         raise UsageError(f"{source}: declares no knobs (`// nvfp4ctl:knob NAME values=A,B scope=plan|kernel: doc`"
                          " above `#ifndef NAME`); nothing to tune")
-    return KernelKnobs(source=source, knobs=tuple(knobs), dispatch=dispatch)
+    return KernelKnobs(source=source, knobs=tuple(knobs), dispatch=dispatch, declared_in=declared_in)
 
 
 def tunable(knobs: Iterable[Knob]) -> tuple[Knob, ...]:

@@ -108,7 +108,7 @@ def result_line(report: TuneReport) -> str:
         return f"compile-only: {len(report.builds)} builds, {rejected} rejected"
     builds, failing = counts(report)
     _, _, speedup = summary_rows(report)
-    where = f", written to {report.written.name}" if report.written else ""
+    where = f", written to {', '.join(p.name for p in report.written)}" if report.written else ""
     gain = f"geomean {speedup:.3f}x over the current table{where}" if speedup else "no speed-up measured"
     return f"{len(report.shapes)} shape(s), {builds} builds ({failing} rejected somewhere): {gain}"
 
@@ -119,7 +119,7 @@ def to_dict(report: TuneReport) -> dict:
     payload: dict = {
         "kernel": str(report.knobs.source), "compile_only": report.compile_only, "gpu": report.gpu,
         "wall_s": report.wall_s, "gpu_busy_s": report.gpu_busy_s, "resumed": report.resumed,
-        "result": result_line(report), "written": str(report.written) if report.written else None,
+        "result": result_line(report), "written": [str(p) for p in report.written],
         "builds": [{"candidate": _label(report, cid, base), "config": _values(report, cid)} | build.to_dict()
                    for cid, build in report.builds.items()],
     }

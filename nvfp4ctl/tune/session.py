@@ -18,7 +18,7 @@ from nvfp4ctl.tune.knobs import Config, KernelKnobs
 from nvfp4ctl.tune.results import BuildResult, Measurement, shape_key
 from nvfp4ctl.tune.search import Request, SearchOutcome, SearchSettings, coordinate_descent, one_round
 from nvfp4ctl.tune.state import TuneState
-from nvfp4ctl.tune.table import DispatchTable, Shape, write_table
+from nvfp4ctl.tune.table import DispatchTable, Shape, write_defaults, write_table
 
 CURRENT = "current table"  # the shipped build: no defines, the kernel reads its dispatch table
 NEW_TABLE = "new table"  # the shipped build again, after the winners were written
@@ -40,7 +40,7 @@ class TuneReport:
     measurements: dict[tuple[str, Shape], Measurement] = field(default_factory=dict)
     search: SearchOutcome | None = None
     new_table: dict[Shape, Measurement] = field(default_factory=dict)
-    written: Path | None = None
+    written: list[Path] = field(default_factory=list)
     table_note: str | None = None  # why no table was written, or what to keep in mind
     resumed: int = 0
     wall_s: float = 0.0
@@ -158,7 +158,9 @@ def tune(knobs: KernelKnobs, start: dict[Shape, Config], table: DispatchTable | 
             report.table_note = f"--no-write: {knobs.dispatch.name} left as it was"
         else:
             write_table(knobs.dispatch, new, knobs)
-            report.written = knobs.dispatch
+            report.written = [knobs.dispatch]
+            if not table.has_kernel_block:  # the kernel set becomes the knobs' declared defaults
+                report.written += write_defaults(knobs, new.kernel)
             report.new_table = evaluator.measure_shipped(shapes, NEW_TABLE)
     report.wall_s = time.perf_counter() - started
     return report

@@ -4,9 +4,9 @@ Two machine-edited blocks, everything else in the file kept byte for byte:
 
     // nvfp4ctl:kernel-knobs begin          scope=kernel winners, one global set (device code):
     #ifndef NVFP4_SM90_STAGES_PER_CTA_A     only knobs whose winner differs from the declared
-    #define NVFP4_SM90_STAGES_PER_CTA_A 7   default; `-D` still wins
-    #endif
-    // nvfp4ctl:kernel-knobs end
+    #define NVFP4_SM90_STAGES_PER_CTA_A 7   default; `-D` still wins. Without this block the
+    #endif                                  winners become the knobs' declared defaults instead
+    // nvfp4ctl:kernel-knobs end            (`write_defaults`: the `#define` under each declaration)
 
     // nvfp4ctl:dispatch begin              scope=plan winners, one line per (shape, knob):
     {128, 7168, 16384, 1, PlanKnob::SPAN, 1},   name without the knobs' common prefix
@@ -100,7 +100,7 @@ def render_kernel(table: DispatchTable, knobs: KernelKnobs) -> list[str]:
 
 
 def write_table(path: Path, table: DispatchTable, knobs: KernelKnobs) -> None:
-    """Replace the two blocks' contents (atomically: temp file + rename); the rest stays as it was."""
+    """Replace the plan entries and (where the file has the block) the kernel set (atomically: temp file + rename); the rest stays as it was."""
     text = path.read_text()
     lines = text.splitlines()
     plan = _block(lines, PLAN_BEGIN, PLAN_END, path)
@@ -109,11 +109,33 @@ def write_table(path: Path, table: DispatchTable, knobs: KernelKnobs) -> None:
     indent = lines[plan[0]][: len(lines[plan[0]]) - len(lines[plan[0]].lstrip())]
     lines[plan[0] + 1:plan[1]] = render_plan(table, knobs, indent)
     kernel = _block(lines, KERNEL_BEGIN, KERNEL_END, path)
-    if kernel is not None:
+    if kernel is not None:  # without the block the caller writes the kernel set as defaults
         lines[kernel[0] + 1:kernel[1]] = render_kernel(table, knobs)
-    elif any(table.kernel.get(k.name, k.default) != k.default for k in knobs.knobs):
-        raise UsageError(f"{path}: kernel-scope winners differ from the defaults but the file has no "
-                         f"`{KERNEL_BEGIN}` / `{KERNEL_END}` block")
     scratch = path.with_name(path.name + ".tmp")
     scratch.write_text("\n".join(lines) + ("\n" if text.endswith("\n") else ""))
     scratch.replace(path)
+
+
+def write_defaults(knobs: KernelKnobs, values: dict[str, int]) -> list[Path]:
+    """Set each knob's declared default (`#define NAME value` in its `#ifndef NAME` block under the
+    declaration) to `values[NAME]`; returns the files changed."""
+    changed: dict[Path, list[str]] = {}
+    for knob in knobs.knobs:
+        if knob.name not in values or values[knob.name] == knob.default:
+            continue
+        path = (knobs.declared_in or {}).get(knob.name)
+        if path is None:
+            raise UsageError(f"{knob.name}: the file declaring it is unknown")
+        lines = changed.setdefault(path, path.read_text().splitlines())
+        for number in range(knob.line, min(knob.line + 3, len(lines))):  # knob.line is 1-based: the next lines
+            match = _DEFINE.match(lines[number])
+            if match and match.group(1) == knob.name:
+                lines[number] = re.sub(rf"(#\s*define\s+{knob.name}\s+)\S+", rf"\g<1>{values[knob.name]}", lines[number])
+                break
+        else:
+            raise UsageError(f"{path}:{knob.line}: no `#define {knob.name} <default>` under its declaration")
+    for path, lines in changed.items():
+        scratch = path.with_name(path.name + ".tmp")
+        scratch.write_text("\n".join(lines) + "\n")
+        scratch.replace(path)
+    return list(changed)
