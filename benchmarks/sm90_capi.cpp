@@ -21,12 +21,12 @@ extern "C" const char* nvfp4_capi_error_string(int err) {
   return cudaGetErrorString(static_cast<cudaError_t>(err));
 }
 
-int nvfp4_sm90_plan(int m, int n, int k, int l);  // defined in kernels/sm90/nvfp4_gemm_sm90.cu
+int nvfp4_sm90_plan(int m, int n, int k, int l);  // kernels/sm90/sm90_launch.cuh
 
 extern "C" int nvfp4_capi_plan(int m, int n, int k, int l) { return nvfp4_sm90_plan(m, n, k, l); }
 
-#if NVFP4_SM90_TIMELINE
-int nvfp4_sm90_timeline(uint64_t* host, int max_ctas);  // kernels/sm90/nvfp4_gemm_sm90.cu
+#if NVFP4_SM90_TIMELINE  // benchmarks/sm90_experiments.h (force-included)
+int nvfp4_sm90_timeline(uint64_t* host, int max_ctas);  // kernels/sm90/sm90_launch.cuh
 
 extern "C" int nvfp4_capi_timeline(uint64_t* host, int max_ctas) { return nvfp4_sm90_timeline(host, max_ctas); }
 #endif

@@ -1,4 +1,4 @@
-"""Build, check and time the sm_90a NVFP4 kernel in one go (made for short GPU leases).
+"""Build, check and time the sm_90a NVFP4 kernel and its variants in one go (made for short GPU leases).
 
   python3 benchmarks/sm90_kernel.py libs             # no GPU: compile variants and launch_gap into .sm90build/, ptxas + SASS report
   python3 benchmarks/sm90_kernel.py smoke            # GPU: two small shapes (run first: catches hangs early)
@@ -9,12 +9,20 @@
   python3 benchmarks/sm90_kernel.py spread --variants main v6   # GPU: time moves between processes vs within one
   ncu ... python3 benchmarks/sm90_kernel.py launch --variants main --shape 128,7168,16384   # 3 launches to profile
 
-Variants are the kernel compiled with one stage left out (NVFP4_SM90_ABLATE_*), split-K off, an
-earlier version's algorithm (v6: per-CTA A and the prmt decode; v7: shared A and the prmt decode), main
-loop (v1_tile_wait) or split (vec_only: no 3-CTA split; no_soft_split, no_span), shared A on every
-resident shape (shared_*), or as a timeline build (timeline_*); they are plain shared libraries
-(benchmarks/sm90_capi.cpp) loaded with ctypes, so they build here without a GPU and run next to any
-torch. Logs and a JSON of every number go to $OUT (or --out).
+One harness with the CLI: `check` judges every output with `nvfp4ctl check`'s comparison
+(nvfp4ctl.check.compare: poisoned output, task.yml's tolerance, NaN/Inf must match exactly) and
+adds a second call that must give the same bits; every time is `nvfp4ctl bench`'s (benchmark mode:
+50 input sets, L2 cleared and the queue held before each repeat, one event pair around one call per
+set, the leaderboard's stopping rule and mean; nvfp4ctl.bench.timing), so its numbers and the
+CLI's are the same kind.
+
+Variants are the kernel compiled with other knob values (kernels/sm90/sm90_config.cuh: split-K off,
+no 3-CTA split, no soft split, no spanning split, shared A on every resident shape, ...) or with an
+experiment of benchmarks/sm90_experiments.h (an earlier version's algorithm: v1 tile-wait loop, v6/v7
+prmt decode, unstaged A-copy stores; one stage left out: NVFP4_SM90_ABLATE_*; the timeline build).
+That header is force-included into every variant and never into the shipped build. Variants are plain
+shared libraries (benchmarks/sm90_capi.cpp) loaded with ctypes, so they build here without a GPU and
+run next to any torch. Logs and a JSON of every number go to $OUT (or --out).
 """
 
 from __future__ import annotations
@@ -35,18 +43,22 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 KERNEL = REPO / "kernels" / "sm90" / "nvfp4_gemm_sm90.cu"
 CAPI = REPO / "benchmarks" / "sm90_capi.cpp"
+# earlier versions, ablations, the timeline build: force-included into every variant, never shipped
+EXPERIMENTS = REPO / "benchmarks" / "sm90_experiments.h"
 LIB_DIR = REPO / ".sm90build"
 LAUNCH_GAP = REPO / "benchmarks" / "launch_gap.cu"
+TASK_FILE = REPO / "task.yml"  # shapes, seeds and tolerance, as the CLI reads them
+DEVICE = "cuda"  # "cpu" only in tests/kernels/test_sm90_harness.py (host clock, no L2 clear)
 
 # name -> extra defines; "main" is the shipped kernel
 VARIANTS: dict[str, list[str]] = {
     "main": [],
-    "v6": ["-DNVFP4_SM90_SHARED_A=0", "-DNVFP4_SM90_E4M3_DECODE=0"],
-    "v7": ["-DNVFP4_SM90_E4M3_DECODE=0"],
+    "v6": ["-DNVFP4_SM90_SHARED_A=0", "-DNVFP4_SM90_PRMT_DECODE=1"],
+    "v7": ["-DNVFP4_SM90_PRMT_DECODE=1"],
     "shared_all": ["-DNVFP4_SM90_SHARED_A_MIN_K_TILES=1"],
     "shared_no_a_decode": ["-DNVFP4_SM90_SHARED_A_MIN_K_TILES=1", "-DNVFP4_SM90_ABLATE_SHARED_A_DECODE=1"],
     "shared_no_barrier": ["-DNVFP4_SM90_SHARED_A_MIN_K_TILES=1", "-DNVFP4_SM90_ABLATE_GRID_BARRIER=1"],
-    "v1_tile_wait": ["-DNVFP4_SM90_ROLLING_WGMMA=0"],
+    "v1_tile_wait": ["-DNVFP4_SM90_V1_TILE_WAIT=1"],
     "no_split_k": ["-DNVFP4_SM90_MAX_CLUSTER_K=1"],
     "vec_only": ["-DNVFP4_SM90_ODD_SPLIT=0"],
     "no_exchange": ["-DNVFP4_SM90_ABLATE_EXCHANGE=1"],
@@ -64,7 +76,7 @@ VARIANTS: dict[str, list[str]] = {
     "span112": ["-DNVFP4_SM90_SPAN_CTAS=112", "-DNVFP4_SM90_SPAN_MIN_GAIN=0"],
     "local0": ["-DNVFP4_SM90_LOCAL_A_TILES=0"],
     "local3": ["-DNVFP4_SM90_LOCAL_A_TILES=3"],
-    "unstaged": ["-DNVFP4_SM90_STAGED_A_STORES=0"],
+    "unstaged": ["-DNVFP4_SM90_UNSTAGED_A_STORES=1"],
     # v10's up-front phase left out, with the shipped plans (shared_no_* also move the shared-A threshold)
     "no_copy_decode": ["-DNVFP4_SM90_ABLATE_SHARED_A_DECODE=1"],
     "no_launch_barrier": ["-DNVFP4_SM90_ABLATE_GRID_BARRIER=1"],
@@ -89,12 +101,16 @@ FULL_SCALE_SHAPES = [(128, 256, 256, 1), (256, 384, 512, 2), (128, 7168, 2048, 1
 
 # ---------------------------------------------------------------- building (no GPU needed)
 def build_variant(name: str) -> str:
-    """The kernel with `nvfp4ctl build`'s flags plus the variant's defines, as a ctypes library."""
+    """The kernel with `nvfp4ctl build`'s flags (torch's COMMON_NVCC_FLAGS included, so `main` is the
+    shipped machine code) plus the variant's defines, as a ctypes library."""
+    from torch.utils.cpp_extension import COMMON_NVCC_FLAGS
+
     from nvfp4ctl.build import flags, toolchain
 
     LIB_DIR.mkdir(exist_ok=True)
-    cmd = [str(toolchain.nvcc_path()), *flags.cuda_flags("sm_90a"), *VARIANTS[name], f"-I{REPO / 'kernels' / 'common'}", "-Xptxas", "-v", "-shared",
-           "-Xcompiler", "-fPIC", "-o", str(LIB_DIR / f"{name}.so"), str(KERNEL), str(CAPI)]
+    cmd = [str(toolchain.nvcc_path()), *COMMON_NVCC_FLAGS, *flags.cuda_flags("sm_90a"), "-include", str(EXPERIMENTS), *VARIANTS[name],
+           f"-I{REPO / 'kernels' / 'common'}", "-Xptxas", "-v", "-shared", "-Xcompiler", "-fPIC",
+           "-o", str(LIB_DIR / f"{name}.so"), str(KERNEL), str(CAPI)]
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"{name}: nvcc failed\n{done.stderr}")
@@ -128,6 +144,18 @@ def sass_counts(lib: Path) -> dict[str, int]:
     return {op: len(re.findall(rf"\b{op}\b", sass)) for op in ("HGMMA", "PRMT", "LDL", "STL", "UTMALDG", "UBLKCP")}
 
 
+def matches_shipped(lib: Path) -> str:
+    """Whether a library's device code is the shipped build's (the digest tests/kernels/sm90_sass.json records)."""
+    from nvfp4ctl.build.resources import dump_sass, sass_digest
+
+    record = json.loads((REPO / "tests" / "kernels" / "sm90_sass.json").read_text())
+    sass = dump_sass(lib)
+    if sass is None:
+        return "not compared (no cuobjdump)"
+    same = sass_digest(sass) == record["sha256"]
+    return "identical to the shipped build" if same else f"differs from the shipped build (nvcc {record['nvcc']} recorded)"
+
+
 def build_launch_gap() -> None:
     """benchmarks/launch_gap.cu as .sm90build/launch_gap: `bench` reads this GPU's launch overhead from it."""
     from nvfp4ctl.build import toolchain
@@ -140,7 +168,8 @@ def build_launch_gap() -> None:
 
 def cmd_libs(args: argparse.Namespace) -> None:
     names = args.variants or list(VARIANTS)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+    # one nvcc per variant, each mostly on one core: half the cores, at least 2
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(2, (os.cpu_count() or 2) // 2)) as pool:
         gap = pool.submit(build_launch_gap)
         reports = dict(zip(names, pool.map(build_variant, names)))
         gap.result()
@@ -149,6 +178,8 @@ def cmd_libs(args: argparse.Namespace) -> None:
         for line in resource_lines(reports[name]):
             print("   ", line)
         print("    SASS:", sass_counts(LIB_DIR / f"{name}.so"))
+        if name == "main":
+            print("    device code:", matches_shipped(LIB_DIR / "main.so"))
 
 
 # ---------------------------------------------------------------- running a variant
@@ -196,6 +227,7 @@ class CheckResult:
     path: str
     mismatches: int
     max_abs_err: float
+    unwritten: int  # outputs still holding the poison after the call
     deterministic: bool
     first_bad: str
 
@@ -204,28 +236,40 @@ class CheckResult:
         return self.mismatches == 0 and self.deterministic
 
 
+def tolerance() -> tuple[float, float]:
+    """task.yml's (rtol, atol): the leaderboard's and `nvfp4ctl check`'s."""
+    from nvfp4ctl.task import load_task
+
+    task = load_task(TASK_FILE)
+    return task.rtol, task.atol
+
+
 def check_one(kernel, m: int, n: int, k: int, l: int, seed: int, scales: str, path: str) -> CheckResult:
+    """`nvfp4ctl check`'s verdict (nvfp4ctl.check.compare: poisoned c, the leaderboard's tolerance, NaN and
+    Inf must match exactly) on one call, plus a second call that must give the same bits (no races)."""
     import torch
 
+    from nvfp4ctl.check.compare import compare, poison
     from nvfp4ctl.problems.nvfp4_gemm.inputs import generate_input
     from nvfp4ctl.problems.nvfp4_gemm.reference import reference_gemm
 
-    data = generate_input(m, n, k, l, seed, device="cuda", scales=scales)
-    want = reference_gemm(data[0], data[1], data[2], data[3]).float()
+    data = generate_input(m, n, k, l, seed, device=DEVICE, scales=scales)
+    want = reference_gemm(data[0], data[1], data[2], data[3])
     outs = []
-    for _ in range(2):  # poisoned output each time; two runs must agree bit for bit (no races)
-        data[6].fill_(float("nan"))
-        outs.append(kernel(data).float().clone())
-        torch.cuda.synchronize()
-    got = outs[0]
-    bad = ~torch.isclose(got, want, rtol=1e-3, atol=1e-3)
+    for _ in range(2):
+        poison(data[6])
+        outs.append(kernel(data).clone())
+        if DEVICE == "cuda":
+            torch.cuda.synchronize()
+    rtol, atol = tolerance()
+    result = compare(outs[0], want, rtol, atol, output_is_c=True)
     first = ""
-    if bad.any():
-        i, j, b = (int(x) for x in bad.nonzero()[0])
-        first = f"c[{i},{j},{b}] got {got[i, j, b].item():.6g} want {want[i, j, b].item():.6g}"
-    err = (got - want).abs().nan_to_num(float("inf")).max().item()
-    same = torch.equal(outs[0].nan_to_num(-1.0), outs[1].nan_to_num(-1.0))
-    return CheckResult(f"{m}x{n}x{k}x{l}", scales, path, int(bad.sum()), err, same, first)
+    if result.first:
+        miss = result.first[0]
+        first = "c[{}] got {:.6g} want {:.6g}".format(",".join(map(str, miss.index)), miss.got, miss.want)
+    same = torch.equal(outs[0].view(torch.int16), outs[1].view(torch.int16))
+    return CheckResult(f"{m}x{n}x{k}x{l}", scales, path, result.mismatched, result.max_abs_err, result.unwritten or 0,
+                       same, first)
 
 
 # nvfp4_sm90_plan's code: split-K cluster size, +100 shared A, +1000 no cluster; a spanning split is
@@ -248,7 +292,7 @@ def plan_ctas(plan: int, m: int, n: int, l: int) -> int:
 def task_tests() -> list[tuple[int, int, int, int]]:
     from nvfp4ctl.task import load_task
 
-    return [(case.m, case.n, case.k, case.l) for case in load_task(REPO / "task.yml").tests]
+    return [(case.m, case.n, case.k, case.l) for case in load_task(TASK_FILE).tests]
 
 
 def cmd_check(args: argparse.Namespace, log) -> bool:
@@ -279,7 +323,7 @@ def check_variant(name: str, args: argparse.Namespace, log) -> bool:
             log(f"binding path failed: {type(exc).__name__}: {exc}")
     for r in results:
         log(f"{'PASS' if r.ok else 'FAIL'} {r.path:7s} {r.shape:22s} {r.scales:9s} mismatches={r.mismatches:<8d} "
-            f"max_abs_err={r.max_abs_err:.3g} deterministic={r.deterministic} {r.first_bad}")
+            f"max_abs_err={r.max_abs_err:.3g} unwritten={r.unwritten} deterministic={r.deterministic} {r.first_bad}")
     if hasattr(kernel.lib, "nvfp4_capi_plan"):
         plans = {f"{m}x{n}x{k}x{l}": kernel.lib.nvfp4_capi_plan(m, n, k, l) for m, n, k, l in BENCH_SHAPES + EXTRA_SHAPES}
         log("launch plan per shape (split-K cluster size, +shared A): " + ", ".join(f"{s}={describe_plan(p)}" for s, p in plans.items()))
@@ -292,26 +336,47 @@ def check_variant(name: str, args: argparse.Namespace, log) -> bool:
 
 
 # ---------------------------------------------------------------- timing
-def time_per_call(fn, inputs: list, calls: int, reps: int) -> float:
-    """Median over reps of (one event pair around `calls` back-to-back calls over rotating inputs) / calls, in us.
-    L2 is flushed before every rep, as the leaderboard does."""
-    import torch
+_FLUSH = None  # one per process: it measures the spin kernel's clock when made
 
-    flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
-    for i in range(min(3, calls)):
-        fn(inputs[i % len(inputs)])
-    samples = []
-    for _ in range(reps):
-        flush.zero_()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for i in range(calls):
-            fn(inputs[i % len(inputs)])
-        end.record()
-        end.synchronize()
-        samples.append(start.elapsed_time(end) * 1000 / calls)
-    samples.sort()
-    return samples[len(samples) // 2]
+
+def leaderboard_us(fn, inputs: list, args: argparse.Namespace, max_repeats: int | None = None,
+                   settle: bool = True) -> float:
+    """Mean µs per call by `nvfp4ctl bench`'s method (benchmark mode): the untimed settle, then
+    nvfp4ctl.bench.timing.time_batches (per repeat: L2 cleared and the queue held, one event pair
+    around one call on each input set) until its stopping criterion, the leaderboard's statistics."""
+    from nvfp4ctl.bench.clock import CudaClock, HostClock
+    from nvfp4ctl.bench.flush import CudaFlush, NoFlush
+    from nvfp4ctl.bench.modes import BENCHMARK, MODE_SETTINGS
+    from nvfp4ctl.bench.stats import summarize
+    from nvfp4ctl.bench.stopping import StoppingCriterion
+    from nvfp4ctl.bench.timing import time_batches
+
+    global _FLUSH
+    if _FLUSH is None:
+        _FLUSH = CudaFlush() if DEVICE == "cuda" else NoFlush()
+    clock = CudaClock() if DEVICE == "cuda" else HostClock()
+    if settle and args.settle > 0:
+        time_batches(fn, inputs, StoppingCriterion.for_wall_time(args.settle), _FLUSH, clock)
+    criterion = StoppingCriterion(max_repeats=max_repeats or args.max_repeats, max_noise=args.max_noise / 100,
+                                  budget_s=MODE_SETTINGS[BENCHMARK].budget_s)
+    samples = time_batches(fn, inputs, criterion, _FLUSH, clock)
+    return summarize(samples.per_call_ns).mean / 1e3
+
+
+def bench_inputs(m: int, n: int, k: int, l: int, count: int) -> list:
+    """`nvfp4ctl bench`'s input sets for a shape: task.yml's seed for it (1111 elsewhere), advanced by 42 per set."""
+    from nvfp4ctl.bench.seeds import input_seeds
+    from nvfp4ctl.problems.nvfp4_gemm.inputs import generate_input
+    from nvfp4ctl.task import load_task
+
+    seed = next((c.seed for c in load_task(TASK_FILE).benchmarks if (c.m, c.n, c.k, c.l) == (m, n, k, l)), 1111)
+    return [generate_input(m, n, k, l, s, device=DEVICE) for s in input_seeds(seed, count)]
+
+
+def method_line(args: argparse.Namespace) -> str:
+    return (f"nvfp4ctl bench's method: {args.sets} input sets, one event pair around one call on each, L2 cleared "
+            f"and the queue held before every repeat, {args.settle:g} s settle, up to {args.max_repeats} repeats or "
+            f"noise < {args.max_noise:g} %; mean per call")
 
 
 def measure_ceilings(log) -> tuple[float, float]:
@@ -337,7 +402,7 @@ def dequant_fp16(packed, scales_ref):
 def child_json(command: str, name: str, args: argparse.Namespace, log) -> dict | None:
     """Runs this script's `command` for one variant in its own process; its last JSON line, or None."""
     cmd = [sys.executable, __file__, command, "--variants", name, "--sets", str(args.sets),
-           "--calls", str(args.calls), "--reps", str(args.reps)]
+           "--max-repeats", str(args.max_repeats), "--max-noise", str(args.max_noise), "--settle", str(args.settle)]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     lines = [x for x in done.stdout.splitlines() if x.startswith("{")]
     if done.returncode != 0 or not lines:
@@ -351,23 +416,23 @@ def variant_times(name: str, args: argparse.Namespace, log) -> dict[str, float]:
 
 
 def cublas_anchor(sets: list, m: int, n: int, args: argparse.Namespace) -> float:
-    """cuBLAS fp16 on operands dequantized beforehand (the compute anchor), 4 rotating sets, µs per call."""
+    """cuBLAS fp16 on operands dequantized beforehand (the compute anchor), on every input set, µs per call."""
     import torch
 
-    deq = [(dequant_fp16(d[0][:, :, 0], d[2][:, :, 0]), dequant_fp16(d[1][:, :, 0], d[3][:, :, 0])) for d in sets[:4]]
+    deq = [(dequant_fp16(d[0][:, :, 0], d[2][:, :, 0]), dequant_fp16(d[1][:, :, 0], d[3][:, :, 0])) for d in sets]
     out = torch.empty(m, n, dtype=torch.float16, device="cuda")
-    return time_per_call(lambda ab: torch.mm(ab[0], ab[1].t(), out=out), deq, args.calls, args.reps)
+    anchor = leaderboard_us(lambda ab: torch.mm(ab[0], ab[1].t(), out=out), deq, args)
+    del deq
+    return anchor
 
 
 def cmd_time_variant(args: argparse.Namespace) -> None:
     """Child of cmd_bench: times one variant on the bench shapes, prints one JSON line."""
-    from nvfp4ctl.problems.nvfp4_gemm.inputs import generate_input
-
     kernel = CapiKernel(LIB_DIR / f"{args.variants[0]}.so")
     times = {}
     for m, n, k, l in BENCH_SHAPES:
-        sets = [generate_input(m, n, k, l, 1111 + 42 * i, device="cuda") for i in range(args.sets)]
-        times[f"{m}x{n}x{k}"] = time_per_call(kernel, sets, args.calls, args.reps)
+        sets = bench_inputs(m, n, k, l, args.sets)
+        times[f"{m}x{n}x{k}"] = leaderboard_us(kernel, sets, args)
         del sets
     print(json.dumps(times))
 
@@ -378,17 +443,15 @@ def cmd_time_spread(args: argparse.Namespace) -> None:
     same inputs (where the buffers land), the first allocation still held."""
     import torch
 
-    from nvfp4ctl.problems.nvfp4_gemm.inputs import generate_input
-
     kernel = CapiKernel(LIB_DIR / f"{args.variants[0]}.so")
     times: dict[str, dict[str, float]] = {}
     for m, n, k, l in BENCH_SHAPES:
-        sets = [generate_input(m, n, k, l, 1111 + 42 * i, device="cuda") for i in range(args.sets)]
-        first = time_per_call(kernel, sets, args.calls, args.reps)
+        sets = bench_inputs(m, n, k, l, args.sets)
+        first = leaderboard_us(kernel, sets, args)
         anchor = cublas_anchor(sets, m, n, args)
-        again = time_per_call(kernel, sets, args.calls, args.reps)
-        moved = [generate_input(m, n, k, l, 1111 + 42 * i, device="cuda") for i in range(args.sets)]
-        fresh = time_per_call(kernel, moved, args.calls, args.reps)
+        again = leaderboard_us(kernel, sets, args)
+        moved = bench_inputs(m, n, k, l, args.sets)
+        fresh = leaderboard_us(kernel, moved, args)
         times[f"{m}x{n}x{k}"] = {"first": first, "again": again, "fresh": fresh, "cublas": anchor}
         del sets, moved
         torch.cuda.empty_cache()
@@ -422,8 +485,6 @@ def cmd_spread(args: argparse.Namespace, log) -> None:
 def cmd_bench(args: argparse.Namespace, log) -> None:
     import torch
 
-    from nvfp4ctl.problems.nvfp4_gemm.inputs import generate_input
-
     flops_rate, bw = measure_ceilings(log)
     names = [v for v in (args.variants or list(VARIANTS)) if (LIB_DIR / f"{v}.so").exists()]
     # Each variant runs in its own process, so builds of the same kernel never share process-wide
@@ -438,21 +499,21 @@ def cmd_bench(args: argparse.Namespace, log) -> None:
             log(f"binding not timed: {type(exc).__name__}: {exc}")
     rows = []
     for m, n, k, l in BENCH_SHAPES:
-        sets = [generate_input(m, n, k, l, 1111 + 42 * i, device="cuda") for i in range(args.sets)]
+        sets = bench_inputs(m, n, k, l, args.sets)
         row: dict[str, float | str] = {"shape": f"{m}x{n}x{k}"}
-        row["main"] = time_per_call(main_kernel, sets, args.calls, args.reps)
+        row["main"] = leaderboard_us(main_kernel, sets, args)
         if bound is not None:  # the same kernel through the CLI's torch binding
             try:
-                row["binding"] = time_per_call(bound, sets, args.calls, args.reps)
+                row["binding"] = leaderboard_us(bound, sets, args)
             except RuntimeError as exc:
                 log(f"binding not timed on {row['shape']}: {exc}")
                 row["binding"] = float("nan")
         for name, times in others.items():
             row[name] = times.get(row["shape"], float("nan"))
         row["cublas_fp16"] = cublas_anchor(sets, m, n, args)
-        row["naive_torch"] = time_per_call(
+        row["naive_torch"] = leaderboard_us(  # ~2 ms a call: 2 input sets, 3 repeats, no settle
             lambda d: torch.mm(dequant_fp16(d[0][:, :, 0], d[2][:, :, 0]), dequant_fp16(d[1][:, :, 0], d[3][:, :, 0]).t()),
-            sets[:2], 2, 5)
+            sets[:2], args, max_repeats=3, settle=False)
         bytes_moved = (m + n) * k // 2 + (m + n) * k // 16 + 2 * m * n
         row["floor"] = max(2 * m * n * k / flops_rate, bytes_moved / bw) * 1e6
         rows.append(row)
@@ -461,7 +522,7 @@ def cmd_bench(args: argparse.Namespace, log) -> None:
     cols = [c for c in rows[0] if c != "shape"]
     geo = {c: math.exp(sum(math.log(r[c]) if r[c] > 0 else math.nan for r in rows) / len(rows)) for c in cols}
     log(f"\n{torch.cuda.get_device_name()} · {time.strftime('%Y-%m-%d')} · torch {torch.__version__} · "
-        f"{args.sets} rotating input sets, {args.calls} calls per event pair, median of {args.reps}, L2 flushed; µs")
+        f"{method_line(args)} (naive_torch: 2 sets, 3 repeats); µs")
     log(f"{'shape':>16s} " + " ".join(f"{c:>12s}" for c in cols) + "   main/floor  cublas/main")
     for r in rows + [dict(geo, shape="geomean")]:
         log(f"{r['shape']:>16s} " + " ".join(f"{r[c]:12.1f}" for c in cols)
@@ -529,12 +590,11 @@ def timeline_one(name: str, kernel: CapiKernel, shape: tuple[int, int, int, int]
 
     import torch
 
-    from nvfp4ctl.problems.nvfp4_gemm.inputs import generate_input
-
     m, n, k, l = shape
     n_events = len(TIMELINE_EVENTS)
-    data = generate_input(m, n, k, l, 1111, device="cuda")
-    per_call = time_per_call(kernel, [data], args.calls, args.reps)
+    sets = bench_inputs(m, n, k, l, args.sets)
+    per_call = leaderboard_us(kernel, sets, args)
+    data = sets[0]
     for _ in range(8):
         kernel(data)
     torch.cuda.synchronize()
@@ -582,17 +642,18 @@ def main() -> int:
                                             "spread", "time-spread"])
     parser.add_argument("--variants", nargs="*", help=f"subset of {list(VARIANTS)}")
     parser.add_argument("--binding", action="store_true", help="also check the torch binding (builds it, ~1 min)")
-    parser.add_argument("--sets", type=int, default=8, help="rotating input sets per shape")
-    parser.add_argument("--calls", type=int, default=32, help="calls per event pair")
-    parser.add_argument("--reps", type=int, default=15, help="event pairs per measurement (median)")
+    parser.add_argument("--sets", type=int, default=50, help="input sets per shape, one call on each per repeat (bench: 50)")
+    parser.add_argument("--max-repeats", type=int, default=200, help="most timed repeats per measurement (bench: 200)")
+    parser.add_argument("--max-noise", type=float, default=0.1, help="stop once err/mean is below this many percent (bench: 0.1)")
+    parser.add_argument("--settle", type=float, default=1.0, help="untimed seconds of the loop before each measurement (bench: 1)")
     parser.add_argument("--procs", type=int, default=6, help="processes per variant for `spread`")
     parser.add_argument("--shape", default="128,7168,16384", help="m,n,k for `launch`")
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", REPO / ".sm90build")))
     args = parser.parse_args()
+    sys.path.insert(0, str(REPO))  # this checkout's nvfp4ctl, not an installed one
     if args.command == "libs":
         cmd_libs(args)
         return 0
-    sys.path.insert(0, str(REPO))
     if args.command == "time-variant":
         cmd_time_variant(args)
         return 0

@@ -78,3 +78,62 @@ def _integer(text: str, where: str) -> int:
         return int(text, 0)
     except ValueError:
         raise UsageError(f"{where}: {text!r} is not an integer") from None
+
+
+# ---- The dispatch table: plan knobs set per problem shape (kernels/sm90/sm90_dispatch.cuh) ----
+# Entries sit one per line between the two marker lines, exactly `{M, N, K, L, PlanKnob::NAME, VALUE},`
+# with NAME the knob's macro name without its prefix. Everything outside the markers is kept as is.
+DISPATCH_BEGIN = "// nvfp4ctl:dispatch begin"
+DISPATCH_END = "// nvfp4ctl:dispatch end"
+_ENTRY = re.compile(r"^\s*\{\s*(\d+),\s*(\d+),\s*(\d+),\s*(\d+),\s*PlanKnob::(\w+),\s*(-?\d+)\s*\},\s*$")
+
+
+@dataclass(frozen=True)
+class DispatchEntry:
+    m: int
+    n: int
+    k: int
+    l: int
+    knob: str  # the knob's name without its prefix, e.g. SHARED_A_MIN_K_TILES
+    value: int
+
+    def line(self) -> str:
+        return f"{{{self.m}, {self.n}, {self.k}, {self.l}, PlanKnob::{self.knob}, {self.value}}},"
+
+
+def _marked(lines: list[str], path: Path) -> tuple[int, int]:
+    starts = [i for i, text in enumerate(lines) if text.strip() == DISPATCH_BEGIN]
+    ends = [i for i, text in enumerate(lines) if text.strip() == DISPATCH_END]
+    if len(starts) != 1 or len(ends) != 1 or ends[0] < starts[0]:
+        raise UsageError(f"{path}: expected one `{DISPATCH_BEGIN}` line before one `{DISPATCH_END}` line")
+    return starts[0], ends[0]
+
+
+def read_dispatch(path: Path) -> tuple[DispatchEntry, ...]:
+    lines = path.read_text().splitlines()
+    begin, end = _marked(lines, path)
+    entries = []
+    for index in range(begin + 1, end):
+        match = _ENTRY.match(lines[index])
+        if match is None:
+            raise UsageError(f"{path}:{index + 1}: expected `{{M, N, K, L, PlanKnob::NAME, VALUE}},`")
+        m, n, k, l, knob, value = match.groups()
+        entries.append(DispatchEntry(int(m), int(n), int(k), int(l), knob, int(value)))
+    return tuple(entries)
+
+
+def write_dispatch(path: Path, entries: list[DispatchEntry], knobs: tuple[Knob, ...], prefix: str) -> None:
+    """Replace the table's entries; each must set a scope=plan knob to one of its declared values."""
+    plan = {knob.name.removeprefix(prefix): knob for knob in knobs if knob.scope == "plan"}
+    for entry in entries:
+        knob = plan.get(entry.knob)
+        if knob is None:
+            raise UsageError(f"{entry.knob}: not a plan knob of this kernel ({', '.join(sorted(plan))})")
+        if entry.value not in knob.values:
+            raise UsageError(f"{entry.knob}={entry.value}: not among its declared values {knob.values}")
+    lines = path.read_text().splitlines()
+    begin, end = _marked(lines, path)
+    indent = lines[begin][: len(lines[begin]) - len(lines[begin].lstrip())]
+    ordered = sorted(entries, key=lambda e: (e.m, e.n, e.k, e.l, e.knob))
+    body = [indent + entry.line() for entry in ordered]
+    path.write_text("\n".join([*lines[: begin + 1], *body, *lines[end:]]) + "\n")

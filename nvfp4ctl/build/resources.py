@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import subprocess
@@ -80,6 +81,18 @@ def dump_sass(binary: Path) -> str | None:
     if done.returncode != 0:
         raise FailuresFound(f"cuobjdump --dump-sass {binary.name} failed: {done.stderr.strip()}")
     return done.stdout
+
+
+_FUNCTION = re.compile(r"^\s*Function : (\S+)\s*$", re.MULTILINE)
+
+
+def sass_digest(sass: str) -> str:
+    """sha256 over a SASS listing's functions (name and code, in listing order), nothing else: the
+    same machine code gives the same digest in any checkout, in an object or in a shared library
+    (whose listing adds headers, source paths, and empty sections for host-only files)."""
+    parts = _FUNCTION.split(sass)
+    functions = [f"Function : {parts[i]}\n{parts[i + 1].strip()}" for i in range(1, len(parts), 2)]
+    return hashlib.sha256("\n".join(functions).encode()).hexdigest()
 
 
 _MANGLED_PART = re.compile(r"(\d+)")

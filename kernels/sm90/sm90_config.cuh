@@ -1,0 +1,182 @@
+// Compile-time configuration of the sm_90a NVFP4 GEMM: the one place for its tunable knobs, tile
+// sizes, shared-memory plan and the constants every other header of kernels/sm90/ reads.
+//
+// Knobs. Each is a macro with its shipped default, so a build may override it with -D (what
+// benchmarks/sm90_kernel.py's variants and a later `nvfp4ctl tune` do). The line above each knob
+// declares it for tools, in one fixed form:
+//   // nvfp4ctl:knob NAME values=V1,V2,... scope=plan|kernel: what it decides
+// `values` lists the values worth trying (the default is one of them); `scope=plan` knobs only
+// steer the host planner (sm90_plan.cuh), `scope=kernel` knobs change device code.
+//
+// Experiments (earlier versions, ablations, the timeline build) are not knobs: their switches are
+// declared in benchmarks/sm90_experiments.h, which only benchmarks/sm90_kernel.py's variant builds
+// force-include (nvcc -include). The shipped build never sees that header, so there every
+// NVFP4_SM90_EXPERIMENT(name) in these files is the literal 0 and its code is compiled out.
+#pragma once
+
+#include <cstdint>
+
+#ifdef NVFP4_SM90_EXPERIMENTS
+#define NVFP4_SM90_EXPERIMENT(name) NVFP4_SM90_##name
+#else
+#define NVFP4_SM90_EXPERIMENT(name) 0
+#endif
+
+// ---- Tile and pipeline ----
+// nvfp4ctl:knob NVFP4_SM90_BLOCK_N values=128 scope=kernel: B rows (C columns) per CTA; fixed by two math warpgroups of 64
+#ifndef NVFP4_SM90_BLOCK_N
+#define NVFP4_SM90_BLOCK_N 128
+#endif
+// nvfp4ctl:knob NVFP4_SM90_STAGES_SHARED_A values=3,4,5 scope=kernel: pipeline stages of the shared-A kernels (41 KB each)
+#ifndef NVFP4_SM90_STAGES_SHARED_A
+#define NVFP4_SM90_STAGES_SHARED_A 5
+#endif
+// nvfp4ctl:knob NVFP4_SM90_STAGES_PER_CTA_A values=3,4,5,6,7 scope=kernel: pipeline stages of the per-CTA-A kernels (18 KB each)
+#ifndef NVFP4_SM90_STAGES_PER_CTA_A
+#define NVFP4_SM90_STAGES_PER_CTA_A 6
+#endif
+// nvfp4ctl:knob NVFP4_SM90_A_BUFFERS values=2,3 scope=kernel: fp16 A buffers the per-CTA decode warpgroup fills (32 KB each)
+#ifndef NVFP4_SM90_A_BUFFERS
+#define NVFP4_SM90_A_BUFFERS 3
+#endif
+
+// ---- Split-K (host plan) ----
+// nvfp4ctl:knob NVFP4_SM90_MAX_CLUSTER_K values=1,2,3,4,8 scope=plan: largest split-K (1 turns split-K off)
+#ifndef NVFP4_SM90_MAX_CLUSTER_K
+#define NVFP4_SM90_MAX_CLUSTER_K 8
+#endif
+// nvfp4ctl:knob NVFP4_SM90_ODD_SPLIT values=0,1 scope=plan: split-K may use a cluster of 3 (uneven K tiles)
+#ifndef NVFP4_SM90_ODD_SPLIT
+#define NVFP4_SM90_ODD_SPLIT 1
+#endif
+// nvfp4ctl:knob NVFP4_SM90_SOFT_SPLIT values=0,1 scope=plan: with shared A, splits of 4 or 8 may run without a hardware cluster
+#ifndef NVFP4_SM90_SOFT_SPLIT
+#define NVFP4_SM90_SOFT_SPLIT 1
+#endif
+// nvfp4ctl:knob NVFP4_SM90_SPAN values=0,1 scope=plan: with shared A, one equal K range per resident CTA, ranges crossing tile boundaries
+#ifndef NVFP4_SM90_SPAN
+#define NVFP4_SM90_SPAN 1
+#endif
+// nvfp4ctl:knob NVFP4_SM90_SPAN_CTAS values=0 scope=plan: spanning split: CTAs of the launch (0: one per SM)
+#ifndef NVFP4_SM90_SPAN_CTAS
+#define NVFP4_SM90_SPAN_CTAS 0
+#endif
+// nvfp4ctl:knob NVFP4_SM90_SPAN_MIN_GAIN values=0,5,10,20 scope=plan: spanning split: % fewer K tiles on the busiest CTA it must reach
+#ifndef NVFP4_SM90_SPAN_MIN_GAIN
+#define NVFP4_SM90_SPAN_MIN_GAIN 10
+#endif
+// nvfp4ctl:knob NVFP4_SM90_MAX_PARTS_IN_FLIGHT values=8,12,18,24 scope=kernel: float4 partial loads per thread at once in the split-K reduction
+#ifndef NVFP4_SM90_MAX_PARTS_IN_FLIGHT
+#define NVFP4_SM90_MAX_PARTS_IN_FLIGHT 18
+#endif
+
+// ---- Shared A (the launch-wide decoded copy of A) ----
+// nvfp4ctl:knob NVFP4_SM90_SHARED_A values=0,1 scope=plan: 0: every CTA decodes its own A (v6), no launch-wide copy
+#ifndef NVFP4_SM90_SHARED_A
+#define NVFP4_SM90_SHARED_A 1
+#endif
+// nvfp4ctl:knob NVFP4_SM90_SHARED_A_MIN_K_TILES values=1,4,8,12,16 scope=plan: shared A only where a CTA runs at least this many K tiles
+#ifndef NVFP4_SM90_SHARED_A_MIN_K_TILES
+#define NVFP4_SM90_SHARED_A_MIN_K_TILES 8
+#endif
+// nvfp4ctl:knob NVFP4_SM90_PREFILL_STAGES values=2,3,4,5 scope=kernel: stages of packed B loaded before the launch-wide A decode
+#ifndef NVFP4_SM90_PREFILL_STAGES
+#define NVFP4_SM90_PREFILL_STAGES 3
+#endif
+// nvfp4ctl:knob NVFP4_SM90_LOCAL_A_TILES values=0,1,2,3 scope=kernel: first K tiles whose A the math warps decode themselves
+#ifndef NVFP4_SM90_LOCAL_A_TILES
+#define NVFP4_SM90_LOCAL_A_TILES 2
+#endif
+// nvfp4ctl:knob NVFP4_SM90_BARRIER_POLL_SLEEP_NS values=0,32,64,128 scope=kernel: pause between two polls of the launch-wide barrier's flags
+#ifndef NVFP4_SM90_BARRIER_POLL_SLEEP_NS
+#define NVFP4_SM90_BARRIER_POLL_SLEEP_NS 32
+#endif
+// nvfp4ctl:knob NVFP4_SM90_A_ITEMS_IN_FLIGHT values=2,4,6,8 scope=kernel: A-copy items a thread loads before decoding any
+#ifndef NVFP4_SM90_A_ITEMS_IN_FLIGHT
+#define NVFP4_SM90_A_ITEMS_IN_FLIGHT 4
+#endif
+
+namespace nvfp4_sm90 {
+
+// ---- Tiles ----
+constexpr int BLOCK_M = 128;  // rows of A / C per CTA = the N of every wgmma
+constexpr int BLOCK_N = NVFP4_SM90_BLOCK_N;  // rows of B / columns of C per CTA (64 per math warpgroup)
+constexpr int BLOCK_K = 128;  // fp4 values along K per pipeline stage
+constexpr int kNumMathWarpgroups = 2;  // each owns 64 of the CTA's B rows (one wgmma M)
+constexpr int WGMMA_M = 64, WGMMA_N = BLOCK_M, WGMMA_K = 16;
+constexpr int kSfVec = 16;  // K values per e4m3 scale
+
+// ---- Shared memory sizes and offsets (from a 1024-byte aligned base) ----
+constexpr int PACKED_ROW_BYTES = BLOCK_K / 2;                       // 64
+constexpr int SMEM_A_PACKED_BYTES = BLOCK_M * PACKED_ROW_BYTES;    // 8 KB, 64B-swizzled by TMA
+constexpr int SMEM_B_PACKED_BYTES = BLOCK_N * PACKED_ROW_BYTES;    // 8 KB, plain rows
+constexpr int SMEM_SF_BYTES = BLOCK_K / (4 * kSfVec) * 512;        // 1 KB: (128-row, 4-block) chunks
+constexpr int A_ATOM_K = 64;                                        // fp16 per 128-byte swizzle row
+constexpr int A_ATOM_BYTES = BLOCK_M * 128;                         // 16 KB
+constexpr int A_BUFFER_BYTES = (BLOCK_K / A_ATOM_K) * A_ATOM_BYTES;  // 32 KB
+// Shared A: fp16 values of A (l * m * k) one launch can decode into its global copy (16 MB).
+constexpr int64_t kSharedACapacity = int64_t(1) << 23;
+constexpr uint64_t kGridBarrierTimeoutNs = 2000000000ull;  // a CTA that never arrives: trap, don't hang
+constexpr int kSharedAMaxCtas = 256;  // CTAs of one shared-A launch (all resident: <= SMs), one flag each
+
+// Shared memory plan of one variant. Per-CTA A: a stage holds packed A (64B-swizzled), packed B
+// and both scale chunks, and the decode warpgroup fills 3 separate fp16 A buffers. Shared A: a stage
+// holds the fp16 A slice (two 128B-swizzled atoms, straight from TMA), packed B and B's scales; no
+// decode warpgroup, so the math warps release a stage only after their wgmmas have read it.
+template <bool kSharedA>
+struct Plan {
+  static constexpr int kStages = kSharedA ? NVFP4_SM90_STAGES_SHARED_A : NVFP4_SM90_STAGES_PER_CTA_A;
+  static constexpr int kABuffers = kSharedA ? 0 : NVFP4_SM90_A_BUFFERS;
+  // No setmaxnreg: ptxas allocates every role within the launch-bound cap (65536 / 416 -> 152
+  // registers per-CTA A), which the math role needs (64 accumulators + 32 fragments).
+  static constexpr int kThreads = 128 * (kNumMathWarpgroups + (kSharedA ? 0 : 1)) + 32;
+  static constexpr int kProducerThread = kThreads - 32;
+  static constexpr int kStageReaderWarps = 4 * kNumMathWarpgroups + (kSharedA ? 0 : 4);
+  static constexpr int kA16Offset = 0;        // shared A only
+  static constexpr int kAPackedOffset = 0;    // per-CTA A only
+  static constexpr int kBPackedOffset = kSharedA ? A_BUFFER_BYTES : SMEM_A_PACKED_BYTES;
+  static constexpr int kSfaOffset = kBPackedOffset + SMEM_B_PACKED_BYTES;  // per-CTA A only
+  static constexpr int kSfbOffset = kSfaOffset + (kSharedA ? 0 : SMEM_SF_BYTES);
+  static constexpr int kStageTxBytes = kSfbOffset + SMEM_SF_BYTES;
+  static constexpr int kStageBytes = (kStageTxBytes + 1023) / 1024 * 1024;
+  static constexpr int kABuffersOffset = kStages * kStageBytes;
+  static constexpr int kBarriersOffset = kABuffersOffset + kABuffers * A_BUFFER_BYTES;
+  static constexpr int kNumBarriers = 2 * kStages + 2 * kABuffers + 1;  // + local A's (shared A)
+  static constexpr int kSmemBytes = kBarriersOffset + kNumBarriers * 8 + 8;  // + the e2m1 lookup table
+  static_assert(kStageBytes % 1024 == 0, "stages must keep the 1024-byte alignment of swizzled buffers");
+  static_assert(kABuffersOffset % 1024 == 0, "decoded A buffers must be 1024-byte aligned (128B swizzle)");
+  static_assert(kSmemBytes <= 227 * 1024, "shared memory exceeds the sm_90 per-block limit");
+  static_assert(!kSharedA || kThreads / 32 * 2048 <= A_BUFFER_BYTES, "A-copy staging (2 KB per warp) must fit one A slice");
+};
+
+static_assert(BLOCK_M == 128 && WGMMA_N == 128, "the decode WG maps one thread per A row: BLOCK_M must be 128");
+static_assert(BLOCK_N == kNumMathWarpgroups * WGMMA_M, "each math warpgroup owns 64 B rows");
+static_assert(BLOCK_K == 128, "the K permutation assumes one 16-byte chunk per quad thread and row");
+
+// ---- Split-K workspace (sm90_split_k.cuh) ----
+constexpr int kAccGroups = 16;                        // float4 groups of a math thread's 64 accumulators
+constexpr int kMathThreads = 128 * kNumMathWarpgroups;
+constexpr int kL2PartialCtas = 160;                   // CTAs of one split-K launch (all resident: <= SMs)
+constexpr int kL2PartialSlots = 2 * kL2PartialCtas;   // a spanning CTA has two: its first tile's and its last's
+constexpr int kMaxSpanOwners = 4;                     // CTAs whose range ends in one tile (the host keeps to it)
+constexpr int kMaxPartsInFlight = NVFP4_SM90_MAX_PARTS_IN_FLIGHT;  // float4 partial loads per thread at once (registers)
+__host__ __device__ constexpr int owned_group_begin(int owner, int cluster_k) { return kAccGroups * owner / cluster_k; }
+
+// ---- Local A (shared A) ----
+// The first kLocalATiles K tiles of a CTA do not wait for the launch-wide A copy: the math warps
+// decode their A straight into those stages (local A), so the main loop starts while the copy is
+// published. Their stages expect only B's bytes.
+constexpr int kLocalATiles = NVFP4_SM90_LOCAL_A_TILES;
+static_assert(kLocalATiles >= 0, "local A fills the first kLocalATiles stages");
+// Local A's packed tiles (TMA, 64B swizzle) and scale chunks wait in the last stage's A slice; the
+// copy's store staging uses the one before. Both slices get their fp16 A by TMA only later.
+constexpr int kLocalAPackedBytes = SMEM_A_PACKED_BYTES + SMEM_SF_BYTES;  // 9 KB, a multiple of 1 KB
+constexpr int kLocalAStage = Plan<true>::kStages - 1, kCopyStagingStage = Plan<true>::kStages - 2;
+static_assert(kLocalATiles <= kCopyStagingStage && kLocalATiles * kLocalAPackedBytes <= A_BUFFER_BYTES,
+              "local A's stages, its packed tiles and the copy's staging must not overlap");
+
+// Every thread of the launch-wide A decode loads up to kAItemsInFlight items before decoding any:
+// one DRAM latency per round (sm90_shared_a.cuh).
+constexpr int kAItemsInFlight = NVFP4_SM90_A_ITEMS_IN_FLIGHT;
+
+}  // namespace nvfp4_sm90

@@ -1,0 +1,158 @@
+// Host side of the sm_90a NVFP4 GEMM: TMA descriptors for packed A and B and for the launch-wide
+// fp16 copy of A, the launch of the planned kernel instance (sm90_plan.cuh), and the entry points of
+// kernels/common/nvfp4_gemm_api.h plus the benchmark's plan query. Included at the end of
+// nvfp4_gemm_sm90.cu, after the kernel template it launches.
+#pragma once
+
+#include <cuda.h>          // CUtensorMap types only (no -lcuda: the encoder comes from the runtime)
+#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
+#include <cuda_runtime.h>
+
+#include <climits>
+#include <cstdint>
+
+#include "nvfp4_gemm_api.h"
+#include "sm90_config.cuh"
+#include "sm90_plan.cuh"
+#include "sm90_scheduler.cuh"
+#include "sm90_shared_a.cuh"  // g_shared_a
+#include "sm90_timeline.cuh"
+
+namespace nvfp4_sm90 {
+namespace {  // internal linkage: see sm90_plan.cuh
+
+PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  static PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
+  if (encode == nullptr) {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult status;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &status) ==
+            cudaSuccess &&
+        status == cudaDriverEntryPointSuccess)
+      encode = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }
+  return encode;
+}
+
+// A 2-D uint8 map over packed fp4 rows (batch-major), one box = BLOCK_K/2 bytes x `box_rows` rows.
+bool make_packed_map(CUtensorMap* map, const uint8_t* data, int rows, int k, int box_rows,
+                     CUtensorMapSwizzle swizzle) {
+  const cuuint64_t dims[2] = {cuuint64_t(k / 2), cuuint64_t(rows)};
+  const cuuint64_t strides[1] = {cuuint64_t(k / 2)};
+  const cuuint32_t box[2] = {cuuint32_t(PACKED_ROW_BYTES), cuuint32_t(box_rows)};
+  const cuuint32_t elem_strides[2] = {1, 1};
+  return tensor_map_encoder()(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, const_cast<uint8_t*>(data), dims, strides,
+                              box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+                              CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+// A 2-D fp16 map over the launch-wide decoded A copy ([l*m, k] row-major), one box = one 128B-swizzle
+// atom (64 fp16 x 128 rows), as the wgmma descriptors expect.
+bool make_shared_a_map(CUtensorMap* map, int rows, int k) {
+  void* copy = nullptr;  // looked up every call: a host-side static here reads like a result cache
+  if (cudaGetSymbolAddress(&copy, g_shared_a) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  const cuuint64_t dims[2] = {cuuint64_t(k), cuuint64_t(rows)};
+  const cuuint64_t strides[1] = {cuuint64_t(k) * 2};
+  const cuuint32_t box[2] = {cuuint32_t(A_ATOM_K), cuuint32_t(BLOCK_M)};
+  const cuuint32_t elem_strides[2] = {1, 1};
+  return tensor_map_encoder()(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, copy, dims, strides, box, elem_strides,
+                              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                              CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+// The launch count that tells one shared-A launch's barrier flags from the previous ones' (skips 0,
+// the flags' initial value). Bookkeeping of launches, not of results.
+uint32_t launch_epoch = 0;
+
+template <int kClusterK, bool kSharedA, bool kSoftSplit = false, bool kSpan = false>
+cudaError_t launch(const CUtensorMap& tmap_a, const CUtensorMap& tmap_b, const CUtensorMap& tmap_a16,
+                   const Nvfp4GemmArgs& args, int span_ctas = 0) {
+  const cudaError_t err = allow_large_smem<kClusterK, kSharedA, kSoftSplit, kSpan>();
+  if (err != cudaSuccess) return err;
+  const dim3 grid = kSpan ? dim3(span_ctas, 1, 1) : dim3(kClusterK, args.n / BLOCK_N, (args.m / BLOCK_M) * args.l);
+  const int span_units = (args.n / BLOCK_N) * (args.k / BLOCK_K);
+  const SpanSplit span = kSpan ? SpanSplit{span_units / span_ctas, span_units % span_ctas} : SpanSplit{0, 0};
+  if (++launch_epoch == 0) launch_epoch = 1;
+  constexpr int kThreads = Plan<kSharedA>::kThreads, kSmemBytes = Plan<kSharedA>::kSmemBytes;
+  nvfp4_gemm_sm90_kernel<kClusterK, kSharedA, kSoftSplit, kSpan><<<grid, kThreads, kSmemBytes>>>(
+      tmap_a, tmap_b, tmap_a16, args.a, args.sfa, args.sfb, static_cast<__half*>(args.c), args.m, args.n, args.k,
+      args.l, launch_epoch, span);
+  return cudaGetLastError();
+}
+
+template <bool kSharedA>
+cudaError_t launch_with_cluster(int cluster_k, const CUtensorMap& tmap_a, const CUtensorMap& tmap_b,
+                                const CUtensorMap& tmap_a16, const Nvfp4GemmArgs& args) {
+  switch (cluster_k) {
+    case 8: return launch<8, kSharedA>(tmap_a, tmap_b, tmap_a16, args);
+    case 4: return launch<4, kSharedA>(tmap_a, tmap_b, tmap_a16, args);
+#if NVFP4_SM90_ODD_SPLIT
+    case 3: return launch<3, kSharedA>(tmap_a, tmap_b, tmap_a16, args);
+#endif
+    case 2: return launch<2, kSharedA>(tmap_a, tmap_b, tmap_a16, args);
+    default: return launch<1, kSharedA>(tmap_a, tmap_b, tmap_a16, args);
+  }
+}
+
+}  // namespace
+}  // namespace nvfp4_sm90
+
+const char* nvfp4_gemm_unsupported(int m, int n, int k, int l) {
+  using namespace nvfp4_sm90;
+  if (m <= 0 || n <= 0 || k <= 0 || l <= 0) return "m, n, k and l must be positive";
+  if (m % BLOCK_M != 0) return "m must be a multiple of 128 (the kernel's tile M)";
+  if (n % BLOCK_N != 0) return "n must be a multiple of 128 (the kernel's tile N)";
+  if (k % 256 != 0) return "k must be a multiple of 256";
+  if (int64_t(m / BLOCK_M) * l > 65535) return "m/128 * l must be at most 65535 (grid z limit)";
+  if (int64_t(l) * m > INT_MAX || int64_t(l) * n > INT_MAX) return "l*m and l*n must fit in 32 bits";
+  return nullptr;
+}
+
+// The launch plan for a supported shape (for benchmarks/sm90_kernel.py): the split-K cluster size,
+// plus 100 when the launch shares one decoded copy of A, plus 1000 for a split without a cluster;
+// a spanning split is 10000 + its number of CTAs.
+int nvfp4_sm90_plan(int m, int n, int k, int l) {
+  using namespace nvfp4_sm90;
+  const LaunchPlan plan = choose_plan(m, n, k, l);
+  if (plan.shared_a && plan.span_ctas > 0) return 10000 + plan.span_ctas;
+  return plan.cluster_k + (plan.shared_a ? 100 : 0) + (plan.soft_split ? 1000 : 0);
+}
+
+#if NVFP4_SM90_EXPERIMENT(TIMELINE)
+// Copies the last launch's timeline ([CTA][TimelineEvent], up to max_ctas CTAs) to host memory.
+int nvfp4_sm90_timeline(uint64_t* host, int max_ctas) {
+  using namespace nvfp4_sm90;
+  const size_t ctas = size_t(max_ctas < kTimelineMaxCtas ? max_ctas : kTimelineMaxCtas);
+  return int(cudaMemcpyFromSymbol(host, g_timeline, ctas * kTimelineEvents * sizeof(uint64_t)));
+}
+#endif
+
+cudaError_t nvfp4_gemm_launch(const Nvfp4GemmArgs& args) {
+  using namespace nvfp4_sm90;
+  if (nvfp4_gemm_unsupported(args.m, args.n, args.k, args.l) != nullptr) return cudaErrorInvalidValue;
+  if (tensor_map_encoder() == nullptr) return cudaErrorSymbolNotFound;
+  CUtensorMap tmap_a, tmap_b, tmap_a16 = {};
+  if (!make_packed_map(&tmap_a, args.a, args.l * args.m, args.k, BLOCK_M, CU_TENSOR_MAP_SWIZZLE_64B) ||
+      !make_packed_map(&tmap_b, args.b, args.l * args.n, args.k, BLOCK_N, CU_TENSOR_MAP_SWIZZLE_NONE))
+    return cudaErrorInvalidValue;
+  const LaunchPlan plan = choose_plan(args.m, args.n, args.k, args.l);
+#if NVFP4_SM90_SHARED_A
+  if (plan.shared_a && make_shared_a_map(&tmap_a16, args.l * args.m, args.k)) {
+#if NVFP4_SM90_SPAN
+    if (plan.span_ctas > 0) return launch<1, true, false, true>(tmap_a, tmap_b, tmap_a16, args, plan.span_ctas);
+#endif
+    if (plan.soft_split)
+      return plan.cluster_k == 8 ? launch<8, true, true>(tmap_a, tmap_b, tmap_a16, args)
+                                 : launch<4, true, true>(tmap_a, tmap_b, tmap_a16, args);
+    return launch_with_cluster<true>(plan.cluster_k, tmap_a, tmap_b, tmap_a16, args);
+  }
+#endif
+  // per-CTA A (also if the shared copy's map could not be made: slower, never wrong)
+  const int tiles = (args.m / BLOCK_M) * (args.n / BLOCK_N) * args.l;
+  const PlanKnobs knobs = plan_knobs(args.m, args.n, args.k, args.l);
+  return launch_with_cluster<false>(plan.shared_a ? choose_cluster_k<false>(tiles, args.k, knobs) : plan.cluster_k, tmap_a,
+                                    tmap_b, tmap_a16, args);
+}

@@ -1,0 +1,147 @@
+// The sm_90a NVFP4 GEMM's shared-memory pipeline and its producer warp: the stage layout
+// (SharedStorage over Plan<kSharedA>), the ring state every role advances, and the one thread that
+// issues TMA tile loads and bulk scale copies, for per-CTA A (packed A and B) and for shared A
+// (packed B before the launch-wide barrier, the fp16 A slices after it).
+#pragma once
+
+#include <cuda.h>  // CUtensorMap
+#include <cstdint>
+
+#include "sm90_config.cuh"
+#include "sm90_ptx.cuh"
+#include "sm90_scheduler.cuh"
+
+namespace nvfp4_sm90 {
+
+// Ring position of a pipeline of kDepth slots; `phase` flips each time the ring wraps.
+template <int kDepth>
+struct PipelineState {
+  int stage_idx = 0;
+  uint32_t phase = 0;
+  __device__ __forceinline__ void advance_pipeline() {
+    stage_idx = stage_idx + 1 == kDepth ? 0 : stage_idx + 1;
+    phase ^= stage_idx == 0 ? 1u : 0u;
+  }
+};
+
+// Byte offset of the scale of (row r, k-block j) inside one (128-row, BLOCK_K) scale stage.
+__device__ __forceinline__ int scale_offset(int r, int j) {
+  return (j / 4) * 512 + (r % 32) * 16 + ((r / 32) % 4) * 4 + j % 4;
+}
+
+template <bool kSharedA>
+struct SharedStorage {
+  using P = Plan<kSharedA>;
+  uint8_t* base;
+  __device__ uint8_t* stage(int s) const { return base + s * P::kStageBytes; }
+  __device__ uint8_t* a_fp16_stage(int s) const { return stage(s) + P::kA16Offset; }
+  __device__ uint8_t* a_packed(int s) const { return stage(s) + P::kAPackedOffset; }
+  __device__ uint8_t* b_packed(int s) const { return stage(s) + P::kBPackedOffset; }
+  __device__ uint8_t* sfa(int s) const { return stage(s) + P::kSfaOffset; }
+  __device__ uint8_t* sfb(int s) const { return stage(s) + P::kSfbOffset; }
+  __device__ uint8_t* a_fp16(int b) const { return base + P::kABuffersOffset + b * A_BUFFER_BYTES; }
+  __device__ uint64_t* barriers() const { return reinterpret_cast<uint64_t*>(base + P::kBarriersOffset); }
+  __device__ uint64_t* full_barriers() const { return barriers(); }
+  __device__ uint64_t* empty_barriers() const { return barriers() + P::kStages; }
+  __device__ uint64_t* a_full_barriers() const { return barriers() + 2 * P::kStages; }
+  __device__ uint64_t* a_empty_barriers() const { return barriers() + 2 * P::kStages + P::kABuffers; }
+  __device__ uint64_t* local_a_barrier() const { return barriers() + 2 * P::kStages + 2 * P::kABuffers; }
+  __device__ uint32_t* e2m1_table() const { return reinterpret_cast<uint32_t*>(barriers() + P::kNumBarriers); }
+};
+
+// Where one CTA's loads come from: rows of the packed maps and its tile's scale chunks.
+struct TileSources {
+  const CUtensorMap *tmap_a, *tmap_b, *tmap_a16;
+  const uint8_t *sfa_tile, *sfb_tile;
+  int row_a, row_b;
+  int sfb_tile_bytes;  // from one N tile's scale chunks to the next's
+};
+
+// Packed B rows and their scale chunk of K tile kt into stage s (both paths), counted on its full barrier.
+template <bool kSharedA>
+__device__ __forceinline__ void load_packed_b(const SharedStorage<kSharedA>& smem, const TileSources& src, int s,
+                                              const TileCoords& tile, int i) {
+  uint64_t* full = &smem.full_barriers()[s];
+  const int kt = unit_k_tile(tile, i);
+  const bool next = in_next_tile(tile, i);
+  sm90::tma_load_2d(smem.b_packed(s), src.tmap_b, kt * PACKED_ROW_BYTES, src.row_b + (next ? BLOCK_N : 0), full);
+  sm90::bulk_load(smem.sfb(s), src.sfb_tile + (next ? src.sfb_tile_bytes : 0) + size_t(kt) * SMEM_SF_BYTES,
+                  SMEM_SF_BYTES, full);
+}
+
+// ---- Producer (per-CTA A): one thread issues packed A/B tile loads (TMA) and scales (bulk copies) ----
+__device__ __forceinline__ void producer(const SharedStorage<false>& smem, const TileSources& src,
+                                         const TileCoords& tile) {
+  PipelineState<Plan<false>::kStages> pipe;
+  for (int i = 0; i < tile.num_k_tiles; ++i, pipe.advance_pipeline()) {
+    const int s = pipe.stage_idx;
+    const int kt = unit_k_tile(tile, i);
+    sm90::mbar_wait(&smem.empty_barriers()[s], pipe.phase ^ 1);
+    uint64_t* full = &smem.full_barriers()[s];
+    sm90::mbar_arrive_expect_tx(full, Plan<false>::kStageTxBytes);
+    sm90::tma_load_2d(smem.a_packed(s), src.tmap_a, kt * PACKED_ROW_BYTES, src.row_a, full);
+    sm90::bulk_load(smem.sfa(s), src.sfa_tile + size_t(kt) * SMEM_SF_BYTES, SMEM_SF_BYTES, full);
+    load_packed_b(smem, src, s, tile, i);
+  }
+}
+
+// ---- Producer (shared A) ----
+// Local A (sm90_config.cuh): the first kLocalATiles stages get no fp16 A by TMA; the math warps
+// decode it there from the packed tiles that wait in stage kLocalAStage's A slice.
+__device__ __forceinline__ int local_a_tiles(const TileCoords& tile) { return min(kLocalATiles, tile.num_k_tiles); }
+
+// Issued first of all: local A's loads do not depend on the copy or the barrier.
+__device__ __forceinline__ void load_local_a(const SharedStorage<true>& smem, const TileSources& src,
+                                             const TileCoords& tile) {
+  uint64_t* bar = smem.local_a_barrier();
+  sm90::mbar_arrive_expect_tx(bar, local_a_tiles(tile) * kLocalAPackedBytes);
+  for (int i = 0; i < local_a_tiles(tile); ++i) {
+    uint8_t* dst = smem.a_fp16_stage(kLocalAStage) + i * kLocalAPackedBytes;
+    const int kt = unit_k_tile(tile, i);  // A's rows are the same in both tiles of a spanning range
+    sm90::tma_load_2d(dst, src.tmap_a, kt * PACKED_ROW_BYTES, src.row_a, bar);
+    sm90::bulk_load(dst + SMEM_A_PACKED_BYTES, src.sfa_tile + size_t(kt) * SMEM_SF_BYTES, SMEM_SF_BYTES, bar);
+  }
+}
+
+// Packed B and its scales do not depend on the launch-wide A copy: the first stages' B loads go out
+// before this CTA decodes its share of A, so DRAM latency overlaps the decode and the barrier. The
+// local tiles' stages plus one: the first stage that waits for the copy then waits only for its A
+// slice from L2, not for B from DRAM too. 3 stages against 2, same runs on an H100 and an H200: the
+// small bench shape 3-5 % faster per call, the two others within 1 %; 4 no better, all 5 slower
+// (their DRAM traffic goes ahead of A's loads).
+__device__ __forceinline__ int prefill_b(const SharedStorage<true>& smem, const TileSources& src,
+                                         const TileCoords& tile) {
+  const int prefilled = min(max(NVFP4_SM90_PREFILL_STAGES, kLocalATiles), min(Plan<true>::kStages, tile.num_k_tiles));
+  for (int s = 0; s < prefilled; ++s) {
+    // A's bytes come later by TMA, or never (local A)
+    sm90::mbar_arrive_expect_tx(&smem.full_barriers()[s],
+                                Plan<true>::kStageTxBytes - (s < local_a_tiles(tile) ? A_BUFFER_BYTES : 0));
+    load_packed_b(smem, src, s, tile, s);
+  }
+  return prefilled;
+}
+
+__device__ __forceinline__ void load_a16(const SharedStorage<true>& smem, const TileSources& src, int s, int kt) {
+  uint64_t* full = &smem.full_barriers()[s];
+#pragma unroll
+  for (int atom = 0; atom < BLOCK_K / A_ATOM_K; ++atom)
+    sm90::tma_load_2d(smem.a_fp16_stage(s) + atom * A_ATOM_BYTES, src.tmap_a16, kt * BLOCK_K + atom * A_ATOM_K,
+                      src.row_a, full);
+}
+
+// After the launch-wide barrier: A for the prefilled stages, then every stage in full.
+__device__ __forceinline__ void producer_shared_a(const SharedStorage<true>& smem, const TileSources& src,
+                                                  const TileCoords& tile, int prefilled) {
+  for (int s = local_a_tiles(tile); s < prefilled; ++s) load_a16(smem, src, s, unit_k_tile(tile, s));
+  PipelineState<Plan<true>::kStages> pipe;
+  for (int i = 0; i < prefilled; ++i) pipe.advance_pipeline();
+  for (int i = prefilled; i < tile.num_k_tiles; ++i, pipe.advance_pipeline()) {
+    const int s = pipe.stage_idx;
+    sm90::mbar_wait(&smem.empty_barriers()[s], pipe.phase ^ 1);
+    sm90::mbar_arrive_expect_tx(&smem.full_barriers()[s], Plan<true>::kStageTxBytes);
+    load_packed_b(smem, src, s, tile, i);
+    load_a16(smem, src, s, unit_k_tile(tile, i));
+  }
+}
+
+}  // namespace nvfp4_sm90

@@ -1,0 +1,211 @@
+// Host planner of the sm_90a NVFP4 GEMM: what this GPU can run at once (occupancy queries, cached
+// per process) and, per problem, the launch plan (split-K over a cluster or without one, spanning
+// split, shared or per-CTA A). The thresholds are knobs of sm90_config.cuh, overridable per shape in
+// the dispatch table (sm90_dispatch.cuh). Included at the end of nvfp4_gemm_sm90.cu, after the
+// kernel template it queries.
+#pragma once
+
+#include <cuda_runtime.h>
+#include <cstdint>
+
+#include "sm90_config.cuh"
+#include "sm90_dispatch.cuh"
+
+namespace nvfp4_sm90 {
+// Everything host-side has internal linkage. A function-local static in a template (or inline)
+// function is one process-wide object (STB_GNU_UNIQUE) shared by every module that contains the
+// same code: with two builds of this kernel loaded (ctypes variants, the torch extension), the
+// second one skipped its own cudaFuncSetAttribute and its launches failed with "invalid argument".
+namespace {
+
+constexpr int kClusterKSlots = 5;  // cluster_k = 1, 2, 4, 8, 3
+constexpr int cluster_slot(int cluster_k) {
+  return cluster_k == 3 ? 4 : cluster_k == 8 ? 3 : cluster_k == 4 ? 2 : cluster_k == 2 ? 1 : 0;
+}
+// launch settings and properties of this GPU and kernel, not results
+bool smem_limit_raised[2][2][2][kClusterKSlots] = {};  // [shared A][software split][spanning][cluster slot]
+int max_active_clusters_cached[2][kClusterKSlots] = {{-1, -1, -1, -1, -1}, {-1, -1, -1, -1, -1}};  // [shared A][slot]
+
+template <int kClusterK, bool kSharedA, bool kSoftSplit = false, bool kSpan = false>
+cudaError_t allow_large_smem() {
+  if (!smem_limit_raised[kSharedA][kSoftSplit][kSpan][cluster_slot(kClusterK)]) {
+    const cudaError_t err = cudaFuncSetAttribute(nvfp4_gemm_sm90_kernel<kClusterK, kSharedA, kSoftSplit, kSpan>,
+                                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                 Plan<kSharedA>::kSmemBytes);
+    if (err != cudaSuccess) return err;
+    smem_limit_raised[kSharedA][kSoftSplit][kSpan][cluster_slot(kClusterK)] = true;
+  }
+  return cudaSuccess;
+}
+
+// How many clusters of kClusterK CTAs the GPU runs at once. Clusters must fit inside one GPC, so
+// this is below num_sms / kClusterK (seen on an H100: 128 CTAs in clusters of 4 ran as two waves).
+template <int kClusterK, bool kSharedA>
+int max_active_clusters() {
+  int& cached = max_active_clusters_cached[kSharedA][cluster_slot(kClusterK)];
+  if (cached < 0) {
+    int clusters = 0;
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(kClusterK, 1, 1);
+    config.blockDim = dim3(Plan<kSharedA>::kThreads, 1, 1);
+    config.dynamicSmemBytes = Plan<kSharedA>::kSmemBytes;
+    if (allow_large_smem<kClusterK, kSharedA>() != cudaSuccess ||
+        cudaOccupancyMaxActiveClusters(&clusters, nvfp4_gemm_sm90_kernel<kClusterK, kSharedA, false>, &config) !=
+            cudaSuccess) {
+      (void)cudaGetLastError();  // not fatal: fall back to no split (and no shared A)
+      clusters = 0;
+    }
+    cached = clusters;
+  }
+  return cached;
+}
+
+template <bool kSharedA>
+int max_active_clusters_of(int cluster_k) {
+  switch (cluster_k) {
+    case 8: return max_active_clusters<8, kSharedA>();
+    case 4: return max_active_clusters<4, kSharedA>();
+    case 3: return max_active_clusters<3, kSharedA>();
+    case 2: return max_active_clusters<2, kSharedA>();
+    default: return max_active_clusters<1, kSharedA>();
+  }
+}
+
+// Software split (shared A only): the kernel's resident CTAs on this GPU, one per SM.
+int resident_ctas_cached = -1;
+
+int resident_ctas() {
+#if !NVFP4_SM90_SHARED_A  // no shared-A kernel is built (the v1 experiment's loop has none)
+  return 0;
+#else
+  if (resident_ctas_cached < 0) {
+    int device = 0, sms = 0, per_sm = 0;
+    if (allow_large_smem<4, true, true>() != cudaSuccess || cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, nvfp4_gemm_sm90_kernel<4, true, true>,
+                                                      Plan<true>::kThreads, Plan<true>::kSmemBytes) != cudaSuccess) {
+      (void)cudaGetLastError();  // not fatal: no software split
+      sms = per_sm = 0;
+    }
+    resident_ctas_cached = sms * per_sm;
+  }
+  return resident_ctas_cached;
+#endif
+}
+
+// The plan knobs for one shape: their compile-time values, overridden by the shape's entries in
+// the dispatch table (sm90_dispatch.cuh). Build-time limits still apply: a kernel instance a knob
+// would need but the build lacks (ODD_SPLIT, SHARED_A, SPAN compiled as 0) is never chosen.
+struct PlanKnobs {
+  int max_cluster_k = NVFP4_SM90_MAX_CLUSTER_K;
+  int odd_split = NVFP4_SM90_ODD_SPLIT;
+  int soft_split = NVFP4_SM90_SOFT_SPLIT;
+  int span = NVFP4_SM90_SPAN;
+  int span_ctas = NVFP4_SM90_SPAN_CTAS;
+  int span_min_gain = NVFP4_SM90_SPAN_MIN_GAIN;
+  int shared_a = NVFP4_SM90_SHARED_A;
+  int shared_a_min_k_tiles = NVFP4_SM90_SHARED_A_MIN_K_TILES;
+};
+
+PlanKnobs plan_knobs(int m, int n, int k, int l) {
+  PlanKnobs knobs;
+  for (const DispatchEntry& e : kDispatchTable) {
+    if (e.m != m || e.n != n || e.k != k || e.l != l) continue;
+    switch (e.knob) {
+      case PlanKnob::MAX_CLUSTER_K: knobs.max_cluster_k = e.value; break;
+      case PlanKnob::ODD_SPLIT: knobs.odd_split = e.value; break;
+      case PlanKnob::SOFT_SPLIT: knobs.soft_split = e.value; break;
+      case PlanKnob::SPAN: knobs.span = e.value; break;
+      case PlanKnob::SPAN_CTAS: knobs.span_ctas = e.value; break;
+      case PlanKnob::SPAN_MIN_GAIN: knobs.span_min_gain = e.value; break;
+      case PlanKnob::SHARED_A: knobs.shared_a = e.value; break;
+      case PlanKnob::SHARED_A_MIN_K_TILES: knobs.shared_a_min_k_tiles = e.value; break;
+    }
+  }
+  return knobs;
+}
+
+struct Split {
+  int cluster_k;
+  bool soft;  // the CTAs of a tile meet through global flags, not as a hardware cluster
+};
+
+// Split K only while the whole grid still runs in one wave and SMs would otherwise idle; every CTA
+// keeps whole K tiles (one or more). The split with the fewest K tiles on its busiest CTA wins, the
+// smaller one on a tie. Hardware clusters must fit the GPCs (on an H100, 32 clusters of 4 ran as two
+// waves); with shared A (every CTA resident anyway) a split of 4 or 8 may run without a cluster.
+template <bool kSharedA>
+Split choose_split(int tiles, int k, bool allow_soft, const PlanKnobs& knobs) {
+  const int k_tiles = k / BLOCK_K;
+  Split best{1, false};
+  int best_k_tiles = k_tiles;
+  const auto consider = [&](int cluster_k, bool soft_allowed) {
+    const int busiest = (k_tiles + cluster_k - 1) / cluster_k;
+    if (knobs.max_cluster_k < cluster_k || cluster_k > k_tiles || busiest >= best_k_tiles ||
+        tiles * cluster_k > kL2PartialCtas)
+      return;
+    if (tiles <= max_active_clusters_of<kSharedA>(cluster_k))
+      best = {cluster_k, false}, best_k_tiles = busiest;
+    else if (knobs.soft_split && kSharedA && allow_soft && soft_allowed && tiles * cluster_k <= resident_ctas())
+      best = {cluster_k, true}, best_k_tiles = busiest;
+  };
+  consider(2, false);
+#if NVFP4_SM90_ODD_SPLIT
+  if (knobs.odd_split) consider(3, false);
+#endif
+  consider(4, true);
+  consider(8, true);
+  return best;
+}
+
+template <bool kSharedA>
+int choose_cluster_k(int tiles, int k, const PlanKnobs& knobs) {
+  return choose_split<kSharedA>(tiles, k, false, knobs).cluster_k;
+}
+
+struct LaunchPlan {
+  int cluster_k;
+  bool shared_a;
+  bool soft_split;
+  int span_ctas = 0;  // > 0: a spanning split over this many CTAs (shared A, cluster_k 1)
+};
+
+// A spanning split needs one M tile (its ranges share A's rows), every CTA resident (it meets through
+// flags) with two workspace slots, ranges of at most one tile (so at most two tiles each) and of at
+// least a quarter of one (at most kMaxSpanOwners owners per tile), enough K tiles per CTA for shared A,
+// and it must shorten the busiest CTA's range by at least a tenth over the split it replaces.
+int span_ctas(int m, int n, int k, int l, int busiest_k_tiles, const PlanKnobs& knobs) {
+  const int most = min(resident_ctas(), min(kSharedAMaxCtas, kL2PartialSlots / 2));
+  const int ctas = knobs.span_ctas > 0 ? min(knobs.span_ctas, most) : most;
+  const int n_tiles = n / BLOCK_N, k_tiles = k / BLOCK_K;
+  if (!NVFP4_SM90_SPAN || !knobs.span || (m / BLOCK_M) * l != 1 || ctas <= 0 || n_tiles > ctas) return 0;
+  const int units = n_tiles * k_tiles;  // n_tiles <= ctas <= 160 and k_tiles <= 2^16 (shared A's capacity)
+  const int shortest = units / ctas, longest = (units + ctas - 1) / ctas;
+  const bool fits = longest <= k_tiles && 4 * shortest >= k_tiles &&
+                    shortest >= max(knobs.shared_a_min_k_tiles, max(kLocalATiles, 1));
+  return fits && 100 * longest <= (100 - knobs.span_min_gain) * busiest_k_tiles ? ctas : 0;
+}
+
+// Shared A needs every CTA of the launch resident at once (its barrier waits for all of them) and
+// A small enough for the global copy; it costs a few microseconds up front (the launch-wide decode
+// and barrier), so it is used only where CTAs run long enough to earn that back. Otherwise each
+// CTA decodes its own A.
+LaunchPlan choose_plan(int m, int n, int k, int l) {
+  const PlanKnobs knobs = plan_knobs(m, n, k, l);
+  const int tiles = (m / BLOCK_M) * (n / BLOCK_N) * l;
+#if NVFP4_SM90_SHARED_A
+  if (knobs.shared_a && int64_t(l) * m * k <= kSharedACapacity) {
+    for (const bool allow_soft : {true, false}) {  // a finer split without a cluster may leave too few K tiles
+      const Split split = choose_split<true>(tiles, k, allow_soft, knobs);
+      const int busiest_k_tiles = (k / BLOCK_K + split.cluster_k - 1) / split.cluster_k;
+      const bool resident = split.soft || tiles <= max_active_clusters_of<true>(split.cluster_k);
+      if (busiest_k_tiles >= knobs.shared_a_min_k_tiles && resident && tiles * split.cluster_k <= kSharedAMaxCtas)
+        return {split.cluster_k, true, split.soft, span_ctas(m, n, k, l, busiest_k_tiles, knobs)};
+    }
+  }
+#endif
+  return {choose_cluster_k<false>(tiles, k, knobs), false, false};
+}
+
+}  // namespace
+}  // namespace nvfp4_sm90

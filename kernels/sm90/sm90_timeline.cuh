@@ -1,0 +1,49 @@
+// Where one launch's time goes, CTA by CTA: the kernel marks each phase; only the timeline build
+// (an experiment of benchmarks/sm90_experiments.h) records them, elsewhere a mark is nothing.
+#pragma once
+
+#include <cstdint>
+
+#include "sm90_config.cuh"
+#include "sm90_ptx.cuh"
+
+namespace nvfp4_sm90 {
+
+// Timeline (experiment TIMELINE, benchmarks/sm90_kernel.py timeline): per CTA, the global timer (ns) at each phase; the host copies it
+// out after a launch with nvfp4_sm90_timeline.
+enum TimelineEvent {
+  kEntry,            // thread 0 starts
+  kSetupDone,        // barriers initialised
+  kADecoded,         // shared A: every thread of this CTA decoded its share of A
+  kArrived,          // shared A: the producer arrived at the launch-wide barrier
+  kGridBarrierDone,  // shared A: the producer passed the launch-wide barrier
+  kFirstTile,        // math warp 0: the first stage is full
+  kMainLoopDone,     // math warp 0: its last wgmma completed
+  kPartialsSent,     // thread 0: its partials are stored
+  kPartialsLanded,   // thread 0: the cluster barrier after the partials passed
+  kExit,             // thread 0: C written
+  kSmId,             // (not a time) the SM this CTA ran on
+  kPreviousExit,     // (read at entry) the latest exit of the previous launch
+  kTimelineEvents
+};
+#if NVFP4_SM90_EXPERIMENT(TIMELINE)
+constexpr int kTimelineMaxCtas = 1024;
+__device__ uint64_t g_timeline[kTimelineMaxCtas][kTimelineEvents];
+__device__ uint64_t g_timeline_last_exit;
+#endif
+
+__device__ __forceinline__ void timeline_mark(TimelineEvent event) {
+#if NVFP4_SM90_EXPERIMENT(TIMELINE)
+  const uint32_t cta = (blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+  if (cta >= kTimelineMaxCtas) return;
+  uint64_t value = sm90::global_timer_ns();
+  if (event == kSmId) asm volatile("{ .reg .u32 id; mov.u32 id, %%smid; cvt.u64.u32 %0, id; }" : "=l"(value));
+  if (event == kPreviousExit) value = *reinterpret_cast<volatile uint64_t*>(&g_timeline_last_exit);
+  g_timeline[cta][event] = value;
+  if (event == kExit) atomicMax(reinterpret_cast<unsigned long long*>(&g_timeline_last_exit), value);
+#else
+  (void)event;
+#endif
+}
+
+}  // namespace nvfp4_sm90

@@ -1,0 +1,85 @@
+"""benchmarks/sm90_kernel.py on CPU: its check is `nvfp4ctl check`'s comparison, its timing `nvfp4ctl
+bench`'s loop, and every variant sets only knobs or declared experiments. (Its GPU runs: the
+commands in docs/sm90_kernel.md.)"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from nvfp4ctl.build.knobs import read_knobs
+
+torch = pytest.importorskip("torch")
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "benchmarks" / "sm90_kernel.py"
+
+
+@pytest.fixture(scope="module")
+def harness():
+    spec = importlib.util.spec_from_file_location("sm90_kernel_harness", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    module.DEVICE = "cpu"
+    yield module
+    sys.modules.pop(spec.name, None)
+
+
+def _right(data):
+    from nvfp4ctl.problems.nvfp4_gemm.reference import reference_gemm
+
+    data[6].copy_(reference_gemm(data[0], data[1], data[2], data[3]))
+    return data[6]
+
+
+def test_variants_set_only_knobs_and_declared_experiments(harness) -> None:
+    knobs = {knob.name for knob in read_knobs(REPO / "kernels" / "sm90" / "sm90_config.cuh")}
+    experiments = set(re.findall(r"#ifndef (NVFP4_SM90_\w+)", (REPO / "benchmarks" / "sm90_experiments.h").read_text()))
+    for name, defines in harness.VARIANTS.items():
+        for define in defines:
+            macro = define.removeprefix("-D").split("=")[0]
+            assert macro in knobs | experiments, f"variant {name}: {macro} is neither a knob nor an experiment"
+
+
+def test_check_passes_a_right_kernel_and_counts_what_a_wrong_one_left_unwritten(harness) -> None:
+    good = harness.check_one(_right, 128, 256, 256, 1, 1111, "generator", "cpu")
+    assert good.ok and good.mismatches == 0 and good.unwritten == 0
+
+    def half_written(data):
+        _right(data)
+        data[6][:64].view(torch.int16).fill_(0x7E5A)  # the check's poison: never written
+        return data[6]
+
+    bad = harness.check_one(half_written, 128, 256, 256, 1, 1111, "generator", "cpu")
+    assert not bad.ok and bad.unwritten == 64 * 256 and bad.mismatches == 64 * 256 and bad.first_bad.startswith("c[0,0,0]")
+
+
+def test_a_nan_in_both_output_and_reference_is_a_match(harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The old check called NaN == NaN a mismatch; `nvfp4ctl check` (GPU MODE's rule) does not."""
+    from nvfp4ctl.problems.nvfp4_gemm import reference
+
+    real = reference.reference_gemm
+
+    def with_nan(*args):
+        out = real(*args)
+        out[0, 0, 0] = float("nan")
+        return out
+
+    monkeypatch.setattr(reference, "reference_gemm", with_nan)
+    result = harness.check_one(lambda d: (d[6].copy_(with_nan(*d[:4])), d[6])[1], 128, 256, 256, 1, 7, "generator", "cpu")
+    assert result.ok, result
+
+
+def test_timing_runs_the_bench_loop_and_returns_microseconds(harness) -> None:
+    args = argparse.Namespace(settle=0.0, max_repeats=5, max_noise=0.1)
+    calls = []
+    inputs = harness.bench_inputs(128, 256, 256, 1, 3)
+    us = harness.leaderboard_us(lambda d: calls.append(d) or d[6], inputs, args)
+    assert us > 0
+    assert len(calls) % 3 == 0 and 3 * 3 <= len(calls) <= 3 * 5  # whole repeats over every input set
