@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from nvfp4ctl.tune.knobs import Config
-from nvfp4ctl.tune.results import Measurement, Ranked, geomean, rank, shape_key
+from nvfp4ctl.tune.results import COMPILE_ERROR, Measurement, Ranked, geomean, rank, shape_key
 from nvfp4ctl.tune.session import CURRENT, TuneReport
 from nvfp4ctl.tune.table import Shape
 
@@ -30,15 +30,18 @@ def compile_table(report: TuneReport) -> tuple[list[str], list[list[object]]]:
         if build is None:
             continue
         compile_text = "cached" if build.cache_hit else f"{build.compile_s:.1f} s"
-        rows.append([_label(report, cid, base), build.registers, _kib(build.shared_bytes), f"{build.stack_bytes} B",
-                     f"{build.spill_bytes} B", compile_text, "ok" if build.usable else f"rejected: {build.status}"])
+        built = build.status != COMPILE_ERROR  # a failed compile has no resources to show
+        rows.append([_label(report, cid, base), build.registers if built else "-",
+                     _kib(build.shared_bytes) if built else "-", f"{build.stack_bytes} B" if built else "-",
+                     f"{build.spill_bytes} B" if built else "-", compile_text,
+                     "ok" if build.usable else f"rejected: {build.status}"])
     return columns, rows
 
 
 def rejections(report: TuneReport) -> list[str]:
     """One line per rejected build: the candidate and the compiler's reason."""
     base = report.knobs.defaults()
-    return [f"{_label(report, cid, base)}: {build.status}: {build.message}"
+    return [f"{_label(report, cid, base)}: {build.status}: {build.message.splitlines()[0]}"
             for cid, build in report.builds.items() if not build.usable and build.message]
 
 

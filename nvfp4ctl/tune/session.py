@@ -170,7 +170,7 @@ def winners_table(knobs: KernelKnobs, table: DispatchTable, search: SearchOutcom
     """The old table with every tuned shape's plan knobs and the kernel-scope set replaced."""
     shapes = [s for s in search.best if search.best_result[s].ok]
     new = DispatchTable(plan={s: dict(v) for s, v in table.plan.items()}, kernel=dict(table.kernel),
-                        has_kernel_block=table.has_kernel_block, enum=table.enum)
+                        has_kernel_block=table.has_kernel_block)
     if not shapes:
         return new
     first = search.best[shapes[0]]
