@@ -23,7 +23,7 @@ def _kib(size: int) -> str:
 
 def compile_table(report: TuneReport) -> tuple[list[str], list[list[object]]]:
     base = report.knobs.defaults()
-    columns = ["candidate", "regs", "smem", "stack", "spills", "compile", "verdict"]
+    columns = ["candidate", "regs", "static smem", "stack", "spills", "compile", "verdict"]
     rows = []
     for cid in report.configs:  # the order they were asked for: the current table, the start, one knob at a time
         build = report.builds.get(cid)
