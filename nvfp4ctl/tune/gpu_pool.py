@@ -78,16 +78,22 @@ class GpuPool:
             return Measurement(reply.get("status", ERROR), message=reply.get("message", ""), gpu=named.name)
         return Measurement(OK, us=reply["us"], err_us=reply["err_us"], runs=reply["runs"], gpu=named.name)
 
-    def close(self) -> None:
-        self._executor.shutdown(wait=True, cancel_futures=True)
+    def close(self, kill: bool = False) -> None:
+        """Drop queued tasks; with `kill` (Ctrl-C, an error) stop the running ones at once too: a
+        busy worker's child is SIGKILLed and its task ends as a crash nobody reads."""
+        self._executor.shutdown(wait=False, cancel_futures=True)
+        if kill:
+            for named in self.workers:
+                named.worker.close()
+        self._executor.shutdown(wait=True)
         for named in self.workers:
             named.worker.close()
 
     def __enter__(self) -> GpuPool:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        self.close(kill=exc_type is not None)
 
 
 def _first_line(error: BaseException) -> str:

@@ -74,3 +74,30 @@ def test_the_dispatch_file_is_found_by_its_marker(tiny_copy: Path) -> None:
     config = tiny_copy.with_name("tiny_config.cuh")
     config.write_text(config.read_text().replace("// nvfp4ctl:dispatch file=tiny_dispatch.cuh\n", ""))
     assert discover(tiny_copy).dispatch == tiny_copy.with_name("tiny_dispatch.cuh").resolve()
+
+
+def test_real_builds_in_the_process_pool_feed_the_gpu_pool(tiny_copy: Path, tmp_path: Path) -> None:
+    """The tiny kernel really compiled (spawned pool, build cache, -D defines); the spilling candidate
+    never reaches a GPU; the others arrive with the artifact a worker would load."""
+    seen: list[dict] = []
+
+    def from_defines(values: dict, case: Case) -> dict:
+        return {"status": OK, "us": 5.0, "err_us": 0.0, "runs": 3}
+
+    class Recording(FakeWorker):
+        def call(self, job, *, label, timeout_s=None, **payload):
+            seen.append(payload["artifact"])
+            return from_defines({}, payload["case"])
+
+    knobs = discover(tiny_copy)
+    table = read_table(knobs.dispatch, knobs)
+    report = TuneReport(knobs=knobs, shapes=[SHORT_K], compile_only=False)
+    with CompilePool(tiny_copy, "sm_90a", jobs=2) as builds, GpuPool([NamedWorker("GPU 0", Recording(timing))], {}, 10) as gpus:
+        evaluator = Evaluator(builds, gpus, TuneState(tmp_path / "state.json", "k"), {SHORT_K: Case(*SHORT_K, seed=1111)},
+                              report, lambda *_: None)
+        tune(knobs, start_configs(knobs, [SHORT_K], table), table, evaluator, SearchSettings(), write=False)
+    spilled = [cid for cid, build in report.builds.items() if build.status == "spills"]
+    assert len(spilled) == 1 and "TINY_LIVE=256" in spilled[0]
+    assert all(a["kind"] == "kernel" and a["arch"] == "sm_90a" for a in seen)
+    assert sorted(len(a["defines"]) for a in seen) == [0, 3, 3]  # the shipped build, the start, SPLIT=2
+    assert not any("TINY_LIVE=256" in a["defines"] for a in seen)
