@@ -28,9 +28,10 @@ def cpu_cores() -> int:
         return os.cpu_count() or 1
 
 
-def kernel_artifact(source: str, arch: str, defines: tuple[str, ...]) -> dict:
-    """What a GPU worker needs to load this build (from the cache: tune.jobs.load_candidate)."""
-    return {"kind": "kernel", "source": source, "arch": arch, "defines": list(defines)}
+def kernel_artifact(source: str, arch: str, defines: tuple[str, ...], key: str) -> dict:
+    """What a GPU worker needs to load this build (from the cache: tune.jobs.load_candidate). The
+    cache key tells two builds with the same defines apart (the table changed between them)."""
+    return {"kind": "kernel", "source": source, "arch": arch, "defines": list(defines), "key": key}
 
 
 def compile_candidate(source: str, arch: str, defines: tuple[str, ...]) -> BuildResult:
@@ -55,7 +56,7 @@ def compile_candidate(source: str, arch: str, defines: tuple[str, ...]) -> Build
         compile_s=report.compile_s if not report.cache_hit else round(time.perf_counter() - started, 2),
         cache_hit=report.cache_hit,
         message=message,
-        artifact=kernel_artifact(source, arch, defines),
+        artifact=kernel_artifact(source, arch, defines, report.key),
     )
 
 

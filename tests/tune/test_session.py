@@ -98,6 +98,6 @@ def test_real_builds_in_the_process_pool_feed_the_gpu_pool(tiny_copy: Path, tmp_
         tune(knobs, start_configs(knobs, [SHORT_K], table), table, evaluator, SearchSettings(), write=False)
     spilled = [cid for cid, build in report.builds.items() if build.status == "spills"]
     assert len(spilled) == 1 and "TINY_LIVE=256" in spilled[0]
-    assert all(a["kind"] == "kernel" and a["arch"] == "sm_90a" for a in seen)
+    assert all(a["kind"] == "kernel" and a["arch"] == "sm_90a" and len(a["key"]) == 64 for a in seen)
     assert sorted(len(a["defines"]) for a in seen) == [0, 3, 3]  # the shipped build, the start, SPLIT=2
     assert not any("TINY_LIVE=256" in a["defines"] for a in seen)
