@@ -86,7 +86,8 @@ def show(report: Any, label: str, verbose: bool) -> None:
     console.table(columns, rows, title=f"{label} on {report.gpu or 'GPU'}: winners ({report.wall_s:.1f} s)")
     busy = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in report.gpu_busy_s.items())
     if busy:
-        console.info(f"GPU time: {busy}", style="dim")
+        away = f"; {report.stolen} task(s) timed away from their shape's home GPU" if len(report.gpu_busy_s) > 1 else ""
+        console.info(f"GPU time: {busy}{away}", style="dim")
     if report.search and report.search.stopped:
         console.warn(report.search.stopped)
     if report.table_note:

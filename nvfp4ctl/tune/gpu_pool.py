@@ -1,16 +1,21 @@
-"""Timing candidates on every local GPU: one watched worker process per GPU, tasks to whichever is free.
+"""Timing candidates on every local GPU: one watched worker process per GPU, one task at a time each.
 
-Each worker is a runner Worker (its own child process, CUDA_VISIBLE_DEVICES naming one GPU); a
-thread per worker sends it one (candidate, shape) task at a time, so N GPUs work on N tasks at once.
-A candidate that crashes or hangs costs only its own task: the Worker kills that child and the
-next task gets a fresh one. Results are plain Measurements; nothing here decides a winner.
+Each worker is a runner Worker (its own child process, CUDA_VISIBLE_DEVICES naming one GPU) fed by
+its own thread. A task names the shape it times, and each shape has a home GPU (shape index modulo
+the GPU count), so a shape's candidates are compared on one card: two cards of one model differ by
+a percent or so in clocks under load, as much as the gains a knob is kept for. A GPU whose own queue
+is empty takes the newest task of the fullest other queue, so no GPU idles while work is left.
+A candidate that crashes or hangs costs only its own task: the Worker kills that child and the next
+task gets a fresh one. Results are plain Measurements; nothing here decides a winner.
 """
 
 from __future__ import annotations
 
-import queue
+import threading
+import time
+from collections import deque
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -33,8 +38,16 @@ class NamedWorker:
     worker: WorkerLike
 
 
+@dataclass
+class _Task:
+    artifact: dict | None
+    case: Any
+    label: str
+    future: Future
+
+
 class GpuPool:
-    """submit(artifact, case, label) -> Future[Measurement]; `payload` holds the job's fixed settings."""
+    """submit(artifact, case, label, home) -> Future[Measurement]; `payload` holds the job's fixed settings."""
 
     def __init__(self, workers: Sequence[NamedWorker], payload: dict[str, Any], timeout_s: float) -> None:
         if not workers:
@@ -42,29 +55,56 @@ class GpuPool:
         self.workers = list(workers)
         self.payload = payload
         self.timeout_s = timeout_s
-        self._free: queue.Queue[NamedWorker] = queue.Queue()
-        for worker in self.workers:
-            self._free.put(worker)
-        self._executor = ThreadPoolExecutor(max_workers=len(self.workers), thread_name_prefix="tune-gpu")
         self.busy_s: dict[str, float] = {w.name: 0.0 for w in self.workers}
+        self.stolen = 0  # tasks timed away from their shape's home GPU
+        self._queues: list[deque[_Task]] = [deque() for _ in self.workers]
+        self._lock = threading.Condition()
+        self._closing = False
+        self._threads = [threading.Thread(target=self._serve, args=(index,), name=f"tune-{w.name}", daemon=True)
+                         for index, w in enumerate(self.workers)]
+        for thread in self._threads:
+            thread.start()
 
     @property
     def gpu(self) -> str | None:
         return next((w.worker.gpu for w in self.workers if w.worker.gpu), None)
 
-    def submit(self, artifact: dict | None, case: Any, label: str) -> Future[Measurement]:
-        return self._executor.submit(self._run, artifact, case, label)
+    def submit(self, artifact: dict | None, case: Any, label: str, home: int = 0) -> Future[Measurement]:
+        future: Future[Measurement] = Future()
+        with self._lock:
+            self._queues[home % len(self.workers)].append(_Task(artifact, case, label, future))
+            self._lock.notify_all()
+        return future
 
-    def _run(self, artifact: dict | None, case: Any, label: str) -> Measurement:
-        import time
+    def _next(self, index: int) -> _Task | None:
+        with self._lock:
+            while True:
+                if self._closing:
+                    return None
+                if self._queues[index]:
+                    return self._queues[index].popleft()
+                fullest = max(range(len(self._queues)), key=lambda i: len(self._queues[i]))
+                if self._queues[fullest]:
+                    self.stolen += 1
+                    return self._queues[fullest].pop()
+                self._lock.wait()
 
+    def _serve(self, index: int) -> None:
+        while (task := self._next(index)) is not None:
+            if not task.future.set_running_or_notify_cancel():
+                continue
+            try:
+                task.future.set_result(self._run(self.workers[index], task))
+            except BaseException as error:  # noqa: BLE001 - handed to whoever waits on the future
+                task.future.set_exception(error)
+
+    def _run(self, named: NamedWorker, task: _Task) -> Measurement:
         from nvfp4ctl.runner.worker import JobError
 
-        named = self._free.get()  # as many threads as workers: one is always free here
         started = time.perf_counter()
         try:
-            reply = named.worker.call(MEASURE_JOB, label=label, timeout_s=self.timeout_s,
-                                      artifact=artifact, case=case, **self.payload)
+            reply = named.worker.call(MEASURE_JOB, label=task.label, timeout_s=self.timeout_s,
+                                      artifact=task.artifact, case=task.case, **self.payload)
         except KernelTimeout as error:
             return Measurement(TIMEOUT, message=_first_line(error), gpu=named.name)
         except KernelCrash as error:
@@ -73,7 +113,6 @@ class GpuPool:
             return Measurement(ERROR, message=str(error), gpu=named.name)
         finally:
             self.busy_s[named.name] += time.perf_counter() - started
-            self._free.put(named)
         if reply.get("status") != OK:
             return Measurement(reply.get("status", ERROR), message=reply.get("message", ""), gpu=named.name)
         return Measurement(OK, us=reply["us"], err_us=reply["err_us"], runs=reply["runs"], gpu=named.name)
@@ -81,11 +120,17 @@ class GpuPool:
     def close(self, kill: bool = False) -> None:
         """Drop queued tasks; with `kill` (Ctrl-C, an error) stop the running ones at once too: a
         busy worker's child is SIGKILLed and its task ends as a crash nobody reads."""
-        self._executor.shutdown(wait=False, cancel_futures=True)
+        with self._lock:
+            self._closing = True
+            for queue in self._queues:
+                while queue:
+                    queue.popleft().future.cancel()
+            self._lock.notify_all()
         if kill:
             for named in self.workers:
                 named.worker.close()
-        self._executor.shutdown(wait=True)
+        for thread in self._threads:
+            thread.join()
         for named in self.workers:
             named.worker.close()
 

@@ -46,6 +46,7 @@ class TuneReport:
     wall_s: float = 0.0
     gpu: str | None = None
     gpu_busy_s: dict[str, float] = field(default_factory=dict)
+    stolen: int = 0  # tasks timed away from their shape's home GPU (balance at the end of a step)
 
     def current(self, shape: Shape) -> Measurement | None:
         return self.measurements.get((CURRENT, shape))
@@ -95,13 +96,18 @@ class Evaluator:
             for shape in todo[cid]:
                 if build.usable and self.gpu_pool is not None:
                     case = self.cases[shape]
-                    timing[self.gpu_pool.submit(build.artifact, case, f"{label}: {shape_key(shape)}")] = (cid, shape)
+                    timing[self.gpu_pool.submit(build.artifact, case, f"{label}: {shape_key(shape)}",
+                                                home=self.home(shape))] = (cid, shape)
                 else:
                     found[(cid, shape)] = self._record(cid, shape, Measurement(build.status, message=build.message), label)
         for future in as_completed(timing):
             cid, shape = timing[future]
             found[(cid, shape)] = self._record(cid, shape, future.result(), label)
         return found
+
+    def home(self, shape: Shape) -> int:
+        """The shape's home GPU index (its place among the tuned shapes; the pool takes it modulo)."""
+        return list(self.cases).index(shape)
 
     def measure_shipped(self, shapes: Sequence[Shape], label: str) -> dict[Shape, Measurement]:
         """The shipped build compiled again (its table changed) and timed on every shape; not saved
@@ -111,7 +117,8 @@ class Evaluator:
         results: dict[Shape, Measurement] = {}
         if not build.usable or self.gpu_pool is None:
             return {shape: Measurement(build.status, message=build.message) for shape in shapes}
-        futures = {self.gpu_pool.submit(build.artifact, self.cases[s], f"{label}: {shape_key(s)}"): s for s in shapes}
+        futures = {self.gpu_pool.submit(build.artifact, self.cases[s], f"{label}: {shape_key(s)}", home=self.home(s)): s
+                   for s in shapes}
         for future in as_completed(futures):
             results[futures[future]] = future.result()
             self.on_progress(label, 1)

@@ -164,4 +164,5 @@ def execute(run: TuneRun, timing: TimingSettings, budget_s: float | None, rounds
             tune(run.knobs, start, run.table, evaluator, SearchSettings(rounds=rounds, budget_s=budget_s, only=run.only), write=write)
             report.gpu = gpu_pool.gpu or run.gpu_name
             report.gpu_busy_s = dict(gpu_pool.busy_s)
+            report.stolen = gpu_pool.stolen
     return report

@@ -102,3 +102,14 @@ def test_a_crash_or_hang_costs_only_its_task() -> None:
         results = [pool.submit(a, CASES[SHAPES[0]], "t").result() for a in ("crash", "hang", None)]
     assert [r.status for r in results] == [CRASH, TIMEOUT, OK]
     assert results[0].message == "bench: crashed with a CUDA error: illegal address"
+
+
+def test_a_shape_is_timed_on_its_home_gpu_and_idle_gpus_take_over_the_rest() -> None:
+    fakes = [FakeWorker(timing, 0.05, name=f"GPU {i}") for i in range(2)]
+    with GpuPool([NamedWorker(f.gpu, f) for f in fakes], {}, timeout_s=10) as pool:
+        balanced = [pool.submit(None, CASES[SHAPES[i % 2]], f"t{i}", home=i % 2) for i in range(8)]
+        results = [f.result() for f in balanced]
+        assert [r.gpu for r in results] == [f"GPU {i % 2}" for i in range(8)] and pool.stolen == 0
+        lopsided = [pool.submit(None, CASES[SHAPES[0]], f"u{i}", home=0) for i in range(8)]
+        gpus = [f.result().gpu for f in lopsided]
+    assert gpus.count("GPU 1") >= 2 and pool.stolen == gpus.count("GPU 1")
