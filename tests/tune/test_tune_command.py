@@ -61,3 +61,59 @@ def test_a_bad_shape_set_is_exit_2() -> None:
 def test_without_a_gpu_the_kernel_must_be_named() -> None:
     result = _tune()
     assert result.exit_code == 2 and "no CUDA GPU here: pass --kernel PATH" in result.output
+
+
+@pytest.fixture
+def fake_gpus(monkeypatch: pytest.MonkeyPatch, tiny_copy: Path):
+    """The command's timed path with its pools faked: two 'GPUs' answering from test_session.timing,
+    builds that only carry their defines; the shipped build (no defines) reads the tiny table."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from nvfp4ctl.runner import gpu
+    from nvfp4ctl.tune import compile_pool, devices, gpu_pool
+
+    from conftest import FakeWorker, fake_compile
+    from test_session import timing
+
+    from nvfp4ctl.tune.knobs import discover
+    from nvfp4ctl.tune.table import read_table
+
+    def shipped_reads_its_table(values: dict, case):
+        if not values:
+            knobs = discover(tiny_copy)
+            table = read_table(knobs.dispatch, knobs)
+            values = {**table.kernel, **table.plan.get((case.m, case.n, case.k, case.l), {})}
+        return timing(values, case)
+
+    real_pool = compile_pool.CompilePool
+    monkeypatch.setattr(gpu, "gpu_present", lambda: True)
+    monkeypatch.setattr(gpu, "first_gpu", lambda: gpu.GpuInfo("Fake H100", "9.0"))
+    monkeypatch.setattr(devices, "visible_gpus", lambda: ["0", "1"])
+    monkeypatch.setattr(compile_pool, "CompilePool", lambda source, arch: real_pool(
+        source, arch, compile_fn=fake_compile, executor=ThreadPoolExecutor(2)))
+    monkeypatch.setattr(gpu_pool, "make_workers", lambda gpus, device, timeout_s: [
+        gpu_pool.NamedWorker(f"GPU {g}", FakeWorker(shipped_reads_its_table, name="Fake H100 (sm_90)")) for g in gpus])
+
+
+def test_timed_tune_ranks_summarises_writes_and_logs(tiny_copy: Path, tmp_path: Path, fake_gpus: None) -> None:
+    task = tmp_path / "task.yml"
+    task.write_text("tests:\n  - {m: 128, n: 256, k: 256, l: 1, seed: 1111}\n"
+                    "benchmarks:\n  - {m: 128, n: 7168, k: 16384, l: 1, seed: 1111}\n")
+    result = _tune("--kernel", str(tiny_copy), "--task", str(task))
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "128x256x256" in out and "128x7168x16384" in out and "current table" in out
+    assert "winners" in out and "GPU time: GPU 0" in out
+    line = "2 shape(s), 5 builds (0 rejected somewhere): geomean 1.675x over the current table, written to tiny_dispatch.cuh"
+    assert line in out, out  # ((11 / 7) * (10 / 5.6)) ** 0.5: the new table re-timed against the old
+    assert runlog.read(Path(os.environ["NVFP4CTL_MEMORY"]))[-1].result == line
+    dispatch = tiny_copy.with_name("tiny_dispatch.cuh").read_text()
+    assert "{128, 7168, 16384, 1, PlanKnob::SPLIT, 2}," in dispatch and "#define TINY_LIVE 256" in dispatch
+    again = _tune("--kernel", str(tiny_copy), "--task", str(task), "--json", "--no-write")
+    assert again.exit_code == 0, again.output
+    import json
+
+    report = json.loads(again.stdout[again.stdout.index("{"):])
+    assert [s["key"] for s in report["shapes"]] == ["128x256x256", "128x7168x16384"]
+    assert report["shapes"][0]["current"]["us"] == pytest.approx(7.0)  # the new table is now the current one
+    assert report["result"].endswith("geomean 1.000x over the current table") and report["written"] == []
