@@ -153,7 +153,9 @@ def tune(knobs: KernelKnobs, start: dict[Shape, Config], table: DispatchTable | 
     started = time.perf_counter()
     report = evaluator.report
     shapes = list(start)
-    evaluator([(None, shape) for shape in shapes], CURRENT)
+    # the shipped build and the start in one step, so the GPUs share both (the search finds the start done)
+    evaluator([*((None, shape) for shape in shapes), *((config, shape) for shape, config in start.items())],
+              f"{CURRENT} and start")
     report.search = coordinate_descent(knobs, start, evaluator, settings)
     if knobs.dispatch is None or table is None:
         report.table_note = f"{knobs.source.name} names no dispatch file (`// nvfp4ctl:dispatch file=NAME`): winners not written"
