@@ -140,7 +140,7 @@ def execute(run: TuneRun, timing: TimingSettings, budget_s: float | None, rounds
             on_progress: Any = lambda label, done: None) -> Any:
     from nvfp4ctl.build.sources import build_inputs
     from nvfp4ctl.project import cache_root
-    from nvfp4ctl.tune.compile_pool import CompilePool
+    from nvfp4ctl.tune.compile_pool import CompilePool, cpu_cores
     from nvfp4ctl.tune.gpu_pool import GpuPool, make_workers
     from nvfp4ctl.tune.session import Evaluator, TuneReport, compile_only, tune
     from nvfp4ctl.tune.state import TuneState, state_key
@@ -155,7 +155,10 @@ def execute(run: TuneRun, timing: TimingSettings, budget_s: float | None, rounds
     key = state_key(build_inputs(run.source).files, cases, run.gpu_name, settings)
     state = TuneState.in_cache(cache_root(), key, fresh)
     report = TuneReport(knobs=run.knobs, shapes=run.shapes, compile_only=run.compile_only, resumed=state.resumed)
-    with CompilePool(run.source, run.arch) as compile_pool:
+    # While timing, leave a core to each GPU worker and one to this process: a compile hogging every
+    # core would stall the workers' kernel launches and blur the timings.
+    jobs = cpu_cores() if run.compile_only else max(1, cpu_cores() - len(run.gpus) - 1)
+    with CompilePool(run.source, run.arch, jobs=jobs) as compile_pool:
         if run.compile_only:
             return compile_only(run.knobs, start, Evaluator(compile_pool, None, state, run.cases, report, on_progress),
                                 run.only)

@@ -89,7 +89,7 @@ def fake_gpus(monkeypatch: pytest.MonkeyPatch, tiny_copy: Path):
     monkeypatch.setattr(gpu, "gpu_present", lambda: True)
     monkeypatch.setattr(gpu, "first_gpu", lambda: gpu.GpuInfo("Fake H100", "9.0"))
     monkeypatch.setattr(devices, "visible_gpus", lambda: ["0", "1"])
-    monkeypatch.setattr(compile_pool, "CompilePool", lambda source, arch: real_pool(
+    monkeypatch.setattr(compile_pool, "CompilePool", lambda source, arch, jobs=None: real_pool(
         source, arch, compile_fn=fake_compile, executor=ThreadPoolExecutor(2)))
     monkeypatch.setattr(gpu_pool, "make_workers", lambda gpus, device, timeout_s: [
         gpu_pool.NamedWorker(f"GPU {g}", FakeWorker(shipped_reads_its_table, name="Fake H100 (sm_90)")) for g in gpus])
