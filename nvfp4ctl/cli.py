@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from nvfp4ctl import workspace
-from nvfp4ctl.commands import bench, build, check, dump, export, init, lint, log
+from nvfp4ctl.commands import bench, build, check, dump, export, init, lint, log, tune
 from nvfp4ctl.console import NORMAL, QUIET, VERBOSE, get_console, set_verbosity
 from nvfp4ctl.env import Env, env_flag
 from nvfp4ctl.errors import ExitCode, NvfpError
@@ -95,6 +95,7 @@ _logged("bench", bench.command)
 _logged("dump", dump.command)
 _logged("lint", lint.command)
 _logged("export", export.command)
+_logged("tune", tune.command)
 _logged("log", log.command, record=False)  # reading the log does not add to it
 _logged("init", init.command, record=False)  # nothing has run yet; MEMORY.md is being made
 

@@ -16,6 +16,10 @@
 
 #include <cstdint>
 
+// The dispatch table (tune's winners) comes first: its kernel-scope set overrides the defaults below.
+// nvfp4ctl:dispatch file=sm90_dispatch.cuh
+#include "sm90_dispatch.cuh"
+
 #ifdef NVFP4_SM90_EXPERIMENTS
 #define NVFP4_SM90_EXPERIMENT(name) NVFP4_SM90_##name
 #else

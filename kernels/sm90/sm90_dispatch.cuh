@@ -1,16 +1,25 @@
-// Per-shape dispatch table of the sm_90a NVFP4 GEMM: plan knobs (scope=plan in sm90_config.cuh)
-// set for one problem shape, read by the host planner (sm90_plan.cuh, plan_knobs). A shape without
-// an entry, or a knob without one, keeps the knob's compile-time value, so the empty table is the
-// planner's own choice everywhere. Kernel-scope knobs (stages, tile N, ...) are one value per build
-// and are not set here.
+// Dispatch table of the sm_90a NVFP4 GEMM, written by `nvfp4ctl tune` (nvfp4ctl/tune/table.py; the
+// per-shape entries through nvfp4ctl.build.knobs.write_dispatch). Two machine-edited blocks:
 //
-// Machine-edited (a later `nvfp4ctl tune` writes it; nvfp4ctl.build.knobs reads and writes it): the
-// entries sit between the two marker lines, one per line, exactly
+// Kernel set: scope=kernel knobs (stages, buffers, ...) change device code for every shape, so a
+// tune picks one value each (best geomean over its shapes). Those that differ from the declared
+// default sit between the kernel-knobs markers as `#ifndef NAME / #define NAME value / #endif`;
+// sm90_config.cuh includes this file before its own defaults, so these win over them and `-D`
+// still wins over both. Empty block: the declared defaults.
+//
+// Per-shape plan: scope=plan knobs (sm90_config.cuh) set for one problem shape, read by the host
+// planner (sm90_plan.cuh, plan_knobs). A shape without an entry, or a knob without one, keeps the
+// knob's compile-time value, so the empty table is the planner's own choice everywhere. Entries sit
+// between the dispatch markers, one per line, exactly
 //   {M, N, K, L, PlanKnob::NAME, VALUE},
 // where NAME is a plan knob without its NVFP4_SM90_ prefix and VALUE one of its declared values.
 // A value can only narrow what the build contains: e.g. ODD_SPLIT 1 for a shape has no effect in a
-// build compiled with NVFP4_SM90_ODD_SPLIT=0, which has no 3-CTA kernels.
+// build compiled with NVFP4_SM90_ODD_SPLIT=0, which has no 3-CTA kernels. A tune candidate is
+// built with NVFP4CTL_TUNE defined: plan_knobs then ignores this table (the -D values decide).
 #pragma once
+
+// nvfp4ctl:kernel-knobs begin
+// nvfp4ctl:kernel-knobs end
 
 namespace nvfp4_sm90 {
 

@@ -109,6 +109,9 @@ struct PlanKnobs {
 
 PlanKnobs plan_knobs(int m, int n, int k, int l) {
   PlanKnobs knobs;
+#ifdef NVFP4CTL_TUNE  // a `nvfp4ctl tune` candidate: its -D values alone decide, the table would override them
+  (void)m, (void)n, (void)k, (void)l;
+#else
   for (const DispatchEntry& e : kDispatchTable) {
     if (e.m != m || e.n != n || e.k != k || e.l != l) continue;
     switch (e.knob) {
@@ -122,6 +125,7 @@ PlanKnobs plan_knobs(int m, int n, int k, int l) {
       case PlanKnob::SHARED_A_MIN_K_TILES: knobs.shared_a_min_k_tiles = e.value; break;
     }
   }
+#endif
   return knobs;
 }
 

@@ -26,15 +26,17 @@ def module_name(source: Path, arch: str, key: str) -> str:
     return f"{'k_' if stem[:1].isdigit() else ''}{stem}_{arch.removeprefix('sm_')}_{key[:12]}"
 
 
-def build_kernel(source: Path, arch: str, verbose: bool = False) -> BuildReport:
-    """Compile (or find in the cache) `source` for `arch`. Raises CompileError with the first real
-    compiler error; spills and a missing tensor-core op are in report.problems(), not raised.
+def build_kernel(source: Path, arch: str, verbose: bool = False, defines: tuple[str, ...] = ()) -> BuildReport:
+    """Compile (or find in the cache) `source` for `arch`, with extra `defines` ("NAME=VALUE", part
+    of the cache key: same defines, same entry). Raises CompileError with the first real compiler
+    error; spills and a missing tensor-core op are in report.problems(), not raised.
     `verbose` is accepted for the contract; the full log is always kept in the entry's build.log."""
     del verbose
     source = checked_source(source)
     inputs = build_inputs(source)
     mode = build_mode()
-    key = cache.cache_key(inputs, arch, mode)
+    defines = tuple(defines)
+    key = cache.cache_key(inputs, arch, mode, defines)
     entry = cache.entry_dir(source, arch, key)
     if (entry / REPORT_FILE).is_file():
         return BuildReport.load(entry, source)
@@ -42,18 +44,19 @@ def build_kernel(source: Path, arch: str, verbose: bool = False) -> BuildReport:
         if (entry / REPORT_FILE).is_file():  # another process built it while we waited
             return BuildReport.load(entry, source)
         with cache.staging(entry) as folder:
-            report = _compile_and_inspect(folder, inputs, arch, key, mode)
+            report = _compile_and_inspect(folder, inputs, arch, key, mode, defines)
             cache.land(folder, entry)
     return report.moved_to(entry)
 
 
-def _compile_and_inspect(folder: Path, inputs: BuildInputs, arch: str, key: str, mode: str) -> BuildReport:
+def _compile_and_inspect(folder: Path, inputs: BuildInputs, arch: str, key: str, mode: str,
+                         defines: tuple[str, ...] = ()) -> BuildReport:
     started = time.perf_counter()
     name = module_name(inputs.kernel, arch, key) if mode == MODULE else None
     if name is not None:
-        compiled = compile.build_module(folder, inputs, arch, name)
+        compiled = compile.build_module(folder, inputs, arch, name, defines)
     else:
-        compiled = compile.build_device_code(folder, inputs, arch)
+        compiled = compile.build_device_code(folder, inputs, arch, defines)
     (folder / BUILD_LOG).write_text(compiled.log)
     sass = resources.dump_sass(compiled.kernel_object)
     if sass is not None:

@@ -1,7 +1,7 @@
 """The build cache: one folder per content key, landed whole by a directory rename.
 
 key = sha256 of the bytes of the kernel, the local headers it includes and the torch binding, the
-code flags, the nvcc banner, torch's version, the Python ABI, the arch, the build mode and (when
+code flags, any extra `-D` defines (a tune candidate's knobs), the nvcc banner, torch's version, the Python ABI, the arch, the build mode and (when
 used) the CUTLASS wheel version. A lookup reads files only and imports nothing heavy, so an
 unchanged rebuild never starts ninja. Builders of one key serialize on a file lock; readers need
 no lock because an entry appears complete or not at all.
@@ -28,7 +28,7 @@ CACHE_FORMAT = 2  # bump when an entry's layout changes
 LOCK_TIMEOUT_S = 3600.0  # a CUTLASS build on 2 cores takes minutes; a second builder waits for it
 
 
-def cache_key(inputs: BuildInputs, arch: str, mode: str) -> str:
+def cache_key(inputs: BuildInputs, arch: str, mode: str, defines: tuple[str, ...] = ()) -> str:
     torch = toolchain.torch_build()
     material = {
         "format": CACHE_FORMAT,
@@ -42,6 +42,8 @@ def cache_key(inputs: BuildInputs, arch: str, mode: str) -> str:
         "cutlass": toolchain.cutlass_version() if inputs.needs_cutlass else None,
         "sass_tools": toolchain.sass_tools() is not None,  # an unchecked report is redone once they exist
     }
+    if defines:  # only when given, so the keys of plain builds stay what they were
+        material["defines"] = list(defines)
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 

@@ -68,12 +68,13 @@ def _raise_for(returncode: int, log: str, inputs: BuildInputs) -> None:
         raise CompileError(message, log)
 
 
-def build_module(folder: Path, inputs: BuildInputs, arch: str, module_name: str) -> Compiled:
+def build_module(folder: Path, inputs: BuildInputs, arch: str, module_name: str,
+                 defines: tuple[str, ...] = ()) -> Compiled:
     """kernel.cu + torch_binding.cpp -> folder/<module_name>.so, via cpp_extension in a child."""
     spec = {
         "name": module_name,
         "sources": [str(inputs.kernel), str(inputs.binding)],
-        "extra_cuda_cflags": [*flags.cuda_flags(arch), *flags.REPORT_FLAGS],
+        "extra_cuda_cflags": [*flags.cuda_flags(arch), *flags.REPORT_FLAGS, *flags.define_flags(defines)],
         "extra_include_paths": [str(path) for path in flags.include_dirs(inputs)],
         "build_directory": str(folder),
     }
@@ -83,7 +84,7 @@ def build_module(folder: Path, inputs: BuildInputs, arch: str, module_name: str)
     return Compiled(log=log, kernel_object=kernel_object(folder, inputs))
 
 
-def build_device_code(folder: Path, inputs: BuildInputs, arch: str) -> Compiled:
+def build_device_code(folder: Path, inputs: BuildInputs, arch: str, defines: tuple[str, ...] = ()) -> Compiled:
     """The kernel file alone -> an object with its device code, exactly as the module build would compile it."""
     from torch.utils import cpp_extension  # only here: importing torch costs seconds
 
@@ -95,6 +96,7 @@ def build_device_code(folder: Path, inputs: BuildInputs, arch: str) -> Compiled:
         "-fPIC",
         *flags.cuda_flags(arch),
         *flags.REPORT_FLAGS,
+        *flags.define_flags(defines),
         *include,
         "-c",
         str(inputs.kernel),

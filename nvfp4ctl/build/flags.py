@@ -25,6 +25,11 @@ def cuda_flags(arch: str) -> list[str]:
     return [gencode(arch), *BASE_CUDA_FLAGS]
 
 
+def define_flags(defines: tuple[str, ...]) -> list[str]:
+    """`-DNAME=VALUE` per define ("NAME=VALUE" or "NAME"): a tune candidate's knob settings."""
+    return [f"-D{define}" for define in defines]
+
+
 def include_dirs(inputs: BuildInputs) -> list[Path]:
     dirs = [common_dir()]
     if inputs.needs_cutlass:

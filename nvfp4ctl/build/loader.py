@@ -38,11 +38,11 @@ def arch_for(source: Path) -> str:
     return own or gpu  # type: ignore[return-value]
 
 
-def load_kernel_module(source: Path, arch: str | None = None) -> types.ModuleType:
-    """Build `source` if needed (content-keyed cache) and import it; the module exposes
-    nvfp4_gemm(a, b, sfa_permuted, sfb_permuted, c) -> c."""
+def load_kernel_module(source: Path, arch: str | None = None, defines: tuple[str, ...] = ()) -> types.ModuleType:
+    """Build `source` (with extra `defines`) if needed (content-keyed cache) and import it; the
+    module exposes nvfp4_gemm(a, b, sfa_permuted, sfb_permuted, c) -> c."""
     source = checked_source(source)
-    report = build_kernel(source, arch or arch_for(source))
+    report = build_kernel(source, arch or arch_for(source), defines=tuple(defines))
     path = report.module_path
     if path is None:
         raise UsageError("this torch has no CUDA: kernel modules load only with a CUDA build of torch")

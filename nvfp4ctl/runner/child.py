@@ -106,7 +106,9 @@ def _redirect_output(log_path: str) -> None:
     faulthandler.enable(file=sys.stderr, all_threads=False)  # a segfault leaves a Python stack in the log
 
 
-def child_main(conn: Connection, target: TargetSpec, device: str, log_path: str) -> None:
+def child_main(conn: Connection, target: TargetSpec, device: str, log_path: str,
+               env: dict[str, str] | None = None) -> None:
+    os.environ.update(env or {})  # before torch is imported: CUDA reads CUDA_VISIBLE_DEVICES at init
     os.setsid()  # own process group: the watchdog kills it and everything it started
     _redirect_output(log_path)
     _die_with_parent()

@@ -114,6 +114,7 @@ class Worker:
         load_timeout_s: float | None = None,
         preload: tuple[str, ...] = (),
         on_output: Callable[[str], None] | None = None,
+        env: dict[str, str] | None = None,
     ) -> None:
         self.target = target
         self.timeout_s = timeout_s
@@ -121,6 +122,7 @@ class Worker:
         self.load_timeout_s = load_timeout_s if load_timeout_s is not None else max(timeout_s, MIN_LOAD_TIMEOUT_S)
         self.preload = preload  # modules the jobs need, imported under the load timeout, not a job's
         self.on_output = on_output  # receives each line the child prints (for -v)
+        self.env = dict(env or {})  # set in the child before it imports anything (CUDA_VISIBLE_DEVICES per GPU)
         self.gpu: str | None = None  # as the child's torch sees it, once a child has loaded
         self.children_started = 0
         self._logs = _LogFolder()
@@ -193,7 +195,7 @@ class Worker:
         parent_conn, child_conn = self._context.Pipe(duplex=True)
         process = self._context.Process(
             target=child_main,
-            args=(child_conn, self.target, self.device, str(log_path)),
+            args=(child_conn, self.target, self.device, str(log_path), self.env),
             name=f"nvfp4ctl-child-{self.children_started}",
             daemon=True,
         )

@@ -1,0 +1,120 @@
+"""`nvfp4ctl tune`: search a kernel's declared knobs per shape and write the winners into its table."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from nvfp4ctl import options
+from nvfp4ctl.console import VERBOSE, get_console
+from nvfp4ctl.errors import ExitCode, UsageError
+from nvfp4ctl.outcome import Outcome
+
+# Short timing: bench's loop and statistics with fewer repeats and a short settle, for ranking.
+SHORT_CRITERION = {"max_repeats": 20, "max_noise": 0.002, "budget_s": 10.0}
+SHORT_SETTLE_S = 0.3
+INPUT_SETS = 50  # the leaderboard's batch: one event pair around 50 calls
+
+
+class ShapeSet(str, Enum):
+    tests = "tests"
+    benchmarks = "benchmarks"
+    all = "all"
+
+
+def command(
+    kernel: Annotated[Path | None, typer.Option("--kernel", metavar="PATH", help="Kernel source (.cu) whose knobs to tune; default: nvfp4ctl's kernel for this GPU.")] = None,
+    shapes: Annotated[ShapeSet, typer.Option("--shapes", help="task.yml shapes to tune for.")] = ShapeSet.all,
+    budget: Annotated[float | None, typer.Option("--budget", metavar="S", help="Stop searching after this many seconds (between knobs); the best so far is kept.")] = None,
+    gpus: Annotated[int | None, typer.Option("--gpus", metavar="N", help="Time on this many local GPUs, one worker each (default: all).")] = None,
+    compile_only: Annotated[bool, typer.Option("--compile-only", help="Build every candidate of one round and report registers, shared memory and spills; no GPU.")] = False,
+    knobs: Annotated[str | None, typer.Option("--knobs", metavar="A,B", help="Search only these knobs (names with or without the common prefix).")] = None,
+    rounds: Annotated[int, typer.Option("--rounds", metavar="N", min=1, help="Coordinate-descent rounds over all knobs (stops early when nothing changes).")] = 1,
+    fresh: Annotated[bool, typer.Option("--fresh", help="Ignore what an interrupted run of the same tune already measured.")] = False,
+    no_write: Annotated[bool, typer.Option("--no-write", help="Report the winners, leave the dispatch table as it is.")] = False,
+    task: Annotated[Path | None, typer.Option("--task", metavar="PATH", help="task.yml to read the shapes from.")] = None,
+    timeout: Annotated[float | None, typer.Option("--timeout", metavar="S", help="Seconds per candidate and shape before it counts as a deadlock (default 180).")] = None,
+    json: Annotated[bool, typer.Option("--json", help="Print the report as JSON instead of tables.")] = False,
+) -> Outcome:
+    """Try each knob's values per shape (checked, then timed short), write the winners into the dispatch table."""
+    from nvfp4ctl.tune import setup
+
+    if budget is not None and budget <= 0:
+        raise UsageError(f"--budget {budget:g}: expected seconds > 0")
+    if gpus is not None and gpus < 1:
+        raise UsageError(f"--gpus {gpus}: expected at least 1")
+    console = get_console()
+    run = setup.prepare(kernel, shapes.value, task, gpus, compile_only, options.resolve_timeout(timeout, None)[0], knobs)
+    for note in run.notes:
+        console.warn(note)
+    if not json:  # --json keeps stdout for the document alone
+        console.info(run.headline(), style="dim")
+    settings = setup.TimingSettings(criterion=SHORT_CRITERION, settle_s=SHORT_SETTLE_S, input_sets=INPUT_SETS)
+    with console.progress() as progress:
+        report = setup.execute(run, settings, budget, rounds, fresh, write=not no_write,
+                               on_progress=_progress(progress, run.progress_total(rounds)))
+    if json:
+        from nvfp4ctl.tune.render import to_dict
+
+        console.json(to_dict(report))
+    else:
+        show(report, run.label, verbose=console.verbosity >= VERBOSE)
+    return outcome_of(report)
+
+
+def show(report: Any, label: str, verbose: bool) -> None:
+    from nvfp4ctl.tune import render
+
+    console = get_console()
+    if report.resumed:
+        console.info(f"resumed: {report.resumed} (candidate, shape) results from the interrupted run", style="dim")
+    if report.compile_only:
+        columns, rows = render.compile_table(report)
+        console.table(columns, rows, title=f"{label}: {len(rows)} candidate builds ({report.wall_s:.1f} s)")
+        for line in render.rejections(report):
+            console.info(line)
+        console.ok(render.result_line(report))
+        return
+    for shape in report.shapes:
+        columns, rows, left = render.ranked_table(report, shape, None if verbose else render.TOP)
+        title = f"{render.shape_key(shape)}" + (f" ({left} more, -v shows all)" if left else "")
+        console.table(columns, rows, title=title, right_align_from=2)
+    columns, rows, _ = render.summary_rows(report)
+    console.table(columns, rows, title=f"{label} on {report.gpu or 'GPU'}: winners ({report.wall_s:.1f} s)")
+    busy = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in report.gpu_busy_s.items())
+    if busy:
+        away = f"; {report.stolen} task(s) timed away from their shape's home GPU" if len(report.gpu_busy_s) > 1 else ""
+        console.info(f"GPU time: {busy}{away}", style="dim")
+    if report.search and report.search.stopped:
+        console.warn(report.search.stopped)
+    if report.table_note:
+        console.info(report.table_note)
+    console.ok(render.result_line(report))
+
+
+def outcome_of(report: Any) -> Outcome:
+    """Exit 1 when the shipped build is wrong somewhere, before or after the new table; else 0."""
+    from nvfp4ctl.tune import render
+
+    if report.compile_only:
+        shipped = report.builds.get(render.CURRENT)
+        failed = shipped is not None and not shipped.usable
+    else:
+        failed = any(r is not None and not r.ok for r in (report.current(s) for s in report.shapes))
+        failed |= any(not r.ok for r in report.new_table.values())
+    return Outcome(result=render.result_line(report), exit_code=ExitCode.FAILURES if failed else ExitCode.OK,
+                   target=report.knobs.source, target_source="--kernel", gpu=report.gpu)
+
+
+def _progress(progress: Any, total: int) -> Any:
+    task_id = progress.add_task("starting", total=total)
+    done = [0]
+
+    def step(description: str, finished: int) -> None:
+        done[0] += finished
+        progress.update(task_id, description=description, advance=finished, total=max(total, done[0]))
+
+    return step

@@ -1,0 +1,94 @@
+"""Compiling candidates: one build per distinct configuration, in parallel on every CPU core.
+
+A process pool (spawned workers) runs `compile_candidate`, which is nvfp4ctl.build's own
+`build_kernel` with the candidate's `-D` defines: the content-keyed cache makes a repeated
+configuration (same defines) a cache hit, in this run, a resumed one or a later `build`.
+A candidate with register spills is rejected here, before any GPU time.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from multiprocessing import get_context
+from pathlib import Path
+
+from nvfp4ctl.tune.knobs import Config
+from nvfp4ctl.tune.results import COMPILE_ERROR, OK, SPILLS, BuildResult
+
+CompileFn = Callable[[str, str, tuple[str, ...]], BuildResult]
+
+
+def cpu_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def kernel_artifact(source: str, arch: str, defines: tuple[str, ...], key: str) -> dict:
+    """What a GPU worker needs to load this build (from the cache: tune.jobs.load_candidate). The
+    cache key tells two builds with the same defines apart (the table changed between them)."""
+    return {"kind": "kernel", "source": source, "arch": arch, "defines": list(defines), "key": key}
+
+
+def compile_candidate(source: str, arch: str, defines: tuple[str, ...]) -> BuildResult:
+    """Build one candidate (cached) and summarise its resources; never raises for a compile error."""
+    from nvfp4ctl.build import CompileError, build_kernel
+    from nvfp4ctl.build.resources import readable_name
+
+    started = time.perf_counter()
+    try:
+        report = build_kernel(Path(source), arch, defines=defines)
+    except CompileError as error:
+        return BuildResult(COMPILE_ERROR, compile_s=round(time.perf_counter() - started, 2), message=str(error))
+    main = report.main_kernel
+    spilled = [f for f in report.functions if f.spill_stores or f.spill_loads]
+    message = ", ".join(f"{readable_name(f.name)} spills {f.spill_stores} B / {f.spill_loads} B" for f in spilled)
+    return BuildResult(
+        status=SPILLS if spilled else OK,
+        registers=main.registers if main else 0,
+        shared_bytes=main.shared_bytes if main else 0,
+        stack_bytes=report.stack_bytes,
+        spill_bytes=report.spill_bytes,
+        compile_s=report.compile_s if not report.cache_hit else round(time.perf_counter() - started, 2),
+        cache_hit=report.cache_hit,
+        message=message,
+        artifact=kernel_artifact(source, arch, defines, report.key),
+    )
+
+
+class CompilePool:
+    """submit(config) -> Future[BuildResult]; one future per distinct configuration."""
+
+    def __init__(self, source: Path, arch: str, jobs: int | None = None,
+                 compile_fn: CompileFn = compile_candidate, executor: Executor | None = None,
+                 defines_of: Callable[[Config], tuple[str, ...]] = Config.defines) -> None:
+        self.source, self.arch = str(source), arch
+        self.jobs = jobs or cpu_cores()
+        self.compile_fn = compile_fn
+        self.defines_of = defines_of
+        self._executor = executor or ProcessPoolExecutor(max_workers=self.jobs, mp_context=get_context("spawn"))
+        self._futures: dict[tuple[str, ...], Future[BuildResult]] = {}
+
+    def submit(self, config: Config | None) -> Future[BuildResult]:
+        """`None` is the shipped build (no defines: the kernel reads its dispatch table)."""
+        defines = () if config is None else self.defines_of(config)
+        if defines not in self._futures:
+            self._futures[defines] = self._executor.submit(self.compile_fn, self.source, self.arch, defines)
+        return self._futures[defines]
+
+    def forget(self, config: Config | None) -> None:
+        """Build this configuration again on the next submit (its sources changed)."""
+        self._futures.pop(() if config is None else self.defines_of(config), None)
+
+    def close(self, cancel: bool = False) -> None:
+        self._executor.shutdown(wait=not cancel, cancel_futures=cancel)
+
+    def __enter__(self) -> CompilePool:
+        return self
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        self.close(cancel=exc_type is not None)

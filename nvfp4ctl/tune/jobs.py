@@ -1,0 +1,66 @@
+"""The GPU worker's side of tune: jobs the runner's Worker calls as "nvfp4ctl.tune.jobs:<name>".
+
+`measure` loads one candidate (a cached kernel build, or a Python submission), checks it on one
+shape with check's own job (first call, then the reuse probe), and only then times it with bench's
+own job (the leaderboard's loop, short criterion). A worker keeps every module it loaded, so a
+candidate is imported once per GPU however many shapes it runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from nvfp4ctl.tune.results import OK, WRONG
+
+_loaded: dict[str, Callable[[tuple], Any]] = {}
+
+
+def load_candidate(artifact: dict) -> Callable[[tuple], Any]:
+    key = repr(sorted(artifact.items()))
+    if key not in _loaded:
+        if artifact["kind"] == "kernel":
+            from nvfp4ctl.build import load_kernel_module
+
+            module = load_kernel_module(Path(artifact["source"]), artifact["arch"], tuple(artifact["defines"]))
+
+            def custom_kernel(data: tuple) -> Any:
+                return module.nvfp4_gemm(data[0], data[1], data[4], data[5], data[6])
+
+            _loaded[key] = custom_kernel
+        else:
+            from nvfp4ctl.runner.targets import import_submission
+
+            _loaded[key] = import_submission(Path(artifact["path"]))
+    return _loaded[key]
+
+
+def measure(target: Callable[[tuple], Any] | None, *, artifact: dict | None, case: Any, problem: str, rtol: float,
+            atol: float, criterion: dict[str, float], settle_s: float, input_sets: int, device: str = "cuda",
+            probe: bool = True) -> dict[str, Any]:
+    from nvfp4ctl.bench.jobs import bench_case
+    from nvfp4ctl.bench.stats import summarize
+    from nvfp4ctl.check.job import check_case
+
+    kernel = target if artifact is None else load_candidate(artifact)
+    assert kernel is not None
+    checked = check_case(kernel, problem=problem, case=case, rtol=rtol, atol=atol, probe=probe, device=device)
+    if not checked.passed:
+        return {"status": WRONG, "message": _why_wrong(checked)}
+    reply = bench_case(kernel, case=case, problem=problem, rtol=rtol, atol=atol, criterion=criterion,
+                       device=device, input_sets=input_sets, settle_s=settle_s)
+    if "failure" in reply:
+        return {"status": WRONG, "message": reply["failure"]}
+    stats = summarize(reply["samples_ns"]).scaled(1e-3)
+    return {"status": OK, "us": stats.mean, "err_us": stats.err, "runs": stats.runs}
+
+
+def _why_wrong(result: Any) -> str:
+    if result.problems:
+        return result.problems[0]
+    wrong = result.comparison
+    if wrong is None:
+        return f"check failed ({result.phase})"
+    return (f"{wrong.mismatched} of {wrong.total} outputs wrong ({result.phase}), "
+            f"max abs error {wrong.max_abs_err:g}")

@@ -1,0 +1,119 @@
+"""What a kernel lets tune vary: the knobs declared in its source and local headers, its dispatch
+table file, and a candidate's configuration (one value per knob) with the `-D` flags that build it.
+
+Knob declarations are read by nvfp4ctl.build.knobs (one form, one parser). The dispatch file is
+the local header holding the `// nvfp4ctl:dispatch begin` marker line, or the one a line
+`// nvfp4ctl:dispatch file=NAME` in the kernel or a local header names (beside that header).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from nvfp4ctl.build.knobs import Knob, read_knobs
+from nvfp4ctl.build.sources import local_headers
+from nvfp4ctl.errors import UsageError
+
+# Every candidate build defines this: the kernel's planner then ignores its per-shape table, so the
+# `-D` values alone decide (the shipped build, without it, reads the table).
+TUNE_DEFINE = "NVFP4CTL_TUNE=1"
+_DISPATCH = re.compile(r"^\s*//\s*nvfp4ctl:dispatch\s+file=(\S+)\s*$", re.MULTILINE)
+_DISPATCH_MARKER = re.compile(r"^\s*//\s*nvfp4ctl:dispatch begin\s*$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class KernelKnobs:
+    source: Path
+    knobs: tuple[Knob, ...]
+    dispatch: Path | None  # the per-shape table file, None when the kernel names none
+    declared_in: Mapping[str, Path] | None = None  # knob name -> the file declaring it
+
+    @property
+    def prefix(self) -> str:
+        """The knob names' common prefix up to an underscore ("NVFP4_SM90_"): the table omits it."""
+        common = os.path.commonprefix([knob.name for knob in self.knobs]) if len(self.knobs) > 1 else ""
+        return common[: common.rfind("_") + 1]
+
+    def short(self, name: str) -> str:
+        return name.removeprefix(self.prefix)
+
+    def by_name(self, name: str) -> Knob:
+        for knob in self.knobs:
+            if knob.name == name or self.short(knob.name) == name:
+                return knob
+        raise UsageError(f"{self.source.name}: no knob named {name}")
+
+    def of_scope(self, scope: str) -> tuple[Knob, ...]:
+        return tuple(knob for knob in self.knobs if knob.scope == scope)
+
+    def defaults(self) -> Config:
+        return Config.of({knob.name: knob.default for knob in self.knobs}, self)
+
+
+@dataclass(frozen=True)
+class Config:
+    """One value per knob, in declaration order (hashable: it names a build)."""
+
+    items: tuple[tuple[str, int], ...]
+
+    @classmethod
+    def of(cls, values: Mapping[str, int], knobs: KernelKnobs) -> Config:
+        return cls(tuple((knob.name, int(values.get(knob.name, knob.default))) for knob in knobs.knobs))
+
+    def __getitem__(self, name: str) -> int:
+        return dict(self.items)[name]
+
+    def with_value(self, name: str, value: int) -> Config:
+        return Config(tuple((n, value if n == name else v) for n, v in self.items))
+
+    def merged(self, values: Mapping[str, int]) -> Config:
+        return Config(tuple((n, int(values.get(n, v))) for n, v in self.items))
+
+    def defines(self) -> tuple[str, ...]:
+        return (TUNE_DEFINE, *(f"{name}={value}" for name, value in self.items))
+
+    @property
+    def id(self) -> str:
+        return ",".join(f"{name}={value}" for name, value in self.items)
+
+    def diff(self, base: Config, knobs: KernelKnobs) -> str:
+        """"STAGES_PER_CTA_A=7 SPAN=0" against `base`; "start" when equal."""
+        ours = dict(self.items)
+        changed = [f"{knobs.short(n)}={ours[n]}" for n, v in base.items if ours.get(n) != v]
+        return " ".join(changed) or "start"
+
+
+def discover(source: Path) -> KernelKnobs:
+    """Knobs of the kernel file and every local header it includes, and its dispatch file."""
+    files = [source, *local_headers(source)]
+    knobs: list[Knob] = []
+    declared_in: dict[str, Path] = {}
+    named: Path | None = None
+    marked: Path | None = None
+    for path in files:
+        found = read_knobs(path)
+        knobs.extend(found)
+        declared_in.update({knob.name: path for knob in found})
+        text = path.read_text(errors="replace")
+        match = _DISPATCH.search(text)
+        if match and named is None:
+            named = (path.parent / match.group(1)).resolve()
+        if marked is None and _DISPATCH_MARKER.search(text):
+            marked = path.resolve()
+    dispatch = named or marked
+    names = [knob.name for knob in knobs]
+    if len(set(names)) != len(names):
+        raise UsageError(f"{source.name}: a knob is declared in two files")
+    if not knobs:
+        raise UsageError(f"{source}: declares no knobs (`// nvfp4ctl:knob NAME values=A,B scope=plan|kernel: doc`"
+                         " above `#ifndef NAME`); nothing to tune")
+    return KernelKnobs(source=source, knobs=tuple(knobs), dispatch=dispatch, declared_in=declared_in)
+
+
+def tunable(knobs: Iterable[Knob]) -> tuple[Knob, ...]:
+    """Knobs with a choice (a knob with one declared value is documented, not searched)."""
+    return tuple(knob for knob in knobs if len(set(knob.values)) > 1)

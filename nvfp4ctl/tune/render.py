@@ -1,0 +1,152 @@
+"""Tables and lines for `tune` as plain rows (the command prints them through the console)."""
+
+from __future__ import annotations
+
+import math
+
+from nvfp4ctl.tune.knobs import Config
+from nvfp4ctl.tune.results import COMPILE_ERROR, Measurement, Ranked, geomean, rank, shape_key
+from nvfp4ctl.tune.session import CURRENT, TuneReport
+from nvfp4ctl.tune.table import Shape
+
+TOP = 5  # candidates shown per shape unless -v
+
+
+def _label(report: TuneReport, cid: str, base: Config) -> str:
+    config = report.configs.get(cid)
+    return CURRENT if config is None else config.diff(base, report.knobs)
+
+
+def _kib(size: int) -> str:
+    return f"{size / 1024:.1f} KiB"
+
+
+def compile_table(report: TuneReport) -> tuple[list[str], list[list[object]]]:
+    base = report.knobs.defaults()
+    columns = ["candidate", "regs", "static smem", "stack", "spills", "compile", "verdict"]
+    rows = []
+    for cid in report.configs:  # the order they were asked for: the current table, the start, one knob at a time
+        build = report.builds.get(cid)
+        if build is None:
+            continue
+        compile_text = "cached" if build.cache_hit else f"{build.compile_s:.1f} s"
+        built = build.status != COMPILE_ERROR  # a failed compile has no resources to show
+        rows.append([_label(report, cid, base), build.registers if built else "-",
+                     _kib(build.shared_bytes) if built else "-", f"{build.stack_bytes} B" if built else "-",
+                     f"{build.spill_bytes} B" if built else "-", compile_text,
+                     "ok" if build.usable else f"rejected: {build.status}"])
+    return columns, rows
+
+
+def rejections(report: TuneReport) -> list[str]:
+    """One line per rejected build: the candidate and the compiler's reason."""
+    base = report.knobs.defaults()
+    return [f"{_label(report, cid, base)}: {build.status}: {build.message.splitlines()[0]}"
+            for cid, build in report.builds.items() if not build.usable and build.message]
+
+
+def ranked(report: TuneReport, shape: Shape) -> list[Ranked]:
+    assert report.search is not None
+    base = report.search.start[shape]
+    entries = [Ranked(_label(report, cid, base), cid, result)
+               for (cid, s), result in report.measurements.items() if s == shape]
+    return rank(entries)
+
+
+def ranked_table(report: TuneReport, shape: Shape, limit: int | None = TOP) -> tuple[list[str], list[list[object]], int]:
+    """The shape's candidates, fastest first; returns the rows shown and how many were left out."""
+    current = report.current(shape)
+    entries = ranked(report, shape)
+    shown = entries if limit is None else entries[:limit] + [e for e in entries[limit:] if e.config_id == CURRENT]
+    columns = ["#", "candidate", "µs", "±", "vs current", "on", "verdict"]
+    rows = []
+    for position, entry in enumerate(entries, start=1):
+        if entry not in shown:
+            continue
+        result = entry.result
+        timed = result.ok
+        speed = f"{current.us / result.us:.3f}x" if timed and current and current.ok else ""
+        verdict = "ok" if timed else f"rejected: {result.status}" + (f" ({result.message})" if result.message else "")
+        rows.append([position if timed else "-", entry.label, f"{result.us:.2f}" if timed else "",
+                     f"{result.err_us:.2f}" if timed else "", speed, result.gpu, verdict])
+    return columns, rows, len(entries) - len(shown)
+
+
+def summary_rows(report: TuneReport) -> tuple[list[str], list[list[object]], float | None]:
+    """Per shape: the current table, the winner, the shipped build with the new table; geomean speed-up."""
+    assert report.search is not None
+    columns = ["shape", "current µs", "winner µs", "new table µs", "speed-up", "winner"]
+    rows, ratios = [], []
+    for shape in report.shapes:
+        current = report.current(shape)
+        best = report.search.best_result[shape]
+        after = report.new_table.get(shape)
+        final = after if after is not None else best
+        ratio = current.us / final.us if current and current.ok and final.ok else None
+        if ratio is not None:
+            ratios.append(ratio)
+        rows.append([shape_key(shape), _us(current), _us(best), _us(after) if after is not None else "-",
+                     f"{ratio:.3f}x" if ratio else "-",
+                     report.search.best[shape].diff(report.search.start[shape], report.knobs) if best.ok else "none passed"])
+    return columns, rows, geomean(ratios) if ratios else None
+
+
+def _us(result: Measurement | None) -> str:
+    if result is None:
+        return "-"
+    return f"{result.us:.2f}" if result.ok and not math.isinf(result.us) else result.status
+
+
+def counts(report: TuneReport) -> tuple[int, int]:
+    """(candidate builds, of which rejected or failing somewhere)."""
+    failing = {cid for (cid, _), result in report.measurements.items() if not result.ok}
+    failing |= {cid for cid, build in report.builds.items() if not build.usable}
+    return len(report.builds), len(failing)
+
+
+def result_line(report: TuneReport) -> str:
+    """One line for the console and the run log."""
+    if report.compile_only:
+        rejected = sum(not b.usable for b in report.builds.values())
+        return f"compile-only: {len(report.builds)} builds, {rejected} rejected"
+    builds, failing = counts(report)
+    _, _, speedup = summary_rows(report)
+    where = f", written to {', '.join(p.name for p in report.written)}" if report.written else ""
+    gain = f"geomean {speedup:.3f}x over the current table{where}" if speedup else "no speed-up measured"
+    return f"{len(report.shapes)} shape(s), {builds} builds ({failing} rejected somewhere): {gain}"
+
+
+def to_dict(report: TuneReport) -> dict:
+    """The report as JSON-ready data (--json): builds, and per shape the ranking and the winner."""
+    base = report.knobs.defaults()
+    payload: dict = {
+        "kernel": str(report.knobs.source), "compile_only": report.compile_only, "gpu": report.gpu,
+        "wall_s": report.wall_s, "gpu_busy_s": report.gpu_busy_s, "stolen": report.stolen, "resumed": report.resumed,
+        "result": result_line(report), "written": [str(p) for p in report.written],
+        "builds": [{"candidate": _label(report, cid, base), "config": _values(report, cid)} | build.to_dict()
+                   for cid, build in report.builds.items()],
+    }
+    if report.search is None:
+        return payload
+    payload["stopped"] = report.search.stopped
+    shapes = []
+    for shape in report.shapes:
+        after = report.new_table.get(shape)
+        shapes.append({
+            "shape": list(shape), "key": shape_key(shape),
+            "current": _result(report.current(shape)), "winner": dict(report.search.best[shape].items),
+            "winner_result": _result(report.search.best_result[shape]), "new_table": _result(after),
+            "ranked": [{"candidate": e.label, "config": _values(report, e.config_id)} | e.result.to_dict()
+                       for e in ranked(report, shape)],
+        })
+    payload["shapes"] = shapes
+    return payload
+
+
+def _values(report: TuneReport, cid: str) -> dict | None:
+    config = report.configs.get(cid)
+    return None if config is None else dict(config.items)
+
+
+def _result(result: Measurement | None) -> dict | None:
+    return None if result is None else result.to_dict()

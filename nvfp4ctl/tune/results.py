@@ -1,0 +1,75 @@
+"""What tune learns per candidate: its build (resources, or why it was rejected) and, per shape, its
+check verdict and short timing. Plain data, saved in the resume state and ranked for the tables."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+
+OK, WRONG, CRASH, TIMEOUT, ERROR = "ok", "wrong", "crash", "timeout", "error"
+COMPILE_ERROR, SPILLS = "compile error", "spills"
+
+
+def shape_key(shape: Sequence[int]) -> str:
+    m, n, k, l = shape
+    return f"{m}x{n}x{k}" + (f"x{l}" if l != 1 else "")
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    status: str  # OK, COMPILE_ERROR or SPILLS (rejected before any GPU time)
+    registers: int = 0
+    shared_bytes: int = 0
+    stack_bytes: int = 0
+    spill_bytes: int = 0
+    compile_s: float = 0.0
+    cache_hit: bool = False
+    message: str = ""  # the first compiler error, the spilling function
+    artifact: dict | None = None  # what a GPU worker loads (tune.jobs.load_candidate)
+
+    @property
+    def usable(self) -> bool:
+        return self.status == OK
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Measurement:
+    status: str  # OK, WRONG, CRASH, TIMEOUT, ERROR, or the build's rejection
+    us: float = math.inf  # mean per call
+    err_us: float = 0.0
+    runs: int = 0
+    message: str = ""
+    gpu: str = ""  # which worker measured it ("GPU 1"), for the log
+
+    @property
+    def ok(self) -> bool:
+        return self.status == OK
+
+    def to_dict(self) -> dict:
+        return asdict(self) | {"us": None if math.isinf(self.us) else self.us}
+
+    @classmethod
+    def from_dict(cls, payload: dict) -> Measurement:
+        return cls(**(payload | {"us": math.inf if payload.get("us") is None else payload["us"]}))
+
+
+@dataclass(frozen=True)
+class Ranked:
+    label: str  # the candidate as a diff against the start ("STAGES_PER_CTA_A=7", "start", "current table")
+    config_id: str
+    result: Measurement
+
+
+def rank(entries: Iterable[Ranked]) -> list[Ranked]:
+    """Fastest first; rejected candidates after every timed one, in the order they came."""
+    entries = list(entries)
+    timed = sorted((e for e in entries if e.result.ok), key=lambda e: e.result.us)
+    return timed + [e for e in entries if not e.result.ok]
+
+
+def geomean(values: Sequence[float]) -> float:
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else math.nan

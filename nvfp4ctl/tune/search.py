@@ -1,0 +1,138 @@
+"""Which candidates to try: coordinate descent from the start configuration, one knob at a time.
+
+Per knob (declaration order), every declared value is tried with all other knobs at their current
+best. A scope=kernel knob changes device code for every shape, so it gets one value for all shapes:
+the one with the best geomean over them (a value wrong on any shape is out). A scope=plan knob gets
+its best value per shape. A value replaces the current one only if it is faster by more than
+`min_gain` (noise must not flip winners between runs). Rounds repeat while anything changed, up to
+`rounds`; `budget_s` stops the search between knobs. The choices depend on the measurements alone,
+never on their order, so any number of GPUs, or a resumed run, takes the same path.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from nvfp4ctl.build.knobs import Knob
+from nvfp4ctl.tune.knobs import Config, KernelKnobs, tunable
+from nvfp4ctl.tune.results import Measurement, geomean
+from nvfp4ctl.tune.table import DispatchTable, Shape
+
+Request = tuple[Config, Shape]
+Evaluate = Callable[[list[Request], str], dict[tuple[str, Shape], Measurement]]
+
+DEFAULT_ROUNDS = 1
+DEFAULT_MIN_GAIN = 0.01
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    rounds: int = DEFAULT_ROUNDS
+    min_gain: float = DEFAULT_MIN_GAIN  # fraction: 0.01 = a new value must be 1 % faster
+    budget_s: float | None = None
+    only: frozenset[str] | None = None  # full knob names to search (--knobs); None: every knob with a choice
+
+
+@dataclass
+class SearchOutcome:
+    start: dict[Shape, Config]
+    best: dict[Shape, Config]
+    best_result: dict[Shape, Measurement]
+    knobs_done: list[str] = field(default_factory=list)
+    stopped: str | None = None  # why the search ended early ("budget ...")
+
+
+def start_configs(knobs: KernelKnobs, shapes: Sequence[Shape], table: DispatchTable | None) -> dict[Shape, Config]:
+    """Declared defaults, overlaid by the table's kernel set and each shape's plan entry."""
+    base = knobs.defaults()
+    if table is None:
+        return {shape: base for shape in shapes}
+    base = base.merged(table.kernel)
+    return {shape: base.merged(table.plan.get(shape, {})) for shape in shapes}
+
+
+def steps(knobs: KernelKnobs, only: frozenset[str] | None = None) -> tuple[Knob, ...]:
+    return tuple(knob for knob in tunable(knobs.knobs) if only is None or knob.name in only)
+
+
+def one_round(knobs: KernelKnobs, start: dict[Shape, Config], only: frozenset[str] | None = None) -> list[Request]:
+    """Every candidate of one round that changes a single knob from the start (compile-only)."""
+    requests: list[Request] = [(config, shape) for shape, config in start.items()]
+    for knob in steps(knobs, only):
+        for shape, config in start.items():
+            requests += [(config.with_value(knob.name, v), shape) for v in knob.values if v != config[knob.name]]
+    return requests
+
+
+def round_size(knobs: KernelKnobs, shapes: int, only: frozenset[str] | None = None) -> int:
+    """(candidate, shape) pairs in one round, the start included: the progress bar's total."""
+    return shapes * (1 + sum(len(set(knob.values)) - 1 for knob in steps(knobs, only)))
+
+
+def coordinate_descent(knobs: KernelKnobs, start: dict[Shape, Config], evaluate: Evaluate,
+                       settings: SearchSettings = SearchSettings(),
+                       clock: Callable[[], float] = time.monotonic) -> SearchOutcome:
+    began = clock()
+    shapes = list(start)
+    found = evaluate([(config, shape) for shape, config in start.items()], "start")
+    best = dict(start)
+    best_result = {shape: found[(config.id, shape)] for shape, config in start.items()}
+    outcome = SearchOutcome(start=dict(start), best=best, best_result=best_result)
+    for round_index in range(settings.rounds):
+        changed = False
+        for knob in steps(knobs, settings.only):
+            if settings.budget_s is not None and clock() - began > settings.budget_s:
+                outcome.stopped = f"budget of {settings.budget_s:g} s spent before {knobs.short(knob.name)}"
+                return outcome
+            label = f"{knobs.short(knob.name)} (round {round_index + 1})" if settings.rounds > 1 else knobs.short(knob.name)
+            step = _kernel_step if knob.scope == "kernel" else _plan_step
+            changed |= step(knob, shapes, best, best_result, evaluate, label, settings.min_gain)
+            outcome.knobs_done.append(knob.name)
+        if not changed:
+            break
+    return outcome
+
+
+def _time(result: Measurement) -> float:
+    return result.us if result.ok else math.inf
+
+
+def _kernel_step(knob: Knob, shapes: list[Shape], best: dict[Shape, Config], best_result: dict[Shape, Measurement],
+                 evaluate: Evaluate, label: str, min_gain: float) -> bool:
+    current = best[shapes[0]][knob.name]  # one value for every shape
+    values = [v for v in dict.fromkeys(knob.values) if v != current]
+    requests = [(best[s].with_value(knob.name, v), s) for v in values for s in shapes]
+    found = evaluate(requests, label)
+    score = {current: _score([_time(best_result[s]) for s in shapes])}
+    for v in values:
+        score[v] = _score([_time(found[(best[s].with_value(knob.name, v).id, s)]) for s in shapes])
+    winner = min(values, key=lambda v: score[v], default=current)
+    if not values or not score[winner] < score[current] * (1 - min_gain):
+        return False
+    for s in shapes:
+        best[s] = best[s].with_value(knob.name, winner)
+        best_result[s] = found[(best[s].id, s)]
+    return True
+
+
+def _score(times: list[float]) -> float:
+    return math.inf if any(math.isinf(t) for t in times) else geomean(times)
+
+
+def _plan_step(knob: Knob, shapes: list[Shape], best: dict[Shape, Config], best_result: dict[Shape, Measurement],
+               evaluate: Evaluate, label: str, min_gain: float) -> bool:
+    requests = [(best[s].with_value(knob.name, v), s) for s in shapes for v in dict.fromkeys(knob.values)
+                if v != best[s][knob.name]]
+    found = evaluate(requests, label)
+    changed = False
+    for s in shapes:
+        tried = [(config, found[(config.id, shape)]) for config, shape in requests if shape == s]
+        if not tried:
+            continue
+        config, result = min(tried, key=lambda item: _time(item[1]))
+        if _time(result) < _time(best_result[s]) * (1 - min_gain):
+            best[s], best_result[s], changed = config, result, True
+    return changed

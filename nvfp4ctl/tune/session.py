@@ -1,0 +1,189 @@
+"""The parent's side of a tune: candidates through the compile pool, then the GPU pool, into the
+search, the dispatch table and a report. Compiling and timing overlap: a candidate's shapes go to
+the GPUs as soon as its build lands. Every answer is saved in the resume state as it arrives.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nvfp4ctl.tune.compile_pool import CompilePool
+from nvfp4ctl.tune.gpu_pool import GpuPool
+from nvfp4ctl.tune.knobs import Config, KernelKnobs
+from nvfp4ctl.tune.results import BuildResult, Measurement, shape_key
+from nvfp4ctl.tune.search import Request, SearchOutcome, SearchSettings, coordinate_descent, one_round
+from nvfp4ctl.tune.state import TuneState
+from nvfp4ctl.tune.table import DispatchTable, Shape, write_defaults, write_table
+
+CURRENT = "current table"  # the shipped build: no defines, the kernel reads its dispatch table
+NEW_TABLE = "new table"  # the shipped build again, after the winners were written
+
+Progress = Callable[[str, int], None]  # (what is happening, pairs finished since the last call)
+
+
+def config_id(config: Config | None) -> str:
+    return CURRENT if config is None else config.id
+
+
+@dataclass
+class TuneReport:
+    knobs: KernelKnobs
+    shapes: list[Shape]
+    compile_only: bool
+    configs: dict[str, Config | None] = field(default_factory=dict)
+    builds: dict[str, BuildResult] = field(default_factory=dict)
+    measurements: dict[tuple[str, Shape], Measurement] = field(default_factory=dict)
+    search: SearchOutcome | None = None
+    new_table: dict[Shape, Measurement] = field(default_factory=dict)
+    written: list[Path] = field(default_factory=list)
+    table_note: str | None = None  # why no table was written, or what to keep in mind
+    resumed: int = 0
+    wall_s: float = 0.0
+    gpu: str | None = None
+    gpu_busy_s: dict[str, float] = field(default_factory=dict)
+    stolen: int = 0  # tasks timed away from their shape's home GPU (balance at the end of a step)
+
+    def current(self, shape: Shape) -> Measurement | None:
+        return self.measurements.get((CURRENT, shape))
+
+
+class Evaluator:
+    """Answers (candidate, shape) requests: from the resume state, else build, check and time."""
+
+    def __init__(self, compile_pool: CompilePool, gpu_pool: GpuPool | None, state: TuneState,
+                 cases: dict[Shape, Any], report: TuneReport, on_progress: Progress) -> None:
+        self.compile_pool, self.gpu_pool, self.state = compile_pool, gpu_pool, state
+        self.cases, self.report, self.on_progress = cases, report, on_progress
+
+    def build_all(self, configs: Sequence[Config | None], label: str) -> dict[str, BuildResult]:
+        for config in configs:  # tables list candidates in the order asked, not the order built
+            self.report.configs.setdefault(config_id(config), config)
+        futures = {self.compile_pool.submit(config): config for config in dict.fromkeys(configs)}
+        for future in as_completed(futures):
+            self._landed(futures[future], future.result())
+            self.on_progress(label, 1)
+        return {config_id(c): self.report.builds[config_id(c)] for c in futures.values()}
+
+    def __call__(self, requests: list[Request] | list[tuple[Config | None, Shape]], label: str
+                 ) -> dict[tuple[str, Shape], Measurement]:
+        found: dict[tuple[str, Shape], Measurement] = {}
+        todo: dict[str, list[Shape]] = {}
+        configs: dict[str, Config | None] = {}
+        for config, shape in requests:
+            key = (config_id(config), shape)
+            self.report.configs.setdefault(key[0], config)
+            if key in self.report.measurements:
+                found[key] = self.report.measurements[key]
+                continue
+            saved = self.state.measurement(*key)
+            if saved is not None:
+                found[key] = self.report.measurements[key] = saved
+                self.on_progress(label, 1)
+                continue
+            if shape not in todo.setdefault(key[0], []):
+                todo[key[0]].append(shape)
+            configs[key[0]] = config
+        builds = {self.compile_pool.submit(configs[cid]): cid for cid in todo}
+        timing: dict[Future[Measurement], tuple[str, Shape]] = {}
+        for future in as_completed(builds):
+            cid = builds[future]
+            build = self._landed(configs[cid], future.result())
+            for shape in todo[cid]:
+                if build.usable and self.gpu_pool is not None:
+                    case = self.cases[shape]
+                    timing[self.gpu_pool.submit(build.artifact, case, f"{label}: {shape_key(shape)}",
+                                                home=self.home(shape))] = (cid, shape)
+                else:
+                    found[(cid, shape)] = self._record(cid, shape, Measurement(build.status, message=build.message), label)
+        for future in as_completed(timing):
+            cid, shape = timing[future]
+            found[(cid, shape)] = self._record(cid, shape, future.result(), label)
+        return found
+
+    def home(self, shape: Shape) -> int:
+        """The shape's home GPU index (its place among the tuned shapes; the pool takes it modulo)."""
+        return list(self.cases).index(shape)
+
+    def measure_shipped(self, shapes: Sequence[Shape], label: str) -> dict[Shape, Measurement]:
+        """The shipped build compiled again (its table changed) and timed on every shape; not saved
+        in the resume state, whose key was made from the old table."""
+        self.compile_pool.forget(None)
+        build = self.compile_pool.submit(None).result()
+        results: dict[Shape, Measurement] = {}
+        if not build.usable or self.gpu_pool is None:
+            return {shape: Measurement(build.status, message=build.message) for shape in shapes}
+        futures = {self.gpu_pool.submit(build.artifact, self.cases[s], f"{label}: {shape_key(s)}", home=self.home(s)): s
+                   for s in shapes}
+        for future in as_completed(futures):
+            results[futures[future]] = future.result()
+            self.on_progress(label, 1)
+        return results
+
+    def _landed(self, config: Config | None, build: BuildResult) -> BuildResult:
+        cid = config_id(config)
+        self.report.configs.setdefault(cid, config)
+        self.report.builds[cid] = build
+        self.state.record_build(cid, build)
+        return build
+
+    def _record(self, cid: str, shape: Shape, result: Measurement, label: str) -> Measurement:
+        self.report.measurements[(cid, shape)] = result
+        self.state.record(cid, shape, result)
+        self.on_progress(label, 1)
+        return result
+
+
+def compile_only(knobs: KernelKnobs, start: dict[Shape, Config], evaluator: Evaluator,
+                 only: frozenset[str] | None = None) -> TuneReport:
+    """Every candidate of one round, built and inspected (regs, smem, spills); nothing timed."""
+    started = time.perf_counter()
+    configs: list[Config | None] = [None, *dict.fromkeys(config for config, _ in one_round(knobs, start, only))]
+    evaluator.build_all(configs, "compiling")
+    evaluator.report.wall_s = time.perf_counter() - started
+    return evaluator.report
+
+
+def tune(knobs: KernelKnobs, start: dict[Shape, Config], table: DispatchTable | None, evaluator: Evaluator,
+         settings: SearchSettings, write: bool = True) -> TuneReport:
+    started = time.perf_counter()
+    report = evaluator.report
+    shapes = list(start)
+    # the shipped build and the start in one step, so the GPUs share both (the search finds the start done)
+    evaluator([*((None, shape) for shape in shapes), *((config, shape) for shape, config in start.items())],
+              f"{CURRENT} and start")
+    report.search = coordinate_descent(knobs, start, evaluator, settings)
+    if knobs.dispatch is None or table is None:
+        report.table_note = f"{knobs.source.name} names no dispatch file (`// nvfp4ctl:dispatch file=NAME`): winners not written"
+    else:
+        new = winners_table(knobs, table, report.search)
+        if new.plan == table.plan and new.kernel == table.kernel:
+            report.table_note = f"{knobs.dispatch.name} unchanged: the current table won everywhere"
+        elif not write:
+            report.table_note = f"--no-write: {knobs.dispatch.name} left as it was"
+        else:
+            write_table(knobs.dispatch, new, knobs)
+            report.written = [knobs.dispatch]
+            if not table.has_kernel_block:  # the kernel set becomes the knobs' declared defaults
+                report.written += write_defaults(knobs, new.kernel)
+            report.new_table = evaluator.measure_shipped(shapes, NEW_TABLE)
+    report.wall_s = time.perf_counter() - started
+    return report
+
+
+def winners_table(knobs: KernelKnobs, table: DispatchTable, search: SearchOutcome) -> DispatchTable:
+    """The old table with every tuned shape's plan knobs and the kernel-scope set replaced."""
+    shapes = [s for s in search.best if search.best_result[s].ok]
+    new = DispatchTable(plan={s: dict(v) for s, v in table.plan.items()}, kernel=dict(table.kernel),
+                        has_kernel_block=table.has_kernel_block)
+    if not shapes:
+        return new
+    first = search.best[shapes[0]]
+    new.kernel = {knob.name: first[knob.name] for knob in knobs.of_scope("kernel") if first[knob.name] != knob.default}
+    for shape in shapes:
+        new.plan[shape] = {knob.name: search.best[shape][knob.name] for knob in knobs.of_scope("plan")}
+    return new

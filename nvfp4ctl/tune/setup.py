@@ -1,0 +1,171 @@
+"""What a tune acts on, resolved once (kernel, arch, knobs, table, shapes, GPUs), and its execution:
+pools opened, resume state loaded, the search or the compile-only round run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nvfp4ctl.errors import UsageError
+from nvfp4ctl.tune.knobs import KernelKnobs, discover, tunable
+from nvfp4ctl.tune.search import SearchSettings, round_size, start_configs
+from nvfp4ctl.tune.table import DispatchTable, Shape, read_table
+
+SHAPE_SETS = ("tests", "benchmarks", "all")
+GPU_ARCH = {9: "sm_90a", 10: "sm_100a"}
+WALL_LIMIT_SHARE = 0.8  # of the watchdog timeout: a slow candidate stops on its own before being killed
+
+
+@dataclass(frozen=True)
+class TimingSettings:
+    criterion: dict[str, float]
+    settle_s: float
+    input_sets: int
+
+
+@dataclass
+class TuneRun:
+    source: Path
+    label: str
+    arch: str
+    knobs: KernelKnobs
+    table: DispatchTable | None
+    task: Any
+    cases: dict[Shape, Any]
+    device: str
+    gpus: list[str]
+    compile_only: bool
+    timeout_s: float
+    gpu_name: str
+    only: frozenset[str] | None = None  # --knobs, as full names
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def shapes(self) -> list[Shape]:
+        return list(self.cases)
+
+    def headline(self) -> str:
+        knobs = self.knobs.knobs
+        searched = f"{len(self.only)} searched" if self.only else f"{len(tunable(knobs))} with a choice"
+        where = "compile-only" if self.compile_only else f"{len(self.gpus)} GPU(s) ({self.gpu_name})"
+        table = self.knobs.dispatch.name if self.knobs.dispatch else "no dispatch table"
+        return (f"tune · kernel {self.label} ({self.arch}) · {len(knobs)} knobs, {searched}"
+                f" · {len(self.cases)} shape(s) · {where} · table {table}")
+
+    def progress_total(self, rounds: int) -> int:
+        if self.compile_only:
+            return 1 + round_size(self.knobs, len(self.cases), self.only)
+        return len(self.cases) * 2 + round_size(self.knobs, len(self.cases), self.only) * rounds
+
+
+def select_cases(task: Any, which: str) -> dict[Shape, Any]:
+    chosen = {"tests": task.tests, "benchmarks": task.benchmarks, "all": (*task.tests, *task.benchmarks)}[which]
+    cases: dict[Shape, Any] = {}
+    for case in chosen:
+        cases.setdefault((case.m, case.n, case.k, case.l), case)
+    if not cases:
+        raise UsageError(f"{task.path or 'task.yml'}: no {which} shapes to tune for")
+    return cases
+
+
+def resolve_kernel(kernel: Path | None, task: Any, has_gpu: bool) -> tuple[Path, str]:
+    from nvfp4ctl.runner.targets import KERNEL, default_target, resolve_target
+
+    if kernel is None and not has_gpu:
+        raise UsageError("no CUDA GPU here: pass --kernel PATH to build its candidates (compile-only)")
+    spec = resolve_target(None, kernel, task) if kernel is not None else default_target(task.problem)
+    if spec.kind != KERNEL:
+        raise UsageError(f"{spec.label}: tune needs a kernel source (.cu) that declares knobs; pass --kernel PATH")
+    return spec.path, spec.label
+
+
+def prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int | None, compile_only: bool,
+            timeout_s: float, only: str | None = None) -> TuneRun:
+    from nvfp4ctl.build.sources import resolve_arch
+    from nvfp4ctl.runner.gpu import first_gpu, gpu_present, run_device
+    from nvfp4ctl.task import load_task
+    from nvfp4ctl.tune.devices import visible_gpus
+
+    task = load_task(task_path)
+    device = run_device()
+    has_gpu = device == "cuda" and gpu_present()
+    source, label = resolve_kernel(kernel, task, has_gpu)
+    knobs = discover(source)
+    arch = resolve_arch(source, None)
+    notes: list[str] = []
+    if not has_gpu and not compile_only:
+        notes.append("no CUDA GPU here: compile-only (every candidate of one round built and inspected, none timed)")
+        compile_only = True
+    gpu = first_gpu() if has_gpu else None
+    if not compile_only and gpu is not None and GPU_ARCH.get(gpu.major) != arch:
+        raise UsageError(f"{label} is an {arch} kernel but this GPU is {gpu.arch}: tune it on such a GPU, or pass --compile-only")
+    chosen: list[str] = []
+    if not compile_only:
+        visible = visible_gpus() or ["0"]
+        if gpus is not None and gpus > len(visible):
+            raise UsageError(f"--gpus {gpus}: this machine shows {len(visible)} GPU(s)")
+        chosen = visible[: gpus or len(visible)]
+    table = None
+    if knobs.dispatch is not None:
+        if not knobs.dispatch.is_file():
+            raise UsageError(f"{source.name} names the dispatch file {knobs.dispatch}, which does not exist")
+        table = read_table(knobs.dispatch, knobs)
+    return TuneRun(source=source, label=label, arch=arch, knobs=knobs, table=table, task=task,
+                   cases=select_cases(task, which), device=device, gpus=chosen, compile_only=compile_only,
+                   timeout_s=timeout_s, gpu_name=gpu.name if gpu else "none", only=select_knobs(knobs, only),
+                   notes=notes)
+
+
+def select_knobs(knobs: KernelKnobs, names: str | None) -> frozenset[str] | None:
+    """--knobs A,B (with or without the common prefix) -> full names; each must have a choice."""
+    if names is None:
+        return None
+    chosen = set()
+    for name in (part.strip() for part in names.split(",") if part.strip()):
+        try:
+            knob = knobs.by_name(name)
+        except UsageError:
+            known = ", ".join(knobs.short(k.name) for k in tunable(knobs.knobs))
+            raise UsageError(f"--knobs {name}: {knobs.source.name} has no such knob (with a choice: {known})") from None
+        if knob not in tunable(knobs.knobs):
+            raise UsageError(f"--knobs {name}: has one value only ({knob.values[0]}): nothing to try")
+        chosen.add(knob.name)
+    if not chosen:
+        raise UsageError("--knobs: name at least one knob")
+    return frozenset(chosen)
+
+
+def execute(run: TuneRun, timing: TimingSettings, budget_s: float | None, rounds: int, fresh: bool, write: bool,
+            on_progress: Any = lambda label, done: None) -> Any:
+    from nvfp4ctl.build.sources import build_inputs
+    from nvfp4ctl.project import cache_root
+    from nvfp4ctl.tune.compile_pool import CompilePool, cpu_cores
+    from nvfp4ctl.tune.gpu_pool import GpuPool, make_workers
+    from nvfp4ctl.tune.session import Evaluator, TuneReport, compile_only, tune
+    from nvfp4ctl.tune.state import TuneState, state_key
+
+    start = start_configs(run.knobs, run.shapes, run.table)
+    criterion = {**timing.criterion, "max_wall_s": min(120.0, WALL_LIMIT_SHARE * run.timeout_s)}
+    payload = {"problem": run.task.problem, "rtol": run.task.rtol, "atol": run.task.atol, "criterion": criterion,
+               "settle_s": timing.settle_s, "input_sets": timing.input_sets, "device": run.device, "probe": True}
+    settings = {"mode": "compile-only" if run.compile_only else "timed", "arch": run.arch,
+                "payload": {k: v for k, v in payload.items() if k != "device"}}
+    cases = [(c.m, c.n, c.k, c.l, c.seed) for c in run.cases.values()]
+    key = state_key(build_inputs(run.source).files, cases, run.gpu_name, settings)
+    state = TuneState.in_cache(cache_root(), key, fresh)
+    report = TuneReport(knobs=run.knobs, shapes=run.shapes, compile_only=run.compile_only, resumed=state.resumed)
+    # While timing, leave a core to each GPU worker and one to this process: a compile hogging every
+    # core would stall the workers' kernel launches and blur the timings.
+    jobs = cpu_cores() if run.compile_only else max(1, cpu_cores() - len(run.gpus) - 1)
+    with CompilePool(run.source, run.arch, jobs=jobs) as compile_pool:
+        if run.compile_only:
+            return compile_only(run.knobs, start, Evaluator(compile_pool, None, state, run.cases, report, on_progress),
+                                run.only)
+        with GpuPool(make_workers(run.gpus, run.device, run.timeout_s), payload, run.timeout_s) as gpu_pool:
+            evaluator = Evaluator(compile_pool, gpu_pool, state, run.cases, report, on_progress)
+            tune(run.knobs, start, run.table, evaluator, SearchSettings(rounds=rounds, budget_s=budget_s, only=run.only), write=write)
+            report.gpu = gpu_pool.gpu or run.gpu_name
+            report.gpu_busy_s = dict(gpu_pool.busy_s)
+            report.stolen = gpu_pool.stolen
+    return report

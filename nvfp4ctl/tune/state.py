@@ -1,0 +1,82 @@
+"""Resume state: every measurement and build result of a tune, saved as it arrives.
+
+One JSON file in the cache per (kernel content, shapes, GPU, timing settings): the key hashes the
+bytes of every file of the build (kernel, local headers with the dispatch table, binding). A rerun
+of an interrupted tune with the same key answers the finished (candidate, shape) pairs from here,
+and because the search depends only on these answers it retraces the same path to where it stopped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from nvfp4ctl.tune.results import BuildResult, Measurement, shape_key
+
+STATE_FORMAT = 1
+
+
+def state_key(files: Sequence[Path], shapes: Sequence[Any], gpu: str, settings: dict[str, Any]) -> str:
+    material = {
+        "format": STATE_FORMAT,
+        "files": [[path.name, hashlib.sha256(path.read_bytes()).hexdigest()] for path in files],
+        "shapes": [list(shape) for shape in shapes],
+        "gpu": gpu,
+        "settings": settings,
+    }
+    return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()
+
+
+class TuneState:
+    def __init__(self, path: Path, key: str, fresh: bool = False) -> None:
+        self.path = path
+        self.key = key
+        self._lock = threading.Lock()  # GPU threads record results concurrently
+        self.measurements: dict[str, dict] = {}
+        self.builds: dict[str, dict] = {}
+        self.resumed = 0
+        if not fresh and path.is_file():
+            try:
+                saved = json.loads(path.read_text())
+            except (OSError, ValueError):
+                saved = {}
+            if saved.get("key") == key:
+                self.measurements = saved.get("measurements", {})
+                self.builds = saved.get("builds", {})
+                self.resumed = len(self.measurements)
+
+    @classmethod
+    def in_cache(cls, cache: Path, key: str, fresh: bool = False) -> TuneState:
+        return cls(cache / "tune" / f"{key[:24]}.json", key, fresh)
+
+    @staticmethod
+    def _pair(config_id: str, shape: Sequence[int]) -> str:
+        return f"{config_id}|{shape_key(shape)}"
+
+    def measurement(self, config_id: str, shape: Sequence[int]) -> Measurement | None:
+        found = self.measurements.get(self._pair(config_id, shape))
+        return Measurement.from_dict(found) if found else None
+
+    def build(self, config_id: str) -> BuildResult | None:
+        found = self.builds.get(config_id)
+        return BuildResult(**found) if found else None
+
+    def record(self, config_id: str, shape: Sequence[int], result: Measurement) -> None:
+        with self._lock:
+            self.measurements[self._pair(config_id, shape)] = result.to_dict()
+            self._save()
+
+    def record_build(self, config_id: str, result: BuildResult) -> None:
+        with self._lock:
+            self.builds[config_id] = result.to_dict()
+            self._save()
+
+    def _save(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        scratch = self.path.with_name(self.path.name + f".{threading.get_ident()}.tmp")
+        scratch.write_text(json.dumps({"key": self.key, "measurements": self.measurements, "builds": self.builds}))
+        scratch.replace(self.path)  # atomic: an interrupt leaves the old file or the new one

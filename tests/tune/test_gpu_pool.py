@@ -1,0 +1,116 @@
+"""The GPU pool with fake workers on CPU: tasks spread over every worker, N workers ~N times faster,
+the same winners, a crashing candidate costs only its own task; the whole session with both pools."""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from nvfp4ctl.runner.worker import ChildCrashed, ChildTimeout
+from nvfp4ctl.task import Case
+from nvfp4ctl.tune.compile_pool import CompilePool
+from nvfp4ctl.tune.gpu_pool import GpuPool, NamedWorker
+from nvfp4ctl.tune.results import CRASH, OK, TIMEOUT, WRONG
+from nvfp4ctl.tune.search import SearchSettings, start_configs
+from nvfp4ctl.tune.session import CURRENT, Evaluator, TuneReport, tune
+from nvfp4ctl.tune.state import TuneState
+
+from conftest import FakeWorker, fake_compile, make_knobs
+
+KNOBS = make_knobs(("F_K", (1, 2, 3), 1, "kernel"), ("F_P", (0, 1), 0, "plan"))
+SHAPES = [(128, 256, 256, 1), (512, 512, 7168, 1), (128, 7168, 16384, 1), (256, 7168, 2048, 1)]  # even: 2 GPUs can halve every step
+CASES = {s: Case(*s, seed=1111) for s in SHAPES}
+
+
+def timing(values: dict, case: Case) -> dict:
+    k, p = int(values.get("F_K", 1)), int(values.get("F_P", 0))
+    if k == 3 and case.m == 512:
+        return {"status": WRONG, "message": "1 of 262144 outputs wrong"}
+    us = {1: 20.0, 2: 15.0, 3: 12.0}[k] * (0.8 if p and case.k > 1000 else 1.0) + case.m / 1000
+    return {"status": OK, "us": us, "err_us": 0.01, "runs": 20}
+
+
+def _session(workers: int, tmp_path: Path, delay_s: float = 0.0, fresh: bool = True):
+    fakes = [FakeWorker(timing, delay_s, name=f"GPU {i}") for i in range(workers)]
+    state = TuneState(tmp_path / "state.json", "key", fresh=fresh)
+    report = TuneReport(knobs=KNOBS, shapes=SHAPES, compile_only=False, resumed=state.resumed)
+    compiled: list[tuple] = []
+
+    def counting_compile(source, arch, defines):
+        compiled.append(defines)
+        return fake_compile(source, arch, defines)
+
+    started = time.perf_counter()
+    with CompilePool(Path("fake.cu"), "sm_90a", compile_fn=counting_compile, executor=ThreadPoolExecutor(2)) as builds, \
+            GpuPool([NamedWorker(f.gpu, f) for f in fakes], {}, timeout_s=10) as gpus:
+        evaluator = Evaluator(builds, gpus, state, CASES, report, lambda label, done: None)
+        tune(KNOBS, start_configs(KNOBS, SHAPES, None), None, evaluator, SearchSettings())
+    return report, fakes, compiled, time.perf_counter() - started
+
+
+def test_every_worker_gets_tasks_and_two_are_about_twice_as_fast(tmp_path: Path) -> None:
+    one, _, _, one_s = _session(1, tmp_path / "a", delay_s=0.05)
+    two, fakes, _, two_s = _session(2, tmp_path / "b", delay_s=0.05)
+    assert all(fake.calls for fake in fakes)
+    assert one.search.best == two.search.best
+    assert one_s / two_s > 1.6, (one_s, two_s)
+
+
+def test_winners_wrong_candidates_and_the_current_table(tmp_path: Path) -> None:
+    report, _, compiled, _ = _session(2, tmp_path)
+    best = report.search.best
+    assert {s: best[s]["F_K"] for s in SHAPES} == {s: 2 for s in SHAPES}  # 3 is wrong on 512x512x7168
+    assert [best[s]["F_P"] for s in SHAPES] == [0, 1, 1, 1]
+    assert report.measurements[(CURRENT, SHAPES[0])].ok
+    wrong = [r for r in report.measurements.values() if r.status == WRONG]
+    assert len(wrong) == 1 and "outputs wrong" in wrong[0].message
+    assert len(compiled) == len(set(compiled))  # every distinct build compiled once
+
+
+def test_an_interrupted_run_resumes_without_redoing_anything(tmp_path: Path) -> None:
+    first, _, _, _ = _session(2, tmp_path, fresh=True)
+    again, fakes, compiled, _ = _session(2, tmp_path, fresh=False)
+    assert again.resumed == len(first.measurements)
+    assert not any(fake.calls for fake in fakes) and compiled == []
+    assert again.search.best == first.search.best
+
+
+def test_a_partial_state_is_finished(tmp_path: Path) -> None:
+    first, _, _, _ = _session(1, tmp_path, fresh=True)
+    state = TuneState(tmp_path / "state.json", "key")
+    kept = dict(list(state.measurements.items())[: len(state.measurements) // 2])
+    state.measurements = kept
+    state._save()
+    again, fakes, _, _ = _session(1, tmp_path, fresh=False)
+    assert again.resumed == len(kept)
+    assert len(fakes[0].calls) == len(first.measurements) - len(kept)
+    assert again.search.best == first.search.best
+
+
+def test_a_crash_or_hang_costs_only_its_task() -> None:
+    class Flaky(FakeWorker):
+        def call(self, job, *, label, timeout_s=None, **payload):
+            if payload["artifact"] == "crash":
+                raise ChildCrashed("bench: crashed with a CUDA error: illegal address\n  log line", [], None)
+            if payload["artifact"] == "hang":
+                raise ChildTimeout("possible deadlock: ran past 5 s; the child was killed", [], None)
+            return {"status": OK, "us": 1.0, "err_us": 0.0, "runs": 3}
+
+    with GpuPool([NamedWorker("GPU 0", Flaky(timing))], {}, timeout_s=5) as pool:
+        results = [pool.submit(a, CASES[SHAPES[0]], "t").result() for a in ("crash", "hang", None)]
+    assert [r.status for r in results] == [CRASH, TIMEOUT, OK]
+    assert results[0].message == "bench: crashed with a CUDA error: illegal address"
+
+
+def test_a_shape_is_timed_on_its_home_gpu_and_idle_gpus_take_over_the_rest() -> None:
+    fakes = [FakeWorker(timing, 0.05, name=f"GPU {i}") for i in range(2)]
+    with GpuPool([NamedWorker(f.gpu, f) for f in fakes], {}, timeout_s=10) as pool:
+        balanced = [pool.submit(None, CASES[SHAPES[i % 2]], f"t{i}", home=i % 2) for i in range(8)]
+        results = [f.result() for f in balanced]
+        at_home = sum(r.gpu == f"GPU {i % 2}" for i, r in enumerate(results))
+        assert at_home >= 7 and pool.stolen == 8 - at_home  # (a loaded CPU may let one go early)
+        pool.stolen = 0
+        lopsided = [pool.submit(None, CASES[SHAPES[0]], f"u{i}", home=0) for i in range(8)]
+        gpus = [f.result().gpu for f in lopsided]
+    assert gpus.count("GPU 1") >= 2 and pool.stolen == gpus.count("GPU 1")

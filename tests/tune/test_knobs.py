@@ -1,0 +1,49 @@
+"""Knob discovery over a kernel and its local headers; configurations and their -D flags."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nvfp4ctl.errors import UsageError
+from nvfp4ctl.tune.knobs import TUNE_DEFINE, Config, discover, tunable
+
+from conftest import FIXTURES, TINY, make_knobs
+
+
+def test_knobs_come_from_the_kernel_and_its_local_headers() -> None:
+    knobs = discover(TINY)
+    assert [(k.name, k.values, k.default, k.scope) for k in knobs.knobs] == [
+        ("TINY_SPLIT", (1, 2), 1, "plan"), ("TINY_LIVE", (8, 256), 8, "kernel")]
+    assert knobs.dispatch == (FIXTURES / "tiny_dispatch.cuh").resolve()
+    assert knobs.prefix == "TINY_" and knobs.short("TINY_LIVE") == "LIVE"
+    assert knobs.by_name("LIVE").name == knobs.by_name("TINY_LIVE").name == "TINY_LIVE"
+
+
+def test_a_config_builds_with_every_knob_and_the_tune_define() -> None:
+    knobs = discover(TINY)
+    config = knobs.defaults().with_value("TINY_LIVE", 256)
+    assert config.defines() == (TUNE_DEFINE, "TINY_SPLIT=1", "TINY_LIVE=256")
+    assert config.diff(knobs.defaults(), knobs) == "LIVE=256"
+    assert knobs.defaults().diff(knobs.defaults(), knobs) == "start"
+    assert config.id != knobs.defaults().id and hash(config) == hash(Config(config.items))
+
+
+def test_a_knob_with_one_value_is_not_searched() -> None:
+    knobs = make_knobs(("A_FIXED", (128,), 128, "kernel"), ("A_FREE", (1, 2), 1, "plan"))
+    assert [k.name for k in tunable(knobs.knobs)] == ["A_FREE"]
+
+
+def test_a_kernel_without_knobs_is_a_usage_error(tmp_path: Path) -> None:
+    plain = tmp_path / "plain.cu"
+    plain.write_text("__global__ void k() {}\n")
+    with pytest.raises(UsageError, match="declares no knobs"):
+        discover(plain)
+
+
+def test_a_malformed_declaration_names_its_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.cu"
+    bad.write_text("// nvfp4ctl:knob X values=1,2 scope=device: wrong scope\n#ifndef X\n#define X 1\n#endif\n")
+    with pytest.raises(UsageError, match=r"bad.cu:1: scope 'device'"):
+        discover(bad)

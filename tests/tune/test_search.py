@@ -1,0 +1,90 @@
+"""Candidate generation: coordinate descent from the start, kernel knobs global, plan knobs per shape,
+noise hysteresis, wrong values out, the budget, and order independence."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from nvfp4ctl.tune.results import OK, WRONG, Measurement
+from nvfp4ctl.tune.search import SearchSettings, coordinate_descent, one_round, round_size, start_configs
+from nvfp4ctl.tune.table import DispatchTable
+
+from conftest import make_knobs
+
+A, B = (128, 256, 256, 1), (512, 512, 7168, 1)
+KNOBS = make_knobs(("X_K", (1, 2, 3), 1, "kernel"), ("X_P", (0, 1), 0, "plan"), ("X_FIXED", (7,), 7, "kernel"))
+
+
+def model(config, shape) -> Measurement:
+    k, p = config["X_K"], config["X_P"]
+    if k == 3 and shape == B:
+        return Measurement(WRONG, message="wrong on B")
+    factor = {1: 1.0, 2: 0.8 if shape == A else 1.1, 3: 0.5}[k] * (0.9 if p and shape == A else 1.0)
+    return Measurement(OK, us=10.0 * factor)
+
+
+class Recorder:
+    def __init__(self, shuffle: bool = False) -> None:
+        self.asked: list[tuple[str, tuple]] = []
+        self.labels: list[str] = []
+        self.shuffle = shuffle
+
+    def __call__(self, requests, label):
+        self.labels.append(label)
+        requests = list(requests)
+        if self.shuffle:
+            random.Random(len(self.asked)).shuffle(requests)
+        self.asked += [(c.id, s) for c, s in requests]
+        return {(c.id, s): model(c, s) for c, s in requests}
+
+
+def test_kernel_knob_by_geomean_plan_knob_per_shape_wrong_value_out() -> None:
+    start = start_configs(KNOBS, [A, B], None)
+    outcome = coordinate_descent(KNOBS, start, Recorder())
+    assert {s: c["X_K"] for s, c in outcome.best.items()} == {A: 2, B: 2}  # 3 is wrong on B
+    assert outcome.best[A]["X_P"] == 1 and outcome.best[B]["X_P"] == 0
+    assert outcome.best_result[A].us == pytest.approx(10.0 * 0.8 * 0.9)
+    assert outcome.knobs_done == ["X_K", "X_P"] and outcome.stopped is None
+
+
+def test_labels_and_request_counts_of_one_round() -> None:
+    recorder = Recorder()
+    coordinate_descent(KNOBS, start_configs(KNOBS, [A, B], None), recorder)
+    assert recorder.labels == ["start", "K", "P"]
+    assert len(recorder.asked) == round_size(KNOBS, 2) == 2 * (1 + 2 + 1)
+    assert len(one_round(KNOBS, start_configs(KNOBS, [A, B], None))) == round_size(KNOBS, 2)
+
+
+def test_a_gain_inside_the_noise_keeps_the_current_value() -> None:
+    def flat(requests, label):
+        return {(c.id, s): Measurement(OK, us=10.0 - 0.05 * c["X_K"]) for c, s in requests}  # 1 % at most
+
+    outcome = coordinate_descent(KNOBS, start_configs(KNOBS, [A], None), flat, SearchSettings(min_gain=0.02))
+    assert outcome.best[A]["X_K"] == 1
+
+
+def test_the_table_is_the_start() -> None:
+    table = DispatchTable(plan={A: {"X_P": 1}}, kernel={"X_K": 2})
+    start = start_configs(KNOBS, [A, B], table)
+    assert (start[A]["X_K"], start[A]["X_P"], start[B]["X_K"], start[B]["X_P"]) == (2, 1, 2, 0)
+
+
+def test_the_budget_stops_between_knobs() -> None:
+    ticks = iter([0.0, 5.0, 50.0, 100.0])
+    outcome = coordinate_descent(KNOBS, start_configs(KNOBS, [A], None), Recorder(),
+                                 SearchSettings(budget_s=10.0), clock=lambda: next(ticks))
+    assert outcome.knobs_done == ["X_K"] and "budget of 10 s spent before P" in outcome.stopped
+
+
+def test_the_path_does_not_depend_on_answer_order() -> None:
+    plain = coordinate_descent(KNOBS, start_configs(KNOBS, [A, B], None), Recorder())
+    shuffled = coordinate_descent(KNOBS, start_configs(KNOBS, [A, B], None), Recorder(shuffle=True))
+    assert plain.best == shuffled.best
+
+
+def test_more_rounds_stop_when_nothing_changes() -> None:
+    recorder = Recorder()
+    coordinate_descent(KNOBS, start_configs(KNOBS, [A, B], None), recorder, SearchSettings(rounds=5))
+    assert recorder.labels == ["start", "K (round 1)", "P (round 1)", "K (round 2)", "P (round 2)"]

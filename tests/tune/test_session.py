@@ -1,0 +1,103 @@
+"""A whole tune with fake pools on the tiny fixture's knobs: winners written into its dispatch table
+(plan entries per shape, the kernel set in its block or else as the declared defaults), then the
+shipped build timed again with the new table."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from nvfp4ctl.task import Case
+from nvfp4ctl.tune.compile_pool import CompilePool
+from nvfp4ctl.tune.gpu_pool import GpuPool, NamedWorker
+from nvfp4ctl.tune.knobs import discover
+from nvfp4ctl.tune.results import OK
+from nvfp4ctl.tune.search import SearchSettings, start_configs
+from nvfp4ctl.tune.session import Evaluator, TuneReport, tune
+from nvfp4ctl.tune.state import TuneState
+from nvfp4ctl.tune.table import read_table
+
+from conftest import FakeWorker, fake_compile
+
+SHORT_K, LONG_K = (128, 256, 256, 1), (128, 7168, 16384, 1)
+SHAPES = [SHORT_K, LONG_K]
+
+
+def timing(values: dict, case: Case) -> dict:
+    live = int(values.get("TINY_LIVE", 8))
+    split = int(values.get("TINY_SPLIT", 2 if case.k == 256 else 1))  # the shipped table: SPLIT 2 for 128x256x256
+    us = 10.0 * (0.7 if live == 256 else 1.0) * (0.8 if split == 2 and case.k > 1000 else 1.0)
+    us *= 1.1 if split == 2 and case.k <= 1000 else 1.0
+    return {"status": OK, "us": us, "err_us": 0.01, "runs": 20}
+
+
+def _tune(kernel: Path, tmp_path: Path, write: bool = True) -> TuneReport:
+    knobs = discover(kernel)
+    table = read_table(knobs.dispatch, knobs)
+    report = TuneReport(knobs=knobs, shapes=SHAPES, compile_only=False)
+    cases = {s: Case(*s, seed=1111) for s in SHAPES}
+    with CompilePool(kernel, "sm_90a", compile_fn=fake_compile, executor=ThreadPoolExecutor(2)) as builds, \
+            GpuPool([NamedWorker("GPU 0", FakeWorker(timing))], {}, timeout_s=10) as gpus:
+        evaluator = Evaluator(builds, gpus, TuneState(tmp_path / "state.json", "k"), cases, report, lambda *_: None)
+        return tune(knobs, start_configs(knobs, SHAPES, table), table, evaluator, SearchSettings(), write=write)
+
+
+def test_winners_go_into_the_table_and_the_shipped_build_is_timed_again(tiny_copy: Path, tmp_path: Path) -> None:
+    report = _tune(tiny_copy, tmp_path)
+    knobs = discover(tiny_copy)
+    table = read_table(knobs.dispatch, knobs)
+    assert table.plan == {SHORT_K: {"TINY_SPLIT": 1}, LONG_K: {"TINY_SPLIT": 2}}
+    assert table.kernel == {"TINY_LIVE": 256}
+    assert report.written == [knobs.dispatch]
+    assert set(report.new_table) == set(SHAPES) and all(r.ok for r in report.new_table.values())
+    assert report.current(SHORT_K).us == 11.0  # the old table's SPLIT 2 on the short shape
+
+
+def test_without_a_kernel_block_the_kernel_set_becomes_the_defaults(tiny_copy: Path, tmp_path: Path) -> None:
+    dispatch = tiny_copy.with_name("tiny_dispatch.cuh")
+    dispatch.write_text("\n".join(line for line in dispatch.read_text().splitlines() if "kernel-knobs" not in line) + "\n")
+    report = _tune(tiny_copy, tmp_path)
+    config = tiny_copy.with_name("tiny_config.cuh")
+    assert "#define TINY_LIVE 256" in config.read_text() and "#define TINY_SPLIT 1" in config.read_text()
+    assert report.written == [dispatch, config]
+    assert discover(tiny_copy).by_name("LIVE").default == 256
+
+
+def test_no_write_leaves_the_files(tiny_copy: Path, tmp_path: Path) -> None:
+    before = {p.name: p.read_text() for p in tiny_copy.parent.iterdir()}
+    report = _tune(tiny_copy, tmp_path, write=False)
+    assert report.written == [] and "--no-write" in report.table_note
+    assert {p.name: p.read_text() for p in tiny_copy.parent.iterdir() if p.name in before} == before
+
+
+def test_the_dispatch_file_is_found_by_its_marker(tiny_copy: Path) -> None:
+    config = tiny_copy.with_name("tiny_config.cuh")
+    config.write_text(config.read_text().replace("// nvfp4ctl:dispatch file=tiny_dispatch.cuh\n", ""))
+    assert discover(tiny_copy).dispatch == tiny_copy.with_name("tiny_dispatch.cuh").resolve()
+
+
+def test_real_builds_in_the_process_pool_feed_the_gpu_pool(tiny_copy: Path, tmp_path: Path) -> None:
+    """The tiny kernel really compiled (spawned pool, build cache, -D defines); the spilling candidate
+    never reaches a GPU; the others arrive with the artifact a worker would load."""
+    seen: list[dict] = []
+
+    def from_defines(values: dict, case: Case) -> dict:
+        return {"status": OK, "us": 5.0, "err_us": 0.0, "runs": 3}
+
+    class Recording(FakeWorker):
+        def call(self, job, *, label, timeout_s=None, **payload):
+            seen.append(payload["artifact"])
+            return from_defines({}, payload["case"])
+
+    knobs = discover(tiny_copy)
+    table = read_table(knobs.dispatch, knobs)
+    report = TuneReport(knobs=knobs, shapes=[SHORT_K], compile_only=False)
+    with CompilePool(tiny_copy, "sm_90a", jobs=2) as builds, GpuPool([NamedWorker("GPU 0", Recording(timing))], {}, 10) as gpus:
+        evaluator = Evaluator(builds, gpus, TuneState(tmp_path / "state.json", "k"), {SHORT_K: Case(*SHORT_K, seed=1111)},
+                              report, lambda *_: None)
+        tune(knobs, start_configs(knobs, [SHORT_K], table), table, evaluator, SearchSettings(), write=False)
+    spilled = [cid for cid, build in report.builds.items() if build.status == "spills"]
+    assert len(spilled) == 1 and "TINY_LIVE=256" in spilled[0]
+    assert all(a["kind"] == "kernel" and a["arch"] == "sm_90a" and len(a["key"]) == 64 for a in seen)
+    assert sorted(len(a["defines"]) for a in seen) == [0, 3, 3]  # the shipped build, the start, SPLIT=2
+    assert not any("TINY_LIVE=256" in a["defines"] for a in seen)

@@ -1,0 +1,57 @@
+"""The dispatch table file: read, write the winners, read back the same; the rest of the file kept."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nvfp4ctl.errors import UsageError
+from nvfp4ctl.tune.knobs import discover
+from nvfp4ctl.tune.table import DispatchTable, read_table, write_table
+
+
+def test_reads_the_fixture_table(tiny_copy: Path) -> None:
+    knobs = discover(tiny_copy)
+    table = read_table(knobs.dispatch, knobs)
+    assert table.plan == {(128, 256, 256, 1): {"TINY_SPLIT": 2}}
+    assert table.kernel == {} and table.has_kernel_block
+
+
+def test_round_trip_keeps_everything_outside_the_blocks(tiny_copy: Path) -> None:
+    knobs = discover(tiny_copy)
+    path = knobs.dispatch
+    before = path.read_text().splitlines()
+    table = DispatchTable(plan={(128, 7168, 16384, 1): {"TINY_SPLIT": 2}, (128, 256, 256, 1): {"TINY_SPLIT": 1}},
+                          kernel={"TINY_LIVE": 256}, has_kernel_block=True)
+    write_table(path, table, knobs)
+    again = read_table(path, knobs)
+    assert again.plan == table.plan and again.kernel == table.kernel
+    text = path.read_text()
+    assert "    {128, 256, 256, 1, PlanKnob::SPLIT, 1},\n    {128, 7168, 16384, 1, PlanKnob::SPLIT, 2},\n" in text
+    assert "#ifndef TINY_LIVE\n#define TINY_LIVE 256\n#endif\n// nvfp4ctl:kernel-knobs end" in text
+    kept = [line for line in before if "PlanKnob::SPLIT, 2}," not in line]
+    assert all(line in text.splitlines() for line in kept)
+    write_table(path, again, knobs)  # writing what was read changes nothing
+    assert path.read_text() == text
+
+
+def test_a_kernel_knob_at_its_default_is_not_written(tiny_copy: Path) -> None:
+    knobs = discover(tiny_copy)
+    write_table(knobs.dispatch, DispatchTable(kernel={"TINY_LIVE": 8}, has_kernel_block=True), knobs)
+    assert "#define TINY_LIVE" not in knobs.dispatch.read_text()
+
+
+def test_a_table_without_markers_is_a_usage_error(tiny_copy: Path) -> None:
+    knobs = discover(tiny_copy)
+    knobs.dispatch.write_text("#pragma once\n")
+    with pytest.raises(UsageError, match="expected one `// nvfp4ctl:dispatch begin` line"):
+        read_table(knobs.dispatch, knobs)
+
+
+def test_a_malformed_entry_names_its_line(tiny_copy: Path) -> None:
+    knobs = discover(tiny_copy)
+    text = knobs.dispatch.read_text().replace("PlanKnob::SPLIT, 2},", "SPLIT=2},")
+    knobs.dispatch.write_text(text)
+    with pytest.raises(UsageError, match=r"tiny_dispatch.cuh:\d+: expected"):
+        read_table(knobs.dispatch, knobs)

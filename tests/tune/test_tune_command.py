@@ -1,0 +1,119 @@
+"""`nvfp4ctl tune` on CPU: compile-only on the tiny fixture (real nvcc, two knobs, one spilling
+candidate rejected), resumable, and user mistakes as one line with exit 2."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from nvfp4ctl import runlog
+from nvfp4ctl.cli import app
+from nvfp4ctl.runner.gpu import gpu_present
+
+REPO = Path(__file__).resolve().parents[2]
+runner = CliRunner()
+
+
+def _tune(*args: str):
+    return runner.invoke(app, ["tune", *args], env={"COLUMNS": "160"})
+
+
+def test_compile_only_reports_resources_and_rejects_spills(tiny_copy: Path) -> None:
+    table_before = tiny_copy.with_name("tiny_dispatch.cuh").read_text()
+    result = _tune("--kernel", str(tiny_copy), "--compile-only", "--shapes", "benchmarks")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    row = next(line for line in lines if "LIVE=256" in line and "rejected: spills" in line)
+    assert "64" in row and "3952 B" in row
+    assert any("current table" in line and " ok" in line for line in lines)
+    assert "LIVE=256: spills: tiny::chain spills 1976 B / 1976 B" in result.output
+    assert "compile-only: 4 builds, 1 rejected" in result.output
+    assert tiny_copy.with_name("tiny_dispatch.cuh").read_text() == table_before  # compile-only writes nothing
+    entry = runlog.read(Path(os.environ["NVFP4CTL_MEMORY"]))[-1]
+    assert entry.result == "compile-only: 4 builds, 1 rejected"
+    again = _tune("--kernel", str(tiny_copy), "--compile-only", "--shapes", "benchmarks")
+    assert again.exit_code == 0 and again.output.count("cached") == 4  # same defines: cache hits
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--kernel", "missing.cu"], "--kernel missing.cu: no such file"),
+    (["--kernel", str(REPO / "tests/build/fixtures/hgmma_probe.cu"), "--compile-only"], "declares no knobs"),
+    (["--kernel", str(REPO / "kernels/torch_dequant/submission.py")], "expected a CUDA source (.cu)"),
+    (["--budget", "0"], "--budget 0: expected seconds > 0"),
+    (["--gpus", "0"], "--gpus 0: expected at least 1"),
+])
+def test_usage_errors_are_one_line_and_exit_2(args: list[str], message: str) -> None:
+    result = _tune(*args)
+    assert result.exit_code == 2, result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and message in errors[0], result.output
+    assert "Traceback" not in result.output
+
+
+def test_a_bad_shape_set_is_exit_2() -> None:
+    assert _tune("--shapes", "some").exit_code == 2
+
+
+@pytest.mark.skipif(gpu_present(), reason="a GPU machine has a default kernel")
+def test_without_a_gpu_the_kernel_must_be_named() -> None:
+    result = _tune()
+    assert result.exit_code == 2 and "no CUDA GPU here: pass --kernel PATH" in result.output
+
+
+@pytest.fixture
+def fake_gpus(monkeypatch: pytest.MonkeyPatch, tiny_copy: Path):
+    """The command's timed path with its pools faked: two 'GPUs' answering from test_session.timing,
+    builds that only carry their defines; the shipped build (no defines) reads the tiny table."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from nvfp4ctl.runner import gpu
+    from nvfp4ctl.tune import compile_pool, devices, gpu_pool
+
+    from conftest import FakeWorker, fake_compile
+    from test_session import timing
+
+    from nvfp4ctl.tune.knobs import discover
+    from nvfp4ctl.tune.table import read_table
+
+    def shipped_reads_its_table(values: dict, case):
+        if not values:
+            knobs = discover(tiny_copy)
+            table = read_table(knobs.dispatch, knobs)
+            values = {**table.kernel, **table.plan.get((case.m, case.n, case.k, case.l), {})}
+        return timing(values, case)
+
+    real_pool = compile_pool.CompilePool
+    monkeypatch.setattr(gpu, "gpu_present", lambda: True)
+    monkeypatch.setattr(gpu, "first_gpu", lambda: gpu.GpuInfo("Fake H100", "9.0"))
+    monkeypatch.setattr(devices, "visible_gpus", lambda: ["0", "1"])
+    monkeypatch.setattr(compile_pool, "CompilePool", lambda source, arch, jobs=None: real_pool(
+        source, arch, compile_fn=fake_compile, executor=ThreadPoolExecutor(2)))
+    monkeypatch.setattr(gpu_pool, "make_workers", lambda gpus, device, timeout_s: [
+        gpu_pool.NamedWorker(f"GPU {g}", FakeWorker(shipped_reads_its_table, name="Fake H100 (sm_90)")) for g in gpus])
+
+
+def test_timed_tune_ranks_summarises_writes_and_logs(tiny_copy: Path, tmp_path: Path, fake_gpus: None) -> None:
+    task = tmp_path / "task.yml"
+    task.write_text("tests:\n  - {m: 128, n: 256, k: 256, l: 1, seed: 1111}\n"
+                    "benchmarks:\n  - {m: 128, n: 7168, k: 16384, l: 1, seed: 1111}\n")
+    result = _tune("--kernel", str(tiny_copy), "--task", str(task))
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "128x256x256" in out and "128x7168x16384" in out and "current table" in out
+    assert "winners" in out and "GPU time: GPU 0" in out
+    line = "2 shape(s), 5 builds (0 rejected somewhere): geomean 1.675x over the current table, written to tiny_dispatch.cuh"
+    assert line in out, out  # ((11 / 7) * (10 / 5.6)) ** 0.5: the new table re-timed against the old
+    assert runlog.read(Path(os.environ["NVFP4CTL_MEMORY"]))[-1].result == line
+    dispatch = tiny_copy.with_name("tiny_dispatch.cuh").read_text()
+    assert "{128, 7168, 16384, 1, PlanKnob::SPLIT, 2}," in dispatch and "#define TINY_LIVE 256" in dispatch
+    again = _tune("--kernel", str(tiny_copy), "--task", str(task), "--json", "--no-write")
+    assert again.exit_code == 0, again.output
+    import json
+
+    report = json.loads(again.stdout[again.stdout.index("{"):])
+    assert [s["key"] for s in report["shapes"]] == ["128x256x256", "128x7168x16384"]
+    assert report["shapes"][0]["current"]["us"] == pytest.approx(7.0)  # the new table is now the current one
+    assert report["result"].endswith("geomean 1.000x over the current table") and report["written"] == []
