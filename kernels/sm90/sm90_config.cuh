@@ -31,7 +31,7 @@
 #ifndef NVFP4_SM90_BLOCK_N
 #define NVFP4_SM90_BLOCK_N 128
 #endif
-// nvfp4ctl:knob NVFP4_SM90_STAGES_SHARED_A values=3,4,5 scope=kernel: pipeline stages of the shared-A kernels (41 KB each)
+// nvfp4ctl:knob NVFP4_SM90_STAGES_SHARED_A values=4,5 scope=kernel: pipeline stages of the shared-A kernels (41 KB each)
 #ifndef NVFP4_SM90_STAGES_SHARED_A
 #define NVFP4_SM90_STAGES_SHARED_A 5
 #endif

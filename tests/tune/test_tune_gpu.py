@@ -29,7 +29,7 @@ def test_a_tiny_tune_of_the_sm90_kernel_on_one_shape(tmp_path: Path) -> None:
     except UsageError as error:
         pytest.skip(f"the sm_90a kernel has no {KNOB} knob yet: {error}")
     task = tmp_path / "task.yml"
-    task.write_text("tests: []\nbenchmarks:\n  - {m: 128, n: 7168, k: 2048, l: 1, seed: 1111}\n")
+    task.write_text("tests:\n  - {m: 128, n: 256, k: 256, l: 1, seed: 1111}\nbenchmarks:\n  - {m: 128, n: 7168, k: 2048, l: 1, seed: 1111}\n")
     table = knobs.dispatch.read_text() if knobs.dispatch else None
     result = CliRunner().invoke(app, ["tune", "--kernel", str(KERNEL), "--task", str(task), "--shapes", "benchmarks",
                                       "--knobs", KNOB, "--gpus", "1", "--no-write", "--fresh", "--json"])
