@@ -1,65 +1,7 @@
 // Adapts GPU MODE's nvfp4_group_gemm lists of tensors to nvfp4_group_gemm_launch
 // (nvfp4_group_gemm_api.h). Every check failure raises one Python ValueError naming the group.
-#include <torch/extension.h>
-
-#include <stdexcept>
-#include <string>
-#include <vector>
-
 #include "nvfp4_group_gemm_api.h"
-
-namespace {
-
-std::string to_text(const char* text) { return text; }
-std::string to_text(const std::string& text) { return text; }
-std::string to_text(int64_t value) { return std::to_string(value); }
-std::string to_text(int value) { return std::to_string(value); }
-std::string to_text(at::ScalarType dtype) { return c10::toString(dtype); }
-std::string to_text(const c10::Device& device) { return device.str(); }
-std::string to_text(at::IntArrayRef values) {
-  std::string text = "(";
-  for (size_t i = 0; i < values.size(); ++i) text += (i ? ", " : "") + std::to_string(values[i]);
-  return text + ")";
-}
-
-template <typename... Parts>
-void require(bool ok, const Parts&... parts) {
-  if (ok) return;
-  std::string message;
-  ((message += to_text(parts)), ...);
-  throw std::invalid_argument(message);
-}
-
-void check_operand(const torch::Tensor& t, const char* name, at::ScalarType dtype, int64_t rows,
-                   int64_t cols, int64_t batch) {
-  require(t.is_cuda(), name, " must be a CUDA tensor, got ", t.device());
-  require(t.scalar_type() == dtype, name, " must be ", dtype, ", got ", t.scalar_type());
-  require(t.dim() == 3 && t.size(0) == rows && t.size(1) == cols && t.size(2) == batch, name,
-          " must have shape (", rows, ", ", cols, ", ", batch, "), got ", t.sizes());
-  require(t.stride(1) == 1 && t.stride(0) == cols && (batch == 1 || t.stride(2) == rows * cols),
-          name, " must be K-major with the batch outermost (strides (", cols, ", 1, ", rows * cols,
-          ")), got ", t.strides());
-}
-
-void check_scales(const torch::Tensor& t, const char* name, int64_t rows, int64_t sf_k,
-                  int64_t batch) {
-  const int64_t rest_rows = (rows + 127) / 128, rest_k = (sf_k + 3) / 4;
-  require(t.is_cuda(), name, " must be a CUDA tensor, got ", t.device());
-  require(t.scalar_type() == at::kFloat8_e4m3fn, name, " must be float8_e4m3fn, got ",
-          t.scalar_type());
-  require(t.dim() == 6 && t.size(0) == 32 && t.size(1) == 4 && t.size(2) == rest_rows &&
-              t.size(3) == 4 && t.size(4) == rest_k && t.size(5) == batch,
-          name, " must be the permuted (32, 4, ", rest_rows, ", 4, ", rest_k, ", ", batch,
-          ") scale tensor, got ", t.sizes());
-  const std::vector<int64_t> expected = {16, 4, rest_k * 512, 1, 512, rest_rows * rest_k * 512};
-  for (int d = 0; d < 6; ++d) {
-    require(t.size(d) == 1 || t.stride(d) == expected[d], name,
-            " must keep generate_input's permuted storage (strides ", at::IntArrayRef(expected),
-            "), got ", t.strides());
-  }
-}
-
-}  // namespace
+#include "binding_checks.h"
 
 std::vector<torch::Tensor> nvfp4_group_gemm(std::vector<torch::Tensor> a, std::vector<torch::Tensor> b,
                                             std::vector<torch::Tensor> sfa, std::vector<torch::Tensor> sfb,

@@ -5,11 +5,16 @@
 
 #include <cstdint>
 
+#include "mbarrier_ptx.cuh"
+
 namespace sm100 {
 
-__device__ __forceinline__ uint32_t smem_addr(const void* ptr) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(ptr));
-}
+using ptx_common::smem_addr;
+using ptx_common::mbar_init;
+using ptx_common::fence_barrier_init;
+using ptx_common::mbar_wait;
+using ptx_common::mbar_arrive;
+using ptx_common::prefetch_tensor_map;
 
 __device__ __forceinline__ uint32_t lane_id() { return threadIdx.x % 32; }
 
@@ -24,42 +29,9 @@ __device__ __forceinline__ bool elect_one() {
   return pred != 0;
 }
 
-// ---- mbarrier ----
-__device__ __forceinline__ void mbar_init(uint64_t* bar, uint32_t arrive_count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(arrive_count));
-}
-
-// Makes barrier initialisation visible to the async proxy (TMA, tcgen05.commit).
-__device__ __forceinline__ void fence_barrier_init() {
-  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-}
-
-__device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t phase) {
-  const uint32_t addr = smem_addr(bar);
-  uint32_t done;
-  do {
-    asm volatile(
-        "{\n .reg .pred p;\n"
-        " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-        " selp.u32 %0, 1, 0, p;\n}"
-        : "=r"(done)
-        : "r"(addr), "r"(phase)
-        : "memory");
-  } while (!done);
-}
-
-__device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar)) : "memory");
-}
-
 __device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes)
                : "memory");
-}
-
-// ---- TMA and bulk copies (completion counted in bytes on an mbarrier) ----
-__device__ __forceinline__ void prefetch_tensor_map(const void* tensor_map) {
-  asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(tensor_map)) : "memory");
 }
 
 // 2-D tiled TMA load of one box at element coordinates (x = inner, y = outer). SASS: UTMALDG.
