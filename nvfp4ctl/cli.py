@@ -79,7 +79,7 @@ def _logged(name: str, command: Callable[..., Outcome], record: bool = True) -> 
             from nvfp4ctl import runlog  # here: `--help` and parse errors never need it
 
             try:
-                runlog.append(runlog.make_entry(outcome, sys.argv[1:], workspace.log_root()), workspace.memory_path())
+                runlog.append(runlog.make_entry(outcome, sys.argv[1:], workspace.user_folder()), workspace.memory_path())
             except Exception as error:  # the log must never turn a result into a failure
                 get_console().warn(f"run log not written: {error}")
         raise typer.Exit(int(outcome.exit_code))

@@ -24,22 +24,11 @@ def shipped_task_path() -> Path:
     return shipped("task.yml")
 
 
-def project_root() -> Path:
-    """The user's folder this command works in (see workspace.user_folder)."""
-    from nvfp4ctl.workspace import user_folder
-
-    return user_folder()
-
-
-def memory_path() -> Path:
-    from nvfp4ctl.workspace import memory_path as resolved
-
-    return resolved()
-
-
 def kernels_dir() -> Path:
     """The user's kernels/ folder (our layout: kernels/sm90, kernels/sm100), else nvfp4ctl's own."""
-    local = project_root() / "kernels"
+    from nvfp4ctl.workspace import user_folder  # workspace imports this module
+
+    local = user_folder() / "kernels"
     return local if local.is_dir() else shipped("kernels")
 
 

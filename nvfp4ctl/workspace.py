@@ -127,8 +127,3 @@ def memory_path() -> Path:
     if here.is_file():
         return here
     return cache_root() / MEMORY_FILE
-
-
-def log_root() -> Path:
-    """The folder that logged paths are relative to, and whose git state the log records."""
-    return _Resolved.folder or Path.cwd().resolve()

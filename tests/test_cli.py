@@ -12,7 +12,7 @@ from nvfp4ctl import runlog
 from nvfp4ctl.check import plan
 from nvfp4ctl.cli import app
 from nvfp4ctl.errors import ExitCode, FailuresFound, KernelCrash, KernelTimeout, UsageError
-from nvfp4ctl.project import memory_path
+from nvfp4ctl.workspace import memory_path
 
 
 @pytest.fixture

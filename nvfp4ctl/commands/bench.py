@@ -84,10 +84,10 @@ def compare_with_log(report: BenchReport, target: Path) -> history.Comparison | 
     """The previous bench of the same target path on the same GPU, from MEMORY.md's run log."""
     from nvfp4ctl import runlog
     from nvfp4ctl.bench import history
-    from nvfp4ctl.project import memory_path, project_root
+    from nvfp4ctl.workspace import memory_path, user_folder
 
     previous = history.find_previous(runlog.read(memory_path()), target, report.gpu, [s.key for s in report.shapes],
-                                     project_root())
+                                     user_folder())
     if previous is None:
         return None
     return history.compare(previous, history.Timing(report.geomean_us, report.geomean_err_us), report.timings(),

@@ -11,10 +11,10 @@ from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.project import shipped
+from nvfp4ctl.runner.targets import DEFAULT_BY_NAME
 from nvfp4ctl.workspace import users_kernels_dir
 
 LEADERBOARD_ARCH = "sm_100a"  # the B200 leaderboard
-DEFAULT_BY_NAME = "default"
 
 
 B200_MAJOR = 10

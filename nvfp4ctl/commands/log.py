@@ -10,7 +10,7 @@ import typer
 from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.outcome import Outcome
-from nvfp4ctl.project import memory_path
+from nvfp4ctl.workspace import memory_path
 
 
 def _short_target(target: str) -> str:
@@ -55,10 +55,10 @@ def command(
 
 def _show_trend(entries: list, last: int, target: Path | None, shapes: list[str]) -> Outcome:
     from nvfp4ctl.bench import trend as trends
-    from nvfp4ctl.project import project_root
+    from nvfp4ctl.workspace import user_folder
 
     console = get_console()
-    found = trends.collect(entries, project_root(), target, last)
+    found = trends.collect(entries, user_folder(), target, last)
     if not found:
         where = f" of {target}" if target is not None else ""
         console.info(f"no successful bench{where} in the run log ({memory_path()}) yet: run nvfp4ctl bench")

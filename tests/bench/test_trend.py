@@ -11,7 +11,7 @@ from nvfp4ctl import runlog
 from nvfp4ctl.bench import trend
 from nvfp4ctl.bench.history import Timing, result_line
 from nvfp4ctl.cli import app
-from nvfp4ctl.project import memory_path
+from nvfp4ctl.workspace import memory_path
 
 H100 = "NVIDIA H100 80GB HBM3 (sm_90)"
 BIG, SMALL = "128x7168x16384", "128x7168x2048"

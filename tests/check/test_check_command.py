@@ -11,7 +11,7 @@ from check_fakes import TARGETS
 from fake_problem import FakeCase
 from nvfp4ctl import runlog
 from nvfp4ctl.cli import app
-from nvfp4ctl.project import memory_path, project_root
+from nvfp4ctl.workspace import memory_path, user_folder
 
 
 def check(*args: str):
@@ -30,7 +30,7 @@ def test_correct_target_passes_every_test(fake_task):
     assert "3/3 pass" in result.output
     entry = _last_log_entry()
     assert entry.result == "3/3 pass" and entry.exit_code == "0"
-    assert entry.target == runlog.describe_target(TARGETS / "good.py", project_root(), "--submission")
+    assert entry.target == runlog.describe_target(TARGETS / "good.py", user_folder(), "--submission")
     assert not entry.target.startswith("/")  # inside the project: logged relative to its root
 
 
