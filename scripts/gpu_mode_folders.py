@@ -10,18 +10,16 @@ changed (the grouped GEMM: one group's output changed), which check must pinpoin
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-STARTERS = {
-    "nvfp4_gemm": "submission.py",
-    "nvfp4_dual_gemm": "nvfp4_dual_gemm_submission.py",
-    "nvfp4_group_gemm": "nvfp4_group_gemm_submission.py",
-    "nvfp4_gemv": "nvfp4_gemv_submission.py",
-}
+sys.path.insert(0, str(REPO))
+from nvfp4ctl.problems import get_problem, problem_names  # noqa: E402  (this checkout's nvfp4ctl)
+
 # Appended to the starter: the same custom_kernel with one tile (one group) of the output wrong.
 SPOIL = {
     "nvfp4_group_gemm": "\n_right = custom_kernel\n\ndef custom_kernel(data):\n    out = _right(data)\n"
@@ -36,7 +34,7 @@ PINPOINT = {"nvfp4_group_gemm": "wrong outputs: 1 of", "default": "128x128 tile"
 def run(step: str, args: list[str], cwd: Path, out: Path, expect: int) -> tuple[bool, str]:
     started = time.monotonic()
     done = subprocess.run([sys.executable, "-m", "nvfp4ctl", *args], cwd=cwd, capture_output=True, text=True,
-                          env={**__import__("os").environ, "PYTHONPATH": str(REPO), "COLUMNS": "160"})
+                          env={**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "160"})
     (out / f"{step}.txt").write_text(done.stdout + done.stderr)
     ok = done.returncode == expect
     line = f"{step:<34} exit {done.returncode} (want {expect}) {time.monotonic() - started:6.1f} s  {'ok' if ok else 'FAIL'}"
@@ -49,11 +47,11 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     summary: list[str] = []
     all_ok = True
-    for problem, starter in STARTERS.items():
+    for problem in problem_names():
         folder = out / "folders" / problem
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "task.yml").write_bytes((tasks / problem / "task.yml").read_bytes())
-        code = (REPO / "kernels" / "torch_dequant" / starter).read_text()
+        code = (REPO / "kernels" / get_problem(problem).fallback_submission).read_text()
         (folder / "submission.py").write_text(code)
         steps = [(f"{problem}-check", ["check"], 0)]
         if bench:

@@ -24,6 +24,11 @@ STEP_WORDS = {"warm": "warming", "time": "timing", "profile": "profiling"}
 WALL_LIMIT_SHARE = 0.8  # of the watchdog timeout: a slow shape stops on its own before being killed
 
 
+def max_wall_s(timeout_s: float) -> float:
+    """How long one shape's timed repeats may run: under the watchdog, and at most the leaderboard's 120 s."""
+    return min(120.0, WALL_LIMIT_SHARE * timeout_s)
+
+
 @dataclass(frozen=True)
 class BenchPlan:
     cases: tuple[Any, ...]  # task.Case
@@ -40,7 +45,7 @@ class BenchPlan:
 
     def criterion(self, max_repeats: int, budget_s: float) -> dict[str, float]:
         return {"max_repeats": max_repeats, "max_noise": self.max_noise, "budget_s": budget_s,
-                "max_wall_s": min(120.0, WALL_LIMIT_SHARE * self.timeout_s)}
+                "max_wall_s": max_wall_s(self.timeout_s)}
 
     def steps(self) -> list[tuple[str, Any]]:
         """(kind, case) per worker call after calibration: warm-ups, timed shapes, then profiles."""

@@ -56,7 +56,11 @@ class DslBuild:
 
 
 def has_dsl(python: str) -> bool:
-    done = subprocess.run([python, "-c", "import cutlass.cute, cutlass.cute.runtime"], capture_output=True, timeout=120)
+    try:
+        done = subprocess.run([python, "-c", "import cutlass.cute, cutlass.cute.runtime"], capture_output=True,
+                              timeout=120)
+    except OSError as error:  # a --python that does not exist or cannot run: the user's mistake
+        raise UsageError(f"--python {python}: cannot run it ({error.strerror or error})") from None
     return done.returncode == 0
 
 

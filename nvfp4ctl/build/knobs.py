@@ -33,9 +33,6 @@ class Knob:
     doc: str
     line: int  # 1-based line of the declaration
 
-    def flag(self, value: int) -> str:
-        return f"-D{self.name}={value}"
-
 
 def read_knobs(header: Path) -> tuple[Knob, ...]:
     """Every knob declared in `header`, in file order. A malformed declaration is a UsageError."""

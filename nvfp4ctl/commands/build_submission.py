@@ -12,13 +12,10 @@ from rich.text import Text
 from nvfp4ctl.build.resources import describe_tensor_op, readable_name
 from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import ExitCode, UsageError
+from nvfp4ctl.commands.build import _bytes
 from nvfp4ctl.outcome import Outcome
 
 HEADERS = ["unit: kernel", "regs", "static smem", "stack", "spills", "tensor op", "compile", "cache"]
-
-
-def _bytes(count: int) -> str:
-    return f"{count / 1024:.1f} KiB" if count >= 1024 else f"{count} B"
 
 
 def _op_text(tensor_op) -> Text:
@@ -105,16 +102,21 @@ def build_submission(path: Path, arch: str | None, verbose: bool, python: str | 
         console.error(failure)
     if failures:
         return Outcome(result=f"{len(failures)} problem(s) ({failures[0]})", exit_code=ExitCode.FAILURES, target=path)
-    return Outcome(result=f"{units} unit(s) built for {target} in {total:.1f} s ({total / 120:.0%} of 120 s)", target=path)
+    from nvfp4ctl.build.submission_build import LEADERBOARD_COMPILE_S, compile_budget
+
+    share = compile_budget(total)[0]
+    return Outcome(result=f"{units} unit(s) built for {target} in {total:.1f} s ({share:.0%} of {LEADERBOARD_COMPILE_S:.0f} s)",
+                   target=path)
 
 
 def _build_dsl(path: Path, arch: str, python: str | None) -> Outcome:
-    from nvfp4ctl.build import cache
     from nvfp4ctl.build.cute_dsl import build_dsl
+    from nvfp4ctl.project import cache_root
 
     console = get_console()
-    out = Path(tempfile.mkdtemp(prefix=f"dsl-{path.stem}-", dir=cache.cache_root().mkdir(parents=True, exist_ok=True)
-                                or cache.cache_root()))
+    root = cache_root()
+    root.mkdir(parents=True, exist_ok=True)
+    out = Path(tempfile.mkdtemp(prefix=f"dsl-{path.stem}-", dir=root))
     console.info(f"{path.name}: CuTe DSL kernels, compiled by cute.compile with CUTE_DSL_ARCH={arch} (no GPU needed)",
                  style="dim")
     with console.progress() as progress:

@@ -33,15 +33,16 @@ def _expected_word(rows: list) -> int:
 
 def show_user_umma(values: Any, config: Any, simulate: bool, shape: str | None, seed: int, payload: dict[str, Any],
                     as_json: bool) -> tuple[str, bool]:
+    from nvfp4ctl.umma import descriptors as d
     from nvfp4ctl.umma import user_values as uv
 
     console = get_console()
     sections: list[tuple[str, int | None, int, list, list[str]]] = []
-    rows, problems = uv.check_idesc(values.idesc, config)
     if values.idesc is not None or config is not None:
+        rows, problems = uv.check_idesc(values.idesc, config)
         sections.append(("idesc", values.idesc, 8, rows, problems))
     for name, words in (("desc_a", values.desc_a), ("desc_b", values.desc_b)):
-        step0 = (words[0] >> 0 & 0x3FFF) << 4 if words else None
+        step0 = d.decode_smem(words[0])["start"] << 4 if words else None
         for step, word in enumerate(words or ([None] if config is not None else [])):
             rows, problems = uv.check_desc(name, word, config, step, step0)
             sections.append((f"{name} (K step {step})", word, 16, rows, problems))
@@ -106,12 +107,14 @@ def _simulate(values: Any, config: Any, shape: str | None, seed: int, payload: d
     tile, issues, notes = simulation_plan(config, values, k // config.block_k)
     data = generate_input(m, n, k, 1, seed, device="cpu")
     result = diagnose.simulate(tile, plan.tile_inputs(data, tile, 0, 0), issues)
-    wrong = int(result.bad.sum())
+    bad = result.bad  # a property that rounds the tile: once
+    emap = diagnose.error_map(bad)
+    wrong = int(bad.sum())
     payload["simulate"] = {"shape": [m, n, k], "seed": seed, "tile": [tile.block_m, tile.block_n], "wrong": wrong,
                            "model_error": result.model_error, "notes": notes, "explanations": result.explanations,
                            "differences": [vars(diff) for diff in result.diffs],
-                           "error_map": diagnose.error_map(result.bad)}
-    total = result.bad.numel()
+                           "error_map": emap}
+    total = bad.numel()
     if not as_json:
         console.info(f"simulate: m={m} n={n} k={k} seed {seed}, output tile (0, 0) {tile.block_m}x{tile.block_n},"
                      f" {k // config.block_k} K tiles of {config.block_k}, A at 0x{tile.a_addr:x}, B at 0x{tile.b_start:x}",
@@ -123,7 +126,7 @@ def _simulate(values: Any, config: Any, shape: str | None, seed: int, payload: d
         if wrong:
             console.fail(f"  model D differs from the reference in {wrong} of {total} values; error map"
                          f" ({diagnose.MAP_CELL}x{diagnose.MAP_CELL} blocks, rows down, '#' all wrong, 'x' some, '.' right):")
-            console.raw("\n".join("    " + line for line in diagnose.error_map(result.bad)))
+            console.raw("\n".join("    " + line for line in emap))
             for line in diagnose.grouped_diffs(result.diffs)[:12]:
                 console.info(f"  differs: {line}")
             for line in result.explanations or ["no single field explains it (see the differences above)"]:

@@ -176,18 +176,24 @@ def load_target(spec: TargetSpec) -> KernelFn:
 
 
 def _load_kernel(source: Path, problem: str = DEFAULT_PROBLEM) -> KernelFn:
-    from nvfp4ctl.build import load_kernel_module  # builds (cached) and imports the extension
+    return load_kernel(source, problem)
 
+
+def load_kernel(source: Path, problem: str = DEFAULT_PROBLEM, arch: str | None = None,
+                defines: tuple[str, ...] = ()) -> KernelFn:
+    """A kernel source built (cached) and called through its problem's C ABI: its entry point on
+    the problem's tuple elements. `arch`/`defines` select one build (tune's candidates)."""
+    from nvfp4ctl.build import load_kernel_module  # builds (cached) and imports the extension
     from nvfp4ctl.problems import resolve_problem
 
     spec = resolve_problem(problem)
     if getattr(spec, "kernel_api", None) is None:
         raise UsageError(f"--kernel: {problem} has no kernel C ABI yet; use --submission")
-    module = load_kernel_module(source)
+    module = load_kernel_module(source, arch, defines)
     call = spec.kernel_call
 
     def custom_kernel(data: tuple) -> Any:
-        return call(module, data)  # the problem's C ABI: its entry point on its tuple elements
+        return call(module, data)
 
     custom_kernel.__qualname__ = f"{source.name}:{spec.kernel_api.function}"
     return custom_kernel

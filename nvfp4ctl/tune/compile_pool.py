@@ -64,25 +64,23 @@ class CompilePool:
     """submit(config) -> Future[BuildResult]; one future per distinct configuration."""
 
     def __init__(self, source: Path, arch: str, jobs: int | None = None,
-                 compile_fn: CompileFn = compile_candidate, executor: Executor | None = None,
-                 defines_of: Callable[[Config], tuple[str, ...]] = Config.defines) -> None:
+                 compile_fn: CompileFn = compile_candidate, executor: Executor | None = None) -> None:
         self.source, self.arch = str(source), arch
         self.jobs = jobs or cpu_cores()
         self.compile_fn = compile_fn
-        self.defines_of = defines_of
         self._executor = executor or ProcessPoolExecutor(max_workers=self.jobs, mp_context=get_context("spawn"))
         self._futures: dict[tuple[str, ...], Future[BuildResult]] = {}
 
     def submit(self, config: Config | None) -> Future[BuildResult]:
         """`None` is the shipped build (no defines: the kernel reads its dispatch table)."""
-        defines = () if config is None else self.defines_of(config)
+        defines = () if config is None else config.defines()
         if defines not in self._futures:
             self._futures[defines] = self._executor.submit(self.compile_fn, self.source, self.arch, defines)
         return self._futures[defines]
 
     def forget(self, config: Config | None) -> None:
         """Build this configuration again on the next submit (its sources changed)."""
-        self._futures.pop(() if config is None else self.defines_of(config), None)
+        self._futures.pop(() if config is None else config.defines(), None)
 
     def close(self, cancel: bool = False) -> None:
         self._executor.shutdown(wait=not cancel, cancel_futures=cancel)

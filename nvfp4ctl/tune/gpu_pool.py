@@ -146,7 +146,7 @@ def _first_line(error: BaseException) -> str:
     return text[0] if text else type(error).__name__
 
 
-def make_workers(gpus: Sequence[str], device: str, timeout_s: float) -> list[NamedWorker]:
+def make_workers(gpus: Sequence[str], device: str, timeout_s: float, problem: str = "nvfp4_gemm") -> list[NamedWorker]:
     """One runner Worker per GPU id (CUDA_VISIBLE_DEVICES), or `len(gpus)` CPU workers off CUDA.
     Their base target is the torch fallback: cheap to load; every task loads its own candidate."""
     from nvfp4ctl.problems import get_problem
@@ -154,8 +154,8 @@ def make_workers(gpus: Sequence[str], device: str, timeout_s: float) -> list[Nam
     from nvfp4ctl.runner.targets import TORCH, TargetSpec
     from nvfp4ctl.runner.worker import Worker
 
-    fallback = shipped("kernels") / get_problem("nvfp4_gemm").fallback_submission
-    base = TargetSpec(TORCH, fallback, "tune worker", "tune")
+    fallback = shipped("kernels") / get_problem(problem).fallback_submission
+    base = TargetSpec(TORCH, fallback, "tune worker", "tune", problem)
     named = []
     for gpu in gpus:
         env = {"CUDA_VISIBLE_DEVICES": gpu} if device == "cuda" else {}

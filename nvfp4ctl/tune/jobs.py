@@ -17,22 +17,16 @@ from nvfp4ctl.tune.results import OK, WRONG
 _loaded: dict[str, Callable[[tuple], Any]] = {}
 
 
-def load_candidate(artifact: dict) -> Callable[[tuple], Any]:
+def load_candidate(artifact: dict, problem: str) -> Callable[[tuple], Any]:
+    """A candidate through the task problem's C ABI (a kernel build) or harness (a submission)."""
+    from nvfp4ctl.runner.targets import import_submission, load_kernel
+
     key = repr(sorted(artifact.items()))
     if key not in _loaded:
         if artifact["kind"] == "kernel":
-            from nvfp4ctl.build import load_kernel_module
-
-            module = load_kernel_module(Path(artifact["source"]), artifact["arch"], tuple(artifact["defines"]))
-
-            def custom_kernel(data: tuple) -> Any:
-                return module.nvfp4_gemm(data[0], data[1], data[4], data[5], data[6])
-
-            _loaded[key] = custom_kernel
+            _loaded[key] = load_kernel(Path(artifact["source"]), problem, artifact["arch"], tuple(artifact["defines"]))
         else:
-            from nvfp4ctl.runner.targets import import_submission
-
-            _loaded[key] = import_submission(Path(artifact["path"]))
+            _loaded[key] = import_submission(Path(artifact["path"]), problem)
     return _loaded[key]
 
 
@@ -43,7 +37,7 @@ def measure(target: Callable[[tuple], Any] | None, *, artifact: dict | None, cas
     from nvfp4ctl.bench.stats import summarize
     from nvfp4ctl.check.job import check_case
 
-    kernel = target if artifact is None else load_candidate(artifact)
+    kernel = target if artifact is None else load_candidate(artifact, problem)
     assert kernel is not None
     checked = check_case(kernel, problem=problem, case=case, rtol=rtol, atol=atol, probe=probe, device=device)
     if not checked.passed:

@@ -12,9 +12,6 @@ from nvfp4ctl.tune.knobs import KernelKnobs, discover, tunable
 from nvfp4ctl.tune.search import SearchSettings, round_size, start_configs
 from nvfp4ctl.tune.table import DispatchTable, Shape, read_table
 
-SHAPE_SETS = ("tests", "benchmarks", "all")
-GPU_ARCH = {9: "sm_90a", 10: "sm_100a"}
-WALL_LIMIT_SHARE = 0.8  # of the watchdog timeout: a slow candidate stops on its own before being killed
 
 
 @dataclass(frozen=True)
@@ -82,6 +79,7 @@ def resolve_kernel(kernel: Path | None, task: Any, has_gpu: bool) -> tuple[Path,
 
 def prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int | None, compile_only: bool,
             timeout_s: float, only: str | None = None) -> TuneRun:
+    from nvfp4ctl.build.loader import GPU_ARCH
     from nvfp4ctl.build.sources import resolve_arch
     from nvfp4ctl.runner.gpu import first_gpu, gpu_present, run_device
     from nvfp4ctl.task import load_task
@@ -138,6 +136,7 @@ def select_knobs(knobs: KernelKnobs, names: str | None) -> frozenset[str] | None
 
 def execute(run: TuneRun, timing: TimingSettings, budget_s: float | None, rounds: int, fresh: bool, write: bool,
             on_progress: Any = lambda label, done: None) -> Any:
+    from nvfp4ctl.bench.session import max_wall_s
     from nvfp4ctl.build.sources import build_inputs
     from nvfp4ctl.project import cache_root
     from nvfp4ctl.tune.compile_pool import CompilePool, cpu_cores
@@ -146,7 +145,7 @@ def execute(run: TuneRun, timing: TimingSettings, budget_s: float | None, rounds
     from nvfp4ctl.tune.state import TuneState, state_key
 
     start = start_configs(run.knobs, run.shapes, run.table)
-    criterion = {**timing.criterion, "max_wall_s": min(120.0, WALL_LIMIT_SHARE * run.timeout_s)}
+    criterion = {**timing.criterion, "max_wall_s": max_wall_s(run.timeout_s)}
     payload = {"problem": run.task.problem, "rtol": run.task.rtol, "atol": run.task.atol, "criterion": criterion,
                "settle_s": timing.settle_s, "input_sets": timing.input_sets, "device": run.device, "probe": True}
     settings = {"mode": "compile-only" if run.compile_only else "timed", "arch": run.arch,
@@ -162,7 +161,7 @@ def execute(run: TuneRun, timing: TimingSettings, budget_s: float | None, rounds
         if run.compile_only:
             return compile_only(run.knobs, start, Evaluator(compile_pool, None, state, run.cases, report, on_progress),
                                 run.only)
-        with GpuPool(make_workers(run.gpus, run.device, run.timeout_s), payload, run.timeout_s) as gpu_pool:
+        with GpuPool(make_workers(run.gpus, run.device, run.timeout_s, run.task.problem), payload, run.timeout_s) as gpu_pool:
             evaluator = Evaluator(compile_pool, gpu_pool, state, run.cases, report, on_progress)
             tune(run.knobs, start, run.table, evaluator, SearchSettings(rounds=rounds, budget_s=budget_s, only=run.only), write=write)
             report.gpu = gpu_pool.gpu or run.gpu_name

@@ -17,7 +17,7 @@ from pathlib import Path
 from nvfp4ctl.build import cache, toolchain
 from nvfp4ctl.errors import FailuresFound
 from nvfp4ctl.project import REPO_DIR
-from nvfp4ctl.umma.host_proof import COMPILE_TIMEOUT_S, HOST_FLAGS, RUN_TIMEOUT_S, _run
+from nvfp4ctl.umma.host_proof import HOST_FLAGS, RUN_TIMEOUT_S, _run, host_binary
 
 PROOF_SOURCE = REPO_DIR / "tests" / "umma" / "host" / "umma_layout_proof.cu"
 
@@ -43,23 +43,9 @@ def _binary() -> Path:
     digest.update(" ".join(HOST_FLAGS).encode())
     digest.update(toolchain.nvcc_version().encode())
     digest.update(toolchain.cutlass_version().encode())
-    entry = cache.cache_root() / "umma-layout-proof" / digest.hexdigest()[:16]
-    binary = entry / "umma_layout_proof"
-    if binary.is_file():
-        return binary
-    with cache.locked(entry):
-        if binary.is_file():
-            return binary
-        includes = [f"-I{path}" for path in toolchain.cutlass_include_dirs()]
-        with cache.staging(entry) as folder:
-            done = _run([str(toolchain.nvcc_path()), *HOST_FLAGS, *includes, str(PROOF_SOURCE), "-o",
-                         str(folder / binary.name)], COMPILE_TIMEOUT_S)
-            if done.returncode != 0:
-                errors = [line for line in done.stdout.splitlines() if "error" in line]
-                raise FailuresFound(f"the CuTe layout proof did not compile: {(errors or ['see nvcc output'])[0]}")
-            entry.parent.mkdir(parents=True, exist_ok=True)
-            cache.land(folder, entry)
-    return binary
+    includes = [f"-I{path}" for path in toolchain.cutlass_include_dirs()]
+    return host_binary(cache.cache_root() / "umma-layout-proof" / digest.hexdigest()[:16], "umma_layout_proof",
+                       [*HOST_FLAGS, *includes, str(PROOF_SOURCE)], "the CuTe layout proof")
 
 
 def _output(mode: str) -> str:

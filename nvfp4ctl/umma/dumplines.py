@@ -81,9 +81,13 @@ def infer_config(dump: DumpLines, tile: list[dict[str, int]]) -> tuple[MmaConfig
     the first desc_a (then the check can only catch what is inconsistent with those)."""
     c = dump.config
     if c:
-        sf = c.get("sf_vec")
-        return make_config(c.get("mma"), c.get("kind", "mxf4nvf4"), int(sf) if sf else None, c.get("major", "K"),
-                           c.get("swizzle", "128B"), int(c.get("block_k", 256))), "the kernel's config line"
+        try:
+            sf = int(c["sf_vec"]) if c.get("sf_vec") else None
+            block_k = int(c.get("block_k", 256))
+        except ValueError:
+            raise UsageError(f"nvfp4ctl:umma config line {c}: sf_vec and block_k must be integers") from None
+        return make_config(c.get("mma"), c.get("kind", "mxf4nvf4"), sf, c.get("major", "K"),
+                           c.get("swizzle", "128B"), block_k), "the kernel's config line"
     if not tile:
         raise UsageError("no nvfp4ctl:umma lines with k=0 in the output")
     f = d.decode_instr(tile[0]["idesc"])

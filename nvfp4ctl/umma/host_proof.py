@@ -59,27 +59,31 @@ def _key(kernel: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def proof_binary(kernel: Path) -> Path:
-    """The compiled host program for `kernel`, built on first use into the build cache (locked:
-    parallel callers wait; landed atomically: a reader sees no binary or a whole one)."""
-    entry = cache.cache_root() / "sm100-host-proof" / _key(kernel)
-    binary = entry / "sm100_host_proof"
+def host_binary(entry: Path, name: str, compile_args: list[str], what: str) -> Path:
+    """A host program compiled by nvcc on first use into the cache folder `entry` (locked: parallel
+    callers wait; landed atomically: a reader sees no binary or a whole one). `compile_args` are
+    nvcc's arguments but the output; a compile error is one FailuresFound line naming `what`."""
+    binary = entry / name
     if binary.is_file():
         return binary
     with cache.locked(entry):
         if binary.is_file():
             return binary
-        includes = [f"-I{path}" for path in (*toolchain.cutlass_include_dirs(), kernel.parent)]
         with cache.staging(entry) as folder:
-            command = [str(toolchain.nvcc_path()), *HOST_FLAGS, *includes, str(PROOF_SOURCE),
-                       "-o", str(folder / binary.name)]
-            done = _run(command, COMPILE_TIMEOUT_S)
+            done = _run([str(toolchain.nvcc_path()), *compile_args, "-o", str(folder / name)], COMPILE_TIMEOUT_S)
             if done.returncode != 0:
                 errors = [line for line in done.stdout.splitlines() if "error" in line]
-                raise FailuresFound(f"the CuTe host proof did not compile: {(errors or ['see nvcc output'])[0]}")
+                raise FailuresFound(f"{what} did not compile: {(errors or ['see nvcc output'])[0]}")
             entry.parent.mkdir(parents=True, exist_ok=True)
             cache.land(folder, entry)
     return binary
+
+
+def proof_binary(kernel: Path) -> Path:
+    """The compiled host program for `kernel`, built on first use into the build cache."""
+    includes = [f"-I{path}" for path in (*toolchain.cutlass_include_dirs(), kernel.parent)]
+    return host_binary(cache.cache_root() / "sm100-host-proof" / _key(kernel), "sm100_host_proof",
+                       [*HOST_FLAGS, *includes, str(PROOF_SOURCE)], "the CuTe host proof")
 
 
 def _run(command: list[str], timeout_s: float) -> subprocess.CompletedProcess[str]:

@@ -55,23 +55,9 @@ class Shape:
     b_sf_id: int
 
 
-def _e5m2_values() -> tuple[float, ...]:
-    values = []
-    for code in range(256):
-        sign = -1.0 if code & 0x80 else 1.0
-        exponent, mantissa = (code >> 2) & 0x1F, code & 0x3
-        if exponent == 0x1F:
-            values.append(sign * float("inf") if mantissa == 0 else float("nan"))
-        elif exponent == 0:
-            values.append(sign * mantissa * 2.0 ** -16)
-        else:
-            values.append(sign * (1 + mantissa / 4) * 2.0 ** (exponent - 15))
-    return tuple(values)
-
-
 _E2M1 = torch.tensor(E2M1_VALUES, dtype=torch.float64)
 _E4M3 = torch.tensor(E4M3_VALUES, dtype=torch.float64)
-_E5M2 = torch.tensor(_e5m2_values(), dtype=torch.float64)
+_E5M2 = torch.arange(256, dtype=torch.int16).to(torch.uint8).view(torch.float8_e5m2).double()
 _UE8M0 = torch.tensor([2.0 ** (code - 127) for code in range(255)] + [float("nan")], dtype=torch.float64)
 
 

@@ -11,25 +11,23 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from nvfp4ctl.build import cache, toolchain
-from nvfp4ctl.errors import FailuresFound, UsageError
+from nvfp4ctl.errors import FailuresFound
 from nvfp4ctl.project import REPO_DIR
+from nvfp4ctl.umma.host_proof import _run, host_binary
 
 KERNEL = REPO_DIR / "kernels" / "sm100" / "nvfp4_gemm_sm100_tc.cu"
 PRINTER = REPO_DIR / "tests" / "sm100" / "host" / "sm100_tc_plan.cu"
 COMMON = REPO_DIR / "kernels" / "common"
 FLAGS = ("-gencode=arch=compute_100a,code=sm_100a", "-O1", "-std=c++17", "--expt-relaxed-constexpr")
-COMPILE_TIMEOUT_S = 300.0
 RUN_TIMEOUT_S = 60.0
 B200_SMS = 148
 
-LOAD_FIELDS = ("stage", "x", "a_row", "b_row", "sfa_offset", "sfb_offset")
 
 
 @dataclass(frozen=True)
@@ -118,29 +116,8 @@ def _key() -> str:
 
 def printer_binary() -> Path:
     """The plan printer, built on first use into the nvfp4ctl cache (locked, landed atomically)."""
-    entry = cache.cache_root() / "sm100-tc-plan" / _key()
-    binary = entry / "sm100_tc_plan"
-    if binary.is_file():
-        return binary
-    with cache.locked(entry):
-        if binary.is_file():
-            return binary
-        with cache.staging(entry) as folder:
-            command = [str(toolchain.nvcc_path()), *FLAGS, f"-I{COMMON}", str(PRINTER), "-o", str(folder / binary.name)]
-            done = _run(command, COMPILE_TIMEOUT_S)
-            if done.returncode != 0:
-                errors = [line for line in done.stdout.splitlines() if "error" in line]
-                raise FailuresFound(f"the sm100_tc plan printer did not compile: {(errors or ['see nvcc output'])[0]}")
-            entry.parent.mkdir(parents=True, exist_ok=True)
-            cache.land(folder, entry)
-    return binary
-
-
-def _run(command: list[str], timeout_s: float) -> subprocess.CompletedProcess[str]:
-    try:
-        return subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout_s)
-    except (OSError, subprocess.TimeoutExpired) as error:
-        raise UsageError(f"could not run {Path(command[0]).name}: {error}") from error
+    return host_binary(cache.cache_root() / "sm100-tc-plan" / _key(), "sm100_tc_plan",
+                       [*FLAGS, f"-I{COMMON}", str(PRINTER)], "the sm100_tc plan printer")
 
 
 @lru_cache(maxsize=64)

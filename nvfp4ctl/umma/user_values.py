@@ -12,7 +12,7 @@ What a config implies (K-major operands, the tile stored by TMA as in plan.py, M
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.umma import descriptors as d
@@ -53,7 +53,7 @@ class MmaConfig:
 
 def parse_hex(text: str, what: str, bits: int) -> int:
     try:
-        value = int(text, 16) if text.lower().startswith("0x") else int(text, 16)
+        value = int(text, 16)
     except ValueError:
         raise UsageError(f"{what} {text}: expected a hexadecimal value such as 0x08200480") from None
     if not 0 <= value < 1 << bits:
@@ -90,8 +90,8 @@ def make_config(mma: str | None, kind: str, sf_vec: int | None, major: str, swiz
         problems.append(f"--major {major} (K or MN, or A,B)")
     if swizzle not in SWIZZLES:
         problems.append(f"--swizzle {swizzle} (one of {', '.join(SWIZZLES)})")
-    if block_k % k:
-        problems.append(f"--block-k {block_k} (a multiple of the MMA K {k})")
+    if block_k <= 0 or block_k % k:
+        problems.append(f"--block-k {block_k} (a positive multiple of the MMA K {k})")
     if problems:
         raise UsageError("the stated config is not a valid block-scaled MMA: " + "; ".join(problems))
     return MmaConfig(m, n, k, kind, vec, a_major, b_major, swizzle, block_k)
@@ -171,9 +171,6 @@ def check_desc(name: str, word: int | None, config: MmaConfig | None, step: int 
     if config is not None:
         rows = config.m if name.startswith("desc_a") else config.n
         base = step0_start if step0_start is not None else ((actual["start"] << 4) if actual else 0)
-        if step0_start is None and actual is not None and step:
-            base = (actual["start"] << 4) - (d.decode_smem(plan.smem_desc(
-                plan.TileConfig(block_n=config.n, block_k=config.block_k, swizzle=config.swizzle), 0, rows, step))["start"] << 4)
         expected = expected_desc(config, rows, base, step)
     unused = {"lbo"} if config is not None and config.layout != smem.SWIZZLE_NONE else set()
     shown = d.describe_smem(actual if actual is not None else expected)  # type: ignore[arg-type]
@@ -204,8 +201,7 @@ def check_tmem(name: str, addr: int | None, config: MmaConfig | None, d_addr: in
                 problems.append(f"{name}: columns {column}..{column + width - 1} overlap D's {d_col}..{d_col + config.n - 1}")
     expected = {"lane": 0} if config is not None else None
     rows = _rows(name, TMEM_FIELDS, {"lane": lane, "column": column}, expected, {})
-    return [row if row.field == "lane" or config is None else FieldCheck(*[*vars(row).values()][:6], "decoded")
-            for row in rows], problems
+    return [row if row.field == "lane" or config is None else replace(row, status="decoded") for row in rows], problems
 
 
 @dataclass(frozen=True)

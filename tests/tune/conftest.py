@@ -1,21 +1,13 @@
-"""tune tests: the tiny fixture kernel (two knobs, a dispatch table), fakes for the two pools."""
+"""tune tests: the tiny fixture kernel copied for tests that rewrite its table (helpers: tune_fakes.py)."""
 
 from __future__ import annotations
 
 import shutil
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from nvfp4ctl.build.knobs import Knob
-from nvfp4ctl.tune.knobs import KernelKnobs
-from nvfp4ctl.tune.results import OK, BuildResult
-
-FIXTURES = Path(__file__).parent / "fixtures"
-TINY = FIXTURES / "tiny_knobs.cu"
+from tune_fakes import FIXTURES
 
 
 @pytest.fixture
@@ -24,33 +16,3 @@ def tiny_copy(tmp_path: Path) -> Path:
     for name in ("tiny_knobs.cu", "tiny_config.cuh", "tiny_dispatch.cuh"):
         shutil.copy(FIXTURES / name, tmp_path / name)
     return tmp_path / "tiny_knobs.cu"
-
-
-def make_knobs(*specs: tuple[str, tuple[int, ...], int, str]) -> KernelKnobs:
-    """KernelKnobs from (name, values, default, scope) without a source file."""
-    knobs = tuple(Knob(name, default, values, scope, "test knob", i + 1) for i, (name, values, default, scope) in enumerate(specs))
-    return KernelKnobs(source=Path("fake.cu"), knobs=knobs, dispatch=None)
-
-
-def fake_compile(source: str, arch: str, defines: tuple[str, ...]) -> BuildResult:
-    """A 'build' that only remembers its defines: the artifact a FakeWorker reads its time from."""
-    values = dict(d.split("=", 1) for d in defines if "=" in d)
-    return BuildResult(OK, registers=100, artifact={"kind": "fake", "values": values})
-
-
-class FakeWorker:
-    """Stands in for a runner Worker: sleeps `delay_s` per task and answers from `timing(values, case)`."""
-
-    def __init__(self, timing: Callable[[dict, Any], dict], delay_s: float = 0.0, name: str = "fake GPU") -> None:
-        self.timing, self.delay_s, self.gpu = timing, delay_s, name
-        self.calls: list[str] = []
-        self.closed = False
-
-    def call(self, job: str, *, label: str, timeout_s: float | None = None, **payload: Any) -> Any:
-        time.sleep(self.delay_s)
-        self.calls.append(label)
-        artifact = payload["artifact"] or {"values": {}}
-        return self.timing(artifact["values"], payload["case"])
-
-    def close(self) -> None:
-        self.closed = True

@@ -16,7 +16,7 @@ from nvfp4ctl.tune.search import SearchSettings, start_configs
 from nvfp4ctl.tune.session import CURRENT, Evaluator, TuneReport, tune
 from nvfp4ctl.tune.state import TuneState
 
-from conftest import FakeWorker, fake_compile, make_knobs
+from tune_fakes import FakeWorker, fake_compile, make_knobs
 
 KNOBS = make_knobs(("F_K", (1, 2, 3), 1, "kernel"), ("F_P", (0, 1), 0, "plan"))
 SHAPES = [(128, 256, 256, 1), (512, 512, 7168, 1), (128, 7168, 16384, 1), (256, 7168, 2048, 1)]  # even: 2 GPUs can halve every step

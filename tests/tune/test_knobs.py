@@ -9,7 +9,7 @@ import pytest
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.tune.knobs import TUNE_DEFINE, Config, discover, tunable
 
-from conftest import FIXTURES, TINY, make_knobs
+from tune_fakes import FIXTURES, TINY, make_knobs
 
 
 def test_knobs_come_from_the_kernel_and_its_local_headers() -> None:

@@ -14,7 +14,7 @@ from nvfp4ctl.tune.search import SearchSettings, start_configs
 from nvfp4ctl.tune.session import CURRENT, Evaluator, TuneReport, tune
 from nvfp4ctl.tune.state import TuneState
 
-from conftest import make_knobs
+from tune_fakes import make_knobs
 
 KNOBS = make_knobs(("C_SPEED", (0, 1, 2), 0, "kernel"), ("C_MODE", (0, 1), 0, "plan"))
 SHAPES = [(128, 128, 256, 1), (128, 256, 256, 1)]

@@ -11,7 +11,7 @@ from nvfp4ctl.tune.results import OK, WRONG, Measurement
 from nvfp4ctl.tune.search import SearchSettings, coordinate_descent, one_round, round_size, start_configs
 from nvfp4ctl.tune.table import DispatchTable
 
-from conftest import make_knobs
+from tune_fakes import make_knobs
 
 A, B = (128, 256, 256, 1), (512, 512, 7168, 1)
 KNOBS = make_knobs(("X_K", (1, 2, 3), 1, "kernel"), ("X_P", (0, 1), 0, "plan"), ("X_FIXED", (7,), 7, "kernel"))

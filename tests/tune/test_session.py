@@ -17,7 +17,7 @@ from nvfp4ctl.tune.session import Evaluator, TuneReport, tune
 from nvfp4ctl.tune.state import TuneState
 from nvfp4ctl.tune.table import read_table
 
-from conftest import FakeWorker, fake_compile
+from tune_fakes import FakeWorker, fake_compile
 
 SHORT_K, LONG_K = (128, 256, 256, 1), (128, 7168, 16384, 1)
 SHAPES = [SHORT_K, LONG_K]

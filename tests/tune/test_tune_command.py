@@ -72,7 +72,7 @@ def fake_gpus(monkeypatch: pytest.MonkeyPatch, tiny_copy: Path):
     from nvfp4ctl.runner import gpu
     from nvfp4ctl.tune import compile_pool, devices, gpu_pool
 
-    from conftest import FakeWorker, fake_compile
+    from tune_fakes import FakeWorker, fake_compile
     from test_session import timing
 
     from nvfp4ctl.tune.knobs import discover
@@ -91,7 +91,7 @@ def fake_gpus(monkeypatch: pytest.MonkeyPatch, tiny_copy: Path):
     monkeypatch.setattr(devices, "visible_gpus", lambda: ["0", "1"])
     monkeypatch.setattr(compile_pool, "CompilePool", lambda source, arch, jobs=None: real_pool(
         source, arch, compile_fn=fake_compile, executor=ThreadPoolExecutor(2)))
-    monkeypatch.setattr(gpu_pool, "make_workers", lambda gpus, device, timeout_s: [
+    monkeypatch.setattr(gpu_pool, "make_workers", lambda gpus, device, timeout_s, problem="nvfp4_gemm": [
         gpu_pool.NamedWorker(f"GPU {g}", FakeWorker(shipped_reads_its_table, name="Fake H100 (sm_90)")) for g in gpus])
 
 

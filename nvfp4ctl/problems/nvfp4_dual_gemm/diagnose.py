@@ -45,8 +45,8 @@ def _named_mistake(g: torch.Tensor, x1: torch.Tensor, s: torch.Tensor, p: torch.
                    rtol: float, atol: float) -> str | None:
     silu = torch.nn.functional.silu
     candidates = {
-        f"(A·B1ᵀ) ⊙ (A·B2ᵀ): silu is missing": x1 * p,
-        f"silu(A·B2ᵀ) ⊙ (A·B1ᵀ): silu went to the wrong product (b1 and b2 swapped)": silu(p) * x1,
+        "(A·B1ᵀ) ⊙ (A·B2ᵀ): silu is missing": x1 * p,
+        "silu(A·B2ᵀ) ⊙ (A·B1ᵀ): silu went to the wrong product (b1 and b2 swapped)": silu(p) * x1,
         f"silu(A·B1ᵀ) ⊙ (A·B1ᵀ): b1 was used for both products, so {SECOND} is the wrong one": s * x1,
         f"silu(A·B2ᵀ) ⊙ (A·B2ᵀ): b2 was used for both products, so {FIRST} is the wrong one": silu(p) * p,
         f"{FIRST} alone: the product with {SECOND} was never applied": s,

@@ -20,7 +20,6 @@ from __future__ import annotations
 import torch
 
 from nvfp4ctl.problems.common.exact import exact_products
-from nvfp4ctl.problems.nvfp4_dual_gemm.inputs import describe, output_of  # noqa: F401 (also offered here)
 
 
 def products(data: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, torch.Tensor]:

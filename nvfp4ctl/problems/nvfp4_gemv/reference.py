@@ -10,7 +10,6 @@ from __future__ import annotations
 import torch
 
 from nvfp4ctl.problems.nvfp4_gemm.reference import reference_gemm
-from nvfp4ctl.problems.nvfp4_gemv.inputs import describe, output_of  # noqa: F401 (also offered here)
 
 
 def reference(data: tuple[torch.Tensor, ...]) -> torch.Tensor:

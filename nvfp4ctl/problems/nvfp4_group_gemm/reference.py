@@ -12,7 +12,6 @@ from typing import Any
 import torch
 
 from nvfp4ctl.problems.nvfp4_gemm.reference import reference_gemm
-from nvfp4ctl.problems.nvfp4_group_gemm.inputs import describe, output_of  # noqa: F401 (also offered here)
 
 
 def reference(data: tuple[list[Any], ...]) -> list[torch.Tensor]:

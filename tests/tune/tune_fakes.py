@@ -1,0 +1,46 @@
+"""Helpers the tune tests import by name (a conftest is not importable by name: pytest may have
+loaded another folder's conftest under that module name first)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from nvfp4ctl.build.knobs import Knob
+from nvfp4ctl.tune.knobs import KernelKnobs
+from nvfp4ctl.tune.results import OK, BuildResult
+
+FIXTURES = Path(__file__).parent / "fixtures"
+TINY = FIXTURES / "tiny_knobs.cu"
+
+
+def make_knobs(*specs: tuple[str, tuple[int, ...], int, str]) -> KernelKnobs:
+    """KernelKnobs from (name, values, default, scope) without a source file."""
+    knobs = tuple(Knob(name, default, values, scope, "test knob", i + 1) for i, (name, values, default, scope) in enumerate(specs))
+    return KernelKnobs(source=Path("fake.cu"), knobs=knobs, dispatch=None)
+
+
+def fake_compile(source: str, arch: str, defines: tuple[str, ...]) -> BuildResult:
+    """A 'build' that only remembers its defines: the artifact a FakeWorker reads its time from."""
+    values = dict(d.split("=", 1) for d in defines if "=" in d)
+    return BuildResult(OK, registers=100, artifact={"kind": "fake", "values": values})
+
+
+class FakeWorker:
+    """Stands in for a runner Worker: sleeps `delay_s` per task and answers from `timing(values, case)`."""
+
+    def __init__(self, timing: Callable[[dict, Any], dict], delay_s: float = 0.0, name: str = "fake GPU") -> None:
+        self.timing, self.delay_s, self.gpu = timing, delay_s, name
+        self.calls: list[str] = []
+        self.closed = False
+
+    def call(self, job: str, *, label: str, timeout_s: float | None = None, **payload: Any) -> Any:
+        time.sleep(self.delay_s)
+        self.calls.append(label)
+        artifact = payload["artifact"] or {"values": {}}
+        return self.timing(artifact["values"], payload["case"])
+
+    def close(self) -> None:
+        self.closed = True
