@@ -29,7 +29,6 @@ DEFAULT_ATOL = 1e-3
 DEFAULT_TIMEOUT_S = 180.0
 DEFAULT_RANKING = "geom"
 RANKINGS = ("geom", "mean", "last")
-K_MULTIPLE = 16  # one e4m3 scale per 16 fp4 elements along K
 
 
 @dataclass(frozen=True)

@@ -63,8 +63,8 @@ def normalize_shape(text: str) -> str:
     if cleaned == GEOMEAN:
         return GEOMEAN
     parts = cleaned.split("x")
-    if len(parts) == 4 and parts[3] == "1":  # l = 1 is left out of the log's keys
-        parts = parts[:3]
+    if len(parts) >= 3 and parts[-1] == "1":  # l = 1 is left out of the log's keys (K is never 1)
+        parts = parts[:-1]
     return "x".join(parts)
 
 

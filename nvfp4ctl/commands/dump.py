@@ -84,10 +84,10 @@ def _show_layout(task_path: Path | None, shape_text: str, seed: int, row: int, k
     if not places:
         most = max(ref.shape[0] for _, ref, _ in scales)
         raise UsageError(f"--row {row}: the shape has rows 0..{most - 1}")
-    storage = check_storage(data, scales)
+    storage = check_storage(scales)
     located = []
     for where in places:
-        ref_byte, stored = scale_at(data, where, scales)
+        ref_byte, stored = scale_at(where, scales)
         located.append({"operand": where.operand, "row": where.row, "k_block": where.k_block, "offset": where.offset,
                         "index6": list(where.index6), "reference": ref_byte, "stored": stored, "ok": ref_byte == stored})
     payload["layout"] = {"problem": problem.name, "shape": problem.shape_text(case), "seed": seed, "device": device,

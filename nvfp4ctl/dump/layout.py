@@ -11,14 +11,8 @@ from nvfp4ctl.errors import UsageError
 from nvfp4ctl.problems.nvfp4_gemm.formats import SF_VEC
 from nvfp4ctl.problems.nvfp4_gemm.layout import ATOM_BYTES, ATOM_K, ATOM_ROWS, ceil_div, scale_offset, to_blocked
 
-OPERANDS = {"A": (2, 4), "B": (3, 5)}  # the GEMM's operand -> (reference index, permuted index)
-
 # (operand label, reference scales (rows, sf_k, l), permuted scales): "A", "B1", "A[2]" (group 3)
 ScaleTensors = list[tuple[str, torch.Tensor, torch.Tensor]]
-
-
-def gemm_scales(data: tuple[torch.Tensor, ...]) -> ScaleTensors:
-    return [(operand, data[ref], data[permuted]) for operand, (ref, permuted) in OPERANDS.items()]
 
 
 @dataclass(frozen=True)
@@ -68,12 +62,11 @@ def permuted_batches(permuted: torch.Tensor) -> torch.Tensor:
     return storage.reshape(storage.shape[0], -1).view(torch.uint8)
 
 
-def check_storage(data: tuple[torch.Tensor, ...], scales: ScaleTensors | None = None) -> list[StorageCheck]:
-    """Per scale tensor and batch: permuted storage == to_blocked(reference) byte for byte.
-
-    `scales` names the problem's pairs (problem.scale_tensors); the GEMM's two by default."""
+def check_storage(scales: ScaleTensors) -> list[StorageCheck]:
+    """Per scale tensor and batch (the problem's pairs, problem.scale_tensors): permuted storage ==
+    to_blocked(reference) byte for byte."""
     results = []
-    for operand, ref, permuted in scales if scales is not None else gemm_scales(data):
+    for operand, ref, permuted in scales:
         batches = permuted_batches(permuted).cpu()
         for batch in range(ref.shape[2]):
             want = to_blocked(ref[:, :, batch].cpu()).view(torch.uint8)
@@ -87,9 +80,9 @@ def check_storage(data: tuple[torch.Tensor, ...], scales: ScaleTensors | None = 
     return results
 
 
-def scale_at(data: tuple[torch.Tensor, ...], where: ScaleLocation, scales: ScaleTensors | None = None) -> tuple[int, int]:
+def scale_at(where: ScaleLocation, scales: ScaleTensors) -> tuple[int, int]:
     """(reference byte, permuted-storage byte) of one scale: equal when the layout is right."""
-    pairs = {operand: (ref, permuted) for operand, ref, permuted in (scales if scales is not None else gemm_scales(data))}
+    pairs = {operand: (ref, permuted) for operand, ref, permuted in scales}
     ref, permuted = pairs[where.operand]
     ref_byte = int(ref[where.row, where.k_block, where.batch].view(torch.uint8))
     stored = permuted_batches(permuted)[where.batch, where.offset]

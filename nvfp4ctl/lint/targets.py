@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from nvfp4ctl.errors import UsageError
+from nvfp4ctl.lint.source import CPP_SUFFIXES
 from nvfp4ctl.lint.config import LintConfig, LintSection, parse_section, resolve_config
 from nvfp4ctl.workspace import user_folder
 
-KERNEL_SUFFIXES = (".cu", ".cuh", ".cpp", ".h", ".hpp")
 SUBMISSION_GLOB = "submission*.py"
 
 
@@ -84,5 +84,5 @@ def users_files(task: Any, folder: Path) -> tuple[tuple[Path, ...], tuple[str, .
     kernels = folder / "kernels"
     if kernels.is_dir():
         found.append(kernels)
-    found.extend(sorted(p for p in folder.iterdir() if p.is_file() and p.suffix in KERNEL_SUFFIXES))
+    found.extend(sorted(p for p in folder.iterdir() if p.is_file() and p.suffix in CPP_SUFFIXES))
     return tuple(dict.fromkeys(p.resolve() for p in found)), skipped

@@ -56,9 +56,6 @@ class ProblemBase:
         if k % self.k_multiple:
             raise FieldError(at, f"expected a multiple of {self.k_multiple} ({self.k_reason}), got {k}")
 
-    def shape_error(self, text: str, error: FieldError) -> UsageError:
-        return UsageError(f"--shape {text}: {error.problem}")
-
     # --- names of a case ---------------------------------------------------------------------------
     def key(self, case: Case) -> str:
         """Short name in tables and the run log: "128x7168x16384"."""
@@ -87,15 +84,16 @@ class ProblemBase:
 
     def bench_mode(self, mode: str) -> Any:
         """The leaderboard's settings for `mode` ("benchmark" / "leaderboard") under this problem's loop."""
-        from nvfp4ctl.bench.modes import BENCHMARK, Mode
+        from dataclasses import replace
 
-        t = self.timing
+        from nvfp4ctl.bench.modes import BENCHMARK, MODE_SETTINGS
+
+        t = self.timing  # the counts differ by problem; budgets and recheck are the modes' own
         if mode == BENCHMARK:
-            return Mode(BENCHMARK, max_repeats=t.benchmark_repeats, budget_s=10.0, recheck=False,
-                        warm_first_only=True, warm_max_repeats=t.benchmark_warm_repeats, warm_budget_s=0.1)
-        return Mode(mode, max_repeats=t.leaderboard_repeats, budget_s=30.0, recheck=True,
-                    warm_first_only=not t.leaderboard_warms_every_shape,
-                    warm_max_repeats=t.leaderboard_warm_repeats, warm_budget_s=0.5)
+            return replace(MODE_SETTINGS[BENCHMARK], max_repeats=t.benchmark_repeats,
+                           warm_max_repeats=t.benchmark_warm_repeats)
+        return replace(MODE_SETTINGS[mode], max_repeats=t.leaderboard_repeats,
+                       warm_first_only=not t.leaderboard_warms_every_shape, warm_max_repeats=t.leaderboard_warm_repeats)
 
     # --- files -------------------------------------------------------------------------------------
     @property

@@ -30,7 +30,9 @@ def _name_comment(text: str) -> str | None:
 
 
 def _entry_keys(document: Mapping[str, Any]) -> tuple[frozenset[str], bool] | None:
-    entries = [e for key in ("tests", "benchmarks") for e in (document.get(key) or []) if isinstance(e, dict)]
+    # anything but a list is left to the case reader, which reports it in one line
+    lists_of = [document.get(key) for key in ("tests", "benchmarks")]
+    entries = [e for found in lists_of if isinstance(found, list) for e in found if isinstance(e, dict)]
     if not entries:
         return None
     keys = frozenset(str(k) for e in entries for k in e) - {"seed", "sol_us"}

@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 ENTRY = "custom_kernel"
-TUPLE_LENGTH = 7  # the GEMM's (a, b, sfa_ref, sfb_ref, sfa_permuted, sfb_permuted, c); see tuple_length()
 TUPLE = -1  # binding of a name holding the whole input tuple; 0.. name one element
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 _SHARED_NODES = (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)

@@ -14,9 +14,7 @@ from typing import Any
 
 import torch
 
-
-def ceil_div(a: int, b: int) -> int:
-    return (a + b - 1) // b
+from nvfp4ctl.problems.nvfp4_gemm.layout import ceil_div  # noqa: F401  (GPU MODE's utils.ceil_div)
 
 
 def set_seed(seed: int = 42) -> None:

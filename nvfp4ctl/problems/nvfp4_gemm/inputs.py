@@ -13,6 +13,7 @@ import torch
 
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.problems import SCALE_MODES
+from nvfp4ctl.problems.common.tensors import copy_values
 from nvfp4ctl.problems.nvfp4_gemm.formats import SF_VEC
 from nvfp4ctl.problems.nvfp4_gemm.layout import ceil_div, permuted_storage_shape, to_permuted
 from nvfp4ctl.problems.nvfp4_gemm.scales import draw_full_scales
@@ -82,19 +83,9 @@ def problem_size(data: tuple[torch.Tensor, ...]) -> tuple[int, int, int, int]:
     return m, b.shape[0], 2 * half_k, l
 
 
-def _copy_values(target: torch.Tensor, source: torch.Tensor) -> None:
-    """Overwrite target's elements in place; 1-byte types go through a byte view (no fp4 copy kernel)."""
-    if target.shape != source.shape or target.dtype != source.dtype:
-        raise ValueError(f"refill: {tuple(target.shape)} {target.dtype} vs {tuple(source.shape)} {source.dtype}")
-    if target.element_size() == 1:
-        target.view(torch.uint8).copy_(source.view(torch.uint8))
-    else:
-        target.copy_(source)
-
-
 def refill_input(data: tuple[torch.Tensor, ...], seed: int, scales: str = "generator") -> None:
     """Write generate_input(..., seed, scales)'s values into the tensors of `data`, same addresses."""
     m, n, k, l = problem_size(data)
     fresh = generate_input(m, n, k, l, seed, device=str(data[0].device), scales=scales)
     for target, source in zip(data, fresh, strict=True):
-        _copy_values(target, source)
+        copy_values(target, source)

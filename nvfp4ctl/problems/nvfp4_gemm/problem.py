@@ -66,17 +66,6 @@ class Nvfp4Gemm(DenseProblem):
         return data[6]
 
     def describe(self, data: tuple[Any, ...]) -> list[str]:
-        return describe_tuple(self.layout.names, data)
+        from nvfp4ctl.problems.common.tensors import describe_flat  # torch: only when there is data
 
-
-def describe_tuple(names: tuple[str, ...], data: tuple[Any, ...]) -> list[str]:
-    """One line per element: index, name, dtype, shape, strides, device."""
-    width = max(len(name) for name in names)
-    lines = []
-    for index, (name, tensor) in enumerate(zip(names, data, strict=True)):
-        dtype = str(tensor.dtype).removeprefix("torch.")
-        lines.append(
-            f"[{index}] {name:<{width}}  {dtype:<16}  shape {tuple(tensor.shape)}  "
-            f"strides {tensor.stride()}  {tensor.device}"
-        )
-    return lines
+        return describe_flat(self.layout.names, data)
