@@ -40,6 +40,7 @@ class ProblemBase:
     kernel_api: KernelApi | None = None
     sol_table: Mapping[tuple, float] = {}  # case fields -> µs on B200 @1.5 GHz (task description)
     default_kernels: Mapping[int, str] = {}  # GPU major -> kernels/<path>
+    padding_uninitialised = False  # GPU MODE leaves the permuted scales' padding as torch.empty found it
     fallback_submission: str = ""  # kernels/<path>: the exact plain-torch target
     output_label: str = "c"
     inputs_module: str = ""

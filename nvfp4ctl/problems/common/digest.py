@@ -12,7 +12,6 @@ from __future__ import annotations
 import ctypes
 import hashlib
 from collections.abc import Mapping
-from types import SimpleNamespace
 from typing import Any
 
 import torch
@@ -20,10 +19,7 @@ import torch
 from nvfp4ctl.problems.common.tensors import flat_tensors
 from nvfp4ctl.problems.nvfp4_gemm.layout import scale_offsets
 
-PROBLEMS = ("nvfp4_gemm", "nvfp4_dual_gemm", "nvfp4_group_gemm", "nvfp4_gemv")
 _INTS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
-# dual tuple: permuted scales at 6, 7, 8 hold the reference scales at 3, 4, 5
-_DUAL_PERMUTED_OF = {6: 3, 7: 4, 8: 5}
 
 
 def tensor_bytes(tensor: torch.Tensor) -> bytes:
@@ -64,18 +60,22 @@ def tensor_record(
 
 def digests(problem: str, data: Any) -> dict[str, Any]:
     """{"tensors": [record per tensor, in tuple order], "values": {label: non-tensor entries}}."""
+    from nvfp4ctl.problems import get_problem
+
+    spec = get_problem(problem)
+    # where GPU MODE leaves the permuted scales' padding uninitialised, only the mapped bytes count
+    masked = dict(zip(spec.layout.permuted_scales, spec.layout.reference_scales)) if spec.padding_uninitialised else {}
     records = []
     for label, tensor in flat_tensors(data):
         padding, hashed = "kept", None
-        if problem == "nvfp4_dual_gemm":
-            index = int(label.strip("[]"))
-            if index in _DUAL_PERMUTED_OF:
-                mn, sf_k, _ = data[_DUAL_PERMUTED_OF[index]].shape
-                padding, hashed = "masked", mask_padding(tensor, mn, sf_k)
+        index = int(label.strip("[]").split("][")[0])
+        if index in masked:
+            mn, sf_k, _ = data[masked[index]].shape
+            padding, hashed = "masked", mask_padding(tensor, mn, sf_k)
         records.append(tensor_record(label, tensor, padding, hashed))
     values = {}
-    if problem == "nvfp4_group_gemm":
-        values["[3]"] = [list(size) for size in data[3]]
+    if spec.layout.nested:  # the grouped tuple ends with problem_sizes, a list of (m, n, k, l)
+        values[f"[{len(data) - 1}]"] = [list(size) for size in data[-1]]
     return {"tensors": records, "values": values}
 
 
@@ -89,18 +89,7 @@ def rng_after(device: str) -> dict[str, str]:
 
 def our_generate_input(problem: str, args: Mapping[str, Any], device: str = "cuda") -> Any:
     """Our generate_input called with GPU MODE's keyword arguments (a task.yml test entry)."""
-    if problem not in PROBLEMS:
-        raise ValueError(f"unknown problem {problem!r}")
-    seed = args["seed"]
-    if problem == "nvfp4_gemm":
-        from nvfp4ctl.problems.nvfp4_gemm.inputs import generate_input as gemm_input
+    from nvfp4ctl.problems import get_problem
 
-        return gemm_input(args["m"], args["n"], args["k"], args["l"], seed, device=device)
-    dims = SimpleNamespace(**{"n": None, "l": None, "g": None, **{k: v for k, v in args.items() if k != "seed"}})
-    if problem == "nvfp4_dual_gemm":
-        from nvfp4ctl.problems.nvfp4_dual_gemm.inputs import generate_input
-    elif problem == "nvfp4_group_gemm":
-        from nvfp4ctl.problems.nvfp4_group_gemm.inputs import generate_input
-    else:
-        from nvfp4ctl.problems.nvfp4_gemv.inputs import generate_input
-    return generate_input(dims, seed, device=device)
+    spec = get_problem(problem)
+    return spec.generate_input(spec.parse_case(dict(args), "test"), device=device)

@@ -15,6 +15,7 @@ class Nvfp4DualGemm(DenseProblem):
     name = "nvfp4_dual_gemm"
     title = "C = silu(A·B1ᵀ) ⊙ (A·B2ᵀ) (fp4 A, B1, B2 with e4m3 block-16 scales), fp16, per batch l"
     case_fields = ("m", "n", "k", "l")
+    padding_uninitialised = True
     case_example = "{m: 256, n: 512, k: 256, l: 1, seed: 1111}"
     shape_syntax = "M,N,K or M,N,K,L"
     shape_example = "256,4096,7168"
