@@ -92,10 +92,14 @@ def _command(extension: Extension, unit: Path, arch: str, code: str, folder: Pat
     return command
 
 
-def _key(code: str, command_tail: list[str], arch: str) -> str:
-    material = {"code": hashlib.sha256(code.encode()).hexdigest(), "flags": command_tail, "arch": arch,
-                "nvcc": toolchain.nvcc_version(), "cutlass": toolchain.cutlass_version() if toolchain.cutlass_root() else None,
-                "sass_tools": toolchain.sass_tools() is not None}
+def _key(code: str, extension: Extension, arch: str) -> str:
+    """What the unit's build depends on, read without importing torch (a cache hit stays cheap)."""
+    torch = toolchain.torch_build()
+    cutlass = os.environ.get("CUTLASS_PATH") or (toolchain.cutlass_version() if toolchain.cutlass_root() else None)
+    material = {"code": hashlib.sha256(code.encode()).hexdigest(), "cuda_flags": list(extension.cuda_flags),
+                "include_paths": [str(path) for path in extension.include_paths], "arch": arch,
+                "nvcc": toolchain.nvcc_version(), "torch": [torch.version, torch.cuda], "python": toolchain.python_abi(),
+                "cutlass": cutlass, "sass_tools": toolchain.sass_tools() is not None}
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 
@@ -118,17 +122,20 @@ def build_extension(sources: SubmissionSources, extension: Extension, arch: str)
 def _build_unit(sources: SubmissionSources, extension: Extension, arch: str, name: str, code: str,
                 path: Path | None) -> ExtensionBuild:
     result = ExtensionBuild(extension, name, notes=list(extension.notes))
-    probe = _command(extension, Path(name), arch, code, Path("."))
-    key = _key(code, probe[5:], arch)
+    key = _key(code, extension, arch)
     entry = cache.cache_root() / f"submission-{sources.path.stem}-{Path(name).stem}-{arch}-{key[:16]}"
-    if (entry / REPORT_FILE).is_file():
+
+    def cached() -> bool:
+        if not (entry / REPORT_FILE).is_file():
+            return False
         result.report, result.cached = BuildReport.load(entry, sources.path), True
         result.seconds = result.report.compile_s
+        return True
+
+    if cached():
         return result
     with cache.locked(entry):
-        if (entry / REPORT_FILE).is_file():
-            result.report, result.cached = BuildReport.load(entry, sources.path), True
-            result.seconds = result.report.compile_s
+        if cached():
             return result
         with cache.staging(entry) as folder:
             unit = path if path is not None else folder / name
