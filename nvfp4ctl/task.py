@@ -20,10 +20,9 @@ from typing import Any
 import yaml
 
 from nvfp4ctl.errors import UsageError
-from nvfp4ctl.problems import problem_names
+from nvfp4ctl.problems import DEFAULT_PROBLEM, problem_names
 from nvfp4ctl.workspace import SHIPPED, locate_task
 
-DEFAULT_PROBLEM = "nvfp4_gemm"
 DEFAULT_RTOL = 1e-3
 DEFAULT_ATOL = 1e-3
 DEFAULT_TIMEOUT_S = 180.0

@@ -13,7 +13,7 @@ from nvfp4ctl.bench.modes import BENCHMARK, DEFAULT_SETTLE_S, LEADERBOARD
 from nvfp4ctl.console import VERBOSE, get_console
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.outcome import Outcome
-from nvfp4ctl.problems import get_problem
+from nvfp4ctl.problems import DEFAULT_PROBLEM, get_problem
 
 if TYPE_CHECKING:  # the timing machinery is imported when the command runs, so `--help` stays fast
     from nvfp4ctl.bench import history
@@ -109,7 +109,7 @@ def select_cases(task: Task, only: int | None, shape: str | None) -> tuple[Case,
     return task.benchmarks
 
 
-def parse_shape(text: str, seed: int, problem: str = "nvfp4_gemm") -> Case:
+def parse_shape(text: str, seed: int, problem: str = DEFAULT_PROBLEM) -> Case:
     """--shape in the problem's syntax (GEMMs M,N,K[,L]; GEMV M,K[,L]; grouped M1,N1,K1;M2,N2,K2)."""
     return get_problem(problem).parse_shape(text, seed)
 

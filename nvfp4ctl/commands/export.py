@@ -10,6 +10,7 @@ import typer
 from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.outcome import Outcome
+from nvfp4ctl.problems import DEFAULT_PROBLEM
 from nvfp4ctl.project import shipped
 from nvfp4ctl.runner.targets import DEFAULT_BY_NAME
 from nvfp4ctl.workspace import users_kernels_dir
@@ -20,7 +21,7 @@ LEADERBOARD_ARCH = "sm_100a"  # the B200 leaderboard
 B200_MAJOR = 10
 
 
-def default_kernel(kernel: Path | None, problem: str = "nvfp4_gemm") -> Path:
+def default_kernel(kernel: Path | None, problem: str = DEFAULT_PROBLEM) -> Path:
     """--kernel PATH; `--kernel default`: ours for the task's problem; none: the problem's B200
     kernel in the user's kernels/ folder (ours inside the nvfp4ctl project)."""
     if kernel is not None and str(kernel) != DEFAULT_BY_NAME:
@@ -47,7 +48,7 @@ def _task_problem() -> str:
     try:
         return load_task().problem
     except UsageError:
-        return "nvfp4_gemm"  # no readable task file: export still works for the GEMM kernel
+        return DEFAULT_PROBLEM  # no readable task file: export still works for the GEMM kernel
 
 
 def command(
@@ -62,7 +63,7 @@ def command(
     from nvfp4ctl.export import export_submission  # here, not at the top: keeps `--help` fast
 
     console = get_console()
-    problem = _task_problem() if kernel is None or str(kernel) == DEFAULT_BY_NAME else "nvfp4_gemm"
+    problem = _task_problem() if kernel is None or str(kernel) == DEFAULT_BY_NAME else DEFAULT_PROBLEM
     source = default_kernel(kernel, problem)
     if not source.is_file():
         raise UsageError(f"no B200 kernel at {source}; pass --kernel PATH")

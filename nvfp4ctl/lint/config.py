@@ -13,6 +13,7 @@ from typing import Any
 
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.lint.rules import PROFILES, RULES, RULES_BY_CODE, STREAM_CODE
+from nvfp4ctl.problems import DEFAULT_PROBLEM
 
 # GPU MODE nvfp4_gemm benchmark shapes (m, n, k); task.yml's benchmarks replace them when present.
 DEFAULT_BENCHMARK_SHAPES: tuple[tuple[int, int, int], ...] = (
@@ -29,7 +30,7 @@ class LintConfig:
     ignore: tuple[str, ...] = ()
     profile: str = "default"
     benchmark_shapes: tuple[tuple[int, int, int], ...] = DEFAULT_BENCHMARK_SHAPES
-    problem: str = "nvfp4_gemm"  # whose input tuple the Python rules speak of
+    problem: str = DEFAULT_PROBLEM  # whose input tuple the Python rules speak of
 
     def enabled(self, code: str) -> bool:
         if code == STREAM_CODE:
@@ -130,5 +131,5 @@ def resolve_config(
         ignore=cli_ignore if cli_ignore is not None else (section.ignore or ()),
         profile=profile or section.profile or "default",
         benchmark_shapes=benchmark_shapes or DEFAULT_BENCHMARK_SHAPES,
-        problem=problem or "nvfp4_gemm",
+        problem=problem or DEFAULT_PROBLEM,
     )

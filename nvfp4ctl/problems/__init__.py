@@ -25,6 +25,7 @@ _REGISTRY: dict[str, str] = {
     "nvfp4_gemv": "nvfp4ctl.problems.nvfp4_gemv.problem:Nvfp4Gemv",
 }
 
+DEFAULT_PROBLEM = "nvfp4_gemm"  # a task file that names none, and the GEMM-only tools
 SCALE_MODES = ("generator", "full")  # "full": e4m3 scales across the encoding, fp16 output still finite
 
 

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from nvfp4ctl.errors import UsageError
+from nvfp4ctl.problems import DEFAULT_PROBLEM
 
-DEFAULT = "nvfp4_gemm"
+DEFAULT = DEFAULT_PROBLEM
 NAME_COMMENT = re.compile(r"^\s*#\s*name\s*:\s*(\S+)")
 KEYS = "test keys"
 CASE_KEYS = frozenset({"g", "m", "n", "k", "l"})

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from nvfp4ctl.errors import UsageError
+from nvfp4ctl.problems import DEFAULT_PROBLEM
 from nvfp4ctl.project import kernels_dir, shipped
 from nvfp4ctl.runner.gpu import first_gpu, run_device
 from nvfp4ctl.workspace import claim_folder, in_nvfp4ctl_project, user_folder
@@ -24,7 +25,6 @@ SUBMISSION, KERNEL, TORCH = "submission", "kernel", "torch"
 
 # Each problem names its compiled default per GPU major version (used only when the file exists) and
 # its exact plain-torch fallback (problems/<name>/problem.py: default_kernels, fallback_submission).
-DEFAULT_PROBLEM = "nvfp4_gemm"
 SUBMISSION_FILE = "submission.py"
 DEFAULT_BY_NAME = "default"  # `--kernel default`: nvfp4ctl's own kernel for this GPU, wherever you are
 
@@ -118,7 +118,7 @@ def _submission(path: Path, flag: str, source: str, problem: str) -> TargetSpec:
 
 def _defaults(problem: str) -> tuple[dict[int, str], str]:
     """The problem's kernels per GPU major and its exact plain-torch fallback (paths under kernels/)."""
-    from nvfp4ctl.problems import get_problem, resolve_problem
+    from nvfp4ctl.problems import DEFAULT_PROBLEM, get_problem, resolve_problem
 
     spec, gemm = resolve_problem(problem), get_problem(DEFAULT_PROBLEM)  # test-only problems: the GEMM's
     return (dict(getattr(spec, "default_kernels", gemm.default_kernels)),

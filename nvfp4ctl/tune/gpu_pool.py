@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from nvfp4ctl.errors import KernelCrash, KernelTimeout
+from nvfp4ctl.problems import DEFAULT_PROBLEM
 from nvfp4ctl.tune.results import CRASH, ERROR, OK, TIMEOUT, Measurement
 
 MEASURE_JOB = "nvfp4ctl.tune.jobs:measure"
@@ -146,7 +147,7 @@ def _first_line(error: BaseException) -> str:
     return text[0] if text else type(error).__name__
 
 
-def make_workers(gpus: Sequence[str], device: str, timeout_s: float, problem: str = "nvfp4_gemm") -> list[NamedWorker]:
+def make_workers(gpus: Sequence[str], device: str, timeout_s: float, problem: str = DEFAULT_PROBLEM) -> list[NamedWorker]:
     """One runner Worker per GPU id (CUDA_VISIBLE_DEVICES), or `len(gpus)` CPU workers off CUDA.
     Their base target is the torch fallback: cheap to load; every task loads its own candidate."""
     from nvfp4ctl.problems import get_problem

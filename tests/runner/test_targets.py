@@ -98,7 +98,7 @@ def test_kernel_target_wraps_the_module(monkeypatch, tmp_path):
     calls = []
     fake_build = types.ModuleType("nvfp4ctl.build")
     module = types.SimpleNamespace(nvfp4_gemm=lambda *args: calls.append(args) or "c")
-    fake_build.load_kernel_module = lambda source, arch=None: module  # type: ignore[attr-defined]
+    fake_build.load_kernel_module = lambda source, arch=None, defines=(): module  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "nvfp4ctl.build", fake_build)
     kernel = targets.load_target(targets.TargetSpec(KERNEL, tmp_path / "k.cu", "k.cu"))
     assert kernel(("a", "b", "sfa", "sfb", "sfa_p", "sfb_p", "c")) == "c"

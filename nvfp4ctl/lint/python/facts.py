@@ -11,8 +11,8 @@ import contextvars
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from nvfp4ctl.problems import DEFAULT_PROBLEM
 
-DEFAULT_PROBLEM = "nvfp4_gemm"
 
 
 @dataclass(frozen=True)
