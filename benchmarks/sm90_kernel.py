@@ -4,6 +4,7 @@
   python3 benchmarks/sm90_kernel.py smoke            # GPU: two small shapes (run first: catches hangs early)
   python3 benchmarks/sm90_kernel.py check [--variants main X]  # GPU: task.yml tests, odd shapes, full-range scales
   python3 benchmarks/sm90_kernel.py bench            # GPU: table vs cuBLAS anchor, naive torch, fp16 floor; the target's reach
+  python3 benchmarks/sm90_kernel.py bench --variants main --shapes task   # GPU: all 13 task.yml shapes vs the anchor, the targets
   python3 benchmarks/sm90_kernel.py all [--binding]  # check + bench; --binding also checks the torch binding
   python3 benchmarks/sm90_kernel.py timeline         # GPU: per-CTA phase times of one call (timeline variant)
   python3 benchmarks/sm90_kernel.py spread --variants main v6   # GPU: time moves between processes vs within one
@@ -402,7 +403,8 @@ def dequant_fp16(packed, scales_ref):
 def child_json(command: str, name: str, args: argparse.Namespace, log) -> dict | None:
     """Runs this script's `command` for one variant in its own process; its last JSON line, or None."""
     cmd = [sys.executable, __file__, command, "--variants", name, "--sets", str(args.sets),
-           "--max-repeats", str(args.max_repeats), "--max-noise", str(args.max_noise), "--settle", str(args.settle)]
+           "--max-repeats", str(args.max_repeats), "--max-noise", str(args.max_noise), "--settle", str(args.settle),
+           "--shapes", args.shapes]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     lines = [x for x in done.stdout.splitlines() if x.startswith("{")]
     if done.returncode != 0 or not lines:
@@ -426,11 +428,16 @@ def cublas_anchor(sets: list, m: int, n: int, args: argparse.Namespace) -> float
     return anchor
 
 
+def bench_shapes(args: argparse.Namespace) -> list[tuple[int, int, int, int]]:
+    """`--shapes bench`: the three benchmark shapes; `task`: task.yml's tests, then its benchmarks."""
+    return BENCH_SHAPES if args.shapes == "bench" else task_tests() + BENCH_SHAPES
+
+
 def cmd_time_variant(args: argparse.Namespace) -> None:
     """Child of cmd_bench: times one variant on the bench shapes, prints one JSON line."""
     kernel = CapiKernel(LIB_DIR / f"{args.variants[0]}.so")
     times = {}
-    for m, n, k, l in BENCH_SHAPES:
+    for m, n, k, l in bench_shapes(args):
         sets = bench_inputs(m, n, k, l, args.sets)
         times[f"{m}x{n}x{k}"] = leaderboard_us(kernel, sets, args)
         del sets
@@ -498,7 +505,7 @@ def cmd_bench(args: argparse.Namespace, log) -> None:
         except Exception as exc:
             log(f"binding not timed: {type(exc).__name__}: {exc}")
     rows = []
-    for m, n, k, l in BENCH_SHAPES:
+    for m, n, k, l in bench_shapes(args):
         sets = bench_inputs(m, n, k, l, args.sets)
         row: dict[str, float | str] = {"shape": f"{m}x{n}x{k}"}
         row["main"] = leaderboard_us(main_kernel, sets, args)
@@ -516,10 +523,11 @@ def cmd_bench(args: argparse.Namespace, log) -> None:
             sets[:2], args, max_repeats=3, settle=False)
         bytes_moved = (m + n) * k // 2 + (m + n) * k // 16 + 2 * m * n
         row["floor"] = max(2 * m * n * k / flops_rate, bytes_moved / bw) * 1e6
+        row["compute_bound"] = 2 * m * n * k / flops_rate > bytes_moved / bw
         rows.append(row)
         del sets
         torch.cuda.empty_cache()
-    cols = [c for c in rows[0] if c != "shape"]
+    cols = [c for c in rows[0] if c not in ("shape", "compute_bound")]
     geo = {c: math.exp(sum(math.log(r[c]) if r[c] > 0 else math.nan for r in rows) / len(rows)) for c in cols}
     log(f"\n{torch.cuda.get_device_name()} · {time.strftime('%Y-%m-%d')} · torch {torch.__version__} · "
         f"{method_line(args)} (naive_torch: 2 sets, 3 repeats); µs")
@@ -530,9 +538,43 @@ def cmd_bench(args: argparse.Namespace, log) -> None:
             if "main" in r else "")
     args.results["bench"] = rows + [dict(geo, shape="geomean")]
     args.results["ceilings"] = {"fp16_tflops": flops_rate / 1e12, "copy_tbps": bw / 1e12}
+    if args.shapes == "task":
+        args.results["targets"] = log_anchor_targets(rows, log)
+        return
     overhead = launch_overhead_us(log)
     if overhead is not None:
         args.results["reach"] = log_reach(rows, overhead, log)
+
+
+# Targets over every task.yml shape (tests and benchmarks), against the cuBLAS fp16 anchor timed beside it
+TASK_MIN_SPEEDUP, TASK_GEOMEAN_SPEEDUP, TASK_BENCH_GEOMEAN_US, TASK_COMPUTE_FLOOR_SLACK = 1.0, 1.5, 22.0, 0.05
+
+
+def log_anchor_targets(rows: list[dict], log) -> dict:
+    """Met or not, per target, for `--shapes task`. A compute-bound shape (its fp16 floor is the
+    math, not the bytes) must also come within 5 % of that floor."""
+    speedups = {r["shape"]: r["cublas_fp16"] / r["main"] for r in rows}
+    bench_keys = {f"{m}x{n}x{k}" for m, n, k, _ in BENCH_SHAPES}
+    bench_geo = math.exp(sum(math.log(r["main"]) for r in rows if r["shape"] in bench_keys) / len(bench_keys))
+    geo = math.exp(sum(math.log(v) for v in speedups.values()) / len(speedups))
+    slow = [shape for shape, x in speedups.items() if x < TASK_MIN_SPEEDUP]
+    compute_bound = [r for r in rows if r.get("compute_bound")]
+    off_floor = [r["shape"] for r in compute_bound if r["main"] > (1 + TASK_COMPUTE_FLOOR_SLACK) * r["floor"]]
+
+    def verdict(ok: bool) -> str:
+        return "met" if ok else "NOT met"
+
+    log(f"\n[targets] {len(rows)} shapes, anchor = cuBLAS fp16 on operands dequantized beforehand, same process")
+    log(f"  every shape >= {TASK_MIN_SPEEDUP:g}x the anchor: {verdict(not slow)}"
+        + (f" (below: {', '.join(f'{s} {speedups[s]:.2f}x' for s in slow)})" if slow else ""))
+    log(f"  geomean speed-up >= {TASK_GEOMEAN_SPEEDUP:g}x: {geo:.2f}x, {verdict(geo >= TASK_GEOMEAN_SPEEDUP)}")
+    log(f"  benchmark shapes geomean <= {TASK_BENCH_GEOMEAN_US:g} us: {bench_geo:.2f} us, "
+        f"{verdict(bench_geo <= TASK_BENCH_GEOMEAN_US)}")
+    log(f"  compute-bound shapes within {TASK_COMPUTE_FLOOR_SLACK:.0%} of the fp16 floor: "
+        + (", ".join(f"{r['shape']} {r['main'] / r['floor']:.2f}x floor" for r in compute_bound) or "none")
+        + f", {verdict(not off_floor)}")
+    return {"speedups": speedups, "geomean_speedup": geo, "bench_geomean_us": bench_geo, "below_anchor": slow,
+            "off_floor": off_floor}
 
 
 # The Hopper kernel's performance target: geomean <= 14 µs, every shape >= 2.5x faster than the cuBLAS anchor
@@ -648,6 +690,8 @@ def main() -> int:
     parser.add_argument("--settle", type=float, default=1.0, help="untimed seconds of the loop before each measurement (bench: 1)")
     parser.add_argument("--procs", type=int, default=6, help="processes per variant for `spread`")
     parser.add_argument("--shape", default="128,7168,16384", help="m,n,k for `launch`")
+    parser.add_argument("--shapes", choices=["bench", "task"], default="bench",
+                        help="bench: the 3 benchmark shapes; task: task.yml's tests and benchmarks (13)")
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", REPO / ".sm90build")))
     args = parser.parse_args()
     sys.path.insert(0, str(REPO))  # this checkout's nvfp4ctl, not an installed one
