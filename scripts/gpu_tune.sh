@@ -55,6 +55,7 @@ if [[ $what == *" tune-all "* && ! -f $keep/tune-all.done ]]; then
   cp "$table" "$keep/sm90_dispatch.cuh"
 fi
 if [[ $what == *" task-bench "* ]]; then
+  mkdir -p .sm90build
   step sm90-libs 90 python3 benchmarks/sm90_kernel.py libs --variants main &&
     step sm90-check 60 python3 benchmarks/sm90_kernel.py check --variants main &&
     step sm90-task-bench 150 python3 benchmarks/sm90_kernel.py bench --variants main --shapes task --out "$keep"

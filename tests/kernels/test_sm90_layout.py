@@ -94,8 +94,9 @@ def test_the_shipped_sass_matches_the_recorded_digest() -> None:
     )
 
 
-def test_the_dispatch_table_names_every_plan_knob_and_ships_empty() -> None:
+def test_the_dispatch_table_names_every_plan_knob_and_holds_the_tune_of_every_task_shape() -> None:
     from nvfp4ctl.build.knobs import read_dispatch
+    from nvfp4ctl.task import load_task
 
     table = FOLDER / "sm90_dispatch.cuh"
     enum = re.search(r"enum class PlanKnob \{([^}]*)\}", table.read_text())
@@ -103,7 +104,14 @@ def test_the_dispatch_table_names_every_plan_knob_and_ships_empty() -> None:
     names = {name.strip() for name in enum.group(1).split(",") if name.strip()}
     plan = {knob.name.removeprefix("NVFP4_SM90_") for knob in read_knobs(CONFIG) if knob.scope == "plan"}
     assert names == plan
-    assert read_dispatch(table) == ()  # the shipped plan is the planner's own (the SASS digest holds for it)
+    # `nvfp4ctl tune --shapes all` (H100, 2026-11-26; docs/sm90_performance.md): every plan knob of
+    # every task.yml shape, each a declared value; the table is host code, so the SASS digest holds
+    task = load_task(REPO / "task.yml")
+    shapes = {(c.m, c.n, c.k, c.l) for c in (*task.tests, *task.benchmarks)}
+    entries = read_dispatch(table)
+    assert {(e.m, e.n, e.k, e.l, e.knob) for e in entries} == {(*shape, name) for shape in shapes for name in names}
+    declared = {knob.name.removeprefix("NVFP4_SM90_"): knob.values for knob in read_knobs(CONFIG)}
+    assert all(e.value in declared[e.knob] for e in entries)
 
 
 def test_a_written_dispatch_table_reads_back_and_compiles(tmp_path: Path) -> None:
