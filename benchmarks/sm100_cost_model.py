@@ -29,6 +29,10 @@ Designs modelled:
              unchanged). Not built: shown to tell whether it would pay.
 - `tc-span-2sm` the same work split with cta_group::2 UMMA pairs (each CTA loads half of A's rows,
              so 28 KB instead of 36 KB per K tile enter each SM). Not built.
+- `floor`    a perfect kernel, no design: every byte of A, B, both scale tensors and C moved once at
+             the DRAM rate, plus CTA setup, then the same launch gap and host issue as ours. No design
+             under these inputs can beat it; the verdict under the table compares the goal with it and
+             solves how small setup (or the launch gap) would have to be for the floor to reach it.
 
     python3 benchmarks/sm100_cost_model.py [--dram-tbps 7.2] [--sm-ingress-gbps 150] ...
 """
@@ -38,11 +42,12 @@ from __future__ import annotations
 import argparse
 import math
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 SHAPES = [(128, 7168, 16384), (128, 4096, 7168), (128, 7168, 2048)]
 SOL_US = [8.994, 2.354, 1.333]  # GPU MODE's B200 speed of light at 1.5 GHz
+GOAL_US = 6.0  # issue 15: a modelled geomean of at most 6 us
 B200_SMS = 148
 KERNEL = Path(__file__).resolve().parents[1] / "kernels" / "sm100" / "nvfp4_gemm_sm100_tc.cu"
 
@@ -131,10 +136,10 @@ def designs(m: int, n: int, k: int, sms: int = B200_SMS) -> list[Design]:
     return out
 
 
-def best_span_ctas(m: int, n: int, k: int, r: Rates, least: int = 128, sms: int = B200_SMS,
+def best_span_ctas(m: int, n: int, k: int, r: Rates, least: int = 1, sms: int = B200_SMS,
                    tile_m: int = 128) -> tuple[int, float]:
     """The CTA count in [least, sms] with the lowest modelled time for a spanning split of tile_m x 128
-    tiles (ties: fewer CTAs)."""
+    tiles (ties: fewer CTAs). One CTA per tile (no split) is one of the counts tried."""
     tiles, k_tiles = (m // tile_m) * (n // 128), k // 256
     best = None
     for ctas in range(min(least, tiles * k_tiles), min(sms, tiles * k_tiles) + 1):
@@ -153,6 +158,11 @@ class Estimate:
     per_call_us: float
     device_us: float
     bound: str  # what sets the device time: "cta", "dram" or "l2"
+    loop_us: float = 0.0  # the slowest CTA's K tiles back to back (its main loop without waits)
+    unit_us: float = 0.0  # one K tile of that loop
+    unit_limit: str = ""  # what sets a K tile's time: "per-SM ingress" or "MMA"
+    cta_us: float = 0.0  # the slowest CTA's end: loop, epilogue, split-K exchange
+    dram_us: float = 0.0  # bytes once at the DRAM rate
 
 
 def cta_end_times(design: Design, unit_us: float, r: Rates) -> list[float]:
@@ -191,6 +201,16 @@ def cta_end_times(design: Design, unit_us: float, r: Rates) -> list[float]:
     return [run(c, publish)[0] for c in range(len(design.segments))]
 
 
+def dram_bytes(m: int, n: int, k: int) -> int:
+    """A, B (fp4), both scale tensors (one byte per 16 K values) and C (fp16), each once."""
+    return (m * k // 2 + n * k // 2) + (m + n) * k // 16 + m * n * 2
+
+
+def per_call_us(device_us: float, host_us: float, r: Rates) -> float:
+    """Back-to-back calls: the host issues one call while the GPU runs the previous one."""
+    return max(host_us, r.launch_gap_us + device_us)
+
+
 def estimate(design: Design, m: int, n: int, k: int, r: Rates) -> Estimate:
     a_tile = design.tile_m * design.block_k // 2
     b_tile = design.tile_n * design.block_k // 2
@@ -198,21 +218,104 @@ def estimate(design: Design, m: int, n: int, k: int, r: Rates) -> Estimate:
     a_bytes = a_tile // design.a_split
     unit_bytes = a_bytes + b_tile + sf
     unit_mma_us = 2 * design.tile_m * design.tile_n * design.block_k / (r.mma_tflops_per_sm * 1e6)
-    unit_us = max(unit_mma_us, unit_bytes / (r.sm_ingress_gbps * 1e3))
-    cta_us = max(cta_end_times(design, unit_us, r))
-    dram_bytes = (m * k // 2 + n * k // 2) + (m + n) * k // 16 + m * n * 2
-    dram_us = dram_bytes / (r.dram_tbps * 1e6)
+    unit_load_us = unit_bytes / (r.sm_ingress_gbps * 1e3)
+    unit_us = max(unit_mma_us, unit_load_us)
+    ends = cta_end_times(design, unit_us, r)
+    slowest = max(range(len(ends)), key=ends.__getitem__)
+    cta_us = ends[slowest]
+    dram_us = dram_bytes(m, n, k) / (r.dram_tbps * 1e6)
     units = sum(e - b for segs in design.segments for _, b, e in segs)
     l2_us = units * (unit_bytes - a_bytes + a_bytes / design.a_multicast) / (r.l2_tbps * 1e6)
     main = max(cta_us, dram_us, l2_us)
     bound = "cta" if main == cta_us else "dram" if main == dram_us else "l2"
     device = r.setup_us + main
     host = r.host_issue_cutlass_us if design.name == "cutlass" else r.host_issue_us
-    return Estimate(design.name, len(design.segments), max(host, r.launch_gap_us + device), device, bound)
+    loop_us = sum(e - b for _, b, e in design.segments[slowest]) * unit_us
+    limit = "per-SM ingress" if unit_load_us >= unit_mma_us else "MMA"
+    return Estimate(design.name, len(design.segments), per_call_us(device, host, r), device, bound,
+                    loop_us, unit_us, limit, cta_us, dram_us)
+
+
+def floor_estimate(m: int, n: int, k: int, r: Rates) -> Estimate:
+    """A perfect kernel: its bytes once at the DRAM rate after setup, with our kernel's host issue."""
+    dram_us = dram_bytes(m, n, k) / (r.dram_tbps * 1e6)
+    device = r.setup_us + dram_us
+    return Estimate("floor", 0, per_call_us(device, r.host_issue_us, r), device, "dram", dram_us=dram_us)
+
+
+def floor_geomean(r: Rates) -> float:
+    return geomean([floor_estimate(*shape, r).per_call_us for shape in SHAPES])
+
+
+def break_even(r: Rates, name: str, goal_us: float = GOAL_US) -> float | None:
+    """The largest value of the input `name` (a Rates field, searched in [0, its value]) at which the
+    floor's geomean reaches goal_us; None when even 0 does not. The floor only grows with setup and
+    launch gap, so bisection finds it."""
+    def reaches(value: float) -> bool:
+        return floor_geomean(replace(r, **{name: value})) <= goal_us
+
+    low, high = 0.0, getattr(r, name)
+    if reaches(high):
+        return high
+    if not reaches(low):
+        return None
+    for _ in range(60):
+        middle = (low + high) / 2
+        low, high = (middle, high) if reaches(middle) else (low, middle)
+    return low
 
 
 def geomean(values: list[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def shape_name(shape: tuple[int, int, int]) -> str:
+    return "x".join(map(str, shape))
+
+
+def row(name: str, ests: list[Estimate]) -> str:
+    cells = "".join(f"{e.per_call_us:>7.2f} ({e.device_us:4.1f},{e.ctas if e.ctas else '-':>4},{e.bound:>4})"
+                    for e in ests)
+    return f"{name:<13}{cells}{geomean([e.per_call_us for e in ests]):>10.2f}"
+
+
+def why_slower(ours: Estimate, floor: Estimate) -> str:
+    """What keeps a design above the floor on one shape, in the model's own terms."""
+    if ours.bound == "cta":
+        units = round(ours.loop_us / ours.unit_us)
+        return (f"bound by its slowest CTA: {units} K tiles x {ours.unit_us:.2f} us ({ours.unit_limit}) = "
+                f"{ours.loop_us:.1f} us, + {ours.cta_us - ours.loop_us:.1f} us of epilogue (C; where split: "
+                f"partial stores, flag waits, partial reads), "
+                f"vs {floor.dram_us:.1f} us of DRAM")
+    if ours.bound == "l2":
+        return "bound by L2 -> SMEM traffic (A re-read by every CTA)"
+    return "DRAM-bound like the floor; the rest is host issue"
+
+
+def verdict(r: Rates, ours: list[Estimate], floors: list[Estimate], cutlass: list[Estimate]) -> list[str]:
+    floor_mean, ours_mean = geomean([e.per_call_us for e in floors]), geomean([e.per_call_us for e in ours])
+    reach = "out of reach" if floor_mean > GOAL_US else "within reach"
+    lines = [f"Verdict (MODEL, not a measurement): goal geomean <= {GOAL_US:.2f} us (SOL {geomean(SOL_US):.2f}).",
+             f"  floor {floor_mean:.2f} us: A, B, both scale tensors and C once at {r.dram_tbps} TB/s + setup "
+             f"{r.setup_us} us + launch gap {r.launch_gap_us} us (at least host issue {r.host_issue_us} us); "
+             f"the goal is {reach} with these inputs.",
+             f"  tc-span {ours_mean:.2f} us = {ours_mean / floor_mean:.2f} x the floor "
+             f"(cutlass {geomean([e.per_call_us for e in cutlass]):.2f} us = "
+             f"{geomean([e.per_call_us for e in cutlass]) / floor_mean:.2f} x)."]
+    for shape, mine, floor in zip(SHAPES, ours, floors):
+        loss = mine.per_call_us - floor.per_call_us
+        why = why_slower(mine, floor) if loss >= 0.005 else "at the floor"
+        lines.append(f"  {shape_name(shape)}: tc-span {mine.per_call_us:.2f} vs floor {floor.per_call_us:.2f} us "
+                     f"(+{loss:.2f}): {why}")
+    setup, gap = break_even(r, "setup_us"), break_even(r, "launch_gap_us")
+    together = replace(r, setup_us=0.0, launch_gap_us=r.setup_us + r.launch_gap_us)  # they add up
+    both = break_even(together, "launch_gap_us")
+    def said(value: float | None) -> str:
+        return "not even at 0" if value is None else f"<= {value:.2f} us"
+    lines.append(f"  break-even for the floor to reach {GOAL_US:.2f} us: setup_us {said(setup)} (now {r.setup_us}), "
+                 f"or launch_gap_us {said(gap)} (now {r.launch_gap_us}), or setup + launch gap together "
+                 f"{said(both)} (now {r.setup_us + r.launch_gap_us:.1f}).")
+    return lines
 
 
 def table(r: Rates) -> list[str]:
@@ -220,25 +323,24 @@ def table(r: Rates) -> list[str]:
     for shape in SHAPES:
         for design in designs(*shape):
             by_design.setdefault(design.name, []).append(estimate(design, *shape, r))
+    floors = [floor_estimate(*shape, r) for shape in SHAPES]
     lines = ["MODEL, not a measurement (no B200 has run these kernels). Inputs: "
              + ", ".join(f"{k}={v}" for k, v in asdict(r).items()), ""]
-    head = f"{'design':<13}" + "".join(f"{'x'.join(map(str, s)):>22}" for s in SHAPES) + f"{'geomean':>10}"
+    head = f"{'design':<13}" + "".join(f"{shape_name(s):>22}" for s in SHAPES) + f"{'geomean':>10}"
     lines += [head, f"{'':<13}" + "".join(f"{'us (device, CTAs, bound)':>22}" for _ in SHAPES)]
-    for name, ests in by_design.items():
-        if len(ests) != len(SHAPES):
-            continue
-        cells = "".join(f"{e.per_call_us:>7.2f} ({e.device_us:4.1f},{e.ctas:4d},{e.bound:>4})" for e in ests)
-        lines.append(f"{name:<13}{cells}{geomean([e.per_call_us for e in ests]):>10.2f}")
+    lines += [row(name, ests) for name, ests in by_design.items() if len(ests) == len(SHAPES)]
+    lines.append(row("floor", floors))
     lines.append(f"{'SOL':<13}" + "".join(f"{s:>22.3f}" for s in SOL_US) + f"{geomean(SOL_US):>10.2f}")
     lines.append("")
     table = dispatch_table()
     for shape in SHAPES:
         choices = {tile_m: best_span_ctas(*shape, r, tile_m=tile_m) for tile_m in (128, 64)}
         tile_m, (ctas, us) = min(choices.items(), key=lambda item: item[1][1])
-        lines.append(f"best spanning plan with >= 128 CTAs for {'x'.join(map(str, shape))}: {tile_m}-row A tiles, "
-                     f"{ctas} CTAs ({us:.2f} us; {128 if tile_m == 64 else 64}-row: "
-                     f"{choices[128 if tile_m == 64 else 64][1]:.2f} us); kernel's table: {table.get(shape)}")
-    return lines
+        other = 128 if tile_m == 64 else 64
+        lines.append(f"best spanning plan for {shape_name(shape)}: {tile_m}-row A tiles, {ctas} CTAs ({us:.2f} us; "
+                     f"{other}-row: {choices[other][1]:.2f} us on {choices[other][0]}); kernel's table: {table.get(shape)}")
+    lines.append("")
+    return lines + verdict(r, by_design["tc-span"], floors, by_design["cutlass"])
 
 
 def main() -> None:

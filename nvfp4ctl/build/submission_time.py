@@ -5,7 +5,8 @@ The export is written to a temporary folder and imported by a fresh Python proce
 torch extensions folder (nothing cached), as the server does. With a CPU-only torch, load_inline
 cannot link a CUDA extension (no libtorch_cuda); the child then points torch at the CUDA toolkit so
 both compiles run and only the link fails: the time is then the compile time without the ~1 s link,
-and the result says so.
+and the result says so. The result names the machine (CPUs, model, load at start) and the verdict
+against the leaderboard's 120 s, so a quoted time carries what it was measured on.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nvfp4ctl.build import toolchain
+from nvfp4ctl.build.machine import Machine, this_machine
+from nvfp4ctl.build.submission_build import LEADERBOARD_COMPILE_S
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.export import export_submission
 
@@ -51,11 +54,26 @@ class SubmissionTime:
     cpu_seconds: float  # CPU time of the child and its compilers (load on a shared machine inflates wall time)
     outcome: str  # "imported", "compiled-no-link" (CPU-only torch) or "failed"
     log: str
+    machine: Machine
 
     @property
     def note(self) -> str:
         return {"imported": "", "compiled-no-link": " (CPU-only torch: compile only, link skipped)"}.get(
             self.outcome, " (FAILED)")
+
+    @property
+    def verdict(self) -> str:
+        if self.outcome == "failed":
+            return "did not compile"
+        within = "within" if self.seconds <= LEADERBOARD_COMPILE_S else "OVER"
+        return f"{within} the leaderboard's {LEADERBOARD_COMPILE_S:.0f} s limit"
+
+    def summary(self, name: str) -> str:
+        """One line with the facts a quoted compile time needs: wall and CPU seconds, the machine, the
+        verdict ('k.cu: python submission.py took 18.2 s (19.6 s CPU) on 2 logical CPUs (...), load
+        0.10 at start: within the leaderboard's 120 s limit')."""
+        return (f"{name}: python submission.py took {self.seconds:.1f} s ({self.cpu_seconds:.1f} s CPU){self.note} "
+                f"on {self.machine.describe()}: {self.verdict}")
 
 
 def time_submission(kernel: Path, arch: str | None = None) -> SubmissionTime:
@@ -65,6 +83,7 @@ def time_submission(kernel: Path, arch: str | None = None) -> SubmissionTime:
         submission = root / "submission.py"
         export_submission(kernel, submission, arch)
         env_extensions = root / "torch_extensions"
+        machine = this_machine()  # the load before our own compile adds to it
         started = time.perf_counter()
         cpu_before = _children_cpu()
         try:
@@ -79,7 +98,7 @@ def time_submission(kernel: Path, arch: str | None = None) -> SubmissionTime:
         cpu = _children_cpu() - cpu_before
     marker = [line for line in done.stdout.splitlines() if line.startswith("NVFP4CTL_SUBMISSION ")]
     outcome = marker[-1].split()[1] if marker else "failed"
-    return SubmissionTime(round(seconds, 1), round(cpu, 1), outcome, done.stdout + done.stderr)
+    return SubmissionTime(round(seconds, 1), round(cpu, 1), outcome, done.stdout + done.stderr, machine)
 
 
 def _children_cpu() -> float:

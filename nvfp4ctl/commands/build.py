@@ -102,8 +102,7 @@ def _show_submission_time(report: BuildReport, failures: dict[str, str]) -> None
     console = get_console()
     console.info(f"timing python submission.py of {report.source.name} (fresh, nothing cached) ...")
     timed = time_submission(report.source, report.arch)
-    line = (f"{report.source.name}: python submission.py took {timed.seconds:.1f} s "
-            f"({timed.cpu_seconds:.1f} s CPU){timed.note}")
+    line = timed.summary(report.source.name)
     if timed.outcome == "failed":
         console.error(line)
         failures.setdefault(report.source.name, "its exported submission did not compile")

@@ -144,12 +144,17 @@ def test_submission_time_is_reported_and_a_failure_fails(hgmma_report: BuildRepo
     from nvfp4ctl.build import submission_time
 
     monkeypatch.setenv("COLUMNS", "160")
-    timed = submission_time.SubmissionTime(12.3, 20.5, "compiled-no-link", "")
+    from nvfp4ctl.build.machine import Machine
+
+    host = Machine(2, "Some CPU", 0.5)
+    timed = submission_time.SubmissionTime(12.3, 20.5, "compiled-no-link", "", host)
     monkeypatch.setattr(submission_time, "time_submission", lambda source, arch: timed)
     result = runner.invoke(app, ["build", str(HGMMA_PROBE), "--submission-time"])
     assert result.exit_code == 0, result.output
-    assert "python submission.py took 12.3 s (20.5 s CPU) (CPU-only torch" in " ".join(result.output.split())
-    failed = submission_time.SubmissionTime(3.0, 2.0, "failed", "boom")
+    output = " ".join(result.output.split())
+    assert "python submission.py took 12.3 s (20.5 s CPU) (CPU-only torch" in output
+    assert "on 2 logical CPUs (Some CPU), load 0.50 at start: within the leaderboard's 120 s limit" in output
+    failed = submission_time.SubmissionTime(3.0, 2.0, "failed", "boom", host)
     monkeypatch.setattr(submission_time, "time_submission", lambda source, arch: failed)
     result = runner.invoke(app, ["build", str(HGMMA_PROBE), "--submission-time"])
     assert result.exit_code == 1, result.output
