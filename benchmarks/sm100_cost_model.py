@@ -136,10 +136,14 @@ def designs(m: int, n: int, k: int, sms: int = B200_SMS) -> list[Design]:
     return out
 
 
-def best_span_ctas(m: int, n: int, k: int, r: Rates, least: int = 1, sms: int = B200_SMS,
+# The kernel's issue asks for at least this many of 148 SMs busy on every bench shape.
+LEAST_BUSY_SMS = 128
+
+
+def best_span_ctas(m: int, n: int, k: int, r: Rates, least: int = LEAST_BUSY_SMS, sms: int = B200_SMS,
                    tile_m: int = 128) -> tuple[int, float]:
     """The CTA count in [least, sms] with the lowest modelled time for a spanning split of tile_m x 128
-    tiles (ties: fewer CTAs). One CTA per tile (no split) is one of the counts tried."""
+    tiles (ties: fewer CTAs). With least = 1, one CTA per tile (no split) is one of the counts tried."""
     tiles, k_tiles = (m // tile_m) * (n // 128), k // 256
     best = None
     for ctas in range(min(least, tiles * k_tiles), min(sms, tiles * k_tiles) + 1):
@@ -337,8 +341,12 @@ def table(r: Rates) -> list[str]:
         choices = {tile_m: best_span_ctas(*shape, r, tile_m=tile_m) for tile_m in (128, 64)}
         tile_m, (ctas, us) = min(choices.items(), key=lambda item: item[1][1])
         other = 128 if tile_m == 64 else 64
-        lines.append(f"best spanning plan for {shape_name(shape)}: {tile_m}-row A tiles, {ctas} CTAs ({us:.2f} us; "
-                     f"{other}-row: {choices[other][1]:.2f} us on {choices[other][0]}); kernel's table: {table.get(shape)}")
+        anywhere = min(((t, best_span_ctas(*shape, r, least=1, tile_m=t)) for t in (128, 64)), key=lambda c: c[1][1])
+        unbound = (f"; on any CTA count: {anywhere[0]}-row on {anywhere[1][0]} CTAs, {anywhere[1][1]:.2f} us"
+                   if anywhere[1][0] < LEAST_BUSY_SMS else "")
+        lines.append(f"best spanning plan with >= {LEAST_BUSY_SMS} CTAs for {shape_name(shape)}: {tile_m}-row A tiles, "
+                     f"{ctas} CTAs ({us:.2f} us; {other}-row: {choices[other][1]:.2f} us on {choices[other][0]}){unbound}; "
+                     f"kernel's table: {table.get(shape)}")
     lines.append("")
     return lines + verdict(r, by_design["tc-span"], floors, by_design["cutlass"])
 

@@ -45,6 +45,7 @@ def test_dispatch_table_is_the_model_choice(cost_model) -> None:
         choices = {tile_m: cost_model.best_span_ctas(m, n, k, rates, tile_m=tile_m) for tile_m in (128, 64)}
         tile_m, (ctas, _us) = min(choices.items(), key=lambda item: item[1][1])
         assert table[(m, n, k)] == (tile_m, ctas), f"{m=}, {n=}, {k=}: model picks {tile_m}-row tiles on {ctas} CTAs"
+        assert ctas >= cost_model.LEAST_BUSY_SMS
 
 
 def test_the_table_prints(cost_model) -> None:
