@@ -47,15 +47,18 @@ class ProblemBase:
     reference_module: str = ""
 
     # --- task.yml and --shape ------------------------------------------------------------------
-    def parse_case(self, entry: Mapping[str, Any], at: str) -> Case:  # pragma: no cover - abstract
+    def parse_case(self, entry: Mapping[str, Any], at: str, *, task_rules: bool = True) -> Case:  # pragma: no cover
+        """A task.yml entry as a Case. task_rules=False drops the task's own stricter K rule (the GEMV's
+        multiple of 64) for callers that need only what GPU MODE's generate_input accepts (digests)."""
         raise NotImplementedError
 
     def parse_shape(self, text: str, seed: int) -> Case:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def check_k(self, k: int, at: str) -> None:
-        if k % self.k_multiple:
-            raise FieldError(at, f"expected a multiple of {self.k_multiple} ({self.k_reason}), got {k}")
+    def check_k(self, k: int, at: str, task_rules: bool = True) -> None:
+        multiple, reason = (self.k_multiple, self.k_reason) if task_rules else (ProblemBase.k_multiple, ProblemBase.k_reason)
+        if k % multiple:
+            raise FieldError(at, f"expected a multiple of {multiple} ({reason}), got {k}")
 
     # --- names of a case ---------------------------------------------------------------------------
     def key(self, case: Case) -> str:
@@ -162,10 +165,10 @@ def make_case(**values: Any) -> Case:
 class DenseProblem(ProblemBase):
     """Problems whose case is plain integers (`case_fields` among m, n, k, l): GEMM, dual GEMM, GEMV."""
 
-    def parse_case(self, entry: Mapping[str, Any], at: str) -> Case:
+    def parse_case(self, entry: Mapping[str, Any], at: str, *, task_rules: bool = True) -> Case:
         check_keys(entry, at, self.case_fields)
         values = {name: read_int(entry, name, at) for name in self.case_fields}
-        self.check_k(values["k"], f"{at}.k")
+        self.check_k(values["k"], f"{at}.k", task_rules)
         seed = read_int(entry, "seed", at, minimum=0)
         return make_case(m=values["m"], n=values.get("n"), k=values["k"], l=values["l"], seed=seed)
 

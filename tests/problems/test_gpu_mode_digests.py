@@ -51,3 +51,22 @@ def test_digest_data_is_well_formed_when_present() -> None:
     assert problems == {"nvfp4_gemm", "nvfp4_dual_gemm", "nvfp4_group_gemm", "nvfp4_gemv"}
     for case in document["cases"]:
         assert all(len(record["sha256"]) == 64 for record in case["tensors"])
+
+
+@pytest.mark.parametrize("case", _cases())
+def test_every_digest_case_is_a_case_of_its_problem(case: dict[str, Any]) -> None:
+    """The cases test GPU MODE's generator, so a task's own stricter rule (the GEMV's K multiple of 64)
+    must not refuse one (K = 272 did, and only the GPU run saw it)."""
+    from nvfp4ctl.problems import get_problem
+
+    spec = get_problem(case["problem"])
+    parsed = spec.parse_case(dict(case["args"]), "test", task_rules=False)
+    assert parsed.seed == case["args"]["seed"]
+
+
+def test_the_task_rule_still_holds_for_task_files() -> None:
+    from nvfp4ctl.problems import get_problem
+    from nvfp4ctl.problems.fields import FieldError
+
+    with pytest.raises(FieldError, match="multiple of 64"):
+        get_problem("nvfp4_gemv").parse_case({"m": 96, "k": 272, "l": 3, "seed": 7}, "test")

@@ -58,12 +58,12 @@ class Nvfp4GroupGemm(ProblemBase):
     inputs_module = "nvfp4ctl.problems.nvfp4_group_gemm.inputs"
     reference_module = "nvfp4ctl.problems.nvfp4_group_gemm.reference"
 
-    def parse_case(self, entry: Mapping[str, Any], at: str) -> Case:
+    def parse_case(self, entry: Mapping[str, Any], at: str, *, task_rules: bool = True) -> Case:
         check_keys(entry, at, self.case_fields)
         g = read_int(entry, "g", at)
         lists = {name: read_int_list(entry, name, at, g) for name in PER_GROUP}
         for position, k in enumerate(lists["k"]):
-            self.check_k(k, f"{at}.k[{position}]")
+            self.check_k(k, f"{at}.k[{position}]", task_rules)
         seed = read_int(entry, "seed", at, minimum=0)
         return make_case(m=lists["m"], n=lists["n"], k=lists["k"], l=1, seed=seed, g=g)
 
