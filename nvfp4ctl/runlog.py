@@ -55,8 +55,16 @@ class RunEntry:
 
 
 def file_digest(path: Path) -> str:
+    """Short content hash of a target. A kernel's local headers count too (a tuned dispatch table or a
+    config header changes what runs while the .cu stays the same); a submission is one file."""
+    from nvfp4ctl.build.sources import local_headers
+
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+        digest = hashlib.sha256(path.read_bytes())
+        if path.suffix in (".cu", ".cuh"):
+            for header in local_headers(path):
+                digest.update(header.name.encode() + b"\0" + header.read_bytes())
+        return digest.hexdigest()[:12]
     except OSError:
         return "unreadable"
 

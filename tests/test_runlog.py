@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import multiprocessing
 import signal
 import subprocess
@@ -147,3 +148,16 @@ def test_the_problem_is_a_last_cell_and_older_lines_still_parse() -> None:
     assert runlog.RunEntry.from_line(line) == entry
     older = line.replace(" · nvfp4_dual_gemm", "")
     assert runlog.RunEntry.from_line(older).problem == ""
+
+
+def test_a_kernel_hash_changes_with_its_local_headers(tmp_path: Path) -> None:
+    kernel = tmp_path / "k.cu"
+    kernel.write_text('#include "k_table.cuh"\n__global__ void k() {}\n')
+    table = tmp_path / "k_table.cuh"
+    table.write_text("// entries\n")
+    before = runlog.file_digest(kernel)
+    table.write_text("// entries\n{128, 256, 256, 1, 4},\n")  # what a tune writes
+    assert runlog.file_digest(kernel) != before
+    submission = tmp_path / "submission.py"
+    submission.write_text("x = 1\n")
+    assert runlog.file_digest(submission) == hashlib.sha256(b"x = 1\n").hexdigest()[:12]
