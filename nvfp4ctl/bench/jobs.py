@@ -20,7 +20,6 @@ from nvfp4ctl.bench.clock import CudaClock, HostClock
 from nvfp4ctl.bench.correctness import Mismatch, first_mismatch
 from nvfp4ctl.bench.flush import CudaFlush, NoFlush
 from nvfp4ctl.bench.kineto import profile_device_time
-from nvfp4ctl.bench.seeds import INPUT_SETS, input_seeds
 from nvfp4ctl.bench.stopping import StoppingCriterion
 from nvfp4ctl.bench.timing import time_batches
 from nvfp4ctl.runner.child import is_cuda_error
@@ -57,7 +56,7 @@ def bench_case(
 ) -> dict[str, Any]:
     started = time.perf_counter()
     spec = _problem(problem)
-    seeds = _seeds(spec, case.seed, input_sets)
+    seeds = spec.timing.seeds(case.seed, input_sets)  # GEMMs 50 sets (+42 each), grouped 15, GEMV 1
     inputs = [spec.generate_input(dataclasses.replace(case, seed=seed), device=device) for seed in seeds]
     generated = time.perf_counter()
     try:
@@ -102,7 +101,7 @@ def device_time(target: Kernel, *, case: Any, problem: str, head_start_s: float,
     started = time.perf_counter()
     spec = _problem(problem)
     inputs = [spec.generate_input(dataclasses.replace(case, seed=seed), device=device)
-              for seed in _seeds(spec, case.seed, input_sets)]
+              for seed in spec.timing.seeds(case.seed, input_sets)]
     found, error = None, None
     try:
         found = profile_device_time(target, inputs, CudaFlush(device), head_start_s)
@@ -118,14 +117,6 @@ def _problem(name: str) -> Any:
     from nvfp4ctl.problems import resolve_problem
 
     return resolve_problem(name)
-
-
-def _seeds(spec: Any, task_seed: int, input_sets: int | None) -> list[int]:
-    """The problem's loop: 50 sets (+42 each) for the GEMMs, 15 for the grouped GEMM, 1 for the GEMV."""
-    timing = getattr(spec, "timing", None)
-    if timing is None:
-        return input_seeds(task_seed, INPUT_SETS if input_sets is None else input_sets)
-    return timing.seeds(task_seed, input_sets)
 
 
 def correctness_pass(target: Kernel, spec: Any, inputs: list[tuple], seeds: list[int],

@@ -7,29 +7,18 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nvfp4ctl.bench.calibration import Ceilings
 from nvfp4ctl.bench.history import Timing, result_line
 from nvfp4ctl.bench.kineto import DeviceTime
 from nvfp4ctl.bench.stats import Stats, geomean, geomean_err, summarize
 
+if TYPE_CHECKING:
+    from nvfp4ctl.problems.base import ProblemBase
+
 SOL_LABEL = "B200 @1.5 GHz"
 HOST_BOUND_RATIO = 1.0  # the CPU needs at least as long to issue a call as the GPU to run it
-
-
-def shape_key(m: int, n: int, k: int, l: int) -> str:
-    """"128x7168x16384", with "x2" appended for a batch of 2: the shape's name in tables and the log."""
-    return f"{m}x{n}x{k}" + (f"x{l}" if l != 1 else "")
-
-
-def flops(m: int, n: int, k: int, l: int) -> float:
-    return 2.0 * m * n * k * l
-
-
-def bytes_moved(m: int, n: int, k: int, l: int) -> float:
-    """Minimum DRAM traffic: fp4 A and B (2 per byte), one e4m3 scale per 16 of each, fp16 C written."""
-    return float(l * ((m + n) * k // 2 + (m + n) * k // 16 + 2 * m * n))
 
 
 @dataclass(frozen=True)
@@ -44,25 +33,20 @@ class ShapeResult:
     reason: str  # why the repeats stopped
     issue_us: float  # median CPU time to issue one call
     device: DeviceTime | None  # profiler: kernel time per call
+    # The problem's own name and counts for the shape (dual: two GEMMs; group: summed over groups).
+    key: str
+    flop: float
+    bytes: float
     raw: dict[str, Any] = field(default_factory=dict, compare=False)  # flush settings, phase times
-    # The problem's own name and counts for the shape (dual: two GEMMs; group: summed over groups);
-    # unset, the GEMM's formulas apply.
-    name: str = ""
-    flop_count: float | None = None
-    byte_count: float | None = None
 
     @classmethod
-    def from_job(cls, case: Any, reply: dict[str, Any], profile: dict[str, Any] | None = None,
-                 problem: Any = None) -> ShapeResult:
+    def from_job(cls, case: Any, reply: dict[str, Any], profile: dict[str, Any] | None,
+                 problem: ProblemBase) -> ShapeResult:
         profile = profile or {}
         device = profile.get("device_time")
-        counts: dict[str, Any] = {}
-        if problem is not None:
-            counts = {"name": problem.key(case), "flop_count": problem.flops(case),
-                      "byte_count": problem.bytes_moved(case)}
         return cls(
-            m=case.m, n=case.n, k=case.k, l=case.l, seed=case.seed,
-            sol_us=problem.sol_us(case) if problem is not None else case.sol_us, **counts,
+            m=case.m, n=case.n, k=case.k, l=case.l, seed=case.seed, sol_us=problem.sol_us(case),
+            key=problem.key(case), flop=problem.flops(case), bytes=problem.bytes_moved(case),
             stats=summarize(reply["samples_ns"]).scaled(1e-3),
             reason=reply["reason"],
             issue_us=statistics.median(reply["issue_ns"]) * 1e-3,
@@ -73,18 +57,6 @@ class ShapeResult:
                  "profiler_error": profile.get("profiler_error"),
                  "host_stalls": reply.get("host_stalls", 0)},
         )
-
-    @property
-    def key(self) -> str:
-        return self.name or shape_key(self.m, self.n, self.k, self.l)
-
-    @property
-    def flop(self) -> float:
-        return self.flop_count if self.flop_count is not None else flops(self.m, self.n, self.k, self.l)
-
-    @property
-    def bytes(self) -> float:
-        return self.byte_count if self.byte_count is not None else bytes_moved(self.m, self.n, self.k, self.l)
 
     @property
     def tflops(self) -> float:

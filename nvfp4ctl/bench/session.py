@@ -15,7 +15,7 @@ from typing import Any
 
 from nvfp4ctl.bench.calibration import Ceilings
 from nvfp4ctl.bench.modes import DEFAULT_SETTLE_S, Mode  # noqa: F401  (DEFAULT_SETTLE_S: kept here for its users)
-from nvfp4ctl.bench.results import BenchReport, ShapeResult, shape_key
+from nvfp4ctl.bench.results import BenchReport, ShapeResult
 from nvfp4ctl.errors import FailuresFound
 from nvfp4ctl.runlog import detect_gpu
 
@@ -60,7 +60,6 @@ def run_bench(plan: BenchPlan, worker: Any, target_label: str,
 
     started = time.perf_counter()
     problem = resolve_problem(plan.problem)
-    name = problem.key if hasattr(problem, "key") else (lambda c: shape_key(c.m, c.n, c.k, c.l))
     ceilings, calibration_error = None, None
     if plan.device == "cuda":
         on_step("calibration")
@@ -72,7 +71,7 @@ def run_bench(plan: BenchPlan, worker: Any, target_label: str,
     timed: list[tuple[Any, dict[str, Any]]] = []
     profiles: list[dict[str, Any] | None] = []
     for kind, case in plan.steps():
-        key = name(case)
+        key = problem.key(case)
         on_step(f"{STEP_WORDS[kind]} {key}")
         if kind == "profile":
             head_start_s = timed[len(profiles)][1]["flush"]["head_start_s"]
@@ -86,8 +85,7 @@ def run_bench(plan: BenchPlan, worker: Any, target_label: str,
         if kind == "time":
             timed.append((case, reply))
     profiles += [None] * (len(timed) - len(profiles))
-    counts = problem if hasattr(problem, "flops") else None
-    results = [ShapeResult.from_job(case, reply, profile, counts) for (case, reply), profile in zip(timed, profiles)]
+    results = [ShapeResult.from_job(case, reply, profile, problem) for (case, reply), profile in zip(timed, profiles)]
     return BenchReport(target=target_label, gpu=worker.gpu or detect_gpu(), mode=plan.mode.name,
                        shapes=tuple(results), ceilings=ceilings, wall_s=time.perf_counter() - started,
                        calibration_error=calibration_error)

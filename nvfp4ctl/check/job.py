@@ -10,7 +10,7 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -18,6 +18,9 @@ from nvfp4ctl.check.compare import compare, mismatch_mask, poison
 from nvfp4ctl.check.output import is_output_buffer, output_mistakes
 from nvfp4ctl.check.result import FIRST_CALL, PROBE_FRESH, PROBE_REFILLED, REUSED, CaseResult, Comparison
 from nvfp4ctl.runner.child import describe_device, is_cuda_error
+
+if TYPE_CHECKING:
+    from nvfp4ctl.problems.base import ProblemBase
 
 # Seeds for the probe's new data, offset like the leaderboard's own (+42 per input set).
 PROBE_SEED_STEP = 42
@@ -30,7 +33,7 @@ class _Call:
     seconds: float
 
 
-def resolve_problem(name: str) -> Any:
+def resolve_problem(name: str) -> ProblemBase:
     """A registered problem ("nvfp4_gemm"), or "package.module:attribute" for one defined elsewhere."""
     from nvfp4ctl.problems import resolve_problem as resolve
 
@@ -63,7 +66,7 @@ def check_case(
 
 
 def _probe_reuse(
-    kernel: Callable[[tuple], Any], problem: Any, case: Any, data: tuple, rtol: float, atol: float,
+    kernel: Callable[[tuple], Any], problem: ProblemBase, case: Any, data: tuple, rtol: float, atol: float,
     scales: str, device: str,
 ) -> CaseResult | None:
     """Call again with new data in the same tensors, then with a fresh tuple; both must follow it.
@@ -95,7 +98,7 @@ def _probe_verdict(call: _Call, phase: str, what: str) -> CaseResult | None:
 
 
 def _call_and_compare(
-    kernel: Callable[[tuple], Any], problem: Any, data: tuple, rtol: float, atol: float, device: str
+    kernel: Callable[[tuple], Any], problem: ProblemBase, data: tuple, rtol: float, atol: float, device: str
 ) -> _Call:
     want = problem.reference(data)
     c = problem.output_of(data)
@@ -113,7 +116,7 @@ def _call_and_compare(
             raise  # the context is poisoned: the worker turns this into a crash and a fresh child
         return _Call(None, _raised(error), time.perf_counter() - started)
     seconds = time.perf_counter() - started
-    names = problem.output_names(data) if hasattr(problem, "output_names") else ["c"]
+    names = problem.output_names(data)
     if several:
         if not isinstance(out, (list, tuple)) or len(out) != len(wants):
             kind = f"{type(out).__name__} of {len(out)}" if isinstance(out, (list, tuple)) else type(out).__name__
@@ -131,7 +134,7 @@ def _call_and_compare(
     chosen = next((p for p in parts if not p.passed), None) or max(parts, key=lambda p: p.max_abs_err)
     if several:
         chosen = dataclasses.replace(chosen, parts=tuple((p.output, p.mismatched, p.total) for p in parts))
-    elif not chosen.passed and hasattr(problem, "explain"):
+    elif not chosen.passed:
         notes = problem.explain(data, out, want, mismatch_mask(out.to(want.device), want, rtol, atol))
         chosen = dataclasses.replace(chosen, notes=tuple(notes))
     return _Call(chosen, (), seconds)

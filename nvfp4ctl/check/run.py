@@ -20,18 +20,11 @@ NO_GPU = "no CUDA GPU found: nvfp4ctl check runs kernels on a GPU"
 class CheckItem:
     id: str  # "3" for task.yml's third test, "s1" for the first --shape
     case: Any  # nvfp4ctl.task.Case (the problem's fields and the seed)
-    text: str = ""  # the problem's words for the shape ("g=2 m=96,128 n=128,256 k=256,512")
+    shape: str  # the problem's words for the shape (ProblemBase.shape_text: "g=2 m=96,128 n=128,256 k=256,512")
 
     @property
     def label(self) -> str:
         return f"shape {self.id[1:]}" if self.id.startswith("s") else f"test {self.id}"
-
-    @property
-    def shape(self) -> str:
-        if self.text:
-            return self.text
-        c = self.case
-        return f"m={c.m} n={c.n} k={c.k}" + (f" l={c.l}" if c.l != 1 else "")
 
 
 @dataclass(frozen=True)

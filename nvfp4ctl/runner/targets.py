@@ -118,11 +118,10 @@ def _submission(path: Path, flag: str, source: str, problem: str) -> TargetSpec:
 
 def _defaults(problem: str) -> tuple[dict[int, str], str]:
     """The problem's kernels per GPU major and its exact plain-torch fallback (paths under kernels/)."""
-    from nvfp4ctl.problems import DEFAULT_PROBLEM, get_problem, resolve_problem
+    from nvfp4ctl.problems import resolve_problem
 
-    spec, gemm = resolve_problem(problem), get_problem(DEFAULT_PROBLEM)  # test-only problems: the GEMM's
-    return (dict(getattr(spec, "default_kernels", gemm.default_kernels)),
-            getattr(spec, "fallback_submission", gemm.fallback_submission))
+    spec = resolve_problem(problem)
+    return dict(spec.default_kernels), spec.fallback_submission
 
 
 def default_target(problem: str = DEFAULT_PROBLEM, kernels: Path | None = None) -> TargetSpec:
@@ -187,7 +186,7 @@ def load_kernel(source: Path, problem: str = DEFAULT_PROBLEM, arch: str | None =
     from nvfp4ctl.problems import resolve_problem
 
     spec = resolve_problem(problem)
-    if getattr(spec, "kernel_api", None) is None:
+    if spec.kernel_api is None:
         raise UsageError(f"--kernel: {problem} has no kernel C ABI yet; use --submission")
     module = load_kernel_module(source, arch, defines)
     call = spec.kernel_call
@@ -242,8 +241,8 @@ def _harness_dir(problem: str | None) -> Path | None:
         return None
     from nvfp4ctl.problems import resolve_problem
 
-    folder = getattr(resolve_problem(problem), "harness_dir", None)  # problems defined in tests have none
-    return folder if folder is not None and (folder / "task.py").is_file() else None
+    folder = resolve_problem(problem).harness_dir
+    return folder if (folder / "task.py").is_file() else None
 
 
 def _task_shim() -> types.ModuleType:

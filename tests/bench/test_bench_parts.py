@@ -9,7 +9,8 @@ from nvfp4ctl.bench.calibration import Ceilings, cache_file, ceilings_for, load_
 from nvfp4ctl.bench.correctness import Mismatch, first_mismatch
 from nvfp4ctl.bench.flush import HEAD_START_FLOOR_S, LEADERBOARD_FLUSH_S, next_head_start
 from nvfp4ctl.bench.kineto import DeviceActivity, split_device_time
-from nvfp4ctl.bench.results import bytes_moved, flops, shape_key
+from nvfp4ctl.problems import get_problem
+from nvfp4ctl.task import Case
 
 
 def test_head_start_covers_the_issue_time_up_to_the_leaderboard_flush() -> None:
@@ -54,10 +55,11 @@ def test_first_mismatch_counts_and_locates() -> None:
 
 def test_roofline_numbers_match_facts() -> None:
     # FACTS.md: floors on H100 (3.01 TB/s, 800 TFLOP/s) 23.0 / 6.0 / 3.4 µs and 37.6 / 9.4 / 4.7 µs
-    shapes = [(128, 7168, 16384), (128, 4096, 7168), (128, 7168, 2048)]
-    assert [bytes_moved(m, n, k, 1) / 3.01e6 for m, n, k in shapes] == pytest.approx([23.0, 6.0, 3.4], abs=0.06)
-    assert [flops(m, n, k, 1) / 800e6 for m, n, k in shapes] == pytest.approx([37.6, 9.4, 4.7], abs=0.06)
-    assert shape_key(128, 7168, 16384, 1) == "128x7168x16384" and shape_key(1, 2, 3, 4) == "1x2x3x4"
+    gemm = get_problem("nvfp4_gemm")
+    shapes = [Case(m, n, k, 1, 1111) for m, n, k in [(128, 7168, 16384), (128, 4096, 7168), (128, 7168, 2048)]]
+    assert [gemm.bytes_moved(c) / 3.01e6 for c in shapes] == pytest.approx([23.0, 6.0, 3.4], abs=0.06)
+    assert [gemm.flops(c) / 800e6 for c in shapes] == pytest.approx([37.6, 9.4, 4.7], abs=0.06)
+    assert gemm.key(shapes[0]) == "128x7168x16384" and gemm.key(Case(1, 2, 3, 4, 1111)) == "1x2x3x4"
 
 
 def test_calibration_cache_round_trip(tmp_path, monkeypatch) -> None:

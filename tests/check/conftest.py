@@ -22,12 +22,11 @@ def _fakes_importable_in_child(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) 
 
 @pytest.fixture
 def fake_task(monkeypatch: pytest.MonkeyPatch) -> Callable[..., FakeTask]:
-    """Make `check` read a FakeTask (and build FakeCases for --shape) and run on CPU."""
+    """Make `check` read a FakeTask and run on CPU (fake_problem's parse_shape builds FakeCases for --shape)."""
     from nvfp4ctl.check import plan
 
     monkeypatch.setenv("NVFP4CTL_DEVICE", "cpu")
     monkeypatch.delenv("NVFP4CTL_TIMEOUT", raising=False)
-    monkeypatch.setattr(plan, "_make_case", lambda m, n, k, l, seed: FakeCase(m, n, k, l, seed))
 
     def install(tests: tuple[FakeCase, ...] = SMALL_TESTS, **fields: Any) -> FakeTask:
         task = FakeTask(tests=tests, **fields)

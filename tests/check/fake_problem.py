@@ -1,7 +1,8 @@
 """A tiny CPU stand-in for a problem: integer-valued fp32 A (m,k,l), B (n,k,l), fp16 C (m,n,l).
 
 Products of small integers are exact in fp16, so a correct target matches bit for bit. The check
-job imports it in the child as "fake_problem:PROBLEM".
+job imports it in the child as "fake_problem:PROBLEM". It is a real `DenseProblem`, so production
+code talks to it through the same interface as to the registered problems.
 """
 
 from __future__ import annotations
@@ -9,6 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
+
+from nvfp4ctl.problems.base import DenseProblem
+from nvfp4ctl.problems.records import Detection, TimingLoop, TupleLayout
 
 
 @dataclass(frozen=True)
@@ -31,8 +35,33 @@ def _operands(case_shape: tuple[int, int, int, int], generator: torch.Generator)
     return a, b
 
 
-class FakeProblem:
+class FakeProblem(DenseProblem):
     name = "fake_matmul"
+    title = "C = A·Bᵀ per batch l, small integers in fp32, fp16 C (CPU tests)"
+    case_fields = ("m", "n", "k", "l")
+    case_example = "{m: 128, n: 256, k: 32, l: 1, seed: 1111}"
+    shape_syntax = "M,N,K or M,N,K,L"
+    shape_example = "128,7168,16384"
+    k_multiple = 1  # no block scales
+    k_reason = "any K"
+    layout = TupleLayout(names=("a", "b", "c"), b_operands=(1,), output=2)
+    timing = TimingLoop(source="tests/check/fake_problem.py")
+    # the default target check resolves before its usage errors when no --submission is given (the
+    # GEMM's, as before the fake was a ProblemBase); tests that run a target name one of targets/
+    fallback_submission = "torch_dequant/submission.py"
+    detection = Detection(name_comments=("fake-matmul",), description_phrase="fake matmul for cpu tests",
+                          reference_markers=("fake_problem",))
+
+    def parse_shape(self, text: str, seed: int) -> FakeCase:
+        case = super().parse_shape(text, seed)
+        return FakeCase(case.m, case.n, case.k, case.l, seed)
+
+    def flops(self, case: FakeCase) -> float:
+        return 2.0 * case.m * case.n * case.k * case.l
+
+    def bytes_moved(self, case: FakeCase) -> float:
+        """fp32 A and B read, fp16 C written."""
+        return float(case.l * (4 * (case.m + case.n) * case.k + 2 * case.m * case.n))
 
     def generate_input(self, case: FakeCase, device: str = "cpu", scales: str = "generator") -> tuple:
         generator = torch.Generator().manual_seed(case.seed)

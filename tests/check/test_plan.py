@@ -11,8 +11,7 @@ from nvfp4ctl.errors import UsageError
 
 
 @pytest.fixture(autouse=True)
-def _fake_cases(monkeypatch):
-    monkeypatch.setattr(plan, "_make_case", lambda m, n, k, l, seed: FakeCase(m, n, k, l, seed))
+def _no_timeout_in_the_environment(monkeypatch):
     monkeypatch.delenv("NVFP4CTL_TIMEOUT", raising=False)
 
 
@@ -62,3 +61,14 @@ def test_timeout_precedence(monkeypatch):
     assert plan.resolve_timeout(5.0, 60.0) == (5.0, "--timeout")
     with pytest.raises(UsageError, match=r"^--timeout -1: expected seconds > 0$"):
         plan.resolve_timeout(-1.0, 60.0)
+
+
+def test_the_fake_problem_is_a_real_problem():
+    # production code talks to every problem through ProblemBase; the fake gets no fallbacks
+    from fake_problem import PROBLEM
+
+    from nvfp4ctl.problems.base import ProblemBase
+
+    assert isinstance(PROBLEM, ProblemBase)
+    assert PROBLEM.shape_text(FakeCase(128, 128, 64, 2)) == "m=128 n=128 k=64 l=2"
+    assert PROBLEM.output_names(()) == ["c"] and PROBLEM.explain((), None, None, None) == []

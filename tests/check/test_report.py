@@ -10,7 +10,7 @@ from nvfp4ctl.errors import ExitCode
 
 
 def _report(*verdicts: str) -> CheckReport:
-    items = [CheckItem(str(i), FakeCase(128, 128, 256)) for i in range(1, len(verdicts) + 1)]
+    items = [CheckItem(str(i), FakeCase(128, 128, 256), "m=128 n=128 k=256") for i in range(1, len(verdicts) + 1)]
     return CheckReport([ItemOutcome(item, verdict) for item, verdict in zip(items, verdicts)])
 
 
@@ -30,7 +30,7 @@ def test_exit_code_precedence_and_summary(verdicts, exit_code, summary):
 
 
 def test_shape_cases_are_named_by_label():
-    report = CheckReport([ItemOutcome(CheckItem("s1", FakeCase(128, 128, 256)), FAIL)])
+    report = CheckReport([ItemOutcome(CheckItem("s1", FakeCase(128, 128, 256), "m=128 n=128 k=256"), FAIL)])
     assert report.summary == "0/1 pass, 1 fail (shape 1)"
 
 

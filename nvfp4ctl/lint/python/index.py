@@ -325,7 +325,7 @@ def tuple_length() -> int:
     """Elements of the problem's input tuple (7 for the GEMM and GEMV, 10 dual, 4 grouped)."""
     from nvfp4ctl.lint.python.facts import current
 
-    return current().length
+    return len(current().names)
 
 
 def element_of(function: Function, node: ast.AST) -> int | None:

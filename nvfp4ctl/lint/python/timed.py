@@ -28,8 +28,19 @@ CACHE_DECORATORS = re.compile(r"(?:^|\.)(?:cache|lru_cache|cached|memoize|cached
 
 def _reference() -> dict[int, str]:
     """Reference-scale index -> its name in the problem's tuple (GEMM {2: sfa_ref, 3: sfb_ref})."""
-    facts = current()
-    return {i: facts.name(i) for i in facts.reference}
+    layout = current()
+    return {i: layout.name(i) for i in layout.reference_scales}
+
+
+def _indices(which: tuple[int, ...]) -> str:
+    return ", ".join(str(i) for i in which)
+
+
+def _permuted_words() -> str:
+    """"sfa_permuted/sfb_permuted (data[4], data[5])"."""
+    layout = current()
+    names = "/".join(layout.name(i) for i in layout.permuted_scales)
+    return f"{names} ({', '.join(f'data[{i}]' for i in layout.permuted_scales)})"
 
 
 def check(index: ModuleIndex, report: Report, shapes: tuple[tuple[int, int, int], ...]) -> None:
@@ -68,10 +79,10 @@ def _reference_use(node: ast.AST, element: int, label: str, index: ModuleIndex, 
     parent = index.parents.get(node)
     if isinstance(parent, ast.Attribute) and parent.attr in SHAPE_ATTRS:
         return  # sfa_ref.shape: metadata, not the scales themselves
-    facts = current()
-    name = facts.name(element)
-    target = facts.permuted_for(element)
-    permuted = f"index {target} ({facts.name(target)})"
+    layout = current()
+    name = layout.name(element)
+    target = layout.permuted_for(element)  # callers pass reference-scale elements only: never None
+    permuted = f"index {target} ({layout.name(target)})"  # type: ignore[arg-type]
     callee = _opaque_callee(parent, index) if isinstance(parent, ast.Call) and node is not parent.func else None
     if callee is not None:
         report(node, "NV403", f"{label} (the reference scale {name}) is passed to {callee}: fine only if it "
@@ -81,14 +92,15 @@ def _reference_use(node: ast.AST, element: int, label: str, index: ModuleIndex, 
 
 
 def _reference_scales(function: Function, index: ModuleIndex, report: Report) -> None:
-    facts = current()
+    layout = current()
+    scales, permuted_scales = layout.reference_scales, layout.permuted_scales
     reference = _reference()
-    references = f"indices {facts.indices(facts.reference)}" if len(facts.reference) > 1 else f"index {facts.reference[0]}"
-    permuted = (f"input indices {facts.indices(facts.permuted)}" if len(facts.permuted) > 1
-                else f"input index {facts.permuted[0]}")
+    references = f"indices {_indices(scales)}" if len(scales) > 1 else f"index {scales[0]}"
+    permuted = (f"input indices {_indices(permuted_scales)}" if len(permuted_scales) > 1
+                else f"input index {permuted_scales[0]}")
     for node in index.walk(function.node):
         if isinstance(node, ast.Call) and call_name(node) == "to_blocked":
-            report(node.func, "NV402", f"to_blocked() in the timed path: use {facts.permuted_words()}")
+            report(node.func, "NV402", f"to_blocked() in the timed path: use {_permuted_words()}")
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
             parent = index.parents.get(node)
             if isinstance(parent, ast.Assign) and parent.value is node:
