@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nvfp4ctl.build import flags
-from nvfp4ctl.build.sources import build_inputs, checked_source, common_dir, find_header, kernel_api, resolve_arch
+from nvfp4ctl.build.sources import (build_inputs, checked_source, common_dir, find_header, kernel_api, resolve_arch,
+                                    source_marks)
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.runlog import file_digest
 
 FORBIDDEN_WORD = "stream"  # the leaderboard's `"stream" in code.lower()` (nvfp4ctl.lint.stream locates it)
 
-_NEVER_RUN = re.compile(r"nvfp4ctl:\s*never-run-on\s+(sm_\w+)")
 _INCLUDE_LINE = re.compile(r'^\s*#\s*include\s*"([^"]+)"[^\n]*$', re.MULTILINE)
 _PRAGMA_ONCE = re.compile(r"^\s*#\s*pragma\s+once\s*$\n?", re.MULTILINE)
 
@@ -36,7 +36,7 @@ class Submission:
 
 def never_run_on(source: Path) -> tuple[str, ...]:
     """The archs a kernel's `// nvfp4ctl: never-run-on sm_XXX` marks say it has never run on."""
-    return tuple(_NEVER_RUN.findall(source.read_text(errors="replace")))
+    return tuple(arch for arch in source_marks(source, "never-run-on") if arch)
 
 
 def inline_local_includes(path: Path, seen: set[Path] | None = None) -> tuple[str, list[Path]]:

@@ -1,4 +1,5 @@
 // nvfp4ctl: arch=sm_90a
+// nvfp4ctl: no-tensor-op
 // A plain CUDA dual GEMM through nvfp4_dual_gemm_api.h: one thread per output element, both
 // products accumulated in fp32 from decoded fp4 values and e4m3 scales read in the permuted layout,
 // then silu(first) * second rounded once to fp16. A correctness baseline and an example of the C

@@ -1,4 +1,5 @@
 // nvfp4ctl: arch=sm_90a
+// nvfp4ctl: no-tensor-op
 // A plain CUDA GEMV through nvfp4_gemv_api.h: one thread per output row, fp32 accumulation of
 // decoded fp4 values times e4m3 scales (permuted layout), one rounding to fp16. A correctness
 // baseline and an example of the C ABI (`nvfp4ctl check --kernel kernels/naive/nvfp4_gemv_naive.cu`).

@@ -1,4 +1,5 @@
 // nvfp4ctl: arch=sm_90a
+// nvfp4ctl: no-tensor-op
 // A plain CUDA grouped GEMM through nvfp4_group_gemm_api.h: one launch per group, one thread per
 // output element, fp32 accumulation of decoded fp4 values times e4m3 scales (permuted layout), one
 // rounding to fp16. A correctness baseline and an example of the C ABI, not a fast kernel.

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import re
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from nvfp4ctl.build import cache, compile, resources, toolchain
 from nvfp4ctl.build.report import REPORT_FILE, BuildReport
-from nvfp4ctl.build.sources import BuildInputs, build_inputs, checked_source
+from nvfp4ctl.build.sources import NO_TENSOR_OP, BuildInputs, build_inputs, checked_source, source_marks
 
 BUILD_LOG = "build.log"
 SASS_FILE = "kernel.sass"
@@ -29,7 +30,8 @@ def module_name(source: Path, arch: str, key: str) -> str:
 def build_kernel(source: Path, arch: str, verbose: bool = False, defines: tuple[str, ...] = ()) -> BuildReport:
     """Compile (or find in the cache) `source` for `arch`, with extra `defines` ("NAME=VALUE", part
     of the cache key: same defines, same entry). Raises CompileError with the first real compiler
-    error; spills and a missing tensor-core op are in report.problems(), not raised.
+    error; spills and a missing tensor-core op (unless the kernel declares it uses none) are in
+    report.problems(), not raised.
     `verbose` is accepted for the contract; the full log is always kept in the entry's build.log."""
     del verbose
     source = checked_source(source)
@@ -39,14 +41,21 @@ def build_kernel(source: Path, arch: str, verbose: bool = False, defines: tuple[
     key = cache.cache_key(inputs, arch, mode, defines)
     entry = cache.entry_dir(source, arch, key)
     if (entry / REPORT_FILE).is_file():
-        return BuildReport.load(entry, source)
+        return _declared(BuildReport.load(entry, source))
     with cache.locked(entry):
         if (entry / REPORT_FILE).is_file():  # another process built it while we waited
-            return BuildReport.load(entry, source)
+            return _declared(BuildReport.load(entry, source))
         with cache.staging(entry) as folder:
             report = _compile_and_inspect(folder, inputs, arch, key, mode, defines)
             cache.land(folder, entry)
-    return report.moved_to(entry)
+    return _declared(report.moved_to(entry))
+
+
+def _declared(report: BuildReport) -> BuildReport:
+    """The report with what the source says of itself (`// nvfp4ctl: no-tensor-op`), read now rather
+    than stored: a cache entry made before a mark's meaning changed still reads it right."""
+    declared = bool(source_marks(report.source, NO_TENSOR_OP))
+    return replace(report, tensor_op=replace(report.tensor_op, declared_none=declared))
 
 
 def _compile_and_inspect(folder: Path, inputs: BuildInputs, arch: str, key: str, mode: str,

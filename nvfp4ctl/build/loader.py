@@ -8,9 +8,11 @@ from pathlib import Path
 
 from nvfp4ctl.build.builder import build_kernel
 from nvfp4ctl.build.sources import declared_arch, checked_source
+from nvfp4ctl.build.toolchain import torch_build
 from nvfp4ctl.errors import UsageError
 
 GPU_ARCH = {9: "sm_90a", 10: "sm_100a"}  # compute capability major -> the arch-specific target
+NO_CUDA_TORCH = "this torch has no CUDA: kernel modules load only with a CUDA build of torch"
 
 _loaded: dict[Path, types.ModuleType] = {}
 
@@ -38,6 +40,14 @@ def arch_for(source: Path) -> str:
     return own or gpu  # type: ignore[return-value]
 
 
+def require_cuda_torch() -> None:
+    """Refuse up front (parent side): with a CPU-only torch a kernel still compiles, minutes of
+    nvcc, and only then fails to import."""
+    build = torch_build()
+    if not build.has_cuda:
+        raise UsageError(f"{NO_CUDA_TORCH} (this one is {build.version})")
+
+
 def load_kernel_module(source: Path, arch: str | None = None, defines: tuple[str, ...] = ()) -> types.ModuleType:
     """Build `source` (with extra `defines`) if needed (content-keyed cache) and import it; the
     module exposes nvfp4_gemm(a, b, sfa_permuted, sfb_permuted, c) -> c."""
@@ -45,7 +55,7 @@ def load_kernel_module(source: Path, arch: str | None = None, defines: tuple[str
     report = build_kernel(source, arch or arch_for(source), defines=tuple(defines))
     path = report.module_path
     if path is None:
-        raise UsageError("this torch has no CUDA: kernel modules load only with a CUDA build of torch")
+        raise UsageError(NO_CUDA_TORCH)
     if path not in _loaded:
         import torch  # noqa: F401  (the extension links against torch's libraries, loaded by this import)
 

@@ -28,6 +28,7 @@ class TensorOpCheck:
     found: tuple[str, ...]  # distinct tensor-core mnemonics in the SASS, e.g. ("HGMMA.64x128x16.F32",)
     match: str | None  # the first of them that is the expected op
     checked: bool  # False when cuobjdump/nvdisasm were not available
+    declared_none: bool = False  # the kernel says it uses no tensor core (`// nvfp4ctl: no-tensor-op`)
 
     @property
     def present(self) -> bool:
@@ -78,16 +79,20 @@ class BuildReport:
             )
             found.append(f"register spills in {spilled}")
         op = self.tensor_op
+        if op.declared_none:  # a plain-CUDA baseline: nothing to expect, so nothing to check
+            return found
         if not op.checked:
             found.append("tensor-core op not checked: cuobjdump/nvdisasm not found (pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)")
         elif not op.present:
             seen = ", ".join(op.found) if op.found else "no tensor-core op at all"
-            found.append(f"no {op.expected} in the {self.arch} SASS (found: {seen})")
+            found.append(f"no {op.expected} in the {self.arch} SASS (found: {seen}; a kernel without tensor cores"
+                         " on purpose says so with a line `// nvfp4ctl: no-tensor-op`)")
         return found
 
     def save(self) -> None:
         payload = asdict(self)
         payload.update(source=str(self.source), entry=None, cache_hit=None)  # set again when read
+        del payload["tensor_op"]["declared_none"]  # the source's own say, read again on each load (builder)
         (self.entry / REPORT_FILE).write_text(json.dumps(payload, indent=1))
 
     @classmethod
@@ -101,7 +106,8 @@ class BuildReport:
             entry=entry,
             module_name=payload["module_name"],
             functions=tuple(FunctionUsage(**f) for f in payload["functions"]),
-            tensor_op=TensorOpCheck(**{**payload["tensor_op"], "found": tuple(payload["tensor_op"]["found"])}),
+            tensor_op=TensorOpCheck(**{**payload["tensor_op"], "found": tuple(payload["tensor_op"]["found"]),
+                                       "declared_none": False}),
             compile_s=payload["compile_s"],
             cache_hit=True,
         )

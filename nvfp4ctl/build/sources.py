@@ -42,6 +42,16 @@ def kernel_api(kernel: Path) -> object | None:
     return None
 
 
+NO_TENSOR_OP = "no-tensor-op"  # `// nvfp4ctl: no-tensor-op`: a kernel without tensor cores on purpose (kernels/naive)
+
+
+def source_marks(source: Path, name: str) -> tuple[str, ...]:
+    """The values of a kernel's `// nvfp4ctl: NAME [VALUE]` marks in file order, "" for a bare mark
+    (`never-run-on sm_100a` gives "sm_100a", `no-tensor-op` gives "")."""
+    pattern = re.compile(rf"nvfp4ctl:\s*{re.escape(name)}(?![\w-])(?:[ \t]+(\w+))?")
+    return tuple(pattern.findall(source.read_text(errors="replace")))
+
+
 def declared_arch(source: Path) -> str | None:
     """The arch a kernel is written for: a declaration in the file wins over its folder."""
     match = _DECLARED_ARCH.search(source.read_text(errors="replace"))

@@ -45,7 +45,7 @@ def command(
     """Time the benchmark shapes the way the leaderboard does, then explain the numbers."""
     from nvfp4ctl.bench.session import BenchPlan, run_bench
     from nvfp4ctl.runner.gpu import gpu_present, run_device
-    from nvfp4ctl.runner.targets import resolve_target, task_label
+    from nvfp4ctl.runner.targets import refuse_unloadable, resolve_target, task_label
     from nvfp4ctl.runner.worker import Worker
     from nvfp4ctl.task import load_task
 
@@ -56,6 +56,7 @@ def command(
     device = run_device()
     if device == "cuda" and not gpu_present():
         raise UsageError(NO_GPU)
+    refuse_unloadable(target, device)
     problem = get_problem(loaded.problem)
     cases = select_cases(loaded, only, shape)
     settings = problem.bench_mode(mode.value)  # the problem's loop: repeats and warm-ups differ

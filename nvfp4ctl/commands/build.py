@@ -149,6 +149,8 @@ def _row(report: BuildReport, seconds: float) -> list[object]:
     op = report.tensor_op
     if op.match is not None:
         tensor = Text(op.match, style="green")
+    elif op.declared_none:
+        tensor = Text("none (declared)")
     else:
         tensor = Text(f"no {op.expected}" if op.checked else "not checked", style="bold red")
     return [

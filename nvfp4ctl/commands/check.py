@@ -39,7 +39,7 @@ def command(
     """Check a kernel's output against the exact reference on task.yml's tests."""
     from nvfp4ctl.check import plan
     from nvfp4ctl.check.run import NO_GPU, CheckSettings
-    from nvfp4ctl.runner.targets import resolve_target
+    from nvfp4ctl.runner.targets import refuse_unloadable, resolve_target
 
     console = get_console()
     loaded = plan.load_task_file(task)
@@ -47,6 +47,7 @@ def command(
     device = run_device()
     if device == "cuda" and not gpu_present():
         raise UsageError(NO_GPU)
+    refuse_unloadable(target, device)
     gpu = first_gpu() if device == "cuda" else None
     items = plan.select_items(loaded, only or [], shape or [], seed)
     timeout_s, timeout_source = plan.resolve_timeout(timeout, loaded.timeout_s)

@@ -1,7 +1,7 @@
 """The child process's side of the worker: own process group, output into a log, a job loop.
 
 Messages in:  ("load", modules to import first) · ("job", "module:function", payload) · ("stop",)
-Messages out: ("ready", gpu) · ("load_failed", message, traceback) · ("ok", value) ·
+Messages out: ("ready", gpu) · ("load_failed", message, traceback, usage error?) · ("ok", value) ·
               ("error", message, traceback, type name) · ("cuda_error", ...)
 """
 
@@ -21,6 +21,7 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
+from nvfp4ctl.errors import UsageError
 from nvfp4ctl.runner.targets import TargetSpec, load_target
 
 # A CUDA error that leaves the context unusable: the child must go, the next job gets a fresh one.
@@ -130,7 +131,9 @@ def child_main(conn: Connection, target: TargetSpec, device: str, log_path: str,
             except BaseException as error:  # noqa: BLE001 - anything at import is the target's fault
                 text = traceback.format_exc()
                 sys.stderr.write(text)
-                conn.send(("load_failed", _one_line(error), text))
+                # a UsageError is the user's input or this machine's setup (a CPU-only torch, no
+                # nvcc): the parent shows it as one line, the traceback only under -v
+                conn.send(("load_failed", _one_line(error), text, isinstance(error, UsageError)))
                 return
             conn.send(("ready", describe_device(device)))
             continue

@@ -91,6 +91,14 @@ def resolve_target(submission: Path | None, kernel: Path | None, task: TaskLike 
                      f" or --kernel {DEFAULT_BY_NAME} for nvfp4ctl's own kernel")
 
 
+def refuse_unloadable(target: TargetSpec, device: str) -> None:
+    """A kernel target run on CUDA needs a CUDA build of torch: say so now, not after its build."""
+    if target.kind == KERNEL and device == "cuda":
+        from nvfp4ctl.build.loader import require_cuda_torch
+
+        require_cuda_torch()
+
+
 def find_user_submission(task: TaskLike | None) -> TargetSpec | None:
     """The user's submission by the folder rules (no flags): task.yml's `submission:`, the
     submission.py beside that task.yml, the submission.py in the current folder."""

@@ -3,7 +3,9 @@
 Every target runs in a spawned child (its own process group, output into a log file). A job that
 outlives its timeout gets the whole group SIGKILLed (`KernelTimeout`); a child that dies, cannot load
 its target or hits a CUDA error is a `KernelCrash` carrying the last lines of its log. Either way the
-next call starts a fresh child. Other exceptions in a job come back as `JobError`; the child stays.
+next call starts a fresh child. A target refused at load with a `UsageError` (a CPU-only torch, a
+kernel for another GPU, no nvcc) is that `UsageError`, one line. Other exceptions in a job come back
+as `JobError`; the child stays.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
-from nvfp4ctl.errors import KernelCrash, KernelTimeout
+from nvfp4ctl.errors import KernelCrash, KernelTimeout, UsageError
 from nvfp4ctl.runner.child import child_main
 from nvfp4ctl.runner.targets import TargetSpec
 
@@ -185,6 +187,9 @@ class Worker:
             self.gpu = reply[1] or self.gpu
             return child
         # the child reported the failure ("load_failed") and returned: its exit status says nothing more
+        if len(reply) > 3 and reply[3]:  # a UsageError: one line; its traceback went to on_output (-v)
+            self._discard_child(child, keep_log=False)
+            raise UsageError(f"cannot load {self.target.label}: {reply[1].removeprefix('UsageError: ')}")
         error = self._crash(child, f"cannot load {self.target.label}: {reply[1]}", show_exit=False)
         raise TargetLoadError(str(error), error.log_tail, error.log_path)
 
@@ -240,15 +245,16 @@ class Worker:
         for line in complete.decode(errors="replace").splitlines():
             self.on_output(line)
 
-    def _discard_child(self, child: _Child) -> list[str]:
-        """Kill the child's whole process group, reap it, and return the tail of its log."""
+    def _discard_child(self, child: _Child, keep_log: bool = True) -> list[str]:
+        """Kill the child's whole process group, reap it, and return the tail of its log (kept on
+        disk when it says something, unless `keep_log` is off)."""
         _kill_group(child.process)
         child.process.join(timeout=5.0)
         child.conn.close()
         if self._child is child:
             self._child = None
         tail = log_tail(child.log_path)
-        self._logs.keep = self._logs.keep or bool(tail)  # worth keeping only if the child said something
+        self._logs.keep = self._logs.keep or (keep_log and bool(tail))  # worth keeping only if the child said something
         return tail
 
     def _crash(self, child: _Child, message: str, show_exit: bool = True) -> ChildCrashed:

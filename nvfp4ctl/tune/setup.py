@@ -81,6 +81,7 @@ def prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int |
             timeout_s: float, only: str | None = None) -> TuneRun:
     from nvfp4ctl.build.loader import GPU_ARCH
     from nvfp4ctl.build.sources import resolve_arch
+    from nvfp4ctl.build.toolchain import torch_build
     from nvfp4ctl.runner.gpu import first_gpu, gpu_present, run_device
     from nvfp4ctl.task import load_task
     from nvfp4ctl.tune.devices import visible_gpus
@@ -94,6 +95,10 @@ def prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int |
     notes: list[str] = []
     if not has_gpu and not compile_only:
         notes.append("no CUDA GPU here: compile-only (every candidate of one round built and inspected, none timed)")
+        compile_only = True
+    elif not compile_only and not torch_build().has_cuda:  # a GPU, but no candidate could be imported to time
+        notes.append(f"this torch has no CUDA ({torch_build().version}): compile-only (every candidate of one round"
+                     " built and inspected, none timed)")
         compile_only = True
     gpu = first_gpu() if has_gpu else None
     if not compile_only and gpu is not None and GPU_ARCH.get(gpu.major) != arch:

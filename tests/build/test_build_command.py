@@ -69,7 +69,41 @@ def test_a_kernel_without_the_tensor_core_op_fails() -> None:
     result = runner.invoke(app, ["build", str(ZERO_GEMM), "--arch", "sm_90a"])
     assert result.exit_code == 1
     assert "no HGMMA in the sm_90a SASS" in result.output
+    assert "`// nvfp4ctl: no-tensor-op`" in " ".join(result.output.split())  # how to say it is on purpose
     assert _last_result().startswith("1 of 1 kernels failed (zero_gemm.cu: no HGMMA")
+
+
+def test_a_kernel_that_declares_no_tensor_op_builds_clean(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "160")
+    declared = tmp_path / "zero_gemm.cu"
+    declared.write_text("// nvfp4ctl: no-tensor-op\n" + ZERO_GEMM.read_text())
+    result = runner.invoke(app, ["build", str(declared), "--arch", "sm_90a"])
+    assert result.exit_code == 0, result.output
+    assert "none (declared)" in result.output and "no HGMMA" not in result.output
+    assert _last_result().startswith("1 kernel built (sm_90a)")
+    report = build_kernel(declared, "sm_90a")
+    assert report.tensor_op.declared_none and report.problems() == []
+    # read from the source on each load, never stored: report.json keeps the format older versions read
+    assert "declared_none" not in (report.entry / "report.json").read_text()
+
+
+def test_a_bare_build_of_the_naive_starter_in_a_users_folder_passes(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A user's kernels/ in our layout holding the plain-CUDA starter: it has no tensor-core op on
+    purpose (its `no-tensor-op` mark), so building what they were given is no failure."""
+    import shutil
+
+    shipped = Path(__file__).resolve().parents[2] / "kernels"
+    shutil.copytree(shipped / "common", tmp_path / "kernels" / "common")
+    (tmp_path / "kernels" / "sm90").mkdir()
+    for name in ("nvfp4_gemv_naive.cu", "naive_decode.cuh"):
+        shutil.copy(shipped / "naive" / name, tmp_path / "kernels" / "sm90" / name)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "160")
+    result = runner.invoke(app, ["build"])
+    assert result.exit_code == 0, result.output
+    assert "nvfp4_gemv_naive.cu" in result.output and "none (declared)" in result.output
+    assert _last_result().startswith("1 kernel built (sm_90a)")
 
 
 def test_spills_are_problems(hgmma_report: BuildReport) -> None:

@@ -55,3 +55,21 @@ def test_inputs_cover_local_headers_and_spot_cutlass(tmp_path: Path, monkeypatch
     assert inputs.needs_cutlass
     assert inputs.files[0] == kernel and inputs.files[-1].name == "torch_binding.cpp"
     assert sources.default_kernels() == [kernel]
+
+
+def test_source_marks_reads_bare_and_valued_marks(tmp_path: Path) -> None:
+    from nvfp4ctl.build.sources import NO_TENSOR_OP, source_marks
+
+    kernel = tmp_path / "k.cu"
+    kernel.write_text("// nvfp4ctl: never-run-on sm_100a\n// nvfp4ctl: no-tensor-op (a plain baseline)\n"
+                      "// nvfp4ctl: no-tensor-ops is another word\n")
+    assert source_marks(kernel, "never-run-on") == ("sm_100a",)
+    assert source_marks(kernel, NO_TENSOR_OP) == ("",)
+    assert source_marks(kernel, "arch") == ()
+
+
+def test_the_naive_kernels_declare_no_tensor_op() -> None:
+    from nvfp4ctl.build.sources import NO_TENSOR_OP, source_marks
+
+    naive = sorted((Path(__file__).resolve().parents[2] / "kernels" / "naive").glob("*.cu"))
+    assert naive and all(source_marks(path, NO_TENSOR_OP) for path in naive)

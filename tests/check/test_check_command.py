@@ -73,6 +73,25 @@ def test_import_error_in_the_submission_is_a_crash(fake_task):
     assert "3 tests not run: the target could not be loaded" in result.output
 
 
+def test_cpu_only_torch_is_one_line_and_exit_2(fake_task):
+    fake_task()
+    result = check("--submission", str(TARGETS / "cpu_only_torch.py"))
+    assert result.exit_code == 2, result.output
+    error = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert len(error) == 1 and error[0].startswith("error: cannot load "), result.output
+    assert error[0].endswith("cpu_only_torch.py (--submission): this torch has no CUDA: kernel modules load only"
+                             " with a CUDA build of torch"), result.output
+    assert "Traceback" not in result.output and "UsageError" not in result.output
+    assert _last_log_entry().exit_code == "2"
+
+
+def test_cpu_only_torch_traceback_shows_under_verbose(fake_task):
+    fake_task()
+    result = CliRunner().invoke(app, ["-v", "check", "--submission", str(TARGETS / "cpu_only_torch.py")])
+    assert result.exit_code == 2, result.output
+    assert "[child] Traceback (most recent call last):" in result.output
+
+
 def test_mismatch_shows_diagnostics_and_exits_1(fake_task):
     fake_task(tests=(FakeCase(128, 128, 32), FakeCase(384, 256, 32)))
     result = check("--submission", str(TARGETS / "wrong_tile.py"))

@@ -103,3 +103,44 @@ def test_kernel_target_wraps_the_module(monkeypatch, tmp_path):
     kernel = targets.load_target(targets.TargetSpec(KERNEL, tmp_path / "k.cu", "k.cu"))
     assert kernel(("a", "b", "sfa", "sfb", "sfa_p", "sfb_p", "c")) == "c"
     assert calls == [("a", "b", "sfa_p", "sfb_p", "c")]
+
+
+@pytest.mark.parametrize("command", ["check", "bench"])
+def test_a_kernel_on_a_cpu_only_torch_is_refused_before_its_build(monkeypatch, tmp_path, command):
+    """A GPU but a CPU build of torch: one line, exit 2, before minutes of nvcc (the child would
+    only fail to import the module afterwards)."""
+    from typer.testing import CliRunner
+
+    from nvfp4ctl.build import toolchain
+    from nvfp4ctl.cli import app
+    from nvfp4ctl.commands import check
+    from nvfp4ctl.runner import gpu
+
+    def no_child(*args, **kwargs):
+        raise AssertionError("started a child to build a kernel that could never load")
+
+    monkeypatch.delenv("NVFP4CTL_DEVICE", raising=False)
+    monkeypatch.setattr(toolchain, "torch_build", lambda: toolchain.TorchBuild("2.13.0+cpu", None))
+    monkeypatch.setattr(gpu, "gpu_present", lambda: True)
+    monkeypatch.setattr(check, "gpu_present", lambda: True)
+    monkeypatch.setattr("nvfp4ctl.runner.worker.Worker", no_child)
+    monkeypatch.setattr("nvfp4ctl.check.run.Worker", no_child)
+    kernel = Path(__file__).resolve().parents[2] / "kernels" / "naive" / "nvfp4_gemv_naive.cu"
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, [command, "--kernel", str(kernel)])
+    assert result.exit_code == 2, result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert errors == ["error: this torch has no CUDA: kernel modules load only with a CUDA build of torch"
+                      " (this one is 2.13.0+cpu)"], result.output
+    assert "Traceback" not in result.output
+
+
+def test_refuse_unloadable_lets_submissions_and_cpu_runs_through(monkeypatch):
+    from nvfp4ctl.build import toolchain
+
+    monkeypatch.setattr(toolchain, "torch_build", lambda: toolchain.TorchBuild("2.13.0+cpu", None))
+    kernel = targets.TargetSpec(KERNEL, Path("k.cu"), "k.cu")
+    targets.refuse_unloadable(kernel, "cpu")
+    targets.refuse_unloadable(targets.TargetSpec(SUBMISSION, Path("s.py"), "s.py"), "cuda")
+    with pytest.raises(UsageError, match="this torch has no CUDA"):
+        targets.refuse_unloadable(kernel, "cuda")

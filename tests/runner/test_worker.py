@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from nvfp4ctl.errors import KernelCrash, KernelTimeout
+from nvfp4ctl.errors import KernelCrash, KernelTimeout, UsageError
 from nvfp4ctl.runner.worker import JobError, TargetLoadError, Worker
 
 CALL = "runner_jobs:call_target"
@@ -126,6 +126,23 @@ def test_import_error_is_a_target_load_error(make_target):
             worker.call(CALL, label="test 1", data=None)
         assert any("no_such_module_here" in line for line in caught.value.log_tail)
         assert "exit code" not in str(caught.value)  # the child said why; its exit status adds nothing
+
+
+def test_usage_error_at_load_is_one_line_with_its_traceback_only_in_the_output(make_target):
+    """A CPU-only torch (or a kernel for another GPU, or no nvcc) refuses the target with a
+    UsageError in the child: the parent raises that one line (exit 2), not a crash with a traceback."""
+    header = """
+    from nvfp4ctl.errors import UsageError
+    raise UsageError("this torch has no CUDA: kernel modules load only with a CUDA build of torch")
+    """
+    lines: list[str] = []
+    with Worker(make_target("return 1", header), timeout_s=10, device="cpu", on_output=lines.append) as worker:
+        with pytest.raises(UsageError) as caught:
+            worker.call(CALL, label="test 1", data=None)
+    assert not isinstance(caught.value, KernelCrash)
+    assert str(caught.value) == ("cannot load submission.py: this torch has no CUDA: kernel modules load only"
+                                 " with a CUDA build of torch")
+    assert "Traceback (most recent call last):" in lines  # what -v echoes as [child] lines
 
 
 def test_submission_without_custom_kernel_fails_to_load(tmp_path):

@@ -69,6 +69,7 @@ def fake_gpus(monkeypatch: pytest.MonkeyPatch, tiny_copy: Path):
     builds that only carry their defines; the shipped build (no defines) reads the tiny table."""
     from concurrent.futures import ThreadPoolExecutor
 
+    from nvfp4ctl.build import toolchain
     from nvfp4ctl.runner import gpu
     from nvfp4ctl.tune import compile_pool, devices, gpu_pool
 
@@ -86,6 +87,7 @@ def fake_gpus(monkeypatch: pytest.MonkeyPatch, tiny_copy: Path):
         return timing(values, case)
 
     real_pool = compile_pool.CompilePool
+    monkeypatch.setattr(toolchain, "torch_build", lambda: toolchain.TorchBuild("2.11.0+cu130", "13.0"))
     monkeypatch.setattr(gpu, "gpu_present", lambda: True)
     monkeypatch.setattr(gpu, "first_gpu", lambda: gpu.GpuInfo("Fake H100", "9.0"))
     monkeypatch.setattr(devices, "visible_gpus", lambda: ["0", "1"])
@@ -117,3 +119,15 @@ def test_timed_tune_ranks_summarises_writes_and_logs(tiny_copy: Path, tmp_path: 
     assert [s["key"] for s in report["shapes"]] == ["128x256x256", "128x7168x16384"]
     assert report["shapes"][0]["current"]["us"] == pytest.approx(7.0)  # the new table is now the current one
     assert report["result"].endswith("geomean 1.000x over the current table") and report["written"] == []
+
+
+def test_a_gpu_with_a_cpu_only_torch_tunes_compile_only(tiny_copy: Path, fake_gpus: None,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """No candidate could be imported to time: say so in one line and build them instead."""
+    from nvfp4ctl.build import toolchain
+
+    monkeypatch.setattr(toolchain, "torch_build", lambda: toolchain.TorchBuild("2.13.0+cpu", None))
+    result = _tune("--kernel", str(tiny_copy), "--shapes", "benchmarks")
+    assert result.exit_code == 0, result.output
+    assert "warning: this torch has no CUDA (2.13.0+cpu): compile-only" in result.output
+    assert "Traceback" not in result.output and "compile-only:" in result.output
