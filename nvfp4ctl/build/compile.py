@@ -48,7 +48,11 @@ def kernel_object(folder: Path, inputs: BuildInputs) -> Path:
 
 
 def _compiler_env() -> dict[str, str]:
-    return {**os.environ, "CUDA_HOME": str(toolchain.cuda_home())}
+    # The build child runs `-m nvfp4ctl.build.child` from the build folder: it must find this very
+    # nvfp4ctl even when it is not installed (`python3 -m nvfp4ctl` from a checkout).
+    package_root = str(Path(__file__).resolve().parents[2])
+    path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH", "")) if p)
+    return {**os.environ, "CUDA_HOME": str(toolchain.cuda_home()), "PYTHONPATH": path}
 
 
 def _run(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str]:

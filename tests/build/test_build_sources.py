@@ -73,3 +73,17 @@ def test_the_naive_kernels_declare_no_tensor_op() -> None:
 
     naive = sorted((Path(__file__).resolve().parents[2] / "kernels" / "naive").glob("*.cu"))
     assert naive and all(source_marks(path, NO_TENSOR_OP) for path in naive)
+
+
+def test_the_build_child_finds_this_nvfp4ctl_without_an_install(monkeypatch) -> None:
+    """`python3 -m nvfp4ctl bench` from a checkout that is not pip-installed: the build child, started
+    from the build folder, failed with "No module named 'nvfp4ctl'" (H100, 2026-11-26)."""
+    from pathlib import Path
+
+    import nvfp4ctl
+    from nvfp4ctl.build import compile as build_compile
+
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    monkeypatch.setattr(build_compile.toolchain, "cuda_home", lambda: Path("/usr/local/cuda"))
+    env = build_compile._compiler_env()
+    assert env["PYTHONPATH"].split(":")[0] == str(Path(nvfp4ctl.__file__).resolve().parents[1])
