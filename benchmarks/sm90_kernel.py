@@ -6,7 +6,7 @@
   python3 benchmarks/sm90_kernel.py bench            # GPU: table vs cuBLAS anchor, naive torch, fp16 floor; the target's reach
   python3 benchmarks/sm90_kernel.py bench --variants main --shapes task   # GPU: all 13 task.yml shapes vs the anchor, the targets
   python3 benchmarks/sm90_kernel.py all [--binding]  # check + bench; --binding also checks the torch binding
-  python3 benchmarks/sm90_kernel.py timeline         # GPU: per-CTA phase times of one call (timeline variant)
+  python3 benchmarks/sm90_kernel.py timeline [--shapes task]   # GPU: per-CTA phase times of one call (timeline variant)
   python3 benchmarks/sm90_kernel.py spread --variants main v6   # GPU: time moves between processes vs within one
   ncu ... python3 benchmarks/sm90_kernel.py launch --variants main --shape 128,7168,16384   # 3 launches to profile
 
@@ -624,7 +624,7 @@ def cmd_timeline(args: argparse.Namespace, log) -> None:
     for name in args.variants or ["timeline"]:
         kernel = CapiKernel(LIB_DIR / f"{name}.so")
         kernel.lib.nvfp4_capi_timeline.argtypes = [ctypes.c_void_p, ctypes.c_int]
-        for shape in BENCH_SHAPES:
+        for shape in bench_shapes(args):
             timeline_one(name, kernel, shape, args, log)
 
 

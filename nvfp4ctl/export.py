@@ -144,7 +144,7 @@ def _include_dirs():
     raise RuntimeError("CUTLASS headers not found: set CUTLASS_PATH (the folder holding include/cute)")
 '''
 
-_TEMPLATE = '''"""GPU MODE {function} submission: {kernel} for {arch}, exported by `nvfp4ctl export` (source sha256 {digest}).
+_TEMPLATE = '''"""GPU MODE {function} submission: {kernel} for {arch}, exported by `nvfp4ctl export` (kernel hash {digest}: source and local headers).
 
 The CUDA kernel and its torch binding are embedded below (local headers inlined) and compiled once,
 at import, with torch.utils.cpp_extension.load_inline. Every call is one kernel launch on the

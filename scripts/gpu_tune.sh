@@ -55,6 +55,9 @@ if [[ $what == *" tune-all "* && ! -f $keep/tune-all.done ]]; then
   cp "$table" "$keep/sm90_dispatch.cuh"
 fi
 if [[ $what == *" task-bench "* ]]; then
+  # each command gets the local tree again: bench the table the tune wrote, or say there is none
+  if [[ -f $keep/tune-all.done ]]; then cp "$keep/sm90_dispatch.cuh" "$table"
+  else echo "task-bench: no finished tune-all here, timing the table as sent" | tee -a "$keep/summary.txt"; fi
   mkdir -p .sm90build
   step sm90-libs 90 python3 benchmarks/sm90_kernel.py libs --variants main &&
     step sm90-check 60 python3 benchmarks/sm90_kernel.py check --variants main &&

@@ -75,13 +75,15 @@
 #endif
 
 // ---- Shared A (the launch-wide decoded copy of A) ----
-// nvfp4ctl:knob NVFP4_SM90_SHARED_A values=0,1 scope=plan: 0: every CTA decodes its own A (v6), no launch-wide copy
-#ifndef NVFP4_SM90_SHARED_A
-#define NVFP4_SM90_SHARED_A 1
-#endif
+// The threshold comes before the switch: `nvfp4ctl tune` tries knobs in this order, and once shared A
+// is off its threshold no longer matters, so a lower threshold must be tried while shared A is on.
 // nvfp4ctl:knob NVFP4_SM90_SHARED_A_MIN_K_TILES values=1,4,8,12,16 scope=plan: shared A only where a CTA runs at least this many K tiles
 #ifndef NVFP4_SM90_SHARED_A_MIN_K_TILES
 #define NVFP4_SM90_SHARED_A_MIN_K_TILES 8
+#endif
+// nvfp4ctl:knob NVFP4_SM90_SHARED_A values=0,1 scope=plan: 0: every CTA decodes its own A (v6), no launch-wide copy
+#ifndef NVFP4_SM90_SHARED_A
+#define NVFP4_SM90_SHARED_A 1
 #endif
 // nvfp4ctl:knob NVFP4_SM90_PREFILL_STAGES values=2,3,4,5 scope=kernel: stages of packed B loaded before the launch-wide A decode
 #ifndef NVFP4_SM90_PREFILL_STAGES

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from nvfp4ctl.build.builder import build_kernel
 from nvfp4ctl.build.sources import declared_arch, checked_source
-from nvfp4ctl.build.toolchain import torch_build
+from nvfp4ctl.build import toolchain
 from nvfp4ctl.errors import UsageError
 
 GPU_ARCH = {9: "sm_90a", 10: "sm_100a"}  # compute capability major -> the arch-specific target
@@ -43,7 +43,7 @@ def arch_for(source: Path) -> str:
 def require_cuda_torch() -> None:
     """Refuse up front (parent side): with a CPU-only torch a kernel still compiles, minutes of
     nvcc, and only then fails to import."""
-    build = torch_build()
+    build = toolchain.torch_build()
     if not build.has_cuda:
         raise UsageError(f"{NO_CUDA_TORCH} (this one is {build.version})")
 

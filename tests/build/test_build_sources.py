@@ -87,3 +87,15 @@ def test_the_build_child_finds_this_nvfp4ctl_without_an_install(monkeypatch) -> 
     monkeypatch.setattr(build_compile.toolchain, "cuda_home", lambda: Path("/usr/local/cuda"))
     env = build_compile._compiler_env()
     assert env["PYTHONPATH"].split(":")[0] == str(Path(nvfp4ctl.__file__).resolve().parents[1])
+
+
+def test_a_quoted_mark_is_not_a_mark(tmp_path) -> None:
+    from nvfp4ctl.build.sources import NO_TENSOR_OP, source_marks
+
+    kernel = tmp_path / "k.cu"
+    kernel.write_text('// a kernel says `// nvfp4ctl: no-tensor-op` when it means it\n'
+                      'const char* hint = "// nvfp4ctl: no-tensor-op";\n__global__ void k() {}\n')
+    assert source_marks(kernel, NO_TENSOR_OP) == ()
+    kernel.write_text("// nvfp4ctl: never-run-on sm_100a\n  // nvfp4ctl: no-tensor-op\n__global__ void k() {}\n")
+    assert source_marks(kernel, NO_TENSOR_OP) == ("",)
+    assert source_marks(kernel, "never-run-on") == ("sm_100a",)

@@ -1,6 +1,6 @@
 """benchmarks/sm100_cost_model.py (a model, not a measurement) agrees with the kernel it models: its
 Python copy of the spanning split gives the kernel's own segments (plan printer), and the kernel's
-dispatch table holds the config and CTA count the model rates fastest. Its floor (a perfect kernel from
+dispatch table holds the config and CTA count the model rates fastest with >= 128 CTAs. Its floor (a perfect kernel from
 the same inputs) is below every design, above the 6 us goal with the default inputs, and the
 break-even it prints is where the floor meets the goal."""
 
