@@ -62,7 +62,7 @@ def command(
         console.json(to_dict(report))
     else:
         show(report, run.label, verbose=console.verbosity >= VERBOSE)
-    return outcome_of(report)
+    return outcome_of(report, run.chosen_by)
 
 
 def show(report: Any, label: str, verbose: bool) -> None:
@@ -95,7 +95,7 @@ def show(report: Any, label: str, verbose: bool) -> None:
     console.ok(render.result_line(report))
 
 
-def outcome_of(report: Any) -> Outcome:
+def outcome_of(report: Any, chosen_by: str) -> Outcome:
     """Exit 1 when the shipped build is wrong somewhere, before or after the new table; else 0."""
     from nvfp4ctl.tune import render
 
@@ -106,7 +106,7 @@ def outcome_of(report: Any) -> Outcome:
         failed = any(r is not None and not r.ok for r in (report.current(s) for s in report.shapes))
         failed |= any(not r.ok for r in report.new_table.values())
     return Outcome(result=render.result_line(report), exit_code=ExitCode.FAILURES if failed else ExitCode.OK,
-                   target=report.knobs.source, target_source="--kernel", gpu=report.gpu)
+                   target=report.knobs.source, target_source=chosen_by, gpu=report.gpu)
 
 
 def _progress(progress: Any, total: int) -> Any:

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.tune.knobs import KernelKnobs, discover, tunable
 from nvfp4ctl.tune.search import SearchSettings, round_size, start_configs
 from nvfp4ctl.tune.table import DispatchTable, Shape, read_table
+
+if TYPE_CHECKING:
+    from nvfp4ctl.runner.targets import TargetSpec
 
 
 
@@ -25,6 +28,7 @@ class TimingSettings:
 class TuneRun:
     source: Path
     label: str
+    chosen_by: str  # where the kernel came from, for the run log: "--kernel", "default for sm_90", ...
     arch: str
     knobs: KernelKnobs
     table: DispatchTable | None
@@ -66,7 +70,7 @@ def select_cases(task: Any, which: str) -> dict[Shape, Any]:
     return cases
 
 
-def resolve_kernel(kernel: Path | None, task: Any, has_gpu: bool) -> tuple[Path, str]:
+def resolve_kernel(kernel: Path | None, task: Any, has_gpu: bool) -> TargetSpec:
     from nvfp4ctl.runner.targets import KERNEL, default_target, resolve_target
 
     if kernel is None and not has_gpu:
@@ -74,7 +78,7 @@ def resolve_kernel(kernel: Path | None, task: Any, has_gpu: bool) -> tuple[Path,
     spec = resolve_target(None, kernel, task) if kernel is not None else default_target(task.problem)
     if spec.kind != KERNEL:
         raise UsageError(f"{spec.label}: tune needs a kernel source (.cu) that declares knobs; pass --kernel PATH")
-    return spec.path, spec.label
+    return spec
 
 
 def prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int | None, compile_only: bool,
@@ -89,7 +93,8 @@ def prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int |
     task = load_task(task_path)
     device = run_device()
     has_gpu = device == "cuda" and gpu_present()
-    source, label = resolve_kernel(kernel, task, has_gpu)
+    spec = resolve_kernel(kernel, task, has_gpu)
+    source, label = spec.path, spec.label
     knobs = discover(source)
     arch = resolve_arch(source, None)
     notes: list[str] = []
@@ -114,7 +119,7 @@ def prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int |
         if not knobs.dispatch.is_file():
             raise UsageError(f"{source.name} names the dispatch file {knobs.dispatch}, which does not exist")
         table = read_table(knobs.dispatch, knobs)
-    return TuneRun(source=source, label=label, arch=arch, knobs=knobs, table=table, task=task,
+    return TuneRun(source=source, label=label, chosen_by=spec.source, arch=arch, knobs=knobs, table=table, task=task,
                    cases=select_cases(task, which), device=device, gpus=chosen, compile_only=compile_only,
                    timeout_s=timeout_s, gpu_name=gpu.name if gpu else "none", only=select_knobs(knobs, only),
                    notes=notes)

@@ -34,6 +34,7 @@ def test_compile_only_reports_resources_and_rejects_spills(tiny_copy: Path) -> N
     assert tiny_copy.with_name("tiny_dispatch.cuh").read_text() == table_before  # compile-only writes nothing
     entry = runlog.read(Path(os.environ["NVFP4CTL_MEMORY"]))[-1]
     assert entry.result == "compile-only: 4 builds, 1 rejected"
+    assert entry.target.endswith("[--kernel]")  # where the kernel came from (the default says "default for sm_90")
     again = _tune("--kernel", str(tiny_copy), "--compile-only", "--shapes", "benchmarks")
     assert again.exit_code == 0 and again.output.count("cached") == 4  # same defines: cache hits
 
