@@ -4,13 +4,16 @@ Finding (nvidia-cutlass-dsl 4.8.1, 2026-11-26, this CPU-only machine): `cute.com
 and no driver when CUTE_DSL_ARCH names the target (`CUTE_DSL_ARCH=sm_100a`); with
 CUTE_DSL_KEEP=cubin and CUTE_DSL_DUMP_DIR it writes one <function>.sm_100a.cubin per compiled JIT
 function. So the submission is run in a child Python that has the DSL: it is imported and its
-`custom_kernel` is called once on small CPU inputs; the first compile happens on that call (the
-launch then fails: there is no GPU, and that is expected). Each cubin is read with cuobjdump
-(resources, SASS). A submission that never reaches `cute.compile` on CPU tensors yields one line saying so.
+`custom_kernel` is called once on the CPU tuple of the task's problem for that problem's small
+`trace_case`; the first compile happens on that call (the launch then fails: there is no GPU, and that
+is expected). Each cubin is read with cuobjdump (resources, SASS). A submission that never reaches
+`cute.compile` on CPU tensors, or needs a GPU before it does, yields one line saying so (exit 2).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import re
 import subprocess
@@ -18,6 +21,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from nvfp4ctl.build import resources, toolchain
 from nvfp4ctl.build.report import FunctionUsage, TensorOpCheck
@@ -27,10 +31,14 @@ from nvfp4ctl.project import REPO_DIR
 CHILD_TIMEOUT_S = 600.0
 DSL_MISSING = ("CuTe DSL submission: the Python running it ({python}) has no nvidia-cutlass-dsl"
                " (pip install nvidia-cutlass-dsl, or pass --python with an interpreter that has it)")
+# what torch or the DSL say when a CUDA device or driver is needed: the submission cannot be traced on CPU
+# (DSLCudaRuntimeError before any cubin: a driver call such as cutlass.utils.HardwareInfo() ahead of cute.compile)
+_NEEDS_GPU = re.compile(r"not compiled with CUDA|no CUDA GPUs|NVIDIA driver|CUDA driver|CUDA_ERROR_NO_DEVICE"
+                        r"|cudaErrorNoDevice|DSLCudaRuntimeError", re.IGNORECASE)
 _RES = re.compile(r"Function (\S+):\s*REG:(\d+)\s+STACK:(\d+)\s+SHARED:(\d+)\s+LOCAL:(\d+)")
 
 CHILD = r"""
-import os, sys, importlib.util, traceback
+import importlib.util, json, os, sys, types
 sys.path.insert(0, os.environ["NVFP4CTL_REPO"])
 spec = importlib.util.spec_from_file_location("submission", sys.argv[1])
 module = importlib.util.module_from_spec(spec)
@@ -38,12 +46,41 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(sys.argv[1])))
 try:
     spec.loader.exec_module(module)
     if hasattr(module, "custom_kernel"):
-        from nvfp4ctl.problems.nvfp4_gemm.inputs import generate_input
-        m, n, k = (int(x) for x in sys.argv[2].split(","))
-        module.custom_kernel(generate_input(m, n, k, 1, 1111, device="cpu"))
+        from nvfp4ctl.problems import get_problem
+        request = json.loads(sys.argv[2])
+        # a stand-in for task.Case: importing task.py would need pyyaml in the user's DSL interpreter
+        case = types.SimpleNamespace(**{k: tuple(v) if isinstance(v, list) else v for k, v in request["case"].items()})
+        module.custom_kernel(get_problem(request["problem"]).generate_input(case, device="cpu"))
 except BaseException as error:  # the launch has no GPU to run on: report, the cubins are already written
-    print("nvfp4ctl-dsl-child: " + type(error).__name__ + ": " + str(error).splitlines()[0][:300] if str(error) else type(error).__name__)
+    print("nvfp4ctl-dsl-child: " + (type(error).__name__ + ": " + str(error).splitlines()[0][:300] if str(error) else type(error).__name__))
 """
+
+
+@dataclass(frozen=True)
+class TraceInputs:
+    """What the child builds custom_kernel's tuple from: the task's problem and one small case of it."""
+
+    problem: str
+    case: dict[str, Any]  # every task.Case field (lists for the groups), as JSON carries it
+    label: str  # "nvfp4_gemm 128x128x256", for messages
+
+    def argument(self) -> str:
+        """The child's second argument."""
+        return json.dumps({"problem": self.problem, "case": self.case}, sort_keys=True)
+
+
+def trace_inputs(problem_name: str) -> TraceInputs:
+    """The problem's `trace_case` as the child gets it; one line (exit 2) where the problem has none."""
+    from nvfp4ctl.problems import get_problem
+
+    problem = get_problem(problem_name)
+    if not problem.trace_case:
+        raise UsageError(f"CuTe DSL submission: build cannot trace {problem.name} submissions without a GPU"
+                         " (the problem names no CPU input to call custom_kernel with)")
+    case = problem.parse_case(problem.trace_case, f"{problem.name} trace_case")
+    fields = {name: list(value) if isinstance(value, tuple) else value
+              for name, value in dataclasses.asdict(case).items()}
+    return TraceInputs(problem.name, fields, f"{problem.name} {problem.key(case)}")
 
 
 @dataclass
@@ -69,25 +106,40 @@ def parse_res_usage(text: str) -> tuple[FunctionUsage, ...]:
                                shared_bytes=int(m.group(4))) for m in _RES.finditer(text))
 
 
-def build_dsl(path: Path, arch: str, out: Path, python: str | None = None, shape: str = "128,128,256") -> DslBuild:
-    python = python or sys.executable
-    if not has_dsl(python):
-        raise UsageError(DSL_MISSING.format(python=python))
+def run_child(python: str, path: Path, arch: str, out: Path, inputs: TraceInputs) -> tuple[str, float]:
+    """Run the submission's custom_kernel once on `inputs` in `python`, cubins dumped to `out`:
+    (the child's own lines, seconds)."""
     out.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "CUTE_DSL_ARCH": arch, "CUTE_DSL_KEEP": "cubin,ptx", "CUTE_DSL_DUMP_DIR": str(out),
            "NVFP4CTL_REPO": str(REPO_DIR), "CUDA_VISIBLE_DEVICES": ""}
     started = time.perf_counter()
     try:
-        done = subprocess.run([python, "-c", CHILD, str(path), shape], capture_output=True, text=True, env=env,
-                              timeout=CHILD_TIMEOUT_S, cwd=out)
+        done = subprocess.run([python, "-c", CHILD, str(path), inputs.argument()], capture_output=True, text=True,
+                              env=env, timeout=CHILD_TIMEOUT_S, cwd=out)
     except subprocess.TimeoutExpired as error:
         raise UsageError(f"CuTe DSL submission: the child ran past {CHILD_TIMEOUT_S:.0f} s") from error
     seconds = round(time.perf_counter() - started, 2)
     said = "\n".join(line for line in (done.stdout + done.stderr).splitlines() if line.startswith("nvfp4ctl-dsl-child"))
+    return said, seconds
+
+
+def no_cubin_message(path: Path, said: str, inputs: TraceInputs) -> str:
+    """One line for a child that wrote no cubin: it needed a GPU first, or it stopped before cute.compile."""
+    why = said.removeprefix("nvfp4ctl-dsl-child: ").splitlines()[0] if said else "the child printed nothing"
+    if _NEEDS_GPU.search(why):
+        return (f"CuTe DSL submission: {path.name} needs a GPU before its first cute.compile ({why}); build calls"
+                f" custom_kernel on CPU tensors ({inputs.label}) and compiles only what it reaches there")
+    return f"CuTe DSL submission: no kernel reached cute.compile on CPU inputs of {inputs.label} ({why})"
+
+
+def build_dsl(path: Path, arch: str, out: Path, inputs: TraceInputs, python: str | None = None) -> DslBuild:
+    python = python or sys.executable
+    if not has_dsl(python):
+        raise UsageError(DSL_MISSING.format(python=python))
+    said, seconds = run_child(python, path, arch, out, inputs)
     cubins = sorted(out.glob(f"*.{arch}.cubin"))
     if not cubins:
-        raise UsageError(f"CuTe DSL submission: no kernel reached cute.compile on CPU inputs"
-                         f" ({said.removeprefix('nvfp4ctl-dsl-child: ') or 'the child printed nothing'})")
+        raise UsageError(no_cubin_message(path, said, inputs))
     functions: list[FunctionUsage] = []
     sass_parts = []
     cuobjdump = toolchain.find_tool("cuobjdump")

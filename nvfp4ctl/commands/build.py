@@ -39,6 +39,7 @@ def command(
         bool,
         typer.Option("--submission-time", help="Also time `python submission.py` of each built kernel's export (fresh, uncached; the leaderboard allows 120 s)."),
     ] = False,
+    task: Annotated[Path | None, typer.Option("--task", metavar="PATH", help="task.yml whose problem a CuTe DSL submission is traced with (default: the nearest).")] = None,
 ) -> Outcome:
     """Compile kernels or a submission.py into the build cache (cross-compiles without a GPU) and check their SASS."""
     from nvfp4ctl.build import CompileError, build_kernel
@@ -46,13 +47,13 @@ def command(
     console = get_console()
     verbose = verbose or console.verbosity >= VERBOSE
     if not sources:
-        sources = _users_submission()  # a GPU MODE folder: the submission check would run
+        sources = _users_submission(task)  # a GPU MODE folder: the submission check would run
     if sources and any(path.suffix == ".py" for path in sources):
         if len(sources) != 1:
             raise UsageError("build takes one submission.py at a time (and no .cu files beside it)")
         from nvfp4ctl.commands.build_submission import build_submission
 
-        return build_submission(sources[0], None if arch.value == "all" else arch.value, verbose, python)
+        return build_submission(sources[0], None if arch.value == "all" else arch.value, verbose, python, task)
     plan = _plan(sources or [], arch.value)
     rows: list[list[object]] = []
     built: list[BuildReport] = []
@@ -127,12 +128,12 @@ def _plan(sources: list[Path], arch: str) -> list[tuple[Path, str]]:
     return plan
 
 
-def _users_submission() -> list[Path]:
+def _users_submission(task_flag: Path | None) -> list[Path]:
     """With no SOURCE outside a kernels/ layout: the user's submission by check's folder rules."""
     from nvfp4ctl.runner.targets import find_user_submission
     from nvfp4ctl.task import load_task
 
-    task = load_task()
+    task = load_task(task_flag)
     if users_kernels_dir() is not None:
         return []
     found = find_user_submission(task)

@@ -51,7 +51,7 @@ def _budget_line(seconds: float, units: int) -> tuple[str, bool]:
     return line, warn
 
 
-def build_submission(path: Path, arch: str | None, verbose: bool, python: str | None) -> Outcome:
+def build_submission(path: Path, arch: str | None, verbose: bool, python: str | None, task: Path | None = None) -> Outcome:
     from nvfp4ctl.build.submission_sources import find_sources
 
     console = get_console()
@@ -60,7 +60,7 @@ def build_submission(path: Path, arch: str | None, verbose: bool, python: str | 
     sources = find_sources(path.resolve())
     if not sources.extensions:
         if sources.cute_dsl:
-            return _build_dsl(path.resolve(), arch or "sm_100a", python)
+            return _build_dsl(path.resolve(), arch or "sm_100a", python, task)
         raise UsageError(f"{path}: no load_inline/load call and no CuTe DSL kernel found: nothing to compile")
     target, why = sources.arch(arch)
     console.info(f"{path.name}: {len(sources.extensions)} extension{'s' if len(sources.extensions) != 1 else ''}"
@@ -109,19 +109,22 @@ def build_submission(path: Path, arch: str | None, verbose: bool, python: str | 
                    target=path)
 
 
-def _build_dsl(path: Path, arch: str, python: str | None) -> Outcome:
-    from nvfp4ctl.build.cute_dsl import build_dsl
+def _build_dsl(path: Path, arch: str, python: str | None, task: Path | None) -> Outcome:
+    from nvfp4ctl.build.cute_dsl import build_dsl, trace_inputs
     from nvfp4ctl.project import cache_root
+    from nvfp4ctl.task import load_task
 
     console = get_console()
+    inputs = trace_inputs(load_task(task).problem)  # custom_kernel gets the tuple of the task's problem
     root = cache_root()
     root.mkdir(parents=True, exist_ok=True)
     out = Path(tempfile.mkdtemp(prefix=f"dsl-{path.stem}-", dir=root))
     console.info(f"{path.name}: CuTe DSL kernels, compiled by cute.compile with CUTE_DSL_ARCH={arch} (no GPU needed)",
                  style="dim")
     with console.progress() as progress:
-        progress.add_task("running the submission on CPU inputs until cute.compile writes its cubins", total=None)
-        built = build_dsl(path, arch, out, python)
+        progress.add_task(f"running the submission on CPU inputs ({inputs.label}) until cute.compile writes its cubins",
+                          total=None)
+        built = build_dsl(path, arch, out, inputs, python)
     rows = []
     for cubin in built.cubins:
         rows.extend(_kernel_rows(cubin.name.removesuffix(f".{arch}.cubin"), built.functions, built.tensor_op,

@@ -42,6 +42,9 @@ class ProblemBase:
     default_kernels: Mapping[int, str] = {}  # GPU major -> kernels/<path>
     padding_uninitialised = False  # GPU MODE leaves the permuted scales' padding as torch.empty found it
     fallback_submission: str = ""  # kernels/<path>: the exact plain-torch target
+    # One small task.yml entry whose CPU tuple `build` hands a CuTe DSL submission so that its kernels reach
+    # cute.compile without a GPU; empty: build says it cannot trace this problem's submissions.
+    trace_case: Mapping[str, Any] = {}
     output_label: str = "c"
     inputs_module: str = ""
     reference_module: str = ""

@@ -1,8 +1,11 @@
 """CuTe DSL submissions: compiled for sm_100a by nvidia-cutlass-dsl without a GPU, reported from the
-cubin; without the DSL, one clear line and exit 2."""
+cubin; without the DSL, one clear line and exit 2. The child calls custom_kernel with the CPU tuple of
+the task's problem: what the parent hands it is checked per problem with a stand-in interpreter, and
+the child itself with a plain-Python probe (no DSL needed)."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -10,10 +13,15 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from nvfp4ctl.build.cute_dsl import has_dsl, parse_res_usage
+from nvfp4ctl.build.cute_dsl import has_dsl, parse_res_usage, run_child, trace_inputs
 from nvfp4ctl.cli import app
+from nvfp4ctl.errors import UsageError
+from nvfp4ctl.problems import get_problem, problem_names
 
-SUBMISSION = Path(__file__).parent / "submissions" / "cute_dsl_submission.py"
+SUBMISSIONS = Path(__file__).parent / "submissions"
+SUBMISSION = SUBMISSIONS / "cute_dsl_submission.py"
+GROUP_SUBMISSION = SUBMISSIONS / "cute_dsl_group_submission.py"
+PROBE = SUBMISSIONS / "tuple_probe_submission.py"
 # an interpreter with nvidia-cutlass-dsl and torch (e.g. a venv made with --system-site-packages)
 DSL_PYTHON = os.environ.get("NVFP4CTL_TEST_DSL_PYTHON", sys.executable)
 
@@ -39,4 +47,107 @@ def test_dsl_submission_compiles_for_sm100a_without_a_gpu() -> None:
     assert result.exit_code == 0, result.output
     assert "CUTE_DSL_ARCH=sm_100a" in result.output
     assert "tile_mma" in result.output
+    assert "UTCOMMA.4X (fp4 block16: mxf4nvf4)" in result.output
+
+
+# --- the parent: which problem and case the child gets -------------------------------------------------
+# Each problem's trace_case (GEMM: the 128x128x256 build used before it knew problems).
+TRACE_CASES = {
+    "nvfp4_gemm": ({"m": 128, "n": 128, "k": 256, "l": 1, "seed": 1111}, "nvfp4_gemm 128x128x256"),
+    "nvfp4_dual_gemm": ({"m": 256, "n": 512, "k": 256, "l": 1, "seed": 1111}, "nvfp4_dual_gemm 256x512x256"),
+    "nvfp4_group_gemm": ({"m": [96, 128], "n": [128, 256], "k": [256, 512], "l": 1, "g": 2, "seed": 1111},
+                         "nvfp4_group_gemm g2:m96+128:n128+256:k256+512"),
+    "nvfp4_gemv": ({"m": 128, "k": 256, "l": 1, "seed": 1111}, "nvfp4_gemv 128x256"),
+}
+
+
+def test_every_problem_has_a_trace_case() -> None:
+    assert set(TRACE_CASES) == set(problem_names())
+
+
+@pytest.mark.parametrize("name", sorted(TRACE_CASES))
+def test_trace_inputs_name_the_problem_and_its_small_case(name: str) -> None:
+    inputs = trace_inputs(name)
+    want, label = TRACE_CASES[name]
+    assert inputs.problem == name
+    assert {k: v for k, v in inputs.case.items() if v is not None} == want
+    assert inputs.label == label
+    assert json.loads(inputs.argument()) == {"problem": name, "case": inputs.case}
+
+
+def _stand_in_python(tmp_path: Path, says: str = "") -> tuple[Path, Path]:
+    """An interpreter that passes the DSL check and, as the child, records its request and prints `says`."""
+    record = tmp_path / "request.json"
+    python = tmp_path / "python"
+    python.write_text('#!/bin/sh\ncase "$2" in *"import cutlass.cute"*) exit 0;; esac\n'
+                      f'printf "%s" "$4" > "{record}"\n' + (f"echo '{says}'\n" if says else ""))
+    python.chmod(0o755)
+    return python, record
+
+
+def _build(python: Path, problem: str, *extra: str):
+    task = get_problem(problem).task_file
+    return CliRunner().invoke(app, ["build", str(SUBMISSION), "--python", str(python), "--task", str(task), *extra],
+                              env={"COLUMNS": "200"})
+
+
+@pytest.mark.parametrize("name", sorted(TRACE_CASES))
+def test_the_child_gets_the_task_problem_and_its_trace_case(tmp_path: Path, name: str) -> None:
+    python, record = _stand_in_python(tmp_path)
+    result = _build(python, name)
+    assert json.loads(record.read_text()) == json.loads(trace_inputs(name).argument())
+    # the stand-in writes no cubin: one line naming the inputs, exit 2
+    assert result.exit_code == 2, result.output
+    assert (f"no kernel reached cute.compile on CPU inputs of {TRACE_CASES[name][1]} (the child printed nothing)"
+            in result.output)
+
+
+def test_a_submission_that_needs_a_gpu_first_is_refused_in_one_line(tmp_path: Path) -> None:
+    python, _ = _stand_in_python(tmp_path, says="nvfp4ctl-dsl-child: RuntimeError: No CUDA GPUs are available")
+    result = _build(python, "nvfp4_group_gemm")
+    assert result.exit_code == 2, result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("error")]
+    assert errors == ["error: CuTe DSL submission: cute_dsl_submission.py needs a GPU before its first cute.compile"
+                      " (RuntimeError: No CUDA GPUs are available); build calls custom_kernel on CPU tensors"
+                      " (nvfp4_group_gemm g2:m96+128:n128+256:k256+512) and compiles only what it reaches there"]
+
+
+def test_a_problem_without_a_trace_case_is_refused_in_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(get_problem("nvfp4_gemv"), "trace_case", {})
+    with pytest.raises(UsageError, match="build cannot trace nvfp4_gemv submissions without a GPU"):
+        trace_inputs("nvfp4_gemv")
+    python, record = _stand_in_python(tmp_path)
+    result = _build(python, "nvfp4_gemv")
+    assert result.exit_code == 2, result.output
+    assert "build cannot trace nvfp4_gemv submissions without a GPU" in result.output
+    assert not record.exists()  # refused before any child ran
+
+
+# --- the child: the tuple it builds, on CPU, without the DSL -----------------------------------------
+def _summary(value):
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return [str(value.dtype), list(value.shape), str(value.device)]
+    if isinstance(value, (list, tuple)):
+        return [_summary(item) for item in value]
+    return value
+
+
+@pytest.mark.parametrize("name", sorted(TRACE_CASES))
+def test_the_child_calls_custom_kernel_with_the_problem_cpu_tuple(tmp_path: Path, name: str) -> None:
+    inputs = trace_inputs(name)
+    said, _ = run_child(sys.executable, PROBE, "sm_100a", tmp_path, inputs)
+    assert said == "nvfp4ctl-dsl-child: RuntimeError: probe done"
+    problem = get_problem(name)
+    want = problem.generate_input(problem.parse_case(problem.trace_case, "trace_case"), device="cpu")
+    assert json.loads((tmp_path / "tuple_probe.json").read_text()) == _summary(want)
+
+
+@pytest.mark.skipif(not has_dsl(DSL_PYTHON), reason="needs nvidia-cutlass-dsl (set NVFP4CTL_TEST_DSL_PYTHON)")
+def test_dsl_group_submission_compiles_with_the_group_tuple() -> None:
+    task = get_problem("nvfp4_group_gemm").task_file
+    result = CliRunner().invoke(app, ["build", str(GROUP_SUBMISSION), "--python", DSL_PYTHON, "--task", str(task)],
+                                env={"COLUMNS": "160"})
+    assert result.exit_code == 0, result.output
     assert "UTCOMMA.4X (fp4 block16: mxf4nvf4)" in result.output

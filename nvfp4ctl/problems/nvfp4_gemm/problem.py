@@ -36,6 +36,7 @@ class Nvfp4Gemm(DenseProblem):
     # sm100/nvfp4_gemm_sm100.cu, stays as the fallback behind --kernel.
     default_kernels = {9: "sm90/nvfp4_gemm_sm90.cu", 10: "sm100/nvfp4_gemm_sm100_tc.cu"}
     fallback_submission = "torch_dequant/submission.py"
+    trace_case = {"m": 128, "n": 128, "k": 256, "l": 1, "seed": 1111}  # one 128x128x256 tile
 
     def flops(self, case: Case) -> float:
         return 2.0 * case.m * case.n * case.k * case.l

@@ -55,6 +55,7 @@ class Nvfp4GroupGemm(ProblemBase):
         ((128, 384), (4096, 4096), (1536, 1536)): 1.525,
     }
     fallback_submission = "torch_dequant/nvfp4_group_gemm_submission.py"
+    trace_case = {"m": [96, 128], "n": [128, 256], "k": [256, 512], "g": 2, "seed": 1111}  # the task's first test
     inputs_module = "nvfp4ctl.problems.nvfp4_group_gemm.inputs"
     reference_module = "nvfp4ctl.problems.nvfp4_group_gemm.reference"
 
