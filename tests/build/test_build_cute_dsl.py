@@ -124,14 +124,14 @@ def test_a_problem_without_a_trace_case_is_refused_in_one_line(tmp_path: Path, m
 
 
 # --- the child: the tuple it builds, on CPU, without the DSL -----------------------------------------
-def _summary(value):
-    import torch
+def _probe_summary():
+    """The probe's own summary function, to describe the tuple the parent side builds the same way."""
+    import importlib.util
 
-    if isinstance(value, torch.Tensor):
-        return [str(value.dtype), list(value.shape), str(value.device)]
-    if isinstance(value, (list, tuple)):
-        return [_summary(item) for item in value]
-    return value
+    spec = importlib.util.spec_from_file_location("tuple_probe_submission", PROBE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module._summary
 
 
 @pytest.mark.parametrize("name", sorted(TRACE_CASES))
@@ -141,7 +141,9 @@ def test_the_child_calls_custom_kernel_with_the_problem_cpu_tuple(tmp_path: Path
     assert said == "nvfp4ctl-dsl-child: RuntimeError: probe done"
     problem = get_problem(name)
     want = problem.generate_input(problem.parse_case(problem.trace_case, "trace_case"), device="cpu")
-    assert json.loads((tmp_path / "tuple_probe.json").read_text()) == _summary(want)
+    got = json.loads((tmp_path / "tuple_probe.json").read_text())
+    assert got == _probe_summary()(want)
+    assert len(got) == len(problem.layout.names) and '"cpu"' in json.dumps(got)  # the summary says something
 
 
 @pytest.mark.skipif(not has_dsl(DSL_PYTHON), reason="needs nvidia-cutlass-dsl (set NVFP4CTL_TEST_DSL_PYTHON)")
