@@ -3,13 +3,16 @@ descriptor tables checked against a config, and the UMMA model's verdict on real
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
 from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.options import parse_shape
+
+if TYPE_CHECKING:
+    from nvfp4ctl.umma.user_values import DescriptorCheck
 
 
 def hexes(values: list[str] | None, what: str, bits: int) -> tuple[int, ...]:
@@ -18,17 +21,14 @@ def hexes(values: list[str] | None, what: str, bits: int) -> tuple[int, ...]:
     return tuple(parse_hex(value, what, bits) for value in values or [])
 
 
-def _step(title: str) -> str:
-    """"desc_a (K step 1)" -> "[1]"; other titles -> ""."""
-    return f"[{title.split()[-1].rstrip(')')}]" if "K step" in title else ""
+def _title(check: DescriptorCheck) -> str:
+    """The JSON name: "desc_a (K step 1)", "idesc"."""
+    return check.name if check.step is None else f"{check.name} (K step {check.step})"
 
 
-def _expected_word(rows: list) -> int:
-    word = 0
-    for row in rows:
-        if row.expected is not None:
-            word |= row.expected << int(row.bits.strip("[)]").split(",")[0])
-    return word
+def _label(check: DescriptorCheck) -> str:
+    """The table's name: "desc_a[1]", "idesc"."""
+    return check.name if check.step is None else f"{check.name}[{check.step}]"
 
 
 def show_user_umma(values: Any, config: Any, simulate: bool, shape: str | None, seed: int, payload: dict[str, Any],
@@ -37,50 +37,43 @@ def show_user_umma(values: Any, config: Any, simulate: bool, shape: str | None, 
     from nvfp4ctl.umma import user_values as uv
 
     console = get_console()
-    sections: list[tuple[str, int | None, int, list, list[str]]] = []
+    checks: list[uv.DescriptorCheck] = []
     if values.idesc is not None or config is not None:
-        rows, problems = uv.check_idesc(values.idesc, config)
-        sections.append(("idesc", values.idesc, 8, rows, problems))
+        checks.append(uv.check_idesc(values.idesc, config))
     for name, words in (("desc_a", values.desc_a), ("desc_b", values.desc_b)):
         step0 = d.decode_smem(words[0])["start"] << 4 if words else None
         for step, word in enumerate(words or ([None] if config is not None else [])):
-            rows, problems = uv.check_desc(name, word, config, step, step0)
-            sections.append((f"{name} (K step {step})", word, 16, rows, problems))
+            checks.append(uv.check_desc(name, word, config, step, step0))
     for name, addr in (("tmem_d", values.tmem_d), ("tmem_sfa", (values.tmem_sfa or (None,))[0]),
                        ("tmem_sfb", (values.tmem_sfb or (None,))[0])):
-        rows, problems = uv.check_tmem(name, addr, config, values.tmem_d)
-        if rows:
-            sections.append((name, addr, 8, rows, problems))
+        if (tmem := uv.check_tmem(name, addr, config, values.tmem_d)) is not None:
+            checks.append(tmem)
     from nvfp4ctl.umma.diagnose import show_value
 
-    bad = [f"{title.split()[0]}.{row.field} = {show_value(title.split()[0], row.field, row.value)},"
-           f" expected {show_value(title.split()[0], row.field, row.expected)}"
-           for title, _, _, rows, _ in sections for row in rows if row.bad]
-    problems = [problem for *_, found in sections for problem in found]
+    bad = [f"{c.name}.{row.field} = {show_value(c.name, row.field, row.value)},"
+           f" expected {show_value(c.name, row.field, row.expected)}"
+           for c in checks for row in c.rows if row.bad]
+    problems = [problem for c in checks for problem in c.problems]
     payload["umma_values"] = {
         "config": None if config is None else vars(config),
-        "descriptors": [{"name": title, "value": raw, "problems": found,
-                         "fields": [vars(row) for row in rows]} for title, raw, _, rows, found in sections]}
+        "descriptors": [{"name": _title(c), "value": c.value, "problems": c.problems,
+                         "fields": [vars(row) for row in c.rows]} for c in checks]}
     if not as_json:
         if config is not None:
             console.info(f"config {config.label()}, K tile {config.block_k} = {config.k_steps} K steps", style="dim")
-        console.info("  ".join(f"{title.split()[0]}{_step(title)} " + (
-            f"0x{raw:0{width}x}" if raw is not None else f"0x{_expected_word(rows):0{width}x} (implied)")
-            for title, raw, width, rows, _ in sections), style="bold")
+        console.info("  ".join(f"{_label(c)} " + (
+            f"0x{c.value:0{c.bits // 4}x}" if c.value is not None else f"0x{c.implied:0{c.bits // 4}x} (implied)")
+            for c in checks), style="bold")
         styles = {"ok": "green", "MISMATCH": "bold red", "unused": "dim", "expected": "dim", "decoded": "dim"}
-        table = []
-        for title, _, _, rows, _ in sections:
-            for r in rows:
-                table.append((f"{title.split()[0]}{_step(title)}", r.field, r.bits, r.meaning,
-                              "-" if r.value is None else r.value, "-" if r.expected is None else r.expected,
-                              Text(r.status, style=styles.get(r.status, ""))))
+        table = [(_label(c), r.field, r.bits, r.meaning, "-" if r.value is None else r.value,
+                  "-" if r.expected is None else r.expected, Text(r.status, style=styles.get(r.status, "")))
+                 for c in checks for r in c.rows]
         console.table(["desc", "field", "bits", "meaning", "value", "expected", "status"], table, right_align_from=4)
-        for *_, found in sections:
-            for problem in found:
-                console.fail(f"  {problem}")
+        for problem in problems:
+            console.fail(f"  {problem}")
     checked = "checked against the config" if config is not None else "decoded (no --mma: nothing to check against)"
     count = len(bad) + len(problems)
-    summary = f"umma values: {len(sections)} descriptors {checked}, {count} mismatch{'' if count == 1 else 'es'}"
+    summary = f"umma values: {len(checks)} descriptors {checked}, {count} mismatch{'' if count == 1 else 'es'}"
     if bad:
         summary += f" ({bad[0]})"
     ok = not bad and not problems

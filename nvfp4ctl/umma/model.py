@@ -64,13 +64,19 @@ _UE8M0 = torch.tensor([2.0 ** (code - 127) for code in range(255)] + [float("nan
 def shape_of(issue: MmaIssue) -> Shape:
     """Check the instruction descriptor against the kind and return the MMA's shape. A field the
     model (or the hardware) does not accept raises ModelError naming it."""
+    return _decode(issue)[0]
+
+
+def _decode(issue: MmaIssue) -> tuple[Shape, dict[str, int]]:
+    """shape_of, with the instruction descriptor's fields it checked: one decode serves the shape
+    and the operands' formats and negations."""
     if issue.kind not in KINDS:
         raise ModelError(f"kind {issue.kind!r}: expected one of {', '.join(KINDS)}")
     if issue.sf_vec not in (16, 32) or (issue.kind != "mxf4nvf4" and issue.sf_vec != 32):
         raise ModelError(f"kind::{issue.kind} with block{issue.sf_vec} scales does not exist")
     f = d.decode_instr(issue.idesc)
-    if d.instr_reserved(issue.idesc):
-        raise ModelError(f"reserved idesc bits set (0x{d.instr_reserved(issue.idesc):x})", "reserved")
+    if spare := d.instr_reserved(issue.idesc):
+        raise ModelError(f"reserved idesc bits set (0x{spare:x})", "reserved")
     if f["sparse"] or f["sparse_id2"]:
         raise ModelError("sparse MMA is not modelled", "sparse")
     if f["a_major"] != d.MAJOR_K or f["b_major"] != d.MAJOR_K:
@@ -102,7 +108,7 @@ def shape_of(issue: MmaIssue) -> Shape:
         if sf_id % sf_per_row:  # 4X: 0 only; 2X: 0 or 2; 1X: 0..3 (PTX ISA Tables 43/44)
             raise ModelError(f"{side.upper()} scale id {sf_id}: with {sf_per_row} scales per row per MMA it must"
                              f" be a multiple of {sf_per_row} (0 for block16 K64)", f"{side}_sf_id")
-    return Shape(m, n, k, sf_per_row, f["a_sf_id"], f["b_sf_id"])
+    return Shape(m, n, k, sf_per_row, f["a_sf_id"], f["b_sf_id"]), f
 
 
 def _values(raw: torch.Tensor, kind: str, fmt: int) -> torch.Tensor:
@@ -121,8 +127,11 @@ def _scales(raw: torch.Tensor, sf_vec: int) -> torch.Tensor:
 
 def operands(image: torch.Tensor, tmem: Tmem, issue: MmaIssue, base: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     """(A, B) of one MMA as float64 (M, K) and (N, K), each element times its scale."""
-    shape = shape_of(issue)
-    f = d.decode_instr(issue.idesc)
+    return _operands(image, tmem, issue, *_decode(issue), base)
+
+
+def _operands(image: torch.Tensor, tmem: Tmem, issue: MmaIssue, shape: Shape, f: dict[str, int],
+              base: int) -> tuple[torch.Tensor, torch.Tensor]:
     a_raw = gather(image, _addresses(issue.desc_a, shape.m, "a"), base)
     b_raw = gather(image, _addresses(issue.desc_b, shape.n, "b"), base)
     sfa = scale_bytes(tmem, issue.tmem_sfa, shape.m, shape.sf_per_row, shape.a_sf_id, own_lanes=True)
@@ -141,9 +150,9 @@ def _addresses(desc: int, rows: int, side: str) -> torch.Tensor:
 
 def mma(image: torch.Tensor, tmem: Tmem, issue: MmaIssue, base: int = 0) -> None:
     """One tcgen05.mma: D (fp32 in TMEM) = A . B^T (+ D when accumulate)."""
-    a, b = operands(image, tmem, issue, base)
+    shape, f = _decode(issue)
+    a, b = _operands(image, tmem, issue, shape, f, base)
     product = a @ b.T
-    shape = shape_of(issue)
     if issue.accumulate:
         product = tmem.read_f32(issue.tmem_d, shape.m, shape.n).to(torch.float64) + product
     tmem.write_f32(issue.tmem_d, product.to(torch.float32))

@@ -130,6 +130,19 @@ class FieldCheck:
         return self.status == "MISMATCH"
 
 
+@dataclass(frozen=True)
+class DescriptorCheck:
+    """One descriptor checked field by field: the user's word, or without one the config's."""
+
+    name: str  # idesc, desc_a, desc_b, tmem_d, tmem_sfa or tmem_sfb
+    step: int | None  # the K step of a shared-memory descriptor; None for the others
+    bits: int  # the word's width
+    value: int | None  # the user's word; None: not given
+    implied: int | None  # the word the config implies (idesc and desc); None without a config
+    rows: list[FieldCheck]
+    problems: list[str]
+
+
 def _rows(name: str, fields: tuple[BitField, ...], actual: dict[str, int] | None, expected: dict[str, int] | None,
           meaning: dict[str, str], unused: set[str] = frozenset()) -> list[FieldCheck]:
     out = []
@@ -149,7 +162,7 @@ def _rows(name: str, fields: tuple[BitField, ...], actual: dict[str, int] | None
     return out
 
 
-def check_idesc(word: int | None, config: MmaConfig | None) -> tuple[list[FieldCheck], list[str]]:
+def check_idesc(word: int | None, config: MmaConfig | None) -> DescriptorCheck:
     actual = d.decode_instr(word) if word is not None else None
     expected = expected_idesc(config) if config is not None else None
     shown = d.describe_instr(actual if actual is not None else expected)  # type: ignore[arg-type]
@@ -160,11 +173,12 @@ def check_idesc(word: int | None, config: MmaConfig | None) -> tuple[list[FieldC
         problems.append(f"idesc: reserved bits set (0x{spare:x})")
     if word is not None and d.ptx_instr_as_cutlass(word) != actual:
         problems.append("idesc: the PTX ISA and CUTLASS tables read this value differently (a bit PTX reserves is set)")
-    return _rows("idesc", d.INSTR_FIELDS, actual, expected, shown), problems
+    return DescriptorCheck("idesc", None, 32, word, None if expected is None else d.encode_instr(expected),
+                           _rows("idesc", d.INSTR_FIELDS, actual, expected, shown), problems)
 
 
 def check_desc(name: str, word: int | None, config: MmaConfig | None, step: int = 0,
-               step0_start: int | None = None) -> tuple[list[FieldCheck], list[str]]:
+               step0_start: int | None = None) -> DescriptorCheck:
     actual = d.decode_smem(word) if word is not None else None
     expected = None
     problems: list[str] = []
@@ -178,15 +192,16 @@ def check_desc(name: str, word: int | None, config: MmaConfig | None, step: int 
         shown["lbo"] += " (unused)"
     if word is not None and (spare := d.smem_reserved(word)):
         problems.append(f"{name}: reserved bits set (0x{spare:x})")
-    return _rows(name, d.SMEM_FIELDS, actual, expected, shown, unused), problems
+    return DescriptorCheck(name, step, 64, word, None if expected is None else d.encode_smem(expected),
+                           _rows(name, d.SMEM_FIELDS, actual, expected, shown, unused), problems)
 
 
 TMEM_FIELDS = (BitField("lane", 16, 16, "TMEM lane"), BitField("column", 0, 16, "TMEM column"))
 
 
-def check_tmem(name: str, addr: int | None, config: MmaConfig | None, d_addr: int | None) -> tuple[list[FieldCheck], list[str]]:
+def check_tmem(name: str, addr: int | None, config: MmaConfig | None, d_addr: int | None) -> DescriptorCheck | None:
     if addr is None:
-        return [], []
+        return None
     lane, column = split_address(addr)
     problems = []
     width = config.n if (config is not None and name == "tmem_d") else 0
@@ -201,7 +216,8 @@ def check_tmem(name: str, addr: int | None, config: MmaConfig | None, d_addr: in
                 problems.append(f"{name}: columns {column}..{column + width - 1} overlap D's {d_col}..{d_col + config.n - 1}")
     expected = {"lane": 0} if config is not None else None
     rows = _rows(name, TMEM_FIELDS, {"lane": lane, "column": column}, expected, {})
-    return [row if row.field == "lane" or config is None else replace(row, status="decoded") for row in rows], problems
+    rows = [row if row.field == "lane" or config is None else replace(row, status="decoded") for row in rows]
+    return DescriptorCheck(name, None, 32, addr, None, rows, problems)  # a config implies only the lane
 
 
 @dataclass(frozen=True)
