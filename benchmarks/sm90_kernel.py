@@ -366,12 +366,12 @@ def leaderboard_us(fn, inputs: list, args: argparse.Namespace, max_repeats: int 
 
 def bench_inputs(m: int, n: int, k: int, l: int, count: int) -> list:
     """`nvfp4ctl bench`'s input sets for a shape: task.yml's seed for it (1111 elsewhere), advanced by 42 per set."""
-    from nvfp4ctl.bench.seeds import input_seeds
+    from nvfp4ctl.problems import get_problem
     from nvfp4ctl.problems.nvfp4_gemm.inputs import generate_input
     from nvfp4ctl.task import load_task
 
     seed = next((c.seed for c in load_task(TASK_FILE).benchmarks if (c.m, c.n, c.k, c.l) == (m, n, k, l)), 1111)
-    return [generate_input(m, n, k, l, s, device=DEVICE) for s in input_seeds(seed, count)]
+    return [generate_input(m, n, k, l, s, device=DEVICE) for s in get_problem("nvfp4_gemm").timing.seeds(seed, count)]
 
 
 def method_line(args: argparse.Namespace) -> str:
