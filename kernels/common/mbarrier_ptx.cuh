@@ -1,5 +1,5 @@
-// PTX wrappers the sm_90a and sm_100a kernels share: shared-memory addresses, mbarriers, and the
-// tensor-map prefetch. Each kernel's own header (sm90_ptx.cuh, sm100_ptx.cuh) brings them into its
+// PTX wrappers the sm_90a and sm_100a kernels share: shared-memory addresses, mbarriers, the ring
+// state their pipelines wait with, and the tensor-map prefetch. Each kernel's own header (sm90_ptx.cuh, sm100_ptx.cuh) brings them into its
 // namespace.
 #pragma once
 
@@ -42,5 +42,17 @@ __device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
 __device__ __forceinline__ void prefetch_tensor_map(const void* tensor_map) {
   asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(tensor_map)) : "memory");
 }
+
+
+// The parity a ring of mbarriers waits on: ring position of a pipeline of kDepth slots; `phase` flips each time the ring wraps.
+template <int kDepth>
+struct PipelineState {
+  int stage_idx = 0;
+  uint32_t phase = 0;
+  __device__ __forceinline__ void advance_pipeline() {
+    stage_idx = stage_idx + 1 == kDepth ? 0 : stage_idx + 1;
+    phase ^= stage_idx == 0 ? 1u : 0u;
+  }
+};
 
 }  // namespace ptx_common

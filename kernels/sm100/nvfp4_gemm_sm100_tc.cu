@@ -27,7 +27,6 @@
 // The mark on the first line: no B200 has executed this file yet; `export` warns while it is there.
 // Remove it once `nvfp4ctl check` passed on a B200.
 #include <cuda.h>          // CUtensorMap types only (no -lcuda: the encoder comes from the runtime)
-#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
 #include <cuda_fp16.h>
 
 #include <climits>
@@ -38,6 +37,7 @@
 #include "sm100_ptx.cuh"
 #include "sm100_split.cuh"
 #include "sm100_umma_desc.cuh"
+#include "tensor_map_encoder.cuh"
 
 namespace nvfp4_sm100_tc {
 
@@ -171,16 +171,7 @@ struct Problem {
   __host__ __device__ int rest_k() const { return k / 64; }  // 512-byte scale chunks per 128 rows
 };
 
-// Ring position of a pipeline of kDepth slots; `phase` flips each time the ring wraps.
-template <int kDepth>
-struct PipelineState {
-  int stage_idx = 0;
-  uint32_t phase = 0;
-  __device__ __forceinline__ void advance_pipeline() {
-    stage_idx = stage_idx + 1 == kDepth ? 0 : stage_idx + 1;
-    phase ^= stage_idx == 0 ? 1u : 0u;
-  }
-};
+using ptx_common::PipelineState;
 
 struct TileCoord {
   int batch, m_block, n_block;
@@ -391,18 +382,7 @@ __global__ void __launch_bounds__(Config::kThreads, 1)
 // Launch settings of this GPU and kernel, never results.
 namespace {
 
-PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
-  static PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
-  if (encode == nullptr) {
-    void* fn = nullptr;
-    cudaDriverEntryPointQueryResult status;
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &status) ==
-            cudaSuccess &&
-        status == cudaDriverEntryPointSuccess)
-      encode = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
-  }
-  return encode;
-}
+using host_common::tensor_map_encoder;
 
 // 2-D uint8 map over packed fp4 rows (batch-major): one box = one K tile (128 bytes) x `box_rows`.
 template <class Config>

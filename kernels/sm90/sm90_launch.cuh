@@ -5,7 +5,6 @@
 #pragma once
 
 #include <cuda.h>          // CUtensorMap types only (no -lcuda: the encoder comes from the runtime)
-#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
 #include <cuda_runtime.h>
 
 #include <climits>
@@ -17,22 +16,12 @@
 #include "sm90_scheduler.cuh"
 #include "sm90_shared_a.cuh"  // g_shared_a
 #include "sm90_timeline.cuh"
+#include "tensor_map_encoder.cuh"
 
 namespace nvfp4_sm90 {
 namespace {  // internal linkage: see sm90_plan.cuh
 
-PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
-  static PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
-  if (encode == nullptr) {
-    void* fn = nullptr;
-    cudaDriverEntryPointQueryResult status;
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &status) ==
-            cudaSuccess &&
-        status == cudaDriverEntryPointSuccess)
-      encode = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
-  }
-  return encode;
-}
+using host_common::tensor_map_encoder;
 
 // A 2-D uint8 map over packed fp4 rows (batch-major), one box = BLOCK_K/2 bytes x `box_rows` rows.
 bool make_packed_map(CUtensorMap* map, const uint8_t* data, int rows, int k, int box_rows,

@@ -13,16 +13,7 @@
 
 namespace nvfp4_sm90 {
 
-// Ring position of a pipeline of kDepth slots; `phase` flips each time the ring wraps.
-template <int kDepth>
-struct PipelineState {
-  int stage_idx = 0;
-  uint32_t phase = 0;
-  __device__ __forceinline__ void advance_pipeline() {
-    stage_idx = stage_idx + 1 == kDepth ? 0 : stage_idx + 1;
-    phase ^= stage_idx == 0 ? 1u : 0u;
-  }
-};
+using ptx_common::PipelineState;
 
 // Byte offset of the scale of (row r, k-block j) inside one (128-row, BLOCK_K) scale stage.
 __device__ __forceinline__ int scale_offset(int r, int j) {
