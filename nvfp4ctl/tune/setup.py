@@ -98,12 +98,13 @@ def prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int |
     knobs = discover(source)
     arch = resolve_arch(source, None)
     notes: list[str] = []
+    why_not_timed = None
     if not has_gpu and not compile_only:
-        notes.append("no CUDA GPU here: compile-only (every candidate of one round built and inspected, none timed)")
-        compile_only = True
+        why_not_timed = "no CUDA GPU here"
     elif not compile_only and not torch_build().has_cuda:  # a GPU, but no candidate could be imported to time
-        notes.append(f"this torch has no CUDA ({torch_build().version}): compile-only (every candidate of one round"
-                     " built and inspected, none timed)")
+        why_not_timed = f"this torch has no CUDA ({torch_build().version})"
+    if why_not_timed is not None:
+        notes.append(f"{why_not_timed}: compile-only (every candidate of one round built and inspected, none timed)")
         compile_only = True
     gpu = first_gpu() if has_gpu else None
     if not compile_only and gpu is not None and GPU_ARCH.get(gpu.major) != arch:
