@@ -73,6 +73,9 @@ VARIANTS: dict[str, list[str]] = {
     "timeline": ["-DNVFP4_SM90_TIMELINE=1"],
     "no_soft_split": ["-DNVFP4_SM90_SOFT_SPLIT=0"],
     "no_span": ["-DNVFP4_SM90_SPAN=0"],
+    # the kernel before persistent launches (a grid larger than the resident CTAs decodes A per CTA)
+    "no_persistent": ["-DNVFP4_SM90_PERSISTENT=0"],
+    "persistent_whole_tiles": ["-DNVFP4_SM90_PERSISTENT_MAX_PARTS=1"],
     # the spanning kernel on the cluster split's 112 CTAs (same work per CTA): compares the code paths
     "span112": ["-DNVFP4_SM90_SPAN_CTAS=112", "-DNVFP4_SM90_SPAN_MIN_GAIN=0"],
     "local0": ["-DNVFP4_SM90_LOCAL_A_TILES=0"],
@@ -94,10 +97,13 @@ VARIANTS |= {f"timeline_{name}": VARIANTS["timeline"] + VARIANTS[name]
 TIMELINE_EVENTS = ["entry", "setup", "a_decoded", "arrived", "grid_barrier", "first_tile", "main_loop_done", "partials_sent", "partials_landed",
                    "exit", "sm", "previous_exit"]
 BENCH_SHAPES = [(128, 7168, 16384, 1), (128, 4096, 7168, 1), (128, 7168, 2048, 1)]
+# the last four run persistent on an H100 (more tiles than resident CTAs): batches, uneven waves,
+# tiles cut into 1, 1, 2 and 4 K parts
 EXTRA_SHAPES = [(256, 384, 512, 1), (128, 256, 256, 2), (256, 384, 512, 2), (384, 640, 768, 3), (1024, 1024, 1024, 1),
-                (128, 2048, 3584, 2), (128, 7168, 4096, 2)]
+                (128, 2048, 3584, 2), (128, 7168, 4096, 2), (384, 7168, 2304, 2), (1280, 2048, 1024, 3),
+                (640, 3456, 2048, 1), (896, 2432, 1024, 1)]
 FULL_SCALE_SHAPES = [(128, 256, 256, 1), (256, 384, 512, 2), (128, 7168, 2048, 1), (512, 1536, 7168, 1),
-                     (128, 4096, 7168, 1)]
+                     (128, 4096, 7168, 1), (384, 7168, 2304, 1), (1280, 2048, 1024, 3), (896, 2432, 1024, 1)]
 
 
 # ---------------------------------------------------------------- building (no GPU needed)
@@ -274,12 +280,17 @@ def check_one(kernel, m: int, n: int, k: int, l: int, seed: int, scales: str, pa
 
 
 # nvfp4_sm90_plan's code: split-K cluster size, +100 shared A, +1000 no cluster; a spanning split is
-# SPAN_PLAN + its number of CTAs.
+# SPAN_PLAN + its number of CTAs, a persistent launch PERSISTENT_PLAN * its K parts per tile + its
+# number of CTAs.
 SPAN_PLAN = 10000
+PERSISTENT_PLAN = 100000
 
 
 def describe_plan(plan: int) -> str:
     """nvfp4_sm90_plan's code in words."""
+    if plan > PERSISTENT_PLAN:
+        parts, ctas = divmod(plan, PERSISTENT_PLAN)
+        return f"persistent on {ctas} CTAs, {parts} K part{'s' if parts > 1 else ''} per tile+sharedA"
     if plan > SPAN_PLAN:
         return f"spanning over {plan - SPAN_PLAN} CTAs+sharedA"
     return f"{plan % 100}{'+sharedA' if plan % 1000 >= 100 else ''}{' (no cluster)' if plan >= 1000 else ''}"
@@ -287,6 +298,8 @@ def describe_plan(plan: int) -> str:
 
 def plan_ctas(plan: int, m: int, n: int, l: int) -> int:
     """CTAs of the launch nvfp4_sm90_plan's code describes for an m x n x l problem."""
+    if plan > PERSISTENT_PLAN:
+        return plan % PERSISTENT_PLAN
     return plan - SPAN_PLAN if plan > SPAN_PLAN else (m // 128) * (n // 128) * l * (plan % 100)
 
 

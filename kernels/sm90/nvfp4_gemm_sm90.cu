@@ -59,12 +59,12 @@
 
 namespace nvfp4_sm90 {
 
-template <int kClusterK, bool kSharedA, bool kSoftSplit = false, bool kSpan = false>
+template <int kClusterK, bool kSharedA, bool kSoftSplit = false, bool kSpan = false, bool kPersistent = false>
 __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_bounds__(Plan<kSharedA>::kThreads, 1)
     nvfp4_gemm_sm90_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
                            const __grid_constant__ CUtensorMap tmap_a16, const uint8_t* a, const uint8_t* sfa,
                            const uint8_t* sfb, __half* c, int m, int n, int k, int l, uint32_t epoch,
-                           SpanSplit span) {
+                           SpanSplit span, PersistentSplit persistent) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #if NVFP4_SM90_EXPERIMENT(ABLATE_ALL)
   return;
@@ -79,7 +79,9 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
   if (sm90::smem_addr(smem_raw) % 1024 != 0) __trap();
 
   static_assert(!kSpan || (kClusterK == 1 && kSharedA && !kSoftSplit), "a spanning split is its own kind of launch");
-  const int m_tiles = m / BLOCK_M;
+  static_assert(!kPersistent || (kClusterK == 1 && kSharedA && !kSoftSplit && !kSpan),
+                "a persistent launch is its own kind of launch");
+  const int m_tiles = m / BLOCK_M, n_tiles = n / BLOCK_N;
   const uint32_t my_rank = kSoftSplit ? blockIdx.x : sm90::cluster_cta_rank();
   const int k_tiles = k / BLOCK_K;
   const TileCoords tile = [&]() -> TileCoords {
@@ -88,6 +90,8 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
       int first = 0, offset = begin;  // begin / k_tiles without a division (see SpanSplit)
       while (offset >= k_tiles) offset -= k_tiles, ++first;
       return {0, first, 0, offset, end - begin, min(end - begin, k_tiles - offset)};
+    } else if constexpr (kPersistent) {
+      return unit_coords(PersistentUnit{0, int(blockIdx.x)}, persistent, m_tiles, n_tiles);
     } else {
       // K tiles split as evenly as possible (the host keeps kClusterK <= K tiles): every CTA has one or more
       const int k_base = k_tiles / kClusterK, k_rem = k_tiles % kClusterK;
@@ -97,10 +101,15 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
     }
   }();
   const int rest_k = k / (4 * kSfVec);  // 512-byte scale chunks per 128-row tile
-  const TileSources src{&tmap_a, &tmap_b, &tmap_a16,
-                        sfa + (size_t(tile.batch) * m_tiles + tile.m_tile) * rest_k * 512,
-                        sfb + (size_t(tile.batch) * (n / BLOCK_N) + tile.n_tile) * rest_k * 512,
-                        tile.batch * m + tile.m_tile * BLOCK_M, tile.batch * n + tile.n_tile * BLOCK_N, rest_k * 512};
+  const auto sources_of = [&](const TileCoords& t) {
+    return TileSources{&tmap_a, &tmap_b, &tmap_a16,
+                       sfa + (size_t(t.batch) * m_tiles + t.m_tile) * rest_k * 512,
+                       sfb + (size_t(t.batch) * n_tiles + t.n_tile) * rest_k * 512,
+                       t.batch * m + t.m_tile * BLOCK_M, t.batch * n + t.n_tile * BLOCK_N, rest_k * 512};
+  };
+  const TileSources src = sources_of(tile);
+  // a persistent CTA's units: blockIdx.x, blockIdx.x + gridDim.x, ... while below tiles * parts
+  [[maybe_unused]] const int tiles = m_tiles * n_tiles * l;
   const bool is_producer = threadIdx.x == P::kProducerThread;
 
   // ---- Barrier init ----
@@ -164,12 +173,33 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
   (void)prefilled;
 #else
   if (wg < kNumMathWarpgroups) {
-    math<kSharedA, kSpan>(smem, tile, wg, threadIdx.x % 128, acc, 2 * int(blockIdx.x));
+    PipelineState<P::kStages> pipe;
+    if constexpr (kPersistent) {  // each unit's partial or C is written before the next unit's wgmmas start
+      for (PersistentUnit u{0, int(blockIdx.x)}; u.sweep < persistent.parts; u.advance(int(gridDim.x), tiles)) {
+        TileCoords job = unit_coords(u, persistent, m_tiles, n_tiles);
+        math<kSharedA, kSpan>(smem, job, wg, threadIdx.x % 128, acc, 0, pipe);
+        release_last_stage(smem, pipe, threadIdx.x % 32);
+        persistent_epilogue(acc, threadIdx.x, u.part(persistent), persistent.parts, u.tile, job, c, m, n, epoch);
+      }
+    } else {
+      math<kSharedA, kSpan>(smem, tile, wg, threadIdx.x % 128, acc, 2 * int(blockIdx.x), pipe);
+    }
   } else if (threadIdx.x >= P::kProducerThread) {  // the producer warp
     if constexpr (kSharedA) {
       if (kLocalATiles > 0) sm90::named_barrier_sync<1, P::kThreads>();  // local A's packed tiles are read
       grid_wait(epoch, threadIdx.x % 32);
-      if (is_producer) timeline_mark(kGridBarrierDone), producer_shared_a(smem, src, tile, prefilled);
+      if (is_producer) {
+        timeline_mark(kGridBarrierDone);
+        PipelineState<P::kStages> pipe;
+        producer_shared_a(smem, src, tile, prefilled, pipe);
+        if constexpr (kPersistent) {
+          PersistentUnit u{0, int(blockIdx.x)};
+          for (u.advance(int(gridDim.x), tiles); u.sweep < persistent.parts; u.advance(int(gridDim.x), tiles)) {
+            const TileCoords job = unit_coords(u, persistent, m_tiles, n_tiles);
+            producer_shared_a(smem, sources_of(job), job, 0, pipe);
+          }
+        }
+      }
     } else if (is_producer) {
       producer(smem, src, tile);
     }
@@ -178,11 +208,11 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
   }
 #endif
 
-  // ---- Split-K epilogue through an L2 workspace ----
+  // ---- Split-K epilogue through an L2 workspace (a persistent CTA wrote C tile by tile) ----
   if constexpr (kSpan) {
     if (threadIdx.x == 0) timeline_mark(kPartialsSent);
     if (wg < kNumMathWarpgroups) span_epilogue(acc, threadIdx.x, blockIdx.x, span, k_tiles, c, m, n, epoch);
-  } else {
+  } else if constexpr (!kPersistent) {
     const int first_slot = int(blockIdx.z * gridDim.y + blockIdx.y) * kClusterK;
     if (kClusterK > 1 && wg < kNumMathWarpgroups) {
       with_cluster_rank<kClusterK>(my_rank, [&](auto rank) {

@@ -85,6 +85,16 @@
 #ifndef NVFP4_SM90_SHARED_A
 #define NVFP4_SM90_SHARED_A 1
 #endif
+// nvfp4ctl:knob NVFP4_SM90_PERSISTENT values=0,1 scope=plan: with shared A, a grid with more tiles than resident CTAs runs one CTA per SM looping over tiles
+#ifndef NVFP4_SM90_PERSISTENT
+#define NVFP4_SM90_PERSISTENT 1
+#endif
+// 2, not more: on 384 x 7168 x 2304 (H100, 2026-11-26) 2 parts took 33.2 us, 3 parts (fewer K tiles on the
+// busiest CTA, one more exchange per tile) 36.6, whole tiles 36.6.
+// nvfp4ctl:knob NVFP4_SM90_PERSISTENT_MAX_PARTS values=1,2,3,4 scope=plan: persistent launch: most K ranges a tile is cut into (a last wave's idle SMs take parts)
+#ifndef NVFP4_SM90_PERSISTENT_MAX_PARTS
+#define NVFP4_SM90_PERSISTENT_MAX_PARTS 2
+#endif
 // nvfp4ctl:knob NVFP4_SM90_PREFILL_STAGES values=2,3,4,5 scope=kernel: stages of packed B loaded before the launch-wide A decode
 #ifndef NVFP4_SM90_PREFILL_STAGES
 #define NVFP4_SM90_PREFILL_STAGES 3
@@ -120,8 +130,9 @@ constexpr int SMEM_SF_BYTES = BLOCK_K / (4 * kSfVec) * 512;        // 1 KB: (128
 constexpr int A_ATOM_K = 64;                                        // fp16 per 128-byte swizzle row
 constexpr int A_ATOM_BYTES = BLOCK_M * 128;                         // 16 KB
 constexpr int A_BUFFER_BYTES = (BLOCK_K / A_ATOM_K) * A_ATOM_BYTES;  // 32 KB
-// Shared A: fp16 values of A (l * m * k) one launch can decode into its global copy (16 MB).
-constexpr int64_t kSharedACapacity = int64_t(1) << 23;
+// Shared A: fp16 values of A (l * m * k) one launch can decode into its global copy (32 MB: the
+// largest task shape's A, 2304 x 7168, is 16.5 M values).
+constexpr int64_t kSharedACapacity = int64_t(1) << 24;
 constexpr uint64_t kGridBarrierTimeoutNs = 2000000000ull;  // a CTA that never arrives: trap, don't hang
 constexpr int kSharedAMaxCtas = 256;  // CTAs of one shared-A launch (all resident: <= SMs), one flag each
 
@@ -163,7 +174,11 @@ static_assert(BLOCK_K == 128, "the K permutation assumes one 16-byte chunk per q
 constexpr int kAccGroups = 16;                        // float4 groups of a math thread's 64 accumulators
 constexpr int kMathThreads = 128 * kNumMathWarpgroups;
 constexpr int kL2PartialCtas = 160;                   // CTAs of one split-K launch (all resident: <= SMs)
-constexpr int kL2PartialSlots = 2 * kL2PartialCtas;   // a spanning CTA has two: its first tile's and its last's
+// a spanning CTA has two (its first tile's and its last's); a persistent split one per tile and part
+// but the tile's first (up to 3 x 168 tiles of 384 x 7168: 32 MB)
+constexpr int kL2PartialSlots = 512;
+static_assert(kL2PartialSlots >= 2 * kL2PartialCtas, "every spanning CTA needs two workspace slots");
+constexpr int kMaxPersistentParts = 4;  // K ranges per tile of a persistent launch (compile-time reduction)
 constexpr int kMaxSpanOwners = 4;                     // CTAs whose range ends in one tile (the host keeps to it)
 constexpr int kMaxPartsInFlight = NVFP4_SM90_MAX_PARTS_IN_FLIGHT;  // float4 partial loads per thread at once (registers)
 __host__ __device__ constexpr int owned_group_begin(int owner, int cluster_k) { return kAccGroups * owner / cluster_k; }

@@ -56,19 +56,23 @@ bool make_shared_a_map(CUtensorMap* map, int rows, int k) {
 // the flags' initial value). Bookkeeping of launches, not of results.
 uint32_t launch_epoch = 0;
 
-template <int kClusterK, bool kSharedA, bool kSoftSplit = false, bool kSpan = false>
+// ctas: a spanning or persistent launch's grid (one dimension); the others' grid is one CTA per
+// (split-K rank, N tile, M tile of every batch).
+template <int kClusterK, bool kSharedA, bool kSoftSplit = false, bool kSpan = false, bool kPersistent = false>
 cudaError_t launch(const CUtensorMap& tmap_a, const CUtensorMap& tmap_b, const CUtensorMap& tmap_a16,
-                   const Nvfp4GemmArgs& args, int span_ctas = 0) {
-  const cudaError_t err = allow_large_smem<kClusterK, kSharedA, kSoftSplit, kSpan>();
+                   const Nvfp4GemmArgs& args, int ctas = 0, int parts = 1) {
+  const cudaError_t err = allow_large_smem<kClusterK, kSharedA, kSoftSplit, kSpan, kPersistent>();
   if (err != cudaSuccess) return err;
-  const dim3 grid = kSpan ? dim3(span_ctas, 1, 1) : dim3(kClusterK, args.n / BLOCK_N, (args.m / BLOCK_M) * args.l);
+  const dim3 grid = kSpan || kPersistent ? dim3(ctas, 1, 1) : dim3(kClusterK, args.n / BLOCK_N, (args.m / BLOCK_M) * args.l);
   const int span_units = (args.n / BLOCK_N) * (args.k / BLOCK_K);
-  const SpanSplit span = kSpan ? SpanSplit{span_units / span_ctas, span_units % span_ctas} : SpanSplit{0, 0};
+  const SpanSplit span = kSpan ? SpanSplit{span_units / ctas, span_units % ctas} : SpanSplit{0, 0};
+  const int k_tiles = args.k / BLOCK_K;
+  const PersistentSplit persistent{parts, k_tiles / parts, k_tiles % parts};
   if (++launch_epoch == 0) launch_epoch = 1;
   constexpr int kThreads = Plan<kSharedA>::kThreads, kSmemBytes = Plan<kSharedA>::kSmemBytes;
-  nvfp4_gemm_sm90_kernel<kClusterK, kSharedA, kSoftSplit, kSpan><<<grid, kThreads, kSmemBytes>>>(
+  nvfp4_gemm_sm90_kernel<kClusterK, kSharedA, kSoftSplit, kSpan, kPersistent><<<grid, kThreads, kSmemBytes>>>(
       tmap_a, tmap_b, tmap_a16, args.a, args.sfa, args.sfb, static_cast<__half*>(args.c), args.m, args.n, args.k,
-      args.l, launch_epoch, span);
+      args.l, launch_epoch, span, persistent);
   return cudaGetLastError();
 }
 
@@ -102,10 +106,12 @@ const char* nvfp4_gemm_unsupported(int m, int n, int k, int l) {
 
 // The launch plan for a supported shape (for benchmarks/sm90_kernel.py): the split-K cluster size,
 // plus 100 when the launch shares one decoded copy of A, plus 1000 for a split without a cluster;
-// a spanning split is 10000 + its number of CTAs.
+// a spanning split is 10000 + its number of CTAs, a persistent launch 100000 * its K parts + its
+// number of CTAs.
 int nvfp4_sm90_plan(int m, int n, int k, int l) {
   using namespace nvfp4_sm90;
   const LaunchPlan plan = choose_plan(m, n, k, l);
+  if (plan.shared_a && plan.persistent_ctas > 0) return 100000 * plan.persistent_parts + plan.persistent_ctas;
   if (plan.shared_a && plan.span_ctas > 0) return 10000 + plan.span_ctas;
   return plan.cluster_k + (plan.shared_a ? 100 : 0) + (plan.soft_split ? 1000 : 0);
 }
@@ -130,6 +136,11 @@ cudaError_t nvfp4_gemm_launch(const Nvfp4GemmArgs& args) {
   const LaunchPlan plan = choose_plan(args.m, args.n, args.k, args.l);
 #if NVFP4_SM90_SHARED_A
   if (plan.shared_a && make_shared_a_map(&tmap_a16, args.l * args.m, args.k)) {
+#if NVFP4_SM90_PERSISTENT
+    if (plan.persistent_ctas > 0)
+      return launch<1, true, false, false, true>(tmap_a, tmap_b, tmap_a16, args, plan.persistent_ctas,
+                                                 plan.persistent_parts);
+#endif
 #if NVFP4_SM90_SPAN
     if (plan.span_ctas > 0) return launch<1, true, false, true>(tmap_a, tmap_b, tmap_a16, args, plan.span_ctas);
 #endif

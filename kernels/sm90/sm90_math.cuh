@@ -69,9 +69,12 @@ __device__ __forceinline__ void issue_wgmma(float (&acc)[64], const uint32_t (&f
 #endif
 }
 
+// The ring state `pipe` goes on from tile to tile of a persistent CTA, which releases each tile's
+// last stage after the call (release_last_stage).
 template <bool kSharedA, bool kSpan>
 __device__ __forceinline__ void math(const SharedStorage<kSharedA>& smem, const TileCoords& tile, int wg,
-                                     int thread, float (&acc)[64], int first_slot) {
+                                     int thread, float (&acc)[64], int first_slot,
+                                     PipelineState<Plan<kSharedA>::kStages>& pipe) {
   using P = Plan<kSharedA>;
   const int warp = thread / 32, lane = thread % 32;
   const int row_lo = wg * WGMMA_M + warp * 16 + lane / 4, t = lane % 4;
@@ -80,7 +83,6 @@ __device__ __forceinline__ void math(const SharedStorage<kSharedA>& smem, const 
                             uint32_t(P::kSfbOffset + scale_offset(row_lo, 2 * t))};
   const uint32_t smem_base = sm90::smem_addr(smem.base);
   const nvfp4_decode::E2m1Table table = nvfp4_decode::load_table(sm90::smem_addr(smem.e2m1_table()));
-  PipelineState<P::kStages> pipe;
   PipelineState<kSharedA ? 1 : P::kABuffers> abuf;
   uint32_t frag[BLOCK_K / WGMMA_K][4];
 #if NVFP4_SM90_EXPERIMENT(ABLATE_MMA)
@@ -135,7 +137,7 @@ __device__ __forceinline__ void math(const SharedStorage<kSharedA>& smem, const 
     }
   };
   load_tile();
-  if (wg == 0 && thread == 0) timeline_mark(kFirstTile);
+  if (wg == 0 && thread == 0) timeline_mark_first(kFirstTile);
   if constexpr (kSpan) {
     run_k_tiles(0, tile.first_len);
     if (tile.first_len < tile.num_k_tiles) {
@@ -167,6 +169,15 @@ __device__ __forceinline__ void math(const SharedStorage<kSharedA>& smem, const 
     if (lane == 0) sm90::mbar_arrive(&smem.a_empty_barriers()[abuf.stage_idx]);
   }
 #endif
+}
+
+// Shared A, persistent: after a tile's last wgmma has completed (math waited for it), its stage goes
+// back to the producer; inside a tile the next K tile's loop step releases the one before.
+__device__ __forceinline__ void release_last_stage(const SharedStorage<true>& smem,
+                                                   const PipelineState<Plan<true>::kStages>& pipe, int lane) {
+  __syncwarp();
+  if (lane == 0)
+    sm90::mbar_arrive(&smem.empty_barriers()[pipe.stage_idx == 0 ? Plan<true>::kStages - 1 : pipe.stage_idx - 1]);
 }
 
 }  // namespace nvfp4_sm90

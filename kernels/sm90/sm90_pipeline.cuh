@@ -120,11 +120,12 @@ __device__ __forceinline__ void load_a16(const SharedStorage<true>& smem, const 
                       src.row_a, full);
 }
 
-// After the launch-wide barrier: A for the prefilled stages, then every stage in full.
+// After the launch-wide barrier: A for the prefilled stages, then every stage in full. The ring state
+// goes on from tile to tile of a persistent CTA; only its first tile has prefilled stages.
 __device__ __forceinline__ void producer_shared_a(const SharedStorage<true>& smem, const TileSources& src,
-                                                  const TileCoords& tile, int prefilled) {
+                                                  const TileCoords& tile, int prefilled,
+                                                  PipelineState<Plan<true>::kStages>& pipe) {
   for (int s = local_a_tiles(tile); s < prefilled; ++s) load_a16(smem, src, s, unit_k_tile(tile, s));
-  PipelineState<Plan<true>::kStages> pipe;
   for (int i = 0; i < prefilled; ++i) pipe.advance_pipeline();
   for (int i = prefilled; i < tile.num_k_tiles; ++i, pipe.advance_pipeline()) {
     const int s = pipe.stage_idx;

@@ -23,17 +23,18 @@ constexpr int cluster_slot(int cluster_k) {
   return cluster_k == 3 ? 4 : cluster_k == 8 ? 3 : cluster_k == 4 ? 2 : cluster_k == 2 ? 1 : 0;
 }
 // launch settings and properties of this GPU and kernel, not results
-bool smem_limit_raised[2][2][2][kClusterKSlots] = {};  // [shared A][software split][spanning][cluster slot]
+bool smem_limit_raised[2][2][2][2][kClusterKSlots] = {};  // [shared A][software split][spanning][persistent][cluster slot]
 int max_active_clusters_cached[2][kClusterKSlots] = {{-1, -1, -1, -1, -1}, {-1, -1, -1, -1, -1}};  // [shared A][slot]
 
-template <int kClusterK, bool kSharedA, bool kSoftSplit = false, bool kSpan = false>
+template <int kClusterK, bool kSharedA, bool kSoftSplit = false, bool kSpan = false, bool kPersistent = false>
 cudaError_t allow_large_smem() {
-  if (!smem_limit_raised[kSharedA][kSoftSplit][kSpan][cluster_slot(kClusterK)]) {
-    const cudaError_t err = cudaFuncSetAttribute(nvfp4_gemm_sm90_kernel<kClusterK, kSharedA, kSoftSplit, kSpan>,
-                                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                 Plan<kSharedA>::kSmemBytes);
+  bool& raised = smem_limit_raised[kSharedA][kSoftSplit][kSpan][kPersistent][cluster_slot(kClusterK)];
+  if (!raised) {
+    const cudaError_t err =
+        cudaFuncSetAttribute(nvfp4_gemm_sm90_kernel<kClusterK, kSharedA, kSoftSplit, kSpan, kPersistent>,
+                             cudaFuncAttributeMaxDynamicSharedMemorySize, Plan<kSharedA>::kSmemBytes);
     if (err != cudaSuccess) return err;
-    smem_limit_raised[kSharedA][kSoftSplit][kSpan][cluster_slot(kClusterK)] = true;
+    raised = true;
   }
   return cudaSuccess;
 }
@@ -105,6 +106,8 @@ struct PlanKnobs {
   int span_min_gain = NVFP4_SM90_SPAN_MIN_GAIN;
   int shared_a = NVFP4_SM90_SHARED_A;
   int shared_a_min_k_tiles = NVFP4_SM90_SHARED_A_MIN_K_TILES;
+  int persistent = NVFP4_SM90_PERSISTENT;
+  int persistent_max_parts = NVFP4_SM90_PERSISTENT_MAX_PARTS;
 };
 
 PlanKnobs plan_knobs(int m, int n, int k, int l) {
@@ -123,6 +126,8 @@ PlanKnobs plan_knobs(int m, int n, int k, int l) {
       case PlanKnob::SPAN_MIN_GAIN: knobs.span_min_gain = e.value; break;
       case PlanKnob::SHARED_A: knobs.shared_a = e.value; break;
       case PlanKnob::SHARED_A_MIN_K_TILES: knobs.shared_a_min_k_tiles = e.value; break;
+      case PlanKnob::PERSISTENT: knobs.persistent = e.value; break;
+      case PlanKnob::PERSISTENT_MAX_PARTS: knobs.persistent_max_parts = e.value; break;
     }
   }
 #endif
@@ -172,6 +177,8 @@ struct LaunchPlan {
   bool shared_a;
   bool soft_split;
   int span_ctas = 0;  // > 0: a spanning split over this many CTAs (shared A, cluster_k 1)
+  int persistent_ctas = 0;  // > 0: a persistent launch of this many CTAs (shared A, cluster_k 1)
+  int persistent_parts = 1;  // its K ranges per tile
 };
 
 // A spanning split needs one M tile (its ranges share A's rows), every CTA resident (it meets through
@@ -190,10 +197,21 @@ int span_ctas(int m, int n, int k, int l, int busiest_k_tiles, const PlanKnobs& 
   return fits && 100 * longest <= (100 - knobs.span_min_gain) * busiest_k_tiles ? ctas : 0;
 }
 
+// A persistent launch: more tiles than resident CTAs, so one CTA per SM loops over them (shared A
+// needs every CTA resident); its parts and CTAs: persistent_plan_for (sm90_scheduler.cuh).
+PersistentPlan plan_persistent(int tiles, int k, const PlanKnobs& knobs) {
+  const int most = min(resident_ctas(), kSharedAMaxCtas), k_tiles = k / BLOCK_K;
+  if (!NVFP4_SM90_PERSISTENT || !knobs.persistent || most <= 0 || tiles <= most ||
+      k_tiles < knobs.shared_a_min_k_tiles)
+    return {0, 1};
+  return persistent_plan_for(tiles, k_tiles, most, min(knobs.persistent_max_parts, kMaxPersistentParts),
+                             kL2PartialSlots);
+}
+
 // Shared A needs every CTA of the launch resident at once (its barrier waits for all of them) and
 // A small enough for the global copy; it costs a few microseconds up front (the launch-wide decode
-// and barrier), so it is used only where CTAs run long enough to earn that back. Otherwise each
-// CTA decodes its own A.
+// and barrier), so it is used only where CTAs run long enough to earn that back. A grid too large to
+// be resident runs persistent. Otherwise each CTA decodes its own A.
 LaunchPlan choose_plan(int m, int n, int k, int l) {
   const PlanKnobs knobs = plan_knobs(m, n, k, l);
   const int tiles = (m / BLOCK_M) * (n / BLOCK_N) * l;
@@ -206,6 +224,7 @@ LaunchPlan choose_plan(int m, int n, int k, int l) {
       if (busiest_k_tiles >= knobs.shared_a_min_k_tiles && resident && tiles * split.cluster_k <= kSharedAMaxCtas)
         return {split.cluster_k, true, split.soft, span_ctas(m, n, k, l, busiest_k_tiles, knobs)};
     }
+    if (const PersistentPlan p = plan_persistent(tiles, k, knobs); p.ctas > 0) return {1, true, false, 0, p.ctas, p.parts};
   }
 #endif
   return {choose_cluster_k<false>(tiles, k, knobs), false, false};

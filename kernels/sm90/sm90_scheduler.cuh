@@ -37,6 +37,62 @@ __device__ __forceinline__ int span_cta_of(int unit, SpanSplit split) {
   return unit < long_units ? unit / (split.q + 1) : split.r + (unit - long_units) / split.q;
 }
 
+// Persistent launch (shared A, more tiles than resident CTAs): the launch's units are (tile, K
+// range); CTA c runs units c, c + CTAs, ... Tiles go N tile fastest, so the CTAs at work at one
+// time share few M tiles and each wave reads A's copy only in part from DRAM. With parts > 1 every
+// tile is cut into `parts` K ranges (as evenly as possible, as split-K does), so a last wave that
+// would leave SMs idle is spread over all of them. Units go in sweeps over all tiles: sweep r runs
+// part r + 1, and the last sweep part 0, the tile's owner, which adds the other parts (already in
+// L2: earlier sweeps) to its own in K order and writes C. An owner waits only on units of lower
+// index, so with every CTA resident the launch cannot deadlock. The host passes the K split (a
+// division here would move the main loop's bounds out of uniform registers, see SpanSplit).
+struct PersistentSplit {
+  int parts, k_base, k_rem;  // k_base = K tiles / parts, k_rem = K tiles % parts
+};
+
+// Host and device: tests/kernels/test_sm90_persistent_schedule.py runs this schedule on the CPU.
+struct PersistentUnit {
+  int sweep, tile;  // the unit is sweep * tiles + tile
+  __host__ __device__ __forceinline__ int part(PersistentSplit split) const {
+    return sweep + 1 == split.parts ? 0 : sweep + 1;
+  }
+  // The next unit of this CTA (ctas <= tiles: the host checks), without a division.
+  __host__ __device__ __forceinline__ void advance(int ctas, int tiles) {
+    tile += ctas;
+    if (tile >= tiles) tile -= tiles, ++sweep;
+  }
+};
+
+__host__ __device__ __forceinline__ TileCoords unit_coords(const PersistentUnit& u, PersistentSplit split, int m_tiles,
+                                                           int n_tiles) {
+  const int part = u.part(split), rest = u.tile / n_tiles;
+  const int num_k_tiles = split.k_base + (part < split.k_rem ? 1 : 0);
+  return {rest % m_tiles, u.tile % n_tiles, rest / m_tiles, part * split.k_base + (part < split.k_rem ? part : split.k_rem),
+          num_k_tiles, num_k_tiles};
+}
+
+// The host's choice for a persistent launch of `tiles` tiles of k_tiles K tiles on `most` resident
+// CTAs (more than that: tiles > most), with at most max_parts K parts per tile and `slots` workspace
+// slots: the parts that give the busiest CTA the fewest K tiles, the fewer on a tie; then as many
+// CTAs as that busiest CTA's unit count requires, no more (the call takes as long either way, and
+// fewer CTAs draw less power and DRAM at the start). ctas <= most < tiles, as advance needs.
+struct PersistentPlan {
+  int ctas, parts;
+};
+
+inline PersistentPlan persistent_plan_for(int tiles, int k_tiles, int most, int max_parts, int slots) {
+  int best_parts = 1;
+  int64_t best_k_tiles = INT64_MAX;
+  for (int parts = 1; parts <= max_parts && parts <= k_tiles; ++parts) {
+    if (int64_t(tiles) * (parts - 1) > slots) break;
+    const int64_t units = int64_t(tiles) * parts;
+    const int64_t busiest = (units + most - 1) / most * ((k_tiles + parts - 1) / parts);
+    if (busiest < best_k_tiles) best_parts = parts, best_k_tiles = busiest;
+  }
+  const int64_t units = int64_t(tiles) * best_parts, waves = (units + most - 1) / most;
+  return {int((units + waves - 1) / waves), best_parts};
+}
+
 __device__ __forceinline__ uint32_t linear_cta() { return (blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x; }
 
 }  // namespace nvfp4_sm90

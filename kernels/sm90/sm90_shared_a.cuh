@@ -27,7 +27,7 @@ __device__ uint32_t g_decoded_epoch[kSharedAMaxCtas];
 // then a plain row-major [l*m, k] fp16 matrix that TMA loads with the 128-byte swizzle. Small
 // items keep the launch's critical path short; consecutive threads take consecutive words.
 
-// Indices are 32-bit: the copy holds at most kSharedACapacity values (2^18 items), and 64-bit
+// Indices are 32-bit: the copy holds at most kSharedACapacity values (2^19 items), and 64-bit
 // division is a long software routine on the launch's critical path.
 struct AItem {
   uint32_t row, kt, w;

@@ -148,6 +148,37 @@ __device__ __forceinline__ void meet_partners(int math_thread, int partners, int
   sm90::named_barrier_sync<2, kMathThreads>();  // every partner's partials are complete
 }
 
+// Persistent launch, after a unit's main loop (sm90_scheduler.cuh, PersistentUnit): a part other
+// than the tile's first K range goes to its slot and raises the slot's flag; the owner (the first K
+// range, run in the last round) waits for the other parts' flags, then adds them in K order and
+// writes C. Slots: parts - 1 per tile.
+__device__ __forceinline__ void persistent_epilogue(const float (&acc)[64], int math_thread, int part, int parts,
+                                                    int tile_index, const TileCoords& tile, __half* c, int m, int n,
+                                                    uint32_t epoch) {
+  const auto slot_of = [=](int s) { return tile_index * (parts - 1) + s - 1; };
+  if (part != 0) {
+    store_groups_l2<0, 0>(acc, math_thread, slot_of(part));
+    sm90::named_barrier_sync<2, kMathThreads>();  // every math thread's partials are stored
+    if (math_thread == 0) sm90::st_release_gpu(&g_split_epoch[slot_of(part)], epoch);
+    return;
+  }
+  if (parts > 1) {
+    // Every math warp watches the parts itself (lane s: part s, all at once): a wait by warp 0 alone
+    // put the next unit's main loop in code ptxas treats as divergent (an R2UR per wgmma descriptor).
+    const int lane = math_thread % 32;
+    bool seen = lane == 0 || lane >= parts;
+    const uint64_t start = sm90::global_timer_ns();
+    while (!__all_sync(0xffffffffu, seen)) {
+      if (!seen) seen = sm90::ld_acquire_gpu(&g_split_epoch[slot_of(lane)]) == epoch;
+      if (sm90::global_timer_ns() - start > kGridBarrierTimeoutNs) __trap();  // a part never ran
+    }
+    __syncwarp();  // every lane's acquire happens before its warp's loads of the parts
+  }
+  with_cluster_rank<kMaxPersistentParts>(uint32_t(parts - 1), [&](auto parts_less_one) {
+    reduce_and_store_l2<1, 0, decltype(parts_less_one)::value + 1>(acc, math_thread, slot_of, c, m, n, tile);
+  });
+}
+
 // Spanning split, after the main loop: this CTA owns a part of its last tile, together with every
 // other CTA whose range ends in that tile; the tile's last contributor is no owner when its range
 // goes on into the next tile (it handed its share over mid-run, hand_over_first_tile). Owners store

@@ -46,4 +46,13 @@ __device__ __forceinline__ void timeline_mark(TimelineEvent event) {
 #endif
 }
 
+// A mark that a persistent CTA reaches once per tile: only the first time in this launch counts.
+__device__ __forceinline__ void timeline_mark_first(TimelineEvent event) {
+#if NVFP4_SM90_EXPERIMENT(TIMELINE)
+  const uint32_t cta = (blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+  if (cta < kTimelineMaxCtas && g_timeline[cta][event] >= g_timeline[cta][kEntry]) return;
+#endif
+  timeline_mark(event);
+}
+
 }  // namespace nvfp4_sm90
