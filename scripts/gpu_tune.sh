@@ -21,17 +21,19 @@ what=" ${*:-sm100-time proof tune-all task-bench} "
 deadline=$((SECONDS + ${GPU_TUNE_SECONDS:-560}))
 table=kernels/sm90/sm90_dispatch.cuh
 
+# shellcheck source=scripts/gpu_steps.sh
+source scripts/gpu_steps.sh
+step_dir=$keep step_width=16 step_tail=6
+step_timeout=(-s INT -k 20)  # SIGINT first: tune saves what it measured
+
 step() {  # step NAME LEAST_S CMD...: run within the time left, keep the log and the exit code
   local name=$1 least=$2; shift 2
-  local left=$((deadline - SECONDS)) start=$SECONDS
+  local left=$((deadline - SECONDS))
   if ((left < least)); then
-    printf '%-16s not started: %ss left, needs %ss\n' "$name" "$left" "$least" | tee -a "$keep/summary.txt"
+    printf "%-${step_width}s not started: %ss left, needs %ss\n" "$name" "$left" "$least" | tee -a "$keep/summary.txt"
     return 99
   fi
-  timeout -s INT -k 20 "$left" "$@" >>"$keep/$name.txt" 2>&1; local rc=$?
-  printf '%-16s exit %-3s %4ss  %s\n' "$name" "$rc" "$((SECONDS - start))" "$*" | tee -a "$keep/summary.txt"
-  tail -n 6 "$keep/$name.txt" | sed 's/^/    /' | tee -a "$keep/summary.txt"
-  return $rc
+  run_step "$name" "$left" "$@"
 }
 
 proof_run() {  # proof_run NAME GPUS LEAST_S: one tune_gpus.py run unless its JSON exists

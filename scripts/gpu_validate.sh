@@ -17,13 +17,10 @@ export NVFP4CTL_CACHE=${NVFP4CTL_CACHE:-$PWD/.nvfp4ctl-cache}
 what=" ${*:-digests family check tests bench sm90} "
 GPU_MODE_COMMIT=f83cb92a534cc67fa98d7e9813e7f8238abdb4e0
 
-step() {  # step NAME LIMIT_S CMD...: run, keep the log and the exit code
-  local name=$1 limit=$2; shift 2
-  local start=$SECONDS
-  timeout "$limit" "$@" >"$out/$name.txt" 2>&1; local rc=$?
-  printf '%-14s exit %-3s %4ss  %s\n' "$name" "$rc" "$((SECONDS - start))" "$*" | tee -a "$out/summary.txt"
-  tail -n 4 "$out/$name.txt" | sed 's/^/    /' | tee -a "$out/summary.txt"
-}
+# shellcheck source=scripts/gpu_steps.sh
+source scripts/gpu_steps.sh
+step_dir=$out step_width=14 step_tail=4 step_timeout=()
+step() { run_step "$@"; }  # step NAME LIMIT_S CMD...: run, keep the log and the exit code
 
 nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader | tee "$out/summary.txt"
 if [[ $what == *" digests "* ]]; then

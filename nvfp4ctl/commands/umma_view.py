@@ -64,9 +64,9 @@ def show_user_umma(values: Any, config: Any, simulate: bool, shape: str | None, 
         console.info("  ".join(f"{_label(c)} " + (
             f"0x{c.value:0{c.bits // 4}x}" if c.value is not None else f"0x{c.implied:0{c.bits // 4}x} (implied)")
             for c in checks), style="bold")
-        styles = {"ok": "green", "MISMATCH": "bold red", "unused": "dim", "expected": "dim", "decoded": "dim"}
+        styles = {uv.FieldStatus.OK: "green", uv.FieldStatus.MISMATCH: "bold red"}  # the other verdicts: dim
         table = [(_label(c), r.field, r.bits, r.meaning, "-" if r.value is None else r.value,
-                  "-" if r.expected is None else r.expected, Text(r.status, style=styles.get(r.status, "")))
+                  "-" if r.expected is None else r.expected, Text(r.status.value, style=styles.get(r.status, "dim")))
                  for c in checks for r in c.rows]
         console.table(["desc", "field", "bits", "meaning", "value", "expected", "status"], table, right_align_from=4)
         for problem in problems:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from enum import Enum
 
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.umma import descriptors as d
@@ -115,6 +116,17 @@ def expected_desc(config: MmaConfig, rows: int, step0_start: int, step: int) -> 
     return fields
 
 
+class FieldStatus(str, Enum):
+    """A field's verdict; the value is the word the table and the JSON show (a str mixin, so JSON
+    writes the word itself)."""
+
+    OK = "ok"
+    MISMATCH = "MISMATCH"
+    UNUSED = "unused"  # the config leaves the field unused (LBO of a swizzled K-major operand)
+    EXPECTED = "expected"  # no user value: the row shows what the config implies
+    DECODED = "decoded"  # no config: nothing to check the value against
+
+
 @dataclass(frozen=True)
 class FieldCheck:
     descriptor: str
@@ -123,11 +135,11 @@ class FieldCheck:
     value: int | None
     expected: int | None
     meaning: str
-    status: str  # ok | MISMATCH | unused | expected | decoded
+    status: FieldStatus
 
     @property
     def bad(self) -> bool:
-        return self.status == "MISMATCH"
+        return self.status is FieldStatus.MISMATCH
 
 
 @dataclass(frozen=True)
@@ -150,13 +162,13 @@ def _rows(name: str, fields: tuple[BitField, ...], actual: dict[str, int] | None
         value = actual[bit_field.name] if actual is not None else None
         want = expected.get(bit_field.name) if expected is not None else None
         if value is None:
-            status = "expected"
+            status = FieldStatus.EXPECTED
         elif want is None:
-            status = "decoded"
+            status = FieldStatus.DECODED
         elif bit_field.name in unused:
-            status = "unused"
+            status = FieldStatus.UNUSED
         else:
-            status = "ok" if value == want else "MISMATCH"
+            status = FieldStatus.OK if value == want else FieldStatus.MISMATCH
         out.append(FieldCheck(name, bit_field.name, bit_field.span(), value, want,
                               meaning.get(bit_field.name, bit_field.meaning), status))
     return out
@@ -216,7 +228,7 @@ def check_tmem(name: str, addr: int | None, config: MmaConfig | None, d_addr: in
                 problems.append(f"{name}: columns {column}..{column + width - 1} overlap D's {d_col}..{d_col + config.n - 1}")
     expected = {"lane": 0} if config is not None else None
     rows = _rows(name, TMEM_FIELDS, {"lane": lane, "column": column}, expected, {})
-    rows = [row if row.field == "lane" or config is None else replace(row, status="decoded") for row in rows]
+    rows = [row if row.field == "lane" or config is None else replace(row, status=FieldStatus.DECODED) for row in rows]
     return DescriptorCheck(name, None, 32, addr, None, rows, problems)  # a config implies only the lane
 
 

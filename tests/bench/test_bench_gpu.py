@@ -1,5 +1,5 @@
 """On a GPU: a real `nvfp4ctl bench` of the default target, twice, and the fidelity check against a
-faithful copy of the leaderboard's loop. Run with `-s` to see the numbers the README records:
+faithful copy of the leaderboard's loop. Run with `-s` to see the numbers docs/commands.md records:
 
     python3 -m pytest -m gpu tests/bench -q -s
 """

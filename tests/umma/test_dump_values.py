@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 from typer.testing import CliRunner
 
 from nvfp4ctl.cli import app
+from nvfp4ctl.umma.user_values import FieldStatus, check_idesc, make_config
 
 GOOD_IDESC = "0x08200480"  # 128x128 kind::mxf4nvf4 block16, K-major
 GOOD_A = "0x4000404000010040"  # SWIZZLE_128B, SBO 1024, start 0x400
@@ -34,6 +37,17 @@ def test_a_wrong_field_names_the_value_it_should_have() -> None:
     assert "1 mismatch" not in result.output  # two: n_dim and sbo
     assert "idesc.n_dim = 8, expected 16" in result.output
     assert "2 mismatches" in result.output
+
+
+def test_field_verdicts_are_enum_members_shown_as_their_words() -> None:
+    config = make_config("128,128,64", "mxf4nvf4", None, "K", "128B", 256)
+    rows = {row.field: row for row in check_idesc(0x08100480, config).rows}
+    assert rows["n_dim"].status is FieldStatus.MISMATCH and rows["n_dim"].bad
+    assert rows["m_dim"].status is FieldStatus.OK and not rows["m_dim"].bad
+    assert {row.status for row in check_idesc(0x08100480, None).rows} == {FieldStatus.DECODED}
+    result = dump("--mma", "128,128,64", "--idesc", "0x08100480", "--json")
+    fields = json.loads(result.output)["umma_values"]["descriptors"][0]["fields"]
+    assert {f["field"]: f["status"] for f in fields}["n_dim"] == "MISMATCH"
 
 
 def test_simulate_names_swapped_lbo_and_sbo() -> None:
