@@ -211,7 +211,8 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
   // ---- Split-K epilogue through an L2 workspace (a persistent CTA wrote C tile by tile) ----
   if constexpr (kSpan) {
     if (threadIdx.x == 0) timeline_mark(kPartialsSent);
-    if (wg < kNumMathWarpgroups) span_epilogue(acc, threadIdx.x, blockIdx.x, span, k_tiles, c, m, n, epoch);
+    if (wg < kNumMathWarpgroups) span_epilogue(acc, threadIdx.x, blockIdx.x, span, k_tiles, c, m, n, epoch,
+                                                  sm90::smem_addr(smem.stage(0)));
   } else if constexpr (!kPersistent) {
     const int first_slot = int(blockIdx.z * gridDim.y + blockIdx.y) * kClusterK;
     if (kClusterK > 1 && wg < kNumMathWarpgroups) {
@@ -230,8 +231,8 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
     if (threadIdx.x == 0) timeline_mark(kPartialsLanded);
     if (wg < kNumMathWarpgroups) {
       with_cluster_rank<kClusterK>(my_rank, [&](auto rank) {
-        reduce_and_store_l2<kClusterK, decltype(rank)::value, kClusterK>(
-            acc, threadIdx.x, [=](int s) { return first_slot + s; }, c, m, n, tile);
+        reduce_and_store_l2<kClusterK, decltype(rank)::value, kClusterK, kStagedC>(
+            acc, threadIdx.x, [=](int s) { return first_slot + s; }, c, m, n, tile, sm90::smem_addr(smem.stage(0)));
       });
     }
   }

@@ -69,6 +69,13 @@
 #ifndef NVFP4_SM90_SPAN_MIN_GAIN
 #define NVFP4_SM90_SPAN_MIN_GAIN 10
 #endif
+// Staged C, same run on an H100 (2026-11-26): 256x7168x256 9.0 -> 7.8 us, 512x4096x512 10.6 -> 10.1,
+// 256x7168x2048 20.4 -> 19.5, geomean of the 13 task shapes 21.4 -> 20.8. A persistent launch's stages
+// hold the next unit's loads while it writes C, so it stores from registers.
+// nvfp4ctl:knob NVFP4_SM90_STAGED_C values=0,1 scope=kernel: C goes through shared memory (512-byte global stores per warp) instead of 4-byte stores from registers
+#ifndef NVFP4_SM90_STAGED_C
+#define NVFP4_SM90_STAGED_C 1
+#endif
 // nvfp4ctl:knob NVFP4_SM90_MAX_PARTS_IN_FLIGHT values=8,12,18,24 scope=kernel: float4 partial loads per thread at once in the split-K reduction
 #ifndef NVFP4_SM90_MAX_PARTS_IN_FLIGHT
 #define NVFP4_SM90_MAX_PARTS_IN_FLIGHT 18
@@ -182,6 +189,14 @@ constexpr int kMaxPersistentParts = 4;  // K ranges per tile of a persistent lau
 constexpr int kMaxSpanOwners = 4;                     // CTAs whose range ends in one tile (the host keeps to it)
 constexpr int kMaxPartsInFlight = NVFP4_SM90_MAX_PARTS_IN_FLIGHT;  // float4 partial loads per thread at once (registers)
 __host__ __device__ constexpr int owned_group_begin(int owner, int cluster_k) { return kAccGroups * owner / cluster_k; }
+// Staged C (NVFP4_SM90_STAGED_C): the CTA's fp16 C tile, [128 m][128 n], in the first stages' shared
+// memory once the main loop is over; rows padded by 16 bytes so the 8 rows a warp writes at once
+// fall in different banks.
+constexpr bool kStagedC = NVFP4_SM90_STAGED_C != 0;
+constexpr int kStagedCRowBytes = BLOCK_N * 2 + 16;
+constexpr int kStagedCBytes = BLOCK_M * kStagedCRowBytes;
+static_assert(kStagedCBytes <= Plan<true>::kStageBytes && kStagedCBytes <= Plan<false>::kABuffersOffset,
+              "the staged C tile must fit the shared-memory stages");
 
 // ---- Local A (shared A) ----
 // The first kLocalATiles K tiles of a CTA do not wait for the launch-wide A copy: the math warps

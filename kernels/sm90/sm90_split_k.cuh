@@ -83,17 +83,23 @@ __device__ __forceinline__ void store_partials_l2(const float (&acc)[64], int ma
 // and write them as fp16 C. Group j of math thread (wg, warp, lane) holds C^T rows
 // n = wg*64 + warp*16 + g + 8r (g = lane/4) and columns m = 8j + 2(lane%4) + e at acc[4j + 2r + e].
 // Lanes g and g^1 swap one value per (j, r) so each stores a half2 pair along n: even g row m(e=0)
-// columns n, n+1; odd g row m(e=1) columns n-1, n.
-template <int kClusterK, int kRank, int kContrib, typename SlotOf>
+// columns n, n+1; odd g row m(e=1) columns n-1, n. With kStaged those pairs go to the tile in
+// shared memory at `staging` instead (kStagedCRowBytes per row), and the math threads then copy the
+// owned rows out 16 bytes each, a warp's store 512 contiguous bytes: the direct stores fill half of
+// each 32-byte sector they touch.
+template <int kClusterK, int kRank, int kContrib, bool kStaged = false, typename SlotOf>
 __device__ __forceinline__ void reduce_and_store_l2(const float (&acc)[64], int math_thread, SlotOf slot_of, __half* c,
-                                                    int m, int n, const TileCoords& tile) {
+                                                    int m, int n, const TileCoords& tile, uint32_t staging = 0) {
   constexpr int kBegin = owned_group_begin(kRank, kClusterK), kEnd = owned_group_begin(kRank + 1, kClusterK);
+  // every math warp is past its last wgmma: the stages the tile overwrites are no longer read
+  if constexpr (kStaged) sm90::named_barrier_sync<3, kMathThreads>();
   // at most kMaxPartsInFlight float4 loads in flight per thread: owned groups go in chunks of kChunk
   constexpr int kChunk = kMaxPartsInFlight / kContrib > 0 ? kMaxPartsInFlight / kContrib : 1;
   const int warp = math_thread / 32, lane = math_thread % 32, g = lane / 4;
   const bool even = g % 2 == 0;
-  const size_t m_row = size_t(tile.batch) * m + size_t(tile.m_tile) * BLOCK_M + 2 * (lane % 4) + (even ? 0 : 1);
-  const size_t n_col = size_t(tile.n_tile) * BLOCK_N + warp * 16 + (g & ~1);  // warp counts across both WGs
+  const size_t m_first = size_t(tile.batch) * m + size_t(tile.m_tile) * BLOCK_M, n_first = size_t(tile.n_tile) * BLOCK_N;
+  const int m_in_tile = 2 * (lane % 4) + (even ? 0 : 1), n_in_tile = warp * 16 + (g & ~1);  // warp counts across both WGs
+  const size_t m_row = m_first + m_in_tile, n_col = n_first + n_in_tile;
 #pragma unroll
   for (int j0 = kBegin; j0 < kEnd; j0 += kChunk) {
     float4 parts[kChunk][kContrib];
@@ -117,8 +123,22 @@ __device__ __forceinline__ void reduce_and_store_l2(const float (&acc)[64], int 
       for (int r = 0; r < 2; ++r) {
         const float other = __shfl_xor_sync(0xffffffffu, even ? v[2 * r + 1] : v[2 * r], 4);
         const __half2 pair = even ? __floats2half2_rn(v[2 * r], other) : __floats2half2_rn(other, v[2 * r + 1]);
-        *reinterpret_cast<__half2*>(c + (m_row + 8 * j) * n + n_col + 8 * r) = pair;
+        if constexpr (kStaged)
+          sm90::st_shared_u32(staging + (m_in_tile + 8 * j) * kStagedCRowBytes + (n_in_tile + 8 * r) * 2,
+                              *reinterpret_cast<const uint32_t*>(&pair));
+        else
+          *reinterpret_cast<__half2*>(c + (m_row + 8 * j) * n + n_col + 8 * r) = pair;
       }
+    }
+  }
+  if constexpr (kStaged) {
+    sm90::named_barrier_sync<3, kMathThreads>();  // the owned rows are complete in shared memory
+    constexpr int kChunksPerRow = BLOCK_N * 2 / 16, kChunks = 8 * (kEnd - kBegin) * kChunksPerRow;
+#pragma unroll
+    for (int i = math_thread; i < kChunks; i += kMathThreads) {
+      const int row = 8 * kBegin + i / kChunksPerRow, chunk = i % kChunksPerRow;
+      const uint4 v = sm90::ld_shared_v4(staging + row * kStagedCRowBytes + chunk * 16);
+      sm90::st_global_v4(c + (m_first + row) * n + n_first + chunk * 8, v.x, v.y, v.z, v.w);
     }
   }
 }
@@ -184,7 +204,7 @@ __device__ __forceinline__ void persistent_epilogue(const float (&acc)[64], int 
 // goes on into the next tile (it handed its share over mid-run, hand_over_first_tile). Owners store
 // the groups they do not own to their second slot, meet, and add the tile's contributions in K order.
 __device__ __forceinline__ void span_epilogue(const float (&acc)[64], int math_thread, int cta, SpanSplit split,
-                                              int k_tiles, __half* c, int m, int n, uint32_t epoch) {
+                                              int k_tiles, __half* c, int m, int n, uint32_t epoch, uint32_t staging) {
   const int last = (span_begin(cta + 1, split) - 1) / k_tiles;
   const int first_cta = span_cta_of(last * k_tiles, split);
   const int last_cta = span_cta_of((last + 1) * k_tiles - 1, split);
@@ -200,9 +220,9 @@ __device__ __forceinline__ void span_epilogue(const float (&acc)[64], int math_t
       store_partials_l2<kOwners, kRank>(acc, math_thread, slot_of(kRank));
       if (partners > 1 || spans) meet_partners(math_thread, partners, kRank, slot_of, epoch, spans ? 2 * cta : -1);
       if (tail)
-        reduce_and_store_l2<kOwners, kRank, kOwners + 1>(acc, math_thread, slot_of, c, m, n, tile);
+        reduce_and_store_l2<kOwners, kRank, kOwners + 1, kStagedC>(acc, math_thread, slot_of, c, m, n, tile, staging);
       else
-        reduce_and_store_l2<kOwners, kRank, kOwners>(acc, math_thread, slot_of, c, m, n, tile);
+        reduce_and_store_l2<kOwners, kRank, kOwners, kStagedC>(acc, math_thread, slot_of, c, m, n, tile, staging);
     });
   });
 }
