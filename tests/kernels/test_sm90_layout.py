@@ -94,6 +94,24 @@ def test_the_shipped_sass_matches_the_recorded_digest() -> None:
     )
 
 
+def test_no_main_loop_moves_a_wgmma_descriptor_out_of_vector_registers() -> None:
+    """An R2UR among the 8 HGMMAs of a K tile's loop body means ptxas computes the wgmma descriptors
+    in vector registers (code it treats as divergent): one per wgmma, ~15 % slower per K tile on an
+    H100 (benchmarks/NOTES_sm90.md, v10 and v12). Any nvcc with SASS tools can check it."""
+    if toolchain.sass_tools() is None:
+        pytest.skip("cuobjdump/nvdisasm missing: pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm")
+    sass = (build_kernel(KERNEL, "sm_90a").entry / SASS_FILE).read_text()
+    functions = sass.split("Function : ")[1:]
+    assert functions
+    for function in functions:
+        lines = function.splitlines()
+        wgmma = [i for i, line in enumerate(lines) if "HGMMA" in line]
+        assert len(wgmma) % 8 == 0, lines[0][:100]
+        for first, last in zip(wgmma[::8], wgmma[7::8]):  # one K tile's loop body each
+            moves = sum("R2UR" in line for line in lines[first:last])
+            assert moves == 0, f"{lines[0][:100]}: {moves} R2UR among one K tile's wgmmas"
+
+
 def test_the_dispatch_table_names_every_plan_knob_and_holds_the_tune_of_every_task_shape() -> None:
     from nvfp4ctl.build.knobs import read_dispatch
     from nvfp4ctl.task import load_task
