@@ -22,6 +22,9 @@
 #define NVFP4_SM90_UNSTAGED_A_STORES 0
 #endif
 
+#ifndef NVFP4_SM90_LATE_MAP_PREFETCH  // 1: the TMA descriptors prefetched after the barrier init, not before (v12)
+#define NVFP4_SM90_LATE_MAP_PREFETCH 0
+#endif
 // ---- Ablations: one stage left out (the results are wrong) ----
 #ifndef NVFP4_SM90_ABLATE_A_DECODE  // 1: A stages are not decoded (per-CTA A and local A)
 #define NVFP4_SM90_ABLATE_A_DECODE 0
@@ -43,6 +46,9 @@
 #endif
 #ifndef NVFP4_SM90_ABLATE_PIPELINE  // 1: no loads, decode or MMA; setup and split-K epilogue only
 #define NVFP4_SM90_ABLATE_PIPELINE 0
+#endif
+#ifndef NVFP4_SM90_ABLATE_PERSISTENT_C  // 1: a persistent launch's units store no C and exchange no parts
+#define NVFP4_SM90_ABLATE_PERSISTENT_C 0
 #endif
 #ifndef NVFP4_SM90_ABLATE_ALL  // 1: the kernel returns at once (launch and scheduling cost of this configuration)
 #define NVFP4_SM90_ABLATE_ALL 0
