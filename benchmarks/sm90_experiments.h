@@ -25,6 +25,9 @@
 #ifndef NVFP4_SM90_LATE_MAP_PREFETCH  // 1: the TMA descriptors prefetched after the barrier init, not before (v12)
 #define NVFP4_SM90_LATE_MAP_PREFETCH 0
 #endif
+#ifndef NVFP4_SM90_LATE_FIRST_LOADS  // 1: thread 0 initialises the barriers, the first loads wait for the CTA-wide sync (v12)
+#define NVFP4_SM90_LATE_FIRST_LOADS 0
+#endif
 // ---- Ablations: one stage left out (the results are wrong) ----
 #ifndef NVFP4_SM90_ABLATE_A_DECODE  // 1: A stages are not decoded (per-CTA A and local A)
 #define NVFP4_SM90_ABLATE_A_DECODE 0

@@ -119,8 +119,15 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
   };
   if (is_producer && !NVFP4_SM90_EXPERIMENT(LATE_MAP_PREFETCH)) prefetch_maps();
 
-  // ---- Barrier init ----
-  if (threadIdx.x == 0) {
+  // ---- Barrier init, and the first loads ----
+  // The producer thread initialises the barriers and issues its first stages' loads (per-CTA A: the
+  // first kStages; shared A: local A and the B prefill) before the CTA-wide __syncthreads, so DRAM
+  // latency starts before the other warps have passed it (before v13 thread 0 initialised them and
+  // every load waited for the sync: experiment LATE_FIRST_LOADS).
+  [[maybe_unused]] PipelineState<P::kStages> producer_pipe;  // the producer's ring, carried from these loads to its role
+  int prefilled = 0;                        // shared A: stages of B loaded ahead of the copy
+  [[maybe_unused]] const int early_stages = min(P::kStages, tile.num_k_tiles);
+  if (threadIdx.x == (NVFP4_SM90_EXPERIMENT(LATE_FIRST_LOADS) ? 0 : P::kProducerThread)) {
     for (int s = 0; s < P::kStages; ++s) {
       sm90::mbar_init(&smem.full_barriers()[s], 1);
       sm90::mbar_init(&smem.empty_barriers()[s], P::kStageReaderWarps);  // one per reading warp
@@ -133,18 +140,24 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
     smem.e2m1_table()[0] = nvfp4_decode::kE2m1HighBytesLo;
     smem.e2m1_table()[1] = nvfp4_decode::kE2m1HighBytesHi;
     sm90::fence_barrier_init();
+    sm90::fence_proxy_async_smem();  // the barriers' init is seen by the TMA unit that completes them
   }
+  const auto first_loads = [&]() {
+    if constexpr (kSharedA) {
+      if (kLocalATiles > 0) load_local_a(smem, src, tile);
+      prefilled = prefill_b(smem, src, tile);
+    } else {
+      producer(smem, src, tile, producer_pipe, 0, early_stages);
+    }
+  };
+  if (is_producer && !NVFP4_SM90_EXPERIMENT(LATE_FIRST_LOADS) && !NVFP4_SM90_EXPERIMENT(ABLATE_PIPELINE)) first_loads();
   __syncthreads();
   if (threadIdx.x == 0) timeline_mark(kSetupDone);
   if (is_producer && NVFP4_SM90_EXPERIMENT(LATE_MAP_PREFETCH)) prefetch_maps();
+  if (is_producer && NVFP4_SM90_EXPERIMENT(LATE_FIRST_LOADS) && !NVFP4_SM90_EXPERIMENT(ABLATE_PIPELINE)) first_loads();
 
-  // ---- Shared A: B loads go out, every thread decodes its share of A, the launch synchronises ----
-  int prefilled = 0;
+  // ---- Shared A: every thread decodes its share of A, the launch synchronises ----
   if constexpr (kSharedA) {
-    if (is_producer && !NVFP4_SM90_EXPERIMENT(ABLATE_PIPELINE)) {
-      if (kLocalATiles > 0) load_local_a(smem, src, tile);
-      prefilled = prefill_b(smem, src, tile);
-    }
     const nvfp4_decode::E2m1Table table = nvfp4_decode::load_table(sm90::smem_addr(smem.e2m1_table()));
 #if !NVFP4_SM90_EXPERIMENT(ABLATE_SHARED_A_DECODE) && !NVFP4_SM90_EXPERIMENT(ABLATE_GRID_BARRIER)
     // staging: 2 KB per warp in an A slice that TMA fills only after the barrier
@@ -211,7 +224,7 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
         }
       }
     } else if (is_producer) {
-      producer(smem, src, tile);
+      producer(smem, src, tile, producer_pipe, early_stages, tile.num_k_tiles);
     }
   } else if constexpr (!kSharedA) {
     if (wg == kNumMathWarpgroups) a_decoder(smem, tile, threadIdx.x % 128);

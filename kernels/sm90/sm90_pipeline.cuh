@@ -61,10 +61,12 @@ __device__ __forceinline__ void load_packed_b(const SharedStorage<kSharedA>& sme
 }
 
 // ---- Producer (per-CTA A): one thread issues packed A/B tile loads (TMA) and scales (bulk copies) ----
+// K tiles [begin, end) of the tile, the ring state carried between calls (the first stages go out
+// before the CTA-wide sync, the rest from the producer role).
 __device__ __forceinline__ void producer(const SharedStorage<false>& smem, const TileSources& src,
-                                         const TileCoords& tile) {
-  PipelineState<Plan<false>::kStages> pipe;
-  for (int i = 0; i < tile.num_k_tiles; ++i, pipe.advance_pipeline()) {
+                                         const TileCoords& tile, PipelineState<Plan<false>::kStages>& pipe,
+                                         int begin, int end) {
+  for (int i = begin; i < end; ++i, pipe.advance_pipeline()) {
     const int s = pipe.stage_idx;
     const int kt = unit_k_tile(tile, i);
     sm90::mbar_wait(&smem.empty_barriers()[s], pipe.phase ^ 1);
