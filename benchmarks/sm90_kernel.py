@@ -80,6 +80,10 @@ VARIANTS: dict[str, list[str]] = {
     "direct_c": ["-DNVFP4_SM90_STAGED_C=0"],
     "late_map_prefetch": ["-DNVFP4_SM90_LATE_MAP_PREFETCH=1"],
     "late_first_loads": ["-DNVFP4_SM90_LATE_FIRST_LOADS=1"],
+    # earlier versions of the whole kernel, for one table (the dispatch table is the shipped one)
+    "v12": ["-DNVFP4_SM90_LATE_MAP_PREFETCH=1", "-DNVFP4_SM90_LATE_FIRST_LOADS=1"],
+    "v11": ["-DNVFP4_SM90_LATE_MAP_PREFETCH=1", "-DNVFP4_SM90_LATE_FIRST_LOADS=1", "-DNVFP4_SM90_STAGED_C=0",
+            "-DNVFP4_SM90_PERSISTENT=0"],
     "no_persistent_c": ["-DNVFP4_SM90_ABLATE_PERSISTENT_C=1"],
     # the spanning kernel on the cluster split's 112 CTAs (same work per CTA): compares the code paths
     "span112": ["-DNVFP4_SM90_SPAN_CTAS=112", "-DNVFP4_SM90_SPAN_MIN_GAIN=0"],
