@@ -80,6 +80,8 @@ VARIANTS: dict[str, list[str]] = {
     "direct_c": ["-DNVFP4_SM90_STAGED_C=0"],
     "late_map_prefetch": ["-DNVFP4_SM90_LATE_MAP_PREFETCH=1"],
     "late_first_loads": ["-DNVFP4_SM90_LATE_FIRST_LOADS=1"],
+    # every shape on per-CTA A (no shared-A kernel is built; the table's other knobs apply): soft splits of 4 and 8
+    "per_cta_plan": ["-DNVFP4_SM90_SHARED_A=0"],
     # earlier versions of the whole kernel, for one table (the dispatch table is the shipped one)
     "v12": ["-DNVFP4_SM90_LATE_MAP_PREFETCH=1", "-DNVFP4_SM90_LATE_FIRST_LOADS=1"],
     "v11": ["-DNVFP4_SM90_LATE_MAP_PREFETCH=1", "-DNVFP4_SM90_LATE_FIRST_LOADS=1", "-DNVFP4_SM90_STAGED_C=0",

@@ -138,7 +138,7 @@ constexpr DispatchEntry kDispatchTable[] = {
     {512, 512, 7168, 1, PlanKnob::ODD_SPLIT, 1},
     {512, 512, 7168, 1, PlanKnob::PERSISTENT, 1},
     {512, 512, 7168, 1, PlanKnob::PERSISTENT_MAX_PARTS, 2},
-    {512, 512, 7168, 1, PlanKnob::SHARED_A, 1},
+    {512, 512, 7168, 1, PlanKnob::SHARED_A, 0},
     {512, 512, 7168, 1, PlanKnob::SHARED_A_MIN_K_TILES, 1},
     {512, 512, 7168, 1, PlanKnob::SOFT_SPLIT, 1},
     {512, 512, 7168, 1, PlanKnob::SPAN, 1},

@@ -151,6 +151,9 @@ cudaError_t nvfp4_gemm_launch(const Nvfp4GemmArgs& args) {
   }
 #endif
   // per-CTA A (also if the shared copy's map could not be made: slower, never wrong)
+  if (!plan.shared_a && plan.soft_split)
+    return plan.cluster_k == 8 ? launch<8, false, true>(tmap_a, tmap_b, tmap_a16, args)
+                               : launch<4, false, true>(tmap_a, tmap_b, tmap_a16, args);
   const int tiles = (args.m / BLOCK_M) * (args.n / BLOCK_N) * args.l;
   const PlanKnobs knobs = plan_knobs(args.m, args.n, args.k, args.l);
   return launch_with_cluster<false>(plan.shared_a ? choose_cluster_k<false>(tiles, args.k, knobs) : plan.cluster_k, tmap_a,

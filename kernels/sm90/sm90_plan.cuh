@@ -72,26 +72,30 @@ int max_active_clusters_of(int cluster_k) {
   }
 }
 
-// Software split (shared A only): the kernel's resident CTAs on this GPU, one per SM.
-int resident_ctas_cached = -1;
+// Software split, spanning split, persistent launch: the kernel's resident CTAs on this GPU (one
+// per SM), for shared A or per-CTA A.
+int resident_ctas_cached[2] = {-1, -1};
 
+template <bool kSharedA = true>
 int resident_ctas() {
-#if !NVFP4_SM90_SHARED_A  // no shared-A kernel is built (the v1 experiment's loop has none)
-  return 0;
-#else
-  if (resident_ctas_cached < 0) {
-    int device = 0, sms = 0, per_sm = 0;
-    if (allow_large_smem<4, true, true>() != cudaSuccess || cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, nvfp4_gemm_sm90_kernel<4, true, true>,
-                                                      Plan<true>::kThreads, Plan<true>::kSmemBytes) != cudaSuccess) {
-      (void)cudaGetLastError();  // not fatal: no software split
-      sms = per_sm = 0;
+  if constexpr (kSharedA && !NVFP4_SM90_SHARED_A) {  // no shared-A kernel is built (the v1 experiment's loop has none)
+    return 0;
+  } else {
+    int& cached = resident_ctas_cached[kSharedA];
+    if (cached < 0) {
+      int device = 0, sms = 0, per_sm = 0;
+      if (allow_large_smem<4, kSharedA, true>() != cudaSuccess || cudaGetDevice(&device) != cudaSuccess ||
+          cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, nvfp4_gemm_sm90_kernel<4, kSharedA, true>,
+                                                        Plan<kSharedA>::kThreads,
+                                                        Plan<kSharedA>::kSmemBytes) != cudaSuccess) {
+        (void)cudaGetLastError();  // not fatal: no software split
+        sms = per_sm = 0;
+      }
+      cached = sms * per_sm;
     }
-    resident_ctas_cached = sms * per_sm;
+    return cached;
   }
-  return resident_ctas_cached;
-#endif
 }
 
 // The plan knobs for one shape: their compile-time values, overridden by the shape's entries in
@@ -142,7 +146,8 @@ struct Split {
 // Split K only while the whole grid still runs in one wave and SMs would otherwise idle; every CTA
 // keeps whole K tiles (one or more). The split with the fewest K tiles on its busiest CTA wins, the
 // smaller one on a tie. Hardware clusters must fit the GPCs (on an H100, 32 clusters of 4 ran as two
-// waves); with shared A (every CTA resident anyway) a split of 4 or 8 may run without a cluster.
+// waves); while every CTA is resident a split of 4 or 8 may run without a cluster (shared A, or
+// per-CTA A where the caller allows it).
 template <bool kSharedA>
 Split choose_split(int tiles, int k, bool allow_soft, const PlanKnobs& knobs) {
   const int k_tiles = k / BLOCK_K;
@@ -155,7 +160,7 @@ Split choose_split(int tiles, int k, bool allow_soft, const PlanKnobs& knobs) {
       return;
     if (tiles <= max_active_clusters_of<kSharedA>(cluster_k))
       best = {cluster_k, false}, best_k_tiles = busiest;
-    else if (knobs.soft_split && kSharedA && allow_soft && soft_allowed && tiles * cluster_k <= resident_ctas())
+    else if (knobs.soft_split && allow_soft && soft_allowed && tiles * cluster_k <= resident_ctas<kSharedA>())
       best = {cluster_k, true}, best_k_tiles = busiest;
   };
   consider(2, false);
@@ -227,7 +232,8 @@ LaunchPlan choose_plan(int m, int n, int k, int l) {
     if (const PersistentPlan p = plan_persistent(tiles, k, knobs); p.ctas > 0) return {1, true, false, 0, p.ctas, p.parts};
   }
 #endif
-  return {choose_cluster_k<false>(tiles, k, knobs), false, false};
+  const Split split = choose_split<false>(tiles, k, true, knobs);
+  return {split.cluster_k, false, split.soft};
 }
 
 }  // namespace
