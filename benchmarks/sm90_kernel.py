@@ -82,10 +82,13 @@ VARIANTS: dict[str, list[str]] = {
     "late_first_loads": ["-DNVFP4_SM90_LATE_FIRST_LOADS=1"],
     # every shape on per-CTA A (no shared-A kernel is built; the table's other knobs apply): soft splits of 4 and 8
     "per_cta_plan": ["-DNVFP4_SM90_SHARED_A=0"],
-    # earlier versions of the whole kernel, for one table (the dispatch table is the shipped one)
-    "v12": ["-DNVFP4_SM90_LATE_MAP_PREFETCH=1", "-DNVFP4_SM90_LATE_FIRST_LOADS=1"],
-    "v11": ["-DNVFP4_SM90_LATE_MAP_PREFETCH=1", "-DNVFP4_SM90_LATE_FIRST_LOADS=1", "-DNVFP4_SM90_STAGED_C=0",
-            "-DNVFP4_SM90_PERSISTENT=0"],
+    # earlier versions of the whole kernel, for one table. They read the shipped dispatch table, whose
+    # 512x512x7168 entry (per-CTA A, from v13) neither had: that shape then runs in hardware clusters
+    "v12": ["-DNVFP4_SM90_LATE_MAP_PREFETCH=1", "-DNVFP4_SM90_LATE_FIRST_LOADS=1", "-DNVFP4_SM90_SHARED_A_ONLY_SOFT_SPLIT=1"],
+    "v11": ["-DNVFP4_SM90_LATE_MAP_PREFETCH=1", "-DNVFP4_SM90_LATE_FIRST_LOADS=1", "-DNVFP4_SM90_SHARED_A_ONLY_SOFT_SPLIT=1",
+            "-DNVFP4_SM90_STAGED_C=0", "-DNVFP4_SM90_PERSISTENT=0"],
+    # persistent launches may cut a tile into 4 K parts (check: 896x2432x1024 then runs 4 parts)
+    "parts4": ["-DNVFP4_SM90_PERSISTENT_MAX_PARTS=4"],
     "no_persistent_c": ["-DNVFP4_SM90_ABLATE_PERSISTENT_C=1"],
     # the spanning kernel on the cluster split's 112 CTAs (same work per CTA): compares the code paths
     "span112": ["-DNVFP4_SM90_SPAN_CTAS=112", "-DNVFP4_SM90_SPAN_MIN_GAIN=0"],
@@ -109,7 +112,7 @@ TIMELINE_EVENTS = ["entry", "setup", "a_decoded", "arrived", "grid_barrier", "fi
                    "exit", "sm", "previous_exit"]
 BENCH_SHAPES = [(128, 7168, 16384, 1), (128, 4096, 7168, 1), (128, 7168, 2048, 1)]
 # the last four run persistent on an H100 (more tiles than resident CTAs): batches, uneven waves,
-# tiles cut into 1, 1, 2 and 4 K parts
+# tiles cut into 1, 1, 2 and 2 K parts (1, 1, 4 and 4 with the variant parts4)
 EXTRA_SHAPES = [(256, 384, 512, 1), (128, 256, 256, 2), (256, 384, 512, 2), (384, 640, 768, 3), (1024, 1024, 1024, 1),
                 (128, 2048, 3584, 2), (128, 7168, 4096, 2), (384, 7168, 2304, 2), (1280, 2048, 1024, 3),
                 (640, 3456, 2048, 1), (896, 2432, 1024, 1)]

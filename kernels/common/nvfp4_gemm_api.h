@@ -14,6 +14,8 @@
 //         ((r / 128) * rest_k + j / 4) * 512 + (r % 32) * 16 + ((r / 32) % 4) * 4 + j % 4
 //   sfb : the same for b's n rows
 //   c   : fp16 [l][m][n]
+// Every pointer 16-byte aligned (TMA and bulk copies read the operands, C may be stored 16 bytes at a
+// time); torch allocations are.
 struct Nvfp4GemmArgs {
   const uint8_t* a;
   const uint8_t* b;

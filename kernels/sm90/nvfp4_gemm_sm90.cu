@@ -14,13 +14,16 @@
 //   logical (k-step ks = 2w + h, column kappa = 2t + e + 8f)  <->  physical k = 32t + 8w + 4h + 2e + f
 // The decode WG writes A into shared memory in exactly that logical order, with the same decoder.
 //
-// Two ways to get A (the host planner decides per launch):
+// Three ways to get A (the host planner decides per launch):
 // - shared A (v7, v9): while every CTA of the launch is resident at once, the launch first decodes
 //   all of A once into a global fp16 copy (each thread a few 32-value pieces, written 512 contiguous
 //   bytes per warp store), waits on a launch-wide barrier (one flag per CTA), and then every CTA
 //   loads its fp16 A slices by TMA (128B swizzle) next to its packed B.
 //   Each CTA used to decode A for its own K range: with M = 128 that is as much decode work as all
 //   of B (56 N tiles repeat it), and it cost 22 us of 91 on the largest bench shape.
+// - persistent shared A (v12): a grid with more tiles than resident CTAs gets one CTA per SM, each
+//   looping over (tile, K part) units with the same copy; a tile's owner part runs last and adds the
+//   others (sm90_scheduler.cuh, PersistentUnit).
 // - per-CTA A (v6, any grid): a decode warpgroup turns each packed A stage into fp16 buffers.
 //
 // Roles (DeepGEMM style): warpgroups 0-1 math (wgmma, B decode), warpgroup 2 (per-CTA A only)
@@ -30,7 +33,10 @@
 // shared memory before, ~5x slower per byte). Spanning split (v10, one M tile with shared A, where it
 // shortens the busiest CTA): one range of the launch's (N tile, K tile) units per SM, crossing tile
 // boundaries, so all 132 SMs of an H100 work instead of 2 x 56; a range that leaves a tile hands its
-// partial over mid-run, and the CTAs whose ranges end in a tile share its reduction.
+// partial over mid-run, and the CTAs whose ranges end in a tile share its reduction. A split of 4
+// or 8 without a hardware cluster (v7 shared A, v13 per-CTA A) meets through flags where every CTA
+// is resident. C goes through the freed stages in 512-byte warp stores (v12, staged C), except in
+// persistent launches, whose stages already hold the next unit's loads.
 //
 // Layout (docs/sm90_kernel.md): this file holds the kernel itself, in DeepGEMM's order (asserts,
 // shared memory, barrier init, the shared-A prologue, role dispatch, split-K epilogue); device code

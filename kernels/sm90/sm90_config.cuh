@@ -53,7 +53,7 @@
 #ifndef NVFP4_SM90_ODD_SPLIT
 #define NVFP4_SM90_ODD_SPLIT 1
 #endif
-// nvfp4ctl:knob NVFP4_SM90_SOFT_SPLIT values=0,1 scope=plan: with shared A, splits of 4 or 8 may run without a hardware cluster
+// nvfp4ctl:knob NVFP4_SM90_SOFT_SPLIT values=0,1 scope=plan: where every CTA is resident, splits of 4 or 8 may run without a hardware cluster
 #ifndef NVFP4_SM90_SOFT_SPLIT
 #define NVFP4_SM90_SOFT_SPLIT 1
 #endif
@@ -181,8 +181,8 @@ static_assert(BLOCK_K == 128, "the K permutation assumes one 16-byte chunk per q
 constexpr int kAccGroups = 16;                        // float4 groups of a math thread's 64 accumulators
 constexpr int kMathThreads = 128 * kNumMathWarpgroups;
 constexpr int kL2PartialCtas = 160;                   // CTAs of one split-K launch (all resident: <= SMs)
-// a spanning CTA has two (its first tile's and its last's); a persistent split one per tile and part
-// but the tile's first (up to 3 x 168 tiles of 384 x 7168: 32 MB)
+// a spanning CTA has two (its first tile's and its last's); a persistent launch parts - 1 per tile
+// (4 parts of 384 x 7168 x 2304's 168 tiles: 504). 512 slots of 64 KB: 32 MB
 constexpr int kL2PartialSlots = 512;
 static_assert(kL2PartialSlots >= 2 * kL2PartialCtas, "every spanning CTA needs two workspace slots");
 constexpr int kMaxPersistentParts = 4;  // K ranges per tile of a persistent launch (compile-time reduction)

@@ -66,8 +66,7 @@ cudaError_t launch(const CUtensorMap& tmap_a, const CUtensorMap& tmap_b, const C
   const dim3 grid = kSpan || kPersistent ? dim3(ctas, 1, 1) : dim3(kClusterK, args.n / BLOCK_N, (args.m / BLOCK_M) * args.l);
   const int span_units = (args.n / BLOCK_N) * (args.k / BLOCK_K);
   const SpanSplit span = kSpan ? SpanSplit{span_units / ctas, span_units % ctas} : SpanSplit{0, 0};
-  const int k_tiles = args.k / BLOCK_K;
-  const PersistentSplit persistent{parts, k_tiles / parts, k_tiles % parts};
+  const PersistentSplit persistent = persistent_split(args.k / BLOCK_K, parts);
   if (++launch_epoch == 0) launch_epoch = 1;
   constexpr int kThreads = Plan<kSharedA>::kThreads, kSmemBytes = Plan<kSharedA>::kSmemBytes;
   nvfp4_gemm_sm90_kernel<kClusterK, kSharedA, kSoftSplit, kSpan, kPersistent><<<grid, kThreads, kSmemBytes>>>(
@@ -129,6 +128,7 @@ cudaError_t nvfp4_gemm_launch(const Nvfp4GemmArgs& args) {
   using namespace nvfp4_sm90;
   if (nvfp4_gemm_unsupported(args.m, args.n, args.k, args.l) != nullptr) return cudaErrorInvalidValue;
   if (tensor_map_encoder() == nullptr) return cudaErrorSymbolNotFound;
+  if (reinterpret_cast<uintptr_t>(args.c) % 16 != 0) return cudaErrorInvalidValue;  // staged C stores 16 bytes
   CUtensorMap tmap_a, tmap_b, tmap_a16 = {};
   if (!make_packed_map(&tmap_a, args.a, args.l * args.m, args.k, BLOCK_M, CU_TENSOR_MAP_SWIZZLE_64B) ||
       !make_packed_map(&tmap_b, args.b, args.l * args.n, args.k, BLOCK_N, CU_TENSOR_MAP_SWIZZLE_NONE))

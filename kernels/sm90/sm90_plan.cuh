@@ -195,7 +195,7 @@ int span_ctas(int m, int n, int k, int l, int busiest_k_tiles, const PlanKnobs& 
   const int ctas = knobs.span_ctas > 0 ? min(knobs.span_ctas, most) : most;
   const int n_tiles = n / BLOCK_N, k_tiles = k / BLOCK_K;
   if (!NVFP4_SM90_SPAN || !knobs.span || (m / BLOCK_M) * l != 1 || ctas <= 0 || n_tiles > ctas) return 0;
-  const int units = n_tiles * k_tiles;  // n_tiles <= ctas <= 160 and k_tiles <= 2^16 (shared A's capacity)
+  const int units = n_tiles * k_tiles;  // n_tiles <= ctas <= 256, k_tiles <= 1024 (shared A's capacity / 128 rows)
   const int shortest = units / ctas, longest = (units + ctas - 1) / ctas;
   const bool fits = longest <= k_tiles && 4 * shortest >= k_tiles &&
                     shortest >= max(knobs.shared_a_min_k_tiles, max(kLocalATiles, 1));
@@ -232,7 +232,7 @@ LaunchPlan choose_plan(int m, int n, int k, int l) {
     if (const PersistentPlan p = plan_persistent(tiles, k, knobs); p.ctas > 0) return {1, true, false, 0, p.ctas, p.parts};
   }
 #endif
-  const Split split = choose_split<false>(tiles, k, true, knobs);
+  const Split split = choose_split<false>(tiles, k, !NVFP4_SM90_EXPERIMENT(SHARED_A_ONLY_SOFT_SPLIT), knobs);
   return {split.cluster_k, false, split.soft};
 }
 

@@ -1,6 +1,7 @@
 // Which K tiles each CTA of an sm_90a NVFP4 GEMM launch runs: a tile's K range (split-K over a
-// cluster or a software split), or one range of the launch's (N tile, K tile) units per CTA that may
-// cross a tile boundary (spanning split). The host picks the split (sm90_plan.cuh).
+// cluster or a software split), one range of the launch's (N tile, K tile) units per CTA that may
+// cross a tile boundary (spanning split), or a persistent CTA's sequence of (tile, K part) units.
+// The host picks the plan (sm90_plan.cuh).
 #pragma once
 
 #include <cstdint>
@@ -49,6 +50,9 @@ __device__ __forceinline__ int span_cta_of(int unit, SpanSplit split) {
 struct PersistentSplit {
   int parts, k_base, k_rem;  // k_base = K tiles / parts, k_rem = K tiles % parts
 };
+__host__ __device__ inline PersistentSplit persistent_split(int k_tiles, int parts) {
+  return {parts, k_tiles / parts, k_tiles % parts};
+}
 
 // Host and device: tests/kernels/test_sm90_persistent_schedule.py runs this schedule on the CPU.
 struct PersistentUnit {

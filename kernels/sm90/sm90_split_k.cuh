@@ -24,7 +24,8 @@ namespace nvfp4_sm90 {
 // [kAccGroups * o / kClusterK, kAccGroups * (o + 1) / kClusterK). DSMEM moved these bytes at
 // ~13 GB/s per SM (2.5 us for a cluster of 2 on an H100, timeline of v8; v9 replaced it).
 
-// The split-K workspace, one slot per CTA of the launch; same ordering assumption as the shared A copy.
+// The split-K workspace: one slot per CTA of a split (two per spanning CTA, parts - 1 per tile of a
+// persistent launch); same ordering assumption as the shared A copy.
 __device__ float4 g_split_partials[kL2PartialSlots][kAccGroups][kMathThreads];
 // Software split (no hardware cluster): slot s's partials are complete once its flag holds the launch's epoch.
 __device__ uint32_t g_split_epoch[kL2PartialSlots];

@@ -30,7 +30,7 @@ int main() {
   while (std::scanf("%d %d %d %d %d %d", &m_tiles, &n_tiles, &k_tiles, &most, &max_parts, &slots) == 6) {
     const int tiles = m_tiles * n_tiles;
     const PersistentPlan plan = persistent_plan_for(tiles, k_tiles, most, max_parts, slots);
-    const PersistentSplit split{plan.parts, k_tiles / plan.parts, k_tiles % plan.parts};
+    const PersistentSplit split = persistent_split(k_tiles, plan.parts);
     std::printf("plan %d %d\n", plan.ctas, plan.parts);
     for (int cta = 0; cta < plan.ctas; ++cta) {
       int step = 0;
