@@ -6,6 +6,7 @@
 
 #include "sm90_config.cuh"
 #include "sm90_ptx.cuh"
+#include "sm90_scheduler.cuh"  // linear_cta
 
 namespace nvfp4_sm90 {
 
@@ -34,7 +35,7 @@ __device__ uint64_t g_timeline_last_exit;
 
 __device__ __forceinline__ void timeline_mark(TimelineEvent event) {
 #if NVFP4_SM90_EXPERIMENT(TIMELINE)
-  const uint32_t cta = (blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+  const uint32_t cta = linear_cta();
   if (cta >= kTimelineMaxCtas) return;
   uint64_t value = sm90::global_timer_ns();
   if (event == kSmId) asm volatile("{ .reg .u32 id; mov.u32 id, %%smid; cvt.u64.u32 %0, id; }" : "=l"(value));
@@ -49,7 +50,7 @@ __device__ __forceinline__ void timeline_mark(TimelineEvent event) {
 // A mark that a persistent CTA reaches once per tile: only the first time in this launch counts.
 __device__ __forceinline__ void timeline_mark_first(TimelineEvent event) {
 #if NVFP4_SM90_EXPERIMENT(TIMELINE)
-  const uint32_t cta = (blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+  const uint32_t cta = linear_cta();
   if (cta < kTimelineMaxCtas && g_timeline[cta][event] >= g_timeline[cta][kEntry]) return;
 #endif
   timeline_mark(event);
