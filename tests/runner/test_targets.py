@@ -123,8 +123,10 @@ def test_a_kernel_on_a_cpu_only_torch_is_refused_before_its_build(monkeypatch, t
     monkeypatch.setattr(toolchain, "torch_build", lambda: toolchain.TorchBuild("2.13.0+cpu", None))
     monkeypatch.setattr(gpu, "gpu_present", lambda: True)
     monkeypatch.setattr(check, "gpu_present", lambda: True)
-    monkeypatch.setattr("nvfp4ctl.runner.worker.Worker", no_child)
+    # check.run first: imported for the first time while worker.Worker is patched, it would bind the
+    # stand-in for good, and monkeypatch would "restore" that
     monkeypatch.setattr("nvfp4ctl.check.run.Worker", no_child)
+    monkeypatch.setattr("nvfp4ctl.runner.worker.Worker", no_child)
     kernel = Path(__file__).resolve().parents[2] / "kernels" / "naive" / "nvfp4_gemv_naive.cu"
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(app, [command, "--kernel", str(kernel)])
