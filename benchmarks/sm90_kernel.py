@@ -581,10 +581,12 @@ def log_anchor_targets(rows: list[dict], log) -> dict:
     """Met or not, per target, for `--shapes task`. A compute-bound shape (where the anchor itself runs
     within 10 % of the fp16 floor: big enough that launch and tails do not count) must also come
     within 5 % of that floor."""
+    from nvfp4ctl.bench.stats import geomean
+
     speedups = {r["shape"]: r["cublas_fp16"] / r["main"] for r in rows}
     bench_keys = {f"{m}x{n}x{k}" for m, n, k, _ in BENCH_SHAPES}
-    bench_geo = math.exp(sum(math.log(r["main"]) for r in rows if r["shape"] in bench_keys) / len(bench_keys))
-    geo = math.exp(sum(math.log(v) for v in speedups.values()) / len(speedups))
+    bench_geo = geomean([r["main"] for r in rows if r["shape"] in bench_keys])
+    geo = geomean(list(speedups.values()))
     slow = [shape for shape, x in speedups.items() if x < TASK_MIN_SPEEDUP]
     compute_bound = [r for r in rows if r["cublas_fp16"] <= (1 + TASK_ANCHOR_AT_FLOOR) * r["floor"]]
     off_floor = [r["shape"] for r in compute_bound if r["main"] > (1 + TASK_COMPUTE_FLOOR_SLACK) * r["floor"]]
@@ -625,9 +627,11 @@ def launch_overhead_us(log) -> float | None:
 def log_reach(rows: list[dict], overhead: float, log) -> dict:
     """Whether the target can be met at all on this card: no call takes less than the launch overhead
     plus the fp16 floor (its math at the measured matmul rate), whatever the kernel does."""
+    from nvfp4ctl.bench.stats import geomean
+
     least = {r["shape"]: r["floor"] + overhead for r in rows}
     needed = {r["shape"]: r["cublas_fp16"] / TARGET_ANCHOR_SPEEDUP for r in rows}
-    least_geo = math.exp(sum(math.log(v) for v in least.values()) / len(least))
+    least_geo = geomean(list(least.values()))
     needed_label = f"anchor/{TARGET_ANCHOR_SPEEDUP:g}"
     log(f"\n[reach] least time per call = fp16 floor + launch overhead ({overhead:.2f} µs, launch_gap); target: geomean "
         f"<= {TARGET_GEOMEAN_US:g} µs and >= {TARGET_ANCHOR_SPEEDUP:g}x the cuBLAS anchor per shape")

@@ -57,11 +57,11 @@ class RunEntry:
 def file_digest(path: Path) -> str:
     """Short content hash of a target. A kernel's local headers count too (a tuned dispatch table or a
     config header changes what runs while the .cu stays the same); a submission is one file."""
-    from nvfp4ctl.build.sources import local_headers
-
     try:
         digest = hashlib.sha256(path.read_bytes())
         if path.suffix in (".cu", ".cuh"):
+            from nvfp4ctl.build.sources import local_headers  # only kernels pay for the build package
+
             for header in local_headers(path):
                 digest.update(header.name.encode() + b"\0" + header.read_bytes())
         return digest.hexdigest()[:12]

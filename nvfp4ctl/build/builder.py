@@ -34,21 +34,23 @@ def build_kernel(source: Path, arch: str, verbose: bool = False, defines: tuple[
     report.problems(), not raised.
     `verbose` is accepted for the contract; the full log is always kept in the entry's build.log."""
     del verbose
-    source = checked_source(source)
+    return _declared(_build(checked_source(source), arch, tuple(defines)))
+
+
+def _build(source: Path, arch: str, defines: tuple[str, ...]) -> BuildReport:
     inputs = build_inputs(source)
     mode = build_mode()
-    defines = tuple(defines)
     key = cache.cache_key(inputs, arch, mode, defines)
     entry = cache.entry_dir(source, arch, key)
     if (entry / REPORT_FILE).is_file():
-        return _declared(BuildReport.load(entry, source))
+        return BuildReport.load(entry, source)
     with cache.locked(entry):
         if (entry / REPORT_FILE).is_file():  # another process built it while we waited
-            return _declared(BuildReport.load(entry, source))
+            return BuildReport.load(entry, source)
         with cache.staging(entry) as folder:
             report = _compile_and_inspect(folder, inputs, arch, key, mode, defines)
             cache.land(folder, entry)
-    return _declared(report.moved_to(entry))
+    return report.moved_to(entry)
 
 
 def _declared(report: BuildReport) -> BuildReport:

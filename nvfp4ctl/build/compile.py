@@ -25,6 +25,7 @@ from nvfp4ctl.build import flags, toolchain
 from nvfp4ctl.build.compiler_errors import first_error
 from nvfp4ctl.build.sources import BuildInputs
 from nvfp4ctl.errors import FailuresFound
+from nvfp4ctl.project import REPO_DIR
 
 BUILD_TIMEOUT_S = 1800.0
 
@@ -50,7 +51,7 @@ def kernel_object(folder: Path, inputs: BuildInputs) -> Path:
 def _compiler_env() -> dict[str, str]:
     # The build child runs `-m nvfp4ctl.build.child` from the build folder: it must find this very
     # nvfp4ctl even when it is not installed (`python3 -m nvfp4ctl` from a checkout).
-    package_root = str(Path(__file__).resolve().parents[2])
+    package_root = str(REPO_DIR)
     path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH", "")) if p)
     return {**os.environ, "CUDA_HOME": str(toolchain.cuda_home()), "PYTHONPATH": path}
 

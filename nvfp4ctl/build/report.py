@@ -106,8 +106,7 @@ class BuildReport:
             entry=entry,
             module_name=payload["module_name"],
             functions=tuple(FunctionUsage(**f) for f in payload["functions"]),
-            tensor_op=TensorOpCheck(**{**payload["tensor_op"], "found": tuple(payload["tensor_op"]["found"]),
-                                       "declared_none": False}),
+            tensor_op=TensorOpCheck(**{**payload["tensor_op"], "found": tuple(payload["tensor_op"]["found"])}),
             compile_s=payload["compile_s"],
             cache_hit=True,
         )

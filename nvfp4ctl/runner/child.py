@@ -1,7 +1,7 @@
 """The child process's side of the worker: own process group, output into a log, a job loop.
 
 Messages in:  ("load", modules to import first) · ("job", "module:function", payload) · ("stop",)
-Messages out: ("ready", gpu) · ("load_failed", message, traceback, usage error?) · ("ok", value) ·
+Messages out: ("ready", gpu) · ("load_failed", message, traceback, error type name) · ("ok", value) ·
               ("error", message, traceback, type name) · ("cuda_error", ...)
 """
 
@@ -21,7 +21,6 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
-from nvfp4ctl.errors import UsageError
 from nvfp4ctl.runner.targets import TargetSpec, load_target
 
 # A CUDA error that leaves the context unusable: the child must go, the next job gets a fresh one.
@@ -133,7 +132,7 @@ def child_main(conn: Connection, target: TargetSpec, device: str, log_path: str,
                 sys.stderr.write(text)
                 # a UsageError is the user's input or this machine's setup (a CPU-only torch, no
                 # nvcc): the parent shows it as one line, the traceback only under -v
-                conn.send(("load_failed", _one_line(error), text, isinstance(error, UsageError)))
+                conn.send(("load_failed", _one_line(error), text, type(error).__name__))
                 return
             conn.send(("ready", describe_device(device)))
             continue

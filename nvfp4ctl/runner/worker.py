@@ -187,9 +187,9 @@ class Worker:
             self.gpu = reply[1] or self.gpu
             return child
         # the child reported the failure ("load_failed") and returned: its exit status says nothing more
-        if len(reply) > 3 and reply[3]:  # a UsageError: one line; its traceback went to on_output (-v)
+        if reply[3] == UsageError.__name__:  # one line; its traceback went to on_output (-v)
             self._discard_child(child, keep_log=False)
-            raise UsageError(f"cannot load {self.target.label}: {reply[1].removeprefix('UsageError: ')}")
+            raise UsageError(f"cannot load {self.target.label}: {reply[1].removeprefix(f'{reply[3]}: ')}")
         error = self._crash(child, f"cannot load {self.target.label}: {reply[1]}", show_exit=False)
         raise TargetLoadError(str(error), error.log_tail, error.log_path)
 

@@ -8,24 +8,17 @@ A candidate with register spills is rejected here, before any GPU time.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from multiprocessing import get_context
 from pathlib import Path
 
+from nvfp4ctl.build.machine import cpu_cores
 from nvfp4ctl.tune.knobs import Config
 from nvfp4ctl.tune.results import COMPILE_ERROR, OK, SPILLS, BuildResult
 
 CompileFn = Callable[[str, str, tuple[str, ...]], BuildResult]
-
-
-def cpu_cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
 
 
 def kernel_artifact(source: str, arch: str, defines: tuple[str, ...], key: str) -> dict:

@@ -101,8 +101,8 @@ def prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int |
     why_not_timed = None
     if not has_gpu and not compile_only:
         why_not_timed = "no CUDA GPU here"
-    elif not compile_only and not torch_build().has_cuda:  # a GPU, but no candidate could be imported to time
-        why_not_timed = f"this torch has no CUDA ({torch_build().version})"
+    elif not compile_only and not (build := torch_build()).has_cuda:  # a GPU, but no candidate could be imported to time
+        why_not_timed = f"this torch has no CUDA ({build.version})"
     if why_not_timed is not None:
         notes.append(f"{why_not_timed}: compile-only (every candidate of one round built and inspected, none timed)")
         compile_only = True

@@ -125,13 +125,9 @@ def _scales(raw: torch.Tensor, sf_vec: int) -> torch.Tensor:
     return table[raw.to(torch.int64)].repeat_interleave(sf_vec, dim=1)
 
 
-def operands(image: torch.Tensor, tmem: Tmem, issue: MmaIssue, base: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
-    """(A, B) of one MMA as float64 (M, K) and (N, K), each element times its scale."""
-    return _operands(image, tmem, issue, *_decode(issue), base)
-
-
 def _operands(image: torch.Tensor, tmem: Tmem, issue: MmaIssue, shape: Shape, f: dict[str, int],
               base: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(A, B) of one MMA as float64 (M, K) and (N, K), each element times its scale."""
     a_raw = gather(image, _addresses(issue.desc_a, shape.m, "a"), base)
     b_raw = gather(image, _addresses(issue.desc_b, shape.n, "b"), base)
     sfa = scale_bytes(tmem, issue.tmem_sfa, shape.m, shape.sf_per_row, shape.a_sf_id, own_lanes=True)
