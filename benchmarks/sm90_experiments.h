@@ -31,6 +31,9 @@
 #ifndef NVFP4_SM90_SHARED_A_ONLY_SOFT_SPLIT  // 1: per-CTA A splits only in hardware clusters (before v13)
 #define NVFP4_SM90_SHARED_A_ONLY_SOFT_SPLIT 0
 #endif
+#ifndef NVFP4_SM90_SPAN_ONE_M_TILE  // 1: the spanning split only where the launch has one M tile (before v14)
+#define NVFP4_SM90_SPAN_ONE_M_TILE 0
+#endif
 // ---- Ablations: one stage left out (the results are wrong) ----
 #ifndef NVFP4_SM90_ABLATE_A_DECODE  // 1: A stages are not decoded (per-CTA A and local A)
 #define NVFP4_SM90_ABLATE_A_DECODE 0

@@ -90,6 +90,8 @@ VARIANTS: dict[str, list[str]] = {
     # persistent launches may cut a tile into 4 K parts (check: 896x2432x1024 then runs 4 parts)
     "parts4": ["-DNVFP4_SM90_PERSISTENT_MAX_PARTS=4"],
     "no_persistent_c": ["-DNVFP4_SM90_ABLATE_PERSISTENT_C=1"],
+    # v13: the spanning split only for one M tile (512x1536x7168 then splits over clusters of 2)
+    "v13": ["-DNVFP4_SM90_SPAN_ONE_M_TILE=1"],
     # the spanning kernel on the cluster split's 112 CTAs (same work per CTA): compares the code paths
     "span112": ["-DNVFP4_SM90_SPAN_CTAS=112", "-DNVFP4_SM90_SPAN_MIN_GAIN=0"],
     "local0": ["-DNVFP4_SM90_LOCAL_A_TILES=0"],
@@ -106,16 +108,17 @@ VARIANTS: dict[str, list[str]] = {
 }
 # the same variants as timeline builds (benchmarks/sm90_kernel.py timeline --variants timeline_X)
 VARIANTS |= {f"timeline_{name}": VARIANTS["timeline"] + VARIANTS[name]
-             for name in ("no_soft_split", "no_span", "local0", "local3", "unstaged")}
+             for name in ("no_soft_split", "no_span", "local0", "local3", "unstaged", "v13")}
 # TimelineEvent in the kernel, in order
 TIMELINE_EVENTS = ["entry", "setup", "a_decoded", "arrived", "grid_barrier", "first_tile", "main_loop_done", "partials_sent", "partials_landed",
                    "exit", "sm", "previous_exit"]
 BENCH_SHAPES = [(128, 7168, 16384, 1), (128, 4096, 7168, 1), (128, 7168, 2048, 1)]
-# the last four run persistent on an H100 (more tiles than resident CTAs): batches, uneven waves,
-# tiles cut into 1, 1, 2 and 2 K parts (1, 1, 4 and 4 with the variant parts4)
+# 256x1536x7168x2 and 128x3584x7168x3 span on an H100 with ranges crossing M-tile and batch
+# boundaries (128x7168x4096x2 would save too few K tiles over its unsplit launch); the last four run persistent (more tiles than resident CTAs): batches, uneven
+# waves, tiles cut into 1, 1, 2 and 2 K parts (1, 1, 4 and 4 with the variant parts4)
 EXTRA_SHAPES = [(256, 384, 512, 1), (128, 256, 256, 2), (256, 384, 512, 2), (384, 640, 768, 3), (1024, 1024, 1024, 1),
-                (128, 2048, 3584, 2), (128, 7168, 4096, 2), (384, 7168, 2304, 2), (1280, 2048, 1024, 3),
-                (640, 3456, 2048, 1), (896, 2432, 1024, 1)]
+                (128, 2048, 3584, 2), (128, 7168, 4096, 2), (256, 1536, 7168, 2), (128, 3584, 7168, 3),
+                (384, 7168, 2304, 2), (1280, 2048, 1024, 3), (640, 3456, 2048, 1), (896, 2432, 1024, 1)]
 FULL_SCALE_SHAPES = [(128, 256, 256, 1), (256, 384, 512, 2), (128, 7168, 2048, 1), (512, 1536, 7168, 1),
                      (128, 4096, 7168, 1), (384, 7168, 2304, 1), (1280, 2048, 1024, 3), (896, 2432, 1024, 1)]
 
@@ -353,7 +356,8 @@ def check_variant(name: str, args: argparse.Namespace, log) -> bool:
         log(f"{'PASS' if r.ok else 'FAIL'} {r.path:7s} {r.shape:22s} {r.scales:9s} mismatches={r.mismatches:<8d} "
             f"max_abs_err={r.max_abs_err:.3g} unwritten={r.unwritten} deterministic={r.deterministic} {r.first_bad}")
     if hasattr(kernel.lib, "nvfp4_capi_plan"):
-        plans = {f"{m}x{n}x{k}x{l}": kernel.lib.nvfp4_capi_plan(m, n, k, l) for m, n, k, l in BENCH_SHAPES + EXTRA_SHAPES}
+        plans = {f"{m}x{n}x{k}x{l}": kernel.lib.nvfp4_capi_plan(m, n, k, l)
+                 for m, n, k, l in task_tests() + BENCH_SHAPES + EXTRA_SHAPES}
         log("launch plan per shape (split-K cluster size, +shared A): " + ", ".join(f"{s}={describe_plan(p)}" for s, p in plans.items()))
     why = kernel.unsupported(100, 256, 256, 1)
     log(f"unsupported m=100: {why!r}")
@@ -457,7 +461,8 @@ def cublas_anchor(sets: list, m: int, n: int, args: argparse.Namespace) -> float
 
 def bench_shapes(args: argparse.Namespace) -> list[tuple[int, int, int, int]]:
     """`--shapes bench`: the three benchmark shapes; `task`: task.yml's tests, then its benchmarks."""
-    return BENCH_SHAPES if args.shapes == "bench" else task_tests() + BENCH_SHAPES
+    shapes = BENCH_SHAPES if args.shapes == "bench" else task_tests() + BENCH_SHAPES
+    return [s for s in shapes if not args.only or "x".join(map(str, s[:3])) in args.only]
 
 
 def cmd_time_variant(args: argparse.Namespace) -> None:
@@ -724,6 +729,7 @@ def main() -> int:
     parser.add_argument("--shape", default="128,7168,16384", help="m,n,k for `launch`")
     parser.add_argument("--shapes", choices=["bench", "task"], default="bench",
                         help="bench: the 3 benchmark shapes; task: task.yml's tests and benchmarks (13)")
+    parser.add_argument("--only", nargs="*", default=[], metavar="MxNxK", help="of --shapes, only these")
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", REPO / ".sm90build")))
     args = parser.parse_args()
     sys.path.insert(0, str(REPO))  # this checkout's nvfp4ctl, not an installed one

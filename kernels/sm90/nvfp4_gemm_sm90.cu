@@ -30,9 +30,9 @@
 // decodes A into the fp16 buffers, the last warp issues TMA. Split-K: a cluster of kClusterK
 // (2, 3, 4 or 8) CTAs along K, K tiles split as evenly as possible; each CTA reduces one slice of
 // the output tile from all CTAs' partials, exchanged through an L2 workspace (v9; distributed
-// shared memory before, ~5x slower per byte). Spanning split (v10, one M tile with shared A, where it
-// shortens the busiest CTA): one range of the launch's (N tile, K tile) units per SM, crossing tile
-// boundaries, so all 132 SMs of an H100 work instead of 2 x 56; a range that leaves a tile hands its
+// shared memory before, ~5x slower per byte). Spanning split (v10 one M tile, v14 any resident grid;
+// shared A, where it shortens the busiest CTA): one range of the launch's (tile, K tile) units per SM,
+// crossing tile boundaries, so all 132 SMs of an H100 work instead of 2 x 56; a range that leaves a tile hands its
 // partial over mid-run, and the CTAs whose ranges end in a tile share its reduction. A split of 4
 // or 8 without a hardware cluster (v7 shared A, v13 per-CTA A) meets through flags where every CTA
 // is resident. C goes through the freed stages in 512-byte warp stores (v12, staged C), except in
@@ -90,12 +90,12 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
   const int m_tiles = m / BLOCK_M, n_tiles = n / BLOCK_N;
   const uint32_t my_rank = kSoftSplit ? blockIdx.x : sm90::cluster_cta_rank();
   const int k_tiles = k / BLOCK_K;
+  [[maybe_unused]] const int tiles = m_tiles * n_tiles * l;
+  [[maybe_unused]] const SpanRange range =
+      kSpan ? span_range(int(blockIdx.x), span, k_tiles, m_tiles, n_tiles) : SpanRange{};
   const TileCoords tile = [&]() -> TileCoords {
-    if constexpr (kSpan) {  // one M tile (the host checks)
-      const int begin = span_begin(blockIdx.x, span), end = span_begin(blockIdx.x + 1, span);
-      int first = 0, offset = begin;  // begin / k_tiles without a division (see SpanSplit)
-      while (offset >= k_tiles) offset -= k_tiles, ++first;
-      return {0, first, 0, offset, end - begin, min(end - begin, k_tiles - offset)};
+    if constexpr (kSpan) {
+      return range.tile;
     } else if constexpr (kPersistent) {
       return unit_coords(PersistentUnit{0, int(blockIdx.x)}, persistent, m_tiles, n_tiles);
     } else {
@@ -107,15 +107,23 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
     }
   }();
   const int rest_k = k / (4 * kSfVec);  // 512-byte scale chunks per 128-row tile
-  const auto sources_of = [&](const TileCoords& t) {
-    return TileSources{&tmap_a, &tmap_b, &tmap_a16,
-                       sfa + (size_t(t.batch) * m_tiles + t.m_tile) * rest_k * 512,
-                       sfb + (size_t(t.batch) * n_tiles + t.n_tile) * rest_k * 512,
-                       t.batch * m + t.m_tile * BLOCK_M, t.batch * n + t.n_tile * BLOCK_N, rest_k * 512};
+  const auto origin_of = [&](const TileCoords& t) {
+    return TileOrigin{sfa + (size_t(t.batch) * m_tiles + t.m_tile) * rest_k * 512,
+                      sfb + (size_t(t.batch) * n_tiles + t.n_tile) * rest_k * 512, t.batch * m + t.m_tile * BLOCK_M,
+                      t.batch * n + t.n_tile * BLOCK_N};
   };
-  const TileSources src = sources_of(tile);
+  const auto sources_of = [&](const TileCoords& t) {
+    const TileOrigin first = origin_of(t);
+    return TileSources{&tmap_a, &tmap_b, &tmap_a16, first, first};
+  };
+  const TileSources src = [&]() {
+    TileSources sources = sources_of(tile);
+    // a spanning range that does not end in its first tile goes on in the next (never past the last)
+    if constexpr (kSpan)
+      if (tile.first_len < tile.num_k_tiles) sources.next = origin_of(tile_at(range.first + 1, m_tiles, n_tiles));
+    return sources;
+  }();
   // a persistent CTA's units: blockIdx.x, blockIdx.x + gridDim.x, ... while below tiles * parts
-  [[maybe_unused]] const int tiles = m_tiles * n_tiles * l;
   const bool is_producer = threadIdx.x == P::kProducerThread;
   // The descriptors' first fetch overlaps the barrier init (v12 issued it after the init's __syncthreads).
   const auto prefetch_maps = [&]() {
@@ -239,9 +247,8 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
 
   // ---- Split-K epilogue through an L2 workspace (a persistent CTA wrote C tile by tile) ----
   if constexpr (kSpan) {
-    if (threadIdx.x == 0) timeline_mark(kPartialsSent);
-    if (wg < kNumMathWarpgroups) span_epilogue(acc, threadIdx.x, blockIdx.x, span, k_tiles, c, m, n, epoch,
-                                                  sm90::smem_addr(smem.stage(0)));
+    if (wg < kNumMathWarpgroups) span_epilogue(acc, threadIdx.x, blockIdx.x, span, k_tiles, m_tiles, n_tiles, c, m, n,
+                                                  epoch, sm90::smem_addr(smem.stage(0)));
   } else if constexpr (!kPersistent) {
     const int first_slot = int(blockIdx.z * gridDim.y + blockIdx.y) * kClusterK;
     if (kClusterK > 1 && wg < kNumMathWarpgroups) {

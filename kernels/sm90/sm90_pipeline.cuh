@@ -40,12 +40,21 @@ struct SharedStorage {
   __device__ uint32_t* e2m1_table() const { return reinterpret_cast<uint32_t*>(barriers() + P::kNumBarriers); }
 };
 
-// Where one CTA's loads come from: rows of the packed maps and its tile's scale chunks.
+// Where one tile's loads come from: rows of the packed maps (and of A's copy) and its scale chunks.
+struct TileOrigin {
+  const uint8_t *sfa, *sfb;
+  int row_a, row_b;
+};
+
+// Where one CTA's loads come from: its tile's origin, and the next tile's where a spanning range
+// goes on there (N tile + 1, or N tile 0 of the next M tile; elsewhere the same as the first).
 struct TileSources {
   const CUtensorMap *tmap_a, *tmap_b, *tmap_a16;
-  const uint8_t *sfa_tile, *sfb_tile;
-  int row_a, row_b;
-  int sfb_tile_bytes;  // from one N tile's scale chunks to the next's
+  TileOrigin first, next;
+  // by value: returning a reference put every kernel's sources in local memory (72 bytes of stack)
+  __device__ __forceinline__ TileOrigin of(const TileCoords& tile, int i) const {
+    return in_next_tile(tile, i) ? next : first;
+  }
 };
 
 // Packed B rows and their scale chunk of K tile kt into stage s (both paths), counted on its full barrier.
@@ -54,10 +63,9 @@ __device__ __forceinline__ void load_packed_b(const SharedStorage<kSharedA>& sme
                                               const TileCoords& tile, int i) {
   uint64_t* full = &smem.full_barriers()[s];
   const int kt = unit_k_tile(tile, i);
-  const bool next = in_next_tile(tile, i);
-  sm90::tma_load_2d(smem.b_packed(s), src.tmap_b, kt * PACKED_ROW_BYTES, src.row_b + (next ? BLOCK_N : 0), full);
-  sm90::bulk_load(smem.sfb(s), src.sfb_tile + (next ? src.sfb_tile_bytes : 0) + size_t(kt) * SMEM_SF_BYTES,
-                  SMEM_SF_BYTES, full);
+  const TileOrigin at = src.of(tile, i);
+  sm90::tma_load_2d(smem.b_packed(s), src.tmap_b, kt * PACKED_ROW_BYTES, at.row_b, full);
+  sm90::bulk_load(smem.sfb(s), at.sfb + size_t(kt) * SMEM_SF_BYTES, SMEM_SF_BYTES, full);
 }
 
 // ---- Producer (per-CTA A): one thread issues packed A/B tile loads (TMA) and scales (bulk copies) ----
@@ -72,8 +80,8 @@ __device__ __forceinline__ void producer(const SharedStorage<false>& smem, const
     sm90::mbar_wait(&smem.empty_barriers()[s], pipe.phase ^ 1);
     uint64_t* full = &smem.full_barriers()[s];
     sm90::mbar_arrive_expect_tx(full, Plan<false>::kStageTxBytes);
-    sm90::tma_load_2d(smem.a_packed(s), src.tmap_a, kt * PACKED_ROW_BYTES, src.row_a, full);
-    sm90::bulk_load(smem.sfa(s), src.sfa_tile + size_t(kt) * SMEM_SF_BYTES, SMEM_SF_BYTES, full);
+    sm90::tma_load_2d(smem.a_packed(s), src.tmap_a, kt * PACKED_ROW_BYTES, src.first.row_a, full);
+    sm90::bulk_load(smem.sfa(s), src.first.sfa + size_t(kt) * SMEM_SF_BYTES, SMEM_SF_BYTES, full);
     load_packed_b(smem, src, s, tile, i);
   }
 }
@@ -90,9 +98,10 @@ __device__ __forceinline__ void load_local_a(const SharedStorage<true>& smem, co
   sm90::mbar_arrive_expect_tx(bar, local_a_tiles(tile) * kLocalAPackedBytes);
   for (int i = 0; i < local_a_tiles(tile); ++i) {
     uint8_t* dst = smem.a_fp16_stage(kLocalAStage) + i * kLocalAPackedBytes;
-    const int kt = unit_k_tile(tile, i);  // A's rows are the same in both tiles of a spanning range
-    sm90::tma_load_2d(dst, src.tmap_a, kt * PACKED_ROW_BYTES, src.row_a, bar);
-    sm90::bulk_load(dst + SMEM_A_PACKED_BYTES, src.sfa_tile + size_t(kt) * SMEM_SF_BYTES, SMEM_SF_BYTES, bar);
+    const int kt = unit_k_tile(tile, i);
+    const TileOrigin at = src.of(tile, i);  // a spanning range may go on in the next M tile
+    sm90::tma_load_2d(dst, src.tmap_a, kt * PACKED_ROW_BYTES, at.row_a, bar);
+    sm90::bulk_load(dst + SMEM_A_PACKED_BYTES, at.sfa + size_t(kt) * SMEM_SF_BYTES, SMEM_SF_BYTES, bar);
   }
 }
 
@@ -114,12 +123,15 @@ __device__ __forceinline__ int prefill_b(const SharedStorage<true>& smem, const 
   return prefilled;
 }
 
-__device__ __forceinline__ void load_a16(const SharedStorage<true>& smem, const TileSources& src, int s, int kt) {
+// A's fp16 slice of unit i of the CTA's range, from the launch-wide copy, into stage s.
+__device__ __forceinline__ void load_a16(const SharedStorage<true>& smem, const TileSources& src, int s,
+                                         const TileCoords& tile, int i) {
   uint64_t* full = &smem.full_barriers()[s];
+  const int kt = unit_k_tile(tile, i), row = src.of(tile, i).row_a;
 #pragma unroll
   for (int atom = 0; atom < BLOCK_K / A_ATOM_K; ++atom)
-    sm90::tma_load_2d(smem.a_fp16_stage(s) + atom * A_ATOM_BYTES, src.tmap_a16, kt * BLOCK_K + atom * A_ATOM_K,
-                      src.row_a, full);
+    sm90::tma_load_2d(smem.a_fp16_stage(s) + atom * A_ATOM_BYTES, src.tmap_a16, kt * BLOCK_K + atom * A_ATOM_K, row,
+                      full);
 }
 
 // After the launch-wide barrier: A for the prefilled stages, then every stage in full. The ring state
@@ -127,14 +139,14 @@ __device__ __forceinline__ void load_a16(const SharedStorage<true>& smem, const 
 __device__ __forceinline__ void producer_shared_a(const SharedStorage<true>& smem, const TileSources& src,
                                                   const TileCoords& tile, int prefilled,
                                                   PipelineState<Plan<true>::kStages>& pipe) {
-  for (int s = local_a_tiles(tile); s < prefilled; ++s) load_a16(smem, src, s, unit_k_tile(tile, s));
+  for (int s = local_a_tiles(tile); s < prefilled; ++s) load_a16(smem, src, s, tile, s);
   for (int i = 0; i < prefilled; ++i) pipe.advance_pipeline();
   for (int i = prefilled; i < tile.num_k_tiles; ++i, pipe.advance_pipeline()) {
     const int s = pipe.stage_idx;
     sm90::mbar_wait(&smem.empty_barriers()[s], pipe.phase ^ 1);
     sm90::mbar_arrive_expect_tx(&smem.full_barriers()[s], Plan<true>::kStageTxBytes);
     load_packed_b(smem, src, s, tile, i);
-    load_a16(smem, src, s, unit_k_tile(tile, i));
+    load_a16(smem, src, s, tile, i);
   }
 }
 

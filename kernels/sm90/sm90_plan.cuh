@@ -186,20 +186,25 @@ struct LaunchPlan {
   int persistent_parts = 1;  // its K ranges per tile
 };
 
-// A spanning split needs one M tile (its ranges share A's rows), every CTA resident (it meets through
-// flags) with two workspace slots, ranges of at most one tile (so at most two tiles each) and of at
-// least a quarter of one (at most kMaxSpanOwners owners per tile), enough K tiles per CTA for shared A,
-// and it must shorten the busiest CTA's range by at least a tenth over the split it replaces.
-int span_ctas(int m, int n, int k, int l, int busiest_k_tiles, const PlanKnobs& knobs) {
+// A spanning split needs every CTA resident (it meets through flags) with two workspace slots, no
+// more tiles than CTAs, ranges of at most one tile (so at most two tiles each) and of at least a
+// quarter of one (at most kMaxSpanOwners owners per tile), enough K tiles per CTA for shared A, and it
+// must shorten the busiest CTA's range by at least SPAN_MIN_GAIN % over the split it replaces. Its
+// ranges may cross from one M tile (or batch) into the next: each tile's A rows come from the copy.
+// In place of an unsplit launch (no partials at all) it must also save more than the exchange costs:
+// kSpanExchangeKTiles K tiles of main loop. Timeline of 256 x 7168 x 2048 (H100, 2026-11-26): the
+// spanning epilogue took 3.8 us from the last wgmma to exit, the unsplit one 1.0 (staged C), ~4 K
+// tiles at 0.72 us; there the span's 14 K tiles instead of 16 measured 22.4 us against 19.3.
+constexpr int kSpanExchangeKTiles = 4;
+int span_ctas(int m, int n, int k, int l, int busiest_k_tiles, bool replaces_split, const PlanKnobs& knobs) {
   const int most = min(resident_ctas(), min(kSharedAMaxCtas, kL2PartialSlots / 2));
   const int ctas = knobs.span_ctas > 0 ? min(knobs.span_ctas, most) : most;
-  const int n_tiles = n / BLOCK_N, k_tiles = k / BLOCK_K;
-  if (!NVFP4_SM90_SPAN || !knobs.span || (m / BLOCK_M) * l != 1 || ctas <= 0 || n_tiles > ctas) return 0;
-  const int units = n_tiles * k_tiles;  // n_tiles <= ctas <= 256, k_tiles <= 1024 (shared A's capacity / 128 rows)
-  const int shortest = units / ctas, longest = (units + ctas - 1) / ctas;
-  const bool fits = longest <= k_tiles && 4 * shortest >= k_tiles &&
-                    shortest >= max(knobs.shared_a_min_k_tiles, max(kLocalATiles, 1));
-  return fits && 100 * longest <= (100 - knobs.span_min_gain) * busiest_k_tiles ? ctas : 0;
+  const int tiles = (m / BLOCK_M) * (n / BLOCK_N) * l, k_tiles = k / BLOCK_K;
+  if (!NVFP4_SM90_SPAN || !knobs.span || (NVFP4_SM90_EXPERIMENT(SPAN_ONE_M_TILE) && (m / BLOCK_M) * l != 1)) return 0;
+  // tiles <= ctas <= 256 and k_tiles <= 1024 (shared A's capacity / 128 rows): the units fit an int
+  const int longest = span_longest(tiles, k_tiles, ctas, max(knobs.shared_a_min_k_tiles, max(kLocalATiles, 1)));
+  const bool worth_exchange = replaces_split || longest + kSpanExchangeKTiles < busiest_k_tiles;
+  return longest > 0 && worth_exchange && 100 * longest <= (100 - knobs.span_min_gain) * busiest_k_tiles ? ctas : 0;
 }
 
 // A persistent launch: more tiles than resident CTAs, so one CTA per SM loops over them (shared A
@@ -227,7 +232,7 @@ LaunchPlan choose_plan(int m, int n, int k, int l) {
       const int busiest_k_tiles = (k / BLOCK_K + split.cluster_k - 1) / split.cluster_k;
       const bool resident = split.soft || tiles <= max_active_clusters_of<true>(split.cluster_k);
       if (busiest_k_tiles >= knobs.shared_a_min_k_tiles && resident && tiles * split.cluster_k <= kSharedAMaxCtas)
-        return {split.cluster_k, true, split.soft, span_ctas(m, n, k, l, busiest_k_tiles, knobs)};
+        return {split.cluster_k, true, split.soft, span_ctas(m, n, k, l, busiest_k_tiles, split.cluster_k > 1, knobs)};
     }
     if (const PersistentPlan p = plan_persistent(tiles, k, knobs); p.ctas > 0) return {1, true, false, 0, p.ctas, p.parts};
   }

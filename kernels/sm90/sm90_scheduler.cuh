@@ -1,5 +1,5 @@
 // Which K tiles each CTA of an sm_90a NVFP4 GEMM launch runs: a tile's K range (split-K over a
-// cluster or a software split), one range of the launch's (N tile, K tile) units per CTA that may
+// cluster or a software split), one range of the launch's (tile, K tile) units per CTA that may
 // cross a tile boundary (spanning split), or a persistent CTA's sequence of (tile, K part) units.
 // The host picks the plan (sm90_plan.cuh).
 #pragma once
@@ -11,31 +11,100 @@
 namespace nvfp4_sm90 {
 
 // A CTA's work: num_k_tiles K tiles from k_tile_begin of tile (m_tile, n_tile, batch); with a
-// spanning split the range continues after first_len of them at K tile 0 of N tile n_tile + 1.
+// spanning split the range continues after first_len of them at K tile 0 of the next tile (tile_at).
 struct TileCoords {
   int m_tile, n_tile, batch, k_tile_begin, num_k_tiles;
   int first_len;  // = num_k_tiles unless the range spans two tiles
 };
 
-// Unit i of a CTA's range: its K tile, and whether it lies in the next N tile.
+// Unit i of a CTA's range: its K tile, and whether it lies in the next tile.
 __device__ __forceinline__ bool in_next_tile(const TileCoords& t, int i) { return i >= t.first_len; }
 __device__ __forceinline__ int unit_k_tile(const TileCoords& t, int i) {
   return in_next_tile(t, i) ? i - t.first_len : t.k_tile_begin + i;
 }
 
-// Spanning split (one M tile, shared A): the launch's units (N tile, K tile), N-tile-major, cut into
+// Tile `index` of a launch, in launch order: N tile fastest, then the M tiles of each batch (the
+// order of a split launch's grid, blockIdx.y = N tile, blockIdx.z = batch * M tiles + M tile).
+__host__ __device__ __forceinline__ TileCoords tile_at(int index, int m_tiles, int n_tiles) {
+  const int rest = index / n_tiles;
+  return {rest % m_tiles, index % n_tiles, rest / m_tiles, 0, 0, 0};
+}
+
+// Spanning split (shared A): the launch's units (tile, K tile), tile-major in launch order, cut into
 // one range per CTA, q or q + 1 units long (q = units / CTAs; the first r = units % CTAs get one more).
 // A range is at most one tile long (the host checks), so it ends in the tile it starts in or in the
-// next one. CTA c's range is [span_begin(c), span_begin(c + 1)). The host passes q and r: a division
-// in the kernel would move the range, and so the main loop's bounds, out of uniform registers, and
-// every wgmma descriptor would then cost an R2UR (15 % slower per K tile, H100).
+// next one: N tile + 1, or N tile 0 of the next M tile (or batch). CTA c's range is
+// [span_begin(c), span_begin(c + 1)). The host passes q and r: a division in the kernel would move
+// the range, and so the main loop's bounds, out of uniform registers, and every wgmma descriptor
+// would then cost an R2UR (15 % slower per K tile, H100). The range's first tile is a unit index
+// over k_tiles, by a multiply with the host's k_tiles_magic (span_split).
 struct SpanSplit {
   int q, r;
+  uint32_t k_tiles_magic;  // ceil(2^32 / K tiles)
 };
-__device__ __forceinline__ int span_begin(int cta, SpanSplit split) { return cta * split.q + min(cta, split.r); }
-__device__ __forceinline__ int span_cta_of(int unit, SpanSplit split) {
+
+// n / d as (n * ceil(2^32 / d)) >> 32: exact while n * d < 2^32 (here n <= 256 * 1024 units, d <=
+// 1024 K tiles). The loop of subtractions it replaces cost ~20 cycles per tile before a spanning
+// CTA's first load (1.3 us of setup at 112 tiles, H100).
+__host__ __device__ __forceinline__ uint32_t div_magic(uint32_t d) {
+  return uint32_t(((uint64_t(1) << 32) + d - 1) / d);
+}
+__host__ __device__ __forceinline__ int div_by_magic(int n, uint32_t magic) {
+  return int((uint64_t(uint32_t(n)) * magic) >> 32);
+}
+__host__ __device__ inline SpanSplit span_split(int units, int ctas, int k_tiles) {
+  return {units / ctas, units % ctas, div_magic(uint32_t(k_tiles))};
+}
+__host__ __device__ __forceinline__ int span_begin(int cta, SpanSplit split) {
+  return cta * split.q + (cta < split.r ? cta : split.r);
+}
+__host__ __device__ __forceinline__ int span_cta_of(int unit, SpanSplit split) {
   const int long_units = split.r * (split.q + 1);  // covered by the first r CTAs
   return unit < long_units ? unit / (split.q + 1) : split.r + (unit - long_units) / split.q;
+}
+
+// CTA c's range of a spanning split: its first tile (index `first`), from K tile k_tile_begin,
+// first_len K tiles there and the rest from K tile 0 of tile first + 1. The range's bounds come from
+// span_begin and the magic multiply (see SpanSplit); only the tile's coordinates divide.
+struct SpanRange {
+  TileCoords tile;
+  int first;  // the first tile's index in launch order
+};
+__host__ __device__ __forceinline__ SpanRange span_range(int cta, SpanSplit split, int k_tiles, int m_tiles,
+                                                         int n_tiles) {
+  const int begin = span_begin(cta, split), end = span_begin(cta + 1, split);
+  const int first = div_by_magic(begin, split.k_tiles_magic), offset = begin - first * k_tiles;
+  TileCoords t = tile_at(first, m_tiles, n_tiles);
+  t.k_tile_begin = offset, t.num_k_tiles = end - begin;
+  t.first_len = end - begin < k_tiles - offset ? end - begin : k_tiles - offset;
+  return {t, first};
+}
+
+// The longest range of a spanning split of `tiles` tiles of k_tiles K tiles over `ctas` CTAs, or 0
+// where it cannot run: more tiles than CTAs, a range longer than one tile (it would touch three), or
+// shorter than min_k_tiles or than a tile's share of kMaxSpanOwners (span_epilogue's owners).
+__host__ __device__ inline int span_longest(int tiles, int k_tiles, int ctas, int min_k_tiles) {
+  if (ctas <= 0 || tiles > ctas || k_tiles < 2) return 0;  // one K tile per tile: nothing to span (and no magic)
+  const int units = tiles * k_tiles, shortest = units / ctas, longest = (units + ctas - 1) / ctas;
+  const bool fits = longest <= k_tiles && kMaxSpanOwners * shortest >= k_tiles && shortest >= min_k_tiles;
+  return fits ? longest : 0;
+}
+
+// Who reduces the tile CTA c's range ends in (`last`): the CTAs whose ranges end there (owners, one
+// slice of the tile each), with the range that starts there and goes on into the next tile as one
+// more partner (tail, its partial handed over mid-run) when there is one. CTA c itself hands over
+// its first tile's partial when its range started in the tile before (spans).
+struct SpanTile {
+  int last, first_cta, owners, partners;
+  bool tail, spans;
+};
+__host__ __device__ inline SpanTile span_tile(int cta, SpanSplit split, int k_tiles) {
+  const int last = (span_begin(cta + 1, split) - 1) / k_tiles;
+  const int first_cta = span_cta_of(last * k_tiles, split);
+  const int last_cta = span_cta_of((last + 1) * k_tiles - 1, split);
+  const bool tail = span_begin(last_cta + 1, split) > (last + 1) * k_tiles;
+  const int owners = last_cta - first_cta + 1 - (tail ? 1 : 0);
+  return {last, first_cta, owners, owners + (tail ? 1 : 0), tail, span_begin(cta, split) < last * k_tiles};
 }
 
 // Persistent launch (shared A, more tiles than resident CTAs): the launch's units are (tile, K
@@ -69,10 +138,12 @@ struct PersistentUnit {
 
 __host__ __device__ __forceinline__ TileCoords unit_coords(const PersistentUnit& u, PersistentSplit split, int m_tiles,
                                                            int n_tiles) {
-  const int part = u.part(split), rest = u.tile / n_tiles;
+  const int part = u.part(split);
   const int num_k_tiles = split.k_base + (part < split.k_rem ? 1 : 0);
-  return {rest % m_tiles, u.tile % n_tiles, rest / m_tiles, part * split.k_base + (part < split.k_rem ? part : split.k_rem),
-          num_k_tiles, num_k_tiles};
+  TileCoords t = tile_at(u.tile, m_tiles, n_tiles);
+  t.k_tile_begin = part * split.k_base + (part < split.k_rem ? part : split.k_rem);
+  t.num_k_tiles = t.first_len = num_k_tiles;
+  return t;
 }
 
 // The host's choice for a persistent launch of `tiles` tiles of k_tiles K tiles on `most` resident

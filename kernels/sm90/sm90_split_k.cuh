@@ -12,6 +12,7 @@
 #include "sm90_decode.cuh"  // kOutputUnscale
 #include "sm90_ptx.cuh"
 #include "sm90_scheduler.cuh"
+#include "sm90_timeline.cuh"
 
 namespace nvfp4_sm90 {
 
@@ -205,21 +206,21 @@ __device__ __forceinline__ void persistent_epilogue(const float (&acc)[64], int 
 // goes on into the next tile (it handed its share over mid-run, hand_over_first_tile). Owners store
 // the groups they do not own to their second slot, meet, and add the tile's contributions in K order.
 __device__ __forceinline__ void span_epilogue(const float (&acc)[64], int math_thread, int cta, SpanSplit split,
-                                              int k_tiles, __half* c, int m, int n, uint32_t epoch, uint32_t staging) {
-  const int last = (span_begin(cta + 1, split) - 1) / k_tiles;
-  const int first_cta = span_cta_of(last * k_tiles, split);
-  const int last_cta = span_cta_of((last + 1) * k_tiles - 1, split);
-  const bool tail = span_begin(last_cta + 1, split) > (last + 1) * k_tiles;
-  const int owners = last_cta - first_cta + 1 - (tail ? 1 : 0), partners = owners + (tail ? 1 : 0);
+                                              int k_tiles, int m_tiles, int n_tiles, __half* c, int m, int n,
+                                              uint32_t epoch, uint32_t staging) {
+  const SpanTile st = span_tile(cta, split, k_tiles);
+  const int first_cta = st.first_cta, owners = st.owners, partners = st.partners;
+  const bool tail = st.tail, spans = st.spans;  // spans: its first tile's partial waits in slot 2 cta
   const auto slot_of = [=](int s) { return 2 * (first_cta + s) + (s < owners ? 1 : 0); };
-  const bool spans = span_begin(cta, split) < last * k_tiles;  // its first tile's partial waits in slot 2 cta
-  const TileCoords tile{0, last, 0, 0, 0, 0};
+  const TileCoords tile = tile_at(st.last, m_tiles, n_tiles);
   with_cluster_rank<kMaxSpanOwners>(uint32_t(owners - 1), [&](auto owners_less_one) {
     constexpr int kOwners = decltype(owners_less_one)::value + 1;
     with_cluster_rank<kOwners>(uint32_t(cta - first_cta), [&](auto rank) {
       constexpr int kRank = decltype(rank)::value;
       store_partials_l2<kOwners, kRank>(acc, math_thread, slot_of(kRank));
+      if (math_thread == 0) timeline_mark(kPartialsSent);
       if (partners > 1 || spans) meet_partners(math_thread, partners, kRank, slot_of, epoch, spans ? 2 * cta : -1);
+      if (math_thread == 0) timeline_mark(kPartialsLanded);
       if (tail)
         reduce_and_store_l2<kOwners, kRank, kOwners + 1, kStagedC>(acc, math_thread, slot_of, c, m, n, tile, staging);
       else

@@ -26,10 +26,12 @@ TASK_TESTS = [
 OUTSIDE_TASK = [(256, 384, 512, 1), (128, 256, 256, 2), (256, 384, 512, 2), (384, 640, 768, 3), (128, 2048, 3584, 2),
                 (128, 7168, 4096, 2)]
 FULL_RANGE = [(128, 256, 256, 1), (256, 384, 512, 2), (128, 7168, 2048, 1), (128, 4096, 7168, 1), (256, 7168, 2048, 1)]
-# The spanning split (one K range per SM across tile boundaries; one M tile, shared A) runs these on an
-# H100 (132 SMs): 54-55, 27-28, 46-47 and 40-41 K tiles per CTA, 2-3 owners per tile, ranges that hand a
-# tile over mid-run (benchmarks/sm90_kernel.py check logs the plans).
-SPANNING = [(128, 7168, 16384, 1), (128, 7168, 8192, 1), (128, 6144, 16384, 1), (128, 7168, 12288, 1)]
+# The spanning split (one K range per SM across tile boundaries, shared A) runs these on an H100 (132
+# SMs): 54-55, 27-28, 46-47 and 40-41 K tiles per CTA, 2-3 owners per tile, ranges that hand a tile over
+# mid-run; the last three cross M-tile or batch boundaries (20-21, 21 and 35-36 K tiles per CTA;
+# benchmarks/sm90_kernel.py check logs the plans).
+SPANNING = [(128, 7168, 16384, 1), (128, 7168, 8192, 1), (128, 6144, 16384, 1), (128, 7168, 12288, 1),
+            (512, 1536, 7168, 1), (256, 1536, 7168, 2), (128, 3584, 7168, 3)]
 
 
 @pytest.fixture(scope="module")

@@ -13,10 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from nvfp4ctl.build import toolchain
-
-REPO = Path(__file__).resolve().parents[2]
-FOLDER = REPO / "kernels" / "sm90"
 
 # For each case: the plan for `most` resident CTAs, then one line per unit in the order its CTA runs
 # it: cta, step (its place in that CTA's sequence), global unit index, tile, part, K begin, K tiles.
@@ -54,18 +50,8 @@ SLOTS = 512
 
 
 @pytest.fixture(scope="module")
-def schedule(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    try:
-        nvcc = toolchain.nvcc_path()
-    except Exception as exc:  # noqa: BLE001 - any missing toolchain means the same skip
-        pytest.skip(f"no nvcc: {exc}")
-    folder = tmp_path_factory.mktemp("schedule")
-    source, binary = folder / "schedule.cu", folder / "schedule"
-    source.write_text(PROGRAM)
-    done = subprocess.run([str(nvcc), "-std=c++17", f"-I{FOLDER}", "-o", str(binary), str(source)],
-                          capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    return binary
+def schedule(host_program) -> Path:
+    return host_program("schedule", PROGRAM)
 
 
 def run_cases(binary: Path, cases: list[tuple[int, int, int, int, int]]) -> list[tuple[tuple[int, int], list[tuple[int, ...]]]]:
