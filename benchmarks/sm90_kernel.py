@@ -90,8 +90,9 @@ VARIANTS: dict[str, list[str]] = {
     # persistent launches may cut a tile into 4 K parts (check: 896x2432x1024 then runs 4 parts)
     "parts4": ["-DNVFP4_SM90_PERSISTENT_MAX_PARTS=4"],
     "no_persistent_c": ["-DNVFP4_SM90_ABLATE_PERSISTENT_C=1"],
-    # v13: the spanning split only for one M tile (512x1536x7168 then splits over clusters of 2)
-    "v13": ["-DNVFP4_SM90_SPAN_ONE_M_TILE=1"],
+    # the spanning split only for one M tile, as before v14 (512x1536x7168 then splits over clusters
+    # of 2); the task shapes then get v13's plans
+    "span_one_m_tile": ["-DNVFP4_SM90_SPAN_ONE_M_TILE=1"],
     # the spanning kernel on the cluster split's 112 CTAs (same work per CTA): compares the code paths
     "span112": ["-DNVFP4_SM90_SPAN_CTAS=112", "-DNVFP4_SM90_SPAN_MIN_GAIN=0"],
     "local0": ["-DNVFP4_SM90_LOCAL_A_TILES=0"],
@@ -108,16 +109,17 @@ VARIANTS: dict[str, list[str]] = {
 }
 # the same variants as timeline builds (benchmarks/sm90_kernel.py timeline --variants timeline_X)
 VARIANTS |= {f"timeline_{name}": VARIANTS["timeline"] + VARIANTS[name]
-             for name in ("no_soft_split", "no_span", "local0", "local3", "unstaged", "v13")}
+             for name in ("no_soft_split", "no_span", "local0", "local3", "unstaged", "span_one_m_tile")}
 # TimelineEvent in the kernel, in order
 TIMELINE_EVENTS = ["entry", "setup", "a_decoded", "arrived", "grid_barrier", "first_tile", "main_loop_done", "partials_sent", "partials_landed",
                    "exit", "sm", "previous_exit"]
 BENCH_SHAPES = [(128, 7168, 16384, 1), (128, 4096, 7168, 1), (128, 7168, 2048, 1)]
-# 256x1536x7168x2 and 128x3584x7168x3 span on an H100 with ranges crossing M-tile and batch
-# boundaries (128x7168x4096x2 would save too few K tiles over its unsplit launch); the last four run persistent (more tiles than resident CTAs): batches, uneven
+# 256x1536x7168x2, 128x3584x7168x3 and 256x2304x14336 span on an H100 with ranges crossing M-tile
+# and batch boundaries (in the last, one range holds a single K tile before it goes on into the next
+# M tile; 128x7168x4096x2 would save too few K tiles over its unsplit launch); the last four run persistent (more tiles than resident CTAs): batches, uneven
 # waves, tiles cut into 1, 1, 2 and 2 K parts (1, 1, 4 and 4 with the variant parts4)
 EXTRA_SHAPES = [(256, 384, 512, 1), (128, 256, 256, 2), (256, 384, 512, 2), (384, 640, 768, 3), (1024, 1024, 1024, 1),
-                (128, 2048, 3584, 2), (128, 7168, 4096, 2), (256, 1536, 7168, 2), (128, 3584, 7168, 3),
+                (128, 2048, 3584, 2), (128, 7168, 4096, 2), (256, 1536, 7168, 2), (128, 3584, 7168, 3), (256, 2304, 14336, 1),
                 (384, 7168, 2304, 2), (1280, 2048, 1024, 3), (640, 3456, 2048, 1), (896, 2432, 1024, 1)]
 FULL_SCALE_SHAPES = [(128, 256, 256, 1), (256, 384, 512, 2), (128, 7168, 2048, 1), (512, 1536, 7168, 1),
                      (128, 4096, 7168, 1), (384, 7168, 2304, 1), (1280, 2048, 1024, 3), (896, 2432, 1024, 1)]

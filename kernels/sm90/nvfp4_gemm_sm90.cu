@@ -219,7 +219,7 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
 #endif
       }
     } else {
-      math<kSharedA, kSpan>(smem, tile, wg, threadIdx.x % 128, acc, 2 * int(blockIdx.x), pipe);
+      math<kSharedA, kSpan>(smem, tile, wg, threadIdx.x % 128, acc, span_hand_over_slot(int(blockIdx.x)), pipe);
     }
   } else if (threadIdx.x >= P::kProducerThread) {  // the producer warp
     if constexpr (kSharedA) {

@@ -64,8 +64,11 @@ cudaError_t launch(const CUtensorMap& tmap_a, const CUtensorMap& tmap_b, const C
   const cudaError_t err = allow_large_smem<kClusterK, kSharedA, kSoftSplit, kSpan, kPersistent>();
   if (err != cudaSuccess) return err;
   const dim3 grid = kSpan || kPersistent ? dim3(ctas, 1, 1) : dim3(kClusterK, args.n / BLOCK_N, (args.m / BLOCK_M) * args.l);
-  const int span_units = (args.m / BLOCK_M) * (args.n / BLOCK_N) * args.l * (args.k / BLOCK_K);
-  const SpanSplit span = kSpan ? span_split(span_units, ctas, args.k / BLOCK_K) : SpanSplit{0, 0, 0};
+  SpanSplit span{0, 0, 0};
+  if constexpr (kSpan) {  // the planner keeps a spanning launch's units within an int (span_longest)
+    const int tiles = (args.m / BLOCK_M) * (args.n / BLOCK_N) * args.l;
+    span = span_split(tiles * (args.k / BLOCK_K), ctas, args.k / BLOCK_K);
+  }
   const PersistentSplit persistent = persistent_split(args.k / BLOCK_K, parts);
   if (++launch_epoch == 0) launch_epoch = 1;
   constexpr int kThreads = Plan<kSharedA>::kThreads, kSmemBytes = Plan<kSharedA>::kSmemBytes;

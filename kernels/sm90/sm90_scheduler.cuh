@@ -43,8 +43,8 @@ struct SpanSplit {
   uint32_t k_tiles_magic;  // ceil(2^32 / K tiles)
 };
 
-// n / d as (n * ceil(2^32 / d)) >> 32: exact while n * d < 2^32 (here n <= 256 * 1024 units, d <=
-// 1024 K tiles). The loop of subtractions it replaces cost ~20 cycles per tile before a spanning
+// n / d as (n * ceil(2^32 / d)) >> 32: exact while n * (d - 1) < 2^32 (span_longest checks it; the
+// host's plans stay far below: n <= 256 * 1024 units, d <= 1024 K tiles). The loop of subtractions it replaces cost ~20 cycles per tile before a spanning
 // CTA's first load (1.3 us of setup at 112 tiles, H100).
 __host__ __device__ __forceinline__ uint32_t div_magic(uint32_t d) {
   return uint32_t(((uint64_t(1) << 32) + d - 1) / d);
@@ -86,7 +86,8 @@ __host__ __device__ __forceinline__ SpanRange span_range(int cta, SpanSplit spli
 __host__ __device__ inline int span_longest(int tiles, int k_tiles, int ctas, int min_k_tiles) {
   if (ctas <= 0 || tiles > ctas || k_tiles < 2) return 0;  // one K tile per tile: nothing to span (and no magic)
   const int units = tiles * k_tiles, shortest = units / ctas, longest = (units + ctas - 1) / ctas;
-  const bool fits = longest <= k_tiles && kMaxSpanOwners * shortest >= k_tiles && shortest >= min_k_tiles;
+  const bool exact = int64_t(units) * (k_tiles - 1) < (int64_t(1) << 32);  // div_by_magic of every range start
+  const bool fits = exact && longest <= k_tiles && kMaxSpanOwners * shortest >= k_tiles && shortest >= min_k_tiles;
   return fits ? longest : 0;
 }
 
@@ -105,6 +106,14 @@ __host__ __device__ inline SpanTile span_tile(int cta, SpanSplit split, int k_ti
   const bool tail = span_begin(last_cta + 1, split) > (last + 1) * k_tiles;
   const int owners = last_cta - first_cta + 1 - (tail ? 1 : 0);
   return {last, first_cta, owners, owners + (tail ? 1 : 0), tail, span_begin(cta, split) < last * k_tiles};
+}
+
+// Workspace slots of a spanning launch, two per CTA: CTA c hands its first tile's partial over in
+// slot 2c and stores its share of its last tile's reduction in 2c + 1. Partner s of a tile's
+// reduction (its owners in K order, then the tail) is read from span_slot(tile, s).
+__host__ __device__ __forceinline__ int span_hand_over_slot(int cta) { return 2 * cta; }
+__host__ __device__ __forceinline__ int span_slot(const SpanTile& t, int s) {
+  return s < t.owners ? span_hand_over_slot(t.first_cta + s) + 1 : span_hand_over_slot(t.first_cta + s);
 }
 
 // Persistent launch (shared A, more tiles than resident CTAs): the launch's units are (tile, K

@@ -210,8 +210,9 @@ __device__ __forceinline__ void span_epilogue(const float (&acc)[64], int math_t
                                               uint32_t epoch, uint32_t staging) {
   const SpanTile st = span_tile(cta, split, k_tiles);
   const int first_cta = st.first_cta, owners = st.owners, partners = st.partners;
-  const bool tail = st.tail, spans = st.spans;  // spans: its first tile's partial waits in slot 2 cta
-  const auto slot_of = [=](int s) { return 2 * (first_cta + s) + (s < owners ? 1 : 0); };
+  const bool tail = st.tail, spans = st.spans;  // spans: its first tile's partial waits in its hand-over slot
+  if (owners > kMaxSpanOwners) __trap();  // the host keeps to it (span_longest); no instance below would run
+  const auto slot_of = [=](int s) { return span_slot(st, s); };
   const TileCoords tile = tile_at(st.last, m_tiles, n_tiles);
   with_cluster_rank<kMaxSpanOwners>(uint32_t(owners - 1), [&](auto owners_less_one) {
     constexpr int kOwners = decltype(owners_less_one)::value + 1;
@@ -219,7 +220,8 @@ __device__ __forceinline__ void span_epilogue(const float (&acc)[64], int math_t
       constexpr int kRank = decltype(rank)::value;
       store_partials_l2<kOwners, kRank>(acc, math_thread, slot_of(kRank));
       if (math_thread == 0) timeline_mark(kPartialsSent);
-      if (partners > 1 || spans) meet_partners(math_thread, partners, kRank, slot_of, epoch, spans ? 2 * cta : -1);
+      if (partners > 1 || spans)
+        meet_partners(math_thread, partners, kRank, slot_of, epoch, spans ? span_hand_over_slot(cta) : -1);
       if (math_thread == 0) timeline_mark(kPartialsLanded);
       if (tail)
         reduce_and_store_l2<kOwners, kRank, kOwners + 1, kStagedC>(acc, math_thread, slot_of, c, m, n, tile, staging);

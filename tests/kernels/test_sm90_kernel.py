@@ -28,10 +28,11 @@ OUTSIDE_TASK = [(256, 384, 512, 1), (128, 256, 256, 2), (256, 384, 512, 2), (384
 FULL_RANGE = [(128, 256, 256, 1), (256, 384, 512, 2), (128, 7168, 2048, 1), (128, 4096, 7168, 1), (256, 7168, 2048, 1)]
 # The spanning split (one K range per SM across tile boundaries, shared A) runs these on an H100 (132
 # SMs): 54-55, 27-28, 46-47 and 40-41 K tiles per CTA, 2-3 owners per tile, ranges that hand a tile over
-# mid-run; the last three cross M-tile or batch boundaries (20-21, 21 and 35-36 K tiles per CTA;
-# benchmarks/sm90_kernel.py check logs the plans).
+# mid-run; the last four cross M-tile or batch boundaries (20-21, 21, 35-36 and 30-31 K tiles per CTA;
+# in 256x2304x14336 one range holds a single K tile of M tile 0, so its locally decoded second tile and
+# its prefilled B come from M tile 1; benchmarks/sm90_kernel.py check logs the plans).
 SPANNING = [(128, 7168, 16384, 1), (128, 7168, 8192, 1), (128, 6144, 16384, 1), (128, 7168, 12288, 1),
-            (512, 1536, 7168, 1), (256, 1536, 7168, 2), (128, 3584, 7168, 3)]
+            (512, 1536, 7168, 1), (256, 1536, 7168, 2), (128, 3584, 7168, 3), (256, 2304, 14336, 1)]
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 
-MAX_OWNERS = 4  # kMaxSpanOwners (sm90_config.cuh): span_epilogue's instances
+MAX_OWNERS = 4  # kMaxSpanOwners (sm90_config.cuh): span_epilogue's instances (the program prints up to it + 1 partners)
 
 PROGRAM = r"""
 #include <cstdio>
@@ -34,10 +34,13 @@ int main() {
         const SpanRange r = span_range(cta, split, k_tiles, m_tiles, n_tiles);
         const TileCoords next = tile_at(r.first + 1, m_tiles, n_tiles);
         const SpanTile st = span_tile(cta, split, k_tiles);
-        std::printf("cta %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d\n", cta, r.first, r.tile.m_tile,
+        std::printf("cta %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d", cta, r.first, r.tile.m_tile,
                     r.tile.n_tile, r.tile.batch, r.tile.k_tile_begin, r.tile.num_k_tiles, r.tile.first_len, next.m_tile,
                     next.n_tile, next.batch, st.last, st.first_cta, st.owners, st.partners, int(st.tail), int(st.spans),
-                    span_cta_of(span_begin(cta, split), split));
+                    span_cta_of(span_begin(cta, split), split), span_slot(st, cta - st.first_cta),
+                    span_hand_over_slot(cta));
+        for (int s = 0; s <= kMaxSpanOwners; ++s) std::printf(" %d", s < st.partners ? span_slot(st, s) : -1);
+        std::printf("\n");
       }
     }
     std::printf("end\n");
@@ -85,6 +88,9 @@ class Range:
     tail: int
     spans: int
     cta_of_begin: int
+    own_slot: int  # where this CTA stores its share of its last tile's reduction
+    hand_over_slot: int  # where it hands its first tile's partial over (if it spans)
+    partner_slots: tuple[int, ...]  # where its last tile's reduction reads partner s (owners, then the tail)
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +107,8 @@ def run_cases(binary: Path, cases: list[tuple[int, ...]]) -> list[tuple[int, lis
         if word == "longest":
             longest, ranges = int(numbers[0]), []
         elif word == "cta":
-            ranges.append(Range(*(int(x) for x in numbers)))
+            values = [int(x) for x in numbers]
+            ranges.append(Range(*values[:20], tuple(x for x in values[20:] if x >= 0)))
         else:
             results.append((longest, ranges))
     return results
@@ -112,10 +119,11 @@ def tile_index(m_tile: int, n_tile: int, batch: int, m_tiles: int, n_tiles: int)
 
 
 # (M tiles, N tiles, L, K tiles, CTAs): task shapes that may span on an H100's 132 SMs (512x1536x7168,
-# 256x7168x2048, 128x7168x16384), ranges that cross M-tile and batch boundaries, and uneven others.
+# 256x7168x2048, 128x7168x16384), ranges that cross M-tile and batch boundaries, uneven others, and
+# 256x2304x14336, where CTA 65's range holds one K tile of M tile 0 and goes on into M tile 1.
 CASES = [(4, 12, 1, 56, 132), (2, 56, 1, 16, 132), (1, 56, 1, 128, 132), (3, 12, 1, 40, 132), (2, 9, 2, 24, 132),
          (5, 7, 1, 64, 78), (1, 1, 7, 96, 20), (4, 33, 1, 12, 132), (2, 7, 3, 33, 114), (3, 7, 2, 20, 100),
-         (1, 40, 1, 56, 132)]
+         (1, 40, 1, 56, 132), (2, 18, 1, 112, 132)]
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: "x".join(map(str, c)))
@@ -153,6 +161,13 @@ def test_every_k_tile_runs_once_and_every_tile_is_reduced_by_its_own_contributor
         if tail:  # the tail is the last partner in K order; its hand-over slot (2 c) is the one its owners read
             assert tail[0].cta == ctas_in_k_order[-1] == ending[0].first_cta + ending[0].owners
             assert by_cta[tail[0].cta].spans
+        # every owner reads each partner from the slot that partner writes: an owner's own slot, the
+        # tail's hand-over slot
+        written = [r.own_slot for r in ending] + [r.hand_over_slot for r in tail]
+        assert all(owner.partner_slots == tuple(written) for owner in ending)
+    # no two writers share a slot: owners' slots and hand-over slots of the whole launch
+    slots = [r.own_slot for r in ranges] + [r.hand_over_slot for r in ranges if r.spans]
+    assert len(slots) == len(set(slots))
 
 
 def test_the_plan_refuses_ranges_it_cannot_reduce(span: Path) -> None:
