@@ -4,6 +4,7 @@
 
 #include <torch/extension.h>
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -40,6 +41,14 @@ void check_operand(const torch::Tensor& t, const char* name, at::ScalarType dtyp
   require(t.stride(1) == 1 && t.stride(0) == cols && (batch == 1 || t.stride(2) == rows * cols),
           name, " must be K-major with the batch outermost (strides (", cols, ", 1, ", rows * cols,
           ")), got ", t.strides());
+}
+
+// TMA descriptors, bulk copies and 16-byte stores need a 16-byte aligned start: a view at an
+// offset into its storage can break it, and the kernel could then only say "invalid argument".
+void check_aligned(const torch::Tensor& t, const char* name) {
+  const int64_t offset = int64_t(reinterpret_cast<uintptr_t>(t.data_ptr()) % 16);
+  require(offset == 0, name, " must start at a 16-byte aligned address, got one ", offset,
+          " bytes past it (a view at an offset into its storage?)");
 }
 
 void check_scales(const torch::Tensor& t, const char* name, int64_t rows, int64_t sf_k,

@@ -23,6 +23,8 @@ torch::Tensor nvfp4_gemm(torch::Tensor a, torch::Tensor b, torch::Tensor sfa, to
   check_scales(sfb, "sfb_permuted", n, k / 16, l);
   require(a.get_device() == c.get_device() && b.get_device() == c.get_device(),
           "all operands must be on one GPU");
+  check_aligned(a, "a"), check_aligned(b, "b"), check_aligned(c, "c");
+  check_aligned(sfa, "sfa_permuted"), check_aligned(sfb, "sfb_permuted");
   const char* why = nvfp4_gemm_unsupported(int(m), int(n), int(k), int(l));
   require(why == nullptr, "unsupported shape (m=", m, ", n=", n, ", k=", k, ", l=", l, "): ", why ? why : "");
   const Nvfp4GemmArgs args{static_cast<const uint8_t*>(a.data_ptr()),

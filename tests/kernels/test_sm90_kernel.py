@@ -90,14 +90,18 @@ from pathlib import Path
 from nvfp4ctl.build import load_kernel_module
 m, n, k = (int(x) for x in sys.argv[1:4])
 mod = load_kernel_module(Path(sys.argv[4]))
-def packed(rows):
-    return torch.zeros((1, rows, k // 2), dtype=torch.uint8, device="cuda").permute(1, 2, 0).view(torch.float4_e2m1fn_x2)
+shifted = sys.argv[5] if len(sys.argv) > 5 else ""  # this operand starts 2 bytes into its storage
+def at(name, size, dtype):
+    skip = 2 // torch.empty(0, dtype=dtype).element_size() if name == shifted else 0
+    return torch.zeros(size + 16, dtype=dtype, device="cuda")[skip:skip + size]
+def packed(rows, name):
+    return at(name, rows * k // 2, torch.uint8).view(1, rows, k // 2).permute(1, 2, 0).view(torch.float4_e2m1fn_x2)
 def scales(rows):  # storage (l, rest, rest_k, 32, 4, 4) viewed as the permuted (32, 4, rest, 4, rest_k, l)
     s = torch.zeros((1, (rows + 127) // 128, (k // 16 + 3) // 4, 32, 4, 4), dtype=torch.uint8, device="cuda")
     return s.view(torch.float8_e4m3fn).permute(3, 4, 1, 5, 2, 0)
-c = torch.zeros((1, m, n), dtype=torch.float16, device="cuda").permute(1, 2, 0)
+c = at("c", m * n, torch.float16).view(1, m, n).permute(1, 2, 0)
 try:
-    mod.nvfp4_gemm(packed(m), packed(n), scales(m), scales(n), c)
+    mod.nvfp4_gemm(packed(m, "a"), packed(n, "b"), scales(m), scales(n), c)
 except (RuntimeError, ValueError) as exc:
     print(exc)
     sys.exit(1)
@@ -105,10 +109,15 @@ except (RuntimeError, ValueError) as exc:
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("m,n,k,constraint", [(100, 256, 256, "m must be a multiple of 128"),
-                                             (128, 200, 256, "n must be a multiple of 128"),
-                                             (128, 256, 320, "k must be a multiple of 256")])
-def test_unsupported_shape_names_the_constraint(kernel, m: int, n: int, k: int, constraint: str) -> None:
+@pytest.mark.parametrize("m,n,k,shifted,constraint", [
+    (100, 256, 256, "", "m must be a multiple of 128"),
+    (128, 200, 256, "", "n must be a multiple of 128"),
+    (128, 256, 320, "", "k must be a multiple of 256"),
+    # a view 2 bytes into its storage: named, not the launch's "invalid argument"
+    (128, 256, 256, "c", "c must start at a 16-byte aligned address, got one 2 bytes past it"),
+    (128, 256, 256, "a", "a must start at a 16-byte aligned address, got one 2 bytes past it"),
+])
+def test_unsupported_input_names_the_constraint(kernel, m: int, n: int, k: int, shifted: str, constraint: str) -> None:
     # In a child process: on 2026-11-25 a TORCH_CHECK failure in the binding crashed the interpreter
     # (the binding now throws std::invalid_argument); a crash must show as one failed test.
     import os
@@ -116,7 +125,7 @@ def test_unsupported_shape_names_the_constraint(kernel, m: int, n: int, k: int, 
     import sys
 
     env = dict(os.environ, PYTHONPATH=str(KERNEL.parents[2]))
-    done = subprocess.run([sys.executable, "-c", UNSUPPORTED_CALL, str(m), str(n), str(k), str(KERNEL)],
+    done = subprocess.run([sys.executable, "-c", UNSUPPORTED_CALL, str(m), str(n), str(k), str(KERNEL), shifted],
                           capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 1, f"exit {done.returncode}: {done.stdout[-500:]} {done.stderr[-2000:]}"
     assert constraint in done.stdout, done.stdout
