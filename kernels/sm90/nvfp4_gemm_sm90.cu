@@ -32,8 +32,8 @@
 // the output tile from all CTAs' partials, exchanged through an L2 workspace (v9; distributed
 // shared memory before, ~5x slower per byte). Spanning split (v10 one M tile, v14 any resident grid;
 // shared A, where it shortens the busiest CTA): one range of the launch's (tile, K tile) units per SM,
-// crossing tile boundaries, so all 132 SMs of an H100 work instead of 2 x 56; a range that leaves a tile hands its
-// partial over mid-run, and the CTAs whose ranges end in a tile share its reduction. A split of 4
+// crossing tile boundaries, so all 132 SMs of an H100 work instead of 2 x 56; a range that leaves a
+// tile hands its partial over mid-run, and the CTAs whose ranges end in a tile share its reduction. A split of 4
 // or 8 without a hardware cluster (v7 shared A, v13 per-CTA A) meets through flags where every CTA
 // is resident. C goes through the freed stages in 512-byte warp stores (v12, staged C), except in
 // persistent launches, whose stages already hold the next unit's loads.
