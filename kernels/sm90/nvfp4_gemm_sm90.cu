@@ -247,8 +247,8 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
 
   // ---- Split-K epilogue through an L2 workspace (a persistent CTA wrote C tile by tile) ----
   if constexpr (kSpan) {
-    if (wg < kNumMathWarpgroups) span_epilogue(acc, threadIdx.x, blockIdx.x, span, k_tiles, m_tiles, n_tiles, c, m, n,
-                                                  epoch, sm90::smem_addr(smem.stage(0)));
+    if (wg < kNumMathWarpgroups) span_epilogue(acc, threadIdx.x, blockIdx.x, span, k_tiles, c, m, n, epoch,
+                                                  sm90::smem_addr(smem.stage(0)));
   } else if constexpr (!kPersistent) {
     const int first_slot = int(blockIdx.z * gridDim.y + blockIdx.y) * kClusterK;
     if (kClusterK > 1 && wg < kNumMathWarpgroups) {

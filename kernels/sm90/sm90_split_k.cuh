@@ -206,24 +206,22 @@ __device__ __forceinline__ void persistent_epilogue(const float (&acc)[64], int 
 // goes on into the next tile (it handed its share over mid-run, hand_over_first_tile). Owners store
 // the groups they do not own to their second slot, meet, and add the tile's contributions in K order.
 __device__ __forceinline__ void span_epilogue(const float (&acc)[64], int math_thread, int cta, SpanSplit split,
-                                              int k_tiles, int m_tiles, int n_tiles, __half* c, int m, int n,
-                                              uint32_t epoch, uint32_t staging) {
+                                              int k_tiles, __half* c, int m, int n, uint32_t epoch, uint32_t staging) {
   const SpanTile st = span_tile(cta, split, k_tiles);
-  const int first_cta = st.first_cta, owners = st.owners, partners = st.partners;
-  const bool tail = st.tail, spans = st.spans;  // spans: its first tile's partial waits in its hand-over slot
-  if (owners > kMaxSpanOwners) __trap();  // the host keeps to it (span_longest); no instance below would run
+  if (st.owners > kMaxSpanOwners) __trap();  // the host keeps to it (span_longest); no instance below would run
   const auto slot_of = [=](int s) { return span_slot(st, s); };
-  const TileCoords tile = tile_at(st.last, m_tiles, n_tiles);
-  with_cluster_rank<kMaxSpanOwners>(uint32_t(owners - 1), [&](auto owners_less_one) {
+  const TileCoords tile = tile_at(st.last, m / BLOCK_M, n / BLOCK_N);
+  with_cluster_rank<kMaxSpanOwners>(uint32_t(st.owners - 1), [&](auto owners_less_one) {
     constexpr int kOwners = decltype(owners_less_one)::value + 1;
-    with_cluster_rank<kOwners>(uint32_t(cta - first_cta), [&](auto rank) {
+    with_cluster_rank<kOwners>(uint32_t(cta - st.first_cta), [&](auto rank) {
       constexpr int kRank = decltype(rank)::value;
       store_partials_l2<kOwners, kRank>(acc, math_thread, slot_of(kRank));
       if (math_thread == 0) timeline_mark(kPartialsSent);
-      if (partners > 1 || spans)
-        meet_partners(math_thread, partners, kRank, slot_of, epoch, spans ? span_hand_over_slot(cta) : -1);
+      // st.spans: this CTA's first tile's partial waits in its hand-over slot
+      if (st.partners > 1 || st.spans)
+        meet_partners(math_thread, st.partners, kRank, slot_of, epoch, st.spans ? span_hand_over_slot(cta) : -1);
       if (math_thread == 0) timeline_mark(kPartialsLanded);
-      if (tail)
+      if (st.tail)
         reduce_and_store_l2<kOwners, kRank, kOwners + 1, kStagedC>(acc, math_thread, slot_of, c, m, n, tile, staging);
       else
         reduce_and_store_l2<kOwners, kRank, kOwners, kStagedC>(acc, math_thread, slot_of, c, m, n, tile, staging);
