@@ -106,6 +106,14 @@ VARIANTS: dict[str, list[str]] = {
     "prefill5": ["-DNVFP4_SM90_PREFILL_STAGES=5"],
     "local3_prefill4": ["-DNVFP4_SM90_LOCAL_A_TILES=3", "-DNVFP4_SM90_PREFILL_STAGES=4"],
     "poll_nosleep": ["-DNVFP4_SM90_BARRIER_POLL_SLEEP_NS=0"],
+    # the direct kernel (v15): never (v14's plans), on every call (a check of its exactness on every
+    # shape, batches included) with the planner's warp tile and K split, and on calls of at most 512
+    # units with each of its four configurations forced
+    "no_direct": ["-DNVFP4_SM90_DIRECT_MAX_UNITS=0"],
+    "direct_all": ["-DNVFP4_SM90_DIRECT_MAX_UNITS=100000000"],
+    **{f"direct_{warp_m}_{warps_k}": ["-DNVFP4_SM90_DIRECT_MAX_UNITS=512", f"-DNVFP4_SM90_DIRECT_WARP_M={warp_m}",
+                                      f"-DNVFP4_SM90_DIRECT_WARPS_K={warps_k}"]
+       for warp_m, warps_k in ((32, 1), (32, 2), (32, 4), (64, 1))},
 }
 # the same variants as timeline builds (benchmarks/sm90_kernel.py timeline --variants timeline_X)
 VARIANTS |= {f"timeline_{name}": VARIANTS["timeline"] + VARIANTS[name]
@@ -121,6 +129,11 @@ BENCH_SHAPES = [(128, 7168, 16384, 1), (128, 4096, 7168, 1), (128, 7168, 2048, 1
 EXTRA_SHAPES = [(256, 384, 512, 1), (128, 256, 256, 2), (256, 384, 512, 2), (384, 640, 768, 3), (1024, 1024, 1024, 1),
                 (128, 2048, 3584, 2), (128, 7168, 4096, 2), (256, 1536, 7168, 2), (128, 3584, 7168, 3), (256, 2304, 14336, 1),
                 (384, 7168, 2304, 2), (1280, 2048, 1024, 3), (640, 3456, 2048, 1), (896, 2432, 1024, 1)]
+# Calls of 8 to 512 units (128 x 128 tile, K tile of 128) with L = 1, between and around the task's
+# smallest: where the direct kernel stops paying (bench --shapes small)
+SMALL_SHAPES = [(128, 512, 256, 1), (256, 512, 256, 1), (128, 768, 512, 1), (256, 384, 512, 1), (128, 2048, 512, 1),
+                (128, 1024, 1024, 1), (384, 640, 768, 1), (128, 1536, 1024, 1), (256, 2048, 1024, 1),
+                (1024, 1024, 1024, 1)]
 FULL_SCALE_SHAPES = [(128, 256, 256, 1), (256, 384, 512, 2), (128, 7168, 2048, 1), (512, 1536, 7168, 1),
                      (128, 4096, 7168, 1), (384, 7168, 2304, 1), (1280, 2048, 1024, 3), (896, 2432, 1024, 1)]
 
@@ -303,10 +316,14 @@ def check_one(kernel, m: int, n: int, k: int, l: int, seed: int, scales: str, pa
 # number of CTAs.
 SPAN_PLAN = 10000
 PERSISTENT_PLAN = 100000
+DIRECT_PLAN = 10000000
 
 
 def describe_plan(plan: int) -> str:
     """nvfp4_sm90_plan's code in words."""
+    if plan > DIRECT_PLAN:
+        warp_m, warps_k = divmod(plan - DIRECT_PLAN, 10)
+        return f"direct, {warp_m} rows per warp, K split {warps_k} ways in the CTA"
     if plan > PERSISTENT_PLAN:
         parts, ctas = divmod(plan, PERSISTENT_PLAN)
         return f"persistent on {ctas} CTAs, {parts} K part{'s' if parts > 1 else ''} per tile+sharedA"
@@ -317,6 +334,9 @@ def describe_plan(plan: int) -> str:
 
 def plan_ctas(plan: int, m: int, n: int, l: int) -> int:
     """CTAs of the launch nvfp4_sm90_plan's code describes for an m x n x l problem."""
+    if plan > DIRECT_PLAN:
+        warp_m, warps_k = divmod(plan - DIRECT_PLAN, 10)
+        return (m // warp_m) * l * (n // (128 // warps_k))
     if plan > PERSISTENT_PLAN:
         return plan % PERSISTENT_PLAN
     return plan - SPAN_PLAN if plan > SPAN_PLAN else (m // 128) * (n // 128) * l * (plan % 100)
@@ -437,7 +457,7 @@ def child_json(command: str, name: str, args: argparse.Namespace, log) -> dict |
     """Runs this script's `command` for one variant in its own process; its last JSON line, or None."""
     cmd = [sys.executable, __file__, command, "--variants", name, "--sets", str(args.sets),
            "--max-repeats", str(args.max_repeats), "--max-noise", str(args.max_noise), "--settle", str(args.settle),
-           "--shapes", args.shapes]
+           "--shapes", args.shapes, *(["--only", *args.only] if args.only else [])]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     lines = [x for x in done.stdout.splitlines() if x.startswith("{")]
     if done.returncode != 0 or not lines:
@@ -462,8 +482,9 @@ def cublas_anchor(sets: list, m: int, n: int, args: argparse.Namespace) -> float
 
 
 def bench_shapes(args: argparse.Namespace) -> list[tuple[int, int, int, int]]:
-    """`--shapes bench`: the three benchmark shapes; `task`: task.yml's tests, then its benchmarks."""
-    shapes = BENCH_SHAPES if args.shapes == "bench" else task_tests() + BENCH_SHAPES
+    """`--shapes bench`: the three benchmark shapes; `task`: task.yml's tests, then its benchmarks;
+    `small`: SMALL_SHAPES."""
+    shapes = {"bench": BENCH_SHAPES, "small": SMALL_SHAPES}.get(args.shapes) or task_tests() + BENCH_SHAPES
     return [s for s in shapes if not args.only or "x".join(map(str, s[:3])) in args.only]
 
 
@@ -571,8 +592,10 @@ def cmd_bench(args: argparse.Namespace, log) -> None:
             if "main" in r else "")
     args.results["bench"] = rows + [dict(geo, shape="geomean")]
     args.results["ceilings"] = {"fp16_tflops": flops_rate / 1e12, "copy_tbps": bw / 1e12}
-    if args.shapes == "task":
+    if args.shapes == "task" and not args.only:  # the targets are over all 13 shapes
         args.results["targets"] = log_anchor_targets(rows, log)
+        return
+    if args.shapes != "bench":
         return
     overhead = launch_overhead_us(log)
     if overhead is not None:
@@ -729,8 +752,9 @@ def main() -> int:
     parser.add_argument("--settle", type=float, default=1.0, help="untimed seconds of the loop before each measurement (bench: 1)")
     parser.add_argument("--procs", type=int, default=6, help="processes per variant for `spread`")
     parser.add_argument("--shape", default="128,7168,16384", help="m,n,k for `launch`")
-    parser.add_argument("--shapes", choices=["bench", "task"], default="bench",
-                        help="bench: the 3 benchmark shapes; task: task.yml's tests and benchmarks (13)")
+    parser.add_argument("--shapes", choices=["bench", "task", "small"], default="bench",
+                        help="bench: the 3 benchmark shapes; task: task.yml's tests and benchmarks (13); "
+                             "small: SMALL_SHAPES (8-512 units)")
     parser.add_argument("--only", nargs="*", default=[], metavar="MxNxK", help="of --shapes, only these")
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", REPO / ".sm90build")))
     args = parser.parse_args()

@@ -281,6 +281,9 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
 
 }  // namespace nvfp4_sm90
 
+// The direct kernel for calls too short for the pipeline above (v15), launched by the same planner.
+#include "nvfp4_gemm_sm90_direct.cuh"
+
 // Host side: the planner (what runs, per problem and GPU) and the launch with its TMA descriptors.
 #include "sm90_plan.cuh"
 #include "sm90_launch.cuh"

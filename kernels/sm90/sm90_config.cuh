@@ -81,6 +81,20 @@
 #define NVFP4_SM90_MAX_PARTS_IN_FLIGHT 18
 #endif
 
+// ---- The direct kernel (nvfp4_gemm_sm90_direct.cuh: register loads and mma.sync, no pipeline) ----
+// nvfp4ctl:knob NVFP4_SM90_DIRECT_MAX_UNITS values=0,32,128,512 scope=plan: the direct kernel takes calls of at most this many units (a 128 x 128 tile times a K tile of 128; 0: never)
+#ifndef NVFP4_SM90_DIRECT_MAX_UNITS
+#define NVFP4_SM90_DIRECT_MAX_UNITS 128
+#endif
+// nvfp4ctl:knob NVFP4_SM90_DIRECT_WARP_M values=0,32,64 scope=plan: direct kernel: A rows per warp (0: the planner's choice)
+#ifndef NVFP4_SM90_DIRECT_WARP_M
+#define NVFP4_SM90_DIRECT_WARP_M 0
+#endif
+// nvfp4ctl:knob NVFP4_SM90_DIRECT_WARPS_K values=0,1,2,4 scope=plan: direct kernel: warps of a CTA that split K, with 32-row warps (0: the planner's choice)
+#ifndef NVFP4_SM90_DIRECT_WARPS_K
+#define NVFP4_SM90_DIRECT_WARPS_K 0
+#endif
+
 // ---- Shared A (the launch-wide decoded copy of A) ----
 // The threshold comes before the switch: `nvfp4ctl tune` tries knobs in this order, and once shared A
 // is off its threshold no longer matters, so a lower threshold must be tried while shared A is on.

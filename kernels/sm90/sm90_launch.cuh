@@ -78,6 +78,23 @@ cudaError_t launch(const CUtensorMap& tmap_a, const CUtensorMap& tmap_b, const C
   return cudaGetLastError();
 }
 
+template <int kWarpM16, int kWarpsK>
+cudaError_t launch_direct(const Nvfp4GemmArgs& args) {
+  const dim3 grid(args.n / (kDirectWarpN * 4 / kWarpsK), (args.m / (16 * kWarpM16)) * args.l, 1);
+  nvfp4_gemm_sm90_direct_kernel<kWarpM16, kWarpsK><<<grid, kDirectThreads>>>(
+      args.a, args.b, args.sfa, args.sfb, static_cast<__half*>(args.c), args.m, args.n, args.k);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_direct(const DirectPlan& plan, const Nvfp4GemmArgs& args) {
+  if (plan.warp_m == 64) return launch_direct<4, 1>(args);
+  switch (plan.warps_k) {
+    case 4: return launch_direct<2, 4>(args);
+    case 2: return launch_direct<2, 2>(args);
+    default: return launch_direct<2, 1>(args);
+  }
+}
+
 template <bool kSharedA>
 cudaError_t launch_with_cluster(int cluster_k, const CUtensorMap& tmap_a, const CUtensorMap& tmap_b,
                                 const CUtensorMap& tmap_a16, const Nvfp4GemmArgs& args) {
@@ -109,10 +126,11 @@ const char* nvfp4_gemm_unsupported(int m, int n, int k, int l) {
 // The launch plan for a supported shape (for benchmarks/sm90_kernel.py): the split-K cluster size,
 // plus 100 when the launch shares one decoded copy of A, plus 1000 for a split without a cluster;
 // a spanning split is 10000 + its number of CTAs, a persistent launch 100000 * its K parts + its
-// number of CTAs.
+// number of CTAs, the direct kernel 10000000 + 10 * its A rows per warp + its warps along K.
 int nvfp4_sm90_plan(int m, int n, int k, int l) {
   using namespace nvfp4_sm90;
   const LaunchPlan plan = choose_plan(m, n, k, l);
+  if (plan.direct.warp_m > 0) return 10000000 + 10 * plan.direct.warp_m + plan.direct.warps_k;
   if (plan.shared_a && plan.persistent_ctas > 0) return 100000 * plan.persistent_parts + plan.persistent_ctas;
   if (plan.shared_a && plan.span_ctas > 0) return 10000 + plan.span_ctas;
   return plan.cluster_k + (plan.shared_a ? 100 : 0) + (plan.soft_split ? 1000 : 0);
@@ -132,11 +150,12 @@ cudaError_t nvfp4_gemm_launch(const Nvfp4GemmArgs& args) {
   if (nvfp4_gemm_unsupported(args.m, args.n, args.k, args.l) != nullptr) return cudaErrorInvalidValue;
   if (tensor_map_encoder() == nullptr) return cudaErrorSymbolNotFound;
   if (reinterpret_cast<uintptr_t>(args.c) % 16 != 0) return cudaErrorInvalidValue;  // staged C stores 16 bytes
+  const LaunchPlan plan = choose_plan(args.m, args.n, args.k, args.l);
+  if (plan.direct.warp_m > 0) return launch_direct(plan.direct, args);  // no tensor maps
   CUtensorMap tmap_a, tmap_b, tmap_a16 = {};
   if (!make_packed_map(&tmap_a, args.a, args.l * args.m, args.k, BLOCK_M, CU_TENSOR_MAP_SWIZZLE_64B) ||
       !make_packed_map(&tmap_b, args.b, args.l * args.n, args.k, BLOCK_N, CU_TENSOR_MAP_SWIZZLE_NONE))
     return cudaErrorInvalidValue;
-  const LaunchPlan plan = choose_plan(args.m, args.n, args.k, args.l);
 #if NVFP4_SM90_SHARED_A
   if (plan.shared_a && make_shared_a_map(&tmap_a16, args.l * args.m, args.k)) {
 #if NVFP4_SM90_PERSISTENT

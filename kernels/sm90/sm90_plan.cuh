@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 #include <cstdint>
 
+#include "nvfp4_gemm_sm90_direct.cuh"  // DirectPlan, direct_plan_for
 #include "sm90_config.cuh"
 #include "sm90_dispatch.cuh"
 
@@ -72,6 +73,21 @@ int max_active_clusters_of(int cluster_k) {
   }
 }
 
+// This GPU's SMs (0 if the query fails; direct_plan_for then plans as if the grid never filled it).
+int sm_count_cached = -1;
+int sm_count() {
+  if (sm_count_cached < 0) {
+    int device = 0, sms = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+      (void)cudaGetLastError();
+      sms = 0;
+    }
+    sm_count_cached = sms;
+  }
+  return sm_count_cached;
+}
+
 // Software split, spanning split, persistent launch: the kernel's resident CTAs on this GPU (one
 // per SM), for shared A or per-CTA A.
 int resident_ctas_cached[2] = {-1, -1};
@@ -112,6 +128,9 @@ struct PlanKnobs {
   int shared_a_min_k_tiles = NVFP4_SM90_SHARED_A_MIN_K_TILES;
   int persistent = NVFP4_SM90_PERSISTENT;
   int persistent_max_parts = NVFP4_SM90_PERSISTENT_MAX_PARTS;
+  int direct_max_units = NVFP4_SM90_DIRECT_MAX_UNITS;
+  int direct_warp_m = NVFP4_SM90_DIRECT_WARP_M;
+  int direct_warps_k = NVFP4_SM90_DIRECT_WARPS_K;
 };
 
 PlanKnobs plan_knobs(int m, int n, int k, int l) {
@@ -132,6 +151,9 @@ PlanKnobs plan_knobs(int m, int n, int k, int l) {
       case PlanKnob::SHARED_A_MIN_K_TILES: knobs.shared_a_min_k_tiles = e.value; break;
       case PlanKnob::PERSISTENT: knobs.persistent = e.value; break;
       case PlanKnob::PERSISTENT_MAX_PARTS: knobs.persistent_max_parts = e.value; break;
+      case PlanKnob::DIRECT_MAX_UNITS: knobs.direct_max_units = e.value; break;
+      case PlanKnob::DIRECT_WARP_M: knobs.direct_warp_m = e.value; break;
+      case PlanKnob::DIRECT_WARPS_K: knobs.direct_warps_k = e.value; break;
     }
   }
 #endif
@@ -184,6 +206,7 @@ struct LaunchPlan {
   int span_ctas = 0;  // > 0: a spanning split over this many CTAs (shared A, cluster_k 1)
   int persistent_ctas = 0;  // > 0: a persistent launch of this many CTAs (shared A, cluster_k 1)
   int persistent_parts = 1;  // its K ranges per tile
+  DirectPlan direct = {};  // warp_m > 0: the direct kernel (nvfp4_gemm_sm90_direct.cuh) instead of all the above
 };
 
 // A spanning split needs every CTA resident (it meets through flags) with two workspace slots, no
@@ -218,12 +241,24 @@ PersistentPlan plan_persistent(int tiles, int k, const PlanKnobs& knobs) {
                              kL2PartialSlots);
 }
 
+// The direct kernel (nvfp4_gemm_sm90_direct.cuh, direct_plan_for): for calls too short for the
+// pipeline's fixed chain.
+DirectPlan plan_direct(int m, int n, int k, int l, const PlanKnobs& knobs) {
+  if (knobs.direct_max_units <= 0) return {};
+  return direct_plan_for(m, n, k, l, sm_count(), knobs.direct_max_units, knobs.direct_warp_m, knobs.direct_warps_k);
+}
+
 // Shared A needs every CTA of the launch resident at once (its barrier waits for all of them) and
 // A small enough for the global copy; it costs a few microseconds up front (the launch-wide decode
 // and barrier), so it is used only where CTAs run long enough to earn that back. A grid too large to
 // be resident runs persistent. Otherwise each CTA decodes its own A.
 LaunchPlan choose_plan(int m, int n, int k, int l) {
   const PlanKnobs knobs = plan_knobs(m, n, k, l);
+  if (const DirectPlan direct = plan_direct(m, n, k, l, knobs); direct.warp_m > 0) {
+    LaunchPlan plan{1, false, false};
+    plan.direct = direct;
+    return plan;
+  }
   const int tiles = (m / BLOCK_M) * (n / BLOCK_N) * l;
 #if NVFP4_SM90_SHARED_A
   if (knobs.shared_a && int64_t(l) * m * k <= kSharedACapacity) {

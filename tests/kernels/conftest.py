@@ -12,6 +12,7 @@ import pytest
 from nvfp4ctl.build import toolchain
 
 SM90_HEADERS = Path(__file__).resolve().parents[2] / "kernels" / "sm90"
+COMMON_HEADERS = SM90_HEADERS.parent / "common"  # the decoder and PTX wrappers the kernel headers include
 
 
 @pytest.fixture(scope="session")
@@ -28,7 +29,7 @@ def host_program(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Path
         path, binary = folder / f"{name}.cu", folder / name
         path.write_text(source)
         command = [str(nvcc), "-std=c++17", *(["-Xcompiler", "-O2"] if optimize else []), f"-I{SM90_HEADERS}",
-                   "-o", str(binary), str(path)]
+                   f"-I{COMMON_HEADERS}", "-o", str(binary), str(path)]
         done = subprocess.run(command, capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
         return binary

@@ -19,10 +19,11 @@ TASK_TESTS = [
     (2304, 4608, 7168, 1), (384, 7168, 2304, 1), (512, 512, 7168, 1), (512, 4096, 512, 1), (512, 1536, 7168, 1),
 ]
 # 128x2048x3584x2 and 128x4096x7168 run split-K over a cluster of 3 on an H100 (uneven K tiles, 8/4/4 rows).
-# Both ways of getting A run here (plans as benchmarks/sm90_kernel.py check logs them on an H100): the
+# Every way of getting A runs here (plans as benchmarks/sm90_kernel.py check logs them on an H100): the
 # launch-wide shared A copy (resident grid, >= 16 K tiles per CTA: 256x7168x2048, 512x1536x7168,
-# 128x7168x4096x2, 128x4096x7168) and per-CTA A decode (all others, e.g. 2304x4608x7168 whose grid is
-# not resident at once, or 128x256x256 with 2 K tiles).
+# 128x7168x4096x2, 128x4096x7168), per-CTA A decode (e.g. 2304x4608x7168 whose grid is not resident at
+# once, 384x640x768x3) and the direct kernel's register loads (calls of at most 128 units: 128x256x256,
+# 256x384x512, 128x256x256x2, 256x384x512x2).
 OUTSIDE_TASK = [(256, 384, 512, 1), (128, 256, 256, 2), (256, 384, 512, 2), (384, 640, 768, 3), (128, 2048, 3584, 2),
                 (128, 7168, 4096, 2)]
 FULL_RANGE = [(128, 256, 256, 1), (256, 384, 512, 2), (128, 7168, 2048, 1), (128, 4096, 7168, 1), (256, 7168, 2048, 1)]
@@ -35,13 +36,32 @@ SPANNING = [(128, 7168, 16384, 1), (128, 7168, 8192, 1), (128, 6144, 16384, 1), 
             (512, 1536, 7168, 1), (256, 1536, 7168, 2), (128, 3584, 7168, 3), (256, 2304, 14336, 1)]
 
 
-@pytest.fixture(scope="module")
-def kernel():
+# The direct kernel on every call (a build with NVFP4_SM90_DIRECT_MAX_UNITS = 10^8), with the warp
+# tile and K split its rule picks for 132 SMs (test_sm90_direct_plan.py proves these plans): every
+# configuration the launch has, batches, a warp with an odd number of K tiles (128x768x1280: 10 K tiles
+# over 4 warps) and a call of 18 K tiles.
+DIRECT_SHAPES = [(128, 512, 256, 1, (32, 2)), (128, 256, 256, 2, (32, 2)), (256, 384, 512, 2, (32, 4)),
+                 (128, 768, 1280, 1, (32, 4)), (512, 2048, 256, 1, (32, 1)), (256, 2048, 256, 2, (32, 1)),
+                 (1280, 2048, 1024, 3, (64, 1)), (384, 7168, 2304, 1, (64, 1))]
+
+
+def sm90_module(defines: tuple[str, ...] = ()):
     if not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] != 9:
         pytest.skip("needs an sm_90 GPU (H100/H200)")
     from nvfp4ctl.build import load_kernel_module
 
-    return load_kernel_module(KERNEL)
+    return load_kernel_module(KERNEL, defines=defines)
+
+
+@pytest.fixture(scope="module")
+def kernel():
+    return sm90_module()
+
+
+@pytest.fixture(scope="module")
+def direct_everywhere():
+    # NVFP4CTL_TUNE: the -D values alone decide, as in a tune candidate (the dispatch table is not read)
+    return sm90_module(("NVFP4CTL_TUNE", "NVFP4_SM90_DIRECT_MAX_UNITS=100000000"))
 
 
 def run_and_compare(kernel, m: int, n: int, k: int, l: int, seed: int, scales: str) -> None:
@@ -81,6 +101,13 @@ def test_full_range_scales(kernel, m: int, n: int, k: int, l: int) -> None:
 @pytest.mark.parametrize("m,n,k,l", SPANNING)
 def test_spanning_split(kernel, m: int, n: int, k: int, l: int, scales: str) -> None:
     run_and_compare(kernel, m, n, k, l, seed=2718, scales=scales)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("scales", ["generator", "full"])
+@pytest.mark.parametrize("m,n,k,l", [shape[:4] for shape in DIRECT_SHAPES])
+def test_direct_kernel(direct_everywhere, m: int, n: int, k: int, l: int, scales: str) -> None:
+    run_and_compare(direct_everywhere, m, n, k, l, seed=1618, scales=scales)
 
 
 UNSUPPORTED_CALL = """
