@@ -17,9 +17,11 @@
 // consecutive C columns 8t .. 8t + 7 of a row: one 16-byte store each.
 //
 // Roles: none; all 4 warps of a CTA compute. The CTA's tile is (16 kWarpM16) rows x (32 * 4 /
-// kWarpsK) columns; its kWarpsK warps along K take K tiles w, w + kWarpsK, ... of the same output
-// and add their accumulators through shared memory in warp order (deterministic), then warp 0 of
-// each column stores C.
+// kWarpsK) columns. With kWarpsK = 1 the 4 warps sit side by side along N on the same A rows: each
+// decodes a quarter of them per K tile into shared memory for all four (one __syncthreads per K
+// tile). Otherwise its kWarpsK warps along K take K tiles w, w + kWarpsK, ... of the same output and
+// add their accumulators through shared memory in warp order (deterministic), then warp 0 of each
+// column stores C. The host rule that picks the configuration: direct_plan_for below.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -44,7 +46,7 @@ struct DirectPlan {
 // units (a 128 x 128 tile times a K tile): past that, decoding every operand in every warp that reads
 // it costs more than the pipeline's fixed chain (bench --shapes small and task, H100, 2026-11-26:
 // 128 x 1536 x 1024, 96 units, 6.5 us against 9.2; 256 x 7168 x 256, 224 units, 8.3 against 7.7).
-// 64-row warps (fewer decodes per mma, 255 registers) only where they still give every SM two CTAs;
+// 64-row warps (fewer decodes per mma, 255 registers) where they still give every SM a CTA;
 // then K splits in the CTA, while the grid has fewer CTAs than SMs and each warp keeps a K tile.
 // Knob values other than 0 decide instead (warps_k only for 32-row warps).
 inline DirectPlan direct_plan_for(int m, int n, int k, int l, int sms, int max_units, int warp_m_knob,
@@ -57,7 +59,7 @@ inline DirectPlan direct_plan_for(int m, int n, int k, int l, int sms, int max_u
     return int64_t(l) * (m / warp_m) * (n / (kDirectWarpN * 4 / warps_k));
   };
   int warp_m = warp_m_knob;
-  if (warp_m != 32 && warp_m != 64) warp_m = ctas(64, 1) >= 2 * sms ? 64 : 32;
+  if (warp_m != 32 && warp_m != 64) warp_m = ctas(64, 1) >= sms ? 64 : 32;
   int warps_k = warps_k_knob;
   if (warp_m == 64) {
     warps_k = 1;
@@ -69,19 +71,22 @@ inline DirectPlan direct_plan_for(int m, int n, int k, int l, int sms, int max_u
   return {warp_m, warps_k};
 }
 
-// A warp's raw operands for one K tile: its A rows g and g + 8 of every m16 tile, its B row of every
-// n8 tile (16 bytes each), and the 32-bit scale word holding each row's two blocks.
-template <int kWarpM16>
+// A warp's A rows come in row sets: set r is row 8r + g of the warp's tile (set 2i + h: row g + 8h
+// of m16 tile i). A warp decodes its own sets, or, where the CTA's 4 warps share their A rows
+// (kShareA: all 4 along N), a quarter of them into shared memory for all four.
+// Raw operands for one K tile: kASets A rows and the warp's B row of every n8 tile (16 bytes each),
+// and the 32-bit scale word holding each row's two blocks.
+template <int kASets>
 struct DirectRaw {
-  uint4 a[kWarpM16][2];
+  uint4 a[kASets];
   uint4 b[4];
-  uint32_t sfa[kWarpM16][2];
+  uint32_t sfa[kASets];
   uint32_t sfb[4];
 };
 
-// Where this thread's rows start, for K tile 0: its chunk of A row g of the warp's first m16 tile
-// and of its B row of n8 tile 0, and their scale words. The other rows are fixed offsets from these
-// (A: 8 rows, B: 2 rows; scales: compile-time bytes), so four pointers serve them all.
+// Where this thread's rows start, for K tile 0: its chunk of A row g of the warp's tile and of its B
+// row of n8 tile 0, and their scale words. The other rows are fixed offsets from these (A: 8 rows,
+// B: 2 rows; scales: compile-time bytes), so four pointers serve them all.
 struct DirectRows {
   const uint8_t* a;
   const uint8_t* b;
@@ -94,18 +99,18 @@ struct DirectRows {
 // chunk of 4 blocks q is q * 512 bytes on (q = 0 for the first 64 K values of the row).
 __host__ __device__ constexpr int direct_scale_offset(int r) { return (r % 32) * 16 + ((r / 32) % 4) * 4; }
 
-template <int kWarpM16>
-__device__ __forceinline__ void direct_load(DirectRaw<kWarpM16>& raw, const DirectRows& rows, int kt) {
+// A sets first_set .. first_set + kASets - 1 and the B rows of K tile kt.
+template <int kASets>
+__device__ __forceinline__ void direct_load(DirectRaw<kASets>& raw, const DirectRows& rows, int kt, int first_set) {
   const size_t bytes = size_t(kt) * (BLOCK_K / 2);
   const int scale_bytes = kt * 2 * 512;  // a K tile's 8 blocks: two 512-byte chunks
+  const uint8_t* a = rows.a + 8 * first_set * rows.row_bytes + bytes;
 #pragma unroll
-  for (int i = 0; i < kWarpM16; ++i)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      // rows 16i + 8h + g of the warp's (32- or 64-row aligned) tile
-      raw.a[i][h] = __ldg(reinterpret_cast<const uint4*>(rows.a + (16 * i + 8 * h) * rows.row_bytes + bytes));
-      raw.sfa[i][h] = __ldg(reinterpret_cast<const uint32_t*>(rows.sfa + scale_bytes + direct_scale_offset(16 * i + 8 * h)));
-    }
+  for (int r = 0; r < kASets; ++r) {
+    raw.a[r] = __ldg(reinterpret_cast<const uint4*>(a + 8 * r * rows.row_bytes));
+    // the warp's tile is 32- or 64-row aligned, so set r's scale bytes keep row 8r's pattern
+    raw.sfa[r] = __ldg(reinterpret_cast<const uint32_t*>(rows.sfa + scale_bytes + direct_scale_offset(8 * (first_set + r))));
+  }
 #pragma unroll
   for (int j = 0; j < 4; ++j) {  // B rows 8 (g / 2) + 2j + g % 2 of the warp's 32-aligned columns
     raw.b[j] = __ldg(reinterpret_cast<const uint4*>(rows.b + 2 * j * rows.row_bytes + bytes));
@@ -117,6 +122,13 @@ __device__ __forceinline__ uint32_t uint4_word(const uint4& v, int w) {
   return w == 0 ? v.x : w == 1 ? v.y : w == 2 ? v.z : v.w;
 }
 
+// Word w of a row (and its scale) as the fragment pairs of k-steps 2w (h02, h13) and 2w + 1 (h46, h57).
+__device__ __forceinline__ nvfp4_decode::Fp16x2Quad direct_decode_word(const uint4& row, uint32_t scale_word, int w,
+                                                                       int quad) {
+  const uint32_t byte = (quad & 1) * 2 + (w >> 1);  // this thread's block of word w in the row's scale word
+  return nvfp4_decode::decode_e2m1x8_e4m3(uint4_word(row, w), nvfp4_decode::e4m3_splat_f16x2(scale_word, byte));
+}
+
 __device__ __forceinline__ void mma_m16n8k16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
   asm volatile(
       "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
@@ -125,30 +137,35 @@ __device__ __forceinline__ void mma_m16n8k16(float (&d)[4], const uint32_t (&a)[
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-// One K tile: 4 words per row, each decoded once and used by two k-steps.
+// Shared A: [row set][word][lane] fragment quads of one K tile (16 bytes per lane: conflict-free).
 template <int kWarpM16>
-__device__ __forceinline__ void direct_mma_tile(float (&acc)[kWarpM16][4][4], const DirectRaw<kWarpM16>& raw,
-                                                int quad) {
-  const uint32_t scale_byte = (quad & 1) * 2;  // this thread's two blocks in each row's scale word
+using DirectSharedA = uint4[2 * kWarpM16][4][32];
+
+// One K tile: 4 words per row, each decoded once and used by two k-steps. The A quads come from this
+// warp's own registers, or from the CTA's shared copy (`shared`, written and synchronised before).
+template <int kWarpM16, bool kShareA, int kASets>
+__device__ __forceinline__ void direct_mma_tile(float (&acc)[kWarpM16][4][4], const DirectRaw<kASets>& raw,
+                                                const DirectSharedA<kWarpM16>* shared, int lane) {
+  const int quad = lane % 4;
 #pragma unroll
   for (int w = 0; w < 4; ++w) {
-    const uint32_t byte = scale_byte + (w >> 1);
-    nvfp4_decode::Fp16x2Quad qa[kWarpM16][2], qb[4];
+    nvfp4_decode::Fp16x2Quad qa[2 * kWarpM16], qb[4];
 #pragma unroll
-    for (int i = 0; i < kWarpM16; ++i)
+    for (int r = 0; r < 2 * kWarpM16; ++r) {
+      if constexpr (kShareA) {
+        const uint4 v = (*shared)[r][w][lane];
+        qa[r] = {v.x, v.y, v.z, v.w};
+      } else {
+        qa[r] = direct_decode_word(raw.a[r], raw.sfa[r], w, quad);
+      }
+    }
 #pragma unroll
-      for (int h = 0; h < 2; ++h)
-        qa[i][h] = nvfp4_decode::decode_e2m1x8_e4m3(uint4_word(raw.a[i][h], w),
-                                                    nvfp4_decode::e4m3_splat_f16x2(raw.sfa[i][h], byte));
-#pragma unroll
-    for (int j = 0; j < 4; ++j)
-      qb[j] = nvfp4_decode::decode_e2m1x8_e4m3(uint4_word(raw.b[j], w),
-                                               nvfp4_decode::e4m3_splat_f16x2(raw.sfb[j], byte));
+    for (int j = 0; j < 4; ++j) qb[j] = direct_decode_word(raw.b[j], raw.sfb[j], w, quad);
 #pragma unroll
     for (int i = 0; i < kWarpM16; ++i) {
       // fragment registers: (row g, k lo), (row g + 8, k lo), (row g, k hi), (row g + 8, k hi)
-      const uint32_t a_lo[4] = {qa[i][0].h02, qa[i][1].h02, qa[i][0].h13, qa[i][1].h13};
-      const uint32_t a_hi[4] = {qa[i][0].h46, qa[i][1].h46, qa[i][0].h57, qa[i][1].h57};
+      const uint32_t a_lo[4] = {qa[2 * i].h02, qa[2 * i + 1].h02, qa[2 * i].h13, qa[2 * i + 1].h13};
+      const uint32_t a_hi[4] = {qa[2 * i].h46, qa[2 * i + 1].h46, qa[2 * i].h57, qa[2 * i + 1].h57};
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
         mma_m16n8k16(acc[i][j], a_lo, qb[j].h02, qb[j].h13);
@@ -158,6 +175,30 @@ __device__ __forceinline__ void direct_mma_tile(float (&acc)[kWarpM16][4][4], co
   }
 }
 
+// The CTA's two shared A copies (one per K tile parity), or none.
+template <int kWarpM16, bool kShareA>
+__device__ __forceinline__ DirectSharedA<kWarpM16>* direct_shared_a() {
+  if constexpr (kShareA) {
+    __shared__ DirectSharedA<kWarpM16> copies[2];
+    return copies;
+  } else {
+    return nullptr;
+  }
+}
+
+// Shared A: this warp's row sets of one K tile decoded into the CTA's copy.
+template <int kWarpM16, int kASets>
+__device__ __forceinline__ void direct_share_a(DirectSharedA<kWarpM16>& shared, const DirectRaw<kASets>& raw,
+                                               int first_set, int lane) {
+#pragma unroll
+  for (int r = 0; r < kASets; ++r)
+#pragma unroll
+    for (int w = 0; w < 4; ++w) {
+      const nvfp4_decode::Fp16x2Quad q = direct_decode_word(raw.a[r], raw.sfa[r], w, lane % 4);
+      shared[first_set + r][w][lane] = make_uint4(q.h02, q.h13, q.h46, q.h57);
+    }
+}
+
 template <int kWarpM16, int kWarpsK>
 __global__ void __launch_bounds__(kDirectThreads) nvfp4_gemm_sm90_direct_kernel(
     const uint8_t* a, const uint8_t* b, const uint8_t* sfa, const uint8_t* sfb, __half* c, int m, int n, int k) {
@@ -165,6 +206,10 @@ __global__ void __launch_bounds__(kDirectThreads) nvfp4_gemm_sm90_direct_kernel(
   static_assert(kWarpM16 == 2 || kWarpM16 == 4, "a warp holds 32 or 64 rows of A");
   static_assert(kWarpsK == 1 || kWarpsK == 2 || kWarpsK == 4, "the CTA's 4 warps split K 1, 2 or 4 ways");
   static_assert(kWarpM16 == 2 || kWarpsK == 1, "64-row warps use 255 registers and do not split K");
+  // Without a K split the CTA's 4 warps run the same K tiles on the same A rows: each decodes a
+  // quarter of them for all four (bench, H100, 2026-11-26: 256x7168x256 8.1 us against 8.4 with every
+  // warp decoding all its rows; 128x512x256 with 32-row warps 4.4 against 4.5).
+  constexpr bool kShareA = kWarpsK == 1;
   constexpr int kWarpM = 16 * kWarpM16, kWarpsN = 4 / kWarpsK;
   const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32, group = lane / 4, quad = lane % 4;
   const int warp_k = warp / kWarpsN, warp_n = warp % kWarpsN;
@@ -186,17 +231,30 @@ __global__ void __launch_bounds__(kDirectThreads) nvfp4_gemm_sm90_direct_kernel(
                         row_bytes};
 
   float acc[kWarpM16][4][4] = {};
+  // Own A sets: all of the warp's, or its quarter of the CTA's shared ones.
+  constexpr int kASets = kShareA ? 2 * kWarpM16 / 4 : 2 * kWarpM16;
+  const int first_set = kShareA ? warp * kASets : 0;
+  // double-buffered by K tile: a warp writes tile t + 1's copy only after every warp has passed tile
+  // t's barrier, so after all of them have read tile t - 1's
+  DirectSharedA<kWarpM16>* const shared_a = direct_shared_a<kWarpM16, kShareA>();
+  const auto tile = [&](const DirectRaw<kASets>& raw, int parity) {
+    if constexpr (kShareA) {
+      direct_share_a<kWarpM16>(shared_a[parity], raw, first_set, lane);
+      __syncthreads();
+    }
+    direct_mma_tile<kWarpM16, kShareA>(acc, raw, kShareA ? shared_a + parity : nullptr, lane);
+  };
   // Two register sets: the next K tile's loads are in flight while this one is decoded and multiplied
   // (the loop is unrolled by two so that neither set is indexed at run time, which would put it in
   // local memory).
-  DirectRaw<kWarpM16> even, odd;
-  if (warp_k < k_tiles) direct_load(even, rows, warp_k);
+  DirectRaw<kASets> even, odd;
+  if (warp_k < k_tiles) direct_load(even, rows, warp_k, first_set);
   for (int kt = warp_k; kt < k_tiles; kt += 2 * kWarpsK) {
-    if (kt + kWarpsK < k_tiles) direct_load(odd, rows, kt + kWarpsK);
-    direct_mma_tile(acc, even, quad);
+    if (kt + kWarpsK < k_tiles) direct_load(odd, rows, kt + kWarpsK, first_set);
+    tile(even, 0);
     if (kt + kWarpsK >= k_tiles) break;
-    if (kt + 2 * kWarpsK < k_tiles) direct_load(even, rows, kt + 2 * kWarpsK);
-    direct_mma_tile(acc, odd, quad);
+    if (kt + 2 * kWarpsK < k_tiles) direct_load(even, rows, kt + 2 * kWarpsK, first_set);
+    tile(odd, 1);
   }
 
   if constexpr (kWarpsK > 1) {

@@ -41,10 +41,11 @@ def _right(data):
 def test_variants_set_only_knobs_and_declared_experiments(harness) -> None:
     knobs = {knob.name for knob in read_knobs(REPO / "kernels" / "sm90" / "sm90_config.cuh")}
     experiments = set(re.findall(r"#ifndef (NVFP4_SM90_\w+)", (REPO / "benchmarks" / "sm90_experiments.h").read_text()))
+    tune_switch = {"NVFP4CTL_TUNE"}  # the dispatch table left out, as in a tune candidate (sm90_plan.cuh)
     for name, defines in harness.VARIANTS.items():
         for define in defines:
             macro = define.removeprefix("-D").split("=")[0]
-            assert macro in knobs | experiments, f"variant {name}: {macro} is neither a knob nor an experiment"
+            assert macro in knobs | experiments | tune_switch, f"variant {name}: {macro} is neither a knob nor an experiment"
 
 
 def test_check_passes_a_right_kernel_and_counts_what_a_wrong_one_left_unwritten(harness) -> None:
