@@ -31,6 +31,9 @@
 #ifndef NVFP4_SM90_SHARED_A_ONLY_SOFT_SPLIT  // 1: per-CTA A splits only in hardware clusters (before v13)
 #define NVFP4_SM90_SHARED_A_ONLY_SOFT_SPLIT 0
 #endif
+#ifndef NVFP4_SM90_NO_DIRECT  // 1: the direct kernel never runs, whatever the dispatch table says (before v15)
+#define NVFP4_SM90_NO_DIRECT 0
+#endif
 #ifndef NVFP4_SM90_SPAN_ONE_M_TILE  // 1: the spanning split only where the launch has one M tile (before v14)
 #define NVFP4_SM90_SPAN_ONE_M_TILE 0
 #endif

@@ -106,12 +106,12 @@ VARIANTS: dict[str, list[str]] = {
     "prefill5": ["-DNVFP4_SM90_PREFILL_STAGES=5"],
     "local3_prefill4": ["-DNVFP4_SM90_LOCAL_A_TILES=3", "-DNVFP4_SM90_PREFILL_STAGES=4"],
     "poll_nosleep": ["-DNVFP4_SM90_BARRIER_POLL_SLEEP_NS=0"],
-    # the direct kernel (v15): never (v14's plans); on every call (a check of its exactness on every
-    # shape, batches included) with the planner's warp tile and K split; on calls of at most 512 units
-    # with the planner's configuration or each of its four forced. All but no_direct build with
-    # NVFP4CTL_TUNE: the dispatch table's entries (DIRECT_MAX_UNITS 128 for the task shapes) would
-    # override their -D.
-    "no_direct": ["-DNVFP4_SM90_DIRECT_MAX_UNITS=0"],
+    # the direct kernel (v15): never (v14's plans, with the shipped table); on every call (a check of its
+    # exactness on every shape, batches included) with the planner's warp tile and K split; on calls
+    # of at most 512 units with the planner's configuration or each of its four forced. These build
+    # with NVFP4CTL_TUNE: the dispatch table's entries (DIRECT_MAX_UNITS 128 for the task shapes)
+    # would override their -D.
+    "no_direct": ["-DNVFP4_SM90_NO_DIRECT=1"],
     "direct_all": ["-DNVFP4CTL_TUNE", "-DNVFP4_SM90_DIRECT_MAX_UNITS=100000000"],
     "direct_512": ["-DNVFP4CTL_TUNE", "-DNVFP4_SM90_DIRECT_MAX_UNITS=512"],
     **{f"direct_{warp_m}_{warps_k}": ["-DNVFP4CTL_TUNE", "-DNVFP4_SM90_DIRECT_MAX_UNITS=512",

@@ -244,7 +244,7 @@ PersistentPlan plan_persistent(int tiles, int k, const PlanKnobs& knobs) {
 // The direct kernel (nvfp4_gemm_sm90_direct.cuh, direct_plan_for): for calls too short for the
 // pipeline's fixed chain.
 DirectPlan plan_direct(int m, int n, int k, int l, const PlanKnobs& knobs) {
-  if (knobs.direct_max_units <= 0) return {};
+  if (knobs.direct_max_units <= 0 || NVFP4_SM90_EXPERIMENT(NO_DIRECT)) return {};
   return direct_plan_for(m, n, k, l, sm_count(), knobs.direct_max_units, knobs.direct_warp_m, knobs.direct_warps_k);
 }
 
