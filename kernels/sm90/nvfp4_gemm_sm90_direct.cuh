@@ -46,7 +46,8 @@ struct DirectPlan {
 // units (a 128 x 128 tile times a K tile): past that, decoding every operand in every warp that reads
 // it costs more than the pipeline's fixed chain (bench --shapes small and task, H100, 2026-11-26:
 // 128 x 1536 x 1024, 96 units, 6.5 us against 9.2; 256 x 7168 x 256, 224 units, 8.3 against 7.7).
-// 64-row warps (fewer decodes per mma, 255 registers) where they still give every SM a CTA;
+// 64-row warps (fewer decodes per mma) where they still give every SM a CTA, or where 32-row ones
+// would pass grid y's limit;
 // then K splits in the CTA, while the grid has fewer CTAs than SMs and each warp keeps a K tile.
 // Knob values other than 0 decide instead (warps_k only for 32-row warps).
 inline DirectPlan direct_plan_for(int m, int n, int k, int l, int sms, int max_units, int warp_m_knob,
@@ -59,7 +60,7 @@ inline DirectPlan direct_plan_for(int m, int n, int k, int l, int sms, int max_u
     return int64_t(l) * (m / warp_m) * (n / (kDirectWarpN * 4 / warps_k));
   };
   int warp_m = warp_m_knob;
-  if (warp_m != 32 && warp_m != 64) warp_m = ctas(64, 1) >= sms ? 64 : 32;
+  if (warp_m != 32 && warp_m != 64) warp_m = ctas(64, 1) >= sms || int64_t(l) * (m / 32) > 65535 ? 64 : 32;
   int warps_k = warps_k_knob;
   if (warp_m == 64) {
     warps_k = 1;
@@ -205,7 +206,7 @@ __global__ void __launch_bounds__(kDirectThreads) nvfp4_gemm_sm90_direct_kernel(
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(kWarpM16 == 2 || kWarpM16 == 4, "a warp holds 32 or 64 rows of A");
   static_assert(kWarpsK == 1 || kWarpsK == 2 || kWarpsK == 4, "the CTA's 4 warps split K 1, 2 or 4 ways");
-  static_assert(kWarpM16 == 2 || kWarpsK == 1, "64-row warps use 255 registers and do not split K");
+  static_assert(kWarpM16 == 2 || kWarpsK == 1, "64-row warps do not split K: they run only where the grid fills the SMs");
   // Without a K split the CTA's 4 warps run the same K tiles on the same A rows: each decodes a
   // quarter of them for all four (bench, H100, 2026-11-26: 256x7168x256 8.1 us against 8.4 with every
   // warp decoding all its rows; 128x512x256 with 32-row warps 4.4 against 4.5).
@@ -221,13 +222,15 @@ __global__ void __launch_bounds__(kDirectThreads) nvfp4_gemm_sm90_direct_kernel(
 
   const uint8_t* sfa_batch = sfa + size_t(batch) * (m / 128) * rest_k * 512;
   const uint8_t* sfb_batch = sfb + size_t(batch) * (n / 128) * rest_k * 512;
-  const int chunk = 16 * quad, scale_word = (quad / 2) * 512;  // quad's blocks 2t, 2t + 1: word t / 2 of the tile
+  // quad's blocks 2t, 2t + 1 of a K tile lie in the tile's 512-byte scale chunk t / 2
+  const int chunk = 16 * quad, scale_chunk = (quad / 2) * 512;
   const int a_row = row0 + group, b_row = col0 + 8 * (group / 2) + group % 2;  // the N order above
-  // row0 and col0 are multiples of 32, so rows 16i + 8h (A) and 2j (B) further keep these scale bytes' pattern
+  // row0 is a multiple of the warp's rows and col0 of 32, so the rows 8s further (A, s < 8) and 2j
+  // further (B) keep these scale bytes' pattern (direct_load)
   const DirectRows rows{a + (size_t(batch) * m + a_row) * row_bytes + chunk,
                         b + (size_t(batch) * n + b_row) * row_bytes + chunk,
-                        sfa_batch + size_t(a_row / 128) * rest_k * 512 + direct_scale_offset(a_row) + scale_word,
-                        sfb_batch + size_t(b_row / 128) * rest_k * 512 + direct_scale_offset(b_row) + scale_word,
+                        sfa_batch + size_t(a_row / 128) * rest_k * 512 + direct_scale_offset(a_row) + scale_chunk,
+                        sfb_batch + size_t(b_row / 128) * rest_k * 512 + direct_scale_offset(b_row) + scale_chunk,
                         row_bytes};
 
   float acc[kWarpM16][4][4] = {};
@@ -237,7 +240,7 @@ __global__ void __launch_bounds__(kDirectThreads) nvfp4_gemm_sm90_direct_kernel(
   // double-buffered by K tile: a warp writes tile t + 1's copy only after every warp has passed tile
   // t's barrier, so after all of them have read tile t - 1's
   DirectSharedA<kWarpM16>* const shared_a = direct_shared_a<kWarpM16, kShareA>();
-  const auto tile = [&](const DirectRaw<kASets>& raw, int parity) {
+  const auto multiply_tile = [&](const DirectRaw<kASets>& raw, int parity) {
     if constexpr (kShareA) {
       direct_share_a<kWarpM16>(shared_a[parity], raw, first_set, lane);
       __syncthreads();
@@ -251,10 +254,10 @@ __global__ void __launch_bounds__(kDirectThreads) nvfp4_gemm_sm90_direct_kernel(
   if (warp_k < k_tiles) direct_load(even, rows, warp_k, first_set);
   for (int kt = warp_k; kt < k_tiles; kt += 2 * kWarpsK) {
     if (kt + kWarpsK < k_tiles) direct_load(odd, rows, kt + kWarpsK, first_set);
-    tile(even, 0);
+    multiply_tile(even, 0);
     if (kt + kWarpsK >= k_tiles) break;
     if (kt + 2 * kWarpsK < k_tiles) direct_load(even, rows, kt + 2 * kWarpsK, first_set);
-    tile(odd, 1);
+    multiply_tile(odd, 1);
   }
 
   if constexpr (kWarpsK > 1) {

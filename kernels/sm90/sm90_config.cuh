@@ -94,6 +94,11 @@
 #ifndef NVFP4_SM90_DIRECT_WARPS_K
 #define NVFP4_SM90_DIRECT_WARPS_K 0
 #endif
+static_assert(NVFP4_SM90_DIRECT_WARP_M == 0 || NVFP4_SM90_DIRECT_WARP_M == 32 || NVFP4_SM90_DIRECT_WARP_M == 64,
+              "NVFP4_SM90_DIRECT_WARP_M: 0 (the planner's choice), 32 or 64");
+static_assert(NVFP4_SM90_DIRECT_WARPS_K == 0 || NVFP4_SM90_DIRECT_WARPS_K == 1 || NVFP4_SM90_DIRECT_WARPS_K == 2 ||
+                  NVFP4_SM90_DIRECT_WARPS_K == 4,
+              "NVFP4_SM90_DIRECT_WARPS_K: 0 (the planner's choice), 1, 2 or 4");
 
 // ---- Shared A (the launch-wide decoded copy of A) ----
 // The threshold comes before the switch: `nvfp4ctl tune` tries knobs in this order, and once shared A

@@ -148,10 +148,14 @@ int nvfp4_sm90_timeline(uint64_t* host, int max_ctas) {
 cudaError_t nvfp4_gemm_launch(const Nvfp4GemmArgs& args) {
   using namespace nvfp4_sm90;
   if (nvfp4_gemm_unsupported(args.m, args.n, args.k, args.l) != nullptr) return cudaErrorInvalidValue;
-  if (tensor_map_encoder() == nullptr) return cudaErrorSymbolNotFound;
-  if (reinterpret_cast<uintptr_t>(args.c) % 16 != 0) return cudaErrorInvalidValue;  // staged C stores 16 bytes
+  // TMA, bulk copies, the direct kernel's row loads and C's stores all move 16 bytes at a time
+  for (const void* p : {static_cast<const void*>(args.a), static_cast<const void*>(args.b),
+                        static_cast<const void*>(args.sfa), static_cast<const void*>(args.sfb),
+                        static_cast<const void*>(args.c)})
+    if (reinterpret_cast<uintptr_t>(p) % 16 != 0) return cudaErrorInvalidValue;
   const LaunchPlan plan = choose_plan(args.m, args.n, args.k, args.l);
   if (plan.direct.warp_m > 0) return launch_direct(plan.direct, args);  // no tensor maps
+  if (tensor_map_encoder() == nullptr) return cudaErrorSymbolNotFound;
   CUtensorMap tmap_a, tmap_b, tmap_a16 = {};
   if (!make_packed_map(&tmap_a, args.a, args.l * args.m, args.k, BLOCK_M, CU_TENSOR_MAP_SWIZZLE_64B) ||
       !make_packed_map(&tmap_b, args.b, args.l * args.n, args.k, BLOCK_N, CU_TENSOR_MAP_SWIZZLE_NONE))
