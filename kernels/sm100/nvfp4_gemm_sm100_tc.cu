@@ -29,6 +29,7 @@
 #include <cuda.h>          // CUtensorMap types only (no -lcuda: the encoder comes from the runtime)
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <cstdio>
@@ -37,6 +38,7 @@
 #include "sm100_ptx.cuh"
 #include "sm100_split.cuh"
 #include "sm100_umma_desc.cuh"
+#include "sm_count.cuh"
 #include "tensor_map_encoder.cuh"
 
 namespace nvfp4_sm100_tc {
@@ -396,20 +398,6 @@ bool make_operand_map(CUtensorMap* map, const uint8_t* data, int rows, int k, in
                               CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-int sm_count_cached = -1;  // a device property
-int sm_count() {
-  if (sm_count_cached < 0) {
-    int device = 0, sms = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
-      (void)cudaGetLastError();
-      sms = 1;
-    }
-    sm_count_cached = sms;
-  }
-  return sm_count_cached;
-}
-
 // Kept out of template functions: a function-local static of a template is one symbol shared by
 // every loaded module holding this code (the sm90 kernel hit that), so two builds would share it.
 bool smem_limit_raised[2] = {false, false};  // per ConfigId: a launch setting, never a result
@@ -486,7 +474,7 @@ cudaError_t nvfp4_gemm_launch(const Nvfp4GemmArgs& args) {
   using namespace nvfp4_sm100_tc;
   if (nvfp4_gemm_unsupported(args.m, args.n, args.k, args.l) != nullptr) return cudaErrorInvalidValue;
   if (tensor_map_encoder() == nullptr) return cudaErrorSymbolNotFound;
-  const LaunchChoice choice = choose_launch(args.m, args.n, args.k, args.l, sm_count());
+  const LaunchChoice choice = choose_launch(args.m, args.n, args.k, args.l, std::max(host_common::sm_count(), 1));
   return with_config(choice.config,
                      [&](auto config) { return launch<decltype(config)>(args, choice.config, choice.ctas); });
 }

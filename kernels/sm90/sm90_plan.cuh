@@ -11,6 +11,7 @@
 #include "nvfp4_gemm_sm90_direct.cuh"  // DirectPlan, direct_plan_for
 #include "sm90_config.cuh"
 #include "sm90_dispatch.cuh"
+#include "sm_count.cuh"
 
 namespace nvfp4_sm90 {
 // Everything host-side has internal linkage. A function-local static in a template (or inline)
@@ -71,21 +72,6 @@ int max_active_clusters_of(int cluster_k) {
     case 2: return max_active_clusters<2, kSharedA>();
     default: return max_active_clusters<1, kSharedA>();
   }
-}
-
-// This GPU's SMs (0 if the query fails; direct_plan_for then plans as if the grid never filled it).
-int sm_count_cached = -1;
-int sm_count() {
-  if (sm_count_cached < 0) {
-    int device = 0, sms = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
-      (void)cudaGetLastError();
-      sms = 0;
-    }
-    sm_count_cached = sms;
-  }
-  return sm_count_cached;
 }
 
 // Software split, spanning split, persistent launch: the kernel's resident CTAs on this GPU (one
@@ -242,10 +228,11 @@ PersistentPlan plan_persistent(int tiles, int k, const PlanKnobs& knobs) {
 }
 
 // The direct kernel (nvfp4_gemm_sm90_direct.cuh, direct_plan_for): for calls too short for the
-// pipeline's fixed chain.
+// pipeline's fixed chain. An unknown SM count (0) plans as if the grid never filled the GPU.
 DirectPlan plan_direct(int m, int n, int k, int l, const PlanKnobs& knobs) {
   if (knobs.direct_max_units <= 0 || NVFP4_SM90_EXPERIMENT(NO_DIRECT)) return {};
-  return direct_plan_for(m, n, k, l, sm_count(), knobs.direct_max_units, knobs.direct_warp_m, knobs.direct_warps_k);
+  return direct_plan_for(m, n, k, l, host_common::sm_count(), knobs.direct_max_units, knobs.direct_warp_m,
+                         knobs.direct_warps_k);
 }
 
 // Shared A needs every CTA of the launch resident at once (its barrier waits for all of them) and
