@@ -34,6 +34,9 @@
 #ifndef NVFP4_SM90_NO_DIRECT  // 1: the direct kernel never runs, whatever the dispatch table says (before v15)
 #define NVFP4_SM90_NO_DIRECT 0
 #endif
+#ifndef NVFP4_SM90_DIRECT_TWO_CTAS_PER_SM  // 1: the direct kernel's 32-row warps without the 3-CTAs-per-SM register bound
+#define NVFP4_SM90_DIRECT_TWO_CTAS_PER_SM 0
+#endif
 #ifndef NVFP4_SM90_SPAN_ONE_M_TILE  // 1: the spanning split only where the launch has one M tile (before v14)
 #define NVFP4_SM90_SPAN_ONE_M_TILE 0
 #endif

@@ -117,6 +117,11 @@ VARIANTS: dict[str, list[str]] = {
     **{f"direct_{warp_m}_{warps_k}": ["-DNVFP4CTL_TUNE", "-DNVFP4_SM90_DIRECT_MAX_UNITS=512",
                                       f"-DNVFP4_SM90_DIRECT_WARP_M={warp_m}", f"-DNVFP4_SM90_DIRECT_WARPS_K={warps_k}"]
        for warp_m, warps_k in ((32, 1), (32, 2), (32, 4), (64, 1))},
+    # without the 3-CTAs-per-SM register bound on 32-row warps (2 CTAs per SM fit)
+    "direct_512_two_per_sm": ["-DNVFP4CTL_TUNE", "-DNVFP4_SM90_DIRECT_MAX_UNITS=512",
+                              "-DNVFP4_SM90_DIRECT_TWO_CTAS_PER_SM=1"],
+    "direct_32_4_two_per_sm": ["-DNVFP4CTL_TUNE", "-DNVFP4_SM90_DIRECT_MAX_UNITS=512", "-DNVFP4_SM90_DIRECT_WARP_M=32",
+                               "-DNVFP4_SM90_DIRECT_WARPS_K=4", "-DNVFP4_SM90_DIRECT_TWO_CTAS_PER_SM=1"],
 }
 # the same variants as timeline builds (benchmarks/sm90_kernel.py timeline --variants timeline_X)
 VARIANTS |= {f"timeline_{name}": VARIANTS["timeline"] + VARIANTS[name]

@@ -36,6 +36,12 @@ namespace nvfp4_sm90 {
 constexpr int kDirectThreads = 128;
 constexpr int kDirectWarpN = 32;  // C columns per warp: 4 n8 tiles
 
+// 32-row warps fit 3 CTAs per SM in 168 registers without spilling (64-row ones would spill). Same
+// run (H100, 2026-11-26): 128 x 3072 x 1536 with K split 4 ways (384 CTAs, one wave) 10.6 us against
+// 12.9 at 2 CTAs per SM (175 registers), and the pipelined kernel's 11.1.
+template <int kWarpM16>
+constexpr int kDirectMinCtasPerSm = kWarpM16 == 2 && !NVFP4_SM90_EXPERIMENT(DIRECT_TWO_CTAS_PER_SM) ? 3 : 1;
+
 // The host planner's choice: A rows per warp (32 or 64; 0: not this kernel) and the warps of a CTA
 // that split K (1, 2 or 4 with 32 rows; 1 with 64).
 struct DirectPlan {
@@ -47,8 +53,8 @@ struct DirectPlan {
 // it costs more than the pipeline's fixed chain (bench --shapes small and task, H100, 2026-11-26:
 // 128 x 1536 x 1024, 96 units, 6.5 us against 9.2; 256 x 7168 x 256, 224 units, 8.3 against 7.7).
 // 64-row warps (fewer decodes per mma) where they still give every SM a CTA, or where 32-row ones
-// would pass grid y's limit;
-// then K splits in the CTA, while the grid has fewer CTAs than SMs and each warp keeps a K tile.
+// would pass grid y's limit; 32-row warps split K in the CTA 2 or 4 ways while the split grid still
+// runs in one wave (3 CTAs per SM) and each warp keeps a K tile.
 // Knob values other than 0 decide instead (warps_k only for 32-row warps).
 inline DirectPlan direct_plan_for(int m, int n, int k, int l, int sms, int max_units, int warp_m_knob,
                                   int warps_k_knob) {
@@ -66,7 +72,8 @@ inline DirectPlan direct_plan_for(int m, int n, int k, int l, int sms, int max_u
     warps_k = 1;
   } else if (warps_k != 1 && warps_k != 2 && warps_k != 4) {
     warps_k = 1;
-    while (warps_k < 4 && 2 * warps_k <= k_tiles && ctas(warp_m, warps_k) < sms) warps_k *= 2;
+    const int64_t one_wave = int64_t(kDirectMinCtasPerSm<2>) * sms;
+    while (warps_k < 4 && 2 * warps_k <= k_tiles && ctas(warp_m, 2 * warps_k) <= one_wave) warps_k *= 2;
   }
   if (int64_t(l) * (m / warp_m) > 65535) return {};  // grid y
   return {warp_m, warps_k};
@@ -201,7 +208,7 @@ __device__ __forceinline__ void direct_share_a(DirectSharedA<kWarpM16>& shared, 
 }
 
 template <int kWarpM16, int kWarpsK>
-__global__ void __launch_bounds__(kDirectThreads) nvfp4_gemm_sm90_direct_kernel(
+__global__ void __launch_bounds__(kDirectThreads, kDirectMinCtasPerSm<kWarpM16>) nvfp4_gemm_sm90_direct_kernel(
     const uint8_t* a, const uint8_t* b, const uint8_t* sfa, const uint8_t* sfb, __half* c, int m, int n, int k) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(kWarpM16 == 2 || kWarpM16 == 4, "a warp holds 32 or 64 rows of A");

@@ -78,6 +78,8 @@ def test_the_shipped_threshold_takes_the_smallest_task_shape_only(plan) -> None:
         ((128, 256, 256, 1, H100_SMS, 128, 64, 4), (64, 1)),  # 64-row warps never split K
         ((128, 256, 256, 1, 0, 128, 0, 0), (32, 2)),  # no SM count: as if the grid never filled the GPU
         ((128, 512, 1024, 1, H100_SMS, 512, 0, 0), (32, 4)),  # 32 CTAs unsplit: split 4 ways
+        ((128, 3072, 1536, 1, H100_SMS, 512, 0, 0), (32, 4)),  # 384 CTAs: one wave at 3 per SM
+        ((256, 2048, 1024, 1, H100_SMS, 512, 0, 0), (32, 2)),  # 4 ways would be 512 CTAs: two waves
         ((128, 65536 * 32, 256, 1, H100_SMS, EVERYWHERE, 0, 0), (64, 1)),  # wide enough for 64-row warps
         ((128, 128, 256, 20000, 0, EVERYWHERE, 0, 0), (64, 1)),  # 32-row warps would pass grid y, 64-row ones fit
         ((128, 128, 256, 40000, H100_SMS, EVERYWHERE, 0, 0), (0, 0)),  # 80000 row blocks: past grid y
