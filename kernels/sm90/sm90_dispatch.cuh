@@ -73,7 +73,7 @@ constexpr DispatchEntry kDispatchTable[] = {
     {128, 1536, 7168, 1, PlanKnob::SPAN, 1},
     {128, 1536, 7168, 1, PlanKnob::SPAN_CTAS, 0},
     {128, 1536, 7168, 1, PlanKnob::SPAN_MIN_GAIN, 10},
-    {128, 3072, 1536, 1, PlanKnob::DIRECT_MAX_UNITS, 128},
+    {128, 3072, 1536, 1, PlanKnob::DIRECT_MAX_UNITS, 512},
     {128, 3072, 1536, 1, PlanKnob::DIRECT_WARPS_K, 0},
     {128, 3072, 1536, 1, PlanKnob::DIRECT_WARP_M, 0},
     {128, 3072, 1536, 1, PlanKnob::MAX_CLUSTER_K, 8},

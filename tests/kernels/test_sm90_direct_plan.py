@@ -56,16 +56,21 @@ def test_the_gpu_test_shapes_reach_every_configuration_of_the_launch(plan) -> No
     assert set(got) == {(32, 1), (32, 2), (32, 4), (64, 1)}  # launch_direct's instances (sm90_launch.cuh)
 
 
-def test_the_shipped_threshold_takes_the_smallest_task_shape_only(plan) -> None:
+def test_the_shipped_table_sends_two_task_shapes_to_the_direct_kernel(plan) -> None:
+    from nvfp4ctl.build.knobs import read_dispatch
     from nvfp4ctl.task import load_task
 
-    task = load_task(Path(__file__).resolve().parents[2] / "task.yml")
+    repo = Path(__file__).resolve().parents[2]
+    task = load_task(repo / "task.yml")
     shapes = sorted({(c.m, c.n, c.k, c.l) for c in (*task.tests, *task.benchmarks)})
-    default, got = plan([(*shape, H100_SMS, 128, 0, 0) for shape in shapes])
+    table = {(e.m, e.n, e.k, e.l): e.value for e in read_dispatch(repo / "kernels" / "sm90" / "sm90_dispatch.cuh")
+             if e.knob == "DIRECT_MAX_UNITS"}
+    default, got = plan([(*shape, H100_SMS, table.get(shape, 128), 0, 0) for shape in shapes])
     assert default == 128
     direct = {shape: p for shape, p in zip(shapes, got) if p != (0, 0)}
-    # 128 x 256 x 256: 4 units; the next smallest, 256 x 7168 x 256, has 224
-    assert direct == {(128, 256, 256, 1): (32, 2)}
+    # 128 x 256 x 256: 4 units, under the default; 128 x 3072 x 1536: 288 units, its table entry 512
+    # (`nvfp4ctl tune --knobs DIRECT_MAX_UNITS`); the next smallest, 256 x 7168 x 256 (224), stays pipelined
+    assert direct == {(128, 256, 256, 1): (32, 2), (128, 3072, 1536, 1): (32, 4)}
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,7 @@ TASK_TESTS = [
 # launch-wide shared A copy (resident grid, >= 16 K tiles per CTA: 256x7168x2048, 512x1536x7168,
 # 128x7168x4096x2, 128x4096x7168), per-CTA A decode (e.g. 2304x4608x7168 whose grid is not resident at
 # once, 384x640x768x3) and the direct kernel's register loads (calls of at most 128 units: 128x256x256,
-# 256x384x512, 128x256x256x2, 256x384x512x2).
+# 256x384x512, 128x256x256x2, 256x384x512x2; and 128x3072x1536 through its dispatch-table entry).
 OUTSIDE_TASK = [(256, 384, 512, 1), (128, 256, 256, 2), (256, 384, 512, 2), (384, 640, 768, 3), (128, 2048, 3584, 2),
                 (128, 7168, 4096, 2)]
 FULL_RANGE = [(128, 256, 256, 1), (256, 384, 512, 2), (128, 7168, 2048, 1), (128, 4096, 7168, 1), (256, 7168, 2048, 1)]
