@@ -213,7 +213,7 @@ __global__ void __launch_bounds__(kDirectThreads, kDirectMinCtasPerSm<kWarpM16>)
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(kWarpM16 == 2 || kWarpM16 == 4, "a warp holds 32 or 64 rows of A");
   static_assert(kWarpsK == 1 || kWarpsK == 2 || kWarpsK == 4, "the CTA's 4 warps split K 1, 2 or 4 ways");
-  static_assert(kWarpM16 == 2 || kWarpsK == 1, "64-row warps do not split K: they run only where the grid fills the SMs");
+  static_assert(kWarpM16 == 2 || kWarpsK == 1, "64-row warps do not split K: they run where the grid fills the SMs");
   // Without a K split the CTA's 4 warps run the same K tiles on the same A rows: each decodes a
   // quarter of them for all four (bench, H100, 2026-11-26: 256x7168x256 8.1 us against 8.4 with every
   // warp decoding all its rows; 128x512x256 with 32-row warps 4.4 against 4.5).
