@@ -108,19 +108,18 @@ VARIANTS: dict[str, list[str]] = {
     "poll_nosleep": ["-DNVFP4_SM90_BARRIER_POLL_SLEEP_NS=0"],
     # the direct kernel (v15): never (v14's plans, with the shipped table); on every call (a check of its
     # exactness on every shape, batches included) with the planner's warp tile and K split; on calls
-    # of at most 512 units with the planner's configuration or each of its four forced. These build
-    # with NVFP4CTL_TUNE: the dispatch table's entries (DIRECT_MAX_UNITS 128 for the task shapes)
-    # would override their -D.
+    # of at most 512 units with the planner's configuration or each of its four forced. Like every
+    # variant that sets a plan knob they build with NVFP4CTL_TUNE (variant_defines).
     "no_direct": ["-DNVFP4_SM90_NO_DIRECT=1"],
-    "direct_all": ["-DNVFP4CTL_TUNE", "-DNVFP4_SM90_DIRECT_MAX_UNITS=100000000"],
-    "direct_512": ["-DNVFP4CTL_TUNE", "-DNVFP4_SM90_DIRECT_MAX_UNITS=512"],
-    **{f"direct_{warp_m}_{warps_k}": ["-DNVFP4CTL_TUNE", "-DNVFP4_SM90_DIRECT_MAX_UNITS=512",
+    "direct_all": ["-DNVFP4_SM90_DIRECT_MAX_UNITS=100000000"],
+    "direct_512": ["-DNVFP4_SM90_DIRECT_MAX_UNITS=512"],
+    **{f"direct_{warp_m}_{warps_k}": ["-DNVFP4_SM90_DIRECT_MAX_UNITS=512",
                                       f"-DNVFP4_SM90_DIRECT_WARP_M={warp_m}", f"-DNVFP4_SM90_DIRECT_WARPS_K={warps_k}"]
        for warp_m, warps_k in ((32, 1), (32, 2), (32, 4), (64, 1))},
     # without the 3-CTAs-per-SM register bound on 32-row warps (2 CTAs per SM fit)
-    "direct_512_two_per_sm": ["-DNVFP4CTL_TUNE", "-DNVFP4_SM90_DIRECT_MAX_UNITS=512",
+    "direct_512_two_per_sm": ["-DNVFP4_SM90_DIRECT_MAX_UNITS=512",
                               "-DNVFP4_SM90_DIRECT_TWO_CTAS_PER_SM=1"],
-    "direct_32_4_two_per_sm": ["-DNVFP4CTL_TUNE", "-DNVFP4_SM90_DIRECT_MAX_UNITS=512", "-DNVFP4_SM90_DIRECT_WARP_M=32",
+    "direct_32_4_two_per_sm": ["-DNVFP4_SM90_DIRECT_MAX_UNITS=512", "-DNVFP4_SM90_DIRECT_WARP_M=32",
                                "-DNVFP4_SM90_DIRECT_WARPS_K=4", "-DNVFP4_SM90_DIRECT_TWO_CTAS_PER_SM=1"],
 }
 # the same variants as timeline builds (benchmarks/sm90_kernel.py timeline --variants timeline_X)
@@ -147,6 +146,19 @@ FULL_SCALE_SHAPES = [(128, 256, 256, 1), (256, 384, 512, 2), (128, 7168, 2048, 1
 
 
 # ---------------------------------------------------------------- building (no GPU needed)
+def variant_defines(name: str) -> list[str]:
+    """The variant's defines. One that sets a plan knob also gets NVFP4CTL_TUNE: the dispatch table
+    holds every plan knob of every task shape, so its entries would otherwise override the -D there
+    and the variant would time the shipped plan (the table is then left out for every shape, as in a
+    tune candidate, and its entries' other knobs fall back to their compile-time values)."""
+    from nvfp4ctl.build.knobs import read_knobs
+
+    defines = VARIANTS[name]
+    plan = {knob.name for knob in read_knobs(KERNEL.parent / "sm90_config.cuh") if knob.scope == "plan"}
+    sets_plan = any(define.removeprefix("-D").split("=")[0] in plan for define in defines)
+    return [*defines, "-DNVFP4CTL_TUNE"] if sets_plan and "-DNVFP4CTL_TUNE" not in defines else list(defines)
+
+
 def build_variant(name: str) -> str:
     """The kernel with `nvfp4ctl build`'s flags (torch's COMMON_NVCC_FLAGS included, so `main` is the
     shipped machine code) plus the variant's defines, as a ctypes library."""
@@ -155,7 +167,7 @@ def build_variant(name: str) -> str:
     from nvfp4ctl.build import flags, toolchain
 
     LIB_DIR.mkdir(exist_ok=True)
-    cmd = [str(toolchain.nvcc_path()), *COMMON_NVCC_FLAGS, *flags.cuda_flags("sm_90a"), "-include", str(EXPERIMENTS), *VARIANTS[name],
+    cmd = [str(toolchain.nvcc_path()), *COMMON_NVCC_FLAGS, *flags.cuda_flags("sm_90a"), "-include", str(EXPERIMENTS), *variant_defines(name),
            f"-I{REPO / 'kernels' / 'common'}", "-Xptxas", "-v", "-shared", "-Xcompiler", "-fPIC",
            "-o", str(LIB_DIR / f"{name}.so"), str(KERNEL), str(CAPI)]
     done = subprocess.run(cmd, capture_output=True, text=True)

@@ -48,6 +48,14 @@ def test_variants_set_only_knobs_and_declared_experiments(harness) -> None:
             assert macro in knobs | experiments | tune_switch, f"variant {name}: {macro} is neither a knob nor an experiment"
 
 
+def test_a_variant_that_sets_a_plan_knob_builds_without_the_dispatch_table(harness) -> None:
+    # the table holds every plan knob of every task shape: with it, no_span would time the shipped plan there
+    assert "-DNVFP4CTL_TUNE" in harness.variant_defines("no_span")
+    assert harness.variant_defines("direct_all").count("-DNVFP4CTL_TUNE") == 1
+    assert "-DNVFP4CTL_TUNE" not in harness.variant_defines("main")
+    assert "-DNVFP4CTL_TUNE" not in harness.variant_defines("no_direct")  # an experiment switch: the table stays
+
+
 def test_check_passes_a_right_kernel_and_counts_what_a_wrong_one_left_unwritten(harness) -> None:
     good = harness.check_one(_right, 128, 256, 256, 1, 1111, "generator", "cpu")
     assert good.ok and good.mismatches == 0 and good.unwritten == 0
