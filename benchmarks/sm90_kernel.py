@@ -400,7 +400,7 @@ def check_variant(name: str, args: argparse.Namespace, log) -> bool:
     if hasattr(kernel.lib, "nvfp4_capi_plan"):
         plans = {f"{m}x{n}x{k}x{l}": kernel.lib.nvfp4_capi_plan(m, n, k, l)
                  for m, n, k, l in task_tests() + BENCH_SHAPES + EXTRA_SHAPES}
-        log("launch plan per shape (split-K cluster size, +shared A): " + ", ".join(f"{s}={describe_plan(p)}" for s, p in plans.items()))
+        log("launch plan per shape: " + ", ".join(f"{s}={describe_plan(p)}" for s, p in plans.items()))
     why = kernel.unsupported(100, 256, 256, 1)
     log(f"unsupported m=100: {why!r}")
     passed = sum(r.ok for r in results)

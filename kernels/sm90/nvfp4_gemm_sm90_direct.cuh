@@ -48,6 +48,12 @@ struct DirectPlan {
   int warp_m = 0, warps_k = 0;
 };
 
+// The launch's grid: x = column blocks of 32 * 4 / warps_k, y = row blocks of warp_m per batch
+// (the launch and the rule below use the same two numbers).
+inline int64_t direct_grid_x(int n, int warps_k) { return n / (kDirectWarpN * 4 / warps_k); }
+inline int64_t direct_grid_y(int m, int l, int warp_m) { return int64_t(l) * (m / warp_m); }
+constexpr int64_t kMaxGridY = 65535;
+
 // The rule (sm90_plan.cuh passes the knobs and this GPU's SM count). Calls of at most `max_units`
 // units (a 128 x 128 tile times a K tile): past that, decoding every operand in every warp that reads
 // it costs more than the pipeline's fixed chain (bench --shapes small and task, H100, 2026-11-26:
@@ -62,11 +68,9 @@ inline DirectPlan direct_plan_for(int m, int n, int k, int l, int sms, int max_u
   const int64_t units = int64_t(l) * (m / BLOCK_M) * (n / BLOCK_N) * k_tiles;
   if (max_units <= 0 || units > max_units) return {};
   if (sms <= 0) sms = 1 << 20;  // unknown: as if the grid never filled the GPU
-  const auto ctas = [&](int warp_m, int warps_k) {
-    return int64_t(l) * (m / warp_m) * (n / (kDirectWarpN * 4 / warps_k));
-  };
+  const auto ctas = [&](int warp_m, int warps_k) { return direct_grid_x(n, warps_k) * direct_grid_y(m, l, warp_m); };
   int warp_m = warp_m_knob;
-  if (warp_m != 32 && warp_m != 64) warp_m = ctas(64, 1) >= sms || int64_t(l) * (m / 32) > 65535 ? 64 : 32;
+  if (warp_m != 32 && warp_m != 64) warp_m = ctas(64, 1) >= sms || direct_grid_y(m, l, 32) > kMaxGridY ? 64 : 32;
   int warps_k = warps_k_knob;
   if (warp_m == 64) {
     warps_k = 1;
@@ -75,7 +79,7 @@ inline DirectPlan direct_plan_for(int m, int n, int k, int l, int sms, int max_u
     const int64_t one_wave = int64_t(kDirectMinCtasPerSm<2>) * sms;
     while (warps_k < 4 && 2 * warps_k <= k_tiles && ctas(warp_m, 2 * warps_k) <= one_wave) warps_k *= 2;
   }
-  if (int64_t(l) * (m / warp_m) > 65535) return {};  // grid y
+  if (direct_grid_y(m, l, warp_m) > kMaxGridY) return {};
   return {warp_m, warps_k};
 }
 

@@ -80,7 +80,7 @@ cudaError_t launch(const CUtensorMap& tmap_a, const CUtensorMap& tmap_b, const C
 
 template <int kWarpM16, int kWarpsK>
 cudaError_t launch_direct(const Nvfp4GemmArgs& args) {
-  const dim3 grid(args.n / (kDirectWarpN * 4 / kWarpsK), (args.m / (16 * kWarpM16)) * args.l, 1);
+  const dim3 grid(unsigned(direct_grid_x(args.n, kWarpsK)), unsigned(direct_grid_y(args.m, args.l, 16 * kWarpM16)), 1);
   nvfp4_gemm_sm90_direct_kernel<kWarpM16, kWarpsK><<<grid, kDirectThreads>>>(
       args.a, args.b, args.sfa, args.sfb, static_cast<__half*>(args.c), args.m, args.n, args.k);
   return cudaGetLastError();
