@@ -37,6 +37,9 @@
 #ifndef NVFP4_SM90_DIRECT_TWO_CTAS_PER_SM  // 1: the direct kernel's 32-row warps without the 3-CTAs-per-SM register bound
 #define NVFP4_SM90_DIRECT_TWO_CTAS_PER_SM 0
 #endif
+#ifndef NVFP4_SM90_PERSISTENT_SWEEPS_ONLY  // 1: persistent launches cut every tile into parts, none run whole first (before v16)
+#define NVFP4_SM90_PERSISTENT_SWEEPS_ONLY 0
+#endif
 #ifndef NVFP4_SM90_SPAN_ONE_M_TILE  // 1: the spanning split only where the launch has one M tile (before v14)
 #define NVFP4_SM90_SPAN_ONE_M_TILE 0
 #endif

@@ -90,6 +90,13 @@ VARIANTS: dict[str, list[str]] = {
     # persistent launches may cut a tile into 4 K parts (check: 896x2432x1024 then runs 4 parts)
     "parts4": ["-DNVFP4_SM90_PERSISTENT_MAX_PARTS=4"],
     "no_persistent_c": ["-DNVFP4_SM90_ABLATE_PERSISTENT_C=1"],
+    # persistent launches before v16: every tile cut into parts, none run whole first; and v16 with up
+    # to 3 K parts per split tile
+    "sweeps_only": ["-DNVFP4_SM90_PERSISTENT_SWEEPS_ONLY=1"],
+    "parts3": ["-DNVFP4_SM90_PERSISTENT_MAX_PARTS=3"],
+    # the split-K reduction's partial loads in one round trip where more partners share a tile
+    "inflight32": ["-DNVFP4_SM90_MAX_PARTS_IN_FLIGHT=32"],
+    "inflight48": ["-DNVFP4_SM90_MAX_PARTS_IN_FLIGHT=48"],
     # the spanning split only for one M tile, as before v14 (512x1536x7168 then splits over clusters
     # of 2); the task shapes then get v13's plans
     "span_one_m_tile": ["-DNVFP4_SM90_SPAN_ONE_M_TILE=1"],
@@ -124,7 +131,7 @@ VARIANTS: dict[str, list[str]] = {
 }
 # the same variants as timeline builds (benchmarks/sm90_kernel.py timeline --variants timeline_X)
 VARIANTS |= {f"timeline_{name}": VARIANTS["timeline"] + VARIANTS[name]
-             for name in ("no_soft_split", "no_span", "local0", "local3", "unstaged", "span_one_m_tile")}
+             for name in ("no_soft_split", "no_span", "local0", "local3", "unstaged", "span_one_m_tile", "sweeps_only")}
 # TimelineEvent in the kernel, in order
 TIMELINE_EVENTS = ["entry", "setup", "a_decoded", "arrived", "grid_barrier", "first_tile", "main_loop_done", "partials_sent", "partials_landed",
                    "exit", "sm", "previous_exit"]
@@ -332,8 +339,8 @@ def check_one(kernel, m: int, n: int, k: int, l: int, seed: int, scales: str, pa
 
 
 # nvfp4_sm90_plan's code: split-K cluster size, +100 shared A, +1000 no cluster; a spanning split is
-# SPAN_PLAN + its number of CTAs, a persistent launch PERSISTENT_PLAN * its K parts per tile + its
-# number of CTAs.
+# SPAN_PLAN + its number of CTAs, a persistent launch PERSISTENT_PLAN * its K parts per split tile +
+# 1000 * the whole tiles each CTA runs first + its number of CTAs.
 SPAN_PLAN = 10000
 PERSISTENT_PLAN = 100000
 DIRECT_PLAN = 10000000
@@ -345,8 +352,10 @@ def describe_plan(plan: int) -> str:
         warp_m, warps_k = divmod(plan - DIRECT_PLAN, 10)
         return f"direct, {warp_m} rows per warp, K split {warps_k} ways in the CTA"
     if plan > PERSISTENT_PLAN:
-        parts, ctas = divmod(plan, PERSISTENT_PLAN)
-        return f"persistent on {ctas} CTAs, {parts} K part{'s' if parts > 1 else ''} per tile+sharedA"
+        parts, rest = divmod(plan, PERSISTENT_PLAN)
+        whole, ctas = divmod(rest, 1000)
+        first = f"{whole} whole tile{'s' if whole > 1 else ''} each, then " if whole else ""
+        return f"persistent on {ctas} CTAs, {first}{parts} K part{'s' if parts > 1 else ''} per tile+sharedA"
     if plan > SPAN_PLAN:
         return f"spanning over {plan - SPAN_PLAN} CTAs+sharedA"
     return f"{plan % 100}{'+sharedA' if plan % 1000 >= 100 else ''}{' (no cluster)' if plan >= 1000 else ''}"
@@ -358,7 +367,7 @@ def plan_ctas(plan: int, m: int, n: int, l: int) -> int:
         warp_m, warps_k = divmod(plan - DIRECT_PLAN, 10)
         return (m // warp_m) * l * (n // (128 // warps_k))
     if plan > PERSISTENT_PLAN:
-        return plan % PERSISTENT_PLAN
+        return plan % 1000
     return plan - SPAN_PLAN if plan > SPAN_PLAN else (m // 128) * (n // 128) * l * (plan % 100)
 
 

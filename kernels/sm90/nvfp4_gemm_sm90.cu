@@ -23,7 +23,8 @@
 //   of B (56 N tiles repeat it), and it cost 22 us of 91 on the largest bench shape.
 // - persistent shared A (v12): a grid with more tiles than resident CTAs gets one CTA per SM, each
 //   looping over (tile, K part) units with the same copy; a tile's owner part runs last and adds the
-//   others (sm90_scheduler.cuh, PersistentUnit).
+//   others (sm90_scheduler.cuh, PersistentUnit). v16 runs whole tiles first and cuts only the
+//   remainder that leaves SMs idle.
 // - per-CTA A (v6, any grid): a decode warpgroup turns each packed A stage into fp16 buffers.
 //
 // Roles (DeepGEMM style): warpgroups 0-1 math (wgmma, B decode), warpgroup 2 (per-CTA A only)
@@ -90,14 +91,13 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
   const int m_tiles = m / BLOCK_M, n_tiles = n / BLOCK_N;
   const uint32_t my_rank = kSoftSplit ? blockIdx.x : sm90::cluster_cta_rank();
   const int k_tiles = k / BLOCK_K;
-  [[maybe_unused]] const int tiles = m_tiles * n_tiles * l;
   [[maybe_unused]] const SpanRange range =
       kSpan ? span_range(int(blockIdx.x), span, k_tiles, m_tiles, n_tiles) : SpanRange{};
   const TileCoords tile = [&]() -> TileCoords {
     if constexpr (kSpan) {
       return range.tile;
     } else if constexpr (kPersistent) {
-      return unit_coords(PersistentUnit{0, int(blockIdx.x)}, persistent, m_tiles, n_tiles);
+      return unit_coords(PersistentUnit::first(int(blockIdx.x), persistent), persistent, m_tiles, n_tiles);
     } else {
       // K tiles split as evenly as possible (the host keeps kClusterK <= K tiles): every CTA has one or more
       const int k_base = k_tiles / kClusterK, k_rem = k_tiles % kClusterK;
@@ -123,7 +123,6 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
       if (tile.first_len < tile.num_k_tiles) sources.next = origin_of(tile_at(range.first + 1, m_tiles, n_tiles));
     return sources;
   }();
-  // a persistent CTA's units: blockIdx.x, blockIdx.x + gridDim.x, ... while below tiles * parts
   const bool is_producer = threadIdx.x == P::kProducerThread;
   // The descriptors' first fetch overlaps the barrier init (v12 issued it after the init's __syncthreads).
   const auto prefetch_maps = [&]() {
@@ -205,7 +204,8 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
   if (wg < kNumMathWarpgroups) {
     PipelineState<P::kStages> pipe;
     if constexpr (kPersistent) {  // each unit's partial or C is written before the next unit's wgmmas start
-      for (PersistentUnit u{0, int(blockIdx.x)}; u.sweep < persistent.parts; u.advance(int(gridDim.x), tiles)) {
+      for (PersistentUnit u = PersistentUnit::first(int(blockIdx.x), persistent); u.active(persistent);
+           u.advance(int(gridDim.x), persistent)) {
         TileCoords job = unit_coords(u, persistent, m_tiles, n_tiles);
         math<kSharedA, kSpan>(smem, job, wg, threadIdx.x % 128, acc, 0, pipe);
         release_last_stage(smem, pipe, threadIdx.x % 32);
@@ -215,7 +215,7 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
         for (int j = 0; j < 64; ++j) keep += acc[j];
         if (keep == 1234.5f) c[threadIdx.x] = __float2half(keep);
 #else
-        persistent_epilogue(acc, threadIdx.x, u.part(persistent), persistent.parts, u.tile, job, c, m, n, epoch);
+        persistent_epilogue(acc, threadIdx.x, u.part(persistent), u.parts(persistent), u.tile, job, c, m, n, epoch);
 #endif
       }
     } else {
@@ -230,8 +230,8 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
         PipelineState<P::kStages> pipe;
         producer_shared_a(smem, src, tile, prefilled, pipe);
         if constexpr (kPersistent) {
-          PersistentUnit u{0, int(blockIdx.x)};
-          for (u.advance(int(gridDim.x), tiles); u.sweep < persistent.parts; u.advance(int(gridDim.x), tiles)) {
+          PersistentUnit u = PersistentUnit::first(int(blockIdx.x), persistent);
+          for (u.advance(int(gridDim.x), persistent); u.active(persistent); u.advance(int(gridDim.x), persistent)) {
             const TileCoords job = unit_coords(u, persistent, m_tiles, n_tiles);
             producer_shared_a(smem, sources_of(job), job, 0, pipe);
           }

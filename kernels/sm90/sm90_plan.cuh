@@ -191,7 +191,8 @@ struct LaunchPlan {
   bool soft_split;
   int span_ctas = 0;  // > 0: a spanning split over this many CTAs (shared A, cluster_k 1)
   int persistent_ctas = 0;  // > 0: a persistent launch of this many CTAs (shared A, cluster_k 1)
-  int persistent_parts = 1;  // its K ranges per tile
+  int persistent_parts = 1;  // its K ranges per split tile
+  int persistent_whole_tiles = 0;  // its tiles run whole before the split ones
   DirectPlan direct = {};  // warp_m > 0: the direct kernel (nvfp4_gemm_sm90_direct.cuh) instead of all the above
 };
 
@@ -217,14 +218,14 @@ int span_ctas(int m, int n, int k, int l, int busiest_k_tiles, bool replaces_spl
 }
 
 // A persistent launch: more tiles than resident CTAs, so one CTA per SM loops over them (shared A
-// needs every CTA resident); its parts and CTAs: persistent_plan_for (sm90_scheduler.cuh).
+// needs every CTA resident); its parts, whole tiles and CTAs: persistent_plan_for (sm90_scheduler.cuh).
 PersistentPlan plan_persistent(int tiles, int k, const PlanKnobs& knobs) {
   const int most = min(resident_ctas(), kSharedAMaxCtas), k_tiles = k / BLOCK_K;
   if (!NVFP4_SM90_PERSISTENT || !knobs.persistent || most <= 0 || tiles <= most ||
       k_tiles < knobs.shared_a_min_k_tiles)
-    return {0, 1};
+    return {0, 1, 0};
   return persistent_plan_for(tiles, k_tiles, most, min(knobs.persistent_max_parts, kMaxPersistentParts),
-                             kL2PartialSlots);
+                             kL2PartialSlots, !NVFP4_SM90_EXPERIMENT(PERSISTENT_SWEEPS_ONLY));
 }
 
 // The direct kernel (nvfp4_gemm_sm90_direct.cuh, direct_plan_for): for calls too short for the
@@ -256,7 +257,8 @@ LaunchPlan choose_plan(int m, int n, int k, int l) {
       if (busiest_k_tiles >= knobs.shared_a_min_k_tiles && resident && tiles * split.cluster_k <= kSharedAMaxCtas)
         return {split.cluster_k, true, split.soft, span_ctas(m, n, k, l, busiest_k_tiles, split.cluster_k > 1, knobs)};
     }
-    if (const PersistentPlan p = plan_persistent(tiles, k, knobs); p.ctas > 0) return {1, true, false, 0, p.ctas, p.parts};
+    if (const PersistentPlan p = plan_persistent(tiles, k, knobs); p.ctas > 0)
+      return {1, true, false, 0, p.ctas, p.parts, p.whole_tiles};
   }
 #endif
   const Split split = choose_split<false>(tiles, k, !NVFP4_SM90_EXPERIMENT(SHARED_A_ONLY_SOFT_SPLIT), knobs);

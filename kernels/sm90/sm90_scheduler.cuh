@@ -120,37 +120,77 @@ __host__ __device__ __forceinline__ int span_slot(const SpanTile& t, int s) {
 // Persistent launch (shared A, more tiles than resident CTAs): the launch's units are (tile, K
 // range); CTA c runs units c, c + CTAs, ... Tiles go N tile fastest, so the CTAs at work at one
 // time share few M tiles and each wave reads A's copy only in part from DRAM. With parts > 1 every
-// tile is cut into `parts` K ranges (as evenly as possible, as split-K does), so a last wave that
-// would leave SMs idle is spread over all of them. Units go in sweeps over all tiles: sweep r runs
-// part r + 1, and the last sweep part 0, the tile's owner, which adds the other parts (already in
-// L2: earlier sweeps) to its own in K order and writes C. An owner waits only on units of lower
-// index, so with every CTA resident the launch cannot deadlock. The host passes the K split (a
-// division here would move the main loop's bounds out of uniform registers, see SpanSplit).
+// split tile is cut into `parts` K ranges (as evenly as possible, as split-K does), so a last wave
+// that would leave SMs idle is spread over all of them. Split units go in sweeps over the split
+// tiles: sweep r runs part r + 1, and the last sweep part 0, the tile's owner, which adds the other
+// parts (already in L2: earlier sweeps, or running at once on other CTAs) to its own in K order and
+// writes C. An owner waits only on units of lower index, so with every CTA resident the launch
+// cannot deadlock. Whole tiles first (v16): the launch's first whole_tiles tiles (a multiple of the
+// CTAs) run uncut, one per CTA per sweep, and only the rest are split: 384 x 7168 x 2304 (168 tiles
+// on 132 CTAs) then has 2 units on its busiest CTA (a tile and a third of one, 24 K tiles) instead
+// of 3 (27 K tiles), and each unit costs a boundary. The host passes the K split and the split
+// tiles' magic: a division here would move the main loop's bounds out of uniform registers (see
+// SpanSplit).
 struct PersistentSplit {
-  int parts, k_base, k_rem;  // k_base = K tiles / parts, k_rem = K tiles % parts
+  int parts, k_base, k_rem;  // of a split tile: k_base = K tiles / parts, k_rem = K tiles % parts
+  int k_tiles;
+  int whole_tiles;  // tiles [0, whole_tiles) run whole, before the split ones (0: every tile is split)
+  int split_tiles;  // the others, >= 1
+  uint32_t split_tiles_magic;  // div_magic(split_tiles), unused for one split tile
 };
-__host__ __device__ inline PersistentSplit persistent_split(int k_tiles, int parts) {
-  return {parts, k_tiles / parts, k_tiles % parts};
+__host__ __device__ inline PersistentSplit persistent_split(int tiles, int k_tiles, int parts, int whole_tiles = 0) {
+  const int split_tiles = tiles - whole_tiles;
+  return {parts, k_tiles / parts, k_tiles % parts, k_tiles, whole_tiles, split_tiles,
+          split_tiles > 1 ? div_magic(uint32_t(split_tiles)) : 0u};
 }
 
 // Host and device: tests/kernels/test_sm90_persistent_schedule.py runs this schedule on the CPU.
 struct PersistentUnit {
-  int sweep, tile;  // the unit is sweep * tiles + tile
-  __host__ __device__ __forceinline__ int part(PersistentSplit split) const {
-    return sweep + 1 == split.parts ? 0 : sweep + 1;
+  int sweep;  // -1: a whole tile; r >= 0: sweep r over the split tiles
+  int tile;   // a whole tile's index; a split unit's index among the split tiles
+  __host__ __device__ __forceinline__ bool active(const PersistentSplit& split) const { return sweep < split.parts; }
+  __host__ __device__ __forceinline__ int part(const PersistentSplit& split) const {
+    return sweep < 0 || sweep + 1 == split.parts ? 0 : sweep + 1;
   }
-  // The next unit of this CTA (ctas <= tiles: the host checks), without a division.
-  __host__ __device__ __forceinline__ void advance(int ctas, int tiles) {
+  __host__ __device__ __forceinline__ int parts(const PersistentSplit& split) const { return sweep < 0 ? 1 : split.parts; }
+  __host__ __device__ __forceinline__ int launch_tile(const PersistentSplit& split) const {
+    return sweep < 0 ? tile : split.whole_tiles + tile;
+  }
+  // The launch's unit `cta`, the first of that CTA.
+  __host__ __device__ __forceinline__ static PersistentUnit first(int cta, const PersistentSplit& split) {
+    PersistentUnit u{-1, cta};
+    u.settle(split);
+    return u;
+  }
+  // The CTA's next unit. The host keeps every step within one sweep or exact for the magic: CTAs <=
+  // split tiles (at most one sweep on), or fewer split tiles than CTAs <= 256 (see persistent_plan_for).
+  __host__ __device__ __forceinline__ void advance(int ctas, const PersistentSplit& split) {
     tile += ctas;
-    if (tile >= tiles) tile -= tiles, ++sweep;
+    settle(split);
+  }
+  __host__ __device__ __forceinline__ void settle(const PersistentSplit& split) {
+    if (sweep < 0) {
+      if (tile < split.whole_tiles) return;
+      tile -= split.whole_tiles, sweep = 0;
+    }
+    if (tile >= split.split_tiles) {  // one split tile has no 32-bit magic (2^32)
+      const int q = tile < 2 * split.split_tiles ? 1
+                    : split.split_tiles == 1     ? tile
+                                                 : div_by_magic(tile, split.split_tiles_magic);
+      sweep += q, tile -= q * split.split_tiles;
+    }
   }
 };
 
-__host__ __device__ __forceinline__ TileCoords unit_coords(const PersistentUnit& u, PersistentSplit split, int m_tiles,
-                                                           int n_tiles) {
+__host__ __device__ __forceinline__ TileCoords unit_coords(const PersistentUnit& u, const PersistentSplit& split,
+                                                           int m_tiles, int n_tiles) {
+  TileCoords t = tile_at(u.launch_tile(split), m_tiles, n_tiles);
+  if (u.sweep < 0) {
+    t.k_tile_begin = 0, t.num_k_tiles = t.first_len = split.k_tiles;
+    return t;
+  }
   const int part = u.part(split);
   const int num_k_tiles = split.k_base + (part < split.k_rem ? 1 : 0);
-  TileCoords t = tile_at(u.tile, m_tiles, n_tiles);
   t.k_tile_begin = part * split.k_base + (part < split.k_rem ? part : split.k_rem);
   t.num_k_tiles = t.first_len = num_k_tiles;
   return t;
@@ -158,14 +198,24 @@ __host__ __device__ __forceinline__ TileCoords unit_coords(const PersistentUnit&
 
 // The host's choice for a persistent launch of `tiles` tiles of k_tiles K tiles on `most` resident
 // CTAs (more than that: tiles > most), with at most max_parts K parts per tile and `slots` workspace
-// slots: the parts that give the busiest CTA the fewest K tiles, the fewer on a tie; then as many
-// CTAs as that busiest CTA's unit count requires, no more (the call takes as long either way, and
-// fewer CTAs draw less power and DRAM at the start). ctas <= most < tiles, as advance needs.
+// slots. Sweeps over all tiles: the parts that give the busiest CTA the fewest K tiles, the fewer
+// on a tie; then as many CTAs as that busiest CTA's unit count requires, no more (the call takes as
+// long either way, and fewer CTAs draw less power and DRAM at the start). Whole tiles first (where
+// whole_first): every one of `most` CTAs runs tiles / most whole tiles, and the remaining tiles % most
+// are cut into parts. Between the two, the busiest CTA's K tiles plus kUnitBoundaryKTiles per unit
+// after its first decide, sweeps on a tie. ctas <= most < tiles; ctas <= split tiles, or split tiles
+// < ctas <= 256 (PersistentUnit::advance's magic is exact below 2 * 256 * 256).
 struct PersistentPlan {
-  int ctas, parts;
+  int ctas, parts, whole_tiles;
 };
 
-inline PersistentPlan persistent_plan_for(int tiles, int k_tiles, int most, int max_parts, int slots) {
+// A unit boundary of a persistent CTA, in K tiles of main loop: 384 x 7168 x 2304 whole tiles (2 units
+// of 18 K tiles) took 36.5 us and 2 parts (3 units of 9) 33.2 on an H100 (2026-11-26); 2304 x 4608 x 7168's
+// timeline, 0.76 us per K tile over 5 units against 0.72 without, puts a boundary at 2.9 us, 4 K tiles.
+constexpr int kUnitBoundaryKTiles = 4;
+
+inline PersistentPlan persistent_plan_for(int tiles, int k_tiles, int most, int max_parts, int slots,
+                                          bool whole_first = true) {
   int best_parts = 1;
   int64_t best_k_tiles = INT64_MAX;
   for (int parts = 1; parts <= max_parts && parts <= k_tiles; ++parts) {
@@ -175,7 +225,19 @@ inline PersistentPlan persistent_plan_for(int tiles, int k_tiles, int most, int 
     if (busiest < best_k_tiles) best_parts = parts, best_k_tiles = busiest;
   }
   const int64_t units = int64_t(tiles) * best_parts, waves = (units + most - 1) / most;
-  return {int((units + waves - 1) / waves), best_parts};
+  const PersistentPlan sweeps{int((units + waves - 1) / waves), best_parts, 0};
+  const int64_t split_tiles = tiles % most, whole_tiles = tiles - split_tiles;
+  if (!whole_first || split_tiles == 0 || most > 256) return sweeps;
+  int64_t best_cost = best_k_tiles + kUnitBoundaryKTiles * (waves - 1);
+  PersistentPlan best = sweeps;
+  for (int parts = 1; parts <= max_parts && parts <= k_tiles; ++parts) {
+    if (split_tiles * (parts - 1) > slots) break;
+    const int64_t split_units = (split_tiles * parts + most - 1) / most, units_on_busiest = whole_tiles / most + split_units;
+    const int64_t cost = whole_tiles / most * k_tiles + split_units * ((k_tiles + parts - 1) / parts) +
+                         kUnitBoundaryKTiles * (units_on_busiest - 1);
+    if (cost < best_cost) best_cost = cost, best = {most, parts, int(whole_tiles)};
+  }
+  return best;
 }
 
 __device__ __forceinline__ uint32_t linear_cta() { return (blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x; }

@@ -173,11 +173,12 @@ __device__ __forceinline__ void meet_partners(int math_thread, int partners, int
 // Persistent launch, after a unit's main loop (sm90_scheduler.cuh, PersistentUnit): a part other
 // than the tile's first K range goes to its slot and raises the slot's flag; the owner (the first K
 // range, run in the last round) waits for the other parts' flags, then adds them in K order and
-// writes C. Slots: parts - 1 per tile.
+// writes C; a whole tile (parts = 1) writes C. Slots: parts - 1 per split tile, split_tile its index
+// among them.
 __device__ __forceinline__ void persistent_epilogue(const float (&acc)[64], int math_thread, int part, int parts,
-                                                    int tile_index, const TileCoords& tile, __half* c, int m, int n,
+                                                    int split_tile, const TileCoords& tile, __half* c, int m, int n,
                                                     uint32_t epoch) {
-  const auto slot_of = [=](int s) { return tile_index * (parts - 1) + s - 1; };
+  const auto slot_of = [=](int s) { return split_tile * (parts - 1) + s - 1; };
   if (part != 0) {
     store_groups_l2<0, 0>(acc, math_thread, slot_of(part));
     sm90::named_barrier_sync<2, kMathThreads>();  // every math thread's partials are stored
