@@ -157,7 +157,7 @@ constexpr DispatchEntry kDispatchTable[] = {
     {384, 7168, 2304, 1, PlanKnob::MAX_CLUSTER_K, 8},
     {384, 7168, 2304, 1, PlanKnob::ODD_SPLIT, 1},
     {384, 7168, 2304, 1, PlanKnob::PERSISTENT, 1},
-    {384, 7168, 2304, 1, PlanKnob::PERSISTENT_MAX_PARTS, 2},
+    {384, 7168, 2304, 1, PlanKnob::PERSISTENT_MAX_PARTS, 3},
     {384, 7168, 2304, 1, PlanKnob::SHARED_A, 1},
     {384, 7168, 2304, 1, PlanKnob::SHARED_A_MIN_K_TILES, 8},
     {384, 7168, 2304, 1, PlanKnob::SOFT_SPLIT, 1},
