@@ -91,10 +91,15 @@ VARIANTS: dict[str, list[str]] = {
     "parts4": ["-DNVFP4_SM90_PERSISTENT_MAX_PARTS=4"],
     "no_persistent_c": ["-DNVFP4_SM90_ABLATE_PERSISTENT_C=1"],
     # persistent launches before v16: every tile cut into parts, none run whole first; and v16 with up
-    # to 3 K parts per split tile
+    # to 3 K parts per split tile (the table's value for 384x7168x2304 since v16)
     "sweeps_only": ["-DNVFP4_SM90_PERSISTENT_SWEEPS_ONLY=1"],
     "parts3": ["-DNVFP4_SM90_PERSISTENT_MAX_PARTS=3"],
-    # the split-K reduction's partial loads in one round trip where more partners share a tile
+    # v15's persistent plans (sweeps only, at most 2 parts as its table had for 384x7168x2304): compare
+    # on the persistent task shapes only, since the plan knob makes it build with NVFP4CTL_TUNE and every
+    # other shape then runs the compile-time defaults instead of its table entries
+    "v15_persistent": ["-DNVFP4_SM90_PERSISTENT_SWEEPS_ONLY=1", "-DNVFP4_SM90_PERSISTENT_MAX_PARTS=2"],
+    # the split-K reduction's partial loads in one round trip where more partners share a tile (v16:
+    # no gain, benchmarks/NOTES_sm90.md)
     "inflight32": ["-DNVFP4_SM90_MAX_PARTS_IN_FLIGHT=32"],
     "inflight48": ["-DNVFP4_SM90_MAX_PARTS_IN_FLIGHT=48"],
     # the spanning split only for one M tile, as before v14 (512x1536x7168 then splits over clusters
