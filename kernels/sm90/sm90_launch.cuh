@@ -56,20 +56,22 @@ bool make_shared_a_map(CUtensorMap* map, int rows, int k) {
 // the flags' initial value). Bookkeeping of launches, not of results.
 uint32_t launch_epoch = 0;
 
-// ctas: a spanning or persistent launch's grid (one dimension); the others' grid is one CTA per
-// (split-K rank, N tile, M tile of every batch).
+// ctas: a spanning launch's grid (one dimension); a persistent launch's is plan.ctas; the others'
+// grid is one CTA per (split-K rank, N tile, M tile of every batch).
 template <int kClusterK, bool kSharedA, bool kSoftSplit = false, bool kSpan = false, bool kPersistent = false>
 cudaError_t launch(const CUtensorMap& tmap_a, const CUtensorMap& tmap_b, const CUtensorMap& tmap_a16,
-                   const Nvfp4GemmArgs& args, int ctas = 0, int parts = 1, int whole_tiles = 0) {
+                   const Nvfp4GemmArgs& args, int ctas = 0, PersistentPlan plan = {0, 1, 0}) {
   const cudaError_t err = allow_large_smem<kClusterK, kSharedA, kSoftSplit, kSpan, kPersistent>();
   if (err != cudaSuccess) return err;
-  const dim3 grid = kSpan || kPersistent ? dim3(ctas, 1, 1) : dim3(kClusterK, args.n / BLOCK_N, (args.m / BLOCK_M) * args.l);
+  const dim3 grid = kPersistent ? dim3(plan.ctas, 1, 1)
+                    : kSpan     ? dim3(ctas, 1, 1)
+                                : dim3(kClusterK, args.n / BLOCK_N, (args.m / BLOCK_M) * args.l);
   const int tiles = (args.m / BLOCK_M) * (args.n / BLOCK_N) * args.l;
   SpanSplit span{0, 0, 0};
   if constexpr (kSpan) {  // the planner keeps a spanning launch's units within an int (span_longest)
     span = span_split(tiles * (args.k / BLOCK_K), ctas, args.k / BLOCK_K);
   }
-  const PersistentSplit persistent = persistent_split(tiles, args.k / BLOCK_K, parts, whole_tiles);
+  const PersistentSplit persistent = persistent_split(tiles, args.k / BLOCK_K, plan.parts, plan.whole_tiles);
   if (++launch_epoch == 0) launch_epoch = 1;
   constexpr int kThreads = Plan<kSharedA>::kThreads, kSmemBytes = Plan<kSharedA>::kSmemBytes;
   nvfp4_gemm_sm90_kernel<kClusterK, kSharedA, kSoftSplit, kSpan, kPersistent><<<grid, kThreads, kSmemBytes>>>(
@@ -132,9 +134,8 @@ int nvfp4_sm90_plan(int m, int n, int k, int l) {
   using namespace nvfp4_sm90;
   const LaunchPlan plan = choose_plan(m, n, k, l);
   if (plan.direct.warp_m > 0) return 10000000 + 10 * plan.direct.warp_m + plan.direct.warps_k;
-  if (plan.shared_a && plan.persistent_ctas > 0)
-    return 100000 * plan.persistent_parts + 1000 * min(plan.persistent_whole_tiles / plan.persistent_ctas, 99) +
-           plan.persistent_ctas;
+  if (const PersistentPlan& p = plan.persistent; plan.shared_a && p.ctas > 0)
+    return 100000 * p.parts + 1000 * min(p.whole_tiles / p.ctas, 99) + p.ctas;
   if (plan.shared_a && plan.span_ctas > 0) return 10000 + plan.span_ctas;
   return plan.cluster_k + (plan.shared_a ? 100 : 0) + (plan.soft_split ? 1000 : 0);
 }
@@ -166,9 +167,8 @@ cudaError_t nvfp4_gemm_launch(const Nvfp4GemmArgs& args) {
 #if NVFP4_SM90_SHARED_A
   if (plan.shared_a && make_shared_a_map(&tmap_a16, args.l * args.m, args.k)) {
 #if NVFP4_SM90_PERSISTENT
-    if (plan.persistent_ctas > 0)
-      return launch<1, true, false, false, true>(tmap_a, tmap_b, tmap_a16, args, plan.persistent_ctas,
-                                                 plan.persistent_parts, plan.persistent_whole_tiles);
+    if (plan.persistent.ctas > 0)
+      return launch<1, true, false, false, true>(tmap_a, tmap_b, tmap_a16, args, 0, plan.persistent);
 #endif
 #if NVFP4_SM90_SPAN
     if (plan.span_ctas > 0) return launch<1, true, false, true>(tmap_a, tmap_b, tmap_a16, args, plan.span_ctas);

@@ -190,9 +190,7 @@ struct LaunchPlan {
   bool shared_a;
   bool soft_split;
   int span_ctas = 0;  // > 0: a spanning split over this many CTAs (shared A, cluster_k 1)
-  int persistent_ctas = 0;  // > 0: a persistent launch of this many CTAs (shared A, cluster_k 1)
-  int persistent_parts = 1;  // its K ranges per split tile
-  int persistent_whole_tiles = 0;  // its tiles run whole before the split ones
+  PersistentPlan persistent = {0, 1, 0};  // ctas > 0: a persistent launch (shared A, cluster_k 1)
   DirectPlan direct = {};  // warp_m > 0: the direct kernel (nvfp4_gemm_sm90_direct.cuh) instead of all the above
 };
 
@@ -257,8 +255,7 @@ LaunchPlan choose_plan(int m, int n, int k, int l) {
       if (busiest_k_tiles >= knobs.shared_a_min_k_tiles && resident && tiles * split.cluster_k <= kSharedAMaxCtas)
         return {split.cluster_k, true, split.soft, span_ctas(m, n, k, l, busiest_k_tiles, split.cluster_k > 1, knobs)};
     }
-    if (const PersistentPlan p = plan_persistent(tiles, k, knobs); p.ctas > 0)
-      return {1, true, false, 0, p.ctas, p.parts, p.whole_tiles};
+    if (const PersistentPlan p = plan_persistent(tiles, k, knobs); p.ctas > 0) return {1, true, false, 0, p};
   }
 #endif
   const Split split = choose_split<false>(tiles, k, !NVFP4_SM90_EXPERIMENT(SHARED_A_ONLY_SOFT_SPLIT), knobs);
