@@ -345,9 +345,10 @@ def check_one(kernel, m: int, n: int, k: int, l: int, seed: int, scales: str, pa
 
 # nvfp4_sm90_plan's code: split-K cluster size, +100 shared A, +1000 no cluster; a spanning split is
 # SPAN_PLAN + its number of CTAs, a persistent launch PERSISTENT_PLAN * its K parts per split tile +
-# 1000 * the whole tiles each CTA runs first + its number of CTAs.
+# PERSISTENT_WHOLE_PLAN * the whole tiles each CTA runs first + its number of CTAs.
 SPAN_PLAN = 10000
 PERSISTENT_PLAN = 100000
+PERSISTENT_WHOLE_PLAN = 1000
 DIRECT_PLAN = 10000000
 
 
@@ -358,7 +359,7 @@ def describe_plan(plan: int) -> str:
         return f"direct, {warp_m} rows per warp, K split {warps_k} ways in the CTA"
     if plan > PERSISTENT_PLAN:
         parts, rest = divmod(plan, PERSISTENT_PLAN)
-        whole, ctas = divmod(rest, 1000)
+        whole, ctas = divmod(rest, PERSISTENT_WHOLE_PLAN)
         first = f"{whole} whole tile{'s' if whole > 1 else ''} each, then " if whole else ""
         return f"persistent on {ctas} CTAs, {first}{parts} K part{'s' if parts > 1 else ''} per tile+sharedA"
     if plan > SPAN_PLAN:
@@ -372,7 +373,7 @@ def plan_ctas(plan: int, m: int, n: int, l: int) -> int:
         warp_m, warps_k = divmod(plan - DIRECT_PLAN, 10)
         return (m // warp_m) * l * (n // (128 // warps_k))
     if plan > PERSISTENT_PLAN:
-        return plan % 1000
+        return plan % PERSISTENT_WHOLE_PLAN
     return plan - SPAN_PLAN if plan > SPAN_PLAN else (m // 128) * (n // 128) * l * (plan % 100)
 
 

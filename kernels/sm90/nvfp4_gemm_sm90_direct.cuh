@@ -107,10 +107,6 @@ struct DirectRows {
   size_t row_bytes;
 };
 
-// Byte offset of row r in its 128-row scale chunk of the permuted layout (nvfp4_gemm_api.h); the
-// chunk of 4 blocks q is q * 512 bytes on (q = 0 for the first 64 K values of the row).
-__host__ __device__ constexpr int direct_scale_offset(int r) { return (r % 32) * 16 + ((r / 32) % 4) * 4; }
-
 // A sets first_set .. first_set + kASets - 1 and the B rows of K tile kt.
 template <int kASets>
 __device__ __forceinline__ void direct_load(DirectRaw<kASets>& raw, const DirectRows& rows, int kt, int first_set) {
@@ -121,12 +117,12 @@ __device__ __forceinline__ void direct_load(DirectRaw<kASets>& raw, const Direct
   for (int r = 0; r < kASets; ++r) {
     raw.a[r] = __ldg(reinterpret_cast<const uint4*>(a + 8 * r * rows.row_bytes));
     // the warp's tile is 32- or 64-row aligned, so set r's scale bytes keep row 8r's pattern
-    raw.sfa[r] = __ldg(reinterpret_cast<const uint32_t*>(rows.sfa + scale_bytes + direct_scale_offset(8 * (first_set + r))));
+    raw.sfa[r] = __ldg(reinterpret_cast<const uint32_t*>(rows.sfa + scale_bytes + scale_offset(8 * (first_set + r), 0)));
   }
 #pragma unroll
   for (int j = 0; j < 4; ++j) {  // B rows 8 (g / 2) + 2j + g % 2 of the warp's 32-aligned columns
     raw.b[j] = __ldg(reinterpret_cast<const uint4*>(rows.b + 2 * j * rows.row_bytes + bytes));
-    raw.sfb[j] = __ldg(reinterpret_cast<const uint32_t*>(rows.sfb + scale_bytes + direct_scale_offset(2 * j)));
+    raw.sfb[j] = __ldg(reinterpret_cast<const uint32_t*>(rows.sfb + scale_bytes + scale_offset(2 * j, 0)));
   }
 }
 
@@ -240,8 +236,8 @@ __global__ void __launch_bounds__(kDirectThreads, kDirectMinCtasPerSm<kWarpM16>)
   // further (B) keep these scale bytes' pattern (direct_load)
   const DirectRows rows{a + (size_t(batch) * m + a_row) * row_bytes + chunk,
                         b + (size_t(batch) * n + b_row) * row_bytes + chunk,
-                        sfa_batch + size_t(a_row / 128) * rest_k * 512 + direct_scale_offset(a_row) + scale_chunk,
-                        sfb_batch + size_t(b_row / 128) * rest_k * 512 + direct_scale_offset(b_row) + scale_chunk,
+                        sfa_batch + size_t(a_row / 128) * rest_k * 512 + scale_offset(a_row, 0) + scale_chunk,
+                        sfb_batch + size_t(b_row / 128) * rest_k * 512 + scale_offset(b_row, 0) + scale_chunk,
                         row_bytes};
 
   float acc[kWarpM16][4][4] = {};

@@ -153,6 +153,11 @@ constexpr int PACKED_ROW_BYTES = BLOCK_K / 2;                       // 64
 constexpr int SMEM_A_PACKED_BYTES = BLOCK_M * PACKED_ROW_BYTES;    // 8 KB, 64B-swizzled by TMA
 constexpr int SMEM_B_PACKED_BYTES = BLOCK_N * PACKED_ROW_BYTES;    // 8 KB, plain rows
 constexpr int SMEM_SF_BYTES = BLOCK_K / (4 * kSfVec) * 512;        // 1 KB: (128-row, 4-block) chunks
+// Byte offset of the scale of (row r, k-block j) inside one (128-row, BLOCK_K) scale stage of the
+// permuted layout (nvfp4_gemm_api.h); both kernels of this file read scales with it.
+__host__ __device__ constexpr int scale_offset(int r, int j) {
+  return (j / 4) * 512 + (r % 32) * 16 + ((r / 32) % 4) * 4 + j % 4;
+}
 constexpr int A_ATOM_K = 64;                                        // fp16 per 128-byte swizzle row
 constexpr int A_ATOM_BYTES = BLOCK_M * 128;                         // 16 KB
 constexpr int A_BUFFER_BYTES = (BLOCK_K / A_ATOM_K) * A_ATOM_BYTES;  // 32 KB

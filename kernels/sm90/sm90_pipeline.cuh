@@ -15,11 +15,6 @@ namespace nvfp4_sm90 {
 
 using ptx_common::PipelineState;
 
-// Byte offset of the scale of (row r, k-block j) inside one (128-row, BLOCK_K) scale stage.
-__device__ __forceinline__ int scale_offset(int r, int j) {
-  return (j / 4) * 512 + (r % 32) * 16 + ((r / 32) % 4) * 4 + j % 4;
-}
-
 template <bool kSharedA>
 struct SharedStorage {
   using P = Plan<kSharedA>;
