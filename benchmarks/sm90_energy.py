@@ -267,14 +267,7 @@ def main() -> int:
 
     import torch
 
-    args.out.mkdir(parents=True, exist_ok=True)
-    log_file = (args.out / "sm90_energy.log").open("a")
-
-    def log(line: str) -> None:
-        print(line, flush=True)
-        log_file.write(line + "\n")
-        log_file.flush()
-
+    log = harness.open_log(args.out / "sm90_energy.log")
     names = ([] if args.no_anchor else [ANCHOR]) + args.variants
     log(f"{torch.cuda.get_device_name()} · {time.strftime('%Y-%m-%d %H:%M')} · {args.rounds} rounds of "
         f"{args.seconds:g} s loops over {args.sets} input sets, each in its own process")

@@ -775,6 +775,19 @@ def cmd_launch(args: argparse.Namespace) -> None:
 
 
 # ---------------------------------------------------------------- main
+def open_log(path: Path):
+    """log(line): printed and appended to `path` (its folder made), flushed line by line."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    log_file = path.open("a")
+
+    def log(line: str) -> None:
+        print(line, flush=True)
+        log_file.write(line + "\n")
+        log_file.flush()
+
+    return log
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", choices=["libs", "smoke", "check", "bench", "all", "time-variant", "launch", "timeline",
@@ -806,14 +819,7 @@ def main() -> int:
     if args.command == "time-spread":
         cmd_time_spread(args)
         return 0
-    args.out.mkdir(parents=True, exist_ok=True)
-    log_file = (args.out / "sm90_kernel.log").open("a")
-
-    def log(line: str) -> None:
-        print(line, flush=True)
-        log_file.write(line + "\n")
-        log_file.flush()
-
+    log = open_log(args.out / "sm90_kernel.log")
     args.results = {}
     ok = True
     if args.command in ("smoke", "check", "all"):

@@ -3,12 +3,13 @@ target's budget), its round order and its table. (Its GPU runs: docs/sm90_perfor
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.kernels.benchmark_scripts import imported_benchmark
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "benchmarks" / "sm90_energy.py"
@@ -16,12 +17,7 @@ SCRIPT = REPO / "benchmarks" / "sm90_energy.py"
 
 @pytest.fixture(scope="module")
 def energy():
-    spec = importlib.util.spec_from_file_location("sm90_energy_script", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    yield module
-    sys.modules.pop(spec.name, None)
+    yield from imported_benchmark("sm90_energy")
 
 
 def _measurement(energy, name: str, us: float, mj: float, mhz: float, capped: float = 1.0):

@@ -5,30 +5,24 @@ commands in docs/sm90_kernel.md.)"""
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
 from nvfp4ctl.build.knobs import read_knobs
+from tests.kernels.benchmark_scripts import imported_benchmark
 
 torch = pytest.importorskip("torch")
 
 REPO = Path(__file__).resolve().parents[2]
-SCRIPT = REPO / "benchmarks" / "sm90_kernel.py"
 
 
 @pytest.fixture(scope="module")
 def harness():
-    spec = importlib.util.spec_from_file_location("sm90_kernel_harness", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    module.DEVICE = "cpu"
-    yield module
-    sys.modules.pop(spec.name, None)
+    for module in imported_benchmark("sm90_kernel"):
+        module.DEVICE = "cpu"
+        yield module
 
 
 def _right(data):
