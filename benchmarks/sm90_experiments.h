@@ -40,6 +40,9 @@
 #ifndef NVFP4_SM90_PERSISTENT_SWEEPS_ONLY  // 1: persistent launches cut every tile into parts, none run whole first (before v16)
 #define NVFP4_SM90_PERSISTENT_SWEEPS_ONLY 0
 #endif
+#ifndef NVFP4_SM90_PERSISTENT_PARTS_AFTER_WHOLE  // 1: a persistent CTA runs its parts of split tiles after its whole tiles (v16)
+#define NVFP4_SM90_PERSISTENT_PARTS_AFTER_WHOLE 0
+#endif
 #ifndef NVFP4_SM90_SPAN_ONE_M_TILE  // 1: the spanning split only where the launch has one M tile (before v14)
 #define NVFP4_SM90_SPAN_ONE_M_TILE 0
 #endif

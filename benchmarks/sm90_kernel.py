@@ -93,6 +93,8 @@ VARIANTS: dict[str, list[str]] = {
     # persistent launches before v16: every tile cut into parts, none run whole first; and v16 with up
     # to 3 K parts per split tile (the table's value for 384x7168x2304 since v16)
     "sweeps_only": ["-DNVFP4_SM90_PERSISTENT_SWEEPS_ONLY=1"],
+    # v16's order: a CTA's parts of split tiles after its whole tiles (v17 runs the non-owner parts first)
+    "v16_order": ["-DNVFP4_SM90_PERSISTENT_PARTS_AFTER_WHOLE=1"],
     "parts3": ["-DNVFP4_SM90_PERSISTENT_MAX_PARTS=3"],
     # v15's persistent plans (sweeps only, at most 2 parts as its table had for 384x7168x2304): compare
     # on the persistent task shapes only, since the plan knob makes it build with NVFP4CTL_TUNE and every
@@ -136,7 +138,8 @@ VARIANTS: dict[str, list[str]] = {
 }
 # the same variants as timeline builds (benchmarks/sm90_kernel.py timeline --variants timeline_X)
 VARIANTS |= {f"timeline_{name}": VARIANTS["timeline"] + VARIANTS[name]
-             for name in ("no_soft_split", "no_span", "local0", "local3", "unstaged", "span_one_m_tile", "sweeps_only")}
+             for name in ("no_soft_split", "no_span", "local0", "local3", "unstaged", "span_one_m_tile", "sweeps_only",
+                          "v16_order")}
 # TimelineEvent in the kernel, in order
 TIMELINE_EVENTS = ["entry", "setup", "a_decoded", "arrived", "grid_barrier", "first_tile", "main_loop_done", "partials_sent", "partials_landed",
                    "exit", "sm", "previous_exit"]

@@ -23,8 +23,9 @@
 //   of B (56 N tiles repeat it), and it cost 22 us of 91 on the largest bench shape.
 // - persistent shared A (v12): a grid with more tiles than resident CTAs gets one CTA per SM, each
 //   looping over (tile, K part) units with the same copy; a tile's owner part runs last and adds the
-//   others (sm90_scheduler.cuh, PersistentUnit). v16 runs whole tiles first and cuts only the
-//   remainder that leaves SMs idle.
+//   others (sm90_scheduler.cuh, PersistentUnit). v16 runs whole tiles and cuts only the remainder
+//   that leaves SMs idle; v17 runs a CTA's other parts before its whole tiles and its owner part
+//   after them, so the owner finds the partials in L2.
 // - per-CTA A (v6, any grid): a decode warpgroup turns each packed A stage into fp16 buffers.
 //
 // Roles (DeepGEMM style): warpgroups 0-1 math (wgmma, B decode), warpgroup 2 (per-CTA A only)

@@ -125,12 +125,17 @@ __host__ __device__ __forceinline__ int span_slot(const SpanTile& t, int s) {
 // tiles: sweep r runs part r + 1, and the last sweep part 0, the tile's owner, which adds the other
 // parts (already in L2: earlier sweeps, or running at once on other CTAs) to its own in K order and
 // writes C. An owner waits only on units of lower index, so with every CTA resident the launch
-// cannot deadlock. Whole tiles first (v16): the launch's first whole_tiles tiles (a multiple of the
-// CTAs) run uncut, one per CTA per sweep, and only the rest are split: 384 x 7168 x 2304 (168 tiles
-// on 132 CTAs) then has 2 units on its busiest CTA (a tile and a third of one, 24 K tiles) instead
-// of 3 (27 K tiles), and each unit costs a boundary. The host passes the K split and the split
-// tiles' magic: a division here would move the main loop's bounds out of uniform registers (see
-// SpanSplit).
+// cannot deadlock. Whole tiles (v16): the launch's first whole_tiles tiles (a multiple of the CTAs)
+// run uncut, one per CTA per sweep, and only the rest are split: 384 x 7168 x 2304 (168 tiles on 132
+// CTAs) then has 2 units on its busiest CTA (a tile and a third of one, 24 K tiles) instead of 3 (27
+// K tiles), and each unit costs a boundary. Parts around the whole tiles (v17): a CTA runs its
+// non-owner parts before its whole tiles and its owner part after them, so a part's partial is in L2
+// long before its owner needs it, and the owner's exchange at the end of the call is only its loads
+// (v16 ran both parts after the whole tiles: the owners waited 4 us for partials stored at the same
+// time). Non-owner parts wait on nothing, so an owner waiting on them cannot deadlock either. With
+// whole tiles the host keeps split tiles < CTAs: a CTA has at most one unit per sweep. The host
+// passes the K split and the split tiles' magic: a division here would move the main loop's bounds
+// out of uniform registers (see SpanSplit).
 struct PersistentSplit {
   int parts, k_base, k_rem;  // of a split tile: k_base = K tiles / parts, k_rem = K tiles % parts
   int k_tiles;
@@ -146,8 +151,10 @@ __host__ __device__ inline PersistentSplit persistent_split(int tiles, int k_til
 
 // Host and device: tests/kernels/test_sm90_persistent_schedule.py runs this schedule on the CPU.
 struct PersistentUnit {
-  int sweep;  // -1: a whole tile; r >= 0: sweep r over the split tiles
+  int sweep;  // -1: a whole tile; r >= 0: sweep r over the split tiles (r = parts - 1: the owners)
   int tile;   // a whole tile's index; a split unit's index among the split tiles
+  int later;  // parts around whole tiles: on a non-owner part, the CTA's first whole tile; on a whole
+              // tile, the CTA's owner unit (its split tile, -1: none)
   __host__ __device__ __forceinline__ bool active(const PersistentSplit& split) const { return sweep < split.parts; }
   __host__ __device__ __forceinline__ int part(const PersistentSplit& split) const {
     return sweep < 0 || sweep + 1 == split.parts ? 0 : sweep + 1;
@@ -156,17 +163,43 @@ struct PersistentUnit {
   __host__ __device__ __forceinline__ int launch_tile(const PersistentSplit& split) const {
     return sweep < 0 ? tile : split.whole_tiles + tile;
   }
-  // The launch's unit `cta`, the first of that CTA.
+  __host__ __device__ __forceinline__ static bool parts_around_whole(const PersistentSplit& split) {
+    return split.whole_tiles > 0 && split.parts > 1 && !NVFP4_SM90_EXPERIMENT(PERSISTENT_PARTS_AFTER_WHOLE);
+  }
+  // The CTA's first unit.
   __host__ __device__ __forceinline__ static PersistentUnit first(int cta, const PersistentSplit& split) {
-    PersistentUnit u{-1, cta};
+    if (!parts_around_whole(split)) {  // in index order: whole tiles, then sweep by sweep
+      PersistentUnit u{-1, cta, 0};
+      u.settle(split);
+      return u;
+    }
+    PersistentUnit u{0, cta, cta};  // its split unit of sweep 0, or of a later sweep
     u.settle(split);
+    u.leave_parts(split);
     return u;
   }
   // The CTA's next unit. The host keeps every step within one sweep or exact for the magic: CTAs <=
   // split tiles (at most one sweep on), or fewer split tiles than CTAs <= 256 (see persistent_plan_for).
   __host__ __device__ __forceinline__ void advance(int ctas, const PersistentSplit& split) {
-    tile += ctas;
-    settle(split);
+    if (!parts_around_whole(split)) {
+      tile += ctas;
+      settle(split);
+    } else if (sweep < 0) {  // whole tiles, then the owner unit if there is one
+      tile += ctas;
+      if (tile >= split.whole_tiles) sweep = later < 0 ? split.parts : split.parts - 1, tile = later;
+    } else if (sweep + 1 == split.parts) {  // the owner unit was the CTA's last (one per sweep)
+      sweep = split.parts;
+    } else {
+      tile += ctas;
+      settle(split);
+      leave_parts(split);
+    }
+  }
+  // Past its non-owner parts, a CTA turns to its whole tiles and keeps its owner unit for after them.
+  __host__ __device__ __forceinline__ void leave_parts(const PersistentSplit& split) {
+    if (sweep + 1 < split.parts) return;
+    const int owner = sweep + 1 == split.parts ? tile : -1;
+    sweep = -1, tile = later, later = owner;
   }
   __host__ __device__ __forceinline__ void settle(const PersistentSplit& split) {
     if (sweep < 0) {

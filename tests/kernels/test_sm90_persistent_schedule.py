@@ -62,6 +62,13 @@ def schedule(host_program) -> Path:
     return host_program("schedule", PROGRAM)
 
 
+@pytest.fixture(scope="module")
+def schedules(host_program, schedule) -> dict[str, Path]:
+    """The shipped order (v17) and v16's, the experiment PERSISTENT_PARTS_AFTER_WHOLE."""
+    v16 = "#define NVFP4_SM90_EXPERIMENTS 1\n#define NVFP4_SM90_PERSISTENT_PARTS_AFTER_WHOLE 1\n"
+    return {"v17": schedule, "v16": host_program("schedule_v16", v16 + PROGRAM)}
+
+
 Plan = tuple[int, int, int]  # CTAs, parts per split tile, whole tiles
 
 
@@ -82,11 +89,13 @@ def run_cases(binary: Path, cases: list[tuple[int, ...]]) -> list[tuple[Plan, li
     return results
 
 
+@pytest.mark.parametrize("order", ["v17", "v16"])
 @pytest.mark.parametrize("case", CASES, ids=lambda c: "x".join(map(str, c)))
-def test_every_k_tile_of_every_tile_runs_once_and_owners_wait_only_on_earlier_units(schedule: Path, case) -> None:
+def test_every_k_tile_of_every_tile_runs_once_and_owners_wait_only_on_parts_that_wait_on_nothing(
+        schedules: dict[str, Path], case, order: str) -> None:
     m_tiles, n_tiles, k_tiles, most, max_parts, *whole_first = case
     tiles = m_tiles * n_tiles
-    ((ctas, parts, whole), units), = run_cases(schedule, [case])
+    ((ctas, parts, whole), units), = run_cases(schedules[order], [case])
     split_tiles = tiles - whole
     assert 0 < ctas <= most < tiles and 1 <= parts <= max_parts and split_tiles * (parts - 1) <= SLOTS
     assert whole % ctas == 0 and split_tiles >= 1 and (whole == 0 or (ctas == most and split_tiles < most))
@@ -104,17 +113,27 @@ def test_every_k_tile_of_every_tile_runs_once_and_owners_wait_only_on_earlier_un
         assert all(c == tile_parts for *_, c in ranges), tile
         assert ranges[0][1] == 0 and all(a[1] + a[2] == b[1] for a, b in zip(ranges, ranges[1:]))
         assert ranges[-1][1] + ranges[-1][2] == k_tiles and all(n > 0 for _, _, n, _ in ranges)
-    # a CTA runs its units in increasing index order, and the kernel's loop is the one modelled
-    by_cta: dict[int, list[int]] = {}
-    for cta, step, index, *_ in units:
-        by_cta.setdefault(cta, []).append(index)
-        assert index == cta + step * ctas
-    assert all(indices == sorted(indices) for indices in by_cta.values())
-    # the owner (part 0) runs after every other part of its tile: it waits only on lower indices,
-    # which with every CTA resident cannot deadlock
+    # CTA c runs the units c, c + ctas, ... of the launch (whole tiles, then sweep by sweep): in that
+    # order with sweeps only, and with whole tiles its non-owner parts first, then its whole tiles,
+    # then its owner part (v17)
+    by_cta: dict[int, list[tuple[int, int]]] = {}
+    for cta, step, index, _, part, _, _, contributions in units:
+        assert step == len(by_cta.setdefault(cta, []))
+        # phase in v17's order: 0 a non-owner part, 1 a whole tile, 2 an owner part
+        by_cta[cta].append((index, 1 if contributions == 1 else 2 if part == 0 else 0))
+    for cta, sequence in by_cta.items():
+        indices = [index for index, _ in sequence]
+        assert sorted(indices) == list(range(cta, whole + split_tiles * parts, ctas))
+        assert sequence == sorted(sequence, key=lambda u: (u[1] if whole and parts > 1 and order == "v17" else 0, u[0]))
+    # the owner (part 0) runs after every other part of its tile (it waits only on lower indices), and
+    # no CTA runs a non-owner part after an owner part: the parts an owner waits on wait on nothing
+    # and come first in their CTAs, so with every CTA resident the launch cannot deadlock
     index_of = {(tile, part): index for _, _, index, tile, part, *_ in units}
     for tile in range(whole, tiles):
         assert all(index_of[(tile, part)] < index_of[(tile, 0)] for part in range(1, parts))
+    for sequence in by_cta.values():
+        parts_run = [phase for _, phase in sequence if phase != 1]
+        assert parts_run == sorted(parts_run)
     # the busiest CTA has as few units as the unit count allows on `ctas` CTAs, and on `most`
     total = whole + split_tiles * parts
     assert max(map(len, by_cta.values())) == -(-total // ctas) == -(-total // most)
