@@ -43,6 +43,9 @@
 #ifndef NVFP4_SM90_PERSISTENT_PARTS_AFTER_WHOLE  // 1: a persistent CTA runs its parts of split tiles after its whole tiles (v16)
 #define NVFP4_SM90_PERSISTENT_PARTS_AFTER_WHOLE 0
 #endif
+#ifndef NVFP4_SM90_PERSISTENT_EVEN_PARTS  // 1: a split tile's owner part as long as the others (v16)
+#define NVFP4_SM90_PERSISTENT_EVEN_PARTS 0
+#endif
 #ifndef NVFP4_SM90_SPAN_ONE_M_TILE  // 1: the spanning split only where the launch has one M tile (before v14)
 #define NVFP4_SM90_SPAN_ONE_M_TILE 0
 #endif

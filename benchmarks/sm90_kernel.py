@@ -95,6 +95,10 @@ VARIANTS: dict[str, list[str]] = {
     "sweeps_only": ["-DNVFP4_SM90_PERSISTENT_SWEEPS_ONLY=1"],
     # v16's order: a CTA's parts of split tiles after its whole tiles (v17 runs the non-owner parts first)
     "v16_order": ["-DNVFP4_SM90_PERSISTENT_PARTS_AFTER_WHOLE=1"],
+    # a split tile's owner part as long as the others (v17 makes it kOwnerExchangeKTiles shorter)
+    "even_parts": ["-DNVFP4_SM90_PERSISTENT_EVEN_PARTS=1"],
+    # v16's persistent launches: both of the above
+    "v16_persistent": ["-DNVFP4_SM90_PERSISTENT_PARTS_AFTER_WHOLE=1", "-DNVFP4_SM90_PERSISTENT_EVEN_PARTS=1"],
     "parts3": ["-DNVFP4_SM90_PERSISTENT_MAX_PARTS=3"],
     # v15's persistent plans (sweeps only, at most 2 parts as its table had for 384x7168x2304): compare
     # on the persistent task shapes only, since the plan knob makes it build with NVFP4CTL_TUNE and every
@@ -139,7 +143,7 @@ VARIANTS: dict[str, list[str]] = {
 # the same variants as timeline builds (benchmarks/sm90_kernel.py timeline --variants timeline_X)
 VARIANTS |= {f"timeline_{name}": VARIANTS["timeline"] + VARIANTS[name]
              for name in ("no_soft_split", "no_span", "local0", "local3", "unstaged", "span_one_m_tile", "sweeps_only",
-                          "v16_order")}
+                          "v16_order", "even_parts")}
 # TimelineEvent in the kernel, in order
 TIMELINE_EVENTS = ["entry", "setup", "a_decoded", "arrived", "grid_barrier", "first_tile", "main_loop_done", "partials_sent", "partials_landed",
                    "exit", "sm", "previous_exit"]

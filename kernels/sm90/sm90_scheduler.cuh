@@ -136,16 +136,35 @@ __host__ __device__ __forceinline__ int span_slot(const SpanTile& t, int s) {
 // whole tiles the host keeps split tiles < CTAs: a CTA has at most one unit per sweep. The host
 // passes the K split and the split tiles' magic: a division here would move the main loop's bounds
 // out of uniform registers (see SpanSplit).
+//
+// The owner's part is the shortest (v17): after its main loop the owner still loads the other parts,
+// adds them and writes C, 3.2 us on 384 x 7168 x 2304 against 1.3 for a part's store (H200 timeline,
+// 2026-11-26), about 2.6 K tiles; kOwnerExchangeKTiles fewer K tiles than an even split (at least
+// one) let the parts of a tile end together. The other parts share the rest as evenly as possible.
+constexpr int kOwnerExchangeKTiles = 2;
+__host__ __device__ inline int owner_k_tiles(int k_tiles, int parts) {
+  if (parts <= 1) return k_tiles;
+  const int shorter = k_tiles / parts - (NVFP4_SM90_EXPERIMENT(PERSISTENT_EVEN_PARTS) ? 0 : kOwnerExchangeKTiles);
+  return shorter > 1 ? shorter : 1;
+}
+// The longest K part of a split tile (parts <= K tiles): the planner's measure of a split unit.
+__host__ __device__ inline int longest_part(int k_tiles, int parts) {
+  return parts <= 1 ? k_tiles : (k_tiles - owner_k_tiles(k_tiles, parts) + parts - 2) / (parts - 1);
+}
+
 struct PersistentSplit {
-  int parts, k_base, k_rem;  // of a split tile: k_base = K tiles / parts, k_rem = K tiles % parts
+  int parts;
+  int owner_k;       // K tiles of a split tile's owner part (part 0, the tile's first K tiles)
+  int k_base, k_rem;  // parts 1.. share the rest: k_base = rest / (parts - 1), k_rem = rest % (parts - 1)
   int k_tiles;
   int whole_tiles;  // tiles [0, whole_tiles) run whole, before the split ones (0: every tile is split)
   int split_tiles;  // the others, >= 1
   uint32_t split_tiles_magic;  // div_magic(split_tiles), unused for one split tile
 };
 __host__ __device__ inline PersistentSplit persistent_split(int tiles, int k_tiles, int parts, int whole_tiles = 0) {
-  const int split_tiles = tiles - whole_tiles;
-  return {parts, k_tiles / parts, k_tiles % parts, k_tiles, whole_tiles, split_tiles,
+  const int split_tiles = tiles - whole_tiles, owner_k = owner_k_tiles(k_tiles, parts);
+  const int others = parts > 1 ? parts - 1 : 1;
+  return {parts, owner_k, (k_tiles - owner_k) / others, (k_tiles - owner_k) % others, k_tiles, whole_tiles, split_tiles,
           split_tiles > 1 ? div_magic(uint32_t(split_tiles)) : 0u};
 }
 
@@ -222,9 +241,13 @@ __host__ __device__ __forceinline__ TileCoords unit_coords(const PersistentUnit&
     t.k_tile_begin = 0, t.num_k_tiles = t.first_len = split.k_tiles;
     return t;
   }
-  const int part = u.part(split);
-  const int num_k_tiles = split.k_base + (part < split.k_rem ? 1 : 0);
-  t.k_tile_begin = part * split.k_base + (part < split.k_rem ? part : split.k_rem);
+  const int other = u.part(split) - 1;  // -1: the owner
+  if (other < 0) {
+    t.k_tile_begin = 0, t.num_k_tiles = t.first_len = split.owner_k;
+    return t;
+  }
+  const int num_k_tiles = split.k_base + (other < split.k_rem ? 1 : 0);
+  t.k_tile_begin = split.owner_k + other * split.k_base + (other < split.k_rem ? other : split.k_rem);
   t.num_k_tiles = t.first_len = num_k_tiles;
   return t;
 }
@@ -254,7 +277,7 @@ inline PersistentPlan persistent_plan_for(int tiles, int k_tiles, int most, int 
   for (int parts = 1; parts <= max_parts && parts <= k_tiles; ++parts) {
     if (int64_t(tiles) * (parts - 1) > slots) break;
     const int64_t units = int64_t(tiles) * parts;
-    const int64_t busiest = (units + most - 1) / most * ((k_tiles + parts - 1) / parts);
+    const int64_t busiest = (units + most - 1) / most * longest_part(k_tiles, parts);
     if (busiest < best_k_tiles) best_parts = parts, best_k_tiles = busiest;
   }
   const int64_t units = int64_t(tiles) * best_parts, waves = (units + most - 1) / most;
@@ -266,7 +289,7 @@ inline PersistentPlan persistent_plan_for(int tiles, int k_tiles, int most, int 
   for (int parts = 1; parts <= max_parts && parts <= k_tiles; ++parts) {
     if (split_tiles * (parts - 1) > slots) break;
     const int64_t split_units = (split_tiles * parts + most - 1) / most, units_on_busiest = whole_tiles / most + split_units;
-    const int64_t cost = whole_tiles / most * k_tiles + split_units * ((k_tiles + parts - 1) / parts) +
+    const int64_t cost = whole_tiles / most * k_tiles + split_units * longest_part(k_tiles, parts) +
                          kUnitBoundaryKTiles * (units_on_busiest - 1);
     if (cost < best_cost) best_cost = cost, best = {most, parts, int(whole_tiles)};
   }

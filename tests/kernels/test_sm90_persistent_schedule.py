@@ -55,6 +55,8 @@ CASES = [(18, 36, 56, 132, 2), (3, 56, 18, 132, 2), (3, 56, 18, 132, 3), (10, 16
          (2, 67, 30, 132, 4), (5, 200, 16, 132, 4),
          (3, 56, 18, 132, 2, 0), (3, 56, 18, 132, 3, 0), (10, 16, 8, 132, 4, 0), (1, 133, 12, 132, 4, 0)]
 SLOTS = 512
+OWNER_SHORT = {"v17": 2, "v16": 0}  # K tiles the owner's part is shorter than an even share (kOwnerExchangeKTiles)
+EXPERIMENTS = Path(__file__).resolve().parents[2] / "benchmarks" / "sm90_experiments.h"
 
 
 @pytest.fixture(scope="module")
@@ -64,8 +66,10 @@ def schedule(host_program) -> Path:
 
 @pytest.fixture(scope="module")
 def schedules(host_program, schedule) -> dict[str, Path]:
-    """The shipped order (v17) and v16's, the experiment PERSISTENT_PARTS_AFTER_WHOLE."""
-    v16 = "#define NVFP4_SM90_EXPERIMENTS 1\n#define NVFP4_SM90_PERSISTENT_PARTS_AFTER_WHOLE 1\n"
+    """The shipped schedule (v17) and v16's: the experiments PERSISTENT_PARTS_AFTER_WHOLE and
+    PERSISTENT_EVEN_PARTS, through the header that benchmarks/sm90_kernel.py force-includes."""
+    v16 = ("#define NVFP4_SM90_PERSISTENT_PARTS_AFTER_WHOLE 1\n#define NVFP4_SM90_PERSISTENT_EVEN_PARTS 1\n"
+           f'#include "{EXPERIMENTS}"\n')
     return {"v17": schedule, "v16": host_program("schedule_v16", v16 + PROGRAM)}
 
 
@@ -113,6 +117,9 @@ def test_every_k_tile_of_every_tile_runs_once_and_owners_wait_only_on_parts_that
         assert all(c == tile_parts for *_, c in ranges), tile
         assert ranges[0][1] == 0 and all(a[1] + a[2] == b[1] for a, b in zip(ranges, ranges[1:]))
         assert ranges[-1][1] + ranges[-1][2] == k_tiles and all(n > 0 for _, _, n, _ in ranges)
+        if tile_parts > 1:  # the owner's part is shorter than an even share by OWNER_SHORT; the others even
+            assert ranges[0][2] == max(1, k_tiles // tile_parts - OWNER_SHORT[order]), tile
+            assert max(n for _, _, n, _ in ranges[1:]) - min(n for _, _, n, _ in ranges[1:]) <= 1, tile
     # CTA c runs the units c, c + ctas, ... of the launch (whole tiles, then sweep by sweep): in that
     # order with sweeps only, and with whole tiles its non-owner parts first, then its whole tiles,
     # then its owner part (v17)
@@ -146,10 +153,11 @@ def test_the_plan_runs_whole_tiles_first_where_that_saves_k_tiles_and_unit_bound
     # 2304x4608x7168: 5 whole tiles on the busiest CTA = 280 K tiles; parts give no fewer, and whole
     # tiles first (4 each, then 120 tiles on 132 CTAs) ties: sweeps stay, on 130 CTAs
     assert big == (130, 1, 0)
-    # 384x7168x2304: one whole tile on each of 132 CTAs, then the other 36 tiles in 2 parts (18 + 9 =
-    # 27 K tiles in 2 units, not 3 units of 9) or in 3 (18 + 6 = 24)
+    # 384x7168x2304: one whole tile on each of 132 CTAs, then the other 36 tiles in 2 parts (owner 7,
+    # the other 11: 18 + 11 = 29 K tiles in 2 units, not 3 units of 11) or in 3 (owner 4, others 7:
+    # 18 + 7 = 25)
     assert p2 == (132, 2, 132) and p3 == (132, 3, 132)
-    # before v16 (sweeps only): 336 units of 9 K tiles on 112 CTAs, or 504 of 6 on 126
+    # sweeps only (before v16): 336 units on 112 CTAs, or 504 on 126
     assert p2_sweeps == (112, 2, 0) and p3_sweeps == (126, 3, 0)
 
 
