@@ -25,7 +25,7 @@
 //   looping over (tile, K part) units with the same copy; a tile's owner part runs last and adds the
 //   others (sm90_scheduler.cuh, PersistentUnit). v16 runs whole tiles and cuts only the remainder
 //   that leaves SMs idle; v17 runs a CTA's other parts before its whole tiles and its owner part
-//   after them, so the owner finds the partials in L2.
+//   (the shortest) after them, so the owner finds the partials in L2 and the parts end together.
 // - per-CTA A (v6, any grid): a decode warpgroup turns each packed A stage into fp16 buffers.
 //
 // Roles (DeepGEMM style): warpgroups 0-1 math (wgmma, B decode), warpgroup 2 (per-CTA A only)
