@@ -144,7 +144,7 @@ class Sampler(threading.Thread):
             time.sleep(SAMPLE_PERIOD_S)
 
 
-def the_function(name: str, sets: list, m: int, n: int):
+def function_and_inputs(name: str, sets: list, m: int, n: int):
     """(function of one input set, its arguments per set) for a variant's library or the anchor."""
     import torch
 
@@ -164,7 +164,7 @@ def measure(name: str, shape: tuple[int, int, int, int], seconds: float, sets_co
 
     m, n, k, l = shape
     sets = harness.bench_inputs(m, n, k, l, sets_count)
-    fn, args = the_function(name, sets, m, n)
+    fn, args = function_and_inputs(name, sets, m, n)
     nvml = Nvml()
 
     def loop(calls: int) -> float:
