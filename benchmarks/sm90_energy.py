@@ -237,11 +237,13 @@ def report_shape(shape: str, summaries: list[Summary], power_limit_w: float, max
                      f"{cycles_k(s) - cycles_k(main):+8.0f}")
         log(line)
     if floor_us is not None:
-        allowed = floor_us * (1 + harness.TASK_COMPUTE_FLOOR_SLACK)
+        slack = harness.TASK_COMPUTE_FLOOR_SLACK
+        allowed = floor_us * (1 + slack)
         clocks = f"{allowed * max_mhz / 1e3:.0f} thousand cycles at the highest clock ({max_mhz:.0f} MHz)"
         if main and main.power_capped > 0.5:  # the clock the limit leaves this kernel
-            clocks += f", {allowed * main.median_sm_mhz / 1e3:.0f} at main's clock under the limit ({main.median_sm_mhz:.0f} MHz)"
-        log(f"fp16 floor {floor_us:.1f} µs; within {harness.TASK_COMPUTE_FLOOR_SLACK:.0%} of it: <= {allowed:.1f} µs per call, so at most "
+            mhz = main.median_sm_mhz
+            clocks += f", {allowed * mhz / 1e3:.0f} at main's clock under the limit ({mhz:.0f} MHz)"
+        log(f"fp16 floor {floor_us:.1f} µs; within {slack:.0%} of it: <= {allowed:.1f} µs per call, so at most "
             f"{allowed * power_limit_w / 1e3:.1f} mJ per call at the limit, and at most {clocks}")
 
 
