@@ -20,7 +20,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import threading
 import time
@@ -203,12 +202,8 @@ def measure(name: str, shape: tuple[int, int, int, int], seconds: float, sets_co
 def measure_in_child(name: str, shape: str, args: argparse.Namespace, log) -> Measurement | None:
     cmd = [sys.executable, __file__, "--child", name, "--only", shape, "--seconds", str(args.seconds),
            "--sets", str(args.sets)]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    lines = [x for x in done.stdout.splitlines() if x.startswith("{")]
-    if done.returncode != 0 or not lines:
-        log(f"{name} on {shape}: failed: {(done.stderr.strip().splitlines() or ['no output'])[-1]}")
-        return None
-    return Measurement(**json.loads(lines[-1]))
+    got = harness.last_json_line(cmd, f"{name} on {shape}", log)
+    return None if got is None else Measurement(**got)
 
 
 def shape_key(shape: tuple[int, int, int, int]) -> str:

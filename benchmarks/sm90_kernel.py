@@ -495,17 +495,23 @@ def dequant_fp16(packed, scales_ref):
     return values * scales_ref.to(torch.float16).repeat_interleave(16, dim=-1)
 
 
+def last_json_line(cmd: list[str], what: str, log) -> dict | None:
+    """Runs `cmd` (a child measuring one variant: its own process) and returns the last JSON line it
+    printed; None, with `what` and its last error line logged, if it failed or printed none."""
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    lines = [x for x in done.stdout.splitlines() if x.startswith("{")]
+    if done.returncode != 0 or not lines:
+        log(f"{what} failed: {(done.stderr.strip().splitlines() or ['no output'])[-1]}")
+        return None
+    return json.loads(lines[-1])
+
+
 def child_json(command: str, name: str, args: argparse.Namespace, log) -> dict | None:
     """Runs this script's `command` for one variant in its own process; its last JSON line, or None."""
     cmd = [sys.executable, __file__, command, "--variants", name, "--sets", str(args.sets),
            "--max-repeats", str(args.max_repeats), "--max-noise", str(args.max_noise), "--settle", str(args.settle),
            "--shapes", args.shapes, *(["--only", *args.only] if args.only else [])]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    lines = [x for x in done.stdout.splitlines() if x.startswith("{")]
-    if done.returncode != 0 or not lines:
-        log(f"{name}: {command} failed: {done.stderr.strip().splitlines()[-1:]}")
-        return None
-    return json.loads(lines[-1])
+    return last_json_line(cmd, f"{name}: {command}", log)
 
 
 def variant_times(name: str, args: argparse.Namespace, log) -> dict[str, float]:

@@ -115,8 +115,8 @@ static_assert(NVFP4_SM90_DIRECT_WARPS_K == 0 || NVFP4_SM90_DIRECT_WARPS_K == 1 |
 #ifndef NVFP4_SM90_PERSISTENT
 #define NVFP4_SM90_PERSISTENT 1
 #endif
-// 2, not more: on 384 x 7168 x 2304 (H100, 2026-11-26) 2 parts took 33.2 us, 3 parts (fewer K tiles on the
-// busiest CTA, one more exchange per tile) 36.6, whole tiles 36.6.
+// 2 by default, from v12's sweeps on 384 x 7168 x 2304 (H100, 2026-11-26): 2 parts 33.2 us, 3 parts 36.6,
+// whole tiles 36.6. Since v16 that shape runs whole tiles first, and its dispatch-table entry (tune) is 3.
 // nvfp4ctl:knob NVFP4_SM90_PERSISTENT_MAX_PARTS values=1,2,3,4 scope=plan: persistent launch: most K ranges a tile is cut into (a last wave's idle SMs take parts)
 #ifndef NVFP4_SM90_PERSISTENT_MAX_PARTS
 #define NVFP4_SM90_PERSISTENT_MAX_PARTS 2

@@ -172,7 +172,7 @@ __device__ __forceinline__ void meet_partners(int math_thread, int partners, int
 
 // Persistent launch, after a unit's main loop (sm90_scheduler.cuh, PersistentUnit): a part other
 // than the tile's first K range goes to its slot and raises the slot's flag; the owner (the first K
-// range, run in the last round) waits for the other parts' flags, then adds them in K order and
+// range, run after the other parts) waits for the other parts' flags, then adds them in K order and
 // writes C; a whole tile (parts = 1) writes C. Slots: parts - 1 per split tile, split_tile its index
 // among them.
 __device__ __forceinline__ void persistent_epilogue(const float (&acc)[64], int math_thread, int part, int parts,
