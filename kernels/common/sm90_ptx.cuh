@@ -83,6 +83,14 @@ __device__ __forceinline__ void wgmma_wait() {
 // Pins `reg` at this point of the instruction order: values computed from it cannot be hoisted
 // above an earlier wgmma wait (ptxas would then serialize every wgmma, warning C7513).
 __device__ __forceinline__ void fence_operand(uint32_t& reg) { asm volatile("" : "+r"(reg)::"memory"); }
+__device__ __forceinline__ void fence_operand(float& reg) { asm volatile("" : "+f"(reg)::"memory"); }
+// After wgmma_wait: the wait names no registers, so without this the compiler may read accumulators
+// (e.g. scale them for C) before it, while the last wgmmas still write them.
+template <int kCount>
+__device__ __forceinline__ void fence_accumulators(float (&acc)[kCount]) {
+#pragma unroll
+  for (int j = 0; j < kCount; ++j) fence_operand(acc[j]);
+}
 
 // Shared-memory matrix descriptor for a K-major fp16 operand in 128-byte-swizzled atoms
 // (8 rows x 128 B, 1024-byte aligned): SBO = 1024 B between 8-row groups, LBO unused.
@@ -151,6 +159,19 @@ __device__ __forceinline__ uint32_t cluster_cta_rank() {
 template <int kId, int kThreads>
 __device__ __forceinline__ void named_barrier_sync() {
   asm volatile("bar.sync %0, %1;" ::"n"(kId), "n"(kThreads) : "memory");
+}
+
+// Per-warpgroup register budget (every warp of the warpgroup executes it): roles that need fewer
+// registers give them back so that the math warpgroups can take more than the launch bound's share.
+template <int kRegs>
+__device__ __forceinline__ void setmaxnreg_inc() {
+  static_assert(kRegs % 8 == 0 && kRegs >= 24 && kRegs <= 256, "setmaxnreg: a multiple of 8 in [24, 256]");
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kRegs));
+}
+template <int kRegs>
+__device__ __forceinline__ void setmaxnreg_dec() {
+  static_assert(kRegs % 8 == 0 && kRegs >= 24 && kRegs <= 256, "setmaxnreg: a multiple of 8 in [24, 256]");
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kRegs));
 }
 
 // Every thread of every CTA in the cluster arrives, then waits (release / acquire ordering).

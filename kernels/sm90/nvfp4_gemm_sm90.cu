@@ -26,10 +26,12 @@
 //   others (sm90_scheduler.cuh, PersistentUnit). v16 runs whole tiles and cuts only the remainder
 //   that leaves SMs idle; v17 runs a CTA's other parts before its whole tiles and its owner part
 //   (the shortest) after them, so the owner finds the partials in L2 and the parts end together.
-// - per-CTA A (v6, any grid): a decode warpgroup turns each packed A stage into fp16 buffers.
+// - per-CTA A (v6, any grid): decode warpgroups (two since v18) turn each packed A stage into fp16 buffers.
 //
-// Roles (DeepGEMM style): warpgroups 0-1 math (wgmma, B decode), warpgroup 2 (per-CTA A only)
-// decodes A into the fp16 buffers, the last warp issues TMA. Split-K: a cluster of kClusterK
+// Roles (DeepGEMM style): warpgroups 0-1 math (wgmma, B decode), warpgroups 2-3 (per-CTA A only;
+// v18, one before: NVFP4_SM90_A_DECODE_WARPGROUPS) decode A into the fp16 buffers, the last warp
+// issues TMA. With two decode warpgroups the producer is a whole warpgroup and setmaxnreg moves
+// registers from it and the decoders to the math warpgroups. Split-K: a cluster of kClusterK
 // (2, 3, 4 or 8) CTAs along K, K tiles split as evenly as possible; each CTA reduces one slice of
 // the output tile from all CTAs' partials, exchanged through an L2 workspace (v9; distributed
 // shared memory before, ~5x slower per byte). Spanning split (v10 one M tile, v14 any resident grid;
@@ -147,7 +149,7 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
       sm90::mbar_init(&smem.empty_barriers()[s], P::kStageReaderWarps);  // one per reading warp
     }
     for (int b = 0; b < P::kABuffers; ++b) {
-      sm90::mbar_init(&smem.a_full_barriers()[b], 128);                      // every decode thread
+      sm90::mbar_init(&smem.a_full_barriers()[b], 128 * P::kDecodeWarpgroups);  // every decode thread
       sm90::mbar_init(&smem.a_empty_barriers()[b], 4 * kNumMathWarpgroups);  // one per math warp
     }
     sm90::mbar_init(smem.local_a_barrier(), 1);
@@ -197,12 +199,19 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
   // Broadcast from lane 0 so ptxas knows the role is warp-uniform: computed per thread, the per-CTA-A
   // kernels' math loop left the uniform datapath (an R2UR per wgmma descriptor, 14 per K tile).
   const int wg = __shfl_sync(0xffffffffu, int(threadIdx.x) / 128, 0);
+  // With registers moved between roles (P::kMovesRegisters), each role sets its budget first thing in
+  // its own branch, and the producer and decode warpgroups leave from theirs (leave_without_epilogue):
+  // code after a join would have to fit the smallest budget.
+  const auto leave_without_epilogue = [&]() {
+    if constexpr (kClusterK > 1 && !kSoftSplit) sm90::cluster_sync();  // the math warps' barrier counts every thread
+  };
   float acc[64];
 #if NVFP4_SM90_EXPERIMENT(ABLATE_PIPELINE)
   for (int j = 0; j < 64; ++j) acc[j] = 0.f;
   (void)prefilled;
 #else
   if (wg < kNumMathWarpgroups) {
+    if constexpr (P::kMovesRegisters) sm90::setmaxnreg_inc<P::kMathRegs>();
     PipelineState<P::kStages> pipe;
     if constexpr (kPersistent) {  // each unit's partial or C is written before the next unit's wgmmas start
       for (PersistentUnit u = PersistentUnit::first(int(blockIdx.x), persistent); u.active(persistent);
@@ -222,7 +231,9 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
     } else {
       math<kSharedA, kSpan>(smem, tile, wg, threadIdx.x % 128, acc, span_hand_over_slot(int(blockIdx.x)), pipe);
     }
-  } else if (threadIdx.x >= P::kProducerThread) {  // the producer warp
+  } else if (P::kMovesRegisters ? wg == kNumMathWarpgroups + P::kDecodeWarpgroups
+                                : threadIdx.x >= P::kProducerThread) {  // the producer warp (or warpgroup)
+    if constexpr (P::kMovesRegisters) sm90::setmaxnreg_dec<P::kProducerRegs>();
     if constexpr (kSharedA) {
       if (kLocalATiles > 0) sm90::named_barrier_sync<1, P::kThreads>();  // local A's packed tiles are read
       grid_wait(epoch, threadIdx.x % 32);
@@ -238,11 +249,14 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
           }
         }
       }
-    } else if (is_producer) {
-      producer(smem, src, tile, producer_pipe, early_stages, tile.num_k_tiles);
+    } else {
+      if (is_producer) producer(smem, src, tile, producer_pipe, early_stages, tile.num_k_tiles);
+      if constexpr (P::kMovesRegisters) return leave_without_epilogue();
     }
-  } else if constexpr (!kSharedA) {
-    if (wg == kNumMathWarpgroups) a_decoder(smem, tile, threadIdx.x % 128);
+  } else if constexpr (!kSharedA) {  // the decode warpgroups
+    if constexpr (P::kMovesRegisters) sm90::setmaxnreg_dec<P::kDecodeRegs>();
+    if (wg < kNumMathWarpgroups + P::kDecodeWarpgroups) a_decoder(smem, tile, threadIdx.x - kMathThreads);
+    if constexpr (P::kMovesRegisters) return leave_without_epilogue();
   }
 #endif
 

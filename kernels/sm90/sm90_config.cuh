@@ -39,6 +39,14 @@
 #ifndef NVFP4_SM90_STAGES_PER_CTA_A
 #define NVFP4_SM90_STAGES_PER_CTA_A 6
 #endif
+// 2 since v18: one decode warpgroup issued on 19 % of its cycles and held the math warps back (ncu,
+// 2304 x 4608 x 7168 on per-CTA A, H100, 2026-11-26: 298 -> 272 us with two).
+// nvfp4ctl:knob NVFP4_SM90_A_DECODE_WARPGROUPS values=1,2 scope=kernel: warpgroups that decode A in the per-CTA-A kernels (2: half the rows each, registers moved between roles with setmaxnreg)
+#ifndef NVFP4_SM90_A_DECODE_WARPGROUPS
+#define NVFP4_SM90_A_DECODE_WARPGROUPS 2
+#endif
+static_assert(NVFP4_SM90_A_DECODE_WARPGROUPS == 1 || NVFP4_SM90_A_DECODE_WARPGROUPS == 2,
+              "NVFP4_SM90_A_DECODE_WARPGROUPS: 1 or 2");
 // nvfp4ctl:knob NVFP4_SM90_A_BUFFERS values=2,3 scope=kernel: fp16 A buffers the per-CTA decode warpgroup fills (32 KB each)
 #ifndef NVFP4_SM90_A_BUFFERS
 #define NVFP4_SM90_A_BUFFERS 3
@@ -168,18 +176,30 @@ constexpr uint64_t kGridBarrierTimeoutNs = 2000000000ull;  // a CTA that never a
 constexpr int kSharedAMaxCtas = 256;  // CTAs of one shared-A launch (all resident: <= SMs), one flag each
 
 // Shared memory plan of one variant. Per-CTA A: a stage holds packed A (64B-swizzled), packed B
-// and both scale chunks, and the decode warpgroup fills 3 separate fp16 A buffers. Shared A: a stage
+// and both scale chunks, and the decode warpgroups fill 3 separate fp16 A buffers. Shared A: a stage
 // holds the fp16 A slice (two 128B-swizzled atoms, straight from TMA), packed B and B's scales; no
 // decode warpgroup, so the math warps release a stage only after their wgmmas have read it.
 template <bool kSharedA>
 struct Plan {
   static constexpr int kStages = kSharedA ? NVFP4_SM90_STAGES_SHARED_A : NVFP4_SM90_STAGES_PER_CTA_A;
   static constexpr int kABuffers = kSharedA ? 0 : NVFP4_SM90_A_BUFFERS;
-  // No setmaxnreg: ptxas allocates every role within the launch-bound cap (65536 / 416 -> 152
-  // registers per-CTA A), which the math role needs (64 accumulators + 32 fragments).
-  static constexpr int kThreads = 128 * (kNumMathWarpgroups + (kSharedA ? 0 : 1)) + 32;
-  static constexpr int kProducerThread = kThreads - 32;
-  static constexpr int kStageReaderWarps = 4 * kNumMathWarpgroups + (kSharedA ? 0 : 4);
+  // Per-CTA A decodes with one or two warpgroups. With one, ptxas allocates every role within the
+  // launch-bound cap (65536 / 416 -> 152 registers), which the math role needs (64 accumulators +
+  // 32 fragments), and no setmaxnreg is needed. Two decode warpgroups bring a whole producer
+  // warpgroup (setmaxnreg works per warpgroup): 640 threads start at 96 registers, the producer and
+  // decode warpgroups give some back and the math warpgroups take them (kMathRegs).
+  static constexpr int kDecodeWarpgroups = kSharedA ? 0 : NVFP4_SM90_A_DECODE_WARPGROUPS;
+  static constexpr bool kMovesRegisters = kDecodeWarpgroups > 1;
+  static constexpr int kThreads = 128 * (kNumMathWarpgroups + kDecodeWarpgroups) + (kMovesRegisters ? 128 : 32);
+  static constexpr int kProducerThread = kThreads - 32;  // the last warp issues TMA
+  static constexpr int kStageReaderWarps = 4 * (kNumMathWarpgroups + kDecodeWarpgroups);
+  static constexpr int kLaunchRegs = 65536 / kThreads / 8 * 8;
+  static constexpr int kProducerRegs = 24, kDecodeRegs = 80;
+  static constexpr int kMathRegs =
+      kLaunchRegs + ((kLaunchRegs - kProducerRegs) * 128 + (kLaunchRegs - kDecodeRegs) * 128 * kDecodeWarpgroups) /
+                        (128 * kNumMathWarpgroups) / 8 * 8;
+  static_assert(!kMovesRegisters || (kMathRegs >= 136 && kMathRegs <= 256 && kLaunchRegs >= kDecodeRegs),
+                "the math warpgroups need 152 registers (64 accumulators + 32 fragments)");
   static constexpr int kA16Offset = 0;        // shared A only
   static constexpr int kAPackedOffset = 0;    // per-CTA A only
   static constexpr int kBPackedOffset = kSharedA ? A_BUFFER_BYTES : SMEM_A_PACKED_BYTES;

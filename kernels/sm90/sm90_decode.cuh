@@ -54,11 +54,13 @@ __device__ __forceinline__ RowWordFp16 decode_row_word(const uint32_t (&words)[4
 // (shared A) use it. Thread (warp q, lane) owns rows q*32 + lane%8 + 8r (r < 4) and word w = lane/8
 // of each 16-byte chunk t; it writes logical k-steps 2w and 2w+1 (64 bytes) of each row with four
 // 16-byte stores. Every address is a per-thread constant plus the stage / buffer base plus 512r or 1024r.
+// Where two warpgroups share a stage, each takes kRows = 2 of the four rows, from first_r on.
 struct ADecodeLanes {
   uint32_t load_offset[4], sf_offset, store_offset[4];
   int w;
-  __device__ explicit ADecodeLanes(int thread) {
-    const int warp = thread / 32, lane = thread % 32, row0 = warp * 32 + lane % 8;  // rows r add 8r
+  __device__ explicit ADecodeLanes(int thread, int first_r = 0) {
+    const int warp = thread / 32, lane = thread % 32;
+    const int row0 = warp * 32 + lane % 8 + 8 * first_r;  // rows r add 8r; (row0 >> 1) & 3 and row0 & 7 keep
     w = lane / 8;
     // TMA 64-byte swizzle: chunk t of row r sits at chunk t ^ ((row >> 1) & 3), the same for every r
 #pragma unroll
@@ -74,11 +76,12 @@ struct APackedRows {
   uint32_t words[4][4], sf_words[4][2];
 };
 
+template <int kRows = 4>
 __device__ __forceinline__ APackedRows load_a_stage(uint32_t packed, uint32_t sf_chunk, const ADecodeLanes& lanes) {
   APackedRows rows;
   const uint32_t sf = sf_chunk + lanes.sf_offset;
 #pragma unroll
-  for (int r = 0; r < 4; ++r) {
+  for (int r = 0; r < kRows; ++r) {
 #pragma unroll
     for (int t = 0; t < 4; ++t) rows.words[r][t] = sm90::ld_shared_u32(packed + lanes.load_offset[t] + 512 * r);
     rows.sf_words[r][0] = sm90::ld_shared_u32(sf + 128 * r);        // k-blocks 0..3 of row row0 + 8r
@@ -87,11 +90,12 @@ __device__ __forceinline__ APackedRows load_a_stage(uint32_t packed, uint32_t sf
   return rows;
 }
 
+template <int kRows = 4>
 __device__ __forceinline__ void store_a_stage(const APackedRows& rows, uint32_t a_fp16, const ADecodeLanes& lanes,
                                               const nvfp4_decode::E2m1Table& table) {
 #if !NVFP4_SM90_EXPERIMENT(ABLATE_A_DECODE)
 #pragma unroll
-  for (int r = 0; r < 4; ++r) {
+  for (int r = 0; r < kRows; ++r) {
     const RowWordFp16 d = decode_row_word(rows.words[r], rows.sf_words[r], lanes.w, table);
     const uint32_t row_base = a_fp16 + 1024 * r;
 #pragma unroll
@@ -102,10 +106,12 @@ __device__ __forceinline__ void store_a_stage(const APackedRows& rows, uint32_t 
   sm90::fence_proxy_async_smem();  // make the generic stores visible to wgmma (async proxy)
 }
 
-// ---- A decoder warpgroup (per-CTA A) ----
+// ---- A decoder warpgroups (per-CTA A) ----
+// thread: 0 .. 128 * kDecodeWarpgroups - 1; warpgroup d decodes rows r = d * kRows .. of every thread's four.
 __device__ __forceinline__ void a_decoder(const SharedStorage<false>& smem, const TileCoords& tile, int thread) {
   using P = Plan<false>;
-  const ADecodeLanes lanes(thread);
+  constexpr int kRows = 4 / P::kDecodeWarpgroups;
+  const ADecodeLanes lanes(thread % 128, (thread / 128) * kRows);
   const uint32_t smem_base = sm90::smem_addr(smem.base);
   const nvfp4_decode::E2m1Table table = nvfp4_decode::load_table(sm90::smem_addr(smem.e2m1_table()));
   PipelineState<P::kStages> pipe;
@@ -113,11 +119,11 @@ __device__ __forceinline__ void a_decoder(const SharedStorage<false>& smem, cons
   for (int i = 0; i < tile.num_k_tiles; ++i, pipe.advance_pipeline(), abuf.advance_pipeline()) {
     sm90::mbar_wait(&smem.full_barriers()[pipe.stage_idx], pipe.phase);
     const uint32_t stage = smem_base + pipe.stage_idx * P::kStageBytes;
-    const APackedRows rows = load_a_stage(stage + P::kAPackedOffset, stage + P::kSfaOffset, lanes);
+    const APackedRows rows = load_a_stage<kRows>(stage + P::kAPackedOffset, stage + P::kSfaOffset, lanes);
     __syncwarp();
     if (thread % 32 == 0) sm90::mbar_arrive(&smem.empty_barriers()[pipe.stage_idx]);
     sm90::mbar_wait(&smem.a_empty_barriers()[abuf.stage_idx], abuf.phase ^ 1);
-    store_a_stage(rows, sm90::smem_addr(smem.a_fp16(abuf.stage_idx)), lanes, table);
+    store_a_stage<kRows>(rows, sm90::smem_addr(smem.a_fp16(abuf.stage_idx)), lanes, table);
     sm90::mbar_arrive(&smem.a_full_barriers()[abuf.stage_idx]);
   }
 }

@@ -142,6 +142,7 @@ __device__ __forceinline__ void math(const SharedStorage<kSharedA>& smem, const 
     run_k_tiles(0, tile.first_len);
     if (tile.first_len < tile.num_k_tiles) {
       sm90::wgmma_wait<0>();
+      sm90::fence_accumulators(acc);
       hand_over_first_tile(acc, wg * 128 + thread, first_slot);
       run_k_tiles(tile.first_len, tile.num_k_tiles);
     }
@@ -149,6 +150,7 @@ __device__ __forceinline__ void math(const SharedStorage<kSharedA>& smem, const 
     run_k_tiles(0, tile.num_k_tiles);
   }
   sm90::wgmma_wait<0>();  // the accumulators are read next
+  sm90::fence_accumulators(acc);
   if (wg == 0 && thread == 0) timeline_mark(kMainLoopDone);
 #else
   // v1: decode the whole tile, issue its 8 wgmmas, wait for all of them.
@@ -165,6 +167,7 @@ __device__ __forceinline__ void math(const SharedStorage<kSharedA>& smem, const 
 #pragma unroll
     for (int ks = 0; ks < BLOCK_K / WGMMA_K; ++ks) issue_wgmma(acc, frag[ks], a_base, ks, i > 0 || ks > 0);
     sm90::wgmma_wait<0>();
+    sm90::fence_accumulators(acc);
     __syncwarp();
     if (lane == 0) sm90::mbar_arrive(&smem.a_empty_barriers()[abuf.stage_idx]);
   }

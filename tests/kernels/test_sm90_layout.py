@@ -112,6 +112,37 @@ def test_no_main_loop_moves_a_wgmma_descriptor_out_of_vector_registers() -> None
             assert moves == 0, f"{lines[0][:100]}: {moves} R2UR among one K tile's wgmmas"
 
 
+_HGMMA_ACC = re.compile(r"HGMMA\.64x128x16\.F32 R(\d+),")
+_REGISTER = re.compile(r"\bR(\d+)\b")
+
+
+def test_no_accumulator_is_read_before_the_last_wgmma_wait() -> None:
+    """Between a loop's last HGMMA and the `wgmma.wait_group 0` after it (WARPGROUP.DEPBAR.LE gsb0,
+    0x0) no instruction may touch the accumulators: the wgmmas still write them. The wait names no
+    registers, so only sm90::fence_accumulators keeps the compiler from moving reads above it; v18's
+    first two-decoder build scaled 16 accumulators for C before the wait (a quarter of every tile's
+    rows wrong, sometimes). Every one of the shipped build's kernels is checked."""
+    if toolchain.sass_tools() is None:
+        pytest.skip("cuobjdump/nvdisasm missing: pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm")
+    sass = (build_kernel(KERNEL, "sm_90a").entry / SASS_FILE).read_text()
+    checked = 0
+    for function in sass.split("Function : ")[1:]:
+        lines = [line.split(";")[0] for line in function.splitlines()]
+        for i, line in enumerate(lines):
+            if "WARPGROUP.DEPBAR.LE gsb0, 0x0" not in line:
+                continue
+            last = max((j for j in range(i) if "HGMMA" in lines[j]), default=None)
+            if last is None:
+                continue
+            first_acc = int(_HGMMA_ACC.search(lines[last]).group(1))
+            accumulators = set(range(first_acc, first_acc + 64))
+            for between in lines[last + 1:i]:
+                touched = {int(r) for r in _REGISTER.findall(between)} & accumulators
+                assert not touched, f"{function.splitlines()[0][:90]}: {between.strip()} before the wait"
+            checked += 1
+    assert checked >= 17, checked  # every kernel instance has at least one
+
+
 def test_the_dispatch_table_names_every_plan_knob_and_holds_the_tune_of_every_task_shape() -> None:
     from nvfp4ctl.build.knobs import read_dispatch
     from nvfp4ctl.task import load_task
