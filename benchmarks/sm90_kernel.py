@@ -75,9 +75,9 @@ VARIANTS: dict[str, list[str]] = {
     "no_span": ["-DNVFP4_SM90_SPAN=0"],
     # the kernel before persistent launches (a grid larger than the resident CTAs decodes A per CTA)
     "no_persistent": ["-DNVFP4_SM90_PERSISTENT=0"],
-    # per-CTA A decoded by two warpgroups (registers moved to the math warpgroups with setmaxnreg)
-    "decode2": ["-DNVFP4_SM90_A_DECODE_WARPGROUPS=2"],
-    "no_persistent_decode2": ["-DNVFP4_SM90_PERSISTENT=0", "-DNVFP4_SM90_A_DECODE_WARPGROUPS=2"],
+    # per-CTA A decoded by one warpgroup, as before v18 (v18: two, registers moved with setmaxnreg)
+    "decode1": ["-DNVFP4_SM90_A_DECODE_WARPGROUPS=1"],
+    "no_persistent_decode1": ["-DNVFP4_SM90_PERSISTENT=0", "-DNVFP4_SM90_A_DECODE_WARPGROUPS=1"],
     "persistent_whole_tiles": ["-DNVFP4_SM90_PERSISTENT_MAX_PARTS=1"],
     # C stored from registers, 4 bytes per store (before staged C)
     "direct_c": ["-DNVFP4_SM90_STAGED_C=0"],
@@ -146,7 +146,7 @@ VARIANTS: dict[str, list[str]] = {
 # the same variants as timeline builds (benchmarks/sm90_kernel.py timeline --variants timeline_X)
 VARIANTS |= {f"timeline_{name}": VARIANTS["timeline"] + VARIANTS[name]
              for name in ("no_soft_split", "no_span", "local0", "local3", "unstaged", "span_one_m_tile", "sweeps_only",
-                          "v16_order", "even_parts", "decode2")}
+                          "v16_order", "even_parts", "decode1")}
 # TimelineEvent in the kernel, in order
 TIMELINE_EVENTS = ["entry", "setup", "a_decoded", "arrived", "grid_barrier", "first_tile", "main_loop_done", "partials_sent", "partials_landed",
                    "exit", "sm", "previous_exit"]
