@@ -60,7 +60,7 @@ struct ADecodeLanes {
   int w;
   __device__ explicit ADecodeLanes(int thread, int first_r = 0) {
     const int warp = thread / 32, lane = thread % 32;
-    const int row0 = warp * 32 + lane % 8 + 8 * first_r;  // rows r add 8r; (row0 >> 1) & 3 and row0 & 7 keep
+    const int row0 = warp * 32 + lane % 8 + 8 * first_r;  // rows r add 8r, which keeps both swizzles below
     w = lane / 8;
     // TMA 64-byte swizzle: chunk t of row r sits at chunk t ^ ((row >> 1) & 3), the same for every r
 #pragma unroll
