@@ -47,7 +47,7 @@
 #endif
 static_assert(NVFP4_SM90_A_DECODE_WARPGROUPS == 1 || NVFP4_SM90_A_DECODE_WARPGROUPS == 2,
               "NVFP4_SM90_A_DECODE_WARPGROUPS: 1 or 2");
-// nvfp4ctl:knob NVFP4_SM90_A_BUFFERS values=2,3 scope=kernel: fp16 A buffers the per-CTA decode warpgroup fills (32 KB each)
+// nvfp4ctl:knob NVFP4_SM90_A_BUFFERS values=2,3 scope=kernel: fp16 A buffers the per-CTA decode warpgroups fill (32 KB each)
 #ifndef NVFP4_SM90_A_BUFFERS
 #define NVFP4_SM90_A_BUFFERS 3
 #endif
@@ -195,9 +195,11 @@ struct Plan {
   static constexpr int kStageReaderWarps = 4 * (kNumMathWarpgroups + kDecodeWarpgroups);
   static constexpr int kLaunchRegs = 65536 / kThreads / 8 * 8;
   static constexpr int kProducerRegs = 24, kDecodeRegs = 80;
-  static constexpr int kMathRegs =
-      kLaunchRegs + ((kLaunchRegs - kProducerRegs) * 128 + (kLaunchRegs - kDecodeRegs) * 128 * kDecodeWarpgroups) /
-                        (128 * kNumMathWarpgroups) / 8 * 8;
+  static constexpr int kMathRegs =  // only meaningful where registers move
+      !kMovesRegisters ? kLaunchRegs
+                       : kLaunchRegs + ((kLaunchRegs - kProducerRegs) * 128 +
+                                        (kLaunchRegs - kDecodeRegs) * 128 * kDecodeWarpgroups) /
+                                           (128 * kNumMathWarpgroups) / 8 * 8;
   static_assert(!kMovesRegisters || (kMathRegs >= 136 && kMathRegs <= 256 && kLaunchRegs >= kDecodeRegs),
                 "the math warpgroups need >= 136 registers (64 accumulators, 32 fragments, addresses: ptxas uses ~122)");
   static constexpr int kA16Offset = 0;        // shared A only

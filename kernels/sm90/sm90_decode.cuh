@@ -1,6 +1,6 @@
 // Exact NVFP4 -> fp16 decoding in the sm_90a GEMM's K order, for A: one 32-value word of a row
 // (shared by every decoder), one pipeline stage of packed A into a wgmma-ready fp16 buffer, the
-// per-CTA decode warpgroup, and local A (the math warps decode a shared-A CTA's first K tiles).
+// per-CTA decode warpgroups, and local A (the math warps decode a shared-A CTA's first K tiles).
 // The bit operations are kernels/common/sm90_nvfp4_decode.cuh; the K order is described in
 // nvfp4_gemm_sm90.cu. B is decoded by the math warpgroups themselves (sm90_math.cuh).
 #pragma once
@@ -50,7 +50,7 @@ __device__ __forceinline__ RowWordFp16 decode_row_word(const uint32_t (&words)[4
 }
 
 // ---- A decode of one stage: packed A (TMA 64B-swizzled) + scale chunk -> fp16 A buffer in wgmma's
-// K-major 128B-swizzled layout, by 128 threads; the decode warpgroup (per-CTA A) and local A
+// K-major 128B-swizzled layout, by 128 threads; the decode warpgroups (per-CTA A) and local A
 // (shared A) use it. Thread (warp q, lane) owns rows q*32 + lane%8 + 8r (r < 4) and word w = lane/8
 // of each 16-byte chunk t; it writes logical k-steps 2w and 2w+1 (64 bytes) of each row with four
 // 16-byte stores. Every address is a per-thread constant plus the stage / buffer base plus 512r or 1024r.

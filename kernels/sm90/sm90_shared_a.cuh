@@ -23,7 +23,7 @@ __device__ uint32_t g_decoded_epoch[kSharedAMaxCtas];
 // ---- Shared A, step 1: the launch decodes all of A once into g_shared_a ----
 // Item = (row of the l*m rows, K tile, word w): word w of the four 16-byte chunks of the row's
 // K tile (32 values) and the tile's 8 scales in, 64 contiguous bytes of fp16 out (logical k-steps
-// 2w and 2w+1 of the stage, the order the decode warpgroup writes to shared memory). The copy is
+// 2w and 2w+1 of the stage, the order the decode warpgroups write to shared memory). The copy is
 // then a plain row-major [l*m, k] fp16 matrix that TMA loads with the 128-byte swizzle. Small
 // items keep the launch's critical path short; consecutive threads take consecutive words.
 
