@@ -94,14 +94,19 @@ def test_the_shipped_sass_matches_the_recorded_digest() -> None:
     )
 
 
+def _shipped_sass_functions() -> list[str]:
+    """The shipped build's SASS, one listing per function (skips where the SASS tools are missing)."""
+    if toolchain.sass_tools() is None:
+        pytest.skip("cuobjdump/nvdisasm missing: pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm")
+    sass = (build_kernel(KERNEL, "sm_90a").entry / SASS_FILE).read_text()
+    return sass.split("Function : ")[1:]
+
+
 def test_no_main_loop_moves_a_wgmma_descriptor_out_of_vector_registers() -> None:
     """An R2UR among the 8 HGMMAs of a K tile's loop body means ptxas computes the wgmma descriptors
     in vector registers (code it treats as divergent): one per wgmma, ~15 % slower per K tile on an
     H100 (benchmarks/NOTES_sm90.md, v10 and v12). Any nvcc with SASS tools can check it."""
-    if toolchain.sass_tools() is None:
-        pytest.skip("cuobjdump/nvdisasm missing: pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm")
-    sass = (build_kernel(KERNEL, "sm_90a").entry / SASS_FILE).read_text()
-    functions = sass.split("Function : ")[1:]
+    functions = _shipped_sass_functions()
     assert functions
     for function in functions:
         lines = function.splitlines()
@@ -122,11 +127,8 @@ def test_no_accumulator_is_read_before_the_last_wgmma_wait() -> None:
     registers, so only sm90::fence_accumulators keeps the compiler from moving reads above it; v18's
     first two-decoder build scaled 16 accumulators for C before the wait (a quarter of every tile's
     rows wrong, sometimes). Every one of the shipped build's kernels is checked."""
-    if toolchain.sass_tools() is None:
-        pytest.skip("cuobjdump/nvdisasm missing: pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm")
-    sass = (build_kernel(KERNEL, "sm_90a").entry / SASS_FILE).read_text()
     wgmma_functions = 0
-    for function in sass.split("Function : ")[1:]:
+    for function in _shipped_sass_functions():
         lines = [line.split(";")[0] for line in function.splitlines()]
         if not any("HGMMA" in line for line in lines):
             continue  # the direct kernel (mma.sync)
