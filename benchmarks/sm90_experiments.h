@@ -46,6 +46,15 @@
 #ifndef NVFP4_SM90_PERSISTENT_EVEN_PARTS  // 1: a split tile's owner part as long as the others (v16)
 #define NVFP4_SM90_PERSISTENT_EVEN_PARTS 0
 #endif
+#ifndef NVFP4_SM90_LATE_A_COPY  // 1: the shared-A copy starts after the setup's CTA-wide sync, every thread takes items (v18)
+#define NVFP4_SM90_LATE_A_COPY 0
+#endif
+#ifndef NVFP4_SM90_LATE_GRID_WAIT  // 1: the producer warp polls the launch-wide barrier only after the local A decode (v18)
+#define NVFP4_SM90_LATE_GRID_WAIT 0
+#endif
+#ifndef NVFP4_SM90_RELAXED_POLLS  // 1: flags polled with relaxed loads and one acquire fence once all are seen
+#define NVFP4_SM90_RELAXED_POLLS 0
+#endif
 #ifndef NVFP4_SM90_SPAN_ONE_M_TILE  // 1: the spanning split only where the launch has one M tile (before v14)
 #define NVFP4_SM90_SPAN_ONE_M_TILE 0
 #endif
@@ -67,6 +76,9 @@
 #endif
 #ifndef NVFP4_SM90_ABLATE_GRID_BARRIER  // 1: shared A without its decode or the launch-wide barrier
 #define NVFP4_SM90_ABLATE_GRID_BARRIER 0
+#endif
+#ifndef NVFP4_SM90_ABLATE_A16_LOADS  // 1: shared A's fp16 slices are not loaded per K tile (each stage keeps what it holds)
+#define NVFP4_SM90_ABLATE_A16_LOADS 0
 #endif
 #ifndef NVFP4_SM90_ABLATE_PIPELINE  // 1: no loads, decode or MMA; setup and split-K epilogue only
 #define NVFP4_SM90_ABLATE_PIPELINE 0

@@ -8,6 +8,7 @@
   python3 benchmarks/sm90_kernel.py all [--binding]  # check + bench; --binding also checks the torch binding
   python3 benchmarks/sm90_kernel.py timeline [--shapes task]   # GPU: per-CTA phase times of one call (timeline variant)
   python3 benchmarks/sm90_kernel.py spread --variants main v6   # GPU: time moves between processes vs within one
+  python3 benchmarks/sm90_kernel.py devtime --shapes task   # GPU: device time per call (profiler) vs the anchor's, and the gaps
   ncu ... python3 benchmarks/sm90_kernel.py launch --variants main --shape 128,7168,16384   # 3 launches to profile
 
 One harness with the CLI: `check` judges every output with `nvfp4ctl check`'s comparison
@@ -116,10 +117,23 @@ VARIANTS: dict[str, list[str]] = {
     "span_one_m_tile": ["-DNVFP4_SM90_SPAN_ONE_M_TILE=1"],
     # the spanning kernel on the cluster split's 112 CTAs (same work per CTA): compares the code paths
     "span112": ["-DNVFP4_SM90_SPAN_CTAS=112", "-DNVFP4_SM90_SPAN_MIN_GAIN=0"],
+    # v18's start of a shared-A launch: the copy of A after the setup's sync (every thread copying),
+    # the launch-wide barrier polled only after local A is decoded; each of the two alone
+    "v18_start": ["-DNVFP4_SM90_LATE_A_COPY=1", "-DNVFP4_SM90_LATE_GRID_WAIT=1"],
+    "late_a_copy": ["-DNVFP4_SM90_LATE_A_COPY=1"],
+    "late_grid_wait": ["-DNVFP4_SM90_LATE_GRID_WAIT=1"],
+    # the flags every CTA polls packed 32 to an L2 line, as before v19, or 512 bytes apart
+    "flags4": ["-DNVFP4_SM90_FLAG_STRIDE_BYTES=4"],
+    "flags512": ["-DNVFP4_SM90_FLAG_STRIDE_BYTES=512"],
     "local0": ["-DNVFP4_SM90_LOCAL_A_TILES=0"],
+    "local1": ["-DNVFP4_SM90_LOCAL_A_TILES=1"],
     "local3": ["-DNVFP4_SM90_LOCAL_A_TILES=3"],
     "unstaged": ["-DNVFP4_SM90_UNSTAGED_A_STORES=1"],
     # v10's up-front phase left out, with the shipped plans (shared_no_* also move the shared-A threshold)
+    # shared A's fp16 slices never loaded per K tile: what the L2 traffic of A costs the main loop
+    "no_a16_loads": ["-DNVFP4_SM90_ABLATE_A16_LOADS=1"],
+    # flags polled with relaxed loads, one acquire fence once all are seen (ld.acquire invalidates L1 per load)
+    "relaxed_polls": ["-DNVFP4_SM90_RELAXED_POLLS=1"],
     "no_copy_decode": ["-DNVFP4_SM90_ABLATE_SHARED_A_DECODE=1"],
     "no_launch_barrier": ["-DNVFP4_SM90_ABLATE_GRID_BARRIER=1"],
     "v10": ["-DNVFP4_SM90_PREFILL_STAGES=2"],  # before v11: B prefilled for the local tiles' stages only
@@ -146,9 +160,9 @@ VARIANTS: dict[str, list[str]] = {
 # the same variants as timeline builds (benchmarks/sm90_kernel.py timeline --variants timeline_X)
 VARIANTS |= {f"timeline_{name}": VARIANTS["timeline"] + VARIANTS[name]
              for name in ("no_soft_split", "no_span", "local0", "local3", "unstaged", "span_one_m_tile", "sweeps_only",
-                          "v16_order", "even_parts", "decode1")}
+                          "v16_order", "even_parts", "decode1", "v18_start", "local1", "flags4", "no_a16_loads", "relaxed_polls", "poll_nosleep")}
 # TimelineEvent in the kernel, in order
-TIMELINE_EVENTS = ["entry", "setup", "a_decoded", "arrived", "grid_barrier", "first_tile", "main_loop_done", "partials_sent", "partials_landed",
+TIMELINE_EVENTS = ["entry", "setup", "a_decoded", "arrived", "flags_seen", "grid_barrier", "first_tile", "main_loop_done", "partials_sent", "partials_landed",
                    "exit", "sm", "previous_exit"]
 BENCH_SHAPES = [(128, 7168, 16384, 1), (128, 4096, 7168, 1), (128, 7168, 2048, 1)]
 # 256x1536x7168x2, 128x3584x7168x3 and 256x2304x14336 span on an H100 with ranges crossing M-tile
@@ -776,6 +790,43 @@ def timeline_one(name: str, kernel: CapiKernel, shape: tuple[int, int, int, int]
     args.results.setdefault("timeline", {}).setdefault(name, {})[f"{m}x{n}x{k}"] = {"per_call": per_call, "rows": rows}
 
 
+def cmd_devtime(args: argparse.Namespace, log) -> None:
+    """Where each call's time is, for ours and the anchor alike: device time per call (the profiler's
+    kernel time, `nvfp4ctl bench`'s kineto method), the time per call, and their difference, which is
+    launch overhead and idle GPU between back-to-back calls."""
+    import torch
+
+    from nvfp4ctl.bench.flush import CudaFlush
+    from nvfp4ctl.bench.kineto import profile_device_time
+
+    flush = CudaFlush()
+    names = args.variants or ["main"]
+    kernels = {name: CapiKernel(LIB_DIR / f"{name}.so") for name in names}
+    log(f"\n[devtime] {torch.cuda.get_device_name()} · {time.strftime('%Y-%m-%d')} · µs per call: device (profiler, "
+        f"kernels only) / per call ({method_line(args)}) / gap = per call - device")
+    log(f"{'shape':>16s} " + " ".join(f"{label + ' dev':>14s} {'per call':>9s} {'gap':>5s}" for label in [*names, "cublas"]))
+    rows = []
+    for m, n, k, l in bench_shapes(args):
+        sets = bench_inputs(m, n, k, l, args.sets)
+        deq = [(dequant_fp16(d[0][:, :, 0], d[2][:, :, 0]), dequant_fp16(d[1][:, :, 0], d[3][:, :, 0])) for d in sets]
+        out = torch.empty(m, n, dtype=torch.float16, device="cuda")
+        fns = {**kernels, "cublas": lambda ab: torch.mm(ab[0], ab[1].t(), out=out)}
+        row: dict[str, object] = {"shape": f"{m}x{n}x{k}"}
+        for label, fn in fns.items():
+            inputs = deq if label == "cublas" else sets
+            per_call = leaderboard_us(fn, inputs, args)
+            device = profile_device_time(fn, inputs, flush, head_start_s=2e-3, batches=3)
+            row[label] = {"device": device.us_per_call if device else math.nan, "per_call": per_call,
+                          "kernels": device.top_kernels if device else []}
+        rows.append(row)
+        log(f"{row['shape']:>16s} " + " ".join(
+            f"{row[label]['device']:14.2f} {row[label]['per_call']:9.2f} {row[label]['per_call'] - row[label]['device']:5.2f}"
+            for label in fns))
+        del sets, deq
+        torch.cuda.empty_cache()
+    args.results["devtime"] = rows
+
+
 def cmd_launch(args: argparse.Namespace) -> None:
     """Three launches of one variant on one shape and nothing else, for a profiler to wrap."""
     import torch
@@ -807,7 +858,7 @@ def open_log(path: Path):
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", choices=["libs", "smoke", "check", "bench", "all", "time-variant", "launch", "timeline",
-                                            "spread", "time-spread"])
+                                            "spread", "time-spread", "devtime"])
     parser.add_argument("--variants", nargs="*", help=f"subset of {list(VARIANTS)}")
     parser.add_argument("--binding", action="store_true", help="also check the torch binding (builds it, ~1 min)")
     parser.add_argument("--sets", type=int, default=50, help="input sets per shape, one call on each per repeat (bench: 50)")
@@ -846,6 +897,8 @@ def main() -> int:
         cmd_timeline(args, log)
     if args.command == "spread":
         cmd_spread(args, log)
+    if args.command == "devtime":
+        cmd_devtime(args, log)
     (args.out / f"sm90_kernel_{args.command}.json").write_text(json.dumps(args.results, indent=1, default=str))
     return 0 if ok else 1
 

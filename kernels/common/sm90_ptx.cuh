@@ -131,6 +131,13 @@ __device__ __forceinline__ uint32_t ld_acquire_gpu(const uint32_t* addr) {
   asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(addr) : "memory");
   return v;
 }
+__device__ __forceinline__ uint32_t ld_relaxed_gpu(const uint32_t* addr) {
+  uint32_t v;
+  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(addr) : "memory");
+  return v;
+}
+// After relaxed polls have seen every flag: one fence makes them acquire what the flags released.
+__device__ __forceinline__ void fence_acq_rel_gpu() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
 __device__ __forceinline__ void st_release_gpu(uint32_t* addr, uint32_t value) {
   asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(addr), "r"(value) : "memory");
 }
@@ -159,6 +166,12 @@ __device__ __forceinline__ uint32_t cluster_cta_rank() {
 template <int kId, int kThreads>
 __device__ __forceinline__ void named_barrier_sync() {
   asm volatile("bar.sync %0, %1;" ::"n"(kId), "n"(kThreads) : "memory");
+}
+// Arrives at named barrier kId without waiting: the threads that wait on it (bar.sync, same count)
+// see every memory access this thread made before arriving.
+template <int kId, int kThreads>
+__device__ __forceinline__ void named_barrier_arrive() {
+  asm volatile("bar.arrive %0, %1;" ::"n"(kId), "n"(kThreads) : "memory");
 }
 
 // Per-warpgroup register budget (every warp of the warpgroup executes it): roles that need fewer

@@ -18,7 +18,8 @@
 // - shared A (v7, v9): while every CTA of the launch is resident at once, the launch first decodes
 //   all of A once into a global fp16 copy (each thread a few 32-value pieces, written 512 contiguous
 //   bytes per warp store), waits on a launch-wide barrier (one flag per CTA), and then every CTA
-//   loads its fp16 A slices by TMA (128B swizzle) next to its packed B.
+//   loads its fp16 A slices by TMA (128B swizzle) next to its packed B. v19 starts the copy at
+//   once, beside the producer's setup, and polls the barrier while the math warps decode local A.
 //   Each CTA used to decode A for its own K range: with M = 128 that is as much decode work as all
 //   of B (56 N tiles repeat it), and it cost 22 us of 91 on the largest bench shape.
 // - persistent shared A (v12): a grid with more tiles than resident CTAs gets one CTA per SM, each
@@ -167,31 +168,50 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
     }
   };
   if (is_producer && !NVFP4_SM90_EXPERIMENT(LATE_FIRST_LOADS) && !NVFP4_SM90_EXPERIMENT(ABLATE_PIPELINE)) first_loads();
-  __syncthreads();
+
+  // ---- Shared A: every CTA decodes its share of A, the launch synchronises ----
+  // The copy starts at once (v19), beside the producer's setup, which it does not depend on: its
+  // staging (2 KB per warp, in an A slice that TMA fills only after the barrier) is no TMA target
+  // before then, and the e4m3 decode reads no table (the prmt decode of experiment PRMT_DECODE
+  // does, and copies after the setup, as v18 did: experiment LATE_A_COPY).
+  constexpr bool kEarlyACopy =
+      kSharedA && !NVFP4_SM90_EXPERIMENT(LATE_A_COPY) && !NVFP4_SM90_EXPERIMENT(PRMT_DECODE);
+  [[maybe_unused]] const auto copy_share_of_a = [&](const nvfp4_decode::E2m1Table& table) {
+#if !NVFP4_SM90_EXPERIMENT(ABLATE_SHARED_A_DECODE) && !NVFP4_SM90_EXPERIMENT(ABLATE_GRID_BARRIER)
+    decode_a_to_global(a, sfa, l * m, k, kEarlyACopy ? a_copy_threads(l * m, k, P::kProducerThread) : P::kThreads,
+                       sm90::smem_addr(smem.a_fp16_stage(kCopyStagingStage)) + (threadIdx.x / 32) * 2048, table);
+#endif
+    sm90::fence_proxy_async_global();
+  };
+  if constexpr (kEarlyACopy) copy_share_of_a(nvfp4_decode::E2m1Table{});
+  __syncthreads();  // the barriers are initialised (early copy: and this CTA's share of A is written)
   if (threadIdx.x == 0) timeline_mark(kSetupDone);
   if (is_producer && NVFP4_SM90_EXPERIMENT(LATE_MAP_PREFETCH)) prefetch_maps();
   if (is_producer && NVFP4_SM90_EXPERIMENT(LATE_FIRST_LOADS) && !NVFP4_SM90_EXPERIMENT(ABLATE_PIPELINE)) first_loads();
 
-  // ---- Shared A: every thread decodes its share of A, the launch synchronises ----
   if constexpr (kSharedA) {
     const nvfp4_decode::E2m1Table table = nvfp4_decode::load_table(sm90::smem_addr(smem.e2m1_table()));
-#if !NVFP4_SM90_EXPERIMENT(ABLATE_SHARED_A_DECODE) && !NVFP4_SM90_EXPERIMENT(ABLATE_GRID_BARRIER)
-    // staging: 2 KB per warp in an A slice that TMA fills only after the barrier
-    decode_a_to_global(a, sfa, l * m, k, sm90::smem_addr(smem.a_fp16_stage(kCopyStagingStage)) + (threadIdx.x / 32) * 2048,
-                       table);
-#endif
-    sm90::fence_proxy_async_global();
-    __syncthreads();  // this CTA's share of the copy is written
+    if constexpr (!kEarlyACopy) {
+      copy_share_of_a(table);
+      __syncthreads();  // this CTA's share of the copy is written
+    }
 #if !NVFP4_SM90_EXPERIMENT(ABLATE_GRID_BARRIER)
     if (threadIdx.x == 0) timeline_mark(kADecoded);
     if (is_producer) grid_arrive(epoch), timeline_mark(kArrived);
 #endif
     // Local A is decoded only after this CTA has arrived: the whole launch waits for the last CTA to
     // arrive, so nothing else goes before that (loads through the threads there cost ~1 us, H100).
-    // The named barrier also holds the producer warp until the packed local tiles have been read.
+    // Meanwhile the producer warp polls the launch-wide barrier (v19; v18 polled only once local A
+    // was decoded: experiment LATE_GRID_WAIT); barrier 1 tells it when local A's packed tiles have
+    // been read, so that their stage may be refilled.
     if (kLocalATiles > 0 && !NVFP4_SM90_EXPERIMENT(ABLATE_PIPELINE) && threadIdx.x < kMathThreads) {
       decode_local_a(smem, tile, threadIdx.x, table);
-      sm90::named_barrier_sync<1, P::kThreads>();
+      if constexpr (NVFP4_SM90_EXPERIMENT(LATE_GRID_WAIT)) {
+        sm90::named_barrier_sync<1, P::kThreads>();
+      } else {
+        sm90::named_barrier_arrive<1, P::kThreads>();  // local A's packed tiles are read
+        sm90::named_barrier_sync<4, kMathThreads>();   // both warpgroups' local A is in shared memory
+      }
     }
   }
 
@@ -235,10 +255,16 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
                                 : threadIdx.x >= P::kProducerThread) {  // the producer warp (or warpgroup)
     if constexpr (P::kMovesRegisters) sm90::setmaxnreg_dec<P::kProducerRegs>();
     if constexpr (kSharedA) {
-      if (kLocalATiles > 0) sm90::named_barrier_sync<1, P::kThreads>();  // local A's packed tiles are read
+      constexpr bool kLateGridWait = NVFP4_SM90_EXPERIMENT(LATE_GRID_WAIT);
+      if (kLocalATiles > 0 && kLateGridWait) sm90::named_barrier_sync<1, P::kThreads>();
       grid_wait(epoch, threadIdx.x % 32);
+      if (is_producer) timeline_mark(kGridBarrierDone), load_prefilled_a16(smem, src, tile, prefilled, 0, kLocalAStage);
+      if (kLocalATiles > 0 && !kLateGridWait) {
+        __syncwarp();
+        sm90::named_barrier_sync<1, P::kThreads>();  // local A's packed tiles are read: their stage may be refilled
+      }
       if (is_producer) {
-        timeline_mark(kGridBarrierDone);
+        load_prefilled_a16(smem, src, tile, prefilled, kLocalAStage, P::kStages);
         PipelineState<P::kStages> pipe;
         producer_shared_a(smem, src, tile, prefilled, pipe);
         if constexpr (kPersistent) {

@@ -141,6 +141,11 @@ static_assert(NVFP4_SM90_DIRECT_WARPS_K == 0 || NVFP4_SM90_DIRECT_WARPS_K == 1 |
 #ifndef NVFP4_SM90_BARRIER_POLL_SLEEP_NS
 #define NVFP4_SM90_BARRIER_POLL_SLEEP_NS 32
 #endif
+// nvfp4ctl:knob NVFP4_SM90_FLAG_STRIDE_BYTES values=4,128,512 scope=kernel: bytes between two flags of the launch-wide barrier and of the split-K meetings (4: packed, 32 to an L2 line)
+#ifndef NVFP4_SM90_FLAG_STRIDE_BYTES
+#define NVFP4_SM90_FLAG_STRIDE_BYTES 128
+#endif
+static_assert(NVFP4_SM90_FLAG_STRIDE_BYTES % 4 == 0, "NVFP4_SM90_FLAG_STRIDE_BYTES: whole 32-bit flags");
 // nvfp4ctl:knob NVFP4_SM90_A_ITEMS_IN_FLIGHT values=2,4,6,8 scope=kernel: A-copy items a thread loads before decoding any
 #ifndef NVFP4_SM90_A_ITEMS_IN_FLIGHT
 #define NVFP4_SM90_A_ITEMS_IN_FLIGHT 4
@@ -174,6 +179,9 @@ constexpr int A_BUFFER_BYTES = (BLOCK_K / A_ATOM_K) * A_ATOM_BYTES;  // 32 KB
 constexpr int64_t kSharedACapacity = int64_t(1) << 24;
 constexpr uint64_t kGridBarrierTimeoutNs = 2000000000ull;  // a CTA that never arrives: trap, don't hang
 constexpr int kSharedAMaxCtas = 256;  // CTAs of one shared-A launch (all resident: <= SMs), one flag each
+// Flags every CTA polls (launch-wide barrier, split-K meetings) sit kFlagStride words apart: packed,
+// the polls of a whole launch queue on a few L2 lines.
+constexpr int kFlagStride = NVFP4_SM90_FLAG_STRIDE_BYTES / 4;
 
 // Shared memory plan of one variant. Per-CTA A: a stage holds packed A (64B-swizzled), packed B
 // and both scale chunks, and the decode warpgroups fill 3 separate fp16 A buffers. Shared A: a stage

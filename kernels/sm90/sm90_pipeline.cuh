@@ -82,6 +82,8 @@ __device__ __forceinline__ void producer(const SharedStorage<false>& smem, const
 }
 
 // ---- Producer (shared A) ----
+// Bytes of A's fp16 slice a stage expects by TMA (experiment ABLATE_A16_LOADS: none, the slice keeps what it holds).
+constexpr int kA16StageBytes = NVFP4_SM90_EXPERIMENT(ABLATE_A16_LOADS) ? 0 : A_BUFFER_BYTES;
 // Local A (sm90_config.cuh): the first kLocalATiles stages get no fp16 A by TMA; the math warps
 // decode it there from the packed tiles that wait in stage kLocalAStage's A slice.
 __device__ __forceinline__ int local_a_tiles(const TileCoords& tile) { return min(kLocalATiles, tile.num_k_tiles); }
@@ -112,7 +114,7 @@ __device__ __forceinline__ int prefill_b(const SharedStorage<true>& smem, const 
   for (int s = 0; s < prefilled; ++s) {
     // A's bytes come later by TMA, or never (local A)
     sm90::mbar_arrive_expect_tx(&smem.full_barriers()[s],
-                                Plan<true>::kStageTxBytes - (s < local_a_tiles(tile) ? A_BUFFER_BYTES : 0));
+                                Plan<true>::kStageTxBytes - (s < local_a_tiles(tile) ? A_BUFFER_BYTES : A_BUFFER_BYTES - kA16StageBytes));
     load_packed_b(smem, src, s, tile, s);
   }
   return prefilled;
@@ -121,6 +123,7 @@ __device__ __forceinline__ int prefill_b(const SharedStorage<true>& smem, const 
 // A's fp16 slice of unit i of the CTA's range, from the launch-wide copy, into stage s.
 __device__ __forceinline__ void load_a16(const SharedStorage<true>& smem, const TileSources& src, int s,
                                          const TileCoords& tile, int i) {
+  if constexpr (kA16StageBytes == 0) return;
   uint64_t* full = &smem.full_barriers()[s];
   const int kt = unit_k_tile(tile, i), row = src.of(tile, i).row_a;
 #pragma unroll
@@ -129,17 +132,25 @@ __device__ __forceinline__ void load_a16(const SharedStorage<true>& smem, const 
                       full);
 }
 
-// After the launch-wide barrier: A for the prefilled stages, then every stage in full. The ring state
+// After the launch-wide barrier: A for the prefilled stages in [first_stage, end_stage) (the local
+// tiles' stages get none). The caller loads those below kLocalAStage at once and the others once the
+// math warps have read local A's packed tiles out of that stage.
+__device__ __forceinline__ void load_prefilled_a16(const SharedStorage<true>& smem, const TileSources& src,
+                                                   const TileCoords& tile, int prefilled, int first_stage,
+                                                   int end_stage) {
+  for (int s = max(local_a_tiles(tile), first_stage); s < min(prefilled, end_stage); ++s) load_a16(smem, src, s, tile, s);
+}
+
+// After the prefilled stages' A (load_prefilled_a16): every further stage in full. The ring state
 // goes on from tile to tile of a persistent CTA; only its first tile has prefilled stages.
 __device__ __forceinline__ void producer_shared_a(const SharedStorage<true>& smem, const TileSources& src,
                                                   const TileCoords& tile, int prefilled,
                                                   PipelineState<Plan<true>::kStages>& pipe) {
-  for (int s = local_a_tiles(tile); s < prefilled; ++s) load_a16(smem, src, s, tile, s);
   for (int i = 0; i < prefilled; ++i) pipe.advance_pipeline();
   for (int i = prefilled; i < tile.num_k_tiles; ++i, pipe.advance_pipeline()) {
     const int s = pipe.stage_idx;
     sm90::mbar_wait(&smem.empty_barriers()[s], pipe.phase ^ 1);
-    sm90::mbar_arrive_expect_tx(&smem.full_barriers()[s], Plan<true>::kStageTxBytes);
+    sm90::mbar_arrive_expect_tx(&smem.full_barriers()[s], Plan<true>::kStageTxBytes - (A_BUFFER_BYTES - kA16StageBytes));
     load_packed_b(smem, src, s, tile, i);
     load_a16(smem, src, s, tile, i);
   }

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "sm90_config.cuh"
+#include "sm90_ptx.cuh"
 
 namespace nvfp4_sm90 {
 
@@ -297,5 +298,15 @@ inline PersistentPlan persistent_plan_for(int tiles, int k_tiles, int most, int 
 }
 
 __device__ __forceinline__ uint32_t linear_cta() { return (blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x; }
+
+// ---- Flags between CTAs (launch-wide barrier, split-K meetings): one poll, and what follows the last ----
+// A flag is polled with acquire semantics, or (experiment RELAXED_POLLS) relaxed, with one acquire
+// fence once every flag has been seen: ld.acquire.gpu invalidates L1 after each load.
+__device__ __forceinline__ uint32_t poll_flag(const uint32_t* flag) {
+  return NVFP4_SM90_EXPERIMENT(RELAXED_POLLS) ? sm90::ld_relaxed_gpu(flag) : sm90::ld_acquire_gpu(flag);
+}
+__device__ __forceinline__ void acquire_polled_flags() {
+  if constexpr (NVFP4_SM90_EXPERIMENT(RELAXED_POLLS)) sm90::fence_acq_rel_gpu();
+}
 
 }  // namespace nvfp4_sm90

@@ -11,6 +11,7 @@
 #include "sm90_decode.cuh"
 #include "sm90_ptx.cuh"
 #include "sm90_scheduler.cuh"
+#include "sm90_timeline.cuh"
 
 namespace nvfp4_sm90 {
 
@@ -18,7 +19,7 @@ namespace nvfp4_sm90 {
 // launches of the same module running at once (two CUDA queues) would share them, so the
 // shared-A path assumes launches of this module are ordered, as the harness and the CLI make them.
 __device__ __half g_shared_a[kSharedACapacity];
-__device__ uint32_t g_decoded_epoch[kSharedAMaxCtas];
+__device__ uint32_t g_decoded_epoch[kSharedAMaxCtas * kFlagStride];
 
 // ---- Shared A, step 1: the launch decodes all of A once into g_shared_a ----
 // Item = (row of the l*m rows, K tile, word w): word w of the four 16-byte chunks of the row's
@@ -76,17 +77,30 @@ __device__ __forceinline__ void store_a_items_of_warp(const AItem& it, uint32_t 
 #endif
 }
 
-// Every thread takes items thread, thread + threads, ... and loads up to kAItemsInFlight
+// Every copying thread takes items thread, thread + threads, ... and loads up to kAItemsInFlight
 // (sm90_config.cuh) of them before decoding any: one DRAM latency per round, and the rounds are as
 // even as the item count allows (the launch waits for its slowest thread).
 
+__device__ __forceinline__ uint32_t a_copy_items(int rows, int k) { return uint32_t(rows) * uint32_t(k / BLOCK_K) * 4; }
+
+// Threads per CTA that copy: the first `setup_free` (every warp but the producer's, which sets up the
+// barriers and issues the first loads meanwhile) where one round of theirs covers the copy, else all
+// of them. With one round, the producer warp's items would start last and hold its CTA's arrival back.
+__device__ __forceinline__ uint32_t a_copy_threads(int rows, int k, uint32_t setup_free) {
+  const uint32_t ctas = gridDim.x * gridDim.y * gridDim.z;
+  return a_copy_items(rows, k) <= kAItemsInFlight * ctas * setup_free ? setup_free : blockDim.x;
+}
+
 // Items come in whole warps: the item count is a multiple of 512 and every warp's first item a
-// multiple of 32, so a warp's items are all valid or all past the end.
+// multiple of 32, so a warp's items are all valid or all past the end. Threads from copy_threads on
+// (whole warps) take none.
 __device__ __forceinline__ void decode_a_to_global(const uint8_t* a, const uint8_t* sfa, int rows, int k,
-                                                   uint32_t staging, const nvfp4_decode::E2m1Table& table) {
-  const uint32_t items = uint32_t(rows) * uint32_t(k / BLOCK_K) * 4;
-  const uint32_t threads = gridDim.x * gridDim.y * gridDim.z * blockDim.x;
-  for (uint32_t first = linear_cta() * blockDim.x + threadIdx.x; first < items; first += kAItemsInFlight * threads) {
+                                                   uint32_t copy_threads, uint32_t staging,
+                                                   const nvfp4_decode::E2m1Table& table) {
+  if (threadIdx.x >= copy_threads) return;
+  const uint32_t items = a_copy_items(rows, k);
+  const uint32_t threads = gridDim.x * gridDim.y * gridDim.z * copy_threads;
+  for (uint32_t first = linear_cta() * copy_threads + threadIdx.x; first < items; first += kAItemsInFlight * threads) {
     AItem round[kAItemsInFlight];
 #pragma unroll
     for (int u = 0; u < kAItemsInFlight; ++u)
@@ -100,9 +114,10 @@ __device__ __forceinline__ void decode_a_to_global(const uint8_t* a, const uint8
 // ---- Shared A, step 2: a launch-wide barrier (every CTA is resident: the host checks) ----
 // Every launch carries a new epoch (a host-side launch count, never 0). A CTA whose threads have
 // stored their share of A (they passed a __syncthreads) publishes it by writing the epoch into its
-// own flag with release semantics; the producer warp's lanes each watch a few flags. No atomics:
-// one counter that every CTA incremented cost ~1.5 us of same-address serialisation (H100).
-__device__ __forceinline__ void grid_arrive(uint32_t epoch) { sm90::st_release_gpu(&g_decoded_epoch[linear_cta()], epoch); }
+// own flag with release semantics; the producer warp's lanes each watch a few flags, kFlagStride
+// words apart. No atomics: one counter that every CTA incremented cost ~1.5 us of same-address
+// serialisation (H100).
+__device__ __forceinline__ void grid_arrive(uint32_t epoch) { sm90::st_release_gpu(&g_decoded_epoch[linear_cta() * kFlagStride], epoch); }
 
 // Called by the whole producer warp; afterwards lane 0 may read the copy with TMA.
 __device__ __forceinline__ void grid_wait(uint32_t epoch, int lane) {
@@ -116,7 +131,7 @@ __device__ __forceinline__ void grid_wait(uint32_t epoch, int lane) {
     uint32_t seen[kSharedAMaxCtas / 32];
 #pragma unroll
     for (int i = 0; i < kSharedAMaxCtas / 32; ++i)
-      if (pending & (1u << i)) seen[i] = sm90::ld_acquire_gpu(&g_decoded_epoch[lane + 32 * i]);
+      if (pending & (1u << i)) seen[i] = poll_flag(&g_decoded_epoch[(lane + 32 * i) * kFlagStride]);
 #pragma unroll
     for (int i = 0; i < kSharedAMaxCtas / 32; ++i)
       if ((pending & (1u << i)) && seen[i] == epoch) pending &= ~(1u << i);
@@ -126,6 +141,8 @@ __device__ __forceinline__ void grid_wait(uint32_t epoch, int lane) {
     // No printf here: a call in the kernel makes ptxas serialise every wgmma (C7510).
     if (sm90::global_timer_ns() - start > kGridBarrierTimeoutNs) __trap();
   }
+  if (lane == 0) timeline_mark(kFlagsSeen);
+  acquire_polled_flags();
   __syncwarp();                      // every lane's acquire happens before lane 0's TMA
   sm90::fence_proxy_async_global();  // the copy was written by plain stores; TMA reads it next
 #else

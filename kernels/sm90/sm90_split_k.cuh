@@ -29,7 +29,7 @@ namespace nvfp4_sm90 {
 // persistent launch); same ordering assumption as the shared A copy.
 __device__ float4 g_split_partials[kL2PartialSlots][kAccGroups][kMathThreads];
 // Software split (no hardware cluster): slot s's partials are complete once its flag holds the launch's epoch.
-__device__ uint32_t g_split_epoch[kL2PartialSlots];
+__device__ uint32_t g_split_epoch[kL2PartialSlots * kFlagStride];
 
 // Accumulator group j (4 floats) of a math thread.
 __device__ __forceinline__ float4 acc_group(const float (&acc)[64], int j) {
@@ -157,14 +157,15 @@ __device__ __forceinline__ void meet_partners(int math_thread, int partners, int
   sm90::named_barrier_sync<2, kMathThreads>();  // this CTA's partials are stored
   if (math_thread < 32) {  // warp 0: lane s watches partner s, all at once (one round trip per poll)
     const int lane = math_thread;
-    if (lane == 0) sm90::st_release_gpu(&g_split_epoch[slot_of(me)], epoch);
-    if (lane == 1 && handed_over >= 0) sm90::st_release_gpu(&g_split_epoch[handed_over], epoch);
+    if (lane == 0) sm90::st_release_gpu(&g_split_epoch[slot_of(me) * kFlagStride], epoch);
+    if (lane == 1 && handed_over >= 0) sm90::st_release_gpu(&g_split_epoch[handed_over * kFlagStride], epoch);
     bool seen = lane >= partners || lane == me;
     const uint64_t start = sm90::global_timer_ns();
     while (!__all_sync(0xffffffffu, seen)) {
-      if (!seen) seen = sm90::ld_acquire_gpu(&g_split_epoch[slot_of(lane)]) == epoch;
+      if (!seen) seen = poll_flag(&g_split_epoch[slot_of(lane) * kFlagStride]) == epoch;
       if (sm90::global_timer_ns() - start > kGridBarrierTimeoutNs) __trap();  // a partner never ran
     }
+    acquire_polled_flags();
     __syncwarp();  // every lane's acquire happens before the barrier below
   }
   sm90::named_barrier_sync<2, kMathThreads>();  // every partner's partials are complete
@@ -182,7 +183,7 @@ __device__ __forceinline__ void persistent_epilogue(const float (&acc)[64], int 
   if (part != 0) {
     store_groups_l2<0, 0>(acc, math_thread, slot_of(part));
     sm90::named_barrier_sync<2, kMathThreads>();  // every math thread's partials are stored
-    if (math_thread == 0) sm90::st_release_gpu(&g_split_epoch[slot_of(part)], epoch);
+    if (math_thread == 0) sm90::st_release_gpu(&g_split_epoch[slot_of(part) * kFlagStride], epoch);
     return;
   }
   if (parts > 1) {
@@ -192,9 +193,10 @@ __device__ __forceinline__ void persistent_epilogue(const float (&acc)[64], int 
     bool seen = lane == 0 || lane >= parts;
     const uint64_t start = sm90::global_timer_ns();
     while (!__all_sync(0xffffffffu, seen)) {
-      if (!seen) seen = sm90::ld_acquire_gpu(&g_split_epoch[slot_of(lane)]) == epoch;
+      if (!seen) seen = poll_flag(&g_split_epoch[slot_of(lane) * kFlagStride]) == epoch;
       if (sm90::global_timer_ns() - start > kGridBarrierTimeoutNs) __trap();  // a part never ran
     }
+    acquire_polled_flags();
     __syncwarp();  // every lane's acquire happens before its warp's loads of the parts
   }
   with_cluster_rank<kMaxPersistentParts>(uint32_t(parts - 1), [&](auto parts_less_one) {

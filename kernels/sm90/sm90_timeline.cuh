@@ -14,9 +14,10 @@ namespace nvfp4_sm90 {
 // out after a launch with nvfp4_sm90_timeline.
 enum TimelineEvent {
   kEntry,            // thread 0 starts
-  kSetupDone,        // barriers initialised
+  kSetupDone,        // barriers initialised (shared A since v19: and this CTA's share of the copy written)
   kADecoded,         // shared A: every thread of this CTA decoded its share of A
   kArrived,          // shared A: the producer arrived at the launch-wide barrier
+  kFlagsSeen,        // shared A: the producer warp saw every CTA's flag (before its proxy fence)
   kGridBarrierDone,  // shared A: the producer passed the launch-wide barrier
   kFirstTile,        // math warp 0: the first stage is full
   kMainLoopDone,     // math warp 0: its last wgmma completed
