@@ -42,6 +42,18 @@ def test_variants_set_only_knobs_and_declared_experiments(harness) -> None:
             assert macro in knobs | experiments | tune_switch, f"variant {name}: {macro} is neither a knob nor an experiment"
 
 
+def test_timeline_columns_follow_the_kernel_events_in_order(harness) -> None:
+    # the host reads the kernel's per-CTA rows by position: an event added on one side only would
+    # put every later phase under the wrong name (the timeline build is never run on CPU)
+    header = (REPO / "kernels" / "sm90" / "sm90_timeline.cuh").read_text()
+    body = header.split("enum TimelineEvent {", 1)[1].split("};", 1)[0]
+    events = [re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower() for name in re.findall(r"^\s*k(\w+)", body, flags=re.M)]
+    assert events.pop() == "timeline_events"
+    assert len(events) == len(harness.TIMELINE_EVENTS)
+    for column, event in zip(harness.TIMELINE_EVENTS, events):
+        assert event.startswith(column), f"timeline column {column!r} reads the kernel's {event!r}"
+
+
 def test_a_variant_that_sets_a_plan_knob_builds_without_the_dispatch_table(harness) -> None:
     # the table holds every plan knob of every task shape: with it, no_span would time the shipped plan there
     assert "-DNVFP4CTL_TUNE" in harness.variant_defines("no_span")
