@@ -173,15 +173,17 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
   // The copy starts at once (v19), beside the producer's setup, which it does not depend on: its
   // staging (2 KB per warp, in an A slice that TMA fills only after the barrier) is no TMA target
   // before then, and the e4m3 decode reads no table (the prmt decode of experiment PRMT_DECODE
-  // does, and copies after the setup, as v18 did: experiment LATE_A_COPY).
-  constexpr bool kEarlyACopy =
-      kSharedA && !NVFP4_SM90_EXPERIMENT(LATE_A_COPY) && !NVFP4_SM90_EXPERIMENT(PRMT_DECODE);
+  // does, and copies after the setup, as v18 did: experiment LATE_A_COPY; so does v12's setup by
+  // thread 0, experiment LATE_FIRST_LOADS).
+  constexpr bool kEarlyACopy = kSharedA && !NVFP4_SM90_EXPERIMENT(LATE_A_COPY) &&
+                               !NVFP4_SM90_EXPERIMENT(PRMT_DECODE) && !NVFP4_SM90_EXPERIMENT(LATE_FIRST_LOADS);
   [[maybe_unused]] const auto copy_share_of_a = [&](const nvfp4_decode::E2m1Table& table) {
 #if !NVFP4_SM90_EXPERIMENT(ABLATE_SHARED_A_DECODE) && !NVFP4_SM90_EXPERIMENT(ABLATE_GRID_BARRIER)
     decode_a_to_global(a, sfa, l * m, k, kEarlyACopy ? a_copy_threads(l * m, k, P::kProducerThread) : P::kThreads,
                        sm90::smem_addr(smem.a_fp16_stage(kCopyStagingStage)) + (threadIdx.x / 32) * 2048, table);
 #endif
     sm90::fence_proxy_async_global();
+    sm90::fence_proxy_async_smem();  // the staging slice is refilled by TMA after the barrier
   };
   if constexpr (kEarlyACopy) copy_share_of_a(nvfp4_decode::E2m1Table{});
   __syncthreads();  // the barriers are initialised (early copy: and this CTA's share of A is written)
@@ -199,8 +201,9 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
     if (threadIdx.x == 0) timeline_mark(kADecoded);
     if (is_producer) grid_arrive(epoch), timeline_mark(kArrived);
 #endif
-    // Local A is decoded only after this CTA has arrived: the whole launch waits for the last CTA to
-    // arrive, so nothing else goes before that (loads through the threads there cost ~1 us, H100).
+    // Local A is decoded only once this CTA's share of the copy is written (the sync above), so that
+    // nothing goes before its arrival, which the whole launch waits for (loads through the threads
+    // there cost ~1 us, H100).
     // Meanwhile the producer warp polls the launch-wide barrier (v19; v18 polled only once local A
     // was decoded: experiment LATE_GRID_WAIT); barrier 1 tells it when local A's packed tiles have
     // been read, so that their stage may be refilled.

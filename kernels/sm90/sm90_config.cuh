@@ -145,7 +145,8 @@ static_assert(NVFP4_SM90_DIRECT_WARPS_K == 0 || NVFP4_SM90_DIRECT_WARPS_K == 1 |
 #ifndef NVFP4_SM90_FLAG_STRIDE_BYTES
 #define NVFP4_SM90_FLAG_STRIDE_BYTES 128
 #endif
-static_assert(NVFP4_SM90_FLAG_STRIDE_BYTES % 4 == 0, "NVFP4_SM90_FLAG_STRIDE_BYTES: whole 32-bit flags");
+static_assert(NVFP4_SM90_FLAG_STRIDE_BYTES >= 4 && NVFP4_SM90_FLAG_STRIDE_BYTES % 4 == 0,
+              "NVFP4_SM90_FLAG_STRIDE_BYTES: whole 32-bit flags, one per CTA or slot");
 // nvfp4ctl:knob NVFP4_SM90_A_ITEMS_IN_FLIGHT values=2,4,6,8 scope=kernel: A-copy items a thread loads before decoding any
 #ifndef NVFP4_SM90_A_ITEMS_IN_FLIGHT
 #define NVFP4_SM90_A_ITEMS_IN_FLIGHT 4

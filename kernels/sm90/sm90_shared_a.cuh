@@ -19,7 +19,7 @@ namespace nvfp4_sm90 {
 // launches of the same module running at once (two CUDA queues) would share them, so the
 // shared-A path assumes launches of this module are ordered, as the harness and the CLI make them.
 __device__ __half g_shared_a[kSharedACapacity];
-__device__ uint32_t g_decoded_epoch[kSharedAMaxCtas * kFlagStride];
+__device__ __align__(NVFP4_SM90_FLAG_STRIDE_BYTES) uint32_t g_decoded_epoch[kSharedAMaxCtas * kFlagStride];
 
 // ---- Shared A, step 1: the launch decodes all of A once into g_shared_a ----
 // Item = (row of the l*m rows, K tile, word w): word w of the four 16-byte chunks of the row's

@@ -29,7 +29,7 @@ namespace nvfp4_sm90 {
 // persistent launch); same ordering assumption as the shared A copy.
 __device__ float4 g_split_partials[kL2PartialSlots][kAccGroups][kMathThreads];
 // Software split (no hardware cluster): slot s's partials are complete once its flag holds the launch's epoch.
-__device__ uint32_t g_split_epoch[kL2PartialSlots * kFlagStride];
+__device__ __align__(NVFP4_SM90_FLAG_STRIDE_BYTES) uint32_t g_split_epoch[kL2PartialSlots * kFlagStride];
 
 // Accumulator group j (4 floats) of a math thread.
 __device__ __forceinline__ float4 acc_group(const float (&acc)[64], int j) {

@@ -15,7 +15,7 @@ namespace nvfp4_sm90 {
 enum TimelineEvent {
   kEntry,            // thread 0 starts
   kSetupDone,        // barriers initialised (shared A since v19: and this CTA's share of the copy written)
-  kADecoded,         // shared A: every thread of this CTA decoded its share of A
+  kADecoded,         // shared A: every thread of this CTA decoded its share of A (v19: = kSetupDone)
   kArrived,          // shared A: the producer arrived at the launch-wide barrier
   kFlagsSeen,        // shared A: the producer warp saw every CTA's flag (before its proxy fence)
   kGridBarrierDone,  // shared A: the producer passed the launch-wide barrier
