@@ -129,11 +129,11 @@ VARIANTS: dict[str, list[str]] = {
     "local1": ["-DNVFP4_SM90_LOCAL_A_TILES=1"],
     "local3": ["-DNVFP4_SM90_LOCAL_A_TILES=3"],
     "unstaged": ["-DNVFP4_SM90_UNSTAGED_A_STORES=1"],
-    # v10's up-front phase left out, with the shipped plans (shared_no_* also move the shared-A threshold)
     # shared A's fp16 slices never loaded per K tile: what the L2 traffic of A costs the main loop
     "no_a16_loads": ["-DNVFP4_SM90_ABLATE_A16_LOADS=1"],
     # flags polled with relaxed loads, one acquire fence once all are seen (ld.acquire invalidates L1 per load)
     "relaxed_polls": ["-DNVFP4_SM90_RELAXED_POLLS=1"],
+    # v10's up-front phase left out, with the shipped plans (shared_no_* also move the shared-A threshold)
     "no_copy_decode": ["-DNVFP4_SM90_ABLATE_SHARED_A_DECODE=1"],
     "no_launch_barrier": ["-DNVFP4_SM90_ABLATE_GRID_BARRIER=1"],
     "v10": ["-DNVFP4_SM90_PREFILL_STAGES=2"],  # before v11: B prefilled for the local tiles' stages only
@@ -160,7 +160,8 @@ VARIANTS: dict[str, list[str]] = {
 # the same variants as timeline builds (benchmarks/sm90_kernel.py timeline --variants timeline_X)
 VARIANTS |= {f"timeline_{name}": VARIANTS["timeline"] + VARIANTS[name]
              for name in ("no_soft_split", "no_span", "local0", "local3", "unstaged", "span_one_m_tile", "sweeps_only",
-                          "v16_order", "even_parts", "decode1", "v18_start", "local1", "flags4", "no_a16_loads", "relaxed_polls", "poll_nosleep")}
+                          "v16_order", "even_parts", "decode1", "v18_start", "local1", "flags4", "no_a16_loads",
+                          "relaxed_polls", "poll_nosleep")}
 # TimelineEvent in the kernel, in order
 TIMELINE_EVENTS = ["entry", "setup", "a_decoded", "arrived", "flags_seen", "grid_barrier", "first_tile", "main_loop_done", "partials_sent", "partials_landed",
                    "exit", "sm", "previous_exit"]
