@@ -144,13 +144,8 @@ class Sampler(threading.Thread):
 
 def function_and_inputs(name: str, sets: list, m: int, n: int):
     """(function of one input set, its arguments per set) for a variant's library or the anchor."""
-    import torch
-
     if name == ANCHOR:
-        operands = [(harness.dequant_fp16(d[0][:, :, 0], d[2][:, :, 0]), harness.dequant_fp16(d[1][:, :, 0], d[3][:, :, 0]))
-                    for d in sets]
-        out = torch.empty(m, n, dtype=torch.float16, device="cuda")
-        return (lambda ab: torch.mm(ab[0], ab[1].t(), out=out)), operands
+        return harness.anchor_call(sets, m, n)
     library = harness.LIB_DIR / f"{name}.so"
     if not library.exists():
         sys.exit(f"{library} missing: python3 benchmarks/sm90_kernel.py libs --variants {name}")

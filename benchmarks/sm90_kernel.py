@@ -536,15 +536,20 @@ def variant_times(name: str, args: argparse.Namespace, log) -> dict[str, float]:
     return child_json("time-variant", name, args, log) or {}
 
 
-def cublas_anchor(sets: list, m: int, n: int, args: argparse.Namespace) -> float:
-    """cuBLAS fp16 on operands dequantized beforehand (the compute anchor), on every input set, µs per call."""
+def anchor_call(sets: list, m: int, n: int):
+    """The compute anchor, cuBLAS fp16 on operands dequantized beforehand: (function of one operand
+    pair, the pairs of every input set)."""
     import torch
 
-    deq = [(dequant_fp16(d[0][:, :, 0], d[2][:, :, 0]), dequant_fp16(d[1][:, :, 0], d[3][:, :, 0])) for d in sets]
+    operands = [(dequant_fp16(d[0][:, :, 0], d[2][:, :, 0]), dequant_fp16(d[1][:, :, 0], d[3][:, :, 0])) for d in sets]
     out = torch.empty(m, n, dtype=torch.float16, device="cuda")
-    anchor = leaderboard_us(lambda ab: torch.mm(ab[0], ab[1].t(), out=out), deq, args)
-    del deq
-    return anchor
+    return (lambda ab: torch.mm(ab[0], ab[1].t(), out=out)), operands
+
+
+def cublas_anchor(sets: list, m: int, n: int, args: argparse.Namespace) -> float:
+    """The anchor on every input set, µs per call."""
+    fn, operands = anchor_call(sets, m, n)
+    return leaderboard_us(fn, operands, args)
 
 
 def bench_shapes(args: argparse.Namespace) -> list[tuple[int, int, int, int]]:
@@ -809,12 +814,10 @@ def cmd_devtime(args: argparse.Namespace, log) -> None:
     rows = []
     for m, n, k, l in bench_shapes(args):
         sets = bench_inputs(m, n, k, l, args.sets)
-        deq = [(dequant_fp16(d[0][:, :, 0], d[2][:, :, 0]), dequant_fp16(d[1][:, :, 0], d[3][:, :, 0])) for d in sets]
-        out = torch.empty(m, n, dtype=torch.float16, device="cuda")
-        fns = {**kernels, "cublas": lambda ab: torch.mm(ab[0], ab[1].t(), out=out)}
+        anchor, operands = anchor_call(sets, m, n)
+        calls = {**{name: (kernel, sets) for name, kernel in kernels.items()}, "cublas": (anchor, operands)}
         row: dict[str, object] = {"shape": f"{m}x{n}x{k}"}
-        for label, fn in fns.items():
-            inputs = deq if label == "cublas" else sets
+        for label, (fn, inputs) in calls.items():
             per_call = leaderboard_us(fn, inputs, args)
             device = profile_device_time(fn, inputs, flush, head_start_s=2e-3, batches=3)
             row[label] = {"device": device.us_per_call if device else math.nan, "per_call": per_call,
@@ -822,8 +825,8 @@ def cmd_devtime(args: argparse.Namespace, log) -> None:
         rows.append(row)
         log(f"{row['shape']:>16s} " + " ".join(
             f"{row[label]['device']:14.2f} {row[label]['per_call']:9.2f} {row[label]['per_call'] - row[label]['device']:5.2f}"
-            for label in fns))
-        del sets, deq
+            for label in calls))
+        del sets, operands, calls
         torch.cuda.empty_cache()
     args.results["devtime"] = rows
 

@@ -82,8 +82,11 @@ __device__ __forceinline__ void producer(const SharedStorage<false>& smem, const
 }
 
 // ---- Producer (shared A) ----
-// Bytes of A's fp16 slice a stage expects by TMA (experiment ABLATE_A16_LOADS: none, the slice keeps what it holds).
+// Bytes of A's fp16 slice a stage expects by TMA (experiment ABLATE_A16_LOADS: none, the slice keeps
+// what it holds), and so a whole stage's and a local-A stage's (B and its scales only).
 constexpr int kA16StageBytes = NVFP4_SM90_EXPERIMENT(ABLATE_A16_LOADS) ? 0 : A_BUFFER_BYTES;
+constexpr int kLocalAStageTxBytes = Plan<true>::kStageTxBytes - A_BUFFER_BYTES;
+constexpr int kSharedAStageTxBytes = kLocalAStageTxBytes + kA16StageBytes;
 // Local A (sm90_config.cuh): the first kLocalATiles stages get no fp16 A by TMA; the math warps
 // decode it there from the packed tiles that wait in stage kLocalAStage's A slice.
 __device__ __forceinline__ int local_a_tiles(const TileCoords& tile) { return min(kLocalATiles, tile.num_k_tiles); }
@@ -114,7 +117,7 @@ __device__ __forceinline__ int prefill_b(const SharedStorage<true>& smem, const 
   for (int s = 0; s < prefilled; ++s) {
     // A's bytes come later by TMA, or never (local A)
     sm90::mbar_arrive_expect_tx(&smem.full_barriers()[s],
-                                Plan<true>::kStageTxBytes - (s < local_a_tiles(tile) ? A_BUFFER_BYTES : A_BUFFER_BYTES - kA16StageBytes));
+                                s < local_a_tiles(tile) ? kLocalAStageTxBytes : kSharedAStageTxBytes);
     load_packed_b(smem, src, s, tile, s);
   }
   return prefilled;
@@ -150,7 +153,7 @@ __device__ __forceinline__ void producer_shared_a(const SharedStorage<true>& sme
   for (int i = prefilled; i < tile.num_k_tiles; ++i, pipe.advance_pipeline()) {
     const int s = pipe.stage_idx;
     sm90::mbar_wait(&smem.empty_barriers()[s], pipe.phase ^ 1);
-    sm90::mbar_arrive_expect_tx(&smem.full_barriers()[s], Plan<true>::kStageTxBytes - (A_BUFFER_BYTES - kA16StageBytes));
+    sm90::mbar_arrive_expect_tx(&smem.full_barriers()[s], kSharedAStageTxBytes);
     load_packed_b(smem, src, s, tile, i);
     load_a16(smem, src, s, tile, i);
   }

@@ -20,6 +20,7 @@ namespace nvfp4_sm90 {
 // shared-A path assumes launches of this module are ordered, as the harness and the CLI make them.
 __device__ __half g_shared_a[kSharedACapacity];
 __device__ __align__(NVFP4_SM90_FLAG_STRIDE_BYTES) uint32_t g_decoded_epoch[kSharedAMaxCtas * kFlagStride];
+__device__ __forceinline__ uint32_t* decoded_flag(uint32_t cta) { return &g_decoded_epoch[cta * kFlagStride]; }
 
 // ---- Shared A, step 1: the launch decodes all of A once into g_shared_a ----
 // Item = (row of the l*m rows, K tile, word w): word w of the four 16-byte chunks of the row's
@@ -117,7 +118,7 @@ __device__ __forceinline__ void decode_a_to_global(const uint8_t* a, const uint8
 // own flag with release semantics; the producer warp's lanes each watch a few flags, kFlagStride
 // words apart. No atomics: one counter that every CTA incremented cost ~1.5 us of same-address
 // serialisation (H100).
-__device__ __forceinline__ void grid_arrive(uint32_t epoch) { sm90::st_release_gpu(&g_decoded_epoch[linear_cta() * kFlagStride], epoch); }
+__device__ __forceinline__ void grid_arrive(uint32_t epoch) { sm90::st_release_gpu(decoded_flag(linear_cta()), epoch); }
 
 // Called by the whole producer warp; afterwards lane 0 may read the copy with TMA.
 __device__ __forceinline__ void grid_wait(uint32_t epoch, int lane) {
@@ -131,7 +132,7 @@ __device__ __forceinline__ void grid_wait(uint32_t epoch, int lane) {
     uint32_t seen[kSharedAMaxCtas / 32];
 #pragma unroll
     for (int i = 0; i < kSharedAMaxCtas / 32; ++i)
-      if (pending & (1u << i)) seen[i] = poll_flag(&g_decoded_epoch[(lane + 32 * i) * kFlagStride]);
+      if (pending & (1u << i)) seen[i] = poll_flag(decoded_flag(lane + 32 * i));
 #pragma unroll
     for (int i = 0; i < kSharedAMaxCtas / 32; ++i)
       if ((pending & (1u << i)) && seen[i] == epoch) pending &= ~(1u << i);

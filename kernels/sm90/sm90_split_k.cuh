@@ -30,6 +30,20 @@ namespace nvfp4_sm90 {
 __device__ float4 g_split_partials[kL2PartialSlots][kAccGroups][kMathThreads];
 // Software split (no hardware cluster): slot s's partials are complete once its flag holds the launch's epoch.
 __device__ __align__(NVFP4_SM90_FLAG_STRIDE_BYTES) uint32_t g_split_epoch[kL2PartialSlots * kFlagStride];
+__device__ __forceinline__ uint32_t* split_flag(int slot) { return &g_split_epoch[slot * kFlagStride]; }
+
+// A warp waits until every lane has seen its slot's flag at the launch's epoch (a lane with
+// seen = true watches none), polling all at once: one round trip per poll.
+template <typename SlotOf>
+__device__ __forceinline__ void await_split_flags(bool seen, int lane, SlotOf slot_of, uint32_t epoch) {
+  const uint64_t start = sm90::global_timer_ns();
+  while (!__all_sync(0xffffffffu, seen)) {
+    if (!seen) seen = poll_flag(split_flag(slot_of(lane))) == epoch;
+    if (sm90::global_timer_ns() - start > kGridBarrierTimeoutNs) __trap();  // a partner never ran
+  }
+  acquire_polled_flags();
+  __syncwarp();  // every lane's acquire happens before what the warp does next
+}
 
 // Accumulator group j (4 floats) of a math thread.
 __device__ __forceinline__ float4 acc_group(const float (&acc)[64], int j) {
@@ -157,16 +171,9 @@ __device__ __forceinline__ void meet_partners(int math_thread, int partners, int
   sm90::named_barrier_sync<2, kMathThreads>();  // this CTA's partials are stored
   if (math_thread < 32) {  // warp 0: lane s watches partner s, all at once (one round trip per poll)
     const int lane = math_thread;
-    if (lane == 0) sm90::st_release_gpu(&g_split_epoch[slot_of(me) * kFlagStride], epoch);
-    if (lane == 1 && handed_over >= 0) sm90::st_release_gpu(&g_split_epoch[handed_over * kFlagStride], epoch);
-    bool seen = lane >= partners || lane == me;
-    const uint64_t start = sm90::global_timer_ns();
-    while (!__all_sync(0xffffffffu, seen)) {
-      if (!seen) seen = poll_flag(&g_split_epoch[slot_of(lane) * kFlagStride]) == epoch;
-      if (sm90::global_timer_ns() - start > kGridBarrierTimeoutNs) __trap();  // a partner never ran
-    }
-    acquire_polled_flags();
-    __syncwarp();  // every lane's acquire happens before the barrier below
+    if (lane == 0) sm90::st_release_gpu(split_flag(slot_of(me)), epoch);
+    if (lane == 1 && handed_over >= 0) sm90::st_release_gpu(split_flag(handed_over), epoch);
+    await_split_flags(lane >= partners || lane == me, lane, slot_of, epoch);
   }
   sm90::named_barrier_sync<2, kMathThreads>();  // every partner's partials are complete
 }
@@ -183,21 +190,14 @@ __device__ __forceinline__ void persistent_epilogue(const float (&acc)[64], int 
   if (part != 0) {
     store_groups_l2<0, 0>(acc, math_thread, slot_of(part));
     sm90::named_barrier_sync<2, kMathThreads>();  // every math thread's partials are stored
-    if (math_thread == 0) sm90::st_release_gpu(&g_split_epoch[slot_of(part) * kFlagStride], epoch);
+    if (math_thread == 0) sm90::st_release_gpu(split_flag(slot_of(part)), epoch);
     return;
   }
   if (parts > 1) {
     // Every math warp watches the parts itself (lane s: part s, all at once): a wait by warp 0 alone
     // put the next unit's main loop in code ptxas treats as divergent (an R2UR per wgmma descriptor).
     const int lane = math_thread % 32;
-    bool seen = lane == 0 || lane >= parts;
-    const uint64_t start = sm90::global_timer_ns();
-    while (!__all_sync(0xffffffffu, seen)) {
-      if (!seen) seen = poll_flag(&g_split_epoch[slot_of(lane) * kFlagStride]) == epoch;
-      if (sm90::global_timer_ns() - start > kGridBarrierTimeoutNs) __trap();  // a part never ran
-    }
-    acquire_polled_flags();
-    __syncwarp();  // every lane's acquire happens before its warp's loads of the parts
+    await_split_flags(lane == 0 || lane >= parts, lane, slot_of, epoch);
   }
   with_cluster_rank<kMaxPersistentParts>(uint32_t(parts - 1), [&](auto parts_less_one) {
     reduce_and_store_l2<1, 0, decltype(parts_less_one)::value + 1>(acc, math_thread, slot_of, c, m, n, tile);
