@@ -145,6 +145,10 @@ VARIANTS: dict[str, list[str]] = {
     # exactness on every shape, batches included) with the planner's warp tile and K split; on calls
     # of at most 512 units with the planner's configuration or each of its four forced. Like every
     # variant that sets a plan knob they build with NVFP4CTL_TUNE (variant_defines).
+    # wide tiles (v20, 192 rows of A per CTA): never (the 128-row plans, with the compile-time plan
+    # defaults), or wherever they fit one wave (a check of the wide kernel on more shapes)
+    "no_wide": ["-DNVFP4_SM90_WIDE_TILES=0"],
+    "wide_everywhere": ["-DNVFP4_SM90_WIDE_TILES=2"],
     "no_direct": ["-DNVFP4_SM90_NO_DIRECT=1"],
     "direct_all": ["-DNVFP4_SM90_DIRECT_MAX_UNITS=100000000"],
     "direct_512": ["-DNVFP4_SM90_DIRECT_MAX_UNITS=512"],
@@ -172,7 +176,10 @@ BENCH_SHAPES = [(128, 7168, 16384, 1), (128, 4096, 7168, 1), (128, 7168, 2048, 1
 # waves, tiles cut into 1, 1, 2 and 2 K parts (1, 1, 4 and 4 with the variant parts4)
 EXTRA_SHAPES = [(256, 384, 512, 1), (128, 256, 256, 2), (256, 384, 512, 2), (384, 640, 768, 3), (1024, 1024, 1024, 1),
                 (128, 2048, 3584, 2), (128, 7168, 4096, 2), (256, 1536, 7168, 2), (128, 3584, 7168, 3), (256, 2304, 14336, 1),
-                (384, 7168, 2304, 2), (1280, 2048, 1024, 3), (640, 3456, 2048, 1), (896, 2432, 1024, 1)]
+                (384, 7168, 2304, 2), (1280, 2048, 1024, 3), (640, 3456, 2048, 1), (896, 2432, 1024, 1),
+                *[(768, 3072, 1024, 1), (384, 1024, 1024, 2), (1152, 1280, 1536, 1)]]
+# of those, 768x3072x1024 runs wide tiles in the shipped build (192 rows of A per CTA, v20), the other
+# two only with the variant wide_everywhere (a batch; odd M tiles starting inside a 128-row scale chunk)
 # Calls of 8 to 512 units (128 x 128 tile, K tile of 128) with L = 1, between and around the task's
 # smallest: where the direct kernel stops paying (bench --shapes small)
 SMALL_SHAPES = [(128, 512, 256, 1), (256, 512, 256, 1), (128, 768, 512, 1), (256, 384, 512, 1), (128, 2048, 512, 1),
@@ -369,9 +376,10 @@ def check_one(kernel, m: int, n: int, k: int, l: int, seed: int, scales: str, pa
 
 
 # nvfp4_sm90_plan's code: split-K cluster size, +100 shared A, +1000 no cluster; a spanning split is
-# SPAN_PLAN + its number of CTAs, a persistent launch PERSISTENT_PLAN * its K parts per split tile +
+# SPAN_PLAN + its number of CTAs, wide tiles WIDE_PLAN + theirs, a persistent launch PERSISTENT_PLAN * its K parts per split tile +
 # PERSISTENT_WHOLE_PLAN * the whole tiles each CTA runs first + its number of CTAs.
 SPAN_PLAN = 10000
+WIDE_PLAN = 50000
 PERSISTENT_PLAN = 100000
 PERSISTENT_WHOLE_PLAN = 1000
 DIRECT_PLAN = 10000000
@@ -387,6 +395,8 @@ def describe_plan(plan: int) -> str:
         whole, ctas = divmod(rest, PERSISTENT_WHOLE_PLAN)
         first = f"{whole} whole tile{'s' if whole > 1 else ''} each, then " if whole else ""
         return f"persistent on {ctas} CTAs, {first}{parts} K part{'s' if parts > 1 else ''} per tile+sharedA"
+    if plan > WIDE_PLAN:
+        return f"wide tiles (192 rows) on {plan - WIDE_PLAN} CTAs+sharedA"
     if plan > SPAN_PLAN:
         return f"spanning over {plan - SPAN_PLAN} CTAs+sharedA"
     return f"{plan % 100}{'+sharedA' if plan % 1000 >= 100 else ''}{' (no cluster)' if plan >= 1000 else ''}"
@@ -399,6 +409,8 @@ def plan_ctas(plan: int, m: int, n: int, l: int) -> int:
         return (m // warp_m) * l * (n // (128 // warps_k))
     if plan > PERSISTENT_PLAN:
         return plan % PERSISTENT_WHOLE_PLAN
+    if plan > WIDE_PLAN:
+        return plan - WIDE_PLAN
     return plan - SPAN_PLAN if plan > SPAN_PLAN else (m // 128) * (n // 128) * l * (plan % 100)
 
 

@@ -70,8 +70,9 @@
 
 namespace nvfp4_sm90 {
 
-template <int kClusterK, bool kSharedA, bool kSoftSplit = false, bool kSpan = false, bool kPersistent = false>
-__global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_bounds__(Plan<kSharedA>::kThreads, 1)
+template <int kClusterK, bool kSharedA, bool kSoftSplit = false, bool kSpan = false, bool kPersistent = false,
+          int kTileM = BLOCK_M>
+__global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_bounds__(Plan<kSharedA, kTileM>::kThreads, 1)
     nvfp4_gemm_sm90_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
                            const __grid_constant__ CUtensorMap tmap_a16, const uint8_t* a, const uint8_t* sfa,
                            const uint8_t* sfb, __half* c, int m, int n, int k, int l, uint32_t epoch,
@@ -81,18 +82,20 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
   return;
 #endif
   if (threadIdx.x == 0) timeline_mark(kPreviousExit), timeline_mark(kEntry), timeline_mark(kSmId);
-  using P = Plan<kSharedA>;
+  using P = Plan<kSharedA, kTileM>;
+  static_assert(kTileM == BLOCK_M || (kClusterK == 1 && !kSpan && !kPersistent),
+                "a wide tile (v20) runs in one unsplit wave: its launch has no split, span or persistence");
   static_assert(kClusterK <= kAccGroups, "every CTA of a split-K cluster owns at least one accumulator group");
   // The dynamic shared memory window starts 1024-byte aligned (no static shared memory here);
   // the swizzled TMA / wgmma layouts rely on it, so a misaligned base traps instead of computing garbage.
   extern __shared__ __align__(1024) uint8_t smem_raw[];
-  const SharedStorage<kSharedA> smem{smem_raw};
+  const SharedStorage<kSharedA, kTileM> smem{smem_raw};
   if (sm90::smem_addr(smem_raw) % 1024 != 0) __trap();
 
   static_assert(!kSpan || (kClusterK == 1 && kSharedA && !kSoftSplit), "a spanning split is its own kind of launch");
   static_assert(!kPersistent || (kClusterK == 1 && kSharedA && !kSoftSplit && !kSpan),
                 "a persistent launch is its own kind of launch");
-  const int m_tiles = m / BLOCK_M, n_tiles = n / BLOCK_N;
+  const int m_tiles = m / kTileM, n_tiles = n / BLOCK_N;
   const uint32_t my_rank = kSoftSplit ? blockIdx.x : sm90::cluster_cta_rank();
   const int k_tiles = k / BLOCK_K;
   [[maybe_unused]] const SpanRange range =
@@ -112,8 +115,10 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
   }();
   const int rest_k = k / (4 * kSfVec);  // 512-byte scale chunks per 128-row tile
   const auto origin_of = [&](const TileCoords& t) {
-    return TileOrigin{sfa + (size_t(t.batch) * m_tiles + t.m_tile) * rest_k * 512,
-                      sfb + (size_t(t.batch) * n_tiles + t.n_tile) * rest_k * 512, t.batch * m + t.m_tile * BLOCK_M,
+    // A's scale chunks are read per tile only by per-CTA A and local A, never in a wide tile (whose
+    // rows need not start a 128-row chunk)
+    return TileOrigin{P::kWide ? nullptr : sfa + (size_t(t.batch) * m_tiles + t.m_tile) * rest_k * 512,
+                      sfb + (size_t(t.batch) * n_tiles + t.n_tile) * rest_k * 512, t.batch * m + t.m_tile * kTileM,
                       t.batch * n + t.n_tile * BLOCK_N};
   };
   const auto sources_of = [&](const TileCoords& t) {
@@ -161,7 +166,7 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
   }
   const auto first_loads = [&]() {
     if constexpr (kSharedA) {
-      if (kLocalATiles > 0) load_local_a(smem, src, tile);
+      if constexpr (P::kLocalATiles > 0) load_local_a(smem, src, tile);
       prefilled = prefill_b(smem, src, tile);
     } else {
       producer(smem, src, tile, producer_pipe, 0, early_stages);
@@ -180,7 +185,7 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
   [[maybe_unused]] const auto copy_share_of_a = [&](const nvfp4_decode::E2m1Table& table) {
 #if !NVFP4_SM90_EXPERIMENT(ABLATE_SHARED_A_DECODE) && !NVFP4_SM90_EXPERIMENT(ABLATE_GRID_BARRIER)
     decode_a_to_global(a, sfa, l * m, k, kEarlyACopy ? a_copy_threads(l * m, k, P::kProducerThread) : P::kThreads,
-                       sm90::smem_addr(smem.a_fp16_stage(kCopyStagingStage)) + (threadIdx.x / 32) * 2048, table);
+                       sm90::smem_addr(smem.a_fp16_stage(P::kCopyStagingStage)) + (threadIdx.x / 32) * 2048, table);
 #endif
     sm90::fence_proxy_async_global();
     sm90::fence_proxy_async_smem();  // the staging slice is refilled by TMA after the barrier
@@ -207,8 +212,8 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
     // Meanwhile the producer warp polls the launch-wide barrier (v19; v18 polled only once local A
     // was decoded: experiment LATE_GRID_WAIT); barrier 1 tells it when local A's packed tiles have
     // been read, so that their stage may be refilled.
-    if (kLocalATiles > 0 && !NVFP4_SM90_EXPERIMENT(ABLATE_PIPELINE) && threadIdx.x < kMathThreads) {
-      decode_local_a(smem, tile, threadIdx.x, table);
+    if (P::kLocalATiles > 0 && !NVFP4_SM90_EXPERIMENT(ABLATE_PIPELINE) && threadIdx.x < kMathThreads) {
+      if constexpr (P::kLocalATiles > 0) decode_local_a(smem, tile, threadIdx.x, table);
       if constexpr (NVFP4_SM90_EXPERIMENT(LATE_GRID_WAIT)) {
         sm90::named_barrier_sync<1, P::kThreads>();
       } else {
@@ -228,9 +233,9 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
   const auto leave_without_epilogue = [&]() {
     if constexpr (kClusterK > 1 && !kSoftSplit) sm90::cluster_sync();  // the math warps' barrier counts every thread
   };
-  float acc[64];
+  float acc[acc_count<kTileM>()];
 #if NVFP4_SM90_EXPERIMENT(ABLATE_PIPELINE)
-  for (int j = 0; j < 64; ++j) acc[j] = 0.f;
+  for (int j = 0; j < acc_count<kTileM>(); ++j) acc[j] = 0.f;
   (void)prefilled;
 #else
   if (wg < kNumMathWarpgroups) {
@@ -252,22 +257,23 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
 #endif
       }
     } else {
-      math<kSharedA, kSpan>(smem, tile, wg, threadIdx.x % 128, acc, span_hand_over_slot(int(blockIdx.x)), pipe);
+      math<kSharedA, kSpan, kTileM>(smem, tile, wg, threadIdx.x % 128, acc, span_hand_over_slot(int(blockIdx.x)), pipe);
     }
   } else if (P::kMovesRegisters ? wg == kNumMathWarpgroups + P::kDecodeWarpgroups
                                 : threadIdx.x >= P::kProducerThread) {  // the producer warp (or warpgroup)
     if constexpr (P::kMovesRegisters) sm90::setmaxnreg_dec<P::kProducerRegs>();
     if constexpr (kSharedA) {
       constexpr bool kLateGridWait = NVFP4_SM90_EXPERIMENT(LATE_GRID_WAIT);
-      if (kLocalATiles > 0 && kLateGridWait) sm90::named_barrier_sync<1, P::kThreads>();
+      if (P::kLocalATiles > 0 && kLateGridWait) sm90::named_barrier_sync<1, P::kThreads>();
       grid_wait(epoch, threadIdx.x % 32);
-      if (is_producer) timeline_mark(kGridBarrierDone), load_prefilled_a16(smem, src, tile, prefilled, 0, kLocalAStage);
-      if (kLocalATiles > 0 && !kLateGridWait) {
+      if (is_producer)
+        timeline_mark(kGridBarrierDone), load_prefilled_a16(smem, src, tile, prefilled, 0, P::kLocalAStage);
+      if (P::kLocalATiles > 0 && !kLateGridWait) {
         __syncwarp();
         sm90::named_barrier_sync<1, P::kThreads>();  // local A's packed tiles are read: their stage may be refilled
       }
       if (is_producer) {
-        load_prefilled_a16(smem, src, tile, prefilled, kLocalAStage, P::kStages);
+        load_prefilled_a16(smem, src, tile, prefilled, P::kLocalAStage, P::kStages);
         PipelineState<P::kStages> pipe;
         producer_shared_a(smem, src, tile, prefilled, pipe);
         if constexpr (kPersistent) {
@@ -295,10 +301,11 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
                                                   sm90::smem_addr(smem.stage(0)));
   } else if constexpr (!kPersistent) {
     const int first_slot = int(blockIdx.z * gridDim.y + blockIdx.y) * kClusterK;
-    if (kClusterK > 1 && wg < kNumMathWarpgroups) {
-      with_cluster_rank<kClusterK>(my_rank, [&](auto rank) {
-        store_partials_l2<kClusterK, decltype(rank)::value>(acc, threadIdx.x, first_slot + rank);
-      });
+    if constexpr (kClusterK > 1) {
+      if (wg < kNumMathWarpgroups)
+        with_cluster_rank<kClusterK>(my_rank, [&](auto rank) {
+          store_partials_l2<kClusterK, decltype(rank)::value>(acc, threadIdx.x, first_slot + rank);
+        });
     }
     if (threadIdx.x == 0) timeline_mark(kPartialsSent);
     // release / acquire (cluster or GPU scope): every slot is complete in L2 before its owner reads it
@@ -311,7 +318,7 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
     if (threadIdx.x == 0) timeline_mark(kPartialsLanded);
     if (wg < kNumMathWarpgroups) {
       with_cluster_rank<kClusterK>(my_rank, [&](auto rank) {
-        reduce_and_store_l2<kClusterK, decltype(rank)::value, kClusterK, kStagedC>(
+        reduce_and_store_l2<kClusterK, decltype(rank)::value, kClusterK, kStagedC, kTileM>(
             acc, threadIdx.x, [=](int s) { return first_slot + s; }, c, m, n, tile, sm90::smem_addr(smem.stage(0)));
       });
     }

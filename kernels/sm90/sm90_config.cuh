@@ -129,6 +129,14 @@ static_assert(NVFP4_SM90_DIRECT_WARPS_K == 0 || NVFP4_SM90_DIRECT_WARPS_K == 1 |
 #ifndef NVFP4_SM90_PERSISTENT_MAX_PARTS
 #define NVFP4_SM90_PERSISTENT_MAX_PARTS 2
 #endif
+// v20: a launch whose 128-row tiles overfill one wave of resident CTAs but whose 192-row tiles fit it
+// (384 x 7168 x 2304: 168 tiles on 132 SMs, or 112 wide ones) runs one wave of wide tiles, unsplit,
+// instead of a persistent launch that cuts the last tiles into K parts; 2 takes them wherever they
+// fit one wave (tests and tune).
+// nvfp4ctl:knob NVFP4_SM90_WIDE_TILES values=0,1,2 scope=plan: shared A: 192 rows of A per CTA (wgmma n192) where 128-row tiles overfill one wave and 192-row ones fit it (2: wherever they fit)
+#ifndef NVFP4_SM90_WIDE_TILES
+#define NVFP4_SM90_WIDE_TILES 1
+#endif
 // nvfp4ctl:knob NVFP4_SM90_PREFILL_STAGES values=2,3,4,5 scope=kernel: stages of packed B loaded before the launch-wide A decode
 #ifndef NVFP4_SM90_PREFILL_STAGES
 #define NVFP4_SM90_PREFILL_STAGES 3
@@ -155,7 +163,8 @@ static_assert(NVFP4_SM90_FLAG_STRIDE_BYTES >= 4 && NVFP4_SM90_FLAG_STRIDE_BYTES 
 namespace nvfp4_sm90 {
 
 // ---- Tiles ----
-constexpr int BLOCK_M = 128;  // rows of A / C per CTA = the N of every wgmma
+constexpr int BLOCK_M = 128;  // rows of A / C per CTA = the N of every wgmma (and A's scale chunk)
+constexpr int kWideTileM = 192;  // wide shared-A tiles (v20): rows of A per CTA, the wgmma's N
 constexpr int BLOCK_N = NVFP4_SM90_BLOCK_N;  // rows of B / columns of C per CTA (64 per math warpgroup)
 constexpr int BLOCK_K = 128;  // fp4 values along K per pipeline stage
 constexpr int kNumMathWarpgroups = 2;  // each owns 64 of the CTA's B rows (one wgmma M)
@@ -175,6 +184,11 @@ __host__ __device__ constexpr int scale_offset(int r, int j) {
 constexpr int A_ATOM_K = 64;                                        // fp16 per 128-byte swizzle row
 constexpr int A_ATOM_BYTES = BLOCK_M * 128;                         // 16 KB
 constexpr int A_BUFFER_BYTES = (BLOCK_K / A_ATOM_K) * A_ATOM_BYTES;  // 32 KB
+// The same for a tile of kTileM rows of A (the fp16 slice of a shared-A stage).
+template <int kTileM> constexpr int a_atom_bytes() { return kTileM * 128; }
+template <int kTileM> constexpr int a_slice_bytes() { return (BLOCK_K / A_ATOM_K) * a_atom_bytes<kTileM>(); }
+// fp32 accumulators per math thread: a warpgroup's 64 B rows times kTileM A rows over 128 threads.
+template <int kTileM> constexpr int acc_count() { return kTileM / 2; }
 // Shared A: fp16 values of A (l * m * k) one launch can decode into its global copy (32 MB: the
 // largest task shape's A, 2304 x 7168, is 16.5 M values).
 constexpr int64_t kSharedACapacity = int64_t(1) << 24;
@@ -187,10 +201,13 @@ constexpr int kFlagStride = NVFP4_SM90_FLAG_STRIDE_BYTES / 4;
 // Shared memory plan of one variant. Per-CTA A: a stage holds packed A (64B-swizzled), packed B
 // and both scale chunks, and the decode warpgroups fill 3 separate fp16 A buffers. Shared A: a stage
 // holds the fp16 A slice (two 128B-swizzled atoms, straight from TMA), packed B and B's scales; no
-// decode warpgroup, so the math warps release a stage only after their wgmmas have read it.
-template <bool kSharedA>
+// decode warpgroup, so the math warps release a stage only after their wgmmas have read it. Wide
+// tiles (kTileM = 192, shared A only): a 48 KB A slice per stage, so 3 stages, and no local A.
+template <bool kSharedA, int kTileM = BLOCK_M>
 struct Plan {
-  static constexpr int kStages = kSharedA ? NVFP4_SM90_STAGES_SHARED_A : NVFP4_SM90_STAGES_PER_CTA_A;
+  static_assert(kTileM == BLOCK_M || (kSharedA && kTileM == kWideTileM), "wide tiles exist for shared A only");
+  static constexpr bool kWide = kTileM != BLOCK_M;
+  static constexpr int kStages = kWide ? 3 : kSharedA ? NVFP4_SM90_STAGES_SHARED_A : NVFP4_SM90_STAGES_PER_CTA_A;
   static constexpr int kABuffers = kSharedA ? 0 : NVFP4_SM90_A_BUFFERS;
   // Per-CTA A decodes with one or two warpgroups. With one, ptxas allocates every role within the
   // launch-bound cap (65536 / 416 -> 152 registers), enough for the math role (64 accumulators +
@@ -213,7 +230,8 @@ struct Plan {
                 "the math warpgroups need >= 136 registers (64 accumulators, 32 fragments, addresses: ptxas uses ~122)");
   static constexpr int kA16Offset = 0;        // shared A only
   static constexpr int kAPackedOffset = 0;    // per-CTA A only
-  static constexpr int kBPackedOffset = kSharedA ? A_BUFFER_BYTES : SMEM_A_PACKED_BYTES;
+  static constexpr int kA16Bytes = kSharedA ? a_slice_bytes<kTileM>() : 0;  // shared A's fp16 slice
+  static constexpr int kBPackedOffset = kSharedA ? kA16Bytes : SMEM_A_PACKED_BYTES;
   static constexpr int kSfaOffset = kBPackedOffset + SMEM_B_PACKED_BYTES;  // per-CTA A only
   static constexpr int kSfbOffset = kSfaOffset + (kSharedA ? 0 : SMEM_SF_BYTES);
   static constexpr int kStageTxBytes = kSfbOffset + SMEM_SF_BYTES;
@@ -225,7 +243,15 @@ struct Plan {
   static_assert(kStageBytes % 1024 == 0, "stages must keep the 1024-byte alignment of swizzled buffers");
   static_assert(kABuffersOffset % 1024 == 0, "decoded A buffers must be 1024-byte aligned (128B swizzle)");
   static_assert(kSmemBytes <= 227 * 1024, "shared memory exceeds the sm_90 per-block limit");
-  static_assert(!kSharedA || kThreads / 32 * 2048 <= A_BUFFER_BYTES, "A-copy staging (2 KB per warp) must fit one A slice");
+  static_assert(!kSharedA || kThreads / 32 * 2048 <= kA16Bytes, "A-copy staging (2 KB per warp) must fit one A slice");
+  // Local A (below): the first kLocalATiles K tiles' A decoded by the math warps from packed tiles
+  // that wait in stage kLocalAStage's A slice; the copy's store staging uses the one before. Both
+  // slices get their fp16 A by TMA only later. A wide tile's rows straddle two 128-row scale chunks:
+  // no local A there.
+  static constexpr int kLocalATiles = kSharedA && !kWide ? NVFP4_SM90_LOCAL_A_TILES : 0;
+  static constexpr int kLocalAStage = kStages - 1, kCopyStagingStage = kStages - 2;
+  // Bytes a stage expects by TMA: all of it, and for a local-A stage all but A's fp16 slice.
+  static constexpr int kLocalAStageTxBytes = kStageTxBytes - kA16Bytes;
 };
 
 static_assert(BLOCK_M == 128 && WGMMA_N == 128, "the decode WG maps one thread per A row: BLOCK_M must be 128");
@@ -243,7 +269,9 @@ static_assert(kL2PartialSlots >= 2 * kL2PartialCtas, "every spanning CTA needs t
 constexpr int kMaxPersistentParts = 4;  // K ranges per tile of a persistent launch (compile-time reduction)
 constexpr int kMaxSpanOwners = 4;                     // CTAs whose range ends in one tile (the host keeps to it)
 constexpr int kMaxPartsInFlight = NVFP4_SM90_MAX_PARTS_IN_FLIGHT;  // float4 partial loads per thread at once (registers)
-__host__ __device__ constexpr int owned_group_begin(int owner, int cluster_k) { return kAccGroups * owner / cluster_k; }
+__host__ __device__ constexpr int owned_group_begin(int owner, int cluster_k, int groups = kAccGroups) {
+  return groups * owner / cluster_k;
+}
 // Staged C (NVFP4_SM90_STAGED_C): the CTA's fp16 C tile, [128 m][128 n], in the first stages' shared
 // memory once the main loop is over; rows padded by 16 bytes so the 8 rows a warp writes at once
 // fall in different banks.
@@ -252,18 +280,17 @@ constexpr int kStagedCRowBytes = BLOCK_N * 2 + 16;
 constexpr int kStagedCBytes = BLOCK_M * kStagedCRowBytes;
 static_assert(kStagedCBytes <= Plan<true>::kStageBytes && kStagedCBytes <= Plan<false>::kABuffersOffset,
               "the staged C tile must fit the shared-memory stages");
+static_assert(kWideTileM * kStagedCRowBytes <= Plan<true, kWideTileM>::kStageBytes,
+              "a wide tile's staged C must fit the shared-memory stages");
 
-// ---- Local A (shared A) ----
+// ---- Local A (shared A, 128-row tiles) ----
 // The first kLocalATiles K tiles of a CTA do not wait for the launch-wide A copy: the math warps
 // decode their A straight into those stages (local A), so the main loop starts while the copy is
-// published. Their stages expect only B's bytes.
+// published. Their stages expect only B's bytes. Where the packed tiles wait: Plan.
 constexpr int kLocalATiles = NVFP4_SM90_LOCAL_A_TILES;
 static_assert(kLocalATiles >= 0, "local A fills the first kLocalATiles stages");
-// Local A's packed tiles (TMA, 64B swizzle) and scale chunks wait in the last stage's A slice; the
-// copy's store staging uses the one before. Both slices get their fp16 A by TMA only later.
 constexpr int kLocalAPackedBytes = SMEM_A_PACKED_BYTES + SMEM_SF_BYTES;  // 9 KB, a multiple of 1 KB
-constexpr int kLocalAStage = Plan<true>::kStages - 1, kCopyStagingStage = Plan<true>::kStages - 2;
-static_assert(kLocalATiles <= kCopyStagingStage && kLocalATiles * kLocalAPackedBytes <= A_BUFFER_BYTES,
+static_assert(kLocalATiles <= Plan<true>::kCopyStagingStage && kLocalATiles * kLocalAPackedBytes <= A_BUFFER_BYTES,
               "local A's stages, its packed tiles and the copy's staging must not overlap");
 
 // Every thread of the launch-wide A decode loads up to kAItemsInFlight items before decoding any:

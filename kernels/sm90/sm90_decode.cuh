@@ -134,8 +134,8 @@ __device__ __forceinline__ void decode_local_a(const SharedStorage<true>& smem, 
                                                const nvfp4_decode::E2m1Table& table) {
   const ADecodeLanes lanes(math_thread % 128);
   sm90::mbar_wait(smem.local_a_barrier(), 0);
-  for (int i = math_thread / 128; i < local_a_tiles(tile); i += kNumMathWarpgroups) {
-    const uint32_t packed = sm90::smem_addr(smem.a_fp16_stage(kLocalAStage)) + i * kLocalAPackedBytes;
+  for (int i = math_thread / 128; i < local_a_tiles<BLOCK_M>(tile); i += kNumMathWarpgroups) {
+    const uint32_t packed = sm90::smem_addr(smem.a_fp16_stage(Plan<true>::kLocalAStage)) + i * kLocalAPackedBytes;
     store_a_stage(load_a_stage(packed, packed + SMEM_A_PACKED_BYTES, lanes), sm90::smem_addr(smem.a_fp16_stage(i)),
                   lanes, table);
   }

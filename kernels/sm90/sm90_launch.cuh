@@ -36,8 +36,8 @@ bool make_packed_map(CUtensorMap* map, const uint8_t* data, int rows, int k, int
 }
 
 // A 2-D fp16 map over the launch-wide decoded A copy ([l*m, k] row-major), one box = one 128B-swizzle
-// atom (64 fp16 x 128 rows), as the wgmma descriptors expect.
-bool make_shared_a_map(CUtensorMap* map, int rows, int k) {
+// atom (64 fp16 x tile_m rows: 128, or 192 for wide tiles), as the wgmma descriptors expect.
+bool make_shared_a_map(CUtensorMap* map, int rows, int k, int tile_m) {
   void* copy = nullptr;  // looked up every call: a host-side static here reads like a result cache
   if (cudaGetSymbolAddress(&copy, g_shared_a) != cudaSuccess) {
     (void)cudaGetLastError();
@@ -45,7 +45,7 @@ bool make_shared_a_map(CUtensorMap* map, int rows, int k) {
   }
   const cuuint64_t dims[2] = {cuuint64_t(k), cuuint64_t(rows)};
   const cuuint64_t strides[1] = {cuuint64_t(k) * 2};
-  const cuuint32_t box[2] = {cuuint32_t(A_ATOM_K), cuuint32_t(BLOCK_M)};
+  const cuuint32_t box[2] = {cuuint32_t(A_ATOM_K), cuuint32_t(tile_m)};
   const cuuint32_t elem_strides[2] = {1, 1};
   return tensor_map_encoder()(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, copy, dims, strides, box, elem_strides,
                               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
@@ -57,15 +57,16 @@ bool make_shared_a_map(CUtensorMap* map, int rows, int k) {
 uint32_t launch_epoch = 0;
 
 // ctas: a spanning launch's grid (one dimension); a persistent launch's is plan.ctas; the others'
-// grid is one CTA per (split-K rank, N tile, M tile of every batch).
-template <int kClusterK, bool kSharedA, bool kSoftSplit = false, bool kSpan = false, bool kPersistent = false>
+// grid is one CTA per (split-K rank, N tile, M tile of every batch), M tiles of kTileM rows.
+template <int kClusterK, bool kSharedA, bool kSoftSplit = false, bool kSpan = false, bool kPersistent = false,
+          int kTileM = BLOCK_M>
 cudaError_t launch(const CUtensorMap& tmap_a, const CUtensorMap& tmap_b, const CUtensorMap& tmap_a16,
                    const Nvfp4GemmArgs& args, int ctas = 0, PersistentPlan plan = {0, 1, 0}) {
-  const cudaError_t err = allow_large_smem<kClusterK, kSharedA, kSoftSplit, kSpan, kPersistent>();
+  const cudaError_t err = allow_large_smem<kClusterK, kSharedA, kSoftSplit, kSpan, kPersistent, kTileM>();
   if (err != cudaSuccess) return err;
   const dim3 grid = kPersistent ? dim3(plan.ctas, 1, 1)
                     : kSpan     ? dim3(ctas, 1, 1)
-                                : dim3(kClusterK, args.n / BLOCK_N, (args.m / BLOCK_M) * args.l);
+                                : dim3(kClusterK, args.n / BLOCK_N, (args.m / kTileM) * args.l);
   const int tiles = (args.m / BLOCK_M) * (args.n / BLOCK_N) * args.l;
   SpanSplit span{0, 0, 0};
   if constexpr (kSpan) {  // the planner keeps a spanning launch's units within an int (span_longest)
@@ -73,8 +74,8 @@ cudaError_t launch(const CUtensorMap& tmap_a, const CUtensorMap& tmap_b, const C
   }
   const PersistentSplit persistent = persistent_split(tiles, args.k / BLOCK_K, plan.parts, plan.whole_tiles);
   if (++launch_epoch == 0) launch_epoch = 1;
-  constexpr int kThreads = Plan<kSharedA>::kThreads, kSmemBytes = Plan<kSharedA>::kSmemBytes;
-  nvfp4_gemm_sm90_kernel<kClusterK, kSharedA, kSoftSplit, kSpan, kPersistent><<<grid, kThreads, kSmemBytes>>>(
+  constexpr int kThreads = Plan<kSharedA, kTileM>::kThreads, kSmemBytes = Plan<kSharedA, kTileM>::kSmemBytes;
+  nvfp4_gemm_sm90_kernel<kClusterK, kSharedA, kSoftSplit, kSpan, kPersistent, kTileM><<<grid, kThreads, kSmemBytes>>>(
       tmap_a, tmap_b, tmap_a16, args.a, args.sfa, args.sfb, static_cast<__half*>(args.c), args.m, args.n, args.k,
       args.l, launch_epoch, span, persistent);
   return cudaGetLastError();
@@ -127,9 +128,9 @@ const char* nvfp4_gemm_unsupported(int m, int n, int k, int l) {
 
 // The launch plan for a supported shape (for benchmarks/sm90_kernel.py): the split-K cluster size,
 // plus 100 when the launch shares one decoded copy of A, plus 1000 for a split without a cluster;
-// a spanning split is 10000 + its number of CTAs, a persistent launch 100000 * its K parts per split
-// tile + 1000 * its whole tiles per CTA + its number of CTAs, the direct kernel 10000000 + 10 * its A
-// rows per warp + its warps along K.
+// a spanning split is 10000 + its number of CTAs, wide tiles 50000 + their number of CTAs, a
+// persistent launch 100000 * its K parts per split tile + 1000 * its whole tiles per CTA + its number
+// of CTAs, the direct kernel 10000000 + 10 * its A rows per warp + its warps along K.
 int nvfp4_sm90_plan(int m, int n, int k, int l) {
   using namespace nvfp4_sm90;
   const LaunchPlan plan = choose_plan(m, n, k, l);
@@ -137,6 +138,7 @@ int nvfp4_sm90_plan(int m, int n, int k, int l) {
   if (const PersistentPlan& p = plan.persistent; plan.shared_a && p.ctas > 0)
     return 100000 * p.parts + 1000 * min(p.whole_tiles / p.ctas, 99) + p.ctas;
   if (plan.shared_a && plan.span_ctas > 0) return 10000 + plan.span_ctas;
+  if (plan.tile_m == kWideTileM) return 50000 + (m / kWideTileM) * (n / BLOCK_N) * l;
   return plan.cluster_k + (plan.shared_a ? 100 : 0) + (plan.soft_split ? 1000 : 0);
 }
 
@@ -165,7 +167,8 @@ cudaError_t nvfp4_gemm_launch(const Nvfp4GemmArgs& args) {
       !make_packed_map(&tmap_b, args.b, args.l * args.n, args.k, BLOCK_N, CU_TENSOR_MAP_SWIZZLE_NONE))
     return cudaErrorInvalidValue;
 #if NVFP4_SM90_SHARED_A
-  if (plan.shared_a && make_shared_a_map(&tmap_a16, args.l * args.m, args.k)) {
+  if (plan.shared_a && make_shared_a_map(&tmap_a16, args.l * args.m, args.k, plan.tile_m)) {
+    if (plan.tile_m == kWideTileM) return launch<1, true, false, false, false, kWideTileM>(tmap_a, tmap_b, tmap_a16, args);
 #if NVFP4_SM90_PERSISTENT
     if (plan.persistent.ctas > 0)
       return launch<1, true, false, false, true>(tmap_a, tmap_b, tmap_a16, args, 0, plan.persistent);

@@ -1,6 +1,7 @@
 // The math warpgroups (consumers) of the sm_90a NVFP4 GEMM: each decodes its 64 B rows straight
 // into wgmma register fragments and multiplies them with the fp16 A slice in shared memory
-// (wgmma.m64n128k16, A from registers), eight k-steps per K tile with up to eight wgmmas in flight.
+// (wgmma.m64n128k16, or m64n192k16 for a wide tile; A from registers), eight k-steps per K tile with
+// up to eight wgmmas in flight.
 #pragma once
 
 #include <cstdint>
@@ -57,25 +58,29 @@ __device__ __forceinline__ void decode_b_word(const BRows& packed, int w, uint32
 #endif
 }
 
-__device__ __forceinline__ void issue_wgmma(float (&acc)[64], const uint32_t (&frag)[4], uint32_t a_base, int ks,
-                                            bool accumulate) {
+template <int kTileM>
+__device__ __forceinline__ void issue_wgmma(float (&acc)[acc_count<kTileM>()], const uint32_t (&frag)[4],
+                                            uint32_t a_base, int ks, bool accumulate) {
 #if NVFP4_SM90_EXPERIMENT(ABLATE_MMA)
   acc[ks] += __uint_as_float(frag[0] ^ frag[3] ^ a_base) * (accumulate ? 1.f : 0.f);
 #else
-  const uint32_t addr = a_base + (ks / 4) * A_ATOM_BYTES + (ks % 4) * WGMMA_K * 2;
+  const uint32_t addr = a_base + (ks / 4) * a_atom_bytes<kTileM>() + (ks % 4) * WGMMA_K * 2;
   sm90::wgmma_fence();  // the fragment registers were just written
-  sm90::wgmma_m64n128k16_rs(acc, frag, sm90::make_smem_desc_sw128(addr), accumulate ? 1u : 0u);
+  if constexpr (kTileM == kWideTileM)
+    sm90::wgmma_m64n192k16_rs(acc, frag, sm90::make_smem_desc_sw128(addr), accumulate ? 1u : 0u);
+  else
+    sm90::wgmma_m64n128k16_rs(acc, frag, sm90::make_smem_desc_sw128(addr), accumulate ? 1u : 0u);
   sm90::wgmma_commit();
 #endif
 }
 
 // The ring state `pipe` goes on from tile to tile of a persistent CTA, which releases each tile's
 // last stage after the call (release_last_stage).
-template <bool kSharedA, bool kSpan>
-__device__ __forceinline__ void math(const SharedStorage<kSharedA>& smem, const TileCoords& tile, int wg,
-                                     int thread, float (&acc)[64], int first_slot,
-                                     PipelineState<Plan<kSharedA>::kStages>& pipe) {
-  using P = Plan<kSharedA>;
+template <bool kSharedA, bool kSpan, int kTileM = BLOCK_M>
+__device__ __forceinline__ void math(const SharedStorage<kSharedA, kTileM>& smem, const TileCoords& tile, int wg,
+                                     int thread, float (&acc)[acc_count<kTileM>()], int first_slot,
+                                     PipelineState<Plan<kSharedA, kTileM>::kStages>& pipe) {
+  using P = Plan<kSharedA, kTileM>;
   const int warp = thread / 32, lane = thread % 32;
   const int row_lo = wg * WGMMA_M + warp * 16 + lane / 4, t = lane % 4;
   // row_hi = row_lo + 8 keeps (row / 32) and lies 8 * 16 bytes further in the scale chunk
@@ -87,7 +92,7 @@ __device__ __forceinline__ void math(const SharedStorage<kSharedA>& smem, const 
   uint32_t frag[BLOCK_K / WGMMA_K][4];
 #if NVFP4_SM90_EXPERIMENT(ABLATE_MMA)
 #pragma unroll
-  for (int j = 0; j < 64; ++j) acc[j] = 0.f;
+  for (int j = 0; j < acc_count<kTileM>(); ++j) acc[j] = 0.f;
 #endif
 #if !NVFP4_SM90_EXPERIMENT(V1_TILE_WAIT)
   // One commit group per wgmma, up to 8 in flight. ptxas keeps wgmmas asynchronous only when no
@@ -118,8 +123,8 @@ __device__ __forceinline__ void math(const SharedStorage<kSharedA>& smem, const 
     for (int i = begin; i < end; ++i) {
 #pragma unroll
       for (int w = 0; w < 4; ++w) {
-        issue_wgmma(acc, frag[2 * w], a_base, 2 * w, i > begin || w > 0);
-        issue_wgmma(acc, frag[2 * w + 1], a_base, 2 * w + 1, true);
+        issue_wgmma<kTileM>(acc, frag[2 * w], a_base, 2 * w, i > begin || w > 0);
+        issue_wgmma<kTileM>(acc, frag[2 * w + 1], a_base, 2 * w + 1, true);
         sm90::wgmma_wait<6>();
         if (w < 3) decode_b_word(rows, w + 1, frag[2 * w + 2], frag[2 * w + 3], table);
       }
@@ -165,7 +170,7 @@ __device__ __forceinline__ void math(const SharedStorage<kSharedA>& smem, const 
 #pragma unroll
     for (int w = 0; w < 4; ++w) decode_b_word(rows, w, frag[2 * w], frag[2 * w + 1], table);
 #pragma unroll
-    for (int ks = 0; ks < BLOCK_K / WGMMA_K; ++ks) issue_wgmma(acc, frag[ks], a_base, ks, i > 0 || ks > 0);
+    for (int ks = 0; ks < BLOCK_K / WGMMA_K; ++ks) issue_wgmma<kTileM>(acc, frag[ks], a_base, ks, i > 0 || ks > 0);
     sm90::wgmma_wait<0>();
     sm90::fence_accumulators(acc);
     __syncwarp();

@@ -15,9 +15,9 @@ namespace nvfp4_sm90 {
 
 using ptx_common::PipelineState;
 
-template <bool kSharedA>
+template <bool kSharedA, int kTileM = BLOCK_M>
 struct SharedStorage {
-  using P = Plan<kSharedA>;
+  using P = Plan<kSharedA, kTileM>;
   uint8_t* base;
   __device__ uint8_t* stage(int s) const { return base + s * P::kStageBytes; }
   __device__ uint8_t* a_fp16_stage(int s) const { return stage(s) + P::kA16Offset; }
@@ -53,8 +53,8 @@ struct TileSources {
 };
 
 // Packed B rows and their scale chunk of K tile kt into stage s (both paths), counted on its full barrier.
-template <bool kSharedA>
-__device__ __forceinline__ void load_packed_b(const SharedStorage<kSharedA>& smem, const TileSources& src, int s,
+template <bool kSharedA, int kTileM>
+__device__ __forceinline__ void load_packed_b(const SharedStorage<kSharedA, kTileM>& smem, const TileSources& src, int s,
                                               const TileCoords& tile, int i) {
   uint64_t* full = &smem.full_barriers()[s];
   const int kt = unit_k_tile(tile, i);
@@ -83,21 +83,25 @@ __device__ __forceinline__ void producer(const SharedStorage<false>& smem, const
 
 // ---- Producer (shared A) ----
 // Bytes of A's fp16 slice a stage expects by TMA (experiment ABLATE_A16_LOADS: none, the slice keeps
-// what it holds), and so a whole stage's and a local-A stage's (B and its scales only).
-constexpr int kA16StageBytes = NVFP4_SM90_EXPERIMENT(ABLATE_A16_LOADS) ? 0 : A_BUFFER_BYTES;
-constexpr int kLocalAStageTxBytes = Plan<true>::kStageTxBytes - A_BUFFER_BYTES;
-constexpr int kSharedAStageTxBytes = kLocalAStageTxBytes + kA16StageBytes;
+// what it holds), and so a whole stage's; a local-A stage expects B and its scales only.
+template <int kTileM>
+constexpr int kA16StageBytes = NVFP4_SM90_EXPERIMENT(ABLATE_A16_LOADS) ? 0 : Plan<true, kTileM>::kA16Bytes;
+template <int kTileM>
+constexpr int kSharedAStageTxBytes = Plan<true, kTileM>::kLocalAStageTxBytes + kA16StageBytes<kTileM>;
 // Local A (sm90_config.cuh): the first kLocalATiles stages get no fp16 A by TMA; the math warps
 // decode it there from the packed tiles that wait in stage kLocalAStage's A slice.
-__device__ __forceinline__ int local_a_tiles(const TileCoords& tile) { return min(kLocalATiles, tile.num_k_tiles); }
+template <int kTileM>
+__device__ __forceinline__ int local_a_tiles(const TileCoords& tile) {
+  return min(Plan<true, kTileM>::kLocalATiles, tile.num_k_tiles);
+}
 
-// Issued first of all: local A's loads do not depend on the copy or the barrier.
+// Issued first of all: local A's loads do not depend on the copy or the barrier (128-row tiles only).
 __device__ __forceinline__ void load_local_a(const SharedStorage<true>& smem, const TileSources& src,
                                              const TileCoords& tile) {
   uint64_t* bar = smem.local_a_barrier();
-  sm90::mbar_arrive_expect_tx(bar, local_a_tiles(tile) * kLocalAPackedBytes);
-  for (int i = 0; i < local_a_tiles(tile); ++i) {
-    uint8_t* dst = smem.a_fp16_stage(kLocalAStage) + i * kLocalAPackedBytes;
+  sm90::mbar_arrive_expect_tx(bar, local_a_tiles<BLOCK_M>(tile) * kLocalAPackedBytes);
+  for (int i = 0; i < local_a_tiles<BLOCK_M>(tile); ++i) {
+    uint8_t* dst = smem.a_fp16_stage(Plan<true>::kLocalAStage) + i * kLocalAPackedBytes;
     const int kt = unit_k_tile(tile, i);
     const TileOrigin at = src.of(tile, i);  // a spanning range may go on in the next M tile
     sm90::tma_load_2d(dst, src.tmap_a, kt * PACKED_ROW_BYTES, at.row_a, bar);
@@ -111,49 +115,55 @@ __device__ __forceinline__ void load_local_a(const SharedStorage<true>& smem, co
 // slice from L2, not for B from DRAM too. 3 stages against 2, same runs on an H100 and an H200: the
 // small bench shape 3-5 % faster per call, the two others within 1 %; 4 no better, all 5 slower
 // (their DRAM traffic goes ahead of A's loads).
-__device__ __forceinline__ int prefill_b(const SharedStorage<true>& smem, const TileSources& src,
+template <int kTileM>
+__device__ __forceinline__ int prefill_b(const SharedStorage<true, kTileM>& smem, const TileSources& src,
                                          const TileCoords& tile) {
-  const int prefilled = min(max(NVFP4_SM90_PREFILL_STAGES, kLocalATiles), min(Plan<true>::kStages, tile.num_k_tiles));
+  using P = Plan<true, kTileM>;
+  const int prefilled = min(max(NVFP4_SM90_PREFILL_STAGES, P::kLocalATiles), min(P::kStages, tile.num_k_tiles));
   for (int s = 0; s < prefilled; ++s) {
     // A's bytes come later by TMA, or never (local A)
-    sm90::mbar_arrive_expect_tx(&smem.full_barriers()[s],
-                                s < local_a_tiles(tile) ? kLocalAStageTxBytes : kSharedAStageTxBytes);
+    sm90::mbar_arrive_expect_tx(&smem.full_barriers()[s], s < local_a_tiles<kTileM>(tile)
+                                                              ? P::kLocalAStageTxBytes
+                                                              : kSharedAStageTxBytes<kTileM>);
     load_packed_b(smem, src, s, tile, s);
   }
   return prefilled;
 }
 
 // A's fp16 slice of unit i of the CTA's range, from the launch-wide copy, into stage s.
-__device__ __forceinline__ void load_a16(const SharedStorage<true>& smem, const TileSources& src, int s,
+template <int kTileM>
+__device__ __forceinline__ void load_a16(const SharedStorage<true, kTileM>& smem, const TileSources& src, int s,
                                          const TileCoords& tile, int i) {
-  if constexpr (kA16StageBytes == 0) return;
+  if constexpr (kA16StageBytes<kTileM> == 0) return;
   uint64_t* full = &smem.full_barriers()[s];
   const int kt = unit_k_tile(tile, i), row = src.of(tile, i).row_a;
 #pragma unroll
   for (int atom = 0; atom < BLOCK_K / A_ATOM_K; ++atom)
-    sm90::tma_load_2d(smem.a_fp16_stage(s) + atom * A_ATOM_BYTES, src.tmap_a16, kt * BLOCK_K + atom * A_ATOM_K, row,
+    sm90::tma_load_2d(smem.a_fp16_stage(s) + atom * a_atom_bytes<kTileM>(), src.tmap_a16, kt * BLOCK_K + atom * A_ATOM_K, row,
                       full);
 }
 
 // After the launch-wide barrier: A for the prefilled stages in [first_stage, end_stage) (the local
 // tiles' stages get none). The caller loads those below kLocalAStage at once and the others once the
 // math warps have read local A's packed tiles out of that stage.
-__device__ __forceinline__ void load_prefilled_a16(const SharedStorage<true>& smem, const TileSources& src,
+template <int kTileM>
+__device__ __forceinline__ void load_prefilled_a16(const SharedStorage<true, kTileM>& smem, const TileSources& src,
                                                    const TileCoords& tile, int prefilled, int first_stage,
                                                    int end_stage) {
-  for (int s = max(local_a_tiles(tile), first_stage); s < min(prefilled, end_stage); ++s) load_a16(smem, src, s, tile, s);
+  for (int s = max(local_a_tiles<kTileM>(tile), first_stage); s < min(prefilled, end_stage); ++s) load_a16(smem, src, s, tile, s);
 }
 
 // After the prefilled stages' A (load_prefilled_a16): every further stage in full. The ring state
 // goes on from tile to tile of a persistent CTA; only its first tile has prefilled stages.
-__device__ __forceinline__ void producer_shared_a(const SharedStorage<true>& smem, const TileSources& src,
+template <int kTileM>
+__device__ __forceinline__ void producer_shared_a(const SharedStorage<true, kTileM>& smem, const TileSources& src,
                                                   const TileCoords& tile, int prefilled,
-                                                  PipelineState<Plan<true>::kStages>& pipe) {
+                                                  PipelineState<Plan<true, kTileM>::kStages>& pipe) {
   for (int i = 0; i < prefilled; ++i) pipe.advance_pipeline();
   for (int i = prefilled; i < tile.num_k_tiles; ++i, pipe.advance_pipeline()) {
     const int s = pipe.stage_idx;
     sm90::mbar_wait(&smem.empty_barriers()[s], pipe.phase ^ 1);
-    sm90::mbar_arrive_expect_tx(&smem.full_barriers()[s], kSharedAStageTxBytes);
+    sm90::mbar_arrive_expect_tx(&smem.full_barriers()[s], kSharedAStageTxBytes<kTileM>);
     load_packed_b(smem, src, s, tile, i);
     load_a16(smem, src, s, tile, i);
   }

@@ -25,16 +25,18 @@ constexpr int cluster_slot(int cluster_k) {
   return cluster_k == 3 ? 4 : cluster_k == 8 ? 3 : cluster_k == 4 ? 2 : cluster_k == 2 ? 1 : 0;
 }
 // launch settings and properties of this GPU and kernel, not results
-bool smem_limit_raised[2][2][2][2][kClusterKSlots] = {};  // [shared A][software split][spanning][persistent][cluster slot]
+// [shared A][software split][spanning][persistent][cluster slot][wide tile]
+bool smem_limit_raised[2][2][2][2][kClusterKSlots][2] = {};
 int max_active_clusters_cached[2][kClusterKSlots] = {{-1, -1, -1, -1, -1}, {-1, -1, -1, -1, -1}};  // [shared A][slot]
 
-template <int kClusterK, bool kSharedA, bool kSoftSplit = false, bool kSpan = false, bool kPersistent = false>
+template <int kClusterK, bool kSharedA, bool kSoftSplit = false, bool kSpan = false, bool kPersistent = false,
+          int kTileM = BLOCK_M>
 cudaError_t allow_large_smem() {
-  bool& raised = smem_limit_raised[kSharedA][kSoftSplit][kSpan][kPersistent][cluster_slot(kClusterK)];
+  bool& raised = smem_limit_raised[kSharedA][kSoftSplit][kSpan][kPersistent][cluster_slot(kClusterK)][kTileM != BLOCK_M];
   if (!raised) {
     const cudaError_t err =
-        cudaFuncSetAttribute(nvfp4_gemm_sm90_kernel<kClusterK, kSharedA, kSoftSplit, kSpan, kPersistent>,
-                             cudaFuncAttributeMaxDynamicSharedMemorySize, Plan<kSharedA>::kSmemBytes);
+        cudaFuncSetAttribute(nvfp4_gemm_sm90_kernel<kClusterK, kSharedA, kSoftSplit, kSpan, kPersistent, kTileM>,
+                             cudaFuncAttributeMaxDynamicSharedMemorySize, Plan<kSharedA, kTileM>::kSmemBytes);
     if (err != cudaSuccess) return err;
     raised = true;
   }
@@ -100,6 +102,31 @@ int resident_ctas() {
   }
 }
 
+// The wide-tile kernel's resident CTAs on this GPU (one per SM: 171 KB of shared memory).
+int resident_wide_ctas_cached = -1;
+
+int resident_wide_ctas() {
+  if constexpr (!NVFP4_SM90_SHARED_A) {
+    return 0;
+  } else {
+    if (resident_wide_ctas_cached < 0) {
+      int device = 0, sms = 0, per_sm = 0;
+      using Kernel = decltype(&nvfp4_gemm_sm90_kernel<1, true, false, false, false, kWideTileM>);
+      const Kernel kernel = nvfp4_gemm_sm90_kernel<1, true, false, false, false, kWideTileM>;
+      if (allow_large_smem<1, true, false, false, false, kWideTileM>() != cudaSuccess ||
+          cudaGetDevice(&device) != cudaSuccess ||
+          cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Plan<true, kWideTileM>::kThreads,
+                                                        Plan<true, kWideTileM>::kSmemBytes) != cudaSuccess) {
+        (void)cudaGetLastError();  // not fatal: no wide tiles
+        sms = per_sm = 0;
+      }
+      resident_wide_ctas_cached = sms * per_sm;
+    }
+    return resident_wide_ctas_cached;
+  }
+}
+
 // The plan knobs for one shape: their compile-time values, overridden by the shape's entries in
 // the dispatch table (sm90_dispatch.cuh). Build-time limits still apply: a kernel instance a knob
 // would need but the build lacks (ODD_SPLIT, SHARED_A, SPAN compiled as 0) is never chosen.
@@ -117,6 +144,7 @@ struct PlanKnobs {
   int direct_max_units = NVFP4_SM90_DIRECT_MAX_UNITS;
   int direct_warp_m = NVFP4_SM90_DIRECT_WARP_M;
   int direct_warps_k = NVFP4_SM90_DIRECT_WARPS_K;
+  int wide_tiles = NVFP4_SM90_WIDE_TILES;
 };
 
 PlanKnobs plan_knobs(int m, int n, int k, int l) {
@@ -140,6 +168,7 @@ PlanKnobs plan_knobs(int m, int n, int k, int l) {
       case PlanKnob::DIRECT_MAX_UNITS: knobs.direct_max_units = e.value; break;
       case PlanKnob::DIRECT_WARP_M: knobs.direct_warp_m = e.value; break;
       case PlanKnob::DIRECT_WARPS_K: knobs.direct_warps_k = e.value; break;
+      case PlanKnob::WIDE_TILES: knobs.wide_tiles = e.value; break;
     }
   }
 #endif
@@ -192,6 +221,7 @@ struct LaunchPlan {
   int span_ctas = 0;  // > 0: a spanning split over this many CTAs (shared A, cluster_k 1)
   PersistentPlan persistent = {0, 1, 0};  // ctas > 0: a persistent launch (shared A, cluster_k 1)
   DirectPlan direct = {};  // warp_m > 0: the direct kernel (nvfp4_gemm_sm90_direct.cuh) instead of all the above
+  int tile_m = BLOCK_M;    // kWideTileM: one unsplit wave of wide tiles (shared A, cluster_k 1)
 };
 
 // A spanning split needs every CTA resident (it meets through flags) with two workspace slots, no
@@ -248,6 +278,12 @@ LaunchPlan choose_plan(int m, int n, int k, int l) {
   const int tiles = (m / BLOCK_M) * (n / BLOCK_N) * l;
 #if NVFP4_SM90_SHARED_A
   if (knobs.shared_a && int64_t(l) * m * k <= kSharedACapacity) {
+    if (wide_tiles_for(m, n, l, k / BLOCK_K, resident_ctas(), resident_wide_ctas(), knobs.wide_tiles,
+                       knobs.shared_a_min_k_tiles) > 0) {
+      LaunchPlan plan{1, true, false};
+      plan.tile_m = kWideTileM;
+      return plan;
+    }
     for (const bool allow_soft : {true, false}) {  // a finer split without a cluster may leave too few K tiles
       const Split split = choose_split<true>(tiles, k, allow_soft, knobs);
       const int busiest_k_tiles = (k / BLOCK_K + split.cluster_k - 1) / split.cluster_k;

@@ -297,6 +297,20 @@ inline PersistentPlan persistent_plan_for(int tiles, int k_tiles, int most, int 
   return best;
 }
 
+// Wide tiles (v20, shared A): the CTAs of a launch of 192-row tiles, one wave, unsplit; 0 where the
+// plan keeps 128-row tiles. `knob` (NVFP4_SM90_WIDE_TILES) 1: only where the 128-row tiles would
+// overfill one wave of resident CTAs (they would run persistent, the last tiles cut into K parts);
+// 2: wherever the wide tiles fit one wave. Every CTA must be resident (the launch-wide barrier) and
+// run at least min_k_tiles K tiles (what shared A needs to earn its copy back).
+inline int wide_tiles_for(int m, int n, int l, int k_tiles, int resident_narrow, int resident_wide, int knob,
+                          int min_k_tiles) {
+  if (knob <= 0 || m % kWideTileM != 0 || k_tiles < min_k_tiles) return 0;
+  const int64_t tiles = int64_t(m / kWideTileM) * (n / BLOCK_N) * l;
+  if (tiles > resident_wide || tiles > kSharedAMaxCtas) return 0;
+  const int64_t narrow = int64_t(m / BLOCK_M) * (n / BLOCK_N) * l;
+  return knob >= 2 || narrow > resident_narrow ? int(tiles) : 0;
+}
+
 __device__ __forceinline__ uint32_t linear_cta() { return (blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x; }
 
 // ---- Flags between CTAs (launch-wide barrier, split-K meetings): one poll, and what follows the last ----

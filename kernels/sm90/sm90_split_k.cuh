@@ -45,8 +45,9 @@ __device__ __forceinline__ void await_split_flags(bool seen, int lane, SlotOf sl
   __syncwarp();  // every lane's acquire happens before what the warp does next
 }
 
-// Accumulator group j (4 floats) of a math thread.
-__device__ __forceinline__ float4 acc_group(const float (&acc)[64], int j) {
+// Accumulator group j (4 floats) of a math thread (64 accumulators; 96 in a wide tile).
+template <int kAcc>
+__device__ __forceinline__ float4 acc_group(const float (&acc)[kAcc], int j) {
   return make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
 }
 
@@ -97,23 +98,27 @@ __device__ __forceinline__ void store_partials_l2(const float (&acc)[64], int ma
 // Split-K through L2, step 2 (after the cluster barrier): sum the owned groups over the tile's
 // kContrib contributions in K order (s = kRank: this CTA's own accumulators; others: slot slot_of(s))
 // and write them as fp16 C. Group j of math thread (wg, warp, lane) holds C^T rows
-// n = wg*64 + warp*16 + g + 8r (g = lane/4) and columns m = 8j + 2(lane%4) + e at acc[4j + 2r + e].
+// n = wg*64 + warp*16 + g + 8r (g = lane/4) and columns m = 8j + 2(lane%4) + e at acc[4j + 2r + e]
+// (j < kTileM / 8: a wide tile, kClusterK = 1, has 24 groups).
 // Lanes g and g^1 swap one value per (j, r) so each stores a half2 pair along n: even g row m(e=0)
 // columns n, n+1; odd g row m(e=1) columns n-1, n. With kStaged those pairs go to the tile in
 // shared memory at `staging` instead (kStagedCRowBytes per row), and the math threads then copy the
 // owned rows out 16 bytes each, a warp's store 512 contiguous bytes: the direct stores fill half of
 // each 32-byte sector they touch.
-template <int kClusterK, int kRank, int kContrib, bool kStaged = false, typename SlotOf>
-__device__ __forceinline__ void reduce_and_store_l2(const float (&acc)[64], int math_thread, SlotOf slot_of, __half* c,
-                                                    int m, int n, const TileCoords& tile, uint32_t staging = 0) {
-  constexpr int kBegin = owned_group_begin(kRank, kClusterK), kEnd = owned_group_begin(kRank + 1, kClusterK);
+template <int kClusterK, int kRank, int kContrib, bool kStaged = false, int kTileM = BLOCK_M, typename SlotOf>
+__device__ __forceinline__ void reduce_and_store_l2(const float (&acc)[acc_count<kTileM>()], int math_thread,
+                                                    SlotOf slot_of, __half* c, int m, int n, const TileCoords& tile,
+                                                    uint32_t staging = 0) {
+  static_assert(kTileM == BLOCK_M || kClusterK == 1, "wide tiles are never split (the workspace holds 64 per thread)");
+  constexpr int kGroups = acc_count<kTileM>() / 4;
+  constexpr int kBegin = owned_group_begin(kRank, kClusterK, kGroups), kEnd = owned_group_begin(kRank + 1, kClusterK, kGroups);
   // every math warp is past its last wgmma: the stages the tile overwrites are no longer read
   if constexpr (kStaged) sm90::named_barrier_sync<3, kMathThreads>();
   // at most kMaxPartsInFlight float4 loads in flight per thread: owned groups go in chunks of kChunk
   constexpr int kChunk = kMaxPartsInFlight / kContrib > 0 ? kMaxPartsInFlight / kContrib : 1;
   const int warp = math_thread / 32, lane = math_thread % 32, g = lane / 4;
   const bool even = g % 2 == 0;
-  const size_t m_first = size_t(tile.batch) * m + size_t(tile.m_tile) * BLOCK_M, n_first = size_t(tile.n_tile) * BLOCK_N;
+  const size_t m_first = size_t(tile.batch) * m + size_t(tile.m_tile) * kTileM, n_first = size_t(tile.n_tile) * BLOCK_N;
   const int m_in_tile = 2 * (lane % 4) + (even ? 0 : 1), n_in_tile = warp * 16 + (g & ~1);  // warp counts across both WGs
   const size_t m_row = m_first + m_in_tile, n_col = n_first + n_in_tile;
 #pragma unroll

@@ -36,6 +36,33 @@ SPANNING = [(128, 7168, 16384, 1), (128, 7168, 8192, 1), (128, 6144, 16384, 1), 
             (512, 1536, 7168, 1), (256, 1536, 7168, 2), (128, 3584, 7168, 3), (256, 2304, 14336, 1)]
 
 
+# Wide tiles (v20: 192 rows of A per CTA, wgmma n192, one unsplit wave; test_sm90_wide_plan.py proves
+# the plans): 384x7168x2304 (task) and 768x3072x1024 take them in the shipped build (their 128-row
+# tiles overfill a wave on an H100); with NVFP4_SM90_WIDE_TILES = 2 also batches, odd M tiles (rows
+# 192-383 start inside a 128-row scale chunk) and 8 K tiles, the fewest shared A takes.
+WIDE = [(384, 7168, 2304, 1), (768, 3072, 1024, 1)]
+WIDE_EVERYWHERE = [(384, 1024, 1024, 2), (1152, 1280, 1536, 1), (768, 2048, 2048, 1), (384, 7168, 2304, 1)]
+
+
+@pytest.fixture(scope="module")
+def wide_everywhere():
+    return sm90_module(("NVFP4CTL_TUNE", "NVFP4_SM90_WIDE_TILES=2"))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("scales", ["generator", "full"])
+@pytest.mark.parametrize("m,n,k,l", WIDE)
+def test_wide_tiles(kernel, m: int, n: int, k: int, l: int, scales: str) -> None:
+    run_and_compare(kernel, m, n, k, l, seed=3141, scales=scales)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("scales", ["generator", "full"])
+@pytest.mark.parametrize("m,n,k,l", WIDE_EVERYWHERE)
+def test_wide_tiles_wherever_they_fit(wide_everywhere, m: int, n: int, k: int, l: int, scales: str) -> None:
+    run_and_compare(wide_everywhere, m, n, k, l, seed=3141, scales=scales)
+
+
 # The direct kernel on every call (a build with NVFP4_SM90_DIRECT_MAX_UNITS = 10^8), with the warp
 # tile and K split its rule picks for 132 SMs (test_sm90_direct_plan.py proves these plans): every
 # configuration the launch has, batches, a warp with an odd number of K tiles (128x768x1280: 10 K tiles

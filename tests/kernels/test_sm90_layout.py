@@ -117,7 +117,7 @@ def test_no_main_loop_moves_a_wgmma_descriptor_out_of_vector_registers() -> None
             assert moves == 0, f"{lines[0][:100]}: {moves} R2UR among one K tile's wgmmas"
 
 
-_HGMMA_ACC = re.compile(r"HGMMA\.64x128x16\.F32 R(\d+),")
+_HGMMA_ACC = re.compile(r"HGMMA\.64x(128|192)x16\.F32 R(\d+),")  # n192: wide tiles (v20)
 _REGISTER = re.compile(r"\bR(\d+)\b")
 
 
@@ -140,8 +140,8 @@ def test_no_accumulator_is_read_before_the_last_wgmma_wait() -> None:
             last = max((j for j in range(i) if "HGMMA" in lines[j]), default=None)
             if last is None:
                 continue
-            first_acc = int(_HGMMA_ACC.search(lines[last]).group(1))
-            accumulators = set(range(first_acc, first_acc + 64))
+            wgmma_n, first_acc = (int(g) for g in _HGMMA_ACC.search(lines[last]).groups())
+            accumulators = set(range(first_acc, first_acc + wgmma_n // 2))
             for between in lines[last + 1:i]:
                 touched = {int(r) for r in _REGISTER.findall(between)} & accumulators
                 assert not touched, f"{function.splitlines()[0][:90]}: {between.strip()} before the wait"
