@@ -28,6 +28,11 @@
 //   that leaves SMs idle; v17 runs a CTA's other parts before its whole tiles and its owner part
 //   (the shortest) after them, so the owner finds the partials in L2 and the parts end together.
 // - per-CTA A (v6, any grid): decode warpgroups (two since v18) turn each packed A stage into fp16 buffers.
+// Wide tiles (v20, kTileM = 192): where 128-row tiles would overfill one wave of resident CTAs but
+// 192-row ones fit it (384 x 7168 x 2304: 112 tiles instead of 168 on 132 SMs), a shared-A launch
+// runs one unsplit wave of 192-row tiles (wgmma n192, 96 accumulators per math thread, 3 stages of
+// 57 KB) instead of a persistent launch that cuts the last tiles into K parts. Their local A tiles
+// come from the two 128-row chunks of packed A that hold the tile's rows.
 //
 // Roles (DeepGEMM style): warpgroups 0-1 math (wgmma, B decode), warpgroups 2-3 (per-CTA A only;
 // v18, one before: NVFP4_SM90_A_DECODE_WARPGROUPS) decode A into the fp16 buffers, the last warp
@@ -115,11 +120,10 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
   }();
   const int rest_k = k / (4 * kSfVec);  // 512-byte scale chunks per 128-row tile
   const auto origin_of = [&](const TileCoords& t) {
-    // A's scale chunks are read per tile only by per-CTA A and local A, never in a wide tile (whose
-    // rows need not start a 128-row chunk)
-    return TileOrigin{P::kWide ? nullptr : sfa + (size_t(t.batch) * m_tiles + t.m_tile) * rest_k * 512,
-                      sfb + (size_t(t.batch) * n_tiles + t.n_tile) * rest_k * 512, t.batch * m + t.m_tile * kTileM,
-                      t.batch * n + t.n_tile * BLOCK_N};
+    // A's scales: the 128-row chunk that holds the tile's first row (a wide tile's may lie mid-chunk)
+    const int row_a = t.batch * m + t.m_tile * kTileM;
+    return TileOrigin{sfa + size_t(row_a / BLOCK_M) * rest_k * 512,
+                      sfb + (size_t(t.batch) * n_tiles + t.n_tile) * rest_k * 512, row_a, t.batch * n + t.n_tile * BLOCK_N};
   };
   const auto sources_of = [&](const TileCoords& t) {
     const TileOrigin first = origin_of(t);
@@ -166,7 +170,7 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
   }
   const auto first_loads = [&]() {
     if constexpr (kSharedA) {
-      if constexpr (P::kLocalATiles > 0) load_local_a(smem, src, tile);
+      if constexpr (P::kLocalATiles > 0) load_local_a(smem, src, tile, size_t(rest_k) * 512);
       prefilled = prefill_b(smem, src, tile);
     } else {
       producer(smem, src, tile, producer_pipe, 0, early_stages);
@@ -176,8 +180,8 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
 
   // ---- Shared A: every CTA decodes its share of A, the launch synchronises ----
   // The copy starts at once (v19), beside the producer's setup, which it does not depend on: its
-  // staging (2 KB per warp, in an A slice that TMA fills only after the barrier) is no TMA target
-  // before then, and the e4m3 decode reads no table (the prmt decode of experiment PRMT_DECODE
+  // staging (2 KB per warp, in an A slice that TMA or local A fills only after the barrier or the
+  // sync below) is no TMA target before then, and the e4m3 decode reads no table (the prmt decode of experiment PRMT_DECODE
   // does, and copies after the setup, as v18 did: experiment LATE_A_COPY; so does v12's setup by
   // thread 0, experiment LATE_FIRST_LOADS).
   constexpr bool kEarlyACopy = kSharedA && !NVFP4_SM90_EXPERIMENT(LATE_A_COPY) &&
@@ -188,7 +192,7 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
                        sm90::smem_addr(smem.a_fp16_stage(P::kCopyStagingStage)) + (threadIdx.x / 32) * 2048, table);
 #endif
     sm90::fence_proxy_async_global();
-    sm90::fence_proxy_async_smem();  // the staging slice is refilled by TMA after the barrier
+    sm90::fence_proxy_async_smem();  // the staging slice may be refilled by TMA after the barrier
   };
   if constexpr (kEarlyACopy) copy_share_of_a(nvfp4_decode::E2m1Table{});
   __syncthreads();  // the barriers are initialised (early copy: and this CTA's share of A is written)
@@ -213,7 +217,7 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
     // was decoded: experiment LATE_GRID_WAIT); barrier 1 tells it when local A's packed tiles have
     // been read, so that their stage may be refilled.
     if (P::kLocalATiles > 0 && !NVFP4_SM90_EXPERIMENT(ABLATE_PIPELINE) && threadIdx.x < kMathThreads) {
-      if constexpr (P::kLocalATiles > 0) decode_local_a(smem, tile, threadIdx.x, table);
+      if constexpr (P::kLocalATiles > 0) decode_local_a(smem, tile, src.first.row_a, threadIdx.x, table);
       if constexpr (NVFP4_SM90_EXPERIMENT(LATE_GRID_WAIT)) {
         sm90::named_barrier_sync<1, P::kThreads>();
       } else {

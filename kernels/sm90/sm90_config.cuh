@@ -184,6 +184,8 @@ __host__ __device__ constexpr int scale_offset(int r, int j) {
 constexpr int A_ATOM_K = 64;                                        // fp16 per 128-byte swizzle row
 constexpr int A_ATOM_BYTES = BLOCK_M * 128;                         // 16 KB
 constexpr int A_BUFFER_BYTES = (BLOCK_K / A_ATOM_K) * A_ATOM_BYTES;  // 32 KB
+// One 128-row box of packed A and its scale chunk, as local A's tiles wait for their decode.
+constexpr int kLocalAPackedBytes = SMEM_A_PACKED_BYTES + SMEM_SF_BYTES;  // 9 KB, a multiple of 1 KB
 // The same for a tile of kTileM rows of A (the fp16 slice of a shared-A stage).
 template <int kTileM> constexpr int a_atom_bytes() { return kTileM * 128; }
 template <int kTileM> constexpr int a_slice_bytes() { return (BLOCK_K / A_ATOM_K) * a_atom_bytes<kTileM>(); }
@@ -202,7 +204,8 @@ constexpr int kFlagStride = NVFP4_SM90_FLAG_STRIDE_BYTES / 4;
 // and both scale chunks, and the decode warpgroups fill 3 separate fp16 A buffers. Shared A: a stage
 // holds the fp16 A slice (two 128B-swizzled atoms, straight from TMA), packed B and B's scales; no
 // decode warpgroup, so the math warps release a stage only after their wgmmas have read it. Wide
-// tiles (kTileM = 192, shared A only): a 48 KB A slice per stage, so 3 stages, and no local A.
+// tiles (kTileM = 192, shared A only): a 48 KB A slice per stage, so 3 stages, and at most two local
+// A tiles (the last stage holds their packed tiles).
 template <bool kSharedA, int kTileM = BLOCK_M>
 struct Plan {
   static_assert(kTileM == BLOCK_M || (kSharedA && kTileM == kWideTileM), "wide tiles exist for shared A only");
@@ -245,11 +248,16 @@ struct Plan {
   static_assert(kSmemBytes <= 227 * 1024, "shared memory exceeds the sm_90 per-block limit");
   static_assert(!kSharedA || kThreads / 32 * 2048 <= kA16Bytes, "A-copy staging (2 KB per warp) must fit one A slice");
   // Local A (below): the first kLocalATiles K tiles' A decoded by the math warps from packed tiles
-  // that wait in stage kLocalAStage's A slice; the copy's store staging uses the one before. Both
-  // slices get their fp16 A by TMA only later. A wide tile's rows straddle two 128-row scale chunks:
-  // no local A there.
-  static constexpr int kLocalATiles = kSharedA && !kWide ? NVFP4_SM90_LOCAL_A_TILES : 0;
+  // that wait in stage kLocalAStage's A slice; the copy's store staging uses the one before (a
+  // local tile's slice is free until local A is decoded, after the copy). Both slices get their fp16
+  // A by TMA, if at all, only later. A wide tile's 192 rows lie in two 128-row boxes of packed A (and
+  // their scale chunks), the 128-row chunks that hold them.
+  static constexpr int kLocalATiles =
+      !kSharedA ? 0 : kWide ? (NVFP4_SM90_LOCAL_A_TILES < 2 ? NVFP4_SM90_LOCAL_A_TILES : 2) : NVFP4_SM90_LOCAL_A_TILES;
+  static constexpr int kLocalABoxes = kWide ? 2 : 1;
   static constexpr int kLocalAStage = kStages - 1, kCopyStagingStage = kStages - 2;
+  static_assert(kLocalATiles <= kLocalAStage && kLocalATiles * kLocalABoxes * kLocalAPackedBytes <= kA16Bytes,
+                "local A's stages and its packed tiles must not overlap");
   // Bytes a stage expects by TMA: all of it, and for a local-A stage all but A's fp16 slice.
   static constexpr int kLocalAStageTxBytes = kStageTxBytes - kA16Bytes;
 };
@@ -289,9 +297,7 @@ static_assert(kWideTileM * kStagedCRowBytes <= Plan<true, kWideTileM>::kStageByt
 // published. Their stages expect only B's bytes. Where the packed tiles wait: Plan.
 constexpr int kLocalATiles = NVFP4_SM90_LOCAL_A_TILES;
 static_assert(kLocalATiles >= 0, "local A fills the first kLocalATiles stages");
-constexpr int kLocalAPackedBytes = SMEM_A_PACKED_BYTES + SMEM_SF_BYTES;  // 9 KB, a multiple of 1 KB
-static_assert(kLocalATiles <= Plan<true>::kCopyStagingStage && kLocalATiles * kLocalAPackedBytes <= A_BUFFER_BYTES,
-              "local A's stages, its packed tiles and the copy's staging must not overlap");
+
 
 // Every thread of the launch-wide A decode loads up to kAItemsInFlight items before decoding any:
 // one DRAM latency per round (sm90_shared_a.cuh).

@@ -58,7 +58,7 @@ __device__ __forceinline__ RowWordFp16 decode_row_word(const uint32_t (&words)[4
 struct ADecodeLanes {
   uint32_t load_offset[4], sf_offset, store_offset[4];
   int w;
-  __device__ explicit ADecodeLanes(int thread, int first_r = 0) {
+  __device__ explicit ADecodeLanes(int thread, int first_r = 0, int atom_bytes = A_ATOM_BYTES) {
     const int warp = thread / 32, lane = thread % 32;
     const int row0 = warp * 32 + lane % 8 + 8 * first_r;  // rows r add 8r, which keeps both swizzles below
     w = lane / 8;
@@ -68,7 +68,7 @@ struct ADecodeLanes {
     sf_offset = scale_offset(row0, 0);  // + 512 for k-blocks 4..7; rows r add 8r*16
     // 128-byte swizzle of the fp16 rows: chunk c of row r sits at c ^ (row & 7) = c ^ (lane & 7)
 #pragma unroll
-    for (int j = 0; j < 4; ++j) store_offset[j] = (w / 2) * A_ATOM_BYTES + row0 * 128 + ((((w % 2) * 4 + j) ^ (lane & 7)) * 16);
+    for (int j = 0; j < 4; ++j) store_offset[j] = (w / 2) * atom_bytes + row0 * 128 + ((((w % 2) * 4 + j) ^ (lane & 7)) * 16);
   }
 };
 
@@ -128,16 +128,36 @@ __device__ __forceinline__ void a_decoder(const SharedStorage<false>& smem, cons
   }
 }
 
-// Math warpgroup wg decodes local tiles wg, wg + 2, ... into their stages' A slices, after the CTA
-// has arrived.
-__device__ __forceinline__ void decode_local_a(const SharedStorage<true>& smem, const TileCoords& tile, int math_thread,
-                                               const nvfp4_decode::E2m1Table& table) {
-  const ADecodeLanes lanes(math_thread % 128);
+// After the CTA has arrived, the math warps decode local A into its stages' A slices (load_local_a
+// put the packed boxes there). 128-row tiles: warpgroup wg decodes tiles wg, wg + 2, ... A wide tile
+// (first row first_row): warpgroup b decodes box b of every local tile, whose row r is the tile's row
+// r + 128 b - first_row % 128 and is kept where that lies in the tile; the offset is 0 or 64, so a
+// warp's 32 rows are kept or skipped together.
+template <int kTileM>
+__device__ __forceinline__ void decode_local_a(const SharedStorage<true, kTileM>& smem, const TileCoords& tile,
+                                               int first_row, int math_thread, const nvfp4_decode::E2m1Table& table) {
+  using P = Plan<true, kTileM>;
+  const uint32_t packed_tiles = sm90::smem_addr(smem.a_fp16_stage(P::kLocalAStage));
   sm90::mbar_wait(smem.local_a_barrier(), 0);
-  for (int i = math_thread / 128; i < local_a_tiles<BLOCK_M>(tile); i += kNumMathWarpgroups) {
-    const uint32_t packed = sm90::smem_addr(smem.a_fp16_stage(Plan<true>::kLocalAStage)) + i * kLocalAPackedBytes;
-    store_a_stage(load_a_stage(packed, packed + SMEM_A_PACKED_BYTES, lanes), sm90::smem_addr(smem.a_fp16_stage(i)),
-                  lanes, table);
+  if constexpr (!P::kWide) {
+    const ADecodeLanes lanes(math_thread % 128);
+    (void)first_row;
+    for (int i = math_thread / 128; i < local_a_tiles<kTileM>(tile); i += kNumMathWarpgroups) {
+      const uint32_t packed = packed_tiles + i * kLocalAPackedBytes;
+      store_a_stage(load_a_stage(packed, packed + SMEM_A_PACKED_BYTES, lanes), sm90::smem_addr(smem.a_fp16_stage(i)),
+                    lanes, table);
+    }
+  } else {
+    static_assert(P::kLocalABoxes == kNumMathWarpgroups, "one box per math warpgroup");
+    const int box = math_thread / 128, shift = box * BLOCK_M - first_row % BLOCK_M;
+    const int warp_first_row = (math_thread % 128) / 32 * 32 + shift;
+    if (warp_first_row < 0 || warp_first_row >= kTileM) return;
+    const ADecodeLanes lanes(math_thread % 128, 0, a_atom_bytes<kTileM>());
+    for (int i = 0; i < local_a_tiles<kTileM>(tile); ++i) {
+      const uint32_t packed = packed_tiles + (i * P::kLocalABoxes + box) * kLocalAPackedBytes;
+      store_a_stage(load_a_stage(packed, packed + SMEM_A_PACKED_BYTES, lanes),
+                    uint32_t(int(sm90::smem_addr(smem.a_fp16_stage(i))) + shift * 128), lanes, table);
+    }
   }
 }
 

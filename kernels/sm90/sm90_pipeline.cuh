@@ -95,17 +95,25 @@ __device__ __forceinline__ int local_a_tiles(const TileCoords& tile) {
   return min(Plan<true, kTileM>::kLocalATiles, tile.num_k_tiles);
 }
 
-// Issued first of all: local A's loads do not depend on the copy or the barrier (128-row tiles only).
-__device__ __forceinline__ void load_local_a(const SharedStorage<true>& smem, const TileSources& src,
-                                             const TileCoords& tile) {
+// Issued first of all: local A's loads do not depend on the copy or the barrier. Each local tile's
+// boxes are the 128-row chunks of packed A that hold its rows (a wide tile's first row may lie in the
+// middle of one, and its scale chunks are sf_chunk_bytes apart), one after the other in the stage.
+template <int kTileM>
+__device__ __forceinline__ void load_local_a(const SharedStorage<true, kTileM>& smem, const TileSources& src,
+                                             const TileCoords& tile, size_t sf_chunk_bytes) {
+  using P = Plan<true, kTileM>;
   uint64_t* bar = smem.local_a_barrier();
-  sm90::mbar_arrive_expect_tx(bar, local_a_tiles<BLOCK_M>(tile) * kLocalAPackedBytes);
-  for (int i = 0; i < local_a_tiles<BLOCK_M>(tile); ++i) {
-    uint8_t* dst = smem.a_fp16_stage(Plan<true>::kLocalAStage) + i * kLocalAPackedBytes;
+  sm90::mbar_arrive_expect_tx(bar, local_a_tiles<kTileM>(tile) * P::kLocalABoxes * kLocalAPackedBytes);
+  for (int i = 0; i < local_a_tiles<kTileM>(tile); ++i) {
     const int kt = unit_k_tile(tile, i);
     const TileOrigin at = src.of(tile, i);  // a spanning range may go on in the next M tile
-    sm90::tma_load_2d(dst, src.tmap_a, kt * PACKED_ROW_BYTES, at.row_a, bar);
-    sm90::bulk_load(dst + SMEM_A_PACKED_BYTES, at.sfa + size_t(kt) * SMEM_SF_BYTES, SMEM_SF_BYTES, bar);
+#pragma unroll
+    for (int box = 0; box < P::kLocalABoxes; ++box) {
+      uint8_t* dst = smem.a_fp16_stage(P::kLocalAStage) + (i * P::kLocalABoxes + box) * kLocalAPackedBytes;
+      sm90::tma_load_2d(dst, src.tmap_a, kt * PACKED_ROW_BYTES, (at.row_a & ~(BLOCK_M - 1)) + box * BLOCK_M, bar);
+      sm90::bulk_load(dst + SMEM_A_PACKED_BYTES, at.sfa + box * sf_chunk_bytes + size_t(kt) * SMEM_SF_BYTES,
+                      SMEM_SF_BYTES, bar);
+    }
   }
 }
 

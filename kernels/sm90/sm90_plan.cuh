@@ -266,8 +266,9 @@ DirectPlan plan_direct(int m, int n, int k, int l, const PlanKnobs& knobs) {
 
 // Shared A needs every CTA of the launch resident at once (its barrier waits for all of them) and
 // A small enough for the global copy; it costs a few microseconds up front (the launch-wide decode
-// and barrier), so it is used only where CTAs run long enough to earn that back. A grid too large to
-// be resident runs persistent. Otherwise each CTA decodes its own A.
+// and barrier), so it is used only where CTAs run long enough to earn that back. Wide tiles come
+// first (wide_tiles_for: where 128-row tiles overfill a wave that 192-row ones fit). A grid too large
+// to be resident runs persistent. Otherwise each CTA decodes its own A.
 LaunchPlan choose_plan(int m, int n, int k, int l) {
   const PlanKnobs knobs = plan_knobs(m, n, k, l);
   if (const DirectPlan direct = plan_direct(m, n, k, l, knobs); direct.warp_m > 0) {
