@@ -51,16 +51,9 @@ def wide_everywhere():
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("scales", ["generator", "full"])
-@pytest.mark.parametrize("m,n,k,l", WIDE)
-def test_wide_tiles(kernel, m: int, n: int, k: int, l: int, scales: str) -> None:
-    run_and_compare(kernel, m, n, k, l, seed=3141, scales=scales)
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("scales", ["generator", "full"])
-@pytest.mark.parametrize("m,n,k,l", WIDE_EVERYWHERE)
-def test_wide_tiles_wherever_they_fit(wide_everywhere, m: int, n: int, k: int, l: int, scales: str) -> None:
-    run_and_compare(wide_everywhere, m, n, k, l, seed=3141, scales=scales)
+@pytest.mark.parametrize("build,shape", [("kernel", s) for s in WIDE] + [("wide_everywhere", s) for s in WIDE_EVERYWHERE])
+def test_wide_tiles(request, build: str, shape: tuple[int, int, int, int], scales: str) -> None:
+    run_and_compare(request.getfixturevalue(build), *shape, seed=3141, scales=scales)
 
 
 # The direct kernel on every call (a build with NVFP4_SM90_DIRECT_MAX_UNITS = 10^8), with the warp
