@@ -185,6 +185,9 @@ EXTRA_SHAPES = [(256, 384, 512, 1), (128, 256, 256, 2), (256, 384, 512, 2), (384
 SMALL_SHAPES = [(128, 512, 256, 1), (256, 512, 256, 1), (128, 768, 512, 1), (256, 384, 512, 1), (128, 2048, 512, 1),
                 (128, 1024, 1024, 1), (384, 640, 768, 1), (128, 1536, 1024, 1), (256, 2048, 1024, 1),
                 (1024, 1024, 1024, 1)]
+# Shapes whose 128-row tiles overfill one wave of an H100 (132 SMs) and whose 192-row tiles fit it:
+# the shipped build runs them as wide tiles (v20), the variant no_wide persistent (bench --shapes wide)
+WIDE_SHAPES = [(384, 7168, 2304, 1), (768, 3072, 1024, 1), (1152, 2560, 2048, 1), (384, 8192, 1024, 1)]
 FULL_SCALE_SHAPES = [(128, 256, 256, 1), (256, 384, 512, 2), (128, 7168, 2048, 1), (512, 1536, 7168, 1),
                      (128, 4096, 7168, 1), (384, 7168, 2304, 1), (1280, 2048, 1024, 3), (896, 2432, 1024, 1)]
 
@@ -566,8 +569,8 @@ def cublas_anchor(sets: list, m: int, n: int, args: argparse.Namespace) -> float
 
 def bench_shapes(args: argparse.Namespace) -> list[tuple[int, int, int, int]]:
     """`--shapes bench`: the three benchmark shapes; `task`: task.yml's tests, then its benchmarks;
-    `small`: SMALL_SHAPES."""
-    shapes = {"bench": BENCH_SHAPES, "small": SMALL_SHAPES}.get(args.shapes) or task_tests() + BENCH_SHAPES
+    `small`: SMALL_SHAPES; `wide`: WIDE_SHAPES."""
+    shapes = {"bench": BENCH_SHAPES, "small": SMALL_SHAPES, "wide": WIDE_SHAPES}.get(args.shapes) or task_tests() + BENCH_SHAPES
     return [s for s in shapes if not args.only or "x".join(map(str, s[:3])) in args.only]
 
 
@@ -883,7 +886,7 @@ def main() -> int:
     parser.add_argument("--settle", type=float, default=1.0, help="untimed seconds of the loop before each measurement (bench: 1)")
     parser.add_argument("--procs", type=int, default=6, help="processes per variant for `spread`")
     parser.add_argument("--shape", default="128,7168,16384", help="m,n,k for `launch`")
-    parser.add_argument("--shapes", choices=["bench", "task", "small"], default="bench",
+    parser.add_argument("--shapes", choices=["bench", "task", "small", "wide"], default="bench",
                         help="bench: the 3 benchmark shapes; task: task.yml's tests and benchmarks (13); "
                              "small: SMALL_SHAPES (8-512 units)")
     parser.add_argument("--only", nargs="*", default=[], metavar="MxNxK", help="of --shapes, only these")

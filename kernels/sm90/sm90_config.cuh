@@ -165,6 +165,9 @@ namespace nvfp4_sm90 {
 // ---- Tiles ----
 constexpr int BLOCK_M = 128;  // rows of A / C per CTA = the N of every wgmma (and A's scale chunk)
 constexpr int kWideTileM = 192;  // wide shared-A tiles (v20): rows of A per CTA, the wgmma's N
+// A wide tile starts at row 0 or 64 of a 128-row scale chunk and so lies in two chunks, the two boxes
+// local A loads; m is a multiple of 128 and of 192 there, so the second box never starts past A's end.
+static_assert(kWideTileM == 192, "local A's two 128-row boxes cover a 192-row tile starting at row 0 or 64 of a chunk");
 constexpr int BLOCK_N = NVFP4_SM90_BLOCK_N;  // rows of B / columns of C per CTA (64 per math warpgroup)
 constexpr int BLOCK_K = 128;  // fp4 values along K per pipeline stage
 constexpr int kNumMathWarpgroups = 2;  // each owns 64 of the CTA's B rows (one wgmma M)
@@ -256,8 +259,11 @@ struct Plan {
       !kSharedA ? 0 : kWide ? (NVFP4_SM90_LOCAL_A_TILES < 2 ? NVFP4_SM90_LOCAL_A_TILES : 2) : NVFP4_SM90_LOCAL_A_TILES;
   static constexpr int kLocalABoxes = kWide ? 2 : 1;
   static constexpr int kLocalAStage = kStages - 1, kCopyStagingStage = kStages - 2;
-  static_assert(kLocalATiles <= kLocalAStage && kLocalATiles * kLocalABoxes * kLocalAPackedBytes <= kA16Bytes,
-                "local A's stages and its packed tiles must not overlap");
+  // 128-row tiles keep the copy's staging out of local A's stages (as before v20: only wide tiles,
+  // checked on a GPU with two local tiles, stage the copy in a local tile's slice)
+  static_assert(kLocalATiles <= (kWide ? kLocalAStage : kCopyStagingStage) &&
+                    kLocalATiles * kLocalABoxes * kLocalAPackedBytes <= kA16Bytes,
+                "local A's stages, its packed tiles and the copy's staging must not overlap");
   // Bytes a stage expects by TMA: all of it, and for a local-A stage all but A's fp16 slice.
   static constexpr int kLocalAStageTxBytes = kStageTxBytes - kA16Bytes;
 };

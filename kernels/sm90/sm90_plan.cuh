@@ -279,7 +279,9 @@ LaunchPlan choose_plan(int m, int n, int k, int l) {
   const int tiles = (m / BLOCK_M) * (n / BLOCK_N) * l;
 #if NVFP4_SM90_SHARED_A
   if (knobs.shared_a && int64_t(l) * m * k <= kSharedACapacity) {
-    if (wide_tiles_for(m, n, l, k / BLOCK_K, resident_ctas(), resident_wide_ctas(), knobs.wide_tiles,
+    // the wide kernel's occupancy is queried (and the kernel loaded) only where wide tiles could run
+    if (knobs.wide_tiles > 0 && m % kWideTileM == 0 &&
+        wide_tiles_for(m, n, l, k / BLOCK_K, resident_ctas(), resident_wide_ctas(), knobs.wide_tiles,
                        knobs.shared_a_min_k_tiles) > 0) {
       LaunchPlan plan{1, true, false};
       plan.tile_m = kWideTileM;

@@ -49,11 +49,26 @@ def wide_everywhere():
     return sm90_module(("NVFP4CTL_TUNE", "NVFP4_SM90_WIDE_TILES=2"))
 
 
+def launched_kernels(kernel, m: int, n: int, k: int, l: int) -> list[str]:
+    """Names of the GPU kernels one call launches (the profiler's)."""
+    from nvfp4ctl.problems.nvfp4_gemm.inputs import generate_input
+
+    data = generate_input(m, n, k, l, 3141, device="cuda")
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as profile:
+        kernel.nvfp4_gemm(data[0], data[1], data[4], data[5], data[6])
+        torch.cuda.synchronize()
+    return [event.key for event in profile.key_averages()]
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("scales", ["generator", "full"])
 @pytest.mark.parametrize("build,shape", [("kernel", s) for s in WIDE] + [("wide_everywhere", s) for s in WIDE_EVERYWHERE])
 def test_wide_tiles(request, build: str, shape: tuple[int, int, int, int], scales: str) -> None:
-    run_and_compare(request.getfixturevalue(build), *shape, seed=3141, scales=scales)
+    kernel = request.getfixturevalue(build)
+    run_and_compare(kernel, *shape, seed=3141, scales=scales)
+    # the wide instance itself ran: a failed occupancy query or tensor map falls back to 128-row tiles
+    names = launched_kernels(kernel, *shape)
+    assert any("nvfp4_gemm_sm90_kernel<" in name and ", 192>" in name for name in names), names
 
 
 # The direct kernel on every call (a build with NVFP4_SM90_DIRECT_MAX_UNITS = 10^8), with the warp

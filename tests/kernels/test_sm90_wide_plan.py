@@ -55,6 +55,15 @@ def test_the_gpu_tests_reach_the_wide_kernel(wide_ctas) -> None:
     assert all(ctas > 0 for ctas in everywhere), everywhere
 
 
+def test_the_harness_wide_shapes_run_wide_tiles_in_the_shipped_build(wide_ctas) -> None:
+    from tests.kernels.benchmark_scripts import imported_benchmark
+
+    for harness in imported_benchmark("sm90_kernel"):
+        shapes = harness.WIDE_SHAPES
+    _, got = wide_ctas([(*shape, H100, H100, 1, SHARED_A_MIN_K_TILES) for shape in shapes])
+    assert all(96 <= ctas <= H100 for ctas in got), dict(zip(shapes, got))
+
+
 def test_of_the_task_shapes_only_384x7168x2304_runs_wide_tiles(wide_ctas) -> None:
     from nvfp4ctl.build.knobs import read_dispatch
     from nvfp4ctl.task import load_task
