@@ -181,9 +181,9 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
   // ---- Shared A: every CTA decodes its share of A, the launch synchronises ----
   // The copy starts at once (v19), beside the producer's setup, which it does not depend on: its
   // staging (2 KB per warp, in an A slice that TMA or local A fills only after the barrier or the
-  // sync below) is no TMA target before then, and the e4m3 decode reads no table (the prmt decode of experiment PRMT_DECODE
-  // does, and copies after the setup, as v18 did: experiment LATE_A_COPY; so does v12's setup by
-  // thread 0, experiment LATE_FIRST_LOADS).
+  // sync below) is no TMA target before then, and the e4m3 decode reads no table (the prmt decode
+  // of experiment PRMT_DECODE does, and copies after the setup, as v18 did: experiment LATE_A_COPY;
+  // so does v12's setup by thread 0, experiment LATE_FIRST_LOADS).
   constexpr bool kEarlyACopy = kSharedA && !NVFP4_SM90_EXPERIMENT(LATE_A_COPY) &&
                                !NVFP4_SM90_EXPERIMENT(PRMT_DECODE) && !NVFP4_SM90_EXPERIMENT(LATE_FIRST_LOADS);
   [[maybe_unused]] const auto copy_share_of_a = [&](const nvfp4_decode::E2m1Table& table) {

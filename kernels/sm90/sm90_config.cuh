@@ -304,7 +304,6 @@ static_assert(kWideTileM * kStagedCRowBytes <= Plan<true, kWideTileM>::kStageByt
 constexpr int kLocalATiles = NVFP4_SM90_LOCAL_A_TILES;
 static_assert(kLocalATiles >= 0, "local A fills the first kLocalATiles stages");
 
-
 // Every thread of the launch-wide A decode loads up to kAItemsInFlight items before decoding any:
 // one DRAM latency per round (sm90_shared_a.cuh).
 constexpr int kAItemsInFlight = NVFP4_SM90_A_ITEMS_IN_FLIGHT;
