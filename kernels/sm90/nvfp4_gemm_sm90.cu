@@ -216,13 +216,15 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
     // Meanwhile the producer warp polls the launch-wide barrier (v19; v18 polled only once local A
     // was decoded: experiment LATE_GRID_WAIT); barrier 1 tells it when local A's packed tiles have
     // been read, so that their stage may be refilled.
-    if (P::kLocalATiles > 0 && !NVFP4_SM90_EXPERIMENT(ABLATE_PIPELINE) && threadIdx.x < kMathThreads) {
-      if constexpr (P::kLocalATiles > 0) decode_local_a(smem, tile, src.first.row_a, threadIdx.x, table);
-      if constexpr (NVFP4_SM90_EXPERIMENT(LATE_GRID_WAIT)) {
-        sm90::named_barrier_sync<1, P::kThreads>();
-      } else {
-        sm90::named_barrier_arrive<1, P::kThreads>();  // local A's packed tiles are read
-        sm90::named_barrier_sync<4, kMathThreads>();   // both warpgroups' local A is in shared memory
+    if constexpr (P::kLocalATiles > 0) {
+      if (!NVFP4_SM90_EXPERIMENT(ABLATE_PIPELINE) && threadIdx.x < kMathThreads) {
+        decode_local_a(smem, tile, src.first.row_a, threadIdx.x, table);
+        if constexpr (NVFP4_SM90_EXPERIMENT(LATE_GRID_WAIT)) {
+          sm90::named_barrier_sync<1, P::kThreads>();
+        } else {
+          sm90::named_barrier_arrive<1, P::kThreads>();  // local A's packed tiles are read
+          sm90::named_barrier_sync<4, kMathThreads>();   // both warpgroups' local A is in shared memory
+        }
       }
     }
   }

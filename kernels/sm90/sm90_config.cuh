@@ -250,13 +250,16 @@ struct Plan {
   static_assert(kABuffersOffset % 1024 == 0, "decoded A buffers must be 1024-byte aligned (128B swizzle)");
   static_assert(kSmemBytes <= 227 * 1024, "shared memory exceeds the sm_90 per-block limit");
   static_assert(!kSharedA || kThreads / 32 * 2048 <= kA16Bytes, "A-copy staging (2 KB per warp) must fit one A slice");
-  // Local A (below): the first kLocalATiles K tiles' A decoded by the math warps from packed tiles
-  // that wait in stage kLocalAStage's A slice; the copy's store staging uses the one before (a
-  // local tile's slice is free until local A is decoded, after the copy). Both slices get their fp16
-  // A by TMA, if at all, only later. A wide tile's 192 rows lie in two 128-row boxes of packed A (and
-  // their scale chunks), the 128-row chunks that hold them.
+  // Local A: the first kLocalATiles K tiles of a CTA do not wait for the launch-wide A copy; the math
+  // warps decode their A straight into those stages (which expect only B's bytes) from packed tiles
+  // that wait in stage kLocalAStage's A slice, so the main loop starts while the copy is published.
+  // The copy's store staging uses the slice before (a local tile's slice is free until local A is
+  // decoded, after the copy). Both slices get their fp16 A by TMA, if at all, only later. A wide
+  // tile's 192 rows lie in two 128-row boxes of packed A (and their scale chunks), the 128-row
+  // chunks that hold them.
   static constexpr int kLocalATiles =
       !kSharedA ? 0 : kWide ? (NVFP4_SM90_LOCAL_A_TILES < 2 ? NVFP4_SM90_LOCAL_A_TILES : 2) : NVFP4_SM90_LOCAL_A_TILES;
+  static_assert(NVFP4_SM90_LOCAL_A_TILES >= 0, "local A fills the first kLocalATiles stages");
   static constexpr int kLocalABoxes = kWide ? 2 : 1;
   static constexpr int kLocalAStage = kStages - 1, kCopyStagingStage = kStages - 2;
   // 128-row tiles keep the copy's staging out of local A's stages (as before v20: only wide tiles,
@@ -296,13 +299,6 @@ static_assert(kStagedCBytes <= Plan<true>::kStageBytes && kStagedCBytes <= Plan<
               "the staged C tile must fit the shared-memory stages");
 static_assert(kWideTileM * kStagedCRowBytes <= Plan<true, kWideTileM>::kStageBytes,
               "a wide tile's staged C must fit the shared-memory stages");
-
-// ---- Local A (shared A, 128-row tiles) ----
-// The first kLocalATiles K tiles of a CTA do not wait for the launch-wide A copy: the math warps
-// decode their A straight into those stages (local A), so the main loop starts while the copy is
-// published. Their stages expect only B's bytes. Where the packed tiles wait: Plan.
-constexpr int kLocalATiles = NVFP4_SM90_LOCAL_A_TILES;
-static_assert(kLocalATiles >= 0, "local A fills the first kLocalATiles stages");
 
 // Every thread of the launch-wide A decode loads up to kAItemsInFlight items before decoding any:
 // one DRAM latency per round (sm90_shared_a.cuh).

@@ -88,7 +88,7 @@ template <int kTileM>
 constexpr int kA16StageBytes = NVFP4_SM90_EXPERIMENT(ABLATE_A16_LOADS) ? 0 : Plan<true, kTileM>::kA16Bytes;
 template <int kTileM>
 constexpr int kSharedAStageTxBytes = Plan<true, kTileM>::kLocalAStageTxBytes + kA16StageBytes<kTileM>;
-// Local A (sm90_config.cuh): the first kLocalATiles stages get no fp16 A by TMA; the math warps
+// Local A (Plan, sm90_config.cuh): the first kLocalATiles stages get no fp16 A by TMA; the math warps
 // decode it there from the packed tiles that wait in stage kLocalAStage's A slice.
 template <int kTileM>
 __device__ __forceinline__ int local_a_tiles(const TileCoords& tile) {

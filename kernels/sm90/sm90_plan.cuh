@@ -76,54 +76,46 @@ int max_active_clusters_of(int cluster_k) {
   }
 }
 
-// Software split, spanning split, persistent launch: the kernel's resident CTAs on this GPU (one
-// per SM), for shared A or per-CTA A.
+// The resident CTAs on this GPU of one kernel instance (one per SM), queried once per process into
+// `cached`; 0 where the query fails (not fatal: the plans that need it are not taken).
+template <int kClusterK, bool kSharedA, bool kSoftSplit, int kTileM = BLOCK_M>
+int resident_ctas_of(int& cached) {
+  if (cached < 0) {
+    int device = 0, sms = 0, per_sm = 0;
+    using P = Plan<kSharedA, kTileM>;
+    if (allow_large_smem<kClusterK, kSharedA, kSoftSplit, false, false, kTileM>() != cudaSuccess ||
+        cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &per_sm, nvfp4_gemm_sm90_kernel<kClusterK, kSharedA, kSoftSplit, false, false, kTileM>, P::kThreads,
+            P::kSmemBytes) != cudaSuccess) {
+      (void)cudaGetLastError();
+      sms = per_sm = 0;
+    }
+    cached = sms * per_sm;
+  }
+  return cached;
+}
+
+// Software split, spanning split, persistent launch: the kernel's resident CTAs, for shared A or
+// per-CTA A; wide tiles (one per SM: 171 KB of shared memory).
 int resident_ctas_cached[2] = {-1, -1};
+int resident_wide_ctas_cached = -1;
 
 template <bool kSharedA = true>
 int resident_ctas() {
   if constexpr (kSharedA && !NVFP4_SM90_SHARED_A) {  // no shared-A kernel is built (the v1 experiment's loop has none)
     return 0;
   } else {
-    int& cached = resident_ctas_cached[kSharedA];
-    if (cached < 0) {
-      int device = 0, sms = 0, per_sm = 0;
-      if (allow_large_smem<4, kSharedA, true>() != cudaSuccess || cudaGetDevice(&device) != cudaSuccess ||
-          cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
-          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, nvfp4_gemm_sm90_kernel<4, kSharedA, true>,
-                                                        Plan<kSharedA>::kThreads,
-                                                        Plan<kSharedA>::kSmemBytes) != cudaSuccess) {
-        (void)cudaGetLastError();  // not fatal: no software split
-        sms = per_sm = 0;
-      }
-      cached = sms * per_sm;
-    }
-    return cached;
+    return resident_ctas_of<4, kSharedA, true>(resident_ctas_cached[kSharedA]);
   }
 }
-
-// The wide-tile kernel's resident CTAs on this GPU (one per SM: 171 KB of shared memory).
-int resident_wide_ctas_cached = -1;
 
 int resident_wide_ctas() {
   if constexpr (!NVFP4_SM90_SHARED_A) {
     return 0;
   } else {
-    if (resident_wide_ctas_cached < 0) {
-      int device = 0, sms = 0, per_sm = 0;
-      using Kernel = decltype(&nvfp4_gemm_sm90_kernel<1, true, false, false, false, kWideTileM>);
-      const Kernel kernel = nvfp4_gemm_sm90_kernel<1, true, false, false, false, kWideTileM>;
-      if (allow_large_smem<1, true, false, false, false, kWideTileM>() != cudaSuccess ||
-          cudaGetDevice(&device) != cudaSuccess ||
-          cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
-          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Plan<true, kWideTileM>::kThreads,
-                                                        Plan<true, kWideTileM>::kSmemBytes) != cudaSuccess) {
-        (void)cudaGetLastError();  // not fatal: no wide tiles
-        sms = per_sm = 0;
-      }
-      resident_wide_ctas_cached = sms * per_sm;
-    }
-    return resident_wide_ctas_cached;
+    return resident_ctas_of<1, true, false, kWideTileM>(resident_wide_ctas_cached);
   }
 }
 
@@ -240,7 +232,7 @@ int span_ctas(int m, int n, int k, int l, int busiest_k_tiles, bool replaces_spl
   const int tiles = (m / BLOCK_M) * (n / BLOCK_N) * l, k_tiles = k / BLOCK_K;
   if (!NVFP4_SM90_SPAN || !knobs.span || (NVFP4_SM90_EXPERIMENT(SPAN_ONE_M_TILE) && (m / BLOCK_M) * l != 1)) return 0;
   // tiles <= ctas <= 256 and k_tiles <= 1024 (shared A's capacity / 128 rows): the units fit an int
-  const int longest = span_longest(tiles, k_tiles, ctas, max(knobs.shared_a_min_k_tiles, max(kLocalATiles, 1)));
+  const int longest = span_longest(tiles, k_tiles, ctas, max(knobs.shared_a_min_k_tiles, max(Plan<true>::kLocalATiles, 1)));
   const bool worth_exchange = replaces_split || longest + kSpanExchangeKTiles < busiest_k_tiles;
   return longest > 0 && worth_exchange && 100 * longest <= (100 - knobs.span_min_gain) * busiest_k_tiles ? ctas : 0;
 }
