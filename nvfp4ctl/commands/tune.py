@@ -82,6 +82,10 @@ def show(report: Any, label: str, verbose: bool) -> None:
         columns, rows, left = render.ranked_table(report, shape, None if verbose else render.TOP)
         title = f"{render.shape_key(shape)}" + (f" ({left} more, -v shows all)" if left else "")
         console.table(columns, rows, title=title, right_align_from=2)
+    if report.search and report.search.rematches:
+        columns, rows = render.rematch_table(report)
+        console.table(columns, rows, title="rematches: each lead timed again, back to back with the current best",
+                      right_align_from=3)
     columns, rows, _ = render.summary_rows(report)
     console.table(columns, rows, title=f"{label} on {report.gpu or 'GPU'}: winners ({report.wall_s:.1f} s)")
     busy = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in report.gpu_busy_s.items())

@@ -24,6 +24,7 @@ from nvfp4ctl.problems import DEFAULT_PROBLEM
 from nvfp4ctl.tune.results import CRASH, ERROR, OK, TIMEOUT, Measurement
 
 MEASURE_JOB = "nvfp4ctl.tune.jobs:measure"
+PAIR_JOB = "nvfp4ctl.tune.jobs:measure_pair"
 
 
 class WorkerLike(Protocol):
@@ -45,6 +46,7 @@ class _Task:
     case: Any
     label: str
     future: Future
+    challenger: dict | None = None  # a pair task (the search's rematch): artifact against this one
 
 
 class GpuPool:
@@ -71,11 +73,18 @@ class GpuPool:
         return next((w.worker.gpu for w in self.workers if w.worker.gpu), None)
 
     def submit(self, artifact: dict | None, case: Any, label: str, home: int = 0) -> Future[Measurement]:
-        future: Future[Measurement] = Future()
+        return self._queue(_Task(artifact, case, label, Future()), home)
+
+    def submit_pair(self, artifact: dict | None, challenger: dict, case: Any, label: str, home: int = 0
+                    ) -> Future[tuple[Measurement, Measurement]]:
+        """Both candidates on one shape, back to back in one worker (tune.jobs.measure_pair)."""
+        return self._queue(_Task(artifact, case, label, Future(), challenger), home)
+
+    def _queue(self, task: _Task, home: int) -> Future:
         with self._lock:
-            self._queues[home % len(self.workers)].append(_Task(artifact, case, label, future))
+            self._queues[home % len(self.workers)].append(task)
             self._lock.notify_all()
-        return future
+        return task.future
 
     def _next(self, index: int) -> _Task | None:
         with self._lock:
@@ -99,24 +108,31 @@ class GpuPool:
             except BaseException as error:  # noqa: BLE001 - handed to whoever waits on the future
                 task.future.set_exception(error)
 
-    def _run(self, named: NamedWorker, task: _Task) -> Measurement:
+    def _run(self, named: NamedWorker, task: _Task) -> Measurement | tuple[Measurement, Measurement]:
         from nvfp4ctl.runner.worker import JobError
 
+        pair = task.challenger is not None
+        extra = {"challenger": task.challenger} if pair else {}
         started = time.perf_counter()
         try:
-            reply = named.worker.call(MEASURE_JOB, label=task.label, timeout_s=self.timeout_s,
-                                      artifact=task.artifact, case=task.case, **self.payload)
+            reply = named.worker.call(PAIR_JOB if pair else MEASURE_JOB, label=task.label, timeout_s=self.timeout_s,
+                                      artifact=task.artifact, case=task.case, **extra, **self.payload)
         except KernelTimeout as error:
-            return Measurement(TIMEOUT, message=_first_line(error), gpu=named.name)
+            failed = Measurement(TIMEOUT, message=_first_line(error), gpu=named.name)
         except KernelCrash as error:
-            return Measurement(CRASH, message=_first_line(error), gpu=named.name)
+            failed = Measurement(CRASH, message=_first_line(error), gpu=named.name)
         except JobError as error:
-            return Measurement(ERROR, message=str(error), gpu=named.name)
+            failed = Measurement(ERROR, message=str(error), gpu=named.name)
+        else:
+            if reply.get("status") != OK:
+                failed = Measurement(reply.get("status", ERROR), message=reply.get("message", ""), gpu=named.name)
+            elif pair:
+                return _timed(reply["current"], named.name), _timed(reply["challenger"], named.name)
+            else:
+                return _timed(reply, named.name)
         finally:
             self.busy_s[named.name] += time.perf_counter() - started
-        if reply.get("status") != OK:
-            return Measurement(reply.get("status", ERROR), message=reply.get("message", ""), gpu=named.name)
-        return Measurement(OK, us=reply["us"], err_us=reply["err_us"], runs=reply["runs"], gpu=named.name)
+        return (failed, failed) if pair else failed
 
     def close(self, kill: bool = False) -> None:
         """Drop queued tasks; with `kill` (Ctrl-C, an error) stop the running ones at once too: a
@@ -140,6 +156,10 @@ class GpuPool:
 
     def __exit__(self, exc_type: object, *rest: object) -> None:
         self.close(kill=exc_type is not None)
+
+
+def _timed(reply: dict[str, Any], gpu: str) -> Measurement:
+    return Measurement(OK, us=reply["us"], err_us=reply["err_us"], runs=reply["runs"], gpu=gpu)
 
 
 def _first_line(error: BaseException) -> str:

@@ -2,8 +2,9 @@
 
 `measure` loads one candidate (a cached kernel build, or a Python submission), checks it on one
 shape with check's own job (first call, then the reuse probe), and only then times it with bench's
-own job (the leaderboard's loop, short criterion). A worker keeps every module it loaded, so a
-candidate is imported once per GPU however many shapes it runs.
+own job (the leaderboard's loop, short criterion). `measure_pair` times two candidates back to back
+the same way (the search's rematch). A worker keeps every module it loaded, so a candidate is
+imported once per GPU however many shapes it runs.
 """
 
 from __future__ import annotations
@@ -33,8 +34,6 @@ def load_candidate(artifact: dict, problem: str) -> Callable[[tuple], Any]:
 def measure(target: Callable[[tuple], Any] | None, *, artifact: dict | None, case: Any, problem: str, rtol: float,
             atol: float, criterion: dict[str, float], settle_s: float, input_sets: int, device: str = "cuda",
             probe: bool = True) -> dict[str, Any]:
-    from nvfp4ctl.bench.jobs import bench_case
-    from nvfp4ctl.bench.stats import summarize
     from nvfp4ctl.check.job import check_case
 
     kernel = target if artifact is None else load_candidate(artifact, problem)
@@ -42,12 +41,50 @@ def measure(target: Callable[[tuple], Any] | None, *, artifact: dict | None, cas
     checked = check_case(kernel, problem=problem, case=case, rtol=rtol, atol=atol, probe=probe, device=device)
     if not checked.passed:
         return {"status": WRONG, "message": _why_wrong(checked)}
+    samples = _bench_samples(kernel, case, problem, rtol, atol, criterion, settle_s, input_sets, device)
+    if isinstance(samples, str):
+        return {"status": WRONG, "message": samples}
+    return {"status": OK} | _stats(samples)
+
+
+def measure_pair(target: Callable[[tuple], Any] | None, *, artifact: dict | None, challenger: dict, case: Any,
+                 problem: str, rtol: float, atol: float, criterion: dict[str, float], settle_s: float,
+                 input_sets: int, device: str = "cuda", probe: bool = True) -> dict[str, Any]:
+    """The current best (`artifact`) and a challenger on one shape, each checked, then timed in the
+    order current, challenger, challenger, current (a drift that is linear over the four cancels);
+    each one's mean is over its two timings."""
+    from nvfp4ctl.check.job import check_case
+
+    kernels = [target if artifact is None else load_candidate(artifact, problem), load_candidate(challenger, problem)]
+    for kernel in kernels:
+        assert kernel is not None
+        checked = check_case(kernel, problem=problem, case=case, rtol=rtol, atol=atol, probe=probe, device=device)
+        if not checked.passed:
+            return {"status": WRONG, "message": _why_wrong(checked)}
+    samples: list[list[float]] = [[], []]
+    for index in (0, 1, 1, 0):
+        found = _bench_samples(kernels[index], case, problem, rtol, atol, criterion, settle_s, input_sets, device)
+        if isinstance(found, str):
+            return {"status": WRONG, "message": found}
+        samples[index] += found
+    return {"status": OK, "current": _stats(samples[0]), "challenger": _stats(samples[1])}
+
+
+def _bench_samples(kernel: Callable[[tuple], Any], case: Any, problem: str, rtol: float, atol: float,
+                   criterion: dict[str, float], settle_s: float, input_sets: int, device: str) -> list[float] | str:
+    """bench's own job (the leaderboard's loop): the samples in ns, or why the run failed."""
+    from nvfp4ctl.bench.jobs import bench_case
+
     reply = bench_case(kernel, case=case, problem=problem, rtol=rtol, atol=atol, criterion=criterion,
                        device=device, input_sets=input_sets, settle_s=settle_s)
-    if "failure" in reply:
-        return {"status": WRONG, "message": reply["failure"]}
-    stats = summarize(reply["samples_ns"]).scaled(1e-3)
-    return {"status": OK, "us": stats.mean, "err_us": stats.err, "runs": stats.runs}
+    return reply["failure"] if "failure" in reply else list(reply["samples_ns"])
+
+
+def _stats(samples_ns: list[float]) -> dict[str, Any]:
+    from nvfp4ctl.bench.stats import summarize
+
+    stats = summarize(samples_ns).scaled(1e-3)
+    return {"us": stats.mean, "err_us": stats.err, "runs": stats.runs}
 
 
 def _why_wrong(result: Any) -> str:

@@ -73,7 +73,9 @@ def ranked_table(report: TuneReport, shape: Shape, limit: int | None = TOP) -> t
 
 
 def summary_rows(report: TuneReport) -> tuple[list[str], list[list[object]], float | None]:
-    """Per shape: the current table, the winner, the shipped build with the new table; geomean speed-up."""
+    """Per shape: the current table, the winner, the shipped build with the new table; geomean speed-up.
+    A shape whose winner is the start (its current table entry) has gained nothing: 1.000x, however
+    far apart its two builds were timed (1-3 % by the clocks' drift alone)."""
     assert report.search is not None
     columns = ["shape", "current µs", "winner µs", "new table µs", "speed-up", "winner"]
     rows, ratios = [], []
@@ -82,13 +84,28 @@ def summary_rows(report: TuneReport) -> tuple[list[str], list[list[object]], flo
         best = report.search.best_result[shape]
         after = report.new_table.get(shape)
         final = after if after is not None else best
-        ratio = current.us / final.us if current and current.ok and final.ok else None
+        unchanged = report.search.best[shape] == report.search.start[shape]
+        ratio = (1.0 if unchanged else current.us / final.us) if current and current.ok and final.ok else None
         if ratio is not None:
             ratios.append(ratio)
         rows.append([shape_key(shape), _us(current), _us(best), _us(after) if after is not None else "-",
                      f"{ratio:.3f}x" if ratio else "-",
                      report.search.best[shape].diff(report.search.start[shape], report.knobs) if best.ok else "none passed"])
     return columns, rows, geomean(ratios) if ratios else None
+
+
+def rematch_table(report: TuneReport) -> tuple[list[str], list[list[object]]]:
+    """Every first-pass lead timed again back to back against the current best, and whether it held."""
+    assert report.search is not None
+    columns = ["step", "shape", "challenger", "current µs", "challenger µs", "gain", "verdict"]
+    rows = []
+    for r in report.search.rematches:
+        timed = r.current.ok and r.challenger.ok
+        gain = f"{r.current.us / r.challenger.us - 1:+.1%}" if timed else "-"
+        verdict = "kept" if r.kept else ("dropped: the lead did not hold" if timed else f"dropped: {r.challenger.status}")
+        rows.append([r.step, shape_key(r.shape), _label(report, r.challenger_id, report.search.start[r.shape]),
+                     _us(r.current), _us(r.challenger), gain, verdict])
+    return columns, rows
 
 
 def _us(result: Measurement | None) -> str:
@@ -113,7 +130,9 @@ def result_line(report: TuneReport) -> str:
     _, _, speedup = summary_rows(report)
     where = f", written to {', '.join(p.name for p in report.written)}" if report.written else ""
     gain = f"geomean {speedup:.3f}x over the current table{where}" if speedup else "no speed-up measured"
-    return f"{len(report.shapes)} shape(s), {builds} builds ({failing} rejected somewhere): {gain}"
+    rematches = report.search.rematches if report.search else []
+    held = f"; {sum(r.kept for r in rematches)} of {len(rematches)} leads held in rematches" if rematches else ""
+    return f"{len(report.shapes)} shape(s), {builds} builds ({failing} rejected somewhere): {gain}{held}"
 
 
 def to_dict(report: TuneReport) -> dict:
@@ -140,6 +159,10 @@ def to_dict(report: TuneReport) -> dict:
                        for e in ranked(report, shape)],
         })
     payload["shapes"] = shapes
+    payload["rematches"] = [{"step": r.step, "shape": list(r.shape), "current": _values(report, r.current_id),
+                             "challenger": _values(report, r.challenger_id), "current_result": r.current.to_dict(),
+                             "challenger_result": r.challenger.to_dict(), "kept": r.kept}
+                            for r in report.search.rematches]
     return payload
 
 

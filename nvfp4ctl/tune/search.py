@@ -4,9 +4,13 @@ Per knob (declaration order), every declared value is tried with all other knobs
 best. A scope=kernel knob changes device code for every shape, so it gets one value for all shapes:
 the one with the best geomean over them (a value wrong on any shape is out). A scope=plan knob gets
 its best value per shape. A value replaces the current one only if it is faster by more than
-`min_gain` (noise must not flip winners between runs). Rounds repeat while anything changed, up to
-`rounds`; `budget_s` stops the search between knobs. The choices depend on the measurements alone,
-never on their order, so any number of GPUs, or a resumed run, takes the same path.
+`min_gain` (noise must not flip winners between runs), and, where a `rematch` is given, only if it
+stays faster by that much when both are timed again back to back in one worker: candidates timed
+minutes apart differ by 1-2 % with the very same plan (the GPU's clocks drift; H200, 2026-11-27:
+29.23 against 28.76 us on 512x1536x7168), more than many a knob's real gain. Rounds repeat while
+anything changed, up to `rounds`; `budget_s` stops the search between knobs. The choices depend on
+the measurements alone, never on their order, so any number of GPUs, or a resumed run, takes the
+same path.
 """
 
 from __future__ import annotations
@@ -23,6 +27,10 @@ from nvfp4ctl.tune.table import DispatchTable, Shape
 
 Request = tuple[Config, Shape]
 Evaluate = Callable[[list[Request], str], dict[tuple[str, Shape], Measurement]]
+# (the current best, a challenger that beat it, the shape): both timed again back to back
+Duel = tuple[Config, Config, Shape]
+DuelKey = tuple[str, str, Shape]  # (current id, challenger id, shape)
+Rematch = Callable[[list[Duel], str], dict[DuelKey, tuple[Measurement, Measurement]]]
 
 DEFAULT_ROUNDS = 1
 DEFAULT_MIN_GAIN = 0.01
@@ -36,6 +44,18 @@ class SearchSettings:
     only: frozenset[str] | None = None  # full knob names to search (--knobs); None: every knob with a choice
 
 
+@dataclass(frozen=True)
+class RematchResult:
+    """A challenger against the current best, timed back to back; `kept`: it won by more than min_gain."""
+    step: str  # the knob step's label
+    shape: Shape
+    current_id: str
+    challenger_id: str
+    current: Measurement
+    challenger: Measurement
+    kept: bool
+
+
 @dataclass
 class SearchOutcome:
     start: dict[Shape, Config]
@@ -43,6 +63,7 @@ class SearchOutcome:
     best_result: dict[Shape, Measurement]
     knobs_done: list[str] = field(default_factory=list)
     stopped: str | None = None  # why the search ended early ("budget ...")
+    rematches: list[RematchResult] = field(default_factory=list)
 
 
 def start_configs(knobs: KernelKnobs, shapes: Sequence[Shape], table: DispatchTable | None) -> dict[Shape, Config]:
@@ -74,7 +95,7 @@ def round_size(knobs: KernelKnobs, shapes: int, only: frozenset[str] | None = No
 
 def coordinate_descent(knobs: KernelKnobs, start: dict[Shape, Config], evaluate: Evaluate,
                        settings: SearchSettings = SearchSettings(),
-                       clock: Callable[[], float] = time.monotonic) -> SearchOutcome:
+                       clock: Callable[[], float] = time.monotonic, rematch: Rematch | None = None) -> SearchOutcome:
     began = clock()
     shapes = list(start)
     found = evaluate([(config, shape) for shape, config in start.items()], "start")
@@ -89,7 +110,8 @@ def coordinate_descent(knobs: KernelKnobs, start: dict[Shape, Config], evaluate:
                 return outcome
             label = f"{knobs.short(knob.name)} (round {round_index + 1})" if settings.rounds > 1 else knobs.short(knob.name)
             step = _kernel_step if knob.scope == "kernel" else _plan_step
-            changed |= step(knob, shapes, best, best_result, evaluate, label, settings.min_gain)
+            referee = _Referee(rematch, settings.min_gain, label, outcome.rematches)
+            changed |= step(knob, shapes, best, best_result, evaluate, label, settings.min_gain, referee)
             outcome.knobs_done.append(knob.name)
         if not changed:
             break
@@ -100,8 +122,33 @@ def _time(result: Measurement) -> float:
     return result.us if result.ok else math.inf
 
 
+@dataclass
+class _Referee:
+    """Rematches a step's winners against the current best (all of a step's duels at once, so the
+    GPUs share them); without a rematch every first-pass winner stands."""
+    rematch: Rematch | None
+    min_gain: float
+    step: str
+    log: list[RematchResult]
+
+    def judge(self, duels: list[Duel], together: bool = False) -> list[RematchResult] | None:
+        """Each challenger kept where it still wins by more than min_gain; `together` (a kernel
+        knob: one value for every shape): all or none, by the geomeans of the rematches."""
+        if self.rematch is None or not duels:
+            return None
+        found = self.rematch(duels, f"{self.step}: rematch")
+        timed = [(current, challenger, shape, *found[(current.id, challenger.id, shape)])
+                 for current, challenger, shape in duels]
+        ahead = together and _score([_time(t[4]) for t in timed]) < _score([_time(t[3]) for t in timed]) * (1 - self.min_gain)
+        results = [RematchResult(self.step, shape, current.id, challenger.id, first, second,
+                                 ahead if together else _time(second) < _time(first) * (1 - self.min_gain))
+                   for current, challenger, shape, first, second in timed]
+        self.log.extend(results)
+        return results
+
+
 def _kernel_step(knob: Knob, shapes: list[Shape], best: dict[Shape, Config], best_result: dict[Shape, Measurement],
-                 evaluate: Evaluate, label: str, min_gain: float) -> bool:
+                 evaluate: Evaluate, label: str, min_gain: float, referee: _Referee) -> bool:
     current = best[shapes[0]][knob.name]  # one value for every shape
     values = [v for v in dict.fromkeys(knob.values) if v != current]
     requests = [(best[s].with_value(knob.name, v), s) for v in values for s in shapes]
@@ -111,6 +158,9 @@ def _kernel_step(knob: Knob, shapes: list[Shape], best: dict[Shape, Config], bes
         score[v] = _score([_time(found[(best[s].with_value(knob.name, v).id, s)]) for s in shapes])
     winner = min(values, key=lambda v: score[v], default=current)
     if not values or not score[winner] < score[current] * (1 - min_gain):
+        return False
+    judged = referee.judge([(best[s], best[s].with_value(knob.name, winner), s) for s in shapes], together=True)
+    if judged is not None and not judged[0].kept:
         return False
     for s in shapes:
         best[s] = best[s].with_value(knob.name, winner)
@@ -123,16 +173,21 @@ def _score(times: list[float]) -> float:
 
 
 def _plan_step(knob: Knob, shapes: list[Shape], best: dict[Shape, Config], best_result: dict[Shape, Measurement],
-               evaluate: Evaluate, label: str, min_gain: float) -> bool:
+               evaluate: Evaluate, label: str, min_gain: float, referee: _Referee) -> bool:
     requests = [(best[s].with_value(knob.name, v), s) for s in shapes for v in dict.fromkeys(knob.values)
                 if v != best[s][knob.name]]
     found = evaluate(requests, label)
-    changed = False
+    leaders: dict[Shape, tuple[Config, Measurement]] = {}
     for s in shapes:
         tried = [(config, found[(config.id, shape)]) for config, shape in requests if shape == s]
         if not tried:
             continue
         config, result = min(tried, key=lambda item: _time(item[1]))
         if _time(result) < _time(best_result[s]) * (1 - min_gain):
-            best[s], best_result[s], changed = config, result, True
-    return changed
+            leaders[s] = config, result
+    judged = referee.judge([(best[s], config, s) for s, (config, _) in leaders.items()])
+    if judged is not None:
+        leaders = {r.shape: leaders[r.shape] for r in judged if r.kept}
+    for s, (config, result) in leaders.items():
+        best[s], best_result[s] = config, result
+    return bool(leaders)

@@ -16,7 +16,7 @@ from nvfp4ctl.tune.compile_pool import CompilePool
 from nvfp4ctl.tune.gpu_pool import GpuPool
 from nvfp4ctl.tune.knobs import Config, KernelKnobs
 from nvfp4ctl.tune.results import BuildResult, Measurement, shape_key
-from nvfp4ctl.tune.search import Request, SearchOutcome, SearchSettings, coordinate_descent, one_round
+from nvfp4ctl.tune.search import Duel, DuelKey, Request, SearchOutcome, SearchSettings, coordinate_descent, one_round
 from nvfp4ctl.tune.state import TuneState
 from nvfp4ctl.tune.table import DispatchTable, Shape, write_defaults, write_table
 
@@ -105,6 +105,33 @@ class Evaluator:
             found[(cid, shape)] = self._record(cid, shape, future.result(), label)
         return found
 
+    def rematch(self, duels: list[Duel], label: str) -> dict[DuelKey, tuple[Measurement, Measurement]]:
+        """Each (current best, challenger, shape) timed back to back in one worker; saved for a resume.
+        Both builds are cache hits (each was timed before), also in a resumed run."""
+        assert self.gpu_pool is not None
+        found: dict[DuelKey, tuple[Measurement, Measurement]] = {}
+        futures: dict[Future[tuple[Measurement, Measurement]], DuelKey] = {}
+        self.on_progress(label, 0)
+        for current, challenger, shape in duels:
+            key = (current.id, challenger.id, shape)
+            saved = self.state.rematch(*key)
+            if saved is not None:
+                found[key] = saved
+                continue
+            builds = [self.report.builds.get(c.id) or self._landed(c, self.compile_pool.submit(c).result())
+                      for c in (current, challenger)]
+            if not all(b.usable for b in builds):  # never: both were timed; a cache cleared meanwhile, say
+                failed = Measurement(builds[0].status if not builds[0].usable else builds[1].status)
+                found[key] = (failed, failed)
+                continue
+            futures[self.gpu_pool.submit_pair(builds[0].artifact, builds[1].artifact, self.cases[shape],
+                                              f"{label}: {shape_key(shape)}", home=self.home(shape))] = key
+        for future in as_completed(futures):
+            key = futures[future]
+            found[key] = future.result()
+            self.state.record_rematch(*key, found[key])
+        return found
+
     def home(self, shape: Shape) -> int:
         """The shape's home GPU index (its place among the tuned shapes; the pool takes it modulo)."""
         return list(self.cases).index(shape)
@@ -156,7 +183,8 @@ def tune(knobs: KernelKnobs, start: dict[Shape, Config], table: DispatchTable | 
     # the shipped build and the start in one step, so the GPUs share both (the search finds the start done)
     evaluator([*((None, shape) for shape in shapes), *((config, shape) for shape, config in start.items())],
               f"{CURRENT} and start")
-    report.search = coordinate_descent(knobs, start, evaluator, settings)
+    report.search = coordinate_descent(knobs, start, evaluator, settings,
+                                       rematch=evaluator.rematch if evaluator.gpu_pool is not None else None)
     if knobs.dispatch is None or table is None:
         report.table_note = f"{knobs.source.name} names no dispatch file (`// nvfp4ctl:dispatch file=NAME`): winners not written"
     else:

@@ -2,8 +2,9 @@
 
 One JSON file in the cache per (kernel content, shapes, GPU, timing settings): the key hashes the
 bytes of every file of the build (kernel, local headers with the dispatch table, binding). A rerun
-of an interrupted tune with the same key answers the finished (candidate, shape) pairs from here,
-and because the search depends only on these answers it retraces the same path to where it stopped.
+of an interrupted tune with the same key answers the finished (candidate, shape) pairs and the
+rematches from here, and because the search depends only on these answers it retraces the same
+path to where it stopped.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ class TuneState:
         self._lock = threading.Lock()  # GPU threads record results concurrently
         self.measurements: dict[str, dict] = {}
         self.builds: dict[str, dict] = {}
+        self.rematches: dict[str, list[dict]] = {}  # "current|challenger|shape": [current, challenger]
         self.resumed = 0
         if not fresh and path.is_file():
             try:
@@ -47,6 +49,7 @@ class TuneState:
             if saved.get("key") == key:
                 self.measurements = saved.get("measurements", {})
                 self.builds = saved.get("builds", {})
+                self.rematches = saved.get("rematches", {})
                 self.resumed = len(self.measurements)
 
     @classmethod
@@ -60,6 +63,16 @@ class TuneState:
     def measurement(self, config_id: str, shape: Sequence[int]) -> Measurement | None:
         found = self.measurements.get(self._pair(config_id, shape))
         return Measurement.from_dict(found) if found else None
+
+    def rematch(self, current_id: str, challenger_id: str, shape: Sequence[int]) -> tuple[Measurement, Measurement] | None:
+        found = self.rematches.get(f"{current_id}|{self._pair(challenger_id, shape)}")
+        return (Measurement.from_dict(found[0]), Measurement.from_dict(found[1])) if found else None
+
+    def record_rematch(self, current_id: str, challenger_id: str, shape: Sequence[int],
+                       result: tuple[Measurement, Measurement]) -> None:
+        with self._lock:
+            self.rematches[f"{current_id}|{self._pair(challenger_id, shape)}"] = [r.to_dict() for r in result]
+            self._save()
 
     def build(self, config_id: str) -> BuildResult | None:
         found = self.builds.get(config_id)
@@ -78,5 +91,6 @@ class TuneState:
     def _save(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         scratch = self.path.with_name(self.path.name + f".{threading.get_ident()}.tmp")
-        scratch.write_text(json.dumps({"key": self.key, "measurements": self.measurements, "builds": self.builds}))
+        scratch.write_text(json.dumps({"key": self.key, "measurements": self.measurements, "builds": self.builds,
+                                       "rematches": self.rematches}))
         scratch.replace(self.path)  # atomic: an interrupt leaves the old file or the new one

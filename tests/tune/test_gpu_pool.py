@@ -11,6 +11,7 @@ from nvfp4ctl.runner.worker import ChildCrashed, ChildTimeout
 from nvfp4ctl.task import Case
 from nvfp4ctl.tune.compile_pool import CompilePool
 from nvfp4ctl.tune.gpu_pool import GpuPool, NamedWorker
+from nvfp4ctl.tune.render import summary_rows
 from nvfp4ctl.tune.results import CRASH, OK, TIMEOUT, WRONG
 from nvfp4ctl.tune.search import SearchSettings, start_configs
 from nvfp4ctl.tune.session import CURRENT, Evaluator, TuneReport, tune
@@ -72,8 +73,9 @@ def test_an_interrupted_run_resumes_without_redoing_anything(tmp_path: Path) -> 
     first, _, _, _ = _session(2, tmp_path, fresh=True)
     again, fakes, compiled, _ = _session(2, tmp_path, fresh=False)
     assert again.resumed == len(first.measurements)
-    assert not any(fake.calls for fake in fakes) and compiled == []
+    assert not any(fake.calls for fake in fakes) and compiled == []  # the rematches too
     assert again.search.best == first.search.best
+    assert first.search.rematches and again.search.rematches == first.search.rematches
 
 
 def test_a_partial_state_is_finished(tmp_path: Path) -> None:
@@ -101,6 +103,48 @@ def test_a_crash_or_hang_costs_only_its_task() -> None:
         results = [pool.submit(a, CASES[SHAPES[0]], "t").result() for a in ("crash", "hang", None)]
     assert [r.status for r in results] == [CRASH, TIMEOUT, OK]
     assert results[0].message == "bench: crashed with a CUDA error: illegal address"
+
+
+def test_the_clocks_drift_leads_are_dropped_and_unchanged_shapes_gain_nothing(tmp_path: Path) -> None:
+    """No knob changes anything, but every timing comes out 0.5 % faster than the one before (the GPU's
+    clocks drift): later candidates lead the start by more than 1 % in the sweep; back to back, current,
+    challenger, challenger, current, the drift cancels and every lead is dropped. The summary says
+    1.000x, not the drift between the current table's timing and the start's."""
+    class Drifting(FakeWorker):
+        def call(self, job, *, label, timeout_s=None, **payload):
+            self.calls.append(label)
+            ticks = (0, 1, 2, 3) if job.endswith("measure_pair") else (0,)
+            times = [20.0 * 0.995 ** (len(self.calls) * 4 + tick) for tick in ticks]
+            if len(times) == 1:
+                return {"status": OK, "us": times[0], "err_us": 0.01, "runs": 20}
+            side = lambda us: {"status": OK, "us": us, "err_us": 0.01, "runs": 40}  # noqa: E731
+            return {"status": OK, "current": side((times[0] + times[3]) / 2), "challenger": side((times[1] + times[2]) / 2)}
+
+    shapes = SHAPES[:2]
+    report = TuneReport(knobs=KNOBS, shapes=shapes, compile_only=False)
+    with CompilePool(Path("fake.cu"), "sm_90a", compile_fn=fake_compile, executor=ThreadPoolExecutor(2)) as builds, \
+            GpuPool([NamedWorker("GPU 0", Drifting(timing))], {}, timeout_s=10) as gpus:
+        evaluator = Evaluator(builds, gpus, TuneState(tmp_path / "state.json", "key"), CASES, report, lambda *_: None)
+        tune(KNOBS, start_configs(KNOBS, shapes, None), None, evaluator, SearchSettings())
+    assert report.search.rematches and not any(r.kept for r in report.search.rematches)
+    assert report.search.best == report.search.start
+    assert report.current(shapes[0]).us != report.search.best_result[shapes[0]].us
+    _, rows, speedup = summary_rows(report)
+    assert speedup == 1.0 and {row[4] for row in rows} == {"1.000x"}
+
+
+def test_a_pair_is_timed_in_one_worker_and_a_crash_fails_both_sides() -> None:
+    class Flaky(FakeWorker):
+        def call(self, job, *, label, timeout_s=None, **payload):
+            if payload["challenger"]["values"].get("F_K") == "3":
+                raise ChildCrashed("bench: crashed with a CUDA error: illegal address", [], None)
+            return super().call(job, label=label, timeout_s=timeout_s, **payload)
+
+    with GpuPool([NamedWorker("GPU 0", Flaky(timing))], {}, timeout_s=5) as pool:
+        fast, crashed = (pool.submit_pair({"values": {"F_K": "1"}}, {"values": {"F_K": k}}, CASES[SHAPES[0]], "t").result()
+                         for k in ("2", "3"))
+    assert [(m.status, m.us, m.gpu) for m in fast] == [(OK, 20.128, "GPU 0"), (OK, 15.128, "GPU 0")]
+    assert [m.status for m in crashed] == [CRASH, CRASH]
 
 
 def test_a_shape_is_timed_on_its_home_gpu_and_idle_gpus_take_over_the_rest() -> None:

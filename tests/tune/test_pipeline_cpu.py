@@ -55,3 +55,7 @@ def test_cpu_workers_check_then_time_every_candidate(tmp_path: Path) -> None:
     assert statuses[("SPEED=2", SHAPES[0])] == WRONG and statuses[(CURRENT, SHAPES[1])] == OK
     assert {r.gpu for r in report.measurements.values()} == {"CPU worker 0", "CPU worker 1"}
     assert all(r.runs == 3 for r in report.measurements.values() if r.ok)
+    # SPEED=1's lead, timed again back to back in one worker (measure_pair: current, it, it, current)
+    speed = [r for r in report.search.rematches if r.step == "SPEED"]
+    assert len(speed) == 2 and all(r.kept and r.current.runs == r.challenger.runs == 6 for r in speed)
+    assert all(r.current.gpu == r.challenger.gpu for r in speed)

@@ -88,3 +88,49 @@ def test_more_rounds_stop_when_nothing_changes() -> None:
     recorder = Recorder()
     coordinate_descent(KNOBS, start_configs(KNOBS, [A, B], None), recorder, SearchSettings(rounds=5))
     assert recorder.labels == ["start", "K (round 1)", "P (round 1)", "K (round 2)", "P (round 2)"]
+
+
+def rematch_with(truth):
+    """A rematch that times both sides by `truth`; its labels in `asked`."""
+    asked: list[str] = []
+
+    def rematch(duels, label):
+        asked.append(label)
+        return {(current.id, challenger.id, s): (truth(current, s), truth(challenger, s)) for current, challenger, s in duels}
+
+    return rematch, asked
+
+
+def test_a_lead_the_rematch_does_not_confirm_is_dropped() -> None:
+    def truth(config, shape):  # X_P's first-pass lead on A was noise: back to back it is level
+        return model(config.with_value("X_P", 0), shape)
+
+    rematch, asked = rematch_with(truth)
+    outcome = coordinate_descent(KNOBS, start_configs(KNOBS, [A, B], None), Recorder(), rematch=rematch)
+    assert {s: c["X_K"] for s, c in outcome.best.items()} == {A: 2, B: 2}
+    assert outcome.best[A]["X_P"] == 0 and outcome.best_result[A].us == pytest.approx(10.0 * 0.8)
+    assert asked == ["K: rematch", "P: rematch"]
+    assert [(r.step, r.shape, r.kept) for r in outcome.rematches] == [("K", A, True), ("K", B, True), ("P", A, False)]
+
+
+def test_a_kernel_knob_moves_only_if_the_geomean_of_its_rematches_confirms() -> None:
+    def truth(config, shape):  # X_K changes nothing back to back; X_P's lead on A is real
+        return model(config.with_value("X_K", 1), shape)
+
+    rematch, _ = rematch_with(truth)
+    outcome = coordinate_descent(KNOBS, start_configs(KNOBS, [A, B], None), Recorder(), rematch=rematch)
+    assert {c["X_K"] for c in outcome.best.values()} == {1}
+    assert outcome.best[A]["X_P"] == 1 and outcome.best[B]["X_P"] == 0
+    assert [(r.step, r.kept) for r in outcome.rematches] == [("K", False), ("K", False), ("P", True)]
+
+
+def test_a_challenger_that_fails_its_rematch_is_dropped() -> None:
+    def truth(config, shape):
+        if config["X_P"] == 1:
+            return Measurement(WRONG, message="wrong in the rematch")
+        return model(config, shape)
+
+    rematch, _ = rematch_with(truth)
+    outcome = coordinate_descent(KNOBS, start_configs(KNOBS, [A, B], None), Recorder(), rematch=rematch)
+    assert outcome.best[A]["X_P"] == 0
+    assert [r.kept for r in outcome.rematches if r.step == "P"] == [False]

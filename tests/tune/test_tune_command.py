@@ -107,8 +107,10 @@ def test_timed_tune_ranks_summarises_writes_and_logs(tiny_copy: Path, tmp_path: 
     out = result.output
     assert "128x256x256" in out and "128x7168x16384" in out and "current table" in out
     assert "winners" in out and "GPU time: GPU 0" in out
-    line = "2 shape(s), 5 builds (0 rejected somewhere): geomean 1.675x over the current table, written to tiny_dispatch.cuh"
+    line = ("2 shape(s), 5 builds (0 rejected somewhere): geomean 1.675x over the current table, written to "
+            "tiny_dispatch.cuh; 4 of 4 leads held in rematches")
     assert line in out, out  # ((11 / 7) * (10 / 5.6)) ** 0.5: the new table re-timed against the old
+    assert "rematches: each lead timed again" in out and "dropped" not in out
     assert runlog.read(Path(os.environ["NVFP4CTL_MEMORY"]))[-1].result == line
     dispatch = tiny_copy.with_name("tiny_dispatch.cuh").read_text()
     assert "{128, 7168, 16384, 1, PlanKnob::SPLIT, 2}," in dispatch and "#define TINY_LIVE 256" in dispatch
@@ -120,6 +122,7 @@ def test_timed_tune_ranks_summarises_writes_and_logs(tiny_copy: Path, tmp_path: 
     assert [s["key"] for s in report["shapes"]] == ["128x256x256", "128x7168x16384"]
     assert report["shapes"][0]["current"]["us"] == pytest.approx(7.0)  # the new table is now the current one
     assert report["result"].endswith("geomean 1.000x over the current table") and report["written"] == []
+    assert report["rematches"] == []  # nothing led: the table is already the winners
 
 
 def test_a_gpu_with_a_cpu_only_torch_tunes_compile_only(tiny_copy: Path, fake_gpus: None,

@@ -41,5 +41,7 @@ def test_a_tiny_tune_of_the_sm90_kernel_on_one_shape(tmp_path: Path) -> None:
     assert tried == set(knob.values)
     assert all(entry["status"] == "ok" for entry in shape["ranked"]), shape["ranked"]
     assert shape["winner"][knob.name] in knob.values
+    # a lead, if any, was timed again back to back with the current best (the search's rematch)
+    assert all(r["current_result"]["status"] == r["challenger_result"]["status"] == "ok" for r in report["rematches"])
     if table is not None:
         assert knobs.dispatch.read_text() == table

@@ -10,6 +10,7 @@ from typing import Any
 
 from nvfp4ctl.build.knobs import Knob
 from nvfp4ctl.tune.knobs import KernelKnobs
+from nvfp4ctl.tune.gpu_pool import PAIR_JOB
 from nvfp4ctl.tune.results import OK, BuildResult
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -29,7 +30,8 @@ def fake_compile(source: str, arch: str, defines: tuple[str, ...]) -> BuildResul
 
 
 class FakeWorker:
-    """Stands in for a runner Worker: sleeps `delay_s` per task and answers from `timing(values, case)`."""
+    """Stands in for a runner Worker: sleeps `delay_s` per task and answers from `timing(values, case)`;
+    a pair task (the search's rematch) with both candidates' answers."""
 
     def __init__(self, timing: Callable[[dict, Any], dict], delay_s: float = 0.0, name: str = "fake GPU") -> None:
         self.timing, self.delay_s, self.gpu = timing, delay_s, name
@@ -40,7 +42,12 @@ class FakeWorker:
         time.sleep(self.delay_s)
         self.calls.append(label)
         artifact = payload["artifact"] or {"values": {}}
-        return self.timing(artifact["values"], payload["case"])
+        answer = self.timing(artifact["values"], payload["case"])
+        if job != PAIR_JOB:
+            return answer
+        other = self.timing(payload["challenger"]["values"], payload["case"])
+        failed = next((a for a in (answer, other) if a["status"] != OK), None)
+        return failed or {"status": OK, "current": answer, "challenger": other}
 
     def close(self) -> None:
         self.closed = True
