@@ -719,8 +719,15 @@ def log_anchor_targets(rows: list[dict], log) -> dict:
     log(f"  compute-bound shapes within {TASK_COMPUTE_FLOOR_SLACK:.0%} of the fp16 floor: "
         + (", ".join(f"{r['shape']} {r['main'] / r['floor']:.2f}x floor" for r in compute_bound) or "none")
         + f", {verdict(not off_floor)}")
+    # The first target asks more of a compute-bound shape than the last: matching an anchor that runs
+    # within a few % of the floor means coming at least that close (docs/sm90_performance.md: the energy
+    # study puts even 5 % out of this design's reach on 2304x4608x7168).
+    for r in compute_bound:
+        log(f"  {r['shape']}: >= {TASK_MIN_SPEEDUP:g}x the anchor means <= {r['cublas_fp16']:.1f} us, within "
+            f"{r['cublas_fp16'] / r['floor'] - 1:.1%} of its fp16 floor ({r['floor']:.1f} us)")
     return {"speedups": speedups, "geomean_speedup": geo, "bench_geomean_us": bench_geo, "below_anchor": slow,
-            "off_floor": off_floor}
+            "off_floor": off_floor,
+            "anchor_over_floor": {r["shape"]: r["cublas_fp16"] / r["floor"] for r in compute_bound}}
 
 
 # The Hopper kernel's performance target: geomean <= 14 µs, every shape >= 2.5x faster than the cuBLAS anchor
