@@ -115,7 +115,9 @@ class GpuPool:
         extra = {"challenger": task.challenger} if pair else {}
         started = time.perf_counter()
         try:
-            reply = named.worker.call(PAIR_JOB if pair else MEASURE_JOB, label=task.label, timeout_s=self.timeout_s,
+            # a pair is two checks and four timings: twice the time one candidate may take
+            reply = named.worker.call(PAIR_JOB if pair else MEASURE_JOB, label=task.label,
+                                      timeout_s=self.timeout_s * (2 if pair else 1),
                                       artifact=task.artifact, case=task.case, **extra, **self.payload)
         except KernelTimeout as error:
             failed = Measurement(TIMEOUT, message=_first_line(error), gpu=named.name)
@@ -125,7 +127,7 @@ class GpuPool:
             failed = Measurement(ERROR, message=str(error), gpu=named.name)
         else:
             if reply.get("status") != OK:
-                failed = Measurement(reply.get("status", ERROR), message=reply.get("message", ""), gpu=named.name)
+                failed = _timed(reply, named.name)
             elif pair:
                 return _timed(reply["current"], named.name), _timed(reply["challenger"], named.name)
             else:
@@ -159,6 +161,8 @@ class GpuPool:
 
 
 def _timed(reply: dict[str, Any], gpu: str) -> Measurement:
+    if reply.get("status") != OK:
+        return Measurement(reply.get("status", ERROR), message=reply.get("message", ""), gpu=gpu)
     return Measurement(OK, us=reply["us"], err_us=reply["err_us"], runs=reply["runs"], gpu=gpu)
 
 

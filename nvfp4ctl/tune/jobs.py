@@ -51,23 +51,33 @@ def measure_pair(target: Callable[[tuple], Any] | None, *, artifact: dict | None
                  problem: str, rtol: float, atol: float, criterion: dict[str, float], settle_s: float,
                  input_sets: int, device: str = "cuda", probe: bool = True) -> dict[str, Any]:
     """The current best (`artifact`) and a challenger on one shape, each checked, then timed in the
-    order current, challenger, challenger, current (a drift that is linear over the four cancels);
-    each one's mean is over its two timings."""
+    order current, challenger, challenger, current: each side's time is the mean of its two timings'
+    means, so a drift that is linear over the four cancels. A side that fails gets its own status
+    (the other is still timed)."""
     from nvfp4ctl.check.job import check_case
 
     kernels = [target if artifact is None else load_candidate(artifact, problem), load_candidate(challenger, problem)]
-    for kernel in kernels:
+    sides: list[dict[str, Any]] = [{}, {}]
+    for index, kernel in enumerate(kernels):
         assert kernel is not None
         checked = check_case(kernel, problem=problem, case=case, rtol=rtol, atol=atol, probe=probe, device=device)
         if not checked.passed:
-            return {"status": WRONG, "message": _why_wrong(checked)}
-    samples: list[list[float]] = [[], []]
+            sides[index] = {"status": WRONG, "message": _why_wrong(checked)}
+    timings: list[list[dict[str, Any]]] = [[], []]
     for index in (0, 1, 1, 0):
+        if sides[index]:
+            continue
         found = _bench_samples(kernels[index], case, problem, rtol, atol, criterion, settle_s, input_sets, device)
         if isinstance(found, str):
-            return {"status": WRONG, "message": found}
-        samples[index] += found
-    return {"status": OK, "current": _stats(samples[0]), "challenger": _stats(samples[1])}
+            sides[index] = {"status": WRONG, "message": found}
+        else:
+            timings[index].append(_stats(found))
+    for index, runs in enumerate(timings):
+        if not sides[index]:
+            sides[index] = {"status": OK, "us": sum(r["us"] for r in runs) / 2,
+                            "err_us": abs(runs[0]["us"] - runs[1]["us"]) / 2 + max(r["err_us"] for r in runs),
+                            "runs": sum(r["runs"] for r in runs)}
+    return {"status": OK, "current": sides[0], "challenger": sides[1]}
 
 
 def _bench_samples(kernel: Callable[[tuple], Any], case: Any, problem: str, rtol: float, atol: float,

@@ -95,17 +95,37 @@ def summary_rows(report: TuneReport) -> tuple[list[str], list[list[object]], flo
 
 
 def rematch_table(report: TuneReport) -> tuple[list[str], list[list[object]]]:
-    """Every first-pass lead timed again back to back against the current best, and whether it held."""
+    """Every first-pass lead timed again back to back against the current best, and whether it held
+    (a kernel knob's value once for all shapes: by the geomean of its rows, shown in the verdict)."""
     assert report.search is not None
     columns = ["step", "shape", "challenger", "current µs", "challenger µs", "gain", "verdict"]
     rows = []
     for r in report.search.rematches:
         timed = r.current.ok and r.challenger.ok
         gain = f"{r.current.us / r.challenger.us - 1:+.1%}" if timed else "-"
-        verdict = "kept" if r.kept else ("dropped: the lead did not hold" if timed else f"dropped: {r.challenger.status}")
+        if r.kept:
+            verdict = "kept"
+        elif not r.challenger.ok:
+            verdict = f"dropped: {r.challenger.status}" + (f" ({r.challenger.message})" if r.challenger.message else "")
+        else:
+            verdict = "dropped: the lead did not hold"
+        if r.joint_gain is not None:
+            verdict += f" (all shapes: {r.joint_gain:+.1%})" if math.isfinite(r.joint_gain) else " (all shapes)"
         rows.append([r.step, shape_key(r.shape), _label(report, r.challenger_id, report.search.start[r.shape]),
                      _us(r.current), _us(r.challenger), gain, verdict])
     return columns, rows
+
+
+def leads_held(report: TuneReport) -> tuple[int, int]:
+    """(leads kept, leads rematched): a plan knob's lead per shape, a kernel knob's once for all shapes."""
+    if report.search is None:
+        return 0, 0
+    leads: dict[tuple[str, ...], bool] = {}
+    for r in report.search.rematches:
+        # a kernel step rematches one value, over every shape (their configs differ where plan entries do)
+        key = (r.step,) if r.joint_gain is not None else (r.step, r.challenger_id, shape_key(r.shape))
+        leads[key] = r.kept
+    return sum(leads.values()), len(leads)
 
 
 def _us(result: Measurement | None) -> str:
@@ -130,8 +150,8 @@ def result_line(report: TuneReport) -> str:
     _, _, speedup = summary_rows(report)
     where = f", written to {', '.join(p.name for p in report.written)}" if report.written else ""
     gain = f"geomean {speedup:.3f}x over the current table{where}" if speedup else "no speed-up measured"
-    rematches = report.search.rematches if report.search else []
-    held = f"; {sum(r.kept for r in rematches)} of {len(rematches)} leads held in rematches" if rematches else ""
+    kept, leads = leads_held(report)
+    held = f"; {kept} of {leads} leads held in rematches" if leads else ""
     return f"{len(report.shapes)} shape(s), {builds} builds ({failing} rejected somewhere): {gain}{held}"
 
 
@@ -161,7 +181,9 @@ def to_dict(report: TuneReport) -> dict:
     payload["shapes"] = shapes
     payload["rematches"] = [{"step": r.step, "shape": list(r.shape), "current": _values(report, r.current_id),
                              "challenger": _values(report, r.challenger_id), "current_result": r.current.to_dict(),
-                             "challenger_result": r.challenger.to_dict(), "kept": r.kept}
+                             "challenger_result": r.challenger.to_dict(), "kept": r.kept,
+                             "all_shapes_gain": r.joint_gain if r.joint_gain is not None and math.isfinite(r.joint_gain)
+                             else None}
                             for r in report.search.rematches]
     return payload
 

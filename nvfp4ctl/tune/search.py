@@ -46,7 +46,8 @@ class SearchSettings:
 
 @dataclass(frozen=True)
 class RematchResult:
-    """A challenger against the current best, timed back to back; `kept`: it won by more than min_gain."""
+    """A challenger against the current best, timed back to back; `kept`: it won by more than min_gain
+    (a kernel knob's value: by the geomean over every shape, `joint_gain`)."""
     step: str  # the knob step's label
     shape: Shape
     current_id: str
@@ -54,6 +55,7 @@ class RematchResult:
     current: Measurement
     challenger: Measurement
     kept: bool
+    joint_gain: float | None = None  # a kernel knob: current geomean / challenger geomean - 1 (inf: one failed)
 
 
 @dataclass
@@ -124,27 +126,33 @@ def _time(result: Measurement) -> float:
 
 @dataclass
 class _Referee:
-    """Rematches a step's winners against the current best (all of a step's duels at once, so the
-    GPUs share them); without a rematch every first-pass winner stands."""
+    """Rematches a step's leads against the current best (all of a step's duels at once, so the GPUs
+    share them). Without a rematch, or where the current best failed (a wrong or rejected start has
+    no time to be beaten back to back), every first-pass lead stands."""
     rematch: Rematch | None
     min_gain: float
     step: str
     log: list[RematchResult]
 
-    def judge(self, duels: list[Duel], together: bool = False) -> list[RematchResult] | None:
-        """Each challenger kept where it still wins by more than min_gain; `together` (a kernel
-        knob: one value for every shape): all or none, by the geomeans of the rematches."""
-        if self.rematch is None or not duels:
-            return None
-        found = self.rematch(duels, f"{self.step}: rematch")
+    def kept(self, duels: list[Duel], best_result: dict[Shape, Measurement], together: bool = False) -> set[Shape]:
+        """The shapes whose lead holds; `together` (a kernel knob: one value for every shape): all or
+        none, by the geomeans of the rematches."""
+        if self.rematch is None or not all(best_result[shape].ok for _, _, shape in duels if together):
+            return {shape for _, _, shape in duels}
+        judged = [duel for duel in duels if best_result[duel[2]].ok]
+        found = self.rematch(judged, f"{self.step}: rematch") if judged else {}
         timed = [(current, challenger, shape, *found[(current.id, challenger.id, shape)])
-                 for current, challenger, shape in duels]
-        ahead = together and _score([_time(t[4]) for t in timed]) < _score([_time(t[3]) for t in timed]) * (1 - self.min_gain)
+                 for current, challenger, shape in judged]
+        joint = None
+        if together:
+            joint = _score([_time(t[3]) for t in timed]) / _score([_time(t[4]) for t in timed]) - 1
         results = [RematchResult(self.step, shape, current.id, challenger.id, first, second,
-                                 ahead if together else _time(second) < _time(first) * (1 - self.min_gain))
+                                 joint > self.min_gain / (1 - self.min_gain) if joint is not None
+                                 else _time(second) < _time(first) * (1 - self.min_gain), joint)
                    for current, challenger, shape, first, second in timed]
         self.log.extend(results)
-        return results
+        unjudged = {shape for _, _, shape in duels} - {shape for _, _, shape in judged}
+        return unjudged | {r.shape for r in results if r.kept}
 
 
 def _kernel_step(knob: Knob, shapes: list[Shape], best: dict[Shape, Config], best_result: dict[Shape, Measurement],
@@ -159,8 +167,7 @@ def _kernel_step(knob: Knob, shapes: list[Shape], best: dict[Shape, Config], bes
     winner = min(values, key=lambda v: score[v], default=current)
     if not values or not score[winner] < score[current] * (1 - min_gain):
         return False
-    judged = referee.judge([(best[s], best[s].with_value(knob.name, winner), s) for s in shapes], together=True)
-    if judged is not None and not judged[0].kept:
+    if not referee.kept([(best[s], best[s].with_value(knob.name, winner), s) for s in shapes], best_result, together=True):
         return False
     for s in shapes:
         best[s] = best[s].with_value(knob.name, winner)
@@ -185,9 +192,8 @@ def _plan_step(knob: Knob, shapes: list[Shape], best: dict[Shape, Config], best_
         config, result = min(tried, key=lambda item: _time(item[1]))
         if _time(result) < _time(best_result[s]) * (1 - min_gain):
             leaders[s] = config, result
-    judged = referee.judge([(best[s], config, s) for s, (config, _) in leaders.items()])
-    if judged is not None:
-        leaders = {r.shape: leaders[r.shape] for r in judged if r.kept}
+    held = referee.kept([(best[s], config, s) for s, (config, _) in leaders.items()], best_result)
+    leaders = {s: leader for s, leader in leaders.items() if s in held}
     for s, (config, result) in leaders.items():
         best[s], best_result[s] = config, result
     return bool(leaders)

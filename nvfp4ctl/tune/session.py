@@ -15,7 +15,7 @@ from typing import Any
 from nvfp4ctl.tune.compile_pool import CompilePool
 from nvfp4ctl.tune.gpu_pool import GpuPool
 from nvfp4ctl.tune.knobs import Config, KernelKnobs
-from nvfp4ctl.tune.results import BuildResult, Measurement, shape_key
+from nvfp4ctl.tune.results import ERROR, BuildResult, Measurement, shape_key
 from nvfp4ctl.tune.search import Duel, DuelKey, Request, SearchOutcome, SearchSettings, coordinate_descent, one_round
 from nvfp4ctl.tune.state import TuneState
 from nvfp4ctl.tune.table import DispatchTable, Shape, write_defaults, write_table
@@ -107,25 +107,33 @@ class Evaluator:
 
     def rematch(self, duels: list[Duel], label: str) -> dict[DuelKey, tuple[Measurement, Measurement]]:
         """Each (current best, challenger, shape) timed back to back in one worker; saved for a resume.
-        Both builds are cache hits (each was timed before), also in a resumed run."""
-        assert self.gpu_pool is not None
+        Both builds were timed before, so they are in this run's report or, resumed, cache hits."""
+        if self.gpu_pool is None:
+            raise RuntimeError("a rematch needs the GPU pool")
         found: dict[DuelKey, tuple[Measurement, Measurement]] = {}
-        futures: dict[Future[tuple[Measurement, Measurement]], DuelKey] = {}
         self.on_progress(label, 0)
+        todo = []
         for current, challenger, shape in duels:
-            key = (current.id, challenger.id, shape)
-            saved = self.state.rematch(*key)
+            saved = self.state.rematch(current.id, challenger.id, shape)
             if saved is not None:
-                found[key] = saved
-                continue
-            builds = [self.report.builds.get(c.id) or self._landed(c, self.compile_pool.submit(c).result())
-                      for c in (current, challenger)]
-            if not all(b.usable for b in builds):  # never: both were timed; a cache cleared meanwhile, say
-                failed = Measurement(builds[0].status if not builds[0].usable else builds[1].status)
+                found[(current.id, challenger.id, shape)] = saved
+            else:
+                todo.append((current, challenger, shape))
+        missing = {c.id: c for duel in todo for c in duel[:2] if c.id not in self.report.builds}
+        for future, config in [(self.compile_pool.submit(c), c) for c in missing.values()]:
+            self._landed(config, future.result())
+        futures: dict[Future[tuple[Measurement, Measurement]], DuelKey] = {}
+        for current, challenger, shape in todo:
+            key = (current.id, challenger.id, shape)
+            builds = [self.report.builds[current.id], self.report.builds[challenger.id]]
+            if all(b.usable for b in builds):
+                futures[self.gpu_pool.submit_pair(builds[0].artifact, builds[1].artifact, self.cases[shape],
+                                                  f"{label}: {shape_key(shape)}", home=self.home(shape))] = key
+            else:  # a build cache cleared and rebuilt differently meanwhile, say: nothing to time back to back
+                bad = next(b for b in builds if not b.usable)
+                failed = Measurement(ERROR, message=f"not timed: a build is now rejected ({bad.status}: {bad.message})")
                 found[key] = (failed, failed)
-                continue
-            futures[self.gpu_pool.submit_pair(builds[0].artifact, builds[1].artifact, self.cases[shape],
-                                              f"{label}: {shape_key(shape)}", home=self.home(shape))] = key
+                self.state.record_rematch(*key, found[key])
         for future in as_completed(futures):
             key = futures[future]
             found[key] = future.result()

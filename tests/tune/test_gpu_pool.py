@@ -141,10 +141,13 @@ def test_a_pair_is_timed_in_one_worker_and_a_crash_fails_both_sides() -> None:
             return super().call(job, label=label, timeout_s=timeout_s, **payload)
 
     with GpuPool([NamedWorker("GPU 0", Flaky(timing))], {}, timeout_s=5) as pool:
-        fast, crashed = (pool.submit_pair({"values": {"F_K": "1"}}, {"values": {"F_K": k}}, CASES[SHAPES[0]], "t").result()
-                         for k in ("2", "3"))
+        fast, crashed, wrong = (pool.submit_pair({"values": {"F_K": "1"}}, {"values": {"F_K": k}}, CASES[shape], "t").result()
+                                for k, shape in (("2", SHAPES[0]), ("3", SHAPES[0]), ("2", SHAPES[1])))
+        wrong_current = pool.submit_pair({"values": {"F_K": "3"}}, {"values": {"F_K": "2"}}, CASES[SHAPES[1]], "t").result()
     assert [(m.status, m.us, m.gpu) for m in fast] == [(OK, 20.128, "GPU 0"), (OK, 15.128, "GPU 0")]
     assert [m.status for m in crashed] == [CRASH, CRASH]
+    assert [m.status for m in wrong] == [OK, OK]
+    assert [m.status for m in wrong_current] == [WRONG, OK] and "outputs wrong" in wrong_current[0].message
 
 
 def test_a_shape_is_timed_on_its_home_gpu_and_idle_gpus_take_over_the_rest() -> None:

@@ -134,3 +134,37 @@ def test_a_challenger_that_fails_its_rematch_is_dropped() -> None:
     outcome = coordinate_descent(KNOBS, start_configs(KNOBS, [A, B], None), Recorder(), rematch=rematch)
     assert outcome.best[A]["X_P"] == 0
     assert [r.kept for r in outcome.rematches if r.step == "P"] == [False]
+
+
+def test_a_failing_current_best_is_not_rematched_its_challengers_lead_stands() -> None:
+    """A wrong start has no time to be beaten back to back: the first-pass lead replaces it."""
+    def first_pass(config, shape):
+        if config["X_P"] == 0 and shape == A:
+            return Measurement(WRONG, message="wrong start on A")
+        return model(config, shape)
+
+    class Wrong(Recorder):
+        def __call__(self, requests, label):
+            return {(c.id, s): first_pass(c, s) for c, s in requests}
+
+    rematch, asked = rematch_with(first_pass)
+    outcome = coordinate_descent(KNOBS, start_configs(KNOBS, [A, B], None), Wrong(),
+                                 SearchSettings(only=frozenset({"X_P"})), rematch=rematch)
+    assert outcome.best[A]["X_P"] == 1 and outcome.best_result[A].ok
+    assert asked == [] and outcome.rematches == []  # B had no lead; A's current failed
+
+
+def test_a_kernel_knob_with_a_failing_shape_keeps_its_lead_without_a_rematch() -> None:
+    def first_pass(config, shape):
+        if config["X_K"] == 1 and shape == B:
+            return Measurement(WRONG, message="the start is wrong on B")
+        return model(config, shape)
+
+    class Wrong(Recorder):
+        def __call__(self, requests, label):
+            return {(c.id, s): first_pass(c, s) for c, s in requests}
+
+    rematch, asked = rematch_with(first_pass)
+    outcome = coordinate_descent(KNOBS, start_configs(KNOBS, [A, B], None), Wrong(),
+                                 SearchSettings(only=frozenset({"X_K"})), rematch=rematch)
+    assert {c["X_K"] for c in outcome.best.values()} == {2} and asked == []

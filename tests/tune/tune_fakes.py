@@ -46,8 +46,7 @@ class FakeWorker:
         if job != PAIR_JOB:
             return answer
         other = self.timing(payload["challenger"]["values"], payload["case"])
-        failed = next((a for a in (answer, other) if a["status"] != OK), None)
-        return failed or {"status": OK, "current": answer, "challenger": other}
+        return {"status": OK, "current": answer, "challenger": other}  # each side its own status, as measure_pair
 
     def close(self) -> None:
         self.closed = True

@@ -1,0 +1,59 @@
+"""The rematch table and counts: kept, dropped and failed leads; a kernel knob's value judged once
+over all shapes (its verdict says by how much), counted as one lead."""
+
+from __future__ import annotations
+
+import json
+import math
+
+from nvfp4ctl.tune.render import leads_held, rematch_table, to_dict
+from nvfp4ctl.tune.results import OK, WRONG, Measurement
+from nvfp4ctl.tune.search import RematchResult, SearchOutcome, start_configs
+from nvfp4ctl.tune.session import TuneReport
+
+from tune_fakes import make_knobs
+
+A, B = (128, 256, 256, 1), (512, 512, 7168, 1)
+KNOBS = make_knobs(("R_K", (1, 2), 1, "kernel"), ("R_P", (0, 1), 0, "plan"))
+
+
+def _report() -> TuneReport:
+    start = start_configs(KNOBS, [A, B], None)
+    report = TuneReport(knobs=KNOBS, shapes=[A, B], compile_only=False)
+    report.search = SearchOutcome(start=dict(start), best=dict(start),
+                                  best_result={s: Measurement(OK, us=10.0) for s in (A, B)})
+    k2 = {s: c.with_value("R_K", 2) for s, c in start.items()}
+    p1 = start[A].with_value("R_P", 1)
+    for config in [*start.values(), *k2.values(), p1]:
+        report.configs[config.id] = config
+    timed = lambda us: Measurement(OK, us=us)  # noqa: E731
+    report.search.rematches = [
+        RematchResult("K", A, start[A].id, k2[A].id, timed(10.0), timed(9.0), False, joint_gain=0.004),
+        RematchResult("K", B, start[B].id, k2[B].id, timed(10.0), timed(10.9), False, joint_gain=0.004),
+        RematchResult("P", A, start[A].id, p1.id, timed(10.0), timed(9.5), True),
+        RematchResult("P", B, start[B].id, p1.id, timed(10.0), Measurement(WRONG, message="3 outputs wrong"), False),
+        RematchResult("K", A, start[A].id, k2[A].id, Measurement(WRONG), timed(9.0), True, joint_gain=math.inf),
+    ]
+    return report
+
+
+def test_every_lead_its_times_gain_and_verdict() -> None:
+    columns, rows = rematch_table(_report())
+    assert columns[-2:] == ["gain", "verdict"]
+    assert [row[5:] for row in rows] == [
+        ["+11.1%", "dropped: the lead did not hold (all shapes: +0.4%)"],
+        ["-8.3%", "dropped: the lead did not hold (all shapes: +0.4%)"],
+        ["+5.3%", "kept"],
+        ["-", "dropped: wrong (3 outputs wrong)"],
+        ["-", "kept (all shapes)"],
+    ]
+    assert rows[2][2] == "P=1" and rows[0][2] == "K=2"
+
+
+def test_a_kernel_value_counts_as_one_lead_and_json_has_no_infinity() -> None:
+    report = _report()
+    assert leads_held(report) == (2, 3)  # K=2 once however many shapes (the later verdict), P=1 on A and on B
+    payload = to_dict(report)
+    assert [r["kept"] for r in payload["rematches"]] == [False, False, True, False, True]
+    assert payload["rematches"][-1]["all_shapes_gain"] is None
+    json.dumps(payload, allow_nan=False)
