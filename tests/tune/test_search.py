@@ -136,35 +136,23 @@ def test_a_challenger_that_fails_its_rematch_is_dropped() -> None:
     assert [r.kept for r in outcome.rematches if r.step == "P"] == [False]
 
 
-def test_a_failing_current_best_is_not_rematched_its_challengers_lead_stands() -> None:
-    """A wrong start has no time to be beaten back to back: the first-pass lead replaces it."""
-    def first_pass(config, shape):
-        if config["X_P"] == 0 and shape == A:
-            return Measurement(WRONG, message="wrong start on A")
+@pytest.mark.parametrize("knob, failing, winners", [("X_P", A, {A: 1, B: 0}), ("X_K", B, {A: 2, B: 2})])
+def test_a_failing_current_best_is_not_rematched_any_working_lead_replaces_it(knob, failing, winners) -> None:
+    """A wrong start has no time to be beaten back to back: the first-pass lead replaces it (a kernel
+    knob's value on every shape, though the start failed on one)."""
+    default = {"X_P": 0, "X_K": 1}[knob]
+
+    def timed(config, shape):
+        if config[knob] == default and shape == failing:
+            return Measurement(WRONG, message="the start is wrong here")
         return model(config, shape)
 
-    class Wrong(Recorder):
+    class WrongStart(Recorder):
         def __call__(self, requests, label):
-            return {(c.id, s): first_pass(c, s) for c, s in requests}
+            return {(c.id, s): timed(c, s) for c, s in requests}
 
-    rematch, asked = rematch_with(first_pass)
-    outcome = coordinate_descent(KNOBS, start_configs(KNOBS, [A, B], None), Wrong(),
-                                 SearchSettings(only=frozenset({"X_P"})), rematch=rematch)
-    assert outcome.best[A]["X_P"] == 1 and outcome.best_result[A].ok
-    assert asked == [] and outcome.rematches == []  # B had no lead; A's current failed
-
-
-def test_a_kernel_knob_with_a_failing_shape_keeps_its_lead_without_a_rematch() -> None:
-    def first_pass(config, shape):
-        if config["X_K"] == 1 and shape == B:
-            return Measurement(WRONG, message="the start is wrong on B")
-        return model(config, shape)
-
-    class Wrong(Recorder):
-        def __call__(self, requests, label):
-            return {(c.id, s): first_pass(c, s) for c, s in requests}
-
-    rematch, asked = rematch_with(first_pass)
-    outcome = coordinate_descent(KNOBS, start_configs(KNOBS, [A, B], None), Wrong(),
-                                 SearchSettings(only=frozenset({"X_K"})), rematch=rematch)
-    assert {c["X_K"] for c in outcome.best.values()} == {2} and asked == []
+    rematch, asked = rematch_with(timed)
+    outcome = coordinate_descent(KNOBS, start_configs(KNOBS, [A, B], None), WrongStart(),
+                                 SearchSettings(only=frozenset({knob})), rematch=rematch)
+    assert {s: outcome.best[s][knob] for s in (A, B)} == winners and outcome.best_result[failing].ok
+    assert asked == [] and outcome.rematches == []
