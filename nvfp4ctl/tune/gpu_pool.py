@@ -127,11 +127,11 @@ class GpuPool:
             failed = Measurement(ERROR, message=str(error), gpu=named.name)
         else:
             if reply.get("status") != OK:
-                failed = _timed(reply, named.name)
+                failed = _measurement(reply, named.name)
             elif pair:
-                return _timed(reply["current"], named.name), _timed(reply["challenger"], named.name)
+                return _measurement(reply["current"], named.name), _measurement(reply["challenger"], named.name)
             else:
-                return _timed(reply, named.name)
+                return _measurement(reply, named.name)
         finally:
             self.busy_s[named.name] += time.perf_counter() - started
         return (failed, failed) if pair else failed
@@ -160,7 +160,7 @@ class GpuPool:
         self.close(kill=exc_type is not None)
 
 
-def _timed(reply: dict[str, Any], gpu: str) -> Measurement:
+def _measurement(reply: dict[str, Any], gpu: str) -> Measurement:
     if reply.get("status") != OK:
         return Measurement(reply.get("status", ERROR), message=reply.get("message", ""), gpu=gpu)
     return Measurement(OK, us=reply["us"], err_us=reply["err_us"], runs=reply["runs"], gpu=gpu)

@@ -137,22 +137,23 @@ class _Referee:
     def kept(self, duels: list[Duel], best_result: dict[Shape, Measurement], together: bool = False) -> set[Shape]:
         """The shapes whose lead holds; `together` (a kernel knob: one value for every shape): all or
         none, by the geomeans of the rematches."""
-        if self.rematch is None or not all(best_result[shape].ok for _, _, shape in duels if together):
-            return {shape for _, _, shape in duels}
+        shapes = {shape for _, _, shape in duels}
+        if self.rematch is None or (together and not all(best_result[s].ok for s in shapes)):
+            return shapes
         judged = [duel for duel in duels if best_result[duel[2]].ok]
         found = self.rematch(judged, f"{self.step}: rematch") if judged else {}
-        timed = [(current, challenger, shape, *found[(current.id, challenger.id, shape)])
-                 for current, challenger, shape in judged]
-        joint = None
+        pairs = [found[(current.id, challenger.id, shape)] for current, challenger, shape in judged]
+        joint: float | None = None
         if together:
-            joint = _score([_time(t[3]) for t in timed]) / _score([_time(t[4]) for t in timed]) - 1
-        results = [RematchResult(self.step, shape, current.id, challenger.id, first, second,
-                                 joint > self.min_gain / (1 - self.min_gain) if joint is not None
-                                 else _time(second) < _time(first) * (1 - self.min_gain), joint)
-                   for current, challenger, shape, first, second in timed]
+            current_geo, challenger_geo = _score([_time(p[0]) for p in pairs]), _score([_time(p[1]) for p in pairs])
+            joint = current_geo / challenger_geo - 1
+            held = [challenger_geo < current_geo * (1 - self.min_gain)] * len(pairs)
+        else:
+            held = [_time(challenger) < _time(current) * (1 - self.min_gain) for current, challenger in pairs]
+        results = [RematchResult(self.step, shape, current.id, challenger.id, *pair, keep, joint)
+                   for (current, challenger, shape), pair, keep in zip(judged, pairs, held)]
         self.log.extend(results)
-        unjudged = {shape for _, _, shape in duels} - {shape for _, _, shape in judged}
-        return unjudged | {r.shape for r in results if r.kept}
+        return (shapes - {shape for _, _, shape in judged}) | {r.shape for r in results if r.kept}
 
 
 def _kernel_step(knob: Knob, shapes: list[Shape], best: dict[Shape, Config], best_result: dict[Shape, Measurement],
