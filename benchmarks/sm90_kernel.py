@@ -853,6 +853,46 @@ def cmd_devtime(args: argparse.Namespace, log) -> None:
     args.results["devtime"] = rows
 
 
+def cmd_host(args: argparse.Namespace, log) -> None:
+    """CPU time to issue one call, layer by layer (the GPU runs behind; 200 calls stay far below the
+    launch queue's depth, so the CPU never waits for it): the CLI's path (the problem's Python call
+    into the torch extension), the extension's function itself (pybind11, the tensor checks, the
+    launch), the C ABI through ctypes (plan, tensor maps, launch: the shipped build of `libs`), and
+    one aten op (`c.zero_()`, a single small kernel) as a yardstick."""
+    import statistics
+
+    import torch
+
+    from nvfp4ctl.runner.targets import load_kernel
+
+    cli = load_kernel(KERNEL)
+    binding = binding_kernel()
+    capi = CapiKernel(LIB_DIR / f"{(args.variants or ['main'])[0]}.so")
+    paths = {"cli (custom_kernel)": cli, "extension function": binding, "C ABI via ctypes": capi,
+             "aten zero_ (yardstick)": lambda d: d[6].zero_()}
+    log(f"\n[host] {torch.cuda.get_device_name()} · {time.strftime('%Y-%m-%d')} · CPU µs to issue one call, "
+        "median of 20 loops of 200 calls")
+    log(f"{'shape':>16s} " + " ".join(f"{name:>24s}" for name in paths))
+    rows = []
+    for m, n, k, l in bench_shapes(args):
+        data = bench_inputs(m, n, k, l, 1)[0]
+        row: dict[str, object] = {"shape": f"{m}x{n}x{k}"}
+        for name, fn in paths.items():
+            fn(data)
+            torch.cuda.synchronize()
+            loops = []
+            for _ in range(20):
+                started = time.perf_counter()
+                for _ in range(200):
+                    fn(data)
+                loops.append((time.perf_counter() - started) / 200 * 1e6)
+                torch.cuda.synchronize()
+            row[name] = statistics.median(loops)
+        rows.append(row)
+        log(f"{row['shape']:>16s} " + " ".join(f"{row[name]:24.2f}" for name in paths))
+    args.results["host"] = rows
+
+
 def cmd_launch(args: argparse.Namespace) -> None:
     """Three launches of one variant on one shape and nothing else, for a profiler to wrap."""
     import torch
@@ -884,7 +924,7 @@ def open_log(path: Path):
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", choices=["libs", "smoke", "check", "bench", "all", "time-variant", "launch", "timeline",
-                                            "spread", "time-spread", "devtime"])
+                                            "spread", "time-spread", "devtime", "host"])
     parser.add_argument("--variants", nargs="*", help=f"subset of {list(VARIANTS)}")
     parser.add_argument("--binding", action="store_true", help="also check the torch binding (builds it, ~1 min)")
     parser.add_argument("--sets", type=int, default=50, help="input sets per shape, one call on each per repeat (bench: 50)")
@@ -925,6 +965,8 @@ def main() -> int:
         cmd_spread(args, log)
     if args.command == "devtime":
         cmd_devtime(args, log)
+    if args.command == "host":
+        cmd_host(args, log)
     (args.out / f"sm90_kernel_{args.command}.json").write_text(json.dumps(args.results, indent=1, default=str))
     return 0 if ok else 1
 
