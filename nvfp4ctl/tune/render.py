@@ -75,7 +75,8 @@ def ranked_table(report: TuneReport, shape: Shape, limit: int | None = TOP) -> t
 def summary_rows(report: TuneReport) -> tuple[list[str], list[list[object]], float | None]:
     """Per shape: the current table, the winner, the shipped build with the new table; geomean speed-up.
     A shape whose winner is the start (its current table entry) has gained nothing: 1.000x, however
-    far apart its two builds were timed (1-3 % by the clocks' drift alone)."""
+    far apart its two builds were timed (1-3 % by the clocks' drift alone). A changed shape's speed-up
+    is the old shipped build against the new one, timed back to back, where that pair was timed."""
     assert report.search is not None
     columns = ["shape", "current µs", "winner µs", "new table µs", "speed-up", "winner"]
     rows, ratios = [], []
@@ -85,7 +86,8 @@ def summary_rows(report: TuneReport) -> tuple[list[str], list[list[object]], flo
         after = report.new_table.get(shape)
         final = after if after is not None else best
         unchanged = report.search.best[shape] == report.search.start[shape]
-        ratio = (1.0 if unchanged else current.us / final.us) if current and current.ok and final.ok else None
+        before = report.old_table.get(shape) or current
+        ratio = (1.0 if unchanged else before.us / final.us) if before and before.ok and final.ok else None
         if ratio is not None:
             ratios.append(ratio)
         rows.append([shape_key(shape), _us(current), _us(best), _us(after) if after is not None else "-",
@@ -175,6 +177,7 @@ def to_dict(report: TuneReport) -> dict:
             "shape": list(shape), "key": shape_key(shape),
             "current": _result(report.current(shape)), "winner": dict(report.search.best[shape].items),
             "winner_result": _result(report.search.best_result[shape]), "new_table": _result(after),
+            "old_table_back_to_back": _result(report.old_table.get(shape)),
             "ranked": [{"candidate": e.label, "config": _values(report, e.config_id)} | e.result.to_dict()
                        for e in ranked(report, shape)],
         })

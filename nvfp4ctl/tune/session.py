@@ -40,6 +40,8 @@ class TuneReport:
     measurements: dict[tuple[str, Shape], Measurement] = field(default_factory=dict)
     search: SearchOutcome | None = None
     new_table: dict[Shape, Measurement] = field(default_factory=dict)
+    # a changed shape's old shipped build, timed back to back with the new one (new_table)
+    old_table: dict[Shape, Measurement] = field(default_factory=dict)
     written: list[Path] = field(default_factory=list)
     table_note: str | None = None  # why no table was written, or what to keep in mind
     resumed: int = 0
@@ -120,7 +122,7 @@ class Evaluator:
             else:
                 todo.append((current, challenger, shape))
         missing = {c.id: c for duel in todo for c in duel[:2] if c.id not in self.report.builds}
-        for future, config in [(self.compile_pool.submit(c), c) for c in missing.values()]:
+        for future, config in [(self.compile_pool.submit(c), c) for c in missing.values()]:  # all at once
             self._landed(config, future.result())
         futures: dict[Future[tuple[Measurement, Measurement]], DuelKey] = {}
         for current, challenger, shape in todo:
@@ -144,18 +146,34 @@ class Evaluator:
         """The shape's home GPU index (its place among the tuned shapes; the pool takes it modulo)."""
         return list(self.cases).index(shape)
 
-    def measure_shipped(self, shapes: Sequence[Shape], label: str) -> dict[Shape, Measurement]:
+    def build(self, config: Config | None) -> BuildResult:
+        """A candidate's build (the shipped one for None): this run's, else from the compile pool
+        (a cache hit where it was built before, e.g. by the run this one resumes)."""
+        return self.report.builds.get(config_id(config)) or self._landed(config, self.compile_pool.submit(config).result())
+
+    def measure_shipped(self, shapes: Sequence[Shape], label: str, changed: frozenset[Shape] = frozenset(),
+                        old: BuildResult | None = None) -> dict[Shape, Measurement]:
         """The shipped build compiled again (its table changed) and timed on every shape; not saved
-        in the resume state, whose key was made from the old table."""
+        in the resume state, whose key was made from the old table. On a changed shape it is timed
+        back to back with `old`, the shipped build of the old table (report.old_table), as a rematch:
+        the speed-up the summary shows is then free of the clocks' drift since the current table was
+        timed."""
         self.compile_pool.forget(None)
         build = self.compile_pool.submit(None).result()
         results: dict[Shape, Measurement] = {}
         if not build.usable or self.gpu_pool is None:
             return {shape: Measurement(build.status, message=build.message) for shape in shapes}
-        futures = {self.gpu_pool.submit(build.artifact, self.cases[s], f"{label}: {shape_key(s)}", home=self.home(s)): s
+        paired = old is not None and old.usable
+        futures = {(self.gpu_pool.submit_pair(old.artifact, build.artifact, self.cases[s], f"{label}: {shape_key(s)}",
+                                              home=self.home(s))
+                    if paired and s in changed else
+                    self.gpu_pool.submit(build.artifact, self.cases[s], f"{label}: {shape_key(s)}", home=self.home(s))): s
                    for s in shapes}
         for future in as_completed(futures):
-            results[futures[future]] = future.result()
+            shape, result = futures[future], future.result()
+            if isinstance(result, tuple):
+                self.report.old_table[shape], result = result
+            results[shape] = result
             self.on_progress(label, 1)
         return results
 
@@ -202,11 +220,13 @@ def tune(knobs: KernelKnobs, start: dict[Shape, Config], table: DispatchTable | 
         elif not write:
             report.table_note = f"--no-write: {knobs.dispatch.name} left as it was"
         else:
+            old = evaluator.build(None)  # the shipped build of the old table, before the table changes
             write_table(knobs.dispatch, new, knobs)
             report.written = [knobs.dispatch]
             if not table.has_kernel_block:  # the kernel set becomes the knobs' declared defaults
                 report.written += write_defaults(knobs, new.kernel)
-            report.new_table = evaluator.measure_shipped(shapes, NEW_TABLE)
+            changed = frozenset(s for s in shapes if report.search.best[s] != report.search.start[s])
+            report.new_table = evaluator.measure_shipped(shapes, NEW_TABLE, changed, old)
     report.wall_s = time.perf_counter() - started
     return report
 

@@ -4,6 +4,7 @@ candidate rejected), resumable, and user mistakes as one line with exit 2."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -80,12 +81,25 @@ def fake_gpus(monkeypatch: pytest.MonkeyPatch, tiny_copy: Path):
     from nvfp4ctl.tune.knobs import discover
     from nvfp4ctl.tune.table import read_table
 
-    def shipped_reads_its_table(values: dict, case):
-        if not values:
-            knobs = discover(tiny_copy)
-            table = read_table(knobs.dispatch, knobs)
-            values = {**table.kernel, **table.plan.get((case.m, case.n, case.k, case.l), {})}
-        return timing(values, case)
+    def compile_shipped_with_its_table(source, arch, defines):
+        """A candidate carries its defines; the shipped build the table as it was when it was built."""
+        built = fake_compile(source, arch, defines)
+        if defines:
+            return built
+        knobs = discover(tiny_copy)
+        table = read_table(knobs.dispatch, knobs)
+        plan = [[list(shape), values] for shape, values in table.plan.items()]  # JSON-ready (the resume state)
+        return replace(built, artifact={"kind": "fake", "table": [table.kernel, plan]})
+
+    class ShippedWorker(FakeWorker):
+        def call(self, job, *, label, timeout_s=None, **payload):
+            shape = (payload["case"].m, payload["case"].n, payload["case"].k, payload["case"].l)
+            for side in ("artifact", "challenger"):
+                if payload.get(side) and "table" in payload[side]:
+                    kernel, plan = payload[side]["table"]
+                    entry = next((values for at, values in plan if tuple(at) == shape), {})
+                    payload[side] = {"values": {**kernel, **entry}}
+            return super().call(job, label=label, timeout_s=timeout_s, **payload)
 
     real_pool = compile_pool.CompilePool
     monkeypatch.setattr(toolchain, "torch_build", lambda: toolchain.TorchBuild("2.11.0+cu130", "13.0"))
@@ -93,9 +107,9 @@ def fake_gpus(monkeypatch: pytest.MonkeyPatch, tiny_copy: Path):
     monkeypatch.setattr(gpu, "first_gpu", lambda: gpu.GpuInfo("Fake H100", "9.0"))
     monkeypatch.setattr(devices, "visible_gpus", lambda: ["0", "1"])
     monkeypatch.setattr(compile_pool, "CompilePool", lambda source, arch, jobs=None: real_pool(
-        source, arch, compile_fn=fake_compile, executor=ThreadPoolExecutor(2)))
+        source, arch, compile_fn=compile_shipped_with_its_table, executor=ThreadPoolExecutor(2)))
     monkeypatch.setattr(gpu_pool, "make_workers", lambda gpus, device, timeout_s, problem="nvfp4_gemm": [
-        gpu_pool.NamedWorker(f"GPU {g}", FakeWorker(shipped_reads_its_table, name="Fake H100 (sm_90)")) for g in gpus])
+        gpu_pool.NamedWorker(f"GPU {g}", ShippedWorker(timing, name="Fake H100 (sm_90)")) for g in gpus])
 
 
 def test_timed_tune_ranks_summarises_writes_and_logs(tiny_copy: Path, tmp_path: Path, fake_gpus: None) -> None:
@@ -123,6 +137,22 @@ def test_timed_tune_ranks_summarises_writes_and_logs(tiny_copy: Path, tmp_path: 
     assert report["shapes"][0]["current"]["us"] == pytest.approx(7.0)  # the new table is now the current one
     assert report["result"].endswith("geomean 1.000x over the current table") and report["written"] == []
     assert report["rematches"] == []  # nothing led: the table is already the winners
+
+
+def test_a_changed_shape_is_timed_back_to_back_with_the_old_shipped_build(tiny_copy: Path, tmp_path: Path,
+                                                                          fake_gpus: None) -> None:
+    """The new table's speed-up comes from the old and the new shipped build timed as a pair (each
+    built with the table it had), not from two timings minutes apart."""
+    import json
+
+    task = tmp_path / "task.yml"
+    task.write_text("tests:\n  - {m: 128, n: 256, k: 256, l: 1, seed: 1111}\n"
+                    "benchmarks:\n  - {m: 128, n: 7168, k: 16384, l: 1, seed: 1111}\n")
+    result = _tune("--kernel", str(tiny_copy), "--task", str(task), "--json")
+    assert result.exit_code == 0, result.output
+    shapes = json.loads(result.stdout[result.stdout.index("{"):])["shapes"]
+    assert [(s["old_table_back_to_back"]["us"], s["new_table"]["us"]) for s in shapes] == [
+        (pytest.approx(11.0), pytest.approx(7.0)), (pytest.approx(10.0), pytest.approx(5.6))]
 
 
 def test_a_gpu_with_a_cpu_only_torch_tunes_compile_only(tiny_copy: Path, fake_gpus: None,
