@@ -163,12 +163,13 @@ class Evaluator:
         results: dict[Shape, Measurement] = {}
         if not build.usable or self.gpu_pool is None:
             return {shape: Measurement(build.status, message=build.message) for shape in shapes}
-        paired = old is not None and old.usable
-        futures = {(self.gpu_pool.submit_pair(old.artifact, build.artifact, self.cases[s], f"{label}: {shape_key(s)}",
-                                              home=self.home(s))
-                    if paired and s in changed else
-                    self.gpu_pool.submit(build.artifact, self.cases[s], f"{label}: {shape_key(s)}", home=self.home(s))): s
-                   for s in shapes}
+        futures: dict[Future[Any], Shape] = {}
+        for s in shapes:
+            task = f"{label}: {shape_key(s)}"
+            if old is not None and old.usable and s in changed:
+                futures[self.gpu_pool.submit_pair(old.artifact, build.artifact, self.cases[s], task, home=self.home(s))] = s
+            else:
+                futures[self.gpu_pool.submit(build.artifact, self.cases[s], task, home=self.home(s))] = s
         for future in as_completed(futures):
             shape, result = futures[future], future.result()
             if isinstance(result, tuple):
