@@ -853,26 +853,52 @@ def cmd_devtime(args: argparse.Namespace, log) -> None:
     args.results["devtime"] = rows
 
 
+# Two do-nothing pybind11 functions with the binding's signature: what passing five tensors costs,
+# and passing them and returning one (the binding returns c).
+HOST_PROBE = """
+#include <torch/extension.h>
+void takes_five(torch::Tensor, torch::Tensor, torch::Tensor, torch::Tensor, torch::Tensor) {}
+torch::Tensor returns_c(torch::Tensor, torch::Tensor, torch::Tensor, torch::Tensor, torch::Tensor c) { return c; }
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+  m.def("takes_five", &takes_five);
+  m.def("returns_c", &returns_c);
+}
+"""
+
+
 def cmd_host(args: argparse.Namespace, log) -> None:
     """CPU time to issue one call, layer by layer (the GPU runs behind; 200 calls stay far below the
     launch queue's depth, so the CPU never waits for it): the CLI's path (the problem's Python call
     into the torch extension), the extension's function itself (pybind11, the tensor checks, the
     launch), the C ABI through ctypes (plan, tensor maps, launch: the shipped build of `libs`), and
-    one aten op (`c.zero_()`, a single small kernel) as a yardstick."""
+    beside them what the layers cost without the launch: pybind11 passing the five tensors (and
+    returning c), ctypes passing the five pointers (to `nvfp4_capi_unsupported`, which only checks
+    the shape), and one aten op (`c.zero_()`, a single small kernel) as a yardstick."""
     import statistics
 
     import torch
+    from torch.utils.cpp_extension import load_inline
 
     from nvfp4ctl.runner.targets import load_kernel
 
     cli = load_kernel(KERNEL)
     binding = binding_kernel()
     capi = CapiKernel(LIB_DIR / f"{(args.variants or ['main'])[0]}.so")
+    probe = load_inline("nvfp4_sm90_host_probe", [HOST_PROBE], extra_cflags=["-O2"])
+
+    def ctypes_no_launch(d: tuple) -> None:  # CapiKernel's Python work, then a C call that launches nothing
+        for i in (0, 1, 4, 5, 6):
+            d[i].data_ptr()
+        m, n, l = d[6].shape
+        capi.lib.nvfp4_capi_unsupported(m, n, d[0].shape[1] * 2, l)
+
     paths = {"cli (custom_kernel)": cli, "extension function": binding, "C ABI via ctypes": capi,
-             "aten zero_ (yardstick)": lambda d: d[6].zero_()}
+             "pybind11, no launch": lambda d: probe.takes_five(d[0], d[1], d[4], d[5], d[6]),
+             "pybind11, returns c": lambda d: probe.returns_c(d[0], d[1], d[4], d[5], d[6]),
+             "ctypes, no launch": ctypes_no_launch, "aten zero_ (yardstick)": lambda d: d[6].zero_()}
     log(f"\n[host] {torch.cuda.get_device_name()} · {time.strftime('%Y-%m-%d')} · CPU µs to issue one call, "
         "median of 20 loops of 200 calls")
-    log(f"{'shape':>16s} " + " ".join(f"{name:>24s}" for name in paths))
+    log(f"{'shape':>16s} " + " ".join(f"{name:>22s}" for name in paths))
     rows = []
     for m, n, k, l in bench_shapes(args):
         data = bench_inputs(m, n, k, l, 1)[0]
@@ -889,7 +915,7 @@ def cmd_host(args: argparse.Namespace, log) -> None:
                 torch.cuda.synchronize()
             row[name] = statistics.median(loops)
         rows.append(row)
-        log(f"{row['shape']:>16s} " + " ".join(f"{row[name]:24.2f}" for name in paths))
+        log(f"{row['shape']:>16s} " + " ".join(f"{row[name]:22.2f}" for name in paths))
     args.results["host"] = rows
 
 
