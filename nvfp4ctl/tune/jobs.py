@@ -34,13 +34,11 @@ def load_candidate(artifact: dict, problem: str) -> Callable[[tuple], Any]:
 def measure(target: Callable[[tuple], Any] | None, *, artifact: dict | None, case: Any, problem: str, rtol: float,
             atol: float, criterion: dict[str, float], settle_s: float, input_sets: int, device: str = "cuda",
             probe: bool = True) -> dict[str, Any]:
-    from nvfp4ctl.check.job import check_case
-
     kernel = target if artifact is None else load_candidate(artifact, problem)
     assert kernel is not None
-    checked = check_case(kernel, problem=problem, case=case, rtol=rtol, atol=atol, probe=probe, device=device)
-    if not checked.passed:
-        return {"status": WRONG, "message": _why_wrong(checked)}
+    wrong = _check(kernel, case, problem, rtol, atol, probe, device)
+    if wrong is not None:
+        return wrong
     samples = _bench_samples(kernel, case, problem, rtol, atol, criterion, settle_s, input_sets, device)
     if isinstance(samples, str):
         return {"status": WRONG, "message": samples}
@@ -54,15 +52,11 @@ def measure_pair(target: Callable[[tuple], Any] | None, *, artifact: dict | None
     order current, challenger, challenger, current: each side's time is the mean of its two timings'
     means, so a drift that is linear over the four cancels. A side that fails gets its own status
     (the other is still timed)."""
-    from nvfp4ctl.check.job import check_case
-
     kernels = [target if artifact is None else load_candidate(artifact, problem), load_candidate(challenger, problem)]
-    sides: list[dict[str, Any]] = [{}, {}]
-    for index, kernel in enumerate(kernels):
+    sides: list[dict[str, Any]] = []
+    for kernel in kernels:
         assert kernel is not None
-        checked = check_case(kernel, problem=problem, case=case, rtol=rtol, atol=atol, probe=probe, device=device)
-        if not checked.passed:
-            sides[index] = {"status": WRONG, "message": _why_wrong(checked)}
+        sides.append(_check(kernel, case, problem, rtol, atol, probe, device) or {})
     timings: list[list[dict[str, Any]]] = [[], []]
     for index in (0, 1, 1, 0):
         if sides[index]:
@@ -78,6 +72,15 @@ def measure_pair(target: Callable[[tuple], Any] | None, *, artifact: dict | None
                             "err_us": abs(runs[0]["us"] - runs[1]["us"]) / 2 + max(r["err_us"] for r in runs),
                             "runs": sum(r["runs"] for r in runs)}
     return {"status": OK, "current": sides[0], "challenger": sides[1]}
+
+
+def _check(kernel: Callable[[tuple], Any], case: Any, problem: str, rtol: float, atol: float, probe: bool,
+           device: str) -> dict[str, Any] | None:
+    """check's own job (first call, then the reuse probe): None if it passed, else the reply saying why not."""
+    from nvfp4ctl.check.job import check_case
+
+    checked = check_case(kernel, problem=problem, case=case, rtol=rtol, atol=atol, probe=probe, device=device)
+    return None if checked.passed else {"status": WRONG, "message": _why_wrong(checked)}
 
 
 def _bench_samples(kernel: Callable[[tuple], Any], case: Any, problem: str, rtol: float, atol: float,
