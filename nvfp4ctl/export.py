@@ -102,6 +102,7 @@ def render(kernel: Path, arch: str) -> Submission:
         arch=arch,
         digest=digest,
         flags=repr(flags.cuda_flags(arch)),
+        cpp_flags=repr(list(flags.BINDING_CFLAGS)),
         cuda_source=_python_string(cuda_source),
         cpp_source=_python_string(cpp_source),
         imports="\n".join(f"import {name}" for name in sorted(_MODULES + (_CUTLASS_MODULES if inputs.needs_cutlass else ()))),
@@ -158,6 +159,7 @@ Edit the kernel in the repository and export again rather than editing this file
 from torch.utils.cpp_extension import load_inline
 
 CUDA_FLAGS = {flags}
+CPP_FLAGS = {cpp_flags}
 
 CUDA_SOURCE = {cuda_source}
 
@@ -165,7 +167,7 @@ CPP_SOURCE = {cpp_source}
 {cutlass}
 
 def _compile():
-    digest = hashlib.sha256((CUDA_SOURCE + CPP_SOURCE + repr(CUDA_FLAGS)).encode()).hexdigest()[:12]
+    digest = hashlib.sha256((CUDA_SOURCE + CPP_SOURCE + repr(CUDA_FLAGS) + repr(CPP_FLAGS)).encode()).hexdigest()[:12]
     options = {{}}
     if "no_implicit_headers" in inspect.signature(load_inline).parameters:
         options["no_implicit_headers"] = True  # both sources include what they need themselves
@@ -173,6 +175,7 @@ def _compile():
         name=f"{function}_{{digest}}",
         cpp_sources=[CPP_SOURCE],
         cuda_sources=[CUDA_SOURCE],
+        extra_cflags=CPP_FLAGS,
         extra_cuda_cflags=CUDA_FLAGS,
         extra_include_paths=_include_dirs(),
         with_cuda=True,

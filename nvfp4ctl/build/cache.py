@@ -36,6 +36,7 @@ def cache_key(inputs: BuildInputs, arch: str, mode: str, defines: tuple[str, ...
         "mode": mode,
         "files": [[path.name, hashlib.sha256(path.read_bytes()).hexdigest()] for path in inputs.files],
         "cuda_flags": [*flags.cuda_flags(arch), *flags.REPORT_FLAGS],
+        "binding_flags": list(flags.BINDING_CFLAGS),
         "nvcc": toolchain.nvcc_version(),
         "torch": [torch.version, torch.cuda],
         "python": toolchain.python_abi(),

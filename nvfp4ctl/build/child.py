@@ -22,6 +22,7 @@ def main(argv: list[str]) -> int:
         cpp_extension.load(
             name=spec["name"],
             sources=spec["sources"],
+            extra_cflags=spec["extra_cflags"],
             extra_cuda_cflags=spec["extra_cuda_cflags"],
             extra_include_paths=spec["extra_include_paths"],
             build_directory=spec["build_directory"],

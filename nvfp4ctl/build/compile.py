@@ -79,6 +79,7 @@ def build_module(folder: Path, inputs: BuildInputs, arch: str, module_name: str,
     spec = {
         "name": module_name,
         "sources": [str(inputs.kernel), str(inputs.binding)],
+        "extra_cflags": list(flags.BINDING_CFLAGS),
         "extra_cuda_cflags": [*flags.cuda_flags(arch), *flags.REPORT_FLAGS, *flags.define_flags(defines)],
         "extra_include_paths": [str(path) for path in flags.include_dirs(inputs)],
         "build_directory": str(folder),

@@ -54,6 +54,7 @@ class Extension:
     cpp: list[Piece] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)  # load(sources=[...]): .cu/.cpp paths
     cuda_flags: list[str] = field(default_factory=list)
+    cpp_flags: list[str] | None = field(default_factory=list)  # extra_cflags; None: not a static expression
     include_paths: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what could not be read statically
 
@@ -223,6 +224,9 @@ def find_sources(path: Path) -> SubmissionSources:
                 candidate = Path(source) if os.path.isabs(source) else path.parent / source
                 extension.files.append(candidate)
         extension.cuda_flags = evaluator.strings(_keyword(node, "extra_cuda_cflags"), node.lineno)
+        cflags = _keyword(node, "extra_cflags", 4 if name == "load_inline" else 2)
+        cflag_pieces = evaluator.pieces(cflags, node.lineno) if cflags is not None else []
+        extension.cpp_flags = None if cflag_pieces is None else [piece.text for piece in cflag_pieces]
         extension.include_paths = evaluator.strings(_keyword(node, "extra_include_paths"), node.lineno)
         extension.notes.extend(evaluator.notes)
         evaluator.notes = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -18,6 +19,7 @@ from nvfp4ctl.problems import DEFAULT_PROBLEM, get_problem
 if TYPE_CHECKING:  # the timing machinery is imported when the command runs, so `--help` stays fast
     from nvfp4ctl.bench import history
     from nvfp4ctl.bench.results import BenchReport
+    from nvfp4ctl.runner.targets import TargetSpec
     from nvfp4ctl.task import Case, Task
 
 NO_GPU = "no CUDA GPU found: nvfp4ctl bench times kernels on a GPU"
@@ -76,7 +78,7 @@ def command(
     if json:
         console.json(report.to_dict() | {"comparison": _comparison_dict(comparison)})
     else:
-        show(report, comparison, plan.max_noise)
+        show(report, comparison, plan.max_noise, _binding_hints(report, target))
     return Outcome(result=report.result_line(), target=target.path, target_source=target.source, gpu=report.gpu,
                    problem=problem.name)
 
@@ -115,7 +117,17 @@ def parse_shape(text: str, seed: int, problem: str = DEFAULT_PROBLEM) -> Case:
     return get_problem(problem).parse_shape(text, seed)
 
 
-def show(report: BenchReport, comparison: history.Comparison | None, max_noise: float) -> None:
+def _binding_hints(report: BenchReport, target: TargetSpec) -> list[str]:
+    """For a host-bound submission: its load_inline/load calls that build the binding at -O0."""
+    from nvfp4ctl.bench.binding_hint import unoptimised_bindings
+
+    if target.kind != "submission" or not any(s.host_bound for s in report.shapes):
+        return []
+    return unoptimised_bindings(target.path)
+
+
+def show(report: BenchReport, comparison: history.Comparison | None, max_noise: float,
+         binding_hints: Sequence[str] = ()) -> None:
     from nvfp4ctl.bench import render
 
     console = get_console()
@@ -127,7 +139,7 @@ def show(report: BenchReport, comparison: history.Comparison | None, max_noise: 
         console.table(*render.comparison_table(comparison), title=render.comparison_title(comparison))
     else:
         console.info("no earlier bench of this target on this GPU in the run log to compare with")
-    for line in render.notes(report):
+    for line in [*render.notes(report), *binding_hints]:
         console.warn(line)
     for line in render.stop_notes(report, max_noise):
         console.detail(line)

@@ -210,3 +210,16 @@ def test_a_failed_calibration_only_costs_the_ceiling_column(submission: Path) ->
     result = _bench("--submission", str(submission))
     assert result.exit_code == 0
     assert "no ceilings for this GPU: calibration: RuntimeError: CUBLAS_STATUS_NOT_INITIALIZED" in result.output
+
+
+def test_a_host_bound_submission_hears_about_its_o0_binding(submission: Path) -> None:
+    submission.write_text("from torch.utils.cpp_extension import load_inline\n"
+                          'mod = load_inline(name="g", cpp_sources="", cuda_sources="", functions=["gemm"])\n'
+                          "def custom_kernel(data):\n    return mod.gemm(data)\n")
+    result = _bench("--submission", str(submission))
+    assert result.exit_code == 0, result.output
+    output = " ".join(result.output.split())
+    assert "is host-bound" in output and "submission.py:2: load_inline(name='g') compiles its C++" in output
+    submission.write_text(submission.read_text().replace('functions=["gemm"]', 'functions=["gemm"], extra_cflags=["-O3"]'))
+    result = _bench("--submission", str(submission))
+    assert "is host-bound" in " ".join(result.output.split()) and "at -O0" not in result.output

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from nvfp4ctl.build import cache, sources
+from nvfp4ctl.build import cache, flags, sources
 
 
 @pytest.fixture()
@@ -53,3 +53,9 @@ def test_staging_lands_atomically_or_leaves_nothing(tmp_path: Path, monkeypatch:
         (folder / "report.json").write_text("{}")
         cache.land(folder, entry)
     assert (entry / "report.json").is_file() and list((tmp_path / "tmp").iterdir()) == []
+
+
+def test_key_follows_the_binding_flags(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = _key(project)
+    monkeypatch.setattr(flags, "BINDING_CFLAGS", ("-O2",))
+    assert _key(project) != first  # an entry built with the binding at another level is not reused

@@ -1,0 +1,42 @@
+"""Why a submission may be host-bound: a torch binding compiled without optimisation.
+
+cpp_extension's load_inline/load hand C++ sources to the host compiler with no -O flag unless
+extra_cflags names one, so pybind11's dispatch and torch's tensor accessors (all header code) run at
+-O0. Our own GEMM binding cost 18 µs of CPU per call that way and 8 µs at -O3 (H100 machine,
+2026-11-27; docs/sm90_performance.md, "Host cost per call").
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from nvfp4ctl.build.submission_sources import Extension, find_sources
+from nvfp4ctl.errors import UsageError
+
+_OPTIMISING = re.compile(r"^-O(?:[1-3sz]|fast|g)?$")  # a bare -O is -O1
+_CPP_SUFFIXES = (".cpp", ".cc", ".cxx", ".c")
+
+
+def _compiles_cpp(extension: Extension) -> bool:
+    # load_inline always writes a main.cpp (cpp_sources plus the pybind11 module of `functions`)
+    return extension.call == "load_inline" or any(f.suffix in _CPP_SUFFIXES for f in extension.files)
+
+
+def _optimised(flags: list[str]) -> bool:
+    return any(_OPTIMISING.match(word) for flag in flags for word in flag.split())
+
+
+def unoptimised_bindings(submission: Path) -> list[str]:
+    """One sentence per load_inline/load call of the file that compiles C++ at -O0; none when the
+    file cannot be read statically (no guesses)."""
+    if submission.suffix != ".py":
+        return []
+    try:
+        sources = find_sources(submission)
+    except UsageError:
+        return []
+    return [f"{submission.name}:{e.line}: {e.call}(name={e.name!r}) compiles its C++ (the pybind11 binding) at -O0:"
+            " no -O flag in extra_cflags. Passing the tensors then costs several µs of CPU per call (our own"
+            " binding: 18 µs per call at -O0, 8 µs at -O3); add extra_cflags=[\"-O3\"]."
+            for e in sources.extensions if _compiles_cpp(e) and e.cpp_flags is not None and not _optimised(e.cpp_flags)]

@@ -1,0 +1,47 @@
+"""bench's hint for a host-bound submission: a load_inline/load call that builds its C++ at -O0."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nvfp4ctl.bench.binding_hint import unoptimised_bindings
+
+HEAD = "from torch.utils.cpp_extension import load, load_inline\n"
+
+
+def _hints(tmp_path: Path, body: str) -> list[str]:
+    path = tmp_path / "submission.py"
+    path.write_text(HEAD + body)
+    return unoptimised_bindings(path)
+
+
+@pytest.mark.parametrize("call", [
+    'load_inline(name="g", cpp_sources="int f();", cuda_sources="int f() { return 1; }", functions=["f"])',
+    'load_inline("g", "int f();", "", ["f"], ["-g"])',  # positional extra_cflags without -O
+    'load(name="g", sources=["binding.cpp", "kernel.cu"], extra_cuda_cflags=["-O3"])',  # -O3 for nvcc only
+])
+def test_a_binding_built_at_o0_is_named_with_its_line(tmp_path: Path, call: str) -> None:
+    hints = _hints(tmp_path, f"\n\nmod = {call}\n")
+    assert len(hints) == 1
+    assert hints[0].startswith("submission.py:4: ") and "name='g'" in hints[0] and 'extra_cflags=["-O3"]' in hints[0]
+
+
+@pytest.mark.parametrize("call", [
+    'load_inline(name="g", cpp_sources="", cuda_sources="", extra_cflags=["-O3"])',
+    'load_inline(name="g", cpp_sources="", cuda_sources="", extra_cflags=["-g -O2"])',  # one string, two flags
+    'load_inline("g", "", "", None, ["-Ofast"])',
+    'load(name="g", sources=["kernel.cu"])',  # no C++ file: nvcc compiles everything
+    'load_inline(name="g", cpp_sources="", cuda_sources="", extra_cflags=FLAGS)',  # bound to an optimising list
+    'load_inline(name="g", cpp_sources="", cuda_sources="", extra_cflags=flags_from_somewhere())',  # unknown: no guess
+])
+def test_no_hint_when_optimised_or_unknown(tmp_path: Path, call: str) -> None:
+    assert _hints(tmp_path, f'FLAGS = ["-O3"]\nmod = {call}\n') == []
+
+
+def test_files_that_are_not_python_or_do_not_parse_give_no_hint(tmp_path: Path) -> None:
+    assert _hints(tmp_path, "def broken(:\n") == []
+    kernel = tmp_path / "k.cu"
+    kernel.write_text("__global__ void k() {}\n")
+    assert unoptimised_bindings(kernel) == []
