@@ -13,8 +13,9 @@ from nvfp4ctl.build.sources import BuildInputs, common_dir
 BASE_CUDA_FLAGS = ("-O3", "-std=c++17", "--expt-relaxed-constexpr", "-lineinfo")
 
 # The torch binding (.cpp) goes to the host compiler, which cpp_extension and load_inline call with no
-# optimisation level (-O0) unless told: pybind11's dispatch and the tensor checks then cost 6-10 µs of
-# CPU per call (H100 machine, 2026-11-27, docs/sm90_performance.md "Host cost per call").
+# optimisation level (-O0) unless told: pybind11's dispatch and the tensor checks then cost about 10 µs
+# more CPU per call (18 against 8 µs; H100 machine, 2026-11-27, docs/sm90_performance.md "Host cost
+# per call").
 BINDING_CFLAGS = ("-O3",)
 
 # ptxas prints registers, shared memory, stack frame and spills per function; the code is unchanged.

@@ -224,9 +224,7 @@ def find_sources(path: Path) -> SubmissionSources:
                 candidate = Path(source) if os.path.isabs(source) else path.parent / source
                 extension.files.append(candidate)
         extension.cuda_flags = evaluator.strings(_keyword(node, "extra_cuda_cflags"), node.lineno)
-        cflags = _keyword(node, "extra_cflags", 4 if name == "load_inline" else 2)
-        cflag_pieces = evaluator.pieces(cflags, node.lineno) if cflags is not None else []
-        extension.cpp_flags = None if cflag_pieces is None else [piece.text for piece in cflag_pieces]
+        extension.cpp_flags = _cpp_flags(node, name, evaluator)
         extension.include_paths = evaluator.strings(_keyword(node, "extra_include_paths"), node.lineno)
         extension.notes.extend(evaluator.notes)
         evaluator.notes = []
@@ -241,6 +239,18 @@ def find_sources(path: Path) -> SubmissionSources:
             env_arch = str(value) if value is not None else None
     cute_dsl = bool(CUTE_DSL.search(text)) and bool(CUTE_DSL_USE.search(text))
     return SubmissionSources(path, extensions, env_arch, cute_dsl, text)
+
+
+def _cpp_flags(call: ast.Call, name: str, evaluator: _Evaluator) -> list[str] | None:
+    """extra_cflags as written (torch >= 2.5 puts sycl_sources before them: position 5 of load_inline,
+    2 of load); None where they cannot be known: a non-static value, or *args/**kwargs in the call."""
+    if any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    node = _keyword(call, "extra_cflags", 5 if name == "load_inline" else 2)
+    if node is None or (isinstance(node, ast.Constant) and node.value is None):
+        return []
+    pieces = evaluator.pieces(node, call.lineno)
+    return None if pieces is None else [piece.text for piece in pieces]
 
 
 def _imports_load(tree: ast.Module) -> bool:

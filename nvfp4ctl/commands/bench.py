@@ -75,10 +75,11 @@ def command(
     with Worker(target, plan.timeout_s, device=device, on_output=echo) as worker, console.progress() as progress:
         report = run_bench(plan, worker, target.label, on_step=_stepper(progress, len(plan.steps()) + 1))
     comparison = compare_with_log(report, target.path)
+    hints = _binding_hints(report, target)
     if json:
-        console.json(report.to_dict() | {"comparison": _comparison_dict(comparison)})
+        console.json(report.to_dict() | {"comparison": _comparison_dict(comparison), "binding_hints": hints})
     else:
-        show(report, comparison, plan.max_noise, _binding_hints(report, target))
+        show(report, comparison, plan.max_noise, hints)
     return Outcome(result=report.result_line(), target=target.path, target_source=target.source, gpu=report.gpu,
                    problem=problem.name)
 

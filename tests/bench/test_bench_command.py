@@ -220,6 +220,8 @@ def test_a_host_bound_submission_hears_about_its_o0_binding(submission: Path) ->
     assert result.exit_code == 0, result.output
     output = " ".join(result.output.split())
     assert "is host-bound" in output and "submission.py:2: load_inline(name='g') compiles its C++" in output
+    data = json.loads(_bench("--submission", str(submission), "--json").stdout)
+    assert len(data["binding_hints"]) == 1 and "submission.py:2:" in data["binding_hints"][0]
     submission.write_text(submission.read_text().replace('functions=["gemm"]', 'functions=["gemm"], extra_cflags=["-O3"]'))
     result = _bench("--submission", str(submission))
     assert "is host-bound" in " ".join(result.output.split()) and "at -O0" not in result.output

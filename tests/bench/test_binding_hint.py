@@ -19,7 +19,9 @@ def _hints(tmp_path: Path, body: str) -> list[str]:
 
 @pytest.mark.parametrize("call", [
     'load_inline(name="g", cpp_sources="int f();", cuda_sources="int f() { return 1; }", functions=["f"])',
-    'load_inline("g", "int f();", "", ["f"], ["-g"])',  # positional extra_cflags without -O
+    'load_inline("g", "int f();", "", None, ["f"], ["-g"])',  # positional extra_cflags (after sycl_sources)
+    'load_inline(name="g", cpp_sources="", cuda_sources="", extra_cflags=["-O3", "-O0"])',  # the last -O wins
+    'load_inline(name="g", cpp_sources="", cuda_sources="", extra_cflags=None)',  # the default, spelled out
     'load(name="g", sources=["binding.cpp", "kernel.cu"], extra_cuda_cflags=["-O3"])',  # -O3 for nvcc only
 ])
 def test_a_binding_built_at_o0_is_named_with_its_line(tmp_path: Path, call: str) -> None:
@@ -31,10 +33,13 @@ def test_a_binding_built_at_o0_is_named_with_its_line(tmp_path: Path, call: str)
 @pytest.mark.parametrize("call", [
     'load_inline(name="g", cpp_sources="", cuda_sources="", extra_cflags=["-O3"])',
     'load_inline(name="g", cpp_sources="", cuda_sources="", extra_cflags=["-g -O2"])',  # one string, two flags
-    'load_inline("g", "", "", None, ["-Ofast"])',
+    'load_inline("g", "", "", None, None, ["-Ofast"])',
+    'load_inline(name="g", cpp_sources="", cuda_sources="", extra_cflags=("-O4",))',  # gcc reads -O4 as -O3
     'load(name="g", sources=["kernel.cu"])',  # no C++ file: nvcc compiles everything
     'load_inline(name="g", cpp_sources="", cuda_sources="", extra_cflags=FLAGS)',  # bound to an optimising list
     'load_inline(name="g", cpp_sources="", cuda_sources="", extra_cflags=flags_from_somewhere())',  # unknown: no guess
+    'load_inline("g", "", "", **OPTIONS)',  # keywords from a dict: unknown
+    'load_inline(*ARGS)',
 ])
 def test_no_hint_when_optimised_or_unknown(tmp_path: Path, call: str) -> None:
     assert _hints(tmp_path, f'FLAGS = ["-O3"]\nmod = {call}\n') == []
