@@ -113,6 +113,8 @@ def rematch_table(report: TuneReport) -> tuple[list[str], list[list[object]]]:
             verdict = "dropped: the lead did not hold"
         if r.joint_gain is not None:
             verdict += f" (all shapes: {r.joint_gain:+.1%})" if math.isfinite(r.joint_gain) else " (all shapes)"
+        if r.attempt > 1:
+            verdict += f"; runner-up {r.attempt - 1}, after the faster lead{'s' if r.attempt > 2 else ''} lost"
         rows.append([r.step, shape_key(r.shape), _label(report, r.challenger_id, report.search.start[r.shape]),
                      _us(r.current), _us(r.challenger), gain, verdict])
     return columns, rows
@@ -124,8 +126,9 @@ def leads_held(report: TuneReport) -> tuple[int, int]:
         return 0, 0
     leads: dict[tuple[str, ...], bool] = {}
     for r in report.search.rematches:
-        # a kernel step rematches one value, over every shape (their configs differ where plan entries do)
-        key = (r.step,) if r.joint_gain is not None else (r.step, r.challenger_id, shape_key(r.shape))
+        # a kernel step rematches one value per attempt, over every shape (their configs differ where
+        # plan entries do)
+        key = (r.step, str(r.attempt)) if r.joint_gain is not None else (r.step, r.challenger_id, shape_key(r.shape))
         leads[key] = r.kept
     return sum(leads.values()), len(leads)
 
@@ -184,7 +187,7 @@ def to_dict(report: TuneReport) -> dict:
     payload["shapes"] = shapes
     payload["rematches"] = [{"step": r.step, "shape": list(r.shape), "current": _values(report, r.current_id),
                              "challenger": _values(report, r.challenger_id), "current_result": r.current.to_dict(),
-                             "challenger_result": r.challenger.to_dict(), "kept": r.kept,
+                             "challenger_result": r.challenger.to_dict(), "kept": r.kept, "attempt": r.attempt,
                              "all_shapes_gain": r.joint_gain if r.joint_gain is not None and math.isfinite(r.joint_gain)
                              else None}
                             for r in report.search.rematches]

@@ -7,7 +7,9 @@ its best value per shape. A value replaces the current one only if it is faster 
 `min_gain` (noise must not flip winners between runs), and, where a `rematch` is given, only if it
 stays faster by that much when both are timed again back to back in one worker: candidates timed
 minutes apart differ by 1-2 % with the very same plan (the GPU's clocks drift; H200, 2026-11-27:
-29.23 against 28.76 us on 512x1536x7168), more than many a knob's real gain. Rounds repeat while
+29.23 against 28.76 us on 512x1536x7168), more than many a knob's real gain. Where the sweep's
+fastest value does not hold its lead, the next one that led by more than `min_gain` is rematched,
+up to `MAX_CHALLENGERS` values per step and shape (a kernel knob's: by geomean). Rounds repeat while
 anything changed, up to `rounds`; `budget_s` stops the search between knobs. The choices depend on
 the measurements alone, never on their order, so any number of GPUs, or a resumed run, takes the
 same path.
@@ -34,6 +36,9 @@ Rematch = Callable[[list[Duel], str], dict[DuelKey, tuple[Measurement, Measureme
 
 DEFAULT_ROUNDS = 1
 DEFAULT_MIN_GAIN = 0.01
+# values rematched per step and shape at most: the sweep's leader and two runners-up; each rematch
+# times four calls back to back, and a lead that failed twice is most likely noise
+MAX_CHALLENGERS = 3
 
 
 @dataclass(frozen=True)
@@ -56,6 +61,7 @@ class RematchResult:
     challenger: Measurement
     kept: bool
     joint_gain: float | None = None  # a kernel knob: current geomean / challenger geomean - 1 (inf: one failed)
+    attempt: int = 1  # 1: the sweep's fastest value; 2, 3: the runners-up, rematched after it lost
 
 
 @dataclass
@@ -134,7 +140,8 @@ class _Referee:
     step: str
     log: list[RematchResult]
 
-    def kept(self, duels: list[Duel], best_result: dict[Shape, Measurement], together: bool = False) -> set[Shape]:
+    def kept(self, duels: list[Duel], best_result: dict[Shape, Measurement], together: bool = False,
+             attempt: int = 1) -> set[Shape]:
         """The shapes whose lead holds; `together` (a kernel knob: one value for every shape): all or
         none, by the geomeans of the rematches."""
         shapes = {shape for _, _, shape in duels}
@@ -150,7 +157,7 @@ class _Referee:
             held = [challenger_geo < current_geo * (1 - self.min_gain)] * len(pairs)
         else:
             held = [_time(challenger) < _time(current) * (1 - self.min_gain) for current, challenger in pairs]
-        results = [RematchResult(self.step, shape, current.id, challenger.id, *pair, keep, joint)
+        results = [RematchResult(self.step, shape, current.id, challenger.id, *pair, keep, joint, attempt)
                    for (current, challenger, shape), pair, keep in zip(judged, pairs, held)]
         self.log.extend(results)
         return (shapes - {shape for _, _, shape in judged}) | {r.shape for r in results if r.kept}
@@ -165,10 +172,11 @@ def _kernel_step(knob: Knob, shapes: list[Shape], best: dict[Shape, Config], bes
     score = {current: _score([_time(best_result[s]) for s in shapes])}
     for v in values:
         score[v] = _score([_time(found[(best[s].with_value(knob.name, v).id, s)]) for s in shapes])
-    winner = min(values, key=lambda v: score[v], default=current)
-    if not values or not score[winner] < score[current] * (1 - min_gain):
-        return False
-    if not referee.kept([(best[s], best[s].with_value(knob.name, winner), s) for s in shapes], best_result, together=True):
+    leading = sorted((v for v in values if score[v] < score[current] * (1 - min_gain)), key=lambda v: score[v])
+    winner = next((v for attempt, v in enumerate(leading[:MAX_CHALLENGERS], 1)
+                   if referee.kept([(best[s], best[s].with_value(knob.name, v), s) for s in shapes], best_result,
+                                   together=True, attempt=attempt)), None)
+    if winner is None:
         return False
     for s in shapes:
         best[s] = best[s].with_value(knob.name, winner)
@@ -185,16 +193,19 @@ def _plan_step(knob: Knob, shapes: list[Shape], best: dict[Shape, Config], best_
     requests = [(best[s].with_value(knob.name, v), s) for s in shapes for v in dict.fromkeys(knob.values)
                 if v != best[s][knob.name]]
     found = evaluate(requests, label)
-    leaders: dict[Shape, tuple[Config, Measurement]] = {}
+    # per shape, the values that lead by more than min_gain in the sweep, fastest first
+    queues: dict[Shape, list[tuple[Config, Measurement]]] = {}
     for s in shapes:
-        tried = [(config, found[(config.id, shape)]) for config, shape in requests if shape == s]
-        if not tried:
-            continue
-        config, result = min(tried, key=lambda item: _time(item[1]))
-        if _time(result) < _time(best_result[s]) * (1 - min_gain):
-            leaders[s] = config, result
-    held = referee.kept([(best[s], config, s) for s, (config, _) in leaders.items()], best_result)
-    leaders = {s: leader for s, leader in leaders.items() if s in held}
+        tried = sorted(((config, found[(config.id, shape)]) for config, shape in requests if shape == s),
+                       key=lambda item: _time(item[1]))
+        queues[s] = [item for item in tried if _time(item[1]) < _time(best_result[s]) * (1 - min_gain)][:MAX_CHALLENGERS]
+    leaders: dict[Shape, tuple[Config, Measurement]] = {}
+    for attempt in range(1, MAX_CHALLENGERS + 1):  # every shape's next challenger at once, so the GPUs share them
+        heads = {s: queue[attempt - 1] for s, queue in queues.items() if s not in leaders and len(queue) >= attempt}
+        if not heads:
+            break
+        held = referee.kept([(best[s], config, s) for s, (config, _) in heads.items()], best_result, attempt=attempt)
+        leaders.update({s: head for s, head in heads.items() if s in held})
     for s, (config, result) in leaders.items():
         best[s], best_result[s] = config, result
     return bool(leaders)

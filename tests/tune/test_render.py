@@ -57,3 +57,20 @@ def test_a_kernel_value_counts_as_one_lead_and_json_has_no_infinity() -> None:
     assert [r["kept"] for r in payload["rematches"]] == [False, False, True, False, True]
     assert payload["rematches"][-1]["all_shapes_gain"] is None
     json.dumps(payload, allow_nan=False)
+
+
+def test_a_runner_up_is_named_and_counts_as_a_lead_of_its_own() -> None:
+    report = _report()
+    start = report.search.start
+    k2 = {s: c.with_value("R_K", 2) for s, c in start.items()}
+    timed = lambda us: Measurement(OK, us=us)  # noqa: E731
+    report.search.rematches = [  # the kernel step's leader lost, its runner-up held
+        RematchResult("K", A, start[A].id, k2[A].id, timed(10.0), timed(10.0), False, joint_gain=0.0),
+        RematchResult("K", A, start[A].id, k2[A].id, timed(10.0), timed(9.0), True, joint_gain=0.11, attempt=2),
+        RematchResult("P", B, start[B].id, start[B].with_value("R_P", 1).id, timed(10.0), timed(10.0), False, attempt=3),
+    ]
+    rows = rematch_table(report)[1]
+    assert rows[1][-1] == "kept (all shapes: +11.0%); runner-up 1, after the faster lead lost"
+    assert rows[2][-1] == "dropped: the lead did not hold; runner-up 2, after the faster leads lost"
+    assert leads_held(report) == (1, 3)
+    assert [r["attempt"] for r in to_dict(report)["rematches"]] == [1, 2, 3]

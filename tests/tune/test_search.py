@@ -156,3 +156,48 @@ def test_a_failing_current_best_is_not_rematched_any_working_lead_replaces_it(kn
                                  SearchSettings(only=frozenset({knob})), rematch=rematch)
     assert {s: outcome.best[s][knob] for s in (A, B)} == winners and outcome.best_result[failing].ok
     assert asked == [] and outcome.rematches == []
+
+
+RUNNERS = make_knobs(("R_K", (1, 2, 3), 1, "kernel"), ("R_P", (0, 1, 2, 3, 4), 0, "plan"))
+SWEEP_K = {1: 10.0, 2: 8.0, 3: 9.0}  # the sweep's times by R_K (R_P at 0)
+SWEEP_P = {0: 10.0, 1: 9.0, 2: 9.2, 3: 9.4, 4: 9.6}  # by R_P (R_K at 1): four values lead
+
+
+def sweep(requests, label):
+    return {(c.id, s): Measurement(OK, us=SWEEP_K[c["R_K"]] * SWEEP_P[c["R_P"]] / 10.0) for c, s in requests}
+
+
+def back_to_back(real_k: int | None, real_p: int | None):
+    """Rematch times: only `real_k` / `real_p` are really faster (9.0 µs); every other value is level."""
+    def truth(config, shape):
+        faster = (config["R_K"] == real_k) or (config["R_P"] == real_p)
+        return Measurement(OK, us=9.0 if faster else 10.0)
+
+    return rematch_with(truth)
+
+
+def test_a_plan_knobs_runner_up_is_rematched_when_the_leader_loses() -> None:
+    rematch, asked = back_to_back(None, 3)  # R_P = 3 was third in the sweep
+    outcome = coordinate_descent(RUNNERS, start_configs(RUNNERS, [A, B], None), sweep,
+                                 SearchSettings(only=frozenset({"R_P"})), rematch=rematch)
+    assert {s: c["R_P"] for s, c in outcome.best.items()} == {A: 3, B: 3}
+    assert asked == ["P: rematch"] * 3  # each attempt is one batch over both shapes
+    assert [(r.shape, r.attempt, r.kept) for r in outcome.rematches] == [
+        (A, 1, False), (B, 1, False), (A, 2, False), (B, 2, False), (A, 3, True), (B, 3, True)]
+    assert outcome.best_result[A].us == pytest.approx(9.4)  # the sweep's time of the kept value
+
+
+def test_at_most_three_values_are_rematched_per_shape() -> None:
+    rematch, asked = back_to_back(None, 4)  # the fourth lead would hold, but it is never tried
+    outcome = coordinate_descent(RUNNERS, start_configs(RUNNERS, [A], None), sweep,
+                                 SearchSettings(only=frozenset({"R_P"})), rematch=rematch)
+    assert outcome.best[A]["R_P"] == 0 and len(outcome.rematches) == 3 and len(asked) == 3
+
+
+def test_a_kernel_knobs_runner_up_value_is_judged_by_geomean_after_the_leader_loses() -> None:
+    rematch, asked = back_to_back(3, None)  # R_K = 2 led the sweep; 3 is the real gain
+    outcome = coordinate_descent(RUNNERS, start_configs(RUNNERS, [A, B], None), sweep,
+                                 SearchSettings(only=frozenset({"R_K"})), rematch=rematch)
+    assert {c["R_K"] for c in outcome.best.values()} == {3}
+    assert [(r.attempt, r.kept) for r in outcome.rematches] == [(1, False), (1, False), (2, True), (2, True)]
+    assert asked == ["K: rematch", "K: rematch"]
