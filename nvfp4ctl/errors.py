@@ -40,3 +40,10 @@ class KernelCrash(NvfpError):
     """The child running the kernel died or hit a CUDA error."""
 
     exit_code = ExitCode.CRASH
+
+
+def os_reason(error: OSError) -> str:
+    """An OSError as the user needs it: the reason, and the path it hit where that is another one
+    (writing a/b.py when `a` is a file fails on `a`)."""
+    reason = error.strerror or str(error)
+    return f"{reason} ({error.filename})" if error.filename else reason

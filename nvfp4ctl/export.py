@@ -16,7 +16,7 @@ from pathlib import Path
 from nvfp4ctl.build import flags
 from nvfp4ctl.build.sources import (build_inputs, checked_source, common_dir, find_header, kernel_api, resolve_arch,
                                     source_marks)
-from nvfp4ctl.errors import UsageError
+from nvfp4ctl.errors import UsageError, os_reason
 from nvfp4ctl.runlog import file_digest
 
 FORBIDDEN_WORD = "stream"  # the leaderboard's `"stream" in code.lower()` (nvfp4ctl.lint.stream locates it)
@@ -114,10 +114,32 @@ def render(kernel: Path, arch: str) -> Submission:
     return Submission(kernel=kernel, arch=arch, text=text, embedded=embedded, never_run=arch in never_run_on(kernel))
 
 
-def export_submission(kernel: Path, output: Path, arch: str | None = None) -> Submission:
+# the first line of every file `export` writes; a file without it is the user's own work
+EXPORT_MARK = "exported by `nvfp4ctl export`"
+
+
+def _is_export(path: Path) -> bool:
+    try:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            return EXPORT_MARK in handle.readline()
+    except OSError:
+        return False
+
+
+def export_submission(kernel: Path, output: Path, arch: str | None = None, force: bool = False) -> Submission:
+    """Render and write; refuses (UsageError) to replace a file that an earlier export did not write
+    unless `force`, and says so when the file cannot be written."""
+    if output.is_dir():
+        raise UsageError(f"-o {output}: a folder; name the file to write, e.g. -o {output / 'submission.py'}")
+    if output.exists() and not force and not _is_export(output):
+        raise UsageError(f"{output} exists and is not an earlier export: nothing was written"
+                         " (--force replaces it, or -o another path)")
     submission = render(kernel, resolve_arch(checked_source(kernel), arch))
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(submission.text)
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(submission.text)
+    except OSError as error:
+        raise UsageError(f"cannot write {output}: {os_reason(error)}") from None
     return submission
 
 

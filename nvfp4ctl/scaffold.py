@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nvfp4ctl.errors import UsageError
+from nvfp4ctl.errors import UsageError, os_reason
 from nvfp4ctl.project import REPO_DIR
 
 FILES = ("task.yml", "submission.py", "MEMORY.md")
@@ -63,10 +63,13 @@ def init_project(problem: Any, folder: Path) -> Scaffold:
     except OSError as error:
         raise UsageError(f"cannot read the shipped files for {problem.name}: {error}") from None
     contents = (_with_submission(contents[0]), *contents[1:])
-    folder.mkdir(parents=True, exist_ok=True)
-    for path, text in zip(targets, contents):
-        with path.open("x", encoding="utf-8") as handle:  # "x": never clobber a file made meanwhile
-            handle.write(text)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for path, text in zip(targets, contents):
+            with path.open("x", encoding="utf-8") as handle:  # "x": never clobber a file made meanwhile
+                handle.write(text)
+    except OSError as error:  # a parent that is a file, a read-only place, a full disk
+        raise UsageError(f"cannot write into {folder}: {os_reason(error)}") from None
     return Scaffold(folder, tuple(targets))
 
 

@@ -36,3 +36,10 @@ def test_init_refuses_to_overwrite(tmp_path: Path) -> None:
 def test_unknown_problem_is_one_line(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["init", "--problem", "gemv", str(tmp_path)])
     assert result.exit_code == 2 and "unknown problem 'gemv'" in result.output
+
+
+def test_a_folder_that_cannot_be_made_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("")
+    result = CliRunner().invoke(app, ["init", "--problem", "nvfp4_gemm", str(tmp_path / "afile" / "sub")])
+    assert result.exit_code == 2 and "cannot write into" in result.output and "Not a directory" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)

@@ -58,6 +58,8 @@ def command(
                                   " Default: the task problem's B200 kernel in your kernels/ folder.", show_default=False)
     ] = None,
     output: Annotated[Path, typer.Option("-o", "--output", help="Where to write the submission.")] = Path("submission.py"),
+    force: Annotated[bool, typer.Option("--force", help="Replace the output file even if an earlier export did not write"
+                                        " it (your own submission.py, say).")] = False,
 ) -> Outcome:
     """Write a submission.py that compiles the kernel with load_inline and calls it from custom_kernel."""
     from nvfp4ctl.export import export_submission  # here, not at the top: keeps `--help` fast
@@ -67,7 +69,7 @@ def command(
     source = default_kernel(kernel, problem)
     if not source.is_file():
         raise UsageError(f"no B200 kernel at {source}; pass --kernel PATH")
-    submission = export_submission(source, output)
+    submission = export_submission(source, output, force=force)
     if submission.arch != LEADERBOARD_ARCH:
         console.warn(f"{source.name} is an {submission.arch} kernel: the B200 leaderboard needs {LEADERBOARD_ARCH}")
     if submission.never_run:

@@ -91,7 +91,7 @@ def make_config(mma: str | None, kind: str, sf_vec: int | None, major: str, swiz
         problems.append(f"--major {major} (K or MN, or A,B)")
     if swizzle not in SWIZZLES:
         problems.append(f"--swizzle {swizzle} (one of {', '.join(SWIZZLES)})")
-    if block_k <= 0 or block_k % k:
+    if k > 0 and (block_k <= 0 or block_k % k):  # K <= 0 is reported above
         problems.append(f"--block-k {block_k} (a positive multiple of the MMA K {k})")
     if problems:
         raise UsageError("the stated config is not a valid block-scaled MMA: " + "; ".join(problems))

@@ -141,3 +141,27 @@ def test_the_tcgen05_kernel_carries_its_never_run_mark_until_it_ran() -> None:
 
     kernel = Path(__file__).parents[2] / "kernels" / "sm100" / "nvfp4_gemm_sm100_tc.cu"
     assert never_run_on(kernel) == ("sm_100a",)  # remove the mark (and this test) once a B200 ran it
+
+
+def _export(*args: str):
+    return runner.invoke(app, ["export", "--kernel", str(HGMMA_PROBE), *args])
+
+
+def test_a_file_an_export_did_not_write_is_never_replaced_without_force(tmp_path: Path) -> None:
+    mine = tmp_path / "submission.py"
+    mine.write_text("def custom_kernel(data):\n    return data[6]\n")
+    result = _export("-o", str(mine))
+    assert result.exit_code == 2 and "is not an earlier export: nothing was written" in " ".join(result.output.split())
+    assert mine.read_text().startswith("def custom_kernel")
+    assert _export("-o", str(mine), "--force").exit_code == 0
+    assert "exported by `nvfp4ctl export`" in mine.read_text().splitlines()[0]
+    assert _export("-o", str(mine)).exit_code == 0  # an earlier export is replaced freely
+
+
+@pytest.mark.parametrize("target, message", [(".", "a folder; name the file to write"),
+                                             ("afile/x.py", "cannot write")])
+def test_an_output_that_cannot_be_written_is_one_line(tmp_path: Path, target: str, message: str) -> None:
+    (tmp_path / "afile").write_text("")
+    result = _export("-o", str(tmp_path / target))
+    assert result.exit_code == 2 and message in " ".join(result.output.split())
+    assert result.exception is None or isinstance(result.exception, SystemExit)

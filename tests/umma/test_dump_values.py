@@ -69,3 +69,8 @@ def test_bad_hex_is_a_usage_error() -> None:
     result = dump("--idesc", "0xZZ")
     assert result.exit_code == 2
     assert "expected a hexadecimal value" in result.output
+
+
+def test_a_zero_mma_shape_is_a_usage_error_not_a_crash() -> None:
+    result = dump("--mma", "0,0,0", "--idesc", "0x1")
+    assert result.exit_code == 2 and "K=0 (kind::mxf4nvf4 dense MMAs have K=64)" in " ".join(result.output.split())
