@@ -28,18 +28,18 @@ def default_kernel(kernel: Path | None, problem: str = DEFAULT_PROBLEM) -> Path:
         return kernel
     kernels = shipped("kernels") if kernel is not None else users_kernels_dir()
     if kernels is None:
-        raise UsageError("no kernel to export here (no kernels/ folder): pass --kernel PATH,"
-                         " or --kernel default for nvfp4ctl's own B200 kernel")
-    return _b200_kernel(problem, kernels)
-
-
-def _b200_kernel(problem: str, kernels: Path) -> Path:
-    from nvfp4ctl.problems import get_problem
-
-    name = get_problem(problem).default_kernels.get(B200_MAJOR)
+        ours = " or --kernel default for nvfp4ctl's own B200 kernel" if _b200_name(problem) else ""
+        raise UsageError(f"no kernel to export here (no kernels/ folder): pass --kernel PATH{ours}")
+    name = _b200_name(problem)
     if name is None:
         raise UsageError(f"no B200 kernel for {problem} ships with nvfp4ctl; pass --kernel PATH")
     return kernels / name
+
+
+def _b200_name(problem: str) -> str | None:
+    from nvfp4ctl.problems import get_problem
+
+    return get_problem(problem).default_kernels.get(B200_MAJOR)
 
 
 def _task_problem() -> str:

@@ -165,3 +165,11 @@ def test_an_output_that_cannot_be_written_is_one_line(tmp_path: Path, target: st
     result = _export("-o", str(tmp_path / target))
     assert result.exit_code == 2 and message in " ".join(result.output.split())
     assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_for_a_problem_without_our_b200_kernel_export_does_not_suggest_it(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    assert runner.invoke(app, ["init", "--problem", "nvfp4_dual_gemm", str(tmp_path)]).exit_code == 0
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["export", "-o", str(tmp_path / "s.py")])
+    assert result.exit_code == 2 and "pass --kernel PATH" in result.output and "--kernel default" not in result.output
