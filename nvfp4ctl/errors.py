@@ -42,8 +42,9 @@ class KernelCrash(NvfpError):
     exit_code = ExitCode.CRASH
 
 
-def os_reason(error: OSError) -> str:
-    """An OSError as the user needs it: the reason, and the path it hit where that is another one
-    (writing a/b.py when `a` is a file fails on `a`)."""
+def os_reason(error: OSError, path: object = None) -> str:
+    """An OSError as the user needs it: the reason, and the path it hit where that is not `path`, the
+    one the message names already (writing a/b.py when `a` is a file fails on `a`)."""
     reason = error.strerror or str(error)
-    return f"{reason} ({error.filename})" if error.filename else reason
+    hit = error.filename
+    return f"{reason} ({hit})" if hit and str(hit) != str(path) else reason

@@ -9,6 +9,9 @@ needs them), and for CUTLASS kernels the CUTLASS/CuTe headers are found at $CUTL
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -111,35 +114,57 @@ def render(kernel: Path, arch: str) -> Submission:
     if FORBIDDEN_WORD in text.lower():  # the template itself must never bring the word in
         raise UsageError(f'the generated submission contains "{FORBIDDEN_WORD}"; nothing was written')
     embedded = tuple(dict.fromkeys([inputs.kernel, inputs.binding, *cuda_headers, *cpp_headers]))
+    first, body = text.split("\n", 1)
+    text = f"{first} Body sha256 {_body_hash(body)}.\n{body}"  # an edit of the file shows (_replaceable)
     return Submission(kernel=kernel, arch=arch, text=text, embedded=embedded, never_run=arch in never_run_on(kernel))
 
 
-# the first line of every file `export` writes; a file without it is the user's own work
+# in the first line of every file `export` writes; a file without it is the user's own work
 EXPORT_MARK = "exported by `nvfp4ctl export`"
+_BODY_HASH = re.compile(r"Body sha256 ([0-9a-f]{16})\.")
 
 
-def _is_export(path: Path) -> bool:
+def _body_hash(body: str) -> str:
+    return hashlib.sha256(body.encode()).hexdigest()[:16]
+
+
+def _refusal(path: Path) -> str | None:
+    """Why `path` must not be replaced without --force: it is the user's own file, or an export they
+    edited since (files from before the body hash count as unedited); None: replace it."""
     try:
-        with path.open(encoding="utf-8", errors="replace") as handle:
-            return EXPORT_MARK in handle.readline()
-    except OSError:
-        return False
+        text = path.read_text(encoding="utf-8-sig", errors="replace")
+    except OSError as error:
+        raise UsageError(f"cannot read {path}: {os_reason(error, path)}") from None
+    if not text:
+        return None  # nothing to lose
+    first, _, body = text.partition("\n")
+    if EXPORT_MARK not in first:
+        return "is not an earlier export"
+    recorded = _BODY_HASH.search(first)
+    if recorded and recorded.group(1) != _body_hash(body):
+        return "is an earlier export edited since"
+    return None
 
 
 def export_submission(kernel: Path, output: Path, arch: str | None = None, force: bool = False) -> Submission:
-    """Render and write; refuses (UsageError) to replace a file that an earlier export did not write
-    unless `force`, and says so when the file cannot be written."""
+    """Render and write; refuses (UsageError) to replace a file that is not an unedited earlier export
+    unless `force`, and says so when the file cannot be written. The new text goes to a temporary
+    file first, so a failed write leaves the old file whole."""
     if output.is_dir():
         raise UsageError(f"-o {output}: a folder; name the file to write, e.g. -o {output / 'submission.py'}")
-    if output.exists() and not force and not _is_export(output):
-        raise UsageError(f"{output} exists and is not an earlier export: nothing was written"
-                         " (--force replaces it, or -o another path)")
+    if output.exists() and not force and (why := _refusal(output)):
+        raise UsageError(f"{output} {why}: nothing was written (--force replaces it, or -o another path)")
     submission = render(kernel, resolve_arch(checked_source(kernel), arch))
+    target = output.resolve() if output.is_symlink() else output  # write through a link, keep the link
+    staging = target.with_name(f".{target.name}.nvfp4ctl-tmp")
     try:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(submission.text)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staging.write_text(submission.text)
+        os.replace(staging, target)
     except OSError as error:
-        raise UsageError(f"cannot write {output}: {os_reason(error)}") from None
+        with contextlib.suppress(OSError):  # e.g. its folder cannot exist (a file stands in the path)
+            staging.unlink()
+        raise UsageError(f"cannot write {output}: {os_reason(error, staging)}") from None
     return submission
 
 

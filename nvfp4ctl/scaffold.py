@@ -69,7 +69,7 @@ def init_project(problem: Any, folder: Path) -> Scaffold:
             with path.open("x", encoding="utf-8") as handle:  # "x": never clobber a file made meanwhile
                 handle.write(text)
     except OSError as error:  # a parent that is a file, a read-only place, a full disk
-        raise UsageError(f"cannot write into {folder}: {os_reason(error)}") from None
+        raise UsageError(f"cannot write into {folder}: {os_reason(error, folder)}") from None
     return Scaffold(folder, tuple(targets))
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from nvfp4ctl.errors import UsageError
+from nvfp4ctl.errors import UsageError, os_reason
 from nvfp4ctl.problems import DEFAULT_PROBLEM, problem_names
 from nvfp4ctl.workspace import SHIPPED, locate_task
 
@@ -84,7 +84,7 @@ def load_task(path: Path | None = None) -> Task:
     try:
         text = source.read_text(encoding="utf-8")
     except OSError as error:
-        raise UsageError(f"{source}: cannot read the task file ({error.strerror or error})") from None
+        raise UsageError(f"{source}: cannot read the task file ({os_reason(error, source)})") from None
     except UnicodeDecodeError:
         raise UsageError(f"{source}: not a UTF-8 text file") from None
     return replace(parse_task(text, source), source=located.source)

@@ -25,7 +25,7 @@ from typing import Any
 
 from nvfp4ctl.build import resources, toolchain
 from nvfp4ctl.build.report import FunctionUsage, TensorOpCheck
-from nvfp4ctl.errors import UsageError
+from nvfp4ctl.errors import UsageError, os_reason
 from nvfp4ctl.project import REPO_DIR
 
 CHILD_TIMEOUT_S = 600.0
@@ -97,7 +97,7 @@ def has_dsl(python: str) -> bool:
         done = subprocess.run([python, "-c", "import cutlass.cute, cutlass.cute.runtime"], capture_output=True,
                               timeout=120)
     except OSError as error:  # a --python that does not exist or cannot run: the user's mistake
-        raise UsageError(f"--python {python}: cannot run it ({error.strerror or error})") from None
+        raise UsageError(f"--python {python}: cannot run it ({os_reason(error, python)})") from None
     return done.returncode == 0
 
 

@@ -17,7 +17,7 @@ import textwrap
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from nvfp4ctl.errors import UsageError
+from nvfp4ctl.errors import UsageError, os_reason
 
 ARCH_FLAG = re.compile(r"(?:-gencode[= ]?arch=compute_(\w+),code=(?:sm|compute)_(\w+))|(?:-arch[= ]?(?:sm|compute)_(\w+))"
                        r"|(?:--gpu-architecture[= ]?(?:sm|compute)_(\w+))")
@@ -195,7 +195,9 @@ def find_sources(path: Path) -> SubmissionSources:
         text = path.read_text()
         tree = ast.parse(text, filename=str(path))
     except OSError as error:
-        raise UsageError(f"cannot read {path}: {error.strerror}") from error
+        raise UsageError(f"cannot read {path}: {os_reason(error, path)}") from error
+    except UnicodeDecodeError as error:
+        raise UsageError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
     except SyntaxError as error:
         raise UsageError(f"{path}:{error.lineno}: not valid Python ({error.msg})") from error
     evaluator = _Evaluator(tree)
@@ -242,7 +244,7 @@ def find_sources(path: Path) -> SubmissionSources:
 
 
 def _cpp_flags(call: ast.Call, name: str, evaluator: _Evaluator) -> list[str] | None:
-    """extra_cflags as written (torch >= 2.5 puts sycl_sources before them: position 5 of load_inline,
+    """extra_cflags as written (torch >= 2.7 puts sycl_sources before them: position 5 of load_inline,
     2 of load); None where they cannot be known: a non-static value, or *args/**kwargs in the call."""
     if any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
         return None
@@ -250,7 +252,15 @@ def _cpp_flags(call: ast.Call, name: str, evaluator: _Evaluator) -> list[str] | 
     if node is None or (isinstance(node, ast.Constant) and node.value is None):
         return []
     pieces = evaluator.pieces(node, call.lineno)
-    return None if pieces is None else [piece.text for piece in pieces]
+    if pieces is None:
+        return None
+    flags: list[str] = []
+    for piece in pieces:  # "-O" + LEVEL is one flag
+        if piece.joined and flags:
+            flags[-1] += piece.text
+        else:
+            flags.append(piece.text)
+    return flags
 
 
 def _imports_load(tree: ast.Module) -> bool:

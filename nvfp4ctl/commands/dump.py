@@ -21,7 +21,7 @@ from rich.text import Text
 from nvfp4ctl.commands.umma_view import hexes as _hexes
 from nvfp4ctl.commands.umma_view import show_user_umma
 from nvfp4ctl.console import get_console
-from nvfp4ctl.errors import ExitCode, UsageError
+from nvfp4ctl.errors import ExitCode, UsageError, os_reason
 from nvfp4ctl.options import parse_shape
 from nvfp4ctl.outcome import Outcome
 
@@ -177,7 +177,7 @@ def command(
         try:
             lines = from_log.read_text(errors="replace").splitlines()
         except OSError as error:
-            raise UsageError(f"--from-log {from_log}: {error.strerror}") from error
+            raise UsageError(f"--from-log {from_log}: {os_reason(error, from_log)}") from error
         m, n, k, _ = parse_shape(shape or "128,128,512")
         summary, ok = show_dump_lines(lines, m, n, k, seed)
         return Outcome(result=summary, exit_code=ExitCode.OK if ok else ExitCode.FAILURES, target=from_log)

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nvfp4ctl.errors import UsageError
+from nvfp4ctl.errors import UsageError, os_reason
 
 PYTHON_SUFFIXES = frozenset({".py"})
 CPP_SUFFIXES = frozenset({".cu", ".cuh", ".cpp", ".h", ".hpp", ".cc", ".cxx", ".hh"})
@@ -67,7 +67,7 @@ def read_source(path: Path) -> SourceFile:
     try:
         data = path.read_bytes()
     except OSError as error:
-        raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
+        raise UsageError(f"cannot read {path}: {os_reason(error, path)}") from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -97,7 +97,7 @@ def _walk(folder: Path) -> list[Path]:
     try:
         entries = sorted(folder.iterdir())
     except OSError as error:
-        raise UsageError(f"cannot read folder {folder}: {error.strerror or error}") from None
+        raise UsageError(f"cannot read folder {folder}: {os_reason(error, folder)}") from None
     for entry in entries:
         if entry.is_dir():
             if entry.name not in SKIPPED_DIRS and not entry.name.startswith("."):

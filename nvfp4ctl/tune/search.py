@@ -36,8 +36,8 @@ Rematch = Callable[[list[Duel], str], dict[DuelKey, tuple[Measurement, Measureme
 
 DEFAULT_ROUNDS = 1
 DEFAULT_MIN_GAIN = 0.01
-# values rematched per step and shape at most: the sweep's leader and two runners-up; each rematch
-# times four calls back to back, and a lead that failed twice is most likely noise
+# values rematched per step and shape at most: the sweep's leader and two runners-up. Each rematch
+# times four calls back to back, and the further down the sweep a lead is, the more likely it is noise
 MAX_CHALLENGERS = 3
 
 

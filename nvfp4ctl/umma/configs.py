@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from nvfp4ctl.errors import UsageError
+from nvfp4ctl.errors import UsageError, os_reason
 from nvfp4ctl.project import kernels_dir
 from nvfp4ctl.umma import descriptors as d
 
@@ -57,7 +57,7 @@ def parse_configs(source: Path) -> tuple[KernelConfig, ...]:
     try:
         text = source.read_text()
     except OSError as error:
-        raise UsageError(f"cannot read kernel {source}: {error.strerror}") from error
+        raise UsageError(f"cannot read kernel {source}: {os_reason(error, source)}") from error
     configs = []
     for match in _CONFIG_RE.finditer(text):
         body = match.group("body")

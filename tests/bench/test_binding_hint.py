@@ -50,3 +50,14 @@ def test_files_that_are_not_python_or_do_not_parse_give_no_hint(tmp_path: Path) 
     kernel = tmp_path / "k.cu"
     kernel.write_text("__global__ void k() {}\n")
     assert unoptimised_bindings(kernel) == []
+
+
+def test_concatenated_flags_are_one_flag(tmp_path: Path) -> None:
+    assert len(_hints(tmp_path, 'LEVEL = "0"\nmod = load_inline(name="g", cpp_sources="", extra_cflags=["-O" + LEVEL])\n')) == 1
+    assert _hints(tmp_path, 'LEVEL = "2"\nmod = load_inline(name="g", cpp_sources="", extra_cflags=["-O" + LEVEL])\n') == []
+
+
+def test_a_file_that_is_not_utf8_gives_no_hint_and_no_traceback(tmp_path: Path) -> None:
+    path = tmp_path / "submission.py"
+    path.write_bytes(b"# -*- coding: latin-1 -*-\n# caf\xe9\n" + HEAD.encode() + b'mod = load_inline(name="g", cpp_sources="")\n')
+    assert unoptimised_bindings(path) == []

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from nvfp4ctl.build import build_kernel, flags, sources, toolchain
 from nvfp4ctl.build.resources import dump_sass
 from nvfp4ctl.cli import app
-from nvfp4ctl.export import export_submission, inline_local_includes
+from nvfp4ctl.export import EXPORT_MARK, export_submission, inline_local_includes
 
 FIXTURES = Path(__file__).parents[1] / "build" / "fixtures"
 HGMMA_PROBE = FIXTURES / "hgmma_probe.cu"
@@ -173,3 +173,20 @@ def test_for_a_problem_without_our_b200_kernel_export_does_not_suggest_it(tmp_pa
     monkeypatch.chdir(tmp_path)
     result = runner.invoke(app, ["export", "-o", str(tmp_path / "s.py")])
     assert result.exit_code == 2 and "pass --kernel PATH" in result.output and "--kernel default" not in result.output
+
+
+def test_an_edited_export_is_kept_an_empty_file_is_replaced_a_link_is_written_through(tmp_path: Path) -> None:
+    output = tmp_path / "submission.py"
+    assert _export("-o", str(output)).exit_code == 0
+    assert re.search(r"Body sha256 [0-9a-f]{16}\.$", output.read_text().splitlines()[0])
+    output.write_text(output.read_text() + "# tuned by hand\n")
+    result = _export("-o", str(output))
+    assert result.exit_code == 2 and "is an earlier export edited since" in " ".join(result.output.split())
+    assert output.read_text().endswith("# tuned by hand\n")
+    empty = tmp_path / "empty.py"
+    empty.write_text("")
+    assert _export("-o", str(empty)).exit_code == 0 and EXPORT_MARK in empty.read_text()
+    link = tmp_path / "link.py"
+    link.symlink_to(empty)
+    assert _export("-o", str(link)).exit_code == 0 and link.is_symlink()
+    assert not list(tmp_path.glob(".*nvfp4ctl-tmp"))  # no staging file left behind

@@ -201,3 +201,27 @@ def test_a_kernel_knobs_runner_up_value_is_judged_by_geomean_after_the_leader_lo
     assert {c["R_K"] for c in outcome.best.values()} == {3}
     assert [(r.attempt, r.kept) for r in outcome.rematches] == [(1, False), (1, False), (2, True), (2, True)]
     assert asked == ["K: rematch", "K: rematch"]
+
+
+def test_shapes_whose_lead_held_leave_the_next_attempts() -> None:
+    def truth(config, shape):  # on A the leader (R_P = 1) is real; on B only the runner-up (2) is
+        real = 1 if shape == A else 2
+        return Measurement(OK, us=9.0 if config["R_P"] == real else 10.0)
+
+    rematch, asked = rematch_with(truth)
+    outcome = coordinate_descent(RUNNERS, start_configs(RUNNERS, [A, B], None), sweep,
+                                 SearchSettings(only=frozenset({"R_P"})), rematch=rematch)
+    assert {s: c["R_P"] for s, c in outcome.best.items()} == {A: 1, B: 2}
+    assert [(r.shape, r.attempt, r.kept) for r in outcome.rematches] == [(A, 1, True), (B, 1, False), (B, 2, True)]
+
+
+def test_at_most_three_kernel_values_are_rematched() -> None:
+    knobs = make_knobs(("R_K", (1, 2, 3, 4, 5), 1, "kernel"), ("R_P", (0,), 0, "plan"))
+    sweep_k = {1: 10.0, 2: 8.0, 3: 8.5, 4: 9.0, 5: 9.5}
+
+    def sweep5(requests, label):
+        return {(c.id, s): Measurement(OK, us=sweep_k[c["R_K"]]) for c, s in requests}
+
+    rematch, asked = back_to_back(5, None)  # only the fourth lead is real: never reached
+    outcome = coordinate_descent(knobs, start_configs(knobs, [A], None), sweep5, rematch=rematch)
+    assert outcome.best[A]["R_K"] == 1 and [r.attempt for r in outcome.rematches] == [1, 2, 3] and len(asked) == 3
