@@ -13,6 +13,8 @@ import contextlib
 import hashlib
 import os
 import re
+import stat
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -115,7 +117,7 @@ def render(kernel: Path, arch: str) -> Submission:
         raise UsageError(f'the generated submission contains "{FORBIDDEN_WORD}"; nothing was written')
     embedded = tuple(dict.fromkeys([inputs.kernel, inputs.binding, *cuda_headers, *cpp_headers]))
     first, body = text.split("\n", 1)
-    text = f"{first} Body sha256 {_body_hash(body)}.\n{body}"  # an edit of the file shows (_replaceable)
+    text = f"{first} Body sha256 {_body_hash(body)}.\n{body}"  # an edit of the file shows (_refusal)
     return Submission(kernel=kernel, arch=arch, text=text, embedded=embedded, never_run=arch in never_run_on(kernel))
 
 
@@ -142,7 +144,7 @@ def _refusal(path: Path) -> str | None:
         return "is not an earlier export"
     recorded = _BODY_HASH.search(first)
     if recorded and recorded.group(1) != _body_hash(body):
-        return "is an earlier export edited since"
+        return "is an earlier export edited since (its text no longer matches the Body sha256 on line 1)"
     return None
 
 
@@ -155,17 +157,30 @@ def export_submission(kernel: Path, output: Path, arch: str | None = None, force
     if output.exists() and not force and (why := _refusal(output)):
         raise UsageError(f"{output} {why}: nothing was written (--force replaces it, or -o another path)")
     submission = render(kernel, resolve_arch(checked_source(kernel), arch))
-    target = output.resolve() if output.is_symlink() else output  # write through a link, keep the link
-    staging = target.with_name(f".{target.name}.nvfp4ctl-tmp")
+    staging: str | None = None
     try:
+        target = output.resolve(strict=False) if output.is_symlink() else output  # through a link, keeping it
         target.parent.mkdir(parents=True, exist_ok=True)
-        staging.write_text(submission.text)
+        handle, staging = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".nvfp4ctl-tmp")
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(submission.text)
+        os.chmod(staging, stat.S_IMODE(target.stat().st_mode) if target.exists() else 0o666 & ~_umask())
         os.replace(staging, target)
-    except OSError as error:
-        with contextlib.suppress(OSError):  # e.g. its folder cannot exist (a file stands in the path)
-            staging.unlink()
-        raise UsageError(f"cannot write {output}: {os_reason(error, staging)}") from None
+        staging = None
+    except (OSError, RuntimeError) as error:  # RuntimeError: a symlink loop
+        reason = os_reason(error, output) if isinstance(error, OSError) else str(error)
+        raise UsageError(f"cannot write {output}: {reason}") from None
+    finally:
+        if staging is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(staging)
     return submission
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 _MODULES = ("hashlib", "inspect")

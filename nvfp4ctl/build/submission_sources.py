@@ -138,6 +138,8 @@ class _Evaluator:
             left, right = self.pieces(node.left, before, depth + 1), self.pieces(node.right, before, depth + 1)
             if left is None or right is None:
                 return None
+            if self._is_sequence(node.left, before):  # [a] + [b]: two elements, not one string
+                return left + right
             return left + [replace(piece, joined=True) if index == 0 else piece for index, piece in enumerate(right)]
         if isinstance(node, (ast.List, ast.Tuple)):
             out: list[Piece] = []
@@ -156,6 +158,15 @@ class _Evaluator:
                 return None
             return [Piece(textwrap.dedent(join_pieces(inner)), inner[0].line)] if inner else []
         return None
+
+    def _is_sequence(self, node: ast.AST, before: int, depth: int = 0) -> bool:
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return True
+        if isinstance(node, ast.BinOp) and depth < 20:
+            return self._is_sequence(node.left, before, depth + 1)
+        if isinstance(node, ast.Name) and depth < 20 and (bound := self._bound(node.id, before)):
+            return self._is_sequence(bound[1], bound[0], depth + 1)
+        return False
 
     def constant(self, node: ast.AST, before: int) -> int | float | str | None:
         if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str)):

@@ -61,3 +61,9 @@ def test_a_file_that_is_not_utf8_gives_no_hint_and_no_traceback(tmp_path: Path) 
     path = tmp_path / "submission.py"
     path.write_bytes(b"# -*- coding: latin-1 -*-\n# caf\xe9\n" + HEAD.encode() + b'mod = load_inline(name="g", cpp_sources="")\n')
     assert unoptimised_bindings(path) == []
+
+
+@pytest.mark.parametrize("flags", ['BASE + ["-O3"]', '["-O3"] + ["-g"]', '("-g",) + ("-O2",)'])
+def test_lists_added_together_stay_separate_flags(tmp_path: Path, flags: str) -> None:
+    body = f'BASE = ["-std=c++17"]\nmod = load_inline(name="g", cpp_sources="", extra_cflags={flags})\n'
+    assert _hints(tmp_path, body) == []

@@ -190,3 +190,15 @@ def test_an_edited_export_is_kept_an_empty_file_is_replaced_a_link_is_written_th
     link.symlink_to(empty)
     assert _export("-o", str(link)).exit_code == 0 and link.is_symlink()
     assert not list(tmp_path.glob(".*nvfp4ctl-tmp"))  # no staging file left behind
+
+
+def test_a_replaced_export_keeps_its_mode_and_a_symlink_loop_is_one_line(tmp_path: Path) -> None:
+    output = tmp_path / "submission.py"
+    assert _export("-o", str(output)).exit_code == 0
+    output.chmod(0o600)
+    assert _export("-o", str(output)).exit_code == 0 and (output.stat().st_mode & 0o777) == 0o600
+    loop = tmp_path / "loop.py"
+    loop.symlink_to(loop)
+    result = _export("-o", str(loop))
+    assert result.exit_code == 2 and "cannot write" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
