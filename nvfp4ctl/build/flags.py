@@ -13,10 +13,11 @@ from nvfp4ctl.build.sources import BuildInputs, common_dir
 BASE_CUDA_FLAGS = ("-O3", "-std=c++17", "--expt-relaxed-constexpr", "-lineinfo")
 
 # The torch binding (.cpp) goes to the host compiler, which cpp_extension and load_inline call with no
-# optimisation level (-O0) unless told: pybind11's dispatch and the tensor checks then cost about 10 µs
-# more CPU per call (18 against 8 µs; H100 machine, 2026-11-27, docs/sm90_performance.md "Host cost
-# per call").
-BINDING_CFLAGS = ("-O3",)
+# optimisation level (-O0) unless told: pybind11's dispatch, torch's accessors and the checks then cost
+# about 10 µs more CPU per call (18 against 8 µs at -O3; H100 machine, 2026-11-27). -O1 calls within
+# 0.1 µs of -O3 and compiles as fast as -O0, 4 s sooner than -O3, and a small kernel's build waits for
+# its binding (benchmarks/binding_levels.py; docs/sm90_performance.md "Host cost per call").
+BINDING_CFLAGS = ("-O1",)
 
 # ptxas prints registers, shared memory, stack frame and spills per function; the code is unchanged.
 REPORT_FLAGS = ("-Xptxas", "-v")

@@ -27,7 +27,7 @@ def _hints(tmp_path: Path, body: str) -> list[str]:
 def test_a_binding_built_at_o0_is_named_with_its_line(tmp_path: Path, call: str) -> None:
     hints = _hints(tmp_path, f"\n\nmod = {call}\n")
     assert len(hints) == 1
-    assert hints[0].startswith("submission.py:4: ") and "name='g'" in hints[0] and 'extra_cflags=["-O3"]' in hints[0]
+    assert hints[0].startswith("submission.py:4: ") and "name='g'" in hints[0] and 'extra_cflags=["-O1"] or higher' in hints[0]
 
 
 @pytest.mark.parametrize("call", [
