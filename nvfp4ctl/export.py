@@ -9,15 +9,12 @@ needs them), and for CUTLASS kernels the CUTLASS/CuTe headers are found at $CUTL
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import os
 import re
-import stat
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from nvfp4ctl.atomic_file import write_text_atomic
 from nvfp4ctl.build import flags
 from nvfp4ctl.build.sources import (build_inputs, checked_source, common_dir, find_header, kernel_api, resolve_arch,
                                     source_marks)
@@ -150,37 +147,19 @@ def _refusal(path: Path) -> str | None:
 
 def export_submission(kernel: Path, output: Path, arch: str | None = None, force: bool = False) -> Submission:
     """Render and write; refuses (UsageError) to replace a file that is not an unedited earlier export
-    unless `force`, and says so when the file cannot be written. The new text goes to a temporary
-    file first, so a failed write leaves the old file whole."""
+    unless `force`, and says so when the file cannot be written; a failed write leaves the old file
+    whole, and a symlink stays a link to the new text."""
     if output.is_dir():
         raise UsageError(f"-o {output}: a folder; name the file to write, e.g. -o {output / 'submission.py'}")
     if output.exists() and not force and (why := _refusal(output)):
         raise UsageError(f"{output} {why}: nothing was written (--force replaces it, or -o another path)")
     submission = render(kernel, resolve_arch(checked_source(kernel), arch))
-    staging: str | None = None
     try:
-        target = output.resolve(strict=False) if output.is_symlink() else output  # through a link, keeping it
-        target.parent.mkdir(parents=True, exist_ok=True)
-        handle, staging = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".nvfp4ctl-tmp")
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(submission.text)
-        os.chmod(staging, stat.S_IMODE(target.stat().st_mode) if target.exists() else 0o666 & ~_umask())
-        os.replace(staging, target)
-        staging = None
+        write_text_atomic(output.resolve(strict=False) if output.is_symlink() else output, submission.text)
     except (OSError, RuntimeError) as error:  # RuntimeError: a symlink loop
         reason = os_reason(error, output) if isinstance(error, OSError) else str(error)
         raise UsageError(f"cannot write {output}: {reason}") from None
-    finally:
-        if staging is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(staging)
     return submission
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 _MODULES = ("hashlib", "inspect")

@@ -8,13 +8,12 @@ datasheet. The cache is one JSON file per GPU under $NVFP4CTL_CACHE (default ~/.
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from nvfp4ctl.atomic_file import write_text_atomic
 from nvfp4ctl.project import cache_root
 
 MATMUL_SIZE = 8192
@@ -49,12 +48,8 @@ def load_cached(gpu: str) -> Ceilings | None:
 
 
 def store(ceilings: Ceilings) -> None:
-    path = cache_file(ceilings.gpu)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    with os.fdopen(fd, "w") as out:
-        json.dump({k: v for k, v in ceilings.to_dict().items() if k != "cached"}, out, indent=2)
-    os.replace(tmp, path)  # readers see the old file or the new one, never half of one
+    saved = {k: v for k, v in ceilings.to_dict().items() if k != "cached"}
+    write_text_atomic(cache_file(ceilings.gpu), json.dumps(saved, indent=2))
 
 
 def measure(gpu: str) -> Ceilings:

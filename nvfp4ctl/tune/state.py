@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from nvfp4ctl.atomic_file import write_text_atomic
 from nvfp4ctl.tune.results import BuildResult, Measurement, shape_key
 
 STATE_FORMAT = 1
@@ -89,8 +90,5 @@ class TuneState:
             self._save()
 
     def _save(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        scratch = self.path.with_name(self.path.name + f".{threading.get_ident()}.tmp")
-        scratch.write_text(json.dumps({"key": self.key, "measurements": self.measurements, "builds": self.builds,
-                                       "rematches": self.rematches}))
-        scratch.replace(self.path)  # atomic: an interrupt leaves the old file or the new one
+        write_text_atomic(self.path, json.dumps({"key": self.key, "measurements": self.measurements,
+                                                 "builds": self.builds, "rematches": self.rematches}))

@@ -189,7 +189,7 @@ def test_an_edited_export_is_kept_an_empty_file_is_replaced_a_link_is_written_th
     link = tmp_path / "link.py"
     link.symlink_to(empty)
     assert _export("-o", str(link)).exit_code == 0 and link.is_symlink()
-    assert not list(tmp_path.glob(".*nvfp4ctl-tmp"))  # no staging file left behind
+    assert not list(tmp_path.glob(".*tmp"))  # no staging file left behind
 
 
 def test_a_replaced_export_keeps_its_mode_and_a_symlink_loop_is_one_line(tmp_path: Path) -> None:

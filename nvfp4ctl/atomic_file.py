@@ -1,0 +1,32 @@
+"""Replacing a file in one step: readers and interrupts see the old file or the new one, never half."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write `text` (UTF-8) to a unique file beside `path`, then move it over `path`. A replaced file
+    keeps its mode; a new one gets the umask's. The staging file is removed on any failure, and the
+    OSError propagates."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, staging = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.chmod(staging, stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o666 & ~_umask())
+        os.replace(staging, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(staging)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

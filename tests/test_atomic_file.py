@@ -1,0 +1,33 @@
+"""write_text_atomic: the old file or the new one, its mode kept, nothing left behind on failure."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nvfp4ctl import atomic_file
+from nvfp4ctl.atomic_file import write_text_atomic
+
+
+def test_a_replaced_file_keeps_its_mode_and_a_new_one_follows_the_umask(tmp_path: Path) -> None:
+    path = tmp_path / "sub" / "state.json"
+    write_text_atomic(path, "één\n")
+    assert path.read_text(encoding="utf-8") == "één\n" and (path.stat().st_mode & 0o777) == 0o666 & ~atomic_file._umask()
+    path.chmod(0o600)
+    write_text_atomic(path, "two\n")
+    assert path.read_text() == "two\n" and (path.stat().st_mode & 0o777) == 0o600
+    assert [p.name for p in path.parent.iterdir()] == ["state.json"]
+
+
+def test_a_failed_move_leaves_the_old_file_and_no_staging_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "state.json"
+    path.write_text("old\n")
+
+    def fail(*_: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(atomic_file.os, "replace", fail)
+    with pytest.raises(OSError):
+        write_text_atomic(path, "new\n")
+    assert path.read_text() == "old\n" and [p.name for p in tmp_path.iterdir()] == ["state.json"]
