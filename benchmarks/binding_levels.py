@@ -12,7 +12,6 @@ the slower of the two. The study: docs/sm90_performance.md, "Host cost per call"
 from __future__ import annotations
 
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -46,6 +45,9 @@ def main(levels: list[str]) -> int:
 
     from nvfp4ctl.problems.nvfp4_gemm.inputs import generate_input
 
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from sm90_kernel import cpu_us_per_call
+
     data = generate_input(128, 7168, 2048, 1, 1111, device="cpu")
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
@@ -60,15 +62,9 @@ def main(levels: list[str]) -> int:
             started = time.time()
             module = cpp_extension.load(**spec, verbose=False)
             built = time.time() - started
-            call = lambda: module.nvfp4_gemm(data[0], data[1], data[4], data[5], data[6])  # noqa: E731
-            call()
-            loops = []
-            for _ in range(20):
-                t0 = time.perf_counter()
-                for _ in range(2000):
-                    call()
-                loops.append((time.perf_counter() - t0) / 2000 * 1e6)
-            print(f"{level:>6s} {built:8.1f} {statistics.median(loops):12.2f}", flush=True)
+            us = cpu_us_per_call(lambda: module.nvfp4_gemm(data[0], data[1], data[4], data[5], data[6]),
+                                 settle=lambda: None, calls=2000)
+            print(f"{level:>6s} {built:8.1f} {us:12.2f}", flush=True)
     return 0
 
 

@@ -102,22 +102,6 @@ def load(path: Path):
     return module
 
 
-def per_call_us(fn, data, loops: int = 20, calls: int = 200) -> float:
-    """CPU µs per call: median of `loops` timings of `calls` calls, the GPU running behind."""
-    import torch
-
-    fn(data)
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(loops):
-        started = time.perf_counter()
-        for _ in range(calls):
-            fn(data)
-        times.append((time.perf_counter() - started) / calls * 1e6)
-        torch.cuda.synchronize()
-    return statistics.median(times)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", REPO / ".sm90build" / "host")))
@@ -127,7 +111,7 @@ def main() -> int:
     import torch
 
     sys.path.insert(0, str(REPO / "benchmarks"))
-    from sm90_kernel import LIB_DIR, CapiKernel, bench_inputs
+    from sm90_kernel import LIB_DIR, CapiKernel, bench_inputs, cpu_us_per_call
 
     specs = module_builds(args.out)
     with concurrent.futures.ThreadPoolExecutor(len(specs)) as pool:
@@ -155,7 +139,8 @@ def main() -> int:
         row: dict[str, object] = {"shape": f"{m}x{n}x{k}", "identical": identical}
         for _ in range(2):  # two rounds, interleaved, so drift between paths shows
             for label, fn in paths.items():
-                row.setdefault(label, []).append(per_call_us(fn, data))  # type: ignore[union-attr]
+                row.setdefault(label, []).append(  # type: ignore[union-attr]
+                    cpu_us_per_call(lambda: fn(data), torch.cuda.synchronize))
             ptrs = [data[i].data_ptr() for i in (0, 1, 4, 5, 6)]
             in_cpp = []
             for _ in range(10):

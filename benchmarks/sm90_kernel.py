@@ -866,6 +866,23 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
 """
 
 
+def cpu_us_per_call(call, settle, loops: int = 20, calls: int = 200) -> float:
+    """CPU µs to issue one call: the median of `loops` timings of `calls` calls, `settle()` (the GPU
+    catching up, or nothing) after the warm-up call and after each timing, outside the clock."""
+    import statistics
+
+    call()
+    settle()
+    times = []
+    for _ in range(loops):
+        started = time.perf_counter()
+        for _ in range(calls):
+            call()
+        times.append((time.perf_counter() - started) / calls * 1e6)
+        settle()
+    return statistics.median(times)
+
+
 def cmd_host(args: argparse.Namespace, log) -> None:
     """CPU time to issue one call, layer by layer (the GPU runs behind; 200 calls stay far below the
     launch queue's depth, so the CPU never waits for it): the CLI's path (the problem's Python call
@@ -874,8 +891,6 @@ def cmd_host(args: argparse.Namespace, log) -> None:
     beside them what the layers cost without the launch: pybind11 passing the five tensors (and
     returning c), ctypes passing the five pointers (to `nvfp4_capi_unsupported`, which only checks
     the shape), and one aten op (`c.zero_()`, a single small kernel) as a yardstick."""
-    import statistics
-
     import torch
     from torch.utils.cpp_extension import load_inline
 
@@ -904,16 +919,7 @@ def cmd_host(args: argparse.Namespace, log) -> None:
         data = bench_inputs(m, n, k, l, 1)[0]
         row: dict[str, object] = {"shape": f"{m}x{n}x{k}"}
         for name, fn in paths.items():
-            fn(data)
-            torch.cuda.synchronize()
-            loops = []
-            for _ in range(20):
-                started = time.perf_counter()
-                for _ in range(200):
-                    fn(data)
-                loops.append((time.perf_counter() - started) / 200 * 1e6)
-                torch.cuda.synchronize()
-            row[name] = statistics.median(loops)
+            row[name] = cpu_us_per_call(lambda: fn(data), torch.cuda.synchronize)
         rows.append(row)
         log(f"{row['shape']:>16s} " + " ".join(f"{row[name]:22.2f}" for name in paths))
     args.results["host"] = rows

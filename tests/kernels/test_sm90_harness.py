@@ -116,3 +116,9 @@ def test_task_shape_targets_name_every_shape_below_the_anchor_and_off_its_floor(
     text = "\n".join(lines)
     assert "every shape >= 1x the anchor: NOT met (below: 384x7168x2304 0.50x)" in text
     assert "benchmark shapes geomean <= 22 us: 20.00 us, met" in text
+
+
+def test_cpu_time_per_call_settles_outside_the_clock(harness) -> None:
+    calls, settles = [], []
+    us = harness.cpu_us_per_call(lambda: calls.append(1), lambda: settles.append(1), loops=3, calls=5)
+    assert len(calls) == 1 + 3 * 5 and len(settles) == 1 + 3 and us >= 0.0
