@@ -11,8 +11,10 @@ from pathlib import Path
 
 def write_text_atomic(path: Path, text: str) -> None:
     """Write `text` (UTF-8) to a unique file beside `path`, then move it over `path`. A replaced file
-    keeps its mode; a new one gets the umask's. The staging file is removed on any failure, and the
-    OSError propagates."""
+    keeps its mode; a new one gets the umask's; a symlink is written through and stays a link. The
+    staging file is removed on any failure, and the error propagates (RuntimeError for a symlink loop)."""
+    if path.is_symlink():
+        path = path.resolve(strict=False)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, staging = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

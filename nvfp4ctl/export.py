@@ -155,7 +155,7 @@ def export_submission(kernel: Path, output: Path, arch: str | None = None, force
         raise UsageError(f"{output} {why}: nothing was written (--force replaces it, or -o another path)")
     submission = render(kernel, resolve_arch(checked_source(kernel), arch))
     try:
-        write_text_atomic(output.resolve(strict=False) if output.is_symlink() else output, submission.text)
+        write_text_atomic(output, submission.text)
     except (OSError, RuntimeError) as error:  # RuntimeError: a symlink loop
         reason = os_reason(error, output) if isinstance(error, OSError) else str(error)
         raise UsageError(f"cannot write {output}: {reason}") from None
