@@ -95,6 +95,9 @@ class SubmissionSources:
                          " no tcgen05 or wgmma in the code); pass --arch")
 
 
+_IN_PLACE = frozenset({"append", "extend", "insert", "remove", "pop", "clear", "__iadd__"})
+
+
 class _Evaluator:
     """Static values of the expressions a load_inline call is made of."""
 
@@ -111,7 +114,24 @@ class _Evaluator:
                 self.bindings.setdefault(node.target.id, []).append(
                     (node.lineno, ast.BinOp(ast.Name(node.target.id, ast.Load()), ast.Add(), node.value,
                                             lineno=node.lineno, col_offset=node.col_offset)))
+        # flags.append("-O3") after flags = [...]: the binding above no longer says what the call gets
+        self.mutated = {node.func.value.id for node in ast.walk(tree)
+                        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                        and isinstance(node.func.value, ast.Name) and node.func.attr in _IN_PLACE}
+        self.mutated |= {target.value.id for node in ast.walk(tree) if isinstance(node, ast.Assign)
+                         for target in node.targets
+                         if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)}
         self.notes: list[str] = []
+
+    def changed_in_place(self, node: ast.AST, before: int, depth: int = 0) -> bool:
+        """Whether node is, or is built from, a name that some statement changes in place."""
+        for name in (n for n in ast.walk(node) if isinstance(n, ast.Name)):
+            if name.id in self.mutated:
+                return True
+            bound = self._bound(name.id, before)
+            if bound is not None and depth < 20 and self.changed_in_place(bound[1], bound[0], depth + 1):
+                return True
+        return False
 
     def _bound(self, name: str, before: int) -> tuple[int, ast.AST] | None:
         candidates = [(line, value) for line, value in self.bindings.get(name, []) if line < before]
@@ -263,7 +283,7 @@ def _cpp_flags(call: ast.Call, name: str, evaluator: _Evaluator) -> list[str] | 
     if node is None or (isinstance(node, ast.Constant) and node.value is None):
         return []
     pieces = evaluator.pieces(node, call.lineno)
-    if pieces is None:
+    if pieces is None or evaluator.changed_in_place(node, call.lineno):
         return None
     flags: list[str] = []
     for piece in pieces:  # "-O" + LEVEL is one flag

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from enum import Enum
 from pathlib import Path
@@ -46,14 +47,16 @@ def command(
 
     console = get_console()
     verbose = verbose or console.verbosity >= VERBOSE
+    chosen_by = None
     if not sources:
-        sources = _users_submission(task)  # a GPU MODE folder: the submission check would run
+        sources, chosen_by = _users_submission(task)  # a GPU MODE folder: the submission check would run
     if sources and any(path.suffix == ".py" for path in sources):
         if len(sources) != 1:
             raise UsageError("build takes one submission.py at a time (and no .cu files beside it)")
         from nvfp4ctl.commands.build_submission import build_submission
 
-        return build_submission(sources[0], None if arch.value == "all" else arch.value, verbose, python, task)
+        outcome = build_submission(sources[0], None if arch.value == "all" else arch.value, verbose, python, task)
+        return dataclasses.replace(outcome, target_source=chosen_by)
     plan = _plan(sources or [], arch.value)
     rows: list[list[object]] = []
     built: list[BuildReport] = []
@@ -128,16 +131,16 @@ def _plan(sources: list[Path], arch: str) -> list[tuple[Path, str]]:
     return plan
 
 
-def _users_submission(task_flag: Path | None) -> list[Path]:
-    """With no SOURCE outside a kernels/ layout: the user's submission by check's folder rules."""
+def _users_submission(task_flag: Path | None) -> tuple[list[Path], str | None]:
+    """With no SOURCE outside a kernels/ layout: the user's submission by check's folder rules, and why it."""
     from nvfp4ctl.runner.targets import find_user_submission
     from nvfp4ctl.task import load_task
 
     task = load_task(task_flag)
     if users_kernels_dir() is not None:
-        return []
+        return [], None
     found = find_user_submission(task)
-    return [found.path] if found is not None else []
+    return ([found.path], found.source) if found is not None else ([], None)
 
 
 def _bytes(count: int) -> str:

@@ -61,7 +61,10 @@ def build_submission(path: Path, arch: str | None, verbose: bool, python: str | 
     if not sources.extensions:
         if sources.cute_dsl:
             return _build_dsl(path.resolve(), arch or "sm_100a", python, task)
-        raise UsageError(f"{path}: no load_inline/load call and no CuTe DSL kernel found: nothing to compile")
+        # Plain Python (init's starter, or a torch-only first try) is a valid submission, not a mistake.
+        console.info(f"{path.name}: no load_inline/load call and no CuTe DSL kernel: nothing to compile;"
+                     " `nvfp4ctl check` runs it as it is")
+        return Outcome(result="nothing to compile (no load_inline/load call, no CuTe DSL kernel)", target=path)
     target, why = sources.arch(arch)
     console.info(f"{path.name}: {len(sources.extensions)} extension{'s' if len(sources.extensions) != 1 else ''}"
                  f" ({', '.join(e.name for e in sources.extensions)}), arch {target} ({why})", style="dim")

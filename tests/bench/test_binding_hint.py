@@ -67,3 +67,10 @@ def test_a_file_that_is_not_utf8_gives_no_hint_and_no_traceback(tmp_path: Path) 
 def test_lists_added_together_stay_separate_flags(tmp_path: Path, flags: str) -> None:
     body = f'BASE = ["-std=c++17"]\nmod = load_inline(name="g", cpp_sources="", extra_cflags={flags})\n'
     assert _hints(tmp_path, body) == []
+
+
+@pytest.mark.parametrize("change", ['FLAGS.append("-O3")', 'FLAGS.extend(["-O3"])', 'FLAGS[0] = "-O3"',
+                                    'BASE.insert(0, "-O2")', ""])
+def test_a_flag_list_changed_in_place_is_not_read_as_written(tmp_path: Path, change: str) -> None:
+    body = f'BASE = ["-g"]\nFLAGS = BASE\n{change}\nmod = load_inline(name="g", cpp_sources="", extra_cflags=FLAGS)\n'
+    assert len(_hints(tmp_path, body)) == (0 if change else 1)  # changed: no guess, -O0 may be wrong
