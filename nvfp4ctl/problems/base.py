@@ -8,7 +8,8 @@ functions import those lazily, so the parent process (task parsing, lint, tables
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+import operator
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -151,12 +152,22 @@ class ProblemBase:
         """Extra lines for a mismatch report in the problem's own terms (dual: which product)."""
         return []
 
-    def kernel_call(self, module: Any, data: Any) -> Any:
-        """Call a built `--kernel` extension on the tuple through the problem's C ABI."""
+    def kernel_caller(self, module: Any) -> Callable[[Any], Any]:
+        """`data -> output` for a built `--kernel` extension, through the problem's C ABI. The lookups
+        are done here, once: the returned function runs on every timed call (a submission's own
+        custom_kernel pays nothing like them)."""
         if self.kernel_api is None:
             raise UsageError(f"{self.name}: no kernel C ABI yet; use --submission")
-        api = self.kernel_api
-        return getattr(module, api.function)(*(data[i] for i in api.arguments))
+        function = getattr(module, self.kernel_api.function)
+        arguments = tuple(self.kernel_api.arguments)
+        pick = operator.itemgetter(*arguments)
+        if len(arguments) == 1:
+            return lambda data: function(pick(data))
+        return lambda data: function(*pick(data))
+
+    def kernel_call(self, module: Any, data: Any) -> Any:
+        """Call a built `--kernel` extension on the tuple once (see kernel_caller)."""
+        return self.kernel_caller(module)(data)
 
 
 def make_case(**values: Any) -> Case:

@@ -196,12 +196,7 @@ def load_kernel(source: Path, problem: str = DEFAULT_PROBLEM, arch: str | None =
     spec = resolve_problem(problem)
     if spec.kernel_api is None:
         raise UsageError(f"--kernel: {problem} has no kernel C ABI yet; use --submission")
-    module = load_kernel_module(source, arch, defines)
-    call = spec.kernel_call
-
-    def custom_kernel(data: tuple) -> Any:
-        return call(module, data)
-
+    custom_kernel = spec.kernel_caller(load_kernel_module(source, arch, defines))  # no wrapper: it runs every call
     custom_kernel.__qualname__ = f"{source.name}:{spec.kernel_api.function}"
     return custom_kernel
 

@@ -7,7 +7,7 @@ tuples m, n, k (l = 1).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from nvfp4ctl.errors import UsageError
@@ -117,10 +117,15 @@ class Nvfp4GroupGemm(ProblemBase):
     def output_names(self, data: Any) -> list[str]:
         return [f"group {index + 1} c" for index in range(len(data[0]))]
 
-    def kernel_call(self, module: Any, data: Any) -> Any:
-        abc, _, reordered, _ = data
-        return module.nvfp4_group_gemm([g[0] for g in abc], [g[1] for g in abc], [s[0] for s in reordered],
-                                       [s[1] for s in reordered], [g[2] for g in abc])
+    def kernel_caller(self, module: Any) -> Callable[[Any], Any]:
+        function = module.nvfp4_group_gemm
+
+        def call(data: Any) -> Any:
+            abc, _, reordered, _ = data
+            return function([g[0] for g in abc], [g[1] for g in abc], [s[0] for s in reordered],
+                            [s[1] for s in reordered], [g[2] for g in abc])
+
+        return call
 
 
 def _compact(values: tuple[int, ...], separator: str = "+") -> str:
