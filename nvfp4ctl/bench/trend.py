@@ -73,6 +73,7 @@ def collect(entries: Iterable[RunEntry], root: Path, target: Path | None = None,
 
     `target` keeps only that file's runs; `last` keeps each group's most recent runs."""
     wanted = target.resolve() if target is not None else None
+    base = root.resolve()
     groups: dict[tuple[str, str], Trend] = {}
     order: dict[tuple[str, str], int] = {}
     for index, entry in enumerate(entries):
@@ -82,10 +83,13 @@ def collect(entries: Iterable[RunEntry], root: Path, target: Path | None = None,
         path, digest = split_target(entry.target)
         if bench is None or not path:
             continue
-        if wanted is not None and (root / path).resolve() != wanted:
+        resolved = (root / path).resolve()
+        if wanted is not None and resolved != wanted:
             continue
-        key = (path, entry.gpu)
-        groups.setdefault(key, Trend(path, entry.gpu)).runs.append(Run(entry.time, entry.commit, digest, bench))
+        # Older lines logged absolute paths: the same file, so the same group, named as newer lines name it.
+        shown = str(resolved.relative_to(base)) if resolved.is_relative_to(base) else path
+        key = (str(resolved), entry.gpu)
+        groups.setdefault(key, Trend(shown, entry.gpu)).runs.append(Run(entry.time, entry.commit, digest, bench))
         order[key] = index
     trends = [groups[key] for key in sorted(groups, key=lambda k: -order[k])]
     if last:

@@ -46,6 +46,12 @@ def test_runs_group_by_target_and_gpu_most_recent_first(tmp_path: Path) -> None:
         ("kernels/sm90/k.cu", "NVIDIA H200 (sm_90)", 1), ("kernels/sm90/k.cu", H100, 4)]
 
 
+def test_an_absolute_path_of_older_lines_joins_the_relative_one(tmp_path: Path) -> None:
+    older = bench("0:50:00", 61.0, 18.5, target=f"{tmp_path}/kernels/sm90/k.cu@0123456789ab")
+    found = trend.collect([older, *LOG], tmp_path)
+    assert [(t.target, len(t.runs)) for t in found] == [("kernels/sm90/k.cu", 1), ("kernels/sm90/k.cu", 5)]
+
+
 def test_series_leave_gaps_and_the_geomean_only_counts_full_runs(tmp_path: Path) -> None:
     h100 = trend.collect(LOG, tmp_path)[1]
     assert h100.keys() == [BIG, SMALL, "geomean"]
