@@ -7,6 +7,7 @@ import inspect
 import sys
 import typing
 from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -14,7 +15,7 @@ import typer
 from nvfp4ctl import workspace
 from nvfp4ctl.commands import bench, build, check, dump, export, init, lint, log, tune
 from nvfp4ctl.console import NORMAL, QUIET, VERBOSE, get_console, set_verbosity
-from nvfp4ctl.env import Env, env_flag
+from nvfp4ctl.env import Env, env_flag, env_str
 from nvfp4ctl.errors import ExitCode, NvfpError
 from nvfp4ctl.outcome import Outcome
 
@@ -57,6 +58,21 @@ def _with_verbosity_options(command: Callable[..., Outcome], wrapper: Callable[.
     return added
 
 
+def _cache_folder_error(error: OSError) -> NvfpError | None:
+    """A cache folder that cannot be made or written (NVFP4CTL_CACHE naming a file, a read-only
+    place) is the user's setting, not a crash; None for any other OSError, which goes on as it came."""
+    from nvfp4ctl.errors import UsageError, os_reason
+    from nvfp4ctl.project import cache_root
+
+    root = cache_root()
+    hit = Path(str(error.filename)) if error.filename else None
+    if hit is None or not hit.is_relative_to(root):
+        return None
+    setting = f" ({Env.CACHE})" if env_str(Env.CACHE) else ""
+    return UsageError(f"cannot use the cache folder {root}{setting}: {os_reason(error, root)};"
+                      f" point {Env.CACHE} at a writable folder")
+
+
 def _logged(name: str, command: Callable[..., Outcome], record: bool = True) -> Callable[..., None]:
     """Run a command, show a failure as one red line, append the run log, exit with the code."""
 
@@ -68,7 +84,10 @@ def _logged(name: str, command: Callable[..., Outcome], record: bool = True) -> 
         workspace.reset()
         try:
             outcome = command(*args, **kwargs)
-        except NvfpError as error:
+        except (NvfpError, OSError) as caught:
+            error = caught if isinstance(caught, NvfpError) else _cache_folder_error(caught)
+            if error is None:
+                raise
             get_console().error(str(error))
             outcome = Outcome(result=f"error: {str(error).splitlines()[0] if str(error) else type(error).__name__}",
                               exit_code=error.exit_code)

@@ -10,6 +10,7 @@ import hashlib
 import os
 import shlex
 import subprocess
+import tempfile
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from pathlib import Path
@@ -137,15 +138,22 @@ def make_entry(outcome: Outcome, argv: list[str], cwd: Path) -> RunEntry:
 
 
 def lock_path(memory: Path) -> Path:
-    """The lock lives in nvfp4ctl's cache, not beside MEMORY.md: the user's folder gets no stray file."""
+    """The lock lives in nvfp4ctl's cache, not beside MEMORY.md: the user's folder gets no stray file.
+    A cache folder that cannot be made (NVFP4CTL_CACHE naming a file) must not cost the log its line:
+    the system's temporary folder holds the lock then."""
     key = hashlib.sha256(str(memory.resolve()).encode()).hexdigest()[:16]
-    return cache_root() / "locks" / f"runlog-{key}.lock"
+    for folder in (cache_root() / "locks", Path(tempfile.gettempdir()) / "nvfp4ctl-locks"):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            continue
+        return folder / f"runlog-{key}.lock"
+    raise OSError(f"no folder for the run log's lock ({cache_root() / 'locks'}, {tempfile.gettempdir()})")
 
 
 def append(entry: RunEntry, memory: Path) -> None:
     memory.parent.mkdir(parents=True, exist_ok=True)
     lock = lock_path(memory)
-    lock.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(lock), timeout=LOCK_TIMEOUT_S):
         existing = memory.read_bytes() if memory.exists() else b""
         chunk = ""

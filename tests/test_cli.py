@@ -64,3 +64,25 @@ def test_interrupt_is_reported_and_logged(monkeypatch):
     assert "error: interrupted" in result.output
     assert result.exit_code == 130  # not 1: an interrupted run found no failures
     assert runlog.read(memory_path())[-1].result == "interrupted"
+
+
+def test_a_cache_folder_that_cannot_be_made_is_one_line_exit_2_and_still_logged(tmp_path, monkeypatch):
+    not_a_folder = tmp_path / "cache-file"
+    not_a_folder.write_text("x")
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(not_a_folder))
+    result = CliRunner().invoke(app, ["dump", "--umma"])  # its first step makes a lock in the cache
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert f"error: cannot use the cache folder {not_a_folder} (NVFP4CTL_CACHE): Not a directory" in result.output
+    assert "run log not written" not in result.output  # the log's lock falls back to the temporary folder
+    assert runlog.read(memory_path())[-1].result.startswith("error: cannot use the cache folder")
+
+
+def test_other_os_errors_are_not_blamed_on_the_cache(monkeypatch):
+    def broken(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", "/somewhere/else")
+
+    monkeypatch.setattr(plan, "load_task_file", broken)
+    monkeypatch.setenv("NVFP4CTL_DEVICE", "cpu")
+    result = CliRunner().invoke(app, ["check"])
+    assert isinstance(result.exception, PermissionError)  # a real crash stays visible

@@ -161,3 +161,20 @@ def test_a_kernel_hash_changes_with_its_local_headers(tmp_path: Path) -> None:
     submission = tmp_path / "submission.py"
     submission.write_text("x = 1\n")
     assert runlog.file_digest(submission) == hashlib.sha256(b"x = 1\n").hexdigest()[:12]
+
+
+def test_log_of_a_run_log_path_that_is_a_folder_is_one_line_exit_2(tmp_path, monkeypatch):
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(tmp_path))
+    for args in (["log"], ["log", "--trend"]):
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 2 and result.output == f"error: cannot read the run log {tmp_path}: Is a directory\n"
+
+
+def test_log_shows_an_unresolved_target_as_logged(tmp_path, monkeypatch):
+    memory = tmp_path / "MEMORY.md"
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.setenv("COLUMNS", "200")
+    runlog.append(runlog.RunEntry("2026-11-27T07:00:00Z", "nvfp4ctl check", "-", "abc", "no GPU", "2", "error: x"),
+                  memory)
+    result = CliRunner().invoke(app, ["log"])
+    assert result.exit_code == 0 and "@-" not in result.output

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from nvfp4ctl.console import get_console
-from nvfp4ctl.errors import UsageError
+from nvfp4ctl.errors import UsageError, os_reason
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.workspace import memory_path
 
@@ -18,7 +18,9 @@ def _short_target(target: str) -> str:
     from nvfp4ctl.runlog import split_target
 
     path, digest = split_target(target)
-    return f"{Path(path).name}@{digest[:8]}" if digest else Path(path or target).name or target
+    if not path:  # "-" (nothing resolved) or a label such as "kernels": shown as logged
+        return target
+    return f"{Path(path).name}@{digest[:8]}" if digest else Path(path).name or target
 
 
 def command(
@@ -34,10 +36,13 @@ def command(
         raise UsageError(f"-n must be at least 1, got {last}")
     if not trend and (target is not None or shape):
         raise UsageError("--target and --shape go with --trend")
-    if trend:
-        return _show_trend(runlog.read(memory_path()), last, target, shape or [])
     memory = memory_path()
-    entries = runlog.read(memory, last)
+    try:
+        entries = runlog.read(memory, None if trend else last)
+    except OSError as error:  # NVFP4CTL_MEMORY naming a folder, say
+        raise UsageError(f"cannot read the run log {memory}: {os_reason(error, memory)}") from None
+    if trend:
+        return _show_trend(entries, last, target, shape or [])
     console = get_console()
     if not entries:
         console.info(f"no runs logged yet in {memory}")
