@@ -171,6 +171,12 @@ def command(
     user = any(v is not None for v in (idesc, desc_a, desc_b, tmem_d, tmem_sfa, tmem_sfb, mma)) or simulate
     if (user or from_log) and not umma:
         raise UsageError("--idesc/--desc-a/--desc-b/--tmem-*/--mma/--simulate/--from-log go with --umma")
+    config_given = [option for option, given in (("--kind", kind != "mxf4nvf4"), ("--sf-vec", sf_vec is not None),
+                                                 ("--major", major != "K"), ("--swizzle", swizzle != "128B"),
+                                                 ("--block-k", block_k != 256)) if given]
+    if config_given and not user:  # they would be ignored: our kernel's configs come from its source
+        raise UsageError(f"{', '.join(config_given)}: the MMA config is read only with your own values (--idesc,"
+                         " --desc-a, ... and --mma); our kernel's configs come from its source")
     if from_log is not None:
         from nvfp4ctl.commands.umma_view import show_dump_lines
 
@@ -179,7 +185,7 @@ def command(
         except OSError as error:
             raise UsageError(f"--from-log {from_log}: {os_reason(error, from_log)}") from error
         m, n, k, _ = parse_shape(shape or "128,128,512")
-        summary, ok = show_dump_lines(lines, m, n, k, seed)
+        summary, ok = show_dump_lines(lines, m, n, k, seed, origin=f"--from-log {from_log}")
         return Outcome(result=summary, exit_code=ExitCode.OK if ok else ExitCode.FAILURES, target=from_log)
     if (layout or runtime) and shape is None:
         raise UsageError("--layout and --runtime need --shape M,N,K[,L]")
@@ -194,13 +200,15 @@ def command(
         from nvfp4ctl.umma.user_values import UserValues, make_config, parse_hex
 
         values = UserValues(
-            idesc=parse_hex(idesc, "--idesc", 32) if idesc else None, desc_a=_hexes(desc_a, "--desc-a", 64),
-            desc_b=_hexes(desc_b, "--desc-b", 64), tmem_d=parse_hex(tmem_d, "--tmem-d", 32) if tmem_d else None,
+            idesc=parse_hex(idesc, "--idesc", 32) if idesc is not None else None, desc_a=_hexes(desc_a, "--desc-a", 64),
+            desc_b=_hexes(desc_b, "--desc-b", 64), tmem_d=parse_hex(tmem_d, "--tmem-d", 32) if tmem_d is not None else None,
             tmem_sfa=_hexes(tmem_sfa, "--tmem-sfa", 32), tmem_sfb=_hexes(tmem_sfb, "--tmem-sfb", 32))
         if mma is None and simulate:  # the tile the shape implies (N up to 256), stated in the output
             n_tile = parse_shape(shape)[1] if shape else 128
             mma = f"128,{n_tile if n_tile <= 256 and n_tile % 16 == 0 else 128},{64 if kind == 'mxf4nvf4' else 32}"
             get_console().detail(f"--simulate without --mma: checking against --mma {mma} (from --shape)")
+        if mma is None and config_given:
+            raise UsageError(f"{', '.join(config_given)}: the MMA config is read with --mma or --simulate; pass one of them")
         config = make_config(mma, kind, sf_vec, major, swizzle, block_k) if mma is not None else None
         result, ok = show_user_umma(values, config, simulate, shape, seed, payload, as_json)
         results.append(result)

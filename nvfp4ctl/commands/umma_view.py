@@ -131,8 +131,9 @@ def _simulate(values: Any, config: Any, shape: str | None, seed: int, payload: d
     return f"simulate: D equals the reference ({total} values)", True
 
 
-def show_dump_lines(lines: list[str], m: int, n: int, k: int, seed: int) -> tuple[str, bool]:
-    """`check --dump`: the kernel's nvfp4ctl:umma lines, decoded, checked and simulated on the case's inputs."""
+def show_dump_lines(lines: list[str], m: int, n: int, k: int, seed: int, origin: str = "--dump") -> tuple[str, bool]:
+    """`check --dump` / `dump --umma --from-log`: the kernel's nvfp4ctl:umma lines, decoded, checked and
+    simulated on the case's inputs; `origin` names the option they came through."""
     from nvfp4ctl.umma import dumplines
 
     console = get_console()
@@ -141,7 +142,7 @@ def show_dump_lines(lines: list[str], m: int, n: int, k: int, seed: int) -> tupl
         console.warn(f"unparsed {dumplines.PREFIX} line: {line}")
     tile = dumplines.first_tile(dump)
     if not tile:
-        console.fail(f"--dump: the kernel printed no `{dumplines.PREFIX} k=0 ...` line (docs/byo_kernel.md has the macro)")
+        console.fail(f"{origin}: the kernel printed no `{dumplines.PREFIX} k=0 ...` line (docs/byo_kernel.md has the macro)")
         return "dump: no nvfp4ctl:umma lines", False
     config, source = dumplines.infer_config(dump, tile)
     console.info(f"dump: {len(tile)} MMAs of the first output tile; config {config.label()} ({source})", style="bold")

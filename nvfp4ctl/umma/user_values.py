@@ -56,8 +56,10 @@ def parse_hex(text: str, what: str, bits: int) -> int:
     try:
         value = int(text, 16)
     except ValueError:
-        raise UsageError(f"{what} {text}: expected a hexadecimal value such as 0x08200480") from None
-    if not 0 <= value < 1 << bits:
+        value = -1
+    if value < 0 or not text.strip():  # "-5" parses, but no descriptor is negative
+        raise UsageError(f"{what} {text!r}: expected a hexadecimal value such as 0x08200480")
+    if value >= 1 << bits:
         raise UsageError(f"{what} {text}: wider than {bits} bits")
     return value
 

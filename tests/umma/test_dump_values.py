@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from nvfp4ctl.cli import app
@@ -74,3 +75,25 @@ def test_bad_hex_is_a_usage_error() -> None:
 def test_a_zero_mma_shape_is_a_usage_error_not_a_crash() -> None:
     result = dump("--mma", "0,0,0", "--idesc", "0x1")
     assert result.exit_code == 2 and "K=0 (kind::mxf4nvf4 dense MMAs have K=64)" in " ".join(result.output.split())
+
+
+@pytest.mark.parametrize("value", ["", "-5", " "])
+def test_an_empty_or_negative_descriptor_is_a_usage_error(value: str) -> None:
+    result = dump("--idesc", value)
+    assert result.exit_code == 2 and "expected a hexadecimal value" in result.output
+
+
+@pytest.mark.parametrize("args, why", [
+    (["--kind", "bogus"], "read only with your own values"),  # nothing else to apply it to: never silently ignored
+    (["--idesc", GOOD_IDESC, "--swizzle", "3B", "--block-k", "0"], "--swizzle, --block-k: the MMA config is read with --mma"),
+])
+def test_config_options_that_would_be_ignored_are_refused(args: list[str], why: str) -> None:
+    result = dump(*args)
+    assert result.exit_code == 2 and why in " ".join(result.output.split())
+
+
+def test_from_log_names_its_own_option_when_the_log_has_no_lines(tmp_path) -> None:
+    log = tmp_path / "run.log"
+    log.write_text("nothing here\n")
+    result = dump("--from-log", str(log))
+    assert result.exit_code == 1 and f"--from-log {log}: the kernel printed no" in " ".join(result.output.split())
