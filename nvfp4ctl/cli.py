@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from typer.core import TyperGroup
 
 from nvfp4ctl import workspace
 from nvfp4ctl.commands import bench, build, check, dump, export, init, lint, log, tune
@@ -19,8 +20,44 @@ from nvfp4ctl.env import Env, env_flag, env_str
 from nvfp4ctl.errors import ExitCode, NvfpError
 from nvfp4ctl.outcome import Outcome
 
+_RECORDED: set[str] = set()  # the commands whose runs, parse errors included, go to the run log
+
+
+def _record(outcome: Outcome) -> None:
+    from nvfp4ctl import runlog  # here: `--help` never needs it
+
+    try:
+        runlog.append(runlog.make_entry(outcome, sys.argv[1:], workspace.user_folder()), workspace.memory_path())
+    except Exception as error:  # the log must never turn a result into a failure
+        get_console().warn(f"run log not written: {error}")
+
+
+# click's UsageError, whichever click typer uses (newer typers carry their own copy of it)
+_ClickUsageError: type[Exception] = typer.BadParameter.__bases__[0]
+_COMMAND_KEY = "nvfp4ctl.command"
+
+
+class _LoggedGroup(TyperGroup):
+    """Click rejects a bad option value before our wrapper runs; the run log still gets its line."""
+
+    def resolve_command(self, ctx: typer.Context, args: list[str]) -> tuple:
+        resolved = super().resolve_command(ctx, args)
+        ctx.meta[_COMMAND_KEY] = resolved[0]  # a parse error may come with no context of its command
+        return resolved
+
+    def invoke(self, ctx: typer.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except _ClickUsageError as error:
+            if ctx.meta.get(_COMMAND_KEY) in _RECORDED:
+                workspace.reset()
+                _record(Outcome(result=f"error: {error.format_message().splitlines()[0]}", exit_code=ExitCode.USAGE))
+            raise
+
+
 app = typer.Typer(
     name="nvfp4ctl",
+    cls=_LoggedGroup,
     help="Build, check, benchmark and lint NVFP4 block-scaled kernels (GPU MODE nvfp4_gemm, nvfp4_dual_gemm, nvfp4_group_gemm, nvfp4_gemv).",
     no_args_is_help=True,
     add_completion=False,
@@ -95,16 +132,13 @@ def _logged(name: str, command: Callable[..., Outcome], record: bool = True) -> 
             get_console().error("interrupted")
             outcome = Outcome(result="interrupted", exit_code=ExitCode.INTERRUPTED)
         if record:
-            from nvfp4ctl import runlog  # here: `--help` and parse errors never need it
-
-            try:
-                runlog.append(runlog.make_entry(outcome, sys.argv[1:], workspace.user_folder()), workspace.memory_path())
-            except Exception as error:  # the log must never turn a result into a failure
-                get_console().warn(f"run log not written: {error}")
+            _record(outcome)
         raise typer.Exit(int(outcome.exit_code))
 
     added = _with_verbosity_options(command, wrapper)
     app.command(name)(wrapper)
+    if record:
+        _RECORDED.add(name)
     return wrapper
 
 

@@ -86,3 +86,26 @@ def test_other_os_errors_are_not_blamed_on_the_cache(monkeypatch):
     monkeypatch.setenv("NVFP4CTL_DEVICE", "cpu")
     result = CliRunner().invoke(app, ["check"])
     assert isinstance(result.exception, PermissionError)  # a real crash stays visible
+
+
+@pytest.mark.parametrize("args, message", [
+    (["lint", "--format", "xml"], "error: Invalid value for '--format'"),
+    (["check", "--only", "1", "--only"], "error: Option '--only' requires an argument."),
+    (["build", "--nosuch"], "error: No such option: --nosuch"),
+])
+def test_an_option_click_rejects_is_still_logged(monkeypatch, args, message):
+    monkeypatch.setattr(sys, "argv", ["nvfp4ctl", *args])
+    before = len(runlog.read(memory_path()))
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2
+    entries = runlog.read(memory_path())
+    assert len(entries) == before + 1
+    assert entries[-1].exit_code == "2" and entries[-1].result.startswith(message)
+    assert entries[-1].command == "nvfp4ctl " + " ".join(args)
+
+
+@pytest.mark.parametrize("args", [["log", "-n", "x"], ["nosuch"], ["init", "--problem"]])
+def test_parse_errors_of_unlogged_commands_stay_unlogged(args):
+    before = len(runlog.read(memory_path()))
+    assert CliRunner().invoke(app, args).exit_code == 2
+    assert len(runlog.read(memory_path())) == before
