@@ -18,6 +18,8 @@ class TupleLayout:
     b_operands: tuple[int, ...] = ()  # fp4 N x K operands a kernel must not copy-transpose
     output: int | None = None  # index of c; None when the output lives inside a list (group)
     nested: bool = False  # elements are lists of per-group tuples (the grouped GEMM)
+    # (list index, position in each group's tuple) of c when the outputs live inside a list
+    group_output: tuple[int, int] | None = None
 
     def name(self, index: int) -> str:
         return self.names[index] if 0 <= index < len(self.names) else f"element {index}"

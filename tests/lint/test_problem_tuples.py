@@ -63,3 +63,62 @@ def test_plan_takes_the_problem_from_the_task(tmp_path: Path, monkeypatch) -> No
     config = plan([tmp_path]).config
     assert config.problem == "nvfp4_group_gemm"
     assert (80, 4096, 7168) in config.benchmark_shapes  # each group's shape of the first benchmark
+
+
+GROUP = LintConfig(problem="nvfp4_group_gemm")
+GROUP_COMPILED_CACHE = """\
+import cute
+_compiled = {}
+def compile_kernel(problem_sizes):
+    key = f"{len(problem_sizes)}"
+    if key in _compiled:
+        return _compiled[key]
+    compiled_func = cute.compile(my_kernel, problem_sizes)
+    _compiled[key] = compiled_func
+    return compiled_func
+def custom_kernel(data):
+    abc, _, reordered, sizes = data
+    compile_kernel(sizes)(abc, reordered)
+    return [g[2] for g in abc]
+"""
+
+
+def test_group_compiled_kernel_cache_is_fine() -> None:
+    # The grouped layout has no top-level output index: an unbound name must not count as the output.
+    assert not [f for f in _found(GROUP_COMPILED_CACHE, GROUP) if f[0].startswith("NV30")]
+
+
+def test_unknown_value_cache_is_not_an_output_in_any_problem() -> None:
+    text = ("_cache = {}\ndef helper(key):\n    if key in _cache:\n        return _cache[key]\n"
+            "    value = lookup_table(key)\n    _cache[key] = value\n    return value\n"
+            "def custom_kernel(data):\n    helper(1)\n    return data[-1]\n")
+    for problem in ("nvfp4_gemm", "nvfp4_dual_gemm", "nvfp4_group_gemm", "nvfp4_gemv"):
+        assert not [f for f in _found(text, LintConfig(problem=problem)) if f[0] == "NV301"], problem
+
+
+def _group_cache(store: str, prelude: str = "") -> str:
+    return ("_cache = {}\ndef custom_kernel(data):\n    abc, _, reordered, sizes = data\n    key = len(sizes)\n"
+            "    if key in _cache:\n        return _cache[key]\n    run(abc, reordered)\n" + prelude
+            + f"    _cache[key] = {store}\n    return [g[2] for g in abc]\n")
+
+
+def test_group_cached_outputs_are_caught() -> None:
+    for store, prelude in (("[g[2] for g in abc]", ""), ("[c for a, b, c in abc]", ""),
+                           ("abc[0][2]", ""), ("data[0][0][2]", ""), ("abc", ""), ("data", ""),
+                           ("c", "    for a, b, c in abc:\n        pass\n")):
+        found = _found(_group_cache(store, prelude), GROUP)
+        assert ("NV301", "returns a result from _cache (holding an earlier output) instead of computing it every call") \
+            in found, store
+
+
+def test_group_cached_inputs_are_not_outputs() -> None:
+    # custom_kernel returning anything cached is still NV301 ("kept across calls"), but not as an output
+    assert not [f for f in _found(_group_cache("[g[0] for g in abc]"), GROUP) if "earlier output" in f[1]]
+
+
+def test_gemm_and_dual_cached_outputs_are_still_caught() -> None:
+    gemm = ("_cache = {}\ndef custom_kernel(data):\n    key = data[0].shape\n    if key in _cache:\n"
+            "        return _cache[key]\n    c = data[6]\n    _cache[key] = c\n    return c\n")
+    dual = gemm.replace("data[6]", "data[9]")
+    assert [f[0] for f in _found(gemm, LintConfig())].count("NV301") == 1
+    assert [f[0] for f in _found(dual, DUAL)].count("NV301") == 1

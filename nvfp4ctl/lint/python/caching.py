@@ -158,7 +158,7 @@ def value_kind(value: ast.AST, function: Function, index: ModuleIndex, depth: in
     if isinstance(value, ast.Name):
         if value.id in index.functions or value.id in index.classes:
             return ARTIFACT
-        if element_of(function, value) in (current().output, TUPLE):
+        if _holds_output(value, function, index):
             return OUTPUT
         if depth < 2:
             kinds = {value_kind(v, function, index, depth + 1) for v in index.assignments(function.node, value.id)
@@ -168,9 +168,53 @@ def value_kind(value: ast.AST, function: Function, index: ModuleIndex, depth: in
             if OUTPUT in kinds:
                 return OUTPUT
         return UNKNOWN
-    if isinstance(value, ast.Subscript) and element_of(function, value) in (current().output, TUPLE):
+    if isinstance(value, (ast.Subscript, ast.ListComp, ast.GeneratorExp)) and _holds_output(value, function, index):
         return OUTPUT
     return UNKNOWN
+
+
+def _holds_output(node: ast.AST, function: Function, index: ModuleIndex) -> bool:
+    """Is an expression the output c, the whole input tuple, or (grouped GEMM) the groups' c tensors?"""
+    layout = current()
+    element = element_of(function, node)
+    # element_of says None for "not a tuple element", and a grouped layout's output is None too:
+    # comparing the two would make every unknown name an output.
+    if element is not None and (element == TUPLE or element == layout.output):
+        return True
+    if layout.group_output is None:
+        return False
+    groups, position = layout.group_output
+    if element == groups:
+        return True  # the list of (a, b, c) tuples holds every output
+    if isinstance(node, ast.Subscript) and _constant(node.slice) == position and isinstance(node.value, ast.Subscript):
+        return element_of(function, node.value.value) == groups  # abc[i][2], data[0][i][2]
+    if isinstance(node, (ast.ListComp, ast.GeneratorExp)) and len(node.generators) == 1:
+        generator = node.generators[0]
+        return element_of(function, generator.iter) == groups and _picks(generator.target, node.elt, position)
+    if isinstance(node, ast.Name):  # c of `for a, b, c in abc`
+        return any(isinstance(loop, (ast.For, ast.comprehension)) and element_of(function, loop.iter) == groups
+                   and _target_at(loop.target, position) == node.id for loop in index.walk(function.node))
+    return False
+
+
+def _constant(node: ast.AST) -> object:
+    return node.value if isinstance(node, ast.Constant) else None
+
+
+def _target_at(target: ast.AST, position: int) -> str | None:
+    """The name a loop target gives to one position of each item: c in `for a, b, c in ...`."""
+    if isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) > position:
+        element = target.elts[position]
+        return element.id if isinstance(element, ast.Name) else None
+    return None
+
+
+def _picks(target: ast.AST, element: ast.AST, position: int) -> bool:
+    """Does a comprehension yield one position of each item: `c for a, b, c in`, `g[2] for g in`?"""
+    if isinstance(element, ast.Name):
+        return _target_at(target, position) == element.id
+    return (isinstance(element, ast.Subscript) and _constant(element.slice) == position
+            and isinstance(element.value, ast.Name) and isinstance(target, ast.Name) and element.value.id == target.id)
 
 
 def _collect_stores(function: Function, index: ModuleIndex, containers: dict[str, Container]) -> None:

@@ -31,6 +31,7 @@ class Nvfp4GroupGemm(ProblemBase):
     layout = TupleLayout(
         names=("abc_tensors", "sfasfb_tensors", "sfasfb_reordered_tensors", "problem_sizes"),
         reference_scales=(1,), permuted_scales=(2,), b_operands=(), output=None, nested=True,
+        group_output=(0, 2),  # c of each group's (a, b, c) in abc_tensors
     )
     # eval_better_bench_grouped_gemm.py: 15 input sets per event pair, fewer repeats, its own warm-ups.
     timing = TimingLoop(source="problems/nvidia/eval_better_bench_grouped_gemm.py", input_sets=15,
