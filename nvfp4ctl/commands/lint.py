@@ -41,6 +41,7 @@ def command(
     from nvfp4ctl.lint.render import concise
     from nvfp4ctl.lint.render import json as json_render
     from nvfp4ctl.lint.rules import RULES
+    from nvfp4ctl.lint.source import link_target
     from nvfp4ctl.lint.targets import plan
 
     console = get_console()
@@ -60,6 +61,8 @@ def command(
         raise UsageError(f"nothing to lint in {where or '.'}: no submission*.py, kernels/ or .cu/.cpp/.h sources;"
                          " name a file or folder")
     report = lint_paths(list(lint_plan.paths), lint_plan.config)
+    for link in report.broken_links:
+        console.warn(f"{short_path(link)}: broken link (to {link_target(link)}); not checked")
     for path in report.not_submissions:
         console.detail(f"{path}: skipped, not a submission (no custom_kernel, not named submission*.py)")
     if output_format is OutputFormat.json:

@@ -51,6 +51,7 @@ class LintReport:
     diagnostics: tuple[Diagnostic, ...]
     files: tuple[Path, ...]  # every file that was checked
     not_submissions: tuple[Path, ...] = ()  # .py files found in folders that are not submissions
+    broken_links: tuple[Path, ...] = ()  # found in folders, pointing nowhere: not checked (warnings)
 
     @property
     def errors(self) -> int:

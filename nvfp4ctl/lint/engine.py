@@ -42,14 +42,15 @@ def lint_paths(paths: list[Path], config: LintConfig) -> LintReport:
     diagnostics: list[Diagnostic] = []
     checked: list[Path] = []
     not_submissions: list[Path] = []
-    for path in discover(paths):
+    broken: list[Path] = []
+    for path in discover(paths, broken):
         source = read_source(path)
         if source.kind == "python" and path.resolve() not in named and not is_submission(path, source.text):
             not_submissions.append(path)
             continue
         checked.append(path)
         diagnostics.extend(lint_source(source, config))
-    return LintReport(tuple(diagnostics), tuple(checked), tuple(not_submissions))
+    return LintReport(tuple(diagnostics), tuple(checked), tuple(not_submissions), tuple(broken))
 
 
 def lint_text(text: str, path: str | Path = "submission.py", config: LintConfig | None = None) -> list[Diagnostic]:

@@ -76,14 +76,19 @@ def read_source(path: Path) -> SourceFile:
     return SourceFile(path, text)
 
 
-def discover(paths: list[Path]) -> list[Path]:
-    """Files to check: named files as given (any type), folders searched for checked suffixes."""
+def discover(paths: list[Path], broken: list[Path] | None = None) -> list[Path]:
+    """Files to check: named files as given (any type), folders searched for checked suffixes.
+
+    A named path that does not exist is a usage error; a broken link met while walking a folder is
+    only added to `broken` (an editor's or a build's leftover must not stop the whole run)."""
     found: list[Path] = []
     seen: set[Path] = set()
     for path in paths:
         if not path.exists():
+            if path.is_symlink():
+                raise UsageError(f"{path}: broken link (to {link_target(path)})")
             raise UsageError(f"no such file or folder: {path}")
-        candidates = [path] if path.is_file() else sorted(_walk(path))
+        candidates = [path] if path.is_file() else sorted(_walk(path, broken if broken is not None else []))
         for candidate in candidates:
             key = candidate.resolve()
             if key not in seen:
@@ -92,16 +97,29 @@ def discover(paths: list[Path]) -> list[Path]:
     return found
 
 
-def _walk(folder: Path) -> list[Path]:
+def _walk(folder: Path, broken: list[Path]) -> list[Path]:
     files: list[Path] = []
     try:
         entries = sorted(folder.iterdir())
     except OSError as error:
         raise UsageError(f"cannot read folder {folder}: {os_reason(error, folder)}") from None
     for entry in entries:
+        if entry.name.startswith("."):
+            continue  # hidden files and folders, editor lock files (.#name.cu)
         if entry.is_dir():
-            if entry.name not in SKIPPED_DIRS and not entry.name.startswith("."):
-                files.extend(_walk(entry))
+            if entry.name not in SKIPPED_DIRS:
+                files.extend(_walk(entry, broken))
         elif entry.suffix.lower() in CHECKED_SUFFIXES:
-            files.append(entry)
+            if entry.is_symlink() and not entry.exists():
+                broken.append(entry)
+            else:
+                files.append(entry)
     return files
+
+
+def link_target(link: Path) -> str:
+    """Where a (possibly broken) link points, as written in the link."""
+    try:
+        return str(link.readlink())
+    except OSError:
+        return "?"

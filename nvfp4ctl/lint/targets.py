@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from nvfp4ctl.errors import UsageError
-from nvfp4ctl.lint.source import CPP_SUFFIXES
+from nvfp4ctl.lint.source import CPP_SUFFIXES, link_target
 from nvfp4ctl.lint.config import LintConfig, LintSection, parse_section, resolve_config
 from nvfp4ctl.workspace import user_folder
 
@@ -70,7 +70,7 @@ def plan(
 def users_files(task: Any, folder: Path) -> tuple[tuple[Path, ...], tuple[str, ...]]:
     """The submission and kernel sources the user keeps in `folder`, in a stable order, and the
     named ones that are missing (a task.yml `submission:` that does not exist is a warning here)."""
-    from nvfp4ctl.runner.targets import find_user_submission
+    from nvfp4ctl.runner.targets import find_user_submission, short_path
 
     found: list[Path] = []
     skipped: tuple[str, ...] = ()
@@ -80,9 +80,14 @@ def users_files(task: Any, folder: Path) -> tuple[tuple[Path, ...], tuple[str, .
         submission, skipped = None, (f"{missing}; not checked",)
     if submission is not None:
         found.append(submission.path)
-    found.extend(sorted(folder.glob(SUBMISSION_GLOB)))
+    for path in sorted(folder.glob(SUBMISSION_GLOB)):
+        if path.exists():
+            found.append(path)
+        else:  # found, not named: a leftover link warns instead of stopping the run
+            skipped += (f"{short_path(path)}: broken link (to {link_target(path)}); not checked",)
     kernels = folder / "kernels"
     if kernels.is_dir():
         found.append(kernels)
-    found.extend(sorted(p for p in folder.iterdir() if p.is_file() and p.suffix in CPP_SUFFIXES))
+    found.extend(sorted(p for p in folder.iterdir()
+                        if p.is_file() and p.suffix in CPP_SUFFIXES and not p.name.startswith(".")))
     return tuple(dict.fromkeys(p.resolve() for p in found)), skipped

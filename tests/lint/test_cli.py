@@ -113,3 +113,40 @@ def test_run_log_records_the_counts(project: Path) -> None:
     log = Path(os.environ["NVFP4CTL_MEMORY"]).read_text()
     assert "1 error, 0 warnings in 1 file" in log
     assert "errs.py@" in log  # the single target, hashed
+
+
+def test_broken_link_in_a_folder_is_a_warning_not_an_abort(project: Path) -> None:
+    sm100 = project / "kernels" / "sm100"
+    sm100.mkdir(parents=True)
+    (sm100 / "k.cu").write_text("__global__ void k() { printf(\"x\"); }\n")
+    (sm100 / "old.cu").symlink_to("gone.cu")
+    (project / "task.yml").write_text(TASK_YML + "submission: clean.py\n")
+    result = runner.invoke(app, ["lint"])
+    assert result.exit_code == 0, result.output
+    assert "kernels/sm100/old.cu: broken link (to gone.cu); not checked" in result.output
+    assert "(2 checked)" in result.output  # clean.py and k.cu
+
+
+def test_broken_submission_link_beside_the_task_is_a_warning(project: Path) -> None:
+    (project / "submission_old.py").symlink_to("gone.py")
+    (project / "task.yml").write_text(TASK_YML + "submission: clean.py\n")
+    result = runner.invoke(app, ["lint"])
+    assert result.exit_code == 0, result.output
+    assert "submission_old.py: broken link (to gone.py); not checked" in result.output
+
+
+def test_dotfiles_in_a_folder_are_skipped(project: Path) -> None:
+    (project / ".#errs.py").symlink_to("root@host.1234:1700000000")  # an emacs lock file
+    (project / ".hidden.cu").write_text("__global__ void k() { printf(\"x\"); }\n")
+    result = runner.invoke(app, ["lint", "."])
+    assert result.exit_code == 1, result.output  # errs.py's finding, nothing else stops the run
+    assert "(3 checked)" in result.output
+    assert ".hidden.cu" not in result.output and ".#errs.py" not in result.output
+
+
+def test_named_broken_link_stays_a_usage_error(project: Path) -> None:
+    (project / "old.cu").symlink_to("gone.cu")
+    result = runner.invoke(app, ["lint", "old.cu"])
+    assert result.exit_code == 2
+    assert "old.cu: broken link (to gone.cu)" in result.output
+    assert "Traceback" not in result.output
