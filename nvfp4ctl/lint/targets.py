@@ -1,8 +1,8 @@
 """What `lint` checks and with which settings when the user names nothing: the user's own files.
 
-With no paths: task.yml's `lint.paths`, else the user's folder (the task.yml's, else the current
-one): the submission `check` would run, every other submission*.py there, kernels/ and the C++/CUDA
-sources at its top level. Never files of the installed package, unless the user works inside the
+With no paths: task.yml's `lint.paths` (each must exist), else the user's folder (the task.yml's,
+else the current one): the submission `check` would run, every other submission*.py there, kernels/
+and the C++/CUDA sources at its top level. Never files of the installed package, unless the user works inside the
 nvfp4ctl project itself (its kernels/ are then the user's files).
 """
 
@@ -60,9 +60,13 @@ def plan(
     if paths:
         return LintPlan(tuple(paths), config)
     if section.paths:
-        existing = tuple(p for p in section.paths if p.exists())
-        skipped = tuple(f"{p} (task.yml lint.paths) does not exist; not checked" for p in section.paths if not p.exists())
-        return LintPlan(existing, config, skipped, folder)
+        # Paths the user wrote down are as explicit as paths on the command line: a typo must not
+        # quietly shrink what is checked, nor read as "nothing to lint" when the folder has files.
+        for path in section.paths:
+            if not path.exists():
+                written = path.relative_to(folder) if path.is_relative_to(folder) else path  # as in task.yml
+                raise UsageError(f"task.yml lint.paths: {written} does not exist")
+        return LintPlan(section.paths, config, (), folder)
     files, skipped = users_files(task, folder)
     return LintPlan(files, config, skipped, folder)
 

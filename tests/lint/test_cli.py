@@ -150,3 +150,14 @@ def test_named_broken_link_stays_a_usage_error(project: Path) -> None:
     assert result.exit_code == 2
     assert "old.cu: broken link (to gone.cu)" in result.output
     assert "Traceback" not in result.output
+
+
+def test_missing_lint_paths_entry_is_a_usage_error_naming_it(project: Path) -> None:
+    (project / "submission.py").write_text(CLEAN)
+    (project / "task.yml").write_text(TASK_YML + "lint: {paths: [clean.py, nothere.py]}\n")
+    (project / "sub").mkdir()
+    for where in (project, project / "sub"):  # named as task.yml writes it, wherever lint runs
+        os.chdir(where)
+        result = runner.invoke(app, ["lint"])
+        assert result.exit_code == 2, result.output
+        assert result.output.strip() == "error: task.yml lint.paths: nothere.py does not exist"
