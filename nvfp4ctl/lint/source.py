@@ -82,18 +82,26 @@ def discover(paths: list[Path], broken: list[Path] | None = None) -> list[Path]:
     A named path that does not exist is a usage error; a broken link met while walking a folder is
     only added to `broken` (an editor's or a build's leftover must not stop the whole run)."""
     found: list[Path] = []
-    seen: set[Path] = set()
+    seen: dict[Path, int] = {}  # resolved file -> its place in found
+    walked_links: set[Path] = set()  # resolved files first met through a link while walking
     for path in paths:
         if not path.exists():
             if path.is_symlink():
                 raise UsageError(f"{path}: broken link (to {link_target(path)})")
             raise UsageError(f"no such file or folder: {path}")
-        candidates = [path] if path.is_file() else sorted(_walk(path, broken if broken is not None else []))
+        named = path.is_file()
+        candidates = [path] if named else sorted(_walk(path, broken if broken is not None else []))
         for candidate in candidates:
             key = candidate.resolve()
             if key not in seen:
-                seen.add(key)
+                seen[key] = len(found)
                 found.append(candidate)
+                if not named and candidate.is_symlink():
+                    walked_links.add(key)
+            elif key in walked_links and not candidate.is_symlink():
+                # The same file under its own name and a link's: report it under its own name.
+                found[seen[key]] = candidate
+                walked_links.discard(key)
     return found
 
 

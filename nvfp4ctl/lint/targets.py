@@ -94,4 +94,9 @@ def users_files(task: Any, folder: Path) -> tuple[tuple[Path, ...], tuple[str, .
         found.append(kernels)
     found.extend(sorted(p for p in folder.iterdir()
                         if p.is_file() and p.suffix in CPP_SUFFIXES and not p.name.startswith(".")))
-    return tuple(dict.fromkeys(p.resolve() for p in found)), skipped
+    unique: dict[Path, Path] = {}
+    for path in found:
+        key = path.resolve()
+        if unique.get(key, key) == key:  # keep a link's own name over its target's (the submission is resolved)
+            unique[key] = path.absolute()
+    return tuple(unique.values()), skipped

@@ -161,3 +161,34 @@ def test_missing_lint_paths_entry_is_a_usage_error_naming_it(project: Path) -> N
         result = runner.invoke(app, ["lint"])
         assert result.exit_code == 2, result.output
         assert result.output.strip() == "error: task.yml lint.paths: nothere.py does not exist"
+
+
+def test_a_link_is_reported_under_its_own_name(project: Path) -> None:
+    elsewhere = project / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "real.py").write_text(ERRS)
+    (project / "printf.cu").write_text("__global__ void k() { printf(\"x\"); }\n")
+    (project / "kernels").mkdir()
+    (project / "kernels" / "k.cu").symlink_to(project / "printf.cu")  # target inside the working folder
+    (project / "alias.py").symlink_to("errs.py")
+    named = runner.invoke(app, ["-v", "lint", "alias.py"])
+    assert "alias.py:2:5: NV201" in named.output and "errs.py" not in named.output
+    (project / "printf.cu").rename(elsewhere / "printf.cu")
+    (project / "kernels" / "k.cu").unlink()
+    (project / "kernels" / "k.cu").symlink_to(elsewhere / "printf.cu")
+    (project / "task.yml").write_text(TASK_YML)
+    (project / "submission.py").symlink_to(elsewhere / "real.py")  # target outside it
+    default = runner.invoke(app, ["-v", "lint"])
+    assert default.output.startswith("submission.py:2:5: NV201"), default.output
+    assert "kernels/k.cu:1:23: NV802" in default.output
+    assert "checked: submission.py, kernels/k.cu" in default.output
+    payload = json.loads(runner.invoke(app, ["lint", "--format", "json"]).stdout)
+    assert payload["files"] == ["submission.py", "kernels/k.cu"]
+    assert [d["path"] for d in payload["diagnostics"]] == ["submission.py", "kernels/k.cu"]
+
+
+def test_a_file_and_a_link_to_it_in_a_folder_are_one_file_under_its_own_name(project: Path) -> None:
+    (project / "a_link.py").symlink_to("errs.py")  # sorts before its target
+    result = runner.invoke(app, ["-v", "lint", "."])
+    assert "errs.py:2:5: NV201" in result.output and "a_link.py" not in result.output
+    assert "checked: errs.py, clean.py, warns.py" in result.output
