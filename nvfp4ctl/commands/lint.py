@@ -63,6 +63,9 @@ def command(
     report = lint_paths(list(lint_plan.paths), lint_plan.config)
     for link in report.broken_links:
         console.warn(f"{short_path(link)}: broken link (to {link_target(link)}); not checked")
+    for path, problem in report.other_problems:
+        console.warn(f"{short_path(path)}: checked as {problem} (its nvfp4ctl export header), not as the task's "
+                     f"{lint_plan.config.problem}")
     for path in report.not_submissions:
         console.detail(f"{path}: skipped, not a submission (no custom_kernel, not named submission*.py)")
     if output_format is OutputFormat.json:

@@ -3,20 +3,35 @@ config and waivers, and turn findings into Diagnostics."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from nvfp4ctl.lint import stream
-from nvfp4ctl.lint.config import LintConfig
+from nvfp4ctl.lint.config import DEFAULT_BENCHMARK_SHAPES, LintConfig
 from nvfp4ctl.lint.cpp import rules as cpp_rules
 from nvfp4ctl.lint.diagnostic import Diagnostic, Finding, LintReport
 from nvfp4ctl.lint.python.check import check as check_python
 from nvfp4ctl.lint.rules import RULES_BY_CODE
 from nvfp4ctl.lint.source import SourceFile, discover, read_source
-from nvfp4ctl.lint.submission import is_submission
+from nvfp4ctl.lint.submission import export_problem, is_submission
 from nvfp4ctl.lint.waivers import is_waived
 
 
+def config_for(source: SourceFile, config: LintConfig) -> LintConfig:
+    """The config for one file: an exported submission is judged by the problem its header names."""
+    problem = export_problem(source.text) if source.kind == "python" else None
+    if problem is None or problem == config.problem:
+        return config
+    from nvfp4ctl.lint.targets import benchmark_shapes
+    from nvfp4ctl.problems import get_problem
+    from nvfp4ctl.task import load_task
+
+    shapes = benchmark_shapes(load_task(get_problem(problem).task_file))  # that problem's, not the task's
+    return replace(config, problem=problem, benchmark_shapes=shapes or DEFAULT_BENCHMARK_SHAPES)
+
+
 def lint_source(source: SourceFile, config: LintConfig) -> list[Diagnostic]:
+    config = config_for(source, config)
     findings: list[Finding] = list(stream.check(source.text))
     if source.kind == "python":
         findings += check_python(source, config)
@@ -43,14 +58,18 @@ def lint_paths(paths: list[Path], config: LintConfig) -> LintReport:
     checked: list[Path] = []
     not_submissions: list[Path] = []
     broken: list[Path] = []
+    other_problems: list[tuple[Path, str]] = []
     for path in discover(paths, broken):
         source = read_source(path)
         if source.kind == "python" and path.resolve() not in named and not is_submission(path, source.text):
             not_submissions.append(path)
             continue
         checked.append(path)
-        diagnostics.extend(lint_source(source, config))
-    return LintReport(tuple(diagnostics), tuple(checked), tuple(not_submissions), tuple(broken))
+        own = config_for(source, config)
+        if own.problem != config.problem:
+            other_problems.append((path, own.problem))
+        diagnostics.extend(lint_source(source, own))
+    return LintReport(tuple(diagnostics), tuple(checked), tuple(not_submissions), tuple(broken), tuple(other_problems))
 
 
 def lint_text(text: str, path: str | Path = "submission.py", config: LintConfig | None = None) -> list[Diagnostic]:

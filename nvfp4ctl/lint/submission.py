@@ -5,6 +5,9 @@ rules to a .py file only when it defines or imports `custom_kernel`, or is named
 other Python files (benchmark scripts, helpers, the project's own tools) are never sent to the
 server, so the rules do not apply to them. A file the user names on the command line is always
 checked: they asked for it. C++ sources are always checked (they end up inside submissions).
+
+A file `nvfp4ctl export` wrote says on its first line which problem's kernel API it calls; lint
+judges it by that problem, whatever the task's is (export_problem).
 """
 
 from __future__ import annotations
@@ -22,5 +25,22 @@ CUSTOM_KERNEL = re.compile(
 )
 
 
+# The docstring's first line export.py's _TEMPLATE writes, up to the kernel hash. Strict on
+# purpose: a user's own file that merely mentions a problem keeps the task's problem.
+EXPORT_HEADER = re.compile(
+    r'\A"""GPU MODE (\w+) submission: [^\n]* exported by `nvfp4ctl export` \(kernel hash [0-9a-f]+:')
+
+
 def is_submission(path: Path, text: str) -> bool:
     return bool(SUBMISSION_NAME.match(path.name)) or bool(CUSTOM_KERNEL.search(text))
+
+
+def export_problem(text: str) -> str | None:
+    """The known problem whose kernel API an `nvfp4ctl export` file calls, from its header; None
+    for any other file."""
+    match = EXPORT_HEADER.match(text)
+    if match is None:
+        return None
+    from nvfp4ctl.problems import all_problems
+
+    return next((p.name for p in all_problems() if p.kernel_api.function == match.group(1)), None)

@@ -35,7 +35,7 @@ def _load_task() -> Any:
     return load_task()
 
 
-def _benchmark_shapes(task: Any | None) -> tuple[tuple[int, int, int], ...] | None:
+def benchmark_shapes(task: Any | None) -> tuple[tuple[int, int, int], ...] | None:
     cases = getattr(task, "benchmarks", None) or ()
     shapes: list[tuple[int, int, int]] = []
     for c in cases:
@@ -56,7 +56,7 @@ def plan(
     task = _load_task()
     folder = user_folder()
     section: LintSection = parse_section(task.lint if task.is_users else None, folder)
-    config = resolve_config(section, select, ignore, profile, _benchmark_shapes(task), getattr(task, "problem", None))
+    config = resolve_config(section, select, ignore, profile, benchmark_shapes(task), getattr(task, "problem", None))
     if paths:
         return LintPlan(tuple(paths), config)
     if section.paths:

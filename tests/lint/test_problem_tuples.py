@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from nvfp4ctl.lint.config import LintConfig
 from nvfp4ctl.lint.engine import lint_text
 from nvfp4ctl.lint.targets import plan
@@ -122,3 +124,52 @@ def test_gemm_and_dual_cached_outputs_are_still_caught() -> None:
     dual = gemm.replace("data[6]", "data[9]")
     assert [f[0] for f in _found(gemm, LintConfig())].count("NV301") == 1
     assert [f[0] for f in _found(dual, DUAL)].count("NV301") == 1
+
+
+def _exported(kernel: str, output: Path) -> Path:
+    from nvfp4ctl.export import export_submission
+    from nvfp4ctl.project import kernels_dir
+
+    export_submission(kernels_dir() / "naive" / kernel, output)
+    return output
+
+
+@pytest.mark.parametrize("kernel, problem", [
+    ("nvfp4_dual_gemm_naive.cu", "nvfp4_dual_gemm"),
+    ("nvfp4_gemv_naive.cu", "nvfp4_gemv"),
+    ("nvfp4_group_gemm_naive.cu", "nvfp4_group_gemm"),
+])
+def test_an_export_header_names_its_problem(tmp_path: Path, kernel: str, problem: str) -> None:
+    from nvfp4ctl.lint.submission import export_problem
+
+    assert export_problem(_exported(kernel, tmp_path / "submission.py").read_text()) == problem
+
+
+@pytest.mark.parametrize("text", [
+    "# GPU MODE nvfp4_dual_gemm submission: mine\ndef custom_kernel(data):\n    return data[9]\n",
+    '"""GPU MODE nvfp4_dual_gemm submission: notes on the dual GEMM."""\n',
+    '\n"""GPU MODE nvfp4_dual_gemm submission: k.cu for sm_100a, exported by `nvfp4ctl export` (kernel hash 0a: x)."""\n',
+    '"""GPU MODE nvfp4_quad_gemm submission: k.cu for sm_100a, exported by `nvfp4ctl export` (kernel hash 0a: x)."""\n',
+])
+def test_anything_but_a_real_export_header_keeps_the_tasks_problem(text: str) -> None:
+    from nvfp4ctl.lint.submission import export_problem
+
+    assert export_problem(text) is None
+
+
+def test_an_exported_dual_gemm_is_judged_as_the_dual_gemm_in_a_gemm_task(tmp_path: Path, monkeypatch) -> None:
+    from typer.testing import CliRunner
+
+    from nvfp4ctl.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("NVFP4CTL_TASK", raising=False)
+    (tmp_path / "task.yml").write_text("problem: nvfp4_gemm\ntests:\n  - {m: 128, n: 256, k: 256, l: 1, seed: 1111}\n")
+    _exported("nvfp4_dual_gemm_naive.cu", tmp_path / "dual.py")
+    result = CliRunner().invoke(app, ["lint", "dual.py"])
+    assert result.exit_code == 0, result.output
+    assert "NV403" not in result.output and "sfa_ref" not in result.output
+    assert "warning: dual.py: checked as nvfp4_dual_gemm (its nvfp4ctl export header), not as the task's nvfp4_gemm" \
+        in result.output
+    config = LintConfig(problem="nvfp4_dual_gemm")
+    assert not [d for d in lint_text((tmp_path / "dual.py").read_text(), "dual.py", config)]
