@@ -103,8 +103,20 @@ def _key(code: str, extension: Extension, arch: str) -> str:
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 
+def refuse_unreadable(sources: SubmissionSources, extension: Extension) -> None:
+    """UsageError when the extension's device code is given but cannot be read without running the file:
+    building nothing and passing would claim a kernel compiles that was never looked at."""
+    if extension.unreadable is None:
+        return
+    line, what = extension.unreadable
+    raise UsageError(f"{sources.path}:{line}: {extension.name}'s {what} is not a static string expression, and build"
+                     " reads the sources statically (string literals, names bound to them, +, f-strings of constants,"
+                     " textwrap.dedent) without running the file: it cannot see this device code")
+
+
 def build_extension(sources: SubmissionSources, extension: Extension, arch: str) -> list[ExtensionBuild]:
     """Every compiled unit of one extension: its generated .cu (load_inline) or its .cu files (load)."""
+    refuse_unreadable(sources, extension)
     units: list[tuple[str, str, Path | None]] = []  # (unit name, code, file on disk)
     if extension.call == "load_inline":
         if not extension.cuda:

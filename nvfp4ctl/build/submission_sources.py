@@ -57,6 +57,9 @@ class Extension:
     cpp_flags: list[str] | None = field(default_factory=list)  # extra_cflags; None: not a static expression
     include_paths: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what could not be read statically
+    # (line, what): device code is given (cuda_sources / load's sources) but not as a static expression,
+    # so build cannot see it; unlike an absent cuda_sources, this must not pass as host code only
+    unreadable: tuple[int, str] | None = None
 
     @property
     def cuda_text(self) -> str:
@@ -245,15 +248,21 @@ def find_sources(path: Path) -> SubmissionSources:
         if name == "load_inline":
             for attr, position in (("cpp", 1), ("cuda", 2)):
                 value = _keyword(node, f"{attr}_sources", position)
-                if value is None:
+                if value is None or (isinstance(value, ast.Constant) and value.value is None):
                     continue
                 pieces = evaluator.pieces(value, node.lineno)
-                if pieces is None:
+                if pieces is None and attr == "cuda":
+                    extension.unreadable = (value.lineno, f"cuda_sources `{ast.unparse(value)}`")
+                elif pieces is None:
                     extension.notes.append(f"line {node.lineno}: {attr}_sources is not a static string expression")
                 else:
                     setattr(extension, attr, pieces)
         else:
-            for source in evaluator.strings(_keyword(node, "sources", 1), node.lineno):
+            value = _keyword(node, "sources", 1)
+            pieces = evaluator.pieces(value, node.lineno) if value is not None else []
+            if pieces is None:
+                extension.unreadable = (value.lineno, f"sources `{ast.unparse(value)}`")
+            for source in (piece.text for piece in pieces or []):
                 candidate = Path(source) if os.path.isabs(source) else path.parent / source
                 extension.files.append(candidate)
         extension.cuda_flags = evaluator.strings(_keyword(node, "extra_cuda_cflags"), node.lineno)

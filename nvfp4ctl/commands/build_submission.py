@@ -65,11 +65,13 @@ def build_submission(path: Path, arch: str | None, verbose: bool, python: str | 
         console.info(f"{path.name}: no load_inline/load call and no CuTe DSL kernel: nothing to compile;"
                      " `nvfp4ctl check` runs it as it is")
         return Outcome(result="nothing to compile (no load_inline/load call, no CuTe DSL kernel)", target=path)
+    from nvfp4ctl.build.submission_build import build_extension, refuse_unreadable
+
+    for extension in sources.extensions:  # before the arch: without the code, "cannot tell the arch" misleads
+        refuse_unreadable(sources, extension)
     target, why = sources.arch(arch)
     console.info(f"{path.name}: {len(sources.extensions)} extension{'s' if len(sources.extensions) != 1 else ''}"
                  f" ({', '.join(e.name for e in sources.extensions)}), arch {target} ({why})", style="dim")
-    from nvfp4ctl.build.submission_build import build_extension
-
     rows: list[list[object]] = []
     failures: list[str] = []
     total = 0.0

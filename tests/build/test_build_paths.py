@@ -1,0 +1,66 @@
+"""What `build` does with what it cannot compile: device code it cannot read statically. No compiler
+runs here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from nvfp4ctl.build import submission_build
+from nvfp4ctl.build.submission_sources import find_sources
+from nvfp4ctl.cli import app
+
+runner = CliRunner()
+
+DYNAMIC = '''import os
+from torch.utils.cpp_extension import load_inline
+src = open(os.path.join(os.path.dirname(__file__), "k.cu")).read()
+m = load_inline(name="dyn", cpp_sources="void run();", cuda_sources=src, functions=["run"])
+def custom_kernel(data): return data[6]
+'''
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())  # the console wraps long lines at the terminal's width
+
+
+@pytest.fixture()
+def no_compiler(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a unit was compiled")
+
+    monkeypatch.setattr(submission_build, "_build_unit", refuse)
+
+
+def test_cuda_sources_read_at_run_time_is_a_usage_error_not_host_code(tmp_path: Path, no_compiler: None) -> None:
+    (tmp_path / "k.cu").write_text("void run(){}\n")
+    submission = tmp_path / "submission.py"
+    submission.write_text(DYNAMIC)
+    (extension,) = find_sources(submission).extensions
+    assert extension.unreadable == (4, "cuda_sources `src`") and not extension.cuda
+    for arch in (["--arch", "sm_100a"], []):  # without --arch too: not "cannot tell the arch"
+        result = runner.invoke(app, ["build", str(submission), *arch])
+        assert result.exit_code == 2, result.output
+        said = _flat(result.output)
+        assert said.startswith(f"error: {submission}:4: dyn's cuda_sources `src` is not a static string expression")
+        assert "reads the sources statically" in said and "host code only" not in said and "unit(s) built" not in said
+
+
+def test_load_sources_read_at_run_time_is_a_usage_error(tmp_path: Path, no_compiler: None) -> None:
+    submission = tmp_path / "submission.py"
+    submission.write_text("import glob\nfrom torch.utils.cpp_extension import load\n"
+                          "m = load(name='ext',\n         sources=glob.glob('*.cu'))\n")
+    result = runner.invoke(app, ["build", str(submission), "--arch", "sm_100a"])
+    assert result.exit_code == 2 and f"{submission}:4: ext's sources `glob.glob('*.cu')`" in _flat(result.output)
+
+
+@pytest.mark.parametrize("cuda", ["", ", cuda_sources=None", ", cuda_sources=[]"])
+def test_absent_or_empty_cuda_sources_is_host_code_only(tmp_path: Path, no_compiler: None, cuda: str) -> None:
+    submission = tmp_path / "submission.py"
+    submission.write_text("from torch.utils.cpp_extension import load_inline\n"
+                          f"m = load_inline(name='host', cpp_sources='int f();'{cuda}, functions=['f'])\n")
+    result = runner.invoke(app, ["build", str(submission), "--arch", "sm_100a"])
+    assert result.exit_code == 0, result.output
+    assert "host: no cuda_sources: host code only" in _flat(result.output)
