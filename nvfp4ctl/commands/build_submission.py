@@ -70,6 +70,10 @@ def build_submission(path: Path, arch: str | None, verbose: bool, python: str | 
     for extension in sources.extensions:  # before the arch: without the code, "cannot tell the arch" misleads
         refuse_unreadable(sources, extension)
     target, why = sources.arch(arch)
+    if arch is not None and target != arch:
+        # the submission's own -gencode/-arch flag or TORCH_CUDA_ARCH_LIST is what `python submission.py`
+        # compiles for; building another arch would check code the leaderboard never builds
+        console.warn(f"--arch {arch} not used: the submission's own settings decide the arch, here {target} ({why})")
     console.info(f"{path.name}: {len(sources.extensions)} extension{'s' if len(sources.extensions) != 1 else ''}"
                  f" ({', '.join(e.name for e in sources.extensions)}), arch {target} ({why})", style="dim")
     rows: list[list[object]] = []

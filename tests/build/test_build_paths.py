@@ -1,5 +1,5 @@
-"""What `build` does with what it cannot compile: device code it cannot read statically. No compiler
-runs here."""
+"""What `build` does with what it cannot compile: device code it cannot read statically and an
+--arch the submission's own flags override. No compiler runs here."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from nvfp4ctl.build import submission_build
-from nvfp4ctl.build.submission_sources import find_sources
+from nvfp4ctl.build.submission_sources import Extension, SubmissionSources, find_sources
 from nvfp4ctl.cli import app
 
 runner = CliRunner()
@@ -64,3 +64,34 @@ def test_absent_or_empty_cuda_sources_is_host_code_only(tmp_path: Path, no_compi
     result = runner.invoke(app, ["build", str(submission), "--arch", "sm_100a"])
     assert result.exit_code == 0, result.output
     assert "host: no cuda_sources: host code only" in _flat(result.output)
+
+
+FLAGGED = '''from torch.utils.cpp_extension import load_inline
+m = load_inline(name="own", cpp_sources="", cuda_sources="__global__ void k() {}",
+                extra_cuda_cflags=[FLAGS])
+'''
+
+
+@pytest.mark.parametrize("flags, option, built_for, warned", [
+    ('"-gencode=arch=compute_100a,code=sm_100a"', "sm_90a", "sm_100a", True),
+    ('"-gencode=arch=compute_100a,code=sm_100a"', "sm_100a", "sm_100a", False),
+    ('"-O3"', "sm_90a", "sm_90a", False),  # no arch of its own: --arch decides
+])
+def test_arch_option_is_said_unused_when_the_submission_names_its_arch(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flags: str, option: str, built_for: str, warned: bool) -> None:
+    submission = tmp_path / "submission.py"
+    submission.write_text(FLAGGED.replace("FLAGS", flags))
+    archs: list[str] = []
+
+    def build_extension(sources: SubmissionSources, extension: Extension, arch: str) -> list[object]:
+        archs.append(arch)
+        return []
+
+    monkeypatch.setattr(submission_build, "build_extension", build_extension)
+    result = runner.invoke(app, ["build", str(submission), "--arch", option])
+    assert result.exit_code == 0, result.output
+    assert archs == [built_for]
+    said = _flat(result.output)
+    assert ("warning: --arch sm_90a not used: the submission's own settings decide the arch, here sm_100a"
+            " (own's flag -gencode=arch=compute_100a,code=sm_100a)" in said) == warned
+    assert ("not used" in said) == warned
