@@ -84,9 +84,23 @@ def default_kernels(root: Path | None = None) -> list[Path]:
     return sorted(path for folder in FOLDER_ARCH for path in (root / folder).glob("*.cu"))
 
 
+KERNEL_SUFFIX = ".cu"
+_HEADER_SUFFIXES = frozenset({".cuh", ".h", ".hh", ".hpp", ".hxx", ".inl", ".inc"})
+
+
 def checked_source(path: Path) -> Path:
-    if not path.is_file():
+    """`path` resolved, or a UsageError saying why it is not a kernel source (before the compiler says
+    something less clear about it)."""
+    if path.is_dir():
+        raise UsageError(f"{path} is a folder, not a kernel source: name a {KERNEL_SUFFIX} file in it")
+    if not path.exists():
         raise UsageError(f"no such kernel source: {path}")
+    if not path.is_file():
+        raise UsageError(f"{path} is not a regular file: a kernel source is a {KERNEL_SUFFIX} file")
+    if path.suffix != KERNEL_SUFFIX:
+        headers = ("; headers are compiled as part of the kernel that includes them"
+                   if path.suffix.lower() in _HEADER_SUFFIXES else "")
+        raise UsageError(f"{path} is not a kernel source: a kernel is a {KERNEL_SUFFIX} file{headers}")
     return path.resolve()
 
 

@@ -62,12 +62,18 @@ def command(
                                         " it (your own submission.py, say).")] = False,
 ) -> Outcome:
     """Write a submission.py that compiles the kernel with load_inline and calls it from custom_kernel."""
-    from nvfp4ctl.export import export_submission  # here, not at the top: keeps `--help` fast
+    from nvfp4ctl.build.sources import checked_source  # here, not at the top: keeps `--help` fast
+    from nvfp4ctl.export import export_submission
 
     console = get_console()
-    problem = _task_problem() if kernel is None or str(kernel) == DEFAULT_BY_NAME else DEFAULT_PROBLEM
+    named = kernel is not None and str(kernel) != DEFAULT_BY_NAME  # the user's own --kernel PATH
+    problem = DEFAULT_PROBLEM if named else _task_problem()
     source = default_kernel(kernel, problem)
-    if not source.is_file():
+    if named:  # say what is wrong with the path they gave, not to pass one
+        if not source.exists():
+            raise UsageError(f"no such file: {source}")
+        checked_source(source)
+    elif not source.is_file():
         raise UsageError(f"no B200 kernel at {source}; pass --kernel PATH")
     submission = export_submission(source, output, force=force)
     if submission.arch != LEADERBOARD_ARCH:

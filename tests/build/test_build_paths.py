@@ -1,5 +1,5 @@
-"""What `build` does with what it cannot compile: device code it cannot read statically and an
---arch the submission's own flags override. No compiler runs here."""
+"""What `build` does with what it cannot compile: device code it cannot read statically, paths that
+are no kernel source, and an --arch the submission's own flags override. No compiler runs here."""
 
 from __future__ import annotations
 
@@ -95,3 +95,27 @@ def test_arch_option_is_said_unused_when_the_submission_names_its_arch(
     assert ("warning: --arch sm_90a not used: the submission's own settings decide the arch, here sm_100a"
             " (own's flag -gencode=arch=compute_100a,code=sm_100a)" in said) == warned
     assert ("not used" in said) == warned
+
+
+@pytest.mark.parametrize("name, message", [
+    ("config.cuh", "config.cuh is not a kernel source: a kernel is a .cu file; headers are compiled as part of the"
+                   " kernel that includes them"),
+    ("binding.cpp", "binding.cpp is not a kernel source: a kernel is a .cu file"),
+    ("sm90", "sm90 is a folder, not a kernel source"),
+])
+def test_a_path_that_is_no_kernel_source_is_one_usage_line(tmp_path: Path, name: str, message: str) -> None:
+    path = tmp_path / name
+    if path.suffix:
+        path.write_text("#pragma once\n")
+    else:
+        path.mkdir()
+        (path / "k.cu").write_text("__global__ void k() {}\n")
+    result = runner.invoke(app, ["build", str(path), "--arch", "sm_90a"])
+    assert result.exit_code == 2
+    assert _flat(result.output).startswith(f"error: {tmp_path}/{message}")
+    assert "Don't know what to do" not in result.output and "no such kernel source" not in result.output
+
+
+def test_a_device_file_is_not_a_regular_file() -> None:
+    result = runner.invoke(app, ["build", "/dev/null", "--arch", "sm_90a"])
+    assert result.exit_code == 2 and _flat(result.output) == "error: /dev/null is not a regular file: a kernel source is a .cu file"

@@ -1,0 +1,36 @@
+"""`export --kernel PATH` says what is wrong with the path given and refuses what is no kernel source
+before writing anything."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from nvfp4ctl.cli import app
+
+runner = CliRunner()
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())  # the console wraps long lines at the terminal's width
+
+
+@pytest.mark.parametrize("name, message", [
+    ("nothere.cu", "error: no such file: {path}"),
+    ("folder", "error: {path} is a folder, not a kernel source"),
+    ("config.cuh", "error: {path} is not a kernel source: a kernel is a .cu file; headers are compiled as part of"
+                   " the kernel that includes them"),
+])
+def test_a_kernel_path_that_is_no_kernel_source_writes_nothing(tmp_path: Path, name: str, message: str) -> None:
+    path = tmp_path / name
+    if name == "folder":
+        path.mkdir()
+    elif name.endswith(".cuh"):
+        path.write_text("#pragma once\nconstexpr int kTile = 128;\n")
+    output = tmp_path / "d.py"
+    result = runner.invoke(app, ["export", "--kernel", str(path), "-o", str(output)])
+    assert result.exit_code == 2
+    assert _flat(result.output).startswith(message.format(path=path))
+    assert "pass --kernel" not in result.output and not output.exists()
