@@ -16,8 +16,8 @@ from pathlib import Path
 
 from nvfp4ctl.atomic_file import write_text_atomic
 from nvfp4ctl.build import flags
-from nvfp4ctl.build.sources import (build_inputs, checked_source, common_dir, find_header, kernel_api, resolve_arch,
-                                    source_marks)
+from nvfp4ctl.build.sources import (build_inputs, checked_source, common_dir, find_header, kernel_problem,
+                                    resolve_arch, source_marks)
 from nvfp4ctl.errors import UsageError, os_reason
 from nvfp4ctl.runlog import file_digest
 
@@ -34,6 +34,7 @@ class Submission:
     text: str
     embedded: tuple[Path, ...]  # every file whose text is in the submission
     never_run: bool = False  # the kernel says it has never run on `arch` (a `nvfp4ctl: never-run-on` mark)
+    problem: str = "nvfp4_gemm"  # whose C ABI custom_kernel calls: the API header the kernel includes
 
 
 def never_run_on(source: Path) -> tuple[str, ...]:
@@ -91,11 +92,12 @@ def render(kernel: Path, arch: str) -> Submission:
     cuda_source, cuda_headers = inline_local_includes(inputs.kernel)
     cpp_source, cpp_headers = inline_local_includes(inputs.binding)
     digest = file_digest(kernel)  # the same short hash the run log gives this kernel
-    api = kernel_api(inputs.kernel)
-    if api is None:
+    problem = kernel_problem(inputs.kernel)
+    if problem is None:
         from nvfp4ctl.problems import get_problem
 
-        api = get_problem("nvfp4_gemm").kernel_api  # a kernel without an API header: the GEMM's binding
+        problem = get_problem("nvfp4_gemm")  # a kernel without an API header: the GEMM's binding
+    api = problem.kernel_api
     text = _TEMPLATE.format(
         function=api.function,
         call=api.call_text(),
@@ -115,7 +117,8 @@ def render(kernel: Path, arch: str) -> Submission:
     embedded = tuple(dict.fromkeys([inputs.kernel, inputs.binding, *cuda_headers, *cpp_headers]))
     first, body = text.split("\n", 1)
     text = f"{first} Body sha256 {_body_hash(body)}.\n{body}"  # an edit of the file shows (_refusal)
-    return Submission(kernel=kernel, arch=arch, text=text, embedded=embedded, never_run=arch in never_run_on(kernel))
+    return Submission(kernel=kernel, arch=arch, text=text, embedded=embedded, never_run=arch in never_run_on(kernel),
+                      problem=problem.name)
 
 
 # in the first line of every file `export` writes; a file without it is the user's own work

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.project import kernels_dir
@@ -30,16 +31,22 @@ def binding_path(kernel: Path | None = None) -> Path:
     return common_dir() / (api.binding_name if api is not None else BINDING_NAME)
 
 
-def kernel_api(kernel: Path) -> object | None:
-    """The problem C ABI (problems.base.KernelApi) whose header the kernel includes, if any."""
+def kernel_problem(kernel: Path) -> Any | None:
+    """The problem (problems.base.ProblemBase) whose C ABI header the kernel includes, if any."""
     from nvfp4ctl.problems import all_problems
 
     included = {path.name for path in local_headers(kernel)}
     for problem in all_problems():
         api = problem.kernel_api
         if api is not None and api.header in included:
-            return api
+            return problem
     return None
+
+
+def kernel_api(kernel: Path) -> object | None:
+    """The problem C ABI (problems.base.KernelApi) whose header the kernel includes, if any."""
+    problem = kernel_problem(kernel)
+    return problem.kernel_api if problem is not None else None
 
 
 NO_TENSOR_OP = "no-tensor-op"  # `// nvfp4ctl: no-tensor-op`: a kernel without tensor cores on purpose (kernels/naive)

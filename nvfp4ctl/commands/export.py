@@ -51,6 +51,17 @@ def _task_problem() -> str:
         return DEFAULT_PROBLEM  # no readable task file: export still works for the GEMM kernel
 
 
+def _users_task() -> tuple[str, Path | None] | None:
+    """(problem, task file) of the user's own task.yml; None without one (ours is no one's choice)."""
+    from nvfp4ctl.task import load_task
+
+    try:
+        task = load_task()
+    except UsageError:
+        return None  # an unreadable task file is check's business; export works without it
+    return (task.problem, task.path) if task.is_users else None
+
+
 def command(
     kernel: Annotated[
         Path | None, typer.Option("--kernel", help="Kernel .cu to embed ('default': nvfp4ctl's own B200 kernel,"
@@ -78,6 +89,10 @@ def command(
     submission = export_submission(source, output, force=force)
     if submission.arch != LEADERBOARD_ARCH:
         console.warn(f"{source.name} is an {submission.arch} kernel: the B200 leaderboard needs {LEADERBOARD_ARCH}")
+    if (users := _users_task()) is not None and users[0] != submission.problem:
+        # custom_kernel indexes the export's problem's tuple: against the task's inputs it fails or misreads
+        console.warn(f"{source.name} implements {submission.problem} (its API header), but {users[1] or 'task.yml'}"
+                     f" is for {users[0]}: its custom_kernel reads the {submission.problem} input tuple, not this task's")
     if submission.never_run:
         console.warn(f"{source.name} has never run on {submission.arch} (its `nvfp4ctl: never-run-on` mark): "
                      "run `nvfp4ctl check` on that GPU before submitting")

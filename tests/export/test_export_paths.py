@@ -1,5 +1,5 @@
-"""`export --kernel PATH` says what is wrong with the path given and refuses what is no kernel source
-before writing anything."""
+"""`export --kernel PATH` says what is wrong with the path given, refuses what is no kernel source
+before writing anything, and warns when the kernel is for another problem than the folder's task."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ import pytest
 from typer.testing import CliRunner
 
 from nvfp4ctl.cli import app
+from nvfp4ctl.project import kernels_dir
 
+DUAL_GEMM = kernels_dir() / "naive" / "nvfp4_dual_gemm_naive.cu"
 runner = CliRunner()
 
 
@@ -34,3 +36,19 @@ def test_a_kernel_path_that_is_no_kernel_source_writes_nothing(tmp_path: Path, n
     assert result.exit_code == 2
     assert _flat(result.output).startswith(message.format(path=path))
     assert "pass --kernel" not in result.output and not output.exists()
+
+
+def test_a_kernel_for_another_problem_than_the_task_is_exported_with_a_warning(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for problem in ("nvfp4_gemm", "nvfp4_dual_gemm"):
+        folder = tmp_path / problem
+        assert runner.invoke(app, ["init", "--problem", problem, str(folder)]).exit_code == 0
+        monkeypatch.chdir(folder)
+        result = runner.invoke(app, ["export", "--kernel", str(DUAL_GEMM), "-o", "dual.py"])
+        assert result.exit_code == 0, result.output
+        assert (folder / "dual.py").is_file()
+        said = _flat(result.output)
+        mismatch = (f"warning: nvfp4_dual_gemm_naive.cu implements nvfp4_dual_gemm (its API header), but"
+                    f" {folder / 'task.yml'} is for nvfp4_gemm")
+        assert (mismatch in said) == (problem == "nvfp4_gemm"), said
+        assert ("implements" in said) == (problem == "nvfp4_gemm")
