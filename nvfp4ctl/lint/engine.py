@@ -31,7 +31,11 @@ def config_for(source: SourceFile, config: LintConfig) -> LintConfig:
 
 
 def lint_source(source: SourceFile, config: LintConfig) -> list[Diagnostic]:
-    config = config_for(source, config)
+    return _diagnostics(source, config_for(source, config))
+
+
+def _diagnostics(source: SourceFile, config: LintConfig) -> list[Diagnostic]:
+    """The findings of one file under the config already chosen for it."""
     findings: list[Finding] = list(stream.check(source.text))
     if source.kind == "python":
         findings += check_python(source, config)
@@ -68,7 +72,7 @@ def lint_paths(paths: list[Path], config: LintConfig) -> LintReport:
         own = config_for(source, config)
         if own.problem != config.problem:
             other_problems.append((path, own.problem))
-        diagnostics.extend(lint_source(source, own))
+        diagnostics.extend(_diagnostics(source, own))
     return LintReport(tuple(diagnostics), tuple(checked), tuple(not_submissions), tuple(broken), tuple(other_problems))
 
 
