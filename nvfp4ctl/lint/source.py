@@ -105,7 +105,12 @@ def discover(paths: list[Path], broken: list[Path] | None = None) -> list[Path]:
     return found
 
 
-def _walk(folder: Path, broken: list[Path]) -> list[Path]:
+def _walk(folder: Path, broken: list[Path], seen: set[Path] | None = None) -> list[Path]:
+    seen = set() if seen is None else seen
+    real = folder.resolve()
+    if real in seen:  # a linked folder met again (a link to a parent would loop forever)
+        return []
+    seen.add(real)
     files: list[Path] = []
     try:
         entries = sorted(folder.iterdir())
@@ -116,7 +121,7 @@ def _walk(folder: Path, broken: list[Path]) -> list[Path]:
             continue  # hidden files and folders, editor lock files (.#name.cu)
         if entry.is_dir():
             if entry.name not in SKIPPED_DIRS:
-                files.extend(_walk(entry, broken))
+                files.extend(_walk(entry, broken, seen))
         elif entry.suffix.lower() in CHECKED_SUFFIXES:
             if entry.is_symlink() and not entry.exists():
                 broken.append(entry)

@@ -135,6 +135,19 @@ def test_broken_submission_link_beside_the_task_is_a_warning(project: Path) -> N
     assert "submission_old.py: broken link (to gone.py); not checked" in result.output
 
 
+def test_a_link_back_to_a_parent_folder_is_walked_once(project: Path) -> None:
+    sm90 = project / "kernels" / "sm90"
+    sm90.mkdir(parents=True)
+    (sm90 / "k.cu").write_text("__global__ void k() {}\n")
+    (sm90 / "up").symlink_to("..", target_is_directory=True)  # kernels/sm90/up/sm90/up/... never ends
+    result = runner.invoke(app, ["lint", "kernels"])
+    assert result.exit_code == 0, result.output
+    assert "1 file checked" in result.output
+    from nvfp4ctl.lint.source import _walk
+
+    assert _walk(project / "kernels", []) == [sm90 / "k.cu"]  # not 40 levels of up/sm90/up/... until ELOOP
+
+
 def test_dotfiles_in_a_folder_are_skipped(project: Path) -> None:
     (project / ".#errs.py").symlink_to("root@host.1234:1700000000")  # an emacs lock file
     (project / ".hidden.cu").write_text("__global__ void k() { printf(\"x\"); }\n")
