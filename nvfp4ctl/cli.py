@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import sys
 import typing
 from collections.abc import Callable
@@ -105,6 +106,8 @@ def _cache_folder_error(error: OSError) -> NvfpError | None:
     hit = Path(str(error.filename)) if error.filename else None
     if hit is None or not hit.is_relative_to(root):
         return None
+    if root.is_dir() and os.access(root, os.W_OK | os.X_OK):
+        return None  # the folder is fine: a full disk or a lost build file is a real failure, shown as one
     setting = f" ({Env.CACHE})" if env_str(Env.CACHE) else ""
     return UsageError(f"cannot use the cache folder {root}{setting}: {os_reason(error, root)};"
                       f" point {Env.CACHE} at a writable folder")

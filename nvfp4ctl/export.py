@@ -35,6 +35,7 @@ class Submission:
     embedded: tuple[Path, ...]  # every file whose text is in the submission
     never_run: bool = False  # the kernel says it has never run on `arch` (a `nvfp4ctl: never-run-on` mark)
     problem: str = "nvfp4_gemm"  # whose C ABI custom_kernel calls: the API header the kernel includes
+    problem_from_header: bool = True  # False: the kernel includes no API header, the GEMM's binding was taken
 
 
 def never_run_on(source: Path) -> tuple[str, ...]:
@@ -93,6 +94,7 @@ def render(kernel: Path, arch: str) -> Submission:
     cpp_source, cpp_headers = inline_local_includes(inputs.binding)
     digest = file_digest(kernel)  # the same short hash the run log gives this kernel
     problem = kernel_problem(inputs.kernel)
+    from_header = problem is not None
     if problem is None:
         from nvfp4ctl.problems import get_problem
 
@@ -118,7 +120,7 @@ def render(kernel: Path, arch: str) -> Submission:
     first, body = text.split("\n", 1)
     text = f"{first} Body sha256 {_body_hash(body)}.\n{body}"  # an edit of the file shows (_refusal)
     return Submission(kernel=kernel, arch=arch, text=text, embedded=embedded, never_run=arch in never_run_on(kernel),
-                      problem=problem.name)
+                      problem=problem.name, problem_from_header=from_header)
 
 
 # in the first line of every file `export` writes; a file without it is the user's own work

@@ -142,9 +142,11 @@ def lock_path(memory: Path) -> Path:
     A cache folder that cannot be made (NVFP4CTL_CACHE naming a file) must not cost the log its line:
     the system's temporary folder holds the lock then."""
     key = hashlib.sha256(str(memory.resolve()).encode()).hexdigest()[:16]
-    for folder in (cache_root() / "locks", Path(tempfile.gettempdir()) / "nvfp4ctl-locks"):
+    # per user, private: a shared temporary folder made by someone else would refuse this user's lock
+    fallback = Path(tempfile.gettempdir()) / f"nvfp4ctl-locks-{os.getuid()}"
+    for folder, mode in ((cache_root() / "locks", 0o777), (fallback, 0o700)):
         try:
-            folder.mkdir(parents=True, exist_ok=True)
+            folder.mkdir(mode=mode, parents=True, exist_ok=True)
         except OSError:
             continue
         return folder / f"runlog-{key}.lock"

@@ -109,3 +109,13 @@ def test_parse_errors_of_unlogged_commands_stay_unlogged(args):
     before = len(runlog.read(memory_path()))
     assert CliRunner().invoke(app, args).exit_code == 2
     assert len(runlog.read(memory_path())) == before
+
+
+def test_an_os_error_inside_a_usable_cache_is_not_blamed_on_the_setting():
+    from nvfp4ctl.cli import _cache_folder_error
+    from nvfp4ctl.project import cache_root
+
+    cache_root().mkdir(parents=True, exist_ok=True)
+    full_disk = OSError(28, "No space left on device", str(cache_root() / "entry" / "main.so"))
+    assert _cache_folder_error(full_disk) is None  # a real failure stays one
+

@@ -121,9 +121,19 @@ class _Evaluator:
         self.mutated = {node.func.value.id for node in ast.walk(tree)
                         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                         and isinstance(node.func.value, ast.Name) and node.func.attr in _IN_PLACE}
-        self.mutated |= {target.value.id for node in ast.walk(tree) if isinstance(node, ast.Assign)
-                         for target in node.targets
+        self.mutated |= {target.value.id for node in ast.walk(tree)
+                         for target in (node.targets if isinstance(node, (ast.Assign, ast.Delete))
+                                        else [node.target] if isinstance(node, ast.AugAssign) else [])
                          if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)}
+        aliases = [(name, value.id) for name, bound in self.bindings.items() for _, value in bound
+                   if isinstance(value, ast.Name)]
+        grew = True
+        while grew:  # ALIAS = FLAGS; ALIAS.append(...) changes FLAGS too
+            grew = False
+            for alias, name in aliases:
+                if alias in self.mutated and name not in self.mutated:
+                    self.mutated.add(name)
+                    grew = True
         self.notes: list[str] = []
 
     def changed_in_place(self, node: ast.AST, before: int, depth: int = 0) -> bool:

@@ -91,7 +91,8 @@ def command(
         console.warn(f"{source.name} is an {submission.arch} kernel: the B200 leaderboard needs {LEADERBOARD_ARCH}")
     if (users := _users_task()) is not None and users[0] != submission.problem:
         # custom_kernel indexes the export's problem's tuple: against the task's inputs it fails or misreads
-        console.warn(f"{source.name} implements {submission.problem} (its API header), but {users[1] or 'task.yml'}"
+        why = "its API header" if submission.problem_from_header else "it includes no API header: the GEMM's binding"
+        console.warn(f"{source.name} is exported as {submission.problem} ({why}), but {users[1] or 'task.yml'}"
                      f" is for {users[0]}: its custom_kernel reads the {submission.problem} input tuple, not this task's")
     if submission.never_run:
         console.warn(f"{source.name} has never run on {submission.arch} (its `nvfp4ctl: never-run-on` mark): "

@@ -43,4 +43,5 @@ def export_problem(text: str) -> str | None:
         return None
     from nvfp4ctl.problems import all_problems
 
-    return next((p.name for p in all_problems() if p.kernel_api.function == match.group(1)), None)
+    return next((p.name for p in all_problems() if p.kernel_api is not None and p.kernel_api.function == match.group(1)),
+                None)

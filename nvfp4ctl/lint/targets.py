@@ -94,9 +94,14 @@ def users_files(task: Any, folder: Path) -> tuple[tuple[Path, ...], tuple[str, .
         found.append(kernels)
     found.extend(sorted(p for p in folder.iterdir()
                         if p.is_file() and p.suffix in CPP_SUFFIXES and not p.name.startswith(".")))
-    unique: dict[Path, Path] = {}
+    # A file found twice is reported under the best of its names (lowest rank, first on a tie): any
+    # name found in the folder over the submission's resolved path (a linked submission.py, not its
+    # target), then a file's own name over a link's (submission.py, not a leftover submission_best.py).
+    resolved_submission = submission.path if submission is not None else None
+    unique: dict[Path, tuple[tuple[bool, bool], Path]] = {}
     for path in found:
-        key = path.resolve()
-        if unique.get(key, key) == key:  # keep a link's own name over its target's (the submission is resolved)
-            unique[key] = path.absolute()
-    return tuple(unique.values()), skipped
+        key, shown = path.resolve(), path.absolute()
+        rank = (path is resolved_submission, shown.is_symlink())
+        if key not in unique or rank < unique[key][0]:
+            unique[key] = (rank, shown)
+    return tuple(shown for _, shown in unique.values()), skipped

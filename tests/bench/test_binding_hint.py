@@ -74,3 +74,10 @@ def test_lists_added_together_stay_separate_flags(tmp_path: Path, flags: str) ->
 def test_a_flag_list_changed_in_place_is_not_read_as_written(tmp_path: Path, change: str) -> None:
     body = f'BASE = ["-g"]\nFLAGS = BASE\n{change}\nmod = load_inline(name="g", cpp_sources="", extra_cflags=FLAGS)\n'
     assert len(_hints(tmp_path, body)) == (0 if change else 1)  # changed: no guess, -O0 may be wrong
+
+
+@pytest.mark.parametrize("change", ['ALIAS = FLAGS\nALIAS.append("-O3")', 'FLAGS[0] += " -O3"', "del FLAGS[0]"])
+def test_changes_through_an_alias_or_an_item_are_changes_too(tmp_path: Path, change: str) -> None:
+    body = f'FLAGS = ["-g"]\n{change}\nmod = load_inline(name="g", cpp_sources="", extra_cflags=FLAGS)\n'
+    assert _hints(tmp_path, body) == []
+

@@ -48,7 +48,19 @@ def test_a_kernel_for_another_problem_than_the_task_is_exported_with_a_warning(
         assert result.exit_code == 0, result.output
         assert (folder / "dual.py").is_file()
         said = _flat(result.output)
-        mismatch = (f"warning: nvfp4_dual_gemm_naive.cu implements nvfp4_dual_gemm (its API header), but"
+        mismatch = (f"warning: nvfp4_dual_gemm_naive.cu is exported as nvfp4_dual_gemm (its API header), but"
                     f" {folder / 'task.yml'} is for nvfp4_gemm")
         assert (mismatch in said) == (problem == "nvfp4_gemm"), said
-        assert ("implements" in said) == (problem == "nvfp4_gemm")
+        assert ("is exported as" in said) == (problem == "nvfp4_gemm")
+
+
+def test_a_kernel_without_an_api_header_is_named_as_exported_with_the_gemm_binding(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "dual"
+    assert runner.invoke(app, ["init", "--problem", "nvfp4_dual_gemm", str(folder)]).exit_code == 0
+    monkeypatch.chdir(folder)
+    kernel = folder / "bare.cu"
+    kernel.write_text("// nvfp4ctl: arch=sm_100a\n__global__ void k() {}\n")
+    result = runner.invoke(app, ["export", "--kernel", str(kernel), "-o", "bare.py"])
+    said = _flat(result.output)
+    assert "is exported as nvfp4_gemm (it includes no API header: the GEMM's binding)" in said, said

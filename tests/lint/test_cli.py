@@ -200,6 +200,14 @@ def test_a_link_is_reported_under_its_own_name(project: Path) -> None:
     assert [d["path"] for d in payload["diagnostics"]] == ["submission.py", "kernels/k.cu"]
 
 
+def test_default_lint_reports_the_submission_not_a_leftover_link_to_it(project: Path) -> None:
+    (project / "task.yml").write_text(TASK_YML)
+    (project / "submission.py").write_text(ERRS)
+    (project / "submission_best.py").symlink_to("submission.py")  # sorts after it
+    result = runner.invoke(app, ["-v", "lint"])
+    assert "submission.py:2:5: NV201" in result.output and "submission_best.py" not in result.output
+
+
 def test_a_file_and_a_link_to_it_in_a_folder_are_one_file_under_its_own_name(project: Path) -> None:
     (project / "a_link.py").symlink_to("errs.py")  # sorts before its target
     result = runner.invoke(app, ["-v", "lint", "."])
