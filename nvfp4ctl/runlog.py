@@ -17,6 +17,7 @@ from pathlib import Path
 
 from filelock import FileLock
 
+from nvfp4ctl.atomic_file import write_bytes_atomic
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.project import cache_root
 from nvfp4ctl.runner.gpu import first_gpu
@@ -164,11 +165,9 @@ def append(entry: RunEntry, memory: Path) -> None:
         if not _has_heading(existing.decode("utf-8", errors="replace")):
             chunk += ("\n" if existing else "") + f"{HEADING}\n\n{PREAMBLE}\n\n"
         chunk += entry.to_line()
-        fd = os.open(memory, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, chunk.encode())
-        finally:
-            os.close(fd)
+        # A new copy moved over the old one, not an appending write: a process killed inside a write()
+        # (SIGKILL, a dying machine) could leave half a line, and the file holds the user's notes too.
+        write_bytes_atomic(memory, existing + chunk.encode())
 
 
 def _heading_index(lines: list[str]) -> int | None:

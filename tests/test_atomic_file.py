@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 import pytest
 
 from nvfp4ctl import atomic_file
-from nvfp4ctl.atomic_file import write_text_atomic
+from nvfp4ctl.atomic_file import write_bytes_atomic, write_text_atomic
 
 
 def test_a_replaced_file_keeps_its_mode_and_a_new_one_follows_the_umask(tmp_path: Path) -> None:
@@ -31,3 +33,13 @@ def test_a_failed_move_leaves_the_old_file_and_no_staging_file(tmp_path: Path, m
     with pytest.raises(OSError):
         write_text_atomic(path, "new\n")
     assert path.read_text() == "old\n" and [p.name for p in tmp_path.iterdir()] == ["state.json"]
+
+
+def test_a_device_is_written_to_not_replaced(tmp_path: Path) -> None:
+    before = os.stat(os.devnull)
+    write_bytes_atomic(Path(os.devnull), b"gone")
+    (tmp_path / "null").symlink_to(os.devnull)
+    write_text_atomic(tmp_path / "null", "gone too")
+    after = os.stat(os.devnull)
+    assert stat.S_ISCHR(after.st_mode) and (after.st_ino, after.st_rdev) == (before.st_ino, before.st_rdev)
+    assert not list(Path(os.devnull).parent.glob(".null.*.tmp"))
