@@ -1,7 +1,7 @@
 """The run log: one line per command appended to MEMORY.md, never touching the notes above it.
 
-Appends take a file lock and go out as a single write, so concurrent runs interleave whole lines
-and a run killed mid-way leaves either its full line or nothing.
+Appends take a file lock and replace the file in one step (a new copy moved over it), so concurrent
+runs interleave whole lines and a run killed mid-way leaves either its full line or nothing.
 """
 
 from __future__ import annotations
