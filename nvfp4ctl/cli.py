@@ -18,7 +18,7 @@ from nvfp4ctl import workspace
 from nvfp4ctl.commands import bench, build, check, dump, export, init, lint, log, tune
 from nvfp4ctl.console import NORMAL, QUIET, VERBOSE, get_console, set_verbosity
 from nvfp4ctl.env import Env, env_flag, env_str
-from nvfp4ctl.errors import ExitCode, NvfpError
+from nvfp4ctl.errors import ExitCode, NvfpError, UsageError, os_reason
 from nvfp4ctl.outcome import Outcome
 
 _RECORDED: set[str] = set()  # the commands whose runs, parse errors included, go to the run log
@@ -99,7 +99,6 @@ def _with_verbosity_options(command: Callable[..., Outcome], wrapper: Callable[.
 def _cache_folder_error(error: OSError) -> NvfpError | None:
     """A cache folder that cannot be made or written (NVFP4CTL_CACHE naming a file, a read-only
     place) is the user's setting, not a crash; None for any other OSError, which goes on as it came."""
-    from nvfp4ctl.errors import UsageError, os_reason
     from nvfp4ctl.project import cache_root
 
     root = cache_root()
