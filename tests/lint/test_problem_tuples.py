@@ -107,7 +107,13 @@ def _group_cache(store: str, prelude: str = "") -> str:
 def test_group_cached_outputs_are_caught() -> None:
     for store, prelude in (("[g[2] for g in abc]", ""), ("[c for a, b, c in abc]", ""),
                            ("abc[0][2]", ""), ("data[0][0][2]", ""), ("abc", ""), ("data", ""),
-                           ("c", "    for a, b, c in abc:\n        pass\n")):
+                           ("c", "    for a, b, c in abc:\n        pass\n"),
+                           ("[c for i, (a, b, c) in enumerate(abc)]", ""),
+                           ("[g[2] for g, s in zip(abc, sizes)]", ""),
+                           ("c", "    for i, (a, b, c) in enumerate(abc):\n        pass\n"),
+                           ("c", "    for (a, b, c), s in zip(abc, sizes):\n        pass\n"),
+                           ("outs", "    outs = []\n    for a, b, c in abc:\n        outs.append(c)\n"),
+                           ("outs", "    outs = []\n    for g in abc:\n        outs += [g[2]]\n")):
         found = _found(_group_cache(store, prelude), GROUP)
         assert ("NV301", "returns a result from _cache (holding an earlier output) instead of computing it every call") \
             in found, store
@@ -115,7 +121,10 @@ def test_group_cached_outputs_are_caught() -> None:
 
 def test_group_cached_inputs_are_not_outputs() -> None:
     # custom_kernel returning anything cached is still NV301 ("kept across calls"), but not as an output
-    assert not [f for f in _found(_group_cache("[g[0] for g in abc]"), GROUP) if "earlier output" in f[1]]
+    for store, prelude in (("[g[0] for g in abc]", ""), ("[a for i, (a, b, c) in enumerate(abc)]", ""),
+                           ("[s for g, s in zip(abc, sizes)]", ""),
+                           ("outs", "    outs = []\n    for a, b, c in abc:\n        outs.append(a)\n")):
+        assert not [f for f in _found(_group_cache(store, prelude), GROUP) if "earlier output" in f[1]], store
 
 
 def test_gemm_and_dual_cached_outputs_are_still_caught() -> None:

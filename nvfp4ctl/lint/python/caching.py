@@ -158,7 +158,7 @@ def value_kind(value: ast.AST, function: Function, index: ModuleIndex, depth: in
     if isinstance(value, ast.Name):
         if value.id in index.functions or value.id in index.classes:
             return ARTIFACT
-        if _holds_output(value, function, index):
+        if _holds_output(value, function, index) or _gathers_output(value.id, function, index):
             return OUTPUT
         if depth < 2:
             kinds = {value_kind(v, function, index, depth + 1) for v in index.assignments(function.node, value.id)
@@ -186,14 +186,55 @@ def _holds_output(node: ast.AST, function: Function, index: ModuleIndex) -> bool
     groups, position = layout.group_output
     if element == groups:
         return True  # the list of (a, b, c) tuples holds every output
-    if isinstance(node, ast.Subscript) and _constant(node.slice) == position and isinstance(node.value, ast.Subscript):
-        return element_of(function, node.value.value) == groups  # abc[i][2], data[0][i][2]
+    if isinstance(node, ast.Subscript) and _constant(node.slice) == position:
+        if isinstance(node.value, ast.Subscript):
+            return element_of(function, node.value.value) == groups  # abc[i][2], data[0][i][2]
+        if isinstance(node.value, ast.Name):  # g[2] of `for g in abc`
+            return _bound_by_loop(node.value.id, None, groups, function, index)
     if isinstance(node, (ast.ListComp, ast.GeneratorExp)) and len(node.generators) == 1:
         generator = node.generators[0]
-        return element_of(function, generator.iter) == groups and _picks(generator.target, node.elt, position)
-    if isinstance(node, ast.Name):  # c of `for a, b, c in abc`
-        return any(isinstance(loop, (ast.For, ast.comprehension)) and element_of(function, loop.iter) == groups
-                   and _target_at(loop.target, position) == node.id for loop in index.walk(function.node))
+        return any(element_of(function, iterable) == groups and _picks(target, node.elt, position)
+                   for target, iterable in _loop_pairs(generator.target, generator.iter))
+    if isinstance(node, ast.Name):  # c of `for a, b, c in abc`, of `for i, (a, b, c) in enumerate(abc)`, ...
+        return _bound_by_loop(node.id, position, groups, function, index)
+    return False
+
+
+def _bound_by_loop(name: str, position: int | None, groups: int, function: Function, index: ModuleIndex) -> bool:
+    """Does a loop over the groups bind `name` to one position of each group (None: the whole group)?"""
+    for loop in index.walk(function.node):
+        if isinstance(loop, (ast.For, ast.comprehension)):
+            for target, iterable in _loop_pairs(loop.target, loop.iter):
+                bound = (target.id if isinstance(target, ast.Name) else None) if position is None else _target_at(target, position)
+                if bound == name and element_of(function, iterable) == groups:
+                    return True
+    return False
+
+
+def _loop_pairs(target: ast.AST, iterable: ast.AST) -> list[tuple[ast.AST, ast.AST]]:
+    """What a loop binds, per iterable it walks: `for i, g in enumerate(abc)` binds g to abc's items,
+    `for g, s in zip(abc, sizes)` g to abc's and s to sizes'."""
+    name = call_name(iterable) if isinstance(iterable, ast.Call) else None
+    if name == "enumerate" and iterable.args and isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == 2:
+        return _loop_pairs(target.elts[1], iterable.args[0])
+    if name == "zip" and isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == len(iterable.args):
+        return [pair for inner, arg in zip(target.elts, iterable.args) for pair in _loop_pairs(inner, arg)]
+    return [(target, iterable)]
+
+
+def _gathers_output(name: str, function: Function, index: ModuleIndex) -> bool:
+    """A list built up with outputs: `outs.append(c)`, `outs.extend(...)`, `outs += [...]`."""
+    for node in index.walk(function.node):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "extend")
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == name and len(node.args) == 1):
+            added = node.args[0]
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id == name:
+            added = node.value
+        else:
+            continue
+        if _holds_output(added, function, index) or (
+                isinstance(added, (ast.List, ast.Tuple)) and any(_holds_output(e, function, index) for e in added.elts)):
+            return True
     return False
 
 
