@@ -105,8 +105,18 @@ def discover(paths: list[Path], broken: list[Path] | None = None) -> list[Path]:
     return found
 
 
-def _walk(folder: Path, broken: list[Path], seen: set[Path] | None = None) -> list[Path]:
-    seen = set() if seen is None else seen
+def _walk(folder: Path, broken: list[Path]) -> list[Path]:
+    """Checked files under folder. Linked folders are walked after every real one, so a file is
+    found under its own folder's name, not under a link that happens to sort first."""
+    seen: set[Path] = set()
+    linked: list[Path] = []
+    files = _walk_real(folder, broken, seen, linked)
+    while linked:
+        files.extend(_walk_real(linked.pop(0), broken, seen, linked))
+    return files
+
+
+def _walk_real(folder: Path, broken: list[Path], seen: set[Path], linked: list[Path]) -> list[Path]:
     real = folder.resolve()
     if real in seen:  # a linked folder met again (a link to a parent would loop forever)
         return []
@@ -120,8 +130,12 @@ def _walk(folder: Path, broken: list[Path], seen: set[Path] | None = None) -> li
         if entry.name.startswith("."):
             continue  # hidden files and folders, editor lock files (.#name.cu)
         if entry.is_dir():
-            if entry.name not in SKIPPED_DIRS:
-                files.extend(_walk(entry, broken, seen))
+            if entry.name in SKIPPED_DIRS:
+                continue
+            if entry.is_symlink():
+                linked.append(entry)
+            else:
+                files.extend(_walk_real(entry, broken, seen, linked))
         elif entry.suffix.lower() in CHECKED_SUFFIXES:
             if entry.is_symlink() and not entry.exists():
                 broken.append(entry)

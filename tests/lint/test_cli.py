@@ -148,6 +148,23 @@ def test_a_link_back_to_a_parent_folder_is_walked_once(project: Path) -> None:
     assert _walk(project / "kernels", []) == [sm90 / "k.cu"]  # not 40 levels of up/sm90/up/... until ELOOP
 
 
+def test_a_linked_folder_that_sorts_first_does_not_lend_its_name(project: Path) -> None:
+    real = project / "kernels" / "sm90"
+    real.mkdir(parents=True)
+    (real / "k.cu").write_text("__global__ void k() { printf(\"x\"); }\n")
+    (project / "kernels" / "a_latest").symlink_to("sm90", target_is_directory=True)
+    result = runner.invoke(app, ["-v", "lint", "kernels"])
+    assert "kernels/sm90/k.cu:1:23: NV802" in result.output and "a_latest" not in result.output
+    assert "(1 checked)" in result.output
+    elsewhere = project / "elsewhere"  # a link to a folder outside the walk: found under the link
+    elsewhere.mkdir()
+    (elsewhere / "e.cu").write_text("__global__ void e() {}\n")
+    (project / "kernels" / "b_outside").symlink_to(elsewhere, target_is_directory=True)
+    from nvfp4ctl.lint.source import _walk
+
+    assert _walk(project / "kernels", []) == [real / "k.cu", project / "kernels" / "b_outside" / "e.cu"]
+
+
 def test_dotfiles_in_a_folder_are_skipped(project: Path) -> None:
     (project / ".#errs.py").symlink_to("root@host.1234:1700000000")  # an emacs lock file
     (project / ".hidden.cu").write_text("__global__ void k() { printf(\"x\"); }\n")
