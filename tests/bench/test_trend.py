@@ -127,3 +127,22 @@ def test_log_trend_with_no_bench_says_so() -> None:
     result = CliRunner().invoke(app, ["log", "--trend"])
     assert result.exit_code == 0
     assert "no successful bench" in result.output
+
+
+def test_log_trend_of_another_projects_log_names_its_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """NVFP4CTL_MEMORY pointing into another project: its relative targets are that project's files."""
+    other, here = tmp_path / "other", tmp_path / "here"
+    for folder in (other, here):
+        (folder / "kernels" / "sm90").mkdir(parents=True)
+        (folder / "task.yml").write_text("")
+    (other / "kernels" / "sm90" / "k.cu").write_text("")
+    memory = other / "MEMORY.md"
+    for entry in LOG:
+        runlog.append(entry, memory)
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.chdir(here)
+    result = CliRunner().invoke(app, ["log", "--trend", "--target", str(other / "kernels" / "sm90" / "k.cu")])
+    assert result.exit_code == 0, result.output
+    assert f"kernels/sm90/k.cu on {H100}: 4 bench(es)" in result.output
+    missing = CliRunner().invoke(app, ["log", "--trend", "--target", "kernels/sm90/k.cu"])  # this project's: never benched
+    assert "no successful bench of kernels/sm90/k.cu" in missing.output
