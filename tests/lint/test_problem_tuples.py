@@ -127,6 +127,19 @@ def test_group_cached_inputs_are_not_outputs() -> None:
         assert not [f for f in _found(_group_cache(store, prelude), GROUP) if "earlier output" in f[1]], store
 
 
+def test_group_names_that_only_look_like_outputs_are_not_outputs() -> None:
+    # A comprehension's c is local to it; a name given something else after its loop or its appends
+    # no longer holds the groups' outputs.
+    helper = "_cfg = {}\ndef pick(abc, sizes):\n    key = len(sizes)\n    if key in _cfg:\n        return _cfg[key]\n"
+    call = "def custom_kernel(data):\n    abc, _, sfr, sizes = data\n    launch(pick(abc, sizes), abc)\n    return [g[2] for g in abc]\n"
+    for body in ("    widths = [c.shape[1] for i, (a, b, c) in enumerate(abc)]\n    c = choose_tile(len(sizes))\n"
+                 "    _cfg[key] = c\n    return c\n",
+                 "    ks = [g[0].shape[1] for g in abc]\n    g = TILE_TABLE[key]\n    _cfg[key] = g[2]\n    return g[2]\n",
+                 "    bufs = []\n    for a, b, c in abc:\n        bufs.append(c)\n    n = sum(t.numel() for t in bufs)\n"
+                 "    bufs = torch.empty(n, device='cuda')\n    _cfg[key] = bufs\n    return bufs\n"):
+        assert not [f for f in _found(helper + body + call, GROUP) if f[0].startswith("NV30")], body
+
+
 def test_gemm_and_dual_cached_outputs_are_still_caught() -> None:
     gemm = ("_cache = {}\ndef custom_kernel(data):\n    key = data[0].shape\n    if key in _cache:\n"
             "        return _cache[key]\n    c = data[6]\n    _cache[key] = c\n    return c\n")

@@ -190,25 +190,66 @@ def _holds_output(node: ast.AST, function: Function, index: ModuleIndex) -> bool
         if isinstance(node.value, ast.Subscript):
             return element_of(function, node.value.value) == groups  # abc[i][2], data[0][i][2]
         if isinstance(node.value, ast.Name):  # g[2] of `for g in abc`
-            return _bound_by_loop(node.value.id, None, groups, function, index)
+            return _bound_by_loop(node.value, None, groups, function, index)
     if isinstance(node, (ast.ListComp, ast.GeneratorExp)) and len(node.generators) == 1:
         generator = node.generators[0]
         return any(element_of(function, iterable) == groups and _picks(target, node.elt, position)
                    for target, iterable in _loop_pairs(generator.target, generator.iter))
     if isinstance(node, ast.Name):  # c of `for a, b, c in abc`, of `for i, (a, b, c) in enumerate(abc)`, ...
-        return _bound_by_loop(node.id, position, groups, function, index)
+        return _bound_by_loop(node, position, groups, function, index)
     return False
 
 
-def _bound_by_loop(name: str, position: int | None, groups: int, function: Function, index: ModuleIndex) -> bool:
-    """Does a loop over the groups bind `name` to one position of each group (None: the whole group)?"""
-    for loop in index.walk(function.node):
-        if isinstance(loop, (ast.For, ast.comprehension)):
-            for target, iterable in _loop_pairs(loop.target, loop.iter):
-                bound = (target.id if isinstance(target, ast.Name) else None) if position is None else _target_at(target, position)
-                if bound == name and element_of(function, iterable) == groups:
-                    return True
+def _bound_by_loop(name: ast.Name, position: int | None, groups: int, function: Function, index: ModuleIndex) -> bool:
+    """Does a loop over the groups bind this name to one position of each group (None: the whole
+    group)? A comprehension's names only inside it; a for loop's only where nothing else is ever
+    assigned to the name (`c = pick_tile(...)` after the loop is not the group's c)."""
+    rebound = any(not _trivial(value) for value in index.assignments(function.node, name.id))
+    for target, iterable, scope in _group_loops(function, index, groups):
+        bound = (target.id if isinstance(target, ast.Name) else None) if position is None else _target_at(target, position)
+        if bound != name.id:
+            continue
+        if scope is None and not rebound or scope is not None and _inside(name, scope, index):
+            return True
     return False
+
+
+def _group_loops(function: Function, index: ModuleIndex, groups: int) -> list[tuple[ast.AST, ast.AST, ast.AST | None]]:
+    """(target, iterable, scope) of every loop over the groups in the function, computed once;
+    scope: the comprehension a target is local to, None for a for loop."""
+    key = ("NV301 group loops", id(function.node), groups)
+    found = index.memo.get(key)
+    if found is None:
+        found = []
+        for node in index.walk(function.node):
+            if isinstance(node, ast.For):
+                loops, scope = [node], None
+            elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+                loops, scope = node.generators, node
+            else:
+                continue
+            found.extend((target, iterable, scope) for loop in loops
+                         for target, iterable in _loop_pairs(loop.target, loop.iter)
+                         if element_of(function, iterable) == groups)
+        index.memo[key] = found
+    return found  # type: ignore[return-value]
+
+
+def _inside(node: ast.AST, ancestor: ast.AST, index: ModuleIndex) -> bool:
+    while node is not None and node is not ancestor:
+        node = index.parents.get(node)
+    return node is ancestor
+
+
+def _trivial(value: ast.AST) -> bool:
+    """An initial value that says nothing: a constant, an empty literal, list() or []."""
+    if isinstance(value, ast.Constant):
+        return True
+    if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
+        return not value.elts
+    if isinstance(value, ast.Dict):
+        return not value.keys
+    return isinstance(value, ast.Call) and call_name(value) in ("list", "dict", "set") and not value.args
 
 
 def _loop_pairs(target: ast.AST, iterable: ast.AST) -> list[tuple[ast.AST, ast.AST]]:
@@ -223,19 +264,32 @@ def _loop_pairs(target: ast.AST, iterable: ast.AST) -> list[tuple[ast.AST, ast.A
 
 
 def _gathers_output(name: str, function: Function, index: ModuleIndex) -> bool:
-    """A list built up with outputs: `outs.append(c)`, `outs.extend(...)`, `outs += [...]`."""
-    for node in index.walk(function.node):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "extend")
-                and isinstance(node.func.value, ast.Name) and node.func.value.id == name and len(node.args) == 1):
-            added = node.args[0]
-        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id == name:
-            added = node.value
-        else:
-            continue
-        if _holds_output(added, function, index) or (
-                isinstance(added, (ast.List, ast.Tuple)) and any(_holds_output(e, function, index) for e in added.elts)):
-            return True
-    return False
+    """A list only ever built up, and built up with outputs: `outs = []`, then `outs.append(c)`,
+    `outs.extend(...)` or `outs += [...]` (a name also assigned something else is not followed)."""
+    key = ("NV301 gathers output", id(function.node), name)
+    found = index.memo.get(key)
+    if found is None:
+        found = index.memo[key] = all(_trivial(v) for v in index.assignments(function.node, name)) and any(
+            _holds_output(added, function, index) or (
+                isinstance(added, (ast.List, ast.Tuple)) and any(_holds_output(e, function, index) for e in added.elts))
+            for added in _additions(function, index).get(name, ()))
+    return bool(found)
+
+
+def _additions(function: Function, index: ModuleIndex) -> dict[str, list[ast.AST]]:
+    """What each plain name has appended, extended or += to it in the function, computed once."""
+    key = ("NV301 additions", id(function.node))
+    found = index.memo.get(key)
+    if found is None:
+        found = {}
+        for node in index.walk(function.node):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "extend")
+                    and isinstance(node.func.value, ast.Name) and len(node.args) == 1):
+                found.setdefault(node.func.value.id, []).append(node.args[0])
+            elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+                found.setdefault(node.target.id, []).append(node.value)
+        index.memo[key] = found
+    return found  # type: ignore[return-value]
 
 
 def _constant(node: ast.AST) -> object:

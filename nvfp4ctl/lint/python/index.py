@@ -96,6 +96,7 @@ class ModuleIndex:
         self._stored: dict[int, set[str]] = {}
         self._declared_global: dict[int, set[str]] = {}
         self._assigned: dict[int, dict[str, list[ast.AST]]] = {}
+        self.memo: dict[tuple[object, ...], object] = {}  # a rule's own per-module results, keyed (rule, ...)
         self.imports: dict[str, str] = {}
         self.functions: dict[str, FunctionNode] = {}
         self.classes: dict[str, dict[str, FunctionNode]] = {}
