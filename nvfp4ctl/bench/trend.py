@@ -68,10 +68,14 @@ def normalize_shape(text: str) -> str:
     return "x".join(parts)
 
 
-def collect(entries: Iterable[RunEntry], root: Path, target: Path | None = None, last: int | None = None) -> list[Trend]:
+def collect(entries: Iterable[RunEntry], root: Path, target: Path | None = None, last: int | None = None,
+            log_project: Path | None = None) -> list[Trend]:
     """Successful benches grouped by (target, GPU), oldest run first; the most recently run group first.
 
-    `target` keeps only that file's runs; `last` keeps each group's most recent runs."""
+    Logged paths are relative to the folder of the checkout that ran the bench, so one shared log
+    reads the same from every checkout: they are read against `root`, this checkout. `target` keeps
+    only that file's runs, matched in this checkout or in `log_project`, the project the log lives
+    in; `last` keeps each group's most recent runs."""
     wanted = target.resolve() if target is not None else None
     base = root.resolve()
     groups: dict[tuple[str, str], Trend] = {}
@@ -84,7 +88,7 @@ def collect(entries: Iterable[RunEntry], root: Path, target: Path | None = None,
         if bench is None or not path:
             continue
         resolved = (root / path).resolve()
-        if wanted is not None and resolved != wanted:
+        if wanted is not None and wanted != resolved and (log_project is None or wanted != (log_project / path).resolve()):
             continue
         # Older lines logged absolute paths: the same file, so the same group, named as newer lines name it.
         shown = str(resolved.relative_to(base)) if resolved.is_relative_to(base) else path

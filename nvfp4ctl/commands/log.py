@@ -63,7 +63,7 @@ def _show_trend(entries: list, last: int, target: Path | None, shapes: list[str]
     from nvfp4ctl.workspace import user_folder
 
     console = get_console()
-    found = trends.collect(entries, _logged_paths_root(memory_path(), user_folder()), target, last)
+    found = trends.collect(entries, user_folder(), target, last, _log_project(memory_path()))
     if not found:
         where = f" of {target}" if target is not None else ""
         console.info(f"no successful bench{where} in the run log ({memory_path()}) yet: run nvfp4ctl bench")
@@ -88,13 +88,11 @@ def _show_trend(entries: list, last: int, target: Path | None, shapes: list[str]
     return Outcome(result=f"trend of {len(found)} target(s)")
 
 
-def _logged_paths_root(memory: Path, here: Path) -> Path:
-    """The folder the log's relative targets name files in: a log inside a project (NVFP4CTL_MEMORY
-    may point at another project's MEMORY.md) was written by that project's commands; a log
-    outside any project (NVFP4CTL_MEMORY=/tmp/runs.md) by commands run from here."""
+def _log_project(memory: Path) -> Path | None:
+    """The project a run log lives in (NVFP4CTL_MEMORY may name another project's MEMORY.md)."""
     from nvfp4ctl.workspace import TASK_FILE
 
-    return memory.parent if (memory.parent / TASK_FILE).is_file() else here
+    return memory.parent if (memory.parent / TASK_FILE).is_file() else None
 
 
 def _when(time: str) -> str:
