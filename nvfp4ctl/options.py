@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
 from nvfp4ctl.env import Env, env_str
 from nvfp4ctl.errors import UsageError
+from nvfp4ctl.problems.fields import check_sizes
 
 DEFAULT_TIMEOUT_S = 180.0
 
@@ -17,6 +20,7 @@ def parse_shape(text: str) -> tuple[int, int, int, int]:
         numbers = []
     if len(numbers) not in (3, 4) or any(n <= 0 for n in numbers):
         raise UsageError(f"--shape {text}: expected M,N,K or M,N,K,L as positive integers, e.g. --shape 128,7168,16384")
+    check_sizes(text, numbers)
     m, n, k = numbers[:3]
     return m, n, k, numbers[3] if len(numbers) == 4 else 1
 
@@ -24,8 +28,8 @@ def parse_shape(text: str) -> tuple[int, int, int, int]:
 def resolve_timeout(flag: float | None, task_timeout_s: float | None) -> tuple[float, str]:
     """Seconds per test and where they came from: --timeout > NVFP4CTL_TIMEOUT > task.yml > 180."""
     if flag is not None:
-        if flag <= 0:
-            raise UsageError(f"--timeout {flag:g}: expected seconds > 0")
+        if not 0 < flag < math.inf:  # nan too: a watchdog that never fires
+            raise UsageError(f"--timeout {flag:g}: expected a finite number of seconds > 0")
         return flag, "--timeout"
     from_env = env_str(Env.TIMEOUT)
     if from_env is not None:
@@ -33,8 +37,8 @@ def resolve_timeout(flag: float | None, task_timeout_s: float | None) -> tuple[f
             seconds = float(from_env)
         except ValueError:
             seconds = -1.0
-        if seconds <= 0:
-            raise UsageError(f"{Env.TIMEOUT}={from_env}: expected seconds > 0")
+        if not 0 < seconds < math.inf:
+            raise UsageError(f"{Env.TIMEOUT}={from_env}: expected a finite number of seconds > 0")
         return seconds, Env.TIMEOUT
     if task_timeout_s is not None and task_timeout_s != DEFAULT_TIMEOUT_S:
         return float(task_timeout_s), "task.yml"

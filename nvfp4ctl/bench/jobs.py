@@ -57,7 +57,7 @@ def bench_case(
     started = time.perf_counter()
     spec = _problem(problem)
     seeds = spec.timing.seeds(case.seed, input_sets)  # GEMMs 50 sets (+42 each), grouped 15, GEMV 1
-    inputs = [spec.generate_input(dataclasses.replace(case, seed=seed), device=device) for seed in seeds]
+    inputs = [spec.make_input(dataclasses.replace(case, seed=seed), device=device) for seed in seeds]
     generated = time.perf_counter()
     try:
         expected = correctness_pass(target, spec, inputs, seeds, rtol, atol)
@@ -100,7 +100,7 @@ def device_time(target: Kernel, *, case: Any, problem: str, head_start_s: float,
     """
     started = time.perf_counter()
     spec = _problem(problem)
-    inputs = [spec.generate_input(dataclasses.replace(case, seed=seed), device=device)
+    inputs = [spec.make_input(dataclasses.replace(case, seed=seed), device=device)
               for seed in spec.timing.seeds(case.seed, input_sets)]
     found, error = None, None
     try:

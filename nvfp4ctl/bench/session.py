@@ -16,7 +16,7 @@ from typing import Any
 from nvfp4ctl.bench.calibration import Ceilings
 from nvfp4ctl.bench.modes import DEFAULT_SETTLE_S, Mode  # noqa: F401  (DEFAULT_SETTLE_S: kept here for its users)
 from nvfp4ctl.bench.results import BenchReport, ShapeResult
-from nvfp4ctl.errors import FailuresFound
+from nvfp4ctl.errors import FailuresFound, UsageError
 from nvfp4ctl.runlog import detect_gpu
 
 JOBS = "nvfp4ctl.bench.jobs"
@@ -110,5 +110,7 @@ def _call(worker: Any, job: str, label: str, timeout_s: float, payload: dict[str
     try:
         return worker.call(f"{JOBS}:{job}", label=label, timeout_s=timeout_s, **payload)
     except JobError as error:
+        if error.type_name == UsageError.__name__:  # e.g. a shape whose inputs do not fit the GPU
+            raise UsageError(error.text) from None
         raise FailuresFound(f"{label}: {error}") from error
 

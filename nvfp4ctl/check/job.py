@@ -53,7 +53,7 @@ def check_case(
 ) -> CaseResult:
     with torch.no_grad():
         chosen = resolve_problem(problem)
-        data = chosen.generate_input(case, device=device, scales=scales)
+        data = chosen.make_input(case, device=device, scales=scales)
         first = _call_and_compare(kernel, chosen, data, rtol, atol, device)
         if first.problems or not first.comparison or not first.comparison.passed:
             return CaseResult(False, FIRST_CALL, first.problems, first.comparison, first.seconds)
@@ -79,7 +79,7 @@ def _probe_reuse(
     if failed := _probe_verdict(refilled, PROBE_REFILLED, "the same input tensors (same addresses) were refilled with new data"):
         return failed
     fresh_case = dataclasses.replace(case, seed=case.seed + 2 * PROBE_SEED_STEP)
-    fresh = _call_and_compare(kernel, problem, problem.generate_input(fresh_case, device=device, scales=scales), rtol, atol, device)
+    fresh = _call_and_compare(kernel, problem, problem.make_input(fresh_case, device=device, scales=scales), rtol, atol, device)
     return _probe_verdict(fresh, PROBE_FRESH, f"a fresh input tuple (seed {fresh_case.seed}) was passed")
 
 

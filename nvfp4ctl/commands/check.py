@@ -12,6 +12,7 @@ from rich.text import Text
 from nvfp4ctl.console import VERBOSE, Console, get_console
 from nvfp4ctl.errors import ExitCode, UsageError
 from nvfp4ctl.outcome import Outcome
+from nvfp4ctl.problems.fields import MAX_SEED
 from nvfp4ctl.runner.gpu import first_gpu, gpu_present, run_device
 
 if TYPE_CHECKING:  # the check machinery is imported when the command runs, so `--help` stays fast
@@ -27,7 +28,7 @@ class Scales(str, Enum):
 def command(
     only: Annotated[list[int] | None, typer.Option("--only", metavar="N", help="Run task.yml test N (1-based); repeat for several.")] = None,
     shape: Annotated[list[str] | None, typer.Option("--shape", metavar="SHAPE", help="Ad-hoc case in the problem's syntax: M,N,K[,L] (GEMV M,K[,L]; grouped M1,N1,K1;M2,N2,K2); repeatable.")] = None,
-    seed: Annotated[int | None, typer.Option("--seed", metavar="S", help="Seed for every case run (default: task.yml's; 1111 for --shape).")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", metavar="S", min=0, max=MAX_SEED, help="Seed for every case run (default: task.yml's; 1111 for --shape).")] = None,
     scales: Annotated[Scales, typer.Option("--scales", help="generator: GPU MODE's {0,1,2,3}; full: the whole e4m3 range.")] = Scales.generator,
     submission: Annotated[Path | None, typer.Option("--submission", metavar="PATH", help="A GPU MODE submission.py to check.")] = None,
     kernel: Annotated[Path | None, typer.Option("--kernel", metavar="PATH", help="A kernel source (.cu) to build and check; 'default': nvfp4ctl's own for this GPU.")] = None,

@@ -24,6 +24,7 @@ from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import ExitCode, UsageError, os_reason
 from nvfp4ctl.options import parse_shape
 from nvfp4ctl.outcome import Outcome
+from nvfp4ctl.problems.fields import MAX_SEED
 
 DEFAULT_SEED = 1111
 
@@ -77,7 +78,7 @@ def _show_layout(task_path: Path | None, shape_text: str, seed: int, row: int, k
     problem = get_problem(load_task(task_path).problem)  # every scale tensor of the task's problem
     case = problem.parse_shape(shape_text, seed)
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    data = problem.generate_input(case, device=device)
+    data = problem.make_input(case, device=device)
     scales = problem.scale_tensors(data)
     places = [locate(operand, ref.shape[0], ref.shape[1] * 16, row, k_block)
               for operand, ref, _ in scales if row < ref.shape[0]]
@@ -142,7 +143,7 @@ def command(
     runtime: Annotated[bool, typer.Option("--runtime", help="Debug build on an SM100 GPU: compare what CTA 0 uses.")] = False,
     shape: Annotated[Optional[str], typer.Option("--shape", help="M,N,K[,L] for --runtime; --layout takes the task problem's syntax (GEMV M,K[,L]; grouped M1,N1,K1;M2,N2,K2).")] = None,
     task: Annotated[Optional[Path], typer.Option("--task", metavar="PATH", help="task.yml whose problem --layout shows (default: the project's).")] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Input seed for --layout and --runtime.")] = DEFAULT_SEED,
+    seed: Annotated[int, typer.Option("--seed", min=0, max=MAX_SEED, help="Input seed for --layout and --runtime.")] = DEFAULT_SEED,
     row: Annotated[int, typer.Option("--row", help="Scale row to locate (--layout).")] = 0,
     kblock: Annotated[int, typer.Option("--kblock", help="Scale k-block (16 K-elements) to locate (--layout).")] = 0,
     kernel: Annotated[Optional[Path], typer.Option("--kernel", help="sm_100a kernel source (default: kernels/sm100/nvfp4_gemm_sm100.cu).")] = None,

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import importlib
 import operator
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from nvfp4ctl.errors import UsageError
-from nvfp4ctl.problems.fields import FieldError, check_keys, read_int, shape_numbers
+from nvfp4ctl.problems.fields import FieldError, check_keys, read_int, read_seed, shape_numbers
 from nvfp4ctl.problems.records import Detection, KernelApi, TimingLoop, TupleLayout
 
 if TYPE_CHECKING:
@@ -126,6 +127,20 @@ class ProblemBase:
     def generate_input(self, case: Case, device: str = "cuda", scales: str = "generator") -> Any:
         return self._inputs().generate_input(case, case.seed, device=device, scales=scales)
 
+    def make_input(self, case: Case, device: str = "cuda", scales: str = "generator") -> Any:
+        """generate_input, where a case too big for the device is the user's input error (exit 2),
+        not a failure of the kernel under test."""
+        import torch
+
+        try:
+            return self.generate_input(case, device=device, scales=scales)
+        except (torch.OutOfMemoryError, RuntimeError) as error:
+            if not isinstance(error, torch.OutOfMemoryError) and "allocate" not in str(error):
+                raise
+            asked = re.search(r"[Tt]ried to allocate (\d+(?:\.\d+)? ?\w+)", str(error))
+            reason = f" (tried to allocate {asked.group(1)})" if asked else ""
+            raise UsageError(f"{self.shape_text(case)}: the inputs do not fit in {device} memory{reason}") from None
+
     def refill_input(self, data: Any, seed: int, scales: str = "generator") -> None:
         self._inputs().refill_input(data, seed, scales=scales)
 
@@ -183,7 +198,7 @@ class DenseProblem(ProblemBase):
         check_keys(entry, at, self.case_fields)
         values = {name: read_int(entry, name, at) for name in self.case_fields}
         self.check_k(values["k"], f"{at}.k", task_rules)
-        seed = read_int(entry, "seed", at, minimum=0)
+        seed = read_seed(entry, at)
         return make_case(m=values["m"], n=values.get("n"), k=values["k"], l=values["l"], seed=seed)
 
     def parse_shape(self, text: str, seed: int) -> Case:

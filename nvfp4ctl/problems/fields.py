@@ -8,6 +8,14 @@ from typing import Any
 from nvfp4ctl.errors import UsageError
 
 
+# Sizes go to the kernels' C ABIs as int; seeds to torch's generator, which takes a signed 64-bit one.
+MAX_SIZE = 2**31 - 1
+MAX_SEED = 2**63 - 1
+
+
+_WHY_MAXIMUM = {MAX_SIZE: " (the kernels take int sizes)", MAX_SEED: " (torch takes a 64-bit seed)"}
+
+
 class FieldError(Exception):
     """A bad task.yml field: the reader prefixes the file name ("task.yml: tests[2].k: ...")."""
 
@@ -17,14 +25,20 @@ class FieldError(Exception):
         self.problem = problem
 
 
-def read_int(entry: Mapping[str, Any], name: str, at: str, minimum: int = 1) -> int:
+def read_int(entry: Mapping[str, Any], name: str, at: str, minimum: int = 1, maximum: int = MAX_SIZE) -> int:
     if name not in entry:
         raise FieldError(f"{at}.{name}", "missing")
     value = entry[name]
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         kind = "a non-negative integer" if minimum == 0 else "a positive integer"
         raise FieldError(f"{at}.{name}", f"expected {kind}, got {describe_value(value)}")
+    if value > maximum:
+        raise FieldError(f"{at}.{name}", f"expected at most {maximum}{_WHY_MAXIMUM[maximum]}, got {value}")
     return value
+
+
+def read_seed(entry: Mapping[str, Any], at: str) -> int:
+    return read_int(entry, "seed", at, minimum=0, maximum=MAX_SEED)
 
 
 def read_int_list(entry: Mapping[str, Any], name: str, at: str, length: int) -> tuple[int, ...]:
@@ -36,6 +50,8 @@ def read_int_list(entry: Mapping[str, Any], name: str, at: str, length: int) -> 
     for position, item in enumerate(value):
         if isinstance(item, bool) or not isinstance(item, int) or item < 1:
             raise FieldError(f"{at}.{name}[{position}]", f"expected a positive integer, got {describe_value(item)}")
+        if item > MAX_SIZE:
+            raise FieldError(f"{at}.{name}[{position}]", f"expected at most {MAX_SIZE}{_WHY_MAXIMUM[MAX_SIZE]}, got {item}")
     return tuple(value)
 
 
@@ -58,4 +74,10 @@ def shape_numbers(text: str, syntax: str, example: str, counts: tuple[int, ...])
         numbers = []
     if len(numbers) not in counts or any(n <= 0 for n in numbers):
         raise UsageError(f"--shape {text}: expected {syntax} as positive integers, e.g. --shape {example}")
+    check_sizes(text, numbers)
     return numbers
+
+
+def check_sizes(text: str, numbers: list[int]) -> None:
+    if too_big := [n for n in numbers if n > MAX_SIZE]:
+        raise UsageError(f"--shape {text}: {too_big[0]} is more than {MAX_SIZE}{_WHY_MAXIMUM[MAX_SIZE]}")

@@ -127,7 +127,7 @@ def test_only_and_shape_pick_the_cases(fake_task):
         (["--only", "0"], "--only 0: task.yml has 3 tests (1-3)"),
         (["--shape", "128,256"], "--shape 128,256: expected M,N,K or M,N,K,L as positive integers"),
         (["--shape", "a,b,c"], "--shape a,b,c: expected M,N,K or M,N,K,L"),
-        (["--timeout", "0"], "--timeout 0: expected seconds > 0"),
+        (["--timeout", "0"], "--timeout 0: expected a finite number of seconds > 0"),
         (["--submission", "nope.py"], "--submission nope.py: no such file"),
         (["--submission", "x.py", "--kernel", "y.cu"], "--submission and --kernel are exclusive"),
     ],
@@ -145,7 +145,7 @@ def test_bad_timeout_in_the_environment(fake_task, monkeypatch):
     monkeypatch.setenv("NVFP4CTL_TIMEOUT", "soon")
     result = check("--submission", str(TARGETS / "good.py"))
     assert result.exit_code == 2
-    assert "NVFP4CTL_TIMEOUT=soon: expected seconds > 0" in result.output
+    assert "NVFP4CTL_TIMEOUT=soon: expected a finite number of seconds > 0" in result.output
 
 
 def test_no_gpu_is_one_line_and_exit_2(monkeypatch):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import pytest
 
 from check_fakes import SMALL_TESTS, FakeTask
@@ -59,8 +60,22 @@ def test_timeout_precedence(monkeypatch):
     monkeypatch.setenv("NVFP4CTL_TIMEOUT", "30")
     assert plan.resolve_timeout(None, 60.0) == (30.0, "NVFP4CTL_TIMEOUT")
     assert plan.resolve_timeout(5.0, 60.0) == (5.0, "--timeout")
-    with pytest.raises(UsageError, match=r"^--timeout -1: expected seconds > 0$"):
+    with pytest.raises(UsageError, match=r"^--timeout -1: expected a finite number of seconds > 0$"):
         plan.resolve_timeout(-1.0, 60.0)
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf])
+def test_a_timeout_that_never_fires_is_refused(value, monkeypatch):
+    with pytest.raises(UsageError, match="expected a finite number of seconds > 0"):
+        plan.resolve_timeout(value, 60.0)
+    monkeypatch.setenv("NVFP4CTL_TIMEOUT", str(value))
+    with pytest.raises(UsageError, match=f"^NVFP4CTL_TIMEOUT={value}: expected a finite number of seconds > 0$"):
+        plan.resolve_timeout(None, 60.0)
+
+
+def test_shapes_past_the_kernels_int_sizes_are_refused():
+    with pytest.raises(UsageError, match=r"^--shape 99999999999,256,256: 99999999999 is more than 2147483647 \(the kernels take int sizes\)$"):
+        plan.parse_shape("99999999999,256,256")
 
 
 def test_the_fake_problem_is_a_real_problem():

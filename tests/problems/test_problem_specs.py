@@ -29,6 +29,8 @@ def test_shape_syntax_per_problem() -> None:
         ("nvfp4_dual_gemm", "128,256", "--shape 128,256: expected M,N,K or M,N,K,L"),
         ("nvfp4_group_gemm", "128,256;64,64,64", "--shape 128,256;64,64,64: expected M1,N1,K1;M2,N2,K2;..."),
         ("nvfp4_group_gemm", "128,256,256;64,64,40", "--shape 128,256,256;64,64,40: group 2: K: expected a multiple of 16"),
+        ("nvfp4_gemm", "99999999999,256,256", "--shape 99999999999,256,256: 99999999999 is more than 2147483647 (the kernels take int sizes)"),
+        ("nvfp4_group_gemm", "128,256,256;64,99999999999,64", "--shape 128,256,256;64,99999999999,64: 99999999999 is more than"),
     ],
 )
 def test_bad_shapes_are_one_line(name: str, text: str, message: str) -> None:
@@ -95,3 +97,25 @@ def test_kernel_calls_pass_each_problems_operands() -> None:
         ("nvfp4_gemv", (0, 1, 4, 5, 6)),
         ("nvfp4_group_gemm", (["a0", "a1"], ["b0", "b1"], ["pa0", "pa1"], ["pb0", "pb1"], ["c0", "c1"])),
     ]
+
+
+@pytest.mark.parametrize("error", ["oom", "cpu"])
+def test_inputs_too_big_for_the_device_are_an_input_error(error: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    problem = get_problem("nvfp4_gemm")
+    raised = torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 12.00 TiB") if error == "oom" else \
+        RuntimeError("[enforce fail at alloc_cpu.cpp:121] data. DefaultCPUAllocator: can't allocate memory: you tried to allocate 12799999999872 bytes.")
+
+    def generate_input(case: object, device: str = "cuda", scales: str = "generator") -> None:
+        raise raised
+
+    monkeypatch.setattr(problem, "generate_input", generate_input)
+    case = problem.parse_shape("2000000000,128,256", 1111)
+    with pytest.raises(UsageError) as caught:
+        problem.make_input(case)
+    size = "12.00 TiB" if error == "oom" else "12799999999872 bytes"
+    assert str(caught.value) == f"m=2000000000 n=128 k=256: the inputs do not fit in cuda memory (tried to allocate {size})"
+    monkeypatch.setattr(problem, "generate_input", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("CUDA error: misaligned address")))
+    with pytest.raises(RuntimeError, match="misaligned"):  # not a memory error: not the user's input
+        problem.make_input(case)

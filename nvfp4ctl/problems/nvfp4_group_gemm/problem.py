@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.problems.base import ProblemBase, make_case
-from nvfp4ctl.problems.fields import FieldError, check_keys, read_int, read_int_list
+from nvfp4ctl.problems.fields import FieldError, check_keys, check_sizes, read_int, read_int_list, read_seed
 from nvfp4ctl.problems.records import Detection, KernelApi, TimingLoop, TupleLayout
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ class Nvfp4GroupGemm(ProblemBase):
         lists = {name: read_int_list(entry, name, at, g) for name in PER_GROUP}
         for position, k in enumerate(lists["k"]):
             self.check_k(k, f"{at}.k[{position}]", task_rules)
-        seed = read_int(entry, "seed", at, minimum=0)
+        seed = read_seed(entry, at)
         return make_case(m=lists["m"], n=lists["n"], k=lists["k"], l=1, seed=seed, g=g)
 
     def parse_shape(self, text: str, seed: int) -> Case:
@@ -81,6 +81,7 @@ class Nvfp4GroupGemm(ProblemBase):
             if len(values) != 3 or min(values) < 1:
                 raise UsageError(f"--shape {text}: expected {self.shape_syntax} (M,N,K per group), "
                                  f"e.g. --shape {self.shape_example}")
+            check_sizes(text, values)
             triples.append(values)
         if not triples:
             raise UsageError(f"--shape {text}: expected {self.shape_syntax}, e.g. --shape {self.shape_example}")
