@@ -3,14 +3,17 @@
 Our file has GPU MODE's shape (problems/nvidia/nvfp4_gemm/task.yml: `tests` and `benchmarks` lists of
 {m, n, k, l, seed}, `ranking_by`) plus optional extras: `problem`, `tolerance: {rtol, atol}`,
 `timeout` (seconds), `sol_us` per case, `submission`, `lint`. GPU MODE's own file loads unchanged:
-unknown top-level keys (files, lang, description, config, templates) are ignored. Every mistake is
-one UsageError line naming the field: "task.yml: benchmarks[2].k: expected a positive integer, got -5".
+unknown top-level keys (files, lang, description, config, templates) are ignored, with a warning
+for one that looks like a typo of a known key. Every mistake is one UsageError line naming the
+line and the field: "task.yml:9: benchmarks[2].k: expected a positive integer, got -5 (benchmark #3)".
 """
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -19,10 +22,15 @@ from typing import Any
 
 import yaml
 
+from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import UsageError, os_reason
 from nvfp4ctl.problems import DEFAULT_PROBLEM, problem_names
 from nvfp4ctl.workspace import SHIPPED, locate_task
 
+# Ours, then GPU MODE's (which may add more: unknown keys are ignored, near misses of these warned).
+KNOWN_KEYS = ("tests", "benchmarks", "problem", "tolerance", "timeout", "submission", "lint", "ranking_by",
+              "files", "lang", "description", "config", "templates", "test_timeout", "benchmark_timeout",
+              "ranked_timeout")
 DEFAULT_RTOL = 1e-3
 DEFAULT_ATOL = 1e-3
 DEFAULT_TIMEOUT_S = 180.0
@@ -66,6 +74,7 @@ class Task:
     submission: Path | None = None
     lint: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}), hash=False)
     source: str = ""  # where the file was found: "--task", "$NVFP4CTL_TASK", ... (workspace.py)
+    warnings: tuple[str, ...] = field(default=(), compare=False)  # e.g. a key that looks like a typo
 
     @property
     def is_users(self) -> bool:
@@ -87,17 +96,73 @@ def load_task(path: Path | None = None) -> Task:
         raise UsageError(f"{source}: cannot read the task file ({os_reason(error, source)})") from None
     except UnicodeDecodeError:
         raise UsageError(f"{source}: not a UTF-8 text file") from None
-    return replace(parse_task(text, source), source=located.source)
+    task = replace(parse_task(text, source), source=located.source)
+    for warning in task.warnings:
+        if warning not in _WARNED:  # once per process, however many times a command loads the task
+            _WARNED.add(warning)
+            get_console().warn(warning)
+    return task
+
+
+_WARNED: set[str] = set()
 
 
 def parse_task(text: str, path: Path | None = None) -> Task:
     """Parse task.yml text; `path` names the file in messages and anchors a relative `submission`."""
-    where = path.name if path is not None else "task.yml"
+    where = _shown(path) if path is not None else "task.yml"
     try:
-        document = yaml.safe_load(text)
+        document = yaml.load(text, Loader=_TaskLoader)  # noqa: S506 - a SafeLoader that refuses duplicate keys
     except yaml.YAMLError as error:
         raise UsageError(f"{where}: invalid YAML: {_yaml_problem(error)}") from None
+    except RecursionError:
+        raise UsageError(f"{where}: invalid YAML: nested too deeply") from None
     return _TaskReader(where, path, text).read(document)
+
+
+def _shown(path: Path) -> str:
+    """The file as the user would type it from here: relative below the working folder, else whole."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve())) if path.is_absolute() else str(path)
+    except (ValueError, OSError):
+        return str(path)
+
+
+class _TaskLoader(yaml.SafeLoader):
+    """safe_load's loader, except that a key given twice is an error: YAML keeps the last silently,
+    so a second `tests:` pasted below the first would drop every test above it."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            try:
+                duplicate = key in seen
+            except TypeError:  # an unhashable key: the base class says so
+                break
+            if duplicate:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def field_line(text: str, field_path: str) -> int | None:
+    """The 1-based line of a field path ("tests[2].k") in task.yml text, None when not found."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except (yaml.YAMLError, RecursionError):
+        return None
+    for part in re.findall(r"[^.\[\]]+|\[\d+\]", field_path):
+        if isinstance(node, yaml.SequenceNode) and part.startswith("["):
+            index = int(part[1:-1])
+            node = node.value[index] if index < len(node.value) else None
+        elif isinstance(node, yaml.MappingNode):
+            node = next((value for key, value in node.value if getattr(key, "value", None) == part), None)
+        else:
+            node = None
+        if node is None:
+            return None
+    return node.start_mark.line + 1
 
 
 def _yaml_problem(error: yaml.YAMLError) -> str:
@@ -120,7 +185,12 @@ class _TaskReader:
         self.spec: Any = None  # the problem, once known; it parses the case entries
 
     def fail(self, field_path: str, problem: str) -> UsageError:
-        return UsageError(f"{self.where}: {field_path}: {problem}")
+        """"task.yml:5: tests[2].k: ... (test #3)": the line, and the number --only and the tables use."""
+        line = field_line(self.text, field_path) if self.text else None
+        where = f"{self.where}:{line}" if line else self.where
+        numbered = re.match(r"(tests|benchmarks)\[(\d+)\]", field_path)
+        number = f" ({numbered.group(1)[:-1]} #{int(numbered.group(2)) + 1})" if numbered else ""
+        return UsageError(f"{where}: {field_path}: {problem}{number}")
 
     def read(self, document: Any) -> Task:
         if not isinstance(document, dict):
@@ -141,7 +211,21 @@ class _TaskReader:
             timeout_s=self.timeout(document.get("timeout", DEFAULT_TIMEOUT_S)),
             submission=self.submission(document.get("submission")),
             lint=self.lint(document.get("lint")),
+            warnings=self.near_misses(document),
         )
+
+    def near_misses(self, document: dict[str, Any]) -> tuple[str, ...]:
+        """Unknown keys that look like a known one (`timout:`): ignored like any key GPU MODE adds,
+        but said, since the user meant to set something."""
+        found = []
+        for key in document:
+            if isinstance(key, str) and key not in KNOWN_KEYS:
+                close = difflib.get_close_matches(key, KNOWN_KEYS, n=1, cutoff=0.75)
+                if close:
+                    line = field_line(self.text, key)
+                    found.append(f"{self.where}{f':{line}' if line else ''}: unknown key {key!r} ignored;"
+                                 f" did you mean {close[0]!r}?")
+        return tuple(found)
 
     def cases(self, document: dict[str, Any], key: str, required: bool) -> tuple[Case, ...]:
         entries = document.get(key)

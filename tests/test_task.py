@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -127,8 +128,40 @@ BENCH = '\nbenchmarks:\n  - {"m": 128, "n": 7168, "k": 16384, "l": 1, "seed": 11
 def test_malformed_task_is_one_line_naming_the_field(text: str, message: str) -> None:
     with pytest.raises(UsageError) as caught:
         parse_task(text, Path("task.yml"))
-    assert str(caught.value) == message
+    # the line and the case's number are test_errors_give_the_line_and_the_cases_number's subject
+    field_part = re.sub(r" \((?:test|benchmark) #\d+\)$", "", re.sub(r"^task\.yml:\d+:", "task.yml:", str(caught.value)))
+    assert field_part == message
     assert "\n" not in str(caught.value)
+
+
+def test_errors_give_the_line_and_the_cases_number(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = MINIMAL + '  - {"m": 128, "n": 256, "k": 250, "l": 1, "seed": 1111}\n' + BENCH
+    with pytest.raises(UsageError) as caught:
+        parse_task(text, Path("task.yml"))
+    assert str(caught.value) == ("task.yml:3: tests[1].k: expected a multiple of 16 (one scale per 16 elements),"
+                                 " got 250 (test #2)")
+    with pytest.raises(UsageError, match=r"^task\.yml:6: benchmarks\[1\]\.k: .* \(benchmark #2\)$"):
+        parse_task(MINIMAL + BENCH.replace('"k": 16,', '"k": 17,'), Path("task.yml"))
+    with pytest.raises(UsageError, match=r"^task\.yml:4: tolerance\.rtol: expected a non-negative number, got 'abc'$"):
+        parse_task(MINIMAL + "tolerance:\n  rtol: abc\n", Path("task.yml"))
+    deeper = tmp_path / "sub" / "deeper"  # run from below the project: the file is named in full
+    deeper.mkdir(parents=True)
+    (tmp_path / "task.yml").write_text(text)
+    monkeypatch.chdir(deeper)
+    with pytest.raises(UsageError, match=f"^{re.escape(str(tmp_path / 'task.yml'))}:3: tests\\[1\\]"):
+        load_task(tmp_path / "task.yml")
+
+
+@pytest.mark.parametrize("text, message", [
+    (MINIMAL + MINIMAL, "task.yml: invalid YAML: duplicate key 'tests' (line 3, column 1)"),
+    ('tests:\n  - {"m": 128, "m": 256, "n": 256, "k": 256, "l": 1, "seed": 1111}\n',
+     "task.yml: invalid YAML: duplicate key 'm' (line 2, column 16)"),
+    ("tests: " + "[" * 5000 + "]" * 5000 + "\n", "task.yml: invalid YAML: nested too deeply"),
+])
+def test_duplicate_keys_and_deep_nesting_are_one_line(text: str, message: str) -> None:
+    with pytest.raises(UsageError) as caught:
+        parse_task(text, Path("task.yml"))
+    assert str(caught.value) == message
 
 
 def test_unreadable_files_are_usage_errors(tmp_path: Path) -> None:
@@ -157,3 +190,20 @@ def test_task_path_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.chdir(tmp_path)
     assert task_path() == REPO_DIR / "task.yml"
     assert load_task().source == "shipped with nvfp4ctl" and not load_task().is_users
+
+
+def test_a_key_that_looks_like_a_typo_is_warned_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from nvfp4ctl import task as task_module
+
+    text = MINIMAL + "timout: 5\ntolerence: {rtol: 0.5}\nmulti_gpu: true\n"  # GPU MODE may add keys: no warning
+    assert parse_task(text, Path("task.yml")).warnings == (
+        "task.yml:3: unknown key 'timout' ignored; did you mean 'timeout'?",
+        "task.yml:4: unknown key 'tolerence' ignored; did you mean 'tolerance'?")
+    said: list[str] = []
+    monkeypatch.setattr(task_module, "get_console", lambda: type("C", (), {"warn": staticmethod(said.append)})())
+    (tmp_path / "task.yml").write_text(text)
+    monkeypatch.chdir(tmp_path)
+    load_task(tmp_path / "task.yml")
+    load_task(tmp_path / "task.yml")
+    assert said == ["task.yml:3: unknown key 'timout' ignored; did you mean 'timeout'?",
+                    "task.yml:4: unknown key 'tolerence' ignored; did you mean 'tolerance'?"]

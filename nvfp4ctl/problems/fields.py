@@ -17,7 +17,7 @@ _WHY_MAXIMUM = {MAX_SIZE: " (the kernels take int sizes)", MAX_SEED: " (torch ta
 
 
 class FieldError(Exception):
-    """A bad task.yml field: the reader prefixes the file name ("task.yml: tests[2].k: ...")."""
+    """A bad task.yml field: the reader prefixes the file and line ("task.yml:5: tests[2].k: ...")."""
 
     def __init__(self, field_path: str, problem: str) -> None:
         super().__init__(f"{field_path}: {problem}")

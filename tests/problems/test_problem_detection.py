@@ -84,16 +84,16 @@ def test_shipped_task_files_load_with_speed_of_light(name: str) -> None:
 
 def test_group_entries_are_validated_per_group() -> None:
     bad = 'problem: nvfp4_group_gemm\ntests:\n  - {"m": [96], "n": [128, 256], "k": [256, 512], "g": 2, "seed": 1}\n'
-    with pytest.raises(UsageError, match=r"^task.yml: tests\[0\].m: expected a list of 2 positive integers"):
+    with pytest.raises(UsageError, match=r"^task.yml:3: tests\[0\].m: expected a list of 2 positive integers"):
         parse_task(bad, Path("task.yml"))
     bad_k = bad.replace('"m": [96]', '"m": [96, 128]').replace("[256, 512]", "[256, 500]")
-    with pytest.raises(UsageError, match=r"^task.yml: tests\[0\].k\[1\]: expected a multiple of 16"):
+    with pytest.raises(UsageError, match=r"^task.yml:3: tests\[0\].k\[1\]: expected a multiple of 16"):
         parse_task(bad_k, Path("task.yml"))
 
 
 def test_gemv_k_must_be_a_multiple_of_64() -> None:
     text = 'problem: nvfp4_gemv\ntests:\n  - {"m": 128, "k": 96, "l": 1, "seed": 1}\n'
-    with pytest.raises(UsageError, match=r"^task.yml: tests\[0\].k: expected a multiple of 64"):
+    with pytest.raises(UsageError, match=r"^task.yml:3: tests\[0\].k: expected a multiple of 64"):
         parse_task(text, Path("task.yml"))
 
 
