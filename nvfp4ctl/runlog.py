@@ -41,7 +41,7 @@ class RunEntry:
 
     def to_line(self) -> str:
         names = [f.name for f in fields(self) if f.name != "problem" or self.problem]
-        cells = [getattr(self, name).replace(SEPARATOR.strip(), "-").replace("\n", " ") for name in names]
+        cells = [_one_line(getattr(self, name).replace(SEPARATOR.strip(), "-")) for name in names]
         cells[1] = f"`{cells[1]}`"
         return "- " + SEPARATOR.join(cells) + "\n"
 
@@ -54,6 +54,12 @@ class RunEntry:
             return None
         cells[1] = cells[1].strip("`")
         return cls(*cells)
+
+
+def _one_line(cell: str) -> str:
+    """Every character str.splitlines() breaks at (\\r, \\x0b, \\x1c, \\u2028, ...) as a space: the
+    log is read back line by line, and a break inside a cell would lose that entry."""
+    return " ".join(cell.splitlines()) if cell else cell
 
 
 def file_digest(path: Path) -> str:

@@ -178,3 +178,13 @@ def test_log_shows_an_unresolved_target_as_logged(tmp_path, monkeypatch):
                   memory)
     result = CliRunner().invoke(app, ["log"])
     assert result.exit_code == 0 and "@-" not in result.output
+
+
+def test_line_breaks_of_every_kind_in_a_cell_keep_the_entry_on_one_line(tmp_path):
+    memory = tmp_path / "MEMORY.md"
+    odd = runlog.RunEntry("2026-11-27T10:00:00Z", "nvfp4ctl lint 'foo\r\nbar.py' \x0b\u2028x", "-", "abc1234", "no GPU",
+                          "2", "error: foo\rbar.py: no such file")
+    assert odd.to_line().count("\n") == 1 and len(odd.to_line().splitlines()) == 1
+    runlog.append(odd, memory)
+    (entry,) = runlog.read(memory, 5)
+    assert entry.command == "nvfp4ctl lint 'foo bar.py'   x" and entry.result == "error: foo bar.py: no such file"
