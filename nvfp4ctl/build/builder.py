@@ -9,7 +9,7 @@ from pathlib import Path
 
 from nvfp4ctl.build import cache, compile, resources, toolchain
 from nvfp4ctl.build.report import REPORT_FILE, BuildReport
-from nvfp4ctl.build.sources import NO_TENSOR_OP, BuildInputs, build_inputs, checked_source, source_marks
+from nvfp4ctl.build.sources import NO_TENSOR_OP, BuildInputs, build_inputs, checked_source, entry_point_of, source_marks
 
 BUILD_LOG = "build.log"
 SASS_FILE = "kernel.sass"
@@ -69,6 +69,7 @@ def _compile_and_inspect(folder: Path, inputs: BuildInputs, arch: str, key: str,
     else:
         compiled = compile.build_device_code(folder, inputs, arch, defines)
     (folder / BUILD_LOG).write_text(compiled.log)
+    _require_entry_point(inputs, compiled)
     sass = resources.dump_sass(compiled.kernel_object)
     if sass is not None:
         (folder / SASS_FILE).write_text(sass)
@@ -85,6 +86,15 @@ def _compile_and_inspect(folder: Path, inputs: BuildInputs, arch: str, key: str,
     report.save()
     _drop_intermediates(folder)
     return report
+
+
+def _require_entry_point(inputs: BuildInputs, compiled: compile.Compiled) -> None:
+    """The binding calls the problem's C ABI launch function; a kernel that does not define it links
+    (a shared library may leave symbols open) and fails only at import, or on the leaderboard."""
+    launch = f"{entry_point_of(inputs.kernel)}_launch"
+    if resources.defines_function(compiled.kernel_object, launch) is False:
+        raise compile.CompileError(
+            f"{inputs.kernel}: defines no {launch}(), the C ABI function {inputs.binding.name} calls", compiled.log)
 
 
 def _drop_intermediates(folder: Path) -> None:

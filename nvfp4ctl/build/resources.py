@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -100,6 +101,17 @@ def dump_sass(binary: Path) -> str | None:
     if done.returncode != 0:
         raise FailuresFound(f"cuobjdump --dump-sass {binary.name} failed: {done.stderr.strip()}")
     return done.stdout
+
+
+def defines_function(obj: Path, name: str) -> bool | None:
+    """Does an object file define the host function `name` (any overload)? None without `nm`."""
+    nm = shutil.which("nm")
+    if nm is None:
+        return None
+    done = subprocess.run([nm, "-C", "--defined-only", str(obj)], capture_output=True, text=True, timeout=120)
+    if done.returncode != 0:
+        return None
+    return re.search(rf"^\S*\s+T\s+{re.escape(name)}\(", done.stdout, re.MULTILINE) is not None
 
 
 _FUNCTION = re.compile(r"^\s*Function : (\S+)\s*$", re.MULTILINE)

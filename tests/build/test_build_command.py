@@ -193,3 +193,12 @@ def test_submission_time_is_reported_and_a_failure_fails(hgmma_report: BuildRepo
     result = runner.invoke(app, ["build", str(HGMMA_PROBE), "--submission-time"])
     assert result.exit_code == 1, result.output
     assert "(FAILED)" in result.output
+
+
+def test_a_kernel_without_its_c_abi_entry_point_fails_the_build(tmp_path: Path) -> None:
+    # it would link (a shared library may leave symbols open) and fail only at import, or on the server
+    kernel = tmp_path / "no_entry.cu"
+    kernel.write_text('// nvfp4ctl: no-tensor-op\n#include "nvfp4_gemv_api.h"\n__global__ void k(float* p) { p[0] = 1.f; }\n')
+    result = runner.invoke(app, ["build", str(kernel), "--arch", "sm_90a"])
+    assert result.exit_code == 1, result.output
+    assert f"{kernel}: defines no nvfp4_gemv_launch(), the C ABI function nvfp4_gemv_binding.cpp calls" in result.output

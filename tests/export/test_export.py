@@ -136,6 +136,19 @@ def test_export_warns_when_the_kernel_never_ran_on_its_arch(tmp_path: Path) -> N
     assert "never run" not in unmarked.output
 
 
+def test_export_warns_when_the_kernel_defines_no_launch_function(tmp_path: Path) -> None:
+    kernel = tmp_path / "no_entry.cu"
+    kernel.write_text('// nvfp4ctl: arch=sm_90a\n#include "nvfp4_gemv_api.h"\n__global__ void k(float* p) { p[0] = 1.f; }\n')
+    result = runner.invoke(app, ["export", "--kernel", str(kernel), "-o", str(tmp_path / "submission.py")])
+    assert result.exit_code == 0, result.output  # a static look may miss a macro-made definition: a warning
+    assert "no definition of nvfp4_gemv_launch() found in no_entry.cu or its headers" in " ".join(result.output.split())
+    defined = runner.invoke(app, ["export", "--kernel", str(HGMMA_PROBE), "-o", str(tmp_path / "other.py")])
+    assert "no definition" not in defined.output
+    for shipped in sorted((Path(__file__).resolve().parents[2] / "kernels").glob("*/*.cu")):
+        assert runner.invoke(app, ["export", "--kernel", str(shipped), "-o", str(tmp_path / "s.py"), "--force"]).output \
+            .find("no definition") < 0, shipped
+
+
 def test_the_tcgen05_kernel_carries_its_never_run_mark_until_it_ran() -> None:
     from nvfp4ctl.export import never_run_on
 
