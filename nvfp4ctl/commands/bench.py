@@ -55,15 +55,16 @@ def command(
         raise UsageError(f"--max-noise {max_noise:g}: expected a percentage above 0")
     loaded = load_task(task)
     target = resolve_target(submission, kernel, loaded)
+    problem = get_problem(loaded.problem)
+    cases = select_cases(loaded, only, shape)  # option mistakes first, then "no GPU" (as check)
+    timeout_s = options.resolve_timeout(timeout, loaded.timeout_s)[0]
     device = run_device()
     if device == "cuda" and not gpu_present():
         raise UsageError(NO_GPU)
     refuse_unloadable(target, device)
-    problem = get_problem(loaded.problem)
-    cases = select_cases(loaded, only, shape)
     settings = problem.bench_mode(mode.value)  # the problem's loop: repeats and warm-ups differ
     plan = BenchPlan(cases=cases, mode=settings, problem=loaded.problem, rtol=loaded.rtol, atol=loaded.atol,
-                     timeout_s=options.resolve_timeout(timeout, loaded.timeout_s)[0],
+                     timeout_s=timeout_s,
                      max_repeats=max_repeats or settings.max_repeats, max_noise=max_noise / 100.0,
                      recalibrate=recalibrate, device=device, settle_s=settle if device == "cuda" else 0.0)
     console = get_console()

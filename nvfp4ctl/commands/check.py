@@ -45,13 +45,14 @@ def command(
     console = get_console()
     loaded = plan.load_task_file(task)
     target = resolve_target(submission, kernel, loaded)
+    # every mistake in the options is said before "no GPU": on a laptop too, a typo is the first thing to fix
+    items = plan.select_items(loaded, only or [], shape or [], seed)
+    timeout_s, timeout_source = plan.resolve_timeout(timeout, loaded.timeout_s)
     device = run_device()
     if device == "cuda" and not gpu_present():
         raise UsageError(NO_GPU)
     refuse_unloadable(target, device)
     gpu = first_gpu() if device == "cuda" else None
-    items = plan.select_items(loaded, only or [], shape or [], seed)
-    timeout_s, timeout_source = plan.resolve_timeout(timeout, loaded.timeout_s)
     settings = CheckSettings(problem=loaded.problem, rtol=loaded.rtol, atol=loaded.atol, timeout_s=timeout_s,
                              device=device, scales=scales.value, probe=not no_probe)
     console.info(_config_line(target.label, loaded, items, timeout_s, timeout_source, gpu.describe() if gpu else device,

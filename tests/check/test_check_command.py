@@ -159,6 +159,21 @@ def test_no_gpu_is_one_line_and_exit_2(monkeypatch):
     assert result.output.strip() == "error: no CUDA GPU found: nvfp4ctl check runs kernels on a GPU"
 
 
+def test_without_a_gpu_option_mistakes_are_said_first(monkeypatch):
+    from nvfp4ctl.commands import check as check_command
+    from nvfp4ctl.runner import gpu
+
+    monkeypatch.delenv("NVFP4CTL_DEVICE", raising=False)
+    monkeypatch.setattr(check_command, "gpu_present", lambda: False)
+    monkeypatch.setattr(gpu, "gpu_present", lambda: False)  # bench imports it at call time
+    for command, args, message in (("check", ["--only", "99"], "--only 99"), ("check", ["--shape", "abc"], "--shape abc"),
+                                   ("bench", ["--shape", "128,256,100"], "--shape 128,256,100"),
+                                   ("check", ["--timeout", "nan"], "--timeout nan")):
+        result = CliRunner().invoke(app, [command, "--kernel", "default", *args])
+        assert result.exit_code == 2, result.output
+        assert message in result.output and "no CUDA GPU" not in result.output, result.output
+
+
 def test_a_crash_on_every_test_prints_its_traceback_once(fake_task):
     fake_task()
     result = check("--submission", str(TARGETS / "cuda_error.py"))
