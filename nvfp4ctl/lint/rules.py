@@ -31,8 +31,9 @@ STREAM_CODE = "NV101"
 PROFILES = ("default", "cutlass-only")
 
 RULES: tuple[Rule, ...] = (
-    Rule("NV001", "python-syntax", WARNING,
-         "The file does not parse as Python, so only the text rules ran on it.",
+    Rule("NV001", "python-syntax", ERROR,
+         "The file does not parse as Python (this Python's grammar): the leaderboard's `python submission.py`"
+         " fails on it, and only the text rules ran on it.",
          "def custom_kernel(data)\n    return data[6]", "def custom_kernel(data):\n    return data[6]"),
     Rule(STREAM_CODE, "stream-word", ERROR,
          'The server rejects any file where "stream" in code.lower(); comments and names count. '

@@ -230,3 +230,10 @@ def test_a_file_and_a_link_to_it_in_a_folder_are_one_file_under_its_own_name(pro
     result = runner.invoke(app, ["-v", "lint", "."])
     assert "errs.py:2:5: NV201" in result.output and "a_link.py" not in result.output
     assert "checked: errs.py, clean.py, warns.py" in result.output
+
+
+def test_a_submission_that_does_not_parse_fails_lint(project: Path) -> None:
+    (project / "broken.py").write_text("def custom_kernel(data:\n    return data[6]\n")
+    result = runner.invoke(app, ["lint", "broken.py"])
+    assert result.exit_code == 1, result.output  # the leaderboard's `python submission.py` fails on it
+    assert "broken.py:1:18: NV001 not valid Python 3." in result.output and "1 error" in result.output

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import sys
 import warnings
 
 from nvfp4ctl.lint.config import LintConfig
@@ -25,7 +26,8 @@ def check(source: SourceFile, config: LintConfig) -> list[Finding]:
         col = max((getattr(error, "offset", None) or 1) - 1, 0)
         offset = source.line_starts[min(line, len(source.line_starts)) - 1] + col
         return [Finding(min(offset, len(source.text)), "NV001",
-                        f"not valid Python ({getattr(error, 'msg', error)}); only the text rules ran")]
+                        f"not valid Python {sys.version_info.major}.{sys.version_info.minor}"
+                        f" ({getattr(error, 'msg', error)}); only the text rules ran")]
     findings: list[Finding] = []
 
     def report(node: ast.AST, code: str, message: str) -> None:
