@@ -57,6 +57,7 @@ def command(
                              device=device, scales=scales.value, probe=not no_probe)
     console.info(_config_line(target.label, loaded, items, timeout_s, timeout_source, gpu.describe() if gpu else device,
                               settings), style="dim")
+    _warn_of_the_word(console, target)
     dumped: list[str] = []
     report = _run_with_progress(console, items, target, settings, dumped.append if dump else None)
     _show(console, report)
@@ -70,6 +71,22 @@ def command(
         exit_code = exit_code if dump_ok or exit_code != ExitCode.OK else ExitCode.FAILURES
     return Outcome(result=summary, exit_code=exit_code, target=target.path, target_source=target.source,
                    gpu=report.gpu or (gpu.describe() if gpu else None), problem=loaded.problem)
+
+
+def _warn_of_the_word(console: Console, target: Any) -> None:
+    """A submission the leaderboard would refuse unread ("stream" in code.lower()) may still pass
+    here: say so before the results, since a pass would suggest it is ready to send."""
+    from nvfp4ctl.lint.stream import WORD, find_offsets
+    from nvfp4ctl.runner.targets import SUBMISSION, short_path
+
+    if target.kind != SUBMISSION:
+        return
+    text = target.path.read_text(encoding="utf-8", errors="replace")
+    if offsets := find_offsets(text):
+        line = text.count("\n", 0, offsets[0]) + 1
+        times = f" ({len(offsets)} times)" if len(offsets) > 1 else ""
+        console.warn(f"{short_path(target.path)}:{line}: the word {WORD!r}{times}: the leaderboard refuses this file"
+                     " unread; `nvfp4ctl lint` shows every one")
 
 
 def _config_line(target: str, task: Any, items: list[CheckItem], timeout_s: float, timeout_source: str,

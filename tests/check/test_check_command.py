@@ -34,6 +34,16 @@ def test_correct_target_passes_every_test(fake_task):
     assert not entry.target.startswith("/")  # inside the project: logged relative to its root
 
 
+def test_a_passing_submission_with_the_word_stream_is_warned(fake_task, tmp_path):
+    fake_task()
+    worded = tmp_path / "worded.py"
+    worded.write_text("# keep the STREAM of work flowing\n" + (TARGETS / "good.py").read_text() + "# upstream\n")
+    result = check("--submission", str(worded))
+    assert result.exit_code == 0, result.output  # check judges the outputs; lint judges the rules
+    assert "worded.py:1: the word 'stream' (2 times): the leaderboard refuses this file unread" in " ".join(result.output.split())
+    assert "the word" not in check("--submission", str(TARGETS / "good.py")).output
+
+
 def test_hanging_target_is_killed_and_the_run_stops(fake_task):
     fake_task()
     started = time.monotonic()
