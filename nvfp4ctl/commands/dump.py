@@ -81,10 +81,10 @@ def _show_layout(task_path: Path | None, shape_text: str, seed: int, row: int, k
     data = problem.make_input(case, device=device)
     scales = problem.scale_tensors(data)
     places = [locate(operand, ref.shape[0], ref.shape[1] * 16, row, k_block)
-              for operand, ref, _ in scales if row < ref.shape[0]]
-    if not places:
-        most = max(ref.shape[0] for _, ref, _ in scales)
-        raise UsageError(f"--row {row}: the shape has rows 0..{most - 1}")
+              for operand, ref, _ in scales if 0 <= row < ref.shape[0]]
+    if not places:  # a row some operand has is shown for the operands that have it
+        rows = ", ".join(f"{operand} 0..{ref.shape[0] - 1}" for operand, ref, _ in scales)
+        raise UsageError(f"--row {row}: not a scale row of this shape ({rows})")
     storage = check_storage(scales)
     located = []
     for where in places:
