@@ -112,6 +112,13 @@ def _cache_folder_error(error: OSError) -> NvfpError | None:
                       f" point {Env.CACHE} at a writable folder")
 
 
+def _stopped(result: str, exit_code: ExitCode) -> Outcome:
+    """The outcome of a command stopped by an error or Ctrl-C, with its target when it had one."""
+    noted = workspace.noted_target()
+    return Outcome(result=result, exit_code=exit_code, target=noted[0] if noted else None,
+                   target_source=noted[1] if noted else None)
+
+
 def _logged(name: str, command: Callable[..., Outcome], record: bool = True) -> Callable[..., None]:
     """Run a command, show a failure as one red line, append the run log, exit with the code."""
 
@@ -128,11 +135,11 @@ def _logged(name: str, command: Callable[..., Outcome], record: bool = True) -> 
             if error is None:
                 raise
             get_console().error(str(error))
-            outcome = Outcome(result=f"error: {str(error).splitlines()[0] if str(error) else type(error).__name__}",
-                              exit_code=error.exit_code)
+            outcome = _stopped(f"error: {str(error).splitlines()[0] if str(error) else type(error).__name__}",
+                               error.exit_code)
         except KeyboardInterrupt:
             get_console().error("interrupted")
-            outcome = Outcome(result="interrupted", exit_code=ExitCode.INTERRUPTED)
+            outcome = _stopped("interrupted", ExitCode.INTERRUPTED)
         if record:
             _record(outcome)
         raise typer.Exit(int(outcome.exit_code))

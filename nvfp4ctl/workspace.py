@@ -45,12 +45,23 @@ class _Resolved:
 
     task: TaskFile | None = None
     folder: Path | None = None
+    target: tuple[Path, str] | None = None  # what the command runs and why, once known
 
 
 def reset() -> None:
     """Forget what an earlier command resolved (tests run many commands in one process)."""
     _Resolved.task = None
     _Resolved.folder = None
+    _Resolved.target = None
+
+
+def note_target(path: Path, source: str) -> None:
+    """The command's target, so that a run that stops with an error or Ctrl-C logs it too."""
+    _Resolved.target = (path, source)
+
+
+def noted_target() -> tuple[Path, str] | None:
+    return _Resolved.target
 
 
 def find_task_upwards(start: Path | None = None) -> Path | None:

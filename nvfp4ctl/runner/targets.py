@@ -19,7 +19,7 @@ from nvfp4ctl.errors import UsageError
 from nvfp4ctl.problems import DEFAULT_PROBLEM
 from nvfp4ctl.project import kernels_dir, shipped
 from nvfp4ctl.runner.gpu import first_gpu, run_device
-from nvfp4ctl.workspace import claim_folder, in_nvfp4ctl_project, user_folder
+from nvfp4ctl.workspace import claim_folder, in_nvfp4ctl_project, note_target, user_folder
 
 SUBMISSION, KERNEL, TORCH = "submission", "kernel", "torch"
 
@@ -59,6 +59,12 @@ def _spec(kind: str, path: Path, source: str, problem: str, shown: str | None = 
 
 
 def resolve_target(submission: Path | None, kernel: Path | None, task: TaskLike | None = None) -> TargetSpec:
+    spec = _resolve_target(submission, kernel, task)
+    note_target(spec.path, spec.source)
+    return spec
+
+
+def _resolve_target(submission: Path | None, kernel: Path | None, task: TaskLike | None = None) -> TargetSpec:
     """What to run, first match wins: --submission / --kernel > task.yml's `submission:` > the
     submission.py beside the task.yml in use (GPU MODE's layout) > ./submission.py > the default
     kernel for this GPU, which only the user's own kernels/ folder, the nvfp4ctl project itself or

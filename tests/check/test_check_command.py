@@ -184,6 +184,15 @@ def test_without_a_gpu_option_mistakes_are_said_first(monkeypatch):
         assert message in result.output and "no CUDA GPU" not in result.output, result.output
 
 
+def test_a_run_stopped_by_an_error_logs_its_target(fake_task):
+    fake_task()
+    result = check("--submission", str(TARGETS / "good.py"), "--only", "99")
+    assert result.exit_code == 2, result.output
+    entry = _last_log_entry()
+    assert entry.target == runlog.describe_target(TARGETS / "good.py", user_folder(), "--submission")
+    assert entry.result.startswith("error: --only 99")
+
+
 def test_a_crash_on_every_test_prints_its_traceback_once(fake_task):
     fake_task()
     result = check("--submission", str(TARGETS / "cuda_error.py"))
