@@ -117,6 +117,8 @@ def prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int |
         chosen = visible[: gpus or len(visible)]
     table = None
     if knobs.dispatch is not None:
+        if knobs.dispatch.is_dir():
+            raise UsageError(f"{source.name} names the dispatch file {knobs.dispatch}, which is a folder")
         if not knobs.dispatch.is_file():
             raise UsageError(f"{source.name} names the dispatch file {knobs.dispatch}, which does not exist")
         table = read_table(knobs.dispatch, knobs)

@@ -165,3 +165,13 @@ def test_a_gpu_with_a_cpu_only_torch_tunes_compile_only(tiny_copy: Path, fake_gp
     assert result.exit_code == 0, result.output
     assert "warning: this torch has no CUDA (2.13.0+cpu): compile-only" in result.output
     assert "Traceback" not in result.output and "compile-only:" in result.output
+
+
+def test_a_dispatch_directive_naming_a_folder_says_so(tiny_copy: Path) -> None:
+    config = tiny_copy.with_name("tiny_config.cuh")
+    config.write_text(config.read_text().replace("file=tiny_dispatch.cuh", "file=dd"))
+    tiny_copy.with_name("dd").mkdir()
+    result = _tune("--kernel", str(tiny_copy), "--compile-only")
+    assert result.exit_code == 2, result.output
+    assert "names the dispatch file" in result.output and "which is a folder" in result.output
+    assert "does not exist" not in result.output
