@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
@@ -28,7 +29,7 @@ class ShapeSet(str, Enum):
 def command(
     kernel: Annotated[Path | None, typer.Option("--kernel", metavar="PATH", help="Kernel source (.cu) whose knobs to tune; default: nvfp4ctl's kernel for this GPU.")] = None,
     shapes: Annotated[ShapeSet, typer.Option("--shapes", help="task.yml shapes to tune for.")] = ShapeSet.all,
-    budget: Annotated[float | None, typer.Option("--budget", metavar="S", help="Stop searching after this many seconds (between knobs); the best so far is kept.")] = None,
+    budget: Annotated[float | None, typer.Option("--budget", metavar="S", help="Stop the timed search after this many seconds (between knobs); the best so far is kept.")] = None,
     gpus: Annotated[int | None, typer.Option("--gpus", metavar="N", help="Time on this many local GPUs, one worker each (default: all).")] = None,
     compile_only: Annotated[bool, typer.Option("--compile-only", help="Build every candidate of one round and report registers, shared memory and spills; no GPU.")] = False,
     knobs: Annotated[str | None, typer.Option("--knobs", metavar="A,B", help="Search only these knobs (names with or without the common prefix).")] = None,
@@ -42,7 +43,7 @@ def command(
     """Try each knob's values per shape (checked, then timed short), write the winners into the dispatch table."""
     from nvfp4ctl.tune import setup
 
-    if budget is not None and budget <= 0:
+    if budget is not None and not (math.isfinite(budget) and budget > 0):  # nan compares false: not `budget <= 0`
         raise UsageError(f"--budget {budget:g}: expected seconds > 0")
     if gpus is not None and gpus < 1:
         raise UsageError(f"--gpus {gpus}: expected at least 1")
@@ -50,6 +51,8 @@ def command(
     run = setup.prepare(kernel, shapes.value, task, gpus, compile_only, options.resolve_timeout(timeout, None)[0], knobs)
     for note in run.notes:
         console.warn(note)
+    if budget is not None and run.compile_only:  # one round is built whole: no search to stop between knobs
+        console.warn(f"--budget {budget:g} applies to the timed search only: compile-only builds the whole round")
     if not json:  # --json keeps stdout for the document alone
         console.info(run.headline(), style="dim")
     settings = setup.TimingSettings(criterion=SHORT_CRITERION, settle_s=SHORT_SETTLE_S, input_sets=INPUT_SETS)

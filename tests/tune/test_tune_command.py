@@ -45,6 +45,8 @@ def test_compile_only_reports_resources_and_rejects_spills(tiny_copy: Path) -> N
     (["--kernel", str(REPO / "tests/build/fixtures/hgmma_probe.cu"), "--compile-only"], "declares no knobs"),
     (["--kernel", str(REPO / "kernels/torch_dequant/submission.py")], "expected a CUDA source (.cu)"),
     (["--budget", "0"], "--budget 0: expected seconds > 0"),
+    (["--budget", "nan"], "--budget nan: expected seconds > 0"),
+    (["--budget", "inf"], "--budget inf: expected seconds > 0"),
     (["--gpus", "0"], "--gpus 0: expected at least 1"),
 ])
 def test_usage_errors_are_one_line_and_exit_2(args: list[str], message: str) -> None:
@@ -175,3 +177,9 @@ def test_a_dispatch_directive_naming_a_folder_says_so(tiny_copy: Path) -> None:
     assert result.exit_code == 2, result.output
     assert "names the dispatch file" in result.output and "which is a folder" in result.output
     assert "does not exist" not in result.output
+
+
+def test_budget_with_compile_only_warns_once_that_it_does_not_apply(tiny_copy: Path) -> None:
+    result = _tune("--kernel", str(tiny_copy), "--compile-only", "--shapes", "benchmarks", "--budget", "5")
+    assert result.exit_code == 0, result.output
+    assert result.output.count("--budget 5 applies to the timed search only") == 1, result.output
