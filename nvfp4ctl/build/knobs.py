@@ -13,7 +13,7 @@ with `-DNAME=value`. kernels/sm90/sm90_config.cuh is the first header written th
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from nvfp4ctl.errors import UsageError
@@ -93,6 +93,7 @@ class DispatchEntry:
     l: int
     knob: str  # the knob's name without its prefix, e.g. SHARED_A_MIN_K_TILES
     value: int
+    source_line: int = field(default=0, compare=False)  # 1-based line read from (0: not read), for error messages
 
     def line(self) -> str:
         return f"{{{self.m}, {self.n}, {self.k}, {self.l}, PlanKnob::{self.knob}, {self.value}}},"
@@ -115,7 +116,7 @@ def read_dispatch(path: Path) -> tuple[DispatchEntry, ...]:
         if match is None:
             raise UsageError(f"{path}:{index + 1}: expected `{{M, N, K, L, PlanKnob::NAME, VALUE}},`")
         m, n, k, l, knob, value = match.groups()
-        entries.append(DispatchEntry(int(m), int(n), int(k), int(l), knob, int(value)))
+        entries.append(DispatchEntry(int(m), int(n), int(k), int(l), knob, int(value), index + 1))
     return tuple(entries)
 
 

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nvfp4ctl.build.knobs import DispatchEntry, read_dispatch, write_dispatch
+from nvfp4ctl.build.knobs import DispatchEntry, Knob, read_dispatch, write_dispatch
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.tune.knobs import KernelKnobs
 
@@ -50,20 +50,46 @@ def _kernel_block(lines: list[str], path: Path) -> tuple[int, int] | None:
 
 
 def read_table(path: Path, knobs: KernelKnobs) -> DispatchTable:
-    """The per-shape entries (nvfp4ctl.build.knobs.read_dispatch) and the kernel block, full names."""
+    """The per-shape entries (nvfp4ctl.build.knobs.read_dispatch) and the kernel block, full names.
+    Each entry is checked here, at the start of a tune (a compile-only one too): a bad entry found
+    only when the winners are written would cost the whole tune."""
     table = DispatchTable()
     for entry in read_dispatch(path):
-        knob = knobs.by_name(entry.knob)
+        knob = _checked(knobs, entry.knob, entry.value, "plan", f"{path}:{entry.source_line}")
         table.plan.setdefault((entry.m, entry.n, entry.k, entry.l), {})[knob.name] = entry.value
     lines = path.read_text().splitlines()
     block = _kernel_block(lines, path)
     if block is not None:
         table.has_kernel_block = True
-        for text in lines[block[0] + 1:block[1]]:
-            match = _DEFINE.match(text)
+        for number in range(block[0] + 1, block[1]):
+            match = _DEFINE.match(lines[number])
             if match:
-                table.kernel[knobs.by_name(match.group(1)).name] = int(match.group(2), 0)
+                value = _integer(match.group(2), f"{path}:{number + 1}")
+                table.kernel[_checked(knobs, match.group(1), value, "kernel", f"{path}:{number + 1}").name] = value
     return table
+
+
+def _checked(knobs: KernelKnobs, name: str, value: int, scope: str, where: str) -> Knob:
+    """The knob an entry sets, if it is declared, of the block's scope, and set to a declared value."""
+    try:
+        knob = knobs.by_name(name)
+    except UsageError:
+        raise UsageError(f"{where}: {name}: {knobs.source.name} declares no such knob") from None
+    if knob.scope != scope:
+        block = "per-shape dispatch entries" if scope == "plan" else "the kernel-knobs block"
+        raise UsageError(f"{where}: {knobs.short(knob.name)} is a scope={knob.scope} knob:"
+                         f" {block} take scope={scope} knobs only")
+    if value not in knob.values:
+        declared = ",".join(str(v) for v in knob.values)
+        raise UsageError(f"{where}: {knobs.short(knob.name)}={value} is not among its declared values {declared}")
+    return knob
+
+
+def _integer(text: str, where: str) -> int:
+    try:
+        return int(text, 0)
+    except ValueError:
+        raise UsageError(f"{where}: {text!r} is not an integer") from None
 
 
 def render_kernel(table: DispatchTable, knobs: KernelKnobs) -> list[str]:

@@ -55,3 +55,22 @@ def test_a_malformed_entry_names_its_line(tiny_copy: Path) -> None:
     knobs.dispatch.write_text(text)
     with pytest.raises(UsageError, match=r"tiny_dispatch.cuh:\d+: expected"):
         read_table(knobs.dispatch, knobs)
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("{128, 256, 256, 1, PlanKnob::SPLIT, 2},", "{128, 256, 256, 1, PlanKnob::SPLIT, 3},",
+     r"tiny_dispatch.cuh:11: SPLIT=3 is not among its declared values 1,2"),
+    ("{128, 256, 256, 1, PlanKnob::SPLIT, 2},", "{128, 256, 256, 1, PlanKnob::LIVE, 8},",
+     r"tiny_dispatch.cuh:11: LIVE is a scope=kernel knob: per-shape dispatch entries take scope=plan knobs only"),
+    ("{128, 256, 256, 1, PlanKnob::SPLIT, 2},", "{128, 256, 256, 1, PlanKnob::WIDTH, 2},",
+     r"tiny_dispatch.cuh:11: WIDTH: tiny_knobs.cu declares no such knob"),
+    ("// nvfp4ctl:kernel-knobs end", "#ifndef TINY_LIVE\n#define TINY_LIVE 16\n#endif\n// nvfp4ctl:kernel-knobs end",
+     r"tiny_dispatch.cuh:6: LIVE=16 is not among its declared values 8,256"),
+    ("// nvfp4ctl:kernel-knobs end", "#define TINY_SPLIT 2\n// nvfp4ctl:kernel-knobs end",
+     r"tiny_dispatch.cuh:5: SPLIT is a scope=plan knob: the kernel-knobs block take scope=kernel knobs only"),
+])
+def test_an_invalid_entry_is_caught_when_read_with_its_line(tiny_copy: Path, old: str, new: str, message: str) -> None:
+    knobs = discover(tiny_copy)
+    knobs.dispatch.write_text(knobs.dispatch.read_text().replace(old, new))
+    with pytest.raises(UsageError, match=message):
+        read_table(knobs.dispatch, knobs)

@@ -183,3 +183,13 @@ def test_budget_with_compile_only_warns_once_that_it_does_not_apply(tiny_copy: P
     result = _tune("--kernel", str(tiny_copy), "--compile-only", "--shapes", "benchmarks", "--budget", "5")
     assert result.exit_code == 0, result.output
     assert result.output.count("--budget 5 applies to the timed search only") == 1, result.output
+
+
+def test_an_invalid_table_entry_stops_even_a_compile_only_tune_before_it_builds(tiny_copy: Path) -> None:
+    dispatch = tiny_copy.with_name("tiny_dispatch.cuh")
+    dispatch.write_text(dispatch.read_text().replace("PlanKnob::SPLIT, 2}", "PlanKnob::SPLIT, 7}"))
+    result = _tune("--kernel", str(tiny_copy), "--compile-only", "--shapes", "benchmarks")
+    assert result.exit_code == 2, result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "tiny_dispatch.cuh:11: SPLIT=7 is not among its declared values 1,2" in errors[0]
+    assert "builds" not in result.output and "Traceback" not in result.output
