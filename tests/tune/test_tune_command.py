@@ -118,7 +118,8 @@ def test_timed_tune_ranks_summarises_writes_and_logs(tiny_copy: Path, tmp_path: 
     task = tmp_path / "task.yml"
     task.write_text("tests:\n  - {m: 128, n: 256, k: 256, l: 1, seed: 1111}\n"
                     "benchmarks:\n  - {m: 128, n: 7168, k: 16384, l: 1, seed: 1111}\n")
-    result = _tune("--kernel", str(tiny_copy), "--task", str(task))
+    # --fresh: a cache kept from an earlier test session (NVFP4CTL_CACHE) would resume this very tune
+    result = _tune("--kernel", str(tiny_copy), "--task", str(task), "--fresh")
     assert result.exit_code == 0, result.output
     out = result.output
     assert "128x256x256" in out and "128x7168x16384" in out and "current table" in out
