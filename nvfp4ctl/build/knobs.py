@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nvfp4ctl.atomic_file import write_text_atomic
 from nvfp4ctl.errors import UsageError
 
 SCOPES = ("plan", "kernel")
@@ -122,6 +123,11 @@ def read_dispatch(path: Path) -> tuple[DispatchEntry, ...]:
 
 def write_dispatch(path: Path, entries: list[DispatchEntry], knobs: tuple[Knob, ...], prefix: str) -> None:
     """Replace the table's entries; each must set a scope=plan knob to one of its declared values."""
+    write_text_atomic(path, render_dispatch(path, path.read_text(), entries, knobs, prefix))
+
+
+def render_dispatch(path: Path, text: str, entries: list[DispatchEntry], knobs: tuple[Knob, ...], prefix: str) -> str:
+    """`text` (the table file `path`) with its entries replaced by `entries`, checked as write_dispatch's."""
     plan = {knob.name.removeprefix(prefix): knob for knob in knobs if knob.scope == "plan"}
     for entry in entries:
         knob = plan.get(entry.knob)
@@ -129,9 +135,9 @@ def write_dispatch(path: Path, entries: list[DispatchEntry], knobs: tuple[Knob, 
             raise UsageError(f"{entry.knob}: not a plan knob of this kernel ({', '.join(sorted(plan))})")
         if entry.value not in knob.values:
             raise UsageError(f"{entry.knob}={entry.value}: not among its declared values {knob.values}")
-    lines = path.read_text().splitlines()
+    lines = text.splitlines()
     begin, end = _marked(lines, path)
     indent = lines[begin][: len(lines[begin]) - len(lines[begin].lstrip())]
     ordered = sorted(entries, key=lambda e: (e.m, e.n, e.k, e.l, e.knob))
     body = [indent + entry.line() for entry in ordered]
-    path.write_text("\n".join([*lines[: begin + 1], *body, *lines[end:]]) + "\n")
+    return "\n".join([*lines[: begin + 1], *body, *lines[end:]]) + "\n"

@@ -48,7 +48,8 @@ def command(
     if gpus is not None and gpus < 1:
         raise UsageError(f"--gpus {gpus}: expected at least 1")
     console = get_console()
-    run = setup.prepare(kernel, shapes.value, task, gpus, compile_only, options.resolve_timeout(timeout, None)[0], knobs)
+    run = setup.prepare(kernel, shapes.value, task, gpus, compile_only, options.resolve_timeout(timeout, None)[0], knobs,
+                        write=not no_write)
     for note in run.notes:
         console.warn(note)
     if budget is not None and run.compile_only:  # one round is built whole: no search to stop between knobs

@@ -18,7 +18,7 @@ from nvfp4ctl.tune.knobs import Config, KernelKnobs
 from nvfp4ctl.tune.results import ERROR, BuildResult, Measurement, shape_key
 from nvfp4ctl.tune.search import Duel, DuelKey, Request, SearchOutcome, SearchSettings, coordinate_descent, one_round
 from nvfp4ctl.tune.state import TuneState
-from nvfp4ctl.tune.table import DispatchTable, Shape, write_defaults, write_table
+from nvfp4ctl.tune.table import DispatchTable, Shape, write_table
 
 CURRENT = "current table"  # the shipped build: no defines, the kernel reads its dispatch table
 NEW_TABLE = "new table"  # the shipped build again, after the winners were written
@@ -222,10 +222,7 @@ def tune(knobs: KernelKnobs, start: dict[Shape, Config], table: DispatchTable | 
             report.table_note = f"--no-write: {knobs.dispatch.name} left as it was"
         else:
             old = evaluator.build(None)  # the shipped build of the old table, before the table changes
-            write_table(knobs.dispatch, new, knobs)
-            report.written = [knobs.dispatch]
-            if not table.has_kernel_block:  # the kernel set becomes the knobs' declared defaults
-                report.written += write_defaults(knobs, new.kernel)
+            report.written = write_table(knobs.dispatch, new, knobs)  # without a kernel block, the defaults too
             changed = frozenset(s for s in shapes if report.search.best[s] != report.search.start[s])
             report.new_table = evaluator.measure_shipped(shapes, NEW_TABLE, changed, old)
     report.wall_s = time.perf_counter() - started

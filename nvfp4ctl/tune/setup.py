@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.tune.knobs import KernelKnobs, discover, tunable
 from nvfp4ctl.tune.search import SearchSettings, round_size, start_configs
-from nvfp4ctl.tune.table import DispatchTable, Shape, read_table
+from nvfp4ctl.tune.table import DispatchTable, Shape, read_table, writable_problem
 
 if TYPE_CHECKING:
     from nvfp4ctl.runner.targets import TargetSpec
@@ -82,7 +82,7 @@ def resolve_kernel(kernel: Path | None, task: Any, has_gpu: bool) -> TargetSpec:
 
 
 def prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int | None, compile_only: bool,
-            timeout_s: float, only: str | None = None) -> TuneRun:
+            timeout_s: float, only: str | None = None, write: bool = True) -> TuneRun:
     from nvfp4ctl.build.loader import GPU_ARCH
     from nvfp4ctl.build.sources import resolve_arch
     from nvfp4ctl.build.toolchain import torch_build
@@ -122,10 +122,14 @@ def prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int |
         if not knobs.dispatch.is_file():
             raise UsageError(f"{source.name} names the dispatch file {knobs.dispatch}, which does not exist")
         table = read_table(knobs.dispatch, knobs)
+    selected = select_knobs(knobs, only)
+    if write and not compile_only and table is not None:  # found now, not after the whole tune
+        problem = writable_problem(knobs, table, selected)
+        if problem is not None:
+            raise UsageError(problem)
     return TuneRun(source=source, label=label, chosen_by=spec.source, arch=arch, knobs=knobs, table=table, task=task,
                    cases=select_cases(task, which), device=device, gpus=chosen, compile_only=compile_only,
-                   timeout_s=timeout_s, gpu_name=gpu.name if gpu else "none", only=select_knobs(knobs, only),
-                   notes=notes)
+                   timeout_s=timeout_s, gpu_name=gpu.name if gpu else "none", only=selected, notes=notes)
 
 
 def select_knobs(knobs: KernelKnobs, names: str | None) -> frozenset[str] | None:

@@ -6,23 +6,26 @@ Two machine-edited blocks, everything else in the file kept byte for byte:
     #ifndef NVFP4_SM90_STAGES_PER_CTA_A     only knobs whose winner differs from the declared
     #define NVFP4_SM90_STAGES_PER_CTA_A 7   default; `-D` still wins. Without this block the
     #endif                                  winners become the knobs' declared defaults instead
-    // nvfp4ctl:kernel-knobs end            (`write_defaults`: the `#define` under each declaration)
+    // nvfp4ctl:kernel-knobs end            (`render_defaults`: the `#define` under each declaration)
 
     // nvfp4ctl:dispatch begin              scope=plan winners, one line per (shape, knob):
     {128, 7168, 16384, 1, PlanKnob::SPAN, 1},   name without the knobs' common prefix
     // nvfp4ctl:dispatch end
 
-The per-shape entries are read and written by nvfp4ctl.build.knobs (read_dispatch, write_dispatch);
-this module adds the kernel block and the declared defaults (kernels/sm90/sm90_dispatch.cuh).
+The per-shape entries are read and rendered by nvfp4ctl.build.knobs (read_dispatch, render_dispatch);
+this module adds the kernel block and the declared defaults (kernels/sm90/sm90_dispatch.cuh), and
+writes every file a tune changes in one go (write_table).
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nvfp4ctl.build.knobs import DispatchEntry, Knob, read_dispatch, write_dispatch
+from nvfp4ctl.atomic_file import write_text_atomic
+from nvfp4ctl.build.knobs import DispatchEntry, Knob, read_dispatch, render_dispatch
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.tune.knobs import KernelKnobs
 
@@ -100,22 +103,22 @@ def render_kernel(table: DispatchTable, knobs: KernelKnobs) -> list[str]:
     return lines
 
 
-def write_table(path: Path, table: DispatchTable, knobs: KernelKnobs) -> None:
-    """Replace the per-shape entries (nvfp4ctl.build.knobs.write_dispatch checks each is a plan knob
-    at a declared value) and, where the file has the block, the kernel set; the rest stays as it was."""
+def render_table(path: Path, text: str, table: DispatchTable, knobs: KernelKnobs) -> str:
+    """`text` (the table file) with the per-shape entries (checked by nvfp4ctl.build.knobs.render_dispatch:
+    each a plan knob at a declared value) and, where the file has the block, the kernel set replaced."""
     entries = [DispatchEntry(*shape, knobs.short(name), value)
                for shape, values in table.plan.items() for name, value in values.items()]
-    write_dispatch(path, entries, knobs.knobs, knobs.prefix)
-    lines = path.read_text().splitlines()
+    lines = render_dispatch(path, text, entries, knobs.knobs, knobs.prefix).splitlines()
     block = _kernel_block(lines, path)
-    if block is not None:  # without the block the caller writes the kernel set as defaults
+    if block is not None:  # without the block the kernel set goes in as the declared defaults
         lines[block[0] + 1:block[1]] = render_kernel(table, knobs)
-        path.write_text("\n".join(lines) + "\n")
+    return "\n".join(lines) + "\n"
 
 
-def write_defaults(knobs: KernelKnobs, values: dict[str, int]) -> list[Path]:
-    """Set each knob's declared default (`#define NAME value` in its `#ifndef NAME` block under the
-    declaration) to `values[NAME]`; returns the files changed."""
+def render_defaults(knobs: KernelKnobs, values: dict[str, int], texts: dict[Path, str]) -> dict[Path, str]:
+    """Each knob's declared default (`#define NAME value` in its `#ifndef NAME` block under the
+    declaration) set to `values[NAME]`: the new text of each file changed, starting from `texts`
+    where it holds the file already (the table file may declare knobs too)."""
     changed: dict[Path, list[str]] = {}
     for knob in knobs.knobs:
         if knob.name not in values or values[knob.name] == knob.default:
@@ -123,7 +126,7 @@ def write_defaults(knobs: KernelKnobs, values: dict[str, int]) -> list[Path]:
         path = (knobs.declared_in or {}).get(knob.name)
         if path is None:
             raise UsageError(f"{knob.name}: the file declaring it is unknown")
-        lines = changed.setdefault(path, path.read_text().splitlines())
+        lines = changed.setdefault(path, (texts[path] if path in texts else path.read_text()).splitlines())
         for number in range(knob.line, min(knob.line + 3, len(lines))):  # knob.line is 1-based: the next lines
             match = _DEFINE.match(lines[number])
             if match and match.group(1) == knob.name:
@@ -131,8 +134,34 @@ def write_defaults(knobs: KernelKnobs, values: dict[str, int]) -> list[Path]:
                 break
         else:
             raise UsageError(f"{path}:{knob.line}: no `#define {knob.name} <default>` under its declaration")
-    for path, lines in changed.items():
-        scratch = path.with_name(path.name + ".tmp")
-        scratch.write_text("\n".join(lines) + "\n")
-        scratch.replace(path)
-    return list(changed)
+    return {path: "\n".join(lines) + "\n" for path, lines in changed.items()}
+
+
+def write_table(path: Path, table: DispatchTable, knobs: KernelKnobs) -> list[Path]:
+    """The table into its file and, without a kernel block, the kernel set as the declared defaults;
+    returns the files written. Every new text is made (and checked) before the first file is
+    replaced, and each file is replaced in one step (a new copy moved over it): a rejected entry, a
+    missing `#define` or an interrupt leaves no file half-written and no table half-updated."""
+    texts = {path: render_table(path, path.read_text(), table, knobs)}
+    if not table.has_kernel_block:
+        texts.update(render_defaults(knobs, table.kernel, texts))
+    for changed, text in texts.items():
+        write_text_atomic(changed, text)
+    return list(texts)
+
+
+def writable_problem(knobs: KernelKnobs, table: DispatchTable, only: frozenset[str] | None) -> str | None:
+    """Why the winners could not be written (a read-only table, a config header or their folder, which
+    must take the new copy), checked before the tune starts rather than found after it; None if fine."""
+    files = [knobs.dispatch] if knobs.dispatch is not None else []
+    if not table.has_kernel_block:  # the kernel set goes into the declaring files' defaults
+        kernel = [k for k in knobs.of_scope("kernel") if len(set(k.values)) > 1 and (only is None or k.name in only)]
+        files += [(knobs.declared_in or {})[k.name] for k in kernel if k.name in (knobs.declared_in or {})]
+    for path in dict.fromkeys(files):
+        target = path.resolve()  # a link is written through (atomic_file)
+        if not os.access(target, os.W_OK):
+            return f"{path} is read-only: tune writes its winners there (--no-write only reports them)"
+        if not os.access(target.parent, os.W_OK | os.X_OK):
+            return (f"{target.parent} is read-only: tune replaces {target.name} there with a new copy"
+                    " (--no-write only reports the winners)")
+    return None

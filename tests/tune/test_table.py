@@ -74,3 +74,20 @@ def test_an_invalid_entry_is_caught_when_read_with_its_line(tiny_copy: Path, old
     knobs.dispatch.write_text(knobs.dispatch.read_text().replace(old, new))
     with pytest.raises(UsageError, match=message):
         read_table(knobs.dispatch, knobs)
+
+
+def test_a_table_that_cannot_be_written_whole_is_not_written_at_all(tiny_copy: Path) -> None:
+    """The plan entries and the kernel set's defaults are made before any file is replaced: a default
+    that cannot be set leaves the table as it was too (before, its entries were already rewritten)."""
+    from dataclasses import replace
+
+    knobs = discover(tiny_copy)
+    knobs.dispatch.write_text("\n".join(line for line in knobs.dispatch.read_text().splitlines()
+                                        if "kernel-knobs" not in line) + "\n")
+    before = {p.name: p.read_text() for p in tiny_copy.parent.iterdir()}
+    table = DispatchTable(plan={(128, 7168, 16384, 1): {"TINY_SPLIT": 2}}, kernel={"TINY_LIVE": 256})
+    with pytest.raises(UsageError, match="TINY_LIVE: the file declaring it is unknown"):
+        write_table(knobs.dispatch, table, replace(knobs, declared_in={}))
+    assert {p.name: p.read_text() for p in tiny_copy.parent.iterdir()} == before
+    assert write_table(knobs.dispatch, table, knobs) == [knobs.dispatch, tiny_copy.with_name("tiny_config.cuh")]
+    assert "#define TINY_LIVE 256" in tiny_copy.with_name("tiny_config.cuh").read_text()

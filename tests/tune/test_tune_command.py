@@ -194,3 +194,26 @@ def test_an_invalid_table_entry_stops_even_a_compile_only_tune_before_it_builds(
     errors = [line for line in result.output.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "tiny_dispatch.cuh:11: SPLIT=7 is not among its declared values 1,2" in errors[0]
     assert "builds" not in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("read_only, message", [("file", "tiny_dispatch.cuh is read-only"),
+                                                ("folder", "is read-only: tune replaces tiny_dispatch.cuh there")])
+def test_a_read_only_table_is_refused_before_the_tune(tiny_copy: Path, tmp_path: Path, fake_gpus: None,
+                                                      monkeypatch: pytest.MonkeyPatch, read_only: str,
+                                                      message: str) -> None:
+    """One line and exit 2 up front, not a traceback after the whole tune. (os.access is faked: as root
+    a chmod would not make the file read-only.)"""
+    dispatch = tiny_copy.with_name("tiny_dispatch.cuh").resolve()
+    before = dispatch.read_text()
+    denied = dispatch if read_only == "file" else dispatch.parent
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda path, mode, **kw: False if Path(path) == denied and mode & os.W_OK
+                        else real_access(path, mode, **kw))
+    result = _tune("--kernel", str(tiny_copy), "--shapes", "benchmarks")
+    assert result.exit_code == 2, result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and message in errors[0], result.output
+    assert "Traceback" not in result.output and "winners (" not in result.output  # refused before any timing
+    assert runlog.read(Path(os.environ["NVFP4CTL_MEMORY"]))[-1].exit_code == "2"
+    assert dispatch.read_text() == before
+    assert _tune("--kernel", str(tiny_copy), "--shapes", "benchmarks", "--no-write").exit_code == 0  # nothing to write
