@@ -144,10 +144,11 @@ def make_entry(outcome: Outcome, argv: list[str], cwd: Path) -> RunEntry:
     )
 
 
-def lock_path(memory: Path) -> Path:
+def lock_path(memory: Path, kind: str = "runlog") -> Path:
     """The lock lives in nvfp4ctl's cache, not beside MEMORY.md: the user's folder gets no stray file.
     A cache folder that cannot be made (NVFP4CTL_CACHE naming a file) must not cost the log its line:
-    the system's temporary folder holds the lock then."""
+    the system's temporary folder holds the lock then. `kind` names what the lock guards (tune's
+    dispatch table locks `path` the same way)."""
     key = hashlib.sha256(str(memory.resolve()).encode()).hexdigest()[:16]
     # per user, private: a shared temporary folder made by someone else would refuse this user's lock
     fallback = Path(tempfile.gettempdir()) / f"nvfp4ctl-locks-{os.getuid()}"
@@ -156,7 +157,7 @@ def lock_path(memory: Path) -> Path:
             folder.mkdir(mode=mode, parents=True, exist_ok=True)
         except OSError:
             continue
-        return folder / f"runlog-{key}.lock"
+        return folder / f"{kind}-{key}.lock"
     raise OSError(f"no folder for the run log's lock ({cache_root() / 'locks'}, {tempfile.gettempdir()})")
 
 

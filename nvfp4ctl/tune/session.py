@@ -18,7 +18,7 @@ from nvfp4ctl.tune.knobs import Config, KernelKnobs
 from nvfp4ctl.tune.results import ERROR, BuildResult, Measurement, shape_key
 from nvfp4ctl.tune.search import Duel, DuelKey, Request, SearchOutcome, SearchSettings, coordinate_descent, one_round
 from nvfp4ctl.tune.state import TuneState
-from nvfp4ctl.tune.table import DispatchTable, Shape, write_table
+from nvfp4ctl.tune.table import DispatchTable, Shape, locked, read_table, write_table
 
 CURRENT = "current table"  # the shipped build: no defines, the kernel reads its dispatch table
 NEW_TABLE = "new table"  # the shipped build again, after the winners were written
@@ -222,7 +222,9 @@ def tune(knobs: KernelKnobs, start: dict[Shape, Config], table: DispatchTable | 
             report.table_note = f"--no-write: {knobs.dispatch.name} left as it was"
         else:
             old = evaluator.build(None)  # the shipped build of the old table, before the table changes
-            report.written = write_table(knobs.dispatch, new, knobs)  # without a kernel block, the defaults too
+            with locked(knobs.dispatch):  # merged into the table as it is now: another tune may have written since
+                now = read_table(knobs.dispatch, knobs)
+                report.written = write_table(knobs.dispatch, winners_table(knobs, now, report.search), knobs)
             changed = frozenset(s for s in shapes if report.search.best[s] != report.search.start[s])
             report.new_table = evaluator.measure_shipped(shapes, NEW_TABLE, changed, old)
     report.wall_s = time.perf_counter() - started
@@ -230,14 +232,19 @@ def tune(knobs: KernelKnobs, start: dict[Shape, Config], table: DispatchTable | 
 
 
 def winners_table(knobs: KernelKnobs, table: DispatchTable, search: SearchOutcome) -> DispatchTable:
-    """The old table with every tuned shape's plan knobs and the kernel-scope set replaced."""
+    """`table` with every tuned shape's plan knobs replaced and the kernel-scope knobs the search
+    changed set; the rest stays as in `table`, which is the file as it is when the winners are
+    written (another tune's entries, its kernel knobs included, are kept)."""
     shapes = [s for s in search.best if search.best_result[s].ok]
     new = DispatchTable(plan={s: dict(v) for s, v in table.plan.items()}, kernel=dict(table.kernel),
                         has_kernel_block=table.has_kernel_block)
     if not shapes:
         return new
-    first = search.best[shapes[0]]
-    new.kernel = {knob.name: first[knob.name] for knob in knobs.of_scope("kernel") if first[knob.name] != knob.default}
+    first, start = search.best[shapes[0]], search.start[shapes[0]]  # one kernel set for every shape
+    for knob in knobs.of_scope("kernel"):
+        if first[knob.name] != start[knob.name]:
+            new.kernel[knob.name] = first[knob.name]
+    new.kernel = {name: value for name, value in new.kernel.items() if value != knobs.by_name(name).default}
     for shape in shapes:
         new.plan[shape] = {knob.name: search.best[shape][knob.name] for knob in knobs.of_scope("plan")}
     return new

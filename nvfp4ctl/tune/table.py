@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -148,6 +150,25 @@ def write_table(path: Path, table: DispatchTable, knobs: KernelKnobs) -> list[Pa
     for changed, text in texts.items():
         write_text_atomic(changed, text)
     return list(texts)
+
+
+LOCK_TIMEOUT_S = 60.0  # another tune holds it only while it reads and writes the files
+
+
+@contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """The table's read-modify-write, one tune at a time: two tunes of one kernel each write their
+    winners into the table as it is then, so neither drops the other's entries."""
+    from filelock import FileLock, Timeout
+
+    from nvfp4ctl.runlog import lock_path
+
+    lock = lock_path(path, "dispatch")
+    try:
+        with FileLock(str(lock), timeout=LOCK_TIMEOUT_S):
+            yield
+    except Timeout:
+        raise UsageError(f"{path}: another process held its lock ({lock}) for {LOCK_TIMEOUT_S:.0f} s") from None
 
 
 def writable_problem(knobs: KernelKnobs, table: DispatchTable, only: frozenset[str] | None) -> str | None:

@@ -5,6 +5,7 @@ shipped build timed again with the new table."""
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from pathlib import Path
 
 from nvfp4ctl.task import Case
@@ -31,7 +32,7 @@ def timing(values: dict, case: Case) -> dict:
     return {"status": OK, "us": us, "err_us": 0.01, "runs": 20}
 
 
-def _tune(kernel: Path, tmp_path: Path, write: bool = True) -> TuneReport:
+def _tune(kernel: Path, tmp_path: Path, write: bool = True, timing: Callable[[dict, Case], dict] = timing) -> TuneReport:
     knobs = discover(kernel)
     table = read_table(knobs.dispatch, knobs)
     report = TuneReport(knobs=knobs, shapes=SHAPES, compile_only=False)
@@ -101,3 +102,23 @@ def test_real_builds_in_the_process_pool_feed_the_gpu_pool(tiny_copy: Path, tmp_
     assert all(a["kind"] == "kernel" and a["arch"] == "sm_90a" and len(a["key"]) == 64 for a in seen)
     assert sorted(len(a["defines"]) for a in seen) == [0, 3, 3]  # the shipped build, the start, SPLIT=2
     assert not any("TINY_LIVE=256" in a["defines"] for a in seen)
+
+
+def test_winners_merge_into_the_table_as_it_is_when_written(tiny_copy: Path, tmp_path: Path) -> None:
+    """Another tune of the kernel writes its shape's entry while this one runs: this tune's winners
+    go into the table as it is then (re-read under the lock), so that entry stays."""
+    dispatch = tiny_copy.with_name("tiny_dispatch.cuh")
+    theirs = "    {512, 512, 7168, 1, PlanKnob::SPLIT, 2},\n"
+    written = []
+
+    def other_tune_writes_meanwhile(values: dict, case: Case) -> dict:
+        if not written:  # once, while this tune times its first candidate
+            text = dispatch.read_text()
+            dispatch.write_text(text.replace("    // nvfp4ctl:dispatch end", theirs + "    // nvfp4ctl:dispatch end"))
+            written.append(True)
+        return timing(values, case)
+
+    _tune(tiny_copy, tmp_path, timing=other_tune_writes_meanwhile)
+    knobs = discover(tiny_copy)
+    assert read_table(knobs.dispatch, knobs).plan == {
+        SHORT_K: {"TINY_SPLIT": 1}, LONG_K: {"TINY_SPLIT": 2}, (512, 512, 7168, 1): {"TINY_SPLIT": 2}}

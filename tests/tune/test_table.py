@@ -91,3 +91,22 @@ def test_a_table_that_cannot_be_written_whole_is_not_written_at_all(tiny_copy: P
     assert {p.name: p.read_text() for p in tiny_copy.parent.iterdir()} == before
     assert write_table(knobs.dispatch, table, knobs) == [knobs.dispatch, tiny_copy.with_name("tiny_config.cuh")]
     assert "#define TINY_LIVE 256" in tiny_copy.with_name("tiny_config.cuh").read_text()
+
+
+def test_the_read_modify_write_waits_for_another_tune_holding_the_table_lock(tiny_copy: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from filelock import FileLock
+
+    from nvfp4ctl import runlog
+    from nvfp4ctl.tune import table as table_module
+
+    monkeypatch.setattr(table_module, "LOCK_TIMEOUT_S", 0.2)
+    path = discover(tiny_copy).dispatch
+    lock = runlog.lock_path(path, "dispatch")
+    assert lock.parent.name == "locks" and lock != runlog.lock_path(path)  # the cache's lock folder, its own name
+    with FileLock(str(lock)):
+        with pytest.raises(UsageError, match="another process held its lock"):
+            with table_module.locked(path):
+                pass
+    with table_module.locked(path):
+        pass
