@@ -4,6 +4,7 @@ check verdict and short timing. Plain data, saved in the resume state and ranked
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 
@@ -32,8 +33,26 @@ class BuildResult:
     def usable(self) -> bool:
         return self.status == OK
 
+    @property
+    def lasting(self) -> bool:
+        """Would a rebuild give the same verdict? Only then is it saved for a resume (a rebuild is cheap,
+        a candidate wrongly skipped for good is not). The rule: a build that passed, spilled, or failed
+        with a compile error the compiler pins on the source (a `file:line:` diagnostic, ptxas's
+        `uses too much/many`), unless that error names the machine (a file it could not create or open,
+        no space, no memory, a killed tool). Anything else, e.g. the build cache deleted mid-run
+        ("Fatal error: can't create .../tmp/..."), nvcc killed or timed out, is tried again on resume."""
+        if self.status != COMPILE_ERROR:
+            return True
+        return bool(_SOURCE_ERROR.search(self.message)) and not _MACHINE_ERROR.search(self.message)
+
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+_SOURCE_ERROR = re.compile(r"^[^\s:][^:\n]*:\d+: |\buses too (?:much|many)\b")  # compiler_errors.first_error's forms
+_MACHINE_ERROR = re.compile(r"cannot create|can't create|cannot open|could not open|no such file|no space|"
+                            r"out of memory|cannot allocate|bad_alloc|memory exhausted|killed|signal|ran past",
+                            re.IGNORECASE)
 
 
 @dataclass(frozen=True)

@@ -100,8 +100,9 @@ class Evaluator:
                     case = self.cases[shape]
                     timing[self.gpu_pool.submit(build.artifact, case, f"{label}: {shape_key(shape)}",
                                                 home=self.home(shape))] = (cid, shape)
-                else:
-                    found[(cid, shape)] = self._record(cid, shape, Measurement(build.status, message=build.message), label)
+                else:  # a transient build failure is not saved: a resumed tune builds it again
+                    found[(cid, shape)] = self._record(cid, shape, Measurement(build.status, message=build.message),
+                                                       label, save=build.lasting)
         for future in as_completed(timing):
             cid, shape = timing[future]
             found[(cid, shape)] = self._record(cid, shape, future.result(), label)
@@ -135,7 +136,8 @@ class Evaluator:
                 bad = next(b for b in builds if not b.usable)
                 failed = Measurement(ERROR, message=f"not timed: a build is now rejected ({bad.status}: {bad.message})")
                 found[key] = (failed, failed)
-                self.state.record_rematch(*key, found[key])
+                if bad.lasting:
+                    self.state.record_rematch(*key, found[key])
         for future in as_completed(futures):
             key = futures[future]
             found[key] = future.result()
@@ -182,12 +184,14 @@ class Evaluator:
         cid = config_id(config)
         self.report.configs.setdefault(cid, config)
         self.report.builds[cid] = build
-        self.state.record_build(cid, build)
+        if build.lasting:
+            self.state.record_build(cid, build)
         return build
 
-    def _record(self, cid: str, shape: Shape, result: Measurement, label: str) -> Measurement:
+    def _record(self, cid: str, shape: Shape, result: Measurement, label: str, save: bool = True) -> Measurement:
         self.report.measurements[(cid, shape)] = result
-        self.state.record(cid, shape, result)
+        if save:
+            self.state.record(cid, shape, result)
         self.on_progress(label, 1)
         return result
 

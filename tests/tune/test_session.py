@@ -122,3 +122,38 @@ def test_winners_merge_into_the_table_as_it_is_when_written(tiny_copy: Path, tmp
     knobs = discover(tiny_copy)
     assert read_table(knobs.dispatch, knobs).plan == {
         SHORT_K: {"TINY_SPLIT": 1}, LONG_K: {"TINY_SPLIT": 2}, (512, 512, 7168, 1): {"TINY_SPLIT": 2}}
+
+
+def test_a_transient_build_failure_is_built_again_on_resume_a_source_error_is_not(tmp_path: Path) -> None:
+    """The build cache deleted mid-run is no verdict on the candidate: a resumed tune rebuilds it;
+    a compiler diagnostic about the source is, and is answered from the resume state."""
+    from nvfp4ctl.tune.knobs import Config
+    from nvfp4ctl.tune.results import COMPILE_ERROR, BuildResult
+
+    from tune_fakes import make_knobs
+
+    knobs = make_knobs(("K_A", (0, 1), 0, "kernel"))
+    flaky, broken = Config.of({"K_A": 0}, knobs), Config.of({"K_A": 1}, knobs)
+    errors = {flaky.defines(): "Fatal error: can't create /cache/tmp/x.o: No such file or directory",
+              broken.defines(): "fake.cu:12: static assertion failed: K_A=1 is not supported"}
+    built: list[tuple[str, ...]] = []
+
+    def run(failing: bool) -> dict:
+        def compile_fn(source: str, arch: str, defines: tuple[str, ...]) -> BuildResult:
+            built.append(defines)
+            if failing or defines == broken.defines():
+                return BuildResult(COMPILE_ERROR, message=errors[defines])
+            return fake_compile(source, arch, defines)
+
+        report = TuneReport(knobs=knobs, shapes=[SHORT_K], compile_only=False)
+        with CompilePool(Path("fake.cu"), "sm_90a", compile_fn=compile_fn, executor=ThreadPoolExecutor(2)) as builds, \
+                GpuPool([NamedWorker("GPU 0", FakeWorker(timing))], {}, timeout_s=10) as gpus:
+            evaluator = Evaluator(builds, gpus, TuneState(tmp_path / "state.json", "k"),
+                                  {SHORT_K: Case(*SHORT_K, seed=1111)}, report, lambda *_: None)
+            found = evaluator([(flaky, SHORT_K), (broken, SHORT_K)], "step")
+        return {config.id: found[(config.id, SHORT_K)].status for config in (flaky, broken)}
+
+    assert run(failing=True) == {flaky.id: COMPILE_ERROR, broken.id: COMPILE_ERROR}
+    built.clear()
+    assert run(failing=False) == {flaky.id: OK, broken.id: COMPILE_ERROR}  # resumed
+    assert built == [flaky.defines()]  # the source error came from the resume state
