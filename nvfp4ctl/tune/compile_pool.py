@@ -4,10 +4,17 @@ A process pool (spawned workers) runs `compile_candidate`, which is nvfp4ctl.bui
 `build_kernel` with the candidate's `-D` defines: the content-keyed cache makes a repeated
 configuration (same defines) a cache hit, in this run, a resumed one or a later `build`.
 A candidate with register spills is rejected here, before any GPU time.
+
+Each worker runs in its own process group: Ctrl-C at the terminal reaches the parent alone, which
+stops submitting and ends every worker's group at once (the worker, its nvcc and the tools nvcc
+runs) instead of letting the running and queued compiles finish.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
@@ -61,7 +68,8 @@ class CompilePool:
         self.source, self.arch = str(source), arch
         self.jobs = jobs or cpu_cores()
         self.compile_fn = compile_fn
-        self._executor = executor or ProcessPoolExecutor(max_workers=self.jobs, mp_context=get_context("spawn"))
+        self._executor = executor or ProcessPoolExecutor(max_workers=self.jobs, mp_context=get_context("spawn"),
+                                                         initializer=_own_process_group)
         self._futures: dict[tuple[str, ...], Future[BuildResult]] = {}
 
     def submit(self, config: Config | None) -> Future[BuildResult]:
@@ -76,10 +84,25 @@ class CompilePool:
         self._futures.pop(() if config is None else config.defines(), None)
 
     def close(self, cancel: bool = False) -> None:
+        """Wait for the compiles; with `cancel` (Ctrl-C, SIGTERM, an error) drop the queued ones and end
+        the running ones now: each worker's process group gets SIGTERM (ninja passes it on to its own)."""
+        workers = list((getattr(self._executor, "_processes", None) or {}).keys())  # shutdown forgets them
         self._executor.shutdown(wait=not cancel, cancel_futures=cancel)
+        if cancel:
+            for pid in workers:
+                try:
+                    os.killpg(pid, signal.SIGTERM)
+                except ProcessLookupError:  # still starting, not yet in its own group: the worker alone
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGTERM)
 
     def __enter__(self) -> CompilePool:
         return self
 
     def __exit__(self, exc_type: object, *rest: object) -> None:
         self.close(cancel=exc_type is not None)
+
+
+def _own_process_group() -> None:
+    """Worker initializer (see the module's docstring)."""
+    os.setpgid(0, 0)

@@ -161,3 +161,40 @@ def test_a_shape_is_timed_on_its_home_gpu_and_idle_gpus_take_over_the_rest() -> 
         lopsided = [pool.submit(None, CASES[SHAPES[0]], f"u{i}", home=0) for i in range(8)]
         gpus = [f.result().gpu for f in lopsided]
     assert gpus.count("GPU 1") >= 2 and pool.stolen == gpus.count("GPU 1")
+
+
+def test_closing_on_an_interrupt_ends_the_running_compiles_and_starts_no_more(tmp_path: Path) -> None:
+    """Ctrl-C or SIGTERM: the spawned workers' compiles (here `sleep 60`) end at once; none of the
+    queued candidates starts (before, they ran to the end, and new ones kept starting)."""
+    import os
+
+    from nvfp4ctl.tune.knobs import Config
+
+    from tune_fakes import slow_compile
+
+    def alive(pid: int) -> bool:
+        try:
+            return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
+        except OSError:
+            return False
+
+    pool = CompilePool(tmp_path, "sm_90a", jobs=2, compile_fn=slow_compile)
+    for value in range(6):
+        pool.submit(Config((("K_A", value),)))
+    deadline = time.monotonic() + 60
+    while len(list(tmp_path.glob("*.pid"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    pids = [int(p.stem) for p in tmp_path.glob("*.pid")]
+    try:
+        assert len(pids) == 2
+        pool.close(cancel=True)
+        deadline = time.monotonic() + 5
+        while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(alive(pid) for pid in pids)
+        time.sleep(1)
+        assert len(list(tmp_path.glob("*.pid"))) == 2  # no queued candidate started
+    finally:
+        for pid in (int(p.stem) for p in tmp_path.glob("*.pid")):  # the sleeps this test started
+            if alive(pid):
+                os.kill(pid, 9)

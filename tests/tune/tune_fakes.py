@@ -50,3 +50,14 @@ class FakeWorker:
 
     def close(self) -> None:
         self.closed = True
+
+
+def slow_compile(source: str, arch: str, defines: tuple[str, ...]) -> BuildResult:
+    """A 'build' (in a spawned compile worker) that runs `sleep 60` as nvcc would run, its pid left in
+    the folder `source` names."""
+    import subprocess
+
+    process = subprocess.Popen(["sleep", "60"])
+    (Path(source) / f"{process.pid}.pid").write_text("")
+    process.wait()
+    return BuildResult(OK)
