@@ -4,6 +4,7 @@ candidate rejected), resumable, and user mistakes as one line with exit 2."""
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -217,3 +218,35 @@ def test_a_read_only_table_is_refused_before_the_tune(tiny_copy: Path, tmp_path:
     assert runlog.read(Path(os.environ["NVFP4CTL_MEMORY"]))[-1].exit_code == "2"
     assert dispatch.read_text() == before
     assert _tune("--kernel", str(tiny_copy), "--shapes", "benchmarks", "--no-write").exit_code == 0  # nothing to write
+
+
+def test_sigterm_ends_a_tune_like_ctrl_c(tiny_copy: Path, tmp_path: Path, fake_gpus: None,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """`kill PID` mid-tune: exit 130 and "interrupted" in the run log (the pools closed on the way out),
+    and the handler before the tune is back afterwards."""
+    import signal
+
+    from nvfp4ctl.tune import gpu_pool
+
+    from tune_fakes import FakeWorker
+
+    class KilledWhileTiming(FakeWorker):
+        def call(self, job, *, label, timeout_s=None, **payload):
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(1)  # the main thread is interrupted meanwhile (the pool then waits for this fake task)
+            return {"status": "ok", "us": 1.0, "err_us": 0.0, "runs": 1}
+
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGTERM, lambda number, frame: caught.append(number))  # never the test's death
+    try:
+        monkeypatch.setattr(gpu_pool, "make_workers", lambda gpus, device, timeout_s, problem="nvfp4_gemm": [
+            gpu_pool.NamedWorker("GPU 0", KilledWhileTiming(lambda values, case: {}))])
+        result = _tune("--kernel", str(tiny_copy), "--shapes", "benchmarks", "--fresh")
+        assert result.exit_code == 130, result.output
+        assert "error: interrupted" in result.output and "Traceback" not in result.output
+        assert runlog.read(Path(os.environ["NVFP4CTL_MEMORY"]))[-1].result == "interrupted"
+        assert caught == []  # the tune's own handler took it
+        os.kill(os.getpid(), signal.SIGTERM)
+        assert caught == [signal.SIGTERM]  # and gave the previous one back
+    finally:
+        signal.signal(signal.SIGTERM, previous)
