@@ -134,6 +134,8 @@ class _TaskLoader(yaml.SafeLoader):
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
         for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue  # `<<: *base`: its keys may be given again below, which is what it is for
             key = self.construct_object(key_node, deep=deep)
             try:
                 duplicate = key in seen

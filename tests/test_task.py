@@ -152,6 +152,12 @@ def test_errors_give_the_line_and_the_cases_number(tmp_path: Path, monkeypatch: 
         load_task(tmp_path / "task.yml")
 
 
+def test_anchors_and_merge_keys_still_load() -> None:
+    text = ('base: &b {"m": 128, "n": 256, "k": 256, "l": 1, "seed": 1111}\n'
+            "tests:\n  - *b\n  - <<: *b\n    seed: 7\n")
+    assert [case.seed for case in parse_task(text, Path("task.yml")).tests] == [1111, 7]
+
+
 @pytest.mark.parametrize("text, message", [
     (MINIMAL + MINIMAL, "task.yml: invalid YAML: duplicate key 'tests' (line 3, column 1)"),
     ('tests:\n  - {"m": 128, "m": 256, "n": 256, "k": 256, "l": 1, "seed": 1111}\n',
