@@ -111,7 +111,7 @@ def defines_function(obj: Path, name: str) -> bool | None:
     done = subprocess.run([nm, "-C", "--defined-only", str(obj)], capture_output=True, text=True, timeout=120)
     if done.returncode != 0:
         return None
-    return re.search(rf"^\S*\s+T\s+{re.escape(name)}\(", done.stdout, re.MULTILINE) is not None
+    return re.search(rf"^\S*\s+[TW]\s+{re.escape(name)}\(", done.stdout, re.MULTILINE) is not None  # W: inline
 
 
 _FUNCTION = re.compile(r"^\s*Function : (\S+)\s*$", re.MULTILINE)
