@@ -16,7 +16,7 @@ from pathlib import Path
 
 from nvfp4ctl.atomic_file import write_text_atomic
 from nvfp4ctl.build import flags
-from nvfp4ctl.build.sources import (build_inputs, checked_source, common_dir, entry_point_of, find_header,
+from nvfp4ctl.build.sources import (build_inputs, checked_source, abi_functions, common_dir, find_header,
                                     kernel_problem, resolve_arch, source_marks)
 from nvfp4ctl.errors import UsageError, os_reason
 from nvfp4ctl.runlog import file_digest
@@ -38,12 +38,11 @@ class Submission:
     problem_from_header: bool = True  # False: the kernel includes no API header, the GEMM's binding was taken
 
 
-def missing_launch(submission: Submission) -> str | None:
-    """The C ABI launch function, when the exported text has no definition of it (a static look:
-    the name, its parameters and a body; the build's check reads the compiled object instead)."""
-    launch = f"{entry_point_of(submission.kernel)}_launch"
-    defined = re.search(rf"\b{launch}\s*\([^;{{}}]*\)\s*(?:noexcept\s*)?\{{", submission.text)
-    return None if defined else launch
+def missing_abi(submission: Submission) -> list[str]:
+    """The C ABI functions the exported text has no definition of (a static look: the name, its
+    parameters and a body; the build's check reads the compiled object instead)."""
+    return [name for name in abi_functions(submission.kernel)
+            if not re.search(rf"\b{name}\s*\([^;{{}}]*\)\s*(?:noexcept\s*)?\{{", submission.text)]
 
 
 def never_run_on(source: Path) -> tuple[str, ...]:

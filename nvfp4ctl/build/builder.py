@@ -9,7 +9,7 @@ from pathlib import Path
 
 from nvfp4ctl.build import cache, compile, resources, toolchain
 from nvfp4ctl.build.report import REPORT_FILE, BuildReport
-from nvfp4ctl.build.sources import NO_TENSOR_OP, BuildInputs, build_inputs, checked_source, entry_point_of, source_marks
+from nvfp4ctl.build.sources import NO_TENSOR_OP, BuildInputs, build_inputs, abi_functions, checked_source, source_marks
 
 BUILD_LOG = "build.log"
 SASS_FILE = "kernel.sass"
@@ -69,7 +69,7 @@ def _compile_and_inspect(folder: Path, inputs: BuildInputs, arch: str, key: str,
     else:
         compiled = compile.build_device_code(folder, inputs, arch, defines)
     (folder / BUILD_LOG).write_text(compiled.log)
-    _require_entry_point(inputs, compiled)
+    _require_abi(inputs, compiled)
     sass = resources.dump_sass(compiled.kernel_object)
     if sass is not None:
         (folder / SASS_FILE).write_text(sass)
@@ -88,13 +88,14 @@ def _compile_and_inspect(folder: Path, inputs: BuildInputs, arch: str, key: str,
     return report
 
 
-def _require_entry_point(inputs: BuildInputs, compiled: compile.Compiled) -> None:
-    """The binding calls the problem's C ABI launch function; a kernel that does not define it links
-    (a shared library may leave symbols open) and fails only at import, or on the leaderboard."""
-    launch = f"{entry_point_of(inputs.kernel)}_launch"
-    if resources.defines_function(compiled.kernel_object, launch) is False:
-        raise compile.CompileError(
-            f"{inputs.kernel}: defines no {launch}(), the C ABI function {inputs.binding.name} calls", compiled.log)
+def _require_abi(inputs: BuildInputs, compiled: compile.Compiled) -> None:
+    """The binding calls the problem's C ABI functions; a kernel that does not define them links (a
+    shared library may leave symbols open) and fails only at import, or on the leaderboard."""
+    defined = resources.defined_functions(compiled.kernel_object)
+    missing = [f"{name}()" for name in abi_functions(inputs.kernel) if defined is not None and name not in defined]
+    if missing:
+        raise compile.CompileError(f"{inputs.kernel}: defines no {' or '.join(missing)}, the C ABI"
+                                   f" {inputs.binding.name} calls", compiled.log)
 
 
 def _drop_intermediates(folder: Path) -> None:

@@ -49,11 +49,13 @@ def kernel_api(kernel: Path) -> object | None:
     return problem.kernel_api if problem is not None else None
 
 
-def entry_point_of(kernel: Path) -> str:
-    """The C ABI's base name (`<name>_launch` is what the binding calls): nvfp4_gemm for a kernel that
-    includes no problem's API header, as its binding is then the GEMM's."""
+def abi_functions(kernel: Path) -> tuple[str, str]:
+    """The C ABI functions a kernel defines and its binding calls, `<name>_unsupported` and
+    `<name>_launch`; the GEMM's for a kernel that includes no problem's API header, as its binding
+    is then the GEMM's."""
     api = kernel_api(kernel)
-    return api.function if api is not None else "nvfp4_gemm"  # type: ignore[attr-defined]
+    name = api.function if api is not None else "nvfp4_gemm"  # type: ignore[attr-defined]
+    return f"{name}_unsupported", f"{name}_launch"
 
 
 NO_TENSOR_OP = "no-tensor-op"  # `// nvfp4ctl: no-tensor-op`: a kernel without tensor cores on purpose (kernels/naive)

@@ -74,7 +74,7 @@ def command(
 ) -> Outcome:
     """Write a submission.py that compiles the kernel with load_inline and calls it from custom_kernel."""
     from nvfp4ctl.build.sources import checked_source  # here, not at the top: keeps `--help` fast
-    from nvfp4ctl.export import export_submission, missing_launch
+    from nvfp4ctl.export import export_submission, missing_abi
 
     console = get_console()
     named = kernel is not None and str(kernel) != DEFAULT_BY_NAME  # the user's own --kernel PATH
@@ -94,9 +94,9 @@ def command(
         why = "its API header" if submission.problem_from_header else "it includes no API header: the GEMM's binding"
         console.warn(f"{source.name} is exported as {submission.problem} ({why}), but {users[1] or 'task.yml'}"
                      f" is for {users[0]}: its custom_kernel reads the {submission.problem} input tuple, not this task's")
-    if (launch := missing_launch(submission)) is not None:
-        console.warn(f"no definition of {launch}() found in {source.name} or its headers: the exported file"
-                     f" would fail at import (`nvfp4ctl build {source}` checks the compiled object)")
+    if missing := missing_abi(submission):
+        console.warn(f"no definition of {' or '.join(f'{name}()' for name in missing)} found in {source.name} or its"
+                     f" headers: the exported file would fail at import (`nvfp4ctl build {source}` checks the compiled object)")
     if submission.never_run:
         console.warn(f"{source.name} has never run on {submission.arch} (its `nvfp4ctl: never-run-on` mark): "
                      "run `nvfp4ctl check` on that GPU before submitting")

@@ -201,4 +201,8 @@ def test_a_kernel_without_its_c_abi_entry_point_fails_the_build(tmp_path: Path) 
     kernel.write_text('// nvfp4ctl: no-tensor-op\n#include "nvfp4_gemv_api.h"\n__global__ void k(float* p) { p[0] = 1.f; }\n')
     result = runner.invoke(app, ["build", str(kernel), "--arch", "sm_90a"])
     assert result.exit_code == 1, result.output
-    assert f"{kernel}: defines no nvfp4_gemv_launch(), the C ABI function nvfp4_gemv_binding.cpp calls" in result.output
+    assert (f"{kernel}: defines no nvfp4_gemv_unsupported() or nvfp4_gemv_launch(), the C ABI nvfp4_gemv_binding.cpp"
+            " calls") in " ".join(result.output.split())
+    kernel.write_text(kernel.read_text() + 'const char* nvfp4_gemv_unsupported(int, int, int) { return nullptr; }\n')
+    half = runner.invoke(app, ["build", str(kernel), "--arch", "sm_90a"])
+    assert half.exit_code == 1 and "defines no nvfp4_gemv_launch(), the C ABI" in " ".join(half.output.split())
