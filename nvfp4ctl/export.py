@@ -42,7 +42,7 @@ def missing_abi(submission: Submission) -> list[str]:
     """The C ABI functions the exported text has no definition of (a static look: the name, its
     parameters and a body; the build's check reads the compiled object instead)."""
     return [name for name in abi_functions(submission.kernel)
-            if not re.search(rf"\b{name}\s*\([^;{{}}]*\)\s*(?:noexcept\s*)?\{{", submission.text)]
+            if not re.search(rf"\b{name}\s*\([^;{{}}]*\)\s*(?:noexcept\s*)?(?:->[^;{{}}]+)?\{{", submission.text)]
 
 
 def never_run_on(source: Path) -> tuple[str, ...]:

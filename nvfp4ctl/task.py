@@ -154,6 +154,7 @@ def field_line(text: str, field_path: str) -> int | None:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except (yaml.YAMLError, RecursionError):
         return None
+    found = None  # the deepest node of the path that exists: a missing field is named at its entry
     for part in re.findall(r"[^.\[\]]+|\[\d+\]", field_path):
         if isinstance(node, yaml.SequenceNode) and part.startswith("["):
             index = int(part[1:-1])
@@ -163,8 +164,9 @@ def field_line(text: str, field_path: str) -> int | None:
         else:
             node = None
         if node is None:
-            return None
-    return node.start_mark.line + 1
+            break
+        found = node
+    return found.start_mark.line + 1 if found is not None else None
 
 
 def _yaml_problem(error: yaml.YAMLError) -> str:

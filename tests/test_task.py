@@ -213,3 +213,9 @@ def test_a_key_that_looks_like_a_typo_is_warned_once(tmp_path: Path, monkeypatch
     load_task(tmp_path / "task.yml")
     assert said == ["task.yml:3: unknown key 'timout' ignored; did you mean 'timeout'?",
                     "task.yml:4: unknown key 'tolerence' ignored; did you mean 'tolerance'?"]
+
+
+def test_a_missing_field_is_named_at_its_entrys_line() -> None:
+    with pytest.raises(UsageError) as caught:
+        parse_task(MINIMAL + '  - {"m": 128, "n": 256, "l": 1, "seed": 1111}\n', Path("task.yml"))
+    assert str(caught.value) == "task.yml:3: tests[1].k: missing (test #2)"

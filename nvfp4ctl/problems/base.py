@@ -128,18 +128,20 @@ class ProblemBase:
         return self._inputs().generate_input(case, case.seed, device=device, scales=scales)
 
     def make_input(self, case: Case, device: str = "cuda", scales: str = "generator") -> Any:
-        """generate_input, where a case too big for the device is the user's input error (exit 2),
-        not a failure of the kernel under test."""
+        """generate_input, where a case whose one input tensor is bigger than the device's whole memory
+        is the user's input error (exit 2). Any other out-of-memory stays what it was: the kernel
+        under test may be what holds the memory (a failure of the run, not of the shape)."""
         import torch
 
         try:
             return self.generate_input(case, device=device, scales=scales)
         except (torch.OutOfMemoryError, RuntimeError) as error:
-            if not isinstance(error, torch.OutOfMemoryError) and "allocate" not in str(error):
+            asked = _asked_bytes(str(error))
+            total = _device_bytes(device)
+            if asked is None or total is None or asked <= total:
                 raise
-            asked = re.search(r"[Tt]ried to allocate (\d+(?:\.\d+)? ?\w+)", str(error))
-            reason = f" (tried to allocate {asked.group(1)})" if asked else ""
-            raise UsageError(f"{self.shape_text(case)}: the inputs do not fit in {device} memory{reason}") from None
+            raise UsageError(f"{self.shape_text(case)}: the inputs do not fit in {device} memory (one tensor needs"
+                             f" {asked / 2**30:.1f} GiB of {total / 2**30:.1f})") from None
 
     def refill_input(self, data: Any, seed: int, scales: str = "generator") -> None:
         self._inputs().refill_input(data, seed, scales=scales)
@@ -183,6 +185,30 @@ class ProblemBase:
     def kernel_call(self, module: Any, data: Any) -> Any:
         """Call a built `--kernel` extension on the tuple once (see kernel_caller)."""
         return self.kernel_caller(module)(data)
+
+
+_UNITS = {"bytes": 1, "B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40, "PiB": 2**50}
+
+
+def _asked_bytes(message: str) -> float | None:
+    """The size torch's allocators say they were asked for ("Tried to allocate 238.42 GiB", "you tried
+    to allocate 12799999999872 bytes"), None in any other error."""
+    asked = re.search(r"[Tt]ried to allocate (\d+(?:\.\d+)?) ?(bytes|B|KiB|MiB|GiB|TiB|PiB)\b", message)
+    return float(asked.group(1)) * _UNITS[asked.group(2)] if asked else None
+
+
+def _device_bytes(device: str) -> float | None:
+    """The whole memory of the device the inputs go to (the GPU's, or the machine's for cpu)."""
+    import os
+
+    import torch
+
+    try:
+        if device.startswith("cuda"):
+            return float(torch.cuda.get_device_properties(torch.device(device)).total_memory)
+        return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (RuntimeError, ValueError, OSError, AssertionError):
+        return None
 
 
 def make_case(**values: Any) -> Case:

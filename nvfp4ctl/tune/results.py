@@ -43,13 +43,18 @@ class BuildResult:
         ("Fatal error: can't create .../tmp/..."), nvcc killed or timed out, is tried again on resume."""
         if self.status != COMPILE_ERROR:
             return True
-        return bool(_SOURCE_ERROR.search(self.message)) and not _MACHINE_ERROR.search(self.message)
+        # the machine's words, not the source's: quoted names (`"signal_done" is undefined`) and a
+        # missing #include ("cannot open source file") are the source's own
+        said = _SOURCE_INCLUDE.sub("", _QUOTED.sub('""', self.message))
+        return bool(_SOURCE_ERROR.search(self.message)) and not _MACHINE_ERROR.search(said)
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
 _SOURCE_ERROR = re.compile(r"^[^\s:][^:\n]*:\d+: |\buses too (?:much|many)\b")  # compiler_errors.first_error's forms
+_QUOTED = re.compile(r'"[^"\n]*"|\'[^\'\n]*\'')
+_SOURCE_INCLUDE = re.compile(r"cannot open (?:source|include) file", re.IGNORECASE)
 _MACHINE_ERROR = re.compile(r"cannot create|can't create|cannot open|could not open|no such file|no space|"
                             r"out of memory|cannot allocate|bad_alloc|memory exhausted|killed|signal|ran past",
                             re.IGNORECASE)

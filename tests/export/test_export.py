@@ -145,6 +145,10 @@ def test_export_warns_when_the_kernel_defines_no_launch_function(tmp_path: Path)
             in " ".join(result.output.split()))
     defined = runner.invoke(app, ["export", "--kernel", str(HGMMA_PROBE), "-o", str(tmp_path / "other.py")])
     assert "no definition" not in defined.output
+    kernel.write_text(kernel.read_text() + "const char* nvfp4_gemv_unsupported(int, int, int) { return nullptr; }\n"
+                      "auto nvfp4_gemv_launch(const Nvfp4GemvArgs& args) -> cudaError_t { return cudaSuccess; }\n")
+    trailing = runner.invoke(app, ["export", "--kernel", str(kernel), "-o", str(tmp_path / "t.py")])
+    assert "no definition" not in trailing.output, trailing.output
     for shipped in sorted((Path(__file__).resolve().parents[2] / "kernels").glob("*/*.cu")):
         assert runner.invoke(app, ["export", "--kernel", str(shipped), "-o", str(tmp_path / "s.py"), "--force"]).output \
             .find("no definition") < 0, shipped

@@ -100,22 +100,30 @@ def test_kernel_calls_pass_each_problems_operands() -> None:
 
 
 @pytest.mark.parametrize("error", ["oom", "cpu"])
-def test_inputs_too_big_for_the_device_are_an_input_error(error: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_inputs_bigger_than_the_device_are_an_input_error(error: str, monkeypatch: pytest.MonkeyPatch) -> None:
     import torch
+
+    from nvfp4ctl.problems import base
 
     problem = get_problem("nvfp4_gemm")
     raised = torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 12.00 TiB") if error == "oom" else \
-        RuntimeError("[enforce fail at alloc_cpu.cpp:121] data. DefaultCPUAllocator: can't allocate memory: you tried to allocate 12799999999872 bytes.")
+        RuntimeError("[enforce fail at alloc_cpu.cpp:121] data. DefaultCPUAllocator: can't allocate memory: you tried to allocate 13194139533312 bytes.")
 
-    def generate_input(case: object, device: str = "cuda", scales: str = "generator") -> None:
-        raise raised
+    def failing(message: BaseException):
+        def generate_input(case: object, device: str = "cuda", scales: str = "generator") -> None:
+            raise message
+        return generate_input
 
-    monkeypatch.setattr(problem, "generate_input", generate_input)
+    monkeypatch.setattr(base, "_device_bytes", lambda device: 80.0 * 2**30)
+    monkeypatch.setattr(problem, "generate_input", failing(raised))
     case = problem.parse_shape("2000000000,128,256", 1111)
     with pytest.raises(UsageError) as caught:
         problem.make_input(case)
-    size = "12.00 TiB" if error == "oom" else "12799999999872 bytes"
-    assert str(caught.value) == f"m=2000000000 n=128 k=256: the inputs do not fit in cuda memory (tried to allocate {size})"
-    monkeypatch.setattr(problem, "generate_input", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("CUDA error: misaligned address")))
-    with pytest.raises(RuntimeError, match="misaligned"):  # not a memory error: not the user's input
+    assert str(caught.value) == "m=2000000000 n=128 k=256: the inputs do not fit in cuda memory (one tensor needs 12288.0 GiB of 80.0)"
+    # memory the kernel under test holds may be what ran out: not the shape's fault, left as it came
+    monkeypatch.setattr(problem, "generate_input", failing(torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 56.00 MiB")))
+    with pytest.raises(torch.OutOfMemoryError):
+        problem.make_input(case)
+    monkeypatch.setattr(problem, "generate_input", failing(RuntimeError("CUDA error: misaligned address")))
+    with pytest.raises(RuntimeError, match="misaligned"):
         problem.make_input(case)

@@ -157,3 +157,16 @@ def test_a_transient_build_failure_is_built_again_on_resume_a_source_error_is_no
     built.clear()
     assert run(failing=False) == {flaky.id: OK, broken.id: COMPILE_ERROR}  # resumed
     assert built == [flaky.defines()]  # the source error came from the resume state
+
+
+def test_what_counts_as_the_sources_own_failure() -> None:
+    from nvfp4ctl.tune.results import COMPILE_ERROR, BuildResult
+
+    def lasting(message: str) -> bool:
+        return BuildResult(COMPILE_ERROR, message=message).lasting
+
+    assert lasting('k.cu:88: error: identifier "signal_done" is undefined')  # a quoted name is the source's
+    assert lasting('k.cu:3: catastrophic error: cannot open source file "missing.cuh"')  # a missing #include
+    assert lasting("ptxas error: Entry function 'k' uses too much shared data")
+    assert not lasting("Fatal error: can't create /cache/tmp/x.o: No such file or directory")
+    assert not lasting("k.cu:1: nvcc was killed by signal 9")
