@@ -25,7 +25,7 @@ import yaml
 from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import UsageError, os_reason
 from nvfp4ctl.problems import DEFAULT_PROBLEM, problem_names
-from nvfp4ctl.workspace import SHIPPED, locate_task
+from nvfp4ctl.workspace import SHIPPED, locate_task, short_path
 
 # Ours, then GPU MODE's (which may add more: unknown keys are ignored, near misses of these warned).
 KNOWN_KEYS = ("tests", "benchmarks", "problem", "tolerance", "timeout", "submission", "lint", "ranking_by",
@@ -109,7 +109,7 @@ _WARNED: set[str] = set()
 
 def parse_task(text: str, path: Path | None = None) -> Task:
     """Parse task.yml text; `path` names the file in messages and anchors a relative `submission`."""
-    where = _shown(path) if path is not None else "task.yml"
+    where = short_path(path) if path is not None else "task.yml"
     try:
         document = yaml.load(text, Loader=_TaskLoader)  # noqa: S506 - a SafeLoader that refuses duplicate keys
     except yaml.YAMLError as error:
@@ -117,14 +117,6 @@ def parse_task(text: str, path: Path | None = None) -> Task:
     except RecursionError:
         raise UsageError(f"{where}: invalid YAML: nested too deeply") from None
     return _TaskReader(where, path, text).read(document)
-
-
-def _shown(path: Path) -> str:
-    """The file as the user would type it from here: relative below the working folder, else whole."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve())) if path.is_absolute() else str(path)
-    except (ValueError, OSError):
-        return str(path)
 
 
 class _TaskLoader(yaml.SafeLoader):

@@ -55,6 +55,14 @@ def reset() -> None:
     _Resolved.target = None
 
 
+def short_path(path: Path) -> str:
+    """The path relative to the working directory where it lies below it (as the user would type it)."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
 def note_target(path: Path, source: str) -> None:
     """The command's target, so that a run that stops with an error or Ctrl-C logs it too."""
     _Resolved.target = (path, source)

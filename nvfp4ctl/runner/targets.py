@@ -19,7 +19,7 @@ from nvfp4ctl.errors import UsageError
 from nvfp4ctl.problems import DEFAULT_PROBLEM
 from nvfp4ctl.project import kernels_dir, shipped
 from nvfp4ctl.runner.gpu import first_gpu, run_device
-from nvfp4ctl.workspace import claim_folder, in_nvfp4ctl_project, note_target, user_folder
+from nvfp4ctl.workspace import claim_folder, in_nvfp4ctl_project, note_target, short_path, user_folder
 
 SUBMISSION, KERNEL, TORCH = "submission", "kernel", "torch"
 
@@ -166,14 +166,6 @@ def task_label(task: TaskLike) -> str:
     shown = short_path(task.path) if task.path else "task.yml"
     source = getattr(task, "source", "")
     return f"{shown} ({source})" if source else shown
-
-
-def short_path(path: Path) -> str:
-    """The path relative to the working directory where it lies below it (as the user would type it)."""
-    try:
-        return str(path.relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
 
 
 # --- child side -----------------------------------------------------------------------------------
