@@ -36,7 +36,8 @@ def _match(line: str) -> re.Match[str] | None:
 
 
 def count_errors(log: str) -> int:
-    return sum(1 for line in log.splitlines() if _match(line))
+    # ptxas's closing "Ptx assembly aborted due to errors" is not an error of its own
+    return sum(1 for line in log.splitlines() if _match(line) and "assembly aborted due to errors" not in line)
 
 
 def first_error(log: str, user_files: tuple[Path, ...] = ()) -> str | None:
@@ -49,6 +50,8 @@ def first_error(log: str, user_files: tuple[Path, ...] = ()) -> str | None:
             continue
         groups = match.groupdict()
         where = f"{_display_path(groups['file'])}:{groups['line']}: " if groups.get("file") else ""
+        if match.re is _PTXAS and groups.get("file") and groups["file"].endswith(".ptx"):
+            where = _ptx_place(groups["file"], groups["line"], groups["msg"], user_files)
         shown = [f"{where}{groups['msg'].strip()}"]
         shown.extend(_context(lines[index + 1 :]))
         if hint := _instantiation_hint(lines[index + 1 :], groups.get("file"), user_files):
@@ -58,6 +61,25 @@ def first_error(log: str, user_files: tuple[Path, ...] = ()) -> str | None:
             shown.append(f"({more} more error{'s' if more > 1 else ''}; -v shows the full compiler output)")
         return "\n".join(shown)
     return None
+
+
+def _ptx_place(ptx: str, line: str, message: str, user_files: tuple[Path, ...]) -> str:
+    """ptxas names a line of the PTX nvcc made, a temporary file gone by now: name the user's line
+    instead where the message quotes text found there (inline asm: `Unknown modifier '.instr'`),
+    else say which PTX line it was."""
+    sources = []
+    for path in user_files:
+        try:
+            sources.append((path, path.read_text(errors="replace").splitlines()))
+        except OSError:
+            continue
+    for text in (text for text in re.findall(r"'([^'\n]+)'", message) if len(text) > 1):
+        places = [(path, number) for path, lines in sources for number, source in enumerate(lines, 1) if text in source]
+        if len(places) == 1:  # text found on several lines could be any of them: no guess
+            return f"{_display_path(str(places[0][0]))}:{places[0][1]}: ptxas (PTX line {line}): "
+    if Path(ptx).name.startswith("tmpxft"):
+        return f"ptxas (line {line} of the PTX nvcc made): "
+    return f"{_display_path(ptx)}:{line}: "
 
 
 def _context(following: list[str]) -> list[str]:

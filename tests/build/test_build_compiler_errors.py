@@ -56,3 +56,16 @@ def test_gcc_ptxas_and_linker_errors() -> None:
 def test_no_recognizable_error() -> None:
     assert first_error("ninja: build stopped\n") is None
     assert count_errors(TEMPLATE_LOG) == 2
+
+
+def test_a_ptxas_error_in_inline_asm_names_the_users_line(tmp_path: Path) -> None:
+    kernel = tmp_path / "k.cu"
+    kernel.write_text('__global__ void k() {\n  asm volatile("bogus.instr;");\n}\n')
+    log = "ptxas /tmp/tmpxft_0001_00000000-6_k.ptx, line 23; error   : Unknown modifier '.instr'\n"
+    assert first_error(log, (kernel,)) == f"{kernel}:2: ptxas (PTX line 23): Unknown modifier '.instr'"
+    unknown = "ptxas /tmp/tmpxft_0001_00000000-6_k.ptx, line 9; error   : Arguments mismatch for instruction 'mov'\n"
+    assert first_error(unknown, (kernel,)) == "ptxas (line 9 of the PTX nvcc made): Arguments mismatch for instruction 'mov'"
+    twice = tmp_path / "twice.cu"
+    twice.write_text('asm("bogus.instr;");\nasm("bogus.instr;");\n')
+    assert first_error(log, (twice,)).startswith("ptxas (line 23 of the PTX nvcc made)")  # type: ignore[union-attr]
+    assert count_errors(log + "ptxas fatal   : Ptx assembly aborted due to errors\n") == 1
