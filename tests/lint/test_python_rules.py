@@ -289,6 +289,35 @@ CASES = {
         print("loaded")
         """, [(8, "NV801")]),
     "syntax error is reported and text rules still run": ("def f(:\n    x = 'STREAM'\n", [(1, "NV001"), (2, "NV101")]),
+    "too deeply nested for the parser is NV001, not a crash": ("x = " + "1+" * 5000 + "1\n", [(1, "NV001")]),
+    "a last-result cache stored by one tuple assignment": ("""
+        _last_ptr = None
+        _last_out = None
+        def custom_kernel(data):
+            global _last_ptr, _last_out
+            a, b, _, _, sfa, sfb, c = data
+            if a.data_ptr() == _last_ptr:
+                return _last_out
+            mod.gemm(a, b, sfa, sfb, c)
+            _last_ptr, _last_out = a.data_ptr(), c
+            return c
+        """, [(8, "NV301")]),
+    "to_blocked under another name": ("""
+        from utils import to_blocked as tb
+        def custom_kernel(data):
+            a, b, _, _, sfa, sfb, c = data
+            mod.gemm(a, b, tb(sfa[:, :, 0]), sfb, c)
+            return c
+        """, [(5, "NV402")]),
+    "a comparison with the reference behind a debug flag is fine": ("""
+        DEBUG = False
+        def custom_kernel(data):
+            a, b, sfa_ref, sfb_ref, sfa, sfb, c = data
+            mod.gemm(a, b, sfa, sfb, c)
+            if DEBUG:
+                ref = torch._scaled_mm(a[..., 0], b[..., 0].T, sfa_ref[..., 0], sfb_ref[..., 0])
+            return c
+        """, []),
 }
 
 

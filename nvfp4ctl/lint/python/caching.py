@@ -317,10 +317,14 @@ def _collect_stores(function: Function, index: ModuleIndex, containers: dict[str
         pairs: list[tuple[ast.AST, ast.AST | None, ast.AST]] = []  # (container expr, key, value)
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
             for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
-                if isinstance(target, ast.Subscript):
-                    pairs.append((target.value, target.slice, node.value))
-                elif isinstance(target, (ast.Name, ast.Attribute)):
-                    pairs.append((target, None, node.value))
+                # `_last_ptr, _last_out = a.data_ptr(), c` stores as two assignments would
+                both = (isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple)
+                        and len(target.elts) == len(node.value.elts))
+                for one, value in zip(target.elts, node.value.elts) if both else [(target, node.value)]:
+                    if isinstance(one, ast.Subscript):
+                        pairs.append((one.value, one.slice, value))
+                    elif isinstance(one, (ast.Name, ast.Attribute)):
+                        pairs.append((one, None, value))
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in STORE_METHODS:
             args = node.args
             if node.func.attr in ("setdefault", "insert") and len(args) >= 2:

@@ -21,7 +21,7 @@ def check(source: SourceFile, config: LintConfig) -> list[Finding]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escape sequences in users' strings are not ours to report
             tree = ast.parse(source.text, filename=str(source.path))
-    except (SyntaxError, ValueError) as error:
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as error:  # the last two: too deeply nested for the parser
         line = getattr(error, "lineno", None) or 1
         col = max((getattr(error, "offset", None) or 1) - 1, 0)
         offset = source.line_starts[min(line, len(source.line_starts)) - 1] + col

@@ -44,10 +44,15 @@ def _permuted_words() -> str:
 
 
 def check(index: ModuleIndex, report: Report, shapes: tuple[tuple[int, int, int], ...]) -> None:
+    def outside_debug(node: ast.AST, code: str, message: str) -> None:
+        # a comparison with the reference behind `if DEBUG:` is a debug aid, as a print there is (NV801)
+        if not guarded_by_debug(node, index):
+            report(node, code, message)
+
     for function in index.timed:
-        _reference_scales(function, index, report)
-        _transposed_b(function, index, report)
-        _fallback(function, index, report)
+        _reference_scales(function, index, outside_debug)
+        _transposed_b(function, index, outside_debug)
+        _fallback(function, index, outside_debug)
         _shape_branches(function, index, report, shapes)
         _prints(function, index, report)
     _cached_entry(index, report)
@@ -99,7 +104,7 @@ def _reference_scales(function: Function, index: ModuleIndex, report: Report) ->
     permuted = (f"input indices {_indices(permuted_scales)}" if len(permuted_scales) > 1
                 else f"input index {permuted_scales[0]}")
     for node in index.walk(function.node):
-        if isinstance(node, ast.Call) and call_name(node) == "to_blocked":
+        if isinstance(node, ast.Call) and "to_blocked" in (call_name(node), (index.resolve(node.func) or "").split(".")[-1]):
             report(node.func, "NV402", f"to_blocked() in the timed path: use {_permuted_words()}")
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
             parent = index.parents.get(node)
