@@ -61,7 +61,8 @@ RULES: tuple[Rule, ...] = (
          "State kept across calls that may hold a result; caching compiled kernels or descriptors is fine.",
          "_last[key] = c", "_kernels[key] = cute.compile(gemm, ...)"),
     Rule("NV303", "cached-entry-point", ERROR,
-         "functools.cache/lru_cache on custom_kernel returns the first result for every later call.",
+         "functools.cache/lru_cache on custom_kernel, or on a helper it hands the input tensors, returns the"
+         " first result for every later call with the same tensor objects.",
          "@functools.lru_cache\ndef custom_kernel(data): ...", "def custom_kernel(data): ..."),
     Rule("NV401", "reference-scales", ERROR,
          "The timed path must use sfa_permuted/sfb_permuted (tuple indices 4, 5), not the reference "

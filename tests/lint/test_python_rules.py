@@ -302,6 +302,20 @@ CASES = {
             _last_ptr, _last_out = a.data_ptr(), c
             return c
         """, [(8, "NV301")]),
+    "lru_cache on a helper handed the input tensors": ("""
+        import functools
+        @functools.lru_cache(maxsize=None)
+        def _gemm(a, b, sfa, sfb, c):
+            mod.gemm(a, b, sfa, sfb, c)
+            return c
+        @functools.lru_cache(maxsize=None)
+        def _compiled(m, n, k):
+            return load_inline(name=f"g{m}", cpp_sources="", cuda_sources="")
+        def custom_kernel(data):
+            a, b, _, _, sfa, sfb, c = data
+            _compiled(*a.shape[:2], b.shape[0])
+            return _gemm(a, b, sfa, sfb, c)
+        """, [(3, "NV303")]),
     "to_blocked under another name": ("""
         from utils import to_blocked as tb
         def custom_kernel(data):

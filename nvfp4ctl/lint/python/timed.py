@@ -274,10 +274,22 @@ def _prints(function: Function, index: ModuleIndex, report: Report) -> None:
 
 def _cached_entry(index: ModuleIndex, report: Report) -> None:
     entry = index.functions.get(ENTRY)
-    if entry is None:
-        return
-    for decorator in entry.decorator_list:
+    if entry is not None:
+        for decorator, name in _cache_decorators(entry, index):
+            report(decorator, "NV303", f"@{name} on custom_kernel returns the first result for every later call")
+    for function in index.timed:  # a helper the timed path hands input tensors: keyed by the tensor objects
+        if function.node is entry or not any(function.param_bindings.values()):
+            continue
+        for decorator, name in _cache_decorators(function.node, index):
+            report(decorator, "NV303", f"@{name} on {function.name}, which the timed path passes input tensors:"
+                                       " a call with the same tensor objects returns the first call's result")
+
+
+def _cache_decorators(node: ast.AST, index: ModuleIndex) -> list[tuple[ast.AST, str]]:
+    found = []
+    for decorator in getattr(node, "decorator_list", []):
         target = decorator.func if isinstance(decorator, ast.Call) else decorator
         name = index.resolve(target) or ""
         if CACHE_DECORATORS.search(name):
-            report(decorator, "NV303", f"@{name} on custom_kernel returns the first result for every later call")
+            found.append((decorator, name))
+    return found
