@@ -97,3 +97,26 @@ def test_runtime_without_sm100_gpu_says_so() -> None:
     assert result.exit_code == 2
     assert "needs an SM100 (B200) GPU" in result.output
     assert len([line for line in result.output.splitlines() if line.strip()]) == 1
+
+
+def test_layout_of_a_shape_with_partial_tiles_compares_real_scales_only() -> None:
+    # M, N not multiples of 128 and K not of 64: the generator's padding is random, to_blocked's zero
+    result = invoke("--layout", "--shape", "100,100,64", "--json")
+    assert result.exit_code == 0, result.output
+    storage = json.loads(result.stdout[result.stdout.index("{"):])["layout"]["storage"]
+    assert [(entry["bytes_compared"], entry["mismatches"]) for entry in storage] == [(400, 0), (400, 0)]
+
+
+def test_a_wrong_real_scale_is_still_found() -> None:
+    import torch
+
+    from nvfp4ctl.dump.layout import check_storage
+    from nvfp4ctl.problems import get_problem
+
+    problem = get_problem("nvfp4_gemm")
+    data = problem.generate_input(problem.parse_shape("100,100,64", 1111), device="cpu")
+    scales = problem.scale_tensors(data)
+    operand, ref, permuted = scales[0]
+    flat = permuted.view(torch.uint8).reshape(-1)
+    flat[0] ^= 0x7F  # row 0, k-block 0: a real scale
+    assert [(c.mismatches, c.first_mismatch) for c in check_storage(scales)][0] == (1, 0)
