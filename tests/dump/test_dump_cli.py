@@ -120,3 +120,17 @@ def test_a_wrong_real_scale_is_still_found() -> None:
     flat = permuted.view(torch.uint8).reshape(-1)
     flat[0] ^= 0x7F  # row 0, k-block 0: a real scale
     assert [(c.mismatches, c.first_mismatch) for c in check_storage(scales)][0] == (1, 0)
+
+
+def test_simulate_with_inputs_bigger_than_memory_is_one_line(monkeypatch) -> None:
+    from nvfp4ctl.problems import base, get_problem
+
+    def too_big(*args, **kwargs):
+        raise RuntimeError("DefaultCPUAllocator: can't allocate memory: you tried to allocate 549755813888 bytes.")
+
+    monkeypatch.setattr(type(get_problem("nvfp4_gemm")), "generate_input", too_big)
+    monkeypatch.setattr(base, "_device_bytes", lambda device: 16.0 * 2**30)
+    result = invoke("--umma", "--simulate", "--mma", "128,128,64", "--shape", "1048576,1048576,1048576")
+    assert result.exit_code == 2, result.output
+    assert "the inputs do not fit in cpu memory (one tensor needs 512.0 GiB of 16.0)" in result.output
+    assert "Traceback" not in result.output
