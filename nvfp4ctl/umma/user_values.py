@@ -60,7 +60,9 @@ def parse_hex(text: str, what: str, bits: int) -> int:
     if value < 0 or not text.strip():  # "-5" parses, but no descriptor is negative
         raise UsageError(f"{what} {text!r}: expected a hexadecimal value such as 0x08200480")
     if value >= 1 << bits:
-        raise UsageError(f"{what} {text}: wider than {bits} bits")
+        # no 0x and no a-f: the kernel may have printed it with %u
+        decimal = f"; as a decimal it is 0x{int(text):x}" if text.strip().isdigit() and int(text) < 1 << bits else ""
+        raise UsageError(f"{what} {text}: wider than {bits} bits (read as hexadecimal{decimal})")
     return value
 
 

@@ -134,3 +134,9 @@ def test_simulate_with_inputs_bigger_than_memory_is_one_line(monkeypatch) -> Non
     assert result.exit_code == 2, result.output
     assert "the inputs do not fit in cpu memory (one tensor needs 512.0 GiB of 16.0)" in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_decimal_descriptor_too_wide_as_hex_gets_its_hex_value() -> None:
+    result = invoke("--umma", "--idesc", "135267456")  # 0x08100480 printed with %u
+    assert result.exit_code == 2
+    assert "--idesc 135267456: wider than 32 bits (read as hexadecimal; as a decimal it is 0x8100480)" in result.output
