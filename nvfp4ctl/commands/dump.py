@@ -178,6 +178,17 @@ def command(
     if config_given and not user:  # they would be ignored: our kernel's configs come from its source
         raise UsageError(f"{', '.join(config_given)}: the MMA config is read only with your own values (--idesc,"
                          " --desc-a, ... and --mma); our kernel's configs come from its source")
+    # an option that does nothing must not look as if it was taken into account
+    with_values = from_log is not None and user and not simulate
+    ignored = [(option, why) for option, why, given in (
+        ("--row", "goes with --layout", row != 0 and not layout),
+        ("--kblock", "goes with --layout", kblock != 0 and not layout),
+        ("--shape", "goes with --layout, --runtime, --simulate or --from-log",
+         shape is not None and not (layout or runtime or simulate or from_log)),
+        ("--idesc/--desc-*/--tmem-*/--mma", "not used with --from-log, which reads the values from the file",
+         with_values)) if given]
+    if ignored:
+        raise UsageError("; ".join(f"{option} {why}" for option, why in ignored))
     if from_log is not None:
         from nvfp4ctl.commands.umma_view import show_dump_lines
 

@@ -140,3 +140,14 @@ def test_a_decimal_descriptor_too_wide_as_hex_gets_its_hex_value() -> None:
     result = invoke("--umma", "--idesc", "135267456")  # 0x08100480 printed with %u
     assert result.exit_code == 2
     assert "--idesc 135267456: wider than 32 bits (read as hexadecimal; as a decimal it is 0x8100480)" in result.output
+
+
+def test_options_that_would_do_nothing_are_refused(tmp_path: Path) -> None:
+    log = tmp_path / "out.txt"
+    log.write_text("")
+    for args, message in ((["--umma", "--no-cute", "--row", "5"], "--row goes with --layout"),
+                          (["--umma", "--no-cute", "--shape", "1,2,3"], "--shape goes with --layout, --runtime, --simulate"),
+                          (["--umma", "--from-log", str(log), "--idesc", "0x08100480"],
+                           "not used with --from-log, which reads the values from the file")):
+        result = invoke(*args)
+        assert result.exit_code == 2 and message in result.output, (args, result.output)
