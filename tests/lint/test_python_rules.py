@@ -302,6 +302,17 @@ CASES = {
             _last_ptr, _last_out = a.data_ptr(), c
             return c
         """, [(8, "NV301")]),
+    "CUDA graphs through torch.compile's backend, or a mode and options held in names": ("""
+        import torch
+        MODE = "reduce-overhead"
+        OPTS = {"triton.cudagraphs": True}
+        f1 = torch.compile(g, backend="cudagraphs")
+        f2 = torch.compile(g, mode=MODE)
+        f3 = torch.compile(g, options=OPTS)
+        f4 = torch.compile(g, mode="max-autotune-no-cudagraphs")
+        def custom_kernel(data):
+            return data[6]
+        """, [(4, "NV203"), (5, "NV203"), (6, "NV203")]),  # the options dict is flagged at its key
     "lru_cache on a helper handed the input tensors": ("""
         import functools
         @functools.lru_cache(maxsize=None)

@@ -90,17 +90,27 @@ def _compile_modes(index: ModuleIndex, report: Report) -> None:
             if not (name == "torch.compile" or name.endswith("torch.compile")):
                 continue
             for keyword in node.keywords:
-                if keyword.arg == "mode" and isinstance(keyword.value, ast.Constant) and keyword.value.value in GRAPH_COMPILE_MODES:
-                    report(keyword.value, "NV203", f'torch.compile(mode="{keyword.value.value}") captures CUDA graphs; '
-                                                   'use mode="max-autotune-no-cudagraphs" or the default')
-                if keyword.arg == "options" and isinstance(keyword.value, ast.Dict):
-                    for key, value in zip(keyword.value.keys, keyword.value.values):
-                        if isinstance(key, ast.Constant) and str(key.value).endswith("cudagraphs") and _truthy(value):
-                            report(key, "NV203", f'torch.compile option "{key.value}" turns on CUDA graphs')
+                for value in _values_of(keyword.value, index):
+                    if keyword.arg == "mode" and isinstance(value, ast.Constant) and value.value in GRAPH_COMPILE_MODES:
+                        report(keyword.value, "NV203", f'torch.compile(mode="{value.value}") captures CUDA graphs; '
+                                                       'use mode="max-autotune-no-cudagraphs" or the default')
+                    if keyword.arg == "backend" and isinstance(value, ast.Constant) and value.value == "cudagraphs":
+                        report(keyword.value, "NV203", 'torch.compile(backend="cudagraphs") runs the function as a'
+                                                       " CUDA graph; use the default backend")
+                    if keyword.arg == "options" and isinstance(value, ast.Dict):
+                        for key, option in zip(value.keys, value.values):
+                            if isinstance(key, ast.Constant) and str(key.value).endswith("cudagraphs") and _truthy(option):
+                                report(key, "NV203", f'torch.compile option "{key.value}" turns on CUDA graphs')
         elif isinstance(node, ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Attribute) and target.attr == "cudagraphs" and _truthy(node.value):
                     report(target, "NV203", "turns on CUDA graphs in torch.compile's config")
+
+
+def _values_of(node: ast.AST, index: ModuleIndex) -> list[ast.AST]:
+    """The expression itself, or for a plain name every value assigned to it in the file
+    (`MODE = "reduce-overhead"` ... `torch.compile(f, mode=MODE)`)."""
+    return index.assignments(index.tree, node.id) if isinstance(node, ast.Name) else [node]
 
 
 def _truthy(node: ast.AST) -> bool:
