@@ -71,8 +71,8 @@ def container_key(node: ast.AST, function: Function, index: ModuleIndex) -> str 
     if name in index.declared_global(function.node) or (
             head in index.module_names and not _is_local(function.node, head, index)):
         return name
-    if head in index.functions and "." in name:
-        return name  # custom_kernel.cache
+    if (head in index.functions or head in index.classes) and "." in name:
+        return name  # custom_kernel.cache, Solver.out (a class attribute: self.out's container too)
     if head in _mutable_defaults(function.node):
         return f"{function.name}:{head}"
     return None
