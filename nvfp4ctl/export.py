@@ -72,14 +72,13 @@ def inline_local_includes(path: Path, seen: set[Path] | None = None) -> tuple[st
 
 
 def _refuse_forbidden_word(path: Path) -> None:
-    from nvfp4ctl.lint.stream import find_offsets  # lint is heavy to import; only needed here
+    from nvfp4ctl.lint.stream import first_line  # lint is heavy to import; only needed here
 
-    text = path.read_text()
-    offsets = find_offsets(text)
-    if offsets:
-        line = text.count("\n", 0, offsets[0]) + 1
+    found = first_line(path.read_text())
+    if found:
+        line, count = found
         raise UsageError(
-            f'{path}:{line}: contains the word "{FORBIDDEN_WORD}" ({len(offsets)}x); the leaderboard rejects any '
+            f'{path}:{line}: contains the word "{FORBIDDEN_WORD}" ({count}x); the leaderboard rejects any '
             "submission containing it (any case), so nothing was written"
         )
 

@@ -6,21 +6,14 @@ import math
 
 from nvfp4ctl.env import Env, env_str
 from nvfp4ctl.errors import UsageError
-from nvfp4ctl.problems.fields import check_sizes
+from nvfp4ctl.problems.fields import shape_numbers
 
 DEFAULT_TIMEOUT_S = 180.0
 
 
 def parse_shape(text: str) -> tuple[int, int, int, int]:
     """"M,N,K" or "M,N,K,L" (also with x or spaces) -> (m, n, k, l)."""
-    parts = [p for p in text.replace("x", ",").replace(" ", ",").split(",") if p]
-    try:
-        numbers = [int(p) for p in parts]
-    except ValueError:
-        numbers = []
-    if len(numbers) not in (3, 4) or any(n <= 0 for n in numbers):
-        raise UsageError(f"--shape {text}: expected M,N,K or M,N,K,L as positive integers, e.g. --shape 128,7168,16384")
-    check_sizes(text, numbers)
+    numbers = shape_numbers(text, "M,N,K or M,N,K,L", "128,7168,16384", (3, 4))
     m, n, k = numbers[:3]
     return m, n, k, numbers[3] if len(numbers) == 4 else 1
 

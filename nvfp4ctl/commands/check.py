@@ -76,15 +76,14 @@ def command(
 def _warn_of_the_word(console: Console, target: Any) -> None:
     """A submission the leaderboard would refuse unread ("stream" in code.lower()) may still pass
     here: say so before the results, since a pass would suggest it is ready to send."""
-    from nvfp4ctl.lint.stream import WORD, find_offsets
+    from nvfp4ctl.lint.stream import WORD, first_line
     from nvfp4ctl.runner.targets import SUBMISSION, short_path
 
     if target.kind != SUBMISSION:
         return
-    text = target.path.read_text(encoding="utf-8", errors="replace")
-    if offsets := find_offsets(text):
-        line = text.count("\n", 0, offsets[0]) + 1
-        times = f" ({len(offsets)} times)" if len(offsets) > 1 else ""
+    if found := first_line(target.path.read_text(encoding="utf-8", errors="replace")):
+        line, count = found
+        times = f" ({count} times)" if count > 1 else ""
         console.warn(f"{short_path(target.path)}:{line}: the word {WORD!r}{times}: the leaderboard refuses this file"
                      " unread; `nvfp4ctl lint` shows every one")
 

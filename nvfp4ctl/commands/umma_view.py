@@ -87,6 +87,7 @@ def show_user_umma(values: Any, config: Any, simulate: bool, shape: str | None, 
 def _simulate(values: Any, config: Any, shape: str | None, seed: int, payload: dict[str, Any],
               as_json: bool) -> tuple[str, bool]:
     from nvfp4ctl.problems import get_problem
+    from nvfp4ctl.problems.base import make_case
     from nvfp4ctl.umma import diagnose, plan
     from nvfp4ctl.umma.user_values import simulation_plan
 
@@ -99,7 +100,7 @@ def _simulate(values: Any, config: Any, shape: str | None, seed: int, payload: d
                          f" the K tile {config.block_k}")
     tile, issues, notes = simulation_plan(config, values, k // config.block_k)
     problem = get_problem("nvfp4_gemm")
-    data = problem.make_input(problem.parse_shape(f"{m},{n},{k}", seed), device="cpu")  # too big: one line, exit 2
+    data = problem.make_input(make_case(m=m, n=n, k=k, l=1, seed=seed), device="cpu")  # too big: one line, exit 2
     result = diagnose.simulate(tile, plan.tile_inputs(data, tile, 0, 0), issues)
     bad = result.bad  # a property that rounds the tile: once
     emap = diagnose.error_map(bad)

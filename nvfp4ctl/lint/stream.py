@@ -37,6 +37,12 @@ def find_offsets(text: str) -> list[int]:
     return offsets
 
 
+def first_line(text: str) -> tuple[int, int] | None:
+    """(1-based line of the first occurrence, number of occurrences), None when there is none."""
+    offsets = find_offsets(text)
+    return (text.count("\n", 0, offsets[0]) + 1, len(offsets)) if offsets else None
+
+
 def _enclosing_word(text: str, offset: int) -> str:
     line_start = max(text.rfind("\n", 0, offset), text.rfind("\r", 0, offset)) + 1
     for match in _IDENTIFIER.finditer(text, line_start):

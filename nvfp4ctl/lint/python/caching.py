@@ -143,7 +143,7 @@ def _is_lookup_call(node: ast.AST) -> bool:
 def value_kind(value: ast.AST, function: Function, index: ModuleIndex, depth: int = 0) -> str:
     """ARTIFACT (compiled kernel, module, descriptor, plan), OUTPUT (the output tensor or a result
     computed from the inputs), IGNORE (an empty initial value) or UNKNOWN."""
-    if isinstance(value, ast.Constant) or (isinstance(value, (ast.Dict, ast.List, ast.Set, ast.Tuple)) and not getattr(value, "elts", getattr(value, "keys", None))):
+    if _empty_literal(value):
         return IGNORE
     if isinstance(value, ast.Lambda):
         return ARTIFACT
@@ -241,15 +241,16 @@ def _inside(node: ast.AST, ancestor: ast.AST, index: ModuleIndex) -> bool:
     return node is ancestor
 
 
+def _empty_literal(value: ast.AST) -> bool:
+    """A constant or an empty [], (), {} or set literal."""
+    return isinstance(value, ast.Constant) or (isinstance(value, (ast.Dict, ast.List, ast.Set, ast.Tuple))
+                                               and not getattr(value, "elts", getattr(value, "keys", None)))
+
+
 def _trivial(value: ast.AST) -> bool:
-    """An initial value that says nothing: a constant, an empty literal, list() or []."""
-    if isinstance(value, ast.Constant):
-        return True
-    if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
-        return not value.elts
-    if isinstance(value, ast.Dict):
-        return not value.keys
-    return isinstance(value, ast.Call) and call_name(value) in ("list", "dict", "set") and not value.args
+    """An initial value that says nothing: a constant, an empty literal, or list()/dict()/set()."""
+    return _empty_literal(value) or (
+        isinstance(value, ast.Call) and call_name(value) in ("list", "dict", "set") and not value.args)
 
 
 def _loop_pairs(target: ast.AST, iterable: ast.AST) -> list[tuple[ast.AST, ast.AST]]:
