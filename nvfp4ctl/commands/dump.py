@@ -25,6 +25,7 @@ from nvfp4ctl.errors import ExitCode, UsageError, os_reason
 from nvfp4ctl.options import parse_shape
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.problems.fields import MAX_SEED
+from nvfp4ctl.runner.targets import DEFAULT_BY_NAME
 
 DEFAULT_SEED = 1111
 
@@ -146,7 +147,7 @@ def command(
     seed: Annotated[int, typer.Option("--seed", min=0, max=MAX_SEED, help="Input seed for --layout and --runtime.")] = DEFAULT_SEED,
     row: Annotated[int, typer.Option("--row", help="Scale row to locate (--layout).")] = 0,
     kblock: Annotated[int, typer.Option("--kblock", help="Scale k-block (16 K-elements) to locate (--layout).")] = 0,
-    kernel: Annotated[Optional[Path], typer.Option("--kernel", help="sm_100a kernel source (default: kernels/sm100/nvfp4_gemm_sm100.cu).")] = None,
+    kernel: Annotated[Optional[Path], typer.Option("--kernel", help="sm_100a kernel source, or `default` (kernels/sm100/nvfp4_gemm_sm100.cu).")] = None,
     no_cute: Annotated[bool, typer.Option("--no-cute", help="--umma: skip CuTe's host encoder (no compile), show expected values only.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON document instead of tables.")] = False,
     idesc: Annotated[Optional[str], typer.Option("--idesc", metavar="HEX", help="--umma: your 32-bit instruction descriptor.")] = None,
@@ -201,7 +202,8 @@ def command(
         return Outcome(result=summary, exit_code=ExitCode.OK if ok else ExitCode.FAILURES, target=from_log)
     if (layout or runtime) and shape is None:
         raise UsageError("--layout and --runtime need --shape M,N,K[,L]")
-    source = kernel or default_kernel()
+    # `--kernel default` names nvfp4ctl's own kernel, as it does for check, bench and export
+    source = default_kernel() if kernel is None or str(kernel) == DEFAULT_BY_NAME else kernel
     if (umma or runtime) and not source.is_file():
         raise UsageError(f"kernel not found: {source}")
     payload: dict[str, Any] = {}

@@ -67,7 +67,11 @@ def parse_configs(source: Path) -> tuple[KernelConfig, ...]:
                                     use.group(1) if use else "", int(match.group("m")), int(match.group("n")),
                                     int(match.group("k"))))
     if not configs:
-        raise UsageError(f"{source}: no `struct ConfigById<N> : GemmConfig<M, N, K>` dispatch entries found")
+        # A hand-written kernel has no CuTe dispatch table: its own values are checked another way.
+        raise UsageError(f"{source}: no `struct ConfigById<N> : GemmConfig<M, N, K>` dispatch entries found"
+                         " (a CUTLASS kernel's table); for a hand-written kernel give the values it uses"
+                         " (--mma M,N,K --idesc HEX --desc-a HEX --desc-b HEX) or the lines it printed"
+                         " (--from-log FILE), docs/byo_kernel.md")
     return tuple(sorted(configs, key=lambda config: config.id))
 
 

@@ -54,6 +54,21 @@ def test_umma_json_without_cute() -> None:
     assert n_dim["expected"] == 128 >> 3
 
 
+def test_umma_takes_default_by_name() -> None:
+    """`--kernel default` is nvfp4ctl's own kernel here too, as in check, bench and export."""
+    result = invoke("--umma", "--no-cute", "--kernel", "default")
+    assert result.exit_code == 0, result.output
+    assert "umma: 2 configs, 0 mismatches (not cross-checked)" in result.output
+
+
+def test_umma_on_a_hand_written_kernel_points_to_its_own_values(tmp_path: Path) -> None:
+    kernel = tmp_path / "mine.cu"
+    kernel.write_text("__global__ void k() {}\n")
+    result = invoke("--umma", "--no-cute", "--kernel", str(kernel))
+    assert result.exit_code == 2
+    assert "--from-log FILE" in result.output and "--idesc HEX" in result.output
+
+
 def test_umma_flags_a_config_that_disagrees(tmp_path: Path) -> None:
     kernel = tmp_path / "k.cu"  # a table whose tile is not 128 bytes deep cannot use the 128B swizzle
     kernel.write_text('template <>\nstruct ConfigById<0> : GemmConfig<128, 64, 128> {\n'
