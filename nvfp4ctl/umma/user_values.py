@@ -91,7 +91,7 @@ def make_config(mma: str | None, kind: str, sf_vec: int | None, major: str, swiz
         problems.append(f"K={k} (kind::{kind} dense MMAs have K={KIND_K[kind]})")
     if vec not in (16, 32) or (kind != "mxf4nvf4" and vec != 32):
         problems.append(f"--sf-vec {vec} (kind::{kind} takes {'16 or 32' if kind == 'mxf4nvf4' else '32'})")
-    if {a_major, b_major} - {"K", "MN"}:
+    if {a_major, b_major} - {"K", "MN"} or len(majors) > 2:
         problems.append(f"--major {major} (K or MN, or A,B)")
     if swizzle not in SWIZZLES:
         problems.append(f"--swizzle {swizzle} (one of {', '.join(SWIZZLES)})")

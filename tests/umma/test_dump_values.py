@@ -83,6 +83,12 @@ def test_an_empty_or_negative_descriptor_is_a_usage_error(value: str) -> None:
     assert result.exit_code == 2 and "expected a hexadecimal value" in result.output
 
 
+@pytest.mark.parametrize("major", ["K,K,K", "K,Q", "row"])
+def test_a_major_that_is_not_one_or_two_of_k_and_mn_is_refused(major: str) -> None:
+    result = dump("--mma", "128,128,64", "--major", major, "--idesc", GOOD_IDESC)
+    assert result.exit_code == 2 and "(K or MN, or A,B)" in " ".join(result.output.split())
+
+
 @pytest.mark.parametrize("args, why", [
     (["--kind", "bogus"], "read only with your own values"),  # nothing else to apply it to: never silently ignored
     (["--idesc", GOOD_IDESC, "--swizzle", "3B", "--block-k", "0"], "--swizzle, --block-k: the MMA config is read with --mma"),
