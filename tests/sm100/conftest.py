@@ -50,6 +50,6 @@ def tc_printer() -> Path:
         toolchain.nvcc_path()
     except UsageError as error:
         pytest.skip(f"needs nvcc: {error}")
-    from nvfp4ctl.umma.sm100_tc_plan import printer_binary
+    from tc_plan import printer_binary
 
     return printer_binary()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from nvfp4ctl.umma.sm100_tc_plan import load_plan
+from tc_plan import load_plan
 from tc_shapes import BENCH_SHAPES, TEST_SHAPES
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "sm100_cost_model.py"

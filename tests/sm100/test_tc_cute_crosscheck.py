@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from nvfp4ctl.umma import descriptors as d
-from nvfp4ctl.umma.sm100_tc_plan import load_plan
+from tc_plan import load_plan
 
 CUTLASS_KERNEL = Path(__file__).resolve().parents[2] / "kernels" / "sm100" / "nvfp4_gemm_sm100.cu"
 # a shape per tcgen05 config: Tile64 (the 128x4096x7168 dispatch entry) and Tile128 (general rule)

@@ -1,4 +1,4 @@
-"""The tcgen05 kernel's synchronisation protocol, modelled (nvfp4ctl.umma.sm100_pipeline_model) on the
+"""The tcgen05 kernel's synchronisation protocol, modelled (tests/sm100/tc_pipeline_model.py) on the
 plan the kernel itself computes (the host printer built from its source), for every shape and a few
 SM counts: every wait is eventually satisfied, stage byte counts match the TMA boxes, stages and
 accumulators are never overwritten early, split-K partials are read after their flags and cover K
@@ -10,8 +10,8 @@ import dataclasses
 
 import pytest
 
-from nvfp4ctl.umma.sm100_pipeline_model import ProtocolError, check_stage_layout, run_model
-from nvfp4ctl.umma.sm100_tc_plan import TcPlan, load_plan
+from tc_pipeline_model import ProtocolError, check_stage_layout, run_model
+from tc_plan import TcPlan, load_plan
 from tc_shapes import ALL_SHAPES, BENCH_SHAPES
 
 pytestmark = pytest.mark.usefixtures("tc_printer")

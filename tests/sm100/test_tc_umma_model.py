@@ -1,7 +1,7 @@
 """The tcgen05 kernel's data path through the exact UMMA model, on real GPU MODE inputs.
 
 Everything the kernel decides comes from its own source through the plan printer
-(nvfp4ctl.umma.sm100_tc_plan): per stage load the TMA box coordinates and scale offsets, the stage
+(tests/sm100/tc_plan.py): per stage load the TMA box coordinates and scale offsets, the stage
 buffer each load lands in (128-byte swizzle, the kernel's TMA box), the scale descriptors of its
 tcgen05.cp, the per-K-step smem descriptors, the instruction descriptor, TMEM columns, and the
 split-K plan (which CTAs hold which K ranges of a tile, which owner adds which partials in which
@@ -18,7 +18,7 @@ import torch
 
 from nvfp4ctl.problems.nvfp4_gemm.inputs import generate_input
 from nvfp4ctl.problems.nvfp4_gemm.reference import dequantize, round_to_fp16
-from nvfp4ctl.umma.sm100_tc_plan import Segment, TcPlan, load_plan
+from tc_plan import Segment, TcPlan, load_plan
 from tc_shapes import ALL_SHAPES
 
 model = pytest.importorskip("nvfp4ctl.umma.model", reason="the UMMA data-path model (issue 14) is not on this branch")

@@ -18,7 +18,7 @@ from nvfp4ctl.umma.host_proof import toolchain_missing
 def cute():
     if why := toolchain_missing():
         pytest.skip(f"needs nvcc and the nvidia-cutlass headers: {why}")
-    from nvfp4ctl.umma import cute_layouts
+    import cute_layouts
 
     return cute_layouts
 

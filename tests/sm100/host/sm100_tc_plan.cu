@@ -3,7 +3,7 @@
 // includes the kernel source): the tile configuration, instruction descriptor, per-stage and
 // per-K-step shared-memory descriptors and TMEM columns, the TMA boxes, the launch plan (CTAs,
 // segments in processing order, reduction sources) and, with `loads`, every stage load
-// (TMA coordinates, scale offsets, pipeline stage) of every CTA. nvfp4ctl/umma/sm100_tc_plan.py
+// (TMA coordinates, scale offsets, pipeline stage) of every CTA. tests/sm100/tc_plan.py
 // runs it; the UMMA model and the pipeline model consume its output.
 //
 // usage: sm100_tc_plan M N K L SMS [loads]

@@ -2,7 +2,7 @@
 
 Every CTA of the launch runs three processes written after the kernel's roles (load_role, mma_role,
 epilogue_role in kernels/sm100/nvfp4_gemm_sm100_tc.cu), over the segments and stage loads the kernel
-itself plans (nvfp4ctl.umma.sm100_tc_plan). mbarriers keep hardware semantics: an arrival count and a
+itself plans (tests/sm100/tc_plan.py). mbarriers keep hardware semantics: an arrival count and a
 transaction-byte count per phase, `try_wait.parity(P)` true once the phase of parity P completed.
 TMA deliveries complete in any order after their issue; tcgen05 ops (MMA + commit) complete in issue
 order; the epilogue's 128 threads arrive one by one. A random scheduler interleaves everything, and
@@ -15,7 +15,7 @@ the model checks, for every config:
 - an owner reads a partial only after its flag, each CTA writes at most one partial, and every tile's
   K range is covered exactly once by its owner and the partials it adds.
 
-It is a model of the protocol, not of timing or of the hardware's data path (sm100_tc_plan + the
+It is a model of the protocol, not of timing or of the hardware's data path (tc_plan.py + the
 UMMA model cover the data).
 """
 
@@ -26,7 +26,7 @@ from collections import deque
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 
-from nvfp4ctl.umma.sm100_tc_plan import Segment, TcPlan
+from tc_plan import Segment, TcPlan
 
 Wait = Callable[[], bool]
 Process = Generator[Wait, None, None]
