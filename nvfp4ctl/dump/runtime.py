@@ -111,7 +111,7 @@ import json, sys
 from pathlib import Path
 import torch
 from torch.utils import cpp_extension
-from nvfp4ctl.build import toolchain
+from nvfp4ctl.build import flags, toolchain
 from nvfp4ctl.dump.layout import locate
 from nvfp4ctl.problems.nvfp4_gemm.inputs import generate_input
 from nvfp4ctl.problems.nvfp4_gemm.reference import reference_gemm
@@ -121,8 +121,8 @@ m, n, k, l, seed = int(m), int(n), int(k), int(l), int(seed)
 Path(build_dir).mkdir(parents=True, exist_ok=True)
 mod = cpp_extension.load(
     name="nvfp4_gemm_sm100_debug", sources=[kernel, binding], build_directory=build_dir,
-    extra_cuda_cflags=["-gencode=arch=compute_100a,code=sm_100a", "-O3", "-std=c++17",
-                       "--expt-relaxed-constexpr", "-DNVFP4CTL_DEBUG_DUMP=1"],
+    extra_cuda_cflags=[*flags.cuda_flags("sm_100a"), "-DNVFP4CTL_DEBUG_DUMP=1"],
+    extra_cflags=list(flags.BINDING_CFLAGS),  # the binding as `build` compiles it, not at -O0
     extra_include_paths=[str(p) for p in toolchain.cutlass_include_dirs()] + [str(Path(binding).parent)],
     verbose=False)
 data = generate_input(m, n, k, l, seed, device="cuda")

@@ -58,3 +58,15 @@ def test_child_script_is_valid_python() -> None:
     from nvfp4ctl.dump import runtime
 
     compile(runtime._CHILD, "<dump --runtime child>", "exec")
+
+
+def test_debug_child_imports_and_builds_with_builds_flags() -> None:
+    """The child runs only on a B200: its imports are run here, and its compile flags are build's own."""
+    from nvfp4ctl.build import flags
+    from nvfp4ctl.dump import runtime
+
+    head = runtime._CHILD.split("kernel, binding, build_dir")[0]
+    exec(compile(head, "dump-runtime-child", "exec"), {})
+    compile(runtime._CHILD, "dump-runtime-child", "exec")
+    assert "flags.cuda_flags(\"sm_100a\")" in runtime._CHILD and "flags.BINDING_CFLAGS" in runtime._CHILD
+    assert flags.BINDING_CFLAGS == ("-O1",)
