@@ -24,7 +24,9 @@ RUN_TO_RUN_NOISE = 0.01  # relative; the fidelity target for two consecutive ben
 SIGMAS = 2.0
 
 _GEOMEAN = re.compile(r"^geomean (?P<mean>[0-9.]+)(?:±(?P<err>[0-9.]+))? us; (?P<rest>.*) us$")
-_SHAPE = re.compile(r"^(?P<key>\d+x\d+x\d+(?:x\d+)?) (?P<mean>[0-9.]+)(?:±(?P<err>[0-9.]+))?$")
+# A shape key is the problem's own (ProblemBase.key): "128x7168x16384", the GEMV's "7168x16384", the
+# grouped GEMM's "g8:m80+176+...:n4096:k7168"; none has a space.
+_SHAPE = re.compile(r"^(?P<key>\S+) (?P<mean>[0-9.]+)(?:±(?P<err>[0-9.]+))?$")
 
 
 @dataclass(frozen=True)

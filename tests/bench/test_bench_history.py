@@ -98,3 +98,20 @@ def test_a_full_bench_is_compared_with_the_last_full_bench_not_an_only_run() -> 
     assert found is not None and found[0] is full
     found_only = find_previous([full, only], Path("k.cu"), "GPU", ["2x2x2"])
     assert found_only is not None and found_only[0] is only
+
+
+@pytest.mark.parametrize("problem", ["nvfp4_gemm", "nvfp4_dual_gemm", "nvfp4_gemv", "nvfp4_group_gemm"])
+def test_every_problems_bench_line_parses_back(problem: str) -> None:
+    """The comparison with the previous bench and `log --trend` read the run-log line back: the GEMV's
+    keys ("7168x16384", no L) and the grouped GEMM's ("g8:m80+176+...:n4096:k7168") must parse too."""
+    from nvfp4ctl.problems import get_problem
+    from nvfp4ctl.task import load_task
+
+    spec = get_problem(problem)
+    keys = [spec.key(case) for case in load_task(spec.task_file).benchmarks]
+    shapes = [(key, Timing(10.0 + i, 0.01)) for i, key in enumerate(keys)]
+    entry = RunEntry.from_line(_entry("k.cu@123", result_line(Timing(11.0, 0.01), shapes)).to_line())
+    assert entry is not None
+    logged = parse_result_line(entry.result)
+    assert logged is not None, entry.result
+    assert logged.shapes == dict(shapes)
