@@ -45,6 +45,11 @@ class RunEntry:
         cells[1] = f"`{cells[1]}`"
         return "- " + SEPARATOR.join(cells) + "\n"
 
+    @property
+    def subcommand(self) -> str:
+        """The command's name ("bench"), past the global options typed before it (`nvfp4ctl -q bench`)."""
+        return command_name(self.command)
+
     @classmethod
     def from_line(cls, line: str) -> RunEntry | None:
         if not line.startswith("- "):
@@ -54,6 +59,19 @@ class RunEntry:
             return None
         cells[1] = cells[1].strip("`")
         return cls(*cells)
+
+
+def command_name(command: str) -> str:
+    """"bench" for `nvfp4ctl bench ...` and for `nvfp4ctl -q bench ...`: the global options (-q, -v) take
+    no value, so the first word after "nvfp4ctl" that is not an option is the command; "" when none."""
+    try:
+        words = shlex.split(command)
+    except ValueError:  # an unbalanced quote in a hand-edited line
+        words = command.split()
+    for word in words[1:]:
+        if not word.startswith("-"):
+            return word
+    return ""
 
 
 def _one_line(cell: str) -> str:

@@ -104,7 +104,7 @@ def find_previous(entries: Iterable[RunEntry], target: Path, gpu: str, shapes: C
     wanted = target.resolve()
     partial: tuple[RunEntry, LoggedBench] | None = None
     for entry in reversed(list(entries)):
-        if not entry.command.startswith("nvfp4ctl bench") or entry.exit_code != "0" or entry.gpu != gpu:
+        if entry.subcommand != "bench" or entry.exit_code != "0" or entry.gpu != gpu:
             continue
         if _target_path(entry.target, root) != wanted:
             continue

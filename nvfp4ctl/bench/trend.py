@@ -81,7 +81,7 @@ def collect(entries: Iterable[RunEntry], root: Path, target: Path | None = None,
     groups: dict[tuple[str, str], Trend] = {}
     order: dict[tuple[str, str], int] = {}
     for index, entry in enumerate(entries):
-        if not entry.command.startswith("nvfp4ctl bench") or entry.exit_code != "0":
+        if entry.subcommand != "bench" or entry.exit_code != "0":
             continue
         bench = parse_result_line(entry.result)
         path, digest = split_target(entry.target)

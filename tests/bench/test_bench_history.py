@@ -115,3 +115,20 @@ def test_every_problems_bench_line_parses_back(problem: str) -> None:
     logged = parse_result_line(entry.result)
     assert logged is not None, entry.result
     assert logged.shapes == dict(shapes)
+
+
+@pytest.mark.parametrize("command", ["nvfp4ctl -q bench", "nvfp4ctl -v bench --only 1", "nvfp4ctl --quiet bench"])
+def test_a_bench_run_with_global_options_before_its_name_is_a_bench(tmp_path: Path, command: str) -> None:
+    """`-q`/`-v` go before or after the command's name (README); the log records argv as typed."""
+    kernel = tmp_path / "k.cu"
+    kernel.write_text("x")
+    entry = _entry(f"{kernel}@aaa", result_line(Timing(40.0, 0.1), SHAPES), command=command)
+    found = find_previous([entry], kernel, GPU, [key for key, _ in SHAPES])
+    assert found is not None and found[0] is entry
+
+
+def test_a_check_is_not_a_bench_whatever_its_options(tmp_path: Path) -> None:
+    kernel = tmp_path / "k.cu"
+    kernel.write_text("x")
+    entry = _entry(f"{kernel}@aaa", result_line(Timing(40.0, 0.1), SHAPES), command="nvfp4ctl -v check --shape bench")
+    assert find_previous([entry], kernel, GPU, [key for key, _ in SHAPES]) is None

@@ -150,3 +150,9 @@ def test_log_trend_of_another_projects_log_names_its_files(tmp_path: Path, monke
     assert f"kernels/sm90/k.cu on {H100}: 4 bench(es)" in shared.output
     missing = CliRunner().invoke(app, ["log", "--trend", "--target", str(other / "kernels" / "other.cu")])
     assert "no successful bench of" in missing.output
+
+
+def test_a_bench_logged_with_q_before_its_name_is_a_data_point(tmp_path: Path) -> None:
+    quiet = bench("2:10:00", 52.0, 15.5, commit="bbbbbbb", command="nvfp4ctl -q bench")
+    h100 = [t for t in trend.collect([*LOG, quiet], tmp_path) if t.gpu == H100][0]
+    assert len(h100.runs) == 5 and h100.series(BIG)[-1] == 52.0
