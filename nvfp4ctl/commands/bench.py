@@ -89,10 +89,17 @@ def compare_with_log(report: BenchReport, target: Path) -> history.Comparison | 
     """The previous bench of the same target path on the same GPU, from MEMORY.md's run log."""
     from nvfp4ctl import runlog
     from nvfp4ctl.bench import history
+    from nvfp4ctl.errors import os_reason
     from nvfp4ctl.workspace import memory_path, user_folder
 
-    previous = history.find_previous(runlog.read(memory_path()), target, report.gpu, [s.key for s in report.shapes],
-                                     user_folder())
+    memory = memory_path()
+    try:
+        entries = runlog.read(memory)
+    except OSError as error:  # NVFP4CTL_MEMORY naming a folder, say: the timings just taken still stand
+        get_console().warn(f"cannot read the run log {memory}: {os_reason(error, memory)}; no comparison with"
+                           " the previous bench")
+        return None
+    previous = history.find_previous(entries, target, report.gpu, [s.key for s in report.shapes], user_folder())
     if previous is None:
         return None
     return history.compare(previous, history.Timing(report.geomean_us, report.geomean_err_us), report.timings(),

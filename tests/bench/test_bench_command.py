@@ -225,3 +225,17 @@ def test_a_host_bound_submission_hears_about_its_o0_binding(submission: Path) ->
     submission.write_text(submission.read_text().replace('functions=["gemm"]', 'functions=["gemm"], extra_cflags=["-O3"]'))
     result = _bench("--submission", str(submission))
     assert "is host-bound" in " ".join(result.output.split()) and "at -O0" not in result.output
+
+
+def test_an_unreadable_run_log_costs_the_comparison_not_the_results(submission: Path, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """NVFP4CTL_MEMORY naming a folder: the bench's numbers are still shown, with one warning, no traceback."""
+    folder = tmp_path / "memory-folder"
+    folder.mkdir()
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(folder))
+    result = _bench("--submission", str(submission))
+    assert result.exit_code == 0, result.output
+    assert "geomean" in result.output and "128x7168x16384" in result.output
+    output = " ".join(result.output.split())
+    assert f"cannot read the run log {folder}" in output
+    assert "Traceback" not in result.output
