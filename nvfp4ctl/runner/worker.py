@@ -271,12 +271,17 @@ class Worker:
 
 
 def _kill_group(process: BaseProcess) -> None:
-    if process.pid is None or process.exitcode is not None:
+    """SIGKILL the child's process group, also when the child itself has already exited (a crash, its
+    exit after a CUDA error, "stop"): what it started there (a helper process, a build) must not be
+    left running. The group's id stays taken while any member lives, so it names no one else."""
+    if process.pid is None:
         return
     try:
         os.killpg(process.pid, signal.SIGKILL)  # the child called setsid(): its pgid is its pid
     except (ProcessLookupError, PermissionError):
         pass
+    if process.exitcode is not None:
+        return
     try:
         process.kill()  # in case it had not reached setsid() yet
     except (ProcessLookupError, ValueError, AttributeError):

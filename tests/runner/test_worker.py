@@ -89,6 +89,44 @@ def test_grandchildren_die_with_the_process_group(make_target, tmp_path):
     assert not _alive(grandchild)
 
 
+def _wait_dead(pid: int, seconds: float = 3.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not _alive(pid)
+
+
+@pytest.mark.parametrize("ending", ["os._exit(1)", 'raise RuntimeError("CUDA error: an illegal memory access")'],
+                         ids=["child-exits", "cuda-error"])
+def test_a_crashed_childs_own_children_do_not_outlive_it(make_target, tmp_path, ending):
+    """The child died by itself (a crash, or its exit after a CUDA error): what it started in its
+    process group (a helper, a build) is killed too, not left running as an orphan."""
+    pid_file = tmp_path / "grandchild.pid"
+    body = f"""
+    p = subprocess.Popen(["sleep", "3600"])
+    open({str(pid_file)!r}, "w").write(str(p.pid))
+    {ending}
+    """
+    with Worker(make_target(body, "import os, subprocess"), timeout_s=10, device="cpu") as worker:
+        with pytest.raises(KernelCrash):
+            worker.call(CALL, label="test 1", data=None)
+        grandchild = int(pid_file.read_text())
+        assert _wait_dead(grandchild), "the crashed child's subprocess is still running"
+
+
+def test_a_stopped_childs_own_children_do_not_outlive_it(make_target, tmp_path):
+    """close() after a normal run: the child exits on "stop"; a process it left behind goes with it."""
+    pid_file = tmp_path / "grandchild.pid"
+    header = f"""
+    import subprocess
+    _helper = subprocess.Popen(["sleep", "3600"])
+    open({str(pid_file)!r}, "w").write(str(_helper.pid))
+    """
+    with Worker(make_target("return 1", header), timeout_s=10, device="cpu") as worker:
+        assert worker.call(CALL, label="test 1", data=None) == 1
+    assert _wait_dead(int(pid_file.read_text())), "the stopped child's subprocess is still running"
+
+
 def test_child_that_exits_is_a_crash_with_its_last_lines(make_target):
     body = """
     print("about to fail", file=sys.stderr, flush=True)
