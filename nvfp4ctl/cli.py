@@ -19,6 +19,7 @@ from nvfp4ctl.commands import bench, build, check, dump, export, init, lint, log
 from nvfp4ctl.console import NORMAL, QUIET, VERBOSE, get_console, set_verbosity
 from nvfp4ctl.env import Env, env_flag, env_str
 from nvfp4ctl.errors import ExitCode, NvfpError, UsageError, os_reason
+from nvfp4ctl.interrupts import sigterm_as_ctrl_c
 from nvfp4ctl.outcome import Outcome
 
 _RECORDED: set[str] = set()  # the commands whose runs, parse errors included, go to the run log
@@ -129,7 +130,8 @@ def _logged(name: str, command: Callable[..., Outcome], record: bool = True) -> 
                 set_verbosity(QUIET if name == "quiet" else VERBOSE)
         workspace.reset()
         try:
-            outcome = command(*args, **kwargs)
+            with sigterm_as_ctrl_c():  # `kill PID` stops the child and logs the run, as Ctrl-C does
+                outcome = command(*args, **kwargs)
         except (NvfpError, OSError) as caught:
             error = caught if isinstance(caught, NvfpError) else _cache_folder_error(caught)
             if error is None:

@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 import math
-import signal
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
@@ -45,23 +41,10 @@ def command(
     json: Annotated[bool, typer.Option("--json", help="Print the report as JSON instead of tables.")] = False,
 ) -> Outcome:
     """Try each knob's values per shape (checked, then timed short), write the winners into the dispatch table."""
-    with _sigterm_as_ctrl_c():
+    from nvfp4ctl.interrupts import sigterm_as_ctrl_c  # also set by the CLI; here for callers of command()
+
+    with sigterm_as_ctrl_c():  # `kill PID`: pools closed, workers killed, exit 130 (interrupts.py)
         return _tune(kernel, shapes, budget, gpus, compile_only, knobs, rounds, fresh, no_write, task, timeout, json)
-
-
-@contextmanager
-def _sigterm_as_ctrl_c() -> Iterator[None]:
-    """`kill PID` ends a tune as Ctrl-C does: the pools close (compile workers and their nvcc ended,
-    GPU workers killed), exit 130 and "interrupted" in the run log. Python's default for SIGTERM is to
-    die at once, which left the spawned compile workers running and the run without its log line."""
-    if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
-        yield
-        return
-    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)  # raises KeyboardInterrupt
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def _tune(kernel: Path | None, shapes: ShapeSet, budget: float | None, gpus: int | None, compile_only: bool,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -203,3 +204,60 @@ def test_a_crash_on_every_test_prints_its_traceback_once(fake_task):
     assert "test 3 (m=128 n=128 k=64 l=2): same crash as test 1" in result.output
     assert result.output.count("full child log:") == 3  # each test's own log is still named
     assert "0/3 pass, 3 crash (tests 1, 2, 3)" in result.output
+
+
+@pytest.mark.parametrize("command", [["check", "--no-probe"], ["bench", "--max-repeats", "3"]])
+def test_sigterm_ends_the_run_like_ctrl_c(tmp_path, command):
+    """`kill PID` (a CI timeout, a job scheduler) on a check or bench whose kernel hangs: the child's
+    whole group is killed, the run log gets its line ("interrupted", exit 130), as for Ctrl-C."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+
+    from nvfp4ctl.errors import ExitCode
+
+    helper_pid = tmp_path / "helper.pid"
+    submission = tmp_path / "submission.py"
+    submission.write_text(textwrap.dedent(f"""
+        import subprocess, time
+        _helper = subprocess.Popen(["sleep", "3600"])
+        open({str(helper_pid)!r}, "w").write(str(_helper.pid))
+
+        def custom_kernel(data):
+            time.sleep(3600)
+    """))
+    env = dict(os.environ, NVFP4CTL_DEVICE="cpu", PYTHONPATH=os.pathsep.join(sys.path))
+    env.pop("NVFP4CTL_TIMEOUT", None)
+    parent = subprocess.Popen([sys.executable, "-m", "nvfp4ctl", *command, "--shape", "128,128,256",
+                               "--submission", str(submission)], cwd=tmp_path, env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 90
+        while not helper_pid.is_file() or not helper_pid.read_text():
+            assert parent.poll() is None and time.monotonic() < deadline, parent.stderr.read() if parent.poll() else "no child"
+            time.sleep(0.1)
+        helper = int(helper_pid.read_text())
+        time.sleep(2.0)  # the target is loaded; the job is on its way into custom_kernel
+        parent.send_signal(signal.SIGTERM)
+        assert parent.wait(timeout=30) == ExitCode.INTERRUPTED, parent.stderr.read()
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            os.kill(helper, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        stat = Path(f"/proc/{helper}/stat")
+        alive = stat.exists() and stat.read_text().split()[2] != "Z"
+        if alive:
+            os.kill(helper, signal.SIGKILL)
+        assert not alive, "the child's helper process outlived the run"
+    entry = _last_log_entry()
+    assert (entry.result, entry.exit_code) == ("interrupted", "130")
+    assert entry.command.startswith(f"nvfp4ctl {command[0]}")
