@@ -34,8 +34,8 @@ def command(
     submission: Annotated[Path | None, typer.Option("--submission", metavar="PATH", help="A GPU MODE submission.py to time.")] = None,
     kernel: Annotated[Path | None, typer.Option("--kernel", metavar="PATH", help="A kernel source (.cu) to build and time; 'default': nvfp4ctl's own for this GPU.")] = None,
     task: Annotated[Path | None, typer.Option("--task", metavar="PATH", help="task.yml to read the benchmarks from.")] = None,
-    only: Annotated[int | None, typer.Option("--only", metavar="N", help="Time only benchmark N (1-based, task.yml order).")] = None,
-    shape: Annotated[str | None, typer.Option("--shape", metavar="SHAPE", help="Time one ad-hoc shape instead: M,N,K[,L] (GEMV M,K[,L]; grouped M1,N1,K1;M2,N2,K2).")] = None,
+    only: Annotated[list[int] | None, typer.Option("--only", metavar="N", help="Time only benchmark N (1-based, task.yml order); repeat for several.")] = None,
+    shape: Annotated[list[str] | None, typer.Option("--shape", metavar="SHAPE", help="Time an ad-hoc shape instead: M,N,K[,L] (GEMV M,K[,L]; grouped M1,N1,K1;M2,N2,K2); repeatable.")] = None,
     mode: Annotated[ModeChoice, typer.Option("--mode", help="benchmark: the problem's leaderboard loop, 10 s budget per shape; leaderboard: its stricter mode (more repeats, 30 s, recheck every repeat).")] = ModeChoice.benchmark,
     max_repeats: Annotated[int | None, typer.Option("--max-repeats", metavar="N", min=1, help="Most timed repeats per shape (default: the problem's loop, e.g. 200 for the GEMM; 1000 in leaderboard mode).")] = None,
     max_noise: Annotated[float, typer.Option("--max-noise", metavar="PCT", help="Stop a shape once err/mean is below this many percent.")] = 0.1,
@@ -56,7 +56,7 @@ def command(
     loaded = load_task(task)
     target = resolve_target(submission, kernel, loaded)
     problem = get_problem(loaded.problem)
-    cases = select_cases(loaded, only, shape)  # option mistakes first, then "no GPU" (as check)
+    cases = select_cases(loaded, only or [], shape or [])  # option mistakes first, then "no GPU" (as check)
     timeout_s = options.resolve_timeout(timeout, loaded.timeout_s)[0]
     device = run_device()
     if device == "cuda" and not gpu_present():
@@ -106,18 +106,22 @@ def compare_with_log(report: BenchReport, target: Path) -> history.Comparison | 
                            runlog.file_digest(target))
 
 
-def select_cases(task: Task, only: int | None, shape: str | None) -> tuple[Case, ...]:
-    if only is not None and shape is not None:
-        raise UsageError("--only and --shape are exclusive: pick a task shape or give one")
-    if shape is not None:
+def select_cases(task: Task, only: Sequence[int], shapes: Sequence[str]) -> tuple[Case, ...]:
+    """--only N (1-based, repeatable, each benchmark once) or --shape (repeatable); neither: every benchmark."""
+    if only and shapes:
+        raise UsageError("--only and --shape are exclusive: pick task shapes or give your own")
+    if shapes:
         seed = task.benchmarks[0].seed if task.benchmarks else 1111
-        return (parse_shape(shape, seed, task.problem),)
+        cases = [parse_shape(text, seed, task.problem) for text in shapes]
+        keys = [get_problem(task.problem).key(case) for case in cases]
+        return tuple(dict(zip(keys, cases)).values())  # each shape once ("128,128,256" = "128x128x256")
     if not task.benchmarks:
         raise UsageError(f"{task.path or 'task.yml'}: no benchmarks to time (add a benchmarks: list or use --shape)")
-    if only is not None:
-        if not 1 <= only <= len(task.benchmarks):
-            raise UsageError(f"--only {only}: the task has {len(task.benchmarks)} benchmarks (1-{len(task.benchmarks)})")
-        return (task.benchmarks[only - 1],)
+    for number in only:
+        if not 1 <= number <= len(task.benchmarks):
+            raise UsageError(f"--only {number}: the task has {len(task.benchmarks)} benchmarks (1-{len(task.benchmarks)})")
+    if only:
+        return tuple(task.benchmarks[number - 1] for number in dict.fromkeys(only))
     return task.benchmarks
 
 

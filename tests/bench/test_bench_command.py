@@ -239,3 +239,21 @@ def test_an_unreadable_run_log_costs_the_comparison_not_the_results(submission: 
     output = " ".join(result.output.split())
     assert f"cannot read the run log {folder}" in output
     assert "Traceback" not in result.output
+
+
+def test_only_and_shape_repeat_as_for_check(submission: Path) -> None:
+    """bench_method.md: `--only N`, `--shape` "as for check", where both repeat. Given twice they used
+    to keep the last one silently: `--only 1 --only 3` timed benchmark 3 alone."""
+    data = json.loads(_bench("--submission", str(submission), "--json", "--only", "1", "--only", "3").stdout)
+    assert [s["shape"] for s in data["shapes"]] == ["128x7168x16384", "128x7168x2048"]
+    data = json.loads(_bench("--submission", str(submission), "--json", "--shape", "256,512,1024",
+                             "--shape", "128,256,512,2").stdout)
+    assert [s["shape"] for s in data["shapes"]] == ["256x512x1024", "128x256x512x2"]
+    data = json.loads(_bench("--submission", str(submission), "--json", "--only", "2", "--only", "2").stdout)
+    assert [s["shape"] for s in data["shapes"]] == ["128x4096x7168"]
+
+
+def test_the_same_shape_twice_is_timed_once(submission: Path) -> None:
+    data = json.loads(_bench("--submission", str(submission), "--json", "--shape", "256,512,1024",
+                             "--shape", "256x512x1024").stdout)
+    assert [s["shape"] for s in data["shapes"]] == ["256x512x1024"]
