@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from enum import Enum
 from pathlib import Path
@@ -51,8 +52,10 @@ def command(
     from nvfp4ctl.runner.worker import Worker
     from nvfp4ctl.task import load_task
 
-    if max_noise <= 0:
-        raise UsageError(f"--max-noise {max_noise:g}: expected a percentage above 0")
+    if not 0 < max_noise < math.inf:  # nan too: a shape that never converges
+        raise UsageError(f"--max-noise {max_noise:g}: expected a finite percentage above 0")
+    if not settle < math.inf:  # click's min=0 lets inf through: the watchdog would call the endless settle a deadlock
+        raise UsageError(f"--settle {settle:g}: expected a finite number of seconds")
     loaded = load_task(task)
     target = resolve_target(submission, kernel, loaded)
     problem = get_problem(loaded.problem)
