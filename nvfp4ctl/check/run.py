@@ -55,6 +55,7 @@ class CheckReport:
     gpu: str | None = None
     load_error: str | None = None  # the target could not be loaded at all: nothing ran
     load_log_tail: tuple[str, ...] = ()
+    load_log_path: str | None = None  # the child's full log, kept when it said something
 
     def with_verdict(self, verdict: str) -> list[ItemOutcome]:
         return [o for o in self.outcomes if o.verdict == verdict]
@@ -118,6 +119,7 @@ def run_check(
         except ChildCrashed as error:  # import error, failed build, or a crash while importing
             report.load_error = str(error).splitlines()[0]
             report.load_log_tail = tuple(error.log_tail)
+            report.load_log_path = _text(error.log_path)
             report.outcomes = [ItemOutcome(item, NOT_RUN) for item in items]
             return report
         except JobError as error:  # e.g. an unknown problem name

@@ -49,7 +49,7 @@ def command(
     from nvfp4ctl.bench.session import BenchPlan, run_bench
     from nvfp4ctl.runner.gpu import gpu_present, run_device
     from nvfp4ctl.runner.targets import refuse_unloadable, resolve_target, task_label
-    from nvfp4ctl.runner.worker import Worker
+    from nvfp4ctl.runner.worker import ChildCrashed, ChildTimeout, Worker
     from nvfp4ctl.task import load_task
 
     if not 0 < max_noise < math.inf:  # nan too: a shape that never converges
@@ -76,8 +76,11 @@ def command(
                      f" · mode {mode.value} · {problem.timing.input_sets} input set(s) per sample ({problem.timing.source})"
                      f" · settle {plan.settle_s:g} s · timeout {plan.timeout_s:g} s per shape", style="dim")
     echo = (lambda line: console.detail(f"  [child] {line}")) if console.verbosity >= VERBOSE else None
-    with Worker(target, plan.timeout_s, device=device, on_output=echo) as worker, console.progress() as progress:
-        report = run_bench(plan, worker, target.label, on_step=_stepper(progress, len(plan.steps()) + 1))
+    try:
+        with Worker(target, plan.timeout_s, device=device, on_output=echo) as worker, console.progress() as progress:
+            report = run_bench(plan, worker, target.label, on_step=_stepper(progress, len(plan.steps()) + 1))
+    except (ChildCrashed, ChildTimeout) as error:
+        raise _with_child_log(error) from None
     comparison = compare_with_log(report, target.path)
     hints = _binding_hints(report, target)
     if json:
@@ -86,6 +89,19 @@ def command(
         show(report, comparison, plan.max_noise, hints)
     return Outcome(result=report.result_line(), target=target.path, target_source=target.source, gpu=report.gpu,
                    problem=problem.name)
+
+
+def _with_child_log(error: Any) -> Any:
+    """The same crash or timeout, its message ending in the child's last lines (a timeout's carries none)
+    and the path of its full log, which the worker keeps: the first line stays the run log's result."""
+    from nvfp4ctl.runner.worker import ChildTimeout
+
+    lines = str(error).splitlines()
+    if isinstance(error, ChildTimeout):
+        lines += [f"  {line}" for line in error.log_tail]
+    if error.log_path is not None:
+        lines.append(f"  full child log: {error.log_path}")
+    return type(error)("\n".join(lines), error.log_tail, error.log_path)
 
 
 def compare_with_log(report: BenchReport, target: Path) -> history.Comparison | None:

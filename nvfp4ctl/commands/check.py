@@ -125,6 +125,8 @@ def _show(console: Console, report: CheckReport) -> None:
     if report.load_error:
         console.fail(report.load_error)
         console.raw("\n".join("  " + line for line in report.load_log_tail) or "  (the child wrote nothing)")
+        if report.load_log_path:  # the tail is the last lines; a build's first error may be far above
+            console.raw(f"  full child log: {report.load_log_path}")
         console.fail(f"{_tests(len(report.outcomes))} not run: the target could not be loaded")
         return
     console.table(["#", "shape", "verdict", "max abs err", "time"], [_row(o) for o in report.outcomes],

@@ -261,3 +261,25 @@ def test_the_same_shape_twice_is_timed_once(submission: Path) -> None:
     data = json.loads(_bench("--submission", str(submission), "--json", "--shape", "256,512,1024",
                              "--shape", "256x512x1024").stdout)
     assert [s["shape"] for s in data["shapes"]] == ["256x512x1024"]
+
+
+@pytest.mark.parametrize("kind", ["crash", "timeout"])
+def test_a_crash_or_timeout_names_the_kept_child_log(submission: Path, tmp_path: Path, kind: str) -> None:
+    """The worker keeps the child's log after a crash or timeout; the message shows its last lines and
+    where the whole of it is (check does the same per test)."""
+    from nvfp4ctl.runner.worker import ChildCrashed, ChildTimeout
+
+    log = tmp_path / "child-1.log"
+    log.write_text("printf from the kernel\n")
+    FakeWorker.raise_error = (ChildCrashed("bench 128x7168x16384 crashed: the child died (killed by SIGSEGV)\n"
+                                           "  printf from the kernel", ["printf from the kernel"], log)
+                              if kind == "crash" else
+                              ChildTimeout("possible deadlock: bench 128x7168x16384 ran past 1 s; the child was killed",
+                                           ["printf from the kernel"], log))
+    result = _bench("--submission", str(submission))
+    assert result.exit_code == (4 if kind == "crash" else 3), result.output
+    output = " ".join(result.output.split())
+    assert "printf from the kernel" in output and f"full child log: {log}" in output
+    assert output.count("printf from the kernel") == 1
+    entry = runlog.read(Path(os.environ["NVFP4CTL_MEMORY"]))[-1]
+    assert "full child log" not in entry.result  # the run log keeps the headline

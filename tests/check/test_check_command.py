@@ -82,6 +82,10 @@ def test_import_error_in_the_submission_is_a_crash(fake_task):
     assert "cannot load " in result.output and "ModuleNotFoundError" in result.output
     assert "helper_that_does_not_exist" in result.output
     assert "3 tests not run: the target could not be loaded" in result.output
+    # the tail is the last lines only (a load_inline build says more): the kept log is named
+    kept = [line.split("full child log: ", 1)[1] for line in result.output.splitlines() if "full child log: " in line]
+    assert len(kept) == 1 and Path(kept[0]).is_file(), result.output
+    assert "helper_that_does_not_exist" in Path(kept[0]).read_text()
 
 
 def test_cpu_only_torch_is_one_line_and_exit_2(fake_task):
