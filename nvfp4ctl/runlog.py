@@ -1,7 +1,8 @@
 """The run log: one line per command appended to MEMORY.md, never touching the notes above it.
 
-Appends take a file lock and replace the file in one step (a new copy moved over it), so concurrent
-runs interleave whole lines and a run killed mid-way leaves either its full line or nothing.
+Appends take a file lock (in nvfp4ctl's cache, and a flock on MEMORY.md itself for writers whose caches
+differ) and replace the file in one step (a new copy moved over it), so concurrent runs interleave
+whole lines and a run killed mid-way leaves either its full line or nothing.
 """
 
 from __future__ import annotations
@@ -11,6 +12,9 @@ import os
 import shlex
 import subprocess
 import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from pathlib import Path
@@ -179,10 +183,63 @@ def lock_path(memory: Path, kind: str = "runlog") -> Path:
     raise OSError(f"no folder for the run log's lock ({cache_root() / 'locks'}, {tempfile.gettempdir()})")
 
 
+@contextmanager
+def _file_itself_locked(memory: Path, timeout_s: float = LOCK_TIMEOUT_S) -> Iterator[None]:
+    """An exclusive flock on MEMORY.md itself, held on the file the path names when the lock is won.
+
+    The cache-folder lock only orders writers that share NVFP4CTL_CACHE; two shells with different
+    settings (an editor's lint hook beside a bench) took different locks and lost each other's lines.
+    A writer replaces the file, so a lock won on a file that has since been replaced is let go and
+    taken again on the new one. Where the file cannot be opened or flock is refused (a file system
+    without it), only the cache lock orders the writers, as before."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: the cache lock alone
+        yield
+        return
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            fd = _open_for_lock(memory)
+        except OSError:
+            yield
+            return
+        try:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise TimeoutError(f"another nvfp4ctl held {memory} for {timeout_s:g} s") from None
+                    time.sleep(0.01)
+                except OSError:  # ENOLCK, EBADF (NFS wants a writable file): no lock on the file itself
+                    yield
+                    return
+            try:
+                current = os.stat(memory)
+            except OSError:
+                current = None
+            if current is not None and os.path.samestat(current, os.fstat(fd)):
+                yield
+                return
+        finally:
+            os.close(fd)  # releases the flock
+
+
+def _open_for_lock(memory: Path) -> int:
+    """MEMORY.md opened for its lock (made empty when missing: the append writes it at once); read-only
+    when the user made it so (the append replaces it, which needs the folder's permission only)."""
+    try:
+        return os.open(memory, os.O_RDWR | os.O_CREAT, 0o666)
+    except PermissionError:
+        return os.open(memory, os.O_RDONLY)
+
+
 def append(entry: RunEntry, memory: Path) -> None:
     memory.parent.mkdir(parents=True, exist_ok=True)
     lock = lock_path(memory)
-    with FileLock(str(lock), timeout=LOCK_TIMEOUT_S):
+    with FileLock(str(lock), timeout=LOCK_TIMEOUT_S), _file_itself_locked(memory):
         existing = memory.read_bytes() if memory.exists() else b""
         chunk = ""
         if existing and not existing.endswith(b"\n"):

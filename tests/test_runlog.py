@@ -188,3 +188,29 @@ def test_line_breaks_of_every_kind_in_a_cell_keep_the_entry_on_one_line(tmp_path
     runlog.append(odd, memory)
     (entry,) = runlog.read(memory, 5)
     assert entry.command == "nvfp4ctl lint 'foo bar.py'   x" and entry.result == "error: foo bar.py: no such file"
+
+
+def _append_many(cache: str, memory: str, tag: str) -> None:
+    import os
+
+    os.environ["NVFP4CTL_CACHE"] = cache  # the lock folder follows it
+    for i in range(25):
+        runlog.append(_entry(f"{tag}-{i}" + " padding" * 300), Path(memory))
+
+
+def test_writers_with_different_cache_folders_still_write_every_line(tmp_path):
+    """Two shells, one with NVFP4CTL_CACHE set and one without (an editor's lint hook beside a bench):
+    their locks live in different folders, but they append to the same MEMORY.md. No line may be lost."""
+    memory = tmp_path / "MEMORY.md"
+    memory.write_text(NOTES)
+    context = multiprocessing.get_context("fork")
+    writers = [context.Process(target=_append_many, args=(str(tmp_path / f"cache{i}"), str(memory), f"w{i}"))
+               for i in range(3)]
+    for writer in writers:
+        writer.start()
+    for writer in writers:
+        writer.join(60)
+    assert all(writer.exitcode == 0 for writer in writers)
+    assert sorted(e.result.split(" ")[0] for e in runlog.read(memory)) == sorted(
+        f"w{i}-{j}" for i in range(3) for j in range(25))
+    assert memory.read_bytes().startswith(NOTES.encode())
