@@ -145,7 +145,7 @@ class Worker:
         """Run `job(target, **payload)` in the child and return its value."""
         child = self._ready_child(label)
         limit = self.timeout_s if timeout_s is None else timeout_s
-        self._send(child, ("job", job, payload))
+        self._send(child, ("job", job, payload), label)
         reply = self._wait(child, limit, label, what=f"possible deadlock: {label} ran past {limit:g} s")
         if reply[0] == "ok":
             return reply[1]
@@ -180,7 +180,7 @@ class Worker:
         if self._child is not None:  # died between jobs
             raise self._crash(self._child, f"{label}: the child had died before the job started")
         child = self._start_child()
-        self._send(child, ("load", self.preload))
+        self._send(child, ("load", self.preload), label)
         what = f"loading {self.target.label} ran past {self.load_timeout_s:g} s (a hang at import or build?)"
         reply = self._wait(child, self.load_timeout_s, label, what=what)
         if reply[0] == "ready":
@@ -209,10 +209,13 @@ class Worker:
         self._child = _Child(process, parent_conn, log_path)
         return self._child
 
-    @staticmethod
-    def _send(child: _Child, message: tuple) -> None:
+    def _send(self, child: _Child, message: tuple, label: str = "the job") -> None:
+        """Hand the child a message; a child gone in the meantime (the pipe is closed) is a crash."""
         child.busy = True
-        child.conn.send(message)
+        try:
+            child.conn.send(message)
+        except OSError:  # BrokenPipeError, ConnectionResetError: nobody reads the other end
+            raise self._crash(child, f"{label} crashed: the child died") from None
 
     def _wait(self, child: _Child, limit_s: float, label: str, what: str) -> tuple:
         deadline = time.monotonic() + limit_s

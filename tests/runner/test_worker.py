@@ -142,6 +142,21 @@ def test_child_that_exits_is_a_crash_with_its_last_lines(make_target):
         assert worker.call("runner_jobs:say_hello", label="next") == "done"  # fresh child
 
 
+def test_a_child_gone_just_before_the_job_is_sent_is_a_crash_not_a_broken_pipe(make_target, monkeypatch):
+    """The child dies between the liveness check and the send (a target's background thread ending the
+    process): the send hits a closed pipe. That is a crash (exit 4), never a BrokenPipeError traceback."""
+    with Worker(make_target("return 1"), timeout_s=10, device="cpu") as worker:
+        pid = worker.call("runner_jobs:child_pid", label="pid")
+        process = worker._child.process
+        os.kill(pid, signal.SIGKILL)
+        process.join(5)
+        monkeypatch.setattr(type(process), "is_alive", lambda self: True)  # as if it died a moment later
+        with pytest.raises(KernelCrash, match="test 2 crashed: the child died"):
+            worker.call(CALL, label="test 2", data=None)
+        monkeypatch.undo()
+        assert worker.call(CALL, label="test 3", data=None) == 1  # a fresh child
+
+
 def test_segfault_is_a_crash_with_the_python_stack(make_target):
     with Worker(make_target("ctypes.string_at(0)", "import ctypes"), timeout_s=10, device="cpu") as worker:
         with pytest.raises(KernelCrash, match="killed by SIGSEGV") as caught:
