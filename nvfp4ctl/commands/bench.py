@@ -13,9 +13,10 @@ import typer
 from nvfp4ctl import options
 from nvfp4ctl.bench.modes import BENCHMARK, DEFAULT_SETTLE_S, LEADERBOARD
 from nvfp4ctl.console import VERBOSE, get_console
-from nvfp4ctl.errors import UsageError
+from nvfp4ctl.errors import UsageError, os_reason
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.problems import DEFAULT_PROBLEM, get_problem
+from nvfp4ctl.workspace import memory_path
 
 if TYPE_CHECKING:  # the timing machinery is imported when the command runs, so `--help` stays fast
     from nvfp4ctl.bench import history
@@ -81,12 +82,19 @@ def command(
             report = run_bench(plan, worker, target.label, on_step=_stepper(progress, len(plan.steps()) + 1))
     except (ChildCrashed, ChildTimeout) as error:
         raise _with_child_log(error) from None
-    comparison = compare_with_log(report, target.path)
+    log_read = True
+    try:
+        comparison = compare_with_log(report, target.path)
+    except OSError as error:  # NVFP4CTL_MEMORY naming a folder, say: the timings just taken still stand
+        memory = memory_path()
+        console.warn(f"cannot read the run log {memory}: {os_reason(error, memory)}; no comparison with the"
+                     " previous bench")
+        comparison, log_read = None, False
     hints = _binding_hints(report, target)
     if json:
         console.json(report.to_dict() | {"comparison": _comparison_dict(comparison), "binding_hints": hints})
     else:
-        show(report, comparison, plan.max_noise, hints)
+        show(report, comparison, plan.max_noise, hints, log_read)
     return Outcome(result=report.result_line(), target=target.path, target_source=target.source, gpu=report.gpu,
                    problem=problem.name)
 
@@ -108,17 +116,10 @@ def compare_with_log(report: BenchReport, target: Path) -> history.Comparison | 
     """The previous bench of the same target path on the same GPU, from MEMORY.md's run log."""
     from nvfp4ctl import runlog
     from nvfp4ctl.bench import history
-    from nvfp4ctl.errors import os_reason
-    from nvfp4ctl.workspace import memory_path, user_folder
+    from nvfp4ctl.workspace import user_folder
 
-    memory = memory_path()
-    try:
-        entries = runlog.read(memory)
-    except OSError as error:  # NVFP4CTL_MEMORY naming a folder, say: the timings just taken still stand
-        get_console().warn(f"cannot read the run log {memory}: {os_reason(error, memory)}; no comparison with"
-                           " the previous bench")
-        return None
-    previous = history.find_previous(entries, target, report.gpu, [s.key for s in report.shapes], user_folder())
+    previous = history.find_previous(runlog.read(memory_path()), target, report.gpu, [s.key for s in report.shapes],
+                                     user_folder())
     if previous is None:
         return None
     return history.compare(previous, history.Timing(report.geomean_us, report.geomean_err_us), report.timings(),
@@ -159,7 +160,7 @@ def _binding_hints(report: BenchReport, target: TargetSpec) -> list[str]:
 
 
 def show(report: BenchReport, comparison: history.Comparison | None, max_noise: float,
-         binding_hints: Sequence[str] = ()) -> None:
+         binding_hints: Sequence[str] = (), log_read: bool = True) -> None:
     from nvfp4ctl.bench import render
 
     console = get_console()
@@ -169,7 +170,7 @@ def show(report: BenchReport, comparison: history.Comparison | None, max_noise: 
         console.table(*render.device_table(report), title="per call: leaderboard time vs kernel time (profiler)")
     if comparison is not None:
         console.table(*render.comparison_table(comparison), title=render.comparison_title(comparison))
-    else:
+    elif log_read:  # an unreadable log was said already
         console.info("no earlier bench of this target on this GPU in the run log to compare with")
     for line in [*render.notes(report), *binding_hints]:
         console.warn(line)

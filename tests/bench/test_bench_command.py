@@ -242,6 +242,7 @@ def test_an_unreadable_run_log_costs_the_comparison_not_the_results(submission: 
     assert "geomean" in result.output and "128x7168x16384" in result.output
     output = " ".join(result.output.split())
     assert f"cannot read the run log {folder}" in output
+    assert "no earlier bench" not in output  # it could not look
     assert "Traceback" not in result.output
 
 
