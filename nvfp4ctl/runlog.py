@@ -191,7 +191,8 @@ def _file_itself_locked(memory: Path, timeout_s: float = LOCK_TIMEOUT_S) -> Iter
     settings (an editor's lint hook beside a bench) took different locks and lost each other's lines.
     A writer replaces the file, so a lock won on a file that has since been replaced is let go and
     taken again on the new one. Where the file cannot be opened or flock is refused (a file system
-    without it), only the cache lock orders the writers, as before."""
+    without it), only the cache lock orders the writers, as before. filelock cannot take this lock:
+    it opens the file it locks with O_TRUNC."""
     try:
         import fcntl
     except ImportError:  # not POSIX: the cache lock alone
