@@ -24,7 +24,7 @@ from filelock import FileLock
 from nvfp4ctl.atomic_file import write_bytes_atomic
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.project import cache_root
-from nvfp4ctl.runner.gpu import first_gpu
+from nvfp4ctl.runner.gpu import first_gpu, run_device
 
 HEADING = "## Run log"
 PREAMBLE = "<!-- nvfp4ctl appends one line per command below; keep your notes above this section. -->"
@@ -148,7 +148,12 @@ def git_state(cwd: Path) -> str:
     return f"{commit}+dirty" if dirty else commit
 
 
+CPU_DEVICE_LABEL = "cpu (NVFP4CTL_DEVICE=cpu)"
+
+
 def detect_gpu() -> str:
+    if run_device() == "cpu":  # the run did not use the GPU: its times must not be compared with the GPU's
+        return CPU_DEVICE_LABEL
     gpu = first_gpu()
     return gpu.describe() if gpu else "no GPU"
 

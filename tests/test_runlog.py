@@ -17,6 +17,7 @@ from nvfp4ctl import runlog
 from nvfp4ctl.cli import app
 from nvfp4ctl.errors import ExitCode
 from nvfp4ctl.outcome import Outcome
+from nvfp4ctl.runner.gpu import GpuInfo
 
 NOTES = "# My notes\n\n- tile 128x256 was slower · 2.4 µs\r\n- weird bytes: \t café ✓\n\nno newline at the end"
 
@@ -214,3 +215,13 @@ def test_writers_with_different_cache_folders_still_write_every_line(tmp_path):
     assert sorted(e.result.split(" ")[0] for e in runlog.read(memory)) == sorted(
         f"w{i}-{j}" for i in range(3) for j in range(25))
     assert memory.read_bytes().startswith(NOTES.encode())
+
+
+def test_a_cpu_run_is_logged_as_cpu_not_as_the_machines_gpu(monkeypatch):
+    """NVFP4CTL_DEVICE=cpu on a GPU host: bench's CPU times must not be filed under the GPU's name,
+    where the next GPU bench would compare itself with them."""
+    monkeypatch.setattr(runlog, "first_gpu", lambda: GpuInfo("NVIDIA H100 80GB HBM3", "9.0"))
+    monkeypatch.setenv("NVFP4CTL_DEVICE", "cpu")
+    assert runlog.detect_gpu() == runlog.CPU_DEVICE_LABEL
+    monkeypatch.delenv("NVFP4CTL_DEVICE")
+    assert runlog.detect_gpu() == "NVIDIA H100 80GB HBM3 (sm_90)"
