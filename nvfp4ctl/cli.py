@@ -25,13 +25,20 @@ from nvfp4ctl.outcome import Outcome
 _RECORDED: set[str] = set()  # the commands whose runs, parse errors included, go to the run log
 
 
-def _record(outcome: Outcome) -> None:
+def _record(outcome: Outcome) -> Outcome:
+    """Append the run's line; returns the outcome to exit with (interrupted, when Ctrl-C or SIGTERM came
+    while the line was written: the append replaces MEMORY.md in one step, so it is whole or absent)."""
     from nvfp4ctl import runlog  # here: `--help` never needs it
 
     try:
-        runlog.append(runlog.make_entry(outcome, sys.argv[1:], workspace.user_folder()), workspace.memory_path())
+        with sigterm_as_ctrl_c():
+            runlog.append(runlog.make_entry(outcome, sys.argv[1:], workspace.user_folder()), workspace.memory_path())
+    except KeyboardInterrupt:
+        get_console().warn("run log not written: interrupted")
+        return _stopped("interrupted", ExitCode.INTERRUPTED)
     except Exception as error:  # the log must never turn a result into a failure
         get_console().warn(f"run log not written: {error}")
+    return outcome
 
 
 # click's UsageError, whichever click typer uses (newer typers carry their own copy of it)
@@ -143,7 +150,7 @@ def _logged(name: str, command: Callable[..., Outcome], record: bool = True) -> 
             get_console().error("interrupted")
             outcome = _stopped("interrupted", ExitCode.INTERRUPTED)
         if record:
-            _record(outcome)
+            outcome = _record(outcome)
         raise typer.Exit(int(outcome.exit_code))
 
     added = _with_verbosity_options(command, wrapper)

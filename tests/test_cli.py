@@ -66,6 +66,16 @@ def test_interrupt_is_reported_and_logged(monkeypatch):
     assert runlog.read(memory_path())[-1].result == "interrupted"
 
 
+def test_an_interrupt_while_the_run_log_is_written_is_one_line_not_a_traceback(monkeypatch):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runlog, "append", interrupted)
+    result = CliRunner().invoke(app, ["dump", "--umma", "--no-cute"])
+    assert result.exit_code == 130 and "Traceback" not in result.output
+    assert "warning: run log not written: interrupted" in result.output
+
+
 def test_a_cache_folder_that_cannot_be_made_is_one_line_exit_2_and_still_logged(tmp_path, monkeypatch):
     not_a_folder = tmp_path / "cache-file"
     not_a_folder.write_text("x")
