@@ -115,6 +115,117 @@ CASES = {
         def custom_kernel(data):
             return run(data)
         """, [(5, "NV301")]),
+    "a result kept in a maker's closure list": ("""\
+        def make():
+            cache = []
+            def custom_kernel(data):
+                if cache:
+                    return cache[0]
+                out = data[6]
+                mod.gemm(data[0], data[1], data[4], data[5], out)
+                cache.append(out)
+                return out
+            return custom_kernel
+        custom_kernel = make()
+        """, [(5, "NV301")]),
+    "a result kept through nonlocal is reported once": ("""\
+        def make():
+            last = None
+            def run(data):
+                nonlocal last
+                if last is not None:
+                    return last
+                mod.gemm(data[0], data[1], data[4], data[5], data[6])
+                last = data[6]
+                return last
+            return run
+        custom_kernel = make()
+        """, [(6, "NV301")]),
+    "a memo decorator's closure dict, and its factory form": ("""\
+        def remember(fn):
+            seen = {}
+            def wrapper(data):
+                key = data[0].data_ptr()
+                if key not in seen:
+                    seen[key] = fn(data)
+                return seen[key]
+            return wrapper
+        def remember_last(size):
+            def decorate(fn):
+                kept = []
+                def wrapper(data):
+                    if kept:
+                        return kept[-1]
+                    kept.append(fn(data))
+                    return kept[-1]
+                return wrapper
+            return decorate
+        @remember
+        def gemm(data):
+            mod.gemm(data[0], data[1], data[4], data[5], data[6])
+            return data[6]
+        @remember_last(1)
+        def custom_kernel(data):
+            return gemm(data)
+        """, [(7, "NV301"), (14, "NV301")]),
+    "a maker's closure cache read by a helper made beside the entry": ("""\
+        def make():
+            cache = {}
+            def run(data):
+                key = data[0].data_ptr()
+                if key in cache:
+                    return cache[key]
+                mod.gemm(data[0], data[1], data[4], data[5], data[6])
+                cache[key] = data[6]
+                return data[6]
+            def custom_kernel(data):
+                return run(data)
+            return custom_kernel
+        custom_kernel = make()
+        """, [(6, "NV301")]),
+    "a maker's closure of compiled kernels and workspaces, and a list made every call, are fine": ("""\
+        def make():
+            kernels = {}
+            bufs = []
+            tables = [to_blocked(TABLE)]  # once, when make runs at import
+            def custom_kernel(data):
+                a, b, _, _, sfa, sfb, c = data
+                key = (a.shape, b.shape)
+                if key not in kernels:
+                    kernels[key] = compile_gemm(*key)
+                if not bufs:
+                    bufs.append(torch.empty(a.shape[0], b.shape[0]))
+                out = bufs[0]
+                kernels[key](a, b, sfa, sfb, out, tables[0])
+                c.copy_(out)
+                return c
+            return custom_kernel
+        custom_kernel = make()
+        def per_call(data):
+            outs = []
+            def keep(x):
+                if outs:
+                    return outs[0]
+                outs.append(x)
+                return x
+            mod.gemm(data[0], data[1], data[4], data[5], data[6])
+            return keep(data[6])
+        """, []),
+    "a module list read by a nested function, and a mutable default": ("""\
+        _results = []
+        def custom_kernel(data, _memo={}):
+            key = data[0].shape
+            if key in _memo:
+                return _memo[key]
+            def run():
+                if _results:
+                    return _results[0]
+                mod.gemm(data[0], data[1], data[4], data[5], data[6])
+                _results.append(data[6])
+                return data[6]
+            _memo[key] = run()
+            return _memo[key]
+        """, [(5, "NV301"), (8, "NV301")]),
     "lru_cache on the entry point": ("""\
         from functools import lru_cache
         @lru_cache(maxsize=None)

@@ -1,8 +1,10 @@
 """NV301/NV302: results kept across calls.
 
-A persistent container is a module-level name, a `global`, `self.<attr>`, a function attribute or a
-mutable default argument. A timed function that returns a value looked up in one, without handing
-that value to any call first (so nothing was computed into it), returns an old result. It is an
+A persistent container is a module-level name, a `global`, `self.<attr>`, a function attribute, a
+mutable default argument, or a closure's variable when the function owning it is not itself timed
+(`def make(): cache = []; def custom_kernel(data): ...`: make ran once, cache outlives every call).
+A timed function that returns a value looked up in one, without handing that value to any call
+first (so nothing was computed into it), returns an old result. It is an
 error when the key is an identity (data_ptr(), id(), _version), when what was stored is an output,
 or when custom_kernel itself returns it; a warning otherwise. Containers that only ever receive
 compiled kernels, modules or descriptors are fine.
@@ -16,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from nvfp4ctl.lint.python.facts import current
-from nvfp4ctl.lint.python.index import ENTRY, TUPLE, Function, ModuleIndex, call_name, dotted, element_of
+from nvfp4ctl.lint.python.index import ENTRY, TUPLE, Function, ModuleIndex, call_name, dotted, element_of, position
 
 Report = Callable[[ast.AST, str, str], None]
 
@@ -47,6 +49,9 @@ def check(index: ModuleIndex, report: Report) -> None:
     for node in functions:
         function = timed_nodes.get(node) or Function(node, _owner(index, node))
         _collect_stores(function, index, containers)
+    for function in index.timed:  # nested ones (what a maker returns) are not among the module's functions
+        if function.node not in functions:
+            _collect_stores(function, index, containers)
     for function in index.timed:
         _check_returns(function, index, containers, report)
 
@@ -75,11 +80,15 @@ def container_key(node: ast.AST, function: Function, index: ModuleIndex) -> str 
         return name  # custom_kernel.cache, Solver.out (a class attribute: self.out's container too)
     if head in _mutable_defaults(function.node):
         return f"{function.name}:{head}"
+    if not _is_local(function.node, head, index):
+        owner = index.closure_owner(function.node, head)
+        if owner is not None and not index.is_timed(owner):
+            return f"{owner.name}:{head}"  # a closure's cell: made once, by a function that is not timed
     return None
 
 
 def _is_local(node: ast.AST, name: str, index: ModuleIndex) -> bool:
-    if name in index.declared_global(node):
+    if name in index.declared_global(node) or name in index.declared_nonlocal(node):
         return False
     args = getattr(node, "args", None)
     if args and name in {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}:
@@ -113,7 +122,8 @@ def _identity(node: ast.AST, function: Function, index: ModuleIndex) -> bool:
 
 
 def _is_entry(function: Function) -> bool:
-    return (function.cls is None and function.node.name == ENTRY) or (function.cls is not None and function.node.name == "__call__")
+    return function.entry or (function.cls is None and function.node.name == ENTRY) or (
+        function.cls is not None and function.node.name == "__call__")
 
 
 def _from_input(node: ast.AST, function: Function, index: ModuleIndex, depth: int = 0) -> bool:
@@ -376,10 +386,10 @@ def _flows_to_call(function: Function, index: ModuleIndex, names: set[str], dump
 
 
 def _check_returns(function: Function, index: ModuleIndex, containers: dict[str, Container], report: Report) -> None:
-    reported: set[str] = set()
-    for node in index.walk(function.node):
-        if not isinstance(node, ast.Return) or node.value is None:
-            continue
+    reported: set[str] = set()  # containers looked up here: the stores into them are judged with the lookup
+    flagged: set[str] = set()  # one finding per container and function
+    returns = (n for n in index.walk(function.node) if isinstance(n, ast.Return) and n.value is not None)
+    for node in sorted(returns, key=position):
         found = _lookup(node.value, function, index)
         carriers: set[str] = set()
         lookup_node: ast.AST = node.value
@@ -403,8 +413,9 @@ def _check_returns(function: Function, index: ModuleIndex, containers: dict[str,
         reported.add(name)
         identity = container.identity_key or (key is not None and _identity(key, function, index))
         entry = _is_entry(function)
-        if not (OUTPUT in kinds or identity or entry):
+        if name in flagged or not (OUTPUT in kinds or identity or entry):
             continue  # a helper's cache of something not computed from the inputs (a table, a config)
+        flagged.add(name)
         if OUTPUT in kinds or entry or identity and UNKNOWN not in kinds:
             why = "keyed by data_ptr()/id()/_version" if identity else "holding an earlier output" if OUTPUT in kinds else "kept across calls"
             report(node, "NV301", f"returns a result from {name} ({why}) instead of computing it every call")

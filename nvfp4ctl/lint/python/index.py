@@ -3,6 +3,8 @@ tuple's elements are called in each function on it.
 
 The timed path is `custom_kernel` and every module-level function or class method it reaches
 through calls in this file (a simple call graph: names, self.method, Class.method, instance()).
+Where custom_kernel is made by a function of this file (`custom_kernel = make()`, or a decorator
+`@memo`), what is timed is the nested function that one returns; the maker itself ran once, at import.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ def position(node: ast.AST) -> tuple[int, int]:
 class Function:
     node: FunctionNode
     cls: str | None = None  # owning class for methods
+    entry: bool = False  # what the harness calls: custom_kernel, or what it was made from
     # name -> [(position, binding)] in source order; binding None = rebound to something else
     events: dict[str, list[tuple[tuple[int, int], int | None]]] = field(default_factory=dict)
     param_bindings: dict[str, set[int]] = field(default_factory=dict)
@@ -95,6 +98,7 @@ class ModuleIndex:
         self._index_function_bodies()
         self._stored: dict[int, set[str]] = {}
         self._declared_global: dict[int, set[str]] = {}
+        self._declared_nonlocal: dict[int, set[str]] = {}
         self._assigned: dict[int, dict[str, list[ast.AST]]] = {}
         self.memo: dict[tuple[object, ...], object] = {}  # a rule's own per-module results, keyed (rule, ...)
         self.imports: dict[str, str] = {}
@@ -178,6 +182,41 @@ class ModuleIndex:
                 name for n in self.walk(node) if isinstance(n, ast.Global) for name in n.names}
         return found
 
+    def declared_nonlocal(self, node: ast.AST) -> set[str]:
+        found = self._declared_nonlocal.get(id(node))
+        if found is None:
+            found = self._declared_nonlocal[id(node)] = {
+                name for n in self.walk(node) if isinstance(n, ast.Nonlocal) for name in n.names}
+        return found
+
+    def own_names(self, function: FunctionNode) -> set[str]:
+        """Names local to a function itself (parameters and assignments), not to functions nested in it."""
+        key = ("own names", id(function))
+        found = self.memo.get(key)
+        if found is None:
+            args = function.args
+            found = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+            found |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+            found |= {n.id for n in self.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+                      and self.enclosing_function(n) is function}
+            found |= {n.name for n in self.nested_functions(function)}
+            found -= {name for n in self.walk(function) if isinstance(n, (ast.Global, ast.Nonlocal))
+                      and self.enclosing_function(n) is function for name in n.names}
+            self.memo[key] = found
+        return found  # type: ignore[return-value]
+
+    def nested_functions(self, function: FunctionNode) -> list[FunctionNode]:
+        """Functions defined directly in a function's body (not in functions nested deeper)."""
+        return [n for n in self.walk(function) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and n is not function and self.enclosing_function(n) is function]
+
+    def closure_owner(self, function: FunctionNode, name: str) -> FunctionNode | None:
+        """The enclosing function whose local `name` is (a free variable of `function`), if any."""
+        for ancestor in self.ancestors(function):
+            if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef)) and name in self.own_names(ancestor):
+                return ancestor
+        return None
+
     def assignments(self, node: ast.AST, name: str) -> list[ast.AST]:
         """Values assigned to a plain name anywhere inside node (x = ..., x := ...)."""
         table = self._assigned.get(id(node))
@@ -226,19 +265,46 @@ class ModuleIndex:
 
     def _roots(self) -> list[Function]:
         if ENTRY in self.functions:
-            return [Function(self.functions[ENTRY])]
+            entry = self.functions[ENTRY]
+            made = [made for decorator in entry.decorator_list for made in self._made_by(decorator, decorator=True)]
+            return [Function(entry, entry=True), *(Function(node, entry=True) for node in made)]
         roots: list[Function] = []
         for node in self.tree.body:
             if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == ENTRY for t in node.targets):
+                made = self._made_by(node.value)
+                roots.extend(Function(inner, entry=True) for inner in made)
                 for inner in self.walk(node.value):
                     if isinstance(inner, ast.Name):
-                        if inner.id in self.functions:
-                            roots.append(Function(self.functions[inner.id]))
+                        if inner.id in self.functions and not (made and self._is_called(inner, node.value)):
+                            roots.append(Function(self.functions[inner.id], entry=True))
                         for cls in (inner.id, self.instances.get(inner.id)):
                             method = self._method(cls, "__call__")
                             if method is not None:
+                                method.entry = True
                                 roots.append(method)
         return roots
+
+    @staticmethod
+    def _is_called(name: ast.Name, value: ast.AST) -> bool:
+        return isinstance(value, ast.Call) and value.func is name
+
+    def _made_by(self, maker: ast.AST, decorator: bool = False) -> list[FunctionNode]:
+        """The nested functions a maker of this file returns: `custom_kernel = make(...)` is what make
+        returns; `@memo` is what memo returns, `@memo(...)` what the decorator memo(...) returns returns."""
+        levels = 1 if decorator else 0
+        if isinstance(maker, ast.Call):
+            maker, levels = maker.func, levels + 1
+        if not (levels and isinstance(maker, ast.Name) and maker.id in self.functions):
+            return []
+        found = [self.functions[maker.id]]
+        for _ in range(levels):
+            found = [inner for function in found for inner in self._returned_functions(function)]
+        return found
+
+    def _returned_functions(self, function: FunctionNode) -> list[FunctionNode]:
+        nested = {n.name: n for n in self.nested_functions(function)}
+        return [nested[n.value.id] for n in self.walk(function) if isinstance(n, ast.Return)
+                and isinstance(n.value, ast.Name) and n.value.id in nested and self.enclosing_function(n) is function]
 
     def _callees(self, function: Function) -> Iterator[tuple[Function, ast.Call | None]]:
         for node in self.walk(function.node):
@@ -247,6 +313,12 @@ class ModuleIndex:
                 if isinstance(func, ast.Name):
                     if func.id in self.functions:
                         yield Function(self.functions[func.id]), node
+                        for decorator in self.functions[func.id].decorator_list:  # calling it calls the wrapper
+                            for wrapper in self._made_by(decorator, decorator=True):
+                                yield Function(wrapper), node
+                    beside = self._beside(function.node, func.id)
+                    if beside is not None:
+                        yield Function(beside), node
                     for cls, method in ((func.id, "__init__"), (func.id, "__call__"), (self.instances.get(func.id), "__call__")):
                         found = self._method(cls, method)
                         if found is not None:
@@ -260,6 +332,15 @@ class ModuleIndex:
                 for arg in [*node.args, *(k.value for k in node.keywords)]:
                     if isinstance(arg, ast.Name) and arg.id in self.functions:
                         yield Function(self.functions[arg.id]), None
+
+    def _beside(self, function: FunctionNode, name: str) -> FunctionNode | None:
+        """A function defined next to a nested one, in a function enclosing it (a maker's helpers)."""
+        for ancestor in self.ancestors(function):
+            if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for nested in self.nested_functions(ancestor):
+                    if nested.name == name:
+                        return nested
+        return None
 
     def _build_timed_path(self) -> None:
         roots = self._roots()
