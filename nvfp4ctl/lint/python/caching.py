@@ -3,8 +3,9 @@
 A persistent container is a module-level name, a `global`, `self.<attr>`, a function attribute, a
 mutable default argument, or a closure's variable when the function owning it is not itself timed
 (`def make(): cache = []; def custom_kernel(data): ...`: make ran once, cache outlives every call).
-A timed function that returns a value looked up in one, without handing that value to any call
-first (so nothing was computed into it), returns an old result. It is an
+A timed function that returns a value looked up in one, or copies it into the output (`c.copy_(...)`),
+without handing that value to any call first (so nothing was computed into it), hands back an old
+result. It is an
 error when the key is an identity (data_ptr(), id(), _version), when what was stored is an output,
 or when custom_kernel itself returns it; a warning otherwise. Containers that only ever receive
 compiled kernels, modules or descriptors are fine.
@@ -33,6 +34,7 @@ METADATA_ATTRS = {"shape", "size", "device", "dtype", "data_ptr", "stride", "num
                   "is_contiguous", "_version", "storage_offset", "element_size", "layout", "is_cuda"}
 ALLOCATIONS = {"empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like",
                "new_empty", "new_zeros", "new_ones", "new_full", "empty_strided"}
+OUTPUT_VIEWS = {"view", "reshape", "squeeze", "unsqueeze", "flatten", "narrow", "select", "view_as", "as_strided"}
 ARTIFACT, OUTPUT, UNKNOWN, IGNORE = "artifact", "output", "unknown", "ignore"
 
 
@@ -368,10 +370,12 @@ def _lookup(node: ast.AST, function: Function, index: ModuleIndex) -> tuple[str,
     return None
 
 
-def _flows_to_call(function: Function, index: ModuleIndex, names: set[str], dumps: set[str]) -> bool:
-    """Does the cached object get passed to, or called by, a call in this function?"""
+def _flows_to_call(function: Function, index: ModuleIndex, names: set[str], dumps: set[str],
+                   besides: ast.AST | None = None) -> bool:
+    """Does the cached object get passed to, or called by, a call in this function (other than
+    `besides`, the copy into the output that hands it back)?"""
     for node in index.walk(function.node):
-        if not isinstance(node, ast.Call):
+        if not isinstance(node, ast.Call) or node is besides:
             continue
         parts = [node.func, *node.args, *(k.value for k in node.keywords)]
         if isinstance(node.func, ast.Attribute):
@@ -385,19 +389,46 @@ def _flows_to_call(function: Function, index: ModuleIndex, names: set[str], dump
     return False
 
 
+def _output_base(node: ast.AST) -> ast.AST:
+    """c for c[:, :, 0], c.view(-1), c.squeeze(-1)[0]: what a copy into part of the output writes."""
+    while True:
+        if isinstance(node, ast.Subscript):
+            node = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in OUTPUT_VIEWS:
+            node = node.func.value
+        else:
+            return node
+
+
+def _handed_back(function: Function, index: ModuleIndex) -> list[tuple[ast.AST, ast.AST, ast.Call | None, str]]:
+    """(where, value, copy call, "returns"/"copies") for each way the function hands a value back, in
+    source order: `return value`, and a copy into the output (`c.copy_(value)`, `c[...] = value`),
+    which hands the value back as surely as returning it does."""
+    found: list[tuple[ast.AST, ast.AST, ast.Call | None, str]] = []
+    for node in index.walk(function.node):
+        if isinstance(node, ast.Return) and node.value is not None:
+            found.append((node, node.value, None, "returns"))
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "copy_"
+              and len(node.args) == 1 and _holds_output(_output_base(node.func.value), function, index)):
+            found.append((node, node.args[0], node, "copies"))
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript) \
+                and _holds_output(_output_base(node.targets[0]), function, index):
+            found.append((node, node.value, None, "copies"))
+    return sorted(found, key=lambda item: position(item[0]))
+
+
 def _check_returns(function: Function, index: ModuleIndex, containers: dict[str, Container], report: Report) -> None:
     reported: set[str] = set()  # containers looked up here: the stores into them are judged with the lookup
     flagged: set[str] = set()  # one finding per container and function
-    returns = (n for n in index.walk(function.node) if isinstance(n, ast.Return) and n.value is not None)
-    for node in sorted(returns, key=position):
-        found = _lookup(node.value, function, index)
+    for node, value, copy, verb in _handed_back(function, index):
+        found = _lookup(value, function, index)
         carriers: set[str] = set()
-        lookup_node: ast.AST = node.value
-        if found is None and isinstance(node.value, ast.Name):
-            for assigned in index.assignments(function.node, node.value.id):
+        lookup_node: ast.AST = value
+        if found is None and isinstance(value, ast.Name):
+            for assigned in index.assignments(function.node, value.id):
                 found = _lookup(assigned, function, index)
                 if found is not None:
-                    carriers.add(node.value.id)
+                    carriers.add(value.id)
                     lookup_node = assigned
                     break
         if found is None:
@@ -408,7 +439,7 @@ def _check_returns(function: Function, index: ModuleIndex, containers: dict[str,
         if kinds == {ARTIFACT} or not kinds and name not in containers:
             continue
         dumps = {ast.dump(lookup_node)}
-        if _flows_to_call(function, index, carriers, dumps):
+        if _flows_to_call(function, index, carriers, dumps, copy):
             continue  # a buffer the kernel writes into, not a stored answer
         reported.add(name)
         identity = container.identity_key or (key is not None and _identity(key, function, index))
@@ -416,11 +447,12 @@ def _check_returns(function: Function, index: ModuleIndex, containers: dict[str,
         if name in flagged or not (OUTPUT in kinds or identity or entry):
             continue  # a helper's cache of something not computed from the inputs (a table, a config)
         flagged.add(name)
+        into = " into the output" if verb == "copies" else ""
         if OUTPUT in kinds or entry or identity and UNKNOWN not in kinds:
             why = "keyed by data_ptr()/id()/_version" if identity else "holding an earlier output" if OUTPUT in kinds else "kept across calls"
-            report(node, "NV301", f"returns a result from {name} ({why}) instead of computing it every call")
+            report(node, "NV301", f"{verb} a result from {name} ({why}){into} instead of computing it every call")
         else:
-            report(node, "NV302", f"returns a value kept in {name} across calls; fine if it is a compiled kernel or "
+            report(node, "NV302", f"{verb} a value kept in {name} across calls{into}; fine if it is a compiled kernel or "
                                   "descriptor, not if it is a result")
     _stored_outputs(function, index, reported, report)
 
