@@ -344,6 +344,41 @@ CASES = {
         def custom_kernel(data):
             return kernel(data[0], sfa_ref_cpu)
         """, [(2, "NV403")]),
+    "reference scales through a starred unpacking, its slices and its items": ("""\
+        import torch
+        def custom_kernel(data):
+            a, b, *rest = data
+            x = rest[0].float()
+            sfa_ref, sfb_ref = rest[:2]
+            y = torch.mul(sfa_ref, sfb_ref)
+            a2, b2, sfa, sfb, *_ = data
+            z = sfa.float() * sfb.float()
+            ext.gemm(a, b, *rest)
+            return rest[-1]
+        """, [(4, "NV401"), (6, "NV401"), (6, "NV401"), (8, "NV401"), (8, "NV401"), (9, "NV403")]),
+    "permuted scales through a starred unpacking, a slice or a literal are fine": ("""\
+        import torch
+        def custom_kernel(data):
+            a, b, *rest = data
+            sfa, sfb = rest[2:4]
+            a2, b2, _, _, *scales, c = data
+            ext.gemm(a, b, *scales, c)
+            pair = (data[4], data[5])
+            unused = (data[2], data[3])  # never read
+            ext.gemm(a, b, *pair, rest[-1])
+            ext.gemm(a, b, sfa.float(), sfb, rest[4], len(rest))
+            return rest[-1]
+        """, []),
+    "a helper called with different parts of the tuple checks each": ("""\
+        import torch
+        def scale(pair):
+            first, second = pair
+            return torch.mul(first, second)
+        def custom_kernel(data):
+            scale((data[4], data[5]))
+            scale(data[1:3])
+            return data[6]
+        """, [(4, "NV401")]),
     "to_blocked in the timed path, not at import": ("""\
         from reference import to_blocked
         CONST = to_blocked(T)

@@ -16,6 +16,11 @@ from dataclasses import dataclass, field
 ENTRY = "custom_kernel"
 TUPLE = -1  # binding of a name holding the whole input tuple; 0.. name one element
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+# A part of the tuple held as a sequence, element by element (None: not one of the input's elements):
+# `a, b, *rest = data` gives rest (2, 3, 4, 5, 6) in the GEMM, `pair = (data[4], data[5])` (4, 5).
+View = tuple[int | None, ...]
+Binding = int | View  # what a name may hold: one element (or TUPLE), or a view
+Event = Binding | frozenset[Binding] | None  # an assignment: a binding, one of several, or something else
 _SHARED_NODES = (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
 
 
@@ -51,8 +56,8 @@ class Function:
     cls: str | None = None  # owning class for methods
     entry: bool = False  # what the harness calls: custom_kernel, or what it was made from
     # name -> [(position, binding)] in source order; binding None = rebound to something else
-    events: dict[str, list[tuple[tuple[int, int], int | None]]] = field(default_factory=dict)
-    param_bindings: dict[str, set[int]] = field(default_factory=dict)
+    events: dict[str, list[tuple[tuple[int, int], Event]]] = field(default_factory=dict)
+    param_bindings: dict[str, set[Binding]] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -63,18 +68,18 @@ class Function:
         names = [a.arg for a in [*args.posonlyargs, *args.args]]
         return names[1:] if self.cls and names and names[0] in ("self", "cls") else names
 
-    def possible(self, name: str, at: tuple[int, int]) -> set[int]:
+    def possible(self, name: str, at: tuple[int, int]) -> set[Binding]:
         """Tuple elements (or TUPLE) a name may hold at a position: its last assignment before it,
         else what the callers pass for the parameter of that name."""
-        current: set[int] = set(self.param_bindings.get(name, ()))
+        current: set[Binding] = set(self.param_bindings.get(name, ()))
         for where, value in self.events.get(name, ()):
             if where < at:
-                current = set() if value is None else {value}
+                current = set() if value is None else set(value) if isinstance(value, frozenset) else {value}
             else:
                 break
         return current
 
-    def binding(self, name: str, at: tuple[int, int]) -> int | None:
+    def binding(self, name: str, at: tuple[int, int]) -> Binding | None:
         found = self.possible(name, at)
         return next(iter(found)) if len(found) == 1 else None
 
@@ -411,24 +416,78 @@ def tuple_length() -> int:
 
 
 def element_of(function: Function, node: ast.AST) -> int | None:
-    """Which tuple element (or TUPLE) an expression is: data, data[4], a name bound to one."""
+    """Which tuple element (or TUPLE) an expression is: data, data[4], rest[0], a name bound to one."""
     if isinstance(node, ast.Name):
-        return function.binding(node.id, position(node))
+        found = function.binding(node.id, position(node))
+        return None if isinstance(found, tuple) else found
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("tuple", "list") and node.args:
         return TUPLE if element_of(function, node.args[0]) == TUPLE else None
-    if isinstance(node, ast.Subscript) and element_of(function, node.value) == TUPLE:
-        index = node.slice
-        if isinstance(index, ast.Constant) and isinstance(index.value, int):
-            value = index.value
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and type(node.slice.value) is int:
+        value = node.slice.value
+        if element_of(function, node.value) == TUPLE:
             return value + tuple_length() if value < 0 else value
+        view = view_of(function, node.value)
+        if view is not None and -len(view) <= value < len(view):
+            return view[value]
     return None
 
 
-def slice_elements(function: Function, node: ast.AST) -> list[int] | None:
-    """Elements covered by data[a:b] (None if node is not such a slice)."""
+def view_of(function: Function, node: ast.AST) -> View | None:
+    """The elements a sequence expression holds, in order: the whole tuple, data[2:], a name bound to
+    a part of it (`*rest` of an unpacking), list(...)/tuple(...) of one, or a literal (data[4], data[5])
+    of which at least one item is an element. None: not known to hold any element."""
+    if element_of(function, node) == TUPLE:
+        return tuple(range(tuple_length()))
+    if isinstance(node, ast.Name):
+        found = function.binding(node.id, position(node))
+        return found if isinstance(found, tuple) else None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("tuple", "list") and node.args:
+        return view_of(function, node.args[0])
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
+        covered = slice_elements(function, node)
+        return tuple(covered) if covered is not None else None
+    if isinstance(node, (ast.Tuple, ast.List)):
+        items: list[int | None] = []
+        for item in node.elts:
+            if isinstance(item, ast.Starred):
+                inner = view_of(function, item.value)
+                if inner is None:
+                    return None  # an unknown number of items: no positions after it
+                items.extend(inner)
+            else:
+                items.append(element_of(function, item))
+        return tuple(items) if any(item is not None for item in items) else None
+    return None
+
+
+def views_of(function: Function, node: ast.AST) -> list[View]:
+    """Every view an expression may be: a parameter may be given a different one by each call."""
+    if isinstance(node, ast.Name) and element_of(function, node) is None:
+        return sorted((b for b in function.possible(node.id, position(node)) if isinstance(b, tuple)), key=repr)
+    view = view_of(function, node)
+    return [view] if view is not None else []
+
+
+def elements_of(function: Function, node: ast.AST) -> set[int]:
+    """Every element an expression may be (element_of's answer, or one per view of `inputs` in inputs[2])."""
+    element = element_of(function, node)
+    if element is not None:
+        return {element}
+    found: set[int] = set()
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and type(node.slice.value) is int:
+        value = node.slice.value
+        for view in views_of(function, node.value):
+            if -len(view) <= value < len(view) and view[value] is not None:
+                found.add(view[value])  # type: ignore[arg-type]
+    return found
+
+
+def slice_elements(function: Function, node: ast.AST) -> list[int | None] | None:
+    """Elements covered by data[a:b] or rest[a:b] (None if node is not such a slice)."""
     if not (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice)):
         return None
-    if element_of(function, node.value) != TUPLE:
+    whole = view_of(function, node.value)
+    if whole is None:
         return None
     bounds = []
     for part in (node.slice.lower, node.slice.upper, node.slice.step):
@@ -440,43 +499,54 @@ def slice_elements(function: Function, node: ast.AST) -> list[int] | None:
             bounds.append(-part.operand.value)
         else:
             return None
-    return list(range(tuple_length()))[slice(*bounds)]
+    return list(whole[slice(*bounds)])
 
 
 def _local_events(function: Function, nodes: list[ast.AST]) -> None:
-    events: dict[str, list[tuple[tuple[int, int], int | None]]] = {}
+    events: dict[str, list[tuple[tuple[int, int], Event]]] = {}
 
-    def record(name: str, where: tuple[int, int], value: int | None) -> None:
-        events.setdefault(name, []).append((where, value))
+    def record(name: str, where: tuple[int, int], values: set[Binding | None]) -> None:
+        known = {value for value in values if value is not None}
+        event: Event = None if not known else known.pop() if len(known) == 1 else frozenset(known)
+        events.setdefault(name, []).append((where, event))
 
     for node in nodes:
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             end = (getattr(node, "end_lineno", node.lineno), getattr(node, "end_col_offset", 0))
             whole = element_of(function, node.value)
-            covered = slice_elements(function, node.value) if whole is None else None
+            views = views_of(function, node.value)  # a helper called with several tuples: one per call
             for target in targets:
                 if isinstance(target, ast.Name):
-                    record(target.id, end, whole)
+                    record(target.id, end, {whole} if whole is not None else set(views))
                 elif isinstance(target, (ast.Tuple, ast.List)):
-                    elements = list(range(tuple_length())) if whole == TUPLE else covered
-                    for name, element in _unpack(target, elements):
-                        record(name, end, element)
+                    unpacked: dict[str, set[Binding | None]] = {}
+                    for view in views or [None]:
+                        for name, element in _unpack(target, None if view is None else list(view)):
+                            unpacked.setdefault(name, set()).add(element)
+                    for name, values in unpacked.items():
+                        record(name, end, values)
         elif isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.target, ast.Name):
-            record(node.target.id, position(node.target), None)
+            record(node.target.id, position(node.target), set())
     for items in events.values():
         items.sort(key=lambda item: item[0])
     function.events = events
 
 
-def _unpack(target: ast.Tuple | ast.List, elements: list[int] | None) -> list[tuple[str, int | None]]:
+def _unpack(target: ast.Tuple | ast.List, elements: list[int | None] | None) -> list[tuple[str, Binding | None]]:
+    """What each name of an unpacking gets; a starred name gets the view of what it takes."""
     names = target.elts
-    pairs: list[tuple[str, int | None]] = []
+    pairs: list[tuple[str, Binding | None]] = []
     star = next((i for i, e in enumerate(names) if isinstance(e, ast.Starred)), None)
     if elements is not None and (len(names) - (star is not None)) > len(elements) or (
             star is None and elements is not None and len(names) != len(elements)):
         elements = None  # not this problem's tuple (another problem's layout): no positions
     for index, element in enumerate(names):
+        if isinstance(element, ast.Starred) and isinstance(element.value, ast.Name) and elements is not None:
+            after = len(names) - index - 1
+            taken = tuple(elements[index : len(elements) - after])
+            pairs.append((element.value.id, taken if any(e is not None for e in taken) else None))
+            continue
         if not isinstance(element, ast.Name):
             for name in _target_names(element):
                 pairs.append((name, None))
@@ -497,18 +567,21 @@ def _bind_params(callee: Function, call: ast.Call, caller: Function) -> None:
     index = 0
     for arg in call.args:
         if isinstance(arg, ast.Starred):
-            if element_of(caller, arg.value) == TUPLE:
-                for offset, name in enumerate(params[index:]):
-                    if offset < tuple_length():
-                        callee.param_bindings.setdefault(name, set()).add(offset)
+            for offset, element in enumerate(view_of(caller, arg.value) or ()):
+                if element is not None and index + offset < len(params):
+                    callee.param_bindings.setdefault(params[index + offset], set()).add(element)
             return
         if index < len(params):
-            element = element_of(caller, arg)
-            if element is not None:
-                callee.param_bindings.setdefault(params[index], set()).add(element)
+            _bind(callee, params[index], caller, arg)
         index += 1
     for keyword in call.keywords:
         if keyword.arg in params:
-            element = element_of(caller, keyword.value)
-            if element is not None:
-                callee.param_bindings.setdefault(keyword.arg, set()).add(element)
+            _bind(callee, keyword.arg, caller, keyword.value)
+
+
+def _bind(callee: Function, param: str, caller: Function, arg: ast.AST) -> None:
+    """The parameter may hold what the argument is: an element, the tuple, or a part of it."""
+    element = element_of(caller, arg)
+    found: Binding | None = element if element is not None else view_of(caller, arg)
+    if found is not None:
+        callee.param_bindings.setdefault(param, set()).add(found)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from nvfp4ctl.lint.python.facts import current
 from nvfp4ctl.lint.python.index import (
-    ENTRY, TUPLE, Function, ModuleIndex, call_name, dotted, element_of, position, slice_elements)
+    ENTRY, Function, ModuleIndex, call_name, dotted, element_of, elements_of, position, slice_elements, view_of)
 from nvfp4ctl.lint.python.whole_file import _is_kernel, guarded_by_debug
 from nvfp4ctl.lint.shapes import describe, pinned_shape
 
@@ -107,30 +107,44 @@ def _reference_scales(function: Function, index: ModuleIndex, report: Report) ->
         if isinstance(node, ast.Call) and "to_blocked" in (call_name(node), (index.resolve(node.func) or "").split(".")[-1]):
             report(node.func, "NV402", f"to_blocked() in the timed path: use {_permuted_words()}")
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
-            parent = index.parents.get(node)
-            if isinstance(parent, ast.Assign) and parent.value is node:
-                continue  # bound to a name: its uses are what count
-            element = element_of(function, node)
-            if element in reference:
-                _reference_use(node, element, ast.unparse(node), index, report)
+            if _passed_on(node, index):
+                continue
+            hits = elements_of(function, node) & set(reference)
+            if hits:
+                _reference_use(node, min(hits), ast.unparse(node), index, report)
             covered = slice_elements(function, node)
             if covered and set(covered) & set(reference):
                 report(node, "NV403", f"this slice of the input passes the reference scales ({references}) along")
-        elif isinstance(node, ast.Starred) and element_of(function, node.value) == TUPLE:
+        elif isinstance(node, ast.Starred) and set(view_of(function, node.value) or ()) & set(reference):
             call = index.parents.get(node)
             if isinstance(call, ast.Call) and not _timed_callee(call, index):
-                report(node, "NV403", f"*data passes the reference scales ({references}) along; pass the elements you use")
+                report(node, "NV403", f"{ast.unparse(node)} passes the reference scales ({references}) along; "
+                                      "pass the elements you use")
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             possible = function.possible(node.id, position(node))
-            parent = index.parents.get(node)
-            if isinstance(parent, ast.Call) and node in parent.args and _timed_callee(parent, index):
-                continue  # checked where the callee uses its parameter
+            if _passed_on(node, index):
+                continue
             hits = possible & set(reference)
             if hits:
                 _reference_use(node, min(hits), node.id, index, report)
             elif not possible and REFERENCE_NAME.match(node.id):
                 report(node, "NV403", f"{node.id} reads like the reference scales; the timed path must use the "
                                       f"permuted ones ({permuted})")
+
+
+def _passed_on(node: ast.AST, index: ModuleIndex) -> bool:
+    """Is an element bound to names (`x = data[2]`, `pair = (data[2], data[3])`) or handed to a function
+    of this file (`launch(sfa)`, `launch((a, sfa))`, `launch(scale=sfa)`)? Then the names or the
+    parameter hold it, and where they are used is what counts."""
+    holder, parent = node, index.parents.get(node)
+    if isinstance(parent, (ast.Tuple, ast.List)) and isinstance(parent.ctx, ast.Load):
+        holder, parent = parent, index.parents.get(parent)
+    if isinstance(parent, ast.keyword):
+        holder, parent = parent, index.parents.get(parent)
+    if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is holder:
+        targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+        return all(isinstance(t, (ast.Name, ast.Tuple, ast.List)) for t in targets)  # names the index follows
+    return isinstance(parent, ast.Call) and holder is not parent.func and _timed_callee(parent, index)
 
 
 def _torch_function_operand(node: ast.AST) -> ast.AST:
