@@ -66,15 +66,16 @@ RULES: tuple[Rule, ...] = (
          "@functools.lru_cache\ndef custom_kernel(data): ...", "def custom_kernel(data): ..."),
     Rule("NV401", "reference-scales", ERROR,
          "The timed path must use sfa_permuted/sfb_permuted (tuple indices 4, 5), not the reference "
-         "scales (2, 3). Unpacking them into an unused name is fine.",
+         "scales (2, 3); an extension given a reference scale without its permuted one can only read the "
+         "reference one. Unpacking them into an unused name is fine.",
          "a, b, sfa, sfb, _, _, c = data\nlaunch(a, b, sfa.data_ptr(), sfb.data_ptr(), c)",
          "a, b, _, _, sfa, sfb, c = data\nlaunch(a, b, sfa.data_ptr(), sfb.data_ptr(), c)"),
     Rule("NV402", "to-blocked", ERROR,
          "to_blocked() rebuilds the permuted scales on every call; the input already has them.",
          "scale_a = to_blocked(sfa_ref[:, :, 0])", "scale_a = sfa_permuted"),
     Rule("NV403", "reference-scales-passed-on", WARNING,
-         "The reference scales go where lint cannot look (an extension function, *data), or a name of unknown "
-         "origin reads like them: fine only if they are never read.",
+         "The reference scales go where lint cannot look (an extension function also given the permuted "
+         "ones, *data), or a name of unknown origin reads like them: fine only if they are never read.",
          "_mod.gemm(a, b, sfa_ref, sfb_ref, sfa, sfb, c)", "_mod.gemm(a, b, sfa, sfb, c)"),
     Rule("NV501", "copy-transpose-b", WARNING,
          "B is already (N, K) K-major for C = A @ B^T; a transposed copy costs more than the GEMM.",

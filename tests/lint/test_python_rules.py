@@ -303,6 +303,22 @@ CASES = {
             a, b, sfa, sfb, sfa_permuted, sfb_permuted, c = data
             return _module.gemm(a, b, sfa, sfb, sfa_permuted, sfb_permuted, c)
         """, [(3, "NV403"), (3, "NV403")]),
+    "reference scales handed to an extension without the permuted ones are an error": ("""\
+        def custom_kernel(data):
+            out = mod.gemm(data[0], data[1], data[2], data[3], data[6])
+            a, b, sfa_ref, sfb_ref, sfa, sfb, c = data
+            mod.gemm(a, b, sfa_ref, sfb_ref, c, tile=128)
+            return out
+        """, [(2, "NV401"), (2, "NV401"), (4, "NV401"), (4, "NV401")]),
+    "reference scales handed on beside the permuted ones, or their copies, stay a warning": ("""\
+        import torch
+        def custom_kernel(data):
+            a, b, sfa_ref, sfb_ref, sfa, sfb, c = data
+            sfa8 = sfa.view(torch.uint8)
+            mod.gemm(a, b, sfa_ref, sfb_ref, sfa8, prepare(sfb), c)
+            mod.gemm(data[0], data[1], data[2], data[3], self_scales.sfa_perm, sfb_permuted_cache, c)
+            return c
+        """, [(5, "NV403"), (5, "NV403"), (6, "NV403"), (6, "NV403")]),
     "indices, negative indices, starred unpacking": ("""\
         import torch
         def custom_kernel(data):

@@ -10,7 +10,8 @@ from collections.abc import Callable
 
 from nvfp4ctl.lint.python.facts import current
 from nvfp4ctl.lint.python.index import (
-    ENTRY, Function, ModuleIndex, call_name, dotted, element_of, elements_of, position, slice_elements, view_of)
+    ENTRY, TUPLE, Function, ModuleIndex, call_name, dotted, element_of, elements_of, position, slice_elements, view_of,
+    views_of)
 from nvfp4ctl.lint.python.whole_file import _is_kernel, guarded_by_debug
 from nvfp4ctl.lint.shapes import describe, pinned_shape
 
@@ -23,6 +24,7 @@ TRANSPOSE_ATTRS = {"T", "mT", "mH", "H"}
 TRANSPOSE_CALLS = {"t", "transpose", "permute", "swapaxes", "swapdims", "movedim"}
 COPY_CALLS = {"contiguous", "clone"}
 SHAPE_ATTRS = {"shape", "size", "dtype", "device", "ndim", "dim", "numel", "is_cuda"}
+SCALE_NAME = re.compile(r"(?i)sf|scale")
 CACHE_DECORATORS = re.compile(r"(?:^|\.)(?:cache|lru_cache|cached|memoize|cached_property)$")
 
 
@@ -80,20 +82,57 @@ def _opaque_callee(call: ast.Call, index: ModuleIndex) -> str | None:
     return name
 
 
-def _reference_use(node: ast.AST, element: int, label: str, index: ModuleIndex, report: Report) -> None:
+def _reference_use(node: ast.AST, element: int, label: str, function: Function, index: ModuleIndex,
+                   report: Report) -> None:
     parent = index.parents.get(node)
     if isinstance(parent, ast.Attribute) and parent.attr in SHAPE_ATTRS:
         return  # sfa_ref.shape: metadata, not the scales themselves
     layout = current()
     name = layout.name(element)
-    target = layout.permuted_for(element)  # callers pass reference-scale elements only: never None
-    permuted = f"index {target} ({layout.name(target)})"  # type: ignore[arg-type]
-    callee = _opaque_callee(parent, index) if isinstance(parent, ast.Call) and node is not parent.func else None
-    if callee is not None:
+    target: int = layout.permuted_for(element)  # type: ignore[assignment]  # reference elements only: never None
+    permuted = f"index {target} ({layout.name(target)})"
+    call = index.parents.get(parent) if isinstance(parent, ast.keyword) else parent
+    callee = _opaque_callee(call, index) if isinstance(call, ast.Call) and node is not call.func else None
+    if callee is not None and _passes_permuted(call, target, function, index):  # type: ignore[arg-type]
         report(node, "NV403", f"{label} (the reference scale {name}) is passed to {callee}: fine only if it "
                               f"ignores it; the kernel must read {permuted}")
+    elif callee is not None:
+        report(node, "NV401", f"{label} (the reference scale {name}) is passed to {callee} without {permuted}: "
+                              f"the kernel can only be reading the reference scale; pass {layout.name(target)}")
     else:
         report(node, "NV401", f"{label} is the reference scale {name} (input index {element}): use {permuted}")
+
+
+def _passes_permuted(call: ast.Call, permuted: int, function: Function, index: ModuleIndex) -> bool:
+    """Does a call hand over the permuted scale too, or something that may hold it? A kernel given the
+    whole tuple's elements may ignore the reference ones (NV403); given no permuted scale, it can only
+    be reading the reference one (NV401)."""
+    for argument in [*call.args, *call.keywords]:
+        if isinstance(argument, ast.keyword) and argument.arg is None:
+            return True  # **options: unknown
+        value = argument.value if isinstance(argument, (ast.keyword, ast.Starred)) else argument
+        if isinstance(argument, ast.Starred) and view_of(function, value) is None:
+            return True  # *args of unknown content
+        if _may_hold(value, permuted, function, index):
+            return True
+    return False
+
+
+def _may_hold(node: ast.AST, element: int, function: Function, index: ModuleIndex, depth: int = 0) -> bool:
+    """Is an expression made from an element, or from the whole tuple (through names assigned from
+    them), or is it a name of unknown origin or an attribute named like scales (self.sfa_perm)?
+    data[0] is element 0 and nothing else: the data inside it does not count as the whole tuple."""
+    held = elements_of(function, node) | {e for view in views_of(function, node) for e in view}
+    if held:
+        return element in held or TUPLE in held
+    if isinstance(node, ast.Attribute) and SCALE_NAME.search(node.attr):
+        return True
+    if isinstance(node, ast.Name):
+        assigned = index.assignments(function.node, node.id)
+        if not assigned:  # a scale from somewhere lint does not see (a global, a closure)
+            return not function.possible(node.id, position(node)) and bool(SCALE_NAME.search(node.id))
+        return depth < 2 and any(_may_hold(value, element, function, index, depth + 1) for value in assigned)
+    return any(_may_hold(child, element, function, index, depth) for child in ast.iter_child_nodes(node))
 
 
 def _reference_scales(function: Function, index: ModuleIndex, report: Report) -> None:
@@ -111,7 +150,7 @@ def _reference_scales(function: Function, index: ModuleIndex, report: Report) ->
                 continue
             hits = elements_of(function, node) & set(reference)
             if hits:
-                _reference_use(node, min(hits), ast.unparse(node), index, report)
+                _reference_use(node, min(hits), ast.unparse(node), function, index, report)
             covered = slice_elements(function, node)
             if covered and set(covered) & set(reference):
                 report(node, "NV403", f"this slice of the input passes the reference scales ({references}) along")
@@ -126,7 +165,7 @@ def _reference_scales(function: Function, index: ModuleIndex, report: Report) ->
                 continue
             hits = possible & set(reference)
             if hits:
-                _reference_use(node, min(hits), node.id, index, report)
+                _reference_use(node, min(hits), node.id, function, index, report)
             elif not possible and REFERENCE_NAME.match(node.id):
                 report(node, "NV403", f"{node.id} reads like the reference scales; the timed path must use the "
                                       f"permuted ones ({permuted})")
