@@ -75,7 +75,8 @@ RULES: tuple[Rule, ...] = (
          "scale_a = to_blocked(sfa_ref[:, :, 0])", "scale_a = sfa_permuted"),
     Rule("NV403", "reference-scales-passed-on", WARNING,
          "The reference scales go where lint cannot look (an extension function also given the permuted "
-         "ones, *data), or a name of unknown origin reads like them: fine only if they are never read.",
+         "ones, *data, an unpacking of the input into another problem's number of names), or a name of "
+         "unknown origin reads like them: fine only if they are never read.",
          "_mod.gemm(a, b, sfa_ref, sfb_ref, sfa, sfb, c)", "_mod.gemm(a, b, sfa, sfb, c)"),
     Rule("NV501", "copy-transpose-b", WARNING,
          "B is already (N, K) K-major for C = A @ B^T; a transposed copy costs more than the GEMM.",

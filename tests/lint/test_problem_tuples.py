@@ -36,6 +36,41 @@ def test_dual_unpacked_reference_scales_and_to_blocked() -> None:
                for code, message in found)
 
 
+def test_a_gemm_shaped_unpacking_in_a_dual_file_gets_the_dual_positions_or_none() -> None:
+    # Positions come from the dual GEMM's own tuple, never the GEMM's (whose 2 and 3 are b2 and sfa_ref
+    # here): a GEMM-shaped tuple built from the dual's elements carries theirs into the helper, a slice
+    # its own, and a 7-name unpacking of the 10-element input, which raises, is reported as unreadable.
+    text = ("import torch\n"
+            "def gemm(inputs):\n"
+            "    a, b, sfa, sfb, sfa_p, sfb_p, c = inputs\n"
+            "    return torch.mul(sfa, sfb)\n"
+            "def custom_kernel(data):\n"
+            "    a, b1, b2, sfa_r, sfb1_r, sfb2_r, sfa_p, sfb1_p, sfb2_p, c = data\n"
+            "    gemm((a, b1, sfa_p, sfb1_r, sfa_p, sfb1_p, c))\n"
+            "    x, y, z, w, *_ = data[:7]\n"
+            "    torch.mul(z, w)\n"
+            "    a, b, sfa, sfb, sfa_p, sfb_p, c = data\n"
+            "    return torch.mul(sfa, sfb)\n")
+    found = [(d.line, d.code, d.message) for d in lint_text(text, config=DUAL)]
+    assert [(line, code) for line, code, _ in found] == [(4, "NV401"), (9, "NV401"), (10, "NV403")]
+    assert "sfb is the reference scale sfb1_ref (input index 4): use index 7 (sfb1_permuted)" in found[0][2]
+    assert "w is the reference scale sfa_ref (input index 3)" in found[1][2]
+    assert found[2][2].startswith("unpacks 7 names from the nvfp4_dual_gemm input, which has 10 (a, b1, b2, ")
+    assert found[2][2].endswith("; 7 names fit the input of nvfp4_gemm, nvfp4_gemv")
+
+
+def test_the_problems_own_unpackings_are_fine() -> None:
+    dual = ("def custom_kernel(data):\n    a, b1, b2, _, _, _, sfa, sfb1, sfb2, c = data\n"
+            "    x, y, *rest = data\n    return run(a, b1, b2, sfa, sfb1, sfb2, c)\n")
+    gemm = "def custom_kernel(data):\n    a, b, _, _, sfa, sfb, c = data\n    return run(a, b, sfa, sfb, c)\n"
+    assert _found(dual, DUAL) == []
+    assert _found(gemm, LintConfig()) == []
+    assert [code for code, _ in _found(dual, LintConfig())] == ["NV403"]  # 10 names: the dual's, not the GEMM's
+    assert "10 names fit the input of nvfp4_dual_gemm" in _found(dual, LintConfig())[0][1]
+    double = "def custom_kernel(data):\n    a, b, c = data\n    return run(a, b, c)\n"  # fits no known problem
+    assert _found(double, LintConfig()) == [] and _found(double, DUAL) == []
+
+
 def test_copy_transpose_rule_covers_b1_and_b2() -> None:
     text = ("def custom_kernel(data):\n    b1, b2 = data[1], data[2]\n"
             "    x = b1.t().contiguous()\n    y = data[2].T.contiguous()\n    return run(x, y)\n")

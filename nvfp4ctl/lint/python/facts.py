@@ -22,6 +22,7 @@ def layout_for(problem: str | None) -> TupleLayout:
 
 
 _CURRENT: contextvars.ContextVar[TupleLayout | None] = contextvars.ContextVar("nvfp4ctl_tuple_layout", default=None)
+_PROBLEM: contextvars.ContextVar[str] = contextvars.ContextVar("nvfp4ctl_lint_problem", default=DEFAULT_PROBLEM)
 
 
 def current() -> TupleLayout:
@@ -29,10 +30,24 @@ def current() -> TupleLayout:
     return found if found is not None else layout_for(DEFAULT_PROBLEM)
 
 
+def problem() -> str:
+    """The name of the problem whose layout current() is (for messages)."""
+    return _PROBLEM.get()
+
+
+def fitting(size: int) -> list[str]:
+    """The problems whose input tuple has `size` elements."""
+    from nvfp4ctl.problems import all_problems
+
+    return [p.name for p in all_problems() if len(p.layout.names) == size]
+
+
 @contextmanager
 def using(problem: str | None) -> Iterator[TupleLayout]:
     token = _CURRENT.set(layout_for(problem))
+    name = _PROBLEM.set(problem or DEFAULT_PROBLEM)
     try:
         yield _CURRENT.get()  # type: ignore[misc]
     finally:
+        _PROBLEM.reset(name)
         _CURRENT.reset(token)

@@ -8,7 +8,7 @@ import builtins
 import re
 from collections.abc import Callable
 
-from nvfp4ctl.lint.python.facts import current
+from nvfp4ctl.lint.python.facts import current, fitting, problem
 from nvfp4ctl.lint.python.index import (
     ENTRY, TUPLE, Function, ModuleIndex, call_name, dotted, element_of, elements_of, position, slice_elements, view_of,
     views_of)
@@ -53,6 +53,7 @@ def check(index: ModuleIndex, report: Report, shapes: tuple[tuple[int, int, int]
 
     for function in index.timed:
         _reference_scales(function, index, outside_debug)
+        _foreign_unpacks(function, index, report)
         _transposed_b(function, index, outside_debug)
         _fallback(function, index, outside_debug)
         _shape_branches(function, index, report, shapes)
@@ -184,6 +185,31 @@ def _passed_on(node: ast.AST, index: ModuleIndex) -> bool:
         targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
         return all(isinstance(t, (ast.Name, ast.Tuple, ast.List)) for t in targets)  # names the index follows
     return isinstance(parent, ast.Call) and holder is not parent.func and _timed_callee(parent, index)
+
+
+def _foreign_unpacks(function: Function, index: ModuleIndex, report: Report) -> None:
+    """An unpacking of the whole input into as many names as another problem's tuple has (a GEMM-shaped
+    `a, b, sfa, sfb, sfa_p, sfb_p, c = data` in a dual GEMM file) raises ValueError, and gives its names
+    no positions: the reference scales could be any of them. Positions only ever come from the
+    problem's own tuple (the GEMM's 2 and 3 are b2 and sfa_ref in the dual GEMM's). A count that fits
+    no known problem (a test double's `a, b, c = data`) is left alone: there is no better reading."""
+    layout = current()
+    size = len(layout.names)
+    for node in index.walk(function.node):
+        if not isinstance(node, ast.Assign) or element_of(function, node.value) != TUPLE:
+            continue
+        for target in node.targets:
+            if not isinstance(target, (ast.Tuple, ast.List)):
+                continue
+            if any(isinstance(item, ast.Starred) for item in target.elts):
+                continue
+            named = len(target.elts)
+            others = [name for name in fitting(named) if name != problem()]
+            if named != size and others:
+                hint = f"; {named} names fit the input of {', '.join(others)}"
+                report(target, "NV403", f"unpacks {named} names from the {problem()} input, which has {size} "
+                                        f"({', '.join(layout.names)}): that raises ValueError, and lint cannot tell "
+                                        f"which of them are the reference scales{hint}")
 
 
 def _torch_function_operand(node: ast.AST) -> ast.AST:
