@@ -47,6 +47,23 @@ CASES = {
         void host(int x) { printf("host %d\\n", x); }
         template <int N> CUTLASS_DEVICE void g() { printf("N=%d\\n", N); }
         """, [(2, "NV802"), (11, "NV802"), (15, "NV802")]),
+    "printf in a macro only host code expands, or one calling exit, is not device printf": ("""\
+        #include <cstdio>
+        #define CUDA_CHECK(call) do { cudaError_t e_ = (call); if (e_ != cudaSuccess) { \\
+            printf("CUDA error %s\\n", cudaGetErrorString(e_)); exit(1); } } while (0)
+        #ifndef LOG
+        #define LOG(...) printf(__VA_ARGS__)
+        #endif
+        #define DEV_LOG(...) printf(__VA_ARGS__)
+        #define UNUSED_LOG(...) printf(__VA_ARGS__)
+        #define OUTER_LOG(...) LOG(__VA_ARGS__)
+        __global__ void k() { DEV_LOG("tile\\n"); }
+        __host__ __device__ void both() { OUTER_LOG("x\\n"); }
+        void launch() {
+          CUDA_CHECK(cudaGetLastError());
+          LOG("launched\\n");
+        }
+        """, [(5, "NV802"), (7, "NV802"), (8, "NV802")]),
     "static last pointer that skips work": ("""\
         static const void* last_b = nullptr;
         static const void* desc_for = nullptr;

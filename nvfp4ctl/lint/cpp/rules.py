@@ -18,6 +18,9 @@ from nvfp4ctl.lint.shapes import describe, pinned_shape
 _GRAPH_API = re.compile(r"\b(?:cudaGraph\w*|cuGraph\w*|cudaStreamBeginCapture\w*|cudaStreamEndCapture\w*)\b")
 _PRINTF = re.compile(r"(?<![\w:])(?:std::)?printf\s*\(|\bcute::print(?:_tensor)?\s*\(")
 _TRAP = re.compile(r"__trap\s*\(|\btrap\b|\bassert\s*\(|\bCUTE_RUNTIME_ASSERT\b|\babort\s*\(")
+# Calls that do not compile in device code: a macro using one only ever expands in host code.
+_HOST_ONLY = re.compile(r"\b(?:exit|fprintf|fputs|fflush)\s*\(|\bstd::(?:cerr|cout|clog)\b|\bthrow\b|\bTORCH_CHECK\b")
+_DEFINE = re.compile(r"#\s*define\s+([A-Za-z_]\w*)")
 _ASM = re.compile(r"\b(?:asm|__asm__|__asm)\b\s*(?:volatile\b|__volatile__)?\s*(?:goto\s*)?\(")
 _STATIC = re.compile(
     r"\bstatic\s+(?P<quals>(?:(?:const|volatile|thread_local|inline)\s+)*)"
@@ -73,7 +76,7 @@ def _printf(text: str, code: str, scopes: Scopes) -> list[Finding]:
         if directive is not None:
             # inside a macro: fine when the macro is a debug macro or ends in a trap
             body = text[directive[0] : directive[1]]
-            if DEBUG_WORD.search(body.split("(")[0]) or _TRAP.search(body):
+            if DEBUG_WORD.search(body.split("(")[0]) or _TRAP.search(body) or _host_macro(directive, text, code, scopes):
                 continue
         elif not scopes.in_device_code(at):
             continue  # host-side error messages are not the rule's business
@@ -91,6 +94,26 @@ def _printf(text: str, code: str, scopes: Scopes) -> list[Finding]:
         findings.append(Finding(at, "NV802", f"{name} in device code without a debug flag; wrap it in "
                                              "#ifdef <NAME>_DEBUG or print only before __trap()", len(name)))
     return findings
+
+
+def _host_macro(directive: tuple[int, int], text: str, code: str, scopes: Scopes) -> bool:
+    """Is a #define host-only: it calls what device code cannot (exit, fprintf, std::cerr, throw),
+    or it is expanded in this code only outside device functions (a CUDA_CHECK after each launch)?
+    A macro expanded nowhere here, or inside another macro, may still reach device code."""
+    body = text[directive[0] : directive[1]]
+    match = _DEFINE.match(body.lstrip())
+    if match is None:
+        return False
+    if _HOST_ONLY.search(body):
+        return True
+    expansions = []
+    for use in re.finditer(rf"\b{re.escape(match.group(1))}\b", code):
+        around = scopes.in_directive(use.start())
+        if around is None:
+            expansions.append(use.start())
+        elif around != directive and _DEFINE.match(code[around[0] : around[1]].lstrip()):
+            return False  # used by another macro: where that one expands is not followed
+    return bool(expansions) and not any(scopes.in_device_code(at) for at in expansions)
 
 
 def _following_statements(text: str, code: str, offset: int, count: int | None) -> str:

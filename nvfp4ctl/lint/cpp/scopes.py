@@ -96,8 +96,13 @@ class Scopes:
         return any(block.device for block in self.enclosing(offset))
 
     def statement_prefix(self, offset: int) -> str:
-        """Code from the previous ; { or } up to offset (catches `if (debug) printf(...)`)."""
+        """Code from the previous ; { or } up to offset (catches `if (debug) printf(...)`), never
+        reaching back over a directive line: `#define PRINT_ROW ...` above is not a guard."""
         boundary = max(self.code.rfind(ch, 0, offset) for ch in ";{}")
+        index = bisect.bisect_right(self.directives, (offset, len(self.code) + 1)) - 1
+        if index >= 0:
+            start, end = self.directives[index]
+            boundary = max(boundary, start - 1 if start <= offset < end else end - 1)
         return self.code[boundary + 1 : offset]
 
 
