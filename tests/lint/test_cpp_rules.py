@@ -89,6 +89,19 @@ CASES = {
           return 0;
         }
         """, [(2, "NV702")]),
+    "a benchmark-shape branch that only sets config numbers is fine, another path is not": ("""\
+        int pick(int m, int n, int k, Config& cfg) {
+          int tile = (m == 128 && n == 7168) ? 128 : 64, stages = 3;
+          if (m == 128 && n == 4096) { tile = 256; stages = 4; }
+          else if (m == 128 && k == 2048) tile = 128;
+          else cfg.split = 1;
+          if (m == 128 && n == 7168) special = 1;
+          auto run = special == 1 ? fast : slow;
+          if (m == 128 && k == 16384) { tile = 32; warm(); }
+          if (n == 4096 && k == 7168) tile = 16; else return slow(m);
+          return tile;
+        }
+        """, [(6, "NV702"), (8, "NV702"), (9, "NV702")]),
 }
 
 

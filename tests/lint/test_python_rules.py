@@ -461,11 +461,43 @@ CASES = {
                 tile = 256
             match (m, n, k):
                 case (128, 4096, 7168):
-                    tile = 64
+                    return fast(data)
             if (m, n) in {(128, 7168)}:
                 return ref_kernel(data)
             return run(data, tile)
         """, [(8, "NV702"), (10, "NV702"), (11, "NV701")]),
+    "a benchmark-shape branch that only picks config numbers is fine": ("""\
+        def custom_kernel(data):
+            m, n, k = data[0].shape[0], data[1].shape[0], data[0].shape[1] * 2
+            tile = 128 if (m, n) == (128, 7168) else 64
+            if m == 128 and n == 4096:
+                block_n, stages = 256, 4
+            elif (m, k) == (128, 2048):
+                block_n, stages = 128, 6
+            else:
+                block_n, stages = 128, 3
+            match (m, n, k):
+                case (128, 7168, 16384):
+                    split = 2
+                case _:
+                    split = 1
+            return run(data, tile, block_n, stages, split, 256 if (n, k) == (7168, 2048) else 128)
+        """, []),
+    "a picked number tested later, or another statement in a branch, is another code path": ("""\
+        def custom_kernel(data):
+            m, n = data[0].shape[0], data[1].shape[0]
+            special = 1 if (m, n) == (128, 7168) else 0
+            if special == 1:
+                return fast(data)
+            if (m, n) == (128, 4096):
+                tile = 64
+            else:
+                return slow(data)
+            if m == 128 and n == 7168:
+                tile = 32
+                warm(data)
+            return run(data, tile)
+        """, [(3, "NV702"), (6, "NV702"), (10, "NV702")]),
     # --- NV801/802 printing ----------------------------------------------------------------------
     "print in the timed path unless behind a debug flag": ("""\
         import os

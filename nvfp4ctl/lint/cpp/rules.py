@@ -32,6 +32,8 @@ _POINTER_NAME = re.compile(r"(?i)last|prev|ptr|addr|cached")
 _TENSOR_TYPE = re.compile(r"\bTensor\b")
 _WORKSPACE_NAME = re.compile(r"(?i)work|ws\b|scratch|buf|pool|handle|desc")
 _IF = re.compile(r"\bif\s*(?:constexpr\s*)?\(")
+_CONFIG_ASSIGNMENT = re.compile(r"^\s*([A-Za-z_][\w.]*(?:->\w+)*)\s*=\s*-?\d+(?:\.\d*)?[uUlLfF]*\s*$")
+_CONDITION = re.compile(r"\b(?:if|while|switch)\s*(?:constexpr\s*)?\(")
 _EQ_LITERAL = re.compile(r"(?<![%*/+\-]\s)(?<![%*/+\-])\b(\d+)\s*==\s*[A-Za-z_(]|[\w\)\]]\s*==\s*(\d+)\b(?!\s*[%*/+\-])")
 
 
@@ -200,8 +202,65 @@ def _shape_branches(code: str, config: LintConfig) -> list[Finding]:
         condition = code[match.end() : close]
         values = [int(a or b) for a, b in _EQ_LITERAL.findall(condition)]
         shape = pinned_shape(values, config.benchmark_shapes)
-        if shape is not None:
+        if shape is not None and not _picks_config(code, match.start()):
             findings.append(Finding(match.start(), "NV702",
                                     f"branches on the benchmark shape {describe(shape)}: every shape must take the "
                                     "same code path (tuned tile configs are fine)", 2))
     return findings
+
+
+def _picks_config(code: str, if_start: int) -> bool:
+    """Does a shape branch (else branches included) only set names to numbers (`if (m == 128 && n ==
+    4096) { tile_n = 256; stages = 4; }`)? A tuned config is fine; a return, a call or any other
+    statement is another code path, and so is a picked number that a later condition tests."""
+    picked = _config_branch(code, if_start)
+    if not picked:
+        return False
+    for name in picked:
+        word = re.escape(name)
+        if re.search(rf"\b{word}\b\s*(?:(?:==|!=|<=|>=|<|>)[^;{{}}?]*)?\)?\s*\?", code):
+            return False  # tile == 64 ? fast() : slow(), special ? ... (not `tile = cond ? 128 : 64`)
+        for condition in _CONDITION.finditer(code):
+            close = matching(code, condition.end() - 1)
+            if re.search(rf"\b{word}\b", code[condition.end() : close]):
+                return False
+    return True
+
+
+def _config_branch(code: str, if_start: int) -> set[str] | None:
+    """The names an if (and its else chain) sets, when all it does is set names to numbers."""
+    close = matching(code, code.index("(", if_start))
+    body, after = _statement(code, close + 1)
+    picked = _config_assignments(body)
+    rest = re.match(r"\s*else\b\s*", code[after:])
+    if picked is None or rest is None:
+        return picked
+    start = after + rest.end()
+    if _IF.match(code, start):
+        inner = _config_branch(code, start)
+    else:
+        inner = _config_assignments(_statement(code, start)[0])
+    return None if inner is None else picked | inner
+
+
+def _statement(code: str, start: int) -> tuple[str, int]:
+    """The statement or {block} starting at start (after blanks), and the offset after it."""
+    at = len(code) - len(code[start:].lstrip())
+    if code.startswith("{", at):
+        end = matching(code, at, "{", "}") + 1
+        return code[at + 1 : end - 1], end
+    end = code.find(";", at)
+    end = len(code) if end == -1 else end + 1
+    return code[at:end], end
+
+
+def _config_assignments(body: str) -> set[str] | None:
+    picked: set[str] = set()
+    for statement in body.split(";"):
+        if not statement.strip():
+            continue
+        match = _CONFIG_ASSIGNMENT.match(statement)
+        if match is None:
+            return None
+        picked.add(match.group(1))
+    return picked

@@ -334,10 +334,82 @@ def _shape_branches(function: Function, index: ModuleIndex, report: Report, shap
         if not values:
             continue
         shape = pinned_shape(values, shapes)
-        if shape is not None:
+        if shape is not None and not _picks_config(node, function, index):
             anchor = node.pattern if isinstance(node, ast.match_case) else node.test
             report(anchor, "NV702", f"branches on the benchmark shape {describe(shape)}: every shape must take the "
                                     "same code path (tuned configs are fine)")
+
+
+def _picks_config(node: ast.AST, function: Function, index: ModuleIndex) -> bool:
+    """Does a shape branch only pick config numbers (`tile = 128 if (m, n) == (128, 7168) else 64`,
+    `if ...: tile, stages = 64, 4`)? A tuned config is fine; a return, a call or any other statement
+    in a branch is another code path, and so is a picked number that a later branch tests."""
+    if isinstance(node, ast.IfExp):
+        if not (_config_number(node.body) and _config_number(node.orelse)):
+            return False
+        parent = index.parents.get(node)
+        picked = _assigned_names(parent) if isinstance(parent, (ast.Assign, ast.AnnAssign)) else set()
+    elif isinstance(node, ast.If):
+        picked = _config_statements([*node.body, *node.orelse])
+    elif isinstance(node, ast.match_case):
+        match = index.parents.get(node)
+        picked = _config_statements([s for case in getattr(match, "cases", []) for s in case.body])
+    else:
+        return False
+    return picked is not None and not picked & _tested_names(function, index)
+
+
+def _config_number(node: ast.AST) -> bool:
+    """128, -1, 0.5, (128, 256): a literal number or a tuple of them (not a bool, a string or a name)."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return bool(node.elts) and all(_config_number(item) for item in node.elts)
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float)
+
+
+def _assigned_names(node: ast.AST) -> set[str]:
+    targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+    names: set[str] = set()
+    for target in targets:
+        if isinstance(target, ast.Name):
+            names.add(target.id)
+        elif isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(t, ast.Name) for t in target.elts):
+            names.update(t.id for t in target.elts)  # type: ignore[attr-defined]
+        else:
+            return set()
+    return names
+
+
+def _config_statements(statements: list[ast.stmt]) -> set[str] | None:
+    """The names a branch's statements set, when all they do is set names to config numbers (an elif
+    chain included); None when anything else happens."""
+    picked: set[str] = set()
+    for statement in statements:
+        if isinstance(statement, ast.Pass):
+            continue
+        if isinstance(statement, ast.If):
+            inner = _config_statements([*statement.body, *statement.orelse])
+            if inner is None:
+                return None
+            picked |= inner
+        elif isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None \
+                and _config_number(statement.value) and _assigned_names(statement):
+            picked |= _assigned_names(statement)
+        else:
+            return None
+    return picked
+
+
+def _tested_names(function: Function, index: ModuleIndex) -> set[str]:
+    """Names read in a condition of the function (if, while, x if c else y, match, assert)."""
+    key = ("NV702 tested names", id(function.node))
+    found = index.memo.get(key)
+    if found is None:
+        tests = [n.test for n in index.walk(function.node) if isinstance(n, (ast.If, ast.IfExp, ast.While, ast.Assert))]
+        tests += [n.subject for n in index.walk(function.node) if isinstance(n, ast.Match)]
+        found = index.memo[key] = {n.id for test in tests for n in ast.walk(test) if isinstance(n, ast.Name)}
+    return found  # type: ignore[return-value]
 
 
 def _prints(function: Function, index: ModuleIndex, report: Report) -> None:
