@@ -58,7 +58,7 @@ RULES: tuple[Rule, ...] = (
          "if a.data_ptr() in _out: return _out[a.data_ptr()]",
          "fn = _compiled.setdefault((m, n, k), compile_gemm(m, n, k))\nfn(a, b, sfa, sfb, c); return c"),
     Rule("NV302", "possible-result-cache", WARNING,
-         "State kept across calls that may hold a result; caching compiled kernels or descriptors is fine.",
+         "State kept across calls that may hold a result; caching compiled kernels, descriptors or configs is fine.",
          "_last[key] = c", "_kernels[key] = cute.compile(gemm, ...)"),
     Rule("NV303", "cached-entry-point", ERROR,
          "functools.cache/lru_cache on custom_kernel, or on a helper it hands the input tensors, returns the"

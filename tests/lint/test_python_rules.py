@@ -103,6 +103,46 @@ CASES = {
             c.copy_(out)
             return c
         """, []),
+    "configs kept by the inputs' addresses are fine, a result kept the same way is not": ("""\
+        import math
+        import torch
+        _tiles = {}
+        _cfgs = {}
+        _outs = {}
+        def tile_for(a):
+            key = a.data_ptr()
+            if key not in _tiles:
+                _tiles[key] = 128 if a.shape[0] > 256 else 64
+            return _tiles[key]
+        def config_for(a, b):
+            key = (a.data_ptr(), b.data_ptr())
+            cfg = _cfgs.get(key)
+            if cfg is None:
+                m, n = a.shape[0], b.size(0)
+                cfg = {"tile": max(64, 2 ** math.ceil(math.log2(m))), "stages": 4, "split": n // 4096}
+                _cfgs[key] = cfg
+            return cfg
+        def reference_for(a, b):
+            key = a.data_ptr()
+            if key not in _outs:
+                _outs[key] = torch.matmul(a.float(), b.float().t())
+            return _outs[key]
+        def custom_kernel(data):
+            a, b, _, _, sfa, sfb, c = data
+            mod.gemm(a, b, sfa, sfb, c, tile_for(a), config_for(a, b)["stages"], reference_for(a, b))
+            return c
+        """, [(23, "NV301")]),
+    "a value of unknown kind kept by the inputs' addresses is a warning that says what is fine": ("""\
+        _plans = {}
+        def plan_for(a):
+            key = a.data_ptr()
+            if key not in _plans:
+                _plans[key] = registry.pick(a.shape)
+            return _plans[key]
+        def custom_kernel(data):
+            mod.gemm(data[0], data[1], data[4], data[5], data[6], plan_for(data[0]))
+            return data[6]
+        """, [(6, "NV302")]),
     "shape-keyed result cache in a helper": ("""\
         _results = {}
         def run(data):
@@ -611,3 +651,11 @@ def test_custom_kernel_as_a_callable_instance() -> None:
         custom_kernel = Runner()
         """
     assert found(source) == [(6, "NV301"), (7, "NV801")]
+
+
+def test_a_possible_result_cache_says_configs_are_fine() -> None:
+    source, _ = CASES["a value of unknown kind kept by the inputs' addresses is a warning that says what is fine"]
+    [diagnostic] = lint_text(textwrap.dedent(source), "submission.py")
+    assert diagnostic.message == ("returns a value kept in _plans across calls, keyed by the input's identity "
+                                  "(data_ptr()/id()/_version): fine for a compiled kernel, a descriptor or a config, "
+                                  "an error if it is a result")

@@ -5,15 +5,16 @@ mutable default argument, or a closure's variable when the function owning it is
 (`def make(): cache = []; def custom_kernel(data): ...`: make ran once, cache outlives every call).
 A timed function that returns a value looked up in one, or copies it into the output (`c.copy_(...)`),
 without handing that value to any call first (so nothing was computed into it), hands back an old
-result. It is an
-error when the key is an identity (data_ptr(), id(), _version), when what was stored is an output,
-or when custom_kernel itself returns it; a warning otherwise. Containers that only ever receive
-compiled kernels, modules or descriptors are fine.
+result. It is an error when the key is an identity (data_ptr(), id(), _version), when what was
+stored is an output, or when custom_kernel itself returns it; a warning otherwise. Containers that
+only ever receive compiled kernels, modules or descriptors, or configs (numbers made from shapes and
+constants, which no result can be), are fine.
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,7 +36,9 @@ METADATA_ATTRS = {"shape", "size", "device", "dtype", "data_ptr", "stride", "num
 ALLOCATIONS = {"empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like",
                "new_empty", "new_zeros", "new_ones", "new_full", "empty_strided"}
 OUTPUT_VIEWS = {"view", "reshape", "squeeze", "unsqueeze", "flatten", "narrow", "select", "view_as", "as_strided"}
-ARTIFACT, OUTPUT, UNKNOWN, IGNORE = "artifact", "output", "unknown", "ignore"
+SHAPE_METADATA = METADATA_ATTRS - {"data_ptr", "_version", "storage_offset"}  # what a config may be made of
+TENSOR_MODULES = {"torch", "numpy", "np", "cupy", "jax"}  # their calls make tensors, not config numbers
+ARTIFACT, CONFIG, OUTPUT, UNKNOWN, IGNORE = "artifact", "config", "output", "unknown", "ignore"
 
 
 @dataclass
@@ -153,15 +156,23 @@ def _is_lookup_call(node: ast.AST) -> bool:
 
 
 def value_kind(value: ast.AST, function: Function, index: ModuleIndex, depth: int = 0) -> str:
-    """ARTIFACT (compiled kernel, module, descriptor, plan), OUTPUT (the output tensor or a result
-    computed from the inputs), IGNORE (an empty initial value) or UNKNOWN."""
+    """ARTIFACT (compiled kernel, module, descriptor, plan), CONFIG (numbers made from shapes and
+    constants), OUTPUT (the output tensor or a result computed from the inputs), IGNORE (an empty
+    initial value) or UNKNOWN."""
+    kind = _kind(value, function, index, depth)
+    return CONFIG if kind == UNKNOWN and _config_value(value, function, index) else kind
+
+
+def _kind(value: ast.AST, function: Function, index: ModuleIndex, depth: int) -> str:
     if _empty_literal(value):
         return IGNORE
     if isinstance(value, ast.Lambda):
         return ARTIFACT
     if isinstance(value, (ast.Tuple, ast.List)):
         kinds = {value_kind(e, function, index, depth + 1) for e in value.elts} - {IGNORE}
-        return OUTPUT if OUTPUT in kinds else ARTIFACT if kinds == {ARTIFACT} else UNKNOWN if kinds else IGNORE
+        if OUTPUT in kinds or not kinds <= {ARTIFACT, CONFIG}:
+            return OUTPUT if OUTPUT in kinds else UNKNOWN
+        return ARTIFACT if ARTIFACT in kinds else CONFIG if kinds else IGNORE  # (kernel, tile): the kernel's
     if isinstance(value, ast.Call):
         name = call_name(value)
         if name in index.classes or ARTIFACT_CALL.match(name):
@@ -175,14 +186,43 @@ def value_kind(value: ast.AST, function: Function, index: ModuleIndex, depth: in
         if depth < 2:
             kinds = {value_kind(v, function, index, depth + 1) for v in index.assignments(function.node, value.id)
                      if not _is_lookup_call(v)} - {IGNORE}
-            if kinds == {ARTIFACT}:
-                return ARTIFACT
+            if kinds and kinds <= {ARTIFACT, CONFIG}:
+                return ARTIFACT if ARTIFACT in kinds else CONFIG
             if OUTPUT in kinds:
                 return OUTPUT
         return UNKNOWN
     if isinstance(value, (ast.Subscript, ast.ListComp, ast.GeneratorExp)) and _holds_output(value, function, index):
         return OUTPUT
     return UNKNOWN
+
+
+def _config_value(node: ast.AST, function: Function, index: ModuleIndex, depth: int = 0) -> bool:
+    """Is an expression made only of constants and the inputs' shapes, through arithmetic, literals,
+    names assigned such values and calls given only such values (a tile picked for m, n, k)? No
+    result can be: a result needs the tensors' data. Tensor makers (torch.empty(m, n)) are not."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.Attribute):
+        return node.attr in SHAPE_METADATA  # a.shape, b.dtype
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in SHAPE_METADATA:
+            return True  # a.size(0), a.numel()
+        if call_name(node) in ALLOCATIONS or (index.resolve(func) or "").split(".")[0] in TENSOR_MODULES:
+            return False
+        known = index.is_imported_root(func) or isinstance(func, ast.Name) and (
+            func.id in index.functions or hasattr(builtins, func.id))  # not x.float(), not a closure over data
+        parts = [*node.args, *(k.value for k in node.keywords)]
+        return known and bool(parts) and all(_config_value(part, function, index, depth) for part in parts)
+    if isinstance(node, ast.Name):
+        assigned = index.assignments(function.node, node.id) or (
+            index.assignments(index.tree, node.id) if node.id in index.module_names else [])
+        return depth < 2 and bool(assigned) and all(_config_value(v, function, index, depth + 1) for v in assigned)
+    if isinstance(node, (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp, ast.Tuple, ast.List, ast.Set,
+                         ast.Dict, ast.Subscript, ast.Slice, ast.JoinedStr, ast.FormattedValue)):
+        return all(_config_value(child, function, index, depth) for child in ast.iter_child_nodes(node)
+                   if not isinstance(child, (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)))
+    return False
 
 
 def _holds_output(node: ast.AST, function: Function, index: ModuleIndex) -> bool:
@@ -436,8 +476,8 @@ def _check_returns(function: Function, index: ModuleIndex, containers: dict[str,
         name, key = found
         container = containers.get(name, Container())
         kinds = set(container.stores) - {IGNORE}
-        if kinds == {ARTIFACT} or not kinds and name not in containers:
-            continue
+        if kinds and kinds <= {ARTIFACT, CONFIG} or not kinds and name not in containers:
+            continue  # compiled kernels, descriptors, configs: fine to keep
         dumps = {ast.dump(lookup_node)}
         if _flows_to_call(function, index, carriers, dumps, copy):
             continue  # a buffer the kernel writes into, not a stored answer
@@ -452,8 +492,9 @@ def _check_returns(function: Function, index: ModuleIndex, containers: dict[str,
             why = "keyed by data_ptr()/id()/_version" if identity else "holding an earlier output" if OUTPUT in kinds else "kept across calls"
             report(node, "NV301", f"{verb} a result from {name} ({why}){into} instead of computing it every call")
         else:
-            report(node, "NV302", f"{verb} a value kept in {name} across calls{into}; fine if it is a compiled kernel or "
-                                  "descriptor, not if it is a result")
+            report(node, "NV302", f"{verb} a value kept in {name} across calls, keyed by the input's identity "
+                                  f"(data_ptr()/id()/_version){into}: fine for a compiled kernel, a descriptor or a "
+                                  "config, an error if it is a result")
     _stored_outputs(function, index, reported, report)
 
 

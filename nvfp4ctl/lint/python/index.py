@@ -223,7 +223,8 @@ class ModuleIndex:
         return None
 
     def assignments(self, node: ast.AST, name: str) -> list[ast.AST]:
-        """Values assigned to a plain name anywhere inside node (x = ..., x := ...)."""
+        """Values assigned to a plain name anywhere inside node (x = ..., x := ..., and the pairs of
+        m, n = a.shape[0], b.shape[0])."""
         table = self._assigned.get(id(node))
         if table is None:
             table = self._assigned[id(node)] = {}
@@ -232,6 +233,11 @@ class ModuleIndex:
                     for target in inner.targets:
                         if isinstance(target, ast.Name):
                             table.setdefault(target.id, []).append(inner.value)
+                        elif (isinstance(target, ast.Tuple) and isinstance(inner.value, ast.Tuple)
+                              and len(target.elts) == len(inner.value.elts)):
+                            for one, value in zip(target.elts, inner.value.elts):
+                                if isinstance(one, ast.Name):
+                                    table.setdefault(one.id, []).append(value)
                 elif isinstance(inner, ast.NamedExpr):
                     table.setdefault(inner.target.id, []).append(inner.value)
         return table.get(name, [])
