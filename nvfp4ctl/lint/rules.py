@@ -53,8 +53,9 @@ RULES: tuple[Rule, ...] = (
          'f = torch.compile(gemm, mode="max-autotune")',
          'f = torch.compile(gemm, mode="max-autotune-no-cudagraphs")'),
     Rule("NV301", "result-cache", ERROR,
-         "Returning a previous call's result, or copying it into c (keyed by data_ptr/id/_version/shape, "
-         "or a static last pointer), skips the work the benchmark times.",
+         "Returning a previous call's result, copying it into c (keyed by data_ptr/id/_version/shape), or "
+         "returning c untouched when the input was seen before (a kept address, a static last pointer) skips "
+         "the work the benchmark times.",
          "if a.data_ptr() in _out: return _out[a.data_ptr()]",
          "fn = _compiled.setdefault((m, n, k), compile_gemm(m, n, k))\nfn(a, b, sfa, sfb, c); return c"),
     Rule("NV302", "possible-result-cache", WARNING,

@@ -496,6 +496,26 @@ def _check_returns(function: Function, index: ModuleIndex, containers: dict[str,
                                   f"(data_ptr()/id()/_version){into}: fine for a compiled kernel, a descriptor or a "
                                   "config, an error if it is a result")
     _stored_outputs(function, index, reported, report)
+    _skips_when_seen(function, index, report)
+
+
+def _skips_when_seen(function: Function, index: ModuleIndex, report: Report) -> None:
+    """`if a.data_ptr() in _seen: return c` (or `== _last_ptr`): the output is handed back untouched when
+    the input's identity matches one kept across calls, and still holds the earlier call's result (the
+    Python form of the C++ static last pointer). A branch that does anything before returning (runs a
+    cached plan, launches) is not this."""
+    for node in index.walk(function.node):
+        if not isinstance(node, ast.If) or not _identity(node.test, function, index):
+            continue
+        kept = next((name for inner in ast.walk(node.test) if isinstance(inner, (ast.Name, ast.Attribute))
+                     for name in [container_key(inner, function, index)] if name), None)
+        if kept is None:
+            continue
+        *before, last = node.body
+        if (isinstance(last, ast.Return) and last.value is not None and _holds_output(last.value, function, index)
+                and not any(isinstance(inner, ast.Call) for statement in before for inner in ast.walk(statement))):
+            report(last, "NV301", f"returns the output untouched when the input's identity matches one kept in {kept}:"
+                                  " it still holds an earlier call's result, and the work being timed is skipped")
 
 
 def _stored_outputs(function: Function, index: ModuleIndex, reported: set[str], report: Report) -> None:
