@@ -335,6 +335,21 @@ CASES = {
             _plans[key].run(a, b, sfa, sfb, c)
             return c
         """, []),
+    "a maker's function held in a module name and called from custom_kernel, with negative indices": ("""\
+        import torch
+        def make():
+            kept = []
+            def run(data):
+                if kept:
+                    return kept[-1]
+                torch.mul(data[-5], data[-4])
+                kept.append(data[-1])
+                return data[-1]
+            return run
+        _run = make()
+        def custom_kernel(data):
+            return _run(data)
+        """, [(6, "NV301"), (7, "NV401"), (7, "NV401")]),
     "lru_cache on the entry point": ("""\
         from functools import lru_cache
         @lru_cache(maxsize=None)

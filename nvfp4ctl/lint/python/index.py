@@ -305,9 +305,13 @@ class ModuleIndex:
         levels = 1 if decorator else 0
         if isinstance(maker, ast.Call):
             maker, levels = maker.func, levels + 1
-        if not (levels and isinstance(maker, ast.Name) and maker.id in self.functions):
+        return self._returned_by(maker.id, levels) if isinstance(maker, ast.Name) else []
+
+    def _returned_by(self, maker: str | None, levels: int) -> list[FunctionNode]:
+        """What calling the file's function `maker` `levels` times over returns, where that is a nested function."""
+        if not levels or maker not in self.functions:
             return []
-        found = [self.functions[maker.id]]
+        found = [self.functions[maker]]  # type: ignore[index]
         for _ in range(levels):
             found = [inner for function in found for inner in self._returned_functions(function)]
         return found
@@ -330,6 +334,8 @@ class ModuleIndex:
                     beside = self._beside(function.node, func.id)
                     if beside is not None:
                         yield Function(beside), node
+                    for made in self._returned_by(self.instances.get(func.id), 1):  # _run = make(); _run(data)
+                        yield Function(made), node
                     for cls, method in ((func.id, "__init__"), (func.id, "__call__"), (self.instances.get(func.id), "__call__")):
                         found = self._method(cls, method)
                         if found is not None:
@@ -428,14 +434,24 @@ def element_of(function: Function, node: ast.AST) -> int | None:
         return None if isinstance(found, tuple) else found
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("tuple", "list") and node.args:
         return TUPLE if element_of(function, node.args[0]) == TUPLE else None
-    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and type(node.slice.value) is int:
-        value = node.slice.value
-        if element_of(function, node.value) == TUPLE:
+    value = _int_index(node)
+    if value is not None:
+        if element_of(function, node.value) == TUPLE:  # type: ignore[attr-defined]
             return value + tuple_length() if value < 0 else value
-        view = view_of(function, node.value)
+        view = view_of(function, node.value)  # type: ignore[attr-defined]
         if view is not None and -len(view) <= value < len(view):
             return view[value]
     return None
+
+
+def _int_index(node: ast.AST) -> int | None:
+    """4 for x[4], -1 for x[-1] (a unary minus in the ast); None for anything else."""
+    if not isinstance(node, ast.Subscript):
+        return None
+    index, sign = node.slice, 1
+    if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub):
+        index, sign = index.operand, -1
+    return sign * index.value if isinstance(index, ast.Constant) and type(index.value) is int else None
 
 
 def view_of(function: Function, node: ast.AST) -> View | None:
@@ -480,9 +496,9 @@ def elements_of(function: Function, node: ast.AST) -> set[int]:
     if element is not None:
         return {element}
     found: set[int] = set()
-    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and type(node.slice.value) is int:
-        value = node.slice.value
-        for view in views_of(function, node.value):
+    value = _int_index(node)
+    if value is not None:
+        for view in views_of(function, node.value):  # type: ignore[attr-defined]
             if -len(view) <= value < len(view) and view[value] is not None:
                 found.add(view[value])  # type: ignore[arg-type]
     return found
