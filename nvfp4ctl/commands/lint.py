@@ -38,6 +38,7 @@ def command(
     """Check kernels and submissions against the competition rules before you submit."""
     # Imported here, not at the top, so `nvfp4ctl --help` does not load the lint engine.
     from nvfp4ctl.lint import lint_paths
+    from nvfp4ctl.lint.engine import HEADER_REASON
     from nvfp4ctl.lint.render import concise
     from nvfp4ctl.lint.render import json as json_render
     from nvfp4ctl.lint.rules import RULES
@@ -63,9 +64,10 @@ def command(
     report = lint_paths(list(lint_plan.paths), lint_plan.config)
     for link in report.broken_links:
         console.warn(f"{short_path(link)}: broken link (to {link_target(link)}); not checked")
-    for path, problem in report.other_problems:
-        console.warn(f"{short_path(path)}: checked as {problem} (its nvfp4ctl export header), not as the task's "
-                     f"{lint_plan.config.problem}")
+    for path, problem, why in report.other_problems:
+        # a name says so plainly; an export header for another problem than the task's is worth a warning
+        (console.warn if why == HEADER_REASON else console.detail)(
+            f"{short_path(path)}: checked as {problem} ({why}), not as the task's {lint_plan.config.problem}")
     for path in report.not_submissions:
         console.detail(f"{path}: skipped, not a submission (no custom_kernel, not named submission*.py)")
     if output_format is OutputFormat.json:

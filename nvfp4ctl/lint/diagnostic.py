@@ -52,7 +52,7 @@ class LintReport:
     files: tuple[Path, ...]  # every file that was checked
     not_submissions: tuple[Path, ...] = ()  # .py files found in folders that are not submissions
     broken_links: tuple[Path, ...] = ()  # found in folders, pointing nowhere: not checked (warnings)
-    other_problems: tuple[tuple[Path, str], ...] = ()  # exported files judged by their header's problem
+    other_problems: tuple[tuple[Path, str, str], ...] = ()  # (file, its own problem, why: engine.own_problem)
 
     @property
     def errors(self) -> int:

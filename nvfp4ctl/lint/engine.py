@@ -13,13 +13,29 @@ from nvfp4ctl.lint.diagnostic import Diagnostic, Finding, LintReport
 from nvfp4ctl.lint.python.check import check as check_python
 from nvfp4ctl.lint.rules import RULES_BY_CODE
 from nvfp4ctl.lint.source import SourceFile, discover, read_source
-from nvfp4ctl.lint.submission import export_problem, is_submission
+from nvfp4ctl.lint.submission import export_problem, is_submission, named_problem
 from nvfp4ctl.lint.waivers import is_waived
 
 
+HEADER_REASON, NAME_REASON = "its nvfp4ctl export header", "its file name"
+
+
+def own_problem(source: SourceFile) -> tuple[str, str] | None:
+    """(problem, why) for a Python file that names its own problem: an export header, else a file name
+    that starts with a problem's name; None for a file judged as the task's problem."""
+    if source.kind != "python":
+        return None
+    exported = export_problem(source.text)
+    if exported is not None:
+        return exported, HEADER_REASON
+    named = named_problem(source.path)
+    return (named, NAME_REASON) if named is not None else None
+
+
 def config_for(source: SourceFile, config: LintConfig) -> LintConfig:
-    """The config for one file: an exported submission is judged by the problem its header names."""
-    problem = export_problem(source.text) if source.kind == "python" else None
+    """The config for one file: a file that names its own problem (own_problem) is judged by it."""
+    own = own_problem(source)
+    problem = own[0] if own is not None else None
     if problem is None or problem == config.problem:
         return config
     from nvfp4ctl.lint.targets import benchmark_shapes
@@ -71,7 +87,8 @@ def lint_paths(paths: list[Path], config: LintConfig) -> LintReport:
         checked.append(path)
         own = config_for(source, config)
         if own.problem != config.problem:
-            other_problems.append((path, own.problem))
+            reason = own_problem(source)
+            other_problems.append((path, own.problem, reason[1] if reason else HEADER_REASON))
         diagnostics.extend(_diagnostics(source, own))
     return LintReport(tuple(diagnostics), tuple(checked), tuple(not_submissions), tuple(broken), tuple(other_problems))
 

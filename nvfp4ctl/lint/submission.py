@@ -7,7 +7,9 @@ server, so the rules do not apply to them. A file the user names on the command 
 checked: they asked for it. C++ sources are always checked (they end up inside submissions).
 
 A file `nvfp4ctl export` wrote says on its first line which problem's kernel API it calls; lint
-judges it by that problem, whatever the task's is (export_problem).
+judges it by that problem, whatever the task's is (export_problem). So is a file whose name starts
+with a problem's name (`nvfp4_dual_gemm_submission.py`, as `init` and kernels/torch_dequant name
+them): a project keeps one problem's task.yml beside the other problems' starters (named_problem).
 """
 
 from __future__ import annotations
@@ -45,3 +47,13 @@ def export_problem(text: str) -> str | None:
 
     return next((p.name for p in all_problems() if p.kernel_api is not None and p.kernel_api.function == match.group(1)),
                 None)
+
+
+def named_problem(path: Path) -> str | None:
+    """The known problem a file's name starts with (`<problem>.py` or `<problem>_*.py`), the longest
+    when several do; None for any other name."""
+    from nvfp4ctl.problems import problem_names
+
+    stem = path.stem.lower()
+    fits = [name for name in problem_names() if stem == name or stem.startswith(name + "_")]
+    return max(fits, key=len, default=None)

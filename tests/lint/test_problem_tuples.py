@@ -230,3 +230,40 @@ def test_an_exported_dual_gemm_is_judged_as_the_dual_gemm_in_a_gemm_task(tmp_pat
         in result.output
     config = LintConfig(problem="nvfp4_dual_gemm")
     assert not [d for d in lint_text((tmp_path / "dual.py").read_text(), "dual.py", config)]
+
+
+@pytest.mark.parametrize("name, problem", [
+    ("nvfp4_dual_gemm_submission.py", "nvfp4_dual_gemm"),
+    ("nvfp4_gemv.py", "nvfp4_gemv"),
+    ("NVFP4_GROUP_GEMM_mine.py", "nvfp4_group_gemm"),
+    ("nvfp4_gemm_v2.py", "nvfp4_gemm"),
+    ("nvfp4_gemmx.py", None),  # a longer word, not the problem's name
+    ("submission.py", None),
+    ("my_nvfp4_gemv.py", None),
+])
+def test_a_file_name_that_starts_with_a_problem_names_it(name: str, problem: str | None) -> None:
+    from nvfp4ctl.lint.submission import named_problem
+
+    assert named_problem(Path(name)) == problem
+
+
+def test_a_starter_named_for_another_problem_is_judged_as_that_problem(tmp_path: Path, monkeypatch) -> None:
+    """A GEMM project keeps the other problems' starters (kernels/torch_dequant): each is checked
+    with its own tuple, so its 10-name unpack is right and its sfb1_ref is index 4."""
+    from typer.testing import CliRunner
+
+    from nvfp4ctl.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("NVFP4CTL_TASK", raising=False)
+    (tmp_path / "task.yml").write_text("problem: nvfp4_gemm\ntests:\n  - {m: 128, n: 256, k: 256, l: 1, seed: 1111}\n")
+    clean = "def custom_kernel(data):\n    a, b1, b2, _sa, _s1, _s2, sa, s1, s2, c = data\n    return run(a, b1, b2, sa, s1, s2, c)\n"
+    (tmp_path / "nvfp4_dual_gemm_submission.py").write_text(clean)
+    result = CliRunner().invoke(app, ["-v", "lint", "nvfp4_dual_gemm_submission.py"])
+    assert result.exit_code == 0, result.output
+    assert "NV403" not in result.output and "warning" not in result.output
+    assert "checked as nvfp4_dual_gemm (its file name), not as the task's nvfp4_gemm" in result.output
+    (tmp_path / "nvfp4_dual_gemm_submission.py").write_text(
+        "def custom_kernel(data):\n    return run(data[0], data[1], data[2], data[4], data[9])\n")
+    result = CliRunner().invoke(app, ["lint", "nvfp4_dual_gemm_submission.py"])
+    assert result.exit_code == 1 and "NV401 data[4] (the reference scale sfb1_ref)" in result.output
