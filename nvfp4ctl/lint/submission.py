@@ -8,8 +8,8 @@ checked: they asked for it. C++ sources are always checked (they end up inside s
 
 A file `nvfp4ctl export` wrote says on its first line which problem's kernel API it calls; lint
 judges it by that problem, whatever the task's is (export_problem). So is a file whose name starts
-with a problem's name (`nvfp4_dual_gemm_submission.py`, as `init` and kernels/torch_dequant name
-them): a project keeps one problem's task.yml beside the other problems' starters (named_problem).
+with a problem's name (`nvfp4_dual_gemm_submission.py`, as kernels/torch_dequant names its
+starters): a project keeps one problem's task.yml beside the other problems' starters (named_problem).
 """
 
 from __future__ import annotations
