@@ -708,3 +708,17 @@ def test_a_possible_result_cache_says_configs_are_fine() -> None:
     assert diagnostic.message == ("returns a value kept in _plans across calls, keyed by the input's identity "
                                   "(data_ptr()/id()/_version): fine for a compiled kernel, a descriptor or a config, "
                                   "an error if it is a result")
+
+
+def test_odd_slices_of_the_input_do_not_crash() -> None:
+    """data[::0] and data[:1.5] raise when run; lint reads them as slices it cannot place, never raises."""
+    source = """\
+        def custom_kernel(data):
+            x = data[::0]
+            y = data[:1.5]
+            z = data[:-"x"]
+            rest = data[4:]
+            w = rest[::0]
+            return data[6]
+        """
+    assert found(source) == []

@@ -515,12 +515,15 @@ def slice_elements(function: Function, node: ast.AST) -> list[int | None] | None
     for part in (node.slice.lower, node.slice.upper, node.slice.step):
         if part is None:
             bounds.append(None)
-        elif isinstance(part, ast.Constant) and isinstance(part.value, int):
+        elif isinstance(part, ast.Constant) and type(part.value) is int:
             bounds.append(part.value)
-        elif isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.USub) and isinstance(part.operand, ast.Constant):
+        elif (isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.USub) and isinstance(part.operand, ast.Constant)
+              and type(part.operand.value) is int):
             bounds.append(-part.operand.value)
         else:
-            return None
+            return None  # a name, a float, a string: not a slice lint can take (data[:1.5] raises anyway)
+    if bounds[2] == 0:
+        return None  # data[::0] raises ValueError when run; lint must not
     return list(whole[slice(*bounds)])
 
 
