@@ -415,7 +415,7 @@ def _flows_to_call(function: Function, index: ModuleIndex, names: set[str], dump
     """Does the cached object get passed to, or called by, a call in this function (other than
     `besides`, the copy into the output that hands it back)?"""
     for node in index.walk(function.node):
-        if not isinstance(node, ast.Call) or node is besides:
+        if not isinstance(node, ast.Call) or node is besides or _copies_output_in(node, function, index):
             continue
         parts = [node.func, *node.args, *(k.value for k in node.keywords)]
         if isinstance(node.func, ast.Attribute):
@@ -425,6 +425,53 @@ def _flows_to_call(function: Function, index: ModuleIndex, names: set[str], dump
             if isinstance(inner, ast.Name) and inner.id in names:
                 return True
             if ast.dump(inner) in dumps:
+                return True
+    return False
+
+
+def _copies_output_in(call: ast.Call, function: Function, index: ModuleIndex) -> bool:
+    """`kept.copy_(c)`: the output copied into something (a kept tensor), which stores a result there
+    rather than having a kernel write it."""
+    return (isinstance(call.func, ast.Attribute) and call.func.attr == "copy_" and len(call.args) == 1
+            and _holds_output(call.args[0], function, index))
+
+
+def _copies_into_output(call: ast.Call, function: Function, index: ModuleIndex) -> bool:
+    """`c.copy_(x)`, `c[:, :, 0].copy_(x)`: a copy that hands x back through the output."""
+    return (isinstance(call.func, ast.Attribute) and call.func.attr == "copy_" and len(call.args) == 1
+            and _holds_output(_output_base(call.func.value), function, index))
+
+
+def _written_anywhere(name: str, keyed: bool, index: ModuleIndex) -> bool:
+    """Is what container `name` holds handed to a call anywhere on the timed path (a kernel writes the
+    workspace)? Reached through any key (`out = bufs[c.shape]; mod.gemm(..., out); c.copy_(bufs[c.shape])`)
+    or in another function (`_launch(..., key)` passes `_ws[key]`). Copies of the output into it
+    (a stored result) and copies of it into the output (the hand-back) do not count."""
+    key = ("NV301 written", name, keyed)
+    found = index.memo.get(key)
+    if found is None:
+        found = index.memo[key] = any(_written_in(name, keyed, function, index) for function in index.timed)
+    return bool(found)
+
+
+def _written_in(name: str, keyed: bool, function: Function, index: ModuleIndex) -> bool:
+    def reads(node: ast.AST) -> bool:
+        found = _lookup(node, function, index)  # keyed: bufs[k], bufs.get(k) (bufs.get itself is not one)
+        return found is not None and found[0] == name and (
+            not keyed or isinstance(node, ast.Subscript) or _is_lookup_call(node))
+
+    carriers = {target.id for node in index.walk(function.node) if isinstance(node, ast.Assign) and reads(node.value)
+                for target in node.targets if isinstance(target, ast.Name)}
+    for node in index.walk(function.node):
+        if not isinstance(node, ast.Call) or _copies_output_in(node, function, index) or \
+                _copies_into_output(node, function, index):
+            continue
+        parts = [*node.args, *(k.value for k in node.keywords)]
+        if isinstance(node.func, ast.Attribute):
+            parts.append(node.func.value)
+        for part in parts:
+            inner = part.value if isinstance(part, ast.Starred) else part
+            if isinstance(inner, ast.Name) and inner.id in carriers or reads(inner):
                 return True
     return False
 
@@ -479,7 +526,8 @@ def _check_returns(function: Function, index: ModuleIndex, containers: dict[str,
         if kinds and kinds <= {ARTIFACT, CONFIG} or not kinds and name not in containers:
             continue  # compiled kernels, descriptors, configs: fine to keep
         dumps = {ast.dump(lookup_node)}
-        if _flows_to_call(function, index, carriers, dumps, copy):
+        if _flows_to_call(function, index, carriers, dumps, copy) or _written_anywhere(
+                name, not isinstance(lookup_node, (ast.Name, ast.Attribute)), index):
             continue  # a buffer the kernel writes into, not a stored answer
         reported.add(name)
         identity = container.identity_key or (key is not None and _identity(key, function, index))
