@@ -442,23 +442,35 @@ def _copies_into_output(call: ast.Call, function: Function, index: ModuleIndex) 
             and _holds_output(_output_base(call.func.value), function, index))
 
 
-def _written_anywhere(name: str, keyed: bool, index: ModuleIndex) -> bool:
+def _written_anywhere(name: str, keyed: bool, index: ModuleIndex, getters: bool) -> bool:
     """Is what container `name` holds handed to a call anywhere on the timed path (a kernel writes the
     workspace)? Reached through any key (`out = bufs[c.shape]; mod.gemm(..., out); c.copy_(bufs[c.shape])`)
     or in another function (`_launch(..., key)` passes `_ws[key]`). Copies of the output into it
-    (a stored result) and copies of it into the output (the hand-back) do not count."""
-    key = ("NV301 written", name, keyed)
+    (a stored result) and copies of it into the output (the hand-back) do not count. With `getters`
+    (judging a copy into c, not a return), what a function returning it hands out counts too
+    (`ws = Solver.workspace(c)`); judging `return _outs[key]`, that return is the very hand-back."""
+    key = ("NV301 written", name, keyed, getters)
     found = index.memo.get(key)
     if found is None:
-        found = index.memo[key] = any(_written_in(name, keyed, function, index) for function in index.timed)
+        names = {function.node.name for function in index.timed  # `def workspace(c): ...; return _ws`
+                 if any(isinstance(node, ast.Return) and node.value is not None
+                        and _reads(node.value, name, keyed, function, index) for node in index.walk(function.node))
+                 } if getters else set()
+        found = index.memo[key] = any(_written_in(name, keyed, names, function, index) for function in index.timed)
     return bool(found)
 
 
-def _written_in(name: str, keyed: bool, function: Function, index: ModuleIndex) -> bool:
+def _reads(node: ast.AST, name: str, keyed: bool, function: Function, index: ModuleIndex) -> bool:
+    """Does node read container `name` (keyed: bufs[k], bufs.get(k); bufs.get itself is not one)?"""
+    found = _lookup(node, function, index)
+    return found is not None and found[0] == name and (
+        not keyed or isinstance(node, ast.Subscript) or _is_lookup_call(node))
+
+
+def _written_in(name: str, keyed: bool, getters: set[str], function: Function, index: ModuleIndex) -> bool:
     def reads(node: ast.AST) -> bool:
-        found = _lookup(node, function, index)  # keyed: bufs[k], bufs.get(k) (bufs.get itself is not one)
-        return found is not None and found[0] == name and (
-            not keyed or isinstance(node, ast.Subscript) or _is_lookup_call(node))
+        return _reads(node, name, keyed, function, index) or (
+            isinstance(node, ast.Call) and call_name(node) in getters)  # ws = workspace(c)
 
     carriers = {target.id for node in index.walk(function.node) if isinstance(node, ast.Assign) and reads(node.value)
                 for target in node.targets if isinstance(target, ast.Name)}
@@ -527,7 +539,7 @@ def _check_returns(function: Function, index: ModuleIndex, containers: dict[str,
             continue  # compiled kernels, descriptors, configs: fine to keep
         dumps = {ast.dump(lookup_node)}
         if _flows_to_call(function, index, carriers, dumps, copy) or _written_anywhere(
-                name, not isinstance(lookup_node, (ast.Name, ast.Attribute)), index):
+                name, not isinstance(lookup_node, (ast.Name, ast.Attribute)), index, verb == "copies"):
             continue  # a buffer the kernel writes into, not a stored answer
         reported.add(name)
         identity = container.identity_key or (key is not None and _identity(key, function, index))
