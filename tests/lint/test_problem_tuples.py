@@ -267,3 +267,17 @@ def test_a_starter_named_for_another_problem_is_judged_as_that_problem(tmp_path:
         "def custom_kernel(data):\n    return run(data[0], data[1], data[2], data[4], data[9])\n")
     result = CliRunner().invoke(app, ["lint", "nvfp4_dual_gemm_submission.py"])
     assert result.exit_code == 1 and "NV401 data[4] (the reference scale sfb1_ref)" in result.output
+
+
+def test_slices_of_the_rest_paired_in_one_assignment_keep_their_positions() -> None:
+    # `refs, perms = rest[:3], rest[3:6]` binds each name to its own slice, as two assignments would
+    text = ("def launch(a, b1, b2, scales, c):\n"
+            "    return mod.dual(a, b1, b2, scales[0], scales[1], scales[2], c)\n"
+            "def custom_kernel(data):\n"
+            "    a, b1, b2, *rest = data\n"
+            "    refs, perms, c = rest[:3], rest[3:6], rest[-1]\n"
+            "    return launch(a, b1, b2, refs, c)\n")
+    found = [code for code, _ in _found(text, DUAL)]
+    assert found.count("NV401") == 3
+    good = text.replace("launch(a, b1, b2, refs, c)", "launch(a, b1, b2, perms, c)")
+    assert _found(good, DUAL) == []

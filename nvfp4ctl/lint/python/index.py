@@ -544,6 +544,10 @@ def _local_events(function: Function, nodes: list[ast.AST]) -> None:
             for target in targets:
                 if isinstance(target, ast.Name):
                     record(target.id, end, {whole} if whole is not None else set(views))
+                elif _pairwise(target, node.value):  # refs, perms = rest[:3], rest[3:6]: each its own value
+                    for one, value in zip(target.elts, node.value.elts):  # type: ignore[union-attr]
+                        element = element_of(function, value)
+                        record(one.id, end, {element} if element is not None else set(views_of(function, value)))
                 elif isinstance(target, (ast.Tuple, ast.List)):
                     unpacked: dict[str, set[Binding | None]] = {}
                     for view in views or [None]:
@@ -556,6 +560,13 @@ def _local_events(function: Function, nodes: list[ast.AST]) -> None:
     for items in events.values():
         items.sort(key=lambda item: item[0])
     function.events = events
+
+
+def _pairwise(target: ast.AST, value: ast.AST) -> bool:
+    """`x, y = p, q`: names only on the left, as many plain items on the right (no *starred)."""
+    return (isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List))
+            and len(target.elts) == len(value.elts) and all(isinstance(t, ast.Name) for t in target.elts)
+            and not any(isinstance(v, ast.Starred) for v in value.elts))
 
 
 def _unpack(target: ast.Tuple | ast.List, elements: list[int | None] | None) -> list[tuple[str, Binding | None]]:
