@@ -281,3 +281,19 @@ def test_slices_of_the_rest_paired_in_one_assignment_keep_their_positions() -> N
     assert found.count("NV401") == 3
     good = text.replace("launch(a, b1, b2, refs, c)", "launch(a, b1, b2, perms, c)")
     assert _found(good, DUAL) == []
+
+
+def test_starred_reference_scales_alone_to_an_extension_are_an_error() -> None:
+    # *refs holds only reference scales: the extension cannot be reading the permuted ones (NV401);
+    # *data also holds the permuted ones, which it may be reading instead (NV403)
+    text = ("def custom_kernel(data):\n"
+            "    a, b1, b2, *rest = data\n"
+            "    refs = rest[:3]\n"
+            "    mod.dual(a, b1, b2, *refs, data[9])\n"
+            "    mod.other(*data)\n"
+            "    return data[9]\n")
+    found = _found(text, DUAL)
+    assert [code for code, _ in found] == ["NV401", "NV403"]
+    assert found[0][1] == ("*refs passes the reference scales (sfa_ref, sfb1_ref, sfb2_ref) to mod.dual without the "
+                           "permuted ones: the kernel can only be reading the reference scales; pass sfa_permuted, "
+                           "sfb1_permuted, sfb2_permuted")

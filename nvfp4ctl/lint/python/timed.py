@@ -158,8 +158,19 @@ def _reference_scales(function: Function, index: ModuleIndex, report: Report) ->
         elif isinstance(node, ast.Starred) and set(view_of(function, node.value) or ()) & set(reference):
             call = index.parents.get(node)
             if isinstance(call, ast.Call) and not _timed_callee(call, index):
-                report(node, "NV403", f"{ast.unparse(node)} passes the reference scales ({references}) along; "
-                                      "pass the elements you use")
+                layout = current()
+                held = set(view_of(function, node.value) or ()) & set(reference)
+                callee = _opaque_callee(call, index) if node is not call.func else None
+                alone = sorted(e for e in held if not _passes_permuted(call, layout.permuted_for(e), function, index))
+                if callee is not None and alone:  # mod.dual(a, b1, b2, *refs, c): only the reference ones go in
+                    names = ", ".join(layout.name(e) for e in alone)
+                    wanted = ", ".join(layout.name(layout.permuted_for(e)) for e in alone)  # type: ignore[arg-type]
+                    report(node, "NV401", f"{ast.unparse(node)} passes the reference scales ({names}) to {callee} "
+                                          f"without the permuted ones: the kernel can only be reading the reference "
+                                          f"scales; pass {wanted}")
+                else:
+                    report(node, "NV403", f"{ast.unparse(node)} passes the reference scales ({references}) along; "
+                                          "pass the elements you use")
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             possible = function.possible(node.id, position(node))
             if _passed_on(node, index):
