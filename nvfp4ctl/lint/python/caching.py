@@ -448,44 +448,64 @@ def _written_anywhere(name: str, keyed: bool, index: ModuleIndex, getters: bool)
     or in another function (`_launch(..., key)` passes `_ws[key]`). Copies of the output into it
     (a stored result) and copies of it into the output (the hand-back) do not count. With `getters`
     (judging a copy into c, not a return), what a function returning it hands out counts too
-    (`ws = Solver.workspace(c)`); judging `return _outs[key]`, that return is the very hand-back."""
-    key = ("NV301 written", name, keyed, getters)
+    (`ws = Solver.workspace(c)`); judging `return _outs[key]`, that return is the very hand-back.
+    keyed: only keyed reads count (bufs[k], bufs.get(k); not bufs itself, as in bufs.get)."""
+    written = _written_containers(index, getters)
+    return (name, True) in written or not keyed and (name, False) in written
+
+
+def _written_containers(index: ModuleIndex, getters: bool) -> set[tuple[str, bool]]:
+    """(container, keyed read) for every container read handed to a call on the timed path, computed
+    once per module (one walk of each timed function, not one per container: files have hundreds)."""
+    key = ("NV301 written", getters)
     found = index.memo.get(key)
-    if found is None:
-        names = {function.node.name for function in index.timed  # `def workspace(c): ...; return _ws`
-                 if any(isinstance(node, ast.Return) and node.value is not None
-                        and _reads(node.value, name, keyed, function, index) for node in index.walk(function.node))
-                 } if getters else set()
-        found = index.memo[key] = any(_written_in(name, keyed, names, function, index) for function in index.timed)
-    return bool(found)
+    if found is not None:
+        return found  # type: ignore[return-value]
+    returned: dict[str, set[tuple[str, bool]]] = {}  # getter name -> what its returns read
+    if getters:
+        for function in index.timed:
+            for node in index.walk(function.node):
+                if isinstance(node, ast.Return) and node.value is not None:
+                    read = _read(node.value, function, index)
+                    if read is not None:
+                        returned.setdefault(function.node.name, set()).add(read)
+    written: set[tuple[str, bool]] = set()
+    for function in index.timed:
+        def reads(node: ast.AST) -> set[tuple[str, bool]]:
+            read = _read(node, function, index)  # noqa: B023 (used at once)
+            if read is not None:
+                return {read}
+            return returned.get(call_name(node), set()) if isinstance(node, ast.Call) else set()
+
+        carriers: dict[str, set[tuple[str, bool]]] = {}
+        for node in index.walk(function.node):
+            if isinstance(node, ast.Assign):
+                held = reads(node.value)
+                for target in node.targets:
+                    if held and isinstance(target, ast.Name):
+                        carriers.setdefault(target.id, set()).update(held)
+        for node in index.walk(function.node):
+            if not isinstance(node, ast.Call) or _copies_output_in(node, function, index) or \
+                    _copies_into_output(node, function, index):
+                continue
+            parts = [*node.args, *(k.value for k in node.keywords)]
+            if isinstance(node.func, ast.Attribute):
+                parts.append(node.func.value)
+            for part in parts:
+                inner = part.value if isinstance(part, ast.Starred) else part
+                if isinstance(inner, ast.Name):
+                    written |= carriers.get(inner.id, set())
+                written |= reads(inner)
+    index.memo[key] = written
+    return written
 
 
-def _reads(node: ast.AST, name: str, keyed: bool, function: Function, index: ModuleIndex) -> bool:
-    """Does node read container `name` (keyed: bufs[k], bufs.get(k); bufs.get itself is not one)?"""
+def _read(node: ast.AST, function: Function, index: ModuleIndex) -> tuple[str, bool] | None:
+    """(container, keyed) when node reads a persistent container: keyed for bufs[k], bufs.get(k)."""
     found = _lookup(node, function, index)
-    return found is not None and found[0] == name and (
-        not keyed or isinstance(node, ast.Subscript) or _is_lookup_call(node))
-
-
-def _written_in(name: str, keyed: bool, getters: set[str], function: Function, index: ModuleIndex) -> bool:
-    def reads(node: ast.AST) -> bool:
-        return _reads(node, name, keyed, function, index) or (
-            isinstance(node, ast.Call) and call_name(node) in getters)  # ws = workspace(c)
-
-    carriers = {target.id for node in index.walk(function.node) if isinstance(node, ast.Assign) and reads(node.value)
-                for target in node.targets if isinstance(target, ast.Name)}
-    for node in index.walk(function.node):
-        if not isinstance(node, ast.Call) or _copies_output_in(node, function, index) or \
-                _copies_into_output(node, function, index):
-            continue
-        parts = [*node.args, *(k.value for k in node.keywords)]
-        if isinstance(node.func, ast.Attribute):
-            parts.append(node.func.value)
-        for part in parts:
-            inner = part.value if isinstance(part, ast.Starred) else part
-            if isinstance(inner, ast.Name) and inner.id in carriers or reads(inner):
-                return True
-    return False
+    if found is None:
+        return None
+    return found[0], isinstance(node, ast.Subscript) or _is_lookup_call(node)
 
 
 def _output_base(node: ast.AST) -> ast.AST:
