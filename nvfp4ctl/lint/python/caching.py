@@ -5,7 +5,9 @@ mutable default argument, or a closure's variable when the function owning it is
 (`def make(): cache = []; def custom_kernel(data): ...`: make ran once, cache outlives every call).
 A timed function that returns a value looked up in one, or copies it into the output (`c.copy_(...)`),
 without handing that value to any call first (so nothing was computed into it), hands back an old
-result. It is an error when the key is an identity (data_ptr(), id(), _version), when what was
+result; so does one whose only kernel write into it runs when the key is missing (`if key not in
+_memo: _memo[key] = torch.empty_like(c); mod.gemm(..., _memo[key])`): the first call filled it, an
+error whatever the key. Allocating on a miss and writing every call is a workspace. It is an error when the key is an identity (data_ptr(), id(), _version), when what was
 stored is an output, or when custom_kernel itself returns it; a warning otherwise. Containers that
 only ever receive compiled kernels, modules or descriptors, or configs (numbers made from shapes and
 constants, which no result can be), are fine.
@@ -411,9 +413,11 @@ def _lookup(node: ast.AST, function: Function, index: ModuleIndex) -> tuple[str,
 
 
 def _flows_to_call(function: Function, index: ModuleIndex, names: set[str], dumps: set[str],
-                   besides: ast.AST | None = None) -> bool:
+                   besides: ast.AST | None = None, container: str | None = None) -> tuple[bool, bool]:
     """Does the cached object get passed to, or called by, a call in this function (other than
-    `besides`, the copy into the output that hands it back)?"""
+    `besides`, the copy into the output that hands it back)? (on every call, only when the key is
+    missing from `container`): a kernel that writes a kept buffer only on a miss fills it once."""
+    on_miss = False
     for node in index.walk(function.node):
         if not isinstance(node, ast.Call) or node is besides or _copies_output_in(node, function, index):
             continue
@@ -422,11 +426,12 @@ def _flows_to_call(function: Function, index: ModuleIndex, names: set[str], dump
             parts.append(node.func.value)
         for part in parts:
             inner = part.value if isinstance(part, ast.Starred) else part
-            if isinstance(inner, ast.Name) and inner.id in names:
-                return True
-            if ast.dump(inner) in dumps:
-                return True
-    return False
+            if isinstance(inner, ast.Name) and inner.id in names or ast.dump(inner) in dumps:
+                if container is not None and _in_miss(node, container, function, index):
+                    on_miss = True
+                    break
+                return True, on_miss
+    return False, on_miss
 
 
 def _copies_output_in(call: ast.Call, function: Function, index: ModuleIndex) -> bool:
@@ -450,13 +455,22 @@ def _written_anywhere(name: str, keyed: bool, index: ModuleIndex, getters: bool)
     (judging a copy into c, not a return), what a function returning it hands out counts too
     (`ws = Solver.workspace(c)`); judging `return _outs[key]`, that return is the very hand-back.
     keyed: only keyed reads count (bufs[k], bufs.get(k); not bufs itself, as in bufs.get)."""
-    written = _written_containers(index, getters)
+    written = _written_containers(index, getters)[0]
     return (name, True) in written or not keyed and (name, False) in written
 
 
-def _written_containers(index: ModuleIndex, getters: bool) -> set[tuple[str, bool]]:
+def _written_on_miss(name: str, keyed: bool, index: ModuleIndex, getters: bool) -> bool:
+    """Is what container `name` holds handed to a call on the timed path only where the key is
+    missing from it (`if key not in _memo: _memo[key] = torch.empty_like(c); mod.gemm(..., _memo[key])`)?
+    Asked when no call writes it on every call: the kernel ran once, later calls copy its old result."""
+    on_miss = _written_containers(index, getters)[1]
+    return (name, True) in on_miss or not keyed and (name, False) in on_miss
+
+
+def _written_containers(index: ModuleIndex, getters: bool) -> tuple[set[tuple[str, bool]], set[tuple[str, bool]]]:
     """(container, keyed read) for every container read handed to a call on the timed path, computed
-    once per module (one walk of each timed function, not one per container: files have hundreds)."""
+    once per module (one walk of each timed function, not one per container: files have hundreds):
+    those handed over on every call, and those handed over only when the key is missing."""
     key = ("NV301 written", getters)
     found = index.memo.get(key)
     if found is not None:
@@ -470,6 +484,7 @@ def _written_containers(index: ModuleIndex, getters: bool) -> set[tuple[str, boo
                     if read is not None:
                         returned.setdefault(function.node.name, set()).add(read)
     written: set[tuple[str, bool]] = set()
+    on_miss: set[tuple[str, bool]] = set()
     for function in index.timed:
         def reads(node: ast.AST) -> set[tuple[str, bool]]:
             read = _read(node, function, index)  # noqa: B023 (used at once)
@@ -491,13 +506,16 @@ def _written_containers(index: ModuleIndex, getters: bool) -> set[tuple[str, boo
             parts = [*node.args, *(k.value for k in node.keywords)]
             if isinstance(node.func, ast.Attribute):
                 parts.append(node.func.value)
+            handed: set[tuple[str, bool]] = set()
             for part in parts:
                 inner = part.value if isinstance(part, ast.Starred) else part
                 if isinstance(inner, ast.Name):
-                    written |= carriers.get(inner.id, set())
-                written |= reads(inner)
-    index.memo[key] = written
-    return written
+                    handed |= carriers.get(inner.id, set())
+                handed |= reads(inner)
+            for read in handed:
+                (on_miss if _in_miss(node, read[0], function, index) else written).add(read)
+    index.memo[key] = written, on_miss
+    return written, on_miss
 
 
 def _read(node: ast.AST, function: Function, index: ModuleIndex) -> tuple[str, bool] | None:
@@ -506,6 +524,149 @@ def _read(node: ast.AST, function: Function, index: ModuleIndex) -> tuple[str, b
     if found is None:
         return None
     return found[0], isinstance(node, ast.Subscript) or _is_lookup_call(node)
+
+
+def _in_miss(node: ast.AST, container: str, function: Function, index: ModuleIndex) -> bool:
+    """Does node run only when a key is missing from container: inside such a branch of its own
+    function, or in a helper of this file called only from such branches (`if key not in _memo:
+    _launch(a, b, key)`)?"""
+    if _on_miss(node, container, function, index):
+        return True
+    sites = _call_sites(index).get(function.node.name, []) if index.functions.get(function.node.name) is function.node \
+        else []
+    return bool(sites) and all(_on_miss(site, container, caller, index) for site, caller in sites)
+
+
+def _on_miss(node: ast.AST, container: str, function: Function, index: ModuleIndex) -> bool:
+    regions = _miss_regions(function, index)
+    for ancestor in index.ancestors(node):
+        if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            return False  # a nested function runs when called, not where it is defined
+        if container in regions.get(id(ancestor), ()):
+            return True
+    return False
+
+
+def _call_sites(index: ModuleIndex) -> dict[str, list[tuple[ast.Call, Function]]]:
+    """name -> (call, caller) for each call of a module function by name on the timed path, computed once."""
+    key = ("NV301 call sites",)
+    found = index.memo.get(key)
+    if found is None:
+        found = {}
+        for function in index.timed:
+            for node in index.walk(function.node):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in index.functions:
+                    found.setdefault(node.func.id, []).append((node, function))
+        index.memo[key] = found
+    return found  # type: ignore[return-value]
+
+
+MISSING_ERRORS = {"KeyError", "LookupError", "IndexError", "Exception", "BaseException"}
+
+
+def _miss_regions(function: Function, index: ModuleIndex) -> dict[int, set[str]]:
+    """id of each statement that runs only when a key is missing from a kept container -> those
+    containers, computed once per function: the body of `if key not in kept:`, `if kept.get(key) is
+    None:`, `if buf is None:` (buf = kept.get(key)), `if not kept:`; the else of the opposite test, and
+    what follows it in its block when its body returns or raises; the handler of `try: buf = kept[key]
+    except KeyError:`. A test joined with others by and/or counts (`if key not in kept or stale:`)."""
+    memo_key = ("NV301 miss regions", id(function.node))
+    found = index.memo.get(memo_key)
+    if found is not None:
+        return found  # type: ignore[return-value]
+    regions: dict[int, set[str]] = {}
+
+    def mark(statements: list[ast.stmt], names: set[str]) -> None:
+        for statement in statements:
+            regions.setdefault(id(statement), set()).update(names)
+
+    for node in index.walk(function.node):
+        if isinstance(node, ast.If):
+            missing, present = _presence(node.test, function, index)
+            mark(node.body, missing)
+            mark(node.orelse, present)
+            if present and node.body and isinstance(node.body[-1], (ast.Return, ast.Raise)):
+                mark(_following(node, index), present)
+        elif isinstance(node, ast.Try):
+            looked_up = {found[0] for statement in node.body for inner in ast.walk(statement)
+                         if isinstance(inner, ast.Subscript) and isinstance(inner.ctx, ast.Load)
+                         for found in [_lookup(inner, function, index)] if found}
+            for handler in node.handlers:
+                if looked_up and _catches_missing(handler.type):
+                    mark(handler.body, looked_up)
+    index.memo[memo_key] = regions
+    return regions
+
+
+def _presence(test: ast.AST, function: Function, index: ModuleIndex) -> tuple[set[str], set[str]]:
+    """(containers the test's truth says a key is missing from, containers it says hold it)."""
+    if isinstance(test, ast.BoolOp):
+        missing: set[str] = set()
+        present: set[str] = set()
+        for value in test.values:
+            one_missing, one_present = _presence(value, function, index)
+            missing |= one_missing
+            present |= one_present
+        return missing, present
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        missing, present = _presence(test.operand, function, index)
+        return present, missing
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        op, left, right = test.ops[0], test.left, test.comparators[0]
+        if isinstance(op, (ast.In, ast.NotIn)):
+            if isinstance(right, ast.Call) and isinstance(right.func, ast.Attribute) and right.func.attr == "keys":
+                right = right.func.value
+            name = container_key(right, function, index) if isinstance(right, (ast.Name, ast.Attribute)) else None
+            found = {name} if name else set()
+            return (found, set()) if isinstance(op, ast.NotIn) else (set(), found)
+        if isinstance(op, (ast.Is, ast.IsNot)) and _is_none(left) != _is_none(right):
+            held = _held(right if _is_none(left) else left, function, index)
+            found = {held} if held else set()
+            return (found, set()) if isinstance(op, ast.Is) else (set(), found)
+        return set(), set()
+    held = _held(test, function, index)  # `if kept:`, `if buf:`
+    return set(), {held} if held else set()
+
+
+def _is_none(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _held(node: ast.AST, function: Function, index: ModuleIndex) -> str | None:
+    """The container an expression reads (kept[key], kept.get(key), kept), directly or through a name
+    assigned such a lookup (buf = kept.get(key))."""
+    found = _lookup(node, function, index)
+    if found is not None:
+        return found[0]
+    if isinstance(node, ast.Name):
+        for value in index.assignments(function.node, node.id):
+            if isinstance(value, (ast.Subscript, ast.Call)):
+                found = _lookup(value, function, index)
+                if found is not None:
+                    return found[0]
+    return None
+
+
+def _catches_missing(kind: ast.AST | None) -> bool:
+    """Does an except clause catch a missing key (bare, KeyError, LookupError, Exception, a tuple of them)?"""
+    if kind is None:
+        return True
+    if isinstance(kind, ast.Tuple):
+        return any(_catches_missing(one) for one in kind.elts)
+    name = kind.attr if isinstance(kind, ast.Attribute) else kind.id if isinstance(kind, ast.Name) else None
+    return name in MISSING_ERRORS
+
+
+def _following(node: ast.stmt, index: ModuleIndex) -> list[ast.stmt]:
+    """The statements after node in the block that holds it."""
+    parent = index.parents.get(node)
+    for field_name in ("body", "orelse", "finalbody"):
+        block = getattr(parent, field_name, None)
+        if isinstance(block, list):
+            for at, statement in enumerate(block):
+                if statement is node:
+                    return block[at + 1:]
+    return []
 
 
 def _output_base(node: ast.AST) -> ast.AST:
@@ -558,17 +719,23 @@ def _check_returns(function: Function, index: ModuleIndex, containers: dict[str,
         if kinds and kinds <= {ARTIFACT, CONFIG} or not kinds and name not in containers:
             continue  # compiled kernels, descriptors, configs: fine to keep
         dumps = {ast.dump(lookup_node)}
-        if _flows_to_call(function, index, carriers, dumps, copy) or _written_anywhere(
-                name, not isinstance(lookup_node, (ast.Name, ast.Attribute)), index, verb == "copies"):
-            continue  # a buffer the kernel writes into, not a stored answer
+        keyed = not isinstance(lookup_node, (ast.Name, ast.Attribute))
+        flows, flows_on_miss = _flows_to_call(function, index, carriers, dumps, copy, name)
+        if flows or _written_anywhere(name, keyed, index, verb == "copies"):
+            continue  # a buffer the kernel writes into on every call, not a stored answer
+        # a buffer the kernel writes only when the key is missing: filled once, by the first call
+        filled_once = flows_on_miss or _written_on_miss(name, keyed, index, verb == "copies")
         reported.add(name)
         identity = container.identity_key or (key is not None and _identity(key, function, index))
         entry = _is_entry(function)
-        if name in flagged or not (OUTPUT in kinds or identity or entry):
+        if name in flagged or not (OUTPUT in kinds or identity or entry or filled_once):
             continue  # a helper's cache of something not computed from the inputs (a table, a config)
         flagged.add(name)
         into = " into the output" if verb == "copies" else ""
-        if OUTPUT in kinds or entry or identity and UNKNOWN not in kinds:
+        if filled_once:
+            report(node, "NV301", f"{verb} a result from {name}{into} that the kernel writes only on a miss (nothing "
+                                  "kept yet for the key): later calls get the first call's result; run it every call")
+        elif OUTPUT in kinds or entry or identity and UNKNOWN not in kinds:
             why = "keyed by data_ptr()/id()/_version" if identity else "holding an earlier output" if OUTPUT in kinds else "kept across calls"
             report(node, "NV301", f"{verb} a result from {name} ({why}){into} instead of computing it every call")
         else:
