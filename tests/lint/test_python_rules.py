@@ -536,6 +536,20 @@ CASES = {
             run(a, b, sfa, sfb, c, sf_k)
             return c
         """, []),
+    "reference scales' strides, element size, contiguity and offset handed to an extension are fine": ("""\
+        def custom_kernel(data):
+            a, b, sfa_ref, sfb_ref, sfa, sfb, c = data
+            mod.gemm(a, b, sfa, sfb, c, sfa_ref.stride(0), sfb_ref.element_size(), sfa_ref.is_contiguous(),
+                     data[3].storage_offset(), sfb_ref.stride())
+            mod.check(sfa_ref.is_contiguous(), data[2].stride(1), c)
+            return c
+        """, []),
+    "a reference scale's address is not metadata": ("""\
+        def custom_kernel(data):
+            a, b, sfa_ref, sfb_ref, sfa, sfb, c = data
+            mod.gemm(a, b, c, sfa_ref.data_ptr(), sfa_ref.stride(0))
+            return c
+        """, [(3, "NV401")]),
     "template names: sfa/sfb are the reference": ("""\
         def custom_kernel(data):
             a, b, sfa, sfb, sfa_permuted, sfb_permuted, c = data

@@ -23,7 +23,10 @@ B_NAME = re.compile(r"^(?:b[12]?|B[12]?|b[12]?_ref|mat_?b[12]?|b[12]?_fp4|bq|b_q
 TRANSPOSE_ATTRS = {"T", "mT", "mH", "H"}
 TRANSPOSE_CALLS = {"t", "transpose", "permute", "swapaxes", "swapdims", "movedim"}
 COPY_CALLS = {"contiguous", "clone"}
-SHAPE_ATTRS = {"shape", "size", "dtype", "device", "ndim", "dim", "numel", "is_cuda"}
+# metadata of a tensor, not its values: a kernel given sfa_ref.stride(0) cannot read the reference
+# scales (data_ptr() is not here: an address is a way to read them)
+SHAPE_ATTRS = {"shape", "size", "dtype", "device", "ndim", "dim", "numel", "nelement", "is_cuda", "layout",
+               "stride", "element_size", "itemsize", "nbytes", "is_contiguous", "storage_offset"}
 SCALE_NAME = re.compile(r"(?i)sf|scale")
 CACHE_DECORATORS = re.compile(r"(?:^|\.)(?:cache|lru_cache|cached|memoize|cached_property)$")
 
