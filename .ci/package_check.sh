@@ -6,8 +6,8 @@
 #      site-packages nor any index, installs from the wheelhouse alone (--no-index --find-links).
 #   3. From a folder holding only the user's submission.py (no task.yml, no kernels/ nearby: the
 #      shipped copies must be used): --help, lint on the file and on its defaults, dump --umma
-#      --no-cute, export --kernel default, and check on the CPU with the pure-torch submission the
-#      wheel ships (proves the CPU torch loads and runs).
+#      --no-cute, export --kernel default, init (lint and check in the folder it writes), and check
+#      on the CPU with the pure-torch submission the wheel ships (proves the CPU torch loads and runs).
 # Usage: .ci/package_check.sh [WORK_DIR]   (default: a fresh temporary folder, removed at the end)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -63,6 +63,8 @@ run lint  # the user's folder: submission.py, never the package's own files
 echo "\$ nvfp4ctl dump --umma --no-cute"; "$NV" dump --umma --no-cute > "$WORK/dump.txt"; tail -n 1 "$WORK/dump.txt"
 run export --kernel default -o exported_submission.py
 run lint exported_submission.py
+run init --problem nvfp4_gemv project  # the starter comes from the wheel's copy of kernels/
+(cd project && run lint && NVFP4CTL_DEVICE=cpu run check --only 1)
 SUBMISSION=$("$VENV/bin/python" -c 'from nvfp4ctl.project import shipped; print(shipped("kernels/torch_dequant/submission.py"))')
 NVFP4CTL_DEVICE=cpu run check --submission "$SUBMISSION" --only 1
 step "ok"

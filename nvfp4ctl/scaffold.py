@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from nvfp4ctl.errors import UsageError, os_reason
-from nvfp4ctl.project import REPO_DIR
+from nvfp4ctl.project import shipped
 
 FILES = ("task.yml", "submission.py", "MEMORY.md")
 
@@ -56,7 +56,7 @@ def init_project(problem: Any, folder: Path) -> Scaffold:
         raise UsageError(f"{folder}: {', '.join(existing)} already there; nvfp4ctl init overwrites nothing")
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"{folder}: not a folder")
-    starter = REPO_DIR / "kernels" / problem.fallback_submission
+    starter = shipped("kernels") / problem.fallback_submission  # the wheel's copy, else the checkout's
     try:
         contents = (problem.task_file.read_text(encoding="utf-8"), starter.read_text(encoding="utf-8"),
                     memory_skeleton(problem))

@@ -43,3 +43,23 @@ def test_a_folder_that_cannot_be_made_is_one_line(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["init", "--problem", "nvfp4_gemm", str(tmp_path / "afile" / "sub")])
     assert result.exit_code == 2 and "cannot write into" in result.output and "Not a directory" in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_init_reads_the_starter_from_the_wheels_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An installed wheel has no kernels/ beside the package, only nvfp4ctl/_shipped/kernels: init must
+    read the starter there (it read <site-packages>/kernels/..., so init failed in every pip install)."""
+    import shutil
+
+    from nvfp4ctl import project, scaffold
+
+    shipped = tmp_path / "_shipped"
+    root = Path(__file__).resolve().parents[1]
+    shutil.copytree(root / "kernels" / "torch_dequant", shipped / "kernels" / "torch_dequant")
+    (shipped / "kernels" / "torch_dequant" / "nvfp4_gemv_submission.py").write_text(
+        "def custom_kernel(data):  # the wheel's copy\n    return data[-1]\n")
+    monkeypatch.setattr(project, "SHIPPED_DIR", shipped)
+    monkeypatch.setattr(project, "REPO_DIR", tmp_path / "site-packages")  # no checkout around the package
+    monkeypatch.setattr(scaffold, "REPO_DIR", tmp_path / "site-packages", raising=False)
+    result = CliRunner().invoke(app, ["init", "--problem", "nvfp4_gemv", str(tmp_path / "project")])
+    assert result.exit_code == 0, result.output
+    assert "the wheel's copy" in (tmp_path / "project" / "submission.py").read_text()
