@@ -64,9 +64,14 @@ NO_TENSOR_OP = "no-tensor-op"  # `// nvfp4ctl: no-tensor-op`: a kernel without t
 def source_marks(source: Path, name: str) -> tuple[str, ...]:
     """The values of a kernel's `// nvfp4ctl: NAME [VALUE]` marks in file order, "" for a bare mark
     (`never-run-on sm_100a` gives "sm_100a", `no-tensor-op` gives "")."""
+    return marks_in(source.read_text(errors="replace"), name)
+
+
+def marks_in(code: str, name: str) -> tuple[str, ...]:
+    """source_marks of CUDA source text (a submission's load_inline sources, say)."""
     # a comment line of its own: a message or string that quotes the mark does not count
     pattern = re.compile(rf"^[ \t]*//[ \t]*nvfp4ctl:[ \t]*{re.escape(name)}(?![\w-])(?:[ \t]+(\w+))?", re.M)
-    return tuple(pattern.findall(source.read_text(errors="replace")))
+    return tuple(pattern.findall(code))
 
 
 def declared_arch(source: Path) -> str | None:

@@ -16,13 +16,14 @@ import os
 import subprocess
 import sysconfig
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from nvfp4ctl.build import cache, flags, resources, toolchain
 from nvfp4ctl.build.compile import BUILD_TIMEOUT_S
 from nvfp4ctl.build.compiler_errors import first_error
 from nvfp4ctl.build.report import REPORT_FILE, BuildReport
+from nvfp4ctl.build.sources import NO_TENSOR_OP, marks_in
 from nvfp4ctl.build.submission_sources import ARCH_FLAG, Extension, SubmissionSources
 from nvfp4ctl.errors import UsageError
 
@@ -128,7 +129,16 @@ def build_extension(sources: SubmissionSources, extension: Extension, arch: str)
         if not path.is_file():
             raise UsageError(f"{sources.path}:{extension.line}: load() source {path} does not exist")
         units.append((path.name, path.read_text(errors="replace"), path))
-    return [_build_unit(sources, extension, arch, name, code, path) for name, code, path in units]
+    return [_declared(_build_unit(sources, extension, arch, name, code, path), code) for name, code, path in units]
+
+
+def _declared(result: ExtensionBuild, code: str) -> ExtensionBuild:
+    """A unit whose code says `// nvfp4ctl: no-tensor-op` (the export of a plain-CUDA kernel carries the
+    kernel's line) passes without a tensor-core op, as that .cu built alone does; read from the code on
+    every build, never stored in the cache (builder._declared)."""
+    if result.report is not None and marks_in(code, NO_TENSOR_OP):
+        result.report = replace(result.report, tensor_op=replace(result.report.tensor_op, declared_none=True))
+    return result
 
 
 def _build_unit(sources: SubmissionSources, extension: Extension, arch: str, name: str, code: str,

@@ -19,6 +19,8 @@ HEADERS = ["unit: kernel", "regs", "static smem", "stack", "spills", "tensor op"
 
 
 def _op_text(tensor_op) -> Text:
+    if tensor_op.declared_none and not tensor_op.present:
+        return Text("none (declared)")
     if tensor_op.match is not None and tensor_op.expected in ("-", None) or tensor_op.present:
         op = tensor_op.match
         return Text(f"{op} ({describe_tensor_op(op)})", style="green" if tensor_op.present else "")

@@ -119,3 +119,36 @@ def test_a_path_that_is_no_kernel_source_is_one_usage_line(tmp_path: Path, name:
 def test_a_device_file_is_not_a_regular_file() -> None:
     result = runner.invoke(app, ["build", "/dev/null", "--arch", "sm_90a"])
     assert result.exit_code == 2 and _flat(result.output) == "error: /dev/null is not a regular file: a kernel source is a .cu file"
+
+
+PLAIN_CUDA = '''from torch.utils.cpp_extension import load_inline
+CUDA_SOURCE = r"""MARK
+__global__ void k(float* p) { p[0] = 1.0f; }
+"""
+m = load_inline(name="plain", cpp_sources="", cuda_sources=CUDA_SOURCE, extra_cuda_cflags=["-gencode=arch=compute_90a,code=sm_90a"])
+'''
+
+
+@pytest.mark.parametrize("mark, code, shown", [
+    ("// nvfp4ctl: no-tensor-op", 0, "none (declared)"),  # an export of kernels/naive/ carries the kernel's line
+    ("// a plain kernel", 1, "no HGMMA; found none"),
+])
+def test_a_submission_unit_that_declares_no_tensor_op_passes_without_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mark: str, code: int, shown: str) -> None:
+    from nvfp4ctl.build.report import BuildReport, FunctionUsage, TensorOpCheck
+
+    submission = tmp_path / "submission.py"
+    submission.write_text(PLAIN_CUDA.replace("MARK", mark))
+
+    def compiled(sources: SubmissionSources, extension: Extension, arch: str, name: str, code: str,
+                 path: Path | None) -> submission_build.ExtensionBuild:  # the SASS of a kernel without MMA
+        report = BuildReport(source=sources.path, arch=arch, key="k", entry=tmp_path, module_name=None,
+                             functions=(FunctionUsage("_Z1kPf", True, 8, 0, 0, 0, 0),),
+                             tensor_op=TensorOpCheck(expected="HGMMA", found=(), match=None, checked=True), compile_s=1.0)
+        return submission_build.ExtensionBuild(extension, name, report=report, seconds=1.0)
+
+    monkeypatch.setattr(submission_build, "_build_unit", compiled)
+    monkeypatch.setenv("COLUMNS", "200")
+    result = runner.invoke(app, ["build", str(submission)])
+    assert result.exit_code == code, result.output
+    assert shown in result.output
