@@ -63,6 +63,8 @@ def _tune(kernel: Path | None, shapes: ShapeSet, budget: float | None, gpus: int
         console.warn(note)
     if budget is not None and run.compile_only:  # one round is built whole: no search to stop between knobs
         console.warn(f"--budget {budget:g} applies to the timed search only: compile-only builds the whole round")
+    if gpus is not None and run.compile_only:  # nothing is timed, so no GPU worker starts
+        console.warn(f"--gpus {gpus} applies to the timed search only: compile-only times nothing")
     if not json:  # --json keeps stdout for the document alone
         console.info(run.headline(), style="dim")
     settings = setup.TimingSettings(criterion=SHORT_CRITERION, settle_s=SHORT_SETTLE_S, input_sets=INPUT_SETS)

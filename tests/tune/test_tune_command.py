@@ -181,10 +181,13 @@ def test_a_dispatch_directive_naming_a_folder_says_so(tiny_copy: Path) -> None:
     assert "does not exist" not in result.output
 
 
-def test_budget_with_compile_only_warns_once_that_it_does_not_apply(tiny_copy: Path) -> None:
-    result = _tune("--kernel", str(tiny_copy), "--compile-only", "--shapes", "benchmarks", "--budget", "5")
+def test_budget_and_gpus_with_compile_only_warn_once_that_they_do_not_apply(tiny_copy: Path) -> None:
+    result = _tune("--kernel", str(tiny_copy), "--compile-only", "--shapes", "benchmarks", "--budget", "5",
+                   "--gpus", "2")
     assert result.exit_code == 0, result.output
     assert result.output.count("--budget 5 applies to the timed search only") == 1, result.output
+    # without a GPU (compile-only by default) --gpus 2 was taken without a word
+    assert result.output.count("--gpus 2 applies to the timed search only") == 1, result.output
 
 
 def test_an_invalid_table_entry_stops_even_a_compile_only_tune_before_it_builds(tiny_copy: Path) -> None:
