@@ -79,7 +79,9 @@ def detect_problem(text: str, document: Mapping[str, Any], path: Path | None, wh
     verdicts = {p.name: signals(p, text, document, reference) for p in all_problems()}
     alive = {name: found for name, found in verdicts.items() if all(found.values())}
     if not alive:
-        raise UsageError(f"{where}: fits none of the problems ({_why_none(verdicts)}); add `problem: NAME`")
+        problems = {p.name: p for p in all_problems()}
+        raise UsageError(f"{where}: fits none of the problems ({_why_none(verdicts, problems, document)});"
+                         " add `problem: NAME`")
     if len(alive) == 1:
         return next(iter(alive))
     best = max(sum(found.values()) for found in alive.values())
@@ -92,9 +94,22 @@ def detect_problem(text: str, document: Mapping[str, Any], path: Path | None, wh
     raise UsageError(f"{where}: fits {' and '.join(leaders)} alike; add `problem: NAME` to say which")
 
 
-def _why_none(verdicts: dict[str, dict[str, bool]]) -> str:
+def _why_none(verdicts: dict[str, dict[str, bool]], problems: Mapping[str, Any], document: Mapping[str, Any]) -> str:
+    """Per problem the signals against it; for the test keys, the keys each problem takes and the ones
+    the file has (a missing `l` or `seed`-only typo reads as plainly as it is)."""
     reasons = []
     for name, found in verdicts.items():
-        against = [signal for signal, fits in found.items() if not fits]
+        against = [_keys_taken(problems[name]) if signal == KEYS else signal
+                   for signal, fits in found.items() if not fits]
         reasons.append(f"{name}: {', '.join(against)} disagree")
+    keys = _entry_keys(document)
+    if keys is not None and any(not found.get(KEYS, True) for found in verdicts.values()):
+        names, lists = keys
+        shown = ", ".join(key for key in "gmnkl" if key in names) or "none of g, m, n, k, l"
+        reasons.insert(0, f"the tests' keys: {shown}{' as lists' if lists else ''}")
     return "; ".join(reasons)
+
+
+def _keys_taken(problem: Any) -> str:
+    lists = " as lists" if problem.layout.nested else ""
+    return f"{KEYS} (it takes {', '.join(problem.case_fields)}{lists})"

@@ -109,3 +109,15 @@ def test_gpu_mode_task_files_unchanged_are_recognised(name: str) -> None:
     task = load_task(path)
     assert task.problem == name
     assert len(task.tests) == 10 and all(get_problem(name).sol_us(case) for case in task.benchmarks)
+
+
+def test_keys_that_fit_no_problem_are_named_with_what_each_takes() -> None:
+    """A GEMM entry without `l` (a common slip) said only "test keys disagree" four times."""
+    with pytest.raises(UsageError) as caught:
+        parse_task('tests:\n  - {"m": 128, "n": 256, "k": 256, "seed": 1111}\n', Path("task.yml"))
+    message = str(caught.value)
+    assert message.startswith("task.yml: fits none of the problems (the tests' keys: m, n, k; ")
+    assert "nvfp4_gemm: test keys (it takes m, n, k, l) disagree" in message
+    assert "nvfp4_group_gemm: test keys (it takes g, m, n, k as lists) disagree" in message
+    assert "nvfp4_gemv: test keys (it takes m, k, l) disagree" in message
+    assert message.endswith("add `problem: NAME`") and "\n" not in message
