@@ -25,7 +25,7 @@ import yaml
 from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import UsageError, os_reason
 from nvfp4ctl.problems import DEFAULT_PROBLEM, problem_names
-from nvfp4ctl.workspace import SHIPPED, locate_task, short_path
+from nvfp4ctl.workspace import FROM_ENV, SHIPPED, locate_task, short_path
 
 # Ours, then GPU MODE's (which may add more: unknown keys are ignored, near misses of these warned).
 KNOWN_KEYS = ("tests", "benchmarks", "problem", "tolerance", "timeout", "submission", "lint", "ranking_by",
@@ -92,8 +92,9 @@ def load_task(path: Path | None = None) -> Task:
     source = located.path
     try:
         text = source.read_text(encoding="utf-8")
-    except OSError as error:
-        raise UsageError(f"{source}: cannot read the task file ({os_reason(error, source)})") from None
+    except OSError as error:  # from the environment: say so, the user may not remember setting it
+        named = f"{FROM_ENV.lstrip('$')}={source}" if located.source == FROM_ENV else str(source)
+        raise UsageError(f"{named}: cannot read the task file ({os_reason(error, source)})") from None
     except UnicodeDecodeError:
         raise UsageError(f"{source}: not a UTF-8 text file") from None
     task = replace(parse_task(text, source), source=located.source)

@@ -181,6 +181,15 @@ def test_unreadable_files_are_usage_errors(tmp_path: Path) -> None:
         load_task(binary)
 
 
+def test_an_unreadable_task_file_from_the_environment_names_the_variable(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stale NVFP4CTL_TASK in the shell: the line must say where the path came from."""
+    monkeypatch.setenv("NVFP4CTL_TASK", str(tmp_path / "gone.yml"))
+    with pytest.raises(UsageError) as caught:
+        load_task()
+    assert str(caught.value) == f"NVFP4CTL_TASK={tmp_path}/gone.yml: cannot read the task file (No such file or directory)"
+
+
 def test_task_path_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     explicit = tmp_path / "explicit.yml"
     monkeypatch.setenv("NVFP4CTL_TASK", str(tmp_path / "from_env.yml"))
