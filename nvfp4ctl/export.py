@@ -164,7 +164,8 @@ def export_submission(kernel: Path, output: Path, arch: str | None = None, force
         raise UsageError(f"-o {output}: a folder; name the file to write, e.g. -o {output / 'submission.py'}")
     if output.exists() and not force and (why := _refusal(output)):
         raise UsageError(f"{output} {why}: nothing was written (--force replaces it, or -o another path)")
-    submission = render(kernel, resolve_arch(checked_source(kernel), arch))
+    # export has no --arch: the message must not suggest one (arch is for callers in Python)
+    submission = render(kernel, resolve_arch(checked_source(kernel), arch, arch_option=False))
     try:
         write_text_atomic(output, submission.text)
     except (OSError, RuntimeError) as error:  # RuntimeError: a symlink loop

@@ -88,15 +88,14 @@ def _checked_arch(arch: str, what: str) -> str:
     return arch
 
 
-def resolve_arch(source: Path, requested: str | None) -> str:
+def resolve_arch(source: Path, requested: str | None, arch_option: bool = True) -> str:
+    """`requested` (--arch), else the kernel's own; `arch_option`: the command has an --arch to suggest."""
     if requested is not None:
         return _checked_arch(requested, "--arch")
     arch = declared_arch(source)
     if arch is None:
-        raise UsageError(
-            f"cannot tell which arch {source} is for: put it under sm90/ or sm100/, "
-            "add a line `// nvfp4ctl: arch=sm_90a`, or pass --arch"
-        )
+        ways = "add a line `// nvfp4ctl: arch=sm_90a`" + (", or pass --arch" if arch_option else " (or sm_100a)")
+        raise UsageError(f"cannot tell which arch {source} is for: put it under sm90/ or sm100/, {ways}")
     return arch
 
 

@@ -96,7 +96,7 @@ def prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int |
     spec = resolve_kernel(kernel, task, has_gpu)
     source, label = spec.path, spec.label
     knobs = discover(source)
-    arch = resolve_arch(source, None)
+    arch = resolve_arch(source, None, arch_option=False)  # tune has no --arch
     notes: list[str] = []
     why_not_timed = None
     if not has_gpu and not compile_only:

@@ -64,3 +64,14 @@ def test_a_kernel_without_an_api_header_is_named_as_exported_with_the_gemm_bindi
     result = runner.invoke(app, ["export", "--kernel", str(kernel), "-o", "bare.py"])
     said = _flat(result.output)
     assert "is exported as nvfp4_gemm (it includes no API header: the GEMM's binding)" in said, said
+
+
+def test_a_kernel_of_unknown_arch_is_not_told_to_pass_an_option_export_lacks(tmp_path: Path) -> None:
+    kernel = tmp_path / "mine.cu"
+    kernel.write_text("__global__ void k() {}\n")  # not under sm90/ or sm100/, no arch line
+    output = tmp_path / "d.py"
+    result = runner.invoke(app, ["export", "--kernel", str(kernel), "-o", str(output)])
+    assert result.exit_code == 2 and not output.exists()
+    said = _flat(result.output)
+    assert said.startswith(f"error: cannot tell which arch {kernel} is for: put it under sm90/ or sm100/, add a line")
+    assert "--arch" not in said  # export has no --arch option (the line used to end "or pass --arch")
