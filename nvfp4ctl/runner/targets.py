@@ -80,6 +80,7 @@ def _resolve_target(submission: Path | None, kernel: Path | None, task: TaskLike
         resolved = _existing_file(kernel, "--kernel")
         if resolved.suffix != ".cu":
             raise UsageError(f"--kernel {kernel}: expected a CUDA source (.cu); use --submission for .py")
+        _refuse_other_problem(kernel, resolved, problem, task)
         return TargetSpec(KERNEL, resolved, f"{kernel} (--kernel)", "--kernel", problem)
     found = find_user_submission(task)
     if found is not None:
@@ -95,6 +96,24 @@ def _resolve_target(submission: Path | None, kernel: Path | None, task: TaskLike
               else "no submission.py here and no task.yml in this folder or above")
     raise UsageError(f"no submission to run in {short_path(folder) or '.'}: {looked}; pass --submission PATH,"
                      f" or --kernel {DEFAULT_BY_NAME} for nvfp4ctl's own kernel")
+
+
+def _refuse_other_problem(kernel: Path, resolved: Path, problem: str, task: TaskLike | None) -> None:
+    """A kernel implements the C ABI of the problem whose API header it includes (none: the GEMM's);
+    run on another problem's inputs it would fail every test, or crash, only after its build."""
+    from nvfp4ctl.build.sources import kernel_problem
+    from nvfp4ctl.problems import problem_names
+
+    if problem not in problem_names():  # a problem defined elsewhere (module:attribute): its own business
+        return
+    own = kernel_problem(resolved)
+    own_name = own.name if own is not None else DEFAULT_PROBLEM
+    if own_name == problem:
+        return
+    why = f"it includes {own.kernel_api.header}" if own is not None else "it includes no problem's API header"
+    where = short_path(task.path) if task is not None and task.path is not None else "the task"
+    raise UsageError(f"--kernel {kernel} is an {own_name} kernel ({why}), but {where} is for {problem}:"
+                     f" pass --task with an {own_name} task.yml")
 
 
 def refuse_unloadable(target: TargetSpec, device: str) -> None:

@@ -129,7 +129,8 @@ def test_a_kernel_on_a_cpu_only_torch_is_refused_before_its_build(monkeypatch, t
     monkeypatch.setattr("nvfp4ctl.runner.worker.Worker", no_child)
     kernel = Path(__file__).resolve().parents[2] / "kernels" / "naive" / "nvfp4_gemv_naive.cu"
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(app, [command, "--kernel", str(kernel)])
+    gemv_task = Path(__file__).resolve().parents[2] / "nvfp4ctl" / "problems" / "nvfp4_gemv" / "task.yml"
+    result = CliRunner().invoke(app, [command, "--kernel", str(kernel), "--task", str(gemv_task)])
     assert result.exit_code == 2, result.output
     errors = [line for line in result.output.splitlines() if line.startswith("error:")]
     assert errors == ["error: this torch has no CUDA: kernel modules load only with a CUDA build of torch"
@@ -146,3 +147,21 @@ def test_refuse_unloadable_lets_submissions_and_cpu_runs_through(monkeypatch):
     targets.refuse_unloadable(targets.TargetSpec(SUBMISSION, Path("s.py"), "s.py"), "cuda")
     with pytest.raises(UsageError, match="this torch has no CUDA"):
         targets.refuse_unloadable(kernel, "cuda")
+
+
+@pytest.mark.parametrize("command", ["check", "bench", "tune"])
+def test_a_kernel_of_another_problem_is_refused_before_the_gpu_check(monkeypatch, tmp_path, command):
+    """The GEMV's naive kernel under a GEMM task.yml: its binding takes the GEMV's tuple, so every test
+    would fail (or crash) after its build; one line instead, before 'no CUDA GPU found'."""
+    from typer.testing import CliRunner
+
+    from nvfp4ctl.cli import app
+
+    (tmp_path / "task.yml").write_text("problem: nvfp4_gemm\ntests:\n  - {m: 128, n: 256, k: 256, l: 1, seed: 1}\n"
+                                       "benchmarks:\n  - {m: 128, n: 256, k: 256, l: 1, seed: 1}\n")
+    kernel = Path(__file__).resolve().parents[2] / "kernels" / "naive" / "nvfp4_gemv_naive.cu"
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, [command, "--kernel", str(kernel)], env={"COLUMNS": "300"})
+    assert result.exit_code == 2, result.output
+    assert result.output.strip() == (f"error: --kernel {kernel} is an nvfp4_gemv kernel (it includes nvfp4_gemv_api.h),"
+                                     " but task.yml is for nvfp4_gemm: pass --task with an nvfp4_gemv task.yml")
