@@ -1,8 +1,9 @@
 """The tools a build needs, found without importing torch (importing it costs ~2.5 s on a cached rebuild).
 
-nvcc from $CUDA_HOME / $CUDA_PATH or the PATH; cuobjdump and nvdisasm from the PATH, the toolkit, or
-the pip wheels nvidia-cuda-cuobjdump / nvidia-cuda-nvdisasm (binaries under site-packages/nvidia/cu*/bin);
-CUTLASS headers from the nvidia-cutlass wheel (cutlass_library/source/...), looked up only on demand.
+nvcc from $CUDA_HOME / $CUDA_PATH, the PATH or /usr/local/cuda; cuobjdump and nvdisasm from the
+PATH, the toolkit, or the pip wheels nvidia-cuda-cuobjdump / nvidia-cuda-nvdisasm (binaries under
+site-packages/nvidia/cu*/bin); CUTLASS headers from the nvidia-cutlass wheel
+(cutlass_library/source/...), looked up only on demand.
 """
 
 from __future__ import annotations
@@ -29,15 +30,22 @@ def _env_cuda_home() -> Path | None:
     return Path(value) if value else None
 
 
+DEFAULT_CUDA_HOME = Path("/usr/local/cuda")  # where the toolkit installs itself; torch's last resort too
+
+
 @lru_cache(maxsize=1)
 def nvcc_path() -> Path:
+    """$CUDA_HOME/$CUDA_PATH, else the PATH, else /usr/local/cuda, as torch's cpp_extension looks (a
+    toolkit installed without its bin/ on the PATH was 'not found' here while torch would build with it)."""
     home = _env_cuda_home()
     if home is not None and (home / "bin" / "nvcc").is_file():
         return home / "bin" / "nvcc"
     found = shutil.which("nvcc")
-    if found is None:
-        raise UsageError(NVCC_MISSING)
-    return Path(found)
+    if found is not None:
+        return Path(found)
+    if (DEFAULT_CUDA_HOME / "bin" / "nvcc").is_file():
+        return DEFAULT_CUDA_HOME / "bin" / "nvcc"
+    raise UsageError(NVCC_MISSING)
 
 
 def _run(args: list[str], timeout_s: float = 30.0) -> subprocess.CompletedProcess[str]:

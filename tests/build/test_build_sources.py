@@ -99,3 +99,27 @@ def test_a_quoted_mark_is_not_a_mark(tmp_path) -> None:
     kernel.write_text("// nvfp4ctl: never-run-on sm_100a\n  // nvfp4ctl: no-tensor-op\n__global__ void k() {}\n")
     assert source_marks(kernel, NO_TENSOR_OP) == ("",)
     assert source_marks(kernel, "never-run-on") == ("sm_100a",)
+
+
+def test_nvcc_is_found_in_usr_local_cuda_without_path_or_cuda_home(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A toolkit installed in its default place but not on the PATH: torch's cpp_extension builds with
+    it, so nvfp4ctl must not say 'nvcc not found: install the CUDA toolkit'."""
+    from nvfp4ctl.build import toolchain
+
+    nvcc = tmp_path / "cuda" / "bin" / "nvcc"
+    nvcc.parent.mkdir(parents=True)
+    nvcc.write_text("#!/bin/sh\n")
+    monkeypatch.delenv("CUDA_HOME", raising=False)
+    monkeypatch.delenv("CUDA_PATH", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.setattr(toolchain, "DEFAULT_CUDA_HOME", tmp_path / "cuda")
+    toolchain.nvcc_path.cache_clear()
+    try:
+        assert toolchain.nvcc_path() == nvcc
+        monkeypatch.setattr(toolchain, "DEFAULT_CUDA_HOME", tmp_path / "nowhere")
+        toolchain.nvcc_path.cache_clear()
+        with pytest.raises(UsageError, match="nvcc not found: install the CUDA toolkit"):
+            toolchain.nvcc_path()
+    finally:
+        toolchain.nvcc_path.cache_clear()
