@@ -30,12 +30,17 @@ def _record(outcome: Outcome) -> Outcome:
     while the line was written: the append replaces MEMORY.md in one step, so it is whole or absent)."""
     from nvfp4ctl import runlog  # here: `--help` never needs it
 
+    memory = None
     try:
+        memory = workspace.memory_path()
         with sigterm_as_ctrl_c():
-            runlog.append(runlog.make_entry(outcome, sys.argv[1:], workspace.user_folder()), workspace.memory_path())
+            runlog.append(runlog.make_entry(outcome, sys.argv[1:], workspace.user_folder()), memory)
     except KeyboardInterrupt:
         get_console().warn("run log not written: interrupted")
         return _stopped("interrupted", ExitCode.INTERRUPTED)
+    except OSError as error:  # a folder that cannot be made, a read-only one, a folder named as the file
+        named, hint = (f" ({Env.MEMORY})", "") if env_str(Env.MEMORY) else ("", f"; set {Env.MEMORY}")
+        get_console().warn(f"run log not written to {memory}{named}: {os_reason(error, memory)}{hint}")
     except Exception as error:  # the log must never turn a result into a failure
         get_console().warn(f"run log not written: {error}")
     return outcome

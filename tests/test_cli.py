@@ -52,6 +52,8 @@ def test_run_log_failure_does_not_change_the_exit_code(three_tests, tmp_path, mo
     result = CliRunner().invoke(app, ["check", "--only", "0"])
     assert result.exit_code == 2
     assert "warning: run log not written" in result.output
+    # the path and the setting that chose it, not Python's "[Errno 21] Is a directory: '...'"
+    assert f"run log not written to {folder} (NVFP4CTL_MEMORY): Is a directory" in " ".join(result.output.split())
 
 
 def test_interrupt_is_reported_and_logged(monkeypatch):
