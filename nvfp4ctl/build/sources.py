@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from nvfp4ctl.errors import UsageError
-from nvfp4ctl.project import kernels_dir
+from nvfp4ctl.project import kernels_dir, shipped
 
 ARCHES = ("sm_90a", "sm_100a")
 FOLDER_ARCH = {"sm90": "sm_90a", "sm100": "sm_100a"}
@@ -21,7 +21,10 @@ _CUTLASS_INCLUDE = re.compile(r"^\s*#\s*include\s*[<\"](?:cute|cutlass)/", re.MU
 
 
 def common_dir() -> Path:
-    return kernels_dir() / "common"
+    """The API headers and torch bindings: your kernels/common/ when you have one, else nvfp4ctl's (a
+    kernels/ of yours holding only sm90/ or sm100/ kernels builds with the shipped bindings)."""
+    local = kernels_dir() / "common"
+    return local if local.is_dir() else shipped("kernels") / "common"
 
 
 def binding_path(kernel: Path | None = None) -> Path:

@@ -123,3 +123,20 @@ def test_nvcc_is_found_in_usr_local_cuda_without_path_or_cuda_home(tmp_path: Pat
             toolchain.nvcc_path()
     finally:
         toolchain.nvcc_path.cache_clear()
+
+
+def test_a_users_kernels_folder_without_common_uses_the_shipped_bindings(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """kernels/sm90/my_gemv.cu of your own and no kernels/common/: the API header and the binding come
+    from nvfp4ctl (the build used to skip the kernel: 'the torch binding is missing: .../kernels/common/...')."""
+    from nvfp4ctl.project import shipped
+
+    kernel = tmp_path / "kernels" / "sm90" / "my_gemv.cu"
+    kernel.parent.mkdir(parents=True)
+    kernel.write_text('#include "nvfp4_gemv_api.h"\n')
+    monkeypatch.chdir(tmp_path)
+    assert sources.common_dir() == shipped("kernels") / "common"
+    assert sources.kernel_problem(kernel).name == "nvfp4_gemv"
+    assert sources.binding_path(kernel) == shipped("kernels") / "common" / "nvfp4_gemv_binding.cpp"
+    (tmp_path / "kernels" / "common").mkdir()  # a common/ of your own wins
+    assert sources.common_dir() == tmp_path / "kernels" / "common"
