@@ -29,7 +29,7 @@ class ArchChoice(str, Enum):
 def command(
     sources: Annotated[
         list[Path] | None,
-        typer.Argument(help="Kernel .cu files, or one submission.py (its load_inline/load sources or CuTe DSL kernels). Default: the submission check would run; with a kernels/ folder, every kernel in its sm90/ and sm100/.", show_default=False),
+        typer.Argument(help="Kernel .cu files, or one submission.py (its load_inline/load sources or CuTe DSL kernels). Default: with a kernels/ folder, every kernel in its sm90/ and sm100/; else the submission check would run.", show_default=False),
     ] = None,
     arch: Annotated[
         ArchChoice, typer.Option("--arch", help="Build for sm_90a or sm_100a only; 'all': each kernel for its own arch.")
