@@ -12,6 +12,7 @@ from rich.text import Text
 from nvfp4ctl.console import VERBOSE, Console, get_console
 from nvfp4ctl.errors import ExitCode, UsageError
 from nvfp4ctl.outcome import Outcome
+from nvfp4ctl.problems import DEFAULT_PROBLEM
 from nvfp4ctl.problems.fields import MAX_SEED
 from nvfp4ctl.runner.gpu import first_gpu, gpu_present, run_device
 
@@ -35,7 +36,7 @@ def command(
     task: Annotated[Path | None, typer.Option("--task", metavar="PATH", help="task.yml to use (ours or GPU MODE's).")] = None,
     timeout: Annotated[float | None, typer.Option("--timeout", metavar="S", help="Seconds per test before it counts as a deadlock (default 180).")] = None,
     no_probe: Annotated[bool, typer.Option("--no-probe", help="Skip the anti-cache probe (second calls with new data).")] = False,
-    dump: Annotated[bool, typer.Option("--dump", help="Collect the kernel's `nvfp4ctl:umma` lines and run them through the UMMA decoder and model (docs/byo_kernel.md).")] = False,
+    dump: Annotated[bool, typer.Option("--dump", help="Collect the kernel's `nvfp4ctl:umma` lines and run them through the UMMA decoder and model (nvfp4_gemm only; docs/byo_kernel.md).")] = False,
 ) -> Outcome:
     """Check a kernel's output against the exact reference on task.yml's tests."""
     from nvfp4ctl.check import plan
@@ -48,6 +49,9 @@ def command(
     # every mistake in the options is said before "no GPU": on a laptop too, a typo is the first thing to fix
     items = plan.select_items(loaded, only or [], shape or [], seed)
     timeout_s, timeout_source = plan.resolve_timeout(timeout, loaded.timeout_s)
+    if dump and loaded.problem != DEFAULT_PROBLEM:  # the model replays one GEMM tile on the GEMM's inputs
+        raise UsageError(f"--dump decodes and simulates a {DEFAULT_PROBLEM} kernel's MMAs (C = A·Bᵀ on its inputs);"
+                         f" this task is {loaded.problem}")
     device = run_device()
     if device == "cuda" and not gpu_present():
         raise UsageError(NO_GPU)

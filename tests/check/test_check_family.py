@@ -148,3 +148,13 @@ def test_wrong_tile_or_group_is_pinpointed_on_the_gpu(tmp_path: Path, problem: s
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
     assert expected in done.stdout
+
+
+@pytest.mark.parametrize("problem", ["nvfp4_dual_gemm", "nvfp4_gemv", "nvfp4_group_gemm"])
+def test_dump_outside_the_gemm_is_refused_before_the_run(problem: str) -> None:
+    """--dump replays a GEMM tile; under the GEMV it ended, after the whole run, with
+    "error: --shape 128,None,256: expected M,N,K ..." (a --shape the user never gave)."""
+    result = check(problem, "--dump")  # no NVFP4CTL_DEVICE=cpu: the refusal comes before "no CUDA GPU found"
+    assert result.exit_code == 2, result.output
+    assert " ".join(result.output.split()) == (
+        f"error: --dump decodes and simulates a nvfp4_gemm kernel's MMAs (C = A·Bᵀ on its inputs); this task is {problem}")
