@@ -87,8 +87,20 @@ QuietOption = Annotated[bool, typer.Option("-q", "--quiet", help="Only results a
 VerboseOption = Annotated[bool, typer.Option("-v", "--verbose", help="Show details (full compiler output, child logs).")]
 
 
+def _show_version(asked: bool) -> None:
+    if asked:
+        from nvfp4ctl import __version__
+
+        typer.echo(f"nvfp4ctl {__version__}")
+        raise typer.Exit()
+
+
+VersionOption = Annotated[bool, typer.Option("--version", callback=_show_version, is_eager=True,
+                                             help="Show nvfp4ctl's version and exit.")]
+
+
 @app.callback()
-def _global_options(quiet: QuietOption = False, verbose: VerboseOption = False) -> None:
+def _global_options(quiet: QuietOption = False, verbose: VerboseOption = False, version: VersionOption = False) -> None:
     set_verbosity(QUIET if quiet else VERBOSE if verbose else NORMAL)
 
 

@@ -131,3 +131,15 @@ def test_an_os_error_inside_a_usable_cache_is_not_blamed_on_the_setting():
     full_disk = OSError(28, "No space left on device", str(cache_root() / "entry" / "main.so"))
     assert _cache_folder_error(full_disk) is None  # a real failure stays one
 
+
+
+def test_version_is_the_packages():
+    import re
+    from pathlib import Path
+
+    from nvfp4ctl import __version__
+
+    pyproject = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()  # tomllib needs 3.11
+    assert re.search(r'^version = "([^"]+)"', pyproject, re.MULTILINE).group(1) == __version__
+    result = CliRunner().invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.output == f"nvfp4ctl {__version__}\n"
