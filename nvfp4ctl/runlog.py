@@ -22,6 +22,7 @@ from pathlib import Path
 from filelock import FileLock
 
 from nvfp4ctl.atomic_file import write_bytes_atomic
+from nvfp4ctl.errors import UsageError
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.project import cache_root
 from nvfp4ctl.runner.gpu import first_gpu, run_device
@@ -152,7 +153,11 @@ CPU_DEVICE_LABEL = "cpu (NVFP4CTL_DEVICE=cpu)"
 
 
 def detect_gpu() -> str:
-    if run_device() == "cpu":  # the run did not use the GPU: its times must not be compared with the GPU's
+    try:
+        on_cpu = run_device() == "cpu"
+    except UsageError:  # a bad NVFP4CTL_DEVICE: the command said so and ran nothing
+        on_cpu = False
+    if on_cpu:  # the run did not use the GPU: its times must not be compared with the GPU's
         return CPU_DEVICE_LABEL
     gpu = first_gpu()
     return gpu.describe() if gpu else "no GPU"

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from nvfp4ctl.env import Env, env_str
+from nvfp4ctl.errors import UsageError
 
 
 @dataclass(frozen=True)
@@ -55,5 +56,9 @@ def gpu_present() -> bool:
 
 
 def run_device() -> str:
-    """"cuda" normally; "cpu" when NVFP4CTL_DEVICE=cpu (the runner plumbing on CPU, for tests)."""
-    return "cpu" if (env_str(Env.DEVICE) or "").strip().lower() == "cpu" else "cuda"
+    """"cuda" normally; "cpu" when NVFP4CTL_DEVICE=cpu (the runner plumbing on CPU, for tests). Any
+    other value is refused: a typo must not quietly run on the GPU."""
+    setting = (env_str(Env.DEVICE) or "").strip().lower()
+    if setting not in ("", "cuda", "cpu"):
+        raise UsageError(f"{Env.DEVICE}={env_str(Env.DEVICE)}: expected cpu or cuda (unset: cuda)")
+    return setting or "cuda"
