@@ -66,12 +66,13 @@ def _check_ignore(ignore: Sequence[str], where: str) -> None:
             raise UsageError(f'{where}: {pattern} cannot be ignored: the server rejects any file containing "stream"')
 
 
-def _string_list(value: Any, where: str) -> list[str]:
+def _string_list(value: Any, where: str, what: str = "rule codes") -> list[str]:
+    """A list of strings, or one string standing for a list of one (as YAML users write `select: NV4`)."""
     if isinstance(value, str):
         return [value]
     if isinstance(value, (list, tuple)) and all(isinstance(item, str) for item in value):
         return list(value)
-    raise UsageError(f"{where}: expected a list of rule codes, got {value!r}")
+    raise UsageError(f"{where}: expected a list of {what}, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -104,10 +105,8 @@ def parse_section(section: Mapping[str, Any] | None, base: Path) -> LintSection:
         if profile not in PROFILES:
             raise UsageError(f"task.yml: lint.profile: expected one of {', '.join(PROFILES)}, got {profile!r}")
     if section.get("paths") is not None:
-        raw_paths = section["paths"]
-        if isinstance(raw_paths, str) or not isinstance(raw_paths, (list, tuple)):
-            raise UsageError(f"task.yml: lint.paths: expected a list of paths, got {raw_paths!r}")
-        paths = tuple(p if p.is_absolute() else base / p for p in (Path(str(item)) for item in raw_paths))
+        raw_paths = _string_list(section["paths"], "task.yml: lint.paths", "paths")
+        paths = tuple(p if p.is_absolute() else base / p for p in map(Path, raw_paths))
     return LintSection(select=select, ignore=ignore, profile=profile, paths=paths)
 
 

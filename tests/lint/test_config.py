@@ -69,13 +69,18 @@ def test_task_section_is_validated_and_flags_win(tmp_path: Path) -> None:
     ({"selct": ["NV4"]}, "lint.selct: unknown key"),
     ({"select": 3}, "lint.select: expected a list"),
     ({"profile": "fast"}, "lint.profile: expected one of"),
-    ({"paths": "kernels"}, "lint.paths: expected a list"),
+    ({"paths": [3, "kernels"]}, "lint.paths: expected a list of paths"),
     ({"ignore": ["NV101"]}, "cannot be ignored"),
     (["NV4"], "lint: expected a mapping"),
 ])
 def test_bad_task_sections_name_the_key(section: object, message: str) -> None:
     with pytest.raises(UsageError, match=message):
         parse_section(section, Path("."))  # type: ignore[arg-type]
+
+
+def test_one_path_may_be_written_without_a_list(tmp_path: Path) -> None:
+    """As `select: NV4` stands for [NV4], `paths: kernels` stands for [kernels]."""
+    assert parse_section({"paths": "kernels"}, tmp_path).paths == (tmp_path / "kernels",)
 
 
 def test_waivers_on_the_same_line_with_comma_lists() -> None:
