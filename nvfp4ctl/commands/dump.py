@@ -36,6 +36,15 @@ def _status(ok: bool, checked: bool = True) -> Text:
     return Text("ok", style="green") if ok else Text("MISMATCH", style="bold red")
 
 
+def _check_step_counts(values: Any, config: Any) -> None:
+    """One value per K step of a K tile: more than the config has would be silently dropped."""
+    for option, given in (("--desc-a", values.desc_a), ("--desc-b", values.desc_b), ("--tmem-sfa", values.tmem_sfa),
+                          ("--tmem-sfb", values.tmem_sfb)):
+        if len(given) > config.k_steps:
+            raise UsageError(f"{option} given {len(given)} times; a K tile of {config.block_k} with MMA K={config.k} has"
+                             f" {config.k_steps} K steps (--block-k sets the K tile)")
+
+
 def _show_umma(kernel: Path, use_cute: bool, payload: dict[str, Any], as_json: bool) -> tuple[str, bool]:
     from nvfp4ctl.umma.crosscheck import check_kernel, to_json
 
@@ -224,6 +233,8 @@ def command(
         if mma is None and config_given:
             raise UsageError(f"{', '.join(config_given)}: the MMA config is read with --mma or --simulate; pass one of them")
         config = make_config(mma, kind, sf_vec, major, swizzle, block_k) if mma is not None else None
+        if config is not None:
+            _check_step_counts(values, config)
         result, ok = show_user_umma(values, config, simulate, shape, seed, payload, as_json)
         results.append(result)
         all_ok &= ok

@@ -103,3 +103,12 @@ def test_from_log_names_its_own_option_when_the_log_has_no_lines(tmp_path) -> No
     log.write_text("nothing here\n")
     result = dump("--from-log", str(log))
     assert result.exit_code == 1 and f"--from-log {log}: the kernel printed no" in " ".join(result.output.split())
+
+
+def test_more_values_than_k_steps_are_refused_not_dropped() -> None:
+    steps = [f"0x40004040000100{0x40 + 2 * s:02x}" for s in range(5)]  # 5 for a 256-deep tile's 4 K steps
+    result = dump("--mma", "128,128,64", "--idesc", GOOD_IDESC, *[arg for v in steps for arg in ("--desc-a", v)])
+    assert result.exit_code == 2
+    assert "--desc-a given 5 times; a K tile of 256 with MMA K=64 has 4 K steps" in " ".join(result.output.split())
+    four = dump("--mma", "128,128,64", "--idesc", GOOD_IDESC, *[arg for v in steps[:4] for arg in ("--desc-a", v)])
+    assert four.exit_code == 0 and "desc_a[3] 0x4000404000010046" in four.output
