@@ -42,7 +42,7 @@ def command(
     from nvfp4ctl.lint.render import concise
     from nvfp4ctl.lint.render import json as json_render
     from nvfp4ctl.lint.rules import RULES
-    from nvfp4ctl.lint.source import link_target
+    from nvfp4ctl.lint.source import kind_of, link_target
     from nvfp4ctl.lint.targets import plan
 
     console = get_console()
@@ -68,6 +68,9 @@ def command(
         # a name says so plainly; an export header for another problem than the task's is worth a warning
         (console.warn if why == HEADER_REASON else console.detail)(
             f"{short_path(path)}: checked as {problem} ({why}), not as the task's {lint_plan.config.problem}")
+    for path in report.files:
+        if kind_of(path) == "text":  # named by the user; a folder walk only finds sources
+            console.warn(f'{short_path(path)}: not a Python or C++ source: only NV101 (the word "stream") applies')
     for path in report.not_submissions:
         console.detail(f"{path}: skipped, not a submission (no custom_kernel, not named submission*.py)")
     if output_format is OutputFormat.json:

@@ -31,12 +31,7 @@ class SourceFile:
 
     @property
     def kind(self) -> str:
-        suffix = self.path.suffix.lower()
-        if suffix in PYTHON_SUFFIXES:
-            return "python"
-        if suffix in CPP_SUFFIXES:
-            return "cpp"
-        return "text"
+        return kind_of(self.path)
 
     def position(self, offset: int) -> tuple[int, int]:
         """1-based (line, col) of a character offset."""
@@ -74,6 +69,16 @@ def read_source(path: Path) -> SourceFile:
         # Still check the word rule on something: latin-1 maps every byte to one character.
         text = data.decode("latin-1")
     return SourceFile(path, text)
+
+
+def kind_of(path: Path) -> str:
+    """"python", "cpp", or "text" for any other file (named on the command line: only the word rule)."""
+    suffix = path.suffix.lower()
+    if suffix in PYTHON_SUFFIXES:
+        return "python"
+    if suffix in CPP_SUFFIXES:
+        return "cpp"
+    return "text"
 
 
 def discover(paths: list[Path], broken: list[Path] | None = None) -> list[Path]:

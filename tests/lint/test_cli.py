@@ -33,6 +33,16 @@ def test_clean_file_exits_0(project: Path) -> None:
     assert "All checks passed (1 file checked)" in result.output
 
 
+def test_a_named_file_that_is_not_a_source_says_only_the_word_rule_applies(project: Path) -> None:
+    (project / "notes.md").write_text("the iostream header\n")
+    (project / "plain.md").write_text("plain notes\n")
+    result = runner.invoke(app, ["lint", "plain.md"])
+    assert result.exit_code == 0
+    assert 'plain.md: not a Python or C++ source: only NV101 (the word "stream") applies' in result.output
+    assert runner.invoke(app, ["lint", "notes.md"]).exit_code == 1  # the server's check reads any text
+    assert "not a Python or C++ source" not in runner.invoke(app, ["lint", "clean.py"]).output
+
+
 def test_warnings_alone_exit_0_errors_exit_1(project: Path) -> None:
     assert runner.invoke(app, ["lint", "warns.py"]).exit_code == 0
     result = runner.invoke(app, ["lint", "errs.py", "warns.py"])
