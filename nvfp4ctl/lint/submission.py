@@ -27,6 +27,9 @@ CUSTOM_KERNEL = re.compile(
 )
 
 
+STAR_IMPORT = re.compile(r"^[ \t]*from[ \t]+\S+[ \t]+import[ \t]+\*", re.MULTILINE)
+
+
 # The docstring's first line export.py's _TEMPLATE writes, up to the kernel hash. Strict on
 # purpose: a user's own file that merely mentions a problem keeps the task's problem.
 EXPORT_HEADER = re.compile(

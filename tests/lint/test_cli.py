@@ -93,7 +93,7 @@ def test_list_rules_table_and_json(project: Path) -> None:
     assert table.exit_code == 0
     assert "NV101" in table.output and "NV901" in table.output
     rules = json.loads(runner.invoke(app, ["lint", "--list-rules", "--format", "json"]).stdout)
-    assert [r["code"] for r in rules][:2] == ["NV001", "NV101"]
+    assert [r["code"] for r in rules][:3] == ["NV001", "NV002", "NV101"]
 
 
 def test_no_path_checks_kernels_and_the_task_submission(project: Path) -> None:

@@ -21,7 +21,7 @@ def custom_kernel(data):
 
 
 def codes(text: str, config: LintConfig | None = None) -> list[str]:
-    return [d.code for d in lint_text(text, "submission.py", config)]
+    return [d.code for d in lint_text(text, "snippet.py", config)]
 
 
 def test_select_and_ignore_take_codes_and_prefixes() -> None:

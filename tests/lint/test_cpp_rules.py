@@ -132,7 +132,7 @@ def test_embedded_cuda_maps_lines_back_to_the_python_file() -> None:
                                                 "{ if (p == last_ptr) return 1; return 0; }",
                           cuda_sources=[cuda_src], functions=["g"])
         '''
-    diagnostics = lint_text(textwrap.dedent(source), "submission.py")
+    diagnostics = lint_text(textwrap.dedent(source), "snippet.py")
     assert [(d.line, d.code) for d in diagnostics] == [(4, "NV802"), (7, "NV802"), (11, "NV301")]
     pointed_at = [d.source_line[d.col - 1 :] for d in diagnostics]
     assert pointed_at[0].startswith("printf(") and pointed_at[1].startswith("printf(")
@@ -141,4 +141,4 @@ def test_embedded_cuda_maps_lines_back_to_the_python_file() -> None:
 
 def test_plain_prose_strings_are_not_treated_as_cpp() -> None:
     source = 'HELP = "we never call printf( in device code, nor cudaGraphLaunch"\n'
-    assert found(source, "submission.py") == []
+    assert found(source, "snippet.py") == []

@@ -8,9 +8,11 @@ import pytest
 
 from nvfp4ctl.lint import lint_text
 
+SNIPPET = "snippet.py"  # a fragment of a submission: whether it has custom_kernel (NV002) is not the test
+
 
 def found(source: str) -> list[tuple[int, str]]:
-    return [(d.line, d.code) for d in lint_text(textwrap.dedent(source), "submission.py")]
+    return [(d.line, d.code) for d in lint_text(textwrap.dedent(source), SNIPPET)]
 
 
 CASES = {
@@ -873,7 +875,7 @@ def test_custom_kernel_as_a_callable_instance() -> None:
 
 def test_a_possible_result_cache_says_configs_are_fine() -> None:
     source, _ = CASES["a value of unknown kind kept by the inputs' addresses is a warning that says what is fine"]
-    [diagnostic] = lint_text(textwrap.dedent(source), "submission.py")
+    [diagnostic] = lint_text(textwrap.dedent(source), SNIPPET)
     assert diagnostic.message == ("returns a value kept in _plans across calls, keyed by the input's identity "
                                   "(data_ptr()/id()/_version): fine for a compiled kernel, a descriptor or a config, "
                                   "an error if it is a result")
@@ -891,3 +893,19 @@ def test_odd_slices_of_the_input_do_not_crash() -> None:
             return data[6]
         """
     assert found(source) == []
+
+
+@pytest.mark.parametrize("name, text, flagged", [
+    ("submission.py", "def kernel(data):\n    return data[6]\n", True),
+    ("submission_v2.py", "import torch\n", True),
+    ("submission.py", "def custom_kernel(data):\n    return data[6]\n", False),
+    ("submission.py", "def make():\n    def run(data):\n        return data[6]\n    return run\n\ncustom_kernel = make()\n", False),
+    ("submission.py", "from mine import custom_kernel\n", False),
+    ("submission.py", "from mine import *\n", False),  # may bring one
+    ("helpers.py", "def kernel(data):\n    return data[6]\n", False),  # not a submission by its name
+])
+def test_a_submission_without_custom_kernel_is_nv002(name: str, text: str, flagged: bool) -> None:
+    found = [d for d in lint_text(text, name) if d.code == "NV002"]
+    assert bool(found) == flagged
+    if flagged:
+        assert (found[0].line, found[0].col) == (1, 1) and "the leaderboard calls custom_kernel(data)" in found[0].message

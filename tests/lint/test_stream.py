@@ -10,6 +10,8 @@ from nvfp4ctl.lint import LintConfig, lint_text
 from nvfp4ctl.lint.source import SourceFile
 from nvfp4ctl.lint.stream import find_offsets
 
+SNIPPET = "snippet.py"  # a fragment of a submission: whether it has custom_kernel (NV002) is not the test
+
 # Characters that make lowering interesting: case, 'İ' (lowers to two characters), Kelvin sign,
 # long s ('ſ' lowers to itself, so "ſtream" is not a hit), final sigma, newlines of every kind.
 ALPHABET = list("streamSTREAMxX _") + ["İ", "K", "ſ", "Σ", "\n", "\r\n", "\r", "\t", "é", "ß"]
@@ -37,7 +39,7 @@ def test_has_a_finding_exactly_when_the_server_rejects(seed: int) -> None:
 
 def test_every_occurrence_is_reported_with_line_and_column() -> None:
     text = 'import x  # upstream\nS = "STREAM"; t = "streamstream"\r\nok\rcudaStream_t q;\n'
-    found = [(d.line, d.col) for d in lint_text(text, "submission.py") if d.code == "NV101"]
+    found = [(d.line, d.col) for d in lint_text(text, SNIPPET) if d.code == "NV101"]
     assert found == [(1, 15), (2, 6), (2, 20), (2, 26), (4, 5)]
 
 
@@ -55,7 +57,7 @@ def test_positions_map_back_through_characters_that_lower_to_two() -> None:
 
 def test_cannot_be_waived() -> None:
     text = "x = 'stream'  # nvfp4ctl: ignore[NV101]\n"
-    assert [d.code for d in lint_text(text, "submission.py")] == ["NV101"]
+    assert [d.code for d in lint_text(text, SNIPPET)] == ["NV101"]
 
 
 def test_runs_on_any_file_type_and_even_in_undecodable_parts(tmp_path) -> None:

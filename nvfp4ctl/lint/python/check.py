@@ -14,6 +14,7 @@ from nvfp4ctl.lint.python.embedded import fragments
 from nvfp4ctl.lint.python.facts import using
 from nvfp4ctl.lint.python.index import ModuleIndex
 from nvfp4ctl.lint.source import SourceFile
+from nvfp4ctl.lint.submission import CUSTOM_KERNEL, STAR_IMPORT, SUBMISSION_NAME
 
 
 def check(source: SourceFile, config: LintConfig) -> list[Finding]:
@@ -28,7 +29,7 @@ def check(source: SourceFile, config: LintConfig) -> list[Finding]:
         return [Finding(min(offset, len(source.text)), "NV001",
                         f"not valid Python {sys.version_info.major}.{sys.version_info.minor}"
                         f" ({getattr(error, 'msg', error)}); only the text rules ran")]
-    findings: list[Finding] = []
+    findings: list[Finding] = _entry_point(source)
 
     def report(node: ast.AST, code: str, message: str) -> None:
         start = source.ast_offset(node.lineno, node.col_offset)  # type: ignore[attr-defined]
@@ -45,3 +46,11 @@ def check(source: SourceFile, config: LintConfig) -> list[Finding]:
     for fragment in fragments(index.all_nodes, source):
         findings.extend(cpp_rules.check(fragment, config))
     return findings
+
+
+def _entry_point(source: SourceFile) -> list[Finding]:
+    """NV002 for a file named as a submission with no custom_kernel at all (a star import may bring one)."""
+    if not SUBMISSION_NAME.match(source.path.name) or CUSTOM_KERNEL.search(source.text) or STAR_IMPORT.search(source.text):
+        return []
+    return [Finding(0, "NV002", f"{source.path.name} has no custom_kernel (def, assignment or import): the leaderboard"
+                               " calls custom_kernel(data)")]
