@@ -156,7 +156,7 @@ def command(
     seed: Annotated[int, typer.Option("--seed", min=0, max=MAX_SEED, help="Input seed for --layout, --runtime, --simulate and --from-log.")] = DEFAULT_SEED,
     row: Annotated[int, typer.Option("--row", help="Scale row to locate (--layout).")] = 0,
     kblock: Annotated[int, typer.Option("--kblock", help="Scale k-block (16 K-elements) to locate (--layout).")] = 0,
-    kernel: Annotated[Optional[Path], typer.Option("--kernel", help="sm_100a kernel source, or `default` (kernels/sm100/nvfp4_gemm_sm100.cu).")] = None,
+    kernel: Annotated[Optional[Path], typer.Option("--kernel", help="sm_100a kernel source, or `default`: nvfp4ctl's kernels/sm100/nvfp4_gemm_sm100.cu (none: your kernels/ folder's, else nvfp4ctl's).")] = None,
     no_cute: Annotated[bool, typer.Option("--no-cute", help="--umma: skip CuTe's host encoder (no compile), show expected values only.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON document instead of tables.")] = False,
     idesc: Annotated[Optional[str], typer.Option("--idesc", metavar="HEX", help="--umma: your 32-bit instruction descriptor.")] = None,
@@ -175,7 +175,7 @@ def command(
     from_log: Annotated[Optional[Path], typer.Option("--from-log", metavar="FILE", help="--umma: a saved output with `nvfp4ctl:umma` lines (docs/byo_kernel.md); decoded and simulated.")] = None,
 ) -> Outcome:
     """Show the B200 kernel's UMMA descriptors, scale layout and (on a B200) what it really uses."""
-    from nvfp4ctl.umma.configs import default_kernel
+    from nvfp4ctl.umma.configs import default_kernel, shipped_kernel
 
     if not (umma or layout or runtime):
         raise UsageError("choose what to dump: --umma, --layout and/or --runtime")
@@ -211,8 +211,10 @@ def command(
         return Outcome(result=summary, exit_code=ExitCode.OK if ok else ExitCode.FAILURES, target=from_log)
     if (layout or runtime) and shape is None:
         raise UsageError("--layout and --runtime need --shape M,N,K[,L]")
-    # `--kernel default` names nvfp4ctl's own kernel, as it does for check, bench and export
-    source = default_kernel() if kernel is None or str(kernel) == DEFAULT_BY_NAME else kernel
+    # `--kernel default` names nvfp4ctl's own kernel, as it does for check, bench and export, also in a
+    # kernels/ folder of yours (which the bare default reads)
+    named_default = kernel is not None and str(kernel) == DEFAULT_BY_NAME
+    source = shipped_kernel() if named_default else default_kernel() if kernel is None else kernel
     if (umma or runtime) and not source.is_file():
         raise UsageError(f"kernel not found: {source}")
     payload: dict[str, Any] = {}

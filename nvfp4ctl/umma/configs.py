@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nvfp4ctl.errors import UsageError, os_reason
-from nvfp4ctl.project import kernels_dir
+from nvfp4ctl.project import kernels_dir, shipped
 from nvfp4ctl.umma import descriptors as d
 
 SCALE_VEC = 16  # one e4m3 scale per 16 K-elements (kind::mxf4nvf4 block16)
@@ -31,8 +31,17 @@ _CONFIG_RE = re.compile(
 _STRING_RE = r'static constexpr const char\* {}\s*=\s*"([^"]*)"'
 
 
+KERNEL_FILE = Path("sm100") / "nvfp4_gemm_sm100.cu"
+
+
 def default_kernel() -> Path:
-    return kernels_dir() / "sm100" / "nvfp4_gemm_sm100.cu"
+    """The CUTLASS kernel of your kernels/ folder when you have one, else nvfp4ctl's."""
+    return kernels_dir() / KERNEL_FILE
+
+
+def shipped_kernel() -> Path:
+    """nvfp4ctl's own CUTLASS kernel (`--kernel default`), whatever kernels/ folder you are in."""
+    return shipped("kernels") / KERNEL_FILE
 
 
 @dataclass(frozen=True)

@@ -166,3 +166,18 @@ def test_options_that_would_do_nothing_are_refused(tmp_path: Path) -> None:
                            "not used with --from-log, which reads the values from the file")):
         result = invoke(*args)
         assert result.exit_code == 2 and message in result.output, (args, result.output)
+
+
+def test_default_by_name_is_nvfp4ctls_kernel_in_a_kernels_folder_of_yours(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a folder with a kernels/ of your own (sm90/ only, say), `--kernel default` is still nvfp4ctl's
+    kernel, as in check, bench and export; it read <you>/kernels/sm100/nvfp4_gemm_sm100.cu ('kernel not
+    found', exit 2). The bare default reads your kernels/ folder, as before."""
+    (tmp_path / "kernels" / "sm90").mkdir(parents=True)
+    (tmp_path / "kernels" / "sm90" / "mine.cu").write_text("// nvfp4ctl: arch=sm_90a\n")
+    monkeypatch.chdir(tmp_path)
+    result = invoke("--umma", "--no-cute", "--kernel", "default")
+    assert result.exit_code == 0, result.output
+    assert "umma: 2 configs, 0 mismatches (not cross-checked)" in result.output
+    bare = invoke("--umma", "--no-cute")
+    assert bare.exit_code == 2 and "kernels/sm100/nvfp4_gemm_sm100.cu" in bare.output
