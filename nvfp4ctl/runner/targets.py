@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from nvfp4ctl.errors import UsageError
+from nvfp4ctl.errors import UsageError, os_reason
 from nvfp4ctl.problems import DEFAULT_PROBLEM
 from nvfp4ctl.project import kernels_dir, shipped
 from nvfp4ctl.runner.gpu import first_gpu, run_device
@@ -106,7 +106,10 @@ def _refuse_other_problem(kernel: Path, resolved: Path, problem: str, task: Task
 
     if problem not in problem_names():  # a problem defined elsewhere (module:attribute): its own business
         return
-    own = kernel_problem(resolved)
+    try:
+        own = kernel_problem(resolved)  # reads the kernel and the headers it includes
+    except OSError as error:  # an unreadable kernel or header: one line, as the build would say
+        raise UsageError(f"--kernel {kernel}: cannot read it ({os_reason(error, resolved)})") from None
     own_name = own.name if own is not None else DEFAULT_PROBLEM
     if own_name == problem:
         return

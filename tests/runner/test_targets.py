@@ -165,3 +165,32 @@ def test_a_kernel_of_another_problem_is_refused_before_the_gpu_check(monkeypatch
     assert result.exit_code == 2, result.output
     assert result.output.strip() == (f"error: --kernel {kernel} is an nvfp4_gemv kernel (it includes nvfp4_gemv_api.h),"
                                      " but task.yml is for nvfp4_gemm: pass --task with an nvfp4_gemv task.yml")
+
+
+@pytest.mark.parametrize("command", ["check", "bench", "tune"])
+@pytest.mark.parametrize("unreadable", ["k.cu", "mine.cuh"])
+def test_an_unreadable_kernel_or_header_is_one_line_not_a_traceback(monkeypatch, tmp_path, command, unreadable):
+    """The problem check reads the kernel and its headers in the parent: a file it cannot read (no
+    permission) was a PermissionError traceback, exit 1; it is one line, exit 2, naming the file."""
+    from typer.testing import CliRunner
+
+    from nvfp4ctl.cli import app
+
+    (tmp_path / "task.yml").write_text("problem: nvfp4_gemm\ntests:\n  - {m: 128, n: 256, k: 256, l: 1, seed: 1}\n"
+                                       "benchmarks:\n  - {m: 128, n: 256, k: 256, l: 1, seed: 1}\n")
+    (tmp_path / "k.cu").write_text('#include "mine.cuh"\n')
+    (tmp_path / "mine.cuh").write_text("// a header\n")
+    read_text = Path.read_text
+
+    def denied(self: Path, *args, **kwargs):  # chmod 000 does not stop root, who may run the tests
+        if self.name == unreadable:
+            raise PermissionError(13, "Permission denied", str(self))
+        return read_text(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "read_text", denied)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, [command, "--kernel", "k.cu"], env={"COLUMNS": "300"})
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    hit = "" if unreadable == "k.cu" else f" ({tmp_path / unreadable})"
+    assert result.output.strip() == f"error: --kernel k.cu: cannot read it (Permission denied{hit})"
