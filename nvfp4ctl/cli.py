@@ -38,6 +38,8 @@ def _record(outcome: Outcome) -> Outcome:
     except KeyboardInterrupt:
         get_console().warn("run log not written: interrupted")
         return _stopped("interrupted", ExitCode.INTERRUPTED)
+    except TimeoutError as error:  # another run held the lock too long: no setting of the user's is at fault
+        get_console().warn(f"run log not written to {memory}: {error}")
     except OSError as error:  # a folder that cannot be made, a read-only one, a folder named as the file
         named, hint = (f" ({Env.MEMORY})", "") if env_str(Env.MEMORY) else ("", f"; set {Env.MEMORY}")
         get_console().warn(f"run log not written to {memory}{named}: {os_reason(error, memory)}{hint}")

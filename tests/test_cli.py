@@ -143,3 +143,24 @@ def test_version_is_the_packages():
     assert re.search(r'^version = "([^"]+)"', pyproject, re.MULTILINE).group(1) == __version__
     result = CliRunner().invoke(app, ["--version"])
     assert result.exit_code == 0 and result.output == f"nvfp4ctl {__version__}\n"
+
+
+@pytest.mark.parametrize("busy", ["filelock", "flock"])
+def test_a_busy_run_log_lock_is_not_blamed_on_a_setting(monkeypatch, tmp_path, busy):
+    """Another nvfp4ctl holding the run log's lock past its timeout is an OSError (TimeoutError) too,
+    but no setting is wrong: the warning must not end '; set NVFP4CTL_MEMORY'."""
+    import filelock
+
+    def held(entry, memory):
+        raise (filelock.Timeout(str(tmp_path / "runlog.lock")) if busy == "filelock"
+               else TimeoutError(f"another nvfp4ctl held {memory} for 30 s"))
+
+    monkeypatch.setattr(runlog, "append", held)
+    monkeypatch.delenv("NVFP4CTL_MEMORY", raising=False)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["dump", "--umma", "--no-cute"])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 0, result.output
+    assert "warning: run log not written to" in said
+    assert ("could not be acquired" if busy == "filelock" else "held") in said
+    assert "set NVFP4CTL_MEMORY" not in said
