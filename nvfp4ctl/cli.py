@@ -31,11 +31,15 @@ def _record(outcome: Outcome) -> Outcome:
     from nvfp4ctl import runlog  # here: `--help` never needs it
 
     memory = None
+    written = False
     try:
         memory = workspace.memory_path()
         with sigterm_as_ctrl_c():
             runlog.append(runlog.make_entry(outcome, sys.argv[1:], workspace.user_folder()), memory)
+            written = True
     except KeyboardInterrupt:
+        if written:  # it came after the line was in: the run ended as the line says
+            return outcome
         get_console().warn("run log not written: interrupted")
         return _stopped("interrupted", ExitCode.INTERRUPTED)
     except TimeoutError as error:  # another run held the lock too long: no setting of the user's is at fault

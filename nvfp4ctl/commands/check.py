@@ -50,7 +50,7 @@ def command(
     items = plan.select_items(loaded, only or [], shape or [], seed)
     timeout_s, timeout_source = plan.resolve_timeout(timeout, loaded.timeout_s)
     if dump and loaded.problem != DEFAULT_PROBLEM:  # the model replays one GEMM tile on the GEMM's inputs
-        raise UsageError(f"--dump decodes and simulates a {DEFAULT_PROBLEM} kernel's MMAs (C = A·Bᵀ on its inputs);"
+        raise UsageError(f"--dump decodes and simulates an {DEFAULT_PROBLEM} kernel's MMAs (C = A·Bᵀ on its inputs);"
                          f" this task is {loaded.problem}")
     device = run_device()
     if device == "cuda" and not gpu_present():

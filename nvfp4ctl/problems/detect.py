@@ -111,5 +111,8 @@ def _why_none(verdicts: dict[str, dict[str, bool]], problems: Mapping[str, Any],
 
 
 def _keys_taken(problem: Any) -> str:
-    lists = " as lists" if problem.layout.nested else ""
-    return f"{KEYS} (it takes {', '.join(problem.case_fields)}{lists})"
+    fields = problem.case_fields
+    if problem.layout.nested:  # a group count, then one value per group
+        listed = [field for field in fields if field != "g"]
+        return f"{KEYS} (it takes {', '.join(fields)}: {', '.join(listed)} as lists of g values)"
+    return f"{KEYS} (it takes {', '.join(fields)})"

@@ -157,4 +157,4 @@ def test_dump_outside_the_gemm_is_refused_before_the_run(problem: str) -> None:
     result = check(problem, "--dump")  # no NVFP4CTL_DEVICE=cpu: the refusal comes before "no CUDA GPU found"
     assert result.exit_code == 2, result.output
     assert " ".join(result.output.split()) == (
-        f"error: --dump decodes and simulates a nvfp4_gemm kernel's MMAs (C = A·Bᵀ on its inputs); this task is {problem}")
+        f"error: --dump decodes and simulates an nvfp4_gemm kernel's MMAs (C = A·Bᵀ on its inputs); this task is {problem}")

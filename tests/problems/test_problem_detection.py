@@ -118,6 +118,6 @@ def test_keys_that_fit_no_problem_are_named_with_what_each_takes() -> None:
     message = str(caught.value)
     assert message.startswith("task.yml: fits none of the problems (the tests' keys: m, n, k; ")
     assert "nvfp4_gemm: test keys (it takes m, n, k, l) disagree" in message
-    assert "nvfp4_group_gemm: test keys (it takes g, m, n, k as lists) disagree" in message
+    assert "nvfp4_group_gemm: test keys (it takes g, m, n, k: m, n, k as lists of g values) disagree" in message
     assert "nvfp4_gemv: test keys (it takes m, k, l) disagree" in message
     assert message.endswith("add `problem: NAME`") and "\n" not in message
