@@ -41,10 +41,10 @@ def command(
     """Check a kernel's output against the exact reference on task.yml's tests."""
     from nvfp4ctl.check import plan
     from nvfp4ctl.check.run import NO_GPU, CheckSettings
-    from nvfp4ctl.runner.targets import refuse_unloadable, resolve_target
+    from nvfp4ctl.runner.targets import refuse_unloadable, resolve_target, task_for_kernel
 
     console = get_console()
-    loaded = plan.load_task_file(task)
+    loaded = task_for_kernel(plan.load_task_file(task), kernel)
     target = resolve_target(submission, kernel, loaded)
     # every mistake in the options is said before "no GPU": on a laptop too, a typo is the first thing to fix
     items = plan.select_items(loaded, only or [], shape or [], seed)

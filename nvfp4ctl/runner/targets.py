@@ -11,7 +11,7 @@ import importlib.util
 import sys
 import types
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -96,6 +96,26 @@ def _resolve_target(submission: Path | None, kernel: Path | None, task: TaskLike
               else "no submission.py here and no task.yml in this folder or above")
     raise UsageError(f"no submission to run in {short_path(folder) or '.'}: {looked}; pass --submission PATH,"
                      f" or --kernel {DEFAULT_BY_NAME} for nvfp4ctl's own kernel")
+
+
+def task_for_kernel(task: Any, kernel: Path | None) -> Any:
+    """The task to run a `--kernel` on. Where it is nvfp4ctl's shipped GEMM task (the user has none of
+    their own), a kernel written for another problem gets that problem's shipped task, so
+    `check --kernel my_gemv.cu` runs the GEMV's tests; a task of the user's is never replaced
+    (_refuse_other_problem says when it does not fit)."""
+    from nvfp4ctl.build.sources import kernel_problem
+    from nvfp4ctl.task import load_task
+    from nvfp4ctl.workspace import SHIPPED
+
+    if task.is_users or kernel is None or str(kernel) == DEFAULT_BY_NAME or kernel.suffix != ".cu":
+        return task
+    try:
+        own = kernel_problem(kernel) if kernel.is_file() else None
+    except (OSError, UsageError):  # resolve_target says what is wrong with the file
+        return task
+    if own is None or own.name == task.problem:
+        return task
+    return replace(load_task(own.task_file), source=SHIPPED)
 
 
 def _refuse_other_problem(kernel: Path, resolved: Path, problem: str, task: TaskLike | None) -> None:

@@ -87,10 +87,11 @@ def prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int |
     from nvfp4ctl.build.sources import resolve_arch
     from nvfp4ctl.build.toolchain import torch_build
     from nvfp4ctl.runner.gpu import first_gpu, gpu_present, run_device
+    from nvfp4ctl.runner.targets import task_for_kernel
     from nvfp4ctl.task import load_task
     from nvfp4ctl.tune.devices import visible_gpus
 
-    task = load_task(task_path)
+    task = task_for_kernel(load_task(task_path), kernel)
     device = run_device()
     has_gpu = device == "cuda" and gpu_present()
     spec = resolve_kernel(kernel, task, has_gpu)
