@@ -228,6 +228,14 @@ __device__ __forceinline__ void load_role(const Problem& p, const sm100_split::S
       pipe.advance_pipeline();
     }
   }
+  // Drain: wait for the release of the last fill of every stage, as the next kStages loads would,
+  // so that no tcgen05.commit arrival on an empty barrier is still in flight when the CTA exits
+  // (the epilogue's wait on tmem_full orders the MMAs, not the arrivals of earlier commits).
+  // Stages never filled pass at once (fresh barrier, parity 1). CUTLASS: load_tail / producer_tail.
+  for (int i = 0; i < Config::kStages; ++i) {
+    sm100::mbar_wait(&empty_barriers[pipe.stage_idx], pipe.phase ^ 1);
+    pipe.advance_pipeline();
+  }
 }
 
 template <class Config>

@@ -136,6 +136,11 @@ def _producer(cta: Cta, plan: TcPlan, events: list[Callable[[], None]]) -> Proce
             for _name, _offset, nbytes in pieces:
                 events.append(lambda s=stage, b=nbytes: _deliver(cta, s, b))
             stage, phase = (0, phase ^ 1) if stage + 1 == cta.stages else (stage + 1, phase)
+    for _ in range(cta.stages):  # the kernel's drain: every stage's last fill released before exit
+        yield (lambda s=stage, p=phase: cta.empty[s].done(p ^ 1))
+        if not cta.stage_free[stage]:
+            raise ProtocolError(f"CTA {cta.index}: producer drain passed stage {stage} before the MMA released it")
+        stage, phase = (0, phase ^ 1) if stage + 1 == cta.stages else (stage + 1, phase)
 
 
 def _deliver(cta: Cta, stage: int, nbytes: int) -> None:
