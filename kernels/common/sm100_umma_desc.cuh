@@ -16,6 +16,9 @@ constexpr uint32_t kMajorK = 0;
 
 // D[umma_m x umma_n] fp32 += A[umma_m x 64] . B[umma_n x 64]^T, both K-major, e2m1, UE4M3 block-16
 // scales; scale ids 0 (block16 reads all four bytes of each 32-bit scale column).
+// umma_m must be 128 or 256: M is written as CuTe writes it, M >> 4 from bit 24; the PTX ISA's
+// block-scaled table has M >> 7 at bits [27,29) with [24,27) reserved, and the two agree only there
+// (M = 64 would set a reserved bit). The kernel static_asserts its UMMA_M.
 __host__ __device__ constexpr uint32_t make_instr_desc_nvf4(uint32_t umma_m, uint32_t umma_n) {
   return (kFormatE2M1 << 7) | (kFormatE2M1 << 10) | (kMajorK << 15) | (kMajorK << 16) |
          ((umma_n >> 3) << 17) | (kScaleUE4M3 << 23) | ((umma_m >> 4) << 24);
