@@ -2,6 +2,7 @@
 // ValueError (std::invalid_argument) naming the tensor and what it should be.
 #pragma once
 
+#include <cuda_runtime.h>
 #include <torch/extension.h>
 
 #include <cstdint>
@@ -68,5 +69,37 @@ void check_scales(const torch::Tensor& t, const char* name, int64_t rows, int64_
             "), got ", t.strides());
   }
 }
+
+// Every tensor of a call on the GPU of `c` (scales included: a kernel reads them all on one GPU).
+template <typename... Tensors>
+void require_one_gpu(const torch::Tensor& c, const Tensors&... others) {
+  require(((others.get_device() == c.get_device()) && ...), "all operands must be on one GPU (", c.device(), ")");
+}
+
+// The kernels launch on the current GPU; for one call it is the tensors' GPU, then the caller's
+// again. A model split over GPUs calls with tensors on cuda:1 while cuda:0 is current, as torch's
+// own operators allow. The CUDA runtime directly, not c10's CUDAGuard: that needs libc10_cuda,
+// which a CPU-only torch build lacks.
+class OnTensorsGpu {
+ public:
+  explicit OnTensorsGpu(const torch::Tensor& t) {
+    const int device = t.get_device();
+    int current = -1;
+    if (cudaGetDevice(&current) != cudaSuccess) (void)cudaGetLastError();
+    if (current == device) return;
+    const cudaError_t err = cudaSetDevice(device);
+    if (err != cudaSuccess) (void)cudaGetLastError();
+    require(err == cudaSuccess, "cannot make ", t.device(), " current: ", cudaGetErrorString(err));
+    previous_ = current;
+  }
+  ~OnTensorsGpu() {
+    if (previous_ >= 0 && cudaSetDevice(previous_) != cudaSuccess) (void)cudaGetLastError();
+  }
+  OnTensorsGpu(const OnTensorsGpu&) = delete;
+  OnTensorsGpu& operator=(const OnTensorsGpu&) = delete;
+
+ private:
+  int previous_ = -1;
+};
 
 }  // namespace

@@ -17,9 +17,7 @@ torch::Tensor nvfp4_dual_gemm(torch::Tensor a, torch::Tensor b1, torch::Tensor b
   check_scales(sfa, "sfa_permuted", m, k / 16, l);
   check_scales(sfb1, "sfb1_permuted", n, k / 16, l);
   check_scales(sfb2, "sfb2_permuted", n, k / 16, l);
-  require(a.get_device() == c.get_device() && b1.get_device() == c.get_device() &&
-              b2.get_device() == c.get_device(),
-          "all operands must be on one GPU");
+  require_one_gpu(c, a, b1, b2, sfa, sfb1, sfb2);
   const char* why = nvfp4_dual_gemm_unsupported(int(m), int(n), int(k), int(l));
   require(why == nullptr, "unsupported shape (m=", m, ", n=", n, ", k=", k, ", l=", l, "): ", why ? why : "");
   const Nvfp4DualGemmArgs args{static_cast<const uint8_t*>(a.data_ptr()),
@@ -33,6 +31,7 @@ torch::Tensor nvfp4_dual_gemm(torch::Tensor a, torch::Tensor b1, torch::Tensor b
                                int(n),
                                int(k),
                                int(l)};
+  const OnTensorsGpu on_gpu(c);
   const cudaError_t err = nvfp4_dual_gemm_launch(args);
   if (err != cudaSuccess) throw std::runtime_error(std::string("nvfp4_dual_gemm launch failed: ") + cudaGetErrorString(err));
   return c;

@@ -18,7 +18,7 @@ torch::Tensor nvfp4_gemv(torch::Tensor a, torch::Tensor b, torch::Tensor sfa, to
           c.strides());
   check_scales(sfa, "sfa_permuted", m, k / 16, l);
   check_scales(sfb, "sfb_permuted", kPaddedRows, k / 16, l);
-  require(a.get_device() == c.get_device() && b.get_device() == c.get_device(), "all operands must be on one GPU");
+  require_one_gpu(c, a, b, sfa, sfb);
   const char* why = nvfp4_gemv_unsupported(int(m), int(k), int(l));
   require(why == nullptr, "unsupported shape (m=", m, ", k=", k, ", l=", l, "): ", why ? why : "");
   const Nvfp4GemvArgs args{static_cast<const uint8_t*>(a.data_ptr()),
@@ -29,6 +29,7 @@ torch::Tensor nvfp4_gemv(torch::Tensor a, torch::Tensor b, torch::Tensor sfa, to
                            int(m),
                            int(k),
                            int(l)};
+  const OnTensorsGpu on_gpu(c);
   const cudaError_t err = nvfp4_gemv_launch(args);
   if (err != cudaSuccess) throw std::runtime_error(std::string("nvfp4_gemv launch failed: ") + cudaGetErrorString(err));
   return c;

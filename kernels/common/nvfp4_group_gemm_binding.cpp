@@ -22,6 +22,7 @@ std::vector<torch::Tensor> nvfp4_group_gemm(std::vector<torch::Tensor> a, std::v
     check_operand(c[g], (at_group + "c").c_str(), at::kHalf, m, n, 1);
     check_scales(sfa[g], (at_group + "sfa_permuted").c_str(), m, k / 16, 1);
     check_scales(sfb[g], (at_group + "sfb_permuted").c_str(), n, k / 16, 1);
+    require_one_gpu(c[0], a[g], b[g], sfa[g], sfb[g], c[g]);
     problems.push_back(Nvfp4GroupProblem{static_cast<const uint8_t*>(a[g].data_ptr()),
                                          static_cast<const uint8_t*>(b[g].data_ptr()),
                                          static_cast<const uint8_t*>(sfa[g].data_ptr()),
@@ -33,6 +34,7 @@ std::vector<torch::Tensor> nvfp4_group_gemm(std::vector<torch::Tensor> a, std::v
   }
   const char* why = nvfp4_group_gemm_unsupported(problems.data(), int(groups));
   require(why == nullptr, "unsupported groups: ", why ? why : "");
+  const OnTensorsGpu on_gpu(c[0]);
   const cudaError_t err = nvfp4_group_gemm_launch(Nvfp4GroupGemmArgs{problems.data(), int(groups)});
   if (err != cudaSuccess) throw std::runtime_error(std::string("nvfp4_group_gemm launch failed: ") + cudaGetErrorString(err));
   return c;

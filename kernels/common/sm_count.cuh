@@ -1,5 +1,8 @@
-// This GPU's number of SMs, for the host planners of the sm_90a and sm_100a kernels: queried once per
-// loaded module (internal linkage, as in tensor_map_encoder.cuh), 0 if the query fails.
+// Per-GPU host state for the sm_90a and sm_100a kernels' host planners: this GPU's index and SM
+// count, and a slot per GPU for settings made once per GPU. A process may drive several GPUs (a
+// model split over them); cudaFuncSetAttribute and occupancy answers belong to one GPU's context,
+// so a value cached for GPU 0 must not be used on GPU 1. Internal linkage, as in
+// tensor_map_encoder.cuh: each loaded module keeps its own.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -7,19 +10,47 @@
 namespace host_common {
 namespace {
 
-int sm_count_cached = -1;  // a device property, not a result
+constexpr int kMaxCachedDevices = 64;  // GPUs past these are asked again on every call
 
-int sm_count() {
-  if (sm_count_cached < 0) {
-    int device = 0, sms = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
-      (void)cudaGetLastError();
-      sms = 0;
-    }
-    sm_count_cached = sms;
+// The current GPU's index, -1 if the query fails.
+int current_device() {
+  int device = -1;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return -1;
   }
-  return sm_count_cached;
+  return device;
+}
+
+// The slot of the current GPU in a per-GPU table of kMaxCachedDevices entries; -1 where there is none.
+int device_slot() {
+  const int device = current_device();
+  return device >= 0 && device < kMaxCachedDevices ? device : -1;
+}
+
+// One State per GPU, default-made on first use; a GPU without a slot gets a fresh one on every call.
+template <class State>
+State& per_device(State (&table)[kMaxCachedDevices], State& scratch) {
+  const int slot = device_slot();
+  if (slot >= 0) return table[slot];
+  scratch = State{};
+  return scratch;
+}
+
+int sm_count_cached[kMaxCachedDevices] = {};  // a device property, not a result; 0: not asked yet
+int sm_count_scratch = 0;
+
+// This GPU's number of SMs, 0 if the query fails.
+int sm_count() {
+  int& cached = per_device(sm_count_cached, sm_count_scratch);
+  if (cached == 0) {
+    const int device = current_device();
+    if (device < 0 || cudaDeviceGetAttribute(&cached, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+      (void)cudaGetLastError();
+      cached = 0;
+    }
+  }
+  return cached;
 }
 
 }  // namespace

@@ -21,8 +21,7 @@ torch::Tensor nvfp4_gemm(torch::Tensor a, torch::Tensor b, torch::Tensor sfa, to
   check_operand(c, "c", at::kHalf, m, n, l);
   check_scales(sfa, "sfa_permuted", m, k / 16, l);
   check_scales(sfb, "sfb_permuted", n, k / 16, l);
-  require(a.get_device() == c.get_device() && b.get_device() == c.get_device(),
-          "all operands must be on one GPU");
+  require_one_gpu(c, a, b, sfa, sfb);
   check_aligned(a, "a"), check_aligned(b, "b"), check_aligned(c, "c");
   check_aligned(sfa, "sfa_permuted"), check_aligned(sfb, "sfb_permuted");
   const char* why = nvfp4_gemm_unsupported(int(m), int(n), int(k), int(l));
@@ -36,6 +35,7 @@ torch::Tensor nvfp4_gemm(torch::Tensor a, torch::Tensor b, torch::Tensor sfa, to
                            int(n),
                            int(k),
                            int(l)};
+  const OnTensorsGpu on_gpu(c);
   const cudaError_t err = nvfp4_gemm_launch(args);
   if (err != cudaSuccess) throw std::runtime_error(std::string("nvfp4_gemm launch failed: ") + cudaGetErrorString(err));
   return c;

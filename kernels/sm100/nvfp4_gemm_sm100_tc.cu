@@ -408,7 +408,11 @@ bool make_operand_map(CUtensorMap* map, const uint8_t* data, int rows, int k, in
 
 // Kept out of template functions: a function-local static of a template is one symbol shared by
 // every loaded module holding this code (the sm90 kernel hit that), so two builds would share it.
-bool smem_limit_raised[2] = {false, false};  // per ConfigId: a launch setting, never a result
+struct GpuState {  // per GPU (host_common::per_device): a launch setting, never a result
+  bool smem_limit_raised[2] = {false, false};  // per ConfigId
+};
+GpuState gpu_states[host_common::kMaxCachedDevices];
+GpuState gpu_state_scratch;
 uint32_t launch_epoch = 0;  // tells one launch's flags from the previous ones' (skips 0)
 
 }  // namespace
@@ -447,11 +451,12 @@ sm100_split::SpanPlan make_plan(int m, int n, int k, int l, int ctas) {
 
 template <class Config>
 cudaError_t launch(const Nvfp4GemmArgs& args, ConfigId id, int ctas) {
-  if (!smem_limit_raised[id]) {
+  bool& raised = host_common::per_device(gpu_states, gpu_state_scratch).smem_limit_raised[id];
+  if (!raised) {
     const cudaError_t err = cudaFuncSetAttribute(nvfp4_gemm_sm100_tc_kernel<Config>,
                                                  cudaFuncAttributeMaxDynamicSharedMemorySize, Config::kSmemBytes);
     if (err != cudaSuccess) return err;
-    smem_limit_raised[id] = true;
+    raised = true;
   }
   CUtensorMap tmap_a, tmap_b;
   if (!make_operand_map<Config>(&tmap_a, args.a, args.l * args.m, args.k, Config::BLOCK_M) ||

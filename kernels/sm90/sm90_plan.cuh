@@ -1,5 +1,5 @@
 // Host planner of the sm_90a NVFP4 GEMM: what this GPU can run at once (occupancy queries, cached
-// per process) and, per problem, the launch plan (split-K over a cluster or without one, spanning
+// per GPU) and, per problem, the launch plan (split-K over a cluster or without one, spanning
 // split, shared or per-CTA A). The thresholds are knobs of sm90_config.cuh, overridable per shape in
 // the dispatch table (sm90_dispatch.cuh). Included at the end of nvfp4_gemm_sm90.cu, after the
 // kernel template it queries.
@@ -24,15 +24,25 @@ constexpr int kClusterKSlots = 5;  // cluster_k = 1, 2, 4, 8, 3
 constexpr int cluster_slot(int cluster_k) {
   return cluster_k == 3 ? 4 : cluster_k == 8 ? 3 : cluster_k == 4 ? 2 : cluster_k == 2 ? 1 : 0;
 }
-// launch settings and properties of this GPU and kernel, not results
-// [shared A][software split][spanning][persistent][cluster slot][wide tile]
-bool smem_limit_raised[2][2][2][2][kClusterKSlots][2] = {};
-int max_active_clusters_cached[2][kClusterKSlots] = {{-1, -1, -1, -1, -1}, {-1, -1, -1, -1, -1}};  // [shared A][slot]
+// Launch settings and properties of one GPU and this kernel, not results: one set per GPU
+// (host_common::per_device), since a process may drive several.
+struct GpuState {
+  // [shared A][software split][spanning][persistent][cluster slot][wide tile]
+  bool smem_limit_raised[2][2][2][2][kClusterKSlots][2] = {};
+  int max_active_clusters[2][kClusterKSlots] = {{-1, -1, -1, -1, -1}, {-1, -1, -1, -1, -1}};  // [shared A][slot]
+  // software split, spanning split, persistent launch: resident CTAs for [shared A]; wide tiles
+  int resident_ctas[2] = {-1, -1};
+  int resident_wide_ctas = -1;
+};
+GpuState gpu_states[host_common::kMaxCachedDevices];
+GpuState gpu_state_scratch;
+GpuState& gpu_state() { return host_common::per_device(gpu_states, gpu_state_scratch); }
 
 template <int kClusterK, bool kSharedA, bool kSoftSplit = false, bool kSpan = false, bool kPersistent = false,
           int kTileM = BLOCK_M>
 cudaError_t allow_large_smem() {
-  bool& raised = smem_limit_raised[kSharedA][kSoftSplit][kSpan][kPersistent][cluster_slot(kClusterK)][kTileM != BLOCK_M];
+  bool& raised =
+      gpu_state().smem_limit_raised[kSharedA][kSoftSplit][kSpan][kPersistent][cluster_slot(kClusterK)][kTileM != BLOCK_M];
   if (!raised) {
     const cudaError_t err =
         cudaFuncSetAttribute(nvfp4_gemm_sm90_kernel<kClusterK, kSharedA, kSoftSplit, kSpan, kPersistent, kTileM>,
@@ -47,7 +57,7 @@ cudaError_t allow_large_smem() {
 // this is below num_sms / kClusterK (seen on an H100: 128 CTAs in clusters of 4 ran as two waves).
 template <int kClusterK, bool kSharedA>
 int max_active_clusters() {
-  int& cached = max_active_clusters_cached[kSharedA][cluster_slot(kClusterK)];
+  int& cached = gpu_state().max_active_clusters[kSharedA][cluster_slot(kClusterK)];
   if (cached < 0) {
     int clusters = 0;
     cudaLaunchConfig_t config = {};
@@ -76,7 +86,7 @@ int max_active_clusters_of(int cluster_k) {
   }
 }
 
-// The resident CTAs on this GPU of one kernel instance (one per SM), queried once per process into
+// The resident CTAs on this GPU of one kernel instance (one per SM), queried once per GPU into
 // `cached`; 0 where the query fails (not fatal: the plans that need it are not taken).
 template <int kClusterK, bool kSharedA, bool kSoftSplit, int kTileM = BLOCK_M>
 int resident_ctas_of(int& cached) {
@@ -99,15 +109,13 @@ int resident_ctas_of(int& cached) {
 
 // Software split, spanning split, persistent launch: the kernel's resident CTAs, for shared A or
 // per-CTA A; wide tiles (one per SM: 171 KB of shared memory).
-int resident_ctas_cached[2] = {-1, -1};
-int resident_wide_ctas_cached = -1;
 
 template <bool kSharedA = true>
 int resident_ctas() {
   if constexpr (kSharedA && !NVFP4_SM90_SHARED_A) {  // no shared-A kernel is built (the v1 experiment's loop has none)
     return 0;
   } else {
-    return resident_ctas_of<4, kSharedA, true>(resident_ctas_cached[kSharedA]);
+    return resident_ctas_of<4, kSharedA, true>(gpu_state().resident_ctas[kSharedA]);
   }
 }
 
@@ -115,7 +123,7 @@ int resident_wide_ctas() {
   if constexpr (!NVFP4_SM90_SHARED_A) {
     return 0;
   } else {
-    return resident_ctas_of<1, true, false, kWideTileM>(resident_wide_ctas_cached);
+    return resident_ctas_of<1, true, false, kWideTileM>(gpu_state().resident_wide_ctas);
   }
 }
 

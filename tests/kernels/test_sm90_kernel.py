@@ -125,6 +125,35 @@ def test_matches_reference(kernel, m: int, n: int, k: int, l: int) -> None:
     run_and_compare(kernel, m, n, k, l, seed=1111, scales="generator")
 
 
+# One shape per way the kernel runs: direct, shared A (launch-wide copy), per-CTA A, spanning, wide.
+EVERY_PLAN = [(128, 256, 256, 1), (128, 4096, 7168, 1), (512, 4096, 512, 1), (128, 7168, 16384, 1), (384, 7168, 2304, 1)]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("m,n,k,l", EVERY_PLAN)
+def test_every_gpu_of_one_process(kernel, m: int, n: int, k: int, l: int) -> None:
+    """A model split over GPUs calls one loaded module with tensors on each GPU, whichever GPU is
+    current: the binding launches on the tensors' GPU and gives the caller's back, and each GPU gets
+    its own launch settings (the raised shared-memory limit, occupancy) and its own workspaces."""
+    from nvfp4ctl.problems.nvfp4_gemm.inputs import generate_input
+    from nvfp4ctl.problems.nvfp4_gemm.reference import reference_gemm
+
+    count = torch.cuda.device_count()
+    if count < 2:
+        pytest.skip("needs two GPUs")
+    for device in (*range(count), 0):  # GPU 0 again after the others: its settings are still its own
+        data = generate_input(m, n, k, l, 1111 + device, device=f"cuda:{device}")
+        want = reference_gemm(data[0], data[1], data[2], data[3])
+        other = (device + 1) % count
+        with torch.cuda.device(other):
+            data[6].fill_(float("nan"))
+            got = kernel.nvfp4_gemm(data[0], data[1], data[4], data[5], data[6])
+            assert torch.cuda.current_device() == other
+        torch.cuda.synchronize(device)
+        bad = ~torch.isclose(got.float(), want.float(), rtol=1e-3, atol=1e-3)
+        assert not bad.any(), f"cuda:{device} ({other} current), {m=}, {n=}, {k=}: {int(bad.sum())} mismatches"
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("m,n,k,l", FULL_RANGE)
 def test_full_range_scales(kernel, m: int, n: int, k: int, l: int) -> None:
