@@ -18,6 +18,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +27,7 @@ from typing import Any
 from nvfp4ctl.build import resources, toolchain
 from nvfp4ctl.build.report import FunctionUsage, TensorOpCheck
 from nvfp4ctl.errors import UsageError, os_reason
-from nvfp4ctl.project import REPO_DIR
+from nvfp4ctl.project import PACKAGE_DIR
 
 CHILD_TIMEOUT_S = 600.0
 DSL_MISSING = ("CuTe DSL submission: the Python running it ({python}) has no nvidia-cutlass-dsl"
@@ -39,7 +40,7 @@ _RES = re.compile(r"Function (\S+):\s*REG:(\d+)\s+STACK:(\d+)\s+SHARED:(\d+)\s+L
 
 CHILD = r"""
 import importlib.util, json, os, sys, types
-sys.path.insert(0, os.environ["NVFP4CTL_REPO"])
+sys.path.insert(0, os.environ["NVFP4CTL_IMPORT_ROOT"])
 spec = importlib.util.spec_from_file_location("submission", sys.argv[1])
 module = importlib.util.module_from_spec(spec)
 sys.path.insert(0, os.path.dirname(os.path.abspath(sys.argv[1])))
@@ -106,19 +107,34 @@ def parse_res_usage(text: str) -> tuple[FunctionUsage, ...]:
                                shared_bytes=int(m.group(4))) for m in _RES.finditer(text))
 
 
+def _import_root(folder: Path) -> Path:
+    """A folder holding only this nvfp4ctl (a link to the package), for the child's sys.path[0].
+
+    The package's parent is site-packages in a wheel install (the checkout in an editable one): put
+    first on the path of the user's DSL interpreter (--python, maybe another Python version), it would
+    shadow that interpreter's own torch, numpy or cutlass with ours. Only nvfp4ctl itself must come
+    from here: the child imports nvfp4ctl.problems to build the inputs."""
+    try:
+        (folder / PACKAGE_DIR.name).symlink_to(PACKAGE_DIR, target_is_directory=True)
+    except OSError:  # no symlinks here: the package's own parent, as before
+        return PACKAGE_DIR.parent
+    return folder
+
+
 def run_child(python: str, path: Path, arch: str, out: Path, inputs: TraceInputs) -> tuple[str, float]:
     """Run the submission's custom_kernel once on `inputs` in `python`, cubins dumped to `out`:
     (the child's own lines, seconds)."""
     out.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "CUTE_DSL_ARCH": arch, "CUTE_DSL_KEEP": "cubin,ptx", "CUTE_DSL_DUMP_DIR": str(out),
-           "NVFP4CTL_REPO": str(REPO_DIR), "CUDA_VISIBLE_DEVICES": ""}
-    started = time.perf_counter()
-    try:
-        done = subprocess.run([python, "-c", CHILD, str(path), inputs.argument()], capture_output=True, text=True,
-                              env=env, timeout=CHILD_TIMEOUT_S, cwd=out)
-    except subprocess.TimeoutExpired as error:
-        raise UsageError(f"CuTe DSL submission: the child ran past {CHILD_TIMEOUT_S:.0f} s") from error
-    seconds = round(time.perf_counter() - started, 2)
+    with tempfile.TemporaryDirectory(prefix="nvfp4ctl-dsl-") as folder:
+        env = {**os.environ, "CUTE_DSL_ARCH": arch, "CUTE_DSL_KEEP": "cubin,ptx", "CUTE_DSL_DUMP_DIR": str(out),
+               "NVFP4CTL_IMPORT_ROOT": str(_import_root(Path(folder))), "CUDA_VISIBLE_DEVICES": ""}
+        started = time.perf_counter()
+        try:
+            done = subprocess.run([python, "-c", CHILD, str(path), inputs.argument()], capture_output=True,
+                                  text=True, env=env, timeout=CHILD_TIMEOUT_S, cwd=out)
+        except subprocess.TimeoutExpired as error:
+            raise UsageError(f"CuTe DSL submission: the child ran past {CHILD_TIMEOUT_S:.0f} s") from error
+        seconds = round(time.perf_counter() - started, 2)
     said = "\n".join(line for line in (done.stdout + done.stderr).splitlines() if line.startswith("nvfp4ctl-dsl-child"))
     return said, seconds
 

@@ -153,3 +153,25 @@ def test_dsl_group_submission_compiles_with_the_group_tuple() -> None:
                                 env={"COLUMNS": "160"})
     assert result.exit_code == 0, result.output
     assert "UTCOMMA.4X (fp4 block16: mxf4nvf4)" in result.output
+
+
+def test_the_child_sees_nvfp4ctl_but_not_the_rest_of_our_site_packages(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a wheel install the package's parent is site-packages: the user's DSL interpreter (--python,
+    maybe another Python) must keep its own torch/numpy/cutlass, so only nvfp4ctl may come from ours."""
+    import nvfp4ctl
+    from nvfp4ctl.build import cute_dsl
+
+    site = tmp_path / "site-packages"  # what a wheel install puts around the package
+    site.mkdir()
+    (site / "nvfp4ctl").symlink_to(Path(nvfp4ctl.__file__).resolve().parent, target_is_directory=True)
+    (site / "shadow_probe.py").write_text("")  # stands for our torch, numpy, cutlass...
+    monkeypatch.setattr(cute_dsl, "PACKAGE_DIR", site / "nvfp4ctl")
+    submission = tmp_path / "user" / "submission.py"
+    submission.parent.mkdir()
+    submission.write_text("import importlib.util, os, sys\n"
+                          "root = os.environ['NVFP4CTL_IMPORT_ROOT']\n"
+                          "raise RuntimeError(f\"shadow={importlib.util.find_spec('shadow_probe') is not None}"
+                          " listing={sorted(os.listdir(root))} first={sys.path[1] == root}\")\n")
+    said, _ = run_child(sys.executable, submission, "sm_100a", tmp_path / "out", trace_inputs("nvfp4_gemm"))
+    assert said == "nvfp4ctl-dsl-child: RuntimeError: shadow=False listing=['nvfp4ctl'] first=True", said
