@@ -16,7 +16,7 @@ from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
 # Paths relative to the repository root, copied to the same relative paths under nvfp4ctl/_shipped.
-SHIPPED = ("kernels", "task.yml", "tests/sm100/host/sm100_host_proof.cu")
+SHIPPED = ("kernels", "task.yml", "tests/sm100/host/sm100_host_proof.cu", "docs")
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.so", "*.o")
 
 

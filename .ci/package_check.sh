@@ -46,6 +46,7 @@ import nvfp4ctl, sys
 from nvfp4ctl.project import SHIPPED_DIR
 assert sys.prefix in nvfp4ctl.__file__, f"nvfp4ctl imported from {nvfp4ctl.__file__}, not the virtualenv"
 assert (SHIPPED_DIR / "task.yml").is_file() and (SHIPPED_DIR / "kernels" / "sm100").is_dir(), SHIPPED_DIR
+assert (SHIPPED_DIR / "docs" / "byo_kernel.md").is_file(), SHIPPED_DIR  # messages and --help name it
 print(f"nvfp4ctl from {nvfp4ctl.__file__}")
 PY
 run --help > /dev/null

@@ -9,7 +9,7 @@ from nvfp4ctl.env import Env, env_str
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 REPO_DIR = PACKAGE_DIR.parent  # the checkout when installed editable or run from source
-# A wheel (or `pip install .`) carries its own copy of kernels/, task.yml and the sm100 host proof
+# A wheel (or `pip install .`) carries its own copy of kernels/, task.yml, the sm100 host proof and docs/
 # here: setup.py's build step copies them, so the repository keeps one copy at its root.
 SHIPPED_DIR = PACKAGE_DIR / "_shipped"
 
@@ -22,6 +22,12 @@ def shipped(relative: str) -> Path:
 def shipped_task_path() -> Path:
     """nvfp4ctl's own task.yml (GPU MODE's nvfp4_gemm tests and benchmarks)."""
     return shipped("task.yml")
+
+
+def byo_kernel_doc() -> Path:
+    """docs/byo_kernel.md (the NVFP4CTL_UMMA_PRINT macro, `nvfp4ctl:umma` lines), which messages and
+    --help point to: a wheel user has no checkout, so the path names the copy the wheel ships."""
+    return shipped("docs/byo_kernel.md")
 
 
 def kernels_dir() -> Path:

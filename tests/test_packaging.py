@@ -62,6 +62,44 @@ def test_a_built_wheel_holds_the_shipped_files(tmp_path: Path) -> None:
                      "nvfp4ctl/_shipped/kernels/sm90/nvfp4_gemm_sm90.cu",
                      "nvfp4ctl/_shipped/kernels/sm100/nvfp4_gemm_sm100.cu",
                      "nvfp4ctl/_shipped/kernels/torch_dequant/submission.py",
-                     "nvfp4ctl/_shipped/tests/sm100/host/sm100_host_proof.cu"):
+                     "nvfp4ctl/_shipped/tests/sm100/host/sm100_host_proof.cu",
+                     "nvfp4ctl/_shipped/docs/byo_kernel.md"):
         assert required in names, required
     assert not any("__pycache__" in name for name in names)
+
+
+def _user_facing_strings(path: Path) -> list[tuple[int, str]]:
+    """String constants of a module that are not docstrings or shipped(...) paths: messages, --help texts."""
+    tree = ast.parse(path.read_text())
+    skipped = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "shipped":
+            skipped.update(id(argument) for argument in node.args)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                skipped.add(id(first.value))
+    return [(node.lineno, node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skipped]
+
+
+def test_no_message_names_a_docs_file_only_a_checkout_has() -> None:
+    """A wheel user has no docs/ folder: messages and --help name the shipped copy (project.byo_kernel_doc)."""
+    found = [f"{path.relative_to(ROOT)}:{line}: {text[:80]!r}" for path in sorted((ROOT / "nvfp4ctl").rglob("*.py"))
+             for line, text in _user_facing_strings(path) if re.search(r"docs/\w+\.md", text)]
+    assert not found, "\n".join(found)
+
+
+def test_the_byo_kernel_guide_in_messages_is_the_wheels_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from nvfp4ctl.errors import UsageError
+    from nvfp4ctl.umma.configs import parse_configs
+
+    assert project.byo_kernel_doc().is_file()  # the checkout's copy (setup.py ships it)
+    guide = tmp_path / "docs" / "byo_kernel.md"
+    guide.parent.mkdir()
+    guide.write_text("# the wheel's copy\n")
+    monkeypatch.setattr(project, "SHIPPED_DIR", tmp_path)
+    kernel = tmp_path / "hand_written.cu"
+    kernel.write_text("// a tcgen05 kernel without a CUTLASS dispatch table\n")
+    with pytest.raises(UsageError, match=re.escape(str(guide))):
+        parse_configs(kernel)

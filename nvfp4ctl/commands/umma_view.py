@@ -10,6 +10,7 @@ from rich.text import Text
 from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.options import parse_shape
+from nvfp4ctl.project import byo_kernel_doc
 
 if TYPE_CHECKING:
     from nvfp4ctl.umma.user_values import DescriptorCheck
@@ -144,7 +145,7 @@ def show_dump_lines(lines: list[str], m: int, n: int, k: int, seed: int, origin:
         console.warn(f"unparsed {dumplines.PREFIX} line: {line}")
     tile = dumplines.first_tile(dump)
     if not tile:
-        console.fail(f"{origin}: the kernel printed no `{dumplines.PREFIX} k=0 ...` line (docs/byo_kernel.md has the macro)")
+        console.fail(f"{origin}: the kernel printed no `{dumplines.PREFIX} k=0 ...` line ({byo_kernel_doc()} has the macro)")
         return "dump: no nvfp4ctl:umma lines", False
     config, source = dumplines.infer_config(dump, tile)
     console.info(f"dump: {len(tile)} MMAs of the first output tile; config {config.label()} ({source})", style="bold")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nvfp4ctl.errors import UsageError, os_reason
-from nvfp4ctl.project import kernels_dir, shipped
+from nvfp4ctl.project import byo_kernel_doc, kernels_dir, shipped
 from nvfp4ctl.umma import descriptors as d
 
 SCALE_VEC = 16  # one e4m3 scale per 16 K-elements (kind::mxf4nvf4 block16)
@@ -80,7 +80,7 @@ def parse_configs(source: Path) -> tuple[KernelConfig, ...]:
         raise UsageError(f"{source}: no `struct ConfigById<N> : GemmConfig<M, N, K>` dispatch entries found"
                          " (a CUTLASS kernel's table); for a hand-written kernel give the values it uses"
                          " (--mma M,N,K --idesc HEX --desc-a HEX --desc-b HEX) or the lines it printed"
-                         " (--from-log FILE), docs/byo_kernel.md")
+                         f" (--from-log FILE), {byo_kernel_doc()}")
     return tuple(sorted(configs, key=lambda config: config.id))
 
 
