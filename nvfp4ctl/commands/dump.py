@@ -217,7 +217,9 @@ def command(
     named_default = kernel is not None and str(kernel) == DEFAULT_BY_NAME
     source = shipped_kernel() if named_default else default_kernel() if kernel is None else kernel
     if (umma or runtime) and not source.is_file():
-        raise UsageError(f"kernel not found: {source}")
+        # the bare default looks in your kernels/ folder; one without a CUTLASS sm100 kernel says how on
+        way_out = f" (--kernel PATH for yours, --kernel {DEFAULT_BY_NAME} for nvfp4ctl's)" if kernel is None else ""
+        raise UsageError(f"kernel not found: {source}{way_out}")
     payload: dict[str, Any] = {}
     results: list[str] = []
     all_ok = True

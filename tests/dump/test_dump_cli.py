@@ -181,3 +181,4 @@ def test_default_by_name_is_nvfp4ctls_kernel_in_a_kernels_folder_of_yours(tmp_pa
     assert "umma: 2 configs, 0 mismatches (not cross-checked)" in result.output
     bare = invoke("--umma", "--no-cute")
     assert bare.exit_code == 2 and "kernels/sm100/nvfp4_gemm_sm100.cu" in bare.output
+    assert "(--kernel PATH for yours, --kernel default for nvfp4ctl's)" in " ".join(bare.output.split())
