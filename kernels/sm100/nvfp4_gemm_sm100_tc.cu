@@ -38,7 +38,7 @@
 #include "sm100_ptx.cuh"
 #include "sm100_split.cuh"
 #include "sm100_umma_desc.cuh"
-#include "sm_count.cuh"
+#include "per_gpu.cuh"
 #include "tensor_map_encoder.cuh"
 
 namespace nvfp4_sm100_tc {
@@ -485,6 +485,7 @@ const char* nvfp4_gemm_unsupported(int m, int n, int k, int l) {
 
 cudaError_t nvfp4_gemm_launch(const Nvfp4GemmArgs& args) {
   using namespace nvfp4_sm100_tc;
+  const host_common::OnLaunchGpu on_gpu;  // one GPU query for the whole plan and launch
   if (nvfp4_gemm_unsupported(args.m, args.n, args.k, args.l) != nullptr) return cudaErrorInvalidValue;
   if (tensor_map_encoder() == nullptr) return cudaErrorSymbolNotFound;
   const LaunchChoice choice = choose_launch(args.m, args.n, args.k, args.l, std::max(host_common::sm_count(), 1));

@@ -153,6 +153,7 @@ int nvfp4_sm90_timeline(uint64_t* host, int max_ctas) {
 
 cudaError_t nvfp4_gemm_launch(const Nvfp4GemmArgs& args) {
   using namespace nvfp4_sm90;
+  const host_common::OnLaunchGpu on_gpu;  // one GPU query for the whole plan and launch
   if (nvfp4_gemm_unsupported(args.m, args.n, args.k, args.l) != nullptr) return cudaErrorInvalidValue;
   // TMA, bulk copies, the direct kernel's row loads and C's stores all move 16 bytes at a time
   for (const void* p : {static_cast<const void*>(args.a), static_cast<const void*>(args.b),

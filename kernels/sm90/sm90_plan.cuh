@@ -11,7 +11,7 @@
 #include "nvfp4_gemm_sm90_direct.cuh"  // DirectPlan, direct_plan_for
 #include "sm90_config.cuh"
 #include "sm90_dispatch.cuh"
-#include "sm_count.cuh"
+#include "per_gpu.cuh"
 
 namespace nvfp4_sm90 {
 // Everything host-side has internal linkage. A function-local static in a template (or inline)
