@@ -688,8 +688,7 @@ def _handed_back(function: Function, index: ModuleIndex) -> list[tuple[ast.AST, 
     for node in index.walk(function.node):
         if isinstance(node, ast.Return) and node.value is not None:
             found.append((node, node.value, None, "returns"))
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "copy_"
-              and len(node.args) == 1 and _holds_output(_output_base(node.func.value), function, index)):
+        elif isinstance(node, ast.Call) and _copies_into_output(node, function, index):
             found.append((node, node.args[0], node, "copies"))
         elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript) \
                 and _holds_output(_output_base(node.targets[0]), function, index):
