@@ -447,24 +447,22 @@ def _copies_into_output(call: ast.Call, function: Function, index: ModuleIndex) 
             and _holds_output(_output_base(call.func.value), function, index))
 
 
-def _written_anywhere(name: str, keyed: bool, index: ModuleIndex, getters: bool) -> bool:
-    """Is what container `name` holds handed to a call anywhere on the timed path (a kernel writes the
-    workspace)? Reached through any key (`out = bufs[c.shape]; mod.gemm(..., out); c.copy_(bufs[c.shape])`)
-    or in another function (`_launch(..., key)` passes `_ws[key]`). Copies of the output into it
-    (a stored result) and copies of it into the output (the hand-back) do not count. With `getters`
-    (judging a copy into c, not a return), what a function returning it hands out counts too
-    (`ws = Solver.workspace(c)`); judging `return _outs[key]`, that return is the very hand-back.
-    keyed: only keyed reads count (bufs[k], bufs.get(k); not bufs itself, as in bufs.get)."""
-    written = _written_containers(index, getters)[0]
-    return (name, True) in written or not keyed and (name, False) in written
+def _written(name: str, keyed: bool, index: ModuleIndex, getters: bool) -> tuple[bool, bool]:
+    """(handed to a call on every call, handed to one only where the key is missing) for what container
+    `name` holds, anywhere on the timed path (_written_containers). Reached through any key (`out =
+    bufs[c.shape]; mod.gemm(..., out); c.copy_(bufs[c.shape])`) or in another function (`_launch(...,
+    key)` passes `_ws[key]`). Written every call, it is a workspace; only on a miss (`if key not in _memo:
+    _memo[key] = torch.empty_like(c); mod.gemm(..., _memo[key])`), the kernel ran once and later calls
+    copy its old result. Copies of the output into it (a stored result) and copies of it into the
+    output (the hand-back) do not count. With `getters` (judging a copy into c, not a return), what a
+    function returning it hands out counts too (`ws = Solver.workspace(c)`); judging `return
+    _outs[key]`, that return is the very hand-back. keyed: only keyed reads count (bufs[k],
+    bufs.get(k); not bufs itself, as in bufs.get)."""
+    def holds(found: set[tuple[str, bool]]) -> bool:
+        return (name, True) in found or not keyed and (name, False) in found
 
-
-def _written_on_miss(name: str, keyed: bool, index: ModuleIndex, getters: bool) -> bool:
-    """Is what container `name` holds handed to a call on the timed path only where the key is
-    missing from it (`if key not in _memo: _memo[key] = torch.empty_like(c); mod.gemm(..., _memo[key])`)?
-    Asked when no call writes it on every call: the kernel ran once, later calls copy its old result."""
-    on_miss = _written_containers(index, getters)[1]
-    return (name, True) in on_miss or not keyed and (name, False) in on_miss
+    every_call, on_miss = _written_containers(index, getters)
+    return holds(every_call), holds(on_miss)
 
 
 def _written_containers(index: ModuleIndex, getters: bool) -> tuple[set[tuple[str, bool]], set[tuple[str, bool]]]:
@@ -720,10 +718,13 @@ def _check_returns(function: Function, index: ModuleIndex, containers: dict[str,
         dumps = {ast.dump(lookup_node)}
         keyed = not isinstance(lookup_node, (ast.Name, ast.Attribute))
         flows, flows_on_miss = _flows_to_call(function, index, carriers, dumps, copy, name)
-        if flows or _written_anywhere(name, keyed, index, verb == "copies"):
+        if flows:
             continue  # a buffer the kernel writes into on every call, not a stored answer
+        written, written_on_miss = _written(name, keyed, index, verb == "copies")
+        if written:
+            continue  # the same, written elsewhere on the timed path
         # a buffer the kernel writes only when the key is missing: filled once, by the first call
-        filled_once = flows_on_miss or _written_on_miss(name, keyed, index, verb == "copies")
+        filled_once = flows_on_miss or written_on_miss
         reported.add(name)
         identity = container.identity_key or (key is not None and _identity(key, function, index))
         entry = _is_entry(function)
