@@ -102,8 +102,7 @@ class ModuleIndex:
         self._walks: dict[int, list[ast.AST]] = {id(tree): self.all_nodes}
         self._index_function_bodies()
         self._stored: dict[int, set[str]] = {}
-        self._declared_global: dict[int, set[str]] = {}
-        self._declared_nonlocal: dict[int, set[str]] = {}
+        self._declared: dict[int, tuple[set[str], set[str]]] = {}  # id -> (global, nonlocal) names
         self._assigned: dict[int, dict[str, list[ast.AST]]] = {}
         self.memo: dict[tuple[object, ...], object] = {}  # a rule's own per-module results, keyed (rule, ...)
         self.imports: dict[str, str] = {}
@@ -181,17 +180,23 @@ class ModuleIndex:
         return found
 
     def declared_global(self, node: ast.AST) -> set[str]:
-        found = self._declared_global.get(id(node))
-        if found is None:
-            found = self._declared_global[id(node)] = {
-                name for n in self.walk(node) if isinstance(n, ast.Global) for name in n.names}
-        return found
+        return self._declarations(node)[0]
 
     def declared_nonlocal(self, node: ast.AST) -> set[str]:
-        found = self._declared_nonlocal.get(id(node))
+        return self._declarations(node)[1]
+
+    def _declarations(self, node: ast.AST) -> tuple[set[str], set[str]]:
+        """(names declared global, names declared nonlocal) anywhere inside node, in one walk."""
+        found = self._declared.get(id(node))
         if found is None:
-            found = self._declared_nonlocal[id(node)] = {
-                name for n in self.walk(node) if isinstance(n, ast.Nonlocal) for name in n.names}
+            global_names: set[str] = set()
+            nonlocal_names: set[str] = set()
+            for n in self.walk(node):
+                if isinstance(n, ast.Global):
+                    global_names.update(n.names)
+                elif isinstance(n, ast.Nonlocal):
+                    nonlocal_names.update(n.names)
+            found = self._declared[id(node)] = (global_names, nonlocal_names)
         return found
 
     def own_names(self, function: FunctionNode) -> set[str]:
