@@ -450,13 +450,16 @@ def element_of(function: Function, node: ast.AST) -> int | None:
 
 
 def _int_index(node: ast.AST) -> int | None:
-    """4 for x[4], -1 for x[-1] (a unary minus in the ast); None for anything else."""
-    if not isinstance(node, ast.Subscript):
-        return None
-    index, sign = node.slice, 1
-    if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub):
-        index, sign = index.operand, -1
-    return sign * index.value if isinstance(index, ast.Constant) and type(index.value) is int else None
+    """4 for x[4], -1 for x[-1]; None for anything else."""
+    return _int_constant(node.slice) if isinstance(node, ast.Subscript) else None
+
+
+def _int_constant(node: ast.AST) -> int | None:
+    """4 for 4, -1 for -1 (a unary minus in the ast); None for anything else (a name, a float, True)."""
+    sign = 1
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node, sign = node.operand, -1
+    return sign * node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
 
 
 def view_of(function: Function, node: ast.AST) -> View | None:
@@ -516,17 +519,12 @@ def slice_elements(function: Function, node: ast.AST) -> list[int | None] | None
     whole = view_of(function, node.value)
     if whole is None:
         return None
-    bounds = []
+    bounds: list[int | None] = []
     for part in (node.slice.lower, node.slice.upper, node.slice.step):
-        if part is None:
-            bounds.append(None)
-        elif isinstance(part, ast.Constant) and type(part.value) is int:
-            bounds.append(part.value)
-        elif (isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.USub) and isinstance(part.operand, ast.Constant)
-              and type(part.operand.value) is int):
-            bounds.append(-part.operand.value)
-        else:
+        bound = None if part is None else _int_constant(part)
+        if part is not None and bound is None:
             return None  # a name, a float, a string: not a slice lint can take (data[:1.5] raises anyway)
+        bounds.append(bound)
     if bounds[2] == 0:
         return None  # data[::0] raises ValueError when run; lint must not
     return list(whole[slice(*bounds)])
