@@ -158,11 +158,9 @@ def _reference_scales(function: Function, index: ModuleIndex, report: Report) ->
             covered = slice_elements(function, node)
             if covered and set(covered) & set(reference):
                 report(node, "NV403", f"this slice of the input passes the reference scales ({references}) along")
-        elif isinstance(node, ast.Starred) and set(view_of(function, node.value) or ()) & set(reference):
+        elif isinstance(node, ast.Starred) and (held := set(view_of(function, node.value) or ()) & set(reference)):
             call = index.parents.get(node)
             if isinstance(call, ast.Call) and not _timed_callee(call, index):
-                layout = current()
-                held = set(view_of(function, node.value) or ()) & set(reference)
                 callee = _opaque_callee(call, index) if node is not call.func else None
                 alone = sorted(e for e in held if not _passes_permuted(call, layout.permuted_for(e), function, index))
                 if callee is not None and alone:  # mod.dual(a, b1, b2, *refs, c): only the reference ones go in
