@@ -34,10 +34,14 @@ def own_problem(source: SourceFile) -> tuple[str, str] | None:
 
 def config_for(source: SourceFile, config: LintConfig) -> LintConfig:
     """The config for one file: a file that names its own problem (own_problem) is judged by it."""
-    own = own_problem(source)
-    problem = own[0] if own is not None else None
-    if problem is None or problem == config.problem:
+    return _judged_as(own_problem(source), config)
+
+
+def _judged_as(own: tuple[str, str] | None, config: LintConfig) -> LintConfig:
+    """config, or for a file whose own problem (own_problem's answer) is another, that problem's."""
+    if own is None or own[0] == config.problem:
         return config
+    problem = own[0]
     from nvfp4ctl.lint.targets import benchmark_shapes
     from nvfp4ctl.problems import get_problem
     from nvfp4ctl.task import load_task
@@ -78,18 +82,17 @@ def lint_paths(paths: list[Path], config: LintConfig) -> LintReport:
     checked: list[Path] = []
     not_submissions: list[Path] = []
     broken: list[Path] = []
-    other_problems: list[tuple[Path, str]] = []
+    other_problems: list[tuple[Path, str, str]] = []
     for path in discover(paths, broken):
         source = read_source(path)
         if source.kind == "python" and path.resolve() not in named and not is_submission(path, source.text):
             not_submissions.append(path)
             continue
         checked.append(path)
-        own = config_for(source, config)
-        if own.problem != config.problem:
-            reason = own_problem(source)
-            other_problems.append((path, own.problem, reason[1] if reason else HEADER_REASON))
-        diagnostics.extend(_diagnostics(source, own))
+        own = own_problem(source)
+        if own is not None and own[0] != config.problem:
+            other_problems.append((path, *own))
+        diagnostics.extend(_diagnostics(source, _judged_as(own, config)))
     return LintReport(tuple(diagnostics), tuple(checked), tuple(not_submissions), tuple(broken), tuple(other_problems))
 
 
