@@ -221,6 +221,7 @@ def test_sigterm_ends_the_run_like_ctrl_c(tmp_path, command):
     import textwrap
 
     from nvfp4ctl.errors import ExitCode
+    from tests.runner.test_worker import _wait_dead
 
     helper_pid = tmp_path / "helper.pid"
     submission = tmp_path / "submission.py"
@@ -249,19 +250,10 @@ def test_sigterm_ends_the_run_like_ctrl_c(tmp_path, command):
     finally:
         if parent.poll() is None:
             parent.kill()
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        try:
-            os.kill(helper, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.05)
-    else:
-        stat = Path(f"/proc/{helper}/stat")
-        alive = stat.exists() and stat.read_text().split()[2] != "Z"
-        if alive:
-            os.kill(helper, signal.SIGKILL)
-        assert not alive, "the child's helper process outlived the run"
+    dead = _wait_dead(helper, 5.0)
+    if not dead:
+        os.kill(helper, signal.SIGKILL)  # not left running by the test either
+    assert dead, "the child's helper process outlived the run"
     entry = _last_log_entry()
     assert (entry.result, entry.exit_code) == ("interrupted", "130")
     assert entry.command.startswith(f"nvfp4ctl {command[0]}")

@@ -30,6 +30,14 @@ def _alive(pid: int) -> bool:
         return False
 
 
+def _wait_dead(pid: int, seconds: float = 3.0) -> bool:
+    """Whether pid is gone (or a zombie) within `seconds`."""
+    deadline = time.monotonic() + seconds
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not _alive(pid)
+
+
 def test_returns_the_job_value_and_keeps_the_child(make_target):
     target = make_target("return [x * 2 for x in data]")
     with Worker(target, timeout_s=10, device="cpu") as worker:
@@ -82,18 +90,7 @@ def test_grandchildren_die_with_the_process_group(make_target, tmp_path):
     with Worker(make_target(body, "import subprocess, time"), timeout_s=1.5, device="cpu") as worker:
         with pytest.raises(KernelTimeout):
             worker.call(CALL, label="test 1", data=None)
-    grandchild = int(pid_file.read_text())
-    deadline = time.monotonic() + 3
-    while _alive(grandchild) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _alive(grandchild)
-
-
-def _wait_dead(pid: int, seconds: float = 3.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while _alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return not _alive(pid)
+    assert _wait_dead(int(pid_file.read_text()))
 
 
 @pytest.mark.parametrize("ending", ["os._exit(1)", 'raise RuntimeError("CUDA error: an illegal memory access")'],
