@@ -109,7 +109,6 @@ int resident_ctas_of(int& cached) {
 
 // Software split, spanning split, persistent launch: the kernel's resident CTAs, for shared A or
 // per-CTA A; wide tiles (one per SM: 171 KB of shared memory).
-
 template <bool kSharedA = true>
 int resident_ctas() {
   if constexpr (kSharedA && !NVFP4_SM90_SHARED_A) {  // no shared-A kernel is built (the v1 experiment's loop has none)
