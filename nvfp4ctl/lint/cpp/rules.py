@@ -76,9 +76,9 @@ def _printf(text: str, code: str, scopes: Scopes) -> list[Finding]:
         at = match.start()
         directive = scopes.in_directive(at)
         if directive is not None:
-            # inside a macro: fine when the macro is a debug macro or ends in a trap
+            # inside a macro: fine when the macro is a debug macro, ends in a trap or is host-only
             body = text[directive[0] : directive[1]]
-            if DEBUG_WORD.search(body.split("(")[0]) or _TRAP.search(body) or _host_macro(directive, text, code, scopes):
+            if DEBUG_WORD.search(body.split("(")[0]) or _TRAP.search(body) or _host_macro(directive, body, code, scopes):
                 continue
         elif not scopes.in_device_code(at):
             continue  # host-side error messages are not the rule's business
@@ -98,11 +98,11 @@ def _printf(text: str, code: str, scopes: Scopes) -> list[Finding]:
     return findings
 
 
-def _host_macro(directive: tuple[int, int], text: str, code: str, scopes: Scopes) -> bool:
-    """Is a #define host-only: it calls what device code cannot (exit, fprintf, std::cerr, throw),
-    or it is expanded in this code only outside device functions (a CUDA_CHECK after each launch)?
-    A macro expanded nowhere here, or inside another macro, may still reach device code."""
-    body = text[directive[0] : directive[1]]
+def _host_macro(directive: tuple[int, int], body: str, code: str, scopes: Scopes) -> bool:
+    """Is a #define (`body`, the original text of `directive`) host-only: it calls what device code
+    cannot (exit, fprintf, std::cerr, throw), or it is expanded in this code only outside device
+    functions (a CUDA_CHECK after each launch)? A macro expanded nowhere here, or inside another
+    macro, may still reach device code."""
     match = _DEFINE.match(body.lstrip())
     if match is None:
         return False
