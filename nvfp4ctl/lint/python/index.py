@@ -216,9 +216,15 @@ class ModuleIndex:
         return found  # type: ignore[return-value]
 
     def nested_functions(self, function: FunctionNode) -> list[FunctionNode]:
-        """Functions defined directly in a function's body (not in functions nested deeper)."""
-        return [n for n in self.walk(function) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+        """Functions defined directly in a function's body (not in functions nested deeper), found once
+        per function: _beside asks for a maker's at every call site in what it makes."""
+        key = ("nested functions", id(function))
+        found = self.memo.get(key)
+        if found is None:
+            found = self.memo[key] = [
+                n for n in self.walk(function) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
                 and n is not function and self.enclosing_function(n) is function]
+        return found  # type: ignore[return-value]
 
     def closure_owner(self, function: FunctionNode, name: str) -> FunctionNode | None:
         """The enclosing function whose local `name` is (a free variable of `function`), if any."""
