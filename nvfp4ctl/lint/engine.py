@@ -4,6 +4,7 @@ config and waivers, and turn findings into Diagnostics."""
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
 from pathlib import Path
 
 from nvfp4ctl.lint import stream
@@ -41,13 +42,18 @@ def _judged_as(own: tuple[str, str] | None, config: LintConfig) -> LintConfig:
     """config, or for a file whose own problem (own_problem's answer) is another, that problem's."""
     if own is None or own[0] == config.problem:
         return config
-    problem = own[0]
+    return replace(config, problem=own[0], benchmark_shapes=_shipped_shapes(own[0]))  # that problem's, not the task's
+
+
+@lru_cache(maxsize=None)
+def _shipped_shapes(problem: str) -> tuple[tuple[int, int, int], ...]:
+    """A problem's benchmark shapes, from the task.yml nvfp4ctl ships for it: read and parsed once per
+    process, not once per file named for that problem (a folder of starters, each a yaml parse)."""
     from nvfp4ctl.lint.targets import benchmark_shapes
     from nvfp4ctl.problems import get_problem
     from nvfp4ctl.task import load_task
 
-    shapes = benchmark_shapes(load_task(get_problem(problem).task_file))  # that problem's, not the task's
-    return replace(config, problem=problem, benchmark_shapes=shapes or DEFAULT_BENCHMARK_SHAPES)
+    return benchmark_shapes(load_task(get_problem(problem).task_file)) or DEFAULT_BENCHMARK_SHAPES
 
 
 def lint_source(source: SourceFile, config: LintConfig) -> list[Diagnostic]:
