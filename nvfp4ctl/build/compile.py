@@ -50,10 +50,20 @@ def kernel_object(folder: Path, inputs: BuildInputs) -> Path:
 
 def _compiler_env() -> dict[str, str]:
     # The build child runs `-m nvfp4ctl.build.child` from the build folder: it must find this very
-    # nvfp4ctl even when it is not installed (`python3 -m nvfp4ctl` from a checkout).
-    package_root = str(REPO_DIR)
+    # nvfp4ctl even when it is not installed (`python3 -m nvfp4ctl` from a checkout). Installed, the
+    # package's parent is a site-packages the child has anyway: put on PYTHONPATH it would come
+    # before the standard library, where a backport package could shadow a module of it.
+    package_root = "" if str(REPO_DIR) in _site_folders() else str(REPO_DIR)
     path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH", "")) if p)
     return {**os.environ, "CUDA_HOME": str(toolchain.cuda_home()), "PYTHONPATH": path}
+
+
+def _site_folders() -> set[str]:
+    """This Python's site-packages folders (a venv's included), as resolved paths."""
+    import site
+
+    folders = [*site.getsitepackages(), site.getusersitepackages()]
+    return {str(Path(folder).resolve()) for folder in folders}
 
 
 def _run(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str]:

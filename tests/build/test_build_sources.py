@@ -89,6 +89,19 @@ def test_the_build_child_finds_this_nvfp4ctl_without_an_install(monkeypatch) -> 
     assert env["PYTHONPATH"].split(":")[0] == str(Path(nvfp4ctl.__file__).resolve().parents[1])
 
 
+def test_an_installed_nvfp4ctl_does_not_put_site_packages_before_the_standard_library(monkeypatch) -> None:
+    """In a wheel install the package's parent is site-packages, which the build child has anyway; on
+    PYTHONPATH it would come before the standard library."""
+    from pathlib import Path
+
+    from nvfp4ctl.build import compile as build_compile
+
+    monkeypatch.setenv("PYTHONPATH", "/mine")
+    monkeypatch.setattr(build_compile.toolchain, "cuda_home", lambda: Path("/usr/local/cuda"))
+    monkeypatch.setattr(build_compile, "_site_folders", lambda: {str(build_compile.REPO_DIR)})
+    assert build_compile._compiler_env()["PYTHONPATH"] == "/mine"
+
+
 def test_a_quoted_mark_is_not_a_mark(tmp_path) -> None:
     from nvfp4ctl.build.sources import NO_TENSOR_OP, source_marks
 
