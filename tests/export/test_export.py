@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from nvfp4ctl.build import build_kernel, flags, sources, toolchain
 from nvfp4ctl.build.resources import dump_sass
 from nvfp4ctl.cli import app
+from nvfp4ctl.errors import UsageError
 from nvfp4ctl.export import EXPORT_MARK, export_submission, inline_local_includes
 
 FIXTURES = Path(__file__).parents[1] / "build" / "fixtures"
@@ -220,3 +221,36 @@ def test_a_replaced_export_keeps_its_mode_and_a_symlink_loop_is_one_line(tmp_pat
     result = _export("-o", str(loop))
     assert result.exit_code == 2 and "cannot write" in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_a_quoted_include_that_is_nowhere_stops_the_export(tmp_path: Path) -> None:
+    kernel = tmp_path / "k.cu"
+    kernel.write_text(HGMMA_PROBE.read_text().replace('#include "nvfp4_gemm_api.h"',
+                                                      '#include "nvfp4_gemm_api.h"\n#include "my_tiles.cuh"'))
+    line = kernel.read_text().splitlines().index('#include "my_tiles.cuh"') + 1
+    output = tmp_path / "submission.py"
+    result = runner.invoke(app, ["export", "--kernel", str(kernel), "-o", str(output)])
+    assert result.exit_code == 2, result.output
+    flat = " ".join(result.output.split())
+    assert f'{kernel}:{line}: #include "my_tiles.cuh" not found (looked in {tmp_path} and ' in flat
+    assert "nothing was written" in flat and not output.exists()
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_a_missing_include_inside_an_inlined_header_is_named_at_the_header(tmp_path: Path) -> None:
+    (tmp_path / "tiles.cuh").write_text('#pragma once\n#include "gone.cuh"\n')
+    kernel = tmp_path / "k.cu"
+    kernel.write_text('#include "tiles.cuh"\n')
+    with pytest.raises(UsageError, match=rf'{re.escape(str(tmp_path / "tiles.cuh"))}:2: #include "gone.cuh" not found'):
+        inline_local_includes(kernel)
+
+
+@pytest.mark.parametrize("name", ["cute/tensor.hpp", "cutlass/gemm/collective/collective_builder.hpp",
+                                  "cuda_fp16.h", "cuda_fp4.h", "cuda/barrier", "cuda_runtime.h", "mma.h",
+                                  "cooperative_groups/reduce.h", "sm_90_rt.h", "vector_types.h", "stdint.h",
+                                  "cstdint", "torch/extension.h"])
+def test_headers_the_leaderboard_has_stay_includes(tmp_path: Path, name: str) -> None:
+    kernel = tmp_path / "k.cu"
+    kernel.write_text(f'#include "{name}"\nint x;\n')
+    text, used = inline_local_includes(kernel)
+    assert f'#include "{name}"' in text and used == []
