@@ -208,7 +208,7 @@ def command(
         except OSError as error:
             raise UsageError(f"--from-log {from_log}: {os_reason(error, from_log)}") from error
         m, n, k, _ = parse_shape(shape or "128,128,512")
-        summary, ok = show_dump_lines(lines, m, n, k, seed, origin=f"--from-log {from_log}")
+        summary, ok = show_dump_lines(lines, m, n, k, seed, origin=f"--from-log {from_log}", saved=True)
         return Outcome(result=summary, exit_code=ExitCode.OK if ok else ExitCode.FAILURES, target=from_log)
     if (layout or runtime) and shape is None:
         raise UsageError("--layout and --runtime need --shape M,N,K[,L]")

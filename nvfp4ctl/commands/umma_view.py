@@ -134,9 +134,12 @@ def _simulate(values: Any, config: Any, shape: str | None, seed: int, payload: d
     return f"simulate: D equals the reference ({total} values)", True
 
 
-def show_dump_lines(lines: list[str], m: int, n: int, k: int, seed: int, origin: str = "--dump") -> tuple[str, bool]:
+def show_dump_lines(lines: list[str], m: int, n: int, k: int, seed: int, origin: str = "--dump",
+                    saved: bool = False) -> tuple[str, bool]:
     """`check --dump` / `dump --umma --from-log`: the kernel's nvfp4ctl:umma lines, decoded, checked and
-    simulated on the case's inputs; `origin` names the option they came through."""
+    simulated on the case's inputs; `origin` names the option they came through. `saved`: the lines
+    come from a file the user named, so one without them is an input error (UsageError), not a
+    kernel that failed to print them."""
     from nvfp4ctl.umma import dumplines
 
     console = get_console()
@@ -144,6 +147,10 @@ def show_dump_lines(lines: list[str], m: int, n: int, k: int, seed: int, origin:
     for line in dump.rejected[:3]:
         console.warn(f"unparsed {dumplines.PREFIX} line: {line}")
     tile = dumplines.first_tile(dump)
+    if not tile and saved:
+        raise UsageError(f"{origin}: no `{dumplines.PREFIX} k=0 ...` line in it ({len(lines)} lines read); run a"
+                         f" kernel that prints them ({byo_kernel_doc()} has the macro) with `nvfp4ctl check --dump`"
+                         " on a B200 first and save its output")
     if not tile:
         console.fail(f"{origin}: the kernel printed no `{dumplines.PREFIX} k=0 ...` line ({byo_kernel_doc()} has the macro)")
         return "dump: no nvfp4ctl:umma lines", False

@@ -182,3 +182,15 @@ def test_default_by_name_is_nvfp4ctls_kernel_in_a_kernels_folder_of_yours(tmp_pa
     bare = invoke("--umma", "--no-cute")
     assert bare.exit_code == 2 and "kernels/sm100/nvfp4_gemm_sm100.cu" in bare.output
     assert "(--kernel PATH for yours, --kernel default for nvfp4ctl's)" in " ".join(bare.output.split())
+
+
+@pytest.mark.parametrize("text", ["", "1/1 pass\nnvfp4ctl:umma k=1 idesc=0x08100480\n"])
+def test_a_saved_output_without_umma_lines_is_an_input_error(tmp_path: Path, text: str) -> None:
+    log = tmp_path / "b200.log"
+    log.write_text(text)
+    result = invoke("--umma", "--from-log", str(log))
+    assert result.exit_code == 2, result.output
+    flat = " ".join(result.output.split())
+    assert f"--from-log {log}: no `nvfp4ctl:umma k=0 ...` line in it" in flat
+    assert "`nvfp4ctl check --dump` on a B200 first" in flat
+    assert result.exception is None or isinstance(result.exception, SystemExit)
