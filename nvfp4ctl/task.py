@@ -111,8 +111,15 @@ _WARNED: set[str] = set()
 def parse_task(text: str, path: Path | None = None) -> Task:
     """Parse task.yml text; `path` names the file in messages and anchors a relative `submission`."""
     where = short_path(path) if path is not None else "task.yml"
+    loader = _TaskLoader(text)  # a SafeLoader that refuses duplicate keys
     try:
-        document = yaml.load(text, Loader=_TaskLoader)  # noqa: S506 - a SafeLoader that refuses duplicate keys
+        try:
+            node = loader.get_single_node()
+            if node is not None:
+                _refuse_keys_that_are_no_names(loader, node, where)
+            document = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
     except yaml.YAMLError as error:
         raise UsageError(f"{where}: invalid YAML: {_yaml_problem(error)}") from None
     except RecursionError:
@@ -125,20 +132,85 @@ class _TaskLoader(yaml.SafeLoader):
     so a second `tests:` pasted below the first would drop every test above it."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Any] = set()
+        seen: dict[Any, yaml.Node] = {}
         for key_node, _ in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
+            if key_node.tag == _MERGE_TAG:
                 continue  # `<<: *base`: its keys may be given again below, which is what it is for
             key = self.construct_object(key_node, deep=deep)
             try:
-                duplicate = key in seen
+                first = seen.get(key)
             except TypeError:  # an unhashable key: the base class says so
                 break
-            if duplicate:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r}", key_node.start_mark)
-            seen.add(key)
+            if first is not None:
+                raise yaml.constructor.ConstructorError(None, None, _duplicate(key, first, key_node), key_node.start_mark)
+            seen[key] = key_node
         return super().construct_mapping(node, deep=deep)
+
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+_STR_TAG = "tag:yaml.org,2002:str"
+# What YAML makes of a bare key such as `true`, `1`, `null` or `2024-01-01`: none of them is a name.
+_READ_AS = {"tag:yaml.org,2002:bool": "the boolean", "tag:yaml.org,2002:int": "the integer",
+            "tag:yaml.org,2002:float": "the number", "tag:yaml.org,2002:null": "null:",
+            "tag:yaml.org,2002:timestamp": "the date", "tag:yaml.org,2002:binary": "binary data:",
+            "tag:yaml.org,2002:seq": "a list", "tag:yaml.org,2002:map": "a mapping", "tag:yaml.org,2002:set": "a set"}
+# The sections whose keys are ours to read; GPU MODE's own (config, templates, ...) are left alone.
+_READ_SECTIONS = frozenset(KNOWN_KEYS[:8])
+
+
+def _duplicate(key: Any, first: yaml.Node, again: yaml.Node) -> str:
+    """"duplicate key 'm'"; two spellings YAML reads as equal keys (`1` and `true`: True == 1) say so."""
+    spelled, first_spelled = getattr(again, "value", None), getattr(first, "value", None)
+    if isinstance(spelled, str) and isinstance(first_spelled, str) and spelled != first_spelled:
+        return (f"duplicate key {spelled!r}: YAML reads it as {key!r}, the same key as {first_spelled!r} on line"
+                f" {first.start_mark.line + 1}")
+    return f"duplicate key {key!r}"
+
+
+def _refuse_keys_that_are_no_names(loader: yaml.SafeLoader, root: yaml.Node, where: str) -> None:
+    """A key YAML reads as a boolean, a number, null or a date (`true:`, `1:`, `on:`) where task.yml
+    has field names: one UsageError naming it, rather than an unknown field ignored, a key lint trips
+    on later, or a duplicate that only Python's True == 1 makes."""
+    pending: list[tuple[yaml.Node, str, bool]] = [(root, "", True)]
+    visited: set[int] = set()
+    while pending:
+        node, at, top = pending.pop()
+        if id(node) in visited:
+            continue
+        visited.add(id(node))
+        if isinstance(node, yaml.SequenceNode):
+            pending.extend((item, f"{at}[{index}]", False) for index, item in enumerate(node.value))
+            continue
+        if not isinstance(node, yaml.MappingNode):
+            continue
+        for key_node, value in node.value:
+            if key_node.tag == _MERGE_TAG:  # its mapping's keys are this mapping's
+                merged = value.value if isinstance(value, yaml.SequenceNode) else [value]
+                pending.extend((item, at, top) for item in merged)
+                continue
+            if key_node.tag != _STR_TAG and key_node.tag in _READ_AS:
+                raise _key_error(loader, key_node, at, where)
+            name = key_node.value if key_node.tag == _STR_TAG else None
+            if name is not None and (not top or name in _READ_SECTIONS):
+                pending.append((value, f"{at}.{name}" if at else name, False))
+
+
+def _shown(value: Any) -> str:
+    return repr(value) if isinstance(value, (bool, int, float)) else str(value)  # a date: 2024-01-01
+
+
+def _key_error(loader: yaml.SafeLoader, key_node: yaml.Node, at: str, where: str) -> UsageError:
+    read_as = _READ_AS[key_node.tag]
+    if isinstance(key_node, yaml.ScalarNode):
+        spelled = key_node.value
+        value = "" if read_as.endswith(":") else f" {_shown(loader.construct_object(key_node))}"
+        problem = f"a key YAML reads as {read_as.rstrip(':')}{value}, not a field name (quote it to mean the text {spelled!r})"
+    else:
+        spelled, problem = "?", f"{read_as} as a key, not a field name"
+    field_path = f"{at}.{spelled}" if at else spelled
+    numbered = re.match(r"(tests|benchmarks)\[(\d+)\]", at)
+    number = f" ({numbered.group(1)[:-1]} #{int(numbered.group(2)) + 1})" if numbered else ""
+    return UsageError(f"{where}:{key_node.start_mark.line + 1}: {field_path}: {problem}{number}")
 
 
 def field_line(text: str, field_path: str) -> int | None:

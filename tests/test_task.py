@@ -228,3 +228,32 @@ def test_a_missing_field_is_named_at_its_entrys_line() -> None:
     with pytest.raises(UsageError) as caught:
         parse_task(MINIMAL + '  - {"m": 128, "n": 256, "l": 1, "seed": 1111}\n', Path("task.yml"))
     assert str(caught.value) == "task.yml:3: tests[1].k: missing (test #2)"
+
+
+@pytest.mark.parametrize("text, message", [
+    (MINIMAL + "true: 1\n", "task.yml:3: true: a key YAML reads as the boolean True, not a field name"
+                            " (quote it to mean the text 'true')"),
+    (MINIMAL + "1: a\ntrue: b\n", "task.yml:3: 1: a key YAML reads as the integer 1, not a field name"
+                                  " (quote it to mean the text '1')"),
+    ('tests:\n  - {m: 128, n: 256, k: 256, l: 1, seed: 1111, on: 2}\n',
+     "task.yml:2: tests[0].on: a key YAML reads as the boolean True, not a field name"
+     " (quote it to mean the text 'on') (test #1)"),
+    (MINIMAL + "tolerance: {1.0: 0.1, true: 2}\n", "task.yml:3: tolerance.1.0: a key YAML reads as the number 1.0,"
+                                                   " not a field name (quote it to mean the text '1.0')"),
+    (MINIMAL + "lint: {null: [NV201]}\n", "task.yml:3: lint.null: a key YAML reads as null, not a field name"
+                                          " (quote it to mean the text 'null')"),
+    (MINIMAL + "2026-01-01: x\n", "task.yml:3: 2026-01-01: a key YAML reads as the date 2026-01-01, not a field"
+                                  " name (quote it to mean the text '2026-01-01')"),
+    (MINIMAL + "config: {1: a, true: b}\n",  # GPU MODE's section: its keys are not ours, but True == 1 is a duplicate
+     "task.yml: invalid YAML: duplicate key 'true': YAML reads it as True, the same key as '1' on line 3"
+     " (line 3, column 16)"),
+])  # fmt: skip
+def test_keys_yaml_reads_as_no_name_are_one_line_naming_the_key(text: str, message: str) -> None:
+    with pytest.raises(UsageError) as caught:
+        parse_task(text, Path("task.yml"))
+    assert str(caught.value) == message
+
+
+def test_keys_that_are_no_names_are_allowed_in_gpu_modes_sections_and_quoted_ones_are_names() -> None:
+    task = parse_task(MINIMAL + "config: {1: a}\ntemplates: {true: b}\n'on': c\n", Path("task.yml"))
+    assert len(task.tests) == 1
