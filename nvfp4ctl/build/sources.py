@@ -36,9 +36,13 @@ def binding_path(kernel: Path | None = None) -> Path:
 
 def kernel_problem(kernel: Path) -> Any | None:
     """The problem (problems.base.ProblemBase) whose C ABI header the kernel includes, if any."""
+    return _problem_including(local_headers(kernel))
+
+
+def _problem_including(headers: list[Path]) -> Any | None:
     from nvfp4ctl.problems import all_problems
 
-    included = {path.name for path in local_headers(kernel)}
+    included = {path.name for path in headers}
     for problem in all_problems():
         api = problem.kernel_api
         if api is not None and api.header in included:
@@ -130,17 +134,23 @@ def checked_source(path: Path) -> Path:
 def local_headers(source: Path) -> list[Path]:
     """Headers reached through `#include "..."` that live beside the file or in kernels/common,
     transitively, in first-seen order. System and CUTLASS headers are not followed."""
+    return list(_texts(source))[1:]
+
+
+def _texts(source: Path, known: dict[Path, str] | None = None) -> dict[Path, str]:
+    """`source` and local_headers(source) (in that order) with their text, each file read once;
+    `known`: texts already read (the kernel's, for the binding, which includes the same API header)."""
     search = [common_dir()]
-    seen: dict[Path, None] = {}
+    texts: dict[Path, str] = {}
     pending = [source]
     while pending:
         current = pending.pop(0)
-        for name in _LOCAL_INCLUDE.findall(current.read_text(errors="replace")):
+        texts[current] = text = known[current] if known and current in known else current.read_text(errors="replace")
+        for name in _LOCAL_INCLUDE.findall(text):
             header = find_header(name, current.parent, search)
-            if header is not None and header not in seen and header != source:
-                seen[header] = None
+            if header is not None and header not in texts and header not in pending and header != source:
                 pending.append(header)
-    return list(seen)
+    return texts
 
 
 def find_header(name: str, beside: Path, search: list[Path]) -> Path | None:
@@ -166,9 +176,15 @@ class BuildInputs:
 
 
 def build_inputs(kernel: Path) -> BuildInputs:
-    binding = binding_path(kernel)
+    # every command with a kernel target comes here: the kernel and its headers are read once for the
+    # problem (which binding), the header list and the CUTLASS test
+    kernel_texts = _texts(kernel)
+    problem = _problem_including(list(kernel_texts)[1:])
+    binding = common_dir() / (problem.kernel_api.binding_name if problem is not None else BINDING_NAME)
     if not binding.is_file():
         raise UsageError(f"the torch binding is missing: {binding}")
-    headers = tuple(dict.fromkeys([*local_headers(kernel), *local_headers(binding)]))
-    needs_cutlass = any(_CUTLASS_INCLUDE.search(path.read_text(errors="replace")) for path in (kernel, *headers))
+    binding_texts = _texts(binding, known=kernel_texts)
+    headers = tuple(dict.fromkeys([*list(kernel_texts)[1:], *list(binding_texts)[1:]]))
+    texts = {**binding_texts, **kernel_texts}
+    needs_cutlass = any(_CUTLASS_INCLUDE.search(texts[path]) for path in (kernel, *headers))
     return BuildInputs(kernel=kernel, binding=binding, headers=headers, needs_cutlass=needs_cutlass)

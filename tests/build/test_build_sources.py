@@ -153,3 +153,21 @@ def test_a_users_kernels_folder_without_common_uses_the_shipped_bindings(tmp_pat
     assert sources.binding_path(kernel) == shipped("kernels") / "common" / "nvfp4_gemv_binding.cpp"
     (tmp_path / "kernels" / "common").mkdir()  # a common/ of your own wins
     assert sources.common_dir() == tmp_path / "kernels" / "common"
+
+
+def test_build_inputs_reads_the_kernel_and_each_header_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every command with a kernel target starts here; it read each file three times (the problem's
+    binding, the header list, the CUTLASS test)."""
+    kernel = Path(__file__).resolve().parents[2] / "kernels" / "sm90" / "nvfp4_gemm_sm90.cu"
+    expected = sources.build_inputs(kernel)
+    reads: list[str] = []
+    read_text = Path.read_text
+
+    def counted(path: Path, *args, **kwargs) -> str:
+        reads.append(path.name)
+        return read_text(path, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "read_text", counted)
+    assert sources.build_inputs(kernel) == expected
+    assert len(expected.headers) > 10 and "nvfp4_gemm_api.h" in reads
+    assert sorted(reads) == sorted(set(reads)) == sorted(p.name for p in (kernel, *expected.headers, expected.binding))
