@@ -164,3 +164,26 @@ def test_a_busy_run_log_lock_is_not_blamed_on_a_setting(monkeypatch, tmp_path, b
     assert "warning: run log not written to" in said
     assert ("could not be acquired" if busy == "filelock" else "held") in said
     assert "set NVFP4CTL_MEMORY" not in said
+
+
+def _commands() -> list[str]:
+    import typer
+
+    return sorted(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("command", _commands())
+def test_help_names_no_checkout_path_a_wheel_user_lacks(command):
+    """`kernels/sm100/...` exists only in the repository; from the wheel a help text names the file by
+    what it is, or by the absolute path of the copy nvfp4ctl ships (which exists either way)."""
+    import re
+    from pathlib import Path
+
+    result = CliRunner().invoke(app, [command, "--help"])
+    assert result.exit_code == 0, result.output
+    # help wraps lines between words, and long paths after "-" or "/"
+    unwrapped = re.sub(r"\n\s+", " ", re.sub(r"(?<=[-/])\n\s+", "", result.output))
+    relative = re.findall(r"(?<![\w/.-])(?:kernels|docs|tests|benchmarks|scripts)/[\w.-]+(?:/[\w.-]+)*\.\w+", unwrapped)
+    assert relative == [], relative
+    for absolute in re.findall(r"(?<![\w.-])/[\w./-]+\.(?:cu|md)\b", unwrapped):
+        assert Path(absolute).is_file(), absolute

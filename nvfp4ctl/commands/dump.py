@@ -157,7 +157,7 @@ def command(
     seed: Annotated[int, typer.Option("--seed", min=0, max=MAX_SEED, help="Input seed for --layout, --runtime, --simulate and --from-log.")] = DEFAULT_SEED,
     row: Annotated[int, typer.Option("--row", help="Scale row to locate (--layout).")] = 0,
     kblock: Annotated[int, typer.Option("--kblock", help="Scale k-block (16 K-elements) to locate (--layout).")] = 0,
-    kernel: Annotated[Optional[Path], typer.Option("--kernel", help="sm_100a kernel source, or `default`: nvfp4ctl's kernels/sm100/nvfp4_gemm_sm100.cu (none: your kernels/ folder's, else nvfp4ctl's).")] = None,
+    kernel: Annotated[Optional[Path], typer.Option("--kernel", help="sm_100a kernel source, or `default`: nvfp4ctl's own CUTLASS sm_100a kernel (none: the one in your kernels/ folder, else nvfp4ctl's).")] = None,
     no_cute: Annotated[bool, typer.Option("--no-cute", help="--umma: skip CuTe's host encoder (no compile), show expected values only.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON document instead of tables.")] = False,
     idesc: Annotated[Optional[str], typer.Option("--idesc", metavar="HEX", help="--umma: your 32-bit instruction descriptor.")] = None,

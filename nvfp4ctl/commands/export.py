@@ -65,7 +65,8 @@ def _users_task() -> tuple[str, Path | None] | None:
 def command(
     kernel: Annotated[
         Path | None, typer.Option("--kernel", help="Kernel .cu to embed ('default': nvfp4ctl's own B200 kernel,"
-                                  " the hand-written tcgen05 one; the CUTLASS one is kernels/sm100/nvfp4_gemm_sm100.cu)."
+                                  " the hand-written tcgen05 one; the CUTLASS one is"
+                                  f" {shipped('kernels/sm100/nvfp4_gemm_sm100.cu')})."
                                   " Default: the task problem's B200 kernel in your kernels/ folder.", show_default=False)
     ] = None,
     output: Annotated[Path, typer.Option("-o", "--output", help="Where to write the submission.")] = Path("submission.py"),
