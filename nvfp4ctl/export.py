@@ -101,16 +101,28 @@ def inline_local_includes(path: Path, seen: set[Path] | None = None) -> tuple[st
         return f"// ---- inlined {header.name} ----\n{inner.rstrip()}\n// ---- end of {header.name} ----"
 
     def expanded(file: Path) -> str:
-        text = file.read_text()
+        text = embedded_text(file)
         return _INCLUDE_LINE.sub(lambda m: expand(m, file, text), text)
 
     return expanded(path), used
 
 
+def embedded_text(path: Path) -> str:
+    """A file's text for the submission, which is Python source and so UTF-8: another encoding (a
+    Latin-1 `µ` in a comment) is one UsageError naming the line, not a changed byte or a traceback."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise UsageError(f"{path}:{line}: not UTF-8 (byte 0x{data[error.start]:02x}); the submission embeds the"
+                         " file as text: save it as UTF-8. Nothing was written") from None
+
+
 def _refuse_forbidden_word(path: Path) -> None:
     from nvfp4ctl.lint.stream import first_line  # lint is heavy to import; only needed here
 
-    found = first_line(path.read_text())
+    found = first_line(embedded_text(path))
     if found:
         line, count = found
         raise UsageError(

@@ -254,3 +254,23 @@ def test_headers_the_leaderboard_has_stay_includes(tmp_path: Path, name: str) ->
     kernel.write_text(f'#include "{name}"\nint x;\n')
     text, used = inline_local_includes(kernel)
     assert f'#include "{name}"' in text and used == []
+
+
+@pytest.mark.parametrize("where", ["kernel", "header"])
+def test_a_file_that_is_not_utf8_is_one_line_naming_it(tmp_path: Path, where: str) -> None:
+    latin1 = "// 1.5 \u00b5s per call\n".encode("latin-1")  # a Latin-1 µ in a comment
+    kernel = tmp_path / "k.cu"
+    source = HGMMA_PROBE.read_bytes()
+    if where == "kernel":
+        kernel.write_bytes(source + latin1)
+        bad, line = kernel, source.count(b"\n") + 1
+    else:
+        bad, line = tmp_path / "notes.cuh", 2
+        bad.write_bytes(b"#pragma once\n" + latin1)
+        kernel.write_bytes(source + b'#include "notes.cuh"\n')
+    output = tmp_path / "submission.py"
+    result = runner.invoke(app, ["export", "--kernel", str(kernel), "-o", str(output)])
+    assert result.exit_code == 2, result.output
+    assert f"{bad}:{line}: not UTF-8 (byte 0xb5)" in " ".join(result.output.split())
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert not output.exists()
