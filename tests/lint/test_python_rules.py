@@ -445,6 +445,50 @@ CASES = {
             c.copy_(ws)
             return c
         """, []),
+    "a buffer filled only when a while or a match finds the key missing is a result cache": ("""\
+        _loop = {}
+        _none = {}
+        _truth = {}
+        def custom_kernel(data):
+            a, b, _, _, sfa, sfb, c = data
+            while c.shape not in _loop:
+                _loop[c.shape] = torch.empty_like(c)
+                mod.gemm(a, b, sfa, sfb, _loop[c.shape])
+            c.copy_(_loop[c.shape])
+            match _none.get(c.shape):
+                case None:
+                    _none[c.shape] = torch.empty_like(c)
+                    mod.gemm(a, b, sfa, sfb, _none[c.shape])
+                case _:
+                    pass
+            c.copy_(_none[c.shape])
+            match c.shape in _truth:
+                case True:
+                    pass
+                case _:
+                    _truth[c.shape] = torch.empty_like(c)
+                    mod.gemm(a, b, sfa, sfb, _truth[c.shape])
+            c.copy_(_truth[c.shape])
+            return c
+        """, [(9, "NV301"), (16, "NV301"), (23, "NV301")]),
+    "a workspace only allocated when a while or a match finds the key missing is fine": ("""\
+        _loop = {}
+        _none = {}
+        def custom_kernel(data):
+            a, b, _, _, sfa, sfb, c = data
+            while c.shape not in _loop:
+                _loop[c.shape] = torch.empty_like(c)
+            mod.gemm(a, b, sfa, sfb, _loop[c.shape])
+            c.copy_(_loop[c.shape])
+            match _none.get(c.shape):
+                case None:
+                    _none[c.shape] = torch.empty_like(c)
+                case found:
+                    pass
+            mod.gemm(a, b, sfa, sfb, _none[c.shape])
+            c.copy_(_none[c.shape])
+            return c
+        """, []),
     "the output copied into a kept buffer is a stored result, not a kernel writing it": ("""\
         _memo = {}
         def custom_kernel(data):

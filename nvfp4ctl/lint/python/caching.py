@@ -565,9 +565,11 @@ MISSING_ERRORS = {"KeyError", "LookupError", "IndexError", "Exception", "BaseExc
 def _miss_regions(function: Function, index: ModuleIndex) -> dict[int, set[str]]:
     """id of each statement that runs only when a key is missing from a kept container -> those
     containers, computed once per function: the body of `if key not in kept:`, `if kept.get(key) is
-    None:`, `if buf is None:` (buf = kept.get(key)), `if not kept:`; the else of the opposite test, and
-    what follows it in its block when its body returns or raises; the handler of `try: buf = kept[key]
-    except KeyError:`. A test joined with others by and/or counts (`if key not in kept or stale:`)."""
+    None:`, `if buf is None:` (buf = kept.get(key)), `if not kept:`, and of `while` with such a test;
+    the else of the opposite test, and what follows it in its block when its body returns or raises;
+    a `match` case that only a miss reaches (`case None:` of `match kept.get(key):`, `case False:` of
+    `match key in kept:`); the handler of `try: buf = kept[key] except KeyError:`. A test joined with
+    others by and/or counts (`if key not in kept or stale:`)."""
     memo_key = ("NV301 miss regions", id(function.node))
     found = index.memo.get(memo_key)
     if found is not None:
@@ -579,12 +581,15 @@ def _miss_regions(function: Function, index: ModuleIndex) -> dict[int, set[str]]
             regions.setdefault(id(statement), set()).update(names)
 
     for node in index.walk(function.node):
-        if isinstance(node, ast.If):
+        if isinstance(node, (ast.If, ast.While)):  # `while key not in kept:` runs its body only on a miss too
             missing, present = _presence(node.test, function, index)
             mark(node.body, missing)
             mark(node.orelse, present)
-            if present and node.body and isinstance(node.body[-1], (ast.Return, ast.Raise)):
+            if isinstance(node, ast.If) and present and node.body and isinstance(node.body[-1], (ast.Return, ast.Raise)):
                 mark(_following(node, index), present)
+        elif isinstance(node, ast.Match):
+            for case, names in _case_misses(node, function, index):
+                mark(case.body, names)
         elif isinstance(node, ast.Try):
             looked_up = {found[0] for statement in node.body for inner in ast.walk(statement)
                          if isinstance(inner, ast.Subscript) and isinstance(inner.ctx, ast.Load)
@@ -624,6 +629,29 @@ def _presence(test: ast.AST, function: Function, index: ModuleIndex) -> tuple[se
         return set(), set()
     held = _held(test, function, index)  # `if kept:`, `if buf:`
     return set(), {held} if held else set()
+
+
+def _case_misses(match: ast.Match, function: Function, index: ModuleIndex) -> list[tuple[ast.match_case, set[str]]]:
+    """(case, containers a key is missing from whenever the case runs) for a match on a presence test
+    or a lookup: `case None:` of `match kept.get(key):`, `case True:`/`case False:` of `match key not
+    in kept:`/`match key in kept:`, and a catch-all after the opposite case (`case _:`, `case found:`)."""
+    held = _held(match.subject, function, index)
+    missing, present = _presence(match.subject, function, index)
+    when: dict[object, set[str]] = {None: {held} if held else set(), True: missing, False: present}
+    found: list[tuple[ast.match_case, set[str]]] = []
+    seen: set[object] = set()
+    for case in match.cases:
+        pattern = case.pattern
+        if isinstance(pattern, ast.MatchSingleton):
+            seen.add(pattern.value)
+            found.append((case, when.get(pattern.value, set())))
+        elif isinstance(pattern, ast.MatchAs) and pattern.pattern is None:  # `case _:`, `case name:`
+            if seen == {True}:
+                found.append((case, when[False]))  # what is left of a truth test after `case True:`
+            elif seen == {False}:
+                found.append((case, when[True]))
+            # after `case None:` a catch-all gets what was found: nothing missing
+    return found
 
 
 def _is_none(node: ast.AST) -> bool:
