@@ -399,6 +399,44 @@ CASES = {
             c.copy_(_last)
             return out
         """, [(12, "NV301"), (19, "NV301"), (26, "NV301"), (30, "NV301")]),
+    "a buffer filled by a helper's helper, or a recursive helper, called only on a miss is a result cache": ("""\
+        _filled = {}
+        _deep = {}
+        def _fill(a, b, sfa, sfb, key):
+            mod.gemm(a, b, sfa, sfb, _filled[key])
+        def _prepare(a, b, sfa, sfb, key):
+            _fill(a, b, sfa, sfb, key)
+        def _split(a, b, sfa, sfb, key, parts):
+            mod.gemm(a, b, sfa, sfb, _deep[key])
+            if parts > 1:
+                _split(a, b, sfa, sfb, key, parts - 1)
+        def custom_kernel(data):
+            a, b, _, _, sfa, sfb, c = data
+            if c.shape not in _filled:
+                _filled[c.shape] = torch.empty_like(c)
+                _prepare(a, b, sfa, sfb, c.shape)
+            c.copy_(_filled[c.shape])
+            if c.shape not in _deep:
+                _deep[c.shape] = torch.empty_like(c)
+                _split(a, b, sfa, sfb, c.shape, 2)
+            c.copy_(_deep[c.shape])
+            return c
+        """, [(16, "NV301"), (20, "NV301")]),
+    "a workspace a helper's helper writes on every call is fine": ("""\
+        _ws = {}
+        def _fill(a, b, sfa, sfb, key):
+            mod.gemm(a, b, sfa, sfb, _ws[key])
+        def _prepare(a, b, sfa, sfb, key):
+            _fill(a, b, sfa, sfb, key)
+        def custom_kernel(data):
+            a, b, _, _, sfa, sfb, c = data
+            if c.shape not in _ws:
+                _ws[c.shape] = torch.empty_like(c)
+                _prepare(a, b, sfa, sfb, c.shape)
+            _prepare(a, b, sfa, sfb, c.shape)
+            c.copy_(_ws[c.shape])
+            return c
+        """, []),
     "a workspace only allocated on a miss and written by the kernel every call is fine, in each form": ("""\
         _ws = {}
         _got = {}

@@ -527,12 +527,26 @@ def _read(node: ast.AST, function: Function, index: ModuleIndex) -> tuple[str, b
 def _in_miss(node: ast.AST, container: str, function: Function, index: ModuleIndex) -> bool:
     """Does node run only when a key is missing from container: inside such a branch of its own
     function, or in a helper of this file called only from such branches (`if key not in _memo:
-    _launch(a, b, key)`)?"""
-    if _on_miss(node, container, function, index):
-        return True
-    sites = _call_sites(index).get(function.node.name, []) if index.functions.get(function.node.name) is function.node \
-        else []
-    return bool(sites) and all(_on_miss(site, container, caller, index) for site, caller in sites)
+    _launch(a, b, key)`), directly or through other helpers (_launch calls _fill, which writes)?"""
+    return _on_miss(node, container, function, index) or _called_on_miss(function, container, index, frozenset())
+
+
+def _called_on_miss(function: Function, container: str, index: ModuleIndex, visiting: frozenset[ast.AST]) -> bool:
+    """Is a module function of this file called only where a key is missing from container, each call
+    inside a miss branch or in a helper itself called only there? Calls from inside the chain being
+    followed (recursion) run only once it has been entered, so they do not decide it."""
+    if index.functions.get(function.node.name) is not function.node:
+        return False
+    key = ("NV301 called on miss", id(function.node), container)
+    found = index.memo.get(key) if not visiting else None
+    if found is None:
+        inner = visiting | {function.node}
+        sites = _call_sites(index).get(function.node.name, [])
+        found = bool(sites) and all(caller.node in inner or _on_miss(site, container, caller, index)
+                                    or _called_on_miss(caller, container, index, inner) for site, caller in sites)
+        if not visiting:
+            index.memo[key] = found
+    return bool(found)
 
 
 def _on_miss(node: ast.AST, container: str, function: Function, index: ModuleIndex) -> bool:
