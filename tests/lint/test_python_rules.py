@@ -437,6 +437,53 @@ CASES = {
             c.copy_(_ws[c.shape])
             return c
         """, []),
+    "a miss joined with a flag the harness leaves false, or held in a name, is still a miss": ("""\
+        _memo = {}
+        _keep = {}
+        _named = {}
+        REFRESH = False
+        def custom_kernel(data, force=False):
+            a, b, _, _, sfa, sfb, c = data
+            if c.shape not in _memo or force:
+                _memo[c.shape] = torch.empty_like(c)
+                mod.gemm(a, b, sfa, sfb, _memo[c.shape])
+            c.copy_(_memo[c.shape])
+            if c.shape in _keep and not REFRESH:
+                c.copy_(_keep[c.shape])
+                return c
+            _keep[c.shape] = torch.empty_like(c)
+            mod.gemm(a, b, sfa, sfb, _keep[c.shape])
+            c.copy_(_keep[c.shape])
+            stale = c.shape not in _named or force
+            if stale:
+                _named[c.shape] = torch.empty_like(c)
+                mod.gemm(a, b, sfa, sfb, _named[c.shape])
+            c.copy_(_named[c.shape])
+            return c
+        """, [(10, "NV301"), (12, "NV301"), (21, "NV301")]),
+    "a miss joined with a condition that holds on every call is no miss": ("""\
+        _memo = {}
+        _keep = {}
+        _always = {}
+        REFRESH = True
+        def custom_kernel(data, force=True):
+            a, b, _, _, sfa, sfb, c = data
+            if c.shape not in _memo or force:
+                _memo[c.shape] = torch.empty_like(c)
+                mod.gemm(a, b, sfa, sfb, _memo[c.shape])
+            c.copy_(_memo[c.shape])
+            if c.shape in _keep and not REFRESH:
+                c.copy_(_keep[c.shape])
+                return c
+            _keep[c.shape] = torch.empty_like(c)
+            mod.gemm(a, b, sfa, sfb, _keep[c.shape])
+            c.copy_(_keep[c.shape])
+            if c.shape not in _always or True:
+                _always[c.shape] = torch.empty_like(c)
+                mod.gemm(a, b, sfa, sfb, _always[c.shape])
+            c.copy_(_always[c.shape])
+            return c
+        """, []),
     "a workspace only allocated on a miss and written by the kernel every call is fine, in each form": ("""\
         _ws = {}
         _got = {}

@@ -615,18 +615,29 @@ def _miss_regions(function: Function, index: ModuleIndex) -> dict[int, set[str]]
     return regions
 
 
-def _presence(test: ast.AST, function: Function, index: ModuleIndex) -> tuple[set[str], set[str]]:
-    """(containers the test's truth says a key is missing from, containers it says hold it)."""
+def _presence(test: ast.AST, function: Function, index: ModuleIndex, depth: int = 0) -> tuple[set[str], set[str]]:
+    """(containers the test's truth says a key is missing from, containers it says hold it).
+
+    A miss joined with another condition still counts: the body of `if key not in kept or force:` runs
+    on a miss, and otherwise only when `force` holds, which the harness's `custom_kernel(data)` leaves
+    at its default; a repeated input gets the kept result. Only a condition that holds on every call
+    (`or True`, `or force` with `force=True` the entry's default, `or REFRESH` with REFRESH only ever
+    set True) makes the body run every call, and then it is no miss (an `and` with one that never
+    holds: the body never runs). A test held in a name (`stale = key not in kept; if stale:`) counts
+    as the test itself."""
     if isinstance(test, ast.BoolOp):
+        settled = isinstance(test.op, ast.Or)  # the truth that decides `or` (True) and `and` (False) alone
+        if any(_harness_truth(value, function, index) is settled for value in test.values):
+            return set(), set()  # the body runs on every call (or never): it says nothing about the key
         missing: set[str] = set()
         present: set[str] = set()
         for value in test.values:
-            one_missing, one_present = _presence(value, function, index)
+            one_missing, one_present = _presence(value, function, index, depth)
             missing |= one_missing
             present |= one_present
         return missing, present
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        missing, present = _presence(test.operand, function, index)
+        missing, present = _presence(test.operand, function, index, depth)
         return present, missing
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
         op, left, right = test.ops[0], test.left, test.comparators[0]
@@ -642,7 +653,37 @@ def _presence(test: ast.AST, function: Function, index: ModuleIndex) -> tuple[se
             return (found, set()) if isinstance(op, ast.Is) else (set(), found)
         return set(), set()
     held = _held(test, function, index)  # `if kept:`, `if buf:`
+    if held is None and isinstance(test, ast.Name) and depth < 2:
+        assigned = index.assignments(function.node, test.id)
+        if len(assigned) == 1 and isinstance(assigned[0], (ast.BoolOp, ast.UnaryOp, ast.Compare)):
+            return _presence(assigned[0], function, index, depth + 1)  # stale = key not in kept; if stale:
     return set(), {held} if held else set()
+
+
+def _harness_truth(node: ast.AST, function: Function, index: ModuleIndex) -> bool | None:
+    """Whether a condition holds on every call the harness makes (True), on none (False), or may
+    change (None): a constant, `not` of one, an entry parameter never reassigned (the harness passes
+    only data, so it keeps its constant default), a module name only ever set to constants of one truth."""
+    if isinstance(node, ast.Constant):
+        return bool(node.value)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        inner = _harness_truth(node.operand, function, index)
+        return None if inner is None else not inner
+    if not isinstance(node, ast.Name) or index.assignments(function.node, node.id):
+        return None
+    args = function.node.args
+    positional = [*args.posonlyargs, *args.args]
+    defaults = dict(zip((a.arg for a in positional[len(positional) - len(args.defaults):]), args.defaults))
+    defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
+    if node.id in defaults or node.id in {a.arg for a in [*positional, *args.kwonlyargs]}:
+        default = defaults.get(node.id)
+        entry = _is_entry(function) and node.id not in function.params()[:1]
+        return bool(default.value) if entry and isinstance(default, ast.Constant) else None
+    if node.id in index.module_names and not _is_local(function.node, node.id, index):
+        values = index.assignments(index.tree, node.id)
+        truths = {bool(v.value) if isinstance(v, ast.Constant) else None for v in values}
+        return truths.pop() if len(truths) == 1 else None
+    return None
 
 
 def _case_misses(match: ast.Match, function: Function, index: ModuleIndex) -> list[tuple[ast.match_case, set[str]]]:
