@@ -80,7 +80,7 @@ RULES: tuple[Rule, ...] = (
          "scale_a = to_blocked(sfa_ref[:, :, 0])", "scale_a = sfa_permuted"),
     Rule("NV403", "reference-scales-passed-on", WARNING,
          "The reference scales go where lint cannot look (an extension function also given the permuted "
-         "ones, *data, an unpacking of the input into another problem's number of names), or a name of "
+         "ones, the whole input or *data, an unpacking of the input into another problem's number of names), or a name of "
          "unknown origin reads like them: fine only if they are never read.",
          "_mod.gemm(a, b, sfa_ref, sfb_ref, sfa, sfb, c)", "_mod.gemm(a, b, sfa, sfb, c)"),
     Rule("NV501", "copy-transpose-b", WARNING,

@@ -790,6 +790,29 @@ CASES = {
         def custom_kernel(data):
             return kernel(to_blocked(data[4]))
         """, [(4, "NV402")]),
+    "the whole tuple handed to an extension is a warning: lint cannot see which scales it reads": ("""\
+        import torch
+        from torch.utils.cpp_extension import load_inline
+        ext = load_inline(name="g", cpp_sources="", functions=["gemm"])
+        class Runner:
+            def __call__(self, data):
+                return ext.gemm(data[0], data[1], data[4], data[5], data[6])
+        _runner = Runner()
+        def _launch(inputs):
+            return ext.gemm(inputs[0], inputs[1], inputs[4], inputs[5], inputs[6])
+        def custom_kernel(data, fn=None):
+            inputs = tuple(data)
+            ext.gemm(inputs)
+            ext.gemm(list(data), tile=128)
+            kernel = _kernels[data[0].shape]
+            kernel(data=data)
+            print(len(data), isinstance(data, tuple), torch.is_tensor(data))
+            _launch(data)
+            _runner(data)
+            Runner()(data)
+            fn(data)
+            return ext.gemm(data)
+        """, [(12, "NV403"), (13, "NV403"), (15, "NV403"), (16, "NV801"), (21, "NV403")]),
     "star-passing the tuple to an outside function": ("""\
         def custom_kernel(data):
             return ext.gemm(*data)

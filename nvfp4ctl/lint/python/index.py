@@ -332,7 +332,7 @@ class ModuleIndex:
         return [nested[n.value.id] for n in self.walk(function) if isinstance(n, ast.Return)
                 and isinstance(n.value, ast.Name) and n.value.id in nested and self.enclosing_function(n) is function]
 
-    def _callees(self, function: Function) -> Iterator[tuple[Function, ast.Call | None]]:
+    def callees(self, function: Function) -> Iterator[tuple[Function, ast.Call | None]]:
         for node in self.walk(function.node):
             if isinstance(node, ast.Call):
                 func = node.func
@@ -386,7 +386,7 @@ class ModuleIndex:
                 continue
             by_node[function.node] = function
             self.timed.append(function)
-            for callee, _ in self._callees(function):
+            for callee, _ in self.callees(function):
                 if callee.node not in by_node:
                     queue.append(callee)
         # Bindings: local assignments, then what callers pass in (a couple of rounds reach helpers).
@@ -394,7 +394,7 @@ class ModuleIndex:
             for function in self.timed:
                 _local_events(function, self.walk(function.node))
             for function in self.timed:
-                for callee, call in self._callees(function):
+                for callee, call in self.callees(function):
                     if call is not None:
                         _bind_params(by_node[callee.node], call, function)
 

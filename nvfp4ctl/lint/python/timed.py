@@ -149,6 +149,8 @@ def _reference_scales(function: Function, index: ModuleIndex, report: Report) ->
     for node in index.walk(function.node):
         if isinstance(node, ast.Call) and "to_blocked" in (call_name(node), (index.resolve(node.func) or "").split(".")[-1]):
             report(node.func, "NV402", f"to_blocked() in the timed path: use {_permuted_words()}")
+        if isinstance(node, ast.Call):
+            _whole_input_passed(node, function, index, report)
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
             if _passed_on(node, index):
                 continue
@@ -182,6 +184,42 @@ def _reference_scales(function: Function, index: ModuleIndex, report: Report) ->
             elif not possible and REFERENCE_NAME.match(node.id):
                 report(node, "NV403", f"{node.id} reads like the reference scales; the timed path must use the "
                                       f"permuted ones ({permuted})")
+
+
+def _whole_input_passed(call: ast.Call, function: Function, index: ModuleIndex, report: Report) -> None:
+    """`ext.gemm(data)`: the whole input, reference scales and permuted ones alike, handed to code lint
+    cannot read. Which scales it reads is unknown, so it is neither fine nor an error: NV403, as for
+    *data. Functions of this file, and objects of its classes, are followed instead."""
+    callee = _opaque_callee(call, index)
+    layout = current()
+    if callee is None or not layout.reference_scales or _timed_callee(call, index) \
+            or id(call) in _followed_calls(function, index) or _own_object(call.func, index):
+        return
+    if isinstance(call.func, ast.Name) and not (
+            call.func.id in index.module_names or index.assignments(function.node, call.func.id)):
+        return  # a parameter or closure (a decorator's fn: the user's own function) or an undefined name
+    for argument in [*call.args, *(k.value for k in call.keywords)]:
+        if not isinstance(argument, ast.Starred) and element_of(function, argument) == TUPLE:
+            names = "/".join(layout.name(i) for i in layout.reference_scales)
+            report(argument, "NV403", f"{ast.unparse(argument)} hands {callee} the whole input, the reference scales "
+                                      f"{names} with the permuted ones: lint cannot see which it reads; fine only if "
+                                      f"it reads {_permuted_words()}, or pass the elements it uses")
+
+
+def _own_object(func: ast.AST, index: ModuleIndex) -> bool:
+    """`runner(data)`, `Runner()(data)`: an object of a class of this file, whose __call__ is followed."""
+    if isinstance(func, ast.Name):
+        return func.id in index.instances and index.instances[func.id] in index.classes
+    return isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id in index.classes
+
+
+def _followed_calls(function: Function, index: ModuleIndex) -> set[int]:
+    """ids of the calls in a function that the timed path follows into a function of this file."""
+    key = ("NV403 followed calls", id(function.node))
+    found = index.memo.get(key)
+    if found is None:
+        found = index.memo[key] = {id(call) for _, call in index.callees(function) if call is not None}
+    return found  # type: ignore[return-value]
 
 
 def _passed_on(node: ast.AST, index: ModuleIndex) -> bool:
