@@ -1061,3 +1061,50 @@ def test_a_submission_without_custom_kernel_is_nv002(name: str, text: str, flagg
     assert bool(found) == flagged
     if flagged:
         assert (found[0].line, found[0].col) == (1, 1) and "the leaderboard calls custom_kernel(data)" in found[0].message
+
+
+ALIASED_BODY = """\
+import functools
+from functools import partial
+class Runner:
+    def run(self, tile, data):
+        a, b, sfa, sfb, _, _, c = data
+        return mod.gemm(a, b, sfa, sfb, c)
+def _impl(tile, data, stages=4):
+    a, b, sfa, sfb, _, _, c = data
+    return mod.gemm(a, b, sfa, sfb, c)
+def _plain(data):
+    a, b, sfa, sfb, _, _, c = data
+    return mod.gemm(a, b, sfa, sfb, c)
+def make():
+    def run(data):
+        a, b, sfa, sfb, _, _, c = data
+        return mod.gemm(a, b, sfa, sfb, c)
+    return run
+_runner = Runner()
+"""
+
+
+@pytest.mark.parametrize("alias, line", [
+    ("custom_kernel = _plain", 12),
+    ("custom_kernel: object = _plain", 12),
+    ("kernel = _plain\ncustom_kernel = kernel", 12),
+    ("custom_kernel = functools.partial(_impl, 128)", 9),
+    ("custom_kernel = partial(_impl, stages=2, tile=128)", 9),
+    ("custom_kernel = functools.partial(_runner.run, 128)", 6),
+    ("custom_kernel = partial(Runner().run, 128)", 6),
+    ("_run = make()\ncustom_kernel = _run", 16),
+])
+def test_custom_kernel_named_through_an_alias_is_timed(alias: str, line: int) -> None:
+    """The timed path starts at what custom_kernel names, with data in the parameter partial leaves open."""
+    assert found(ALIASED_BODY + alias + "\n") == [(line, "NV401"), (line, "NV401")]
+
+
+def test_a_result_cache_wrapped_around_custom_kernels_function() -> None:
+    source = """\
+        import functools
+        def _impl(data):
+            return data[6]
+        custom_kernel = functools.lru_cache(maxsize=None)(_impl)
+        """
+    assert found(source) == [(4, "NV303")]

@@ -291,20 +291,66 @@ class ModuleIndex:
             made = [made for decorator in entry.decorator_list for made in self._made_by(decorator, decorator=True)]
             return [Function(entry, entry=True), *(Function(node, entry=True) for node in made)]
         roots: list[Function] = []
-        for node in self.tree.body:
-            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == ENTRY for t in node.targets):
-                made = self._made_by(node.value)
-                roots.extend(Function(inner, entry=True) for inner in made)
-                for inner in self.walk(node.value):
-                    if isinstance(inner, ast.Name):
-                        if inner.id in self.functions and not (made and self._is_called(inner, node.value)):
-                            roots.append(Function(self.functions[inner.id], entry=True))
-                        for cls in (inner.id, self.instances.get(inner.id)):
-                            method = self._method(cls, "__call__")
-                            if method is not None:
-                                method.entry = True
-                                roots.append(method)
+        for node in (stmt for top in self.tree.body for stmt in _flatten_module_statement(top)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+            if not targets or node.value is None or not any(isinstance(t, ast.Name) and t.id == ENTRY for t in targets):
+                continue
+            value = self._through_aliases(node.value)
+            aliased = self._aliased(value)
+            if aliased is not None:  # custom_kernel = _impl, = functools.partial(_impl, ...), = _runner.run
+                roots.append(aliased)
+                continue
+            made = self._made_by(value)
+            roots.extend(Function(inner, entry=True) for inner in made)
+            for inner in self.walk(value):
+                if isinstance(inner, ast.Name):
+                    if inner.id in self.functions and not (made and self._is_called(inner, value)):
+                        roots.append(Function(self.functions[inner.id], entry=True))
+                    for cls in (inner.id, self.instances.get(inner.id)):
+                        method = self._method(cls, "__call__")
+                        if method is not None:
+                            method.entry = True
+                            roots.append(method)
         return roots
+
+    def _through_aliases(self, value: ast.AST) -> ast.AST:
+        """What a module name stands for when it is set once at module level (`kernel = _impl` or
+        `run = make()`, then `custom_kernel = kernel`), followed a few names deep."""
+        for _ in range(3):
+            if not (isinstance(value, ast.Name) and value.id in self.module_names and value.id not in self.functions
+                    and value.id not in self.classes):
+                break
+            assigned = [v for v in self.assignments(self.tree, value.id) if self.enclosing_function(v) is None]
+            if len(assigned) != 1:
+                break
+            value = assigned[0]
+        return value
+
+    def _aliased(self, value: ast.AST, bound: int = 0, keywords: frozenset[str] = frozenset(),
+                 depth: int = 0) -> Function | None:
+        """The function of this file that custom_kernel names: `custom_kernel = _impl`, through
+        functools.partial (the data parameter is the first one partial leaves open) and bound methods
+        of objects of the file's classes (`_runner.run`, `Runner().run`)."""
+        found: Function | None = None
+        if isinstance(value, ast.Name) and value.id in self.functions:
+            found = Function(self.functions[value.id], entry=True)
+        elif isinstance(value, ast.Attribute):
+            owner = value.value
+            cls = self.instances.get(owner.id) if isinstance(owner, ast.Name) else (
+                owner.func.id if isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) else None)
+            found = self._method(cls, value.attr)
+            if found is not None:
+                found.entry = True
+        elif (isinstance(value, ast.Call) and value.args and not any(isinstance(a, ast.Starred) for a in value.args)
+              and (self.resolve(value.func) or "") in ("functools.partial", "partial") and depth < 3):
+            return self._aliased(self._through_aliases(value.args[0]), bound + len(value.args) - 1,
+                                 keywords | {k.arg for k in value.keywords if k.arg}, depth + 1)
+        if found is not None:
+            open_params = [name for name in found.params()[bound:] if name not in keywords]
+            if not open_params:
+                return None
+            found.param_bindings[open_params[0]] = {TUPLE}
+        return found
 
     @staticmethod
     def _is_called(name: ast.Name, value: ast.AST) -> bool:
@@ -378,7 +424,7 @@ class ModuleIndex:
         queue = list(roots)
         for root in roots:
             params = root.params()
-            if params:
+            if params and not root.param_bindings:  # an alias through partial says which parameter data is
                 root.param_bindings[params[0]] = {TUPLE}
         while queue:
             function = queue.pop(0)

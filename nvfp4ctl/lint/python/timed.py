@@ -478,6 +478,10 @@ def _cached_entry(index: ModuleIndex, report: Report) -> None:
     if entry is not None:
         for decorator, name in _cache_decorators(entry, index):
             report(decorator, "NV303", f"@{name} on custom_kernel returns the first result for every later call")
+    for value in _entry_values(index):  # custom_kernel = functools.lru_cache(maxsize=None)(_impl)
+        for call in (n for n in ast.walk(value) if isinstance(n, ast.Call) and n.args):
+            for _, name in _cache_wrappers([call.func], index):
+                report(call, "NV303", f"{name}(...) makes custom_kernel return the first result for every later call")
     for function in index.timed:  # a helper the timed path hands input tensors: keyed by the tensor objects
         if function.node is entry or not any(function.param_bindings.values()):
             continue
@@ -486,9 +490,24 @@ def _cached_entry(index: ModuleIndex, report: Report) -> None:
                                        " a call with the same tensor objects returns the first call's result")
 
 
-def _cache_decorators(node: ast.AST, index: ModuleIndex) -> list[tuple[ast.AST, str]]:
+def _entry_values(index: ModuleIndex) -> list[ast.AST]:
+    """What module-level assignments give custom_kernel (`custom_kernel = ...`, annotated or not)."""
     found = []
-    for decorator in getattr(node, "decorator_list", []):
+    for node in index.tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        if targets and node.value is not None and any(isinstance(t, ast.Name) and t.id == ENTRY for t in targets):
+            found.append(node.value)
+    return found
+
+
+def _cache_decorators(node: ast.AST, index: ModuleIndex) -> list[tuple[ast.AST, str]]:
+    return _cache_wrappers(getattr(node, "decorator_list", []), index)
+
+
+def _cache_wrappers(decorators: list[ast.expr], index: ModuleIndex) -> list[tuple[ast.AST, str]]:
+    """(decorator, its name) for each one that caches results (functools.cache, lru_cache(...), ...)."""
+    found = []
+    for decorator in decorators:
         target = decorator.func if isinstance(decorator, ast.Call) else decorator
         name = index.resolve(target) or ""
         if CACHE_DECORATORS.search(name):
