@@ -911,6 +911,42 @@ CASES = {
             return run(data, tile)
         """, [(3, "NV702"), (6, "NV702"), (10, "NV702")]),
     # --- NV801/802 printing ----------------------------------------------------------------------
+    "a helper that only returns config numbers chosen by shape is a tile table, unless its result is tested": ("""\
+        from dataclasses import dataclass
+        @dataclass
+        class Tile:
+            n: int
+            stages: int
+        def _tiles(m, n, k):
+            if (m, n, k) == (128, 7168, 16384):
+                return 128, 4
+            elif m == 128 and n == 4096:
+                return (256, 6)
+            return 64, 3
+        def _tile(m, n, k):
+            match (m, n, k):
+                case (128, 7168, 2048):
+                    return Tile(64, 2)
+            return Tile(128, 3)
+        def _mode(m, n, k):
+            if (m, n, k) == (128, 7168, 16384):
+                return 1
+            return 0
+        def _fast(m, n, k):
+            if (m, n) == (128, 4096):
+                return 1
+            return 0
+        def custom_kernel(data):
+            a, b, _, _, sfa, sfb, c = data
+            m, n, k = a.shape[0], b.shape[0], a.shape[1] * 2
+            mode = _mode(m, n, k)
+            if mode == 1:
+                return fast(data)
+            if _fast(m, n, k):
+                return fast(data)
+            block_n, stages = _tiles(m, n, k)
+            return mod.gemm(a, b, sfa, sfb, c, block_n, stages, _tile(m, n, k))
+        """, [(18, "NV702"), (22, "NV702")]),
     "print in the timed path unless behind a debug flag": ("""\
         import os
         VERBOSE = os.environ.get("NVFP4_VERBOSE") == "1"

@@ -400,13 +400,67 @@ def _picks_config(node: ast.AST, function: Function, index: ModuleIndex) -> bool
         parent = index.parents.get(node)
         picked = _assigned_names(parent) if isinstance(parent, (ast.Assign, ast.AnnAssign)) else set()
     elif isinstance(node, ast.If):
-        picked = _config_statements([*node.body, *node.orelse])
+        picked = _config_statements([*node.body, *node.orelse], _config_helper(function, index))
     elif isinstance(node, ast.match_case):
         match = index.parents.get(node)
-        picked = _config_statements([s for case in getattr(match, "cases", []) for s in case.body])
+        picked = _config_statements([s for case in getattr(match, "cases", []) for s in case.body],
+                                    _config_helper(function, index))
     else:
         return False
     return picked is not None and not picked & _tested_names(function, index)
+
+
+def _config_helper(function: Function, index: ModuleIndex) -> bool:
+    """Is a function a tile table (`def _tiles(m, n, k): if (m, n, k) == ...: return 128, 4`): not the
+    entry, every return of it hands back config numbers, and no caller tests what it returns
+    (`if _tiles(m, n, k) == (128, 4): return fast(data)` is another code path, as is testing a name
+    assigned from it)? Its shape branches then pick a tuned config."""
+    key = ("NV702 config helper", id(function.node))
+    found = index.memo.get(key)
+    if found is None:
+        found = index.memo[key] = _returns_only_config(function, index) and not _result_tested(function, index)
+    return bool(found)
+
+
+def _returns_only_config(function: Function, index: ModuleIndex) -> bool:
+    if function.entry or (function.cls is None and function.node.name == ENTRY):
+        return False
+    returns = [n for n in index.walk(function.node)
+               if isinstance(n, ast.Return) and index.enclosing_function(n) is function.node]
+    return bool(returns) and all(r.value is not None and _config_record(r.value, index) for r in returns)
+
+
+def _config_record(node: ast.AST, index: ModuleIndex) -> bool:
+    """Config numbers, or a class of this file made from them only (`Tile(128, 4)`, a dataclass)."""
+    if _config_number(node):
+        return True
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in index.classes
+            and all(_config_number(part) for part in [*node.args, *(k.value for k in node.keywords)]))
+
+
+def _result_tested(helper: Function, index: ModuleIndex) -> bool:
+    """Does any timed function test a call of the helper, or a name it assigns one to?"""
+    for caller in index.timed:
+        for node in index.walk(caller.node):
+            if not (isinstance(node, ast.Call) and _calls(node, helper)):
+                continue
+            for ancestor in index.ancestors(node):
+                if isinstance(ancestor, (ast.If, ast.IfExp, ast.While, ast.Assert, ast.Match, ast.match_case)):
+                    return True  # in a test (a call in a branch's body is inside its statement, below)
+                if isinstance(ancestor, ast.stmt):
+                    if isinstance(ancestor, (ast.Assign, ast.AnnAssign)) and _assigned_names(ancestor) & \
+                            _tested_names(caller, index):
+                        return True
+                    break
+    return False
+
+
+def _calls(call: ast.Call, function: Function) -> bool:
+    """Is a call one of function: `name(...)` of a module function, `self.name(...)` of a method?"""
+    func = call.func
+    if function.cls is None:
+        return isinstance(func, ast.Name) and func.id == function.node.name
+    return isinstance(func, ast.Attribute) and func.attr == function.node.name
 
 
 def _config_number(node: ast.AST) -> bool:
@@ -431,15 +485,15 @@ def _assigned_names(node: ast.AST) -> set[str]:
     return names
 
 
-def _config_statements(statements: list[ast.stmt]) -> set[str] | None:
+def _config_statements(statements: list[ast.stmt], returns_config: bool = False) -> set[str] | None:
     """The names a branch's statements set, when all they do is set names to config numbers (an elif
-    chain included); None when anything else happens."""
+    chain included), or, in a tile table (returns_config), return them; None when anything else happens."""
     picked: set[str] = set()
     for statement in statements:
-        if isinstance(statement, ast.Pass):
-            continue
+        if isinstance(statement, ast.Pass) or returns_config and isinstance(statement, ast.Return):
+            continue  # a tile table's returns are all config numbers (_config_helper)
         if isinstance(statement, ast.If):
-            inner = _config_statements([*statement.body, *statement.orelse])
+            inner = _config_statements([*statement.body, *statement.orelse], returns_config)
             if inner is None:
                 return None
             picked |= inner
