@@ -1144,3 +1144,16 @@ def test_a_result_cache_wrapped_around_custom_kernels_function() -> None:
         custom_kernel = functools.lru_cache(maxsize=None)(_impl)
         """
     assert found(source) == [(4, "NV303")]
+
+
+def test_a_shape_branch_names_the_shape_it_pins() -> None:
+    """128 and 7168 are in two benchmark shapes; with 4096 as well the branch pins 128x4096x7168."""
+    source = """\
+        def custom_kernel(data):
+            m, n, k = data[0].shape[0], data[1].shape[0], data[0].shape[1] * 2
+            if (m, n, k) == (128, 4096, 7168):
+                return data[6]
+            return data[6]
+        """
+    [diagnostic] = [d for d in lint_text(textwrap.dedent(source), SNIPPET) if d.code == "NV702"]
+    assert "m=128 n=4096 k=7168" in diagnostic.message
