@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console as RichConsole
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
     from rich.progress import Progress
 
 QUIET, NORMAL, VERBOSE = -1, 0, 1
+_UNBOUNDED_WIDTH = 10_000  # what a table may take where the output is not a terminal
 
 
 class Console:
@@ -68,10 +70,21 @@ class Console:
             return
         table = Table(title=title, title_justify="left", header_style="bold")
         for index, column in enumerate(columns):
-            table.add_column(column, justify="right" if index >= right_align_from else "left")
+            # fold, not "…": a narrow terminal wraps a kernel's name instead of cutting it
+            table.add_column(column, justify="right" if index >= right_align_from else "left", overflow="fold")
         for row in rows:
             table.add_row(*(value if isinstance(value, Text) else Text(str(value)) for value in row))
-        self.out.print(table)
+        if self.out.is_terminal:
+            self.out.print(table)
+            return
+        # Piped, tee'd or in CI rich assumes 80 columns: a file gets the table at its natural width.
+        natural = Measurement.get(self.out, self.out.options.update(max_width=_UNBOUNDED_WIDTH), table).maximum
+        width = self.out.width
+        self.out.width = max(width, natural)
+        try:
+            self.out.print(table)
+        finally:
+            self.out.width = width
 
     def progress(self, transient: bool = True) -> Progress:
         """A rich progress bar with ETA; disabled under -q or when stderr is not a terminal."""
