@@ -72,9 +72,14 @@ def show_user_umma(values: Any, config: Any, simulate: bool, shape: str | None, 
         console.table(["desc", "field", "bits", "meaning", "value", "expected", "status"], table, right_align_from=4)
         for problem in problems:
             console.fail(f"  {problem}")
-    checked = "checked against the config" if config is not None else "decoded (no --mma: nothing to check against)"
+    given = sum(c.value is not None for c in checks)
     count = len(bad) + len(problems)
-    summary = f"umma values: {len(checks)} descriptors {checked}, {count} mismatch{'' if count == 1 else 'es'}"
+    if given == 0:  # only the config's own fields: comparing them with themselves proves nothing
+        summary = "umma values: none given (--idesc, --desc-a, --desc-b, --tmem-*), the config's fields listed"
+    else:
+        checked = "checked against the config" if config is not None else "decoded (no --mma: nothing to check against)"
+        summary = (f"umma values: {given} descriptor{'' if given == 1 else 's'} {checked},"
+                   f" {count} mismatch{'' if count == 1 else 'es'}")
     if bad:
         summary += f" ({bad[0]})"
     ok = not bad and not problems

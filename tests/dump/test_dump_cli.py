@@ -194,3 +194,15 @@ def test_a_saved_output_without_umma_lines_is_an_input_error(tmp_path: Path, tex
     assert f"--from-log {log}: no `nvfp4ctl:umma k=0 ...` line in it" in flat
     assert "`nvfp4ctl check --dump` on a B200 first" in flat
     assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_simulate_with_no_values_given_says_so_instead_of_checking_the_config_against_itself() -> None:
+    result = invoke("--umma", "--simulate", "--mma", "128,128,64", "--no-cute")
+    assert result.exit_code == 0, result.output
+    assert "umma values: none given" in result.output
+    assert "checked against the config" not in result.output
+
+
+def test_one_descriptor_given_is_counted_as_one() -> None:
+    result = invoke("--umma", "--mma", "128,128,64", "--idesc", "0x08100480", "--no-cute")
+    assert "umma values: 1 descriptor checked against the config" in result.output, result.output

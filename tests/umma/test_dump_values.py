@@ -102,7 +102,7 @@ def test_from_log_names_its_own_option_when_the_log_has_no_lines(tmp_path) -> No
     log = tmp_path / "run.log"
     log.write_text("nothing here\n")
     result = dump("--from-log", str(log))
-    assert result.exit_code == 1 and f"--from-log {log}: the kernel printed no" in " ".join(result.output.split())
+    assert result.exit_code == 2 and f"--from-log {log}: no `nvfp4ctl:umma k=0 ...` line" in " ".join(result.output.split())
 
 
 def test_more_values_than_k_steps_are_refused_not_dropped() -> None:
