@@ -23,6 +23,7 @@ FROM_FLAG = "--task"
 FROM_ENV = f"${Env.TASK}"
 FROM_SEARCH = "found from the current folder"
 SHIPPED = "shipped with nvfp4ctl"
+FROM_TARGET = "beside the --submission"
 
 
 @dataclass(frozen=True)

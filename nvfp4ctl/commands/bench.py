@@ -49,7 +49,8 @@ def command(
     """Time the benchmark shapes the way the leaderboard does, then explain the numbers."""
     from nvfp4ctl.bench.session import BenchPlan, run_bench
     from nvfp4ctl.runner.gpu import gpu_present, run_device
-    from nvfp4ctl.runner.targets import refuse_unloadable, resolve_target, task_for_kernel, task_label
+    from nvfp4ctl.runner.targets import (refuse_unloadable, resolve_target, task_for_kernel, task_for_submission,
+                                         task_label)
     from nvfp4ctl.runner.worker import ChildCrashed, ChildTimeout, Worker
     from nvfp4ctl.task import load_task
 
@@ -57,7 +58,7 @@ def command(
         raise UsageError(f"--max-noise {max_noise:g}: expected a finite percentage above 0")
     if not settle < math.inf:  # click's min=0 lets inf through: the watchdog would call the endless settle a deadlock
         raise UsageError(f"--settle {settle:g}: expected a finite number of seconds")
-    loaded = task_for_kernel(load_task(task), kernel)
+    loaded = task_for_submission(task_for_kernel(load_task(task), kernel), submission)
     target = resolve_target(submission, kernel, loaded)
     problem = get_problem(loaded.problem)
     cases = select_cases(loaded, only or [], shape or [])  # option mistakes first, then "no GPU" (as check)

@@ -42,10 +42,10 @@ def command(
     """Check a kernel's output against the exact reference on task.yml's tests."""
     from nvfp4ctl.check import plan
     from nvfp4ctl.check.run import NO_GPU, CheckSettings
-    from nvfp4ctl.runner.targets import refuse_unloadable, resolve_target, task_for_kernel
+    from nvfp4ctl.runner.targets import refuse_unloadable, resolve_target, task_for_kernel, task_for_submission
 
     console = get_console()
-    loaded = task_for_kernel(plan.load_task_file(task), kernel)
+    loaded = task_for_submission(task_for_kernel(plan.load_task_file(task), kernel), submission)
     target = resolve_target(submission, kernel, loaded)
     # every mistake in the options is said before "no GPU": on a laptop too, a typo is the first thing to fix
     items = plan.select_items(loaded, only or [], shape or [], seed)

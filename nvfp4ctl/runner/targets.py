@@ -118,6 +118,40 @@ def task_for_kernel(task: Any, kernel: Path | None) -> Any:
     return replace(load_task(own.task_file), source=SHIPPED)
 
 
+def task_for_submission(task: Any, submission: Path | None) -> Any:
+    """The task to run a `--submission` on, where it lies under a task.yml of its own that is not the
+    one in use (a GPU MODE folder next to the one the user works in). A task chosen on purpose
+    (--task, $NVFP4CTL_TASK) stays. nvfp4ctl's shipped task gives way to that task.yml, as a folder's
+    own task.yml always does. A task.yml found from the current folder stays if it is for the same
+    problem (a warning names the other file); for another problem the run would fail every test on
+    inputs the submission does not unpack, so that is a usage error saying which task to pass."""
+    from nvfp4ctl.task import load_task, parse_task
+    from nvfp4ctl.workspace import FROM_ENV, FROM_FLAG, FROM_TARGET, find_task_upwards
+
+    if submission is None or task.source in (FROM_FLAG, FROM_ENV) or not submission.is_file():
+        return task
+    own = find_task_upwards(submission.resolve().parent)
+    if own is None or (task.path is not None and own.resolve() == task.path.resolve()):
+        return task
+    if not task.is_users:
+        claim_folder(own.parent)  # the run log goes beside that task.yml
+        return replace(load_task(own), source=FROM_TARGET)
+    try:
+        problem = parse_task(own.read_text(encoding="utf-8"), own).problem
+    except (OSError, UnicodeDecodeError, UsageError):  # a broken task.yml elsewhere is not this run's business
+        return task
+    in_use = task_label(task)
+    if problem != task.problem:
+        raise UsageError(f"--submission {submission}: the task in use, {in_use}, is {task.problem}, but the task.yml"
+                         f" beside the submission ({short_path(own)}) is {problem}; pass --task {short_path(own)},"
+                         f" or run from {short_path(own.parent) or '.'}")
+    from nvfp4ctl.console import get_console
+
+    get_console().warn(f"--submission {submission}: runs on {in_use}, not on the task.yml beside it"
+                       f" ({short_path(own)}); pass --task {short_path(own)} to use that one")
+    return task
+
+
 def _refuse_other_problem(kernel: Path, resolved: Path, problem: str, task: TaskLike | None) -> None:
     """A kernel implements the C ABI of the problem whose API header it includes (none: the GEMM's);
     run on another problem's inputs it would fail every test, or crash, only after its build."""

@@ -215,3 +215,47 @@ def test_with_no_task_of_yours_a_kernel_gets_its_own_problems_task(monkeypatch, 
     (tmp_path / "task.yml").write_text("problem: nvfp4_gemm\ntests:\n  - {m: 128, n: 256, k: 256, l: 1, seed: 1}\n")
     users = load_task()
     assert targets.task_for_kernel(users, naive / "nvfp4_gemv_naive.cu") is users
+
+
+def _task_folder(folder: Path, problem: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    case = "{m: 128, k: 256, l: 1, seed: 1}" if problem == "nvfp4_gemv" else "{m: 128, n: 256, k: 256, l: 1, seed: 1}"
+    (folder / "task.yml").write_text(f"problem: {problem}\ntests:\n  - {case}\n")
+    (folder / "submission.py").write_text("def custom_kernel(data):\n    return data[-1]\n")
+    return folder / "submission.py"
+
+
+def test_a_submission_under_a_task_of_its_own_runs_on_it_or_says_which_to_pass(monkeypatch, tmp_path, capsys):
+    """`check --submission ../gemv/submission.py`: nvfp4ctl's shipped task gives way to the task.yml beside
+    the submission; a task.yml found from the current folder stays when it is for the same problem (a
+    warning names the other) and is a usage error when it is for another; --task always stays."""
+    from nvfp4ctl.task import load_task
+    from nvfp4ctl.workspace import FROM_TARGET, reset
+
+    gemv = _task_folder(tmp_path / "gemv", "nvfp4_gemv")
+    other_gemm = _task_folder(tmp_path / "other_gemm", "nvfp4_gemm")
+    monkeypatch.delenv("NVFP4CTL_TASK", raising=False)
+    monkeypatch.chdir(tmp_path)
+    reset()
+    shipped = load_task()
+    own = targets.task_for_submission(shipped, Path("gemv/submission.py"))
+    assert (own.problem, own.path, own.source) == ("nvfp4_gemv", gemv.parent / "task.yml", FROM_TARGET)
+    assert targets.task_for_submission(shipped, None) is shipped
+
+    here = tmp_path / "work"
+    _task_folder(here, "nvfp4_gemm")
+    monkeypatch.chdir(here)
+    reset()
+    users = load_task()
+    with pytest.raises(UsageError, match=r"the task in use, task.yml \(found from the current folder\), is"
+                                         r" nvfp4_gemm, but the task.yml beside the submission .* is nvfp4_gemv;"
+                                         r" pass --task "):
+        targets.task_for_submission(users, gemv)
+    capsys.readouterr()
+    assert targets.task_for_submission(users, other_gemm) is users
+    assert "not on the task.yml beside it" in capsys.readouterr().err
+    assert targets.task_for_submission(users, here / "submission.py") is users  # its own folder's task
+
+    reset()
+    chosen = load_task(here / "task.yml")  # --task: chosen on purpose
+    assert targets.task_for_submission(chosen, gemv) is chosen
