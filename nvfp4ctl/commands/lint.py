@@ -61,7 +61,8 @@ def command(
         where = short_path(lint_plan.folder) if lint_plan.folder else "."
         raise UsageError(f"nothing to lint in {where or '.'}: no submission*.py, kernels/ or .cu/.cpp/.h sources;"
                          " name a file or folder")
-    report = lint_paths(list(lint_plan.paths), lint_plan.config)
+    report = lint_paths(list(lint_plan.paths), lint_plan.config, own_tasks=lint_plan.own_tasks,
+                        task_file=lint_plan.task_file)
     for link in report.broken_links:
         console.warn(f"{short_path(link)}: broken link (to {link_target(link)}); not checked")
     for path, problem, why in report.other_problems:

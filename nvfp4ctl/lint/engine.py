@@ -18,7 +18,7 @@ from nvfp4ctl.lint.submission import export_problem, is_submission, named_proble
 from nvfp4ctl.lint.waivers import is_waived
 
 
-HEADER_REASON, NAME_REASON = "its nvfp4ctl export header", "its file name"
+HEADER_REASON, NAME_REASON, FOLDER_REASON = "its nvfp4ctl export header", "its file name", "the task.yml above it"
 
 
 def own_problem(source: SourceFile) -> tuple[str, str] | None:
@@ -43,6 +43,30 @@ def _judged_as(own: tuple[str, str] | None, config: LintConfig) -> LintConfig:
     if own is None or own[0] == config.problem:
         return config
     return replace(config, problem=own[0], benchmark_shapes=_shipped_shapes(own[0]))  # that problem's, not the task's
+
+
+def _folder_problem(folder: Path, task_file: Path | None) -> tuple[str, str] | None:
+    """(problem, why) from the nearest task.yml above `folder` where that is not the task in use (a
+    GPU MODE folder linted from another one); None where there is none or it cannot be read."""
+    from nvfp4ctl.workspace import find_task_upwards
+
+    found = find_task_upwards(folder)
+    if found is None or found.resolve() == task_file:
+        return None
+    problem = _task_problem(found.resolve())
+    return (problem, FOLDER_REASON) if problem is not None else None
+
+
+@lru_cache(maxsize=None)
+def _task_problem(task_file: Path) -> str | None:
+    """A task.yml's problem, parsed once per file and process (a folder of submissions under one)."""
+    from nvfp4ctl.errors import UsageError
+    from nvfp4ctl.task import parse_task
+
+    try:
+        return parse_task(task_file.read_text(encoding="utf-8"), task_file).problem
+    except (OSError, UnicodeDecodeError, UsageError):  # a broken task.yml elsewhere: the task in use decides
+        return None
 
 
 @lru_cache(maxsize=None)
@@ -81,8 +105,11 @@ def _diagnostics(source: SourceFile, config: LintConfig) -> list[Diagnostic]:
     return sorted(diagnostics.values(), key=lambda d: (d.line, d.col, d.code))
 
 
-def lint_paths(paths: list[Path], config: LintConfig) -> LintReport:
-    """Lint named files as given, and in folders every C++ file and every submission-like .py file."""
+def lint_paths(paths: list[Path], config: LintConfig, *, own_tasks: bool = False,
+               task_file: Path | None = None) -> LintReport:
+    """Lint named files as given, and in folders every C++ file and every submission-like .py file.
+    With own_tasks a Python file under a task.yml other than `task_file` (the one in use; None:
+    nvfp4ctl's shipped one) that names no problem itself is judged by that task.yml's problem."""
     named = {path.resolve() for path in paths if path.is_file()}
     diagnostics: list[Diagnostic] = []
     checked: list[Path] = []
@@ -96,6 +123,8 @@ def lint_paths(paths: list[Path], config: LintConfig) -> LintReport:
             continue
         checked.append(path)
         own = own_problem(source)
+        if own is None and own_tasks and source.kind == "python":
+            own = _folder_problem(path.resolve().parent, task_file.resolve() if task_file else None)
         if own is not None and own[0] != config.problem:
             other_problems.append((path, *own))
         diagnostics.extend(_diagnostics(source, _judged_as(own, config)))

@@ -16,7 +16,7 @@ from typing import Any
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.lint.source import CPP_SUFFIXES, link_target
 from nvfp4ctl.lint.config import LintConfig, LintSection, parse_section, resolve_config
-from nvfp4ctl.workspace import user_folder
+from nvfp4ctl.workspace import FROM_ENV, FROM_FLAG, user_folder
 
 SUBMISSION_GLOB = "submission*.py"
 
@@ -27,6 +27,10 @@ class LintPlan:
     config: LintConfig
     skipped: tuple[str, ...] = ()  # defaults that do not exist (shown as warnings)
     folder: Path | None = None  # the user's folder the defaults came from
+    # A file under a task.yml other than this one is judged by that task's problem, unless the task
+    # was chosen on purpose ($NVFP4CTL_TASK): own_tasks is False then.
+    task_file: Path | None = None
+    own_tasks: bool = False
 
 
 def _load_task() -> Any:
@@ -57,8 +61,9 @@ def plan(
     folder = user_folder()
     section: LintSection = parse_section(task.lint if task.is_users else None, folder)
     config = resolve_config(section, select, ignore, profile, benchmark_shapes(task), getattr(task, "problem", None))
+    own = {"task_file": task.path if task.is_users else None, "own_tasks": task.source not in (FROM_FLAG, FROM_ENV)}
     if paths:
-        return LintPlan(tuple(paths), config)
+        return LintPlan(tuple(paths), config, **own)
     if section.paths:
         # Paths the user wrote down are as explicit as paths on the command line: a typo must not
         # quietly shrink what is checked, nor read as "nothing to lint" when the folder has files.
@@ -66,9 +71,9 @@ def plan(
             if not path.exists():
                 written = path.relative_to(folder) if path.is_relative_to(folder) else path  # as in task.yml
                 raise UsageError(f"task.yml lint.paths: {written} does not exist")
-        return LintPlan(section.paths, config, (), folder)
+        return LintPlan(section.paths, config, (), folder, **own)
     files, skipped = users_files(task, folder)
-    return LintPlan(files, config, skipped, folder)
+    return LintPlan(files, config, skipped, folder, **own)
 
 
 def users_files(task: Any, folder: Path) -> tuple[tuple[Path, ...], tuple[str, ...]]:

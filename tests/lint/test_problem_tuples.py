@@ -297,3 +297,27 @@ def test_starred_reference_scales_alone_to_an_extension_are_an_error() -> None:
     assert found[0][1] == ("*refs passes the reference scales (sfa_ref, sfb1_ref, sfb2_ref) to mod.dual without the "
                            "permuted ones: the kernel can only be reading the reference scales; pass sfa_permuted, "
                            "sfb1_permuted, sfb2_permuted")
+
+
+def test_a_submission_under_a_task_yml_of_its_own_is_judged_by_that_task(tmp_path: Path, monkeypatch) -> None:
+    """`lint ../nvfp4_dual_gemm` from a GEMM folder (GPU MODE's layout: one folder per problem): the
+    dual GEMM's submission is checked with its own tuple, not the GEMM task's; $NVFP4CTL_TASK, chosen
+    on purpose, still decides."""
+    from typer.testing import CliRunner
+
+    from nvfp4ctl.cli import app
+
+    monkeypatch.delenv("NVFP4CTL_TASK", raising=False)
+    for name, problem in (("gemm", "nvfp4_gemm"), ("dual", "nvfp4_dual_gemm")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "task.yml").write_text(f"problem: {problem}\ntests:\n  - {{m: 128, n: 256, k: 256, l: 1, seed: 1}}\n")
+    clean = "def custom_kernel(data):\n    a, b1, b2, _sa, _s1, _s2, sa, s1, s2, c = data\n    return run(a, b1, b2, sa, s1, s2, c)\n"
+    (tmp_path / "dual" / "submission.py").write_text(clean)
+    monkeypatch.chdir(tmp_path / "gemm")
+    result = CliRunner().invoke(app, ["-v", "lint", "../dual"])
+    assert result.exit_code == 0, result.output
+    assert "NV403" not in result.output
+    assert "checked as nvfp4_dual_gemm (the task.yml above it), not as the task's nvfp4_gemm" in result.output
+    monkeypatch.setenv("NVFP4CTL_TASK", str(tmp_path / "gemm" / "task.yml"))
+    result = CliRunner().invoke(app, ["lint", "../dual"])
+    assert "NV403" in result.output, result.output
