@@ -88,7 +88,7 @@ def show(report: Any, label: str, verbose: bool) -> None:
         console.info(f"resumed: {report.resumed} (candidate, shape) results from the interrupted run", style="dim")
     if report.compile_only:
         columns, rows = render.compile_table(report)
-        console.table(columns, rows, title=f"{label}: {len(rows)} candidate builds ({report.wall_s:.1f} s)")
+        console.table(columns, rows, title=f"{label}: {len(rows)} candidate builds ({report.wall_s:.1f} s)", right_align_from=2)
         for line in render.rejections(report):
             console.info(line)
         console.ok(render.result_line(report))

@@ -23,7 +23,7 @@ def _kib(size: int) -> str:
 
 def compile_table(report: TuneReport) -> tuple[list[str], list[list[object]]]:
     base = report.knobs.defaults()
-    columns = ["candidate", "regs", "static smem", "stack", "spills", "compile", "verdict"]
+    columns = ["candidate", "for", "regs", "static smem", "stack", "spills", "compile", "verdict"]
     rows = []
     for cid in report.configs:  # the order they were asked for: the current table, the start, one knob at a time
         build = report.builds.get(cid)
@@ -31,11 +31,21 @@ def compile_table(report: TuneReport) -> tuple[list[str], list[list[object]]]:
             continue
         compile_text = "cached" if build.cache_hit else f"{build.compile_s:.1f} s"
         built = build.status != COMPILE_ERROR  # a failed compile has no resources to show
-        rows.append([_label(report, cid, base), build.registers if built else "-",
+        rows.append([_label(report, cid, base), _shapes_text(report, report.built_for.get(cid, [])),
+                     build.registers if built else "-",
                      _kib(build.shared_bytes) if built else "-", f"{build.stack_bytes} B" if built else "-",
                      f"{build.spill_bytes} B" if built else "-", compile_text,
                      "ok" if build.usable else f"rejected: {build.status}"])
     return columns, rows
+
+
+def _shapes_text(report: TuneReport, shapes: list[Shape]) -> str:
+    """Which shapes a compile-only candidate stands for: a label of declared defaults plus a shape's
+    dispatch-table entry ("DIRECT_MAX_UNITS=512") means nothing without them."""
+    distinct = list(dict.fromkeys(shapes))
+    if len(distinct) == len(report.shapes) > 1:
+        return "every shape"
+    return ", ".join(shape_key(s) for s in distinct[:2]) + (f" +{len(distinct) - 2}" if len(distinct) > 2 else "")
 
 
 def rejections(report: TuneReport) -> list[str]:

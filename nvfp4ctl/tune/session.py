@@ -49,6 +49,8 @@ class TuneReport:
     gpu: str | None = None
     gpu_busy_s: dict[str, float] = field(default_factory=dict)
     stolen: int = 0  # tasks timed away from their shape's home GPU (balance at the end of a step)
+    # compile-only: the shapes each candidate was built for (a shape's start is its dispatch-table entry)
+    built_for: dict[str, list[Shape]] = field(default_factory=dict)
 
     def current(self, shape: Shape) -> Measurement | None:
         return self.measurements.get((CURRENT, shape))
@@ -200,7 +202,12 @@ def compile_only(knobs: KernelKnobs, start: dict[Shape, Config], evaluator: Eval
                  only: frozenset[str] | None = None) -> TuneReport:
     """Every candidate of one round, built and inspected (regs, smem, spills); nothing timed."""
     started = time.perf_counter()
-    configs: list[Config | None] = [None, *dict.fromkeys(config for config, _ in one_round(knobs, start, only))]
+    requests = one_round(knobs, start, only)
+    configs: list[Config | None] = [None, *dict.fromkeys(config for config, _ in requests)]
+    report = evaluator.report
+    report.built_for[config_id(None)] = list(start)
+    for config, shape in requests:
+        report.built_for.setdefault(config_id(config), []).append(shape)
     evaluator.build_all(configs, "compiling")
     evaluator.report.wall_s = time.perf_counter() - started
     return evaluator.report

@@ -74,3 +74,21 @@ def test_a_runner_up_is_named_and_counts_as_a_lead_of_its_own() -> None:
     assert rows[2][-1] == "dropped: the lead did not hold; runner-up 2, after the faster leads lost"
     assert leads_held(report) == (1, 3)
     assert [r["attempt"] for r in to_dict(report)["rematches"]] == [1, 2, 3]
+
+
+def test_a_compile_only_candidate_names_the_shapes_it_was_built_for() -> None:
+    """A shape's start is its dispatch-table entry: "P=1" alone would not say it is one shape's start."""
+    from nvfp4ctl.tune.render import compile_table
+    from nvfp4ctl.tune.results import BuildResult
+
+    report = TuneReport(knobs=KNOBS, shapes=[A, B], compile_only=True)
+    start = start_configs(KNOBS, [A, B], None)
+    only_b = start[B].with_value("R_P", 1)
+    for config, shapes in ((start[A], [A, B]), (only_b, [B])):
+        report.configs[config.id] = config
+        report.built_for[config.id] = shapes
+        report.builds[config.id] = BuildResult(OK, registers=40, shared_bytes=0, stack_bytes=0,
+                                               spill_bytes=0, compile_s=1.0)
+    columns, rows = compile_table(report)
+    assert columns[:2] == ["candidate", "for"]
+    assert [row[:2] for row in rows] == [["start", "every shape"], ["P=1", "512x512x7168"]]

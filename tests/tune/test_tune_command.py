@@ -31,6 +31,7 @@ def test_compile_only_reports_resources_and_rejects_spills(tiny_copy: Path) -> N
     row = next(line for line in lines if "LIVE=256" in line and "rejected: spills" in line)
     assert "64" in row and "3952 B" in row
     assert any("current table" in line and " ok" in line for line in lines)
+    assert any("LIVE=256" in line and ("every shape" in line or "128x" in line) for line in lines)  # which shapes
     assert "LIVE=256: spills: tiny::chain spills 1976 B / 1976 B" in result.output
     assert "compile-only: 4 builds, 1 rejected" in result.output
     assert tiny_copy.with_name("tiny_dispatch.cuh").read_text() == table_before  # compile-only writes nothing
