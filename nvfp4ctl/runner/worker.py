@@ -155,18 +155,21 @@ class Worker:
 
     def close(self) -> None:
         """Stop the child (politely if idle, SIGKILL if busy, e.g. on Ctrl-C) and remove the logs unless kept."""
-        if self._child is not None:
-            child, self._child = self._child, None
-            if not child.busy:
+        try:
+            if self._child is not None:
+                child, self._child = self._child, None
                 try:
-                    child.conn.send(("stop",))
-                    child.process.join(timeout=2.0)
+                    if not child.busy:
+                        child.conn.send(("stop",))
+                        child.process.join(timeout=2.0)
                 except (OSError, ValueError):
                     pass
-            _kill_group(child.process)
-            child.conn.close()
-        self._logs.remove_unless_kept()
-        _live_workers.discard(self)
+                finally:  # also when a second Ctrl-C or a SIGTERM cuts the polite wait short
+                    _kill_group(child.process)
+                    child.conn.close()
+        finally:
+            self._logs.remove_unless_kept()
+            _live_workers.discard(self)
 
     @property
     def log_path(self) -> Path | None:

@@ -281,3 +281,32 @@ def test_logs_are_removed_unless_a_crash_left_something_to_read(make_target, tmp
             worker.call(CALL, label="test 1", data=None)
     assert caught.value.log_path.read_text().strip() == "last words"
     assert [p.name for p in child_folders()] == [caught.value.log_path.parent.name]
+
+
+def test_an_interrupt_during_the_polite_stop_still_kills_the_group(make_target, tmp_path, monkeypatch):
+    """A second Ctrl-C (or SIGTERM) while close() waits for an idle child to stop: the child and what it
+    started in its process group are killed all the same, and the interrupt goes on."""
+    pid_file = tmp_path / "grandchild.pid"
+    header = f"""
+    import subprocess
+    _helper = subprocess.Popen(["sleep", "3600"])
+    open({str(pid_file)!r}, "w").write(str(_helper.pid))
+    """
+    worker = Worker(make_target("return 1", header), timeout_s=10, device="cpu")
+    pid = worker.call("runner_jobs:child_pid", label="pid")
+    process = worker._child.process
+    join = type(process).join
+
+    def interrupted_join(self, timeout=None):
+        if timeout == 2.0:  # the polite wait for "stop"
+            raise KeyboardInterrupt
+        return join(self, timeout)
+
+    monkeypatch.setattr(type(process), "join", interrupted_join)
+    worker._child.conn.send = lambda message: None  # the child never hears "stop": only the kill ends it
+    with pytest.raises(KeyboardInterrupt):
+        worker.close()
+    monkeypatch.undo()
+    assert _wait_dead(pid), "the child outlived an interrupted close()"
+    assert _wait_dead(int(pid_file.read_text())), "the child's subprocess outlived an interrupted close()"
+    assert worker._child is None
