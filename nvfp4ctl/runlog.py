@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from pathlib import Path
@@ -211,7 +211,7 @@ def _file_itself_locked(memory: Path, timeout_s: float = LOCK_TIMEOUT_S) -> Iter
     deadline = time.monotonic() + timeout_s
     while True:
         try:
-            fd = _open_for_lock(memory)
+            fd, created = _open_for_lock(memory)
         except OSError:
             yield
             return
@@ -225,26 +225,48 @@ def _file_itself_locked(memory: Path, timeout_s: float = LOCK_TIMEOUT_S) -> Iter
                         raise TimeoutError(f"another nvfp4ctl held {memory} for {timeout_s:g} s") from None
                     time.sleep(0.01)
                 except OSError:  # ENOLCK, EBADF (NFS wants a writable file): no lock on the file itself
-                    yield
+                    with _removed_if_left_empty(memory, fd, created):
+                        yield
                     return
             try:
                 current = os.stat(memory)
             except OSError:
                 current = None
             if current is not None and os.path.samestat(current, os.fstat(fd)):
-                yield
+                with _removed_if_left_empty(memory, fd, created):
+                    yield
                 return
         finally:
             os.close(fd)  # releases the flock
 
 
-def _open_for_lock(memory: Path) -> int:
-    """MEMORY.md opened for its lock (made empty when missing: the append writes it at once); read-only
-    when the user made it so (the append replaces it, which needs the folder's permission only)."""
+def _open_for_lock(memory: Path) -> tuple[int, bool]:
+    """MEMORY.md opened for its lock, and whether this call made it (empty: the append writes it at
+    once); read-only when the user made it so (the append replaces it, which needs the folder's
+    permission only)."""
     try:
-        return os.open(memory, os.O_RDWR | os.O_CREAT, 0o666)
+        return os.open(memory, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666), True
+    except FileExistsError:  # the usual case; also a symlink, which O_EXCL never follows
+        pass
+    try:
+        return os.open(memory, os.O_RDWR | os.O_CREAT, 0o666), False
     except PermissionError:
-        return os.open(memory, os.O_RDONLY)
+        return os.open(memory, os.O_RDONLY), False
+
+
+@contextmanager
+def _removed_if_left_empty(memory: Path, fd: int, created: bool) -> Iterator[None]:
+    """A MEMORY.md made only to be locked goes again when the append fails (a full disk, Ctrl-C): the
+    user must not find an empty file where there was none. Removed only while it is still the file
+    made here and still empty, so no line another writer appended is lost."""
+    try:
+        yield
+    except BaseException:
+        if created:
+            with suppress(OSError):
+                if os.fstat(fd).st_size == 0 and os.path.samestat(os.stat(memory), os.fstat(fd)):
+                    os.unlink(memory)
+        raise
 
 
 def append(entry: RunEntry, memory: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import multiprocessing
 import signal
@@ -11,6 +12,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from nvfp4ctl import runlog
@@ -90,6 +92,29 @@ def test_missing_memory_file_is_created_with_the_section(tmp_path):
     memory = tmp_path / "sub" / "MEMORY.md"
     runlog.append(_entry("first"), memory)
     assert memory.read_text().startswith(runlog.HEADING + "\n\n" + runlog.PREAMBLE + "\n\n- ")
+
+
+@pytest.mark.parametrize("failure", [OSError(errno.ENOSPC, "No space left on device"), KeyboardInterrupt()],
+                         ids=["disk-full", "interrupted"])
+@pytest.mark.parametrize("notes", [None, NOTES], ids=["new-file", "users-notes"])
+def test_a_failed_append_leaves_memory_md_as_it_was(tmp_path, monkeypatch, failure, notes):
+    """The first append makes MEMORY.md to lock it: when the write then fails, no empty file is left
+    behind (a later `init` or the user would find an empty MEMORY.md); the user's notes stay as they were."""
+    memory = tmp_path / "MEMORY.md"
+    if notes is not None:
+        memory.write_bytes(notes.encode())
+
+    def fails(path, data):
+        raise failure
+
+    monkeypatch.setattr(runlog, "write_bytes_atomic", fails)
+    with pytest.raises(type(failure)):
+        runlog.append(_entry("lost"), memory)
+    if notes is None:
+        assert not memory.exists(), "a failed first append left an empty MEMORY.md"
+    else:
+        assert memory.read_bytes() == notes.encode()
+    assert [p.name for p in tmp_path.iterdir()] == ([] if notes is None else ["MEMORY.md"])
 
 
 def test_entry_line_round_trip():
