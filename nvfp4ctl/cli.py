@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import os
@@ -28,11 +29,11 @@ _RECORDED: set[str] = set()  # the commands whose runs, parse errors included, g
 def _record(outcome: Outcome) -> Outcome:
     """Append the run's line; returns the outcome to exit with (interrupted, when Ctrl-C or SIGTERM came
     while the line was written: the append replaces MEMORY.md in one step, so it is whole or absent)."""
-    from nvfp4ctl import runlog  # here: `--help` never needs it
-
     memory = None
     written = False
     try:
+        from nvfp4ctl import runlog  # here: `--help` never needs it
+
         memory = workspace.memory_path()
         with sigterm_as_ctrl_c():
             runlog.append(runlog.make_entry(outcome, sys.argv[1:], workspace.user_folder()), memory)
@@ -73,6 +74,12 @@ class _LoggedGroup(TyperGroup):
                 workspace.reset()
                 _record(Outcome(result=f"error: {error.format_message().splitlines()[0]}", exit_code=ExitCode.USAGE))
             raise
+        except KeyboardInterrupt:
+            # Ctrl-C outside a command's own handling (its options being read, a second Ctrl-C after
+            # its run-log line): typer would end it as "Aborted!" with exit 1 (older typers) or with
+            # 130 and no word; it ends as every interrupted command does
+            _say_interrupted()
+            raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
 
 
 app = typer.Typer(
@@ -150,27 +157,42 @@ def _stopped(result: str, exit_code: ExitCode) -> Outcome:
                    target_source=noted[1] if noted else None)
 
 
+def _say_interrupted() -> None:
+    with contextlib.suppress(KeyboardInterrupt):  # yet another Ctrl-C: the exit code still says it
+        get_console().error("interrupted")
+
+
+def _run(command: Callable[..., Outcome], added: list[str], args: tuple, kwargs: dict[str, object]) -> Outcome:
+    """The command's outcome; its errors and Ctrl-C turned into one line and the outcome that says so.
+    Its set-up is inside the handling too, so a Ctrl-C at any point of the run is "interrupted"."""
+    try:
+        for name in added:  # -q/-v given after the subcommand
+            if kwargs.pop(name, False):
+                set_verbosity(QUIET if name == "quiet" else VERBOSE)
+        workspace.reset()
+        with sigterm_as_ctrl_c():  # `kill PID` stops the child and logs the run, as Ctrl-C does
+            return command(*args, **kwargs)
+    except (NvfpError, OSError) as caught:
+        error = caught if isinstance(caught, NvfpError) else _cache_folder_error(caught)
+        if error is None:
+            raise
+        get_console().error(str(error))
+        return _stopped(f"error: {str(error).splitlines()[0] if str(error) else type(error).__name__}",
+                        error.exit_code)
+    except KeyboardInterrupt:
+        get_console().error("interrupted")
+        return _stopped("interrupted", ExitCode.INTERRUPTED)
+
+
 def _logged(name: str, command: Callable[..., Outcome], record: bool = True) -> Callable[..., None]:
     """Run a command, show a failure as one red line, append the run log, exit with the code."""
 
     @functools.wraps(command)
     def wrapper(*args: object, **kwargs: object) -> None:
-        for name in added:  # -q/-v given after the subcommand
-            if kwargs.pop(name, False):
-                set_verbosity(QUIET if name == "quiet" else VERBOSE)
-        workspace.reset()
         try:
-            with sigterm_as_ctrl_c():  # `kill PID` stops the child and logs the run, as Ctrl-C does
-                outcome = command(*args, **kwargs)
-        except (NvfpError, OSError) as caught:
-            error = caught if isinstance(caught, NvfpError) else _cache_folder_error(caught)
-            if error is None:
-                raise
-            get_console().error(str(error))
-            outcome = _stopped(f"error: {str(error).splitlines()[0] if str(error) else type(error).__name__}",
-                               error.exit_code)
-        except KeyboardInterrupt:
-            get_console().error("interrupted")
+            outcome = _run(command, added, args, kwargs)
+        except KeyboardInterrupt:  # a second Ctrl-C while the first one's (or an error's) line was shown
+            _say_interrupted()
             outcome = _stopped("interrupted", ExitCode.INTERRUPTED)
         if record:
             outcome = _record(outcome)

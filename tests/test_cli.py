@@ -68,6 +68,69 @@ def test_interrupt_is_reported_and_logged(monkeypatch):
     assert runlog.read(memory_path())[-1].result == "interrupted"
 
 
+def _interrupted_once(real):
+    """`real`, except that its first call is cut short by Ctrl-C."""
+    calls = []
+
+    def step(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    return step
+
+
+def test_ctrl_c_while_a_command_starts_is_the_tools_interrupt(monkeypatch):
+    """Before the command body runs (the command's set-up in the CLI): "interrupted", exit 130 and the
+    run-log line, never click's "Aborted!" (exit 1, or a silent 130 with newer typers)."""
+    from nvfp4ctl import workspace
+
+    monkeypatch.setattr(workspace, "reset", _interrupted_once(workspace.reset))
+    result = CliRunner().invoke(app, ["dump", "--umma", "--no-cute"])
+    assert (result.exit_code, "Aborted" in result.output) == (130, False), result.output
+    assert "error: interrupted" in result.output
+    assert runlog.read(memory_path())[-1].result == "interrupted"
+
+
+def test_a_second_ctrl_c_while_an_error_is_shown_is_the_tools_interrupt(three_tests, monkeypatch):
+    from nvfp4ctl.console import Console
+
+    monkeypatch.setattr(Console, "error", _interrupted_once(Console.error))
+    result = CliRunner().invoke(app, ["check", "--only", "11"])  # a usage error, cut short while shown
+    assert (result.exit_code, "Aborted" in result.output) == (130, False), result.output
+    assert "error: interrupted" in result.output
+    assert runlog.read(memory_path())[-1].result == "interrupted"
+
+
+def test_ctrl_c_while_the_global_options_are_read_is_the_tools_interrupt(monkeypatch):
+    from nvfp4ctl import cli
+
+    monkeypatch.setattr(cli, "set_verbosity", _interrupted_once(cli.set_verbosity))
+    result = CliRunner().invoke(app, ["-q", "dump", "--umma", "--no-cute"])
+    assert (result.exit_code, "Aborted" in result.output) == (130, False), result.output
+    assert "error: interrupted" in result.output
+
+
+def test_ctrl_c_while_the_run_log_module_loads_is_the_tools_interrupt(monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def importing(name, globals=None, locals=None, fromlist=(), level=0):
+        if name == "nvfp4ctl" and fromlist and "runlog" in fromlist:
+            monkeypatch.setattr(builtins, "__import__", real_import)
+            raise KeyboardInterrupt
+        return real_import(name, globals, locals, fromlist, level)
+
+    before = len(runlog.read(memory_path()))
+    monkeypatch.setattr(builtins, "__import__", importing)
+    result = CliRunner().invoke(app, ["dump", "--umma", "--no-cute"])
+    assert (result.exit_code, "Aborted" in result.output) == (130, False), result.output
+    assert "run log not written: interrupted" in result.output
+    assert len(runlog.read(memory_path())) == before
+
+
 def test_an_interrupt_while_the_run_log_is_written_is_one_line_not_a_traceback(monkeypatch):
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
