@@ -73,13 +73,21 @@ def describe_device(device: str) -> str | None:
     return f"{torch.cuda.get_device_name()} (sm_{major}{minor})"
 
 
+PR_SET_PDEATHSIG = 1
+GROUP_REAPER_SIGNAL = signal.SIGUSR1  # what the reaper gets when this child dies
+
+
+def _set_death_signal(signum: int) -> bool:
+    """Linux: have the kernel send `signum` to this process when its parent dies."""
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signum) == 0
+    except (OSError, AttributeError):
+        return False
+
+
 def _die_with_parent() -> None:
     """Linux: SIGKILL this child when the parent dies, so a kernel stuck in C never outlives us."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
+    _set_death_signal(signal.SIGKILL)
     parent = os.getppid()
 
     def watch() -> None:  # fallback where prctl is missing; also covers a parent that died early
@@ -89,6 +97,33 @@ def _die_with_parent() -> None:
             time.sleep(1.0)
 
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+def _start_group_reaper() -> None:
+    """Fork a small process into this child's process group that SIGKILLs the whole group once this
+    child is gone, whatever ended it.
+
+    When the parent dies (SIGKILL, a lost terminal) the kernel kills this child through its death
+    signal, even inside a CUDA call, where no Python handler of ours could run; but what the child
+    started in its own group (nvcc, ninja, a helper) would run on as orphans, with nobody left to kill
+    the group. The reaper idles in sigwait, so it always runs: its own death signal comes when this
+    child dies. Forked before any thread or CUDA context exists; it holds none of the child's pipes,
+    so the parent still sees EOF when the child dies."""
+    if not hasattr(os, "fork"):
+        return
+    child = os.getpid()
+    if os.fork() != 0:
+        return
+    try:  # the reaper: never returns into the child's code
+        signal.pthread_sigmask(signal.SIG_BLOCK, {GROUP_REAPER_SIGNAL})  # pending until sigwait takes it
+        os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+        if not _set_death_signal(GROUP_REAPER_SIGNAL):
+            os._exit(0)  # no death signal here: the parent's kill of the group is all there is
+        while os.getppid() == child:  # also covers a child gone before the death signal was set
+            signal.sigwait({GROUP_REAPER_SIGNAL})
+        os.killpg(0, signal.SIGKILL)  # this child's group, the reaper included
+    finally:
+        os._exit(0)
 
 
 def _redirect_output(log_path: str) -> None:
@@ -111,6 +146,7 @@ def child_main(conn: Connection, target: TargetSpec, device: str, log_path: str,
     os.environ.update(env or {})  # before torch is imported: CUDA reads CUDA_VISIBLE_DEVICES at init
     os.setsid()  # own process group: the watchdog kills it and everything it started
     _redirect_output(log_path)
+    _start_group_reaper()
     _die_with_parent()
     kernel: Callable[[tuple], Any] | None = None
     while True:

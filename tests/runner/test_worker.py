@@ -250,6 +250,49 @@ def test_child_dies_with_its_parent(make_target, tmp_path, signum):
     assert not _alive(child)
 
 
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGHUP], ids=["parent-killed", "parent-hung-up"])
+@pytest.mark.parametrize(
+    "body, header",
+    [("time.sleep(3600)", "import time"), ("ctypes.PyDLL(None).sleep(3600)", "import ctypes")],
+    ids=["python-sleep", "c-sleep-holding-gil"],
+)
+def test_the_childs_process_group_dies_with_its_parent(make_target, tmp_path, signum, body, header):
+    """The parent SIGKILLed (or its terminal gone): the child dies of PR_SET_PDEATHSIG, and what it
+    started in its own process group (a compiler, a helper) goes too, even while the child is stuck in
+    C code holding the GIL, where no Python-level handler of the child could run."""
+    pid_file = tmp_path / "grandchild.pid"
+    target = make_target(body, f"""{header}
+import subprocess
+_helper = subprocess.Popen(["sleep", "3600"])
+open({str(pid_file)!r}, "w").write(str(_helper.pid))
+""")
+    script = tmp_path / "parent.py"
+    script.write_text(textwrap.dedent(f"""
+        import sys
+        sys.path[:0] = {sys.path!r}
+        from pathlib import Path
+        from nvfp4ctl.runner.targets import TargetSpec
+        from nvfp4ctl.runner.worker import Worker
+        if __name__ == "__main__":
+            with Worker(TargetSpec("submission", Path({str(target.path)!r}), "s"), timeout_s=60, device="cpu") as worker:
+                print(worker.call("runner_jobs:child_pid", label="pid"), flush=True)
+                worker.call("runner_jobs:call_target", label="hang", data=None)
+    """))
+    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    child = int(parent.stdout.readline())
+    grandchild = int(pid_file.read_text())
+    time.sleep(0.3)  # let the job reach custom_kernel
+    parent.send_signal(signum)
+    parent.wait(timeout=10)
+    try:
+        assert _wait_dead(child, 5.0), "the child outlived its parent"
+        assert _wait_dead(grandchild, 5.0), "the child's subprocess outlived the parent"
+    finally:
+        for pid in (child, grandchild):
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)  # not left running by the test either
+
+
 @pytest.mark.parametrize(
     "error, crash",
     [
