@@ -20,7 +20,7 @@ from nvfp4ctl.commands import bench, build, check, dump, export, init, lint, log
 from nvfp4ctl.console import NORMAL, QUIET, VERBOSE, get_console, set_verbosity
 from nvfp4ctl.env import Env, env_flag, env_str
 from nvfp4ctl.errors import ExitCode, NvfpError, UsageError, os_reason
-from nvfp4ctl.interrupts import sigterm_as_ctrl_c
+from nvfp4ctl.interrupts import stop_signals_as_ctrl_c
 from nvfp4ctl.outcome import Outcome
 
 _RECORDED: set[str] = set()  # the commands whose runs, parse errors included, go to the run log
@@ -35,7 +35,7 @@ def _record(outcome: Outcome) -> Outcome:
         from nvfp4ctl import runlog  # here: `--help` never needs it
 
         memory = workspace.memory_path()
-        with sigterm_as_ctrl_c():
+        with stop_signals_as_ctrl_c():
             runlog.append(runlog.make_entry(outcome, sys.argv[1:], workspace.user_folder()), memory)
             written = True
     except KeyboardInterrupt:
@@ -158,7 +158,9 @@ def _stopped(result: str, exit_code: ExitCode) -> Outcome:
 
 
 def _say_interrupted() -> None:
-    with contextlib.suppress(KeyboardInterrupt):  # yet another Ctrl-C: the exit code still says it
+    # yet another Ctrl-C, or a terminal that is gone (SIGHUP; writing to it fails): the exit code and
+    # the run log still say it
+    with contextlib.suppress(KeyboardInterrupt, OSError):
         get_console().error("interrupted")
 
 
@@ -170,7 +172,7 @@ def _run(command: Callable[..., Outcome], added: list[str], args: tuple, kwargs:
             if kwargs.pop(name, False):
                 set_verbosity(QUIET if name == "quiet" else VERBOSE)
         workspace.reset()
-        with sigterm_as_ctrl_c():  # `kill PID` stops the child and logs the run, as Ctrl-C does
+        with stop_signals_as_ctrl_c():  # `kill PID`, a lost terminal: child stopped, run logged, as for Ctrl-C
             return command(*args, **kwargs)
     except (NvfpError, OSError) as caught:
         error = caught if isinstance(caught, NvfpError) else _cache_folder_error(caught)
@@ -180,7 +182,7 @@ def _run(command: Callable[..., Outcome], added: list[str], args: tuple, kwargs:
         return _stopped(f"error: {str(error).splitlines()[0] if str(error) else type(error).__name__}",
                         error.exit_code)
     except KeyboardInterrupt:
-        get_console().error("interrupted")
+        _say_interrupted()
         return _stopped("interrupted", ExitCode.INTERRUPTED)
 
 

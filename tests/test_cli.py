@@ -250,3 +250,51 @@ def test_help_names_no_checkout_path_a_wheel_user_lacks(command):
     assert relative == [], relative
     for absolute in re.findall(r"(?<![\w.-])/[\w./-]+\.(?:cu|md)\b", unwrapped):
         assert Path(absolute).is_file(), absolute
+
+
+@pytest.mark.parametrize("signum", ["SIGTERM", "SIGHUP"])
+def test_stop_signals_raise_ctrl_c_inside_the_block_only(signum):
+    import os
+    import signal
+
+    from nvfp4ctl.interrupts import stop_signals_as_ctrl_c
+
+    number = getattr(signal, signum)
+    before = signal.getsignal(number)
+    with pytest.raises(KeyboardInterrupt), stop_signals_as_ctrl_c():
+        os.kill(os.getpid(), number)
+    assert signal.getsignal(number) == before
+
+
+def test_a_hangup_ignored_by_nohup_stays_ignored():
+    import signal
+
+    from nvfp4ctl.interrupts import stop_signals_as_ctrl_c
+
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        with stop_signals_as_ctrl_c():
+            assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+            assert signal.getsignal(signal.SIGTERM) is signal.default_int_handler
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGHUP, previous)
+
+
+def test_an_interrupt_whose_message_cannot_be_written_is_still_130_and_logged(monkeypatch):
+    """The terminal is gone (SIGHUP): writing "interrupted" to it fails; the exit code and the run log
+    still say what happened."""
+    from nvfp4ctl.console import Console
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    def terminal_gone(self, message):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(plan, "load_task_file", interrupted)
+    monkeypatch.setattr(Console, "error", terminal_gone)
+    monkeypatch.setenv("NVFP4CTL_DEVICE", "cpu")
+    result = CliRunner().invoke(app, ["check"])
+    assert result.exit_code == 130, result.output
+    assert runlog.read(memory_path())[-1].result == "interrupted"

@@ -41,9 +41,9 @@ def command(
     json: Annotated[bool, typer.Option("--json", help="Print the report as JSON instead of tables.")] = False,
 ) -> Outcome:
     """Try each knob's values per shape (checked, then timed short), write the winners into the dispatch table."""
-    from nvfp4ctl.interrupts import sigterm_as_ctrl_c  # also set by the CLI; here for callers of command()
+    from nvfp4ctl.interrupts import stop_signals_as_ctrl_c  # also set by the CLI; here for callers of command()
 
-    with sigterm_as_ctrl_c():  # `kill PID`: pools closed, workers killed, exit 130 (interrupts.py)
+    with stop_signals_as_ctrl_c():  # `kill PID`: pools closed, workers killed, exit 130 (interrupts.py)
         return _tune(kernel, shapes, budget, gpus, compile_only, knobs, rounds, fresh, no_write, task, timeout, json)
 
 

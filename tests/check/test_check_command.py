@@ -210,10 +210,12 @@ def test_a_crash_on_every_test_prints_its_traceback_once(fake_task):
     assert "0/3 pass, 3 crash (tests 1, 2, 3)" in result.output
 
 
+@pytest.mark.parametrize("signum", ["SIGTERM", "SIGHUP"])
 @pytest.mark.parametrize("command", [["check", "--no-probe"], ["bench", "--max-repeats", "3"]])
-def test_sigterm_ends_the_run_like_ctrl_c(tmp_path, command):
-    """`kill PID` (a CI timeout, a job scheduler) on a check or bench whose kernel hangs: the child's
-    whole group is killed, the run log gets its line ("interrupted", exit 130), as for Ctrl-C."""
+def test_sigterm_ends_the_run_like_ctrl_c(tmp_path, command, signum):
+    """`kill PID` (a CI timeout, a job scheduler) or a lost terminal (SIGHUP) on a check or bench whose
+    kernel hangs: the child's whole group is killed, the run log gets its line ("interrupted", exit
+    130), as for Ctrl-C."""
     import os
     import signal
     import subprocess
@@ -245,7 +247,7 @@ def test_sigterm_ends_the_run_like_ctrl_c(tmp_path, command):
             time.sleep(0.1)
         helper = int(helper_pid.read_text())
         time.sleep(2.0)  # the target is loaded; the job is on its way into custom_kernel
-        parent.send_signal(signal.SIGTERM)
+        parent.send_signal(getattr(signal, signum))
         assert parent.wait(timeout=30) == ExitCode.INTERRUPTED, parent.stderr.read()
     finally:
         if parent.poll() is None:
