@@ -24,6 +24,7 @@ def _fakes_importable_in_child(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) 
 def fake_task(monkeypatch: pytest.MonkeyPatch) -> Callable[..., FakeTask]:
     """Make `check` read a FakeTask and run on CPU (fake_problem's parse_shape builds FakeCases for --shape)."""
     from nvfp4ctl.check import plan
+    from nvfp4ctl.runner import targets
 
     monkeypatch.setenv("NVFP4CTL_DEVICE", "cpu")
     monkeypatch.delenv("NVFP4CTL_TIMEOUT", raising=False)
@@ -31,6 +32,8 @@ def fake_task(monkeypatch: pytest.MonkeyPatch) -> Callable[..., FakeTask]:
     def install(tests: tuple[FakeCase, ...] = SMALL_TESTS, **fields: Any) -> FakeTask:
         task = FakeTask(tests=tests, **fields)
         monkeypatch.setattr(plan, "load_task_file", lambda path: task)
+        # the fake targets lie under this repository's task.yml, which would replace a shipped task
+        monkeypatch.setattr(targets, "task_for_submission", lambda loaded, submission: loaded)
         return task
 
     return install
