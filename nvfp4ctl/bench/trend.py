@@ -76,7 +76,6 @@ def collect(entries: Iterable[RunEntry], root: Path, target: Path | None = None,
     reads the same from every checkout: they are read against `root`, this checkout. `target` keeps
     only that file's runs, matched in this checkout or in `log_project`, the project the log lives
     in; `last` keeps each group's most recent runs."""
-    wanted = target.resolve() if target is not None else None
     base = root.resolve()
     groups: dict[tuple[str, str], Trend] = {}
     order: dict[tuple[str, str], int] = {}
@@ -88,18 +87,41 @@ def collect(entries: Iterable[RunEntry], root: Path, target: Path | None = None,
         if bench is None or not path:
             continue
         resolved = (root / path).resolve()
-        if wanted is not None and wanted != resolved and (log_project is None or wanted != (log_project / path).resolve()):
+        if target is not None and not _names(target, path, root, log_project):
             continue
-        # Older lines logged absolute paths: the same file, so the same group, named as newer lines name it.
-        shown = str(resolved.relative_to(base)) if resolved.is_relative_to(base) else path
         key = (str(resolved), entry.gpu)
-        groups.setdefault(key, Trend(shown, entry.gpu)).runs.append(Run(entry.time, entry.commit, digest, bench))
+        groups.setdefault(key, Trend(_shown(path, base), entry.gpu)).runs.append(Run(entry.time, entry.commit, digest, bench))
         order[key] = index
     trends = [groups[key] for key in sorted(groups, key=lambda k: -order[k])]
     if last:
         for trend in trends:
             trend.runs = trend.runs[-last:]
     return trends
+
+
+def logged_targets(entries: Iterable[RunEntry], root: Path) -> list[str]:
+    """Every file the run log names as a target, by any command, as `collect` names them, sorted."""
+    base = root.resolve()
+    return sorted({_shown(path, base) for path, _ in map(split_target, (e.target for e in entries)) if path})
+
+
+def is_logged(entries: Iterable[RunEntry], root: Path, target: Path, log_project: Path | None = None) -> bool:
+    """Whether any run, by any command and whatever its result, had `target` (matched as `collect` does)."""
+    return any(path and _names(target, path, root, log_project)
+               for path, _ in map(split_target, (e.target for e in entries)))
+
+
+def _names(target: Path, logged: str, root: Path, log_project: Path | None) -> bool:
+    """Whether a logged path is the target file, read in this checkout or in the log's own project."""
+    wanted = target.resolve()
+    return wanted == (root / logged).resolve() or (log_project is not None and wanted == (log_project / logged).resolve())
+
+
+def _shown(logged: str, base: Path) -> str:
+    """A logged path as the trend names it. Older lines logged absolute paths: the same file, so the
+    same group, named as newer lines name it."""
+    resolved = (base / logged).resolve()
+    return str(resolved.relative_to(base)) if resolved.is_relative_to(base) else logged
 
 
 def _label(value: float) -> str:

@@ -63,7 +63,12 @@ def _show_trend(entries: list, last: int, target: Path | None, shapes: list[str]
     from nvfp4ctl.workspace import user_folder
 
     console = get_console()
-    found = trends.collect(entries, user_folder(), target, last, _log_project(memory_path()))
+    root, log_project = user_folder(), _log_project(memory_path())
+    found = trends.collect(entries, root, target, last, log_project)
+    logged = trends.logged_targets(entries, root)
+    if not found and target is not None and logged and not trends.is_logged(entries, root, target, log_project):
+        # a typo, or a file never run: the same as an unknown --shape, not "run bench" for a file that may not exist
+        raise UsageError(f"--target {target}: no logged run had it; logged: {', '.join(logged)}")
     if not found:
         where = f" of {target}" if target is not None else ""
         console.info(f"no successful bench{where} in the run log ({memory_path()}) yet: run nvfp4ctl bench")

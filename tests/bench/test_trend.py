@@ -149,7 +149,20 @@ def test_log_trend_of_another_projects_log_names_its_files(tmp_path: Path, monke
     shared = CliRunner().invoke(app, ["log", "--trend", "--target", "kernels/sm90/k.cu"])
     assert f"kernels/sm90/k.cu on {H100}: 4 bench(es)" in shared.output
     missing = CliRunner().invoke(app, ["log", "--trend", "--target", str(other / "kernels" / "other.cu")])
-    assert "no successful bench of" in missing.output
+    assert missing.exit_code == 2
+    assert missing.output == f"error: --target {other / 'kernels' / 'other.cu'}: no logged run had it; logged: kernels/sm90/k.cu\n"
+
+
+def test_log_trend_of_a_target_never_logged_is_a_usage_error_listing_the_logged_ones(logged: Path) -> None:
+    runlog.append(runlog.RunEntry("2026-11-26T03:00:00Z", "nvfp4ctl check", "submission.py@0123456789ab", "bbbbbbb",
+                                  H100, "1", "9/10 pass"), logged)
+    typo = CliRunner().invoke(app, ["log", "--trend", "--target", "nosuch.cu"])
+    assert typo.exit_code == 2
+    assert typo.output == "error: --target nosuch.cu: no logged run had it; logged: kernels/sm90/k.cu, submission.py\n"
+    # logged, but never benched successfully: nothing wrong with the name, a bench is what is missing
+    unbenched = CliRunner().invoke(app, ["log", "--trend", "--target", "submission.py"])
+    assert unbenched.exit_code == 0
+    assert "no successful bench of submission.py" in unbenched.output and "run nvfp4ctl bench" in unbenched.output
 
 
 def test_a_bench_logged_with_q_before_its_name_is_a_data_point(tmp_path: Path) -> None:
