@@ -60,7 +60,8 @@ def command(
     if not lint_plan.paths:
         where = short_path(lint_plan.folder) if lint_plan.folder else "."
         raise UsageError(f"nothing to lint in {where or '.'}: no submission*.py, kernels/ or .cu/.cpp/.h sources;"
-                         " name a file or folder")
+                         " name a file or folder (`nvfp4ctl lint .` checks every .py that defines or imports"
+                         " custom_kernel)")
     report = lint_paths(list(lint_plan.paths), lint_plan.config, own_tasks=lint_plan.own_tasks,
                         task_file=lint_plan.task_file)
     for link in report.broken_links:
@@ -74,6 +75,8 @@ def command(
             console.warn(f'{short_path(path)}: not a Python or C++ source: only NV101 (the word "stream") applies')
     for path in report.not_submissions:
         console.detail(f"{path}: skipped, not a submission (no custom_kernel, not named submission*.py)")
+    if not report.files:  # "All checks passed (0 files checked)" would read as a clean bill
+        raise UsageError(_nothing_found(lint_plan.paths, len(report.not_submissions)))
     if output_format is OutputFormat.json:
         console.json(json_render.payload(report))
     else:
@@ -83,3 +86,12 @@ def command(
     return Outcome(result=concise.counts(report),
                    exit_code=ExitCode.FAILURES if report.errors else ExitCode.OK,
                    target=single)
+
+
+def _nothing_found(paths: tuple[Path, ...], skipped: int) -> str:
+    """The one line for folders that hold nothing lint checks: what it looked for there."""
+    from nvfp4ctl.lint.render.concise import plural
+
+    others = f"; not submissions: {plural(skipped, '.py file')} (-v names them)" if skipped else ""
+    return (f"nothing to lint in {', '.join(short_path(p) for p in paths)}: no C++/CUDA source (.cu .cuh .cpp .h .hpp)"
+            f" and no submission (a .py file that defines or imports custom_kernel, or is named submission*.py){others}")

@@ -247,3 +247,24 @@ def test_a_submission_that_does_not_parse_fails_lint(project: Path) -> None:
     result = runner.invoke(app, ["lint", "broken.py"])
     assert result.exit_code == 1, result.output  # the leaderboard's `python submission.py` fails on it
     assert "broken.py:1:18: NV001 not valid Python 3." in result.output and "1 error" in result.output
+
+
+def test_a_named_folder_with_nothing_to_check_is_exit_2_saying_what_was_looked_for(project: Path) -> None:
+    (project / "emptydir").mkdir()
+    empty = runner.invoke(app, ["lint", "emptydir/"])
+    assert empty.exit_code == 2
+    assert empty.output == ("error: nothing to lint in emptydir: no C++/CUDA source (.cu .cuh .cpp .h .hpp) and no"
+                            " submission (a .py file that defines or imports custom_kernel, or is named submission*.py)\n")
+    (project / "scripts").mkdir()
+    (project / "scripts" / "plot.py").write_text("print('a helper, not a submission')\n")
+    scripts = runner.invoke(app, ["lint", "scripts"])
+    assert scripts.exit_code == 2
+    assert scripts.output.endswith("; not submissions: 1 .py file (-v names them)\n")
+
+
+def test_bare_lint_with_nothing_to_check_points_at_the_folder_rule(project: Path) -> None:
+    """Bare lint takes your submission*.py, kernels/ and C++; drafts under other names need `lint .`."""
+    result = runner.invoke(app, ["lint"])
+    assert result.exit_code == 2
+    assert "`nvfp4ctl lint .` checks every .py that defines or imports custom_kernel" in result.output
+    assert runner.invoke(app, ["lint", "."]).exit_code == 1  # clean.py, warns.py and errs.py: errs.py has errors
