@@ -53,7 +53,7 @@ def init_project(problem: Any, folder: Path) -> Scaffold:
     targets = [folder / name for name in FILES]
     existing = [path.name for path in targets if path.exists()]
     if existing:
-        raise UsageError(f"{folder}: {', '.join(existing)} already there; nvfp4ctl init overwrites nothing")
+        raise UsageError(_refusal(folder, existing))
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"{folder}: not a folder")
     starter = shipped("kernels") / problem.fallback_submission  # the wheel's copy, else the checkout's
@@ -71,6 +71,21 @@ def init_project(problem: Any, folder: Path) -> Scaffold:
     except OSError as error:  # a parent that is a file, a read-only place, a full disk
         raise UsageError(f"cannot write into {folder}: {os_reason(error, folder)}") from None
     return Scaffold(folder, tuple(targets))
+
+
+def _refusal(folder: Path, existing: list[str]) -> str:
+    """What is there, what init therefore did not write, and the two ways on: the three files go together,
+    so a user's own submission.py alone stops the task.yml and MEMORY.md too."""
+    missing = [name for name in FILES if name not in existing]
+    verb = "is" if len(existing) == 1 else "are"
+    unwritten = {0: "", 1: f" (not {missing[0]} either", 2: f" (neither {' nor '.join(missing)}"}[len(missing)]
+    unwritten += ": it writes all three or none)" if missing else ""
+    return (f"{folder}: {_and(existing)} {verb} already there, so init wrote nothing{unwritten};"
+            f" init another folder, or rename or remove {_and(existing)}")
+
+
+def _and(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def _with_submission(task_text: str) -> str:

@@ -29,8 +29,22 @@ def test_init_refuses_to_overwrite(tmp_path: Path) -> None:
     (tmp_path / "MEMORY.md").write_text("my notes\n")
     result = CliRunner().invoke(app, ["init", "--problem", "nvfp4_gemv", str(tmp_path)])
     assert result.exit_code == 2
-    assert "MEMORY.md already there; nvfp4ctl init overwrites nothing" in result.output
+    assert (f"error: {tmp_path}: MEMORY.md is already there, so init wrote nothing (neither task.yml nor"
+            " submission.py: it writes all three or none); init another folder, or rename or remove MEMORY.md"
+            in " ".join(result.output.split()))
     assert not (tmp_path / "task.yml").exists() and (tmp_path / "MEMORY.md").read_text() == "my notes\n"
+
+
+def test_init_beside_your_own_submission_says_what_it_did_not_write(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "submission.py").write_text("def custom_kernel(data): ...\n")
+    (tmp_path / "task.yml").write_text("tests: []\n")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["init", "--problem", "nvfp4_gemv"])
+    assert result.exit_code == 2
+    assert result.output == ("error: .: task.yml and submission.py are already there, so init wrote nothing"
+                             " (not MEMORY.md either: it writes all three or none); init another folder,"
+                             " or rename or remove task.yml and submission.py\n")
+    assert not (tmp_path / "MEMORY.md").exists()
 
 
 def test_unknown_problem_is_one_line(tmp_path: Path) -> None:
