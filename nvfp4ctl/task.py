@@ -121,7 +121,7 @@ def parse_task(text: str, path: Path | None = None) -> Task:
         finally:
             loader.dispose()
     except yaml.YAMLError as error:
-        raise UsageError(f"{where}: invalid YAML: {_yaml_problem(error)}") from None
+        raise UsageError(_yaml_error(where, error)) from None
     except RecursionError:
         raise UsageError(f"{where}: invalid YAML: nested too deeply") from None
     return _TaskReader(where, path, text).read(document)
@@ -164,7 +164,7 @@ def _duplicate(key: Any, first: yaml.Node, again: yaml.Node) -> str:
     if isinstance(spelled, str) and isinstance(first_spelled, str) and spelled != first_spelled:
         return (f"duplicate key {spelled!r}: YAML reads it as {key!r}, the same key as {first_spelled!r} on line"
                 f" {first.start_mark.line + 1}")
-    return f"duplicate key {key!r}"
+    return f"duplicate key {key!r}, first on line {first.start_mark.line + 1}"
 
 
 def _refuse_keys_that_are_no_names(loader: yaml.SafeLoader, root: yaml.Node, where: str) -> None:
@@ -234,10 +234,13 @@ def field_line(text: str, field_path: str) -> int | None:
     return found.start_mark.line + 1 if found is not None else None
 
 
-def _yaml_problem(error: yaml.YAMLError) -> str:
+def _yaml_error(where: str, error: yaml.YAMLError) -> str:
+    """"task.yml:3: invalid YAML: … (column 1)": the line up front, where every other task.yml error has it."""
     mark = getattr(error, "problem_mark", None)
     problem = getattr(error, "problem", None) or str(error).splitlines()[0]
-    return f"{problem} (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else problem
+    if mark is None:
+        return f"{where}: invalid YAML: {problem}"
+    return f"{where}:{mark.line + 1}: invalid YAML: {problem} (column {mark.column + 1})"
 
 
 def _describe(value: Any) -> str:

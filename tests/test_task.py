@@ -122,7 +122,7 @@ BENCH = '\nbenchmarks:\n  - {"m": 128, "n": 7168, "k": 16384, "l": 1, "seed": 11
         (MINIMAL + "lint: [NV201]\n", "task.yml: lint: expected a mapping of lint options, got ['NV201']"),
         ("", "task.yml: expected a mapping with tests and benchmarks, got an empty file"),
         ("- 1\n", "task.yml: expected a mapping with tests and benchmarks, got list"),
-        ("tests: a: b\n", "task.yml: invalid YAML: mapping values are not allowed here (line 1, column 9)"),
+        ("tests: a: b\n", "task.yml: invalid YAML: mapping values are not allowed here (column 9)"),
     ],
 )  # fmt: skip
 def test_malformed_task_is_one_line_naming_the_field(text: str, message: str) -> None:
@@ -159,9 +159,9 @@ def test_anchors_and_merge_keys_still_load() -> None:
 
 
 @pytest.mark.parametrize("text, message", [
-    (MINIMAL + MINIMAL, "task.yml: invalid YAML: duplicate key 'tests' (line 3, column 1)"),
+    (MINIMAL + MINIMAL, "task.yml:3: invalid YAML: duplicate key 'tests', first on line 1 (column 1)"),
     ('tests:\n  - {"m": 128, "m": 256, "n": 256, "k": 256, "l": 1, "seed": 1111}\n',
-     "task.yml: invalid YAML: duplicate key 'm' (line 2, column 16)"),
+     "task.yml:2: invalid YAML: duplicate key 'm', first on line 2 (column 16)"),
     ("tests: " + "[" * 5000 + "]" * 5000 + "\n", "task.yml: invalid YAML: nested too deeply"),
 ])
 def test_duplicate_keys_and_deep_nesting_are_one_line(text: str, message: str) -> None:
@@ -245,8 +245,8 @@ def test_a_missing_field_is_named_at_its_entrys_line() -> None:
     (MINIMAL + "2026-01-01: x\n", "task.yml:3: 2026-01-01: a key YAML reads as the date 2026-01-01, not a field"
                                   " name (quote it to mean the text '2026-01-01')"),
     (MINIMAL + "config: {1: a, true: b}\n",  # GPU MODE's section: its keys are not ours, but True == 1 is a duplicate
-     "task.yml: invalid YAML: duplicate key 'true': YAML reads it as True, the same key as '1' on line 3"
-     " (line 3, column 16)"),
+     "task.yml:3: invalid YAML: duplicate key 'true': YAML reads it as True, the same key as '1' on line 3"
+     " (column 16)"),
 ])  # fmt: skip
 def test_keys_yaml_reads_as_no_name_are_one_line_naming_the_key(text: str, message: str) -> None:
     with pytest.raises(UsageError) as caught:
