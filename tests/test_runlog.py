@@ -156,6 +156,7 @@ def test_log_command_shows_the_last_n(tmp_path, monkeypatch):
     assert "result-3" in result.output and "result-4" in result.output
     assert "result-2" not in result.output
     assert len(runlog.read(memory)) == 5  # `log` itself is not logged
+    assert "1 most recent run (" in CliRunner().invoke(app, ["log", "-n", "1"]).output
 
 
 def test_log_command_errors_and_empty_log(tmp_path, monkeypatch):

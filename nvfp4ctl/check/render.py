@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from nvfp4ctl.check.result import LISTED_LINES, TILE, Comparison
+from nvfp4ctl.words import plural
 
 if TYPE_CHECKING:
     from nvfp4ctl.check.run import ItemOutcome
@@ -24,7 +25,7 @@ def comparison_lines(comparison: Comparison) -> list[str]:
     if c.nan_got or c.inf_got or c.nan_want or c.inf_want:
         lines.append(f"output has {c.nan_got} NaN, {c.inf_got} Inf; the reference has {c.nan_want} NaN, {c.inf_want} Inf")
     if c.unwritten:
-        lines.append(f"{c.unwritten} elements never written (still NaN poison)")
+        lines.append(f"{plural(c.unwritten, 'element')} never written (still NaN poison)")
     lines += _line_pattern("rows (m)", c.wrong_rows, c.shape[0], c.first_rows)
     lines += _line_pattern("columns (n)", c.wrong_cols, c.shape[1] if len(c.shape) > 1 else 1, c.first_cols)
     if c.first:

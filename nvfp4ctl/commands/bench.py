@@ -17,6 +17,7 @@ from nvfp4ctl.errors import UsageError, os_reason
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.problems import DEFAULT_PROBLEM, get_problem
 from nvfp4ctl.workspace import memory_path
+from nvfp4ctl.words import plural
 
 if TYPE_CHECKING:  # the timing machinery is imported when the command runs, so `--help` stays fast
     from nvfp4ctl.bench import history
@@ -74,8 +75,8 @@ def command(
                      recalibrate=recalibrate, device=device, settle_s=settle if device == "cuda" else 0.0)
     console = get_console()
     if not json:  # --json keeps stdout for the document alone
-        console.info(f"bench · {problem.name} · target {target.label} · task {task_label(loaded)} · {len(cases)} shape(s)"
-                     f" · mode {mode.value} · {problem.timing.input_sets} input set(s) per sample ({problem.timing.source})"
+        console.info(f"bench · {problem.name} · target {target.label} · task {task_label(loaded)} · {plural(len(cases), 'shape')}"
+                     f" · mode {mode.value} · {plural(problem.timing.input_sets, 'input set')} per sample ({problem.timing.source})"
                      f" · settle {plan.settle_s:g} s · timeout {plan.timeout_s:g} s per shape", style="dim")
     echo = (lambda line: console.detail(f"  [child] {line}")) if console.verbosity >= VERBOSE else None
     try:
@@ -140,7 +141,7 @@ def select_cases(task: Task, only: Sequence[int], shapes: Sequence[str]) -> tupl
         raise UsageError(f"{task.path or 'task.yml'}: no benchmarks to time (add a benchmarks: list or use --shape)")
     for number in only:
         if not 1 <= number <= len(task.benchmarks):
-            raise UsageError(f"--only {number}: the task has {len(task.benchmarks)} benchmarks (1-{len(task.benchmarks)})")
+            raise UsageError(f"--only {number}: the task has {plural(len(task.benchmarks), 'benchmark')} (1-{len(task.benchmarks)})")
     if only:
         return tuple(task.benchmarks[number - 1] for number in dict.fromkeys(only))
     return task.benchmarks
@@ -180,7 +181,7 @@ def show(report: BenchReport, comparison: history.Comparison | None, max_noise: 
     ceilings = render.ceilings_line(report)
     if ceilings:
         console.info(ceilings)
-    console.ok(f"geomean {report.geomean_us:.3f} µs ± {report.geomean_err_us:.3f} over {len(report.shapes)} shape(s)")
+    console.ok(f"geomean {report.geomean_us:.3f} µs ± {report.geomean_err_us:.3f} over {plural(len(report.shapes), 'shape')}")
 
 
 def _stepper(progress: Any, total: int) -> Any:

@@ -15,6 +15,7 @@ from nvfp4ctl.console import VERBOSE, get_console
 from nvfp4ctl.errors import ExitCode, UsageError
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.workspace import user_folder, users_kernels_dir
+from nvfp4ctl.words import plural
 
 if TYPE_CHECKING:  # the build machinery is imported when the command runs, so `--help` stays fast
     from nvfp4ctl.build import BuildReport
@@ -191,7 +192,7 @@ def _outcome(plan: list[tuple[Path, str]], built: list[BuildReport], failures: d
     target = plan[0][0] if len(plan) == 1 else (users_kernels_dir() or plan[0][0].parent)
     if failures:
         name, problem = next(iter(failures.items()))
-        result = f"{len(failures)} of {len(plan)} kernels failed ({name}: {problem})"
+        result = f"{len(failures)} of {plural(len(plan), 'kernel')} failed ({name}: {problem})"
         return Outcome(result=result, exit_code=ExitCode.FAILURES, target=target)
     if not built:
         return Outcome(result=f"nothing built, {len(skipped)} skipped", exit_code=ExitCode.USAGE, target=target)

@@ -14,6 +14,7 @@ from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import ExitCode, UsageError
 from nvfp4ctl.commands.build import _bytes
 from nvfp4ctl.outcome import Outcome
+from nvfp4ctl.words import plural
 
 HEADERS = ["unit: kernel", "regs", "static smem", "stack", "spills", "tensor op", "compile", "cache"]
 
@@ -112,11 +113,11 @@ def build_submission(path: Path, arch: str | None, verbose: bool, python: str | 
     for failure in failures:
         console.error(failure)
     if failures:
-        return Outcome(result=f"{len(failures)} problem(s) ({failures[0]})", exit_code=ExitCode.FAILURES, target=path)
+        return Outcome(result=f"{plural(len(failures), 'problem')} ({failures[0]})", exit_code=ExitCode.FAILURES, target=path)
     from nvfp4ctl.build.submission_build import LEADERBOARD_COMPILE_S, compile_budget
 
     share = compile_budget(total)[0]
-    return Outcome(result=f"{units} unit(s) built for {target} in {total:.1f} s ({share:.0%} of {LEADERBOARD_COMPILE_S:.0f} s)",
+    return Outcome(result=f"{plural(units, 'unit')} built for {target} in {total:.1f} s ({share:.0%} of {LEADERBOARD_COMPILE_S:.0f} s)",
                    target=path)
 
 
@@ -152,5 +153,5 @@ def _build_dsl(path: Path, arch: str, python: str | None, task: Path | None) -> 
     for problem in problems:
         console.error(problem)
     code = ExitCode.FAILURES if problems else ExitCode.OK
-    return Outcome(result=f"CuTe DSL: {len(built.cubins)} cubin(s) for {arch} in {built.seconds:.1f} s"
+    return Outcome(result=f"CuTe DSL: {plural(len(built.cubins), 'cubin')} for {arch} in {built.seconds:.1f} s"
                    + (f"; {problems[0]}" if problems else ""), exit_code=code, target=path)

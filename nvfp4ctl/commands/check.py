@@ -16,6 +16,7 @@ from nvfp4ctl.problems import DEFAULT_PROBLEM
 from nvfp4ctl.problems.fields import MAX_SEED
 from nvfp4ctl.project import byo_kernel_doc
 from nvfp4ctl.runner.gpu import first_gpu, gpu_present, run_device
+from nvfp4ctl.words import plural
 
 if TYPE_CHECKING:  # the check machinery is imported when the command runs, so `--help` stays fast
     from nvfp4ctl.check.run import CheckItem, CheckReport, CheckSettings, ItemOutcome
@@ -99,7 +100,7 @@ def _config_line(target: str, task: Any, items: list[CheckItem], timeout_s: floa
     from nvfp4ctl.runner.targets import task_label
 
     shapes = sum(1 for item in items if item.id.startswith("s"))
-    picked = f"{len(items) - shapes} of {len(task.tests)} tests" + (f" + {shapes} --shape" if shapes else "")
+    picked = f"{len(items) - shapes} of {plural(len(task.tests), 'test')}" + (f" + {shapes} --shape" if shapes else "")
     return (
         f"check · {settings.problem} · target {target} · task {task_label(task)} ({picked})"
         f" · timeout {timeout_s:g} s ({timeout_source}) · device {device}"

@@ -27,6 +27,7 @@ from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.problems.fields import MAX_SEED
 from nvfp4ctl.project import byo_kernel_doc
 from nvfp4ctl.runner.targets import DEFAULT_BY_NAME
+from nvfp4ctl.words import plural
 
 DEFAULT_SEED = 1111
 
@@ -121,7 +122,7 @@ def _show_layout(task_path: Path | None, shape_text: str, seed: int, row: int, k
     ok = all(result.ok for result in storage) and all(p["ok"] for p in located)
     bad = sum(not result.ok for result in storage) + sum(not p["ok"] for p in located)
     names = ", ".join(dict.fromkeys(f"sf{operand.lower().split('[')[0]}" for operand, _, _ in scales))
-    return f"layout: {name}, {len(storage)} scale batches checked ({names}), {bad} mismatches", ok
+    return f"layout: {name}, {plural(len(storage), 'scale batch', 'scale batches')} checked ({names}), {plural(bad, 'mismatch', 'mismatches')}", ok
 
 
 def _show_runtime(kernel: Path, shape: tuple[int, int, int, int], seed: int, payload: dict[str, Any],
@@ -145,7 +146,7 @@ def _show_runtime(kernel: Path, shape: tuple[int, int, int, int], seed: int, pay
         get_console().table(["what", "device printed", "expected", "status"],
                             [(c.what, c.got, c.want, _status(c.ok)) for c in checks], title=f"runtime on {gpu}")
     bad = sum(not check.ok for check in checks)
-    return f"runtime: {len(checks)} checks, {bad} mismatches", bad == 0, gpu
+    return f"runtime: {plural(len(checks), 'check')}, {plural(bad, 'mismatch', 'mismatches')}", bad == 0, gpu
 
 
 def command(

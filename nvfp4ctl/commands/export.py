@@ -14,6 +14,7 @@ from nvfp4ctl.problems import DEFAULT_PROBLEM
 from nvfp4ctl.project import shipped
 from nvfp4ctl.runner.targets import DEFAULT_BY_NAME
 from nvfp4ctl.workspace import users_kernels_dir
+from nvfp4ctl.words import plural
 
 LEADERBOARD_ARCH = "sm_100a"  # the B200 leaderboard
 
@@ -102,6 +103,6 @@ def command(
         console.warn(f"{source.name} has never run on {submission.arch} (its `nvfp4ctl: never-run-on` mark): "
                      "run `nvfp4ctl check` on that GPU before submitting")
     size_kb = len(submission.text.encode()) / 1024
-    console.ok(f"wrote {output} ({size_kb:.0f} kB): {source.name} for {submission.arch}, {len(submission.embedded)} files embedded")
+    console.ok(f"wrote {output} ({size_kb:.0f} kB): {source.name} for {submission.arch}, {plural(len(submission.embedded), 'file')} embedded")
     console.info(f"next: nvfp4ctl lint {output} && nvfp4ctl check --submission {output}")
     return Outcome(result=f"wrote {output.name} from {source.name} ({submission.arch})", target=output)

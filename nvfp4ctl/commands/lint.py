@@ -90,7 +90,7 @@ def command(
 
 def _nothing_found(paths: tuple[Path, ...], skipped: int) -> str:
     """The one line for folders that hold nothing lint checks: what it looked for there."""
-    from nvfp4ctl.lint.render.concise import plural
+    from nvfp4ctl.words import plural
 
     others = f"; not submissions: {plural(skipped, '.py file')} (-v names them)" if skipped else ""
     return (f"nothing to lint in {', '.join(short_path(p) for p in paths)}: no C++/CUDA source (.cu .cuh .cpp .h .hpp)"

@@ -11,6 +11,7 @@ from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import UsageError, os_reason
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.workspace import memory_path
+from nvfp4ctl.words import plural
 
 
 def _short_target(target: str) -> str:
@@ -52,10 +53,10 @@ def command(
         ["time (UTC)", "command", "target", "commit", "gpu", "exit", "result"] + (["problem"] if problems else []),
         [[e.time.replace("T", " ").rstrip("Z"), e.command, _short_target(e.target), e.commit, e.gpu,
           e.exit_code, e.result] + ([e.problem or "-"] if problems else []) for e in entries],
-        title=f"{len(entries)} most recent runs ({memory})",
+        title=f"{plural(len(entries), 'most recent run')} ({memory})",
         right_align_from=5,
     )
-    return Outcome(result=f"{len(entries)} entries")
+    return Outcome(result=plural(len(entries), 'entry', 'entries'))
 
 
 def _show_trend(entries: list, last: int, target: Path | None, shapes: list[str]) -> Outcome:
@@ -83,14 +84,14 @@ def _show_trend(entries: list, last: int, target: Path | None, shapes: list[str]
         if not keys:
             continue
         first, final = trend.runs[0].time, trend.runs[-1].time
-        console.info(f"{trend.target} on {trend.gpu}: {len(trend.runs)} bench(es), {_when(first)} to {_when(final)}",
+        console.info(f"{trend.target} on {trend.gpu}: {plural(len(trend.runs), 'bench', 'benches')}, {_when(first)} to {_when(final)}",
                      style="bold")
         for key in keys:
             values = trend.series(key)
             console.info(f"  {key}: {trends.summary(values)}")
             console.raw("\n".join("    " + line for line in trends.plot(values, trend.changes())))
         console.raw("\n".join("  " + line for line in trends.commit_legend(trend)))
-    return Outcome(result=f"trend of {len(found)} target(s)")
+    return Outcome(result=f"trend of {plural(len(found), 'target')}")
 
 
 def _log_project(memory: Path) -> Path | None:

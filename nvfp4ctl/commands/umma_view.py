@@ -11,6 +11,7 @@ from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.options import parse_shape
 from nvfp4ctl.project import byo_kernel_doc
+from nvfp4ctl.words import plural
 
 if TYPE_CHECKING:
     from nvfp4ctl.umma.user_values import DescriptorCheck
@@ -78,8 +79,7 @@ def show_user_umma(values: Any, config: Any, simulate: bool, shape: str | None, 
         summary = "umma values: none given (--idesc, --desc-a, --desc-b, --tmem-*), the config's fields listed"
     else:
         checked = "checked against the config" if config is not None else "decoded (no --mma: nothing to check against)"
-        summary = (f"umma values: {given} descriptor{'' if given == 1 else 's'} {checked},"
-                   f" {count} mismatch{'' if count == 1 else 'es'}")
+        summary = f"umma values: {plural(given, 'descriptor')} {checked}, {plural(count, 'mismatch', 'mismatches')}"
     if bad:
         summary += f" ({bad[0]})"
     ok = not bad and not problems
@@ -153,14 +153,14 @@ def show_dump_lines(lines: list[str], m: int, n: int, k: int, seed: int, origin:
         console.warn(f"unparsed {dumplines.PREFIX} line: {line}")
     tile = dumplines.first_tile(dump)
     if not tile and saved:
-        raise UsageError(f"{origin}: no `{dumplines.PREFIX} k=0 ...` line in it ({len(lines)} lines read); run a"
+        raise UsageError(f"{origin}: no `{dumplines.PREFIX} k=0 ...` line in it ({plural(len(lines), 'line')} read); run a"
                          f" kernel that prints them ({byo_kernel_doc()} has the macro) with `nvfp4ctl check --dump`"
                          " on a B200 first and save its output")
     if not tile:
         console.fail(f"{origin}: the kernel printed no `{dumplines.PREFIX} k=0 ...` line ({byo_kernel_doc()} has the macro)")
         return "dump: no nvfp4ctl:umma lines", False
     config, source = dumplines.infer_config(dump, tile)
-    console.info(f"dump: {len(tile)} MMAs of the first output tile; config {config.label()} ({source})", style="bold")
+    console.info(f"dump: {plural(len(tile), 'MMA')} of the first output tile; config {config.label()} ({source})", style="bold")
     values = dumplines.user_values(tile, config.k_steps)
     payload: dict[str, Any] = {}
     summary, ok = show_user_umma(values, config, True, f"{m},{n},{k}", seed, payload, as_json=False)

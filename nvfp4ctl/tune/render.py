@@ -8,6 +8,7 @@ from nvfp4ctl.tune.knobs import Config
 from nvfp4ctl.tune.results import COMPILE_ERROR, Measurement, Ranked, geomean, rank, shape_key
 from nvfp4ctl.tune.session import CURRENT, TuneReport
 from nvfp4ctl.tune.table import Shape
+from nvfp4ctl.words import plural
 
 TOP = 5  # candidates shown per shape unless -v
 
@@ -160,14 +161,14 @@ def result_line(report: TuneReport) -> str:
     """One line for the console and the run log."""
     if report.compile_only:
         rejected = sum(not b.usable for b in report.builds.values())
-        return f"compile-only: {len(report.builds)} builds, {rejected} rejected"
+        return f"compile-only: {plural(len(report.builds), 'build')}, {rejected} rejected"
     builds, failing = counts(report)
     _, _, speedup = summary_rows(report)
     where = f", written to {', '.join(p.name for p in report.written)}" if report.written else ""
     gain = f"geomean {speedup:.3f}x over the current table{where}" if speedup else "no speed-up measured"
     kept, leads = leads_held(report)
     held = f"; {kept} of {leads} leads held in rematches" if leads else ""
-    return f"{len(report.shapes)} shape(s), {builds} builds ({failing} rejected somewhere): {gain}{held}"
+    return f"{plural(len(report.shapes), 'shape')}, {plural(builds, 'build')} ({failing} rejected somewhere): {gain}{held}"
 
 
 def to_dict(report: TuneReport) -> dict:

@@ -11,6 +11,7 @@ from nvfp4ctl.errors import UsageError
 from nvfp4ctl.tune.knobs import KernelKnobs, discover, tunable
 from nvfp4ctl.tune.search import SearchSettings, round_size, start_configs
 from nvfp4ctl.tune.table import DispatchTable, Shape, read_table, writable_problem
+from nvfp4ctl.words import plural
 
 if TYPE_CHECKING:
     from nvfp4ctl.runner.targets import TargetSpec
@@ -49,10 +50,10 @@ class TuneRun:
     def headline(self) -> str:
         knobs = self.knobs.knobs
         searched = f"{len(self.only)} searched" if self.only else f"{len(tunable(knobs))} with a choice"
-        where = "compile-only" if self.compile_only else f"{len(self.gpus)} GPU(s) ({self.gpu_name})"
+        where = "compile-only" if self.compile_only else f"{plural(len(self.gpus), 'GPU')} ({self.gpu_name})"
         table = self.knobs.dispatch.name if self.knobs.dispatch else "no dispatch table"
-        return (f"tune · kernel {self.label} ({self.arch}) · {len(knobs)} knobs, {searched}"
-                f" · {len(self.cases)} shape(s) · {where} · table {table}")
+        return (f"tune · kernel {self.label} ({self.arch}) · {plural(len(knobs), 'knob')}, {searched}"
+                f" · {plural(len(self.cases), 'shape')} · {where} · table {table}")
 
     def progress_total(self, rounds: int) -> int:
         if self.compile_only:
@@ -114,7 +115,7 @@ def prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int |
     if not compile_only:
         visible = visible_gpus() or ["0"]
         if gpus is not None and gpus > len(visible):
-            raise UsageError(f"--gpus {gpus}: this machine shows {len(visible)} GPU(s)")
+            raise UsageError(f"--gpus {gpus}: this machine shows {plural(len(visible), 'GPU')}")
         chosen = visible[: gpus or len(visible)]
     table = None
     if knobs.dispatch is not None:

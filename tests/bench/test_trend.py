@@ -110,7 +110,7 @@ def logged() -> Path:
 def test_log_trend_end_to_end(logged: Path) -> None:
     result = CliRunner().invoke(app, ["log", "--trend", "--shape", "128,7168,2048"])
     assert result.exit_code == 0, result.output
-    assert f"kernels/sm90/k.cu on {H100}: 4 bench(es), 2026-11-26 01:00 to 2026-11-26 01:30" in result.output
+    assert f"kernels/sm90/k.cu on {H100}: 4 benches, 2026-11-26 01:00 to 2026-11-26 01:30" in result.output
     assert f"{SMALL}: 18.00 -> 16.00 µs (-11.1 %) over 4 runs, best 16.00" in result.output
     assert BIG not in result.output
     assert "^ run 4: bbbbbbb" in result.output
@@ -143,11 +143,11 @@ def test_log_trend_of_another_projects_log_names_its_files(tmp_path: Path, monke
     monkeypatch.chdir(here)
     result = CliRunner().invoke(app, ["log", "--trend", "--target", str(other / "kernels" / "sm90" / "k.cu")])
     assert result.exit_code == 0, result.output
-    assert f"kernels/sm90/k.cu on {H100}: 4 bench(es)" in result.output
+    assert f"kernels/sm90/k.cu on {H100}: 4 benches" in result.output
     # Paths are logged relative to the checkout that ran the bench: a log shared by checkouts reads
     # the same from each, so this checkout's kernels/sm90/k.cu has those runs too.
     shared = CliRunner().invoke(app, ["log", "--trend", "--target", "kernels/sm90/k.cu"])
-    assert f"kernels/sm90/k.cu on {H100}: 4 bench(es)" in shared.output
+    assert f"kernels/sm90/k.cu on {H100}: 4 benches" in shared.output
     missing = CliRunner().invoke(app, ["log", "--trend", "--target", str(other / "kernels" / "other.cu")])
     assert missing.exit_code == 2
     assert missing.output == f"error: --target {other / 'kernels' / 'other.cu'}: no logged run had it; logged: kernels/sm90/k.cu\n"

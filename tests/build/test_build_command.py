@@ -70,7 +70,7 @@ def test_a_kernel_without_the_tensor_core_op_fails() -> None:
     assert result.exit_code == 1
     assert "no HGMMA in the sm_90a SASS" in result.output
     assert "`// nvfp4ctl: no-tensor-op`" in " ".join(result.output.split())  # how to say it is on purpose
-    assert _last_result().startswith("1 of 1 kernels failed (zero_gemm.cu: no HGMMA")
+    assert _last_result().startswith("1 of 1 kernel failed (zero_gemm.cu: no HGMMA")
 
 
 def test_a_kernel_that_declares_no_tensor_op_builds_clean(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -45,7 +45,7 @@ def test_cuda_sources_read_at_run_time_is_a_usage_error_not_host_code(tmp_path: 
         assert result.exit_code == 2, result.output
         said = _flat(result.output)
         assert said.startswith(f"error: {submission}:4: dyn's cuda_sources `src` is not a static string expression")
-        assert "reads the sources statically" in said and "host code only" not in said and "unit(s) built" not in said
+        assert "reads the sources statically" in said and "host code only" not in said and "built for" not in said
 
 
 def test_load_sources_read_at_run_time_is_a_usage_error(tmp_path: Path, no_compiler: None) -> None:

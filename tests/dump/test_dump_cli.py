@@ -203,6 +203,8 @@ def test_simulate_with_no_values_given_says_so_instead_of_checking_the_config_ag
     assert "checked against the config" not in result.output
 
 
-def test_one_descriptor_given_is_counted_as_one() -> None:
+def test_one_descriptor_is_counted_in_the_singular() -> None:
     result = invoke("--umma", "--mma", "128,128,64", "--idesc", "0x08100480", "--no-cute")
     assert "umma values: 1 descriptor checked against the config" in result.output, result.output
+    result = invoke("--umma", "--idesc", "0x08100480")
+    assert "umma values: 1 descriptor decoded (no --mma: nothing to check against), 0 mismatches" in result.output

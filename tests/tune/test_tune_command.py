@@ -126,7 +126,7 @@ def test_timed_tune_ranks_summarises_writes_and_logs(tiny_copy: Path, tmp_path: 
     out = result.output
     assert "128x256x256" in out and "128x7168x16384" in out and "current table" in out
     assert "winners" in out and "GPU time: GPU 0" in out
-    line = ("2 shape(s), 5 builds (0 rejected somewhere): geomean 1.675x over the current table, written to "
+    line = ("2 shapes, 5 builds (0 rejected somewhere): geomean 1.675x over the current table, written to "
             "tiny_dispatch.cuh; 3 of 3 leads held in rematches")  # SPLIT on each shape, LIVE once
     assert line in out, out  # ((11 / 7) * (10 / 5.6)) ** 0.5: the new table re-timed against the old
     assert "rematches: each lead timed again" in out and "dropped" not in out

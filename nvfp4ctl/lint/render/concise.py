@@ -6,12 +6,9 @@ from pathlib import Path
 
 from nvfp4ctl.lint.diagnostic import Diagnostic, LintReport
 from nvfp4ctl.lint.render.paths import display_path
+from nvfp4ctl.words import plural
 
 TAB = "    "
-
-
-def plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 def counts(report: LintReport) -> str:

@@ -17,6 +17,8 @@ from typing import Any
 
 import torch
 
+from nvfp4ctl.words import plural
+
 SILU_MIN = -0.2784645427610738  # silu's minimum, at x = −1.2785
 MATCH_SHARE = 0.99  # of the wrong elements a named mistake must reproduce
 FIRST = "silu(A·B1ᵀ)"
@@ -68,12 +70,12 @@ def _exclusions(g: torch.Tensor, s: torch.Tensor, p: torch.Tensor) -> list[str]:
     unexplained = int(((s == 0) & (g.abs() > tolerance) & finite).sum())
     lines = []
     if below and not unexplained:
-        lines.append(f"dual GEMM: {SECOND} is implicated: at {below} wrong elements C/({SECOND}) is below silu's "
+        lines.append(f"dual GEMM: {SECOND} is implicated: at {plural(below, 'wrong element')} C/({SECOND}) is below silu's "
                      f"minimum {SILU_MIN:.4f}, which no error in {FIRST} alone can give")
     elif unexplained and not below:
-        lines.append(f"dual GEMM: {FIRST} is implicated: at {unexplained} wrong elements {FIRST} is 0 but C is not,"
+        lines.append(f"dual GEMM: {FIRST} is implicated: at {plural(unexplained, 'wrong element')} {FIRST} is 0 but C is not,"
                      f" which no error in {SECOND} alone can give")
     elif below and unexplained:
-        lines.append(f"dual GEMM: both products are implicated ({below} elements rule out {FIRST} alone,"
+        lines.append(f"dual GEMM: both products are implicated ({plural(below, 'element')} rule out {FIRST} alone,"
                      f" {unexplained} rule out {SECOND} alone)")
     return lines
