@@ -1,8 +1,14 @@
-"""Option values every running command parses the same way: --shape and the watchdog timeout."""
+"""Option values every running command parses the same way: --shape, the watchdog timeout, and the choice and
+seconds options whose bad values must read as one line in nvfp4ctl's words."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from enum import Enum
+from typing import TypeVar
+
+import typer
 
 from nvfp4ctl.env import Env, env_str
 from nvfp4ctl.errors import UsageError
@@ -36,3 +42,49 @@ def resolve_timeout(flag: float | None, task_timeout_s: float | None) -> tuple[f
     if task_timeout_s is not None and task_timeout_s != DEFAULT_TIMEOUT_S:
         return float(task_timeout_s), "task.yml"
     return DEFAULT_TIMEOUT_S, "default"
+
+
+class OptionValueError(typer.BadParameter):
+    """A bad option value, shown as every other input error is: one line, `error: --settle: …`, exit 2
+    (not click's usage block, nor the wording of the validation library under typer)."""
+
+    def format_message(self) -> str:
+        return self.message
+
+    def show(self, file: object = None) -> None:
+        from nvfp4ctl.console import get_console
+
+        get_console().error(self.message)
+
+
+E = TypeVar("E", bound=Enum)
+
+
+def choice(option: str, enum: type[E]) -> Callable[[object], E]:
+    """A parser for an option that takes one of an Enum's values."""
+    names = [member.value for member in enum]
+
+    def parse(value: object) -> E:
+        if isinstance(value, enum):
+            return value
+        try:
+            return enum(value)
+        except ValueError:
+            raise OptionValueError(f"{option}: {str(value)!r} is not one of {', '.join(names)}") from None
+
+    return parse
+
+
+def seconds(option: str) -> Callable[[object], float]:
+    """A parser for a finite number of seconds ≥ 0 (nan and inf are not)."""
+
+    def parse(value: object) -> float:
+        try:
+            number = float(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            number = math.nan
+        if not 0 <= number < math.inf:
+            raise OptionValueError(f"{option}: {value} is not a number of seconds ≥ 0")
+        return number
+
+    return parse

@@ -164,7 +164,8 @@ def test_other_os_errors_are_not_blamed_on_the_cache(monkeypatch):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["lint", "--format", "xml"], "error: Invalid value for '--format'"),
+    (["lint", "--format", "xml"], "error: --format: 'xml' is not one of text, json"),
+    (["check", "--scales", "xml"], "error: Invalid value for '--scales'"),
     (["check", "--only", "1", "--only"], "error: Option '--only' requires an argument."),
     (["build", "--nosuch"], "error: No such option: --nosuch"),
 ])
@@ -298,3 +299,15 @@ def test_an_interrupt_whose_message_cannot_be_written_is_still_130_and_logged(mo
     result = CliRunner().invoke(app, ["check"])
     assert result.exit_code == 130, result.output
     assert runlog.read(memory_path())[-1].result == "interrupted"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["lint", "--format", "yaml"], "error: --format: 'yaml' is not one of text, json\n"),
+    (["bench", "--settle", "nan"], "error: --settle: nan is not a number of seconds ≥ 0\n"),
+    (["bench", "--settle", "-1"], "error: --settle: -1 is not a number of seconds ≥ 0\n"),
+    (["bench", "--settle", "inf"], "error: --settle: inf is not a number of seconds ≥ 0\n"),
+])
+def test_a_bad_option_value_is_one_line_in_the_tools_words(args, message):
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2
+    assert result.output == message

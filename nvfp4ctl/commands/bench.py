@@ -42,7 +42,7 @@ def command(
     mode: Annotated[ModeChoice, typer.Option("--mode", help="benchmark: the problem's leaderboard loop, 10 s budget per shape; leaderboard: its stricter mode (more repeats, 30 s, recheck every repeat).")] = ModeChoice.benchmark,
     max_repeats: Annotated[int | None, typer.Option("--max-repeats", metavar="N", min=1, help="Most timed repeats per shape (default: the problem's loop, e.g. 200 for the GEMM; 1000 in leaderboard mode).")] = None,
     max_noise: Annotated[float, typer.Option("--max-noise", metavar="PCT", help="Stop a shape once err/mean is below this many percent.")] = 0.1,
-    settle: Annotated[float, typer.Option("--settle", metavar="S", min=0.0, help=f"Run each shape untimed this long before timing it, so the card reaches a steady state under the kernel's load (default {DEFAULT_SETTLE_S:g}; 0: the leaderboard's loop alone).")] = DEFAULT_SETTLE_S,
+    settle: Annotated[float, typer.Option("--settle", metavar="S", parser=options.seconds("--settle"), help=f"Run each shape untimed this long before timing it, so the card reaches a steady state under the kernel's load (default {DEFAULT_SETTLE_S:g}; 0: the leaderboard's loop alone).")] = DEFAULT_SETTLE_S,
     timeout: Annotated[float | None, typer.Option("--timeout", metavar="S", help="Seconds per shape before it counts as a deadlock (default 180).")] = None,
     recalibrate: Annotated[bool, typer.Option("--recalibrate", help="Measure this GPU's TFLOP/s and TB/s again.")] = False,
     json: Annotated[bool, typer.Option("--json", help="Print everything as JSON instead of tables.")] = False,
@@ -57,8 +57,6 @@ def command(
 
     if not 0 < max_noise < math.inf:  # nan too: a shape that never converges
         raise UsageError(f"--max-noise {max_noise:g}: expected a finite percentage above 0")
-    if not settle < math.inf:  # click's min=0 lets inf through: the watchdog would call the endless settle a deadlock
-        raise UsageError(f"--settle {settle:g}: expected a finite number of seconds")
     loaded = task_for_submission(task_for_kernel(load_task(task), kernel), submission)
     target = resolve_target(submission, kernel, loaded)
     problem = get_problem(loaded.problem)

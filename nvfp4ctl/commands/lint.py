@@ -10,6 +10,7 @@ import typer
 
 from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import ExitCode, UsageError
+from nvfp4ctl.options import choice
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.runner.targets import short_path
 
@@ -31,7 +32,8 @@ def command(
     profile: Annotated[Optional[str], typer.Option(
         "--profile", help="Rule profile: default, or cutlass-only (also flags handwritten PTX).")] = None,
     output_format: Annotated[OutputFormat, typer.Option(
-        "--format", help="text (ruff-style) or json.")] = OutputFormat.text,
+        "--format", metavar="[text|json]", parser=choice("--format", OutputFormat),
+        help="text (ruff-style) or json.")] = OutputFormat.text,
     list_rules: Annotated[bool, typer.Option(
         "--list-rules", help="Show every rule: id, severity, why, bad/good example.")] = False,
 ) -> Outcome:

@@ -180,7 +180,7 @@ def test_ad_hoc_shape(submission: Path) -> None:
     (["--settle", "-1"], "--settle"),
     (["--max-noise", "nan"], "--max-noise nan: expected a finite percentage above 0"),  # would never converge
     (["--max-noise", "inf"], "--max-noise inf: expected a finite percentage above 0"),
-    (["--settle", "inf"], "--settle inf: expected a finite number of seconds"),  # the watchdog would call it a deadlock
+    (["--settle", "inf"], "--settle: inf is not a number of seconds ≥ 0"),  # the watchdog would call it a deadlock
     (["--settle", "nan"], "--settle"),
 ])
 def test_usage_errors_exit_2(submission: Path, args: list[str], message: str) -> None:
