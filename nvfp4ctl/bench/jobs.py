@@ -22,6 +22,7 @@ from nvfp4ctl.bench.flush import CudaFlush, NoFlush
 from nvfp4ctl.bench.kineto import profile_device_time
 from nvfp4ctl.bench.stopping import StoppingCriterion
 from nvfp4ctl.bench.timing import time_batches
+from nvfp4ctl.errors import UsageError
 from nvfp4ctl.runner.child import is_cuda_error
 
 Kernel = Callable[[tuple], Any]
@@ -57,7 +58,7 @@ def bench_case(
     started = time.perf_counter()
     spec = _problem(problem)
     seeds = spec.timing.seeds(case.seed, input_sets)  # GEMMs 50 sets (+42 each), grouped 15, GEMV 1
-    inputs = [spec.make_input(dataclasses.replace(case, seed=seed), device=device) for seed in seeds]
+    inputs = make_input_sets(spec, case, seeds, device)
     generated = time.perf_counter()
     try:
         expected = correctness_pass(target, spec, inputs, seeds, rtol, atol)
@@ -91,6 +92,28 @@ def bench_case(
     }
 
 
+def make_input_sets(spec: Any, case: Any, seeds: list[int], device: str) -> list[Any]:
+    """A shape's input sets, all held at once as the leaderboard's loop holds them. Where some fit this
+    GPU but not all of them together, that is this shape on this GPU: a UsageError (exit 2) saying how
+    many fitted and what torch said (how much this process holds), not a failure of the kernel. The
+    first set's out-of-memory is make_input's to judge."""
+    import torch
+
+    inputs: list[Any] = []
+    for seed in seeds:
+        try:
+            inputs.append(spec.make_input(dataclasses.replace(case, seed=seed), device=device))
+        except torch.OutOfMemoryError as error:
+            if not inputs:
+                raise
+            fitted = len(inputs)
+            inputs.clear()  # give the memory back before the parent's next job in this child
+            said = str(error).strip().splitlines()[0] if str(error).strip() else "out of memory"
+            raise UsageError(f"{spec.shape_text(case)}: its {len(seeds)} input sets do not fit in {device} memory"
+                             f" together ({fitted} did; the leaderboard's loop holds all of them): {said}") from None
+    return inputs
+
+
 def device_time(target: Kernel, *, case: Any, problem: str, head_start_s: float, device: str = "cuda",
                 input_sets: int | None = None) -> dict[str, Any]:
     """The profiler's kernel time per call on fresh copies of the 50 input sets.
@@ -100,8 +123,7 @@ def device_time(target: Kernel, *, case: Any, problem: str, head_start_s: float,
     """
     started = time.perf_counter()
     spec = _problem(problem)
-    inputs = [spec.make_input(dataclasses.replace(case, seed=seed), device=device)
-              for seed in spec.timing.seeds(case.seed, input_sets)]
+    inputs = make_input_sets(spec, case, spec.timing.seeds(case.seed, input_sets), device)
     found, error = None, None
     try:
         found = profile_device_time(target, inputs, CudaFlush(device), head_start_s)

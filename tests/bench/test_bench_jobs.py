@@ -103,3 +103,32 @@ def test_whole_command_through_the_real_child_on_cpu(tmp_path: Path, monkeypatch
     (shape,) = data["shapes"]
     assert shape["shape"] == "128x64x256" and shape["us"]["runs"] == 3 and data["ceilings"] is None
     assert Path(os.environ["NVFP4CTL_MEMORY"]).read_text().count("geomean ") == 1
+
+
+def test_input_sets_that_fit_one_by_one_but_not_together_are_this_gpus_limit(monkeypatch) -> None:
+    """The leaderboard's loop holds all 50 sets at once: where the third does not fit, the shape cannot be
+    benched on this GPU (exit 2 with what torch said), which is no failure of the kernel; the first set
+    not fitting stays make_input's to judge."""
+    import torch
+
+    from nvfp4ctl.errors import UsageError
+
+    made = []
+
+    def make_input(case: Any, device: str = "cuda", scales: str = "generator") -> Any:
+        if len(made) == 2:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 7.00 GiB. GPU 0 has a total"
+                                         " capacity of 79.19 GiB of which 1.00 GiB is free.\nmore")
+        made.append(case.seed)
+        return (case.seed,)
+
+    monkeypatch.setattr(PROBLEM, "make_input", make_input)
+    with pytest.raises(UsageError) as caught:
+        _bench(_right, input_sets=4)
+    assert str(caught.value) == ("m=128 n=128 k=256: its 4 input sets do not fit in cpu memory together (2 did; the"
+                                 " leaderboard's loop holds all of them): CUDA out of memory. Tried to allocate"
+                                 " 7.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which 1.00 GiB is free.")
+    made.clear()
+    made.extend([0, 0])  # the first set itself: raised as it came
+    with pytest.raises(torch.OutOfMemoryError):
+        jobs.make_input_sets(PROBLEM, CASE, [1, 2], "cpu")
