@@ -112,9 +112,26 @@ VersionOption = Annotated[bool, typer.Option("--version", callback=_show_version
                                              help="Show nvfp4ctl's version and exit.")]
 
 
+# -q/-v given before the command's name, for _run to weigh against those given after it
+_global_flags: dict[str, bool] = {"quiet": False, "verbose": False}
+
+
 @app.callback()
 def _global_options(quiet: QuietOption = False, verbose: VerboseOption = False, version: VersionOption = False) -> None:
+    _global_flags.update(quiet=quiet, verbose=verbose)
     set_verbosity(QUIET if quiet else VERBOSE if verbose else NORMAL)
+
+
+def _apply_verbosity(added: list[str], kwargs: dict[str, object]) -> None:
+    """-q/-v from before and after the command's name (a command's own -v stays its argument); both
+    at once is a usage error: which one wins would be a guess."""
+    given = {name for name in added if kwargs.pop(name, False)}
+    given |= {name for name, on in _global_flags.items() if on}
+    given |= {name for name in ("quiet", "verbose") if name not in added and kwargs.get(name) is True}
+    if given == {"quiet", "verbose"}:
+        raise UsageError("-q and -v together: pick one")
+    if given:
+        set_verbosity(QUIET if "quiet" in given else VERBOSE)
 
 
 def _with_verbosity_options(command: Callable[..., Outcome], wrapper: Callable[..., None]) -> list[str]:
@@ -168,10 +185,8 @@ def _run(command: Callable[..., Outcome], added: list[str], args: tuple, kwargs:
     """The command's outcome; its errors and Ctrl-C turned into one line and the outcome that says so.
     Its set-up is inside the handling too, so a Ctrl-C at any point of the run is "interrupted"."""
     try:
-        for name in added:  # -q/-v given after the subcommand
-            if kwargs.pop(name, False):
-                set_verbosity(QUIET if name == "quiet" else VERBOSE)
         workspace.reset()
+        _apply_verbosity(added, kwargs)
         with stop_signals_as_ctrl_c():  # `kill PID`, a lost terminal: child stopped, run logged, as for Ctrl-C
             return command(*args, **kwargs)
     except (NvfpError, OSError) as caught:

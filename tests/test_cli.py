@@ -311,3 +311,22 @@ def test_a_bad_option_value_is_one_line_in_the_tools_words(args, message):
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 2
     assert result.output == message
+
+
+@pytest.mark.parametrize("args", [["-q", "lint", "-v"], ["lint", "-v", "-q"], ["-v", "-q", "lint"],
+                                  ["-q", "build", "-v", "--arch", "sm_90a"]])
+def test_quiet_and_verbose_together_is_a_usage_error(args, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert result.output.strip() == "error: -q and -v together: pick one"
+
+
+@pytest.mark.parametrize("args, quiet", [(["-q", "lint", "x.py"], True), (["lint", "-q", "x.py"], True),
+                                         (["-v", "lint", "x.py"], False), (["lint", "-v", "x.py"], False)])
+def test_quiet_or_verbose_before_or_after_the_command(args, quiet, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "x.py").write_text("def custom_kernel(data):\n    return data[6]\n")
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert ("checked: x.py" in result.output) is not quiet
