@@ -222,10 +222,9 @@ def test_close_kills_a_busy_child(make_target):
     assert not _alive(pid)
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "parent-killed"])
-def test_child_dies_with_its_parent(make_target, tmp_path, signum):
-    """Ctrl-C: the Worker's context manager kills the busy child. SIGKILL: PR_SET_PDEATHSIG does."""
-    target = make_target("time.sleep(3600)", "import time")
+def _parent_with_a_hung_child(target, tmp_path) -> tuple[subprocess.Popen, int]:
+    """A parent process whose Worker's child is inside the target's custom_kernel (which hangs), and
+    the child's pid."""
     script = tmp_path / "parent.py"
     script.write_text(textwrap.dedent(f"""
         import sys
@@ -239,7 +238,14 @@ def test_child_dies_with_its_parent(make_target, tmp_path, signum):
                 worker.call("runner_jobs:call_target", label="hang", data=None)
     """))
     parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    child = int(parent.stdout.readline())
+    return parent, int(parent.stdout.readline())
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "parent-killed"])
+def test_child_dies_with_its_parent(make_target, tmp_path, signum):
+    """Ctrl-C: the Worker's context manager kills the busy child. SIGKILL: PR_SET_PDEATHSIG does."""
+    target = make_target("time.sleep(3600)", "import time")
+    parent, child = _parent_with_a_hung_child(target, tmp_path)
     assert _alive(child)
     time.sleep(0.3)  # let the parent enter its wait
     parent.send_signal(signum)
@@ -266,20 +272,7 @@ import subprocess
 _helper = subprocess.Popen(["sleep", "3600"])
 open({str(pid_file)!r}, "w").write(str(_helper.pid))
 """)
-    script = tmp_path / "parent.py"
-    script.write_text(textwrap.dedent(f"""
-        import sys
-        sys.path[:0] = {sys.path!r}
-        from pathlib import Path
-        from nvfp4ctl.runner.targets import TargetSpec
-        from nvfp4ctl.runner.worker import Worker
-        if __name__ == "__main__":
-            with Worker(TargetSpec("submission", Path({str(target.path)!r}), "s"), timeout_s=60, device="cpu") as worker:
-                print(worker.call("runner_jobs:child_pid", label="pid"), flush=True)
-                worker.call("runner_jobs:call_target", label="hang", data=None)
-    """))
-    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    child = int(parent.stdout.readline())
+    parent, child = _parent_with_a_hung_child(target, tmp_path)
     grandchild = int(pid_file.read_text())
     time.sleep(0.3)  # let the job reach custom_kernel
     parent.send_signal(signum)
