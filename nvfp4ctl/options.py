@@ -1,5 +1,5 @@
-"""Option values every running command parses the same way: --shape, the watchdog timeout, and the choice and
-seconds options whose bad values must read as one line in nvfp4ctl's words."""
+"""Option values every running command parses the same way: --shape, the watchdog timeout, and the parsers of
+choice, integer, seconds and percentage options, whose bad values must read as one line in nvfp4ctl's words."""
 
 from __future__ import annotations
 
@@ -75,16 +75,46 @@ def choice(option: str, enum: type[E]) -> Callable[[object], E]:
     return parse
 
 
-def seconds(option: str) -> Callable[[object], float]:
-    """A parser for a finite number of seconds ≥ 0 (nan and inf are not)."""
+def integer(option: str, minimum: int | None = None, maximum: int | None = None) -> Callable[[object], int]:
+    """A parser for a whole number, within the bounds given (both included)."""
 
+    def parse(value: object) -> int:
+        if isinstance(value, int):
+            number: int | None = value
+        else:
+            try:
+                number = int(str(value))
+            except ValueError:  # "1.5", "x"
+                number = None
+        if number is None or (minimum is not None and number < minimum):
+            bound = "" if minimum is None else f" ≥ {minimum}"
+            raise OptionValueError(f"{option}: {value} is not an integer{bound}")
+        if maximum is not None and number > maximum:
+            raise OptionValueError(f"{option}: {value} is not an integer ≤ {maximum}")
+        return number
+
+    return parse
+
+
+def seconds(option: str, *, zero: bool = True) -> Callable[[object], float]:
+    """A parser for a finite number of seconds ≥ 0, or > 0 where `zero` is not allowed (nan and inf are not)."""
+    return _finite_number(option, "a number of seconds", zero)
+
+
+def percentage(option: str) -> Callable[[object], float]:
+    """A parser for a finite percentage > 0."""
+    return _finite_number(option, "a percentage", zero=False)
+
+
+def _finite_number(option: str, noun: str, zero: bool) -> Callable[[object], float]:
     def parse(value: object) -> float:
         try:
             number = float(value)  # type: ignore[arg-type]
         except (TypeError, ValueError):
             number = math.nan
-        if not 0 <= number < math.inf:
-            raise OptionValueError(f"{option}: {value} is not a number of seconds ≥ 0")
+        in_range = (0 <= number if zero else 0 < number) and number < math.inf  # nan compares false
+        if not in_range:
+            raise OptionValueError(f"{option}: {value} is not {noun} {'≥' if zero else '>'} 0")
         return number
 
     return parse

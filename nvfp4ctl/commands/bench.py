@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from enum import Enum
 from pathlib import Path
@@ -37,13 +36,13 @@ def command(
     submission: Annotated[Path | None, typer.Option("--submission", metavar="PATH", help="A GPU MODE submission.py to time.")] = None,
     kernel: Annotated[Path | None, typer.Option("--kernel", metavar="PATH", help="A kernel source (.cu) to build and time; 'default': nvfp4ctl's own for this GPU.")] = None,
     task: Annotated[Path | None, typer.Option("--task", metavar="PATH", help="task.yml to read the benchmarks from.")] = None,
-    only: Annotated[list[int] | None, typer.Option("--only", metavar="N", help="Time only benchmark N (1-based, task.yml order); repeat for several.")] = None,
+    only: Annotated[list[int] | None, typer.Option("--only", metavar="N", parser=options.integer("--only"), help="Time only benchmark N (1-based, task.yml order); repeat for several.")] = None,
     shape: Annotated[list[str] | None, typer.Option("--shape", metavar="SHAPE", help="Time an ad-hoc shape instead: M,N,K[,L] (GEMV M,K[,L]; grouped M1,N1,K1;M2,N2,K2); repeatable.")] = None,
-    mode: Annotated[ModeChoice, typer.Option("--mode", help="benchmark: the problem's leaderboard loop, 10 s budget per shape; leaderboard: its stricter mode (more repeats, 30 s, recheck every repeat).")] = ModeChoice.benchmark,
-    max_repeats: Annotated[int | None, typer.Option("--max-repeats", metavar="N", min=1, help="Most timed repeats per shape (default: the problem's loop, e.g. 200 for the GEMM; 1000 in leaderboard mode).")] = None,
-    max_noise: Annotated[float, typer.Option("--max-noise", metavar="PCT", help="Stop a shape once err/mean is below this many percent.")] = 0.1,
+    mode: Annotated[ModeChoice, typer.Option("--mode", metavar="<benchmark|leaderboard>", parser=options.choice("--mode", ModeChoice), help="benchmark: the problem's leaderboard loop, 10 s budget per shape; leaderboard: its stricter mode (more repeats, 30 s, recheck every repeat).")] = ModeChoice.benchmark,
+    max_repeats: Annotated[int | None, typer.Option("--max-repeats", metavar="N", min=1, parser=options.integer("--max-repeats", 1), help="Most timed repeats per shape (default: the problem's loop, e.g. 200 for the GEMM; 1000 in leaderboard mode).")] = None,
+    max_noise: Annotated[float, typer.Option("--max-noise", metavar="PCT", parser=options.percentage("--max-noise"), help="Stop a shape once err/mean is below this many percent.")] = 0.1,
     settle: Annotated[float, typer.Option("--settle", metavar="S", parser=options.seconds("--settle"), help=f"Run each shape untimed this long before timing it, so the card reaches a steady state under the kernel's load (default {DEFAULT_SETTLE_S:g}; 0: the leaderboard's loop alone).")] = DEFAULT_SETTLE_S,
-    timeout: Annotated[float | None, typer.Option("--timeout", metavar="S", help="Seconds per shape before it counts as a deadlock (default 180).")] = None,
+    timeout: Annotated[float | None, typer.Option("--timeout", metavar="S", parser=options.seconds("--timeout", zero=False), help="Seconds per shape before it counts as a deadlock (default 180).")] = None,
     recalibrate: Annotated[bool, typer.Option("--recalibrate", help="Measure this GPU's TFLOP/s and TB/s again.")] = False,
     json: Annotated[bool, typer.Option("--json", help="Print everything as JSON instead of tables.")] = False,
 ) -> Outcome:
@@ -55,8 +54,6 @@ def command(
     from nvfp4ctl.runner.worker import ChildCrashed, ChildTimeout, Worker
     from nvfp4ctl.task import load_task
 
-    if not 0 < max_noise < math.inf:  # nan too: a shape that never converges
-        raise UsageError(f"--max-noise {max_noise:g}: expected a finite percentage above 0")
     loaded = task_for_submission(task_for_kernel(load_task(task), kernel), submission)
     target = resolve_target(submission, kernel, loaded)
     problem = get_problem(loaded.problem)

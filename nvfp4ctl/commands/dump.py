@@ -22,7 +22,7 @@ from nvfp4ctl.commands.umma_view import hexes as _hexes
 from nvfp4ctl.commands.umma_view import show_user_umma
 from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import ExitCode, UsageError, os_reason
-from nvfp4ctl.options import parse_shape
+from nvfp4ctl.options import integer, parse_shape
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.problems.fields import MAX_SEED
 from nvfp4ctl.project import byo_kernel_doc
@@ -155,9 +155,9 @@ def command(
     runtime: Annotated[bool, typer.Option("--runtime", help="Debug build on an SM100 GPU: compare what CTA 0 uses.")] = False,
     shape: Annotated[Optional[str], typer.Option("--shape", help="M,N,K[,L] for --runtime, --simulate and --from-log; --layout takes the task problem's syntax (GEMV M,K[,L]; grouped M1,N1,K1;M2,N2,K2).")] = None,
     task: Annotated[Optional[Path], typer.Option("--task", metavar="PATH", help="task.yml whose problem --layout shows (default: the project's).")] = None,
-    seed: Annotated[int, typer.Option("--seed", min=0, max=MAX_SEED, help="Input seed for --layout, --runtime, --simulate and --from-log.")] = DEFAULT_SEED,
-    row: Annotated[int, typer.Option("--row", help="Scale row to locate (--layout).")] = 0,
-    kblock: Annotated[int, typer.Option("--kblock", help="Scale k-block (16 K-elements) to locate (--layout).")] = 0,
+    seed: Annotated[int, typer.Option("--seed", metavar="<int range>", min=0, max=MAX_SEED, parser=integer("--seed", 0, MAX_SEED), help="Input seed for --layout, --runtime, --simulate and --from-log.")] = DEFAULT_SEED,
+    row: Annotated[int, typer.Option("--row", metavar="<int>", parser=integer("--row"), help="Scale row to locate (--layout).")] = 0,
+    kblock: Annotated[int, typer.Option("--kblock", metavar="<int>", parser=integer("--kblock"), help="Scale k-block (16 K-elements) to locate (--layout).")] = 0,
     kernel: Annotated[Optional[Path], typer.Option("--kernel", help="sm_100a kernel source, or `default`: nvfp4ctl's own CUTLASS sm_100a kernel (none: the one in your kernels/ folder, else nvfp4ctl's).")] = None,
     no_cute: Annotated[bool, typer.Option("--no-cute", help="--umma: skip CuTe's host encoder (no compile), show expected values only.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON document instead of tables.")] = False,
@@ -169,10 +169,10 @@ def command(
     tmem_sfb: Annotated[Optional[list[str]], typer.Option("--tmem-sfb", metavar="HEX", help="--umma: TMEM address of B's scales; repeat per K step.")] = None,
     mma: Annotated[Optional[str], typer.Option("--mma", metavar="M,N,K", help="--umma: the MMA your values are for; every field is checked against it.")] = None,
     kind: Annotated[str, typer.Option("--kind", help="--umma config: mxf4nvf4, mxf4 or mxf8f6f4.")] = "mxf4nvf4",
-    sf_vec: Annotated[Optional[int], typer.Option("--sf-vec", help="--umma config: 16 or 32 elements per scale (default 16 for mxf4nvf4).")] = None,
+    sf_vec: Annotated[Optional[int], typer.Option("--sf-vec", metavar="<int>", parser=integer("--sf-vec"), help="--umma config: 16 or 32 elements per scale (default 16 for mxf4nvf4).")] = None,
     major: Annotated[str, typer.Option("--major", help="--umma config: K or MN, or A,B (e.g. K,K).")] = "K",
     swizzle: Annotated[str, typer.Option("--swizzle", help="--umma config: none, 32B, 64B or 128B (the TMA/smem swizzle).")] = "128B",
-    block_k: Annotated[int, typer.Option("--block-k", help="--umma config: K elements per K tile (K steps = block-k / MMA K).")] = 256,
+    block_k: Annotated[int, typer.Option("--block-k", metavar="<int>", parser=integer("--block-k"), help="--umma config: K elements per K tile (K steps = block-k / MMA K).")] = 256,
     simulate: Annotated[bool, typer.Option("--simulate", help="--umma: run the values through the UMMA model on real inputs (--shape, --seed).")] = False,
     from_log: Annotated[Optional[Path], typer.Option("--from-log", metavar="FILE", help=f"--umma: a saved output with `nvfp4ctl:umma` lines ({byo_kernel_doc()}); decoded and simulated.")] = None,
 ) -> Outcome:

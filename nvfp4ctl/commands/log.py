@@ -9,6 +9,7 @@ import typer
 
 from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import UsageError, os_reason
+from nvfp4ctl.options import integer
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.workspace import memory_path
 from nvfp4ctl.words import plural
@@ -25,7 +26,7 @@ def _short_target(target: str) -> str:
 
 
 def command(
-    last: Annotated[int, typer.Option("-n", "--last", help="How many entries to show (with --trend: runs per target).")] = 20,
+    last: Annotated[int, typer.Option("-n", "--last", metavar="<int>", parser=integer("-n", 1), help="How many entries to show (with --trend: runs per target).")] = 20,
     trend: Annotated[bool, typer.Option("--trend", help="Plot each target's bench times over the logged runs, commits marked.")] = False,
     target: Annotated[Path | None, typer.Option("--target", metavar="PATH", help="--trend: only this kernel or submission.")] = None,
     shape: Annotated[list[str] | None, typer.Option("--shape", metavar="M,N,K", help="--trend: only this shape (or 'geomean'); repeatable.")] = None,
@@ -33,8 +34,6 @@ def command(
     """Show the most recent entries of the run log in MEMORY.md, or the bench times as a trend."""
     from nvfp4ctl import runlog  # here, not at the top: `nvfp4ctl --help` need not load it
 
-    if last < 1:
-        raise UsageError(f"-n must be at least 1, got {last}")
     if not trend and (target is not None or shape):
         raise UsageError("--target and --shape go with --trend")
     memory = memory_path()

@@ -176,10 +176,10 @@ def test_ad_hoc_shape(submission: Path) -> None:
     (["--shape", "128,128,100"], "multiple of 16"),
     (["--mode", "fast"], "'fast' is not one of"),
     (["--max-noise", "0"], "--max-noise"),
-    (["--timeout", "0"], "--timeout 0"),
+    (["--timeout", "0"], "--timeout: 0 is not a number of seconds > 0"),
     (["--settle", "-1"], "--settle"),
-    (["--max-noise", "nan"], "--max-noise nan: expected a finite percentage above 0"),  # would never converge
-    (["--max-noise", "inf"], "--max-noise inf: expected a finite percentage above 0"),
+    (["--max-noise", "nan"], "--max-noise: nan is not a percentage > 0"),  # would never converge
+    (["--max-noise", "inf"], "--max-noise: inf is not a percentage > 0"),
     (["--settle", "inf"], "--settle: inf is not a number of seconds ≥ 0"),  # the watchdog would call it a deadlock
     (["--settle", "nan"], "--settle"),
 ])

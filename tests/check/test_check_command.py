@@ -142,7 +142,7 @@ def test_only_and_shape_pick_the_cases(fake_task):
         (["--only", "0"], "--only 0: task.yml has 3 tests (1-3)"),
         (["--shape", "128,256"], "--shape 128,256: expected M,N,K or M,N,K,L as positive integers"),
         (["--shape", "a,b,c"], "--shape a,b,c: expected M,N,K or M,N,K,L"),
-        (["--timeout", "0"], "--timeout 0: expected a finite number of seconds > 0"),
+        (["--timeout", "0"], "--timeout: 0 is not a number of seconds > 0"),
         (["--submission", "nope.py"], "--submission nope.py: no such file"),
         (["--submission", "x.py", "--kernel", "y.cu"], "--submission and --kernel are exclusive"),
     ],
@@ -183,7 +183,7 @@ def test_without_a_gpu_option_mistakes_are_said_first(monkeypatch):
     monkeypatch.setattr(gpu, "gpu_present", lambda: False)  # bench imports it at call time
     for command, args, message in (("check", ["--only", "99"], "--only 99"), ("check", ["--shape", "abc"], "--shape abc"),
                                    ("bench", ["--shape", "128,256,100"], "--shape 128,256,100"),
-                                   ("check", ["--timeout", "nan"], "--timeout nan")):
+                                   ("check", ["--timeout", "nan"], "--timeout: nan")):
         result = CliRunner().invoke(app, [command, "--kernel", "default", *args])
         assert result.exit_code == 2, result.output
         assert message in result.output and "no CUDA GPU" not in result.output, result.output

@@ -46,10 +46,10 @@ def test_compile_only_reports_resources_and_rejects_spills(tiny_copy: Path) -> N
     (["--kernel", "missing.cu"], "--kernel missing.cu: no such file"),
     (["--kernel", str(REPO / "tests/build/fixtures/hgmma_probe.cu"), "--compile-only"], "declares no knobs"),
     (["--kernel", str(REPO / "kernels/torch_dequant/submission.py")], "expected a CUDA source (.cu)"),
-    (["--budget", "0"], "--budget 0: expected seconds > 0"),
-    (["--budget", "nan"], "--budget nan: expected seconds > 0"),
-    (["--budget", "inf"], "--budget inf: expected seconds > 0"),
-    (["--gpus", "0"], "--gpus 0: expected at least 1"),
+    (["--budget", "0"], "--budget: 0 is not a number of seconds > 0"),
+    (["--budget", "nan"], "--budget: nan is not a number of seconds > 0"),
+    (["--budget", "inf"], "--budget: inf is not a number of seconds > 0"),
+    (["--gpus", "0"], "--gpus: 0 is not an integer ≥ 1"),
 ])
 def test_usage_errors_are_one_line_and_exit_2(args: list[str], message: str) -> None:
     result = _tune(*args)
