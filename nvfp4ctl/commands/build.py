@@ -201,6 +201,6 @@ def _outcome(plan: list[tuple[Path, str]], built: list[BuildReport], failures: d
     spilled = sum(report.spill_bytes for report in built)
     cached = sum(report.cache_hit for report in built)
     noun = "kernel" if len(built) == 1 else "kernels"
-    result = f"{len(built)} {noun} built ({arches}), {spilled} spills" + (f", {cached} cached" if cached else "")
+    result = f"{len(built)} {noun} built ({arches}), {_bytes(spilled)} of spills" + (f", {cached} cached" if cached else "")
     result += f", {len(skipped)} skipped ({', '.join(skipped)})" if skipped else ""
     return Outcome(result=result, target=target)
