@@ -260,6 +260,9 @@ def test_a_named_folder_with_nothing_to_check_is_exit_2_saying_what_was_looked_f
     scripts = runner.invoke(app, ["lint", "scripts"])
     assert scripts.exit_code == 2
     assert scripts.output.endswith("; not submissions: 1 .py file (-v names them)\n")
+    for folder in ("emptydir", "scripts"):  # -v: what was skipped, and no empty "checked: " line
+        verbose = runner.invoke(app, ["-v", "lint", folder])
+        assert verbose.exit_code == 2 and "checked:" not in verbose.output, verbose.output
 
 
 def test_bare_lint_with_nothing_to_check_points_at_the_folder_rule(project: Path) -> None:
