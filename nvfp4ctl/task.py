@@ -108,6 +108,15 @@ def load_task(path: Path | None = None) -> Task:
 _WARNED: set[str] = set()
 
 
+def problem_of(path: Path) -> str | None:
+    """The problem a task.yml other than the one in use names; None where it cannot be read or parsed
+    (a broken task.yml elsewhere is not this run's business: the task in use decides then)."""
+    try:
+        return parse_task(path.read_text(encoding="utf-8"), path).problem
+    except (OSError, UnicodeDecodeError, UsageError):
+        return None
+
+
 def parse_task(text: str, path: Path | None = None) -> Task:
     """Parse task.yml text; `path` names the file in messages and anchors a relative `submission`."""
     where = short_path(path) if path is not None else "task.yml"

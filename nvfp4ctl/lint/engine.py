@@ -60,13 +60,9 @@ def _folder_problem(folder: Path, task_file: Path | None) -> tuple[str, str] | N
 @lru_cache(maxsize=None)
 def _task_problem(task_file: Path) -> str | None:
     """A task.yml's problem, parsed once per file and process (a folder of submissions under one)."""
-    from nvfp4ctl.errors import UsageError
-    from nvfp4ctl.task import parse_task
+    from nvfp4ctl.task import problem_of
 
-    try:
-        return parse_task(task_file.read_text(encoding="utf-8"), task_file).problem
-    except (OSError, UnicodeDecodeError, UsageError):  # a broken task.yml elsewhere: the task in use decides
-        return None
+    return problem_of(task_file)
 
 
 @lru_cache(maxsize=None)

@@ -125,7 +125,7 @@ def task_for_submission(task: Any, submission: Path | None) -> Any:
     own task.yml always does. A task.yml found from the current folder stays if it is for the same
     problem (a warning names the other file); for another problem the run would fail every test on
     inputs the submission does not unpack, so that is a usage error saying which task to pass."""
-    from nvfp4ctl.task import load_task, parse_task
+    from nvfp4ctl.task import load_task, problem_of
     from nvfp4ctl.workspace import FROM_ENV, FROM_FLAG, FROM_TARGET, find_task_upwards
 
     if submission is None or task.source in (FROM_FLAG, FROM_ENV) or not submission.is_file():
@@ -133,12 +133,10 @@ def task_for_submission(task: Any, submission: Path | None) -> Any:
     own = find_task_upwards(submission.resolve().parent)
     if own is None or (task.path is not None and own.resolve() == task.path.resolve()):
         return task
-    if not task.is_users:
-        claim_folder(own.parent)  # the run log goes beside that task.yml
+    if not task.is_users:  # loading it makes its folder the user's: the run log goes beside it
         return replace(load_task(own), source=FROM_TARGET)
-    try:
-        problem = parse_task(own.read_text(encoding="utf-8"), own).problem
-    except (OSError, UnicodeDecodeError, UsageError):  # a broken task.yml elsewhere is not this run's business
+    problem = problem_of(own)
+    if problem is None:
         return task
     in_use = task_label(task)
     if problem != task.problem:
