@@ -28,9 +28,10 @@ from nvfp4ctl.problems import DEFAULT_PROBLEM, problem_names
 from nvfp4ctl.workspace import FROM_ENV, SHIPPED, locate_task, short_path
 
 # Ours, then GPU MODE's (which may add more: unknown keys are ignored, near misses of these warned).
-KNOWN_KEYS = ("tests", "benchmarks", "problem", "tolerance", "timeout", "submission", "lint", "ranking_by",
-              "files", "lang", "description", "config", "templates", "test_timeout", "benchmark_timeout",
-              "ranked_timeout")
+# The keys nvfp4ctl reads, and GPU MODE's own that it leaves alone.
+READ_KEYS = ("tests", "benchmarks", "problem", "tolerance", "timeout", "submission", "lint", "ranking_by")
+KNOWN_KEYS = (*READ_KEYS, "files", "lang", "description", "config", "templates", "test_timeout",
+              "benchmark_timeout", "ranked_timeout")
 DEFAULT_RTOL = 1e-3
 DEFAULT_ATOL = 1e-3
 DEFAULT_TIMEOUT_S = 180.0
@@ -163,8 +164,6 @@ _READ_AS = {"tag:yaml.org,2002:bool": "the boolean", "tag:yaml.org,2002:int": "t
             "tag:yaml.org,2002:float": "the number", "tag:yaml.org,2002:null": "null:",
             "tag:yaml.org,2002:timestamp": "the date", "tag:yaml.org,2002:binary": "binary data:",
             "tag:yaml.org,2002:seq": "a list", "tag:yaml.org,2002:map": "a mapping", "tag:yaml.org,2002:set": "a set"}
-# The sections whose keys are ours to read; GPU MODE's own (config, templates, ...) are left alone.
-_READ_SECTIONS = frozenset(KNOWN_KEYS[:8])
 
 
 def _duplicate(key: Any, first: yaml.Node, again: yaml.Node) -> str:
@@ -200,7 +199,7 @@ def _refuse_keys_that_are_no_names(loader: yaml.SafeLoader, root: yaml.Node, whe
             if key_node.tag != _STR_TAG and key_node.tag in _READ_AS:
                 raise _key_error(loader, key_node, at, where)
             name = key_node.value if key_node.tag == _STR_TAG else None
-            if name is not None and (not top or name in _READ_SECTIONS):
+            if name is not None and (not top or name in READ_KEYS):
                 pending.append((value, f"{at}.{name}" if at else name, False))
 
 
