@@ -30,7 +30,11 @@ def common_dir() -> Path:
 def binding_path(kernel: Path | None = None) -> Path:
     """The torch binding for a kernel: the one of the problem whose API header it includes
     (nvfp4_dual_gemm_api.h -> nvfp4_dual_gemm_binding.cpp); the GEMM's torch_binding.cpp otherwise."""
-    api = kernel_api(kernel) if kernel is not None else None
+    return _binding_of(kernel_problem(kernel) if kernel is not None else None)
+
+
+def _binding_of(problem: Any | None) -> Path:
+    api = problem.kernel_api if problem is not None else None
     return common_dir() / (api.binding_name if api is not None else BINDING_NAME)
 
 
@@ -180,7 +184,7 @@ def build_inputs(kernel: Path) -> BuildInputs:
     # problem (which binding), the header list and the CUTLASS test
     kernel_texts = _texts(kernel)
     problem = _problem_including(list(kernel_texts)[1:])
-    binding = common_dir() / (problem.kernel_api.binding_name if problem is not None else BINDING_NAME)
+    binding = _binding_of(problem)
     if not binding.is_file():
         raise UsageError(f"the torch binding is missing: {binding}")
     binding_texts = _texts(binding, known=kernel_texts)
