@@ -16,6 +16,7 @@ from pathlib import Path
 
 from nvfp4ctl.atomic_file import write_text_atomic
 from nvfp4ctl.build import flags
+from nvfp4ctl.build.preprocessor import Include, live_code, quoted_includes
 from nvfp4ctl.build.sources import (build_inputs, checked_source, abi_functions, common_dir, find_header,
                                     kernel_problem, resolve_arch, source_marks)
 from nvfp4ctl.errors import UsageError, os_reason
@@ -23,7 +24,6 @@ from nvfp4ctl.runlog import file_digest
 
 FORBIDDEN_WORD = "stream"  # the leaderboard's `"stream" in code.lower()` (nvfp4ctl.lint.stream locates it)
 
-_INCLUDE_LINE = re.compile(r'^\s*#\s*include\s*"([^"]+)"[^\n]*$', re.MULTILINE)
 _PRAGMA_ONCE = re.compile(r"^\s*#\s*pragma\s+once\s*$\n?", re.MULTILINE)
 
 
@@ -82,27 +82,35 @@ def inline_local_includes(path: Path, seen: set[Path] | None = None) -> tuple[st
     used: list[Path] = []
     search = [common_dir()]
 
-    def expand(match: re.Match[str], current: Path, text: str) -> str:
-        name = match.group(1)
-        header = find_header(name, current.parent, search)
+    def expand(include: Include, current: Path, text: str) -> str:
+        directive = text[include.start:include.end]
+        header = find_header(include.name, current.parent, search)
         if header is None:
-            if on_the_leaderboard(name):
-                return match.group(0)
-            line = text.count("\n", 0, match.start(1)) + 1
+            if on_the_leaderboard(include.name):
+                return directive
             looked = " and ".join(str(folder) for folder in dict.fromkeys([current.parent, *search]))
-            raise UsageError(f'{current}:{line}: #include "{name}" not found (looked in {looked}) and it is no'
-                             " CUTLASS, CUDA or standard header the leaderboard has, so the submission would not"
-                             " compile there; nothing was written (include a header the server has as <...>)")
+            raise UsageError(f'{current}:{include.line}: #include "{include.name}" not found (looked in {looked}) and'
+                             " it is no CUTLASS, CUDA or standard header the leaderboard has, so the submission would"
+                             " not compile there; nothing was written (include a header the server has as <...>)")
+        # what follows the directive on its line (a comment, maybe one that goes on) starts a line of its own
+        line_end = text.find("\n", include.end)
+        after = "\n" if text[include.end:None if line_end < 0 else line_end].strip() else ""
         if header in seen:
-            return f"// (already inlined above) {match.group(0).strip()}"
+            return f"// (already inlined above) {directive}{after}"
         seen.add(header)
         used.append(header)
         inner = _PRAGMA_ONCE.sub("", expanded(header))
-        return f"// ---- inlined {header.name} ----\n{inner.rstrip()}\n// ---- end of {header.name} ----"
+        return f"// ---- inlined {header.name} ----\n{inner.rstrip()}\n// ---- end of {header.name} ----{after}"
 
     def expanded(file: Path) -> str:
+        # only the directives the preprocessor reads: not those in comments or in an #if 0
         text = embedded_text(file)
-        return _INCLUDE_LINE.sub(lambda m: expand(m, file, text), text)
+        pieces: list[str] = []
+        kept = 0
+        for include in quoted_includes(live_code(text)):
+            pieces += [text[kept:include.start], expand(include, file, text)]
+            kept = include.end
+        return "".join([*pieces, text[kept:]])
 
     return expanded(path), used
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nvfp4ctl.build.preprocessor import includes_cutlass, live_code, quoted_includes
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.project import kernels_dir, shipped
 
@@ -16,8 +17,6 @@ FOLDER_ARCH = {"sm90": "sm_90a", "sm100": "sm_100a"}
 BINDING_NAME = "torch_binding.cpp"
 
 _DECLARED_ARCH = re.compile(r"nvfp4ctl:\s*arch\s*=\s*(sm_\w+)")
-_LOCAL_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
-_CUTLASS_INCLUDE = re.compile(r"^\s*#\s*include\s*[<\"](?:cute|cutlass)/", re.MULTILINE)
 
 
 def common_dir() -> Path:
@@ -137,21 +136,23 @@ def checked_source(path: Path) -> Path:
 
 def local_headers(source: Path) -> list[Path]:
     """Headers reached through `#include "..."` that live beside the file or in kernels/common,
-    transitively, in first-seen order. System and CUTLASS headers are not followed."""
+    transitively, in first-seen order. System and CUTLASS headers are not followed, nor an include
+    in a comment or an `#if 0` (build/preprocessor.py)."""
     return list(_texts(source))[1:]
 
 
 def _texts(source: Path, known: dict[Path, str] | None = None) -> dict[Path, str]:
-    """`source` and local_headers(source) (in that order) with their text, each file read once;
+    """`source` and local_headers(source) (in that order) with their live_code, each file read once;
     `known`: texts already read (the kernel's, for the binding, which includes the same API header)."""
     search = [common_dir()]
     texts: dict[Path, str] = {}
     pending = [source]
     while pending:
         current = pending.pop(0)
-        texts[current] = text = known[current] if known and current in known else current.read_text(errors="replace")
-        for name in _LOCAL_INCLUDE.findall(text):
-            header = find_header(name, current.parent, search)
+        texts[current] = code = (known[current] if known and current in known
+                                 else live_code(current.read_text(errors="replace")))
+        for include in quoted_includes(code):
+            header = find_header(include.name, current.parent, search)
             if header is not None and header not in texts and header not in pending and header != source:
                 pending.append(header)
     return texts
@@ -190,5 +191,5 @@ def build_inputs(kernel: Path) -> BuildInputs:
     binding_texts = _texts(binding, known=kernel_texts)
     headers = tuple(dict.fromkeys([*list(kernel_texts)[1:], *list(binding_texts)[1:]]))
     texts = {**binding_texts, **kernel_texts}
-    needs_cutlass = any(_CUTLASS_INCLUDE.search(texts[path]) for path in (kernel, *headers))
+    needs_cutlass = any(includes_cutlass(texts[path]) for path in (kernel, *headers))
     return BuildInputs(kernel=kernel, binding=binding, headers=headers, needs_cutlass=needs_cutlass)

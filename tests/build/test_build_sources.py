@@ -171,3 +171,23 @@ def test_build_inputs_reads_the_kernel_and_each_header_once(monkeypatch: pytest.
     assert sources.build_inputs(kernel) == expected
     assert len(expected.headers) > 10 and "nvfp4_gemm_api.h" in reads
     assert sorted(reads) == sorted(set(reads)) == sorted(p.name for p in (kernel, *expected.headers, expected.binding))
+
+
+def test_includes_the_preprocessor_skips_pick_no_header_binding_or_cutlass(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    common = tmp_path / "kernels" / "common"
+    common.mkdir(parents=True)
+    for name in ("nvfp4_gemm_api.h", "nvfp4_dual_gemm_api.h", "old_tiles.cuh", "notes.cuh"):
+        (common / name).write_text("#pragma once\n")
+    (common / "torch_binding.cpp").write_text('#include "nvfp4_gemm_api.h"\n')
+    (common / "nvfp4_dual_gemm_binding.cpp").write_text('#include "nvfp4_dual_gemm_api.h"\n')
+    kernel = _kernel(tmp_path / "kernels", "sm100", (
+        '// #include "nvfp4_dual_gemm_api.h"  (the dual GEMM is a later step)\n'
+        '/* #include <cute/tensor.hpp> */\n'
+        '#if 0\n#include "old_tiles.cuh"\n#endif\n'
+        'int x; // a comment that goes on \\\n#include "notes.cuh"\n'
+        '#include "nvfp4_gemm_api.h"\n'))
+    monkeypatch.setattr(sources, "kernels_dir", lambda: tmp_path / "kernels")
+    inputs = sources.build_inputs(kernel)
+    assert [p.name for p in inputs.headers] == ["nvfp4_gemm_api.h"]
+    assert inputs.binding.name == "torch_binding.cpp" and not inputs.needs_cutlass

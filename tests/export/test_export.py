@@ -274,3 +274,39 @@ def test_a_file_that_is_not_utf8_is_one_line_naming_it(tmp_path: Path, where: st
     assert f"{bad}:{line}: not UTF-8 (byte 0xb5)" in " ".join(result.output.split())
     assert result.exception is None or isinstance(result.exception, SystemExit)
     assert not output.exists()
+
+
+_SKIPPED_INCLUDES = ('/* #include "gone_block.cuh" */\n'
+                     '// #include "gone_line.cuh"\n'
+                     'int x;  // a comment that goes on \\\n#include "gone_continued.cuh"\n'
+                     '#if 0\n#include "old.cuh"\n#ifdef FOO\n#include "gone_nested.cuh"\n#endif\n'
+                     '#elif defined(BAR)\n#include "bar.cuh"\n#else\n#include "new.cuh"\n#endif\n')
+
+
+def test_includes_the_preprocessor_skips_are_neither_refused_nor_inlined(tmp_path: Path) -> None:
+    for name in ("old.cuh", "bar.cuh", "new.cuh"):
+        (tmp_path / name).write_text(f"#pragma once\nint {name[:-4]}_tiles;\n")
+    kernel = tmp_path / "k.cu"
+    kernel.write_text(_SKIPPED_INCLUDES)
+    text, used = inline_local_includes(kernel)
+    assert [path.name for path in used] == ["bar.cuh", "new.cuh"]
+    assert "old_tiles" not in text and "bar_tiles" in text and "new_tiles" in text
+    # the user's text stays as written: the skipped includes, comments and #if 0 body included
+    assert text.startswith(_SKIPPED_INCLUDES.split('#include "bar.cuh"')[0])
+    assert '#include "old.cuh"\n' in text and '#include "new.cuh"' not in text
+
+
+def test_an_include_under_a_macro_is_still_followed(tmp_path: Path) -> None:
+    kernel = tmp_path / "k.cu"
+    kernel.write_text('#if 0\n#else\n#ifdef USE_TILES\n#include "gone.cuh"\n#endif\n#endif\n')
+    with pytest.raises(UsageError, match=rf'{re.escape(str(kernel))}:4: #include "gone.cuh" not found'):
+        inline_local_includes(kernel)
+
+
+def test_a_comment_after_an_inlined_include_stays_a_comment(tmp_path: Path) -> None:
+    (tmp_path / "tiles.cuh").write_text("#pragma once\nint tiles;\n")
+    kernel = tmp_path / "k.cu"
+    kernel.write_text('#include "tiles.cuh" /* the tile\n   shapes */\n#include "tiles.cuh" // again\nint x;\n')
+    text, _ = inline_local_includes(kernel)
+    assert text == ("// ---- inlined tiles.cuh ----\nint tiles;\n// ---- end of tiles.cuh ----\n /* the tile\n"
+                    '   shapes */\n// (already inlined above) #include "tiles.cuh"\n // again\nint x;\n')

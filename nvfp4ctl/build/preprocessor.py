@@ -1,0 +1,123 @@
+"""What of a C++/CUDA file the preprocessor certainly reads, for the scans of its `#include` lines:
+comments and the groups of an `#if 0` (or the `#else` of an `#if 1`) are not, so an include there
+is neither followed nor inlined nor refused. Every other conditional group counts, whatever its
+macro: without the build's defines a scan cannot tell, and following too much is the safe side.
+
+`live_code()` is a copy of the same length (newlines kept), so an offset or line in it is one in
+the file; string and char literals stay as they are (an include's name is one)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_TOKEN = re.compile(
+    r"(?P<comment>//(?:\\\r?\n|[^\n])*"  # a backslash at the line end continues a // comment
+    r"|/\*.*?(?:\*/|\Z))"
+    r'|(?:u8|[uUL])?R"(?P<delimiter>[^()\\\s]{0,16})\(.*?(?:\)(?P=delimiter)"|\Z)'  # raw string
+    r"|[A-Za-z_]\w*"  # whole names, so a prefix (u8'a', LR"(...)") is not read as something else
+    r"|\.?\d(?:[eEpP][+-]|'?[\w.])*"  # a number, 1'000'000 with its digit separators
+    r'|"(?:\\.|[^"\\\n])*"?'  # an unterminated literal ends at the line end, as in the compiler
+    r"|'(?:\\.|[^'\\\n])*'?",
+    re.DOTALL,
+)
+_LOGICAL_LINE = re.compile(r"(?:\\\r?\n|[^\n])*\n?")  # a physical line and those its backslashes join
+_CONDITIONAL = re.compile(r"[ \t]*#[ \t]*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b(.*)", re.DOTALL)
+_INTEGER = re.compile(r"(0[xX][0-9a-fA-F]+|0[bB][01]+|\d+)[uUlL]*")
+_QUOTED_INCLUDE = re.compile(r'^[ \t]*(#[ \t]*include[ \t]*"([^"\n]+)"[^\n]*)', re.MULTILINE)
+_CUTLASS_INCLUDE = re.compile(r"^[ \t]*#[ \t]*include[ \t]*[<\"](?:cute|cutlass)/", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Include:
+    name: str  # as written between the quotes
+    start: int  # offset of the `#`
+    end: int  # just past the directive (a comment after it is not part of it)
+    line: int  # 1-based
+
+
+def live_code(text: str) -> str:
+    """`text` with comments and the groups the preprocessor certainly skips blanked."""
+    return _without_skipped_groups(_without_comments(text))
+
+
+def quoted_includes(code: str) -> list[Include]:
+    """The `#include "..."` directives of live_code() text, in file order (the offsets are the file's)."""
+    found = []
+    for match in _QUOTED_INCLUDE.finditer(code):
+        start = match.start(1)
+        found.append(Include(name=match.group(2), start=start, end=start + len(match.group(1).rstrip()),
+                             line=code.count("\n", 0, start) + 1))
+    return found
+
+
+def includes_cutlass(code: str) -> bool:
+    """Whether live_code() text includes a CUTLASS or CuTe header."""
+    return _CUTLASS_INCLUDE.search(code) is not None
+
+
+def _blanked(segment: str) -> str:
+    return "".join(ch if ch in "\r\n" else " " for ch in segment)
+
+
+def _without_comments(text: str) -> str:
+    pieces: list[str] = []
+    kept = 0
+    for token in _TOKEN.finditer(text):
+        if token.group("comment") is not None:
+            pieces += [text[kept:token.start()], _blanked(token.group())]
+            kept = token.end()
+    pieces.append(text[kept:])
+    return "".join(pieces)
+
+
+@dataclass
+class _Conditional:
+    reading: bool  # the current group may be read
+    decided: bool  # an earlier group was certainly taken: the rest are certainly skipped
+
+
+def _literal_value(condition: str) -> int | None:
+    """The value of a condition that is an integer literal (`0`, `(1)`, `0x0`), None for anything else."""
+    bare = re.sub(r"\\\r?\n", " ", condition).strip()
+    while bare.startswith("(") and bare.endswith(")"):
+        bare = bare[1:-1].strip()
+    match = _INTEGER.fullmatch(bare)
+    if match is None:
+        return None
+    digits = match.group(1)
+    return int(digits, 8) if re.fullmatch(r"0\d+", digits) else int(digits, 0)
+
+
+def _without_skipped_groups(code: str) -> str:
+    pieces: list[str] = []
+    stack: list[_Conditional] = []
+    for line in _LOGICAL_LINE.finditer(code):
+        text = line.group()
+        directive = _CONDITIONAL.match(text)
+        if directive is not None:
+            _step(stack, directive.group(1), directive.group(2), all(frame.reading for frame in stack))
+        keep = directive is not None or all(frame.reading for frame in stack)
+        pieces.append(text if keep else _blanked(text))
+    return "".join(pieces)
+
+
+def _step(stack: list[_Conditional], kind: str, condition: str, reading: bool) -> None:
+    """One conditional directive; `reading`: whether the group it sits in may be read (inside a
+    skipped group only the nesting counts, as in the preprocessor)."""
+    if kind in ("if", "ifdef", "ifndef"):
+        value = _literal_value(condition) if kind == "if" and reading else None
+        stack.append(_Conditional(reading=value != 0, decided=bool(value)))
+        return
+    if not stack:
+        return  # an #else or #endif without its #if: the compiler's error to report
+    frame = stack[-1]
+    if kind == "endif":
+        stack.pop()
+    elif frame.decided:
+        frame.reading = False
+    elif kind == "else":
+        frame.reading, frame.decided = True, True
+    else:  # elif, elifdef, elifndef
+        value = _literal_value(condition) if kind == "elif" else None
+        frame.reading, frame.decided = value != 0, bool(value)
