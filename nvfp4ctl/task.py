@@ -3,9 +3,11 @@
 Our file has GPU MODE's shape (problems/nvidia/nvfp4_gemm/task.yml: `tests` and `benchmarks` lists of
 {m, n, k, l, seed}, `ranking_by`) plus optional extras: `problem`, `tolerance: {rtol, atol}`,
 `timeout` (seconds), `sol_us` per case, `submission`, `lint`. GPU MODE's own file loads unchanged:
-unknown top-level keys (files, lang, description, config, templates) are ignored, with a warning
-for one that looks like a typo of a known key. Every mistake is one UsageError line naming the
-line and the field: "task.yml:9: benchmarks[2].k: expected a positive integer, got -5 (benchmark #3)".
+unknown top-level keys are ignored, with a warning for one that looks like a typo of a known key (GPU
+MODE's files, lang, description, config, templates, ... are known); any unknown key inside GPU MODE's
+config, templates, validation or a files entry, whose keys are a fixed set, is warned. Every mistake
+is one UsageError line naming the line and the field:
+"task.yml:9: benchmarks[2].k: expected a positive integer, got -5 (benchmark #3)".
 """
 
 from __future__ import annotations
@@ -28,10 +30,20 @@ from nvfp4ctl.problems import DEFAULT_PROBLEM, problem_names
 from nvfp4ctl.workspace import FROM_ENV, SHIPPED, locate_task, short_path
 
 # Ours, then GPU MODE's (which may add more: unknown keys are ignored, near misses of these warned).
-# The keys nvfp4ctl reads, and GPU MODE's own that it leaves alone.
+# The keys nvfp4ctl reads, and GPU MODE's own that it leaves alone (kernelbot's LeaderboardTask and
+# LeaderboardDefinition, src/libkernelbot/task.py).
 READ_KEYS = ("tests", "benchmarks", "problem", "tolerance", "timeout", "submission", "lint", "ranking_by")
 KNOWN_KEYS = (*READ_KEYS, "files", "lang", "description", "config", "templates", "test_timeout",
-              "benchmark_timeout", "ranked_timeout")
+              "benchmark_timeout", "ranked_timeout", "libraries", "seed", "multi_gpu", "gpus", "validation")
+# GPU MODE's sections whose keys are a fixed set (kernelbot builds a dataclass of `config`, asserts the
+# template languages, reads `name` and `source` of each file): nvfp4ctl does not read them, so an
+# unknown key is warned like an unknown top-level key, whether or not it looks like a known one.
+GPU_MODE_SECTION_KEYS = {
+    "config": ("main", "sources", "include_dirs", "defines", "compile_flags"),  # PythonTaskData, CudaTaskData
+    "templates": ("CUDA", "Python", "Triton", "HIP", "CuteDSL"),
+    "validation": ("version", "script"),
+}
+GPU_MODE_ENTRY_KEYS = {"files": ("name", "source")}  # the keys of each entry of these lists
 DEFAULT_RTOL = 1e-3
 DEFAULT_ATOL = 1e-3
 DEFAULT_TIMEOUT_S = 180.0
@@ -221,19 +233,24 @@ def _key_error(loader: yaml.SafeLoader, key_node: yaml.Node, at: str, where: str
     return UsageError(f"{where}:{key_node.start_mark.line + 1}: {field_path}: {problem}{number}")
 
 
-def field_line(text: str, field_path: str) -> int | None:
-    """The 1-based line of a field path ("tests[2].k") in task.yml text, None when not found."""
+def field_line(text: str, field_path: str, at_key: bool = False) -> int | None:
+    """The 1-based line of a field path ("tests[2].k") in task.yml text, None when not found;
+    `at_key`: the line of its key rather than of its value (which a block value starts below)."""
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except (yaml.YAMLError, RecursionError):
         return None
     found = None  # the deepest node of the path that exists: a missing field is named at its entry
-    for part in re.findall(r"[^.\[\]]+|\[\d+\]", field_path):
+    parts = re.findall(r"[^.\[\]]+|\[\d+\]", field_path)
+    for number, part in enumerate(parts, start=1):
         if isinstance(node, yaml.SequenceNode) and part.startswith("["):
             index = int(part[1:-1])
             node = node.value[index] if index < len(node.value) else None
         elif isinstance(node, yaml.MappingNode):
-            node = next((value for key, value in node.value if getattr(key, "value", None) == part), None)
+            pair = next(((key, value) for key, value in node.value if getattr(key, "value", None) == part), None)
+            if pair is not None and at_key and number == len(parts):
+                return pair[0].start_mark.line + 1
+            node = pair[1] if pair is not None else None
         else:
             node = None
         if node is None:
@@ -291,7 +308,7 @@ class _TaskReader:
             timeout_s=self.timeout(document.get("timeout", DEFAULT_TIMEOUT_S)),
             submission=self.submission(document.get("submission")),
             lint=self.lint(document.get("lint")),
-            warnings=self.near_misses(document),
+            warnings=(*self.near_misses(document), *self.unknown_gpu_mode_keys(document)),
         )
 
     def near_misses(self, document: dict[str, Any]) -> tuple[str, ...]:
@@ -306,6 +323,27 @@ class _TaskReader:
                     found.append(f"{self.where}{f':{line}' if line else ''}: unknown key {key!r} ignored;"
                                  f" did you mean {close[0]!r}?")
         return tuple(found)
+
+    def unknown_gpu_mode_keys(self, document: dict[str, Any]) -> tuple[str, ...]:
+        """Keys of GPU MODE's fixed-set sections that are none of the set (`config: {mian: eval.py}`)."""
+        sections = [(name, document.get(name), known) for name, known in GPU_MODE_SECTION_KEYS.items()]
+        for name, known in GPU_MODE_ENTRY_KEYS.items():
+            entries = document.get(name)
+            if isinstance(entries, list):
+                sections += [(f"{name}[{index}]", entry, known) for index, entry in enumerate(entries)]
+        found: list[tuple[int, str]] = []
+        for at, section, known in sections:
+            if not isinstance(section, dict):
+                continue  # absent, or not GPU MODE's shape: nvfp4ctl does not read it either way
+            for key in section:
+                if key in known:
+                    continue
+                line = field_line(self.text, f"{at}.{key}", at_key=True) if self.text else None
+                close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                found.append((line or 0, f"{self.where}{f':{line}' if line else ''}: unknown key {key!r} in {at}"
+                                         f" ignored (known: {', '.join(known)}){hint}"))
+        return tuple(message for _, message in sorted(found, key=lambda pair: pair[0]))
 
     def cases(self, document: dict[str, Any], key: str, required: bool) -> tuple[Case, ...]:
         entries = document.get(key)

@@ -67,6 +67,7 @@ def test_gpu_mode_task_yml_loads_unchanged(tmp_path: Path) -> None:
     assert task.tests == (Case(128, 256, 256, 1, 1111), Case(128, 1536, 7168, 1, 1111))
     assert task.benchmarks == (Case(128, 7168, 16384, 1, 1111),)
     assert (task.rtol, task.atol, task.timeout_s, task.ranking, task.submission) == (1e-3, 1e-3, 180.0, "geom", None)
+    assert task.warnings == ()
 
 
 def test_extras_are_read(tmp_path: Path) -> None:
@@ -257,3 +258,33 @@ def test_keys_yaml_reads_as_no_name_are_one_line_naming_the_key(text: str, messa
 def test_keys_that_are_no_names_are_allowed_in_gpu_modes_sections_and_quoted_ones_are_names() -> None:
     task = parse_task(MINIMAL + "config: {1: a}\ntemplates: {true: b}\n'on': c\n", Path("task.yml"))
     assert len(task.tests) == 1
+
+
+def test_unknown_keys_in_gpu_modes_fixed_sections_are_warned_with_the_known_ones() -> None:
+    text = GPU_MODE_TASK.replace('"source": "task.py"', '"sorce": "task.py"').replace(
+        '  main: "eval.py"', '  mian: "eval.py"').replace('  Python: "template.py"', '  Pyton: "template.py"\n  Rust: "t.rs"')
+    assert parse_task(text, Path("task.yml")).warnings == (
+        "task.yml:3: unknown key 'sorce' in files[1] ignored (known: name, source); did you mean 'source'?",
+        "task.yml:11: unknown key 'mian' in config ignored (known: main, sources, include_dirs, defines,"
+        " compile_flags); did you mean 'main'?",
+        "task.yml:14: unknown key 'Pyton' in templates ignored (known: CUDA, Python, Triton, HIP, CuteDSL);"
+        " did you mean 'Python'?",
+        "task.yml:15: unknown key 'Rust' in templates ignored (known: CUDA, Python, Triton, HIP, CuteDSL)")
+
+
+def test_every_key_gpu_mode_uses_loads_without_a_warning() -> None:
+    # a CUDA task's config, every template language, and the top-level keys kernelbot reads besides
+    text = MINIMAL + (
+        'lang: "cu"\nfiles:\n  - name: submission.cu\n    source: "@SUBMISSION@"\n'
+        'config:\n  sources: ["eval.cu", "submission.cu"]\n  include_dirs: []\n  defines: {N: "1"}\n'
+        "  compile_flags: [-O3]\n"
+        'templates: {CUDA: t.cu, Python: t.py, Triton: t.py, HIP: t.py, CuteDSL: t.py}\n'
+        "validation: {version: v1, script: validate.py}\n"
+        "libraries: [cutlass]\nseed: 5\nmulti_gpu: false\ngpus: [B200]\n"
+        "test_timeout: 10\nbenchmark_timeout: 10\nranked_timeout: 10\ndescription: x\nproblem: nvfp4_gemm\n")
+    assert parse_task(text, Path("task.yml")).warnings == ()
+
+
+def test_a_near_miss_of_a_gpu_mode_top_level_key_is_warned() -> None:
+    warnings = parse_task(MINIMAL + "multi_gpus: true\n", Path("task.yml")).warnings
+    assert warnings == ("task.yml:3: unknown key 'multi_gpus' ignored; did you mean 'multi_gpu'?",)
