@@ -11,16 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_TOKEN = re.compile(
-    r"(?P<comment>//(?:\\\r?\n|[^\n])*"  # a backslash at the line end continues a // comment
-    r"|/\*.*?(?:\*/|\Z))"
-    r'|(?:u8|[uUL])?R"(?P<delimiter>[^()\\\s]{0,16})\(.*?(?:\)(?P=delimiter)"|\Z)'  # raw string
-    r"|[A-Za-z_]\w*"  # whole names, so a prefix (u8'a', LR"(...)") is not read as something else
-    r"|\.?\d(?:[eEpP][+-]|'?[\w.])*"  # a number, 1'000'000 with its digit separators
-    r'|"(?:\\.|[^"\\\n])*"?'  # an unterminated literal ends at the line end, as in the compiler
-    r"|'(?:\\.|[^'\\\n])*'?",
-    re.DOTALL,
-)
+from nvfp4ctl.cpp_lexer import blank
+
 _LOGICAL_LINE = re.compile(r"(?:\\\r?\n|[^\n])*\n?")  # a physical line and those its backslashes join
 _CONDITIONAL = re.compile(r"[ \t]*#[ \t]*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b(.*)", re.DOTALL)
 _INTEGER = re.compile(r"(0[xX][0-9a-fA-F]+|0[bB][01]+|\d+)[uUlL]*")
@@ -63,10 +55,9 @@ def _blanked(segment: str) -> str:
 def _without_comments(text: str) -> str:
     pieces: list[str] = []
     kept = 0
-    for token in _TOKEN.finditer(text):
-        if token.group("comment") is not None:
-            pieces += [text[kept:token.start()], _blanked(token.group())]
-            kept = token.end()
+    for start, end in blank(text).comments:
+        pieces += [text[kept:start], _blanked(text[start:end])]
+        kept = end
     pieces.append(text[kept:])
     return "".join(pieces)
 

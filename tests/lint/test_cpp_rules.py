@@ -7,7 +7,7 @@ import textwrap
 import pytest
 
 from nvfp4ctl.lint import LintConfig, lint_text
-from nvfp4ctl.lint.cpp.lexer import blank
+from nvfp4ctl.cpp_lexer import blank
 
 
 def found(source: str, path: str = "kernel.cu", config: LintConfig | None = None) -> list[tuple[int, str]]:

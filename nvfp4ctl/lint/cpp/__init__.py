@@ -1,1 +1,1 @@
-"""C++/CUDA checks: a light lexer and the rules that run on its code-only view."""
+"""C++/CUDA checks: the rules that run on the code-only view of nvfp4ctl.cpp_lexer."""

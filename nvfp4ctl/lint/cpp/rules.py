@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 
 from nvfp4ctl.lint.config import LintConfig
-from nvfp4ctl.lint.cpp.lexer import blank
+from nvfp4ctl.cpp_lexer import blank
 from nvfp4ctl.lint.cpp.scopes import DEBUG_WORD, Scopes, matching
 from nvfp4ctl.lint.diagnostic import Finding
 from nvfp4ctl.lint.shapes import describe, pinned_shape

@@ -1,4 +1,4 @@
-"""Split C++/CUDA text into code, comments and literals so rules never misfire on prose.
+"""Split C++/CUDA text into code, comments and literals, for lint's rules and the include scans.
 
 `blank()` returns a copy of the same length where comment text and the inside of string/char
 literals are spaces (newlines kept, quotes kept), so every offset still points at the original.
