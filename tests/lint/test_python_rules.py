@@ -484,6 +484,50 @@ CASES = {
             c.copy_(_always[c.shape])
             return c
         """, []),
+    "a miss joined with | or & reads as one joined with or and and": ("""\
+        _memo = {}
+        _keep = {}
+        _named = {}
+        _chain = {}
+        REFRESH = False
+        def custom_kernel(data, force=False, again=False):
+            a, b, _, _, sfa, sfb, c = data
+            if (c.shape not in _memo) | force:
+                _memo[c.shape] = torch.empty_like(c)
+                mod.gemm(a, b, sfa, sfb, _memo[c.shape])
+            c.copy_(_memo[c.shape])
+            if (c.shape in _keep) & (not REFRESH):
+                c.copy_(_keep[c.shape])
+                return c
+            _keep[c.shape] = torch.empty_like(c)
+            mod.gemm(a, b, sfa, sfb, _keep[c.shape])
+            c.copy_(_keep[c.shape])
+            stale = (c.shape not in _named) | force
+            if stale:
+                _named[c.shape] = torch.empty_like(c)
+                mod.gemm(a, b, sfa, sfb, _named[c.shape])
+            c.copy_(_named[c.shape])
+            if force | again | (c.shape not in _chain):
+                _chain[c.shape] = torch.empty_like(c)
+                mod.gemm(a, b, sfa, sfb, _chain[c.shape])
+            c.copy_(_chain[c.shape])
+            return c
+        """, [(11, "NV301"), (13, "NV301"), (22, "NV301"), (26, "NV301")]),
+    "a miss joined by | with a condition that holds on every call is no miss": ("""\
+        _memo = {}
+        _always = {}
+        def custom_kernel(data, force=True):
+            a, b, _, _, sfa, sfb, c = data
+            if (c.shape not in _memo) | force:
+                _memo[c.shape] = torch.empty_like(c)
+                mod.gemm(a, b, sfa, sfb, _memo[c.shape])
+            c.copy_(_memo[c.shape])
+            if (c.shape not in _always) | True:
+                _always[c.shape] = torch.empty_like(c)
+                mod.gemm(a, b, sfa, sfb, _always[c.shape])
+            c.copy_(_always[c.shape])
+            return c
+        """, []),
     "a workspace only allocated on a miss and written by the kernel every call is fine, in each form": ("""\
         _ws = {}
         _got = {}

@@ -583,7 +583,7 @@ def _miss_regions(function: Function, index: ModuleIndex) -> dict[int, set[str]]
     the else of the opposite test, and what follows it in its block when its body returns or raises;
     a `match` case that only a miss reaches (`case None:` of `match kept.get(key):`, `case False:` of
     `match key in kept:`); the handler of `try: buf = kept[key] except KeyError:`. A test joined with
-    others by and/or counts (`if key not in kept or stale:`)."""
+    others by and/or, or by &/|, counts (`if key not in kept or stale:`, `if (key not in kept) | stale:`)."""
     memo_key = ("NV301 miss regions", id(function.node))
     found = index.memo.get(memo_key)
     if found is not None:
@@ -624,14 +624,16 @@ def _presence(test: ast.AST, function: Function, index: ModuleIndex, depth: int 
     (`or True`, `or force` with `force=True` the entry's default, `or REFRESH` with REFRESH only ever
     set True) makes the body run every call, and then it is no miss (an `and` with one that never
     holds: the body never runs). A test held in a name (`stale = key not in kept; if stale:`) counts
-    as the test itself."""
-    if isinstance(test, ast.BoolOp):
-        settled = isinstance(test.op, ast.Or)  # the truth that decides `or` (True) and `and` (False) alone
-        if any(_harness_truth(value, function, index) is settled for value in test.values):
+    as the test itself. `|` and `&` between conditions read as `or` and `and`: on truths they decide
+    the same (they only evaluate both sides)."""
+    joined = _joined(test)
+    if joined is not None:
+        settled, values = joined  # the truth that decides `or` (True) and `and` (False) alone
+        if any(_harness_truth(value, function, index) is settled for value in values):
             return set(), set()  # the body runs on every call (or never): it says nothing about the key
         missing: set[str] = set()
         present: set[str] = set()
-        for value in test.values:
+        for value in values:
             one_missing, one_present = _presence(value, function, index, depth)
             missing |= one_missing
             present |= one_present
@@ -655,9 +657,24 @@ def _presence(test: ast.AST, function: Function, index: ModuleIndex, depth: int 
     held = _held(test, function, index)  # `if kept:`, `if buf:`
     if held is None and isinstance(test, ast.Name) and depth < 2:
         assigned = index.assignments(function.node, test.id)
-        if len(assigned) == 1 and isinstance(assigned[0], (ast.BoolOp, ast.UnaryOp, ast.Compare)):
+        if len(assigned) == 1 and (isinstance(assigned[0], (ast.UnaryOp, ast.Compare)) or _joined(assigned[0])):
             return _presence(assigned[0], function, index, depth + 1)  # stale = key not in kept; if stale:
     return set(), {held} if held else set()
+
+
+def _joined(test: ast.AST) -> tuple[bool, list[ast.expr]] | None:
+    """(True, conditions) for `p or q` and `p | q`, (False, conditions) for `p and q` and `p & q`
+    (a chain `p | q | r` is one list, as `p or q or r` is); None for any other expression."""
+    if isinstance(test, ast.BoolOp):
+        return isinstance(test.op, ast.Or), list(test.values)
+    if not (isinstance(test, ast.BinOp) and isinstance(test.op, (ast.BitOr, ast.BitAnd))):
+        return None
+    either = isinstance(test.op, ast.BitOr)
+    values: list[ast.expr] = []
+    for side in (test.left, test.right):
+        inner = _joined(side) if isinstance(side, ast.BinOp) else None
+        values.extend(inner[1] if inner is not None and inner[0] == either else [side])
+    return either, values
 
 
 def _harness_truth(node: ast.AST, function: Function, index: ModuleIndex) -> bool | None:
