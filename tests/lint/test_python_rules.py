@@ -1180,6 +1180,59 @@ def test_custom_kernel_named_through_an_alias_is_timed(alias: str, line: int) ->
     assert found(ALIASED_BODY + alias + "\n") == [(line, "NV401"), (line, "NV401")]
 
 
+LAMBDA_BODY = """\
+class Runner:
+    def run(self, tile, data):
+        a, b, sfa, sfb, _, _, c = data
+        return mod.gemm(a, b, sfa, sfb, c)
+def _impl(tile, data, stages=4):
+    a, b, sfa, sfb, _, _, c = data
+    return mod.gemm(a, b, sfa, sfb, c)
+def _keyword(tile, *, inputs):
+    a, b, sfa, sfb, _, _, c = inputs
+    return mod.gemm(a, b, sfa, sfb, c)
+def _scales(tile, sfa, sfb):
+    return mod.gemm(sfa, sfb)
+_runner = Runner()
+"""
+
+
+@pytest.mark.parametrize("alias, line", [
+    ("custom_kernel = lambda data: _impl(64, data)", 7),
+    ("custom_kernel = lambda data: _impl(data=data, tile=64)", 7),
+    ("custom_kernel = lambda data, tile=64: _impl(tile, data, stages=2)", 7),
+    ("custom_kernel = lambda data: _keyword(64, inputs=data)", 10),
+    ("custom_kernel = lambda inputs: _runner.run(128, inputs)", 4),
+    ("custom_kernel = lambda data: _scales(64, data[2], sfb=data[3])", 12),
+    ("custom_kernel = lambda data: _scales(*data[:1], sfa=data[2], sfb=data[3])", 12),
+    ("custom_kernel = lambda *args: _impl(64, *args)", 7),
+    ("custom_kernel = lambda *args: _keyword(64, inputs=args[0])", 10),
+])
+def test_a_lambda_hands_its_callee_the_input_by_position_and_keyword(alias: str, line: int) -> None:
+    """`custom_kernel = lambda data: _impl(64, data)`: the input is _impl's second parameter, as the
+    lambda's call says, not its first (64 is no tuple)."""
+    assert found(LAMBDA_BODY + alias + "\n") == [(line, "NV401"), (line, "NV401")]
+
+
+@pytest.mark.parametrize("alias", [
+    "custom_kernel = lambda data: _impl(64, data)",
+    "custom_kernel = lambda data: _keyword(64, inputs=data)",
+    "custom_kernel = lambda data: _scales(64, data[4], sfb=data[5])",
+])
+def test_a_lambda_passing_the_input_to_a_helper_that_reads_the_permuted_scales_is_fine(alias: str) -> None:
+    source = """\
+        def _impl(tile, data):
+            a, b, _, _, sfa, sfb, c = data
+            return mod.gemm(a, b, sfa, sfb, c, tile)
+        def _keyword(tile, *, inputs):
+            a, b, _, _, sfa, sfb, c = inputs
+            return mod.gemm(a, b, sfa, sfb, c, tile)
+        def _scales(tile, sfa, sfb):
+            return mod.gemm(sfa, sfb, tile)
+        """
+    assert found(textwrap.dedent(source) + alias + "\n") == []
+
+
 def test_a_result_cache_wrapped_around_custom_kernels_function() -> None:
     source = """\
         import functools

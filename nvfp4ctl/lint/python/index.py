@@ -296,6 +296,9 @@ class ModuleIndex:
             if not targets or node.value is None or not any(isinstance(t, ast.Name) and t.id == ENTRY for t in targets):
                 continue
             value = self._through_aliases(node.value)
+            if isinstance(value, ast.Lambda):  # custom_kernel = lambda data: _impl(64, data)
+                roots.extend(self._called_by_lambda(value))
+                continue
             aliased = self._aliased(value)
             if aliased is not None:  # custom_kernel = _impl, = functools.partial(_impl, ...), = _runner.run
                 roots.append(aliased)
@@ -351,6 +354,27 @@ class ModuleIndex:
                 return None
             found.param_bindings[open_params[0]] = {TUPLE}
         return found
+
+    def _called_by_lambda(self, value: ast.Lambda) -> list[Function]:
+        """What `custom_kernel = lambda data: _impl(64, data)` runs: the file's functions it calls, each
+        parameter holding what the lambda's call passes it (the harness's tuple comes in as the lambda's
+        first parameter), so data is _impl's second parameter here, not its first."""
+        # the lambda stands in as the caller: only its parameters and the calls in it are read
+        caller = Function(value, entry=True)  # type: ignore[arg-type]
+        params = caller.params()
+        if params:
+            caller.param_bindings[params[0]] = {TUPLE}
+        elif value.args.vararg is not None:  # lambda *args: _impl(*args, tile=64): args is (data,)
+            caller.param_bindings[value.args.vararg.arg] = {(TUPLE,)}
+        called: dict[ast.AST, Function] = {}
+        for callee, call in self.callees(caller):
+            function = called.setdefault(callee.node, callee)
+            function.entry = True
+            if call is not None:
+                _bind_params(function, call, caller)
+                for name in function.params():  # what the calls pass is all the parameters hold (even nothing):
+                    function.param_bindings.setdefault(name, set())  # the first one is not the harness's tuple
+        return list(called.values())
 
     @staticmethod
     def _is_called(name: ast.Name, value: ast.AST) -> bool:
@@ -654,6 +678,8 @@ def _unpack(target: ast.Tuple | ast.List, elements: list[int | None] | None) -> 
 
 
 def _bind_params(callee: Function, call: ast.Call, caller: Function) -> None:
+    """Each argument of a call to the callee's parameter it lands in: positional ones in order (up to
+    a *starred one, whose items go on from there), keywords by name, keyword-only parameters included."""
     params = callee.params()
     index = 0
     for arg in call.args:
@@ -661,12 +687,13 @@ def _bind_params(callee: Function, call: ast.Call, caller: Function) -> None:
             for offset, element in enumerate(view_of(caller, arg.value) or ()):
                 if element is not None and index + offset < len(params):
                     callee.param_bindings.setdefault(params[index + offset], set()).add(element)
-            return
+            break  # positions after *args are unknown; keywords still name theirs
         if index < len(params):
             _bind(callee, params[index], caller, arg)
         index += 1
+    by_keyword = {*params, *(a.arg for a in callee.node.args.kwonlyargs)}
     for keyword in call.keywords:
-        if keyword.arg in params:
+        if keyword.arg in by_keyword:
             _bind(callee, keyword.arg, caller, keyword.value)
 
 
