@@ -857,6 +857,41 @@ CASES = {
             fn(data)
             return ext.gemm(data)
         """, [(12, "NV403"), (13, "NV403"), (15, "NV403"), (16, "NV801"), (21, "NV403")]),
+    "the whole tuple handed to an imported extension: a custom op, a module load/load_inline builds": ("""\
+        import copy
+        import torch
+        from torch.ops import mylib
+        from torch.utils import cpp_extension
+        from torch.utils.cpp_extension import load, load_inline
+        def _compile():
+            return cpp_extension.load_inline(name="fallback", cpp_sources="")
+        try:
+            import gemm_ext as mod
+            from gemm_ext import gemm as run
+        except ImportError:
+            mod = load_inline(name="gemm_ext", cpp_sources="", functions=["gemm"])
+            run = _compile().gemm
+        load(name="built_ext", sources=["gemm.cu"])
+        import built_ext
+        from built_ext import gemm
+        from helpers import prepare
+        import plain_module
+        def custom_kernel(data):
+            torch.ops.mylib.gemm(data)
+            torch.ops.mylib.gemm.default(data)
+            mylib.gemm(tuple(data))
+            mod.gemm(data)
+            built_ext.gemm(data)
+            gemm(data=data)
+            run(data)
+            torch.ops.mylib.gemm(data[0], data[1], data[2], data[3], data[4], data[5], data[6])
+            torch.ops.aten.stack(list(data))
+            copy.copy(data)
+            prepare(data)
+            plain_module.run(data)
+            return data[6]
+        """, [(20, "NV403"), (21, "NV403"), (22, "NV403"), (23, "NV403"), (24, "NV403"), (25, "NV403"),
+              (26, "NV403"), (27, "NV403"), (27, "NV403")]),
     "star-passing the tuple to an outside function": ("""\
         def custom_kernel(data):
             return ext.gemm(*data)

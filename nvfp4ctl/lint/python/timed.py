@@ -28,6 +28,9 @@ COPY_CALLS = {"contiguous", "clone"}
 SHAPE_ATTRS = {"shape", "size", "dtype", "device", "ndim", "dim", "numel", "nelement", "is_cuda", "layout",
                "stride", "element_size", "itemsize", "nbytes", "is_contiguous", "storage_offset"}
 SCALE_NAME = re.compile(r"(?i)sf|scale")
+# torch.ops namespaces of torch's own operators: what they do with an argument is documented
+TORCH_OP_NAMESPACES = {"aten", "prims", "quantized", "_quantized", "quantized_decomposed", "mkldnn", "c10d",
+                       "_c10d_functional", "profiler", "higher_order"}
 CACHE_DECORATORS = re.compile(r"(?:^|\.)(?:cache|lru_cache|cached|memoize|cached_property)$")
 
 
@@ -73,17 +76,70 @@ def _timed_callee(call: ast.Call, index: ModuleIndex) -> bool:
 
 def _opaque_callee(call: ast.Call, index: ModuleIndex) -> str | None:
     """The name of a callee we cannot see into (an extension module's function, a compiled kernel),
-    or None for torch/imported/builtin functions, whose use of an argument is certain."""
+    or None for torch/imported/builtin functions, whose use of an argument is certain. Imported
+    names count as extensions where the file shows them to be: a custom op (torch.ops.mylib.gemm),
+    or a module load/load_inline builds here. Other imports may be the user's Python, kept quiet as
+    a function handed in as a parameter is."""
     func = call.func
     name = dotted(func)
     if name is None:
         return call_name(call) or "a function"  # _load().gemm(...), kernels[key](...)
     head = name.split(".")[0]
+    if _extension(func, index):
+        return name
     if head in index.imports or call_name(call) in ("to_blocked", "_scaled_mm"):
         return None
     if isinstance(func, ast.Name) and (hasattr(builtins, head) or head in index.functions or head in index.classes):
         return None
     return name
+
+
+def _extension(func: ast.AST, index: ModuleIndex) -> bool:
+    """Is a called name code built outside Python: a custom op (`torch.ops.mylib.gemm`, not torch's own
+    aten/prims), a name bound to what load/load_inline returns (also when the same name is imported
+    first: `try: import gemm_ext as mod` / `except ImportError: mod = load_inline(...)`), or from a
+    module that such a call of this file builds (`load(name="gemm_ext", ...)`, then `import gemm_ext`)?"""
+    resolved = (index.resolve(func) or "").split(".")
+    if resolved[:2] == ["torch", "ops"] and len(resolved) > 3 and resolved[2] not in TORCH_OP_NAMESPACES:
+        return True
+    names, modules = _built_extensions(index)
+    head = (dotted(func) or "").split(".")[0]
+    return head in names or head in index.imports and bool(modules & set(index.imports[head].split(".")))
+
+
+def _built_extensions(index: ModuleIndex) -> tuple[set[str], set[str]]:
+    """(names bound to a module load/load_inline returns, the module names those calls give), once per file."""
+    key = ("NV403 extensions",)
+    found = index.memo.get(key)
+    if found is None:
+        builds = [n for n in index.all_nodes if isinstance(n, ast.Call) and _builds_extension(n, index)]
+        modules: set[str] = set()
+        builders: set[str] = set()  # functions of this file that build one (`mod = _compile()`)
+        for call in builds:
+            named = next((k.value for k in call.keywords if k.arg == "name"), call.args[0] if call.args else None)
+            if isinstance(named, ast.Constant) and isinstance(named.value, str):
+                modules.add(named.value)
+            builders.update(f.name for f in index.ancestors(call)
+                            if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        names: set[str] = set()
+        for node in index.all_nodes if builds else ():
+            if not isinstance(node, ast.Assign):
+                continue
+            value = node.value
+            while isinstance(value, ast.Attribute):  # gemm = _compile().gemm
+                value = value.value
+            if isinstance(value, ast.Call) and (call_name(value) in builders or _builds_extension(value, index)):
+                names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        found = index.memo[key] = (names, modules)
+    return found  # type: ignore[return-value]
+
+
+def _builds_extension(call: ast.Call, index: ModuleIndex) -> bool:
+    """torch.utils.cpp_extension.load_inline(...) or .load(...), however imported (not torch.load)."""
+    if call_name(call) not in ("load", "load_inline"):
+        return False
+    resolved = index.resolve(call.func) or ""
+    return resolved.split(".")[-1] == "load_inline" or resolved.endswith("cpp_extension.load")
 
 
 def _reference_use(node: ast.AST, element: int, label: str, function: Function, index: ModuleIndex,
@@ -195,8 +251,8 @@ def _whole_input_passed(call: ast.Call, function: Function, index: ModuleIndex, 
     if callee is None or not layout.reference_scales or _timed_callee(call, index) \
             or id(call) in _followed_calls(function, index) or _own_object(call.func, index):
         return
-    if isinstance(call.func, ast.Name) and not (
-            call.func.id in index.module_names or index.assignments(function.node, call.func.id)):
+    if isinstance(call.func, ast.Name) and not (call.func.id in index.module_names or call.func.id in index.imports
+                                                or index.assignments(function.node, call.func.id)):
         return  # a parameter or closure (a decorator's fn: the user's own function) or an undefined name
     for argument in [*call.args, *(k.value for k in call.keywords)]:
         if not isinstance(argument, ast.Starred) and element_of(function, argument) == TUPLE:
