@@ -1,3 +1,38 @@
-from nvfp4ctl.cli import main
+"""Where `nvfp4ctl` (the console script) and `python -m nvfp4ctl` start.
 
-main()
+The console script imports its entry module before anything of ours runs, and loading the CLI
+(typer, rich, every command's module) takes a while: a Ctrl-C then must end as it does later,
+"error: interrupted" and exit 130, not as a traceback. So the entry is this module, which needs only
+the standard library, and the CLI is loaded inside `main`'s handling.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+
+INTERRUPTED = 130  # errors.ExitCode.INTERRUPTED: nvfp4ctl.errors itself may be what the Ctrl-C stopped
+
+
+def main() -> None:
+    try:
+        from nvfp4ctl.cli import main as run
+    except KeyboardInterrupt:
+        _say_interrupted()
+        raise SystemExit(INTERRUPTED) from None
+    run()
+
+
+def _say_interrupted() -> None:
+    """The CLI's own line, through its console where that was loaded (the same colours), else plain."""
+    with contextlib.suppress(KeyboardInterrupt, OSError):  # another Ctrl-C, or a terminal that is gone
+        console = sys.modules.get("nvfp4ctl.console")
+        if console is not None:
+            console.get_console().error("interrupted")
+        else:
+            sys.stderr.write("error: interrupted\n")
+            sys.stderr.flush()
+
+
+if __name__ == "__main__":
+    main()

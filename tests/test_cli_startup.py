@@ -34,3 +34,56 @@ def test_top_level_help_imports_nothing_heavy() -> None:
             "try:\n    app(['--help'], prog_name='nvfp4ctl')\nexcept SystemExit as e:\n    assert e.code == 0, e.code")
     loaded = _modules_after(code)
     assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
+
+
+def test_the_console_script_starts_in_the_module_that_handles_ctrl_c() -> None:
+    """The script imports its entry module before any code of ours runs: that module must be the one
+    whose main() catches a Ctrl-C while the CLI loads, not nvfp4ctl.cli."""
+    import re
+
+    scripts = re.search(r"^\[project\.scripts\]\n(.*?)^\[", (ROOT / "pyproject.toml").read_text(), re.M | re.S)
+    assert scripts is not None
+    assert re.search(r'^nvfp4ctl = "nvfp4ctl\.__main__:main"', scripts.group(1), re.M), scripts.group(1)
+
+
+def test_the_entry_module_loads_nothing_but_the_standard_library() -> None:
+    loaded = _modules_after("import nvfp4ctl.__main__")
+    assert {name for name in loaded if name.startswith("nvfp4ctl")} == {"nvfp4ctl", "nvfp4ctl.__main__"}
+    assert not loaded & {"typer", "click", "rich"}
+
+
+def test_ctrl_c_while_the_cli_loads_is_the_tools_interrupt(monkeypatch, capsys) -> None:
+    """Not a traceback: the line and the exit code of a Ctrl-C at any later point."""
+    import builtins
+
+    import pytest
+
+    from nvfp4ctl.__main__ import main
+    from nvfp4ctl.errors import ExitCode
+
+    real_import = builtins.__import__
+
+    def interrupted(name: str, *args: object, **kwargs: object) -> object:
+        if name == "nvfp4ctl.cli":
+            raise KeyboardInterrupt
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", interrupted)
+    with pytest.raises(SystemExit) as stopped:
+        main()
+    assert stopped.value.code == ExitCode.INTERRUPTED
+    captured = capsys.readouterr()
+    assert (captured.out, captured.err) == ("", "error: interrupted\n")
+
+
+def test_ctrl_c_deep_in_loading_the_cli_from_the_shell_is_one_line_and_exit_130() -> None:
+    # the Ctrl-C comes while nvfp4ctl.cli imports typer, as the console script would meet it
+    probe = ("import builtins, sys\nreal = builtins.__import__\n"
+             "def interrupted(name, *args, **kwargs):\n"
+             "    if name == 'typer':\n        raise KeyboardInterrupt\n"
+             "    return real(name, *args, **kwargs)\n"
+             "builtins.__import__ = interrupted\n"
+             "from nvfp4ctl.__main__ import main\nsys.argv = ['nvfp4ctl', 'log']\nmain()\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    assert (done.returncode, done.stdout, done.stderr) == (130, "", "error: interrupted\n")
