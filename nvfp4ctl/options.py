@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from enum import Enum
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import typer
 
@@ -46,21 +46,30 @@ def resolve_timeout(flag: float | None, task_timeout_s: float | None) -> tuple[f
 
 class OptionValueError(typer.BadParameter):
     """A bad option value, shown as every other input error is: one line, `error: --settle: …`, exit 2
-    (not click's usage block, nor the wording of the validation library under typer)."""
+    (not click's usage block, nor the wording of the validation library under typer).
+
+    The parsers below say only what is wrong with the value; the option is named here, by its long
+    name, from the option click was reading: a name written into each parser could be another
+    spelling than the user's (`log --last x` said `-n`). Click does not keep which spelling was typed."""
 
     def format_message(self) -> str:
-        return self.message
+        return f"{_long_name(self.param)}: {self.message}" if self.param is not None else self.message
 
     def show(self, file: object = None) -> None:
         from nvfp4ctl.console import get_console
 
-        get_console().error(self.message)
+        get_console().error(self.format_message())
+
+
+def _long_name(param: Any) -> str:
+    """An option's long name (`--last` of `-n/--last`); its only name where it has no long one."""
+    return next((name for name in param.opts if name.startswith("--")), param.opts[0])
 
 
 E = TypeVar("E", bound=Enum)
 
 
-def choice(option: str, enum: type[E]) -> Callable[[object], E]:
+def choice(enum: type[E]) -> Callable[[object], E]:
     """A parser for an option that takes one of an Enum's values."""
     names = [member.value for member in enum]
 
@@ -70,12 +79,12 @@ def choice(option: str, enum: type[E]) -> Callable[[object], E]:
         try:
             return enum(value)
         except ValueError:
-            raise OptionValueError(f"{option}: {str(value)!r} is not one of {', '.join(names)}") from None
+            raise OptionValueError(f"{str(value)!r} is not one of {', '.join(names)}") from None
 
     return parse
 
 
-def integer(option: str, minimum: int | None = None, maximum: int | None = None) -> Callable[[object], int]:
+def integer(minimum: int | None = None, maximum: int | None = None) -> Callable[[object], int]:
     """A parser for a whole number, within the bounds given (both included)."""
 
     def parse(value: object) -> int:
@@ -88,25 +97,25 @@ def integer(option: str, minimum: int | None = None, maximum: int | None = None)
                 number = None
         if number is None or (minimum is not None and number < minimum):
             bound = "" if minimum is None else f" ≥ {minimum}"
-            raise OptionValueError(f"{option}: {value} is not an integer{bound}")
+            raise OptionValueError(f"{value} is not an integer{bound}")
         if maximum is not None and number > maximum:
-            raise OptionValueError(f"{option}: {value} is not an integer ≤ {maximum}")
+            raise OptionValueError(f"{value} is not an integer ≤ {maximum}")
         return number
 
     return parse
 
 
-def seconds(option: str, *, zero: bool = True) -> Callable[[object], float]:
+def seconds(*, zero: bool = True) -> Callable[[object], float]:
     """A parser for a finite number of seconds ≥ 0, or > 0 where `zero` is not allowed (nan and inf are not)."""
-    return _finite_number(option, "a number of seconds", zero)
+    return _finite_number("a number of seconds", zero)
 
 
-def percentage(option: str) -> Callable[[object], float]:
+def percentage() -> Callable[[object], float]:
     """A parser for a finite percentage > 0."""
-    return _finite_number(option, "a percentage", zero=False)
+    return _finite_number("a percentage", zero=False)
 
 
-def _finite_number(option: str, noun: str, zero: bool) -> Callable[[object], float]:
+def _finite_number(noun: str, zero: bool) -> Callable[[object], float]:
     def parse(value: object) -> float:
         try:
             number = float(value)  # type: ignore[arg-type]
@@ -114,7 +123,7 @@ def _finite_number(option: str, noun: str, zero: bool) -> Callable[[object], flo
             number = math.nan
         in_range = (0 <= number if zero else 0 < number) and number < math.inf  # nan compares false
         if not in_range:
-            raise OptionValueError(f"{option}: {value} is not {noun} {'≥' if zero else '>'} 0")
+            raise OptionValueError(f"{value} is not {noun} {'≥' if zero else '>'} 0")
         return number
 
     return parse

@@ -317,8 +317,8 @@ def test_an_interrupt_whose_message_cannot_be_written_is_still_130_and_logged(mo
     (["dump", "--kblock", "x"], "error: --kblock: x is not an integer\n"),
     (["dump", "--sf-vec", "x"], "error: --sf-vec: x is not an integer\n"),
     (["dump", "--block-k", "x"], "error: --block-k: x is not an integer\n"),
-    (["log", "-n", "0"], "error: -n: 0 is not an integer ≥ 1\n"),
-    (["log", "--last", "x"], "error: -n: x is not an integer ≥ 1\n"),
+    (["log", "-n", "0"], "error: --last: 0 is not an integer ≥ 1\n"),
+    (["log", "--last", "x"], "error: --last: x is not an integer ≥ 1\n"),
     (["tune", "--shapes", "x"], "error: --shapes: 'x' is not one of tests, benchmarks, all\n"),
     (["tune", "--budget", "inf"], "error: --budget: inf is not a number of seconds > 0\n"),
     (["tune", "--gpus", "0"], "error: --gpus: 0 is not an integer ≥ 1\n"),
@@ -331,6 +331,38 @@ def test_a_bad_option_value_is_one_line_in_the_tools_words(args, message):
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 2
     assert result.output == message
+
+
+def _options_with_a_short_name() -> list[tuple[str, str, str]]:
+    """(command, short name, long name) of every option with both names whose value one of
+    nvfp4ctl.options' parsers reads."""
+    import typing
+
+    found = []
+    for command in app.registered_commands:
+        for hint in typing.get_type_hints(command.callback, include_extras=True).values():
+            for info in getattr(hint, "__metadata__", ()):
+                if getattr(getattr(info, "parser", None), "__module__", None) != "nvfp4ctl.options":
+                    continue
+                names = [name for name in (info.default, *info.param_decls) if isinstance(name, str)]
+                long = [name for name in names if name.startswith("--")]
+                found.extend((command.name, name, long[0]) for name in names
+                             if long and name.startswith("-") and not name.startswith("--"))
+    return sorted(found)
+
+
+@pytest.mark.parametrize("command, short, long", _options_with_a_short_name())
+def test_a_bad_value_names_the_option_by_its_long_name_whichever_name_was_typed(command, short, long):
+    """`log --last x` named `-n`, a name the user had not typed; the message names the option as its
+    long name, for either spelling."""
+    for typed in (short, long):
+        result = CliRunner().invoke(app, [command, typed, "not-a-value"])
+        assert result.exit_code == 2, result.output
+        assert result.output.startswith(f"error: {long}: not-a-value is not "), result.output
+
+
+def test_some_option_has_a_short_name_and_a_parser_of_ours():
+    assert ("log", "-n", "--last") in _options_with_a_short_name()
 
 
 @pytest.mark.parametrize("args", [["-q", "lint", "-v"], ["lint", "-v", "-q"], ["-v", "-q", "lint"],

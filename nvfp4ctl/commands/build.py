@@ -34,7 +34,7 @@ def command(
         typer.Argument(help="Kernel .cu files, or one submission.py (its load_inline/load sources or CuTe DSL kernels). Default: with a kernels/ folder, every kernel in its sm90/ and sm100/; else the submission check would run.", show_default=False),
     ] = None,
     arch: Annotated[
-        ArchChoice, typer.Option("--arch", metavar="<sm_90a|sm_100a|all>", parser=choice("--arch", ArchChoice), help="Build for sm_90a or sm_100a only; 'all': each kernel for its own arch.")
+        ArchChoice, typer.Option("--arch", metavar="<sm_90a|sm_100a|all>", parser=choice(ArchChoice), help="Build for sm_90a or sm_100a only; 'all': each kernel for its own arch.")
     ] = ArchChoice.all,
     verbose: Annotated[bool, typer.Option("-v", "--verbose", help="Full compiler output and every function's resources.")] = False,
     python: Annotated[str | None, typer.Option("--python", help="CuTe DSL submissions: a Python with nvidia-cutlass-dsl (default: this one).")] = None,

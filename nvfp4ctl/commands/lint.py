@@ -32,7 +32,7 @@ def command(
     profile: Annotated[Optional[str], typer.Option(
         "--profile", help="Rule profile: default, or cutlass-only (also flags handwritten PTX).")] = None,
     output_format: Annotated[OutputFormat, typer.Option(
-        "--format", metavar="[text|json]", parser=choice("--format", OutputFormat),
+        "--format", metavar="[text|json]", parser=choice(OutputFormat),
         help="text (ruff-style) or json.")] = OutputFormat.text,
     list_rules: Annotated[bool, typer.Option(
         "--list-rules", help="Show every rule: id, severity, why, bad/good example.")] = False,

@@ -26,7 +26,7 @@ def _short_target(target: str) -> str:
 
 
 def command(
-    last: Annotated[int, typer.Option("-n", "--last", metavar="<int>", parser=integer("-n", 1), help="How many entries to show (with --trend: runs per target).")] = 20,
+    last: Annotated[int, typer.Option("-n", "--last", metavar="<int>", parser=integer(1), help="How many entries to show (with --trend: runs per target).")] = 20,
     trend: Annotated[bool, typer.Option("--trend", help="Plot each target's bench times over the logged runs, commits marked.")] = False,
     target: Annotated[Path | None, typer.Option("--target", metavar="PATH", help="--trend: only this kernel or submission.")] = None,
     shape: Annotated[list[str] | None, typer.Option("--shape", metavar="M,N,K", help="--trend: only this shape (or 'geomean'); repeatable.")] = None,

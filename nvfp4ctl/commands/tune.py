@@ -27,16 +27,16 @@ class ShapeSet(str, Enum):
 
 def command(
     kernel: Annotated[Path | None, typer.Option("--kernel", metavar="PATH", help="Kernel source (.cu) whose knobs to tune; default: nvfp4ctl's kernel for this GPU.")] = None,
-    shapes: Annotated[ShapeSet, typer.Option("--shapes", metavar="<tests|benchmarks|all>", parser=options.choice("--shapes", ShapeSet), help="task.yml shapes to tune for.")] = ShapeSet.all,
-    budget: Annotated[float | None, typer.Option("--budget", metavar="S", parser=options.seconds("--budget", zero=False), help="Stop the timed search after this many seconds (between knobs); the best so far is kept.")] = None,
-    gpus: Annotated[int | None, typer.Option("--gpus", metavar="N", parser=options.integer("--gpus", 1), help="Time on this many local GPUs, one worker each (default: all).")] = None,
+    shapes: Annotated[ShapeSet, typer.Option("--shapes", metavar="<tests|benchmarks|all>", parser=options.choice(ShapeSet), help="task.yml shapes to tune for.")] = ShapeSet.all,
+    budget: Annotated[float | None, typer.Option("--budget", metavar="S", parser=options.seconds(zero=False), help="Stop the timed search after this many seconds (between knobs); the best so far is kept.")] = None,
+    gpus: Annotated[int | None, typer.Option("--gpus", metavar="N", parser=options.integer(1), help="Time on this many local GPUs, one worker each (default: all).")] = None,
     compile_only: Annotated[bool, typer.Option("--compile-only", help="Build every candidate of one round and report registers, shared memory and spills; no GPU.")] = False,
     knobs: Annotated[str | None, typer.Option("--knobs", metavar="A,B", help="Search only these knobs (names with or without the common prefix).")] = None,
-    rounds: Annotated[int, typer.Option("--rounds", metavar="N", min=1, parser=options.integer("--rounds", 1), help="Coordinate-descent rounds over all knobs (stops early when nothing changes).")] = 1,
+    rounds: Annotated[int, typer.Option("--rounds", metavar="N", min=1, parser=options.integer(1), help="Coordinate-descent rounds over all knobs (stops early when nothing changes).")] = 1,
     fresh: Annotated[bool, typer.Option("--fresh", help="Ignore what an interrupted run of the same tune already measured.")] = False,
     no_write: Annotated[bool, typer.Option("--no-write", help="Report the winners, leave the dispatch table as it is.")] = False,
     task: Annotated[Path | None, typer.Option("--task", metavar="PATH", help="task.yml to read the shapes from.")] = None,
-    timeout: Annotated[float | None, typer.Option("--timeout", metavar="S", parser=options.seconds("--timeout", zero=False), help="Seconds per candidate and shape before it counts as a deadlock (default 180).")] = None,
+    timeout: Annotated[float | None, typer.Option("--timeout", metavar="S", parser=options.seconds(zero=False), help="Seconds per candidate and shape before it counts as a deadlock (default 180).")] = None,
     json: Annotated[bool, typer.Option("--json", help="Print the report as JSON instead of tables.")] = False,
 ) -> Outcome:
     """Try each knob's values per shape (checked, then timed short), write the winners into the dispatch table."""
