@@ -24,10 +24,15 @@ def shipped_task_path() -> Path:
     return shipped("task.yml")
 
 
+# The guide to the NVFP4CTL_UMMA_PRINT macro and its `nvfp4ctl:umma` lines, by its name in the
+# repository: --help names it so (a path would name one machine's folders and wrap across lines).
+BYO_KERNEL_DOC = "docs/byo_kernel.md"
+
+
 def byo_kernel_doc() -> Path:
-    """docs/byo_kernel.md (the NVFP4CTL_UMMA_PRINT macro, `nvfp4ctl:umma` lines), which messages and
-    --help point to: a wheel user has no checkout, so the path names the copy the wheel ships."""
-    return shipped("docs/byo_kernel.md")
+    """The BYO_KERNEL_DOC that messages point to: a wheel user has no checkout, so the path names the
+    copy the wheel ships."""
+    return shipped(BYO_KERNEL_DOC)
 
 
 def kernels_dir() -> Path:

@@ -233,18 +233,38 @@ def _commands() -> list[str]:
 @pytest.mark.parametrize("command", _commands())
 def test_help_names_no_checkout_path_a_wheel_user_lacks(command):
     """`kernels/sm100/...` exists only in the repository; from the wheel a help text names the file by
-    what it is, or by the absolute path of the copy nvfp4ctl ships (which exists either way)."""
+    what it is, or by the absolute path of the copy nvfp4ctl ships (which exists either way). A guide is
+    named by its name in the repository (docs/byo_kernel.md, which the wheel ships too), never by a
+    path: that named one machine's checkout and wrapped across lines."""
     import re
     from pathlib import Path
+
+    from nvfp4ctl.project import REPO_DIR
 
     result = CliRunner().invoke(app, [command, "--help"])
     assert result.exit_code == 0, result.output
     # help wraps lines between words, and long paths after "-" or "/"
     unwrapped = re.sub(r"\n\s+", " ", re.sub(r"(?<=[-/])\n\s+", "", result.output))
     relative = re.findall(r"(?<![\w/.-])(?:kernels|docs|tests|benchmarks|scripts)/[\w.-]+(?:/[\w.-]+)*\.\w+", unwrapped)
-    assert relative == [], relative
-    for absolute in re.findall(r"(?<![\w.-])/[\w./-]+\.(?:cu|md)\b", unwrapped):
+    assert [name for name in relative if not (name.startswith("docs/") and name.endswith(".md"))] == [], relative
+    for guide in relative:
+        assert (REPO_DIR / guide).is_file(), guide
+    assert re.findall(r"(?<![\w.-])/[\w./-]+\.md\b", unwrapped) == []
+    for absolute in re.findall(r"(?<![\w.-])/[\w./-]+\.cu\b", unwrapped):
         assert Path(absolute).is_file(), absolute
+
+
+@pytest.mark.parametrize("command", ["check", "dump"])
+def test_help_names_the_umma_guide_by_its_repository_name(command):
+    """check --dump's and dump --from-log's help printed the guide's absolute path, across lines."""
+    from nvfp4ctl.project import REPO_DIR
+
+    result = CliRunner().invoke(app, [command, "--help"])
+    assert result.exit_code == 0, result.output
+    assert "docs/byo_kernel.md" in result.output
+    import re
+
+    assert str(REPO_DIR) not in re.sub(r"\n\s*", "", result.output)  # a path wraps after "-" or "/"
 
 
 @pytest.mark.parametrize("signum", ["SIGTERM", "SIGHUP"])

@@ -15,7 +15,7 @@ from nvfp4ctl.options import choice, integer, seconds
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.problems import DEFAULT_PROBLEM
 from nvfp4ctl.problems.fields import MAX_SEED
-from nvfp4ctl.project import byo_kernel_doc
+from nvfp4ctl.project import BYO_KERNEL_DOC
 from nvfp4ctl.runner.gpu import first_gpu, gpu_present, run_device
 from nvfp4ctl.words import plural
 
@@ -39,7 +39,7 @@ def command(
     task: Annotated[Path | None, typer.Option("--task", metavar="PATH", help="task.yml to use (ours or GPU MODE's).")] = None,
     timeout: Annotated[float | None, typer.Option("--timeout", metavar="S", parser=seconds(zero=False), help="Seconds per test before it counts as a deadlock (default 180).")] = None,
     no_probe: Annotated[bool, typer.Option("--no-probe", help="Skip the anti-cache probe (second calls with new data).")] = False,
-    dump: Annotated[bool, typer.Option("--dump", help=f"Collect the kernel's `nvfp4ctl:umma` lines and run them through the UMMA decoder and model (nvfp4_gemm only; {byo_kernel_doc()}).")] = False,
+    dump: Annotated[bool, typer.Option("--dump", help=f"Collect the kernel's `nvfp4ctl:umma` lines and run them through the UMMA decoder and model (nvfp4_gemm only; {BYO_KERNEL_DOC}).")] = False,
 ) -> Outcome:
     """Check a kernel's output against the exact reference on task.yml's tests."""
     from nvfp4ctl.check import plan

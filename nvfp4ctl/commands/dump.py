@@ -25,7 +25,7 @@ from nvfp4ctl.errors import ExitCode, UsageError, os_reason
 from nvfp4ctl.options import integer, parse_shape
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.problems.fields import MAX_SEED
-from nvfp4ctl.project import byo_kernel_doc
+from nvfp4ctl.project import BYO_KERNEL_DOC
 from nvfp4ctl.runner.targets import DEFAULT_BY_NAME
 from nvfp4ctl.words import plural
 
@@ -174,7 +174,7 @@ def command(
     swizzle: Annotated[str, typer.Option("--swizzle", help="--umma config: none, 32B, 64B or 128B (the TMA/smem swizzle).")] = "128B",
     block_k: Annotated[int, typer.Option("--block-k", metavar="<int>", parser=integer(), help="--umma config: K elements per K tile (K steps = block-k / MMA K).")] = 256,
     simulate: Annotated[bool, typer.Option("--simulate", help="--umma: run the values through the UMMA model on real inputs (--shape, --seed).")] = False,
-    from_log: Annotated[Optional[Path], typer.Option("--from-log", metavar="FILE", help=f"--umma: a saved output with `nvfp4ctl:umma` lines ({byo_kernel_doc()}); decoded and simulated.")] = None,
+    from_log: Annotated[Optional[Path], typer.Option("--from-log", metavar="FILE", help=f"--umma: a saved output with `nvfp4ctl:umma` lines ({BYO_KERNEL_DOC}); decoded and simulated.")] = None,
 ) -> Outcome:
     """Show the B200 kernel's UMMA descriptors, scale layout and (on a B200) what it really uses."""
     from nvfp4ctl.umma.configs import default_kernel, shipped_kernel
