@@ -39,7 +39,8 @@ class ExtensionBuild:
     unit: str  # the compiled file's name (generated .cu, or the load() source)
     report: BuildReport | None = None
     error: str | None = None
-    seconds: float = 0.0  # compile seconds (of the build that made the cache entry)
+    seconds: float = 0.0  # this run's time for the unit: the compile, or reading a cache hit
+    compile_s: float = 0.0  # nvcc's time in the build that made the cache entry (the leaderboard's budget)
     cached: bool = False
     notes: list[str] = field(default_factory=list)
     log: str = ""  # the compiler's whole output when it failed
@@ -143,6 +144,7 @@ def _declared(result: ExtensionBuild, code: str) -> ExtensionBuild:
 
 def _build_unit(sources: SubmissionSources, extension: Extension, arch: str, name: str, code: str,
                 path: Path | None) -> ExtensionBuild:
+    started = time.perf_counter()
     result = ExtensionBuild(extension, name, notes=list(extension.notes))
     key = _key(code, extension, arch)
     entry = cache.cache_root() / f"submission-{sources.path.stem}-{Path(name).stem}-{arch}-{key[:16]}"
@@ -151,7 +153,8 @@ def _build_unit(sources: SubmissionSources, extension: Extension, arch: str, nam
         if not (entry / REPORT_FILE).is_file():
             return False
         result.report, result.cached = BuildReport.load(entry, sources.path), True
-        result.seconds = result.report.compile_s
+        # this run's time, shown as a hit as a kernel's is; the budget line counts the compile's time
+        result.seconds, result.compile_s = round(time.perf_counter() - started, 2), result.report.compile_s
         return True
 
     if cached():
@@ -166,13 +169,15 @@ def _build_unit(sources: SubmissionSources, extension: Extension, arch: str, nam
             command = _command(extension, unit, arch, code, folder)
             if path is not None:
                 command.append(f"-I{path.parent}")
-            started = time.perf_counter()
+            compiling = time.perf_counter()
             try:
                 done = subprocess.run(command, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                       timeout=BUILD_TIMEOUT_S, env={**os.environ, "CUDA_HOME": str(toolchain.cuda_home())})
             except subprocess.TimeoutExpired:
-                result.error, result.seconds = f"nvcc ran past {BUILD_TIMEOUT_S:.0f} s", BUILD_TIMEOUT_S
+                result.error = f"nvcc ran past {BUILD_TIMEOUT_S:.0f} s"
+                result.seconds = result.compile_s = BUILD_TIMEOUT_S
                 return result
+            result.compile_s = round(time.perf_counter() - compiling, 2)
             result.seconds = round(time.perf_counter() - started, 2)
             log = done.stdout.decode(errors="replace")
             (folder / "build.log").write_text(" ".join(command) + "\n" + log)
@@ -187,11 +192,12 @@ def _build_unit(sources: SubmissionSources, extension: Extension, arch: str, nam
                 (folder / "kernel.sass").write_text(sass)
             report = BuildReport(source=sources.path, arch=arch, key=key, entry=folder, module_name=None,
                                  functions=resources.parse_ptxas(log), tensor_op=resources.check_tensor_op(arch, sass),
-                                 compile_s=result.seconds)
+                                 compile_s=result.compile_s)
             report.save()
             obj.unlink(missing_ok=True)
             cache.land(folder, entry)
         result.report = report.moved_to(entry)
+    result.seconds = round(time.perf_counter() - started, 2)
     return result
 
 

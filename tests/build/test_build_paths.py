@@ -152,3 +152,39 @@ def test_a_submission_unit_that_declares_no_tensor_op_passes_without_one(
     result = runner.invoke(app, ["build", str(submission)])
     assert result.exit_code == code, result.output
     assert shown in result.output
+
+
+def test_a_submission_cache_hit_shows_this_runs_time_as_a_kernels_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The table's time of a hit was the first compile's (97.0 s here) where a kernel's hit shows what
+    this run took; the budget line still counts the compile, which the leaderboard pays afresh."""
+    import os
+    import re
+
+    from nvfp4ctl import runlog
+    from nvfp4ctl.build import cache
+    from nvfp4ctl.build.report import BuildReport, FunctionUsage, TensorOpCheck
+
+    submission = tmp_path / "submission.py"
+    submission.write_text(PLAIN_CUDA.replace("MARK", "// nvfp4ctl: no-tensor-op"))
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
+    key = "f" * 64
+    monkeypatch.setattr(submission_build, "_key", lambda code, extension, arch: key)
+    entry = cache.cache_root() / f"submission-submission-plain-sm_90a-{key[:16]}"  # as a first build left it
+    entry.mkdir(parents=True)
+    BuildReport(source=submission, arch="sm_90a", key=key, entry=entry, module_name=None,
+                functions=(FunctionUsage("_Z1kPf", True, 8, 0, 0, 0, 0),),
+                tensor_op=TensorOpCheck(expected="HGMMA", found=(), match=None, checked=True), compile_s=97.0).save()
+
+    def no_compiler(*args: object, **kwargs: object) -> None:
+        raise AssertionError("nvcc ran for a cache hit")
+
+    monkeypatch.setattr(submission_build, "_command", no_compiler)
+    monkeypatch.setenv("COLUMNS", "200")
+    result = runner.invoke(app, ["build", str(submission)])
+    assert result.exit_code == 0, result.output
+    header = next(line for line in result.output.splitlines() if "unit: kernel" in line)
+    row = next(line for line in result.output.splitlines() if "plain.cu:" in line)
+    assert re.search(r"\btime\b", header) and "compile" not in header
+    assert re.search(r"│\s+0\.\d s\s+│\s+hit\s+│$", row), row
+    assert "compile: 97.0 s for 1 unit" in _flat(result.output)
+    assert runlog.read(Path(os.environ["NVFP4CTL_MEMORY"]))[-1].result.endswith(", 1 cached")
