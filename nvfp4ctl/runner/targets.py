@@ -19,7 +19,7 @@ from nvfp4ctl.errors import UsageError, os_reason
 from nvfp4ctl.problems import DEFAULT_PROBLEM
 from nvfp4ctl.project import kernels_dir, shipped
 from nvfp4ctl.runner.gpu import first_gpu, run_device
-from nvfp4ctl.workspace import claim_folder, in_nvfp4ctl_project, note_target, short_path, user_folder
+from nvfp4ctl.workspace import claim_folder, in_nvfp4ctl_project, note_target, read_once, short_path, user_folder
 
 SUBMISSION, KERNEL, TORCH = "submission", "kernel", "torch"
 
@@ -103,14 +103,13 @@ def task_for_kernel(task: Any, kernel: Path | None) -> Any:
     their own), a kernel written for another problem gets that problem's shipped task, so
     `check --kernel my_gemv.cu` runs the GEMV's tests; a task of the user's is never replaced
     (_refuse_other_problem says when it does not fit)."""
-    from nvfp4ctl.build.sources import kernel_problem
     from nvfp4ctl.task import load_task
     from nvfp4ctl.workspace import SHIPPED
 
     if task.is_users or kernel is None or str(kernel) == DEFAULT_BY_NAME or kernel.suffix != ".cu":
         return task
     try:
-        own = kernel_problem(kernel) if kernel.is_file() else None
+        own = _kernel_problem(kernel) if kernel.is_file() else None
     except (OSError, UsageError):  # resolve_target says what is wrong with the file
         return task
     if own is None or own.name == task.problem:
@@ -153,13 +152,12 @@ def task_for_submission(task: Any, submission: Path | None) -> Any:
 def _refuse_other_problem(kernel: Path, resolved: Path, problem: str, task: TaskLike | None) -> None:
     """A kernel implements the C ABI of the problem whose API header it includes (none: the GEMM's);
     run on another problem's inputs it would fail every test, or crash, only after its build."""
-    from nvfp4ctl.build.sources import kernel_problem
     from nvfp4ctl.problems import problem_names
 
     if problem not in problem_names():  # a problem defined elsewhere (module:attribute): its own business
         return
     try:
-        own = kernel_problem(resolved)  # reads the kernel and the headers it includes
+        own = _kernel_problem(resolved)
     except OSError as error:  # an unreadable kernel or header: one line, as the build would say
         raise UsageError(f"--kernel {kernel}: cannot read it ({os_reason(error, resolved)})") from None
     own_name = own.name if own is not None else DEFAULT_PROBLEM
@@ -169,6 +167,17 @@ def _refuse_other_problem(kernel: Path, resolved: Path, problem: str, task: Task
     where = short_path(task.path) if task is not None and task.path is not None else "the task"
     raise UsageError(f"--kernel {kernel} is an {own_name} kernel ({why}), but {where} is for {problem}:"
                      f" pass --task with an {own_name} task.yml")
+
+
+def _kernel_problem(kernel: Path) -> Any | None:
+    """build.sources.kernel_problem, read once per command: task_for_kernel and _refuse_other_problem
+    both ask it of a --kernel, and each answer reads the kernel and every header it includes (~4 ms).
+    The kernel's size and mtime are part of the key: a kernel rewritten in between is read again."""
+    from nvfp4ctl.build.sources import kernel_problem
+
+    resolved = kernel.resolve()
+    status = resolved.stat()
+    return read_once(("kernel problem", resolved, status.st_mtime_ns, status.st_size), lambda: kernel_problem(resolved))
 
 
 def refuse_unloadable(target: TargetSpec, device: str) -> None:

@@ -259,3 +259,38 @@ def test_a_submission_under_a_task_of_its_own_runs_on_it_or_says_which_to_pass(m
     reset()
     chosen = load_task(here / "task.yml")  # --task: chosen on purpose
     assert targets.task_for_submission(chosen, gemv) is chosen
+
+
+def test_a_kernels_problem_is_read_once_per_command_and_afresh_by_the_next(monkeypatch, tmp_path):
+    """check and bench ask a --kernel's problem twice (task_for_kernel, then resolve_target's refusal of
+    another problem's kernel): the kernel and its headers are read once; the next command, after the
+    user edited the kernel, reads it again."""
+    from nvfp4ctl.task import load_task
+    from nvfp4ctl.workspace import reset
+
+    kernel = (tmp_path / "mine.cu").resolve()
+    kernel.write_text('#include "nvfp4_gemv_api.h"\n')
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("NVFP4CTL_TASK", raising=False)
+    reads: list[Path] = []
+    real_read_text = Path.read_text
+
+    def counted(self: Path, *args: object, **kwargs: object) -> str:
+        if self.suffix in (".cu", ".h", ".cuh"):
+            reads.append(self.resolve())
+        return real_read_text(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "read_text", counted)
+
+    def one_command() -> str:  # what check and bench do with --kernel
+        reset()
+        task = targets.task_for_kernel(load_task(), Path("mine.cu"))
+        return resolve_target(None, Path("mine.cu"), task).problem
+
+    assert one_command() == "nvfp4_gemv"
+    assert reads.count(kernel) == 1 and len(reads) == len(set(reads)), reads
+
+    reads.clear()
+    kernel.write_text('#include "nvfp4_dual_gemm_api.h"\n// now a dual GEMM\n')
+    assert one_command() == "nvfp4_dual_gemm"
+    assert reads.count(kernel) == 1, reads
