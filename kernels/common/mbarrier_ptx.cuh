@@ -35,6 +35,42 @@ __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t phase) {
   } while (!done);
 }
 
+// One try: true once the phase of parity `phase` has completed. The hardware may hold the thread a
+// while before it answers false, so a failed try is not a busy spin.
+__device__ __forceinline__ bool mbar_try_wait(uint64_t* bar, uint32_t phase) {
+  uint32_t done;
+  asm volatile(
+      "{\n .reg .pred p;\n"
+      " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+      " selp.u32 %0, 1, 0, p;\n}"
+      : "=r"(done)
+      : "r"(smem_addr(bar)), "r"(phase)
+      : "memory");
+  return done != 0;
+}
+
+__device__ __forceinline__ uint64_t global_timer_ns() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// mbar_wait that traps after kTimeoutNs instead of hanging the GPU (a missed phase, an expect-tx
+// byte count the copies never deliver). The timer is read only every kPollsPerTimerCheck failed
+// tries, and first at that point: a wait that succeeds early runs the same tries as mbar_wait.
+constexpr uint32_t kPollsPerTimerCheck = 1024;
+template <uint64_t kTimeoutNs>
+__device__ __forceinline__ void mbar_wait_or_trap(uint64_t* bar, uint32_t phase) {
+  static_assert(kTimeoutNs >= 1000000ull, "a bounded wait's limit must be far above any real wait");
+  uint64_t start = 0;
+  for (uint32_t failed = 1; !mbar_try_wait(bar, phase); ++failed) {
+    if (failed % kPollsPerTimerCheck != 0) continue;
+    const uint64_t now = global_timer_ns();
+    if (failed == kPollsPerTimerCheck) start = now;
+    else if (now - start > kTimeoutNs) __trap();
+  }
+}
+
 __device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar)) : "memory");
 }

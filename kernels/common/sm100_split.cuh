@@ -17,6 +17,10 @@
 
 #include <cstdint>
 
+#if defined(__CUDACC__)
+#include "mbarrier_ptx.cuh"  // global_timer_ns (plain PTX: builds for sm_90a too)
+#endif
+
 namespace sm100_split {
 
 struct Segment {
@@ -86,22 +90,22 @@ __device__ __forceinline__ uint32_t load_flag(const uint32_t* flag) {
   return value;
 }
 
-// Spins until `flag` holds `epoch`; traps after ~2 s instead of hanging the GPU.
+// Spins until `flag` holds `epoch`; traps after kTimeoutNs instead of hanging the GPU (a CTA that
+// never ran: not every CTA resident). Each poll is an L2 round trip, so reading the timer on every
+// one costs nothing that matters.
+template <uint64_t kTimeoutNs>
 __device__ __forceinline__ void wait_flag(const uint32_t* flag, uint32_t epoch) {
-  uint64_t start = 0;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  const uint64_t start = ptx_common::global_timer_ns();
   while (load_flag(flag) != epoch) {
     __nanosleep(64);
-    uint64_t now = 0;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-    if (now - start > 2000000000ull) __trap();
+    if (ptx_common::global_timer_ns() - start > kTimeoutNs) __trap();
   }
 }
 
 // The exchange of one launch: a fp32 slot of one tile per CTA and the CTA's flag. Slot layout
 // [column][row] for a tile of kRows x kCols, so the 32 lanes of a warp (32 consecutive rows) write
-// and read 128 contiguous bytes per column.
-template <int kRows, int kCols>
+// and read 128 contiguous bytes per column. A flag wait traps after kTimeoutNs.
+template <int kRows, int kCols, uint64_t kTimeoutNs>
 struct Exchange {
   float* slots;     // [ctas][kCols][kRows]
   uint32_t* flags;  // [ctas]
@@ -113,7 +117,7 @@ struct Exchange {
   // source CTA (sources are first .. cta - 1).
   __device__ int wait_sources(const SpanPlan& plan, const Segment& seg, int cta) const {
     const int first = seg.reduce ? plan.first_contributor(seg.tile) : cta;
-    for (int source = first; source < cta; ++source) wait_flag(&flags[source], epoch);
+    for (int source = first; source < cta; ++source) wait_flag<kTimeoutNs>(&flags[source], epoch);
     return first;
   }
 

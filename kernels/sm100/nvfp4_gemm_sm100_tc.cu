@@ -17,7 +17,8 @@
 //
 // Work split (kernels/common/sm100_split.cuh): one contiguous range of (tile, K tile) units per
 // CTA, ranges crossing tile boundaries, deterministic reduction of partials through an L2
-// workspace and per-CTA flags. Every CTA is resident at once (ctas <= SMs, one CTA per SM).
+// workspace and per-CTA flags. Every CTA is resident at once (ctas <= SMs, one CTA per SM); every
+// wait traps after kWaitTimeoutNs instead of hanging the GPU.
 //
 // Warp roles: warp 0 TMA producer, warp 1 MMA issuer (and TMEM owner), warps 2-5 epilogue
 // (TMEM -> registers -> fp16 C, or -> fp32 partial slot). Two TMEM accumulators let the MMA run
@@ -161,6 +162,10 @@ constexpr DispatchEntry kDispatch[] = {
 constexpr int kMinUnitsPerCta = 4;
 constexpr int kMaxCtas = 160;  // workspace slots and flags (>= 148 SMs of a B200)
 using GeneralConfig = Tile128;
+// Every wait (mbarrier phases, split-K flags) traps after this long instead of hanging the GPU: a
+// missed phase, a wrong expect-tx byte count, a CTA that never became resident. A whole launch
+// takes microseconds, so only a broken wait comes near it.
+constexpr uint64_t kWaitTimeoutNs = 2000000000ull;
 
 // Split-K exchange: one fp32 slot of a tile per CTA, and its flag (the epoch of the launch whose
 // partial the slot holds). One set per loaded module: launches of this module are assumed ordered.
@@ -216,7 +221,7 @@ __device__ __forceinline__ void load_role(const Problem& p, const sm100_split::S
   for (int s = 0; s < segments; ++s) {
     const sm100_split::Segment seg = plan.segment(blockIdx.x, s);
     for (int k_tile = seg.k_begin; k_tile < seg.k_end; ++k_tile) {
-      sm100::mbar_wait(&empty_barriers[pipe.stage_idx], pipe.phase ^ 1);
+      sm100::mbar_wait<kWaitTimeoutNs>(&empty_barriers[pipe.stage_idx], pipe.phase ^ 1);
       uint8_t* stage = smem + pipe.stage_idx * Config::kStageBytes;
       uint64_t* full = &full_barriers[pipe.stage_idx];
       const StageLoad load = stage_load<Config>(p, seg.tile, k_tile);
@@ -233,7 +238,7 @@ __device__ __forceinline__ void load_role(const Problem& p, const sm100_split::S
   // (the epilogue's wait on tmem_full orders the MMAs, not the arrivals of earlier commits).
   // Stages never filled pass at once (fresh barrier, parity 1). CUTLASS: load_tail / producer_tail.
   for (int i = 0; i < Config::kStages; ++i) {
-    sm100::mbar_wait(&empty_barriers[pipe.stage_idx], pipe.phase ^ 1);
+    sm100::mbar_wait<kWaitTimeoutNs>(&empty_barriers[pipe.stage_idx], pipe.phase ^ 1);
     pipe.advance_pipeline();
   }
 }
@@ -249,12 +254,12 @@ __device__ __forceinline__ void mma_role(const Problem& p, const sm100_split::Sp
     const sm100_split::Segment seg = plan.segment(blockIdx.x, s);
     const int accumulator = s % Config::kNumAccumulators;
     const uint32_t accumulator_phase = (s / Config::kNumAccumulators) & 1;
-    sm100::mbar_wait(&tmem_empty_barriers[accumulator], accumulator_phase ^ 1);
+    sm100::mbar_wait<kWaitTimeoutNs>(&tmem_empty_barriers[accumulator], accumulator_phase ^ 1);
     sm100::tcgen05_after_thread_sync();
     const uint32_t d_tmem = sm100::tmem_addr(tmem_base, 0, Config::accum_tmem_column(accumulator));
     const int m_sub = tile_coord(p, seg.tile).m_block % Config::kASubTiles;
     for (int k_tile = seg.k_begin; k_tile < seg.k_end; ++k_tile) {
-      sm100::mbar_wait(&full_barriers[pipe.stage_idx], pipe.phase);
+      sm100::mbar_wait<kWaitTimeoutNs>(&full_barriers[pipe.stage_idx], pipe.phase);
       sm100::tcgen05_after_thread_sync();
       const int stage = pipe.stage_idx;
 #pragma unroll
@@ -289,7 +294,8 @@ __device__ __forceinline__ void epilogue_role(const Problem& p, const sm100_spli
   const int row = quarter * 32 + int(sm100::lane_id());
   const int segments = plan.num_segments(blockIdx.x);
   const int cta = blockIdx.x;
-  const sm100_split::Exchange<Config::BLOCK_N, Config::BLOCK_M> exchange{&g_partials[0][0], g_partial_epoch, epoch};
+  const sm100_split::Exchange<Config::BLOCK_N, Config::BLOCK_M, kWaitTimeoutNs> exchange{&g_partials[0][0],
+                                                                                          g_partial_epoch, epoch};
   for (int s = 0; s < segments; ++s) {
     const sm100_split::Segment seg = plan.segment(cta, s);
     const TileCoord t = tile_coord(p, seg.tile);
@@ -297,7 +303,7 @@ __device__ __forceinline__ void epilogue_role(const Problem& p, const sm100_spli
     // An owner of a split tile sums the other CTAs' partials first, while its own MMAs may still run.
     float pre[Config::BLOCK_M];
     if (seg.reduce) exchange.sum_sources(exchange.wait_sources(plan, seg, cta), cta, row, pre);
-    sm100::mbar_wait(&tmem_full_barriers[accumulator], (s / Config::kNumAccumulators) & 1);
+    sm100::mbar_wait<kWaitTimeoutNs>(&tmem_full_barriers[accumulator], (s / Config::kNumAccumulators) & 1);
     sm100::tcgen05_after_thread_sync();
     __half* c_col = c + (int64_t(t.batch) * p.m + t.m_block * Config::BLOCK_M) * p.n + t.n_block * Config::BLOCK_N + row;
 #pragma unroll

@@ -25,7 +25,7 @@ template <int kRows, int kCols>
 __global__ void __launch_bounds__(kRows, 1)
     split_check_kernel(sm100_split::SpanPlan plan, float* out, uint32_t epoch) {
   const int cta = blockIdx.x, row = threadIdx.x;
-  const sm100_split::Exchange<kRows, kCols> exchange{&nvfp4_sm100_tc::g_partials[0][0],
+  const sm100_split::Exchange<kRows, kCols, nvfp4_sm100_tc::kWaitTimeoutNs> exchange{&nvfp4_sm100_tc::g_partials[0][0],
                                                      nvfp4_sm100_tc::g_partial_epoch, epoch};
   for (int s = 0; s < plan.num_segments(cta); ++s) {
     const sm100_split::Segment seg = plan.segment(cta, s);
