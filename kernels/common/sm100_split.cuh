@@ -12,7 +12,7 @@
 // Order of work inside a CTA: its partial segment first, then the others in K order. A partial is
 // then ready early in its CTA's run, so an owner never waits for a CTA that is itself waiting:
 // no chain of waits across the launch. The flag waits need every CTA resident at once; the host
-// keeps ctas <= SMs (one CTA per SM).
+// keeps ctas <= SMs (one CTA per SM) and checks with the occupancy API that they fit.
 #pragma once
 
 #include <cstdint>

@@ -9,6 +9,7 @@
 
 #include "nvfp4_gemm_api.h"
 #include "binding_checks.h"
+#include "launch_error.h"
 
 torch::Tensor nvfp4_gemm(torch::Tensor a, torch::Tensor b, torch::Tensor sfa, torch::Tensor sfb,
                          torch::Tensor c) {
@@ -37,7 +38,7 @@ torch::Tensor nvfp4_gemm(torch::Tensor a, torch::Tensor b, torch::Tensor sfa, to
                            int(l)};
   const OnTensorsGpu on_gpu(c);
   const cudaError_t err = nvfp4_gemm_launch(args);
-  if (err != cudaSuccess) throw std::runtime_error(std::string("nvfp4_gemm launch failed: ") + cudaGetErrorString(err));
+  if (err != cudaSuccess) throw std::runtime_error(launch_failure("nvfp4_gemm", err));
   return c;
 }
 

@@ -17,8 +17,8 @@
 //
 // Work split (kernels/common/sm100_split.cuh): one contiguous range of (tile, K tile) units per
 // CTA, ranges crossing tile boundaries, deterministic reduction of partials through an L2
-// workspace and per-CTA flags. Every CTA is resident at once (ctas <= SMs, one CTA per SM); every
-// wait traps after kWaitTimeoutNs instead of hanging the GPU.
+// workspace and per-CTA flags. Every CTA is resident at once (ctas <= SMs, one CTA per SM; the host
+// checks it with the occupancy API before launching). Every wait traps after kWaitTimeoutNs.
 //
 // Warp roles: warp 0 TMA producer, warp 1 MMA issuer (and TMEM owner), warps 2-5 epilogue
 // (TMEM -> registers -> fp16 C, or -> fp32 partial slot). Two TMEM accumulators let the MMA run
@@ -416,6 +416,7 @@ bool make_operand_map(CUtensorMap* map, const uint8_t* data, int rows, int k, in
 // every loaded module holding this code (the sm90 kernel hit that), so two builds would share it.
 struct GpuState {  // per GPU (host_common::per_device): a launch setting, never a result
   bool smem_limit_raised[2] = {false, false};  // per ConfigId
+  int blocks_per_sm[2] = {-1, -1};             // per ConfigId, the occupancy API's answer; -1: not asked yet
 };
 GpuState gpu_states[host_common::kMaxCachedDevices];
 GpuState gpu_state_scratch;
@@ -424,8 +425,8 @@ uint32_t launch_epoch = 0;  // tells one launch's flags from the previous ones' 
 }  // namespace
 
 // The config and CTA count for a supported shape: the dispatch table, else Tile128 and the general
-// rule; never more CTAs than SMs (every CTA resident: the flag waits need it), workspace slots or
-// units of work.
+// rule; never more CTAs than SMs (every CTA resident: the flag waits need it; launch() checks that
+// one CTA per SM fits), workspace slots or units of work.
 struct LaunchChoice {
   ConfigId config;
   int ctas;
@@ -445,6 +446,26 @@ inline LaunchChoice choose_launch(int m, int n, int k, int l, int sms) {
   });
 }
 
+// ---- Residency: the flag waits need every CTA of a launch running at once ----
+constexpr int kTmemColumnsPerSm = 512;
+
+// The CTAs of one launch that can all run at once on `sms` SMs: `blocks_per_sm` (the occupancy
+// API: shared memory, registers, threads) capped by tensor memory, which it does not count (a CTA
+// that cannot allocate its columns waits for one that may itself wait on that CTA's flag).
+constexpr int64_t resident_capacity(int sms, int blocks_per_sm, int tmem_columns_per_cta) {
+  const int by_tmem = tmem_columns_per_cta > 0 ? kTmemColumnsPerSm / tmem_columns_per_cta : blocks_per_sm;
+  const int per_sm = blocks_per_sm < by_tmem ? blocks_per_sm : by_tmem;
+  return int64_t(sms > 0 ? sms : 0) * (per_sm > 0 ? per_sm : 0);
+}
+
+// cudaSuccess when a grid of `ctas` fits at once, else cudaErrorCooperativeLaunchTooLarge (CUDA's
+// error for a grid whose CTAs must all be resident and cannot be): launched anyway, the CTAs of a
+// later wave never start, and the ones waiting for their flags trap after kWaitTimeoutNs.
+constexpr cudaError_t check_resident(int ctas, int sms, int blocks_per_sm, int tmem_columns_per_cta) {
+  return ctas <= resident_capacity(sms, blocks_per_sm, tmem_columns_per_cta) ? cudaSuccess
+                                                                            : cudaErrorCooperativeLaunchTooLarge;
+}
+
 template <class Config>
 Problem make_problem(int m, int n, int k, int l) {
   return {m, n, k, l, n / Config::BLOCK_N, m / Config::BLOCK_M};
@@ -455,15 +476,40 @@ sm100_split::SpanPlan make_plan(int m, int n, int k, int l, int ctas) {
   return {(m / Config::BLOCK_M) * (n / Config::BLOCK_N) * l, k / Config::BLOCK_K, ctas};
 }
 
+// This GPU's resident CTAs per SM of the kernel (after its shared-memory limit is raised, which the
+// answer depends on), asked once per GPU and config.
 template <class Config>
-cudaError_t launch(const Nvfp4GemmArgs& args, ConfigId id, int ctas) {
-  bool& raised = host_common::per_device(gpu_states, gpu_state_scratch).smem_limit_raised[id];
-  if (!raised) {
+cudaError_t blocks_per_sm(ConfigId id, int* blocks) {
+  GpuState& state = host_common::per_device(gpu_states, gpu_state_scratch);
+  if (!state.smem_limit_raised[id]) {
     const cudaError_t err = cudaFuncSetAttribute(nvfp4_gemm_sm100_tc_kernel<Config>,
                                                  cudaFuncAttributeMaxDynamicSharedMemorySize, Config::kSmemBytes);
-    if (err != cudaSuccess) return err;
-    raised = true;
+    if (err != cudaSuccess) {
+      (void)cudaGetLastError();  // returned to the caller; left set, torch's next launch check would raise it again
+      return err;
+    }
+    state.smem_limit_raised[id] = true;
   }
+  if (state.blocks_per_sm[id] < 0) {
+    int answer = 0;
+    const cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &answer, nvfp4_gemm_sm100_tc_kernel<Config>, Config::kThreads, Config::kSmemBytes);
+    if (err != cudaSuccess) {
+      (void)cudaGetLastError();  // as above
+      return err;
+    }
+    state.blocks_per_sm[id] = answer;
+  }
+  *blocks = state.blocks_per_sm[id];
+  return cudaSuccess;
+}
+
+template <class Config>
+cudaError_t launch(const Nvfp4GemmArgs& args, ConfigId id, int ctas, int sms) {
+  int per_sm = 0;
+  cudaError_t err = blocks_per_sm<Config>(id, &per_sm);
+  if (err == cudaSuccess) err = check_resident(ctas, sms, per_sm, Config::kTmemColumns);
+  if (err != cudaSuccess) return err;
   CUtensorMap tmap_a, tmap_b;
   if (!make_operand_map<Config>(&tmap_a, args.a, args.l * args.m, args.k, Config::BLOCK_M) ||
       !make_operand_map<Config>(&tmap_b, args.b, args.l * args.n, args.k, Config::BLOCK_N))
@@ -494,7 +540,8 @@ cudaError_t nvfp4_gemm_launch(const Nvfp4GemmArgs& args) {
   const host_common::OnLaunchGpu on_gpu;  // one GPU query for the whole plan and launch
   if (nvfp4_gemm_unsupported(args.m, args.n, args.k, args.l) != nullptr) return cudaErrorInvalidValue;
   if (tensor_map_encoder() == nullptr) return cudaErrorSymbolNotFound;
-  const LaunchChoice choice = choose_launch(args.m, args.n, args.k, args.l, std::max(host_common::sm_count(), 1));
+  const int sms = std::max(host_common::sm_count(), 1);
+  const LaunchChoice choice = choose_launch(args.m, args.n, args.k, args.l, sms);
   return with_config(choice.config,
-                     [&](auto config) { return launch<decltype(config)>(args, choice.config, choice.ctas); });
+                     [&](auto config) { return launch<decltype(config)>(args, choice.config, choice.ctas, sms); });
 }
