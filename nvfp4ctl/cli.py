@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import contextlib
+import errno
 import functools
 import inspect
 import os
@@ -167,6 +169,57 @@ def _cache_folder_error(error: OSError) -> NvfpError | None:
                       f" point {Env.CACHE} at a writable folder")
 
 
+def _named_paths(command: Callable[..., Outcome], kwargs: dict[str, object]) -> list[Path]:
+    """The paths the user gave the command, absolute; not those left at their default (a default of
+    "." would make every file under the current folder one of them)."""
+    defaults = {name: parameter.default for name, parameter in inspect.signature(command).parameters.items()}
+    named = []
+    for name, value in kwargs.items():
+        if name in defaults and value == defaults[name]:
+            continue
+        for item in value if isinstance(value, (list, tuple)) else (value,):
+            if isinstance(item, Path):
+                named.append(Path(os.path.abspath(item)))
+    return named
+
+
+def _failed_path(error: Exception) -> tuple[str, str] | None:
+    """(path, reason) of an error on a path: an OSError with its file name, or pathlib's link loop,
+    which resolve() raises as a RuntimeError before Python 3.13."""
+    if isinstance(error, OSError) and error.filename:
+        return str(error.filename), error.strerror or str(error)
+    prefix = "Symlink loop from "
+    if isinstance(error, RuntimeError) and str(error).startswith(prefix):
+        try:
+            return str(ast.literal_eval(str(error)[len(prefix):])), os.strerror(errno.ELOOP)
+        except (ValueError, SyntaxError):
+            return None
+    return None
+
+
+def _named_path_error(error: Exception, named: list[Path]) -> NvfpError | None:
+    """An error on a path the user named, or inside a folder they named (a name too long for the
+    file system, a link loop, no permission), is their input to fix: one line and exit 2. None for
+    any other path, whose error goes on as it came."""
+    failed = _failed_path(error)
+    if failed is None:
+        return None
+    path, reason = failed
+    hit = Path(os.path.abspath(path))
+    if any(hit == given or given in hit.parents for given in named):
+        return UsageError(f"{path}: {reason}")
+    return None
+
+
+def _as_one_line(caught: Exception, command: Callable[..., Outcome], kwargs: dict[str, object]) -> NvfpError | None:
+    """The error as one line and its exit code; None for a real crash, which stays a traceback."""
+    if isinstance(caught, NvfpError):
+        return caught
+    if isinstance(caught, OSError) and (error := _cache_folder_error(caught)) is not None:
+        return error  # before the named paths: its line names the setting to change
+    return _named_path_error(caught, _named_paths(command, kwargs))
+
+
 def _stopped(result: str, exit_code: ExitCode) -> Outcome:
     """The outcome of a command stopped by an error or Ctrl-C, with its target when it had one."""
     noted = workspace.noted_target()
@@ -189,8 +242,8 @@ def _run(command: Callable[..., Outcome], added: list[str], args: tuple, kwargs:
         _apply_verbosity(added, kwargs)
         with stop_signals_as_ctrl_c():  # `kill PID`, a lost terminal: child stopped, run logged, as for Ctrl-C
             return command(*args, **kwargs)
-    except (NvfpError, OSError) as caught:
-        error = caught if isinstance(caught, NvfpError) else _cache_folder_error(caught)
+    except (NvfpError, OSError, RuntimeError) as caught:
+        error = _as_one_line(caught, command, kwargs)
         if error is None:
             raise
         get_console().error(str(error))

@@ -9,6 +9,7 @@ nvfp4ctl project itself, so a verdict is never about a file the user did not wri
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,7 +41,12 @@ class TaskFile:
     @property
     def folder(self) -> Path | None:
         """The user's folder this task file stands for; None for nvfp4ctl's own task.yml."""
-        return self.path.resolve().parent if self.is_users else None
+        if not self.is_users:
+            return None
+        try:
+            return self.path.resolve().parent
+        except (OSError, RuntimeError):  # a link that loops (RuntimeError before Python 3.13): where it was named
+            return Path(os.path.abspath(self.path)).parent
 
 
 class _Resolved:

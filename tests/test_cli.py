@@ -181,6 +181,62 @@ def test_parse_errors_of_unlogged_commands_stay_unlogged(args):
     assert len(runlog.read(memory_path())) == before
 
 
+@pytest.mark.parametrize("args", [
+    ["lint", "{long}.py"],
+    ["build", "{long}.cu"],
+    ["check", "--submission", "{long}.py"],
+    ["export", "--kernel", "default", "-o", "{long}.py"],
+    ["dump", "--umma", "--kernel", "{long}.cu"],
+    ["tune", "--compile-only", "--kernel", "{long}.cu"],
+])
+def test_a_name_too_long_for_the_file_system_is_one_line_exit_2_and_logged(args, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("NVFP4CTL_DEVICE", "cpu")
+    long = "x" * 300  # over NAME_MAX (255): stat() itself fails, with ENAMETOOLONG
+    args = [arg.format(long=long) for arg in args]
+    monkeypatch.setattr(sys, "argv", ["nvfp4ctl", *args])
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert result.output.startswith(f"error: {long}") and result.output.rstrip().endswith("File name too long")
+    entry = runlog.read(memory_path())[-1]
+    assert entry.exit_code == "2" and entry.result.endswith("File name too long")
+
+
+def test_a_link_loop_on_a_named_path_is_the_users_error_in_either_form(tmp_path):
+    from nvfp4ctl.cli import _named_path_error
+
+    loop = tmp_path / "loop.py"
+    # pathlib's resolve() raises a link loop as a RuntimeError before Python 3.13, an OSError since
+    for raised in (RuntimeError(f"Symlink loop from {str(loop)!r}"),
+                   OSError(40, "Too many levels of symbolic links", str(loop))):
+        error = _named_path_error(raised, [loop])
+        assert isinstance(error, UsageError) and str(error) == f"{loop}: Too many levels of symbolic links"
+    assert _named_path_error(RuntimeError("Symlink loop from '/elsewhere'"), [loop]) is None
+    assert _named_path_error(RuntimeError("CUDA error"), [loop]) is None
+
+
+def test_a_task_file_that_loops_is_one_line_exit_2_and_logged(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "task.yml").symlink_to("task.yml")
+    monkeypatch.setenv("NVFP4CTL_DEVICE", "cpu")
+    result = CliRunner().invoke(app, ["check", "--task", "task.yml"])
+    assert result.exit_code == 2, result.output
+    assert result.output == "error: task.yml: cannot read the task file (Too many levels of symbolic links)\n"
+    assert runlog.read(memory_path())[-1].exit_code == "2"
+
+
+def test_an_os_error_on_a_path_the_user_did_not_name_stays_a_crash(tmp_path, monkeypatch):
+    def broken(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(tmp_path / "elsewhere"))
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(plan, "load_task_file", broken)
+    monkeypatch.setenv("NVFP4CTL_DEVICE", "cpu")
+    result = CliRunner().invoke(app, ["check", "--task", "task.yml"])  # named, but not the path that failed
+    assert isinstance(result.exception, PermissionError)
+
+
 def test_an_os_error_inside_a_usable_cache_is_not_blamed_on_the_setting():
     from nvfp4ctl.cli import _cache_folder_error
     from nvfp4ctl.project import cache_root
