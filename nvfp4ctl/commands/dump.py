@@ -72,8 +72,7 @@ def _show_umma(kernel: Path, use_cute: bool, payload: dict[str, Any], as_json: b
                 console.fail(f"  {problem}")
     mismatches = sum(check.mismatches for check in checks)
     checked = "" if all(check.checked for check in checks) else " (not cross-checked)"
-    plural = "" if len(checks) == 1 else "s"
-    return f"umma: {len(checks)} config{plural}, {mismatches} mismatches{checked}", mismatches == 0
+    return f"umma: {plural(len(checks), 'config')}, {plural(mismatches, 'mismatch', 'mismatches')}{checked}", mismatches == 0
 
 
 def _show_layout(task_path: Path | None, shape_text: str, seed: int, row: int, k_block: int, payload: dict[str, Any],

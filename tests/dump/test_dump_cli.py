@@ -208,3 +208,18 @@ def test_one_descriptor_is_counted_in_the_singular() -> None:
     assert "umma values: 1 descriptor checked against the config" in result.output, result.output
     result = invoke("--umma", "--idesc", "0x08100480")
     assert "umma values: 1 descriptor decoded (no --mma: nothing to check against), 0 mismatches" in result.output
+
+
+def test_one_mismatch_is_counted_in_the_singular(monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace
+
+    from nvfp4ctl import runlog
+    from nvfp4ctl.umma import crosscheck
+    from nvfp4ctl.workspace import memory_path
+
+    one_wrong_field = SimpleNamespace(mismatches=1, checked=True)
+    monkeypatch.setattr(crosscheck, "check_kernel", lambda kernel, use_cute: ([one_wrong_field], None))
+    monkeypatch.setattr(crosscheck, "to_json", lambda check: {})
+    result = invoke("--umma", "--json", "--kernel", "default")
+    assert result.exit_code == 1, result.output
+    assert runlog.read(memory_path())[-1].result == "umma: 1 config, 1 mismatch"
