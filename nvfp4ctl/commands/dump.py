@@ -191,7 +191,10 @@ def command(
                          " --desc-a, ... and --mma); our kernel's configs come from its source")
     # an option that does nothing must not look as if it was taken into account
     with_values = from_log is not None and user and not simulate
+    reads_kernel = (umma and not user and from_log is None) or runtime  # --layout and your own values need none
     ignored = [(option, why) for option, why, given in (
+        ("--kernel", "goes with --umma (without your own values) or --runtime", kernel is not None and not reads_kernel),
+        ("--task", "goes with --layout", task is not None and not layout),
         ("--row", "goes with --layout", row != 0 and not layout),
         ("--kblock", "goes with --layout", kblock != 0 and not layout),
         ("--shape", "goes with --layout, --runtime, --simulate or --from-log",
@@ -216,7 +219,7 @@ def command(
     # kernels/ folder of yours (which the bare default reads)
     named_default = kernel is not None and str(kernel) == DEFAULT_BY_NAME
     source = shipped_kernel() if named_default else default_kernel() if kernel is None else kernel
-    if (umma or runtime) and not source.is_file():
+    if reads_kernel and not source.is_file():
         # the bare default looks in your kernels/ folder; one without a CUTLASS sm100 kernel says how on
         way_out = f" (--kernel PATH for yours, --kernel {DEFAULT_BY_NAME} for nvfp4ctl's)" if kernel is None else ""
         raise UsageError(f"kernel not found: {source}{way_out}")
@@ -261,4 +264,6 @@ def command(
         console.json(payload)
     else:
         (console.ok if all_ok else console.fail)(summary)
-    return Outcome(result=summary, exit_code=ExitCode.OK if all_ok else ExitCode.FAILURES, target=source, gpu=gpu)
+    # the run log names the kernel only where one was read: --layout checks the task's inputs alone
+    return Outcome(result=summary, exit_code=ExitCode.OK if all_ok else ExitCode.FAILURES,
+                   target=source if reads_kernel else None, gpu=gpu)

@@ -210,6 +210,35 @@ def test_one_descriptor_is_counted_in_the_singular() -> None:
     assert "umma values: 1 descriptor decoded (no --mma: nothing to check against), 0 mismatches" in result.output
 
 
+def test_a_kernel_is_logged_only_where_one_was_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--layout checks the task's inputs and your own --idesc values need no kernel: the run log named
+    nvfp4ctl's CUTLASS kernel as their target, and a kernels/ folder of yours without it stopped
+    --idesc with "kernel not found"."""
+    from nvfp4ctl import runlog
+    from nvfp4ctl.workspace import memory_path
+
+    (tmp_path / "kernels" / "sm90").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    for args in (["--layout", "--shape", "128,128,128"], ["--umma", "--idesc", "0x08100480"]):
+        result = invoke(*args)
+        assert result.exit_code == 0, result.output
+        assert runlog.read(memory_path())[-1].target == "-", args
+    assert invoke("--umma", "--no-cute", "--kernel", "default").exit_code == 0
+    assert "nvfp4_gemm_sm100.cu@" in runlog.read(memory_path())[-1].target
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--layout", "--shape", "128,128,128", "--kernel", "default"],
+     "--kernel goes with --umma (without your own values) or --runtime"),
+    (["--umma", "--idesc", "0x08100480", "--kernel", "default"],
+     "--kernel goes with --umma (without your own values) or --runtime"),
+    (["--umma", "--no-cute", "--task", "task.yml"], "--task goes with --layout"),
+])
+def test_a_kernel_or_task_that_would_not_be_read_is_refused(args: list[str], message: str) -> None:
+    result = invoke(*args)
+    assert result.exit_code == 2 and message in result.output, result.output
+
+
 def test_one_mismatch_is_counted_in_the_singular(monkeypatch: pytest.MonkeyPatch) -> None:
     from types import SimpleNamespace
 
