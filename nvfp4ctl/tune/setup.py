@@ -71,11 +71,33 @@ def select_cases(task: Any, which: str) -> dict[Shape, Any]:
     return cases
 
 
+def _default_needs_a_gpu(problem: str) -> str:
+    """`--kernel default` without a GPU: the GPU picks nvfp4ctl's kernel, so name those with knobs by path."""
+    from nvfp4ctl.build.loader import GPU_ARCH
+    from nvfp4ctl.problems import resolve_problem
+    from nvfp4ctl.project import shipped
+
+    tunable_kernels = []
+    for major, name in sorted(resolve_problem(problem).default_kernels.items()):
+        source = shipped("kernels") / name
+        try:
+            discover(source)
+        except (UsageError, OSError):
+            continue  # missing, or no knobs: nothing to tune there
+        tunable_kernels.append(f"{source} ({GPU_ARCH.get(major, f'sm_{major}x')})")
+    if not tunable_kernels:
+        return f"--kernel default: nvfp4ctl has no {problem} kernel with knobs; pass --kernel PATH"
+    return (f"--kernel default: no CUDA GPU here to pick nvfp4ctl's kernel by; pass its path:"
+            f" {' or '.join(tunable_kernels)}")
+
+
 def resolve_kernel(kernel: Path | None, task: Any, has_gpu: bool) -> TargetSpec:
-    from nvfp4ctl.runner.targets import KERNEL, default_target, resolve_target
+    from nvfp4ctl.runner.targets import DEFAULT_BY_NAME, KERNEL, default_target, resolve_target
 
     if kernel is None and not has_gpu:
         raise UsageError("no CUDA GPU here: pass --kernel PATH to build its candidates (compile-only)")
+    if str(kernel) == DEFAULT_BY_NAME and not has_gpu:  # it would be the torch fallback, which has no knobs
+        raise UsageError(_default_needs_a_gpu(task.problem))
     spec = resolve_target(None, kernel, task) if kernel is not None else default_target(task.problem)
     if spec.kind != KERNEL:
         raise UsageError(f"{spec.label}: tune needs a kernel source (.cu) that declares knobs; pass --kernel PATH")

@@ -69,6 +69,18 @@ def test_without_a_gpu_the_kernel_must_be_named() -> None:
     assert result.exit_code == 2 and "no CUDA GPU here: pass --kernel PATH" in result.output
 
 
+@pytest.mark.skipif(gpu_present(), reason="a GPU machine picks the default kernel")
+def test_without_a_gpu_the_default_by_name_names_the_kernels_to_pass() -> None:
+    """It said "kernels/torch_dequant/submission.py (exact torch fallback: no nvfp4_gemm kernel for this
+    GPU): tune needs a kernel source (.cu)", as if nvfp4ctl had no GEMM kernel."""
+    result = _tune("--kernel", "default", "--compile-only")
+    assert result.exit_code == 2, result.output
+    flat = " ".join(result.output.split())
+    assert flat.startswith("error: --kernel default: no CUDA GPU here to pick nvfp4ctl's kernel by; pass its path:")
+    assert "kernels/sm90/nvfp4_gemm_sm90.cu (sm_90a)" in flat  # the one with knobs; sm100's have none
+    assert "torch" not in flat and "nvfp4_gemm_sm100" not in flat
+
+
 @pytest.fixture
 def fake_gpus(monkeypatch: pytest.MonkeyPatch, tiny_copy: Path):
     """The command's timed path with its pools faked: two 'GPUs' answering from test_session.timing,
