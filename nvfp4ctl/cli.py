@@ -264,6 +264,12 @@ def _logged(name: str, command: Callable[..., Outcome], record: bool = True) -> 
         except KeyboardInterrupt:  # a second Ctrl-C while the first one's (or an error's) line was shown
             _say_interrupted()
             outcome = _stopped("interrupted", ExitCode.INTERRUPTED)
+        except Exception as crash:  # a bug of nvfp4ctl's: its traceback follows, and the run log says the run ended so
+            if record:
+                reason = str(crash).splitlines()[0] if str(crash) else ""
+                _record(_stopped(f"internal error: {type(crash).__name__}{': ' if reason else ''}{reason}",
+                                 ExitCode.FAILURES))  # the exit status Python gives an uncaught exception
+            raise
         if record:
             outcome = _record(outcome)
         raise typer.Exit(int(outcome.exit_code))

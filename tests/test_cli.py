@@ -157,6 +157,20 @@ def test_other_os_errors_are_not_blamed_on_the_cache(monkeypatch):
     assert isinstance(result.exception, PermissionError)  # a real crash stays visible
 
 
+def test_a_crash_of_nvfp4ctl_itself_still_leaves_its_run_log_line(monkeypatch):
+    def broken(*args, **kwargs):
+        raise ValueError("unexpected\nsecond line")
+
+    monkeypatch.setattr(plan, "load_task_file", broken)
+    monkeypatch.setenv("NVFP4CTL_DEVICE", "cpu")
+    monkeypatch.setattr(sys, "argv", ["nvfp4ctl", "check"])
+    result = CliRunner().invoke(app, ["check"])
+    assert isinstance(result.exception, ValueError)  # the traceback stays: it is a bug to report
+    entry = runlog.read(memory_path())[-1]
+    assert entry.command == "nvfp4ctl check"
+    assert (entry.exit_code, entry.result) == ("1", "internal error: ValueError: unexpected")
+
+
 @pytest.mark.parametrize("args, message", [
     (["lint", "--format", "xml"], "error: --format: 'xml' is not one of text, json"),
     (["check", "--scales", "xml"], "error: --scales: 'xml' is not one of generator, full"),
