@@ -78,8 +78,12 @@ def _refusal(folder: Path, existing: list[str]) -> str:
     so a user's own submission.py alone stops the task.yml and MEMORY.md too."""
     missing = [name for name in FILES if name not in existing]
     verb = "is" if len(existing) == 1 else "are"
-    unwritten = {0: "", 1: f" (not {missing[0]} either", 2: f" (neither {' nor '.join(missing)}"}[len(missing)]
-    unwritten += ": it writes all three or none)" if missing else ""
+    if not missing:  # all three: nothing else went unwritten because of them
+        unwritten = ""
+    elif len(missing) == 1:
+        unwritten = f" (not {missing[0]} either: it writes all three or none)"
+    else:
+        unwritten = f" (neither {' nor '.join(missing)}: it writes all three or none)"
     return (f"{folder}: {_and(existing)} {verb} already there, so init wrote nothing{unwritten};"
             f" init another folder, or rename or remove {_and(existing)}")
 

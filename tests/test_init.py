@@ -77,3 +77,13 @@ def test_init_reads_the_starter_from_the_wheels_copy(tmp_path: Path, monkeypatch
     result = CliRunner().invoke(app, ["init", "--problem", "nvfp4_gemv", str(tmp_path / "project")])
     assert result.exit_code == 0, result.output
     assert "the wheel's copy" in (tmp_path / "project" / "submission.py").read_text()
+
+
+def test_init_twice_in_one_folder_is_one_line(tmp_path: Path) -> None:
+    """The three files all there (init run before) raised an IndexError with a traceback."""
+    assert CliRunner().invoke(app, ["init", "--problem", "nvfp4_gemm", str(tmp_path)]).exit_code == 0
+    result = CliRunner().invoke(app, ["init", "--problem", "nvfp4_gemm", str(tmp_path)])
+    assert result.exit_code == 2, result.output
+    assert result.output == (f"error: {tmp_path}: task.yml, submission.py and MEMORY.md are already there, so init"
+                             " wrote nothing; init another folder, or rename or remove task.yml, submission.py and"
+                             " MEMORY.md\n")
