@@ -99,7 +99,10 @@ def command(
     if submission_time:
         for report in built:
             _show_submission_time(report, failures)
-    return _outcome(plan, built, failures, skipped)
+    outcome = _outcome(plan, built, failures, skipped)
+    if outcome.exit_code == ExitCode.OK:  # a failure's lines are above; -q hides the table, not the result
+        console.ok(outcome.result)
+    return outcome
 
 
 def _show_submission_time(report: BuildReport, failures: dict[str, str]) -> None:

@@ -41,6 +41,14 @@ def test_cli_shows_the_table_and_logs_the_result(hgmma_report: BuildReport, monk
     assert result.exit_code == 0, result.output
     assert "HGMMA.64x8x16" in result.output and "hit" in result.output
     assert _last_result() == "1 kernel built (sm_90a), 0 B of spills, 1 cached"
+    assert result.output.splitlines()[-1] == "1 kernel built (sm_90a), 0 B of spills, 1 cached"
+
+
+def test_quiet_still_prints_the_result(hgmma_report: BuildReport) -> None:
+    """-q hides the table; the result line stays (it printed nothing at all)."""
+    result = runner.invoke(app, ["build", "-q", str(HGMMA_PROBE)])
+    assert result.exit_code == 0, result.output
+    assert result.output == "1 kernel built (sm_90a), 0 B of spills, 1 cached\n"
 
 
 def test_an_unchanged_rebuild_never_starts_the_compiler(hgmma_report: BuildReport, monkeypatch: pytest.MonkeyPatch) -> None:
