@@ -66,11 +66,20 @@ def _long_name(param: Any) -> str:
     return next((name for name in param.opts if name.startswith("--")), param.opts[0])
 
 
-E = TypeVar("E", bound=Enum)
+class Choice(str, Enum):
+    """The values of an option parsed by `choice`. A member's str() is its value: typer before 0.29
+    hands what the parser returns through its own enum conversion, which looks the member up by
+    str(); a plain (str, Enum) member reads `Cls.member` there, matches nothing and arrives as None."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+E = TypeVar("E", bound=Choice)
 
 
 def choice(enum: type[E]) -> Callable[[object], E]:
-    """A parser for an option that takes one of an Enum's values."""
+    """A parser for an option that takes one of a Choice's values."""
     names = [member.value for member in enum]
 
     def parse(value: object) -> E:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -27,7 +26,7 @@ if TYPE_CHECKING:  # the timing machinery is imported when the command runs, so 
 NO_GPU = "no CUDA GPU found: nvfp4ctl bench times kernels on a GPU"
 
 
-class ModeChoice(str, Enum):
+class ModeChoice(options.Choice):
     benchmark = BENCHMARK
     leaderboard = LEADERBOARD
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -13,7 +12,7 @@ from rich.text import Text
 
 from nvfp4ctl.console import VERBOSE, get_console
 from nvfp4ctl.errors import ExitCode, UsageError
-from nvfp4ctl.options import choice
+from nvfp4ctl.options import Choice, choice
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.workspace import user_folder, users_kernels_dir
 from nvfp4ctl.words import plural
@@ -22,7 +21,7 @@ if TYPE_CHECKING:  # the build machinery is imported when the command runs, so `
     from nvfp4ctl.build import BuildReport
 
 
-class ArchChoice(str, Enum):
+class ArchChoice(Choice):
     sm_90a = "sm_90a"
     sm_100a = "sm_100a"
     all = "all"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -11,7 +10,7 @@ from rich.text import Text
 
 from nvfp4ctl.console import VERBOSE, Console, get_console
 from nvfp4ctl.errors import ExitCode, UsageError
-from nvfp4ctl.options import choice, integer, seconds
+from nvfp4ctl.options import Choice, choice, integer, seconds
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.problems import DEFAULT_PROBLEM
 from nvfp4ctl.problems.fields import MAX_SEED
@@ -24,7 +23,7 @@ if TYPE_CHECKING:  # the check machinery is imported when the command runs, so `
     from nvfp4ctl.runner.targets import TargetSpec
 
 
-class Scales(str, Enum):
+class Scales(Choice):
     generator = "generator"
     full = "full"
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -10,12 +9,12 @@ import typer
 
 from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import ExitCode, UsageError
-from nvfp4ctl.options import choice
+from nvfp4ctl.options import Choice, choice
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.runner.targets import short_path
 
 
-class OutputFormat(str, Enum):
+class OutputFormat(Choice):
     text = "text"
     json = "json"
 

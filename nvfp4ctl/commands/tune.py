@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -19,7 +18,7 @@ SHORT_SETTLE_S = 0.3
 INPUT_SETS = 50  # the leaderboard's batch: one event pair around 50 calls
 
 
-class ShapeSet(str, Enum):
+class ShapeSet(options.Choice):
     tests = "tests"
     benchmarks = "benchmarks"
     all = "all"
