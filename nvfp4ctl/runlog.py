@@ -31,6 +31,7 @@ HEADING = "## Run log"
 PREAMBLE = "<!-- nvfp4ctl appends one line per command below; keep your notes above this section. -->"
 SEPARATOR = " · "
 LOCK_TIMEOUT_S = 30.0
+MARKDOWN_SUFFIXES = (".md", ".markdown")
 
 
 @dataclass(frozen=True)
@@ -269,10 +270,37 @@ def _removed_if_left_empty(memory: Path, fd: int, created: bool) -> Iterator[Non
         raise
 
 
+def not_a_run_log(memory: Path) -> str | None:
+    """Why the run log must not go into `memory`, or None. Appending puts a Markdown section at the end
+    of the file: into anything but Markdown notes (NVFP4CTL_MEMORY naming submission.py, say) that breaks
+    the file. So an existing file with text in it takes the log only when its name ends in .md or it has
+    the run-log section already; a new or empty file becomes a run log, whatever its name."""
+    if memory.suffix.lower() in MARKDOWN_SUFFIXES:
+        return None
+    try:
+        if not memory.is_file() or memory.stat().st_size == 0:  # a folder or a device: the append says why not
+            return None
+        text = memory.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None  # unreadable: the append's own error names the reason
+    if _has_heading(text):
+        return None
+    return f'not a run log (its name does not end in .md and it has no "{HEADING}" section)'
+
+
+def check_appendable(memory: Path) -> None:
+    """UsageError when `memory` is a file the run log must not be appended to (not_a_run_log)."""
+    if (why := not_a_run_log(memory)) is not None:
+        raise UsageError(f"{memory}: {why}; the run log was not appended to it")
+
+
 def append(entry: RunEntry, memory: Path) -> None:
+    """Append `entry` under the run-log section (made at the end when missing); a UsageError, the file
+    untouched, when `memory` holds something other than a run log (not_a_run_log)."""
     memory.parent.mkdir(parents=True, exist_ok=True)
     lock = lock_path(memory)
     with FileLock(str(lock), timeout=LOCK_TIMEOUT_S), _file_itself_locked(memory):
+        check_appendable(memory)  # under the lock: the file read below is the one checked
         existing = memory.read_bytes() if memory.exists() else b""
         chunk = ""
         if existing and not existing.endswith(b"\n"):

@@ -511,3 +511,18 @@ def test_a_repeated_integer_option_keeps_every_value(three_tests):
     result = CliRunner().invoke(app, ["check", "--only", "1", "--only", "4"])
     assert result.exit_code == 2
     assert result.output == "error: --only 4: task.yml has 3 tests (1-3)\n"  # the second value, parsed
+
+
+@pytest.mark.parametrize("args", [["lint"], ["lint", "--format", "xml"]], ids=["run", "parse-error"])
+def test_a_run_log_setting_that_names_a_python_file_leaves_it_as_it_was(args, tmp_path, monkeypatch):
+    """NVFP4CTL_MEMORY=submission.py appended a Markdown section to the submission and broke it."""
+    monkeypatch.chdir(tmp_path)
+    code = "def custom_kernel(data):\n    return data[6]\n"
+    (tmp_path / "submission.py").write_text(code)
+    monkeypatch.setenv("NVFP4CTL_MEMORY", "submission.py")
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert (tmp_path / "submission.py").read_text() == code
+    if args == ["lint"]:  # refused before the run: one line naming the setting
+        assert result.output.count("\n") == 1 and result.output.startswith(
+            "error: NVFP4CTL_MEMORY=submission.py: not a run log (its name does not end in .md"), result.output

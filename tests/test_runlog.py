@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from nvfp4ctl import runlog
 from nvfp4ctl.cli import app
-from nvfp4ctl.errors import ExitCode
+from nvfp4ctl.errors import ExitCode, UsageError
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.runner.gpu import GpuInfo
 
@@ -115,6 +115,30 @@ def test_a_failed_append_leaves_memory_md_as_it_was(tmp_path, monkeypatch, failu
     else:
         assert memory.read_bytes() == notes.encode()
     assert [p.name for p in tmp_path.iterdir()] == ([] if notes is None else ["MEMORY.md"])
+
+
+CODE = "def custom_kernel(data):\n    return data[6]\n"
+
+
+def test_a_file_that_is_not_a_run_log_is_never_appended_to(tmp_path):
+    """The section the append adds is Markdown: at the end of a submission.py or a task.yml it breaks
+    the file. Such a file stays byte for byte as it was."""
+    for name in ("submission.py", "task.yml", "notes.txt"):
+        foreign = tmp_path / name
+        foreign.write_text(CODE)
+        with pytest.raises(UsageError, match="not a run log"):
+            runlog.append(_entry("lost"), foreign)
+        assert foreign.read_text() == CODE
+
+
+@pytest.mark.parametrize("name, text", [("notes.md", CODE), ("NOTES.MARKDOWN", CODE), ("empty.txt", ""),
+                                        ("new.txt", None), ("log.txt", f"{runlog.HEADING}\n\n")])
+def test_markdown_new_empty_and_existing_run_logs_take_the_line(tmp_path, name, text):
+    memory = tmp_path / name
+    if text is not None:
+        memory.write_text(text)
+    runlog.append(_entry("kept"), memory)
+    assert [e.result for e in runlog.read(memory)] == ["kept"]
 
 
 def test_entry_line_round_trip():
