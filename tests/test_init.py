@@ -87,3 +87,27 @@ def test_init_twice_in_one_folder_is_one_line(tmp_path: Path) -> None:
     assert result.output == (f"error: {tmp_path}: task.yml, submission.py and MEMORY.md are already there, so init"
                              " wrote nothing; init another folder, or rename or remove task.yml, submission.py and"
                              " MEMORY.md\n")
+
+
+def test_the_next_step_needs_no_cd_in_the_current_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["init", "--problem", "nvfp4_gemv"])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-1] == "nvfp4_gemv: `nvfp4ctl check` runs submission.py on every test"
+
+
+@pytest.mark.parametrize("folder, typed", [("a b/c", "'a b/c'"), ("it's", "'it'\"'\"'s'"), ("-x", "./-x"),
+                                           ("plain", "plain")])
+def test_the_next_step_can_be_pasted_into_a_shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, folder: str,
+                                                  typed: str) -> None:
+    """A folder with a space was printed as `cd a b/c`, which the shell reads as two arguments."""
+    import subprocess
+
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["init", "--problem", "nvfp4_gemv", "--", folder])
+    assert result.exit_code == 0, result.output
+    line = result.output.splitlines()[-1]
+    assert line == f"nvfp4_gemv: `cd {typed} && nvfp4ctl check` runs submission.py on every test"
+    pasted = line.split("`")[1].replace("nvfp4ctl check", "pwd")
+    done = subprocess.run(["sh", "-c", pasted], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == str((tmp_path / folder).resolve())

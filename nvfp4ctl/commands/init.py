@@ -24,5 +24,19 @@ def command(
     console = get_console()
     for path in made.written:
         console.info(f"wrote {path}")
-    console.ok(f"{spec.name}: `cd {made.folder} && nvfp4ctl check` runs submission.py on every test")
+    console.ok(f"{spec.name}: `{_cd_into(made.folder)}nvfp4ctl check` runs submission.py on every test")
     return Outcome(result=f"init {spec.name} in {made.folder}", problem=spec.name)
+
+
+def _cd_into(folder: Path) -> str:
+    """"cd DIR && " as it can be pasted into a shell (quoted where DIR has spaces or quotes, "./" before
+    a name that starts with "-", which cd would read as an option); "" for the current folder."""
+    import os
+    import shlex
+
+    if folder.resolve() == Path.cwd().resolve():
+        return ""
+    typed = str(folder)
+    if typed.startswith("-"):
+        typed = os.path.join(".", typed)
+    return f"cd {shlex.quote(typed)} && "
