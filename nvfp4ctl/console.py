@@ -43,8 +43,10 @@ class Console:
     def fail(self, message: str) -> None:
         self.out.print(Text(message, style="bold red"))
 
-    def info(self, message: str, style: str | None = None) -> None:
-        if self.verbosity >= NORMAL:
+    def info(self, message: str, style: str | None = None, result: bool = False) -> None:
+        """A line of the run's progress, hidden by -q; `result`: a line of what the command was asked to
+        show (log's entries, say), which -q keeps, as it keeps the result lines of check or build."""
+        if self.verbosity >= NORMAL or result:
             self.out.print(Text(message, style=style or ""))
 
     def detail(self, message: str) -> None:
@@ -65,8 +67,11 @@ class Console:
         rows: Sequence[Sequence[Any]],
         title: str | None = None,
         right_align_from: int = 1,
+        result: bool = False,
     ) -> None:
-        if self.verbosity < NORMAL:
+        """-q hides a table that a result line sums up (check's shapes, build's kernels); a `result`
+        table is itself what the command was asked for (log's entries, lint's rules) and stays."""
+        if self.verbosity < NORMAL and not result:
             return
         table = Table(title=title, title_justify="left", header_style="bold")
         for index, column in enumerate(columns):

@@ -191,6 +191,18 @@ def test_log_command_errors_and_empty_log(tmp_path, monkeypatch):
     assert bad.exit_code == 2 and "-n: 0 is not an integer ≥ 1" in bad.output
 
 
+@pytest.mark.parametrize("quiet", [["-q", "log"], ["log", "-q"], ["log", "--quiet"]])
+def test_log_under_quiet_still_shows_the_entries(tmp_path, monkeypatch, quiet):
+    """-q means fewer words around the results, and the entries are log's result: it printed nothing."""
+    memory = tmp_path / "MEMORY.md"
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.setenv("COLUMNS", "200")
+    assert "no runs logged yet" in CliRunner().invoke(app, quiet).output
+    runlog.append(_entry("result-0"), memory)
+    result = CliRunner().invoke(app, quiet)
+    assert result.exit_code == 0 and "1 most recent run (" in result.output and "result-0" in result.output
+
+
 def test_the_problem_is_a_last_cell_and_older_lines_still_parse() -> None:
     entry = runlog.RunEntry("2026-11-26T09:00:00Z", "nvfp4ctl check", "-", "abc", "no GPU", "0", "1/1 pass",
                             "nvfp4_dual_gemm")

@@ -53,7 +53,8 @@ def command(
         else:
             rows = [(r.code, r.severity.value + ("" if r.default_on else f" ({', '.join(r.profiles)})"),
                      r.name, r.why, r.bad, r.good) for r in RULES]
-            console.table(["id", "severity", "rule", "why", "bad", "good"], rows, title="lint rules", right_align_from=99)
+            console.table(["id", "severity", "rule", "why", "bad", "good"], rows, title="lint rules", right_align_from=99,
+                          result=True)
         return Outcome(result=f"listed {len(RULES)} rules")
     lint_plan = plan(paths, select, ignore, profile)
     for note in lint_plan.skipped:

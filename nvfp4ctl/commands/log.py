@@ -45,7 +45,7 @@ def command(
         return _show_trend(entries, last, target, shape or [])
     console = get_console()
     if not entries:
-        console.info(f"no runs logged yet in {memory}")
+        console.info(f"no runs logged yet in {memory}", result=True)
         return Outcome(result="empty")
     problems = any(e.problem for e in entries)  # a column only once some run recorded its problem
     console.table(
@@ -54,6 +54,7 @@ def command(
           e.exit_code, e.result] + ([e.problem or "-"] if problems else []) for e in entries],
         title=f"{plural(len(entries), 'most recent run')} ({memory})",
         right_align_from=5,
+        result=True,  # the entries are what `log` shows: -q keeps them
     )
     return Outcome(result=plural(len(entries), 'entry', 'entries'))
 
@@ -71,7 +72,8 @@ def _show_trend(entries: list, last: int, target: Path | None, shapes: list[str]
         raise UsageError(f"--target {target}: no logged run had it; logged: {', '.join(logged)}")
     if not found:
         where = f" of {target}" if target is not None else ""
-        console.info(f"no successful bench{where} in the run log ({memory_path()}) yet: run nvfp4ctl bench")
+        console.info(f"no successful bench{where} in the run log ({memory_path()}) yet: run nvfp4ctl bench",
+                     result=True)
         return Outcome(result="trend: no benches")
     wanted = [trends.normalize_shape(text) for text in shapes]
     logged = {key for trend in found for key in trend.keys()}
@@ -84,10 +86,10 @@ def _show_trend(entries: list, last: int, target: Path | None, shapes: list[str]
             continue
         first, final = trend.runs[0].time, trend.runs[-1].time
         console.info(f"{trend.target} on {trend.gpu}: {plural(len(trend.runs), 'bench', 'benches')}, {_when(first)} to {_when(final)}",
-                     style="bold")
+                     style="bold", result=True)  # the plots below print under -q: so does what they are of
         for key in keys:
             values = trend.series(key)
-            console.info(f"  {key}: {trends.summary(values)}")
+            console.info(f"  {key}: {trends.summary(values)}", result=True)
             console.raw("\n".join("    " + line for line in trends.plot(values, trend.changes())))
         console.raw("\n".join("  " + line for line in trends.commit_legend(trend)))
     return Outcome(result=f"trend of {plural(len(found), 'target')}")

@@ -116,6 +116,19 @@ def test_log_trend_end_to_end(logged: Path) -> None:
     assert "^ run 4: bbbbbbb" in result.output
 
 
+def test_log_trend_under_quiet_keeps_what_each_plot_is_of(logged: Path) -> None:
+    """-q hid the target and shape lines but printed the plots: curves with no name."""
+    quiet = CliRunner().invoke(app, ["-q", "log", "--trend", "--shape", "128,7168,2048"])
+    assert quiet.exit_code == 0, quiet.output
+    assert quiet.output == CliRunner().invoke(app, ["log", "--trend", "--shape", "128,7168,2048"]).output
+    assert f"kernels/sm90/k.cu on {H100}: 4 benches" in quiet.output
+
+
+def test_log_trend_with_no_bench_says_so_under_quiet_too() -> None:
+    result = CliRunner().invoke(app, ["log", "--trend", "-q"])
+    assert result.exit_code == 0 and "no successful bench" in result.output
+
+
 def test_log_trend_usage_errors(logged: Path) -> None:
     unknown = CliRunner().invoke(app, ["log", "--trend", "--shape", "1,2,3"])
     assert unknown.exit_code == 2 and "--shape 1,2,3: no logged bench timed it" in unknown.output

@@ -94,6 +94,8 @@ def test_list_rules_table_and_json(project: Path) -> None:
     assert "NV101" in table.output and "NV901" in table.output
     rules = json.loads(runner.invoke(app, ["lint", "--list-rules", "--format", "json"]).stdout)
     assert [r["code"] for r in rules][:3] == ["NV001", "NV002", "NV101"]
+    quiet = runner.invoke(app, ["-q", "lint", "--list-rules"])  # the table is what was asked for: -q keeps it
+    assert quiet.exit_code == 0 and quiet.output == table.output
 
 
 def test_no_path_checks_kernels_and_the_task_submission(project: Path) -> None:
