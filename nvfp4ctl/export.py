@@ -10,7 +10,9 @@ needs them), and for CUTLASS kernels the CUTLASS/CuTe headers are found at $CUTL
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -212,12 +214,39 @@ def _refusal(path: Path) -> str | None:
     return None
 
 
-def export_submission(kernel: Path, output: Path, arch: str | None = None, force: bool = False) -> Submission:
+def _same_file(a: Path, b: Path) -> bool:
+    """`a` and `b` name one file: through links and hard links, or as one path where it is not there yet."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet)
+        pass
+    try:
+        return a.resolve() == b.resolve()
+    except (OSError, RuntimeError):  # a link loop: the write says so
+        return False
+
+
+def _never_written(output: Path, kernel: Path, protected: Mapping[Path, str]) -> str | None:
+    """What `output` is when it is a file export must never replace, --force or not: the kernel being
+    exported, a header or binding it embeds (the export would destroy its own source), or one of
+    `protected` (the task file in use, the run log: a submission written there breaks every command)."""
+    inputs = build_inputs(checked_source(kernel))
+    roles = {inputs.kernel: "the kernel being exported", inputs.binding: "the torch binding this export embeds",
+             **{header: "a header this export embeds" for header in inputs.headers}, **protected}
+    return next((role for path, role in roles.items() if _same_file(output, path)), None)
+
+
+def export_submission(kernel: Path, output: Path, arch: str | None = None, force: bool = False,
+                      protected: Mapping[Path, str] | None = None) -> Submission:
     """Render and write; refuses (UsageError) to replace a file that is not an unedited earlier export
-    unless `force`, and says so when the file cannot be written; a failed write leaves the old file
-    whole, and a symlink stays a link to the new text."""
+    unless `force`, and, even with `force`, the export's own inputs and the files of `protected` (path:
+    what it is); says so when the file cannot be written; a failed write leaves the old file whole, and
+    a symlink stays a link to the new text."""
     if output.is_dir():
         raise UsageError(f"-o {output}: a folder; name the file to write, e.g. -o {output / 'submission.py'}")
+    if (role := _never_written(output, kernel, protected or {})) is not None:
+        raise UsageError(f"-o {output} is {role}: export never writes over it, not even with --force;"
+                         " nothing was written (-o another path)")
     if output.exists() and not force and (why := _refusal(output)):
         raise UsageError(f"{output} {why}: nothing was written (--force replaces it, or -o another path)")
     # export has no --arch: the message must not suggest one (arch is for callers in Python)

@@ -63,6 +63,15 @@ def _users_task() -> tuple[str, Path | None] | None:
     return (task.problem, task.path) if task.is_users else None
 
 
+def _files_in_use() -> dict[Path, str]:
+    """The task file and the run log this command uses: a submission written over either breaks every
+    later command (the run log would then be appended to Python code)."""
+    from nvfp4ctl.workspace import locate_task, memory_path
+
+    task = locate_task()  # first: the run log's folder follows the task file
+    return {task.path: "the task file in use", memory_path(): "the run log"}
+
+
 def command(
     kernel: Annotated[
         Path | None, typer.Option("--kernel", help="Kernel .cu to embed ('default': nvfp4ctl's own B200 kernel,"
@@ -88,7 +97,7 @@ def command(
         checked_source(source)
     elif not source.is_file():
         raise UsageError(f"no B200 kernel at {source}; pass --kernel PATH")
-    submission = export_submission(source, output, force=force)
+    submission = export_submission(source, output, force=force, protected=_files_in_use())
     if submission.arch != LEADERBOARD_ARCH:
         console.warn(f"{source.name} is an {submission.arch} kernel: the B200 leaderboard needs {LEADERBOARD_ARCH}")
     if (users := _users_task()) is not None and users[0] != submission.problem:

@@ -3,6 +3,7 @@ before writing anything, and warns when the kernel is for another problem than t
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -75,3 +76,43 @@ def test_a_kernel_of_unknown_arch_is_not_told_to_pass_an_option_export_lacks(tmp
     said = _flat(result.output)
     assert said.startswith(f"error: cannot tell which arch {kernel} is for: put it under sm90/ or sm100/, add a line")
     assert "--arch" not in said  # export has no --arch option (the line used to end "or pass --arch")
+
+
+HGMMA_PROBE = Path(__file__).parents[1] / "build" / "fixtures" / "hgmma_probe.cu"
+
+
+@pytest.mark.parametrize("output, role", [
+    ("task.yml", "the task file in use"),
+    ("MEMORY.md", "the run log"),
+    ("$NVFP4CTL_MEMORY", "the run log"),
+    ("kernels/sm90/probe.cu", "the kernel being exported"),
+    ("kernels/../kernels/sm90/probe.cu", "the kernel being exported"),
+    ("kernels/sm90/tile.cuh", "a header this export embeds"),
+    ("link.cuh", "a header this export embeds"),
+])
+def test_export_never_writes_over_the_task_the_run_log_or_its_own_inputs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, output: str, role: str) -> None:
+    """--force replaced task.yml, MEMORY.md or the kernel being exported with Python code, without a word."""
+    folder = tmp_path / "project"
+    assert runner.invoke(app, ["init", "--problem", "nvfp4_gemm", str(folder)]).exit_code == 0
+    monkeypatch.chdir(folder)
+    kernels = folder / "kernels" / "sm90"
+    kernels.mkdir(parents=True)
+    (kernels / "tile.cuh").write_text("#pragma once\nconstexpr int kTile = 128;\n")
+    (kernels / "probe.cu").write_text(HGMMA_PROBE.read_text().replace('#include "nvfp4_gemm_api.h"',
+                                                                        '#include "nvfp4_gemm_api.h"\n#include "tile.cuh"'))
+    (folder / "link.cuh").symlink_to(kernels / "tile.cuh")
+    if output == "MEMORY.md":
+        monkeypatch.delenv("NVFP4CTL_MEMORY")  # the run log beside the task file
+    elif output == "$NVFP4CTL_MEMORY":
+        output = str(tmp_path / "notes.md")
+        (tmp_path / "notes.md").write_text("# notes\n")
+        monkeypatch.setenv("NVFP4CTL_MEMORY", output)
+    run_log = Path(os.environ.get("NVFP4CTL_MEMORY") or folder / "MEMORY.md")
+    before = {path: path.read_bytes() for path in [*folder.rglob("*"), run_log] if path.is_file()}
+    result = runner.invoke(app, ["export", "--kernel", "kernels/sm90/probe.cu", "-o", output, "--force"])
+    assert result.exit_code == 2, result.output
+    assert result.output == (f"error: -o {output} is {role}: export never writes over it, not even with --force;"
+                             " nothing was written (-o another path)\n")
+    for path, text in before.items():  # the run log gains the refusal's line, below what it held
+        assert path.read_bytes() == text or (path == run_log and path.read_bytes().startswith(text)), path
