@@ -1,10 +1,10 @@
-"""Option values every running command parses the same way: --shape, the watchdog timeout, and the parsers of
+"""Option values every running command parses the same way: --shape, --only, the watchdog timeout, and the parsers of
 choice, integer, seconds and percentage options, whose bad values must read as one line in nvfp4ctl's words."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from enum import Enum
 from typing import Any, TypeVar
 
@@ -13,6 +13,7 @@ import typer
 from nvfp4ctl.env import Env, env_str
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.problems.fields import shape_numbers
+from nvfp4ctl.words import plural
 
 DEFAULT_TIMEOUT_S = 180.0
 
@@ -22,6 +23,14 @@ def parse_shape(text: str) -> tuple[int, int, int, int]:
     numbers = shape_numbers(text, "M,N,K or M,N,K,L", "128,7168,16384", (3, 4))
     m, n, k = numbers[:3]
     return m, n, k, numbers[3] if len(numbers) == 4 else 1
+
+
+def check_only(only: Sequence[int], count: int, noun: str) -> None:
+    """--only N of check (task.yml's tests) and of bench (its benchmarks): one wording for the same mistake."""
+    for number in only:
+        if not 1 <= number <= count:
+            span = f"1-{count}" if count else "none"
+            raise UsageError(f"--only {number}: task.yml has {plural(count, noun)} ({span})")
 
 
 def resolve_timeout(flag: float | None, task_timeout_s: float | None) -> tuple[float, str]:

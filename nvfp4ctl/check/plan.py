@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from nvfp4ctl.check.run import CheckItem
 from nvfp4ctl.errors import UsageError
-from nvfp4ctl.options import DEFAULT_TIMEOUT_S, parse_shape, resolve_timeout
-from nvfp4ctl.words import plural
+from nvfp4ctl.options import DEFAULT_TIMEOUT_S, check_only, parse_shape, resolve_timeout
 
 if TYPE_CHECKING:
     from nvfp4ctl.problems.base import ProblemBase
@@ -30,10 +29,7 @@ def select_items(task: Any, only: Sequence[int], shapes: Sequence[str], seed: in
     With neither, every task.yml test runs. --seed replaces the seed of every case that runs.
     """
     tests = tuple(task.tests)
-    for number in only:
-        if not 1 <= number <= len(tests):
-            span = f"1-{len(tests)}" if tests else "none"
-            raise UsageError(f"--only {number}: task.yml has {plural(len(tests), 'test')} ({span})")
+    check_only(only, len(tests), "test")
     spec = problem_of(task)
     items: list[CheckItem] = []
     chosen = list(dict.fromkeys(only)) if only else ([] if shapes else range(1, len(tests) + 1))

@@ -133,9 +133,7 @@ def select_cases(task: Task, only: Sequence[int], shapes: Sequence[str]) -> tupl
         return tuple(dict(zip(keys, cases)).values())  # each shape once ("128,128,256" = "128x128x256")
     if not task.benchmarks:
         raise UsageError(f"{task.path or 'task.yml'}: no benchmarks to time (add a benchmarks: list or use --shape)")
-    for number in only:
-        if not 1 <= number <= len(task.benchmarks):
-            raise UsageError(f"--only {number}: the task has {plural(len(task.benchmarks), 'benchmark')} (1-{len(task.benchmarks)})")
+    options.check_only(only, len(task.benchmarks), "benchmark")
     if only:
         return tuple(task.benchmarks[number - 1] for number in dict.fromkeys(only))
     return task.benchmarks

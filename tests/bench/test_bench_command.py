@@ -170,7 +170,7 @@ def test_ad_hoc_shape(submission: Path) -> None:
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--only", "4"], "the task has 3 benchmarks"),
+    (["--only", "4"], "--only 4: task.yml has 3 benchmarks (1-3)"),
     (["--only", "1", "--shape", "128,128,256"], "exclusive"),
     (["--shape", "128,128"], "expected M,N,K"),
     (["--shape", "128,128,100"], "multiple of 16"),
@@ -186,6 +186,15 @@ def test_ad_hoc_shape(submission: Path) -> None:
 def test_usage_errors_exit_2(submission: Path, args: list[str], message: str) -> None:
     result = _bench("--submission", str(submission), *args)
     assert result.exit_code == 2 and message in result.output
+
+
+def test_only_out_of_range_reads_as_checks(submission: Path) -> None:
+    """check --only and bench --only are the same mistake: the same words, task.yml's count and range."""
+    checked = runner.invoke(app, ["check", "--submission", str(submission), "--only", "99"])
+    benched = _bench("--submission", str(submission), "--only", "99")
+    assert checked.exit_code == benched.exit_code == 2
+    assert checked.output == "error: --only 99: task.yml has 10 tests (1-10)\n"
+    assert benched.output == "error: --only 99: task.yml has 3 benchmarks (1-3)\n"
 
 
 def test_wrong_result_exits_1_with_the_first_mismatch(submission: Path) -> None:
