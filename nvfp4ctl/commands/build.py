@@ -53,7 +53,8 @@ def command(
         sources, chosen_by = _users_submission(task)  # a GPU MODE folder: the submission check would run
     if sources and any(path.suffix == ".py" for path in sources):
         if len(sources) != 1:
-            raise UsageError("build takes one submission.py at a time (and no .cu files beside it)")
+            named = ", ".join(str(path) for path in sources)
+            raise UsageError(f"build takes one submission (.py) or any number of kernel sources (.cu); got {named}")
         from nvfp4ctl.commands.build_submission import build_submission
 
         outcome = build_submission(sources[0], None if arch.value == "all" else arch.value, verbose, python, task)

@@ -58,8 +58,12 @@ def build_submission(path: Path, arch: str | None, verbose: bool, python: str | 
     from nvfp4ctl.build.submission_sources import find_sources
 
     console = get_console()
-    if not path.is_file():
+    if path.is_dir():
+        raise UsageError(f"{path} is a folder, not a submission: name a .py file in it")
+    if not path.exists():
         raise UsageError(f"no such submission: {path}")
+    if not path.is_file():
+        raise UsageError(f"{path} is not a regular file: a submission is a .py file")
     sources = find_sources(path.resolve())
     if not sources.extensions:
         if sources.cute_dsl:

@@ -116,6 +116,25 @@ def test_a_path_that_is_no_kernel_source_is_one_usage_line(tmp_path: Path, name:
     assert "Don't know what to do" not in result.output and "no such kernel source" not in result.output
 
 
+def test_a_folder_named_like_a_submission_is_said_to_be_a_folder(tmp_path: Path) -> None:
+    folder = tmp_path / "dir.py"
+    folder.mkdir()
+    result = runner.invoke(app, ["build", str(folder)])
+    assert result.exit_code == 2
+    assert _flat(result.output) == f"error: {folder} is a folder, not a submission: name a .py file in it"
+
+
+@pytest.mark.parametrize("names", [["notes.txt", "submission.py"], ["a.py", "b.py"], ["k.cu", "submission.py"]])
+def test_a_submission_with_other_files_names_what_build_takes(tmp_path: Path, names: list[str]) -> None:
+    paths = [tmp_path / name for name in names]
+    for path in paths:
+        path.write_text("x = 1\n")
+    result = runner.invoke(app, ["build", *map(str, paths)])
+    assert result.exit_code == 2
+    assert _flat(result.output) == ("error: build takes one submission (.py) or any number of kernel sources (.cu);"
+                                    f" got {', '.join(map(str, paths))}")
+
+
 def test_a_device_file_is_not_a_regular_file() -> None:
     result = runner.invoke(app, ["build", "/dev/null", "--arch", "sm_90a"])
     assert result.exit_code == 2 and _flat(result.output) == "error: /dev/null is not a regular file: a kernel source is a .cu file"
