@@ -27,6 +27,7 @@ import yaml
 from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import UsageError, os_reason
 from nvfp4ctl.problems import DEFAULT_PROBLEM, problem_names
+from nvfp4ctl.problems.fields import describe_value, yaml_spelling
 from nvfp4ctl.workspace import FROM_ENV, SHIPPED, locate_task, short_path
 
 # Ours, then GPU MODE's (which may add more: unknown keys are ignored, near misses of these warned).
@@ -85,6 +86,7 @@ class Task:
     ranking: str = DEFAULT_RANKING
     timeout_s: float = DEFAULT_TIMEOUT_S
     submission: Path | None = None
+    submission_at: str = field(default="task.yml", compare=False)  # where `submission:` is written ("task.yml:7"), for errors about the file it names
     lint: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}), hash=False)
     source: str = ""  # where the file was found: "--task", "$NVFP4CTL_TASK", ... (workspace.py)
     warnings: tuple[str, ...] = field(default=(), compare=False)  # e.g. a key that looks like a typo
@@ -182,7 +184,7 @@ def _duplicate(key: Any, first: yaml.Node, again: yaml.Node) -> str:
     """"duplicate key 'm'"; two spellings YAML reads as equal keys (`1` and `true`: True == 1) say so."""
     spelled, first_spelled = getattr(again, "value", None), getattr(first, "value", None)
     if isinstance(spelled, str) and isinstance(first_spelled, str) and spelled != first_spelled:
-        return (f"duplicate key {spelled!r}: YAML reads it as {key!r}, the same key as {first_spelled!r} on line"
+        return (f"duplicate key {spelled!r}: YAML reads it as {yaml_spelling(key)}, the same key as {first_spelled!r} on line"
                 f" {first.start_mark.line + 1}")
     return f"duplicate key {key!r}, first on line {first.start_mark.line + 1}"
 
@@ -215,15 +217,11 @@ def _refuse_keys_that_are_no_names(loader: yaml.SafeLoader, root: yaml.Node, whe
                 pending.append((value, f"{at}.{name}" if at else name, False))
 
 
-def _shown(value: Any) -> str:
-    return repr(value) if isinstance(value, (bool, int, float)) else str(value)  # a date: 2024-01-01
-
-
 def _key_error(loader: yaml.SafeLoader, key_node: yaml.Node, at: str, where: str) -> UsageError:
     read_as = _READ_AS[key_node.tag]
     if isinstance(key_node, yaml.ScalarNode):
         spelled = key_node.value
-        value = "" if read_as.endswith(":") else f" {_shown(loader.construct_object(key_node))}"
+        value = "" if read_as.endswith(":") else f" {yaml_spelling(loader.construct_object(key_node))}"
         problem = f"a key YAML reads as {read_as.rstrip(':')}{value}, not a field name (quote it to mean the text {spelled!r})"
     else:
         spelled, problem = "?", f"{read_as} as a key, not a field name"
@@ -268,8 +266,6 @@ def _yaml_error(where: str, error: yaml.YAMLError) -> str:
     return f"{where}:{mark.line + 1}: invalid YAML: {problem} (column {mark.column + 1})"
 
 
-def _describe(value: Any) -> str:
-    return "nothing" if value is None else repr(value)
 
 
 class _TaskReader:
@@ -281,10 +277,14 @@ class _TaskReader:
         self.text = text
         self.spec: Any = None  # the problem, once known; it parses the case entries
 
+    def at(self, field_path: str) -> str:
+        """"task.yml:5": the file and the line of a field, or the file alone where the line is not known."""
+        line = field_line(self.text, field_path) if self.text else None
+        return f"{self.where}:{line}" if line else self.where
+
     def fail(self, field_path: str, problem: str) -> UsageError:
         """"task.yml:5: tests[2].k: ... (test #3)": the line, and the number --only and the tables use."""
-        line = field_line(self.text, field_path) if self.text else None
-        where = f"{self.where}:{line}" if line else self.where
+        where = self.at(field_path)
         numbered = re.match(r"(tests|benchmarks)\[(\d+)\]", field_path)
         number = f" ({numbered.group(1)[:-1]} #{int(numbered.group(2)) + 1})" if numbered else ""
         return UsageError(f"{where}: {field_path}: {problem}{number}")
@@ -307,6 +307,7 @@ class _TaskReader:
             ranking=self.ranking(document.get("ranking_by", DEFAULT_RANKING)),
             timeout_s=self.timeout(document.get("timeout", DEFAULT_TIMEOUT_S)),
             submission=self.submission(document.get("submission")),
+            submission_at=self.at("submission") if document.get("submission") is not None else self.where,
             lint=self.lint(document.get("lint")),
             warnings=(*self.near_misses(document), *self.unknown_gpu_mode_keys(document)),
         )
@@ -351,7 +352,7 @@ class _TaskReader:
             return ()
         if not isinstance(entries, list) or (required and not entries):
             example = f"[{self.spec.case_example}, ...]"
-            raise self.fail(key, f"expected a non-empty list like {example}, got {_describe(entries)}")
+            raise self.fail(key, f"expected a non-empty list like {example}, got {describe_value(entries)}")
         return tuple(self.case(entry, f"{key}[{index}]") for index, entry in enumerate(entries))
 
     def case(self, entry: Any, at: str) -> Case:
@@ -359,7 +360,7 @@ class _TaskReader:
 
         fields = ", ".join(self.spec.case_fields)
         if not isinstance(entry, dict):
-            raise self.fail(at, f"expected a mapping with {fields}, seed, got {_describe(entry)}")
+            raise self.fail(at, f"expected a mapping with {fields}, seed, got {describe_value(entry)}")
         try:
             case = self.spec.parse_case(entry, at)
         except FieldError as error:
@@ -381,14 +382,14 @@ class _TaskReader:
             except ValueError:
                 number = None
         if number is None or not math.isfinite(number) or number < 0 or (positive and number == 0):
-            raise self.fail(at, f"expected {kind}, got {_describe(value)}")
+            raise self.fail(at, f"expected {kind}, got {describe_value(value)}")
         return number
 
     def tolerance(self, section: Any) -> tuple[float, float]:
         if section is None:
             return DEFAULT_RTOL, DEFAULT_ATOL
         if not isinstance(section, dict):
-            raise self.fail("tolerance", f"expected a mapping like {{rtol: 0.001, atol: 0.001}}, got {_describe(section)}")
+            raise self.fail("tolerance", f"expected a mapping like {{rtol: 0.001, atol: 0.001}}, got {describe_value(section)}")
         unknown = sorted(str(key) for key in section if key not in ("rtol", "atol"))
         if unknown:
             raise self.fail(f"tolerance.{unknown[0]}", "unknown field (expected rtol, atol)")
@@ -405,7 +406,7 @@ class _TaskReader:
         if value is None:
             name = detect_problem(self.text, document, self.path, self.where)
         elif value not in problem_names():
-            raise self.fail("problem", f"expected one of {', '.join(problem_names())}, got {_describe(value)}")
+            raise self.fail("problem", f"expected one of {', '.join(problem_names())}, got {describe_value(value)}")
         else:
             name = value
         self.spec = get_problem(name)
@@ -413,7 +414,7 @@ class _TaskReader:
 
     def ranking(self, value: Any) -> str:
         if value not in RANKINGS:
-            raise self.fail("ranking_by", f"expected one of {', '.join(RANKINGS)}, got {_describe(value)}")
+            raise self.fail("ranking_by", f"expected one of {', '.join(RANKINGS)}, got {describe_value(value)}")
         return value
 
     def timeout(self, value: Any) -> float:
@@ -423,7 +424,7 @@ class _TaskReader:
         if value is None:
             return None
         if not isinstance(value, str) or not value.strip():
-            raise self.fail("submission", f"expected a path to a submission.py, got {_describe(value)}")
+            raise self.fail("submission", f"expected a path to a submission.py, got {describe_value(value)}")
         submission = Path(value).expanduser()
         if not submission.is_absolute() and self.path is not None:
             submission = self.path.resolve().parent / submission
@@ -433,5 +434,5 @@ class _TaskReader:
         if value is None:
             return MappingProxyType({})
         if not isinstance(value, dict):
-            raise self.fail("lint", f"expected a mapping of lint options, got {_describe(value)}")
+            raise self.fail("lint", f"expected a mapping of lint options, got {describe_value(value)}")
         return MappingProxyType(dict(value))

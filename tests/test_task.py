@@ -97,7 +97,7 @@ BENCH = '\nbenchmarks:\n  - {"m": 128, "n": 7168, "k": 16384, "l": 1, "seed": 11
          "task.yml: benchmarks[2].k: expected a positive integer, got -5"),
         (MINIMAL.replace('"m": 128', '"m": "x"'), "task.yml: tests[0].m: expected a positive integer, got 'x'"),
         (MINIMAL.replace('"m": 128', '"m": 1.5'), "task.yml: tests[0].m: expected a positive integer, got 1.5"),
-        (MINIMAL.replace('"l": 1', '"l": true'), "task.yml: tests[0].l: expected a positive integer, got True"),
+        (MINIMAL.replace('"l": 1', '"l": true'), "task.yml: tests[0].l: expected a positive integer, got true"),
         (MINIMAL.replace('"seed": 1111', '"seed": -1'), "task.yml: tests[0].seed: expected a non-negative integer, got -1"),
         (MINIMAL.replace(', "seed": 1111', ""), "task.yml: tests[0].seed: missing"),
         (MINIMAL.replace('"seed": 1111', '"seed": 99999999999999999999'),
@@ -116,7 +116,11 @@ BENCH = '\nbenchmarks:\n  - {"m": 128, "n": 7168, "k": 16384, "l": 1, "seed": 11
         (MINIMAL + "tolerance: {rtl: 1}\n", "task.yml: tolerance.rtl: unknown field (expected rtol, atol)"),
         (MINIMAL + "tolerance: 0.001\n", "task.yml: tolerance: expected a mapping like {rtol: 0.001, atol: 0.001}, got 0.001"),
         (MINIMAL + "timeout: 0\n", "task.yml: timeout: expected a positive number of seconds, got 0"),
-        (MINIMAL + "timeout: .inf\n", "task.yml: timeout: expected a positive number of seconds, got inf"),
+        (MINIMAL + "timeout: .inf\n", "task.yml: timeout: expected a positive number of seconds, got .inf"),
+        (MINIMAL + "timeout: true\n", "task.yml: timeout: expected a positive number of seconds, got true"),
+        (MINIMAL + "timeout: -.inf\n", "task.yml: timeout: expected a positive number of seconds, got -.inf"),
+        (MINIMAL + "submission: [a, false, null]\n", "task.yml: submission: expected a path to a submission.py, got ['a', false, null]"),
+        (MINIMAL + "tolerance: {rtol: no}\n", "task.yml: tolerance.rtol: expected a non-negative number, got false"),
         (MINIMAL + "ranking_by: median\n", "task.yml: ranking_by: expected one of geom, mean, last, got 'median'"),
         (MINIMAL + "problem: gemv\n", "task.yml: problem: expected one of nvfp4_gemm, nvfp4_dual_gemm, nvfp4_group_gemm, nvfp4_gemv, got 'gemv'"),
         (MINIMAL + "submission: [a]\n", "task.yml: submission: expected a path to a submission.py, got ['a']"),
@@ -232,12 +236,12 @@ def test_a_missing_field_is_named_at_its_entrys_line() -> None:
 
 
 @pytest.mark.parametrize("text, message", [
-    (MINIMAL + "true: 1\n", "task.yml:3: true: a key YAML reads as the boolean True, not a field name"
+    (MINIMAL + "true: 1\n", "task.yml:3: true: a key YAML reads as the boolean true, not a field name"
                             " (quote it to mean the text 'true')"),
     (MINIMAL + "1: a\ntrue: b\n", "task.yml:3: 1: a key YAML reads as the integer 1, not a field name"
                                   " (quote it to mean the text '1')"),
     ('tests:\n  - {m: 128, n: 256, k: 256, l: 1, seed: 1111, on: 2}\n',
-     "task.yml:2: tests[0].on: a key YAML reads as the boolean True, not a field name"
+     "task.yml:2: tests[0].on: a key YAML reads as the boolean true, not a field name"
      " (quote it to mean the text 'on') (test #1)"),
     (MINIMAL + "tolerance: {1.0: 0.1, true: 2}\n", "task.yml:3: tolerance.1.0: a key YAML reads as the number 1.0,"
                                                    " not a field name (quote it to mean the text '1.0')"),
@@ -246,7 +250,7 @@ def test_a_missing_field_is_named_at_its_entrys_line() -> None:
     (MINIMAL + "2026-01-01: x\n", "task.yml:3: 2026-01-01: a key YAML reads as the date 2026-01-01, not a field"
                                   " name (quote it to mean the text '2026-01-01')"),
     (MINIMAL + "config: {1: a, true: b}\n",  # GPU MODE's section: its keys are not ours, but True == 1 is a duplicate
-     "task.yml:3: invalid YAML: duplicate key 'true': YAML reads it as True, the same key as '1' on line 3"
+     "task.yml:3: invalid YAML: duplicate key 'true': YAML reads it as true, the same key as '1' on line 3"
      " (column 16)"),
 ])  # fmt: skip
 def test_keys_yaml_reads_as_no_name_are_one_line_naming_the_key(text: str, message: str) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.lint.rules import PROFILES, RULES, RULES_BY_CODE, STREAM_CODE
 from nvfp4ctl.problems import DEFAULT_PROBLEM
+from nvfp4ctl.problems.fields import describe_value
 
 # GPU MODE nvfp4_gemm benchmark shapes (m, n, k); task.yml's benchmarks replace them when present.
 DEFAULT_BENCHMARK_SHAPES: tuple[tuple[int, int, int], ...] = (
@@ -72,7 +73,7 @@ def _string_list(value: Any, where: str, what: str = "rule codes") -> list[str]:
         return [value]
     if isinstance(value, (list, tuple)) and all(isinstance(item, str) for item in value):
         return list(value)
-    raise UsageError(f"{where}: expected a list of {what}, got {value!r}")
+    raise UsageError(f"{where}: expected a list of {what}, got {describe_value(value)}")
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,7 @@ def parse_section(section: Mapping[str, Any] | None, base: Path) -> LintSection:
     if not section:
         return LintSection()
     if not isinstance(section, Mapping):
-        raise UsageError(f"task.yml: lint: expected a mapping with keys {', '.join(SECTION_KEYS)}, got {section!r}")
+        raise UsageError(f"task.yml: lint: expected a mapping with keys {', '.join(SECTION_KEYS)}, got {describe_value(section)}")
     for key in section:
         if key not in SECTION_KEYS:
             raise UsageError(f"task.yml: lint.{key}: unknown key (expected one of {', '.join(SECTION_KEYS)})")
@@ -101,9 +102,10 @@ def parse_section(section: Mapping[str, Any] | None, base: Path) -> LintSection:
         ignore = _normalize(_string_list(section["ignore"], "task.yml: lint.ignore"), "task.yml: lint.ignore")
         _check_ignore(ignore, "task.yml: lint.ignore")
     if section.get("profile") is not None:
+        if section["profile"] not in PROFILES:
+            raise UsageError(f"task.yml: lint.profile: expected one of {', '.join(PROFILES)},"
+                             f" got {describe_value(section['profile'])}")
         profile = str(section["profile"])
-        if profile not in PROFILES:
-            raise UsageError(f"task.yml: lint.profile: expected one of {', '.join(PROFILES)}, got {profile!r}")
     if section.get("paths") is not None:
         raw_paths = _string_list(section["paths"], "task.yml: lint.paths", "paths")
         paths = tuple(p if p.is_absolute() else base / p for p in map(Path, raw_paths))

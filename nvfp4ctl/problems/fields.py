@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -56,7 +57,27 @@ def read_int_list(entry: Mapping[str, Any], name: str, at: str, length: int) -> 
 
 
 def describe_value(value: Any) -> str:
-    return "nothing" if value is None else repr(value)
+    """A bad task.yml value in an error ("got true"): "nothing" for an empty one, else yaml_spelling."""
+    return "nothing" if value is None else yaml_spelling(value)
+
+
+def yaml_spelling(value: Any) -> str:
+    """A value parsed from YAML as YAML writes it (true, null, .inf, [a, true], {m: 1}), not as Python
+    does (True, None, inf): the user wrote YAML, and `got True` would send them looking for a capital T.
+    Text keeps its quotes ('x'): a number written as text must not read as the number."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and not math.isfinite(value):
+        return ".nan" if math.isnan(value) else ".inf" if value > 0 else "-.inf"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(yaml_spelling(item) for item in value) + "]"
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{yaml_spelling(key)}: {yaml_spelling(item)}" for key, item in value.items()) + "}"
+    if isinstance(value, (int, float, str, bytes)):
+        return repr(value)
+    return str(value)  # a date: 2024-01-01
 
 
 def check_keys(entry: Mapping[str, Any], at: str, allowed: tuple[str, ...]) -> None:

@@ -194,7 +194,9 @@ def find_user_submission(task: TaskLike | None) -> TargetSpec | None:
     problem = getattr(task, "problem", None) or DEFAULT_PROBLEM
     users = task is not None and task.is_users
     if users and task.submission is not None:
-        return _submission(task.submission, "task.yml submission:", "task.yml submission:", problem)
+        # the file it names is checked here, not when task.yml is read: the error points at its line
+        written = f"{getattr(task, 'submission_at', 'task.yml')}: submission:"
+        return _submission(task.submission, written, "task.yml submission:", problem)
     candidates: list[tuple[Path, str]] = []
     if users and task.path is not None:
         candidates.append((task.path.resolve().parent / SUBMISSION_FILE, "beside task.yml"))

@@ -78,6 +78,17 @@ def test_bad_task_sections_name_the_key(section: object, message: str) -> None:
         parse_section(section, Path("."))  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("section, message", [
+    ({"select": [True, None]}, "task.yml: lint.select: expected a list of rule codes, got [true, null]"),
+    ({"profile": False}, "task.yml: lint.profile: expected one of default, cutlass-only, got false"),
+    ({"paths": {"a": True}}, "task.yml: lint.paths: expected a list of paths, got {'a': true}"),
+])
+def test_bad_task_values_are_spelled_as_yaml_writes_them(section: object, message: str) -> None:
+    with pytest.raises(UsageError) as caught:
+        parse_section(section, Path("."))  # type: ignore[arg-type]
+    assert str(caught.value) == message
+
+
 def test_one_path_may_be_written_without_a_list(tmp_path: Path) -> None:
     """As `select: NV4` stands for [NV4], `paths: kernels` stands for [kernels]."""
     assert parse_section({"paths": "kernels"}, tmp_path).paths == (tmp_path / "kernels",)

@@ -102,6 +102,19 @@ def test_task_yml_submission_key_wins_over_the_file_beside_it(problem_folder: Pa
     assert "target mine.py (task.yml submission:)" in result.output
 
 
+@pytest.mark.parametrize("written, problem", [("nosuch.py", "no such file"),
+                                              ("notes.txt", "expected a Python file (submission.py)")])
+def test_a_task_yml_submission_that_is_no_file_names_its_line(problem_folder: Path, written: str, problem: str) -> None:
+    (problem_folder / "notes.txt").write_text("todo\n")
+    text = GPU_MODE_TASK + f"submission: {written}\n"
+    (problem_folder / "task.yml").write_text(text)
+    line = text.splitlines().index(f"submission: {written}") + 1
+    result = runner.invoke(app, ["check", "--only", "1", "--no-probe"])
+    assert result.exit_code == 2
+    said = " ".join(result.output.split())
+    assert said == f"error: task.yml:{line}: submission: {problem_folder.resolve() / written}: {problem}", said
+
+
 def test_bench_times_the_users_submission(problem_folder: Path) -> None:
     (problem_folder / "submission.py").write_text(CORRECT)
     result = runner.invoke(app, ["bench", "--max-repeats", "3", "--json"])
