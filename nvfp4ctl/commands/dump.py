@@ -168,7 +168,7 @@ def command(
     tmem_sfb: Annotated[Optional[list[str]], typer.Option("--tmem-sfb", metavar="HEX", help="--umma: TMEM address of B's scales; repeat per K step.")] = None,
     mma: Annotated[Optional[str], typer.Option("--mma", metavar="M,N,K", help="--umma: the MMA your values are for; every field is checked against it.")] = None,
     kind: Annotated[str, typer.Option("--kind", help="--umma config: mxf4nvf4, mxf4 or mxf8f6f4.")] = "mxf4nvf4",
-    sf_vec: Annotated[Optional[int], typer.Option("--sf-vec", metavar="<int>", parser=integer(), help="--umma config: 16 or 32 elements per scale (default 16 for mxf4nvf4).")] = None,
+    sf_vec: Annotated[Optional[int], typer.Option("--sf-vec", metavar="<int>", parser=integer(), help="--umma config: 16 or 32 elements per scale (default: 16 for mxf4nvf4).")] = None,
     major: Annotated[str, typer.Option("--major", help="--umma config: K or MN, or A,B (e.g. K,K).")] = "K",
     swizzle: Annotated[str, typer.Option("--swizzle", help="--umma config: none, 32B, 64B or 128B (the TMA/smem swizzle).")] = "128B",
     block_k: Annotated[int, typer.Option("--block-k", metavar="<int>", parser=integer(), help="--umma config: K elements per K tile (K steps = block-k / MMA K).")] = 256,

@@ -1,0 +1,50 @@
+"""Every command's --help states each option's default once, in one spelling: where the help text says it in
+words ("(default: 180)", "(default: here)"), typer's own "[default: …]" is off (show_default=False)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import typer
+
+from nvfp4ctl.cli import app
+
+# A default the help text states in words: "(default: 180)", "Default: every kernel …"; not the
+# value 'default' (--kernel default) nor the rule profile named default.
+_SAID = re.compile(r"(?<!['`])\bdefault\b(?!['`])\s*:?", re.IGNORECASE)
+_SHOWN = re.compile(r"\s*\[(?:[^\]]*; )?default: [^\]]*\]\s*$")  # what typer adds after the help text
+
+
+def _help_records() -> list[tuple[str, str, str]]:
+    group = typer.main.get_command(app)
+    records = []
+    for name, command in group.commands.items():
+        context = command.context_class(command, info_name=name)
+        for parameter in command.params:
+            record = parameter.get_help_record(context)
+            if record is not None:
+                records.append((name, record[0], record[1]))
+    return records
+
+
+RECORDS = _help_records()
+
+
+def test_every_command_is_scanned() -> None:
+    assert {name for name, _, _ in RECORDS} >= {"init", "build", "check", "bench", "dump", "lint", "log", "export",
+                                                "tune"}
+
+
+@pytest.mark.parametrize("command, option, text", RECORDS, ids=[f"{c} {o.split()[0]}" for c, o, _ in RECORDS])
+def test_a_default_is_stated_once_and_spelled_default_colon(command: str, option: str, text: str) -> None:
+    shown = _SHOWN.search(text)
+    words = text[:shown.start()] if shown else text
+    said = [match.group(0).strip() for match in _SAID.finditer(words) if not _is_a_value(words, match)]
+    assert not (said and shown), f"{command} {option}: the default is in the text and in typer's [default: …]: {text!r}"
+    assert all(spelled.endswith(":") for spelled in said), f"{command} {option}: write 'default: X': {text!r}"
+
+
+def _is_a_value(words: str, match: re.Match[str]) -> bool:
+    """'default' as a value the option takes (lint --profile default), not a default stated."""
+    return bool(re.match(r"\s*,", words[match.end():])) and not match.group(0).rstrip().endswith(":")
