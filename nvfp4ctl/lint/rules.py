@@ -36,8 +36,9 @@ RULES: tuple[Rule, ...] = (
          " fails on it, and only the text rules ran on it.",
          "def custom_kernel(data)\n    return data[6]", "def custom_kernel(data):\n    return data[6]"),
     Rule("NV002", "no-custom-kernel", ERROR,
-         "A submission*.py that defines, assigns or imports no custom_kernel: the leaderboard calls"
-         " custom_kernel(data) and fails on the file.",
+         "A submission*.py that defines, assigns or imports no custom_kernel, or a Python file you name that"
+         " has no code at all (empty, or only comments): the leaderboard calls custom_kernel(data) and fails"
+         " on the file.",
          "def kernel(data):\n    return data[6]", "def custom_kernel(data):\n    return data[6]"),
     Rule(STREAM_CODE, "stream-word", ERROR,
          'The server rejects any file where "stream" in code.lower(); comments and names count. '

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -1176,6 +1177,31 @@ def test_a_submission_without_custom_kernel_is_nv002(name: str, text: str, flagg
     assert bool(found) == flagged
     if flagged:
         assert (found[0].line, found[0].col) == (1, 1) and "the leaderboard calls custom_kernel(data)" in found[0].message
+
+
+
+@pytest.mark.parametrize("name, text", [("empty.py", ""), ("notes.py", "\n  \n"), ("submission.py", "# to do\n\n# later\n"),
+                                        ("draft.py", "\t\n"), ("s_2.py", "#!/usr/bin/env python3\n")])
+def test_a_file_with_no_code_is_nv002_whatever_its_name(name: str, text: str) -> None:
+    found = [d for d in lint_text(text, name) if d.code == "NV002"]
+    assert [(d.line, d.col, d.severity.value) for d in found] == [(1, 1, "error")]
+    assert found[0].message == (f"{name} has no code (it is empty, or only comments): a submission defines"
+                                " custom_kernel(data), which the leaderboard calls")
+
+
+def test_an_empty_file_named_on_the_command_line_fails_lint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from nvfp4ctl.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "empty.py").write_text("")
+    (tmp_path / "__init__.py").write_text("")  # in a folder: not a submission, skipped as before
+    (tmp_path / "submission.py").write_text("def custom_kernel(data):\n    return data[6]\n")
+    result = CliRunner().invoke(app, ["lint", "empty.py"])
+    assert result.exit_code == 1 and "All checks passed" not in result.output
+    assert "empty.py:1:1: NV002 empty.py has no code" in result.output
+    assert CliRunner().invoke(app, ["lint", "."]).exit_code == 0
 
 
 ALIASED_BODY = """\

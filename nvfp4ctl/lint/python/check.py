@@ -29,7 +29,7 @@ def check(source: SourceFile, config: LintConfig) -> list[Finding]:
         return [Finding(min(offset, len(source.text)), "NV001",
                         f"not valid Python {sys.version_info.major}.{sys.version_info.minor}"
                         f" ({getattr(error, 'msg', error)}); only the text rules ran")]
-    findings: list[Finding] = _entry_point(source)
+    findings: list[Finding] = _entry_point(source, tree)
 
     def report(node: ast.AST, code: str, message: str) -> None:
         start = source.ast_offset(node.lineno, node.col_offset)  # type: ignore[attr-defined]
@@ -48,8 +48,13 @@ def check(source: SourceFile, config: LintConfig) -> list[Finding]:
     return findings
 
 
-def _entry_point(source: SourceFile) -> list[Finding]:
-    """NV002 for a file named as a submission with no custom_kernel at all (a star import may bring one)."""
+def _entry_point(source: SourceFile, tree: ast.Module) -> list[Finding]:
+    """NV002 for a file named as a submission with no custom_kernel at all (a star import may bring one),
+    and for any file lint reads that has no code at all: only a file the user named or a submission*.py
+    gets here empty, and nothing empty can be a submission, whatever its name."""
+    if not tree.body:
+        return [Finding(0, "NV002", f"{source.path.name} has no code (it is empty, or only comments): a submission"
+                                   " defines custom_kernel(data), which the leaderboard calls")]
     if not SUBMISSION_NAME.match(source.path.name) or CUSTOM_KERNEL.search(source.text) or STAR_IMPORT.search(source.text):
         return []
     return [Finding(0, "NV002", f"{source.path.name} has no custom_kernel (def, assignment or import): the leaderboard"
