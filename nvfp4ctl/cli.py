@@ -247,10 +247,12 @@ def _run(command: Callable[..., Outcome], added: list[str], args: tuple, kwargs:
         if error is None:
             raise
         get_console().error(str(error))
+        _json_failure(kwargs, str(error), error.exit_code)
         return _stopped(f"error: {str(error).splitlines()[0] if str(error) else type(error).__name__}",
                         error.exit_code)
     except KeyboardInterrupt:
         _say_interrupted()
+        _json_failure(kwargs, "interrupted", ExitCode.INTERRUPTED)
         return _stopped("interrupted", ExitCode.INTERRUPTED)
 
 
@@ -267,6 +269,25 @@ def _refuse_a_run_log_that_is_not_one() -> None:
         get_console().error(f"{Env.MEMORY}={setting}: {why}; nothing was run: point {Env.MEMORY} at a"
                             " Markdown file (MEMORY.md, say), or unset it")
         raise typer.Exit(int(ExitCode.USAGE))
+
+
+def _wants_json(kwargs: dict[str, object]) -> bool:
+    """The command was asked for JSON on stdout: bench/tune --json, dump --json, lint --format json."""
+    output_format = kwargs.get("output_format")
+    return (kwargs.get("json") is True or kwargs.get("as_json") is True
+            or getattr(output_format, "value", output_format) == "json")
+
+
+def _json_failure(kwargs: dict[str, object], message: str, exit_code: ExitCode) -> None:
+    """A command asked for JSON that stops on an error (no GPU, a bad --only, a crash) still gives stdout
+    one JSON document, {"error": …, "exit_code": …}, beside the error line on stderr: a script reading
+    stdout gets something it can parse, and the exit code stays the error's. Not after the command's
+    own document, which a second one would make unparseable."""
+    console = get_console()
+    if not _wants_json(kwargs) or console.json_written:
+        return
+    with contextlib.suppress(OSError):  # stdout gone (a closed pipe): the exit code still says it
+        console.json({"error": message, "exit_code": int(exit_code)})
 
 
 def _logged(name: str, command: Callable[..., Outcome], record: bool = True) -> Callable[..., None]:

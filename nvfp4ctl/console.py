@@ -26,6 +26,7 @@ class Console:
     def __init__(self, verbosity: int = NORMAL) -> None:
         no_color = bool(os.environ.get("NO_COLOR"))
         self.verbosity = verbosity
+        self.json_written = False  # a --json command's document is out: an error after it adds no second one
         self.out = RichConsole(no_color=no_color, highlight=False, soft_wrap=True)
         self.err = RichConsole(stderr=True, no_color=no_color, highlight=False, soft_wrap=True)
 
@@ -60,6 +61,7 @@ class Console:
     def json(self, payload: Any) -> None:
         sys.stdout.write(json.dumps(payload, indent=2, default=str) + "\n")
         sys.stdout.flush()
+        self.json_written = True
 
     def table(
         self,

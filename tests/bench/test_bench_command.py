@@ -218,6 +218,31 @@ def test_no_gpu_is_a_usage_error(submission: Path, monkeypatch: pytest.MonkeyPat
     assert result.exit_code == 2 and "no CUDA GPU found" in result.output
 
 
+@pytest.mark.parametrize("args, code, message", [
+    (["--only", "4"], 2, "--only 4: task.yml has 3 benchmarks (1-3)"),
+    ([], 2, "no CUDA GPU found: nvfp4ctl bench times kernels on a GPU"),
+    (["--crash"], 4, "bench x crashed: illegal memory access"),
+])
+def test_json_failures_are_a_json_document_on_stdout(submission: Path, monkeypatch: pytest.MonkeyPatch, args: list[str],
+                                                     code: int, message: str) -> None:
+    """A script reading --json's stdout gets one parseable document on failure too; the exit code is the error's
+    and the error line still goes to stderr."""
+    if args == ["--crash"]:
+        FakeWorker.raise_error, args = KernelCrash(message), []
+    else:
+        monkeypatch.setattr("nvfp4ctl.runner.gpu.gpu_present", lambda: False)
+    result = _bench("--submission", str(submission), "--json", *args)
+    assert result.exit_code == code
+    assert json.loads(result.stdout) == {"error": message, "exit_code": code}
+    assert f"error: {message}" in result.stderr
+
+
+def test_without_json_a_failure_writes_nothing_to_stdout(submission: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("nvfp4ctl.runner.gpu.gpu_present", lambda: False)
+    result = _bench("--submission", str(submission))
+    assert result.exit_code == 2 and result.stdout == ""
+
+
 def test_a_failed_calibration_only_costs_the_ceiling_column(submission: Path) -> None:
     FakeWorker.calibration_fails = True
     result = _bench("--submission", str(submission))
