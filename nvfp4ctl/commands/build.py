@@ -152,9 +152,13 @@ def _bytes(count: int) -> str:
     return f"{count / 1024:.1f} KiB" if count >= 1024 else f"{count} B"
 
 
+def spills_text(count: int) -> Text:
+    """A spills cell: bytes with their unit, as the stack and smem cells beside it; red when any."""
+    return Text(_bytes(count), style="bold red" if count else "")
+
+
 def _row(report: BuildReport, seconds: float) -> list[object]:
     main = report.main_kernel
-    spills = Text(_bytes(report.spill_bytes), style="bold red") if report.spill_bytes else Text("0")
     op = report.tensor_op
     if op.match is not None:
         tensor = Text(op.match, style="green")
@@ -168,7 +172,7 @@ def _row(report: BuildReport, seconds: float) -> list[object]:
         main.registers if main else "-",
         _bytes(main.shared_bytes) if main else "-",
         _bytes(report.stack_bytes),
-        spills,
+        spills_text(report.spill_bytes),
         tensor,
         f"{seconds:.1f} s",
         "hit" if report.cache_hit else "built",
@@ -180,16 +184,22 @@ def _failed_row(source: Path, arch: str, seconds: float, why: str) -> list[objec
 
 
 def _show_details(report: BuildReport) -> None:
-    from nvfp4ctl.build.resources import readable_name
-
     console = get_console()
-    rows = [
-        [readable_name(f.name), "kernel" if f.entry else "function", f.registers, _bytes(f.shared_bytes), _bytes(f.stack_bytes), f.spill_stores, f.spill_loads]
-        for f in report.functions
-    ]
-    console.table(["function", "kind", "regs", "static smem", "stack", "spill st", "spill ld"], rows, title=f"{report.source.name} ({report.arch})", right_align_from=2)
+    console.table(["function", "kind", "regs", "static smem", "stack", "spill st", "spill ld"], _detail_rows(report),
+                  title=f"{report.source.name} ({report.arch})", right_align_from=2)
     console.detail(f"tensor-core ops in the SASS: {', '.join(report.tensor_op.found) or 'none'}")
     console.detail(f"cache entry: {report.entry} (build.log, kernel.sass, report.json); first compile took {report.compile_s:.1f} s")
+
+
+def _detail_rows(report: BuildReport) -> list[list[object]]:
+    """-v's rows: every function of the build, each instantiation of a template on its own row."""
+    from nvfp4ctl.build.resources import readable_name
+
+    return [
+        [readable_name(f.name), "kernel" if f.entry else "function", f.registers, _bytes(f.shared_bytes),
+         _bytes(f.stack_bytes), spills_text(f.spill_stores), spills_text(f.spill_loads)]
+        for f in report.functions
+    ]
 
 
 def _outcome(plan: list[tuple[Path, str]], built: list[BuildReport], failures: dict[str, str], skipped: list[str]) -> Outcome:

@@ -1,0 +1,39 @@
+"""The cells of build's tables, from reports made here (no compiler): byte counts carry their unit in
+every column."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nvfp4ctl.build.report import BuildReport, FunctionUsage, TensorOpCheck
+from nvfp4ctl.commands import build as build_command
+from nvfp4ctl.commands import build_submission
+
+UTCOMMA = TensorOpCheck(expected="UTCOMMA.4X", found=("UTCOMMA.4X",), match="UTCOMMA.4X", checked=True)
+
+
+def _report(functions: tuple[FunctionUsage, ...]) -> BuildReport:
+    return BuildReport(source=Path("k.cu"), arch="sm_100a", key="k", entry=Path("."), module_name=None,
+                       functions=functions, tensor_op=UTCOMMA, compile_s=1.0)
+
+
+def _cells(row: list[object]) -> list[str]:
+    return [str(cell) for cell in row]
+
+
+def test_no_spills_read_0_b_beside_the_stack_column() -> None:
+    clean = _report((FunctionUsage("_Z1kv", True, 40, 2048, 0, 0, 0),))
+    kernel_row = _cells(build_command._row(clean, 1.0))
+    assert kernel_row[3:6] == ["2.0 KiB", "0 B", "0 B"]
+    submission_row = _cells(build_submission._kernel_rows("k.cu", clean.functions, UTCOMMA, 1.0, "built")[0])
+    assert submission_row[2:5] == ["2.0 KiB", "0 B", "0 B"]
+    assert _cells(build_command._detail_rows(clean)[0])[3:] == ["2.0 KiB", "0 B", "0 B", "0 B"]
+
+
+def test_spills_are_bytes_with_their_unit_in_red() -> None:
+    spilled = _report((FunctionUsage("_Z1kv", True, 255, 0, 2048, 1536, 24),))
+    cell = build_command._row(spilled, 1.0)[5]
+    assert str(cell) == "1.5 KiB" and "red" in str(cell.style)
+    assert _cells(build_command._detail_rows(spilled)[0])[4:] == ["2.0 KiB", "1.5 KiB", "24 B"]
+    assert str(build_submission._kernel_rows("k.cu", spilled.functions, UTCOMMA, 1.0, "built")[0][4]) == "1.5 KiB"
+
