@@ -125,27 +125,3 @@ def sass_digest(sass: str) -> str:
     parts = _FUNCTION.split(sass)
     functions = [f"Function : {parts[i]}\n{parts[i + 1].strip()}" for i in range(1, len(parts), 2)]
     return hashlib.sha256("\n".join(functions).encode()).hexdigest()
-
-
-_MANGLED_PART = re.compile(r"(\d+)")
-
-
-def readable_name(mangled: str) -> str:
-    """`_Z11zero_kernelP6__halfx` -> `zero_kernel`; `_ZN7cutlass13device_kernelI...` -> `cutlass::device_kernel`.
-    Just the qualified name, enough to tell kernels apart in a table."""
-    if not mangled.startswith("_Z"):
-        return mangled
-    rest = mangled[2:]
-    nested = rest.startswith("N")
-    rest = rest[1:] if nested else rest
-    parts: list[str] = []
-    while rest and rest[0].isdigit():
-        length = int(_MANGLED_PART.match(rest).group(1))  # type: ignore[union-attr]
-        start = len(str(length))
-        parts.append(rest[start : start + length])
-        rest = rest[start + length :]
-        if not nested:
-            break
-        while rest[:1] in {"K", "V"}:  # cv-qualifiers between nested names
-            rest = rest[1:]
-    return "::".join(parts) or mangled

@@ -193,7 +193,7 @@ def _show_details(report: BuildReport) -> None:
 
 def _detail_rows(report: BuildReport) -> list[list[object]]:
     """-v's rows: every function of the build, each instantiation of a template on its own row."""
-    from nvfp4ctl.build.resources import readable_name
+    from nvfp4ctl.build.kernel_names import readable_name
 
     return [
         [readable_name(f.name), "kernel" if f.entry else "function", f.registers, _bytes(f.shared_bytes),

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from rich.text import Text
 
-from nvfp4ctl.build.resources import describe_tensor_op, readable_name
+from nvfp4ctl.build.kernel_names import readable_name
+from nvfp4ctl.build.resources import describe_tensor_op
 from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import ExitCode, UsageError
 from nvfp4ctl.commands.build import _bytes, spills_text

@@ -37,7 +37,7 @@ def kernel_artifact(source: str, arch: str, defines: tuple[str, ...], key: str) 
 def compile_candidate(source: str, arch: str, defines: tuple[str, ...]) -> BuildResult:
     """Build one candidate (cached) and summarise its resources; never raises for a compile error."""
     from nvfp4ctl.build import CompileError, build_kernel
-    from nvfp4ctl.build.resources import readable_name
+    from nvfp4ctl.build.kernel_names import readable_name
 
     started = time.perf_counter()
     try:

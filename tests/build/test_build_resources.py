@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from nvfp4ctl.build.resources import check_tensor_op, parse_ptxas, readable_name, tensor_ops
+from nvfp4ctl.build.kernel_names import readable_name
+from nvfp4ctl.build.resources import check_tensor_op, parse_ptxas, tensor_ops
 
 PTXAS_LOG = """\
 ptxas info    : 0 bytes gmem
@@ -54,5 +55,29 @@ def test_unreadable_sass_is_reported_as_unchecked() -> None:
 
 def test_readable_names() -> None:
     assert readable_name("_Z9zero_fillP6__halfx") == "zero_fill"
-    assert readable_name("_ZN7cutlass13device_kernelINS_4gemm6kernel13GemmUniversalE") == "cutlass::device_kernel"
+    assert readable_name("_ZN4tiny5chainEPfPKfi") == "tiny::chain"
     assert readable_name("plain_c_name") == "plain_c_name"
+    # template arguments: literals, bools, substitutions (S_ = nvfp4_sm90 / nvfp4_sm100_tc)
+    assert (readable_name("_ZN10nvfp4_sm9022nvfp4_gemm_sm90_kernelILi1ELb1ELb0ELb0ELb0ELi192EEEv14CUtensorMap_stS1_S1_")
+            == "nvfp4_sm90::nvfp4_gemm_sm90_kernel<1, true, false, false, false, 192>")
+    assert (readable_name("_ZN14nvfp4_sm100_tc26nvfp4_gemm_sm100_tc_kernelINS_10TileConfigILi64ELi8EEEEEv14CUtensorMap_stS3_")
+            == "nvfp4_sm100_tc::nvfp4_gemm_sm100_tc_kernel<TileConfig<64, 8>>")
+    assert (readable_name("_ZN52_GLOBAL__N__07b2d190_19_nvfp4_gemv_naive_cu_78e18e4811gemv_kernelE13Nvfp4GemvArgs")
+            == "(anonymous namespace)::gemv_kernel")
+    # a pack (J...E), a substituted template given arguments (S1_I...E), an enum literal
+    assert (readable_name("_ZN4cute6kernelINS_5tupleIJiiEEENS_4wrapIS1_ILNS_4ModeE3EEEEEEvv")
+            == "cute::kernel<tuple<int, int>, wrap<tuple<3>>>")
+
+
+def test_long_template_arguments_fold_from_the_inside() -> None:
+    mangled = "_ZN1n1kINS_1AINS_1BINS_1CILi1ELi2EEEEEEENS_1DILi3EEEEEvv"  # n::k<A<B<C<1, 2>>>, D<3>>
+    assert readable_name(mangled) == "n::k<A<B<C<1, 2>>>, D<3>>"
+    assert readable_name(mangled, width=16) == "n::k<A<B<C<…>>>, D<3>>"
+    assert readable_name(mangled, width=15) == "n::k<A<B<…>>, D<3>>"
+    assert readable_name(mangled, width=10) == "n::k<A<…>, D<…>>"
+    assert readable_name(mangled, width=5) == "n::k<A<…>…>"
+
+
+def test_a_symbol_the_reader_cannot_follow_keeps_its_name_and_says_it_has_arguments() -> None:
+    assert readable_name("_ZN7cutlass13device_kernelINS_4gemm6kernel13GemmUniversalE") == "cutlass::device_kernel<…>"
+    assert readable_name("_ZN1n1kIXadL_Z1fvEEEEvv") == "n::k<…>"

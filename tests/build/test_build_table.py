@@ -1,14 +1,28 @@
 """The cells of build's tables, from reports made here (no compiler): byte counts carry their unit in
-every column."""
+every column, and two instantiations of one kernel template get rows that tell them apart."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from nvfp4ctl.build.report import BuildReport, FunctionUsage, TensorOpCheck
+from nvfp4ctl.build.resources import parse_ptxas
 from nvfp4ctl.commands import build as build_command
 from nvfp4ctl.commands import build_submission
 
+# `ptxas -v` of an export of kernels/sm100/nvfp4_gemm_sm100_tc.cu (nvcc 13.0, sm_100a): its kernel
+# template instantiated for both tile configs (its helper functions' lines left out)
+TC_PTXAS = """\
+ptxas info    : 10486428 bytes gmem
+ptxas info    : Compiling entry function '_ZN14nvfp4_sm100_tc26nvfp4_gemm_sm100_tc_kernelINS_10TileConfigILi128ELi6EEEEEv14CUtensorMap_stS3_PKhS5_P6__halfNS_7ProblemEN11sm100_split8SpanPlanEj' for 'sm_100a'
+ptxas info    : Function properties for _ZN14nvfp4_sm100_tc26nvfp4_gemm_sm100_tc_kernelINS_10TileConfigILi128ELi6EEEEEv14CUtensorMap_stS3_PKhS5_P6__halfNS_7ProblemEN11sm100_split8SpanPlanEj
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 254 registers, used 2 barriers
+ptxas info    : Compiling entry function '_ZN14nvfp4_sm100_tc26nvfp4_gemm_sm100_tc_kernelINS_10TileConfigILi64ELi8EEEEEv14CUtensorMap_stS3_PKhS5_P6__halfNS_7ProblemEN11sm100_split8SpanPlanEj' for 'sm_100a'
+ptxas info    : Function properties for _ZN14nvfp4_sm100_tc26nvfp4_gemm_sm100_tc_kernelINS_10TileConfigILi64ELi8EEEEEv14CUtensorMap_stS3_PKhS5_P6__halfNS_7ProblemEN11sm100_split8SpanPlanEj
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 168 registers, used 2 barriers
+"""
 UTCOMMA = TensorOpCheck(expected="UTCOMMA.4X", found=("UTCOMMA.4X",), match="UTCOMMA.4X", checked=True)
 
 
@@ -37,3 +51,14 @@ def test_spills_are_bytes_with_their_unit_in_red() -> None:
     assert _cells(build_command._detail_rows(spilled)[0])[4:] == ["2.0 KiB", "1.5 KiB", "24 B"]
     assert str(build_submission._kernel_rows("k.cu", spilled.functions, UTCOMMA, 1.0, "built")[0][4]) == "1.5 KiB"
 
+
+def test_two_instantiations_of_one_template_get_rows_that_differ() -> None:
+    functions = parse_ptxas(TC_PTXAS)
+    rows = build_submission._kernel_rows("ext.cu", functions, UTCOMMA, 1.0, "built")
+    assert [(row[0], row[1]) for row in rows] == [
+        ("ext.cu: nvfp4_sm100_tc::nvfp4_gemm_sm100_tc_kernel<TileConfig<128, 6>>", 254),
+        ("ext.cu: nvfp4_sm100_tc::nvfp4_gemm_sm100_tc_kernel<TileConfig<64, 8>>", 168),
+    ]
+    # the same names as build -v of the .cu gives its functions
+    details = build_command._detail_rows(_report(functions))
+    assert [row[0] for row in details] == [row[0].removeprefix("ext.cu: ") for row in rows]
