@@ -3,6 +3,7 @@
 // (std::invalid_argument, as torch_binding.cpp does for the GEMM, rather than c10::Error).
 #include "nvfp4_dual_gemm_api.h"
 #include "binding_checks.h"
+#include "launch_error.h"
 
 torch::Tensor nvfp4_dual_gemm(torch::Tensor a, torch::Tensor b1, torch::Tensor b2, torch::Tensor sfa,
                               torch::Tensor sfb1, torch::Tensor sfb2, torch::Tensor c) {
@@ -33,7 +34,7 @@ torch::Tensor nvfp4_dual_gemm(torch::Tensor a, torch::Tensor b1, torch::Tensor b
                                int(l)};
   const OnTensorsGpu on_gpu(c);
   const cudaError_t err = nvfp4_dual_gemm_launch(args);
-  if (err != cudaSuccess) throw std::runtime_error(std::string("nvfp4_dual_gemm launch failed: ") + cudaGetErrorString(err));
+  if (err != cudaSuccess) throw std::runtime_error(launch_failure("nvfp4_dual_gemm", err));
   return c;
 }
 

@@ -2,6 +2,7 @@
 // Every check failure raises one Python ValueError naming the problem (std::invalid_argument).
 #include "nvfp4_gemv_api.h"
 #include "binding_checks.h"
+#include "launch_error.h"
 
 constexpr int64_t kPaddedRows = 128;  // GPU MODE pads b (and its scales) to 128 rows
 
@@ -31,7 +32,7 @@ torch::Tensor nvfp4_gemv(torch::Tensor a, torch::Tensor b, torch::Tensor sfa, to
                            int(l)};
   const OnTensorsGpu on_gpu(c);
   const cudaError_t err = nvfp4_gemv_launch(args);
-  if (err != cudaSuccess) throw std::runtime_error(std::string("nvfp4_gemv launch failed: ") + cudaGetErrorString(err));
+  if (err != cudaSuccess) throw std::runtime_error(launch_failure("nvfp4_gemv", err));
   return c;
 }
 

@@ -2,6 +2,7 @@
 // (nvfp4_group_gemm_api.h). Every check failure raises one Python ValueError naming the group.
 #include "nvfp4_group_gemm_api.h"
 #include "binding_checks.h"
+#include "launch_error.h"
 
 std::vector<torch::Tensor> nvfp4_group_gemm(std::vector<torch::Tensor> a, std::vector<torch::Tensor> b,
                                             std::vector<torch::Tensor> sfa, std::vector<torch::Tensor> sfb,
@@ -36,7 +37,7 @@ std::vector<torch::Tensor> nvfp4_group_gemm(std::vector<torch::Tensor> a, std::v
   require(why == nullptr, "unsupported groups: ", why ? why : "");
   const OnTensorsGpu on_gpu(c[0]);
   const cudaError_t err = nvfp4_group_gemm_launch(Nvfp4GroupGemmArgs{problems.data(), int(groups)});
-  if (err != cudaSuccess) throw std::runtime_error(std::string("nvfp4_group_gemm launch failed: ") + cudaGetErrorString(err));
+  if (err != cudaSuccess) throw std::runtime_error(launch_failure("nvfp4_group_gemm", err));
   return c;
 }
 
