@@ -65,7 +65,14 @@ def _compile_and_inspect(folder: Path, inputs: BuildInputs, arch: str, key: str,
     started = time.perf_counter()
     name = module_name(inputs.kernel, arch, key) if mode == MODULE else None
     if name is not None:
-        compiled = compile.build_module(folder, inputs, arch, name, defines)
+        try:
+            compiled = compile.build_module(folder, inputs, arch, name, defines)
+        except compile.CompileError as failed:
+            # A kernel without the C ABI compiles and links, then fails at import on an undefined
+            # symbol: name what it lacks, as a build without CUDA torch does, not the loader's words.
+            if compile.kernel_object(folder, inputs).is_file():
+                _require_abi(inputs, compile.Compiled(log=failed.log, kernel_object=compile.kernel_object(folder, inputs)))
+            raise
     else:
         compiled = compile.build_device_code(folder, inputs, arch, defines)
     (folder / BUILD_LOG).write_text(compiled.log)
