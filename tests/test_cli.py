@@ -139,7 +139,11 @@ def test_a_cache_folder_that_cannot_be_made_is_one_line_exit_2_and_still_logged(
     not_a_folder = tmp_path / "cache-file"
     not_a_folder.write_text("x")
     monkeypatch.setenv("NVFP4CTL_CACHE", str(not_a_folder))
-    result = CliRunner().invoke(app, ["dump", "--umma"])  # its first step makes a lock in the cache
+    kernel = tmp_path / "k.cu"
+    kernel.write_text("__global__ void k(float* p) { p[0] = 1.f; }\n")
+    # build's first step makes a lock in the cache, whatever is installed (dump --umma uses the cache
+    # only where the nvidia-cutlass wheel is)
+    result = CliRunner().invoke(app, ["build", str(kernel), "--arch", "sm_90a"])
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output
     assert f"error: cannot use the cache folder {not_a_folder} (NVFP4CTL_CACHE): Not a directory" in result.output
