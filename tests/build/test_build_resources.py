@@ -66,7 +66,8 @@ def test_readable_names() -> None:
             == "(anonymous namespace)::gemv_kernel")
     # a pack (J...E), a substituted template given arguments (S1_I...E), an enum literal
     assert (readable_name("_ZN4cute6kernelINS_5tupleIJiiEEENS_4wrapIS1_ILNS_4ModeE3EEEEEEvv")
-            == "cute::kernel<tuple<int, int>, wrap<tuple<3>>>")
+            == "cute::kernel<tuple<int, int>, wrap<tuple<(Mode)3>>>")
+    assert readable_name("_ZN1n1kIXadL_Z1fvEEEEvv") == "n::k<&(f())>"  # an expression as argument
 
 
 def test_long_template_arguments_fold_from_the_inside() -> None:
@@ -78,6 +79,31 @@ def test_long_template_arguments_fold_from_the_inside() -> None:
     assert readable_name(mangled, width=5) == "n::k<A<…>…>"
 
 
-def test_a_symbol_the_reader_cannot_follow_keeps_its_name_and_says_it_has_arguments() -> None:
+def test_a_symbol_cfilt_cannot_read_keeps_its_name_and_says_it_has_arguments(monkeypatch) -> None:
     assert readable_name("_ZN7cutlass13device_kernelINS_4gemm6kernel13GemmUniversalE") == "cutlass::device_kernel<…>"
-    assert readable_name("_ZN1n1kIXadL_Z1fvEEEEvv") == "n::k<…>"
+    monkeypatch.setattr("shutil.which", lambda name: None)  # no binutils: the names still read
+    assert readable_name("_ZN1n1kIXadL_Z2fvEEEEvv") == "n::k<…>"
+
+
+def test_names_past_cfilts_default_recursion_limit_are_read() -> None:
+    """CUTLASS's kernel names (1500 characters) need c++filt -r; without it both instantiations
+    read `cutlass::device_kernel<…>`."""
+    mangled = (
+        "_ZN7cutlass13device_kernelINS_4gemm6kernel13GemmUniversalIN4cute5tupleIJiiiiEEENS1_10collective1"
+        "3CollectiveMmaINS1_46MainloopSm100TmaUmmaWarpSpecializedBlockScaledILi5ELi2ELi2ENS5_IJNS4_1CILi1"
+        "EEESB_SB_EEEEENS5_IJNSA_ILi128EEESE_NSA_ILi256EEEEEENS5_IJNS_12float_e2m1_tENS_13float_ue4m3_tEE"
+        "EENS5_IJNS5_IJlSB_lEEENS4_6LayoutINS5_IJNS5_IJNS5_IJNSA_ILi32EEENSA_ILi4EEEEEEiEEENS5_IJNS5_IJNS"
+        "A_ILi16EEESN_EEEiEEENS5_IJSB_iEEEEEENS5_IJSS_NS5_IJNS5_IJNSA_ILi0EEESB_EEENSA_ILi512EEEEEENS5_IJ"
+        "SV_iEEEEEEEEEEESJ_S12_NS4_8TiledMMAINS4_8MMA_AtomIJNS4_17SM100_MMA_MXF4_SSISH_SH_fSI_Li128ELi128"
+        "ELi16ELNS4_4UMMA5MajorE0ELS17_0ELNS16_7ScaleInE0ELS18_0EEEEEENSL_ISC_NS5_IJSV_SV_SV_EEEEENS5_IJN"
+        "S4_10UnderscoreES1D_S1D_EEEEENS5_IJNS4_13SM90_TMA_LOADES1G_EEENS5_IJNS4_14ComposedLayoutINS4_7Sw"
+        "izzleILi3ELi4ELi3EEENS4_18smem_ptr_flag_bitsILi4EEENSL_INS5_IJNSA_ILi8EEESF_EEENS5_IJSF_SB_EEEEE"
+        "EENSL_INS5_IJNS5_IJNS5_IJSO_SB_EEESR_EEESB_NS5_IJSB_SN_EEEEEENS5_IJNS5_IJNS5_IJSR_SX_EEESW_EEESV"
+        "_NS5_IJSN_SX_EEEEEEEEEEEvNS4_8identityES1H_S21_vS22_EENS_8epilogue10collective18CollectiveEpilog"
+        "ueINS24_23Sm100TmaWarpSpecializedILi4ELi2ELi32ELb0ELb1EEEJSG_NS5_IJNSL_ISE_SB_EENSL_ISM_SB_EEEEE"
+        "vSK_NS_6half_tESK_NS24_6fusion15FusionCallbacksIS28_NS2D_17LinearCombinationIS2C_fvfLNS_15FloatR"
+        "oundStyleE2EEESG_S2B_JEEENS4_5SM1004TMEM4LOAD26SM100_TMEM_LOAD_32dp32b32xES1G_NS1I_INS1J_ILi2ELi"
+        "4ELi3EEENS1L_ILi16EEENSL_INS5_IJS1N_SM_EEENS5_IJSM_SB_EEEEEEENS4_39AutoVectorizingCopyWithAssume"
+        "dAlignmentILi128EEENS4_14SM90_TMA_STOREES2S_S2U_S2U_EEEvvEEEEvNT_6ParamsE"
+    )  # the 5-stage instantiation of kernels/sm100/nvfp4_gemm_sm100.cu, from ptxas
+    assert readable_name(mangled).startswith("cutlass::device_kernel<GemmUniversal<")
