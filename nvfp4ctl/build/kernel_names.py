@@ -110,8 +110,8 @@ _MANGLED_PART = re.compile(r"(\d+)")
 
 
 def _qualified_only(mangled: str) -> str:
-    """The source names up to the first template argument list, for a symbol the reader cannot
-    follow; `<…>` says there were arguments."""
+    """The source names up to the first template argument list, where c++filt is missing or cannot
+    read the symbol; `<…>` says there were arguments."""
     rest = mangled[2:]
     nested = rest.startswith("N")
     rest = rest[1:] if nested else rest
