@@ -529,6 +529,68 @@ CASES = {
             c.copy_(_always[c.shape])
             return c
         """, []),
+    "a flag the entry's partial passes True, through a partial of a partial, is no miss": ("""\
+        import functools
+        _memo = {}
+        def _impl(tile, data, force=False):
+            a, b, _, _, sfa, sfb, c = data
+            if c.shape not in _memo or force:
+                _memo[c.shape] = torch.empty_like(c)
+                mod.gemm(a, b, sfa, sfb, _memo[c.shape])
+            c.copy_(_memo[c.shape])
+            return c
+        custom_kernel = functools.partial(functools.partial(_impl, 64), force=True)
+        """, []),
+    "a flag a custom_kernel of its own passes its helper True makes it no miss": ("""\
+        _memo = {}
+        def _impl(data, force=False):
+            a, b, _, _, sfa, sfb, c = data
+            if c.shape not in _memo or force:
+                _memo[c.shape] = torch.empty_like(c)
+                mod.gemm(a, b, sfa, sfb, _memo[c.shape])
+            c.copy_(_memo[c.shape])
+            return c
+        def custom_kernel(data):
+            return _impl(data, force=True)
+        """, []),
+    "a flag the entry's lambda or partial passes False, over a default of True, is still a miss": ("""\
+        import functools
+        _memo = {}
+        def _impl(data, force=True):
+            a, b, _, _, sfa, sfb, c = data
+            if c.shape not in _memo or force:
+                _memo[c.shape] = torch.empty_like(c)
+                mod.gemm(a, b, sfa, sfb, _memo[c.shape])
+            c.copy_(_memo[c.shape])
+            return c
+        custom_kernel = lambda data: _impl(data, force=False)
+        """, [(8, "NV301")]),
+    "a flag the entry's partial passes False is still a miss": ("""\
+        import functools
+        _memo = {}
+        def _impl(data, force=True):
+            a, b, _, _, sfa, sfb, c = data
+            if c.shape not in _memo or force:
+                _memo[c.shape] = torch.empty_like(c)
+                mod.gemm(a, b, sfa, sfb, _memo[c.shape])
+            c.copy_(_memo[c.shape])
+            return c
+        custom_kernel = functools.partial(_impl, force=False)
+        """, [(8, "NV301")]),
+    "a flag the entry's lambda passes from options, or two calls pass differently, is unknown: still a miss": ("""\
+        _memo = {}
+        _opts = {}
+        def _impl(data, force=True):
+            a, b, _, _, sfa, sfb, c = data
+            if c.shape not in _memo or force:
+                _memo[c.shape] = torch.empty_like(c)
+                mod.gemm(a, b, sfa, sfb, _memo[c.shape])
+            c.copy_(_memo[c.shape])
+            return c
+        def custom_kernel(data):
+            _impl(data, **_opts)
+            return _impl(data, force=False)
+        """, [(8, "NV301")]),
     "a workspace only allocated on a miss and written by the kernel every call is fine, in each form": ("""\
         _ws = {}
         _got = {}
@@ -1280,6 +1342,41 @@ def test_a_lambda_hands_its_callee_the_input_by_position_and_keyword(alias: str,
     """`custom_kernel = lambda data: _impl(64, data)`: the input is _impl's second parameter, as the
     lambda's call says, not its first (64 is no tuple)."""
     assert found(LAMBDA_BODY + alias + "\n") == [(line, "NV401"), (line, "NV401")]
+
+
+FLAGGED_BODY = """\
+import functools
+_memo = {}
+def _impl(data, force=False, tile=64):
+    a, b, _, _, sfa, sfb, c = data
+    if c.shape not in _memo or force:
+        _memo[c.shape] = torch.empty_like(c)
+        mod.gemm(a, b, sfa, sfb, _memo[c.shape])
+    c.copy_(_memo[c.shape])
+    return c
+REFRESH = True
+"""
+
+
+@pytest.mark.parametrize("entry, flagged", [
+    ("custom_kernel = _impl", True),
+    ("custom_kernel = lambda data: _impl(data)", True),
+    ("custom_kernel = lambda data: _impl(data, force=True)", False),
+    ("custom_kernel = lambda data: _impl(data, True)", False),
+    ("custom_kernel = lambda data: _impl(data, force=REFRESH)", False),
+    ("custom_kernel = lambda data: _impl(data, force=data is None)", True),
+    ("custom_kernel = lambda data: _impl(data, **{'force': True})", True),
+    ("custom_kernel = functools.partial(_impl, force=True)", False),
+    ("custom_kernel = functools.partial(_impl, force=1)", False),
+    ("custom_kernel = functools.partial(_impl, tile=128)", True),
+    ("custom_kernel = functools.partial(functools.partial(_impl, force=False), force=True)", False),
+    ("custom_kernel = functools.partial(functools.partial(_impl, force=True), force=False)", True),
+])
+def test_a_flag_the_entry_passes_decides_whether_a_miss_joined_with_it_is_one(entry: str, flagged: bool) -> None:
+    """`if key not in kept or force:` runs every call when the lambda or functools.partial that makes
+    custom_kernel passes force=True: the kept buffer is written every call, no stored result; left to
+    its default False, or passed what lint cannot read, a repeated input gets the first call's result."""
+    assert found(FLAGGED_BODY + entry + "\n") == ([(8, "NV301")] if flagged else [])
 
 
 @pytest.mark.parametrize("alias", [

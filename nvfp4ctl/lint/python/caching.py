@@ -620,7 +620,8 @@ def _presence(test: ast.AST, function: Function, index: ModuleIndex, depth: int 
 
     A miss joined with another condition still counts: the body of `if key not in kept or force:` runs
     on a miss, and otherwise only when `force` holds, which the harness's `custom_kernel(data)` leaves
-    at its default; a repeated input gets the kept result. Only a condition that holds on every call
+    at its default (or at what the lambda or functools.partial making custom_kernel, or every call of a
+    helper, passes); a repeated input gets the kept result. Only a condition that holds on every call
     (`or True`, `or force` with `force=True` the entry's default, `or REFRESH` with REFRESH only ever
     set True) makes the body run every call, and then it is no miss (an `and` with one that never
     holds: the body never runs). A test held in a name (`stale = key not in kept; if stale:`) counts
@@ -680,7 +681,9 @@ def _joined(test: ast.AST) -> tuple[bool, list[ast.expr]] | None:
 def _harness_truth(node: ast.AST, function: Function, index: ModuleIndex) -> bool | None:
     """Whether a condition holds on every call the harness makes (True), on none (False), or may
     change (None): a constant, `not` of one, an entry parameter never reassigned (the harness passes
-    only data, so it keeps its constant default), a module name only ever set to constants of one truth."""
+    only data, so it keeps its constant default, or the constant that a `custom_kernel = lambda data:
+    _impl(data, force=True)` or a functools.partial passes it), a module name only ever set to
+    constants of one truth."""
     if isinstance(node, ast.Constant):
         return bool(node.value)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
@@ -693,14 +696,62 @@ def _harness_truth(node: ast.AST, function: Function, index: ModuleIndex) -> boo
     defaults = dict(zip((a.arg for a in positional[len(positional) - len(args.defaults):]), args.defaults))
     defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
     if node.id in defaults or node.id in {a.arg for a in [*positional, *args.kwonlyargs]}:
-        default = defaults.get(node.id)
-        entry = _is_entry(function) and node.id not in function.params()[:1]
-        return bool(default.value) if entry and isinstance(default, ast.Constant) else None
+        if not _is_entry(function):
+            return _passed_truth(function, node.id, defaults.get(node.id), index)
+        if node.id in function.params()[:1] or function.passes_unknown:
+            return None
+        # what a lambda or functools.partial making the entry passes (None: not one value), else the default
+        value = function.passed[node.id] if node.id in function.passed else defaults.get(node.id)
+        if isinstance(value, ast.Name) and node.id in function.passed:
+            return _module_truth(value.id, index)  # lambda data: _impl(data, force=REFRESH)
+        return bool(value.value) if isinstance(value, ast.Constant) else None
     if node.id in index.module_names and not _is_local(function.node, node.id, index):
-        values = index.assignments(index.tree, node.id)
-        truths = {bool(v.value) if isinstance(v, ast.Constant) else None for v in values}
-        return truths.pop() if len(truths) == 1 else None
+        return _module_truth(node.id, index)
     return None
+
+
+def _passed_truth(function: Function, param: str, default: ast.expr | None, index: ModuleIndex) -> bool | None:
+    """The truth a helper's parameter has on every call the timed path makes of it by name (`return
+    _impl(data, force=True)`), each passing a constant or leaving the constant default; None where the
+    calls differ, pass anything else, or the helper is also handed over uncalled (`pool.map(_impl, ...)`)."""
+    name = function.node.name
+    if function.cls is not None or index.functions.get(name) is not function.node:
+        return None
+    sites = _call_sites(index).get(name, [])
+    if not sites or name in _handed_uncalled(index):
+        return None
+    params = function.params()
+    truths: set[bool | None] = set()
+    for call, _ in sites:
+        if any(isinstance(arg, ast.Starred) for arg in call.args) or any(k.arg is None for k in call.keywords):
+            return None
+        passed = dict(zip(params, call.args))
+        passed.update((k.arg, k.value) for k in call.keywords if k.arg is not None)
+        value = passed.get(param, default)
+        truths.add(bool(value.value) if isinstance(value, ast.Constant) else
+                   _module_truth(value.id, index) if isinstance(value, ast.Name) and param in passed else None)
+    return truths.pop() if len(truths) == 1 else None
+
+
+def _handed_uncalled(index: ModuleIndex) -> set[str]:
+    """Names the timed path reads other than to call them (`pool.map(_impl, ...)`), computed once."""
+    key = ("NV301 handed uncalled",)
+    found = index.memo.get(key)
+    if found is None:
+        found = index.memo[key] = {
+            inner.id for timed in index.timed for inner in index.walk(timed.node)
+            if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Load)
+            and not (isinstance(index.parents.get(inner), ast.Call) and index.parents[inner].func is inner)}
+    return found  # type: ignore[return-value]
+
+
+def _module_truth(name: str, index: ModuleIndex) -> bool | None:
+    """The truth of a module name only ever set to constants of one truth (None: any other name)."""
+    if name not in index.module_names:
+        return None
+    values = index.assignments(index.tree, name)
+    truths = {bool(v.value) if isinstance(v, ast.Constant) else None for v in values}
+    return truths.pop() if len(truths) == 1 else None
 
 
 def _case_misses(match: ast.Match, function: Function, index: ModuleIndex) -> list[tuple[ast.match_case, set[str]]]:

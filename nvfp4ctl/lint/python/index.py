@@ -58,6 +58,10 @@ class Function:
     # name -> [(position, binding)] in source order; binding None = rebound to something else
     events: dict[str, list[tuple[tuple[int, int], Event]]] = field(default_factory=dict)
     param_bindings: dict[str, set[Binding]] = field(default_factory=dict)
+    # what an entry made by a lambda or functools.partial is always given beside the input
+    # (`lambda data: _impl(data, force=True)`): parameter -> argument, None where the calls disagree
+    passed: dict[str, ast.expr | None] = field(default_factory=dict)
+    passes_unknown: bool = False  # given *args or **kwargs: any parameter may hold anything
 
     @property
     def name(self) -> str:
@@ -329,11 +333,14 @@ class ModuleIndex:
             value = assigned[0]
         return value
 
-    def _aliased(self, value: ast.AST, bound: int = 0, keywords: frozenset[str] = frozenset(),
+    def _aliased(self, value: ast.AST, bound: list[ast.expr] | None = None, keywords: dict[str, ast.expr] | None = None,
                  depth: int = 0) -> Function | None:
         """The function of this file that custom_kernel names: `custom_kernel = _impl`, through
         functools.partial (the data parameter is the first one partial leaves open) and bound methods
-        of objects of the file's classes (`_runner.run`, `Runner().run`)."""
+        of objects of the file's classes (`_runner.run`, `Runner().run`). bound and keywords: what the
+        partials around it pass, which the function is given on every call."""
+        bound = bound or []
+        keywords = keywords or {}
         found: Function | None = None
         if isinstance(value, ast.Name) and value.id in self.functions:
             found = Function(self.functions[value.id], entry=True)
@@ -346,13 +353,20 @@ class ModuleIndex:
                 found.entry = True
         elif (isinstance(value, ast.Call) and value.args and not any(isinstance(a, ast.Starred) for a in value.args)
               and (self.resolve(value.func) or "") in ("functools.partial", "partial") and depth < 3):
-            return self._aliased(self._through_aliases(value.args[0]), bound + len(value.args) - 1,
-                                 keywords | {k.arg for k in value.keywords if k.arg}, depth + 1)
+            # an inner partial's arguments come first; an outer one's keyword overrides the inner one's
+            inner_keywords = {k.arg: k.value for k in value.keywords if k.arg and k.arg not in keywords}
+            found = self._aliased(self._through_aliases(value.args[0]), [*value.args[1:], *bound],
+                                 {**keywords, **inner_keywords}, depth + 1)
+            if found is not None and any(k.arg is None for k in value.keywords):
+                found.passes_unknown = True  # partial(_impl, **options)
+            return found
         if found is not None:
-            open_params = [name for name in found.params()[bound:] if name not in keywords]
+            params = found.params()
+            open_params = [name for name in params[len(bound):] if name not in keywords]
             if not open_params:
                 return None
             found.param_bindings[open_params[0]] = {TUPLE}
+            found.passed.update({**dict(zip(params, bound)), **keywords})
         return found
 
     def _called_by_lambda(self, value: ast.Lambda) -> list[Function]:
@@ -367,6 +381,7 @@ class ModuleIndex:
         elif value.args.vararg is not None:  # lambda *args: _impl(*args, tile=64): args is (data,)
             caller.param_bindings[value.args.vararg.arg] = {(TUPLE,)}
         called: dict[ast.AST, Function] = {}
+        seen_calls: set[ast.AST] = set()
         for callee, call in self.callees(caller):
             function = called.setdefault(callee.node, callee)
             function.entry = True
@@ -374,6 +389,8 @@ class ModuleIndex:
                 _bind_params(function, call, caller)
                 for name in function.params():  # what the calls pass is all the parameters hold (even nothing):
                     function.param_bindings.setdefault(name, set())  # the first one is not the harness's tuple
+                _record_passed(function, call, seen=callee.node in seen_calls)
+                seen_calls.add(callee.node)
         return list(called.values())
 
     @staticmethod
@@ -695,6 +712,25 @@ def _bind_params(callee: Function, call: ast.Call, caller: Function) -> None:
     for keyword in call.keywords:
         if keyword.arg in by_keyword:
             _bind(callee, keyword.arg, caller, keyword.value)
+
+
+def _record_passed(callee: Function, call: ast.Call, seen: bool) -> None:
+    """What one call of an entry's lambda passes each parameter, by position or keyword; a parameter
+    two calls pass differently, or one passes and one leaves to its default, is known to hold neither,
+    and so is every one after a *starred argument or beside a **mapping."""
+    if any(isinstance(arg, ast.Starred) for arg in call.args) or any(k.arg is None for k in call.keywords):
+        callee.passes_unknown = True
+        return
+    params = callee.params()
+    passed: dict[str, ast.expr] = dict(zip(params, call.args))
+    passed.update((k.arg, k.value) for k in call.keywords if k.arg is not None)
+    if not seen:
+        callee.passed.update(passed)
+        return
+    for name in set(callee.passed) | set(passed):
+        before, now = callee.passed.get(name), passed.get(name)
+        if before is None or now is None or ast.dump(before) != ast.dump(now):
+            callee.passed[name] = None
 
 
 def _bind(callee: Function, param: str, caller: Function, arg: ast.AST) -> None:
