@@ -955,6 +955,54 @@ CASES = {
             return data[6]
         """, [(20, "NV403"), (21, "NV403"), (22, "NV403"), (23, "NV403"), (24, "NV403"), (25, "NV403"),
               (26, "NV403"), (27, "NV403"), (27, "NV403")]),
+    "the whole tuple handed to a method of a literal, a builtin's, the standard library's or torch's object is no extension": ("""\
+        import json
+        import threading
+        import torch
+        from collections import OrderedDict
+        cfg = json.load(open("cfg.json"))
+        table = {"tile": 128}
+        lock = threading.Lock()
+        seen: set = set()
+        order = OrderedDict()
+        buf = torch.empty(4)
+        names = dict()
+        def custom_kernel(data):
+            cfg.get(data)
+            table.get(data)
+            lock.acquire(data)
+            seen.issuperset(data)
+            order.setdefault(data, 1)
+            buf.copy_(data)
+            names.get(data)
+            local = json.loads("{}")
+            local.get(data)
+            return data[6]
+        """, []),
+    "the whole tuple handed to what a native library, an import, a partial or unknown code made stays a warning": ("""\
+        import ctypes
+        import functools
+        import importlib
+        import json
+        import torch
+        lib = ctypes.CDLL("libgemm.so")
+        run = functools.partial(mod.gemm, tile=128)
+        ext = importlib.import_module("gemm_ext")
+        scripted = torch.jit.load("gemm.pt")
+        cfg = {}
+        cfg = make_config()
+        def custom_kernel(data, options):
+            lib.gemm(data)
+            run(data)
+            ext.gemm(data)
+            scripted.forward(data)
+            cfg.get(data)
+            options.get(data)
+            table = json.loads("{}")
+            table.lookup.run(data)
+            return data[6]
+        """, [(13, "NV403"), (14, "NV403"), (15, "NV403"), (16, "NV403"), (17, "NV403"), (18, "NV403"),
+              (20, "NV403")]),
     "star-passing the tuple to an outside function": ("""\
         def custom_kernel(data):
             return ext.gemm(*data)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
+import sys
 from collections.abc import Callable
 
 from nvfp4ctl.lint.python.facts import current, fitting, problem
@@ -79,7 +80,8 @@ def _opaque_callee(call: ast.Call, index: ModuleIndex) -> str | None:
     or None for torch/imported/builtin functions, whose use of an argument is certain. Imported
     names count as extensions where the file shows them to be: a custom op (torch.ops.mylib.gemm),
     or a module load/load_inline builds here. Other imports may be the user's Python, kept quiet as
-    a function handed in as a parameter is."""
+    a function handed in as a parameter is. A method of an object that a literal, a builtin, the
+    standard library or torch made (`cfg.get` of `cfg = json.load(...)`) is theirs, no extension."""
     func = call.func
     name = dotted(func)
     if name is None:
@@ -91,7 +93,93 @@ def _opaque_callee(call: ast.Call, index: ModuleIndex) -> str | None:
         return None
     if isinstance(func, ast.Name) and (hasattr(builtins, head) or head in index.functions or head in index.classes):
         return None
+    if name.count(".") <= 1 and _plain_object(head, call, index):
+        return None  # cfg.get(data) of cfg = json.load(...), lock.acquire() of lock = threading.Lock()
     return name
+
+
+def _plain_object(name: str, call: ast.Call, index: ModuleIndex) -> bool:
+    """Is a name only ever bound to a literal (`table = {...}`) or to what a builtin, the standard library
+    or torch makes (`cfg = json.load(...)`, `lock = threading.Lock()`, `buf = torch.empty(...)`)? Its
+    methods are Python's or torch's own, not an extension's. Makers that may hand back foreign code
+    (ctypes.CDLL, importlib, functools.partial, torch.ops, torch.compile, ...) do not count. The
+    function's own bindings decide for a local name, the module's for a module name; one binding of
+    another kind, or none seen (a parameter, `with ... as name`), and the name stays unknown."""
+    function = index.enclosing_function(call)
+    scope: ast.AST = function if function is not None and name in index.own_names(function) else index.tree
+    key = ("NV403 plain object", id(scope), name)
+    found = index.memo.get(key)
+    if found is None:
+        if scope is index.tree and name not in index.module_names or _is_parameter(scope, name):
+            found = False
+        else:
+            values = _bound_values(scope, name, index)
+            found = bool(values) and all(value is not None and _plain_value(value, index) for value in values)
+        index.memo[key] = found
+    return bool(found)
+
+
+def _is_parameter(function: ast.AST, name: str) -> bool:
+    args = getattr(function, "args", None)
+    return args is not None and name in {
+        a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a is not None}
+
+
+def _bound_values(scope: ast.AST, name: str, index: ModuleIndex) -> list[ast.AST | None]:
+    """What a name is bound to in a scope (nested functions included): each assigned value, None for a
+    binding lint cannot read (a for or with target, an unpacking, an augmented assignment, an import)."""
+    values: list[ast.AST | None] = list(index.assignments(scope, name))
+    for node in index.walk(scope):
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == name:
+            values.append(node.value)
+        elif isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store) \
+                and not _plainly_assigned(node, index):
+            values.append(None)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+                (alias.asname or alias.name.split(".")[0]) == name for alias in node.names):
+            values.append(None)
+    return values
+
+
+def _plainly_assigned(target: ast.Name, index: ModuleIndex) -> bool:
+    """Is a stored name one that index.assignments reads the value of (x = v, x := v, x, y = v, w)?"""
+    parent = index.parents.get(target)
+    if isinstance(parent, ast.Assign | ast.NamedExpr | ast.AnnAssign):
+        return True
+    grand = index.parents.get(parent) if parent is not None else None
+    return isinstance(parent, ast.Tuple) and isinstance(grand, ast.Assign) and isinstance(grand.value, ast.Tuple) \
+        and len(grand.value.elts) == len(parent.elts)
+
+
+# standard-library modules whose results may be foreign or arbitrary code: a native library, an
+# imported module, a wrapped function, an unpickled object
+FOREIGN_STDLIB = {"ctypes", "importlib", "functools", "operator", "pickle", "marshal", "shelve", "types", "code",
+                  "codeop", "runpy", "zipimport", "inspect", "builtins", "copyreg", "multiprocessing", "concurrent"}
+FOREIGN_TORCH = ("torch.ops", "torch.classes", "torch.utils.cpp_extension", "torch.jit", "torch.load", "torch.compile",
+                 "torch.library", "torch.hub", "torch.package", "torch.export")
+FOREIGN_BUILTINS = {"type", "super", "staticmethod", "classmethod", "property"}
+PLAIN_BUILTIN_CALLS = {"open", "sorted", "iter", "reversed", "enumerate", "zip", "range"}
+
+
+def _plain_value(value: ast.AST, index: ModuleIndex) -> bool:
+    """A literal, or a call of a builtin type (dict(), set()), of the standard library or of torch."""
+    if isinstance(value, (ast.Constant, ast.Dict, ast.List, ast.Set, ast.Tuple, ast.DictComp, ast.ListComp,
+                          ast.SetComp, ast.JoinedStr)):
+        return True
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    if isinstance(func, ast.Name) and func.id not in index.imports and func.id not in index.functions \
+            and func.id not in index.classes and func.id not in index.module_names:
+        maker = getattr(builtins, func.id, None)
+        return func.id in PLAIN_BUILTIN_CALLS or isinstance(maker, type) and func.id not in FOREIGN_BUILTINS
+    if not index.is_imported_root(func):
+        return False
+    resolved = index.resolve(func) or ""
+    root = resolved.split(".")[0]
+    if root == "torch":
+        return not any(resolved == foreign or resolved.startswith(foreign + ".") for foreign in FOREIGN_TORCH)
+    return root in sys.stdlib_module_names and root not in FOREIGN_STDLIB
 
 
 def _extension(func: ast.AST, index: ModuleIndex) -> bool:
