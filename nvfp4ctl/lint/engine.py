@@ -86,6 +86,8 @@ def _diagnostics(source: SourceFile, config: LintConfig) -> list[Diagnostic]:
     if source.kind == "python":
         findings += check_python(source, config)
     elif source.kind == "cpp":
+        if source.path.suffix.lower() == ".cu":
+            findings += cpp_rules.empty_kernel_source(source.path.name, source.text)
         findings += cpp_rules.check(cpp_rules.Fragment(source.text, 0), config)
     diagnostics: dict[tuple[int, str], Diagnostic] = {}
     for finding in findings:

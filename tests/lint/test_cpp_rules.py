@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -142,3 +143,41 @@ def test_embedded_cuda_maps_lines_back_to_the_python_file() -> None:
 def test_plain_prose_strings_are_not_treated_as_cpp() -> None:
     source = 'HELP = "we never call printf( in device code, nor cudaGraphLaunch"\n'
     assert found(source, "snippet.py") == []
+
+
+@pytest.mark.parametrize("text", ["", "\n \t\n", "// to do: the sm_100a kernel\n", "/* later */\n// nothing yet\n",
+                                  "/* an unterminated comment"])
+def test_a_kernel_source_with_no_code_is_nv003(text: str) -> None:
+    diagnostics = lint_text(text, "empty.cu")
+    assert [(d.line, d.col, d.code, d.severity.value) for d in diagnostics] == [(1, 1, "NV003", "error")]
+    assert diagnostics[0].message == ("empty.cu has no code (it is empty, or only comments): a kernel source defines"
+                                      " the kernel and the C ABI functions the binding calls")
+
+
+@pytest.mark.parametrize("path, text", [
+    ("kernel.cu", '#include "nvfp4_gemm.h"\n'),  # code, however little: the build says what it lacks
+    ("kernel.CU", "int x;\n"),
+    ("empty.cuh", ""), ("empty.h", "// declarations to come\n"), ("empty.cpp", ""),  # only .cu kernel sources
+    ("snippet.py", 'from torch.utils.cpp_extension import load_inline\n'
+                   'mod = load_inline(name="m", cpp_sources="", cuda_sources="// later")\n'),
+])
+def test_only_a_cu_file_with_no_code_is_nv003(path: str, text: str) -> None:
+    assert "NV003" not in [d.code for d in lint_text(text, path)]
+
+
+def test_an_empty_kernel_source_named_on_the_command_line_fails_lint(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from nvfp4ctl.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "empty.cu").write_text("")
+    (tmp_path / "empty.cuh").write_text("")
+    result = CliRunner().invoke(app, ["lint", "empty.cu"])
+    assert result.exit_code == 1 and "All checks passed" not in result.output
+    assert "empty.cu:1:1: NV003 empty.cu has no code" in result.output
+    assert CliRunner().invoke(app, ["lint", "empty.cuh"]).exit_code == 0
+    waived = tmp_path / "todo.cu"
+    waived.write_text("// nvfp4ctl: ignore[NV003] the kernel comes later\n")
+    assert CliRunner().invoke(app, ["lint", "todo.cu"]).exit_code == 0

@@ -55,6 +55,16 @@ def check(fragment: Fragment, config: LintConfig) -> list[Finding]:
     return [Finding(f.offset + fragment.base, f.code, f.message, f.width) for f in findings]
 
 
+def empty_kernel_source(name: str, text: str) -> list[Finding]:
+    """NV003 for a .cu file with no code (0 bytes, whitespace or only comments): a kernel source
+    that defines nothing, whose build fails on the C ABI it lacks. Only whole .cu files: a header may
+    hold nothing yet, and load_inline strings are the Python file's business."""
+    if blank(text).code.strip():
+        return []
+    return [Finding(0, "NV003", f"{name} has no code (it is empty, or only comments): a kernel source defines"
+                               " the kernel and the C ABI functions the binding calls")]
+
+
 def _graphs(code: str) -> list[Finding]:
     return [
         Finding(m.start(), "NV201", f"CUDA graph API {m.group()}: graphs are forbidden", len(m.group()))
