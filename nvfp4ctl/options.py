@@ -25,12 +25,13 @@ def parse_shape(text: str) -> tuple[int, int, int, int]:
     return m, n, k, numbers[3] if len(numbers) == 4 else 1
 
 
-def check_only(only: Sequence[int], count: int, noun: str) -> None:
-    """--only N of check (task.yml's tests) and of bench (its benchmarks): one wording for the same mistake."""
+def check_only(only: Sequence[int], count: int, noun: str, task_file: str) -> None:
+    """--only N of check (the task's tests) and of bench (its benchmarks): one wording for the same mistake,
+    naming the task file in use (`task_file`, as workspace.task_file_name spells it)."""
     for number in only:
         if not 1 <= number <= count:
             span = f"1-{count}" if count else "none"
-            raise UsageError(f"--only {number}: task.yml has {plural(count, noun)} ({span})")
+            raise UsageError(f"--only {number}: {task_file} has {plural(count, noun)} ({span})")
 
 
 def resolve_timeout(flag: float | None, task_timeout_s: float | None) -> tuple[float, str]:

@@ -86,6 +86,12 @@ def short_path(path: Path) -> str:
         return str(path)
 
 
+def task_file_name(path: Path | None) -> str:
+    """The task file in use as messages name it: its short path (other.yml, ../task.yml), "task.yml" where
+    there is no file (a task built in memory)."""
+    return short_path(path) if path is not None else TASK_FILE
+
+
 def note_target(path: Path, source: str) -> None:
     """The command's target, so that a run that stops with an error or Ctrl-C logs it too."""
     _Resolved.target = (path, source)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from nvfp4ctl.check.run import CheckItem
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.options import DEFAULT_TIMEOUT_S, check_only, parse_shape, resolve_timeout
+from nvfp4ctl.workspace import task_file_name
 
 if TYPE_CHECKING:
     from nvfp4ctl.problems.base import ProblemBase
@@ -29,7 +30,8 @@ def select_items(task: Any, only: Sequence[int], shapes: Sequence[str], seed: in
     With neither, every task.yml test runs. --seed replaces the seed of every case that runs.
     """
     tests = tuple(task.tests)
-    check_only(only, len(tests), "test")
+    task_file = task_file_name(task.path)
+    check_only(only, len(tests), "test", task_file)
     spec = problem_of(task)
     items: list[CheckItem] = []
     chosen = list(dict.fromkeys(only)) if only else ([] if shapes else range(1, len(tests) + 1))
@@ -42,7 +44,7 @@ def select_items(task: Any, only: Sequence[int], shapes: Sequence[str], seed: in
         case = spec.parse_shape(text, DEFAULT_SHAPE_SEED if seed is None else seed)
         items.append(CheckItem(f"s{position}", case, spec.shape_text(case)))
     if not items:
-        raise UsageError(f"nothing to check: task.yml has no tests; pass --shape {spec.shape_syntax}")
+        raise UsageError(f"nothing to check: {task_file} has no tests; pass --shape {spec.shape_syntax}")
     return items
 
 

@@ -14,7 +14,7 @@ from nvfp4ctl.console import VERBOSE, get_console
 from nvfp4ctl.errors import UsageError, os_reason
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.problems import DEFAULT_PROBLEM, get_problem
-from nvfp4ctl.workspace import memory_path
+from nvfp4ctl.workspace import memory_path, task_file_name
 from nvfp4ctl.words import plural
 
 if TYPE_CHECKING:  # the timing machinery is imported when the command runs, so `--help` stays fast
@@ -132,8 +132,8 @@ def select_cases(task: Task, only: Sequence[int], shapes: Sequence[str]) -> tupl
         keys = [get_problem(task.problem).key(case) for case in cases]
         return tuple(dict(zip(keys, cases)).values())  # each shape once ("128,128,256" = "128x128x256")
     if not task.benchmarks:
-        raise UsageError(f"{task.path or 'task.yml'}: no benchmarks to time (add a benchmarks: list or use --shape)")
-    options.check_only(only, len(task.benchmarks), "benchmark")
+        raise UsageError(f"{task_file_name(task.path)}: no benchmarks to time (add a benchmarks: list or use --shape)")
+    options.check_only(only, len(task.benchmarks), "benchmark", task_file_name(task.path))
     if only:
         return tuple(task.benchmarks[number - 1] for number in dict.fromkeys(only))
     return task.benchmarks

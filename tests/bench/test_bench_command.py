@@ -197,6 +197,19 @@ def test_only_out_of_range_reads_as_checks(submission: Path) -> None:
     assert benched.output == "error: --only 99: task.yml has 3 benchmarks (1-3)\n"
 
 
+def test_only_out_of_range_names_the_task_file_in_use(submission: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--task other.yml: the count is other.yml's, and so is the name (it said task.yml whatever the file)."""
+    from nvfp4ctl.project import shipped_task_path
+
+    monkeypatch.chdir(submission.parent)
+    (submission.parent / "other.yml").write_text(shipped_task_path().read_text(encoding="utf-8"))
+    checked = runner.invoke(app, ["check", "--task", "other.yml", "--submission", str(submission), "--only", "99"])
+    benched = _bench("--task", "other.yml", "--submission", str(submission), "--only", "99")
+    assert checked.exit_code == benched.exit_code == 2
+    assert checked.output == "error: --only 99: other.yml has 10 tests (1-10)\n"
+    assert benched.output == "error: --only 99: other.yml has 3 benchmarks (1-3)\n"
+
+
 def test_wrong_result_exits_1_with_the_first_mismatch(submission: Path) -> None:
     FakeWorker.failure = "input set 3 of 50 (seed 1237): 5 of 917504 elements differ; first at (m=0, n=1, l=0)"
     result = _bench("--submission", str(submission))

@@ -48,6 +48,16 @@ def test_bad_only(only, message):
         plan.select_items(TASK, only, [], None)
 
 
+def test_messages_name_the_task_file_in_use(tmp_path, monkeypatch):
+    """A task read from other.yml is named so (they said task.yml whatever the file)."""
+    monkeypatch.chdir(tmp_path)
+    task = FakeTask(tests=SMALL_TESTS, path=tmp_path / "tasks" / "other.yml")
+    with pytest.raises(UsageError, match=r"^--only 4: tasks/other.yml has 3 tests \(1-3\)$"):
+        plan.select_items(task, [4], [], None)
+    with pytest.raises(UsageError, match=r"^nothing to check: tasks/other.yml has no tests; pass --shape "):
+        plan.select_items(FakeTask(tests=(), path=tmp_path / "tasks" / "other.yml"), [], [], None)
+
+
 @pytest.mark.parametrize("text", ["128,256", "1,2,3,4,5", "128,-1,256", "a,b,c", ""])
 def test_bad_shape(text):
     with pytest.raises(UsageError, match="expected M,N,K or M,N,K,L as positive integers, e.g. --shape 128,7168,16384"):
