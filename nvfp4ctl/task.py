@@ -88,6 +88,9 @@ class Task:
     submission: Path | None = None
     submission_at: str = field(default="task.yml", compare=False)  # where `submission:` is written ("task.yml:7"), for errors about the file it names
     lint: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}), hash=False)
+    # Where the `lint:` section and its fields are written ("lint.select" -> "task.yml:40", "lint.paths[1]" ->
+    # "task.yml:43"), for the errors lint/config.py raises about values it validates away from the file.
+    lint_at: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}), compare=False, hash=False)
     source: str = ""  # where the file was found: "--task", "$NVFP4CTL_TASK", ... (workspace.py)
     warnings: tuple[str, ...] = field(default=(), compare=False)  # e.g. a key that looks like a typo
 
@@ -282,6 +285,11 @@ class _TaskReader:
         line = field_line(self.text, field_path) if self.text else None
         return f"{self.where}:{line}" if line else self.where
 
+    def at_key(self, field_path: str) -> str:
+        """As `at`, with the line of the field's key rather than of its value."""
+        line = field_line(self.text, field_path, at_key=True) if self.text else None
+        return f"{self.where}:{line}" if line else self.where
+
     def fail(self, field_path: str, problem: str) -> UsageError:
         """"task.yml:5: tests[2].k: ... (test #3)": the line, and the number --only and the tables use."""
         where = self.at(field_path)
@@ -309,6 +317,7 @@ class _TaskReader:
             submission=self.submission(document.get("submission")),
             submission_at=self.at("submission") if document.get("submission") is not None else self.where,
             lint=self.lint(document.get("lint")),
+            lint_at=self.lint_places(document.get("lint")),
             warnings=(*self.near_misses(document), *self.unknown_gpu_mode_keys(document)),
         )
 
@@ -429,6 +438,18 @@ class _TaskReader:
         if not submission.is_absolute() and self.path is not None:
             submission = self.path.resolve().parent / submission
         return submission
+
+    def lint_places(self, section: Any) -> Mapping[str, str]:
+        """"task.yml:40" for `lint` and each of its keys (the key's line: an error may be about its whole
+        value), and for each item of a list (the item's line: lint.paths names the one that is missing)."""
+        if not isinstance(section, dict) or not section:
+            return MappingProxyType({})  # nothing lint/config.py validates
+        places = {"lint": self.at_key("lint")}
+        for key, value in section.items():
+            places[f"lint.{key}"] = self.at_key(f"lint.{key}")
+            if isinstance(value, list):
+                places.update((f"lint.{key}[{index}]", self.at(f"lint.{key}[{index}]")) for index in range(len(value)))
+        return MappingProxyType(places)
 
     def lint(self, value: Any) -> Mapping[str, Any]:
         if value is None:

@@ -6,7 +6,7 @@ rejects the file whatever we say, so ignoring it by code or prefix is a usage er
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,6 +15,7 @@ from nvfp4ctl.errors import UsageError
 from nvfp4ctl.lint.rules import PROFILES, RULES, RULES_BY_CODE, STREAM_CODE
 from nvfp4ctl.problems import DEFAULT_PROBLEM
 from nvfp4ctl.problems.fields import describe_value
+from nvfp4ctl.workspace import TASK_FILE
 
 # GPU MODE nvfp4_gemm benchmark shapes (m, n, k); task.yml's benchmarks replace them when present.
 DEFAULT_BENCHMARK_SHAPES: tuple[tuple[int, int, int], ...] = (
@@ -47,24 +48,22 @@ def _matches_any(code: str, patterns: Iterable[str]) -> bool:
     return any(code.startswith(pattern) for pattern in patterns)
 
 
-def _normalize(patterns: Iterable[str], where: str) -> tuple[str, ...]:
+def _normalize(patterns: Iterable[str], where: Callable[[int], str], ignoring: bool = False) -> tuple[str, ...]:
+    """Rule codes and prefixes, upper-cased, each item's commas split; `where(index)` names the item in errors.
+    `ignoring`: the patterns are to be ignored, and the stream rule cannot be."""
     normalized = []
-    for raw in patterns:
+    for index, raw in enumerate(patterns):
         for part in str(raw).split(","):
             pattern = part.strip().upper()
             if not pattern:
                 continue
             if not any(rule.code.startswith(pattern) for rule in RULES):
                 known = ", ".join(rule.code for rule in RULES)
-                raise UsageError(f"{where}: unknown rule code or prefix {part.strip()!r} (known: {known})")
+                raise UsageError(f"{where(index)}: unknown rule code or prefix {part.strip()!r} (known: {known})")
+            if ignoring and len(pattern) > 2 and STREAM_CODE.startswith(pattern):
+                raise UsageError(f'{where(index)}: {pattern} cannot be ignored: the server rejects any file containing "stream"')
             normalized.append(pattern)
     return tuple(normalized)
-
-
-def _check_ignore(ignore: Sequence[str], where: str) -> None:
-    for pattern in ignore:
-        if len(pattern) > 2 and STREAM_CODE.startswith(pattern):
-            raise UsageError(f'{where}: {pattern} cannot be ignored: the server rejects any file containing "stream"')
 
 
 def _string_list(value: Any, where: str, what: str = "rule codes") -> list[str]:
@@ -76,6 +75,21 @@ def _string_list(value: Any, where: str, what: str = "rule codes") -> list[str]:
     raise UsageError(f"{where}: expected a list of {what}, got {describe_value(value)}")
 
 
+class _Places:
+    """Names a field of the `lint:` section as every task.yml error does: "other.yml:41: lint.paths", from
+    Task.lint_at; a field it lacks (a single string for a list, a section built in memory) is named at its
+    key, else at the section, else by the file name alone."""
+
+    def __init__(self, lint_at: Mapping[str, str]) -> None:
+        self.lint_at = lint_at
+
+    def __call__(self, key: str, index: int | None = None) -> str:
+        field_path = f"lint.{key}"
+        candidates = ([f"{field_path}[{index}]"] if index is not None else []) + [field_path, "lint"]
+        place = next((self.lint_at[name] for name in candidates if name in self.lint_at), TASK_FILE)
+        return f"{place}: {field_path}"
+
+
 @dataclass(frozen=True)
 class LintSection:
     """task.yml's `lint:` section, validated."""
@@ -84,32 +98,36 @@ class LintSection:
     ignore: tuple[str, ...] | None = None
     profile: str | None = None
     paths: tuple[Path, ...] | None = None
+    paths_at: tuple[str, ...] = ()  # "task.yml:43: lint.paths" for each of paths, for the error that one is missing
 
 
-def parse_section(section: Mapping[str, Any] | None, base: Path) -> LintSection:
+def parse_section(section: Mapping[str, Any] | None, base: Path, lint_at: Mapping[str, str] | None = None) -> LintSection:
+    """The validated section; `lint_at` is where its fields are written (Task.lint_at), for the errors."""
     if not section:
         return LintSection()
+    lint_at = lint_at or {}
+    at = _Places(lint_at)
     if not isinstance(section, Mapping):
-        raise UsageError(f"task.yml: lint: expected a mapping with keys {', '.join(SECTION_KEYS)}, got {describe_value(section)}")
+        raise UsageError(f"{lint_at.get('lint', TASK_FILE)}: lint: expected a mapping with keys {', '.join(SECTION_KEYS)}, got {describe_value(section)}")
     for key in section:
         if key not in SECTION_KEYS:
-            raise UsageError(f"task.yml: lint.{key}: unknown key (expected one of {', '.join(SECTION_KEYS)})")
+            raise UsageError(f"{at(str(key))}: unknown key (expected one of {', '.join(SECTION_KEYS)})")
     select = ignore = paths = None
     profile = None
     if section.get("select") is not None:
-        select = _normalize(_string_list(section["select"], "task.yml: lint.select"), "task.yml: lint.select")
+        select = _normalize(_string_list(section["select"], at("select")), lambda index: at("select", index))
     if section.get("ignore") is not None:
-        ignore = _normalize(_string_list(section["ignore"], "task.yml: lint.ignore"), "task.yml: lint.ignore")
-        _check_ignore(ignore, "task.yml: lint.ignore")
+        ignore = _normalize(_string_list(section["ignore"], at("ignore")), lambda index: at("ignore", index), ignoring=True)
     if section.get("profile") is not None:
         if section["profile"] not in PROFILES:
-            raise UsageError(f"task.yml: lint.profile: expected one of {', '.join(PROFILES)},"
+            raise UsageError(f"{at('profile')}: expected one of {', '.join(PROFILES)},"
                              f" got {describe_value(section['profile'])}")
         profile = str(section["profile"])
     if section.get("paths") is not None:
-        raw_paths = _string_list(section["paths"], "task.yml: lint.paths", "paths")
+        raw_paths = _string_list(section["paths"], at("paths"), "paths")
         paths = tuple(p if p.is_absolute() else base / p for p in map(Path, raw_paths))
-    return LintSection(select=select, ignore=ignore, profile=profile, paths=paths)
+    return LintSection(select=select, ignore=ignore, profile=profile, paths=paths,
+                       paths_at=tuple(at("paths", index) for index in range(len(paths or ()))))
 
 
 def resolve_config(
@@ -121,10 +139,8 @@ def resolve_config(
     problem: str | None = None,
 ) -> LintConfig:
     """Flags override task.yml, which overrides the defaults (one place for the precedence)."""
-    cli_select = _normalize(select, "--select") if select else None
-    cli_ignore = _normalize(ignore, "--ignore") if ignore else None
-    if cli_ignore:
-        _check_ignore(cli_ignore, "--ignore")
+    cli_select = _normalize(select, lambda _: "--select") if select else None
+    cli_ignore = _normalize(ignore, lambda _: "--ignore", ignoring=True) if ignore else None
     if profile is not None and profile not in PROFILES:
         raise UsageError(f"--profile: expected one of {', '.join(PROFILES)}, got {profile!r}")
     return LintConfig(

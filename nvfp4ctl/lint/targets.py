@@ -59,7 +59,7 @@ def plan(
 ) -> LintPlan:
     task = _load_task()
     folder = user_folder()
-    section: LintSection = parse_section(task.lint if task.is_users else None, folder)
+    section: LintSection = parse_section(task.lint if task.is_users else None, folder, getattr(task, "lint_at", None))
     config = resolve_config(section, select, ignore, profile, benchmark_shapes(task), getattr(task, "problem", None))
     own = {"task_file": task.path if task.is_users else None, "own_tasks": task.source not in (FROM_FLAG, FROM_ENV)}
     if paths:
@@ -67,10 +67,10 @@ def plan(
     if section.paths:
         # Paths the user wrote down are as explicit as paths on the command line: a typo must not
         # quietly shrink what is checked, nor read as "nothing to lint" when the folder has files.
-        for path in section.paths:
+        for path, where in zip(section.paths, section.paths_at):
             if not path.exists():
                 written = path.relative_to(folder) if path.is_relative_to(folder) else path  # as in task.yml
-                raise UsageError(f"task.yml lint.paths: {written} does not exist")
+                raise UsageError(f"{where}: {written} does not exist")
         return LintPlan(section.paths, config, (), folder, **own)
     files, skipped = users_files(task, folder)
     return LintPlan(files, config, skipped, folder, **own)

@@ -204,11 +204,23 @@ def test_missing_lint_paths_entry_is_a_usage_error_naming_it(project: Path) -> N
     (project / "submission.py").write_text(CLEAN)
     (project / "task.yml").write_text(TASK_YML + "lint: {paths: [clean.py, nothere.py]}\n")
     (project / "sub").mkdir()
-    for where in (project, project / "sub"):  # named as task.yml writes it, wherever lint runs
-        os.chdir(where)
+    for where, task_file in ((project, "task.yml"), (project / "sub", str(project / "task.yml"))):
+        os.chdir(where)  # the path named as task.yml writes it, wherever lint runs; the task file as other errors name it
         result = runner.invoke(app, ["lint"])
         assert result.exit_code == 2, result.output
-        assert result.output.strip() == "error: task.yml lint.paths: nothere.py does not exist"
+        assert result.output.strip() == f"error: {task_file}:3: lint.paths: nothere.py does not exist"
+
+
+def test_lint_section_errors_name_the_task_file_in_use(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """$NVFP4CTL_TASK=other.yml: its lint: section's mistakes name other.yml and the line (they said task.yml)."""
+    (project / "other.yml").write_text(TASK_YML + "lint:\n  paths:\n    - clean.py\n    - nothere.py\n")
+    monkeypatch.setenv("NVFP4CTL_TASK", "other.yml")
+    result = runner.invoke(app, ["lint"])
+    assert result.exit_code == 2, result.output
+    assert result.output.strip() == "error: other.yml:6: lint.paths: nothere.py does not exist"
+    (project / "other.yml").write_text(TASK_YML + "lint:\n  select: [NV4, NV999]\n")
+    result = runner.invoke(app, ["lint"])
+    assert result.exit_code == 2 and result.output.startswith("error: other.yml:4: lint.select: unknown rule code"), result.output
 
 
 def test_a_link_is_reported_under_its_own_name(project: Path) -> None:

@@ -89,6 +89,40 @@ def test_bad_task_values_are_spelled_as_yaml_writes_them(section: object, messag
     assert str(caught.value) == message
 
 
+OTHER_TASK = "tests:\n  - {m: 128, n: 256, k: 256, l: 1, seed: 1111}\nlint:\n"
+
+
+@pytest.mark.parametrize("section, message", [
+    ("  select: [NV999]\n", "other.yml:4: lint.select: unknown rule code or prefix 'NV999'"),
+    ("  select:\n    - NV4\n    - NV999\n", "other.yml:6: lint.select: unknown rule code or prefix 'NV999'"),
+    ("  selct: [NV4]\n", "other.yml:4: lint.selct: unknown key"),
+    ("  profile: cutlass-only\n  ignore:\n    - NV8\n    - NV101\n", "other.yml:7: lint.ignore: NV101 cannot be ignored"),
+    ("  profile: fast\n", "other.yml:4: lint.profile: expected one of"),
+    ("  paths:\n    - 3\n", "other.yml:4: lint.paths: expected a list of paths, got [3]"),
+])
+def test_bad_task_sections_name_the_file_and_line(section: str, message: str, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Errors of the lint: section have the FILE:LINE: form of every other task.yml error, and name the task
+    file in use (they said "task.yml:" with no line whatever the file)."""
+    from nvfp4ctl.task import parse_task
+
+    monkeypatch.chdir(tmp_path)
+    task = parse_task(OTHER_TASK + section, tmp_path / "other.yml")
+    with pytest.raises(UsageError) as caught:
+        parse_section(task.lint, tmp_path, task.lint_at)
+    assert str(caught.value).startswith(message)
+
+
+def test_each_lint_path_is_named_at_its_own_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from nvfp4ctl.task import parse_task
+
+    monkeypatch.chdir(tmp_path)
+    task = parse_task(OTHER_TASK + "  paths:\n    - kernels\n    - submission.py\n", tmp_path / "other.yml")
+    assert parse_section(task.lint, tmp_path, task.lint_at).paths_at == ("other.yml:5: lint.paths", "other.yml:6: lint.paths")
+    one = parse_task(OTHER_TASK.replace("lint:\n", "lint: {paths: kernels}\n"), tmp_path / "other.yml")
+    assert parse_section(one.lint, tmp_path, one.lint_at).paths_at == ("other.yml:3: lint.paths",)
+
+
 def test_one_path_may_be_written_without_a_list(tmp_path: Path) -> None:
     """As `select: NV4` stands for [NV4], `paths: kernels` stands for [kernels]."""
     assert parse_section({"paths": "kernels"}, tmp_path).paths == (tmp_path / "kernels",)
