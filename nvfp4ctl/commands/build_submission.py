@@ -51,7 +51,8 @@ def _budget_line(seconds: float, units: int) -> tuple[str, bool]:
     fraction, warn = compile_budget(seconds)
     line = (f"compile: {seconds:.1f} s for {units} unit{'s' if units != 1 else ''} = {fraction:.0%} of the leaderboard's"
             f" {LEADERBOARD_COMPILE_S:.0f} s for the whole `python submission.py` (torch import and linking come on top;"
-            " measured here; a cache hit shows the first compile's time)")
+            " measured here; a cache hit counts its first compile's time: the leaderboard"
+            " compiles from scratch)")
     return line, warn
 
 
@@ -86,7 +87,7 @@ def build_submission(path: Path, arch: str | None, verbose: bool, python: str | 
                  f" ({', '.join(e.name for e in sources.extensions)}), arch {target} ({why})", style="dim")
     rows: list[list[object]] = []
     failures: list[str] = []
-    total = 0.0  # compile seconds, a cache hit's as its first compile took: the leaderboard compiles afresh
+    total = 0.0  # compile seconds, a cache hit's as its first compile took (its row shows this run's): the leaderboard compiles afresh
     units = cached = 0
     with console.progress() as progress:
         task = progress.add_task("compiling", total=len(sources.extensions))
