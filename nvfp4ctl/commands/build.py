@@ -12,6 +12,7 @@ from rich.text import Text
 
 from nvfp4ctl.console import VERBOSE, get_console
 from nvfp4ctl.errors import ExitCode, UsageError
+from nvfp4ctl.kernel_cells import byte_size, spills_text
 from nvfp4ctl.options import Choice, choice
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.workspace import user_folder, users_kernels_dir
@@ -148,15 +149,6 @@ def _users_submission(task_flag: Path | None) -> tuple[list[Path], str | None]:
     return ([found.path], found.source) if found is not None else ([], None)
 
 
-def _bytes(count: int) -> str:
-    return f"{count / 1024:.1f} KiB" if count >= 1024 else f"{count} B"
-
-
-def spills_text(count: int) -> Text:
-    """A spills cell: bytes with their unit, as the stack and smem cells beside it; red when any."""
-    return Text(_bytes(count), style="bold red" if count else "")
-
-
 def _row(report: BuildReport, seconds: float) -> list[object]:
     main = report.main_kernel
     op = report.tensor_op
@@ -170,8 +162,8 @@ def _row(report: BuildReport, seconds: float) -> list[object]:
         report.source.name,
         report.arch,
         main.registers if main else "-",
-        _bytes(main.shared_bytes) if main else "-",
-        _bytes(report.stack_bytes),
+        byte_size(main.shared_bytes) if main else "-",
+        byte_size(report.stack_bytes),
         spills_text(report.spill_bytes),
         tensor,
         f"{seconds:.1f} s",
@@ -196,8 +188,8 @@ def _detail_rows(report: BuildReport) -> list[list[object]]:
     from nvfp4ctl.build.kernel_names import readable_name
 
     return [
-        [readable_name(f.name), "kernel" if f.entry else "function", f.registers, _bytes(f.shared_bytes),
-         _bytes(f.stack_bytes), spills_text(f.spill_stores), spills_text(f.spill_loads)]
+        [readable_name(f.name), "kernel" if f.entry else "function", f.registers, byte_size(f.shared_bytes),
+         byte_size(f.stack_bytes), spills_text(f.spill_stores), spills_text(f.spill_loads)]
         for f in report.functions
     ]
 
@@ -214,6 +206,6 @@ def _outcome(plan: list[tuple[Path, str]], built: list[BuildReport], failures: d
     spilled = sum(report.spill_bytes for report in built)
     cached = sum(report.cache_hit for report in built)
     noun = "kernel" if len(built) == 1 else "kernels"
-    result = f"{len(built)} {noun} built ({arches}), {_bytes(spilled)} of spills" + (f", {cached} cached" if cached else "")
+    result = f"{len(built)} {noun} built ({arches}), {byte_size(spilled)} of spills" + (f", {cached} cached" if cached else "")
     result += f", {len(skipped)} skipped ({', '.join(skipped)})" if skipped else ""
     return Outcome(result=result, target=target)

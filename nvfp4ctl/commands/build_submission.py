@@ -13,7 +13,7 @@ from nvfp4ctl.build.kernel_names import readable_name
 from nvfp4ctl.build.resources import describe_tensor_op
 from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import ExitCode, UsageError
-from nvfp4ctl.commands.build import _bytes, spills_text
+from nvfp4ctl.kernel_cells import byte_size, spills_text
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.words import plural
 
@@ -38,7 +38,7 @@ def _kernel_rows(name: str, functions, tensor_op, seconds: float, cache: str) ->
     for index, f in enumerate(kernels):
         spills = (f.spill_stores + f.spill_loads) if f else 0
         rows.append([f"{name}: {readable_name(f.name) if f else '-'}",
-                     f.registers if f else "-", _bytes(f.shared_bytes) if f else "-", _bytes(f.stack_bytes) if f else "-",
+                     f.registers if f else "-", byte_size(f.shared_bytes) if f else "-", byte_size(f.stack_bytes) if f else "-",
                      spills_text(spills) if f else "-",
                      _op_text(tensor_op) if index == 0 else "", f"{seconds:.1f} s" if index == 0 else "",
                      cache if index == 0 else ""])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from nvfp4ctl.kernel_cells import byte_size, spills_text
 from nvfp4ctl.tune.knobs import Config
 from nvfp4ctl.tune.results import COMPILE_ERROR, Measurement, Ranked, geomean, rank, shape_key
 from nvfp4ctl.tune.session import CURRENT, TuneReport
@@ -18,10 +19,6 @@ def _label(report: TuneReport, cid: str, base: Config) -> str:
     return CURRENT if config is None else config.diff(base, report.knobs)
 
 
-def _kib(size: int) -> str:
-    return f"{size / 1024:.1f} KiB"
-
-
 def compile_table(report: TuneReport) -> tuple[list[str], list[list[object]]]:
     base = report.knobs.defaults()
     columns = ["candidate", "for", "regs", "static smem", "stack", "spills", "compile", "verdict"]
@@ -34,8 +31,8 @@ def compile_table(report: TuneReport) -> tuple[list[str], list[list[object]]]:
         built = build.status != COMPILE_ERROR  # a failed compile has no resources to show
         rows.append([_label(report, cid, base), _shapes_text(report, report.built_for.get(cid, [])),
                      build.registers if built else "-",
-                     _kib(build.shared_bytes) if built else "-", f"{build.stack_bytes} B" if built else "-",
-                     f"{build.spill_bytes} B" if built else "-", compile_text,
+                     byte_size(build.shared_bytes) if built else "-", byte_size(build.stack_bytes) if built else "-",
+                     spills_text(build.spill_bytes) if built else "-", compile_text,
                      "ok" if build.usable else f"rejected: {build.status}"])
     return columns, rows
 

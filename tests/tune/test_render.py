@@ -92,3 +92,23 @@ def test_a_compile_only_candidate_names_the_shapes_it_was_built_for() -> None:
     columns, rows = compile_table(report)
     assert columns[:2] == ["candidate", "for"]
     assert [row[:2] for row in rows] == [["start", "every shape"], ["P=1", "512x512x7168"]]
+
+
+def test_compile_table_spells_bytes_as_builds_tables_do() -> None:
+    """Spills, stack and smem switch to KiB from 1 KiB on, spills red where there are any, through the one
+    formatter build's tables use (tune's said "2048 B" for spills and stack, and "0.0 KiB" for no smem)."""
+    from rich.text import Text
+
+    from nvfp4ctl.kernel_cells import spills_text
+    from nvfp4ctl.tune.render import compile_table
+    from nvfp4ctl.tune.results import BuildResult
+
+    report = TuneReport(knobs=KNOBS, shapes=[A], compile_only=True)
+    config = start_configs(KNOBS, [A], None)[A]
+    report.configs[config.id] = config
+    report.builds[config.id] = BuildResult(OK, registers=255, shared_bytes=0, stack_bytes=1536, spill_bytes=2048,
+                                           compile_s=1.0)
+    columns, rows = compile_table(report)
+    cells = dict(zip(columns, rows[0]))
+    assert [str(cells[name]) for name in ("static smem", "stack", "spills")] == ["0 B", "1.5 KiB", "2.0 KiB"]
+    assert isinstance(cells["spills"], Text) and cells["spills"].style == spills_text(2048).style == "bold red"
