@@ -290,12 +290,14 @@ def _json_failure(kwargs: dict[str, object], message: str, exit_code: ExitCode) 
         console.json({"error": message, "exit_code": int(exit_code)})
 
 
-def _logged(name: str, command: Callable[..., Outcome], record: bool = True) -> Callable[..., None]:
-    """Run a command, show a failure as one red line, append the run log, exit with the code."""
+def _logged(name: str, command: Callable[..., Outcome], record: bool = True, reads_log: bool = False) -> Callable[..., None]:
+    """Run a command, show a failure as one red line, append the run log, exit with the code.
+    `reads_log`: the command reads the run log without adding to it (`log`), so a file that is none is
+    refused as for a command that appends (it read as "no runs logged yet")."""
 
     @functools.wraps(command)
     def wrapper(*args: object, **kwargs: object) -> None:
-        if record:
+        if record or reads_log:
             _refuse_a_run_log_that_is_not_one()
         try:
             outcome = _run(command, added, args, kwargs)
@@ -326,7 +328,7 @@ _logged("dump", dump.command)
 _logged("lint", lint.command)
 _logged("export", export.command)
 _logged("tune", tune.command)
-_logged("log", log.command, record=False)  # reading the log does not add to it
+_logged("log", log.command, record=False, reads_log=True)  # reading the log does not add to it
 _logged("init", init.command, record=False)  # nothing has run yet; MEMORY.md is being made
 
 

@@ -530,3 +530,15 @@ def test_a_run_log_setting_that_names_a_python_file_leaves_it_as_it_was(args, tm
     if args == ["lint"]:  # refused before the run: one line naming the setting
         assert result.output.count("\n") == 1 and result.output.startswith(
             "error: NVFP4CTL_MEMORY=submission.py: not a run log (its name does not end in .md"), result.output
+
+
+@pytest.mark.parametrize("args", [["log"], ["log", "--trend"]])
+def test_log_refuses_a_run_log_setting_that_names_a_python_file_as_the_other_commands_do(args, tmp_path, monkeypatch):
+    """`log` read submission.py as an empty run log and said "no runs logged yet", exit 0."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "submission.py").write_text("def custom_kernel(data):\n    return data[6]\n")
+    monkeypatch.setenv("NVFP4CTL_MEMORY", "submission.py")
+    refused = CliRunner().invoke(app, ["lint"])
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert result.output == refused.output and result.output.count("\n") == 1, result.output
