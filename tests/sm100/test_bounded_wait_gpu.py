@@ -13,28 +13,14 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.sm100.gpu_program import ROOT, build_for_this_gpu
+
 PROGRAM = ROOT / "tests" / "sm100" / "bounded_wait_gpu" / "bounded_wait_check.cu"
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("case", ["legal", "missed"])
 def test_a_wait_finishes_or_traps_after_its_limit(tmp_path: Path, case: str) -> None:
-    import torch
-
-    from nvfp4ctl.build import toolchain
-
-    if not torch.cuda.is_available():
-        pytest.skip("needs a CUDA GPU")
-    major, minor = torch.cuda.get_device_capability()
-    if major < 9:
-        pytest.skip(f"needs sm_90 or newer, this GPU is sm_{major}{minor}")
-    arch = "90a" if major == 9 else "100a" if major == 10 else f"{major}{minor}"
-    binary = tmp_path / "bounded_wait_check"
-    build = subprocess.run(
-        [str(toolchain.nvcc_path()), f"-gencode=arch=compute_{arch},code=sm_{arch}", "-O3", "-std=c++17",
-         f"-I{ROOT / 'kernels' / 'common'}", str(PROGRAM), "-o", str(binary)],
-        capture_output=True, text=True, timeout=300)
-    assert build.returncode == 0, build.stdout + build.stderr
+    binary = build_for_this_gpu(PROGRAM, tmp_path / "bounded_wait_check", timeout_s=300)
     done = subprocess.run([str(binary), case], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stdout + done.stderr
