@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from cli_streams import separate_streams_runner
 from nvfp4ctl import runlog
 from nvfp4ctl.cli import app
 from nvfp4ctl.errors import KernelCrash, KernelTimeout
@@ -79,11 +80,11 @@ def submission(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
-def _bench(*args: str) -> Any:
+def _bench(*args: str, cli: CliRunner = runner) -> Any:
     argv = ["bench", *args]
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(sys, "argv", ["nvfp4ctl", *argv])  # the run log records sys.argv
-        return runner.invoke(app, argv, catch_exceptions=False)
+        return cli.invoke(app, argv, catch_exceptions=False)
 
 
 def test_tables_and_run_log_line(submission: Path) -> None:
@@ -244,7 +245,7 @@ def test_json_failures_are_a_json_document_on_stdout(submission: Path, monkeypat
         FakeWorker.raise_error, args = KernelCrash(message), []
     else:
         monkeypatch.setattr("nvfp4ctl.runner.gpu.gpu_present", lambda: False)
-    result = _bench("--submission", str(submission), "--json", *args)
+    result = _bench("--submission", str(submission), "--json", *args, cli=separate_streams_runner())
     assert result.exit_code == code
     assert json.loads(result.stdout) == {"error": message, "exit_code": code}
     assert f"error: {message}" in result.stderr
@@ -252,7 +253,7 @@ def test_json_failures_are_a_json_document_on_stdout(submission: Path, monkeypat
 
 def test_without_json_a_failure_writes_nothing_to_stdout(submission: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("nvfp4ctl.runner.gpu.gpu_present", lambda: False)
-    result = _bench("--submission", str(submission))
+    result = _bench("--submission", str(submission), cli=separate_streams_runner())
     assert result.exit_code == 2 and result.stdout == ""
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from cli_streams import separate_streams_runner
 from nvfp4ctl.cli import app
 
 runner = CliRunner()
@@ -83,7 +84,7 @@ def test_json_format(project: Path) -> None:
 
 
 def test_json_format_stopped_by_an_error_is_a_json_document(project: Path) -> None:
-    result = runner.invoke(app, ["lint", "--format", "json", "nosuch.py"])
+    result = separate_streams_runner().invoke(app, ["lint", "--format", "json", "nosuch.py"])
     assert result.exit_code == 2
     assert json.loads(result.stdout) == {"error": "no such file or folder: nosuch.py", "exit_code": 2}
 
