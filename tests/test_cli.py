@@ -179,7 +179,7 @@ def test_a_crash_of_nvfp4ctl_itself_still_leaves_its_run_log_line(monkeypatch):
     (["lint", "--format", "xml"], "error: --format: 'xml' is not one of text, json"),
     (["check", "--scales", "xml"], "error: --scales: 'xml' is not one of generator, full"),
     (["check", "--only", "1", "--only"], "error: Option '--only' requires an argument."),
-    (["build", "--nosuch"], "error: No such option: --nosuch"),
+    (["build", "--nosuch"], "error: No such option"),  # then ": --nosuch", or " '--nosuch'." from click 8.5.1
 ])
 def test_an_option_click_rejects_is_still_logged(monkeypatch, args, message):
     monkeypatch.setattr(sys, "argv", ["nvfp4ctl", *args])
@@ -189,6 +189,7 @@ def test_an_option_click_rejects_is_still_logged(monkeypatch, args, message):
     entries = runlog.read(memory_path())
     assert len(entries) == before + 1
     assert entries[-1].exit_code == "2" and entries[-1].result.startswith(message)
+    assert args[-1] in entries[-1].result
     assert entries[-1].command == "nvfp4ctl " + " ".join(args)
 
 
