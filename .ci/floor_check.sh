@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# CI: the CLI tests again on the oldest typer, rich and filelock pyproject.toml allows (the main run
+# has the newest). click is left to pip within that typer's own range, as a user's install gets it:
+# a typer whose range admits a click it breaks on is below the floor. PyYAML keeps the installed
+# version: its floor, 6.0, has no wheel for Python 3.12 and its source does not build with Cython 3.
+# The virtualenv sees this machine's site-packages (torch, pytest, the editable nvfp4ctl), so only
+# those few small packages install: under a minute in all on a 2-core machine.
+# Usage: .ci/floor_check.sh [WORK_DIR]   (default: a fresh temporary folder, removed at the end)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+WORK=${1:-$(mktemp -d -t nvfp4ctl-floor-XXXXXX)}
+[ $# -ge 1 ] || trap 'rm -rf "$WORK"' EXIT
+VENV=$WORK/venv
+
+# "typer>=0.15.4" in pyproject.toml's dependencies -> typer==0.15.4
+PINS=$(python3 - <<'PY'
+import re
+from pathlib import Path
+
+text = Path("pyproject.toml").read_text()
+floors = dict(re.findall(r'^\s*"(typer|rich|filelock)>=([0-9][^",;\s]*)"', text, re.M))
+missing = {"typer", "rich", "filelock"} - floors.keys()
+if missing:
+    raise SystemExit(f"floor check: no >= floor for {', '.join(sorted(missing))} in pyproject.toml")
+print(" ".join(f"{name}=={version}" for name, version in sorted(floors.items())))
+PY
+)
+echo "== floor check: $PINS"
+python3 -m venv --system-site-packages "$VENV"
+# pip may say the newer typer outside the virtualenv now conflicts: the virtualenv's own one wins there.
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check $PINS
+"$VENV/bin/python" -m pip list --disable-pip-version-check 2>/dev/null | grep -iE '^(typer|click|rich|filelock|pyyaml) '
+
+# The tests that drive the CLI end to end: parsing, help, errors, exit codes, --json, the run log.
+PYTHONPATH=$PWD "$VENV/bin/python" -m pytest -q -p no:cacheprovider \
+  tests/test_cli.py tests/test_help.py tests/test_cli_startup.py tests/test_init.py tests/test_runlog.py \
+  tests/lint/test_cli.py tests/bench/test_bench_command.py tests/check/test_plan.py \
+  tests/dump/test_dump_cli.py tests/tune/test_tune_command.py
