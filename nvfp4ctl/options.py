@@ -34,8 +34,9 @@ def check_only(only: Sequence[int], count: int, noun: str, task_file: str) -> No
             raise UsageError(f"--only {number}: {task_file} has {plural(count, noun)} ({span})")
 
 
-def resolve_timeout(flag: float | None, task_timeout_s: float | None) -> tuple[float, str]:
-    """Seconds per test and where they came from: --timeout > NVFP4CTL_TIMEOUT > task.yml > 180."""
+def resolve_timeout(flag: float | None, task_timeout_s: float | None, task_name: str = "task.yml") -> tuple[float, str]:
+    """Seconds per test and where they came from: --timeout > NVFP4CTL_TIMEOUT > the task file (named
+    `task_name`, as messages name the one in use) > 180."""
     if flag is not None:
         if not 0 < flag < math.inf:  # nan too: a watchdog that never fires
             raise UsageError(f"--timeout {flag:g}: expected a finite number of seconds > 0")
@@ -50,7 +51,7 @@ def resolve_timeout(flag: float | None, task_timeout_s: float | None) -> tuple[f
             raise UsageError(f"{Env.TIMEOUT}={from_env}: expected a finite number of seconds > 0")
         return seconds, Env.TIMEOUT
     if task_timeout_s is not None and task_timeout_s != DEFAULT_TIMEOUT_S:
-        return float(task_timeout_s), "task.yml"
+        return float(task_timeout_s), task_name
     return DEFAULT_TIMEOUT_S, "default"
 
 

@@ -17,6 +17,7 @@ from nvfp4ctl.problems.fields import MAX_SEED
 from nvfp4ctl.project import BYO_KERNEL_DOC
 from nvfp4ctl.runner.gpu import first_gpu, gpu_present, run_device
 from nvfp4ctl.words import plural
+from nvfp4ctl.workspace import task_file_name
 
 if TYPE_CHECKING:  # the check machinery is imported when the command runs, so `--help` stays fast
     from nvfp4ctl.check.run import CheckItem, CheckReport, CheckSettings, ItemOutcome
@@ -50,7 +51,7 @@ def command(
     target = resolve_target(submission, kernel, loaded)
     # every mistake in the options is said before "no GPU": on a laptop too, a typo is the first thing to fix
     items = plan.select_items(loaded, only or [], shape or [], seed)
-    timeout_s, timeout_source = plan.resolve_timeout(timeout, loaded.timeout_s)
+    timeout_s, timeout_source = plan.resolve_timeout(timeout, loaded.timeout_s, task_file_name(loaded.path))
     if dump and loaded.problem != DEFAULT_PROBLEM:  # the model replays one GEMM tile on the GEMM's inputs
         raise UsageError(f"--dump decodes and simulates an {DEFAULT_PROBLEM} kernel's MMAs (C = A·Bᵀ on its inputs);"
                          f" this task is {loaded.problem}")
