@@ -38,6 +38,7 @@ def compile_candidate(source: str, arch: str, defines: tuple[str, ...]) -> Build
     """Build one candidate (cached) and summarise its resources; never raises for a compile error."""
     from nvfp4ctl.build import CompileError, build_kernel
     from nvfp4ctl.build.kernel_names import readable_name
+    from nvfp4ctl.kernel_cells import byte_size
 
     started = time.perf_counter()
     try:
@@ -46,7 +47,8 @@ def compile_candidate(source: str, arch: str, defines: tuple[str, ...]) -> Build
         return BuildResult(COMPILE_ERROR, compile_s=round(time.perf_counter() - started, 2), message=str(error))
     main = report.main_kernel
     spilled = [f for f in report.functions if f.spill_stores or f.spill_loads]
-    message = ", ".join(f"{readable_name(f.name)} spills {f.spill_stores} B / {f.spill_loads} B" for f in spilled)
+    message = ", ".join(f"{readable_name(f.name)} spills {byte_size(f.spill_stores)} stored / {byte_size(f.spill_loads)} loaded"
+                        for f in spilled)
     return BuildResult(
         status=SPILLS if spilled else OK,
         registers=main.registers if main else 0,
