@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
-# CI: the CLI tests again on the oldest typer, rich and filelock pyproject.toml allows (the main run
-# has the newest). click is left to pip within that typer's own range, as a user's install gets it:
-# a typer whose range admits a click it breaks on is below the floor. PyYAML keeps the installed
-# version: its floor, 6.0, has no wheel for Python 3.12 and its source does not build with Cython 3.
+# CI: the CLI tests again on the oldest typer, rich, PyYAML and filelock pyproject.toml allows (the
+# main run has the newest). click is left to pip within that typer's own range, as a user's install
+# gets it: a typer whose range admits a click it breaks on is below the floor.
 # The virtualenv sees this machine's site-packages (torch, pytest, the editable nvfp4ctl), so only
 # those few small packages install: under a minute in all on a 2-core machine.
 # Usage: .ci/floor_check.sh [WORK_DIR]   (default: a fresh temporary folder, removed at the end)
@@ -18,8 +17,8 @@ import re
 from pathlib import Path
 
 text = Path("pyproject.toml").read_text()
-floors = dict(re.findall(r'^\s*"(typer|rich|filelock)>=([0-9][^",;\s]*)"', text, re.M))
-missing = {"typer", "rich", "filelock"} - floors.keys()
+floors = dict(re.findall(r'^\s*"(typer|rich|pyyaml|filelock)>=([0-9][^",;\s]*)"', text, re.M))
+missing = {"typer", "rich", "pyyaml", "filelock"} - floors.keys()
 if missing:
     raise SystemExit(f"floor check: no >= floor for {', '.join(sorted(missing))} in pyproject.toml")
 print(" ".join(f"{name}=={version}" for name, version in sorted(floors.items())))
