@@ -10,10 +10,8 @@ nvfp4ctl project itself, so a verdict is never about a file the user did not wri
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
 
 from nvfp4ctl.env import Env, env_str
 from nvfp4ctl.project import REPO_DIR, cache_root, shipped_task_path
@@ -55,7 +53,6 @@ class _Resolved:
     task: TaskFile | None = None
     folder: Path | None = None
     target: tuple[Path, str] | None = None  # what the command runs and why, once known
-    read: dict[Hashable, Any] = {}  # what the command read from files it asks about more than once
 
 
 def reset() -> None:
@@ -63,19 +60,6 @@ def reset() -> None:
     _Resolved.task = None
     _Resolved.folder = None
     _Resolved.target = None
-    _Resolved.read = {}
-
-
-T = TypeVar("T")
-
-
-def read_once(key: Hashable, read: Callable[[], T]) -> T:
-    """`read()`'s answer for `key`, read once in this command: two steps that need the same fact of a
-    file (a --kernel's problem) do not read it twice. The next command reads it afresh (reset), so a
-    file edited between commands is never answered from memory."""
-    if key not in _Resolved.read:
-        _Resolved.read[key] = read()
-    return _Resolved.read[key]
 
 
 def short_path(path: Path) -> str:

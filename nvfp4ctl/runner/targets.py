@@ -19,7 +19,7 @@ from nvfp4ctl.errors import UsageError, os_reason
 from nvfp4ctl.problems import DEFAULT_PROBLEM
 from nvfp4ctl.project import kernels_dir, shipped
 from nvfp4ctl.runner.gpu import first_gpu, run_device
-from nvfp4ctl.workspace import claim_folder, in_nvfp4ctl_project, note_target, read_once, short_path, user_folder
+from nvfp4ctl.workspace import claim_folder, in_nvfp4ctl_project, note_target, short_path, user_folder
 
 SUBMISSION, KERNEL, TORCH = "submission", "kernel", "torch"
 
@@ -80,7 +80,8 @@ def _resolve_target(submission: Path | None, kernel: Path | None, task: TaskLike
         resolved = _existing_file(kernel, "--kernel")
         if resolved.suffix != ".cu":
             raise UsageError(f"--kernel {kernel}: expected a CUDA source (.cu); use --submission for .py")
-        _refuse_other_problem(kernel, resolved, problem, task)
+        if task is None or task.is_users:  # nvfp4ctl's shipped task was chosen by the kernel (task_for_kernel)
+            _refuse_other_problem(kernel, resolved, problem, task)
         return TargetSpec(KERNEL, resolved, f"{kernel} (--kernel)", "--kernel", problem)
     found = find_user_submission(task)
     if found is not None:
@@ -101,17 +102,17 @@ def _resolve_target(submission: Path | None, kernel: Path | None, task: TaskLike
 def task_for_kernel(task: Any, kernel: Path | None) -> Any:
     """The task to run a `--kernel` on. Where it is nvfp4ctl's shipped GEMM task (the user has none of
     their own), a kernel written for another problem gets that problem's shipped task, so
-    `check --kernel my_gemv.cu` runs the GEMV's tests; a task of the user's is never replaced
+    `check --kernel my_gemv.cu` runs the GEMV's tests; the kernel's problem is then read here alone,
+    as resolve_target has nothing left to refuse. A task of the user's is never replaced
     (_refuse_other_problem says when it does not fit)."""
     from nvfp4ctl.task import load_task
     from nvfp4ctl.workspace import SHIPPED
 
     if task.is_users or kernel is None or str(kernel) == DEFAULT_BY_NAME or kernel.suffix != ".cu":
         return task
-    try:
-        own = _kernel_problem(kernel) if kernel.is_file() else None
-    except (OSError, UsageError):  # resolve_target says what is wrong with the file
-        return task
+    if not kernel.is_file():
+        return task  # resolve_target says what is wrong with the file
+    own = _kernel_problem(kernel, kernel.resolve())
     if own is None or own.name == task.problem:
         return task
     return replace(load_task(own.task_file), source=SHIPPED)
@@ -156,10 +157,7 @@ def _refuse_other_problem(kernel: Path, resolved: Path, problem: str, task: Task
 
     if problem not in problem_names():  # a problem defined elsewhere (module:attribute): its own business
         return
-    try:
-        own = _kernel_problem(resolved)
-    except OSError as error:  # an unreadable kernel or header: one line, as the build would say
-        raise UsageError(f"--kernel {kernel}: cannot read it ({os_reason(error, resolved)})") from None
+    own = _kernel_problem(kernel, resolved)
     own_name = own.name if own is not None else DEFAULT_PROBLEM
     if own_name == problem:
         return
@@ -169,15 +167,14 @@ def _refuse_other_problem(kernel: Path, resolved: Path, problem: str, task: Task
                      f" pass --task with an {own_name} task.yml")
 
 
-def _kernel_problem(kernel: Path) -> Any | None:
-    """build.sources.kernel_problem, read once per command: task_for_kernel and _refuse_other_problem
-    both ask it of a --kernel, and each answer reads the kernel and every header it includes (~4 ms).
-    The kernel's size and mtime are part of the key: a kernel rewritten in between is read again."""
+def _kernel_problem(kernel: Path, resolved: Path) -> Any | None:
+    """build.sources.kernel_problem of a --kernel (`resolved`), an unreadable kernel or header as one line."""
     from nvfp4ctl.build.sources import kernel_problem
 
-    resolved = kernel.resolve()
-    status = resolved.stat()
-    return read_once(("kernel problem", resolved, status.st_mtime_ns, status.st_size), lambda: kernel_problem(resolved))
+    try:
+        return kernel_problem(resolved)
+    except OSError as error:  # an unreadable kernel or header: one line, as the build would say
+        raise UsageError(f"--kernel {kernel}: cannot read it ({os_reason(error, resolved)})") from None
 
 
 def refuse_unloadable(target: TargetSpec, device: str) -> None:

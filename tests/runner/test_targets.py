@@ -262,9 +262,9 @@ def test_a_submission_under_a_task_of_its_own_runs_on_it_or_says_which_to_pass(m
 
 
 def test_a_kernels_problem_is_read_once_per_command_and_afresh_by_the_next(monkeypatch, tmp_path):
-    """check and bench ask a --kernel's problem twice (task_for_kernel, then resolve_target's refusal of
-    another problem's kernel): the kernel and its headers are read once; the next command, after the
-    user edited the kernel, reads it again."""
+    """check and bench choose the task by a --kernel's problem (task_for_kernel), then resolve the target:
+    the kernel and its headers are read once; the next command, after the user edited the kernel, reads
+    it again."""
     from nvfp4ctl.task import load_task
     from nvfp4ctl.workspace import reset
 
