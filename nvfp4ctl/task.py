@@ -28,7 +28,7 @@ from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import UsageError, os_reason
 from nvfp4ctl.problems import DEFAULT_PROBLEM, problem_names
 from nvfp4ctl.problems.fields import describe_value, yaml_spelling
-from nvfp4ctl.workspace import FROM_ENV, SHIPPED, locate_task, short_path
+from nvfp4ctl.workspace import FROM_ENV, SHIPPED, locate_task, task_file_name
 
 # Ours, then GPU MODE's (which may add more: unknown keys are ignored, near misses of these warned).
 # The keys nvfp4ctl reads, and GPU MODE's own that it leaves alone (kernelbot's LeaderboardTask and
@@ -137,7 +137,7 @@ def problem_of(path: Path) -> str | None:
 
 def parse_task(text: str, path: Path | None = None) -> Task:
     """Parse task.yml text; `path` names the file in messages and anchors a relative `submission`."""
-    where = short_path(path) if path is not None else "task.yml"
+    where = task_file_name(path)
     loader = _TaskLoader(text)  # a SafeLoader that refuses duplicate keys
     try:
         try:
@@ -151,7 +151,7 @@ def parse_task(text: str, path: Path | None = None) -> Task:
         raise UsageError(_yaml_error(where, error)) from None
     except RecursionError:
         raise UsageError(f"{where}: invalid YAML: nested too deeply") from None
-    return _TaskReader(where, path, text).read(document)
+    return _TaskReader(where, path, text, node).read(document)
 
 
 class _TaskLoader(yaml.SafeLoader):
@@ -234,13 +234,11 @@ def _key_error(loader: yaml.SafeLoader, key_node: yaml.Node, at: str, where: str
     return UsageError(f"{where}:{key_node.start_mark.line + 1}: {field_path}: {problem}{number}")
 
 
-def field_line(text: str, field_path: str, at_key: bool = False) -> int | None:
-    """The 1-based line of a field path ("tests[2].k") in task.yml text, None when not found;
-    `at_key`: the line of its key rather than of its value (which a block value starts below)."""
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except (yaml.YAMLError, RecursionError):
-        return None
+def field_line(root: yaml.Node | None, field_path: str, at_key: bool = False) -> int | None:
+    """The 1-based line of a field path ("tests[2].k") in the composed task.yml (parse_task's node: the
+    text is not parsed again), None when not found; `at_key`: the line of its key rather than of its
+    value (which a block value starts below)."""
+    node = root
     found = None  # the deepest node of the path that exists: a missing field is named at its entry
     parts = re.findall(r"[^.\[\]]+|\[\d+\]", field_path)
     for number, part in enumerate(parts, start=1):
@@ -269,25 +267,23 @@ def _yaml_error(where: str, error: yaml.YAMLError) -> str:
     return f"{where}:{mark.line + 1}: invalid YAML: {problem} (column {mark.column + 1})"
 
 
-
-
 class _TaskReader:
     """Validates one parsed document; every error names the file and the field path."""
 
-    def __init__(self, where: str, path: Path | None, text: str = "") -> None:
+    def __init__(self, where: str, path: Path | None, text: str = "", root: yaml.Node | None = None) -> None:
         self.where = where
         self.path = path
         self.text = text
+        self.root = root  # the composed document, for the line of a field
         self.spec: Any = None  # the problem, once known; it parses the case entries
 
-    def at(self, field_path: str) -> str:
-        """"task.yml:5": the file and the line of a field, or the file alone where the line is not known."""
-        line = field_line(self.text, field_path) if self.text else None
-        return f"{self.where}:{line}" if line else self.where
+    def line(self, field_path: str, at_key: bool = False) -> int | None:
+        return field_line(self.root, field_path, at_key)
 
-    def at_key(self, field_path: str) -> str:
-        """As `at`, with the line of the field's key rather than of its value."""
-        line = field_line(self.text, field_path, at_key=True) if self.text else None
+    def at(self, field_path: str, at_key: bool = False) -> str:
+        """"task.yml:5": the file and the line of a field (of its key, with `at_key`), or the file alone
+        where the line is not known."""
+        line = self.line(field_path, at_key)
         return f"{self.where}:{line}" if line else self.where
 
     def fail(self, field_path: str, problem: str) -> UsageError:
@@ -329,8 +325,7 @@ class _TaskReader:
             if isinstance(key, str) and key not in KNOWN_KEYS:
                 close = difflib.get_close_matches(key, KNOWN_KEYS, n=1, cutoff=0.75)
                 if close:
-                    line = field_line(self.text, key)
-                    found.append(f"{self.where}{f':{line}' if line else ''}: unknown key {key!r} ignored;"
+                    found.append(f"{self.at(key)}: unknown key {key!r} ignored;"
                                  f" did you mean {close[0]!r}?")
         return tuple(found)
 
@@ -348,7 +343,7 @@ class _TaskReader:
             for key in section:
                 if key in known:
                     continue
-                line = field_line(self.text, f"{at}.{key}", at_key=True) if self.text else None
+                line = self.line(f"{at}.{key}", at_key=True)
                 close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
                 hint = f"; did you mean {close[0]!r}?" if close else ""
                 found.append((line or 0, f"{self.where}{f':{line}' if line else ''}: unknown key {key!r} in {at}"
@@ -444,9 +439,9 @@ class _TaskReader:
         value), and for each item of a list (the item's line: lint.paths names the one that is missing)."""
         if not isinstance(section, dict) or not section:
             return MappingProxyType({})  # nothing lint/config.py validates
-        places = {"lint": self.at_key("lint")}
+        places = {"lint": self.at("lint", at_key=True)}
         for key, value in section.items():
-            places[f"lint.{key}"] = self.at_key(f"lint.{key}")
+            places[f"lint.{key}"] = self.at(f"lint.{key}", at_key=True)
             if isinstance(value, list):
                 places.update((f"lint.{key}[{index}]", self.at(f"lint.{key}[{index}]")) for index in range(len(value)))
         return MappingProxyType(places)
