@@ -278,20 +278,19 @@ def not_a_run_log(memory: Path) -> str | None:
     if memory.suffix.lower() in MARKDOWN_SUFFIXES:
         return None
     try:
-        if not memory.is_file() or memory.stat().st_size == 0:  # a folder or a device: the append says why not
+        if not memory.is_file():  # a folder or a device: the append says why not
             return None
         text = memory.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None  # unreadable: the append's own error names the reason
-    if _has_heading(text):
+    return _why_not_a_run_log(memory, text)
+
+
+def _why_not_a_run_log(memory: Path, text: str) -> str | None:
+    """not_a_run_log of `memory` holding `text` (append judges the bytes it read, not a second read)."""
+    if memory.suffix.lower() in MARKDOWN_SUFFIXES or not text or _has_heading(text):
         return None
     return f'not a run log (its name does not end in .md and it has no "{HEADING}" section)'
-
-
-def check_appendable(memory: Path) -> None:
-    """UsageError when `memory` is a file the run log must not be appended to (not_a_run_log)."""
-    if (why := not_a_run_log(memory)) is not None:
-        raise UsageError(f"{memory}: {why}; the run log was not appended to it")
 
 
 def append(entry: RunEntry, memory: Path) -> None:
@@ -300,12 +299,14 @@ def append(entry: RunEntry, memory: Path) -> None:
     memory.parent.mkdir(parents=True, exist_ok=True)
     lock = lock_path(memory)
     with FileLock(str(lock), timeout=LOCK_TIMEOUT_S), _file_itself_locked(memory):
-        check_appendable(memory)  # under the lock: the file read below is the one checked
         existing = memory.read_bytes() if memory.exists() else b""
+        text = existing.decode("utf-8", errors="replace")
+        if (why := _why_not_a_run_log(memory, text)) is not None:  # judged under the lock, on what is replaced
+            raise UsageError(f"{memory}: {why}; the run log was not appended to it")
         chunk = ""
         if existing and not existing.endswith(b"\n"):
             chunk += "\n"
-        if not _has_heading(existing.decode("utf-8", errors="replace")):
+        if not _has_heading(text):
             chunk += ("\n" if existing else "") + f"{HEADING}\n\n{PREAMBLE}\n\n"
         chunk += entry.to_line()
         # A new copy moved over the old one, not an appending write: a process killed inside a write()
