@@ -19,7 +19,7 @@ from pathlib import Path
 from nvfp4ctl.atomic_file import write_text_atomic
 from nvfp4ctl.build import flags
 from nvfp4ctl.build.preprocessor import Include, live_code, quoted_includes
-from nvfp4ctl.build.sources import (build_inputs, checked_source, abi_functions, common_dir, find_header,
+from nvfp4ctl.build.sources import (BuildInputs, build_inputs, checked_source, abi_functions, common_dir, find_header,
                                     kernel_problem, resolve_arch, source_marks)
 from nvfp4ctl.errors import UsageError, os_reason
 from nvfp4ctl.runlog import file_digest
@@ -149,9 +149,8 @@ def _python_string(text: str) -> str:
     return repr(text)
 
 
-def render(kernel: Path, arch: str) -> Submission:
-    kernel = checked_source(kernel)
-    inputs = build_inputs(kernel)
+def render(inputs: BuildInputs, arch: str) -> Submission:
+    kernel = inputs.kernel
     for path in inputs.files:
         _refuse_forbidden_word(path)
     cuda_source, cuda_headers = inline_local_includes(inputs.kernel)
@@ -226,11 +225,10 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def _never_written(output: Path, kernel: Path, protected: Mapping[Path, str]) -> str | None:
+def _never_written(output: Path, inputs: BuildInputs, protected: Mapping[Path, str]) -> str | None:
     """What `output` is when it is a file export must never replace, --force or not: the kernel being
     exported, a header or binding it embeds (the export would destroy its own source), or one of
     `protected` (the task file in use, the run log: a submission written there breaks every command)."""
-    inputs = build_inputs(checked_source(kernel))
     roles = {inputs.kernel: "the kernel being exported", inputs.binding: "the torch binding this export embeds",
              **{header: "a header this export embeds" for header in inputs.headers}, **protected}
     return next((role for path, role in roles.items() if _same_file(output, path)), None)
@@ -244,13 +242,14 @@ def export_submission(kernel: Path, output: Path, arch: str | None = None, force
     a symlink stays a link to the new text."""
     if output.is_dir():
         raise UsageError(f"-o {output}: a folder; name the file to write, e.g. -o {output / 'submission.py'}")
-    if (role := _never_written(output, kernel, protected or {})) is not None:
+    inputs = build_inputs(checked_source(kernel))
+    if (role := _never_written(output, inputs, protected or {})) is not None:
         raise UsageError(f"-o {output} is {role}: export never writes over it, not even with --force;"
                          " nothing was written (-o another path)")
     if output.exists() and not force and (why := _refusal(output)):
         raise UsageError(f"{output} {why}: nothing was written (--force replaces it, or -o another path)")
     # export has no --arch: the message must not suggest one (arch is for callers in Python)
-    submission = render(kernel, resolve_arch(checked_source(kernel), arch, arch_option=False))
+    submission = render(inputs, resolve_arch(inputs.kernel, arch, arch_option=False))
     try:
         write_text_atomic(output, submission.text)
     except (OSError, RuntimeError) as error:  # RuntimeError: a symlink loop
