@@ -86,9 +86,8 @@ def _diagnostics(source: SourceFile, config: LintConfig) -> list[Diagnostic]:
     if source.kind == "python":
         findings += check_python(source, config)
     elif source.kind == "cpp":
-        if source.path.suffix.lower() == ".cu":
-            findings += cpp_rules.empty_kernel_source(source.path.name, source.text)
-        findings += cpp_rules.check(cpp_rules.Fragment(source.text, 0), config)
+        kernel_source = source.path.name if source.path.suffix.lower() == ".cu" else None
+        findings += cpp_rules.check(cpp_rules.Fragment(source.text, 0), config, kernel_source)
     diagnostics: dict[tuple[int, str], Diagnostic] = {}
     for finding in findings:
         if not config.enabled(finding.code) or (finding.offset, finding.code) in diagnostics:

@@ -43,8 +43,12 @@ class Fragment:
     base: int  # offset of text[0] in the file
 
 
-def check(fragment: Fragment, config: LintConfig) -> list[Finding]:
+def check(fragment: Fragment, config: LintConfig, kernel_source: str | None = None) -> list[Finding]:
+    """The fragment's findings; `kernel_source`: the name of the whole .cu file it is, which NV003
+    judges (a header may hold nothing yet, and load_inline strings are the Python file's business)."""
     code = blank(fragment.text).code
+    if kernel_source is not None and not code.strip():
+        return [_empty_kernel_source(kernel_source)]
     scopes = Scopes(code)
     findings: list[Finding] = []
     findings += _graphs(code)
@@ -55,14 +59,11 @@ def check(fragment: Fragment, config: LintConfig) -> list[Finding]:
     return [Finding(f.offset + fragment.base, f.code, f.message, f.width) for f in findings]
 
 
-def empty_kernel_source(name: str, text: str) -> list[Finding]:
+def _empty_kernel_source(name: str) -> Finding:
     """NV003 for a .cu file with no code (0 bytes, whitespace or only comments): a kernel source
-    that defines nothing, whose build fails on the C ABI it lacks. Only whole .cu files: a header may
-    hold nothing yet, and load_inline strings are the Python file's business."""
-    if blank(text).code.strip():
-        return []
-    return [Finding(0, "NV003", f"{name} has no code (it is empty, or only comments): a kernel source defines"
-                               " the kernel and the C ABI functions the binding calls")]
+    that defines nothing, whose build fails on the C ABI it lacks."""
+    return Finding(0, "NV003", f"{name} has no code (it is empty, or only comments): a kernel source defines"
+                               " the kernel and the C ABI functions the binding calls")
 
 
 def _graphs(code: str) -> list[Finding]:
