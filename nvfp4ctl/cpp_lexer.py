@@ -19,7 +19,8 @@ class Lexed:
     comments: tuple[tuple[int, int], ...]  # (start, end) offsets of every comment
 
 
-def _spaces(segment: str) -> str:
+def spaces(segment: str) -> str:
+    """`segment` blanked: each character a space, line breaks kept (offsets and line numbers hold)."""
     return "".join(ch if ch in "\r\n" else " " for ch in segment)
 
 
@@ -48,14 +49,14 @@ def blank(text: str) -> Lexed:
                     continue
                 end += 1
             comments.append((i, end))
-            out.append(_spaces(text[i:end]))
+            out.append(spaces(text[i:end]))
             i = plain_start = end
         elif ch == "/" and i + 1 < n and text[i + 1] == "*":
             flush(i)
             close = text.find("*/", i + 2)
             end = n if close == -1 else close + 2
             comments.append((i, end))
-            out.append(_spaces(text[i:end]))
+            out.append(spaces(text[i:end]))
             i = plain_start = end
         elif ch == '"':
             raw = _RAW_STRING_START.match(text, i - 1) if i and text[i - 1] == "R" else None
@@ -65,12 +66,12 @@ def blank(text: str) -> Lexed:
             else:
                 end = _literal_end(text, i, '"')
             flush(i + 1)
-            out.append(_spaces(text[i + 1 : end - 1]) + (text[end - 1] if end - 1 > i else ""))
+            out.append(spaces(text[i + 1 : end - 1]) + (text[end - 1] if end - 1 > i else ""))
             i = plain_start = end
         elif ch == "'" and not _is_digit_separator(text, i):
             end = _literal_end(text, i, "'")
             flush(i + 1)
-            out.append(_spaces(text[i + 1 : end - 1]) + (text[end - 1] if end - 1 > i else ""))
+            out.append(spaces(text[i + 1 : end - 1]) + (text[end - 1] if end - 1 > i else ""))
             i = plain_start = end
         else:
             i += 1

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from nvfp4ctl.cpp_lexer import blank
+from nvfp4ctl.cpp_lexer import blank, spaces
 
 _LOGICAL_LINE = re.compile(r"(?:\\\r?\n|[^\n])*\n?")  # a physical line and those its backslashes join
 _CONDITIONAL = re.compile(r"[ \t]*#[ \t]*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b(.*)", re.DOTALL)
@@ -48,15 +48,11 @@ def includes_cutlass(code: str) -> bool:
     return _CUTLASS_INCLUDE.search(code) is not None
 
 
-def _blanked(segment: str) -> str:
-    return "".join(ch if ch in "\r\n" else " " for ch in segment)
-
-
 def _without_comments(text: str) -> str:
     pieces: list[str] = []
     kept = 0
     for start, end in blank(text).comments:
-        pieces += [text[kept:start], _blanked(text[start:end])]
+        pieces += [text[kept:start], spaces(text[start:end])]
         kept = end
     pieces.append(text[kept:])
     return "".join(pieces)
@@ -89,7 +85,7 @@ def _without_skipped_groups(code: str) -> str:
         if directive is not None:
             _step(stack, directive.group(1), directive.group(2), all(frame.reading for frame in stack))
         keep = directive is not None or all(frame.reading for frame in stack)
-        pieces.append(text if keep else _blanked(text))
+        pieces.append(text if keep else spaces(text))
     return "".join(pieces)
 
 
