@@ -70,8 +70,9 @@ def _compile_and_inspect(folder: Path, inputs: BuildInputs, arch: str, key: str,
         except compile.CompileError as failed:
             # A kernel without the C ABI compiles and links, then fails at import on an undefined
             # symbol: name what it lacks, as a build without CUDA torch does, not the loader's words.
-            if compile.kernel_object(folder, inputs).is_file():
-                _require_abi(inputs, compile.Compiled(log=failed.log, kernel_object=compile.kernel_object(folder, inputs)))
+            kernel_object = compile.kernel_object(folder, inputs)
+            if kernel_object.is_file():
+                _require_abi(inputs, compile.Compiled(log=failed.log, kernel_object=kernel_object))
             raise
     else:
         compiled = compile.build_device_code(folder, inputs, arch, defines)
