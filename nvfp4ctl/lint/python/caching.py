@@ -22,7 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from nvfp4ctl.lint.python.facts import current
-from nvfp4ctl.lint.python.index import ENTRY, TUPLE, Function, ModuleIndex, call_name, dotted, element_of, position
+from nvfp4ctl.lint.python.index import (ENTRY, TUPLE, Function, ModuleIndex, call_name, dotted, element_of,
+                                       passed_arguments, position)
 
 Report = Callable[[ast.AST, str, str], None]
 
@@ -720,13 +721,11 @@ def _passed_truth(function: Function, param: str, default: ast.expr | None, inde
     sites = _call_sites(index).get(name, [])
     if not sites or name in _handed_uncalled(index):
         return None
-    params = function.params()
     truths: set[bool | None] = set()
     for call, _ in sites:
-        if any(isinstance(arg, ast.Starred) for arg in call.args) or any(k.arg is None for k in call.keywords):
+        passed = passed_arguments(function, call)
+        if passed is None:
             return None
-        passed = dict(zip(params, call.args))
-        passed.update((k.arg, k.value) for k in call.keywords if k.arg is not None)
         value = passed.get(param, default)
         truths.add(bool(value.value) if isinstance(value, ast.Constant) else
                    _module_truth(value.id, index) if isinstance(value, ast.Name) and param in passed else None)

@@ -714,16 +714,24 @@ def _bind_params(callee: Function, call: ast.Call, caller: Function) -> None:
             _bind(callee, keyword.arg, caller, keyword.value)
 
 
+def passed_arguments(callee: Function, call: ast.Call) -> dict[str, ast.expr] | None:
+    """What a call passes each parameter of the callee, by position or keyword; None for a call with a
+    *starred argument or a **mapping, which may pass any parameter anything."""
+    if any(isinstance(arg, ast.Starred) for arg in call.args) or any(k.arg is None for k in call.keywords):
+        return None
+    passed: dict[str, ast.expr] = dict(zip(callee.params(), call.args))
+    passed.update((k.arg, k.value) for k in call.keywords if k.arg is not None)
+    return passed
+
+
 def _record_passed(callee: Function, call: ast.Call, seen: bool) -> None:
     """What one call of an entry's lambda passes each parameter, by position or keyword; a parameter
     two calls pass differently, or one passes and one leaves to its default, is known to hold neither,
     and so is every one after a *starred argument or beside a **mapping."""
-    if any(isinstance(arg, ast.Starred) for arg in call.args) or any(k.arg is None for k in call.keywords):
+    passed = passed_arguments(callee, call)
+    if passed is None:
         callee.passes_unknown = True
         return
-    params = callee.params()
-    passed: dict[str, ast.expr] = dict(zip(params, call.args))
-    passed.update((k.arg, k.value) for k in call.keywords if k.arg is not None)
     if not seen:
         callee.passed.update(passed)
         return
