@@ -46,6 +46,12 @@ def call_name(call: ast.Call) -> str:
     return ""
 
 
+def parameter_names(function: FunctionNode | ast.Lambda) -> set[str]:
+    """Every parameter's name: positional, keyword-only, *args and **kwargs."""
+    args = function.args
+    return {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a is not None}
+
+
 def position(node: ast.AST) -> tuple[int, int]:
     return getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
 
@@ -208,9 +214,7 @@ class ModuleIndex:
         key = ("own names", id(function))
         found = self.memo.get(key)
         if found is None:
-            args = function.args
-            found = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
-            found |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+            found = parameter_names(function)
             found |= {n.id for n in self.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
                       and self.enclosing_function(n) is function}
             found |= {n.name for n in self.nested_functions(function)}

@@ -11,8 +11,8 @@ from collections.abc import Callable
 
 from nvfp4ctl.lint.python.facts import current, fitting, problem
 from nvfp4ctl.lint.python.index import (
-    ENTRY, TUPLE, Function, ModuleIndex, call_name, dotted, element_of, elements_of, position, slice_elements, view_of,
-    views_of)
+    ENTRY, TUPLE, Function, ModuleIndex, call_name, dotted, element_of, elements_of, parameter_names, position,
+    slice_elements, view_of, views_of)
 from nvfp4ctl.lint.python.whole_file import _is_kernel, guarded_by_debug
 from nvfp4ctl.lint.shapes import describe, pinned_shape
 
@@ -110,19 +110,14 @@ def _plain_object(name: str, call: ast.Call, index: ModuleIndex) -> bool:
     key = ("NV403 plain object", id(scope), name)
     found = index.memo.get(key)
     if found is None:
-        if scope is index.tree and name not in index.module_names or _is_parameter(scope, name):
+        if scope is index.tree and name not in index.module_names \
+                or function is not None and scope is function and name in parameter_names(function):
             found = False
         else:
             values = _bound_values(scope, name, index)
             found = bool(values) and all(value is not None and _plain_value(value, index) for value in values)
         index.memo[key] = found
     return bool(found)
-
-
-def _is_parameter(function: ast.AST, name: str) -> bool:
-    args = getattr(function, "args", None)
-    return args is not None and name in {
-        a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a is not None}
 
 
 def _bound_values(scope: ast.AST, name: str, index: ModuleIndex) -> list[ast.AST | None]:
