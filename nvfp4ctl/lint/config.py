@@ -6,6 +6,7 @@ rejects the file whatever we say, so ignoring it by code or prefix is a usage er
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,19 +76,14 @@ def _string_list(value: Any, where: str, what: str = "rule codes") -> list[str]:
     raise UsageError(f"{where}: expected a list of {what}, got {describe_value(value)}")
 
 
-class _Places:
+def _place(lint_at: Mapping[str, str], key: str, index: int | None = None) -> str:
     """Names a field of the `lint:` section as every task.yml error does: "other.yml:41: lint.paths", from
     Task.lint_at; a field it lacks (a single string for a list, a section built in memory) is named at its
     key, else at the section, else by the file name alone."""
-
-    def __init__(self, lint_at: Mapping[str, str]) -> None:
-        self.lint_at = lint_at
-
-    def __call__(self, key: str, index: int | None = None) -> str:
-        field_path = f"lint.{key}"
-        candidates = ([f"{field_path}[{index}]"] if index is not None else []) + [field_path, "lint"]
-        place = next((self.lint_at[name] for name in candidates if name in self.lint_at), TASK_FILE)
-        return f"{place}: {field_path}"
+    field_path = f"lint.{key}"
+    candidates = ([f"{field_path}[{index}]"] if index is not None else []) + [field_path, "lint"]
+    place = next((lint_at[name] for name in candidates if name in lint_at), TASK_FILE)
+    return f"{place}: {field_path}"
 
 
 @dataclass(frozen=True)
@@ -106,7 +102,7 @@ def parse_section(section: Mapping[str, Any] | None, base: Path, lint_at: Mappin
     if not section:
         return LintSection()
     lint_at = lint_at or {}
-    at = _Places(lint_at)
+    at = functools.partial(_place, lint_at)
     if not isinstance(section, Mapping):
         raise UsageError(f"{lint_at.get('lint', TASK_FILE)}: lint: expected a mapping with keys {', '.join(SECTION_KEYS)}, got {describe_value(section)}")
     for key in section:

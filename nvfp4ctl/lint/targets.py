@@ -59,7 +59,7 @@ def plan(
 ) -> LintPlan:
     task = _load_task()
     folder = user_folder()
-    section: LintSection = parse_section(task.lint if task.is_users else None, folder, getattr(task, "lint_at", None))
+    section: LintSection = parse_section(task.lint if task.is_users else None, folder, task.lint_at)
     config = resolve_config(section, select, ignore, profile, benchmark_shapes(task), getattr(task, "problem", None))
     own = {"task_file": task.path if task.is_users else None, "own_tasks": task.source not in (FROM_FLAG, FROM_ENV)}
     if paths:
