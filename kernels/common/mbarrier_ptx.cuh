@@ -1,6 +1,6 @@
 // PTX wrappers the sm_90a and sm_100a kernels share: shared-memory addresses, mbarriers, the ring
-// state their pipelines wait with, and the tensor-map prefetch. Each kernel's own header (sm90_ptx.cuh, sm100_ptx.cuh) brings them into its
-// namespace.
+// state their pipelines wait with, the global timer their bounded waits read, and the tensor-map
+// prefetch. Each kernel's own header (sm90_ptx.cuh, sm100_ptx.cuh) brings them into its namespace.
 #pragma once
 
 #include <cstdint>
@@ -21,20 +21,6 @@ __device__ __forceinline__ void fence_barrier_init() {
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 }
 
-__device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t phase) {
-  const uint32_t addr = smem_addr(bar);
-  uint32_t done;
-  do {
-    asm volatile(
-        "{\n .reg .pred p;\n"
-        " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-        " selp.u32 %0, 1, 0, p;\n}"
-        : "=r"(done)
-        : "r"(addr), "r"(phase)
-        : "memory");
-  } while (!done);
-}
-
 // One try: true once the phase of parity `phase` has completed. The hardware may hold the thread a
 // while before it answers false, so a failed try is not a busy spin.
 __device__ __forceinline__ bool mbar_try_wait(uint64_t* bar, uint32_t phase) {
@@ -47,6 +33,11 @@ __device__ __forceinline__ bool mbar_try_wait(uint64_t* bar, uint32_t phase) {
       : "r"(smem_addr(bar)), "r"(phase)
       : "memory");
   return done != 0;
+}
+
+__device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t phase) {
+  while (!mbar_try_wait(bar, phase)) {
+  }
 }
 
 __device__ __forceinline__ uint64_t global_timer_ns() {

@@ -12,8 +12,6 @@ namespace sm100 {
 using ptx_common::smem_addr;
 using ptx_common::mbar_init;
 using ptx_common::fence_barrier_init;
-using ptx_common::mbar_try_wait;
-using ptx_common::global_timer_ns;
 // No unbounded mbar_wait here: every wait of an sm_100a kernel names the limit after which it traps.
 template <uint64_t kTimeoutNs>
 __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t phase) {

@@ -13,6 +13,7 @@ using ptx_common::smem_addr;
 using ptx_common::mbar_init;
 using ptx_common::fence_barrier_init;
 using ptx_common::mbar_wait;
+using ptx_common::global_timer_ns;
 using ptx_common::mbar_arrive;
 using ptx_common::prefetch_tensor_map;
 
@@ -167,11 +168,6 @@ __device__ __forceinline__ void st_release_gpu(uint32_t* addr, uint32_t value) {
 // plain stores and read by TMA needs it on both sides of the synchronisation.
 __device__ __forceinline__ void fence_proxy_async_global() {
   asm volatile("fence.proxy.async.global;" ::: "memory");
-}
-__device__ __forceinline__ uint64_t global_timer_ns() {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
 }
 __device__ __forceinline__ void st_global_v4(void* ptr, uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
   asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(ptr), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
