@@ -13,7 +13,7 @@ from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.problems import DEFAULT_PROBLEM
 from nvfp4ctl.project import shipped
 from nvfp4ctl.runner.targets import DEFAULT_BY_NAME
-from nvfp4ctl.workspace import users_kernels_dir
+from nvfp4ctl.workspace import task_file_name, users_kernels_dir
 from nvfp4ctl.words import plural
 
 LEADERBOARD_ARCH = "sm_100a"  # the B200 leaderboard
@@ -103,7 +103,7 @@ def command(
     if (users := _users_task()) is not None and users[0] != submission.problem:
         # custom_kernel indexes the export's problem's tuple: against the task's inputs it fails or misreads
         why = "its API header" if submission.problem_from_header else "it includes no API header: the GEMM's binding"
-        console.warn(f"{source.name} is exported as {submission.problem} ({why}), but {users[1] or 'task.yml'}"
+        console.warn(f"{source.name} is exported as {submission.problem} ({why}), but {task_file_name(users[1])}"
                      f" is for {users[0]}: its custom_kernel reads the {submission.problem} input tuple, not this task's")
     if missing := missing_abi(submission):
         console.warn(f"no definition of {' or '.join(f'{name}()' for name in missing)} found in {source.name} or its"

@@ -12,6 +12,7 @@ from nvfp4ctl.tune.knobs import KernelKnobs, discover, tunable
 from nvfp4ctl.tune.search import SearchSettings, round_size, start_configs
 from nvfp4ctl.tune.table import DispatchTable, Shape, read_table, writable_problem
 from nvfp4ctl.words import plural
+from nvfp4ctl.workspace import task_file_name
 
 if TYPE_CHECKING:
     from nvfp4ctl.runner.targets import TargetSpec
@@ -67,7 +68,7 @@ def select_cases(task: Any, which: str) -> dict[Shape, Any]:
     for case in chosen:
         cases.setdefault((case.m, case.n, case.k, case.l), case)
     if not cases:
-        raise UsageError(f"{task.path or 'task.yml'}: no {which} shapes to tune for")
+        raise UsageError(f"{task_file_name(task.path)}: no {which} shapes to tune for")
     return cases
 
 

@@ -266,3 +266,15 @@ def test_sigterm_ends_a_tune_like_ctrl_c(tiny_copy: Path, tmp_path: Path, fake_g
         assert caught == [signal.SIGTERM]  # and gave the previous one back
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def test_no_shapes_to_tune_names_the_task_file_as_other_messages_do(tmp_path, monkeypatch) -> None:
+    from types import SimpleNamespace
+
+    from nvfp4ctl.errors import UsageError
+    from nvfp4ctl.tune.setup import select_cases
+
+    monkeypatch.chdir(tmp_path)
+    task = SimpleNamespace(tests=(), benchmarks=(), path=tmp_path / "other.yml")
+    with pytest.raises(UsageError, match=r"^other\.yml: no benchmarks shapes to tune for$"):
+        select_cases(task, "benchmarks")
