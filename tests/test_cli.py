@@ -543,3 +543,28 @@ def test_log_refuses_a_run_log_setting_that_names_a_python_file_as_the_other_com
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 2, result.output
     assert result.output == refused.output and result.output.count("\n") == 1, result.output
+
+
+def test_every_json_option_is_one_the_error_document_recognises():
+    """A command stopped by an error writes {"error", "exit_code"} on stdout only where cli._wants_json
+    sees that JSON was asked for, which it reads by parameter name: a new --json option under another
+    name would lose the document without a word."""
+    import inspect
+    import typing
+
+    from nvfp4ctl.cli import _wants_json
+
+    seen: set[str] = set()
+    for command in app.registered_commands:
+        hints = typing.get_type_hints(command.callback, include_extras=True)
+        for name, parameter in inspect.signature(command.callback).parameters.items():
+            infos = getattr(hints.get(name), "__metadata__", ())
+            decls = [d for info in infos for d in (getattr(info, "default", None), *(getattr(info, "param_decls", None) or ()))
+                     if isinstance(d, str)]
+            if "--json" in decls:
+                assert _wants_json({name: True}), f"{command.name} --json (parameter {name})"
+                seen.add(command.name)
+            elif "--format" in decls:
+                assert _wants_json({name: "json"}), f"{command.name} --format json (parameter {name})"
+                seen.add(command.name)
+    assert seen >= {"bench", "dump", "lint", "tune"}
