@@ -151,7 +151,7 @@ class Worker:
             return reply[1]
         if reply[0] == "error":
             raise JobError(reply[1], reply[2], reply[3])
-        raise self._crash(child, f"{label} crashed with a CUDA error: {reply[1]}", show_exit=False)
+        raise self._crash(child, f"{label} crashed with a CUDA error: {reply[1]}{trap_note(reply[1])}", show_exit=False)
 
     def close(self) -> None:
         """Stop the child (politely if idle, SIGKILL if busy, e.g. on Ctrl-C) and remove the logs unless kept."""
@@ -329,6 +329,17 @@ def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> list[str]:
             continue
         kept.append(line)
     return kept[-lines:]
+
+
+# A kernel that executes `trap` ends with this error and nothing else to tell it from a fault: say so,
+# since the shipped kernels' bounded waits trap instead of hanging, and a deadlock is what it then means.
+TRAP_ERROR = "unspecified launch failure"
+TRAP_NOTE = (" (also how a kernel that executes trap ends: nvfp4ctl's kernels trap when a wait lasts over 2 s,"
+             " a likely deadlock: a missed mbarrier phase, a wrong expect-tx byte count, CTAs not all resident)")
+
+
+def trap_note(cuda_error: str) -> str:
+    return TRAP_NOTE if TRAP_ERROR in cuda_error.lower() else ""
 
 
 def _with_tail(message: str, tail: list[str]) -> str:

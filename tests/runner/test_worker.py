@@ -346,3 +346,23 @@ def test_an_interrupt_during_the_polite_stop_still_kills_the_group(make_target, 
     assert _wait_dead(pid), "the child outlived an interrupted close()"
     assert _wait_dead(int(pid_file.read_text())), "the child's subprocess outlived an interrupted close()"
     assert worker._child is None
+
+
+def test_an_unspecified_launch_failure_names_a_trap_as_a_possible_deadlock(make_target):
+    """A bounded wait that traps (every wait of the shipped kernels, after 2 s) surfaces as this error alone:
+    the crash says what it likely means instead of leaving a B200 user to guess at a fault."""
+    body = 'raise RuntimeError("CUDA error: unspecified launch failure")'
+    with Worker(make_target(body), timeout_s=10, device="cpu") as worker:
+        with pytest.raises(KernelCrash) as caught:
+            worker.call(CALL, label="test 2", data=None)
+    first = str(caught.value).splitlines()[0]
+    assert first.startswith("test 2 crashed with a CUDA error: RuntimeError: CUDA error: unspecified launch failure")
+    assert "trap when a wait lasts over 2 s, a likely deadlock" in first
+
+
+def test_other_cuda_errors_get_no_trap_note(make_target):
+    body = 'raise RuntimeError("CUDA error: an illegal memory access was encountered")'
+    with Worker(make_target(body), timeout_s=10, device="cpu") as worker:
+        with pytest.raises(KernelCrash) as caught:
+            worker.call(CALL, label="test 4", data=None)
+    assert "trap" not in str(caught.value)
