@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # CI: the CLI tests again on the oldest typer, rich, PyYAML and filelock pyproject.toml allows (the
-# main run has the newest). click is left to pip within that typer's own range, as a user's install
+# main run has the newest), then the torch-free ones also on the oldest Python it allows. click is left to pip within that typer's own range, as a user's install
 # gets it: a typer whose range admits a click it breaks on is below the floor.
 # The virtualenv sees this machine's site-packages (torch, pytest, the editable nvfp4ctl), so only
 # those few small packages install: under a minute in all on a 2-core machine.
@@ -34,4 +34,23 @@ python3 -m venv --system-site-packages "$VENV"
 PYTHONPATH=$PWD "$VENV/bin/python" -m pytest -q -p no:cacheprovider \
   tests/test_cli.py tests/test_help.py tests/test_cli_startup.py tests/test_init.py tests/test_runlog.py \
   tests/lint/test_cli.py tests/bench/test_bench_command.py tests/check/test_plan.py \
-  tests/dump/test_dump_cli.py tests/tune/test_tune_command.py
+  tests/dump/test_dump_cli.py tests/tune/test_tune_command.py tests/test_cli_registration.py
+
+# The same floors on the oldest Python requires-python allows, where this machine has one (pyenv's
+# versions count): typing differs between Pythons in ways typer depends on (3.10 wrapped every hint
+# defaulting to None in Optional, and typer lost the arguments and options inside). There is no torch
+# for it here, so only the tests that need none run: registration, lint, the task file, the run log.
+OLDEST=$(sed -n 's/^requires-python *= *">= *\([0-9]*\.[0-9]*\)".*/\1/p' pyproject.toml)
+OLD_PYTHON=$(command -v "python$OLDEST" 2>/dev/null || true)
+if [ -z "$OLD_PYTHON" ] || ! "$OLD_PYTHON" -c '' 2>/dev/null; then
+  OLD_PYTHON=$(ls -d "$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")"/versions/"$OLDEST".*/bin/python"$OLDEST" 2>/dev/null | sort -V | tail -n 1 || true)
+fi
+if [ -z "$OLD_PYTHON" ]; then
+  echo "== floor check on Python $OLDEST: skipped, no Python $OLDEST on this machine"
+  exit 0
+fi
+echo "== floor check on $("$OLD_PYTHON" --version) ($OLD_PYTHON): $PINS"
+"$OLD_PYTHON" -m venv "$WORK/venv-oldest"
+"$WORK/venv-oldest/bin/python" -m pip install -q --disable-pip-version-check $PINS pytest
+PYTHONPATH=$PWD "$WORK/venv-oldest/bin/python" -m pytest -q -p no:cacheprovider \
+  tests/test_cli_registration.py tests/test_task.py tests/test_runlog.py tests/lint

@@ -9,7 +9,6 @@ import functools
 import inspect
 import os
 import sys
-import typing
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
@@ -139,7 +138,10 @@ def _apply_verbosity(added: list[str], kwargs: dict[str, object]) -> None:
 def _with_verbosity_options(command: Callable[..., Outcome], wrapper: Callable[..., None]) -> list[str]:
     """Give `wrapper` the command's parameters plus -q/-v where the command has none, so
     `nvfp4ctl lint -v` works like `nvfp4ctl -v lint` (as in git, ruff, pytest). Returns the added names."""
-    hints = typing.get_type_hints(command, include_extras=True)
+    # Not typing.get_type_hints: before Python 3.11 it wraps the hint of every parameter defaulting to
+    # None in Optional[...], which hides the Annotated[..., typer.Argument/Option] inside from typer
+    # (`lint PATH` then read PATH as an unexpected extra argument).
+    hints = inspect.get_annotations(command, eval_str=True)
     parameters = [p.replace(annotation=hints.get(p.name, p.annotation))
                   for p in inspect.signature(command).parameters.values()]
     added = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import sys
 from types import SimpleNamespace
 
@@ -431,11 +432,9 @@ def test_a_bad_option_value_is_one_line_in_the_tools_words(args, message):
 def _options_with_a_short_name() -> list[tuple[str, str, str]]:
     """(command, short name, long name) of every option with both names whose value one of
     nvfp4ctl.options' parsers reads."""
-    import typing
-
     found = []
     for command in app.registered_commands:
-        for hint in typing.get_type_hints(command.callback, include_extras=True).values():
+        for hint in inspect.get_annotations(command.callback, eval_str=True).values():
             for info in getattr(hint, "__metadata__", ()):
                 if getattr(getattr(info, "parser", None), "__module__", None) != "nvfp4ctl.options":
                     continue
@@ -467,7 +466,7 @@ def _choice_options() -> list[tuple[str, type]]:
 
     found = []
     for command in app.registered_commands:
-        for hint in typing.get_type_hints(command.callback, include_extras=True).values():
+        for hint in inspect.get_annotations(command.callback, eval_str=True).values():
             annotated = typing.get_args(hint)[0] if hasattr(hint, "__metadata__") else None
             if any(getattr(info, "parser", None) is not None for info in getattr(hint, "__metadata__", ())) \
                     and isinstance(annotated, type) and issubclass(annotated, enum.Enum):
@@ -549,14 +548,11 @@ def test_every_json_option_is_one_the_error_document_recognises():
     """A command stopped by an error writes {"error", "exit_code"} on stdout only where cli._wants_json
     sees that JSON was asked for, which it reads by parameter name: a new --json option under another
     name would lose the document without a word."""
-    import inspect
-    import typing
-
     from nvfp4ctl.cli import _wants_json
 
     seen: set[str] = set()
     for command in app.registered_commands:
-        hints = typing.get_type_hints(command.callback, include_extras=True)
+        hints = inspect.get_annotations(command.callback, eval_str=True)
         for name, parameter in inspect.signature(command.callback).parameters.items():
             infos = getattr(hints.get(name), "__metadata__", ())
             decls = [d for info in infos for d in (getattr(info, "default", None), *(getattr(info, "param_decls", None) or ()))
