@@ -7,9 +7,9 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from nvfp4ctl.build import cache, compile, resources, toolchain
+from nvfp4ctl.build import abi, cache, compile, resources, toolchain
 from nvfp4ctl.build.report import REPORT_FILE, BuildReport
-from nvfp4ctl.build.sources import NO_TENSOR_OP, BuildInputs, build_inputs, abi_functions, checked_source, source_marks
+from nvfp4ctl.build.sources import NO_TENSOR_OP, BuildInputs, build_inputs, checked_source, source_marks
 
 BUILD_LOG = "build.log"
 SASS_FILE = "kernel.sass"
@@ -72,12 +72,12 @@ def _compile_and_inspect(folder: Path, inputs: BuildInputs, arch: str, key: str,
             # symbol: name what it lacks, as a build without CUDA torch does, not the loader's words.
             kernel_object = compile.kernel_object(folder, inputs)
             if kernel_object.is_file():
-                _require_abi(inputs, compile.Compiled(log=failed.log, kernel_object=kernel_object))
+                _require_abi(folder, inputs, compile.Compiled(log=failed.log, kernel_object=kernel_object))
             raise
     else:
         compiled = compile.build_device_code(folder, inputs, arch, defines)
     (folder / BUILD_LOG).write_text(compiled.log)
-    _require_abi(inputs, compiled)
+    _require_abi(folder, inputs, compiled)
     sass = resources.dump_sass(compiled.kernel_object)
     if sass is not None:
         (folder / SASS_FILE).write_text(sass)
@@ -96,14 +96,13 @@ def _compile_and_inspect(folder: Path, inputs: BuildInputs, arch: str, key: str,
     return report
 
 
-def _require_abi(inputs: BuildInputs, compiled: compile.Compiled) -> None:
-    """The binding calls the problem's C ABI functions; a kernel that does not define them links (a
-    shared library may leave symbols open) and fails only at import, or on the leaderboard."""
-    defined = resources.defined_functions(compiled.kernel_object)
-    missing = [f"{name}()" for name in abi_functions(inputs.kernel) if defined is not None and name not in defined]
-    if missing:
-        raise compile.CompileError(f"{inputs.kernel}: defines no {' or '.join(missing)}, the C ABI"
-                                   f" {inputs.binding.name} calls", compiled.log)
+def _require_abi(folder: Path, inputs: BuildInputs, compiled: compile.Compiled) -> None:
+    """The binding calls the problem's C ABI functions; a kernel that does not define them (or
+    defines them with other parameters) links (a shared library may leave symbols open) and fails
+    only at import, or on the leaderboard."""
+    missing = abi.missing_abi(folder, inputs, compiled.kernel_object)
+    if missing is not None:
+        raise compile.CompileError(missing, compiled.log)
 
 
 def _drop_intermediates(folder: Path) -> None:

@@ -103,18 +103,6 @@ def dump_sass(binary: Path) -> str | None:
     return done.stdout
 
 
-def defined_functions(obj: Path) -> set[str] | None:
-    """Names of the host functions an object file defines (demangled, without parameters; W: inline
-    ones), None without `nm`."""
-    nm = shutil.which("nm")
-    if nm is None:
-        return None
-    done = subprocess.run([nm, "-C", "--defined-only", str(obj)], capture_output=True, text=True, timeout=120)
-    if done.returncode != 0:
-        return None
-    return set(re.findall(r"^\S*\s+[TW]\s+([\w:]+)\(", done.stdout, re.MULTILINE))
-
-
 _FUNCTION = re.compile(r"^\s*Function : (\S+)\s*$", re.MULTILINE)
 
 

@@ -214,3 +214,18 @@ def test_a_kernel_without_its_c_abi_entry_point_fails_the_build(tmp_path: Path) 
     kernel.write_text(kernel.read_text() + 'const char* nvfp4_gemv_unsupported(int, int, int) { return nullptr; }\n')
     half = runner.invoke(app, ["build", str(kernel), "--arch", "sm_90a"])
     assert half.exit_code == 1 and "defines no nvfp4_gemv_launch(), the C ABI" in " ".join(half.output.split())
+
+
+def test_a_c_abi_function_defined_with_other_parameters_fails_the_build(tmp_path: Path) -> None:
+    # in C++ it is an overload: the declared function stays undefined and the import fails
+    kernel = tmp_path / "pointer_launch.cu"
+    kernel.write_text('// nvfp4ctl: no-tensor-op\n#include "nvfp4_gemv_api.h"\n'
+                      'const char* nvfp4_gemv_unsupported(int, int, int) { return nullptr; }\n'
+                      'cudaError_t nvfp4_gemv_launch(Nvfp4GemvArgs* args) { return cudaSuccess; }\n')
+    result = runner.invoke(app, ["build", str(kernel), "--arch", "sm_90a"])
+    assert result.exit_code == 1, result.output
+    assert (f"{kernel}: defines nvfp4_gemv_launch(Nvfp4GemvArgs*), not nvfp4_gemv_launch(Nvfp4GemvArgs const&)"
+            " as nvfp4_gemv_api.h declares and nvfp4_gemv_binding.cpp calls") in " ".join(result.output.split())
+    kernel.write_text(kernel.read_text().replace("Nvfp4GemvArgs* args", "const Nvfp4GemvArgs& args"))
+    fixed = runner.invoke(app, ["build", str(kernel), "--arch", "sm_90a"])
+    assert fixed.exit_code == 0, fixed.output
