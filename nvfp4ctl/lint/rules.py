@@ -38,9 +38,9 @@ RULES: tuple[Rule, ...] = (
          " fails on it, and only the text rules ran on it.",
          "def custom_kernel(data)\n    return data[6]", "def custom_kernel(data):\n    return data[6]"),
     Rule("NV002", "no-custom-kernel", ERROR,
-         "A submission*.py that defines, assigns or imports no custom_kernel, or a Python file you name that"
-         " has no code at all (empty, or only comments): the leaderboard calls custom_kernel(data) and fails"
-         " on the file.",
+         "A submission*.py that defines, assigns or imports no custom_kernel, a custom_kernel defined with"
+         " parameters one argument cannot fill, or a Python file you name that has no code at all (empty, or"
+         " only comments): the leaderboard calls custom_kernel(data) and fails on the file.",
          "def kernel(data):\n    return data[6]", "def custom_kernel(data):\n    return data[6]"),
     Rule("NV003", "empty-kernel-source", ERROR,
          "A .cu kernel source with no code (empty, or only comments): it defines no kernel and none of the"

@@ -991,7 +991,7 @@ CASES = {
         scripted = torch.jit.load("gemm.pt")
         cfg = {}
         cfg = make_config()
-        def custom_kernel(data, options):
+        def custom_kernel(data, options=None):
             lib.gemm(data)
             run(data)
             ext.gemm(data)
@@ -1295,6 +1295,29 @@ def test_a_submission_without_custom_kernel_is_nv002(name: str, text: str, flagg
     if flagged:
         assert (found[0].line, found[0].col) == (1, 1) and "the leaderboard calls custom_kernel(data)" in found[0].message
 
+
+
+@pytest.mark.parametrize("text, flagged", [
+    ("def custom_kernel(a, b, sfa, sfb, c):\n    return c\n", "custom_kernel(a, b, sfa, sfb, c)"),
+    ("def custom_kernel():\n    return None\n", "custom_kernel()"),
+    ("def custom_kernel(data, *, out):\n    return out\n", "custom_kernel(data, *, out)"),
+    ("import functools\n\n@functools.wraps(print)\ndef custom_kernel(data, scratch):\n    return data[6]\n",
+     "custom_kernel(data, scratch)"),
+    ("def custom_kernel(data):\n    return data[6]\n", None),
+    ("def custom_kernel(data, scratch=None, *, out=None):\n    return data[6]\n", None),
+    ("def custom_kernel(*data):\n    return data[0][6]\n", None),
+    ("def custom_kernel(data, /):\n    return data[6]\n", None),
+    ("class K:\n    def custom_kernel(self, data):\n        return data[6]\n\ncustom_kernel = K().custom_kernel\n", None),
+])
+def test_a_custom_kernel_that_custom_kernel_data_cannot_call_is_nv002(text: str, flagged: str | None) -> None:
+    found = [d for d in lint_text(text, "submission.py") if d.code == "NV002"]
+    if flagged is None:
+        assert found == []
+        return
+    assert len(found) == 1 and found[0].severity.value == "error"
+    assert found[0].line == text[:text.index("def custom_kernel")].count("\n") + 1 and found[0].col == 1
+    assert found[0].message == (f"{flagged} cannot be called as custom_kernel(data): the leaderboard passes the"
+                                " input tuple as its one argument")
 
 
 @pytest.mark.parametrize("name, text", [("empty.py", ""), ("notes.py", "\n  \n"), ("submission.py", "# to do\n\n# later\n"),

@@ -55,7 +55,32 @@ def _entry_point(source: SourceFile, tree: ast.Module) -> list[Finding]:
     if not tree.body:
         return [Finding(0, "NV002", f"{source.path.name} has no code (it is empty, or only comments): a submission"
                                    " defines custom_kernel(data), which the leaderboard calls")]
+    uncallable = _uncallable_entry_point(source, tree)
+    if uncallable:
+        return uncallable
     if not SUBMISSION_NAME.match(source.path.name) or CUSTOM_KERNEL.search(source.text) or STAR_IMPORT.search(source.text):
         return []
     return [Finding(0, "NV002", f"{source.path.name} has no custom_kernel (def, assignment or import): the leaderboard"
                                " calls custom_kernel(data)")]
+
+
+def _uncallable_entry_point(source: SourceFile, tree: ast.Module) -> list[Finding]:
+    """NV002 for a module-level `def custom_kernel` that `custom_kernel(data)` cannot call (five
+    parameters for the tuple's elements, a required keyword-only one, none at all): the file
+    imports and lints clean otherwise, and the harness's call raises a TypeError on every test."""
+    findings = []
+    for node in tree.body:
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.name != "custom_kernel":
+            continue
+        arguments = node.args
+        positional = [*arguments.posonlyargs, *arguments.args]
+        required = len(positional) - len(arguments.defaults)
+        required_keywords = [arg.arg for arg, default in zip(arguments.kwonlyargs, arguments.kw_defaults) if default is None]
+        if required <= 1 and (positional or arguments.vararg) and not required_keywords:
+            continue
+        offset = source.ast_offset(node.lineno, node.col_offset)  # the `def` (or `async`), decorators aside
+        width = source.text.index("custom_kernel", offset) + len("custom_kernel") - offset
+        findings.append(Finding(offset, "NV002", f"custom_kernel({ast.unparse(arguments)}) cannot be called as"
+                                                 " custom_kernel(data): the leaderboard passes the input tuple as its"
+                                                 " one argument", width))
+    return findings
