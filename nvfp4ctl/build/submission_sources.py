@@ -17,6 +17,7 @@ import textwrap
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from nvfp4ctl.cpp_lexer import blank
 from nvfp4ctl.errors import UsageError, os_reason
 
 ARCH_FLAG = re.compile(r"(?:-gencode[= ]?arch=compute_(\w+),code=(?:sm|compute)_(\w+))|(?:-arch[= ]?(?:sm|compute)_(\w+))"
@@ -57,6 +58,9 @@ class Extension:
     cpp_flags: list[str] | None = field(default_factory=list)  # extra_cflags; None: not a static expression
     include_paths: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what could not be read statically
+    # load_inline's functions= names, None when absent or not static; cpp_read: cpp_sources was read
+    functions: list[str] | None = None
+    cpp_read: bool = False
     # (line, what): device code is given (cuda_sources / load's sources) but not as a static expression,
     # so build cannot see it; unlike an absent cuda_sources, this must not pass as host code only
     unreadable: tuple[int, str] | None = None
@@ -64,6 +68,15 @@ class Extension:
     @property
     def cuda_text(self) -> str:
         return join_pieces(self.cuda)
+
+    def undeclared_functions(self) -> list[str]:
+        """functions= names the cpp_sources never declare: load_inline's generated binding
+        (`m.def("name", name)`) then fails to compile, which this build, compiling the device code
+        only, would not see."""
+        if self.functions is None or not self.cpp_read:
+            return []
+        code = blank(join_pieces(self.cpp)).code
+        return [name for name in self.functions if not re.search(rf"(?<![\w.]){re.escape(name)}\s*\(", code)]
 
 
 @dataclass
@@ -209,6 +222,23 @@ class _Evaluator:
             return None if bound is None else self.constant(bound[1], bound[0])
         return None
 
+    def names(self, node: ast.AST | None, before: int) -> list[str] | None:
+        """load_inline's functions=: a name, a list of names or a {name: docstring} dict; None when
+        absent or not static (nothing to check)."""
+        if node is None or (isinstance(node, ast.Constant) and node.value is None):
+            return None
+        if isinstance(node, ast.Name):
+            bound = self._bound(node.id, before)
+            return None if bound is None or node.id in self.mutated else self.names(bound[1], bound[0])
+        if isinstance(node, ast.Dict):
+            keys = [self.constant(key, before) if key is not None else None for key in node.keys]
+            return [str(key) for key in keys] if all(isinstance(key, str) for key in keys) else None
+        if isinstance(node, (ast.List, ast.Tuple)):
+            names = [self.constant(element, before) for element in node.elts]
+            return [str(name) for name in names] if all(isinstance(name, str) for name in names) else None
+        name = self.constant(node, before)
+        return [name] if isinstance(name, str) else None
+
     def strings(self, node: ast.AST | None, before: int) -> list[str]:
         if node is None:
             return []
@@ -267,6 +297,8 @@ def find_sources(path: Path) -> SubmissionSources:
                     extension.notes.append(f"line {node.lineno}: {attr}_sources is not a static string expression")
                 else:
                     setattr(extension, attr, pieces)
+                    extension.cpp_read |= attr == "cpp"
+            extension.functions = evaluator.names(_keyword(node, "functions", 4), node.lineno)
         else:
             value = _keyword(node, "sources", 1)
             pieces = evaluator.pieces(value, node.lineno) if value is not None else []

@@ -93,6 +93,10 @@ def build_submission(path: Path, arch: str | None, verbose: bool, python: str | 
         task = progress.add_task("compiling", total=len(sources.extensions))
         for extension in sources.extensions:
             progress.update(task, description=f"compiling {extension.name} ({target}; CUTLASS takes minutes)")
+            for name in extension.undeclared_functions():
+                console.error(f"{path.name}:{extension.line}: {extension.name}'s functions= names {name}, which its"
+                              f" cpp_sources never declare: load_inline's generated binding fails to compile")
+                failures.append(f"{extension.name}: functions= names {name}, not declared in cpp_sources")
             for built in build_extension(sources, extension, target):
                 for note in built.notes:
                     console.warn(f"{extension.name}: {note}")

@@ -86,3 +86,42 @@ def test_no_arch_anywhere_asks_for_one(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="pass --arch"):
         find_sources(submission).arch(None)
     assert find_sources(submission).arch("sm_90a") == ("sm_90a", "--arch")
+
+
+@pytest.mark.parametrize("functions, undeclared", [
+    ('["gemm", "gemm_v2"]', ["gemm_v2"]),
+    ('"gemm_v2"', ["gemm_v2"]),
+    ('{"gemm": "doc", "warm": "doc"}', ["warm"]),
+    ("NAMES", ["gemm_v2"]),  # bound to a module-level list
+    ('["gemm"]', []),
+    ('["plan"]', []),  # declared through a comment-free multi-line declaration
+    ("None", []),
+    ("make_names()", []),  # not static: nothing to check
+])
+def test_functions_the_cpp_sources_never_declare_are_named(tmp_path: Path, functions: str, undeclared: list[str]) -> None:
+    submission = tmp_path / "submission.py"
+    submission.write_text(
+        "from torch.utils.cpp_extension import load_inline\n"
+        'NAMES = ["gemm", "gemm_v2"]\n'
+        'CPP = "void gemm(torch::Tensor a);  // gemm_v2(torch::Tensor a) is next\\nint plan\\n  (int m);"\n'
+        f'mod = load_inline(name="ext", cpp_sources=[CPP], cuda_sources=["__global__ void k() {{}}"], functions={functions})\n')
+    (extension,) = find_sources(submission).extensions
+    assert extension.undeclared_functions() == undeclared
+
+
+def test_build_fails_a_submission_whose_functions_are_not_declared(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # load_inline writes m.def("gemm_v2", gemm_v2) into its main.cpp, which then does not compile;
+    # build compiles the device code only, so it must say so itself
+    from typer.testing import CliRunner
+
+    from nvfp4ctl.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "submission.py").write_text(
+        "from torch.utils.cpp_extension import load_inline\n"
+        'mod = load_inline("ext", "void gemm(torch::Tensor a);", functions=["gemm", "gemm_v2"],\n'
+        '                  extra_cuda_cflags=["-gencode=arch=compute_100a,code=sm_100a"])\n')
+    result = CliRunner().invoke(app, ["build", "submission.py"])
+    assert result.exit_code == 1, result.output
+    assert ("submission.py:2: ext's functions= names gemm_v2, which its cpp_sources never declare: load_inline's"
+            " generated binding fails to compile") in " ".join(result.output.split())
