@@ -1,0 +1,112 @@
+"""What README.md and docs/commands.md say that can be checked without a GPU: every option a command has
+is named in its section of docs/commands.md, every option the two files name exists, every command line
+they show parses, and the lint rule table, the environment variables and the exit codes agree with the
+code."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+import typer
+
+from nvfp4ctl.cli import app
+from nvfp4ctl.env import Env
+from nvfp4ctl.errors import ExitCode
+from nvfp4ctl.lint.rules import RULES
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+COMMANDS_MD = (ROOT / "docs" / "commands.md").read_text(encoding="utf-8")
+GROUP = typer.main.get_command(app)
+COMMANDS = dict(GROUP.commands)
+# Options every command has; the README's quickstart and the command's --help say what they do.
+COMMON = {"--help", "-q", "--quiet", "-v", "--verbose"}
+# pip's options, in the README's install notes.
+NOT_OURS = {"--no-index", "--find-links"}
+
+
+def _section(text: str, heading: str) -> str:
+    """The text under a heading line, up to the next heading of the same or a higher level."""
+    level = heading.split(" ", 1)[0]
+    start = text.index(f"\n{heading}\n") + len(heading) + 2
+    following = re.compile(rf"^#{{1,{len(level)}}} ", re.MULTILINE).search(text, start)
+    return text[start:following.start() if following else len(text)]
+
+
+def _options(command: typer.core.TyperCommand) -> list[typer.core.TyperOption]:
+    return [param for param in command.params if param.param_type_name == "option"]
+
+
+def _named(spelling: str, text: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(spelling)}(?![\w-])", text) is not None
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_every_option_of_a_command_is_named_in_its_commands_md_section(name: str) -> None:
+    section = _section(COMMANDS_MD, f"## `nvfp4ctl {name}`")
+    unnamed = [option.opts[0] for option in _options(COMMANDS[name])
+               if not set(option.opts) & COMMON and not any(_named(spelling, section) for spelling in option.opts)]
+    assert not unnamed, f"docs/commands.md's nvfp4ctl {name} section does not name {', '.join(unnamed)}"
+
+
+def test_every_option_the_docs_name_is_an_option_of_nvfp4ctl() -> None:
+    known = {spelling for command in [GROUP, *COMMANDS.values()] for param in command.params for spelling in param.opts}
+    named = set(re.findall(r"(?<![\w-])(--[a-z][\w-]*)", README + COMMANDS_MD))
+    assert named - known - COMMON - NOT_OURS == set()
+
+
+def _shown_command_lines() -> list[str]:
+    """`$ nvfp4ctl …` lines of the examples and `nvfp4ctl COMMAND …` in inline code, less synopses ([DIR]) and
+    headings."""
+    docs = README + COMMANDS_MD
+    lines = re.findall(r"^\$ (nvfp4ctl .*)$", docs, re.MULTILINE)
+    prose = re.sub(r"^#.*$", "", docs, flags=re.MULTILINE)  # a heading names the command alone
+    for span in re.findall(r"`(nvfp4ctl [a-z][^`]*)`", prose):
+        lines.extend(part.strip() for part in span.split("&&"))
+    shown = []
+    for line in lines:
+        line = line.split(" #", 1)[0].strip()
+        words = line.split()
+        if len(words) > 1 and words[1] in {*COMMANDS, "-q", "-v", "--version"} and not re.search(r"[\[|]", line):
+            shown.append(line)
+    return sorted(set(shown))
+
+
+SHOWN = _shown_command_lines()
+
+
+def test_the_docs_show_command_lines() -> None:
+    assert len(SHOWN) >= 10 and "nvfp4ctl check --only 3" in SHOWN
+
+
+@pytest.mark.parametrize("line", SHOWN)
+def test_every_command_line_the_docs_show_parses(line: str) -> None:
+    """Each option named exists and takes what the line gives it (the command is not run)."""
+    words = shlex.split(line)[1:]
+    while words and words[0] in {"-q", "-v"}:
+        words.pop(0)
+    if words == ["--version"]:
+        return
+    name, args = words[0], words[1:]
+    COMMANDS[name].make_context(name, args)
+
+
+def test_the_lint_rule_table_lists_every_rule_with_its_severity() -> None:
+    table = dict(re.findall(r"^\| (NV\d{3}) \| (error|warning)\b", COMMANDS_MD, re.MULTILINE))
+    assert table == {rule.code: rule.severity.value for rule in RULES}
+
+
+def test_the_environment_table_lists_every_variable_nvfp4ctl_reads() -> None:
+    table = set(re.findall(r"^\| `([A-Z0-9_]+)` \|", _section(README, "## Configuration"), re.MULTILINE))
+    ours = {value for name, value in vars(Env).items() if name.isupper()}
+    assert table - ours == {"CUDA_HOME"}  # read by the toolchain lookup, as torch's cpp_extension does
+    assert ours <= table
+
+
+def test_the_exit_codes_section_gives_every_exit_code() -> None:
+    given = {int(code) for code in re.findall(r"\*\*(\d+)\*\*", _section(README, "## Exit codes"))}
+    assert given == {int(code) for code in ExitCode}
+
