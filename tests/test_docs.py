@@ -1,7 +1,7 @@
 """What README.md and docs/commands.md say that can be checked without a GPU: every option a command has
 is named in its section of docs/commands.md, every option the two files name exists, every command line
-they show parses, and the lint rule table, the environment variables and the exit codes agree with the
-code."""
+they show parses, and the lint rule table, the environment variables, the exit codes and the export
+example agree with the code."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import typer
+from typer.testing import CliRunner
 
 from nvfp4ctl.cli import app
 from nvfp4ctl.env import Env
@@ -110,3 +111,17 @@ def test_the_exit_codes_section_gives_every_exit_code() -> None:
     given = {int(code) for code in re.findall(r"\*\*(\d+)\*\*", _section(README, "## Exit codes"))}
     assert given == {int(code) for code in ExitCode}
 
+
+def test_the_export_example_is_what_export_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's `export --kernel default` lines, less the size, which changes with every kernel edit."""
+    example = re.search(r"^\$ nvfp4ctl export --kernel default -o submission.py\n(.*?)^```", README,
+                        re.MULTILINE | re.DOTALL)
+    assert example is not None
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["export", "--kernel", "default", "-o", "submission.py"])
+    assert result.exit_code == 0, result.output
+
+    def words(text: str) -> str:
+        return re.sub(r"\(\d+ kB\)", "(N kB)", " ".join(text.split()))
+
+    assert words(result.output) == words(example.group(1))
