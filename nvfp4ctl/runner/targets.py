@@ -19,7 +19,7 @@ from nvfp4ctl.errors import UsageError, os_reason
 from nvfp4ctl.problems import DEFAULT_PROBLEM
 from nvfp4ctl.project import kernels_dir, shipped
 from nvfp4ctl.runner.gpu import first_gpu, run_device
-from nvfp4ctl.workspace import claim_folder, in_nvfp4ctl_project, note_target, short_path, user_folder
+from nvfp4ctl.workspace import TASK_FILE, claim_folder, in_nvfp4ctl_project, note_target, short_path, user_folder
 
 SUBMISSION, KERNEL, TORCH = "submission", "kernel", "torch"
 
@@ -190,13 +190,15 @@ def find_user_submission(task: TaskLike | None) -> TargetSpec | None:
     submission.py beside that task.yml, the submission.py in the current folder."""
     problem = getattr(task, "problem", None) or DEFAULT_PROBLEM
     users = task is not None and task.is_users
+    # the reason names the task file by its name (other.yml): its path is on the same line, after "task"
+    task_name = task.path.name if task is not None and task.path is not None else TASK_FILE
     if users and task.submission is not None:
         # the file it names is checked here, not when task.yml is read: the error points at its line
-        written = f"{getattr(task, 'submission_at', 'task.yml')}: submission:"
-        return _submission(task.submission, written, "task.yml submission:", problem)
+        written = f"{getattr(task, 'submission_at', task_name)}: submission:"
+        return _submission(task.submission, written, f"{task_name} submission:", problem)
     candidates: list[tuple[Path, str]] = []
     if users and task.path is not None:
-        candidates.append((task.path.resolve().parent / SUBMISSION_FILE, "beside task.yml"))
+        candidates.append((task.path.resolve().parent / SUBMISSION_FILE, f"beside {task_name}"))
     candidates.append((Path.cwd().resolve() / SUBMISSION_FILE, "current folder"))
     for path, source in candidates:
         if path.is_file():

@@ -102,6 +102,21 @@ def test_task_yml_submission_key_wins_over_the_file_beside_it(problem_folder: Pa
     assert "target mine.py (task.yml submission:)" in result.output
 
 
+def test_the_target_s_reason_names_the_task_file_in_use(problem_folder: Path) -> None:
+    """`--task other.yml`: the first line and the run log say "beside other.yml", not "beside task.yml"."""
+    (problem_folder / "submission.py").write_text(CORRECT)
+    (problem_folder / "other.yml").write_text((problem_folder / "task.yml").read_text())
+    result = runner.invoke(app, ["check", "--only", "1", "--no-probe", "--task", "other.yml"])
+    assert result.exit_code == 0, result.output
+    assert "target submission.py (beside other.yml)" in result.output
+    assert _log(problem_folder)[-1].target.endswith("[beside other.yml]")
+    (problem_folder / "mine.py").write_text(CORRECT)
+    (problem_folder / "other.yml").write_text(GPU_MODE_TASK + "submission: mine.py\n")
+    result = runner.invoke(app, ["check", "--only", "1", "--no-probe", "--task", "other.yml"])
+    assert result.exit_code == 0, result.output
+    assert "target mine.py (other.yml submission:)" in result.output
+
+
 @pytest.mark.parametrize("written, problem", [("nosuch.py", "no such file"),
                                               ("notes.txt", "expected a Python file (submission.py)")])
 def test_a_task_yml_submission_that_is_no_file_names_its_line(problem_folder: Path, written: str, problem: str) -> None:
