@@ -1,5 +1,8 @@
 """Speed budget: a 2,000-line file in <= 0.2 s, a folder of 50 files in <= 3 s (CI: 2 cores).
-The asserts are generous against noisy machines; the real numbers are printed (pytest -s)."""
+The budgets are on work done, so the asserts read the process's CPU time: lint runs in this process
+and thread, and wall time under `pytest -n 16` or on a busy CI runner measures the neighbours (a 140 ms
+CPU lint took 1 s of wall time beside four busy loops on 2 cores). The bounds keep headroom for a
+slower CPU; the real numbers are printed (pytest -s)."""
 
 from __future__ import annotations
 
@@ -49,7 +52,7 @@ def generated_file(lines: int) -> str:
 
 
 def timed(paths: list[Path], runs: int = 1) -> tuple[float, float, int]:
-    """Best wall-clock and CPU seconds over `runs` (other jobs on a 2-core CI box add wall time)."""
+    """Best wall-clock and CPU seconds over `runs` (wall only for the printout)."""
     best_wall = best_cpu = float("inf")
     files = 0
     for _ in range(runs):
@@ -67,7 +70,7 @@ def test_a_2000_line_file(tmp_path: Path) -> None:
     timed([path])  # warm imports and regex caches
     wall, cpu, _ = timed([path], runs=3)
     print(f"\nlint of a {path.read_text().count(chr(10))}-line file: {wall * 1000:.0f} ms wall, {cpu * 1000:.0f} ms CPU")
-    assert wall < 1.0
+    assert cpu < 0.5
 
 
 def test_a_folder_of_50_files(tmp_path: Path) -> None:
@@ -78,7 +81,7 @@ def test_a_folder_of_50_files(tmp_path: Path) -> None:
     wall, cpu, files = timed([tmp_path])
     assert files == 50
     print(f"\nlint of a folder of 50 files: {wall * 1000:.0f} ms wall, {cpu * 1000:.0f} ms CPU")
-    assert wall < 3.0
+    assert cpu < 3.0
 
 
 WORKSPACE_HELPER = '''
@@ -103,5 +106,5 @@ def test_a_file_of_many_kept_buffers_copied_into_c(tmp_path: Path) -> None:
     path = tmp_path / "submission.py"
     path.write_text("".join(parts))
     wall, cpu, _ = timed([path])
-    print(f"\nlint of {path.read_text().count(chr(10))} lines of kept buffers: {wall * 1000:.0f} ms wall")
-    assert wall < 1.0
+    print(f"\nlint of {path.read_text().count(chr(10))} lines of kept buffers: {wall * 1000:.0f} ms wall, {cpu * 1000:.0f} ms CPU")
+    assert cpu < 1.0
