@@ -7,11 +7,13 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from load_margin import latency_bound, slowdown
 from nvfp4ctl.errors import KernelCrash, KernelTimeout, UsageError
 from nvfp4ctl.runner.worker import JobError, TargetLoadError, Worker
 
@@ -36,6 +38,32 @@ def _wait_dead(pid: int, seconds: float = 3.0) -> bool:
     while _alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
     return not _alive(pid)
+
+
+KILL_GUARD_S = 60.0  # a watchdog that never kills fails the test after this, rather than hanging it
+
+
+def _call_killing_after(worker: Worker, pid: int, guard_s: float) -> tuple[BaseException | None, float]:
+    """(what worker.call of the hanging target raised, the wall seconds it took). Should the watchdog
+    not kill the child within `guard_s`, the test kills it itself and fails."""
+    raised: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            worker.call(CALL, label="test 6", data=None)
+        except BaseException as error:  # handed to the test's thread
+            raised.append(error)
+
+    caller = threading.Thread(target=call, daemon=True)
+    started = time.monotonic()
+    caller.start()
+    caller.join(guard_s)
+    waited = time.monotonic() - started
+    if caller.is_alive():
+        os.kill(pid, signal.SIGKILL)  # the call then ends as a crash
+        caller.join(10)
+        pytest.fail(f"the watchdog had not killed the hung child after {guard_s:g} s")
+    return (raised[0] if raised else None), waited
 
 
 def test_returns_the_job_value_and_keeps_the_child(make_target):
@@ -70,10 +98,12 @@ def test_job_exception_comes_back_as_job_error_and_child_survives(make_target):
 def test_hanging_target_is_killed_at_the_timeout(make_target, body, header):
     with Worker(make_target(body, header), timeout_s=1.0, device="cpu") as worker:
         pid = worker.call("runner_jobs:child_pid", label="pid")
-        started = time.monotonic()
-        with pytest.raises(KernelTimeout, match=r"possible deadlock: test 6 ran past 1 s; the child was killed"):
-            worker.call(CALL, label="test 6", data=None)
-        assert time.monotonic() - started < 5
+        load_before = slowdown()
+        error, waited = _call_killing_after(worker, pid, KILL_GUARD_S)
+        # the kill is a latency, so wall time; its margin over the timeout grows with the load
+        assert waited < latency_bound(1.0, 1.0, load_before, slowdown()), f"killed after {waited:.2f} s"
+        assert isinstance(error, KernelTimeout), error
+        assert "possible deadlock: test 6 ran past 1 s; the child was killed" in str(error)
         assert not _alive(pid)
         # the next call gets a fresh child
         assert worker.call("runner_jobs:child_pid", label="pid") != pid
