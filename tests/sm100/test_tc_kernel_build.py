@@ -7,6 +7,7 @@ file of it says the forbidden word. (It is never executed here.)"""
 from __future__ import annotations
 
 import re
+import resource
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,12 @@ from nvfp4ctl.build.sources import local_headers
 
 KERNEL = Path(__file__).resolve().parents[2] / "kernels" / "sm100" / "nvfp4_gemm_sm100_tc.cu"
 REQUIRED_SASS = ("UTCOMMA.4X", "UTCCP", "UTMALDG", "UBLKCP", "LDTM")
-COMPILE_BUDGET_S = 60.0  # device code alone; the whole exported submission is timed in docs/sm100_kernel.md
+# CPU seconds of the compiler processes (nvcc, cicc, ptxas; with CUDA torch also the build child, ninja
+# and the binding's compile): the budget is on the compile's work, which stays put when other jobs share
+# the machine, where its wall time grows with them (docs/sm100_kernel.md, the exported submission on 2
+# cores: 18 s wall idle, 63 s at load 5-6, 26-29 s CPU throughout). Device code alone; the whole
+# exported submission is timed in that document.
+COMPILE_BUDGET_S = 60.0
 _INSTRUCTION = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;", re.MULTILINE)
 _BRANCH_TARGET = re.compile(r"\bBRA\b.*?(0x[0-9a-f]+)$")
 
@@ -53,7 +59,15 @@ def tc_build():
     except UsageError as error:
         pytest.skip(f"needs nvcc: {error}")
 
-    return build_kernel(KERNEL, "sm_100a")
+    before = _children_cpu_s()
+    report = build_kernel(KERNEL, "sm_100a")
+    return report, _children_cpu_s() - before
+
+
+def _children_cpu_s() -> float:
+    """User + system CPU seconds of this process's waited-for children and their descendants."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def test_no_forbidden_word_in_kernel_or_headers() -> None:
@@ -67,14 +81,14 @@ def test_no_cutlass_in_the_device_path() -> None:
 
 
 def test_kernel_compiles_with_the_block_scaled_umma(tc_build) -> None:
-    report = tc_build
+    report, compile_cpu_s = tc_build
     configs = len(re.findall(r"^using \w+ = TileConfig<", KERNEL.read_text(), re.MULTILINE))
     assert len(report.kernels) == configs, f"one kernel per compile-time config ({configs}), ptxas reported {len(report.kernels)}"
     assert report.spill_bytes == 0, f"spills: {report.functions}"
     warnings = [line for line in (report.entry / "build.log").read_text().splitlines() if "warning" in line.lower()]
     assert not warnings, f"nvcc/ptxas warned (a serialised tcgen05 op, a trap path that costs registers?): {warnings}"
     if not report.cache_hit:
-        assert report.compile_s < COMPILE_BUDGET_S, f"device compile took {report.compile_s} s"
+        assert compile_cpu_s < COMPILE_BUDGET_S, f"device compile took {compile_cpu_s:.1f} s CPU ({report.compile_s} s wall)"
     if not report.tensor_op.checked:
         pytest.skip("cuobjdump/nvdisasm missing (pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)")
     sass = (report.entry / "kernel.sass").read_text()
@@ -84,9 +98,10 @@ def test_kernel_compiles_with_the_block_scaled_umma(tc_build) -> None:
 
 
 def test_every_mbarrier_wait_loop_can_trap(tc_build) -> None:
-    if not tc_build.tensor_op.checked:
+    report, _ = tc_build
+    if not report.tensor_op.checked:
         pytest.skip("cuobjdump/nvdisasm missing (pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)")
-    loops, hanging = unbounded_wait_loops((tc_build.entry / "kernel.sass").read_text())
+    loops, hanging = unbounded_wait_loops((report.entry / "kernel.sass").read_text())
     assert loops >= 2 * 5, f"expected the 5 wait sites of both kernels as loops, found {loops}"
     assert not hanging, f"wait loops without a timer and a trap: {hanging}"
 
