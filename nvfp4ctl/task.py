@@ -126,6 +126,13 @@ def load_task(path: Path | None = None) -> Task:
 _WARNED: set[str] = set()
 
 
+def load_shipped_task(path: Path) -> Task:
+    """The task.yml nvfp4ctl ships for a problem, read where nvfp4ctl (not the user) picked it: for a
+    --kernel of another problem, or that problem's benchmark shapes. Unlike load_task it is not made the
+    task in use: its folder is nvfp4ctl's package, where the run log must never go."""
+    return replace(parse_task(path.read_text(encoding="utf-8"), path), source=SHIPPED)
+
+
 def problem_of(path: Path) -> str | None:
     """The problem a task.yml other than the one in use names; None where it cannot be read or parsed
     (a broken task.yml elsewhere is not this run's business: the task in use decides then)."""

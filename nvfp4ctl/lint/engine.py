@@ -71,9 +71,9 @@ def _shipped_shapes(problem: str) -> tuple[tuple[int, int, int], ...]:
     process, not once per file named for that problem (a folder of starters, each a yaml parse)."""
     from nvfp4ctl.lint.targets import benchmark_shapes
     from nvfp4ctl.problems import get_problem
-    from nvfp4ctl.task import load_task
+    from nvfp4ctl.task import load_shipped_task
 
-    return benchmark_shapes(load_task(get_problem(problem).task_file)) or DEFAULT_BENCHMARK_SHAPES
+    return benchmark_shapes(load_shipped_task(get_problem(problem).task_file)) or DEFAULT_BENCHMARK_SHAPES
 
 
 def lint_source(source: SourceFile, config: LintConfig) -> list[Diagnostic]:

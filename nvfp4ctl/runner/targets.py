@@ -105,8 +105,7 @@ def task_for_kernel(task: Any, kernel: Path | None) -> Any:
     `check --kernel my_gemv.cu` runs the GEMV's tests; the kernel's problem is then read here alone,
     as resolve_target has nothing left to refuse. A task of the user's is never replaced
     (_refuse_other_problem says when it does not fit)."""
-    from nvfp4ctl.task import load_task
-    from nvfp4ctl.workspace import SHIPPED
+    from nvfp4ctl.task import load_shipped_task
 
     if task.is_users or kernel is None or str(kernel) == DEFAULT_BY_NAME or kernel.suffix != ".cu":
         return task
@@ -115,7 +114,7 @@ def task_for_kernel(task: Any, kernel: Path | None) -> Any:
     own = _kernel_problem(kernel, kernel.resolve())
     if own is None or own.name == task.problem:
         return task
-    return replace(load_task(own.task_file), source=SHIPPED)
+    return load_shipped_task(own.task_file)
 
 
 def task_for_submission(task: Any, submission: Path | None) -> Any:

@@ -214,3 +214,41 @@ def test_build_reads_the_users_submission(problem_folder: Path) -> None:
     assert "submission.py: no load_inline/load call" in result.output  # the user's file, not our kernels
     assert "nothing to compile" in result.output
     assert "[beside task.yml]" in _log(problem_folder)[-1].target  # why this file, as check logs it
+
+
+@pytest.fixture
+def logged_to(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The MEMORY.md each command's run-log line goes to, with nothing written."""
+    paths: list[Path] = []
+    monkeypatch.setattr(runlog, "append", lambda entry, memory: paths.append(memory))
+    return paths
+
+
+def test_a_kernel_of_another_problem_logs_where_a_gemm_kernel_would(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    cpu: None, logged_to: list[Path]) -> None:
+    """`tune --kernel my_gemv.cu` with no task.yml of the user's runs on nvfp4ctl's GEMV task.yml; that file's
+    folder is nvfp4ctl's package, so the run log goes where it goes for a GEMM kernel (the cache), not there."""
+    from nvfp4ctl.project import cache_root
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "my_gemv.cu").write_text('#include "nvfp4_gemv_api.h"\n')
+    result = runner.invoke(app, ["tune", "--kernel", "my_gemv.cu"])
+    assert result.exit_code == 2 and "declares no knobs" in result.output, result.output
+    assert logged_to == [cache_root() / "MEMORY.md"]
+
+
+def test_lint_of_a_file_under_another_problems_task_logs_in_the_folder_in_use(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cpu: None, logged_to: list[Path]) -> None:
+    """Judging a file by another problem's rules reads that problem's benchmark shapes from nvfp4ctl's own
+    task.yml for it; the run log stays with the task in use, not beside that file in nvfp4ctl's package."""
+    here, other = tmp_path / "gemv", tmp_path / "dual"
+    for folder, problem in ((here, "nvfp4_gemv"), (other, "nvfp4_dual_gemm")):
+        folder.mkdir()
+        (folder / "task.yml").write_text(f"problem: {problem}\ntests:\n"
+                                         + ("  - {m: 128, k: 256, l: 1, seed: 1}\n" if problem == "nvfp4_gemv"
+                                            else "  - {m: 128, n: 256, k: 256, l: 1, seed: 1}\n"))
+    (other / "submission.py").write_text("def custom_kernel(data):\n    return data[-1]\n")
+    monkeypatch.chdir(here)
+    result = runner.invoke(app, ["lint", "../dual/submission.py"])
+    assert result.exit_code == 0, result.output
+    assert logged_to == [here / "MEMORY.md"]
