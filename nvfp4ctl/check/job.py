@@ -126,7 +126,7 @@ def _call_and_compare(
     else:
         outs = [out]
     mistakes = [f"{name}: {m}" if several else m
-                for name, o, w in zip(names, outs, wants) for m in output_mistakes(o, w)]
+                for name, o, w in zip(names, outs, wants) for m in output_mistakes(o, w, problem.output_dims)]
     if mistakes:
         return _Call(None, tuple(mistakes), seconds)
     parts = [dataclasses.replace(compare(o, w, rtol, atol, output_is_c=is_output_buffer(o, b)), output=name)

@@ -11,8 +11,9 @@ def dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
 
 
-def output_mistakes(out: Any, want: torch.Tensor) -> list[str]:
-    """Why `out` cannot be compared with `want` (type, device, dtype, shape); empty when it can."""
+def output_mistakes(out: Any, want: torch.Tensor, dims: tuple[str, ...] = ("m", "n", "l")) -> list[str]:
+    """Why `out` cannot be compared with `want` (type, device, dtype, shape); empty when it can. `dims`
+    names want's dimensions as the problem does (the GEMV's c is (m, 1, l))."""
     if not isinstance(out, torch.Tensor):
         return [f"custom_kernel returned {type(out).__name__}, expected a torch.Tensor (the c of the input tuple)"]
     mistakes = []
@@ -22,19 +23,24 @@ def output_mistakes(out: Any, want: torch.Tensor) -> list[str]:
         mistakes.append(f"custom_kernel returned {dtype_name(out.dtype)}, expected {dtype_name(want.dtype)}")
     if tuple(out.shape) != tuple(want.shape):
         mistakes.append(
-            f"custom_kernel returned shape {tuple(out.shape)}, expected {tuple(want.shape)} (m, n, l)"
-            + _shape_hint(tuple(out.shape), tuple(want.shape))
+            f"custom_kernel returned shape {tuple(out.shape)}, expected {tuple(want.shape)} ({', '.join(dims)})"
+            + _shape_hint(tuple(out.shape), tuple(want.shape), dims)
         )
     return mistakes
 
 
-def _shape_hint(got: tuple[int, ...], want: tuple[int, ...]) -> str:
-    if len(want) == 3 and got == want[:2]:
-        return ": the l dimension is missing; return c itself"
-    if len(want) == 3 and got == (want[1], want[0], want[2]):
-        return ": m and n are swapped (transposed output?)"
-    if len(want) == 3 and len(got) == 3 and got == (want[2], want[0], want[1]):
-        return ": l is first; c is (m, n, l), a permuted view of an (l, m, n) buffer"
+def _shape_hint(got: tuple[int, ...], want: tuple[int, ...], dims: tuple[str, ...]) -> str:
+    if len(want) != 3:
+        return ""
+    m, n, l = dims
+    if n == "1" and got == (want[0], want[2]):  # the GEMV's c.squeeze(1) or c[:, 0]
+        return ": the middle dimension (1) is missing; return c itself"
+    if got == want[:2]:
+        return f": the {l} dimension is missing; return c itself"
+    if got == (want[1], want[0], want[2]):
+        return f": {m} and {n} are swapped (transposed output?)"
+    if got == (want[2], want[0], want[1]):
+        return f": {l} is first; c is ({', '.join(dims)}), a permuted view of an ({l}, {m}, {n}) buffer"
     return ""
 
 

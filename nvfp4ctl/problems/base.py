@@ -48,6 +48,7 @@ class ProblemBase:
     # cute.compile without a GPU; empty: build says it cannot trace this problem's submissions.
     trace_case: Mapping[str, Any] = {}
     output_label: str = "c"
+    output_dims: tuple[str, ...] = ("m", "n", "l")  # what c's dimensions are, for a wrong-shape message
     inputs_module: str = ""
     reference_module: str = ""
 

@@ -91,6 +91,18 @@ def test_gemv_wrong_tile_is_pinpointed(on_cpu, tmp_path: Path) -> None:
     assert "wrong 128x128 tiles (3 m-tiles x 1 n-tiles; X all wrong, x some, . ok)\n    .\n    X\n    .\n" in result.output
 
 
+@pytest.mark.parametrize("body, hint", [
+    ("out = out[:, 0, :]", "the middle dimension (1) is missing; return c itself"),
+    ("out = out.permute(2, 0, 1)", "l is first; c is (m, 1, l), a permuted view of an (l, m, 1) buffer"),
+], ids=["squeezed", "l-first"])
+def test_gemv_wrong_output_shape_is_named_in_its_own_dimensions(on_cpu, tmp_path: Path, body: str, hint: str) -> None:
+    """The GEMV's c is (m, 1, l): it has no n, and c[:, 0, :] drops its 1, not l."""
+    wrong = spoiled(tmp_path, "nvfp4_gemv", body)
+    result = check("nvfp4_gemv", "--submission", wrong, "--shape", "128,256,2", "--no-probe")
+    assert result.exit_code == 1, result.output
+    assert "expected (128, 1, 2) (m, 1, l): " + hint in result.output
+
+
 def test_gemv_shape_in_its_own_syntax(on_cpu) -> None:
     result = check("nvfp4_gemv", "--shape", "128,256,512,1")  # M,N,K,L is not a GEMV shape
     assert result.exit_code == 2, result.output

@@ -20,6 +20,7 @@ class Nvfp4Gemv(DenseProblem):
     shape_example = "7168,16384"
     k_multiple = 64
     k_reason = "the task's rule for the GEMV"
+    output_dims = ("m", "1", "l")  # c is [m, 1, l]: no n
     layout = TupleLayout(
         names=("a", "b", "sfa_ref", "sfb_ref", "sfa_permuted", "sfb_permuted", "c"),
         reference_scales=(2, 3), permuted_scales=(4, 5), b_operands=(), output=6,
