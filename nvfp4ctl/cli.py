@@ -223,10 +223,11 @@ def _as_one_line(caught: Exception, command: Callable[..., Outcome], kwargs: dic
 
 
 def _stopped(result: str, exit_code: ExitCode) -> Outcome:
-    """The outcome of a command stopped by an error or Ctrl-C, with its target when it had one."""
+    """The outcome of a command stopped by an error or Ctrl-C, with its target (and for check and bench
+    its problem) when it had one."""
     noted = workspace.noted_target()
     return Outcome(result=result, exit_code=exit_code, target=noted[0] if noted else None,
-                   target_source=noted[1] if noted else None)
+                   target_source=noted[1] if noted else None, problem=workspace.noted_problem())
 
 
 def _say_interrupted() -> None:

@@ -53,6 +53,7 @@ class _Resolved:
     task: TaskFile | None = None
     folder: Path | None = None
     target: tuple[Path, str] | None = None  # what the command runs and why, once known
+    problem: str | None = None  # the problem check and bench run, once known (their run-log lines name it)
 
 
 def reset() -> None:
@@ -60,6 +61,7 @@ def reset() -> None:
     _Resolved.task = None
     _Resolved.folder = None
     _Resolved.target = None
+    _Resolved.problem = None
 
 
 def short_path(path: Path) -> str:
@@ -83,6 +85,16 @@ def note_target(path: Path, source: str) -> None:
 
 def noted_target() -> tuple[Path, str] | None:
     return _Resolved.target
+
+
+def note_problem(problem: str) -> None:
+    """The problem check or bench runs, so that a run that stops with an error, a timeout or Ctrl-C
+    logs it too."""
+    _Resolved.problem = problem
+
+
+def noted_problem() -> str | None:
+    return _Resolved.problem
 
 
 def find_task_upwards(start: Path | None = None) -> Path | None:

@@ -14,7 +14,7 @@ from nvfp4ctl.console import VERBOSE, get_console
 from nvfp4ctl.errors import UsageError, os_reason
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.problems import DEFAULT_PROBLEM, get_problem
-from nvfp4ctl.workspace import memory_path, task_file_name
+from nvfp4ctl.workspace import memory_path, note_problem, task_file_name
 from nvfp4ctl.words import plural
 
 if TYPE_CHECKING:  # the timing machinery is imported when the command runs, so `--help` stays fast
@@ -55,6 +55,7 @@ def command(
 
     loaded = task_for_submission(task_for_kernel(load_task(task), kernel), submission)
     target = resolve_target(submission, kernel, loaded)
+    note_problem(loaded.problem)
     problem = get_problem(loaded.problem)
     cases = select_cases(loaded, only or [], shape or [])  # option mistakes first, then "no GPU" (as check)
     timeout_s = options.resolve_timeout(timeout, loaded.timeout_s)[0]

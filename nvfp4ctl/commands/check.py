@@ -17,7 +17,7 @@ from nvfp4ctl.problems.fields import MAX_SEED
 from nvfp4ctl.project import BYO_KERNEL_DOC
 from nvfp4ctl.runner.gpu import first_gpu, gpu_present, run_device
 from nvfp4ctl.words import plural
-from nvfp4ctl.workspace import task_file_name
+from nvfp4ctl.workspace import note_problem, task_file_name
 
 if TYPE_CHECKING:  # the check machinery is imported when the command runs, so `--help` stays fast
     from nvfp4ctl.check.run import CheckItem, CheckReport, CheckSettings, ItemOutcome
@@ -49,6 +49,7 @@ def command(
     console = get_console()
     loaded = task_for_submission(task_for_kernel(plan.load_task_file(task), kernel), submission)
     target = resolve_target(submission, kernel, loaded)
+    note_problem(loaded.problem)
     # every mistake in the options is said before "no GPU": on a laptop too, a typo is the first thing to fix
     items = plan.select_items(loaded, only or [], shape or [], seed)
     timeout_s, timeout_source = plan.resolve_timeout(timeout, loaded.timeout_s, task_file_name(loaded.path))

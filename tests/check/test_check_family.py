@@ -170,3 +170,20 @@ def test_dump_outside_the_gemm_is_refused_before_the_run(problem: str) -> None:
     assert result.exit_code == 2, result.output
     assert " ".join(result.output.split()) == (
         f"error: --dump decodes and simulates an nvfp4_gemm kernel's MMAs (C = A·Bᵀ on its inputs); this task is {problem}")
+
+
+@pytest.mark.parametrize("command", ["check", "bench"])
+def test_a_run_stopped_before_it_starts_logs_its_problem(monkeypatch: pytest.MonkeyPatch, command: str) -> None:
+    """Every check and bench line of the run log names the problem, also one that stopped with an error
+    (here: no GPU), as a timed-out bench does."""
+    from nvfp4ctl import runlog
+    from nvfp4ctl.commands import check as check_command
+    from nvfp4ctl.runner import gpu
+    from nvfp4ctl.workspace import memory_path
+
+    monkeypatch.delenv("NVFP4CTL_DEVICE", raising=False)
+    monkeypatch.setattr(check_command, "gpu_present", lambda: False)
+    monkeypatch.setattr(gpu, "gpu_present", lambda: False)  # bench imports it at call time
+    result = CliRunner().invoke(app, [command, "--task", str(get_problem("nvfp4_gemv").task_file), "--kernel", "default"])
+    assert result.exit_code == 2 and "no CUDA GPU found" in result.output, result.output
+    assert runlog.read(memory_path())[-1].problem == "nvfp4_gemv"
