@@ -124,6 +124,20 @@ def _show_layout(task_path: Path | None, shape_text: str, seed: int, row: int, k
     return f"layout: {name}, {plural(len(storage), 'scale batch', 'scale batches')} checked ({names}), {plural(bad, 'mismatch', 'mismatches')}", ok
 
 
+def _shape_needed(layout: bool, runtime: bool, task_path: Path | None) -> str:
+    """What --shape to pass: --layout takes the task problem's syntax (GEMV M,K; grouped M1,N1,K1;...),
+    --runtime the GEMM's."""
+    from nvfp4ctl.problems import get_problem
+    from nvfp4ctl.task import load_task
+
+    needs = ["--runtime needs --shape M,N,K[,L]"] if runtime else []
+    if layout:
+        problem = get_problem(load_task(task_path).problem)
+        needs.insert(0, f"--layout needs --shape {problem.shape_syntax} ({problem.name}; e.g. --shape"
+                        f" {problem.shape_example})")
+    return "; ".join(needs)
+
+
 def _show_runtime(kernel: Path, shape: tuple[int, int, int, int], seed: int, payload: dict[str, Any],
                   as_json: bool) -> tuple[str, bool, str]:
     from nvfp4ctl.build.sources import binding_path
@@ -214,7 +228,7 @@ def command(
         summary, ok = show_dump_lines(lines, m, n, k, seed, origin=f"--from-log {from_log}", saved=True)
         return Outcome(result=summary, exit_code=ExitCode.OK if ok else ExitCode.FAILURES, target=from_log)
     if (layout or runtime) and shape is None:
-        raise UsageError("--layout and --runtime need --shape M,N,K[,L]")
+        raise UsageError(_shape_needed(layout, runtime, task))
     # `--kernel default` names nvfp4ctl's own kernel, as it does for check, bench and export, also in a
     # kernels/ folder of yours (which the bare default reads)
     named_default = kernel is not None and str(kernel) == DEFAULT_BY_NAME

@@ -32,7 +32,19 @@ def test_bad_shape_is_a_usage_error(shape: str) -> None:
 
 def test_layout_needs_a_shape() -> None:
     result = invoke("--layout")
-    assert result.exit_code == 2 and "need --shape" in result.output
+    assert result.exit_code == 2 and "--layout needs --shape M,N,K or M,N,K,L (nvfp4_gemm;" in result.output
+
+
+@pytest.mark.parametrize("problem, wanted", [
+    ("nvfp4_gemv", "--layout needs --shape M,K or M,K,L (nvfp4_gemv; e.g. --shape 7168,16384)"),
+    ("nvfp4_group_gemm", "--layout needs --shape M1,N1,K1;M2,N2,K2;... (nvfp4_group_gemm;"),
+])
+def test_layout_without_a_shape_names_the_task_problems_syntax(problem: str, wanted: str) -> None:
+    """`dump --layout` in a GEMV or grouped GEMM folder asked for the GEMM's M,N,K[,L], which those refuse."""
+    from nvfp4ctl.problems import get_problem
+
+    result = invoke("--layout", "--task", str(get_problem(problem).task_file))
+    assert result.exit_code == 2 and wanted in result.output, result.output
 
 
 def test_umma_without_cute_shows_expected_values() -> None:
