@@ -29,7 +29,9 @@ def memory_skeleton(problem: Any) -> str:
     if layout.reference_scales:
         pairs = ", ".join(f"{layout.name(p)} (index {p})" for p in layout.permuted_scales)
         refs = ", ".join(str(r) for r in layout.reference_scales)
-        scale_rule = (f"- Scales: use the permuted ones, {pairs}; indices {refs} are the reference scales"
+        # the grouped GEMM keeps all its reference scales in one element (index 1)
+        refs = f"indices {refs} are" if len(layout.reference_scales) > 1 else f"index {refs} holds"
+        scale_rule = (f"- Scales: use the permuted ones, {pairs}; {refs} the reference scales"
                       " (`to_blocked` in the timed path is slow and a rule violation).\n")
     return (
         f"# MEMORY: {problem.name} notes\n\n"

@@ -111,3 +111,14 @@ def test_the_next_step_can_be_pasted_into_a_shell(tmp_path: Path, monkeypatch: p
     pasted = line.split("`")[1].replace("nvfp4ctl check", "pwd")
     done = subprocess.run(["sh", "-c", pasted], cwd=tmp_path, capture_output=True, text=True, check=True)
     assert done.stdout.strip() == str((tmp_path / folder).resolve())
+
+
+@pytest.mark.parametrize("name, rule", [
+    ("nvfp4_group_gemm", "sfasfb_reordered_tensors (index 2); index 1 holds the reference scales"),
+    ("nvfp4_dual_gemm", "sfb2_permuted (index 8); indices 3, 4, 5 are the reference scales"),
+])
+def test_memory_skeleton_names_the_reference_scales_in_the_problems_terms(name: str, rule: str) -> None:
+    from nvfp4ctl.problems import get_problem
+    from nvfp4ctl.scaffold import memory_skeleton
+
+    assert rule in memory_skeleton(get_problem(name))
