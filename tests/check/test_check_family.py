@@ -187,3 +187,16 @@ def test_a_run_stopped_before_it_starts_logs_its_problem(monkeypatch: pytest.Mon
     result = CliRunner().invoke(app, [command, "--task", str(get_problem("nvfp4_gemv").task_file), "--kernel", "default"])
     assert result.exit_code == 2 and "no CUDA GPU found" in result.output, result.output
     assert runlog.read(memory_path())[-1].problem == "nvfp4_gemv"
+
+
+def test_a_reused_dual_result_is_not_read_as_one_wrong_product(on_cpu, tmp_path: Path) -> None:
+    """A result cached by data_ptr() fails the probe as reused; the old answer compared with new data says
+    nothing about silu(A·B1ᵀ) or A·B2ᵀ, so no product is named."""
+    path = tmp_path / "cached.py"
+    path.write_text(starter("nvfp4_dual_gemm").read_text() + "\n\n_right = custom_kernel\n_cache = {}\n\n\n"
+                    "def custom_kernel(data):\n    key = data[0].data_ptr()\n    if key not in _cache:\n"
+                    "        _cache[key] = _right(data).clone()\n    return _cache[key]\n")
+    result = check("nvfp4_dual_gemm", "--submission", str(path), "--shape", "128,128,256")
+    assert result.exit_code == 1, result.output
+    assert "result reused across calls" in result.output
+    assert "implicated" not in result.output and "dual GEMM:" not in result.output
