@@ -65,6 +65,7 @@ def compare(got: torch.Tensor, want: torch.Tensor, rtol: float, atol: float, out
         wrong_cols=len(cols),
         first_rows=tuple(rows[:LISTED_LINES]),
         first_cols=tuple(cols[:LISTED_LINES]),
+        nonfinite_wrong=int((wrong & ~finite).sum()),
     )
 
 

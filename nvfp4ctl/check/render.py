@@ -21,6 +21,7 @@ def comparison_lines(comparison: Comparison) -> list[str]:
     lines += [
         f"{'' if c.output == 'c' else c.output + ': '}{c.mismatched} of {c.total} outputs differ ({100.0 * c.mismatched / max(c.total, 1):.1f}%);"
         f" max abs err {c.max_abs_err:.4g}, max rel err {c.max_rel_err:.4g}"
+        + (f" (over the finite ones; {c.nonfinite_wrong} wrong are NaN or Inf)" if c.nonfinite_wrong else "")
     ]
     if c.nan_got or c.inf_got or c.nan_want or c.inf_want:
         lines.append(f"output has {c.nan_got} NaN, {c.inf_got} Inf; the reference has {c.nan_want} NaN, {c.inf_want} Inf")
@@ -107,3 +108,11 @@ def repeated_crashes(outcomes: Sequence[ItemOutcome]) -> dict[int, str]:
         else:
             first_seen[key] = outcome.item.label
     return repeats
+
+
+def error_cell(c: Comparison) -> str:
+    """check's "max abs err" column: NaN where every wrong element is a NaN or Inf, so that an output
+    never written (all poison) does not read as an error of 0."""
+    if c.mismatched and c.nonfinite_wrong == c.mismatched:
+        return "nan"
+    return f"{c.max_abs_err:.3g}"

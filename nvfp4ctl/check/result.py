@@ -47,6 +47,7 @@ class Comparison:
     output: str = "c"  # which output this is about ("c", "group 3 c")
     notes: tuple[str, ...] = ()  # the problem's own reading of the mismatch (dual: which product)
     parts: tuple[tuple[str, int, int], ...] = ()  # (output, mismatched, total) per output when several
+    nonfinite_wrong: int = 0  # wrong elements where either side is NaN or Inf (max_abs_err cannot see them)
 
     @property
     def total(self) -> int:

@@ -164,8 +164,10 @@ def _tests(count: int, adjective: str = "") -> str:
 def _row(outcome: ItemOutcome) -> list:
     from nvfp4ctl.check.run import CRASH, FAIL, PASS, TIMEOUT
 
+    from nvfp4ctl.check.render import error_cell
+
     result = outcome.result
-    error = f"{result.comparison.max_abs_err:.3g}" if result and result.comparison else "-"
+    error = error_cell(result.comparison) if result and result.comparison else "-"
     seconds = f"{outcome.seconds:.2f} s" if outcome.seconds is not None else "-"
     style = {PASS: "green", FAIL: "bold red", CRASH: "bold red", TIMEOUT: "bold red"}.get(outcome.verdict, "dim")
     verdict = Text(outcome.verdict, style=style)
