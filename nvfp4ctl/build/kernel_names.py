@@ -8,6 +8,7 @@ import functools
 import re
 import shutil
 import subprocess
+from collections.abc import Sequence
 
 ARGUMENTS_WIDTH = 48  # characters of template arguments before inner ones are folded to <…>
 _NAMESPACE = re.compile(r"(?:\(anonymous namespace\)|\b[A-Za-z_]\w*)::")
@@ -45,6 +46,90 @@ def _below(text: str, depth: int) -> str:
             continue
         out.append(char)
     return "".join(out)
+
+
+def readable_names(symbols: Sequence[str], width: int = ARGUMENTS_WIDTH) -> list[str]:
+    """readable_name of each symbol, where two instantiations that would read alike (CUTLASS's, which
+    differ deep inside their arguments) keep unfolded the groups that lead to where they differ, and
+    symbols that differ only in their parameters are numbered: a table's rows must not look alike."""
+    names = [readable_name(symbol, width) for symbol in symbols]
+    alike: dict[str, list[int]] = {}
+    for index, name in enumerate(names):
+        alike.setdefault(name, []).append(index)
+    for indices in alike.values():
+        distinct = list(dict.fromkeys(symbols[index] for index in indices))
+        if len(distinct) < 2:
+            continue
+        parts = {symbol: _name_and_arguments(symbol) for symbol in distinct}
+        if any(part is None for part in parts.values()):
+            continue
+        arguments = [part[1] for part in parts.values()]  # type: ignore[index]
+        shown = {symbol: _toward_differences(part[0], part[1], arguments) for symbol, part in parts.items()}  # type: ignore[index]
+        if len(set(shown.values())) < len(shown):  # alike up to the parameters: number them in order
+            shown = {symbol: f"{names[indices[0]]} #{number}" for number, symbol in enumerate(distinct, 1)}
+        for index in indices:
+            names[index] = shown[symbols[index]]
+    return names
+
+
+def _name_and_arguments(mangled: str) -> tuple[str, str] | None:
+    """(qualified name, template arguments without namespaces) as readable_name reads them; None
+    where c++filt cannot read the symbol or it has no arguments."""
+    demangled = _demangled(mangled) if mangled.startswith("_Z") else None
+    if demangled is None:
+        return None
+    name = _without_signature(demangled)
+    if not name.endswith(">"):
+        return None
+    opened = _opening(name, len(name) - 1, "<", ">")
+    return name[:opened], re.sub(r">\s+(?=>)", ">", _NAMESPACE.sub("", name[opened + 1 : -1])).strip()
+
+
+def _toward_differences(name: str, arguments: str, others: Sequence[str]) -> str:
+    """`name<arguments>` reduced to the path to where `arguments` first differs from each of
+    `others`: the groups holding such a place stay open, every other group is folded to <…>, and
+    what follows the last such place in a group is written `…`."""
+    marks = set()
+    for other in others:
+        if other != arguments:
+            marks.add(next((at for at, (a, b) in enumerate(zip(arguments, other)) if a != b), min(len(arguments), len(other))))
+    out: list[str] = []
+    opened: list[int] = []  # where each group that is shown opened
+    at = 0
+    while at < len(arguments):
+        char = arguments[at]
+        if char == "<" and not _holds_a_mark(arguments, at, marks):
+            out.append("<…>")
+            at = _closing(arguments, at) + 1
+            continue
+        if char == "," and not opened and not any(mark > at for mark in marks):
+            out.append(", …")
+            break
+        if char == "," and opened and not any(at < mark <= _closing(arguments, opened[-1]) for mark in marks):
+            out.append(", …")
+            at = _closing(arguments, opened[-1])
+            continue
+        if char == "<":
+            opened.append(at)
+        elif char == ">":
+            opened.pop()
+        out.append(char)
+        at += 1
+    return f"{name}<{''.join(out)}>"
+
+
+def _holds_a_mark(text: str, opened: int, marks: set[int]) -> bool:
+    closed = _closing(text, opened)
+    return any(opened < mark <= closed for mark in marks)
+
+
+def _closing(text: str, opened: int) -> int:
+    level = 0
+    for at in range(opened, len(text)):
+        level += (text[at] == "<") - (text[at] == ">")
+        if level == 0:
+            return at
+    return len(text)
 
 
 def readable_name(mangled: str, width: int = ARGUMENTS_WIDTH) -> str:

@@ -185,12 +185,13 @@ def _show_details(report: BuildReport) -> None:
 
 def _detail_rows(report: BuildReport) -> list[list[object]]:
     """-v's rows: every function of the build, each instantiation of a template on its own row."""
-    from nvfp4ctl.build.kernel_names import readable_name
+    from nvfp4ctl.build.kernel_names import readable_names
 
+    names = readable_names([f.name for f in report.functions])
     return [
-        [readable_name(f.name), "kernel" if f.entry else "function", f.registers, byte_size(f.shared_bytes),
+        [name, "kernel" if f.entry else "function", f.registers, byte_size(f.shared_bytes),
          byte_size(f.stack_bytes), spills_text(f.spill_stores), spills_text(f.spill_loads)]
-        for f in report.functions
+        for name, f in zip(names, report.functions)
     ]
 
 

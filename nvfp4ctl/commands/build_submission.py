@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rich.text import Text
 
-from nvfp4ctl.build.kernel_names import readable_name
+from nvfp4ctl.build.kernel_names import readable_names
 from nvfp4ctl.build.resources import describe_tensor_op
 from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import ExitCode, UsageError
@@ -34,10 +34,11 @@ def _op_text(tensor_op) -> Text:
 
 def _kernel_rows(name: str, functions, tensor_op, seconds: float, cache: str) -> list[list[object]]:
     kernels = [f for f in functions if f.entry] or [None]
+    names = readable_names([f.name for f in kernels if f])
     rows = []
     for index, f in enumerate(kernels):
         spills = (f.spill_stores + f.spill_loads) if f else 0
-        rows.append([f"{name}: {readable_name(f.name) if f else '-'}",
+        rows.append([f"{name}: {names[index] if f else '-'}",
                      f.registers if f else "-", byte_size(f.shared_bytes) if f else "-", byte_size(f.stack_bytes) if f else "-",
                      spills_text(spills) if f else "-",
                      _op_text(tensor_op) if index == 0 else "", f"{seconds:.1f} s" if index == 0 else "",

@@ -37,7 +37,7 @@ def kernel_artifact(source: str, arch: str, defines: tuple[str, ...], key: str) 
 def compile_candidate(source: str, arch: str, defines: tuple[str, ...]) -> BuildResult:
     """Build one candidate (cached) and summarise its resources; never raises for a compile error."""
     from nvfp4ctl.build import CompileError, build_kernel
-    from nvfp4ctl.build.kernel_names import readable_name
+    from nvfp4ctl.build.kernel_names import readable_names
     from nvfp4ctl.kernel_cells import byte_size
 
     started = time.perf_counter()
@@ -47,8 +47,8 @@ def compile_candidate(source: str, arch: str, defines: tuple[str, ...]) -> Build
         return BuildResult(COMPILE_ERROR, compile_s=round(time.perf_counter() - started, 2), message=str(error))
     main = report.main_kernel
     spilled = [f for f in report.functions if f.spill_stores or f.spill_loads]
-    message = ", ".join(f"{readable_name(f.name)} spills {byte_size(f.spill_stores)} stored / {byte_size(f.spill_loads)} loaded"
-                        for f in spilled)
+    message = ", ".join(f"{name} spills {byte_size(f.spill_stores)} stored / {byte_size(f.spill_loads)} loaded"
+                        for name, f in zip(readable_names([f.name for f in spilled]), spilled))
     return BuildResult(
         status=SPILLS if spilled else OK,
         registers=main.registers if main else 0,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nvfp4ctl.build.kernel_names import readable_name
+from nvfp4ctl.build.kernel_names import readable_name, readable_names
 from nvfp4ctl.build.resources import check_tensor_op, parse_ptxas, tensor_ops
 
 PTXAS_LOG = """\
@@ -85,25 +85,52 @@ def test_a_symbol_cfilt_cannot_read_keeps_its_name_and_says_it_has_arguments(mon
     assert readable_name("_ZN1n1kIXadL_Z2fvEEEEvv") == "n::k<…>"
 
 
+CUTLASS_FIVE_STAGES = (
+    "_ZN7cutlass13device_kernelINS_4gemm6kernel13GemmUniversalIN4cute5tupleIJiiiiEEENS1_10collective1"
+    "3CollectiveMmaINS1_46MainloopSm100TmaUmmaWarpSpecializedBlockScaledILi5ELi2ELi2ENS5_IJNS4_1CILi1"
+    "EEESB_SB_EEEEENS5_IJNSA_ILi128EEESE_NSA_ILi256EEEEEENS5_IJNS_12float_e2m1_tENS_13float_ue4m3_tEE"
+    "EENS5_IJNS5_IJlSB_lEEENS4_6LayoutINS5_IJNS5_IJNS5_IJNSA_ILi32EEENSA_ILi4EEEEEEiEEENS5_IJNS5_IJNS"
+    "A_ILi16EEESN_EEEiEEENS5_IJSB_iEEEEEENS5_IJSS_NS5_IJNS5_IJNSA_ILi0EEESB_EEENSA_ILi512EEEEEENS5_IJ"
+    "SV_iEEEEEEEEEEESJ_S12_NS4_8TiledMMAINS4_8MMA_AtomIJNS4_17SM100_MMA_MXF4_SSISH_SH_fSI_Li128ELi128"
+    "ELi16ELNS4_4UMMA5MajorE0ELS17_0ELNS16_7ScaleInE0ELS18_0EEEEEENSL_ISC_NS5_IJSV_SV_SV_EEEEENS5_IJN"
+    "S4_10UnderscoreES1D_S1D_EEEEENS5_IJNS4_13SM90_TMA_LOADES1G_EEENS5_IJNS4_14ComposedLayoutINS4_7Sw"
+    "izzleILi3ELi4ELi3EEENS4_18smem_ptr_flag_bitsILi4EEENSL_INS5_IJNSA_ILi8EEESF_EEENS5_IJSF_SB_EEEEE"
+    "EENSL_INS5_IJNS5_IJNS5_IJSO_SB_EEESR_EEESB_NS5_IJSB_SN_EEEEEENS5_IJNS5_IJNS5_IJSR_SX_EEESW_EEESV"
+    "_NS5_IJSN_SX_EEEEEEEEEEEvNS4_8identityES1H_S21_vS22_EENS_8epilogue10collective18CollectiveEpilog"
+    "ueINS24_23Sm100TmaWarpSpecializedILi4ELi2ELi32ELb0ELb1EEEJSG_NS5_IJNSL_ISE_SB_EENSL_ISM_SB_EEEEE"
+    "vSK_NS_6half_tESK_NS24_6fusion15FusionCallbacksIS28_NS2D_17LinearCombinationIS2C_fvfLNS_15FloatR"
+    "oundStyleE2EEESG_S2B_JEEENS4_5SM1004TMEM4LOAD26SM100_TMEM_LOAD_32dp32b32xES1G_NS1I_INS1J_ILi2ELi"
+    "4ELi3EEENS1L_ILi16EEENSL_INS5_IJS1N_SM_EEENS5_IJSM_SB_EEEEEEENS4_39AutoVectorizingCopyWithAssume"
+    "dAlignmentILi128EEENS4_14SM90_TMA_STOREES2S_S2U_S2U_EEEvvEEEEvNT_6ParamsE"
+)  # the 5-stage instantiation of kernels/sm100/nvfp4_gemm_sm100.cu, from ptxas
+
+
 def test_names_past_cfilts_default_recursion_limit_are_read() -> None:
     """CUTLASS's kernel names (1500 characters) need c++filt -r; without it both instantiations
     read `cutlass::device_kernel<…>`."""
-    mangled = (
-        "_ZN7cutlass13device_kernelINS_4gemm6kernel13GemmUniversalIN4cute5tupleIJiiiiEEENS1_10collective1"
-        "3CollectiveMmaINS1_46MainloopSm100TmaUmmaWarpSpecializedBlockScaledILi5ELi2ELi2ENS5_IJNS4_1CILi1"
-        "EEESB_SB_EEEEENS5_IJNSA_ILi128EEESE_NSA_ILi256EEEEEENS5_IJNS_12float_e2m1_tENS_13float_ue4m3_tEE"
-        "EENS5_IJNS5_IJlSB_lEEENS4_6LayoutINS5_IJNS5_IJNS5_IJNSA_ILi32EEENSA_ILi4EEEEEEiEEENS5_IJNS5_IJNS"
-        "A_ILi16EEESN_EEEiEEENS5_IJSB_iEEEEEENS5_IJSS_NS5_IJNS5_IJNSA_ILi0EEESB_EEENSA_ILi512EEEEEENS5_IJ"
-        "SV_iEEEEEEEEEEESJ_S12_NS4_8TiledMMAINS4_8MMA_AtomIJNS4_17SM100_MMA_MXF4_SSISH_SH_fSI_Li128ELi128"
-        "ELi16ELNS4_4UMMA5MajorE0ELS17_0ELNS16_7ScaleInE0ELS18_0EEEEEENSL_ISC_NS5_IJSV_SV_SV_EEEEENS5_IJN"
-        "S4_10UnderscoreES1D_S1D_EEEEENS5_IJNS4_13SM90_TMA_LOADES1G_EEENS5_IJNS4_14ComposedLayoutINS4_7Sw"
-        "izzleILi3ELi4ELi3EEENS4_18smem_ptr_flag_bitsILi4EEENSL_INS5_IJNSA_ILi8EEESF_EEENS5_IJSF_SB_EEEEE"
-        "EENSL_INS5_IJNS5_IJNS5_IJSO_SB_EEESR_EEESB_NS5_IJSB_SN_EEEEEENS5_IJNS5_IJNS5_IJSR_SX_EEESW_EEESV"
-        "_NS5_IJSN_SX_EEEEEEEEEEEvNS4_8identityES1H_S21_vS22_EENS_8epilogue10collective18CollectiveEpilog"
-        "ueINS24_23Sm100TmaWarpSpecializedILi4ELi2ELi32ELb0ELb1EEEJSG_NS5_IJNSL_ISE_SB_EENSL_ISM_SB_EEEEE"
-        "vSK_NS_6half_tESK_NS24_6fusion15FusionCallbacksIS28_NS2D_17LinearCombinationIS2C_fvfLNS_15FloatR"
-        "oundStyleE2EEESG_S2B_JEEENS4_5SM1004TMEM4LOAD26SM100_TMEM_LOAD_32dp32b32xES1G_NS1I_INS1J_ILi2ELi"
-        "4ELi3EEENS1L_ILi16EEENSL_INS5_IJS1N_SM_EEENS5_IJSM_SB_EEEEEEENS4_39AutoVectorizingCopyWithAssume"
-        "dAlignmentILi128EEENS4_14SM90_TMA_STOREES2S_S2U_S2U_EEEvvEEEEvNT_6ParamsE"
-    )  # the 5-stage instantiation of kernels/sm100/nvfp4_gemm_sm100.cu, from ptxas
+    mangled = CUTLASS_FIVE_STAGES
     assert readable_name(mangled).startswith("cutlass::device_kernel<GemmUniversal<")
+
+
+def test_instantiations_that_would_read_alike_show_where_they_differ() -> None:
+    """A build table lists every instantiation on its own row; folded at the usual width CUTLASS's
+    two read `cutlass::device_kernel<GemmUniversal<…>>` alike. The groups on the way to their first
+    difference stay open, the rest folds; names that differ only in their parameters are numbered."""
+    a = "_ZN1n1kINS_1AINS_1BINS_1CILi1ELi2EEEEEEENS_1DILi3EEEEEvv"  # n::k<A<B<C<1, 2>>>, D<3>>
+    b = "_ZN1n1kINS_1AINS_1BINS_1CILi1ELi5EEEEEEENS_1DILi3EEEEEvv"  # n::k<A<B<C<1, 5>>>, D<3>>
+    d = "_ZN1n1kINS_1AINS_1BINS_1CILi1ELi2EEEEEEENS_1DILi4EEEEEvv"  # n::k<A<B<C<1, 2>>>, D<4>>
+    assert readable_name(a, width=10) == readable_name(b, width=10) == "n::k<A<…>, D<…>>"
+    assert readable_names([a, b, a], width=10) == ["n::k<A<B<C<1, 2>>>, …>", "n::k<A<B<C<1, 5>>>, …>", "n::k<A<B<C<1, 2>>>, …>"]
+    assert readable_names([a, d], width=10) == ["n::k<A<…>, D<3>>", "n::k<A<…>, D<4>>"]
+    assert readable_names([a, "_Z9zero_fillP6__halfx"], width=10) == ["n::k<A<…>, D<…>>", "zero_fill"]  # alone: as before
+    by_int, by_float = "_ZN1n1kINS_1AILi1EEEEEvi", "_ZN1n1kINS_1AILi1EEEEEvf"  # n::k<A<1>>(int) and (float)
+    assert readable_names([by_int, by_float]) == ["n::k<A<1>> #1", "n::k<A<1>> #2"]
+
+
+def test_cutlass_instantiations_read_apart() -> None:
+    five = CUTLASS_FIVE_STAGES
+    four = five.replace("BlockScaledILi5ELi2ELi2E", "BlockScaledILi4ELi2ELi2E")
+    assert readable_names([five, four]) == [
+        "cutlass::device_kernel<GemmUniversal<tuple<…>, CollectiveMma<MainloopSm100TmaUmmaWarpSpecializedBlockScaled<5, …>, …>, …>>",
+        "cutlass::device_kernel<GemmUniversal<tuple<…>, CollectiveMma<MainloopSm100TmaUmmaWarpSpecializedBlockScaled<4, …>, …>, …>>",
+    ]
