@@ -16,6 +16,7 @@ import subprocess
 from pathlib import Path
 
 from nvfp4ctl.build import flags, toolchain
+from nvfp4ctl.build.compiler_errors import display_path
 from nvfp4ctl.build.sources import BuildInputs, abi_functions, kernel_api
 
 _PROBE = "abi_probe"  # <folder>/abi_probe.cpp and .o: dropped with the build's other intermediates
@@ -32,7 +33,7 @@ def missing_abi(folder: Path, inputs: BuildInputs, kernel_object: Path) -> str |
     names = abi_functions(inputs.kernel)
     absent = [f"{name}()" for name in names if name not in defined]
     if absent:
-        return (f"{inputs.kernel}: defines no {' or '.join(absent)}, the C ABI"
+        return (f"{display_path(inputs.kernel)}: defines no {' or '.join(absent)}, the C ABI"
                 f" {inputs.binding.name} calls")
     wanted = _required(folder, inputs, names)
     if wanted is None:  # the header alone does not compile here: the kernel's own build says why
@@ -41,7 +42,7 @@ def missing_abi(folder: Path, inputs: BuildInputs, kernel_object: Path) -> str |
     if not wrong:
         return None
     found = "; ".join(f"{name}({', '.join(defined[name])}), not {name}({params})" for name, params in wrong)
-    return f"{inputs.kernel}: defines {found} as {_header_name(inputs)} declares and {inputs.binding.name} calls"
+    return f"{display_path(inputs.kernel)}: defines {found} as {_header_name(inputs)} declares and {inputs.binding.name} calls"
 
 
 def _symbols(obj: Path, defined: bool) -> dict[str, list[str]] | None:

@@ -20,12 +20,14 @@ _NOISE = re.compile(r"\): note\b|: note:|detected during|required from|[Ii]n ins
 CONTEXT_LINES = 4
 
 
-def _display_path(file: str) -> str:
+def display_path(file: str | Path) -> str:
+    """A file as every build error names it: relative to the working folder when it lies under it
+    (what the compiler's own lines say, and what editors and terminals turn into links), else as given."""
     path = Path(file)
     try:
-        return os.path.relpath(path) if path.is_absolute() and path.resolve().is_relative_to(Path.cwd()) else file
+        return os.path.relpath(path) if path.is_absolute() and path.resolve().is_relative_to(Path.cwd()) else str(file)
     except (OSError, ValueError):
-        return file
+        return str(file)
 
 
 def _match(line: str) -> re.Match[str] | None:
@@ -49,7 +51,7 @@ def first_error(log: str, user_files: tuple[Path, ...] = ()) -> str | None:
         if match is None:
             continue
         groups = match.groupdict()
-        where = f"{_display_path(groups['file'])}:{groups['line']}: " if groups.get("file") else ""
+        where = f"{display_path(groups['file'])}:{groups['line']}: " if groups.get("file") else ""
         if match.re is _PTXAS and groups.get("file") and groups["file"].endswith(".ptx"):
             where = _ptx_place(groups["file"], groups["line"], groups["msg"], user_files)
         shown = [f"{where}{groups['msg'].strip()}"]
@@ -76,10 +78,10 @@ def _ptx_place(ptx: str, line: str, message: str, user_files: tuple[Path, ...]) 
     for text in (text for text in re.findall(r"'([^'\n]+)'", message) if len(text) > 1):
         places = [(path, number) for path, lines in sources for number, source in enumerate(lines, 1) if text in source]
         if len(places) == 1:  # text found on several lines could be any of them: no guess
-            return f"{_display_path(str(places[0][0]))}:{places[0][1]}: ptxas (PTX line {line}): "
+            return f"{display_path(str(places[0][0]))}:{places[0][1]}: ptxas (PTX line {line}): "
     if Path(ptx).name.startswith("tmpxft"):
         return f"ptxas (line {line} of the PTX nvcc made): "
-    return f"{_display_path(ptx)}:{line}: "
+    return f"{display_path(ptx)}:{line}: "
 
 
 def _context(following: list[str]) -> list[str]:
@@ -102,5 +104,5 @@ def _instantiation_hint(following: list[str], error_file: str | None, user_files
         for found in _INSTANTIATED_AT.finditer(line):
             number, file = found.groups()
             if Path(file).name in user_names and file != error_file:
-                hint = f"  (instantiated from {_display_path(file)}:{number})"
+                hint = f"  (instantiated from {display_path(file)}:{number})"
     return hint

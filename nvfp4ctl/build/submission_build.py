@@ -21,7 +21,7 @@ from pathlib import Path
 
 from nvfp4ctl.build import cache, flags, resources, toolchain
 from nvfp4ctl.build.compile import BUILD_TIMEOUT_S
-from nvfp4ctl.build.compiler_errors import first_error
+from nvfp4ctl.build.compiler_errors import display_path, first_error
 from nvfp4ctl.build.report import REPORT_FILE, BuildReport
 from nvfp4ctl.build.sources import NO_TENSOR_OP, marks_in
 from nvfp4ctl.build.submission_sources import ARCH_FLAG, Extension, SubmissionSources
@@ -111,7 +111,7 @@ def refuse_unreadable(sources: SubmissionSources, extension: Extension) -> None:
     if extension.unreadable is None:
         return
     line, what = extension.unreadable
-    raise UsageError(f"{sources.path}:{line}: {extension.name}'s {what} is not a static string expression, and build"
+    raise UsageError(f"{display_path(sources.path)}:{line}: {extension.name}'s {what} is not a static string expression, and build"
                      " reads the sources statically (string literals, names bound to them, +, f-strings of constants,"
                      " textwrap.dedent) without running the file: it cannot see this device code")
 
@@ -128,7 +128,7 @@ def build_extension(sources: SubmissionSources, extension: Extension, arch: str)
         if path.suffix not in (".cu", ".cuh"):
             continue
         if not path.is_file():
-            raise UsageError(f"{sources.path}:{extension.line}: load() source {path} does not exist")
+            raise UsageError(f"{display_path(sources.path)}:{extension.line}: load() source {display_path(path)} does not exist")
         units.append((path.name, path.read_text(errors="replace"), path))
     return [_declared(_build_unit(sources, extension, arch, name, code, path), code) for name, code, path in units]
 

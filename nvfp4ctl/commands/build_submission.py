@@ -9,6 +9,7 @@ from pathlib import Path
 
 from rich.text import Text
 
+from nvfp4ctl.build.compiler_errors import display_path
 from nvfp4ctl.build.kernel_names import readable_names
 from nvfp4ctl.build.resources import describe_tensor_op
 from nvfp4ctl.console import get_console
@@ -95,7 +96,7 @@ def build_submission(path: Path, arch: str | None, verbose: bool, python: str | 
         for extension in sources.extensions:
             progress.update(task, description=f"compiling {extension.name} ({target}; CUTLASS takes minutes)")
             for name in extension.undeclared_functions():
-                console.error(f"{path.name}:{extension.line}: {extension.name}'s functions= names {name}, which its"
+                console.error(f"{display_path(sources.path)}:{extension.line}: {extension.name}'s functions= names {name}, which its"
                               f" cpp_sources never declare: load_inline's generated binding fails to compile")
                 failures.append(f"{extension.name}: functions= names {name}, not declared in cpp_sources")
             for built in build_extension(sources, extension, target):

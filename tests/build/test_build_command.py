@@ -229,3 +229,22 @@ def test_a_c_abi_function_defined_with_other_parameters_fails_the_build(tmp_path
     kernel.write_text(kernel.read_text().replace("Nvfp4GemvArgs* args", "const Nvfp4GemvArgs& args"))
     fixed = runner.invoke(app, ["build", str(kernel), "--arch", "sm_90a"])
     assert fixed.exit_code == 0, fixed.output
+
+
+def test_every_build_error_names_the_kernel_as_the_compiler_errors_do(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A compiler error names kernels/bad_syntax.cu:N (relative to the working folder, what editors and
+    terminals link); the C ABI check named the same folder's kernel by its absolute path."""
+    (tmp_path / "kernels").mkdir()
+    (tmp_path / "kernels" / "bad_syntax.cu").write_text("__global__ void k(float* p) { p[0] = nope; }\n")
+    (tmp_path / "kernels" / "no_entry.cu").write_text(
+        '// nvfp4ctl: no-tensor-op\n#include "nvfp4_gemv_api.h"\n__global__ void k(float* p) { p[0] = 1.f; }\n')
+    monkeypatch.chdir(tmp_path)
+    said = {}
+    for name in ("bad_syntax.cu", "no_entry.cu"):
+        result = runner.invoke(app, ["build", str(tmp_path / "kernels" / name), "--arch", "sm_90a"])
+        assert result.exit_code == 1, result.output
+        said[name] = " ".join(result.output.split())
+    assert "error: kernels/bad_syntax.cu:1: identifier \"nope\" is undefined" in said["bad_syntax.cu"]
+    assert "error: kernels/no_entry.cu: defines no nvfp4_gemv_unsupported()" in said["no_entry.cu"]
+    assert str(tmp_path) not in said["no_entry.cu"]

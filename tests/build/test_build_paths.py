@@ -210,3 +210,27 @@ def test_a_submission_cache_hit_shows_this_runs_time_as_a_kernels_does(tmp_path:
     assert "a cache hit shows the first compile's time" not in _flat(result.output)
     assert "a cache hit counts its first compile's time: the leaderboard compiles from scratch)" in _flat(result.output)
     assert runlog.read(Path(os.environ["NVFP4CTL_MEMORY"]))[-1].result.endswith(", 1 cached")
+
+
+def test_submission_build_errors_name_the_file_as_the_compiler_errors_do(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_compiler: None) -> None:
+    """Relative to the working folder, as a compiler error's `#line` name is shown: one said the absolute
+    path, another the bare file name, which neither links from another folder."""
+    folder = tmp_path / "dual"
+    folder.mkdir()
+    (folder / "dynamic.py").write_text(DYNAMIC)
+    (folder / "undeclared.py").write_text(
+        "from torch.utils.cpp_extension import load_inline\n"
+        'mod = load_inline("ext", "void gemm(torch::Tensor a);", functions=["gemm", "gemm_v2"],\n'
+        '                  extra_cuda_cflags=["-gencode=arch=compute_100a,code=sm_100a"])\n')
+    (folder / "missing.py").write_text("from torch.utils.cpp_extension import load\n"
+                                       "m = load(name='ext', sources=['gone.cu'],\n"
+                                       "         extra_cuda_cflags=['-gencode=arch=compute_100a,code=sm_100a'])\n")
+    monkeypatch.chdir(tmp_path)
+    dynamic = runner.invoke(app, ["build", str(folder / "dynamic.py")])
+    assert dynamic.exit_code == 2 and _flat(dynamic.output).startswith("error: dual/dynamic.py:4: dyn's cuda_sources")
+    undeclared = runner.invoke(app, ["build", str(folder / "undeclared.py")])
+    assert "error: dual/undeclared.py:2: ext's functions= names gemm_v2" in _flat(undeclared.output)
+    missing = runner.invoke(app, ["build", str(folder / "missing.py")])
+    assert missing.exit_code == 2, missing.output
+    assert "error: dual/missing.py:2: load() source dual/gone.cu does not exist" in _flat(missing.output)
