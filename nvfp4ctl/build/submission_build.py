@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sysconfig
 import time
@@ -94,15 +95,28 @@ def _command(extension: Extension, unit: Path, arch: str, code: str, folder: Pat
     return command
 
 
-def _key(code: str, extension: Extension, arch: str) -> str:
-    """What the unit's build depends on, read without importing torch (a cache hit stays cheap)."""
+def _key(code: str, extension: Extension, arch: str, unit: Path | None = None) -> str:
+    """What the unit's build depends on, read without importing torch (a cache hit stays cheap): the code
+    as compiled, the extension's name (torch's -DTORCH_EXTENSION_NAME), its flags and include folders, a
+    load() file's own folder (an -I of its build), the arch and the toolchain. Not the submission's file
+    name: a copy of submission.py whose CUDA is the same builds the same objects."""
     torch = toolchain.torch_build()
     cutlass = os.environ.get("CUTLASS_PATH") or (toolchain.cutlass_version() if toolchain.cutlass_root() else None)
-    material = {"code": hashlib.sha256(code.encode()).hexdigest(), "cuda_flags": list(extension.cuda_flags),
+    material = {"code": hashlib.sha256(code.encode()).hexdigest(), "extension": extension.name,
+                "cuda_flags": list(extension.cuda_flags),
                 "include_paths": [str(path) for path in extension.include_paths], "arch": arch,
+                "unit_folder": str(unit.parent) if unit is not None else None,
                 "nvcc": toolchain.nvcc_version(), "torch": [torch.version, torch.cuda], "python": toolchain.python_abi(),
                 "cutlass": cutlass, "sass_tools": toolchain.sass_tools() is not None}
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+
+def keyed_code(code: str, py_path: Path) -> str:
+    """A generated .cu without the `#line N "<py>"` marks generated_cu puts before each piece: they name
+    the .py and its lines for compiler messages (a failed build is never cached) and change nothing an
+    entry holds (report, SASS), so a renamed copy, or Python edited above the CUDA, reuses the entry."""
+    marks = re.compile(rf'^#line \d+ "{re.escape(str(py_path))}"\n', re.MULTILINE)
+    return marks.sub("", code)
 
 
 def refuse_unreadable(sources: SubmissionSources, extension: Extension) -> None:
@@ -146,8 +160,8 @@ def _build_unit(sources: SubmissionSources, extension: Extension, arch: str, nam
                 path: Path | None) -> ExtensionBuild:
     started = time.perf_counter()
     result = ExtensionBuild(extension, name, notes=list(extension.notes))
-    key = _key(code, extension, arch)
-    entry = cache.cache_root() / f"submission-{sources.path.stem}-{Path(name).stem}-{arch}-{key[:16]}"
+    key = _key(keyed_code(code, sources.path) if path is None else code, extension, arch, path)
+    entry = cache.cache_root() / f"submission-{Path(name).stem}-{arch}-{key[:16]}"
 
     def cached() -> bool:
         if not (entry / REPORT_FILE).is_file():

@@ -187,8 +187,8 @@ def test_a_submission_cache_hit_shows_this_runs_time_as_a_kernels_does(tmp_path:
     submission.write_text(PLAIN_CUDA.replace("MARK", "// nvfp4ctl: no-tensor-op"))
     monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
     key = "f" * 64
-    monkeypatch.setattr(submission_build, "_key", lambda code, extension, arch: key)
-    entry = cache.cache_root() / f"submission-submission-plain-sm_90a-{key[:16]}"  # as a first build left it
+    monkeypatch.setattr(submission_build, "_key", lambda *args: key)
+    entry = cache.cache_root() / f"submission-plain-sm_90a-{key[:16]}"  # as a first build left it
     entry.mkdir(parents=True)
     BuildReport(source=submission, arch="sm_90a", key=key, entry=entry, module_name=None,
                 functions=(FunctionUsage("_Z1kPf", True, 8, 0, 0, 0, 0),),
@@ -287,3 +287,37 @@ def test_a_failed_compile_is_not_counted_against_the_leaderboards_budget(tmp_pat
     said = _flat(both.output)
     assert "compile: 78.6 s for 1 unit = 65% of the leaderboard's 120 s" in said
     assert "compiles from scratch); 1 unit that failed to compile not counted" in said
+
+
+def test_a_copy_of_a_submission_whose_cuda_is_the_same_is_a_cache_hit(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The entry was keyed by the .py's name and the `#line` marks naming it: sub_missing.py, submission.py
+    with its Python edited, recompiled CUDA identical to submission.py's. What the compile reads stays in
+    the key: the CUDA, the extension's name (torch's -DTORCH_EXTENSION_NAME), the flags."""
+    import sys
+
+    compiled: list[str] = []
+
+    def command(extension: Extension, unit: Path, arch: str, code: str, folder: Path) -> list[str]:
+        compiled.append(f"{extension.name}: {code}")
+        return [sys.executable, "-c", "pass"]  # a compile that succeeds and leaves no object behind
+
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(submission_build, "_command", command)
+    monkeypatch.setattr(submission_build.resources, "dump_sass", lambda binary: None)
+    monkeypatch.setenv("COLUMNS", "200")
+    source = PLAIN_CUDA.replace("MARK", "// nvfp4ctl: no-tensor-op")
+
+    def build(name: str, text: str) -> str:
+        (tmp_path / name).write_text(text)
+        result = runner.invoke(app, ["build", str(tmp_path / name)])
+        assert result.exit_code == 0, result.output
+        return next(line for line in result.output.splitlines() if "plain.cu:" in line or "other.cu:" in line)
+
+    assert build("submission.py", source).endswith("built │") and len(compiled) == 1
+    assert build("sub_missing.py", "import math  # the Python moved the CUDA down a line\n" + source).endswith("hit │")
+    assert len(compiled) == 1
+    build("edited.py", source.replace("p[0] = 1.0f", "p[0] = 2.0f"))
+    build("renamed.py", source.replace('name="plain"', 'name="other"'))
+    build("flags.py", source.replace('extra_cuda_cflags=[', 'extra_cuda_cflags=["-O2", '))
+    assert len(compiled) == 4
