@@ -100,6 +100,14 @@ def test_the_lint_rule_table_lists_every_rule_with_its_severity() -> None:
     assert table == {rule.code: rule.severity.value for rule in RULES}
 
 
+def test_the_docs_say_select_keeps_the_stream_rule() -> None:
+    """`lint --select NV8` still reports NV101 (the leaderboard rejects the file whatever is selected); the
+    docs said only that NV101 cannot be waived or ignored."""
+    for text in (_section(README, "### `nvfp4ctl lint`"), _section(COMMANDS_MD, "## `nvfp4ctl lint`")):
+        flat = " ".join(text.split())
+        assert re.search(r"NV101[^.]* always runs, whatever `--select", flat), flat[:400]
+
+
 def test_the_environment_table_lists_every_variable_nvfp4ctl_reads() -> None:
     table = set(re.findall(r"^\| `([A-Z0-9_]+)` \|", _section(README, "## Configuration"), re.MULTILINE))
     ours = {value for name, value in vars(Env).items() if name.isupper()}

@@ -48,3 +48,9 @@ def test_a_default_is_stated_once_and_spelled_default_colon(command: str, option
 def _is_a_value(words: str, match: re.Match[str]) -> bool:
     """'default' as a value the option takes (lint --profile default), not a default stated."""
     return bool(re.match(r"\s*,", words[match.end():])) and not match.group(0).rstrip().endswith(":")
+
+
+def test_lint_select_says_the_stream_rule_always_runs() -> None:
+    """--select NV8 still reports NV101; its help said only 'Only these rule codes or prefixes'."""
+    (text,) = [text for command, option, text in RECORDS if command == "lint" and option.startswith("--select")]
+    assert "NV101" in text and "always runs" in text

@@ -25,7 +25,8 @@ def command(
              " in the task.yml's folder (else the current one).",
         show_default=False)] = None,
     select: Annotated[Optional[list[str]], typer.Option(
-        "--select", help="Only these rule codes or prefixes (NV3, NV401); repeat or comma-separate.")] = None,
+        "--select", help="Only these rule codes or prefixes (NV3, NV401), plus NV101 (the stream rule), which always"
+                        " runs; repeat or comma-separate.")] = None,
     ignore: Annotated[Optional[list[str]], typer.Option(
         "--ignore", help="Skip these rule codes or prefixes (NV101, the stream rule, cannot be skipped).")] = None,
     profile: Annotated[Optional[str], typer.Option(
