@@ -54,3 +54,10 @@ def test_lint_select_says_the_stream_rule_always_runs() -> None:
     """--select NV8 still reports NV101; its help said only 'Only these rule codes or prefixes'."""
     (text,) = [text for command, option, text in RECORDS if command == "lint" and option.startswith("--select")]
     assert "NV101" in text and "always runs" in text
+
+
+def test_dump_task_names_the_task_file_in_use_as_its_default() -> None:
+    """dump --task said "(default: the project's)" where load_task takes the task file in use."""
+    (text,) = [text for command, option, text in RECORDS if command == "dump" and option.startswith("--task")]
+    assert "the project's" not in text
+    assert "(default: the task file in use: $NVFP4CTL_TASK, else the nearest task.yml" in text

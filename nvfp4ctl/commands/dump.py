@@ -167,7 +167,7 @@ def command(
     layout: Annotated[bool, typer.Option("--layout", help="Where a scale lives in the permuted tensor; verify inputs.")] = False,
     runtime: Annotated[bool, typer.Option("--runtime", help="Debug build on an SM100 GPU: compare what CTA 0 uses.")] = False,
     shape: Annotated[Optional[str], typer.Option("--shape", help="M,N,K[,L] for --runtime, --simulate and --from-log; --layout takes the task problem's syntax (GEMV M,K[,L]; grouped M1,N1,K1;M2,N2,K2).")] = None,
-    task: Annotated[Optional[Path], typer.Option("--task", metavar="PATH", help="task.yml whose problem --layout shows (default: the project's).")] = None,
+    task: Annotated[Optional[Path], typer.Option("--task", metavar="PATH", help="task.yml whose problem --layout shows (default: the task file in use: $NVFP4CTL_TASK, else the nearest task.yml from the current folder up, else nvfp4ctl's own (nvfp4_gemm)).")] = None,
     seed: Annotated[int, typer.Option("--seed", metavar="<int range>", min=0, max=MAX_SEED, parser=integer(0, MAX_SEED), help="Input seed for --layout, --runtime, --simulate and --from-log.")] = DEFAULT_SEED,
     row: Annotated[int, typer.Option("--row", metavar="<int>", parser=integer(), help="Scale row to locate (--layout).")] = 0,
     kblock: Annotated[int, typer.Option("--kblock", metavar="<int>", parser=integer(), help="Scale k-block (16 K-elements) to locate (--layout).")] = 0,
