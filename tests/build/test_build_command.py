@@ -57,10 +57,19 @@ def test_an_unchanged_rebuild_never_starts_the_compiler(hgmma_report: BuildRepor
 
     monkeypatch.setattr(compile, "build_module", refuse)
     monkeypatch.setattr(compile, "build_device_code", refuse)
-    started = time.perf_counter()
+    started = _cpu_seconds()
     again = build_kernel(HGMMA_PROBE, "sm_90a")
-    assert time.perf_counter() - started <= 2.0
+    # a hit took 0.004 s of CPU here, the probe's recompile (device code only, the cheapest) 2.5 s
+    assert _cpu_seconds() - started <= 1.0
     assert again.cache_hit and again.key == hgmma_report.key
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process and of the children it waited for (a hit reads `nvcc --version` for its
+    key; a recompile would be nvcc's and its tools'): the work a build does, which wall time on a busy
+    2-core machine or under pytest -n mixes with the neighbours'."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
 
 
 def test_an_unchanged_rebuild_from_the_shell_costs_under_two_cpu_seconds(hgmma_report: BuildReport) -> None:
