@@ -50,12 +50,24 @@ def _session(workers: int, tmp_path: Path, delay_s: float = 0.0, fresh: bool = T
     return report, fakes, compiled, time.perf_counter() - started
 
 
-def test_every_worker_gets_tasks_and_two_are_about_twice_as_fast(tmp_path: Path) -> None:
-    one, _, _, one_s = _session(1, tmp_path / "a", delay_s=0.05)
-    two, fakes, _, two_s = _session(2, tmp_path / "b", delay_s=0.05)
-    assert all(fake.calls for fake in fakes)
+def _overlap(first: list[tuple[float, float]], second: list[tuple[float, float]]) -> float:
+    """Seconds during which both workers were running a task."""
+    return sum(max(0.0, min(a_end, b_end) - max(a_start, b_start)) for a_start, a_end in first for b_start, b_end in second)
+
+
+def test_every_worker_gets_tasks_and_two_run_at_once(tmp_path: Path) -> None:
+    """Two workers share the tasks evenly and run them at the same time, with the same winners as one.
+    Read from when each worker was busy, not from the sessions' wall times, whose ratio a loaded
+    machine pulls down (the dispatch between tasks queues behind other processes; the tasks, sleeps
+    here, do not). The ~2x on two real GPUs is measured in docs/tune.md."""
+    one, _, _, _ = _session(1, tmp_path / "a", delay_s=0.05)
+    two, fakes, _, _ = _session(2, tmp_path / "b", delay_s=0.05)
     assert one.search.best == two.search.best
-    assert one_s / two_s > 1.6, (one_s, two_s)
+    first, second = (fake.busy for fake in fakes)
+    assert first and second
+    assert abs(len(first) - len(second)) <= max(2, (len(first) + len(second)) // 5), (len(first), len(second))
+    busy = min(sum(end - start for start, end in spans) for spans in (first, second))
+    assert _overlap(first, second) > 0.6 * busy, (_overlap(first, second), busy)
 
 
 def test_winners_wrong_candidates_and_the_current_table(tmp_path: Path) -> None:

@@ -36,10 +36,13 @@ class FakeWorker:
     def __init__(self, timing: Callable[[dict, Any], dict], delay_s: float = 0.0, name: str = "fake GPU") -> None:
         self.timing, self.delay_s, self.gpu = timing, delay_s, name
         self.calls: list[str] = []
+        self.busy: list[tuple[float, float]] = []  # (start, end) of each task, time.perf_counter
         self.closed = False
 
     def call(self, job: str, *, label: str, timeout_s: float | None = None, **payload: Any) -> Any:
+        started = time.perf_counter()
         time.sleep(self.delay_s)
+        self.busy.append((started, time.perf_counter()))
         self.calls.append(label)
         artifact = payload["artifact"] or {"values": {}}
         answer = self.timing(artifact["values"], payload["case"])
