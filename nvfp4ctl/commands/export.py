@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -13,7 +13,7 @@ from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.problems import DEFAULT_PROBLEM
 from nvfp4ctl.project import shipped
 from nvfp4ctl.runner.targets import DEFAULT_BY_NAME
-from nvfp4ctl.workspace import task_file_name, users_kernels_dir
+from nvfp4ctl.workspace import users_kernels_dir
 from nvfp4ctl.words import plural
 
 LEADERBOARD_ARCH = "sm_100a"  # the B200 leaderboard
@@ -43,32 +43,25 @@ def _b200_name(problem: str) -> str | None:
     return get_problem(problem).default_kernels.get(B200_MAJOR)
 
 
-def _task_problem() -> str:
+def _task_in_use(flag: Path | None) -> Any | None:
+    """The task this export is for: --task, else the one in use; None where none can be read and none
+    was named (an unreadable task file is check's business; export works without it)."""
     from nvfp4ctl.task import load_task
 
     try:
-        return load_task().problem
+        return load_task(flag)
     except UsageError:
-        return DEFAULT_PROBLEM  # no readable task file: export still works for the GEMM kernel
+        if flag is not None:
+            raise  # named on purpose: say what is wrong with it
+        return None
 
 
-def _users_task() -> tuple[str, Path | None] | None:
-    """(problem, task file) of the user's own task.yml; None without one (ours is no one's choice)."""
-    from nvfp4ctl.task import load_task
-
-    try:
-        task = load_task()
-    except UsageError:
-        return None  # an unreadable task file is check's business; export works without it
-    return (task.problem, task.path) if task.is_users else None
-
-
-def _files_in_use() -> dict[Path, str]:
+def _files_in_use(flag: Path | None) -> dict[Path, str]:
     """The task file and the run log this command uses: a submission written over either breaks every
     later command (the run log would then be appended to Python code)."""
     from nvfp4ctl.workspace import locate_task, memory_path
 
-    task = locate_task()  # first: the run log's folder follows the task file
+    task = locate_task(flag)  # first: the run log's folder follows the task file
     return {task.path: "the task file in use", memory_path(): "the run log"}
 
 
@@ -82,14 +75,19 @@ def command(
     output: Annotated[Path, typer.Option("-o", "--output", help="Where to write the submission.")] = Path("submission.py"),
     force: Annotated[bool, typer.Option("--force", help="Replace the output file even if an earlier export did not write"
                                         " it (your own submission.py, say).")] = False,
+    task: Annotated[Path | None, typer.Option("--task", metavar="PATH", help="task.yml whose problem the export is"
+                                              " for (default: the one in use).")] = None,
 ) -> Outcome:
     """Write a submission.py that compiles the kernel with load_inline and calls it from custom_kernel."""
     from nvfp4ctl.build.sources import checked_source  # here, not at the top: keeps `--help` fast
     from nvfp4ctl.export import export_submission, missing_abi
 
+    from nvfp4ctl.runner.targets import refuse_other_problem
+
     console = get_console()
     named = kernel is not None and str(kernel) != DEFAULT_BY_NAME  # the user's own --kernel PATH
-    problem = DEFAULT_PROBLEM if named else _task_problem()
+    in_use = _task_in_use(task)
+    problem = DEFAULT_PROBLEM if named or in_use is None else in_use.problem
     source = default_kernel(kernel, problem)
     if named:  # say what is wrong with the path they gave, not to pass one
         if not source.exists():
@@ -97,14 +95,13 @@ def command(
         checked_source(source)
     elif not source.is_file():
         raise UsageError(f"no B200 kernel at {source}; pass --kernel PATH")
-    submission = export_submission(source, output, force=force, protected=_files_in_use())
+    if in_use is not None and (in_use.is_users or task is not None):
+        # custom_kernel indexes the kernel's problem's tuple: on the leaderboard of the task's problem it
+        # fails every test, as check of the same mix would (nvfp4ctl's own task is no one's choice)
+        refuse_other_problem(source, source.resolve(), in_use.problem, in_use)
+    submission = export_submission(source, output, force=force, protected=_files_in_use(task))
     if submission.arch != LEADERBOARD_ARCH:
         console.warn(f"{source.name} is an {submission.arch} kernel: the B200 leaderboard needs {LEADERBOARD_ARCH}")
-    if (users := _users_task()) is not None and users[0] != submission.problem:
-        # custom_kernel indexes the export's problem's tuple: against the task's inputs it fails or misreads
-        why = "its API header" if submission.problem_from_header else "it includes no API header: the GEMM's binding"
-        console.warn(f"{source.name} is exported as {submission.problem} ({why}), but {task_file_name(users[1])}"
-                     f" is for {users[0]}: its custom_kernel reads the {submission.problem} input tuple, not this task's")
     if missing := missing_abi(submission):
         console.warn(f"no definition of {' or '.join(f'{name}()' for name in missing)} found in {source.name} or its"
                      f" headers: the exported file would fail at import (`nvfp4ctl build {source}` checks the compiled object)")

@@ -81,7 +81,7 @@ def _resolve_target(submission: Path | None, kernel: Path | None, task: TaskLike
         if resolved.suffix != ".cu":
             raise UsageError(f"--kernel {kernel}: expected a CUDA source (.cu); use --submission for .py")
         if task is None or task.is_users:  # nvfp4ctl's shipped task was chosen by the kernel (task_for_kernel)
-            _refuse_other_problem(kernel, resolved, problem, task)
+            refuse_other_problem(kernel, resolved, problem, task)
         return TargetSpec(KERNEL, resolved, f"{kernel} (--kernel)", "--kernel", problem)
     found = find_user_submission(task)
     if found is not None:
@@ -104,7 +104,7 @@ def task_for_kernel(task: Any, kernel: Path | None) -> Any:
     their own), a kernel written for another problem gets that problem's shipped task, so
     `check --kernel my_gemv.cu` runs the GEMV's tests; the kernel's problem is then read here alone,
     as resolve_target has nothing left to refuse. A task of the user's is never replaced
-    (_refuse_other_problem says when it does not fit)."""
+    (refuse_other_problem says when it does not fit)."""
     from nvfp4ctl.task import load_shipped_task
 
     if task.is_users or kernel is None or str(kernel) == DEFAULT_BY_NAME or kernel.suffix != ".cu":
@@ -149,9 +149,10 @@ def task_for_submission(task: Any, submission: Path | None) -> Any:
     return task
 
 
-def _refuse_other_problem(kernel: Path, resolved: Path, problem: str, task: TaskLike | None) -> None:
+def refuse_other_problem(kernel: Path, resolved: Path, problem: str, task: TaskLike | None) -> None:
     """A kernel implements the C ABI of the problem whose API header it includes (none: the GEMM's);
-    run on another problem's inputs it would fail every test, or crash, only after its build."""
+    run on another problem's inputs it would fail every test, or crash, only after its build, and
+    exported for one it fails on that problem's leaderboard (check and export refuse it alike)."""
     from nvfp4ctl.problems import problem_names
 
     if problem not in problem_names():  # a problem defined elsewhere (module:attribute): its own business

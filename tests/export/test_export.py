@@ -137,7 +137,8 @@ def test_export_warns_when_the_kernel_never_ran_on_its_arch(tmp_path: Path) -> N
     assert "never run" not in unmarked.output
 
 
-def test_export_warns_when_the_kernel_defines_no_launch_function(tmp_path: Path) -> None:
+def test_export_warns_when_the_kernel_defines_no_launch_function(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # no task.yml here: kernels of every problem export (a task's is refused)
     kernel = tmp_path / "no_entry.cu"
     kernel.write_text('// nvfp4ctl: arch=sm_90a\n#include "nvfp4_gemv_api.h"\n__global__ void k(float* p) { p[0] = 1.f; }\n')
     result = runner.invoke(app, ["export", "--kernel", str(kernel), "-o", str(tmp_path / "submission.py")])

@@ -1,5 +1,5 @@
 """`export --kernel PATH` says what is wrong with the path given, refuses what is no kernel source
-before writing anything, and warns when the kernel is for another problem than the folder's task."""
+before writing anything, and refuses a kernel for another problem than the folder's task."""
 
 from __future__ import annotations
 
@@ -39,23 +39,36 @@ def test_a_kernel_path_that_is_no_kernel_source_writes_nothing(tmp_path: Path, n
     assert "pass --kernel" not in result.output and not output.exists()
 
 
-def test_a_kernel_for_another_problem_than_the_task_is_exported_with_a_warning(
+GEMM_TC = kernels_dir() / "sm100" / "nvfp4_gemm_sm100_tc.cu"
+
+
+def test_a_kernel_for_another_problem_than_the_task_is_refused_as_check_refuses_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its custom_kernel reads the kernel's problem's tuple: it fails every test on the task's leaderboard.
+    export wrote it with a warning (exit 0) where check refused the same mix (exit 2)."""
     for problem in ("nvfp4_gemm", "nvfp4_dual_gemm"):
         folder = tmp_path / problem
         assert runner.invoke(app, ["init", "--problem", problem, str(folder)]).exit_code == 0
         monkeypatch.chdir(folder)
         result = runner.invoke(app, ["export", "--kernel", str(DUAL_GEMM), "-o", "dual.py"])
-        assert result.exit_code == 0, result.output
-        assert (folder / "dual.py").is_file()
-        said = _flat(result.output)
-        mismatch = ("warning: nvfp4_dual_gemm_naive.cu is exported as nvfp4_dual_gemm (its API header), but"
-                    " task.yml is for nvfp4_gemm")  # the task file in use, named as every message names it
-        assert (mismatch in said) == (problem == "nvfp4_gemm"), said
-        assert ("is exported as" in said) == (problem == "nvfp4_gemm")
+        assert result.exit_code == (2 if problem == "nvfp4_gemm" else 0), result.output
+        assert (folder / "dual.py").is_file() == (problem == "nvfp4_dual_gemm")
+    monkeypatch.chdir(tmp_path / "nvfp4_dual_gemm")
+    exported = runner.invoke(app, ["export", "--kernel", str(GEMM_TC), "-o", "gemm.py"])
+    checked = runner.invoke(app, ["check", "--kernel", str(GEMM_TC)])
+    refusal = (f"error: --kernel {GEMM_TC} is an nvfp4_gemm kernel (it includes nvfp4_gemm_api.h), but task.yml is"
+               " for nvfp4_dual_gemm: pass --task with an nvfp4_gemm task.yml")
+    assert exported.exit_code == checked.exit_code == 2, exported.output
+    assert _flat(exported.output) == _flat(checked.output) == refusal
+    assert not (tmp_path / "nvfp4_dual_gemm" / "gemm.py").exists()
+    # --task names the problem the export is for, as it does for check
+    gemm_task = str(tmp_path / "nvfp4_gemm" / "task.yml")
+    result = runner.invoke(app, ["export", "--kernel", str(GEMM_TC), "-o", "gemm.py", "--task", gemm_task])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "nvfp4_dual_gemm" / "gemm.py").is_file()
 
 
-def test_a_kernel_without_an_api_header_is_named_as_exported_with_the_gemm_binding(
+def test_a_kernel_without_an_api_header_is_refused_for_another_problem(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     folder = tmp_path / "dual"
     assert runner.invoke(app, ["init", "--problem", "nvfp4_dual_gemm", str(folder)]).exit_code == 0
@@ -63,8 +76,10 @@ def test_a_kernel_without_an_api_header_is_named_as_exported_with_the_gemm_bindi
     kernel = folder / "bare.cu"
     kernel.write_text("// nvfp4ctl: arch=sm_100a\n__global__ void k() {}\n")
     result = runner.invoke(app, ["export", "--kernel", str(kernel), "-o", "bare.py"])
-    said = _flat(result.output)
-    assert "is exported as nvfp4_gemm (it includes no API header: the GEMM's binding)" in said, said
+    assert result.exit_code == 2, result.output
+    assert _flat(result.output) == (f"error: --kernel {kernel} is an nvfp4_gemm kernel (it includes no problem's API"
+                                    " header), but task.yml is for nvfp4_dual_gemm: pass --task with an nvfp4_gemm task.yml")
+    assert not (folder / "bare.py").exists()
 
 
 def test_a_kernel_of_unknown_arch_is_not_told_to_pass_an_option_export_lacks(tmp_path: Path) -> None:
