@@ -13,7 +13,7 @@ from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.problems import DEFAULT_PROBLEM
 from nvfp4ctl.project import shipped
 from nvfp4ctl.runner.targets import DEFAULT_BY_NAME
-from nvfp4ctl.workspace import users_kernels_dir
+from nvfp4ctl.workspace import short_path, users_kernels_dir
 from nvfp4ctl.words import plural
 
 LEADERBOARD_ARCH = "sm_100a"  # the B200 leaderboard
@@ -33,8 +33,36 @@ def default_kernel(kernel: Path | None, problem: str = DEFAULT_PROBLEM) -> Path:
         raise UsageError(f"no kernel to export here (no kernels/ folder): pass --kernel PATH{ours}")
     name = _b200_name(problem)
     if name is None:
-        raise UsageError(f"no B200 kernel for {problem} ships with nvfp4ctl; pass --kernel PATH")
+        raise UsageError(_no_default_for(problem, None if kernel is not None else kernels))
     return kernels / name
+
+
+def _no_default_for(problem: str, users_kernels: Path | None) -> str:
+    """Why there is no kernel to take for a problem nvfp4ctl ships no B200 kernel for: the default is
+    a file name (ours), so a kernels/ folder of the user's is not searched by content; its kernels for
+    the problem are named as the --kernel to pass."""
+    if users_kernels is None:  # `--kernel default`
+        return f"--kernel default: nvfp4ctl ships no B200 kernel for {problem}; pass --kernel PATH"
+    found = [short_path(path) for path in _kernels_for(problem, users_kernels)]
+    hint = f" ({problem} kernels there: {', '.join(found[:3])}{', ...' if len(found) > 3 else ''})" if found else ""
+    return (f"no default B200 kernel for {problem}: export takes nvfp4ctl's file name for the problem from"
+            f" {short_path(users_kernels)}/ (yours) or nvfp4ctl's own kernels, and nvfp4ctl ships none for {problem};"
+            f" pass --kernel PATH{hint}")
+
+
+def _kernels_for(problem: str, folder: Path) -> list[Path]:
+    """The .cu files under `folder` that include `problem`'s API header (its C ABI), sorted."""
+    from nvfp4ctl.build.sources import kernel_problem
+
+    found = []
+    for path in sorted(folder.rglob("*.cu")):
+        try:
+            own = kernel_problem(path)
+        except (OSError, UsageError):  # an unreadable file is no candidate to name
+            continue
+        if own is not None and own.name == problem:
+            found.append(path)
+    return found
 
 
 def _b200_name(problem: str) -> str | None:

@@ -82,6 +82,28 @@ def test_a_kernel_without_an_api_header_is_refused_for_another_problem(
     assert not (folder / "bare.py").exists()
 
 
+def test_a_problem_without_a_shipped_b200_kernel_says_where_export_looked(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a folder with a kernels/ of its own, the message read as if that folder were ignored."""
+    folder = tmp_path / "dual"
+    assert runner.invoke(app, ["init", "--problem", "nvfp4_dual_gemm", str(folder)]).exit_code == 0
+    (folder / "kernels" / "sm100").mkdir(parents=True)
+    (folder / "kernels" / "sm100" / "my_dual.cu").write_text(DUAL_GEMM.read_text())
+    (folder / "kernels" / "sm100" / "other.cu").write_text("__global__ void k() {}\n")
+    monkeypatch.chdir(folder)
+    result = runner.invoke(app, ["export", "-o", "dual.py"])
+    assert result.exit_code == 2, result.output
+    assert _flat(result.output) == (
+        "error: no default B200 kernel for nvfp4_dual_gemm: export takes nvfp4ctl's file name for the problem from"
+        " kernels/ (yours) or nvfp4ctl's own kernels, and nvfp4ctl ships none for nvfp4_dual_gemm; pass --kernel PATH"
+        " (nvfp4_dual_gemm kernels there: kernels/sm100/my_dual.cu)")
+    result = runner.invoke(app, ["export", "--kernel", "default", "-o", "dual.py"])
+    assert result.exit_code == 2, result.output
+    assert _flat(result.output) == ("error: --kernel default: nvfp4ctl ships no B200 kernel for nvfp4_dual_gemm;"
+                                    " pass --kernel PATH")
+    assert not (folder / "dual.py").exists()
+
+
 def test_a_kernel_of_unknown_arch_is_not_told_to_pass_an_option_export_lacks(tmp_path: Path) -> None:
     kernel = tmp_path / "mine.cu"
     kernel.write_text("__global__ void k() {}\n")  # not under sm90/ or sm100/, no arch line
