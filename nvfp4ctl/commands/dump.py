@@ -47,16 +47,55 @@ def _check_step_counts(values: Any, config: Any) -> None:
                              f" {config.k_steps} K steps (--block-k sets the K tile)")
 
 
+def _refuse_another_problem(task_path: Path | None, modes: str) -> None:
+    """The kernel --umma and --runtime read when none is named is nvfp4ctl's CUTLASS kernel for the GEMM,
+    the only problem it ships one for: in a GEMV, grouped or dual GEMM folder it would check the
+    GEMM's kernel as if it were the task's."""
+    from nvfp4ctl.problems import DEFAULT_PROBLEM
+    from nvfp4ctl.task import load_task
+    from nvfp4ctl.umma.configs import KERNEL_FILE
+    from nvfp4ctl.workspace import task_file_name
+
+    try:
+        loaded = load_task(task_path)
+    except UsageError:
+        if task_path is not None:
+            raise  # named on purpose: say what is wrong with it
+        return  # an unreadable task file is check's business; the GEMM's kernel is what dump reads then
+    if loaded.problem == DEFAULT_PROBLEM:
+        return
+    values = " the values your kernel uses (--idesc, --desc-a, --desc-b, --tmem-*, --mma) or --from-log FILE, or" \
+        if "--umma" in modes else ""
+    reads = "read" if " and " in modes else "reads"
+    raise UsageError(f"dump {modes} {reads} nvfp4ctl's CUTLASS sm_100a kernel for {DEFAULT_PROBLEM}"
+                     f" (kernels/{KERNEL_FILE.as_posix()}), but {task_file_name(loaded.path)} is for {loaded.problem},"
+                     f" for which nvfp4ctl has no such kernel; pass{values} --kernel PATH for a CUTLASS kernel of yours")
+
+
+def _kernel_problem_name(kernel: Path) -> str:
+    """"nvfp4_gemm kernel": whose C ABI the kernel implements, for the line saying what --umma checks."""
+    from nvfp4ctl.build.sources import kernel_problem
+
+    try:
+        problem = kernel_problem(kernel)
+    except OSError:
+        return "kernel"  # the check itself says what is wrong with the file
+    return f"{problem.name} kernel" if problem is not None else "kernel of no problem's API header"
+
+
 def _show_umma(kernel: Path, use_cute: bool, payload: dict[str, Any], as_json: bool) -> tuple[str, bool]:
     from nvfp4ctl.umma.crosscheck import check_kernel, to_json
 
     console = get_console()
+    what = _kernel_problem_name(kernel)
+    if not as_json:
+        console.info(f"umma: the dispatch configs of {kernel} ({what})", style="bold")
     with console.progress() as progress:  # the first use compiles CuTe's host proof: say why it waits
         progress.add_task("CuTe host proof (compiled on first use, ~2 min on 2 cores)", total=None)
         checks, note = check_kernel(kernel, use_cute)
     if note:
         console.warn(note)
-    payload["umma"] = {"kernel": str(kernel), "note": note, "configs": [to_json(check) for check in checks]}
+    payload["umma"] = {"kernel": str(kernel), "kernel_of": what.removesuffix(" kernel"), "note": note, "configs": [to_json(check) for check in checks]}
     if not as_json:
         for check in checks:
             config = check.config
@@ -167,7 +206,7 @@ def command(
     layout: Annotated[bool, typer.Option("--layout", help="Where a scale lives in the permuted tensor; verify inputs.")] = False,
     runtime: Annotated[bool, typer.Option("--runtime", help="Debug build on an SM100 GPU: compare what CTA 0 uses.")] = False,
     shape: Annotated[Optional[str], typer.Option("--shape", help="M,N,K[,L] for --runtime, --simulate and --from-log; --layout takes the task problem's syntax (GEMV M,K[,L]; grouped M1,N1,K1;M2,N2,K2).")] = None,
-    task: Annotated[Optional[Path], typer.Option("--task", metavar="PATH", help="task.yml whose problem --layout shows (default: the task file in use: $NVFP4CTL_TASK, else the nearest task.yml from the current folder up, else nvfp4ctl's own (nvfp4_gemm)).")] = None,
+    task: Annotated[Optional[Path], typer.Option("--task", metavar="PATH", help="task.yml whose problem --layout shows and --umma/--runtime must be nvfp4_gemm for (default: the task file in use: $NVFP4CTL_TASK, else the nearest task.yml from the current folder up, else nvfp4ctl's own (nvfp4_gemm)).")] = None,
     seed: Annotated[int, typer.Option("--seed", metavar="<int range>", min=0, max=MAX_SEED, parser=integer(0, MAX_SEED), help="Input seed for --layout, --runtime, --simulate and --from-log.")] = DEFAULT_SEED,
     row: Annotated[int, typer.Option("--row", metavar="<int>", parser=integer(), help="Scale row to locate (--layout).")] = 0,
     kblock: Annotated[int, typer.Option("--kblock", metavar="<int>", parser=integer(), help="Scale k-block (16 K-elements) to locate (--layout).")] = 0,
@@ -208,7 +247,8 @@ def command(
     reads_kernel = (umma and not user and from_log is None) or runtime  # --layout and your own values need none
     ignored = [(option, why) for option, why, given in (
         ("--kernel", "goes with --umma (without your own values) or --runtime", kernel is not None and not reads_kernel),
-        ("--task", "goes with --layout", task is not None and not layout),
+        ("--task", "goes with --layout, or with --umma and --runtime reading nvfp4ctl's kernel (no --kernel PATH)",
+         task is not None and not (layout or (reads_kernel and (kernel is None or str(kernel) == DEFAULT_BY_NAME)))),
         ("--row", "goes with --layout", row != 0 and not layout),
         ("--kblock", "goes with --layout", kblock != 0 and not layout),
         ("--shape", "goes with --layout, --runtime, --simulate or --from-log",
@@ -232,6 +272,9 @@ def command(
     # `--kernel default` names nvfp4ctl's own kernel, as it does for check, bench and export, also in a
     # kernels/ folder of yours (which the bare default reads)
     named_default = kernel is not None and str(kernel) == DEFAULT_BY_NAME
+    if reads_kernel and (kernel is None or named_default):
+        _refuse_another_problem(task, " and ".join(mode for mode, on in (("--umma", umma and not user and from_log is None),
+                                                                           ("--runtime", runtime)) if on))
     source = shipped_kernel() if named_default else default_kernel() if kernel is None else kernel
     if reads_kernel and not source.is_file():
         # the bare default looks in your kernels/ folder; one without a CUTLASS sm100 kernel says how on

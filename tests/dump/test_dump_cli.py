@@ -244,7 +244,8 @@ def test_a_kernel_is_logged_only_where_one_was_read(tmp_path: Path, monkeypatch:
      "--kernel goes with --umma (without your own values) or --runtime"),
     (["--umma", "--idesc", "0x08100480", "--kernel", "default"],
      "--kernel goes with --umma (without your own values) or --runtime"),
-    (["--umma", "--no-cute", "--task", "task.yml"], "--task goes with --layout"),
+    (["--umma", "--idesc", "0x08100480", "--task", "task.yml"],
+     "--task goes with --layout, or with --umma and --runtime reading nvfp4ctl's kernel (no --kernel PATH)"),
 ])
 def test_a_kernel_or_task_that_would_not_be_read_is_refused(args: list[str], message: str) -> None:
     result = invoke(*args)
@@ -264,3 +265,37 @@ def test_one_mismatch_is_counted_in_the_singular(monkeypatch: pytest.MonkeyPatch
     result = invoke("--umma", "--json", "--kernel", "default")
     assert result.exit_code == 1, result.output
     assert runlog.read(memory_path())[-1].result == "umma: 1 config, 1 mismatch"
+
+
+@pytest.mark.parametrize("problem", ["nvfp4_gemv", "nvfp4_group_gemm", "nvfp4_dual_gemm"])
+@pytest.mark.parametrize("kernel", [(), ("--kernel", "default")], ids=["bare", "default"])
+def test_umma_for_a_problem_without_nvfp4ctls_kernel_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  problem: str, kernel: tuple[str, ...]) -> None:
+    """In a GEMV or grouped GEMM folder `dump --umma` checked the GEMM's CUTLASS kernel, exit 0, without
+    a word; with a flat kernels/ of the folder's own it said the GEMM's kernel was not found."""
+    folder = tmp_path / problem
+    assert runner.invoke(app, ["init", "--problem", problem, str(folder)]).exit_code == 0
+    monkeypatch.chdir(folder)
+    for flat in ((), ("kernels",)):
+        if flat:
+            (folder / "kernels").mkdir()
+            (folder / "kernels" / "mine.cu").write_text("__global__ void k() {}\n")
+        result = invoke("--umma", "--no-cute", *kernel)
+        assert result.exit_code == 2, result.output
+        assert " ".join(result.output.split()) == (
+            "error: dump --umma reads nvfp4ctl's CUTLASS sm_100a kernel for nvfp4_gemm"
+            f" (kernels/sm100/nvfp4_gemm_sm100.cu), but task.yml is for {problem}, for which nvfp4ctl has no such"
+            " kernel; pass the values your kernel uses (--idesc, --desc-a, --desc-b, --tmem-*, --mma) or --from-log"
+            " FILE, or --kernel PATH for a CUTLASS kernel of yours")
+
+
+def test_umma_says_which_kernel_and_problem_it_checks() -> None:
+    from nvfp4ctl.problems import get_problem
+
+    result = invoke("--umma", "--no-cute", "--kernel", "default")
+    assert result.exit_code == 0, result.output
+    first = result.output.splitlines()[0]
+    assert first.startswith("umma: the dispatch configs of ") and first.endswith("nvfp4_gemm_sm100.cu (nvfp4_gemm kernel)")
+    # --task picks the problem it must be for, as it does for --layout
+    other = invoke("--umma", "--no-cute", "--task", str(get_problem("nvfp4_gemv").task_file))
+    assert other.exit_code == 2 and "is for nvfp4_gemv, for which nvfp4ctl has no such kernel" in other.output
