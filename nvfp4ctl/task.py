@@ -331,10 +331,17 @@ class _TaskReader:
         for key in document:
             if isinstance(key, str) and key not in KNOWN_KEYS:
                 close = difflib.get_close_matches(key, KNOWN_KEYS, n=1, cutoff=0.75)
-                if close:
-                    found.append(f"{self.at(key)}: unknown key {key!r} ignored;"
+                if close:  # the key's own line: a block value (a list) starts on the next one
+                    found.append(f"{self.at(key, at_key=True)}: unknown key {key!r} ignored;"
                                  f" did you mean {close[0]!r}?")
         return tuple(found)
+
+    @staticmethod
+    def misspelling_of(document: dict[str, Any], wanted: str) -> str | None:
+        """The unknown key of `document` closest to `wanted` (a missing known key), as near_misses matches."""
+        unknown = [key for key in document if isinstance(key, str) and key not in KNOWN_KEYS]
+        return next((key for key in unknown if difflib.get_close_matches(key, KNOWN_KEYS, n=1, cutoff=0.75) == [wanted]),
+                    None)
 
     def unknown_gpu_mode_keys(self, document: dict[str, Any]) -> tuple[str, ...]:
         """Keys of GPU MODE's fixed-set sections that are none of the set (`config: {mian: eval.py}`)."""
@@ -363,6 +370,10 @@ class _TaskReader:
             return ()
         if not isinstance(entries, list) or (required and not entries):
             example = f"[{self.spec.case_example}, ...]"
+            if entries is None and (typo := self.misspelling_of(document, key)) is not None:
+                # `test:` for `tests:`: the near-miss warning would come only after this error, if at all
+                raise UsageError(f"{self.at(typo, at_key=True)}: unknown key {typo!r}; did you mean {key!r}?"
+                                 f" ({key} is required: a non-empty list like {example})")
             raise self.fail(key, f"expected a non-empty list like {example}, got {describe_value(entries)}")
         return tuple(self.case(entry, f"{key}[{index}]") for index, entry in enumerate(entries))
 
