@@ -131,7 +131,8 @@ def _call_and_compare(
                 for name, o, w in zip(names, outs, wants) for m in output_mistakes(o, w, problem.output_dims)]
     if mistakes:
         return _Call(None, tuple(mistakes), seconds)
-    parts = [dataclasses.replace(compare(o, w, rtol, atol, output_is_c=is_output_buffer(o, b)), output=name)
+    parts = [dataclasses.replace(compare(o, w, rtol, atol, output_is_c=is_output_buffer(o, b)), output=name,
+                                 dims=problem.output_dims)
              for name, o, w, b in zip(names, outs, wants, buffers)]
     chosen = next((p for p in parts if not p.passed), None) or max(parts, key=lambda p: p.max_abs_err)
     if several:

@@ -27,10 +27,15 @@ def comparison_lines(comparison: Comparison) -> list[str]:
         lines.append(f"output has {c.nan_got} NaN, {c.inf_got} Inf; the reference has {c.nan_want} NaN, {c.inf_want} Inf")
     if c.unwritten:
         lines.append(f"{plural(c.unwritten, 'element')} never written (still NaN poison)")
-    lines += _line_pattern("rows (m)", c.wrong_rows, c.shape[0], c.first_rows)
-    lines += _line_pattern("columns (n)", c.wrong_cols, c.shape[1] if len(c.shape) > 1 else 1, c.first_cols)
+    of = "" if c.output == "c" else f" of {c.output}"  # a grouped GEMM's lines name their group's c
+    lines += _line_pattern(f"rows ({c.dims[0]}){of}", c.wrong_rows, c.shape[0], c.first_rows)
+    if _has_columns(c):
+        lines += _line_pattern(f"columns ({c.dims[1]}){of}", c.wrong_cols, c.shape[1] if len(c.shape) > 1 else 1,
+                               c.first_cols)
     if c.first:
-        lines.append("first mismatches (m, n, l): got vs want")
+        # a dimension of fixed size 1 (the GEMV's) has the one index 0: the header shows it as such
+        names = ", ".join("0" if name.isdigit() else name for name in c.dims)
+        lines.append(f"first mismatches{of} ({names}): got vs want")
         width = max(len(str(m.index)) for m in c.first)
         lines += [f"  {str(m.index):<{width}}  got {m.got:<12.6g} want {m.want:.6g}" for m in c.first]
     lines += tile_map_lines(c)
@@ -57,16 +62,24 @@ def _line_pattern(what: str, wrong: int, size: int, first: tuple[int, ...]) -> l
     return [f"wrong {what}: {wrong} of {size}: {listed}"]
 
 
+def _has_columns(comparison: Comparison) -> bool:
+    """Whether the output has an n: the GEMV's c is (m, 1, l), a column of rows."""
+    return len(comparison.dims) > 1 and not comparison.dims[1].isdigit()
+
+
 def tile_map_lines(comparison: Comparison) -> list[str]:
-    """Which 128x128 output tiles hold wrong elements: rows are m tiles, columns n tiles."""
+    """Which 128x128 output tiles hold wrong elements: rows are m tiles, columns n tiles; for an output
+    without n (the GEMV's), which blocks of 128 rows, in one strip."""
     wrong, sizes = comparison.tile_wrong, comparison.tile_size
     if not wrong or comparison.mismatched == 0:
         return []
     cells = [[_cell(w, s) for w, s in zip(row_w, row_s)] for row_w, row_s in zip(wrong, sizes)]
+    of = "" if comparison.output == "c" else f" of {comparison.output}"
+    if not _has_columns(comparison):
+        return _row_block_lines([row[0] for row in cells], comparison.dims[0], of)
     rows, cols = len(cells), len(cells[0])
     if all(cell == "X" for row in cells for cell in row):
         return [f"every {TILE}x{TILE} tile is wrong ({rows} x {cols} tiles)"]
-    of = "" if comparison.output == "c" else f" of {comparison.output}"
     header = f"wrong {TILE}x{TILE} tiles{of} ({rows} m-tiles x {cols} n-tiles; X all wrong, x some, . ok)"
     lines = [header]
     for row in cells[:MAX_MAP_ROWS]:
@@ -75,6 +88,21 @@ def tile_map_lines(comparison: Comparison) -> list[str]:
     if rows > MAX_MAP_ROWS:
         hidden = sum(1 for row in cells[MAX_MAP_ROWS:] if any(cell != "." for cell in row))
         lines.append(f"  ... {rows - MAX_MAP_ROWS} more m-tile rows, {hidden} of them with wrong tiles")
+    return lines
+
+
+def _row_block_lines(cells: list[str], rows_name: str, of: str) -> list[str]:
+    """"wrong 128-row blocks (m): 3 blocks, m 0.. from the left" and the strip, MAX_MAP_COLS a line."""
+    count = len(cells)
+    if all(cell == "X" for cell in cells):
+        return [f"every block of {TILE} rows ({rows_name}){of} is wrong ({plural(count, 'block')})"]
+    lines = [f"wrong blocks of {TILE} rows ({rows_name}){of} ({plural(count, 'block')} from {rows_name} = 0;"
+             " X all wrong, x some, . ok)"]
+    for start in range(0, min(count, MAX_MAP_ROWS * MAX_MAP_COLS), MAX_MAP_COLS):
+        lines.append(f"  {rows_name} {start * TILE:>{len(str((count - 1) * TILE))}}: " + "".join(cells[start:start + MAX_MAP_COLS]))
+    if count > MAX_MAP_ROWS * MAX_MAP_COLS:
+        hidden = sum(1 for cell in cells[MAX_MAP_ROWS * MAX_MAP_COLS:] if cell != ".")
+        lines.append(f"  ... {count - MAX_MAP_ROWS * MAX_MAP_COLS} more blocks, {hidden} of them wrong")
     return lines
 
 

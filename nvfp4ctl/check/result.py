@@ -21,7 +21,7 @@ LISTED_LINES = 8  # wrong rows / columns listed by index when there are few
 
 @dataclass(frozen=True)
 class Mismatch:
-    index: tuple[int, ...]  # (m, n, l)
+    index: tuple[int, ...]  # in the output's dimensions: (m, n, l); the GEMV's (m, 0, l)
     got: float
     want: float
 
@@ -48,6 +48,7 @@ class Comparison:
     notes: tuple[str, ...] = ()  # the problem's own reading of the mismatch (dual: which product)
     parts: tuple[tuple[str, int, int], ...] = ()  # (output, mismatched, total) per output when several
     nonfinite_wrong: int = 0  # wrong elements where either side is NaN or Inf (max_abs_err cannot see them)
+    dims: tuple[str, ...] = ("m", "n", "l")  # the problem's output_dims: a number is a dimension of that size (GEMV: 1)
 
     @property
     def total(self) -> int:

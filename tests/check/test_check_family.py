@@ -75,6 +75,10 @@ def test_group_wrong_group_is_pinpointed(on_cpu, tmp_path: Path) -> None:
     assert result.exit_code == 1, result.output
     assert "wrong outputs: 1 of 3: group 2 (16384 of 65536 wrong)" in result.output
     assert "wrong 128x128 tiles of group 2 c (2 m-tiles x 2 n-tiles" in result.output
+    # the rows, columns and first mismatches are the wrong group's too, and say so
+    assert "wrong rows (m) of group 2 c: 128 of 256: 0, 1, 2" in result.output
+    assert "wrong columns (n) of group 2 c: 128 of 256: 0, 1, 2" in result.output
+    assert "first mismatches of group 2 c (m, n, l): got vs want\n    (0, 0, 0) " in result.output
 
 
 def test_group_returning_one_tensor_is_explained(on_cpu, tmp_path: Path) -> None:
@@ -88,7 +92,13 @@ def test_gemv_wrong_tile_is_pinpointed(on_cpu, tmp_path: Path) -> None:
     wrong = spoiled(tmp_path, "nvfp4_gemv", "out[128:256] += 1")
     result = check("nvfp4_gemv", "--submission", wrong, "--shape", "384,256", "--no-probe")
     assert result.exit_code == 1, result.output
-    assert "wrong 128x128 tiles (3 m-tiles x 1 n-tiles; X all wrong, x some, . ok)\n    .\n    X\n    .\n" in result.output
+    # c is (m, 1, l): blocks of rows, not 128x128 tiles of an n it does not have; the middle index is always 0
+    assert "wrong blocks of 128 rows (m) (3 blocks from m = 0; X all wrong, x some, . ok)\n    m   0: .X.\n" in result.output
+    assert "first mismatches (m, 0, l): got vs want\n    (128, 0, 0) " in result.output
+    assert "128x128" not in result.output and "(m, n, l)" not in result.output and "columns (n)" not in result.output
+    every = check("nvfp4_gemv", "--submission", spoiled(tmp_path, "nvfp4_gemv", "out += 1"), "--shape", "384,256",
+                  "--no-probe")
+    assert "every block of 128 rows (m) is wrong (3 blocks)" in every.output, every.output
 
 
 @pytest.mark.parametrize("body, hint", [
@@ -148,7 +158,7 @@ def test_submission_importing_the_harness_modules_loads(on_cpu, tmp_path: Path) 
     ("nvfp4_group_gemm", "out[1][0:128, 0:128] += 1", "128,128,256;256,256,256;128,128,256",
      "wrong outputs: 1 of 3: group 2 (16384 of 65536 wrong)"),
     ("nvfp4_gemv", "out[128:256] += 1", "384,256",
-     "wrong 128x128 tiles (3 m-tiles x 1 n-tiles; X all wrong, x some, . ok)\n    .\n    X\n    .\n"),
+     "wrong blocks of 128 rows (m) (3 blocks from m = 0; X all wrong, x some, . ok)\n    m   0: .X.\n"),
 ])
 def test_wrong_tile_or_group_is_pinpointed_on_the_gpu(tmp_path: Path, problem: str, body: str, shape: str,
                                                       expected: str) -> None:
