@@ -25,6 +25,7 @@ from nvfp4ctl.build.compile import BUILD_TIMEOUT_S
 from nvfp4ctl.build.compiler_errors import display_path, first_error
 from nvfp4ctl.build.report import REPORT_FILE, BuildReport
 from nvfp4ctl.build.sources import NO_TENSOR_OP, marks_in
+from nvfp4ctl.build.submission_headers import flag_include_folders, header_digests
 from nvfp4ctl.build.submission_sources import ARCH_FLAG, Extension, SubmissionSources
 from nvfp4ctl.errors import UsageError
 
@@ -97,14 +98,19 @@ def _command(extension: Extension, unit: Path, arch: str, code: str, folder: Pat
 
 def _key(code: str, extension: Extension, arch: str, unit: Path | None = None) -> str:
     """What the unit's build depends on, read without importing torch (a cache hit stays cheap): the code
-    as compiled, the extension's name (torch's -DTORCH_EXTENSION_NAME), its flags and include folders, a
-    load() file's own folder (an -I of its build), the arch and the toolchain. Not the submission's file
-    name: a copy of submission.py whose CUDA is the same builds the same objects."""
+    as compiled, the local headers it includes (found as nvcc finds them: beside a load() file, then in
+    the -I folders in _command's order: the flags', the include folders, a load() file's folder), the
+    extension's name (torch's -DTORCH_EXTENSION_NAME), its flags and include folders, a load() file's own
+    folder, the arch and the toolchain. Not the submission's file name: a copy of submission.py whose
+    CUDA is the same builds the same objects."""
+    search = [*flag_include_folders(extension.cuda_flags), *(Path(folder) for folder in extension.include_paths),
+              *([unit.parent] if unit is not None else [])]
+    headers = header_digests(code, unit.parent if unit is not None else None, search)
     torch = toolchain.torch_build()
     cutlass = os.environ.get("CUTLASS_PATH") or (toolchain.cutlass_version() if toolchain.cutlass_root() else None)
     material = {"code": hashlib.sha256(code.encode()).hexdigest(), "extension": extension.name,
                 "cuda_flags": list(extension.cuda_flags),
-                "include_paths": [str(path) for path in extension.include_paths], "arch": arch,
+                "include_paths": [str(path) for path in extension.include_paths], "headers": headers, "arch": arch,
                 "unit_folder": str(unit.parent) if unit is not None else None,
                 "nvcc": toolchain.nvcc_version(), "torch": [torch.version, torch.cuda], "python": toolchain.python_abi(),
                 "cutlass": cutlass, "sass_tools": toolchain.sass_tools() is not None}

@@ -1,0 +1,103 @@
+"""The local headers a submission unit's CUDA includes, for its cache key: an edit to one must rebuild
+the unit, as an edit to a kernel's own header does (sources.local_headers).
+
+Followed as nvcc finds them: `#include "x"` beside the including file, then in the -I folders in order;
+`#include <x>` in the -I folders only. The -I folders that matter are the submission's own
+(extra_include_paths, a load() file's folder): torch's, the toolkit's and CUTLASS's headers are not
+read, their versions are in the key instead. An include in a comment or an `#if 0` group is not
+followed (build/preprocessor.py). A header not found is left to the compiler, whose error is never
+cached.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import re
+import sysconfig
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+
+from nvfp4ctl.build import toolchain
+from nvfp4ctl.build.preprocessor import live_code
+from nvfp4ctl.errors import UsageError
+
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(?:"([^"\n]+)"|<([^>\n]+)>)', re.MULTILINE)
+# CUTLASS/CuTe's headers are many hundreds (reading them costs seconds on every lookup); the key holds
+# the CUTLASS in use instead (build/toolchain.py: cutlass_version)
+_CUTLASS_NAMES = ("cute/", "cutlass/")
+
+
+def header_digests(code: str, beside: Path | None, search: Sequence[Path]) -> list[tuple[str, str]]:
+    """(path, sha256) of every local header `code` reaches, transitively, in first-seen order.
+    `beside`: the folder of the file `code` is (None for a generated .cu, which nothing lives beside);
+    `search`: the submission's -I folders in command-line order."""
+    digests: dict[Path, str] = {}
+    pending: list[tuple[str, Path | None]] = [(code, beside)]
+    while pending:
+        text, folder = pending.pop(0)
+        for quoted, bracketed in _INCLUDE.findall(live_code(text)):
+            name = quoted or bracketed
+            if name.startswith(_CUTLASS_NAMES):
+                continue
+            header = _find(name, [folder] if quoted and folder is not None else [], search)
+            if header is None or header in digests or _in_toolchain(header):
+                continue
+            try:
+                data = header.read_bytes()
+            except OSError:  # unreadable: the compiler's error to report, and a failed build is not cached
+                continue
+            digests[header] = hashlib.sha256(data).hexdigest()
+            pending.append((data.decode(errors="replace"), header.parent))
+    return [(str(path), digest) for path, digest in digests.items()]
+
+
+def flag_include_folders(flags: Sequence[str]) -> list[Path]:
+    """The absolute folders of `-I DIR` / `-IDIR` / `--include-path[=| ]DIR` in extra_cuda_cflags, in order.
+    A relative one is read against the compiler's working folder, torch's build folder on the
+    leaderboard: no header of the submission's is found through it."""
+    folders: list[str] = []
+    for index, flag in enumerate(flags):
+        flag = flag.strip()
+        if flag in ("-I", "--include-path"):
+            folders += flags[index + 1:index + 2]
+        elif flag.startswith("--include-path="):
+            folders.append(flag.removeprefix("--include-path="))
+        elif flag.startswith("-I"):
+            folders.append(flag[2:])
+    return [Path(folder.strip()) for folder in folders if os.path.isabs(folder.strip())]
+
+
+def _find(name: str, beside: list[Path], search: Sequence[Path]) -> Path | None:
+    for folder in (*beside, *search):
+        candidate = folder / name
+        if candidate.is_file():
+            return candidate.resolve()
+    return None
+
+
+def _in_toolchain(header: Path) -> bool:
+    return any(header.is_relative_to(root) for root in _toolchain_roots())
+
+
+@lru_cache(maxsize=1)
+def _toolchain_roots() -> tuple[Path, ...]:
+    """Folders whose headers are the toolchain's, should an -I name one: torch's package, the CUDA
+    toolkit, CUTLASS (the wheel or $CUTLASS_PATH), Python's and the system's include folders."""
+    roots = [Path("/usr/include"), toolchain.DEFAULT_CUDA_HOME, Path(sysconfig.get_paths()["include"])]
+    for variable in ("CUDA_HOME", "CUDA_PATH", "CUTLASS_PATH"):
+        if os.environ.get(variable):
+            roots.append(Path(os.environ[variable]))
+    try:
+        roots.append(toolchain.cuda_home())
+    except UsageError:  # no nvcc: the build says so itself; no toolkit to leave out
+        pass
+    torch = importlib.util.find_spec("torch")
+    if torch is not None and torch.submodule_search_locations:
+        roots.append(Path(next(iter(torch.submodule_search_locations))))
+    cutlass = toolchain.cutlass_root()
+    if cutlass is not None:
+        roots.append(cutlass)
+    return tuple(root.resolve() for root in roots)

@@ -1,0 +1,114 @@
+"""What a submission unit's build reads beyond its own code: the local headers it includes (an edit to
+one must rebuild the unit, not serve the old entry's registers and spills)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from nvfp4ctl.build import submission_build
+from nvfp4ctl.build.submission_sources import Extension
+from nvfp4ctl.cli import app
+
+runner = CliRunner()
+
+INLINE = '''from torch.utils.cpp_extension import load_inline
+CUDA = r"""// nvfp4ctl: no-tensor-op
+#include "tile.cuh"
+#include <shape.cuh>
+// #include "commented.cuh"
+#if 0
+#include "disabled.cuh"
+#endif
+__global__ void k(float* p) { p[0] = TILE * SHAPE; }
+"""
+m = load_inline(name="plain", cpp_sources="", cuda_sources=CUDA, extra_include_paths=[INCLUDE],
+                extra_cuda_cflags=["-gencode=arch=compute_90a,code=sm_90a"])
+'''
+
+LOAD = '''from torch.utils.cpp_extension import load
+m = load(name="filed", sources=["k.cu"], extra_include_paths=[INCLUDE],
+         extra_cuda_cflags=["-gencode=arch=compute_90a,code=sm_90a"])
+'''
+
+
+@pytest.fixture()
+def compiles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The units compiled, by a stand-in for nvcc that succeeds and leaves no object behind."""
+    compiled: list[str] = []
+
+    def command(extension: Extension, unit: Path, arch: str, code: str, folder: Path) -> list[str]:
+        compiled.append(unit.name)
+        return [sys.executable, "-c", "pass"]
+
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(submission_build, "_command", command)
+    monkeypatch.setattr(submission_build.resources, "dump_sass", lambda binary: None)
+    monkeypatch.setenv("COLUMNS", "200")
+    return compiled
+
+
+def _cache_column(submission: Path) -> str:
+    result = runner.invoke(app, ["build", str(submission)])
+    assert result.exit_code == 0, result.output
+    row = next(line for line in result.output.splitlines() if ".cu:" in line)
+    return row.rstrip(" │").split("│")[-1].strip()
+
+
+def test_an_edited_header_from_the_include_folders_rebuilds_the_unit(tmp_path: Path, compiles: list[str]) -> None:
+    include = tmp_path / "include"
+    include.mkdir()
+    (include / "tile.cuh").write_text('#pragma once\n#include "tile_size.cuh"\n')  # found beside tile.cuh
+    (include / "tile_size.cuh").write_text("#define TILE 128\n")
+    (include / "shape.cuh").write_text("#define SHAPE 2\n")
+    (include / "commented.cuh").write_text("#define UNUSED 1\n")
+    (include / "disabled.cuh").write_text("#define UNUSED 1\n")
+    submission = tmp_path / "submission.py"
+    submission.write_text(INLINE.replace("INCLUDE", repr(str(include))))
+    assert _cache_column(submission) == "built"
+    assert _cache_column(submission) == "hit"
+    (include / "tile_size.cuh").write_text("#define TILE 256\n")  # included by an included header
+    assert _cache_column(submission) == "built"
+    (include / "shape.cuh").write_text("#define SHAPE 4\n")  # an <> include, found through the -I folder
+    assert _cache_column(submission) == "built"
+    # what the preprocessor never reads is not an input: an include in a comment or an #if 0 group
+    (include / "commented.cuh").write_text("#define UNUSED 2\n")
+    (include / "disabled.cuh").write_text("#define UNUSED 2\n")
+    assert _cache_column(submission) == "hit"
+    assert compiles == ["plain.cu"] * 3
+
+
+def test_an_edited_header_beside_a_load_source_rebuilds_it(tmp_path: Path, compiles: list[str]) -> None:
+    include = tmp_path / "include"
+    include.mkdir()
+    (include / "shape.cuh").write_text("#define SHAPE 2\n")
+    (tmp_path / "tile.cuh").write_text("#define TILE 128\n")
+    (tmp_path / "k.cu").write_text('// nvfp4ctl: no-tensor-op\n#include "tile.cuh"\n#include "shape.cuh"\n'
+                                   "__global__ void k(float* p) { p[0] = TILE * SHAPE; }\n")
+    submission = tmp_path / "submission.py"
+    submission.write_text(LOAD.replace("INCLUDE", repr(str(include))))
+    assert _cache_column(submission) == "built"
+    (tmp_path / "tile.cuh").write_text("#define TILE 256\n")
+    assert _cache_column(submission) == "built"
+    (include / "shape.cuh").write_text("#define SHAPE 4\n")
+    assert _cache_column(submission) == "built"
+    assert _cache_column(submission) == "hit"
+    assert compiles == ["k.cu"] * 3
+
+
+def test_headers_through_an_include_flag_are_inputs_and_the_toolkits_are_not(tmp_path: Path) -> None:
+    """-I in extra_cuda_cflags is an include folder too; the toolkit's and CUTLASS's headers are left to
+    the toolchain's versions in the key (CUTLASS's hundreds would cost seconds on every lookup)."""
+    from nvfp4ctl.build import toolchain
+    from nvfp4ctl.build.submission_headers import flag_include_folders, header_digests
+
+    (tmp_path / "tile.cuh").write_text("#define TILE 128\n")
+    folders = flag_include_folders(["-O3", "-I", str(tmp_path), "-Irelative", f"--include-path={tmp_path}"])
+    assert folders == [tmp_path, tmp_path]
+    code = '#include "tile.cuh"\n#include <cuda_runtime.h>\n#include "cute/tensor.hpp"\n'
+    toolkit = [toolchain.cuda_home() / "include", *(toolchain.cutlass_include_dirs() if toolchain.cutlass_root() else [])]
+    (path, _), = header_digests(code, None, [*folders, *toolkit])
+    assert path == str(tmp_path / "tile.cuh")
