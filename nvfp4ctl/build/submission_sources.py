@@ -56,6 +56,8 @@ class Extension:
     files: list[Path] = field(default_factory=list)  # load(sources=[...]): .cu/.cpp paths
     cuda_flags: list[str] = field(default_factory=list)
     cpp_flags: list[str] | None = field(default_factory=list)  # extra_cflags; None: not a static expression
+    # extra_include_paths, absolute: torch makes each one os.path.abspath against the process's working
+    # folder, which for the leaderboard's `python submission.py` is the submission's; nvcc here runs elsewhere
     include_paths: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what could not be read statically
     # load_inline's functions= names, None when absent or not static; cpp_read: cpp_sources was read
@@ -309,7 +311,8 @@ def find_sources(path: Path) -> SubmissionSources:
                 extension.files.append(candidate)
         extension.cuda_flags = evaluator.strings(_keyword(node, "extra_cuda_cflags"), node.lineno)
         extension.cpp_flags = _cpp_flags(node, name, evaluator)
-        extension.include_paths = evaluator.strings(_keyword(node, "extra_include_paths"), node.lineno)
+        extension.include_paths = [_as_torch_resolves(folder, path.parent)
+                                   for folder in evaluator.strings(_keyword(node, "extra_include_paths"), node.lineno)]
         extension.notes.extend(evaluator.notes)
         evaluator.notes = []
         extensions.append(extension)
@@ -323,6 +326,12 @@ def find_sources(path: Path) -> SubmissionSources:
             env_arch = str(value) if value is not None else None
     cute_dsl = bool(CUTE_DSL.search(text)) and bool(CUTE_DSL_USE.search(text))
     return SubmissionSources(path, extensions, env_arch, cute_dsl, text)
+
+
+def _as_torch_resolves(include: str, submission_folder: Path) -> str:
+    """An extra_include_paths entry as torch's ninja file names it: stripped, then os.path.abspath, which
+    reads a relative one against the working folder of `python submission.py`, the submission's own."""
+    return os.path.abspath(os.path.join(submission_folder, include.strip()))
 
 
 def _cpp_flags(call: ast.Call, name: str, evaluator: _Evaluator) -> list[str] | None:

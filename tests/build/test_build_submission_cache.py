@@ -1,5 +1,6 @@
 """What a submission unit's build reads beyond its own code: the local headers it includes (an edit to
-one must rebuild the unit, not serve the old entry's registers and spills)."""
+one must rebuild the unit, not serve the old entry's registers and spills) and the include folders,
+found where torch's load_inline finds them on the leaderboard."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from nvfp4ctl.build import submission_build
-from nvfp4ctl.build.submission_sources import Extension
+from nvfp4ctl.build.submission_sources import Extension, find_sources
 from nvfp4ctl.cli import app
 
 runner = CliRunner()
@@ -97,6 +98,27 @@ def test_an_edited_header_beside_a_load_source_rebuilds_it(tmp_path: Path, compi
     assert _cache_column(submission) == "built"
     assert _cache_column(submission) == "hit"
     assert compiles == ["k.cu"] * 3
+
+
+def test_a_relative_include_folder_is_read_against_the_submissions_folder(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """torch makes each extra_include_paths entry os.path.abspath, against the working folder of
+    `python submission.py`: the submission's own on the leaderboard. nvcc, run in the cache's staging
+    folder, did not find "inc/" there. A real compile, without load_inline's torch prelude to keep it short."""
+    folder = tmp_path / "nvfp4_gemm"
+    (folder / "inc").mkdir(parents=True)
+    (folder / "inc" / "tile.cuh").write_text("#define TILE 128\n")
+    submission = folder / "submission.py"
+    submission.write_text(INLINE.replace("INCLUDE", repr(" inc ")).replace("#include <shape.cuh>\n", "#define SHAPE 2\n"))
+    (extension,) = find_sources(submission).extensions
+    assert extension.include_paths == [str(folder / "inc")]
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(submission_build, "PRELUDE", "")
+    monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["build", str(submission)])
+    assert result.exit_code == 0, result.output
+    assert "built" in next(line for line in result.output.splitlines() if "plain.cu:" in line)
 
 
 def test_headers_through_an_include_flag_are_inputs_and_the_toolkits_are_not(tmp_path: Path) -> None:
