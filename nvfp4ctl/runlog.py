@@ -299,7 +299,7 @@ def append(entry: RunEntry, memory: Path) -> None:
     memory.parent.mkdir(parents=True, exist_ok=True)
     lock = lock_path(memory)
     with FileLock(str(lock), timeout=LOCK_TIMEOUT_S), _file_itself_locked(memory):
-        existing = memory.read_bytes() if memory.exists() else b""
+        existing = _previous_bytes(memory)
         text = existing.decode("utf-8", errors="replace")
         if (why := _why_not_a_run_log(memory, text)) is not None:  # judged under the lock, on what is replaced
             raise UsageError(f"{memory}: {why}; the run log was not appended to it")
@@ -314,6 +314,15 @@ def append(entry: RunEntry, memory: Path) -> None:
         write_bytes_atomic(memory, existing + chunk.encode())
 
 
+def _previous_bytes(memory: Path) -> bytes:
+    """What `memory` holds now; b"" for none and for a device or FIFO (/dev/null, /dev/stderr, a named
+    pipe), which takes the new lines only: reading one blocks until its writer closes it (this very
+    process, for /dev/stderr sent down a pipe) or never ends (/dev/zero). A folder still fails, saying so."""
+    if memory.exists() and not memory.is_file() and not memory.is_dir():
+        return b""
+    return memory.read_bytes() if memory.exists() else b""
+
+
 def _heading_index(lines: list[str]) -> int | None:
     """Index of the last line that is exactly the heading (notes may quote it inside a line)."""
     matches = [i for i, line in enumerate(lines) if line.rstrip() == HEADING]
@@ -325,9 +334,7 @@ def _has_heading(text: str) -> bool:
 
 
 def read(memory: Path, last: int | None = None) -> list[RunEntry]:
-    if not memory.exists():
-        return []
-    lines = memory.read_text(encoding="utf-8", errors="replace").splitlines()
+    lines = _previous_bytes(memory).decode("utf-8", errors="replace").splitlines()
     start = _heading_index(lines)
     if start is None:
         return []

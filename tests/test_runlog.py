@@ -5,10 +5,12 @@ from __future__ import annotations
 import errno
 import hashlib
 import multiprocessing
+import os
 import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -287,3 +289,27 @@ def test_a_cpu_run_is_logged_as_cpu_not_as_the_machines_gpu(monkeypatch):
     assert runlog.detect_gpu() == runlog.CPU_DEVICE_LABEL
     monkeypatch.delenv("NVFP4CTL_DEVICE")
     assert runlog.detect_gpu() == "NVIDIA H100 80GB HBM3 (sm_90)"
+
+
+def _finished_within(seconds: float, function, *args) -> list:
+    """`function(*args)`'s result in a one-item list, or [] when it had not returned after `seconds`
+    (a thread left blocked on a pipe is a daemon: it does not hold up the test run)."""
+    results: list = []
+    worker = threading.Thread(target=lambda: results.append(function(*args)), daemon=True)
+    worker.start()
+    worker.join(seconds)
+    return results
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_a_named_pipe_takes_the_line_and_is_never_read(tmp_path):
+    """NVFP4CTL_MEMORY=/dev/stderr sent down a pipe, or a FIFO: reading it first waited for its writers,
+    this process among them, so the command never ended; `log` of one waited the same way."""
+    pipe = tmp_path / "MEMORY.md"
+    os.mkfifo(pipe)
+    received = _finished_within(0, pipe.read_bytes)  # the reader on the far end, waiting for a writer
+    assert _finished_within(10, runlog.append, _entry("through the pipe"), pipe) == [None]
+    time.sleep(0.2)
+    assert b"through the pipe" in (received[0] if received else b"")
+    assert _finished_within(10, runlog.read, pipe) == [[]]
+
