@@ -19,12 +19,14 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
     mode; a new one gets the umask's; a symlink is written through and stays a link. The staging file
     is removed on any failure, and the error propagates (RuntimeError for a symlink loop). A device or
     FIFO (`-o /dev/stdout`, a run log sent to /dev/null) is written to, never replaced by a file."""
-    if path.is_symlink():
-        path = path.resolve(strict=False)
+    # the device before the link: /dev/stderr is a link to /proc/self/fd/2, which resolves to a name such
+    # as "pipe:[7110]" that no folder holds, so only the link itself opens it
     if path.exists() and not path.is_file():
         with path.open("wb") as out:
             out.write(data)
         return
+    if path.is_symlink():
+        path = path.resolve(strict=False)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, staging = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

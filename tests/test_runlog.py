@@ -313,3 +313,17 @@ def test_a_named_pipe_takes_the_line_and_is_never_read(tmp_path):
     assert b"through the pipe" in (received[0] if received else b"")
     assert _finished_within(10, runlog.read, pipe) == [[]]
 
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc/self/fd (Linux)")
+def test_a_link_to_a_pipe_like_dev_stderr_takes_the_line(tmp_path):
+    """/dev/stderr links to /proc/self/fd/2; sent down a pipe, that resolves to "pipe:[N]", a name no
+    folder holds: the line was staged there and lost ("No such file or directory")."""
+    read_end, write_end = os.pipe()
+    link = tmp_path / "stderr"
+    link.symlink_to(f"/proc/self/fd/{write_end}")
+    try:
+        runlog.append(_entry("down the pipe"), link)
+    finally:
+        os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        assert b"down the pipe" in pipe.read()
