@@ -324,8 +324,10 @@ def _previous_bytes(memory: Path) -> bytes:
 
 
 def _heading_index(lines: list[str]) -> int | None:
-    """Index of the last line that is exactly the heading (notes may quote it inside a line)."""
-    matches = [i for i, line in enumerate(lines) if line.rstrip() == HEADING]
+    """Index of the last line that is exactly the heading (notes may quote it inside a line); a byte
+    order mark before it (an editor's UTF-8 with BOM, where the heading is the file's first line) counts
+    as nothing, or a second section would be made and the runs above it no longer read."""
+    matches = [i for i, line in enumerate(lines) if line.lstrip("\ufeff").rstrip() == HEADING]
     return matches[-1] if matches else None
 
 

@@ -327,3 +327,16 @@ def test_a_link_to_a_pipe_like_dev_stderr_takes_the_line(tmp_path):
         os.close(write_end)
     with os.fdopen(read_end, "rb") as pipe:
         assert b"down the pipe" in pipe.read()
+
+
+def test_a_heading_after_a_byte_order_mark_is_the_run_log_section(tmp_path):
+    """A MEMORY.md that is only the run log, saved as UTF-8 with BOM: the heading was not recognised, a
+    second section was appended, and `log` read only the runs below it."""
+    memory = tmp_path / "MEMORY.md"
+    before = ("\ufeff" + runlog.HEADING + "\n\n" + _entry("before the editor").to_line()).encode()
+    memory.write_bytes(before)
+    runlog.append(_entry("after the editor"), memory)
+    data = memory.read_bytes()
+    assert data.startswith(before) and data.count(runlog.HEADING.encode()) == 1
+    assert [e.result for e in runlog.read(memory)] == ["before the editor", "after the editor"]
+
