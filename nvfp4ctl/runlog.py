@@ -309,6 +309,8 @@ def append(entry: RunEntry, memory: Path) -> None:
         if not _has_heading(text):
             chunk += ("\n" if existing else "") + f"{HEADING}\n\n{PREAMBLE}\n\n"
         chunk += entry.to_line()
+        if _uses_crlf(existing):  # a file saved with Windows line breaks keeps them: no mixed endings
+            chunk = chunk.replace("\n", "\r\n")
         # A new copy moved over the old one, not an appending write: a process killed inside a write()
         # (SIGKILL, a dying machine) could leave half a line, and the file holds the user's notes too.
         write_bytes_atomic(memory, existing + chunk.encode())
@@ -321,6 +323,12 @@ def _previous_bytes(memory: Path) -> bytes:
     if memory.exists() and not memory.is_file() and not memory.is_dir():
         return b""
     return memory.read_bytes() if memory.exists() else b""
+
+
+def _uses_crlf(existing: bytes) -> bool:
+    """Whether the file's first line ends with \\r\\n (an editor that writes them writes them all)."""
+    end = existing.find(b"\n")
+    return end > 0 and existing[end - 1 : end] == b"\r"
 
 
 def _heading_index(lines: list[str]) -> int | None:

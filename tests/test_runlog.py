@@ -340,3 +340,15 @@ def test_a_heading_after_a_byte_order_mark_is_the_run_log_section(tmp_path):
     assert data.startswith(before) and data.count(runlog.HEADING.encode()) == 1
     assert [e.result for e in runlog.read(memory)] == ["before the editor", "after the editor"]
 
+
+@pytest.mark.parametrize("notes", ["# notes\r\nlast line\r\n", "# notes\r\nno final line break"],
+                         ids=["final-crlf", "no-final-break"])
+def test_a_file_with_windows_line_breaks_keeps_them(tmp_path, notes):
+    memory = tmp_path / "MEMORY.md"
+    memory.write_bytes(notes.encode())
+    runlog.append(_entry("first"), memory)
+    runlog.append(_entry("second"), memory)
+    data = memory.read_bytes()
+    assert data.startswith(notes.encode())
+    assert data.count(b"\n") == data.count(b"\r\n")  # no bare \n: every line ends as the user's do
+    assert [e.result for e in runlog.read(memory)] == ["first", "second"]
