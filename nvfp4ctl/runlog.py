@@ -1,4 +1,4 @@
-"""The run log: one line per command appended to MEMORY.md, never touching the notes above it.
+"""The run log: one line per command added to MEMORY.md's run-log section, never touching the notes around it.
 
 Appends take a file lock (in nvfp4ctl's cache, and a flock on MEMORY.md itself for writers whose caches
 differ) and replace the file in one step (a new copy moved over it), so concurrent runs interleave
@@ -303,8 +303,9 @@ def append(entry: RunEntry, memory: Path) -> None:
         text = existing.decode("utf-8", errors="replace")
         if (why := _why_not_a_run_log(memory, text)) is not None:  # judged under the lock, on what is replaced
             raise UsageError(f"{memory}: {why}; the run log was not appended to it")
+        at = _section_end(existing)
         chunk = ""
-        if existing and not existing.endswith(b"\n"):
+        if at == len(existing) and existing and not existing.endswith(b"\n"):
             chunk += "\n"
         if not _has_heading(text):
             chunk += ("\n" if existing else "") + f"{HEADING}\n\n{PREAMBLE}\n\n"
@@ -313,7 +314,7 @@ def append(entry: RunEntry, memory: Path) -> None:
             chunk = chunk.replace("\n", "\r\n")
         # A new copy moved over the old one, not an appending write: a process killed inside a write()
         # (SIGKILL, a dying machine) could leave half a line, and the file holds the user's notes too.
-        write_bytes_atomic(memory, existing + chunk.encode())
+        write_bytes_atomic(memory, existing[:at] + chunk.encode() + existing[at:])
 
 
 def _previous_bytes(memory: Path) -> bytes:
@@ -323,6 +324,29 @@ def _previous_bytes(memory: Path) -> bytes:
     if memory.exists() and not memory.is_file() and not memory.is_dir():
         return b""
     return memory.read_bytes() if memory.exists() else b""
+
+
+def _section_end(existing: bytes) -> int:
+    """Where in `existing` a new line of the run-log section goes: after the section's last line that
+    is not blank when the user wrote a heading of their own below it (`## Ideas`: the runs must not land
+    under it), else the end of the file. Judged on the bytes, which are kept as they are; a `#` line in
+    a fenced code block is no heading."""
+    lines = existing.splitlines(keepends=True)
+    marks = [i for i, line in enumerate(lines) if line.lstrip(b"\xef\xbb\xbf").rstrip() == HEADING.encode()]
+    if not marks:
+        return len(existing)
+    offset = sum(len(line) for line in lines[: marks[-1] + 1])
+    after_text, fenced = offset, False
+    for line in lines[marks[-1] + 1 :]:
+        stripped = line.strip()
+        if stripped.startswith((b"```", b"~~~")):
+            fenced = not fenced
+        elif not fenced and (stripped in (b"#", b"##") or stripped.startswith((b"# ", b"## "))):
+            return after_text
+        offset += len(line)
+        if stripped:
+            after_text = offset
+    return len(existing)
 
 
 def _uses_crlf(existing: bytes) -> bool:

@@ -352,3 +352,16 @@ def test_a_file_with_windows_line_breaks_keeps_them(tmp_path, notes):
     assert data.startswith(notes.encode())
     assert data.count(b"\n") == data.count(b"\r\n")  # no bare \n: every line ends as the user's do
     assert [e.result for e in runlog.read(memory)] == ["first", "second"]
+
+
+def test_notes_below_the_run_log_under_a_heading_of_their_own_stay_below_it(tmp_path):
+    """A user's "## Ideas" after the run log: every later run landed under it, inside their notes."""
+    memory = tmp_path / "MEMORY.md"
+    runlog.append(_entry("first"), memory)
+    below = b"\n## Ideas\n\n- try 2-CTA\n```sh\n# not a heading\n```\n"
+    memory.write_bytes(memory.read_bytes() + below)
+    runlog.append(_entry("second"), memory)
+    data = memory.read_bytes()
+    assert data.endswith(below)
+    assert data[: -len(below)].endswith(_entry("second").to_line().encode())
+    assert [e.result for e in runlog.read(memory)] == ["first", "second"]
