@@ -22,6 +22,7 @@ from nvfp4ctl.errors import UsageError
 SCOPES = ("plan", "kernel")
 _DECLARATION = re.compile(r"^\s*//\s*nvfp4ctl:knob\b")
 _KNOB = re.compile(r"^\s*//\s*nvfp4ctl:knob\s+(\w+)\s+values=([-\w,]+)\s+scope=(\w+)\s*:\s*(.*)$")
+_SPACED_VALUES = re.compile(r"\bvalues=(\S*(?:,\s+|\s+,)[^=]*?)\s+scope=")
 _DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)\s+(\S+)\s*$")
 
 
@@ -45,6 +46,10 @@ def read_knobs(header: Path) -> tuple[Knob, ...]:
         where = f"{header}:{index + 1}"
         match = _KNOB.match(text)
         if match is None:
+            if spaced := _SPACED_VALUES.search(text):  # the form's own regex would only say "expected ..."
+                values = spaced.group(1)
+                joined = "".join(values.split())
+                raise UsageError(f"{where}: values={values}: no spaces in the value list (values={joined})")
             raise UsageError(f"{where}: expected `// nvfp4ctl:knob NAME values=A,B scope=plan|kernel: doc`")
         name, values_text, scope, doc = match.groups()
         if scope not in SCOPES:

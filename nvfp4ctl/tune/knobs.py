@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from nvfp4ctl.build.compiler_errors import display_path
 from nvfp4ctl.build.knobs import Knob, read_knobs
 from nvfp4ctl.build.sources import local_headers
 from nvfp4ctl.errors import UsageError
@@ -96,8 +97,13 @@ def discover(source: Path) -> KernelKnobs:
     marked: Path | None = None
     for path in files:
         found = read_knobs(path)
+        for knob in found:
+            if knob.name in declared_in:
+                first = next(k for k in knobs if k.name == knob.name)
+                raise UsageError(f"{display_path(path)}:{knob.line}: {knob.name} is already declared at"
+                                 f" {display_path(declared_in[knob.name])}:{first.line}")
+            declared_in[knob.name] = path
         knobs.extend(found)
-        declared_in.update({knob.name: path for knob in found})
         text = path.read_text(errors="replace")
         match = _DISPATCH.search(text)
         if match and named is None:
@@ -105,9 +111,6 @@ def discover(source: Path) -> KernelKnobs:
         if marked is None and _DISPATCH_MARKER.search(text):
             marked = path.resolve()
     dispatch = named or marked
-    names = [knob.name for knob in knobs]
-    if len(set(names)) != len(names):
-        raise UsageError(f"{source.name}: a knob is declared in two files")
     if not knobs:
         raise UsageError(f"{source}: declares no knobs (`// nvfp4ctl:knob NAME values=A,B scope=plan|kernel: doc`"
                          " above `#ifndef NAME`); nothing to tune")

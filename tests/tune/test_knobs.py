@@ -47,3 +47,15 @@ def test_a_malformed_declaration_names_its_line(tmp_path: Path) -> None:
     bad.write_text("// nvfp4ctl:knob X values=1,2 scope=device: wrong scope\n#ifndef X\n#define X 1\n#endif\n")
     with pytest.raises(UsageError, match=r"bad.cu:1: scope 'device'"):
         discover(bad)
+
+
+_BLOCK = "// nvfp4ctl:knob {name} values={values} scope=kernel: doc\n#ifndef {name}\n#define {name} 1\n#endif\n"
+
+
+def test_a_value_list_with_spaces_says_so(tmp_path: Path) -> None:
+    """`values=1, 2` read as a malformed line with no word of why: the spaces are the mistake."""
+    bad = tmp_path / "bad.cu"
+    bad.write_text("\n" + _BLOCK.format(name="X", values="1, 2,4"))
+    with pytest.raises(UsageError) as error:
+        discover(bad)
+    assert str(error.value).endswith("bad.cu:2: values=1, 2,4: no spaces in the value list (values=1,2,4)")
