@@ -40,6 +40,7 @@ def read_knobs(header: Path) -> tuple[Knob, ...]:
     """Every knob declared in `header`, in file order. A malformed declaration is a UsageError."""
     lines = header.read_text().splitlines()
     knobs: list[Knob] = []
+    first_line: dict[str, int] = {}
     for index, text in enumerate(lines):
         if not _DECLARATION.match(text):  # (a comment quoting the form, `//   // nvfp4ctl:knob`, is no declaration)
             continue
@@ -58,10 +59,10 @@ def read_knobs(header: Path) -> tuple[Knob, ...]:
         default = _default(lines[index + 1 : index + 4], name, where)
         if default not in values:
             raise UsageError(f"{where}: {name}'s default {default} is not among its values {values_text}")
+        if name in first_line:
+            raise UsageError(f"{where}: {name} is declared twice (first at line {first_line[name]})")
+        first_line[name] = index + 1
         knobs.append(Knob(name, default, values, scope, doc.strip(), index + 1))
-    names = [knob.name for knob in knobs]
-    if len(set(names)) != len(names):
-        raise UsageError(f"{header}: a knob is declared twice")
     return tuple(knobs)
 
 

@@ -59,3 +59,11 @@ def test_a_value_list_with_spaces_says_so(tmp_path: Path) -> None:
     with pytest.raises(UsageError) as error:
         discover(bad)
     assert str(error.value).endswith("bad.cu:2: values=1, 2,4: no spaces in the value list (values=1,2,4)")
+
+
+def test_a_knob_declared_twice_in_one_file_names_both_lines(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.cu"
+    bad.write_text(_BLOCK.format(name="X", values="1,2") + "\n" + _BLOCK.format(name="X", values="1,4"))
+    with pytest.raises(UsageError) as error:
+        discover(bad)
+    assert str(error.value).endswith("bad.cu:6: X is declared twice (first at line 1)")
