@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nvfp4ctl.atomic_file import write_text_atomic
+from nvfp4ctl.build.compiler_errors import display_path
 from nvfp4ctl.errors import UsageError
 
 SCOPES = ("plan", "kernel")
@@ -44,7 +45,7 @@ def read_knobs(header: Path) -> tuple[Knob, ...]:
     for index, text in enumerate(lines):
         if not _DECLARATION.match(text):  # (a comment quoting the form, `//   // nvfp4ctl:knob`, is no declaration)
             continue
-        where = f"{header}:{index + 1}"
+        where = f"{display_path(header)}:{index + 1}"
         match = _KNOB.match(text)
         if match is None:
             if spaced := _SPACED_VALUES.search(text):  # the form's own regex would only say "expected ..."

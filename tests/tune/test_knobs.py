@@ -67,3 +67,14 @@ def test_a_knob_declared_twice_in_one_file_names_both_lines(tmp_path: Path) -> N
     with pytest.raises(UsageError) as error:
         discover(bad)
     assert str(error.value).endswith("bad.cu:6: X is declared twice (first at line 1)")
+
+
+def test_declaration_errors_name_the_file_relative_to_the_working_folder(tmp_path: Path, monkeypatch) -> None:
+    """As the compiler's own errors do (compiler_errors.display_path): the kernel named on the command
+    line as `bad.cu` was reported by its absolute path."""
+    bad = tmp_path / "bad.cu"
+    bad.write_text("// nvfp4ctl:knob X values=1,2 scope=plan: doc\n#ifndef X\n#endif\n")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UsageError) as error:
+        discover(bad.resolve())
+    assert str(error.value) == "bad.cu:1: no `#define X <default>` after `#ifndef X`"
