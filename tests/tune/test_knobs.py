@@ -69,6 +69,16 @@ def test_a_knob_declared_twice_in_one_file_names_both_lines(tmp_path: Path) -> N
     assert str(error.value).endswith("bad.cu:6: X is declared twice (first at line 1)")
 
 
+def test_a_knob_declared_in_the_kernel_and_a_header_names_both_places(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "knobs.cuh").write_text("#pragma once\n" + _BLOCK.format(name="X", values="1,2"))
+    kernel = tmp_path / "kernel.cu"
+    kernel.write_text('#include "knobs.cuh"\n' + _BLOCK.format(name="X", values="1,2"))
+    with pytest.raises(UsageError) as error:
+        discover(kernel)
+    assert str(error.value) == "knobs.cuh:2: X is already declared at kernel.cu:2"
+
+
 def test_declaration_errors_name_the_file_relative_to_the_working_folder(tmp_path: Path, monkeypatch) -> None:
     """As the compiler's own errors do (compiler_errors.display_path): the kernel named on the command
     line as `bad.cu` was reported by its absolute path."""
