@@ -85,6 +85,8 @@ def show(report: Any, label: str, verbose: bool) -> None:
         console.table(columns, rows, title=f"{label}: {len(rows)} candidate builds ({report.wall_s:.1f} s)", right_align_from=2)
         for line in render.rejections(report):
             console.info(line)
+        if report.table_note:
+            console.info(report.table_note)
         console.ok(render.result_line(report))
         return
     for shape in report.shapes:

@@ -35,6 +35,7 @@ def test_compile_only_reports_resources_and_rejects_spills(tiny_copy: Path) -> N
     assert "LIVE=256: spills: tiny::chain spills 1.9 KiB stored / 1.9 KiB loaded" in result.output
     assert "compile-only: 4 builds, 1 rejected" in result.output
     assert tiny_copy.with_name("tiny_dispatch.cuh").read_text() == table_before  # compile-only writes nothing
+    assert "tiny_dispatch.cuh left as it was: compile-only times nothing, so it has no winners to write" in result.output
     entry = runlog.read(Path(os.environ["NVFP4CTL_MEMORY"]))[-1]
     assert entry.result == "compile-only: 4 builds, 1 rejected"
     assert entry.target.endswith("[--kernel]")  # where the kernel came from (the default says "default for sm_90")
