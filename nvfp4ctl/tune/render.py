@@ -158,7 +158,11 @@ def result_line(report: TuneReport) -> str:
     """One line for the console and the run log."""
     if report.compile_only:
         rejected = sum(not b.usable for b in report.builds.values())
-        return f"compile-only: {plural(len(report.builds), 'build')}, {rejected} rejected"
+        line = f"compile-only: {plural(len(report.builds), 'build')}, {rejected} rejected"
+        shipped = report.builds.get(CURRENT)
+        if shipped is not None and not shipped.usable:  # what makes the exit 1 (commands/tune.outcome_of)
+            line += f"; the {CURRENT}'s own build is rejected ({shipped.status})"
+        return line
     builds, failing = counts(report)
     _, _, speedup = summary_rows(report)
     where = f", written to {', '.join(p.name for p in report.written)}" if report.written else ""

@@ -112,3 +112,18 @@ def test_compile_table_spells_bytes_as_builds_tables_do() -> None:
     cells = dict(zip(columns, rows[0]))
     assert [str(cells[name]) for name in ("static smem", "stack", "spills")] == ["0 B", "1.5 KiB", "2.0 KiB"]
     assert isinstance(cells["spills"], Text) and cells["spills"].style == spills_text(2048).style == "bold red"
+
+
+def test_a_compile_only_result_line_says_when_the_current_table_build_is_rejected() -> None:
+    """Its exit 1 (the shipped build does not compile or spills) had a result line, in the console and the
+    run log, that read like any other ("compile-only: 2 builds, 2 rejected")."""
+    from nvfp4ctl.tune.render import result_line
+    from nvfp4ctl.tune.results import COMPILE_ERROR, BuildResult
+    from nvfp4ctl.tune.session import CURRENT
+
+    report = TuneReport(knobs=KNOBS, shapes=[A], compile_only=True)
+    report.builds[CURRENT] = BuildResult(COMPILE_ERROR, message="k.cu:3: #error")
+    report.builds["R_K=2,R_P=0"] = BuildResult(OK)
+    assert result_line(report) == "compile-only: 2 builds, 1 rejected; the current table's own build is rejected (compile error)"
+    report.builds[CURRENT] = BuildResult(OK)
+    assert result_line(report) == "compile-only: 2 builds, 0 rejected"
