@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.tune.knobs import KernelKnobs, discover, tunable
-from nvfp4ctl.tune.search import SearchSettings, round_size, start_configs
+from nvfp4ctl.tune.search import SearchSettings, one_round, round_size, start_configs
 from nvfp4ctl.tune.table import DispatchTable, Shape, read_table, writable_problem
 from nvfp4ctl.words import plural
 from nvfp4ctl.workspace import task_file_name
@@ -57,8 +57,9 @@ class TuneRun:
                 f" · {plural(len(self.cases), 'shape')} · {where} · table {table}")
 
     def progress_total(self, rounds: int) -> int:
-        if self.compile_only:
-            return 1 + round_size(self.knobs, len(self.cases), self.only)
+        if self.compile_only:  # it advances once per build, and shapes with one start share their builds
+            start = start_configs(self.knobs, self.shapes, self.table)
+            return 1 + len({config for config, _ in one_round(self.knobs, start, self.only)})
         return len(self.cases) * 2 + round_size(self.knobs, len(self.cases), self.only) * rounds
 
 

@@ -170,3 +170,25 @@ def test_what_counts_as_the_sources_own_failure() -> None:
     assert lasting("ptxas error: Entry function 'k' uses too much shared data")
     assert not lasting("Fatal error: can't create /cache/tmp/x.o: No such file or directory")
     assert not lasting("k.cu:1: nvcc was killed by signal 9")
+
+
+def test_a_compile_only_progress_total_is_the_builds_it_makes(tiny_copy: Path, tmp_path: Path) -> None:
+    """Its bar advances once per build; its total counted (candidate, shape) pairs, so a tiny tune's bar
+    stopped at 4/10 (shapes with one start share their builds)."""
+    from nvfp4ctl.tune.session import compile_only
+    from nvfp4ctl.tune.setup import TuneRun
+
+    knobs = discover(tiny_copy)
+    shapes = [SHORT_K, LONG_K, (256, 7168, 16384, 1)]  # the third has no table entry: the declared defaults
+    table = read_table(knobs.dispatch, knobs)
+    cases = {s: Case(*s, seed=1111) for s in shapes}
+    run = TuneRun(source=tiny_copy, label=tiny_copy.name, chosen_by="--kernel", arch="sm_90a", knobs=knobs,
+                  table=table, task=None, cases=cases, device="cpu", gpus=[], compile_only=True, timeout_s=10,
+                  gpu_name="none")
+    steps: list[int] = []
+    report = TuneReport(knobs=knobs, shapes=shapes, compile_only=True)
+    with CompilePool(tiny_copy, "sm_90a", compile_fn=fake_compile, executor=ThreadPoolExecutor(2)) as builds:
+        evaluator = Evaluator(builds, None, TuneState(tmp_path / "state.json", "k"), cases, report,
+                              lambda _, done: steps.append(done))
+        compile_only(knobs, start_configs(knobs, shapes, table), evaluator)
+    assert run.progress_total(1) == sum(steps) == len(report.builds)
