@@ -61,12 +61,15 @@ def readable_names(symbols: Sequence[str], width: int = ARGUMENTS_WIDTH) -> list
         if len(distinct) < 2:
             continue
         parts = {symbol: _name_and_arguments(symbol) for symbol in distinct}
-        if any(part is None for part in parts.values()):
-            continue
-        arguments = [part[1] for part in parts.values()]  # type: ignore[index]
-        shown = {symbol: _toward_differences(part[0], part[1], arguments) for symbol, part in parts.items()}  # type: ignore[index]
-        if len(set(shown.values())) < len(shown):  # alike up to the parameters: number them in order
-            shown = {symbol: f"{names[indices[0]]} #{number}" for number, symbol in enumerate(distinct, 1)}
+        arguments = [part[1] for part in parts.values() if part is not None]
+        shown = {symbol: names[indices[0]] if part is None or set(arguments) == {part[1]}
+                 else _toward_differences(part[0], part[1], arguments) for symbol, part in parts.items()}
+        still_alike: dict[str, list[str]] = {}
+        for symbol in distinct:
+            still_alike.setdefault(shown[symbol], []).append(symbol)
+        for name, group in still_alike.items():  # alike up to the parameters (or no arguments to tell): numbered
+            if len(group) > 1:
+                shown.update({symbol: f"{name} #{number}" for number, symbol in enumerate(group, 1)})
         for index in indices:
             names[index] = shown[symbols[index]]
     return names

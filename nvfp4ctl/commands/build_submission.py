@@ -59,7 +59,7 @@ def _budget_line(seconds: float, units: int, failed: int = 0, measures: str = NV
     from nvfp4ctl.build.submission_build import LEADERBOARD_COMPILE_S, compile_budget
 
     not_counted = f"{plural(failed, 'unit')} that failed to compile not counted" if failed else ""
-    if not units:
+    if not units and failed:
         return (f"compile: failed ({plural(failed, 'unit')}): no compile time to measure against the leaderboard's"
                 f" {LEADERBOARD_COMPILE_S:.0f} s"), False
     fraction, warn = compile_budget(seconds)

@@ -321,3 +321,13 @@ def test_a_copy_of_a_submission_whose_cuda_is_the_same_is_a_cache_hit(tmp_path: 
     build("renamed.py", source.replace('name="plain"', 'name="other"'))
     build("flags.py", source.replace('extra_cuda_cflags=[', 'extra_cuda_cflags=["-O2", '))
     assert len(compiled) == 4
+
+
+def test_nothing_to_compile_is_no_failed_compile() -> None:
+    """A load_inline without cuda_sources (host code only) compiles no unit and none fails: the line
+    must not read "compile: failed"."""
+    from nvfp4ctl.commands.build_submission import _budget_line
+
+    line, warn = _budget_line(0.0, 0, failed=0)
+    assert "failed" not in line and not warn, line
+    assert _budget_line(0.0, 0, failed=1)[0].startswith("compile: failed (1 unit)")

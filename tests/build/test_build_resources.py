@@ -125,6 +125,9 @@ def test_instantiations_that_would_read_alike_show_where_they_differ() -> None:
     assert readable_names([a, "_Z9zero_fillP6__halfx"], width=10) == ["n::k<A<…>, D<…>>", "zero_fill"]  # alone: as before
     by_int, by_float = "_ZN1n1kINS_1AILi1EEEEEvi", "_ZN1n1kINS_1AILi1EEEEEvf"  # n::k<A<1>>(int) and (float)
     assert readable_names([by_int, by_float]) == ["n::k<A<1>> #1", "n::k<A<1>> #2"]
+    assert readable_names(["_Z4kerni", "_Z4kernf"]) == ["kern #1", "kern #2"]  # overloads of a plain function
+    one, seven_int, seven_float = "_ZN1n1kINS_2InILi1EEEEEvi", "_ZN1n1kINS_2InILi7EEEEEvi", "_ZN1n1kINS_2InILi7EEEEEvf"
+    assert readable_names([one, seven_int, seven_float], width=3) == ["n::k<In<1>>", "n::k<In<7>> #1", "n::k<In<7>> #2"]
 
 
 def test_cutlass_instantiations_read_apart() -> None:

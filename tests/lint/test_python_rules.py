@@ -1308,6 +1308,11 @@ def test_a_submission_without_custom_kernel_is_nv002(name: str, text: str, flagg
     ("def custom_kernel(*data):\n    return data[0][6]\n", None),
     ("def custom_kernel(data, /):\n    return data[6]\n", None),
     ("class K:\n    def custom_kernel(self, data):\n        return data[6]\n\ncustom_kernel = K().custom_kernel\n", None),
+    ("import torch\n\n@torch.no_grad()\ndef custom_kernel(a, b, sfa, sfb, c):\n    return c\n", "custom_kernel(a, b, sfa, sfb, c)"),
+    # a decorator of the user's may take the tuple and unpack it; a later binding replaces the def
+    ("def takes_tuple(f):\n    return lambda data: f(*data[:5])\n\n@takes_tuple\ndef custom_kernel(a, b, sfa, sfb, c):\n    return c\n", None),
+    ("def custom_kernel(a, b, sfa, sfb, c):\n    return c\n\ncustom_kernel = adapt(custom_kernel)\n", None),
+    ("def custom_kernel(a, b):\n    return b\n\nfrom impl import custom_kernel\n", None),
 ])
 def test_a_custom_kernel_that_custom_kernel_data_cannot_call_is_nv002(text: str, flagged: str | None) -> None:
     found = [d for d in lint_text(text, "submission.py") if d.code == "NV002"]

@@ -69,9 +69,11 @@ def _uncallable_entry_point(source: SourceFile, tree: ast.Module) -> list[Findin
     parameters for the tuple's elements, a required keyword-only one, none at all): the file
     imports and lints clean otherwise, and the harness's call raises a TypeError on every test."""
     findings = []
-    for node in tree.body:
+    for at, node in enumerate(tree.body):
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.name != "custom_kernel":
             continue
+        if not all(_keeps_the_signature(decorator) for decorator in node.decorator_list) or _bound_again(tree.body[at + 1 :]):
+            continue  # a wrapper of the user's may take the tuple and unpack it
         arguments = node.args
         positional = [*arguments.posonlyargs, *arguments.args]
         required = len(positional) - len(arguments.defaults)
@@ -84,3 +86,30 @@ def _uncallable_entry_point(source: SourceFile, tree: ast.Module) -> list[Findin
                                                  " custom_kernel(data): the leaderboard passes the input tuple as its"
                                                  " one argument", width))
     return findings
+
+
+def _bound_again(statements: list[ast.stmt]) -> bool:
+    """Whether a later module-level statement binds custom_kernel again (`custom_kernel = wrap(custom_kernel)`,
+    another def, an import): the def is then not what the harness calls."""
+    for statement in statements:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and statement.name == "custom_kernel":
+            return True
+        if isinstance(statement, (ast.Import, ast.ImportFrom)) and any(
+                (alias.asname or alias.name.split(".")[0]) == "custom_kernel" for alias in statement.names):
+            return True
+        targets = (statement.targets if isinstance(statement, ast.Assign)
+                   else [statement.target] if isinstance(statement, (ast.AnnAssign, ast.AugAssign)) else [])
+        if any(isinstance(name, ast.Name) and name.id == "custom_kernel" for target in targets for name in ast.walk(target)):
+            return True
+    return False
+
+
+# Decorators that call the function with the arguments they are given: the def's own parameters are what
+# custom_kernel(data) meets. Any other decorator may adapt them.
+_SIGNATURE_KEEPING = frozenset({"wraps", "no_grad", "inference_mode", "enable_grad", "compile", "cache", "lru_cache"})
+
+
+def _keeps_the_signature(decorator: ast.expr) -> bool:
+    called = decorator.func if isinstance(decorator, ast.Call) else decorator
+    name = called.attr if isinstance(called, ast.Attribute) else called.id if isinstance(called, ast.Name) else ""
+    return name in _SIGNATURE_KEEPING
