@@ -115,15 +115,32 @@ def load_task(path: Path | None = None) -> Task:
         raise UsageError(f"{named}: cannot read the task file ({os_reason(error, source)})") from None
     except UnicodeDecodeError:
         raise UsageError(f"{source}: not a UTF-8 text file") from None
-    task = replace(parse_task(text, source), source=located.source)
-    for warning in task.warnings:
-        if warning not in _WARNED:  # once per process, however many times a command loads the task
-            _WARNED.add(warning)
-            get_console().warn(warning)
+    try:
+        task = replace(parse_task(text, source), source=located.source)
+    except TaskFileError as error:  # a typo'd key may be why the field in error is missing or wrong: say it first
+        _warn(error.warnings)
+        raise
+    _warn(task.warnings)
     return task
 
 
+def _warn(warnings: tuple[str, ...]) -> None:
+    for warning in warnings:
+        if warning not in _WARNED:  # once per process, however many times a command loads the task
+            _WARNED.add(warning)
+            get_console().warn(warning)
+
+
 _WARNED: set[str] = set()
+
+
+class TaskFileError(UsageError):
+    """A task.yml mistake found once the document was read, with the warnings its keys gave (a misspelt
+    `timout:` beside a bad `tolerance:`), which load_task shows before the error rather than dropping."""
+
+    def __init__(self, message: str, warnings: tuple[str, ...]) -> None:
+        super().__init__(message)
+        self.warnings = warnings
 
 
 def load_shipped_task(path: Path) -> Task:
@@ -283,6 +300,7 @@ class _TaskReader:
         self.text = text
         self.root = root  # the composed document, for the line of a field
         self.spec: Any = None  # the problem, once known; it parses the case entries
+        self.misspelt_in_error: str | None = None  # a key the error names as a typo: not warned again
 
     def line(self, field_path: str, at_key: bool = False) -> int | None:
         return field_line(self.root, field_path, at_key)
@@ -304,6 +322,13 @@ class _TaskReader:
         if not isinstance(document, dict):
             kind = "an empty file" if document is None else type(document).__name__
             raise UsageError(f"{self.where}: expected a mapping with tests and benchmarks, got {kind}")
+        try:
+            return self.validate(document)
+        except UsageError as error:
+            warnings = (*self.near_misses(document, skip=self.misspelt_in_error), *self.unknown_gpu_mode_keys(document))
+            raise TaskFileError(str(error), warnings) from None
+
+    def validate(self, document: dict[str, Any]) -> Task:
         problem = self.problem(document)
         tests = self.cases(document, "tests", required=True)
         benchmarks = self.cases(document, "benchmarks", required=False)
@@ -324,12 +349,12 @@ class _TaskReader:
             warnings=(*self.near_misses(document), *self.unknown_gpu_mode_keys(document)),
         )
 
-    def near_misses(self, document: dict[str, Any]) -> tuple[str, ...]:
+    def near_misses(self, document: dict[str, Any], skip: str | None = None) -> tuple[str, ...]:
         """Unknown keys that look like a known one (`timout:`): ignored like any key GPU MODE adds,
-        but said, since the user meant to set something."""
+        but said, since the user meant to set something; `skip`: one an error names already."""
         found = []
         for key in document:
-            if isinstance(key, str) and key not in KNOWN_KEYS:
+            if isinstance(key, str) and key not in KNOWN_KEYS and key != skip:
                 close = difflib.get_close_matches(key, KNOWN_KEYS, n=1, cutoff=0.75)
                 if close:  # the key's own line: a block value (a list) starts on the next one
                     found.append(f"{self.at(key, at_key=True)}: unknown key {key!r} ignored;"
@@ -371,7 +396,8 @@ class _TaskReader:
         if not isinstance(entries, list) or (required and not entries):
             example = f"[{self.spec.case_example}, ...]"
             if entries is None and (typo := self.misspelling_of(document, key)) is not None:
-                # `test:` for `tests:`: the near-miss warning would come only after this error, if at all
+                # `test:` for `tests:`: the error is the near miss, which is not warned again above it
+                self.misspelt_in_error = typo
                 raise UsageError(f"{self.at(typo, at_key=True)}: unknown key {typo!r}; did you mean {key!r}?"
                                  f" ({key} is required: a non-empty list like {example})")
             raise self.fail(key, f"expected a non-empty list like {example}, got {describe_value(entries)}")

@@ -239,6 +239,33 @@ def test_a_misspelt_tests_key_is_named_at_its_line_with_a_did_you_mean() -> None
                                  " list like [{m: 128, n: 256, k: 256, l: 1, seed: 1111}, ...])")
 
 
+def test_a_near_miss_is_warned_before_an_error_that_stops_the_parse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A typo'd key beside another mistake: the error stopped the parse before the warnings were made, so
+    the user saw the error alone; a misspelt key the error names already is not warned again."""
+    from nvfp4ctl import task as task_module
+
+    said: list[str] = []
+    monkeypatch.setattr(task_module, "get_console", lambda: type("C", (), {"warn": staticmethod(said.append)})())
+    monkeypatch.setattr(task_module, "_WARNED", set())
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "task.yml").write_text("problem: nvfp4_gemm\ntimout: 5\ntolerance: {rtol: -1}\nbenchmark:\n"
+                                       "  - {m: 128, n: 256, k: 256, l: 1, seed: 1}\nconfig: {mian: eval.py}\n" + MINIMAL)
+    with pytest.raises(UsageError) as raised:
+        load_task(tmp_path / "task.yml")
+    assert str(raised.value) == "task.yml:3: tolerance.rtol: expected a non-negative number, got -1"
+    assert said == ["task.yml:2: unknown key 'timout' ignored; did you mean 'timeout'?",
+                    "task.yml:4: unknown key 'benchmark' ignored; did you mean 'benchmarks'?",
+                    "task.yml:6: unknown key 'mian' in config ignored (known: main, sources, include_dirs, defines,"
+                    " compile_flags); did you mean 'main'?"]
+    said.clear()
+    task_module._WARNED.clear()  # once per process: the same typo in a new file is said again here
+    (tmp_path / "task.yml").write_text("problem: nvfp4_gemm\ntimout: 5\ntest:\n  - {m: 128, n: 256, k: 256, l: 1, seed: 1}\n")
+    with pytest.raises(UsageError) as raised:
+        load_task(tmp_path / "task.yml")
+    assert str(raised.value).startswith("task.yml:3: unknown key 'test'; did you mean 'tests'?")
+    assert said == ["task.yml:2: unknown key 'timout' ignored; did you mean 'timeout'?"]
+
+
 def test_a_near_miss_with_a_block_value_is_warned_at_its_key_line() -> None:
     text = MINIMAL + "benchmark:\n  - {m: 128, n: 256, k: 256, l: 1, seed: 1}\n"  # the list starts a line below
     assert parse_task(text, Path("task.yml")).warnings == (
