@@ -126,7 +126,8 @@ def command(
     if in_use is not None and (in_use.is_users or task is not None):
         # custom_kernel indexes the kernel's problem's tuple: on the leaderboard of the task's problem it
         # fails every test, as check of the same mix would (nvfp4ctl's own task is no one's choice)
-        refuse_other_problem(source, source.resolve(), in_use.problem, in_use)
+        taken = None if kernel is not None else f"export's default for {problem}"
+        refuse_other_problem(source, source.resolve(), in_use.problem, in_use, default_for=taken)
     submission = export_submission(source, output, force=force, protected=_files_in_use(task))
     if submission.arch != LEADERBOARD_ARCH:
         console.warn(f"{source.name} is an {submission.arch} kernel: the B200 leaderboard needs {LEADERBOARD_ARCH}")

@@ -149,10 +149,13 @@ def task_for_submission(task: Any, submission: Path | None) -> Any:
     return task
 
 
-def refuse_other_problem(kernel: Path, resolved: Path, problem: str, task: TaskLike | None) -> None:
+def refuse_other_problem(kernel: Path, resolved: Path, problem: str, task: TaskLike | None,
+                         default_for: str | None = None) -> None:
     """A kernel implements the C ABI of the problem whose API header it includes (none: the GEMM's);
     run on another problem's inputs it would fail every test, or crash, only after its build, and
-    exported for one it fails on that problem's leaderboard (check and export refuse it alike)."""
+    exported for one it fails on that problem's leaderboard (check and export refuse it alike).
+    `default_for`: the command took the kernel itself, no --kernel was typed ("export's default"), so
+    the line names the file it found and says how to pass another."""
     from nvfp4ctl.problems import problem_names
 
     if problem not in problem_names():  # a problem defined elsewhere (module:attribute): its own business
@@ -163,6 +166,10 @@ def refuse_other_problem(kernel: Path, resolved: Path, problem: str, task: TaskL
         return
     why = f"it includes {own.kernel_api.header}" if own is not None else "it includes no problem's API header"
     where = short_path(task.path) if task is not None and task.path is not None else "the task"
+    if default_for is not None:
+        raise UsageError(f"{short_path(kernel)} ({default_for}, no --kernel given) is an {own_name} kernel ({why}),"
+                         f" but {where} is for {problem}: pass --kernel PATH with an {problem} kernel, or --task with"
+                         f" an {own_name} task.yml")
     raise UsageError(f"--kernel {kernel} is an {own_name} kernel ({why}), but {where} is for {problem}:"
                      f" pass --task with an {own_name} task.yml")
 

@@ -82,6 +82,23 @@ def test_a_kernel_without_an_api_header_is_refused_for_another_problem(
     assert not (folder / "bare.py").exists()
 
 
+def test_a_default_kernel_for_another_problem_is_refused_naming_the_file_found(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No --kernel typed: the refusal read "--kernel PATH is ...", as if the user had given one."""
+    folder = tmp_path / "gemm"
+    assert runner.invoke(app, ["init", "--problem", "nvfp4_gemm", str(folder)]).exit_code == 0
+    (folder / "kernels" / "sm100").mkdir(parents=True)
+    (folder / "kernels" / "sm100" / "nvfp4_gemm_sm100_tc.cu").write_text(DUAL_GEMM.read_text())
+    monkeypatch.chdir(folder)
+    result = runner.invoke(app, ["export", "-o", "gemm.py"])
+    assert result.exit_code == 2, result.output
+    assert _flat(result.output) == (
+        "error: kernels/sm100/nvfp4_gemm_sm100_tc.cu (export's default for nvfp4_gemm, no --kernel given) is an"
+        " nvfp4_dual_gemm kernel (it includes nvfp4_dual_gemm_api.h), but task.yml is for nvfp4_gemm: pass --kernel"
+        " PATH with an nvfp4_gemm kernel, or --task with an nvfp4_dual_gemm task.yml")
+    assert not (folder / "gemm.py").exists()
+
+
 def test_a_problem_without_a_shipped_b200_kernel_says_where_export_looked(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """In a folder with a kernels/ of its own, the message read as if that folder were ignored."""
