@@ -40,7 +40,7 @@ def command(
     """Check kernels and submissions against the competition rules before you submit."""
     # Imported here, not at the top, so `nvfp4ctl --help` does not load the lint engine.
     from nvfp4ctl.lint import lint_paths
-    from nvfp4ctl.lint.engine import HEADER_REASON
+    from nvfp4ctl.lint.engine import PLAIN_REASONS
     from nvfp4ctl.lint.render import concise
     from nvfp4ctl.lint.render import json as json_render
     from nvfp4ctl.lint.rules import RULES
@@ -70,8 +70,8 @@ def command(
     for link in report.broken_links:
         console.warn(f"{short_path(link)}: broken link (to {link_target(link)}); not checked")
     for path, problem, why in report.other_problems:
-        # a name says so plainly; an export header for another problem than the task's is worth a warning
-        (console.warn if why == HEADER_REASON else console.detail)(
+        # a name says so plainly; an export header or another problem's C ABI in the code is worth a warning
+        (console.detail if why in PLAIN_REASONS else console.warn)(
             f"{short_path(path)}: checked as {problem} ({why}), not as the task's {lint_plan.config.problem}")
     for path in report.files:
         if kind_of(path) == "text":  # named by the user; a folder walk only finds sources

@@ -10,10 +10,15 @@ A file `nvfp4ctl export` wrote says on its first line which problem's kernel API
 judges it by that problem, whatever the task's is (export_problem). So is a file whose name starts
 with a problem's name (`nvfp4_dual_gemm_submission.py`, as kernels/torch_dequant names its
 starters): a project keeps one problem's task.yml beside the other problems' starters (named_problem).
+So is a file whose CUDA source (a load_inline string) includes exactly one problem's API header, or
+that calls exactly one problem's C ABI entry point on a module (`module.nvfp4_gemv(...)`): that is
+the problem whose inputs it reads (api_problem). A plain-torch file (init's starters) names neither:
+both the GEMM's and the GEMV's tuples have 7 elements, so which problem it is for is check's to find.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -60,3 +65,35 @@ def named_problem(path: Path) -> str | None:
     stem = path.stem.lower()
     fits = [name for name in problem_names() if stem == name or stem.startswith(name + "_")]
     return max(fits, key=len, default=None)
+
+
+INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.MULTILINE)
+
+
+def api_problem(text: str) -> tuple[str, str] | None:
+    """(problem, why) for a Python file whose code, not a comment or a docstring's prose, uses one
+    problem's C ABI: a string (CUDA source for load_inline) that #includes its API header, or a call
+    of its entry point as a module's attribute. None where it uses none, or several problems' (a
+    file for more than one is judged as the task's)."""
+    from nvfp4ctl.problems import all_problems
+
+    apis = {p.name: p.kernel_api for p in all_problems() if p.kernel_api is not None}
+    if not any(api.header in text or api.function in text for api in apis.values()):
+        return None  # the common case: no parse
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):  # lint's own rules say what is wrong with it
+        return None
+    headers = {api.header: name for name, api in apis.items()}
+    functions = {api.function: name for name, api in apis.items()}
+    found: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            for include in INCLUDE.findall(node.value):
+                header = include.strip().rsplit("/", 1)[-1]
+                if header in headers:
+                    found.setdefault(headers[header], f"it includes {header}")
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr in functions):
+            found.setdefault(functions[node.func.attr], f"it calls {node.func.attr}(), that problem's C ABI entry point")
+    return next(iter(found.items())) if len(found) == 1 else None

@@ -269,6 +269,58 @@ def test_a_starter_named_for_another_problem_is_judged_as_that_problem(tmp_path:
     assert result.exit_code == 1 and "NV401 data[4] (the reference scale sfb1_ref)" in result.output
 
 
+INLINE_GEMV = '''"""My GEMV, compiled inline."""
+from torch.utils.cpp_extension import load_inline
+
+CUDA = r"""
+#include "nvfp4_gemv_api.h"
+"""
+_module = load_inline("mine", cpp_sources="", cuda_sources=CUDA)
+
+
+def custom_kernel(data):
+    return _module.nvfp4_gemv(data[0], data[1], data[4], data[5], data[6])
+'''
+
+
+@pytest.mark.parametrize("text, found", [
+    (INLINE_GEMV, ("nvfp4_gemv", "it includes nvfp4_gemv_api.h")),
+    ('CUDA = "#include <kernels/common/nvfp4_dual_gemm_api.h>\\n"\n', ("nvfp4_dual_gemm", "it includes nvfp4_dual_gemm_api.h")),
+    ("def custom_kernel(data):\n    return ext.nvfp4_group_gemm(data)\n",
+     ("nvfp4_group_gemm", "it calls nvfp4_group_gemm(), that problem's C ABI entry point")),
+    # prose, a comment, a bare name and a longer word are no use of the C ABI
+    ('"""Like #include "nvfp4_gemv_api.h" but faster: nvfp4_gemv()."""\n# _module.nvfp4_gemv(a)\nnvfp4_gemv(a)\n', None),
+    ('CUDA = \'#include "my_nvfp4_gemv_api.h"\'\nx.nvfp4_gemv2(a)\n', None),
+    # two problems' ABIs in one file: which one it is for is not told here
+    ('CUDA = \'#include "nvfp4_gemv_api.h"\\n#include "nvfp4_gemm_api.h"\'\n', None),
+    ("def custom_kernel(data:\n    return m.nvfp4_gemv(data)\n", None),  # no parse: its own rules say so
+])  # fmt: skip
+def test_a_use_of_one_problems_c_abi_names_it(text: str, found: tuple[str, str] | None) -> None:
+    from nvfp4ctl.lint.submission import api_problem
+
+    assert api_problem(text) == found
+
+
+def test_a_submission_using_another_problems_c_abi_is_warned_with_both_problems(tmp_path: Path, monkeypatch) -> None:
+    """A hand-written load_inline submission for the GEMV in a GEMM folder passed lint in silence (both
+    tuples have 7 elements); only check found it, failing every test."""
+    from typer.testing import CliRunner
+
+    from nvfp4ctl.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("NVFP4CTL_TASK", raising=False)
+    (tmp_path / "task.yml").write_text("problem: nvfp4_gemm\ntests:\n  - {m: 128, n: 256, k: 256, l: 1, seed: 1111}\n")
+    (tmp_path / "submission.py").write_text(INLINE_GEMV)
+    result = CliRunner().invoke(app, ["lint", "submission.py"])
+    assert result.exit_code == 0, result.output
+    assert ("warning: submission.py: checked as nvfp4_gemv (it includes nvfp4_gemv_api.h), not as the task's"
+            " nvfp4_gemm") in " ".join(result.output.split())
+    (tmp_path / "task.yml").write_text("problem: nvfp4_gemv\ntests:\n  - {m: 128, k: 256, l: 1, seed: 1111}\n")
+    result = CliRunner().invoke(app, ["lint", "submission.py"])
+    assert result.exit_code == 0 and "warning" not in result.output, result.output
+
+
 def test_slices_of_the_rest_paired_in_one_assignment_keep_their_positions() -> None:
     # `refs, perms = rest[:3], rest[3:6]` binds each name to its own slice, as two assignments would
     text = ("def launch(a, b1, b2, scales, c):\n"
