@@ -10,21 +10,24 @@ header and takes each function's address is compiled, and its undefined symbols 
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import re
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 from nvfp4ctl.build import flags, toolchain
 from nvfp4ctl.build.compiler_errors import display_path
-from nvfp4ctl.build.sources import BuildInputs, abi_functions, kernel_api
+from nvfp4ctl.build.sources import BuildInputs, abi_functions, common_dir, find_header, kernel_api
 
-_PROBE = "abi_probe"  # <folder>/abi_probe.cpp and .o: dropped with the build's other intermediates
+_PROBE = "abi_probe"  # abi_probe.cpp and .o, in a scratch folder removed at once
 _TIMEOUT_S = 120.0
 _SYMBOL = re.compile(r"^\S*\s+(?P<kind>[TWU])\s+(?P<name>[\w:]+)\((?P<params>.*)\)\s*$", re.MULTILINE)
 
 
-def missing_abi(folder: Path, inputs: BuildInputs, kernel_object: Path) -> str | None:
+def missing_abi(inputs: BuildInputs, kernel_object: Path) -> str | None:
     """None when the object defines every C ABI function the binding calls, else the one line
     that says which it lacks and, for one defined with other parameters, what it has instead."""
     defined = _symbols(kernel_object, defined=True)
@@ -35,7 +38,7 @@ def missing_abi(folder: Path, inputs: BuildInputs, kernel_object: Path) -> str |
     if absent:
         return (f"{display_path(inputs.kernel)}: defines no {' or '.join(absent)}, the C ABI"
                 f" {inputs.binding.name} calls")
-    wanted = _required(folder, inputs, names)
+    wanted = _required(inputs, names)
     if wanted is None:  # the header alone does not compile here: the kernel's own build says why
         return None
     wrong = [(name, wanted[name]) for name in names if name in wanted and wanted[name] not in defined[name]]
@@ -67,24 +70,31 @@ def _header_name(inputs: BuildInputs) -> str:
     return api.header if api is not None else "nvfp4_gemm_api.h"  # type: ignore[attr-defined]
 
 
-def _required(folder: Path, inputs: BuildInputs, names: tuple[str, ...]) -> dict[str, str] | None:
-    """The parameter list of each of `names` as the API header in use declares it; None when the
-    probe does not compile."""
-    header_name = _header_name(inputs)
-    header = next((path for path in inputs.headers if path.name == header_name), None)
+def _required(inputs: BuildInputs, names: tuple[str, ...]) -> dict[str, str] | None:
+    """The parameter list of each of `names` as the API header the binding includes declares it; None
+    when the probe does not compile."""
+    header = find_header(_header_name(inputs), inputs.binding.parent, [common_dir()])  # as the binding finds it
     if header is None:
         return None
-    probe = folder / f"{_PROBE}.cpp"
-    addresses = ", ".join(f"(void*)&{name}" for name in names)
-    probe.write_text(f'#include "{header}"\nvoid* nvfp4ctl_abi_probe[] = {{{addresses}}};\n')
-    obj = folder / f"{_PROBE}.o"
-    command = [str(toolchain.nvcc_path()), *(f"-I{path}" for path in flags.include_dirs(inputs)),
-               "-c", str(probe), "-o", str(obj)]
-    try:
-        done = subprocess.run(command, cwd=folder, capture_output=True, timeout=_TIMEOUT_S)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    needed = _symbols(obj, defined=False) if done.returncode == 0 else None
+    includes = tuple(str(path) for path in flags.include_dirs(inputs))
+    return _declared(header, hashlib.sha256(header.read_bytes()).hexdigest(), includes, names)
+
+
+@functools.lru_cache(maxsize=None)
+def _declared(header: Path, digest: str, includes: tuple[str, ...], names: tuple[str, ...]) -> dict[str, str] | None:
+    """_required's probe, compiled once per header version and include folders in a process: the
+    answer depends on neither the kernel nor its defines, and tune builds many candidates of one."""
+    with tempfile.TemporaryDirectory(prefix="nvfp4ctl-abi-") as scratch:
+        probe = Path(scratch) / f"{_PROBE}.cpp"
+        addresses = ", ".join(f"(void*)&{name}" for name in names)
+        probe.write_text(f'#include "{header}"\nvoid* nvfp4ctl_abi_probe[] = {{{addresses}}};\n')
+        obj = probe.with_suffix(".o")
+        command = [str(toolchain.nvcc_path()), *(f"-I{path}" for path in includes), "-c", str(probe), "-o", str(obj)]
+        try:
+            done = subprocess.run(command, cwd=scratch, capture_output=True, timeout=_TIMEOUT_S)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        needed = _symbols(obj, defined=False) if done.returncode == 0 else None
     if needed is None:
         return None
     return {name: needed[name][0] for name in names if name in needed}

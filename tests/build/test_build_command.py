@@ -257,3 +257,21 @@ def test_every_build_error_names_the_kernel_as_the_compiler_errors_do(tmp_path: 
     assert "error: kernels/bad_syntax.cu:1: identifier \"nope\" is undefined" in said["bad_syntax.cu"]
     assert "error: kernels/no_entry.cu: defines no nvfp4_gemv_unsupported()" in said["no_entry.cu"]
     assert str(tmp_path) not in said["no_entry.cu"]
+
+
+def test_the_c_abi_is_read_from_the_header_the_binding_includes_not_a_copy_beside_the_kernel(tmp_path: Path) -> None:
+    """A kernel folder with its own, older copy of the API header: the kernel compiles against the copy,
+    the binding against nvfp4ctl's (or your kernels/common's), and the import fails. The check reads the
+    signatures from the binding's header, so the copy cannot vouch for the kernel."""
+    from nvfp4ctl.build.sources import common_dir
+
+    api = (common_dir() / "nvfp4_gemv_api.h").read_text()
+    assert "const Nvfp4GemvArgs& args" in api
+    (tmp_path / "nvfp4_gemv_api.h").write_text(api.replace("const Nvfp4GemvArgs& args", "Nvfp4GemvArgs* args"))
+    kernel = tmp_path / "pointer_launch.cu"
+    kernel.write_text('// nvfp4ctl: no-tensor-op\n#include "nvfp4_gemv_api.h"\n'
+                      'const char* nvfp4_gemv_unsupported(int, int, int) { return nullptr; }\n'
+                      'cudaError_t nvfp4_gemv_launch(Nvfp4GemvArgs* args) { return cudaSuccess; }\n')
+    result = runner.invoke(app, ["build", str(kernel), "--arch", "sm_90a"])
+    assert result.exit_code == 1, result.output
+    assert "defines nvfp4_gemv_launch(Nvfp4GemvArgs*), not nvfp4_gemv_launch(Nvfp4GemvArgs const&)" in " ".join(result.output.split())
