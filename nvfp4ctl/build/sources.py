@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nvfp4ctl.build.compiler_errors import display_path
 from nvfp4ctl.build.preprocessor import includes_cutlass, live_code, quoted_includes
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.project import kernels_dir, shipped
@@ -88,7 +89,7 @@ def declared_arch(source: Path) -> str | None:
     """The arch a kernel is written for: a declaration in the file wins over its folder."""
     match = _DECLARED_ARCH.search(source.read_text(errors="replace"))
     if match:
-        return _checked_arch(match.group(1), f"{source}: declared arch")
+        return _checked_arch(match.group(1), f"{display_path(source)}: declared arch")
     return FOLDER_ARCH.get(source.parent.name)
 
 
@@ -105,7 +106,7 @@ def resolve_arch(source: Path, requested: str | None, arch_option: bool = True) 
     arch = declared_arch(source)
     if arch is None:
         ways = "add a line `// nvfp4ctl: arch=sm_90a`" + (", or pass --arch" if arch_option else " (or sm_100a)")
-        raise UsageError(f"cannot tell which arch {source} is for: put it under sm90/ or sm100/, {ways}")
+        raise UsageError(f"cannot tell which arch {display_path(source)} is for: put it under sm90/ or sm100/, {ways}")
     return arch
 
 

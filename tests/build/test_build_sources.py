@@ -37,6 +37,20 @@ def test_a_bad_declaration_or_no_arch_is_a_usage_error(tmp_path: Path) -> None:
     assert sources.resolve_arch(ZERO_GEMM, "sm_100a") == "sm_100a"
 
 
+def test_arch_errors_name_the_kernel_relative_to_the_working_folder(tmp_path: Path, monkeypatch) -> None:
+    """As the compiler's own errors and tune's knob errors do (compiler_errors.display_path): `tune --kernel
+    mine.cu` was told "cannot tell which arch /abs/path/mine.cu is for"."""
+    monkeypatch.chdir(tmp_path)
+    kernel = _kernel(tmp_path, "mine", "__global__ void k() {}\n").resolve()
+    with pytest.raises(UsageError) as error:
+        sources.resolve_arch(kernel, None)
+    assert str(error.value).startswith("cannot tell which arch mine/k.cu is for: put it under sm90/ or sm100/")
+    declared = _kernel(tmp_path, "x", "// nvfp4ctl: arch=sm_80\n").resolve()
+    with pytest.raises(UsageError) as error:
+        sources.declared_arch(declared)
+    assert str(error.value) == "x/k.cu: declared arch 'sm_80' is not one of sm_90a, sm_100a"
+
+
 def test_missing_source_is_one_usage_line(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="no such kernel source"):
         sources.checked_source(tmp_path / "nope.cu")
