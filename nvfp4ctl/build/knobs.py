@@ -24,6 +24,7 @@ SCOPES = ("plan", "kernel")
 _DECLARATION = re.compile(r"^\s*//\s*nvfp4ctl:knob\b")
 _KNOB = re.compile(r"^\s*//\s*nvfp4ctl:knob\s+(\w+)\s+values=([-\w,]+)\s+scope=(\w+)\s*:\s*(.*)$")
 _SPACED_VALUES = re.compile(r"\bvalues=(\S*(?:,\s+|\s+,)[^=]*?)\s+scope=")
+_QUOTED_VALUES = re.compile(r"\bvalues=((['\"])[^'\"]*\2)")
 _DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)\s+(\S+)\s*$")
 
 
@@ -48,7 +49,12 @@ def read_knobs(header: Path) -> tuple[Knob, ...]:
         where = f"{display_path(header)}:{index + 1}"
         match = _KNOB.match(text)
         if match is None:
-            if spaced := _SPACED_VALUES.search(text):  # the form's own regex would only say "expected ..."
+            # the form's own regex would only say "expected ...": name the mistake and the list to write
+            if quoted := _QUOTED_VALUES.search(text):
+                values = quoted.group(1)
+                bare = "".join(values[1:-1].split())
+                raise UsageError(f"{where}: values={values}: no quotes around the value list (values={bare})")
+            if spaced := _SPACED_VALUES.search(text):
                 values = spaced.group(1)
                 joined = "".join(values.split())
                 raise UsageError(f"{where}: values={values}: no spaces in the value list (values={joined})")

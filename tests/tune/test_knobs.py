@@ -61,6 +61,19 @@ def test_a_value_list_with_spaces_says_so(tmp_path: Path) -> None:
     assert str(error.value).endswith("bad.cu:2: values=1, 2,4: no spaces in the value list (values=1,2,4)")
 
 
+@pytest.mark.parametrize("values, message", [
+    ('"64,128,256"', 'values="64,128,256": no quotes around the value list (values=64,128,256)'),
+    ("'1, 2'", "values='1, 2': no quotes around the value list (values=1,2)"),
+])
+def test_a_quoted_value_list_says_so(tmp_path: Path, values: str, message: str) -> None:
+    """`values="64,128"` read as a malformed line with no word of why: the quotes are the mistake."""
+    bad = tmp_path / "bad.cu"
+    bad.write_text("\n" + _BLOCK.format(name="X", values=values))
+    with pytest.raises(UsageError) as error:
+        discover(bad)
+    assert str(error.value).endswith(f"bad.cu:2: {message}")
+
+
 def test_a_knob_declared_twice_in_one_file_names_both_lines(tmp_path: Path) -> None:
     bad = tmp_path / "bad.cu"
     bad.write_text(_BLOCK.format(name="X", values="1,2") + "\n" + _BLOCK.format(name="X", values="1,4"))
