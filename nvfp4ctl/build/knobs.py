@@ -4,7 +4,7 @@ One comment line per knob, directly above the macro's `#ifndef NAME` / `#define 
 
     // nvfp4ctl:knob NAME values=V1,V2,... scope=plan|kernel: what it decides
 
-`values` are the settings worth trying (integers; the default must be one of them); `scope=plan`
+`values` are the settings worth trying (distinct integers; the default must be one of them); `scope=plan`
 knobs only steer the host-side planner (one build can serve every value at run time if the planner
 reads a table), `scope=kernel` knobs change device code (one build per value). A build sets a knob
 with `-DNAME=value`. kernels/sm90/sm90_config.cuh is the first header written this way.
@@ -63,6 +63,9 @@ def read_knobs(header: Path) -> tuple[Knob, ...]:
         if scope not in SCOPES:
             raise UsageError(f"{where}: scope {scope!r} is not one of {', '.join(SCOPES)}")
         values = tuple(_integer(v, where) for v in values_text.split(","))
+        repeated = next((v for i, v in enumerate(values) if v in values[:i]), None)
+        if repeated is not None:  # a slip in the list, not a second try of the value: say so, as for a twice-declared knob
+            raise UsageError(f"{where}: values={values_text}: {repeated} is listed twice")
         default = _default(lines[index + 1 : index + 4], name, where)
         if default not in values:
             raise UsageError(f"{where}: {name}'s default {default} is not among its values {values_text}")

@@ -74,6 +74,17 @@ def test_a_quoted_value_list_says_so(tmp_path: Path, values: str, message: str) 
     assert str(error.value).endswith(f"bad.cu:2: {message}")
 
 
+@pytest.mark.parametrize("values, repeated", [("1,2,2", 2), ("0,1,0", 0), ("1,0x10,16", 16)])
+def test_a_value_listed_twice_is_an_error_naming_it(tmp_path: Path, values: str, repeated: int) -> None:
+    """values=64,128,128 was merged silently: a slip in the list, rejected as the other declaration
+    mistakes are (with its line), not a candidate tried once under two names."""
+    bad = tmp_path / "bad.cu"
+    bad.write_text("\n" + _BLOCK.format(name="X", values=values))
+    with pytest.raises(UsageError) as error:
+        discover(bad)
+    assert str(error.value).endswith(f"bad.cu:2: values={values}: {repeated} is listed twice")
+
+
 def test_a_knob_declared_twice_in_one_file_names_both_lines(tmp_path: Path) -> None:
     bad = tmp_path / "bad.cu"
     bad.write_text(_BLOCK.format(name="X", values="1,2") + "\n" + _BLOCK.format(name="X", values="1,4"))
