@@ -47,7 +47,10 @@ def compile_candidate(source: str, arch: str, defines: tuple[str, ...]) -> Build
         return BuildResult(COMPILE_ERROR, compile_s=round(time.perf_counter() - started, 2), message=str(error))
     main = report.main_kernel
     spilled = [f for f in report.functions if f.spill_stores or f.spill_loads]
-    message = ", ".join(f"{name} spills {byte_size(f.spill_stores)} stored / {byte_size(f.spill_loads)} loaded"
+    # each function's spills as the spills column counts them (stores plus loads, build's spill_bytes),
+    # then the two parts build -v shows
+    message = ", ".join(f"{name} spills {byte_size(f.spill_stores + f.spill_loads)}"
+                        f" ({byte_size(f.spill_stores)} stored, {byte_size(f.spill_loads)} loaded)"
                         for name, f in zip(readable_names([f.name for f in spilled]), spilled))
     return BuildResult(
         status=SPILLS if spilled else OK,

@@ -192,3 +192,23 @@ def test_a_compile_only_progress_total_is_the_builds_it_makes(tiny_copy: Path, t
                               lambda _, done: steps.append(done))
         compile_only(knobs, start_configs(knobs, shapes, table), evaluator)
     assert run.progress_total(1) == sum(steps) == len(report.builds)
+
+
+def test_a_spilling_build_says_its_spills_as_the_spills_column_counts_them(monkeypatch) -> None:
+    """The column shows a build's stores plus loads (build's spill_bytes: 4.5 KiB) and the reason line said
+    "2.2 KiB stored / 2.2 KiB loaded": one number now means the same in both, its parts after it."""
+    import nvfp4ctl.build as build
+    from nvfp4ctl.build.report import BuildReport, FunctionUsage, TensorOpCheck
+    from nvfp4ctl.kernel_cells import byte_size
+    from nvfp4ctl.tune.compile_pool import compile_candidate
+
+    functions = (FunctionUsage("_Z5chainv", True, registers=255, spill_stores=2304, spill_loads=2304),
+                 FunctionUsage("_Z6helperv", False, spill_stores=1024, spill_loads=512))
+    report = BuildReport(Path("k.cu"), "sm_90a", "key", Path("entry"), None, functions,
+                         TensorOpCheck("HGMMA", (), None, checked=False), compile_s=1.0)
+    monkeypatch.setattr(build, "build_kernel", lambda source, arch, defines=(): report)
+    built = compile_candidate("k.cu", "sm_90a", ())
+    assert built.status == "spills" and byte_size(built.spill_bytes) == "6.0 KiB"
+    assert built.message == ("chain spills 4.5 KiB (2.2 KiB stored, 2.2 KiB loaded),"
+                             " helper spills 1.5 KiB (1.0 KiB stored, 512 B loaded)")
+
