@@ -178,7 +178,7 @@ def to_dict(report: TuneReport) -> dict:
     payload: dict = {
         "kernel": str(report.knobs.source), "compile_only": report.compile_only, "gpu": report.gpu,
         "wall_s": report.wall_s, "gpu_busy_s": report.gpu_busy_s, "stolen": report.stolen, "resumed": report.resumed,
-        "result": result_line(report), "written": [str(p) for p in report.written],
+        "result": result_line(report), "written": [str(p) for p in report.written], "table_note": report.table_note,
         "builds": [{"candidate": _label(report, cid, base), "config": _values(report, cid)} | build.to_dict()
                    for cid, build in report.builds.items()],
     }

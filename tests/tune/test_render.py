@@ -127,3 +127,12 @@ def test_a_compile_only_result_line_says_when_the_current_table_build_is_rejecte
     assert result_line(report) == "compile-only: 2 builds, 1 rejected; the current table's own build is rejected (compile error)"
     report.builds[CURRENT] = BuildResult(OK)
     assert result_line(report) == "compile-only: 2 builds, 0 rejected"
+
+
+def test_json_carries_the_dispatch_table_note() -> None:
+    """The console prints why the table was or was not written; --json dropped it."""
+    report = _report()
+    report.table_note = "r_dispatch.cuh left as it was: compile-only times nothing, so it has no winners to write"
+    assert to_dict(report)["table_note"] == report.table_note
+    report.table_note = None
+    assert json.loads(json.dumps(to_dict(report)))["table_note"] is None
