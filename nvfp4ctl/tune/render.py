@@ -7,7 +7,7 @@ import math
 from nvfp4ctl.kernel_cells import byte_size, spills_text
 from nvfp4ctl.tune.knobs import Config
 from nvfp4ctl.tune.results import COMPILE_ERROR, Measurement, Ranked, geomean, rank, shape_key
-from nvfp4ctl.tune.session import CURRENT, TuneReport
+from nvfp4ctl.tune.session import CURRENT, TuneReport, shipped_label
 from nvfp4ctl.tune.table import Shape
 from nvfp4ctl.words import plural
 
@@ -16,7 +16,7 @@ TOP = 5  # candidates shown per shape unless -v
 
 def _label(report: TuneReport, cid: str, base: Config) -> str:
     config = report.configs.get(cid)
-    return CURRENT if config is None else config.diff(base, report.knobs)
+    return shipped_label(report.knobs) if config is None else config.diff(base, report.knobs)
 
 
 def compile_table(report: TuneReport) -> tuple[list[str], list[list[object]]]:
@@ -161,15 +161,19 @@ def result_line(report: TuneReport) -> str:
         line = f"compile-only: {plural(len(report.builds), 'build')}, {rejected} rejected"
         shipped = report.builds.get(CURRENT)
         if shipped is not None and not shipped.usable:  # what makes the exit 1 (commands/tune.outcome_of)
-            line += f"; the {CURRENT}'s own build is rejected ({shipped.status})"
+            line += f"; {_shipped_build(report)} is rejected ({shipped.status})"
         return line
     builds, failing = counts(report)
     _, _, speedup = summary_rows(report)
     where = f", written to {', '.join(p.name for p in report.written)}" if report.written else ""
-    gain = f"geomean {speedup:.3f}x over the current table{where}" if speedup else "no speed-up measured"
+    gain = f"geomean {speedup:.3f}x over the {shipped_label(report.knobs)}{where}" if speedup else "no speed-up measured"
     kept, leads = leads_held(report)
     held = f"; {kept} of {leads} leads held in rematches" if leads else ""
     return f"{plural(len(report.shapes), 'shape')}, {plural(builds, 'build')} ({failing} rejected somewhere): {gain}{held}"
+
+
+def _shipped_build(report: TuneReport) -> str:
+    return "the kernel's own build (its defaults)" if report.knobs.dispatch is None else f"the {CURRENT}'s own build"
 
 
 def to_dict(report: TuneReport) -> dict:

@@ -21,6 +21,7 @@ from nvfp4ctl.tune.state import TuneState
 from nvfp4ctl.tune.table import DispatchTable, Shape, locked, read_table, write_table
 
 CURRENT = "current table"  # the shipped build: no defines, the kernel reads its dispatch table
+DEFAULTS = "kernel's defaults"  # the shipped build of a kernel without a dispatch table: its macros' defaults
 NEW_TABLE = "new table"  # the shipped build again, after the winners were written
 
 Progress = Callable[[str, int], None]  # (what is happening, pairs finished since the last call)
@@ -28,6 +29,11 @@ Progress = Callable[[str, int], None]  # (what is happening, pairs finished sinc
 
 def config_id(config: Config | None) -> str:
     return CURRENT if config is None else config.id
+
+
+def shipped_label(knobs: KernelKnobs) -> str:
+    """What the shipped build is called where it is shown: a kernel without a table has no "current table"."""
+    return CURRENT if knobs.dispatch is not None else DEFAULTS
 
 
 @dataclass
@@ -222,7 +228,7 @@ def tune(knobs: KernelKnobs, start: dict[Shape, Config], table: DispatchTable | 
     shapes = list(start)
     # the shipped build and the start in one step, so the GPUs share both (the search finds the start done)
     evaluator([*((None, shape) for shape in shapes), *((config, shape) for shape, config in start.items())],
-              f"{CURRENT} and start")
+              f"{shipped_label(knobs)} and start")
     report.search = coordinate_descent(knobs, start, evaluator, settings,
                                        rematch=evaluator.rematch if evaluator.gpu_pool is not None else None)
     if knobs.dispatch is None or table is None:

@@ -52,9 +52,9 @@ class TuneRun:
         knobs = self.knobs.knobs
         searched = f"{len(self.only)} searched" if self.only else f"{len(tunable(knobs))} with a choice"
         where = "compile-only" if self.compile_only else f"{plural(len(self.gpus), 'GPU')} ({self.gpu_name})"
-        table = self.knobs.dispatch.name if self.knobs.dispatch else "no dispatch table"
+        table = f"table {self.knobs.dispatch.name}" if self.knobs.dispatch else "no dispatch table"
         return (f"tune · kernel {self.label} ({self.arch}) · {plural(len(knobs), 'knob')}, {searched}"
-                f" · {plural(len(self.cases), 'shape')} · {where} · table {table}")
+                f" · {plural(len(self.cases), 'shape')} · {where} · {table}")
 
     def progress_total(self, rounds: int) -> int:
         if self.compile_only:  # it advances once per build, and shapes with one start share their builds

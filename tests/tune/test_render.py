@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
+from pathlib import Path
 
 from nvfp4ctl.tune.render import leads_held, rematch_table, to_dict
 from nvfp4ctl.tune.results import OK, WRONG, Measurement
@@ -121,12 +123,34 @@ def test_a_compile_only_result_line_says_when_the_current_table_build_is_rejecte
     from nvfp4ctl.tune.results import COMPILE_ERROR, BuildResult
     from nvfp4ctl.tune.session import CURRENT
 
-    report = TuneReport(knobs=KNOBS, shapes=[A], compile_only=True)
+    report = TuneReport(knobs=replace(KNOBS, dispatch=Path("r_dispatch.cuh")), shapes=[A], compile_only=True)
     report.builds[CURRENT] = BuildResult(COMPILE_ERROR, message="k.cu:3: #error")
     report.builds["R_K=2,R_P=0"] = BuildResult(OK)
     assert result_line(report) == "compile-only: 2 builds, 1 rejected; the current table's own build is rejected (compile error)"
     report.builds[CURRENT] = BuildResult(OK)
     assert result_line(report) == "compile-only: 2 builds, 0 rejected"
+
+
+def test_a_kernel_without_a_dispatch_table_calls_its_shipped_build_the_kernels_defaults() -> None:
+    """It has no table: its shipped build's row read "current table", its rejection "the current table's own
+    build", its gain "over the current table"."""
+    from nvfp4ctl.tune.render import compile_table, result_line, summary_rows
+    from nvfp4ctl.tune.results import COMPILE_ERROR, BuildResult
+    from nvfp4ctl.tune.session import CURRENT
+
+    assert KNOBS.dispatch is None
+    report = TuneReport(knobs=KNOBS, shapes=[A], compile_only=True)
+    report.configs[CURRENT] = None
+    report.builds[CURRENT] = BuildResult(COMPILE_ERROR, message="k.cu:3: #error")
+    _, rows = compile_table(report)
+    assert rows[0][0] == "kernel's defaults"
+    assert result_line(report) == ("compile-only: 1 build, 1 rejected;"
+                                   " the kernel's own build (its defaults) is rejected (compile error)")
+    timed = _report()
+    timed.measurements[(CURRENT, A)] = timed.measurements[(CURRENT, B)] = Measurement(OK, us=10.0)
+    timed.search.best = {A: timed.search.best[A].with_value("R_K", 2), B: timed.search.best[B]}
+    timed.search.best_result = {A: Measurement(OK, us=8.0), B: Measurement(OK, us=10.0)}
+    assert summary_rows(timed)[2] is not None and "over the kernel's defaults" in result_line(timed)
 
 
 def test_json_carries_the_dispatch_table_note() -> None:

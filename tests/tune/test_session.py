@@ -212,3 +212,17 @@ def test_a_spilling_build_says_its_spills_as_the_spills_column_counts_them(monke
     assert built.message == ("chain spills 4.5 KiB (2.2 KiB stored, 2.2 KiB loaded),"
                              " helper spills 1.5 KiB (1.0 KiB stored, 512 B loaded)")
 
+
+def test_the_headline_says_no_dispatch_table_once(tiny_copy: Path) -> None:
+    """A kernel without a table was headed "· table no dispatch table"."""
+    from dataclasses import replace
+
+    from nvfp4ctl.tune.setup import TuneRun
+
+    knobs = discover(tiny_copy)
+    run = TuneRun(source=tiny_copy, label="tiny_knobs.cu", chosen_by="--kernel", arch="sm_90a", knobs=knobs,
+                  table=None, task=None, cases={SHORT_K: Case(*SHORT_K, seed=1111)}, device="cpu", gpus=[],
+                  compile_only=True, timeout_s=10, gpu_name="none")
+    assert run.headline().endswith(" · compile-only · table tiny_dispatch.cuh")
+    run.knobs = replace(knobs, dispatch=None)
+    assert run.headline().endswith(" · compile-only · no dispatch table")
