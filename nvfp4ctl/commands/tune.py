@@ -11,6 +11,7 @@ from nvfp4ctl import options
 from nvfp4ctl.console import VERBOSE, get_console
 from nvfp4ctl.errors import ExitCode
 from nvfp4ctl.outcome import Outcome
+from nvfp4ctl.words import plural
 
 # Short timing: bench's loop and statistics with fewer repeats and a short settle, for ranking.
 SHORT_CRITERION = {"max_repeats": 20, "max_noise": 0.002, "budget_s": 10.0}
@@ -79,7 +80,8 @@ def show(report: Any, label: str, verbose: bool) -> None:
 
     console = get_console()
     if report.resumed:
-        console.info(f"resumed: {report.resumed} (candidate, shape) results from the interrupted run", style="dim")
+        found = plural(report.resumed, "build") if report.compile_only else f"{report.resumed} (candidate, shape) results"
+        console.info(f"resumed: {found} from the interrupted run", style="dim")
     if report.compile_only:
         columns, rows = render.compile_table(report)
         console.table(columns, rows, title=f"{label}: {len(rows)} candidate builds ({report.wall_s:.1f} s)", right_align_from=2)

@@ -196,7 +196,9 @@ def execute(run: TuneRun, timing: TimingSettings, budget_s: float | None, rounds
     cases = [(c.m, c.n, c.k, c.l, c.seed) for c in run.cases.values()]
     key = state_key(build_inputs(run.source).files, cases, run.gpu_name, settings)
     state = TuneState.in_cache(cache_root(), key, fresh)
-    report = TuneReport(knobs=run.knobs, shapes=run.shapes, compile_only=run.compile_only, resumed=state.resumed)
+    # a compile-only round saves builds, no measurements: its resume is counted in builds
+    resumed = state.resumed_builds if run.compile_only else state.resumed
+    report = TuneReport(knobs=run.knobs, shapes=run.shapes, compile_only=run.compile_only, resumed=resumed)
     # While timing, leave a core to each GPU worker and one to this process: a compile hogging every
     # core would stall the workers' kernel launches and blur the timings.
     jobs = cpu_cores() if run.compile_only else max(1, cpu_cores() - len(run.gpus) - 1)

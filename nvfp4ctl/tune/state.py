@@ -41,7 +41,8 @@ class TuneState:
         self.measurements: dict[str, dict] = {}
         self.builds: dict[str, dict] = {}
         self.rematches: dict[str, list[dict]] = {}  # "current|challenger|shape": [current, challenger]
-        self.resumed = 0
+        self.resumed = 0  # measurements found (what a timed tune takes from here)
+        self.resumed_builds = 0  # build results found (what a compile-only tune had finished)
         if not fresh and path.is_file():
             try:
                 saved = json.loads(path.read_text())
@@ -52,6 +53,7 @@ class TuneState:
                 self.builds = saved.get("builds", {})
                 self.rematches = saved.get("rematches", {})
                 self.resumed = len(self.measurements)
+                self.resumed_builds = len(self.builds)
 
     @classmethod
     def in_cache(cls, cache: Path, key: str, fresh: bool = False) -> TuneState:

@@ -279,3 +279,28 @@ def test_no_shapes_to_tune_names_the_task_file_as_other_messages_do(tmp_path, mo
     task = SimpleNamespace(tests=(), benchmarks=(), path=tmp_path / "other.yml")
     with pytest.raises(UsageError, match=r"^other\.yml: no benchmarks shapes to tune for$"):
         select_cases(task, "benchmarks")
+
+
+def test_a_resumed_compile_only_run_says_so_as_a_timed_one_does(tiny_copy: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  tmp_path: Path) -> None:
+    """Its builds are saved in the resume state, but only measurements were counted: a resumed timed tune
+    printed "resumed: N ...", a resumed compile-only one nothing."""
+    import json
+    from concurrent.futures import ThreadPoolExecutor
+
+    from nvfp4ctl.tune import compile_pool
+
+    from tune_fakes import fake_compile
+
+    real_pool = compile_pool.CompilePool
+    monkeypatch.setattr(compile_pool, "CompilePool", lambda source, arch, jobs=None: real_pool(
+        source, arch, compile_fn=fake_compile, executor=ThreadPoolExecutor(2)))
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
+    first = _tune("--kernel", str(tiny_copy), "--compile-only", "--shapes", "benchmarks")
+    assert first.exit_code == 0 and "resumed:" not in first.output, first.output
+    again = _tune("--kernel", str(tiny_copy), "--compile-only", "--shapes", "benchmarks")
+    assert again.exit_code == 0 and "resumed: 4 builds from the interrupted run" in again.output, again.output
+    document = _tune("--kernel", str(tiny_copy), "--compile-only", "--shapes", "benchmarks", "--json")
+    assert json.loads(document.stdout[document.stdout.index("{"):])["resumed"] == 4
+    fresh = _tune("--kernel", str(tiny_copy), "--compile-only", "--shapes", "benchmarks", "--fresh")
+    assert fresh.exit_code == 0 and "resumed:" not in fresh.output
