@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shlex
 import subprocess
 import tempfile
@@ -28,6 +29,9 @@ from nvfp4ctl.project import cache_root
 from nvfp4ctl.runner.gpu import first_gpu, run_device
 
 HEADING = "## Run log"
+# The heading as a user may type it: any case, a note in parentheses or after a colon, ATX closing #s.
+# "## Run logs" or "## Run log ideas" are headings of their own, never the section.
+_HEADING_LINE = re.compile(r"##[ \t]+run log(?:[ \t]*\([^()]*\)|[ \t]*:.*)?(?:[ \t]+#+)?", re.IGNORECASE)
 PREAMBLE = "<!-- nvfp4ctl appends one line per command below; keep your notes above this section. -->"
 SEPARATOR = " · "
 LOCK_TIMEOUT_S = 30.0
@@ -332,7 +336,7 @@ def _section_end(existing: bytes) -> int:
     under it), else the end of the file. Judged on the bytes, which are kept as they are; a `#` line in
     a fenced code block is no heading."""
     lines = existing.splitlines(keepends=True)
-    marks = [i for i, line in enumerate(lines) if line.lstrip(b"\xef\xbb\xbf").rstrip() == HEADING.encode()]
+    marks = [i for i, line in enumerate(lines) if _is_heading(line.decode("utf-8", errors="replace"))]
     if not marks:
         return len(existing)
     offset = sum(len(line) for line in lines[: marks[-1] + 1])
@@ -355,11 +359,18 @@ def _uses_crlf(existing: bytes) -> bool:
     return end > 0 and existing[end - 1 : end] == b"\r"
 
 
+def _is_heading(line: str) -> bool:
+    """Whether `line` is the run log's heading, as written or typed by hand (`## Run Log`, `## Run log
+    (nvfp4ctl)`): the whole line, since notes may quote it inside one. A byte order mark before it (an
+    editor's UTF-8 with BOM, where the heading is the file's first line) counts as nothing, or a second
+    section would be made and the runs above it no longer read."""
+    line = line.lstrip("\ufeff")
+    return line.startswith("##") and _HEADING_LINE.fullmatch(line.rstrip()) is not None
+
+
 def _heading_index(lines: list[str]) -> int | None:
-    """Index of the last line that is exactly the heading (notes may quote it inside a line); a byte
-    order mark before it (an editor's UTF-8 with BOM, where the heading is the file's first line) counts
-    as nothing, or a second section would be made and the runs above it no longer read."""
-    matches = [i for i, line in enumerate(lines) if line.lstrip("\ufeff").rstrip() == HEADING]
+    """Index of the last line that is the heading (_is_heading)."""
+    matches = [i for i, line in enumerate(lines) if _is_heading(line)]
     return matches[-1] if matches else None
 
 

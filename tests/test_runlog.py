@@ -365,3 +365,30 @@ def test_notes_below_the_run_log_under_a_heading_of_their_own_stay_below_it(tmp_
     assert data.endswith(below)
     assert data[: -len(below)].endswith(_entry("second").to_line().encode())
     assert [e.result for e in runlog.read(memory)] == ["first", "second"]
+
+
+@pytest.mark.parametrize("heading", ["## Run Log", "## run log", "## RUN LOG", "## Run log (nvfp4ctl)",
+                                     "## Run log: B200 box", "## Run log ##"])
+def test_a_run_log_heading_spelled_another_way_is_the_section(tmp_path, heading):
+    """A heading typed by hand (`## Run Log`, `## Run log (nvfp4ctl)`) was not recognised: a second section
+    was appended and `log` read only the runs below it."""
+    memory = tmp_path / "MEMORY.md"
+    before = f"# notes\n\n{heading}\n\n{_entry('typed by hand').to_line()}".encode()
+    memory.write_bytes(before)
+    runlog.append(_entry("appended"), memory)
+    data = memory.read_bytes()
+    assert data == before + _entry("appended").to_line().encode()
+    assert [e.result for e in runlog.read(memory)] == ["typed by hand", "appended"]
+    assert [e.result for e in runlog.read(memory, 1)] == ["appended"]
+
+
+@pytest.mark.parametrize("heading", ["## Run logs", "## Run log ideas", "## Running log", "### Run log",
+                                     "# Run log", "## Run log-book", "## Not the run log"])
+def test_a_heading_of_the_users_that_only_resembles_the_run_log_is_not_taken_for_it(tmp_path, heading):
+    memory = tmp_path / "MEMORY.md"
+    before = f"{heading}\n\n{_entry('not a run').to_line()}".encode()
+    memory.write_bytes(before)
+    runlog.append(_entry("appended"), memory)
+    data = memory.read_bytes()
+    assert data.startswith(before) and data.decode().splitlines().count(runlog.HEADING) == 1
+    assert [e.result for e in runlog.read(memory)] == ["appended"]
