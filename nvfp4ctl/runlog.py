@@ -7,6 +7,7 @@ whole lines and a run killed mid-way leaves either its full line or nothing.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
@@ -300,6 +301,8 @@ def _why_not_a_run_log(memory: Path, text: str) -> str | None:
 def append(entry: RunEntry, memory: Path) -> None:
     """Append `entry` under the run-log section (made at the end when missing); a UsageError, the file
     untouched, when `memory` holds something other than a run log (not_a_run_log)."""
+    if (blocker := file_in_the_way(memory)) is not None:  # mkdir's own error names neither the file nor why
+        raise NotADirectoryError(errno.ENOTDIR, f"{blocker} is not a folder")
     memory.parent.mkdir(parents=True, exist_ok=True)
     lock = lock_path(memory)
     with FileLock(str(lock), timeout=LOCK_TIMEOUT_S), _file_itself_locked(memory):
@@ -319,6 +322,18 @@ def append(entry: RunEntry, memory: Path) -> None:
         # A new copy moved over the old one, not an appending write: a process killed inside a write()
         # (SIGKILL, a dying machine) could leave half a line, and the file holds the user's notes too.
         write_bytes_atomic(memory, existing[:at] + chunk.encode() + existing[at:])
+
+
+def file_in_the_way(memory: Path) -> Path | None:
+    """The first of `memory`'s folders that is a file (NVFP4CTL_MEMORY=submission.py/MEMORY.md), or None:
+    no run log can be at such a path. Folders that do not exist yet are no obstacle: the append makes them."""
+    for folder in reversed(memory.parents):  # from the top: the one the user must change
+        try:
+            if not folder.is_dir():
+                return folder if folder.exists() else None
+        except OSError:  # a folder that cannot be looked into: the read or the append says why
+            return None
+    return None
 
 
 def _previous_bytes(memory: Path) -> bytes:

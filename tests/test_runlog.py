@@ -392,3 +392,33 @@ def test_a_heading_of_the_users_that_only_resembles_the_run_log_is_not_taken_for
     data = memory.read_bytes()
     assert data.startswith(before) and data.decode().splitlines().count(runlog.HEADING) == 1
     assert [e.result for e in runlog.read(memory)] == ["appended"]
+
+
+def test_a_run_log_path_under_a_file_says_that_file_is_not_a_folder(tmp_path, monkeypatch):
+    """NVFP4CTL_MEMORY=submission.py/MEMORY.md: the append warned "File exists (…/submission.py)" and `log`
+    said "no runs logged yet", as if a run log could ever be there."""
+    submission = tmp_path / "submission.py"
+    submission.write_text(CODE)
+    memory = submission / "MEMORY.md"
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    with pytest.raises(NotADirectoryError) as raised:
+        runlog.append(_entry("lost"), memory)
+    assert raised.value.strerror == f"{submission} is not a folder"
+    assert runlog.file_in_the_way(memory) == submission
+    assert runlog.file_in_the_way(tmp_path / "new" / "MEMORY.md") is None  # made by the append
+    for args in (["log"], ["log", "--trend"]):
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 2
+        assert result.output == f"error: {memory} cannot hold a run log: {submission} is not a folder\n"
+    assert submission.read_text() == CODE
+
+
+def test_a_command_with_its_run_log_under_a_file_warns_that_the_file_is_not_a_folder(tmp_path, monkeypatch):
+    submission = tmp_path / "submission.py"
+    submission.write_text(CODE)
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(submission / "MEMORY.md"))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["lint", "submission.py"])
+    assert result.exit_code == 0  # lint's own result
+    assert (f"warning: run log not written to {submission / 'MEMORY.md'} (NVFP4CTL_MEMORY): {submission} is not"
+            " a folder\n") in result.output

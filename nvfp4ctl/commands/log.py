@@ -37,6 +37,8 @@ def command(
     if not trend and (target is not None or shape):
         raise UsageError("--target and --shape go with --trend")
     memory = memory_path()
+    if (blocker := runlog.file_in_the_way(memory)) is not None:  # not "no runs logged yet": none ever can be
+        raise UsageError(f"{memory} cannot hold a run log: {blocker} is not a folder")
     try:
         entries = runlog.read(memory, None if trend else last)
     except OSError as error:  # NVFP4CTL_MEMORY naming a folder, say
