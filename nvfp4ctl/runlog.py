@@ -12,6 +12,7 @@ import hashlib
 import os
 import re
 import shlex
+import stat
 import subprocess
 import tempfile
 import time
@@ -37,6 +38,11 @@ PREAMBLE = "<!-- nvfp4ctl appends one line per command below; keep your notes ab
 SEPARATOR = " · "
 LOCK_TIMEOUT_S = 30.0
 MARKDOWN_SUFFIXES = (".md", ".markdown")
+
+
+class ReadOnlyRunLog(Exception):
+    """MEMORY.md made read-only (chmod a-w): the user's way to stop the logging. The line is not written;
+    the command warns with this message and ends as it would have."""
 
 
 @dataclass(frozen=True)
@@ -310,6 +316,8 @@ def append(entry: RunEntry, memory: Path) -> None:
         text = existing.decode("utf-8", errors="replace")
         if (why := _why_not_a_run_log(memory, text)) is not None:  # judged under the lock, on what is replaced
             raise UsageError(f"{memory}: {why}; the run log was not appended to it")
+        if _made_read_only(memory):
+            raise ReadOnlyRunLog(f"{memory} is read-only")
         at = _section_end(existing)
         chunk = ""
         if at == len(existing) and existing and not existing.endswith(b"\n"):
@@ -322,6 +330,17 @@ def append(entry: RunEntry, memory: Path) -> None:
         # A new copy moved over the old one, not an appending write: a process killed inside a write()
         # (SIGKILL, a dying machine) could leave half a line, and the file holds the user's notes too.
         write_bytes_atomic(memory, existing[:at] + chunk.encode() + existing[at:])
+
+
+def _made_read_only(memory: Path) -> bool:
+    """Whether `memory` is a file its owner may not write (chmod a-w). Judged by the mode bits, not by a
+    failed open: the append replaces the file, which needs only the folder's permission, so the write
+    would succeed (and for root every open does) and override the user's choice."""
+    try:
+        status = memory.stat()
+    except OSError:
+        return False
+    return stat.S_ISREG(status.st_mode) and not status.st_mode & stat.S_IWUSR
 
 
 def file_in_the_way(memory: Path) -> Path | None:

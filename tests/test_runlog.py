@@ -7,6 +7,7 @@ import hashlib
 import multiprocessing
 import os
 import signal
+import stat
 import subprocess
 import sys
 import textwrap
@@ -422,3 +423,29 @@ def test_a_command_with_its_run_log_under_a_file_warns_that_the_file_is_not_a_fo
     assert result.exit_code == 0  # lint's own result
     assert (f"warning: run log not written to {submission / 'MEMORY.md'} (NVFP4CTL_MEMORY): {submission} is not"
             " a folder\n") in result.output
+
+
+@pytest.mark.parametrize("command, exit_code", [(["lint", "submission.py"], 0), (["lint", "missing.py"], 2)])
+def test_a_read_only_memory_md_is_left_alone_with_one_warning(tmp_path, monkeypatch, command, exit_code):
+    """A MEMORY.md made read-only to stop the logging was replaced anyway (the replace needs only the
+    folder's permission) and kept its 0444. Decided by the mode bits: tests run as root here, who may
+    open any file for writing."""
+    (tmp_path / "submission.py").write_text(CODE)
+    memory = tmp_path / "MEMORY.md"
+    memory.write_text(NOTES)
+    runlog.append(_entry("before"), memory)
+    before, inode = memory.read_bytes(), memory.stat().st_ino
+    memory.chmod(0o444)
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(runlog.ReadOnlyRunLog, match="MEMORY.md is read-only$"):
+        runlog.append(_entry("lost"), memory)
+    result = CliRunner().invoke(app, command)
+    assert result.exit_code == exit_code  # lint's own result, and nothing else
+    assert result.output.count("run log not written") == 1
+    assert f"warning: run log not written: {memory} is read-only\n" in result.output
+    assert memory.read_bytes() == before and memory.stat().st_ino == inode
+    assert stat.S_IMODE(memory.stat().st_mode) == 0o444
+    memory.chmod(0o644)  # writable again: logging resumes
+    runlog.append(_entry("after"), memory)
+    assert [e.result for e in runlog.read(memory)] == ["before", "after"]
