@@ -21,6 +21,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import BinaryIO
 
 from filelock import FileLock
 
@@ -413,9 +414,55 @@ def _has_heading(text: str) -> bool:
 
 
 def read(memory: Path, last: int | None = None) -> list[RunEntry]:
+    """The run log's entries, oldest first: those below its last heading; the `last` most recent only,
+    read from the end of the file (a log of years of runs is tens of MB, and `log -n 2` needs two lines)."""
+    if last:
+        return _read_last(memory, last)
     lines = _previous_bytes(memory).decode("utf-8", errors="replace").splitlines()
     start = _heading_index(lines)
     if start is None:
         return []
-    entries = [e for e in (RunEntry.from_line(line) for line in lines[start + 1 :]) if e is not None]
-    return entries[-last:] if last else entries
+    return [e for e in (RunEntry.from_line(line) for line in lines[start + 1 :]) if e is not None]
+
+
+_BLOCK_BYTES = 1 << 16
+
+
+def _read_last(memory: Path, count: int) -> list[RunEntry]:
+    """read(memory)[-count:], from the end back to the last heading or the `count`th entry; then from
+    the start only as far as a heading, as read() returns nothing from a file without one."""
+    if not memory.is_file() and not memory.is_dir():  # a folder fails on open, saying so
+        return []  # nothing yet, or a device or FIFO (_previous_bytes): never read
+    with memory.open("rb") as file:
+        newest_first: list[RunEntry] = []
+        for line in _lines_from_the_end(file):
+            if _is_heading(line):
+                return newest_first[::-1]
+            if (entry := RunEntry.from_line(line)) is not None:
+                newest_first.append(entry)
+                if len(newest_first) == count:
+                    return newest_first[::-1] if _has_heading_from_the_start(file) else []
+    return []
+
+
+def _lines_from_the_end(file: BinaryIO) -> Iterator[str]:
+    """The file's lines, last first, as read() splits them: the bytes are decoded from just after a
+    b"\n" (never inside a UTF-8 character), so every piece decodes as it does within the whole file."""
+    end = file.seek(0, os.SEEK_END)
+    partial = b""  # the end of a line whose start lies further back
+    while end > 0:
+        start = max(0, end - _BLOCK_BYTES)
+        file.seek(start)
+        data = file.read(end - start) + partial
+        end = start
+        cut = data.find(b"\n") + 1 if start > 0 else 0
+        if start > 0 and cut == 0:  # one long line: its start is further back still
+            partial = data
+            continue
+        partial = data[:cut]
+        yield from reversed(data[cut:].decode("utf-8", errors="replace").splitlines())
+
+
+def _has_heading_from_the_start(file: BinaryIO) -> bool:
+    file.seek(0)
+    return any(_is_heading(line) for raw in file for line in raw.decode("utf-8", errors="replace").splitlines())

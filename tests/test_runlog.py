@@ -449,3 +449,55 @@ def test_a_read_only_memory_md_is_left_alone_with_one_warning(tmp_path, monkeypa
     memory.chmod(0o644)  # writable again: logging resumes
     runlog.append(_entry("after"), memory)
     assert [e.result for e in runlog.read(memory)] == ["before", "after"]
+
+
+def _odd_log(seed: int) -> bytes:
+    """A run log with what a hand-edited, long-lived MEMORY.md may hold: several headings, CRLF, a BOM,
+    bytes that are not UTF-8, characters of several bytes, every kind of line break, long lines."""
+    import random
+
+    chooser = random.Random(seed)
+    pieces = [b"\xef\xbb\xbf" if chooser.random() < 0.3 else b""]
+    for i in range(chooser.randrange(0, 60)):
+        pieces.append(chooser.choice([
+            _entry(f"run {i} ✓ café").to_line().encode(),
+            _entry(f"run {i}").to_line().replace("\n", "\r\n").encode(),
+            runlog.HEADING.encode() + b"\n", b"## Run Log (box)\r\n", b"## Ideas\n", b"\n", b"notes \xff\xfe\n",
+            b"- not \xe2\x9c an entry\r", "- a \u2028 b · c\x85\n".encode(), b"x" * 300 + b"\n",
+            _entry("no final break").to_line().rstrip("\n").encode(),
+        ]))
+    return b"".join(pieces)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_last_n_read_from_the_end_are_the_last_n_of_the_whole_log(tmp_path, monkeypatch, seed):
+    memory = tmp_path / "MEMORY.md"
+    memory.write_bytes(_odd_log(seed))
+    every = runlog.read(memory)
+    for block in (1, 2, 3, 7, 64, 1 << 16):  # pieces that end inside a character, a \r\n, a long line
+        monkeypatch.setattr(runlog, "_BLOCK_BYTES", block)
+        for count in (1, 2, 3, 5, 100):
+            assert runlog.read(memory, count) == every[-count:]
+
+
+def test_log_n_reads_only_the_end_of_a_large_log(tmp_path, monkeypatch):
+    """`log -n 2` parsed every line of the log, then kept the last two: ~8 s on a 47 MB log. Reading
+    from the end, it needs the last lines and the heading near the top, whatever the log's size."""
+    memory = tmp_path / "MEMORY.md"
+    line = runlog.RunEntry("2026-11-25T10:00:00Z", "nvfp4ctl check", "submission.py@0123456789ab", "1234567",
+                           "no GPU", "0", "10/10 pass").to_line()
+    memory.write_text("# notes\n\n" + runlog.HEADING + "\n\n" + line * 300_000
+                      + _entry("one before last").to_line() + _entry("last").to_line())
+    small = tmp_path / "small.md"
+    runlog.append(_entry("warm-up"), small)
+    monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(small))
+    assert CliRunner().invoke(app, ["log", "-n", "2"]).exit_code == 0  # the imports and the table's first drawing
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    started = time.process_time()
+    result = CliRunner().invoke(app, ["log", "-n", "2"])
+    spent = time.process_time() - started
+    assert result.exit_code == 0 and "2 most recent runs" in result.output
+    assert "one before last │" in result.output and " last │" in result.output and "10/10 pass" not in result.output
+    # parsing all 300,000 lines (32 MB) took 3 s of CPU here; the end alone takes milliseconds
+    assert spent < 0.5, f"log -n 2 took {spent:.2f} s of CPU on a {memory.stat().st_size >> 20} MB log"
