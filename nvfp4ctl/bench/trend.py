@@ -9,11 +9,13 @@ and a mark under every run whose commit or file content differs from the run bef
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from nvfp4ctl.bench.history import LoggedBench, parse_result_line
+from nvfp4ctl.errors import UsageError
 from nvfp4ctl.runlog import RunEntry, split_target
 
 GEOMEAN = "geomean"
@@ -57,11 +59,21 @@ class Trend:
         return [i == 0 or commit != commits[i - 1] for i, commit in enumerate(commits)]
 
 
+# The keys a bench logs (ProblemBase.key): "128x7168x16384" (l when not 1), the GEMV's "7168x16384", the
+# grouped GEMM's "g8:m80+176:n4096:k7168"
+_SIZES_KEY = re.compile(r"[1-9][0-9]*(?:x[1-9][0-9]*){1,3}")
+_GROUPED_KEY = re.compile(r"g[1-9][0-9]*(?::[a-z][0-9]+(?:\+[0-9]+)*)+")
+
+
 def normalize_shape(text: str) -> str:
-    """"128,7168,16384" or "128x7168x16384" -> the log's key "128x7168x16384"; "geomean" as is."""
+    """"128,7168,16384" or "128x7168x16384" -> the log's key "128x7168x16384"; "geomean" as is. A text
+    that is no shape's key is a UsageError, whatever the log holds (a typo is told as such at once)."""
     cleaned = text.strip().lower().replace(",", "x").replace(" ", "")
-    if cleaned == GEOMEAN:
-        return GEOMEAN
+    if cleaned == GEOMEAN or _GROUPED_KEY.fullmatch(cleaned):
+        return cleaned
+    if not _SIZES_KEY.fullmatch(cleaned):
+        raise UsageError(f"--shape {text}: expected M,N,K[,L] as positive integers (GEMV M,K[,L]; a grouped GEMM's"
+                         " logged key, g8:m80+176:n4096:k7168) or geomean, e.g. --shape 128,7168,16384")
     parts = cleaned.split("x")
     if len(parts) >= 3 and parts[-1] == "1":  # l = 1 is left out of the log's keys (K is never 1)
         parts = parts[:-1]

@@ -36,6 +36,7 @@ def command(
 
     if not trend and (target is not None or shape):
         raise UsageError("--target and --shape go with --trend")
+    wanted = _wanted_shapes(shape or [])  # a malformed shape is one line before the log is read, benches or none
     memory = memory_path()
     if (blocker := runlog.file_in_the_way(memory)) is not None:  # not "no runs logged yet": none ever can be
         raise UsageError(f"{memory} cannot hold a run log: {blocker} is not a folder")
@@ -44,7 +45,7 @@ def command(
     except OSError as error:  # NVFP4CTL_MEMORY naming a folder, say
         raise UsageError(f"cannot read the run log {memory}: {os_reason(error, memory)}") from None
     if trend:
-        return _show_trend(entries, last, target, shape or [])
+        return _show_trend(entries, last, target, wanted)
     console = get_console()
     if not entries:
         console.info(f"no runs logged yet in {memory}", result=True)
@@ -61,7 +62,16 @@ def command(
     return Outcome(result=plural(len(entries), 'entry', 'entries'))
 
 
-def _show_trend(entries: list, last: int, target: Path | None, shapes: list[str]) -> Outcome:
+def _wanted_shapes(shapes: list[str]) -> dict[str, str]:
+    """--shape's texts by the log's key each names ("128,7168,16384" -> "128x7168x16384")."""
+    if not shapes:
+        return {}
+    from nvfp4ctl.bench.trend import normalize_shape
+
+    return {normalize_shape(text): text for text in shapes}
+
+
+def _show_trend(entries: list, last: int, target: Path | None, wanted: dict[str, str]) -> Outcome:
     from nvfp4ctl.bench import trend as trends
     from nvfp4ctl.workspace import user_folder
 
@@ -77,9 +87,8 @@ def _show_trend(entries: list, last: int, target: Path | None, shapes: list[str]
         console.info(f"no successful bench{where} in the run log ({memory_path()}) yet: run nvfp4ctl bench",
                      result=True)
         return Outcome(result="trend: no benches")
-    wanted = [trends.normalize_shape(text) for text in shapes]
     logged = {key for trend in found for key in trend.keys()}
-    for text, key in zip(shapes, wanted):
+    for key, text in wanted.items():
         if key not in logged:
             raise UsageError(f"--shape {text}: no logged bench timed it; logged: {', '.join(sorted(logged))}")
     for trend in found:

@@ -182,3 +182,23 @@ def test_a_bench_logged_with_q_before_its_name_is_a_data_point(tmp_path: Path) -
     quiet = bench("2:10:00", 52.0, 15.5, commit="bbbbbbb", command="nvfp4ctl -q bench")
     h100 = [t for t in trend.collect([*LOG, quiet], tmp_path) if t.gpu == H100][0]
     assert len(h100.runs) == 5 and h100.series(BIG)[-1] == 52.0
+
+
+@pytest.mark.parametrize("with_benches", [False, True], ids=["no-benches", "benches"])
+@pytest.mark.parametrize("text", ["x,y", "0,7168,2048", "128,7168,2048,1,1", "128;7168", "geo", ""])
+def test_log_trend_checks_the_shape_syntax_first(with_benches: bool, text: str) -> None:
+    """With no bench logged yet, `--shape x,y` exited 0 saying so, never looking at the shape."""
+    if with_benches:
+        for entry in LOG:
+            runlog.append(entry, memory_path())
+    result = CliRunner().invoke(app, ["log", "--trend", "--shape", text])
+    assert result.exit_code == 2
+    assert result.output.startswith(f"error: --shape {text}: expected M,N,K[,L] as positive integers")
+    assert result.output.count("\n") == 1
+
+
+@pytest.mark.parametrize("text, key", [("128,7168,2048", SMALL), ("128 x 7168 x 2048 x 1", SMALL),
+                                       ("128,7168,2048,4", "128x7168x2048x4"), ("7168,16384", "7168x16384"),
+                                       ("G8:m80+176:n4096:k7168", "g8:m80+176:n4096:k7168"), ("GeoMean", "geomean")])
+def test_every_logged_kind_of_shape_key_is_accepted(text: str, key: str) -> None:
+    assert trend.normalize_shape(text) == key
