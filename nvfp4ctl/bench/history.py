@@ -77,16 +77,28 @@ def result_line(geomean: Timing, shapes: Sequence[tuple[str, Timing]]) -> str:
 
 
 def parse_result_line(text: str) -> LoggedBench | None:
+    """A bench's logged result; None for any other result and for a line no bench writes (hand-edited):
+    a time that is nan, inf, 0 or not a number ("1.2.3"), which no kernel takes and no comparison or
+    trend can use (a percentage of 0 µs, a "best 0.00")."""
     found = _GEOMEAN.match(text.strip())
     if not found:
         return None
     shapes: dict[str, Timing] = {}
     for part in found["rest"].split(" | "):
         shape = _SHAPE.match(part.strip())
-        if not shape:
+        if not shape or (timing := _timing(shape["mean"], shape["err"])) is None:
             return None
-        shapes[shape["key"]] = Timing(float(shape["mean"]), float(shape["err"] or 0.0))
-    return LoggedBench(Timing(float(found["mean"]), float(found["err"] or 0.0)), shapes)
+        shapes[shape["key"]] = timing
+    geomean = _timing(found["mean"], found["err"])
+    return LoggedBench(geomean, shapes) if geomean is not None else None
+
+
+def _timing(mean: str, err: str | None) -> Timing | None:
+    try:
+        timing = Timing(float(mean), float(err or 0.0))
+    except ValueError:
+        return None
+    return timing if timing.mean > 0 else None
 
 
 def _target_path(cell: str, root: Path) -> Path | None:

@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from nvfp4ctl import runlog
-from nvfp4ctl.bench import trend
+from nvfp4ctl.bench import history, trend
 from nvfp4ctl.bench.history import Timing, result_line
 from nvfp4ctl.cli import app
 from nvfp4ctl.workspace import memory_path
@@ -202,3 +202,21 @@ def test_log_trend_checks_the_shape_syntax_first(with_benches: bool, text: str) 
                                        ("G8:m80+176:n4096:k7168", "g8:m80+176:n4096:k7168"), ("GeoMean", "geomean")])
 def test_every_logged_kind_of_shape_key_is_accepted(text: str, key: str) -> None:
     assert trend.normalize_shape(text) == key
+
+
+@pytest.mark.parametrize("result", [
+    f"geomean 0.000±0.000 us; {BIG} 0.000±0.000 | {SMALL} 0.000±0.000 us",
+    f"geomean 20.000±0.010 us; {BIG} 0.000±0.010 | {SMALL} 16.000±0.010 us",
+    f"geomean 1.2.3±0.010 us; {BIG} 50.000±0.010 | {SMALL} 16.000±0.010 us",
+    f"geomean nan±0.010 us; {BIG} nan±0.010 | {SMALL} 16.000±0.010 us",
+], ids=["zero", "zero-shape", "not-a-number", "nan"])
+def test_a_hand_edited_time_of_zero_or_no_number_drops_the_line(result: str) -> None:
+    """A logged geomean of 0 was a data point ("best 0.00"; a bench compared with it divides by 0) and
+    "1.2.3" stopped log --trend with a traceback, where nan or inf drop the line."""
+    assert history.parse_result_line(result) is None
+    for entry in [*LOG[:2], runlog.RunEntry("2026-11-26T01:15:00Z", "nvfp4ctl bench", LOG[0].target, "aaaaaaa", H100,
+                                            "0", result)]:
+        runlog.append(entry, memory_path())
+    shown = CliRunner().invoke(app, ["log", "--trend"])
+    assert shown.exit_code == 0, shown.output
+    assert f"kernels/sm90/k.cu on {H100}: 2 benches" in shown.output and "best 0.00" not in shown.output
