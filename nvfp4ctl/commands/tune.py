@@ -117,8 +117,7 @@ def outcome_of(report: Any, chosen_by: str) -> Outcome:
     from nvfp4ctl.tune import render
 
     if report.compile_only:
-        shipped = report.builds.get(render.CURRENT)
-        failed = shipped is not None and not shipped.usable
+        failed = report.shipped_build_rejected
     else:
         failed = any(r is not None and not r.ok for r in (report.current(s) for s in report.shapes))
         failed |= any(not r.ok for r in report.new_table.values())

@@ -93,16 +93,16 @@ def discover(source: Path) -> KernelKnobs:
     files = [source, *local_headers(source)]
     knobs: list[Knob] = []
     declared_in: dict[str, Path] = {}
+    first_of: dict[str, Knob] = {}
     named: Path | None = None
     marked: Path | None = None
     for path in files:
         found = read_knobs(path)
         for knob in found:
-            if knob.name in declared_in:
-                first = next(k for k in knobs if k.name == knob.name)
+            if knob.name in first_of:
                 raise UsageError(f"{display_path(path)}:{knob.line}: {knob.name} is already declared at"
-                                 f" {display_path(declared_in[knob.name])}:{first.line}")
-            declared_in[knob.name] = path
+                                 f" {display_path(declared_in[knob.name])}:{first_of[knob.name].line}")
+            declared_in[knob.name], first_of[knob.name] = path, knob
         knobs.extend(found)
         text = path.read_text(errors="replace")
         match = _DISPATCH.search(text)

@@ -159,9 +159,8 @@ def result_line(report: TuneReport) -> str:
     if report.compile_only:
         rejected = sum(not b.usable for b in report.builds.values())
         line = f"compile-only: {plural(len(report.builds), 'build')}, {rejected} rejected"
-        shipped = report.builds.get(CURRENT)
-        if shipped is not None and not shipped.usable:  # what makes the exit 1 (commands/tune.outcome_of)
-            line += f"; {_shipped_build(report)} is rejected ({shipped.status})"
+        if report.shipped_build_rejected:  # what makes the exit 1 (commands/tune.outcome_of)
+            line += f"; {_shipped_build(report)} is rejected ({report.builds[CURRENT].status})"
         return line
     builds, failing = counts(report)
     _, _, speedup = summary_rows(report)

@@ -96,6 +96,12 @@ def one_round(knobs: KernelKnobs, start: dict[Shape, Config], only: frozenset[st
     return requests
 
 
+def compile_only_builds(requests: list[Request]) -> list[Config | None]:
+    """What a compile-only round builds for `requests` (one_round's): the shipped build (None) and each
+    distinct candidate once, shapes that share a start sharing its builds."""
+    return [None, *dict.fromkeys(config for config, _ in requests)]
+
+
 def round_size(knobs: KernelKnobs, shapes: int, only: frozenset[str] | None = None) -> int:
     """(candidate, shape) pairs in one round, the start included: the progress bar's total."""
     return shapes * (1 + sum(len(set(knob.values)) - 1 for knob in steps(knobs, only)))

@@ -16,7 +16,7 @@ from nvfp4ctl.tune.compile_pool import CompilePool
 from nvfp4ctl.tune.gpu_pool import GpuPool
 from nvfp4ctl.tune.knobs import Config, KernelKnobs
 from nvfp4ctl.tune.results import ERROR, BuildResult, Measurement, shape_key
-from nvfp4ctl.tune.search import Duel, DuelKey, Request, SearchOutcome, SearchSettings, coordinate_descent, one_round
+from nvfp4ctl.tune.search import Duel, DuelKey, Request, SearchOutcome, SearchSettings, compile_only_builds, coordinate_descent, one_round
 from nvfp4ctl.tune.state import TuneState
 from nvfp4ctl.tune.table import DispatchTable, Shape, locked, read_table, write_table
 
@@ -60,6 +60,12 @@ class TuneReport:
 
     def current(self, shape: Shape) -> Measurement | None:
         return self.measurements.get((CURRENT, shape))
+
+    @property
+    def shipped_build_rejected(self) -> bool:
+        """Compile-only: the shipped build does not compile or spills (what makes such a run exit 1)."""
+        shipped = self.builds.get(CURRENT)
+        return shipped is not None and not shipped.usable
 
 
 class Evaluator:
@@ -209,7 +215,7 @@ def compile_only(knobs: KernelKnobs, start: dict[Shape, Config], evaluator: Eval
     """Every candidate of one round, built and inspected (regs, smem, spills); nothing timed."""
     started = time.perf_counter()
     requests = one_round(knobs, start, only)
-    configs: list[Config | None] = [None, *dict.fromkeys(config for config, _ in requests)]
+    configs = compile_only_builds(requests)
     report = evaluator.report
     report.built_for[config_id(None)] = list(start)
     for config, shape in requests:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.tune.knobs import KernelKnobs, discover, tunable
-from nvfp4ctl.tune.search import SearchSettings, one_round, round_size, start_configs
+from nvfp4ctl.tune.search import SearchSettings, compile_only_builds, one_round, round_size, start_configs
 from nvfp4ctl.tune.table import DispatchTable, Shape, read_table, writable_problem
 from nvfp4ctl.words import plural
 from nvfp4ctl.workspace import task_file_name
@@ -59,7 +59,7 @@ class TuneRun:
     def progress_total(self, rounds: int) -> int:
         if self.compile_only:  # it advances once per build, and shapes with one start share their builds
             start = start_configs(self.knobs, self.shapes, self.table)
-            return 1 + len({config for config, _ in one_round(self.knobs, start, self.only)})
+            return len(compile_only_builds(one_round(self.knobs, start, self.only)))
         return len(self.cases) * 2 + round_size(self.knobs, len(self.cases), self.only) * rounds
 
 
