@@ -5,7 +5,9 @@ The generated .cu is what load_inline compiles (torch's prelude, then the cuda_s
 `#line N "submission.py"` before each piece, so compiler errors name the .py line. cpp_sources are
 host code (the pybind glue) and are not compiled here. Flags: the submission's own
 extra_cuda_cflags and include paths, torch's COMMON_NVCC_FLAGS and extension defines, the arch's
--gencode when the flags name none, and `-Xptxas -v` for the resource report.
+-gencode when the flags name none, and `-Xptxas -v` for the resource report. Include folders are
+laid out as torch's ninja file lays them out (_write_ninja_file_to_build_library): extra_include_paths
+as -I, torch's and Python's as -isystem.
 """
 
 from __future__ import annotations
@@ -32,6 +34,9 @@ from nvfp4ctl.errors import UsageError
 LEADERBOARD_COMPILE_S = 120.0  # kernelbot's Timeout.COMPILE for the first `python submission.py` (FACTS.md)
 WARN_FRACTION = 0.6
 PRELUDE = "#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h>\n"  # load_inline's own
+# _command's include layout, in the key: an entry built with an earlier one (torch's folders as -I ahead
+# of the submission's) may hold a build that reads other headers
+COMMAND_LAYOUT = 2
 _USES_CUTLASS = ("#include <cute/", "#include <cutlass/", '#include "cute/', '#include "cutlass/')
 
 
@@ -82,28 +87,36 @@ def _torch_flags(name: str) -> tuple[list[str], list[str]]:
 
 
 def _command(extension: Extension, unit: Path, arch: str, code: str, folder: Path) -> list[str]:
+    """nvcc's command for one unit. The include folders as torch lays them out: the submission's
+    extra_include_paths as -I, torch's and Python's as -isystem. Every -I folder is searched before
+    every -isystem one, so a submission's header named like one of torch's (fp16.h) is its own, as on
+    the leaderboard."""
     torch_flags, torch_includes = _torch_flags(extension.name)
     user = list(extension.cuda_flags)
-    includes = [*torch_includes, *extension.include_paths]
-    if any(marker in code for marker in _USES_CUTLASS):
-        includes.extend(str(path) for path in cutlass_includes())
-    command = [str(toolchain.nvcc_path()), "-c", str(unit), "-o", str(folder / f"{unit.stem}.o"), *torch_flags]
+    command = [str(toolchain.nvcc_path()), "-c", str(unit), "-o", str(folder / f"{unit.stem}.o"),
+               *(f"-I{path}" for path in extension.include_paths)]
+    for path in torch_includes:
+        command += ["-isystem", path]
+    command += torch_flags
     if not any(flag.startswith(("-std", "--std")) for flag in user):
         command.append("-std=c++17")
     if not any(ARCH_FLAG.search(flag) for flag in user):
         command.append(flags.gencode(arch))
-    command += [*user, *flags.REPORT_FLAGS, *(f"-I{path}" for path in includes)]
+    command += [*user, *flags.REPORT_FLAGS]
+    # torch adds no CUTLASS: after the submission's own -I flags, which name its checkout when it brings one
+    if any(marker in code for marker in _USES_CUTLASS):
+        command += [f"-I{path}" for path in cutlass_includes()]
     return command
 
 
 def _key(code: str, extension: Extension, arch: str, unit: Path | None = None) -> str:
     """What the unit's build depends on, read without importing torch (a cache hit stays cheap): the code
-    as compiled, the local headers it includes (found as nvcc finds them: beside a load() file, then in
-    the -I folders in _command's order: the flags', the include folders, a load() file's folder), the
+    as compiled, the local headers it includes (found as nvcc finds them: beside the including file, then
+    in the -I folders in _command's order: extra_include_paths, the flags', a load() file's folder), the
     extension's name (torch's -DTORCH_EXTENSION_NAME), its flags and include folders, a load() file's own
-    folder, the arch and the toolchain. Not the submission's file name: a copy of submission.py whose
-    CUDA is the same builds the same objects."""
-    search = [*flag_include_folders(extension.cuda_flags), *(Path(folder) for folder in extension.include_paths),
+    folder, the command's layout, the arch and the toolchain. Not the submission's file name: a copy of
+    submission.py whose CUDA is the same builds the same objects."""
+    search = [*(Path(folder) for folder in extension.include_paths), *flag_include_folders(extension.cuda_flags),
               *([unit.parent] if unit is not None else [])]
     headers = header_digests(code, unit.parent if unit is not None else None, search)
     torch = toolchain.torch_build()
@@ -111,7 +124,7 @@ def _key(code: str, extension: Extension, arch: str, unit: Path | None = None) -
     material = {"code": hashlib.sha256(code.encode()).hexdigest(), "extension": extension.name,
                 "cuda_flags": list(extension.cuda_flags),
                 "include_paths": [str(path) for path in extension.include_paths], "headers": headers, "arch": arch,
-                "unit_folder": str(unit.parent) if unit is not None else None,
+                "unit_folder": str(unit.parent) if unit is not None else None, "layout": COMMAND_LAYOUT,
                 "nvcc": toolchain.nvcc_version(), "torch": [torch.version, torch.cuda], "python": toolchain.python_abi(),
                 "cutlass": cutlass, "sass_tools": toolchain.sass_tools() is not None}
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()

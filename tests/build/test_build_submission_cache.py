@@ -134,3 +134,29 @@ def test_headers_through_an_include_flag_are_inputs_and_the_toolkits_are_not(tmp
     toolkit = [toolchain.cuda_home() / "include", *(toolchain.cutlass_include_dirs() if toolchain.cutlass_root() else [])]
     (path, _), = header_digests(code, None, [*folders, *toolkit])
     assert path == str(tmp_path / "tile.cuh")
+
+
+def _real_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, submission: Path) -> tuple[int, str]:
+    """`build submission.py` with nvcc, without load_inline's torch prelude to keep it short: the exit
+    code, and the unit's cache column when it built, else the output on one line."""
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(submission_build, "PRELUDE", "")
+    monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["build", str(submission)])
+    row = next((line for line in result.output.splitlines() if ".cu: k" in line), None)
+    return result.exit_code, row.rstrip(" │").split("│")[-1].strip() if row else " ".join(result.output.split())
+
+
+def test_a_submission_header_named_like_one_of_torchs_is_the_submissions(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """torch gives extra_include_paths as -I and its own folders as -isystem, searched after every -I:
+    the submission's fp16.h is the one its CUDA gets on the leaderboard, not torch/include/fp16.h."""
+    include = tmp_path / "include"
+    include.mkdir()
+    (include / "fp16.h").write_text("#define TILE 128\n")
+    submission = tmp_path / "submission.py"
+    submission.write_text(INLINE.replace("INCLUDE", repr(str(include))).replace('"tile.cuh"', '"fp16.h"')
+                          .replace("#include <shape.cuh>\n", "#define SHAPE 2\n"))
+    assert _real_build(tmp_path, monkeypatch, submission) == (0, "built")
+
