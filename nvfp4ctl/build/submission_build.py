@@ -7,7 +7,7 @@ host code (the pybind glue) and are not compiled here. Flags: the submission's o
 extra_cuda_cflags and include paths, torch's COMMON_NVCC_FLAGS and extension defines, the arch's
 -gencode when the flags name none, and `-Xptxas -v` for the resource report. Include folders are
 laid out as torch's ninja file lays them out (_write_ninja_file_to_build_library): extra_include_paths
-as -I, torch's and Python's as -isystem.
+as -I, torch's and Python's as -isystem, and no -I for a load() file's folder.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ LEADERBOARD_COMPILE_S = 120.0  # kernelbot's Timeout.COMPILE for the first `pyth
 WARN_FRACTION = 0.6
 PRELUDE = "#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h>\n"  # load_inline's own
 # _command's include layout, in the key: an entry built with an earlier one (torch's folders as -I ahead
-# of the submission's) may hold a build that reads other headers
-COMMAND_LAYOUT = 2
+# of the submission's, a load() file's folder as -I) may hold a build that reads other headers or now fails
+COMMAND_LAYOUT = 3
 _USES_CUTLASS = ("#include <cute/", "#include <cutlass/", '#include "cute/', '#include "cutlass/')
 
 
@@ -90,7 +90,8 @@ def _command(extension: Extension, unit: Path, arch: str, code: str, folder: Pat
     """nvcc's command for one unit. The include folders as torch lays them out: the submission's
     extra_include_paths as -I, torch's and Python's as -isystem. Every -I folder is searched before
     every -isystem one, so a submission's header named like one of torch's (fp16.h) is its own, as on
-    the leaderboard."""
+    the leaderboard. A load() file's folder gets no -I (torch gives none): `#include "x.cuh"` still
+    finds x.cuh beside the file, as nvcc always looks there, but `#include <x.cuh>` does not."""
     torch_flags, torch_includes = _torch_flags(extension.name)
     user = list(extension.cuda_flags)
     command = [str(toolchain.nvcc_path()), "-c", str(unit), "-o", str(folder / f"{unit.stem}.o"),
@@ -112,12 +113,11 @@ def _command(extension: Extension, unit: Path, arch: str, code: str, folder: Pat
 def _key(code: str, extension: Extension, arch: str, unit: Path | None = None) -> str:
     """What the unit's build depends on, read without importing torch (a cache hit stays cheap): the code
     as compiled, the local headers it includes (found as nvcc finds them: beside the including file, then
-    in the -I folders in _command's order: extra_include_paths, the flags', a load() file's folder), the
+    in the -I folders in _command's order: extra_include_paths, then the flags'), the
     extension's name (torch's -DTORCH_EXTENSION_NAME), its flags and include folders, a load() file's own
     folder, the command's layout, the arch and the toolchain. Not the submission's file name: a copy of
     submission.py whose CUDA is the same builds the same objects."""
-    search = [*(Path(folder) for folder in extension.include_paths), *flag_include_folders(extension.cuda_flags),
-              *([unit.parent] if unit is not None else [])]
+    search = [*(Path(folder) for folder in extension.include_paths), *flag_include_folders(extension.cuda_flags)]
     headers = header_digests(code, unit.parent if unit is not None else None, search)
     torch = toolchain.torch_build()
     cutlass = os.environ.get("CUTLASS_PATH") or (toolchain.cutlass_version() if toolchain.cutlass_root() else None)
@@ -200,8 +200,6 @@ def _build_unit(sources: SubmissionSources, extension: Extension, arch: str, nam
             if path is None:
                 unit.write_text(code)
             command = _command(extension, unit, arch, code, folder)
-            if path is not None:
-                command.append(f"-I{path.parent}")
             compiling = time.perf_counter()
             try:
                 done = subprocess.run(command, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

@@ -160,3 +160,18 @@ def test_a_submission_header_named_like_one_of_torchs_is_the_submissions(tmp_pat
                           .replace("#include <shape.cuh>\n", "#define SHAPE 2\n"))
     assert _real_build(tmp_path, monkeypatch, submission) == (0, "built")
 
+
+def test_a_header_beside_a_load_source_is_found_only_as_a_quoted_include(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """torch gives a load() file's folder no -I: `#include <tile.cuh>` of a tile.cuh beside k.cu fails on
+    the leaderboard, so it fails here; `#include "tile.cuh"` finds it beside k.cu, as nvcc always does."""
+    (tmp_path / "include").mkdir()
+    (tmp_path / "tile.cuh").write_text("#define TILE 128\n")
+    (tmp_path / "k.cu").write_text("// nvfp4ctl: no-tensor-op\n#include <tile.cuh>\n"
+                                   "__global__ void k(float* p) { p[0] = TILE; }\n")
+    submission = tmp_path / "submission.py"
+    submission.write_text(LOAD.replace("INCLUDE", repr(str(tmp_path / "include"))))
+    exit_code, output = _real_build(tmp_path, monkeypatch, submission)
+    assert exit_code == 1 and "tile.cuh: No such file or directory" in output, output
+    (tmp_path / "k.cu").write_text((tmp_path / "k.cu").read_text().replace("<tile.cuh>", '"tile.cuh"'))
+    assert _real_build(tmp_path, monkeypatch, submission) == (0, "built")
