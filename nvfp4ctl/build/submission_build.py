@@ -27,7 +27,7 @@ from nvfp4ctl.build.compile import BUILD_TIMEOUT_S
 from nvfp4ctl.build.compiler_errors import display_path, first_error
 from nvfp4ctl.build.report import REPORT_FILE, BuildReport
 from nvfp4ctl.build.sources import NO_TENSOR_OP, marks_in
-from nvfp4ctl.build.submission_headers import flag_include_folders, header_digests
+from nvfp4ctl.build.submission_headers import checkout_stamp, flag_include_folders, header_digests
 from nvfp4ctl.build.submission_sources import ARCH_FLAG, Extension, SubmissionSources
 from nvfp4ctl.errors import UsageError
 
@@ -113,14 +113,15 @@ def _command(extension: Extension, unit: Path, arch: str, code: str, folder: Pat
 def _key(code: str, extension: Extension, arch: str, unit: Path | None = None) -> str:
     """What the unit's build depends on, read without importing torch (a cache hit stays cheap): the code
     as compiled, the local headers it includes (found as nvcc finds them: beside the including file, then
-    in the -I folders in _command's order: extra_include_paths, then the flags'), the
-    extension's name (torch's -DTORCH_EXTENSION_NAME), its flags and include folders, a load() file's own
-    folder, the command's layout, the arch and the toolchain. Not the submission's file name: a copy of
-    submission.py whose CUDA is the same builds the same objects."""
+    in the -I folders in _command's order: extra_include_paths, then the flags'; a CUTLASS checkout among
+    them, or $CUTLASS_PATH, by its headers' sizes and times), the extension's name (torch's
+    -DTORCH_EXTENSION_NAME), its flags and include folders, a load() file's own folder, the command's
+    layout, the arch and the toolchain. Not the submission's file name: a copy of submission.py whose
+    CUDA is the same builds the same objects."""
     search = [*(Path(folder) for folder in extension.include_paths), *flag_include_folders(extension.cuda_flags)]
     headers = header_digests(code, unit.parent if unit is not None else None, search)
     torch = toolchain.torch_build()
-    cutlass = os.environ.get("CUTLASS_PATH") or (toolchain.cutlass_version() if toolchain.cutlass_root() else None)
+    cutlass = _cutlass_in_key()
     material = {"code": hashlib.sha256(code.encode()).hexdigest(), "extension": extension.name,
                 "cuda_flags": list(extension.cuda_flags),
                 "include_paths": [str(path) for path in extension.include_paths], "headers": headers, "arch": arch,
@@ -128,6 +129,15 @@ def _key(code: str, extension: Extension, arch: str, unit: Path | None = None) -
                 "nvcc": toolchain.nvcc_version(), "torch": [torch.version, torch.cuda], "python": toolchain.python_abi(),
                 "cutlass": cutlass, "sass_tools": toolchain.sass_tools() is not None}
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+
+def _cutlass_in_key() -> list[str] | str | None:
+    """The CUTLASS that _command adds: a $CUTLASS_PATH checkout by its path and its headers' stamps (it
+    may be updated in place), else the wheel's version."""
+    root = os.environ.get("CUTLASS_PATH")
+    if root:
+        return [root, *(checkout_stamp(folder) for folder in cutlass_includes())]
+    return toolchain.cutlass_version() if toolchain.cutlass_root() else None
 
 
 def keyed_code(code: str, py_path: Path) -> str:

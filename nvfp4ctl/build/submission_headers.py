@@ -3,8 +3,10 @@ the unit, as an edit to a kernel's own header does (sources.local_headers).
 
 Followed as nvcc finds them: `#include "x"` beside the including file, then in the -I folders in order;
 `#include <x>` in the -I folders only. The -I folders that matter are the submission's own
-(extra_include_paths, a load() file's folder): torch's, the toolkit's and CUTLASS's headers are not
-read, their versions are in the key instead. An include in a comment or an `#if 0` group is not
+(extra_include_paths, the flags' -I): torch's, the toolkit's and CUTLASS's headers are not read,
+their versions are in the key instead; a CUTLASS checkout of the submission's own (an -I folder that
+is none of the toolchain's) counts by its files' sizes and times (checkout_stamp). An include in a
+comment or an `#if 0` group is not
 followed (build/preprocessor.py). A header not found is left to the compiler, whose error is never
 cached.
 """
@@ -28,6 +30,7 @@ _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(?:"([^"\n]+)"|<([^>\n]+)>)',
 # CUTLASS/CuTe's headers are many hundreds (reading them costs seconds on every lookup); the key holds
 # the CUTLASS in use instead (build/toolchain.py: cutlass_version)
 _CUTLASS_NAMES = ("cute/", "cutlass/")
+_CUTLASS_TREES = ("cute", "cutlass")
 
 
 def header_digests(code: str, beside: Path | None, search: Sequence[Path]) -> list[tuple[str, str]]:
@@ -40,9 +43,13 @@ def header_digests(code: str, beside: Path | None, search: Sequence[Path]) -> li
         text, folder = pending.pop(0)
         for quoted, bracketed in _INCLUDE.findall(live_code(text)):
             name = quoted or bracketed
+            beside_folder = [folder] if quoted and folder is not None else []
             if name.startswith(_CUTLASS_NAMES):
+                checkout = _cutlass_checkout(name, [*beside_folder, *search])
+                if checkout is not None and checkout not in digests:
+                    digests[checkout] = checkout_stamp(checkout)
                 continue
-            header = _find(name, [folder] if quoted and folder is not None else [], search)
+            header = _find(name, beside_folder, search)
             if header is None or header in digests or _in_toolchain(header):
                 continue
             try:
@@ -52,6 +59,27 @@ def header_digests(code: str, beside: Path | None, search: Sequence[Path]) -> li
             digests[header] = hashlib.sha256(data).hexdigest()
             pending.append((data.decode(errors="replace"), header.parent))
     return [(str(path), digest) for path, digest in digests.items()]
+
+
+def checkout_stamp(folder: Path) -> str:
+    """sha256 of the path, size and modification time of every file under folder's cute/ and cutlass/:
+    updating a checkout in place (a pull, a release unpacked over it) changes the files it rewrites,
+    where cutlass/version.h alone stays the same between releases. A stat per header (some 1,500:
+    milliseconds), where reading them all would cost every lookup seconds."""
+    stamps: list[tuple[str, int, int]] = []
+    pending = [folder / tree for tree in _CUTLASS_TREES]
+    while pending:
+        try:
+            with os.scandir(pending.pop()) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append(Path(entry.path))
+                    elif entry.is_file():
+                        stat = entry.stat()
+                        stamps.append((entry.path, stat.st_size, stat.st_mtime_ns))
+        except OSError:  # absent or unreadable: nothing of it is compiled either
+            continue
+    return "stamp:" + hashlib.sha256(repr(sorted(stamps)).encode()).hexdigest()
 
 
 def flag_include_folders(flags: Sequence[str]) -> list[Path]:
@@ -68,6 +96,15 @@ def flag_include_folders(flags: Sequence[str]) -> list[Path]:
         elif flag.startswith("-I"):
             folders.append(flag[2:])
     return [Path(folder.strip()) for folder in folders if os.path.isabs(folder.strip())]
+
+
+def _cutlass_checkout(name: str, folders: Sequence[Path]) -> Path | None:
+    """The include folder a CUTLASS/CuTe header is found in when it is the submission's own checkout;
+    None for the toolchain's (the wheel, $CUTLASS_PATH: their versions are in the key) or none found."""
+    for folder in folders:
+        if (folder / name).is_file():
+            return None if _in_toolchain((folder / name).resolve()) else folder.resolve()
+    return None
 
 
 def _find(name: str, beside: list[Path], search: Sequence[Path]) -> Path | None:

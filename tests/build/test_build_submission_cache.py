@@ -4,6 +4,7 @@ found where torch's load_inline finds them on the leaderboard."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -175,3 +176,54 @@ def test_a_header_beside_a_load_source_is_found_only_as_a_quoted_include(tmp_pat
     assert exit_code == 1 and "tile.cuh: No such file or directory" in output, output
     (tmp_path / "k.cu").write_text((tmp_path / "k.cu").read_text().replace("<tile.cuh>", '"tile.cuh"'))
     assert _real_build(tmp_path, monkeypatch, submission) == (0, "built")
+
+
+def _update_in_place(header: Path, text: str) -> None:
+    """A pull rewrites a file: new content, and a modification time later than the entry's build."""
+    header.write_text(text)
+    stat = header.stat()
+    os.utime(header, ns=(stat.st_atime_ns, stat.st_mtime_ns + 2_000_000_000))
+
+
+def test_a_cutlass_checkout_in_the_include_folders_updated_in_place_rebuilds_the_unit(
+        tmp_path: Path, compiles: list[str]) -> None:
+    """A CUTLASS checkout named in extra_include_paths (/opt/cutlass/include) counts by its headers' sizes
+    and times: keyed by its path alone, a pull served the old entry's registers and spills. A header
+    the CUDA never names directly (gemm/dispatch.h, reached from CuTe's) counts too; version.h stays the
+    same between releases."""
+    checkout = tmp_path / "cutlass" / "include"
+    (checkout / "cute").mkdir(parents=True)
+    (checkout / "cutlass" / "gemm").mkdir(parents=True)
+    (checkout / "cute" / "tensor.hpp").write_text("#define CUTE_TILE 128\n")
+    (checkout / "cutlass" / "version.h").write_text("#define CUTLASS_MAJOR 4\n")
+    (checkout / "cutlass" / "gemm" / "dispatch.h").write_text("#define DISPATCH 1\n")
+    submission = tmp_path / "submission.py"
+    submission.write_text(INLINE.replace("INCLUDE", repr(str(checkout)))
+                          .replace('#include "tile.cuh"\n#include <shape.cuh>\n', "#include <cute/tensor.hpp>\n")
+                          .replace("TILE * SHAPE", "CUTE_TILE"))
+    assert _cache_column(submission) == "built"
+    assert _cache_column(submission) == "hit"
+    _update_in_place(checkout / "cute" / "tensor.hpp", "#define CUTE_TILE 256\n")
+    assert _cache_column(submission) == "built"
+    _update_in_place(checkout / "cutlass" / "gemm" / "dispatch.h", "#define DISPATCH 2\n")
+    assert _cache_column(submission) == "built"
+    assert _cache_column(submission) == "hit"
+    assert compiles == ["plain.cu"] * 3
+
+
+def test_a_cutlass_path_checkout_updated_in_place_rebuilds_the_unit(tmp_path: Path, compiles: list[str],
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """$CUTLASS_PATH, which build adds when the CUDA includes CUTLASS, counts by its headers the same way."""
+    (tmp_path / "cutlass" / "include" / "cute").mkdir(parents=True)
+    header = tmp_path / "cutlass" / "include" / "cute" / "tensor.hpp"
+    header.write_text("#define CUTE_TILE 128\n")
+    monkeypatch.setenv("CUTLASS_PATH", str(tmp_path / "cutlass"))
+    submission = tmp_path / "submission.py"
+    submission.write_text(INLINE.replace("extra_include_paths=[INCLUDE], ", "")
+                          .replace('#include "tile.cuh"\n#include <shape.cuh>\n', "#include <cute/tensor.hpp>\n")
+                          .replace("TILE * SHAPE", "CUTE_TILE"))
+    assert _cache_column(submission) == "built"
+    assert _cache_column(submission) == "hit"
+    _update_in_place(header, "#define CUTE_TILE 256\n")
+    assert _cache_column(submission) == "built"
+    assert compiles == ["plain.cu"] * 2
