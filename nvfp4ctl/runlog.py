@@ -35,7 +35,8 @@ HEADING = "## Run log"
 # The heading as a user may type it: any case, a note in parentheses or after a colon, ATX closing #s.
 # "## Run logs" or "## Run log ideas" are headings of their own, never the section.
 _HEADING_LINE = re.compile(r"##[ \t]+run log(?:[ \t]*\([^()]*\)|[ \t]*:.*)?(?:[ \t]+#+)?", re.IGNORECASE)
-PREAMBLE = "<!-- nvfp4ctl appends one line per command below; keep your notes above this section. -->"
+PREAMBLE = ("<!-- nvfp4ctl appends one line per command below; keep your notes above this section,"
+            " or below it under a heading of your own. -->")
 SEPARATOR = " · "
 LOCK_TIMEOUT_S = 30.0
 MARKDOWN_SUFFIXES = (".md", ".markdown")

@@ -355,18 +355,17 @@ class _TaskReader:
         found = []
         for key in document:
             if isinstance(key, str) and key not in KNOWN_KEYS and key != skip:
-                close = difflib.get_close_matches(key, KNOWN_KEYS, n=1, cutoff=0.75)
+                close = _known_key_near(key)
                 if close:  # the key's own line: a block value (a list) starts on the next one
                     found.append(f"{self.at(key, at_key=True)}: unknown key {key!r} ignored;"
-                                 f" did you mean {close[0]!r}?")
+                                 f" did you mean {close!r}?")
         return tuple(found)
 
     @staticmethod
     def misspelling_of(document: dict[str, Any], wanted: str) -> str | None:
         """The unknown key of `document` closest to `wanted` (a missing known key), as near_misses matches."""
         unknown = [key for key in document if isinstance(key, str) and key not in KNOWN_KEYS]
-        return next((key for key in unknown if difflib.get_close_matches(key, KNOWN_KEYS, n=1, cutoff=0.75) == [wanted]),
-                    None)
+        return next((key for key in unknown if _known_key_near(key) == wanted), None)
 
     def unknown_gpu_mode_keys(self, document: dict[str, Any]) -> tuple[str, ...]:
         """Keys of GPU MODE's fixed-set sections that are none of the set (`config: {mian: eval.py}`)."""
@@ -496,3 +495,9 @@ class _TaskReader:
         if not isinstance(value, dict):
             raise self.fail("lint", f"expected a mapping of lint options, got {describe_value(value)}")
         return MappingProxyType(dict(value))
+
+
+def _known_key_near(key: str) -> str | None:
+    """The known task.yml key `key` looks like a misspelling of (`timout` -> `timeout`), else None."""
+    close = difflib.get_close_matches(key, KNOWN_KEYS, n=1, cutoff=0.75)
+    return close[0] if close else None

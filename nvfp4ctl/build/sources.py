@@ -4,6 +4,7 @@ and which arch a kernel is for (its folder, or a `// nvfp4ctl: arch=sm_90a` line
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -159,8 +160,10 @@ def _texts(source: Path, known: dict[Path, str] | None = None) -> dict[Path, str
     return texts
 
 
-def find_header(name: str, beside: Path, search: list[Path]) -> Path | None:
-    for folder in (beside, *search):
+def find_header(name: str, beside: Path | None, search: Sequence[Path]) -> Path | None:
+    """Where `#include "name"` resolves: beside the including file, then the search folders in order
+    (`beside` None: an `#include <name>`, which the search folders alone serve)."""
+    for folder in ((beside,) if beside is not None else ()) + tuple(search):
         candidate = folder / name
         if candidate.is_file():
             return candidate.resolve()

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from nvfp4ctl.build import toolchain
 from nvfp4ctl.build.preprocessor import live_code
+from nvfp4ctl.build.sources import find_header
 from nvfp4ctl.errors import UsageError
 
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(?:"([^"\n]+)"|<([^>\n]+)>)', re.MULTILINE)
@@ -43,13 +44,13 @@ def header_digests(code: str, beside: Path | None, search: Sequence[Path]) -> li
         text, folder = pending.pop(0)
         for quoted, bracketed in _INCLUDE.findall(live_code(text)):
             name = quoted or bracketed
-            beside_folder = [folder] if quoted and folder is not None else []
+            beside_folder = folder if quoted else None
             if name.startswith(_CUTLASS_NAMES):
-                checkout = _cutlass_checkout(name, [*beside_folder, *search])
+                checkout = _cutlass_checkout(name, [*([beside_folder] if beside_folder else []), *search])
                 if checkout is not None and checkout not in digests:
                     digests[checkout] = checkout_stamp(checkout)
                 continue
-            header = _find(name, beside_folder, search)
+            header = find_header(name, beside_folder, search)
             if header is None or header in digests or _in_toolchain(header):
                 continue
             try:
@@ -107,12 +108,6 @@ def _cutlass_checkout(name: str, folders: Sequence[Path]) -> Path | None:
     return None
 
 
-def _find(name: str, beside: list[Path], search: Sequence[Path]) -> Path | None:
-    for folder in (*beside, *search):
-        candidate = folder / name
-        if candidate.is_file():
-            return candidate.resolve()
-    return None
 
 
 def _in_toolchain(header: Path) -> bool:

@@ -44,6 +44,9 @@ def join_pieces(pieces: list[Piece]) -> str:
     return text
 
 
+_DECLARED_ELSEWHERE = re.compile(r"^\s*#\s*include\b|\busing\s+(?!namespace\b)[\w:]+", re.MULTILINE)
+
+
 @dataclass
 class Extension:
     """One load_inline / load call."""
@@ -78,6 +81,8 @@ class Extension:
         if self.functions is None or not self.cpp_read:
             return []
         code = blank(join_pieces(self.cpp)).code
+        if _DECLARED_ELSEWHERE.search(code):  # a header or a using-declaration may declare them: not ours to tell
+            return []
         return [name for name in self.functions if not re.search(rf"(?<![\w.]){re.escape(name)}\s*\(", code)]
 
 

@@ -125,3 +125,16 @@ def test_build_fails_a_submission_whose_functions_are_not_declared(tmp_path: Pat
     assert result.exit_code == 1, result.output
     assert ("submission.py:2: ext's functions= names gemm_v2, which its cpp_sources never declare: load_inline's"
             " generated binding fails to compile") in " ".join(result.output.split())
+
+
+@pytest.mark.parametrize("cpp", ['#include \\"decl.h\\"', "using impl::gemm;", "using impl::gemm_v2;\\nvoid gemm(torch::Tensor a);"])
+def test_functions_a_header_or_a_using_declaration_may_declare_are_not_judged(tmp_path: Path, cpp: str) -> None:
+    """cpp_sources that include a header (found through extra_include_paths) or name the function with a
+    using-declaration declare it where this text scan cannot see: no error for a valid submission."""
+    submission = tmp_path / "submission.py"
+    submission.write_text(
+        "from torch.utils.cpp_extension import load_inline\n"
+        f'mod = load_inline(name="ext", cpp_sources=["{cpp}"], cuda_sources=["__global__ void k() {{}}"],'
+        ' functions=["gemm", "gemm_v2"])\n')
+    (extension,) = find_sources(submission).extensions
+    assert extension.undeclared_functions() == []
