@@ -225,12 +225,16 @@ def test_a_kernel_without_its_c_abi_entry_point_fails_the_build(tmp_path: Path) 
     assert half.exit_code == 1 and "defines no nvfp4_gemv_launch(), the C ABI" in " ".join(half.output.split())
 
 
+# A GEMV kernel whose launch takes a pointer where the API header declares a const reference.
+POINTER_LAUNCH = ('// nvfp4ctl: no-tensor-op\n#include "nvfp4_gemv_api.h"\n'
+                  'const char* nvfp4_gemv_unsupported(int, int, int) { return nullptr; }\n'
+                  'cudaError_t nvfp4_gemv_launch(Nvfp4GemvArgs* args) { return cudaSuccess; }\n')
+
+
 def test_a_c_abi_function_defined_with_other_parameters_fails_the_build(tmp_path: Path) -> None:
     # in C++ it is an overload: the declared function stays undefined and the import fails
     kernel = tmp_path / "pointer_launch.cu"
-    kernel.write_text('// nvfp4ctl: no-tensor-op\n#include "nvfp4_gemv_api.h"\n'
-                      'const char* nvfp4_gemv_unsupported(int, int, int) { return nullptr; }\n'
-                      'cudaError_t nvfp4_gemv_launch(Nvfp4GemvArgs* args) { return cudaSuccess; }\n')
+    kernel.write_text(POINTER_LAUNCH)
     result = runner.invoke(app, ["build", str(kernel), "--arch", "sm_90a"])
     assert result.exit_code == 1, result.output
     assert (f"{kernel}: defines nvfp4_gemv_launch(Nvfp4GemvArgs*), not nvfp4_gemv_launch(Nvfp4GemvArgs const&)"
@@ -269,9 +273,7 @@ def test_the_c_abi_is_read_from_the_header_the_binding_includes_not_a_copy_besid
     assert "const Nvfp4GemvArgs& args" in api
     (tmp_path / "nvfp4_gemv_api.h").write_text(api.replace("const Nvfp4GemvArgs& args", "Nvfp4GemvArgs* args"))
     kernel = tmp_path / "pointer_launch.cu"
-    kernel.write_text('// nvfp4ctl: no-tensor-op\n#include "nvfp4_gemv_api.h"\n'
-                      'const char* nvfp4_gemv_unsupported(int, int, int) { return nullptr; }\n'
-                      'cudaError_t nvfp4_gemv_launch(Nvfp4GemvArgs* args) { return cudaSuccess; }\n')
+    kernel.write_text(POINTER_LAUNCH)
     result = runner.invoke(app, ["build", str(kernel), "--arch", "sm_90a"])
     assert result.exit_code == 1, result.output
     assert "defines nvfp4_gemv_launch(Nvfp4GemvArgs*), not nvfp4_gemv_launch(Nvfp4GemvArgs const&)" in " ".join(result.output.split())

@@ -82,13 +82,19 @@ def test_a_kernel_without_an_api_header_is_refused_for_another_problem(
     assert not (folder / "bare.py").exists()
 
 
+def _user_folder(folder: Path, problem: str, sm100_kernels: dict[str, str]) -> Path:
+    """`nvfp4ctl init --problem PROBLEM` in `folder`, with these kernels in its kernels/sm100/."""
+    assert runner.invoke(app, ["init", "--problem", problem, str(folder)]).exit_code == 0
+    (folder / "kernels" / "sm100").mkdir(parents=True)
+    for name, text in sm100_kernels.items():
+        (folder / "kernels" / "sm100" / name).write_text(text)
+    return folder
+
+
 def test_a_default_kernel_for_another_problem_is_refused_naming_the_file_found(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No --kernel typed: the refusal read "--kernel PATH is ...", as if the user had given one."""
-    folder = tmp_path / "gemm"
-    assert runner.invoke(app, ["init", "--problem", "nvfp4_gemm", str(folder)]).exit_code == 0
-    (folder / "kernels" / "sm100").mkdir(parents=True)
-    (folder / "kernels" / "sm100" / "nvfp4_gemm_sm100_tc.cu").write_text(DUAL_GEMM.read_text())
+    folder = _user_folder(tmp_path / "gemm", "nvfp4_gemm", {"nvfp4_gemm_sm100_tc.cu": DUAL_GEMM.read_text()})
     monkeypatch.chdir(folder)
     result = runner.invoke(app, ["export", "-o", "gemm.py"])
     assert result.exit_code == 2, result.output
@@ -102,11 +108,8 @@ def test_a_default_kernel_for_another_problem_is_refused_naming_the_file_found(
 def test_a_problem_without_a_shipped_b200_kernel_says_where_export_looked(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """In a folder with a kernels/ of its own, the message read as if that folder were ignored."""
-    folder = tmp_path / "dual"
-    assert runner.invoke(app, ["init", "--problem", "nvfp4_dual_gemm", str(folder)]).exit_code == 0
-    (folder / "kernels" / "sm100").mkdir(parents=True)
-    (folder / "kernels" / "sm100" / "my_dual.cu").write_text(DUAL_GEMM.read_text())
-    (folder / "kernels" / "sm100" / "other.cu").write_text("__global__ void k() {}\n")
+    folder = _user_folder(tmp_path / "dual", "nvfp4_dual_gemm",
+                          {"my_dual.cu": DUAL_GEMM.read_text(), "other.cu": "__global__ void k() {}\n"})
     monkeypatch.chdir(folder)
     result = runner.invoke(app, ["export", "-o", "dual.py"])
     assert result.exit_code == 2, result.output
