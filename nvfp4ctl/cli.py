@@ -36,6 +36,8 @@ def _record(outcome: Outcome) -> Outcome:
         from nvfp4ctl import runlog  # here: `--help` never needs it
 
         memory = workspace.memory_path()
+        if runlog.made_read_only(memory):  # logging switched off: not even the entry's git and GPU lookups
+            raise runlog.ReadOnlyRunLog(f"{memory} is read-only")
         with stop_signals_as_ctrl_c():
             runlog.append(runlog.make_entry(outcome, sys.argv[1:], workspace.user_folder()), memory)
             written = True

@@ -301,7 +301,11 @@ def not_a_run_log(memory: Path) -> str | None:
 
 def _why_not_a_run_log(memory: Path, text: str) -> str | None:
     """not_a_run_log of `memory` holding `text` (append judges the bytes it read, not a second read)."""
-    if memory.suffix.lower() in MARKDOWN_SUFFIXES or not text or _has_heading(text):
+    if memory.suffix.lower() in MARKDOWN_SUFFIXES or not text:
+        return None
+    # Only the heading as nvfp4ctl writes it: a hand-typed variant (_is_heading) is a Markdown file's, and a
+    # `## Run Log` comment in a Python file must not make it one.
+    if any(line.lstrip("\ufeff").rstrip() == HEADING for line in text.splitlines()):
         return None
     return f'not a run log (its name does not end in .md and it has no "{HEADING}" section)'
 
@@ -318,7 +322,7 @@ def append(entry: RunEntry, memory: Path) -> None:
         text = existing.decode("utf-8", errors="replace")
         if (why := _why_not_a_run_log(memory, text)) is not None:  # judged under the lock, on what is replaced
             raise UsageError(f"{memory}: {why}; the run log was not appended to it")
-        if _made_read_only(memory):
+        if made_read_only(memory):  # also judged under the lock, on what would be replaced
             raise ReadOnlyRunLog(f"{memory} is read-only")
         at = _section_end(existing)
         chunk = ""
@@ -334,7 +338,7 @@ def append(entry: RunEntry, memory: Path) -> None:
         write_bytes_atomic(memory, existing[:at] + chunk.encode() + existing[at:])
 
 
-def _made_read_only(memory: Path) -> bool:
+def made_read_only(memory: Path) -> bool:
     """Whether `memory` is a file its owner may not write (chmod a-w). Judged by the mode bits, not by a
     failed open: the append replaces the file, which needs only the folder's permission, so the write
     would succeed (and for root every open does) and override the user's choice."""
@@ -372,7 +376,8 @@ def _section_end(existing: bytes) -> int:
     under it), else the end of the file. Judged on the bytes, which are kept as they are; a `#` line in
     a fenced code block is no heading."""
     lines = existing.splitlines(keepends=True)
-    marks = [i for i, line in enumerate(lines) if _is_heading(line.decode("utf-8", errors="replace"))]
+    marks = [i for i, line in enumerate(lines)  # decoded only where it can be a heading: appends read big logs
+             if line.lstrip(b"\xef\xbb\xbf").startswith(b"##") and _is_heading(line.decode("utf-8", errors="replace"))]
     if not marks:
         return len(existing)
     offset = sum(len(line) for line in lines[: marks[-1] + 1])
@@ -450,18 +455,19 @@ def _lines_from_the_end(file: BinaryIO) -> Iterator[str]:
     """The file's lines, last first, as read() splits them: the bytes are decoded from just after a
     b"\n" (never inside a UTF-8 character), so every piece decodes as it does within the whole file."""
     end = file.seek(0, os.SEEK_END)
-    partial = b""  # the end of a line whose start lies further back
+    later: list[bytes] = []  # blocks of a line whose start lies further back, the latest first
     while end > 0:
         start = max(0, end - _BLOCK_BYTES)
         file.seek(start)
-        data = file.read(end - start) + partial
+        block = file.read(end - start)
         end = start
-        cut = data.find(b"\n") + 1 if start > 0 else 0
-        if start > 0 and cut == 0:  # one long line: its start is further back still
-            partial = data
+        cut = block.find(b"\n") + 1 if start > 0 else 0
+        if start > 0 and cut == 0:  # one long line: its start is further back still (joined once, when found)
+            later.append(block)
             continue
-        partial = data[:cut]
-        yield from reversed(data[cut:].decode("utf-8", errors="replace").splitlines())
+        data = block[cut:] + b"".join(reversed(later))
+        later = [block[:cut]]
+        yield from reversed(data.decode("utf-8", errors="replace").splitlines())
 
 
 def _has_heading_from_the_start(file: BinaryIO) -> bool:

@@ -501,3 +501,50 @@ def test_log_n_reads_only_the_end_of_a_large_log(tmp_path, monkeypatch):
     assert "one before last │" in result.output and " last │" in result.output and "10/10 pass" not in result.output
     # parsing all 300,000 lines (32 MB) took 3 s of CPU here; the end alone takes milliseconds
     assert spent < 0.5, f"log -n 2 took {spent:.2f} s of CPU on a {memory.stat().st_size >> 20} MB log"
+
+
+@pytest.mark.parametrize("comment", ["## Run Log", "## run log: see MEMORY.md", "## Run log (nvfp4ctl)"])
+def test_a_python_comment_like_a_run_log_heading_does_not_make_the_file_one(tmp_path, comment):
+    """Hand-typed heading variants count in a Markdown file; in submission.py such a comment must not open
+    it to Markdown lines (NVFP4CTL_MEMORY=submission.py)."""
+    foreign = tmp_path / "submission.py"
+    foreign.write_text(f"{comment}\n{CODE}")
+    with pytest.raises(UsageError, match="not a run log"):
+        runlog.append(_entry("lost"), foreign)
+    assert foreign.read_text() == f"{comment}\n{CODE}"
+
+
+def test_log_n_on_a_log_with_one_very_long_line_reads_it_once(tmp_path, monkeypatch):
+    """A long line (a note with an inline image) below the runs: each block read back was joined to all
+    the later ones again, which grew with the square of the line's length (8 MB in 4 KB blocks: 1.3 s of
+    CPU that way, 0.03 s joined once)."""
+    monkeypatch.setattr(runlog, "_BLOCK_BYTES", 1 << 12)
+    memory = tmp_path / "MEMORY.md"
+    memory.write_text(runlog.HEADING + "\n\n" + _entry("first").to_line() + _entry("second").to_line()
+                      + "![plot](data:image/png;base64," + "A" * (8 << 20) + ")\n")
+    started = time.process_time()
+    entries = runlog.read(memory, last=2)
+    spent = time.process_time() - started
+    assert [e.result for e in entries] == ["first", "second"]
+    assert spent < 0.5, f"read the last 2 entries in {spent:.2f} s of CPU"
+
+
+def test_a_read_only_run_log_costs_no_entry(tmp_path, monkeypatch):
+    """Logging switched off with chmod a-w: the entry (two git calls, a GPU lookup) is not even made."""
+    import os
+    import stat
+
+    memory = tmp_path / "MEMORY.md"
+    memory.write_text(runlog.HEADING + "\n\n")
+    os.chmod(memory, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+    (tmp_path / "clean.py").write_text("x = 1\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+
+    def no_entry(*args, **kwargs):
+        raise AssertionError("make_entry ran for a read-only run log")
+
+    monkeypatch.setattr(runlog, "make_entry", no_entry)
+    result = CliRunner().invoke(app, ["lint", "clean.py"])
+    assert result.exit_code == 0, result.output
+    assert "is read-only" in result.output and "make_entry ran" not in result.output

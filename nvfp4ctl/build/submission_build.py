@@ -105,7 +105,7 @@ def _command(extension: Extension, unit: Path, arch: str, code: str, folder: Pat
         command.append(flags.gencode(arch))
     command += [*user, *flags.REPORT_FLAGS]
     # torch adds no CUTLASS: after the submission's own -I flags, which name its checkout when it brings one
-    if any(marker in code for marker in _USES_CUTLASS):
+    if _uses_cutlass(code):
         command += [f"-I{path}" for path in cutlass_includes()]
     return command
 
@@ -121,7 +121,7 @@ def _key(code: str, extension: Extension, arch: str, unit: Path | None = None) -
     search = [*(Path(folder) for folder in extension.include_paths), *flag_include_folders(extension.cuda_flags)]
     headers = header_digests(code, unit.parent if unit is not None else None, search)
     torch = toolchain.torch_build()
-    cutlass = _cutlass_in_key()
+    cutlass = _cutlass_in_key() if _uses_cutlass(code) else None  # _command adds it to these units only
     material = {"code": hashlib.sha256(code.encode()).hexdigest(), "extension": extension.name,
                 "cuda_flags": list(extension.cuda_flags),
                 "include_paths": [str(path) for path in extension.include_paths], "headers": headers, "arch": arch,
@@ -129,6 +129,10 @@ def _key(code: str, extension: Extension, arch: str, unit: Path | None = None) -
                 "nvcc": toolchain.nvcc_version(), "torch": [torch.version, torch.cuda], "python": toolchain.python_abi(),
                 "cutlass": cutlass, "sass_tools": toolchain.sass_tools() is not None}
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+
+def _uses_cutlass(code: str) -> bool:
+    return any(marker in code for marker in _USES_CUTLASS)
 
 
 def _cutlass_in_key() -> list[str] | str | None:

@@ -44,7 +44,9 @@ def join_pieces(pieces: list[Piece]) -> str:
     return text
 
 
-_DECLARED_ELSEWHERE = re.compile(r"^\s*#\s*include\b|\busing\s+(?!namespace\b)[\w:]+", re.MULTILINE)
+# A user header (a quoted include) or a using-declaration may declare a function where a text scan of
+# cpp_sources cannot see it; <torch/extension.h> and the like declare none of the user's.
+_DECLARED_ELSEWHERE = re.compile(r'^\s*#\s*include\s*"|\busing\s+(?!namespace\b)[\w:]*::\w+\s*;', re.MULTILINE)
 
 
 @dataclass

@@ -62,6 +62,8 @@ def _budget_line(seconds: float, units: int, failed: int = 0, measures: str = NV
     if not units and failed:
         return (f"compile: failed ({plural(failed, 'unit')}): no compile time to measure against the leaderboard's"
                 f" {LEADERBOARD_COMPILE_S:.0f} s"), False
+    if not units:
+        return "compile: no device code to compile", False
     fraction, warn = compile_budget(seconds)
     line = (f"compile: {seconds:.1f} s for {units} unit{'s' if units != 1 else ''} = {fraction:.0%} of the leaderboard's"
             f" {LEADERBOARD_COMPILE_S:.0f} s for the whole `python submission.py` ({measures};"

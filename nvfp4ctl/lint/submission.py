@@ -22,6 +22,8 @@ import ast
 import re
 from pathlib import Path
 
+from nvfp4ctl.build.preprocessor import live_code
+
 SUBMISSION_NAME = re.compile(r"^submission.*\.py$", re.IGNORECASE)
 # A definition, an assignment or an import of the name, at any indentation (definitions under an
 # `if` or `try` count); a mention in a docstring or a call does not.
@@ -89,7 +91,7 @@ def api_problem(text: str) -> tuple[str, str] | None:
     found: dict[str, str] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            for include in INCLUDE.findall(node.value):
+            for include in INCLUDE.findall(live_code(node.value)):  # not in a comment or #if 0
                 header = include.strip().rsplit("/", 1)[-1]
                 if header in headers:
                     found.setdefault(headers[header], f"it includes {header}")

@@ -104,7 +104,7 @@ def compile_only_builds(requests: list[Request]) -> list[Config | None]:
 
 def round_size(knobs: KernelKnobs, shapes: int, only: frozenset[str] | None = None) -> int:
     """(candidate, shape) pairs in one round, the start included: the progress bar's total."""
-    return shapes * (1 + sum(len(set(knob.values)) - 1 for knob in steps(knobs, only)))
+    return shapes * (1 + sum(len(knob.values) - 1 for knob in steps(knobs, only)))
 
 
 def coordinate_descent(knobs: KernelKnobs, start: dict[Shape, Config], evaluate: Evaluate,

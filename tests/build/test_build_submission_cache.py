@@ -227,3 +227,20 @@ def test_a_cutlass_path_checkout_updated_in_place_rebuilds_the_unit(tmp_path: Pa
     _update_in_place(header, "#define CUTE_TILE 256\n")
     assert _cache_column(submission) == "built"
     assert compiles == ["plain.cu"] * 2
+
+
+def test_a_unit_without_cutlass_ignores_the_cutlass_checkout(tmp_path: Path, compiles: list[str],
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """build adds CUTLASS's -I only to units that include it: a pull in $CUTLASS_PATH must not rebuild the
+    others (nor be walked for their key)."""
+    (tmp_path / "cutlass" / "include" / "cute").mkdir(parents=True)
+    header = tmp_path / "cutlass" / "include" / "cute" / "tensor.hpp"
+    header.write_text("#define CUTE_TILE 128\n")
+    monkeypatch.setenv("CUTLASS_PATH", str(tmp_path / "cutlass"))
+    submission = tmp_path / "submission.py"
+    submission.write_text(INLINE.replace("extra_include_paths=[INCLUDE], ", "")
+                          .replace('#include "tile.cuh"\n#include <shape.cuh>\n', "")
+                          .replace("TILE * SHAPE", "128"))
+    assert _cache_column(submission) == "built"
+    _update_in_place(header, "#define CUTE_TILE 256\n")
+    assert _cache_column(submission) == "hit"

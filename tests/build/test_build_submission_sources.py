@@ -138,3 +138,16 @@ def test_functions_a_header_or_a_using_declaration_may_declare_are_not_judged(tm
         ' functions=["gemm", "gemm_v2"])\n')
     (extension,) = find_sources(submission).extensions
     assert extension.undeclared_functions() == []
+
+
+@pytest.mark.parametrize("cpp", ["#include <torch/extension.h>\\nvoid gemm2(torch::Tensor a);",
+                                 "using T = float;\\nvoid gemm2(T a);"])
+def test_torch_includes_and_type_aliases_do_not_hide_an_undeclared_function(tmp_path: Path, cpp: str) -> None:
+    """Most cpp_sources include <torch/extension.h>; that (or a type alias) declares none of the user's names."""
+    submission = tmp_path / "submission.py"
+    submission.write_text(
+        "from torch.utils.cpp_extension import load_inline\n"
+        f'mod = load_inline(name="ext", cpp_sources=["{cpp}"], cuda_sources=["__global__ void k() {{}}"],'
+        ' functions=["gemm"])\n')
+    (extension,) = find_sources(submission).extensions
+    assert extension.undeclared_functions() == ["gemm"]

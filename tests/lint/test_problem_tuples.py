@@ -294,6 +294,8 @@ def custom_kernel(data):
     # two problems' ABIs in one file: which one it is for is not told here
     ('CUDA = \'#include "nvfp4_gemv_api.h"\\n#include "nvfp4_gemm_api.h"\'\n', None),
     ("def custom_kernel(data:\n    return m.nvfp4_gemv(data)\n", None),  # no parse: its own rules say so
+    # an include the CUDA has commented out or under #if 0 is no use either
+    ('CUDA = "// #include <nvfp4_gemv_api.h>\\n#if 0\\n#include <nvfp4_gemv_api.h>\\n#endif\\n"\n', None),
 ])  # fmt: skip
 def test_a_use_of_one_problems_c_abi_names_it(text: str, found: tuple[str, str] | None) -> None:
     from nvfp4ctl.lint.submission import api_problem
