@@ -211,13 +211,19 @@ def test_a_cutlass_checkout_in_the_include_folders_updated_in_place_rebuilds_the
     assert compiles == ["plain.cu"] * 3
 
 
+def _cutlass_path_checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A one-header CUTLASS checkout named by $CUTLASS_PATH; its cute/tensor.hpp."""
+    header = tmp_path / "cutlass" / "include" / "cute" / "tensor.hpp"
+    header.parent.mkdir(parents=True)
+    header.write_text("#define CUTE_TILE 128\n")
+    monkeypatch.setenv("CUTLASS_PATH", str(tmp_path / "cutlass"))
+    return header
+
+
 def test_a_cutlass_path_checkout_updated_in_place_rebuilds_the_unit(tmp_path: Path, compiles: list[str],
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """$CUTLASS_PATH, which build adds when the CUDA includes CUTLASS, counts by its headers the same way."""
-    (tmp_path / "cutlass" / "include" / "cute").mkdir(parents=True)
-    header = tmp_path / "cutlass" / "include" / "cute" / "tensor.hpp"
-    header.write_text("#define CUTE_TILE 128\n")
-    monkeypatch.setenv("CUTLASS_PATH", str(tmp_path / "cutlass"))
+    header = _cutlass_path_checkout(tmp_path, monkeypatch)
     submission = tmp_path / "submission.py"
     submission.write_text(INLINE.replace("extra_include_paths=[INCLUDE], ", "")
                           .replace('#include "tile.cuh"\n#include <shape.cuh>\n', "#include <cute/tensor.hpp>\n")
@@ -233,10 +239,7 @@ def test_a_unit_without_cutlass_ignores_the_cutlass_checkout(tmp_path: Path, com
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """build adds CUTLASS's -I only to units that include it: a pull in $CUTLASS_PATH must not rebuild the
     others (nor be walked for their key)."""
-    (tmp_path / "cutlass" / "include" / "cute").mkdir(parents=True)
-    header = tmp_path / "cutlass" / "include" / "cute" / "tensor.hpp"
-    header.write_text("#define CUTE_TILE 128\n")
-    monkeypatch.setenv("CUTLASS_PATH", str(tmp_path / "cutlass"))
+    header = _cutlass_path_checkout(tmp_path, monkeypatch)
     submission = tmp_path / "submission.py"
     submission.write_text(INLINE.replace("extra_include_paths=[INCLUDE], ", "")
                           .replace('#include "tile.cuh"\n#include <shape.cuh>\n', "")

@@ -127,27 +127,26 @@ def test_build_fails_a_submission_whose_functions_are_not_declared(tmp_path: Pat
             " generated binding fails to compile") in " ".join(result.output.split())
 
 
-@pytest.mark.parametrize("cpp", ['#include \\"decl.h\\"', "using impl::gemm;", "using impl::gemm_v2;\\nvoid gemm(torch::Tensor a);"])
-def test_functions_a_header_or_a_using_declaration_may_declare_are_not_judged(tmp_path: Path, cpp: str) -> None:
-    """cpp_sources that include a header (found through extra_include_paths) or name the function with a
-    using-declaration declare it where this text scan cannot see: no error for a valid submission."""
+def _undeclared(tmp_path: Path, cpp: str, functions: list[str]) -> list[str]:
+    """undeclared_functions() of a load_inline with these cpp_sources (a Python string literal's body) and functions=."""
     submission = tmp_path / "submission.py"
     submission.write_text(
         "from torch.utils.cpp_extension import load_inline\n"
         f'mod = load_inline(name="ext", cpp_sources=["{cpp}"], cuda_sources=["__global__ void k() {{}}"],'
-        ' functions=["gemm", "gemm_v2"])\n')
+        f" functions={functions!r})\n")
     (extension,) = find_sources(submission).extensions
-    assert extension.undeclared_functions() == []
+    return extension.undeclared_functions()
+
+
+@pytest.mark.parametrize("cpp", ['#include \\"decl.h\\"', "using impl::gemm;", "using impl::gemm_v2;\\nvoid gemm(torch::Tensor a);"])
+def test_functions_a_header_or_a_using_declaration_may_declare_are_not_judged(tmp_path: Path, cpp: str) -> None:
+    """cpp_sources that include a header (found through extra_include_paths) or name the function with a
+    using-declaration declare it where this text scan cannot see: no error for a valid submission."""
+    assert _undeclared(tmp_path, cpp, ["gemm", "gemm_v2"]) == []
 
 
 @pytest.mark.parametrize("cpp", ["#include <torch/extension.h>\\nvoid gemm2(torch::Tensor a);",
                                  "using T = float;\\nvoid gemm2(T a);"])
 def test_torch_includes_and_type_aliases_do_not_hide_an_undeclared_function(tmp_path: Path, cpp: str) -> None:
     """Most cpp_sources include <torch/extension.h>; that (or a type alias) declares none of the user's names."""
-    submission = tmp_path / "submission.py"
-    submission.write_text(
-        "from torch.utils.cpp_extension import load_inline\n"
-        f'mod = load_inline(name="ext", cpp_sources=["{cpp}"], cuda_sources=["__global__ void k() {{}}"],'
-        ' functions=["gemm"])\n')
-    (extension,) = find_sources(submission).extensions
-    assert extension.undeclared_functions() == ["gemm"]
+    assert _undeclared(tmp_path, cpp, ["gemm"]) == ["gemm"]
