@@ -18,7 +18,7 @@ from pathlib import Path
 
 from nvfp4ctl.atomic_file import write_text_atomic
 from nvfp4ctl.build import flags
-from nvfp4ctl.build.preprocessor import Include, live_code, quoted_includes
+from nvfp4ctl.preprocessor import Include, live_code, quoted_includes
 from nvfp4ctl.build.sources import (BuildInputs, build_inputs, checked_source, abi_functions, common_dir, find_header,
                                     kernel_problem, resolve_arch, source_marks)
 from nvfp4ctl.errors import UsageError, os_reason

@@ -104,3 +104,10 @@ def test_ctrl_c_deep_in_loading_the_cli_from_the_shell_is_one_line_and_exit_130(
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
     assert (done.returncode, done.stdout, done.stderr) == (130, "", "error: interrupted\n")
+
+
+def test_lint_loads_no_build_machinery() -> None:
+    """lint reads include lines with the preprocessor scan; that scan lives outside nvfp4ctl.build, whose
+    package loads the builder, the loader and the compile steps (about 85 ms more for every lint)."""
+    loaded = _modules_after("import nvfp4ctl.lint.engine, nvfp4ctl.lint.submission")
+    assert "nvfp4ctl.build.builder" not in loaded and "torch" not in loaded

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from nvfp4ctl.build.compiler_errors import display_path
-from nvfp4ctl.build.preprocessor import includes_cutlass, live_code, quoted_includes
+from nvfp4ctl.preprocessor import includes_cutlass, live_code, quoted_includes
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.project import kernels_dir, shipped
 
@@ -139,7 +139,7 @@ def checked_source(path: Path) -> Path:
 def local_headers(source: Path) -> list[Path]:
     """Headers reached through `#include "..."` that live beside the file or in kernels/common,
     transitively, in first-seen order. System and CUTLASS headers are not followed, nor an include
-    in a comment or an `#if 0` (build/preprocessor.py)."""
+    in a comment or an `#if 0` (nvfp4ctl/preprocessor.py)."""
     return list(_texts(source))[1:]
 
 

@@ -7,7 +7,7 @@ Followed as nvcc finds them: `#include "x"` beside the including file, then in t
 their versions are in the key instead; a CUTLASS checkout of the submission's own (an -I folder that
 is none of the toolchain's) counts by its files' sizes and times (checkout_stamp). An include in a
 comment or an `#if 0` group is not
-followed (build/preprocessor.py). A header not found is left to the compiler, whose error is never
+followed (nvfp4ctl/preprocessor.py). A header not found is left to the compiler, whose error is never
 cached.
 """
 
@@ -23,7 +23,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from nvfp4ctl.build import toolchain
-from nvfp4ctl.build.preprocessor import live_code
+from nvfp4ctl.preprocessor import live_code
 from nvfp4ctl.build.sources import find_header
 from nvfp4ctl.errors import UsageError
 

@@ -22,7 +22,7 @@ import ast
 import re
 from pathlib import Path
 
-from nvfp4ctl.build.preprocessor import live_code
+from nvfp4ctl.preprocessor import live_code
 
 SUBMISSION_NAME = re.compile(r"^submission.*\.py$", re.IGNORECASE)
 # A definition, an assignment or an import of the name, at any indentation (definitions under an

@@ -1,10 +1,10 @@
-"""build/preprocessor.py: which `#include "..."` lines the preprocessor certainly skips."""
+"""nvfp4ctl/preprocessor.py: which `#include "..."` lines the preprocessor certainly skips."""
 
 from __future__ import annotations
 
 import pytest
 
-from nvfp4ctl.build.preprocessor import live_code, quoted_includes
+from nvfp4ctl.preprocessor import live_code, quoted_includes
 
 
 def _names(text: str) -> list[str]:
