@@ -7,7 +7,8 @@ unknown top-level keys are ignored, with a warning for one that looks like a typ
 MODE's files, lang, description, config, templates, ... are known); any unknown key inside GPU MODE's
 config, templates, validation or a files entry, whose keys are a fixed set, is warned. Every mistake
 is one UsageError line naming the line and the field:
-"task.yml:9: benchmarks[2].k: expected a positive integer, got -5 (benchmark #3)".
+"task.yml:9: benchmarks[2].k: expected a positive integer, got -5 (benchmark #3)"; text that is not
+YAML names the line and column ("task.yml:7:10: invalid YAML: ..."), its near-miss top-level keys warned.
 """
 
 from __future__ import annotations
@@ -162,8 +163,8 @@ def problem_of(path: Path) -> str | None:
 def parse_task(text: str, path: Path | None = None) -> Task:
     """Parse task.yml text; `path` names the file in messages and anchors a relative `submission`."""
     where = task_file_name(path)
-    loader = _TaskLoader(text)  # a SafeLoader that refuses duplicate keys
     try:
+        loader = _TaskLoader(text)  # a SafeLoader that refuses duplicate keys; it checks every character first
         try:
             node = loader.get_single_node()
             if node is not None:
@@ -171,8 +172,8 @@ def parse_task(text: str, path: Path | None = None) -> Task:
             document = loader.construct_document(node) if node is not None else None
         finally:
             loader.dispose()
-    except yaml.YAMLError as error:
-        raise UsageError(_yaml_error(where, error)) from None
+    except yaml.YAMLError as error:  # a misspelt key above the mistake is met next: say it now
+        raise TaskFileError(_yaml_error(where, error, text), _near_misses_in_unparsed(text, where)) from None
     except RecursionError:
         raise UsageError(f"{where}: invalid YAML: nested too deeply") from None
     return _TaskReader(where, path, text, node).read(document)
@@ -282,13 +283,72 @@ def field_line(root: yaml.Node | None, field_path: str, at_key: bool = False) ->
     return found.start_mark.line + 1 if found is not None else None
 
 
-def _yaml_error(where: str, error: yaml.YAMLError) -> str:
-    """"task.yml:3: invalid YAML: … (column 1)": the line up front, where every other task.yml error has it."""
+def _yaml_error(where: str, error: yaml.YAMLError, text: str) -> str:
+    """"task.yml:3:7: invalid YAML: …": the place up front as compilers write it (editors open it there),
+    the line first as in every other task.yml error, and PyYAML's problem on one line."""
+    if isinstance(error, yaml.reader.ReaderError):  # a control character: its offset in the text, no mark
+        before = _YAML_LINE_BREAK.split(text[:error.position])
+        return (f"{where}:{len(before)}:{len(before[-1]) + 1}: invalid YAML: unacceptable character"
+                f" #x{error.character:04x}: {error.reason}")
     mark = getattr(error, "problem_mark", None)
     problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+    context = getattr(error, "context", None)
+    if context and problem.startswith("but "):  # "but found another document" says little alone
+        problem = f"{context}, {problem}"
+    problem = " ".join(problem.split())
     if mark is None:
         return f"{where}: invalid YAML: {problem}"
-    return f"{where}:{mark.line + 1}: invalid YAML: {problem} (column {mark.column + 1})"
+    return f"{where}:{mark.line + 1}:{mark.column + 1}: invalid YAML: {problem}"
+
+
+# A line that can only be a top-level key: `name:` at column 0 (a block value, a continuation line
+# or a list item is indented or starts otherwise).
+_TOP_LEVEL_KEY_LINE = re.compile(r"^([A-Za-z_][\w-]*)[ \t]*:(?:[ \t]|$)")
+_YAML_LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")  # YAML's, which its marks count (not str.splitlines')
+
+
+def _near_misses_in_unparsed(text: str, where: str) -> tuple[str, ...]:
+    """Near-miss top-level keys (`test:` for `tests:`) of a task.yml that is not valid YAML, in line
+    order: those the parser read as the root mapping's keys before its error, then the `name:` lines
+    at column 0 from the line it stopped on (not parsed, but no other YAML reads that way, short of
+    a quoted scalar or flow collection left open across lines)."""
+    # a control character stops PyYAML before it reads anything: read the rest with a space in its place
+    keys, stopped_at = _top_level_keys_parsed(yaml.reader.Reader.NON_PRINTABLE.sub(" ", text))
+    if stopped_at is not None:
+        lines = _YAML_LINE_BREAK.split(text)[stopped_at - 1:]
+        keys += [(number, match.group(1)) for number, line in enumerate(lines, start=stopped_at)
+                 if (match := _TOP_LEVEL_KEY_LINE.match(line)) and all(number != seen for seen, _ in keys)]
+    return tuple(f"{where}:{line}: unknown key {key!r}; did you mean {close!r}?"
+                 for line, key in keys if key not in KNOWN_KEYS and (close := _known_key_near(key)))
+
+
+def _top_level_keys_parsed(text: str) -> tuple[list[tuple[int, str]], int | None]:
+    """([(line, key)] of the first document's root mapping as far as PyYAML's parser reads the text, the
+    1-based line where it stopped on an error, or None where it read all of it)."""
+    keys: list[tuple[int, str]] = []
+    # one entry per open collection: whether it is the root mapping, and whether a key comes next there
+    open_collections: list[list[bool]] = []
+    try:
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(event, yaml.DocumentEndEvent):
+                return keys, None  # a second document is the composer's error, not the parser's
+            in_root = len(open_collections) == 1 and open_collections[0][0]
+            expecting_key = in_root and open_collections[0][1]
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                open_collections.append([not open_collections and isinstance(event, yaml.MappingStartEvent), True])
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                open_collections.pop()
+            elif isinstance(event, yaml.ScalarEvent) and expecting_key:
+                keys.append((event.start_mark.line + 1, event.value))
+            if in_root and not isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                # a key, a scalar or alias value, or a collection value (its end is popped past)
+                open_collections[0][1] = not expecting_key
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        return keys, (mark.line + 1 if mark is not None else None)
+    except RecursionError:
+        return keys, None
+    return keys, None
 
 
 class _TaskReader:

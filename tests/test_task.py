@@ -9,7 +9,7 @@ import pytest
 
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.project import REPO_DIR
-from nvfp4ctl.task import Case, Task, load_task, parse_task, task_path
+from nvfp4ctl.task import Case, Task, TaskFileError, load_task, parse_task, task_path
 
 FACTS_TESTS = [
     (128, 256, 256), (128, 1536, 7168), (128, 3072, 1536), (256, 7168, 256), (256, 7168, 2048),
@@ -127,14 +127,14 @@ BENCH = '\nbenchmarks:\n  - {"m": 128, "n": 7168, "k": 16384, "l": 1, "seed": 11
         (MINIMAL + "lint: [NV201]\n", "task.yml: lint: expected a mapping of lint options, got ['NV201']"),
         ("", "task.yml: expected a mapping with tests and benchmarks, got an empty file"),
         ("- 1\n", "task.yml: expected a mapping with tests and benchmarks, got list"),
-        ("tests: a: b\n", "task.yml: invalid YAML: mapping values are not allowed here (column 9)"),
+        ("tests: a: b\n", "task.yml: invalid YAML: mapping values are not allowed here"),
     ],
 )  # fmt: skip
 def test_malformed_task_is_one_line_naming_the_field(text: str, message: str) -> None:
     with pytest.raises(UsageError) as caught:
         parse_task(text, Path("task.yml"))
     # the line and the case's number are test_errors_give_the_line_and_the_cases_number's subject
-    field_part = re.sub(r" \((?:test|benchmark) #\d+\)$", "", re.sub(r"^task\.yml:\d+:", "task.yml:", str(caught.value)))
+    field_part = re.sub(r" \((?:test|benchmark) #\d+\)$", "", re.sub(r"^task\.yml:\d+(?::\d+)?:", "task.yml:", str(caught.value)))
     assert field_part == message
     assert "\n" not in str(caught.value)
 
@@ -164,9 +164,9 @@ def test_anchors_and_merge_keys_still_load() -> None:
 
 
 @pytest.mark.parametrize("text, message", [
-    (MINIMAL + MINIMAL, "task.yml:3: invalid YAML: duplicate key 'tests', first on line 1 (column 1)"),
+    (MINIMAL + MINIMAL, "task.yml:3:1: invalid YAML: duplicate key 'tests', first on line 1"),
     ('tests:\n  - {"m": 128, "m": 256, "n": 256, "k": 256, "l": 1, "seed": 1111}\n',
-     "task.yml:2: invalid YAML: duplicate key 'm', first on line 2 (column 16)"),
+     "task.yml:2:16: invalid YAML: duplicate key 'm', first on line 2"),
     ("tests: " + "[" * 5000 + "]" * 5000 + "\n", "task.yml: invalid YAML: nested too deeply"),
 ])
 def test_duplicate_keys_and_deep_nesting_are_one_line(text: str, message: str) -> None:
@@ -266,6 +266,73 @@ def test_a_near_miss_is_warned_before_an_error_that_stops_the_parse(tmp_path: Pa
     assert said == ["task.yml:2: unknown key 'timout' ignored; did you mean 'timeout'?"]
 
 
+@pytest.mark.parametrize("text, message", [
+    ("tests:\n  - {m: 128, n: 256, k: 256, l: 1, seed: 1}\n\tbad: 1\n",
+     "task.yml:3:1: invalid YAML: found character '\\t' that cannot start any token"),
+    ("tests: [\n", "task.yml:2:1: invalid YAML: expected the node content, but found '<stream end>'"),
+    (MINIMAL + "---\n" + MINIMAL,
+     "task.yml:3:1: invalid YAML: expected a single document in the stream, but found another document"),
+    # a control character stopped PyYAML before its parse: that was a traceback
+    (MINIMAL + "lang: p\x01y\n", "task.yml:3:8: invalid YAML: unacceptable character #x0001: special characters"
+                                  " are not allowed"),
+])  # fmt: skip
+def test_invalid_yaml_is_one_line_at_file_line_column(text: str, message: str) -> None:
+    with pytest.raises(UsageError) as caught:
+        parse_task(text, Path("task.yml"))
+    assert str(caught.value) == message
+
+
+def test_near_misses_are_warned_beside_invalid_yaml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A task.yml that is not YAML said its parse error alone: the user fixed it and met `test:` next.
+    The root mapping's keys read before the error are warned, then the `name:` lines at column 0 from
+    the error's line on; a key inside a quoted scalar is no key."""
+    from nvfp4ctl import task as task_module
+
+    said: list[str] = []
+    monkeypatch.setattr(task_module, "get_console", lambda: type("C", (), {"warn": staticmethod(said.append)})())
+    monkeypatch.setattr(task_module, "_WARNED", set())
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "task.yml").write_text(
+        'description: "two lines,\ntimout: 5 is text"\ntest:\n  - {m: 128, n: 256, k: 256, l: 1, seed: 1}\n'
+        "tolerance: {rtol: 0.1\n  bad\nbenchmark:\n  - {m: 128, n: 256, k: 256, l: 1, seed: 1}\nrankingby: geom\n")
+    with pytest.raises(UsageError) as raised:
+        load_task(tmp_path / "task.yml")
+    assert str(raised.value) == "task.yml:7:10: invalid YAML: expected ',' or '}', but got ':'"
+    assert said == ["task.yml:3: unknown key 'test'; did you mean 'tests'?",
+                    "task.yml:7: unknown key 'benchmark'; did you mean 'benchmarks'?",
+                    "task.yml:9: unknown key 'rankingby'; did you mean 'ranking_by'?"]
+
+
+def test_near_misses_are_warned_beside_a_control_character() -> None:
+    text = "test:\n  - {m: 128, n: 256, k: 256, l: 1, seed: 1}\nlang: p\x00y\ntimout: 5\n"
+    with pytest.raises(TaskFileError) as raised:
+        parse_task(text, Path("task.yml"))
+    assert str(raised.value).startswith("task.yml:3:8: invalid YAML: unacceptable character #x0000")
+    assert raised.value.warnings == ("task.yml:1: unknown key 'test'; did you mean 'tests'?",
+                                     "task.yml:4: unknown key 'timout'; did you mean 'timeout'?")
+
+
+def test_a_cli_command_on_invalid_yaml_warns_then_exits_2_in_one_line(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from nvfp4ctl import task as task_module
+    from nvfp4ctl.cli import app
+
+    monkeypatch.setattr(task_module, "_WARNED", set())
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("NVFP4CTL_TASK", raising=False)
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(tmp_path / "log" / "MEMORY.md"))
+    (tmp_path / "task.yml").write_text("test:\n  - {m: 128, n: 256, k: 256, l: 1, seed: 1}\ntimeout: [5\n")
+    (tmp_path / "submission.py").write_text("def custom_kernel(data):\n    return data[0]\n")
+    result = CliRunner().invoke(app, ["lint", "submission.py"])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert " ".join(result.output.split()) == ("warning: task.yml:1: unknown key 'test'; did you mean 'tests'?"
+                                               " error: task.yml:4:1: invalid YAML: expected ',' or ']', but got"
+                                               " '<stream end>'")
+
+
 def test_a_near_miss_with_a_block_value_is_warned_at_its_key_line() -> None:
     text = MINIMAL + "benchmark:\n  - {m: 128, n: 256, k: 256, l: 1, seed: 1}\n"  # the list starts a line below
     assert parse_task(text, Path("task.yml")).warnings == (
@@ -293,8 +360,7 @@ def test_a_missing_field_is_named_at_its_entrys_line() -> None:
     (MINIMAL + "2026-01-01: x\n", "task.yml:3: 2026-01-01: a key YAML reads as the date 2026-01-01, not a field"
                                   " name (quote it to mean the text '2026-01-01')"),
     (MINIMAL + "config: {1: a, true: b}\n",  # GPU MODE's section: its keys are not ours, but True == 1 is a duplicate
-     "task.yml:3: invalid YAML: duplicate key 'true': YAML reads it as true, the same key as '1' on line 3"
-     " (column 16)"),
+     "task.yml:3:16: invalid YAML: duplicate key 'true': YAML reads it as true, the same key as '1' on line 3"),
 ])  # fmt: skip
 def test_keys_yaml_reads_as_no_name_are_one_line_naming_the_key(text: str, message: str) -> None:
     with pytest.raises(UsageError) as caught:
