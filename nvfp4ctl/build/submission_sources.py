@@ -288,9 +288,8 @@ def find_sources(path: Path) -> SubmissionSources:
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
-        name = _call_name(node).split(".")[-1]
-        if name not in ("load_inline", "load") or (name == "load" and "cpp_extension" not in _call_name(node)
-                                                     and not _imports_load(tree)):
+        name = _extension_call(node, tree)
+        if name is None:
             continue
         ext_name = evaluator.constant(_keyword(node, "name", 0) or ast.Constant(""), node.lineno) or f"ext_line{node.lineno}"
         extension = Extension(name, str(ext_name), node.lineno)
@@ -313,9 +312,7 @@ def find_sources(path: Path) -> SubmissionSources:
             pieces = evaluator.pieces(value, node.lineno) if value is not None else []
             if pieces is None:
                 extension.unreadable = (value.lineno, f"sources `{ast.unparse(value)}`")
-            for source in (piece.text for piece in pieces or []):
-                candidate = Path(source) if os.path.isabs(source) else path.parent / source
-                extension.files.append(candidate)
+            extension.files.extend(_source_file(piece.text, path.parent) for piece in pieces or [])
         extension.cuda_flags = evaluator.strings(_keyword(node, "extra_cuda_cflags"), node.lineno)
         extension.cpp_flags = _cpp_flags(node, name, evaluator)
         extension.include_paths = [_as_torch_resolves(folder, path.parent)
@@ -333,6 +330,32 @@ def find_sources(path: Path) -> SubmissionSources:
             env_arch = str(value) if value is not None else None
     cute_dsl = bool(CUTE_DSL.search(text)) and bool(CUTE_DSL_USE.search(text))
     return SubmissionSources(path, extensions, env_arch, cute_dsl, text)
+
+
+def load_source_files(tree: ast.Module, folder: Path) -> list[tuple[str, Path]]:
+    """(as written, path) of every file the load() calls of a parsed submission compile, found as the
+    build finds them (relative ones in `folder`, the submission's), whether they exist or not; the
+    sources a static expression does not give are left out."""
+    evaluator = _Evaluator(tree)
+    files = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _extension_call(node, tree) == "load":
+            value = _keyword(node, "sources", 1)
+            pieces = evaluator.pieces(value, node.lineno) if value is not None else None
+            files += [(piece.text, _source_file(piece.text, folder)) for piece in pieces or []]
+    return files
+
+
+def _extension_call(call: ast.Call, tree: ast.Module) -> str | None:
+    """"load_inline" or "load" for a call of torch.utils.cpp_extension's, else None (torch.load, json.load)."""
+    name = _call_name(call).split(".")[-1]
+    if name == "load_inline" or (name == "load" and ("cpp_extension" in _call_name(call) or _imports_load(tree))):
+        return name
+    return None
+
+
+def _source_file(source: str, folder: Path) -> Path:
+    return Path(source) if os.path.isabs(source) else folder / source
 
 
 def _as_torch_resolves(include: str, submission_folder: Path) -> str:

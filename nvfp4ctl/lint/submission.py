@@ -10,10 +10,11 @@ A file `nvfp4ctl export` wrote says on its first line which problem's kernel API
 judges it by that problem, whatever the task's is (export_problem). So is a file whose name starts
 with a problem's name (`nvfp4_dual_gemm_submission.py`, as kernels/torch_dequant names its
 starters): a project keeps one problem's task.yml beside the other problems' starters (named_problem).
-So is a file whose CUDA source (a load_inline string) includes exactly one problem's API header, or
-that calls exactly one problem's C ABI entry point on a module (`module.nvfp4_gemv(...)`): that is
-the problem whose inputs it reads (api_problem). A plain-torch file (init's starters) names neither:
-both the GEMM's and the GEMV's tuples have 7 elements, so which problem it is for is check's to find.
+So is a file whose CUDA source (a load_inline string, or a file beside it that load(sources=[...])
+compiles) includes exactly one problem's API header, or that calls exactly one problem's C ABI entry
+point on a module (`module.nvfp4_gemv(...)`): that is the problem whose inputs it reads (api_problem).
+A plain-torch file (init's starters) names neither: both the GEMM's and the GEMV's tuples have 7
+elements, so which problem it is for is check's to find.
 """
 
 from __future__ import annotations
@@ -72,15 +73,17 @@ def named_problem(path: Path) -> str | None:
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.MULTILINE)
 
 
-def api_problem(text: str) -> tuple[str, str] | None:
+def api_problem(text: str, folder: Path | None = None) -> tuple[str, str] | None:
     """(problem, why) for a Python file whose code, not a comment or a docstring's prose, uses one
-    problem's C ABI: a string (CUDA source for load_inline) that #includes its API header, or a call
-    of its entry point as a module's attribute. None where it uses none, or several problems' (a
-    file for more than one is judged as the task's)."""
+    problem's C ABI: a string (CUDA source for load_inline) that #includes its API header, a source
+    file of a cpp_extension.load() call that does (found in `folder`, the file's, as the build finds
+    it; read, never compiled), or a call of its entry point as a module's attribute. None where it
+    uses none, or several problems' (a file for more than one is judged as the task's)."""
     from nvfp4ctl.problems import all_problems
 
     apis = {p.name: p.kernel_api for p in all_problems() if p.kernel_api is not None}
-    if not any(api.header in text or api.function in text for api in apis.values()):
+    loads_files = folder is not None and "cpp_extension" in text  # load()'s import or its module's name
+    if not loads_files and not any(api.header in text or api.function in text for api in apis.values()):
         return None  # the common case: no parse
     try:
         tree = ast.parse(text)
@@ -89,13 +92,43 @@ def api_problem(text: str) -> tuple[str, str] | None:
     headers = {api.header: name for name, api in apis.items()}
     functions = {api.function: name for name, api in apis.items()}
     found: dict[str, str] = {}
+    calls_load = False
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            for include in INCLUDE.findall(live_code(node.value)):  # not in a comment or #if 0
-                header = include.strip().rsplit("/", 1)[-1]
-                if header in headers:
-                    found.setdefault(headers[header], f"it includes {header}")
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-              and node.func.attr in functions):
+            for header in _api_headers(node.value, headers):
+                found.setdefault(headers[header], f"it includes {header}")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in functions:
             found.setdefault(functions[node.func.attr], f"it calls {node.func.attr}(), that problem's C ABI entry point")
+        calls_load |= isinstance(node, ast.Call) and _called_name(node) == "load"
+    if loads_files and calls_load and folder is not None:
+        for written, path in _load_source_files(tree, folder):
+            for header in _api_headers(_read(path), headers):
+                found.setdefault(headers[header], f"its load() source {written} includes {header}")
     return next(iter(found.items())) if len(found) == 1 else None
+
+
+def _api_headers(code: str, headers: dict[str, str]) -> list[str]:
+    """The problems' API headers that C++ text includes, not in a comment or an #if 0 group."""
+    names = (include.strip().rsplit("/", 1)[-1] for include in INCLUDE.findall(live_code(code)))
+    return [name for name in names if name in headers]
+
+
+def _called_name(call: ast.Call) -> str | None:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+
+
+def _load_source_files(tree: ast.Module, folder: Path) -> list[tuple[str, Path]]:
+    # the build's reading of load(sources=...), imported here only: nvfp4ctl.build loads the builder,
+    # which a lint of a file without load() has no use for
+    from nvfp4ctl.build.submission_sources import load_source_files
+
+    return load_source_files(tree, folder)
+
+
+def _read(path: Path) -> str:
+    """A load() source's text; "" where it is missing or unreadable (the build says so, lint has no evidence)."""
+    try:  # a regular file only: a FIFO or a device named there would block the read or never end
+        return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+    except (OSError, ValueError):  # ValueError: a NUL in the written name
+        return ""

@@ -79,6 +79,23 @@ n = load(name="from_files", sources=["kernel.cu", "bind.cpp"], extra_cuda_cflags
     assert [p.name for p in second.files] == ["kernel.cu", "bind.cpp"]
 
 
+def test_load_source_files_are_the_files_the_build_compiles(tmp_path: Path) -> None:
+    """lint reads a load() call's files for a problem's API header (load_source_files): the same files,
+    found in the submission's folder, as find_sources gives the build; torch.load and a source list that
+    is no static expression give none."""
+    import ast
+
+    from nvfp4ctl.build.submission_sources import load_source_files
+
+    submission = tmp_path / "submission.py"
+    submission.write_text("import torch\nfrom torch.utils import cpp_extension\nKERNEL = 'kernels/k.cu'\n"
+                          "weights = torch.load('w.pt')\nm = cpp_extension.load('a', [KERNEL, '/abs/bind.cpp'])\n"
+                          "n = torch.utils.cpp_extension.load('b', sources=pick())\n")
+    written = load_source_files(ast.parse(submission.read_text()), tmp_path)
+    assert written == [("kernels/k.cu", tmp_path / "kernels" / "k.cu"), ("/abs/bind.cpp", Path("/abs/bind.cpp"))]
+    assert [path for _, path in written] == [path for e in find_sources(submission).extensions for path in e.files]
+
+
 def test_no_arch_anywhere_asks_for_one(tmp_path: Path) -> None:
     submission = tmp_path / "submission.py"
     submission.write_text('from torch.utils.cpp_extension import load_inline\n'

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -321,6 +322,69 @@ def test_a_submission_using_another_problems_c_abi_is_warned_with_both_problems(
     (tmp_path / "task.yml").write_text("problem: nvfp4_gemv\ntests:\n  - {m: 128, k: 256, l: 1, seed: 1111}\n")
     result = CliRunner().invoke(app, ["lint", "submission.py"])
     assert result.exit_code == 0 and "warning" not in result.output, result.output
+
+
+LOADED_GEMV = '''"""My GEMV, its CUDA in a file beside it."""
+import torch.utils.cpp_extension
+
+SOURCES = ["kernels/gemv.cu"]
+_module = torch.utils.cpp_extension.load("mine", sources=SOURCES + ["binding.cpp"])
+
+
+def custom_kernel(data):
+    return _module.run(data[0], data[1], data[4], data[5], data[6])
+'''
+
+
+def test_a_load_source_beside_the_submission_that_includes_an_api_header_names_its_problem(tmp_path: Path) -> None:
+    """load(sources=[...]) compiles files beside the submission: a GEMV kernel loaded into a GEMM folder's
+    submission passed lint as a GEMM one, its API header being in the .cu, not in the .py."""
+    from nvfp4ctl.lint.submission import api_problem
+
+    (tmp_path / "kernels").mkdir()
+    (tmp_path / "kernels" / "gemv.cu").write_text('// #include "nvfp4_gemm_api.h"\n#include "nvfp4_gemv_api.h"\n')
+    (tmp_path / "binding.cpp").write_text("#include <torch/extension.h>\n")
+    assert api_problem(LOADED_GEMV, tmp_path) == ("nvfp4_gemv",
+                                                  "its load() source kernels/gemv.cu includes nvfp4_gemv_api.h")
+    assert api_problem(LOADED_GEMV) is None  # no folder: nothing is read
+    bare = LOADED_GEMV.replace("import torch.utils.cpp_extension", "from torch.utils.cpp_extension import load")
+    assert api_problem(bare.replace("torch.utils.cpp_extension.load(", "load("), tmp_path)[0] == "nvfp4_gemv"
+    # torch.load, or a load() whose files another problem's header is no evidence of this one
+    assert api_problem("import torch\nw = torch.load('kernels/gemv.cu')\n# cpp_extension\n", tmp_path) is None
+    (tmp_path / "binding.cpp").write_text('#include "nvfp4_gemm_api.h"\n')
+    assert api_problem(LOADED_GEMV, tmp_path) is None  # two problems' headers: judged as the task's
+
+
+@pytest.mark.parametrize("make", [
+    lambda folder: None,  # missing
+    lambda folder: (folder / "kernels" / "gemv.cu").mkdir(parents=True),  # a folder
+    lambda folder: (folder / "kernels").mkdir() or os.mkfifo(folder / "kernels" / "gemv.cu"),  # would block a read
+    lambda folder: (folder / "kernels").mkdir() or (folder / "kernels" / "gemv.cu").write_bytes(b"\xff\xfe#include"),
+])  # fmt: skip
+def test_a_load_source_that_cannot_be_read_is_no_evidence_and_no_crash(tmp_path: Path, make) -> None:
+    from nvfp4ctl.lint.submission import api_problem
+
+    make(tmp_path)
+    assert api_problem(LOADED_GEMV, tmp_path) is None
+    assert api_problem(LOADED_GEMV.replace('"kernels/gemv.cu"', '"a\\x00b.cu"'), tmp_path) is None
+
+
+def test_lint_warns_of_a_load_source_of_another_problem(tmp_path: Path, monkeypatch) -> None:
+    from typer.testing import CliRunner
+
+    from nvfp4ctl.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("NVFP4CTL_TASK", raising=False)
+    (tmp_path / "task.yml").write_text("problem: nvfp4_gemm\ntests:\n  - {m: 128, n: 256, k: 256, l: 1, seed: 1111}\n")
+    (tmp_path / "kernels").mkdir()
+    (tmp_path / "kernels" / "gemv.cu").write_text("#include <nvfp4_gemv_api.h>\n")
+    (tmp_path / "sub").mkdir()  # linted from elsewhere: the files are found beside the submission
+    (tmp_path / "sub" / "submission.py").write_text(LOADED_GEMV.replace("kernels/gemv.cu", "../kernels/gemv.cu"))
+    result = CliRunner().invoke(app, ["lint", "sub/submission.py"])
+    assert result.exit_code == 0, result.output
+    assert ("warning: sub/submission.py: checked as nvfp4_gemv (its load() source ../kernels/gemv.cu includes"
+            " nvfp4_gemv_api.h), not as the task's nvfp4_gemm") in " ".join(result.output.split())
 
 
 def test_slices_of_the_rest_paired_in_one_assignment_keep_their_positions() -> None:
