@@ -8,25 +8,53 @@ import stat
 import tempfile
 from pathlib import Path
 
+from nvfp4ctl.errors import UsageError
 
-def write_text_atomic(path: Path, text: str) -> None:
+
+class ReadOnlyTarget(UsageError):
+    """The file to replace is one its owner made read-only (chmod a-w): it is left as it is. A usage
+    error (exit 2) where a caller lets it through; callers say what was not written and what to do."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(f"{path} is read-only")
+        self.path = path
+
+
+def made_read_only(path: Path) -> bool:
+    """Whether `path` is a file its owner may not write (chmod a-w). Judged by the mode bits, not by a
+    failed open or os.access: replacing a file needs only its folder's permission, so the write would
+    succeed (and for root every open does) and override the owner's choice."""
+    try:
+        status = path.stat()
+    except OSError:
+        return False
+    return stat.S_ISREG(status.st_mode) and not status.st_mode & stat.S_IWUSR
+
+
+def write_text_atomic(path: Path, text: str, *, keep_read_only: bool = False) -> None:
     """Write `text` (UTF-8) to a unique file beside `path`, then move it over `path` (write_bytes_atomic)."""
-    write_bytes_atomic(path, text.encode("utf-8"))
+    write_bytes_atomic(path, text.encode("utf-8"), keep_read_only=keep_read_only)
 
 
-def write_bytes_atomic(path: Path, data: bytes) -> None:
+def write_bytes_atomic(path: Path, data: bytes, *, keep_read_only: bool = False) -> None:
     """Write `data` to a unique file beside `path`, then move it over `path`. A replaced file keeps its
     mode; a new one gets the umask's; a symlink is written through and stays a link. The staging file
     is removed on any failure, and the error propagates (RuntimeError for a symlink loop). A device or
-    FIFO (`-o /dev/stdout`, a run log sent to /dev/null) is written to, never replaced by a file."""
+    FIFO (`-o /dev/stdout`, a run log sent to /dev/null) is written to, never replaced by a file.
+    With `keep_read_only` (files the user owns: an export, a kernel's dispatch table) a read-only
+    target (made_read_only) raises ReadOnlyTarget before anything is written; without it (nvfp4ctl's
+    own caches) it is replaced, keeping its mode."""
     # the device before the link: /dev/stderr is a link to /proc/self/fd/2, which resolves to a name such
     # as "pipe:[7110]" that no folder holds, so only the link itself opens it
     if path.exists() and not path.is_file():
         with path.open("wb") as out:
             out.write(data)
         return
+    named = path
     if path.is_symlink():
         path = path.resolve(strict=False)
+    if keep_read_only and made_read_only(path):
+        raise ReadOnlyTarget(named)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, staging = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from nvfp4ctl.atomic_file import write_text_atomic
+from nvfp4ctl.atomic_file import ReadOnlyTarget, made_read_only, write_text_atomic
 from nvfp4ctl.build import flags
 from nvfp4ctl.preprocessor import Include, live_code, quoted_includes
 from nvfp4ctl.build.sources import (BuildInputs, build_inputs, checked_source, abi_functions, common_dir, find_header,
@@ -237,25 +237,34 @@ def _never_written(output: Path, inputs: BuildInputs, protected: Mapping[Path, s
 def export_submission(kernel: Path, output: Path, arch: str | None = None, force: bool = False,
                       protected: Mapping[Path, str] | None = None) -> Submission:
     """Render and write; refuses (UsageError) to replace a file that is not an unedited earlier export
-    unless `force`, and, even with `force`, the export's own inputs and the files of `protected` (path:
-    what it is); says so when the file cannot be written; a failed write leaves the old file whole, and
-    a symlink stays a link to the new text."""
+    unless `force`, and, even with `force`, a read-only file, the export's own inputs and the files of
+    `protected` (path: what it is); says so when the file cannot be written; a failed write leaves the
+    old file whole, and a symlink stays a link to the new text."""
     if output.is_dir():
         raise UsageError(f"-o {output}: a folder; name the file to write, e.g. -o {output / 'submission.py'}")
     inputs = build_inputs(checked_source(kernel))
     if (role := _never_written(output, inputs, protected or {})) is not None:
         raise UsageError(f"-o {output} is {role}: export never writes over it, not even with --force;"
                          " nothing was written (-o another path)")
+    if made_read_only(output):  # before _refusal, whose message offers --force: that is no way past this
+        raise UsageError(_read_only(output))
     if output.exists() and not force and (why := _refusal(output)):
         raise UsageError(f"{output} {why}: nothing was written (--force replaces it, or -o another path)")
     # export has no --arch: the message must not suggest one (arch is for callers in Python)
     submission = render(inputs, resolve_arch(inputs.kernel, arch, arch_option=False))
     try:
-        write_text_atomic(output, submission.text)
+        write_text_atomic(output, submission.text, keep_read_only=True)
+    except ReadOnlyTarget:  # made so since the check above
+        raise UsageError(_read_only(output)) from None
     except (OSError, RuntimeError) as error:  # RuntimeError: a symlink loop
         reason = os_reason(error, output) if isinstance(error, OSError) else str(error)
         raise UsageError(f"cannot write {output}: {reason}") from None
     return submission
+
+
+def _read_only(output: Path) -> str:
+    """A file its owner made read-only is never replaced, --force or not: the chmod is the owner's word."""
+    return f"{output} is read-only: nothing was written (chmod u+w it, or -o another path)"
 
 
 _MODULES = ("hashlib", "inspect")

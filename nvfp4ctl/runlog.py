@@ -12,7 +12,6 @@ import hashlib
 import os
 import re
 import shlex
-import stat
 import subprocess
 import tempfile
 import time
@@ -25,7 +24,7 @@ from typing import BinaryIO
 
 from filelock import FileLock
 
-from nvfp4ctl.atomic_file import write_bytes_atomic
+from nvfp4ctl.atomic_file import made_read_only, write_bytes_atomic
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.project import cache_root
@@ -336,17 +335,6 @@ def append(entry: RunEntry, memory: Path) -> None:
         # A new copy moved over the old one, not an appending write: a process killed inside a write()
         # (SIGKILL, a dying machine) could leave half a line, and the file holds the user's notes too.
         write_bytes_atomic(memory, existing[:at] + chunk.encode() + existing[at:])
-
-
-def made_read_only(memory: Path) -> bool:
-    """Whether `memory` is a file its owner may not write (chmod a-w). Judged by the mode bits, not by a
-    failed open: the append replaces the file, which needs only the folder's permission, so the write
-    would succeed (and for root every open does) and override the user's choice."""
-    try:
-        status = memory.stat()
-    except OSError:
-        return False
-    return stat.S_ISREG(status.st_mode) and not status.st_mode & stat.S_IWUSR
 
 
 def file_in_the_way(memory: Path) -> Path | None:

@@ -43,3 +43,23 @@ def test_a_device_is_written_to_not_replaced(tmp_path: Path) -> None:
     after = os.stat(os.devnull)
     assert stat.S_ISCHR(after.st_mode) and (after.st_ino, after.st_rdev) == (before.st_ino, before.st_rdev)
     assert not list(Path(os.devnull).parent.glob(".null.*.tmp"))
+
+
+def test_a_read_only_target_is_kept_where_the_caller_asks_and_replaced_where_not(tmp_path: Path) -> None:
+    """os.replace over a chmod a-w file succeeds wherever the folder is writable (and root opens any file):
+    the user's outputs (keep_read_only) are refused before anything is written; caches are replaced."""
+    path = tmp_path / "submission.py"
+    path.write_text("mine\n")
+    path.chmod(0o444)
+    link = tmp_path / "link.py"
+    link.symlink_to(path)
+    for named in (path, link):
+        with pytest.raises(atomic_file.ReadOnlyTarget, match=f"^{named} is read-only$") as refused:
+            write_text_atomic(named, "new\n", keep_read_only=True)
+        assert refused.value.exit_code == 2
+    assert path.read_text() == "mine\n" and sorted(p.name for p in tmp_path.iterdir()) == ["link.py", "submission.py"]
+    write_text_atomic(path, "cache\n")
+    assert path.read_text() == "cache\n" and stat.S_IMODE(path.stat().st_mode) == 0o444
+    path.chmod(0o644)
+    write_text_atomic(path, "again\n", keep_read_only=True)
+    assert path.read_text() == "again\n"

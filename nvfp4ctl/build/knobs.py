@@ -138,8 +138,9 @@ def read_dispatch(path: Path) -> tuple[DispatchEntry, ...]:
 
 
 def write_dispatch(path: Path, entries: list[DispatchEntry], knobs: tuple[Knob, ...], prefix: str) -> None:
-    """Replace the table's entries; each must set a scope=plan knob to one of its declared values."""
-    write_text_atomic(path, render_dispatch(path, path.read_text(), entries, knobs, prefix))
+    """Replace the table's entries; each must set a scope=plan knob to one of its declared values. A table
+    made read-only is left as it is (atomic_file.ReadOnlyTarget, a UsageError)."""
+    write_text_atomic(path, render_dispatch(path, path.read_text(), entries, knobs, prefix), keep_read_only=True)
 
 
 def render_dispatch(path: Path, text: str, entries: list[DispatchEntry], knobs: tuple[Knob, ...], prefix: str) -> str:

@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nvfp4ctl.atomic_file import write_text_atomic
+from nvfp4ctl.atomic_file import made_read_only, write_text_atomic
 from nvfp4ctl.build.knobs import DispatchEntry, Knob, read_dispatch, render_dispatch
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.tune.knobs import KernelKnobs
@@ -143,13 +143,22 @@ def write_table(path: Path, table: DispatchTable, knobs: KernelKnobs) -> list[Pa
     """The table into its file and, without a kernel block, the kernel set as the declared defaults;
     returns the files written. Every new text is made (and checked) before the first file is
     replaced, and each file is replaced in one step (a new copy moved over it): a rejected entry, a
-    missing `#define` or an interrupt leaves no file half-written and no table half-updated."""
+    missing `#define` or an interrupt leaves no file half-written and no table half-updated. A file
+    made read-only (since the tune began: writable_problem refuses one up front) is a UsageError, and
+    no file is written."""
     texts = {path: render_table(path, path.read_text(), table, knobs)}
     if not table.has_kernel_block:
         texts.update(render_defaults(knobs, table.kernel, texts))
+    for changed in texts:
+        if made_read_only(changed):
+            raise UsageError(_read_only(changed, "the winners were not written"))
     for changed, text in texts.items():
-        write_text_atomic(changed, text)
+        write_text_atomic(changed, text, keep_read_only=True)
     return list(texts)
+
+
+def _read_only(path: Path, outcome: str) -> str:
+    return f"{path} is read-only: {outcome} (chmod u+w it; --no-write only reports the winners)"
 
 
 LOCK_TIMEOUT_S = 60.0  # another tune holds it only while it reads and writes the files
@@ -180,8 +189,9 @@ def writable_problem(knobs: KernelKnobs, table: DispatchTable, only: frozenset[s
         files += [(knobs.declared_in or {})[k.name] for k in kernel if k.name in (knobs.declared_in or {})]
     for path in dict.fromkeys(files):
         target = path.resolve()  # a link is written through (atomic_file)
-        if not os.access(target, os.W_OK):
-            return f"{path} is read-only: tune writes its winners there (--no-write only reports them)"
+        # the mode bits as well: root may write any file, and the new copy would replace a chmod a-w one
+        if made_read_only(target) or not os.access(target, os.W_OK):
+            return _read_only(path, "tune writes its winners there")
         if not os.access(target.parent, os.W_OK | os.X_OK):
             return (f"{target.parent} is read-only: tune replaces {target.name} there with a new copy"
                     " (--no-write only reports the winners)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import py_compile
 import re
+import stat
 import subprocess
 from pathlib import Path
 
@@ -176,6 +177,22 @@ def test_a_file_an_export_did_not_write_is_never_replaced_without_force(tmp_path
     assert _export("-o", str(mine), "--force").exit_code == 0
     assert "exported by `nvfp4ctl export`" in mine.read_text().splitlines()[0]
     assert _export("-o", str(mine)).exit_code == 0  # an earlier export is replaced freely
+
+
+def test_a_read_only_output_is_never_replaced_not_even_with_force(tmp_path: Path) -> None:
+    """A chmod a-w submission.py was replaced anyway (the new copy needs only the folder's permission)."""
+    output = tmp_path / "submission.py"
+    assert _export("-o", str(output)).exit_code == 0  # an unedited export: replaced freely while writable
+    before = output.read_text()
+    output.chmod(0o444)
+    for extra in ((), ("--force",)):
+        result = _export("-o", str(output), *extra)
+        assert result.exit_code == 2, result.output
+        flat = " ".join(result.output.split())
+        assert f"error: {output} is read-only: nothing was written (chmod u+w it, or -o another path)" in flat
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert output.read_text() == before and stat.S_IMODE(output.stat().st_mode) == 0o444
+    assert [p.name for p in tmp_path.iterdir()] == ["submission.py"]
 
 
 @pytest.mark.parametrize("target, message", [(".", "a folder; name the file to write"),

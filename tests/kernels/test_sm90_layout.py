@@ -201,6 +201,12 @@ def test_a_written_dispatch_table_reads_back_and_compiles(tmp_path: Path) -> Non
         write_dispatch(table, [DispatchEntry(128, 256, 256, 1, "STAGES_SHARED_A", 4)], read_knobs(CONFIG), "NVFP4_SM90_")
     with pytest.raises(UsageError):
         write_dispatch(table, [DispatchEntry(128, 256, 256, 1, "MAX_CLUSTER_K", 5)], read_knobs(CONFIG), "NVFP4_SM90_")
+    written = table.read_text()
+    table.chmod(0o444)  # the owner's chmod a-w is kept: the new copy would need only the folder's permission
+    with pytest.raises(UsageError, match="sm90_dispatch.cuh is read-only$"):
+        write_dispatch(table, entries[:1], read_knobs(CONFIG), "NVFP4_SM90_")
+    assert table.read_text() == written
+    table.chmod(0o644)
     probe = tmp_path / "probe.cpp"
     probe.write_text('#include "sm90_dispatch.cuh"\nstatic_assert(sizeof(nvfp4_sm90::kDispatchTable) / '
                      "sizeof(nvfp4_sm90::DispatchEntry) == 3, \"two entries and the end marker\");\n")

@@ -8,7 +8,7 @@ import pytest
 
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.tune.knobs import discover
-from nvfp4ctl.tune.table import DispatchTable, read_table, write_table
+from nvfp4ctl.tune.table import DispatchTable, read_table, writable_problem, write_table
 
 
 def test_reads_the_fixture_table(tiny_copy: Path) -> None:
@@ -91,6 +91,23 @@ def test_a_table_that_cannot_be_written_whole_is_not_written_at_all(tiny_copy: P
     assert {p.name: p.read_text() for p in tiny_copy.parent.iterdir()} == before
     assert write_table(knobs.dispatch, table, knobs) == [knobs.dispatch, tiny_copy.with_name("tiny_config.cuh")]
     assert "#define TINY_LIVE 256" in tiny_copy.with_name("tiny_config.cuh").read_text()
+
+
+def test_a_file_made_read_only_during_the_tune_is_left_as_it_is(tiny_copy: Path) -> None:
+    """A chmod a-w table or config header was replaced by the winners (the new copy needs only the
+    folder's permission): one UsageError naming it, and no file of the tune written."""
+    knobs = discover(tiny_copy)
+    knobs.dispatch.write_text("\n".join(line for line in knobs.dispatch.read_text().splitlines()
+                                        if "kernel-knobs" not in line) + "\n")
+    config = tiny_copy.with_name("tiny_config.cuh")
+    config.chmod(0o444)
+    before = {p.name: p.read_text() for p in tiny_copy.parent.iterdir()}
+    table = DispatchTable(plan={(128, 7168, 16384, 1): {"TINY_SPLIT": 2}}, kernel={"TINY_LIVE": 256})
+    with pytest.raises(UsageError, match=f"^{config} is read-only: the winners were not written"):
+        write_table(knobs.dispatch, table, knobs)
+    assert {p.name: p.read_text() for p in tiny_copy.parent.iterdir()} == before
+    assert writable_problem(knobs, table, None) == (f"{config} is read-only: tune writes its winners there"
+                                                    " (chmod u+w it; --no-write only reports the winners)")
 
 
 def test_the_read_modify_write_waits_for_another_tune_holding_the_table_lock(tiny_copy: Path,

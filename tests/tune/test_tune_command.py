@@ -215,18 +215,22 @@ def test_an_invalid_table_entry_stops_even_a_compile_only_tune_before_it_builds(
 
 
 @pytest.mark.parametrize("read_only, message", [("file", "tiny_dispatch.cuh is read-only"),
-                                                ("folder", "is read-only: tune replaces tiny_dispatch.cuh there")])
+                                                ("folder", "is read-only: tune replaces tiny_dispatch.cuh there"),
+                                                ("chmod", "tiny_dispatch.cuh is read-only")])
 def test_a_read_only_table_is_refused_before_the_tune(tiny_copy: Path, tmp_path: Path, fake_gpus: None,
                                                       monkeypatch: pytest.MonkeyPatch, read_only: str,
                                                       message: str) -> None:
-    """One line and exit 2 up front, not a traceback after the whole tune. (os.access is faked: as root
-    a chmod would not make the file read-only.)"""
+    """One line and exit 2 up front, not a traceback after the whole tune. (os.access is faked for a file
+    or folder it denies; "chmod" is a real chmod a-w, which os.access allows root but the mode bits tell.)"""
     dispatch = tiny_copy.with_name("tiny_dispatch.cuh").resolve()
     before = dispatch.read_text()
-    denied = dispatch if read_only == "file" else dispatch.parent
-    real_access = os.access
-    monkeypatch.setattr(os, "access", lambda path, mode, **kw: False if Path(path) == denied and mode & os.W_OK
-                        else real_access(path, mode, **kw))
+    if read_only == "chmod":
+        dispatch.chmod(0o444)
+    else:
+        denied = dispatch if read_only == "file" else dispatch.parent
+        real_access = os.access
+        monkeypatch.setattr(os, "access", lambda path, mode, **kw: False if Path(path) == denied and mode & os.W_OK
+                            else real_access(path, mode, **kw))
     result = _tune("--kernel", str(tiny_copy), "--shapes", "benchmarks")
     assert result.exit_code == 2, result.output
     errors = [line for line in result.output.splitlines() if line.startswith("error:")]
