@@ -7,6 +7,7 @@ whole lines and a run killed mid-way leaves either its full line or nothing.
 
 from __future__ import annotations
 
+import codecs
 import errno
 import hashlib
 import os
@@ -44,6 +45,18 @@ MARKDOWN_SUFFIXES = (".md", ".markdown")
 class ReadOnlyRunLog(Exception):
     """MEMORY.md made read-only (chmod a-w): the user's way to stop the logging. The line is not written;
     the command warns with this message and ends as it would have."""
+
+
+class UndecodableRunLog(Exception):
+    """MEMORY.md starts with a UTF-16 or UTF-32 byte order mark but is no valid text in that encoding: the
+    line is not written (a copy made from what decodes would lose the rest); the command warns with this
+    message and ends as it would have."""
+
+
+# The byte order marks of the wider encodings an editor may save MEMORY.md in (Windows Notepad's
+# "Unicode" is UTF-16 LE); UTF-32 LE's first, as it starts with UTF-16 LE's. Any other file is UTF-8.
+_WIDE_ENCODINGS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
+                   (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
 
 
 @dataclass(frozen=True)
@@ -292,7 +305,7 @@ def not_a_run_log(memory: Path) -> str | None:
     try:
         if not memory.is_file():  # a folder or a device: the append says why not
             return None
-        text = memory.read_text(encoding="utf-8", errors="replace")
+        text = _decoded(memory.read_bytes())
     except OSError:
         return None  # unreadable: the append's own error names the reason
     return _why_not_a_run_log(memory, text)
@@ -318,6 +331,8 @@ def append(entry: RunEntry, memory: Path) -> None:
     lock = lock_path(memory)
     with FileLock(str(lock), timeout=LOCK_TIMEOUT_S), _file_itself_locked(memory):
         existing = _previous_bytes(memory)
+        if (wide := _wide_encoding(existing)) is not None:  # worked on as UTF-8, written back as it was saved
+            existing = _as_utf8(memory, existing, *wide)
         text = existing.decode("utf-8", errors="replace")
         if (why := _why_not_a_run_log(memory, text)) is not None:  # judged under the lock, on what is replaced
             raise UsageError(f"{memory}: {why}; the run log was not appended to it")
@@ -334,7 +349,34 @@ def append(entry: RunEntry, memory: Path) -> None:
             chunk = chunk.replace("\n", "\r\n")
         # A new copy moved over the old one, not an appending write: a process killed inside a write()
         # (SIGKILL, a dying machine) could leave half a line, and the file holds the user's notes too.
-        write_bytes_atomic(memory, existing[:at] + chunk.encode() + existing[at:])
+        updated = existing[:at] + chunk.encode() + existing[at:]
+        if wide is not None:
+            bom, codec = wide
+            updated = bom + updated.decode("utf-8").encode(codec)
+        write_bytes_atomic(memory, updated)
+
+
+def _wide_encoding(data: bytes) -> tuple[bytes, str] | None:
+    """The byte order mark and codec of text saved as UTF-16 or UTF-32; None for UTF-8 (with a BOM or not)."""
+    return next(((bom, codec) for bom, codec in _WIDE_ENCODINGS if data.startswith(bom)), None)
+
+
+def _as_utf8(memory: Path, data: bytes, bom: bytes, codec: str) -> bytes:
+    """A UTF-16/32 file's text as UTF-8, its mark dropped. Decoded strictly: the append writes the file
+    back from this, so anything that did not decode would be lost; such a file is left as it is."""
+    try:
+        return data[len(bom):].decode(codec).encode("utf-8")
+    except UnicodeError:
+        raise UndecodableRunLog(f"{memory} starts with a {codec.upper()} byte order mark but is no valid"
+                                f" {codec.upper()} text; it was left as it is") from None
+
+
+def _decoded(data: bytes) -> str:
+    """The text of a run log's bytes: UTF-8, or the UTF-16/32 its byte order mark names."""
+    if (wide := _wide_encoding(data)) is None:
+        return data.decode("utf-8", errors="replace")
+    bom, codec = wide
+    return data[len(bom):].decode(codec, errors="replace")
 
 
 def file_in_the_way(memory: Path) -> Path | None:
@@ -412,7 +454,7 @@ def read(memory: Path, last: int | None = None) -> list[RunEntry]:
     read from the end of the file (a log of years of runs is tens of MB, and `log -n 2` needs two lines)."""
     if last:
         return _read_last(memory, last)
-    lines = _previous_bytes(memory).decode("utf-8", errors="replace").splitlines()
+    lines = _decoded(_previous_bytes(memory)).splitlines()
     start = _heading_index(lines)
     if start is None:
         return []
@@ -428,6 +470,8 @@ def _read_last(memory: Path, count: int) -> list[RunEntry]:
     if not memory.is_file() and not memory.is_dir():  # a folder fails on open, saying so
         return []  # nothing yet, or a device or FIFO (_previous_bytes): never read
     with memory.open("rb") as file:
+        if _wide_encoding(file.read(len(codecs.BOM_UTF32_LE))) is not None:  # whole: the end-first split is of UTF-8
+            return read(memory)[-count:]
         newest_first: list[RunEntry] = []
         for line in _lines_from_the_end(file):
             if _is_heading(line):

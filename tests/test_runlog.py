@@ -548,3 +548,52 @@ def test_a_read_only_run_log_costs_no_entry(tmp_path, monkeypatch):
     result = CliRunner().invoke(app, ["lint", "clean.py"])
     assert result.exit_code == 0, result.output
     assert "is read-only" in result.output and "make_entry ran" not in result.output
+
+
+@pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"])
+def test_a_memory_md_saved_as_utf16_or_utf32_stays_so_and_is_read(tmp_path, monkeypatch, codec):
+    """A MEMORY.md saved as "Unicode" (Windows Notepad: UTF-16 LE with a byte order mark, CRLF) got
+    a UTF-8 section appended (a file of two encodings, the run log unreadable to the editor) and `log`
+    found nothing in it: its lines are written back in the file's own encoding, its mark and notes kept."""
+    import codecs
+
+    bom = {"utf-16-le": codecs.BOM_UTF16_LE, "utf-16-be": codecs.BOM_UTF16_BE,
+           "utf-32-le": codecs.BOM_UTF32_LE, "utf-32-be": codecs.BOM_UTF32_BE}[codec]
+    memory = tmp_path / "MEMORY.md"
+    notes = "# Notes\r\n\r\n- café ✓ 𝄞\r\n"
+    memory.write_bytes(bom + notes.encode(codec))
+    runlog.append(_entry("first"), memory)
+    runlog.append(_entry("second · ✓"), memory)
+    data = memory.read_bytes()
+    assert data.startswith(bom)
+    text = data[len(bom):].decode(codec)  # strict: the whole file is one encoding
+    assert text.startswith(notes) and text.count(runlog.HEADING) == 1 and "\n" not in text.replace("\r\n", "")
+    assert [e.result for e in runlog.read(memory)] == ["first", "second - ✓"]
+    assert [e.result for e in runlog.read(memory, last=1)] == ["second - ✓"]
+    assert runlog.not_a_run_log(memory.rename(tmp_path / "notes.txt")) is None  # its heading is found
+    (tmp_path / "notes.txt").rename(memory)
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["log"])
+    assert result.exit_code == 0 and "first" in result.output and "second" in result.output, result.output
+
+
+def test_a_memory_md_that_is_no_valid_utf16_is_left_as_it_is_with_one_warning(tmp_path, monkeypatch):
+    """A UTF-16 byte order mark before bytes that are no UTF-16 (an odd count, a lone surrogate): a copy
+    made from what decodes would lose the rest, so the line is not written and the command ends as it would."""
+    import codecs
+
+    (tmp_path / "submission.py").write_text(CODE)
+    memory = tmp_path / "MEMORY.md"
+    memory.write_bytes(codecs.BOM_UTF16_LE + "# Notes\n".encode("utf-16-le") + b"\x00\xd8" + b"!")
+    before = memory.read_bytes()
+    with pytest.raises(runlog.UndecodableRunLog, match="MEMORY.md starts with a UTF-16-LE byte order mark"):
+        runlog.append(_entry("lost"), memory)
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["lint", "submission.py"])
+    assert result.exit_code == 0, result.output  # lint's own result
+    assert result.output.count("warning: run log not written:") == 1
+    assert "is no valid UTF-16-LE text; it was left as it is" in " ".join(result.output.split())
+    assert memory.read_bytes() == before
+    assert runlog.read(memory) == []
