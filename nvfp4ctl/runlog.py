@@ -16,10 +16,11 @@ import shlex
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
+from itertools import islice
 from pathlib import Path
 from typing import BinaryIO
 
@@ -465,22 +466,29 @@ _BLOCK_BYTES = 1 << 16
 
 
 def _read_last(memory: Path, count: int) -> list[RunEntry]:
-    """read(memory)[-count:], from the end back to the last heading or the `count`th entry; then from
-    the start only as far as a heading, as read() returns nothing from a file without one."""
+    """read(memory)[-count:], from the end back to the last heading or the `count`th entry."""
+    return list(islice(newest_first(memory), count))[::-1]
+
+
+def newest_first(memory: Path) -> Generator[RunEntry, None, None]:
+    """read(memory) newest first, read from the end of the file only as far as the caller goes (a log of
+    years of runs is tens of MB; bench's comparison stops at the previous bench of its target): back to
+    the last heading, and from the start only as far as a heading, before the first entry is given, as
+    read() gives nothing from a file without one. Close it (or let it go) to close the file."""
     if not memory.is_file() and not memory.is_dir():  # a folder fails on open, saying so
-        return []  # nothing yet, or a device or FIFO (_previous_bytes): never read
+        return  # nothing yet, or a device or FIFO (_previous_bytes): never read
     with memory.open("rb") as file:
         if _wide_encoding(file.read(len(codecs.BOM_UTF32_LE))) is not None:  # whole: the end-first split is of UTF-8
-            return read(memory)[-count:]
-        newest_first: list[RunEntry] = []
+            yield from reversed(read(memory))
+            return
+        log_has_heading = False
         for line in _lines_from_the_end(file):
             if _is_heading(line):
-                return newest_first[::-1]
+                return
             if (entry := RunEntry.from_line(line)) is not None:
-                newest_first.append(entry)
-                if len(newest_first) == count:
-                    return newest_first[::-1] if _has_heading_from_the_start(file) else []
-    return []
+                if not log_has_heading and not (log_has_heading := _has_heading_from_the_start(file)):
+                    return
+                yield entry
 
 
 def _lines_from_the_end(file: BinaryIO) -> Iterator[str]:

@@ -107,15 +107,16 @@ def _target_path(cell: str, root: Path) -> Path | None:
     return (root / path).resolve() if path else None
 
 
-def find_previous(entries: Iterable[RunEntry], target: Path, gpu: str, shapes: Collection[str],
+def find_previous(newest_first: Iterable[RunEntry], target: Path, gpu: str, shapes: Collection[str],
                   root: Path | None = None) -> tuple[RunEntry, LoggedBench] | None:
     """The latest successful bench of `target` (by path) on `gpu` that timed all of `shapes`; failing
     that, the latest that timed at least one of them (a full bench is not judged by an `--only` run).
+    `newest_first` is the run log from its end (runlog.newest_first), taken only up to that bench.
     `root` is the project root the log's relative paths start from (default: the working directory)."""
     root = root or Path.cwd()
     wanted = target.resolve()
     partial: tuple[RunEntry, LoggedBench] | None = None
-    for entry in reversed(list(entries)):
+    for entry in newest_first:
         if entry.subcommand != "bench" or entry.exit_code != "0" or entry.gpu != gpu:
             continue
         if _target_path(entry.target, root) != wanted:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -115,8 +116,9 @@ def compare_with_log(report: BenchReport, target: Path) -> history.Comparison | 
     from nvfp4ctl.bench import history
     from nvfp4ctl.workspace import user_folder
 
-    previous = history.find_previous(runlog.read(memory_path()), target, report.gpu, [s.key for s in report.shapes],
-                                     user_folder())
+    with closing(runlog.newest_first(memory_path())) as newest_first:  # read from the end, as far as needed
+        previous = history.find_previous(newest_first, target, report.gpu, [s.key for s in report.shapes],
+                                         user_folder())
     if previous is None:
         return None
     return history.compare(previous, history.Timing(report.geomean_us, report.geomean_err_us), report.timings(),

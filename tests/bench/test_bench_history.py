@@ -1,7 +1,10 @@
+import io
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 
+from nvfp4ctl import runlog
 from nvfp4ctl.bench.history import Delta, Timing, compare, find_previous, parse_result_line, result_line
 from nvfp4ctl.runlog import RunEntry
 
@@ -46,10 +49,10 @@ def test_find_previous_takes_the_latest_good_bench_of_the_same_path_and_gpu(tmp_
         _entry(f"{kernel}@fff", "10/10 pass", command="nvfp4ctl check"),
     ]
     keys = [key for key, _ in SHAPES]
-    found = find_previous(entries, kernel, GPU, keys)
+    found = find_previous(entries[::-1], kernel, GPU, keys)
     assert found is not None and found[0] is good_new
-    assert find_previous(entries, tmp_path / "none.cu", GPU, keys) is None
-    assert find_previous(entries, kernel, GPU, ["256x256x256"]) is None  # no shape in common
+    assert find_previous(entries[::-1], tmp_path / "none.cu", GPU, keys) is None
+    assert find_previous(entries[::-1], kernel, GPU, ["256x256x256"]) is None  # no shape in common
 
 
 def test_relative_log_paths_start_at_the_project_root_not_the_working_directory(tmp_path: Path, monkeypatch) -> None:
@@ -94,9 +97,9 @@ def test_a_full_bench_is_compared_with_the_last_full_bench_not_an_only_run() -> 
 
     full = bench("t1", "nvfp4ctl bench", "geomean 2.000±0.001 us; 1x1x1 1.000±0.001 | 2x2x2 4.000±0.001 us")
     only = bench("t2", "nvfp4ctl bench --only 2", "geomean 4.100±0.001 us; 2x2x2 4.100±0.001 us")
-    found = find_previous([full, only], Path("k.cu"), "GPU", ["1x1x1", "2x2x2"])
+    found = find_previous([only, full], Path("k.cu"), "GPU", ["1x1x1", "2x2x2"])
     assert found is not None and found[0] is full
-    found_only = find_previous([full, only], Path("k.cu"), "GPU", ["2x2x2"])
+    found_only = find_previous([only, full], Path("k.cu"), "GPU", ["2x2x2"])
     assert found_only is not None and found_only[0] is only
 
 
@@ -132,3 +135,53 @@ def test_a_check_is_not_a_bench_whatever_its_options(tmp_path: Path) -> None:
     kernel.write_text("x")
     entry = _entry(f"{kernel}@aaa", result_line(Timing(40.0, 0.1), SHAPES), command="nvfp4ctl -v check --shape bench")
     assert find_previous([entry], kernel, GPU, [key for key, _ in SHAPES]) is None
+
+
+class _CountingReader(io.BufferedReader):
+    """A file opened for reading that counts the bytes read from it, by read() and by its lines."""
+
+    bytes_read = 0
+
+    def read(self, size: int | None = -1) -> bytes:
+        data = super().read(size)
+        _CountingReader.bytes_read += len(data)
+        return data
+
+    def readline(self, size: int | None = -1) -> bytes:
+        data = super().readline(size)
+        _CountingReader.bytes_read += len(data)
+        return data
+
+
+@pytest.mark.parametrize("full_match", [True, False])
+def test_the_previous_bench_is_looked_up_from_the_end_of_the_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  full_match: bool) -> None:
+    """bench read and parsed the whole run log (tens of MB after years of runs) to find its previous
+    bench: it reads from the end (runlog.newest_first) back to that bench, and finds the same one; only
+    where no bench timed every shape does it go on to the heading, then taking the latest that timed some."""
+    from types import SimpleNamespace
+
+    from nvfp4ctl.commands.bench import compare_with_log
+
+    kernel = tmp_path / "k.cu"
+    kernel.write_text("x")
+    keys = [key for key, _ in SHAPES]
+    oldest = _entry(f"{kernel}@aaa", result_line(Timing(40.0, 0.1), SHAPES[1:]))
+    previous = _entry(f"{kernel}@bbb", result_line(Timing(39.0, 0.1), SHAPES if full_match else SHAPES[:1]))
+    check = _entry(f"{kernel}@ccc", "10/10 pass", command="nvfp4ctl check")
+    memory = tmp_path / "MEMORY.md"
+    memory.write_text("# notes\n\n" + runlog.HEADING + "\n\n" + oldest.to_line() + check.to_line() * 20_000
+                      + previous.to_line() + check.to_line() * 3)
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.setattr(_CountingReader, "bytes_read", 0)
+    real_open = Path.open
+    monkeypatch.setattr(Path, "open", lambda self, mode="r", *args, **kwargs: _CountingReader(io.FileIO(self, "rb"))
+                        if self == memory and "b" in mode else real_open(self, mode, *args, **kwargs))
+    report = SimpleNamespace(gpu=GPU, shapes=[SimpleNamespace(key=key) for key in keys], geomean_us=38.0,
+                             geomean_err_us=0.1, timings=lambda: SHAPES)
+    comparison = compare_with_log(report, kernel)  # type: ignore[arg-type]
+    assert comparison is not None and comparison.entry == previous
+    if full_match:
+        assert _CountingReader.bytes_read < memory.stat().st_size / 10, _CountingReader.bytes_read
+    whole_log = find_previous(reversed(runlog.read(memory)), kernel, GPU, keys, tmp_path)
+    assert whole_log is not None and whole_log[0] == previous
