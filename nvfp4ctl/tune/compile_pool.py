@@ -23,7 +23,7 @@ from pathlib import Path
 
 from nvfp4ctl.build.machine import cpu_cores
 from nvfp4ctl.tune.knobs import Config
-from nvfp4ctl.tune.results import COMPILE_ERROR, OK, SPILLS, BuildResult
+from nvfp4ctl.tune.results import COMPILE_ERROR, OK, SPILLS, BuildResult, spill_reason
 
 CompileFn = Callable[[str, str, tuple[str, ...]], BuildResult]
 
@@ -38,7 +38,6 @@ def compile_candidate(source: str, arch: str, defines: tuple[str, ...]) -> Build
     """Build one candidate (cached) and summarise its resources; never raises for a compile error."""
     from nvfp4ctl.build import CompileError, build_kernel
     from nvfp4ctl.build.kernel_names import readable_names
-    from nvfp4ctl.kernel_cells import byte_size
 
     started = time.perf_counter()
     try:
@@ -46,12 +45,9 @@ def compile_candidate(source: str, arch: str, defines: tuple[str, ...]) -> Build
     except CompileError as error:
         return BuildResult(COMPILE_ERROR, compile_s=round(time.perf_counter() - started, 2), message=str(error))
     main = report.main_kernel
-    spilled = [f for f in report.functions if f.spill_stores or f.spill_loads]
-    # each function's spills as the spills column counts them (stores plus loads, build's spill_bytes),
-    # then the two parts build -v shows
-    message = ", ".join(f"{name} spills {byte_size(f.spill_stores + f.spill_loads)}"
-                        f" ({byte_size(f.spill_stores)} stored, {byte_size(f.spill_loads)} loaded)"
-                        for name, f in zip(readable_names([f.name for f in spilled]), spilled))
+    spilling = [f for f in report.functions if f.spill_stores or f.spill_loads]
+    spilled = tuple((name, f.spill_stores, f.spill_loads)
+                    for name, f in zip(readable_names([f.name for f in spilling]), spilling))
     return BuildResult(
         status=SPILLS if spilled else OK,
         registers=main.registers if main else 0,
@@ -60,8 +56,9 @@ def compile_candidate(source: str, arch: str, defines: tuple[str, ...]) -> Build
         spill_bytes=report.spill_bytes,
         compile_s=report.compile_s if not report.cache_hit else round(time.perf_counter() - started, 2),
         cache_hit=report.cache_hit,
-        message=message,
+        message=spill_reason(spilled),
         artifact=kernel_artifact(source, arch, defines, report.key),
+        spilled=spilled,
     )
 
 

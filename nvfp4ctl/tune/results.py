@@ -6,7 +6,9 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
+
+from nvfp4ctl.kernel_cells import byte_size
 
 OK, WRONG, CRASH, TIMEOUT, ERROR = "ok", "wrong", "crash", "timeout", "error"
 COMPILE_ERROR, SPILLS = "compile error", "spills"
@@ -26,8 +28,11 @@ class BuildResult:
     spill_bytes: int = 0
     compile_s: float = 0.0
     cache_hit: bool = False
-    message: str = ""  # the first compiler error, the spilling function
+    message: str = ""  # the first compiler error, or spill_reason(spilled)
     artifact: dict | None = None  # what a GPU worker loads (tune.jobs.load_candidate)
+    # each spilling function as (readable name, bytes stored, bytes loaded): the data its reason is
+    # rendered from, so a build saved by an older nvfp4ctl is shown in the current wording
+    spilled: tuple[tuple[str, int, int], ...] = ()
 
     @property
     def usable(self) -> bool:
@@ -48,8 +53,32 @@ class BuildResult:
         said = _SOURCE_INCLUDE.sub("", _QUOTED.sub('""', self.message))
         return bool(_SOURCE_ERROR.search(self.message)) and not _MACHINE_ERROR.search(said)
 
+    @property
+    def reason_is_current(self) -> bool:
+        """False for a spilling build saved before its spills were kept per function: its message is
+        an older nvfp4ctl's sentence and nothing to render the current one from."""
+        return self.status != SPILLS or bool(self.spilled)
+
     def to_dict(self) -> dict:
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, payload: dict) -> BuildResult:
+        """A saved build; a spill reason is rendered again from its spills, in the current wording."""
+        known = {f.name for f in fields(cls)}
+        values = {name: value for name, value in payload.items() if name in known}
+        values["spilled"] = tuple((str(name), int(stored), int(loaded))
+                                  for name, stored, loaded in values.get("spilled") or ())
+        if values.get("status") == SPILLS and values["spilled"]:
+            values["message"] = spill_reason(values["spilled"])
+        return cls(**values)
+
+
+def spill_reason(spilled: Sequence[tuple[str, int, int]]) -> str:
+    """Each function's spills as the spills column counts them (stores plus loads, build's spill_bytes),
+    then the two parts build -v shows."""
+    return ", ".join(f"{name} spills {byte_size(stored + loaded)}"
+                     f" ({byte_size(stored)} stored, {byte_size(loaded)} loaded)" for name, stored, loaded in spilled)
 
 
 _SOURCE_ERROR = re.compile(r"^[^\s:][^:\n]*:\d+: |\buses too (?:much|many)\b")  # compiler_errors.first_error's forms

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from nvfp4ctl.atomic_file import write_text_atomic
-from nvfp4ctl.tune.results import BuildResult, Measurement, shape_key
+from nvfp4ctl.tune.results import SPILLS, BuildResult, Measurement, shape_key
 
 STATE_FORMAT = 1
 
@@ -48,12 +48,25 @@ class TuneState:
                 saved = json.loads(path.read_text())
             except (OSError, ValueError):
                 saved = {}
-            if saved.get("key") == key:
-                self.measurements = saved.get("measurements", {})
-                self.builds = saved.get("builds", {})
-                self.rematches = saved.get("rematches", {})
-                self.resumed = len(self.measurements)
-                self.resumed_builds = len(self.builds)
+            if isinstance(saved, dict) and saved.get("key") == key:
+                self._load(saved)
+
+    def _load(self, saved: dict) -> None:
+        # A spill's reason is rendered from its spills as it loads (BuildResult.from_dict), so it reads as
+        # this nvfp4ctl words it. One saved before the spills were kept per function has only an older
+        # sentence: it is left out with its results and built again (a build-cache hit).
+        builds = {cid: BuildResult.from_dict(found) for cid, found in saved.get("builds", {}).items()}
+        self.builds = {cid: build.to_dict() for cid, build in builds.items() if build.reason_is_current}
+        self.measurements = {}
+        for pair, found in saved.get("measurements", {}).items():
+            cid = pair.rsplit("|", 1)[0]
+            if found.get("status") != SPILLS:
+                self.measurements[pair] = found
+            elif cid in self.builds:  # the build's rejection, as the build words it now
+                self.measurements[pair] = found | {"message": self.builds[cid]["message"]}
+        self.rematches = saved.get("rematches", {})
+        self.resumed = len(self.measurements)
+        self.resumed_builds = len(self.builds)
 
     @classmethod
     def in_cache(cls, cache: Path, key: str, fresh: bool = False) -> TuneState:
@@ -79,7 +92,7 @@ class TuneState:
 
     def build(self, config_id: str) -> BuildResult | None:
         found = self.builds.get(config_id)
-        return BuildResult(**found) if found else None
+        return BuildResult.from_dict(found) if found else None
 
     def record(self, config_id: str, shape: Sequence[int], result: Measurement) -> None:
         with self._lock:

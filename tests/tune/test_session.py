@@ -226,3 +226,49 @@ def test_the_headline_says_no_dispatch_table_once(tiny_copy: Path) -> None:
     assert run.headline().endswith(" · compile-only · table tiny_dispatch.cuh")
     run.knobs = replace(knobs, dispatch=None)
     assert run.headline().endswith(" · compile-only · no dispatch table")
+
+
+def test_a_spill_resumed_from_an_older_state_is_worded_as_now(tmp_path: Path) -> None:
+    """A spilling candidate's (candidate, shape) result was saved with its reason as a sentence, and a
+    resumed tune showed an older nvfp4ctl's wording ("2.2 KiB stored / 2.2 KiB loaded") in its ranking."""
+    import json
+
+    from nvfp4ctl.tune.knobs import Config
+    from nvfp4ctl.tune.results import SPILLS, BuildResult, spill_reason
+
+    from tune_fakes import make_knobs
+
+    knobs = make_knobs(("K_A", (0, 1), 0, "kernel"))
+    spilling = Config.of({"K_A": 1}, knobs)
+    spilled = (("chain", 2304, 2304),)
+    built: list[tuple[str, ...]] = []
+
+    def compile_fn(source: str, arch: str, defines: tuple[str, ...]) -> BuildResult:
+        built.append(defines)
+        return BuildResult(SPILLS, registers=255, spill_bytes=4608, spilled=spilled, message=spill_reason(spilled))
+
+    def run() -> str:
+        report = TuneReport(knobs=knobs, shapes=[SHORT_K], compile_only=False)
+        with CompilePool(Path("fake.cu"), "sm_90a", compile_fn=compile_fn, executor=ThreadPoolExecutor(2)) as builds, \
+                GpuPool([NamedWorker("GPU 0", FakeWorker(timing))], {}, timeout_s=10) as gpus:
+            evaluator = Evaluator(builds, gpus, TuneState(tmp_path / "state.json", "k"),
+                                  {SHORT_K: Case(*SHORT_K, seed=1111)}, report, lambda *_: None)
+            return evaluator([(spilling, SHORT_K)], "step")[(spilling.id, SHORT_K)].message
+
+    def saved_as_before(keep_spills: bool) -> None:
+        state = json.loads((tmp_path / "state.json").read_text())
+        for build in state["builds"].values():
+            build["message"] = "chain spills 2.2 KiB stored / 2.2 KiB loaded"
+            if not keep_spills:
+                del build["spilled"]
+        for result in state["measurements"].values():
+            result["message"] = "chain spills 2.2 KiB stored / 2.2 KiB loaded"
+        (tmp_path / "state.json").write_text(json.dumps(state))
+
+    now = "chain spills 4.5 KiB (2.2 KiB stored, 2.2 KiB loaded)"
+    assert run() == now
+    saved_as_before(keep_spills=True)  # the spills kept: the reason rendered from them, nothing rebuilt
+    built.clear()
+    assert run() == now and built == []
+    saved_as_before(keep_spills=False)  # a sentence alone: built again
+    assert run() == now and built == [spilling.defines()]

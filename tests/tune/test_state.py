@@ -1,0 +1,50 @@
+"""The resume state file: what a rerun finds in it, from a file written now or by an older nvfp4ctl."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from nvfp4ctl.tune.results import OK, SPILLS, BuildResult, Measurement
+from nvfp4ctl.tune.state import TuneState
+
+SHAPE = (128, 256, 256, 1)
+SPILLED = (("tiny::chain", 2304, 2304),)
+CURRENT_REASON = "tiny::chain spills 4.5 KiB (2.2 KiB stored, 2.2 KiB loaded)"
+OLD_REASON = "tiny::chain spills 2.2 KiB stored / 2.2 KiB loaded"  # an older nvfp4ctl's wording
+
+
+def _saved(path: Path, builds: dict, measurements: dict, **more: object) -> None:
+    path.write_text(json.dumps({"key": "k", "builds": builds, "measurements": measurements, "rematches": {}, **more}))
+
+
+def _spill_build(**fields: object) -> dict:
+    return BuildResult(SPILLS, registers=255, spill_bytes=4608, message=OLD_REASON, **fields).to_dict()
+
+
+def test_a_spill_reason_is_rendered_from_its_spills_in_the_current_wording(tmp_path: Path) -> None:
+    """The reason was stored as a sentence: a build resumed from a state kept the wording of the
+    nvfp4ctl that saved it, and so did the (candidate, shape) results of that build."""
+    _saved(tmp_path / "state.json", {"LIVE=256": _spill_build(spilled=SPILLED)},
+           {"LIVE=256|128x256x256": Measurement(SPILLS, message=OLD_REASON).to_dict()})
+    state = TuneState(tmp_path / "state.json", "k")
+    assert state.build("LIVE=256").message == CURRENT_REASON
+    assert state.measurement("LIVE=256", SHAPE).message == CURRENT_REASON
+
+
+def test_a_spill_saved_without_its_spills_is_built_again(tmp_path: Path) -> None:
+    """A state written before the spills were kept per function has only the old sentence: that build
+    and its results are left to the rerun (a build-cache hit); everything else loads as it was."""
+    ok = BuildResult(OK, registers=100, message="").to_dict()
+    ok.pop("spilled")  # as an older nvfp4ctl wrote it
+    spilled = _spill_build()
+    spilled.pop("spilled")
+    timed = Measurement(OK, us=10.0, runs=20).to_dict()
+    _saved(tmp_path / "state.json", {"current table": ok, "LIVE=256": spilled},
+           {"current table|128x256x256": timed, "LIVE=256|128x256x256": Measurement(SPILLS, message=OLD_REASON).to_dict()})
+    state = TuneState(tmp_path / "state.json", "k")
+    assert state.build("LIVE=256") is None and state.measurement("LIVE=256", SHAPE) is None
+    assert state.build("current table") == BuildResult(OK, registers=100)
+    assert state.measurement("current table", SHAPE) == Measurement.from_dict(timed)
+    assert (state.resumed, state.resumed_builds) == (1, 1)
+
