@@ -11,7 +11,6 @@ from nvfp4ctl import options
 from nvfp4ctl.console import VERBOSE, get_console
 from nvfp4ctl.errors import ExitCode
 from nvfp4ctl.outcome import Outcome
-from nvfp4ctl.words import plural
 
 # Short timing: bench's loop and statistics with fewer repeats and a short settle, for ranking.
 SHORT_CRITERION = {"max_repeats": 20, "max_noise": 0.002, "budget_s": 10.0}
@@ -33,7 +32,7 @@ def command(
     compile_only: Annotated[bool, typer.Option("--compile-only", help="Build every candidate of one round and report registers, shared memory and spills; no GPU.")] = False,
     knobs: Annotated[str | None, typer.Option("--knobs", metavar="A,B", help="Search only these knobs (names with or without the common prefix).")] = None,
     rounds: Annotated[int, typer.Option("--rounds", metavar="N", min=1, parser=options.integer(1), help="Coordinate-descent rounds over all knobs (stops early when nothing changes).")] = 1,
-    fresh: Annotated[bool, typer.Option("--fresh", help="Ignore what an interrupted run of the same tune already measured.")] = False,
+    fresh: Annotated[bool, typer.Option("--fresh", help="Ignore what an earlier run of the same tune (interrupted or finished) already measured.")] = False,
     no_write: Annotated[bool, typer.Option("--no-write", help="Report the winners, leave the dispatch table as it is.")] = False,
     task: Annotated[Path | None, typer.Option("--task", metavar="PATH", help="task.yml to read the shapes from.")] = None,
     timeout: Annotated[float | None, typer.Option("--timeout", metavar="S", parser=options.seconds(zero=False), help="Seconds per candidate and shape before it counts as a deadlock (default: 180).")] = None,
@@ -79,9 +78,9 @@ def show(report: Any, label: str, verbose: bool) -> None:
     from nvfp4ctl.tune import render
 
     console = get_console()
-    if report.resumed:
-        found = plural(report.resumed, "build") if report.compile_only else f"{report.resumed} (candidate, shape) results"
-        console.info(f"resumed: {found} from the interrupted run", style="dim")
+    resumed = render.resumed_line(report)
+    if resumed:
+        console.info(resumed, style="dim")
     if report.compile_only:
         columns, rows = render.compile_table(report)
         console.table(columns, rows, title=f"{label}: {len(rows)} candidate builds ({report.wall_s:.1f} s)", right_align_from=2)

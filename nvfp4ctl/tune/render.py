@@ -171,6 +171,28 @@ def result_line(report: TuneReport) -> str:
     return f"{plural(len(report.shapes), 'shape')}, {plural(builds, 'build')} ({failing} rejected somewhere): {gain}{held}"
 
 
+def resumed_line(report: TuneReport) -> str | None:
+    """Where the results taken from the resume state came from: a finished run's are reused, an
+    interrupted run's resumed; never "resumed" where nothing was interrupted."""
+    if not report.resumed:
+        return None
+    found = plural(report.resumed, "build") if report.compile_only else f"{report.resumed} (candidate, shape) results"
+    saved = report.resumed_from
+    when = f", saved {_when(saved.saved_at)}" if saved is not None and saved.saved_at else ""
+    if saved is None or saved.finished is None:  # a state written before runs were marked finished
+        return f"reused: {found} from an earlier run of this tune{when}"
+    if not saved.finished:
+        return f"resumed: {found} from an interrupted run{when}"
+    # a build is the same whenever it was made; a time is the GPU's of then
+    again = "" if report.compile_only else " (--fresh times them again)"
+    return f"reused: {found} from a finished run{when}{again}"
+
+
+def _when(stamp: str) -> str:
+    """"2026-11-26T14:03:00Z" -> "2026-11-26 14:03 UTC" (the run log's stamps, as `log` shows them)."""
+    return stamp.replace("T", " ")[:16] + " UTC"
+
+
 def _shipped_build(report: TuneReport) -> str:
     return "the kernel's own build (its defaults)" if report.knobs.dispatch is None else f"the {CURRENT}'s own build"
 
@@ -181,6 +203,7 @@ def to_dict(report: TuneReport) -> dict:
     payload: dict = {
         "kernel": str(report.knobs.source), "compile_only": report.compile_only, "gpu": report.gpu,
         "wall_s": report.wall_s, "gpu_busy_s": report.gpu_busy_s, "stolen": report.stolen, "resumed": report.resumed,
+        "resumed_from": _resumed_from(report),
         "result": result_line(report), "written": [str(p) for p in report.written], "table_note": report.table_note,
         "builds": [{"candidate": _label(report, cid, base), "config": _values(report, cid)} | build.to_dict()
                    for cid, build in report.builds.items()],
@@ -207,6 +230,12 @@ def to_dict(report: TuneReport) -> dict:
                              else None}
                             for r in report.search.rematches]
     return payload
+
+
+def _resumed_from(report: TuneReport) -> dict | None:
+    """The run the resumed results came from: finished true/false (null: not recorded), saved_at (UTC)."""
+    saved = report.resumed_from
+    return None if not report.resumed or saved is None else {"finished": saved.finished, "saved_at": saved.saved_at}
 
 
 def _values(report: TuneReport, cid: str) -> dict | None:

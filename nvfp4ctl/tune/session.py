@@ -17,7 +17,7 @@ from nvfp4ctl.tune.gpu_pool import GpuPool
 from nvfp4ctl.tune.knobs import Config, KernelKnobs
 from nvfp4ctl.tune.results import ERROR, BuildResult, Measurement, shape_key
 from nvfp4ctl.tune.search import Duel, DuelKey, Request, SearchOutcome, SearchSettings, compile_only_builds, coordinate_descent, one_round
-from nvfp4ctl.tune.state import TuneState
+from nvfp4ctl.tune.state import SavedRun, TuneState
 from nvfp4ctl.tune.table import DispatchTable, Shape, locked, read_table, write_table
 
 CURRENT = "current table"  # the shipped build: no defines, the kernel reads its dispatch table
@@ -51,6 +51,7 @@ class TuneReport:
     written: list[Path] = field(default_factory=list)
     table_note: str | None = None  # why no table was written, or what to keep in mind
     resumed: int = 0  # results taken from the resume state: measurements, or builds when compile-only
+    resumed_from: SavedRun | None = None  # the run that saved them: finished, interrupted, or unknown
     wall_s: float = 0.0
     gpu: str | None = None
     gpu_busy_s: dict[str, float] = field(default_factory=dict)

@@ -198,18 +198,23 @@ def execute(run: TuneRun, timing: TimingSettings, budget_s: float | None, rounds
     state = TuneState.in_cache(cache_root(), key, fresh)
     # a compile-only round saves builds, no measurements: its resume is counted in builds
     resumed = state.resumed_builds if run.compile_only else state.resumed
-    report = TuneReport(knobs=run.knobs, shapes=run.shapes, compile_only=run.compile_only, resumed=resumed)
+    report = TuneReport(knobs=run.knobs, shapes=run.shapes, compile_only=run.compile_only, resumed=resumed,
+                        resumed_from=state.saved_run if resumed else None)
     # While timing, leave a core to each GPU worker and one to this process: a compile hogging every
     # core would stall the workers' kernel launches and blur the timings.
     jobs = cpu_cores() if run.compile_only else max(1, cpu_cores() - len(run.gpus) - 1)
     with CompilePool(run.source, run.arch, jobs=jobs) as compile_pool:
         if run.compile_only:
-            return compile_only(run.knobs, start, Evaluator(compile_pool, None, state, run.cases, report, on_progress),
-                                run.only)
-        with GpuPool(make_workers(run.gpus, run.device, run.timeout_s, run.task.problem), payload, run.timeout_s) as gpu_pool:
-            evaluator = Evaluator(compile_pool, gpu_pool, state, run.cases, report, on_progress)
-            tune(run.knobs, start, run.table, evaluator, SearchSettings(rounds=rounds, budget_s=budget_s, only=run.only), write=write)
-            report.gpu = gpu_pool.gpu or run.gpu_name
-            report.gpu_busy_s = dict(gpu_pool.busy_s)
-            report.stolen = gpu_pool.stolen
+            evaluator = Evaluator(compile_pool, None, state, run.cases, report, on_progress)
+            compile_only(run.knobs, start, evaluator, run.only)
+        else:
+            with GpuPool(make_workers(run.gpus, run.device, run.timeout_s, run.task.problem), payload,
+                         run.timeout_s) as gpu_pool:
+                evaluator = Evaluator(compile_pool, gpu_pool, state, run.cases, report, on_progress)
+                tune(run.knobs, start, run.table, evaluator,
+                     SearchSettings(rounds=rounds, budget_s=budget_s, only=run.only), write=write)
+                report.gpu = gpu_pool.gpu or run.gpu_name
+                report.gpu_busy_s = dict(gpu_pool.busy_s)
+                report.stolen = gpu_pool.stolen
+    state.finish()  # not reached when interrupted: the file stays an interrupted run's
     return report

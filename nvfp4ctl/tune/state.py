@@ -4,7 +4,8 @@ One JSON file in the cache per (kernel content, shapes, GPU, timing settings): t
 bytes of every file of the build (kernel, local headers with the dispatch table, binding). A rerun
 of an interrupted tune with the same key answers the finished (candidate, shape) pairs and the
 rematches from here, and because the search depends only on these answers it retraces the same
-path to where it stopped.
+path to where it stopped. A finished run's file is kept too (its results are cheap to reuse) and
+says so, with when its results were saved: a rerun tells the user which kind of run they came from.
 """
 
 from __future__ import annotations
@@ -13,13 +14,15 @@ import hashlib
 import json
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from nvfp4ctl.atomic_file import write_text_atomic
 from nvfp4ctl.tune.results import SPILLS, BuildResult, Measurement, shape_key
 
-STATE_FORMAT = 1
+STATE_FORMAT = 1  # of the key's material: a change orphans every saved state
 
 
 def state_key(files: Sequence[Path], shapes: Sequence[Any], gpu: str, settings: dict[str, Any]) -> str:
@@ -33,6 +36,17 @@ def state_key(files: Sequence[Path], shapes: Sequence[Any], gpu: str, settings: 
     return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()
 
 
+def _now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")  # as the run log stamps its entries
+
+
+@dataclass(frozen=True)
+class SavedRun:
+    """The run whose results a state file holds, as far as the file tells."""
+    finished: bool | None  # None: written before runs were marked finished, so either
+    saved_at: str | None  # UTC, "2026-11-26T14:03:00Z": when its last result was saved
+
+
 class TuneState:
     def __init__(self, path: Path, key: str, fresh: bool = False) -> None:
         self.path = path
@@ -43,6 +57,8 @@ class TuneState:
         self.rematches: dict[str, list[dict]] = {}  # "current|challenger|shape": [current, challenger]
         self.resumed = 0  # measurements found (what a timed tune takes from here)
         self.resumed_builds = 0  # build results found (what a compile-only tune had finished)
+        self.saved_run: SavedRun | None = None  # the run the results found came from
+        self._recorded = False  # this run saved a result of its own
         if not fresh and path.is_file():
             try:
                 saved = json.loads(path.read_text())
@@ -67,6 +83,8 @@ class TuneState:
         self.rematches = saved.get("rematches", {})
         self.resumed = len(self.measurements)
         self.resumed_builds = len(self.builds)
+        finished = saved.get("finished")
+        self.saved_run = SavedRun(finished if isinstance(finished, bool) else None, saved.get("saved_at"))
 
     @classmethod
     def in_cache(cls, cache: Path, key: str, fresh: bool = False) -> TuneState:
@@ -104,6 +122,21 @@ class TuneState:
             self.builds[config_id] = result.to_dict()
             self._save()
 
+    def finish(self) -> None:
+        """Mark the run finished, so a rerun says its results were reused, not resumed. A run that
+        saved nothing of its own keeps the time of the results it found."""
+        with self._lock:
+            if self._recorded:
+                self._write(finished=True, saved_at=_now())
+            elif self.saved_run is not None and not self.saved_run.finished:
+                self._write(finished=True, saved_at=self.saved_run.saved_at)
+
     def _save(self) -> None:
+        # a result saved unmarks the file: this run left it, and may yet be interrupted
+        self._recorded = True
+        self._write(finished=False, saved_at=_now())
+
+    def _write(self, finished: bool, saved_at: str | None) -> None:
         write_text_atomic(self.path, json.dumps({"key": self.key, "measurements": self.measurements,
-                                                 "builds": self.builds, "rematches": self.rematches}))
+                                                 "builds": self.builds, "rematches": self.rematches,
+                                                 "finished": finished, "saved_at": saved_at}))

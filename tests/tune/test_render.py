@@ -160,3 +160,21 @@ def test_json_carries_the_dispatch_table_note() -> None:
     assert to_dict(report)["table_note"] == report.table_note
     report.table_note = None
     assert json.loads(json.dumps(to_dict(report)))["table_note"] is None
+
+
+def test_the_resumed_line_names_the_run_the_results_came_from() -> None:
+    """A finished run's results were said to be "resumed ... from the interrupted run"."""
+    from nvfp4ctl.tune.render import resumed_line
+    from nvfp4ctl.tune.state import SavedRun
+
+    stamp = "2026-11-26T14:03:00Z"
+    report = replace(_report(), resumed=12)
+    assert resumed_line(replace(report, resumed=0)) is None
+    assert resumed_line(replace(report, resumed_from=SavedRun(True, stamp))) == (
+        "reused: 12 (candidate, shape) results from a finished run, saved 2026-11-26 14:03 UTC (--fresh times them again)")
+    assert resumed_line(replace(report, resumed_from=SavedRun(False, stamp))) == (
+        "resumed: 12 (candidate, shape) results from an interrupted run, saved 2026-11-26 14:03 UTC")
+    assert resumed_line(replace(report, resumed_from=SavedRun(None, None))) == (
+        "reused: 12 (candidate, shape) results from an earlier run of this tune")
+    assert to_dict(replace(report, resumed_from=SavedRun(False, stamp)))["resumed_from"] == {
+        "finished": False, "saved_at": stamp}

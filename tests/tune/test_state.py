@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from nvfp4ctl.tune.results import OK, SPILLS, BuildResult, Measurement
-from nvfp4ctl.tune.state import TuneState
+from nvfp4ctl.tune.state import SavedRun, TuneState
 
 SHAPE = (128, 256, 256, 1)
 SPILLED = (("tiny::chain", 2304, 2304),)
@@ -48,3 +48,49 @@ def test_a_spill_saved_without_its_spills_is_built_again(tmp_path: Path) -> None
     assert state.measurement("current table", SHAPE) == Measurement.from_dict(timed)
     assert (state.resumed, state.resumed_builds) == (1, 1)
 
+
+def _reloaded(path: Path) -> TuneState:
+    return TuneState(path, "k")
+
+
+def test_the_file_says_whether_the_run_that_left_it_finished(tmp_path: Path) -> None:
+    """A finished run's file was kept as it was, so a rerun could not tell it from an interrupted run's
+    and said it "resumed" what nothing had interrupted."""
+    path = tmp_path / "state.json"
+    first = TuneState(path, "k")
+    first.record("LIVE=8", SHAPE, Measurement(OK, us=10.0))
+    interrupted = _reloaded(path).saved_run
+    assert interrupted is not None and interrupted.finished is False and interrupted.saved_at
+    first.finish()
+    finished = _reloaded(path).saved_run
+    assert finished is not None and finished.finished is True
+
+
+def test_a_rerun_that_saves_nothing_keeps_the_time_of_the_results(tmp_path: Path) -> None:
+    """Reused results date from the run that measured them, however often they are reused after."""
+    path, stamp = tmp_path / "state.json", "2026-11-26T14:03:00Z"
+    _saved(path, {}, {"LIVE=8|128x256x256": Measurement(OK, us=10.0).to_dict()}, finished=False, saved_at=stamp)
+    _reloaded(path).finish()  # resumed everything, measured nothing, then finished
+    assert _reloaded(path).saved_run == SavedRun(finished=True, saved_at=stamp)
+    _reloaded(path).finish()  # reused, nothing measured
+    assert _reloaded(path).saved_run == SavedRun(finished=True, saved_at=stamp)
+    rerun = _reloaded(path)
+    rerun.record("LIVE=256", SHAPE, Measurement(OK, us=9.0))  # a rerun measuring more, then interrupted
+    saved = _reloaded(path).saved_run
+    assert saved is not None and saved.finished is False and saved.saved_at != stamp
+
+
+def test_a_state_written_before_runs_were_marked_loads(tmp_path: Path) -> None:
+    """No "finished", no "saved_at": its results load, from a run that may have finished or not."""
+    path = tmp_path / "state.json"
+    _saved(path, {}, {"LIVE=8|128x256x256": Measurement(OK, us=10.0).to_dict()})
+    state = _reloaded(path)
+    assert state.resumed == 1 and state.saved_run is not None
+    assert (state.saved_run.finished, state.saved_run.saved_at) == (None, None)
+    state.finish()  # nothing of its own saved: finished now, still of no known time
+    assert (_reloaded(path).saved_run.finished, _reloaded(path).saved_run.saved_at) == (True, None)
+
+
+def test_nothing_saved_and_nothing_found_writes_no_file(tmp_path: Path) -> None:
+    TuneState(tmp_path / "state.json", "k").finish()
+    assert not (tmp_path / "state.json").exists()

@@ -285,26 +285,88 @@ def test_no_shapes_to_tune_names_the_task_file_as_other_messages_do(tmp_path, mo
         select_cases(task, "benchmarks")
 
 
-def test_a_resumed_compile_only_run_says_so_as_a_timed_one_does(tiny_copy: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                  tmp_path: Path) -> None:
-    """Its builds are saved in the resume state, but only measurements were counted: a resumed timed tune
-    printed "resumed: N ...", a resumed compile-only one nothing."""
-    import json
+@pytest.fixture
+def fake_builds(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """compile-only with builds that only carry their defines (LIVE=256 spills as the real one does), in a
+    cache of this test's own."""
     from concurrent.futures import ThreadPoolExecutor
 
     from nvfp4ctl.tune import compile_pool
+    from nvfp4ctl.tune.results import SPILLS, spill_reason
 
     from tune_fakes import fake_compile
 
+    def spilling_compile(source: str, arch: str, defines: tuple[str, ...]):
+        built = fake_compile(source, arch, defines)
+        if "TINY_LIVE=256" not in defines:
+            return built
+        spilled = (("tiny::chain", 1976, 1976),)
+        return replace(built, status=SPILLS, spill_bytes=3952, spilled=spilled, message=spill_reason(spilled))
+
     real_pool = compile_pool.CompilePool
     monkeypatch.setattr(compile_pool, "CompilePool", lambda source, arch, jobs=None: real_pool(
-        source, arch, compile_fn=fake_compile, executor=ThreadPoolExecutor(2)))
+        source, arch, compile_fn=spilling_compile, executor=ThreadPoolExecutor(2)))
     monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
-    first = _tune("--kernel", str(tiny_copy), "--compile-only", "--shapes", "benchmarks")
-    assert first.exit_code == 0 and "resumed:" not in first.output, first.output
-    again = _tune("--kernel", str(tiny_copy), "--compile-only", "--shapes", "benchmarks")
-    assert again.exit_code == 0 and "resumed: 4 builds from the interrupted run" in again.output, again.output
-    document = _tune("--kernel", str(tiny_copy), "--compile-only", "--shapes", "benchmarks", "--json")
-    assert json.loads(document.stdout[document.stdout.index("{"):])["resumed"] == 4
-    fresh = _tune("--kernel", str(tiny_copy), "--compile-only", "--shapes", "benchmarks", "--fresh")
-    assert fresh.exit_code == 0 and "resumed:" not in fresh.output
+
+
+STAMP = r"\d{4}-\d\d-\d\d \d\d:\d\d UTC"
+
+
+def _interrupted_after_the_round(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The round builds and saves everything, then Ctrl-C arrives before the run ends."""
+    from nvfp4ctl.tune import session
+
+    real = session.compile_only
+
+    def interrupted(*args, **kwargs):
+        real(*args, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(session, "compile_only", interrupted)
+
+
+def test_a_finished_run_is_reused_an_interrupted_one_resumed(tiny_copy: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             fake_builds: None) -> None:
+    """A finished run's state is kept and its results reused, but the rerun said "resumed: 4 builds from
+    the interrupted run" although nothing was interrupted."""
+    import json
+    import re
+
+    args = ("--kernel", str(tiny_copy), "--compile-only", "--shapes", "benchmarks")
+    with monkeypatch.context() as patch:
+        _interrupted_after_the_round(patch)
+        cut = _tune(*args)
+    assert cut.exit_code == 130, cut.output
+    resumed = _tune(*args)
+    assert resumed.exit_code == 0, resumed.output
+    assert re.search(rf"resumed: 4 builds from an interrupted run, saved {STAMP}", resumed.output), resumed.output
+    again = _tune(*args)
+    assert re.search(rf"reused: 4 builds from a finished run, saved {STAMP}\n", again.output), again.output
+    assert "resumed:" not in again.output and "interrupted" not in again.output
+    document = json.loads((doc := _tune(*args, "--json")).stdout[doc.stdout.index("{"):])
+    assert document["resumed"] == 4 and document["resumed_from"]["finished"] is True
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", document["resumed_from"]["saved_at"])
+    fresh = _tune(*args, "--fresh")
+    assert fresh.exit_code == 0 and "resumed:" not in fresh.output and "reused:" not in fresh.output
+
+
+def test_a_state_an_older_nvfp4ctl_wrote_loads_and_says_so(tiny_copy: Path, fake_builds: None, tmp_path: Path) -> None:
+    """A state without "finished" (written before runs were marked) loads: its results come "from an
+    earlier run", and its spilling build, saved as a sentence alone, is built again and worded as now."""
+    import json
+
+    args = ("--kernel", str(tiny_copy), "--compile-only", "--shapes", "benchmarks")
+    assert _tune(*args).exit_code == 0
+    [path] = (tmp_path / "cache" / "tune").glob("*.json")
+    saved = json.loads(path.read_text())
+    for build in saved["builds"].values():  # as an older nvfp4ctl saved them
+        build.pop("spilled")
+        if build["status"] == "spills":
+            build["message"] = "tiny::chain spills 1.9 KiB stored / 1.9 KiB loaded"
+    del saved["finished"], saved["saved_at"]
+    path.write_text(json.dumps(saved))
+    again = _tune(*args)
+    assert again.exit_code == 0, again.output
+    assert "LIVE=256: spills: tiny::chain spills 3.9 KiB (1.9 KiB stored, 1.9 KiB loaded)" in again.output
+    assert "stored /" not in again.output
+    assert "reused: 3 builds from an earlier run of this tune\n" in again.output  # the spilling one was built again
