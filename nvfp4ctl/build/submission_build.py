@@ -113,8 +113,9 @@ def _command(extension: Extension, unit: Path, arch: str, code: str, folder: Pat
 def _key(code: str, extension: Extension, arch: str, unit: Path | None = None) -> str:
     """What the unit's build depends on, read without importing torch (a cache hit stays cheap): the code
     as compiled, the local headers it includes (found as nvcc finds them: beside the including file, then
-    in the -I folders in _command's order: extra_include_paths, then the flags'; a CUTLASS checkout among
-    them, or $CUTLASS_PATH, by its headers' sizes and times), the extension's name (torch's
+    in the -I folders in _command's order: extra_include_paths, then the flags', then in the flags'
+    -isystem folders, which nvcc searches after every -I one; a CUTLASS checkout among them, or
+    $CUTLASS_PATH, by its headers' sizes and times), the extension's name (torch's
     -DTORCH_EXTENSION_NAME), its flags and include folders, a load() file's own folder, the command's
     layout, the arch and the toolchain. Not the submission's file name: a copy of submission.py whose
     CUDA is the same builds the same objects."""

@@ -1,14 +1,13 @@
 """The local headers a submission unit's CUDA includes, for its cache key: an edit to one must rebuild
 the unit, as an edit to a kernel's own header does (sources.local_headers).
 
-Followed as nvcc finds them: `#include "x"` beside the including file, then in the -I folders in order;
-`#include <x>` in the -I folders only. The -I folders that matter are the submission's own
-(extra_include_paths, the flags' -I): torch's, the toolkit's and CUTLASS's headers are not read,
-their versions are in the key instead; a CUTLASS checkout of the submission's own (an -I folder that
-is none of the toolchain's) counts by its files' sizes and times (checkout_stamp). An include in a
-comment or an `#if 0` group is not
-followed (nvfp4ctl/preprocessor.py). A header not found is left to the compiler, whose error is never
-cached.
+Followed as nvcc finds them: `#include "x"` beside the including file, then in the -I folders in order,
+then in the -isystem ones; `#include <x>` in the -I and -isystem folders only. The folders that matter
+are the submission's own (extra_include_paths, the flags' -I and -isystem): torch's, the toolkit's and
+CUTLASS's headers are not read, their versions are in the key instead; a CUTLASS checkout of the
+submission's own (an include folder that is none of the toolchain's) counts by its files' sizes and
+times (checkout_stamp). An include in a comment or an `#if 0` group is not followed
+(nvfp4ctl/preprocessor.py). A header not found is left to the compiler, whose error is never cached.
 """
 
 from __future__ import annotations
@@ -37,7 +36,7 @@ _CUTLASS_TREES = ("cute", "cutlass")
 def header_digests(code: str, beside: Path | None, search: Sequence[Path]) -> list[tuple[str, str]]:
     """(path, sha256) of every local header `code` reaches, transitively, in first-seen order.
     `beside`: the folder of the file `code` is (None for a generated .cu, which nothing lives beside);
-    `search`: the submission's -I folders in command-line order."""
+    `search`: the submission's include folders in nvcc's search order (-I, then -isystem)."""
     digests: dict[Path, str] = {}
     pending: list[tuple[str, Path | None]] = [(code, beside)]
     while pending:
@@ -84,19 +83,28 @@ def checkout_stamp(folder: Path) -> str:
 
 
 def flag_include_folders(flags: Sequence[str]) -> list[Path]:
-    """The absolute folders of `-I DIR` / `-IDIR` / `--include-path[=| ]DIR` in extra_cuda_cflags, in order.
-    A relative one is read against the compiler's working folder, torch's build folder on the
+    """The absolute folders extra_cuda_cflags add to the include search, in nvcc's search order: every
+    `-I DIR` / `-IDIR` / `--include-path[=| ]DIR`, then every `-isystem DIR` / `-isystemDIR` /
+    `--system-include[=| ]DIR` (searched after all -I folders, whatever the order on the line). A
+    relative one is read against the compiler's working folder, torch's build folder on the
     leaderboard: no header of the submission's is found through it."""
+    included = _flag_folders(flags, "-I", "--include-path")
+    system = _flag_folders(flags, "-isystem", "--system-include")
+    return [Path(folder.strip()) for folder in [*included, *system] if os.path.isabs(folder.strip())]
+
+
+def _flag_folders(flags: Sequence[str], short: str, long: str) -> list[str]:
+    """The folders of `SHORT DIR`, `SHORTDIR`, `LONG DIR` and `LONG=DIR` in flags, in order."""
     folders: list[str] = []
     for index, flag in enumerate(flags):
         flag = flag.strip()
-        if flag in ("-I", "--include-path"):
+        if flag in (short, long):
             folders += flags[index + 1:index + 2]
-        elif flag.startswith("--include-path="):
-            folders.append(flag.removeprefix("--include-path="))
-        elif flag.startswith("-I"):
-            folders.append(flag[2:])
-    return [Path(folder.strip()) for folder in folders if os.path.isabs(folder.strip())]
+        elif flag.startswith(f"{long}="):
+            folders.append(flag.removeprefix(f"{long}="))
+        elif flag.startswith(short):
+            folders.append(flag.removeprefix(short))
+    return folders
 
 
 def _cutlass_checkout(name: str, folders: Sequence[Path]) -> Path | None:

@@ -137,6 +137,35 @@ def test_headers_through_an_include_flag_are_inputs_and_the_toolkits_are_not(tmp
     assert path == str(tmp_path / "tile.cuh")
 
 
+def test_system_include_folders_are_searched_after_the_include_folders(tmp_path: Path) -> None:
+    """-isystem in extra_cuda_cflags adds a folder too, searched after every -I one wherever it stands on
+    the line: a header there was not an input, so editing it served the stale build."""
+    from nvfp4ctl.build.submission_headers import flag_include_folders
+
+    system, included, spelled = tmp_path / "system", tmp_path / "included", tmp_path / "spelled"
+    flags = ["-isystem", str(system), f"-isystem{spelled}", f"-I{included}", f"--system-include={spelled}",
+             "-isystem", "relative"]
+    assert flag_include_folders(flags) == [included, system, spelled, spelled]
+
+
+def test_an_edited_header_from_a_system_include_folder_rebuilds_the_unit(tmp_path: Path, compiles: list[str]) -> None:
+    shadowed, system = tmp_path / "shadowed", tmp_path / "system"
+    shadowed.mkdir()
+    system.mkdir()
+    (shadowed / "tile.cuh").write_text("#define TILE 128\n")
+    (system / "tile.cuh").write_text("#define TILE 64\n")  # found in the -I folder first: not an input
+    (system / "shape.cuh").write_text("#define SHAPE 2\n")
+    submission = tmp_path / "submission.py"
+    submission.write_text(INLINE.replace("INCLUDE", repr(str(shadowed))).replace(
+        '"-gencode=arch=compute_90a,code=sm_90a"', f'"-isystem{system}", "-gencode=arch=compute_90a,code=sm_90a"'))
+    assert _cache_column(submission) == "built"
+    (system / "shape.cuh").write_text("#define SHAPE 4\n")
+    assert _cache_column(submission) == "built"
+    (system / "tile.cuh").write_text("#define TILE 32\n")
+    assert _cache_column(submission) == "hit"
+    assert compiles == ["plain.cu"] * 2
+
+
 def _real_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, submission: Path) -> tuple[int, str]:
     """`build submission.py` with nvcc, without load_inline's torch prelude to keep it short: the exit
     code, and the unit's cache column when it built, else the output on one line."""
