@@ -4,10 +4,12 @@ makes, without a GPU, into the build cache, and report per kernel as for our own
 The generated .cu is what load_inline compiles (torch's prelude, then the cuda_sources), with a
 `#line N "submission.py"` before each piece, so compiler errors name the .py line. cpp_sources are
 host code (the pybind glue) and are not compiled here. Flags: the submission's own
-extra_cuda_cflags and include paths, torch's COMMON_NVCC_FLAGS and extension defines, the arch's
--gencode when the flags name none, and `-Xptxas -v` for the resource report. Include folders are
-laid out as torch's ninja file lays them out (_write_ninja_file_to_build_library): extra_include_paths
-as -I, torch's and Python's as -isystem, and no -I for a load() file's folder.
+extra_cuda_cflags and include paths, torch's own flags for the extension as the installed torch writes
+them into its ninja file (torch_nvcc: COMMON_NVCC_FLAGS, the extension defines, and the C++ standard
+where the flags name none), the arch's -gencode when the flags name none, and `-Xptxas -v` for the
+resource report. Include folders are laid out as torch's ninja file lays them out
+(_write_ninja_file_to_build_library): extra_include_paths as -I, torch's, the toolkit's and Python's
+as -isystem, and no -I for a load() file's folder.
 """
 
 from __future__ import annotations
@@ -17,12 +19,11 @@ import json
 import os
 import re
 import subprocess
-import sysconfig
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from nvfp4ctl.build import cache, flags, resources, toolchain
+from nvfp4ctl.build import cache, flags, resources, toolchain, torch_nvcc
 from nvfp4ctl.build.compile import BUILD_TIMEOUT_S
 from nvfp4ctl.build.compiler_errors import display_path, first_error
 from nvfp4ctl.build.report import REPORT_FILE, BuildReport
@@ -34,9 +35,10 @@ from nvfp4ctl.errors import UsageError
 LEADERBOARD_COMPILE_S = 120.0  # kernelbot's Timeout.COMPILE for the first `python submission.py` (FACTS.md)
 WARN_FRACTION = 0.6
 PRELUDE = "#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h>\n"  # load_inline's own
-# _command's include layout, in the key: an entry built with an earlier one (torch's folders as -I ahead
-# of the submission's, a load() file's folder as -I) may hold a build that reads other headers or now fails
-COMMAND_LAYOUT = 3
+# _command's layout, in the key: an entry built with an earlier one (torch's folders as -I ahead of the
+# submission's, a load() file's folder as -I, -std=c++17 where torch gives c++20) may hold a build that
+# reads other headers or now fails. Torch's own flags follow from its version, which the key holds.
+COMMAND_LAYOUT = 4
 _USES_CUTLASS = ("#include <cute/", "#include <cutlass/", '#include "cute/', '#include "cutlass/')
 
 
@@ -75,35 +77,26 @@ def cutlass_includes() -> list[Path]:
     return toolchain.cutlass_include_dirs()
 
 
-def _torch_flags(name: str) -> tuple[list[str], list[str]]:
-    """torch's nvcc flags and include folders for an extension (imports torch: seconds)."""
-    import torch
-    from torch.utils import cpp_extension
-
-    abi = int(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", 1))
-    defines = [f"-DTORCH_EXTENSION_NAME={name}", "-DTORCH_API_INCLUDE_EXTENSION_H", f"-D_GLIBCXX_USE_CXX11_ABI={abi}"]
-    includes = [*cpp_extension.include_paths(), sysconfig.get_paths()["include"]]
-    return [*cpp_extension.COMMON_NVCC_FLAGS, "--compiler-options", "-fPIC", *defines], includes
-
-
 def _command(extension: Extension, unit: Path, arch: str, code: str, folder: Path) -> list[str]:
-    """nvcc's command for one unit. The include folders as torch lays them out: the submission's
-    extra_include_paths as -I, torch's and Python's as -isystem. Every -I folder is searched before
-    every -isystem one, so a submission's header named like one of torch's (fp16.h) is its own, as on
-    the leaderboard. A load() file's folder gets no -I (torch gives none): `#include "x.cuh"` still
-    finds x.cuh beside the file, as nvcc always looks there, but `#include <x.cuh>` does not."""
-    torch_flags, torch_includes = _torch_flags(extension.name)
+    """nvcc's command for one unit: torch's own flags for the extension as its ninja file gives them
+    (torch_nvcc), around the submission's. The include folders as torch lays them out: the submission's
+    extra_include_paths as -I, torch's, the toolkit's and Python's as -isystem. Every -I folder is
+    searched before every -isystem one, so a submission's header named like one of torch's (fp16.h) is
+    its own, as on the leaderboard. A load() file's folder gets no -I (torch gives none): `#include
+    "x.cuh"` still finds x.cuh beside the file, as nvcc always looks there, but `#include <x.cuh>` does
+    not. After the submission's flags, what torch appends to them: the C++ standard where they name
+    none, which torch changes between releases (c++17, then c++20): a fixed one failed kernels that
+    build on the leaderboard."""
     user = list(extension.cuda_flags)
+    torch = torch_nvcc.extension_flags(extension.name, tuple(user), flags.gencode(arch))
     command = [str(toolchain.nvcc_path()), "-c", str(unit), "-o", str(folder / f"{unit.stem}.o"),
                *(f"-I{path}" for path in extension.include_paths)]
-    for path in torch_includes:
+    for path in torch.system_includes:
         command += ["-isystem", path]
-    command += torch_flags
-    if not any(flag.startswith(("-std", "--std")) for flag in user):
-        command.append("-std=c++17")
+    command += torch.leading
     if not any(ARCH_FLAG.search(flag) for flag in user):
         command.append(flags.gencode(arch))
-    command += [*user, *flags.REPORT_FLAGS]
+    command += [*user, *torch.trailing, *flags.REPORT_FLAGS]
     # torch adds no CUTLASS: after the submission's own -I flags, which name its checkout when it brings one
     if _uses_cutlass(code):
         command += [f"-I{path}" for path in cutlass_includes()]
@@ -117,8 +110,9 @@ def _key(code: str, extension: Extension, arch: str, unit: Path | None = None) -
     -isystem folders, which nvcc searches after every -I one; a CUTLASS checkout among them, or
     $CUTLASS_PATH, by its headers' sizes and times), the extension's name (torch's
     -DTORCH_EXTENSION_NAME), its flags and include folders, a load() file's own folder, the command's
-    layout, the arch and the toolchain. Not the submission's file name: a copy of submission.py whose
-    CUDA is the same builds the same objects."""
+    layout, the arch and the toolchain (torch's version stands for the flags it adds, the C++ standard
+    among them). Not the submission's file name: a copy of submission.py whose CUDA is the same builds
+    the same objects."""
     search = [*(Path(folder) for folder in extension.include_paths), *flag_include_folders(extension.cuda_flags)]
     headers = header_digests(code, unit.parent if unit is not None else None, search)
     torch = toolchain.torch_build()
@@ -215,6 +209,7 @@ def _build_unit(sources: SubmissionSources, extension: Extension, arch: str, nam
             if path is None:
                 unit.write_text(code)
             command = _command(extension, unit, arch, code, folder)
+            result.notes += [note for note in [torch_nvcc.fallback_note()] if note]
             compiling = time.perf_counter()
             try:
                 done = subprocess.run(command, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

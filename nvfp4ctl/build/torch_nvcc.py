@@ -1,0 +1,174 @@
+"""torch's own nvcc flags for a load_inline / load extension, read from the ninja file the installed
+torch writes for it (cpp_extension._write_ninja_file_to_build_library), so `build submission.py`
+compiles with what `python submission.py` would: the C++ standard above all, which torch chooses,
+changes between releases (-std=c++17 until it moved extensions to C++20 in 2026; 2.13 appends
+-std=c++20) and appends only where the extension's flags name none.
+
+The ninja file is written for a probe extension: the submission's name and flags, between two marker
+defines, into a temporary folder. What torch puts before the first marker is its own (defines,
+COMMON_NVCC_FLAGS, -fPIC, its include folders); what it puts after the second is what it appends to
+the flags (the standard). The function is private to torch and its parameters change between
+releases: only those the installed version has are passed, and where writing or reading the file
+fails, the flags are built from torch's public COMMON_NVCC_FLAGS and include_paths() instead, with the
+standard read from the function's source (fallback_note says why).
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import re
+import shlex
+import sysconfig
+import tempfile
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from nvfp4ctl.build import toolchain
+from nvfp4ctl.build.submission_sources import ARCH_FLAG
+
+DEFAULT_STANDARD = "-std=c++17"  # torch 2.x's before C++20, where its source names none
+_BEGIN, _END = "-DNVFP4CTL_EXTENSION_FLAGS_BEGIN", "-DNVFP4CTL_EXTENSION_FLAGS_END"
+_STANDARD = re.compile(r"['\"](-std=c\+\+\d+)['\"]")
+_FALLBACK_REASONS: list[str] = []  # why probes of this process could not read torch's ninja file
+
+
+@dataclass(frozen=True)
+class TorchNvccFlags:
+    leading: tuple[str, ...]  # torch's flags before the extension's own, less include folders and arch
+    system_includes: tuple[str, ...]  # torch's -isystem folders, in its order
+    trailing: tuple[str, ...]  # what torch appends after the extension's flags: the standard, unless named
+    fallback_reason: str | None = None  # why torch's ninja file could not be read, where it could not
+
+
+@lru_cache(maxsize=None)
+def extension_flags(name: str, user_flags: tuple[str, ...], arch_flag: str) -> TorchNvccFlags:
+    """torch's nvcc flags for extension `name` with extra_cuda_cflags `user_flags` (imports torch:
+    seconds, once). `arch_flag` stands in for the flags' arch where they name none: torch then adds
+    none of its own (it reads the visible GPUs, of which a build machine may have none)."""
+    try:
+        return _from_ninja_file(name, user_flags, arch_flag)
+    except Exception as error:  # a private function of torch's: any release may break the probe
+        _FALLBACK_REASONS.append(f"{type(error).__name__}: {error}".strip())
+        return _from_public_api(name, user_flags, _FALLBACK_REASONS[-1])
+
+
+def _from_ninja_file(name: str, user_flags: tuple[str, ...], arch_flag: str) -> TorchNvccFlags:
+    from torch.utils import cpp_extension
+
+    probe_flags = [*([] if any(ARCH_FLAG.search(flag) for flag in user_flags) else [arch_flag]),
+                   _BEGIN, *user_flags, _END]
+    with tempfile.TemporaryDirectory(prefix="nvfp4ctl-torch-flags-") as folder, _probe_settings(cpp_extension):
+        ninja = Path(folder) / "build.ninja"
+        offered = {"path": str(ninja), "name": name, "sources": [str(Path(folder) / f"{name}.cu")],
+                   "extra_cflags": [], "extra_cuda_cflags": probe_flags, "extra_sycl_cflags": [], "extra_ldflags": [],
+                   "extra_include_paths": [], "with_cuda": True, "with_sycl": False, "is_standalone": False}
+        writer = cpp_extension._write_ninja_file_to_build_library
+        accepted = inspect.signature(writer).parameters
+        writer(**{key: value for key, value in offered.items() if key in accepted})
+        text = ninja.read_text()
+    line = " ".join(_ninja_value(text, variable) for variable in ("cuda_cflags", "cuda_post_cflags"))
+    if line.count(_BEGIN) != 1 or line.count(_END) != 1:
+        raise ValueError("the extension's flags are not in torch's cuda_cflags")
+    before, rest = line.split(_BEGIN)
+    after = rest.split(_END)[1]
+    leading, system_includes = _without_includes(shlex.split(before))
+    return TorchNvccFlags(tuple(_torch_own(leading)), tuple(system_includes), tuple(shlex.split(after)))
+
+
+def _ninja_value(text: str, variable: str) -> str:
+    match = re.search(rf"^{variable} = (.*)$", text, re.MULTILINE)
+    return match.group(1) if match else ""
+
+
+def _without_includes(tokens: list[str]) -> tuple[list[str], list[str]]:
+    """(the tokens less `-isystem DIR` / `-IDIR`, the -isystem folders): _command lays the folders out."""
+    flags: list[str] = []
+    system: list[str] = []
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        if token == "-isystem" and index + 1 < len(tokens):
+            system.append(tokens[index + 1])
+            index += 2
+            continue
+        if not token.startswith("-I"):  # the probe names no extra_include_paths: none is the submission's
+            flags.append(token)
+        index += 1
+    return flags, system
+
+
+def _torch_own(tokens: list[str]) -> list[str]:
+    """torch's leading flags less its arch (the build's gencode decides it) and `-ccbin $CC` (the
+    machine's own host compiler, as nvcc picks it; $CC is not in the cache key)."""
+    kept: list[str] = []
+    skip = False
+    for token in tokens:
+        if skip:
+            skip = False
+        elif token == "-ccbin":
+            skip = True
+        elif not ARCH_FLAG.search(token):
+            kept.append(token)
+    return kept
+
+
+@contextmanager
+def _probe_settings(cpp_extension: Any) -> Iterator[None]:
+    """What torch reads besides the parameters, set for the probe and put back after it. CUDA_HOME, which
+    torch reads once, on import, from the environment or the PATH: where it found none, the toolkit the
+    build runs (toolchain.cuda_home), as the build's nvcc runs with CUDA_HOME set to it. An arch list:
+    older releases' writer calls _get_cuda_arch_flags() without the flags, which reads it (else the
+    visible GPUs, warning where there are none); the arch it gives is dropped (_torch_own). Warnings
+    concern a build that is never run."""
+    saved_home, saved_arch = cpp_extension.CUDA_HOME, os.environ.get("TORCH_CUDA_ARCH_LIST")
+    if saved_home is None:
+        cpp_extension.CUDA_HOME = str(toolchain.cuda_home())
+    os.environ["TORCH_CUDA_ARCH_LIST"] = "9.0"
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        cpp_extension.CUDA_HOME = saved_home
+        if saved_arch is None:
+            os.environ.pop("TORCH_CUDA_ARCH_LIST", None)
+        else:
+            os.environ["TORCH_CUDA_ARCH_LIST"] = saved_arch
+
+
+def _from_public_api(name: str, user_flags: Sequence[str], reason: str) -> TorchNvccFlags:
+    """The flags as torch's public names give them, where its ninja file cannot be read."""
+    import torch
+    from torch.utils import cpp_extension
+
+    abi = int(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", 1))
+    leading = [f"-DTORCH_EXTENSION_NAME={name}", "-DTORCH_API_INCLUDE_EXTENSION_H", f"-D_GLIBCXX_USE_CXX11_ABI={abi}",
+               *cpp_extension.COMMON_NVCC_FLAGS, "--compiler-options", "-fPIC"]
+    includes = [*cpp_extension.include_paths(), sysconfig.get_paths()["include"]]
+    named = any(flag.strip().startswith(("-std", "--std")) for flag in user_flags)
+    trailing = () if named else (_standard_in_source(cpp_extension),)
+    return TorchNvccFlags(tuple(leading), tuple(includes), trailing, reason)
+
+
+def _standard_in_source(cpp_extension: Any) -> str:
+    """The `-std=c++NN` torch's ninja writer names in its source, else DEFAULT_STANDARD."""
+    try:
+        source = inspect.getsource(cpp_extension._write_ninja_file_to_build_library)
+    except (AttributeError, OSError, TypeError):
+        return DEFAULT_STANDARD
+    found = _STANDARD.findall(source)
+    return found[-1] if found else DEFAULT_STANDARD
+
+
+def fallback_note() -> str | None:
+    """One line for a build's notes where a probe of this process fell back (None where none did)."""
+    if not _FALLBACK_REASONS:
+        return None
+    return (f"torch's nvcc flags could not be read from the build file it writes ({_FALLBACK_REASONS[-1]}):"
+            " built with its COMMON_NVCC_FLAGS, include_paths() and the C++ standard its source names")

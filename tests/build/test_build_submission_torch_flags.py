@@ -1,0 +1,138 @@
+"""`build submission.py` compiles with torch's own nvcc flags for the extension, as the installed torch
+writes them into its ninja file: above all the C++ standard, which torch appends where the submission's
+flags name none and which changes between releases (c++17, then c++20: 2.13 appends -std=c++20)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from nvfp4ctl.build import submission_build, torch_nvcc
+from nvfp4ctl.build.submission_sources import Extension, find_sources
+from nvfp4ctl.cli import app
+
+runner = CliRunner()
+cpp_extension = pytest.importorskip("torch.utils.cpp_extension")
+
+CXX20 = '''from torch.utils.cpp_extension import load_inline
+CUDA = r"""// nvfp4ctl: no-tensor-op
+#include <concepts>
+struct Tile { int rows; int cols; };
+template <std::integral T> __device__ T twice(T value) { return value * 2; }
+__global__ void k(int* p) { constexpr Tile tile{.rows = 128, .cols = 64}; p[0] = twice(tile.rows * tile.cols); }
+"""
+m = load_inline(name="modern", cpp_sources="", cuda_sources=CUDA, extra_cuda_cflags=[FLAGS])
+'''
+
+
+@pytest.fixture(autouse=True)
+def fresh_probe(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Each test reads torch's flags afresh (the probe is cached per process)."""
+    monkeypatch.setattr(torch_nvcc, "_FALLBACK_REASONS", [])
+    torch_nvcc.extension_flags.cache_clear()
+    yield
+    torch_nvcc.extension_flags.cache_clear()
+
+
+def _extension(tmp_path: Path, flags: str) -> Extension:
+    submission = tmp_path / "submission.py"
+    submission.write_text(CXX20.replace("FLAGS", flags))
+    (extension,) = find_sources(submission).extensions
+    return extension
+
+
+def _command(tmp_path: Path, flags: str) -> list[str]:
+    return submission_build._command(_extension(tmp_path, flags), tmp_path / "modern.cu", "sm_100a", "", tmp_path)
+
+
+def test_a_cxx20_kernel_builds_with_the_standard_torch_builds_with(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """torch 2.13 appends -std=c++20 to an extension's nvcc flags that name no standard; the build gave
+    -std=c++17, and a kernel with concepts and designated initialisers failed here while it builds on
+    the leaderboard. A real compile, without load_inline's torch prelude to keep it short."""
+    standard = torch_nvcc.extension_flags("modern", ("-O3",), "-gencode=arch=compute_100a,code=sm_100a").trailing
+    if standard != ("-std=c++20",):
+        pytest.skip(f"the installed torch appends {standard}, not -std=c++20")
+    submission = tmp_path / "submission.py"
+    submission.write_text(CXX20.replace("FLAGS", repr("-O3")))
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(submission_build, "PRELUDE", "")
+    monkeypatch.setenv("COLUMNS", "200")
+    result = runner.invoke(app, ["build", str(submission), "--arch", "sm_100a"])
+    assert result.exit_code == 0, result.output
+    assert "built" in next(line for line in result.output.splitlines() if "modern.cu:" in line)
+    assert [flag for flag in _command(tmp_path, repr("-O3")) if flag.startswith("-std")] == ["-std=c++20"]
+
+
+def _ninja_writer(standard: str) -> Callable[..., None]:
+    """A stand-in for torch's _write_ninja_file_to_build_library of another release: its own parameters
+    (no SYCL ones, as before 2.7) and its own standard, appended where the flags name none."""
+
+    def write(path: str, name: str, sources: list[str], extra_cflags: list[str], extra_cuda_cflags: list[str],
+              extra_ldflags: list[str], extra_include_paths: list[str], with_cuda: bool, is_standalone: bool) -> None:
+        flags = [f"-DTORCH_EXTENSION_NAME={name}", "-isystem /torch/include", "-D__CUDA_NO_HALF_OPERATORS__",
+                 "-gencode=arch=compute_90,code=sm_90", "--compiler-options", "'-fPIC'", *extra_cuda_cflags]
+        if not any(flag.startswith("-std=") for flag in flags):
+            flags.append(standard)
+        Path(path).write_text(f"nvcc = /cuda/bin/nvcc\ncuda_cflags = {' '.join(flags)}\ncuda_post_cflags = \n")
+
+    return write
+
+
+def test_the_standard_and_flags_are_the_ones_the_installed_torch_writes(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever standard the installed torch's ninja file gives (here a release's c++23), once, after
+    the submission's flags; a standard of the submission's own is the only one. Torch's arch (the GPUs
+    it sees) is not taken: the build's gencode decides it."""
+    monkeypatch.setattr(cpp_extension, "_write_ninja_file_to_build_library", _ninja_writer("-std=c++23"))
+    command = _command(tmp_path, repr("-O3"))
+    assert [flag for flag in command if flag.startswith("-std")] == ["-std=c++23"]
+    assert command.index("-std=c++23") == command.index("-O3") + 1
+    assert command[command.index("-isystem") + 1] == "/torch/include"
+    assert "-DTORCH_EXTENSION_NAME=modern" in command and "-D__CUDA_NO_HALF_OPERATORS__" in command
+    assert "-gencode=arch=compute_90,code=sm_90" not in command and "-gencode=arch=compute_100a,code=sm_100a" in command
+    assert command[command.index("--compiler-options") + 1] == "-fPIC"
+    own = _command(tmp_path, repr("-std=c++17"))
+    assert [flag for flag in own if flag.startswith("-std")] == ["-std=c++17"]
+
+
+def test_a_torch_whose_ninja_file_cannot_be_read_gives_the_standard_its_source_names(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ninja writer is private to torch: where a release's cannot be called as here, the flags are
+    torch's public ones with the standard its writer's source names, and the build says so."""
+
+    def _write_ninja_file_to_build_library(path: str, *, layout: object) -> None:
+        flags = ["-std=c++23"]  # what this release would append
+        raise AssertionError(flags)
+
+    monkeypatch.setattr(cpp_extension, "_write_ninja_file_to_build_library", _write_ninja_file_to_build_library)
+    command = _command(tmp_path, repr("-O3"))
+    assert [flag for flag in command if flag.startswith("-std")] == ["-std=c++23"]
+    assert "-D__CUDA_NO_HALF_CONVERSIONS__" in command
+    assert "torch's nvcc flags could not be read" in (torch_nvcc.fallback_note() or "")
+
+
+def test_an_entry_of_the_earlier_command_is_not_served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Entries built with -std=c++17 where torch gives c++20 hold a build the leaderboard does not make
+    (a C++20 kernel's failure is never cached, but its registers and spills under c++17 are)."""
+    compiled: list[str] = []
+
+    def command(extension: Extension, unit: Path, arch: str, code: str, folder: Path) -> list[str]:
+        compiled.append(unit.name)
+        return [sys.executable, "-c", "pass"]
+
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(submission_build, "_command", command)
+    monkeypatch.setattr(submission_build.resources, "dump_sass", lambda binary: None)
+    submission = tmp_path / "submission.py"
+    submission.write_text(CXX20.replace("FLAGS", repr("-O3")))
+    layout = submission_build.COMMAND_LAYOUT
+    monkeypatch.setattr(submission_build, "COMMAND_LAYOUT", 3)  # the layout that gave -std=c++17
+    assert runner.invoke(app, ["build", str(submission), "--arch", "sm_100a"]).exit_code == 0
+    monkeypatch.setattr(submission_build, "COMMAND_LAYOUT", layout)
+    assert runner.invoke(app, ["build", str(submission), "--arch", "sm_100a"]).exit_code == 0
+    assert compiled == ["modern.cu"] * 2
