@@ -61,3 +61,11 @@ def test_dump_task_names_the_task_file_in_use_as_its_default() -> None:
     (text,) = [text for command, option, text in RECORDS if command == "dump" and option.startswith("--task")]
     assert "the project's" not in text
     assert "(default: the task file in use: $NVFP4CTL_TASK, else the nearest task.yml" in text
+
+
+@pytest.mark.parametrize("name", sorted(typer.main.get_command(app).commands))
+def test_a_usage_line_brackets_an_optional_argument_once(name: str) -> None:
+    """init's usage read `init [OPTIONS] [[DIR]]`: click brackets an optional argument's metavar itself."""
+    command = typer.main.get_command(app).commands[name]
+    usage = command.get_usage(command.context_class(command, info_name=name))
+    assert "[[" not in usage, usage

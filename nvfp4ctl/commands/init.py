@@ -14,7 +14,7 @@ from nvfp4ctl.problems import get_problem, problem_names
 
 def command(
     problem: Annotated[str, typer.Option("--problem", metavar="NAME", help=f"One of {', '.join(problem_names())}.")],
-    folder: Annotated[Path, typer.Argument(metavar="[DIR]", show_default=False, help="Folder to create or fill (default: here).")] = Path("."),
+    folder: Annotated[Path, typer.Argument(metavar="DIR", show_default=False, help="Folder to create or fill (default: here).")] = Path("."),
 ) -> Outcome:
     """Write task.yml, a correct plain-torch submission.py and a MEMORY.md for a problem; overwrite nothing."""
     from nvfp4ctl.scaffold import init_project
