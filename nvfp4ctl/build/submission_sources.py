@@ -76,6 +76,15 @@ class Extension:
     def cuda_text(self) -> str:
         return join_pieces(self.cuda)
 
+    @property
+    def device_files(self) -> list[Path]:
+        """load()'s .cu/.cuh sources: the files nvcc compiles (a .cpp is host code)."""
+        return [path for path in self.files if path.suffix in (".cu", ".cuh")]
+
+    @property
+    def has_device_code(self) -> bool:
+        return bool(self.cuda) or bool(self.device_files)
+
     def undeclared_functions(self) -> list[str]:
         """functions= names the cpp_sources never declare: load_inline's generated binding
         (`m.def("name", name)`) then fails to compile, which this build, compiling the device code

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 
@@ -17,6 +18,9 @@ from nvfp4ctl.errors import ExitCode, UsageError
 from nvfp4ctl.kernel_cells import byte_size, spills_text
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.words import plural
+
+if TYPE_CHECKING:
+    from nvfp4ctl.build.submission_sources import Extension, SubmissionSources
 
 # "time" is this run's for the unit (nvcc plus torch's flags and the SASS read, or reading a cache hit);
 # the budget line below sums nvcc's own time, the part the leaderboard's first run pays
@@ -74,6 +78,14 @@ def _budget_line(seconds: float, units: int, failed: int = 0, measures: str = NV
     return line, warn
 
 
+def _refuse_missing_files(sources: SubmissionSources, extension: Extension) -> None:
+    """A load() source that is not there, named before the arch is looked for in the code: the arch
+    question ("cannot tell the arch ... pass --arch") came first, and passing --arch only led to this."""
+    for path in extension.device_files:
+        if not path.is_file():
+            raise UsageError(f"{display_path(sources.path)}:{extension.line}: load() source {display_path(path)} does not exist")
+
+
 def build_submission(path: Path, arch: str | None, verbose: bool, python: str | None, task: Path | None = None) -> Outcome:
     from nvfp4ctl.build.submission_sources import find_sources
 
@@ -96,13 +108,18 @@ def build_submission(path: Path, arch: str | None, verbose: bool, python: str | 
 
     for extension in sources.extensions:  # before the arch: without the code, "cannot tell the arch" misleads
         refuse_unreadable(sources, extension)
-    target, why = sources.arch(arch)
-    if arch is not None and target != arch:
-        # the submission's own -gencode/-arch flag or TORCH_CUDA_ARCH_LIST is what `python submission.py`
-        # compiles for; building another arch would check code the leaderboard never builds
-        console.warn(f"--arch {arch} not used: the submission's own settings decide the arch, here {target} ({why})")
+        _refuse_missing_files(sources, extension)
+    if any(extension.has_device_code for extension in sources.extensions):
+        target, why = sources.arch(arch)
+        if arch is not None and target != arch:
+            # the submission's own -gencode/-arch flag or TORCH_CUDA_ARCH_LIST is what `python submission.py`
+            # compiles for; building another arch would check code the leaderboard never builds
+            console.warn(f"--arch {arch} not used: the submission's own settings decide the arch, here {target} ({why})")
+        built_for = f"arch {target} ({why})"
+    else:  # host code alone compiles for no arch: asking for one ("pass --arch") would be a chore for nothing
+        target, built_for = arch or "sm_100a", "host code only"
     console.info(f"{path.name}: {len(sources.extensions)} extension{'s' if len(sources.extensions) != 1 else ''}"
-                 f" ({', '.join(e.name for e in sources.extensions)}), arch {target} ({why})", style="dim")
+                 f" ({', '.join(e.name for e in sources.extensions)}), {built_for}", style="dim")
     rows: list[list[object]] = []
     failures: list[str] = []
     total = 0.0  # compile seconds, a cache hit's as its first compile took (its row shows this run's): the leaderboard compiles afresh

@@ -66,6 +66,29 @@ def test_absent_or_empty_cuda_sources_is_host_code_only(tmp_path: Path, no_compi
     assert "host: no cuda_sources: host code only" in _flat(result.output)
 
 
+@pytest.mark.parametrize("cuda", ["", ", cuda_sources=[]"])
+def test_host_code_alone_needs_no_arch(tmp_path: Path, no_compiler: None, cuda: str) -> None:
+    """No device code, no --arch: it said "cannot tell the arch ... pass --arch", for code built for none."""
+    submission = tmp_path / "submission.py"
+    submission.write_text("from torch.utils.cpp_extension import load_inline\n"
+                          f"m = load_inline(name='host', cpp_sources='int f();'{cuda}, functions=['f'])\n")
+    result = runner.invoke(app, ["build", str(submission)])
+    assert result.exit_code == 0, result.output
+    said = _flat(result.output)
+    assert "cannot tell the arch" not in said and "host code only" in said and "arch sm_" not in said
+
+
+def test_a_missing_load_source_is_named_before_the_arch_is_asked_for(tmp_path: Path, no_compiler: None) -> None:
+    """Without --arch it said "cannot tell the arch ... pass --arch"; passing it only led to the missing file."""
+    submission = tmp_path / "submission.py"
+    submission.write_text("from torch.utils.cpp_extension import load\n"
+                          "m = load(name='g', sources=['gemm.cu'], extra_cuda_cflags=['-O3'])\n")
+    result = runner.invoke(app, ["build", str(submission)])
+    assert result.exit_code == 2, result.output
+    said = _flat(result.output)
+    assert "load() source" in said and "gemm.cu does not exist" in said and "cannot tell the arch" not in said
+
+
 FLAGGED = '''from torch.utils.cpp_extension import load_inline
 m = load_inline(name="own", cpp_sources="", cuda_sources="__global__ void k() {}",
                 extra_cuda_cflags=[FLAGS])
