@@ -13,7 +13,7 @@ from rich.text import Text
 from nvfp4ctl.build.compiler_errors import display_path
 from nvfp4ctl.build.kernel_names import readable_names
 from nvfp4ctl.build.resources import describe_tensor_op
-from nvfp4ctl.console import get_console
+from nvfp4ctl.console import NORMAL, get_console
 from nvfp4ctl.errors import ExitCode, UsageError
 from nvfp4ctl.kernel_cells import byte_size, spills_text
 from nvfp4ctl.outcome import Outcome
@@ -156,7 +156,11 @@ def build_submission(path: Path, arch: str | None, verbose: bool, python: str | 
             progress.advance(task)
     console.table(HEADERS, rows, right_align_from=1)
     line, warn = _budget_line(total, units, failed)
-    (console.warn if warn else console.info)(line + (" — past 60 %: a cold leaderboard machine may time out" if warn else ""))
+    said = line + (" — past 60 %: a cold leaderboard machine may time out" if warn else "")
+    if warn and console.verbosity >= NORMAL:
+        console.warn(said)
+    else:  # the result line that sums up the table: -q drops the table and warnings, never this
+        console.info(said, result=True)
     for failure in failures:
         console.error(failure)
     if failures:

@@ -292,6 +292,17 @@ def test_the_table_time_and_the_budget_line_say_what_each_measures(tmp_path: Pat
     assert "(nvcc's own time, measured here; the table's time is this run's, which adds torch's flags and the SASS read;" in said
 
 
+def test_quiet_keeps_the_result_line_of_a_submission_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """-q drops the table a result line sums up: the budget line was an info line, so -q printed nothing."""
+    submission = tmp_path / "submission.py"
+    submission.write_text(PLAIN_CUDA.replace("MARK", "// nvfp4ctl: no-tensor-op"))
+    _timed_units(tmp_path, monkeypatch, failing=set())
+    result = runner.invoke(app, ["-q", "build", str(submission)])
+    assert result.exit_code == 0, result.output
+    assert "unit: kernel" not in result.output
+    assert "compile: 78.6 s for 1 unit = 65% of the leaderboard's 120 s" in _flat(result.output)
+
+
 def test_a_failed_compile_is_not_counted_against_the_leaderboards_budget(tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     submission = tmp_path / "submission.py"
