@@ -102,7 +102,7 @@ def build_submission(path: Path, arch: str | None, verbose: bool, python: str | 
             return _build_dsl(path.resolve(), arch or "sm_100a", python, task)
         # Plain Python (init's starter, or a torch-only first try) is a valid submission, not a mistake.
         console.info(f"{path.name}: no load_inline/load call and no CuTe DSL kernel: nothing to compile;"
-                     " `nvfp4ctl check` runs it as it is")
+                     " `nvfp4ctl check` runs it as it is", result=True)
         return Outcome(result="nothing to compile (no load_inline/load call, no CuTe DSL kernel)", target=path)
     from nvfp4ctl.build.submission_build import build_extension, refuse_unreadable
 

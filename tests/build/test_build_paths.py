@@ -364,3 +364,12 @@ def test_nothing_to_compile_is_no_failed_compile() -> None:
 
     assert _budget_line(0.0, 0, failed=0) == ("compile: no device code to compile", False)
     assert _budget_line(0.0, 0, failed=1)[0].startswith("compile: failed (1 unit)")
+
+
+def test_quiet_keeps_the_result_line_of_a_submission_with_nothing_to_compile(tmp_path: Path, no_compiler: None) -> None:
+    """init's plain-torch starter: `-q build` printed nothing, where the line is the command's result."""
+    submission = tmp_path / "submission.py"
+    submission.write_text("import torch\n\ndef custom_kernel(data):\n    return data[6]\n")
+    result = runner.invoke(app, ["-q", "build", str(submission)])
+    assert result.exit_code == 0, result.output
+    assert "nothing to compile" in _flat(result.output)
