@@ -111,3 +111,15 @@ def test_lint_loads_no_build_machinery() -> None:
     package loads the builder, the loader and the compile steps (about 85 ms more for every lint)."""
     loaded = _modules_after("import nvfp4ctl.lint.engine, nvfp4ctl.lint.submission")
     assert "nvfp4ctl.build.builder" not in loaded and "torch" not in loaded
+
+
+def test_lint_of_a_load_submission_loads_no_build_machinery(tmp_path: Path) -> None:
+    """A submission that compiles a .cu with cpp_extension.load() has that file read for its C ABI through
+    nvfp4ctl.build.submission_sources; the package's own names load lazily, so the builder stays out."""
+    (tmp_path / "gemv.cu").write_text('#include "nvfp4_gemv_api.h"\n')
+    submission = tmp_path / "submission.py"
+    submission.write_text("from torch.utils.cpp_extension import load\nmod = load(name='k', sources=['gemv.cu'])\n")
+    loaded = _modules_after("from pathlib import Path\nfrom nvfp4ctl.lint.submission import api_problem\n"
+                            f"p = Path({str(submission)!r})\nassert api_problem(p.read_text(), p.parent)[0] == 'nvfp4_gemv'")
+    assert "nvfp4ctl.build.submission_sources" in loaded
+    assert "nvfp4ctl.build.builder" not in loaded and "torch" not in loaded
