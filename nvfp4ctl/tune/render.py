@@ -6,7 +6,7 @@ import math
 
 from nvfp4ctl.kernel_cells import byte_size, spills_text
 from nvfp4ctl.tune.knobs import Config
-from nvfp4ctl.tune.results import COMPILE_ERROR, Measurement, Ranked, geomean, rank, shape_key
+from nvfp4ctl.tune.results import COMPILE_ERROR, BuildResult, Measurement, Ranked, geomean, rank, shape_key
 from nvfp4ctl.tune.session import CURRENT, TuneReport, shipped_label
 from nvfp4ctl.tune.table import Shape
 from nvfp4ctl.words import plural
@@ -205,7 +205,7 @@ def to_dict(report: TuneReport) -> dict:
         "wall_s": report.wall_s, "gpu_busy_s": report.gpu_busy_s, "stolen": report.stolen, "resumed": report.resumed,
         "resumed_from": _resumed_from(report),
         "result": result_line(report), "written": [str(p) for p in report.written], "table_note": report.table_note,
-        "builds": [{"candidate": _label(report, cid, base), "config": _values(report, cid)} | build.to_dict()
+        "builds": [{"candidate": _label(report, cid, base), "config": _values(report, cid)} | _build(build)
                    for cid, build in report.builds.items()],
     }
     if report.search is None:
@@ -236,6 +236,15 @@ def _resumed_from(report: TuneReport) -> dict | None:
     """The run the resumed results came from: finished true/false (null: not recorded), saved_at (UTC)."""
     saved = report.resumed_from
     return None if not report.resumed or saved is None else {"finished": saved.finished, "saved_at": saved.saved_at}
+
+
+# what a build that did not compile has no value for: null, not the 0 a build using none would show
+_RESOURCES = ("registers", "shared_bytes", "stack_bytes", "spill_bytes")
+
+
+def _build(build: BuildResult) -> dict:
+    found = build.to_dict()
+    return found if build.status != COMPILE_ERROR else found | dict.fromkeys(_RESOURCES)
 
 
 def _values(report: TuneReport, cid: str) -> dict | None:

@@ -178,3 +178,28 @@ def test_the_resumed_line_names_the_run_the_results_came_from() -> None:
         "reused: 12 (candidate, shape) results from an earlier run of this tune")
     assert to_dict(replace(report, resumed_from=SavedRun(False, stamp)))["resumed_from"] == {
         "finished": False, "saved_at": stamp}
+
+
+def test_a_build_that_did_not_compile_has_no_resources_in_json_or_the_table() -> None:
+    """--json gave "registers": 0 (smem, stack and spills too) for a candidate that failed to compile, as
+    if it used none; a build that compiled keeps its numbers, a 0 of its own included."""
+    from nvfp4ctl.tune.render import compile_table
+    from nvfp4ctl.tune.results import COMPILE_ERROR, BuildResult
+
+    report = TuneReport(knobs=KNOBS, shapes=[A], compile_only=True)
+    start = start_configs(KNOBS, [A], None)[A]
+    broken = start.with_value("R_K", 2)
+    report.builds[start.id] = BuildResult(OK, registers=40, stack_bytes=0, compile_s=1.0)
+    report.builds[broken.id] = BuildResult(COMPILE_ERROR, compile_s=0.5, message="k.cu:3: #error R_K=2")
+    for config in (start, broken):
+        report.configs[config.id] = config
+        report.built_for[config.id] = [A]
+    builds = {build["candidate"]: build for build in json.loads(json.dumps(to_dict(report)))["builds"]}
+    resources = ("registers", "shared_bytes", "stack_bytes", "spill_bytes")
+    assert [builds["K=2"][name] for name in resources] == [None] * 4
+    assert builds["K=2"]["status"] == COMPILE_ERROR and builds["K=2"]["compile_s"] == 0.5
+    assert [builds["start"][name] for name in resources] == [40, 0, 0, 0]
+    columns, rows = compile_table(report)
+    cells = dict(zip(columns, rows[1]))
+    assert [cells[name] for name in ("regs", "static smem", "stack", "spills")] == ["-"] * 4
+    assert cells["verdict"] == "rejected: compile error"
