@@ -183,6 +183,8 @@ def resumed_line(report: TuneReport) -> str | None:
         return f"reused: {found} from an earlier run of this tune{when}"
     if not saved.finished:
         return f"resumed: {found} from an interrupted run{when}"
+    if saved.stopped_by_budget_s is not None:  # it ended, but its search did not: this run carries it on
+        return f"resumed: {found} from a run stopped by its --budget of {saved.stopped_by_budget_s:g} s{when} (--fresh times them again)"
     # a build is the same whenever it was made; a time is the GPU's of then
     again = "" if report.compile_only else " (--fresh times them again)"
     return f"reused: {found} from a finished run{when}{again}"
@@ -233,9 +235,11 @@ def to_dict(report: TuneReport) -> dict:
 
 
 def _resumed_from(report: TuneReport) -> dict | None:
-    """The run the resumed results came from: finished true/false (null: not recorded), saved_at (UTC)."""
+    """The run the resumed results came from: finished true/false (null: not recorded), saved_at (UTC),
+    stopped_by_budget_s (the --budget that stopped its search before it was done, else null)."""
     saved = report.resumed_from
-    return None if not report.resumed or saved is None else {"finished": saved.finished, "saved_at": saved.saved_at}
+    return None if not report.resumed or saved is None else {
+        "finished": saved.finished, "saved_at": saved.saved_at, "stopped_by_budget_s": saved.stopped_by_budget_s}
 
 
 # what a build that did not compile has no value for: null, not the 0 a build using none would show

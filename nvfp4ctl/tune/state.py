@@ -5,7 +5,8 @@ bytes of every file of the build (kernel, local headers with the dispatch table,
 of an interrupted tune with the same key answers the finished (candidate, shape) pairs and the
 rematches from here, and because the search depends only on these answers it retraces the same
 path to where it stopped. A finished run's file is kept too (its results are cheap to reuse) and
-says so, with when its results were saved: a rerun tells the user which kind of run they came from.
+says so, with when its results were saved and whether its --budget cut the search short: a rerun
+tells the user which kind of run they came from.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ class SavedRun:
     """The run whose results a state file holds, as far as the file tells."""
     finished: bool | None  # None: written before runs were marked finished, so either
     saved_at: str | None  # UTC, "2026-11-26T14:03:00Z": when its last result was saved
+    # the --budget (seconds) spent before the search was done: the run ended, its search did not
+    stopped_by_budget_s: float | None = None
 
 
 class TuneState:
@@ -83,8 +86,9 @@ class TuneState:
         self.rematches = saved.get("rematches", {})
         self.resumed = len(self.measurements)
         self.resumed_builds = len(self.builds)
-        finished = saved.get("finished")
-        self.saved_run = SavedRun(finished if isinstance(finished, bool) else None, saved.get("saved_at"))
+        finished, budget = saved.get("finished"), saved.get("stopped_by_budget_s")
+        self.saved_run = SavedRun(finished if isinstance(finished, bool) else None, saved.get("saved_at"),
+                                  float(budget) if isinstance(budget, (int, float)) and finished is True else None)
 
     @classmethod
     def in_cache(cls, cache: Path, key: str, fresh: bool = False) -> TuneState:
@@ -122,21 +126,24 @@ class TuneState:
             self.builds[config_id] = result.to_dict()
             self._save()
 
-    def finish(self) -> None:
-        """Mark the run finished, so a rerun says its results were reused, not resumed. A run that
-        saved nothing of its own keeps the time of the results it found."""
+    def finish(self, stopped_by_budget_s: float | None = None) -> None:
+        """Mark the run finished, so a rerun says its results were reused, not resumed; with the
+        --budget that stopped its search before it was done, if one did. A run that saved nothing of
+        its own keeps the time of the results it found."""
         with self._lock:
             if self._recorded:
-                self._write(finished=True, saved_at=_now())
-            elif self.saved_run is not None and not self.saved_run.finished:
-                self._write(finished=True, saved_at=self.saved_run.saved_at)
+                self._write(finished=True, saved_at=_now(), stopped_by_budget_s=stopped_by_budget_s)
+            elif self.saved_run is not None and (not self.saved_run.finished
+                                                 or self.saved_run.stopped_by_budget_s != stopped_by_budget_s):
+                self._write(finished=True, saved_at=self.saved_run.saved_at, stopped_by_budget_s=stopped_by_budget_s)
 
     def _save(self) -> None:
         # a result saved unmarks the file: this run left it, and may yet be interrupted
         self._recorded = True
         self._write(finished=False, saved_at=_now())
 
-    def _write(self, finished: bool, saved_at: str | None) -> None:
+    def _write(self, finished: bool, saved_at: str | None, stopped_by_budget_s: float | None = None) -> None:
         write_text_atomic(self.path, json.dumps({"key": self.key, "measurements": self.measurements,
                                                  "builds": self.builds, "rematches": self.rematches,
-                                                 "finished": finished, "saved_at": saved_at}))
+                                                 "finished": finished, "saved_at": saved_at,
+                                                 "stopped_by_budget_s": stopped_by_budget_s}))

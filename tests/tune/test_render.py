@@ -177,7 +177,20 @@ def test_the_resumed_line_names_the_run_the_results_came_from() -> None:
     assert resumed_line(replace(report, resumed_from=SavedRun(None, None))) == (
         "reused: 12 (candidate, shape) results from an earlier run of this tune")
     assert to_dict(replace(report, resumed_from=SavedRun(False, stamp)))["resumed_from"] == {
-        "finished": False, "saved_at": stamp}
+        "finished": False, "saved_at": stamp, "stopped_by_budget_s": None}
+
+
+def test_a_run_its_budget_stopped_is_named_as_such_not_as_finished() -> None:
+    """A run stopped by --budget was marked finished, so its rerun said "reused ... from a finished run"
+    and then carried on searching where the budget had stopped it."""
+    from nvfp4ctl.tune.render import resumed_line
+    from nvfp4ctl.tune.state import SavedRun
+
+    stamp = "2026-11-26T14:03:00Z"
+    report = replace(_report(), resumed=12, resumed_from=SavedRun(True, stamp, stopped_by_budget_s=60.0))
+    assert resumed_line(report) == ("resumed: 12 (candidate, shape) results from a run stopped by its --budget of"
+                                    " 60 s, saved 2026-11-26 14:03 UTC (--fresh times them again)")
+    assert to_dict(report)["resumed_from"] == {"finished": True, "saved_at": stamp, "stopped_by_budget_s": 60.0}
 
 
 def test_a_build_that_did_not_compile_has_no_resources_in_json_or_the_table() -> None:

@@ -94,3 +94,17 @@ def test_a_state_written_before_runs_were_marked_loads(tmp_path: Path) -> None:
 def test_nothing_saved_and_nothing_found_writes_no_file(tmp_path: Path) -> None:
     TuneState(tmp_path / "state.json", "k").finish()
     assert not (tmp_path / "state.json").exists()
+
+
+def test_a_run_its_budget_stopped_says_so_and_a_later_whole_run_clears_it(tmp_path: Path) -> None:
+    """It was marked finished like a run whose search was done: a rerun could not tell the two apart."""
+    path, stamp = tmp_path / "state.json", "2026-11-26T14:03:00Z"
+    first = TuneState(path, "k")
+    first.record("LIVE=8", SHAPE, Measurement(OK, us=10.0))
+    first.finish(stopped_by_budget_s=60.0)
+    saved = _reloaded(path).saved_run
+    assert saved is not None and saved.finished is True and saved.stopped_by_budget_s == 60.0
+    _reloaded(path).finish()  # a rerun whose search got to its end from the results it found
+    assert _reloaded(path).saved_run.stopped_by_budget_s is None
+    _saved(path, {}, {"LIVE=8|128x256x256": Measurement(OK, us=10.0).to_dict()}, finished=True, saved_at=stamp)
+    assert _reloaded(path).saved_run == SavedRun(finished=True, saved_at=stamp)  # a file from before: not stopped

@@ -370,3 +370,23 @@ def test_a_state_an_older_nvfp4ctl_wrote_loads_and_says_so(tiny_copy: Path, fake
     assert "LIVE=256: spills: tiny::chain spills 3.9 KiB (1.9 KiB stored, 1.9 KiB loaded)" in again.output
     assert "stored /" not in again.output
     assert "reused: 3 builds from an earlier run of this tune\n" in again.output  # the spilling one was built again
+
+
+def test_a_run_stopped_by_its_budget_is_resumed_as_such(tiny_copy: Path, tmp_path: Path, fake_gpus: None,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """It was marked finished, so the rerun said "reused ... from a finished run" and carried on searching."""
+    import json
+    import re
+
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
+    args = ("--kernel", str(tiny_copy), "--shapes", "benchmarks", "--no-write")
+    cut = _tune(*args, "--budget", "0.001")  # spent by the time the start is timed: stopped before the first knob
+    assert cut.exit_code == 0 and "budget of 0.001 s spent before" in cut.output, cut.output
+    again = _tune(*args)
+    assert again.exit_code == 0, again.output
+    assert re.search(rf"resumed: \d+ \(candidate, shape\) results from a run stopped by its --budget of 0.001 s,"
+                     rf" saved {STAMP} \(--fresh times them again\)", again.output), again.output
+    assert "finished run" not in again.output
+    whole = _tune(*args, "--json")  # the rerun's search got to its end: a finished run's results now
+    document = json.loads(whole.stdout[whole.stdout.index("{"):])
+    assert document["resumed_from"]["finished"] is True and document["resumed_from"]["stopped_by_budget_s"] is None
