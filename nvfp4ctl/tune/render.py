@@ -173,10 +173,15 @@ def result_line(report: TuneReport) -> str:
 
 def resumed_line(report: TuneReport) -> str | None:
     """Where the results taken from the resume state came from: a finished run's are reused, an
-    interrupted run's resumed; never "resumed" where nothing was interrupted."""
+    interrupted run's resumed; never "resumed" where nothing was interrupted. Compile-only takes
+    nothing from there: it builds every candidate again, and says how many the build cache had."""
+    if report.compile_only:
+        cached = sum(build.cache_hit for build in report.builds.values())
+        return (f"{cached} of {plural(len(report.builds), 'build')} from the build cache"
+                " (built before with the same sources and -D values)") if cached else None
     if not report.resumed:
         return None
-    found = plural(report.resumed, "build") if report.compile_only else f"{report.resumed} (candidate, shape) results"
+    found = f"{report.resumed} (candidate, shape) results"
     saved = report.resumed_from
     when = f", saved {_when(saved.saved_at)}" if saved is not None and saved.saved_at else ""
     if saved is None or saved.finished is None:  # a state written before runs were marked finished
@@ -185,9 +190,7 @@ def resumed_line(report: TuneReport) -> str | None:
         return f"resumed: {found} from an interrupted run{when}"
     if saved.stopped_by_budget_s is not None:  # it ended, but its search did not: this run carries it on
         return f"resumed: {found} from a run stopped by its --budget of {saved.stopped_by_budget_s:g} s{when} (--fresh times them again)"
-    # a build is the same whenever it was made; a time is the GPU's of then
-    again = "" if report.compile_only else " (--fresh times them again)"
-    return f"reused: {found} from a finished run{when}{again}"
+    return f"reused: {found} from a finished run{when} (--fresh times them again)"
 
 
 def _when(stamp: str) -> str:

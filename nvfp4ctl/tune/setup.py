@@ -196,8 +196,9 @@ def execute(run: TuneRun, timing: TimingSettings, budget_s: float | None, rounds
     cases = [(c.m, c.n, c.k, c.l, c.seed) for c in run.cases.values()]
     key = state_key(build_inputs(run.source).files, cases, run.gpu_name, settings)
     state = TuneState.in_cache(cache_root(), key, fresh)
-    # a compile-only round saves builds, no measurements: its resume is counted in builds
-    resumed = state.resumed_builds if run.compile_only else state.resumed
+    # a compile-only round takes nothing from the state: it builds every candidate again, a build-cache
+    # hit where one was built before (render.resumed_line counts those instead)
+    resumed = 0 if run.compile_only else state.resumed
     report = TuneReport(knobs=run.knobs, shapes=run.shapes, compile_only=run.compile_only, resumed=resumed,
                         resumed_from=state.saved_run if resumed else None)
     # While timing, leave a core to each GPU worker and one to this process: a compile hogging every

@@ -59,7 +59,6 @@ class TuneState:
         self.builds: dict[str, dict] = {}
         self.rematches: dict[str, list[dict]] = {}  # "current|challenger|shape": [current, challenger]
         self.resumed = 0  # measurements found (what a timed tune takes from here)
-        self.resumed_builds = 0  # build results found (what a compile-only tune had finished)
         self.saved_run: SavedRun | None = None  # the run the results found came from
         self._recorded = False  # this run saved a result of its own
         if not fresh and path.is_file():
@@ -85,7 +84,6 @@ class TuneState:
                 self.measurements[pair] = found | {"message": self.builds[cid]["message"]}
         self.rematches = saved.get("rematches", {})
         self.resumed = len(self.measurements)
-        self.resumed_builds = len(self.builds)
         finished, budget = saved.get("finished"), saved.get("stopped_by_budget_s")
         self.saved_run = SavedRun(finished if isinstance(finished, bool) else None, saved.get("saved_at"),
                                   float(budget) if isinstance(budget, (int, float)) and finished is True else None)

@@ -287,8 +287,8 @@ def test_no_shapes_to_tune_names_the_task_file_as_other_messages_do(tmp_path, mo
 
 @pytest.fixture
 def fake_builds(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """compile-only with builds that only carry their defines (LIVE=256 spills as the real one does), in a
-    cache of this test's own."""
+    """compile-only with builds that only carry their defines (LIVE=256 spills as the real one does), a
+    second build of the same defines a cache hit as the build cache makes it, in a cache of this test's own."""
     from concurrent.futures import ThreadPoolExecutor
 
     from nvfp4ctl.tune import compile_pool
@@ -296,12 +296,15 @@ def fake_builds(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
     from tune_fakes import fake_compile
 
+    built: set[tuple[str, ...]] = set()
+
     def spilling_compile(source: str, arch: str, defines: tuple[str, ...]):
-        built = fake_compile(source, arch, defines)
+        result = replace(fake_compile(source, arch, defines), cache_hit=defines in built)
+        built.add(defines)
         if "TINY_LIVE=256" not in defines:
-            return built
+            return result
         spilled = (("tiny::chain", 1976, 1976),)
-        return replace(built, status=SPILLS, spill_bytes=3952, spilled=spilled, message=spill_reason(spilled))
+        return replace(result, status=SPILLS, spill_bytes=3952, spilled=spilled, message=spill_reason(spilled))
 
     real_pool = compile_pool.CompilePool
     monkeypatch.setattr(compile_pool, "CompilePool", lambda source, arch, jobs=None: real_pool(
@@ -312,64 +315,86 @@ def fake_builds(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 STAMP = r"\d{4}-\d\d-\d\d \d\d:\d\d UTC"
 
 
-def _interrupted_after_the_round(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The round builds and saves everything, then Ctrl-C arrives before the run ends."""
+def _interrupted_after(monkeypatch: pytest.MonkeyPatch, step: str) -> None:
+    """session's `step` (tune, compile_only) runs whole, then Ctrl-C arrives before the run ends."""
     from nvfp4ctl.tune import session
 
-    real = session.compile_only
+    real = getattr(session, step)
 
     def interrupted(*args, **kwargs):
         real(*args, **kwargs)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(session, "compile_only", interrupted)
+    monkeypatch.setattr(session, step, interrupted)
 
 
-def test_a_finished_run_is_reused_an_interrupted_one_resumed(tiny_copy: Path, monkeypatch: pytest.MonkeyPatch,
-                                                             fake_builds: None) -> None:
-    """A finished run's state is kept and its results reused, but the rerun said "resumed: 4 builds from
-    the interrupted run" although nothing was interrupted."""
+def test_a_finished_run_is_reused_an_interrupted_one_resumed(tiny_copy: Path, tmp_path: Path, fake_gpus: None,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A finished run's state is kept and its results reused, but the rerun said "resumed: ... from the
+    interrupted run" although nothing was interrupted."""
     import json
     import re
 
-    args = ("--kernel", str(tiny_copy), "--compile-only", "--shapes", "benchmarks")
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
+    args = ("--kernel", str(tiny_copy), "--shapes", "benchmarks", "--no-write")
     with monkeypatch.context() as patch:
-        _interrupted_after_the_round(patch)
+        _interrupted_after(patch, "tune")
         cut = _tune(*args)
     assert cut.exit_code == 130, cut.output
     resumed = _tune(*args)
     assert resumed.exit_code == 0, resumed.output
-    assert re.search(rf"resumed: 4 builds from an interrupted run, saved {STAMP}", resumed.output), resumed.output
+    found = r"\d+ \(candidate, shape\) results"
+    assert re.search(rf"resumed: {found} from an interrupted run, saved {STAMP}\n", resumed.output), resumed.output
     again = _tune(*args)
-    assert re.search(rf"reused: 4 builds from a finished run, saved {STAMP}\n", again.output), again.output
+    assert re.search(rf"reused: {found} from a finished run, saved {STAMP} \(--fresh times them again\)\n",
+                     again.output), again.output
     assert "resumed:" not in again.output and "interrupted" not in again.output
     document = json.loads((doc := _tune(*args, "--json")).stdout[doc.stdout.index("{"):])
-    assert document["resumed"] == 4 and document["resumed_from"]["finished"] is True
+    assert document["resumed"] > 0 and document["resumed_from"]["finished"] is True
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", document["resumed_from"]["saved_at"])
     fresh = _tune(*args, "--fresh")
     assert fresh.exit_code == 0 and "resumed:" not in fresh.output and "reused:" not in fresh.output
 
 
-def test_a_state_an_older_nvfp4ctl_wrote_loads_and_says_so(tiny_copy: Path, fake_builds: None, tmp_path: Path) -> None:
+def test_a_state_an_older_nvfp4ctl_wrote_loads_and_says_so(tiny_copy: Path, tmp_path: Path, fake_gpus: None,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """A state without "finished" (written before runs were marked) loads: its results come "from an
-    earlier run", and its spilling build, saved as a sentence alone, is built again and worded as now."""
+    earlier run"."""
     import json
 
-    args = ("--kernel", str(tiny_copy), "--compile-only", "--shapes", "benchmarks")
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
+    args = ("--kernel", str(tiny_copy), "--shapes", "benchmarks", "--no-write")
     assert _tune(*args).exit_code == 0
     [path] = (tmp_path / "cache" / "tune").glob("*.json")
     saved = json.loads(path.read_text())
-    for build in saved["builds"].values():  # as an older nvfp4ctl saved them
-        build.pop("spilled")
-        if build["status"] == "spills":
-            build["message"] = "tiny::chain spills 1.9 KiB stored / 1.9 KiB loaded"
-    del saved["finished"], saved["saved_at"]
+    del saved["finished"], saved["saved_at"], saved["stopped_by_budget_s"]
     path.write_text(json.dumps(saved))
     again = _tune(*args)
     assert again.exit_code == 0, again.output
-    assert "LIVE=256: spills: tiny::chain spills 3.9 KiB (1.9 KiB stored, 1.9 KiB loaded)" in again.output
-    assert "stored /" not in again.output
-    assert "reused: 3 builds from an earlier run of this tune\n" in again.output  # the spilling one was built again
+    assert f"reused: {len(saved['measurements'])} (candidate, shape) results from an earlier run of this tune\n" in again.output
+
+
+def test_a_compile_only_rerun_says_its_builds_came_from_the_build_cache(tiny_copy: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch,
+                                                                        fake_builds: None) -> None:
+    """Its rerun said "reused: 4 builds from a finished run" (or "resumed ... from an interrupted run"), but
+    compile-only reads no build back from the resume state: it builds every candidate again, and the
+    table showed each as "cached"."""
+    import json
+
+    args = ("--kernel", str(tiny_copy), "--compile-only", "--shapes", "benchmarks")
+    first = _tune(*args)
+    assert first.exit_code == 0 and "build cache" not in first.output, first.output
+    with monkeypatch.context() as patch:
+        _interrupted_after(patch, "compile_only")
+        assert _tune(*args).exit_code == 130
+    for again in (_tune(*args), _tune(*args, "--fresh")):
+        assert again.exit_code == 0, again.output
+        assert "4 of 4 builds from the build cache (built before with the same sources and -D values)\n" in again.output
+        assert again.output.count("cached") == 4
+        assert "reused:" not in again.output and "resumed:" not in again.output
+    document = json.loads((doc := _tune(*args, "--json")).stdout[doc.stdout.index("{"):])
+    assert document["resumed"] == 0 and document["resumed_from"] is None
 
 
 def test_a_run_stopped_by_its_budget_is_resumed_as_such(tiny_copy: Path, tmp_path: Path, fake_gpus: None,
