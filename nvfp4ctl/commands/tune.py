@@ -84,6 +84,8 @@ def show(report: Any, label: str, verbose: bool) -> None:
     if report.compile_only:
         columns, rows = render.compile_table(report)
         console.table(columns, rows, title=f"{label}: {len(rows)} candidate builds ({report.wall_s:.1f} s)", right_align_from=2)
+        if apart := render.apart_line(report):
+            console.info(apart, style="dim")
         for line in render.rejections(report):
             console.info(line)
         if report.table_note:
@@ -94,6 +96,8 @@ def show(report: Any, label: str, verbose: bool) -> None:
         columns, rows, left = render.ranked_table(report, shape, None if verbose else render.TOP)
         title = f"{render.shape_key(shape)}" + (f" ({left} more, -v shows all)" if left else "")
         console.table(columns, rows, title=title, right_align_from=2)
+    if apart := render.apart_line(report):
+        console.info(apart, style="dim")
     if report.search and report.search.rematches:
         columns, rows = render.rematch_table(report)
         console.table(columns, rows, title="rematches: each lead timed again, back to back with the current best",

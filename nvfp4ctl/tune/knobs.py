@@ -18,12 +18,18 @@ from nvfp4ctl.build.compiler_errors import display_path
 from nvfp4ctl.build.knobs import Knob, read_knobs
 from nvfp4ctl.build.sources import local_headers
 from nvfp4ctl.errors import UsageError
+from nvfp4ctl.preprocessor import live_code
 
 # Every candidate build defines this: the kernel's planner then ignores its per-shape table, so the
 # `-D` values alone decide (the shipped build, without it, reads the table).
 TUNE_DEFINE = "NVFP4CTL_TUNE=1"
 _DISPATCH = re.compile(r"^\s*//\s*nvfp4ctl:dispatch\s+file=(\S+)\s*$", re.MULTILINE)
 _DISPATCH_MARKER = re.compile(r"^\s*//\s*nvfp4ctl:dispatch begin\s*$", re.MULTILINE)
+_TUNE_MACRO = re.compile(rf"\b{TUNE_DEFINE.split('=')[0]}\b")
+_MACRO_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(define|undef|ifdef|ifndef|elifdef|elifndef)[ \t]+(\w+)", re.MULTILINE)
+_DEFINED = re.compile(r"\bdefined\b[ \t]*\(?[ \t]*(\w+)")
+_ENDIF = re.compile(r"^[ \t]*#[ \t]*endif[ \t]*$")
+NOT_READ = "its sources were not read"  # KernelKnobs made without discover()
 
 
 @dataclass(frozen=True)
@@ -32,6 +38,15 @@ class KernelKnobs:
     knobs: tuple[Knob, ...]
     dispatch: Path | None  # the per-shape table file, None when the kernel names none
     declared_in: Mapping[str, Path] | None = None  # knob name -> the file declaring it
+    # Why the shipped build (no -D) may not be the start's (every declared default as -D, NVFP4CTL_TUNE
+    # defined); None where it is the same build, which a kernel without a dispatch table then builds
+    # and times once (a kernel with a table: the shipped build reads the table, the start does not).
+    shipped_differs: str | None = NOT_READ
+
+    @property
+    def shipped_is_start(self) -> bool:
+        """The shipped build is the start's build: one build, one row ("kernel's defaults = start")."""
+        return self.dispatch is None and self.shipped_differs is None
 
     @property
     def prefix(self) -> str:
@@ -114,9 +129,42 @@ def discover(source: Path) -> KernelKnobs:
     if not knobs:
         raise UsageError(f"{source}: declares no knobs (`// nvfp4ctl:knob NAME values=A,B scope=plan|kernel: doc`"
                          " above `#ifndef NAME`); nothing to tune")
-    return KernelKnobs(source=source, knobs=tuple(knobs), dispatch=dispatch, declared_in=declared_in)
+    differs = "it reads its dispatch table" if dispatch else shipped_differs(files, tuple(knobs), declared_in)
+    return KernelKnobs(source=source, knobs=tuple(knobs), dispatch=dispatch, declared_in=declared_in,
+                       shipped_differs=differs)
+
+
+def shipped_differs(files: list[Path], knobs: tuple[Knob, ...], declared_in: Mapping[str, Path]) -> str | None:
+    """Why a build without -D may differ from one with every declared default as -D, or None: it is the
+    same where each default is a plain `#ifndef NAME` / `#define NAME VALUE` / `#endif` (read_knobs takes
+    the first `#define` within two lines, which an `#if` there may not pick), no other directive defines,
+    undefines or tests NAME (before its block it is set by -D only), and nothing reads NVFP4CTL_TUNE."""
+    for knob in knobs:
+        lines = live_code(declared_in[knob.name].read_text(errors="replace")).splitlines()[knob.line:knob.line + 3]
+        plain = (len(lines) == 3 and lines[1].split()[-1:] == [str(knob.default)]
+                 and re.fullmatch(rf"\s*#\s*define\s+{knob.name}\s+\S+\s*", lines[1]) is not None
+                 and _ENDIF.match(lines[2]) is not None)
+        if not plain:
+            return (f"{display_path(declared_in[knob.name])}:{knob.line + 1}: {knob.name}'s default is not a plain"
+                    f" `#ifndef`/`#define {knob.name} {knob.default}`/`#endif`")
+    names = {knob.name: knob for knob in knobs}
+    for path in files:
+        code = live_code(path.read_text(errors="replace"))
+        if tune := _TUNE_MACRO.search(code):
+            return (f"{display_path(path)}:{_line(code, tune.start())} reads {TUNE_DEFINE.split('=')[0]},"
+                    " which the start's build defines")
+        for found in [*_MACRO_DIRECTIVE.finditer(code), *_DEFINED.finditer(code)]:
+            name, line = found.group(found.lastindex or 0), _line(code, found.start())
+            knob = names.get(name)
+            if knob is not None and not (declared_in[name] == path and line in (knob.line + 1, knob.line + 2)):
+                return f"{display_path(path)}:{line} names {name} outside its `#ifndef` default, which -D{name} changes"
+    return None
 
 
 def tunable(knobs: Iterable[Knob]) -> tuple[Knob, ...]:
     """Knobs with a choice (a knob with one declared value is documented, not searched)."""
     return tuple(knob for knob in knobs if len(set(knob.values)) > 1)
+
+
+def _line(code: str, offset: int) -> int:
+    return code.count("\n", 0, offset) + 1

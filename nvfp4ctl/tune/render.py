@@ -7,7 +7,7 @@ import math
 from nvfp4ctl.kernel_cells import byte_size, spills_text
 from nvfp4ctl.tune.knobs import Config
 from nvfp4ctl.tune.results import COMPILE_ERROR, BuildResult, Measurement, Ranked, geomean, rank, shape_key
-from nvfp4ctl.tune.session import CURRENT, TuneReport, shipped_label
+from nvfp4ctl.tune.session import CURRENT, TuneReport, shipped_label, shipped_row
 from nvfp4ctl.tune.table import Shape
 from nvfp4ctl.words import plural
 
@@ -16,7 +16,7 @@ TOP = 5  # candidates shown per shape unless -v
 
 def _label(report: TuneReport, cid: str, base: Config) -> str:
     config = report.configs.get(cid)
-    return shipped_label(report.knobs) if config is None else config.diff(base, report.knobs)
+    return shipped_row(report.knobs) if config is None else config.diff(base, report.knobs)
 
 
 def compile_table(report: TuneReport) -> tuple[list[str], list[list[object]]]:
@@ -44,6 +44,14 @@ def _shapes_text(report: TuneReport, shapes: list[Shape]) -> str:
     if len(distinct) == len(report.shapes) > 1:
         return "every shape"
     return ", ".join(shape_key(s) for s in distinct[:2]) + (f" +{len(distinct) - 2}" if len(distinct) > 2 else "")
+
+
+def apart_line(report: TuneReport) -> str | None:
+    """Why a kernel without a table has two rows for one configuration: its build without -D and the start."""
+    knobs = report.knobs
+    if knobs.dispatch is not None or knobs.shipped_is_start:
+        return None
+    return f"{shipped_label(knobs)} and start are built apart: {knobs.shipped_differs}"
 
 
 def rejections(report: TuneReport) -> list[str]:

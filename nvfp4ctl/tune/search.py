@@ -96,10 +96,12 @@ def one_round(knobs: KernelKnobs, start: dict[Shape, Config], only: frozenset[st
     return requests
 
 
-def compile_only_builds(requests: list[Request]) -> list[Config | None]:
+def compile_only_builds(requests: list[Request],
+                        as_built: Callable[[Config], Config | None] = lambda config: config) -> list[Config | None]:
     """What a compile-only round builds for `requests` (one_round's): the shipped build (None) and each
-    distinct candidate once, shapes that share a start sharing its builds."""
-    return [None, *dict.fromkeys(config for config, _ in requests)]
+    distinct candidate once, shapes that share a start sharing its builds; `as_built` gives None for the
+    candidate whose build is the shipped one (a kernel without a table: its defaults)."""
+    return list(dict.fromkeys([None, *(as_built(config) for config, _ in requests)]))
 
 
 def round_size(knobs: KernelKnobs, shapes: int, only: frozenset[str] | None = None) -> int:

@@ -36,6 +36,11 @@ def shipped_label(knobs: KernelKnobs) -> str:
     return CURRENT if knobs.dispatch is not None else DEFAULTS
 
 
+def shipped_row(knobs: KernelKnobs) -> str:
+    """The shipped build's row: "kernel's defaults = start" where it is the start's build too."""
+    return f"{DEFAULTS} = start" if knobs.shipped_is_start else shipped_label(knobs)
+
+
 @dataclass
 class TuneReport:
     knobs: KernelKnobs
@@ -76,8 +81,19 @@ class Evaluator:
                  cases: dict[Shape, Any], report: TuneReport, on_progress: Progress) -> None:
         self.compile_pool, self.gpu_pool, self.state = compile_pool, gpu_pool, state
         self.cases, self.report, self.on_progress = cases, report, on_progress
+        # the configuration whose build is the shipped one (KernelKnobs.shipped_is_start): built and
+        # timed once, as the shipped build
+        self._shipped_start = report.knobs.defaults() if report.knobs.shipped_is_start else None
+
+    def shipped(self, config: Config | None) -> Config | None:
+        """The configuration as built: None (the shipped build) for the one whose build it is."""
+        return None if config is not None and config == self._shipped_start else config
+
+    def id_of(self, config: Config | None) -> str:
+        return config_id(self.shipped(config))
 
     def build_all(self, configs: Sequence[Config | None], label: str) -> dict[str, BuildResult]:
+        configs = [self.shipped(config) for config in configs]
         for config in configs:  # tables list candidates in the order asked, not the order built
             self.report.configs.setdefault(config_id(config), config)
         futures = {self.compile_pool.submit(config): config for config in dict.fromkeys(configs)}
@@ -91,8 +107,11 @@ class Evaluator:
         found: dict[tuple[str, Shape], Measurement] = {}
         todo: dict[str, list[Shape]] = {}
         configs: dict[str, Config | None] = {}
-        for config, shape in requests:
+        asked: list[tuple[tuple[str, Shape], tuple[str, Shape]]] = []  # (as asked, as built)
+        for asked_config, shape in requests:
+            config = self.shipped(asked_config)
             key = (config_id(config), shape)
+            asked.append(((config_id(asked_config), shape), key))
             self.report.configs.setdefault(key[0], config)
             if key in self.report.measurements:
                 found[key] = self.report.measurements[key]
@@ -121,7 +140,7 @@ class Evaluator:
         for future in as_completed(timing):
             cid, shape = timing[future]
             found[(cid, shape)] = self._record(cid, shape, future.result(), label)
-        return found
+        return found | {question: found[key] for question, key in asked}
 
     def rematch(self, duels: list[Duel], label: str) -> dict[DuelKey, tuple[Measurement, Measurement]]:
         """Each (current best, challenger, shape) timed back to back in one worker; saved for a resume.
@@ -137,13 +156,14 @@ class Evaluator:
                 found[(current.id, challenger.id, shape)] = saved
             else:
                 todo.append((current, challenger, shape))
-        missing = {c.id: c for duel in todo for c in duel[:2] if c.id not in self.report.builds}
+        missing = {self.id_of(c): self.shipped(c) for duel in todo for c in duel[:2]
+                   if self.id_of(c) not in self.report.builds}
         for future, config in [(self.compile_pool.submit(c), c) for c in missing.values()]:  # all at once
             self._landed(config, future.result())
         futures: dict[Future[tuple[Measurement, Measurement]], DuelKey] = {}
         for current, challenger, shape in todo:
             key = (current.id, challenger.id, shape)
-            builds = [self.report.builds[current.id], self.report.builds[challenger.id]]
+            builds = [self.report.builds[self.id_of(current)], self.report.builds[self.id_of(challenger)]]
             if all(b.usable for b in builds):
                 futures[self.gpu_pool.submit_pair(builds[0].artifact, builds[1].artifact, self.cases[shape],
                                                   f"{label}: {shape_key(shape)}", home=self.home(shape))] = key
@@ -166,6 +186,7 @@ class Evaluator:
     def build(self, config: Config | None) -> BuildResult:
         """A candidate's build (the shipped one for None): this run's, else from the compile pool
         (a cache hit where it was built before, e.g. by the run this one resumes)."""
+        config = self.shipped(config)
         return self.report.builds.get(config_id(config)) or self._landed(config, self.compile_pool.submit(config).result())
 
     def measure_shipped(self, shapes: Sequence[Shape], label: str, changed: frozenset[Shape] = frozenset(),
@@ -216,11 +237,11 @@ def compile_only(knobs: KernelKnobs, start: dict[Shape, Config], evaluator: Eval
     """Every candidate of one round, built and inspected (regs, smem, spills); nothing timed."""
     started = time.perf_counter()
     requests = one_round(knobs, start, only)
-    configs = compile_only_builds(requests)
+    configs = compile_only_builds(requests, evaluator.shipped)
     report = evaluator.report
     report.built_for[config_id(None)] = list(start)
     for config, shape in requests:
-        report.built_for.setdefault(config_id(config), []).append(shape)
+        report.built_for.setdefault(evaluator.id_of(config), []).append(shape)
     evaluator.build_all(configs, "compiling")
     if knobs.dispatch is not None:  # the table is never written here: say so, as a timed tune says why not
         report.table_note = f"{knobs.dispatch.name} left as it was: compile-only times nothing, so it has no winners to write"
@@ -235,7 +256,7 @@ def tune(knobs: KernelKnobs, start: dict[Shape, Config], table: DispatchTable | 
     shapes = list(start)
     # the shipped build and the start in one step, so the GPUs share both (the search finds the start done)
     evaluator([*((None, shape) for shape in shapes), *((config, shape) for shape, config in start.items())],
-              f"{shipped_label(knobs)} and start")
+              shipped_row(knobs) if knobs.shipped_is_start else f"{shipped_label(knobs)} and start")
     report.search = coordinate_descent(knobs, start, evaluator, settings,
                                        rematch=evaluator.rematch if evaluator.gpu_pool is not None else None)
     if knobs.dispatch is None or table is None:

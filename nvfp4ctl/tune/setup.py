@@ -59,8 +59,13 @@ class TuneRun:
     def progress_total(self, rounds: int) -> int:
         if self.compile_only:  # it advances once per build, and shapes with one start share their builds
             start = start_configs(self.knobs, self.shapes, self.table)
-            return len(compile_only_builds(one_round(self.knobs, start, self.only)))
-        return len(self.cases) * 2 + round_size(self.knobs, len(self.cases), self.only) * rounds
+            shipped = self.knobs.defaults() if self.knobs.shipped_is_start else None
+            return len(compile_only_builds(one_round(self.knobs, start, self.only),
+                                           lambda config: None if config == shipped else config))
+        # a round counts the start per shape; the shipped build and the new table (timed after the winners
+        # are written) two more, none where the shipped build is the start's (no table: nothing written)
+        shipped = 0 if self.knobs.shipped_is_start else 2 * len(self.cases)
+        return shipped + round_size(self.knobs, len(self.cases), self.only) * rounds
 
 
 def select_cases(task: Any, which: str) -> dict[Shape, Any]:

@@ -16,3 +16,12 @@ def tiny_copy(tmp_path: Path) -> Path:
     for name in ("tiny_knobs.cu", "tiny_config.cuh", "tiny_dispatch.cuh"):
         shutil.copy(FIXTURES / name, tmp_path / name)
     return tmp_path / "tiny_knobs.cu"
+
+
+@pytest.fixture
+def tiny_without_table(tiny_copy: Path) -> Path:
+    """The tiny kernel with no dispatch table: its config names none and includes none."""
+    config = tiny_copy.with_name("tiny_config.cuh")
+    config.write_text("".join(line for line in config.read_text().splitlines(keepends=True) if "dispatch" not in line))
+    tiny_copy.with_name("tiny_dispatch.cuh").unlink()
+    return tiny_copy

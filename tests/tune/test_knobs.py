@@ -112,3 +112,34 @@ def test_declaration_errors_name_the_file_relative_to_the_working_folder(tmp_pat
     with pytest.raises(UsageError) as error:
         discover(bad.resolve())
     assert str(error.value) == "bad.cu:1: no `#define X <default>` after `#ifndef X`"
+
+
+@pytest.mark.parametrize("edit, reason", [
+    (None, None),
+    (("#define TINY_SPLIT 1\n", "#if 1\n#define TINY_SPLIT 1\n#endif\n"),
+     "tiny_config.cuh:5: TINY_SPLIT's default is not a plain `#ifndef`/`#define TINY_SPLIT 1`/`#endif`"),
+    (("#define TINY_LIVE 8\n#endif\n", "#define TINY_LIVE 8\n#define TINY_WIDE 1\n#endif\n"),
+     "tiny_config.cuh:9: TINY_LIVE's default is not a plain `#ifndef`/`#define TINY_LIVE 8`/`#endif`"),
+    (("#pragma once\n", "#pragma once\n#ifdef NVFP4CTL_TUNE\n#endif\n"),
+     "tiny_config.cuh:3 reads NVFP4CTL_TUNE, which the start's build defines"),
+    (("#pragma once\n", "#pragma once\n#if defined(TINY_LIVE)\n#endif\n"),
+     "tiny_config.cuh:3 names TINY_LIVE outside its `#ifndef` default, which -DTINY_LIVE changes"),
+    (("#pragma once\n", "#pragma once\n// #ifdef NVFP4CTL_TUNE is not read here\n"), None),  # a comment
+])
+def test_a_kernel_without_a_table_is_built_once_where_its_defaults_are_the_start(
+        tiny_without_table: Path, edit: tuple[str, str] | None, reason: str | None) -> None:
+    """Its build without -D and the start's (every default as -D, NVFP4CTL_TUNE defined) were two builds
+    and two rows of one configuration; they are one where nothing tells them apart."""
+    config = tiny_without_table.with_name("tiny_config.cuh")
+    if edit is not None:
+        assert edit[0] in config.read_text()
+        config.write_text(config.read_text().replace(edit[0], edit[1], 1))
+    knobs = discover(tiny_without_table)
+    assert knobs.dispatch is None
+    assert knobs.shipped_differs == reason or knobs.shipped_differs.endswith(f"/{reason}")  # the path as shown
+    assert knobs.shipped_is_start is (reason is None)
+
+
+def test_a_kernel_with_a_table_builds_its_shipped_build_apart(tiny_copy: Path) -> None:
+    knobs = discover(tiny_copy)
+    assert knobs.shipped_differs == "it reads its dispatch table" and not knobs.shipped_is_start

@@ -272,3 +272,54 @@ def test_a_spill_resumed_from_an_older_state_is_worded_as_now(tmp_path: Path) ->
     assert run() == now and built == []
     saved_as_before(keep_spills=False)  # a sentence alone: built again
     assert run() == now and built == [spilling.defines()]
+
+
+def test_a_kernel_without_a_table_builds_and_times_its_defaults_once(tiny_without_table: Path, tmp_path: Path) -> None:
+    """Its build without -D ("kernel's defaults") and the start (the same values as -D) were built,
+    timed and listed apart: one compile and one row too many, where nothing tells them apart."""
+    from nvfp4ctl.tune.render import compile_table, ranked_table
+    from nvfp4ctl.tune.session import CURRENT, compile_only
+    from nvfp4ctl.tune.setup import TuneRun
+
+    knobs = discover(tiny_without_table)
+    cases = {s: Case(*s, seed=1111) for s in SHAPES}
+    start = start_configs(knobs, SHAPES, None)
+    built: list[tuple[str, ...]] = []
+
+    def recording_compile(source: str, arch: str, defines: tuple[str, ...]):
+        built.append(defines)
+        return fake_compile(source, arch, defines)
+
+    run = TuneRun(source=tiny_without_table, label="tiny_knobs.cu", chosen_by="--kernel", arch="sm_90a", knobs=knobs,
+                  table=None, task=None, cases=cases, device="cpu", gpus=[], compile_only=True, timeout_s=10,
+                  gpu_name="none")
+    steps: list[int] = []
+    report = TuneReport(knobs=knobs, shapes=SHAPES, compile_only=True)
+    with CompilePool(tiny_without_table, "sm_90a", compile_fn=recording_compile, executor=ThreadPoolExecutor(2)) as builds:
+        evaluator = Evaluator(builds, None, TuneState(tmp_path / "c.json", "k"), cases, report,
+                              lambda _, done: steps.append(done))
+        compile_only(knobs, start, evaluator)
+    assert sorted(built) == sorted([(), start[SHORT_K].with_value("TINY_SPLIT", 2).defines(),
+                                    start[SHORT_K].with_value("TINY_LIVE", 256).defines()])
+    assert [row[:2] for row in compile_table(report)[1]] == [
+        ["kernel's defaults = start", "every shape"], ["SPLIT=2", "every shape"], ["LIVE=256", "every shape"]]
+    assert run.progress_total(1) == sum(steps) == 3
+
+    built.clear()
+    report = TuneReport(knobs=knobs, shapes=SHAPES, compile_only=False)
+    with CompilePool(tiny_without_table, "sm_90a", compile_fn=recording_compile, executor=ThreadPoolExecutor(2)) as builds, \
+            GpuPool([NamedWorker("GPU 0", FakeWorker(lambda values, case: timing({"TINY_SPLIT": 1, **values}, case)))],
+                    {}, timeout_s=10) as gpus:
+        evaluator = Evaluator(builds, gpus, TuneState(tmp_path / "t.json", "k"), cases, report,
+                              lambda _, done: steps.append(done))
+        steps.clear()
+        tune(knobs, start, None, evaluator, SearchSettings())
+    assert built.count(()) == 1 and start[SHORT_K].defines() not in built
+    assert {cid for cid, _ in report.measurements} == {CURRENT, *(c.id for c in report.configs.values() if c)}
+    assert start[SHORT_K].id not in report.configs
+    assert {s: report.search.best[s]["TINY_SPLIT"] for s in SHAPES} == {SHORT_K: 1, LONG_K: 2}  # searched from it
+    assert report.current(SHORT_K).us == 10.0  # the declared defaults (no table's SPLIT 2)
+    labels = [row[1] for row in ranked_table(report, SHORT_K)[1]]
+    assert labels.count("kernel's defaults = start") == 1 and "start" not in labels
+    run.compile_only = False
+    assert run.progress_total(1) == sum(steps)  # no table written: none timed again
