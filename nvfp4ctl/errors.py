@@ -26,6 +26,11 @@ class UsageError(NvfpError):
     exit_code = ExitCode.USAGE
 
 
+class UnloadableSubmission(UsageError):
+    """A submission that is not Python or gives GPU MODE no callable custom_kernel: the user's input,
+    not a crash. Its message names the place (FILE:LINE: ...) and is shown as it is."""
+
+
 class FailuresFound(NvfpError):
     exit_code = ExitCode.FAILURES
 

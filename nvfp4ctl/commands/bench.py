@@ -55,8 +55,8 @@ def command(
     from nvfp4ctl.task import load_task
 
     loaded = task_for_submission(task_for_kernel(load_task(task), kernel), submission)
+    note_problem(loaded.problem)  # first: a submission that cannot load is logged with the problem too
     target = resolve_target(submission, kernel, loaded)
-    note_problem(loaded.problem)
     problem = get_problem(loaded.problem)
     cases = select_cases(loaded, only or [], shape or [])  # option mistakes first, then "no GPU" (as check)
     timeout_s = options.resolve_timeout(timeout, loaded.timeout_s)[0]

@@ -48,8 +48,8 @@ def command(
 
     console = get_console()
     loaded = task_for_submission(task_for_kernel(plan.load_task_file(task), kernel), submission)
+    note_problem(loaded.problem)  # first: a submission that cannot load is logged with the problem too
     target = resolve_target(submission, kernel, loaded)
-    note_problem(loaded.problem)
     # every mistake in the options is said before "no GPU": on a laptop too, a typo is the first thing to fix
     items = plan.select_items(loaded, only or [], shape or [], seed)
     timeout_s, timeout_source = plan.resolve_timeout(timeout, loaded.timeout_s, task_file_name(loaded.path))

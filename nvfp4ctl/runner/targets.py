@@ -6,6 +6,7 @@ child (it imports torch, builds kernels and may initialise CUDA).
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import importlib.util
 import sys
@@ -37,6 +38,11 @@ class TargetSpec:
     source: str = ""  # "--submission", "beside task.yml", "current folder", "default for sm_90", ...
     problem: str = DEFAULT_PROBLEM  # whose C ABI a kernel implements and whose harness modules load
 
+    @property
+    def shown(self) -> str:
+        """The file as the label names it (as typed for --submission), without the reason."""
+        return self.label.removesuffix(f" ({self.source})")
+
 
 class TaskLike(Protocol):
     path: Path | None
@@ -61,6 +67,10 @@ def _spec(kind: str, path: Path, source: str, problem: str, shown: str | None = 
 def resolve_target(submission: Path | None, kernel: Path | None, task: TaskLike | None = None) -> TargetSpec:
     spec = _resolve_target(submission, kernel, task)
     note_target(spec.path, spec.source)
+    if spec.kind == SUBMISSION:  # not Python, or no custom_kernel: said now, before a child or a GPU
+        from nvfp4ctl.runner.entry_point import refuse_broken_submission
+
+        refuse_broken_submission(spec.path, spec.shown)
     return spec
 
 
@@ -314,6 +324,9 @@ def import_submission(path: Path, problem: str | None = None) -> KernelFn:
     sys.modules[name] = module  # dataclasses and pickling look the module up by name
     try:
         spec.loader.exec_module(module)
+    except SyntaxError as error:
+        _refuse_users_syntax_error(error, path.parent)
+        raise
     except ModuleNotFoundError as missing:
         if missing.name in HARNESS_MODULES and not (path.parent / f"{missing.name}.py").is_file():
             # reworded in place, so the traceback still ends at the submission's import line
@@ -322,10 +335,38 @@ def import_submission(path: Path, problem: str | None = None) -> KernelFn:
                            f"{path.name} (its folder is on the import path) or drop the import")
             missing.args = (missing.msg,)
         raise
-    kernel = getattr(module, "custom_kernel", None)
-    if not callable(kernel):
-        raise ImportError(f"{path} defines no custom_kernel(data) function")
-    return kernel
+    return _entry_point(module, path)
+
+
+def _entry_point(module: types.ModuleType, path: Path) -> KernelFn:
+    """The module's custom_kernel; none, or one that is no function, is the file's fault (exit 2),
+    where the parent's reading of the text could not tell (a star import, a value bound at import)."""
+    from nvfp4ctl.errors import UnloadableSubmission
+    from nvfp4ctl.runner import entry_point
+
+    kernel = getattr(module, entry_point.ENTRY_POINT, None)
+    if callable(kernel):
+        return kernel
+    shown = short_path(path)
+    if not hasattr(module, entry_point.ENTRY_POINT):
+        try:
+            tree = ast.parse(path.read_bytes(), str(path))
+        except (OSError, SyntaxError, ValueError):
+            tree = ast.Module(body=[], type_ignores=[])
+        raise UnloadableSubmission(entry_point.missing_message(tree, shown))
+    raise UnloadableSubmission(entry_point.not_callable_message(path, shown, kernel))
+
+
+def _refuse_users_syntax_error(error: SyntaxError, folder: Path) -> None:
+    """A SyntaxError in a Python file of the user's (the submission, or a helper beside it that it
+    imports) is their input, said as FILE:LINE; one elsewhere (an installed package) stays as it is."""
+    from nvfp4ctl.errors import UnloadableSubmission
+
+    if not error.filename:
+        return
+    file = Path(error.filename).resolve()
+    if file.is_file() and file.is_relative_to(folder.resolve()):
+        raise UnloadableSubmission(f"{short_path(file)}:{error.lineno or 1}: not valid Python ({error.msg})") from None
 
 
 def _harness_dir(problem: str | None) -> Path | None:

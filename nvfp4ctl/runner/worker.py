@@ -4,8 +4,8 @@ Every target runs in a spawned child (its own process group, output into a log f
 outlives its timeout gets the whole group SIGKILLed (`KernelTimeout`); a child that dies, cannot load
 its target or hits a CUDA error is a `KernelCrash` carrying the last lines of its log. Either way the
 next call starts a fresh child. A target refused at load with a `UsageError` (a CPU-only torch, a
-kernel for another GPU, no nvcc) is that `UsageError`, one line. Other exceptions in a job come back
-as `JobError`; the child stays.
+kernel for another GPU, no nvcc, a submission with no callable custom_kernel) is that `UsageError`,
+one line. Other exceptions in a job come back as `JobError`; the child stays.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
-from nvfp4ctl.errors import KernelCrash, KernelTimeout, UsageError
+from nvfp4ctl.errors import KernelCrash, KernelTimeout, UnloadableSubmission, UsageError
 from nvfp4ctl.runner.child import child_main
 from nvfp4ctl.runner.targets import TargetSpec
 
@@ -190,9 +190,12 @@ class Worker:
             self.gpu = reply[1] or self.gpu
             return child
         # the child reported the failure ("load_failed") and returned: its exit status says nothing more
-        if reply[3] == UsageError.__name__:  # one line; its traceback went to on_output (-v)
+        if reply[3] in (UsageError.__name__, UnloadableSubmission.__name__):  # one line; its traceback went to -v
             self._discard_child(child, keep_log=False)
-            raise UsageError(f"cannot load {self.target.label}: {reply[1].removeprefix(f'{reply[3]}: ')}")
+            reason = reply[1].removeprefix(f"{reply[3]}: ")
+            if reply[3] == UnloadableSubmission.__name__:  # FILE:LINE: ... names the place itself
+                raise UnloadableSubmission(reason)
+            raise UsageError(f"cannot load {self.target.label}: {reason}")
         error = self._crash(child, f"cannot load {self.target.label}: {reply[1]}", show_exit=False)
         raise TargetLoadError(str(error), error.log_tail, error.log_path)
 

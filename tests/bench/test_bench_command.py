@@ -332,3 +332,21 @@ def test_a_crash_or_timeout_names_the_kept_child_log(submission: Path, tmp_path:
     assert output.count("printf from the kernel") == 1
     entry = runlog.read(Path(os.environ["NVFP4CTL_MEMORY"]))[-1]
     assert "full child log" not in entry.result  # the run log keeps the headline
+
+
+@pytest.mark.parametrize("text, message", [
+    ("def custom_kernel(data)\n    return data[6]\n", "submission.py:1: not valid Python (expected ':')"),
+    ("def kernel(data):\n    return data[6]\n", "submission.py: defines no custom_kernel(data) function, which GPU MODE calls"),
+])
+def test_a_submission_that_cannot_be_python_or_has_no_custom_kernel_is_exit_2_before_the_gpu(
+        submission: Path, monkeypatch: pytest.MonkeyPatch, text: str, message: str) -> None:
+    """As check says it: the user's input (exit 2, FILE:LINE), not a crash (4), said before "no GPU" and
+    with no child started; --json's document carries the same line."""
+    monkeypatch.setattr("nvfp4ctl.runner.gpu.gpu_present", lambda: False)
+    monkeypatch.chdir(submission.parent)
+    submission.write_text(text)
+    result = _bench("--submission", "submission.py", "--json", cli=separate_streams_runner())
+    assert result.exit_code == 2, result.output
+    assert json.loads(result.stdout) == {"error": message, "exit_code": 2}
+    assert result.stderr == f"error: {message}\n"
+    assert FakeWorker.calls == []

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from check_fakes import TARGETS
+from check_fakes import FAKE_PROBLEM, TARGETS
 from fake_problem import FakeCase
 from load_margin import latency_bound, slowdown
 from nvfp4ctl import runlog
@@ -93,6 +93,49 @@ def test_import_error_in_the_submission_is_a_crash(fake_task):
     kept = [line.split("full child log: ", 1)[1] for line in result.output.splitlines() if "full child log: " in line]
     assert len(kept) == 1 and Path(kept[0]).is_file(), result.output
     assert "helper_that_does_not_exist" in Path(kept[0]).read_text()
+
+
+@pytest.mark.parametrize("text, message", [
+    ("import torch\n\ndef custom_kernel(data)\n    return data[2]\n", "bad.py:3: not valid Python (expected ':')"),
+    ("def custom_kernal(data):\n    return data[2]\n",
+     "bad.py:1: defines custom_kernal(), not custom_kernel(): GPU MODE calls custom_kernel(data)"),
+])
+def test_a_submission_that_is_not_python_or_lacks_custom_kernel_is_exit_2_before_any_gpu(
+        fake_task, tmp_path, monkeypatch, text, message):
+    """The user's Python, not a crashed kernel: one line, FILE:LINE, exit 2, read from the text before a
+    GPU is looked for (here there is none, which would otherwise be the error)."""
+    fake_task()
+    monkeypatch.delenv("NVFP4CTL_DEVICE")
+    monkeypatch.setattr("nvfp4ctl.runner.gpu.gpu_present", lambda: False)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bad.py").write_text(text)
+    result = check("--submission", "bad.py")
+    assert result.exit_code == 2, result.output
+    assert result.output == f"error: {message}\n"
+    entry = _last_log_entry()
+    assert entry.exit_code == "2" and entry.result == f"error: {message}" and entry.problem == FAKE_PROBLEM
+
+
+@pytest.mark.parametrize("files, message", [
+    ({"bad.py": "import torch\ncustom_kernel = None\n"},
+     "bad.py:2: custom_kernel is not a function (it is None): GPU MODE calls custom_kernel(data)"),
+    ({"bad.py": "from my_helpers import *\n", "my_helpers.py": "def kernel(data):\n    return data[2]\n"},
+     "bad.py: defines no custom_kernel(data) function, which GPU MODE calls"),
+    ({"bad.py": "from my_helpers import custom_kernel\n", "my_helpers.py": "def custom_kernel(data)\n    return data[2]\n"},
+     "my_helpers.py:1: not valid Python (expected ':')"),
+])
+def test_what_only_the_import_can_tell_is_exit_2_too(fake_task, tmp_path, monkeypatch, files, message):
+    """A custom_kernel that is no function, a star import that brings none, a helper of the user's that
+    is not Python: the same one line and exit 2, from the child, with no traceback."""
+    fake_task()
+    monkeypatch.chdir(tmp_path)
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    result = check("--submission", "bad.py")
+    assert result.exit_code == 2, result.output
+    error = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert error == [f"error: {message}"], result.output
+    assert "Traceback" not in result.output and "crash" not in result.output
 
 
 def test_cpu_only_torch_is_one_line_and_exit_2(fake_task):

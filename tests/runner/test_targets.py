@@ -51,7 +51,7 @@ def test_cpu_device_never_asks_nvidia_smi(kernels, monkeypatch):
 
 def test_explicit_targets_and_their_errors(tmp_path):
     py, cu = tmp_path / "submission.py", tmp_path / "k.cu"
-    py.write_text("")
+    py.write_text("def custom_kernel(data):\n    return data\n")
     cu.write_text("")
     assert resolve_target(py, None) == targets.TargetSpec(SUBMISSION, py.resolve(), f"{py} (--submission)", "--submission")
     assert resolve_target(None, cu).kind == KERNEL

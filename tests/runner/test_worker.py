@@ -225,14 +225,18 @@ def test_usage_error_at_load_is_one_line_with_its_traceback_only_in_the_output(m
     assert "Traceback (most recent call last):" in lines  # what -v echoes as [child] lines
 
 
-def test_submission_without_custom_kernel_fails_to_load(tmp_path):
+def test_submission_without_custom_kernel_is_the_users_input_not_a_crash(tmp_path, monkeypatch):
+    """Where the parent's reading of the text let it through, the child says the same one line (exit 2)."""
     from nvfp4ctl.runner.targets import SUBMISSION, TargetSpec
 
+    monkeypatch.chdir(tmp_path)
     path = tmp_path / "submission.py"
     path.write_text("def kernel(data):\n    return data\n")
     with Worker(TargetSpec(SUBMISSION, path, "submission.py"), timeout_s=10, device="cpu") as worker:
-        with pytest.raises(TargetLoadError, match="defines no custom_kernel"):
+        with pytest.raises(UsageError) as caught:
             worker.call(CALL, label="test 1", data=None)
+    assert not isinstance(caught.value, KernelCrash)
+    assert str(caught.value) == "submission.py: defines no custom_kernel(data) function, which GPU MODE calls"
 
 
 def test_child_output_is_captured_and_echoed(make_target):
