@@ -22,6 +22,7 @@ from nvfp4ctl.console import NORMAL, QUIET, VERBOSE, get_console, set_verbosity
 from nvfp4ctl.env import Env, env_flag, env_str
 from nvfp4ctl.errors import ExitCode, NvfpError, UsageError, os_reason
 from nvfp4ctl.interrupts import stop_signals_as_ctrl_c
+from nvfp4ctl.options import TYPED_ARGS_KEY
 from nvfp4ctl.outcome import Outcome
 
 _RECORDED: set[str] = set()  # the commands whose runs, parse errors included, go to the run log
@@ -62,11 +63,13 @@ _COMMAND_KEY = "nvfp4ctl.command"
 
 
 class _LoggedGroup(TyperGroup):
-    """Click rejects a bad option value before our wrapper runs; the run log still gets its line."""
+    """Click rejects a bad option value before our wrapper runs; the run log still gets its line. The
+    command's arguments are kept for that message, which names the option as it was typed."""
 
     def resolve_command(self, ctx: typer.Context, args: list[str]) -> tuple:
         resolved = super().resolve_command(ctx, args)
         ctx.meta[_COMMAND_KEY] = resolved[0]  # a parse error may come with no context of its command
+        ctx.meta[TYPED_ARGS_KEY] = tuple(args[1:])  # a bad value's message names the option as typed
         return resolved
 
     def invoke(self, ctx: typer.Context) -> object:

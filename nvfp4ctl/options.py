@@ -55,21 +55,65 @@ def resolve_timeout(flag: float | None, task_timeout_s: float | None, task_name:
     return DEFAULT_TIMEOUT_S, "default"
 
 
+# The command's own arguments as typed (after its name), which cli's group keeps in the context's meta:
+# click hands a parser the value and the option, not which of the option's names came with it.
+TYPED_ARGS_KEY = "nvfp4ctl.typed_args"
+
+
 class OptionValueError(typer.BadParameter):
     """A bad option value, shown as every other input error is: one line, `error: --settle: …`, exit 2
     (not click's usage block, nor the wording of the validation library under typer).
 
-    The parsers below say only what is wrong with the value; the option is named here, by its long
-    name, from the option click was reading: a name written into each parser could be another
-    spelling than the user's (`log --last x` said `-n`). Click does not keep which spelling was typed."""
+    The parsers below say only what is wrong with the value (`value`, as given); the option is named
+    here, as the user typed it (`log -n 0` says `-n`, `log --last 0` says `--last`), read from the
+    command's arguments: a name written into each parser could be another spelling than the user's."""
+
+    def __init__(self, message: str, value: object = None) -> None:
+        super().__init__(message)
+        self.value = value
 
     def format_message(self) -> str:
-        return f"{_long_name(self.param)}: {self.message}" if self.param is not None else self.message
+        if self.param is None:
+            return self.message
+        typed = self.ctx.meta.get(TYPED_ARGS_KEY) if self.ctx is not None else None
+        return f"{typed_name(self.param, typed, self.value)}: {self.message}"
 
     def show(self, file: object = None) -> None:
         from nvfp4ctl.console import get_console
 
         get_console().error(self.format_message())
+
+
+def typed_name(param: Any, args: Sequence[str] | None, value: object = None) -> str:
+    """The name of `param` the user typed in `args` with `value` (the last such; the last name typed
+    at all where the value is not found as given); the long name where the arguments do not tell."""
+    given = _spellings(param.opts, args or ())
+    with_value = [name for name, given_value in given if value is not None and given_value == str(value)]
+    typed = with_value or [name for name, _ in given]
+    return typed[-1] if typed else _long_name(param)
+
+
+def _spellings(names: Sequence[str], args: Sequence[str]) -> list[tuple[str, str | None]]:
+    """(name, value) for each use of one of an option's `names` in `args`: `--last 5`, `--last=5`,
+    `-n 5`, `-n5`; nothing after `--`, which ends the options."""
+    found: list[tuple[str, str | None]] = []
+    position = 0
+    while position < len(args):
+        token = args[position]
+        if token == "--":
+            break
+        following = args[position + 1] if position + 1 < len(args) else None
+        if token in names:
+            found.append((token, following))
+            position += 2
+            continue
+        for name in names:
+            if name.startswith("--") and token.startswith(f"{name}="):
+                found.append((name, token[len(name) + 1:]))
+            elif len(name) == 2 and not token.startswith("--") and token.startswith(name) and len(token) > 2:
+                found.append((name, token[2:]))
+        position += 1
+    return found
 
 
 def _long_name(param: Any) -> str:
@@ -99,7 +143,7 @@ def choice(enum: type[E]) -> Callable[[object], E]:
         try:
             return enum(value)
         except ValueError:
-            raise OptionValueError(f"{str(value)!r} is not one of {', '.join(names)}") from None
+            raise OptionValueError(f"{str(value)!r} is not one of {', '.join(names)}", value) from None
 
     return parse
 
@@ -117,9 +161,9 @@ def integer(minimum: int | None = None, maximum: int | None = None) -> Callable[
                 number = None
         if number is None or (minimum is not None and number < minimum):
             bound = "" if minimum is None else f" ≥ {minimum}"
-            raise OptionValueError(f"{value} is not an integer{bound}")
+            raise OptionValueError(f"{value} is not an integer{bound}", value)
         if maximum is not None and number > maximum:
-            raise OptionValueError(f"{value} is not an integer ≤ {maximum}")
+            raise OptionValueError(f"{value} is not an integer ≤ {maximum}", value)
         return number
 
     return parse
@@ -143,7 +187,7 @@ def _finite_number(noun: str, zero: bool) -> Callable[[object], float]:
             number = math.nan
         in_range = (0 <= number if zero else 0 < number) and number < math.inf  # nan compares false
         if not in_range:
-            raise OptionValueError(f"{value} is not {noun} {'≥' if zero else '>'} 0")
+            raise OptionValueError(f"{value} is not {noun} {'≥' if zero else '>'} 0", value)
         return number
 
     return parse

@@ -413,8 +413,12 @@ def test_an_interrupt_whose_message_cannot_be_written_is_still_130_and_logged(mo
     (["dump", "--kblock", "x"], "error: --kblock: x is not an integer\n"),
     (["dump", "--sf-vec", "x"], "error: --sf-vec: x is not an integer\n"),
     (["dump", "--block-k", "x"], "error: --block-k: x is not an integer\n"),
-    (["log", "-n", "0"], "error: --last: 0 is not an integer ≥ 1\n"),
+    (["log", "-n", "0"], "error: -n: 0 is not an integer ≥ 1\n"),
+    (["log", "-n0"], "error: -n: 0 is not an integer ≥ 1\n"),
     (["log", "--last", "x"], "error: --last: x is not an integer ≥ 1\n"),
+    (["log", "--last=x"], "error: --last: x is not an integer ≥ 1\n"),
+    (["log", "-n", "5", "--last", "0"], "error: --last: 0 is not an integer ≥ 1\n"),
+    (["log", "--last", "0", "--trend", "-n", "x"], "error: -n: x is not an integer ≥ 1\n"),
     (["tune", "--shapes", "x"], "error: --shapes: 'x' is not one of tests, benchmarks, all\n"),
     (["tune", "--budget", "inf"], "error: --budget: inf is not a number of seconds > 0\n"),
     (["tune", "--gpus", "0"], "error: --gpus: 0 is not an integer ≥ 1\n"),
@@ -446,13 +450,25 @@ def _options_with_a_short_name() -> list[tuple[str, str, str]]:
 
 
 @pytest.mark.parametrize("command, short, long", _options_with_a_short_name())
-def test_a_bad_value_names_the_option_by_its_long_name_whichever_name_was_typed(command, short, long):
-    """`log --last x` named `-n`, a name the user had not typed; the message names the option as its
-    long name, for either spelling."""
+def test_a_bad_value_names_the_option_as_it_was_typed(command, short, long):
+    """`log -n 0` said `--last`, a name the user had not typed; the message names the option as typed,
+    in either spelling, and under the global options before the command's name too."""
     for typed in (short, long):
-        result = CliRunner().invoke(app, [command, typed, "not-a-value"])
-        assert result.exit_code == 2, result.output
-        assert result.output.startswith(f"error: {long}: not-a-value is not "), result.output
+        for args in ([command, typed, "not-a-value"], ["-q", command, typed, "not-a-value"]):
+            result = CliRunner().invoke(app, args)
+            assert result.exit_code == 2, result.output
+            assert result.output.startswith(f"error: {typed}: not-a-value is not "), result.output
+
+
+def test_a_bad_value_the_arguments_do_not_show_names_the_option_by_its_long_name():
+    from nvfp4ctl.options import typed_name
+
+    class Param:
+        opts = ["-n", "--last"]
+
+    assert typed_name(Param(), None, "0") == "--last"
+    assert typed_name(Param(), ["--trend", "--", "-n", "0"], "0") == "--last"  # after --: no option
+    assert typed_name(Param(), ["-n", "0", "--last", "5"], "0") == "-n"  # the spelling that came with the value
 
 
 def test_some_option_has_a_short_name_and_a_parser_of_ours():

@@ -191,7 +191,7 @@ def test_log_command_errors_and_empty_log(tmp_path, monkeypatch):
     empty = CliRunner().invoke(app, ["log"])
     assert empty.exit_code == 0 and "no runs logged yet" in empty.output
     bad = CliRunner().invoke(app, ["log", "-n", "0"])
-    assert bad.exit_code == 2 and "--last: 0 is not an integer ≥ 1" in bad.output
+    assert bad.exit_code == 2 and "-n: 0 is not an integer ≥ 1" in bad.output
 
 
 @pytest.mark.parametrize("quiet", [["-q", "log"], ["log", "-q"], ["log", "--quiet"]])
