@@ -17,7 +17,10 @@ if TYPE_CHECKING:
     from rich.progress import Progress
 
 QUIET, NORMAL, VERBOSE = -1, 0, 1
-_UNBOUNDED_WIDTH = 10_000  # what a table may take where the output is not a terminal
+_UNBOUNDED_WIDTH = 10_000  # for measuring a table's natural width
+# Widest a table gets where the output is not a terminal and COLUMNS is unset: room for whole paths
+# and kernel names beside each other, while prose cells (lint's rule texts) wrap as in a terminal.
+PIPED_TABLE_WIDTH = 160
 
 
 class Console:
@@ -81,13 +84,8 @@ class Console:
             table.add_column(column, justify="right" if index >= right_align_from else "left", overflow="fold")
         for row in rows:
             table.add_row(*(value if isinstance(value, Text) else Text(str(value)) for value in row))
-        if self.out.is_terminal:
-            self.out.print(table)
-            return
-        # Piped, tee'd or in CI rich assumes 80 columns: a file gets the table at its natural width.
-        natural = Measurement.get(self.out, self.out.options.update(max_width=_UNBOUNDED_WIDTH), table).maximum
         width = self.out.width
-        self.out.width = max(width, natural)
+        self.out.width = _table_width(self.out, table)
         try:
             self.out.print(table)
         finally:
@@ -117,6 +115,19 @@ class Console:
             transient=transient,
             disable=self.verbosity < NORMAL or not self.err.is_terminal,
         )
+
+
+def _table_width(out: RichConsole, table: Table) -> int:
+    """The width to print `table` at: the terminal's; else $COLUMNS, as set; else (a pipe, a file, CI,
+    where rich assumes 80 columns and folded every kernel name) the table's natural width, between 80
+    and PIPED_TABLE_WIDTH."""
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    if out.is_terminal:
+        return out.width
+    natural = Measurement.get(out, out.options.update(max_width=_UNBOUNDED_WIDTH), table).maximum
+    return max(out.width, min(natural, PIPED_TABLE_WIDTH))
 
 
 _console = Console()

@@ -33,3 +33,45 @@ def test_a_narrow_terminal_folds_cells_instead_of_cutting_them() -> None:
     out = buffer.getvalue()
     assert "…" not in out
     assert "nvfp4" in out and max(len(line) for line in out.splitlines()) <= 60
+
+
+PROSE = ("The server rejects any file where the word appears in its text, whatever the case and wherever it"
+         " stands, so the submission is refused unread before a single test runs on it. ") * 3
+
+
+def _widest(text: str) -> int:
+    return max(len(line) for line in text.splitlines())
+
+
+def test_a_piped_table_of_long_prose_wraps_at_a_readable_width(capsys, monkeypatch) -> None:
+    """lint --list-rules to a file was 1386 columns wide: its rule texts on one line each."""
+    from nvfp4ctl.console import PIPED_TABLE_WIDTH
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    rule_rows = [["NV101", "stream-word", PROSE]] + [[f"NV10{i}", NAMES[0], "x"] for i in range(2)]
+    Console().table(["id", "rule", "why"], rule_rows)
+    out = capsys.readouterr().out
+    assert _widest(out) <= PIPED_TABLE_WIDTH
+    assert NAMES[0] in out  # the short cells stay whole; the prose wraps, every word kept
+    assert out.count("unread") == 3 and "…" not in out
+
+
+def test_a_piped_table_respects_columns(capsys, monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "100")
+    console = Console()
+    console.table(["id", "rule", "why"], [["NV101", "stream-word", PROSE]])
+    assert _widest(capsys.readouterr().out) == 100
+    console.table(COLUMNS, rows())  # wider than COLUMNS: folded into it, as in a terminal that wide
+    assert _widest(capsys.readouterr().out) <= 100
+
+
+def test_lint_list_rules_piped_is_readable(monkeypatch) -> None:
+    from typer.testing import CliRunner
+
+    from nvfp4ctl.cli import app
+    from nvfp4ctl.console import PIPED_TABLE_WIDTH
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    result = CliRunner().invoke(app, ["lint", "--list-rules"])
+    assert result.exit_code == 0, result.output
+    assert "stream-word" in result.output and _widest(result.output) <= PIPED_TABLE_WIDTH
