@@ -10,6 +10,7 @@ from pathlib import Path
 from nvfp4ctl.build import abi, cache, compile, resources, toolchain
 from nvfp4ctl.build.report import REPORT_FILE, BuildReport
 from nvfp4ctl.build.sources import NO_TENSOR_OP, BuildInputs, build_inputs, checked_source, source_marks
+from nvfp4ctl.errors import UsageError
 
 BUILD_LOG = "build.log"
 SASS_FILE = "kernel.sass"
@@ -51,6 +52,18 @@ def _build(source: Path, arch: str, defines: tuple[str, ...]) -> BuildReport:
             report = _compile_and_inspect(folder, inputs, arch, key, mode, defines)
             cache.land(folder, entry)
     return report.moved_to(entry)
+
+
+def has_build(source: Path, arch: str) -> bool | None:
+    """Whether `source` as it is now (its headers and binding too) has a build for `arch` in the cache
+    under this toolchain: an entry lands only once its compile succeeded, so False is "never built
+    here, or its build failed". Files and `nvcc --version` only, nothing compiled; None where the
+    toolchain cannot be read (no nvcc)."""
+    try:
+        key = cache.cache_key(build_inputs(source), arch, build_mode())
+    except (UsageError, OSError):
+        return None
+    return (cache.entry_dir(source, arch, key) / REPORT_FILE).is_file()
 
 
 def _declared(report: BuildReport) -> BuildReport:

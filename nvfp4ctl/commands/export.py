@@ -93,6 +93,17 @@ def _files_in_use(flag: Path | None) -> dict[Path, str]:
     return {task.path: "the task file in use", memory_path(): "the run log"}
 
 
+def _never_built(source: Path, arch: str) -> bool:
+    """A kernel of the user's with no build in the cache as it is now: the only look at whether it
+    compiles that costs no compile (files and `nvcc --version`). nvfp4ctl's own kernels are built by
+    its tests; where nvcc is missing nothing can be told."""
+    from nvfp4ctl.build.builder import has_build
+
+    if source.resolve().is_relative_to(shipped("kernels").resolve()):
+        return False
+    return has_build(source, arch) is False
+
+
 def command(
     kernel: Annotated[
         Path | None, typer.Option("--kernel", help="Kernel .cu to embed ('default': nvfp4ctl's own B200 kernel,"
@@ -139,5 +150,9 @@ def command(
                      "run `nvfp4ctl check` on that GPU before submitting")
     size_kb = len(submission.text.encode()) / 1024
     console.ok(f"wrote {output} ({size_kb:.0f} kB): {source.name} for {submission.arch}, {plural(len(submission.embedded), 'file')} embedded")
+    if _never_built(source, submission.arch):
+        console.info(f"hint: {short_path(source)} as it is now has no build for {submission.arch} in nvfp4ctl's cache"
+                     f" (never built here, or its build failed): export does not compile it; `nvfp4ctl build"
+                     f" {short_path(source)}` does and names the first compiler error")
     console.info(f"next: nvfp4ctl lint {output} && nvfp4ctl check --submission {output}")
     return Outcome(result=f"wrote {output.name} from {source.name} ({submission.arch})", target=output)

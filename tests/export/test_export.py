@@ -328,3 +328,49 @@ def test_a_comment_after_an_inlined_include_stays_a_comment(tmp_path: Path) -> N
     text, _ = inline_local_includes(kernel)
     assert text == ("// ---- inlined tiles.cuh ----\nint tiles;\n// ---- end of tiles.cuh ----\n /* the tile\n"
                     '   shapes */\n// (already inlined above) #include "tiles.cuh"\n // again\nint x;\n')
+
+
+def test_a_kernel_with_no_build_in_the_cache_gets_a_hint_to_build_it(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """export does not compile (a minute or more); a kernel with no cache entry as it is now has never
+    built here or failed to: a hint says so and names `build`. Files and the nvcc banner only."""
+    from nvfp4ctl.build import builder, cache
+    from nvfp4ctl.build.report import REPORT_FILE
+
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(toolchain, "nvcc_version", lambda: "Cuda compilation tools, release 13.0")
+    monkeypatch.setattr(builder, "_compile_and_inspect", lambda *args: pytest.fail("export compiled the kernel"))
+    kernel = tmp_path / "mine.cu"
+    kernel.write_text(HGMMA_PROBE.read_text())
+
+    def export() -> str:
+        result = runner.invoke(app, ["export", "--kernel", str(kernel), "-o", str(tmp_path / "submission.py"), "--force"])
+        assert result.exit_code == 0, result.output
+        return " ".join(result.output.split())
+
+    hint = (f"hint: {kernel} as it is now has no build for sm_90a in nvfp4ctl's cache (never built here, or its build"
+            f" failed): export does not compile it; `nvfp4ctl build {kernel}` does and names the first compiler error")
+    assert hint in export()
+    entry = cache.entry_dir(kernel, "sm_90a", cache.cache_key(sources.build_inputs(kernel), "sm_90a", builder.build_mode()))
+    entry.mkdir(parents=True)
+    (entry / REPORT_FILE).write_text("{}")  # what a build that succeeded leaves
+    assert "hint:" not in export()
+    kernel.write_text(kernel.read_text() + "// edited since its build\n")
+    assert hint in export()
+
+
+def test_no_hint_where_nothing_can_be_told_or_for_nvfp4ctls_own_kernels(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(toolchain, "nvcc_version", lambda: "Cuda compilation tools, release 13.0")
+    ours = runner.invoke(app, ["export", "--kernel", "default", "-o", str(tmp_path / "ours.py")])
+    assert ours.exit_code == 0 and "hint:" not in ours.output, ours.output
+
+    def no_nvcc() -> str:
+        raise UsageError("nvcc not found")
+
+    monkeypatch.setattr(toolchain, "nvcc_version", no_nvcc)
+    kernel = tmp_path / "mine.cu"
+    kernel.write_text(HGMMA_PROBE.read_text())
+    result = runner.invoke(app, ["export", "--kernel", str(kernel), "-o", str(tmp_path / "mine.py")])
+    assert result.exit_code == 0 and "hint:" not in result.output, result.output
