@@ -11,6 +11,7 @@ DEBUG_WORD = re.compile(r"(?i)debug|verbose|trace|dump|dbg|print|logging")
 _DEVICE_MARK = re.compile(r"__global__|__device__|\b\w*_DEVICE\b")
 _DIRECTIVE_LINE = re.compile(r"^[ \t]*#[^\n]*(?:\\\r?\n[^\n]*)*", re.MULTILINE)
 _CONDITIONAL = re.compile(r"#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)", re.DOTALL)
+_BOUNDARY = re.compile(r"[;{}]")
 
 
 @dataclass(frozen=True)
@@ -25,8 +26,12 @@ class Scopes:
     def __init__(self, code: str) -> None:
         self.code = code
         self.directives = [(m.start(), m.end()) for m in _DIRECTIVE_LINE.finditer(code)]
+        self._directive_ends = [end for _, end in self.directives]  # sorted too: directives never overlap
         self._guard_starts, self._guarded = self._preprocessor_guards()
         self.blocks = self._blocks()
+        self._block_starts = [block.start for block in self.blocks]
+        self._parents = _parents(self.blocks)
+        self._boundaries = [m.start() for m in _BOUNDARY.finditer(code)]
 
     # -- preprocessor ------------------------------------------------------------------------------
     def _preprocessor_guards(self) -> tuple[list[int], list[bool]]:
@@ -59,7 +64,6 @@ class Scopes:
     # -- braces ------------------------------------------------------------------------------------
     def _blocks(self) -> list[Block]:
         code = self.code
-        skip = dict(self.directives)
         blocks: list[Block] = []
         stack: list[tuple[int, str, bool]] = []
         last_boundary = 0
@@ -76,7 +80,7 @@ class Scopes:
                 continue
             ch = code[i]
             if ch == "{":
-                header = _strip_directives(code[last_boundary:i], last_boundary, skip)
+                header = self._without_directives(last_boundary, i)
                 device = bool(_DEVICE_MARK.search(header)) or (bool(stack) and stack[-1][2])
                 stack.append((i, header.strip(), device))
             elif ch == "}" and stack:
@@ -88,17 +92,44 @@ class Scopes:
         blocks.sort(key=lambda block: block.start)
         return blocks
 
+    def _without_directives(self, start: int, end: int) -> str:
+        """code[start:end] less the directive lines in it. Only the directives that reach into the span
+        are visited (found by bisection): walking every directive of the file per block made lint of
+        nvcc's generated sources, hundreds of thousands of `# line` markers and blocks, quadratic."""
+        pieces, cursor = [], start
+        index = bisect.bisect_right(self._directive_ends, start)
+        while index < len(self.directives) and self.directives[index][0] < end:
+            directive_start, directive_end = self.directives[index]
+            pieces.append(self.code[cursor : max(directive_start, start)])
+            cursor = min(directive_end, end)
+            index += 1
+        pieces.append(self.code[cursor:end])
+        return "".join(pieces)
+
     def enclosing(self, offset: int) -> list[Block]:
-        """Blocks containing offset, outermost first."""
-        return [b for b in self.blocks if b.start < offset <= b.end]
+        """Blocks containing offset, outermost first. Blocks nest, so these are the last block opened
+        before offset, or its nearest ancestor that is still open there, and that one's ancestors."""
+        index = bisect.bisect_left(self._block_starts, offset) - 1
+        while index >= 0 and self.blocks[index].end < offset:
+            index = self._parents[index]
+        chain = []
+        while index >= 0:
+            chain.append(self.blocks[index])
+            index = self._parents[index]
+        return chain[::-1]
 
     def in_device_code(self, offset: int) -> bool:
         return any(block.device for block in self.enclosing(offset))
 
+    def statement_start(self, offset: int) -> int:
+        """Offset just past the last ; { or } before offset (0 where there is none)."""
+        index = bisect.bisect_left(self._boundaries, offset) - 1
+        return self._boundaries[index] + 1 if index >= 0 else 0
+
     def statement_prefix(self, offset: int) -> str:
         """Code from the previous ; { or } up to offset (catches `if (debug) printf(...)`), never
         reaching back over a directive line: `#define PRINT_ROW ...` above is not a guard."""
-        boundary = max(self.code.rfind(ch, 0, offset) for ch in ";{}")
+        boundary = self.statement_start(offset) - 1
         index = bisect.bisect_right(self.directives, (offset, len(self.code) + 1)) - 1
         if index >= 0:
             start, end = self.directives[index]
@@ -106,17 +137,16 @@ class Scopes:
         return self.code[boundary + 1 : offset]
 
 
-def _strip_directives(segment: str, base: int, skip: dict[int, int]) -> str:
-    if not skip:
-        return segment
-    parts, cursor = [], base
-    for start, end in skip.items():
-        if end <= base or start >= base + len(segment):
-            continue
-        parts.append(segment[cursor - base : max(start, base) - base])
-        cursor = min(end, base + len(segment))
-    parts.append(segment[cursor - base :])
-    return "".join(parts)
+def _parents(blocks: list[Block]) -> list[int]:
+    """Index of each block's innermost enclosing block (-1 for none); `blocks` sorted by start."""
+    parents: list[int] = []
+    open_blocks: list[int] = []
+    for index, block in enumerate(blocks):
+        while open_blocks and blocks[open_blocks[-1]].end < block.start:
+            open_blocks.pop()
+        parents.append(open_blocks[-1] if open_blocks else -1)
+        open_blocks.append(index)
+    return parents
 
 
 def matching(code: str, open_index: int, opener: str = "(", closer: str = ")") -> int:
