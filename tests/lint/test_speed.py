@@ -145,3 +145,36 @@ def test_a_generated_source_of_many_directives_and_blocks(tmp_path: Path) -> Non
     assert found == 0
     assert cpu < 15.0  # about 2 s here; it was a minute
 
+
+# The C++ rules' per-finding questions (where is this macro expanded, is this static compared or
+# returned, is this picked tile size tested elsewhere) over many macros, statics and shape branches.
+FINDINGS_UNIT = '''static const void* last_ptr_{i} = nullptr;
+static torch::Tensor out_{i};
+torch::Tensor result_{i}() {{ return out_{i}; }}
+void launch_{i}(const void* a) {{ if (a == last_ptr_{i}) {{ return; }} last_ptr_{i} = a; }}
+#define LOG_{i}(x) printf("%d\\n", x)
+__device__ int f_{i}(int x, int m, int n) {{
+  if (m == 128 && n == 7168) {{ tile_{i} = 64; }}
+  LOG_{i}(x);
+  return x;
+}}
+'''
+
+
+def test_a_large_source_of_many_macros_statics_and_shape_branches(tmp_path: Path) -> None:
+    """Every finding of one unit, once per copy of it, and no search of the whole file per finding:
+    those searches made 0.5 MB of such code take minutes."""
+    one = tmp_path / "one.cu"
+    one.write_text(FINDINGS_UNIT.format(i=0))
+    per_unit = sorted(d.code for d in lint_paths([one], LintConfig()).diagnostics)
+    assert per_unit == ["NV301", "NV302", "NV802"]
+    path = tmp_path / "many.cu"
+    path.write_text("".join(FINDINGS_UNIT.format(i=i) for i in range(2000)))
+    assert path.stat().st_size > 500_000
+    cpu = time.process_time()
+    report = lint_paths([path], LintConfig())
+    cpu = time.process_time() - cpu
+    print(f"\nlint of {path.stat().st_size / 1e6:.1f} MB of macros, statics and shape branches: {cpu * 1000:.0f} ms CPU")
+    assert sorted(d.code for d in report.diagnostics) == sorted(per_unit * 2000)
+    assert cpu < 20.0  # about 1 s here
+

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from nvfp4ctl.lint.config import LintConfig
 from nvfp4ctl.cpp_lexer import blank
+from nvfp4ctl.lint.cpp.lookups import CodeLookups
 from nvfp4ctl.lint.cpp.scopes import DEBUG_WORD, Scopes, matching
 from nvfp4ctl.lint.diagnostic import Finding
 from nvfp4ctl.lint.shapes import describe, pinned_shape
@@ -33,7 +34,8 @@ _TENSOR_TYPE = re.compile(r"\bTensor\b")
 _WORKSPACE_NAME = re.compile(r"(?i)work|ws\b|scratch|buf|pool|handle|desc")
 _IF = re.compile(r"\bif\s*(?:constexpr\s*)?\(")
 _CONFIG_ASSIGNMENT = re.compile(r"^\s*([A-Za-z_][\w.]*(?:->\w+)*)\s*=\s*-?\d+(?:\.\d*)?[uUlLfF]*\s*$")
-_CONDITION = re.compile(r"\b(?:if|while|switch)\s*(?:constexpr\s*)?\(")
+_BLANKS = re.compile(r"\s*")
+_ELSE = re.compile(r"\s*else\b\s*")
 _EQ_LITERAL = re.compile(r"(?<![%*/+\-]\s)(?<![%*/+\-])\b(\d+)\s*==\s*[A-Za-z_(]|[\w\)\]]\s*==\s*(\d+)\b(?!\s*[%*/+\-])")
 
 
@@ -49,12 +51,12 @@ def check(fragment: Fragment, config: LintConfig, kernel_source: str | None = No
     code = blank(fragment.text).code
     if kernel_source is not None and not code.strip():
         return [_empty_kernel_source(kernel_source)]
-    scopes = Scopes(code)
+    scopes, lookups = Scopes(code), CodeLookups(code)
     findings: list[Finding] = []
     findings += _graphs(code)
-    findings += _statics(code)
-    findings += _printf(fragment.text, code, scopes)
-    findings += _shape_branches(code, config)
+    findings += _statics(code, scopes, lookups)
+    findings += _printf(fragment.text, code, scopes, lookups)
+    findings += _shape_branches(code, config, lookups)
     findings += _asm(code)
     return [Finding(f.offset + fragment.base, f.code, f.message, f.width) for f in findings]
 
@@ -81,15 +83,17 @@ def _asm(code: str) -> list[Finding]:
     ]
 
 
-def _printf(text: str, code: str, scopes: Scopes) -> list[Finding]:
+def _printf(text: str, code: str, scopes: Scopes, lookups: CodeLookups) -> list[Finding]:
     findings = []
-    for match in _PRINTF.finditer(code):
+    calls = list(_PRINTF.finditer(code))
+    expansions = _MacroExpansions(calls, text, code, scopes, lookups)
+    for match in calls:
         at = match.start()
         directive = scopes.in_directive(at)
         if directive is not None:
             # inside a macro: fine when the macro is a debug macro, ends in a trap or is host-only
             body = text[directive[0] : directive[1]]
-            if DEBUG_WORD.search(body.split("(")[0]) or _TRAP.search(body) or _host_macro(directive, body, code, scopes):
+            if DEBUG_WORD.search(body.split("(")[0]) or _TRAP.search(body) or expansions.host_only(directive, body):
                 continue
         elif not scopes.in_device_code(at):
             continue  # host-side error messages are not the rule's business
@@ -109,24 +113,46 @@ def _printf(text: str, code: str, scopes: Scopes) -> list[Finding]:
     return findings
 
 
-def _host_macro(directive: tuple[int, int], body: str, code: str, scopes: Scopes) -> bool:
-    """Is a #define (`body`, the original text of `directive`) host-only: it calls what device code
-    cannot (exit, fprintf, std::cerr, throw), or it is expanded in this code only outside device
-    functions (a CUDA_CHECK after each launch)? A macro expanded nowhere here, or inside another
-    macro, may still reach device code."""
-    match = _DEFINE.match(body.lstrip())
-    if match is None:
-        return False
-    if _HOST_ONLY.search(body):
-        return True
-    expansions = []
-    for use in re.finditer(rf"\b{re.escape(match.group(1))}\b", code):
-        around = scopes.in_directive(use.start())
-        if around is None:
-            expansions.append(use.start())
-        elif around != directive and _DEFINE.match(code[around[0] : around[1]].lstrip()):
-            return False  # used by another macro: where that one expands is not followed
-    return bool(expansions) and not any(scopes.in_device_code(at) for at in expansions)
+class _MacroExpansions:
+    """Where the macros that hold a printf are expanded, found in one pass over the code for them all,
+    and each macro judged once however many printf calls it holds."""
+
+    def __init__(self, calls: list[re.Match[str]], text: str, code: str, scopes: Scopes,
+                 lookups: CodeLookups) -> None:
+        self._code, self._scopes = code, scopes
+        names = set()
+        for call in calls:
+            directive = scopes.in_directive(call.start())
+            define = _DEFINE.match(text[directive[0] : directive[1]].lstrip()) if directive else None
+            if define is not None:
+                names.add(define.group(1))
+        self._uses = lookups.word_offsets(names)
+        self._judged: dict[tuple[int, int], bool] = {}
+
+    def host_only(self, directive: tuple[int, int], body: str) -> bool:
+        if directive not in self._judged:
+            self._judged[directive] = self._host_macro(directive, body)
+        return self._judged[directive]
+
+    def _host_macro(self, directive: tuple[int, int], body: str) -> bool:
+        """Is a #define (`body`, the original text of `directive`) host-only: it calls what device code
+        cannot (exit, fprintf, std::cerr, throw), or it is expanded in this code only outside device
+        functions (a CUDA_CHECK after each launch)? A macro expanded nowhere here, or inside another
+        macro, may still reach device code."""
+        match = _DEFINE.match(body.lstrip())
+        if match is None:
+            return False
+        if _HOST_ONLY.search(body):
+            return True
+        code, scopes = self._code, self._scopes
+        expansions = []
+        for use in self._uses.get(match.group(1), ()):
+            around = scopes.in_directive(use)
+            if around is None:
+                expansions.append(use)
+            elif around != directive and _DEFINE.match(code[around[0] : around[1]].lstrip()):
+                return False  # used by another macro: where that one expands is not followed
+        return bool(expansions) and not any(scopes.in_device_code(at) for at in expansions)
 
 
 def _following_statements(text: str, code: str, offset: int, count: int | None) -> str:
@@ -149,7 +175,7 @@ def _following_statements(text: str, code: str, offset: int, count: int | None) 
     return "".join(kept)
 
 
-def _statics(code: str) -> list[Finding]:
+def _statics(code: str, scopes: Scopes, lookups: CodeLookups) -> list[Finding]:
     findings: list[Finding] = []
     reported_ifs: set[int] = set()
     for match in _STATIC.finditer(code):
@@ -159,34 +185,33 @@ def _statics(code: str) -> list[Finding]:
         pointer_like = bool(_POINTER_TYPE.search(type_text)) or (
             bool(_INTEGER_TYPE.search(type_text)) and bool(_POINTER_NAME.search(name)))
         if _TENSOR_TYPE.search(type_text) and not _WORKSPACE_NAME.search(name):
-            if re.search(rf"\breturn\s+{re.escape(name)}\b", code):
+            if lookups.is_returned(name):
                 findings.append(Finding(match.start("name"), "NV302",
                                         f"static tensor {name} is returned: it outlives the call and may hold an old result",
                                         len(name)))
             continue
         if not pointer_like:
             continue
-        for compare in re.finditer(rf"\b{re.escape(name)}\s*==|==\s*{re.escape(name)}\b", code):
-            if_start = _enclosing_if(code, compare.start())
+        for compared_at, compared in lookups.comparisons(name):
+            if_start = _enclosing_if(code, compared_at, scopes)
             if if_start is None or if_start in reported_ifs:
                 continue
             reported_ifs.add(if_start)
             if _controls_return(code, if_start):
-                findings.append(Finding(compare.start(), "NV301",
+                findings.append(Finding(compared_at, "NV301",
                                         f"static {name} remembers an earlier input and the call returns early when "
-                                        "it matches: that skips the work being timed", len(compare.group())))
+                                        "it matches: that skips the work being timed", len(compared)))
             else:
-                findings.append(Finding(compare.start(), "NV302",
+                findings.append(Finding(compared_at, "NV302",
                                         f"static {name} compares this call's input with an earlier one; make sure "
-                                        "no work is skipped", len(compare.group())))
+                                        "no work is skipped", len(compared)))
     return findings
 
 
-def _enclosing_if(code: str, offset: int) -> int | None:
+def _enclosing_if(code: str, offset: int, scopes: Scopes) -> int | None:
     """Offset of the `if (` whose condition contains offset, if any (same statement)."""
-    boundary = max(code.rfind(ch, 0, offset) for ch in ";{}")
     candidate = None
-    for match in _IF.finditer(code, boundary + 1, offset):
+    for match in _IF.finditer(code, scopes.statement_start(offset), offset):
         close = matching(code, match.end() - 1)
         if close >= offset:
             candidate = match.start()
@@ -196,9 +221,8 @@ def _enclosing_if(code: str, offset: int) -> int | None:
 def _controls_return(code: str, if_start: int) -> bool:
     open_paren = code.index("(", if_start)
     close = matching(code, open_paren)
-    rest = code[close + 1 :].lstrip()
-    start = close + 1 + (len(code) - close - 1 - len(rest))
-    if rest.startswith("{"):
+    start = _BLANKS.match(code, close + 1).end()  # not code[close + 1:].lstrip(): a copy of the rest per if
+    if code.startswith("{", start):
         body = code[start : matching(code, start, "{", "}") + 1]
     else:
         end = code.find(";", start)
@@ -206,36 +230,28 @@ def _controls_return(code: str, if_start: int) -> bool:
     return bool(re.search(r"\breturn\b", body))
 
 
-def _shape_branches(code: str, config: LintConfig) -> list[Finding]:
+def _shape_branches(code: str, config: LintConfig, lookups: CodeLookups) -> list[Finding]:
     findings = []
     for match in _IF.finditer(code):
         close = matching(code, match.end() - 1)
         condition = code[match.end() : close]
         values = [int(a or b) for a, b in _EQ_LITERAL.findall(condition)]
         shape = pinned_shape(values, config.benchmark_shapes)
-        if shape is not None and not _picks_config(code, match.start()):
+        if shape is not None and not _picks_config(code, match.start(), lookups):
             findings.append(Finding(match.start(), "NV702",
                                     f"branches on the benchmark shape {describe(shape)}: every shape must take the "
                                     "same code path (tuned tile configs are fine)", 2))
     return findings
 
 
-def _picks_config(code: str, if_start: int) -> bool:
+def _picks_config(code: str, if_start: int, lookups: CodeLookups) -> bool:
     """Does a shape branch (else branches included) only set names to numbers (`if (m == 128 && n ==
     4096) { tile_n = 256; stages = 4; }`)? A tuned config is fine; a return, a call or any other
     statement is another code path, and so is a picked number that a later condition tests."""
     picked = _config_branch(code, if_start)
     if not picked:
         return False
-    for name in picked:
-        word = re.escape(name)
-        if re.search(rf"\b{word}\b\s*(?:(?:==|!=|<=|>=|<|>)[^;{{}}?]*)?\)?\s*\?", code):
-            return False  # tile == 64 ? fast() : slow(), special ? ... (not `tile = cond ? 128 : 64`)
-        for condition in _CONDITION.finditer(code):
-            close = matching(code, condition.end() - 1)
-            if re.search(rf"\b{word}\b", code[condition.end() : close]):
-                return False
-    return True
+    return not any(lookups.chooses_by_ternary(name) or lookups.tested_in_condition(name) for name in picked)
 
 
 def _config_branch(code: str, if_start: int) -> set[str] | None:
@@ -243,10 +259,10 @@ def _config_branch(code: str, if_start: int) -> set[str] | None:
     close = matching(code, code.index("(", if_start))
     body, after = _statement(code, close + 1)
     picked = _config_assignments(body)
-    rest = re.match(r"\s*else\b\s*", code[after:])
+    rest = _ELSE.match(code, after)
     if picked is None or rest is None:
         return picked
-    start = after + rest.end()
+    start = rest.end()
     if _IF.match(code, start):
         inner = _config_branch(code, start)
     else:
@@ -256,7 +272,7 @@ def _config_branch(code: str, if_start: int) -> set[str] | None:
 
 def _statement(code: str, start: int) -> tuple[str, int]:
     """The statement or {block} starting at start (after blanks), and the offset after it."""
-    at = len(code) - len(code[start:].lstrip())
+    at = _BLANKS.match(code, start).end()
     if code.startswith("{", at):
         end = matching(code, at, "{", "}") + 1
         return code[at + 1 : end - 1], end
