@@ -29,6 +29,7 @@ def blank(text: str) -> Lexed:
     comments: list[tuple[int, int]] = []
     i, n = 0, len(text)
     plain_start = 0
+    numbers = _NumberStarts(text)
 
     def flush(upto: int) -> None:
         out.append(text[plain_start:upto])
@@ -68,7 +69,7 @@ def blank(text: str) -> Lexed:
             flush(i + 1)
             out.append(spaces(text[i + 1 : end - 1]) + (text[end - 1] if end - 1 > i else ""))
             i = plain_start = end
-        elif ch == "'" and not _is_digit_separator(text, i):
+        elif ch == "'" and not _is_digit_separator(text, i, numbers):
             end = _literal_end(text, i, "'")
             flush(i + 1)
             out.append(spaces(text[i + 1 : end - 1]) + (text[end - 1] if end - 1 > i else ""))
@@ -96,13 +97,30 @@ def _literal_end(text: str, start: int, quote: str) -> int:
     return n
 
 
-def _is_digit_separator(text: str, i: int) -> bool:
+def _is_digit_separator(text: str, i: int, numbers: _NumberStarts) -> bool:
     """1'000'000 (C++14): a quote between two digits of a number is not a char literal."""
     if i == 0 or i + 1 >= len(text):
         return False
     if not (text[i - 1].isalnum() and text[i + 1].isalnum()):
         return False
-    j = i - 1
-    while j >= 0 and (text[j].isalnum() or text[j] in "'._"):
-        j -= 1
-    return text[j + 1].isdigit()
+    return text[numbers.run_start(i)].isdigit()
+
+
+class _NumberStarts:
+    """Where the run of letters, digits and ' . _ before a quote begins. A walk back stops where the
+    previous one started: the run it found goes on through that quote, so walking each quote of a
+    long 1'000'000'... back to the number's first digit, quadratic in its length, is not needed."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._start = 0  # the run before `_walked` (every character in between is in it) begins here
+        self._walked = 0
+
+    def run_start(self, quote: int) -> int:
+        text = self._text
+        j = quote - 1
+        while j >= self._walked and (text[j].isalnum() or text[j] in "'._"):
+            j -= 1
+        self._start = self._start if j < self._walked else j + 1
+        self._walked = quote
+        return self._start

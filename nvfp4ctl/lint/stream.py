@@ -13,6 +13,7 @@ from nvfp4ctl.lint.rules import STREAM_CODE
 
 WORD = "stream"
 _IDENTIFIER = re.compile(r"\w+")
+_WORD_CHARACTER = re.compile(r"\w")
 
 
 def lowered_with_origin(text: str) -> tuple[str, list[int] | None]:
@@ -43,20 +44,27 @@ def first_line(text: str) -> tuple[int, int] | None:
     return (text.count("\n", 0, offsets[0]) + 1, len(offsets)) if offsets else None
 
 
-def _enclosing_word(text: str, offset: int) -> str:
-    line_start = max(text.rfind("\n", 0, offset), text.rfind("\r", 0, offset)) + 1
-    for match in _IDENTIFIER.finditer(text, line_start):
-        if match.start() <= offset < match.end():
-            return match.group()
-        if match.start() > offset:
-            break
-    return text[offset : offset + len(WORD)]
+def _enclosing_word(text: str, offset: int, previous: tuple[int, int]) -> tuple[int, int]:
+    """(start, end) of the word (a run of \\w) the occurrence at offset is in, else of the occurrence
+    itself. `previous`: the span this gave the occurrence before (offsets come in order), which a
+    word holding many occurrences reuses and a new word's walk back never passes: walking back to the
+    line start for each occurrence made a file of many occurrences quadratic."""
+    if offset < previous[1]:
+        return previous
+    if not _WORD_CHARACTER.match(text, offset):
+        return offset, offset + len(WORD)
+    start = offset
+    while start > 0 and _WORD_CHARACTER.match(text, start - 1):
+        start -= 1
+    return start, _IDENTIFIER.match(text, offset).end()
 
 
 def check(text: str) -> list[Finding]:
     findings = []
+    span = (0, 0)
     for offset in find_offsets(text):
-        word = _enclosing_word(text, offset)
+        span = _enclosing_word(text, offset, span)
+        word = text[span[0] : span[1]]
         where = f' (in "{word}")' if word.lower() != WORD else ""
         findings.append(Finding(
             offset, STREAM_CODE,

@@ -178,3 +178,28 @@ def test_a_large_source_of_many_macros_statics_and_shape_branches(tmp_path: Path
     assert sorted(d.code for d in report.diagnostics) == sorted(per_unit * 2000)
     assert cpu < 20.0  # about 1 s here
 
+
+def test_a_long_number_is_walked_back_once() -> None:
+    """A digit separator's number is walked back to its first digit once, not once per quote."""
+    from nvfp4ctl.cpp_lexer import blank
+
+    number = "int x = 1" + "'1" * 50_000 + ";\n"
+    cpu = time.process_time()
+    lexed = blank(number)
+    cpu = time.process_time() - cpu
+    assert lexed.code == number  # every quote a digit separator, none a char literal
+    assert cpu < 5.0  # about 0.05 s here; it was minutes
+
+
+def test_many_stream_words_find_their_words_in_linear_time() -> None:
+    """Each "stream" finds its word without walking back to the line start: a file without a \\r was
+    walked back to its top for every occurrence."""
+    from nvfp4ctl.lint import stream
+
+    words = "void f(cudaStream_t s);\n" * 200_000
+    cpu = time.process_time()
+    found = stream.check(words)
+    cpu = time.process_time() - cpu
+    assert len(found) == 200_000 and all('(in "cudaStream_t")' in f.message for f in found)
+    print(f"\n200,000 stream words: {cpu * 1000:.0f} ms CPU")
+    assert cpu < 8.0  # about 1 s here; it was 15 s
