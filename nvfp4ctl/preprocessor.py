@@ -36,10 +36,12 @@ def live_code(text: str) -> str:
 def quoted_includes(code: str) -> list[Include]:
     """The `#include "..."` directives of live_code() text, in file order (the offsets are the file's)."""
     found = []
+    line, counted = 1, 0  # lines counted on from the previous include, not from the top per include
     for match in _QUOTED_INCLUDE.finditer(code):
         start = match.start(1)
-        found.append(Include(name=match.group(2), start=start, end=start + len(match.group(1).rstrip()),
-                             line=code.count("\n", 0, start) + 1))
+        line += code.count("\n", counted, start)
+        counted = start
+        found.append(Include(name=match.group(2), start=start, end=start + len(match.group(1).rstrip()), line=line))
     return found
 
 
