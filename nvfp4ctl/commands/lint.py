@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -46,6 +47,7 @@ def command(
     from nvfp4ctl.lint.rules import RULES
     from nvfp4ctl.lint.source import kind_of, link_target
     from nvfp4ctl.lint.targets import plan
+    from nvfp4ctl.words import plural
 
     console = get_console()
     if list_rules:
@@ -62,11 +64,14 @@ def command(
         console.warn(note)
     if not lint_plan.paths:
         where = short_path(lint_plan.folder) if lint_plan.folder else "."
-        raise UsageError(f"nothing to lint in {where or '.'}: no submission*.py, kernels/ or .cu/.cpp/.h sources;"
+        outputs = (f" ({plural(len(lint_plan.compiler_outputs), 'compiler intermediate')} skipped: nvcc -keep output)"
+                   if lint_plan.compiler_outputs else "")
+        raise UsageError(f"nothing to lint in {where or '.'}: no submission*.py, kernels/ or .cu/.cpp/.h sources{outputs};"
                          " name a file or folder (`nvfp4ctl lint .` checks every .py that defines or imports"
                          " custom_kernel)")
     report = lint_paths(list(lint_plan.paths), lint_plan.config, own_tasks=lint_plan.own_tasks,
                         task_file=lint_plan.task_file)
+    report = replace(report, compiler_outputs=lint_plan.compiler_outputs + report.compiler_outputs)
     for link in report.broken_links:
         console.warn(f"{short_path(link)}: broken link (to {link_target(link)}); not checked")
     for path, problem, why in report.other_problems:
@@ -78,8 +83,10 @@ def command(
             console.warn(f'{short_path(path)}: not a Python or C++ source: only NV101 (the word "stream") applies')
     for path in report.not_submissions:
         console.detail(f"{path}: skipped, not a submission (no custom_kernel, not named submission*.py)")
+    for path in report.compiler_outputs:
+        console.detail(f"{short_path(path)}: skipped, a compiler intermediate (nvcc -keep output), not a source of yours")
     if not report.files:  # "All checks passed (0 files checked)" would read as a clean bill
-        raise UsageError(_nothing_found(lint_plan.paths, len(report.not_submissions)))
+        raise UsageError(_nothing_found(lint_plan.paths, len(report.not_submissions), len(report.compiler_outputs)))
     if output_format is OutputFormat.json:
         console.json(json_render.payload(report))
     else:
@@ -91,10 +98,12 @@ def command(
                    target=single)
 
 
-def _nothing_found(paths: tuple[Path, ...], skipped: int) -> str:
+def _nothing_found(paths: tuple[Path, ...], skipped: int, compiler_outputs: int) -> str:
     """The one line for folders that hold nothing lint checks: what it looked for there."""
     from nvfp4ctl.words import plural
 
     others = f"; not submissions: {plural(skipped, '.py file')} (-v names them)" if skipped else ""
+    if compiler_outputs:
+        others += f"; {plural(compiler_outputs, 'compiler intermediate')} skipped (nvcc -keep output; name one to check it)"
     return (f"nothing to lint in {', '.join(short_path(p) for p in paths)}: no C++/CUDA source (.cu .cuh .cpp .h .hpp)"
             f" and no submission (a .py file that defines or imports custom_kernel, or is named submission*.py){others}")

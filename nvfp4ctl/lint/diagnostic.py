@@ -53,6 +53,7 @@ class LintReport:
     not_submissions: tuple[Path, ...] = ()  # .py files found in folders that are not submissions
     broken_links: tuple[Path, ...] = ()  # found in folders, pointing nowhere: not checked (warnings)
     other_problems: tuple[tuple[Path, str, str], ...] = ()  # (file, its own problem, why: engine.own_problem)
+    compiler_outputs: tuple[Path, ...] = ()  # nvcc -keep intermediates found in folders: not checked
 
     @property
     def errors(self) -> int:

@@ -121,7 +121,8 @@ def lint_paths(paths: list[Path], config: LintConfig, *, own_tasks: bool = False
     not_submissions: list[Path] = []
     broken: list[Path] = []
     other_problems: list[tuple[Path, str, str]] = []
-    for path in discover(paths, broken):
+    compiler_outputs: list[Path] = []
+    for path in discover(paths, broken, compiler_outputs):
         source = read_source(path)
         if source.kind == "python" and path.resolve() not in named and not is_submission(path, source.text):
             not_submissions.append(path)
@@ -133,7 +134,8 @@ def lint_paths(paths: list[Path], config: LintConfig, *, own_tasks: bool = False
         if own is not None and own[0] != config.problem:
             other_problems.append((path, *own))
         diagnostics.extend(_diagnostics(source, _judged_as(own, config)))
-    return LintReport(tuple(diagnostics), tuple(checked), tuple(not_submissions), tuple(broken), tuple(other_problems))
+    return LintReport(tuple(diagnostics), tuple(checked), tuple(not_submissions), tuple(broken), tuple(other_problems),
+                      tuple(compiler_outputs))
 
 
 def lint_text(text: str, path: str | Path = "submission.py", config: LintConfig | None = None) -> list[Diagnostic]:

@@ -18,6 +18,11 @@ CPP_SUFFIXES = frozenset({".cu", ".cuh", ".cpp", ".h", ".hpp", ".cc", ".cxx", ".
 CHECKED_SUFFIXES = PYTHON_SUFFIXES | CPP_SUFFIXES
 SKIPPED_DIRS = frozenset({"__pycache__", ".git", ".hg", ".venv", "venv", "node_modules", "build", ".pytest_cache"})
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+# What `nvcc -keep` leaves beside a kernel (x.cudafe1.cpp, x.cudafe1.stub.c, x.cpp1.ii, x.ptx,
+# x.fatbin.c, x.module_id, x.sm_100a.cubin): the compiler's rewrite of a source with every header
+# inlined, 1-28 MB, neither the user's code nor what the leaderboard sees (only submission.py).
+_COMPILER_OUTPUT = re.compile(
+    r"\.(?:cudafe\d+\.\w+(?:\.c)?|cpp\d+\.ii|ii|ptx|cubin|fatbin(?:\.c)?|module_id|stub\.c|reg\.c)$", re.IGNORECASE)
 
 
 @dataclass
@@ -81,11 +86,18 @@ def kind_of(path: Path) -> str:
     return "text"
 
 
-def discover(paths: list[Path], broken: list[Path] | None = None) -> list[Path]:
+def is_compiler_output(path: Path) -> bool:
+    """Is this file's name one nvcc -keep gives its intermediates (x.cudafe1.cpp, x.cpp1.ii, x.ptx)?"""
+    return _COMPILER_OUTPUT.search(path.name) is not None
+
+
+def discover(paths: list[Path], broken: list[Path] | None = None,
+             compiler_outputs: list[Path] | None = None) -> list[Path]:
     """Files to check: named files as given (any type), folders searched for checked suffixes.
 
     A named path that does not exist is a usage error; a broken link met while walking a folder is
-    only added to `broken` (an editor's or a build's leftover must not stop the whole run)."""
+    only added to `broken` (an editor's or a build's leftover must not stop the whole run), and a
+    compiler intermediate (is_compiler_output) found there only to `compiler_outputs`."""
     found: list[Path] = []
     seen: dict[Path, int] = {}  # resolved file -> its place in found
     walked_links: set[Path] = set()  # resolved files first met through a link while walking
@@ -95,7 +107,7 @@ def discover(paths: list[Path], broken: list[Path] | None = None) -> list[Path]:
                 raise UsageError(f"{path}: broken link (to {link_target(path)})")
             raise UsageError(f"no such file or folder: {path}")
         named = path.is_file()
-        candidates = [path] if named else sorted(_walk(path, broken if broken is not None else []))
+        candidates = [path] if named else sorted(_walk(path, broken if broken is not None else [], compiler_outputs))
         for candidate in candidates:
             key = candidate.resolve()
             if key not in seen:
@@ -110,18 +122,20 @@ def discover(paths: list[Path], broken: list[Path] | None = None) -> list[Path]:
     return found
 
 
-def _walk(folder: Path, broken: list[Path]) -> list[Path]:
+def _walk(folder: Path, broken: list[Path], compiler_outputs: list[Path] | None = None) -> list[Path]:
     """Checked files under folder. Linked folders are walked after every real one, so a file is
     found under its own folder's name, not under a link that happens to sort first."""
+    compiler_outputs = [] if compiler_outputs is None else compiler_outputs
     seen: set[Path] = set()
     linked: list[Path] = []
-    files = _walk_real(folder, broken, seen, linked)
+    files = _walk_real(folder, broken, compiler_outputs, seen, linked)
     while linked:
-        files.extend(_walk_real(linked.pop(0), broken, seen, linked))
+        files.extend(_walk_real(linked.pop(0), broken, compiler_outputs, seen, linked))
     return files
 
 
-def _walk_real(folder: Path, broken: list[Path], seen: set[Path], linked: list[Path]) -> list[Path]:
+def _walk_real(folder: Path, broken: list[Path], compiler_outputs: list[Path], seen: set[Path],
+               linked: list[Path]) -> list[Path]:
     real = folder.resolve()
     if real in seen:  # a linked folder met again (a link to a parent would loop forever)
         return []
@@ -140,9 +154,11 @@ def _walk_real(folder: Path, broken: list[Path], seen: set[Path], linked: list[P
             if entry.is_symlink():
                 linked.append(entry)
             else:
-                files.extend(_walk_real(entry, broken, seen, linked))
+                files.extend(_walk_real(entry, broken, compiler_outputs, seen, linked))
         elif entry.suffix.lower() in CHECKED_SUFFIXES:
-            if entry.is_symlink() and not entry.exists():
+            if is_compiler_output(entry):
+                compiler_outputs.append(entry)
+            elif entry.is_symlink() and not entry.exists():
                 broken.append(entry)
             else:
                 files.append(entry)

@@ -3,7 +3,8 @@
 With no paths: task.yml's `lint.paths` (each must exist), else the user's folder (the task.yml's,
 else the current one): the submission `check` would run, every other submission*.py there, kernels/
 and the C++/CUDA sources at its top level. Never files of the installed package, unless the user works inside the
-nvfp4ctl project itself (its kernels/ are then the user's files).
+nvfp4ctl project itself (its kernels/ are then the user's files), nor what nvcc -keep leaves there (x.cudafe1.cpp:
+source.is_compiler_output), here or in kernels/.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from nvfp4ctl.errors import UsageError
-from nvfp4ctl.lint.source import CPP_SUFFIXES, link_target
+from nvfp4ctl.lint.source import CPP_SUFFIXES, is_compiler_output, link_target
 from nvfp4ctl.lint.config import LintConfig, LintSection, parse_section, resolve_config
 from nvfp4ctl.workspace import FROM_ENV, FROM_FLAG, user_folder
 
@@ -31,6 +32,7 @@ class LintPlan:
     # was chosen on purpose ($NVFP4CTL_TASK): own_tasks is False then.
     task_file: Path | None = None
     own_tasks: bool = False
+    compiler_outputs: tuple[Path, ...] = ()  # nvcc -keep intermediates at the folder's top level: not checked
 
 
 def _load_task() -> Any:
@@ -73,7 +75,8 @@ def plan(
                 raise UsageError(f"{where}: {written} does not exist")
         return LintPlan(section.paths, config, (), folder, **own)
     files, skipped = users_files(task, folder)
-    return LintPlan(files, config, skipped, folder, **own)
+    compiler_outputs = tuple(sorted(p for p in folder.iterdir() if _top_level_source(p) and is_compiler_output(p)))
+    return LintPlan(files, config, skipped, folder, **own, compiler_outputs=compiler_outputs)
 
 
 def users_files(task: Any, folder: Path) -> tuple[tuple[Path, ...], tuple[str, ...]]:
@@ -97,8 +100,7 @@ def users_files(task: Any, folder: Path) -> tuple[tuple[Path, ...], tuple[str, .
     kernels = folder / "kernels"
     if kernels.is_dir():
         found.append(kernels)
-    found.extend(sorted(p for p in folder.iterdir()
-                        if p.is_file() and p.suffix in CPP_SUFFIXES and not p.name.startswith(".")))
+    found.extend(sorted(p for p in folder.iterdir() if _top_level_source(p) and not is_compiler_output(p)))
     # A file found twice is reported under the best of its names (lowest rank, first on a tie): any
     # name found in the folder over the submission's resolved path (a linked submission.py, not its
     # target), then a file's own name over a link's (submission.py, not a leftover submission_best.py).
@@ -110,3 +112,7 @@ def users_files(task: Any, folder: Path) -> tuple[tuple[Path, ...], tuple[str, .
         if key not in unique or rank < unique[key][0]:
             unique[key] = (rank, shown)
     return tuple(shown for _, shown in unique.values()), skipped
+
+
+def _top_level_source(path: Path) -> bool:
+    return path.is_file() and path.suffix in CPP_SUFFIXES and not path.name.startswith(".")

@@ -79,7 +79,7 @@ def test_json_format(project: Path) -> None:
     assert result.exit_code == 1
     payload = json.loads(result.stdout)
     assert payload["summary"] == {"errors": 1, "warnings": 1, "files_checked": 3, "files_with_findings": 2,
-                                  "not_submissions": []}
+                                  "not_submissions": [], "compiler_outputs": []}
     assert {d["code"] for d in payload["diagnostics"]} == {"NV201", "NV801"}
 
 
@@ -115,6 +115,33 @@ def test_no_path_checks_kernels_and_the_task_submission(project: Path) -> None:
     assert "errs.py:2:5: NV201" in result.output
     assert "NV802" not in result.output  # ignored by task.yml
     assert "(2 checked)" in result.output
+
+
+def test_no_path_and_folder_walks_skip_what_nvcc_keep_leaves(project: Path) -> None:
+    """x.cudafe1.cpp and the other -keep outputs are the compiler's rewrite of a kernel with every
+    header inlined (1-28 MB each), not the user's source: skipped and counted, checked only when named."""
+    sm100 = project / "kernels" / "sm100"
+    sm100.mkdir(parents=True)
+    (sm100 / "k.cu").write_text("__global__ void k(float* c) { c[0] = 1.0f; }\n")
+    generated = 'static void* last_ptr;\nvoid f(void* p) { if (p == last_ptr) { return; } }\n'
+    for name in ("k.cudafe1.cpp", "k.cudafe1.stub.c", "k.cpp1.ii", "k.ptx"):
+        (sm100 / name).write_text(generated)
+        (project / name).write_text(generated)
+    (project / "task.yml").write_text(TASK_YML + "submission: clean.py\n")
+    result = runner.invoke(app, ["lint", "-v"])
+    assert result.exit_code == 0, result.output
+    assert "All checks passed (2 files checked; 2 compiler intermediates skipped, nvcc -keep output)" in result.output
+    assert "kernels/sm100/k.cudafe1.cpp: skipped, a compiler intermediate (nvcc -keep output)" in result.output
+    assert "checked: clean.py, kernels/sm100/k.cu\n" in result.output
+    walked = json.loads(runner.invoke(app, ["lint", "--format", "json", "kernels"]).stdout)
+    assert walked["files"] == ["kernels/sm100/k.cu"]
+    assert walked["summary"]["compiler_outputs"] == ["kernels/sm100/k.cudafe1.cpp"]
+    named = runner.invoke(app, ["lint", "kernels/sm100/k.cudafe1.cpp"])
+    assert named.exit_code == 1 and "NV301" in named.output  # a file named is always checked
+    (sm100 / "k.cu").unlink()
+    nothing = runner.invoke(app, ["lint", "kernels"])
+    assert nothing.exit_code == 2
+    assert "1 compiler intermediate skipped (nvcc -keep output; name one to check it)" in nothing.output
 
 
 def test_missing_default_submission_is_a_warning(project: Path) -> None:

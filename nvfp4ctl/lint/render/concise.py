@@ -32,6 +32,8 @@ def render_diagnostic(diagnostic: Diagnostic, cwd: Path | None = None) -> str:
 def summary(report: LintReport) -> str:
     skipped = (f"; {plural(len(report.not_submissions), 'Python file')} skipped, not a submission"
                if report.not_submissions else "")
+    if report.compiler_outputs:
+        skipped += f"; {plural(len(report.compiler_outputs), 'compiler intermediate')} skipped, nvcc -keep output"
     if not report.diagnostics:
         return f"All checks passed ({plural(len(report.files), 'file')} checked{skipped})"
     return (f"Found {plural(report.errors, 'error')}, {plural(report.warnings, 'warning')} in "

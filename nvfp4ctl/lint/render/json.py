@@ -22,6 +22,7 @@ def payload(report: LintReport, cwd: Path | None = None) -> dict[str, Any]:
             "files_checked": len(report.files),
             "files_with_findings": report.files_with_findings,
             "not_submissions": [display_path(path, cwd) for path in report.not_submissions],
+            "compiler_outputs": [display_path(path, cwd) for path in report.compiler_outputs],
         },
         "files": [display_path(path, cwd) for path in report.files],
     }
