@@ -312,6 +312,15 @@ def test_near_misses_are_warned_beside_a_control_character() -> None:
                                      "task.yml:4: unknown key 'timout'; did you mean 'timeout'?")
 
 
+def test_a_key_read_through_a_control_character_is_not_named() -> None:
+    """The rest of the file is read with a space for the control character; a key that space made
+    ('bench marks' from bench\\x01marks) is not the file's, so it is not named."""
+    text = "bench\x01marks:\n  - {m: 128}\ntest:\n  - {m: 128}\n"
+    with pytest.raises(TaskFileError) as raised:
+        parse_task(text, Path("task.yml"))
+    assert raised.value.warnings == ("task.yml:3: unknown key 'test'; did you mean 'tests'?",)
+
+
 def test_a_cli_command_on_invalid_yaml_warns_then_exits_2_in_one_line(tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     from typer.testing import CliRunner
