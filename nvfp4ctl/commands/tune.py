@@ -65,6 +65,8 @@ def _tune(kernel: Path | None, shapes: ShapeSet, budget: float | None, gpus: int
     with console.progress() as progress:
         report = setup.execute(run, settings, budget, rounds, fresh, write=not no_write,
                                on_progress=_progress(progress, run.progress_total(rounds)))
+    for note in report.notes:
+        console.warn(note)
     if json:
         from nvfp4ctl.tune.render import to_dict
 

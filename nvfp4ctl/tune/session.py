@@ -57,6 +57,7 @@ class TuneReport:
     table_note: str | None = None  # why no table was written, or what to keep in mind
     resumed: int = 0  # (candidate, shape) results taken from the resume state (compile-only takes none)
     resumed_from: SavedRun | None = None  # the run that saved them: finished, interrupted, or unknown
+    notes: list[str] = field(default_factory=list)  # warnings about the run's setup (a resume state left alone)
     wall_s: float = 0.0
     gpu: str | None = None
     gpu_busy_s: dict[str, float] = field(default_factory=dict)

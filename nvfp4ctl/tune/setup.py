@@ -190,7 +190,7 @@ def execute(run: TuneRun, timing: TimingSettings, budget_s: float | None, rounds
     from nvfp4ctl.tune.compile_pool import CompilePool, cpu_cores
     from nvfp4ctl.tune.gpu_pool import GpuPool, make_workers
     from nvfp4ctl.tune.session import Evaluator, TuneReport, compile_only, tune
-    from nvfp4ctl.tune.state import TuneState, state_key
+    from nvfp4ctl.tune.state import TuneState, earlier_keys, state_key
 
     start = start_configs(run.knobs, run.shapes, run.table)
     criterion = {**timing.criterion, "max_wall_s": max_wall_s(run.timeout_s)}
@@ -199,13 +199,15 @@ def execute(run: TuneRun, timing: TimingSettings, budget_s: float | None, rounds
     settings = {"mode": "compile-only" if run.compile_only else "timed", "arch": run.arch,
                 "payload": {k: v for k, v in payload.items() if k != "device"}}
     cases = [(c.m, c.n, c.k, c.l, c.seed) for c in run.cases.values()]
-    key = state_key(build_inputs(run.source).files, cases, run.gpu_name, settings)
-    state = TuneState.in_cache(cache_root(), key, fresh)
+    inputs = build_inputs(run.source).files
+    state = TuneState.in_cache(cache_root(), state_key(inputs, cases, run.gpu_name, settings), fresh,
+                               earlier_keys(inputs, cases, run.gpu_name, settings))
     # a compile-only round takes nothing from the state: it builds every candidate again, a build-cache
     # hit where one was built before (render.resumed_line counts those instead)
     resumed = 0 if run.compile_only else state.resumed
     report = TuneReport(knobs=run.knobs, shapes=run.shapes, compile_only=run.compile_only, resumed=resumed,
-                        resumed_from=state.saved_run if resumed else None)
+                        resumed_from=state.saved_run if resumed else None,
+                        notes=[state.note] if state.note else [])
     # While timing, leave a core to each GPU worker and one to this process: a compile hogging every
     # core would stall the workers' kernel launches and blur the timings.
     jobs = cpu_cores() if run.compile_only else max(1, cpu_cores() - len(run.gpus) - 1)

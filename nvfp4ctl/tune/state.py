@@ -7,6 +7,11 @@ rematches from here, and because the search depends only on these answers it ret
 path to where it stopped. A finished run's file is kept too (its results are cheap to reuse) and
 says so, with when its results were saved and whether its --budget cut the search short: a rerun
 tells the user which kind of run they came from.
+
+The file's format is in its key, so a new format gets a file of its own: an older nvfp4ctl on the
+same machine (the cache is shared) looks up its own format's file and never opens this one's. This
+one reads an earlier format's file where its own is missing (EARLIER_FORMATS) and always writes its
+own; a file of a newer format is left alone.
 """
 
 from __future__ import annotations
@@ -23,12 +28,18 @@ from typing import Any
 from nvfp4ctl.atomic_file import write_text_atomic
 from nvfp4ctl.tune.results import SPILLS, BuildResult, Measurement, shape_key
 
-STATE_FORMAT = 1  # of the key's material: a change orphans every saved state
+# Written into the file and hashed into its key, so a change gives every state a new file. 2: each build
+# has "spilled", which an older nvfp4ctl passed to its BuildResult(**saved) as it was (a TypeError).
+STATE_FORMAT = 2
+# Formats read where the current one's file is missing: 1's builds load as format 2's (BuildResult.from_dict
+# takes the fields it knows, a spill without its spills is built again), and its finished marks are the same.
+EARLIER_FORMATS = (1,)
 
 
-def state_key(files: Sequence[Path], shapes: Sequence[Any], gpu: str, settings: dict[str, Any]) -> str:
+def state_key(files: Sequence[Path], shapes: Sequence[Any], gpu: str, settings: dict[str, Any],
+              state_format: int = STATE_FORMAT) -> str:
     material = {
-        "format": STATE_FORMAT,
+        "format": state_format,
         "files": [[path.name, hashlib.sha256(path.read_bytes()).hexdigest()] for path in files],
         "shapes": [list(shape) for shape in shapes],
         "gpu": gpu,
@@ -50,8 +61,15 @@ class SavedRun:
     stopped_by_budget_s: float | None = None
 
 
+def _saved_format(saved: dict) -> int | None:
+    """The file's format; 1 where it names none (format 1 wrote none), None where it is no number."""
+    found = saved.get("format", 1)
+    return found if isinstance(found, int) and not isinstance(found, bool) else None
+
+
 class TuneState:
-    def __init__(self, path: Path, key: str, fresh: bool = False) -> None:
+    def __init__(self, path: Path, key: str, fresh: bool = False, earlier: Sequence[tuple[Path, str]] = ()) -> None:
+        """`earlier`: the (file, key) of this tune in each earlier format, read where `path` has nothing."""
         self.path = path
         self.key = key
         self._lock = threading.Lock()  # GPU threads record results concurrently
@@ -60,14 +78,28 @@ class TuneState:
         self.rematches: dict[str, list[dict]] = {}  # "current|challenger|shape": [current, challenger]
         self.resumed = 0  # measurements found (what a timed tune takes from here)
         self.saved_run: SavedRun | None = None  # the run the results found came from
+        self.note: str | None = None  # a state found and left alone, for a warning
         self._recorded = False  # this run saved a result of its own
-        if not fresh and path.is_file():
-            try:
-                saved = json.loads(path.read_text())
-            except (OSError, ValueError):
-                saved = {}
-            if isinstance(saved, dict) and saved.get("key") == key:
+        self._migrate = False  # the results found are in an earlier format's file: a finish writes them here
+        self._writable = True  # False over a newer nvfp4ctl's file, which is not this one's to replace
+        if fresh:
+            return
+        for found_at, found_key in ((path, key), *earlier):
+            saved = _read(found_at)
+            if saved is None:
+                continue
+            saved_format = _saved_format(saved)
+            if saved_format is not None and saved_format > STATE_FORMAT:
+                self.note = (f"{found_at}: resume state of a newer nvfp4ctl (format {saved_format}, this one reads"
+                             f" {STATE_FORMAT} and earlier): not reused, and left as it is")
+                self._writable = found_at != path
+                if not self._writable:
+                    self.note += "; this run's results are not saved for a resume"
+                return
+            if saved.get("key") == found_key and saved_format is not None:
                 self._load(saved)
+                self._migrate = found_at != path
+                return
 
     def _load(self, saved: dict) -> None:
         # A spill's reason is rendered from its spills as it loads (BuildResult.from_dict), so it reads as
@@ -89,8 +121,13 @@ class TuneState:
                                   float(budget) if isinstance(budget, (int, float)) and finished is True else None)
 
     @classmethod
-    def in_cache(cls, cache: Path, key: str, fresh: bool = False) -> TuneState:
-        return cls(cache / "tune" / f"{key[:24]}.json", key, fresh)
+    def in_cache(cls, cache: Path, key: str, fresh: bool = False, earlier_keys: Sequence[str] = ()) -> TuneState:
+        """`earlier_keys`: this tune's key in each earlier format (earlier_keys()), newest first."""
+        return cls(cls.file_in(cache, key), key, fresh, [(cls.file_in(cache, k), k) for k in earlier_keys])
+
+    @staticmethod
+    def file_in(cache: Path, key: str) -> Path:
+        return cache / "tune" / f"{key[:24]}.json"
 
     @staticmethod
     def _pair(config_id: str, shape: Sequence[int]) -> str:
@@ -131,7 +168,7 @@ class TuneState:
         with self._lock:
             if self._recorded:
                 self._write(finished=True, saved_at=_now(), stopped_by_budget_s=stopped_by_budget_s)
-            elif self.saved_run is not None and (not self.saved_run.finished
+            elif self.saved_run is not None and (self._migrate or not self.saved_run.finished
                                                  or self.saved_run.stopped_by_budget_s != stopped_by_budget_s):
                 self._write(finished=True, saved_at=self.saved_run.saved_at, stopped_by_budget_s=stopped_by_budget_s)
 
@@ -141,7 +178,26 @@ class TuneState:
         self._write(finished=False, saved_at=_now())
 
     def _write(self, finished: bool, saved_at: str | None, stopped_by_budget_s: float | None = None) -> None:
-        write_text_atomic(self.path, json.dumps({"key": self.key, "measurements": self.measurements,
+        if not self._writable:
+            return
+        write_text_atomic(self.path, json.dumps({"format": STATE_FORMAT, "key": self.key,
+                                                 "measurements": self.measurements,
                                                  "builds": self.builds, "rematches": self.rematches,
                                                  "finished": finished, "saved_at": saved_at,
                                                  "stopped_by_budget_s": stopped_by_budget_s}))
+
+
+def earlier_keys(files: Sequence[Path], shapes: Sequence[Any], gpu: str, settings: dict[str, Any]) -> list[str]:
+    """The key this tune had in each earlier format, newest first (TuneState.in_cache reads its file)."""
+    return [state_key(files, shapes, gpu, settings, state_format=f) for f in sorted(EARLIER_FORMATS, reverse=True)]
+
+
+def _read(path: Path) -> dict | None:
+    """The file's JSON object; None where there is none, or it is not JSON (a file cut short, say)."""
+    if not path.is_file():
+        return None
+    try:
+        saved = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return saved if isinstance(saved, dict) else None

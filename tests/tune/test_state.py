@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from nvfp4ctl.tune.results import OK, SPILLS, BuildResult, Measurement
 from nvfp4ctl.tune.state import SavedRun, TuneState
 
@@ -108,3 +110,97 @@ def test_a_run_its_budget_stopped_says_so_and_a_later_whole_run_clears_it(tmp_pa
     assert _reloaded(path).saved_run.stopped_by_budget_s is None
     _saved(path, {}, {"LIVE=8|128x256x256": Measurement(OK, us=10.0).to_dict()}, finished=True, saved_at=stamp)
     assert _reloaded(path).saved_run == SavedRun(finished=True, saved_at=stamp)  # a file from before: not stopped
+
+
+def _keys(tmp_path: Path) -> tuple[Path, str, str]:
+    """A cache, and one tune's key in the current format and in format 1."""
+    from nvfp4ctl.tune.state import state_key
+
+    kernel = tmp_path / "kernel.cu"
+    kernel.write_text("__global__ void k() {}\n")
+    material = ([kernel], [(*SHAPE, 1111)], "Fake H100", {"mode": "timed"})
+    return tmp_path / "cache", state_key(*material), state_key(*material, state_format=1)
+
+
+def _load_as_format_1_did(cache: Path, key: str) -> list[tuple]:
+    """An nvfp4ctl of format 1 (5331d05) reading its state: the file its key names, loaded when its key
+    matches, each build passed whole to its BuildResult, which had no `spilled`."""
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class OldBuildResult:
+        status: str
+        registers: int = 0
+        shared_bytes: int = 0
+        stack_bytes: int = 0
+        spill_bytes: int = 0
+        compile_s: float = 0.0
+        cache_hit: bool = False
+        message: str = ""
+        artifact: dict | None = None
+
+    path = cache / "tune" / f"{key[:24]}.json"
+    if not path.is_file():
+        return []
+    saved = json.loads(path.read_text())
+    if saved.get("key") != key:
+        return []
+    return [OldBuildResult(**found) for found in saved.get("builds", {}).values()]
+
+
+def test_a_state_written_now_is_never_opened_by_a_format_1_nvfp4ctl(tmp_path: Path) -> None:
+    """Every build gained "spilled" while the format stayed 1: an older nvfp4ctl on the same machine (the
+    cache is shared) found the file and crashed, BuildResult.__init__() got an unexpected keyword
+    argument 'spilled'. The format is in the key, so the new one is written where an older one never looks."""
+    cache, key, key_1 = _keys(tmp_path)
+    state = TuneState.in_cache(cache, key, earlier_keys=[key_1])
+    state.record_build("LIVE=256", BuildResult.from_dict(_spill_build(spilled=SPILLED)))
+    state.finish()
+    [written] = (cache / "tune").glob("*.json")
+    assert json.loads(written.read_text())["format"] == 2
+    assert _load_as_format_1_did(cache, key_1) == []  # found nothing: no crash
+    # as format 1 wrote it, the same file is what crashed it
+    (cache / "tune" / f"{key_1[:24]}.json").write_text(json.dumps(json.loads(written.read_text()) | {"key": key_1}))
+    with pytest.raises(TypeError, match="spilled"):
+        _load_as_format_1_did(cache, key_1)
+
+
+def test_a_format_1_state_loads_and_is_carried_on_in_the_current_format(tmp_path: Path) -> None:
+    cache, key, key_1 = _keys(tmp_path)
+    old = cache / "tune" / f"{key_1[:24]}.json"
+    old.parent.mkdir(parents=True)
+    stamp = "2026-11-26T14:03:00Z"
+    _saved(old, {"LIVE=256": _spill_build(spilled=SPILLED)},
+           {"LIVE=8|128x256x256": Measurement(OK, us=10.0).to_dict()}, finished=False, saved_at=stamp)
+    text = old.read_text().replace('"key": "k"', f'"key": "{key_1}"')
+    old.write_text(text)
+    state = TuneState.in_cache(cache, key, earlier_keys=[key_1])
+    assert state.resumed == 1 and state.measurement("LIVE=8", SHAPE) == Measurement(OK, us=10.0)
+    assert state.build("LIVE=256").message == CURRENT_REASON and state.note is None
+    assert state.saved_run == SavedRun(finished=False, saved_at=stamp)  # an interrupted run's, as it says
+    state.finish()  # nothing measured: the results found are written in the current format, still of their time
+    new = json.loads(TuneState.file_in(cache, key).read_text())
+    assert (new["format"], new["key"], new["finished"], new["saved_at"]) == (2, key, True, stamp)
+    assert old.read_text() == text  # an older nvfp4ctl's file is left to it
+    assert TuneState.in_cache(cache, key, earlier_keys=[key_1]).saved_run == SavedRun(finished=True, saved_at=stamp)
+    assert TuneState.in_cache(cache, key, fresh=True, earlier_keys=[key_1]).resumed == 0
+
+
+@pytest.mark.parametrize("where", ["current", "earlier"])
+def test_a_state_of_a_newer_format_is_left_alone_with_a_note(tmp_path: Path, where: str) -> None:
+    cache, key, key_1 = _keys(tmp_path)
+    path = TuneState.file_in(cache, key if where == "current" else key_1)
+    path.parent.mkdir(parents=True)
+    newer = json.dumps({"format": 3, "key": key, "measurements": [["a shape unlike any", 1]], "builds": None})
+    path.write_text(newer)
+    state = TuneState.in_cache(cache, key, earlier_keys=[key_1])
+    assert state.resumed == 0 and state.saved_run is None and not state.builds
+    assert state.note is not None and "newer nvfp4ctl (format 3" in state.note and "left as it is" in state.note
+    state.record("LIVE=8", SHAPE, Measurement(OK, us=10.0))
+    state.finish()
+    assert path.read_text() == newer  # not this nvfp4ctl's to replace
+    if where == "current":
+        assert "not saved for a resume" in state.note
+    else:  # this run's own file is its own
+        assert TuneState.in_cache(cache, key).resumed == 1
+

@@ -415,3 +415,37 @@ def test_a_run_stopped_by_its_budget_is_resumed_as_such(tiny_copy: Path, tmp_pat
     whole = _tune(*args, "--json")  # the rerun's search got to its end: a finished run's results now
     document = json.loads(whole.stdout[whole.stdout.index("{"):])
     assert document["resumed_from"]["finished"] is True and document["resumed_from"]["stopped_by_budget_s"] is None
+
+
+def test_a_state_file_of_format_1_is_reused_and_its_successor_written(tiny_copy: Path, tmp_path: Path,
+                                                                      fake_gpus: None,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The file an nvfp4ctl of format 1 left (under its own key) is read where the current one has none."""
+    import json
+
+    from nvfp4ctl.tune import state
+
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
+    material: list[tuple] = []
+    real_key = state.state_key
+    monkeypatch.setattr(state, "state_key", lambda *a, **kw: material.append(a) or real_key(*a, **kw))
+    args = ("--kernel", str(tiny_copy), "--shapes", "benchmarks", "--no-write")
+    assert _tune(*args).exit_code == 0
+    [path] = (tmp_path / "cache" / "tune").glob("*.json")
+    saved = json.loads(path.read_text())
+    key_1 = real_key(*material[0], state_format=1)
+    del saved["format"]
+    path.unlink()
+    (tmp_path / "cache" / "tune" / f"{key_1[:24]}.json").write_text(json.dumps(saved | {"key": key_1}))
+    again = _tune(*args)
+    assert again.exit_code == 0, again.output
+    assert f"reused: {len(saved['measurements'])} (candidate, shape) results from a finished run" in again.output
+    assert path.is_file() and json.loads(path.read_text())["format"] == 2
+    newer = json.dumps({"format": 3, "key": "another shape of key", "results": []})
+    path.write_text(newer)  # a newer nvfp4ctl's, where this one's would be
+    third = _tune(*args)
+    assert third.exit_code == 0, third.output
+    flat = " ".join(third.output.split())
+    assert "warning: " in flat and "resume state of a newer nvfp4ctl (format 3, this one reads 2 and earlier)" in flat
+    assert "reused:" not in third.output and "Traceback" not in third.output
+    assert path.read_text() == newer
