@@ -260,6 +260,9 @@ def tune(knobs: KernelKnobs, start: dict[Shape, Config], table: DispatchTable | 
               shipped_row(knobs) if knobs.shipped_is_start else f"{shipped_label(knobs)} and start")
     report.search = coordinate_descent(knobs, start, evaluator, settings,
                                        rematch=evaluator.rematch if evaluator.gpu_pool is not None else None)
+    # finished before the table is written: a table that cannot be written (made read-only meanwhile, its
+    # lock held) ends the run with the search done, and a rerun reuses it rather than "resumes" it
+    evaluator.state.finish(stopped_by_budget_s=settings.budget_s if report.search.stopped else None)
     if knobs.dispatch is None or table is None:
         report.table_note = f"{knobs.source.name} names no dispatch file (`// nvfp4ctl:dispatch file=NAME`): winners not written"
     else:

@@ -224,6 +224,6 @@ def execute(run: TuneRun, timing: TimingSettings, budget_s: float | None, rounds
                 report.gpu = gpu_pool.gpu or run.gpu_name
                 report.gpu_busy_s = dict(gpu_pool.busy_s)
                 report.stolen = gpu_pool.stolen
-    # not reached when interrupted: the file stays an interrupted run's
-    state.finish(stopped_by_budget_s=budget_s if report.search is not None and report.search.stopped else None)
+    if run.compile_only:  # not reached when interrupted: the file stays an interrupted run's
+        state.finish()  # (a timed tune marks it itself once its search is done, before it writes the table)
     return report

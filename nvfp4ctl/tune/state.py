@@ -82,6 +82,8 @@ class TuneState:
         self._recorded = False  # this run saved a result of its own
         self._migrate = False  # the results found are in an earlier format's file: a finish writes them here
         self._writable = True  # False over a newer nvfp4ctl's file, which is not this one's to replace
+        self._finished = False  # finish() marked the run: its search was done
+        self._stopped_by_budget_s: float | None = None  # finish()'s
         if fresh:
             return
         for found_at, found_key in ((path, key), *earlier):
@@ -166,6 +168,7 @@ class TuneState:
         --budget that stopped its search before it was done, if one did. A run that saved nothing of
         its own keeps the time of the results it found."""
         with self._lock:
+            self._finished, self._stopped_by_budget_s = True, stopped_by_budget_s
             if self._recorded:
                 self._write(finished=True, saved_at=_now(), stopped_by_budget_s=stopped_by_budget_s)
             elif self.saved_run is not None and (self._migrate or not self.saved_run.finished
@@ -173,9 +176,12 @@ class TuneState:
                 self._write(finished=True, saved_at=self.saved_run.saved_at, stopped_by_budget_s=stopped_by_budget_s)
 
     def _save(self) -> None:
-        # a result saved unmarks the file: this run left it, and may yet be interrupted
+        # A result saved before the run is marked finished unmarks the file: this run left it, and may yet
+        # be interrupted. One saved after (the shipped build, built again to time the new table) keeps the
+        # mark: the search it belongs to was done.
         self._recorded = True
-        self._write(finished=False, saved_at=_now())
+        self._write(finished=self._finished, saved_at=_now(),
+                    stopped_by_budget_s=self._stopped_by_budget_s if self._finished else None)
 
     def _write(self, finished: bool, saved_at: str | None, stopped_by_budget_s: float | None = None) -> None:
         if not self._writable:

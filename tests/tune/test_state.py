@@ -204,3 +204,13 @@ def test_a_state_of_a_newer_format_is_left_alone_with_a_note(tmp_path: Path, whe
     else:  # this run's own file is its own
         assert TuneState.in_cache(cache, key).resumed == 1
 
+
+def test_a_result_saved_after_the_run_was_marked_finished_keeps_the_mark(tmp_path: Path) -> None:
+    """The shipped build, built again to time the new table after the search, unmarked the file."""
+    path = tmp_path / "state.json"
+    state = TuneState(path, "k")
+    state.record("LIVE=8", SHAPE, Measurement(OK, us=10.0))
+    state.finish(stopped_by_budget_s=60.0)
+    state.record_build("current table", BuildResult(OK, registers=100))
+    saved = _reloaded(path).saved_run
+    assert saved is not None and saved.finished is True and saved.stopped_by_budget_s == 60.0

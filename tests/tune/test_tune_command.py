@@ -316,7 +316,8 @@ STAMP = r"\d{4}-\d\d-\d\d \d\d:\d\d UTC"
 
 
 def _interrupted_after(monkeypatch: pytest.MonkeyPatch, step: str) -> None:
-    """session's `step` (tune, compile_only) runs whole, then Ctrl-C arrives before the run ends."""
+    """session's `step` (compile_only, or the timed search: coordinate_descent) runs whole, then Ctrl-C
+    arrives before the run ends."""
     from nvfp4ctl.tune import session
 
     real = getattr(session, step)
@@ -338,7 +339,7 @@ def test_a_finished_run_is_reused_an_interrupted_one_resumed(tiny_copy: Path, tm
     monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
     args = ("--kernel", str(tiny_copy), "--shapes", "benchmarks", "--no-write")
     with monkeypatch.context() as patch:
-        _interrupted_after(patch, "tune")
+        _interrupted_after(patch, "coordinate_descent")
         cut = _tune(*args)
     assert cut.exit_code == 130, cut.output
     resumed = _tune(*args)
@@ -415,6 +416,39 @@ def test_a_run_stopped_by_its_budget_is_resumed_as_such(tiny_copy: Path, tmp_pat
     whole = _tune(*args, "--json")  # the rerun's search got to its end: a finished run's results now
     document = json.loads(whole.stdout[whole.stdout.index("{"):])
     assert document["resumed_from"]["finished"] is True and document["resumed_from"]["stopped_by_budget_s"] is None
+
+
+def test_a_run_whose_table_could_not_be_written_is_reused_not_resumed(tiny_copy: Path, tmp_path: Path,
+                                                                      fake_gpus: None,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its search was done, but the table, made read-only meanwhile, stopped the run before it was marked
+    finished: the rerun said "resumed: ... from an interrupted run"."""
+    import re
+
+    from nvfp4ctl.tune import session
+
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
+    dispatch = tiny_copy.with_name("tiny_dispatch.cuh").resolve()
+    before = dispatch.read_text()
+    real = session.coordinate_descent
+
+    def search_then_table_made_read_only(*args, **kwargs):
+        outcome = real(*args, **kwargs)
+        dispatch.chmod(0o444)
+        return outcome
+
+    args = ("--kernel", str(tiny_copy), "--shapes", "benchmarks")
+    with monkeypatch.context() as patch:
+        patch.setattr(session, "coordinate_descent", search_then_table_made_read_only)
+        refused = _tune(*args)
+    assert refused.exit_code == 2, refused.output
+    assert "tiny_dispatch.cuh is read-only: the winners were not written" in refused.output
+    assert dispatch.read_text() == before  # the key of the state is the same
+    dispatch.chmod(0o644)
+    again = _tune(*args, "--no-write")
+    assert again.exit_code == 0, again.output
+    assert re.search(rf"reused: \d+ \(candidate, shape\) results from a finished run, saved {STAMP}", again.output), again.output
+    assert "interrupted" not in again.output
 
 
 def test_a_state_file_of_format_1_is_reused_and_its_successor_written(tiny_copy: Path, tmp_path: Path,
