@@ -175,23 +175,29 @@ def test_what_counts_as_the_sources_own_failure() -> None:
 def test_a_compile_only_progress_total_is_the_builds_it_makes(tiny_copy: Path, tmp_path: Path) -> None:
     """Its bar advances once per build; its total counted (candidate, shape) pairs, so a tiny tune's bar
     stopped at 4/10 (shapes with one start share their builds)."""
-    from nvfp4ctl.tune.session import compile_only
-    from nvfp4ctl.tune.setup import TuneRun
-
     knobs = discover(tiny_copy)
     shapes = [SHORT_K, LONG_K, (256, 7168, 16384, 1)]  # the third has no table entry: the declared defaults
     table = read_table(knobs.dispatch, knobs)
+    run, report, steps = _compile_only(tiny_copy, knobs, shapes, table, fake_compile, tmp_path)
+    assert run.progress_total(1) == sum(steps) == len(report.builds)
+
+
+def _compile_only(source: Path, knobs, shapes, table, compile_fn, tmp_path: Path):
+    """(the run, its report, the progress steps) of a compile-only tune of `source` from its start."""
+    from nvfp4ctl.tune.session import compile_only
+    from nvfp4ctl.tune.setup import TuneRun
+
     cases = {s: Case(*s, seed=1111) for s in shapes}
-    run = TuneRun(source=tiny_copy, label=tiny_copy.name, chosen_by="--kernel", arch="sm_90a", knobs=knobs,
+    run = TuneRun(source=source, label=source.name, chosen_by="--kernel", arch="sm_90a", knobs=knobs,
                   table=table, task=None, cases=cases, device="cpu", gpus=[], compile_only=True, timeout_s=10,
                   gpu_name="none")
     steps: list[int] = []
     report = TuneReport(knobs=knobs, shapes=shapes, compile_only=True)
-    with CompilePool(tiny_copy, "sm_90a", compile_fn=fake_compile, executor=ThreadPoolExecutor(2)) as builds:
+    with CompilePool(source, "sm_90a", compile_fn=compile_fn, executor=ThreadPoolExecutor(2)) as builds:
         evaluator = Evaluator(builds, None, TuneState(tmp_path / "state.json", "k"), cases, report,
                               lambda _, done: steps.append(done))
         compile_only(knobs, start_configs(knobs, shapes, table), evaluator)
-    assert run.progress_total(1) == sum(steps) == len(report.builds)
+    return run, report, steps
 
 
 def test_a_spilling_build_says_its_spills_as_the_spills_column_counts_them(monkeypatch) -> None:
@@ -278,8 +284,7 @@ def test_a_kernel_without_a_table_builds_and_times_its_defaults_once(tiny_withou
     """Its build without -D ("kernel's defaults") and the start (the same values as -D) were built,
     timed and listed apart: one compile and one row too many, where nothing tells them apart."""
     from nvfp4ctl.tune.render import compile_table, ranked_table
-    from nvfp4ctl.tune.session import CURRENT, compile_only
-    from nvfp4ctl.tune.setup import TuneRun
+    from nvfp4ctl.tune.session import CURRENT
 
     knobs = discover(tiny_without_table)
     cases = {s: Case(*s, seed=1111) for s in SHAPES}
@@ -290,15 +295,7 @@ def test_a_kernel_without_a_table_builds_and_times_its_defaults_once(tiny_withou
         built.append(defines)
         return fake_compile(source, arch, defines)
 
-    run = TuneRun(source=tiny_without_table, label="tiny_knobs.cu", chosen_by="--kernel", arch="sm_90a", knobs=knobs,
-                  table=None, task=None, cases=cases, device="cpu", gpus=[], compile_only=True, timeout_s=10,
-                  gpu_name="none")
-    steps: list[int] = []
-    report = TuneReport(knobs=knobs, shapes=SHAPES, compile_only=True)
-    with CompilePool(tiny_without_table, "sm_90a", compile_fn=recording_compile, executor=ThreadPoolExecutor(2)) as builds:
-        evaluator = Evaluator(builds, None, TuneState(tmp_path / "c.json", "k"), cases, report,
-                              lambda _, done: steps.append(done))
-        compile_only(knobs, start, evaluator)
+    run, report, steps = _compile_only(tiny_without_table, knobs, SHAPES, None, recording_compile, tmp_path)
     assert sorted(built) == sorted([(), start[SHORT_K].with_value("TINY_SPLIT", 2).defines(),
                                     start[SHORT_K].with_value("TINY_LIVE", 256).defines()])
     assert [row[:2] for row in compile_table(report)[1]] == [
