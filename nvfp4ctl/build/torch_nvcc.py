@@ -105,7 +105,8 @@ def _without_includes(tokens: list[str]) -> tuple[list[str], list[str]]:
 
 def _torch_own(tokens: list[str]) -> list[str]:
     """torch's leading flags less its arch (the build's gencode decides it) and `-ccbin $CC` (the
-    machine's own host compiler, as nvcc picks it; $CC is not in the cache key)."""
+    machine's own host compiler, as nvcc picks it; $CC is not in the cache key). The probe runs without
+    $CC (_probe_settings), so torch writes none: dropped here should a release take it from elsewhere."""
     kept: list[str] = []
     skip = False
     for token in tokens:
@@ -124,22 +125,27 @@ def _probe_settings(cpp_extension: Any) -> Iterator[None]:
     torch reads once, on import, from the environment or the PATH: where it found none, the toolkit the
     build runs (toolchain.cuda_home), as the build's nvcc runs with CUDA_HOME set to it. An arch list:
     older releases' writer calls _get_cuda_arch_flags() without the flags, which reads it (else the
-    visible GPUs, warning where there are none); the arch it gives is dropped (_torch_own). Warnings
-    concern a build that is never run."""
-    saved_home, saved_arch = cpp_extension.CUDA_HOME, os.environ.get("TORCH_CUDA_ARCH_LIST")
+    visible GPUs, warning where there are none); the arch it gives is dropped (_torch_own). No $CC: torch
+    writes `-ccbin $CC` unquoted into the file, so a CC of several words ("ccache gcc", "gcc -m64")
+    cannot be split back out of it, and the build leaves the host compiler to nvcc. Warnings concern a
+    build that is never run."""
+    saved_home = cpp_extension.CUDA_HOME
+    saved_environment = {variable: os.environ.get(variable) for variable in ("TORCH_CUDA_ARCH_LIST", "CC")}
     if saved_home is None:
         cpp_extension.CUDA_HOME = str(toolchain.cuda_home())
     os.environ["TORCH_CUDA_ARCH_LIST"] = "9.0"
+    os.environ.pop("CC", None)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             yield
     finally:
         cpp_extension.CUDA_HOME = saved_home
-        if saved_arch is None:
-            os.environ.pop("TORCH_CUDA_ARCH_LIST", None)
-        else:
-            os.environ["TORCH_CUDA_ARCH_LIST"] = saved_arch
+        for variable, value in saved_environment.items():
+            if value is None:
+                os.environ.pop(variable, None)
+            else:
+                os.environ[variable] = value
 
 
 def _from_public_api(name: str, user_flags: Sequence[str], reason: str) -> TorchNvccFlags:

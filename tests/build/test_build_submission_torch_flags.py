@@ -136,3 +136,17 @@ def test_an_entry_of_the_earlier_command_is_not_served(tmp_path: Path, monkeypat
     monkeypatch.setattr(submission_build, "COMMAND_LAYOUT", layout)
     assert runner.invoke(app, ["build", str(submission), "--arch", "sm_100a"]).exit_code == 0
     assert compiled == ["modern.cu"] * 2
+
+
+@pytest.mark.parametrize("host_compiler", ["ccache gcc", "/usr/bin/gcc -m64", "gcc"])
+def test_a_host_compiler_of_several_words_leaves_nothing_of_itself_in_the_command(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, host_compiler: str) -> None:
+    """torch writes `-ccbin $CC` unquoted into its ninja file: with CC="ccache gcc" a lone `gcc` reached
+    nvcc ("A single input file is required for a non-link phase") and every submission build failed.
+    The probe runs without $CC, and puts it back after."""
+    monkeypatch.setenv("CC", host_compiler)
+    command = _command(tmp_path, repr("-O3"))
+    assert "-ccbin" not in command
+    assert not set(host_compiler.split()) & set(command), command
+    assert torch_nvcc.fallback_note() is None
+    assert submission_build.os.environ["CC"] == host_compiler
