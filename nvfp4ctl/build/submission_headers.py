@@ -84,26 +84,33 @@ def checkout_stamp(folder: Path) -> str:
 
 def flag_include_folders(flags: Sequence[str]) -> list[Path]:
     """The absolute folders extra_cuda_cflags add to the include search, in nvcc's search order: every
-    `-I DIR` / `-IDIR` / `--include-path[=| ]DIR`, then every `-isystem DIR` / `-isystemDIR` /
-    `--system-include[=| ]DIR` (searched after all -I folders, whatever the order on the line). A
-    relative one is read against the compiler's working folder, torch's build folder on the
+    -I folder, then every -isystem one (searched after all -I folders, whatever the order on the line).
+    A relative one is read against the compiler's working folder, torch's build folder on the
     leaderboard: no header of the submission's is found through it."""
-    included = _flag_folders(flags, "-I", "--include-path")
-    system = _flag_folders(flags, "-isystem", "--system-include")
+    included = _flag_folders(flags, ("-I", "--include-path"), glued="-I")
+    system = _flag_folders(flags, ("-isystem", "--system-include"), glued=None)
     return [Path(folder.strip()) for folder in [*included, *system] if os.path.isabs(folder.strip())]
 
 
-def _flag_folders(flags: Sequence[str], short: str, long: str) -> list[str]:
-    """The folders of `SHORT DIR`, `SHORTDIR`, `LONG DIR` and `LONG=DIR` in flags, in order."""
+def _flag_folders(flags: Sequence[str], names: Sequence[str], glued: str | None) -> list[str]:
+    """The folders an option of `names` gives in flags, in order, spelled as nvcc 13.0 accepts them:
+    `NAME DIR` and `NAME=DIR` for each name, and `GLUEDDIR` (-IDIR; -I=DIR is DIR too). -isystemDIR is
+    refused by nvcc ("Unknown option"): the build fails, so it names no folder. A value is a
+    comma-separated list, as nvcc splits it (-I a,b is two folders); a separate value is taken as it
+    is (-I =DIR names the folder "=DIR")."""
     folders: list[str] = []
     for index, flag in enumerate(flags):
         flag = flag.strip()
-        if flag in (short, long):
-            folders += flags[index + 1:index + 2]
-        elif flag.startswith(f"{long}="):
-            folders.append(flag.removeprefix(f"{long}="))
-        elif flag.startswith(short):
-            folders.append(flag.removeprefix(short))
+        joined = next((flag.removeprefix(f"{name}=") for name in names if flag.startswith(f"{name}=")), None)
+        if flag in names:
+            values = flags[index + 1:index + 2]
+        elif joined is not None:
+            values = [joined]
+        elif glued is not None and flag.startswith(glued):
+            values = [flag.removeprefix(glued)]
+        else:
+            continue
+        folders += [folder for value in values for folder in value.split(",")]
     return folders
 
 

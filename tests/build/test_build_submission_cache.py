@@ -139,31 +139,23 @@ def test_headers_through_an_include_flag_are_inputs_and_the_toolkits_are_not(tmp
 
 def test_system_include_folders_are_searched_after_the_include_folders(tmp_path: Path) -> None:
     """-isystem in extra_cuda_cflags adds a folder too, searched after every -I one wherever it stands on
-    the line: a header there was not an input, so editing it served the stale build."""
+    the line: a header there was not an input, so editing it served the stale build. Each spelling nvcc
+    13.0 accepts names its folder: -isystem=DIR was read as a relative folder "=DIR" and dropped."""
     from nvfp4ctl.build.submission_headers import flag_include_folders
 
-    system, included, spelled = tmp_path / "system", tmp_path / "included", tmp_path / "spelled"
-    flags = ["-isystem", str(system), f"-isystem{spelled}", f"-I{included}", f"--system-include={spelled}",
-             "-isystem", "relative"]
-    assert flag_include_folders(flags) == [included, system, spelled, spelled]
+    system, included, spelled, listed = tmp_path / "system", tmp_path / "included", tmp_path / "spelled", tmp_path / "listed"
+    flags = ["-isystem", str(system), f"-isystem={spelled}", f"-I={included}", f"--system-include={spelled}",
+             "--system-include", str(system), f"-I{included},{listed}", "--include-path", str(listed),
+             f"--include-path={included}", "-I", str(included), "-isystem", "relative", "-I", f"={included}"]
+    assert flag_include_folders(flags) == [included, included, listed, listed, included, included,
+                                           system, spelled, spelled, system]
 
 
-def test_an_edited_header_from_a_system_include_folder_rebuilds_the_unit(tmp_path: Path, compiles: list[str]) -> None:
-    shadowed, system = tmp_path / "shadowed", tmp_path / "system"
-    shadowed.mkdir()
-    system.mkdir()
-    (shadowed / "tile.cuh").write_text("#define TILE 128\n")
-    (system / "tile.cuh").write_text("#define TILE 64\n")  # found in the -I folder first: not an input
-    (system / "shape.cuh").write_text("#define SHAPE 2\n")
-    submission = tmp_path / "submission.py"
-    submission.write_text(INLINE.replace("INCLUDE", repr(str(shadowed))).replace(
-        '"-gencode=arch=compute_90a,code=sm_90a"', f'"-isystem{system}", "-gencode=arch=compute_90a,code=sm_90a"'))
-    assert _cache_column(submission) == "built"
-    (system / "shape.cuh").write_text("#define SHAPE 4\n")
-    assert _cache_column(submission) == "built"
-    (system / "tile.cuh").write_text("#define TILE 32\n")
-    assert _cache_column(submission) == "hit"
-    assert compiles == ["plain.cu"] * 2
+def test_a_spelling_nvcc_refuses_names_no_folder(tmp_path: Path) -> None:
+    """nvcc 13.0 refuses -isystemDIR and --system-includeDIR ("Unknown option"): the build fails there."""
+    from nvfp4ctl.build.submission_headers import flag_include_folders
+
+    assert flag_include_folders([f"-isystem{tmp_path}", f"--system-include{tmp_path}", f"--include-path{tmp_path}"]) == []
 
 
 def _real_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, submission: Path) -> tuple[int, str]:
@@ -176,6 +168,27 @@ def _real_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, submission: Pat
     result = runner.invoke(app, ["build", str(submission)])
     row = next((line for line in result.output.splitlines() if ".cu: k" in line), None)
     return result.exit_code, row.rstrip(" │").split("│")[-1].strip() if row else " ".join(result.output.split())
+
+
+@pytest.mark.parametrize("spelling", ["-isystem=", "--system-include="])
+def test_an_edited_header_from_a_system_include_folder_rebuilds_the_unit(tmp_path: Path, spelling: str,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A real compile, so the spelling is one nvcc accepts (-isystemDIR, which it refuses, passed a
+    test with a stand-in compiler); a header the -I folder shadows is not an input."""
+    shadowed, system = tmp_path / "shadowed", tmp_path / "system"
+    shadowed.mkdir()
+    system.mkdir()
+    (shadowed / "tile.cuh").write_text("#define TILE 128\n")
+    (system / "tile.cuh").write_text("#define TILE 64\n")  # found in the -I folder first: not an input
+    (system / "shape.cuh").write_text("#define SHAPE 2\n")
+    submission = tmp_path / "submission.py"
+    submission.write_text(INLINE.replace("INCLUDE", repr(str(shadowed))).replace(
+        '"-gencode=arch=compute_90a,code=sm_90a"', f'"{spelling}{system}", "-gencode=arch=compute_90a,code=sm_90a"'))
+    assert _real_build(tmp_path, monkeypatch, submission) == (0, "built")
+    (system / "shape.cuh").write_text("#define SHAPE 4\n")
+    assert _real_build(tmp_path, monkeypatch, submission) == (0, "built")
+    (system / "tile.cuh").write_text("#define TILE 32\n")
+    assert _real_build(tmp_path, monkeypatch, submission) == (0, "hit")
 
 
 def test_a_submission_header_named_like_one_of_torchs_is_the_submissions(tmp_path: Path,
