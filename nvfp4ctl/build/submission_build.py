@@ -9,7 +9,8 @@ them into its ninja file (torch_nvcc: COMMON_NVCC_FLAGS, the extension defines, 
 where the flags name none), the arch's -gencode when the flags name none, and `-Xptxas -v` for the
 resource report. Include folders are laid out as torch's ninja file lays them out
 (_write_ninja_file_to_build_library): extra_include_paths as -I, torch's, the toolkit's and Python's
-as -isystem, and no -I for a load() file's folder.
+as -isystem, and no -I for a load() file's folder. CUTLASS, which torch never adds, only where the
+submission's own folders bring none, searched after all of them.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from nvfp4ctl.build.compile import BUILD_TIMEOUT_S
 from nvfp4ctl.build.compiler_errors import display_path, first_error
 from nvfp4ctl.build.report import REPORT_FILE, BuildReport
 from nvfp4ctl.build.sources import NO_TENSOR_OP, marks_in
-from nvfp4ctl.build.submission_headers import checkout_stamp, flag_include_folders, header_digests
+from nvfp4ctl.build.submission_headers import checkout_stamp, flag_include_folders, header_digests, supplies_cutlass
 from nvfp4ctl.build.submission_sources import ARCH_FLAG, Extension, SubmissionSources
 from nvfp4ctl.errors import UsageError
 
@@ -38,7 +39,8 @@ PRELUDE = "#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h
 # _command's layout, in the key: an entry built with an earlier one (torch's folders as -I ahead of the
 # submission's, a load() file's folder as -I, -std=c++17 where torch gives c++20) may hold a build that
 # reads other headers or now fails. Torch's own flags follow from its version, which the key holds.
-COMMAND_LAYOUT = 4
+# 5: CUTLASS as -isystem after every folder of the submission's, and none where it brings its own.
+COMMAND_LAYOUT = 5
 _USES_CUTLASS = ("#include <cute/", "#include <cutlass/", '#include "cute/', '#include "cutlass/')
 
 
@@ -86,7 +88,8 @@ def _command(extension: Extension, unit: Path, arch: str, code: str, folder: Pat
     "x.cuh"` still finds x.cuh beside the file, as nvcc always looks there, but `#include <x.cuh>` does
     not. After the submission's flags, what torch appends to them: the C++ standard where they name
     none, which torch changes between releases (c++17, then c++20): a fixed one failed kernels that
-    build on the leaderboard."""
+    build on the leaderboard. Last, for code that includes CUTLASS, the machine's CUTLASS as -isystem,
+    unless the submission's own folders bring one (_adds_cutlass)."""
     user = list(extension.cuda_flags)
     torch = torch_nvcc.extension_flags(extension.name, tuple(user), flags.gencode(arch))
     command = [str(toolchain.nvcc_path()), "-c", str(unit), "-o", str(folder / f"{unit.stem}.o"),
@@ -97,9 +100,11 @@ def _command(extension: Extension, unit: Path, arch: str, code: str, folder: Pat
     if not any(ARCH_FLAG.search(flag) for flag in user):
         command.append(flags.gencode(arch))
     command += [*user, *torch.trailing, *flags.REPORT_FLAGS]
-    # torch adds no CUTLASS: after the submission's own -I flags, which name its checkout when it brings one
-    if _uses_cutlass(code):
-        command += [f"-I{path}" for path in cutlass_includes()]
+    if _adds_cutlass(code, extension):
+        # last of the -isystem folders, searched after every folder of the submission's: as -I it came
+        # before them all, and a checkout named by -isystem was keyed but the wheel's headers compiled
+        for path in cutlass_includes():
+            command += ["-isystem", str(path)]
     return command
 
 
@@ -116,7 +121,9 @@ def _key(code: str, extension: Extension, arch: str, unit: Path | None = None) -
     search = [*(Path(folder) for folder in extension.include_paths), *flag_include_folders(extension.cuda_flags)]
     headers = header_digests(code, unit.parent if unit is not None else None, search)
     torch = toolchain.torch_build()
-    cutlass = _cutlass_in_key() if _uses_cutlass(code) else None  # _command adds it to these units only
+    # the machine's CUTLASS, which _command adds unless the submission brings its own (that one counts
+    # through `headers`); kept then too, as a toolchain folder it may name (the wheel's) counts by this alone
+    cutlass = _cutlass_in_key() if _uses_cutlass(code) else None
     material = {"code": hashlib.sha256(code.encode()).hexdigest(), "extension": extension.name,
                 "cuda_flags": list(extension.cuda_flags),
                 "include_paths": [str(path) for path in extension.include_paths], "headers": headers, "arch": arch,
@@ -128,6 +135,15 @@ def _key(code: str, extension: Extension, arch: str, unit: Path | None = None) -
 
 def _uses_cutlass(code: str) -> bool:
     return any(marker in code for marker in _USES_CUTLASS)
+
+
+def _adds_cutlass(code: str, extension: Extension) -> bool:
+    """Whether _command adds $CUTLASS_PATH's or the wheel's CUTLASS: for code that includes CUTLASS,
+    unless the submission's own include folders (extra_include_paths, the flags' -I and -isystem) bring
+    a cute/ or cutlass/ tree. torch adds none on the leaderboard: a submission that brings its own
+    compiles with its own alone, one that relies on the machine's gets this machine's."""
+    own = [*(Path(folder) for folder in extension.include_paths), *flag_include_folders(extension.cuda_flags)]
+    return _uses_cutlass(code) and not supplies_cutlass(own)
 
 
 def _cutlass_in_key() -> list[str] | str | None:

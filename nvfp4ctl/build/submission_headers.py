@@ -114,6 +114,11 @@ def _flag_folders(flags: Sequence[str], names: Sequence[str], glued: str | None)
     return folders
 
 
+def supplies_cutlass(folders: Sequence[Path]) -> bool:
+    """Whether one of folders holds a cute/ or cutlass/ tree: the submission brings its own CUTLASS."""
+    return any((folder / tree).is_dir() for folder in folders for tree in _CUTLASS_TREES)
+
+
 def _cutlass_checkout(name: str, folders: Sequence[Path]) -> Path | None:
     """The include folder a CUTLASS/CuTe header is found in when it is the submission's own checkout;
     None for the toolchain's (the wheel, $CUTLASS_PATH: their versions are in the key) or none found."""

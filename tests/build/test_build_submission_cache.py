@@ -289,3 +289,59 @@ def test_a_unit_without_cutlass_ignores_the_cutlass_checkout(tmp_path: Path, com
     assert _cache_column(submission) == "built"
     _update_in_place(header, "#define CUTE_TILE 256\n")
     assert _cache_column(submission) == "hit"
+
+
+CUTE_INLINE = '''from torch.utils.cpp_extension import load_inline
+CUDA = r"""// nvfp4ctl: no-tensor-op
+#include <cute/config.hpp>
+__global__ void k(float* p) { p[0] = 1.0f; }
+"""
+m = load_inline(name="plain", cpp_sources="", cuda_sources=CUDA, extra_include_paths=INCLUDES,
+                extra_cuda_cflags=FLAGS + ["-gencode=arch=compute_90a,code=sm_90a"])
+'''
+
+
+def _cute_submission(tmp_path: Path, includes: list[str], cuda_flags: list[str]) -> Path:
+    submission = tmp_path / "submission.py"
+    submission.write_text(CUTE_INLINE.replace("INCLUDES", repr(includes)).replace("FLAGS", repr(cuda_flags)))
+    return submission
+
+
+@pytest.mark.parametrize("naming", ["-isystem", "-isystem=", "-I", "extra_include_paths"])
+def test_a_cutlass_checkout_of_the_submissions_is_the_one_compiled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  naming: str) -> None:
+    """The machine's CUTLASS was added as -I, which nvcc searches before every -isystem folder: a
+    checkout named by -isystem was keyed but the wheel's headers compiled. torch adds no CUTLASS on
+    the leaderboard, so the checkout's own headers (here one that refuses to compile) are the ones."""
+    from nvfp4ctl.build import toolchain
+
+    if not (os.environ.get("CUTLASS_PATH") or toolchain.cutlass_root()):
+        pytest.skip("no CUTLASS on this machine to be compiled in the checkout's place")
+    checkout = tmp_path / "checkout" / "include"
+    (checkout / "cute").mkdir(parents=True)
+    (checkout / "cute" / "config.hpp").write_text('#error "the submission\'s own CuTe"\n')
+    flags = {"-isystem": ["-isystem", str(checkout)], "-isystem=": [f"-isystem={checkout}"], "-I": [f"-I{checkout}"],
+             "extra_include_paths": []}[naming]
+    includes = [str(checkout)] if naming == "extra_include_paths" else []
+    exit_code, output = _real_build(tmp_path, monkeypatch, _cute_submission(tmp_path, includes, flags))
+    assert exit_code == 1 and "the submission's own CuTe" in output, output
+
+
+def test_the_machines_cutlass_is_searched_after_every_folder_of_the_submissions(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A submission whose folders bring no CUTLASS relies on the machine's: added last, as -isystem."""
+    from nvfp4ctl.build import toolchain
+
+    if not (os.environ.get("CUTLASS_PATH") or toolchain.cutlass_root()):
+        pytest.skip("no CUTLASS on this machine")
+    own = tmp_path / "own"
+    own.mkdir()
+    submission = _cute_submission(tmp_path, [], ["-isystem", str(own)])
+    (extension,) = find_sources(submission).extensions
+    code = extension.cuda_text
+    command = submission_build._command(extension, tmp_path / "plain.cu", "sm_90a", code, tmp_path)
+    machines = [str(path) for path in submission_build.cutlass_includes()]
+    assert not [flag for flag in command if flag.startswith("-I") and flag[2:] in machines]
+    assert command[-2 * len(machines):] == [word for path in machines for word in ("-isystem", path)]
+    assert command.index(str(own)) < command.index(machines[0])
+    assert _real_build(tmp_path, monkeypatch, submission) == (0, "built")
