@@ -199,12 +199,18 @@ class _Evaluator:
                     text.append(str(constant))
             return [Piece("".join(text), node.lineno)]
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-            left, right = self.pieces(node.left, before, depth + 1), self.pieces(node.right, before, depth + 1)
-            if left is None or right is None:
-                return None
-            if self._is_sequence(node.left, before):  # [a] + [b]: two elements, not one string
-                return left + right
-            return left + [replace(piece, joined=True) if index == 0 else piece for index, piece in enumerate(right)]
+            # a + b + c nests on the left, one level a term: walked as one chain, so a source of
+            # hundreds of concatenated strings is read at the depth of one
+            terms = _added_terms(node)
+            out = self.pieces(terms[0], before, depth + 1)
+            sequence = self._is_sequence(terms[0], before)  # [a] + [b]: two elements, not one string
+            for term in terms[1:]:
+                right = self.pieces(term, before, depth + 1)
+                if out is None or right is None:
+                    return None
+                out += right if sequence else [replace(piece, joined=True) if index == 0 else piece
+                                               for index, piece in enumerate(right)]
+            return out
         if isinstance(node, (ast.List, ast.Tuple)):
             out: list[Piece] = []
             for element in node.elts:
@@ -227,7 +233,7 @@ class _Evaluator:
         if isinstance(node, (ast.List, ast.Tuple)):
             return True
         if isinstance(node, ast.BinOp) and depth < 20:
-            return self._is_sequence(node.left, before, depth + 1)
+            return self._is_sequence(_added_terms(node)[0], before, depth + 1)
         if isinstance(node, ast.Name) and depth < 20 and (bound := self._bound(node.id, before)):
             return self._is_sequence(bound[1], bound[0], depth + 1)
         return False
@@ -264,6 +270,36 @@ class _Evaluator:
         return [piece.text for piece in pieces] if pieces is not None else []
 
 
+def _added_terms(node: ast.BinOp) -> list[ast.AST]:
+    """The terms of a chain of + (a + b + c: [a, b, c]), read without recursion; a parenthesised
+    right-hand term (a + (b + c)) is one term."""
+    terms: list[ast.AST] = []
+    left: ast.AST = node
+    while isinstance(left, ast.BinOp) and isinstance(left.op, ast.Add):
+        terms.append(left.right)
+        left = left.left
+    terms.append(left)
+    return terms[::-1]
+
+
+def _shown(node: ast.AST, limit: int = 60) -> str:
+    """An expression as written, shortened to one short line: a chain of + term by term, as far as
+    the line goes (ast.unparse recurses, and a chain of thousands of terms exceeds the limit)."""
+    terms = _added_terms(node) if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) else [node]
+    text = ""
+    for index, term in enumerate(terms):
+        try:
+            part = ast.unparse(term)
+        except RecursionError:
+            part = "…"
+        part = f"({part})" if index and isinstance(term, ast.BinOp) and isinstance(term.op, ast.Add) else part
+        text = f"{text} + {part}" if index else part
+        if len(text) > limit:
+            break
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
 def _call_name(node: ast.Call) -> str:
     func = node.func
     if isinstance(func, ast.Attribute):
@@ -292,6 +328,10 @@ def find_sources(path: Path) -> SubmissionSources:
         raise UsageError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
     except SyntaxError as error:
         raise UsageError(f"{path}:{error.lineno}: not valid Python ({error.msg})") from error
+    except (RecursionError, MemoryError) as error:  # Python's parser gives up on a very deep expression
+        raise UsageError(f"{path}: an expression is nested too deeply for Python's parser ({error}): build reads the"
+                         " sources without running the file and cannot read this one (python cannot compile it"
+                         " either); join fewer terms with +, or give the pieces as a list") from None
     evaluator = _Evaluator(tree)
     extensions = []
     for node in ast.walk(tree):
@@ -309,7 +349,7 @@ def find_sources(path: Path) -> SubmissionSources:
                     continue
                 pieces = evaluator.pieces(value, node.lineno)
                 if pieces is None and attr == "cuda":
-                    extension.unreadable = (value.lineno, f"cuda_sources `{ast.unparse(value)}`")
+                    extension.unreadable = (value.lineno, f"cuda_sources `{_shown(value)}`")
                 elif pieces is None:
                     extension.notes.append(f"line {node.lineno}: {attr}_sources is not a static string expression")
                 else:
@@ -320,7 +360,7 @@ def find_sources(path: Path) -> SubmissionSources:
             value = _keyword(node, "sources", 1)
             pieces = evaluator.pieces(value, node.lineno) if value is not None else []
             if pieces is None:
-                extension.unreadable = (value.lineno, f"sources `{ast.unparse(value)}`")
+                extension.unreadable = (value.lineno, f"sources `{_shown(value)}`")
             extension.files.extend(_source_file(piece.text, path.parent) for piece in pieces or [])
         extension.cuda_flags = evaluator.strings(_keyword(node, "extra_cuda_cflags"), node.lineno)
         extension.cpp_flags = _cpp_flags(node, name, evaluator)

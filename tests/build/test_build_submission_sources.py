@@ -167,3 +167,45 @@ def test_functions_a_header_or_a_using_declaration_may_declare_are_not_judged(tm
 def test_torch_includes_and_type_aliases_do_not_hide_an_undeclared_function(tmp_path: Path, cpp: str) -> None:
     """Most cpp_sources include <torch/extension.h>; that (or a type alias) declares none of the user's names."""
     assert _undeclared(tmp_path, cpp, ["gemm"]) == ["gemm"]
+
+
+def _concatenation(tmp_path: Path, terms: int, first: str = '"// nvfp4ctl: no-tensor-op\\n"') -> Path:
+    """A submission whose cuda_sources is `terms` strings joined with +, inline in the call."""
+    submission = tmp_path / "submission.py"
+    chain = " + ".join([first, *['"__global__ void k(int* p) { p[0] = 1; }\\n"'] * (terms - 1)])
+    submission.write_text("from torch.utils.cpp_extension import load_inline\n"
+                          f'm = load_inline(name="long", cpp_sources="", cuda_sources={chain})\n')
+    return submission
+
+
+@pytest.mark.parametrize("terms", [25, 2000])
+def test_a_long_concatenation_is_read_whole(tmp_path: Path, terms: int) -> None:
+    """Each + was a level of recursion, and past 20 the sources were 'not a static string expression'."""
+    (extension,) = find_sources(_concatenation(tmp_path, terms)).extensions
+    assert extension.unreadable is None
+    assert extension.cuda_text.count("__global__") == terms - 1 and len(extension.cuda) == terms
+
+
+def test_an_expression_too_deep_for_the_parser_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    """Python's parser gives up on an expression of some thousands of terms (a RecursionError): build
+    said so with a traceback and exit 1."""
+    from typer.testing import CliRunner
+
+    from nvfp4ctl.cli import app
+
+    submission = _concatenation(tmp_path, 20_000)
+    result = CliRunner().invoke(app, ["build", str(submission), "--arch", "sm_90a"])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1, result.output
+    # where a Python's parser says so itself it is a SyntaxError, read as such
+    assert "nested too deeply for Python's parser" in result.output or "not valid Python" in result.output
+    assert not isinstance(result.exception, RecursionError)
+
+
+def test_a_long_expression_that_is_not_static_is_named_shortly(tmp_path: Path) -> None:
+    """The error names the expression in one short line; ast.unparse of 2000 terms was a RecursionError."""
+    (extension,) = find_sources(_concatenation(tmp_path, 2000, first="load_header()")).extensions
+    assert extension.unreadable is not None
+    line, what = extension.unreadable
+    assert what.startswith("cuda_sources `load_header() + '__global__ void k(") and what.endswith("…`")
+    assert len(what) == len("cuda_sources ``") + 60
