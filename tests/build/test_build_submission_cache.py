@@ -5,14 +5,13 @@ found where torch's load_inline finds them on the leaderboard."""
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from nvfp4ctl.build import submission_build
-from nvfp4ctl.build.submission_sources import Extension, find_sources
+from nvfp4ctl.build.submission_sources import find_sources
 from nvfp4ctl.cli import app
 
 runner = CliRunner()
@@ -35,22 +34,6 @@ LOAD = '''from torch.utils.cpp_extension import load
 m = load(name="filed", sources=["k.cu"], extra_include_paths=[INCLUDE],
          extra_cuda_cflags=["-gencode=arch=compute_90a,code=sm_90a"])
 '''
-
-
-@pytest.fixture()
-def compiles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The units compiled, by a stand-in for nvcc that succeeds and leaves no object behind."""
-    compiled: list[str] = []
-
-    def command(extension: Extension, unit: Path, arch: str, code: str, folder: Path) -> list[str]:
-        compiled.append(unit.name)
-        return [sys.executable, "-c", "pass"]
-
-    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(submission_build, "_command", command)
-    monkeypatch.setattr(submission_build.resources, "dump_sass", lambda binary: None)
-    monkeypatch.setenv("COLUMNS", "200")
-    return compiled
 
 
 def _cache_column(submission: Path) -> str:
