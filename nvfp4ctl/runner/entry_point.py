@@ -118,8 +118,19 @@ def _own_expressions(node: ast.AST) -> Iterator[ast.AST]:
 
 def _may_bind_dynamically(tree: ast.Module) -> bool:
     """A star import, a `global custom_kernel` in a function, the name as a string (setattr(module,
-    "custom_kernel", ...)) or a call of a binder such as globals(): the text alone cannot say it is missing."""
+    "custom_kernel", ...)), as an attribute (sys.modules[__name__].custom_kernel = ...) or as a match
+    pattern's capture, a call of a binder such as globals(), or a module __getattr__ (PEP 562): the text
+    alone cannot say it is missing."""
+    if any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "__getattr__"
+           for node in _top_level(tree.body)):
+        return True
     for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == ENTRY_POINT:
+            return True
+        if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name == ENTRY_POINT:
+            return True
+        if isinstance(node, ast.MatchMapping) and node.rest == ENTRY_POINT:
+            return True
         if isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names):
             return True
         if isinstance(node, (ast.Global, ast.Nonlocal)) and ENTRY_POINT in node.names:

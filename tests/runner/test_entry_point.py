@@ -81,6 +81,12 @@ def test_a_custom_kernel_inside_a_class_or_function_does_not_count(tmp_path):
     "globals()['custom' + '_kernel'] = print\n",
     "import sys\nsetattr(sys.modules[__name__], 'custom_kernel', print)\n",
     "def install():\n    global custom_kernel\n    custom_kernel = print\n\ninstall()\n",
+    "import sys\nsys.modules[__name__].custom_kernel = print\n",
+    "def __getattr__(name):\n    return print\n",
+    "match print:\n    case _ as custom_kernel:\n        pass\n",
+    "match print:\n    case custom_kernel:\n        pass\n",
+    "match [print]:\n    case [*custom_kernel]:\n        pass\n",
+    "match {}:\n    case {**custom_kernel}:\n        pass\n",
 ])
 def test_any_top_level_binding_or_a_dynamic_one_passes(tmp_path, text):
     refuse_broken_submission(_write(tmp_path, text), "submission.py")
