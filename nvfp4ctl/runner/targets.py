@@ -357,15 +357,21 @@ def _entry_point(module: types.ModuleType, path: Path) -> KernelFn:
     raise UnloadableSubmission(entry_point.not_callable_message(path, shown, kernel))
 
 
+INSTALLED_PACKAGE_FOLDERS = frozenset({"site-packages", "dist-packages"})
+
+
 def _refuse_users_syntax_error(error: SyntaxError, folder: Path) -> None:
     """A SyntaxError in a Python file of the user's (the submission, or a helper beside it that it
-    imports) is their input, said as FILE:LINE; one elsewhere (an installed package) stays as it is."""
+    imports) is their input, said as FILE:LINE; one elsewhere (an installed package, also one in a
+    virtual environment inside the submission's folder) stays as it is."""
     from nvfp4ctl.errors import UnloadableSubmission
 
     if not error.filename:
         return
     file = Path(error.filename).resolve()
-    if file.is_file() and file.is_relative_to(folder.resolve()):
+    if not (file.is_file() and file.is_relative_to(folder.resolve())):
+        return
+    if not INSTALLED_PACKAGE_FOLDERS & set(file.relative_to(folder.resolve()).parts):
         raise UnloadableSubmission(f"{short_path(file)}:{error.lineno or 1}: not valid Python ({error.msg})") from None
 
 

@@ -294,3 +294,19 @@ def test_a_kernels_problem_is_read_once_per_command_and_afresh_by_the_next(monke
     kernel.write_text('#include "nvfp4_dual_gemm_api.h"\n// now a dual GEMM\n')
     assert one_command() == "nvfp4_dual_gemm"
     assert reads.count(kernel) == 1, reads
+
+
+def test_a_syntax_error_of_an_installed_package_in_the_submissions_folder_is_not_the_users(tmp_path: Path) -> None:
+    """A virtual environment inside the submission's folder holds packages the user did not write: a
+    SyntaxError in one is no 'not valid Python' of theirs (exit 2), where one in a helper of theirs is."""
+    from nvfp4ctl.errors import UnloadableSubmission
+    from nvfp4ctl.runner.targets import _refuse_users_syntax_error
+
+    package = tmp_path / ".venv" / "lib" / "python3.11" / "site-packages" / "broken.py"
+    helper = tmp_path / "my_helpers.py"
+    for file in (package, helper):
+        file.parent.mkdir(parents=True, exist_ok=True)
+        file.write_text("def f(:\n")
+    _refuse_users_syntax_error(SyntaxError("invalid syntax", (str(package), 1, 7, "def f(:\n")), tmp_path)
+    with pytest.raises(UnloadableSubmission, match=r"my_helpers.py:1: not valid Python"):
+        _refuse_users_syntax_error(SyntaxError("invalid syntax", (str(helper), 1, 7, "def f(:\n")), tmp_path)
