@@ -118,14 +118,14 @@ class Console:
 
 
 def _table_width(out: RichConsole, table: Table) -> int:
-    """The width to print `table` at: the terminal's; else $COLUMNS, as set; else (a pipe, a file, CI,
-    where rich assumes 80 columns and folded every kernel name) the table's natural width, between 80
-    and PIPED_TABLE_WIDTH."""
+    """The width to print `table` at: the terminal's (rich reads $COLUMNS for it); else $COLUMNS, as set;
+    else (a pipe, a file, CI, where rich assumes 80 columns and folded every kernel name) the table's
+    natural width, between 80 and PIPED_TABLE_WIDTH."""
+    if out.is_terminal:
+        return out.width
     columns = os.environ.get("COLUMNS", "").strip()
     if columns.isdigit() and int(columns) > 0:
         return int(columns)
-    if out.is_terminal:
-        return out.width
     natural = Measurement.get(out, out.options.update(max_width=_UNBOUNDED_WIDTH), table).maximum
     return max(out.width, min(natural, PIPED_TABLE_WIDTH))
 

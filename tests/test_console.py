@@ -16,7 +16,8 @@ def rows() -> list[list[str]]:
     return [[name, "UTCOMMA.2CTA.MXF4NVF4", "168", "0", "227 KB", "140.2 s", "no"] for name in NAMES]
 
 
-def test_a_piped_table_is_printed_whole(capsys) -> None:
+def test_a_piped_table_is_printed_whole(capsys, monkeypatch) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)  # pytest-xdist sets 80
     Console().table(COLUMNS, rows())
     out = capsys.readouterr().out
     assert "…" not in out
@@ -25,7 +26,8 @@ def test_a_piped_table_is_printed_whole(capsys) -> None:
     assert "UTCOMMA.2CTA.MXF4NVF4" in out and "140.2 s" in out
 
 
-def test_a_narrow_terminal_folds_cells_instead_of_cutting_them() -> None:
+def test_a_narrow_terminal_folds_cells_instead_of_cutting_them(monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # a terminal's own width wins over $COLUMNS
     console = Console()
     buffer = io.StringIO()
     console.out = RichConsole(file=buffer, force_terminal=True, width=60, color_system=None, highlight=False)
