@@ -23,6 +23,7 @@ import ast
 import re
 from pathlib import Path
 
+from nvfp4ctl.build.submission_sources import load_source_files
 from nvfp4ctl.preprocessor import live_code
 
 SUBMISSION_NAME = re.compile(r"^submission.*\.py$", re.IGNORECASE)
@@ -92,16 +93,14 @@ def api_problem(text: str, folder: Path | None = None) -> tuple[str, str] | None
     headers = {api.header: name for name, api in apis.items()}
     functions = {api.function: name for name, api in apis.items()}
     found: dict[str, str] = {}
-    calls_load = False
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             for header in _api_headers(node.value, headers):
                 found.setdefault(headers[header], f"it includes {header}")
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in functions:
             found.setdefault(functions[node.func.attr], f"it calls {node.func.attr}(), that problem's C ABI entry point")
-        calls_load |= isinstance(node, ast.Call) and _called_name(node) == "load"
-    if loads_files and calls_load and folder is not None:
-        for written, path in _load_source_files(tree, folder):
+    if loads_files and folder is not None:  # nvfp4ctl.build's package loads its builder only when asked
+        for written, path in load_source_files(tree, folder):
             for header in _api_headers(_read(path), headers):
                 found.setdefault(headers[header], f"its load() source {written} includes {header}")
     return next(iter(found.items())) if len(found) == 1 else None
@@ -111,19 +110,6 @@ def _api_headers(code: str, headers: dict[str, str]) -> list[str]:
     """The problems' API headers that C++ text includes, not in a comment or an #if 0 group."""
     names = (include.strip().rsplit("/", 1)[-1] for include in INCLUDE.findall(live_code(code)))
     return [name for name in names if name in headers]
-
-
-def _called_name(call: ast.Call) -> str | None:
-    func = call.func
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-
-
-def _load_source_files(tree: ast.Module, folder: Path) -> list[tuple[str, Path]]:
-    # the build's reading of load(sources=...), imported here only: nvfp4ctl.build loads the builder,
-    # which a lint of a file without load() has no use for
-    from nvfp4ctl.build.submission_sources import load_source_files
-
-    return load_source_files(tree, folder)
 
 
 def _read(path: Path) -> str:
