@@ -368,10 +368,10 @@ def _refuse_users_syntax_error(error: SyntaxError, folder: Path) -> None:
 
     if not error.filename:
         return
-    file = Path(error.filename).resolve()
-    if not (file.is_file() and file.is_relative_to(folder.resolve())):
+    file, folder = Path(error.filename).resolve(), folder.resolve()
+    if not (file.is_file() and file.is_relative_to(folder)):
         return
-    if not INSTALLED_PACKAGE_FOLDERS & set(file.relative_to(folder.resolve()).parts):
+    if not INSTALLED_PACKAGE_FOLDERS & set(file.relative_to(folder).parts):
         raise UnloadableSubmission(f"{short_path(file)}:{error.lineno or 1}: not valid Python ({error.msg})") from None
 
 

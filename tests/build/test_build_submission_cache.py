@@ -262,7 +262,7 @@ def test_a_cutlass_path_checkout_updated_in_place_rebuilds_the_unit(tmp_path: Pa
 
 def test_a_unit_without_cutlass_ignores_the_cutlass_checkout(tmp_path: Path, compiles: list[str],
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    """build adds CUTLASS's -I only to units that include it: a pull in $CUTLASS_PATH must not rebuild the
+    """build adds CUTLASS's folders only to units that include it: a pull in $CUTLASS_PATH must not rebuild the
     others (nor be walked for their key)."""
     header = _cutlass_path_checkout(tmp_path, monkeypatch)
     submission = tmp_path / "submission.py"
