@@ -8,17 +8,19 @@ the local header holding the `// nvfp4ctl:dispatch begin` marker line, or the on
 
 from __future__ import annotations
 
+import heapq
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from nvfp4ctl.build.compiler_errors import display_path
 from nvfp4ctl.build.knobs import Knob, read_knobs
-from nvfp4ctl.build.sources import local_headers
+from nvfp4ctl.build.sources import common_dir, find_header, local_headers
+from nvfp4ctl.cpp_lexer import blank
 from nvfp4ctl.errors import UsageError
-from nvfp4ctl.preprocessor import live_code
+from nvfp4ctl.preprocessor import live_code, quoted_includes
 
 # Every candidate build defines this: the kernel's planner then ignores its per-shape table, so the
 # `-D` values alone decide (the shipped build, without it, reads the table).
@@ -29,6 +31,7 @@ _TUNE_MACRO = re.compile(rf"\b{TUNE_DEFINE.split('=')[0]}\b")
 _MACRO_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(define|undef|ifdef|ifndef|elifdef|elifndef)[ \t]+(\w+)", re.MULTILINE)
 _DEFINED = re.compile(r"\bdefined\b[ \t]*\(?[ \t]*(\w+)")
 _ENDIF = re.compile(r"^[ \t]*#[ \t]*endif[ \t]*$")
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 NOT_READ = "its sources were not read"  # KernelKnobs made without discover()
 
 
@@ -138,7 +141,8 @@ def shipped_differs(files: list[Path], knobs: tuple[Knob, ...], declared_in: Map
     """Why a build without -D may differ from one with every declared default as -D, or None: it is the
     same where each default is a plain `#ifndef NAME` / `#define NAME VALUE` / `#endif` (read_knobs takes
     the first `#define` within two lines, which an `#if` there may not pick), no other directive defines,
-    undefines or tests NAME (before its block it is set by -D only), and nothing reads NVFP4CTL_TUNE."""
+    undefines or tests NAME (before its block it is set by -D only), no code names NAME before the compiler
+    has read its block, and nothing reads NVFP4CTL_TUNE."""
     for knob in knobs:
         lines = live_code(declared_in[knob.name].read_text(errors="replace")).splitlines()[knob.line:knob.line + 3]
         plain = (len(lines) == 3 and lines[1].split()[-1:] == [str(knob.default)]
@@ -158,7 +162,65 @@ def shipped_differs(files: list[Path], knobs: tuple[Knob, ...], declared_in: Map
             knob = names.get(name)
             if knob is not None and not (declared_in[name] == path and line in (knob.line + 1, knob.line + 2)):
                 return f"{display_path(path)}:{line} names {name} outside its `#ifndef` default, which -D{name} changes"
+    return _named_before_default(files, knobs, declared_in)
+
+
+def _named_before_default(files: list[Path], knobs: tuple[Knob, ...], declared_in: Mapping[str, Path]) -> str | None:
+    """The first place where code names a knob before the compiler has read its `#ifndef` default (in the
+    kernel above the include of its config, say): the build without -D sees an undefined name there, the
+    start's build its value. The files are walked in the order the compiler reads them, each header at its
+    first include (every local header has `#pragma once` or a guard), each file once: linear in their size."""
+    codes = {path: live_code(path.read_text(errors="replace")) for path in files}
+    names = {knob.name for knob in knobs}
+    block_lines: dict[Path, dict[int, str]] = {}  # the 1-based line of each knob's `#ifndef`
+    for knob in knobs:
+        block_lines.setdefault(declared_in[knob.name], {})[knob.line + 1] = knob.name
+    search = [common_dir()]
+    visited = {files[0]}
+    walk = [(files[0], _events(files[0], codes, names, block_lines.get(files[0], {}), search))]
+    defined: set[str] = set()
+    while walk:
+        path, events = walk[-1]
+        event = next(events, None)
+        if event is None:
+            walk.pop()
+            continue
+        offset, kind, value = event
+        if kind == "default":
+            defined.add(value)
+        elif kind == "include":
+            header = Path(value)
+            if header in codes and header not in visited:
+                visited.add(header)
+                walk.append((header, _events(header, codes, names, block_lines.get(header, {}), search)))
+        elif value not in defined:
+            knob = next(k for k in knobs if k.name == value)
+            return (f"{display_path(path)}:{_line(codes[path], offset)} names {value} before"
+                    f" {display_path(declared_in[value])}:{knob.line + 1} defines its default,"
+                    f" so the build without -D{value} sees it undefined")
     return None
+
+
+def _events(path: Path, codes: Mapping[Path, str], names: set[str], block_lines: Mapping[int, str],
+            search: list[Path]) -> Iterator[tuple[int, str, str]]:
+    """(offset, kind, value) in file order: "use" of a knob's name (not in a comment or a literal), "include"
+    of a header (its resolved path), "default" where a knob's `#ifndef` line starts."""
+    code = codes[path]
+    uses = ((m.start(), "use", m.group()) for m in _IDENTIFIER.finditer(blank(code).code) if m.group() in names)
+    includes = ((i.start, "include", str(header)) for i in quoted_includes(code)
+                if (header := find_header(i.name, path.parent, search)) is not None)
+    return heapq.merge(_line_starts(code, block_lines), includes, uses)
+
+
+def _line_starts(code: str, block_lines: Mapping[int, str]) -> Iterator[tuple[int, str, str]]:
+    line, offset = 1, 0
+    for wanted in sorted(block_lines):
+        while line < wanted:
+            found = code.find("\n", offset)
+            if found == -1:
+                return
+            offset, line = found + 1, line + 1
+        yield offset, "default", block_lines[wanted]
 
 
 def tunable(knobs: Iterable[Knob]) -> tuple[Knob, ...]:

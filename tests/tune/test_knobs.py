@@ -143,3 +143,54 @@ def test_a_kernel_without_a_table_is_built_once_where_its_defaults_are_the_start
 def test_a_kernel_with_a_table_builds_its_shipped_build_apart(tiny_copy: Path) -> None:
     knobs = discover(tiny_copy)
     assert knobs.shipped_differs == "it reads its dispatch table" and not knobs.shipped_is_start
+
+
+@pytest.mark.parametrize("file, edit, reason", [
+    # the kernel reads a knob above the include of its config: the build without -D sees no such name
+    ("tiny_knobs.cu", ('#include "tiny_config.cuh"\n', 'static const int early = TINY_SPLIT;\n#include "tiny_config.cuh"\n'),
+     "tiny_knobs.cu:4 names TINY_SPLIT before tiny_config.cuh:5 defines its default,"
+     " so the build without -DTINY_SPLIT sees it undefined"),
+    ("tiny_config.cuh", ("#pragma once\n", "#pragma once\nenum { kLive = TINY_LIVE };\n"),
+     "tiny_config.cuh:3 names TINY_LIVE before tiny_config.cuh:10 defines its default,"
+     " so the build without -DTINY_LIVE sees it undefined"),
+    # a header included before the config, named by its include
+    ("tiny_knobs.cu", ('#include "tiny_config.cuh"\n', '#include "early.cuh"\n#include "tiny_config.cuh"\n'),
+     "early.cuh:2 names TINY_SPLIT before tiny_config.cuh:5 defines its default,"
+     " so the build without -DTINY_SPLIT sees it undefined"),
+    # after the config, in a comment or in a string: the same in both builds
+    ("tiny_knobs.cu", ('#include "tiny_config.cuh"\n',
+                       '// TINY_SPLIT\nconst char* k = "TINY_SPLIT /* */"; /* TINY_LIVE */\n#include "tiny_config.cuh"\n'),
+     None),
+    ("tiny_knobs.cu", ('#include "tiny_config.cuh"\n', '#include "tiny_config.cuh"\n#include "early.cuh"\n'), None),
+])
+def test_a_knob_named_before_its_default_builds_apart(tiny_without_table: Path, monkeypatch, file: str,
+                                                      edit: tuple[str, str], reason: str | None) -> None:
+    """A name used in plain code above its `#ifndef` block is undefined without -D and the value with it:
+    the two builds differ, though they were taken as one."""
+    folder = tiny_without_table.parent
+    (folder / "early.cuh").write_text("#pragma once\nstatic const int early_split = TINY_SPLIT;\n")
+    edited = folder / file
+    assert edit[0] in edited.read_text()
+    edited.write_text(edited.read_text().replace(edit[0], edit[1], 1))
+    monkeypatch.chdir(folder)
+    knobs = discover(tiny_without_table)
+    assert knobs.shipped_differs == reason
+    assert knobs.shipped_is_start is (reason is None)
+
+
+def test_finding_a_knob_named_before_its_default_is_linear(tmp_path: Path) -> None:
+    """Many uses after the default and many includes are walked once each."""
+    import time
+
+    headers = [f"h{i}.cuh" for i in range(300)]
+    for name in headers:
+        (tmp_path / name).write_text("#pragma once\n" + '#include "config.cuh"\n' + "int f() { return K_A; }\n" * 50)
+    (tmp_path / "config.cuh").write_text("#pragma once\n// nvfp4ctl:knob K_A values=1,2 scope=plan: doc\n"
+                                         "#ifndef K_A\n#define K_A 1\n#endif\n")
+    kernel = tmp_path / "k.cu"
+    kernel.write_text('#include "config.cuh"\n' + "".join(f'#include "{name}"\n' for name in headers)
+                      + "int g() { return K_A; }\n" * 20000)
+    began = time.perf_counter()
+    knobs = discover(kernel)
+    assert knobs.shipped_differs is None
+    assert time.perf_counter() - began < 5
