@@ -46,12 +46,18 @@ def _shapes_text(report: TuneReport, shapes: list[Shape]) -> str:
     return ", ".join(shape_key(s) for s in distinct[:2]) + (f" +{len(distinct) - 2}" if len(distinct) > 2 else "")
 
 
-def apart_line(report: TuneReport) -> str | None:
-    """Why a kernel without a table has two rows for one configuration: its build without -D and the start."""
+def built_apart(report: TuneReport) -> str | None:
+    """Why a kernel without a table has two rows for one configuration, its build without -D and the start
+    (KernelKnobs.shipped_differs); None where they are one build, or the kernel reads a table."""
     knobs = report.knobs
     if knobs.dispatch is not None or knobs.shipped_is_start:
         return None
-    return f"{shipped_label(knobs)} and start are built apart: {knobs.shipped_differs}"
+    return knobs.shipped_differs
+
+
+def apart_line(report: TuneReport) -> str | None:
+    reason = built_apart(report)
+    return None if reason is None else f"{shipped_label(report.knobs)} and start are built apart: {reason}"
 
 
 def rejections(report: TuneReport) -> list[str]:
@@ -218,7 +224,8 @@ def to_dict(report: TuneReport) -> dict:
         "wall_s": report.wall_s, "gpu_busy_s": report.gpu_busy_s, "stolen": report.stolen, "resumed": report.resumed,
         "resumed_from": _resumed_from(report),
         "result": result_line(report), "written": [str(p) for p in report.written], "table_note": report.table_note,
-        "builds": [{"candidate": _label(report, cid, base), "config": _values(report, cid)} | _build(build)
+        "builds": [{"candidate": _label(report, cid, base), "config": _values(report, cid),
+                    "built_apart": built_apart(report) if cid == CURRENT else None} | _build(build)
                    for cid, build in report.builds.items()],
     }
     if report.search is None:

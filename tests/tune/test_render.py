@@ -216,3 +216,29 @@ def test_a_build_that_did_not_compile_has_no_resources_in_json_or_the_table() ->
     cells = dict(zip(columns, rows[1]))
     assert [cells[name] for name in ("regs", "static smem", "stack", "spills")] == ["-"] * 4
     assert cells["verdict"] == "rejected: compile error"
+
+
+def test_json_says_why_the_kernels_defaults_were_built_apart_from_the_start() -> None:
+    """The line under the table said why (a kernel without a table whose build without -D is not the
+    start's); --json left it out."""
+    from nvfp4ctl.tune.render import apart_line
+    from nvfp4ctl.tune.results import BuildResult
+    from nvfp4ctl.tune.session import CURRENT
+
+    reason = "k.cu:4 names R_K before config.cuh:6 defines its default, so the build without -DR_K sees it undefined"
+    start = start_configs(KNOBS, [A], None)[A]
+
+    def shipped_entry(knobs) -> dict:
+        report = TuneReport(knobs=knobs, shapes=[A], compile_only=True)
+        report.configs[CURRENT], report.configs[start.id] = None, start
+        report.builds[CURRENT] = report.builds[start.id] = BuildResult(OK)
+        builds = json.loads(json.dumps(to_dict(report)))["builds"]
+        assert next(b for b in builds if b["candidate"] == "start")["built_apart"] is None  # a candidate's: none
+        return next(b for b in builds if b["candidate"] != "start")
+
+    apart = replace(KNOBS, shipped_differs=reason)
+    assert shipped_entry(apart)["built_apart"] == reason
+    assert apart_line(TuneReport(knobs=apart, shapes=[A], compile_only=True)).endswith(f"built apart: {reason}")
+    assert shipped_entry(replace(KNOBS, shipped_differs=None))["built_apart"] is None  # one build: no second row
+    with_table = replace(KNOBS, shipped_differs="it reads its dispatch table", dispatch=Path("r_dispatch.cuh"))
+    assert shipped_entry(with_table)["built_apart"] is None  # "current table" is no start: nothing to explain
