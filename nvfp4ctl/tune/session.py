@@ -55,7 +55,7 @@ class TuneReport:
     old_table: dict[Shape, Measurement] = field(default_factory=dict)
     written: list[Path] = field(default_factory=list)
     table_note: str | None = None  # why no table was written, or what to keep in mind
-    resumed: int = 0  # (candidate, shape) results taken from the resume state (compile-only takes none)
+    resumed: int = 0  # (candidate, shape) results taken from the resume state (compile-only has none)
     resumed_from: SavedRun | None = None  # the run that saved them: finished, interrupted, or unknown
     notes: list[str] = field(default_factory=list)  # warnings about the run's setup (a resume state left alone)
     wall_s: float = 0.0

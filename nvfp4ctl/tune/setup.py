@@ -199,12 +199,15 @@ def execute(run: TuneRun, timing: TimingSettings, budget_s: float | None, rounds
     settings = {"mode": "compile-only" if run.compile_only else "timed", "arch": run.arch,
                 "payload": {k: v for k, v in payload.items() if k != "device"}}
     cases = [(c.m, c.n, c.k, c.l, c.seed) for c in run.cases.values()]
-    inputs = build_inputs(run.source).files
-    state = TuneState.in_cache(cache_root(), state_key(inputs, cases, run.gpu_name, settings), fresh,
-                               earlier_keys(inputs, cases, run.gpu_name, settings))
-    # a compile-only round takes nothing from the state: it builds every candidate again, a build-cache
-    # hit where one was built before (render.resumed_line counts those instead)
-    resumed = 0 if run.compile_only else state.resumed
+    if run.compile_only:
+        # no resume state: a compile-only round builds every candidate again, a build-cache hit where one was
+        # built before (render.resumed_line counts those), so a file of its builds would be read by nothing
+        state = TuneState.nowhere()
+    else:
+        inputs = build_inputs(run.source).files
+        state = TuneState.in_cache(cache_root(), state_key(inputs, cases, run.gpu_name, settings), fresh,
+                                   earlier_keys(inputs, cases, run.gpu_name, settings))
+    resumed = state.resumed
     report = TuneReport(knobs=run.knobs, shapes=run.shapes, compile_only=run.compile_only, resumed=resumed,
                         resumed_from=state.saved_run if resumed else None,
                         notes=[state.note] if state.note else [])
@@ -224,6 +227,4 @@ def execute(run: TuneRun, timing: TimingSettings, budget_s: float | None, rounds
                 report.gpu = gpu_pool.gpu or run.gpu_name
                 report.gpu_busy_s = dict(gpu_pool.busy_s)
                 report.stolen = gpu_pool.stolen
-    if run.compile_only:  # not reached when interrupted: the file stays an interrupted run's
-        state.finish()  # (a timed tune marks it itself once its search is done, before it writes the table)
     return report

@@ -68,8 +68,9 @@ def _saved_format(saved: dict) -> int | None:
 
 
 class TuneState:
-    def __init__(self, path: Path, key: str, fresh: bool = False, earlier: Sequence[tuple[Path, str]] = ()) -> None:
-        """`earlier`: the (file, key) of this tune in each earlier format, read where `path` has nothing."""
+    def __init__(self, path: Path | None, key: str, fresh: bool = False, earlier: Sequence[tuple[Path, str]] = ()) -> None:
+        """`earlier`: the (file, key) of this tune in each earlier format, read where `path` has nothing;
+        `path` None: a state kept in memory only (nowhere())."""
         self.path = path
         self.key = key
         self._lock = threading.Lock()  # GPU threads record results concurrently
@@ -81,10 +82,11 @@ class TuneState:
         self.note: str | None = None  # a state found and left alone, for a warning
         self._recorded = False  # this run saved a result of its own
         self._migrate = False  # the results found are in an earlier format's file: a finish writes them here
-        self._writable = True  # False over a newer nvfp4ctl's file, which is not this one's to replace
+        # False over a newer nvfp4ctl's file, which is not this one's to replace, and for a state kept nowhere
+        self._writable = path is not None
         self._finished = False  # finish() marked the run: its search was done
         self._stopped_by_budget_s: float | None = None  # finish()'s
-        if fresh:
+        if fresh or path is None:
             return
         for found_at, found_key in ((path, key), *earlier):
             saved = _read(found_at)
@@ -126,6 +128,12 @@ class TuneState:
     def in_cache(cls, cache: Path, key: str, fresh: bool = False, earlier_keys: Sequence[str] = ()) -> TuneState:
         """`earlier_keys`: this tune's key in each earlier format (earlier_keys()), newest first."""
         return cls(cls.file_in(cache, key), key, fresh, [(cls.file_in(cache, k), k) for k in earlier_keys])
+
+    @classmethod
+    def nowhere(cls) -> TuneState:
+        """A state that reads no file and writes none: a compile-only tune's, whose rerun needs nothing from
+        one (every build it makes again is a build-cache hit) and so reads none."""
+        return cls(None, "")
 
     @staticmethod
     def file_in(cache: Path, key: str) -> Path:
@@ -184,7 +192,7 @@ class TuneState:
                     stopped_by_budget_s=self._stopped_by_budget_s if self._finished else None)
 
     def _write(self, finished: bool, saved_at: str | None, stopped_by_budget_s: float | None = None) -> None:
-        if not self._writable:
+        if not self._writable or self.path is None:
             return
         write_text_atomic(self.path, json.dumps({"format": STATE_FORMAT, "key": self.key,
                                                  "measurements": self.measurements,

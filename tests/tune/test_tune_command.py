@@ -398,6 +398,18 @@ def test_a_compile_only_rerun_says_its_builds_came_from_the_build_cache(tiny_cop
     assert document["resumed"] == 0 and document["resumed_from"] is None
 
 
+def test_a_compile_only_tune_writes_no_resume_state(tiny_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    fake_builds: None) -> None:
+    """It wrote <cache>/tune/<key>.json, finished or interrupted, which nothing read: its rerun builds every
+    candidate again (build-cache hits)."""
+    args = ("--kernel", str(tiny_copy), "--compile-only", "--shapes", "benchmarks")
+    assert _tune(*args).exit_code == 0
+    with monkeypatch.context() as patch:
+        _interrupted_after(patch, "compile_only")
+        assert _tune(*args).exit_code == 130
+    assert not list((tmp_path / "cache").glob("tune/*"))
+
+
 def test_a_run_stopped_by_its_budget_is_resumed_as_such(tiny_copy: Path, tmp_path: Path, fake_gpus: None,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """It was marked finished, so the rerun said "reused ... from a finished run" and carried on searching."""
