@@ -49,6 +49,7 @@ def _tune(kernel: Path | None, shapes: ShapeSet, budget: float | None, gpus: int
           knobs: str | None, rounds: int, fresh: bool, no_write: bool, task: Path | None, timeout: float | None,
           json: bool) -> Outcome:
     from nvfp4ctl.tune import setup
+    from nvfp4ctl.tune.progress import WorkBar
 
     console = get_console()
     run = setup.prepare(kernel, shapes.value, task, gpus, compile_only, options.resolve_timeout(timeout, None)[0], knobs,
@@ -63,8 +64,10 @@ def _tune(kernel: Path | None, shapes: ShapeSet, budget: float | None, gpus: int
         console.info(run.headline(), style="dim")
     settings = setup.TimingSettings(criterion=SHORT_CRITERION, settle_s=SHORT_SETTLE_S, input_sets=INPUT_SETS)
     with console.progress() as progress:
-        report = setup.execute(run, settings, budget, rounds, fresh, write=not no_write,
-                               on_progress=_progress(progress, run.progress_total(rounds)))
+        bar = WorkBar(progress, run.progress_total())
+        report = setup.execute(run, settings, budget, rounds, fresh, write=not no_write, on_progress=bar.step,
+                               on_work=bar.expect)
+        bar.end()
     for note in report.notes:
         console.warn(note)
     if json:
@@ -128,14 +131,3 @@ def outcome_of(report: Any, chosen_by: str) -> Outcome:
         failed |= any(not r.ok for r in report.new_table.values())
     return Outcome(result=render.result_line(report), exit_code=ExitCode.FAILURES if failed else ExitCode.OK,
                    target=report.knobs.source, target_source=chosen_by, gpu=report.gpu)
-
-
-def _progress(progress: Any, total: int) -> Any:
-    task_id = progress.add_task("starting", total=total)
-    done = [0]
-
-    def step(description: str, finished: int) -> None:
-        done[0] += finished
-        progress.update(task_id, description=description, advance=finished, total=max(total, done[0]))
-
-    return step

@@ -105,7 +105,7 @@ def compile_only_builds(requests: list[Request],
 
 
 def round_size(knobs: KernelKnobs, shapes: int, only: frozenset[str] | None = None) -> int:
-    """(candidate, shape) pairs in one round, the start included: the progress bar's total."""
+    """(candidate, shape) pairs in one round, the start included (the first round's share of the progress bar)."""
     return shapes * (1 + sum(len(knob.values) - 1 for knob in steps(knobs, only)))
 
 

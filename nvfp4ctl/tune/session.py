@@ -25,6 +25,7 @@ DEFAULTS = "kernel's defaults"  # the shipped build of a kernel without a dispat
 NEW_TABLE = "new table"  # the shipped build again, after the winners were written
 
 Progress = Callable[[str, int], None]  # (what is happening, pairs finished since the last call)
+Work = Callable[[int], None]  # pairs (compile-only: builds) a step is about to answer, as it begins
 
 
 def config_id(config: Config | None) -> str:
@@ -79,9 +80,10 @@ class Evaluator:
     """Answers (candidate, shape) requests: from the resume state, else build, check and time."""
 
     def __init__(self, compile_pool: CompilePool, gpu_pool: GpuPool | None, state: TuneState,
-                 cases: dict[Shape, Any], report: TuneReport, on_progress: Progress) -> None:
+                 cases: dict[Shape, Any], report: TuneReport, on_progress: Progress,
+                 on_work: Work = lambda count: None) -> None:
         self.compile_pool, self.gpu_pool, self.state = compile_pool, gpu_pool, state
-        self.cases, self.report, self.on_progress = cases, report, on_progress
+        self.cases, self.report, self.on_progress, self.on_work = cases, report, on_progress, on_work
         # the configuration whose build is the shipped one (KernelKnobs.shipped_is_start): built and
         # timed once, as the shipped build
         self._shipped_start = report.knobs.defaults() if report.knobs.shipped_is_start else None
@@ -98,6 +100,7 @@ class Evaluator:
         for config in configs:  # tables list candidates in the order asked, not the order built
             self.report.configs.setdefault(config_id(config), config)
         futures = {self.compile_pool.submit(config): config for config in dict.fromkeys(configs)}
+        self.on_work(len(futures))
         for future in as_completed(futures):
             self._landed(futures[future], future.result())
             self.on_progress(label, 1)
@@ -109,6 +112,8 @@ class Evaluator:
         todo: dict[str, list[Shape]] = {}
         configs: dict[str, Config | None] = {}
         asked: list[tuple[tuple[str, Shape], tuple[str, Shape]]] = []  # (as asked, as built)
+        # what this step advances the progress by: each pair this run has no answer to yet, once
+        self.on_work(len({(self.id_of(config), shape) for config, shape in requests} - self.report.measurements.keys()))
         for asked_config, shape in requests:
             config = self.shipped(asked_config)
             key = (config_id(config), shape)
@@ -197,10 +202,12 @@ class Evaluator:
         back to back with `old`, the shipped build of the old table (report.old_table), as a rematch:
         the speed-up the summary shows is then free of the clocks' drift since the current table was
         timed."""
+        self.on_work(len(shapes))
         self.compile_pool.forget(None)
         build = self.compile_pool.submit(None).result()
         results: dict[Shape, Measurement] = {}
         if not build.usable or self.gpu_pool is None:
+            self.on_progress(label, len(shapes))
             return {shape: Measurement(build.status, message=build.message) for shape in shapes}
         futures: dict[Future[Any], Shape] = {}
         for s in shapes:

@@ -56,16 +56,17 @@ class TuneRun:
         return (f"tune · kernel {self.label} ({self.arch}) · {plural(len(knobs), 'knob')}, {searched}"
                 f" · {plural(len(self.cases), 'shape')} · {where} · {table}")
 
-    def progress_total(self, rounds: int) -> int:
+    def progress_total(self) -> int:
+        """The progress bar's total as the run starts: the work of its first round (progress.WorkBar grows it
+        by what a later round, or the new table, adds once it is known to run)."""
         if self.compile_only:  # it advances once per build, and shapes with one start share their builds
             start = start_configs(self.knobs, self.shapes, self.table)
             shipped = self.knobs.defaults() if self.knobs.shipped_is_start else None
             return len(compile_only_builds(one_round(self.knobs, start, self.only),
                                            lambda config: None if config == shipped else config))
-        # a round counts the start per shape; the shipped build and the new table (timed after the winners
-        # are written) two more, none where the shipped build is the start's (no table: nothing written)
-        shipped = 0 if self.knobs.shipped_is_start else 2 * len(self.cases)
-        return shipped + round_size(self.knobs, len(self.cases), self.only) * rounds
+        # a round counts the start per shape; the shipped build one more, none where it is the start's
+        shipped = 0 if self.knobs.shipped_is_start else len(self.cases)
+        return shipped + round_size(self.knobs, len(self.cases), self.only)
 
 
 def select_cases(task: Any, which: str) -> dict[Shape, Any]:
@@ -183,7 +184,7 @@ def select_knobs(knobs: KernelKnobs, names: str | None) -> frozenset[str] | None
 
 
 def execute(run: TuneRun, timing: TimingSettings, budget_s: float | None, rounds: int, fresh: bool, write: bool,
-            on_progress: Any = lambda label, done: None) -> Any:
+            on_progress: Any = lambda label, done: None, on_work: Any = lambda count: None) -> Any:
     from nvfp4ctl.bench.session import max_wall_s
     from nvfp4ctl.build.sources import build_inputs
     from nvfp4ctl.project import cache_root
@@ -216,12 +217,12 @@ def execute(run: TuneRun, timing: TimingSettings, budget_s: float | None, rounds
     jobs = cpu_cores() if run.compile_only else max(1, cpu_cores() - len(run.gpus) - 1)
     with CompilePool(run.source, run.arch, jobs=jobs) as compile_pool:
         if run.compile_only:
-            evaluator = Evaluator(compile_pool, None, state, run.cases, report, on_progress)
+            evaluator = Evaluator(compile_pool, None, state, run.cases, report, on_progress, on_work)
             compile_only(run.knobs, start, evaluator, run.only)
         else:
             with GpuPool(make_workers(run.gpus, run.device, run.timeout_s, run.task.problem), payload,
                          run.timeout_s) as gpu_pool:
-                evaluator = Evaluator(compile_pool, gpu_pool, state, run.cases, report, on_progress)
+                evaluator = Evaluator(compile_pool, gpu_pool, state, run.cases, report, on_progress, on_work)
                 tune(run.knobs, start, run.table, evaluator,
                      SearchSettings(rounds=rounds, budget_s=budget_s, only=run.only), write=write)
                 report.gpu = gpu_pool.gpu or run.gpu_name

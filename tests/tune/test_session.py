@@ -8,6 +8,8 @@ from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from nvfp4ctl.task import Case
 from nvfp4ctl.tune.compile_pool import CompilePool
 from nvfp4ctl.tune.gpu_pool import GpuPool, NamedWorker
@@ -179,7 +181,7 @@ def test_a_compile_only_progress_total_is_the_builds_it_makes(tiny_copy: Path, t
     shapes = [SHORT_K, LONG_K, (256, 7168, 16384, 1)]  # the third has no table entry: the declared defaults
     table = read_table(knobs.dispatch, knobs)
     run, report, steps = _compile_only(tiny_copy, knobs, shapes, table, fake_compile, tmp_path)
-    assert run.progress_total(1) == sum(steps) == len(report.builds)
+    assert run.progress_total() == sum(steps) == len(report.builds)
 
 
 def _compile_only(source: Path, knobs, shapes, table, compile_fn, tmp_path: Path):
@@ -300,7 +302,7 @@ def test_a_kernel_without_a_table_builds_and_times_its_defaults_once(tiny_withou
                                     start[SHORT_K].with_value("TINY_LIVE", 256).defines()])
     assert [row[:2] for row in compile_table(report)[1]] == [
         ["kernel's defaults = start", "every shape"], ["SPLIT=2", "every shape"], ["LIVE=256", "every shape"]]
-    assert run.progress_total(1) == sum(steps) == 3
+    assert run.progress_total() == sum(steps) == 3
 
     built.clear()
     report = TuneReport(knobs=knobs, shapes=SHAPES, compile_only=False)
@@ -319,4 +321,57 @@ def test_a_kernel_without_a_table_builds_and_times_its_defaults_once(tiny_withou
     labels = [row[1] for row in ranked_table(report, SHORT_K)[1]]
     assert labels.count("kernel's defaults = start") == 1 and "start" not in labels
     run.compile_only = False
-    assert run.progress_total(1) == sum(steps)  # no table written: none timed again
+    assert run.progress_total() == sum(steps)  # no table written: none timed again
+
+
+class _RecordingBar:
+    """Stands in for rich's Progress: the bar's total and completed count after each update."""
+
+    def __init__(self) -> None:
+        self.total, self.completed, self.seen = 0, 0, []
+
+    def add_task(self, description: str, total: int) -> int:
+        self.total = total
+        return 0
+
+    def update(self, task: int, description: str | None = None, advance: int = 0, total: int | None = None) -> None:
+        self.completed += advance
+        self.total = self.total if total is None else total
+        self.seen.append((self.completed, self.total))
+
+
+@pytest.mark.parametrize("rounds, write, budget_s", [(1, False, None), (1, True, None), (3, True, None),
+                                                     (3, False, None), (1, True, 1e-9)])
+def test_a_timed_tunes_progress_ends_with_its_total_its_work(tiny_copy: Path, tmp_path: Path, rounds: int,
+                                                              write: bool, budget_s: float | None) -> None:
+    """The total counted every round of --rounds N, its start again each round, and a new table whether or
+    not one was written: a tiny tune ended at 8 of 10 with --no-write, at 12 of 22 with --rounds 3. It is the
+    first round's work, grown as a later round or the new table adds some, and what was done once the search
+    stops."""
+    from nvfp4ctl.tune.progress import WorkBar
+    from nvfp4ctl.tune.setup import TuneRun
+
+    knobs = discover(tiny_copy)
+    table = read_table(knobs.dispatch, knobs)
+    cases = {s: Case(*s, seed=1111) for s in SHAPES}
+    run = TuneRun(source=tiny_copy, label=tiny_copy.name, chosen_by="--kernel", arch="sm_90a", knobs=knobs,
+                  table=table, task=None, cases=cases, device="cuda", gpus=["0"], compile_only=False, timeout_s=10,
+                  gpu_name="Fake H100")
+    progress = _RecordingBar()
+    bar = WorkBar(progress, run.progress_total())
+    report = TuneReport(knobs=knobs, shapes=SHAPES, compile_only=False)
+    with CompilePool(tiny_copy, "sm_90a", compile_fn=fake_compile, executor=ThreadPoolExecutor(2)) as builds, \
+            GpuPool([NamedWorker("GPU 0", FakeWorker(timing))], {}, timeout_s=10) as gpus:
+        evaluator = Evaluator(builds, gpus, TuneState(tmp_path / "state.json", "k"), cases, report, bar.step,
+                              bar.expect)
+        tune(knobs, start_configs(knobs, SHAPES, table), table, evaluator,
+             SearchSettings(rounds=rounds, budget_s=budget_s), write=write)
+    assert all(completed <= total for completed, total in progress.seen)
+    work = len(report.measurements) + len(report.new_table)
+    before_end = progress.total
+    bar.end()
+    assert progress.completed == progress.total == work
+    if budget_s is None:
+        assert before_end == work  # the total was the work, not grown past it and cut back at the end
+    if rounds == 1 and not write:  # the first round's count is exact: it never moved
+        assert {total for _, total in progress.seen} == {run.progress_total()}
