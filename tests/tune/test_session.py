@@ -348,6 +348,39 @@ def test_a_timed_tunes_progress_ends_with_its_total_its_work(tiny_copy: Path, tm
     not one was written: a tiny tune ended at 8 of 10 with --no-write, at 12 of 22 with --rounds 3. It is the
     first round's work, grown as a later round or the new table adds some, and what was done once the search
     stops."""
+    settings = SearchSettings(rounds=rounds, budget_s=budget_s)
+    run, progress, bar, report = _timed_tune_with_a_bar(tiny_copy, tmp_path, settings, write, fake_compile)
+    assert all(completed <= total for completed, total in progress.seen)
+    work = len(report.measurements) + len(report.new_table)
+    before_end = progress.total
+    bar.end()
+    assert progress.completed == progress.total == work
+    if budget_s is None:
+        assert before_end == work  # the total was the work, not grown past it and cut back at the end
+    if rounds == 1 and not write:  # the first round's count is exact: it never moved
+        assert {total for _, total in progress.seen} == {run.progress_total()}
+
+
+def test_a_new_table_that_does_not_build_still_ends_the_progress(tiny_copy: Path, tmp_path: Path) -> None:
+    """The shipped build with the new table rejected: its shapes were counted but never advanced."""
+    from nvfp4ctl.tune.results import COMPILE_ERROR, BuildResult
+
+    shipped_builds: list[int] = []
+
+    def new_table_breaks(source: str, arch: str, defines: tuple[str, ...]) -> BuildResult:
+        if not defines:
+            shipped_builds.append(1)
+            if len(shipped_builds) > 1:
+                return BuildResult(COMPILE_ERROR, message="tiny_dispatch.cuh:3: error: expected a '}'")
+        return fake_compile(source, arch, defines)
+
+    _, progress, bar, report = _timed_tune_with_a_bar(tiny_copy, tmp_path, SearchSettings(), True, new_table_breaks)
+    assert report.new_table and not any(r.ok for r in report.new_table.values())
+    assert progress.completed == progress.total == len(report.measurements) + len(report.new_table)
+
+
+def _timed_tune_with_a_bar(tiny_copy: Path, tmp_path: Path, settings: SearchSettings, write: bool, compile_fn):
+    """(the run, the recorded bar, the WorkBar, the report) of a timed tune of the tiny kernel on fake pools."""
     from nvfp4ctl.tune.progress import WorkBar
     from nvfp4ctl.tune.setup import TuneRun
 
@@ -360,18 +393,9 @@ def test_a_timed_tunes_progress_ends_with_its_total_its_work(tiny_copy: Path, tm
     progress = _RecordingBar()
     bar = WorkBar(progress, run.progress_total())
     report = TuneReport(knobs=knobs, shapes=SHAPES, compile_only=False)
-    with CompilePool(tiny_copy, "sm_90a", compile_fn=fake_compile, executor=ThreadPoolExecutor(2)) as builds, \
+    with CompilePool(tiny_copy, "sm_90a", compile_fn=compile_fn, executor=ThreadPoolExecutor(2)) as builds, \
             GpuPool([NamedWorker("GPU 0", FakeWorker(timing))], {}, timeout_s=10) as gpus:
         evaluator = Evaluator(builds, gpus, TuneState(tmp_path / "state.json", "k"), cases, report, bar.step,
                               bar.expect)
-        tune(knobs, start_configs(knobs, SHAPES, table), table, evaluator,
-             SearchSettings(rounds=rounds, budget_s=budget_s), write=write)
-    assert all(completed <= total for completed, total in progress.seen)
-    work = len(report.measurements) + len(report.new_table)
-    before_end = progress.total
-    bar.end()
-    assert progress.completed == progress.total == work
-    if budget_s is None:
-        assert before_end == work  # the total was the work, not grown past it and cut back at the end
-    if rounds == 1 and not write:  # the first round's count is exact: it never moved
-        assert {total for _, total in progress.seen} == {run.progress_total()}
+        tune(knobs, start_configs(knobs, SHAPES, table), table, evaluator, settings, write=write)
+    return run, progress, bar, report
