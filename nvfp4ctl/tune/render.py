@@ -162,10 +162,16 @@ def _us(result: Measurement | None) -> str:
 
 
 def counts(report: TuneReport) -> tuple[int, int]:
-    """(candidate builds, of which rejected or failing somewhere)."""
+    """(candidate builds, of which rejected or failing somewhere): those built in this run and those whose
+    results came from the resume state."""
+    builds = _all_builds(report)
     failing = {cid for (cid, _), result in report.measurements.items() if not result.ok}
-    failing |= {cid for cid, build in report.builds.items() if not build.usable}
-    return len(report.builds), len(failing)
+    failing |= {cid for cid, build in builds.items() if not build.usable}
+    return len(builds.keys() | {cid for cid, _ in report.measurements}), len(failing)
+
+
+def _all_builds(report: TuneReport) -> dict[str, BuildResult]:
+    return {**report.resumed_builds, **report.builds}
 
 
 def result_line(report: TuneReport) -> str:
@@ -225,8 +231,9 @@ def to_dict(report: TuneReport) -> dict:
         "resumed_from": _resumed_from(report),
         "result": result_line(report), "written": [str(p) for p in report.written], "table_note": report.table_note,
         "builds": [{"candidate": _label(report, cid, base), "config": _values(report, cid),
-                    "built_apart": built_apart(report) if cid == CURRENT else None} | _build(build)
-                   for cid, build in report.builds.items()],
+                    "built_apart": built_apart(report) if cid == CURRENT else None,
+                    "resumed": cid not in report.builds} | _build(build)
+                   for cid, build in _all_builds(report).items()],
     }
     if report.search is None:
         return payload

@@ -49,6 +49,8 @@ class TuneReport:
     compile_only: bool
     configs: dict[str, Config | None] = field(default_factory=dict)
     builds: dict[str, BuildResult] = field(default_factory=dict)
+    # the builds of candidates answered from the resume state alone, as that run saved them (not built here)
+    resumed_builds: dict[str, BuildResult] = field(default_factory=dict)
     measurements: dict[tuple[str, Shape], Measurement] = field(default_factory=dict)
     search: SearchOutcome | None = None
     new_table: dict[Shape, Measurement] = field(default_factory=dict)
@@ -125,6 +127,8 @@ class Evaluator:
             saved = self.state.measurement(*key)
             if saved is not None:
                 found[key] = self.report.measurements[key] = saved
+                if key[0] not in self.report.builds and (build := self.state.build(key[0])) is not None:
+                    self.report.resumed_builds.setdefault(key[0], build)
                 self.on_progress(label, 1)
                 continue
             if shape not in todo.setdefault(key[0], []):

@@ -357,6 +357,26 @@ def test_a_finished_run_is_reused_an_interrupted_one_resumed(tiny_copy: Path, tm
     assert fresh.exit_code == 0 and "resumed:" not in fresh.output and "reused:" not in fresh.output
 
 
+def test_a_resumed_run_counts_the_builds_whose_results_it_reused(tiny_copy: Path, tmp_path: Path, fake_gpus: None,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rerun answered from the resume state said "2 shapes, 0 builds (0 rejected somewhere)" and --json
+    listed no builds: only those compiled in the run were counted."""
+    import json
+    import re
+
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
+    args = ("--kernel", str(tiny_copy), "--shapes", "benchmarks", "--no-write")
+    first = _tune(*args)
+    assert first.exit_code == 0, first.output
+    counted = re.search(r"(\d+ shapes?, \d+ builds) \(0 rejected somewhere\)", first.output)
+    assert counted is not None, first.output
+    again = _tune(*args, "--json")
+    document = json.loads(again.stdout[again.stdout.index("{"):])
+    assert document["resumed"] > 0
+    assert document["result"].startswith(f"{counted.group(1)} (0 rejected somewhere)")
+    assert f"{len(document['builds'])} builds" in counted.group(1) and all(b["resumed"] for b in document["builds"])
+
+
 def test_a_state_an_older_nvfp4ctl_wrote_loads_and_says_so(tiny_copy: Path, tmp_path: Path, fake_gpus: None,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """A state without "finished" (written before runs were marked) loads: its results come "from an
