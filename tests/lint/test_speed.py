@@ -9,6 +9,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
+
 from nvfp4ctl.lint import LintConfig, lint_paths
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -203,3 +205,35 @@ def test_many_stream_words_find_their_words_in_linear_time() -> None:
     assert len(found) == 200_000 and all('(in "cudaStream_t")' in f.message for f in found)
     print(f"\n200,000 stream words: {cpu * 1000:.0f} ms CPU")
     assert cpu < 8.0  # about 1 s here; it was 15 s
+
+
+def _cpp_rules_cpu_seconds(code: str) -> tuple[float, list[str]]:
+    from nvfp4ctl.lint import lint_text
+
+    cpu = time.process_time()
+    found = [d.code for d in lint_text(code, "kernel.cu")]
+    return time.process_time() - cpu, found
+
+
+@pytest.mark.parametrize("code", [
+    "static int" + " " * 100_000 + "(void);\n",  # every split of the spaces between type and name was tried
+    "static a " * 20_000 + "\n",  # each static walked the rest of the file for its declarator
+    "static " + "const " * 50_000 + "(void);\n",
+], ids=["spaces after the type", "many statics without a declarator", "many qualifiers"])
+def test_statics_are_found_in_linear_time(code: str) -> None:
+    """A static declaration's name is found without trying every length of its type: the pattern
+    that did took minutes on each of these (0.7 s for 8,000 spaces, 6 s for 4,000 statics)."""
+    cpu, found = _cpp_rules_cpu_seconds(code)
+    print(f"\n{len(code):,} characters of statics: {cpu * 1000:.0f} ms CPU")
+    assert found == []
+    assert cpu < 5.0  # about 0.1 s here
+
+
+def test_many_printf_calls_in_one_branch_in_linear_time() -> None:
+    """Whether a trap follows each printf is looked up, not read from the rest of its block: a kernel
+    printing 4,000 values under one `if` took 50 s."""
+    prints = '    printf("%d\\n", x);\n' * 20_000
+    cpu, found = _cpp_rules_cpu_seconds("__global__ void k(int x) {\n  if (x == 0) {\n" + prints + "  }\n}\n")
+    print(f"\n20,000 printf calls in a branch: {cpu * 1000:.0f} ms CPU")
+    assert found == ["NV802"] * 20_000
+    assert cpu < 8.0  # about 1 s here; it was 20 minutes

@@ -6,7 +6,9 @@ offset in the file, so every finding points at the file's own line and column.
 
 from __future__ import annotations
 
+import bisect
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from nvfp4ctl.lint.config import LintConfig
@@ -23,10 +25,15 @@ _TRAP = re.compile(r"__trap\s*\(|\btrap\b|\bassert\s*\(|\bCUTE_RUNTIME_ASSERT\b|
 _HOST_ONLY = re.compile(r"\b(?:exit|fprintf|fputs|fflush)\s*\(|\bstd::(?:cerr|cout|clog)\b|\bthrow\b|\bTORCH_CHECK\b")
 _DEFINE = re.compile(r"#\s*define\s+([A-Za-z_]\w*)")
 _ASM = re.compile(r"\b(?:asm|__asm__|__asm)\b\s*(?:volatile\b|__volatile__)?\s*(?:goto\s*)?\(")
-_STATIC = re.compile(
-    r"\bstatic\s+(?P<quals>(?:(?:const|volatile|thread_local|inline)\s+)*)"
-    r"(?P<type>[A-Za-z_][\w:<>,\s]*?[\s\*&]+)(?P<name>[A-Za-z_]\w*)\s*(?P<after>[=;\[{])"
-)
+# A static declaration is `static`, qualifiers, a type and the declared name before = ; [ or {
+# (_static_declarations). The type may run over words, spaces, : < > and , and ends in spaces, * or &.
+_STATIC_WORD = re.compile(r"\bstatic\s+")
+_QUALIFIER = re.compile(r"(?:const|volatile|thread_local|inline)\s+")
+_TYPE_START = re.compile(r"[A-Za-z_]")
+_TYPE_CHARACTERS = re.compile(r"[\w:<>,\s]*")
+_DECLARATOR = re.compile(r"[\s\*&]+(?P<name>[A-Za-z_]\w*)\s*[=;\[{]")
+# Where a run of spaces, * and & begins that a declared name and = ; [ or { follow: each run tried once.
+_DECLARATOR_START = re.compile(r"(?<![\s\*&])(?=[\s\*&]+[A-Za-z_]\w*\s*[=;\[{])")
 _POINTER_TYPE = re.compile(r"\*|\b(?:u?intptr_t)\b")
 _INTEGER_TYPE = re.compile(r"\b(?:u?int64_t|size_t|long|uint64_t|int64)\b")
 _POINTER_NAME = re.compile(r"(?i)last|prev|ptr|addr|cached")
@@ -35,6 +42,7 @@ _WORKSPACE_NAME = re.compile(r"(?i)work|ws\b|scratch|buf|pool|handle|desc")
 _IF = re.compile(r"\bif\s*(?:constexpr\s*)?\(")
 _CONFIG_ASSIGNMENT = re.compile(r"^\s*([A-Za-z_][\w.]*(?:->\w+)*)\s*=\s*-?\d+(?:\.\d*)?[uUlLfF]*\s*$")
 _BLANKS = re.compile(r"\s*")
+_BRACE_OR_SEMICOLON = re.compile(r"[{};]")
 _ELSE = re.compile(r"\s*else\b\s*")
 _EQ_LITERAL = re.compile(r"(?<![%*/+\-]\s)(?<![%*/+\-])\b(\d+)\s*==\s*[A-Za-z_(]|[\w\)\]]\s*==\s*(\d+)\b(?!\s*[%*/+\-])")
 
@@ -84,9 +92,12 @@ def _asm(code: str) -> list[Finding]:
 
 
 def _printf(text: str, code: str, scopes: Scopes, lookups: CodeLookups) -> list[Finding]:
-    findings = []
+    findings: list[Finding] = []
     calls = list(_PRINTF.finditer(code))
+    if not calls:
+        return findings
     expansions = _MacroExpansions(calls, text, code, scopes, lookups)
+    traps_after = _TrapsAfter(text, code)
     for match in calls:
         at = match.start()
         directive = scopes.in_directive(at)
@@ -105,7 +116,7 @@ def _printf(text: str, code: str, scopes: Scopes, lookups: CodeLookups) -> list[
         if DEBUG_WORD.search(scopes.statement_prefix(at)):
             continue
         in_branch = bool(enclosing) and bool(re.match(r"(?:\}\s*)?(?:if|else)\b", enclosing[-1].header))
-        if _TRAP.search(_following_statements(text, code, at, count=None if in_branch else 2)):
+        if traps_after.follow(at, count=None if in_branch else 2):
             continue  # a failure report right before the trap is the accepted use
         name = match.group().rstrip("( ")
         findings.append(Finding(at, "NV802", f"{name} in device code without a debug flag; wrap it in "
@@ -155,38 +166,72 @@ class _MacroExpansions:
         return bool(expansions) and not any(scopes.in_device_code(at) for at in expansions)
 
 
-def _following_statements(text: str, code: str, offset: int, count: int | None) -> str:
-    """Original text from offset over `count` statements at the same brace depth (None: to the block end)."""
-    depth, statements, kept = 0, 0, []
-    for index in range(offset, len(code)):
-        ch = code[index]
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            if depth == 0:
-                break
-            depth -= 1
-        elif ch == ";" and depth == 0:
-            statements += 1
-            if statements == count:
-                break
-        if depth == 0:
-            kept.append(text[index])
-    return "".join(kept)
+class _TrapsAfter:
+    """Does a trap call (_TRAP) follow a position within `count` statements at its brace depth (None:
+    to the end of its block)? That is a search of the original text over those statements with every
+    nested {block} left out but its `}`; no match of _TRAP holds a brace or a `;`, so it is a match in
+    the text at the position's own level, before the statement or block ends. Levels, their `;` and
+    their trap calls are found in one pass: reading the statements after each printf made a block of
+    many printf calls quadratic in its length."""
+
+    def __init__(self, text: str, code: str) -> None:
+        self._level_starts: list[int] = [0]  # a level (the code between a { and its }) holds from here
+        self._levels: list[int] = [0]
+        self._ends: list[int] = []  # per level: where it ends (its }, or the end of the code)
+        self._semicolons: list[list[int]] = []
+        self._traps: list[list[int]] = []
+        open_levels = [self._new_level(len(code))]
+        for match in _BRACE_OR_SEMICOLON.finditer(code):
+            at, ch = match.start(), match.group()
+            if ch == ";":
+                self._semicolons[open_levels[-1]].append(at)
+                continue
+            if ch == "{":
+                open_levels.append(self._new_level(len(code)))
+            else:
+                self._ends[open_levels.pop()] = at
+                if not open_levels:  # a } that closes nothing ends the statements before it all the same
+                    open_levels.append(self._new_level(len(code)))
+            self._level_starts.append(at + 1)
+            self._levels.append(open_levels[-1])
+        for match in _TRAP.finditer(text):
+            self._traps[self._level(match.start())].append(match.start())
+
+    def _new_level(self, end: int) -> int:
+        self._ends.append(end)
+        self._semicolons.append([])
+        self._traps.append([])
+        return len(self._ends) - 1
+
+    def _level(self, offset: int) -> int:
+        return self._levels[bisect.bisect_right(self._level_starts, offset) - 1]
+
+    def follow(self, offset: int, count: int | None) -> bool:
+        """`count`: None, or 1 or more statements (the one at offset counts)."""
+        level = self._level(offset)
+        end = self._ends[level]
+        if count is not None:
+            semicolons = self._semicolons[level]
+            last = bisect.bisect_left(semicolons, offset) + count - 1
+            if last < len(semicolons):
+                end = min(end, semicolons[last])
+        traps = self._traps[level]
+        index = bisect.bisect_left(traps, offset)
+        return index < len(traps) and traps[index] < end
 
 
 def _statics(code: str, scopes: Scopes, lookups: CodeLookups) -> list[Finding]:
     findings: list[Finding] = []
     reported_ifs: set[int] = set()
-    for match in _STATIC.finditer(code):
-        quals, type_text, name = match.group("quals"), match.group("type"), match.group("name")
+    for static in _static_declarations(code):
+        quals, type_text, name = static.quals, static.type_text, static.name
         if "constexpr" in type_text or "constexpr" in quals or type_text.strip() in ("", "struct", "class"):
             continue
         pointer_like = bool(_POINTER_TYPE.search(type_text)) or (
             bool(_INTEGER_TYPE.search(type_text)) and bool(_POINTER_NAME.search(name)))
         if _TENSOR_TYPE.search(type_text) and not _WORKSPACE_NAME.search(name):
             if lookups.is_returned(name):
-                findings.append(Finding(match.start("name"), "NV302",
+                findings.append(Finding(static.name_start, "NV302",
                                         f"static tensor {name} is returned: it outlives the call and may hold an old result",
                                         len(name)))
             continue
@@ -206,6 +251,54 @@ def _statics(code: str, scopes: Scopes, lookups: CodeLookups) -> list[Finding]:
                                         f"static {name} compares this call's input with an earlier one; make sure "
                                         "no work is skipped", len(compared)))
     return findings
+
+
+@dataclass(frozen=True)
+class _StaticDeclaration:
+    quals: str  # the qualifiers after `static` (const, volatile, thread_local, inline), spaces kept
+    type_text: str  # from the type's first word to the name, the spaces, * and & before it included
+    name: str
+    name_start: int
+
+
+def _static_declarations(code: str) -> Iterator[_StaticDeclaration]:
+    """Each static declaration, in order and none overlapping the one before, as the backtracking
+    pattern `\\bstatic\\s+(?P<quals>(?:(?:const|volatile|thread_local|inline)\\s+)*)(?P<type>[A-Za-z_]
+    [\\w:<>,\\s]*?[\\s\\*&]+)(?P<name>[A-Za-z_]\\w*)\\s*[=;\\[{]` finds them. That pattern took
+    time quadratic in a run of type characters for each static before it (`static int` and a page of
+    spaces; `static a static a ...`); here each static walks its qualifiers once and looks its
+    declarator up among those found in one pass over the code.
+
+    The type after k qualifiers is the shortest one that ends in a declarator (_DECLARATOR_START: a
+    run of spaces, * and & then a name and = ; [ or {) before the type characters end; the pattern
+    tries the most qualifiers first, then one fewer (their words become the type's), down to none."""
+    declarators = [match.start() for match in _DECLARATOR_START.finditer(code)]
+    search_from = 0
+    type_end = -1  # where the last run of type characters walked ends: a later static inside it shares it
+    while (static := _STATIC_WORD.search(code, search_from)) is not None:
+        qualifier_ends = [static.end()]
+        while (qualifier := _QUALIFIER.match(code, qualifier_ends[-1])) is not None:
+            qualifier_ends.append(qualifier.end())
+        declaration = None
+        if _TYPE_START.match(code, static.end()):
+            if static.end() + 1 > type_end:  # the same end after any number of qualifiers
+                type_end = _TYPE_CHARACTERS.match(code, static.end() + 1).end()
+            for type_start in reversed(qualifier_ends):
+                if not _TYPE_START.match(code, type_start):
+                    continue
+                index = bisect.bisect_left(declarators, type_start + 1)
+                if index < len(declarators) and declarators[index] <= type_end:
+                    declarator = _DECLARATOR.match(code, declarators[index])
+                    assert declarator is not None
+                    name_start = declarator.start("name")
+                    declaration = _StaticDeclaration(code[static.end() : type_start], code[type_start:name_start],
+                                                     declarator.group("name"), name_start)
+                    search_from = declarator.end()
+                    break
+        if declaration is None:
+            search_from = static.start() + 1
+        else:
+            yield declaration
 
 
 def _enclosing_if(code: str, offset: int, scopes: Scopes) -> int | None:
