@@ -15,7 +15,7 @@ from nvfp4ctl.lint.python.check import check as check_python
 from nvfp4ctl.lint.rules import RULES_BY_CODE
 from nvfp4ctl.lint.source import SourceFile, discover, read_source
 from nvfp4ctl.lint.submission import api_problem, export_problem, is_submission, named_problem
-from nvfp4ctl.lint.waivers import is_waived
+from nvfp4ctl.lint.waivers import is_waived, line_waivers
 
 
 HEADER_REASON, NAME_REASON, FOLDER_REASON = "its nvfp4ctl export header", "its file name", "the task.yml above it"
@@ -97,13 +97,19 @@ def _diagnostics(source: SourceFile, config: LintConfig) -> list[Diagnostic]:
         kernel_source = source.path.name if source.path.suffix.lower() == ".cu" else None
         findings += cpp_rules.check(cpp_rules.Fragment(source.text, 0), config, kernel_source)
     diagnostics: dict[tuple[int, str], Diagnostic] = {}
+    # One copy of a line and one read of its waivers, however many findings it holds: a copy per
+    # finding made a long line of many findings (nvcc's output, a minified file) quadratic in time and memory.
+    lines: dict[int, tuple[str, tuple[str, ...]]] = {}
     for finding in findings:
         if not config.enabled(finding.code) or (finding.offset, finding.code) in diagnostics:
             continue
         rule = RULES_BY_CODE[finding.code]
         line, col = source.position(finding.offset)
-        text = source.line_text(line)
-        if rule.waivable and is_waived(finding.code, text):
+        if line not in lines:
+            text = source.line_text(line)
+            lines[line] = text, line_waivers(text)
+        text, waived = lines[line]
+        if rule.waivable and is_waived(finding.code, waived):
             continue
         diagnostics[(finding.offset, finding.code)] = Diagnostic(
             source.path, line, col, finding.code, rule.severity, finding.message, text, finding.width)
