@@ -64,6 +64,14 @@ def _without_comments(text: str) -> str:
 class _Conditional:
     reading: bool  # the current group may be read
     decided: bool  # an earlier group was certainly taken: the rest are certainly skipped
+    inside_read: bool = True  # the group this conditional sits in may be read (every one around it may)
+
+
+def _reading(stack: list[_Conditional]) -> bool:
+    """May the current line be read: every conditional around it in a group that may be. Read from the
+    innermost alone (only it changes while it is open): asking each of them per line made a file
+    of thousands of nested #if quadratic."""
+    return not stack or (stack[-1].reading and stack[-1].inside_read)
 
 
 def _literal_value(condition: str) -> int | None:
@@ -85,8 +93,8 @@ def _without_skipped_groups(code: str) -> str:
         text = line.group()
         directive = _CONDITIONAL.match(text)
         if directive is not None:
-            _step(stack, directive.group(1), directive.group(2), all(frame.reading for frame in stack))
-        keep = directive is not None or all(frame.reading for frame in stack)
+            _step(stack, directive.group(1), directive.group(2), _reading(stack))
+        keep = directive is not None or _reading(stack)
         pieces.append(text if keep else spaces(text))
     return "".join(pieces)
 
@@ -96,7 +104,7 @@ def _step(stack: list[_Conditional], kind: str, condition: str, reading: bool) -
     skipped group only the nesting counts, as in the preprocessor)."""
     if kind in ("if", "ifdef", "ifndef"):
         value = _literal_value(condition) if kind == "if" and reading else None
-        stack.append(_Conditional(reading=value != 0, decided=bool(value)))
+        stack.append(_Conditional(reading=value != 0, decided=bool(value), inside_read=reading))
         return
     if not stack:
         return  # an #else or #endif without its #if: the compiler's error to report
