@@ -103,3 +103,42 @@ def test_a_trap_follows_where_the_statements_after_the_printf_hold_one(source: s
                 assert traps_after.follow(offset, count) == searched, (text[:200], offset, count)
                 compared += 1
     assert compared > 100
+
+
+GUARD_LINES = ["#ifdef NVFP4_DEBUG", "#if VERBOSE > 1", "#ifdef X", "#ifndef NDEBUG", "#if 0", "#elif DUMP_TILES",
+               "#elif 1", "#else", "#endif", "# endif", "#define PRINT 1", "int x;", "{", "}", "#if A \\\n  || TRACE"]
+
+
+def any_group_debug(code: str) -> tuple[list[int], list[bool]]:
+    """Scopes._preprocessor_guards as it was, asking every open group per directive."""
+    from nvfp4ctl.lint.cpp import scopes
+
+    directives = [(m.start(), m.end()) for m in scopes._DIRECTIVE_LINE.finditer(code)]
+    starts, guarded = [0], [False]
+    stack: list[bool] = []
+    for start, end in directives:
+        match = scopes._CONDITIONAL.match(code[start:end].lstrip())
+        if match is None:
+            continue
+        kind, condition = match.group(1), match.group(2)
+        if kind in ("if", "ifdef", "ifndef"):
+            stack.append(bool(scopes.DEBUG_WORD.search(condition)))
+        elif kind in ("elif", "else") and stack:
+            stack[-1] = kind == "elif" and bool(scopes.DEBUG_WORD.search(condition))
+        elif kind == "endif" and stack:
+            stack.pop()
+        starts.append(end)
+        guarded.append(any(stack))
+    return starts, guarded
+
+
+@pytest.mark.parametrize("source", ["repository", "generated"])
+def test_debug_guards_are_those_of_every_open_group(source: str) -> None:
+    from nvfp4ctl.lint.cpp.scopes import Scopes
+
+    rng = random.Random(25)
+    codes = ([blank(text).code for text in repository_sources()] if source == "repository" else
+             ["".join(rng.choice(GUARD_LINES) + "\n" for _ in range(rng.randint(0, 20))) for _ in range(5_000)])
+    for code in codes:
+        scopes = Scopes(code)
+        assert (scopes._guard_starts, scopes._guarded) == any_group_debug(code), code[:200]

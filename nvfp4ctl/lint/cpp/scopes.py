@@ -37,6 +37,7 @@ class Scopes:
     def _preprocessor_guards(self) -> tuple[list[int], list[bool]]:
         starts, guarded = [0], [False]
         stack: list[bool] = []
+        debug_groups = 0  # how many of stack are True: any(stack) per directive was quadratic in the nesting
         for start, end in self.directives:
             match = _CONDITIONAL.match(self.code[start:end].lstrip())
             if match is None:
@@ -44,12 +45,15 @@ class Scopes:
             kind, condition = match.group(1), match.group(2)
             if kind in ("if", "ifdef", "ifndef"):
                 stack.append(bool(DEBUG_WORD.search(condition)))
+                debug_groups += stack[-1]
             elif kind in ("elif", "else") and stack:
+                debug_groups -= stack[-1]
                 stack[-1] = kind == "elif" and bool(DEBUG_WORD.search(condition))
+                debug_groups += stack[-1]
             elif kind == "endif" and stack:
-                stack.pop()
+                debug_groups -= stack.pop()
             starts.append(end)
-            guarded.append(any(stack))
+            guarded.append(debug_groups > 0)
         return starts, guarded
 
     def debug_guarded(self, offset: int) -> bool:
