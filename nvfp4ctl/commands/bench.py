@@ -49,17 +49,19 @@ def command(
     """Time the benchmark shapes the way the leaderboard does, then explain the numbers."""
     from nvfp4ctl.bench.session import BenchPlan, run_bench
     from nvfp4ctl.runner.gpu import gpu_present, run_device
-    from nvfp4ctl.runner.targets import (refuse_unloadable, resolve_target, task_for_kernel, task_for_submission,
-                                         task_label)
+    from nvfp4ctl.runner.targets import (refuse_broken_target, refuse_unloadable, resolve_target, task_for_kernel,
+                                         task_for_submission, task_label)
     from nvfp4ctl.runner.worker import ChildCrashed, ChildTimeout, Worker
     from nvfp4ctl.task import load_task
 
     loaded = task_for_submission(task_for_kernel(load_task(task), kernel), submission)
     note_problem(loaded.problem)  # first: a submission that cannot load is logged with the problem too
-    target = resolve_target(submission, kernel, loaded)
+    target = resolve_target(submission, kernel, loaded, read_source=False)
     problem = get_problem(loaded.problem)
-    cases = select_cases(loaded, only or [], shape or [])  # option mistakes first, then "no GPU" (as check)
+    # option mistakes first, then the submission's own, then "no GPU" (as check)
+    cases = select_cases(loaded, only or [], shape or [])
     timeout_s = options.resolve_timeout(timeout, loaded.timeout_s)[0]
+    refuse_broken_target(target)
     device = run_device()
     if device == "cuda" and not gpu_present():
         raise UsageError(NO_GPU)

@@ -44,18 +44,21 @@ def command(
     """Check a kernel's output against the exact reference on task.yml's tests."""
     from nvfp4ctl.check import plan
     from nvfp4ctl.check.run import NO_GPU, CheckSettings
-    from nvfp4ctl.runner.targets import refuse_unloadable, resolve_target, task_for_kernel, task_for_submission
+    from nvfp4ctl.runner.targets import (refuse_broken_target, refuse_unloadable, resolve_target, task_for_kernel,
+                                         task_for_submission)
 
     console = get_console()
     loaded = task_for_submission(task_for_kernel(plan.load_task_file(task), kernel), submission)
     note_problem(loaded.problem)  # first: a submission that cannot load is logged with the problem too
-    target = resolve_target(submission, kernel, loaded)
-    # every mistake in the options is said before "no GPU": on a laptop too, a typo is the first thing to fix
+    target = resolve_target(submission, kernel, loaded, read_source=False)
+    # every mistake in the options is said before the submission's own mistakes and "no GPU": the
+    # command line is the first thing to fix, on a laptop too
     items = plan.select_items(loaded, only or [], shape or [], seed)
     timeout_s, timeout_source = plan.resolve_timeout(timeout, loaded.timeout_s, task_file_name(loaded.path))
     if dump and loaded.problem != DEFAULT_PROBLEM:  # the model replays one GEMM tile on the GEMM's inputs
         raise UsageError(f"--dump decodes and simulates an {DEFAULT_PROBLEM} kernel's MMAs (C = A·Bᵀ on its inputs);"
                          f" this task is {loaded.problem}")
+    refuse_broken_target(target)
     device = run_device()
     if device == "cuda" and not gpu_present():
         raise UsageError(NO_GPU)

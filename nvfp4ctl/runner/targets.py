@@ -64,14 +64,23 @@ def _spec(kind: str, path: Path, source: str, problem: str, shown: str | None = 
     return TargetSpec(kind, path, f"{shown or short_path(path)} ({source})", source, problem)
 
 
-def resolve_target(submission: Path | None, kernel: Path | None, task: TaskLike | None = None) -> TargetSpec:
+def resolve_target(submission: Path | None, kernel: Path | None, task: TaskLike | None = None, *,
+                   read_source: bool = True) -> TargetSpec:
+    """The target, noted for the run log. `read_source=False` leaves the submission's text unread, for a
+    command that checks the rest of its options first and then calls refuse_broken_target itself."""
     spec = _resolve_target(submission, kernel, task)
     note_target(spec.path, spec.source)
-    if spec.kind == SUBMISSION:  # not Python, or no custom_kernel: said now, before a child or a GPU
+    if read_source:
+        refuse_broken_target(spec)
+    return spec
+
+
+def refuse_broken_target(spec: TargetSpec) -> None:
+    """A submission that is not Python or has no custom_kernel: said now, before a child or a GPU."""
+    if spec.kind == SUBMISSION:
         from nvfp4ctl.runner.entry_point import refuse_broken_submission
 
         refuse_broken_submission(spec.path, spec.shown)
-    return spec
 
 
 def _resolve_target(submission: Path | None, kernel: Path | None, task: TaskLike | None = None) -> TargetSpec:

@@ -350,3 +350,21 @@ def test_a_submission_that_cannot_be_python_or_has_no_custom_kernel_is_exit_2_be
     assert json.loads(result.stdout) == {"error": message, "exit_code": 2}
     assert result.stderr == f"error: {message}\n"
     assert FakeWorker.calls == []
+
+
+@pytest.mark.parametrize("command, option_mistake, message", [
+    ("check", ["--only", "99"], "has 10 tests (1-10)"),
+    ("check", ["--timeout", "0"], "--timeout: 0 is not a number of seconds > 0"),
+    ("bench", ["--only", "99"], "has 3 benchmarks (1-3)"),
+    ("bench", ["--only", "1", "--shape", "128,128,256"], "--only and --shape are exclusive"),
+])
+def test_an_option_mistake_is_said_before_the_submission_that_is_not_python(
+        submission: Path, monkeypatch: pytest.MonkeyPatch, command: str, option_mistake: list[str], message: str) -> None:
+    """Both are exit 2, but the command line is what the user fixes first: a submission with a syntax error
+    is read only once the options are known to be right."""
+    monkeypatch.chdir(submission.parent)
+    submission.write_text("def custom_kernel(data)\n    return data[6]\n")
+    result = runner.invoke(app, [command, "--submission", "submission.py", *option_mistake])
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith("error: --") and message in result.output, result.output
+    assert "not valid Python" not in result.output
