@@ -10,6 +10,7 @@ import inspect
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
@@ -242,7 +243,8 @@ def _say_interrupted() -> None:
         get_console().error("interrupted")
 
 
-def _run(command: Callable[..., Outcome], added: list[str], args: tuple, kwargs: dict[str, object]) -> Outcome:
+def _run(command: Callable[..., Outcome], added: list[str], args: tuple, kwargs: dict[str, object],
+         json_mode: JsonMode | None = None) -> Outcome:
     """The command's outcome; its errors and Ctrl-C turned into one line and the outcome that says so.
     Its set-up is inside the handling too, so a Ctrl-C at any point of the run is "interrupted"."""
     try:
@@ -255,12 +257,12 @@ def _run(command: Callable[..., Outcome], added: list[str], args: tuple, kwargs:
         if error is None:
             raise
         get_console().error(str(error))
-        _json_failure(kwargs, str(error), error.exit_code)
+        _json_failure(json_mode, kwargs, str(error), error.exit_code)
         return _stopped(f"error: {str(error).splitlines()[0] if str(error) else type(error).__name__}",
                         error.exit_code)
     except KeyboardInterrupt:
         _say_interrupted()
-        _json_failure(kwargs, "interrupted", ExitCode.INTERRUPTED)
+        _json_failure(json_mode, kwargs, "interrupted", ExitCode.INTERRUPTED)
         return _stopped("interrupted", ExitCode.INTERRUPTED)
 
 
@@ -279,36 +281,53 @@ def _refuse_a_run_log_that_is_not_one() -> None:
         raise typer.Exit(int(ExitCode.USAGE))
 
 
-def _wants_json(kwargs: dict[str, object]) -> bool:
-    """The command was asked for JSON on stdout: bench/tune --json, dump --json, lint --format json."""
-    output_format = kwargs.get("output_format")
-    return (kwargs.get("json") is True or kwargs.get("as_json") is True
-            or getattr(output_format, "value", output_format) == "json")
+@dataclass(frozen=True)
+class JsonMode:
+    """How a command is asked for JSON on stdout: its parameter `parameter` (as the command function
+    names it) holding `value` (`--json`: True; `--format json`: "json"). Declared where the command is
+    registered, which refuses a parameter the command does not have: renaming it fails at import, not
+    by a JSON failure document quietly gone."""
+
+    parameter: str
+    value: object = True
+
+    def asked(self, kwargs: dict[str, object]) -> bool:
+        given = kwargs.get(self.parameter)
+        return getattr(given, "value", given) == self.value
 
 
-def _json_failure(kwargs: dict[str, object], message: str, exit_code: ExitCode) -> None:
+JSON_MODES: dict[str, JsonMode] = {}  # command name → how it is asked for JSON
+
+
+def _json_failure(json_mode: JsonMode | None, kwargs: dict[str, object], message: str, exit_code: ExitCode) -> None:
     """A command asked for JSON that stops on an error (no GPU, a bad --only, a crash) still gives stdout
     one JSON document, {"error": …, "exit_code": …}, beside the error line on stderr: a script reading
     stdout gets something it can parse, and the exit code stays the error's. Not after the command's
     own document, which a second one would make unparseable."""
     console = get_console()
-    if not _wants_json(kwargs) or console.json_written:
+    if json_mode is None or not json_mode.asked(kwargs) or console.json_written:
         return
     with contextlib.suppress(OSError):  # stdout gone (a closed pipe): the exit code still says it
         console.json({"error": message, "exit_code": int(exit_code)})
 
 
-def _logged(name: str, command: Callable[..., Outcome], record: bool = True, reads_log: bool = False) -> Callable[..., None]:
+def _logged(name: str, command: Callable[..., Outcome], record: bool = True, reads_log: bool = False,
+            json_mode: JsonMode | None = None) -> Callable[..., None]:
     """Run a command, show a failure as one red line, append the run log, exit with the code.
     `reads_log`: the command reads the run log without adding to it (`log`), so a file that is none is
-    refused as for a command that appends (it read as "no runs logged yet")."""
+    refused as for a command that appends (it read as "no runs logged yet"). `json_mode`: how the
+    command is asked for JSON, so that a failure gives stdout a JSON document too."""
+    if json_mode is not None:
+        if json_mode.parameter not in inspect.signature(command).parameters:
+            raise TypeError(f"{name}: its JSON mode names {json_mode.parameter!r}, which is no parameter of the command")
+        JSON_MODES[name] = json_mode
 
     @functools.wraps(command)
     def wrapper(*args: object, **kwargs: object) -> None:
         if record or reads_log:
             _refuse_a_run_log_that_is_not_one()
         try:
-            outcome = _run(command, added, args, kwargs)
+            outcome = _run(command, added, args, kwargs, json_mode)
         except KeyboardInterrupt:  # a second Ctrl-C while the first one's (or an error's) line was shown
             _say_interrupted()
             outcome = _stopped("interrupted", ExitCode.INTERRUPTED)
@@ -331,11 +350,11 @@ def _logged(name: str, command: Callable[..., Outcome], record: bool = True, rea
 
 _logged("build", build.command)
 _logged("check", check.command)
-_logged("bench", bench.command)
-_logged("dump", dump.command)
-_logged("lint", lint.command)
+_logged("bench", bench.command, json_mode=JsonMode("json"))
+_logged("dump", dump.command, json_mode=JsonMode("as_json"))
+_logged("lint", lint.command, json_mode=JsonMode("output_format", "json"))
 _logged("export", export.command)
-_logged("tune", tune.command)
+_logged("tune", tune.command, json_mode=JsonMode("json"))
 _logged("log", log.command, record=False, reads_log=True)  # reading the log does not add to it
 _logged("init", init.command, record=False)  # nothing has run yet; MEMORY.md is being made
 

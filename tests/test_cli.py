@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import json
 import sys
 from types import SimpleNamespace
 
@@ -560,23 +561,70 @@ def test_log_refuses_a_run_log_setting_that_names_a_python_file_as_the_other_com
     assert result.output == refused.output and result.output.count("\n") == 1, result.output
 
 
-def test_every_json_option_is_one_the_error_document_recognises():
-    """A command stopped by an error writes {"error", "exit_code"} on stdout only where cli._wants_json
-    sees that JSON was asked for, which it reads by parameter name: a new --json option under another
-    name would lose the document without a word."""
-    from nvfp4ctl.cli import _wants_json
-
-    seen: set[str] = set()
+def _json_options() -> dict[str, tuple[str, object]]:
+    """command → (parameter, the value that asks for JSON) for each command declaring --json or --format."""
+    found: dict[str, tuple[str, object]] = {}
     for command in app.registered_commands:
-        hints = inspect.get_annotations(command.callback, eval_str=True)
-        for name, parameter in inspect.signature(command.callback).parameters.items():
+        function = inspect.unwrap(command.callback)
+        hints = inspect.get_annotations(function, eval_str=True)
+        for name in inspect.signature(function).parameters:
             infos = getattr(hints.get(name), "__metadata__", ())
             decls = [d for info in infos for d in (getattr(info, "default", None), *(getattr(info, "param_decls", None) or ()))
                      if isinstance(d, str)]
             if "--json" in decls:
-                assert _wants_json({name: True}), f"{command.name} --json (parameter {name})"
-                seen.add(command.name)
+                found[command.name] = (name, True)
             elif "--format" in decls:
-                assert _wants_json({name: "json"}), f"{command.name} --format json (parameter {name})"
-                seen.add(command.name)
-    assert seen >= {"bench", "dump", "lint", "tune"}
+                found[command.name] = (name, "json")
+    return found
+
+
+def test_every_json_option_is_declared_where_its_command_is_registered():
+    """A command stopped by an error writes {"error", "exit_code"} on stdout only where its registration
+    declares how it is asked for JSON: a new --json option, or one whose parameter is renamed, would
+    lose the document without a word."""
+    from nvfp4ctl.cli import JSON_MODES
+
+    declared = _json_options()
+    assert set(declared) >= {"bench", "dump", "lint", "tune"}
+    assert set(JSON_MODES) == set(declared)
+    for name, (parameter, value) in declared.items():
+        assert (JSON_MODES[name].parameter, JSON_MODES[name].value) == (parameter, value), name
+
+
+def test_a_json_mode_naming_no_parameter_of_its_command_is_refused_at_registration():
+    from nvfp4ctl.cli import JsonMode, _logged
+
+    def command(as_json: bool = False) -> None: ...
+
+    with pytest.raises(TypeError, match="'json', which is no parameter of the command"):
+        _logged("renamed", command, json_mode=JsonMode("json"))
+
+
+# a failing run of each command with a JSON mode, asked for JSON
+_JSON_FAILURES = [
+    ["bench", "--json", "--task", "nosuch.yml"],
+    ["dump", "--json"],
+    ["lint", "--format", "json", "nosuch.py"],
+    ["tune", "--json", "--task", "nosuch.yml"],
+]
+
+
+@pytest.mark.parametrize("args", _JSON_FAILURES, ids=lambda args: args[0])
+def test_every_command_with_a_json_mode_gives_a_json_document_on_a_failure(args, tmp_path, monkeypatch):
+    from cli_streams import separate_streams_runner
+    from nvfp4ctl.cli import JSON_MODES
+
+    assert args[0] in JSON_MODES
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("NVFP4CTL_DEVICE", "cpu")
+    result = separate_streams_runner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    document = json.loads(result.stdout)
+    assert set(document) == {"error", "exit_code"} and document["exit_code"] == 2
+    assert result.stderr == f"error: {document['error']}\n"
+
+
+def test_the_json_failure_test_covers_every_json_command():
+    from nvfp4ctl.cli import JSON_MODES
+
+    assert {args[0] for args in _JSON_FAILURES} == set(JSON_MODES)
