@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 from typer.core import TyperGroup
@@ -63,9 +63,39 @@ _ClickUsageError: type[Exception] = typer.BadParameter.__bases__[0]
 _COMMAND_KEY = "nvfp4ctl.command"
 
 
+def _refuse_in_one_line(error: Exception, command_path: str) -> NoReturn:
+    """A command line click rejects (a missing option or argument, an unknown option or command, an
+    option with no value) is one line and exit 2, as every other usage error: not click's usage block,
+    nor, on older typers, its boxed panel. The line ends in where to look, as click's block did:
+    `command_path`'s help, where the error carries no context of its own (an option with no value)."""
+    from nvfp4ctl.options import OptionValueError
+
+    message = error.format_message()  # type: ignore[attr-defined]
+    if not isinstance(error, OptionValueError):  # those name the option and what is wrong with its value
+        context = getattr(error, "ctx", None)
+        path = context.command_path if context is not None else command_path
+        message = f"{message.rstrip('.')}; see '{path} --help'"
+    with contextlib.suppress(OSError):  # stderr gone: the exit code still says it
+        get_console().error(message)
+    raise typer.Exit(int(ExitCode.USAGE)) from None
+
+
+def _shows_help(error: Exception) -> bool:
+    """click 8.2's way of showing the help of a bare `nvfp4ctl` (no_args_is_help), which must stay."""
+    return type(error).__name__ == "NoArgsIsHelpError"
+
+
 class _LoggedGroup(TyperGroup):
     """Click rejects a bad option value before our wrapper runs; the run log still gets its line. The
     command's arguments are kept for that message, which names the option as it was typed."""
+
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except _ClickUsageError as error:  # an option before the command's name (`nvfp4ctl --nosuch check`)
+            if _shows_help(error):
+                raise
+            _refuse_in_one_line(error, ctx.command_path)
 
     def resolve_command(self, ctx: typer.Context, args: list[str]) -> tuple:
         resolved = super().resolve_command(ctx, args)
@@ -80,7 +110,10 @@ class _LoggedGroup(TyperGroup):
             if ctx.meta.get(_COMMAND_KEY) in _RECORDED:
                 workspace.reset()
                 _record(Outcome(result=f"error: {error.format_message().splitlines()[0]}", exit_code=ExitCode.USAGE))
-            raise
+            if _shows_help(error):
+                raise
+            command = ctx.meta.get(_COMMAND_KEY)
+            _refuse_in_one_line(error, f"{ctx.command_path} {command}" if command else ctx.command_path)
         except KeyboardInterrupt:
             # Ctrl-C outside a command's own handling (its options being read, a second Ctrl-C after
             # its run-log line): typer would end it as "Aborted!" with exit 1 (older typers) or with

@@ -628,3 +628,26 @@ def test_the_json_failure_test_covers_every_json_command():
     from nvfp4ctl.cli import JSON_MODES
 
     assert {args[0] for args in _JSON_FAILURES} == set(JSON_MODES)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["init"], "error: Missing option '--problem'; see '{prog} init --help'"),
+    (["export", "-o"], "error: Option '-o' requires an argument; see '{prog} export --help'"),
+    (["dump", "--umma", "--shape"], "error: Option '--shape' requires an argument; see '{prog} dump --help'"),
+    (["check", "--nosuch"], "error: No such option"),
+    (["nosuch"], "error: No such command 'nosuch'; see '{prog} --help'"),
+    (["--nosuch", "lint"], "error: No such option"),
+])
+def test_a_command_line_click_rejects_is_one_line_and_exit_2(args, message, tmp_path, monkeypatch):
+    """A missing option, an option with no value, an unknown option or command: one line, as every other
+    usage error, not click's usage block (nor the boxed panel older typers print)."""
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, args, prog_name="nvfp4ctl")
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith(message.format(prog="nvfp4ctl")), result.output
+    assert result.output.count("\n") == 1 and "Usage:" not in result.output, result.output
+
+
+def test_a_bare_nvfp4ctl_still_shows_its_help():
+    result = CliRunner().invoke(app, [])
+    assert "Usage:" in result.output and "check" in result.output
