@@ -276,6 +276,8 @@ def command(
         _refuse_another_problem(task, " and ".join(mode for mode, on in (("--umma", umma and not user and from_log is None),
                                                                            ("--runtime", runtime)) if on))
     source = shipped_kernel() if named_default else default_kernel() if kernel is None else kernel
+    if reads_kernel and source.is_dir():  # as build and export say it: "not found" would send one looking for it
+        raise UsageError(f"{source} is a folder, not a kernel source: name a .cu file in it")
     if reads_kernel and not source.is_file():
         # the bare default looks in your kernels/ folder; one without a CUTLASS sm100 kernel says how on
         way_out = f" (--kernel PATH for yours, --kernel {DEFAULT_BY_NAME} for nvfp4ctl's)" if kernel is None else ""

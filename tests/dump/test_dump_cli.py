@@ -299,3 +299,14 @@ def test_umma_says_which_kernel_and_problem_it_checks() -> None:
     # --task picks the problem it must be for, as it does for --layout
     other = invoke("--umma", "--no-cute", "--task", str(get_problem("nvfp4_gemv").task_file))
     assert other.exit_code == 2 and "is for nvfp4_gemv, for which nvfp4ctl has no such kernel" in other.output
+
+
+@pytest.mark.parametrize("mode", [["--umma", "--no-cute"], ["--runtime", "--shape", "128,128,256"]])
+def test_a_folder_given_as_the_kernel_is_said_to_be_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        mode: list[str]) -> None:
+    """As build and export say it: "kernel not found" sent one looking for a folder that is there."""
+    (tmp_path / "kernels").mkdir()
+    monkeypatch.chdir(tmp_path)
+    result = invoke(*mode, "--kernel", "kernels")
+    assert result.exit_code == 2, result.output
+    assert result.output == "error: kernels is a folder, not a kernel source: name a .cu file in it\n"
