@@ -71,16 +71,22 @@ def _b200_name(problem: str) -> str | None:
     return get_problem(problem).default_kernels.get(B200_MAJOR)
 
 
-def _task_in_use(flag: Path | None) -> Any | None:
-    """The task this export is for: --task, else the one in use; None where none can be read and none
-    was named (an unreadable task file is check's business; export works without it)."""
+def _task_in_use(flag: Path | None, kernel_named: bool) -> Any | None:
+    """The task this export is for: --task, else the one in use. One found that cannot be read is
+    refused where its problem picks the kernel (no --kernel, or `--kernel default`): the GEMM's would
+    be exported into another problem's folder. With --kernel PATH it is None, with a warning: the
+    kernel is exported as it is, its problem unchecked (the task file is check's business)."""
     from nvfp4ctl.task import load_task
 
     try:
         return load_task(flag)
-    except UsageError:
+    except UsageError as error:
         if flag is not None:
             raise  # named on purpose: say what is wrong with it
+        if not kernel_named:
+            raise UsageError(f"{error}; export picks its kernel by the task's problem: fix the task file, or pass"
+                             " --task PATH or --kernel PATH") from None
+        get_console().warn(f"{error}; the kernel's problem is not checked against the task")
         return None
 
 
@@ -125,7 +131,7 @@ def command(
 
     console = get_console()
     named = kernel is not None and str(kernel) != DEFAULT_BY_NAME  # the user's own --kernel PATH
-    in_use = _task_in_use(task)
+    in_use = _task_in_use(task, named)
     problem = DEFAULT_PROBLEM if named or in_use is None else in_use.problem
     source = default_kernel(kernel, problem)
     if named:  # say what is wrong with the path they gave, not to pass one

@@ -173,3 +173,23 @@ def test_export_never_writes_over_the_task_the_run_log_or_its_own_inputs(
                              " nothing was written (-o another path)\n")
     for path, text in before.items():  # the run log gains the refusal's line, below what it held
         assert path.read_bytes() == text or (path == run_log and path.read_bytes().startswith(text)), path
+
+
+def test_a_task_file_that_cannot_be_read_is_not_taken_for_the_gemms(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its problem picks the kernel: read as no task, a GEMV folder's broken task.yml got the GEMM's kernel
+    exported into it without a word. With --kernel PATH the kernel is exported as it is, and a warning
+    says its problem went unchecked."""
+    folder = tmp_path / "gemv"
+    assert runner.invoke(app, ["init", "--problem", "nvfp4_gemv", str(folder)]).exit_code == 0
+    (folder / "task.yml").write_text("")
+    monkeypatch.chdir(folder)
+    for args in (["--kernel", "default"], []):
+        result = runner.invoke(app, ["export", "-o", "out.py", *args])
+        assert result.exit_code == 2, result.output
+        assert _flat(result.output) == ("error: task.yml: expected a mapping with tests and benchmarks, got an empty"
+                                        " file; export picks its kernel by the task's problem: fix the task file, or"
+                                        " pass --task PATH or --kernel PATH")
+        assert not (folder / "out.py").exists()
+    result = runner.invoke(app, ["export", "-o", "out.py", "--kernel", str(GEMM_TC)])
+    assert result.exit_code == 0, result.output
+    assert "the kernel's problem is not checked against the task" in _flat(result.output)
