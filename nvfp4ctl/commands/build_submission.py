@@ -100,9 +100,19 @@ def build_submission(path: Path, arch: str | None, verbose: bool, python: str | 
     if not sources.extensions:
         if sources.cute_dsl:
             return _build_dsl(path.resolve(), arch or "sm_100a", python, task)
-        # Plain Python (init's starter, or a torch-only first try) is a valid submission, not a mistake.
-        console.info(f"{path.name}: no load_inline/load call and no CuTe DSL kernel: nothing to compile;"
-                     " `nvfp4ctl check` runs it as it is", result=True)
+        # Plain Python (init's starter, or a torch-only first try) is a valid submission, not a mistake;
+        # one without custom_kernel is check's refusal, so the line does not send the user there
+        from nvfp4ctl.errors import UnloadableSubmission
+        from nvfp4ctl.runner.entry_point import refuse_broken_submission
+
+        try:
+            refuse_broken_submission(path.resolve(), path.name)
+            next_step = "; `nvfp4ctl check` runs it as it is"
+        except UnloadableSubmission as refusal:
+            console.warn(f"{refusal}; `nvfp4ctl check` refuses it as it is")
+            next_step = ""
+        console.info(f"{path.name}: no load_inline/load call and no CuTe DSL kernel: nothing to compile{next_step}",
+                     result=True)
         return Outcome(result="nothing to compile (no load_inline/load call, no CuTe DSL kernel)", target=path)
     from nvfp4ctl.build.submission_build import build_extension, refuse_unreadable
 

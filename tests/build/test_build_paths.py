@@ -373,3 +373,21 @@ def test_quiet_keeps_the_result_line_of_a_submission_with_nothing_to_compile(tmp
     result = runner.invoke(app, ["-q", "build", str(submission)])
     assert result.exit_code == 0, result.output
     assert "nothing to compile" in _flat(result.output)
+
+
+@pytest.mark.parametrize("text, says_check_runs_it", [
+    ("import torch\n\ndef custom_kernel(data):\n    return data[6]\n", True),
+    ("import torch\n", False),
+    ("def custom_kernal(data):\n    return data[6]\n", False),
+])
+def test_a_submission_with_nothing_to_compile_is_sent_to_check_only_where_check_runs_it(
+        tmp_path: Path, no_compiler: None, text: str, says_check_runs_it: bool) -> None:
+    """Without custom_kernel, "`nvfp4ctl check` runs it as it is" was false: check refuses it, exit 2."""
+    submission = tmp_path / "submission.py"
+    submission.write_text(text)
+    result = runner.invoke(app, ["build", str(submission)])
+    assert result.exit_code == 0, result.output
+    output = _flat(result.output)
+    assert "nothing to compile" in output
+    assert ("`nvfp4ctl check` runs it as it is" in output) is says_check_runs_it, output
+    assert ("`nvfp4ctl check` refuses it as it is" in output) is not says_check_runs_it, output
