@@ -68,16 +68,20 @@ def _refuse_in_one_line(error: Exception, command_path: str) -> NoReturn:
     option with no value) is one line and exit 2, as every other usage error: not click's usage block,
     nor, on older typers, its boxed panel. The line ends in where to look, as click's block did:
     `command_path`'s help, where the error carries no context of its own (an option with no value)."""
+    with contextlib.suppress(OSError):  # stderr gone: the exit code still says it
+        get_console().error(_one_line_message(error, command_path))
+    raise typer.Exit(int(ExitCode.USAGE)) from None
+
+
+def _one_line_message(error: Exception, command_path: str) -> str:
     from nvfp4ctl.options import OptionValueError
 
     message = error.format_message()  # type: ignore[attr-defined]
-    if not isinstance(error, OptionValueError):  # those name the option and what is wrong with its value
-        context = getattr(error, "ctx", None)
-        path = context.command_path if context is not None else command_path
-        message = f"{message.rstrip('.')}; see '{path} --help'"
-    with contextlib.suppress(OSError):  # stderr gone: the exit code still says it
-        get_console().error(message)
-    raise typer.Exit(int(ExitCode.USAGE)) from None
+    if isinstance(error, OptionValueError):  # those name the option and what is wrong with its value
+        return message
+    context = getattr(error, "ctx", None)
+    path = context.command_path if context is not None else command_path
+    return f"{message.rstrip('.')}; see '{path} --help'"
 
 
 def _shows_help(error: Exception) -> bool:
@@ -113,6 +117,10 @@ class _LoggedGroup(TyperGroup):
             if _shows_help(error):
                 raise
             command = ctx.meta.get(_COMMAND_KEY)
+            json_mode = JSON_MODES.get(command) if isinstance(command, str) else None
+            if json_mode is not None and json_mode.typed(ctx.meta.get(TYPED_ARGS_KEY, ())):
+                _json_failure(json_mode, {json_mode.parameter: json_mode.value},
+                              _one_line_message(error, ""), ExitCode.USAGE)
             _refuse_in_one_line(error, f"{ctx.command_path} {command}" if command else ctx.command_path)
         except KeyboardInterrupt:
             # Ctrl-C outside a command's own handling (its options being read, a second Ctrl-C after
@@ -322,11 +330,18 @@ class JsonMode:
     by a JSON failure document quietly gone."""
 
     parameter: str
+    option: str  # as typed: for a command line click rejects, which never reaches the parameter
     value: object = True
 
     def asked(self, kwargs: dict[str, object]) -> bool:
         given = kwargs.get(self.parameter)
         return getattr(given, "value", given) == self.value
+
+    def typed(self, args: tuple[str, ...]) -> bool:
+        from nvfp4ctl.options import typed_values
+
+        given = typed_values([self.option], args)  # nothing after `--`, which ends the options
+        return bool(given) and (self.value is True or given[-1] == self.value)
 
 
 JSON_MODES: dict[str, JsonMode] = {}  # command name → how it is asked for JSON
@@ -383,11 +398,11 @@ def _logged(name: str, command: Callable[..., Outcome], record: bool = True, rea
 
 _logged("build", build.command)
 _logged("check", check.command)
-_logged("bench", bench.command, json_mode=JsonMode("json"))
-_logged("dump", dump.command, json_mode=JsonMode("as_json"))
-_logged("lint", lint.command, json_mode=JsonMode("output_format", "json"))
+_logged("bench", bench.command, json_mode=JsonMode("json", "--json"))
+_logged("dump", dump.command, json_mode=JsonMode("as_json", "--json"))
+_logged("lint", lint.command, json_mode=JsonMode("output_format", "--format", "json"))
 _logged("export", export.command)
-_logged("tune", tune.command, json_mode=JsonMode("json"))
+_logged("tune", tune.command, json_mode=JsonMode("json", "--json"))
 _logged("log", log.command, record=False, reads_log=True)  # reading the log does not add to it
 _logged("init", init.command, record=False)  # nothing has run yet; MEMORY.md is being made
 

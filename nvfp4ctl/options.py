@@ -93,6 +93,11 @@ def typed_name(param: Any, args: Sequence[str] | None, value: object = None) -> 
     return typed[-1] if typed else _long_name(param)
 
 
+def typed_values(names: Sequence[str], args: Sequence[str]) -> list[str | None]:
+    """The value typed after each use of one of an option's `names` in `args` (None at their end)."""
+    return [value for _, value in _spellings(names, args)]
+
+
 def _spellings(names: Sequence[str], args: Sequence[str]) -> list[tuple[str, str | None]]:
     """(name, value) for each use of one of an option's `names` in `args`: `--last 5`, `--last=5`,
     `-n 5`, `-n5`; nothing after `--`, which ends the options."""

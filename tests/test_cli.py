@@ -561,7 +561,7 @@ def test_log_refuses_a_run_log_setting_that_names_a_python_file_as_the_other_com
     assert result.output == refused.output and result.output.count("\n") == 1, result.output
 
 
-def _json_options() -> dict[str, tuple[str, object]]:
+def _json_options() -> dict[str, tuple[str, str, object]]:
     """command → (parameter, the value that asks for JSON) for each command declaring --json or --format."""
     found: dict[str, tuple[str, object]] = {}
     for command in app.registered_commands:
@@ -572,9 +572,9 @@ def _json_options() -> dict[str, tuple[str, object]]:
             decls = [d for info in infos for d in (getattr(info, "default", None), *(getattr(info, "param_decls", None) or ()))
                      if isinstance(d, str)]
             if "--json" in decls:
-                found[command.name] = (name, True)
+                found[command.name] = (name, "--json", True)
             elif "--format" in decls:
-                found[command.name] = (name, "json")
+                found[command.name] = (name, "--format", "json")
     return found
 
 
@@ -587,8 +587,9 @@ def test_every_json_option_is_declared_where_its_command_is_registered():
     declared = _json_options()
     assert set(declared) >= {"bench", "dump", "lint", "tune"}
     assert set(JSON_MODES) == set(declared)
-    for name, (parameter, value) in declared.items():
-        assert (JSON_MODES[name].parameter, JSON_MODES[name].value) == (parameter, value), name
+    for name, (parameter, option, value) in declared.items():
+        mode = JSON_MODES[name]
+        assert (mode.parameter, mode.option, mode.value) == (parameter, option, value), name
 
 
 def test_a_json_mode_naming_no_parameter_of_its_command_is_refused_at_registration():
@@ -597,7 +598,7 @@ def test_a_json_mode_naming_no_parameter_of_its_command_is_refused_at_registrati
     def command(as_json: bool = False) -> None: ...
 
     with pytest.raises(TypeError, match="'json', which is no parameter of the command"):
-        _logged("renamed", command, json_mode=JsonMode("json"))
+        _logged("renamed", command, json_mode=JsonMode("json", "--json"))
 
 
 # a failing run of each command with a JSON mode, asked for JSON
@@ -651,3 +652,22 @@ def test_a_command_line_click_rejects_is_one_line_and_exit_2(args, message, tmp_
 def test_a_bare_nvfp4ctl_still_shows_its_help():
     result = CliRunner().invoke(app, [])
     assert "Usage:" in result.output and "check" in result.output
+
+
+@pytest.mark.parametrize("args, message", [
+    (["bench", "--json", "--only", "x"], "--only: x is not an integer"),
+    (["lint", "--format=json", "--nosuch"], "No such option"),
+    (["dump", "--json", "--layout", "--shape"], "Option '--shape' requires an argument"),
+])
+def test_a_command_line_click_rejects_still_gives_a_json_document_where_json_was_asked(args, message, tmp_path,
+                                                                                       monkeypatch):
+    from cli_streams import separate_streams_runner
+
+    monkeypatch.chdir(tmp_path)
+    result = separate_streams_runner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    document = json.loads(result.stdout)
+    assert document["exit_code"] == 2 and document["error"].startswith(message), document
+    assert result.stderr.startswith(f"error: {message}") and result.stderr.count("\n") == 1, result.stderr
+    plain = separate_streams_runner().invoke(app, [arg for arg in args if arg not in ("--json", "--format=json")])
+    assert plain.exit_code == 2 and plain.stdout == ""
