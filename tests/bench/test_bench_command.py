@@ -71,6 +71,10 @@ def submission(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     FakeWorker.calls = []
     FakeWorker.scale, FakeWorker.failure, FakeWorker.raise_error, FakeWorker.host_stalls = 1.0, None, None, 0
     FakeWorker.calibration_fails = False
+    # check binds Worker when check.run is first imported: a `check` run under this patch (the --only
+    # tests below) would keep the fake for every later test of the process, check's own among them
+    import nvfp4ctl.check.run  # noqa: F401
+
     monkeypatch.setattr("nvfp4ctl.runner.worker.Worker", FakeWorker)
     monkeypatch.setattr("nvfp4ctl.runner.gpu.run_device", lambda: "cuda")
     monkeypatch.setattr("nvfp4ctl.runner.gpu.gpu_present", lambda: True)
