@@ -4,7 +4,8 @@ makes, without a GPU, into the build cache, and report per kernel as for our own
 The generated .cu is what load_inline compiles (torch's prelude, then the cuda_sources), with a
 `#line N "submission.py"` before each piece, so compiler errors name the .py line. cpp_sources are
 host code (the pybind glue) and are not compiled here. Flags: the submission's own
-extra_cuda_cflags and include paths, torch's own flags for the extension as the installed torch writes
+extra_cuda_cflags, as the words the shell running torch's ninja command splits them into
+(torch_nvcc.shell_words: "-Xptxas -v" is two), and include paths, torch's own flags for the extension as the installed torch writes
 them into its ninja file (torch_nvcc: COMMON_NVCC_FLAGS, the extension defines, and the C++ standard
 where the flags name none), the arch's -gencode when the flags name none, and `-Xptxas -v` for the
 resource report. Include folders are laid out as torch's ninja file lays them out
@@ -90,14 +91,14 @@ def _command(extension: Extension, unit: Path, arch: str, code: str, folder: Pat
     none, which torch changes between releases (c++17, then c++20): a fixed one failed kernels that
     build on the leaderboard. Last, for code that includes CUTLASS, the machine's CUTLASS as -isystem,
     unless the submission's own folders bring one (_adds_cutlass)."""
-    user = list(extension.cuda_flags)
-    torch = torch_nvcc.extension_flags(extension.name, tuple(user), flags.gencode(arch))
+    user = torch_nvcc.shell_words(extension.cuda_flags)
+    torch = _torch_flags(extension, arch)
     command = [str(toolchain.nvcc_path()), "-c", str(unit), "-o", str(folder / f"{unit.stem}.o"),
                *(f"-I{path}" for path in extension.include_paths)]
     for path in torch.system_includes:
         command += ["-isystem", path]
     command += torch.leading
-    if not any(ARCH_FLAG.search(flag) for flag in user):
+    if not any(ARCH_FLAG.search(flag) for flag in extension.cuda_flags):  # torch looks at each flag as given
         command.append(flags.gencode(arch))
     command += [*user, *torch.trailing, *flags.REPORT_FLAGS]
     if _adds_cutlass(code, extension):
@@ -106,6 +107,18 @@ def _command(extension: Extension, unit: Path, arch: str, code: str, folder: Pat
         for path in cutlass_includes():
             command += ["-isystem", str(path)]
     return command
+
+
+def _torch_flags(extension: Extension, arch: str) -> torch_nvcc.TorchNvccFlags:
+    """torch's flags for the extension, given its flags as torch is (each one as written, not yet split
+    into the shell's words): torch looks at each for a standard (-std=) and an arch."""
+    return torch_nvcc.extension_flags(extension.name, tuple(extension.cuda_flags), flags.gencode(arch))
+
+
+def _flag_words(extension: Extension) -> list[str]:
+    """extra_cuda_cflags as the words nvcc gets (torch_nvcc.shell_words); refuse_unsplittable has let
+    through only flags the shell splits."""
+    return torch_nvcc.shell_words(extension.cuda_flags)
 
 
 def _key(code: str, extension: Extension, arch: str, unit: Path | None = None) -> str:
@@ -118,7 +131,7 @@ def _key(code: str, extension: Extension, arch: str, unit: Path | None = None) -
     layout, the arch and the toolchain (torch's version stands for the flags it adds, the C++ standard
     among them). Not the submission's file name: a copy of submission.py whose CUDA is the same builds
     the same objects."""
-    search = [*(Path(folder) for folder in extension.include_paths), *flag_include_folders(extension.cuda_flags)]
+    search = [*(Path(folder) for folder in extension.include_paths), *flag_include_folders(_flag_words(extension))]
     headers = header_digests(code, unit.parent if unit is not None else None, search)
     torch = toolchain.torch_build()
     # the machine's CUTLASS, which _command adds unless the submission brings its own (that one counts
@@ -142,7 +155,7 @@ def _adds_cutlass(code: str, extension: Extension) -> bool:
     unless the submission's own include folders (extra_include_paths, the flags' -I and -isystem) bring
     a cute/ or cutlass/ tree. torch adds none on the leaderboard: a submission that brings its own
     compiles with its own alone, one that relies on the machine's gets this machine's."""
-    own = [*(Path(folder) for folder in extension.include_paths), *flag_include_folders(extension.cuda_flags)]
+    own = [*(Path(folder) for folder in extension.include_paths), *flag_include_folders(_flag_words(extension))]
     return _uses_cutlass(code) and not supplies_cutlass(own)
 
 
@@ -174,9 +187,22 @@ def refuse_unreadable(sources: SubmissionSources, extension: Extension) -> None:
                      " textwrap.dedent) without running the file: it cannot see this device code")
 
 
+def refuse_unsplittable(sources: SubmissionSources, extension: Extension) -> None:
+    """UsageError where extra_cuda_cflags are not words the shell that runs torch's build command would
+    split them into (torch_nvcc.shell_words): an unclosed quote fails that build, a $ is ninja's."""
+    try:
+        torch_nvcc.shell_words(extension.cuda_flags)
+    except ValueError as why:
+        shown = " ".join(flag.strip() for flag in extension.cuda_flags)
+        shown = shown if len(shown) <= 80 else shown[:77] + "..."
+        raise UsageError(f"{display_path(sources.path)}:{extension.line}: {extension.name}'s extra_cuda_cflags ({shown})"
+                         f" {why}: torch joins them with spaces into one shell command") from None
+
+
 def build_extension(sources: SubmissionSources, extension: Extension, arch: str) -> list[ExtensionBuild]:
     """Every compiled unit of one extension: its generated .cu (load_inline) or its .cu files (load)."""
     refuse_unreadable(sources, extension)
+    refuse_unsplittable(sources, extension)
     units: list[tuple[str, str, Path | None]] = []  # (unit name, code, file on disk)
     if extension.call == "load_inline":
         if not extension.cuda:

@@ -36,6 +36,33 @@ DEFAULT_STANDARD = "-std=c++17"  # torch 2.x's before C++20, where its source na
 _BEGIN, _END = "-DNVFP4CTL_EXTENSION_FLAGS_BEGIN", "-DNVFP4CTL_EXTENSION_FLAGS_END"
 _STANDARD = re.compile(r"['\"](-std=c\+\+\d+)['\"]")
 _FALLBACK_REASONS: list[str] = []  # why probes of this process could not read torch's ninja file
+_SHELL_OPERATORS = "();<>|&"  # unquoted, each ends the word before it: sh reads a list, a redirection or a subshell
+
+
+def shell_words(flags: Sequence[str]) -> list[str]:
+    """The words nvcc gets for extra_cuda_cflags `flags`: torch strips each flag and joins them with single
+    spaces into its ninja file's cuda_cflags, and ninja runs the command through /bin/sh, which splits it
+    at spaces and takes quotes and backslashes away: "-Xptxas -v" is two words, "-DTAG='a b'" one, and a
+    quote may span flags, as the joined line is read as one. ValueError, saying why in a few words, where
+    the shell would not run what torch wrote (an unclosed quote, an operator such as ; or |), or where
+    ninja and the shell would rewrite it (a $, a backquote), which is not modelled here."""
+    line = " ".join(flag.strip() for flag in flags)
+    if "$" in line:
+        raise ValueError("hold a $, which ninja expands as one of its variables (and the shell then as its own)")
+    if "`" in line:
+        raise ValueError("hold a backquote, a command the shell runs")
+    lexer = shlex.shlex(line, posix=True, punctuation_chars=_SHELL_OPERATORS)
+    lexer.whitespace_split = True
+    lexer.commenters = ""  # sh starts a comment only at a word's first character; shlex anywhere
+    try:
+        words = list(lexer)
+    except ValueError:
+        raise ValueError("hold an unclosed quote, and the shell that runs torch's build command fails") from None
+    operator = next((word for word in words if word and set(word) <= set(_SHELL_OPERATORS)), None)
+    if operator is not None:
+        raise ValueError(f"hold an unquoted {operator!r}, which the shell that runs torch's build command reads"
+                         " as its own syntax")
+    return words
 
 
 @dataclass(frozen=True)

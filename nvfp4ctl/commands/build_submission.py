@@ -114,10 +114,11 @@ def build_submission(path: Path, arch: str | None, verbose: bool, python: str | 
         console.info(f"{path.name}: no load_inline/load call and no CuTe DSL kernel: nothing to compile{next_step}",
                      result=True)
         return Outcome(result="nothing to compile (no load_inline/load call, no CuTe DSL kernel)", target=path)
-    from nvfp4ctl.build.submission_build import build_extension, refuse_unreadable
+    from nvfp4ctl.build.submission_build import build_extension, refuse_unreadable, refuse_unsplittable
 
     for extension in sources.extensions:  # before the arch: without the code, "cannot tell the arch" misleads
         refuse_unreadable(sources, extension)
+        refuse_unsplittable(sources, extension)
         _refuse_missing_files(sources, extension)
     if any(extension.has_device_code for extension in sources.extensions):
         target, why = sources.arch(arch)

@@ -328,3 +328,32 @@ def test_the_machines_cutlass_is_searched_after_every_folder_of_the_submissions(
     assert command[-2 * len(machines):] == [word for path in machines for word in ("-isystem", path)]
     assert command.index(str(own)) < command.index(machines[0])
     assert _real_build(tmp_path, monkeypatch, submission) == (0, "built")
+
+
+def test_an_include_folder_in_a_flag_of_several_words_is_an_input(tmp_path: Path, compiles: list[str]) -> None:
+    """"-isystem /x" as one flag is two words on the shell line torch's build runs: /x is searched, so an
+    edit to a header there rebuilds the unit (it named no folder, and the stale build was served)."""
+    system = tmp_path / "system"
+    system.mkdir()
+    (system / "tile.cuh").write_text("#define TILE 128\n")
+    (system / "shape.cuh").write_text("#define SHAPE 2\n")
+    submission = tmp_path / "submission.py"
+    submission.write_text(INLINE.replace("extra_include_paths=[INCLUDE], ", "").replace(
+        '"-gencode=arch=compute_90a,code=sm_90a"', f'"-isystem {system}", "-gencode=arch=compute_90a,code=sm_90a"'))
+    assert _cache_column(submission) == "built"
+    assert _cache_column(submission) == "hit"
+    (system / "shape.cuh").write_text("#define SHAPE 4\n")
+    assert _cache_column(submission) == "built"
+
+
+def test_a_cutlass_checkout_in_a_flag_of_several_words_is_the_one_compiled(tmp_path: Path) -> None:
+    """"-isystem /checkout" as one flag brings the submission's own CUTLASS: the machine's is not added."""
+    checkout = tmp_path / "checkout" / "include"
+    (checkout / "cute").mkdir(parents=True)
+    (checkout / "cute" / "config.hpp").write_text("#pragma once\n")
+    submission = _cute_submission(tmp_path, [], [f"-isystem {checkout}"])
+    (extension,) = find_sources(submission).extensions
+    command = submission_build._command(extension, tmp_path / "plain.cu", "sm_90a", extension.cuda_text, tmp_path)
+    assert command[command.index(str(checkout)) - 1] == "-isystem"
+    machines = {str(path) for path in submission_build.cutlass_includes()}
+    assert not machines & set(command), command

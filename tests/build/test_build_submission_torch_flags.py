@@ -141,3 +141,40 @@ def test_a_host_compiler_of_several_words_leaves_nothing_of_itself_in_the_comman
     assert not set(host_compiler.split()) & set(command), command
     assert torch_nvcc.fallback_note() is None
     assert submission_build.os.environ["CC"] == host_compiler
+
+
+def test_a_flag_holding_spaces_reaches_nvcc_as_the_words_the_shell_makes_of_it(tmp_path: Path) -> None:
+    """torch joins extra_cuda_cflags with spaces into its ninja file's command, which a shell runs: "-Xptxas
+    -v" is two words there, and quotes and backslashes inside a flag are the shell's. Passed as one argv
+    element, nvcc refused it ("Unknown option '-Xptxas -v'") where the leaderboard's build takes it."""
+    flags = ", ".join(repr(flag) for flag in ["-Xptxas -v", "-DTAG='a b'", r"-DSPACED=x\ y", " -O3 "])
+    command = _command(tmp_path, flags)
+    user = command[command.index("-Xptxas"):]
+    assert user[:5] == ["-Xptxas", "-v", "-DTAG=a b", "-DSPACED=x y", "-O3"], command
+    assert "-Xptxas -v" not in command
+
+
+def test_a_standard_torch_does_not_see_is_followed_by_torchs_own(tmp_path: Path) -> None:
+    """torch looks for a flag that starts with -std= among the flags as written: --std=c++17, or -std=c++17
+    inside a flag of several words, is not one, so torch appends its own standard after it and nvcc uses
+    the last ('incompatible redefinition for option std, the last value of this option was used')."""
+    standard = torch_nvcc.extension_flags("modern", ("-O3",), "-gencode=arch=compute_100a,code=sm_100a").trailing
+    for flags in [repr("--std=c++17"), repr("-O3 -std=c++17")]:
+        command = _command(tmp_path, flags)
+        assert [flag for flag in command if "std" in flag][-len(standard):] == list(standard), (flags, command)
+    assert [flag for flag in _command(tmp_path, repr(" -std=c++17")) if "std" in flag] == ["-std=c++17"]
+
+
+@pytest.mark.parametrize(("flags", "says"), [
+    (["-DTAG='a b"], "unclosed quote"), (["-I$HOME/cutlass"], "a $"), (["-DA=1;B"], "unquoted ';'"),
+    (["-DTAG=`date`"], "backquote")])
+def test_flags_the_shell_would_not_run_as_written_are_one_line_and_exit_2(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flags: list[str], says: str) -> None:
+    submission = tmp_path / "submission.py"
+    submission.write_text(CXX20.replace("[FLAGS]", repr(flags)))
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("COLUMNS", "300")
+    result = runner.invoke(app, ["build", str(submission), "--arch", "sm_100a"])
+    assert result.exit_code == 2, result.output
+    assert says in result.output and "submission.py:8: modern's extra_cuda_cflags" in result.output, result.output
+    assert "Traceback" not in result.output
