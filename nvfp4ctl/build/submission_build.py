@@ -7,7 +7,7 @@ host code (the pybind glue) and are not compiled here. Flags: the submission's o
 extra_cuda_cflags, as the words the shell running torch's ninja command splits them into
 (torch_nvcc.shell_words: "-Xptxas -v" is two), and include paths, torch's own flags for the extension as the installed torch writes
 them into its ninja file (torch_nvcc: COMMON_NVCC_FLAGS, the extension defines, and the C++ standard
-where the flags name none), the arch's -gencode when the flags name none, and `-Xptxas -v` for the
+unless a flag starts with -std=), the arch's -gencode when the flags name none, and `-Xptxas -v` for the
 resource report. Include folders are laid out as torch's ninja file lays them out
 (_write_ninja_file_to_build_library): extra_include_paths as -I, torch's, the toolkit's and Python's
 as -isystem, and no -I for a load() file's folder. CUTLASS, which torch never adds, only where the
@@ -87,8 +87,8 @@ def _command(extension: Extension, unit: Path, arch: str, code: str, folder: Pat
     searched before every -isystem one, so a submission's header named like one of torch's (fp16.h) is
     its own, as on the leaderboard. A load() file's folder gets no -I (torch gives none): `#include
     "x.cuh"` still finds x.cuh beside the file, as nvcc always looks there, but `#include <x.cuh>` does
-    not. After the submission's flags, what torch appends to them: the C++ standard where they name
-    none, which torch changes between releases (c++17, then c++20): a fixed one failed kernels that
+    not. After the submission's flags, what torch appends to them: the C++ standard unless one of them
+    starts with -std= (after --std=c++17 too: nvcc uses the last), which torch changes between releases (c++17, then c++20): a fixed one failed kernels that
     build on the leaderboard. Last, for code that includes CUTLASS, the machine's CUTLASS as -isystem,
     unless the submission's own folders bring one (_adds_cutlass)."""
     user = torch_nvcc.shell_words(extension.cuda_flags)
@@ -214,7 +214,21 @@ def build_extension(sources: SubmissionSources, extension: Extension, arch: str)
         if not path.is_file():
             raise UsageError(f"{display_path(sources.path)}:{extension.line}: load() source {display_path(path)} does not exist")
         units.append((path.name, path.read_text(errors="replace"), path))
-    return [_declared(_build_unit(sources, extension, arch, name, code, path), code) for name, code, path in units]
+    built = [_declared(_build_unit(sources, extension, arch, name, code, path), code) for name, code, path in units]
+    if built:  # the extension's notes once, with its first unit: a load() of several .cu files said each per file
+        built[0].notes[:0] = extension_notes(extension)
+    return built
+
+
+def extension_notes(extension: Extension) -> list[str]:
+    """What the extension's build warns of, whatever its units: what its sources left out, and a standard
+    of its own that torch does not see and follows with its own, which nvcc then uses."""
+    notes = list(extension.notes)
+    standard = torch_nvcc.overridden_standard(extension.cuda_flags)
+    if standard is not None:
+        notes.append(f"extra_cuda_cflags' {standard} does not apply: torch appends its own -std= after it (it looks"
+                     " for a flag that starts with -std=) and nvcc uses the last; give -std=c++NN as a flag of its own")
+    return notes
 
 
 def _declared(result: ExtensionBuild, code: str) -> ExtensionBuild:
@@ -229,7 +243,7 @@ def _declared(result: ExtensionBuild, code: str) -> ExtensionBuild:
 def _build_unit(sources: SubmissionSources, extension: Extension, arch: str, name: str, code: str,
                 path: Path | None) -> ExtensionBuild:
     started = time.perf_counter()
-    result = ExtensionBuild(extension, name, notes=list(extension.notes))
+    result = ExtensionBuild(extension, name)
     key = _key(keyed_code(code, sources.path) if path is None else code, extension, arch, path)
     entry = cache.cache_root() / f"submission-{Path(name).stem}-{arch}-{key[:16]}"
 

@@ -2,7 +2,8 @@
 torch writes for it (cpp_extension._write_ninja_file_to_build_library), so `build submission.py`
 compiles with what `python submission.py` would: the C++ standard above all, which torch chooses,
 changes between releases (-std=c++17 until it moved extensions to C++20 in 2026; 2.13 appends
--std=c++20) and appends only where the extension's flags name none.
+-std=c++20) and appends only where none of the extension's flags, each as written, starts with -std=:
+after --std=c++17, or a flag "-O3 -std=c++17", it appends its own, and nvcc uses the last of them.
 
 The ninja file is written for a probe extension: the submission's name and flags, between two marker
 defines, into a temporary folder. What torch puts before the first marker is its own (defines,
@@ -33,6 +34,10 @@ from nvfp4ctl.build import toolchain
 from nvfp4ctl.build.submission_sources import ARCH_FLAG
 
 DEFAULT_STANDARD = "-std=c++17"  # torch 2.x's before C++20, where its source names none
+# torch appends its standard unless one of the extension's flags, each stripped, starts with this (not
+# --std=, -std c++NN, nor a -std= inside a flag of several words)
+TORCH_SEES_STANDARD = "-std="
+_STANDARD_WORDS = ("-std", "--std")  # nvcc's spellings of the option: -std=c++17, --std c++17, ...
 _BEGIN, _END = "-DNVFP4CTL_EXTENSION_FLAGS_BEGIN", "-DNVFP4CTL_EXTENSION_FLAGS_END"
 _STANDARD = re.compile(r"['\"](-std=c\+\+\d+)['\"]")
 _FALLBACK_REASONS: list[str] = []  # why probes of this process could not read torch's ninja file
@@ -69,7 +74,7 @@ def shell_words(flags: Sequence[str]) -> list[str]:
 class TorchNvccFlags:
     leading: tuple[str, ...]  # torch's flags before the extension's own, less include folders and arch
     system_includes: tuple[str, ...]  # torch's -isystem folders, in its order
-    trailing: tuple[str, ...]  # what torch appends after the extension's flags: the standard, unless named
+    trailing: tuple[str, ...]  # what torch appends after the extension's flags: the standard, unless one starts -std=
     fallback_reason: str | None = None  # why torch's ninja file could not be read, where it could not
 
 
@@ -184,7 +189,7 @@ def _from_public_api(name: str, user_flags: Sequence[str], reason: str) -> Torch
     leading = [f"-DTORCH_EXTENSION_NAME={name}", "-DTORCH_API_INCLUDE_EXTENSION_H", f"-D_GLIBCXX_USE_CXX11_ABI={abi}",
                *cpp_extension.COMMON_NVCC_FLAGS, "--compiler-options", "-fPIC"]
     includes = [*cpp_extension.include_paths(), sysconfig.get_paths()["include"]]
-    named = any(flag.strip().startswith(("-std", "--std")) for flag in user_flags)
+    named = any(flag.strip().startswith(TORCH_SEES_STANDARD) for flag in user_flags)
     trailing = () if named else (_standard_in_source(cpp_extension),)
     return TorchNvccFlags(tuple(leading), tuple(includes), trailing, reason)
 
@@ -197,6 +202,18 @@ def _standard_in_source(cpp_extension: Any) -> str:
         return DEFAULT_STANDARD
     found = _STANDARD.findall(source)
     return found[-1] if found else DEFAULT_STANDARD
+
+
+def overridden_standard(user_flags: Sequence[str]) -> str | None:
+    """The extension's own standard where torch does not see it and appends its own after it (nvcc then
+    uses torch's, the last, with a warning): the words that name it, else None."""
+    if any(flag.strip().startswith(TORCH_SEES_STANDARD) for flag in user_flags):
+        return None
+    words = shell_words(user_flags)
+    for index, word in enumerate(words):
+        if word.split("=", 1)[0] in _STANDARD_WORDS:
+            return word if "=" in word else " ".join(words[index:index + 2])
+    return None
 
 
 def fallback_note() -> str | None:

@@ -178,3 +178,55 @@ def test_flags_the_shell_would_not_run_as_written_are_one_line_and_exit_2(
     assert result.exit_code == 2, result.output
     assert says in result.output and "submission.py:8: modern's extra_cuda_cflags" in result.output, result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(("flags", "named"), [(["--std=c++17"], "--std=c++17"), (["-O3 -std=c++17"], "-std=c++17"),
+                                              (["-std", "c++17"], "-std c++17"), (["--std c++17"], "--std c++17")])
+def test_a_standard_torch_does_not_see_is_said_not_to_apply(tmp_path: Path, compiles: list[str],
+                                                            flags: list[str], named: str) -> None:
+    """The build said nothing where the submission's standard is overridden by torch's, so a C++17-only
+    kernel's failure under torch's c++20 was a puzzle; said once per extension."""
+    submission = tmp_path / "submission.py"
+    submission.write_text(CXX20.replace("[FLAGS]", repr(flags)))
+    result = runner.invoke(app, ["build", str(submission), "--arch", "sm_100a"])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert said.count(f"extra_cuda_cflags' {named} does not apply: torch appends its own -std=") == 1, said
+
+
+def test_a_standard_torch_sees_is_said_nothing_of(tmp_path: Path, compiles: list[str]) -> None:
+    submission = tmp_path / "submission.py"
+    submission.write_text(CXX20.replace("[FLAGS]", repr([" -std=c++17", "-Xptxas -v"])))
+    result = runner.invoke(app, ["build", str(submission), "--arch", "sm_100a"])
+    assert result.exit_code == 0 and "does not apply" not in result.output, result.output
+
+
+def test_the_fallback_appends_torchs_standard_after_one_torch_does_not_see(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where torch's ninja file cannot be read, the flags model torch's own test (a flag that starts with
+    -std=): --std=c++17 counted as a standard given, and the command lacked the -std=c++20 that torch
+    appends after it and nvcc uses."""
+
+    def _write_ninja_file_to_build_library(path: str, *, layout: object) -> None:
+        flags = ["-std=c++23"]  # what this release would append
+        raise AssertionError(flags)
+
+    monkeypatch.setattr(cpp_extension, "_write_ninja_file_to_build_library", _write_ninja_file_to_build_library)
+    command = _command(tmp_path, repr("--std=c++17"))
+    assert torch_nvcc.extension_flags("modern", ("--std=c++17",), "-gencode=arch=compute_100a,code=sm_100a").fallback_reason
+    assert [flag for flag in command if "std" in flag] == ["--std=c++17", "-std=c++23"]
+    assert [flag for flag in _command(tmp_path, repr("-std=c++17")) if "std" in flag] == ["-std=c++17"]
+
+
+def test_an_extensions_notes_are_said_once_whatever_its_units(tmp_path: Path, compiles: list[str]) -> None:
+    """A load() of two .cu files said each of its extension's notes twice, once per file."""
+    for name in ("a.cu", "b.cu"):
+        (tmp_path / name).write_text("// nvfp4ctl: no-tensor-op\n__global__ void k(int* p) { p[0] = 1; }\n")
+    submission = tmp_path / "submission.py"
+    submission.write_text("import os\nfrom torch.utils.cpp_extension import load\n"
+                          'm = load(name="two", sources=["a.cu", "b.cu"],\n'
+                          '         extra_cuda_cflags=["--std=c++17", f"-DTAG={os.getpid()}"])\n')
+    result = runner.invoke(app, ["build", str(submission), "--arch", "sm_100a"])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert said.count("does not apply") == 1 and said.count("placeholder is not a constant") == 1, said
