@@ -56,6 +56,7 @@ class ExtensionBuild:
     cached: bool = False
     notes: list[str] = field(default_factory=list)
     log: str = ""  # the compiler's whole output when it failed
+    torch_fallback: str | None = None  # why torch's own flags could not be read, where the fallback built it
 
 
 def generated_cu(extension: Extension, py_path: Path) -> str:
@@ -129,7 +130,8 @@ def _key(code: str, extension: Extension, arch: str, unit: Path | None = None) -
     $CUTLASS_PATH, by its headers' sizes and times), the extension's name (torch's
     -DTORCH_EXTENSION_NAME), its flags and include folders, a load() file's own folder, the command's
     layout, the arch and the toolchain (torch's version stands for the flags it adds, the C++ standard
-    among them). Not the submission's file name: a copy of submission.py whose CUDA is the same builds
+    among them; a build with the fallback flags, where torch's could not be read, is keyed apart by
+    _build_unit). Not the submission's file name: a copy of submission.py whose CUDA is the same builds
     the same objects."""
     search = [*(Path(folder) for folder in extension.include_paths), *flag_include_folders(_flag_words(extension))]
     headers = header_digests(code, unit.parent if unit is not None else None, search)
@@ -257,6 +259,15 @@ def _build_unit(sources: SubmissionSources, extension: Extension, arch: str, nam
 
     if cached():
         return result
+    fallback = _torch_flags(extension, arch).fallback_reason  # reads torch's flags (imports torch) on a miss only
+    if fallback is not None:
+        # built with the fallback flags, under a key of its own: once torch's real flags can be read, the
+        # next build makes its own entry rather than reusing this one
+        result.torch_fallback = fallback
+        key = hashlib.sha256(f"{key} torch-flags-fallback".encode()).hexdigest()
+        entry = cache.cache_root() / f"submission-{Path(name).stem}-{arch}-{key[:16]}"
+        if cached():
+            return result
     with cache.locked(entry):
         if cached():
             return result
@@ -265,7 +276,6 @@ def _build_unit(sources: SubmissionSources, extension: Extension, arch: str, nam
             if path is None:
                 unit.write_text(code)
             command = _command(extension, unit, arch, code, folder)
-            result.notes += [note for note in [torch_nvcc.fallback_note()] if note]
             compiling = time.perf_counter()
             try:
                 done = subprocess.run(command, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

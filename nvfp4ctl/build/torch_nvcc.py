@@ -216,9 +216,11 @@ def overridden_standard(user_flags: Sequence[str]) -> str | None:
     return None
 
 
-def fallback_note() -> str | None:
-    """One line for a build's notes where a probe of this process fell back (None where none did)."""
-    if not _FALLBACK_REASONS:
+def fallback_note(reason: str | None = None) -> str | None:
+    """One line for a build whose flags fell back, for `reason`, else for the last probe of this process
+    that fell back (None where none did)."""
+    reason = reason or (_FALLBACK_REASONS[-1] if _FALLBACK_REASONS else None)
+    if reason is None:
         return None
-    return (f"torch's nvcc flags could not be read from the build file it writes ({_FALLBACK_REASONS[-1]}):"
+    return (f"torch's nvcc flags could not be read from the build file it writes ({reason}):"
             " built with its COMMON_NVCC_FLAGS, include_paths() and the C++ standard its source names")

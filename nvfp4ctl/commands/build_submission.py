@@ -114,6 +114,7 @@ def build_submission(path: Path, arch: str | None, verbose: bool, python: str | 
         console.info(f"{path.name}: no load_inline/load call and no CuTe DSL kernel: nothing to compile{next_step}",
                      result=True)
         return Outcome(result="nothing to compile (no load_inline/load call, no CuTe DSL kernel)", target=path)
+    from nvfp4ctl.build import torch_nvcc
     from nvfp4ctl.build.submission_build import build_extension, refuse_unreadable, refuse_unsplittable
 
     for extension in sources.extensions:  # before the arch: without the code, "cannot tell the arch" misleads
@@ -135,6 +136,7 @@ def build_submission(path: Path, arch: str | None, verbose: bool, python: str | 
     failures: list[str] = []
     total = 0.0  # compile seconds, a cache hit's as its first compile took (its row shows this run's): the leaderboard compiles afresh
     units = cached = failed = 0  # units: those compiled (or found in the cache), whose time the budget counts
+    fallback_said = False  # torch's flags are read once per process: their fallback is said once, not per unit
     with console.progress() as progress:
         task = progress.add_task("compiling", total=len(sources.extensions))
         for extension in sources.extensions:
@@ -146,6 +148,9 @@ def build_submission(path: Path, arch: str | None, verbose: bool, python: str | 
             for built in build_extension(sources, extension, target):
                 for note in built.notes:
                     console.warn(f"{extension.name}: {note}")
+                if built.torch_fallback is not None and not fallback_said:
+                    console.warn(torch_nvcc.fallback_note(built.torch_fallback))
+                    fallback_said = True
                 if built.unit == "-":
                     continue
                 if built.error:

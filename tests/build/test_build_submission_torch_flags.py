@@ -230,3 +230,35 @@ def test_an_extensions_notes_are_said_once_whatever_its_units(tmp_path: Path, co
     assert result.exit_code == 0, result.output
     said = " ".join(result.output.split())
     assert said.count("does not apply") == 1 and said.count("placeholder is not a constant") == 1, said
+
+
+def _unreadable_ninja_writer(path: str, *, layout: object) -> None:
+    raise AssertionError("a release whose ninja writer takes other parameters")
+
+
+def test_the_fallback_is_said_once_per_command_and_keyed_apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               compiles: list[str]) -> None:
+    """Where torch's flags could not be read, its warning was said once per compiled unit, and the entry
+    built with the fallback flags was the one a later build with torch's real flags reused."""
+    for name in ("a.cu", "b.cu"):
+        (tmp_path / name).write_text("// nvfp4ctl: no-tensor-op\n__global__ void k(int* p) { p[0] = 1; }\n")
+    submission = tmp_path / "submission.py"
+    submission.write_text("from torch.utils.cpp_extension import load\n"
+                          'm = load(name="two", sources=["a.cu", "b.cu"], extra_cuda_cflags=["-O3"])\n')
+    real_writer = cpp_extension._write_ninja_file_to_build_library
+
+    def build(writer: Callable[..., None]) -> str:
+        monkeypatch.setattr(cpp_extension, "_write_ninja_file_to_build_library", writer)
+        torch_nvcc.extension_flags.cache_clear()
+        result = runner.invoke(app, ["build", str(submission), "--arch", "sm_100a"])
+        assert result.exit_code == 0, result.output
+        return " ".join(result.output.split())
+
+    assert build(_unreadable_ninja_writer).count("torch's nvcc flags could not be read") == 1
+    assert compiles == ["a.cu", "b.cu"]
+    assert build(_unreadable_ninja_writer).count("torch's nvcc flags could not be read") == 1  # its own entries
+    assert compiles == ["a.cu", "b.cu"]
+    said = build(real_writer)
+    assert "could not be read" not in said and compiles == ["a.cu", "b.cu"] * 2, said
+    build(real_writer)
+    assert compiles == ["a.cu", "b.cu"] * 2
