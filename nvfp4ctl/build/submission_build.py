@@ -30,7 +30,8 @@ from nvfp4ctl.build.compile import BUILD_TIMEOUT_S
 from nvfp4ctl.build.compiler_errors import display_path, first_error
 from nvfp4ctl.build.report import REPORT_FILE, BuildReport
 from nvfp4ctl.build.sources import NO_TENSOR_OP, marks_in
-from nvfp4ctl.build.submission_headers import checkout_stamp, flag_include_folders, header_digests, supplies_cutlass
+from nvfp4ctl.build.submission_headers import (checkout_stamp, flag_include_folders, header_digests, is_toolchain_folder,
+                                               supplies_cutlass)
 from nvfp4ctl.build.submission_sources import ARCH_FLAG, Extension, SubmissionSources
 from nvfp4ctl.errors import UsageError
 
@@ -136,9 +137,7 @@ def _key(code: str, extension: Extension, arch: str, unit: Path | None = None) -
     search = [*(Path(folder) for folder in extension.include_paths), *flag_include_folders(_flag_words(extension))]
     headers = header_digests(code, unit.parent if unit is not None else None, search)
     torch = toolchain.torch_build()
-    # the machine's CUTLASS, which _command adds unless the submission brings its own (that one counts
-    # through `headers`); kept then too, as a toolchain folder it may name (the wheel's) counts by this alone
-    cutlass = _cutlass_in_key() if _uses_cutlass(code) else None
+    cutlass = _cutlass_in_key() if _keys_machine_cutlass(code, extension) else None
     material = {"code": hashlib.sha256(code.encode()).hexdigest(), "extension": extension.name,
                 "cuda_flags": list(extension.cuda_flags),
                 "include_paths": [str(path) for path in extension.include_paths], "headers": headers, "arch": arch,
@@ -152,13 +151,28 @@ def _uses_cutlass(code: str) -> bool:
     return any(marker in code for marker in _USES_CUTLASS)
 
 
+def _own_folders(extension: Extension) -> list[Path]:
+    """The submission's include folders: extra_include_paths, then its flags' -I and -isystem ones."""
+    return [*(Path(folder) for folder in extension.include_paths), *flag_include_folders(_flag_words(extension))]
+
+
 def _adds_cutlass(code: str, extension: Extension) -> bool:
     """Whether _command adds $CUTLASS_PATH's or the wheel's CUTLASS: for code that includes CUTLASS,
     unless the submission's own include folders (extra_include_paths, the flags' -I and -isystem) bring
     a cute/ or cutlass/ tree. torch adds none on the leaderboard: a submission that brings its own
     compiles with its own alone, one that relies on the machine's gets this machine's."""
-    own = [*(Path(folder) for folder in extension.include_paths), *flag_include_folders(_flag_words(extension))]
-    return _uses_cutlass(code) and not supplies_cutlass(own)
+    return _uses_cutlass(code) and not supplies_cutlass(_own_folders(extension))
+
+
+def _keys_machine_cutlass(code: str, extension: Extension) -> bool:
+    """Whether the key holds the machine's CUTLASS (_cutlass_in_key): where _command adds it, and where a
+    folder of the submission's that brings CUTLASS is the toolchain's own (it names the wheel's), whose
+    headers the key does not read. Not where the submission brings a checkout of its own (it counts by
+    its headers' stamps): a new wheel changes nothing it compiles, and rebuilt it for nothing."""
+    if not _uses_cutlass(code):
+        return False
+    own = [folder for folder in _own_folders(extension) if supplies_cutlass([folder])]
+    return not own or any(is_toolchain_folder(folder) for folder in own)
 
 
 def _cutlass_in_key() -> list[str] | str | None:

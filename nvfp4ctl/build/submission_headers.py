@@ -128,6 +128,9 @@ def _cutlass_checkout(name: str, folders: Sequence[Path]) -> Path | None:
     return None
 
 
+def is_toolchain_folder(folder: Path) -> bool:
+    """Whether folder is in the toolchain (torch, the toolkit, the CUTLASS wheel or $CUTLASS_PATH, ...)."""
+    return _in_toolchain(folder.resolve())
 
 
 def _in_toolchain(header: Path) -> bool:

@@ -357,3 +357,41 @@ def test_a_cutlass_checkout_in_a_flag_of_several_words_is_the_one_compiled(tmp_p
     assert command[command.index(str(checkout)) - 1] == "-isystem"
     machines = {str(path) for path in submission_build.cutlass_includes()}
     assert not machines & set(command), command
+
+
+@pytest.mark.parametrize(("brings_its_own", "rebuilt"), [(True, "hit"), (False, "built")])
+def test_a_new_cutlass_wheel_rebuilds_only_the_units_that_compile_it(tmp_path: Path, compiles: list[str],
+                                                                     monkeypatch: pytest.MonkeyPatch,
+                                                                     brings_its_own: bool, rebuilt: str) -> None:
+    """The wheel's version was in the key of every unit that includes CUTLASS, also where the submission
+    brings its own checkout and the wheel's folders are not added: a wheel upgrade rebuilt it for nothing."""
+    from nvfp4ctl.build import toolchain
+
+    monkeypatch.delenv("CUTLASS_PATH", raising=False)
+    monkeypatch.setattr(toolchain, "cutlass_root", lambda: tmp_path / "wheel")
+    monkeypatch.setattr(toolchain, "cutlass_version", lambda: "4.2.0.0")
+    checkout = tmp_path / "checkout" / "include"
+    (checkout / "cute").mkdir(parents=True)
+    (checkout / "cute" / "config.hpp").write_text("#pragma once\n")
+    submission = _cute_submission(tmp_path, [str(checkout)] if brings_its_own else [], [])
+    assert _cache_column(submission) == "built"
+    monkeypatch.setattr(toolchain, "cutlass_version", lambda: "4.3.0.0")
+    assert _cache_column(submission) == rebuilt
+
+
+def test_a_submission_naming_the_wheels_own_folder_keeps_its_version_in_the_key(tmp_path: Path, compiles: list[str],
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """An include folder of the wheel's, named by the submission, brings CUTLASS whose headers the key does
+    not read: the wheel's version stands for them."""
+    from nvfp4ctl.build import submission_headers, toolchain
+
+    wheel = tmp_path / "wheel"
+    (wheel / "source" / "include" / "cute").mkdir(parents=True)
+    monkeypatch.delenv("CUTLASS_PATH", raising=False)
+    monkeypatch.setattr(toolchain, "cutlass_root", lambda: wheel)
+    monkeypatch.setattr(toolchain, "cutlass_version", lambda: "4.2.0.0")
+    monkeypatch.setattr(submission_headers, "_toolchain_roots", lambda: (wheel.resolve(),))
+    submission = _cute_submission(tmp_path, [str(wheel / "source" / "include")], [])
+    assert _cache_column(submission) == "built"
+    monkeypatch.setattr(toolchain, "cutlass_version", lambda: "4.3.0.0")
+    assert _cache_column(submission) == "built"
