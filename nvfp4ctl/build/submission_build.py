@@ -32,7 +32,7 @@ from nvfp4ctl.build.report import REPORT_FILE, BuildReport
 from nvfp4ctl.build.sources import NO_TENSOR_OP, marks_in
 from nvfp4ctl.build.submission_headers import (checkout_stamp, flag_include_folders, header_digests, is_toolchain_folder,
                                                supplies_cutlass)
-from nvfp4ctl.build.submission_sources import ARCH_FLAG, Extension, SubmissionSources
+from nvfp4ctl.build.submission_sources import Extension, SubmissionSources
 from nvfp4ctl.errors import UsageError
 
 LEADERBOARD_COMPILE_S = 120.0  # kernelbot's Timeout.COMPILE for the first `python submission.py` (FACTS.md)
@@ -100,7 +100,7 @@ def _command(extension: Extension, unit: Path, arch: str, code: str, folder: Pat
     for path in torch.system_includes:
         command += ["-isystem", path]
     command += torch.leading
-    if not any(ARCH_FLAG.search(flag) for flag in extension.cuda_flags):  # torch looks at each flag as given
+    if torch_nvcc.torch_adds_arch(extension.cuda_flags):  # torch looks at each flag as given
         command.append(flags.gencode(arch))
     command += [*user, *torch.trailing, *flags.REPORT_FLAGS]
     if _adds_cutlass(code, extension):
@@ -244,6 +244,11 @@ def extension_notes(extension: Extension) -> list[str]:
     if standard is not None:
         notes.append(f"extra_cuda_cflags' {standard} does not apply: torch appends its own -std= after it (it looks"
                      " for a flag that starts with -std=) and nvcc uses the last; give -std=c++NN as a flag of its own")
+    taken = torch_nvcc.arch_taken_for_none(extension.cuda_flags)
+    if taken is not None:
+        notes.append(f"extra_cuda_cflags' {taken} holds \"arch\": torch takes it for an arch flag and adds none of its"
+                     " own, so nvcc compiles for its default arch, here as on the leaderboard; name the arch"
+                     " (-gencode=arch=compute_100a,code=sm_100a)")
     return notes
 
 

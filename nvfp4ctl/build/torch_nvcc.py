@@ -93,7 +93,7 @@ def extension_flags(name: str, user_flags: tuple[str, ...], arch_flag: str) -> T
 def _from_ninja_file(name: str, user_flags: tuple[str, ...], arch_flag: str) -> TorchNvccFlags:
     from torch.utils import cpp_extension
 
-    probe_flags = [*([] if any(ARCH_FLAG.search(flag) for flag in user_flags) else [arch_flag]),
+    probe_flags = [*([arch_flag] if torch_adds_arch(user_flags) else []),
                    _BEGIN, *user_flags, _END]
     with tempfile.TemporaryDirectory(prefix="nvfp4ctl-torch-flags-") as folder, _probe_settings(cpp_extension):
         ninja = Path(folder) / "build.ninja"
@@ -202,6 +202,21 @@ def _standard_in_source(cpp_extension: Any) -> str:
         return DEFAULT_STANDARD
     found = _STANDARD.findall(source)
     return found[-1] if found else DEFAULT_STANDARD
+
+
+def torch_adds_arch(user_flags: Sequence[str]) -> bool:
+    """Whether torch adds an arch flag of its own (_get_cuda_arch_flags): only where none of the
+    extension's flags holds the letters "arch" (the one naming TORCH_EXTENSION_NAME aside), whatever
+    the flag, so -I/src/archive makes it add none and nvcc compiles for its default arch."""
+    return not any("arch" in flag for flag in user_flags if "TORCH_EXTENSION_NAME" not in flag)
+
+
+def arch_taken_for_none(user_flags: Sequence[str]) -> str | None:
+    """A flag torch takes for an arch flag (it holds "arch") where none of the flags names an arch
+    nvcc reads: torch adds none, and nvcc builds for its default. None where that is not so."""
+    if torch_adds_arch(user_flags) or any(ARCH_FLAG.search(flag) for flag in user_flags):
+        return None
+    return next(flag.strip() for flag in user_flags if "arch" in flag and "TORCH_EXTENSION_NAME" not in flag)
 
 
 def overridden_standard(user_flags: Sequence[str]) -> str | None:

@@ -262,3 +262,22 @@ def test_the_fallback_is_said_once_per_command_and_keyed_apart(tmp_path: Path, m
     assert "could not be read" not in said and compiles == ["a.cu", "b.cu"] * 2, said
     build(real_writer)
     assert compiles == ["a.cu", "b.cu"] * 2
+
+
+def test_a_flag_holding_arch_leaves_the_arch_to_nvcc_as_torch_does(tmp_path: Path) -> None:
+    """torch adds its arch flag only where no flag holds the letters "arch" (_get_cuda_arch_flags): with
+    -I/src/archive it adds none and nvcc compiles for its default arch. The build added -gencode for
+    sm_100a all the same, and passed a kernel that fails to compile on the leaderboard."""
+    command = _command(tmp_path, repr(f"-I{tmp_path / 'archive'}"))
+    assert not [flag for flag in command if "gencode" in flag or flag.startswith("-arch")], command
+    assert "-gencode=arch=compute_100a,code=sm_100a" in _command(tmp_path, repr("-O3"))
+
+
+def test_a_flag_torch_takes_for_an_arch_is_said_so(tmp_path: Path, compiles: list[str]) -> None:
+    archive = tmp_path / "archive"
+    flags = repr(f"-I{archive}")
+    submission = tmp_path / "submission.py"
+    submission.write_text(CXX20.replace("FLAGS", flags))
+    result = runner.invoke(app, ["build", str(submission), "--arch", "sm_100a"])
+    said = " ".join(result.output.split())
+    assert f"-I{archive} holds \"arch\": torch takes it for an arch flag and adds none of its own" in said, said
