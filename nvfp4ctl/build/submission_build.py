@@ -207,12 +207,29 @@ def refuse_unsplittable(sources: SubmissionSources, extension: Extension) -> Non
     """UsageError where extra_cuda_cflags are not words the shell that runs torch's build command would
     split them into (torch_nvcc.shell_words): an unclosed quote fails that build, a $ is ninja's."""
     try:
-        torch_nvcc.shell_words(extension.cuda_flags)
+        torch_nvcc.shell_words(extension.cuda_flags, torch_build_files(extension))
     except ValueError as why:
         shown = " ".join(flag.strip() for flag in extension.cuda_flags)
         shown = shown if len(shown) <= 80 else shown[:77] + "..."
         raise UsageError(f"{display_path(sources.path)}:{extension.line}: {extension.name}'s extra_cuda_cflags ({shown})"
                          f" {why}: torch joins them with spaces into one shell command") from None
+
+
+def torch_build_files(extension: Extension) -> set[str]:
+    """The names in torch's build folder for the extension (~/.cache/torch_extensions/.../NAME) while nvcc
+    runs there, which the shell matches a pattern among the flags against: load_inline's main.cpp and
+    cuda.cu, ninja's build file, log and deps, torch's lock, the objects (a .cu's NAME.cuda.o), their .d
+    files and the library; the folder holds no folder. Those that may not be there yet are named too: a
+    pattern that may match is refused."""
+    sources = ["main.cpp", "cuda.cu"] if extension.call == "load_inline" else [path.name for path in extension.files]
+    names = {"build.ninja", ".ninja_log", ".ninja_deps", "lock", f"{extension.name}.so"}
+    if extension.call == "load_inline":
+        names.update(sources)
+    for source in sources:
+        stem, suffix = os.path.splitext(source)
+        target = f"{stem}.cuda.o" if suffix in (".cu", ".cuh") else f"{stem}.o"
+        names.update((target, f"{target}.d"))
+    return names
 
 
 def build_extension(sources: SubmissionSources, extension: Extension, arch: str) -> list[ExtensionBuild]:

@@ -23,14 +23,14 @@ import shlex
 import sysconfig
 import tempfile
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from nvfp4ctl.build import toolchain
+from nvfp4ctl.build import sh_words, toolchain
 from nvfp4ctl.build.submission_sources import ARCH_FLAG
 
 DEFAULT_STANDARD = "-std=c++17"  # torch 2.x's before C++20, where its source names none
@@ -44,30 +44,48 @@ _FALLBACK_REASONS: list[str] = []  # why probes of this process could not read t
 _SHELL_OPERATORS = "();<>|&"  # unquoted, each ends the word before it: sh reads a list, a redirection or a subshell
 
 
-def shell_words(flags: Sequence[str]) -> list[str]:
+def shell_words(flags: Sequence[str], build_files: Collection[str] = ()) -> list[str]:
     """The words nvcc gets for extra_cuda_cflags `flags`: torch strips each flag and joins them with single
     spaces into its ninja file's cuda_cflags, and ninja runs the command through /bin/sh, which splits it
-    at spaces and takes quotes and backslashes away: "-Xptxas -v" is two words, "-DTAG='a b'" one, and a
-    quote may span flags, as the joined line is read as one. ValueError, saying why in a few words, where
-    the shell would not run what torch wrote (an unclosed quote, an operator such as ; or |), or where
-    ninja and the shell would rewrite it (a $, a backquote), which is not modelled here."""
+    at blanks and takes quotes and backslashes away: "-Xptxas -v" is two words, "-DTAG='a b'" one, and a
+    quote may span flags, as the joined line is read as one. A word with an unquoted *, ? or [ is a
+    pattern sh matches against the build folder's files (torch's build folder, where the command runs):
+    it stays as written where none of `build_files`, the names torch and ninja put there, matches it
+    (-gencode=arch=compute_100a,code=[sm_100a,compute_100a]). ValueError, saying why in a few words,
+    where the shell would not run what torch wrote (an unclosed quote, an operator such as ; or |), where
+    it drops the rest of the line (a # that starts a word: the file to compile goes with it), or where
+    ninja and the shell would rewrite it in a way not known here (a $, a backquote, a ~ that starts a
+    word, a pattern that matches, or that looks outside the build folder)."""
     line = " ".join(flag.strip() for flag in flags)
     if "$" in line:
         raise ValueError("hold a $, which ninja expands as one of its variables (and the shell then as its own)")
     if "`" in line:
         raise ValueError("hold a backquote, a command the shell runs")
-    lexer = shlex.shlex(line, posix=True, punctuation_chars=_SHELL_OPERATORS)
-    lexer.whitespace_split = True
-    lexer.commenters = ""  # sh starts a comment only at a word's first character; shlex anywhere
+    if "\n" in line or "\r" in line:
+        raise ValueError("hold a line break, which ends the line of torch's build file and fails its build")
     try:
-        words = list(lexer)
+        words, end = sh_words.split(line, _SHELL_OPERATORS)
     except ValueError:
         raise ValueError("hold an unclosed quote, and the shell that runs torch's build command fails") from None
-    operator = next((word for word in words if word and set(word) <= set(_SHELL_OPERATORS)), None)
-    if operator is not None:
-        raise ValueError(f"hold an unquoted {operator!r}, which the shell that runs torch's build command reads"
+    if end == "#":
+        raise ValueError("hold a # that starts a word, where the shell's comment begins: it drops the rest of"
+                         " torch's build command, the file to compile with it, and that build fails")
+    if end is not None:
+        raise ValueError(f"hold an unquoted {end!r}, which the shell that runs torch's build command reads"
                          " as its own syntax")
-    return words
+    for word in words:
+        if word.text.startswith("~") and word.unquoted(0):
+            raise ValueError(f"hold {word.text}, whose ~ the shell expands to a home folder (that of the machine"
+                             " that runs the build, not known here); write the folder out, or quote the ~")
+        try:
+            matched = sh_words.pattern_matches(word, build_files)
+        except ValueError:
+            raise ValueError(f"hold {word.text}, a pattern the shell matches against the files of the machine that"
+                             " runs the build, not known here; quote its *, ? or [") from None
+        if matched:
+            raise ValueError(f"hold {word.text}, a pattern the shell replaces with the files of torch's build folder"
+                             f" it matches ({', '.join(matched)}); quote its *, ? or [")
+    return [word.text for word in words]
 
 
 @dataclass(frozen=True)

@@ -281,3 +281,63 @@ def test_a_flag_torch_takes_for_an_arch_is_said_so(tmp_path: Path, compiles: lis
     result = runner.invoke(app, ["build", str(submission), "--arch", "sm_100a"])
     said = " ".join(result.output.split())
     assert f"-I{archive} holds \"arch\": torch takes it for an arch flag and adds none of its own" in said, said
+
+
+@pytest.mark.parametrize(("flags", "says"), [
+    (["-O3", "# tuned"], "a # that starts a word, where the shell's comment begins"),
+    (["-I ~/cutlass/include"], "hold ~/cutlass/include, whose ~ the shell expands to a home folder"),
+    (["-I", "~"], "hold ~, whose ~ the shell expands"),
+    (["-include c*"], "hold c*, a pattern the shell replaces with the files of torch's build folder it matches (cuda.cu"),
+    (["-I", "/opt/cutlass-*/include"], "hold /opt/cutlass-*/include, a pattern the shell matches against the files"),
+    (["-DA=1\n-DB=2"], "a line break")])
+def test_words_the_shell_rewrites_are_one_line_and_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         compiles: list[str], flags: list[str], says: str) -> None:
+    """torch's ninja command runs through sh: a word that starts with # comments out the rest of the line
+    (the -c FILE -o OBJ after the flags: torch's build fails), a ~ that starts a word is a home folder
+    and *, ? and [ make a pattern matched against the build folder's files. The build passed such words
+    to nvcc as written and compiled what torch's build does not."""
+    submission = tmp_path / "submission.py"
+    submission.write_text(CXX20.replace("[FLAGS]", repr(flags)))
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("COLUMNS", "400")
+    result = runner.invoke(app, ["build", str(submission), "--arch", "sm_100a"])
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    assert says in said and "submission.py:8: modern's extra_cuda_cflags" in said, said
+    assert "Traceback" not in result.output and not compiles
+
+
+@pytest.mark.parametrize(("flags", "words"), [
+    (["-gencode=arch=compute_100a,code=[sm_100a,compute_100a]"], ["-gencode=arch=compute_100a,code=[sm_100a,compute_100a]"]),
+    (["-gencode", "arch=compute_100a,code=[sm_100a,compute_100a]"], ["-gencode", "arch=compute_100a,code=[sm_100a,compute_100a]"]),
+    (["-DPICK=c*", "-include 'c*'", "-DHASH=a#b", "-DHOME=x~", r"-DTILDE=\~"], ["-DPICK=c*", "-include", "c*", "-DHASH=a#b", "-DHOME=x~", "-DTILDE=~"]),
+    (["-DQUOTED=\"#\"", "-Dz?"], ["-DQUOTED=#", "-Dz?"])])
+def test_words_the_shell_leaves_as_written_reach_nvcc_so(tmp_path: Path, flags: list[str], words: list[str]) -> None:
+    """A pattern no file of torch's build folder matches stays as written (sh keeps it), a quoted or
+    mid-word # ~ * is itself."""
+    extension = _extension(tmp_path, ", ".join(repr(flag) for flag in flags))
+    build_files = submission_build.torch_build_files(extension)
+    assert torch_nvcc.shell_words(extension.cuda_flags, build_files) == words
+
+
+def test_a_pattern_is_matched_against_the_files_torch_writes_for_the_extension(tmp_path: Path) -> None:
+    """load() compiles its sources where they are and writes NAME.cuda.o for a .cu into the build folder."""
+    (tmp_path / "tile.cu").write_text("__global__ void k() {}\n")
+    submission = tmp_path / "submission.py"
+    submission.write_text("from torch.utils.cpp_extension import load\n"
+                          'm = load(name="tiles", sources=["tile.cu"], extra_cuda_cflags=["-DX=t*"])\n')
+    (extension,) = find_sources(submission).extensions
+    build_files = submission_build.torch_build_files(extension)
+    assert {"tile.cuda.o", "tiles.so", "build.ninja"} <= build_files and "tile.cu" not in build_files
+    with pytest.raises(ValueError, match=r"tile.cuda.o, tile.cuda.o.d, tiles.so"):
+        torch_nvcc.shell_words(["t*"], build_files)
+    assert torch_nvcc.shell_words(["-DX=t*"], build_files) == ["-DX=t*"]
+    assert torch_nvcc.shell_words(["./x*", "q*"], build_files) == ["./x*", "q*"]
+    assert torch_nvcc.shell_words(["*"], []) == ["*"]
+    with pytest.raises(ValueError, match="build folder it matches"):
+        torch_nvcc.shell_words(["./t*"], build_files)
+    with pytest.raises(ValueError, match="files of the machine"):
+        torch_nvcc.shell_words(["../t*"], build_files)
+    assert torch_nvcc.shell_words(["*log"], build_files) == ["*log"]  # a * never matches the . that starts .ninja_log
+    with pytest.raises(ValueError, match=r"\.ninja_deps, \.ninja_log"):
+        torch_nvcc.shell_words([".ninja*"], build_files)
