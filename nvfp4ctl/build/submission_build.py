@@ -239,7 +239,8 @@ def build_extension(sources: SubmissionSources, extension: Extension, arch: str)
     units: list[tuple[str, str, Path | None]] = []  # (unit name, code, file on disk)
     if extension.call == "load_inline":
         if not extension.cuda:
-            return [ExtensionBuild(extension, "-", notes=["no cuda_sources: host code only, nothing to compile"])]
+            return [ExtensionBuild(extension, "-", notes=[*extension_notes(extension),
+                                                          "no cuda_sources: host code only, nothing to compile"])]
         units.append((f"{extension.name}.cu", generated_cu(extension, sources.path), None))
     for path in extension.files:
         if path.suffix not in (".cu", ".cuh"):

@@ -341,3 +341,19 @@ def test_a_pattern_is_matched_against_the_files_torch_writes_for_the_extension(t
     assert torch_nvcc.shell_words(["*log"], build_files) == ["*log"]  # a * never matches the . that starts .ninja_log
     with pytest.raises(ValueError, match=r"\.ninja_deps, \.ninja_log"):
         torch_nvcc.shell_words([".ninja*"], build_files)
+
+
+def test_a_host_code_extension_keeps_its_notes(tmp_path: Path, compiles: list[str]) -> None:
+    """An extension without cuda_sources said only 'host code only' and dropped what its reading found (a
+    placeholder left empty) and the standard torch does not see."""
+    submission = tmp_path / "submission.py"
+    submission.write_text("import os\nfrom torch.utils.cpp_extension import load_inline\n"
+                          'm = load_inline(name="host", cpp_sources=f"int f() {{ return {os.getpid()}; }}",\n'
+                          '                extra_cuda_cflags=["--std=c++17"])\n')
+    result = runner.invoke(app, ["build", str(submission)])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    for note in ("host: line 3: an f-string placeholder is not a constant", "host: extra_cuda_cflags' --std=c++17 does not"
+                 " apply", "host: no cuda_sources: host code only"):
+        assert said.count(note) == 1, (note, said)
+    assert not compiles
