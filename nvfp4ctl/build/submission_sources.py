@@ -20,8 +20,14 @@ from pathlib import Path
 from nvfp4ctl.cpp_lexer import blank
 from nvfp4ctl.errors import UsageError, os_reason
 
-ARCH_FLAG = re.compile(r"(?:-gencode[= ]?arch=compute_(\w+),code=(?:sm|compute)_(\w+))|(?:-arch[= ]?(?:sm|compute)_(\w+))"
-                       r"|(?:--gpu-architecture[= ]?(?:sm|compute)_(\w+))")
+# an arch option as nvcc reads it, at the start of a word (-DX=-arch=sm_90a is a define): searched in the
+# flags' words joined with spaces, so `-gencode arch=...` and `-arch sm_90a` count too
+ARCH_FLAG = re.compile(r"(?<!\S)(?:(?:-gencode|--generate-code)[= ]?arch=compute_(\w+),code=\[?(?:sm|compute)_(\w+))"
+                       r"|(?<!\S)(?:(?:-arch|--gpu-architecture)[= ]?(?:sm|compute)_(\w+))")
+# nvcc 13.0's arch where no option names one: `nvcc --dryrun` runs ptxas -arch=sm_75, the first entry of
+# `nvcc --list-gpu-code` (13.0 dropped the older ones)
+NVCC_DEFAULT_ARCH = "sm_75"
+_ARCH_LIST_ENTRY = re.compile(r"(\d+)\.(\d+a?)(?:\+PTX)?")
 TCGEN05 = re.compile(r"\btcgen05\.|\bUTCCP|SM100_MMA_|Sm100\b|cutlass::arch::Sm100")
 WGMMA = re.compile(r"\bwgmma\.|SM90_64x|cutlass::arch::Sm90\b")
 CUTE_DSL = re.compile(r"^\s*(?:import\s+cutlass\.cute|from\s+cutlass\s+import\s+cute|import\s+cutlass\b.*$|"
@@ -105,18 +111,31 @@ class SubmissionSources:
     cute_dsl: bool  # imports cutlass.cute and defines @cute.kernel / calls cute.compile
     text: str
 
+    def extension_arch(self, extension: Extension, requested: str | None) -> tuple[str, str]:
+        """(arch, where it came from) of the compile of one extension's device code: the arch its flags name,
+        else nvcc's default where torch adds no arch flag (one of the flags holds "arch"), else the arch
+        torch's own flag would name (arch())."""
+        from nvfp4ctl.build import torch_nvcc
+
+        named = named_arch(torch_nvcc.shell_words(extension.cuda_flags))
+        if named is not None:
+            return named[0], f"{extension.name}'s flag {named[1]}"
+        taken = torch_nvcc.arch_taken_for_none(extension.cuda_flags)
+        if taken is not None:
+            return NVCC_DEFAULT_ARCH, f"nvcc's default: {extension.name}'s flag {taken} holds \"arch\", so torch adds none"
+        return self.arch(requested)
+
     def arch(self, requested: str | None) -> tuple[str, str]:
-        """(arch, where it came from): the flags' -gencode/-arch, TORCH_CUDA_ARCH_LIST, --arch, tcgen05 -> sm_100a."""
-        for extension in self.extensions:
-            for flag in extension.cuda_flags:
-                if match := ARCH_FLAG.search(flag):
-                    number = next(group for group in match.groups() if group)
-                    return f"sm_{number}", f"{extension.name}'s flag {flag}"
+        """(arch, where it came from) where torch adds its own arch flag: TORCH_CUDA_ARCH_LIST set in the
+        file (what torch reads), the -gencode/-arch of another extension's flags, --arch, tcgen05 -> sm_100a."""
         if self.env_arch_list:
-            first = self.env_arch_list.replace(";", " ").split()[0]
-            number = first.replace(".", "")
-            return f"sm_{number if number.endswith('a') else number + ('a' if number in ('90', '100') else '')}", \
-                f"TORCH_CUDA_ARCH_LIST={self.env_arch_list}"
+            return _arch_list_first(self.env_arch_list, self.path), f"TORCH_CUDA_ARCH_LIST={self.env_arch_list}"
+        from nvfp4ctl.build import torch_nvcc
+
+        for extension in self.extensions:
+            named = named_arch(torch_nvcc.shell_words(extension.cuda_flags))
+            if named is not None:
+                return named[0], f"{extension.name}'s flag {named[1]}"
         if requested:
             return requested, "--arch"
         code = "\n".join(e.cuda_text for e in self.extensions) + "".join(
@@ -127,6 +146,26 @@ class SubmissionSources:
             return "sm_90a", "the code uses wgmma / SM90"
         raise UsageError(f"{self.path}: cannot tell the arch (no -gencode/-arch flag, no TORCH_CUDA_ARCH_LIST,"
                          " no tcgen05 or wgmma in the code); pass --arch")
+
+
+def named_arch(words: list[str]) -> tuple[str, str] | None:
+    """(arch, the option as written) of the first arch option among nvcc's words, else None."""
+    match = ARCH_FLAG.search(" ".join(words))
+    if match is None:
+        return None
+    number = next(group for group in match.groups() if group)
+    return f"sm_{number}", match.group(0)
+
+
+def _arch_list_first(arch_list: str, path: Path) -> str:
+    """The first arch of a TORCH_CUDA_ARCH_LIST as torch reads it (_get_cuda_arch_flags): "10.0" is sm_100
+    and "10.0a" sm_100a (tcgen05 and wgmma need the a), "+PTX" adds PTX to it."""
+    first = arch_list.replace(";", " ").split()[0] if arch_list.split() else ""
+    entry = _ARCH_LIST_ENTRY.fullmatch(first)
+    if entry is None:
+        raise UsageError(f"{path}: TORCH_CUDA_ARCH_LIST={arch_list}: build reads entries such as 10.0a or 9.0a+PTX,"
+                         " not this one; write the arch's number")
+    return f"sm_{entry.group(1)}{entry.group(2)}"
 
 
 _IN_PLACE = frozenset({"append", "extend", "insert", "remove", "pop", "clear", "__iadd__"})

@@ -232,7 +232,7 @@ def torch_adds_arch(user_flags: Sequence[str]) -> bool:
 def arch_taken_for_none(user_flags: Sequence[str]) -> str | None:
     """A flag torch takes for an arch flag (it holds "arch") where none of the flags names an arch
     nvcc reads: torch adds none, and nvcc builds for its default. None where that is not so."""
-    if torch_adds_arch(user_flags) or any(ARCH_FLAG.search(flag) for flag in user_flags):
+    if torch_adds_arch(user_flags) or ARCH_FLAG.search(" ".join(shell_words(user_flags))):
         return None
     return next(flag.strip() for flag in user_flags if "arch" in flag and "TORCH_EXTENSION_NAME" not in flag)
 

@@ -121,15 +121,23 @@ def build_submission(path: Path, arch: str | None, verbose: bool, python: str | 
         refuse_unreadable(sources, extension)
         refuse_unsplittable(sources, extension)
         _refuse_missing_files(sources, extension)
-    if any(extension.has_device_code for extension in sources.extensions):
-        target, why = sources.arch(arch)
+    # each extension's own arch: its flags', nvcc's default where torch adds none, else the one torch would add
+    targets = {id(extension): sources.extension_arch(extension, arch)
+               for extension in sources.extensions if extension.has_device_code}
+    reasons = list(dict.fromkeys(targets.values()))
+    for target, why in reasons:
         if arch is not None and target != arch:
             # the submission's own -gencode/-arch flag or TORCH_CUDA_ARCH_LIST is what `python submission.py`
             # compiles for; building another arch would check code the leaderboard never builds
             console.warn(f"--arch {arch} not used: the submission's own settings decide the arch, here {target} ({why})")
-        built_for = f"arch {target} ({why})"
-    else:  # host code alone compiles for no arch: asking for one ("pass --arch") would be a chore for nothing
-        target, built_for = arch or "sm_100a", "host code only"
+    if not targets:  # host code alone compiles for no arch: asking for one ("pass --arch") would be a chore for nothing
+        built_for = "host code only"
+    elif len(reasons) == 1:
+        built_for = f"arch {reasons[0][0]} ({reasons[0][1]})"
+    else:
+        built_for = ", ".join(f"{extension.name}: arch {targets[id(extension)][0]} ({targets[id(extension)][1]})"
+                              for extension in sources.extensions if id(extension) in targets)
+    arches = ", ".join(dict.fromkeys(target for target, _ in reasons))
     console.info(f"{path.name}: {len(sources.extensions)} extension{'s' if len(sources.extensions) != 1 else ''}"
                  f" ({', '.join(e.name for e in sources.extensions)}), {built_for}", style="dim")
     rows: list[list[object]] = []
@@ -140,6 +148,7 @@ def build_submission(path: Path, arch: str | None, verbose: bool, python: str | 
     with console.progress() as progress:
         task = progress.add_task("compiling", total=len(sources.extensions))
         for extension in sources.extensions:
+            target = targets.get(id(extension), (arch or "sm_100a", ""))[0]  # host code only: compiles for none
             progress.update(task, description=f"compiling {extension.name} ({target}; CUTLASS takes minutes)")
             for name in extension.undeclared_functions():
                 console.error(f"{display_path(sources.path)}:{extension.line}: {extension.name}'s functions= names {name}, which its"
@@ -184,7 +193,7 @@ def build_submission(path: Path, arch: str | None, verbose: bool, python: str | 
     from nvfp4ctl.build.submission_build import LEADERBOARD_COMPILE_S, compile_budget
 
     share = compile_budget(total)[0]
-    return Outcome(result=f"{plural(units, 'unit')} built for {target} in {total:.1f} s ({share:.0%} of {LEADERBOARD_COMPILE_S:.0f} s)"
+    return Outcome(result=f"{plural(units, 'unit')} built for {arches} in {total:.1f} s ({share:.0%} of {LEADERBOARD_COMPILE_S:.0f} s)"
                    + (f", {cached} cached" if cached else ""), target=path)
 
 

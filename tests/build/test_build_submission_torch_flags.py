@@ -357,3 +357,79 @@ def test_a_host_code_extension_keeps_its_notes(tmp_path: Path, compiles: list[st
                  " apply", "host: no cuda_sources: host code only"):
         assert said.count(note) == 1, (note, said)
     assert not compiles
+
+
+@pytest.fixture()
+def compiled_arches(compiles: list[str], monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """(unit, arch) of every unit compiled, the arch its entry, report and tensor-op check are made for."""
+    arches: list[tuple[str, str]] = []
+    command = submission_build._command
+
+    def recorded(extension: Extension, unit: Path, arch: str, code: str, folder: Path) -> list[str]:
+        arches.append((unit.name, arch))
+        return command(extension, unit, arch, code, folder)
+
+    monkeypatch.setattr(submission_build, "_command", recorded)
+    return arches
+
+
+def test_the_arch_shown_and_checked_is_nvccs_default_where_torch_adds_none(
+        tmp_path: Path, compiled_arches: list[tuple[str, str]]) -> None:
+    """With -I/src/archive torch adds no arch flag and nvcc compiles for its default (sm_75 in CUDA 13.0),
+    but the line said "arch sm_100a (the code uses tcgen05 / SM100)" and the unit was keyed, reported and
+    tensor-op checked as sm_100a. Another extension, whose flags hold no "arch", keeps the arch torch adds."""
+    archive = tmp_path / "archive"
+    submission = tmp_path / "submission.py"
+    submission.write_text("from torch.utils.cpp_extension import load_inline\n"
+                          'CUDA = "// nvfp4ctl: no-tensor-op\\n__global__ void k(int* p) { asm(\\"tcgen05.fence::before_thread_sync;\\"); }"\n'
+                          f'a = load_inline(name="odd", cpp_sources="", cuda_sources=CUDA, extra_cuda_cflags=["-I{archive}"])\n'
+                          'b = load_inline(name="plain", cpp_sources="", cuda_sources=CUDA, extra_cuda_cflags=["-O3"])\n')
+    sources = find_sources(submission)
+    odd, plain = sources.extensions
+    assert sources.extension_arch(odd, None) == (
+        "sm_75", f"nvcc's default: odd's flag -I{archive} holds \"arch\", so torch adds none")
+    assert sources.extension_arch(plain, None) == ("sm_100a", "the code uses tcgen05 / SM100")
+    result = runner.invoke(app, ["build", str(submission), "--arch", "sm_100a"])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 0, said
+    assert (f"odd: arch sm_75 (nvcc's default: odd's flag -I{archive} holds \"arch\", so torch adds none), plain: arch"
+            " sm_100a (--arch)") in said, said
+    assert "--arch sm_100a not used: the submission's own settings decide the arch, here sm_75" in said, said
+    assert compiled_arches == [("odd.cu", "sm_75"), ("plain.cu", "sm_100a")]
+    assert sorted(entry.name.split("-")[2] for entry in (tmp_path / "cache").glob("submission-*")) == ["sm_100a", "sm_75"]
+
+
+@pytest.mark.parametrize(("flags", "arch"), [
+    (["-gencode", "arch=compute_90a,code=sm_90a"], "sm_90a"), (["-arch sm_90a"], "sm_90a"),
+    (["--generate-code=arch=compute_100a,code=[sm_100a,compute_100a]"], "sm_100a"),
+    (["-DMODE=-arch=sm_90a"], "sm_75")])
+def test_the_arch_is_the_one_nvccs_words_name(tmp_path: Path, flags: list[str], arch: str) -> None:
+    """The arch was read from each flag as written: `-gencode arch=...` as two flags named none (and so the
+    code's sm_100a was shown), a define whose value reads -arch=sm_90a was taken for one."""
+    extension = _extension(tmp_path, ", ".join(repr(flag) for flag in flags))
+    assert find_sources(tmp_path / "submission.py").extension_arch(extension, "sm_100a")[0] == arch
+
+
+@pytest.mark.parametrize(("arch_list", "arch"), [("10.0a", "sm_100a"), ("10.0", "sm_100"), ("9.0a+PTX", "sm_90a"),
+                                                 ("9.0;10.0a", "sm_90")])
+def test_torch_cuda_arch_list_is_read_as_torch_reads_it(tmp_path: Path, arch_list: str, arch: str) -> None:
+    """TORCH_CUDA_ARCH_LIST=10.0 makes torch compile for sm_100, where tcgen05 does not assemble; the
+    build compiled sm_100a and passed the kernel. It comes before another extension's flag: it is what
+    torch reads for an extension whose flags name no arch."""
+    submission = tmp_path / "submission.py"
+    submission.write_text("import os\nfrom torch.utils.cpp_extension import load_inline\n"
+                          f'os.environ["TORCH_CUDA_ARCH_LIST"] = "{arch_list}"\n'
+                          'a = load_inline(name="a", cpp_sources="", cuda_sources="", extra_cuda_cflags=["-arch=sm_120a"])\n'
+                          'b = load_inline(name="b", cpp_sources="", cuda_sources="", extra_cuda_cflags=["-O3"])\n')
+    sources = find_sources(submission)
+    assert sources.extension_arch(sources.extensions[0], None)[0] == "sm_120a"
+    assert sources.extension_arch(sources.extensions[1], None)[0] == arch
+
+
+def test_an_arch_list_entry_build_cannot_read_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    submission = tmp_path / "submission.py"
+    submission.write_text("import os\nfrom torch.utils.cpp_extension import load_inline\n"
+                          'os.environ["TORCH_CUDA_ARCH_LIST"] = "Blackwell"\n'
+                          'b = load_inline(name="b", cpp_sources="", cuda_sources="__global__ void k() {}")\n')
+    result = runner.invoke(app, ["build", str(submission)])
+    assert result.exit_code == 2 and "TORCH_CUDA_ARCH_LIST=Blackwell" in result.output, result.output
