@@ -179,7 +179,8 @@ def build_submission(path: Path, arch: str | None, verbose: bool, python: str | 
                                          "hit" if built.cached else "built"))
                 failures.extend(f"{extension.name}: {problem}" for problem in report.problems())
             progress.advance(task)
-    console.table(HEADERS, rows, right_align_from=1)
+    if rows:  # host code alone has no unit: an empty table says nothing
+        console.table(HEADERS, rows, right_align_from=1)
     line, warn = _budget_line(total, units, failed)
     said = line + (" — past 60 %: a cold leaderboard machine may time out" if warn else "")
     if warn and console.verbosity >= NORMAL:
@@ -192,6 +193,8 @@ def build_submission(path: Path, arch: str | None, verbose: bool, python: str | 
         return Outcome(result=f"{plural(len(failures), 'problem')} ({failures[0]})", exit_code=ExitCode.FAILURES, target=path)
     from nvfp4ctl.build.submission_build import LEADERBOARD_COMPILE_S, compile_budget
 
+    if not units:
+        return Outcome(result="host code only: nothing to compile", target=path)
     share = compile_budget(total)[0]
     return Outcome(result=f"{plural(units, 'unit')} built for {arches} in {total:.1f} s ({share:.0%} of {LEADERBOARD_COMPILE_S:.0f} s)"
                    + (f", {cached} cached" if cached else ""), target=path)

@@ -433,3 +433,19 @@ def test_an_arch_list_entry_build_cannot_read_is_one_line_and_exit_2(tmp_path: P
                           'b = load_inline(name="b", cpp_sources="", cuda_sources="__global__ void k() {}")\n')
     result = runner.invoke(app, ["build", str(submission)])
     assert result.exit_code == 2 and "TORCH_CUDA_ARCH_LIST=Blackwell" in result.output, result.output
+
+
+def test_host_code_alone_is_said_to_compile_nothing(tmp_path: Path, compiles: list[str],
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A submission whose extensions are host code only printed an empty table, and its run-log result
+    read '0 units built for sm_100a', an arch nothing was compiled for."""
+    memory = tmp_path / "MEMORY.md"
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    submission = tmp_path / "submission.py"
+    submission.write_text("from torch.utils.cpp_extension import load_inline\n"
+                          'm = load_inline(name="host", cpp_sources="int f();", extra_cuda_cflags=["-O3"])\n')
+    result = runner.invoke(app, ["build", str(submission)])
+    assert result.exit_code == 0, result.output
+    assert "unit: kernel" not in result.output and "compile: no device code to compile" in result.output, result.output
+    logged = memory.read_text()
+    assert "host code only: nothing to compile" in logged and "built for" not in logged, logged
