@@ -32,6 +32,8 @@ _MACRO_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(define|undef|ifdef|ifndef|elifdef
 _DEFINED = re.compile(r"\bdefined\b[ \t]*\(?[ \t]*(\w+)")
 _ENDIF = re.compile(r"^[ \t]*#[ \t]*endif[ \t]*$")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+# A #define line and its continuations: a name in a macro's body is read where the macro is used, not there
+_DEFINE_LINES = re.compile(r"^[ \t]*#[ \t]*define\b[^\n]*(?:(?<=\\)\n[^\n]*)*", re.MULTILINE)
 NOT_READ = "its sources were not read"  # KernelKnobs made without discover()
 
 
@@ -203,10 +205,12 @@ def _named_before_default(files: list[Path], knobs: tuple[Knob, ...], declared_i
 
 def _events(path: Path, codes: Mapping[Path, str], names: set[str], block_lines: Mapping[int, str],
             search: list[Path]) -> Iterator[tuple[int, str, str]]:
-    """(offset, kind, value) in file order: "use" of a knob's name (not in a comment or a literal), "include"
+    """(offset, kind, value) in file order: "use" of a knob's name (not in a comment, a literal or a macro's
+    body, which is read where the macro is used), "include"
     of a header (its resolved path), "default" where a knob's `#ifndef` line starts."""
     code = codes[path]
-    uses = ((m.start(), "use", m.group()) for m in _IDENTIFIER.finditer(blank(code).code) if m.group() in names)
+    plain = _DEFINE_LINES.sub(lambda define: re.sub(r"[^\n]", " ", define.group()), blank(code).code)
+    uses = ((m.start(), "use", m.group()) for m in _IDENTIFIER.finditer(plain) if m.group() in names)
     includes = ((i.start, "include", str(header)) for i in quoted_includes(code)
                 if (header := find_header(i.name, path.parent, search)) is not None)
     return heapq.merge(_line_starts(code, block_lines), includes, uses)

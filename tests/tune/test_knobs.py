@@ -162,6 +162,9 @@ def test_a_kernel_with_a_table_builds_its_shipped_build_apart(tiny_copy: Path) -
                        '// TINY_SPLIT\nconst char* k = "TINY_SPLIT /* */"; /* TINY_LIVE */\n#include "tiny_config.cuh"\n'),
      None),
     ("tiny_knobs.cu", ('#include "tiny_config.cuh"\n', '#include "tiny_config.cuh"\n#include "early.cuh"\n'), None),
+    # in a macro's body, on one line or continued: read where the macro is used, after the config
+    ("tiny_knobs.cu", ('#include "tiny_config.cuh"\n', '#define EARLY TINY_SPLIT\n#define LATER(x) \\\n  (x + TINY_LIVE)\n'
+                                                        '#include "tiny_config.cuh"\n'), None),
 ])
 def test_a_knob_named_before_its_default_builds_apart(tiny_without_table: Path, monkeypatch, file: str,
                                                       edit: tuple[str, str], reason: str | None) -> None:
