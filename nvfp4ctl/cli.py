@@ -63,17 +63,18 @@ _ClickUsageError: type[Exception] = typer.BadParameter.__bases__[0]
 _COMMAND_KEY = "nvfp4ctl.command"
 
 
-def _refuse_in_one_line(error: Exception, command_path: str) -> NoReturn:
+def _refuse_in_one_line(message: str) -> NoReturn:
     """A command line click rejects (a missing option or argument, an unknown option or command, an
     option with no value) is one line and exit 2, as every other usage error: not click's usage block,
-    nor, on older typers, its boxed panel. The line ends in where to look, as click's block did:
-    `command_path`'s help, where the error carries no context of its own (an option with no value)."""
+    nor, on older typers, its boxed panel."""
     with contextlib.suppress(OSError):  # stderr gone: the exit code still says it
-        get_console().error(_one_line_message(error, command_path))
+        get_console().error(message)
     raise typer.Exit(int(ExitCode.USAGE)) from None
 
 
 def _one_line_message(error: Exception, command_path: str) -> str:
+    """click's message, ending in where to look, as click's usage block did: the help of the command
+    the error names, else `command_path`'s (an option with no value carries no context of its own)."""
     from nvfp4ctl.options import OptionValueError
 
     message = error.format_message()  # type: ignore[attr-defined]
@@ -99,7 +100,7 @@ class _LoggedGroup(TyperGroup):
         except _ClickUsageError as error:  # an option before the command's name (`nvfp4ctl --nosuch check`)
             if _shows_help(error):
                 raise
-            _refuse_in_one_line(error, ctx.command_path)
+            _refuse_in_one_line(_one_line_message(error, ctx.command_path))
 
     def resolve_command(self, ctx: typer.Context, args: list[str]) -> tuple:
         resolved = super().resolve_command(ctx, args)
@@ -117,11 +118,11 @@ class _LoggedGroup(TyperGroup):
             if _shows_help(error):
                 raise
             command = ctx.meta.get(_COMMAND_KEY)
+            message = _one_line_message(error, f"{ctx.command_path} {command}" if command else ctx.command_path)
             json_mode = JSON_MODES.get(command) if isinstance(command, str) else None
             if json_mode is not None and json_mode.typed(ctx.meta.get(TYPED_ARGS_KEY, ())):
-                _json_failure(json_mode, {json_mode.parameter: json_mode.value},
-                              _one_line_message(error, ""), ExitCode.USAGE)
-            _refuse_in_one_line(error, f"{ctx.command_path} {command}" if command else ctx.command_path)
+                _json_failure(json_mode, {json_mode.parameter: json_mode.value}, message, ExitCode.USAGE)
+            _refuse_in_one_line(message)
         except KeyboardInterrupt:
             # Ctrl-C outside a command's own handling (its options being read, a second Ctrl-C after
             # its run-log line): typer would end it as "Aborted!" with exit 1 (older typers) or with

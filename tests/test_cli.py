@@ -658,16 +658,18 @@ def test_a_bare_nvfp4ctl_still_shows_its_help():
     (["bench", "--json", "--only", "x"], "--only: x is not an integer"),
     (["lint", "--format=json", "--nosuch"], "No such option"),
     (["dump", "--json", "--layout", "--shape"], "Option '--shape' requires an argument"),
+    (["bench", "--json", "--timeout"], "Option '--timeout' requires an argument"),
 ])
 def test_a_command_line_click_rejects_still_gives_a_json_document_where_json_was_asked(args, message, tmp_path,
                                                                                        monkeypatch):
     from cli_streams import separate_streams_runner
 
     monkeypatch.chdir(tmp_path)
-    result = separate_streams_runner().invoke(app, args)
+    result = separate_streams_runner().invoke(app, args, prog_name="nvfp4ctl")
     assert result.exit_code == 2, result.output
     document = json.loads(result.stdout)
     assert document["exit_code"] == 2 and document["error"].startswith(message), document
-    assert result.stderr.startswith(f"error: {message}") and result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr == f"error: {document['error']}\n", result.stderr  # the same message, its --help named
+    assert "see ' --help'" not in document["error"], document
     plain = separate_streams_runner().invoke(app, [arg for arg in args if arg not in ("--json", "--format=json")])
     assert plain.exit_code == 2 and plain.stdout == ""
