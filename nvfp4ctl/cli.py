@@ -23,7 +23,7 @@ from nvfp4ctl.console import NORMAL, QUIET, VERBOSE, get_console, set_verbosity
 from nvfp4ctl.env import Env, env_flag, env_str
 from nvfp4ctl.errors import ExitCode, NvfpError, UsageError, os_reason
 from nvfp4ctl.interrupts import stop_signals_as_ctrl_c
-from nvfp4ctl.options import TYPED_ARGS_KEY
+from nvfp4ctl.options import TYPED_OPTIONS_KEY, TypedOptions, option_arities, typed_options, typed_values
 from nvfp4ctl.outcome import Outcome
 
 _RECORDED: set[str] = set()  # the commands whose runs, parse errors included, go to the run log
@@ -90,9 +90,17 @@ def _shows_help(error: Exception) -> bool:
     return type(error).__name__ == "NoArgsIsHelpError"
 
 
+def _give_json_failure(command: object, typed: TypedOptions, message: str) -> None:
+    """stdout's JSON document of a command line click rejects, where `command` was asked for JSON in
+    its options as click reads them (`bench --only --json` asks for none: --json is --only's value)."""
+    json_mode = JSON_MODES.get(command) if isinstance(command, str) else None
+    if json_mode is not None and json_mode.typed(typed):
+        _json_failure(json_mode, {json_mode.parameter: json_mode.value}, message, ExitCode.USAGE)
+
+
 class _LoggedGroup(TyperGroup):
     """Click rejects a bad option value before our wrapper runs; the run log still gets its line. The
-    command's arguments are kept for that message, which names the option as it was typed."""
+    command's options as typed are kept for that message, which names the option as it was typed."""
 
     def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
         try:
@@ -105,7 +113,8 @@ class _LoggedGroup(TyperGroup):
     def resolve_command(self, ctx: typer.Context, args: list[str]) -> tuple:
         resolved = super().resolve_command(ctx, args)
         ctx.meta[_COMMAND_KEY] = resolved[0]  # a parse error may come with no context of its command
-        ctx.meta[TYPED_ARGS_KEY] = tuple(args[1:])  # a bad value's message names the option as typed
+        if resolved[1] is not None:  # a bad value's message names the option as typed
+            ctx.meta[TYPED_OPTIONS_KEY] = typed_options(args[1:], option_arities(resolved[1].params))
         return resolved
 
     def invoke(self, ctx: typer.Context) -> object:
@@ -119,9 +128,7 @@ class _LoggedGroup(TyperGroup):
                 raise
             command = ctx.meta.get(_COMMAND_KEY)
             message = _one_line_message(error, f"{ctx.command_path} {command}" if command else ctx.command_path)
-            json_mode = JSON_MODES.get(command) if isinstance(command, str) else None
-            if json_mode is not None and json_mode.typed(ctx.meta.get(TYPED_ARGS_KEY, ())):
-                _json_failure(json_mode, {json_mode.parameter: json_mode.value}, message, ExitCode.USAGE)
+            _give_json_failure(command, ctx.meta.get(TYPED_OPTIONS_KEY, ()), message)
             _refuse_in_one_line(message)
         except KeyboardInterrupt:
             # Ctrl-C outside a command's own handling (its options being read, a second Ctrl-C after
@@ -338,10 +345,10 @@ class JsonMode:
         given = kwargs.get(self.parameter)
         return getattr(given, "value", given) == self.value
 
-    def typed(self, args: tuple[str, ...]) -> bool:
-        from nvfp4ctl.options import typed_values
-
-        given = typed_values([self.option], args)  # nothing after `--`, which ends the options
+    def typed(self, typed: TypedOptions) -> bool:
+        """Whether the options as click read them (options.typed_options) ask for JSON: the last use of
+        the option holds the value."""
+        given = typed_values([self.option], typed)
         return bool(given) and (self.value is True or given[-1] == self.value)
 
 

@@ -4,7 +4,7 @@ choice, integer, seconds and percentage options, whose bad values must read as o
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from enum import Enum
 from typing import Any, TypeVar
 
@@ -55,9 +55,12 @@ def resolve_timeout(flag: float | None, task_timeout_s: float | None, task_name:
     return DEFAULT_TIMEOUT_S, "default"
 
 
-# The command's own arguments as typed (after its name), which cli's group keeps in the context's meta:
-# click hands a parser the value and the option, not which of the option's names came with it.
-TYPED_ARGS_KEY = "nvfp4ctl.typed_args"
+# The options of the command's own arguments (after its name) as click's parser reads them, (name, value)
+# pairs, which cli's group keeps in the context's meta: click hands a parser the value and the option,
+# not which of the option's names came with it.
+TYPED_OPTIONS_KEY = "nvfp4ctl.typed_options"
+
+TypedOptions = Sequence[tuple[str, str | None]]
 
 
 class OptionValueError(typer.BadParameter):
@@ -75,7 +78,7 @@ class OptionValueError(typer.BadParameter):
     def format_message(self) -> str:
         if self.param is None:
             return self.message
-        typed = self.ctx.meta.get(TYPED_ARGS_KEY) if self.ctx is not None else None
+        typed = self.ctx.meta.get(TYPED_OPTIONS_KEY) if self.ctx is not None else None
         return f"{typed_name(self.param, typed, self.value)}: {self.message}"
 
     def show(self, file: object = None) -> None:
@@ -84,41 +87,66 @@ class OptionValueError(typer.BadParameter):
         get_console().error(self.format_message())
 
 
-def typed_name(param: Any, args: Sequence[str] | None, value: object = None) -> str:
-    """The name of `param` the user typed in `args` with `value` (the last such; the last name typed
-    at all where the value is not found as given); the long name where the arguments do not tell."""
-    given = _spellings(param.opts, args or ())
+def typed_name(param: Any, typed: TypedOptions | None, value: object = None) -> str:
+    """The name of `param` the user typed (`typed`: typed_options' pairs) with `value` (the last such;
+    the last name typed at all where the value is not found as given); the long name where they do not tell."""
+    given = [(name, given_value) for name, given_value in typed or () if name in param.opts]
     with_value = [name for name, given_value in given if value is not None and given_value == str(value)]
-    typed = with_value or [name for name, _ in given]
-    return typed[-1] if typed else _long_name(param)
+    named = with_value or [name for name, _ in given]
+    return named[-1] if named else _long_name(param)
 
 
-def typed_values(names: Sequence[str], args: Sequence[str]) -> list[str | None]:
-    """The value typed after each use of one of an option's `names` in `args` (None at their end)."""
-    return [value for _, value in _spellings(names, args)]
+def typed_values(names: Sequence[str], typed: TypedOptions) -> list[str | None]:
+    """The value that came with each use of one of an option's `names` in `typed` (None: none came)."""
+    return [value for name, value in typed if name in names]
 
 
-def _spellings(names: Sequence[str], args: Sequence[str]) -> list[tuple[str, str | None]]:
-    """(name, value) for each use of one of an option's `names` in `args`: `--last 5`, `--last=5`,
-    `-n 5`, `-n5`; nothing after `--`, which ends the options."""
+def option_arities(params: Sequence[Any]) -> dict[str, int]:
+    """Each name of a click command's options → how many values it takes (0: a flag, --no-x included)."""
+    arities: dict[str, int] = {}
+    for param in params:
+        if getattr(param, "param_type_name", None) != "option":
+            continue
+        takes_value = not (getattr(param, "is_flag", False) or getattr(param, "count", False))
+        arities.update(dict.fromkeys(param.opts, max(param.nargs, 1) if takes_value else 0))
+        arities.update(dict.fromkeys(getattr(param, "secondary_opts", ()), 0))
+    return arities
+
+
+def typed_options(args: Sequence[str], arities: Mapping[str, int]) -> tuple[tuple[str, str | None], ...]:
+    """(name, value) for each option in `args`, read as click's parser reads them (`arities`: option_arities
+    of the command): an option that takes a value takes the next argument whatever it looks like, so in
+    `--only --json` --json is --only's value, not an option; `--last=5`, `-n5` and flags run together
+    (`-qn5`) too; nothing after `--`, which ends the options. A name the command does not have counts as a
+    flag: click stops at it, but what the user typed after it still says what they asked for."""
     found: list[tuple[str, str | None]] = []
-    position = 0
-    while position < len(args):
-        token = args[position]
+    rest = list(args)
+    while rest:
+        token = rest.pop(0)
         if token == "--":
             break
-        following = args[position + 1] if position + 1 < len(args) else None
-        if token in names:
-            found.append((token, following))
-            position += 2
+        if not token.startswith("-") or token == "-":
+            continue  # an argument
+        name, equals, attached = token.partition("=")
+        if token.startswith("--") or (len(name) > 2 and name in arities):  # -n=5 is -n with "=5", as in click
+            if arities.get(name, 0) == 0:  # a flag, or a name this command does not have
+                found.append((name, None))
+                continue
+            values = ([attached] if equals else []) + rest
+            found.append((name, values[0] if values else None))
+            del rest[:max(arities[name] - (1 if equals else 0), 0)]
             continue
-        for name in names:
-            if name.startswith("--") and token.startswith(f"{name}="):
-                found.append((name, token[len(name) + 1:]))
-            elif len(name) == 2 and not token.startswith("--") and token.startswith(name) and len(token) > 2:
-                found.append((name, token[2:]))
-        position += 1
-    return found
+        for position, letter in enumerate(token[1:], start=1):  # short options: -q, -n5, -qv, -qn 5
+            name = f"-{letter}"
+            if arities.get(name, 0) == 0:
+                found.append((name, None))
+                continue
+            attached = token[position + 1:]
+            values = ([attached] if attached else []) + rest
+            found.append((name, values[0] if values else None))
+            del rest[:max(arities[name] - (1 if attached else 0), 0)]
+            break
+    return tuple(found)
 
 
 def _long_name(param: Any) -> str:

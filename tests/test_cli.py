@@ -462,14 +462,42 @@ def test_a_bad_value_names_the_option_as_it_was_typed(command, short, long):
 
 
 def test_a_bad_value_the_arguments_do_not_show_names_the_option_by_its_long_name():
-    from nvfp4ctl.options import typed_name
+    from nvfp4ctl.options import typed_name, typed_options
 
     class Param:
         opts = ["-n", "--last"]
 
+    def typed(*args: str) -> tuple:
+        return typed_options(args, {"-n": 1, "--last": 1, "--trend": 0, "--grep": 1})
+
     assert typed_name(Param(), None, "0") == "--last"
-    assert typed_name(Param(), ["--trend", "--", "-n", "0"], "0") == "--last"  # after --: no option
-    assert typed_name(Param(), ["-n", "0", "--last", "5"], "0") == "-n"  # the spelling that came with the value
+    assert typed_name(Param(), typed("--trend", "--", "-n", "0"), "0") == "--last"  # after --: no option
+    assert typed_name(Param(), typed("-n", "0", "--last", "5"), "0") == "-n"  # the spelling that came with the value
+    assert typed_name(Param(), typed("--grep", "-n", "--last", "0"), "0") == "--last"  # -n: --grep's value
+
+
+@pytest.mark.parametrize("args, typed", [
+    (["--only", "--json"], [("--only", "--json")]),  # a value that looks like an option is still the value
+    (["--json", "--only=3", "x", "--shape"], [("--json", None), ("--only", "3"), ("--shape", None)]),
+    (["-qn5", "-n", "-q", "-n=5"], [("-q", None), ("-n", "5"), ("-n", "-q"), ("-n", "=5")]),  # as click reads -n=5
+    (["--nosuch", "--json", "--no-json", "--", "--json"], [("--nosuch", None), ("--json", None), ("--no-json", None)]),
+    (["-", "--only"], [("--only", None)]),
+])
+def test_typed_options_reads_the_arguments_as_click_parses_them(args, typed):
+    from nvfp4ctl.options import typed_options
+
+    arities = {"--only": 1, "-n": 1, "--shape": 1, "--json": 0, "--no-json": 0, "-q": 0}
+    assert list(typed_options(args, arities)) == typed
+
+
+def test_option_arities_are_the_commands():
+    import typer.main
+
+    from nvfp4ctl.options import option_arities
+
+    bench = typer.main.get_command(app).commands["bench"]
+    arities = option_arities(bench.params)
+    assert arities["--only"] == 1 and arities["--json"] == 0 and arities["-q"] == 0
 
 
 def test_some_option_has_a_short_name_and_a_parser_of_ours():
@@ -673,3 +701,18 @@ def test_a_command_line_click_rejects_still_gives_a_json_document_where_json_was
     assert "see ' --help'" not in document["error"], document
     plain = separate_streams_runner().invoke(app, [arg for arg in args if arg not in ("--json", "--format=json")])
     assert plain.exit_code == 2 and plain.stdout == ""
+
+
+@pytest.mark.parametrize("args, message", [
+    (["bench", "--only", "--json"], "error: --only: --json is not an integer\n"),
+    (["lint", "--profile", "--format=json", "--nosuch"], "error: No such option: --nosuch"),
+])
+def test_a_json_option_that_is_another_options_value_asks_for_no_json(args, message, tmp_path, monkeypatch):
+    """`bench --only --json`: click takes --json for --only's value, so no JSON was asked for."""
+    from cli_streams import separate_streams_runner
+
+    monkeypatch.chdir(tmp_path)
+    result = separate_streams_runner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert result.stdout == "" and result.stderr.startswith(message), result.stderr
+
