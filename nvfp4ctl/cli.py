@@ -103,12 +103,28 @@ class _LoggedGroup(TyperGroup):
     command's options as typed are kept for that message, which names the option as it was typed."""
 
     def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
+        get_console().json_written = False  # each command line gives its own document, app() run twice too
         try:
             return super().parse_args(ctx, args)
         except _ClickUsageError as error:  # an option before the command's name (`nvfp4ctl --nosuch check`)
             if _shows_help(error):
                 raise
-            _refuse_in_one_line(_one_line_message(error, ctx.command_path))
+            message = _one_line_message(error, ctx.command_path)
+            named = self._command_named_in(ctx, args)
+            if named is not None:
+                _give_json_failure(*named, message)
+            _refuse_in_one_line(message)
+
+    def _command_named_in(self, ctx: typer.Context, args: list[str]) -> tuple[str, TypedOptions] | None:
+        """The command a rejected global option came before, with its options as click reads them: the
+        first argument naming one (a value the user gave the bad option is no command); None where none does."""
+        for position, token in enumerate(args):
+            if token == "--":
+                break
+            command = None if token.startswith("-") else self.get_command(ctx, token)
+            if command is not None:
+                return token, typed_options(args[position + 1:], option_arities(command.params))
+        return None
 
     def resolve_command(self, ctx: typer.Context, args: list[str]) -> tuple:
         resolved = super().resolve_command(ctx, args)

@@ -687,6 +687,8 @@ def test_a_bare_nvfp4ctl_still_shows_its_help():
     (["lint", "--format=json", "--nosuch"], "No such option"),
     (["dump", "--json", "--layout", "--shape"], "Option '--shape' requires an argument"),
     (["bench", "--json", "--timeout"], "Option '--timeout' requires an argument"),
+    (["--nosuch", "bench", "--json"], "No such option: --nosuch"),
+    (["-q", "--task", "t.yml", "lint", "--format", "json"], "No such option: --task"),
 ])
 def test_a_command_line_click_rejects_still_gives_a_json_document_where_json_was_asked(args, message, tmp_path,
                                                                                        monkeypatch):
@@ -699,13 +701,16 @@ def test_a_command_line_click_rejects_still_gives_a_json_document_where_json_was
     assert document["exit_code"] == 2 and document["error"].startswith(message), document
     assert result.stderr == f"error: {document['error']}\n", result.stderr  # the same message, its --help named
     assert "see ' --help'" not in document["error"], document
-    plain = separate_streams_runner().invoke(app, [arg for arg in args if arg not in ("--json", "--format=json")])
-    assert plain.exit_code == 2 and plain.stdout == ""
+    plain = " ".join(args).replace("--format json", "").replace("--format=json", "").replace("--json", "").split()
+    plain_result = separate_streams_runner().invoke(app, plain)
+    assert plain_result.exit_code == 2 and plain_result.stdout == ""
 
 
 @pytest.mark.parametrize("args, message", [
     (["bench", "--only", "--json"], "error: --only: --json is not an integer\n"),
     (["lint", "--profile", "--format=json", "--nosuch"], "error: No such option: --nosuch"),
+    (["--nosuch", "bench", "--only", "--json"], "error: No such option: --nosuch"),
+    (["--nosuch", "bench", "--", "--json"], "error: No such option: --nosuch"),
 ])
 def test_a_json_option_that_is_another_options_value_asks_for_no_json(args, message, tmp_path, monkeypatch):
     """`bench --only --json`: click takes --json for --only's value, so no JSON was asked for."""
@@ -716,3 +721,14 @@ def test_a_json_option_that_is_another_options_value_asks_for_no_json(args, mess
     assert result.exit_code == 2, result.output
     assert result.stdout == "" and result.stderr.startswith(message), result.stderr
 
+
+def test_a_json_document_of_an_earlier_command_line_does_not_silence_the_next(tmp_path, monkeypatch):
+    """Each command line gives its own document, even one rejected before the command's name, which
+    reaches no command to start afresh (app() run twice in one process: an embedding, these tests)."""
+    from cli_streams import separate_streams_runner
+
+    monkeypatch.chdir(tmp_path)
+    first = separate_streams_runner().invoke(app, ["bench", "--json", "--only", "x"])
+    assert json.loads(first.stdout)["exit_code"] == 2
+    second = separate_streams_runner().invoke(app, ["--nosuch", "bench", "--json"])
+    assert second.exit_code == 2 and json.loads(second.stdout)["error"].startswith("No such option: --nosuch")
