@@ -90,6 +90,15 @@ def _shows_help(error: Exception) -> bool:
     return type(error).__name__ == "NoArgsIsHelpError"
 
 
+def _record_rejection(command: object, error: Exception) -> None:
+    """The run log's line of a command line click rejects, for a command whose runs are logged: placed
+    before the command's name or after it (`nvfp4ctl -q --nosuch bench`, `nvfp4ctl bench -q --nosuch`),
+    the mistake is the same run's."""
+    if command in _RECORDED:
+        workspace.reset()
+        _record(Outcome(result=f"error: {error.format_message().splitlines()[0]}", exit_code=ExitCode.USAGE))
+
+
 def _give_json_failure(command: object, typed: TypedOptions, message: str) -> None:
     """stdout's JSON document of a command line click rejects, where `command` was asked for JSON in
     its options as click reads them (`bench --only --json` asks for none: --json is --only's value)."""
@@ -112,6 +121,7 @@ class _LoggedGroup(TyperGroup):
             message = _one_line_message(error, ctx.command_path)
             named = self._command_named_in(ctx, args)
             if named is not None:
+                _record_rejection(named[0], error)
                 _give_json_failure(*named, message)
             _refuse_in_one_line(message)
 
@@ -137,9 +147,7 @@ class _LoggedGroup(TyperGroup):
         try:
             return super().invoke(ctx)
         except _ClickUsageError as error:
-            if ctx.meta.get(_COMMAND_KEY) in _RECORDED:
-                workspace.reset()
-                _record(Outcome(result=f"error: {error.format_message().splitlines()[0]}", exit_code=ExitCode.USAGE))
+            _record_rejection(ctx.meta.get(_COMMAND_KEY), error)
             if _shows_help(error):
                 raise
             command = ctx.meta.get(_COMMAND_KEY)

@@ -182,6 +182,8 @@ def test_a_crash_of_nvfp4ctl_itself_still_leaves_its_run_log_line(monkeypatch):
     (["check", "--scales", "xml"], "error: --scales: 'xml' is not one of generator, full"),
     (["check", "--only", "1", "--only"], "error: Option '--only' requires an argument."),
     (["build", "--nosuch"], "error: No such option"),  # then ": --nosuch", or " '--nosuch'." from click 8.5.1
+    (["-q", "--nosuch", "build"], "error: No such option"),  # before the command's name: its run all the same
+    (["--task", "t.yml", "check", "--nosuch"], "error: No such option"),
 ])
 def test_an_option_click_rejects_is_still_logged(monkeypatch, args, message):
     monkeypatch.setattr(sys, "argv", ["nvfp4ctl", *args])
@@ -191,11 +193,12 @@ def test_an_option_click_rejects_is_still_logged(monkeypatch, args, message):
     entries = runlog.read(memory_path())
     assert len(entries) == before + 1
     assert entries[-1].exit_code == "2" and entries[-1].result.startswith(message)
-    assert args[-1] in entries[-1].result
+    assert next(arg for arg in args if arg.startswith("--")) in entries[-1].result
     assert entries[-1].command == "nvfp4ctl " + " ".join(args)
 
 
-@pytest.mark.parametrize("args", [["log", "-n", "x"], ["nosuch"], ["init", "--problem"]])
+@pytest.mark.parametrize("args", [["log", "-n", "x"], ["nosuch"], ["init", "--problem"], ["--nosuch", "log"],
+                                  ["--nosuch"], ["--nosuch", "--", "build"]])
 def test_parse_errors_of_unlogged_commands_stay_unlogged(args):
     before = len(runlog.read(memory_path()))
     assert CliRunner().invoke(app, args).exit_code == 2
