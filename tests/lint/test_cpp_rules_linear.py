@@ -142,3 +142,120 @@ def test_debug_guards_are_those_of_every_open_group(source: str) -> None:
     for code in codes:
         scopes = Scopes(code)
         assert (scopes._guard_starts, scopes._guarded) == any_group_debug(code), code[:200]
+
+
+class WalkingScopes:
+    """Scopes.enclosing and in_device_code as they were: a walk up from the last block opened before
+    the offset, every enclosing block asked per question."""
+
+    def __init__(self, code: str) -> None:
+        from nvfp4ctl.lint.cpp.scopes import Scopes
+
+        self.scopes = Scopes(code)
+        self.block_starts = [block.start for block in self.scopes.blocks]
+
+    def __getattr__(self, name: str):
+        return getattr(self.scopes, name)
+
+    def enclosing(self, offset: int):
+        import bisect
+
+        scopes = self.scopes
+        index = bisect.bisect_left(self.block_starts, offset) - 1
+        while index >= 0 and scopes.blocks[index].end < offset:
+            index = scopes._parents[index]
+        chain = []
+        while index >= 0:
+            chain.append(scopes.blocks[index])
+            index = scopes._parents[index]
+        return chain[::-1]
+
+    def in_device_code(self, offset: int) -> bool:
+        return any(block.device for block in self.enclosing(offset))
+
+
+def walking_printf(text: str, code: str) -> list[tuple[int, str, str, int]]:
+    """rules._printf as it was: each call asked every enclosing block's header and searched its whole
+    statement prefix."""
+    from nvfp4ctl.lint.cpp.lookups import CodeLookups
+    from nvfp4ctl.lint.cpp.scopes import DEBUG_WORD
+
+    scopes, lookups = WalkingScopes(code), CodeLookups(code)
+    calls = list(rules._PRINTF.finditer(code))
+    if not calls:
+        return []
+    expansions = rules._MacroExpansions(calls, text, code, scopes, lookups)
+    traps_after = rules._TrapsAfter(text, code)
+    found = []
+    for match in calls:
+        at = match.start()
+        directive = scopes.in_directive(at)
+        if directive is not None:
+            body = text[directive[0] : directive[1]]
+            if DEBUG_WORD.search(body.split("(")[0]) or rules._TRAP.search(body) or expansions.host_only(directive, body):
+                continue
+        elif not scopes.in_device_code(at):
+            continue
+        if scopes.debug_guarded(at):
+            continue
+        enclosing = scopes.enclosing(at)
+        if any(DEBUG_WORD.search(block.header) for block in enclosing):
+            continue
+        if DEBUG_WORD.search(scopes.statement_prefix(at)):
+            continue
+        in_branch = bool(enclosing) and bool(re.match(r"(?:\}\s*)?(?:if|else)\b", enclosing[-1].header))
+        if traps_after.follow(at, count=None if in_branch else 2):
+            continue
+        name = match.group().rstrip("( ")
+        found.append((at, "NV802", name, len(name)))
+    return found
+
+
+def remembered_printf(text: str, code: str) -> list[tuple[int, str, str, int]]:
+    from nvfp4ctl.lint.cpp.lookups import CodeLookups
+    from nvfp4ctl.lint.cpp.scopes import Scopes
+
+    return [(f.offset, f.code, f.message.split(" in device code")[0], f.width)
+            for f in rules._printf(text, code, Scopes(code), CodeLookups(code))]
+
+
+PRINTF_PIECES = ["__global__ void k(int x) ", "__device__ ", "MY_DEVICE ", "void h() ", "if (x) ", "if (debug) ",
+                 "if (verbose > 1) ", "else ", "} else ", "for (;;) ", "while (dump) ", 'printf("x");', "printf(a), ",
+                 "std::printf(b);", "cute::print(t);", "cute::print_tensor(t)", "__trap();", "assert(x);", "P;", "Q(1);",
+                 "#ifdef NVFP4_DEBUG\n", "#if 0\n", "#else\n", "#endif\n", '#define P printf("p")\n',
+                 '#define Q(v) { printf("%d", v); }\n', '#define DBG_PRINT(v) printf("%d", v)\n', "DBG_PRINT(1);",
+                 "{", "{", "}", "}", ";", ",", "x", "x + ", "trace_", " ", "\n", "// printf(\n", '"{"', "int a = 1;"]
+
+
+@pytest.mark.parametrize("source", ["repository", "generated"])
+def test_printf_findings_are_those_of_every_enclosing_block_asked(source: str) -> None:
+    texts = repository_sources() if source == "repository" else generated(PRINTF_PIECES, seed=25, cases=6_000)
+    if source == "generated":  # longer fragments too: deeper nesting, more calls per statement
+        rng = random.Random(26)
+        texts += ["".join(rng.choice(PRINTF_PIECES) for _ in range(rng.randint(20, 120))) for _ in range(1_000)]
+    reported = skipped = 0
+    for text in texts:
+        code = blank(text).code
+        found = remembered_printf(text, code)
+        assert found == walking_printf(text, code), text[:300]
+        skipped += len(rules._PRINTF.findall(code)) - len(found)
+        reported += len(found)
+    assert reported > (0 if source == "repository" else 500)
+    assert skipped > (0 if source == "repository" else 1_000)
+    print(f"\n{source}: {reported} printf findings, {skipped} calls passed")
+
+
+@pytest.mark.parametrize("source", ["repository", "generated"])
+def test_enclosing_blocks_are_those_the_walk_finds(source: str) -> None:
+    from nvfp4ctl.lint.cpp.scopes import DEBUG_WORD, Scopes
+
+    texts = repository_sources() if source == "repository" else generated(PRINTF_PIECES, seed=27, cases=2_000)
+    for text in texts:
+        code = blank(text).code
+        scopes, walking = Scopes(code), WalkingScopes(code)
+        for offset in range(len(code) + 1) if len(code) < 2_000 else range(0, len(code) + 1, 7):
+            chain = walking.enclosing(offset)
+            assert scopes.enclosing(offset) == chain, (text[:300], offset)
+            assert scopes.innermost(offset) == (chain[-1] if chain else None)
+            assert scopes.in_device_code(offset) == walking.in_device_code(offset)
+            assert scopes.under_debug_header(offset) == any(DEBUG_WORD.search(block.header) for block in chain)

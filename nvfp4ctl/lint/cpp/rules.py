@@ -98,7 +98,7 @@ def _printf(text: str, code: str, scopes: Scopes, lookups: CodeLookups) -> list[
         return findings
     expansions = _MacroExpansions(calls, text, code, scopes, lookups)
     traps_after = _TrapsAfter(text, code)
-    for match in calls:
+    for index, match in enumerate(calls):
         at = match.start()
         directive = scopes.in_directive(at)
         if directive is not None:
@@ -110,12 +110,16 @@ def _printf(text: str, code: str, scopes: Scopes, lookups: CodeLookups) -> list[
             continue  # host-side error messages are not the rule's business
         if scopes.debug_guarded(at):
             continue
-        enclosing = scopes.enclosing(at)
-        if any(DEBUG_WORD.search(block.header) for block in enclosing):
+        if scopes.under_debug_header(at):
             continue
-        if DEBUG_WORD.search(scopes.statement_prefix(at)):
+        # The statement before the call, searched in place. An earlier call in it holds "print", a
+        # debug word, so only the first call of a statement is searched: each searching from the
+        # statement's start made a long statement of many calls quadratic.
+        prefix_start = scopes.statement_prefix_start(at)
+        if (index > 0 and calls[index - 1].start() >= prefix_start) or DEBUG_WORD.search(code, prefix_start, at):
             continue
-        in_branch = bool(enclosing) and bool(re.match(r"(?:\}\s*)?(?:if|else)\b", enclosing[-1].header))
+        innermost = scopes.innermost(at)
+        in_branch = innermost is not None and bool(re.match(r"(?:\}\s*)?(?:if|else)\b", innermost.header))
         if traps_after.follow(at, count=None if in_branch else 2):
             continue  # a failure report right before the trap is the accepted use
         name = match.group().rstrip("( ")
