@@ -259,3 +259,44 @@ def test_enclosing_blocks_are_those_the_walk_finds(source: str) -> None:
             assert scopes.innermost(offset) == (chain[-1] if chain else None)
             assert scopes.in_device_code(offset) == walking.in_device_code(offset)
             assert scopes.under_debug_header(offset) == any(DEBUG_WORD.search(block.header) for block in chain)
+
+
+def searched_in_condition(lookups, name: str) -> bool:
+    """CodeLookups.tested_in_condition as it was: a search of the conditions per dotted name."""
+    if re.fullmatch(r"\w+", name):
+        return name in set(re.findall(r"\w+", lookups._conditions))
+    return re.search(rf"\b{re.escape(name)}\b", lookups._conditions) is not None
+
+
+def searched_before_ternary(lookups, name: str) -> bool:
+    """CodeLookups.chooses_by_ternary as it was: a search of the code before each `?` per name."""
+    pattern = rf"\b{re.escape(name)}\b\s*(?:(?:==|!=|<=|>=|<|>)[^;{{}}?]*)?\)?\s*\?"
+    return re.search(pattern, lookups._before_ternaries) is not None
+
+
+NAME_LIKE = re.compile(r"[A-Za-z_][\w.]*(?:->\w+)*")  # what a config branch's assignment may set
+BRANCH_PIECES = ["if (", "if constexpr (", "while (", "switch (", ")", "(", "?", ":", ";", "{", "}", "==", "!=", "<",
+                 ">", "<=", ">=", "->", ".", "..", " ", "  ", "\n", "\t", "a", "b", "cfg", "tile", "_x", "5", "é", "=",
+                 "&&", "cfg.tile", "p->n", "a.b", "x.5", "tile_0", " ? ", "// if (a)\n", '"?"']
+NAMES = ["a", "b", "cfg", "cfg.tile", "cfg.", "a.b", "a..b", "p->n", "cfg.tile.m", "a.b->c", "tile", "_x", "é", "b5",
+         "cfg.tile->x", "a.", "x.5", "p", "n", "tile_0", "a.b.", "cfg..tile"]
+
+
+@pytest.mark.parametrize("source", ["repository", "generated"])
+def test_names_branched_on_are_those_each_names_search_finds(source: str) -> None:
+    from nvfp4ctl.lint.cpp import lookups as lookups_module
+    from nvfp4ctl.lint.cpp.lookups import CodeLookups
+
+    texts = repository_sources() if source == "repository" else generated(BRANCH_PIECES, seed=25, cases=6_000)
+    tested = chosen = 0
+    for text in texts:
+        lookups = CodeLookups(blank(text).code)
+        names = set(NAMES) | set(NAME_LIKE.findall(lookups.code))
+        in_conditions = lookups_module._names_standing(names, lookups._conditions, lambda end: True)
+        assert in_conditions == {n for n in names if searched_in_condition(lookups, n)}, text[:300]
+        before_ternary = {n for n in names if searched_before_ternary(lookups, n)}
+        assert lookups.branched_on(names) == in_conditions | before_ternary, text[:300]
+        tested += len(in_conditions)
+        chosen += len(before_ternary)
+    assert tested > 100 and chosen > (0 if source == "repository" else 100)
+    print(f"\n{source}: {tested} names in conditions, {chosen} before a ternary")

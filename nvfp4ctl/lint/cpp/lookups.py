@@ -8,6 +8,8 @@ Every answer is the one a search of the whole code with the name's own pattern g
 from __future__ import annotations
 
 import re
+from collections import deque
+from collections.abc import Callable
 from functools import cached_property
 
 from nvfp4ctl.lint.cpp.scopes import matching
@@ -17,16 +19,17 @@ _COMPARED_RIGHT = re.compile(r"==\s*([A-Za-z_]\w*)\b")
 # The lookahead keeps `return` itself unconsumed, so `return return_value` sees both words.
 _RETURNED = re.compile(r"\breturn\s+(?=([A-Za-z_]\w*))")
 _IDENTIFIER = re.compile(r"(?<!\w)[A-Za-z_]\w*")
-_WORD = re.compile(r"\w+")
+_TOKEN = re.compile(r"\w+|\W+")
+_WORD_START = re.compile(r"\w")
 _CONDITION = re.compile(r"\b(?:if|while|switch)\s*(?:constexpr\s*)?\(")
 _TERNARY_BREAK = re.compile(r"[;{}?]")
+# What follows a name a ternary chooses by, up to the `?` that ends its stretch of _before_ternaries.
+_TERNARY_AFTER = re.compile(r"\s*(?:==|!=|<=|>=|<|>|\)?\s*\?)")
 
 
 class CodeLookups:
     def __init__(self, code: str) -> None:
         self.code = code
-        self._tested: dict[str, bool] = {}
-        self._ternary: dict[str, bool] = {}
 
     # -- comparisons and returns (the static rules) --------------------------------------------------
     def comparisons(self, name: str) -> list[tuple[int, str]]:
@@ -68,14 +71,17 @@ class CodeLookups:
         return found
 
     # -- the names a config branch picks (NV702) -----------------------------------------------------
-    def tested_in_condition(self, name: str) -> bool:
-        """Does the condition of any if/while/switch name `name` (a whole word; dotted names too)?"""
-        if name not in self._tested:
-            if _WORD.fullmatch(name):
-                self._tested[name] = name in self._condition_words
-            else:
-                self._tested[name] = re.search(rf"\b{re.escape(name)}\b", self._conditions) is not None
-        return self._tested[name]
+    def branched_on(self, names: set[str]) -> set[str]:
+        """Those of `names` that pick a code path: the condition of an if/while/switch names one (as
+        `\\bname\\b` finds it; dotted names too), or a `?` follows one or a comparison of it in the same
+        expression, `tile == 64 ? a : b`, `special ? a : b` (not `tile = cond ? 128 : 64`), as
+        `\\bname\\b\\s*(?:(?:==|!=|<=|>=|<|>)[^;{}?]*)?\\)?\\s*\\?` finds it. One pass over each text for
+        all the names: a search of the whole fragment per name made many names quadratic."""
+        if not names:
+            return set()
+        ternaries = self._before_ternaries
+        return (_names_standing(names, self._conditions, lambda end: True)
+                | _names_standing(names, ternaries, lambda end: _TERNARY_AFTER.match(ternaries, end) is not None))
 
     @cached_property
     def _conditions(self) -> str:
@@ -84,23 +90,11 @@ class CodeLookups:
         return "\n".join(code[match.end() : matching(code, match.end() - 1)] for match in _CONDITION.finditer(code))
 
     @cached_property
-    def _condition_words(self) -> frozenset[str]:
-        return frozenset(_WORD.findall(self._conditions))
-
-    def chooses_by_ternary(self, name: str) -> bool:
-        """Does a `?` follow `name` (or a comparison of it) in the same expression: `tile == 64 ? a : b`,
-        `special ? a : b` (not `tile = cond ? 128 : 64`)?"""
-        if name not in self._ternary:
-            word = re.escape(name)
-            pattern = rf"\b{word}\b\s*(?:(?:==|!=|<=|>=|<|>)[^;{{}}?]*)?\)?\s*\?"
-            self._ternary[name] = re.search(pattern, self._before_ternaries) is not None
-        return self._ternary[name]
-
-    @cached_property
     def _before_ternaries(self) -> str:
         """The code before each `?` back to the ; { } or ? before it, one stretch a line: a match of the
         ternary pattern lies inside one stretch (its gap holds none of ; { } ?), and a line break
-        between stretches joins nothing the pattern could match across, as the stretch ends in `?`."""
+        between stretches joins nothing the pattern could match across, as the stretch ends in `?`.
+        So `[^;{}?]*` after a comparison always reaches the `?` that ends its stretch (_TERNARY_AFTER)."""
         code = self.code
         stretches = []
         start = 0
@@ -109,3 +103,54 @@ class CodeLookups:
                 stretches.append(code[start : match.end()])
             start = match.end()
         return "\n".join(stretches)
+
+
+def _names_standing(names: set[str], text: str, ends_well: Callable[[int], bool]) -> set[str]:
+    """Those of `names` (each starting with a letter or _) that stand in text as `\\bname\\b` finds
+    them, ending where ends_well(end) holds. Such a match is a run of the text's tokens (maximal runs
+    of word characters and of others) equal to the name's tokens: the \\b before it ends a run, and
+    the one after it ends a word, or other characters that a word follows. The runs of all the names
+    are looked for in one pass (Aho-Corasick over tokens)."""
+    goto: list[dict[str, int]] = [{}]  # the trie of the names' tokens
+    ending: list[str | None] = [None]  # the name ending at each node
+    for name in names:
+        node = 0
+        for token in _TOKEN.findall(name):
+            if token not in goto[node]:
+                goto[node][token] = len(goto)
+                goto.append({})
+                ending.append(None)
+            node = goto[node][token]
+        ending[node] = name
+    fallback = [0] * len(goto)  # the node of the longest proper suffix of the node's tokens
+    named = [-1] * len(goto)  # the node itself or its nearest fallback that a name ends at
+    queue = deque(goto[0].values())
+    for child in queue:
+        named[child] = child if ending[child] is not None else -1
+    while queue:
+        node = queue.popleft()
+        for token, child in goto[node].items():
+            suffix = fallback[node]
+            while suffix and token not in goto[suffix]:
+                suffix = fallback[suffix]
+            fallback[child] = goto[suffix].get(token, 0)
+            named[child] = child if ending[child] is not None else named[fallback[child]]
+            queue.append(child)
+    tokens = list(_TOKEN.finditer(text))
+    if tokens and _WORD_START.match(tokens[-1].group()) is None:
+        tokens.pop()  # a name ending in other characters needs a word after them
+    found: set[str] = set()
+    seen = [False] * len(goto)  # a node seen has its fallbacks seen too
+    node = 0
+    for match in tokens:
+        token = match.group()
+        while node and token not in goto[node]:
+            node = fallback[node]
+        node = goto[node].get(token, 0)
+        at = named[node]
+        if at >= 0 and not seen[at] and ends_well(match.end()):
+            while at >= 0 and not seen[at]:
+                seen[at] = True
+                found.add(ending[at])
+                at = named[fallback[at]]
+    return found

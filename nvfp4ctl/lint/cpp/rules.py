@@ -328,27 +328,22 @@ def _controls_return(code: str, if_start: int) -> bool:
 
 
 def _shape_branches(code: str, config: LintConfig, lookups: CodeLookups) -> list[Finding]:
-    findings = []
+    """A branch on a benchmark shape, unless it only picks a tuned config: it sets names to numbers
+    (`if (m == 128 && n == 4096) { tile_n = 256; stages = 4; }`, else branches included). A return, a
+    call or any other statement is another code path, and so is a picked number that a condition or
+    a ternary picks a path by. The names of all the branches are looked up in one pass."""
+    branches = []
     for match in _IF.finditer(code):
         close = matching(code, match.end() - 1)
         condition = code[match.end() : close]
         values = [int(a or b) for a, b in _EQ_LITERAL.findall(condition)]
         shape = pinned_shape(values, config.benchmark_shapes)
-        if shape is not None and not _picks_config(code, match.start(), lookups):
-            findings.append(Finding(match.start(), "NV702",
-                                    f"branches on the benchmark shape {describe(shape)}: every shape must take the "
-                                    "same code path (tuned tile configs are fine)", 2))
-    return findings
-
-
-def _picks_config(code: str, if_start: int, lookups: CodeLookups) -> bool:
-    """Does a shape branch (else branches included) only set names to numbers (`if (m == 128 && n ==
-    4096) { tile_n = 256; stages = 4; }`)? A tuned config is fine; a return, a call or any other
-    statement is another code path, and so is a picked number that a later condition tests."""
-    picked = _config_branch(code, if_start)
-    if not picked:
-        return False
-    return not any(lookups.chooses_by_ternary(name) or lookups.tested_in_condition(name) for name in picked)
+        if shape is not None:
+            branches.append((match.start(), shape, _config_branch(code, match.start())))
+    branched_on = lookups.branched_on(set().union(*(picked for _, _, picked in branches if picked)))
+    return [Finding(if_start, "NV702", f"branches on the benchmark shape {describe(shape)}: every shape must take "
+                                       "the same code path (tuned tile configs are fine)", 2)
+            for if_start, shape, picked in branches if not picked or picked & branched_on]
 
 
 def _config_branch(code: str, if_start: int) -> set[str] | None:
