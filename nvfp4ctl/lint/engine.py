@@ -91,7 +91,12 @@ def lint_source(source: SourceFile, config: LintConfig) -> list[Diagnostic]:
 def _diagnostics(source: SourceFile, config: LintConfig) -> list[Diagnostic]:
     """The findings of one file under the config already chosen for it."""
     findings: list[Finding] = list(stream.check(source.text))
-    if source.kind == "python":
+    not_text = source.not_text()
+    if not_text is not None:
+        offset, why = not_text
+        findings.append(Finding(offset, "NV004", f"{source.path.name} is not text ({why}): the leaderboard reads a "
+                                                 "submission as UTF-8 text; only the text rules ran"))
+    elif source.kind == "python":
         findings += check_python(source, config)
     elif source.kind == "cpp":
         kernel_source = source.path.name if source.path.suffix.lower() == ".cu" else None

@@ -1,8 +1,8 @@
 """Every lint rule's stable code, severity, reason and a bad/good example (the `--list-rules` view).
 
 Codes never change meaning once released. NV0: a file that cannot be what it is meant to be (not
-Python, no custom_kernel, an empty kernel source); the other groups follow the competition rules:
-NV1 the banned word, NV2 graphs, NV3 result caching, NV4 reference scales, NV5 copies of B, NV6
+text, not Python, no custom_kernel, an empty kernel source); the other groups follow the competition
+rules: NV1 the banned word, NV2 graphs, NV3 result caching, NV4 reference scales, NV5 copies of B, NV6
 harness tampering, NV7 reference fallback and shape special-casing, NV8 debug output, NV9
 profile-only rules.
 """
@@ -46,6 +46,10 @@ RULES: tuple[Rule, ...] = (
          "A .cu kernel source with no code (empty, or only comments): it defines no kernel and none of the"
          " C ABI functions the binding calls, so its build fails. Headers and load_inline strings are not judged.",
          "// to do: the sm_100a kernel", '#include "nvfp4_gemm_api.h"\ncudaError_t nvfp4_gemm_launch(const Nvfp4GemmArgs& args) { ... }'),
+    Rule("NV004", "not-text", ERROR,
+         "A file lint reads that is not UTF-8 text or holds a NUL byte (binary, UTF-16, latin-1): the"
+         " leaderboard reads a submission as text, and lint cannot judge it; only the text rules ran on it.",
+         'printf("caf\\xe9");  // saved as latin-1', 'printf("café");  // saved as UTF-8', waivable=False),
     Rule(STREAM_CODE, "stream-word", ERROR,
          'The server rejects any file where "stream" in code.lower(); comments and names count. '
          "Cannot be waived or ignored.",

@@ -29,6 +29,9 @@ _COMPILER_OUTPUT = re.compile(
 class SourceFile:
     path: Path
     text: str
+    # Where the file stops being UTF-8: the offset of its first such byte, which the text (latin-1
+    # then, a character a byte) holds at that offset. None for UTF-8.
+    undecodable_at: int | None = None
     line_starts: list[int] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -55,6 +58,14 @@ class SourceFile:
             return start + byte_col
         return start + len(prefix.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
 
+    def not_text(self) -> tuple[int, str] | None:
+        """(offset, why) where the file is not UTF-8 text or holds a NUL byte: the leaderboard reads a
+        submission as text, and lint's rules cannot judge bytes. None for text."""
+        if self.undecodable_at is not None:
+            return self.undecodable_at, f"byte 0x{ord(self.text[self.undecodable_at]):02x} here is not UTF-8"
+        nul = self.text.find("\x00")
+        return (nul, "a NUL byte here") if nul >= 0 else None
+
     def line_text(self, line: int) -> str:
         if not 1 <= line <= len(self.line_starts):
             return ""
@@ -69,11 +80,10 @@ def read_source(path: Path) -> SourceFile:
     except OSError as error:
         raise UsageError(f"cannot read {path}: {os_reason(error, path)}") from None
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
+        return SourceFile(path, data.decode("utf-8"))
+    except UnicodeDecodeError as error:
         # Still check the word rule on something: latin-1 maps every byte to one character.
-        text = data.decode("latin-1")
-    return SourceFile(path, text)
+        return SourceFile(path, data.decode("latin-1"), undecodable_at=error.start)
 
 
 def kind_of(path: Path) -> str:

@@ -66,4 +66,4 @@ def test_runs_on_any_file_type_and_even_in_undecodable_parts(tmp_path) -> None:
     path = tmp_path / "notes.bin"
     path.write_bytes(b"\xff\xfe upStream \x80")
     report = lint_paths([path], LintConfig())
-    assert [(d.line, d.col, d.code) for d in report.diagnostics] == [(1, 6, "NV101")]
+    assert [(d.line, d.col, d.code) for d in report.diagnostics] == [(1, 1, "NV004"), (1, 6, "NV101")]

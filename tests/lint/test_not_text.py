@@ -1,0 +1,78 @@
+"""A file lint reads that is not UTF-8 text, or holds a NUL byte, is one NV004 error where it stops
+being text (the leaderboard reads a submission as text; lint cannot judge bytes), and only the text
+rules run on it. UTF-8 files, with or without a BOM, are judged as they always were."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from nvfp4ctl.cli import app
+from nvfp4ctl.lint import LintConfig, lint_paths, lint_text
+from nvfp4ctl.lint.source import SourceFile
+
+FIXTURES = Path(__file__).parent / "fixtures"
+runner = CliRunner()
+
+
+def random_bytes(size: int, seed: int) -> bytes:
+    return random.Random(seed).randbytes(size)
+
+
+def test_a_kernel_source_of_random_bytes_is_one_error_and_exit_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    data = random_bytes(4_000, seed=25)
+    (tmp_path / "kernel.cu").write_bytes(data)
+    result = runner.invoke(app, ["lint", "kernel.cu"])
+    assert result.exit_code == 1, result.output
+    assert "All checks passed" not in result.output
+    assert result.output.count("NV004") == 1
+    with pytest.raises(UnicodeDecodeError) as raised:
+        data.decode("utf-8")
+    line, col = SourceFile(Path("kernel.cu"), data.decode("latin-1")).position(raised.value.start)
+    assert f"kernel.cu:{line}:{col}: NV004 kernel.cu is not text (byte 0x{data[raised.value.start]:02x} here is not" \
+           " UTF-8): the leaderboard reads a submission as UTF-8 text; only the text rules ran" in result.output
+
+
+@pytest.mark.parametrize("name, data, where, why", [
+    ("kernel.cu", 'int x;\n__global__ void k() { printf("caf\xe9"); }\n'.encode("latin-1"), (2, 34), "byte 0xe9 here is not UTF-8"),
+    ("submission.py", "def custom_kernel(data):\n    return data[6]\x00\n".encode(), (2, 19), "a NUL byte here"),
+    ("submission.py", "def custom_kernel(data):\n    return data[6]\n".encode("utf-16"), (1, 1), "byte 0xff here is not UTF-8"),
+    ("notes.txt", b"\x00\x01\x02", (1, 1), "a NUL byte here"),
+    ("kernel.cuh", b"\xef\xbb\xbfint x;\n\xc3(", (2, 1), "byte 0xc3 here is not UTF-8"),
+])
+def test_a_file_that_is_not_text_is_said_where_it_stops_being_text(tmp_path: Path, name: str, data: bytes,
+                                                                    where: tuple[int, int], why: str) -> None:
+    path = tmp_path / name
+    path.write_bytes(data)
+    diagnostics = lint_paths([path], LintConfig()).diagnostics
+    assert [(d.code, d.line, d.col) for d in diagnostics] == [("NV004", *where)]
+    assert diagnostics[0].message.startswith(f"{name} is not text ({why}): ")
+    assert diagnostics[0].severity.value == "error"
+
+
+def test_the_text_rules_still_run_on_bytes(tmp_path: Path) -> None:
+    path = tmp_path / "kernel.cu"
+    path.write_bytes(b"\xff cudaStream_t s;\n")
+    assert sorted(d.code for d in lint_paths([path], LintConfig()).diagnostics) == ["NV004", "NV101"]
+
+
+def test_a_waiver_does_not_pass_a_file_that_is_not_text() -> None:
+    found = lint_text("int x;  // nvfp4ctl: ignore[NV004]\x00\n", "kernel.cu")
+    assert [d.code for d in found] == ["NV004"]
+
+
+@pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"], ids=["utf-8", "utf-8 with a bom"])
+def test_utf8_files_are_judged_as_their_text(tmp_path: Path, bom: bytes) -> None:
+    sources = sorted(p for p in FIXTURES.iterdir() if p.is_file())
+    assert len(sources) > 10
+    for source in sources:
+        text = source.read_bytes().decode("utf-8")
+        path = tmp_path / source.name
+        path.write_bytes(bom + text.encode("utf-8"))
+        found = [(d.line, d.col, d.code, d.message) for d in lint_paths([path], LintConfig()).diagnostics]
+        assert "NV004" not in {code for _, _, code, _ in found}
+        assert found == [(d.line, d.col, d.code, d.message) for d in lint_text(bom.decode("utf-8") + text, path)]
