@@ -38,6 +38,11 @@ DEFAULT_STANDARD = "-std=c++17"  # torch 2.x's before C++20, where its source na
 # --std=, -std c++NN, nor a -std= inside a flag of several words)
 TORCH_SEES_STANDARD = "-std="
 _STANDARD_WORDS = ("-std", "--std")  # nvcc's spellings of the option: -std=c++17, --std c++17, ...
+# nvcc's options whose value is another tool's flags (the host compiler's, ptxas', ...): a -std there is
+# that tool's, not the device code's, and torch's appended standard does not replace it
+_PASSED_THROUGH = ("-Xcompiler", "--compiler-options", "-Xptxas", "--ptxas-options", "-Xlinker", "--linker-options",
+                   "-Xnvlink", "--nvlink-options", "-Xarchive", "--archive-options", "-Xfatbin", "--fatbin-options",
+                   "-Xcudafe")
 _BEGIN, _END = "-DNVFP4CTL_EXTENSION_FLAGS_BEGIN", "-DNVFP4CTL_EXTENSION_FLAGS_END"
 _STANDARD = re.compile(r"['\"](-std=c\+\+\d+)['\"]")
 _FALLBACK_REASONS: list[str] = []  # why probes of this process could not read torch's ninja file
@@ -239,11 +244,14 @@ def arch_taken_for_none(user_flags: Sequence[str]) -> str | None:
 
 def overridden_standard(user_flags: Sequence[str]) -> str | None:
     """The extension's own standard where torch does not see it and appends its own after it (nvcc then
-    uses torch's, the last, with a warning): the words that name it, else None."""
+    uses torch's, the last, with a warning): the words that name it, else None. A -std given to another
+    tool (-Xcompiler -std=c++17: the host compiler's) is none of nvcc's."""
     if any(flag.strip().startswith(TORCH_SEES_STANDARD) for flag in user_flags):
         return None
     words = shell_words(user_flags)
     for index, word in enumerate(words):
+        if index and words[index - 1] in _PASSED_THROUGH:
+            continue
         if word.split("=", 1)[0] in _STANDARD_WORDS:
             return word if "=" in word else " ".join(words[index:index + 2])
     return None

@@ -201,6 +201,19 @@ def test_a_standard_torch_sees_is_said_nothing_of(tmp_path: Path, compiles: list
     assert result.exit_code == 0 and "does not apply" not in result.output, result.output
 
 
+@pytest.mark.parametrize("flags", [["-Xcompiler -std=c++17"], ["-Xcompiler", "--std=c++17"], ["-Xcompiler=-std=c++17"],
+                                   ["--compiler-options -std=c++17"], ["--compiler-options=-std=c++17"]])
+def test_a_standard_given_to_the_host_compiler_is_said_nothing_of(tmp_path: Path, compiles: list[str],
+                                                                  flags: list[str]) -> None:
+    """-Xcompiler -std=c++17 is the host compiler's standard: the build told the user it "does not apply"
+    and to give -std=c++NN as a flag of its own, which would change the device code's standard instead."""
+    submission = tmp_path / "submission.py"
+    submission.write_text(CXX20.replace("[FLAGS]", repr(flags)))
+    result = runner.invoke(app, ["build", str(submission), "--arch", "sm_100a"])
+    assert result.exit_code == 0 and "does not apply" not in result.output, result.output
+    assert torch_nvcc.overridden_standard([*flags, "--std=c++14"]) == "--std=c++14"
+
+
 def test_the_fallback_appends_torchs_standard_after_one_torch_does_not_see(tmp_path: Path,
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """Where torch's ninja file cannot be read, the flags model torch's own test (a flag that starts with
@@ -311,7 +324,8 @@ def test_words_the_shell_rewrites_are_one_line_and_exit_2(tmp_path: Path, monkey
     (["-gencode=arch=compute_100a,code=[sm_100a,compute_100a]"], ["-gencode=arch=compute_100a,code=[sm_100a,compute_100a]"]),
     (["-gencode", "arch=compute_100a,code=[sm_100a,compute_100a]"], ["-gencode", "arch=compute_100a,code=[sm_100a,compute_100a]"]),
     (["-DPICK=c*", "-include 'c*'", "-DHASH=a#b", "-DHOME=x~", r"-DTILDE=\~"], ["-DPICK=c*", "-include", "c*", "-DHASH=a#b", "-DHOME=x~", "-DTILDE=~"]),
-    (["-DQUOTED=\"#\"", "-Dz?"], ["-DQUOTED=#", "-Dz?"])])
+    (["-DQUOTED=\"#\"", "-Dz?"], ["-DQUOTED=#", "-Dz?"]),
+    (["'|'", '";"', r"\&", "-DSEP='<>'", '"()"'], ["|", ";", "&", "-DSEP=<>", "()"])])
 def test_words_the_shell_leaves_as_written_reach_nvcc_so(tmp_path: Path, flags: list[str], words: list[str]) -> None:
     """A pattern no file of torch's build folder matches stays as written (sh keeps it), a quoted or
     mid-word # ~ * is itself."""
