@@ -204,8 +204,12 @@ def refuse_unreadable(sources: SubmissionSources, extension: Extension) -> None:
 
 
 def refuse_unsplittable(sources: SubmissionSources, extension: Extension) -> None:
-    """UsageError where extra_cuda_cflags are not words the shell that runs torch's build command would
-    split them into (torch_nvcc.shell_words): an unclosed quote fails that build, a $ is ninja's."""
+    """UsageError where extra_cuda_cflags are not flags torch takes (a str, an element that is no str:
+    torch's own build fails), or not words the shell that runs torch's build command would split them
+    into (torch_nvcc.shell_words): an unclosed quote fails that build, a $ is ninja's."""
+    if extension.unusable_flags is not None:
+        line, why = extension.unusable_flags
+        raise UsageError(f"{display_path(sources.path)}:{line}: {extension.name}'s extra_cuda_cflags {why}")
     try:
         torch_nvcc.shell_words(extension.cuda_flags, torch_build_files(extension))
     except ValueError as why:

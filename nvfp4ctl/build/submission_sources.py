@@ -77,6 +77,8 @@ class Extension:
     # (line, what): device code is given (cuda_sources / load's sources) but not as a static expression,
     # so build cannot see it; unlike an absent cuda_sources, this must not pass as host code only
     unreadable: tuple[int, str] | None = None
+    # (line, why): extra_cuda_cflags torch itself fails on (a str, a flag that is not a str)
+    unusable_flags: tuple[int, str] | None = None
 
     @property
     def cuda_text(self) -> str:
@@ -302,11 +304,73 @@ class _Evaluator:
         name = self.constant(node, before)
         return [name] if isinstance(name, str) else None
 
+    def flag_list(self, node: ast.AST | None, before: int) -> tuple[list[str], str | None]:
+        """(extra_cuda_cflags as torch gets them, why torch fails on them, else None). torch strips each
+        element: a str is iterated character by character ("-O3" is the flags -, O and 3, which nvcc
+        refuses), an int has no .strip(). An element made of several pieces ("-O" + LEVEL) is one flag.
+        A value that is not static reads as no flags, with a note."""
+        if node is None or (isinstance(node, ast.Constant) and node.value is None):
+            return [], None
+        foreign = self._non_string_element(node, before)
+        if foreign is not None:
+            return [], (f"hold {foreign[0]}, {foreign[1]}: torch calls .strip() on each flag and fails"
+                        f" (AttributeError); write it as a string")
+        pieces = self.pieces(node, before)
+        if pieces is None:
+            self.notes.append(f"line {node.lineno}: extra_cuda_cflags is not a static expression; built without them")
+            return [], None
+        if not self._is_sequence(node, before):
+            text = join_pieces(pieces)
+            if not text:  # torch reads `flags or []`: an empty string is no flags
+                return [], None
+            return [], (f"is a str ({text!r}), not a list: torch reads each of its characters as a flag and nvcc"
+                        f" fails; give a list, {text.split()!r}")
+        flags: list[str] = []
+        for piece in pieces:
+            if piece.joined and flags:
+                flags[-1] += piece.text
+            else:
+                flags.append(piece.text)
+        return flags, None
+
+    def _non_string_element(self, node: ast.AST, before: int, depth: int = 0) -> tuple[str, str] | None:
+        """(the element as written, its type) of the first element of a list of flags that is a constant
+        but not a str (3, None, b"-O3"), else None."""
+        if depth > 20:
+            return None
+        if isinstance(node, ast.Name):
+            bound = self._bound(node.id, before)
+            return None if bound is None else self._non_string_element(bound[1], bound[0], depth + 1)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            for term in _added_terms(node):
+                if self._is_sequence(term, before):
+                    found = self._non_string_element(term, before, depth + 1)
+                    if found is not None:
+                        return found
+            return None
+        if isinstance(node, (ast.List, ast.Tuple)):
+            for element in node.elts:
+                value = element
+                if isinstance(value, ast.Name):
+                    bound = self._bound(value.id, before)
+                    value = bound[1] if bound is not None else value
+                if isinstance(value, ast.Constant) and not isinstance(value.value, str):
+                    return ast.unparse(element), _kind_of(value.value)
+        return None
+
     def strings(self, node: ast.AST | None, before: int) -> list[str]:
         if node is None:
             return []
         pieces = self.pieces(node, before)
         return [piece.text for piece in pieces] if pieces is not None else []
+
+
+def _kind_of(value: object) -> str:
+    """A constant's type as a message names it: an int, a float, None, bytes."""
+    if value is None or isinstance(value, bytes):
+        return "None" if value is None else "bytes"
+    name = type(value).__name__
+    return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
 
 
 def _added_terms(node: ast.BinOp) -> list[ast.AST]:
@@ -401,7 +465,10 @@ def find_sources(path: Path) -> SubmissionSources:
             if pieces is None:
                 extension.unreadable = (value.lineno, f"sources `{_shown(value)}`")
             extension.files.extend(_source_file(piece.text, path.parent) for piece in pieces or [])
-        extension.cuda_flags = evaluator.strings(_keyword(node, "extra_cuda_cflags"), node.lineno)
+        flags_node = _keyword(node, "extra_cuda_cflags")
+        extension.cuda_flags, unusable = evaluator.flag_list(flags_node, node.lineno)
+        if unusable is not None and flags_node is not None:
+            extension.unusable_flags = (flags_node.lineno, unusable)
         extension.cpp_flags = _cpp_flags(node, name, evaluator)
         extension.include_paths = [_as_torch_resolves(folder, path.parent)
                                    for folder in evaluator.strings(_keyword(node, "extra_include_paths"), node.lineno)]

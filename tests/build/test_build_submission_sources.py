@@ -8,9 +8,11 @@ import re
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from nvfp4ctl.build.submission_build import generated_cu
 from nvfp4ctl.build.submission_sources import find_sources
+from nvfp4ctl.cli import app
 from nvfp4ctl.errors import UsageError
 
 SUBMISSIONS = Path(__file__).parent / "submissions"
@@ -209,3 +211,44 @@ def test_a_long_expression_that_is_not_static_is_named_shortly(tmp_path: Path) -
     line, what = extension.unreadable
     assert what.startswith("cuda_sources `load_header() + '__global__ void k(") and what.endswith("…`")
     assert len(what) == len("cuda_sources ``") + 60
+
+
+@pytest.mark.parametrize(("flags", "says"), [
+    ('["-O3", 3]', "q's extra_cuda_cflags hold 3, an int: torch calls .strip() on each flag and fails"),
+    ('["-O3", LEVEL]', "q's extra_cuda_cflags hold LEVEL, an int"),
+    ('BASE + [None]', "q's extra_cuda_cflags hold None, None"),
+    ('"-O3 -Xptxas -v"', "q's extra_cuda_cflags is a str ('-O3 -Xptxas -v'), not a list: torch reads each of its"
+                         " characters as a flag"),
+    ('"-O" + "3"', "q's extra_cuda_cflags is a str ('-O3')")])
+def test_flags_torch_itself_fails_on_are_one_line_and_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             flags: str, says: str) -> None:
+    """["-O3", 3] read as no flags at all (every flag dropped without a word) and a str of flags was split
+    into three words, where torch fails on both: .strip() of an int, each character of a str a flag."""
+    submission = tmp_path / "submission.py"
+    submission.write_text("from torch.utils.cpp_extension import load_inline\nLEVEL = 3\nBASE = ['-O3']\n"
+                          'm = load_inline(name="q", cpp_sources="", cuda_sources="__global__ void k() {}",\n'
+                          f"                extra_cuda_cflags={flags})\n")
+    monkeypatch.setenv("COLUMNS", "300")
+    result = CliRunner().invoke(app, ["build", str(submission), "--arch", "sm_100a"])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 2 and f"submission.py:5: {says}" in said, said
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(("flags", "read"), [('["-O" + LEVEL, "-Xptxas", "-v"]', ["-O3", "-Xptxas", "-v"]),
+                                             ('("-O3",) + (f"-DL={LEVEL}",)', ["-O3", "-DL=3"]), ('""', []), ("None", [])])
+def test_flags_torch_takes_are_read_flag_by_flag(tmp_path: Path, flags: str, read: list[str]) -> None:
+    """An element made of two pieces ("-O" + LEVEL) was read as two flags, -O and 3."""
+    submission = tmp_path / "submission.py"
+    submission.write_text("from torch.utils.cpp_extension import load_inline\nLEVEL = '3'\n"
+                          f'm = load_inline(name="q", cpp_sources="", cuda_sources="", extra_cuda_cflags={flags})\n')
+    (extension,) = find_sources(submission).extensions
+    assert extension.cuda_flags == read and extension.unusable_flags is None
+
+
+def test_flags_that_are_not_static_are_said_to_be_left_out(tmp_path: Path) -> None:
+    submission = tmp_path / "submission.py"
+    submission.write_text("import os\nfrom torch.utils.cpp_extension import load_inline\n"
+                          'm = load_inline(name="q", cpp_sources="", cuda_sources="", extra_cuda_cflags=os.environ["F"].split())\n')
+    (extension,) = find_sources(submission).extensions
+    assert extension.cuda_flags == [] and any("extra_cuda_cflags is not a static expression" in note for note in extension.notes)
