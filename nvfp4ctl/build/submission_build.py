@@ -32,7 +32,8 @@ from nvfp4ctl.build.report import REPORT_FILE, BuildReport
 from nvfp4ctl.build.sources import NO_TENSOR_OP, marks_in
 from nvfp4ctl.build.submission_headers import (checkout_stamp, flag_include_folders, header_digests, is_toolchain_folder,
                                                supplies_cutlass)
-from nvfp4ctl.build.submission_sources import Extension, SubmissionSources
+from nvfp4ctl.build.submission_sources import (LEADERBOARD_GPU, LEADERBOARD_GPU_ARCH, TCGEN05, WGMMA, Extension,
+                                               SubmissionSources, unknown_arch)
 from nvfp4ctl.errors import UsageError
 
 LEADERBOARD_COMPILE_S = 120.0  # kernelbot's Timeout.COMPILE for the first `python submission.py` (FACTS.md)
@@ -219,6 +220,36 @@ def refuse_unsplittable(sources: SubmissionSources, extension: Extension) -> Non
                          f" {why}: torch joins them with spaces into one shell command") from None
 
 
+def refuse_unknown_arch(sources: SubmissionSources, extension: Extension) -> None:
+    """UsageError where the flags give nvcc an arch option whose arch build cannot know (-arch=native,
+    -arch=all, -code without -arch): shown as nvcc's default sm_75, it named an arch nvcc never compiles."""
+    why = unknown_arch(torch_nvcc.shell_words(extension.cuda_flags))
+    if why is not None:
+        raise UsageError(f"{display_path(sources.path)}:{extension.line}: {extension.name}'s extra_cuda_cflags: {why};"
+                         " name the arch (-gencode=arch=compute_100a,code=sm_100a)")
+
+
+def gpu_arch_note(sources: SubmissionSources, extension: Extension, arch: str, why: str) -> str | None:
+    """The warning for an extension built for an arch-specific target (sm_100a) that nothing in the file
+    names: torch then compiles for the GPU it runs on (10.0+PTX on a B200: sm_100, where tcgen05 does not
+    assemble). The build keeps the arch the code needs, as the leaderboard's environment is not known
+    for certain; the note says what torch would do and the fix. None where that is not so."""
+    if not arch.endswith("a") or not sources.torch_picks_gpu_arch(extension):
+        return None
+    number = arch.removeprefix("sm_").removesuffix("a")
+    listed = f"{number[:-1]}.{number[-1]}a"
+    code = extension.cuda_text + "".join(path.read_text(errors="replace") for path in extension.device_files
+                                         if path.is_file())
+    needs = ("the code's tcgen05 / SM100 instructions do" if TCGEN05.search(code) else
+             "the code's wgmma / SM90 instructions do" if WGMMA.search(code) else "arch-specific (a) instructions do")
+    hopper = " (and 9.0+PTX, sm_90, on an H100)" if number == "90" else ""
+    return (f"no arch is named for this call (no arch flag, no TORCH_CUDA_ARCH_LIST set before it): torch compiles"
+            f" for the GPU it runs on, {LEADERBOARD_GPU_ARCH[0]} ({LEADERBOARD_GPU_ARCH[1]}, without the a) on the"
+            f" {LEADERBOARD_GPU} that runs GPU MODE's NVFP4 problems{hopper}, where {needs} not assemble; built here"
+            f" for {arch} ({why}). Name it: extra_cuda_cflags=[\"-gencode=arch=compute_{number}a,code=sm_{number}a\"],"
+            f" or os.environ[\"TORCH_CUDA_ARCH_LIST\"] = \"{listed}\" before the call")
+
+
 def torch_build_files(extension: Extension) -> set[str]:
     """The names in torch's build folder for the extension (~/.cache/torch_extensions/.../NAME) while nvcc
     runs there, which the shell matches a pattern among the flags against: load_inline's main.cpp and
@@ -240,6 +271,7 @@ def build_extension(sources: SubmissionSources, extension: Extension, arch: str)
     """Every compiled unit of one extension: its generated .cu (load_inline) or its .cu files (load)."""
     refuse_unreadable(sources, extension)
     refuse_unsplittable(sources, extension)
+    refuse_unknown_arch(sources, extension)
     units: list[tuple[str, str, Path | None]] = []  # (unit name, code, file on disk)
     if extension.call == "load_inline":
         if not extension.cuda:

@@ -28,6 +28,15 @@ ARCH_FLAG = re.compile(r"(?<!\S)(?:(?:-gencode|--generate-code)[= ]?arch=compute
 # `nvcc --list-gpu-code` (13.0 dropped the older ones)
 NVCC_DEFAULT_ARCH = "sm_75"
 _ARCH_LIST_ENTRY = re.compile(r"(\d+)\.(\d+a?)(?:\+PTX)?")
+# nvcc's arch options whose arch build cannot know: the GPU of the machine nvcc runs on, every arch it
+# knows; and -code without -arch, which nvcc refuses ("-arch option not specified")
+_MACHINE_ARCH = re.compile(r"(?<!\S)(?:-arch|--gpu-architecture)[= ]?(native|all-major|all)(?!\S)")
+_ARCH_OPTION = re.compile(r"(?<!\S)(?:-arch|--gpu-architecture)(?:[= ]|$)")
+_CODE_OPTION = re.compile(r"(?<!\S)(?:-code|--gpu-code)[= ]?\S+")
+# the GPU GPU MODE's NVFP4 problems run on, and the TORCH_CUDA_ARCH_LIST torch makes of it where nothing
+# names an arch (_get_cuda_arch_flags: the visible GPU's capability, plus PTX)
+LEADERBOARD_GPU = "B200"
+LEADERBOARD_GPU_ARCH = ("10.0+PTX", "sm_100")
 TCGEN05 = re.compile(r"\btcgen05\.|\bUTCCP|SM100_MMA_|Sm100\b|cutlass::arch::Sm100")
 WGMMA = re.compile(r"\bwgmma\.|SM90_64x|cutlass::arch::Sm90\b")
 CUTE_DSL = re.compile(r"^\s*(?:import\s+cutlass\.cute|from\s+cutlass\s+import\s+cute|import\s+cutlass\b.*$|"
@@ -62,6 +71,7 @@ class Extension:
     call: str  # load_inline | load
     name: str
     line: int
+    deferred: bool = False  # called inside a function: module-level statements run before it, wherever they are
     cuda: list[Piece] = field(default_factory=list)
     cpp: list[Piece] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)  # load(sources=[...]): .cu/.cpp paths
@@ -105,33 +115,67 @@ class Extension:
         return [name for name in self.functions if not re.search(rf"(?<![\w.]){re.escape(name)}\s*\(", code)]
 
 
+@dataclass(frozen=True)
+class ArchListSetting:
+    """An `os.environ["TORCH_CUDA_ARCH_LIST"] = ...` of the file."""
+
+    line: int
+    value: str | None  # None: not a static value
+    deferred: bool  # inside a function: it runs when the function is called, not known here
+
+
 @dataclass
 class SubmissionSources:
     path: Path
     extensions: list[Extension]
-    env_arch_list: str | None  # TORCH_CUDA_ARCH_LIST set in the file
+    arch_list_settings: list[ArchListSetting]  # in the file's order
     cute_dsl: bool  # imports cutlass.cute and defines @cute.kernel / calls cute.compile
     text: str
 
-    def extension_arch(self, extension: Extension, requested: str | None) -> tuple[str, str]:
-        """(arch, where it came from) of the compile of one extension's device code: the arch its flags name,
-        else nvcc's default where torch adds no arch flag (one of the flags holds "arch"), else the arch
-        torch's own flag would name (arch())."""
+    @property
+    def env_arch_list(self) -> str | None:
+        """The last TORCH_CUDA_ARCH_LIST the file sets."""
+        return self.arch_list_settings[-1].value if self.arch_list_settings else None
+
+    def arch_list_for(self, extension: Extension) -> str | None:
+        """The TORCH_CUDA_ARCH_LIST torch reads for the extension's call: the last set before it runs. A
+        module-level setting runs before a call inside a function (custom_kernel's) wherever it is written,
+        and after a module-level call written above it; otherwise the file's line order decides."""
+        before = [setting for setting in self.arch_list_settings
+                  if setting.line < extension.line or (extension.deferred and not setting.deferred)]
+        return before[-1].value if before else None
+
+    def torch_picks_gpu_arch(self, extension: Extension) -> bool:
+        """Whether torch compiles the extension for the GPU it runs on: it adds its own arch flag (no flag
+        holds "arch") and no TORCH_CUDA_ARCH_LIST is set before the call (_get_cuda_arch_flags then reads
+        the visible GPUs' capability: 10.0+PTX, sm_100 without the a, on a B200)."""
+        from nvfp4ctl.build import torch_nvcc
+
+        return torch_nvcc.torch_adds_arch(extension.cuda_flags) and not self.arch_list_for(extension)
+
+    def extension_arches(self, extension: Extension, requested: str | None) -> tuple[tuple[str, ...], str]:
+        """(archs, where they came from) of the compile of one extension's device code: the arch its flags
+        name, else nvcc's default where torch adds no arch flag (one of the flags holds "arch"), else every
+        arch of the TORCH_CUDA_ARCH_LIST set before the call (torch compiles each), else the arch build
+        infers (arch())."""
         from nvfp4ctl.build import torch_nvcc
 
         named = named_arch(torch_nvcc.shell_words(extension.cuda_flags))
         if named is not None:
-            return named[0], f"{extension.name}'s flag {named[1]}"
+            return (named[0],), f"{extension.name}'s flag {named[1]}"
         taken = torch_nvcc.arch_taken_for_none(extension.cuda_flags)
         if taken is not None:
-            return NVCC_DEFAULT_ARCH, f"nvcc's default: {extension.name}'s flag {taken} holds \"arch\", so torch adds none"
-        return self.arch(requested)
+            return (NVCC_DEFAULT_ARCH,), f"nvcc's default: {extension.name}'s flag {taken} holds \"arch\", so torch adds none"
+        arch_list = self.arch_list_for(extension)
+        if arch_list:
+            return arch_list_arches(arch_list, self.path), f"TORCH_CUDA_ARCH_LIST={arch_list}"
+        arch, why = self.arch(requested)
+        return (arch,), why
 
     def arch(self, requested: str | None) -> tuple[str, str]:
-        """(arch, where it came from) where torch adds its own arch flag: TORCH_CUDA_ARCH_LIST set in the
-        file (what torch reads), the -gencode/-arch of another extension's flags, --arch, tcgen05 -> sm_100a."""
-        if self.env_arch_list:
-            return _arch_list_first(self.env_arch_list, self.path), f"TORCH_CUDA_ARCH_LIST={self.env_arch_list}"
+        """(arch, where it came from) where no TORCH_CUDA_ARCH_LIST applies and torch adds its own arch
+        flag, which on the leaderboard names the GPU's (torch_picks_gpu_arch): the -gencode/-arch of another
+        extension's flags, --arch, tcgen05 -> sm_100a, wgmma -> sm_90a."""
         from nvfp4ctl.build import torch_nvcc
 
         for extension in self.extensions:
@@ -159,15 +203,36 @@ def named_arch(words: list[str]) -> tuple[str, str] | None:
     return f"sm_{number}", match.group(0)
 
 
-def _arch_list_first(arch_list: str, path: Path) -> str:
-    """The first arch of a TORCH_CUDA_ARCH_LIST as torch reads it (_get_cuda_arch_flags): "10.0" is sm_100
-    and "10.0a" sm_100a (tcgen05 and wgmma need the a), "+PTX" adds PTX to it."""
-    first = arch_list.replace(";", " ").split()[0] if arch_list.split() else ""
-    entry = _ARCH_LIST_ENTRY.fullmatch(first)
-    if entry is None:
-        raise UsageError(f"{path}: TORCH_CUDA_ARCH_LIST={arch_list}: build reads entries such as 10.0a or 9.0a+PTX,"
-                         " not this one; write the arch's number")
-    return f"sm_{entry.group(1)}{entry.group(2)}"
+def arch_list_arches(arch_list: str, path: Path) -> tuple[str, ...]:
+    """Every arch of a TORCH_CUDA_ARCH_LIST as torch reads it (_get_cuda_arch_flags: entries split at ; and
+    blanks, each compiled): "10.0" is sm_100 and "10.0a" sm_100a (tcgen05 and wgmma need the a), "+PTX"
+    adds PTX to it."""
+    arches: list[str] = []
+    for item in arch_list.replace(";", " ").split() or [""]:
+        entry = _ARCH_LIST_ENTRY.fullmatch(item)
+        if entry is None:
+            raise UsageError(f"{path}: TORCH_CUDA_ARCH_LIST={arch_list}: build reads entries such as 10.0a or 9.0a+PTX,"
+                             f" not {item or 'an empty list'}; write the arch's number")
+        arches.append(f"sm_{entry.group(1)}{entry.group(2)}")
+    return tuple(dict.fromkeys(arches))
+
+
+def unknown_arch(words: list[str]) -> str | None:
+    """Why build cannot tell the arch nvcc compiles nvcc's words `words` for, else None: -arch=native
+    (the GPU of the machine nvcc runs on), -arch=all / all-major (every arch nvcc knows, none with the
+    a), -code without -arch (which nvcc refuses)."""
+    line = " ".join(words)
+    machine = _MACHINE_ARCH.search(line)
+    if machine is not None and machine.group(1) == "native":
+        return (f"{machine.group(0)} compiles for the GPU of the machine nvcc runs on: sm_100, without the a, on the"
+                f" {LEADERBOARD_GPU} that runs GPU MODE's NVFP4 problems, and none here")
+    if machine is not None:
+        return (f"{machine.group(0)} compiles for every arch nvcc knows, none of them an arch-specific (a) one, where"
+                " tcgen05 and wgmma do not assemble")
+    code = _CODE_OPTION.search(line)
+    if code is not None and not _ARCH_OPTION.search(line):
+        return f"{code.group(0)} without -arch: nvcc stops (\"-arch option not specified\"), in torch's build too"
+    return None
 
 
 _IN_PLACE = frozenset({"append", "extend", "insert", "remove", "pop", "clear", "__iadd__"})
@@ -436,6 +501,7 @@ def find_sources(path: Path) -> SubmissionSources:
                          " sources without running the file and cannot read this one (python cannot compile it"
                          " either); join fewer terms with +, or give the pieces as a list") from None
     evaluator = _Evaluator(tree)
+    in_functions = _inside_functions(tree)
     extensions = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
@@ -444,7 +510,7 @@ def find_sources(path: Path) -> SubmissionSources:
         if name is None:
             continue
         ext_name = evaluator.constant(_keyword(node, "name", 0) or ast.Constant(""), node.lineno) or f"ext_line{node.lineno}"
-        extension = Extension(name, str(ext_name), node.lineno)
+        extension = Extension(name, str(ext_name), node.lineno, deferred=id(node) in in_functions)
         if name == "load_inline":
             for attr, position in (("cpp", 1), ("cuda", 2)):
                 value = _keyword(node, f"{attr}_sources", position)
@@ -476,15 +542,26 @@ def find_sources(path: Path) -> SubmissionSources:
         evaluator.notes = []
         extensions.append(extension)
     extensions.sort(key=lambda e: e.line)
-    env_arch = None
+    settings = []
     for node in ast.walk(tree):  # os.environ["TORCH_CUDA_ARCH_LIST"] = "10.0a"
         if isinstance(node, ast.Assign) and any(
                 isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant) and t.slice.value == "TORCH_CUDA_ARCH_LIST"
                 for t in node.targets):
             value = evaluator.constant(node.value, node.lineno)
-            env_arch = str(value) if value is not None else None
+            settings.append(ArchListSetting(node.lineno, str(value) if value is not None else None, id(node) in in_functions))
+    settings.sort(key=lambda setting: setting.line)
     cute_dsl = bool(CUTE_DSL.search(text)) and bool(CUTE_DSL_USE.search(text))
-    return SubmissionSources(path, extensions, env_arch, cute_dsl, text)
+    return SubmissionSources(path, extensions, settings, cute_dsl, text)
+
+
+def _inside_functions(tree: ast.Module) -> set[int]:
+    """The ids of the nodes inside a function's body (a def or a lambda): they run when it is called."""
+    inside: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            body = node.body if isinstance(node.body, list) else [node.body]
+            inside.update(id(child) for statement in body for child in ast.walk(statement))
+    return inside
 
 
 def load_source_files(tree: ast.Module, folder: Path) -> list[tuple[str, Path]]:

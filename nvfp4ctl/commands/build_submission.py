@@ -78,6 +78,10 @@ def _budget_line(seconds: float, units: int, failed: int = 0, measures: str = NV
     return line, warn
 
 
+def _arch_text(arches: tuple[str, ...]) -> str:
+    return f"arch {arches[0]}" if len(arches) == 1 else f"archs {', '.join(arches)}"
+
+
 def _refuse_missing_files(sources: SubmissionSources, extension: Extension) -> None:
     """A load() source that is not there, named before the arch is looked for in the code: the arch
     question ("cannot tell the arch ... pass --arch") came first, and passing --arch only led to this."""
@@ -115,29 +119,33 @@ def build_submission(path: Path, arch: str | None, verbose: bool, python: str | 
                      result=True)
         return Outcome(result="nothing to compile (no load_inline/load call, no CuTe DSL kernel)", target=path)
     from nvfp4ctl.build import torch_nvcc
-    from nvfp4ctl.build.submission_build import build_extension, refuse_unreadable, refuse_unsplittable
+    from nvfp4ctl.build.submission_build import (build_extension, gpu_arch_note, refuse_unknown_arch, refuse_unreadable,
+                                                 refuse_unsplittable)
 
     for extension in sources.extensions:  # before the arch: without the code, "cannot tell the arch" misleads
         refuse_unreadable(sources, extension)
         refuse_unsplittable(sources, extension)
+        refuse_unknown_arch(sources, extension)
         _refuse_missing_files(sources, extension)
-    # each extension's own arch: its flags', nvcc's default where torch adds none, else the one torch would add
-    targets = {id(extension): sources.extension_arch(extension, arch)
+    # each extension's own archs: its flags', nvcc's default where torch adds none, else those torch would add
+    # (every entry of a TORCH_CUDA_ARCH_LIST: torch compiles each)
+    targets = {id(extension): sources.extension_arches(extension, arch)
                for extension in sources.extensions if extension.has_device_code}
     reasons = list(dict.fromkeys(targets.values()))
-    for target, why in reasons:
-        if arch is not None and target != arch:
+    for targeted, why in reasons:
+        if arch is not None and targeted != (arch,):
             # the submission's own -gencode/-arch flag or TORCH_CUDA_ARCH_LIST is what `python submission.py`
             # compiles for; building another arch would check code the leaderboard never builds
-            console.warn(f"--arch {arch} not used: the submission's own settings decide the arch, here {target} ({why})")
+            console.warn(f"--arch {arch} not used: the submission's own settings decide the arch, here {', '.join(targeted)}"
+                         f" ({why})")
     if not targets:  # host code alone compiles for no arch: asking for one ("pass --arch") would be a chore for nothing
         built_for = "host code only"
     elif len(reasons) == 1:
-        built_for = f"arch {reasons[0][0]} ({reasons[0][1]})"
+        built_for = f"{_arch_text(reasons[0][0])} ({reasons[0][1]})"
     else:
-        built_for = ", ".join(f"{extension.name}: arch {targets[id(extension)][0]} ({targets[id(extension)][1]})"
+        built_for = ", ".join(f"{extension.name}: {_arch_text(targets[id(extension)][0])} ({targets[id(extension)][1]})"
                               for extension in sources.extensions if id(extension) in targets)
-    arches = ", ".join(dict.fromkeys(target for target, _ in reasons))
+    arches = ", ".join(dict.fromkeys(target for targeted, _ in reasons for target in targeted))
     console.info(f"{path.name}: {len(sources.extensions)} extension{'s' if len(sources.extensions) != 1 else ''}"
                  f" ({', '.join(e.name for e in sources.extensions)}), {built_for}", style="dim")
     rows: list[list[object]] = []
@@ -148,13 +156,26 @@ def build_submission(path: Path, arch: str | None, verbose: bool, python: str | 
     with console.progress() as progress:
         task = progress.add_task("compiling", total=len(sources.extensions))
         for extension in sources.extensions:
-            target = targets.get(id(extension), (arch or "sm_100a", ""))[0]  # host code only: compiles for none
-            progress.update(task, description=f"compiling {extension.name} ({target}; CUTLASS takes minutes)")
+            # host code only compiles for none
+            extension_targets, why = targets.get(id(extension), ((arch or "sm_100a",), ""))
+            progress.update(task, description=f"compiling {extension.name} ({', '.join(extension_targets)};"
+                                              " CUTLASS takes minutes)")
             for name in extension.undeclared_functions():
                 console.error(f"{display_path(sources.path)}:{extension.line}: {extension.name}'s functions= names {name}, which its"
                               f" cpp_sources never declare: load_inline's generated binding fails to compile")
                 failures.append(f"{extension.name}: functions= names {name}, not declared in cpp_sources")
-            for built in build_extension(sources, extension, target):
+            if id(extension) in targets:
+                for target in extension_targets:
+                    note = gpu_arch_note(sources, extension, target, why)
+                    if note is not None:
+                        console.warn(f"{extension.name}: {note}")
+            builds = [(target, built) for target in extension_targets
+                      for built in build_extension(sources, extension, target)]
+            for target, built in builds:
+                if target != extension_targets[0]:  # the extension's notes once, whatever its archs
+                    built.notes.clear()
+                if len(extension_targets) > 1:
+                    built.unit = f"{built.unit} ({target})"
                 for note in built.notes:
                     console.warn(f"{extension.name}: {note}")
                 if built.torch_fallback is not None and not fallback_said:

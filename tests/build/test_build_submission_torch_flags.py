@@ -400,9 +400,9 @@ def test_the_arch_shown_and_checked_is_nvccs_default_where_torch_adds_none(
                           'b = load_inline(name="plain", cpp_sources="", cuda_sources=CUDA, extra_cuda_cflags=["-O3"])\n')
     sources = find_sources(submission)
     odd, plain = sources.extensions
-    assert sources.extension_arch(odd, None) == (
-        "sm_75", f"nvcc's default: odd's flag -I{archive} holds \"arch\", so torch adds none")
-    assert sources.extension_arch(plain, None) == ("sm_100a", "the code uses tcgen05 / SM100")
+    assert sources.extension_arches(odd, None) == (
+        ("sm_75",), f"nvcc's default: odd's flag -I{archive} holds \"arch\", so torch adds none")
+    assert sources.extension_arches(plain, None) == (("sm_100a",), "the code uses tcgen05 / SM100")
     result = runner.invoke(app, ["build", str(submission), "--arch", "sm_100a"])
     said = " ".join(result.output.split())
     assert result.exit_code == 0, said
@@ -421,12 +421,12 @@ def test_the_arch_is_the_one_nvccs_words_name(tmp_path: Path, flags: list[str], 
     """The arch was read from each flag as written: `-gencode arch=...` as two flags named none (and so the
     code's sm_100a was shown), a define whose value reads -arch=sm_90a was taken for one."""
     extension = _extension(tmp_path, ", ".join(repr(flag) for flag in flags))
-    assert find_sources(tmp_path / "submission.py").extension_arch(extension, "sm_100a")[0] == arch
+    assert find_sources(tmp_path / "submission.py").extension_arches(extension, "sm_100a")[0] == (arch,)
 
 
-@pytest.mark.parametrize(("arch_list", "arch"), [("10.0a", "sm_100a"), ("10.0", "sm_100"), ("9.0a+PTX", "sm_90a"),
-                                                 ("9.0;10.0a", "sm_90")])
-def test_torch_cuda_arch_list_is_read_as_torch_reads_it(tmp_path: Path, arch_list: str, arch: str) -> None:
+@pytest.mark.parametrize(("arch_list", "arches"), [("10.0a", ("sm_100a",)), ("10.0", ("sm_100",)), ("9.0a+PTX", ("sm_90a",)),
+                                                   ("9.0;10.0a", ("sm_90", "sm_100a")), ("9.0a 10.0a;9.0a", ("sm_90a", "sm_100a"))])
+def test_torch_cuda_arch_list_is_read_as_torch_reads_it(tmp_path: Path, arch_list: str, arches: tuple[str, ...]) -> None:
     """TORCH_CUDA_ARCH_LIST=10.0 makes torch compile for sm_100, where tcgen05 does not assemble; the
     build compiled sm_100a and passed the kernel. It comes before another extension's flag: it is what
     torch reads for an extension whose flags name no arch."""
@@ -436,8 +436,8 @@ def test_torch_cuda_arch_list_is_read_as_torch_reads_it(tmp_path: Path, arch_lis
                           'a = load_inline(name="a", cpp_sources="", cuda_sources="", extra_cuda_cflags=["-arch=sm_120a"])\n'
                           'b = load_inline(name="b", cpp_sources="", cuda_sources="", extra_cuda_cflags=["-O3"])\n')
     sources = find_sources(submission)
-    assert sources.extension_arch(sources.extensions[0], None)[0] == "sm_120a"
-    assert sources.extension_arch(sources.extensions[1], None)[0] == arch
+    assert sources.extension_arches(sources.extensions[0], None)[0] == ("sm_120a",)
+    assert sources.extension_arches(sources.extensions[1], None)[0] == arches
 
 
 def test_an_arch_list_entry_build_cannot_read_is_one_line_and_exit_2(tmp_path: Path) -> None:
@@ -463,3 +463,79 @@ def test_host_code_alone_is_said_to_compile_nothing(tmp_path: Path, compiles: li
     assert "unit: kernel" not in result.output and "compile: no device code to compile" in result.output, result.output
     logged = memory.read_text()
     assert "host code only: nothing to compile" in logged and "built for" not in logged, logged
+
+
+def test_every_arch_of_torch_cuda_arch_list_is_compiled_and_reported(tmp_path: Path,
+                                                                    compiled_arches: list[tuple[str, str]]) -> None:
+    """torch compiles every entry of TORCH_CUDA_ARCH_LIST ("9.0a;10.0a": both gencodes); the build compiled
+    the first alone, so code that fails for sm_100a passed."""
+    submission = tmp_path / "submission.py"
+    submission.write_text("import os\nfrom torch.utils.cpp_extension import load_inline\n"
+                          'os.environ["TORCH_CUDA_ARCH_LIST"] = "9.0a;10.0a"\n'
+                          'CUDA = "// nvfp4ctl: no-tensor-op\\n__global__ void k(int* p) { p[0] = 1; }"\n'
+                          'm = load_inline(name="both", cpp_sources="", cuda_sources=CUDA, extra_cuda_cflags=["--std=c++17"])\n')
+    result = runner.invoke(app, ["build", str(submission)])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 0, said
+    assert compiled_arches == [("both.cu", "sm_90a"), ("both.cu", "sm_100a")]
+    assert "archs sm_90a, sm_100a (TORCH_CUDA_ARCH_LIST=9.0a;10.0a)" in said, said
+    assert "both.cu (sm_90a)" in said and "both.cu (sm_100a)" in said and said.count("does not apply") == 1, said
+
+
+@pytest.mark.parametrize(("flags", "says"), [
+    (["-arch=native"], "-arch=native compiles for the GPU of the machine nvcc runs on: sm_100, without the a, on the B200"),
+    (["-arch", "all"], "-arch all compiles for every arch nvcc knows"),
+    (["--gpu-architecture=all-major"], "--gpu-architecture=all-major compiles for every arch nvcc knows"),
+    (["-code=sm_100a"], "-code=sm_100a without -arch: nvcc stops"),
+    (["--gpu-code sm_90a", "-O3"], "--gpu-code sm_90a without -arch")])
+def test_an_arch_build_cannot_know_is_one_line_and_exit_2(tmp_path: Path, compiles: list[str], flags: list[str],
+                                                         says: str) -> None:
+    """-arch=native, -arch=all and a lone -code hold no arch build reads: they were shown, keyed and
+    checked as nvcc's default sm_75 (or, for -code, torch's), which nvcc does not compile for them."""
+    submission = tmp_path / "submission.py"
+    submission.write_text(CXX20.replace("[FLAGS]", repr(flags)))
+    result = runner.invoke(app, ["build", str(submission), "--arch", "sm_100a"])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 2 and f"submission.py:8: modern's extra_cuda_cflags: {says}" in said, said
+    assert "sm_75" not in said and not compiles and "Traceback" not in result.output
+
+
+def test_an_arch_list_set_after_a_call_does_not_apply_to_it(tmp_path: Path) -> None:
+    """TORCH_CUDA_ARCH_LIST set after a module-level load_inline does not reach it (torch reads it in the
+    call); one set at module level reaches a call inside custom_kernel, which runs after the file's top."""
+    submission = tmp_path / "submission.py"
+    submission.write_text("import os\nfrom torch.utils.cpp_extension import load_inline\n"
+                          'CUDA = "__global__ void k(int* p) { asm(\\"tcgen05.fence::before_thread_sync;\\"); }"\n'
+                          'early = load_inline(name="early", cpp_sources="", cuda_sources=CUDA)\n'
+                          "def custom_kernel(data):\n"
+                          '    return load_inline(name="late", cpp_sources="", cuda_sources=CUDA)\n'
+                          'os.environ["TORCH_CUDA_ARCH_LIST"] = "10.0"\n')
+    sources = find_sources(submission)
+    early, late = sources.extensions
+    assert sources.extension_arches(early, None) == (("sm_100a",), "the code uses tcgen05 / SM100")
+    assert sources.torch_picks_gpu_arch(early) and not sources.torch_picks_gpu_arch(late)
+    assert sources.extension_arches(late, None) == (("sm_100",), "TORCH_CUDA_ARCH_LIST=10.0")
+
+
+@pytest.mark.parametrize(("code", "flags", "warned"), [
+    ("tcgen05.fence::before_thread_sync;", "-O3", True), ("wgmma.fence.sync.aligned;", "-O3", True),
+    ("tcgen05.fence::before_thread_sync;", "-gencode=arch=compute_100a,code=sm_100a", False)])
+def test_an_arch_torch_picks_from_the_gpu_is_said_once_with_the_fix(tmp_path: Path, compiles: list[str], code: str,
+                                                                    flags: str, warned: bool) -> None:
+    """With no arch named, torch compiles for the GPU it runs on (10.0+PTX on a B200: sm_100, no a, where
+    tcgen05 does not assemble); the build inferred sm_100a from the code and passed without a word."""
+    submission = tmp_path / "submission.py"
+    submission.write_text("from torch.utils.cpp_extension import load_inline\n"
+                          f'CUDA = "// nvfp4ctl: no-tensor-op\\n__global__ void k() {{ asm(\\"{code}\\"); }}"\n'
+                          f'm = load_inline(name="g", cpp_sources="", cuda_sources=CUDA, extra_cuda_cflags=["{flags}"])\n')
+    result = runner.invoke(app, ["build", str(submission)])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 0, said
+    if not warned:
+        assert "no arch is named" not in said, said
+        return
+    number = "100" if "tcgen05" in code else "90"
+    assert said.count("g: no arch is named for this call") == 1, said
+    assert "torch compiles for the GPU it runs on, 10.0+PTX (sm_100, without the a) on the B200" in said, said
+    assert (f'extra_cuda_cflags=["-gencode=arch=compute_{number}a,code=sm_{number}a"], or'
+            f' os.environ["TORCH_CUDA_ARCH_LIST"] = "{number[:-1]}.0a" before the call') in said, said
