@@ -43,7 +43,10 @@ PRELUDE = "#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h
 # submission's, a load() file's folder as -I, -std=c++17 where torch gives c++20) may hold a build that
 # reads other headers or now fails. Torch's own flags follow from its version, which the key holds.
 # 5: CUTLASS as -isystem after every folder of the submission's, and none where it brings its own.
-COMMAND_LAYOUT = 5
+# 6: the flags as the shell's words, no -gencode where a flag holds "arch", standards torch does not see
+# followed by its own. tests/build/test_build_submission_cache.py records each layout's command: a change
+# to _command's output fails there until this is raised.
+COMMAND_LAYOUT = 6
 _USES_CUTLASS = ("#include <cute/", "#include <cutlass/", '#include "cute/', '#include "cutlass/')
 
 

@@ -4,6 +4,8 @@ found where torch's load_inline finds them on the leaderboard."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from pathlib import Path
 
@@ -395,3 +397,51 @@ def test_a_submission_naming_the_wheels_own_folder_keeps_its_version_in_the_key(
     assert _cache_column(submission) == "built"
     monkeypatch.setattr(toolchain, "cutlass_version", lambda: "4.3.0.0")
     assert _cache_column(submission) == "built"
+
+
+# The digest of _command's output for COMMAND_SHAPES, per COMMAND_LAYOUT: an entry holds a build made with
+# the command of its layout, so a change to the command for the same input must come with a new layout
+COMMAND_DIGESTS = {6: "42b1752ed19a9e03"}
+COMMAND_SHAPES = [  # (flags, include_paths, arch, code, a load() file or None)
+    (["-O3"], [], "sm_100a", "", None),
+    (["-Xptxas -v", "-DTAG='a b'", " -std=c++17"], ["/src/include"], "sm_100a", "", None),
+    (["-I/src/archive", "--std=c++17"], [], "sm_75", "", None),
+    (["-gencode", "arch=compute_90a,code=sm_90a", "-isystem /opt/own"], [], "sm_90a", "#include <cute/tensor.hpp>", None),
+    (["-isystem=/opt/cutlass/include"], ["/src/include"], "sm_100a", "#include <cutlass/cutlass.h>", "/src/k.cu"),
+]
+
+
+def _stand_in_torch_flags(extension: object, arch: str) -> submission_build.torch_nvcc.TorchNvccFlags:
+    """torch's flags as a fixed release writes them, so the digest follows _command alone."""
+    own_standard = any(flag.strip().startswith("-std=") for flag in extension.cuda_flags)  # type: ignore[attr-defined]
+    return submission_build.torch_nvcc.TorchNvccFlags(
+        ("-DTORCH_EXTENSION_NAME=shape", "-D__CUDA_NO_HALF_OPERATORS__", "--compiler-options", "-fPIC"),
+        ("/torch/include", "/python/include"), () if own_standard else ("-std=c++20",))
+
+
+def test_the_command_layout_is_raised_when_the_command_changes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The nvcc command changed (flags split into the shell's words, no -gencode where a flag holds
+    "arch") while COMMAND_LAYOUT stayed: an entry built with the old command was served as a hit where a
+    fresh build now fails."""
+    from nvfp4ctl.build.submission_sources import Extension
+
+    monkeypatch.setattr(submission_build, "_torch_flags", _stand_in_torch_flags)
+    monkeypatch.setattr(submission_build.toolchain, "nvcc_path", lambda: Path("/cuda/bin/nvcc"))
+    monkeypatch.setattr(submission_build, "cutlass_includes", lambda: [Path("/cutlass/include"), Path("/cutlass/util")])
+    commands = []
+    for flags, include_paths, arch, code, file in COMMAND_SHAPES:
+        extension = Extension("load" if file else "load_inline", "shape", 1, cuda_flags=flags, include_paths=include_paths,
+                              files=[Path(file)] if file else [])
+        unit = Path(file) if file else Path("/build/shape.cu")
+        commands.append(submission_build._command(extension, unit, arch, code, Path("/build")))
+    digest = hashlib.sha256(json.dumps(commands).encode()).hexdigest()[:16]
+    layout = submission_build.COMMAND_LAYOUT
+    assert COMMAND_DIGESTS.get(layout) == digest, (
+        f"_command gives another command for the same input (digest {digest}) under COMMAND_LAYOUT = {layout}:"
+        " an entry built with the old command would be reused; raise submission_build.COMMAND_LAYOUT, say why in"
+        f" its comment and record {{{layout + 1}: \"{digest}\"}} in COMMAND_DIGESTS"
+        if layout in COMMAND_DIGESTS else
+        f"COMMAND_LAYOUT {layout} is not above the last one recorded ({max(COMMAND_DIGESTS)}): entries of that"
+        " layout hold builds made with another command; raise it"
+        if layout <= max(COMMAND_DIGESTS) else
+        f"record COMMAND_LAYOUT {layout}'s command here: COMMAND_DIGESTS[{layout}] = \"{digest}\"")

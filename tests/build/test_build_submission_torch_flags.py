@@ -115,14 +115,16 @@ def test_a_torch_whose_ninja_file_cannot_be_read_gives_the_standard_its_source_n
     assert "torch's nvcc flags could not be read" in (torch_nvcc.fallback_note() or "")
 
 
+@pytest.mark.parametrize("earlier", [3, 5])
 def test_an_entry_of_the_earlier_command_is_not_served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                        compiles: list[str]) -> None:
-    """Entries built with -std=c++17 where torch gives c++20 hold a build the leaderboard does not make
-    (a C++20 kernel's failure is never cached, but its registers and spills under c++17 are)."""
+                                                        compiles: list[str], earlier: int) -> None:
+    """Entries built with -std=c++17 where torch gives c++20 (layout 3), or with each flag one argv
+    element and a -gencode where a flag holds "arch" (layout 5), hold a build the leaderboard does not
+    make (a failure is never cached, but the registers and spills of the other build are)."""
     submission = tmp_path / "submission.py"
     submission.write_text(CXX20.replace("FLAGS", repr("-O3")))
     layout = submission_build.COMMAND_LAYOUT
-    monkeypatch.setattr(submission_build, "COMMAND_LAYOUT", 3)  # the layout that gave -std=c++17
+    monkeypatch.setattr(submission_build, "COMMAND_LAYOUT", earlier)
     assert runner.invoke(app, ["build", str(submission), "--arch", "sm_100a"]).exit_code == 0
     monkeypatch.setattr(submission_build, "COMMAND_LAYOUT", layout)
     assert runner.invoke(app, ["build", str(submission), "--arch", "sm_100a"]).exit_code == 0
