@@ -32,8 +32,8 @@ from nvfp4ctl.build.report import REPORT_FILE, BuildReport
 from nvfp4ctl.build.sources import NO_TENSOR_OP, marks_in
 from nvfp4ctl.build.submission_headers import (checkout_stamp, flag_include_folders, header_digests, is_toolchain_folder,
                                                supplies_cutlass)
-from nvfp4ctl.build.submission_sources import (LEADERBOARD_GPU, LEADERBOARD_GPU_ARCH, TCGEN05, WGMMA, Extension,
-                                               SubmissionSources, unknown_arch)
+from nvfp4ctl.build.submission_sources import (LEADERBOARD_GPU, LEADERBOARD_GPU_ARCH, Extension, SubmissionSources,
+                                               code_needs, device_code, naming_the_arch, unknown_arch)
 from nvfp4ctl.errors import UsageError
 
 LEADERBOARD_COMPILE_S = 120.0  # kernelbot's Timeout.COMPILE for the first `python submission.py` (FACTS.md)
@@ -239,18 +239,13 @@ def gpu_arch_note(sources: SubmissionSources, extension: Extension, arch: str, w
     for certain; the note says what torch would do and the fix. None where that is not so."""
     if not arch.endswith("a") or not sources.torch_picks_gpu_arch(extension):
         return None
-    number = arch.removeprefix("sm_").removesuffix("a")
-    listed = f"{number[:-1]}.{number[-1]}a"
-    code = extension.cuda_text + "".join(path.read_text(errors="replace") for path in extension.device_files
-                                         if path.is_file())
-    needs = ("the code's tcgen05 / SM100 instructions do" if TCGEN05.search(code) else
-             "the code's wgmma / SM90 instructions do" if WGMMA.search(code) else "arch-specific (a) instructions do")
-    hopper = " (and 9.0+PTX, sm_90, on an H100)" if number == "90" else ""
+    needs = code_needs(device_code(extension))
+    what = f"the code's {needs[1]} do" if needs is not None else "arch-specific (a) instructions do"
+    hopper = " (and 9.0+PTX, sm_90, on an H100)" if arch == "sm_90a" else ""
     return (f"no arch is named for this call (no arch flag, no TORCH_CUDA_ARCH_LIST set before it): torch compiles"
             f" for the GPU it runs on, {LEADERBOARD_GPU_ARCH[0]} ({LEADERBOARD_GPU_ARCH[1]}, without the a) on the"
-            f" {LEADERBOARD_GPU} that runs GPU MODE's NVFP4 problems{hopper}, where {needs} not assemble; built here"
-            f" for {arch} ({why}). Name it: extra_cuda_cflags=[\"-gencode=arch=compute_{number}a,code=sm_{number}a\"],"
-            f" or os.environ[\"TORCH_CUDA_ARCH_LIST\"] = \"{listed}\" before the call")
+            f" {LEADERBOARD_GPU} that runs GPU MODE's NVFP4 problems{hopper}, where {what} not assemble; built here"
+            f" for {arch} ({why}). Name it: {naming_the_arch(arch)}")
 
 
 def torch_build_files(extension: Extension) -> set[str]:

@@ -184,14 +184,35 @@ class SubmissionSources:
                 return named[0], f"{extension.name}'s flag {named[1]}"
         if requested:
             return requested, "--arch"
-        code = "\n".join(e.cuda_text for e in self.extensions) + "".join(
-            f.read_text(errors="replace") for e in self.extensions for f in e.files if f.is_file())
-        if TCGEN05.search(code):
-            return "sm_100a", "the code uses tcgen05 / SM100"
-        if WGMMA.search(code):
-            return "sm_90a", "the code uses wgmma / SM90"
+        needs = code_needs("\n".join(device_code(e) for e in self.extensions))
+        if needs is not None:
+            return needs[0], f"the code uses {needs[1].removesuffix(' instructions')}"
         raise UsageError(f"{self.path}: cannot tell the arch (no -gencode/-arch flag, no TORCH_CUDA_ARCH_LIST,"
                          " no tcgen05 or wgmma in the code); pass --arch")
+
+
+def device_code(extension: Extension) -> str:
+    """The device code of one extension: its cuda_sources, or the .cu/.cuh files load() compiles."""
+    return extension.cuda_text + "".join(path.read_text(errors="replace") for path in extension.device_files
+                                         if path.is_file())
+
+
+def code_needs(code: str) -> tuple[str, str] | None:
+    """(arch-specific target, what in the code needs it) of device code: tcgen05 / SM100 -> sm_100a,
+    wgmma / SM90 -> sm_90a; None for code any arch of its family assembles."""
+    if TCGEN05.search(code):
+        return "sm_100a", "tcgen05 / SM100 instructions"
+    if WGMMA.search(code):
+        return "sm_90a", "wgmma / SM90 instructions"
+    return None
+
+
+def naming_the_arch(arch: str) -> str:
+    """How a submission names an arch-specific target (sm_100a) for torch's compile: the flag, or the
+    TORCH_CUDA_ARCH_LIST entry, set before the call."""
+    number = arch.removeprefix("sm_").removesuffix("a")
+    return (f'extra_cuda_cflags=["-gencode=arch=compute_{number}a,code=sm_{number}a"], or'
+            f' os.environ["TORCH_CUDA_ARCH_LIST"] = "{number[:-1]}.{number[-1]}a" before the call')
 
 
 def named_arch(words: list[str]) -> tuple[str, str] | None:
@@ -500,6 +521,11 @@ def find_sources(path: Path) -> SubmissionSources:
         raise UsageError(f"{path}: an expression is nested too deeply for Python's parser ({error}): build reads the"
                          " sources without running the file and cannot read this one (python cannot compile it"
                          " either); join fewer terms with +, or give the pieces as a list") from None
+    return sources_in(path, text, tree)
+
+
+def sources_in(path: Path, text: str, tree: ast.Module) -> SubmissionSources:
+    """The extensions of a submission already read and parsed (lint has both)."""
     evaluator = _Evaluator(tree)
     in_functions = _inside_functions(tree)
     extensions = []

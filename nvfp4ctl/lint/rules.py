@@ -50,6 +50,12 @@ RULES: tuple[Rule, ...] = (
          "A file lint reads that is not UTF-8 text or holds a NUL byte (binary, UTF-16, latin-1): the"
          " leaderboard reads a submission as text, and lint cannot judge it; only the text rules ran on it.",
          'printf("caf\\xe9");  // saved as latin-1', 'printf("café");  // saved as UTF-8', waivable=False),
+    Rule("NV005", "arch-not-named", WARNING,
+         "A load_inline/load call whose CUDA needs sm_100a or sm_90a (tcgen05, wgmma) with no arch flag and no"
+         " TORCH_CUDA_ARCH_LIST set before it: torch compiles for the GPU it runs on plus PTX, 10.0+PTX on a B200"
+         " (sm_100, without the a), where those instructions do not assemble.",
+         'load_inline("gemm", cpp, cuda_src)  # cuda_src uses tcgen05',
+         'load_inline("gemm", cpp, cuda_src, extra_cuda_cflags=["-gencode=arch=compute_100a,code=sm_100a"])'),
     Rule(STREAM_CODE, "stream-word", ERROR,
          'The server rejects any file where "stream" in code.lower(); comments and names count. '
          "Cannot be waived or ignored.",

@@ -1,0 +1,38 @@
+"""NV005: a load_inline / load call whose device code needs an arch-specific target (sm_100a, sm_90a)
+that nothing in the file names. torch then compiles for the GPU it runs on plus PTX (10.0+PTX on a
+B200: sm_100, without the a), where tcgen05 and wgmma do not assemble: the submission fails to build
+on the leaderboard although it builds wherever the user named the arch some other way."""
+
+from __future__ import annotations
+
+import ast
+
+from nvfp4ctl.build.submission_sources import (LEADERBOARD_GPU, LEADERBOARD_GPU_ARCH, code_needs, device_code,
+                                               naming_the_arch, sources_in)
+from nvfp4ctl.errors import UsageError
+from nvfp4ctl.lint.diagnostic import Finding
+from nvfp4ctl.lint.source import SourceFile
+
+
+def check(source: SourceFile, tree: ast.Module) -> list[Finding]:
+    try:
+        sources = sources_in(source.path, source.text, tree)
+    except (UsageError, RecursionError):  # what build cannot read statically, build says; not a lint finding
+        return []
+    findings = []
+    for extension in sources.extensions:
+        if not extension.has_device_code or not sources.torch_picks_gpu_arch(extension):
+            continue
+        needs = code_needs(device_code(extension))
+        if needs is None:
+            continue
+        arch, what = needs
+        line = source.line_text(extension.line)
+        start = source.line_starts[extension.line - 1] + len(line) - len(line.lstrip())
+        findings.append(Finding(start, "NV005",
+                                f"{extension.call}({extension.name!r}) names no arch (no arch flag, no TORCH_CUDA_ARCH_LIST"
+                                f" set before it): torch compiles for the GPU it runs on, {LEADERBOARD_GPU_ARCH[0]}"
+                                f" ({LEADERBOARD_GPU_ARCH[1]}, without the a) on the {LEADERBOARD_GPU}, where its {what}"
+                                f" do not assemble; name {arch}: {naming_the_arch(arch)}",
+                                max(len(line.strip()), 1)))
+    return findings

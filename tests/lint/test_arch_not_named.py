@@ -1,0 +1,74 @@
+"""NV005: device code that needs sm_100a or sm_90a (tcgen05, wgmma) in a load_inline/load call that names
+no arch. torch then compiles for the GPU it runs on plus PTX (10.0+PTX on a B200: sm_100, without the a),
+where those instructions do not assemble, so the submission fails to build on the leaderboard."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from nvfp4ctl.cli import app
+from nvfp4ctl.lint import lint_text
+
+runner = CliRunner()
+
+TCGEN05 = 'CUDA = r"""__global__ void k() { asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.b64 [%0];" :: "l"(0)); }"""\n'
+WGMMA = 'CUDA = r"""__global__ void k() { asm volatile("wgmma.fence.sync.aligned;"); }"""\n'
+PLAIN = 'CUDA = r"""__global__ void k(float* x) { x[0] = 1.0f; }"""\n'
+HEAD = "import os\nfrom torch.utils.cpp_extension import load_inline\n"
+CALL = 'module = load_inline("gemm", "void k();", CUDA{flags})\n'
+ENTRY = "\n\ndef custom_kernel(data):\n    return data[-1]\n"
+
+
+def nv005(text: str) -> list[tuple[int, int, str]]:
+    return [(d.line, d.col, d.message) for d in lint_text(text) if d.code == "NV005"]
+
+
+def test_tcgen05_with_no_arch_named_is_said_at_the_call_with_the_fix() -> None:
+    text = HEAD + TCGEN05 + CALL.format(flags="") + ENTRY
+    [(line, col, message)] = nv005(text)
+    assert (line, col) == (4, 1)
+    assert message == (
+        "load_inline('gemm') names no arch (no arch flag, no TORCH_CUDA_ARCH_LIST set before it): torch compiles for"
+        " the GPU it runs on, 10.0+PTX (sm_100, without the a) on the B200, where its tcgen05 / SM100 instructions do"
+        ' not assemble; name sm_100a: extra_cuda_cflags=["-gencode=arch=compute_100a,code=sm_100a"], or'
+        ' os.environ["TORCH_CUDA_ARCH_LIST"] = "10.0a" before the call')
+
+
+def test_wgmma_names_sm_90a() -> None:
+    [(_, _, message)] = nv005(HEAD + WGMMA + CALL.format(flags="") + ENTRY)
+    assert "its wgmma / SM90 instructions" in message
+    assert message.endswith('name sm_90a: extra_cuda_cflags=["-gencode=arch=compute_90a,code=sm_90a"], or'
+                            ' os.environ["TORCH_CUDA_ARCH_LIST"] = "9.0a" before the call')
+
+
+@pytest.mark.parametrize("text", [
+    HEAD + TCGEN05 + CALL.format(flags=', extra_cuda_cflags=["-gencode=arch=compute_100a,code=sm_100a"]') + ENTRY,
+    HEAD + TCGEN05 + CALL.format(flags=', extra_cuda_cflags=["-arch=sm_100a", "-O3"]') + ENTRY,
+    HEAD + 'os.environ["TORCH_CUDA_ARCH_LIST"] = "10.0a"\n' + TCGEN05 + CALL.format(flags="") + ENTRY,
+    # set at module level, the call inside custom_kernel: the setting runs first
+    HEAD + TCGEN05 + "\n\ndef custom_kernel(data):\n    return load_inline('gemm', 'void k();', CUDA)\n"
+    + 'os.environ["TORCH_CUDA_ARCH_LIST"] = "10.0a"\n',
+    # code any arch of its family assembles
+    HEAD + PLAIN + CALL.format(flags="") + ENTRY,
+])
+def test_an_arch_named_or_not_needed_is_said_nothing_of(text: str) -> None:
+    assert nv005(text) == []
+
+
+def test_an_arch_list_set_after_the_call_does_not_name_its_arch() -> None:
+    text = HEAD + TCGEN05 + CALL.format(flags="") + 'os.environ["TORCH_CUDA_ARCH_LIST"] = "10.0a"\n' + ENTRY
+    assert [line for line, _, _ in nv005(text)] == [4]
+
+
+def test_a_loaded_source_file_is_read_for_its_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """load(sources=[...]): the .cu file beside the submission is the device code."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "gemm.cu").write_text('__global__ void k() { asm volatile("tcgen05.fence::before_thread_sync;"); }\n')
+    (tmp_path / "submission.py").write_text("from torch.utils.cpp_extension import load\n"
+                                            'module = load("gemm", sources=["gemm.cu"])\n' + ENTRY)
+    result = runner.invoke(app, ["lint", "submission.py"])
+    assert result.exit_code == 0, result.output  # a warning
+    assert "submission.py:2:1: NV005 load('gemm') names no arch" in result.output
