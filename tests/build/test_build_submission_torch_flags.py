@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from click.testing import Result
 from typer.testing import CliRunner
 
 from nvfp4ctl.build import submission_build, torch_nvcc
@@ -65,6 +66,13 @@ def test_a_cxx20_kernel_builds_with_the_standard_torch_builds_with(tmp_path: Pat
     assert result.exit_code == 0, result.output
     assert "built" in next(line for line in result.output.splitlines() if "modern.cu:" in line)
     assert [flag for flag in _command(tmp_path, repr("-O3")) if flag.startswith("-std")] == ["-std=c++20"]
+
+
+def _build_with_flags(tmp_path: Path, flags: list[str]) -> Result:
+    """`nvfp4ctl build` of the C++20 submission with these extra_cuda_cflags, for sm_100a."""
+    submission = tmp_path / "submission.py"
+    submission.write_text(CXX20.replace("[FLAGS]", repr(flags)))
+    return runner.invoke(app, ["build", str(submission), "--arch", "sm_100a"])
 
 
 def _ninja_writer(standard: str) -> Callable[..., None]:
@@ -172,11 +180,9 @@ def test_a_standard_torch_does_not_see_is_followed_by_torchs_own(tmp_path: Path)
     (["-DTAG=`date`"], "backquote")])
 def test_flags_the_shell_would_not_run_as_written_are_one_line_and_exit_2(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flags: list[str], says: str) -> None:
-    submission = tmp_path / "submission.py"
-    submission.write_text(CXX20.replace("[FLAGS]", repr(flags)))
     monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("COLUMNS", "300")
-    result = runner.invoke(app, ["build", str(submission), "--arch", "sm_100a"])
+    result = _build_with_flags(tmp_path, flags)
     assert result.exit_code == 2, result.output
     assert says in result.output and "submission.py:8: modern's extra_cuda_cflags" in result.output, result.output
     assert "Traceback" not in result.output
@@ -188,9 +194,7 @@ def test_a_standard_torch_does_not_see_is_said_not_to_apply(tmp_path: Path, comp
                                                             flags: list[str], named: str) -> None:
     """The build said nothing where the submission's standard is overridden by torch's, so a C++17-only
     kernel's failure under torch's c++20 was a puzzle; said once per extension."""
-    submission = tmp_path / "submission.py"
-    submission.write_text(CXX20.replace("[FLAGS]", repr(flags)))
-    result = runner.invoke(app, ["build", str(submission), "--arch", "sm_100a"])
+    result = _build_with_flags(tmp_path, flags)
     assert result.exit_code == 0, result.output
     said = " ".join(result.output.split())
     assert said.count(f"extra_cuda_cflags' {named} does not apply: torch appends its own -std=") == 1, said
@@ -209,9 +213,7 @@ def test_a_standard_given_to_the_host_compiler_is_said_nothing_of(tmp_path: Path
                                                                   flags: list[str]) -> None:
     """-Xcompiler -std=c++17 is the host compiler's standard: the build told the user it "does not apply"
     and to give -std=c++NN as a flag of its own, which would change the device code's standard instead."""
-    submission = tmp_path / "submission.py"
-    submission.write_text(CXX20.replace("[FLAGS]", repr(flags)))
-    result = runner.invoke(app, ["build", str(submission), "--arch", "sm_100a"])
+    result = _build_with_flags(tmp_path, flags)
     assert result.exit_code == 0 and "does not apply" not in result.output, result.output
     assert torch_nvcc.overridden_standard([*flags, "--std=c++14"]) == "--std=c++14"
 
@@ -311,11 +313,9 @@ def test_words_the_shell_rewrites_are_one_line_and_exit_2(tmp_path: Path, monkey
     (the -c FILE -o OBJ after the flags: torch's build fails), a ~ that starts a word is a home folder
     and *, ? and [ make a pattern matched against the build folder's files. The build passed such words
     to nvcc as written and compiled what torch's build does not."""
-    submission = tmp_path / "submission.py"
-    submission.write_text(CXX20.replace("[FLAGS]", repr(flags)))
     monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("COLUMNS", "400")
-    result = runner.invoke(app, ["build", str(submission), "--arch", "sm_100a"])
+    result = _build_with_flags(tmp_path, flags)
     assert result.exit_code == 2, result.output
     said = " ".join(result.output.split())
     assert says in said and "submission.py:8: modern's extra_cuda_cflags" in said, said
@@ -494,9 +494,7 @@ def test_an_arch_build_cannot_know_is_one_line_and_exit_2(tmp_path: Path, compil
                                                          says: str) -> None:
     """-arch=native, -arch=all and a lone -code hold no arch build reads: they were shown, keyed and
     checked as nvcc's default sm_75 (or, for -code, torch's), which nvcc does not compile for them."""
-    submission = tmp_path / "submission.py"
-    submission.write_text(CXX20.replace("[FLAGS]", repr(flags)))
-    result = runner.invoke(app, ["build", str(submission), "--arch", "sm_100a"])
+    result = _build_with_flags(tmp_path, flags)
     said = " ".join(result.output.split())
     assert result.exit_code == 2 and f"submission.py:8: modern's extra_cuda_cflags: {says}" in said, said
     assert "sm_75" not in said and not compiles and "Traceback" not in result.output
