@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from nvfp4ctl.errors import UsageError
-from nvfp4ctl.lint.rules import PROFILES, RULES, RULES_BY_CODE, STREAM_CODE
+from nvfp4ctl.lint.rules import ALWAYS_ON, PROFILES, RULES, RULES_BY_CODE, STREAM_CODE
 from nvfp4ctl.problems import DEFAULT_PROBLEM
 from nvfp4ctl.problems.fields import describe_value
 from nvfp4ctl.workspace import TASK_FILE
@@ -36,7 +36,7 @@ class LintConfig:
     problem: str = DEFAULT_PROBLEM  # whose input tuple the Python rules speak of
 
     def enabled(self, code: str) -> bool:
-        if code == STREAM_CODE:
+        if code in ALWAYS_ON:
             return True
         rule = RULES_BY_CODE[code]
         on = rule.default_on or self.profile in rule.profiles
@@ -63,6 +63,9 @@ def _normalize(patterns: Iterable[str], where: Callable[[int], str], ignoring: b
                 raise UsageError(f"{where(index)}: unknown rule code or prefix {part.strip()!r} (known: {known})")
             if ignoring and len(pattern) > 2 and STREAM_CODE.startswith(pattern):
                 raise UsageError(f'{where(index)}: {pattern} cannot be ignored: the server rejects any file containing "stream"')
+            if ignoring and len(pattern) > 2 and (kept := next((code for code in sorted(ALWAYS_ON) if code.startswith(pattern)), None)):
+                raise UsageError(f"{where(index)}: {pattern} cannot be ignored: {kept} says lint cannot read a file"
+                                 " (not UTF-8 text), which would otherwise pass unjudged; ignore the other codes one by one")
             normalized.append(pattern)
     return tuple(normalized)
 

@@ -134,6 +134,9 @@ RULES: tuple[Rule, ...] = (
 )
 
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}
+# What no --select, --ignore, task.yml or waiver turns off: a file the server rejects ("stream"), one lint
+# cannot read (not text), whose "All checks passed" would be false.
+ALWAYS_ON: frozenset[str] = frozenset(rule.code for rule in RULES if not rule.waivable)
 
 
 def rule(code: str) -> Rule:

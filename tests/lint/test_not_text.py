@@ -76,3 +76,24 @@ def test_utf8_files_are_judged_as_their_text(tmp_path: Path, bom: bytes) -> None
         found = [(d.line, d.col, d.code, d.message) for d in lint_paths([path], LintConfig()).diagnostics]
         assert "NV004" not in {code for _, _, code, _ in found}
         assert found == [(d.line, d.col, d.code, d.message) for d in lint_text(bom.decode("utf-8") + text, path)]
+
+
+@pytest.mark.parametrize("options", [["--select", "NV8"], ["--select", "NV802"], ["--ignore", "NV8"]])
+def test_no_selection_turns_the_not_text_error_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   options: list[str]) -> None:
+    """A selection that leaves NV004 out made a latin-1 kernel "All checks passed", exit 0: its rules never
+    ran, so nothing else could be said of it. Like NV101, NV004 always runs."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "k.cu").write_bytes(b'__global__ void k() {\n  printf("caf\xe9");\n}\n')
+    result = runner.invoke(app, ["lint", *options, "k.cu"])
+    assert result.exit_code == 1, result.output
+    assert "k.cu:2:14: NV004" in result.output and "All checks passed" not in result.output
+
+
+@pytest.mark.parametrize("pattern", ["NV004", "NV0", "nv00"])
+def test_the_not_text_error_cannot_be_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pattern: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "k.cu").write_text("__global__ void k() {}\n")
+    result = runner.invoke(app, ["lint", "--ignore", pattern, "k.cu"])
+    assert result.exit_code == 2, result.output
+    assert f"{pattern.upper()} cannot be ignored: NV004" in " ".join(result.output.split())
