@@ -120,9 +120,10 @@ def typed_options(args: Sequence[str], arities: Mapping[str, int]) -> tuple[tupl
     (`-qn5`) too; nothing after `--`, which ends the options. A name the command does not have counts as a
     flag: click stops at it, but what the user typed after it still says what they asked for."""
     found: list[tuple[str, str | None]] = []
-    rest = list(args)
-    while rest:
-        token = rest.pop(0)
+    at = 0  # the next argument: an index, as popping each from the front was quadratic in a long line
+    while at < len(args):
+        token = args[at]
+        at += 1
         if token == "--":
             break
         if not token.startswith("-") or token == "-":
@@ -132,9 +133,8 @@ def typed_options(args: Sequence[str], arities: Mapping[str, int]) -> tuple[tupl
             if arities.get(name, 0) == 0:  # a flag, or a name this command does not have
                 found.append((name, None))
                 continue
-            values = ([attached] if equals else []) + rest
-            found.append((name, values[0] if values else None))
-            del rest[:max(arities[name] - (1 if equals else 0), 0)]
+            found.append((name, attached if equals else args[at] if at < len(args) else None))
+            at += max(arities[name] - (1 if equals else 0), 0)
             continue
         for position, letter in enumerate(token[1:], start=1):  # short options: -q, -n5, -qv, -qn 5
             name = f"-{letter}"
@@ -142,9 +142,8 @@ def typed_options(args: Sequence[str], arities: Mapping[str, int]) -> tuple[tupl
                 found.append((name, None))
                 continue
             attached = token[position + 1:]
-            values = ([attached] if attached else []) + rest
-            found.append((name, values[0] if values else None))
-            del rest[:max(arities[name] - (1 if attached else 0), 0)]
+            found.append((name, attached if attached else args[at] if at < len(args) else None))
+            at += max(arities[name] - (1 if attached else 0), 0)
             break
     return tuple(found)
 
