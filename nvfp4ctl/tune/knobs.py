@@ -34,6 +34,7 @@ _ENDIF = re.compile(r"^[ \t]*#[ \t]*endif[ \t]*$")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 # A #define line and its continuations: a name in a macro's body is read where the macro is used, not there
 _DEFINE_LINES = re.compile(r"^[ \t]*#[ \t]*define\b[^\n]*(?:(?<=\\)\n[^\n]*)*", re.MULTILINE)
+_DEFINED_NAME = re.compile(r"#[ \t]*define[ \t]+(\w+)(\([^)]*\))?")
 NOT_READ = "its sources were not read"  # KernelKnobs made without discover()
 
 
@@ -173,13 +174,13 @@ def _named_before_default(files: list[Path], knobs: tuple[Knob, ...], declared_i
     start's build its value. The files are walked in the order the compiler reads them, each header at its
     first include (every local header has `#pragma once` or a guard), each file once: linear in their size."""
     codes = {path: live_code(path.read_text(errors="replace")) for path in files}
-    names = {knob.name for knob in knobs}
+    reads = _knob_readers(codes.values(), {knob.name for knob in knobs})
     block_lines: dict[Path, dict[int, str]] = {}  # the 1-based line of each knob's `#ifndef`
     for knob in knobs:
         block_lines.setdefault(declared_in[knob.name], {})[knob.line + 1] = knob.name
     search = [common_dir()]
     visited = {files[0]}
-    walk = [(files[0], _events(files[0], codes, names, block_lines.get(files[0], {}), search))]
+    walk = [(files[0], _events(files[0], codes, reads, block_lines.get(files[0], {}), search))]
     defined: set[str] = set()
     while walk:
         path, events = walk[-1]
@@ -187,36 +188,61 @@ def _named_before_default(files: list[Path], knobs: tuple[Knob, ...], declared_i
         if event is None:
             walk.pop()
             continue
-        offset, kind, value = event
+        offset, kind, value, named = event
         if kind == "default":
             defined.add(value)
         elif kind == "include":
             header = Path(value)
             if header in codes and header not in visited:
                 visited.add(header)
-                walk.append((header, _events(header, codes, names, block_lines.get(header, {}), search)))
+                walk.append((header, _events(header, codes, reads, block_lines.get(header, {}), search)))
         elif value not in defined:
             knob = next(k for k in knobs if k.name == value)
-            return (f"{display_path(path)}:{_line(codes[path], offset)} names {value} before"
+            through = f" (through {named})" if named != value else ""
+            return (f"{display_path(path)}:{_line(codes[path], offset)} names {value}{through} before"
                     f" {display_path(declared_in[value])}:{knob.line + 1} defines its default,"
                     f" so the build without -D{value} sees it undefined")
     return None
 
 
-def _events(path: Path, codes: Mapping[Path, str], names: set[str], block_lines: Mapping[int, str],
-            search: list[Path]) -> Iterator[tuple[int, str, str]]:
-    """(offset, kind, value) in file order: "use" of a knob's name (not in a comment, a literal or a macro's
-    body, which is read where the macro is used), "include"
-    of a header (its resolved path), "default" where a knob's `#ifndef` line starts."""
+def _knob_readers(codes: Iterable[str], knobs: set[str]) -> dict[str, str]:
+    """Each name whose use reads a knob → that knob: the knobs themselves, and every macro whose body names
+    one or names such a macro (followed through any number of macros, as the preprocessor expands them).
+    Every #define of the files counts wherever it is: one defined after a use makes the two builds differ
+    at most where they are the same, never the other way round. Linear: each name is looked at once."""
+    read_by: dict[str, set[str]] = {}  # a name → the macros whose bodies name it
+    for code in codes:
+        for define in _DEFINE_LINES.finditer(blank(code).code):
+            head = _DEFINED_NAME.search(define.group())
+            if head is None:
+                continue
+            for name in _IDENTIFIER.findall(define.group()[head.end():]):
+                read_by.setdefault(name, set()).add(head.group(1))
+    reads = {knob: knob for knob in knobs}
+    waiting = sorted(knobs)
+    while waiting:
+        name = waiting.pop()
+        for macro in sorted(read_by.get(name, ())):
+            if macro not in reads:
+                reads[macro] = reads[name]
+                waiting.append(macro)
+    return reads
+
+
+def _events(path: Path, codes: Mapping[Path, str], reads: Mapping[str, str], block_lines: Mapping[int, str],
+            search: list[Path]) -> Iterator[tuple[int, str, str, str]]:
+    """(offset, kind, value, name) in file order: "use" of a knob (value), by its name or a macro that reads
+    it (name), not in a comment, a literal or a macro's body (read where the macro is used); "include" of a
+    header (its resolved path); "default" where a knob's `#ifndef` line starts."""
     code = codes[path]
     plain = _DEFINE_LINES.sub(lambda define: re.sub(r"[^\n]", " ", define.group()), blank(code).code)
-    uses = ((m.start(), "use", m.group()) for m in _IDENTIFIER.finditer(plain) if m.group() in names)
-    includes = ((i.start, "include", str(header)) for i in quoted_includes(code)
+    uses = ((m.start(), "use", reads[m.group()], m.group()) for m in _IDENTIFIER.finditer(plain) if m.group() in reads)
+    includes = ((i.start, "include", str(header), "") for i in quoted_includes(code)
                 if (header := find_header(i.name, path.parent, search)) is not None)
     return heapq.merge(_line_starts(code, block_lines), includes, uses)
 
 
-def _line_starts(code: str, block_lines: Mapping[int, str]) -> Iterator[tuple[int, str, str]]:
+def _line_starts(code: str, block_lines: Mapping[int, str]) -> Iterator[tuple[int, str, str, str]]:
     line, offset = 1, 0
     for wanted in sorted(block_lines):
         while line < wanted:
@@ -224,7 +250,7 @@ def _line_starts(code: str, block_lines: Mapping[int, str]) -> Iterator[tuple[in
             if found == -1:
                 return
             offset, line = found + 1, line + 1
-        yield offset, "default", block_lines[wanted]
+        yield offset, "default", block_lines[wanted], block_lines[wanted]
 
 
 def tunable(knobs: Iterable[Knob]) -> tuple[Knob, ...]:

@@ -165,6 +165,15 @@ def test_a_kernel_with_a_table_builds_its_shipped_build_apart(tiny_copy: Path) -
     # in a macro's body, on one line or continued: read where the macro is used, after the config
     ("tiny_knobs.cu", ('#include "tiny_config.cuh"\n', '#define EARLY TINY_SPLIT\n#define LATER(x) \\\n  (x + TINY_LIVE)\n'
                                                         '#include "tiny_config.cuh"\n'), None),
+    # ... but a use of such a macro above the config reads the knob there, through any number of macros
+    ("tiny_knobs.cu", ('#include "tiny_config.cuh"\n', '#define SPLIT_ON (TINY_SPLIT > 1)\n#if SPLIT_ON\nint early_on;\n'
+                                                        '#endif\n#include "tiny_config.cuh"\n'),
+     "tiny_knobs.cu:5 names TINY_SPLIT (through SPLIT_ON) before tiny_config.cuh:5 defines its default,"
+     " so the build without -DTINY_SPLIT sees it undefined"),
+    ("tiny_knobs.cu", ('#include "tiny_config.cuh"\n', '#define EARLY TINY_SPLIT\n#define EARLIER (EARLY + 1)\n'
+                                                        'static const int e = EARLIER;\n#include "tiny_config.cuh"\n'),
+     "tiny_knobs.cu:6 names TINY_SPLIT (through EARLIER) before tiny_config.cuh:5 defines its default,"
+     " so the build without -DTINY_SPLIT sees it undefined"),
 ])
 def test_a_knob_named_before_its_default_builds_apart(tiny_without_table: Path, monkeypatch, file: str,
                                                       edit: tuple[str, str], reason: str | None) -> None:
