@@ -181,3 +181,12 @@ def test_an_empty_kernel_source_named_on_the_command_line_fails_lint(tmp_path: P
     waived = tmp_path / "todo.cu"
     waived.write_text("// nvfp4ctl: ignore[NV003] the kernel comes later\n")
     assert CliRunner().invoke(app, ["lint", "todo.cu"]).exit_code == 0
+
+
+def test_a_literal_of_thousands_of_digits_in_a_condition_is_no_shape() -> None:
+    """Python's int() refuses 4,300 digits: such a literal compared in an if is no benchmark dimension,
+    and lint reads on (it stopped with a ValueError)."""
+    long_literal = "1" * 5_000
+    assert found(f"void f(int m, int n) {{ if (m == {long_literal} && n == 7168) {{ go(); }} }}\n") == []
+    assert found(f"void f(int m, int n) {{ if (m == 128 && n == 7168 && k == {long_literal}) {{ go(); }} }}\n") \
+        == [(1, "NV702")]

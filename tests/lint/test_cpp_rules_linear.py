@@ -300,3 +300,134 @@ def test_names_branched_on_are_those_each_names_search_finds(source: str) -> Non
         chosen += len(before_ternary)
     assert tested > 100 and chosen > (0 if source == "repository" else 100)
     print(f"\n{source}: {tested} names in conditions, {chosen} before a ternary")
+
+
+def scanned_match(code: str, open_index: int, opener: str = "(", closer: str = ")") -> int:
+    """The scan BracketPairs stands in for, forward from the opener, per question: quadratic nested."""
+    depth = 0
+    for index in range(open_index, len(code)):
+        ch = code[index]
+        if ch == opener:
+            depth += 1
+        elif ch == closer:
+            depth -= 1
+            if depth == 0:
+                return index
+    return len(code)
+
+
+BRACKET_PIECES = ["(", "(", ")", ")", "{", "}", "if (", "while (", "switch (", "if constexpr (", "x", " ", "\n", ";",
+                  "m == 128", "n == 7168", "k == 16384", "128 == m", "256 == n", "7168", "== 4096", "0128 == m",
+                  " && ", "%", "* ", "- ", "+", "[", "]", "?", ":", "tile = 64;", "cfg.stages = 4;", " else ",
+                  "return;", "a.b", "é", "١٢٨ == m", "\u00a0"]
+
+
+def bracket_codes(source: str) -> list[str]:
+    if source == "repository":
+        return [blank(text).code for text in repository_sources()]
+    rng = random.Random(28)
+    return (generated(BRACKET_PIECES, seed=28, cases=6_000)
+            + ["".join(rng.choice(BRACKET_PIECES) for _ in range(rng.randint(20, 150))) for _ in range(1_000)])
+
+
+@pytest.mark.parametrize("source", ["repository", "generated"])
+def test_brackets_close_where_the_scan_from_each_opener_closes(source: str) -> None:
+    from nvfp4ctl.lint.cpp.brackets import BracketPairs
+
+    compared = 0
+    for code in bracket_codes(source):
+        for opener, closer in ("()", "{}"):
+            pairs = BracketPairs(code, opener, closer)
+            for at in (index for index, ch in enumerate(code) if ch == opener):
+                assert pairs.closing(at) == scanned_match(code, at, opener, closer), (code[:300], at)
+                compared += 1
+    assert compared > 1_000
+
+
+def every_condition(code: str) -> str:
+    """CodeLookups._conditions as it was: every condition, those inside another too."""
+    from nvfp4ctl.lint.cpp import lookups
+
+    return "\n".join(code[m.end() : scanned_match(code, m.end() - 1)] for m in lookups._CONDITION.finditer(code))
+
+
+def scanned_shape_branches(code: str, config) -> list[tuple[int, str, str]]:
+    """rules._shape_branches as it was: each condition copied and searched, each bracket scanned for."""
+    from nvfp4ctl.lint.cpp.lookups import CodeLookups
+    from nvfp4ctl.lint.shapes import describe, pinned_shape
+
+    def statement(start: int) -> tuple[str, int]:
+        at = rules._BLANKS.match(code, start).end()
+        if code.startswith("{", at):
+            end = scanned_match(code, at, "{", "}") + 1
+            return code[at + 1 : end - 1], end
+        end = code.find(";", at)
+        end = len(code) if end == -1 else end + 1
+        return code[at:end], end
+
+    def assignments(body: str) -> set[str] | None:
+        picked: set[str] = set()
+        for piece in body.split(";"):
+            if piece.strip():
+                match = re.match(r"^\s*([A-Za-z_][\w.]*(?:->\w+)*)\s*=\s*-?\d+(?:\.\d*)?[uUlLfF]*\s*$", piece)
+                if match is None:
+                    return None
+                picked.add(match.group(1))
+        return picked
+
+    def config_branch(if_start: int) -> set[str] | None:
+        body, after = statement(scanned_match(code, code.index("(", if_start)) + 1)
+        picked = assignments(body)
+        rest = rules._ELSE.match(code, after)
+        if picked is None or rest is None:
+            return picked
+        if rules._IF.match(code, rest.end()):
+            inner = config_branch(rest.end())
+        else:
+            inner = assignments(statement(rest.end())[0])
+        return None if inner is None else picked | inner
+
+    branches = []
+    for match in rules._IF.finditer(code):
+        condition = code[match.end() : scanned_match(code, match.end() - 1)]
+        values = [int(a or b) for a, b in rules._EQ_LITERAL.findall(condition)]
+        shape = pinned_shape(values, config.benchmark_shapes)
+        if shape is not None:
+            branches.append((match.start(), shape, config_branch(match.start())))
+    lookups = CodeLookups(code)
+    lookups.__dict__["_conditions"] = every_condition(code)
+    branched_on = lookups.branched_on(set().union(*(picked for _, _, picked in branches if picked)))
+    return [(start, "NV702", describe(shape)) for start, shape, picked in branches if not picked or picked & branched_on]
+
+
+@pytest.mark.parametrize("source", ["repository", "generated"])
+def test_shape_branch_findings_are_those_of_the_scans(source: str) -> None:
+    from nvfp4ctl.lint.config import LintConfig
+    from nvfp4ctl.lint.cpp.lookups import CodeLookups
+
+    config = LintConfig()
+    reported = 0
+    for code in bracket_codes(source):
+        found = [(f.offset, f.code, f.message.split("shape ")[1].split(":")[0])
+                 for f in rules._shape_branches(code, config, CodeLookups(code))]
+        assert found == scanned_shape_branches(code, config), code[:300]
+        reported += len(found)
+    assert reported > (0 if source == "repository" else 300)
+    print(f"\n{source}: {reported} shape branches reported")
+
+
+@pytest.mark.parametrize("source", ["repository", "generated"])
+def test_names_in_outermost_conditions_are_those_in_every_condition(source: str) -> None:
+    from nvfp4ctl.lint.cpp import lookups as lookups_module
+    from nvfp4ctl.lint.cpp.lookups import CodeLookups
+
+    texts = (repository_sources() if source == "repository"
+             else generated(BRANCH_PIECES, seed=29, cases=6_000) + bracket_codes("generated"))
+    tested = 0
+    for text in texts:
+        code = blank(text).code
+        names = set(NAMES) | set(NAME_LIKE.findall(code))
+        found = lookups_module._names_standing(names, CodeLookups(code)._conditions, lambda end: True)
+        assert found == lookups_module._names_standing(names, every_condition(code), lambda end: True), text[:300]
+        tested += len(found)
+    assert tested > 100

@@ -308,3 +308,21 @@ def test_many_picked_config_names_in_linear_time() -> None:
     print(f"\n4,000 shape branches picking names of their own: {cpu * 1000:.0f} ms CPU")
     assert found.count("NV702") == 3_000
     assert cpu < 8.0  # about 0.7 s here
+
+
+@pytest.mark.parametrize("code, expected", [
+    ("if (" * 20_000 + ")" * 20_000, []),
+    ("void k(int m, int n) {\n  if (m == 128 && n == 7168) { tile = 64; }\n  " + "while (" * 20_000 + "tile"
+     + ")" * 20_000 + ";\n}\n", ["NV702"]),
+    ("void k(int m, int n) {\n" + "  if (m == 128 && n == 7168 && (" * 20_000 + ")" * 20_000 + ";\n}\n",
+     ["NV702"] * 20_000),
+], ids=["nested ifs", "nested loop conditions after a shape branch", "nested shape branches"])
+def test_nested_conditions_in_linear_time(code: str, expected: list[str]) -> None:
+    """Each bracket's partner is looked up in a table made in one pass, a condition inside another is
+    read with it, and the literals a condition compares are counted, not copied out of the condition:
+    scanned and searched per if, 8,000 nested `if (` took 33 s, 8,000 `while (` after a shape branch
+    102 s, 2,000 nested shape branches 15 s."""
+    cpu, found = _cpp_rules_cpu_seconds(code)
+    print(f"\n20,000 nested conditions: {cpu * 1000:.0f} ms CPU")
+    assert found == expected
+    assert cpu < 5.0  # 0.1 to 1 s here

@@ -12,7 +12,7 @@ from collections import deque
 from collections.abc import Callable
 from functools import cached_property
 
-from nvfp4ctl.lint.cpp.scopes import matching
+from nvfp4ctl.lint.cpp.brackets import BracketPairs
 
 _COMPARED_LEFT = re.compile(r"\b([A-Za-z_]\w*)\s*==")
 _COMPARED_RIGHT = re.compile(r"==\s*([A-Za-z_]\w*)\b")
@@ -30,6 +30,15 @@ _TERNARY_AFTER = re.compile(r"\s*(?:==|!=|<=|>=|<|>|\)?\s*\?)")
 class CodeLookups:
     def __init__(self, code: str) -> None:
         self.code = code
+
+    # -- brackets ------------------------------------------------------------------------------------
+    @cached_property
+    def parens(self) -> BracketPairs:
+        return BracketPairs(self.code, "(", ")")
+
+    @cached_property
+    def braces(self) -> BracketPairs:
+        return BracketPairs(self.code, "{", "}")
 
     # -- comparisons and returns (the static rules) --------------------------------------------------
     def comparisons(self, name: str) -> list[tuple[int, str]]:
@@ -85,9 +94,17 @@ class CodeLookups:
 
     @cached_property
     def _conditions(self) -> str:
-        # one condition a line: no name a branch picks holds a line break, so no match spans two
-        code = self.code
-        return "\n".join(code[match.end() : matching(code, match.end() - 1)] for match in _CONDITION.finditer(code))
+        """The text of each condition that no other condition holds, one a line: no name a branch picks
+        holds a line break, so no match spans two. A condition inside another is a stretch of that one's
+        text (brackets nest), and a name found in it is found there too, the ( and ) around both being
+        no word: joining every condition made nested ones quadratic in size."""
+        code, parens = self.code, self.parens
+        outermost, reach = [], -1
+        for match in _CONDITION.finditer(code):
+            if match.end() > reach:
+                reach = parens.closing(match.end() - 1)
+                outermost.append(code[match.end() : reach])
+        return "\n".join(outermost)
 
     @cached_property
     def _before_ternaries(self) -> str:

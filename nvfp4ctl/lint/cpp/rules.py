@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from nvfp4ctl.lint.config import LintConfig
 from nvfp4ctl.cpp_lexer import blank
 from nvfp4ctl.lint.cpp.lookups import CodeLookups
-from nvfp4ctl.lint.cpp.scopes import DEBUG_WORD, Scopes, matching
+from nvfp4ctl.lint.cpp.scopes import DEBUG_WORD, Scopes
 from nvfp4ctl.lint.diagnostic import Finding
 from nvfp4ctl.lint.shapes import describe, pinned_shape
 
@@ -40,7 +40,8 @@ _POINTER_NAME = re.compile(r"(?i)last|prev|ptr|addr|cached")
 _TENSOR_TYPE = re.compile(r"\bTensor\b")
 _WORKSPACE_NAME = re.compile(r"(?i)work|ws\b|scratch|buf|pool|handle|desc")
 _IF = re.compile(r"\bif\s*(?:constexpr\s*)?\(")
-_CONFIG_ASSIGNMENT = re.compile(r"^\s*([A-Za-z_][\w.]*(?:->\w+)*)\s*=\s*-?\d+(?:\.\d*)?[uUlLfF]*\s*$")
+# Matched at a statement's start (re.match): no ^.
+_CONFIG_ASSIGNMENT = re.compile(r"\s*([A-Za-z_][\w.]*(?:->\w+)*)\s*=\s*-?\d+(?:\.\d*)?[uUlLfF]*\s*$")
 _BLANKS = re.compile(r"\s*")
 _BRACE_OR_SEMICOLON = re.compile(r"[{};]")
 _ELSE = re.compile(r"\s*else\b\s*")
@@ -242,11 +243,11 @@ def _statics(code: str, scopes: Scopes, lookups: CodeLookups) -> list[Finding]:
         if not pointer_like:
             continue
         for compared_at, compared in lookups.comparisons(name):
-            if_start = _enclosing_if(code, compared_at, scopes)
+            if_start = _enclosing_if(code, compared_at, scopes, lookups)
             if if_start is None or if_start in reported_ifs:
                 continue
             reported_ifs.add(if_start)
-            if _controls_return(code, if_start):
+            if _controls_return(code, if_start, lookups):
                 findings.append(Finding(compared_at, "NV301",
                                         f"static {name} remembers an earlier input and the call returns early when "
                                         "it matches: that skips the work being timed", len(compared)))
@@ -305,22 +306,22 @@ def _static_declarations(code: str) -> Iterator[_StaticDeclaration]:
             yield declaration
 
 
-def _enclosing_if(code: str, offset: int, scopes: Scopes) -> int | None:
+def _enclosing_if(code: str, offset: int, scopes: Scopes, lookups: CodeLookups) -> int | None:
     """Offset of the `if (` whose condition contains offset, if any (same statement)."""
     candidate = None
     for match in _IF.finditer(code, scopes.statement_start(offset), offset):
-        close = matching(code, match.end() - 1)
+        close = lookups.parens.closing(match.end() - 1)
         if close >= offset:
             candidate = match.start()
     return candidate
 
 
-def _controls_return(code: str, if_start: int) -> bool:
+def _controls_return(code: str, if_start: int, lookups: CodeLookups) -> bool:
     open_paren = code.index("(", if_start)
-    close = matching(code, open_paren)
+    close = lookups.parens.closing(open_paren)
     start = _BLANKS.match(code, close + 1).end()  # not code[close + 1:].lstrip(): a copy of the rest per if
     if code.startswith("{", start):
-        body = code[start : matching(code, start, "{", "}") + 1]
+        body = code[start : lookups.braces.closing(start) + 1]
     else:
         end = code.find(";", start)
         body = code[start : end if end != -1 else len(code)]
@@ -332,41 +333,61 @@ def _shape_branches(code: str, config: LintConfig, lookups: CodeLookups) -> list
     (`if (m == 128 && n == 4096) { tile_n = 256; stages = 4; }`, else branches included). A return, a
     call or any other statement is another code path, and so is a picked number that a condition or
     a ternary picks a path by. The names of all the branches are looked up in one pass."""
+    literals = _ComparedLiterals(code, config.benchmark_shapes)
     branches = []
     for match in _IF.finditer(code):
-        close = matching(code, match.end() - 1)
-        condition = code[match.end() : close]
-        values = [int(a or b) for a, b in _EQ_LITERAL.findall(condition)]
-        shape = pinned_shape(values, config.benchmark_shapes)
+        close = lookups.parens.closing(match.end() - 1)
+        shape = pinned_shape(literals.within(match.end(), close), config.benchmark_shapes)
         if shape is not None:
-            branches.append((match.start(), shape, _config_branch(code, match.start())))
+            branches.append((match.start(), shape, _config_branch(code, match.start(), lookups)))
     branched_on = lookups.branched_on(set().union(*(picked for _, _, picked in branches if picked)))
     return [Finding(if_start, "NV702", f"branches on the benchmark shape {describe(shape)}: every shape must take "
                                        "the same code path (tuned tile configs are fine)", 2)
             for if_start, shape, picked in branches if not picked or picked & branched_on]
 
 
-def _config_branch(code: str, if_start: int) -> set[str] | None:
+class _ComparedLiterals:
+    """The integers that code compares with == (_EQ_LITERAL), those a benchmark shape holds, found in
+    one pass: reading each if's condition made nested conditions quadratic. The literals of a
+    condition are the matches that start in it: no match reaches over its ( or its ) (a match ends
+    in a letter, _ or ( or in digits, and starts in a word character, ) or ])."""
+
+    def __init__(self, code: str, shapes: tuple[tuple[int, int, int], ...]) -> None:
+        self._at: dict[int, list[int]] = {dim: [] for shape in shapes for dim in shape}
+        for match in _EQ_LITERAL.finditer(code):
+            digits = (match.group(1) or match.group(2)).lstrip("0")
+            # no shape has a dimension of 30 digits, and int() refuses 4,300 (ValueError)
+            if len(digits) <= 30 and int(digits or "0") in self._at:
+                self._at[int(digits or "0")].append(match.start())
+
+    def within(self, start: int, end: int) -> list[int]:
+        """The literals of code[start:end] that a shape holds, each as often as a shape may (3 at most):
+        pinned_shape needs no more."""
+        values = []
+        for dim, offsets in self._at.items():
+            values += [dim] * min(3, bisect.bisect_left(offsets, end) - bisect.bisect_left(offsets, start))
+        return values
+def _config_branch(code: str, if_start: int, lookups: CodeLookups) -> set[str] | None:
     """The names an if (and its else chain) sets, when all it does is set names to numbers."""
-    close = matching(code, code.index("(", if_start))
-    body, after = _statement(code, close + 1)
+    close = lookups.parens.closing(code.index("(", if_start))
+    body, after = _statement(code, close + 1, lookups)
     picked = _config_assignments(body)
     rest = _ELSE.match(code, after)
     if picked is None or rest is None:
         return picked
     start = rest.end()
     if _IF.match(code, start):
-        inner = _config_branch(code, start)
+        inner = _config_branch(code, start, lookups)
     else:
-        inner = _config_assignments(_statement(code, start)[0])
+        inner = _config_assignments(_statement(code, start, lookups)[0])
     return None if inner is None else picked | inner
 
 
-def _statement(code: str, start: int) -> tuple[str, int]:
+def _statement(code: str, start: int, lookups: CodeLookups) -> tuple[str, int]:
     """The statement or {block} starting at start (after blanks), and the offset after it."""
     at = _BLANKS.match(code, start).end()
     if code.startswith("{", at):
-        end = matching(code, at, "{", "}") + 1
+        end = lookups.braces.closing(at) + 1
         return code[at + 1 : end - 1], end
     end = code.find(";", at)
     end = len(code) if end == -1 else end + 1

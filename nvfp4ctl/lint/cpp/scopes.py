@@ -190,16 +190,3 @@ def _parents(blocks: list[Block]) -> list[int]:
         open_blocks.append(index)
     return parents
 
-
-def matching(code: str, open_index: int, opener: str = "(", closer: str = ")") -> int:
-    """Index of the bracket closing the one at open_index (len(code) if unbalanced)."""
-    depth = 0
-    for index in range(open_index, len(code)):
-        ch = code[index]
-        if ch == opener:
-            depth += 1
-        elif ch == closer:
-            depth -= 1
-            if depth == 0:
-                return index
-    return len(code)
