@@ -90,3 +90,30 @@ def test_rules_payload_documents_every_rule() -> None:
     for rule in rules:
         assert rule["why"] and rule["bad"] and rule["good"] and rule["severity"] in ("error", "warning")
     assert [r for r in rules if r["code"] == "NV101"][0]["waivable"] is False
+
+
+def test_a_source_line_of_control_characters_is_shown_escaped_with_its_carets_aligned(tmp_path: Path) -> None:
+    """A latin-1 or binary file's line holds C1 controls, ESC and the like: printed as they are they
+    move the terminal's cursor or recolour its text. They are shown escaped, the carets under the
+    finding's own characters, wherever the escapes before it lengthen the line."""
+    path = tmp_path / "kernel.cu"
+    path.write_bytes(b"\x1b[2J\x9b\xe9\tcudaStream_t s;\n")
+    report = lint_paths([path], LintConfig())
+    text = concise.render(report, cwd=tmp_path)
+    assert "\x1b" not in text and "\x9b" not in text
+    lines = text.splitlines()
+    shown = r"\x1b[2J\x9b" + "\u00e9" + "    cudaStream_t s;"
+    assert f"1 | {shown}" in lines
+    carets = [line for line in lines if "^" in line]
+    assert carets == ["  | " + " " * shown.index(r"\x9b") + "^" * 4 + " error",  # NV004: the byte 0x9b
+                      "  | " + " " * shown.index("Stream") + "^" * len("Stream") + " error"]  # NV101
+    document = json.loads(json.dumps(json_render.payload(report, cwd=tmp_path)))
+    assert document["diagnostics"][0]["source_line"] == "\x1b[2J\x9b\u00e9\tcudaStream_t s;"
+
+
+def test_a_control_character_in_the_underlined_span_widens_its_carets() -> None:
+    from nvfp4ctl.lint.diagnostic import Diagnostic, Severity
+
+    diagnostic = Diagnostic(Path("kernel.cu"), 1, 3, "NV101", Severity.WARNING, "m", "ab\x07\u202ecd", 3)
+    assert concise.render_diagnostic(diagnostic, cwd=Path.cwd()).splitlines()[2:] == [
+        r"1 | ab\x07\u202ecd", "  |   " + "^" * 11 + " warning"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 from nvfp4ctl.lint.diagnostic import Diagnostic, LintReport
@@ -21,12 +22,31 @@ def render_diagnostic(diagnostic: Diagnostic, cwd: Path | None = None) -> str:
     if not diagnostic.source_line:
         return head
     gutter = str(diagnostic.line)
-    shown = diagnostic.source_line.replace("\t", TAB)
-    before = diagnostic.source_line[: diagnostic.col - 1].replace("\t", TAB)
-    width = max(1, min(diagnostic.width, len(diagnostic.source_line) - diagnostic.col + 1))
+    line, start = diagnostic.source_line, diagnostic.col - 1
+    shown = _shown(line)
+    before = _shown(line[:start])
+    width = max(1, min(diagnostic.width, len(line) - start))
+    # the carets cover each escape shown in the span (a tab keeps its one, as it always had)
+    width += sum(len(_escape(ch)) - 1 for ch in line[start : start + width] if ch != "\t" and not ch.isprintable())
     pad = " " * len(gutter)
     return (f"{head}\n{pad} |\n{gutter} | {shown}\n"
             f"{pad} | {' ' * len(before)}{'^' * width} {diagnostic.severity.value}")
+
+
+@lru_cache(maxsize=64)  # the findings of one line share its text: escaped once
+def _shown(text: str) -> str:
+    """text as the source line shows it: a tab as spaces, any other character that is not printable
+    as its escape (\\x1b, \\u202e), so a line of a binary or latin-1 file cannot move the cursor,
+    recolour or reorder the terminal's text; the carets under it count the escapes' characters."""
+    text = text.replace("\t", TAB)
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else _escape(ch) for ch in text)
+
+
+def _escape(ch: str) -> str:
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def summary(report: LintReport) -> str:
