@@ -322,6 +322,11 @@ BRACKET_PIECES = ["(", "(", ")", ")", "{", "}", "if (", "while (", "switch (", "
                   "return;", "a.b", "é", "١٢٨ == m", "\u00a0"]
 
 
+CHAIN_PIECES = ["if (m == 128 && n == 7168) ", "if (m == 256 && k == 16384) ", "if (x) ", " else ", "else ", "{ ", "} ",
+                "tile = 64; ", "cfg.stages = 4; ", "p->n = 2;", "tile = 64 ", "go(); ", "; ", "return; ", "{ tile = 128; } ",
+                "int y = tile ? 1 : 2; ", "while (cfg.stages) ", "\n"]
+
+
 def bracket_codes(source: str) -> list[str]:
     if source == "repository":
         return [blank(text).code for text in repository_sources()]
@@ -407,7 +412,9 @@ def test_shape_branch_findings_are_those_of_the_scans(source: str) -> None:
 
     config = LintConfig()
     reported = 0
-    for code in bracket_codes(source):
+    rng = random.Random(30)
+    chains = ["".join(rng.choice(CHAIN_PIECES) for _ in range(rng.randint(1, 40))) for _ in range(3_000)]
+    for code in bracket_codes(source) + (chains if source == "generated" else []):
         found = [(f.offset, f.code, f.message.split("shape ")[1].split(":")[0])
                  for f in rules._shape_branches(code, config, CodeLookups(code))]
         assert found == scanned_shape_branches(code, config), code[:300]

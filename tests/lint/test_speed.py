@@ -326,3 +326,13 @@ def test_nested_conditions_in_linear_time(code: str, expected: list[str]) -> Non
     print(f"\n20,000 nested conditions: {cpu * 1000:.0f} ms CPU")
     assert found == expected
     assert cpu < 5.0  # 0.1 to 1 s here
+
+
+def test_a_long_else_if_chain_of_shape_branches_in_linear_time() -> None:
+    """Each if of an else chain is read once for the names it sets, the chain walked, not recursed
+    into from each of its ifs: a chain of 1,000 shape branches stopped lint with a RecursionError."""
+    branches = " else ".join(f"if (m == 128 && n == 7168) {{ tile_{i} = 64; }}" for i in range(20_000))
+    cpu, found = _cpp_rules_cpu_seconds(f"void f(int m, int n) {{\n  {branches}\n  if (tile_7 > 1) {{ go(); }}\n}}\n")
+    print(f"\nan else chain of 20,000 shape branches: {cpu * 1000:.0f} ms CPU")
+    assert found == ["NV702"] * 8  # the ifs whose chain sets tile_7, which picks a path
+    assert cpu < 8.0  # about 2 s here

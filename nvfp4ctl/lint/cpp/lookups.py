@@ -40,6 +40,11 @@ class CodeLookups:
     def braces(self) -> BracketPairs:
         return BracketPairs(self.code, "{", "}")
 
+    @cached_property
+    def semicolons(self) -> list[int]:
+        """The offset of every `;`, in order."""
+        return [match.start() for match in re.finditer(";", self.code)]
+
     # -- comparisons and returns (the static rules) --------------------------------------------------
     def comparisons(self, name: str) -> list[tuple[int, str]]:
         """(offset, text) of each `name ==` or `== name`, as re.finditer(rf"\\bname\\s*==|==\\s*name\\b")

@@ -40,7 +40,7 @@ _POINTER_NAME = re.compile(r"(?i)last|prev|ptr|addr|cached")
 _TENSOR_TYPE = re.compile(r"\bTensor\b")
 _WORKSPACE_NAME = re.compile(r"(?i)work|ws\b|scratch|buf|pool|handle|desc")
 _IF = re.compile(r"\bif\s*(?:constexpr\s*)?\(")
-# Matched at a statement's start (re.match): no ^.
+# Matched over a statement in place (pos, endpos): no ^, and $ is the statement's end.
 _CONFIG_ASSIGNMENT = re.compile(r"\s*([A-Za-z_][\w.]*(?:->\w+)*)\s*=\s*-?\d+(?:\.\d*)?[uUlLfF]*\s*$")
 _BLANKS = re.compile(r"\s*")
 _BRACE_OR_SEMICOLON = re.compile(r"[{};]")
@@ -334,16 +334,18 @@ def _shape_branches(code: str, config: LintConfig, lookups: CodeLookups) -> list
     call or any other statement is another code path, and so is a picked number that a condition or
     a ternary picks a path by. The names of all the branches are looked up in one pass."""
     literals = _ComparedLiterals(code, config.benchmark_shapes)
+    chains = _ConfigChains(code, lookups)
     branches = []
     for match in _IF.finditer(code):
         close = lookups.parens.closing(match.end() - 1)
         shape = pinned_shape(literals.within(match.end(), close), config.benchmark_shapes)
         if shape is not None:
-            branches.append((match.start(), shape, _config_branch(code, match.start(), lookups)))
-    branched_on = lookups.branched_on(set().union(*(picked for _, _, picked in branches if picked)))
+            branches.append((match.start(), shape, chains.link(match.start())))
+    picking = [if_start for if_start, _, link in branches if link.sets_names]
+    picks_a_path = chains.picking_any(lookups.branched_on(chains.names_from(picking)))
     return [Finding(if_start, "NV702", f"branches on the benchmark shape {describe(shape)}: every shape must take "
                                        "the same code path (tuned tile configs are fine)", 2)
-            for if_start, shape, picked in branches if not picked or picked & branched_on]
+            for if_start, shape, link in branches if not link.sets_names or picks_a_path[if_start]]
 
 
 class _ComparedLiterals:
@@ -367,40 +369,101 @@ class _ComparedLiterals:
         for dim, offsets in self._at.items():
             values += [dim] * min(3, bisect.bisect_left(offsets, end) - bisect.bisect_left(offsets, start))
         return values
-def _config_branch(code: str, if_start: int, lookups: CodeLookups) -> set[str] | None:
-    """The names an if (and its else chain) sets, when all it does is set names to numbers."""
-    close = lookups.parens.closing(code.index("(", if_start))
-    body, after = _statement(code, close + 1, lookups)
-    picked = _config_assignments(body)
-    rest = _ELSE.match(code, after)
-    if picked is None or rest is None:
-        return picked
-    start = rest.end()
-    if _IF.match(code, start):
-        inner = _config_branch(code, start, lookups)
-    else:
-        inner = _config_assignments(_statement(code, start, lookups)[0])
-    return None if inner is None else picked | inner
+@dataclass(frozen=True)
+class _ConfigLink:
+    """An if of an else chain, as a config branch: what its own branch sets, the if its else starts."""
+
+    names: frozenset[str]  # the names its own branch sets to numbers
+    rest: int | None  # the offset of the if its else starts
+    tail: frozenset[str]  # the names a last plain else sets
+    picks: bool  # all it and the rest of its chain do is set names to numbers
+    sets_names: bool  # ... and they set some
 
 
-def _statement(code: str, start: int, lookups: CodeLookups) -> tuple[str, int]:
-    """The statement or {block} starting at start (after blanks), and the offset after it."""
+class _ConfigChains:
+    """The names an if and its else chain set, when all they do is set names to numbers, each if read
+    once. Read from each shape branch of a chain again, recursing per else if, a chain of many
+    branches was quadratic, and one of 1,000 stopped lint with a RecursionError."""
+
+    def __init__(self, code: str, lookups: CodeLookups) -> None:
+        self._code, self._lookups = code, lookups
+        self.links: dict[int, _ConfigLink] = {}  # by the if's offset; each after the one its else starts
+
+    def link(self, if_start: int) -> _ConfigLink:
+        code, lookups = self._code, self._lookups
+        path: list[tuple[int, frozenset[str] | None, int | None, frozenset[str] | None]] = []
+        at = if_start
+        while at not in self.links:
+            body_start, body_end, after = _statement(code, lookups.parens.closing(code.index("(", at)) + 1, lookups)
+            names = _config_assignments(code, body_start, body_end, lookups)
+            rest = _ELSE.match(code, after) if names is not None else None
+            if rest is not None and _IF.match(code, rest.end()):
+                path.append((at, names, rest.end(), None))
+                at = rest.end()
+                continue
+            tail = _config_assignments(code, *_statement(code, rest.end(), lookups)[:2], lookups) if rest else frozenset()
+            path.append((at, names, None, tail))
+            break
+        for at, names, rest, tail in reversed(path):
+            if names is None:
+                link = _ConfigLink(frozenset(), None, frozenset(), False, False)
+            elif rest is not None:
+                after_else = self.links[rest]
+                link = _ConfigLink(names, rest, frozenset(), after_else.picks,
+                                   after_else.picks and (bool(names) or after_else.sets_names))
+            else:
+                link = _ConfigLink(names, None, tail or frozenset(), tail is not None, bool(tail is not None and (names or tail)))
+            self.links[at] = link
+        return self.links[if_start]
+
+    def names_from(self, if_starts: list[int]) -> set[str]:
+        """The names the chains from these ifs set, each link read once."""
+        names: set[str] = set()
+        seen: set[int] = set()
+        for at in if_starts:
+            next_at: int | None = at
+            while next_at is not None and next_at not in seen:
+                seen.add(next_at)
+                link = self.links[next_at]
+                names |= link.names | link.tail
+                next_at = link.rest
+        return names
+
+    def picking_any(self, names: set[str]) -> dict[int, bool]:
+        """Per if: does its chain set one of names?"""
+        found: dict[int, bool] = {}
+        for at, link in self.links.items():  # the link an else starts comes first
+            found[at] = (not names.isdisjoint(link.names) or not names.isdisjoint(link.tail)
+                         or (link.rest is not None and found[link.rest]))
+        return found
+
+
+def _statement(code: str, start: int, lookups: CodeLookups) -> tuple[int, int, int]:
+    """Where the body of the statement or {block} starting at start (after blanks) begins and ends,
+    and the offset after it: a block's body is inside its braces, a statement's runs through its ;."""
     at = _BLANKS.match(code, start).end()
     if code.startswith("{", at):
         end = lookups.braces.closing(at) + 1
-        return code[at + 1 : end - 1], end
-    end = code.find(";", at)
-    end = len(code) if end == -1 else end + 1
-    return code[at:end], end
+        return at + 1, end - 1, end
+    semicolons = lookups.semicolons
+    index = bisect.bisect_left(semicolons, at)
+    end = len(code) if index == len(semicolons) else semicolons[index] + 1
+    return at, end, end
 
 
-def _config_assignments(body: str) -> set[str] | None:
+def _config_assignments(code: str, start: int, end: int, lookups: CodeLookups) -> frozenset[str] | None:
+    """The names code[start:end] sets, when each of its statements (split at ;) sets a name to a
+    number, read in place: copied and split, nested branches copied their bodies again."""
     picked: set[str] = set()
-    for statement in body.split(";"):
-        if not statement.strip():
-            continue
-        match = _CONFIG_ASSIGNMENT.match(statement)
-        if match is None:
-            return None
-        picked.add(match.group(1))
-    return picked
+    semicolons = lookups.semicolons
+    index = bisect.bisect_left(semicolons, start)
+    while True:
+        stop = semicolons[index] if index < len(semicolons) and semicolons[index] < end else end
+        if _BLANKS.match(code, start, stop).end() < stop:
+            match = _CONFIG_ASSIGNMENT.match(code, start, stop)
+            if match is None:
+                return None
+            picked.add(match.group(1))
+        if stop == end:
+            return frozenset(picked)
+        start, index = stop + 1, index + 1
