@@ -438,3 +438,73 @@ def test_names_in_outermost_conditions_are_those_in_every_condition(source: str)
         assert found == lookups_module._names_standing(names, every_condition(code), lambda end: True), text[:300]
         tested += len(found)
     assert tested > 100
+
+
+def scanned_statics(code: str) -> list[tuple[int, str, str, int]]:
+    """rules._statics as it was: each static's comparisons walked, every if of the statement before
+    each comparison asked whether its scanned condition holds it."""
+    from nvfp4ctl.lint.cpp.lookups import CodeLookups
+    from nvfp4ctl.lint.cpp.scopes import Scopes
+
+    scopes, lookups = Scopes(code), CodeLookups(code)
+
+    def enclosing_if(offset: int) -> int | None:
+        candidate = None
+        for match in rules._IF.finditer(code, scopes.statement_start(offset), offset):
+            if scanned_match(code, match.end() - 1) >= offset:
+                candidate = match.start()
+        return candidate
+
+    def controls_return(if_start: int) -> bool:
+        start = rules._BLANKS.match(code, scanned_match(code, code.index("(", if_start)) + 1).end()
+        if code.startswith("{", start):
+            body = code[start : scanned_match(code, start, "{", "}") + 1]
+        else:
+            end = code.find(";", start)
+            body = code[start : end if end != -1 else len(code)]
+        return bool(re.search(r"\breturn\b", body))
+
+    found, reported_ifs = [], set()
+    for static in rules._static_declarations(code):
+        name, type_text = static.name, static.type_text
+        if "constexpr" in type_text or "constexpr" in static.quals or type_text.strip() in ("", "struct", "class"):
+            continue
+        pointer_like = bool(rules._POINTER_TYPE.search(type_text)) or (
+            bool(rules._INTEGER_TYPE.search(type_text)) and bool(rules._POINTER_NAME.search(name)))
+        if rules._TENSOR_TYPE.search(type_text) and not rules._WORKSPACE_NAME.search(name):
+            if lookups.is_returned(name):
+                found.append((static.name_start, "NV302", name, len(name)))
+            continue
+        if not pointer_like:
+            continue
+        for compared_at, compared in lookups.comparisons(name):
+            if_start = enclosing_if(compared_at)
+            if if_start is None or if_start in reported_ifs:
+                continue
+            reported_ifs.add(if_start)
+            found.append((compared_at, "NV301" if controls_return(if_start) else "NV302", name, len(compared)))
+    return found
+
+
+STATIC_USE_PIECES = ["static void* last_ptr = nullptr;\n", "static int64_t last_addr;\n", "static torch::Tensor out;\n",
+                     "static const void* last_ptr;\n", "if (", "if (a == last_ptr) ", "if (last_addr == p", ") ", ")",
+                     "(", "{ ", "} ", "return; ", "return out; ", "x; ", "; ", "a == last_ptr", " && ", "p == last_addr",
+                     "if constexpr (", "else ", "last_ptr = a; ", "go()", ", ", "\n", "returned; "]
+
+
+@pytest.mark.parametrize("source", ["repository", "generated"])
+def test_static_findings_are_those_of_the_scans(source: str) -> None:
+    from nvfp4ctl.lint.cpp.lookups import CodeLookups
+    from nvfp4ctl.lint.cpp.scopes import Scopes
+
+    codes = [blank(text).code for text in repository_sources()] if source == "repository" else \
+        generated(STATIC_USE_PIECES, seed=31, cases=8_000)
+    reported = 0
+    for code in codes:
+        found = [(f.offset, f.code, f.message.split()[1 if f.message.startswith("static ") and "tensor" not in
+                                                      f.message.split()[1] else 2], f.width)
+                 for f in rules._statics(code, Scopes(code), CodeLookups(code))]
+        assert found == scanned_statics(code), code[:300]
+        reported += len(found)
+    assert reported > (0 if source == "repository" else 1_000)
+    print(f"\n{source}: {reported} static findings")

@@ -7,6 +7,7 @@ Every answer is the one a search of the whole code with the name's own pattern g
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections import deque
 from collections.abc import Callable
@@ -21,6 +22,7 @@ _RETURNED = re.compile(r"\breturn\s+(?=([A-Za-z_]\w*))")
 _IDENTIFIER = re.compile(r"(?<!\w)[A-Za-z_]\w*")
 _TOKEN = re.compile(r"\w+|\W+")
 _WORD_START = re.compile(r"\w")
+IF_OPENING = re.compile(r"\bif\s*(?:constexpr\s*)?\(")  # an if up to its (
 _CONDITION = re.compile(r"\b(?:if|while|switch)\s*(?:constexpr\s*)?\(")
 _TERNARY_BREAK = re.compile(r"[;{}?]")
 # What follows a name a ternary chooses by, up to the `?` that ends its stretch of _before_ternaries.
@@ -39,6 +41,32 @@ class CodeLookups:
     @cached_property
     def braces(self) -> BracketPairs:
         return BracketPairs(self.code, "{", "}")
+
+    def if_holding(self, offset: int) -> int | None:
+        """The offset of the innermost `if (` whose condition, from after its ( through its ), holds
+        offset: the conditions nest as their brackets do, so it is looked up where the conditions
+        opened and closed before offset left it."""
+        froms, innermost = self._if_steps
+        return innermost[bisect.bisect_right(froms, offset) - 1]
+
+    @cached_property
+    def _if_steps(self) -> tuple[list[int], list[int | None]]:
+        froms: list[int] = [0]  # from this offset on ...
+        innermost: list[int | None] = [None]  # ... the innermost condition holding it is this if's
+        open_ifs: list[tuple[int, int]] = []  # (if offset, its close), innermost last
+
+        def close_before(offset: int) -> None:
+            while open_ifs and open_ifs[-1][1] < offset:
+                froms.append(open_ifs.pop()[1] + 1)
+                innermost.append(open_ifs[-1][0] if open_ifs else None)
+
+        for match in IF_OPENING.finditer(self.code):
+            close_before(match.end())
+            open_ifs.append((match.start(), self.parens.closing(match.end() - 1)))
+            froms.append(match.end())
+            innermost.append(match.start())
+        close_before(len(self.code) + 1)
+        return froms, innermost
 
     @cached_property
     def semicolons(self) -> list[int]:

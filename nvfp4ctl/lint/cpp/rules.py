@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from nvfp4ctl.lint.config import LintConfig
 from nvfp4ctl.cpp_lexer import blank
-from nvfp4ctl.lint.cpp.lookups import CodeLookups
+from nvfp4ctl.lint.cpp.lookups import IF_OPENING, CodeLookups
 from nvfp4ctl.lint.cpp.scopes import DEBUG_WORD, Scopes
 from nvfp4ctl.lint.diagnostic import Finding
 from nvfp4ctl.lint.shapes import describe, pinned_shape
@@ -39,7 +39,7 @@ _INTEGER_TYPE = re.compile(r"\b(?:u?int64_t|size_t|long|uint64_t|int64)\b")
 _POINTER_NAME = re.compile(r"(?i)last|prev|ptr|addr|cached")
 _TENSOR_TYPE = re.compile(r"\bTensor\b")
 _WORKSPACE_NAME = re.compile(r"(?i)work|ws\b|scratch|buf|pool|handle|desc")
-_IF = re.compile(r"\bif\s*(?:constexpr\s*)?\(")
+_IF = IF_OPENING
 # Matched over a statement in place (pos, endpos): no ^, and $ is the statement's end.
 _CONFIG_ASSIGNMENT = re.compile(r"\s*([A-Za-z_][\w.]*(?:->\w+)*)\s*=\s*-?\d+(?:\.\d*)?[uUlLfF]*\s*$")
 _BLANKS = re.compile(r"\s*")
@@ -228,6 +228,7 @@ class _TrapsAfter:
 def _statics(code: str, scopes: Scopes, lookups: CodeLookups) -> list[Finding]:
     findings: list[Finding] = []
     reported_ifs: set[int] = set()
+    compared_names: set[str] = set()  # a name's comparisons, walked once, report nothing a second time
     for static in _static_declarations(code):
         quals, type_text, name = static.quals, static.type_text, static.name
         if "constexpr" in type_text or "constexpr" in quals or type_text.strip() in ("", "struct", "class"):
@@ -240,8 +241,9 @@ def _statics(code: str, scopes: Scopes, lookups: CodeLookups) -> list[Finding]:
                                         f"static tensor {name} is returned: it outlives the call and may hold an old result",
                                         len(name)))
             continue
-        if not pointer_like:
+        if not pointer_like or name in compared_names:
             continue
+        compared_names.add(name)
         for compared_at, compared in lookups.comparisons(name):
             if_start = _enclosing_if(code, compared_at, scopes, lookups)
             if if_start is None or if_start in reported_ifs:
@@ -307,13 +309,11 @@ def _static_declarations(code: str) -> Iterator[_StaticDeclaration]:
 
 
 def _enclosing_if(code: str, offset: int, scopes: Scopes, lookups: CodeLookups) -> int | None:
-    """Offset of the `if (` whose condition contains offset, if any (same statement)."""
-    candidate = None
-    for match in _IF.finditer(code, scopes.statement_start(offset), offset):
-        close = lookups.parens.closing(match.end() - 1)
-        if close >= offset:
-            candidate = match.start()
-    return candidate
+    """Offset of the `if (` whose condition contains offset, if any (same statement): the innermost,
+    looked up, where each if of the statement before offset was asked (many ifs and comparisons in
+    one statement were quadratic)."""
+    candidate = lookups.if_holding(offset)
+    return candidate if candidate is not None and candidate >= scopes.statement_start(offset) else None
 
 
 def _controls_return(code: str, if_start: int, lookups: CodeLookups) -> bool:
