@@ -117,3 +117,27 @@ def test_a_control_character_in_the_underlined_span_widens_its_carets() -> None:
     diagnostic = Diagnostic(Path("kernel.cu"), 1, 3, "NV101", Severity.WARNING, "m", "ab\x07\u202ecd", 3)
     assert concise.render_diagnostic(diagnostic, cwd=Path.cwd()).splitlines()[2:] == [
         r"1 | ab\x07\u202ecd", "  |   " + "^" * 11 + " warning"]
+
+
+def test_a_long_source_line_is_shown_around_its_finding() -> None:
+    """Every finding printed its whole source line: a megabyte line (minified code, a binary file's NV004)
+    printed a megabyte per finding. A long line shows LINE_SHOWN characters from a little before the
+    finding's column, "…" where it is cut, the carets still under the finding."""
+    from nvfp4ctl.lint.diagnostic import Diagnostic, Severity
+
+    line = "x" * 5_000 + "cudaStream_t" + "y" * 5_000
+    diagnostic = Diagnostic(Path("kernel.cu"), 1, 5_005, "NV101", Severity.ERROR, "m", line, 6)
+    _, _, shown, carets = concise.render_diagnostic(diagnostic, cwd=Path.cwd()).splitlines()
+    assert len(shown) < 200 and shown.startswith("1 | …") and shown.endswith("…")
+    assert shown[carets.index("^"):carets.index("^") + 6] == "Stream" and carets.endswith("^^^^^^ error")
+    # a short line, or the start of a long one, is shown from its first character
+    start = Diagnostic(Path("kernel.cu"), 1, 1, "NV101", Severity.ERROR, "m", line[5_000:], 6)
+    assert concise.render_diagnostic(start, cwd=Path.cwd()).splitlines()[2].startswith("1 | cudaStream_t")
+
+
+def test_a_file_name_of_control_characters_is_shown_escaped() -> None:
+    from nvfp4ctl.lint.diagnostic import Diagnostic, Severity
+
+    diagnostic = Diagnostic(Path("k\x1b[31m.cu"), 1, 1, "NV004", Severity.ERROR, "k\x1b[31m.cu is not text", "", 1)
+    head = concise.render_diagnostic(diagnostic, cwd=Path.cwd())
+    assert "\x1b" not in head and r"k\x1b[31m.cu:1:1: NV004 k\x1b[31m.cu is not text" in head

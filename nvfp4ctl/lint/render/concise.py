@@ -17,20 +17,37 @@ def counts(report: LintReport) -> str:
     return f"{plural(report.errors, 'error')}, {plural(report.warnings, 'warning')} in {plural(len(report.files), 'file')}"
 
 
+# The most of a source line shown, in its characters, and how many before the finding's column: a line of
+# minified code, nvcc output or a binary file can be megabytes, and every finding on it printed it whole.
+LINE_SHOWN = 160
+BEFORE_COLUMN = 60
+ELLIPSIS = "…"
+
+
 def render_diagnostic(diagnostic: Diagnostic, cwd: Path | None = None) -> str:
-    head = f"{display_path(diagnostic.path, cwd)}:{diagnostic.line}:{diagnostic.col}: {diagnostic.code} {diagnostic.message}"
+    head = _escaped(f"{display_path(diagnostic.path, cwd)}:{diagnostic.line}:{diagnostic.col}: {diagnostic.code}"
+                    f" {diagnostic.message}")
     if not diagnostic.source_line:
         return head
     gutter = str(diagnostic.line)
     line, start = diagnostic.source_line, diagnostic.col - 1
-    shown = _shown(line)
-    before = _shown(line[:start])
-    width = max(1, min(diagnostic.width, len(line) - start))
+    low = max(0, start - BEFORE_COLUMN) if len(line) > LINE_SHOWN else 0
+    high = min(len(line), low + LINE_SHOWN) if len(line) > LINE_SHOWN else len(line)
+    opening, closing = (ELLIPSIS if low > 0 else ""), (ELLIPSIS if high < len(line) else "")
+    shown = opening + _shown(line[low:high]) + closing
+    before = opening + _shown(line[low:start])
+    width = max(1, min(diagnostic.width, high - start))
     # the carets cover each escape shown in the span (a tab keeps its one, as it always had)
     width += sum(len(_escape(ch)) - 1 for ch in line[start : start + width] if ch != "\t" and not ch.isprintable())
     pad = " " * len(gutter)
     return (f"{head}\n{pad} |\n{gutter} | {shown}\n"
             f"{pad} | {' ' * len(before)}{'^' * width} {diagnostic.severity.value}")
+
+
+def _escaped(text: str) -> str:
+    """text with every character that is not printable as its escape: a file's name or a message quoting
+    one cannot move the cursor or recolour the terminal either."""
+    return text if text.isprintable() else "".join(ch if ch.isprintable() else _escape(ch) for ch in text)
 
 
 @lru_cache(maxsize=64)  # the findings of one line share its text: escaped once
