@@ -19,12 +19,13 @@ import leaderboard_loop
 from nvfp4ctl.bench import jobs
 from nvfp4ctl.bench.session import DEFAULT_SETTLE_S
 from nvfp4ctl.bench.correctness import first_mismatch
+from nvfp4ctl.bench.history import GEOMEAN_RUN_TO_RUN
 from nvfp4ctl.task import load_task
 
 pytestmark = pytest.mark.gpu
 
 FIDELITY_TOLERANCE = 0.03  # our mean vs the leaderboard loop's, per shape
-REPEAT_TOLERANCE = 0.01  # geomean of two consecutive benches
+REPEAT_TOLERANCE = GEOMEAN_RUN_TO_RUN  # geomean of two consecutive benches: what bench calls "same"
 WALL_LIMIT_S = 60.0  # a full bench of the three shapes with a µs-scale kernel
 
 

@@ -72,11 +72,14 @@ def test_relative_log_paths_start_at_the_project_root_not_the_working_directory(
 
 
 def test_verdicts_use_the_combined_noise_with_a_run_to_run_floor() -> None:
-    assert Delta("s", Timing(100.0, 0.01), Timing(100.9, 0.01)).verdict == "same"  # under the 1 % floor
-    assert Delta("s", Timing(100.0, 0.01), Timing(98.0, 0.01)).verdict == "faster"
-    assert Delta("s", Timing(100.0, 0.01), Timing(102.0, 0.01)).verdict == "slower"
-    noisy = Delta("s", Timing(100.0, 1.0), Timing(102.0, 1.0))  # 2 × hypot(1, 1) = 2.83
-    assert noisy.noise == pytest.approx(2.828, abs=1e-3) and noisy.verdict == "same"
+    # a shape's floor is 3 %, the geomean's 2 %: what two processes of the same code differ by
+    assert Delta("s", Timing(100.0, 0.01), Timing(102.9, 0.01)).verdict == "same"
+    assert Delta("s", Timing(100.0, 0.01), Timing(96.0, 0.01)).verdict == "faster"
+    assert Delta("s", Timing(100.0, 0.01), Timing(104.0, 0.01)).verdict == "slower"
+    assert Delta("geomean", Timing(100.0, 0.01), Timing(101.3, 0.01)).verdict == "same"  # 2026-11-28's pair
+    assert Delta("geomean", Timing(100.0, 0.01), Timing(97.5, 0.01)).verdict == "faster"
+    noisy = Delta("s", Timing(100.0, 2.0), Timing(104.0, 2.0))  # 2 × hypot(2, 2) = 5.66, above the floor
+    assert noisy.noise == pytest.approx(5.657, abs=1e-3) and noisy.verdict == "same"
     assert Delta("s", Timing(50.0, 0.1), Timing(40.0, 0.1)).pct == pytest.approx(-20.0)
 
 
