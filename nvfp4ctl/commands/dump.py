@@ -130,11 +130,17 @@ def _show_layout(task_path: Path | None, shape_text: str, seed: int, row: int, k
     device = "cuda" if torch.cuda.is_available() else "cpu"
     data = problem.make_input(case, device=device)
     scales = problem.scale_tensors(data)
-    places = [locate(operand, ref.shape[0], ref.shape[1] * 16, row, k_block)
-              for operand, ref, _ in scales if 0 <= row < ref.shape[0]]
-    if not places:  # a row some operand has is shown for the operands that have it
+    # A scale some operand has is shown for the operands that have it: the grouped GEMM's groups differ
+    # in rows and in K, so a row or a k-block of one group is no error for the others.
+    with_row = [(operand, ref) for operand, ref, _ in scales if 0 <= row < ref.shape[0]]
+    if not with_row:
         rows = ", ".join(f"{operand} 0..{ref.shape[0] - 1}" for operand, ref, _ in scales)
         raise UsageError(f"--row {row}: not a scale row of this shape ({rows})")
+    places = [locate(operand, ref.shape[0], ref.shape[1] * 16, row, k_block)
+              for operand, ref in with_row if 0 <= k_block < ref.shape[1]]
+    if not places:
+        blocks = ", ".join(f"{operand} 0..{ref.shape[1] - 1}" for operand, ref in with_row)
+        raise UsageError(f"--kblock {k_block}: not a scale k-block of row {row} in this shape ({blocks})")
     storage = check_storage(scales)
     located = []
     for where in places:

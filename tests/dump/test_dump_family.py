@@ -29,3 +29,18 @@ def test_every_scale_tensor_is_located_and_verified(problem: str, shape: str, op
     assert [entry["operand"] for entry in payload["scales"]] == operands
     assert all(entry["ok"] for entry in payload["scales"])
     assert len(payload["storage"]) == batches and all(entry["ok"] for entry in payload["storage"])
+
+
+def test_a_k_block_of_one_group_only_is_located_there() -> None:
+    # group 2's K = 512 has k-blocks 0..31, group 1's K = 256 only 0..15
+    payload = layout("nvfp4_group_gemm", "200,136,256;64,128,512", "--kblock", "20")
+    assert [entry["operand"] for entry in payload["scales"]] == ["A[2]", "B[2]"]
+    assert all(entry["ok"] and entry["k_block"] == 20 for entry in payload["scales"])
+
+
+def test_a_k_block_no_operand_of_the_row_has_names_their_ranges() -> None:
+    result = CliRunner().invoke(app, ["dump", "--layout", "--task", str(get_problem("nvfp4_group_gemm").task_file),
+                                      "--shape", "200,136,256;64,128,512", "--row", "130", "--kblock", "20"])
+    assert result.exit_code == 2
+    assert "--kblock 20: not a scale k-block of row 130 in this shape (A[1] 0..15, B[1] 0..15)" in result.output
+    assert "Traceback" not in result.output
