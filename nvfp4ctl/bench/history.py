@@ -19,6 +19,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from nvfp4ctl.problems import DEFAULT_PROBLEM
 from nvfp4ctl.runlog import RunEntry, split_target
 
 # relative; measured on H100s: consecutive benches' geomeans up to 1.3 % apart with the settle phase
@@ -106,6 +107,11 @@ def _timing(mean: str, err: str | None) -> Timing | None:
     return timing if timing.mean > 0 else None
 
 
+def logged_problem(entry: RunEntry) -> str:
+    """The problem a logged run was of; lines written before the log named one were the GEMM's."""
+    return entry.problem or DEFAULT_PROBLEM
+
+
 def _target_path(cell: str, root: Path) -> Path | None:
     """The logged target's path; relative ones are relative to the project root."""
     path, _ = split_target(cell)
@@ -113,16 +119,21 @@ def _target_path(cell: str, root: Path) -> Path | None:
 
 
 def find_previous(newest_first: Iterable[RunEntry], target: Path, gpu: str, shapes: Collection[str],
-                  root: Path | None = None) -> tuple[RunEntry, LoggedBench] | None:
+                  root: Path | None = None, problem: str | None = None) -> tuple[RunEntry, LoggedBench] | None:
     """The latest successful bench of `target` (by path) on `gpu` that timed all of `shapes`; failing
     that, the latest that timed at least one of them (a full bench is not judged by an `--only` run).
     `newest_first` is the run log from its end (runlog.newest_first), taken only up to that bench.
-    `root` is the project root the log's relative paths start from (default: the working directory)."""
+    `root` is the project root the log's relative paths start from (default: the working directory).
+    `problem`: only benches of that problem count. A log shared by several folders (NVFP4CTL_MEMORY)
+    names each folder's submission.py alike, and the GEMM's and the dual GEMM's shape keys are alike
+    too ("128x128x256"), so a path and a shape key alone would judge one problem by another's times."""
     root = root or Path.cwd()
     wanted = target.resolve()
     partial: tuple[RunEntry, LoggedBench] | None = None
     for entry in newest_first:
         if entry.subcommand != "bench" or entry.exit_code != "0" or entry.gpu != gpu:
+            continue
+        if problem is not None and logged_problem(entry) != problem:
             continue
         if _target_path(entry.target, root) != wanted:
             continue

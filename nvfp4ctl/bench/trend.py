@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nvfp4ctl.bench.history import LoggedBench, parse_result_line
+from nvfp4ctl.bench.history import LoggedBench, logged_problem, parse_result_line
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.runlog import RunEntry, split_target
 
@@ -40,6 +40,7 @@ class Trend:
     target: str  # the target path as logged (relative to the project root when inside it)
     gpu: str
     runs: list[Run] = field(default_factory=list)
+    problem: str = ""  # the task's problem: one path may hold another problem's submission in another folder
 
     def keys(self) -> list[str]:
         """Shapes in the order first timed, then the geomean (only over runs that timed every shape)."""
@@ -82,15 +83,17 @@ def normalize_shape(text: str) -> str:
 
 def collect(entries: Iterable[RunEntry], root: Path, target: Path | None = None, last: int | None = None,
             log_project: Path | None = None) -> list[Trend]:
-    """Successful benches grouped by (target, GPU), oldest run first; the most recently run group first.
+    """Successful benches grouped by (target, GPU, problem), oldest run first; the most recently run
+    group first. The problem keeps apart what a log shared by several folders names alike (each
+    folder's submission.py, the GEMM's and the dual GEMM's "128x128x256").
 
     Logged paths are relative to the folder of the checkout that ran the bench, so one shared log
     reads the same from every checkout: they are read against `root`, this checkout. `target` keeps
     only that file's runs, matched in this checkout or in `log_project`, the project the log lives
     in; `last` keeps each group's most recent runs."""
     base = root.resolve()
-    groups: dict[tuple[str, str], Trend] = {}
-    order: dict[tuple[str, str], int] = {}
+    groups: dict[tuple[str, str, str], Trend] = {}
+    order: dict[tuple[str, str, str], int] = {}
     for index, entry in enumerate(entries):
         if entry.subcommand != "bench" or entry.exit_code != "0":
             continue
@@ -101,8 +104,10 @@ def collect(entries: Iterable[RunEntry], root: Path, target: Path | None = None,
         resolved = (root / path).resolve()
         if target is not None and not _names(target, path, root, log_project):
             continue
-        key = (str(resolved), entry.gpu)
-        groups.setdefault(key, Trend(_shown(path, base), entry.gpu)).runs.append(Run(entry.time, entry.commit, digest, bench))
+        problem = logged_problem(entry)
+        key = (str(resolved), entry.gpu, problem)
+        groups.setdefault(key, Trend(_shown(path, base), entry.gpu, problem=problem)).runs.append(
+            Run(entry.time, entry.commit, digest, bench))
         order[key] = index
     trends = [groups[key] for key in sorted(groups, key=lambda k: -order[k])]
     if last:

@@ -84,7 +84,7 @@ def command(
         raise _with_child_log(error) from None
     log_read = True
     try:
-        comparison = compare_with_log(report, target.path)
+        comparison = compare_with_log(report, target.path, problem.name)
     except OSError as error:  # NVFP4CTL_MEMORY naming a folder, say: the timings just taken still stand
         memory = memory_path()
         console.warn(f"cannot read the run log {memory}: {os_reason(error, memory)}; no comparison with the"
@@ -112,15 +112,15 @@ def _with_child_log(error: Any) -> Any:
     return type(error)("\n".join(lines), error.log_tail, error.log_path)
 
 
-def compare_with_log(report: BenchReport, target: Path) -> history.Comparison | None:
-    """The previous bench of the same target path on the same GPU, from MEMORY.md's run log."""
+def compare_with_log(report: BenchReport, target: Path, problem: str | None = None) -> history.Comparison | None:
+    """The previous bench of the same target path, problem and GPU, from MEMORY.md's run log."""
     from nvfp4ctl import runlog
     from nvfp4ctl.bench import history
     from nvfp4ctl.workspace import user_folder
 
     with closing(runlog.newest_first(memory_path())) as newest_first:  # read from the end, as far as needed
         previous = history.find_previous(newest_first, target, report.gpu, [s.key for s in report.shapes],
-                                         user_folder())
+                                         user_folder(), problem)
     if previous is None:
         return None
     return history.compare(previous, history.Timing(report.geomean_us, report.geomean_err_us), report.timings(),

@@ -91,12 +91,14 @@ def _show_trend(entries: list, last: int, target: Path | None, wanted: dict[str,
     for key, text in wanted.items():
         if key not in logged:
             raise UsageError(f"--shape {text}: no logged bench timed it; logged: {', '.join(sorted(logged))}")
+    several_problems = len({trend.problem for trend in found}) > 1  # then each title says whose times they are
     for trend in found:
         keys = [key for key in trend.keys() if not wanted or key in wanted]
         if not keys:
             continue
         first, final = trend.runs[0].time, trend.runs[-1].time
-        console.info(f"{trend.target} on {trend.gpu}: {plural(len(trend.runs), 'bench', 'benches')}, {_when(first)} to {_when(final)}",
+        of = f" ({trend.problem})" if several_problems else ""
+        console.info(f"{trend.target}{of} on {trend.gpu}: {plural(len(trend.runs), 'bench', 'benches')}, {_when(first)} to {_when(final)}",
                      style="bold", result=True)  # the plots below print under -q: so does what they are of
         for key in keys:
             values = trend.series(key)

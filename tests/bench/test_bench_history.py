@@ -188,3 +188,21 @@ def test_the_previous_bench_is_looked_up_from_the_end_of_the_log(tmp_path: Path,
         assert _CountingReader.bytes_read < memory.stat().st_size / 10, _CountingReader.bytes_read
     whole_log = find_previous(reversed(runlog.read(memory)), kernel, GPU, keys, tmp_path)
     assert whole_log is not None and whole_log[0] == previous
+
+
+def test_find_previous_skips_a_bench_of_another_problem_at_the_same_path(tmp_path: Path) -> None:
+    """A log shared by two folders names each one's submission.py alike, and the GEMM's and the dual
+    GEMM's shape keys are alike: the dual GEMM's bench was compared with the GEMM's times."""
+    submission = tmp_path / "submission.py"
+    submission.write_text("x")
+    shapes = [("128x128x256", Timing(900.0, 30.0))]
+    gemm = RunEntry("2026-11-25T21:00:00Z", "nvfp4ctl bench", "submission.py@aaa", "abc1234", GPU, "0",
+                    result_line(Timing(900.0, 30.0), shapes), "nvfp4_gemm")
+    older = RunEntry("2026-11-25T20:00:00Z", "nvfp4ctl bench", "submission.py@bbb", "abc1234", GPU, "0",
+                     result_line(Timing(700.0, 30.0), shapes))  # before the log named problems: the GEMM's
+    assert find_previous([gemm], submission, GPU, ["128x128x256"], tmp_path, "nvfp4_dual_gemm") is None
+    assert find_previous([gemm, older], submission, GPU, ["128x128x256"], tmp_path, "nvfp4_dual_gemm") is None
+    found = find_previous([gemm], submission, GPU, ["128x128x256"], tmp_path, "nvfp4_gemm")
+    assert found is not None and found[0] is gemm
+    found_older = find_previous([older], submission, GPU, ["128x128x256"], tmp_path, "nvfp4_gemm")
+    assert found_older is not None and found_older[0] is older

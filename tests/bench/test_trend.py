@@ -220,3 +220,24 @@ def test_a_hand_edited_time_of_zero_or_no_number_drops_the_line(result: str) -> 
     shown = CliRunner().invoke(app, ["log", "--trend"])
     assert shown.exit_code == 0, shown.output
     assert f"kernels/sm90/k.cu on {H100}: 2 benches" in shown.output and "best 0.00" not in shown.output
+
+
+def test_one_path_benched_for_two_problems_makes_two_trends_each_named(tmp_path: Path) -> None:
+    """Folders sharing one log name their submission.py alike; the GEMM's and the dual GEMM's times of
+    "128x128x256" were one series of one trend."""
+    def run(time: str, mean: float, problem: str) -> runlog.RunEntry:
+        shapes = [("128x128x256", Timing(mean, 1.0))]
+        return runlog.RunEntry(f"2026-11-26T0{time}Z", "nvfp4ctl bench", "submission.py@0123456789ab", "abc1234", H100,
+                               "0", result_line(Timing(mean, 1.0), shapes), problem)
+
+    entries = [run("1:00:00", 900.0, "nvfp4_gemm"), run("1:10:00", 1600.0, "nvfp4_dual_gemm")]
+    found = trend.collect(entries, tmp_path)
+    assert [(t.problem, t.series("128x128x256")) for t in found] == [("nvfp4_dual_gemm", [1600.0]),
+                                                                      ("nvfp4_gemm", [900.0])]
+    memory = memory_path()
+    for entry in entries:
+        runlog.append(entry, memory)
+    result = CliRunner().invoke(app, ["log", "--trend"])
+    assert result.exit_code == 0, result.output
+    assert f"submission.py (nvfp4_dual_gemm) on {H100}: 1 bench" in result.output
+    assert f"submission.py (nvfp4_gemm) on {H100}: 1 bench" in result.output
