@@ -67,14 +67,26 @@ _GROUPED_KEY = re.compile(r"g[1-9][0-9]*(?::[a-z][0-9]+(?:\+[0-9]+)*)+")
 
 
 def normalize_shape(text: str) -> str:
-    """"128,7168,16384" or "128x7168x16384" -> the log's key "128x7168x16384"; "geomean" as is. A text
-    that is no shape's key is a UsageError, whatever the log holds (a typo is told as such at once)."""
+    """"128,7168,16384" or "128x7168x16384" -> the log's key "128x7168x16384"; "geomean" as is; the
+    grouped GEMM's --shape as bench takes it ("192,3072,4096;320,3072,4096") -> its logged key
+    ("g2:m192+320:n3072:k4096"). A text that is no shape's key is a UsageError, whatever the log holds
+    (a typo is told as such at once)."""
+    malformed = UsageError(f"--shape {text}: expected M,N,K[,L] as positive integers (GEMV M,K[,L]; a grouped"
+                           " GEMM's M1,N1,K1;M2,N2,K2 or logged key, g8:m80+176:n4096:k7168) or geomean,"
+                           " e.g. --shape 128,7168,16384")
+    if ";" in text:
+        from nvfp4ctl.problems import get_problem
+
+        grouped = get_problem("nvfp4_group_gemm")
+        try:
+            return grouped.key(grouped.parse_shape(text, 0))
+        except UsageError:
+            raise malformed from None
     cleaned = text.strip().lower().replace(",", "x").replace(" ", "")
     if cleaned == GEOMEAN or _GROUPED_KEY.fullmatch(cleaned):
         return cleaned
     if not _SIZES_KEY.fullmatch(cleaned):
-        raise UsageError(f"--shape {text}: expected M,N,K[,L] as positive integers (GEMV M,K[,L]; a grouped GEMM's"
-                         " logged key, g8:m80+176:n4096:k7168) or geomean, e.g. --shape 128,7168,16384")
+        raise malformed
     parts = cleaned.split("x")
     if len(parts) >= 3 and parts[-1] == "1":  # l = 1 is left out of the log's keys (K is never 1)
         parts = parts[:-1]
