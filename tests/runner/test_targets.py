@@ -258,7 +258,15 @@ def test_a_submission_under_a_task_of_its_own_runs_on_it_or_says_which_to_pass(m
 
     reset()
     chosen = load_task(here / "task.yml")  # --task: chosen on purpose
+    capsys.readouterr()
     assert targets.task_for_submission(chosen, gemv) is chosen
+    # ... but not in silence where the submission's own task.yml is another problem's: every test then failed
+    # to unpack inputs it was not written for, with nothing said
+    warned = " ".join(capsys.readouterr().err.split())
+    assert "the task.yml beside it" in warned and "is nvfp4_gemv, the task in use" in warned \
+        and "nvfp4_gemm: each test hands it nvfp4_gemm's inputs" in warned, warned
+    assert targets.task_for_submission(chosen, other_gemm) is chosen  # the same problem: nothing to say
+    assert "beside it" not in capsys.readouterr().err
 
 
 def test_a_kernels_problem_is_read_once_per_command_and_afresh_by_the_next(monkeypatch, tmp_path):
