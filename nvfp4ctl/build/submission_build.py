@@ -236,7 +236,14 @@ def gpu_arch_note(sources: SubmissionSources, extension: Extension, arch: str, w
     """The warning for an extension built for an arch-specific target (sm_100a) that nothing in the file
     names: torch then compiles for the GPU it runs on (10.0+PTX on a B200: sm_100, where tcgen05 does not
     assemble). The build keeps the arch the code needs, as the leaderboard's environment is not known
-    for certain; the note says what torch would do and the fix. None where that is not so."""
+    for certain; the note says what torch would do and the fix. Where a TORCH_CUDA_ARCH_LIST whose value
+    build cannot read is set before the call, the note says so: torch compiles for what it holds. None
+    where neither is so."""
+    unread = sources.unread_arch_list(extension)
+    if unread is not None:
+        return (f"line {unread.line} ({unread.written}) sets, or may set, TORCH_CUDA_ARCH_LIST to a value build cannot"
+                f" read without running the file: torch compiles for the archs it holds at the call, which build cannot"
+                f" tell; built here for {arch}. Set it to a string constant to build for its archs")
     if not arch.endswith("a") or not sources.torch_picks_gpu_arch(extension):
         return None
     needs = code_needs(device_code(extension))
@@ -245,7 +252,7 @@ def gpu_arch_note(sources: SubmissionSources, extension: Extension, arch: str, w
     return (f"no arch is named for this call (no arch flag, no TORCH_CUDA_ARCH_LIST set before it): torch compiles"
             f" for the GPU it runs on, {LEADERBOARD_GPU_ARCH[0]} ({LEADERBOARD_GPU_ARCH[1]}, without the a) on the"
             f" {LEADERBOARD_GPU} that runs GPU MODE's NVFP4 problems{hopper}, where {what} not assemble; built here"
-            f" for {arch} ({why}). Name it: {naming_the_arch(arch)}")
+            f" for {arch} ({why}). Name it: {naming_the_arch(arch)}{sources.putenv_remark()}")
 
 
 def torch_build_files(extension: Extension) -> set[str]:

@@ -115,13 +115,19 @@ class Extension:
         return [name for name in self.functions if not re.search(rf"(?<![\w.]){re.escape(name)}\s*\(", code)]
 
 
+ARCH_LIST = "TORCH_CUDA_ARCH_LIST"
+
+
 @dataclass(frozen=True)
 class ArchListSetting:
-    """An `os.environ["TORCH_CUDA_ARCH_LIST"] = ...` of the file."""
+    """A statement of the file that changes os.environ's TORCH_CUDA_ARCH_LIST, which torch reads in the
+    call: `os.environ[...] = ...`, `.setdefault(...)`, `.update(...)`, `|=`, or its removal."""
 
     line: int
-    value: str | None  # None: not a static value
+    value: str | None  # None: not a static value (a computed one, an update() whose keys build cannot read)
     deferred: bool  # inside a function: it runs when the function is called, not known here
+    kind: str = "set"  # set | setdefault (only where none is set) | unset (del, pop)
+    written: str = ""  # the statement, short, for messages
 
 
 @dataclass
@@ -131,27 +137,63 @@ class SubmissionSources:
     arch_list_settings: list[ArchListSetting]  # in the file's order
     cute_dsl: bool  # imports cutlass.cute and defines @cute.kernel / calls cute.compile
     text: str
+    # os.putenv("TORCH_CUDA_ARCH_LIST", ...) lines: putenv leaves os.environ, which torch reads, unchanged
+    arch_list_putenv: list[int] = field(default_factory=list)
 
     @property
     def env_arch_list(self) -> str | None:
         """The last TORCH_CUDA_ARCH_LIST the file sets."""
         return self.arch_list_settings[-1].value if self.arch_list_settings else None
 
+    def arch_list_setting(self, extension: Extension) -> ArchListSetting | None:
+        """The statement whose TORCH_CUDA_ARCH_LIST torch reads in the extension's call, None where none is
+        set: the last that runs before it. A module-level statement runs before a call inside a function
+        (custom_kernel's) wherever it is written, and after a module-level call written above it; otherwise
+        the file's line order decides. A setdefault sets it only where none is set (the environment the
+        file runs in is taken to set none), a del or pop unsets it."""
+        current: ArchListSetting | None = None
+        for setting in self.arch_list_settings:
+            if not (setting.line < extension.line or (extension.deferred and not setting.deferred)):
+                continue
+            if setting.kind == "unset":
+                current = None
+            elif setting.kind == "set" or current is None:
+                current = setting
+        return current
+
     def arch_list_for(self, extension: Extension) -> str | None:
-        """The TORCH_CUDA_ARCH_LIST torch reads for the extension's call: the last set before it runs. A
-        module-level setting runs before a call inside a function (custom_kernel's) wherever it is written,
-        and after a module-level call written above it; otherwise the file's line order decides."""
-        before = [setting for setting in self.arch_list_settings
-                  if setting.line < extension.line or (extension.deferred and not setting.deferred)]
-        return before[-1].value if before else None
+        """The TORCH_CUDA_ARCH_LIST torch reads for the extension's call; None where none is set or where
+        its value is not static (arch_list_setting tells them apart)."""
+        setting = self.arch_list_setting(extension)
+        return setting.value if setting is not None else None
+
+    def unread_arch_list(self, extension: Extension) -> ArchListSetting | None:
+        """The TORCH_CUDA_ARCH_LIST setting torch reads for the call where build cannot read its value, and
+        torch adds an arch flag from it (no flag of the extension's holds "arch")."""
+        from nvfp4ctl.build import torch_nvcc
+
+        setting = self.arch_list_setting(extension)
+        if setting is None or setting.value is not None or not torch_nvcc.torch_adds_arch(extension.cuda_flags):
+            return None
+        return setting
 
     def torch_picks_gpu_arch(self, extension: Extension) -> bool:
         """Whether torch compiles the extension for the GPU it runs on: it adds its own arch flag (no flag
-        holds "arch") and no TORCH_CUDA_ARCH_LIST is set before the call (_get_cuda_arch_flags then reads
-        the visible GPUs' capability: 10.0+PTX, sm_100 without the a, on a B200)."""
+        holds "arch") and no TORCH_CUDA_ARCH_LIST is set before the call, or an empty one
+        (_get_cuda_arch_flags then reads the visible GPUs' capability: 10.0+PTX, sm_100 without the a, on a
+        B200). Not where one is set to a value build cannot read: it may name the arch."""
         from nvfp4ctl.build import torch_nvcc
 
-        return torch_nvcc.torch_adds_arch(extension.cuda_flags) and not self.arch_list_for(extension)
+        setting = self.arch_list_setting(extension)
+        return torch_nvcc.torch_adds_arch(extension.cuda_flags) and (setting is None or setting.value == "")
+
+    def putenv_remark(self) -> str:
+        """What a note of an arch torch picks adds where the file sets TORCH_CUDA_ARCH_LIST by os.putenv."""
+        if not self.arch_list_putenv:
+            return ""
+        lines = ", ".join(str(line) for line in self.arch_list_putenv)
+        return (f" (os.putenv on line {lines} does not change os.environ, which torch reads:"
+                f' set os.environ["{ARCH_LIST}"] instead)')
 
     def extension_arches(self, extension: Extension, requested: str | None) -> tuple[tuple[str, ...], str]:
         """(archs, where they came from) of the compile of one extension's device code: the arch its flags
@@ -169,8 +211,17 @@ class SubmissionSources:
         arch_list = self.arch_list_for(extension)
         if arch_list:
             return arch_list_arches(arch_list, self.path), f"TORCH_CUDA_ARCH_LIST={arch_list}"
-        arch, why = self.arch(requested)
-        return (arch,), why
+        unread = self.unread_arch_list(extension)
+        if unread is None:
+            arch, why = self.arch(requested)
+            return (arch,), why
+        try:
+            arch, why = self.arch(requested)
+        except UsageError:
+            raise UsageError(f"{self.path}:{unread.line}: {unread.written} sets, or may set, TORCH_CUDA_ARCH_LIST to a"
+                             " value build cannot read without running the file, and nothing else names the arch;"
+                             " pass --arch, or set it to a string constant") from None
+        return (arch,), f"{why}; the TORCH_CUDA_ARCH_LIST of line {unread.line} is not static"
 
     def arch(self, requested: str | None) -> tuple[str, str]:
         """(arch, where it came from) where no TORCH_CUDA_ARCH_LIST applies and torch adds its own arch
@@ -568,16 +619,121 @@ def sources_in(path: Path, text: str, tree: ast.Module) -> SubmissionSources:
         evaluator.notes = []
         extensions.append(extension)
     extensions.sort(key=lambda e: e.line)
-    settings = []
-    for node in ast.walk(tree):  # os.environ["TORCH_CUDA_ARCH_LIST"] = "10.0a"
-        if isinstance(node, ast.Assign) and any(
-                isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant) and t.slice.value == "TORCH_CUDA_ARCH_LIST"
-                for t in node.targets):
-            value = evaluator.constant(node.value, node.lineno)
-            settings.append(ArchListSetting(node.lineno, str(value) if value is not None else None, id(node) in in_functions))
-    settings.sort(key=lambda setting: setting.line)
+    settings, putenv = _ArchListReader(tree, evaluator, in_functions).read()
     cute_dsl = bool(CUTE_DSL.search(text)) and bool(CUTE_DSL_USE.search(text))
-    return SubmissionSources(path, extensions, settings, cute_dsl, text)
+    return SubmissionSources(path, extensions, settings, cute_dsl, text, putenv)
+
+
+class _ArchListReader:
+    """The statements that change os.environ's TORCH_CUDA_ARCH_LIST: an item set or deleted, setdefault,
+    update, pop and |=, on os.environ however it is reached (import os as o, from os import environ, a
+    name bound to it). A key or a value build cannot read is kept as a setting whose value is unknown:
+    it may set the list, so nothing may say that none is set. os.putenv changes the environment of child
+    processes only, not os.environ: torch does not see it."""
+
+    def __init__(self, tree: ast.Module, evaluator: _Evaluator, in_functions: set[int]) -> None:
+        self.evaluator = evaluator
+        self.in_functions = in_functions
+        self.tree = tree
+        self.modules = {"os"}
+        self.environs: set[str] = set()
+        self.putenvs: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                self.modules.update(alias.asname or alias.name for alias in node.names if alias.name == "os")
+            elif isinstance(node, ast.ImportFrom) and node.module == "os":
+                self.environs.update(alias.asname or alias.name for alias in node.names if alias.name == "environ")
+                self.putenvs.update(alias.asname or alias.name for alias in node.names if alias.name == "putenv")
+        self.settings: list[ArchListSetting] = []
+        self.putenv_lines: list[int] = []
+
+    def read(self) -> tuple[list[ArchListSetting], list[int]]:
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Subscript) and self._is_environ(target.value, node.lineno):
+                        self._keyed(node, target.slice, node.value, "set")
+            elif isinstance(node, ast.Delete):
+                for target in node.targets:
+                    if isinstance(target, ast.Subscript) and self._is_environ(target.value, node.lineno):
+                        self._keyed(node, target.slice, None, "unset")
+            elif isinstance(node, ast.AugAssign) and isinstance(node.op, ast.BitOr) and self._is_environ(node.target, node.lineno):
+                self._mapping(node, node.value)
+            elif isinstance(node, ast.Call):
+                self._call(node)
+        self.settings.sort(key=lambda setting: setting.line)
+        return self.settings, sorted(self.putenv_lines)
+
+    def _call(self, node: ast.Call) -> None:
+        func = node.func
+        if (isinstance(func, ast.Attribute) and func.attr == "putenv" and isinstance(func.value, ast.Name)
+                and func.value.id in self.modules) or (isinstance(func, ast.Name) and func.id in self.putenvs):
+            key = self.evaluator.constant(node.args[0], node.lineno) if node.args else None
+            if key == ARCH_LIST:
+                self.putenv_lines.append(node.lineno)
+            return
+        if not isinstance(func, ast.Attribute) or not self._is_environ(func.value, node.lineno):
+            return
+        if func.attr in ("setdefault", "pop") and node.args:
+            value = node.args[1] if func.attr == "setdefault" and len(node.args) > 1 else None
+            if func.attr == "setdefault" and value is None:  # setdefault(key) sets nothing readable: None is no str
+                return
+            self._keyed(node, node.args[0], value, "setdefault" if func.attr == "setdefault" else "unset")
+        elif func.attr == "update":
+            for argument in node.args:
+                self._mapping(node, argument)
+            for keyword in node.keywords:
+                if keyword.arg is None:
+                    self._mapping(node, keyword.value)
+                elif keyword.arg == ARCH_LIST:
+                    self._add(node, keyword.value, "set")
+        elif func.attr == "clear":
+            self._add(node, None, "unset")
+
+    def _keyed(self, node: ast.AST, key: ast.AST, value: ast.AST | None, kind: str) -> None:
+        """One key of os.environ set, set by default or unset: a key build cannot read may be this one."""
+        name = self.evaluator.constant(key, node.lineno)
+        if name == ARCH_LIST:
+            self._add(node, value, kind)
+        elif name is None and kind != "unset":
+            self._add(node, None, kind, readable=False)
+
+    def _mapping(self, node: ast.AST, mapping: ast.AST) -> None:
+        """update(...) or |= with a dict: its TORCH_CUDA_ARCH_LIST entry, or an unknown setting where the
+        dict or one of its keys is not static."""
+        if isinstance(mapping, ast.Name):
+            bound = self.evaluator._bound(mapping.id, node.lineno)
+            if bound is None or mapping.id in self.evaluator.mutated:
+                self._add(node, None, "set", readable=False)
+                return
+            mapping = bound[1]
+        if not isinstance(mapping, ast.Dict):
+            self._add(node, None, "set", readable=False)
+            return
+        for key, value in zip(mapping.keys, mapping.values):
+            if key is None:  # {**other}
+                self._mapping(node, value)
+            else:
+                self._keyed(node, key, value, "set")
+
+    def _add(self, node: ast.AST, value: ast.AST | None, kind: str, readable: bool = True) -> None:
+        text = None
+        if readable and value is not None:
+            constant = self.evaluator.constant(value, node.lineno)
+            text = str(constant) if isinstance(constant, str) else None
+        elif readable and kind == "unset":
+            text = ""
+        self.settings.append(ArchListSetting(node.lineno, text, id(node) in self.in_functions, kind, _shown(node)))
+
+    def _is_environ(self, node: ast.AST, before: int, depth: int = 0) -> bool:
+        if isinstance(node, ast.Attribute):
+            return node.attr == "environ" and isinstance(node.value, ast.Name) and node.value.id in self.modules
+        if isinstance(node, ast.Name):
+            if node.id in self.environs:
+                return True
+            bound = self.evaluator._bound(node.id, before)
+            return bound is not None and depth < 20 and self._is_environ(bound[1], bound[0], depth + 1)
+        return False
 
 
 def _inside_functions(tree: ast.Module) -> set[int]:

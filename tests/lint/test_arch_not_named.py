@@ -72,3 +72,24 @@ def test_a_loaded_source_file_is_read_for_its_code(tmp_path: Path, monkeypatch: 
     result = runner.invoke(app, ["lint", "submission.py"])
     assert result.exit_code == 0, result.output  # a warning
     assert "submission.py:2:1: NV005 load('gemm') names no arch" in result.output
+
+
+@pytest.mark.parametrize("setting", [
+    'os.environ["TORCH_CUDA_ARCH_LIST"] = ARCH',  # computed: build cannot read it, it may name the arch
+    'os.environ.setdefault("TORCH_CUDA_ARCH_LIST", "10.0a")',
+    'os.environ.update({"TORCH_CUDA_ARCH_LIST": "10.0a"})',
+    'os.environ.update(TORCH_CUDA_ARCH_LIST="10.0a")',
+    'from os import environ\nenviron["TORCH_CUDA_ARCH_LIST"] = "10.0a"',
+])
+def test_an_arch_list_set_otherwise_or_not_static_is_said_nothing_of(setting: str) -> None:
+    """NV005 said that no TORCH_CUDA_ARCH_LIST was set where the file set one by setdefault or update, or to
+    a value build cannot read."""
+    assert nv005(HEAD + "from settings import ARCH\n" + setting + "\n" + TCGEN05 + CALL.format(flags="") + ENTRY) == []
+
+
+def test_an_arch_list_set_by_putenv_is_said_not_to_reach_torch() -> None:
+    """os.putenv leaves os.environ, which torch reads, unchanged: the call still names no arch."""
+    text = HEAD + 'os.putenv("TORCH_CUDA_ARCH_LIST", "10.0a")\n' + TCGEN05 + CALL.format(flags="") + ENTRY
+    [(line, _, message)] = nv005(text)
+    assert line == 5 and message.endswith('(os.putenv on line 3 does not change os.environ, which torch reads:'
+                                          ' set os.environ["TORCH_CUDA_ARCH_LIST"] instead)'), message

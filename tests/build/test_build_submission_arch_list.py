@@ -1,0 +1,95 @@
+"""`build submission.py` reads the TORCH_CUDA_ARCH_LIST torch sees in the call, however the file sets it:
+an item of os.environ, setdefault, update, |=, through `from os import environ`; os.putenv, which
+leaves os.environ unchanged, is not seen. A value build cannot read is said to be so, never taken
+for no setting at all."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from nvfp4ctl.build.submission_sources import find_sources
+from nvfp4ctl.cli import app
+
+runner = CliRunner()
+HEAD = "import os\nfrom os import environ\nfrom torch.utils.cpp_extension import load_inline\nfrom settings import ARCH\n"
+TCGEN05 = 'CUDA = "// nvfp4ctl: no-tensor-op\\n__global__ void k() { asm(\\"tcgen05.fence::before_thread_sync;\\"); }"\n'
+CALL = 'm = load_inline(name="g", cpp_sources="", cuda_sources=CUDA)\n'
+
+
+def _sources(tmp_path: Path, setting: str):
+    submission = tmp_path / "submission.py"
+    submission.write_text(HEAD + setting + "\n" + TCGEN05 + CALL)
+    sources = find_sources(submission)
+    return sources, sources.extensions[0]
+
+
+@pytest.mark.parametrize(("setting", "arch_list"), [
+    ('os.environ.setdefault("TORCH_CUDA_ARCH_LIST", "9.0a")', "9.0a"),
+    ('os.environ["TORCH_CUDA_ARCH_LIST"] = "10.0a"\nos.environ.setdefault("TORCH_CUDA_ARCH_LIST", "9.0a")', "10.0a"),
+    ('os.environ.update({"TORCH_CUDA_ARCH_LIST": "9.0a", "OTHER": "1"})', "9.0a"),
+    ('os.environ.update(TORCH_CUDA_ARCH_LIST="9.0a")', "9.0a"),
+    ('ENV = {"TORCH_CUDA_ARCH_LIST": "9.0a"}\nos.environ |= ENV', "9.0a"),
+    ('environ["TORCH_CUDA_ARCH_LIST"] = "9.0a"', "9.0a"),
+    ('KEY = "TORCH_CUDA_ARCH_LIST"\nos.environ[KEY] = "9.0a"', "9.0a"),
+    ('os.environ["TORCH_CUDA_ARCH_LIST"] = "9.0a"\nos.environ.pop("TORCH_CUDA_ARCH_LIST")', None),
+    ('os.environ["TORCH_CUDA_ARCH_LIST"] = "9.0a"\ndel environ["TORCH_CUDA_ARCH_LIST"]', None),
+    ('settings = {}\nsettings["TORCH_CUDA_ARCH_LIST"] = "9.0a"', None),  # a dict of its own, not os.environ
+    ('os.putenv("TORCH_CUDA_ARCH_LIST", "9.0a")', None),  # os.environ, which torch reads, is unchanged
+])
+def test_the_arch_list_is_read_as_torch_sees_it(tmp_path: Path, setting: str, arch_list: str | None) -> None:
+    """setdefault, update, |= and `from os import environ` were not read (the arch came from the code,
+    and NV005 and the build's note said none was set); any dict's item named TORCH_CUDA_ARCH_LIST was."""
+    sources, extension = _sources(tmp_path, setting)
+    assert sources.arch_list_for(extension) == arch_list
+    assert sources.torch_picks_gpu_arch(extension) is (arch_list is None)
+
+
+@pytest.mark.parametrize("setting", [
+    'os.environ["TORCH_CUDA_ARCH_LIST"] = ARCH',
+    'os.environ.setdefault("TORCH_CUDA_ARCH_LIST", ARCH)',
+    'os.environ.update(ARCHES)',
+    'os.environ.update(**ARCHES)',
+    'for key, value in ARCHES.items():\n    os.environ[key] = value',
+])
+def test_an_arch_list_build_cannot_read_is_not_taken_for_none(tmp_path: Path, setting: str) -> None:
+    sources, extension = _sources(tmp_path, setting)
+    assert sources.arch_list_setting(extension) is not None and sources.arch_list_for(extension) is None
+    assert not sources.torch_picks_gpu_arch(extension)
+
+
+def test_build_says_it_could_not_read_the_arch_list_and_what_it_built_for(tmp_path: Path, compiles: list[str]) -> None:
+    """A computed TORCH_CUDA_ARCH_LIST was ignored: the build warned that no TORCH_CUDA_ARCH_LIST was set
+    before the call, and that torch would compile sm_100, where it compiles what ARCH holds."""
+    submission = tmp_path / "submission.py"
+    submission.write_text(HEAD + 'os.environ["TORCH_CUDA_ARCH_LIST"] = ARCH\n' + TCGEN05 + CALL)
+    result = runner.invoke(app, ["build", str(submission)])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 0, said
+    assert "no arch is named" not in said and "no TORCH_CUDA_ARCH_LIST" not in said, said
+    assert ("g: line 5 (os.environ['TORCH_CUDA_ARCH_LIST'] = ARCH) sets, or may set, TORCH_CUDA_ARCH_LIST to a value"
+            " build cannot read without running the file") in said, said
+    assert "built here for sm_100a" in said and "the TORCH_CUDA_ARCH_LIST of line 5 is not static" in said, said
+    assert compiles == ["g.cu"]
+
+
+def test_an_unreadable_arch_list_with_nothing_else_is_one_line_and_exit_2(tmp_path: Path, compiles: list[str]) -> None:
+    submission = tmp_path / "submission.py"
+    submission.write_text(HEAD + 'os.environ["TORCH_CUDA_ARCH_LIST"] = ARCH\n'
+                          'm = load_inline(name="g", cpp_sources="", cuda_sources="__global__ void k() {}")\n')
+    result = runner.invoke(app, ["build", str(submission)])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 2 and "sets, or may set, TORCH_CUDA_ARCH_LIST" in said and "pass --arch" in said, said
+    assert "no TORCH_CUDA_ARCH_LIST" not in said and not compiles and "Traceback" not in result.output
+
+
+def test_an_arch_list_set_by_putenv_is_said_not_to_reach_torch(tmp_path: Path, compiles: list[str]) -> None:
+    submission = tmp_path / "submission.py"
+    submission.write_text(HEAD + 'os.putenv("TORCH_CUDA_ARCH_LIST", "10.0a")\n' + TCGEN05 + CALL)
+    result = runner.invoke(app, ["build", str(submission)])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 0 and "g: no arch is named for this call" in said, said
+    assert ("(os.putenv on line 5 does not change os.environ, which torch reads:"
+            ' set os.environ["TORCH_CUDA_ARCH_LIST"] instead)') in said, said
