@@ -76,6 +76,8 @@ class Extension:
     cpp: list[Piece] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)  # load(sources=[...]): .cu/.cpp paths
     cuda_flags: list[str] = field(default_factory=list)
+    # False where extra_cuda_cflags are given but not static: built without them, they may name the arch
+    cuda_flags_static: bool = True
     cpp_flags: list[str] | None = field(default_factory=list)  # extra_cflags; None: not a static expression
     # extra_include_paths, absolute: torch makes each one os.path.abspath against the process's working
     # folder, which for the leaderboard's `python submission.py` is the submission's; nvcc here runs elsewhere
@@ -181,11 +183,13 @@ class SubmissionSources:
         """Whether torch compiles the extension for the GPU it runs on: it adds its own arch flag (no flag
         holds "arch") and no TORCH_CUDA_ARCH_LIST is set before the call, or an empty one
         (_get_cuda_arch_flags then reads the visible GPUs' capability: 10.0+PTX, sm_100 without the a, on a
-        B200). Not where one is set to a value build cannot read: it may name the arch."""
+        B200). Not where one is set to a value build cannot read, nor where extra_cuda_cflags are not
+        static: either may name the arch."""
         from nvfp4ctl.build import torch_nvcc
 
         setting = self.arch_list_setting(extension)
-        return torch_nvcc.torch_adds_arch(extension.cuda_flags) and (setting is None or setting.value == "")
+        return (extension.cuda_flags_static and torch_nvcc.torch_adds_arch(extension.cuda_flags)
+                and (setting is None or setting.value == ""))
 
     def putenv_remark(self) -> str:
         """What a note of an arch torch picks adds where the file sets TORCH_CUDA_ARCH_LIST by os.putenv."""
@@ -315,6 +319,7 @@ class _Evaluator:
 
     def __init__(self, tree: ast.Module) -> None:
         self.bindings: dict[str, list[tuple[int, ast.AST]]] = {}
+        augmented: dict[int, ast.AugAssign] = {}  # NAME += x is bound as NAME + x, made here: its statement
         for node in ast.walk(tree):
             if isinstance(node, ast.Assign):
                 for target in node.targets:
@@ -323,9 +328,10 @@ class _Evaluator:
             elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
                 self.bindings.setdefault(node.target.id, []).append((node.lineno, node.value))
             elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-                self.bindings.setdefault(node.target.id, []).append(
-                    (node.lineno, ast.BinOp(ast.Name(node.target.id, ast.Load()), ast.Add(), node.value,
-                                            lineno=node.lineno, col_offset=node.col_offset)))
+                added = ast.BinOp(ast.Name(node.target.id, ast.Load()), ast.Add(), node.value,
+                                  lineno=node.lineno, col_offset=node.col_offset)
+                augmented[id(added)] = node
+                self.bindings.setdefault(node.target.id, []).append((node.lineno, added))
         # flags.append("-O3") after flags = [...]: the binding above no longer says what the call gets
         self.mutated = {node.func.value.id for node in ast.walk(tree)
                         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
@@ -336,6 +342,7 @@ class _Evaluator:
                          if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)}
         aliases = [(name, value.id) for name, bound in self.bindings.items() for _, value in bound
                    if isinstance(value, ast.Name)]
+        direct = set(self.mutated)
         grew = True
         while grew:  # ALIAS = FLAGS; ALIAS.append(...) changes FLAGS too
             grew = False
@@ -343,6 +350,11 @@ class _Evaluator:
                 if alias in self.mutated and name not in self.mutated:
                     self.mutated.add(name)
                     grew = True
+        self._through_alias = self.mutated - direct
+        self._changes = _in_place_changes(tree, self.mutated)
+        self._block = _statement_blocks(tree)
+        self._block.update((made, self._block[id(statement)]) for made, statement in augmented.items()
+                           if id(statement) in self._block)
         self.notes: list[str] = []
 
     def changed_in_place(self, node: ast.AST, before: int, depth: int = 0) -> bool:
@@ -399,13 +411,53 @@ class _Evaluator:
             return out
         if isinstance(node, ast.Name):
             bound = self._bound(node.id, before)
-            return None if bound is None else self.pieces(bound[1], bound[0], depth + 1)
+            if bound is None:
+                return None
+            out = self.pieces(bound[1], bound[0], depth + 1)
+            return out if out is None or node.id not in self.mutated else self._changed(node.id, bound, out, before)
         if isinstance(node, ast.Call) and _call_name(node) in ("dedent", "textwrap.dedent") and node.args:
             inner = self.pieces(node.args[0], before, depth + 1)
             if inner is None:
                 return None
             return [Piece(textwrap.dedent(join_pieces(inner)), inner[0].line)] if inner else []
         return None
+
+    def _changed(self, name: str, bound: tuple[int, ast.AST], out: list[Piece], before: int) -> list[Piece] | None:
+        """A list bound to `name` as the statements between its binding and `before` leave it: append,
+        extend and insert of static values, each a statement of the binding's own block (they run, in
+        order, before the line); None where any other change may reach it (a change in another block, a
+        branch or a function, through another name, a remove, pop or item assignment), which build cannot
+        follow without running the file."""
+        if name in self._through_alias:
+            return None
+        block = self._block.get(id(bound[1]))
+        elements = _elements(out)
+        for line, change in self._changes.get(name, []):
+            if line <= bound[0]:
+                continue  # changed the list bound before this one
+            if change is None or block is None or self._block.get(id(change)) != block:
+                return None
+            if line >= before:
+                continue  # after the read, in the same straight run of statements
+            call = change.value
+            assert isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            if call.keywords or any(isinstance(argument, ast.Starred) for argument in call.args):
+                return None
+            if call.func.attr in ("append", "insert") and len(call.args) == (1 if call.func.attr == "append" else 2):
+                value = call.args[-1]
+                element = None if self._is_sequence(value, line) else self.pieces(value, line)
+                at = len(elements) if call.func.attr == "append" else self.constant(call.args[0], line)
+                if element is None or not isinstance(at, int) or isinstance(at, bool):
+                    return None
+                elements.insert(at, [replace(piece, joined=index > 0) for index, piece in enumerate(element)])
+            elif call.func.attr == "extend" and len(call.args) == 1 and self._is_sequence(call.args[0], line):
+                added = self.pieces(call.args[0], line)
+                if added is None:
+                    return None
+                elements.extend(_elements(added))
+            else:
+                return None
+        return [piece for element in elements for piece in element]
 
     def _is_sequence(self, node: ast.AST, before: int, depth: int = 0) -> bool:
         if isinstance(node, (ast.List, ast.Tuple)):
@@ -441,11 +493,11 @@ class _Evaluator:
         name = self.constant(node, before)
         return [name] if isinstance(name, str) else None
 
-    def flag_list(self, node: ast.AST | None, before: int) -> tuple[list[str], str | None]:
+    def flag_list(self, node: ast.AST | None, before: int) -> tuple[list[str] | None, str | None]:
         """(extra_cuda_cflags as torch gets them, why torch fails on them, else None). torch strips each
         element: a str is iterated character by character ("-O3" is the flags -, O and 3, which nvcc
         refuses), an int has no .strip(). An element made of several pieces ("-O" + LEVEL) is one flag.
-        A value that is not static reads as no flags, with a note."""
+        A value that is not static is None, with a note: built without them."""
         if node is None or (isinstance(node, ast.Constant) and node.value is None):
             return [], None
         foreign = self._non_string_element(node, before)
@@ -453,9 +505,14 @@ class _Evaluator:
             return [], (f"hold {foreign[0]}, {foreign[1]}: torch calls .strip() on each flag and fails"
                         f" (AttributeError); write it as a string")
         pieces = self.pieces(node, before)
+        if pieces is None and self.changed_in_place(node, before):
+            self.notes.append(f"line {node.lineno}: extra_cuda_cflags is a list changed in place where build cannot"
+                              " follow it without running the file (only append, extend and insert of static values,"
+                              " each a statement of the list's own block, are followed); built without them")
+            return None, None
         if pieces is None:
             self.notes.append(f"line {node.lineno}: extra_cuda_cflags is not a static expression; built without them")
-            return [], None
+            return None, None
         if not self._is_sequence(node, before):
             text = join_pieces(pieces)
             if not text:  # torch reads `flags or []`: an empty string is no flags
@@ -500,6 +557,61 @@ class _Evaluator:
             return []
         pieces = self.pieces(node, before)
         return [piece.text for piece in pieces] if pieces is not None else []
+
+
+def _elements(pieces: list[Piece]) -> list[list[Piece]]:
+    """The pieces of a list, element by element (a joined piece continues its element)."""
+    elements: list[list[Piece]] = []
+    for piece in pieces:
+        if piece.joined and elements:
+            elements[-1].append(piece)
+        else:
+            elements.append([replace(piece, joined=False)])
+    return elements
+
+
+def _in_place_changes(tree: ast.Module, names: set[str]) -> dict[str, list[tuple[int, ast.Expr | None]]]:
+    """(line, statement) of each change in place of the names: the statement where it is a call of
+    append, extend or insert standing alone (NAME.append(...)), which build can follow; None for any
+    other (an item assigned or deleted, remove, pop, a call inside an expression), which it cannot."""
+    changes: dict[str, list[tuple[int, ast.Expr | None]]] = {}
+    followed: set[int] = set()
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute)
+                and isinstance(node.value.func.value, ast.Name) and node.value.func.value.id in names
+                and node.value.func.attr in ("append", "extend", "insert")):
+            changes.setdefault(node.value.func.value.id, []).append((node.lineno, node))
+            followed.add(id(node.value))
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and id(node) not in followed and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name) and node.func.value.id in names and node.func.attr in _IN_PLACE):
+            changes.setdefault(node.func.value.id, []).append((node.lineno, None))
+        targets = (node.targets if isinstance(node, (ast.Assign, ast.Delete))
+                   else [node.target] if isinstance(node, ast.AugAssign) else [])
+        for target in targets:
+            if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id in names:
+                changes.setdefault(target.value.id, []).append((node.lineno, None))
+    for found in changes.values():
+        found.sort(key=lambda change: change[0])
+    return changes
+
+
+def _statement_blocks(tree: ast.Module) -> dict[int, int]:
+    """The block (the statement list) each statement is in, by id, and each assigned value's, which is
+    its statement's: a change in place is followed only where it runs in the same straight run."""
+    blocks: dict[int, int] = {}
+    for node in ast.walk(tree):
+        for name in ("body", "orelse", "finalbody"):
+            body = getattr(node, name, None)
+            if not isinstance(body, list):
+                continue
+            for statement in body:
+                if not isinstance(statement, ast.stmt):
+                    continue
+                blocks[id(statement)] = id(body)
+                if isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None:
+                    blocks[id(statement.value)] = id(body)
+    return blocks
 
 
 def _kind_of(value: object) -> str:
@@ -609,7 +721,8 @@ def sources_in(path: Path, text: str, tree: ast.Module) -> SubmissionSources:
                 extension.unreadable = (value.lineno, f"sources `{_shown(value)}`")
             extension.files.extend(_source_file(piece.text, path.parent) for piece in pieces or [])
         flags_node = _keyword(node, "extra_cuda_cflags")
-        extension.cuda_flags, unusable = evaluator.flag_list(flags_node, node.lineno)
+        cuda_flags, unusable = evaluator.flag_list(flags_node, node.lineno)
+        extension.cuda_flags, extension.cuda_flags_static = cuda_flags or [], cuda_flags is not None
         if unusable is not None and flags_node is not None:
             extension.unusable_flags = (flags_node.lineno, unusable)
         extension.cpp_flags = _cpp_flags(node, name, evaluator)

@@ -93,3 +93,19 @@ def test_an_arch_list_set_by_putenv_is_said_not_to_reach_torch() -> None:
     [(line, _, message)] = nv005(text)
     assert line == 5 and message.endswith('(os.putenv on line 3 does not change os.environ, which torch reads:'
                                           ' set os.environ["TORCH_CUDA_ARCH_LIST"] instead)'), message
+
+
+@pytest.mark.parametrize("flags", [
+    'FLAGS = ["-O3"]\nif CUDA:\n    FLAGS.append("-gencode=arch=compute_100a,code=sm_100a")\n',  # a change not followed
+    "FLAGS = pick_flags()\n",
+])
+def test_flags_build_cannot_read_are_not_said_to_name_no_arch(flags: str) -> None:
+    """extra_cuda_cflags that are not static may name the arch: NV005 said the call had no arch flag."""
+    text = HEAD + TCGEN05 + flags + CALL.format(flags=", extra_cuda_cflags=FLAGS") + ENTRY
+    assert nv005(text) == []
+
+
+def test_flags_appended_in_place_name_the_arch() -> None:
+    text = (HEAD + TCGEN05 + 'FLAGS = ["-O3"]\nFLAGS.append("-gencode=arch=compute_100a,code=sm_100a")\n'
+            + CALL.format(flags=", extra_cuda_cflags=FLAGS") + ENTRY)
+    assert nv005(text) == []

@@ -1,0 +1,70 @@
+"""extra_cuda_cflags given as a list the file changes in place (FLAGS.append(...), FLAGS += [...]) are the
+flags torch gets at the call: build follows append, extend and insert in the list's own run of
+statements, and says the flags are not static where it cannot follow a change, never building with
+the list as first assigned without a word."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from nvfp4ctl.build.submission_sources import find_sources
+from nvfp4ctl.cli import app
+
+runner = CliRunner()
+HEAD = "from torch.utils.cpp_extension import load_inline\nLEVEL = '3'\n"
+CALL = ('m = load_inline(name="g", cpp_sources="", extra_cuda_cflags=FLAGS,'
+        ' cuda_sources="// nvfp4ctl: no-tensor-op\\n__global__ void k() { asm(\\"wgmma.fence.sync.aligned;\\"); }")\n')
+GENCODE = "-gencode=arch=compute_90a,code=sm_90a"
+
+
+@pytest.mark.parametrize(("changes", "flags"), [
+    (f'FLAGS.append("{GENCODE}")', ["-O3", GENCODE]),
+    (f'FLAGS += ["{GENCODE}"]', ["-O3", GENCODE]),
+    (f'FLAGS.extend(["-Xptxas", "-v"])\nFLAGS.insert(0, "-O" + LEVEL)', ["-O3", "-O3", "-Xptxas", "-v"]),
+    (f'FLAGS.append("-DMODE=" + LEVEL)\nFLAGS += ("{GENCODE}",)', ["-O3", "-DMODE=3", GENCODE]),
+])
+def test_flags_changed_in_place_are_read_as_torch_gets_them(tmp_path: Path, changes: str, flags: list[str]) -> None:
+    """FLAGS.append(...) was not read: the build compiled with ["-O3"], for an arch other than the one
+    the appended -gencode names, and said nothing."""
+    submission = tmp_path / "submission.py"
+    submission.write_text(HEAD + 'FLAGS = ["-O3"]\n' + changes + "\n" + CALL + 'FLAGS.append("-DLATER")\n')
+    sources = find_sources(submission)
+    (extension,) = sources.extensions
+    assert extension.cuda_flags == flags and not extension.notes
+    if GENCODE in flags:
+        assert sources.extension_arches(extension, "sm_100a")[0] == ("sm_90a",)
+
+
+def test_flags_changed_in_place_inside_custom_kernel_are_followed(tmp_path: Path) -> None:
+    submission = tmp_path / "submission.py"
+    submission.write_text(HEAD + "def custom_kernel(data):\n    FLAGS = ['-O3']\n"
+                          f"    FLAGS.append('{GENCODE}')\n    " + CALL)
+    (extension,) = find_sources(submission).extensions
+    assert extension.cuda_flags == ["-O3", GENCODE] and not extension.notes
+
+
+@pytest.mark.parametrize("changes", [
+    f'if LEVEL:\n    FLAGS.append("{GENCODE}")',  # a branch: whether it runs is not static
+    f'def more():\n    FLAGS.append("{GENCODE}")',
+    f'ALIAS = FLAGS\nALIAS.append("{GENCODE}")',
+    'FLAGS.remove("-O3")',
+    'FLAGS[0] = "-O2"',
+    'FLAGS.append(pick())',
+    'FLAGS.extend("-O2")',  # a str extends by its characters
+])
+def test_flags_changed_where_build_cannot_follow_are_said_not_static(tmp_path: Path, compiles: list[str],
+                                                                      changes: str) -> None:
+    submission = tmp_path / "submission.py"
+    submission.write_text(HEAD + 'FLAGS = ["-O3"]\n' + changes + "\n" + CALL)
+    (extension,) = find_sources(submission).extensions
+    assert extension.cuda_flags == []
+    result = runner.invoke(app, ["build", str(submission), "--arch", "sm_100a"])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 0, said
+    assert "extra_cuda_cflags is a list changed in place where build cannot follow it" in said, said
+    assert "built without them" in said, said
+    # the flags may name the arch: not said to name none
+    assert "no arch is named" not in said and "no arch flag" not in said, said
