@@ -93,3 +93,37 @@ def test_an_arch_list_set_by_putenv_is_said_not_to_reach_torch(tmp_path: Path, c
     assert result.exit_code == 0 and "g: no arch is named for this call" in said, said
     assert ("(os.putenv on line 5 does not change os.environ, which torch reads:"
             ' set os.environ["TORCH_CUDA_ARCH_LIST"] instead)') in said, said
+
+
+def test_the_budget_says_that_archs_compiled_apart_overstate_torchs_compile(tmp_path: Path, compiles: list[str],
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """"9.0a;10.0a" is one nvcc run in torch, both -gencode flags in it (the host code and the headers
+    compiled once); build compiles each arch apart, and the budget line added their times without a word,
+    as if the leaderboard paid both runs."""
+    memory = tmp_path / "MEMORY.md"
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    submission = tmp_path / "submission.py"
+    submission.write_text(HEAD + 'os.environ["TORCH_CUDA_ARCH_LIST"] = "9.0a;10.0a"\n'
+                          'CUDA = "// nvfp4ctl: no-tensor-op\\n__global__ void k(int* p) { p[0] = 1; }"\n'
+                          'both = load_inline(name="both", cpp_sources="", cuda_sources=CUDA)\n'
+                          'one = load_inline(name="one", cpp_sources="", cuda_sources=CUDA,'
+                          ' extra_cuda_cflags=["-gencode=arch=compute_100a,code=sm_100a"])\n')
+    result = runner.invoke(app, ["build", str(submission)])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 0, said
+    assert compiles == ["both.cu", "both.cu", "one.cu"]
+    assert ("for 3 units" in said and "; both: each arch compiled in an nvcc run of its own here, where torch compiles"
+            " them all in one (every -gencode, the host code and the headers once), so this sum overstates that"
+            " compile") in said, said
+    assert "one: each arch" not in said and "one, both" not in said, said
+    assert "the sum of one nvcc run per arch: more than torch's one run" in memory.read_text()
+
+
+def test_the_budget_of_one_arch_an_extension_says_nothing_of_archs_apart(tmp_path: Path, compiles: list[str]) -> None:
+    submission = tmp_path / "submission.py"
+    submission.write_text(HEAD + 'os.environ["TORCH_CUDA_ARCH_LIST"] = "10.0a"\n'
+                          'CUDA = "// nvfp4ctl: no-tensor-op\\n__global__ void k(int* p) { p[0] = 1; }"\n'
+                          'm = load_inline(name="m", cpp_sources="", cuda_sources=CUDA)\n')
+    result = runner.invoke(app, ["build", str(submission)])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 0 and "for 1 unit" in said and "overstates" not in said, said
