@@ -237,5 +237,6 @@ class DenseProblem(ProblemBase):
         try:
             self.check_k(values["k"], "K")
         except FieldError as error:
-            raise UsageError(f"--shape {text}: K: {error.problem}") from None
+            # K is not the third number of every problem's shape (the GEMV's is M,K,L): name the syntax
+            raise UsageError(f"--shape {text}: K: {error.problem} (this problem's --shape is {self.shape_syntax})") from None
         return make_case(m=values["m"], n=values.get("n"), k=values["k"], l=values["l"], seed=seed)

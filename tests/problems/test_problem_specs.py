@@ -26,6 +26,9 @@ def test_shape_syntax_per_problem() -> None:
     [
         ("nvfp4_gemv", "128,256,512,1", "--shape 128,256,512,1: expected M,K or M,K,L as positive integers"),
         ("nvfp4_gemv", "128,96", "--shape 128,96: K: expected a multiple of 64"),
+        # a GEMM-style M,N,K typed for the GEMV: K is its second number, which the message says
+        ("nvfp4_gemv", "1,1,64", "--shape 1,1,64: K: expected a multiple of 64 (the task's rule for the GEMV), got 1"
+                                 " (this problem's --shape is M,K or M,K,L)"),
         ("nvfp4_dual_gemm", "128,256", "--shape 128,256: expected M,N,K or M,N,K,L"),
         ("nvfp4_group_gemm", "128,256;64,64,64", "--shape 128,256;64,64,64: expected M1,N1,K1;M2,N2,K2;..."),
         ("nvfp4_group_gemm", "128,256,256;64,64,40", "--shape 128,256,256;64,64,40: group 2: K: expected a multiple of 16"),
