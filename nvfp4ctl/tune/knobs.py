@@ -205,11 +205,12 @@ def _named_before_default(files: list[Path], knobs: tuple[Knob, ...], declared_i
     return None
 
 
-def _knob_readers(codes: Iterable[str], knobs: set[str]) -> dict[str, str]:
-    """Each name whose use reads a knob → that knob: the knobs themselves, and every macro whose body names
-    one or names such a macro (followed through any number of macros, as the preprocessor expands them).
-    Every #define of the files counts wherever it is: one defined after a use makes the two builds differ
-    at most where they are the same, never the other way round. Linear: each name is looked at once."""
+def _knob_readers(codes: Iterable[str], knobs: set[str]) -> dict[str, frozenset[str]]:
+    """Each name whose use reads knobs → those knobs: each knob itself, and every macro whose body names
+    one or names such a macro (followed through any number of macros, as the preprocessor expands them;
+    `(A_KNOB + B_KNOB)` reads both). Every #define of the files counts wherever it is: one defined after a
+    use makes the two builds differ at most where they are the same, never the other way round. Linear
+    in the macros' bodies times the knobs a name reads (a handful)."""
     read_by: dict[str, set[str]] = {}  # a name → the macros whose bodies name it
     for code in codes:
         for define in _DEFINE_LINES.finditer(blank(code).code):
@@ -218,25 +219,27 @@ def _knob_readers(codes: Iterable[str], knobs: set[str]) -> dict[str, str]:
                 continue
             for name in _IDENTIFIER.findall(define.group()[head.end():]):
                 read_by.setdefault(name, set()).add(head.group(1))
-    reads = {knob: knob for knob in knobs}
+    reads: dict[str, set[str]] = {knob: {knob} for knob in knobs}
     waiting = sorted(knobs)
-    while waiting:
+    while waiting:  # a name is taken up again only when its set of knobs grows: at most once per knob
         name = waiting.pop()
         for macro in sorted(read_by.get(name, ())):
-            if macro not in reads:
-                reads[macro] = reads[name]
+            known = reads.setdefault(macro, set())
+            if not reads[name] <= known:
+                known |= reads[name]
                 waiting.append(macro)
-    return reads
+    return {name: frozenset(found) for name, found in reads.items()}
 
 
-def _events(path: Path, codes: Mapping[Path, str], reads: Mapping[str, str], block_lines: Mapping[int, str],
+def _events(path: Path, codes: Mapping[Path, str], reads: Mapping[str, frozenset[str]], block_lines: Mapping[int, str],
             search: list[Path]) -> Iterator[tuple[int, str, str, str]]:
     """(offset, kind, value, name) in file order: "use" of a knob (value), by its name or a macro that reads
     it (name), not in a comment, a literal or a macro's body (read where the macro is used); "include" of a
     header (its resolved path); "default" where a knob's `#ifndef` line starts."""
     code = codes[path]
     plain = _DEFINE_LINES.sub(lambda define: re.sub(r"[^\n]", " ", define.group()), blank(code).code)
-    uses = ((m.start(), "use", reads[m.group()], m.group()) for m in _IDENTIFIER.finditer(plain) if m.group() in reads)
+    uses = ((m.start(), "use", knob, m.group()) for m in _IDENTIFIER.finditer(plain) if m.group() in reads
+            for knob in sorted(reads[m.group()]))
     includes = ((i.start, "include", str(header), "") for i in quoted_includes(code)
                 if (header := find_header(i.name, path.parent, search)) is not None)
     return heapq.merge(_line_starts(code, block_lines), includes, uses)

@@ -174,6 +174,11 @@ def test_a_kernel_with_a_table_builds_its_shipped_build_apart(tiny_copy: Path) -
                                                         'static const int e = EARLIER;\n#include "tiny_config.cuh"\n'),
      "tiny_knobs.cu:6 names TINY_SPLIT (through EARLIER) before tiny_config.cuh:5 defines its default,"
      " so the build without -DTINY_SPLIT sees it undefined"),
+    # a macro reading two knobs, used between their defaults, reads the second one undefined
+    ("tiny_config.cuh", ("// nvfp4ctl:knob TINY_LIVE", "#define BOTH (TINY_SPLIT + TINY_LIVE)\nenum { kBoth = BOTH };\n"
+                                                      "// nvfp4ctl:knob TINY_LIVE"),
+     "tiny_config.cuh:9 names TINY_LIVE (through BOTH) before tiny_config.cuh:11 defines its default,"
+     " so the build without -DTINY_LIVE sees it undefined"),
 ])
 def test_a_knob_named_before_its_default_builds_apart(tiny_without_table: Path, monkeypatch, file: str,
                                                       edit: tuple[str, str], reason: str | None) -> None:
