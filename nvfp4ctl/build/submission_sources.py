@@ -212,9 +212,10 @@ class SubmissionSources:
         taken = torch_nvcc.arch_taken_for_none(extension.cuda_flags)
         if taken is not None:
             return (NVCC_DEFAULT_ARCH,), f"nvcc's default: {extension.name}'s flag {taken} holds \"arch\", so torch adds none"
-        arch_list = self.arch_list_for(extension)
-        if arch_list:
-            return arch_list_arches(arch_list, self.path), f"TORCH_CUDA_ARCH_LIST={arch_list}"
+        setting = self.arch_list_setting(extension)
+        if setting is not None and setting.value:
+            arches = arch_list_arches(setting.value, f"{self.path}:{setting.line}")
+            return arches, f"TORCH_CUDA_ARCH_LIST={setting.value}"
         unread = self.unread_arch_list(extension)
         if unread is None:
             arch, why = self.arch(requested)
@@ -279,18 +280,39 @@ def named_arch(words: list[str]) -> tuple[str, str] | None:
     return f"sm_{number}", match.group(0)
 
 
-def arch_list_arches(arch_list: str, path: Path) -> tuple[str, ...]:
-    """Every arch of a TORCH_CUDA_ARCH_LIST as torch reads it (_get_cuda_arch_flags: entries split at ; and
-    blanks, each compiled): "10.0" is sm_100 and "10.0a" sm_100a (tcgen05 and wgmma need the a), "+PTX"
-    adds PTX to it."""
+def arch_list_arches(arch_list: str, where: str) -> tuple[str, ...]:
+    """Every arch of a TORCH_CUDA_ARCH_LIST as torch reads it (_get_cuda_arch_flags: each space made a ;,
+    then split at ;, each entry compiled): "10.0" is sm_100 and "10.0a" sm_100a (tcgen05 and wgmma need
+    the a), "+PTX" adds PTX to it. `where` is the file:line of the setting, for the refusals."""
+    entries = arch_list.replace(" ", ";").split(";")
+    if "" in entries:
+        # "10.0a; 9.0a", "10.0a;" and "10.0a  9.0a" hold an empty entry, which torch refuses: split at
+        # blanks, they built every arch as if torch would
+        raise UsageError(f'{where}: TORCH_CUDA_ARCH_LIST="{arch_list}" holds an empty entry {_empty_entry_place(entries)}:'
+                         " torch makes each space a ; and splits at ;, and stops on it (_get_cuda_arch_flags:"
+                         " ValueError: Unknown CUDA arch ()); separate the archs with one ; or one space")
     arches: list[str] = []
-    for item in arch_list.replace(";", " ").split() or [""]:
+    for item in entries:
         entry = _ARCH_LIST_ENTRY.fullmatch(item)
         if entry is None:
-            raise UsageError(f"{path}: TORCH_CUDA_ARCH_LIST={arch_list}: build reads entries such as 10.0a or 9.0a+PTX,"
-                             f" not {item or 'an empty list'}; write the arch's number")
+            raise UsageError(f"{where}: TORCH_CUDA_ARCH_LIST={arch_list}: build reads entries such as 10.0a or 9.0a+PTX,"
+                             f" not {item}; write the arch's number")
         arches.append(f"sm_{entry.group(1)}{entry.group(2)}")
     return tuple(dict.fromkeys(arches))
+
+
+def _empty_entry_place(entries: list[str]) -> str:
+    """Where the first empty entry of a split TORCH_CUDA_ARCH_LIST is, as a message says it."""
+    named = [entry for entry in entries if entry]
+    if not named:
+        return "and no arch"
+    at = entries.index("")
+    if at == 0:
+        return f"before {named[0]}"
+    if not any(entries[at + 1:]):
+        return f"after {entries[at - 1]}"
+    following = next(entry for entry in entries[at + 1:] if entry)
+    return f"between {entries[at - 1]} and {following}"
 
 
 def unknown_arch(words: list[str]) -> str | None:

@@ -127,3 +127,20 @@ def test_the_budget_of_one_arch_an_extension_says_nothing_of_archs_apart(tmp_pat
     result = runner.invoke(app, ["build", str(submission)])
     said = " ".join(result.output.split())
     assert result.exit_code == 0 and "for 1 unit" in said and "overstates" not in said, said
+
+
+@pytest.mark.parametrize(("arch_list", "place"), [
+    ("10.0a; 9.0a", "between 10.0a and 9.0a"), ("10.0a;", "after 10.0a"), ("10.0a  9.0a", "between 10.0a and 9.0a"),
+    (" 10.0a", "before 10.0a"), (";", "and no arch")])
+def test_an_arch_list_with_an_empty_entry_is_refused_as_torch_refuses_it(tmp_path: Path, compiles: list[str],
+                                                                         arch_list: str, place: str) -> None:
+    """torch makes each space a ; and splits at ;, so "10.0a; 9.0a" holds an empty entry and
+    _get_cuda_arch_flags stops (Unknown CUDA arch ()); build split at blanks and built both archs."""
+    submission = tmp_path / "submission.py"
+    submission.write_text(HEAD + f'os.environ["TORCH_CUDA_ARCH_LIST"] = "{arch_list}"\n' + TCGEN05 + CALL)
+    result = runner.invoke(app, ["build", str(submission)])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 2 and not compiles and "Traceback" not in result.output, said
+    assert len(result.output.strip().splitlines()) == 1, result.output
+    assert f'submission.py:5: TORCH_CUDA_ARCH_LIST="{arch_list}" holds an empty entry {place}' in result.output, said
+    assert "ValueError: Unknown CUDA arch ()" in said, said
