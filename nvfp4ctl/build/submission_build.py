@@ -252,7 +252,7 @@ def gpu_arch_note(sources: SubmissionSources, extension: Extension, arch: str, w
     return (f"no arch is named for this call (no arch flag, no TORCH_CUDA_ARCH_LIST set before it): torch compiles"
             f" for the GPU it runs on, {LEADERBOARD_GPU_ARCH[0]} ({LEADERBOARD_GPU_ARCH[1]}, without the a) on the"
             f" {LEADERBOARD_GPU} that runs GPU MODE's NVFP4 problems{hopper}, where {what} not assemble; built here"
-            f" for {arch} ({why}). Name it: {naming_the_arch(arch)}{sources.putenv_remark()}")
+            f" for {arch} ({why}). Name it: {naming_the_arch(arch)}{sources.arch_list_remarks(extension)}")
 
 
 def torch_build_files(extension: Extension) -> set[str]:

@@ -150,11 +150,17 @@ class SubmissionSources:
     def arch_list_setting(self, extension: Extension) -> ArchListSetting | None:
         """The statement whose TORCH_CUDA_ARCH_LIST torch reads in the extension's call, None where none is
         set: the last that runs before it. A module-level statement runs before a call inside a function
-        (custom_kernel's) wherever it is written, and after a module-level call written above it; otherwise
-        the file's line order decides. A setdefault sets it only where none is set (the environment the
-        file runs in is taken to set none), a del or pop unsets it."""
+        (custom_kernel's) wherever it is written, and after a module-level call written above it; one inside
+        a function runs when the function is called, which may be never before a module-level call, so it
+        reaches only calls inside functions (deferred_arch_lists says what it leaves out); otherwise the
+        file's line order decides. A setdefault sets it only where none is set (the environment the file
+        runs in is taken to set none), a del or pop unsets it."""
         current: ArchListSetting | None = None
-        for setting in self.arch_list_settings:
+        # for a call inside a function, every module-level statement has run before any function's
+        in_run_order = sorted(self.arch_list_settings, key=lambda setting: (setting.deferred, setting.line))
+        for setting in in_run_order if extension.deferred else self.arch_list_settings:
+            if setting.deferred and not extension.deferred:
+                continue
             if not (setting.line < extension.line or (extension.deferred and not setting.deferred)):
                 continue
             if setting.kind == "unset":
@@ -190,6 +196,25 @@ class SubmissionSources:
         setting = self.arch_list_setting(extension)
         return (extension.cuda_flags_static and torch_nvcc.torch_adds_arch(extension.cuda_flags)
                 and (setting is None or setting.value == ""))
+
+    def deferred_arch_lists(self, extension: Extension) -> list[ArchListSetting]:
+        """The settings inside a function that a module-level call does not see: the function may not have
+        run before the call (arch_list_setting leaves them out)."""
+        if extension.deferred:
+            return []
+        return [setting for setting in self.arch_list_settings if setting.deferred and setting.kind != "unset"]
+
+    def arch_list_remarks(self, extension: Extension) -> str:
+        """What a note of an arch torch picks for the extension adds: a TORCH_CUDA_ARCH_LIST set by
+        os.putenv, or inside a function, which a module-level call may run before."""
+        deferred = self.deferred_arch_lists(extension)
+        if not deferred:
+            return self.putenv_remark()
+        lines = ", ".join(str(setting.line) for setting in deferred)
+        several = len(deferred) > 1
+        return (f"{self.putenv_remark()} (line{'s' if several else ''} {lines} set{'' if several else 's'}"
+                f" TORCH_CUDA_ARCH_LIST inside a function, which may not have run before this module-level call:"
+                f" set it at module level, above the call)")
 
     def putenv_remark(self) -> str:
         """What a note of an arch torch picks adds where the file sets TORCH_CUDA_ARCH_LIST by os.putenv."""

@@ -144,3 +144,33 @@ def test_an_arch_list_with_an_empty_entry_is_refused_as_torch_refuses_it(tmp_pat
     assert len(result.output.strip().splitlines()) == 1, result.output
     assert f'submission.py:5: TORCH_CUDA_ARCH_LIST="{arch_list}" holds an empty entry {place}' in result.output, said
     assert "ValueError: Unknown CUDA arch ()" in said, said
+
+
+def test_an_arch_list_set_inside_a_function_does_not_reach_a_module_level_call(tmp_path: Path, compiles: list[str]) -> None:
+    """A setting inside a function runs when the function is called, maybe never before a module-level call
+    written below it: build read the file's line order alone and built for 9.0a, saying nothing."""
+    submission = tmp_path / "submission.py"
+    submission.write_text(HEAD + 'def setup():\n    os.environ["TORCH_CUDA_ARCH_LIST"] = "9.0a"\n' + TCGEN05 + CALL
+                          + 'def custom_kernel(data):\n    os.environ["TORCH_CUDA_ARCH_LIST"] = "9.0a"\n'
+                          '    return load_inline(name="late", cpp_sources="", cuda_sources=CUDA)\n')
+    sources = find_sources(submission)
+    early, late = sources.extensions
+    assert sources.arch_list_for(early) is None and sources.torch_picks_gpu_arch(early)
+    assert sources.arch_list_for(late) == "9.0a"  # set in its own function, before it
+    result = runner.invoke(app, ["build", str(submission)])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 0 and "g: no arch is named for this call" in said, said
+    assert ("(lines 6, 10 set TORCH_CUDA_ARCH_LIST inside a function, which may not have run before this module-level"
+            " call: set it at module level, above the call)") in said, said
+    assert "late: no arch is named" not in said and compiles == ["g.cu", "late.cu"], said
+
+
+def test_an_arch_list_set_in_the_calls_function_follows_the_module_level_one(tmp_path: Path) -> None:
+    """Every module-level statement runs before custom_kernel, so its own setting is the last one torch
+    sees, whatever the line order; it lost to a module-level setting written below it."""
+    submission = tmp_path / "submission.py"
+    submission.write_text(HEAD + TCGEN05 + 'def custom_kernel(data):\n    os.environ["TORCH_CUDA_ARCH_LIST"] = "10.0a"\n'
+                          '    return load_inline(name="late", cpp_sources="", cuda_sources=CUDA)\n'
+                          'os.environ["TORCH_CUDA_ARCH_LIST"] = "9.0a"\n')
+    sources = find_sources(submission)
+    assert sources.arch_list_for(sources.extensions[0]) == "10.0a"

@@ -109,3 +109,20 @@ def test_flags_appended_in_place_name_the_arch() -> None:
     text = (HEAD + TCGEN05 + 'FLAGS = ["-O3"]\nFLAGS.append("-gencode=arch=compute_100a,code=sm_100a")\n'
             + CALL.format(flags=", extra_cuda_cflags=FLAGS") + ENTRY)
     assert nv005(text) == []
+
+
+def test_an_arch_list_set_inside_a_function_does_not_reach_a_module_level_call() -> None:
+    """A TORCH_CUDA_ARCH_LIST set inside a function written above a module-level call was taken for set
+    before it (line order only), though the function may never run before the call: NV005 said nothing."""
+    text = (HEAD + 'def setup():\n    os.environ["TORCH_CUDA_ARCH_LIST"] = "10.0a"\n' + TCGEN05
+            + CALL.format(flags="") + ENTRY)
+    [(line, _, message)] = nv005(text)
+    assert line == 6 and message.endswith(
+        "(line 4 sets TORCH_CUDA_ARCH_LIST inside a function, which may not have run before this module-level call:"
+        " set it at module level, above the call)"), message
+
+
+def test_an_arch_list_set_in_the_calls_own_function_before_it_names_its_arch() -> None:
+    text = (HEAD + TCGEN05 + "\n\ndef custom_kernel(data):\n    os.environ['TORCH_CUDA_ARCH_LIST'] = '10.0a'\n"
+            "    return load_inline('gemm', 'void k();', CUDA)\n")
+    assert nv005(text) == []

@@ -33,6 +33,6 @@ def check(source: SourceFile, tree: ast.Module) -> list[Finding]:
                                 f"{extension.call}({extension.name!r}) names no arch (no arch flag, no TORCH_CUDA_ARCH_LIST"
                                 f" set before it): torch compiles for the GPU it runs on, {LEADERBOARD_GPU_ARCH[0]}"
                                 f" ({LEADERBOARD_GPU_ARCH[1]}, without the a) on the {LEADERBOARD_GPU}, where its {what}"
-                                f" do not assemble; name {arch}: {naming_the_arch(arch)}{sources.putenv_remark()}",
+                                f" do not assemble; name {arch}: {naming_the_arch(arch)}{sources.arch_list_remarks(extension)}",
                                 max(len(line.strip()), 1)))
     return findings
