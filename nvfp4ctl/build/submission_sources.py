@@ -549,8 +549,7 @@ class _Evaluator:
             return [], None
         foreign = self._non_string_element(node, before)
         if foreign is not None:
-            return [], (f"hold {foreign[0]}, {foreign[1]}: torch calls .strip() on each flag and fails"
-                        f" (AttributeError); write it as a string")
+            return [], _foreign_flag(*foreign)
         pieces = self.pieces(node, before)
         if pieces is None and self.changed_in_place(node, before):
             self.notes.append(f"line {node.lineno}: extra_cuda_cflags is a list changed in place where build cannot"
@@ -575,8 +574,9 @@ class _Evaluator:
         return flags, None
 
     def _non_string_element(self, node: ast.AST, before: int, depth: int = 0) -> tuple[str, str] | None:
-        """(the element as written, its type) of the first element of a list of flags that is a constant
-        but not a str (3, None, b"-O3"), else None."""
+        """(the element as written, its type) of the first element of a list of flags that is statically not a
+        str (3, None, b"-O3", a list, a tuple, a dict, a name bound to one), else None. An element whose value
+        is not static is left to pieces(), which says so."""
         if depth > 20:
             return None
         if isinstance(node, ast.Name):
@@ -591,12 +591,26 @@ class _Evaluator:
             return None
         if isinstance(node, (ast.List, ast.Tuple)):
             for element in node.elts:
-                value = element
-                if isinstance(value, ast.Name):
-                    bound = self._bound(value.id, before)
-                    value = bound[1] if bound is not None else value
-                if isinstance(value, ast.Constant) and not isinstance(value.value, str):
-                    return ast.unparse(element), _kind_of(value.value)
+                kind = self._type_other_than_str(element, before)
+                if kind is not None:
+                    return _shown(element), kind
+        return None
+
+    def _type_other_than_str(self, node: ast.AST, before: int, depth: int = 0) -> str | None:
+        """The type of a value statically known not to be a str, as a message names it (an int, None, a
+        list), else None: a str, or a value build cannot tell without running the file."""
+        if depth > 20:
+            return None
+        if isinstance(node, ast.Constant):
+            return None if isinstance(node.value, str) else _kind_of(node.value)
+        for types, kind in _DISPLAYS:
+            if isinstance(node, types):
+                return kind
+        if isinstance(node, ast.Name):
+            bound = self._bound(node.id, before)
+            return None if bound is None else self._type_other_than_str(bound[1], bound[0], depth + 1)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):  # [a] + [b] is a list, "-O" + "3" a str
+            return self._type_other_than_str(_added_terms(node)[0], before, depth + 1)
         return None
 
     def strings(self, node: ast.AST | None, before: int) -> list[str]:
@@ -659,6 +673,28 @@ def _statement_blocks(tree: ast.Module) -> dict[int, int]:
                 if isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None:
                     blocks[id(statement.value)] = id(body)
     return blocks
+
+
+_DISPLAYS: tuple[tuple[type | tuple[type, ...], str], ...] = (
+    ((ast.List, ast.ListComp), "a list"), (ast.Tuple, "a tuple"), ((ast.Dict, ast.DictComp), "a dict"),
+    ((ast.Set, ast.SetComp), "a set"))
+_UNHASHABLE = ("a list", "a dict", "a set")
+
+
+def _foreign_flag(shown: str, kind: str) -> str:
+    """Why torch fails on a flag that is no str: it hashes every flag (its extension versioner), which a list,
+    a dict or a set fails, then calls .strip() on each, which a str and bytes have, then looks for "arch"
+    in each (_get_cuda_arch_flags), which bytes fail."""
+    what = "which is no str" if kind == "None" else f"{kind}, not a str"
+    if kind in _UNHASHABLE:
+        fails = f"torch hashes each flag and fails (TypeError: unhashable type: '{kind.split()[-1]}')"
+    elif kind == "bytes":  # bytes have .strip(): torch fails when it looks for "arch" in them
+        fails = "torch looks for \"arch\" in each flag and fails (TypeError)"
+    else:
+        fails = "torch calls .strip() on each flag and fails (AttributeError)"
+    fix = (f"add its flags to the list instead ([...] + {shown})" if kind in ("a list", "a tuple")
+           else "write it as a string")
+    return f"hold {shown}, {what}: {fails}; {fix}"
 
 
 def _kind_of(value: object) -> str:

@@ -214,9 +214,16 @@ def test_a_long_expression_that_is_not_static_is_named_shortly(tmp_path: Path) -
 
 
 @pytest.mark.parametrize(("flags", "says"), [
-    ('["-O3", 3]', "q's extra_cuda_cflags hold 3, an int: torch calls .strip() on each flag and fails"),
-    ('["-O3", LEVEL]', "q's extra_cuda_cflags hold LEVEL, an int"),
-    ('BASE + [None]', "q's extra_cuda_cflags hold None, None"),
+    ('["-O3", 3]', "q's extra_cuda_cflags hold 3, an int, not a str: torch calls .strip() on each flag and fails"),
+    ('["-O3", LEVEL]', "q's extra_cuda_cflags hold LEVEL, an int, not a str"),
+    ('BASE + [None]', "q's extra_cuda_cflags hold None, which is no str: torch calls .strip() on each flag and fails"),
+    ('["-O3", b"-lineinfo"]', "q's extra_cuda_cflags hold b'-lineinfo', bytes, not a str: torch looks for \"arch\""),
+    ('["-O3", BASE]', "q's extra_cuda_cflags hold BASE, a list, not a str: torch hashes each flag and fails (TypeError:"
+                      " unhashable type: 'list'); add its flags to the list instead ([...] + BASE)"),
+    ('["-O3", ("-lineinfo",)]', "q's extra_cuda_cflags hold ('-lineinfo',), a tuple, not a str: torch calls .strip()"),
+    ('["-O3", {"-lineinfo": 1}]', "q's extra_cuda_cflags hold {'-lineinfo': 1}, a dict, not a str: torch hashes"),
+    ('["-O3", ["-lineinfo"] + BASE]', "q's extra_cuda_cflags hold ['-lineinfo'] + BASE, a list, not a str"),
+    ('BASE + [[f"-DL={LEVEL}"]]', "q's extra_cuda_cflags hold [f'-DL={LEVEL}'], a list, not a str"),
     ('"-O3 -Xptxas -v"', "q's extra_cuda_cflags is a str ('-O3 -Xptxas -v'), not a list: torch reads each of its"
                          " characters as a flag"),
     ('"-O" + "3"', "q's extra_cuda_cflags is a str ('-O3')")])
