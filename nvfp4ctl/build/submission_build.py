@@ -225,7 +225,10 @@ def refuse_unsplittable(sources: SubmissionSources, extension: Extension) -> Non
 
 def refuse_unknown_arch(sources: SubmissionSources, extension: Extension) -> None:
     """UsageError where the flags give nvcc an arch option whose arch build cannot know (-arch=native,
-    -arch=all, -code without -arch): shown as nvcc's default sm_75, it named an arch nvcc never compiles."""
+    -arch=all, -code without -arch): shown as nvcc's default sm_75, it named an arch nvcc never compiles.
+    Not for host code only (no cuda_sources, no .cu file): torch runs no nvcc and never uses those flags."""
+    if not extension.has_device_code:
+        return
     why = unknown_arch(torch_nvcc.shell_words(extension.cuda_flags))
     if why is not None:
         raise UsageError(f"{display_path(sources.path)}:{extension.line}: {extension.name}'s extra_cuda_cflags: {why};"
