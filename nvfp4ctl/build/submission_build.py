@@ -41,7 +41,8 @@ WARN_FRACTION = 0.6
 PRELUDE = "#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h>\n"  # load_inline's own
 # _command's layout, in the key: an entry built with an earlier one (torch's folders as -I ahead of the
 # submission's, a load() file's folder as -I, -std=c++17 where torch gives c++20) may hold a build that
-# reads other headers or now fails. Torch's own flags follow from its version, which the key holds.
+# reads other headers or now fails. Torch's own flags follow from its version, which the key holds, not
+# from torch_nvcc's reading of them: a change to that reading is not keyed (docs/byo_kernel.md says so).
 # 5: CUTLASS as -isystem after every folder of the submission's, and none where it brings its own.
 # 6: the flags as the shell's words, no -gencode where a flag holds "arch", standards torch does not see
 # followed by its own. tests/build/test_build_submission_cache.py records each layout's command: a change
