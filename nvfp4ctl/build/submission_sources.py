@@ -313,7 +313,8 @@ def arch_list_arches(arch_list: str, where: str) -> tuple[str, ...]:
     if "" in entries:
         # "10.0a; 9.0a", "10.0a;" and "10.0a  9.0a" hold an empty entry, which torch refuses: split at
         # blanks, they built every arch as if torch would
-        raise UsageError(f'{where}: TORCH_CUDA_ARCH_LIST="{arch_list}" holds an empty entry {_empty_entry_place(entries)}:'
+        place = _empty_entry_place(entries)
+        raise UsageError(f'{where}: TORCH_CUDA_ARCH_LIST="{arch_list}" holds an empty entry {place}:'
                          " torch makes each space a ; and splits at ;, and stops on it (_get_cuda_arch_flags:"
                          " ValueError: Unknown CUDA arch ()); separate the archs with one ; or one space")
     arches: list[str] = []

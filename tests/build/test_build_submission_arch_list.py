@@ -146,7 +146,8 @@ def test_an_arch_list_with_an_empty_entry_is_refused_as_torch_refuses_it(tmp_pat
     assert "ValueError: Unknown CUDA arch ()" in said, said
 
 
-def test_an_arch_list_set_inside_a_function_does_not_reach_a_module_level_call(tmp_path: Path, compiles: list[str]) -> None:
+def test_an_arch_list_set_inside_a_function_does_not_reach_a_module_level_call(tmp_path: Path,
+                                                                             compiles: list[str]) -> None:
     """A setting inside a function runs when the function is called, maybe never before a module-level call
     written below it: build read the file's line order alone and built for 9.0a, saying nothing."""
     submission = tmp_path / "submission.py"

@@ -544,12 +544,14 @@ def test_an_arch_torch_picks_from_the_gpu_is_said_once_with_the_fix(tmp_path: Pa
 @pytest.mark.parametrize("call", [
     'load_inline(name="host", cpp_sources="int f() { return 1; }", extra_cuda_cflags=FLAGS)',
     'load(name="host", sources=["host.cpp"], extra_cuda_cflags=FLAGS)'])
-def test_an_arch_build_cannot_know_in_host_code_only_is_not_refused(tmp_path: Path, compiles: list[str], call: str) -> None:
+def test_an_arch_build_cannot_know_in_host_code_only_is_not_refused(tmp_path: Path, compiles: list[str],
+                                                                    call: str) -> None:
     """Host code alone compiles with no nvcc, so torch never uses extra_cuda_cflags: -arch=native there was
     refused with exit 2 as if nvcc would compile for it."""
     (tmp_path / "host.cpp").write_text("int f() { return 1; }\n")
     submission = tmp_path / "submission.py"
-    submission.write_text(f'from torch.utils.cpp_extension import load, load_inline\nFLAGS = ["-arch=native"]\nm = {call}\n')
+    submission.write_text("from torch.utils.cpp_extension import load, load_inline\n"
+                          f'FLAGS = ["-arch=native"]\nm = {call}\n')
     result = runner.invoke(app, ["build", str(submission)])
     said = " ".join(result.output.split())
     assert result.exit_code == 0 and "compiles for the GPU of the machine" not in said and not compiles, said
