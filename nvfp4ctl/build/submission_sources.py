@@ -403,7 +403,29 @@ class _Evaluator:
         self._block = _statement_blocks(tree)
         self._block.update((made, self._block[id(statement)]) for made, statement in augmented.items()
                            if id(statement) in self._block)
+        self._function_of = _enclosing_functions(tree)
+        self._function_of.update((made, self._function_of[id(statement)]) for made, statement in augmented.items()
+                                 if id(statement) in self._function_of)
+        self._locals = _function_locals(tree, self._function_of)
+        self._function_spans = sorted(((node.lineno, node.end_lineno or node.lineno, node) for node in ast.walk(tree)
+                                       if isinstance(node, _FUNCTIONS)), key=lambda span: span[0])
         self.notes: list[str] = []
+
+    def _owner(self, name: str, node: ast.AST) -> ast.AST | None:
+        """The function whose own variable `name` is where node uses it (None: the module's): the innermost
+        function around it that binds the name and does not declare it global."""
+        function = self._function_of.get(id(node))
+        while function is not None and name not in self._locals.get(id(function), ()):
+            function = self._function_of.get(id(function))
+        return function
+
+    def _function_at(self, line: int) -> ast.AST | None:
+        """The innermost function whose body holds the line, None at module level."""
+        inner = None
+        for start, end, function in self._function_spans:
+            if start < line <= end or (start == line and isinstance(function, ast.Lambda)):
+                inner = function
+        return inner
 
     def changed_in_place(self, node: ast.AST, before: int, depth: int = 0) -> bool:
         """Whether node is, or is built from, a name that some statement changes in place."""
@@ -471,22 +493,33 @@ class _Evaluator:
         return None
 
     def _changed(self, name: str, bound: tuple[int, ast.AST], out: list[Piece], before: int) -> list[Piece] | None:
-        """A list bound to `name` as the statements between its binding and `before` leave it: append,
-        extend and insert of static values, each a statement of the binding's own block (they run, in
-        order, before the line); None where any other change may reach it (a change in another block, a
-        branch or a function, through another name, a remove, pop or item assignment), which build cannot
-        follow without running the file."""
+        """A list bound to `name` as the changes that run between its binding and the read at `before` leave
+        it: append, extend and insert of static values, each a statement of the binding's own block (they
+        run, in order, before the line); None where any other change may reach it (a change in another
+        block, a branch or another function, through another name, a remove, pop or item assignment), which
+        build cannot follow without running the file. A change the read cannot see is left out: one after
+        a read in the same run of code, one in a function defined after a module-level read, one of another
+        function's own variable of the name. Module-level changes all run before a read inside a function
+        (custom_kernel's), wherever they are written."""
         if name in self._through_alias:
             return None
-        block = self._block.get(id(bound[1]))
+        binding_line, value = bound
+        owner = self._owner(name, value)
+        block = self._block.get(id(value))
+        read_in = self._function_at(before)
         elements = _elements(out)
-        for line, change in self._changes.get(name, []):
-            if line <= bound[0]:
-                continue  # changed the list bound before this one
+        for line, change, node in self._changes.get(name, []):
+            if self._owner(name, node) is not owner:
+                continue  # another function's variable of the same name: another list
+            changed_in = self._function_of.get(id(node))
+            if changed_in is read_in and (line <= binding_line or line >= before):
+                continue  # before the binding (another list), or after the read
+            if changed_in is None and read_in is not None and line <= binding_line:
+                continue  # the list bound before this one
+            if changed_in is not None and changed_in is not read_in and read_in is None and line >= before:
+                continue  # a function defined after a module-level read cannot run before it
             if change is None or block is None or self._block.get(id(change)) != block:
                 return None
-            if line >= before:
-                continue  # after the read, in the same straight run of statements
             call = change.value
             assert isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
             if call.keywords or any(isinstance(argument, ast.Starred) for argument in call.args):
@@ -632,30 +665,60 @@ def _elements(pieces: list[Piece]) -> list[list[Piece]]:
     return elements
 
 
-def _in_place_changes(tree: ast.Module, names: set[str]) -> dict[str, list[tuple[int, ast.Expr | None]]]:
-    """(line, statement) of each change in place of the names: the statement where it is a call of
+def _in_place_changes(tree: ast.Module, names: set[str]) -> dict[str, list[tuple[int, ast.Expr | None, ast.AST]]]:
+    """(line, statement, node) of each change in place of the names: the statement where it is a call of
     append, extend or insert standing alone (NAME.append(...)), which build can follow; None for any
     other (an item assigned or deleted, remove, pop, a call inside an expression), which it cannot."""
-    changes: dict[str, list[tuple[int, ast.Expr | None]]] = {}
+    changes: dict[str, list[tuple[int, ast.Expr | None, ast.AST]]] = {}
     followed: set[int] = set()
     for node in ast.walk(tree):
         if (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute)
                 and isinstance(node.value.func.value, ast.Name) and node.value.func.value.id in names
                 and node.value.func.attr in ("append", "extend", "insert")):
-            changes.setdefault(node.value.func.value.id, []).append((node.lineno, node))
+            changes.setdefault(node.value.func.value.id, []).append((node.lineno, node, node))
             followed.add(id(node.value))
     for node in ast.walk(tree):
         if (isinstance(node, ast.Call) and id(node) not in followed and isinstance(node.func, ast.Attribute)
                 and isinstance(node.func.value, ast.Name) and node.func.value.id in names and node.func.attr in _IN_PLACE):
-            changes.setdefault(node.func.value.id, []).append((node.lineno, None))
+            changes.setdefault(node.func.value.id, []).append((node.lineno, None, node))
         targets = (node.targets if isinstance(node, (ast.Assign, ast.Delete))
                    else [node.target] if isinstance(node, ast.AugAssign) else [])
         for target in targets:
             if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id in names:
-                changes.setdefault(target.value.id, []).append((node.lineno, None))
+                changes.setdefault(target.value.id, []).append((node.lineno, None, node))
     for found in changes.values():
         found.sort(key=lambda change: change[0])
     return changes
+
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+def _enclosing_functions(tree: ast.Module) -> dict[int, ast.AST]:
+    """The innermost function (a def or a lambda) around each node, by id; module-level nodes are absent."""
+    enclosing: dict[int, ast.AST] = {}
+    for node in ast.walk(tree):  # outer functions come first, so an inner one overwrites its nodes
+        if isinstance(node, _FUNCTIONS):
+            for child in ast.walk(node):
+                if child is not node:
+                    enclosing[id(child)] = node
+    return enclosing
+
+
+def _function_locals(tree: ast.Module, function_of: dict[int, ast.AST]) -> dict[int, set[str]]:
+    """The names each function binds as its own variables (assigned, parameters), by the function's id:
+    not those it declares global or nonlocal."""
+    bound: dict[int, set[str]] = {}
+    shared: dict[int, set[str]] = {}
+    for node in ast.walk(tree):
+        function = function_of.get(id(node))
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and function is not None:
+            bound.setdefault(id(function), set()).add(node.id)
+        elif isinstance(node, ast.arg) and function is not None:
+            bound.setdefault(id(function), set()).add(node.arg)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)) and function is not None:
+            shared.setdefault(id(function), set()).update(node.names)
+    return {function: names - shared.get(function, set()) for function, names in bound.items()}
 
 
 def _statement_blocks(tree: ast.Module) -> dict[int, int]:
@@ -984,7 +1047,7 @@ def _cpp_flags(call: ast.Call, name: str, evaluator: _Evaluator) -> list[str] | 
     if node is None or (isinstance(node, ast.Constant) and node.value is None):
         return []
     pieces = evaluator.pieces(node, call.lineno)
-    if pieces is None or evaluator.changed_in_place(node, call.lineno):
+    if pieces is None:  # a change in place build cannot follow makes them None too (_Evaluator._changed)
         return None
     flags: list[str] = []
     for piece in pieces:  # "-O" + LEVEL is one flag

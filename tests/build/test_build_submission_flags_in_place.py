@@ -68,3 +68,35 @@ def test_flags_changed_where_build_cannot_follow_are_said_not_static(tmp_path: P
     assert "built without them" in said, said
     # the flags may name the arch: not said to name none
     assert "no arch is named" not in said and "no arch flag" not in said, said
+
+
+def test_a_name_changed_in_place_in_another_function_leaves_a_module_level_call_readable(
+        tmp_path: Path, compiles: list[str]) -> None:
+    """custom_kernel's own `source` and `FLAGS`, changed in place after the module-level call, made the
+    module-level ones unreadable: 'cuda_sources `source` is not a static string expression', exit 2."""
+    submission = tmp_path / "submission.py"
+    submission.write_text(HEAD + 'source = "// nvfp4ctl: no-tensor-op\\n__global__ void k() {}"\n'
+                          f'FLAGS = ["-O3", "{GENCODE}"]\n'
+                          'm = load_inline(name="g", cpp_sources="", cuda_sources=source, extra_cuda_cflags=FLAGS,'
+                          ' extra_cflags=FLAGS)\n'
+                          "def custom_kernel(data):\n    source = []\n    source.append(data[0])\n"
+                          "    FLAGS = []\n    FLAGS.append(data[1])\n    return source\n")
+    (extension,) = find_sources(submission).extensions
+    assert extension.unreadable is None and "__global__ void k()" in extension.cuda_text
+    assert extension.cuda_flags == ["-O3", GENCODE] and extension.cpp_flags == ["-O3", GENCODE]
+    assert not extension.notes
+    result = runner.invoke(app, ["build", str(submission)])
+    assert result.exit_code == 0, result.output
+
+
+def test_flags_changed_at_module_level_after_custom_kernel_reach_its_call(tmp_path: Path) -> None:
+    """The module runs before custom_kernel is called: an append written below it was ignored, the flags
+    read as ["-O3"], for another arch."""
+    submission = tmp_path / "submission.py"
+    submission.write_text(HEAD + 'FLAGS = ["-O3"]\ndef custom_kernel(data):\n    ' + CALL
+                          + f'FLAGS.append("{GENCODE}")\n')
+    sources = find_sources(submission)
+    (extension,) = sources.extensions
+    assert extension.cuda_flags == ["-O3", GENCODE] and not extension.notes
+    assert sources.extension_arches(extension, "sm_100a")[0] == ("sm_90a",)
+

@@ -126,3 +126,11 @@ def test_an_arch_list_set_in_the_calls_own_function_before_it_names_its_arch() -
     text = (HEAD + TCGEN05 + "\n\ndef custom_kernel(data):\n    os.environ['TORCH_CUDA_ARCH_LIST'] = '10.0a'\n"
             "    return load_inline('gemm', 'void k();', CUDA)\n")
     assert nv005(text) == []
+
+
+def test_flags_appended_at_module_level_after_custom_kernel_name_the_arch() -> None:
+    """The append runs at import, before custom_kernel's call: NV005 said the call named no arch."""
+    text = (HEAD + TCGEN05 + 'FLAGS = ["-O3"]\n\n\ndef custom_kernel(data):\n'
+            "    return load_inline('gemm', 'void k();', CUDA, extra_cuda_cflags=FLAGS)\n"
+            'FLAGS.append("-gencode=arch=compute_100a,code=sm_100a")\n')
+    assert nv005(text) == []
