@@ -388,17 +388,18 @@ class _Evaluator:
                          for target in (node.targets if isinstance(node, (ast.Assign, ast.Delete))
                                         else [node.target] if isinstance(node, ast.AugAssign) else [])
                          if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)}
-        aliases = [(name, value.id) for name, bound in self.bindings.items() for _, value in bound
-                   if isinstance(value, ast.Name)]
+        # ALIAS = FLAGS: either name's change in place changes the other's list, so each name of a group joined
+        # by such bindings is changed where any is, and changed through another name where another is
+        groups = {name: {name} for name in self.bindings}
+        for name, bound in self.bindings.items():
+            for _, value in bound:
+                if isinstance(value, ast.Name) and value.id != name:
+                    joined = groups[name] | groups.setdefault(value.id, {value.id})
+                    for member in joined:
+                        groups[member] = joined
         direct = set(self.mutated)
-        grew = True
-        while grew:  # ALIAS = FLAGS; ALIAS.append(...) changes FLAGS too
-            grew = False
-            for alias, name in aliases:
-                if alias in self.mutated and name not in self.mutated:
-                    self.mutated.add(name)
-                    grew = True
-        self._through_alias = self.mutated - direct
+        self._through_alias = {name for name, group in groups.items() if (group - {name}) & direct}
+        self.mutated |= self._through_alias
         self._changes = _in_place_changes(tree, self.mutated)
         self._block = _statement_blocks(tree)
         self._block.update((made, self._block[id(statement)]) for made, statement in augmented.items()

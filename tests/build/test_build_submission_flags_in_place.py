@@ -54,6 +54,7 @@ def test_flags_changed_in_place_inside_custom_kernel_are_followed(tmp_path: Path
     'FLAGS[0] = "-O2"',
     'FLAGS.append(pick())',
     'FLAGS.extend("-O2")',  # a str extends by its characters
+    f'ALIAS = FLAGS\nALIAS.append("-DX")\nFLAGS.append("{GENCODE}")',  # only the direct change was read
 ])
 def test_flags_changed_where_build_cannot_follow_are_said_not_static(tmp_path: Path, compiles: list[str],
                                                                       changes: str) -> None:
@@ -100,3 +101,12 @@ def test_flags_changed_at_module_level_after_custom_kernel_reach_its_call(tmp_pa
     assert extension.cuda_flags == ["-O3", GENCODE] and not extension.notes
     assert sources.extension_arches(extension, "sm_100a")[0] == ("sm_90a",)
 
+
+def test_a_change_through_an_alias_makes_the_flags_not_static(tmp_path: Path) -> None:
+    """FLAGS.append(...) read through ALIAS = FLAGS was missed: built with ["-O3"] without a word."""
+    submission = tmp_path / "submission.py"
+    submission.write_text(HEAD + f'FLAGS = ["-O3"]\nALIAS = FLAGS\nFLAGS.append("{GENCODE}")\n'
+                          + CALL.replace("extra_cuda_cflags=FLAGS", "extra_cuda_cflags=ALIAS"))
+    (extension,) = find_sources(submission).extensions
+    assert extension.cuda_flags == [] and not extension.cuda_flags_static
+    assert any("changed in place where build cannot follow it" in note for note in extension.notes)
