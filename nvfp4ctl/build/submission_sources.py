@@ -404,6 +404,7 @@ class _Evaluator:
         self._block = _statement_blocks(tree)
         self._block.update((made, self._block[id(statement)]) for made, statement in augmented.items()
                            if id(statement) in self._block)
+        self._augmented = augmented
         self._function_of = _enclosing_functions(tree)
         self._function_of.update((made, self._function_of[id(statement)]) for made, statement in augmented.items()
                                  if id(statement) in self._function_of)
@@ -428,12 +429,25 @@ class _Evaluator:
                 inner = function
         return inner
 
+    def _branch_added(self, name: str, bound: tuple[int, ast.AST]) -> bool:
+        """Whether the binding is `NAME += [...]` in another block than the list it adds to (an `if`, a loop,
+        a function): whether it runs before the read is not static, as for an append there."""
+        statement = self._augmented.get(id(bound[1]))
+        if statement is None:
+            return False
+        previous = self._bound(name, bound[0])
+        if previous is None or not self._is_sequence(previous[1], previous[0]):
+            return False
+        return self._block.get(id(previous[1])) != self._block.get(id(statement))
+
     def changed_in_place(self, node: ast.AST, before: int, depth: int = 0) -> bool:
         """Whether node is, or is built from, a name that some statement changes in place."""
         for name in (n for n in ast.walk(node) if isinstance(n, ast.Name)):
             if name.id in self.mutated:
                 return True
             bound = self._bound(name.id, before)
+            if bound is not None and self._branch_added(name.id, bound):
+                return True
             if bound is not None and depth < 20 and self.changed_in_place(bound[1], bound[0], depth + 1):
                 return True
         return False
@@ -482,7 +496,7 @@ class _Evaluator:
             return out
         if isinstance(node, ast.Name):
             bound = self._bound(node.id, before)
-            if bound is None:
+            if bound is None or self._branch_added(node.id, bound):
                 return None
             out = self.pieces(bound[1], bound[0], depth + 1)
             return out if out is None or node.id not in self.mutated else self._changed(node.id, bound, out, before)
@@ -588,8 +602,8 @@ class _Evaluator:
         pieces = self.pieces(node, before)
         if pieces is None and self.changed_in_place(node, before):
             self.notes.append(f"line {node.lineno}: extra_cuda_cflags is a list changed in place where build cannot"
-                              " follow it without running the file (only append, extend and insert of static values,"
-                              " each a statement of the list's own block, are followed); built without them")
+                              " follow it without running the file (only append, extend, insert and += of static"
+                              " values, each a statement of the list's own block, are followed); built without them")
             return None, None
         if pieces is None:
             self.notes.append(f"line {node.lineno}: extra_cuda_cflags is not a static expression; built without them")

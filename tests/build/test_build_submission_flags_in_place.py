@@ -54,6 +54,7 @@ def test_flags_changed_in_place_inside_custom_kernel_are_followed(tmp_path: Path
     'FLAGS[0] = "-O2"',
     'FLAGS.append(pick())',
     'FLAGS.extend("-O2")',  # a str extends by its characters
+    f'if LEVEL:\n    FLAGS += ["{GENCODE}"]',  # read as if the branch always ran
     f'ALIAS = FLAGS\nALIAS.append("-DX")\nFLAGS.append("{GENCODE}")',  # only the direct change was read
 ])
 def test_flags_changed_where_build_cannot_follow_are_said_not_static(tmp_path: Path, compiles: list[str],
