@@ -965,13 +965,55 @@ class _ArchListReader:
         elif func.attr == "clear":
             self._add(node, None, "unset")
 
-    def _keyed(self, node: ast.AST, key: ast.AST, value: ast.AST | None, kind: str) -> None:
-        """One key of os.environ set, set by default or unset: a key build cannot read may be this one."""
+    def _keyed(self, node: ast.AST, key: ast.AST, value: ast.AST | None, kind: str, depth: int = 0) -> None:
+        """One key of os.environ set, set by default or unset: a key build cannot read may be this one. A key
+        that is a parameter of the function around (def _env(k, v): os.environ[k] = v) is read where the
+        function is called, from the call's argument."""
         name = self.evaluator.constant(key, node.lineno)
         if name == ARCH_LIST:
             self._add(node, value, kind)
         elif name is None and kind != "unset":
-            self._add(node, None, kind, readable=False)
+            calls = self._calls_by_parameter(node, key) if depth < 20 else None
+            if calls is None:
+                self._add(node, None, kind, readable=False)
+                return
+            for call, argument_of in calls:
+                key_argument = argument_of(key)
+                value_argument = argument_of(value) if value is not None else None
+                self._keyed(call, key_argument if key_argument is not None else key,
+                            value_argument if value_argument is not None else value, kind, depth + 1)
+
+    def _calls_by_parameter(self, node: ast.AST, key: ast.AST) -> list[tuple[ast.Call, object]] | None:
+        """Where key is a parameter of the def around node, that only calls by name use: each call, with what
+        it passes for a parameter (a function of the parameter's Name, None for another node or where it is
+        not passed); None otherwise (the function is passed around, or key is no parameter)."""
+        function = self.evaluator._function_of.get(id(node))
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or not isinstance(key, ast.Name):
+            return None
+        parameters = [argument.arg for argument in function.args.posonlyargs + function.args.args]
+        keyword_only = [argument.arg for argument in function.args.kwonlyargs]
+        if key.id not in parameters + keyword_only or function.args.vararg or function.args.kwarg:
+            return None
+        calls = [call for call in ast.walk(self.tree) if isinstance(call, ast.Call)
+                 and isinstance(call.func, ast.Name) and call.func.id == function.name]
+        uses = sum(isinstance(name, ast.Name) and name.id == function.name for name in ast.walk(self.tree))
+        if uses != len(calls) or any(isinstance(a, ast.Starred) for call in calls for a in call.args) or any(
+                keyword.arg is None for call in calls for keyword in call.keywords):
+            return None
+
+        def passed(call: ast.Call):
+            def argument_of(parameter: ast.AST | None) -> ast.AST | None:
+                if not isinstance(parameter, ast.Name) or parameter.id not in parameters + keyword_only:
+                    return None
+                for keyword in call.keywords:
+                    if keyword.arg == parameter.id:
+                        return keyword.value
+                if parameter.id in parameters and parameters.index(parameter.id) < len(call.args):
+                    return call.args[parameters.index(parameter.id)]
+                return ast.Name("<default>", ast.Load())  # its default: not read
+            return argument_of
+
+        return [(call, passed(call)) for call in calls]
 
     def _mapping(self, node: ast.AST, mapping: ast.AST) -> None:
         """update(...) or |= with a dict: its TORCH_CUDA_ARCH_LIST entry, or an unknown setting where the
@@ -982,6 +1024,15 @@ class _ArchListReader:
                 self._add(node, None, "set", readable=False)
                 return
             mapping = bound[1]
+        if isinstance(mapping, ast.Call) and _call_name(mapping) == "dict":  # dict(KEY=...), dict({...}, KEY=...)
+            for argument in mapping.args:
+                self._mapping(node, argument)
+            for keyword in mapping.keywords:
+                if keyword.arg is None:
+                    self._mapping(node, keyword.value)
+                elif keyword.arg == ARCH_LIST:
+                    self._add(node, keyword.value, "set")
+            return
         if not isinstance(mapping, ast.Dict):
             self._add(node, None, "set", readable=False)
             return

@@ -38,6 +38,11 @@ def _sources(tmp_path: Path, setting: str):
     ('os.environ["TORCH_CUDA_ARCH_LIST"] = "9.0a"\ndel environ["TORCH_CUDA_ARCH_LIST"]', None),
     ('settings = {}\nsettings["TORCH_CUDA_ARCH_LIST"] = "9.0a"', None),  # a dict of its own, not os.environ
     ('os.putenv("TORCH_CUDA_ARCH_LIST", "9.0a")', None),  # os.environ, which torch reads, is unchanged
+    # a setter whose key is a parameter sets what its calls pass; dict(KEY=...) is read as {"KEY": ...}
+    ('def _env(k, v):\n    os.environ[k] = v\n_env("CUDA_LAUNCH_BLOCKING", "0")', None),
+    ('def _env(k, v):\n    os.environ[k] = v\n_env("OTHER", "1")\n_env(v="9.0a", k="TORCH_CUDA_ARCH_LIST")', "9.0a"),
+    ('os.environ.update(dict(CUDA_LAUNCH_BLOCKING="0"))', None),
+    ('os.environ.update(dict(TORCH_CUDA_ARCH_LIST="9.0a"))', "9.0a"),
 ])
 def test_the_arch_list_is_read_as_torch_sees_it(tmp_path: Path, setting: str, arch_list: str | None) -> None:
     """setdefault, update, |= and `from os import environ` were not read (the arch came from the code,
@@ -53,6 +58,8 @@ def test_the_arch_list_is_read_as_torch_sees_it(tmp_path: Path, setting: str, ar
     'os.environ.update(ARCHES)',
     'os.environ.update(**ARCHES)',
     'for key, value in ARCHES.items():\n    os.environ[key] = value',
+    'def _env(k, v):\n    os.environ[k] = v\n_env(ARCH, "9.0a")',  # the call's key is not static
+    'def _env(k, v):\n    os.environ[k] = v\nSETTERS = [_env]',  # passed around: called anywhere
 ])
 def test_an_arch_list_build_cannot_read_is_not_taken_for_none(tmp_path: Path, setting: str) -> None:
     sources, extension = _sources(tmp_path, setting)

@@ -134,3 +134,14 @@ def test_flags_appended_at_module_level_after_custom_kernel_name_the_arch() -> N
             "    return load_inline('gemm', 'void k();', CUDA, extra_cuda_cflags=FLAGS)\n"
             'FLAGS.append("-gencode=arch=compute_100a,code=sm_100a")\n')
     assert nv005(text) == []
+
+
+@pytest.mark.parametrize("setting", [
+    'def _env(k, v):\n    os.environ[k] = v\n_env("CUDA_LAUNCH_BLOCKING", "0")\n',
+    'os.environ.update(dict(CUDA_LAUNCH_BLOCKING="0"))\n',
+])
+def test_another_variable_set_by_a_helper_or_dict_leaves_the_call_naming_no_arch(setting: str) -> None:
+    """A setter whose key is a parameter, and update(dict(...)), were taken to set TORCH_CUDA_ARCH_LIST to a
+    value build cannot read: NV005 said nothing of a call that names no arch."""
+    lines = [line for line, _, _ in nv005(HEAD + setting + TCGEN05 + CALL.format(flags="") + ENTRY)]
+    assert lines == [len((HEAD + setting + TCGEN05).splitlines()) + 1]
