@@ -710,13 +710,13 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 
 def _enclosing_functions(tree: ast.Module) -> dict[int, ast.AST]:
-    """The innermost function (a def or a lambda) around each node, by id; module-level nodes are absent."""
+    """The innermost function (a def or a lambda) whose body holds each node, by id (they run when it is
+    called); module-level nodes, and a function's defaults and decorators, are absent."""
     enclosing: dict[int, ast.AST] = {}
     for node in ast.walk(tree):  # outer functions come first, so an inner one overwrites its nodes
         if isinstance(node, _FUNCTIONS):
-            for child in ast.walk(node):
-                if child is not node:
-                    enclosing[id(child)] = node
+            body = node.body if isinstance(node.body, list) else [node.body]
+            enclosing.update((id(child), node) for statement in body for child in ast.walk(statement))
     return enclosing
 
 
@@ -729,8 +729,11 @@ def _function_locals(tree: ast.Module, function_of: dict[int, ast.AST]) -> dict[
         function = function_of.get(id(node))
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and function is not None:
             bound.setdefault(id(function), set()).add(node.id)
-        elif isinstance(node, ast.arg) and function is not None:
-            bound.setdefault(id(function), set()).add(node.arg)
+        elif isinstance(node, _FUNCTIONS):
+            arguments = node.args
+            bound.setdefault(id(node), set()).update(
+                argument.arg for argument in arguments.posonlyargs + arguments.args + arguments.kwonlyargs
+                + [extra for extra in (arguments.vararg, arguments.kwarg) if extra is not None])
         elif isinstance(node, (ast.Global, ast.Nonlocal)) and function is not None:
             shared.setdefault(id(function), set()).update(node.names)
     return {function: names - shared.get(function, set()) for function, names in bound.items()}
@@ -852,7 +855,7 @@ def find_sources(path: Path) -> SubmissionSources:
 def sources_in(path: Path, text: str, tree: ast.Module) -> SubmissionSources:
     """The extensions of a submission already read and parsed (lint has both)."""
     evaluator = _Evaluator(tree)
-    in_functions = _inside_functions(tree)
+    in_functions = set(evaluator._function_of)
     extensions = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
@@ -1060,16 +1063,6 @@ class _ArchListReader:
             bound = self.evaluator._bound(node.id, before)
             return bound is not None and depth < 20 and self._is_environ(bound[1], bound[0], depth + 1)
         return False
-
-
-def _inside_functions(tree: ast.Module) -> set[int]:
-    """The ids of the nodes inside a function's body (a def or a lambda): they run when it is called."""
-    inside: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            body = node.body if isinstance(node.body, list) else [node.body]
-            inside.update(id(child) for statement in body for child in ast.walk(statement))
-    return inside
 
 
 def load_source_files(tree: ast.Module, folder: Path) -> list[tuple[str, Path]]:
