@@ -59,12 +59,26 @@ def test_the_arch_list_is_read_as_torch_sees_it(tmp_path: Path, setting: str, ar
     'os.environ.update(**ARCHES)',
     'for key, value in ARCHES.items():\n    os.environ[key] = value',
     'def _env(k, v):\n    os.environ[k] = v\n_env(ARCH, "9.0a")',  # the call's key is not static
-    'def _env(k, v):\n    os.environ[k] = v\nSETTERS = [_env]',  # passed around: called anywhere
 ])
 def test_an_arch_list_build_cannot_read_is_not_taken_for_none(tmp_path: Path, setting: str) -> None:
     sources, extension = _sources(tmp_path, setting)
     assert sources.arch_list_setting(extension) is not None and sources.arch_list_for(extension) is None
     assert not sources.torch_picks_gpu_arch(extension)
+
+
+def test_a_setter_passed_around_may_set_it_only_for_a_call_inside_a_function(tmp_path: Path) -> None:
+    """A setter whose key is a parameter, passed around rather than called, may set the list wherever it is
+    called: for a call in custom_kernel that is a setting build cannot read; a module-level call below it
+    runs at import, where nothing shows the function has run, as for any setting inside a function."""
+    setter = 'def _env(k, v):\n    os.environ[k] = v\nSETTERS = [_env]'
+    sources, extension = _sources(tmp_path, setter)
+    assert sources.arch_list_setting(extension) is None and sources.torch_picks_gpu_arch(extension)
+    submission = tmp_path / "submission.py"
+    submission.write_text(HEAD + setter + "\n" + TCGEN05 + "\n\ndef custom_kernel(data):\n    " + CALL)
+    sources = find_sources(submission)
+    (deferred,) = sources.extensions
+    assert sources.arch_list_setting(deferred) is not None and sources.arch_list_for(deferred) is None
+    assert not sources.torch_picks_gpu_arch(deferred)
 
 
 def test_build_says_it_could_not_read_the_arch_list_and_what_it_built_for(tmp_path: Path, compiles: list[str]) -> None:
