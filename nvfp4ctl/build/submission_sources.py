@@ -958,15 +958,19 @@ class _ArchListReader:
                 return
             self._keyed(node, node.args[0], value, "setdefault" if func.attr == "setdefault" else "unset")
         elif func.attr == "update":
-            for argument in node.args:
-                self._mapping(node, argument)
-            for keyword in node.keywords:
-                if keyword.arg is None:
-                    self._mapping(node, keyword.value)
-                elif keyword.arg == ARCH_LIST:
-                    self._add(node, keyword.value, "set")
+            self._mappings_of(node, node)
         elif func.attr == "clear":
             self._add(node, None, "unset")
+
+    def _mappings_of(self, call: ast.Call, node: ast.AST) -> None:
+        """The entries of update(...) or dict(...) `call` (made at `node`): its mappings and keywords."""
+        for argument in call.args:
+            self._mapping(node, argument)
+        for keyword in call.keywords:
+            if keyword.arg is None:
+                self._mapping(node, keyword.value)
+            elif keyword.arg == ARCH_LIST:
+                self._add(node, keyword.value, "set")
 
     def _keyed(self, node: ast.AST, key: ast.AST, value: ast.AST | None, kind: str, depth: int = 0) -> None:
         """One key of os.environ set, set by default or unset: a key build cannot read may be this one. A key
@@ -1028,13 +1032,7 @@ class _ArchListReader:
                 return
             mapping = bound[1]
         if isinstance(mapping, ast.Call) and _call_name(mapping) == "dict":  # dict(KEY=...), dict({...}, KEY=...)
-            for argument in mapping.args:
-                self._mapping(node, argument)
-            for keyword in mapping.keywords:
-                if keyword.arg is None:
-                    self._mapping(node, keyword.value)
-                elif keyword.arg == ARCH_LIST:
-                    self._add(node, keyword.value, "set")
+            self._mappings_of(mapping, node)
             return
         if not isinstance(mapping, ast.Dict):
             self._add(node, None, "set", readable=False)
