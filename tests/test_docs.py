@@ -101,11 +101,12 @@ def test_the_lint_rule_table_lists_every_rule_with_its_severity() -> None:
 
 
 def test_the_docs_say_select_keeps_the_stream_rule() -> None:
-    """`lint --select NV8` still reports NV101 (the leaderboard rejects the file whatever is selected); the
-    docs said only that NV101 cannot be waived or ignored."""
+    """`lint --select NV8` still reports NV101 (the leaderboard rejects the file whatever is selected) and
+    NV004 (a file lint cannot read); the docs said only that NV101 cannot be waived or ignored."""
     for text in (_section(README, "### `nvfp4ctl lint`"), _section(COMMANDS_MD, "## `nvfp4ctl lint`")):
         flat = " ".join(text.split())
-        assert re.search(r"NV101[^.]* always runs, whatever `--select", flat), flat[:400]
+        assert re.search(r"NV101[^.]* always runs?, whatever `--select", flat), flat[:400]
+        assert "NV004" in flat
 
 
 def test_the_environment_table_lists_every_variable_nvfp4ctl_reads() -> None:
