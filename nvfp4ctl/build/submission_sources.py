@@ -916,12 +916,22 @@ class _ArchListReader:
         self.modules = {"os"}
         self.environs: set[str] = set()
         self.putenvs: set[str] = set()
+        # the module's own functions, and where each is called by its name: made in this one walk, so that
+        # reading a setter's calls costs its calls, not a walk of the file per setter
+        self.module_functions = {id(statement) for statement in tree.body
+                                 if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        self.calls_of: dict[str, list[ast.Call]] = {}
+        self.name_uses: dict[str, int] = {}
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 self.modules.update(alias.asname or alias.name for alias in node.names if alias.name == "os")
             elif isinstance(node, ast.ImportFrom) and node.module == "os":
                 self.environs.update(alias.asname or alias.name for alias in node.names if alias.name == "environ")
                 self.putenvs.update(alias.asname or alias.name for alias in node.names if alias.name == "putenv")
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                self.calls_of.setdefault(node.func.id, []).append(node)
+            elif isinstance(node, ast.Name):
+                self.name_uses[node.id] = self.name_uses.get(node.id, 0) + 1
         self.settings: list[ArchListSetting] = []
         self.putenv_lines: list[int] = []
 
@@ -972,40 +982,53 @@ class _ArchListReader:
             elif keyword.arg == ARCH_LIST:
                 self._add(node, keyword.value, "set")
 
-    def _keyed(self, node: ast.AST, key: ast.AST, value: ast.AST | None, kind: str, depth: int = 0) -> None:
+    def _keyed(self, node: ast.AST, key: ast.AST, value: ast.AST | None, kind: str) -> None:
         """One key of os.environ set, set by default or unset: a key build cannot read may be this one. A key
-        that is a parameter of the function around (def _env(k, v): os.environ[k] = v) is read where the
-        function is called, from the call's argument."""
+        that is a parameter of a module-level function only called by name (def _env(k, v): os.environ[k] =
+        v) is read at each call, from the argument the call passes; one level only, so the reading stays
+        linear: an argument that is no constant is a key build cannot read."""
         name = self.evaluator.constant(key, node.lineno)
         if name == ARCH_LIST:
             self._add(node, value, kind)
         elif name is None and kind != "unset":
-            calls = self._calls_by_parameter(node, key) if depth < 20 else None
+            calls = self._calls_passing(node, key)
             if calls is None:
                 self._add(node, None, kind, readable=False)
                 return
             for call, argument_of in calls:
-                key_argument = argument_of(key)
-                value_argument = argument_of(value) if value is not None else None
-                self._keyed(call, key_argument if key_argument is not None else key,
-                            value_argument if value_argument is not None else value, kind, depth + 1)
+                passed_key, passed_value = argument_of(key), argument_of(value)
+                given = self.evaluator.constant(passed_key, call.lineno) if passed_key is not None else None
+                if given == ARCH_LIST:
+                    self._add(call, passed_value if passed_value is not None else value, kind,
+                              readable=passed_value is not None)
+                elif given is None:
+                    self._add(call, None, kind, readable=False)
 
-    def _calls_by_parameter(self, node: ast.AST, key: ast.AST) -> list[tuple[ast.Call, object]] | None:
-        """Where key is a parameter of the def around node, that only calls by name use: each call, with what
-        it passes for a parameter (a function of the parameter's Name, None for another node or where it is
-        not passed); None otherwise (the function is passed around, or key is no parameter)."""
-        function = self.evaluator._function_of.get(id(node))
-        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or not isinstance(key, ast.Name):
+    def _called_only_by_name(self, function: ast.AST | None) -> list[ast.Call] | None:
+        """The calls of a module-level def that is used only by calling it by its name, each with its
+        arguments spelled out (no *args, no **kwargs); None for anything else (a method, a nested function,
+        one passed around or never called): where or whether it runs is not known."""
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or id(function) not in self.module_functions:
             return None
+        calls = self.calls_of.get(function.name, [])
+        if not calls or self.name_uses.get(function.name, 0) != len(calls) or any(
+                isinstance(argument, ast.Starred) for call in calls for argument in call.args) or any(
+                keyword.arg is None for call in calls for keyword in call.keywords):
+            return None
+        return calls
+
+    def _calls_passing(self, node: ast.AST, key: ast.AST) -> list[tuple[ast.Call, object]] | None:
+        """Where key is a parameter of the module-level def around node, called only by name: each call,
+        with what it passes for a parameter (a function of the parameter's Name; None where it passes
+        nothing readable); None otherwise."""
+        function = self.evaluator._function_of.get(id(node))
+        calls = self._called_only_by_name(function)
+        if calls is None or not isinstance(key, ast.Name):
+            return None
+        assert isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
         parameters = [argument.arg for argument in function.args.posonlyargs + function.args.args]
         keyword_only = [argument.arg for argument in function.args.kwonlyargs]
         if key.id not in parameters + keyword_only or function.args.vararg or function.args.kwarg:
-            return None
-        calls = [call for call in ast.walk(self.tree) if isinstance(call, ast.Call)
-                 and isinstance(call.func, ast.Name) and call.func.id == function.name]
-        uses = sum(isinstance(name, ast.Name) and name.id == function.name for name in ast.walk(self.tree))
-        if uses != len(calls) or any(isinstance(a, ast.Starred) for call in calls for a in call.args) or any(
-                keyword.arg is None for call in calls for keyword in call.keywords):
             return None
 
         def passed(call: ast.Call):
@@ -1017,7 +1040,7 @@ class _ArchListReader:
                         return keyword.value
                 if parameter.id in parameters and parameters.index(parameter.id) < len(call.args):
                     return call.args[parameters.index(parameter.id)]
-                return ast.Name("<default>", ast.Load())  # its default: not read
+                return None  # its default: not read
             return argument_of
 
         return [(call, passed(call)) for call in calls]
@@ -1050,7 +1073,12 @@ class _ArchListReader:
             text = str(constant) if isinstance(constant, str) else None
         elif readable and kind == "unset":
             text = ""
-        self.settings.append(ArchListSetting(node.lineno, text, id(node) in self.in_functions, kind, _shown(node)))
+        deferred = id(node) in self.in_functions
+        self.settings.append(ArchListSetting(node.lineno, text, deferred, kind, _shown(node)))
+        if deferred:  # a module-level function called by name at module level sets it where it is called
+            for call in self._called_only_by_name(self.evaluator._function_of.get(id(node))) or []:
+                if id(call) not in self.in_functions:
+                    self.settings.append(ArchListSetting(call.lineno, text, False, kind, _shown(call)))
 
     def _is_environ(self, node: ast.AST, before: int, depth: int = 0) -> bool:
         if isinstance(node, ast.Attribute):
