@@ -918,11 +918,21 @@ class _ArchListReader:
         self.putenvs: set[str] = set()
         # the module's own functions, and where each is called by its name: made in this one walk, so that
         # reading a setter's calls costs its calls, not a walk of the file per setter
-        self.module_functions = {id(statement) for statement in tree.body
-                                 if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        # plain functions (a def of the module's or of a function's body, not a method, not async, no decorator,
+        # no yield: a call runs its body), each name defined once, with its calls by name
+        self.plain_functions: set[int] = set()
+        self.definitions: dict[str, int] = {}  # a method's name counts too: it may be the one a call runs
         self.calls_of: dict[str, list[ast.Call]] = {}
         self.name_uses: dict[str, int] = {}
+        self.expanded: set[int] = set()  # functions whose module-level calls were given their unknown setting
         for node in ast.walk(tree):
+            if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                for statement in node.body:
+                    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        self.definitions[statement.name] = self.definitions.get(statement.name, 0) + 1
+                        if isinstance(statement, ast.FunctionDef) and not isinstance(node, ast.ClassDef) \
+                                and not statement.decorator_list and not _yields(statement):
+                            self.plain_functions.add(id(statement))
             if isinstance(node, ast.Import):
                 self.modules.update(alias.asname or alias.name for alias in node.names if alias.name == "os")
             elif isinstance(node, ast.ImportFrom) and node.module == "os":
@@ -995,20 +1005,25 @@ class _ArchListReader:
             if calls is None:
                 self._add(node, None, kind, readable=False)
                 return
-            for call, argument_of in calls:
-                passed_key, passed_value = argument_of(key), argument_of(value)
+            for call, argument_of, parameters in calls:
+                passed_key = argument_of(key)
                 given = self.evaluator.constant(passed_key, call.lineno) if passed_key is not None else None
                 if given == ARCH_LIST:
-                    self._add(call, passed_value if passed_value is not None else value, kind,
-                              readable=passed_value is not None)
+                    if isinstance(value, ast.Name) and value.id in parameters:  # the value the call passes
+                        passed_value = argument_of(value)
+                        self._add(call, passed_value, kind, readable=passed_value is not None)
+                    else:  # the function's own value: read where the function is written
+                        self._add(node, value, kind)
                 elif given is None:
                     self._add(call, None, kind, readable=False)
 
     def _called_only_by_name(self, function: ast.AST | None) -> list[ast.Call] | None:
-        """The calls of a module-level def that is used only by calling it by its name, each with its
-        arguments spelled out (no *args, no **kwargs); None for anything else (a method, a nested function,
-        one passed around or never called): where or whether it runs is not known."""
-        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or id(function) not in self.module_functions:
+        """The calls of a plain function (self.plain_functions), its name defined once, that is used only by
+        calling it by its name, each with its arguments spelled out (no *args, no **kwargs); None for anything
+        else (a method, an async def, a generator, a decorated function, one passed around or never called):
+        where or whether its body runs is not known."""
+        if not isinstance(function, ast.FunctionDef) or id(function) not in self.plain_functions \
+                or self.definitions.get(function.name, 0) != 1:
             return None
         calls = self.calls_of.get(function.name, [])
         if not calls or self.name_uses.get(function.name, 0) != len(calls) or any(
@@ -1017,15 +1032,15 @@ class _ArchListReader:
             return None
         return calls
 
-    def _calls_passing(self, node: ast.AST, key: ast.AST) -> list[tuple[ast.Call, object]] | None:
-        """Where key is a parameter of the module-level def around node, called only by name: each call,
-        with what it passes for a parameter (a function of the parameter's Name; None where it passes
-        nothing readable); None otherwise."""
+    def _calls_passing(self, node: ast.AST, key: ast.AST) -> list[tuple[ast.Call, object, set[str]]] | None:
+        """Where key is a parameter of the plain function around node, called only by name: each call, with
+        what it passes for a parameter (a function of the parameter's Name; None where it passes nothing
+        readable) and the function's parameters; None otherwise."""
         function = self.evaluator._function_of.get(id(node))
         calls = self._called_only_by_name(function)
         if calls is None or not isinstance(key, ast.Name):
             return None
-        assert isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+        assert isinstance(function, ast.FunctionDef)
         parameters = [argument.arg for argument in function.args.posonlyargs + function.args.args]
         keyword_only = [argument.arg for argument in function.args.kwonlyargs]
         if key.id not in parameters + keyword_only or function.args.vararg or function.args.kwarg:
@@ -1043,7 +1058,7 @@ class _ArchListReader:
                 return None  # its default: not read
             return argument_of
 
-        return [(call, passed(call)) for call in calls]
+        return [(call, passed(call), {*parameters, *keyword_only}) for call in calls]
 
     def _mapping(self, node: ast.AST, mapping: ast.AST) -> None:
         """update(...) or |= with a dict: its TORCH_CUDA_ARCH_LIST entry, or an unknown setting where the
@@ -1075,10 +1090,15 @@ class _ArchListReader:
             text = ""
         deferred = id(node) in self.in_functions
         self.settings.append(ArchListSetting(node.lineno, text, deferred, kind, _shown(node)))
-        if deferred:  # a module-level function called by name at module level sets it where it is called
-            for call in self._called_only_by_name(self.evaluator._function_of.get(id(node))) or []:
+        function = self.evaluator._function_of.get(id(node))
+        if deferred and id(function) not in self.expanded:
+            # a plain function called by its name at module level may set it there: what it leaves is not read
+            # (its settings' order, branches and the calls between them), so each such call is one setting of
+            # a value build cannot read, once per function however many settings it holds
+            self.expanded.add(id(function))
+            for call in self._called_only_by_name(function) or []:
                 if id(call) not in self.in_functions:
-                    self.settings.append(ArchListSetting(call.lineno, text, False, kind, _shown(call)))
+                    self.settings.append(ArchListSetting(call.lineno, None, False, "set", _shown(call)))
 
     def _is_environ(self, node: ast.AST, before: int, depth: int = 0) -> bool:
         if isinstance(node, ast.Attribute):
@@ -1089,6 +1109,19 @@ class _ArchListReader:
             bound = self.evaluator._bound(node.id, before)
             return bound is not None and depth < 20 and self._is_environ(bound[1], bound[0], depth + 1)
         return False
+
+
+def _yields(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether a def is a generator: calling it runs none of its body. Its own body only, not the functions
+    and lambdas defined in it."""
+    waiting: list[ast.AST] = list(function.body)
+    while waiting:
+        node = waiting.pop()
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return True
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            waiting.extend(ast.iter_child_nodes(node))
+    return False
 
 
 def load_source_files(tree: ast.Module, folder: Path) -> list[tuple[str, Path]]:

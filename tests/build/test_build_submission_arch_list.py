@@ -198,19 +198,59 @@ def test_an_arch_list_set_in_the_calls_function_follows_the_module_level_one(tmp
     assert sources.arch_list_for(sources.extensions[0]) == "10.0a"
 
 
-@pytest.mark.parametrize("setting, arch_list", [
-    # a function called at module level above the call sets it there, as the file runs
-    ('def _setup():\n    os.environ["TORCH_CUDA_ARCH_LIST"] = "10.0a"\n_setup()', "10.0a"),
-    ('def _env(k, v):\n    os.environ[k] = v\ndef _setup():\n    _env("TORCH_CUDA_ARCH_LIST", "10.0a")\n_setup()', "10.0a"),
-    # ... one never called before it does not, nor one called only below it
-    ('def _setup():\n    os.environ["TORCH_CUDA_ARCH_LIST"] = "10.0a"', None),
+@pytest.mark.parametrize("setting, may_set", [
+    # a function called at module level above the call may set it there: a setting build cannot read
+    ('def _setup():\n    os.environ["TORCH_CUDA_ARCH_LIST"] = "10.0a"\n_setup()', True),
+    ('def _env(k, v):\n    os.environ[k] = v\ndef _setup():\n    _env("TORCH_CUDA_ARCH_LIST", "10.0a")\n_setup()', True),
+    # its settings' order and branches are not read: one of them, not the last written, would be wrong
+    ('def _setup():\n    if True:\n        os.environ["TORCH_CUDA_ARCH_LIST"] = "9.0a"\n'
+     '    os.environ["TORCH_CUDA_ARCH_LIST"] = "10.0a"\n_setup()', True),
+    # ... one never called before it does not, nor a call that runs none of its body
+    ('def _setup():\n    os.environ["TORCH_CUDA_ARCH_LIST"] = "10.0a"', False),
+    ('async def _setup():\n    os.environ["TORCH_CUDA_ARCH_LIST"] = "10.0a"\n_setup()', False),
+    ('def _setup():\n    os.environ["TORCH_CUDA_ARCH_LIST"] = "10.0a"\n    yield\n_setup()', False),
+    ('import contextlib\n@contextlib.contextmanager\ndef _setup():\n    os.environ["TORCH_CUDA_ARCH_LIST"] = "10.0a"\n'
+     '    yield\n_setup()', False),
+    # a name defined twice: which definition a call runs is not read
+    ('def _setup():\n    os.environ["TORCH_CUDA_ARCH_LIST"] = "9.0a"\n_setup()\n'
+     'def _setup():\n    os.environ["TORCH_CUDA_ARCH_LIST"] = "10.0a"', False),
 ])
-def test_a_function_called_at_module_level_sets_it_where_it_is_called(tmp_path: Path, setting: str,
-                                                                       arch_list: str | None) -> None:
+def test_a_function_called_at_module_level_may_set_it_where_it_is_called(tmp_path: Path, setting: str,
+                                                                         may_set: bool) -> None:
     """A setting inside a function reached no module-level call: `_setup()` called above load_inline was
-    taken for nothing set, so build said it could not tell the arch and NV005 that none was named."""
+    taken for nothing set, so build said it could not tell the arch and NV005 that none was named. Where
+    the call runs the function's body it may set the list: a setting build cannot read, never a value read
+    in the wrong order; where it runs none of it (async, a generator, a decorator), or another definition
+    of the name may run, the setting stays the function's."""
     sources, extension = _sources(tmp_path, setting)
-    assert sources.arch_list_for(extension) == arch_list
+    setting_read = sources.arch_list_setting(extension)
+    assert (setting_read is not None) is may_set
+    assert sources.arch_list_for(extension) is None and sources.torch_picks_gpu_arch(extension) is not may_set
+
+
+@pytest.mark.parametrize("setting, arch_list", [
+    # the setter's own value, not a parameter, is read where the setter is written
+    ('def _set(k):\n    os.environ[k] = "10.0a"\n_set("TORCH_CUDA_ARCH_LIST")', "10.0a"),
+    ('ARCH_OF_OURS = "10.0a"\ndef _set(k):\n    os.environ[k] = ARCH_OF_OURS\n_set("TORCH_CUDA_ARCH_LIST")', "10.0a"),
+])
+def test_a_setter_with_a_value_of_its_own_sets_that_value(tmp_path: Path, setting: str, arch_list: str) -> None:
+    """Its value was taken for one build cannot read, as the value of a call's argument is."""
+    submission = tmp_path / "submission.py"
+    submission.write_text(HEAD + setting + "\n" + TCGEN05 + "\n\ndef custom_kernel(data):\n    " + CALL)
+    sources = find_sources(submission)
+    assert sources.arch_list_for(sources.extensions[0]) == arch_list
+
+
+def test_a_helper_nested_in_custom_kernel_is_read_at_its_calls(tmp_path: Path) -> None:
+    submission = tmp_path / "submission.py"
+    submission.write_text(HEAD + TCGEN05 + "\n\ndef custom_kernel(data):\n    def _env(k, v):\n        os.environ[k] = v\n"
+                          '    _env("TORCH_CUDA_ARCH_LIST", "10.0a")\n    ' + CALL)
+    sources = find_sources(submission)
+    assert sources.arch_list_for(sources.extensions[0]) == "10.0a"
+    submission.write_text(HEAD + TCGEN05 + "\n\ndef custom_kernel(data):\n    def _env(k, v):\n        os.environ[k] = v\n"
+                          '    _env("OTHER", "1")\n    ' + CALL)
+    sources = find_sources(submission)
+    assert sources.arch_list_setting(sources.extensions[0]) is None
 
 
 def test_a_function_called_only_below_the_call_sets_nothing_before_it(tmp_path: Path) -> None:
@@ -241,7 +281,9 @@ def test_setters_calling_setters_are_read_in_linear_time(tmp_path: Path) -> None
     chain = "def e0(k, v):\n    os.environ[k] = v\n" + "".join(
         f"def e{i}(k, v):\n    e{i - 1}(k, v)\n    e{i - 1}(k, v)\n" for i in range(1, 20)) + 'e19("OTHER", "1")\n'
     many = "".join(f'def s{i}(k, v):\n    os.environ[k] = v\ns{i}("X{i}", "1")\n' for i in range(2_000))
-    for setting in (chain, many):
+    # a function of 1,000 settings called 1,000 times: each setting was copied to each call
+    wide = ("def _setup():\n" + '    os.environ["TORCH_CUDA_ARCH_LIST"] = "10.0a"\n' * 1_000 + "_setup()\n" * 1_000)
+    for setting in (chain, many, wide):
         began = time.process_time()
         sources, extension = _sources(tmp_path, setting)
         sources.arch_list_setting(extension)
