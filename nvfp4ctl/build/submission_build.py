@@ -253,7 +253,7 @@ def gpu_arch_note(sources: SubmissionSources, extension: Extension, arch: str, w
     needs = code_needs(device_code(extension))
     what = f"the code's {needs[1]} do" if needs is not None else "arch-specific (a) instructions do"
     hopper = " (and 9.0+PTX, sm_90, on an H100)" if arch == "sm_90a" else ""
-    return (f"no arch is named for this call (no arch flag, no TORCH_CUDA_ARCH_LIST set before it): torch compiles"
+    return (f"no arch is named for this call ({sources.no_arch_named(extension)}): torch compiles"
             f" for the GPU it runs on, {LEADERBOARD_GPU_ARCH[0]} ({LEADERBOARD_GPU_ARCH[1]}, without the a) on the"
             f" {LEADERBOARD_GPU} that runs GPU MODE's NVFP4 problems{hopper}, where {what} not assemble; built here"
             f" for {arch} ({why}). Name it: {naming_the_arch(arch)}{sources.arch_list_remarks(extension)}")

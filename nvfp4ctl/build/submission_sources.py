@@ -118,6 +118,8 @@ class Extension:
 
 
 ARCH_LIST = "TORCH_CUDA_ARCH_LIST"
+# values torch reads as "the visible GPUs' archs" (_get_cuda_arch_flags: `if not _arch_list or _arch_list == "native"`)
+GPU_PICKED_ARCH_LISTS = ("", "native")
 
 
 @dataclass(frozen=True)
@@ -175,6 +177,14 @@ class SubmissionSources:
         setting = self.arch_list_setting(extension)
         return setting.value if setting is not None else None
 
+    def no_arch_named(self, extension: Extension) -> str:
+        """Why torch picks the GPU's arch for the call, as a note says it: no arch flag, and no
+        TORCH_CUDA_ARCH_LIST before it or one torch reads as unset ("native", empty)."""
+        setting = self.arch_list_setting(extension)
+        if setting is not None and setting.value is not None:
+            return f"no arch flag; TORCH_CUDA_ARCH_LIST is {setting.value!r} before it, which torch reads as unset"
+        return "no arch flag, no TORCH_CUDA_ARCH_LIST set before it"
+
     def unread_arch_list(self, extension: Extension) -> ArchListSetting | None:
         """The TORCH_CUDA_ARCH_LIST setting torch reads for the call where build cannot read its value, and
         torch adds an arch flag from it (no flag of the extension's holds "arch")."""
@@ -195,7 +205,7 @@ class SubmissionSources:
 
         setting = self.arch_list_setting(extension)
         return (extension.cuda_flags_static and torch_nvcc.torch_adds_arch(extension.cuda_flags)
-                and (setting is None or setting.value == ""))
+                and (setting is None or setting.value in GPU_PICKED_ARCH_LISTS))
 
     def deferred_arch_lists(self, extension: Extension) -> list[ArchListSetting]:
         """The settings inside a function that a module-level call does not see: the function may not have
@@ -238,7 +248,7 @@ class SubmissionSources:
         if taken is not None:
             return (NVCC_DEFAULT_ARCH,), f"nvcc's default: {extension.name}'s flag {taken} holds \"arch\", so torch adds none"
         setting = self.arch_list_setting(extension)
-        if setting is not None and setting.value:
+        if setting is not None and setting.value and setting.value not in GPU_PICKED_ARCH_LISTS:
             arches = arch_list_arches(setting.value, f"{self.path}:{setting.line}")
             return arches, f"TORCH_CUDA_ARCH_LIST={setting.value}"
         unread = self.unread_arch_list(extension)

@@ -288,3 +288,13 @@ def test_setters_calling_setters_are_read_in_linear_time(tmp_path: Path) -> None
         sources, extension = _sources(tmp_path, setting)
         sources.arch_list_setting(extension)
         assert time.process_time() - began < 4
+
+
+def test_a_native_arch_list_is_the_gpus_as_for_none(tmp_path: Path) -> None:
+    """torch reads TORCH_CUDA_ARCH_LIST="native" as unset: the visible GPUs' archs (10.0+PTX on the B200,
+    where tcgen05 does not assemble). build refused it, exit 2, as an entry it could not read."""
+    sources, extension = _sources(tmp_path, 'os.environ["TORCH_CUDA_ARCH_LIST"] = "native"')
+    assert sources.torch_picks_gpu_arch(extension)
+    assert sources.extension_arches(extension, None) == (("sm_100a",), "the code uses tcgen05 / SM100")
+    assert sources.no_arch_named(extension) == ("no arch flag; TORCH_CUDA_ARCH_LIST is 'native' before it, which torch"
+                                                " reads as unset")

@@ -30,8 +30,8 @@ def check(source: SourceFile, tree: ast.Module) -> list[Finding]:
         line = source.line_text(extension.line)
         start = source.line_starts[extension.line - 1] + len(line) - len(line.lstrip())
         findings.append(Finding(start, "NV005",
-                                f"{extension.call}({extension.name!r}) names no arch (no arch flag, no TORCH_CUDA_ARCH_LIST"
-                                f" set before it): torch compiles for the GPU it runs on, {LEADERBOARD_GPU_ARCH[0]}"
+                                f"{extension.call}({extension.name!r}) names no arch ({sources.no_arch_named(extension)}):"
+                                f" torch compiles for the GPU it runs on, {LEADERBOARD_GPU_ARCH[0]}"
                                 f" ({LEADERBOARD_GPU_ARCH[1]}, without the a) on the {LEADERBOARD_GPU}, where its {what}"
                                 f" do not assemble; name {arch}: {naming_the_arch(arch)}{sources.arch_list_remarks(extension)}",
                                 max(len(line.strip()), 1)))
