@@ -247,7 +247,7 @@ def gpu_arch_note(sources: SubmissionSources, extension: Extension, arch: str, w
     if unread is not None:
         return (f"line {unread.line} ({unread.written}) sets, or may set, TORCH_CUDA_ARCH_LIST to a value build cannot"
                 f" read without running the file: torch compiles for the archs it holds at the call, which build cannot"
-                f" tell; built here for {arch}. Set it to a string constant to build for its archs")
+                f" tell; built here for {arch}. Set it to a string constant at module level, above the call, to build for its archs")
     if not arch.endswith("a") or not sources.torch_picks_gpu_arch(extension):
         return None
     needs = code_needs(device_code(extension))
