@@ -274,6 +274,7 @@ def build_launch_gap() -> None:
 
 def cmd_libs(args: argparse.Namespace) -> None:
     names = args.variants or list(VARIANTS)
+    LIB_DIR.mkdir(exist_ok=True)  # launch_gap's build starts beside the variants' and writes into it too
     # one nvcc per variant, each mostly on one core: half the cores, at least 2
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(2, (os.cpu_count() or 2) // 2)) as pool:
         gap = pool.submit(build_launch_gap)
