@@ -122,3 +122,26 @@ def test_cpu_time_per_call_settles_outside_the_clock(harness) -> None:
     calls, settles = [], []
     us = harness.cpu_us_per_call(lambda: calls.append(1), lambda: settles.append(1), loops=3, calls=5)
     assert len(calls) == 1 + 3 * 5 and len(settles) == 1 + 3 and us >= 0.0
+
+
+def test_timeline_of_a_direct_kernel_call_says_it_records_none(harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the direct kernel marks no phases: its rows used to be read as all zero ("384 CTAs on 1 SMs, span 0.0")
+    class Lib:
+        def nvfp4_capi_plan(self, m, n, k, l):
+            return harness.DIRECT_PLAN + 321
+
+        def nvfp4_capi_timeline(self, buf, ctas):
+            raise AssertionError("a direct kernel's timeline is not read")
+
+    class Kernel:
+        lib = Lib()
+
+        def __call__(self, data):
+            return _right(data)
+
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
+    lines: list[str] = []
+    args = argparse.Namespace(settle=0.0, max_repeats=3, max_noise=0.1, sets=2, results={})
+    harness.timeline_one("timeline", Kernel(), (128, 256, 256, 1), args, lines.append)
+    assert len(lines) == 1 and "direct kernel" in lines[0] and "records no timeline" in lines[0]
+    assert "timeline" not in args.results
