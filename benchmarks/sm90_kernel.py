@@ -167,7 +167,7 @@ VARIANTS |= {f"timeline_{name}": VARIANTS["timeline"] + VARIANTS[name]
                           "v16_order", "even_parts", "decode1", "v18_start", "local1", "flags4", "no_a16_loads",
                           "relaxed_polls", "poll_nosleep")}
 # TimelineEvent in the kernel, in order
-TIMELINE_EVENTS = ["entry", "setup", "a_decoded", "arrived", "flags_seen", "grid_barrier", "first_tile", "main_loop_done", "partials_sent", "partials_landed",
+TIMELINE_EVENTS = ["entry", "barriers_ready", "first_issued", "setup", "a_decoded", "arrived", "flags_seen", "grid_barrier", "stage_full", "first_tile", "main_loop_done", "partials_sent", "partials_landed",
                    "exit", "sm", "previous_exit"]
 BENCH_SHAPES = [(128, 7168, 16384, 1), (128, 4096, 7168, 1), (128, 7168, 2048, 1)]
 # 256x1536x7168x2, 128x3584x7168x3 and 256x2304x14336 span on an H100 with ranges crossing M-tile

@@ -167,6 +167,7 @@ __global__ void __cluster_dims__(kSoftSplit ? 1 : kClusterK, 1, 1) __launch_boun
     smem.e2m1_table()[1] = nvfp4_decode::kE2m1HighBytesHi;
     sm90::fence_barrier_init();
     sm90::fence_proxy_async_smem();  // the barriers' init is seen by the TMA unit that completes them
+    timeline_mark(kBarriersReady);
   }
   const auto first_loads = [&]() {
     if constexpr (kSharedA) {

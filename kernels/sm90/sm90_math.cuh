@@ -105,6 +105,7 @@ __device__ __forceinline__ void math(const SharedStorage<kSharedA, kTileM>& smem
   uint32_t a_base = 0;
   auto load_tile = [&]() {
     sm90::mbar_wait(&smem.full_barriers()[pipe.stage_idx], pipe.phase);
+    if (wg == 0 && thread == 0) timeline_mark_first(kStageFull);
     rows = load_b_rows(smem_base + pipe.stage_idx * P::kStageBytes, offsets);
     if constexpr (kSharedA) {
       decode_b_word(rows, 0, frag[0], frag[1], table);

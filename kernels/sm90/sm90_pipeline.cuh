@@ -10,6 +10,7 @@
 #include "sm90_config.cuh"
 #include "sm90_ptx.cuh"
 #include "sm90_scheduler.cuh"
+#include "sm90_timeline.cuh"  // timeline_mark_first (the timeline build only)
 
 namespace nvfp4_sm90 {
 
@@ -78,6 +79,7 @@ __device__ __forceinline__ void producer(const SharedStorage<false>& smem, const
     sm90::tma_load_2d(smem.a_packed(s), src.tmap_a, kt * PACKED_ROW_BYTES, src.first.row_a, full);
     sm90::bulk_load(smem.sfa(s), src.first.sfa + size_t(kt) * SMEM_SF_BYTES, SMEM_SF_BYTES, full);
     load_packed_b(smem, src, s, tile, i);
+    if (i == 0) timeline_mark_first(kFirstIssued);
   }
 }
 
@@ -134,6 +136,7 @@ __device__ __forceinline__ int prefill_b(const SharedStorage<true, kTileM>& smem
                                                               ? P::kLocalAStageTxBytes
                                                               : kSharedAStageTxBytes<kTileM>);
     load_packed_b(smem, src, s, tile, s);
+    if (s == 0) timeline_mark_first(kFirstIssued);
   }
   return prefilled;
 }

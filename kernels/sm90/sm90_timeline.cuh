@@ -14,12 +14,15 @@ namespace nvfp4_sm90 {
 // out after a launch with nvfp4_sm90_timeline.
 enum TimelineEvent {
   kEntry,            // thread 0 starts
+  kBarriersReady,    // the producer thread: the barriers are initialised, before its first load
+  kFirstIssued,      // the producer thread: the first stage's loads are issued
   kSetupDone,        // barriers initialised (shared A since v19: and this CTA's share of the copy written)
   kADecoded,         // shared A: every thread of this CTA decoded its share of A (v19: = kSetupDone)
   kArrived,          // shared A: the producer arrived at the launch-wide barrier
   kFlagsSeen,        // shared A: the producer warp saw every CTA's flag (before its proxy fence)
   kGridBarrierDone,  // shared A: the producer passed the launch-wide barrier
-  kFirstTile,        // math warp 0: the first stage is full
+  kStageFull,        // math warp 0: the first stage is full
+  kFirstTile,        // math warp 0: the first stage is full and (per-CTA A) its A is decoded
   kMainLoopDone,     // math warp 0: its last wgmma completed
   kPartialsSent,     // thread 0: its partials are stored
   kPartialsLanded,   // thread 0: the cluster barrier after the partials passed
