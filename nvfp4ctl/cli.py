@@ -107,33 +107,85 @@ def _give_json_failure(command: object, typed: TypedOptions, message: str) -> No
         _json_failure(json_mode, {json_mode.parameter: json_mode.value}, message, ExitCode.USAGE)
 
 
+def _arities_before_the_name(group: TyperGroup, ctx: typer.Context) -> dict[str, int]:
+    """How many values each option name takes before a command's name: the group's own (flags), then
+    each command's option whose name takes as many values in every command that has it (the user put
+    it on the wrong side of the name); a name the commands take differently is left out, as unknown."""
+    by_command: dict[str, set[int]] = {}
+    for command in group.commands.values():
+        for name, arity in option_arities(command.params).items():
+            by_command.setdefault(name, set()).add(arity)
+    arities = {name: next(iter(found)) for name, found in by_command.items() if len(found) == 1}
+    arities.update(option_arities(group.get_params(ctx)))
+    return arities
+
+
+def _values_taken(token: str, arities: dict[str, int]) -> int | None:
+    """How many of the arguments after `token`, an option or a run of short ones (-qn 5), it takes as
+    click's parser would with `arities`; None where an option it does not know may take the next one."""
+    if token.startswith("--"):
+        name, equals, _ = token.partition("=")
+        return 0 if equals else arities.get(name)
+    for position, letter in enumerate(token[1:], start=1):
+        arity = arities.get(f"-{letter}")
+        attached = token[position + 1:]
+        if arity is None:  # unknown: what follows it in the token may be its value
+            return 0 if attached else None
+        if arity > 0:
+            return arity - 1 if attached else arity
+    return 0
+
+
 class _LoggedGroup(TyperGroup):
     """Click rejects a bad option value before our wrapper runs; the run log still gets its line. The
     command's options as typed are kept for that message, which names the option as it was typed."""
 
     def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
         get_console().json_written = False  # each command line gives its own document, app() run twice too
+        typed = list(args)  # click's parser takes the arguments it reads off `args` itself
         try:
             return super().parse_args(ctx, args)
         except _ClickUsageError as error:  # an option before the command's name (`nvfp4ctl --nosuch check`)
             if _shows_help(error):
                 raise
+            named = self._command_named_in(ctx, typed)
             message = _one_line_message(error, ctx.command_path)
-            named = self._command_named_in(ctx, args)
             if named is not None:
                 _record_rejection(named[0], error)
                 _give_json_failure(*named, message)
             _refuse_in_one_line(message)
 
     def _command_named_in(self, ctx: typer.Context, args: list[str]) -> tuple[str, TypedOptions] | None:
-        """The command a rejected global option came before, with its options as click reads them: the
-        first argument naming one (a value the user gave the bad option is no command); None where none does."""
-        for position, token in enumerate(args):
+        """The command a rejected global option came before, with its options as click reads them; None
+        where no command's name is where click would have looked for one (`nvfp4ctl --nosuch x y bench`:
+        x may be --nosuch's value, but y is where the name goes, and bench is y's argument)."""
+        position = self._command_position(ctx, args)
+        command = self.get_command(ctx, args[position]) if position is not None else None
+        if command is None:
+            return None
+        return args[position], typed_options(args[position + 1:], option_arities(command.params))
+
+    def _command_position(self, ctx: typer.Context, args: list[str]) -> int | None:
+        """The index of the first argument past the global options and their values, as click's parser
+        reads them had the bad one not stopped it: `--quiet=x` holds its own value; a command's option
+        typed before the name takes the values it takes there (`--task check bench`: check is the task
+        file); a word after an option no command has is its value unless it names a command. None where
+        the options run out, or end at `--`."""
+        arities = _arities_before_the_name(self, ctx)
+        at = 0
+        while at < len(args):
+            token = args[at]
             if token == "--":
-                break
-            command = None if token.startswith("-") else self.get_command(ctx, token)
-            if command is not None:
-                return token, typed_options(args[position + 1:], option_arities(command.params))
+                return None
+            if token == "-" or not token.startswith("-"):
+                return at
+            at += 1
+            taken = _values_taken(token, arities)
+            if taken is None:
+                maybe_value = at < len(args) and not args[at].startswith("-")
+                at += 1 if maybe_value and self.get_command(ctx, args[at]) is None else 0
+            else:
+                at += taken
         return None
 
     def resolve_command(self, ctx: typer.Context, args: list[str]) -> tuple:

@@ -749,3 +749,31 @@ def test_a_json_document_of_an_earlier_command_line_does_not_silence_the_next(tm
     assert json.loads(first.stdout)["exit_code"] == 2
     second = separate_streams_runner().invoke(app, ["--nosuch", "bench", "--json"])
     assert second.exit_code == 2 and json.loads(second.stdout)["error"].startswith("No such option: --nosuch")
+
+
+@pytest.mark.parametrize("args, command, document", [
+    # x may be --nosuch's value, but then y is where the command's name goes: bench is no command here
+    (["--nosuch", "x", "y", "bench", "--json"], None, False),
+    # --task takes a value in every command that has it: log is the task file, bench the command
+    (["--task", "log", "bench", "--json"], "bench", True),
+    (["--nosuch", "x", "bench", "--json"], "bench", True),
+    (["--quiet=bench", "check", "--json"], "check", False),  # the bad value is in the option's own word
+    (["-q=x", "check"], "check", False),
+    (["--json", "x", "bench"], None, False),  # --json takes no value: x is where the name goes
+])
+def test_the_command_a_rejected_global_option_came_before_is_where_click_reads_it(args, command, document,
+                                                                                 tmp_path, monkeypatch):
+    from cli_streams import separate_streams_runner
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["nvfp4ctl", *args])
+    before = runlog.read(memory_path())
+    result = separate_streams_runner().invoke(app, args, prog_name="nvfp4ctl")
+    assert result.exit_code == 2, result.output
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: "), result.stderr
+    assert (json.loads(result.stdout)["exit_code"] == 2) if document else result.stdout == "", result.stdout
+    entries = runlog.read(memory_path())
+    if command is None:
+        assert len(entries) == len(before)
+    else:
+        assert len(entries) == len(before) + 1 and entries[-1].command == "nvfp4ctl " + " ".join(args)
