@@ -90,13 +90,14 @@ def _shows_help(error: Exception) -> bool:
     return type(error).__name__ == "NoArgsIsHelpError"
 
 
-def _record_rejection(command: object, error: Exception) -> None:
+def _record_rejection(command: object, error: Exception, message: str | None = None) -> None:
     """The run log's line of a command line click rejects, for a command whose runs are logged: placed
     before the command's name or after it (`nvfp4ctl -q --nosuch bench`, `nvfp4ctl bench -q --nosuch`),
-    the mistake is the same run's."""
+    the mistake is the same run's. `message`: nvfp4ctl's own wording of the mistake, where it has one."""
     if command in _RECORDED:
         workspace.reset()
-        _record(Outcome(result=f"error: {error.format_message().splitlines()[0]}", exit_code=ExitCode.USAGE))
+        said = message if message is not None else error.format_message()
+        _record(Outcome(result=f"error: {said.splitlines()[0]}", exit_code=ExitCode.USAGE))
 
 
 def _give_json_failure(command: object, typed: TypedOptions, message: str) -> None:
@@ -136,6 +137,42 @@ def _values_taken(token: str, arities: dict[str, int]) -> int | None:
     return 0
 
 
+def _misplaced_json_option(error: Exception, args: list[str], command: str | None,
+                           program: str) -> tuple[str, tuple[str, str | None]] | None:
+    """Where the option click found no such global option is how a command is asked for JSON (`--json`,
+    `--format json`), typed before the command's name: the line saying whose option it is, spelled
+    where it goes (`nvfp4ctl bench --json`), and the option as typed, (name, value) as typed_options
+    reads it. None for any other error."""
+    name = getattr(error, "option_name", None)
+    takers = [taker for taker, mode in JSON_MODES.items() if mode.option == name]
+    if type(error).__name__ != "NoSuchOption" or not takers:
+        return None
+    at = next((i for i, token in enumerate(args) if token.partition("=")[0] == name), None)
+    if at is None:
+        return None
+    arities = _option_values(takers)
+    typed = args[at: at + 1 + (_values_taken(args[at], arities) or 0)]
+    moved = typed_options(typed, arities)[0]
+    spelled = " ".join(typed)
+    if command in takers:
+        return f"{name} is an option of the command: {program} {command} {spelled}", moved
+    whose = (f"the command {takers[0]}, after its name" if len(takers) == 1
+             else f"the commands {', '.join(takers[:-1])} and {takers[-1]}, after the command's name")
+    reason = f"{name} is an option of {whose}: {program} {takers[0]} {spelled}"
+    if command is not None:
+        own = JSON_MODES.get(command)
+        if own is None:
+            reason += f"; {command} gives no JSON"
+        else:
+            reason += f"; {command}'s JSON is {own.option}" + ("" if own.value is True else f" {own.value}")
+    return reason, moved
+
+
+def _option_values(commands: list[str]) -> dict[str, int]:
+    """Each JSON option's arity in `commands` (JsonMode.value True: a flag; else it takes the value)."""
+    return {JSON_MODES[name].option: 0 if JSON_MODES[name].value is True else 1 for name in commands}
+
+
 class _LoggedGroup(TyperGroup):
     """Click rejects a bad option value before our wrapper runs; the run log still gets its line. The
     command's options as typed are kept for that message, which names the option as it was typed."""
@@ -149,6 +186,13 @@ class _LoggedGroup(TyperGroup):
             if _shows_help(error):
                 raise
             named = self._command_named_in(ctx, typed)
+            misplaced = _misplaced_json_option(error, typed, named[0] if named else None, ctx.command_path)
+            if misplaced is not None:  # `nvfp4ctl --json bench`: bench's own option, typed before its name
+                reason, moved = misplaced
+                _record_rejection(named[0] if named else None, error, reason)
+                if named is not None:  # it asks for the JSON it would ask for after the name
+                    _give_json_failure(named[0], (moved, *named[1]), reason)
+                _refuse_in_one_line(reason)
             message = _one_line_message(error, ctx.command_path)
             if named is not None:
                 _record_rejection(named[0], error)

@@ -751,6 +751,40 @@ def test_a_json_document_of_an_earlier_command_line_does_not_silence_the_next(tm
     assert second.exit_code == 2 and json.loads(second.stdout)["error"].startswith("No such option: --nosuch")
 
 
+@pytest.mark.parametrize("args, line, document", [
+    (["--json", "bench"], "error: --json is an option of the command: nvfp4ctl bench --json", True),
+    (["-q", "--json", "dump", "--umma"], "error: --json is an option of the command: nvfp4ctl dump --json", True),
+    (["--format", "json", "lint"], "error: --format is an option of the command: nvfp4ctl lint --format json", True),
+    (["--json", "check"], "error: --json is an option of the commands bench, dump and tune, after the command's"
+                          " name: nvfp4ctl bench --json; check gives no JSON", False),
+    (["--json", "lint"], "error: --json is an option of the commands bench, dump and tune, after the command's"
+                         " name: nvfp4ctl bench --json; lint's JSON is --format json", False),
+    (["--json"], "error: --json is an option of the commands bench, dump and tune, after the command's name:"
+                 " nvfp4ctl bench --json", False),
+])
+def test_a_json_option_before_the_commands_name_says_where_it_goes(args, line, document, tmp_path, monkeypatch):
+    """click's "No such option: --json (Possible options: --version)" named nothing that takes it. Where the
+    command after it takes the option, JSON was asked for as clearly as after the name: stdout gets the
+    {"error", "exit_code"} document, as for any other command line rejected with --json."""
+    from cli_streams import separate_streams_runner
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["nvfp4ctl", *args])
+    before = len(runlog.read(memory_path()))
+    result = separate_streams_runner().invoke(app, args, prog_name="nvfp4ctl")
+    assert result.exit_code == 2, result.output
+    assert result.stderr == line + "\n", result.stderr
+    if document:
+        assert json.loads(result.stdout) == {"error": line.removeprefix("error: "), "exit_code": 2}
+    else:
+        assert result.stdout == ""
+    entries = runlog.read(memory_path())
+    if len(args) > 1:  # the run of the command named after it, as for any other rejected option
+        assert len(entries) == before + 1 and entries[-1].result == line
+    else:
+        assert len(entries) == before
+
+
 @pytest.mark.parametrize("args, command, document", [
     # x may be --nosuch's value, but then y is where the command's name goes: bench is no command here
     (["--nosuch", "x", "y", "bench", "--json"], None, False),
