@@ -41,7 +41,7 @@ def _record(outcome: Outcome) -> Outcome:
         if runlog.made_read_only(memory):  # logging switched off: not even the entry's git and GPU lookups
             raise runlog.ReadOnlyRunLog(f"{memory} is read-only")
         with stop_signals_as_ctrl_c():
-            runlog.append(runlog.make_entry(outcome, sys.argv[1:], workspace.user_folder()), memory)
+            runlog.append(runlog.make_entry(outcome, sys.argv[1:], workspace.user_folder(), memory), memory)
             written = True
     except KeyboardInterrupt:
         if written:  # it came after the line was in: the run ended as the line says

@@ -127,14 +127,26 @@ def file_digest(path: Path) -> str:
         return "unreadable"
 
 
-def describe_target(target: Path | str | None, root: Path | None = None, source: str | None = None) -> str:
-    """`path@content-hash [why]`; the path relative to the user's folder when inside it, so the log
-    reads the same from any checkout and any working directory; `why` says how it was chosen."""
+# A target file's path on a line is relative to the run log's own folder, written "./path": one log
+# shared by two folders (NVFP4CTL_MEMORY) names their two submission.py files apart, and a log kept
+# in the project reads the same from any checkout of it. Lines before this carry the path relative
+# to the folder of the run that wrote them ("submission.py"), which the log does not say: a reader
+# takes those relative to its own folder, as they always were.
+LOG_RELATIVE = "./"
+
+
+def describe_target(target: Path | str | None, root: Path | None = None, source: str | None = None,
+                    log_folder: Path | None = None) -> str:
+    """`path@content-hash [why]`; a file's path "./"-relative to `log_folder`, the run log's folder,
+    when inside it (else absolute; relative to the user's folder `root` where no log folder is given),
+    so the log reads the same from any checkout and any working directory; a folder's (a label, never
+    compared) relative to `root`. `why` says how it was chosen."""
     if target is None:
         return "-"
     path = Path(target)
     if path.is_file():
-        cell = f"{_relative_to_root(path, root)}@{file_digest(path)}"
+        named = _log_relative(path, log_folder) if log_folder is not None else _relative_to_root(path, root)
+        cell = f"{named}@{file_digest(path)}"
     elif path.is_dir():
         cell = _relative_to_root(path, root)
     else:
@@ -148,6 +160,28 @@ def split_target(cell: str) -> tuple[str, str]:
         cell = cell[: cell.rindex(" [")]
     path, _, digest = cell.rpartition("@")
     return path, digest
+
+
+def logged_path(path: str, root: Path, log_folder: Path | None) -> Path:
+    """The file a logged target path names, resolved: "./path" inside `log_folder` (the run log's folder),
+    an older line's relative path inside `root` (the reader's folder), an absolute path as it is."""
+    if path.startswith(LOG_RELATIVE) and log_folder is not None:
+        return (log_folder / path).resolve()
+    return (root / path).resolve()
+
+
+def log_folder_of(memory: Path) -> Path:
+    """The folder a run log's "./" paths start from: the one that holds it, as named (not where a link to
+    it points, which would move every path when the link is made)."""
+    return Path(os.path.abspath(memory)).parent
+
+
+def _log_relative(path: Path, log_folder: Path) -> str:
+    resolved = path.resolve()
+    try:
+        return LOG_RELATIVE + str(resolved.relative_to(log_folder.resolve()))
+    except ValueError:
+        return str(resolved)
 
 
 def _relative_to_root(path: Path, root: Path | None) -> str:
@@ -190,11 +224,13 @@ def detect_gpu() -> str:
     return gpu.describe() if gpu else "no GPU"
 
 
-def make_entry(outcome: Outcome, argv: list[str], cwd: Path) -> RunEntry:
+def make_entry(outcome: Outcome, argv: list[str], cwd: Path, memory: Path | None = None) -> RunEntry:
+    """The run's line; `memory`: the run log it goes to, whose folder its target's path starts from."""
     return RunEntry(
         time=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         command=shlex.join(["nvfp4ctl", *argv]),
-        target=describe_target(outcome.target, cwd, outcome.target_source),
+        target=describe_target(outcome.target, cwd, outcome.target_source,
+                               log_folder_of(memory) if memory is not None else None),
         commit=git_state(cwd),
         gpu=outcome.gpu or detect_gpu(),
         exit_code=str(int(outcome.exit_code)),

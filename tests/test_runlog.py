@@ -597,3 +597,29 @@ def test_a_memory_md_that_is_no_valid_utf16_is_left_as_it_is_with_one_warning(tm
     assert "is no valid UTF-16-LE text; it was left as it is" in " ".join(result.output.split())
     assert memory.read_bytes() == before
     assert runlog.read(memory) == []
+
+
+def test_a_target_file_is_logged_relative_to_the_run_logs_folder(tmp_path):
+    """Two folders sharing one run log (NVFP4CTL_MEMORY) each have a submission.py: the line names
+    which, from the log's folder, where "submission.py" relative to each run's folder named both alike."""
+    shared, first, second = tmp_path / "MEMORY.md", tmp_path / "gemm_a", tmp_path / "gemm_b"
+    for folder in (first, second):
+        folder.mkdir()
+        (folder / "submission.py").write_text(f"# {folder.name}\n")
+    cells = {runlog.make_entry(Outcome("10/10 pass", ExitCode.OK, folder / "submission.py", "H100"), ["check"],
+                               folder, shared).target for folder in (first, second)}
+    assert cells == {f"./{folder.name}/submission.py@{runlog.file_digest(folder / 'submission.py')}"
+                     for folder in (first, second)}
+    outside = tmp_path / "elsewhere" / "k.cu"
+    outside.parent.mkdir()
+    outside.write_text("x")
+    assert runlog.describe_target(outside, first, None, first) == f"{outside.resolve()}@{runlog.file_digest(outside)}"
+    assert runlog.describe_target(first, tmp_path, None, tmp_path) == "gemm_a"  # a folder is a label: as before
+
+
+def test_logged_paths_resolve_from_the_log_for_new_lines_and_from_the_reader_for_older_ones(tmp_path):
+    log_folder, reader = tmp_path, tmp_path / "gemm_b"
+    assert runlog.logged_path("./gemm_a/submission.py", reader, log_folder) == (tmp_path / "gemm_a" / "submission.py")
+    assert runlog.logged_path("submission.py", reader, log_folder) == reader / "submission.py"  # an older line
+    assert runlog.logged_path("/abs/k.cu", reader, log_folder) == Path("/abs/k.cu")
+    assert runlog.log_folder_of(Path("MEMORY.md")) == Path.cwd()

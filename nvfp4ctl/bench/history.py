@@ -3,7 +3,7 @@
 The line a bench leaves in MEMORY.md (Outcome.result) carries every shape's mean and error so a
 later bench can compare: "geomean 41.20±0.02 us; 128x7168x16384 98.10±0.05 | 128x4096x7168 30.20±0.02 us".
 
-"Same target" means the same file path on the same GPU, not the same content: the comparison is
+"Same target" means the same file on the same GPU, not the same content: the comparison is
 there to judge the edit you just made, so the content is expected to differ (the log's hash tells
 whether it did). A change is "same" when it is within the combined noise: twice the combined
 standard error of the two means, but never less than what two processes of the same code differ by
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nvfp4ctl.problems import DEFAULT_PROBLEM
-from nvfp4ctl.runlog import RunEntry, split_target
+from nvfp4ctl.runlog import RunEntry, logged_path, split_target
 
 # relative; measured on H100s: consecutive benches' geomeans up to 1.3 % apart with the settle phase
 # (2026-11-28), short shapes' per-process offsets up to 2-3 %
@@ -112,21 +112,23 @@ def logged_problem(entry: RunEntry) -> str:
     return entry.problem or DEFAULT_PROBLEM
 
 
-def _target_path(cell: str, root: Path) -> Path | None:
-    """The logged target's path; relative ones are relative to the project root."""
+def _target_path(cell: str, root: Path, log_folder: Path | None) -> Path | None:
+    """The logged target's file (runlog.logged_path)."""
     path, _ = split_target(cell)
-    return (root / path).resolve() if path else None
+    return logged_path(path, root, log_folder) if path else None
 
 
 def find_previous(newest_first: Iterable[RunEntry], target: Path, gpu: str, shapes: Collection[str],
-                  root: Path | None = None, problem: str | None = None) -> tuple[RunEntry, LoggedBench] | None:
+                  root: Path | None = None, problem: str | None = None,
+                  log_folder: Path | None = None) -> tuple[RunEntry, LoggedBench] | None:
     """The latest successful bench of `target` (by path) on `gpu` that timed all of `shapes`; failing
     that, the latest that timed at least one of them (a full bench is not judged by an `--only` run).
     `newest_first` is the run log from its end (runlog.newest_first), taken only up to that bench.
-    `root` is the project root the log's relative paths start from (default: the working directory).
-    `problem`: only benches of that problem count. A log shared by several folders (NVFP4CTL_MEMORY)
-    names each folder's submission.py alike, and the GEMM's and the dual GEMM's shape keys are alike
-    too ("128x128x256"), so a path and a shape key alone would judge one problem by another's times."""
+    `log_folder` is the run log's folder, where its "./" paths start; `root` the user's folder, where an
+    older line's relative path starts (default: the working directory): a log shared by two folders
+    names the one's submission.py apart from the other's, but on its older lines both are one.
+    `problem`: only benches of that problem count: the GEMM's and the dual GEMM's shape keys are alike
+    ("128x128x256"), so a path and a shape key alone would judge one problem by another's times."""
     root = root or Path.cwd()
     wanted = target.resolve()
     partial: tuple[RunEntry, LoggedBench] | None = None
@@ -135,7 +137,7 @@ def find_previous(newest_first: Iterable[RunEntry], target: Path, gpu: str, shap
             continue
         if problem is not None and logged_problem(entry) != problem:
             continue
-        if _target_path(entry.target, root) != wanted:
+        if _target_path(entry.target, root, log_folder) != wanted:
             continue
         logged = parse_result_line(entry.result)
         if logged is None:

@@ -1,7 +1,7 @@
 """Bench times over the logged runs: per target and GPU, one series per shape, commits marked.
 
 Reads only the run log (MEMORY.md): every successful `nvfp4ctl bench` line carries each shape's
-mean and error (history.result_line). Runs are grouped by target path and GPU, the way the bench's
+mean and error (history.result_line). Runs are grouped by target file and GPU, the way the bench's
 own comparison with the previous run groups them, so numbers from different cards never share a
 plot. `plot` draws one series as text (no styling): a dot per run, its value on a small y axis,
 and a mark under every run whose commit or file content differs from the run before.
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from nvfp4ctl.bench.history import LoggedBench, logged_problem, parse_result_line
 from nvfp4ctl.errors import UsageError
-from nvfp4ctl.runlog import RunEntry, split_target
+from nvfp4ctl.runlog import LOG_RELATIVE, RunEntry, logged_path, split_target
 
 GEOMEAN = "geomean"
 
@@ -37,7 +37,7 @@ class Run:
 
 @dataclass
 class Trend:
-    target: str  # the target path as logged (relative to the project root when inside it)
+    target: str  # the target's path, relative to the reader's folder when inside it
     gpu: str
     runs: list[Run] = field(default_factory=list)
     problem: str = ""  # the task's problem: one path may hold another problem's submission in another folder
@@ -94,15 +94,16 @@ def normalize_shape(text: str) -> str:
 
 
 def collect(entries: Iterable[RunEntry], root: Path, target: Path | None = None, last: int | None = None,
-            log_project: Path | None = None) -> list[Trend]:
+            log_project: Path | None = None, log_folder: Path | None = None) -> list[Trend]:
     """Successful benches grouped by (target, GPU, problem), oldest run first; the most recently run
     group first. The problem keeps apart what a log shared by several folders names alike (each
     folder's submission.py, the GEMM's and the dual GEMM's "128x128x256").
 
-    Logged paths are relative to the folder of the checkout that ran the bench, so one shared log
-    reads the same from every checkout: they are read against `root`, this checkout. `target` keeps
-    only that file's runs, matched in this checkout or in `log_project`, the project the log lives
-    in; `last` keeps each group's most recent runs."""
+    A logged "./" path starts from `log_folder`, the run log's folder, so one log shared by two folders
+    keeps their files apart; an older line's relative path is read against `root`, this checkout (the
+    folder of the run that wrote it, which the line does not say). `target` keeps only that file's runs,
+    matched as logged_path reads them, or an older line's path in `log_project`, the project the log
+    lives in; `last` keeps each group's most recent runs."""
     base = root.resolve()
     groups: dict[tuple[str, str, str], Trend] = {}
     order: dict[tuple[str, str, str], int] = {}
@@ -113,12 +114,12 @@ def collect(entries: Iterable[RunEntry], root: Path, target: Path | None = None,
         path, digest = split_target(entry.target)
         if bench is None or not path:
             continue
-        resolved = (root / path).resolve()
-        if target is not None and not _names(target, path, root, log_project):
+        resolved = logged_path(path, root, log_folder)
+        if target is not None and not _names(target, path, root, log_project, log_folder):
             continue
         problem = logged_problem(entry)
         key = (str(resolved), entry.gpu, problem)
-        groups.setdefault(key, Trend(_shown(path, base), entry.gpu, problem=problem)).runs.append(
+        groups.setdefault(key, Trend(_shown(path, base, log_folder), entry.gpu, problem=problem)).runs.append(
             Run(entry.time, entry.commit, digest, bench))
         order[key] = index
     trends = [groups[key] for key in sorted(groups, key=lambda k: -order[k])]
@@ -128,29 +129,38 @@ def collect(entries: Iterable[RunEntry], root: Path, target: Path | None = None,
     return trends
 
 
-def logged_targets(entries: Iterable[RunEntry], root: Path) -> list[str]:
+def logged_targets(entries: Iterable[RunEntry], root: Path, log_folder: Path | None = None) -> list[str]:
     """Every file the run log names as a target, by any command, as `collect` names them, sorted."""
     base = root.resolve()
-    return sorted({_shown(path, base) for path, _ in map(split_target, (e.target for e in entries)) if path})
+    return sorted({_shown(path, base, log_folder)
+                   for path, _ in map(split_target, (e.target for e in entries)) if path})
 
 
-def is_logged(entries: Iterable[RunEntry], root: Path, target: Path, log_project: Path | None = None) -> bool:
+def is_logged(entries: Iterable[RunEntry], root: Path, target: Path, log_project: Path | None = None,
+              log_folder: Path | None = None) -> bool:
     """Whether any run, by any command and whatever its result, had `target` (matched as `collect` does)."""
-    return any(path and _names(target, path, root, log_project)
+    return any(path and _names(target, path, root, log_project, log_folder)
                for path, _ in map(split_target, (e.target for e in entries)))
 
 
-def _names(target: Path, logged: str, root: Path, log_project: Path | None) -> bool:
-    """Whether a logged path is the target file, read in this checkout or in the log's own project."""
+def _names(target: Path, logged: str, root: Path, log_project: Path | None, log_folder: Path | None) -> bool:
+    """Whether a logged path is the target file: a "./" path in the log's folder, an older line's in this
+    checkout or in the log's own project."""
     wanted = target.resolve()
-    return wanted == (root / logged).resolve() or (log_project is not None and wanted == (log_project / logged).resolve())
+    if wanted == logged_path(logged, root, log_folder):
+        return True
+    older = not logged.startswith(LOG_RELATIVE) or log_folder is None
+    return older and log_project is not None and wanted == (log_project / logged).resolve()
 
 
-def _shown(logged: str, base: Path) -> str:
-    """A logged path as the trend names it. Older lines logged absolute paths: the same file, so the
+def _shown(logged: str, base: Path, log_folder: Path | None = None) -> str:
+    """A logged path as the trend names it: relative to this checkout when inside it, else absolute.
+    Older lines logged absolute paths, or paths relative to their run's folder: the same file, so the
     same group, named as newer lines name it."""
-    resolved = (base / logged).resolve()
-    return str(resolved.relative_to(base)) if resolved.is_relative_to(base) else logged
+    resolved = logged_path(logged, base, log_folder)
+    if resolved.is_relative_to(base):
+        return str(resolved.relative_to(base))
+    return str(resolved) if logged.startswith(LOG_RELATIVE) else logged
 
 
 def _label(value: float) -> str:

@@ -113,14 +113,15 @@ def _with_child_log(error: Any) -> Any:
 
 
 def compare_with_log(report: BenchReport, target: Path, problem: str | None = None) -> history.Comparison | None:
-    """The previous bench of the same target path, problem and GPU, from MEMORY.md's run log."""
+    """The previous bench of the same target file, problem and GPU, from MEMORY.md's run log."""
     from nvfp4ctl import runlog
     from nvfp4ctl.bench import history
     from nvfp4ctl.workspace import user_folder
 
-    with closing(runlog.newest_first(memory_path())) as newest_first:  # read from the end, as far as needed
+    memory = memory_path()
+    with closing(runlog.newest_first(memory)) as newest_first:  # read from the end, as far as needed
         previous = history.find_previous(newest_first, target, report.gpu, [s.key for s in report.shapes],
-                                         user_folder(), problem)
+                                         user_folder(), problem, runlog.log_folder_of(memory))
     if previous is None:
         return None
     return history.compare(previous, history.Timing(report.geomean_us, report.geomean_err_us), report.timings(),

@@ -76,10 +76,13 @@ def _show_trend(entries: list, last: int, target: Path | None, wanted: dict[str,
     from nvfp4ctl.workspace import user_folder
 
     console = get_console()
-    root, log_project = user_folder(), _log_project(memory_path())
-    found = trends.collect(entries, root, target, last, log_project)
-    logged = trends.logged_targets(entries, root)
-    if not found and target is not None and logged and not trends.is_logged(entries, root, target, log_project):
+    from nvfp4ctl.runlog import log_folder_of
+
+    root, log_project, log_folder = user_folder(), _log_project(memory_path()), log_folder_of(memory_path())
+    found = trends.collect(entries, root, target, last, log_project, log_folder)
+    logged = trends.logged_targets(entries, root, log_folder)
+    if not found and target is not None and logged and not trends.is_logged(entries, root, target, log_project,
+                                                                            log_folder):
         # a typo, or a file never run: the same as an unknown --shape, not "run bench" for a file that may not exist
         raise UsageError(f"--target {target}: no logged run had it; logged: {', '.join(logged)}")
     if not found:

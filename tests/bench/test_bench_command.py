@@ -372,3 +372,21 @@ def test_an_option_mistake_is_said_before_the_submission_that_is_not_python(
     assert result.exit_code == 2, result.output
     assert result.output.startswith("error: --") and message in result.output, result.output
     assert "not valid Python" not in result.output
+
+
+def test_two_folders_sharing_a_run_log_are_not_compared_with_each_other(submission: Path, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """gemm_a/ and gemm_b/ share one run log (NVFP4CTL_MEMORY), each with its own submission.py: gemm_b's
+    first bench was compared with gemm_a's, another kernel, both logged as "submission.py"."""
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(tmp_path / "MEMORY.md"))
+    for name in ("gemm_a", "gemm_b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "submission.py").write_text(submission.read_text())
+    monkeypatch.chdir(tmp_path / "gemm_a")
+    assert _bench().exit_code == 0
+    monkeypatch.chdir(tmp_path / "gemm_b")
+    first = _bench()
+    assert first.exit_code == 0, first.output
+    assert "no earlier bench" in first.output and "vs the previous bench" not in first.output
+    assert runlog.read(tmp_path / "MEMORY.md")[-1].target.startswith("./gemm_b/submission.py@")
+    assert "vs the previous bench" in _bench().output  # its own second bench is compared with its first

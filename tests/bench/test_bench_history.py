@@ -206,3 +206,28 @@ def test_find_previous_skips_a_bench_of_another_problem_at_the_same_path(tmp_pat
     assert found is not None and found[0] is gemm
     found_older = find_previous([older], submission, GPU, ["128x128x256"], tmp_path, "nvfp4_gemm")
     assert found_older is not None and found_older[0] is older
+
+
+def test_two_folders_sharing_a_run_log_have_two_targets_and_its_older_lines_match_as_before(tmp_path: Path) -> None:
+    """One log (NVFP4CTL_MEMORY) for gemm_a/ and gemm_b/, same problem: gemm_b's first bench was compared
+    with gemm_a's submission.py, another kernel, as both were logged "submission.py". A line now names
+    its file from the log's folder; an older line (the line read back from its text, as written before)
+    still matches the submission.py of whichever folder reads it."""
+    first, second = tmp_path / "gemm_a" / "submission.py", tmp_path / "gemm_b" / "submission.py"
+    for submission in (first, second):
+        submission.parent.mkdir()
+        submission.write_text(submission.parent.name)
+    keys = [key for key, _ in SHAPES]
+    def line(time: str, target: str, geomean: float) -> RunEntry | None:
+        return RunEntry.from_line(f"- 2026-11-25T{time}Z · `nvfp4ctl bench` · {target} [current folder] · abc1234"
+                                  f" · {GPU} · 0 · {result_line(Timing(geomean, 0.1), SHAPES)} · nvfp4_gemm\n")
+
+    newer = line("21:00:00", "./gemm_a/submission.py@aaa", 40.0)
+    older = line("20:00:00", "submission.py@bbb", 50.0)
+    assert newer is not None and older is not None
+    found = find_previous([newer], first, GPU, keys, first.parent, "nvfp4_gemm", tmp_path)
+    assert found is not None and found[0] is newer
+    assert find_previous([newer], second, GPU, keys, second.parent, "nvfp4_gemm", tmp_path) is None
+    for submission in (first, second):  # as before: the folder that wrote it is not on the line
+        found = find_previous([older], submission, GPU, keys, submission.parent, "nvfp4_gemm", tmp_path)
+        assert found is not None and found[0] is older

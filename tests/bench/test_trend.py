@@ -252,3 +252,22 @@ def test_a_malformed_grouped_shape_is_one_line() -> None:
     assert result.output.startswith("error: --shape 192,3072;320,3072,4096: expected M,N,K[,L] as positive integers"
                                      " (GEMV M,K[,L]; a grouped GEMM's M1,N1,K1;M2,N2,K2 or logged key")
     assert result.output.count("\n") == 1
+
+
+def test_two_folders_sharing_a_run_log_make_two_trends(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """gemm_a/ and gemm_b/ share one run log (NVFP4CTL_MEMORY): their submission.py files are two
+    kernels, whose times made one trend while each line named its file "submission.py"."""
+    memory = tmp_path / "MEMORY.md"
+    for folder, big in (("gemm_a", 60.0), ("gemm_b", 40.0)):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "submission.py").write_text(folder)
+        runlog.append(bench("1:00:00", big, 18.0, target=f"./{folder}/submission.py@0123456789ab [current folder]"),
+                      memory)
+    found = trend.collect(runlog.read(memory), tmp_path / "gemm_b", log_folder=tmp_path)
+    assert sorted((t.target, len(t.runs)) for t in found) == [(str(tmp_path / "gemm_a" / "submission.py"), 1),
+                                                             ("submission.py", 1)]
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.chdir(tmp_path / "gemm_b")
+    result = CliRunner().invoke(app, ["log", "--trend", "--target", "submission.py"])
+    assert result.exit_code == 0, result.output
+    assert f"submission.py on {H100}: 1 bench" in result.output and "60" not in result.output

@@ -33,8 +33,10 @@ def test_correct_target_passes_every_test(fake_task):
     assert "3/3 pass" in result.output
     entry = _last_log_entry()
     assert entry.result == "3/3 pass" and entry.exit_code == "0"
-    assert entry.target == runlog.describe_target(TARGETS / "good.py", user_folder(), "--submission")
-    assert not entry.target.startswith("/")  # inside the project: logged relative to its root
+    assert entry.target == runlog.describe_target(TARGETS / "good.py", user_folder(), "--submission",
+                                                  runlog.log_folder_of(memory_path()))
+    # outside the run log's folder (the tests' own, in a temporary folder): by its absolute path
+    assert entry.target.startswith(f"{(TARGETS / 'good.py').resolve()}@")
 
 
 def test_a_passing_submission_with_the_word_stream_is_warned(fake_task, tmp_path):
@@ -244,7 +246,8 @@ def test_a_run_stopped_by_an_error_logs_its_target(fake_task):
     result = check("--submission", str(TARGETS / "good.py"), "--only", "99")
     assert result.exit_code == 2, result.output
     entry = _last_log_entry()
-    assert entry.target == runlog.describe_target(TARGETS / "good.py", user_folder(), "--submission")
+    assert entry.target == runlog.describe_target(TARGETS / "good.py", user_folder(), "--submission",
+                                                  runlog.log_folder_of(memory_path()))
     assert entry.result.startswith("error: --only 99")
 
 

@@ -79,7 +79,7 @@ def test_check_runs_the_users_submission_and_finds_its_wrong_tile(problem_folder
     assert "torch_dequant" not in result.output  # never ours
     assert "wrong 128x128 tiles" in result.output
     entry = _log(problem_folder)[-1]  # MEMORY.md beside the task.yml in use
-    assert entry.target.startswith("submission.py@") and entry.target.endswith("[beside task.yml]")
+    assert entry.target.startswith("./submission.py@") and entry.target.endswith("[beside task.yml]")  # from MEMORY.md
     assert entry.exit_code == "1"
 
 
