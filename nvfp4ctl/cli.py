@@ -9,7 +9,7 @@ import functools
 import inspect
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, NoReturn
@@ -25,6 +25,7 @@ from nvfp4ctl.errors import ExitCode, NvfpError, UsageError, os_reason
 from nvfp4ctl.interrupts import stop_signals_as_ctrl_c
 from nvfp4ctl.options import TYPED_OPTIONS_KEY, TypedOptions, option_arities, typed_options, typed_values
 from nvfp4ctl.outcome import Outcome
+from nvfp4ctl.usage_hints import DUMP_FILES, EXPORT_FILES, KERNEL_FILES, TARGET_FILES, FileOptions, file_argument_hint
 
 _RECORDED: set[str] = set()  # the commands whose runs, parse errors included, go to the run log
 
@@ -61,6 +62,7 @@ def _record(outcome: Outcome) -> Outcome:
 # click's UsageError, whichever click typer uses (newer typers carry their own copy of it)
 _ClickUsageError: type[Exception] = typer.BadParameter.__bases__[0]
 _COMMAND_KEY = "nvfp4ctl.command"
+_ARGUMENTS_KEY = "nvfp4ctl.arguments"  # the command's arguments as typed, after its name
 
 
 def _refuse_in_one_line(message: str) -> NoReturn:
@@ -173,6 +175,35 @@ def _option_values(commands: list[str]) -> dict[str, int]:
     return {JSON_MODES[name].option: 0 if JSON_MODES[name].value is True else 1 for name in commands}
 
 
+def _unplaced_arguments(error: Exception, args: Sequence[str]) -> list[str]:
+    """The arguments of a command with no argument parameters that click found no place for (its "Got
+    unexpected extra argument" error, a plain UsageError): its parser's leftovers, read again from the
+    command's arguments as typed; [] for any other error."""
+    context = getattr(error, "ctx", None)
+    if type(error) is not _ClickUsageError or context is None:
+        return []
+    command = context.command
+    if any(param.param_type_name == "argument" for param in command.params):
+        return []
+    try:
+        return list(command.make_parser(context).parse_args(args=list(args))[1])
+    except _ClickUsageError:  # it parsed once already; a parse failing now says nothing of the arguments
+        return []
+
+
+def _hint(error: Exception, command: object, ctx: typer.Context) -> str | None:
+    """nvfp4ctl's line for a mistake in a command's arguments whose fix is plain (usage_hints): a file
+    typed as an argument (`check submission.py`). None for any other."""
+    if not isinstance(command, str):
+        return None
+    files = FILE_OPTIONS.get(command)
+    if files is None:
+        return None
+    words = _unplaced_arguments(error, ctx.meta.get(_ARGUMENTS_KEY, ()))
+    given = [name for name, _ in ctx.meta.get(TYPED_OPTIONS_KEY, ())]
+    return file_argument_hint(command, files, words, given, ctx.command_path)
+
+
 class _LoggedGroup(TyperGroup):
     """Click rejects a bad option value before our wrapper runs; the run log still gets its line. The
     command's options as typed are kept for that message, which names the option as it was typed."""
@@ -235,6 +266,7 @@ class _LoggedGroup(TyperGroup):
     def resolve_command(self, ctx: typer.Context, args: list[str]) -> tuple:
         resolved = super().resolve_command(ctx, args)
         ctx.meta[_COMMAND_KEY] = resolved[0]  # a parse error may come with no context of its command
+        ctx.meta[_ARGUMENTS_KEY] = tuple(args[1:])
         if resolved[1] is not None:  # a bad value's message names the option as typed
             ctx.meta[TYPED_OPTIONS_KEY] = typed_options(args[1:], option_arities(resolved[1].params))
         return resolved
@@ -243,11 +275,12 @@ class _LoggedGroup(TyperGroup):
         try:
             return super().invoke(ctx)
         except _ClickUsageError as error:
-            _record_rejection(ctx.meta.get(_COMMAND_KEY), error)
+            command = ctx.meta.get(_COMMAND_KEY)
+            hint = None if _shows_help(error) else _hint(error, command, ctx)
+            _record_rejection(command, error, hint)
             if _shows_help(error):
                 raise
-            command = ctx.meta.get(_COMMAND_KEY)
-            message = _one_line_message(error, f"{ctx.command_path} {command}" if command else ctx.command_path)
+            message = hint or _one_line_message(error, f"{ctx.command_path} {command}" if command else ctx.command_path)
             _give_json_failure(command, ctx.meta.get(TYPED_OPTIONS_KEY, ()), message)
             _refuse_in_one_line(message)
         except KeyboardInterrupt:
@@ -473,6 +506,7 @@ class JsonMode:
 
 
 JSON_MODES: dict[str, JsonMode] = {}  # command name → how it is asked for JSON
+FILE_OPTIONS: dict[str, FileOptions] = {}  # command name → the options a file typed as an argument goes to
 
 
 def _json_failure(json_mode: JsonMode | None, kwargs: dict[str, object], message: str, exit_code: ExitCode) -> None:
@@ -487,16 +521,34 @@ def _json_failure(json_mode: JsonMode | None, kwargs: dict[str, object], message
         console.json({"error": message, "exit_code": int(exit_code)})
 
 
+def _declared_option_names(command: Callable[..., Outcome]) -> set[str]:
+    """Every name of the command's options, as its function declares them (typer.Option's names)."""
+    from typer.models import OptionInfo
+
+    names: set[str] = set()
+    for hint in inspect.get_annotations(command, eval_str=True).values():
+        for info in getattr(hint, "__metadata__", ()):
+            if isinstance(info, OptionInfo):
+                names.update(decl for decl in (info.default, *(info.param_decls or ()))
+                             if isinstance(decl, str) and decl.startswith("-"))
+    return names
+
+
 def _logged(name: str, command: Callable[..., Outcome], record: bool = True, reads_log: bool = False,
-            json_mode: JsonMode | None = None) -> Callable[..., None]:
+            json_mode: JsonMode | None = None, file_options: FileOptions | None = None) -> Callable[..., None]:
     """Run a command, show a failure as one red line, append the run log, exit with the code.
     `reads_log`: the command reads the run log without adding to it (`log`), so a file that is none is
     refused as for a command that appends (it read as "no runs logged yet"). `json_mode`: how the
-    command is asked for JSON, so that a failure gives stdout a JSON document too."""
+    command is asked for JSON, so that a failure gives stdout a JSON document too. `file_options`: the
+    options that take its files, which a file typed as an argument is pointed to."""
     if json_mode is not None:
         if json_mode.parameter not in inspect.signature(command).parameters:
             raise TypeError(f"{name}: its JSON mode names {json_mode.parameter!r}, which is no parameter of the command")
         JSON_MODES[name] = json_mode
+    if file_options is not None:
+        if missing := set(file_options.options) - _declared_option_names(command):
+            raise TypeError(f"{name}: its file options name {', '.join(sorted(missing))}, which it does not have")
+        FILE_OPTIONS[name] = file_options
 
     @functools.wraps(command)
     def wrapper(*args: object, **kwargs: object) -> None:
@@ -525,12 +577,12 @@ def _logged(name: str, command: Callable[..., Outcome], record: bool = True, rea
 
 
 _logged("build", build.command)
-_logged("check", check.command)
-_logged("bench", bench.command, json_mode=JsonMode("json", "--json"))
-_logged("dump", dump.command, json_mode=JsonMode("as_json", "--json"))
+_logged("check", check.command, file_options=TARGET_FILES)
+_logged("bench", bench.command, json_mode=JsonMode("json", "--json"), file_options=TARGET_FILES)
+_logged("dump", dump.command, json_mode=JsonMode("as_json", "--json"), file_options=DUMP_FILES)
 _logged("lint", lint.command, json_mode=JsonMode("output_format", "--format", "json"))
-_logged("export", export.command)
-_logged("tune", tune.command, json_mode=JsonMode("json", "--json"))
+_logged("export", export.command, file_options=EXPORT_FILES)
+_logged("tune", tune.command, json_mode=JsonMode("json", "--json"), file_options=KERNEL_FILES)
 _logged("log", log.command, record=False, reads_log=True)  # reading the log does not add to it
 _logged("init", init.command, record=False)  # nothing has run yet; MEMORY.md is being made
 

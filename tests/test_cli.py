@@ -785,6 +785,89 @@ def test_a_json_option_before_the_commands_name_says_where_it_goes(args, line, d
         assert len(entries) == before
 
 
+_FILES = ("submission.py", "gemm.cu", "tiles.cuh", "task.yml", "notes.txt", "umma.log",
+          "problem/submission.py", "kernels/only.cu")
+
+
+@pytest.mark.parametrize("args, line, document", [
+    (["check", "submission.py"], "error: check takes the file as an option: nvfp4ctl check --submission submission.py",
+     False),
+    (["check", "--only", "3", "gemm.cu"], "error: check takes the file as an option: nvfp4ctl check --kernel gemm.cu",
+     False),
+    (["bench", "submission.py"], "error: bench takes the file as an option: nvfp4ctl bench --submission submission.py",
+     False),
+    (["bench", "--json", "gemm.cu"], "error: bench takes the file as an option: nvfp4ctl bench --kernel gemm.cu", True),
+    (["export", "gemm.cu"], "error: export takes the file as an option: nvfp4ctl export --kernel gemm.cu", False),
+    (["export", "mine.py"], "error: export takes the file as an option: nvfp4ctl export --output mine.py", False),
+    (["dump", "gemm.cu"], "error: dump takes the file as an option: nvfp4ctl dump --kernel gemm.cu", False),
+    (["dump", "--umma", "--json", "umma.log"],
+     "error: dump takes the file as an option: nvfp4ctl dump --from-log umma.log", True),
+    (["tune", "gemm.cu"], "error: tune takes the file as an option: nvfp4ctl tune --kernel gemm.cu", False),
+    # a file not there yet, a typo say, is still a path by its suffix: the option then says it is missing
+    (["check", "submision.py"], "error: check takes the file as an option: nvfp4ctl check --submission submision.py",
+     False),
+    (["check", "submission.py", "task.yml"],
+     "error: check takes the files as options: nvfp4ctl check --submission submission.py --task task.yml", False),
+    (["check", "tiles.cuh"],
+     "error: check takes the kernel as an option, the .cu that includes tiles.cuh: nvfp4ctl check --kernel KERNEL.cu",
+     False),
+    (["bench", "problem"],
+     "error: bench takes a file as an option, not a folder: nvfp4ctl bench --submission problem/submission.py", False),
+    (["check", "kernels"],
+     "error: check takes a file as an option, not a folder: nvfp4ctl check --kernel kernels/only.cu", False),
+    (["check", "notes.txt"],
+     "error: check takes its files as options (--kernel, --submission, --task); see 'nvfp4ctl check --help'", False),
+])
+def test_a_file_typed_as_an_argument_names_the_option_it_goes_to(args, line, document, tmp_path, monkeypatch):
+    """`build PATH` and `lint PATH` take a path, so `check submission.py` is a natural mistake; click said
+    "Got unexpected extra argument(s) (submission.py)", which does not say what to type. The run-log line
+    and the JSON document (where the command was asked for JSON) say the same."""
+    from cli_streams import separate_streams_runner
+
+    for name in _FILES:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["nvfp4ctl", *args])
+    before = len(runlog.read(memory_path()))
+    result = separate_streams_runner().invoke(app, args, prog_name="nvfp4ctl")
+    assert result.exit_code == 2, result.output
+    assert result.stderr == line + "\n", result.stderr
+    if document:
+        assert json.loads(result.stdout) == {"error": line.removeprefix("error: "), "exit_code": 2}
+    else:
+        assert result.stdout == ""
+    entries = runlog.read(memory_path())
+    assert len(entries) == before + 1 and entries[-1].result == line
+
+
+@pytest.mark.parametrize("args, extra", [
+    (["check", "3"], "3"),  # no path: a misplaced value, say
+    (["bench", "--json", "nosuch"], "nosuch"),
+    (["check", "--submission", "submission.py", "other.py"], "other.py"),  # the option is given already
+    (["bench", "a.py", "b.py"], "a.py b.py"),  # one --submission cannot take both
+    (["check", "notes.txt"], "notes.txt"),  # no file there, and no kind check takes a file of
+])
+def test_a_word_that_is_no_file_for_an_option_keeps_clicks_line(args, extra, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "submission.py").write_text("")
+    result = CliRunner().invoke(app, args, prog_name="nvfp4ctl")
+    assert result.exit_code == 2, result.output
+    assert "error: Got unexpected extra argument" in result.output and f"({extra})" in result.output, result.output
+
+
+def test_every_option_a_file_is_pointed_to_is_an_option_of_its_command():
+    import typer
+
+    from nvfp4ctl.cli import FILE_OPTIONS
+
+    group = typer.main.get_command(app)
+    assert {"check", "bench", "dump", "export"} <= set(FILE_OPTIONS)
+    for name, files in FILE_OPTIONS.items():
+        known = {spelling for param in group.commands[name].params for spelling in param.opts}
+        assert set(files.options) <= known, name
+
+
 @pytest.mark.parametrize("args, command, document", [
     # x may be --nosuch's value, but then y is where the command's name goes: bench is no command here
     (["--nosuch", "x", "y", "bench", "--json"], None, False),

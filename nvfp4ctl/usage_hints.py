@@ -1,0 +1,98 @@
+"""nvfp4ctl's own line for a command line click rejects where what was meant is plain: a file typed as
+an argument to a command that takes its files as options (`check submission.py`, natural after
+`build PATH` and `lint PATH`). The line spells what to type instead."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+SUBMISSION_FILE = "submission.py"
+
+
+@dataclass(frozen=True)
+class FileOptions:
+    """Which option of a command takes a file of each kind (`by_suffix`: ".py" → "--submission"), for
+    a command that takes no file as an argument. Declared where the command is registered."""
+
+    by_suffix: Mapping[str, str]
+
+    @property
+    def options(self) -> list[str]:
+        return sorted(set(self.by_suffix.values()))
+
+    def option_for(self, suffix: str) -> str | None:
+        return self.by_suffix.get(suffix.lower())
+
+
+KERNEL_SUFFIXES = (".cu", ".cuh")
+TASK_SUFFIXES = (".yml", ".yaml")
+
+TARGET_FILES = FileOptions({".py": "--submission", **dict.fromkeys(KERNEL_SUFFIXES, "--kernel"),
+                            **dict.fromkeys(TASK_SUFFIXES, "--task")})
+# export writes a submission.py: a .py typed after it is where to write it
+EXPORT_FILES = FileOptions({".py": "--output", **dict.fromkeys(KERNEL_SUFFIXES, "--kernel"),
+                            **dict.fromkeys(TASK_SUFFIXES, "--task")})
+KERNEL_FILES = FileOptions({**dict.fromkeys(KERNEL_SUFFIXES, "--kernel"), **dict.fromkeys(TASK_SUFFIXES, "--task")})
+DUMP_FILES = FileOptions({**KERNEL_FILES.by_suffix, ".log": "--from-log", ".txt": "--from-log"})
+
+
+def _spelled(words: Sequence[str]) -> str:
+    return " ".join(shlex.quote(word) for word in words)
+
+
+def _kernel_in(folder: Path) -> str:
+    """The one .cu directly in `folder`, else a placeholder for it."""
+    sources = sorted(folder.glob("*.cu"))
+    return str(sources[0]) if len(sources) == 1 else str(folder / "KERNEL.cu")
+
+
+def _folder_hint(command: str, files: FileOptions, folder: Path, program: str) -> str | None:
+    """A folder typed where a file goes: its submission.py where the command runs one (GPU MODE's
+    problem folder), else a kernel source in it."""
+    submission_option = files.option_for(".py")
+    if submission_option == "--submission" and (folder / SUBMISSION_FILE).is_file():
+        named = [submission_option, str(folder / SUBMISSION_FILE)]
+    elif (kernel_option := files.option_for(".cu")) is not None:
+        named = [kernel_option, _kernel_in(folder)]
+    else:
+        return None
+    return f"{command} takes a file as an option, not a folder: {program} {command} {_spelled(named)}"
+
+
+def file_argument_hint(command: str, files: FileOptions, words: Sequence[str], given: Sequence[str],
+                       program: str) -> str | None:
+    """The line for `words`, arguments a command that takes its files as options found no place for;
+    None where they are not paths to files (`check 3`: a word no suffix or file makes a path), where
+    they name no file of a kind the command takes options for, or where the option they would go to
+    is given already (`given`: the option names typed), so that click's own line stays."""
+    if not words:
+        return None
+    paths = [Path(word) for word in words]
+    if len(paths) == 1 and paths[0].is_dir():
+        return _folder_hint(command, files, paths[0], program)
+    named: list[str] = []
+    header = None
+    for word, path in zip(words, paths):
+        option = files.option_for(path.suffix)
+        if option is None:
+            if len(words) == 1 and path.is_file():  # a file, but of no kind the command reads
+                return (f"{command} takes its files as options ({', '.join(files.options)});"
+                        f" see '{program} {command} --help'")
+            return None
+        if option in given or option in named:
+            return None
+        if path.suffix.lower() == ".cuh":  # a header: --kernel takes the .cu that includes it
+            header = word
+            word = "KERNEL.cu"
+        named += [option, word]
+    if header is not None:
+        if len(words) > 1:
+            return None
+        return (f"{command} takes the kernel as an option, the .cu that includes {header}:"
+                f" {program} {command} {_spelled(named)}")
+    noun = "the file as an option" if len(words) == 1 else "the files as options"
+    return f"{command} takes {noun}: {program} {command} {_spelled(named)}"
+
