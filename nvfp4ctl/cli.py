@@ -25,7 +25,8 @@ from nvfp4ctl.errors import ExitCode, NvfpError, UsageError, os_reason
 from nvfp4ctl.interrupts import stop_signals_as_ctrl_c
 from nvfp4ctl.options import TYPED_OPTIONS_KEY, TypedOptions, option_arities, typed_options, typed_values
 from nvfp4ctl.outcome import Outcome
-from nvfp4ctl.usage_hints import DUMP_FILES, EXPORT_FILES, KERNEL_FILES, TARGET_FILES, FileOptions, file_argument_hint
+from nvfp4ctl.usage_hints import (DUMP_FILES, EXPORT_FILES, KERNEL_FILES, TARGET_FILES, FileOptions, file_argument_hint,
+                                  json_option_hint)
 
 _RECORDED: set[str] = set()  # the commands whose runs, parse errors included, go to the run log
 
@@ -193,9 +194,13 @@ def _unplaced_arguments(error: Exception, args: Sequence[str]) -> list[str]:
 
 def _hint(error: Exception, command: object, ctx: typer.Context) -> str | None:
     """nvfp4ctl's line for a mistake in a command's arguments whose fix is plain (usage_hints): a file
-    typed as an argument (`check submission.py`). None for any other."""
+    typed as an argument (`check submission.py`), a --json the command has not. None for any other."""
     if not isinstance(command, str):
         return None
+    if type(error).__name__ == "NoSuchOption" and getattr(error, "option_name", None) == "--json":
+        own = JSON_MODES.get(command)
+        spelled = None if own is None else own.option + ("" if own.value is True else f" {own.value}")
+        return json_option_hint(command, spelled, command in _RECORDED, ctx.command_path)
     files = FILE_OPTIONS.get(command)
     if files is None:
         return None

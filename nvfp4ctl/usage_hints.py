@@ -1,6 +1,7 @@
 """nvfp4ctl's own line for a command line click rejects where what was meant is plain: a file typed as
 an argument to a command that takes its files as options (`check submission.py`, natural after
-`build PATH` and `lint PATH`). The line spells what to type instead."""
+`build PATH` and `lint PATH`), and a --json given to a command whose JSON is asked for otherwise or
+that gives none. Each line spells what to type instead."""
 
 from __future__ import annotations
 
@@ -96,3 +97,14 @@ def file_argument_hint(command: str, files: FileOptions, words: Sequence[str], g
     noun = "the file as an option" if len(words) == 1 else "the files as options"
     return f"{command} takes {noun}: {program} {command} {_spelled(named)}"
 
+
+def json_option_hint(command: str, own_json: str | None, recorded: bool, program: str) -> str:
+    """The line for --json given to `command`, which has no such option: its JSON as it is asked for
+    (`own_json`, "--format json" for lint), else that it gives none and, for a command whose runs are
+    logged, where a script reads how it went (click offered the option nearest in spelling: --only)."""
+    if own_json is not None:
+        return f"{command}'s JSON is {own_json}, not --json: {program} {command} {own_json}"
+    reason = f"{command} has no --json: it gives no JSON"
+    if recorded:
+        reason += f"; its exit code and its run-log line say how it went ({program} log)"
+    return reason

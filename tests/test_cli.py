@@ -856,6 +856,34 @@ def test_a_word_that_is_no_file_for_an_option_keeps_clicks_line(args, extra, tmp
     assert "error: Got unexpected extra argument" in result.output and f"({extra})" in result.output, result.output
 
 
+@pytest.mark.parametrize("args, line", [
+    (["lint", "--json"], "error: lint's JSON is --format json, not --json: nvfp4ctl lint --format json"),
+    (["check", "--json"], "error: check has no --json: it gives no JSON; its exit code and its run-log line say how"
+                          " it went (nvfp4ctl log)"),
+    (["-q", "check", "--only", "1", "--json"], "error: check has no --json: it gives no JSON; its exit code and its"
+                                               " run-log line say how it went (nvfp4ctl log)"),
+    (["log", "--json"], "error: log has no --json: it gives no JSON"),
+])
+def test_json_asked_of_a_command_without_json_says_how_to_ask_or_that_it_gives_none(args, line, tmp_path,
+                                                                                     monkeypatch):
+    """`lint --json` said "No such option: --json", not that lint's JSON is --format json; `check --json` said
+    "(Possible options: --only)", the name nearest in spelling, as if --only gave JSON. No document on
+    stdout: the command was not asked for JSON the way it is asked."""
+    from cli_streams import separate_streams_runner
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["nvfp4ctl", *args])
+    before = len(runlog.read(memory_path()))
+    result = separate_streams_runner().invoke(app, args, prog_name="nvfp4ctl")
+    assert result.exit_code == 2, result.output
+    assert result.stderr == line + "\n" and result.stdout == "", result.output
+    entries = runlog.read(memory_path())
+    if "log" in args:  # reading the log adds no line to it
+        assert len(entries) == before
+    else:
+        assert len(entries) == before + 1 and entries[-1].result == line
+
+
 def test_every_option_a_file_is_pointed_to_is_an_option_of_its_command():
     import typer
 
