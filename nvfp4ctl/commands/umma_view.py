@@ -11,7 +11,7 @@ from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.options import parse_shape
 from nvfp4ctl.project import byo_kernel_doc
-from nvfp4ctl.words import plural
+from nvfp4ctl.words import first_few, plural
 
 if TYPE_CHECKING:
     from nvfp4ctl.umma.user_values import DescriptorCheck
@@ -52,7 +52,7 @@ def show_user_umma(values: Any, config: Any, simulate: bool, shape: str | None, 
             checks.append(tmem)
     from nvfp4ctl.umma.diagnose import show_value
 
-    bad = [f"{c.name}.{row.field} = {show_value(c.name, row.field, row.value)},"
+    bad = [f"{_label(c)}.{row.field} = {show_value(c.name, row.field, row.value)},"
            f" expected {show_value(c.name, row.field, row.expected)}"
            for c in checks for row in c.rows if row.bad]
     problems = [problem for c in checks for problem in c.problems]
@@ -80,8 +80,8 @@ def show_user_umma(values: Any, config: Any, simulate: bool, shape: str | None, 
     else:
         checked = "checked against the config" if config is not None else "decoded (no --mma: nothing to check against)"
         summary = f"umma values: {plural(given, 'descriptor')} {checked}, {plural(count, 'mismatch', 'mismatches')}"
-    if bad:
-        summary += f" ({bad[0]})"
+    if bad or problems:  # each by name: -q drops the table, and the run log keeps this line alone
+        summary += f" ({first_few(bad + problems)})"
     ok = not bad and not problems
     if simulate:
         result, sim_ok = _simulate(values, config, shape, seed, payload, as_json)

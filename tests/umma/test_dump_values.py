@@ -40,6 +40,28 @@ def test_a_wrong_field_names_the_value_it_should_have() -> None:
     assert "2 mismatches" in result.output
 
 
+def test_every_mismatch_is_named_in_the_summary_and_the_run_log() -> None:
+    """-q drops the table: a summary naming the first mismatch alone hid desc_b's from the screen and
+    the run log."""
+    from nvfp4ctl import runlog
+    from nvfp4ctl.workspace import memory_path
+
+    result = CliRunner().invoke(app, ["-q", "dump", "--umma", "--mma", "128,128,64", "--idesc", "0x08100480",
+                                      "--desc-a", "0x4000404000010040", "--desc-b", "0x4000400100400440"])
+    assert result.exit_code == 1, result.output
+    named = "2 mismatches (idesc.n_dim = 8, expected 16; desc_b[0].sbo = 16 B, expected 1024 B)"
+    assert result.output.strip().endswith(named), result.output
+    assert runlog.read(memory_path())[-1].result.endswith(named)
+
+
+def test_past_three_mismatches_the_summary_counts_the_rest() -> None:
+    wrong_a = "0x0000000100400041"  # start, sbo, version and layout all wrong
+    result = dump("--mma", "128,128,64", "--idesc", "0x08100480", "--desc-a", wrong_a)
+    assert result.exit_code == 1, result.output
+    summary = result.output.strip().splitlines()[-1]
+    assert summary.count(", expected ") == 3 and summary.endswith(" more)"), summary
+
+
 def test_field_verdicts_are_enum_members_shown_as_their_words() -> None:
     config = make_config("128,128,64", "mxf4nvf4", None, "K", "128B", 256)
     rows = {row.field: row for row in check_idesc(0x08100480, config).rows}
