@@ -114,19 +114,25 @@ def _show_umma(kernel: Path, use_cute: bool, payload: dict[str, Any], as_json: b
     return f"umma: {plural(len(checks), 'config')}, {plural(mismatches, 'mismatch', 'mismatches')}{checked}", mismatches == 0
 
 
-def _show_layout(task_path: Path | None, shape_text: str, seed: int, row: int, k_block: int, payload: dict[str, Any],
+def _layout_case(task_path: Path | None, shape_text: str, seed: int) -> tuple[Any, Any]:
+    """The task's problem and the --layout case of `shape_text` in its syntax: read before torch is
+    imported (seconds), so a mistyped --shape is a quick line."""
+    from nvfp4ctl.problems import get_problem
+    from nvfp4ctl.task import load_task
+
+    problem = get_problem(load_task(task_path).problem)  # every scale tensor of the task's problem
+    return problem, problem.parse_shape(shape_text, seed)
+
+
+def _show_layout(problem: Any, case: Any, seed: int, row: int, k_block: int, payload: dict[str, Any],
                  as_json: bool) -> tuple[str, bool]:
     import dataclasses
 
     import torch
 
     from nvfp4ctl.dump.layout import check_storage, locate, scale_at
-    from nvfp4ctl.problems import get_problem
-    from nvfp4ctl.task import load_task
 
     console = get_console()
-    problem = get_problem(load_task(task_path).problem)  # every scale tensor of the task's problem
-    case = problem.parse_shape(shape_text, seed)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     data = problem.make_input(case, device=device)
     scales = problem.scale_tensors(data)
@@ -275,6 +281,9 @@ def command(
         return Outcome(result=summary, exit_code=ExitCode.OK if ok else ExitCode.FAILURES, target=from_log)
     if (layout or runtime) and shape is None:
         raise UsageError(_shape_needed(layout, runtime, task))
+    # a --shape that is wrong is said before any mode runs: --umma's first run compiles for minutes
+    layout_case = _layout_case(task, shape or "", seed) if layout else None
+    runtime_shape = parse_shape(shape or "") if runtime else None
     # `--kernel default` names nvfp4ctl's own kernel, as it does for check, bench and export, also in a
     # kernels/ folder of yours (which the bare default reads)
     named_default = kernel is not None and str(kernel) == DEFAULT_BY_NAME
@@ -315,12 +324,12 @@ def command(
         result, ok = _show_umma(source, not no_cute, payload, as_json)
         results.append(result)
         all_ok &= ok
-    if layout:
-        result, ok = _show_layout(task, shape or "", seed, row, kblock, payload, as_json)
+    if layout_case is not None:
+        result, ok = _show_layout(*layout_case, seed, row, kblock, payload, as_json)
         results.append(result)
         all_ok &= ok
-    if runtime:
-        result, ok, gpu = _show_runtime(source, parse_shape(shape or ""), seed, payload, as_json)
+    if runtime_shape is not None:
+        result, ok, gpu = _show_runtime(source, runtime_shape, seed, payload, as_json)
         results.append(result)
         all_ok &= ok
     console = get_console()

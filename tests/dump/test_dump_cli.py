@@ -30,6 +30,35 @@ def test_bad_shape_is_a_usage_error(shape: str) -> None:
     assert "expected M,N,K or M,N,K,L" in result.output
 
 
+def test_a_bad_layout_shape_is_said_before_torch_is_imported(tmp_path: Path) -> None:
+    """The shape error took 2.8 s of CPU, nearly all of it importing torch to make inputs never made."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    probe = ("import json, sys\nfrom nvfp4ctl.cli import app\n"
+             "try:\n    app(['dump', '--layout', '--shape', '1,2'], prog_name='nvfp4ctl')\n"
+             "except SystemExit as e:\n    print(json.dumps([e.code, 'torch' in sys.modules]))\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=str(root)))
+    assert "--shape 1,2: expected M,N,K or M,N,K,L" in done.stderr, done.stderr
+    assert done.stdout.splitlines()[-1] == "[2, false]", done.stdout
+
+
+def test_a_bad_shape_is_said_before_umma_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """--umma comes first and its first run compiles for a minute or more: the shape's line came after."""
+    from nvfp4ctl.umma import crosscheck
+
+    def never(*args: object) -> None:
+        raise AssertionError("--umma ran before --shape was read")
+
+    monkeypatch.setattr(crosscheck, "check_kernel", never)
+    for mode in ("--layout", "--runtime"):
+        result = invoke("--umma", mode, "--kernel", "default", "--shape", "1,2")
+        assert result.exit_code == 2 and "--shape 1,2: expected M,N,K" in result.output, (mode, result.output)
+
+
 def test_layout_needs_a_shape() -> None:
     result = invoke("--layout")
     assert result.exit_code == 2 and "--layout needs --shape M,N,K or M,N,K,L (nvfp4_gemm;" in result.output
