@@ -6,6 +6,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console as RichConsole
@@ -39,6 +40,12 @@ class Console:
     def warn(self, message: str) -> None:
         if self.verbosity >= NORMAL:
             self.err.print(Text("warning: ", style="bold yellow") + Text(message))
+
+    def note(self, message: str) -> None:
+        """A line on stderr about the run itself (a long wait ahead, say), hidden by -q; stdout stays
+        the command's output (--json's document)."""
+        if self.verbosity >= NORMAL:
+            self.err.print(Text(message, style="dim"))
 
     def ok(self, message: str) -> None:
         if self.verbosity >= QUIET:
@@ -90,6 +97,13 @@ class Console:
             self.out.print(table)
         finally:
             self.out.width = width
+
+    def status(self, message: str) -> AbstractContextManager[object]:
+        """A spinner with `message` on stderr while a step of unknown length runs; nothing under -q or
+        where stderr is not a terminal (a pipe or a log file would keep every frame)."""
+        if self.verbosity < NORMAL or not self.err.is_terminal:
+            return nullcontext()
+        return self.err.status(Text(message))
 
     def progress(self, transient: bool = True) -> Progress:
         """A rich progress bar with ETA; disabled under -q or when stderr is not a terminal."""

@@ -77,3 +77,30 @@ def test_lint_list_rules_piped_is_readable(monkeypatch) -> None:
     result = CliRunner().invoke(app, ["lint", "--list-rules"])
     assert result.exit_code == 0, result.output
     assert "stream-word" in result.output and _widest(result.output) <= PIPED_TABLE_WIDTH
+
+
+def test_a_status_spins_on_a_terminal_only() -> None:
+    """A wait of unknown length (dump's first compile) spins where someone watches; a pipe or a log
+    file, and -q, get no frames."""
+    from contextlib import nullcontext
+
+    from rich.status import Status
+
+    from nvfp4ctl.console import QUIET
+
+    for verbosity, terminal, spins in ((None, True, True), (None, False, False), (QUIET, True, False)):
+        console = Console() if verbosity is None else Console(verbosity)
+        console.err = RichConsole(file=io.StringIO(), force_terminal=terminal, color_system=None)
+        waiting = console.status("compiling")
+        assert isinstance(waiting, Status if spins else nullcontext), (verbosity, terminal)
+        with waiting:
+            pass
+
+
+def test_a_note_goes_to_stderr_and_q_drops_it(capsys) -> None:
+    from nvfp4ctl.console import QUIET
+
+    Console().note("compiling once")
+    Console(QUIET).note("not shown")
+    captured = capsys.readouterr()
+    assert (captured.out, captured.err) == ("", "compiling once\n")

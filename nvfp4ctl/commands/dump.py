@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import tempfile
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -85,13 +86,18 @@ def _kernel_problem_name(kernel: Path) -> str:
 
 def _show_umma(kernel: Path, use_cute: bool, payload: dict[str, Any], as_json: bool) -> tuple[str, bool]:
     from nvfp4ctl.umma.crosscheck import check_kernel, to_json
+    from nvfp4ctl.umma.host_proof import proof_needs_compiling
 
     console = get_console()
     what = _kernel_problem_name(kernel)
     if not as_json:
         console.info(f"umma: the dispatch configs of {kernel} ({what})", style="bold")
-    with console.progress() as progress:  # the first use compiles CuTe's host proof: say why it waits
-        progress.add_task("CuTe host proof (compiled on first use, ~2 min on 2 cores)", total=None)
+    waiting: AbstractContextManager[object] = nullcontext()
+    if use_cute and proof_needs_compiling(kernel):  # else the first run is a minute or more of silence
+        console.note(f"umma: compiling CuTe's host proof for {kernel.name} (once per kernel and toolchain, about"
+                     " 1-2 minutes on 2 cores; --no-cute skips it and shows the expected values only)")
+        waiting = console.status("compiling CuTe's host proof")
+    with waiting:
         checks, note = check_kernel(kernel, use_cute)
     if note:
         console.warn(note)

@@ -79,11 +79,30 @@ def host_binary(entry: Path, name: str, compile_args: list[str], what: str) -> P
     return binary
 
 
+PROOF_BINARY = "sm100_host_proof"
+
+
+def _proof_entry(kernel: Path) -> Path:
+    return cache.cache_root() / "sm100-host-proof" / _key(kernel)
+
+
 def proof_binary(kernel: Path) -> Path:
     """The compiled host program for `kernel`, built on first use into the build cache."""
     includes = [f"-I{path}" for path in (*toolchain.cutlass_include_dirs(), kernel.parent)]
-    return host_binary(cache.cache_root() / "sm100-host-proof" / _key(kernel), "sm100_host_proof",
-                       [*HOST_FLAGS, *includes, str(PROOF_SOURCE)], "the CuTe host proof")
+    return host_binary(_proof_entry(kernel), PROOF_BINARY, [*HOST_FLAGS, *includes, str(PROOF_SOURCE)],
+                       "the CuTe host proof")
+
+
+def proof_needs_compiling(kernel: Path) -> bool:
+    """Whether the host proof for `kernel` is to be compiled before it runs (nvcc and CUTLASS here, no
+    build of it in the cache): the minute or more a first `dump --umma` waits. False where it is built,
+    or cannot be (the check that follows says why)."""
+    if toolchain_missing() is not None:
+        return False
+    try:
+        return not (_proof_entry(kernel) / PROOF_BINARY).is_file()
+    except (UsageError, OSError):  # an unreadable kernel, an nvcc that fails: said by the check itself
+        return False
 
 
 def _run(command: list[str], timeout_s: float) -> subprocess.CompletedProcess[str]:

@@ -84,6 +84,56 @@ def test_umma_without_cute_shows_expected_values() -> None:
     assert "1024 B" in result.output  # SBO of the 128-byte swizzle atom
 
 
+def _fake_host_proof(monkeypatch: pytest.MonkeyPatch, cache: Path) -> list[str]:
+    """nvcc and CUTLASS as if installed; compiling the host proof writes a marker line to stderr (where
+    the notice goes) and an empty program, which prints nothing. Returns the commands run."""
+    import subprocess
+    import sys
+
+    from nvfp4ctl.build import toolchain
+    from nvfp4ctl.umma import host_proof
+
+    ran: list[str] = []
+
+    def run(command: list[str], timeout_s: float) -> subprocess.CompletedProcess[str]:
+        ran.append(Path(command[0]).name)
+        if command[0] == "nvcc":
+            sys.stderr.write("<compile starts>\n")
+            Path(command[command.index("-o") + 1]).write_text("")
+        return subprocess.CompletedProcess(command, 0, "")
+
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(cache))
+    monkeypatch.setattr(host_proof, "toolchain_missing", lambda: None)
+    monkeypatch.setattr(toolchain, "nvcc_path", lambda: Path("nvcc"))
+    monkeypatch.setattr(toolchain, "nvcc_version", lambda: "nvcc 13.0")
+    monkeypatch.setattr(toolchain, "cutlass_version", lambda: "4.2")
+    monkeypatch.setattr(toolchain, "cutlass_include_dirs", lambda: [])
+    monkeypatch.setattr(host_proof, "_run", run)
+    return ran
+
+
+def test_umma_says_it_compiles_before_the_compile_and_not_on_a_cache_hit(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A first --umma compiled CuTe's host proof for over a minute with nothing on the screen."""
+    ran = _fake_host_proof(monkeypatch, tmp_path / "cache")
+    notice = "umma: compiling CuTe's host proof for nvfp4_gemm_sm100.cu (once per kernel and toolchain, about 1-2"
+    first = invoke("--umma", "--kernel", "default")
+    assert ran == ["nvcc", "sm100_host_proof"], ran
+    assert notice in first.stderr and "--no-cute skips it" in first.stderr, first.stderr
+    assert first.stderr.index(notice) < first.stderr.index("<compile starts>"), first.stderr
+    assert notice not in first.stdout  # --json's document stays whole
+    again = invoke("--umma", "--kernel", "default")
+    assert ran[2:] == ["sm100_host_proof"], ran  # built: run, not compiled
+    assert "compiling" not in again.output, again.output
+    assert "compiling" not in invoke("--umma", "--kernel", "default", "--no-cute").output
+
+
+def test_the_compile_notice_is_progress_that_q_drops(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _fake_host_proof(monkeypatch, tmp_path / "cache")
+    result = runner.invoke(app, ["-q", "dump", "--umma", "--kernel", "default"])
+    assert "<compile starts>" in result.stderr and "compiling" not in result.output, result.output
+
+
 def test_umma_json_without_cute() -> None:
     result = invoke("--umma", "--no-cute", "--json")
     assert result.exit_code == 0, result.output
