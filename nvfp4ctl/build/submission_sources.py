@@ -17,8 +17,10 @@ import textwrap
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from nvfp4ctl.build.compiler_errors import display_path
 from nvfp4ctl.cpp_lexer import blank
-from nvfp4ctl.errors import UsageError, os_reason
+from nvfp4ctl.errors import UsageError
+from nvfp4ctl.submission_text import read_submission
 
 # an arch option as nvcc reads it, at the start of a word (-DX=-arch=sm_90a is a define): searched in the
 # flags' words joined with spaces, so `-gencode arch=...` and `-arch sm_90a` count too
@@ -845,18 +847,16 @@ def _keyword(call: ast.Call, name: str, position: int | None = None) -> ast.AST 
     return None
 
 
-def find_sources(path: Path) -> SubmissionSources:
+def find_sources(path: Path, shown: str | None = None) -> SubmissionSources:
+    """`shown`: the file as messages name it (default: relative to the working folder where under it)."""
+    shown = shown or display_path(path)
+    text = read_submission(path, shown)  # as check reads it: a file that is not UTF-8 is the same line
     try:
-        text = path.read_text()
         tree = ast.parse(text, filename=str(path))
-    except OSError as error:
-        raise UsageError(f"cannot read {path}: {os_reason(error, path)}") from error
-    except UnicodeDecodeError as error:
-        raise UsageError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
     except SyntaxError as error:
-        raise UsageError(f"{path}:{error.lineno}: not valid Python ({error.msg})") from error
+        raise UsageError(f"{shown}:{error.lineno}: not valid Python ({error.msg})") from error
     except (RecursionError, MemoryError) as error:  # Python's parser gives up on a very deep expression
-        raise UsageError(f"{path}: an expression is nested too deeply for Python's parser ({error}): build reads the"
+        raise UsageError(f"{shown}: an expression is nested too deeply for Python's parser ({error}): build reads the"
                          " sources without running the file and cannot read this one (python cannot compile it"
                          " either); join fewer terms with +, or give the pieces as a list") from None
     return sources_in(path, text, tree)

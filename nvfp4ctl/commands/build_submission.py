@@ -109,7 +109,7 @@ def build_submission(path: Path, arch: str | None, verbose: bool, python: str | 
         raise UsageError(f"no such submission: {path}")
     if not path.is_file():
         raise UsageError(f"{path} is not a regular file: a submission is a .py file")
-    sources = find_sources(path.resolve())
+    sources = find_sources(path.resolve(), display_path(path))  # the file as check names it
     if not sources.extensions:
         if sources.cute_dsl:
             return _build_dsl(path.resolve(), arch or "sm_100a", python, task)

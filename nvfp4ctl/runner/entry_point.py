@@ -13,7 +13,8 @@ import difflib
 from collections.abc import Iterator
 from pathlib import Path
 
-from nvfp4ctl.errors import UnloadableSubmission, os_reason
+from nvfp4ctl.errors import UnloadableSubmission
+from nvfp4ctl.submission_text import read_submission
 
 ENTRY_POINT = "custom_kernel"
 
@@ -25,10 +26,7 @@ _DYNAMIC_BINDERS = frozenset({"globals", "vars", "setattr", "exec", "eval", "__i
 def refuse_broken_submission(path: Path, shown: str) -> None:
     """A UsageError, FILE:LINE: message, for a submission that is not valid Python or that defines no
     `custom_kernel` anywhere at its top level. `shown` is the path as the user's messages name it."""
-    try:
-        source = path.read_bytes()  # bytes: compile() honours a coding cookie and reports bad UTF-8 itself
-    except OSError as error:
-        raise UnloadableSubmission(f"cannot read {shown}: {os_reason(error, path)}") from None
+    source = read_submission(path, shown)  # UTF-8, as build reads it: a coding cookie does not change it
     try:
         tree = compile(source, str(path), "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as error:

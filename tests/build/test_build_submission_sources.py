@@ -259,3 +259,22 @@ def test_flags_that_are_not_static_are_said_to_be_left_out(tmp_path: Path) -> No
                           'm = load_inline(name="q", cpp_sources="", cuda_sources="", extra_cuda_cflags=os.environ["F"].split())\n')
     (extension,) = find_sources(submission).extensions
     assert extension.cuda_flags == [] and any("extra_cuda_cflags is not a static expression" in note for note in extension.notes)
+
+
+def test_a_submission_that_is_not_utf8_is_the_same_line_for_check_and_build(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """check said Python's words (not valid Python ((unicode error) 'utf-8' codec can't decode ...)),
+    build its own, naming the file by its absolute path: one reader now says it for both."""
+    (tmp_path / "submission.py").write_bytes(b"import torch\ndef custom_kernel(data):\n    return '\xff'\n")
+    monkeypatch.chdir(tmp_path)
+    line = "error: submission.py:3: not UTF-8 text (invalid start byte at byte 50)\n"
+    for command in (["check"], ["build"], ["build", "submission.py"]):
+        result = CliRunner().invoke(app, command)
+        assert (result.exit_code, result.output) == (2, line), (command, result.output)
+
+
+def test_a_submission_with_a_utf8_byte_order_mark_is_read(tmp_path: Path) -> None:
+    """Python drops the mark; build kept it, and ast.parse refused it: invalid non-printable character U+FEFF."""
+    submission = tmp_path / "submission.py"
+    submission.write_bytes(b"\xef\xbb\xbfimport torch\ndef custom_kernel(data):\n    return data\n")
+    assert not find_sources(submission).extensions

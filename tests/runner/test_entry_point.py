@@ -34,13 +34,29 @@ def _refusal(tmp_path: Path, text: str | bytes) -> str:
     ("import torch\n\ndef custom_kernel(data)\n    return data\n", "submission.py:3: not valid Python (expected ':')"),
     ("def custom_kernel(data):\nreturn data\n",
      "submission.py:2: not valid Python (expected an indented block after function definition on line 1)"),
-    (b"def custom_kernel(data):\n    return '\xff'\n", "submission.py:2: not valid Python ("),
     (b"def custom_kernel(data):\n    return 1\x00\n", "submission.py"),
 ])
 def test_text_that_is_not_python_is_its_file_and_line(tmp_path, text, message):
     refusal = _refusal(tmp_path, text)
     assert refusal.startswith(message), refusal
     assert "not valid Python" in refusal
+
+
+@pytest.mark.parametrize("text, message", [
+    (b"def custom_kernel(data):\n    return '\xff'\n", "submission.py:2: not UTF-8 text (invalid start byte at byte 37)"),
+    (b"\xff\xfedef custom_kernel(data):\n", "submission.py:1: not UTF-8 text (invalid start byte at byte 0)"),
+    # the leaderboard reads UTF-8 whatever a coding cookie says, as build and lint (NV004) do
+    (b"# -*- coding: latin-1 -*-\ndef custom_kernel(data):\n    return '\xe9'\n",
+     "submission.py:3: not UTF-8 text (invalid continuation byte at byte 63)"),
+])
+def test_text_that_is_not_utf8_is_said_as_build_says_it(tmp_path, text, message):
+    """Python's words came through in double parentheses: not valid Python ((unicode error) 'utf-8'
+    codec can't decode byte 0xff in position 0: invalid start byte)."""
+    assert _refusal(tmp_path, text) == message
+
+
+def test_a_utf8_byte_order_mark_is_text(tmp_path):
+    refuse_broken_submission(_write(tmp_path, b"\xef\xbb\xbfdef custom_kernel(data):\n    return data\n"), "submission.py")
 
 
 def test_no_custom_kernel_is_said_with_the_likely_typo(tmp_path):
