@@ -80,17 +80,27 @@ class Console:
         title: str | None = None,
         right_align_from: int = 1,
         result: bool = False,
+        whole: Sequence[int] = (),
     ) -> None:
         """-q hides a table that a result line sums up (check's shapes, build's kernels); a `result`
-        table is itself what the command was asked for (log's entries, lint's rules) and stays."""
+        table is itself what the command was asked for (log's entries, lint's rules) and stays.
+        `whole`: the columns (by index) whose cells a pipe or file gets on one line each, kernel names
+        and candidates: with no terminal's width to fit, the table grows rather than break them."""
         if self.verbosity < NORMAL and not result:
             return
+        cells = [[value if isinstance(value, Text) else Text(str(value)) for value in row] for row in rows]
+        keep_whole = _has_no_width(self.out)
         table = Table(title=title, title_justify="left", header_style="bold")
         for index, column in enumerate(columns):
-            # fold, not "…": a narrow terminal wraps a kernel's name instead of cutting it
-            table.add_column(column, justify="right" if index >= right_align_from else "left", overflow="fold")
-        for row in rows:
-            table.add_row(*(value if isinstance(value, Text) else Text(str(value)) for value in row))
+            kept = keep_whole and index in whole
+            # fold, not "…": a narrow terminal wraps a kernel's name instead of cutting it. Where the table
+            # grows to keep its whole columns, no other column gets narrower than its longest word either:
+            # rich narrows the widest columns to one width, and cut `UTCOMMA.4X` to make room
+            table.add_column(column, justify="right" if index >= right_align_from else "left", overflow="fold",
+                             no_wrap=kept, min_width=_cell_width(self.out, column, cells, index, whole=kept)
+                             if keep_whole and whole else None)
+        for row in cells:
+            table.add_row(*row)
         width = self.out.width
         self.out.width = _table_width(self.out, table)
         try:
@@ -131,17 +141,37 @@ class Console:
         )
 
 
+def _columns_set() -> int | None:
+    columns = os.environ.get("COLUMNS", "").strip()
+    return int(columns) if columns.isdigit() and int(columns) > 0 else None
+
+
+def _has_no_width(out: RichConsole) -> bool:
+    """A pipe, a file, CI: no terminal and no $COLUMNS says how wide the output may be."""
+    return not out.is_terminal and _columns_set() is None
+
+
+def _cell_width(out: RichConsole, header: str, cells: Sequence[Sequence[Text]], index: int, whole: bool) -> int:
+    """The column's widest cell (`whole`), else its longest word."""
+    options = out.options.update(max_width=_UNBOUNDED_WIDTH)
+    found = [Measurement.get(out, options, text) for text in [Text(header), *(row[index] for row in cells)]]
+    return max(m.maximum if whole else m.minimum for m in found)
+
+
 def _table_width(out: RichConsole, table: Table) -> int:
     """The width to print `table` at: the terminal's (rich reads $COLUMNS for it); else $COLUMNS, as set;
     else (a pipe, a file, CI, where rich assumes 80 columns and folded every kernel name) the table's
-    natural width, between 80 and PIPED_TABLE_WIDTH."""
+    natural width, between 80 and PIPED_TABLE_WIDTH, or wider where its whole columns (Console.table)
+    and every other column's longest word need more: rich narrows the widest column first, and cut
+    `TileConfig<128, 6>` after its 1 to fit 160 columns."""
     if out.is_terminal:
         return out.width
-    columns = os.environ.get("COLUMNS", "").strip()
-    if columns.isdigit() and int(columns) > 0:
-        return int(columns)
-    natural = Measurement.get(out, out.options.update(max_width=_UNBOUNDED_WIDTH), table).maximum
-    return max(out.width, min(natural, PIPED_TABLE_WIDTH))
+    columns = _columns_set()
+    if columns is not None:
+        return columns
+    measured = Measurement.get(out, out.options.update(max_width=_UNBOUNDED_WIDTH), table)
+    return max(out.width, min(measured.maximum, PIPED_TABLE_WIDTH),
+               measured.minimum if any(column.no_wrap for column in table.columns) else 0)
 
 
 _console = Console()

@@ -91,7 +91,8 @@ def command(
                 for problem in report.problems():
                     failures.setdefault(source.name, problem)
             progress.advance(task)
-    console.table(["kernel", "arch", "regs", "static smem", "stack", "spills", "tensor op", "time", "cache"], rows, right_align_from=2)
+    console.table(["kernel", "arch", "regs", "static smem", "stack", "spills", "tensor op", "time", "cache"], rows, right_align_from=2,
+                  whole=(0,))
     for report in built:
         for problem in report.problems():
             console.error(f"{report.source.name} ({report.arch}): {problem}")
@@ -178,7 +179,7 @@ def _failed_row(source: Path, arch: str, seconds: float, why: str) -> list[objec
 def _show_details(report: BuildReport) -> None:
     console = get_console()
     console.table(["function", "kind", "regs", "static smem", "stack", "spill st", "spill ld"], _detail_rows(report),
-                  title=f"{report.source.name} ({report.arch})", right_align_from=2)
+                  title=f"{report.source.name} ({report.arch})", right_align_from=2, whole=(0,))
     console.detail(f"tensor-core ops in the SASS: {', '.join(report.tensor_op.found) or 'none'}")
     console.detail(f"cache entry: {report.entry} (build.log, kernel.sass, report.json); first compile took {report.compile_s:.1f} s")
 

@@ -213,7 +213,7 @@ def build_submission(path: Path, arch: str | None, verbose: bool, python: str | 
                 apart.append(extension.name)  # torch's one nvcc run for a source, every -gencode in it
             progress.advance(task)
     if rows:  # host code alone has no unit: an empty table says nothing
-        console.table(HEADERS, rows, right_align_from=1)
+        console.table(HEADERS, rows, right_align_from=1, whole=(0,))
     line, warn = _budget_line(total, units, failed, apart=tuple(apart))
     said = line + (" — past 60 %: a cold leaderboard machine may time out" if warn else "")
     if warn and console.verbosity >= NORMAL:
@@ -255,7 +255,7 @@ def _build_dsl(path: Path, arch: str, python: str | None, task: Path | None) -> 
         rows.extend(_kernel_rows(cubin.name.removesuffix(f".{arch}.cubin"), built.functions, built.tensor_op,
                                  built.seconds, "-"))
         break  # one table: cuobjdump's usage covers every cubin's kernels
-    console.table(HEADERS, rows, right_align_from=1)
+    console.table(HEADERS, rows, right_align_from=1, whole=(0,))
     if built.child_said:
         console.detail(built.child_said.replace("nvfp4ctl-dsl-child: ", "after compiling, the run stopped (no GPU): "))
     line, warn = _budget_line(built.seconds, len(built.cubins), measures=DSL_TIME)

@@ -62,3 +62,30 @@ def test_two_instantiations_of_one_template_get_rows_that_differ() -> None:
     # the same names as build -v of the .cu gives its functions
     details = build_command._detail_rows(_report(functions))
     assert [row[0] for row in details] == [row[0].removeprefix("ext.cu: ") for row in rows]
+
+
+PLAIN_SUBMISSION = '''from torch.utils.cpp_extension import load_inline
+CUDA = r"""__global__ void k(float* p) { p[0] = 1.0f; }"""
+m = load_inline(name="plain", cpp_sources="", cuda_sources=CUDA,
+                extra_cuda_cflags=["-gencode=arch=compute_100a,code=sm_100a"])
+'''
+
+
+def test_a_piped_build_keeps_each_kernel_name_on_one_line(tmp_path: Path, compiles: list[str], monkeypatch) -> None:
+    """`build sub.py | cat` cut `TileConfig<128, 6>>` after its 1: the table, wider than a pipe's 160
+    columns, narrowed its widest column, the kernel names, below their longest word."""
+    from typer.testing import CliRunner
+
+    from nvfp4ctl.build import submission_build
+    from nvfp4ctl.cli import app
+
+    monkeypatch.delenv("COLUMNS", raising=False)  # a pipe: no terminal, no width set
+    monkeypatch.setattr(submission_build.resources, "parse_ptxas", lambda log: parse_ptxas(TC_PTXAS))
+    monkeypatch.setattr(submission_build.resources, "check_tensor_op", lambda arch, sass: UTCOMMA)
+    submission = tmp_path / "submission.py"
+    submission.write_text(PLAIN_SUBMISSION)
+    result = CliRunner().invoke(app, ["build", str(submission)])
+    assert result.exit_code == 0, result.output
+    names = [line for line in result.output.splitlines() if "nvfp4_gemm_sm100_tc_kernel" in line]
+    assert len(names) == 2, result.output
+    assert "<TileConfig<128, 6>>" in names[0] and "<TileConfig<64, 8>>" in names[1]
