@@ -19,6 +19,15 @@ def _label(report: TuneReport, cid: str, base: Config) -> str:
     return shipped_row(report.knobs) if config is None else config.diff(base, report.knobs)
 
 
+def _compile_label(report: TuneReport, cid: str, base: Config) -> str:
+    """A shape's start reads "start", with its dispatch-table entry where that differs from the declared
+    defaults ("start (MAX_CLUSTER_K=4)"): alone, "MAX_CLUSTER_K=4" read as a candidate of a knob not asked for."""
+    label = _label(report, cid, base)
+    if report.configs.get(cid) not in report.starts.values() or label == "start":
+        return label
+    return f"start ({label})"
+
+
 def compile_table(report: TuneReport) -> tuple[list[str], list[list[object]]]:
     base = report.knobs.defaults()
     columns = ["candidate", "for", "regs", "static smem", "stack", "spills", "compile", "verdict"]
@@ -29,7 +38,7 @@ def compile_table(report: TuneReport) -> tuple[list[str], list[list[object]]]:
             continue
         compile_text = "cached" if build.cache_hit else f"{build.compile_s:.1f} s"
         built = build.status != COMPILE_ERROR  # a failed compile has no resources to show
-        rows.append([_label(report, cid, base), _shapes_text(report, report.built_for.get(cid, [])),
+        rows.append([_compile_label(report, cid, base), _shapes_text(report, report.built_for.get(cid, [])),
                      build.registers if built else "-",
                      byte_size(build.shared_bytes) if built else "-", byte_size(build.stack_bytes) if built else "-",
                      spills_text(build.spill_bytes) if built else "-", compile_text,
@@ -63,7 +72,7 @@ def apart_line(report: TuneReport) -> str | None:
 def rejections(report: TuneReport) -> list[str]:
     """One line per rejected build: the candidate and the compiler's reason."""
     base = report.knobs.defaults()
-    return [f"{_label(report, cid, base)}: {build.status}: {build.message.splitlines()[0]}"
+    return [f"{_compile_label(report, cid, base)}: {build.status}: {build.message.splitlines()[0]}"
             for cid, build in report.builds.items() if not build.usable and build.message]
 
 
@@ -230,7 +239,7 @@ def to_dict(report: TuneReport) -> dict:
         "wall_s": report.wall_s, "gpu_busy_s": report.gpu_busy_s, "stolen": report.stolen, "resumed": report.resumed,
         "resumed_from": _resumed_from(report),
         "result": result_line(report), "written": [str(p) for p in report.written], "table_note": report.table_note,
-        "builds": [{"candidate": _label(report, cid, base), "config": _values(report, cid),
+        "builds": [{"candidate": _compile_label(report, cid, base), "config": _values(report, cid),
                     "built_apart": built_apart(report) if cid == CURRENT else None,
                     "resumed": cid not in report.builds} | _build(build)
                    for cid, build in _all_builds(report).items()],

@@ -67,6 +67,7 @@ class TuneReport:
     stolen: int = 0  # tasks timed away from their shape's home GPU (balance at the end of a step)
     # compile-only: the shapes each candidate was built for (a shape's start is its dispatch-table entry)
     built_for: dict[str, list[Shape]] = field(default_factory=dict)
+    starts: dict[Shape, Config] = field(default_factory=dict)  # compile-only: each shape's start
 
     def current(self, shape: Shape) -> Measurement | None:
         return self.measurements.get((CURRENT, shape))
@@ -252,6 +253,7 @@ def compile_only(knobs: KernelKnobs, start: dict[Shape, Config], evaluator: Eval
     configs = compile_only_builds(requests, evaluator.shipped)
     report = evaluator.report
     report.built_for[config_id(None)] = list(start)
+    report.starts = dict(start)
     for config, shape in requests:
         report.built_for.setdefault(evaluator.id_of(config), []).append(shape)
     evaluator.build_all(configs, "compiling")

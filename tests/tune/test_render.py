@@ -96,6 +96,25 @@ def test_a_compile_only_candidate_names_the_shapes_it_was_built_for() -> None:
     assert [row[:2] for row in rows] == [["start", "every shape"], ["P=1", "512x512x7168"]]
 
 
+def test_every_shapes_start_is_labelled_start_in_the_compile_table() -> None:
+    """A shape whose dispatch-table entry differs from the declared defaults had its start row read
+    "MAX_CLUSTER_K=4", as if a candidate of a knob not asked for; only the defaults read "start"."""
+    from nvfp4ctl.tune.render import compile_table
+    from nvfp4ctl.tune.results import BuildResult
+
+    report = TuneReport(knobs=KNOBS, shapes=[A, B], compile_only=True)
+    defaults = KNOBS.defaults()
+    report.starts = {A: defaults, B: defaults.with_value("R_P", 1)}  # B's table entry: P=1
+    for config, shapes in ((defaults, [A]), (report.starts[B], [B]), (defaults.with_value("R_K", 2), [A]),
+                           (report.starts[B].with_value("R_K", 2), [B])):
+        report.configs[config.id] = config
+        report.built_for[config.id] = shapes
+        report.builds[config.id] = BuildResult(OK, registers=40, compile_s=1.0)
+    _, rows = compile_table(report)
+    assert [row[:2] for row in rows] == [["start", "128x256x256"], ["start (P=1)", "512x512x7168"],
+                                        ["K=2", "128x256x256"], ["K=2 P=1", "512x512x7168"]]
+
+
 def test_compile_table_spells_bytes_as_builds_tables_do() -> None:
     """Spills, stack and smem switch to KiB from 1 KiB on, spills red where there are any, through the one
     formatter build's tables use (tune's said "2048 B" for spills and stack, and "0.0 KiB" for no smem)."""
