@@ -115,6 +115,18 @@ class Console:
             return nullcontext()
         return self.err.status(Text(message))
 
+    @property
+    def draws_no_bar(self) -> bool:
+        """Where progress() draws nothing though progress is wanted: stderr is not a terminal (a log
+        file, CI, `2>&1 | tee`), and not -q. A long command then says now and then how far it is
+        (progress_line), or it would print nothing for minutes."""
+        return self.verbosity >= NORMAL and not self.err.is_terminal
+
+    def progress_line(self, message: str) -> None:
+        """A plain line of progress on stderr, where no bar is drawn (draws_no_bar)."""
+        if self.draws_no_bar:
+            self.err.print(Text(message))
+
     def progress(self, transient: bool = True) -> Progress:
         """A rich progress bar with ETA; disabled under -q or when stderr is not a terminal."""
         # Imported on first use: rich.progress costs ~10 ms that `nvfp4ctl --help` need not pay.

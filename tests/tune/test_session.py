@@ -399,3 +399,32 @@ def _timed_tune_with_a_bar(tiny_copy: Path, tmp_path: Path, settings: SearchSett
                               bar.expect)
         tune(knobs, start_configs(knobs, SHAPES, table), table, evaluator, settings, write=write)
     return run, progress, bar, report
+
+
+def test_without_a_bar_the_progress_is_a_plain_line_per_step_and_now_and_then() -> None:
+    """With stderr not a terminal the bar is not drawn, and a compile-only round of 13 builds printed
+    nothing for ten minutes: each step's start gets a line, then one at most every PLAIN_LINE_EVERY_S."""
+    from nvfp4ctl.tune.progress import PLAIN_LINE_EVERY_S, WorkBar
+
+    said: list[str] = []
+    now = [100.0]
+    bar = WorkBar(_RecordingBar(), 13, say=said.append, clock=lambda: now[0])
+    for _ in range(4):  # a build every 20 s
+        now[0] += 20.0
+        bar.step("compiling", 1)
+    assert PLAIN_LINE_EVERY_S == 30.0
+    assert said == ["compiling: 1 of 13, 20 s", "compiling: 3 of 13, 60 s"]
+    bar.step("K", 0)  # a new step says so at once
+    assert said[-1] == "K: 4 of 13, 80 s"
+
+
+def test_a_progress_line_goes_to_stderr_where_no_bar_is_drawn_and_not_under_q(monkeypatch) -> None:
+    from nvfp4ctl.console import Console
+
+    console = Console()
+    assert console.draws_no_bar  # pytest's stderr is no terminal
+    lines: list[str] = []
+    monkeypatch.setattr(console.err, "print", lambda text: lines.append(str(text)))
+    console.progress_line("compiling: 1 of 13, 45 s")
+    assert lines == ["compiling: 1 of 13, 45 s"]
+    assert not Console(verbosity=-1).draws_no_bar  # -q: no progress at all
