@@ -88,7 +88,10 @@ def show(report: Any, label: str, verbose: bool) -> None:
         console.info(resumed, style="dim")
     if report.compile_only:
         columns, rows = render.compile_table(report)
-        console.table(columns, rows, title=f"{label}: {len(rows)} candidate builds ({report.wall_s:.1f} s)", right_align_from=2)
+        console.table(columns, rows, title=f"{label}: {len(rows)} candidate builds ({report.wall_s:.1f} s)", right_align_from=2,
+                      whole=(0,))
+        if smem := render.smem_note(report):
+            console.info(smem, style="dim")
         if apart := render.apart_line(report):
             console.info(apart, style="dim")
         for line in render.rejections(report):

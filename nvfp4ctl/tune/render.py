@@ -46,6 +46,20 @@ def compile_table(report: TuneReport) -> tuple[list[str], list[list[object]]]:
     return columns, rows
 
 
+def smem_note(report: TuneReport) -> str | None:
+    """What the static smem column cannot show: ptxas -v and cuobjdump count a kernel's __shared__ arrays
+    alone, never the dynamic shared memory it asks for at launch (cudaFuncSetAttribute, the launch's third
+    argument). A knob sizing pipeline stages there (STAGES_SHARED_A: about 41 KB a stage) left every row
+    at the same static 32.0 KiB, as if it changed nothing. None where no candidate built."""
+    sizes = {build.shared_bytes for build in report.builds.values() if build.status != COMPILE_ERROR}
+    if not sizes:
+        return None
+    same = f"every build's static smem is {byte_size(next(iter(sizes)))}; " if len(sizes) == 1 and len(report.builds) > 1 else ""
+    return (f"{same}static smem is the __shared__ arrays ptxas counts; the dynamic shared memory a kernel asks for"
+            " at launch (its pipeline stages, say) is set at run time and no compiler report shows it,"
+            " so a knob that sizes it changes no column here")
+
+
 def _shapes_text(report: TuneReport, shapes: list[Shape]) -> str:
     """Which shapes a compile-only candidate stands for: a label of declared defaults plus a shape's
     dispatch-table entry ("DIRECT_MAX_UNITS=512") means nothing without them."""
@@ -239,6 +253,7 @@ def to_dict(report: TuneReport) -> dict:
         "wall_s": report.wall_s, "gpu_busy_s": report.gpu_busy_s, "stolen": report.stolen, "resumed": report.resumed,
         "resumed_from": _resumed_from(report),
         "result": result_line(report), "written": [str(p) for p in report.written], "table_note": report.table_note,
+        "smem_note": smem_note(report) if report.compile_only else None,
         "builds": [{"candidate": _compile_label(report, cid, base), "config": _values(report, cid),
                     "built_apart": built_apart(report) if cid == CURRENT else None,
                     "resumed": cid not in report.builds} | _build(build)

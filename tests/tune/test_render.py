@@ -261,3 +261,25 @@ def test_json_says_why_the_kernels_defaults_were_built_apart_from_the_start() ->
     assert shipped_entry(replace(KNOBS, shipped_differs=None))["built_apart"] is None  # one build: no second row
     with_table = replace(KNOBS, shipped_differs="it reads its dispatch table", dispatch=Path("r_dispatch.cuh"))
     assert shipped_entry(with_table)["built_apart"] is None  # "current table" is no start: nothing to explain
+
+
+def test_compile_only_says_its_smem_column_cannot_show_dynamic_shared_memory(capsys, monkeypatch) -> None:
+    """STAGES_SHARED_A sizes the stages' dynamic shared memory (about 41 KB each): every row read static
+    smem 32.0 KiB, and nothing said that the compiler's report cannot show what the knob changes."""
+    from nvfp4ctl.commands.tune import show
+    from nvfp4ctl.tune.render import smem_note
+    from nvfp4ctl.tune.results import BuildResult
+
+    monkeypatch.setenv("COLUMNS", "200")
+    report = TuneReport(knobs=KNOBS, shapes=[A], compile_only=True)
+    start = start_configs(KNOBS, [A], None)[A]
+    for config in (start, start.with_value("R_K", 2)):
+        report.configs[config.id] = config
+        report.built_for[config.id] = [A]
+        report.builds[config.id] = BuildResult(OK, registers=40, shared_bytes=32 * 1024, compile_s=1.0)
+    note = smem_note(report)
+    assert note is not None and note.startswith("every build's static smem is 32.0 KiB; ")
+    assert "dynamic shared memory" in note and "no compiler report shows it" in note
+    show(report, "k.cu", verbose=False)
+    assert "no compiler report shows it" in capsys.readouterr().out
+    assert to_dict(report)["smem_note"] == note
