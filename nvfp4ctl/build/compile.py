@@ -9,13 +9,17 @@ and the SASS check; the importable module is built where torch has CUDA (the GPU
 
 The cpp_extension build runs in a child Python process so that ninja's output (which carries the
 `ptxas -v` lines) can be captured: cpp_extension prints it to file descriptor 1 or discards it.
+
+Every compiler run, a kernel's and a submission's (submission_build), goes through run_compiler.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -28,6 +32,7 @@ from nvfp4ctl.errors import FailuresFound
 from nvfp4ctl.project import REPO_DIR
 
 BUILD_TIMEOUT_S = 1800.0
+STOP_GRACE_S = 2.0  # between SIGTERM to a stopped compiler's group and SIGKILL to what is left of it
 
 
 class CompileError(FailuresFound):
@@ -66,15 +71,57 @@ def _site_folders() -> set[str]:
     return {str(Path(folder).resolve()) for folder in folders}
 
 
+def run_compiler(command: list[str], cwd: Path, env: dict[str, str],
+                 timeout_s: float = BUILD_TIMEOUT_S) -> tuple[int, str]:
+    """(exit status, stdout and stderr together) of a compiler command, run in a process group of its
+    own that is ended whole when the run ends early: a timeout, Ctrl-C, `kill PID` (interrupts.py), any
+    error. subprocess.run killed the compiler alone, and what it had started (nvcc's `sh -c cudafe++
+    ...`, cicc, ptxas; ninja's jobs) went on compiling into a staging folder already deleted. Its own
+    group also keeps the terminal's Ctrl-C from reaching it before nvfp4ctl has decided what to end.
+    subprocess.TimeoutExpired, with the output so far, past `timeout_s`."""
+    with subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          start_new_session=True) as process:
+        try:
+            output, _ = process.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired as expired:
+            _end_group(process)
+            expired.output = _output_left(process)
+            raise
+        except BaseException:
+            _end_group(process)
+            raise
+    return process.returncode, output.decode(errors="replace")
+
+
+def _end_group(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM to the compiler's process group first: ninja passes it on to its jobs, which it runs in
+    groups of their own that a signal to this one does not reach. SIGKILL to what is left of the group
+    after STOP_GRACE_S, also where the compiler itself has exited and its tools live on: the group's id
+    stays taken while any member lives, so it names no one else."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=STOP_GRACE_S)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+def _output_left(process: subprocess.Popen[bytes]) -> bytes:
+    """What the ended compiler wrote; b"" where a process outside its group still holds the pipe open."""
+    try:
+        output, _ = process.communicate(timeout=STOP_GRACE_S)
+    except subprocess.TimeoutExpired:
+        return b""
+    return output or b""
+
+
 def _run(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str]:
     try:
-        done = subprocess.run(
-            command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=BUILD_TIMEOUT_S
-        )
+        return run_compiler(command, cwd, env)
     except subprocess.TimeoutExpired as error:
         output = error.output.decode(errors="replace") if error.output else ""
         raise CompileError(f"the compiler ran past {BUILD_TIMEOUT_S:.0f} s", output) from error
-    return done.returncode, done.stdout.decode(errors="replace")
 
 
 def _raise_for(returncode: int, log: str, inputs: BuildInputs) -> None:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from nvfp4ctl.build import cache, flags, resources, toolchain, torch_nvcc
-from nvfp4ctl.build.compile import BUILD_TIMEOUT_S
+from nvfp4ctl.build.compile import BUILD_TIMEOUT_S, run_compiler
 from nvfp4ctl.build.compiler_errors import display_path, first_error
 from nvfp4ctl.build.report import REPORT_FILE, BuildReport
 from nvfp4ctl.build.sources import NO_TENSOR_OP, marks_in
@@ -359,18 +359,16 @@ def _build_unit(sources: SubmissionSources, extension: Extension, arch: str, nam
                 unit.write_text(code)
             command = _command(extension, unit, arch, code, folder)
             compiling = time.perf_counter()
-            try:
-                done = subprocess.run(command, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                      timeout=BUILD_TIMEOUT_S, env={**os.environ, "CUDA_HOME": str(toolchain.cuda_home())})
+            try:  # in a process group that an interrupt ends whole, as a kernel's build
+                returncode, log = run_compiler(command, folder, {**os.environ, "CUDA_HOME": str(toolchain.cuda_home())})
             except subprocess.TimeoutExpired:
                 result.error = f"nvcc ran past {BUILD_TIMEOUT_S:.0f} s"
                 result.seconds = result.compile_s = BUILD_TIMEOUT_S
                 return result
             result.compile_s = round(time.perf_counter() - compiling, 2)
             result.seconds = round(time.perf_counter() - started, 2)
-            log = done.stdout.decode(errors="replace")
             (folder / "build.log").write_text(" ".join(command) + "\n" + log)
-            if done.returncode != 0:
+            if returncode != 0:
                 result.error = first_error(log, (sources.path, *(p for p in [path] if p))) or (
                     log.strip().splitlines() or ["nvcc failed"])[-1]
                 result.log = log

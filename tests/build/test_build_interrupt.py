@@ -1,0 +1,118 @@
+"""`kill PID` during a build ends the compiler and everything it started, for a kernel .cu and for a
+submission.py alike (compile.run_compiler): a stand-in toolkit whose nvcc starts a tool of its own
+(as nvcc runs `sh -c cudafe++ ...`) and waits for it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from nvfp4ctl.build import compile as build_compile
+from nvfp4ctl.errors import ExitCode
+from nvfp4ctl.runlog import read
+
+FIXTURES = Path(__file__).parent / "fixtures"
+ZERO_GEMM = FIXTURES / "zero_gemm.cu"  # no arch, no tensor-core op (tests/build/conftest.py)
+SUBMISSION = textwrap.dedent('''
+    from torch.utils.cpp_extension import load_inline
+
+    CUDA = r"""
+    __global__ void fill(float* x) { x[threadIdx.x] = 1.0f; }
+    """
+    module = load_inline(name="fill_ext", cpp_sources="", cuda_sources=CUDA,
+                         extra_cuda_cflags=["-gencode=arch=compute_90a,code=sm_90a"])
+
+
+    def custom_kernel(data):
+        return data
+''')
+
+
+def _alive(pid: int) -> bool:
+    """Running: not gone, and not a zombie waiting for whoever adopted it to reap it."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
+
+
+def _wait_dead(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not _alive(pid)
+
+
+def _stand_in_toolkit(folder: Path, tool_pid: Path) -> Path:
+    """A CUDA_HOME whose nvcc answers --version, then for a compile starts a long tool and waits on it."""
+    nvcc = folder / "bin" / "nvcc"
+    nvcc.parent.mkdir(parents=True)
+    nvcc.write_text(textwrap.dedent(f"""\
+        #!/bin/sh
+        if [ "$1" = "--version" ]; then echo "Cuda compilation tools, release 13.0, V13.0.48"; exit 0; fi
+        sleep 3600 &
+        echo $! > {tool_pid}.tmp && mv {tool_pid}.tmp {tool_pid}
+        wait
+    """))
+    nvcc.chmod(0o755)
+    return folder
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="reads process states from /proc (Linux)")
+@pytest.mark.parametrize("target", ["kernel", "submission"])
+def test_kill_during_a_build_ends_the_compilers_whole_process_group(tmp_path: Path, target: str) -> None:
+    """A submission's build left nvcc's `sh -c cudafe++ ...` compiling into a staging folder already
+    deleted once nvfp4ctl had said "interrupted"; a kernel's build left cicc."""
+    import nvfp4ctl
+
+    tool_pid = tmp_path / "tool.pid"
+    if target == "kernel":
+        source = ZERO_GEMM
+    else:
+        source = tmp_path / "submission.py"
+        source.write_text(SUBMISSION)
+    memory = tmp_path / "MEMORY.md"
+    env = dict(os.environ, CUDA_HOME=str(_stand_in_toolkit(tmp_path / "cuda", tool_pid)),
+               NVFP4CTL_CACHE=str(tmp_path / "cache"), NVFP4CTL_MEMORY=str(memory),
+               PYTHONPATH=os.pathsep.join([str(Path(nvfp4ctl.__file__).resolve().parents[1]), *sys.path]))
+    env.pop("CUDA_PATH", None)
+    parent = subprocess.Popen([sys.executable, "-m", "nvfp4ctl", "build", str(source), "--arch", "sm_90a"],
+                              cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    tool = None
+    try:
+        deadline = time.monotonic() + 120
+        while not tool_pid.is_file():
+            assert parent.poll() is None, parent.stderr.read() if parent.stderr else ""
+            assert time.monotonic() < deadline, "the stand-in nvcc never ran"
+            time.sleep(0.05)
+        tool = int(tool_pid.read_text())
+        parent.send_signal(signal.SIGTERM)  # nvfp4ctl's pid alone, as `kill PID` does
+        assert parent.wait(timeout=30) == ExitCode.INTERRUPTED, parent.stderr.read() if parent.stderr else ""
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+    dead = _wait_dead(tool, build_compile.STOP_GRACE_S + 5.0)
+    if not dead:
+        os.kill(tool, signal.SIGKILL)  # not left running by the test either
+    assert dead, "the compiler's tool outlived the interrupted build"
+    assert read(memory)[-1].result == "interrupted"
+
+
+def test_a_compiler_past_its_timeout_is_ended_with_what_it_started(tmp_path: Path) -> None:
+    tool_pid = tmp_path / "tool.pid"
+    nvcc = _stand_in_toolkit(tmp_path / "cuda", tool_pid) / "bin" / "nvcc"
+    with pytest.raises(subprocess.TimeoutExpired):
+        build_compile.run_compiler([str(nvcc), "-c", "x.cu"], tmp_path, dict(os.environ), timeout_s=1.0)
+    tool = int(tool_pid.read_text())
+    dead = _wait_dead(tool, build_compile.STOP_GRACE_S + 5.0)
+    if not dead:
+        os.kill(tool, signal.SIGKILL)
+    assert dead, "the compiler's tool outlived the timeout"
