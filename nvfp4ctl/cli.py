@@ -19,7 +19,7 @@ from typer.core import TyperGroup
 
 from nvfp4ctl import workspace
 from nvfp4ctl.commands import bench, build, check, dump, export, init, lint, log, tune
-from nvfp4ctl.console import NORMAL, QUIET, VERBOSE, get_console, set_verbosity
+from nvfp4ctl.console import NORMAL, QUIET, VERBOSE, get_console, quiet_closed_stream, set_verbosity
 from nvfp4ctl.env import Env, env_flag, env_str
 from nvfp4ctl.errors import ExitCode, NvfpError, UsageError, os_reason
 from nvfp4ctl.interrupts import stop_signals_as_ctrl_c
@@ -318,7 +318,7 @@ def _show_version(asked: bool) -> None:
     if asked:
         from nvfp4ctl import __version__
 
-        typer.echo(f"nvfp4ctl {__version__}")
+        get_console().info(f"nvfp4ctl {__version__}", result=True)  # a closed stdout is quiet here too
         raise typer.Exit()
 
 
@@ -593,4 +593,18 @@ _logged("init", init.command, record=False)  # nothing has run yet; MEMORY.md is
 
 
 def main() -> None:
-    app()
+    try:
+        app()
+    finally:
+        _flush_stdout()
+
+
+def _flush_stdout() -> None:
+    """What is left in stdout's buffer, written before the interpreter's own last flush: that one, into a
+    pipe whose reader has gone, says "Exception ignored ... BrokenPipeError" and turns the exit into 120."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        quiet_closed_stream(sys.stdout)
+    except (OSError, ValueError):  # stdout closed by the caller, or a full disk: the exit code stands
+        pass

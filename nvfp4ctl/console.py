@@ -24,6 +24,34 @@ _UNBOUNDED_WIDTH = 10_000  # for measuring a table's natural width
 PIPED_TABLE_WIDTH = 160
 
 
+def quiet_closed_stream(stream: Any) -> None:
+    """Point the file descriptor under `stream`, whose reader has gone (`nvfp4ctl dump | head -1`), at
+    /dev/null: what the command still writes there, and the interpreter's last flush, succeed unread.
+
+    The command then runs on and ends with its own exit code, which the run log records. Not 1, which
+    rich's default gave (SystemExit from the write: no run-log line, and "failures found" to a
+    `set -o pipefail` script), nor 141, the exit of a process killed by SIGPIPE that `git log | head`
+    gives: a reader that stops early (head, grep -q) has what it wanted, and the run's result, a lint
+    or a check that passed, is what a script asks the exit code for."""
+    try:
+        descriptor = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # no descriptor under it (a test's capture): nothing to point
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, descriptor)
+    finally:
+        os.close(devnull)
+
+
+class _Printer(RichConsole):
+    """rich's console, quiet where its reader has gone (quiet_closed_stream), not exiting with 1."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        quiet_closed_stream(self.file)
+
+
 class Console:
     """Verbosity-gated output; markup off so user text (paths, messages) prints verbatim."""
 
@@ -31,8 +59,8 @@ class Console:
         no_color = bool(os.environ.get("NO_COLOR"))
         self.verbosity = verbosity
         self.json_written = False  # a --json command's document is out: an error after it adds no second one
-        self.out = RichConsole(no_color=no_color, highlight=False, soft_wrap=True)
-        self.err = RichConsole(stderr=True, no_color=no_color, highlight=False, soft_wrap=True)
+        self.out = _Printer(no_color=no_color, highlight=False, soft_wrap=True)
+        self.err = _Printer(stderr=True, no_color=no_color, highlight=False, soft_wrap=True)
 
     def error(self, message: str) -> None:
         self.err.print(Text("error: ", style="bold red") + Text(message))
@@ -69,8 +97,11 @@ class Console:
         self.out.print(Text(text), end="" if text.endswith("\n") else "\n")
 
     def json(self, payload: Any) -> None:
-        sys.stdout.write(json.dumps(payload, indent=2, default=str) + "\n")
-        sys.stdout.flush()
+        try:
+            sys.stdout.write(json.dumps(payload, indent=2, default=str) + "\n")
+            sys.stdout.flush()
+        except BrokenPipeError:
+            quiet_closed_stream(sys.stdout)
         self.json_written = True
 
     def table(
