@@ -42,6 +42,8 @@ def _record(outcome: Outcome) -> Outcome:
         memory = workspace.memory_path()
         if runlog.made_read_only(memory):  # logging switched off: not even the entry's git and GPU lookups
             raise runlog.ReadOnlyRunLog(f"{memory} is read-only")
+        if env_str(Env.MEMORY):  # the folders of a path the user set are theirs to make
+            runlog.refuse_a_missing_folder(memory)
         with stop_signals_as_ctrl_c():
             runlog.append(runlog.make_entry(outcome, sys.argv[1:], workspace.user_folder(), memory), memory)
             written = True

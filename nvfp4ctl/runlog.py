@@ -335,14 +335,14 @@ def _removed_if_left_empty(memory: Path, fd: int, created: bool) -> Iterator[Non
 def not_a_run_log(memory: Path) -> str | None:
     """Why the run log must not go into `memory`, or None. Appending puts a Markdown section at the end
     of the file: into anything but Markdown notes (NVFP4CTL_MEMORY naming submission.py, say) that breaks
-    the file. So an existing file with text in it takes the log only when its name ends in .md or it has
-    the run-log section already; a new or empty file becomes a run log, whatever its name."""
+    the file. So a file takes the log only when its name ends in .md or it has the run-log section
+    already; any other name is refused whether or not the file exists: a new or empty one became a run
+    log, a submission.py of Markdown that the next command then refused. A folder, a device or a FIFO
+    (/dev/null, /dev/stderr) is none of these: the append says why not, or writes there."""
     if memory.suffix.lower() in MARKDOWN_SUFFIXES:
         return None
     try:
-        if not memory.is_file():  # a folder or a device: the append says why not
-            return None
-        text = _decoded(memory.read_bytes())
+        text = _decoded(memory.read_bytes()) if memory.is_file() else ""
     except OSError:
         return None  # unreadable: the append's own error names the reason
     return _why_not_a_run_log(memory, text)
@@ -350,13 +350,37 @@ def not_a_run_log(memory: Path) -> str | None:
 
 def _why_not_a_run_log(memory: Path, text: str) -> str | None:
     """not_a_run_log of `memory` holding `text` (append judges the bytes it read, not a second read)."""
-    if memory.suffix.lower() in MARKDOWN_SUFFIXES or not text:
+    if memory.suffix.lower() in MARKDOWN_SUFFIXES or _no_regular_file(memory):
         return None
     # Only the heading as nvfp4ctl writes it: a hand-typed variant (_is_heading) is a Markdown file's, and a
     # `## Run Log` comment in a Python file must not make it one.
     if any(line.lstrip("\ufeff").rstrip() == HEADING for line in text.splitlines()):
         return None
+    if not text:
+        return "not a run log (its name does not end in .md, and a new run log's name must)"
     return f'not a run log (its name does not end in .md and it has no "{HEADING}" section)'
+
+
+def _no_regular_file(memory: Path) -> bool:
+    """Whether `memory` is there as something other than a file: a folder, a device, a FIFO."""
+    try:
+        return memory.exists() and not memory.is_file()
+    except OSError:
+        return False
+
+
+def refuse_a_missing_folder(memory: Path) -> None:
+    """FileNotFoundError where a folder of `memory`'s does not exist, for a path the user's setting names,
+    whose folders the append must not make (/nonexist/dir/ was, for a typo or another machine's path).
+    Not where a file is in the way of a folder: the append names that file."""
+    if file_in_the_way(memory) is not None:
+        return
+    for folder in reversed(memory.parents):
+        try:
+            if not folder.exists():
+                raise FileNotFoundError(errno.ENOENT, f"there is no folder {folder}; make it first")
+        except PermissionError:  # a folder that cannot be looked into: the append says why
+            return
 
 
 def append(entry: RunEntry, memory: Path) -> None:

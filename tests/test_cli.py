@@ -594,6 +594,21 @@ def test_a_run_log_setting_that_names_a_python_file_leaves_it_as_it_was(args, tm
             "error: NVFP4CTL_MEMORY=submission.py: not a run log (its name does not end in .md"), result.output
 
 
+@pytest.mark.parametrize("args", [["lint"], ["log"]])
+def test_a_run_log_setting_that_names_a_python_file_not_there_yet_is_refused_too(args, tmp_path, monkeypatch):
+    """NVFP4CTL_MEMORY=x/submission.py with no such file wrote a Markdown run log named submission.py,
+    which the next command refused."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(tmp_path / "x" / "submission.py"))
+    (tmp_path / "x").mkdir()
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert result.output == (f"error: NVFP4CTL_MEMORY={tmp_path / 'x' / 'submission.py'}: not a run log (its name does"
+                             " not end in .md, and a new run log's name must); nothing was run: point NVFP4CTL_MEMORY"
+                             " at a Markdown file (MEMORY.md, say), or unset it\n")
+    assert list((tmp_path / "x").iterdir()) == []
+
+
 @pytest.mark.parametrize("args", [["log"], ["log", "--trend"]])
 def test_log_refuses_a_run_log_setting_that_names_a_python_file_as_the_other_commands_do(args, tmp_path, monkeypatch):
     """`log` read submission.py as an empty run log and said "no runs logged yet", exit 0."""

@@ -134,14 +134,60 @@ def test_a_file_that_is_not_a_run_log_is_never_appended_to(tmp_path):
         assert foreign.read_text() == CODE
 
 
-@pytest.mark.parametrize("name, text", [("notes.md", CODE), ("NOTES.MARKDOWN", CODE), ("empty.txt", ""),
-                                        ("new.txt", None), ("log.txt", f"{runlog.HEADING}\n\n")])
-def test_markdown_new_empty_and_existing_run_logs_take_the_line(tmp_path, name, text):
+@pytest.mark.parametrize("name, text", [("notes.md", CODE), ("NOTES.MARKDOWN", CODE), ("new.md", None),
+                                        ("log.txt", f"{runlog.HEADING}\n\n")])
+def test_markdown_files_new_or_not_and_existing_run_logs_take_the_line(tmp_path, name, text):
     memory = tmp_path / name
     if text is not None:
         memory.write_text(text)
     runlog.append(_entry("kept"), memory)
     assert [e.result for e in runlog.read(memory)] == ["kept"]
+
+
+@pytest.mark.parametrize("name, text", [("submission.py", None), ("empty.txt", ""), ("task.yml", None)])
+def test_a_new_or_empty_file_not_named_md_is_refused_as_a_full_one_is(tmp_path, name, text):
+    """A new submission.py became a Markdown run log, which the next command then refused as not one."""
+    memory = tmp_path / name
+    if text is not None:
+        memory.write_text(text)
+    assert runlog.not_a_run_log(memory) == "not a run log (its name does not end in .md, and a new run log's name must)"
+    with pytest.raises(UsageError, match="not a run log"):
+        runlog.append(_entry("lost"), memory)
+    assert (memory.read_text() if text is not None else memory.exists()) == (text if text is not None else False)
+
+
+def test_a_folder_or_a_device_named_by_the_setting_is_no_file_to_refuse(tmp_path):
+    """/dev/null takes the lines (logging off); a folder fails on the append, which says why."""
+    assert runlog.not_a_run_log(Path(os.devnull)) is None
+    assert runlog.not_a_run_log(tmp_path) is None
+    runlog.append(_entry("gone"), Path(os.devnull))
+
+
+def test_a_run_log_whose_folder_is_missing_makes_it_unless_a_setting_names_it(tmp_path):
+    made = tmp_path / "made" / "deeper" / "MEMORY.md"
+    runlog.append(_entry("kept"), made)  # nvfp4ctl's own choice (the cache folder's MEMORY.md, say)
+    assert [e.result for e in runlog.read(made)] == ["kept"]
+    named = tmp_path / "nonexist" / "dir" / "MEMORY.md"
+    with pytest.raises(FileNotFoundError) as raised:
+        runlog.refuse_a_missing_folder(named)
+    assert raised.value.strerror == f"there is no folder {tmp_path / 'nonexist'}; make it first"
+    runlog.refuse_a_missing_folder(made)  # all there
+    submission = tmp_path / "submission.py"
+    submission.write_text(CODE)
+    runlog.refuse_a_missing_folder(submission / "a" / "MEMORY.md")  # the append names the file in the way
+
+
+def test_a_command_whose_run_log_setting_names_a_missing_folder_warns_and_keeps_its_result(tmp_path, monkeypatch):
+    """NVFP4CTL_MEMORY=/nonexist/dir/M.md silently made /nonexist/dir/."""
+    (tmp_path / "clean.py").write_text("x = 1\n")
+    memory = tmp_path / "nonexist" / "dir" / "M.md"
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["lint", "clean.py"])
+    assert result.exit_code == 0, result.output  # lint's own result
+    assert (f"warning: run log not written to {memory} (NVFP4CTL_MEMORY): there is no folder {tmp_path / 'nonexist'};"
+            " make it first") in " ".join(result.output.split())
+    assert not (tmp_path / "nonexist").exists()
 
 
 def test_entry_line_round_trip():

@@ -332,6 +332,7 @@ def test_a_cli_command_on_invalid_yaml_warns_then_exits_2_in_one_line(tmp_path: 
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("NVFP4CTL_TASK", raising=False)
     monkeypatch.setenv("NVFP4CTL_MEMORY", str(tmp_path / "log" / "MEMORY.md"))
+    (tmp_path / "log").mkdir()  # a folder the setting names is not made
     (tmp_path / "task.yml").write_text("test:\n  - {m: 128, n: 256, k: 256, l: 1, seed: 1}\ntimeout: [5\n")
     (tmp_path / "submission.py").write_text("def custom_kernel(data):\n    return data[0]\n")
     result = CliRunner().invoke(app, ["lint", "submission.py"])
