@@ -26,14 +26,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from nvfp4ctl.build import cache, flags, resources, toolchain, torch_nvcc
+from nvfp4ctl.build.arch_names import LEADERBOARD_GPU, LEADERBOARD_GPU_ARCH, code_needs, naming_the_arch, unknown_arch
 from nvfp4ctl.build.compile import BUILD_TIMEOUT_S, run_compiler
 from nvfp4ctl.build.compiler_errors import display_path, first_error
 from nvfp4ctl.build.report import REPORT_FILE, BuildReport
 from nvfp4ctl.build.sources import NO_TENSOR_OP, marks_in
 from nvfp4ctl.build.submission_headers import (checkout_stamp, flag_include_folders, header_digests, is_toolchain_folder,
                                                supplies_cutlass)
-from nvfp4ctl.build.submission_sources import (LEADERBOARD_GPU, LEADERBOARD_GPU_ARCH, Extension, SubmissionSources,
-                                               code_needs, device_code, naming_the_arch, unknown_arch)
+from nvfp4ctl.build.submission_sources import Extension, SubmissionSources, device_code
 from nvfp4ctl.errors import UsageError
 
 LEADERBOARD_COMPILE_S = 120.0  # kernelbot's Timeout.COMPILE for the first `python submission.py` (FACTS.md)

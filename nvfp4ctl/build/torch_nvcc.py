@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from nvfp4ctl.build import sh_words, toolchain
-from nvfp4ctl.build.submission_sources import ARCH_FLAG
+from nvfp4ctl.build.arch_names import ARCH_FLAG
 
 DEFAULT_STANDARD = "-std=c++17"  # torch 2.x's before C++20, where its source names none
 # torch appends its standard unless one of the extension's flags, each stripped, starts with this (not

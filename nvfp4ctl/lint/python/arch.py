@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import ast
 
-from nvfp4ctl.build.submission_sources import (LEADERBOARD_GPU, LEADERBOARD_GPU_ARCH, code_needs, device_code,
-                                               naming_the_arch, sources_in)
+from nvfp4ctl.build.arch_names import LEADERBOARD_GPU, LEADERBOARD_GPU_ARCH, code_needs, naming_the_arch
+from nvfp4ctl.build.submission_sources import device_code, sources_in
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.lint.diagnostic import Finding
 from nvfp4ctl.lint.source import SourceFile

@@ -1,0 +1,109 @@
+"""How an arch is named: nvcc's arch options, TORCH_CUDA_ARCH_LIST entries, the instructions of device code that
+need an arch-specific target (sm_100a, sm_90a), and how a submission names one for torch's compile."""
+
+from __future__ import annotations
+
+import re
+
+from nvfp4ctl.errors import UsageError
+
+# an arch option as nvcc reads it, at the start of a word (-DX=-arch=sm_90a is a define): searched in the
+# flags' words joined with spaces, so `-gencode arch=...` and `-arch sm_90a` count too
+ARCH_FLAG = re.compile(r"(?<!\S)(?:(?:-gencode|--generate-code)[= ]?arch=compute_(\w+),code=\[?(?:sm|compute)_(\w+))"
+                       r"|(?<!\S)(?:(?:-arch|--gpu-architecture)[= ]?(?:sm|compute)_(\w+))")
+# nvcc 13.0's arch where no option names one: `nvcc --dryrun` runs ptxas -arch=sm_75, the first entry of
+# `nvcc --list-gpu-code` (13.0 dropped the older ones)
+NVCC_DEFAULT_ARCH = "sm_75"
+_ARCH_LIST_ENTRY = re.compile(r"(\d+)\.(\d+a?)(?:\+PTX)?")
+# nvcc's arch options whose arch build cannot know: the GPU of the machine nvcc runs on, every arch it
+# knows; and -code without -arch, which nvcc refuses ("-arch option not specified")
+_MACHINE_ARCH = re.compile(r"(?<!\S)(?:-arch|--gpu-architecture)[= ]?(native|all-major|all)(?!\S)")
+_ARCH_OPTION = re.compile(r"(?<!\S)(?:-arch|--gpu-architecture)(?:[= ]|$)")
+_CODE_OPTION = re.compile(r"(?<!\S)(?:-code|--gpu-code)[= ]?\S+")
+# the GPU GPU MODE's NVFP4 problems run on, and the TORCH_CUDA_ARCH_LIST torch makes of it where nothing
+# names an arch (_get_cuda_arch_flags: the visible GPU's capability, plus PTX)
+LEADERBOARD_GPU = "B200"
+LEADERBOARD_GPU_ARCH = ("10.0+PTX", "sm_100")
+TCGEN05 = re.compile(r"\btcgen05\.|\bUTCCP|SM100_MMA_|Sm100\b|cutlass::arch::Sm100")
+WGMMA = re.compile(r"\bwgmma\.|SM90_64x|cutlass::arch::Sm90\b")
+
+
+def code_needs(code: str) -> tuple[str, str] | None:
+    """(arch-specific target, what in the code needs it) of device code: tcgen05 / SM100 -> sm_100a,
+    wgmma / SM90 -> sm_90a; None for code any arch of its family assembles."""
+    if TCGEN05.search(code):
+        return "sm_100a", "tcgen05 / SM100 instructions"
+    if WGMMA.search(code):
+        return "sm_90a", "wgmma / SM90 instructions"
+    return None
+
+
+def naming_the_arch(arch: str) -> str:
+    """How a submission names an arch-specific target (sm_100a) for torch's compile: the flag, or the
+    TORCH_CUDA_ARCH_LIST entry, set before the call."""
+    number = arch.removeprefix("sm_").removesuffix("a")
+    return (f'extra_cuda_cflags=["-gencode=arch=compute_{number}a,code=sm_{number}a"], or'
+            f' os.environ["TORCH_CUDA_ARCH_LIST"] = "{number[:-1]}.{number[-1]}a" before the call')
+
+
+def named_arch(words: list[str]) -> tuple[str, str] | None:
+    """(arch, the option as written) of the first arch option among nvcc's words, else None."""
+    match = ARCH_FLAG.search(" ".join(words))
+    if match is None:
+        return None
+    number = next(group for group in match.groups() if group)
+    return f"sm_{number}", match.group(0)
+
+
+def arch_list_arches(arch_list: str, where: str) -> tuple[str, ...]:
+    """Every arch of a TORCH_CUDA_ARCH_LIST as torch reads it (_get_cuda_arch_flags: each space made a ;,
+    then split at ;, each entry compiled): "10.0" is sm_100 and "10.0a" sm_100a (tcgen05 and wgmma need
+    the a), "+PTX" adds PTX to it. `where` is the file:line of the setting, for the refusals."""
+    entries = arch_list.replace(" ", ";").split(";")
+    if "" in entries:
+        # "10.0a; 9.0a", "10.0a;" and "10.0a  9.0a" hold an empty entry, which torch refuses: split at
+        # blanks, they built every arch as if torch would
+        place = _empty_entry_place(entries)
+        raise UsageError(f'{where}: TORCH_CUDA_ARCH_LIST="{arch_list}" holds an empty entry {place}:'
+                         " torch makes each space a ; and splits at ;, and stops on it (_get_cuda_arch_flags:"
+                         " ValueError: Unknown CUDA arch ()); separate the archs with one ; or one space")
+    arches: list[str] = []
+    for item in entries:
+        entry = _ARCH_LIST_ENTRY.fullmatch(item)
+        if entry is None:
+            raise UsageError(f"{where}: TORCH_CUDA_ARCH_LIST={arch_list}: build reads entries such as 10.0a or 9.0a+PTX,"
+                             f" not {item}; write the arch's number")
+        arches.append(f"sm_{entry.group(1)}{entry.group(2)}")
+    return tuple(dict.fromkeys(arches))
+
+
+def _empty_entry_place(entries: list[str]) -> str:
+    """Where the first empty entry of a split TORCH_CUDA_ARCH_LIST is, as a message says it."""
+    named = [entry for entry in entries if entry]
+    if not named:
+        return "and no arch"
+    at = entries.index("")
+    if at == 0:
+        return f"before {named[0]}"
+    if not any(entries[at + 1:]):
+        return f"after {entries[at - 1]}"
+    following = next(entry for entry in entries[at + 1:] if entry)
+    return f"between {entries[at - 1]} and {following}"
+
+
+def unknown_arch(words: list[str]) -> str | None:
+    """Why build cannot tell the arch nvcc compiles nvcc's words `words` for, else None: -arch=native
+    (the GPU of the machine nvcc runs on), -arch=all / all-major (every arch nvcc knows, none with the
+    a), -code without -arch (which nvcc refuses)."""
+    line = " ".join(words)
+    machine = _MACHINE_ARCH.search(line)
+    if machine is not None and machine.group(1) == "native":
+        return (f"{machine.group(0)} compiles for the GPU of the machine nvcc runs on: sm_100, without the a, on the"
+                f" {LEADERBOARD_GPU} that runs GPU MODE's NVFP4 problems, and none here")
+    if machine is not None:
+        return (f"{machine.group(0)} compiles for every arch nvcc knows, none of them an arch-specific (a) one, where"
+                " tcgen05 and wgmma do not assemble")
+    code = _CODE_OPTION.search(line)
+    if code is not None and not _ARCH_OPTION.search(line):
+        return f"{code.group(0)} without -arch: nvcc stops (\"-arch option not specified\"), in torch's build too"
+    return None

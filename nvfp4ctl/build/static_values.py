@@ -1,0 +1,460 @@
+"""Static values of a submission's expressions, read without running the file: the sources, flags and names a
+load_inline / load call is given.
+
+What is read: string constants (raw or not), implicit and `+` concatenations, lists/tuples, names bound anywhere
+in the file to such values (the last binding before the call wins), f-strings whose placeholders are names of
+int/str constants, `textwrap.dedent(...)`, and a list's append, extend, insert and += of static values in its own
+block. Each piece keeps the .py line its text starts on, so the compiler's errors can be pointed back at the
+submission (`#line` directives in the generated .cu).
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from dataclasses import dataclass, replace
+
+from nvfp4ctl.build.syntax import added_terms, call_name, shown
+
+
+@dataclass(frozen=True)
+class Piece:
+    text: str
+    line: int  # the .py line the text's first character is on
+    joined: bool = False  # continues the previous piece (a concatenation), not a new source of a list
+
+
+def join_pieces(pieces: list[Piece]) -> str:
+    """The text load_inline compiles: list elements joined by newlines, concatenations directly."""
+    text = ""
+    for piece in pieces:
+        text += ("" if piece.joined or not text else "\n") + piece.text
+    return text
+
+
+_IN_PLACE = frozenset({"append", "extend", "insert", "remove", "pop", "clear", "__iadd__"})
+
+
+class StaticEvaluator:
+    """Static values of the expressions a load_inline call is made of."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.bindings: dict[str, list[tuple[int, ast.AST]]] = {}
+        augmented: dict[int, ast.AugAssign] = {}  # NAME += x is bound as NAME + x, made here: its statement
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        self.bindings.setdefault(target.id, []).append((node.lineno, node.value))
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+                self.bindings.setdefault(node.target.id, []).append((node.lineno, node.value))
+            elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+                added = ast.BinOp(ast.Name(node.target.id, ast.Load()), ast.Add(), node.value,
+                                  lineno=node.lineno, col_offset=node.col_offset)
+                augmented[id(added)] = node
+                self.bindings.setdefault(node.target.id, []).append((node.lineno, added))
+        # flags.append("-O3") after flags = [...]: the binding above no longer says what the call gets
+        self.mutated = {node.func.value.id for node in ast.walk(tree)
+                        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                        and isinstance(node.func.value, ast.Name) and node.func.attr in _IN_PLACE}
+        self.mutated |= {target.value.id for node in ast.walk(tree)
+                         for target in (node.targets if isinstance(node, (ast.Assign, ast.Delete))
+                                        else [node.target] if isinstance(node, ast.AugAssign) else [])
+                         if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)}
+        # ALIAS = FLAGS: either name's change in place changes the other's list, so each name of a group joined
+        # by such bindings is changed where any is, and changed through another name where another is
+        groups = {name: {name} for name in self.bindings}
+        for name, bound in self.bindings.items():
+            for _, value in bound:
+                if isinstance(value, ast.Name) and value.id != name:
+                    joined = groups[name] | groups.setdefault(value.id, {value.id})
+                    for member in joined:
+                        groups[member] = joined
+        direct = set(self.mutated)
+        self._through_alias = {name for name, group in groups.items() if (group - {name}) & direct}
+        self.mutated |= self._through_alias
+        self._changes = _in_place_changes(tree, self.mutated)
+        self._block = _statement_blocks(tree)
+        self._block.update((made, self._block[id(statement)]) for made, statement in augmented.items()
+                           if id(statement) in self._block)
+        self._augmented = augmented
+        self.function_of = _enclosing_functions(tree)
+        self.function_of.update((made, self.function_of[id(statement)]) for made, statement in augmented.items()
+                                 if id(statement) in self.function_of)
+        self._locals = _function_locals(tree, self.function_of)
+        self._function_spans = sorted(((node.lineno, node.end_lineno or node.lineno, node) for node in ast.walk(tree)
+                                       if isinstance(node, _FUNCTIONS)), key=lambda span: span[0])
+        self.notes: list[str] = []
+
+    def _owner(self, name: str, node: ast.AST) -> ast.AST | None:
+        """The function whose own variable `name` is where node uses it (None: the module's): the innermost
+        function around it that binds the name and does not declare it global."""
+        function = self.function_of.get(id(node))
+        while function is not None and name not in self._locals.get(id(function), ()):
+            function = self.function_of.get(id(function))
+        return function
+
+    def _function_at(self, line: int) -> ast.AST | None:
+        """The innermost function whose body holds the line, None at module level."""
+        inner = None
+        for start, end, function in self._function_spans:
+            if start < line <= end or (start == line and isinstance(function, ast.Lambda)):
+                inner = function
+        return inner
+
+    def _branch_added(self, name: str, bound: tuple[int, ast.AST]) -> bool:
+        """Whether the binding is `NAME += [...]` in another block than the list it adds to (an `if`, a loop,
+        a function): whether it runs before the read is not static, as for an append there."""
+        statement = self._augmented.get(id(bound[1]))
+        if statement is None:
+            return False
+        previous = self.bound(name, bound[0])
+        if previous is None or not self._is_sequence(previous[1], previous[0]):
+            return False
+        return self._block.get(id(previous[1])) != self._block.get(id(statement))
+
+    def changed_in_place(self, node: ast.AST, before: int, depth: int = 0) -> bool:
+        """Whether node is, or is built from, a name that some statement changes in place."""
+        for name in (n for n in ast.walk(node) if isinstance(n, ast.Name)):
+            if name.id in self.mutated:
+                return True
+            bound = self.bound(name.id, before)
+            if bound is not None and self._branch_added(name.id, bound):
+                return True
+            if bound is not None and depth < 20 and self.changed_in_place(bound[1], bound[0], depth + 1):
+                return True
+        return False
+
+    def bound(self, name: str, before: int) -> tuple[int, ast.AST] | None:
+        candidates = [(line, value) for line, value in self.bindings.get(name, []) if line < before]
+        return candidates[-1] if candidates else None
+
+    def pieces(self, node: ast.AST, before: int, depth: int = 0) -> list[Piece] | None:
+        if depth > 20:
+            return None
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return [Piece(node.value, node.lineno)]
+        if isinstance(node, ast.JoinedStr):
+            text = []
+            for value in node.values:
+                if isinstance(value, ast.Constant):
+                    text.append(str(value.value))
+                elif isinstance(value, ast.FormattedValue):
+                    constant = self.constant(value.value, before)
+                    if constant is None:
+                        self.notes.append(f"line {node.lineno}: an f-string placeholder is not a constant; left empty")
+                        constant = ""
+                    text.append(str(constant))
+            return [Piece("".join(text), node.lineno)]
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            # a + b + c nests on the left, one level a term: walked as one chain, so a source of
+            # hundreds of concatenated strings is read at the depth of one
+            terms = added_terms(node)
+            out = self.pieces(terms[0], before, depth + 1)
+            sequence = self._is_sequence(terms[0], before)  # [a] + [b]: two elements, not one string
+            for term in terms[1:]:
+                right = self.pieces(term, before, depth + 1)
+                if out is None or right is None:
+                    return None
+                out += right if sequence else [replace(piece, joined=True) if index == 0 else piece
+                                               for index, piece in enumerate(right)]
+            return out
+        if isinstance(node, (ast.List, ast.Tuple)):
+            out: list[Piece] = []
+            for element in node.elts:
+                part = self.pieces(element, before, depth + 1)
+                if part is None:
+                    return None
+                out.extend(replace(piece, joined=False) if index == 0 else piece for index, piece in enumerate(part))
+            return out
+        if isinstance(node, ast.Name):
+            bound = self.bound(node.id, before)
+            if bound is None or self._branch_added(node.id, bound):
+                return None
+            out = self.pieces(bound[1], bound[0], depth + 1)
+            return out if out is None or node.id not in self.mutated else self._changed(node.id, bound, out, before)
+        if isinstance(node, ast.Call) and call_name(node) in ("dedent", "textwrap.dedent") and node.args:
+            inner = self.pieces(node.args[0], before, depth + 1)
+            if inner is None:
+                return None
+            return [Piece(textwrap.dedent(join_pieces(inner)), inner[0].line)] if inner else []
+        return None
+
+    def _changed(self, name: str, bound: tuple[int, ast.AST], out: list[Piece], before: int) -> list[Piece] | None:
+        """A list bound to `name` as the changes that run between its binding and the read at `before` leave
+        it: append, extend and insert of static values, each a statement of the binding's own block (they
+        run, in order, before the line); None where any other change may reach it (a change in another
+        block, a branch or another function, through another name, a remove, pop or item assignment), which
+        build cannot follow without running the file. A change the read cannot see is left out: one after
+        a read in the same run of code, one in a function defined after a module-level read, one of another
+        function's own variable of the name. Module-level changes all run before a read inside a function
+        (custom_kernel's), wherever they are written."""
+        if name in self._through_alias:
+            return None
+        binding_line, value = bound
+        owner = self._owner(name, value)
+        block = self._block.get(id(value))
+        read_in = self._function_at(before)
+        elements = _elements(out)
+        for line, change, node in self._changes.get(name, []):
+            if self._owner(name, node) is not owner:
+                continue  # another function's variable of the same name: another list
+            changed_in = self.function_of.get(id(node))
+            if changed_in is read_in and (line <= binding_line or line >= before):
+                continue  # before the binding (another list), or after the read
+            if changed_in is None and read_in is not None and line <= binding_line:
+                continue  # the list bound before this one
+            if changed_in is not None and changed_in is not read_in and read_in is None and line >= before:
+                continue  # a function defined after a module-level read cannot run before it
+            if change is None or block is None or self._block.get(id(change)) != block:
+                return None
+            call = change.value
+            assert isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            if call.keywords or any(isinstance(argument, ast.Starred) for argument in call.args):
+                return None
+            if call.func.attr in ("append", "insert") and len(call.args) == (1 if call.func.attr == "append" else 2):
+                value = call.args[-1]
+                element = None if self._is_sequence(value, line) else self.pieces(value, line)
+                at = len(elements) if call.func.attr == "append" else self.constant(call.args[0], line)
+                if element is None or not isinstance(at, int) or isinstance(at, bool):
+                    return None
+                elements.insert(at, [replace(piece, joined=index > 0) for index, piece in enumerate(element)])
+            elif call.func.attr == "extend" and len(call.args) == 1 and self._is_sequence(call.args[0], line):
+                added = self.pieces(call.args[0], line)
+                if added is None:
+                    return None
+                elements.extend(_elements(added))
+            else:
+                return None
+        return [piece for element in elements for piece in element]
+
+    def _is_sequence(self, node: ast.AST, before: int, depth: int = 0) -> bool:
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return True
+        if isinstance(node, ast.BinOp) and depth < 20:
+            return self._is_sequence(added_terms(node)[0], before, depth + 1)
+        if isinstance(node, ast.Name) and depth < 20 and (bound := self.bound(node.id, before)):
+            return self._is_sequence(bound[1], bound[0], depth + 1)
+        return False
+
+    def constant(self, node: ast.AST, before: int) -> int | float | str | None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str)):
+            return node.value
+        if isinstance(node, ast.Name):
+            bound = self.bound(node.id, before)
+            return None if bound is None else self.constant(bound[1], bound[0])
+        return None
+
+    def names(self, node: ast.AST | None, before: int) -> list[str] | None:
+        """load_inline's functions=: a name, a list of names or a {name: docstring} dict; None when
+        absent or not static (nothing to check)."""
+        if node is None or (isinstance(node, ast.Constant) and node.value is None):
+            return None
+        if isinstance(node, ast.Name):
+            bound = self.bound(node.id, before)
+            return None if bound is None or node.id in self.mutated else self.names(bound[1], bound[0])
+        if isinstance(node, ast.Dict):
+            keys = [self.constant(key, before) if key is not None else None for key in node.keys]
+            return [str(key) for key in keys] if all(isinstance(key, str) for key in keys) else None
+        if isinstance(node, (ast.List, ast.Tuple)):
+            names = [self.constant(element, before) for element in node.elts]
+            return [str(name) for name in names] if all(isinstance(name, str) for name in names) else None
+        name = self.constant(node, before)
+        return [name] if isinstance(name, str) else None
+
+    def flag_list(self, node: ast.AST | None, before: int) -> tuple[list[str] | None, str | None]:
+        """(extra_cuda_cflags as torch gets them, why torch fails on them, else None). torch strips each
+        element: a str is iterated character by character ("-O3" is the flags -, O and 3, which nvcc
+        refuses), an int has no .strip(). An element made of several pieces ("-O" + LEVEL) is one flag.
+        A value that is not static is None, with a note: built without them."""
+        if node is None or (isinstance(node, ast.Constant) and node.value is None):
+            return [], None
+        foreign = self._non_string_element(node, before)
+        if foreign is not None:
+            return [], _foreign_flag(*foreign)
+        pieces = self.pieces(node, before)
+        if pieces is None and self.changed_in_place(node, before):
+            self.notes.append(f"line {node.lineno}: extra_cuda_cflags is a list changed in place where build cannot"
+                              " follow it without running the file (only append, extend, insert and += of static"
+                              " values, each a statement of the list's own block, are followed); built without them")
+            return None, None
+        if pieces is None:
+            self.notes.append(f"line {node.lineno}: extra_cuda_cflags is not a static expression; built without them")
+            return None, None
+        if not self._is_sequence(node, before):
+            text = join_pieces(pieces)
+            if not text:  # torch reads `flags or []`: an empty string is no flags
+                return [], None
+            return [], (f"is a str ({text!r}), not a list: torch reads each of its characters as a flag and nvcc"
+                        f" fails; give a list, {text.split()!r}")
+        flags: list[str] = []
+        for piece in pieces:
+            if piece.joined and flags:
+                flags[-1] += piece.text
+            else:
+                flags.append(piece.text)
+        return flags, None
+
+    def _non_string_element(self, node: ast.AST, before: int, depth: int = 0) -> tuple[str, str] | None:
+        """(the element as written, its type) of the first element of a list of flags that is statically not a
+        str (3, None, b"-O3", a list, a tuple, a dict, a name bound to one), else None. An element whose value
+        is not static is left to pieces(), which says so."""
+        if depth > 20:
+            return None
+        if isinstance(node, ast.Name):
+            bound = self.bound(node.id, before)
+            return None if bound is None else self._non_string_element(bound[1], bound[0], depth + 1)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            for term in added_terms(node):
+                if self._is_sequence(term, before):
+                    found = self._non_string_element(term, before, depth + 1)
+                    if found is not None:
+                        return found
+            return None
+        if isinstance(node, (ast.List, ast.Tuple)):
+            for element in node.elts:
+                kind = self._type_other_than_str(element, before)
+                if kind is not None:
+                    return shown(element), kind
+        return None
+
+    def _type_other_than_str(self, node: ast.AST, before: int, depth: int = 0) -> str | None:
+        """The type of a value statically known not to be a str, as a message names it (an int, None, a
+        list), else None: a str, or a value build cannot tell without running the file."""
+        if depth > 20:
+            return None
+        if isinstance(node, ast.Constant):
+            return None if isinstance(node.value, str) else _kind_of(node.value)
+        for types, kind in _DISPLAYS:
+            if isinstance(node, types):
+                return kind
+        if isinstance(node, ast.Name):
+            bound = self.bound(node.id, before)
+            return None if bound is None else self._type_other_than_str(bound[1], bound[0], depth + 1)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):  # [a] + [b] is a list, "-O" + "3" a str
+            return self._type_other_than_str(added_terms(node)[0], before, depth + 1)
+        return None
+
+    def strings(self, node: ast.AST | None, before: int) -> list[str]:
+        if node is None:
+            return []
+        pieces = self.pieces(node, before)
+        return [piece.text for piece in pieces] if pieces is not None else []
+
+
+def _elements(pieces: list[Piece]) -> list[list[Piece]]:
+    """The pieces of a list, element by element (a joined piece continues its element)."""
+    elements: list[list[Piece]] = []
+    for piece in pieces:
+        if piece.joined and elements:
+            elements[-1].append(piece)
+        else:
+            elements.append([replace(piece, joined=False)])
+    return elements
+
+
+def _in_place_changes(tree: ast.Module, names: set[str]) -> dict[str, list[tuple[int, ast.Expr | None, ast.AST]]]:
+    """(line, statement, node) of each change in place of the names: the statement where it is a call of
+    append, extend or insert standing alone (NAME.append(...)), which build can follow; None for any
+    other (an item assigned or deleted, remove, pop, a call inside an expression), which it cannot."""
+    changes: dict[str, list[tuple[int, ast.Expr | None, ast.AST]]] = {}
+    followed: set[int] = set()
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute)
+                and isinstance(node.value.func.value, ast.Name) and node.value.func.value.id in names
+                and node.value.func.attr in ("append", "extend", "insert")):
+            changes.setdefault(node.value.func.value.id, []).append((node.lineno, node, node))
+            followed.add(id(node.value))
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and id(node) not in followed and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name) and node.func.value.id in names and node.func.attr in _IN_PLACE):
+            changes.setdefault(node.func.value.id, []).append((node.lineno, None, node))
+        targets = (node.targets if isinstance(node, (ast.Assign, ast.Delete))
+                   else [node.target] if isinstance(node, ast.AugAssign) else [])
+        for target in targets:
+            if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id in names:
+                changes.setdefault(target.value.id, []).append((node.lineno, None, node))
+    for found in changes.values():
+        found.sort(key=lambda change: change[0])
+    return changes
+
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+def _enclosing_functions(tree: ast.Module) -> dict[int, ast.AST]:
+    """The innermost function (a def or a lambda) whose body holds each node, by id (they run when it is
+    called); module-level nodes, and a function's defaults and decorators, are absent."""
+    enclosing: dict[int, ast.AST] = {}
+    for node in ast.walk(tree):  # outer functions come first, so an inner one overwrites its nodes
+        if isinstance(node, _FUNCTIONS):
+            body = node.body if isinstance(node.body, list) else [node.body]
+            enclosing.update((id(child), node) for statement in body for child in ast.walk(statement))
+    return enclosing
+
+
+def _function_locals(tree: ast.Module, function_of: dict[int, ast.AST]) -> dict[int, set[str]]:
+    """The names each function binds as its own variables (assigned, parameters), by the function's id:
+    not those it declares global or nonlocal."""
+    bound: dict[int, set[str]] = {}
+    shared: dict[int, set[str]] = {}
+    for node in ast.walk(tree):
+        function = function_of.get(id(node))
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and function is not None:
+            bound.setdefault(id(function), set()).add(node.id)
+        elif isinstance(node, _FUNCTIONS):
+            arguments = node.args
+            bound.setdefault(id(node), set()).update(
+                argument.arg for argument in arguments.posonlyargs + arguments.args + arguments.kwonlyargs
+                + [extra for extra in (arguments.vararg, arguments.kwarg) if extra is not None])
+        elif isinstance(node, (ast.Global, ast.Nonlocal)) and function is not None:
+            shared.setdefault(id(function), set()).update(node.names)
+    return {function: names - shared.get(function, set()) for function, names in bound.items()}
+
+
+def _statement_blocks(tree: ast.Module) -> dict[int, int]:
+    """The block (the statement list) each statement is in, by id, and each assigned value's, which is
+    its statement's: a change in place is followed only where it runs in the same straight run."""
+    blocks: dict[int, int] = {}
+    for node in ast.walk(tree):
+        for name in ("body", "orelse", "finalbody"):
+            body = getattr(node, name, None)
+            if not isinstance(body, list):
+                continue
+            for statement in body:
+                if not isinstance(statement, ast.stmt):
+                    continue
+                blocks[id(statement)] = id(body)
+                if isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None:
+                    blocks[id(statement.value)] = id(body)
+    return blocks
+
+
+_DISPLAYS: tuple[tuple[type | tuple[type, ...], str], ...] = (
+    ((ast.List, ast.ListComp), "a list"), (ast.Tuple, "a tuple"), ((ast.Dict, ast.DictComp), "a dict"),
+    ((ast.Set, ast.SetComp), "a set"))
+_UNHASHABLE = ("a list", "a dict", "a set")
+
+
+def _foreign_flag(written: str, kind: str) -> str:
+    """Why torch fails on a flag that is no str: it hashes every flag (its extension versioner), which a list,
+    a dict or a set fails, then calls .strip() on each, which a str and bytes have, then looks for "arch"
+    in each (_get_cuda_arch_flags), which bytes fail."""
+    what = "which is no str" if kind == "None" else f"{kind}, not a str"
+    if kind in _UNHASHABLE:
+        fails = f"torch hashes each flag and fails (TypeError: unhashable type: '{kind.split()[-1]}')"
+    elif kind == "bytes":  # bytes have .strip(): torch fails when it looks for "arch" in them
+        fails = "torch looks for \"arch\" in each flag and fails (TypeError)"
+    else:
+        fails = "torch calls .strip() on each flag and fails (AttributeError)"
+    fix = (f"add its flags to the list instead ([...] + {written})" if kind in ("a list", "a tuple")
+           else "write it as a string")
+    return f"hold {written}, {what}: {fails}; {fix}"
+
+
+def _kind_of(value: object) -> str:
+    """A constant's type as a message names it: an int, a float, None, bytes."""
+    if value is None or isinstance(value, bytes):
+        return "None" if value is None else "bytes"
+    name = type(value).__name__
+    return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
