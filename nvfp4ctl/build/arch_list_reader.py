@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from nvfp4ctl.build.static_values import StaticEvaluator
 from nvfp4ctl.build.syntax import call_name, shown
+from nvfp4ctl.build.syntax_index import SyntaxIndex
 
 ARCH_LIST = "TORCH_CUDA_ARCH_LIST"
 # values torch reads as "the visible GPUs' archs" (_get_cuda_arch_flags: `if not _arch_list or _arch_list == "native"`)
@@ -33,45 +34,42 @@ class ArchListReader:
     it may set the list, so nothing may say that none is set. os.putenv changes the environment of child
     processes only, not os.environ: torch does not see it."""
 
-    def __init__(self, tree: ast.Module, evaluator: StaticEvaluator, in_functions: set[int]) -> None:
+    def __init__(self, index: SyntaxIndex, evaluator: StaticEvaluator) -> None:
         self.evaluator = evaluator
-        self.in_functions = in_functions
-        self.tree = tree
+        self.index = index
+        self.in_functions = evaluator.function_of  # the nodes inside a function, by id: they run when it is called
         self.modules = {"os"}
         self.environs: set[str] = set()
         self.putenvs: set[str] = set()
-        # the module's own functions, and where each is called by its name: made in this one walk, so that
+        # the module's own functions, and where each is called by its name: read once from the index, so that
         # reading a setter's calls costs its calls, not a walk of the file per setter
         # plain functions (a def of the module's or of a function's body, not a method, not async, no decorator,
         # no yield: a call runs its body), each name defined once, with its calls by name
         self.plain_functions: set[int] = set()
         self.definitions: dict[str, int] = {}  # a method's name counts too: it may be the one a call runs
         self.calls_of: dict[str, list[ast.Call]] = {}
-        self.name_uses: dict[str, int] = {}
+        self.name_uses = index.name_uses
         self.expanded: set[int] = set()  # functions whose module-level calls were given their unknown setting
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                for statement in node.body:
-                    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                        self.definitions[statement.name] = self.definitions.get(statement.name, 0) + 1
-                        if isinstance(statement, ast.FunctionDef) and not isinstance(node, ast.ClassDef) \
-                                and not statement.decorator_list and not _yields(statement):
-                            self.plain_functions.add(id(statement))
+        for scope, statement in index.definitions:
+            self.definitions[statement.name] = self.definitions.get(statement.name, 0) + 1
+            if isinstance(statement, ast.FunctionDef) and not isinstance(scope, ast.ClassDef) \
+                    and not statement.decorator_list and not _yields(statement):
+                self.plain_functions.add(id(statement))
+        for node in index.imports:
             if isinstance(node, ast.Import):
                 self.modules.update(alias.asname or alias.name for alias in node.names if alias.name == "os")
-            elif isinstance(node, ast.ImportFrom) and node.module == "os":
+            elif node.module == "os":
                 self.environs.update(alias.asname or alias.name for alias in node.names if alias.name == "environ")
                 self.putenvs.update(alias.asname or alias.name for alias in node.names if alias.name == "putenv")
-            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-                self.calls_of.setdefault(node.func.id, []).append(node)
-            elif isinstance(node, ast.Name):
-                self.name_uses[node.id] = self.name_uses.get(node.id, 0) + 1
+        for call in index.calls:
+            if isinstance(call.func, ast.Name):
+                self.calls_of.setdefault(call.func.id, []).append(call)
         self.settings: list[ArchListSetting] = []
         self.putenv_lines: list[int] = []
 
     def read(self) -> tuple[list[ArchListSetting], list[int]]:
         """(the settings in the file's line order, the lines of os.putenv calls that name TORCH_CUDA_ARCH_LIST)."""
-        for node in ast.walk(self.tree):
+        for node in self.index.writes:
             if isinstance(node, ast.Assign):
                 for target in node.targets:
                     if isinstance(target, ast.Subscript) and self._is_environ(target.value, node.lineno):

@@ -15,6 +15,7 @@ import textwrap
 from dataclasses import dataclass, replace
 
 from nvfp4ctl.build.syntax import added_terms, call_name, shown
+from nvfp4ctl.build.syntax_index import SyntaxIndex
 
 
 @dataclass(frozen=True)
@@ -38,10 +39,10 @@ _IN_PLACE = frozenset({"append", "extend", "insert", "remove", "pop", "clear", "
 class StaticEvaluator:
     """Static values of the expressions a load_inline call is made of."""
 
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, index: SyntaxIndex) -> None:
         self.bindings: dict[str, list[tuple[int, ast.AST]]] = {}
         augmented: dict[int, ast.AugAssign] = {}  # NAME += x is bound as NAME + x, made here: its statement
-        for node in ast.walk(tree):
+        for node in index.writes:
             if isinstance(node, ast.Assign):
                 for target in node.targets:
                     if isinstance(target, ast.Name):
@@ -54,10 +55,9 @@ class StaticEvaluator:
                 augmented[id(added)] = node
                 self.bindings.setdefault(node.target.id, []).append((node.lineno, added))
         # flags.append("-O3") after flags = [...]: the binding above no longer says what the call gets
-        self.mutated = {node.func.value.id for node in ast.walk(tree)
-                        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+        self.mutated = {node.func.value.id for node in index.calls if isinstance(node.func, ast.Attribute)
                         and isinstance(node.func.value, ast.Name) and node.func.attr in _IN_PLACE}
-        self.mutated |= {target.value.id for node in ast.walk(tree)
+        self.mutated |= {target.value.id for node in index.writes
                          for target in (node.targets if isinstance(node, (ast.Assign, ast.Delete))
                                         else [node.target] if isinstance(node, ast.AugAssign) else [])
                          if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)}
@@ -73,17 +73,17 @@ class StaticEvaluator:
         direct = set(self.mutated)
         self._through_alias = {name for name, group in groups.items() if (group - {name}) & direct}
         self.mutated |= self._through_alias
-        self._changes = _in_place_changes(tree, self.mutated)
-        self._block = _statement_blocks(tree)
+        self._changes = _in_place_changes(index, self.mutated)
+        self._block = dict(index.blocks)
         self._block.update((made, self._block[id(statement)]) for made, statement in augmented.items()
                            if id(statement) in self._block)
         self._augmented = augmented
-        self.function_of = _enclosing_functions(tree)
+        self.function_of = dict(index.function_of)
         self.function_of.update((made, self.function_of[id(statement)]) for made, statement in augmented.items()
-                                 if id(statement) in self.function_of)
-        self._locals = _function_locals(tree, self.function_of)
-        self._function_spans = sorted(((node.lineno, node.end_lineno or node.lineno, node) for node in ast.walk(tree)
-                                       if isinstance(node, _FUNCTIONS)), key=lambda span: span[0])
+                                if id(statement) in self.function_of)
+        self._locals = index.function_locals
+        self._function_spans = sorted(((node.lineno, node.end_lineno or node.lineno, node) for node in index.functions),
+                                      key=lambda span: span[0])
         self.notes: list[str] = []
 
     def _owner(self, name: str, node: ast.AST) -> ast.AST | None:
@@ -353,19 +353,20 @@ def _elements(pieces: list[Piece]) -> list[list[Piece]]:
     return elements
 
 
-def _in_place_changes(tree: ast.Module, names: set[str]) -> dict[str, list[tuple[int, ast.Expr | None, ast.AST]]]:
+def _in_place_changes(index: SyntaxIndex, names: set[str]) -> dict[str, list[tuple[int, ast.Expr | None, ast.AST]]]:
     """(line, statement, node) of each change in place of the names: the statement where it is a call of
     append, extend or insert standing alone (NAME.append(...)), which build can follow; None for any
     other (an item assigned or deleted, remove, pop, a call inside an expression), which it cannot."""
     changes: dict[str, list[tuple[int, ast.Expr | None, ast.AST]]] = {}
-    followed: set[int] = set()
-    for node in ast.walk(tree):
-        if (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute)
-                and isinstance(node.value.func.value, ast.Name) and node.value.func.value.id in names
-                and node.value.func.attr in ("append", "extend", "insert")):
-            changes.setdefault(node.value.func.value.id, []).append((node.lineno, node, node))
-            followed.add(id(node.value))
-    for node in ast.walk(tree):
+    for statement in index.standalone_changes:
+        call = statement.value
+        assert isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+        assert isinstance(call.func.value, ast.Name)
+        if call.func.value.id in names:
+            changes.setdefault(call.func.value.id, []).append((statement.lineno, statement, statement))
+    # the calls of those statements are followed there; a call of another name's is not one of the names'
+    followed = {id(statement.value) for statement in index.standalone_changes}
+    for node in index.writes:
         if (isinstance(node, ast.Call) and id(node) not in followed and isinstance(node.func, ast.Attribute)
                 and isinstance(node.func.value, ast.Name) and node.func.value.id in names and node.func.attr in _IN_PLACE):
             changes.setdefault(node.func.value.id, []).append((node.lineno, None, node))
@@ -377,57 +378,6 @@ def _in_place_changes(tree: ast.Module, names: set[str]) -> dict[str, list[tuple
     for found in changes.values():
         found.sort(key=lambda change: change[0])
     return changes
-
-
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
-
-
-def _enclosing_functions(tree: ast.Module) -> dict[int, ast.AST]:
-    """The innermost function (a def or a lambda) whose body holds each node, by id (they run when it is
-    called); module-level nodes, and a function's defaults and decorators, are absent."""
-    enclosing: dict[int, ast.AST] = {}
-    for node in ast.walk(tree):  # outer functions come first, so an inner one overwrites its nodes
-        if isinstance(node, _FUNCTIONS):
-            body = node.body if isinstance(node.body, list) else [node.body]
-            enclosing.update((id(child), node) for statement in body for child in ast.walk(statement))
-    return enclosing
-
-
-def _function_locals(tree: ast.Module, function_of: dict[int, ast.AST]) -> dict[int, set[str]]:
-    """The names each function binds as its own variables (assigned, parameters), by the function's id:
-    not those it declares global or nonlocal."""
-    bound: dict[int, set[str]] = {}
-    shared: dict[int, set[str]] = {}
-    for node in ast.walk(tree):
-        function = function_of.get(id(node))
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and function is not None:
-            bound.setdefault(id(function), set()).add(node.id)
-        elif isinstance(node, _FUNCTIONS):
-            arguments = node.args
-            bound.setdefault(id(node), set()).update(
-                argument.arg for argument in arguments.posonlyargs + arguments.args + arguments.kwonlyargs
-                + [extra for extra in (arguments.vararg, arguments.kwarg) if extra is not None])
-        elif isinstance(node, (ast.Global, ast.Nonlocal)) and function is not None:
-            shared.setdefault(id(function), set()).update(node.names)
-    return {function: names - shared.get(function, set()) for function, names in bound.items()}
-
-
-def _statement_blocks(tree: ast.Module) -> dict[int, int]:
-    """The block (the statement list) each statement is in, by id, and each assigned value's, which is
-    its statement's: a change in place is followed only where it runs in the same straight run."""
-    blocks: dict[int, int] = {}
-    for node in ast.walk(tree):
-        for name in ("body", "orelse", "finalbody"):
-            body = getattr(node, name, None)
-            if not isinstance(body, list):
-                continue
-            for statement in body:
-                if not isinstance(statement, ast.stmt):
-                    continue
-                blocks[id(statement)] = id(body)
-                if isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None:
-                    blocks[id(statement.value)] = id(body)
-    return blocks
 
 
 _DISPLAYS: tuple[tuple[type | tuple[type, ...], str], ...] = (

@@ -1,8 +1,9 @@
 """What a submission.py compiles: the CUDA/C++ sources, flags and arch of every
 `torch.utils.cpp_extension.load_inline(...)` / `load(...)` call, read statically from its AST.
 
-The entry of that read; its parts live beside it: static_values (an expression's value), arch_list_reader (the
-TORCH_CUDA_ARCH_LIST settings), arch_names (how an arch is named), syntax (small readings of the tree). The names callers use with the sources stay importable from here."""
+The entry of that read; its parts live beside it: syntax_index (one walk of the tree, shared by the parts),
+static_values (an expression's value), arch_list_reader (the TORCH_CUDA_ARCH_LIST settings), arch_names (how an
+arch is named). The names callers use with the sources stay importable from here."""
 
 from __future__ import annotations
 
@@ -15,9 +16,10 @@ from pathlib import Path
 from nvfp4ctl.build.arch_list_reader import ARCH_LIST, GPU_PICKED_ARCH_LISTS, ArchListReader, ArchListSetting
 from nvfp4ctl.build.arch_names import (ARCH_FLAG, LEADERBOARD_GPU, LEADERBOARD_GPU_ARCH, NVCC_DEFAULT_ARCH, TCGEN05,
                                        WGMMA, arch_list_arches, code_needs, named_arch, naming_the_arch, unknown_arch)
+from nvfp4ctl.build.compiler_errors import display_path
 from nvfp4ctl.build.static_values import Piece, StaticEvaluator, join_pieces
 from nvfp4ctl.build.syntax import call_name, keyword_argument, shown
-from nvfp4ctl.build.compiler_errors import display_path
+from nvfp4ctl.build.syntax_index import SyntaxIndex, index_of
 from nvfp4ctl.cpp_lexer import blank
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.submission_text import read_submission
@@ -244,16 +246,16 @@ def device_code(extension: Extension) -> str:
                                          if path.is_file())
 
 
-def find_sources(path: Path, shown: str | None = None) -> SubmissionSources:
-    """`shown`: the file as messages name it (default: relative to the working folder where under it)."""
-    shown = shown or display_path(path)
-    text = read_submission(path, shown)  # as check reads it: a file that is not UTF-8 is the same line
+def find_sources(path: Path, named: str | None = None) -> SubmissionSources:
+    """`named`: the file as messages name it (default: relative to the working folder where under it)."""
+    named = named or display_path(path)
+    text = read_submission(path, named)  # as check reads it: a file that is not UTF-8 is the same line
     try:
         tree = ast.parse(text, filename=str(path))
     except SyntaxError as error:
-        raise UsageError(f"{shown}:{error.lineno}: not valid Python ({error.msg})") from error
+        raise UsageError(f"{named}:{error.lineno}: not valid Python ({error.msg})") from error
     except (RecursionError, MemoryError) as error:  # Python's parser gives up on a very deep expression
-        raise UsageError(f"{shown}: an expression is nested too deeply for Python's parser ({error}): build reads the"
+        raise UsageError(f"{named}: an expression is nested too deeply for Python's parser ({error}): build reads the"
                          " sources without running the file and cannot read this one (python cannot compile it"
                          " either); join fewer terms with +, or give the pieces as a list") from None
     return sources_in(path, text, tree)
@@ -261,17 +263,15 @@ def find_sources(path: Path, shown: str | None = None) -> SubmissionSources:
 
 def sources_in(path: Path, text: str, tree: ast.Module) -> SubmissionSources:
     """The extensions of a submission already read and parsed (lint has both)."""
-    evaluator = StaticEvaluator(tree)
-    in_functions = set(evaluator.function_of)
+    index = index_of(tree)
+    evaluator = StaticEvaluator(index)
     extensions = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        name = _extension_call(node, tree)
+    for node in index.calls:
+        name = _extension_call(node, index)
         if name is None:
             continue
         ext_name = evaluator.constant(keyword_argument(node, "name", 0) or ast.Constant(""), node.lineno) or f"ext_line{node.lineno}"
-        extension = Extension(name, str(ext_name), node.lineno, deferred=id(node) in in_functions)
+        extension = Extension(name, str(ext_name), node.lineno, deferred=id(node) in evaluator.function_of)
         if name == "load_inline":
             for attr, position in (("cpp", 1), ("cuda", 2)):
                 value = keyword_argument(node, f"{attr}_sources", position)
@@ -304,7 +304,7 @@ def sources_in(path: Path, text: str, tree: ast.Module) -> SubmissionSources:
         evaluator.notes = []
         extensions.append(extension)
     extensions.sort(key=lambda e: e.line)
-    settings, putenv = ArchListReader(tree, evaluator, in_functions).read()
+    settings, putenv = ArchListReader(index, evaluator).read()
     cute_dsl = bool(CUTE_DSL.search(text)) and bool(CUTE_DSL_USE.search(text))
     return SubmissionSources(path, extensions, settings, cute_dsl, text, putenv)
 
@@ -313,20 +313,21 @@ def load_source_files(tree: ast.Module, folder: Path) -> list[tuple[str, Path]]:
     """(as written, path) of every file the load() calls of a parsed submission compile, found as the
     build finds them (relative ones in `folder`, the submission's), whether they exist or not; the
     sources a static expression does not give are left out."""
-    evaluator = StaticEvaluator(tree)
+    index = index_of(tree)
+    evaluator = StaticEvaluator(index)
     files = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and _extension_call(node, tree) == "load":
+    for node in index.calls:
+        if _extension_call(node, index) == "load":
             value = keyword_argument(node, "sources", 1)
             pieces = evaluator.pieces(value, node.lineno) if value is not None else None
             files += [(piece.text, _source_file(piece.text, folder)) for piece in pieces or []]
     return files
 
 
-def _extension_call(call: ast.Call, tree: ast.Module) -> str | None:
+def _extension_call(call: ast.Call, index: SyntaxIndex) -> str | None:
     """"load_inline" or "load" for a call of torch.utils.cpp_extension's, else None (torch.load, json.load)."""
     name = call_name(call).split(".")[-1]
-    if name == "load_inline" or (name == "load" and ("cpp_extension" in call_name(call) or _imports_load(tree))):
+    if name == "load_inline" or (name == "load" and ("cpp_extension" in call_name(call) or index.imports_load)):
         return name
     return None
 
@@ -359,9 +360,3 @@ def _cpp_flags(call: ast.Call, name: str, evaluator: StaticEvaluator) -> list[st
         else:
             flags.append(piece.text)
     return flags
-
-
-def _imports_load(tree: ast.Module) -> bool:
-    """`from torch.utils.cpp_extension import load` makes a bare load(...) the extension loader."""
-    return any(isinstance(node, ast.ImportFrom) and node.module == "torch.utils.cpp_extension"
-               and any(alias.name == "load" for alias in node.names) for node in ast.walk(tree))
