@@ -5,17 +5,24 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from click.testing import Result
+from typer.testing import CliRunner
 
 from nvfp4ctl.build import BuildReport, build_kernel, submission_build
 from nvfp4ctl.build.submission_sources import Extension
+from nvfp4ctl.cli import app
 
 FIXTURES = Path(__file__).parent / "fixtures"
 HGMMA_PROBE = FIXTURES / "hgmma_probe.cu"  # declares sm_90a, one wgmma -> HGMMA (test files repeat these paths:
 ZERO_GEMM = FIXTURES / "zero_gemm.cu"  # no arch, no tensor-core op              tests/ folders are not packages)
+# a TORCH_CUDA_ARCH_LIST of two archs, and device code without a tensor-core op for the extensions below it
+TWO_ARCH_LIST = ('import os\nfrom torch.utils.cpp_extension import load_inline\n'
+                 'os.environ["TORCH_CUDA_ARCH_LIST"] = "9.0a;10.0a"\n'
+                 'CUDA = "// nvfp4ctl: no-tensor-op\\n__global__ void k(int* p) { p[0] = 1; }"\n')
 
 
 @pytest.fixture(scope="session")
@@ -51,3 +58,19 @@ def compiles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     monkeypatch.setattr(submission_build.resources, "dump_sass", lambda binary: None)
     monkeypatch.setenv("COLUMNS", "200")
     return compiled
+
+
+@pytest.fixture()
+def build_two_arch_list(tmp_path: Path) -> Callable[..., Result]:
+    """`build` of a submission that sets TORCH_CUDA_ARCH_LIST="9.0a;10.0a" and compiles CUDA as the extension
+    "both", whose extra_cuda_cflags are `flags` (as written in Python; none where empty), then the `calls` below
+    it: torch compiles an extension that names no arch for every arch of the list."""
+
+    def build(flags: str = "", *calls: str) -> Result:
+        given = f", extra_cuda_cflags={flags}" if flags else ""
+        submission = tmp_path / "submission.py"
+        submission.write_text(TWO_ARCH_LIST + f'both = load_inline(name="both", cpp_sources="", cuda_sources=CUDA{given})\n'
+                              + "".join(calls))
+        return CliRunner().invoke(app, ["build", str(submission)])
+
+    return build

@@ -5,9 +5,11 @@ for no setting at all."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from click.testing import Result
 from typer.testing import CliRunner
 
 from nvfp4ctl.build.submission_sources import find_sources
@@ -116,20 +118,16 @@ def test_an_arch_list_set_by_putenv_is_said_not_to_reach_torch(tmp_path: Path, c
             ' set os.environ["TORCH_CUDA_ARCH_LIST"] instead)') in said, said
 
 
-def test_the_budget_says_that_archs_compiled_apart_overstate_torchs_compile(tmp_path: Path, compiles: list[str],
-                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_budget_says_that_archs_compiled_apart_overstate_torchs_compile(
+        tmp_path: Path, compiles: list[str], monkeypatch: pytest.MonkeyPatch,
+        build_two_arch_list: Callable[..., Result]) -> None:
     """"9.0a;10.0a" is one nvcc run in torch, both -gencode flags in it (the host code and the headers
     compiled once); build compiles each arch apart, and the budget line added their times without a word,
     as if the leaderboard paid both runs."""
     memory = tmp_path / "MEMORY.md"
     monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
-    submission = tmp_path / "submission.py"
-    submission.write_text(HEAD + 'os.environ["TORCH_CUDA_ARCH_LIST"] = "9.0a;10.0a"\n'
-                          'CUDA = "// nvfp4ctl: no-tensor-op\\n__global__ void k(int* p) { p[0] = 1; }"\n'
-                          'both = load_inline(name="both", cpp_sources="", cuda_sources=CUDA)\n'
-                          'one = load_inline(name="one", cpp_sources="", cuda_sources=CUDA,'
-                          ' extra_cuda_cflags=["-gencode=arch=compute_100a,code=sm_100a"])\n')
-    result = runner.invoke(app, ["build", str(submission)])
+    result = build_two_arch_list("", 'one = load_inline(name="one", cpp_sources="", cuda_sources=CUDA,'
+                                     ' extra_cuda_cflags=["-gencode=arch=compute_100a,code=sm_100a"])\n')
     said = " ".join(result.output.split())
     assert result.exit_code == 0, said
     assert compiles == ["both.cu", "both.cu", "one.cu"]

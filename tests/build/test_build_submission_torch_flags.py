@@ -467,16 +467,11 @@ def test_host_code_alone_is_said_to_compile_nothing(tmp_path: Path, compiles: li
     assert "host code only: nothing to compile" in logged and "built for" not in logged, logged
 
 
-def test_every_arch_of_torch_cuda_arch_list_is_compiled_and_reported(tmp_path: Path,
-                                                                    compiled_arches: list[tuple[str, str]]) -> None:
+def test_every_arch_of_torch_cuda_arch_list_is_compiled_and_reported(
+        compiled_arches: list[tuple[str, str]], build_two_arch_list: Callable[..., Result]) -> None:
     """torch compiles every entry of TORCH_CUDA_ARCH_LIST ("9.0a;10.0a": both gencodes); the build compiled
     the first alone, so code that fails for sm_100a passed."""
-    submission = tmp_path / "submission.py"
-    submission.write_text("import os\nfrom torch.utils.cpp_extension import load_inline\n"
-                          'os.environ["TORCH_CUDA_ARCH_LIST"] = "9.0a;10.0a"\n'
-                          'CUDA = "// nvfp4ctl: no-tensor-op\\n__global__ void k(int* p) { p[0] = 1; }"\n'
-                          'm = load_inline(name="both", cpp_sources="", cuda_sources=CUDA, extra_cuda_cflags=["--std=c++17"])\n')
-    result = runner.invoke(app, ["build", str(submission)])
+    result = build_two_arch_list('["--std=c++17"]')
     said = " ".join(result.output.split())
     assert result.exit_code == 0, said
     assert compiled_arches == [("both.cu", "sm_90a"), ("both.cu", "sm_100a")]
