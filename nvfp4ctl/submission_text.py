@@ -4,6 +4,9 @@ submission, so check and build refuse a file that is not in the same line."""
 from __future__ import annotations
 
 import codecs
+import io
+import re
+import tokenize
 from pathlib import Path
 
 from nvfp4ctl.errors import UnloadableSubmission, os_reason
@@ -18,6 +21,7 @@ def read_submission(path: Path, shown: str) -> str:
         data = path.read_bytes()
     except OSError as error:
         raise UnloadableSubmission(f"cannot read {shown}: {os_reason(error, path)}") from None
+    _refuse_a_coding_line_python_refuses(data, shown)
     body = data.removeprefix(codecs.BOM_UTF8)
     try:
         return body.decode("utf-8")
@@ -25,3 +29,24 @@ def read_submission(path: Path, shown: str) -> str:
         at = error.start + len(data) - len(body)  # a byte of the file, as an editor's hex view counts it
         line = data.count(b"\n", 0, at) + 1
         raise UnloadableSubmission(f"{shown}:{line}: not UTF-8 text ({error.reason} at byte {at})") from None
+
+
+# PEP 263's declaration, in line 1 or 2: what tokenize.detect_encoding reads
+_CODING_LINE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+
+
+def _refuse_a_coding_line_python_refuses(data: bytes, shown: str) -> None:
+    """A coding line Python refuses (an unknown encoding, or another than UTF-8 after a byte order mark)
+    stops `python submission.py` before any line runs, whatever its bytes are: the same line as a syntax
+    error, FILE:LINE: not valid Python (unknown encoding: x), before a GPU is looked for."""
+    try:
+        tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as error:
+        first_lines = data.removeprefix(codecs.BOM_UTF8).splitlines()[:2]
+        found = [(number, match) for number, text in enumerate(first_lines, 1) if (match := _CODING_LINE.match(text))]
+        if not found:  # no coding line: bytes that are not UTF-8, which the reader says with their place
+            return
+        line, reason = found[0][0], error.msg
+        if data.startswith(codecs.BOM_UTF8):  # tokenize says "encoding problem: utf-8"; python names both
+            reason = f"encoding problem: {found[0][1].group(1).decode('ascii', 'replace')} with BOM"
+        raise UnloadableSubmission(f"{shown}:{line}: not valid Python ({reason})") from None

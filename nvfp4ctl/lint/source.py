@@ -18,6 +18,7 @@ CPP_SUFFIXES = frozenset({".cu", ".cuh", ".cpp", ".h", ".hpp", ".cc", ".cxx", ".
 CHECKED_SUFFIXES = PYTHON_SUFFIXES | CPP_SUFFIXES
 SKIPPED_DIRS = frozenset({"__pycache__", ".git", ".hg", ".venv", "venv", "node_modules", "build", ".pytest_cache"})
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+BOM = "\ufeff"
 # What `nvcc -keep` leaves beside a kernel (x.cudafe1.cpp, x.cudafe1.stub.c, x.cpp1.ii, x.ptx,
 # x.fatbin.c, x.module_id, x.sm_100a.cubin): the compiler's rewrite of a source with every header
 # inlined, 1-28 MB, neither the user's code nor what the leaderboard sees (only submission.py).
@@ -35,6 +36,9 @@ class SourceFile:
     line_starts: list[int] = field(init=False)
 
     def __post_init__(self) -> None:
+        # A UTF-8 byte order mark is dropped, as python drops it: ast.parse of the str refused the
+        # character (NV001 where `python submission.py` runs), and editors count columns without it.
+        self.text = self.text.removeprefix(BOM)
         self.line_starts = [0] + [match.end() for match in _LINE_BREAK.finditer(self.text)]
 
     @property

@@ -87,7 +87,7 @@ def api_problem(text: str, folder: Path | None = None) -> tuple[str, str] | None
     if not loads_files and not any(api.header in text or api.function in text for api in apis.values()):
         return None  # the common case: no parse
     try:
-        tree = ast.parse(text)
+        tree = ast.parse(text.removeprefix("\ufeff"))  # a byte order mark, as python drops it
     except (SyntaxError, ValueError, RecursionError):  # lint's own rules say what is wrong with it
         return None
     headers = {api.header: name for name, api in apis.items()}

@@ -273,6 +273,23 @@ def test_a_submission_that_is_not_utf8_is_the_same_line_for_check_and_build(tmp_
         assert (result.exit_code, result.output) == (2, line), (command, result.output)
 
 
+@pytest.mark.parametrize("head, line, reason", [
+    (b"# coding: nosuch\n", 1, "unknown encoding: nosuch"),
+    (b"#!/usr/bin/env python\n# -*- coding: nosuch -*-\n", 2, "unknown encoding: nosuch"),
+    (b"\xef\xbb\xbf# coding: latin-1\n", 1, "encoding problem: latin-1 with BOM"),
+])
+def test_a_coding_line_python_refuses_is_the_same_line_for_check_and_build(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, head: bytes, line: int, reason: str) -> None:
+    """Reading UTF-8 whatever a coding line says let one that Python refuses through check's early
+    refusal (it went on to look for a GPU), and build said check runs the file: python stops at it."""
+    (tmp_path / "submission.py").write_bytes(head + b"import torch\ndef custom_kernel(data):\n    return data\n")
+    monkeypatch.chdir(tmp_path)
+    expected = f"error: submission.py:{line}: not valid Python ({reason})\n"
+    for command in (["check"], ["build", "submission.py"]):
+        result = CliRunner().invoke(app, command)
+        assert (result.exit_code, result.output) == (2, expected), (command, result.output)
+
+
 def test_a_submission_with_a_utf8_byte_order_mark_is_read(tmp_path: Path) -> None:
     """Python drops the mark; build kept it, and ast.parse refused it: invalid non-printable character U+FEFF."""
     submission = tmp_path / "submission.py"
