@@ -73,12 +73,16 @@ def _wanted_shapes(shapes: list[str]) -> dict[str, str]:
 
 def _show_trend(entries: list, last: int, target: Path | None, wanted: dict[str, str]) -> Outcome:
     from nvfp4ctl.bench import trend as trends
-    from nvfp4ctl.workspace import user_folder
+    from nvfp4ctl.workspace import find_task_upwards, user_folder
 
     console = get_console()
     from nvfp4ctl.runlog import log_folder_of
 
-    root, log_project, log_folder = user_folder(), _log_project(memory_path()), log_folder_of(memory_path())
+    log_project, log_folder = _log_project(memory_path()), log_folder_of(memory_path())
+    # An older line's relative path starts at the folder of the run that wrote it, which the line does not
+    # say: the task's folder, as every command but log finds it, whatever subfolder reads the log now
+    task = find_task_upwards()
+    root = task.parent if task is not None else user_folder()
     found = trends.collect(entries, root, target, last, log_project, log_folder)
     logged = trends.logged_targets(entries, root, log_folder)
     if not found and target is not None and logged and not trends.is_logged(entries, root, target, log_project,

@@ -271,3 +271,23 @@ def test_two_folders_sharing_a_run_log_make_two_trends(tmp_path: Path, monkeypat
     result = CliRunner().invoke(app, ["log", "--trend", "--target", "submission.py"])
     assert result.exit_code == 0, result.output
     assert f"submission.py on {H100}: 1 bench" in result.output and "60" not in result.output
+
+
+def test_a_log_of_older_and_newer_lines_read_from_a_subfolder_is_one_trend_per_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The project's MEMORY.md holds a line from before paths started at the log's folder
+    (kernels/sm90/k.cu, relative to the run's folder: the project's) and one after (./kernels/sm90/k.cu).
+    Read from proj/kernels, the older line was read against the working folder: two trends of one file."""
+    project = tmp_path / "proj"
+    (project / "kernels" / "sm90").mkdir(parents=True)
+    (project / "task.yml").write_text("")
+    (project / "kernels" / "sm90" / "k.cu").write_text("k")
+    memory = project / "MEMORY.md"
+    runlog.append(bench("1:00:00", 60.0, 18.0, target="kernels/sm90/k.cu@0123456789ab"), memory)
+    runlog.append(bench("2:00:00", 50.0, 18.0, target="./kernels/sm90/k.cu@0123456789ab"), memory)
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.chdir(project / "kernels")
+    for options in ([], ["--target", "sm90/k.cu"]):
+        result = CliRunner().invoke(app, ["log", "--trend", *options])
+        assert result.exit_code == 0, result.output
+        assert f"on {H100}: 2 benches" in result.output and "1 bench," not in result.output, result.output
