@@ -169,7 +169,7 @@ def _misplaced_json_option(error: Exception, args: list[str], command: str | Non
         if own is None:
             reason += f"; {command} gives no JSON"
         else:
-            reason += f"; {command}'s JSON is {own.option}" + ("" if own.value is True else f" {own.value}")
+            reason += f"; {command}'s JSON is {own.spelled}"
     return reason, moved
 
 
@@ -194,15 +194,34 @@ def _unplaced_arguments(error: Exception, args: Sequence[str]) -> list[str]:
         return []
 
 
+def _json_asked_as(error: Exception, command: str, ctx: typer.Context) -> str | None:
+    """How the option `command` has not asks for JSON, where it is how another command is asked for it:
+    "--json", or "--format json" (lint's way, read as typed: `bench --format json`, `--format=json`);
+    None for any other option, and for --format with another value or none."""
+    name = getattr(error, "option_name", None)
+    modes = [mode for mode in JSON_MODES.values() if mode.option == name]
+    if type(error).__name__ != "NoSuchOption" or not modes:
+        return None
+    if modes[0].value is True:
+        return modes[0].spelled
+    taker = ctx.command.get_command(ctx, command) if isinstance(ctx.command, TyperGroup) else None
+    arities = {**(option_arities(taker.params) if taker is not None else {}), name: 1}
+    given = typed_values([name], typed_options(ctx.meta.get(_ARGUMENTS_KEY, ()), arities))
+    # the first use: click stopped at it
+    if given and given[0] == modes[0].value:
+        return modes[0].spelled
+    return None
+
+
 def _hint(error: Exception, command: object, ctx: typer.Context) -> str | None:
     """nvfp4ctl's line for a mistake in a command's arguments whose fix is plain (usage_hints): a file
     typed as an argument (`check submission.py`), a --json the command has not. None for any other."""
     if not isinstance(command, str):
         return None
-    if type(error).__name__ == "NoSuchOption" and getattr(error, "option_name", None) == "--json":
+    if (asked := _json_asked_as(error, command, ctx)) is not None:
         own = JSON_MODES.get(command)
-        spelled = None if own is None else own.option + ("" if own.value is True else f" {own.value}")
-        return json_option_hint(command, spelled, command in _RECORDED, ctx.command_path)
+        return json_option_hint(command, None if own is None else own.spelled, command in _RECORDED, ctx.command_path,
+                                asked)
     files = FILE_OPTIONS.get(command)
     if files is None:
         return None
@@ -500,6 +519,11 @@ class JsonMode:
     parameter: str
     option: str  # as typed: for a command line click rejects, which never reaches the parameter
     value: object = True
+
+    @property
+    def spelled(self) -> str:
+        """The option as typed to ask for JSON: "--json", "--format json"."""
+        return self.option + ("" if self.value is True else f" {self.value}")
 
     def asked(self, kwargs: dict[str, object]) -> bool:
         given = kwargs.get(self.parameter)

@@ -98,12 +98,13 @@ def file_argument_hint(command: str, files: FileOptions, words: Sequence[str], g
     return f"{command} takes {noun}: {program} {command} {_spelled(named)}"
 
 
-def json_option_hint(command: str, own_json: str | None, recorded: bool, program: str) -> str:
-    """The line for --json given to `command`, which has no such option: its JSON as it is asked for
-    (`own_json`, "--format json" for lint), else that it gives none and, for a command whose runs are
-    logged, where a script reads how it went (click offered the option nearest in spelling: --only)."""
+def json_option_hint(command: str, own_json: str | None, recorded: bool, program: str, asked: str = "--json") -> str:
+    """The line for `asked`, how another command is asked for JSON (--json, lint's --format json), given to
+    `command`, which has no such option: its JSON as it is asked for (`own_json`), else that it gives none
+    and, for a command whose runs are logged, where a script reads how it went (click offered the option
+    nearest in spelling: --only for --json, --mma for --format)."""
     if own_json is not None:
-        return f"{command}'s JSON is {own_json}, not --json: {program} {command} {own_json}"
+        return f"{command}'s JSON is {own_json}, not {asked}: {program} {command} {own_json}"
     reason = f"{command} has no --json: it gives no JSON"
     if recorded:
         reason += f"; its exit code and its run-log line say how it went ({program} log)"

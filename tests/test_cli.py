@@ -878,12 +878,18 @@ def test_a_word_that_is_no_file_for_an_option_keeps_clicks_line(args, extra, tmp
     (["-q", "check", "--only", "1", "--json"], "error: check has no --json: it gives no JSON; its exit code and its"
                                                " run-log line say how it went (nvfp4ctl log)"),
     (["log", "--json"], "error: log has no --json: it gives no JSON"),
+    (["bench", "--format", "json"], "error: bench's JSON is --json, not --format json: nvfp4ctl bench --json"),
+    (["dump", "--umma", "--format=json"], "error: dump's JSON is --json, not --format json: nvfp4ctl dump --json"),
+    (["tune", "--format", "json"], "error: tune's JSON is --json, not --format json: nvfp4ctl tune --json"),
+    (["check", "--format", "json"], "error: check has no --json: it gives no JSON; its exit code and its run-log"
+                                    " line say how it went (nvfp4ctl log)"),
 ])
 def test_json_asked_of_a_command_without_json_says_how_to_ask_or_that_it_gives_none(args, line, tmp_path,
                                                                                      monkeypatch):
     """`lint --json` said "No such option: --json", not that lint's JSON is --format json; `check --json` said
-    "(Possible options: --only)", the name nearest in spelling, as if --only gave JSON. No document on
-    stdout: the command was not asked for JSON the way it is asked."""
+    "(Possible options: --only)", the name nearest in spelling, as if --only gave JSON; `bench --format json`,
+    lint's way, said "No such option: --format" (dump's offered --mma). No document on stdout: the command
+    was not asked for JSON the way it is asked."""
     from cli_streams import separate_streams_runner
 
     monkeypatch.chdir(tmp_path)
@@ -897,6 +903,15 @@ def test_json_asked_of_a_command_without_json_says_how_to_ask_or_that_it_gives_n
         assert len(entries) == before
     else:
         assert len(entries) == before + 1 and entries[-1].result == line
+
+
+@pytest.mark.parametrize("args", [["bench", "--format", "text"], ["bench", "--format"], ["tune", "--format", "JSON"]])
+def test_a_format_option_that_asks_for_no_json_keeps_clicks_line(args, tmp_path, monkeypatch):
+    """Only lint's way of asking for JSON, --format json as lint takes it, is pointed to the command's own."""
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, args, prog_name="nvfp4ctl")
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith("error: No such option: --format"), result.output
 
 
 def test_every_option_a_file_is_pointed_to_is_an_option_of_its_command():
