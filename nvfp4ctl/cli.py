@@ -25,8 +25,8 @@ from nvfp4ctl.errors import ExitCode, NvfpError, UsageError, os_reason
 from nvfp4ctl.interrupts import stop_signals_as_ctrl_c
 from nvfp4ctl.options import TYPED_OPTIONS_KEY, TypedOptions, option_arities, typed_options, typed_values
 from nvfp4ctl.outcome import Outcome
-from nvfp4ctl.usage_hints import (DUMP_FILES, EXPORT_FILES, KERNEL_FILES, TARGET_FILES, FileOptions, file_argument_hint,
-                                  json_option_hint)
+from nvfp4ctl.usage_hints import (DUMP_FILES, EXPORT_FILES, KERNEL_FILES, LOG_FILES, TARGET_FILES, FileOptions,
+                                  file_argument_hint, json_option_hint)
 
 _RECORDED: set[str] = set()  # the commands whose runs, parse errors included, go to the run log
 
@@ -577,7 +577,7 @@ def _logged(name: str, command: Callable[..., Outcome], record: bool = True, rea
             raise TypeError(f"{name}: its JSON mode names {json_mode.parameter!r}, which is no parameter of the command")
         JSON_MODES[name] = json_mode
     if file_options is not None:
-        if missing := set(file_options.options) - _declared_option_names(command):
+        if missing := {*file_options.options, *file_options.goes_with} - _declared_option_names(command):
             raise TypeError(f"{name}: its file options name {', '.join(sorted(missing))}, which it does not have")
         FILE_OPTIONS[name] = file_options
 
@@ -614,7 +614,7 @@ _logged("dump", dump.command, json_mode=JsonMode("as_json", "--json"), file_opti
 _logged("lint", lint.command, json_mode=JsonMode("output_format", "--format", "json"))
 _logged("export", export.command, file_options=EXPORT_FILES)
 _logged("tune", tune.command, json_mode=JsonMode("json", "--json"), file_options=KERNEL_FILES)
-_logged("log", log.command, record=False, reads_log=True)  # reading the log does not add to it
+_logged("log", log.command, record=False, reads_log=True, file_options=LOG_FILES)  # reading the log does not add to it
 _logged("init", init.command, record=False)  # nothing has run yet; MEMORY.md is being made
 
 

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from nvfp4ctl.env import Env
 
 SUBMISSION_FILE = "submission.py"
 
@@ -16,9 +18,13 @@ SUBMISSION_FILE = "submission.py"
 @dataclass(frozen=True)
 class FileOptions:
     """Which option of a command takes a file of each kind (`by_suffix`: ".py" → "--submission"), for
-    a command that takes no file as an argument. Declared where the command is registered."""
+    a command that takes no file as an argument. Declared where the command is registered. `goes_with`:
+    the options those take effect with only (log's --target, with --trend), spelled before them;
+    `by_setting`: the setting that takes a file of a kind no option takes (log's run log, a .md)."""
 
     by_suffix: Mapping[str, str]
+    goes_with: tuple[str, ...] = ()
+    by_setting: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def options(self) -> list[str]:
@@ -38,6 +44,9 @@ EXPORT_FILES = FileOptions({".py": "--output", **dict.fromkeys(KERNEL_SUFFIXES, 
                             **dict.fromkeys(TASK_SUFFIXES, "--task")})
 KERNEL_FILES = FileOptions({**dict.fromkeys(KERNEL_SUFFIXES, "--kernel"), **dict.fromkeys(TASK_SUFFIXES, "--task")})
 DUMP_FILES = FileOptions({**KERNEL_FILES.by_suffix, ".log": "--from-log", ".txt": "--from-log"})
+# log reads the run log the setting names; a file typed after it is the target of a trend, or that log
+LOG_FILES = FileOptions(dict.fromkeys((".py", *KERNEL_SUFFIXES), "--target"), goes_with=("--trend",),
+                        by_setting={".md": Env.MEMORY})
 
 
 def _spelled(words: Sequence[str]) -> str:
@@ -56,7 +65,7 @@ def _folder_hint(command: str, files: FileOptions, folder: Path, program: str) -
     submission_option = files.option_for(".py")
     if submission_option == "--submission" and (folder / SUBMISSION_FILE).is_file():
         named = [submission_option, str(folder / SUBMISSION_FILE)]
-    elif (kernel_option := files.option_for(".cu")) is not None:
+    elif (kernel_option := files.option_for(".cu")) == "--kernel":  # log's --target is no kernel in a folder
         named = [kernel_option, _kernel_in(folder)]
     else:
         return None
@@ -74,6 +83,8 @@ def file_argument_hint(command: str, files: FileOptions, words: Sequence[str], g
     paths = [Path(word) for word in words]
     if len(paths) == 1 and paths[0].is_dir():
         return _folder_hint(command, files, paths[0], program)
+    if len(paths) == 1 and (setting := files.by_setting.get(paths[0].suffix.lower())) is not None:
+        return f"{command} takes the file as a setting: {setting}={shlex.quote(words[0])} {program} {command}"
     named: list[str] = []
     header = None
     for word, path in zip(words, paths):
@@ -89,6 +100,7 @@ def file_argument_hint(command: str, files: FileOptions, words: Sequence[str], g
             header = word
             word = "KERNEL.cu"
         named += [option, word]
+    named = [*files.goes_with, *named]  # spelled whole: `--target` alone is refused without `--trend`
     if header is not None:
         if len(words) > 1:
             return None

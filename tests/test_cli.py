@@ -856,7 +856,33 @@ def test_a_file_typed_as_an_argument_names_the_option_it_goes_to(args, line, doc
     assert len(entries) == before + 1 and entries[-1].result == line
 
 
+@pytest.mark.parametrize("args, line", [
+    (["log", "submission.py"], "error: log takes the file as an option: nvfp4ctl log --trend --target submission.py"),
+    (["log", "--trend", "gemm.cu"], "error: log takes the file as an option: nvfp4ctl log --trend --target gemm.cu"),
+    (["log", "tiles.cuh"], "error: log takes the kernel as an option, the .cu that includes tiles.cuh: nvfp4ctl log"
+                           " --trend --target KERNEL.cu"),
+    (["log", "notes/MEMORY.md"], "error: log takes the file as a setting: NVFP4CTL_MEMORY=notes/MEMORY.md nvfp4ctl log"),
+])
+def test_a_file_typed_after_log_names_the_option_or_setting_it_goes_to(args, line, tmp_path, monkeypatch):
+    """click said "Got unexpected extra argument(s) (submission.py)": a trend's target is --target, which
+    goes with --trend, and the run log read is the one NVFP4CTL_MEMORY names. Reading the log adds no line."""
+    from cli_streams import separate_streams_runner
+
+    for name in ("submission.py", "gemm.cu", "tiles.cuh", "notes/MEMORY.md"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    monkeypatch.chdir(tmp_path)
+    before = len(runlog.read(memory_path()))
+    result = separate_streams_runner().invoke(app, args, prog_name="nvfp4ctl")
+    assert result.exit_code == 2, result.output
+    assert result.stderr == line + "\n" and result.stdout == "", result.output
+    assert len(runlog.read(memory_path())) == before
+
+
 @pytest.mark.parametrize("args, extra", [
+    (["log", "5"], "5"),  # -n 5 meant, say: no file
+    (["log", "notes"], "notes"),  # a folder: no one file of it is a trend's target
+    (["log", "--target", "a.py", "b.py"], "b.py"),
     (["check", "3"], "3"),  # no path: a misplaced value, say
     (["bench", "--json", "nosuch"], "nosuch"),
     (["check", "--submission", "submission.py", "other.py"], "other.py"),  # the option is given already
@@ -866,6 +892,8 @@ def test_a_file_typed_as_an_argument_names_the_option_it_goes_to(args, line, doc
 def test_a_word_that_is_no_file_for_an_option_keeps_clicks_line(args, extra, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "submission.py").write_text("")
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "submission.py").write_text("")
     result = CliRunner().invoke(app, args, prog_name="nvfp4ctl")
     assert result.exit_code == 2, result.output
     assert "error: Got unexpected extra argument" in result.output and f"({extra})" in result.output, result.output
