@@ -373,14 +373,22 @@ def refuse_a_missing_folder(memory: Path) -> None:
     """FileNotFoundError where a folder of `memory`'s does not exist, for a path the user's setting names,
     whose folders the append must not make (/nonexist/dir/ was, for a typo or another machine's path).
     Not where a file is in the way of a folder: the append names that file."""
+    if (folder := missing_folder(memory)) is not None:
+        raise FileNotFoundError(errno.ENOENT, f"there is no folder {folder}; make it first")
+
+
+def missing_folder(memory: Path) -> Path | None:
+    """The first of `memory`'s folders that does not exist, from the top; None where all do, where a file
+    is in the way of one (file_in_the_way names it) or where one cannot be looked into."""
     if file_in_the_way(memory) is not None:
-        return
+        return None
     for folder in reversed(memory.parents):
         try:
             if not folder.exists():
-                raise FileNotFoundError(errno.ENOENT, f"there is no folder {folder}; make it first")
-        except PermissionError:  # a folder that cannot be looked into: the append says why
-            return
+                return folder
+        except PermissionError:  # a folder that cannot be looked into: the append or the read says why
+            return None
+    return None
 
 
 def append(entry: RunEntry, memory: Path) -> None:

@@ -190,6 +190,27 @@ def test_a_command_whose_run_log_setting_names_a_missing_folder_warns_and_keeps_
     assert not (tmp_path / "nonexist").exists()
 
 
+@pytest.mark.parametrize("args", [["log"], ["log", "--trend"], ["-q", "log"]])
+def test_log_says_the_folder_its_run_log_setting_names_does_not_exist(args, tmp_path, monkeypatch):
+    """`log` said "no runs logged yet in /nonexist/dir/M.md", as if the folder were there and empty: a typo
+    in the setting read as a project never run. Exit 0, as for a run log not written yet."""
+    memory = tmp_path / "nonexist" / "dir" / "M.md"
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert " ".join(result.output.split()) == (f"no run log at {memory} (NVFP4CTL_MEMORY): there is no folder"
+                                               f" {tmp_path / 'nonexist'}")
+    assert not (tmp_path / "nonexist").exists()
+
+
+def test_missing_folder_is_the_first_from_the_top(tmp_path):
+    assert runlog.missing_folder(tmp_path / "a" / "b" / "MEMORY.md") == tmp_path / "a"
+    assert runlog.missing_folder(tmp_path / "MEMORY.md") is None
+    (tmp_path / "file").write_text("")
+    assert runlog.missing_folder(tmp_path / "file" / "a" / "MEMORY.md") is None  # file_in_the_way names it
+
+
 def test_entry_line_round_trip():
     entry = _entry("9/10 pass, 1 fail (test 3)", command="nvfp4ctl check --only 3")
     line = entry.to_line()

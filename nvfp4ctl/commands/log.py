@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from nvfp4ctl.console import get_console
+from nvfp4ctl.env import Env, env_str
 from nvfp4ctl.errors import UsageError, os_reason
 from nvfp4ctl.options import integer
 from nvfp4ctl.outcome import Outcome
@@ -40,6 +41,10 @@ def command(
     memory = memory_path()
     if (blocker := runlog.file_in_the_way(memory)) is not None:  # not "no runs logged yet": none ever can be
         raise UsageError(f"{memory} cannot hold a run log: {blocker} is not a folder")
+    if (missing := runlog.missing_folder(memory)) is not None:  # as a log never written: none is there to read
+        setting = f" ({Env.MEMORY})" if env_str(Env.MEMORY) else ""
+        get_console().info(f"no run log at {memory}{setting}: there is no folder {missing}", result=True)
+        return Outcome(result="empty")
     try:
         entries = runlog.read(memory, None if trend else last)
     except OSError as error:  # NVFP4CTL_MEMORY naming a folder, say
