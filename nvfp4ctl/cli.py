@@ -173,6 +173,45 @@ def _misplaced_json_option(error: Exception, args: list[str], command: str | Non
     return reason, moved
 
 
+def _command_position(args: Sequence[str], arities: dict[str, int], is_command: Callable[[str], bool]) -> int | None:
+    """The index of the first argument past the global options and their values, as click's parser
+    reads them had a bad one not stopped it (`arities`: _arities_before_the_name): `--quiet=x` holds its
+    own value; a command's option typed before the name takes the values it takes there (`--task check
+    bench`: check is the task file); a word after an option no command has is its value unless it names
+    a command. None where the options run out, or end at `--`."""
+    at = 0
+    while at < len(args):
+        token = args[at]
+        if token == "--":
+            return None
+        if token == "-" or not token.startswith("-"):
+            return at
+        at += 1
+        taken = _values_taken(token, arities)
+        if taken is None:
+            maybe_value = at < len(args) and not args[at].startswith("-")
+            at += 1 if maybe_value and not is_command(args[at]) else 0
+        else:
+            at += taken
+    return None
+
+
+def command_position(args: Sequence[str]) -> int | None:
+    """Where the command's name is in `args`, a command line past the program's name, as the CLI reads it
+    (_LoggedGroup._command_position): for the run log, whose lines keep rejected command lines too
+    (`nvfp4ctl --task log bench`: log is --task's value, bench the command)."""
+    arities, names = _command_line_reading()
+    return _command_position(args, arities, names.__contains__)
+
+
+@functools.cache
+def _command_line_reading() -> tuple[dict[str, int], frozenset[str]]:
+    """The option arities before a command's name and the commands' names, of the app as registered."""
+    group = typer.main.get_command(app)
+    assert isinstance(group, TyperGroup)
+    return _arities_before_the_name(group, typer.Context(group, info_name=app.info.name)), frozenset(group.commands)
+
+
 def _option_values(commands: list[str]) -> dict[str, int]:
     """Each JSON option's arity in `commands` (JsonMode.value True: a flag; else it takes the value)."""
     return {JSON_MODES[name].option: 0 if JSON_MODES[name].value is True else 1 for name in commands}
@@ -267,27 +306,8 @@ class _LoggedGroup(TyperGroup):
         return args[position], typed_options(args[position + 1:], option_arities(command.params))
 
     def _command_position(self, ctx: typer.Context, args: list[str]) -> int | None:
-        """The index of the first argument past the global options and their values, as click's parser
-        reads them had the bad one not stopped it: `--quiet=x` holds its own value; a command's option
-        typed before the name takes the values it takes there (`--task check bench`: check is the task
-        file); a word after an option no command has is its value unless it names a command. None where
-        the options run out, or end at `--`."""
-        arities = _arities_before_the_name(self, ctx)
-        at = 0
-        while at < len(args):
-            token = args[at]
-            if token == "--":
-                return None
-            if token == "-" or not token.startswith("-"):
-                return at
-            at += 1
-            taken = _values_taken(token, arities)
-            if taken is None:
-                maybe_value = at < len(args) and not args[at].startswith("-")
-                at += 1 if maybe_value and self.get_command(ctx, args[at]) is None else 0
-            else:
-                at += taken
-        return None
+        return _command_position(args, _arities_before_the_name(self, ctx),
+                                 lambda word: self.get_command(ctx, word) is not None)
 
     def resolve_command(self, ctx: typer.Context, args: list[str]) -> tuple:
         resolved = super().resolve_command(ctx, args)

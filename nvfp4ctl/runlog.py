@@ -94,16 +94,17 @@ class RunEntry:
 
 
 def command_name(command: str) -> str:
-    """"bench" for `nvfp4ctl bench ...` and for `nvfp4ctl -q bench ...`: the global options (-q, -v) take
-    no value, so the first word after "nvfp4ctl" that is not an option is the command; "" when none."""
+    """"bench" for `nvfp4ctl bench ...`, `nvfp4ctl -q bench ...` and a rejected `nvfp4ctl --task log bench`
+    (log is --task's value): the word where the CLI reads the command's name (cli.command_position), so
+    the run log and the CLI agree on whose line it is; "" when none."""
+    from nvfp4ctl.cli import command_position  # here, not at the top: modules the CLI imports import this one
+
     try:
         words = shlex.split(command)
     except ValueError:  # an unbalanced quote in a hand-edited line
         words = command.split()
-    for word in words[1:]:
-        if not word.startswith("-"):
-            return word
-    return ""
+    at = command_position(words[1:])
+    return words[1:][at] if at is not None else ""
 
 
 def _one_line(cell: str) -> str:

@@ -23,6 +23,7 @@ from nvfp4ctl.cli import app
 from nvfp4ctl.errors import ExitCode, UsageError
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.runner.gpu import GpuInfo
+from nvfp4ctl.workspace import memory_path
 
 NOTES = "# My notes\n\n- tile 128x256 was slower · 2.4 µs\r\n- weird bytes: \t café ✓\n\nno newline at the end"
 
@@ -209,6 +210,34 @@ def test_missing_folder_is_the_first_from_the_top(tmp_path):
     assert runlog.missing_folder(tmp_path / "MEMORY.md") is None
     (tmp_path / "file").write_text("")
     assert runlog.missing_folder(tmp_path / "file" / "a" / "MEMORY.md") is None  # file_in_the_way names it
+
+
+@pytest.mark.parametrize("command, name", [
+    ("nvfp4ctl bench --json", "bench"),
+    ("nvfp4ctl -q bench", "bench"),
+    ("nvfp4ctl --task log bench", "bench"),  # log is --task's value
+    ("nvfp4ctl --task=log bench", "bench"),
+    ("nvfp4ctl --only 3 --timeout 5 check", "check"),
+    ("nvfp4ctl --shape 128,128,256 dump --umma", "dump"),
+    ("nvfp4ctl --nosuch x bench", "bench"),  # an unknown option's word that names no command is its value
+    ("nvfp4ctl --nosuch log bench", "log"),  # one that names a command is the command, as the CLI reads it
+    ("nvfp4ctl -q", ""),
+    ("nvfp4ctl -- bench", ""),
+])
+def test_a_lines_command_is_where_the_cli_reads_it(command, name):
+    """The first word without a dash was taken: `nvfp4ctl --task log bench` read back as log."""
+    assert runlog.command_name(command) == name
+    assert _entry("r", command=command).subcommand == name
+
+
+def test_a_rejected_line_the_cli_logs_for_a_command_reads_back_as_that_command(tmp_path, monkeypatch):
+    args = ["--task", "log", "bench", "--json"]
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["nvfp4ctl", *args])
+    result = CliRunner().invoke(app, args, prog_name="nvfp4ctl")
+    assert result.exit_code == 2, result.output
+    entry = runlog.read(memory_path())[-1]
+    assert entry.command == "nvfp4ctl --task log bench --json" and entry.subcommand == "bench"
 
 
 def test_entry_line_round_trip():
