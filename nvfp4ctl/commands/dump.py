@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import re
 import tempfile
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
@@ -28,7 +29,7 @@ from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.problems.fields import MAX_SEED
 from nvfp4ctl.project import BYO_KERNEL_DOC
 from nvfp4ctl.runner.targets import DEFAULT_BY_NAME
-from nvfp4ctl.words import plural
+from nvfp4ctl.words import first_few, plural
 
 DEFAULT_SEED = 1111
 
@@ -117,7 +118,22 @@ def _show_umma(kernel: Path, use_cute: bool, payload: dict[str, Any], as_json: b
                 console.fail(f"  {problem}")
     mismatches = sum(check.mismatches for check in checks)
     checked = "" if all(check.checked for check in checks) else " (not cross-checked)"
-    return f"umma: {plural(len(checks), 'config')}, {plural(mismatches, 'mismatch', 'mismatches')}{checked}", mismatches == 0
+    # each by name, as for your own values: -q drops the tables, and the run log keeps this line alone
+    findings = [finding for check in checks for finding in _findings(check)]
+    named = f" ({first_few(findings)})" if findings else ""
+    return (f"umma: {plural(len(checks), 'config')}, {plural(mismatches, 'mismatch', 'mismatches')}{named}{checked}",
+            mismatches == 0)
+
+
+def _findings(check: Any) -> list[str]:
+    """A config's mismatches, each naming its config (0:m128_n64) where its words do not already: its wrong
+    fields (idesc.n_dim = 16, expected 8), then what is no one field (reserved bits, a tile CuTe sees otherwise)."""
+    config = check.config
+    label = f"{config.id}:{config.name}"
+    fields = [f"{label} {row.descriptor}.{row.field} = {row.actual}, expected {row.expected}"
+              for row in check.rows if not row.ok]
+    names_it = re.compile(rf"{re.escape(config.label())}|\bconfig {config.id}\b")
+    return fields + [problem if names_it.search(problem) else f"{label} {problem}" for problem in check.problems]
 
 
 def _layout_case(task_path: Path | None, shape_text: str, seed: int) -> tuple[Any, Any]:

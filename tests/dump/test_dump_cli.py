@@ -167,7 +167,9 @@ def test_umma_flags_a_config_that_disagrees(tmp_path: Path) -> None:
     result = invoke("--umma", "--no-cute", "--kernel", str(kernel))
     assert result.exit_code == 1
     assert "a 64-byte K row needs another swizzle than 128B" in result.output
-    assert "umma: 1 config, 3 mismatches" in result.output
+    wrong = "0:shallow 128x64x128: a 64-byte K row needs another swizzle than 128B"  # names its config already
+    assert (f"umma: 1 config, 3 mismatches (smem_a: {wrong}; smem_b: {wrong}; smem_a_k1: {wrong}) (not cross-checked)"
+            in " ".join(result.output.split())), result.output
 
 
 def test_layout_locates_and_verifies(tmp_path: Path) -> None:
@@ -331,19 +333,50 @@ def test_a_kernel_or_task_that_would_not_be_read_is_refused(args: list[str], mes
     assert result.exit_code == 2 and message in result.output, result.output
 
 
-def test_one_mismatch_is_counted_in_the_singular(monkeypatch: pytest.MonkeyPatch) -> None:
-    from types import SimpleNamespace
+def _checks_of_the_shipped_kernel(rows: tuple = (), problems: tuple = ()) -> list:
+    """Its two configs as CuTe's values would check them: the first with `rows` and `problems`."""
+    from nvfp4ctl.umma import crosscheck
+    from nvfp4ctl.umma.configs import parse_configs, shipped_kernel
 
+    first, second = parse_configs(shipped_kernel())
+    return [crosscheck.ConfigCheck(first, {}, rows, problems, True), crosscheck.ConfigCheck(second, {}, (), (), True)]
+
+
+def test_one_mismatch_is_counted_in_the_singular_and_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The summary, and so the run log, said "umma: 1 config, 1 mismatch" alone; now it names it, as the
+    summary of your own values does."""
     from nvfp4ctl import runlog
     from nvfp4ctl.umma import crosscheck
     from nvfp4ctl.workspace import memory_path
 
-    one_wrong_field = SimpleNamespace(mismatches=1, checked=True)
-    monkeypatch.setattr(crosscheck, "check_kernel", lambda kernel, use_cute: ([one_wrong_field], None))
-    monkeypatch.setattr(crosscheck, "to_json", lambda check: {})
+    one_wrong_field = crosscheck.FieldRow("idesc", "n_dim", "[17,23)", 16, 8, "N=128")
+    checks = _checks_of_the_shipped_kernel((one_wrong_field,))
+    monkeypatch.setattr(crosscheck, "check_kernel", lambda kernel, use_cute: (checks, None))
     result = invoke("--umma", "--json", "--kernel", "default")
     assert result.exit_code == 1, result.output
-    assert runlog.read(memory_path())[-1].result == "umma: 1 config, 1 mismatch"
+    assert runlog.read(memory_path())[-1].result == "umma: 2 configs, 1 mismatch (0:m128_n64 idesc.n_dim = 16, expected 8)"
+
+
+def test_mismatches_of_nvfp4ctls_kernel_are_named_under_q(monkeypatch: pytest.MonkeyPatch) -> None:
+    """-q drops the field tables, which were the only place a wrong field was named: the summary counted it."""
+    from nvfp4ctl import runlog
+    from nvfp4ctl.commands import dump
+    from nvfp4ctl.umma import crosscheck
+    from nvfp4ctl.workspace import memory_path
+
+    rows = tuple(crosscheck.FieldRow("smem_b", "sbo", "[32,46)", value, 64, "stride") for value in (1, 2, 3))
+    checks = _checks_of_the_shipped_kernel(rows, ("smem_a: reserved bits set (0x4)", "CuTe reported nothing for config 0"))
+    monkeypatch.setattr(crosscheck, "check_kernel", lambda kernel, use_cute: (checks, None))
+    result = invoke("--umma", "-q", "--kernel", "default")
+    assert result.exit_code == 1, result.output
+    line = ("umma: 2 configs, 5 mismatches (0:m128_n64 smem_b.sbo = 1, expected 64; 0:m128_n64 smem_b.sbo = 2,"
+            " expected 64; 0:m128_n64 smem_b.sbo = 3, expected 64; +2 more)")
+    assert "sbo" not in result.output.replace(line, ""), result.output  # the table is dropped
+    assert line in " ".join(result.output.split()), result.output
+    assert runlog.read(memory_path())[-1].result == line
+    # what is no one field names its config where its words do not
+    assert dump._findings(checks[0])[3:] == ["0:m128_n64 smem_a: reserved bits set (0x4)",
+                                             "CuTe reported nothing for config 0"]
 
 
 @pytest.mark.parametrize("problem", ["nvfp4_gemv", "nvfp4_group_gemm", "nvfp4_dual_gemm"])
