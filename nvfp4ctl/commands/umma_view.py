@@ -39,6 +39,8 @@ def show_user_umma(values: Any, config: Any, simulate: bool, shape: str | None, 
     from nvfp4ctl.umma import user_values as uv
 
     console = get_console()
+    # a shape the simulation cannot take is said before the tables, not under them
+    simulated = _simulation_shape(config, shape) if simulate else None
     checks: list[uv.DescriptorCheck] = []
     if values.idesc is not None or config is not None:
         checks.append(uv.check_idesc(values.idesc, config))
@@ -83,14 +85,26 @@ def show_user_umma(values: Any, config: Any, simulate: bool, shape: str | None, 
     if bad or problems:  # each by name: -q drops the table, and the run log keeps this line alone
         summary += f" ({first_few(bad + problems)})"
     ok = not bad and not problems
-    if simulate:
-        result, sim_ok = _simulate(values, config, shape, seed, payload, as_json)
+    if simulated is not None:
+        result, sim_ok = _simulate(values, config, simulated, seed, payload, as_json)
         summary += "; " + result
         ok &= sim_ok
     return summary, ok
 
 
-def _simulate(values: Any, config: Any, shape: str | None, seed: int, payload: dict[str, Any],
+def _simulation_shape(config: Any, shape: str | None) -> tuple[int, int, int]:
+    """The M, N, K --simulate runs the values on (--shape, else one tile of the config, two K tiles deep);
+    a UsageError where there is no config or the tile does not fit the shape."""
+    if config is None:
+        raise UsageError("--simulate needs the config the values are meant for: --mma M,N,K (and --swizzle)")
+    m, n, k, _ = parse_shape(shape or f"{config.m},{config.n},{config.block_k * 2}")
+    if m < config.m or n < config.n or k % config.block_k:
+        raise UsageError(f"--shape {m},{n},{k}: the tile needs M >= {config.m}, N >= {config.n}, K a multiple of"
+                         f" the K tile {config.block_k}")
+    return m, n, k
+
+
+def _simulate(values: Any, config: Any, shape: tuple[int, int, int], seed: int, payload: dict[str, Any],
               as_json: bool) -> tuple[str, bool]:
     from nvfp4ctl.problems import get_problem
     from nvfp4ctl.problems.base import make_case
@@ -98,12 +112,7 @@ def _simulate(values: Any, config: Any, shape: str | None, seed: int, payload: d
     from nvfp4ctl.umma.user_values import simulation_plan
 
     console = get_console()
-    if config is None:
-        raise UsageError("--simulate needs the config the values are meant for: --mma M,N,K (and --swizzle)")
-    m, n, k, _ = parse_shape(shape or f"{config.m},{config.n},{config.block_k * 2}")
-    if m < config.m or n < config.n or k % config.block_k:
-        raise UsageError(f"--shape {m},{n},{k}: the tile needs M >= {config.m}, N >= {config.n}, K a multiple of"
-                         f" the K tile {config.block_k}")
+    m, n, k = shape
     tile, issues, notes = simulation_plan(config, values, k // config.block_k)
     problem = get_problem("nvfp4_gemm")
     data = problem.make_input(make_case(m=m, n=n, k=k, l=1, seed=seed), device="cpu")  # too big: one line, exit 2

@@ -81,6 +81,17 @@ def test_simulate_names_swapped_lbo_and_sbo() -> None:
     assert "error map" in result.output
 
 
+@pytest.mark.parametrize("shape, line", [
+    ("1,2", "error: --shape 1,2: expected M,N,K or M,N,K,L as positive integers, e.g. --shape 128,7168,16384"),
+    ("64,128,256", "error: --shape 64,128,256: the tile needs M >= 128, N >= 128, K a multiple of the K tile 256"),
+])
+def test_a_shape_simulate_cannot_take_is_said_before_the_tables(shape: str, line: str) -> None:
+    """It came under the descriptor tables, after every value was decoded and checked, as if they were the result."""
+    result = dump("--mma", "128,128,64", "--idesc", GOOD_IDESC, "--simulate", "--shape", shape)
+    assert result.exit_code == 2, result.output
+    assert result.output == line + "\n", result.output
+
+
 def test_simulate_passes_correct_values() -> None:
     result = dump("--idesc", GOOD_IDESC, "--desc-a", GOOD_A, "--desc-b", GOOD_B, "--tmem-sfa", "0x80",
                   "--tmem-sfb", "0x90", "--simulate", "--shape", "256,128,512", "--seed", "5")
