@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-PLAIN_LINE_EVERY_S = 30.0  # without a bar: a line per step, then at most one per this many seconds
+from nvfp4ctl.progress_lines import ProgressLines
 
 
 class WorkBar:
@@ -18,8 +18,8 @@ class WorkBar:
     total the work done, where a `--budget` stopped the search before the first round was.
 
     `say`, where no bar is drawn (stderr not a terminal), gets a plain line ("compiling: 3 of 13, 412 s")
-    when a step starts and then at most every PLAIN_LINE_EVERY_S: a compile-only round of 45 s builds
-    printed nothing for ten minutes."""
+    when a step starts and then at most every PLAIN_LINE_EVERY_S (ProgressLines): a compile-only round
+    of 45 s builds printed nothing for ten minutes."""
 
     def __init__(self, progress: Any, first_round: int, say: Callable[[str], None] | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
@@ -28,9 +28,7 @@ class WorkBar:
         self._expected = 0  # what the steps so far said they would do
         self._done = 0
         self._task = progress.add_task("starting", total=first_round)
-        self._say, self._clock = say, clock
-        self._started = clock()
-        self._said: tuple[str, float] | None = None  # the last plain line's step and time
+        self._lines = ProgressLines(say, first_round, clock=clock)
 
     def expect(self, count: int) -> None:
         self._expected += count
@@ -39,11 +37,7 @@ class WorkBar:
     def step(self, description: str, finished: int) -> None:
         self._done += finished
         self._progress.update(self._task, description=description, advance=finished, total=self._total())
-        if self._say is not None:
-            now = self._clock()
-            if self._said is None or self._said[0] != description or now - self._said[1] >= PLAIN_LINE_EVERY_S:
-                self._said = (description, now)
-                self._say(f"{description}: {self._done} of {self._total()}, {now - self._started:.0f} s")
+        self._lines.show(description, self._done, self._total())
 
     def end(self) -> None:
         self._progress.update(self._task, total=self._done)

@@ -404,7 +404,8 @@ def _timed_tune_with_a_bar(tiny_copy: Path, tmp_path: Path, settings: SearchSett
 def test_without_a_bar_the_progress_is_a_plain_line_per_step_and_now_and_then() -> None:
     """With stderr not a terminal the bar is not drawn, and a compile-only round of 13 builds printed
     nothing for ten minutes: each step's start gets a line, then one at most every PLAIN_LINE_EVERY_S."""
-    from nvfp4ctl.tune.progress import PLAIN_LINE_EVERY_S, WorkBar
+    from nvfp4ctl.progress_lines import PLAIN_LINE_EVERY_S
+    from nvfp4ctl.tune.progress import WorkBar
 
     said: list[str] = []
     now = [100.0]
