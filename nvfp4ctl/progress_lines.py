@@ -30,11 +30,12 @@ class ProgressLines:
     known; ELAPSED counts from the run's start."""
 
     def __init__(self, say: Callable[[str], None] | None, total: int | None = None, *,
-                 clock: Callable[[], float] = time.monotonic, every_s: float = PLAIN_LINE_EVERY_S) -> None:
+                 clock: Callable[[], float] = time.monotonic, every_s: float | None = None) -> None:
         self._say = say
         self._total = total
         self._done = 0
-        self._clock, self._every_s = clock, every_s
+        self._clock = clock
+        self._every_s = PLAIN_LINE_EVERY_S if every_s is None else every_s
         self._started = clock()
         self._step: str | None = None
         self._said: tuple[str, float] | None = None  # the last line's step and time

@@ -116,15 +116,28 @@ def _config_line(target: str, task: Any, items: list[CheckItem], timeout_s: floa
 def _run_with_progress(console: Console, items: list[CheckItem], target: TargetSpec, settings: CheckSettings,
                        collect: Any = None) -> CheckReport:
     from nvfp4ctl.check.run import run_check
+    from nvfp4ctl.progress_lines import progress_lines
 
     show = (lambda line: console.detail(f"  [child] {line}")) if console.verbosity >= VERBOSE else None
     echo = show if collect is None else (lambda line: (collect(line), show and show(line)))
-    with console.progress() as progress:
+
+    def start(description: str) -> None:
+        progress.update(bar, description=description)
+        lines.show(description)
+
+    def done() -> None:
+        progress.advance(bar)
+        lines.advance()
+
+    # the load (a load_inline build: minutes) and each test (up to its watchdog's 180 s) block in the
+    # child: without a bar, plain lines say which one runs
+    with console.progress() as progress, progress_lines(console, len(items)) as lines:
         bar = progress.add_task("loading the target", total=len(items))
+        lines.show("loading the target")
         return run_check(
             items, target, settings,
-            on_start=lambda item: progress.update(bar, description=f"{item.label} ({item.shape})"),
-            on_done=lambda outcome: progress.advance(bar),
+            on_start=lambda item: start(f"{item.label} ({item.shape})"),
+            on_done=lambda outcome: done(),
             on_output=echo,
         )
 

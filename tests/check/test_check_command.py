@@ -312,3 +312,28 @@ def test_sigterm_ends_the_run_like_ctrl_c(tmp_path, command, signum):
     entry = _last_log_entry()
     assert (entry.result, entry.exit_code) == ("interrupted", "130")
     assert entry.command.startswith(f"nvfp4ctl {command[0]}")
+
+
+def test_without_a_terminal_each_step_is_a_line_on_stderr_and_stdout_is_unchanged(fake_task):
+    """stderr a log file or a pipe (as under CliRunner): no bar is drawn, and a load or a test under
+    its watchdog printed nothing there until the table; -q says nothing."""
+    from cli_streams import separate_streams_runner
+
+    fake_task()
+    result = separate_streams_runner().invoke(app, ["check", "--submission", str(TARGETS / "good.py")])
+    assert result.exit_code == 0, result.output
+    steps = [line.rsplit(",", 1)[0] for line in result.stderr.splitlines()]
+    assert steps == ["loading the target: 0 of 3", "test 1 (m=128 n=256 k=32): 0 of 3",
+                     "test 2 (m=256 n=128 k=32): 1 of 3", "test 3 (m=128 n=128 k=64 l=2): 2 of 3"], result.stderr
+    assert "loading the target" not in result.stdout and ": 0 of 3, " not in result.stdout and "3/3 pass" in result.stdout
+    quiet = separate_streams_runner().invoke(app, ["-q", "check", "--submission", str(TARGETS / "good.py")])
+    assert quiet.exit_code == 0 and quiet.stderr == "", quiet.stderr
+
+
+def test_without_a_terminal_a_test_that_runs_on_is_said_again(fake_task, monkeypatch):
+    monkeypatch.setattr("nvfp4ctl.progress_lines.PLAIN_LINE_EVERY_S", 0.3)
+    fake_task()
+    result = check("--submission", str(TARGETS / "sleeps_forever.py"), "--timeout", "1.5")
+    assert result.exit_code == 3, result.output
+    said = [line for line in result.output.splitlines() if line.startswith("test 1 (m=128 n=256 k=32): 0 of 3, ")]
+    assert len(said) >= 3, result.output  # its start, then again while the watchdog waits
