@@ -21,6 +21,7 @@ from nvfp4ctl.words import plural
 if TYPE_CHECKING:  # the timing machinery is imported when the command runs, so `--help` stays fast
     from nvfp4ctl.bench import history
     from nvfp4ctl.bench.results import BenchReport
+    from nvfp4ctl.progress_lines import ProgressLines
     from nvfp4ctl.runner.targets import TargetSpec
     from nvfp4ctl.task import Case, Task
 
@@ -77,9 +78,13 @@ def command(
                      f" · mode {mode.value} · {plural(problem.timing.input_sets, 'input set')} per sample ({problem.timing.source})"
                      f" · settle {plan.settle_s:g} s · timeout {plan.timeout_s:g} s per shape", style="dim")
     echo = (lambda line: console.detail(f"  [child] {line}")) if console.verbosity >= VERBOSE else None
+    from nvfp4ctl.progress_lines import progress_lines
+
+    total = len(plan.steps()) + 1
     try:
-        with Worker(target, plan.timeout_s, device=device, on_output=echo) as worker, console.progress() as progress:
-            report = run_bench(plan, worker, target.label, on_step=_stepper(progress, len(plan.steps()) + 1))
+        with (Worker(target, plan.timeout_s, device=device, on_output=echo) as worker, console.progress() as progress,
+              progress_lines(console, total) as lines):
+            report = run_bench(plan, worker, target.label, on_step=_stepper(progress, total, lines))
     except (ChildCrashed, ChildTimeout) as error:
         raise _with_child_log(error) from None
     log_read = True
@@ -182,15 +187,19 @@ def show(report: BenchReport, comparison: history.Comparison | None, max_noise: 
     console.ok(f"geomean {report.geomean_us:.3f} µs ± {report.geomean_err_us:.3f} over {plural(len(report.shapes), 'shape')}")
 
 
-def _stepper(progress: Any, total: int) -> Any:
+def _stepper(progress: Any, total: int, lines: ProgressLines) -> Any:
+    """The bar's step and, where no bar is drawn, its plain line. The first step's line says the target
+    loads in it: the worker starts its child on the first call, and a load_inline build runs minutes."""
     task_id = progress.add_task("starting", total=total)
     started = [False]
 
     def step(description: str) -> None:
         if started[0]:
             progress.advance(task_id)
-        started[0] = True
+            lines.advance()
         progress.update(task_id, description=description)
+        lines.show(description if started[0] else f"{description} (loading the target first)")
+        started[0] = True
 
     return step
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ class FakeWorker:
     failure: str | None = None
     raise_error: Exception | None = None
     host_stalls = 0  # repeats the child timed again after a host pause
+    calibration_s = 0.0  # how long the calibration call blocks (the target's load and build run in it)
 
     def __init__(self, target: Any, timeout_s: float, device: str = "cuda", **_: Any) -> None:
         self.gpu = GPU
@@ -43,6 +45,7 @@ class FakeWorker:
     def call(self, job: str, *, label: str, timeout_s: float | None = None, **payload: Any) -> Any:
         FakeWorker.calls.append((job, payload))
         if job.endswith(":calibrate"):
+            time.sleep(self.calibration_s)
             if self.calibration_fails:
                 raise JobError("RuntimeError: CUBLAS_STATUS_NOT_INITIALIZED", "Traceback ...")
             return {"gpu": GPU, "tflops": 750.0, "tbps": 3.0, "measured_at": "2026-11-25T00:00:00Z", "cached": True}
@@ -70,7 +73,7 @@ class FakeWorker:
 def submission(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     FakeWorker.calls = []
     FakeWorker.scale, FakeWorker.failure, FakeWorker.raise_error, FakeWorker.host_stalls = 1.0, None, None, 0
-    FakeWorker.calibration_fails = False
+    FakeWorker.calibration_fails, FakeWorker.calibration_s = False, 0.0
     # check binds Worker when check.run is first imported: a `check` run under this patch (the --only
     # tests below) would keep the fake for every later test of the process, check's own among them
     import nvfp4ctl.check.run  # noqa: F401
@@ -390,3 +393,27 @@ def test_two_folders_sharing_a_run_log_are_not_compared_with_each_other(submissi
     assert "no earlier bench" in first.output and "vs the previous bench" not in first.output
     assert runlog.read(tmp_path / "MEMORY.md")[-1].target.startswith("./gemm_b/submission.py@")
     assert "vs the previous bench" in _bench().output  # its own second bench is compared with its first
+
+
+def test_without_a_terminal_each_step_is_a_line_on_stderr_and_stdout_is_unchanged(submission: Path) -> None:
+    """stderr a log file or a pipe (as here): no bar is drawn, and a load_inline build in the first call or
+    a shape's timing printed nothing there until the tables; --json's stdout stays the document alone."""
+    result = _bench("--submission", str(submission), "--only", "2", cli=separate_streams_runner())
+    assert result.exit_code == 0, result.output
+    steps = [line.rsplit(",", 1)[0] for line in result.stderr.splitlines()]
+    assert steps == ["calibration (loading the target first): 0 of 3", "timing 128x4096x7168: 1 of 3",
+                     "profiling 128x4096x7168: 2 of 3"], result.stderr
+    assert "calibration" not in result.stdout and "geomean" in result.stdout
+    document = _bench("--submission", str(submission), "--only", "2", "--json", cli=separate_streams_runner())
+    assert json.loads(document.stdout)["geomean_us"] > 0 and "timing 128x4096x7168: 1 of 3" in document.stderr
+    quiet = _bench("-q", "--submission", str(submission), "--only", "2", cli=separate_streams_runner())
+    assert quiet.exit_code == 0 and quiet.stderr == "", quiet.stderr
+
+
+def test_without_a_terminal_a_step_that_runs_on_is_said_again(submission: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("nvfp4ctl.progress_lines.PLAIN_LINE_EVERY_S", 0.1)
+    FakeWorker.calibration_s = 0.6
+    result = _bench("--submission", str(submission), "--only", "2", cli=separate_streams_runner())
+    assert result.exit_code == 0, result.output
+    said = [line for line in result.stderr.splitlines() if line.startswith("calibration (loading the target first): ")]
+    assert len(said) >= 3, result.stderr
