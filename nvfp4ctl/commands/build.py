@@ -46,6 +46,7 @@ def command(
 ) -> Outcome:
     """Compile kernels or a submission.py into the build cache (cross-compiles without a GPU) and check their SASS."""
     from nvfp4ctl.build import CompileError, build_kernel
+    from nvfp4ctl.progress_lines import progress_lines
 
     console = get_console()
     verbose = verbose or console.verbosity >= VERBOSE
@@ -65,10 +66,12 @@ def command(
     built: list[BuildReport] = []
     failures: dict[str, str] = {}  # kernel file -> its first problem
     skipped: list[str] = []
-    with console.progress() as progress:
+    # a kernel compiles for tens of seconds (CUTLASS's for minutes): without a bar, plain lines say which
+    with console.progress() as progress, progress_lines(console, len(plan)) as lines:
         task = progress.add_task("building", total=len(plan))
         for source, target in plan:
             progress.update(task, description=f"compiling {source.name} ({target})")
+            lines.show(f"compiling {source.name} ({target})")
             started = time.perf_counter()
             try:
                 report = build_kernel(source, target, verbose=verbose)
@@ -91,6 +94,7 @@ def command(
                 for problem in report.problems():
                     failures.setdefault(source.name, problem)
             progress.advance(task)
+            lines.advance()
     console.table(["kernel", "arch", "regs", "static smem", "stack", "spills", "tensor op", "time", "cache"], rows, right_align_from=2,
                   whole=(0,))
     for report in built:
@@ -109,10 +113,14 @@ def command(
 
 def _show_submission_time(report: BuildReport, failures: dict[str, str]) -> None:
     from nvfp4ctl.build.submission_time import time_submission
+    from nvfp4ctl.progress_lines import progress_lines
 
     console = get_console()
     console.info(f"timing python submission.py of {report.source.name} (fresh, nothing cached) ...")
-    timed = time_submission(report.source, report.arch)
+    # stdout's line above says it starts; a log of stderr alone hears of the minutes it may take too
+    with progress_lines(console) as lines:
+        lines.show(f"timing python submission.py of {report.source.name}")
+        timed = time_submission(report.source, report.arch)
     line = timed.summary(report.source.name)
     if timed.outcome == "failed":
         console.error(line)

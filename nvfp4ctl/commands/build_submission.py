@@ -17,6 +17,7 @@ from nvfp4ctl.console import NORMAL, get_console
 from nvfp4ctl.errors import ExitCode, UsageError
 from nvfp4ctl.kernel_cells import byte_size, spills_text
 from nvfp4ctl.outcome import Outcome
+from nvfp4ctl.progress_lines import progress_lines
 from nvfp4ctl.words import plural
 
 if TYPE_CHECKING:
@@ -163,13 +164,15 @@ def build_submission(path: Path, arch: str | None, verbose: bool, python: str | 
     units = cached = failed = 0  # units: those compiled (or found in the cache), whose time the budget counts
     apart: list[str] = []  # extensions of several archs whose compiles the budget sums, where torch runs one nvcc
     fallback_said = False  # torch's flags are read once per process: their fallback is said once, not per unit
-    with console.progress() as progress:
+    # an extension compiles for tens of seconds (CUTLASS's for minutes): without a bar, plain lines say which
+    with console.progress() as progress, progress_lines(console, len(sources.extensions)) as lines:
         task = progress.add_task("compiling", total=len(sources.extensions))
         for extension in sources.extensions:
             # host code only compiles for none
             extension_targets, why = targets.get(id(extension), ((arch or "sm_100a",), ""))
-            progress.update(task, description=f"compiling {extension.name} ({', '.join(extension_targets)};"
-                                              " CUTLASS takes minutes)")
+            step = f"compiling {extension.name} ({', '.join(extension_targets)}; CUTLASS takes minutes)"
+            progress.update(task, description=step)
+            lines.show(step)
             for name in extension.undeclared_functions():
                 console.error(f"{display_path(sources.path)}:{extension.line}: {extension.name}'s functions= names {name}, which its"
                               f" cpp_sources never declare: load_inline's generated binding fails to compile")
@@ -212,6 +215,7 @@ def build_submission(path: Path, arch: str | None, verbose: bool, python: str | 
             if len({target for target, built in builds if built.report is not None and not built.error}) > 1:
                 apart.append(extension.name)  # torch's one nvcc run for a source, every -gencode in it
             progress.advance(task)
+            lines.advance()
     if rows:  # host code alone has no unit: an empty table says nothing
         console.table(HEADERS, rows, right_align_from=1, whole=(0,))
     line, warn = _budget_line(total, units, failed, apart=tuple(apart))
@@ -246,9 +250,10 @@ def _build_dsl(path: Path, arch: str, python: str | None, task: Path | None) -> 
     out = Path(tempfile.mkdtemp(prefix=f"dsl-{path.stem}-", dir=root))
     console.info(f"{path.name}: CuTe DSL kernels, compiled by cute.compile with CUTE_DSL_ARCH={arch} (no GPU needed)",
                  style="dim")
-    with console.progress() as progress:
-        progress.add_task(f"running the submission on CPU inputs ({inputs.label}) until cute.compile writes its cubins",
-                          total=None)
+    step = f"running the submission on CPU inputs ({inputs.label}) until cute.compile writes its cubins"
+    with console.progress() as progress, progress_lines(console) as lines:
+        progress.add_task(step, total=None)
+        lines.show(step)
         built = build_dsl(path, arch, out, inputs, python)
     rows = []
     for cubin in built.cubins:

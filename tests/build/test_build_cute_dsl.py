@@ -175,3 +175,17 @@ def test_the_child_sees_nvfp4ctl_but_not_the_rest_of_our_site_packages(tmp_path:
                           " listing={sorted(os.listdir(root))} first={sys.path[1] == root}\")\n")
     said, _ = run_child(sys.executable, submission, "sm_100a", tmp_path / "out", trace_inputs("nvfp4_gemm"))
     assert said == "nvfp4ctl-dsl-child: RuntimeError: shadow=False listing=['nvfp4ctl'] first=True", said
+
+
+def test_without_a_terminal_the_dsl_run_is_a_line_on_stderr(tmp_path: Path) -> None:
+    """stderr no terminal (CliRunner's): no spinner, and the run until cute.compile (minutes) printed nothing."""
+    from cli_streams import separate_streams_runner
+
+    python, _ = _stand_in_python(tmp_path)
+    task = get_problem("nvfp4_gemm").task_file
+    result = separate_streams_runner().invoke(app, ["build", str(SUBMISSION), "--python", str(python), "--task",
+                                                    str(task)], env={"COLUMNS": "200"})
+    assert result.exit_code == 2, result.output
+    said = [line for line in result.stderr.splitlines() if line.startswith("running the submission on CPU inputs")]
+    assert len(said) == 1 and said[0].endswith(" until cute.compile writes its cubins: 0 s"), result.stderr
+    assert "running the submission" not in result.stdout
