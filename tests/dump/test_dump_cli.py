@@ -128,6 +128,28 @@ def test_umma_says_it_compiles_before_the_compile_and_not_on_a_cache_hit(tmp_pat
     assert "compiling" not in invoke("--umma", "--kernel", "default", "--no-cute").output
 
 
+def test_without_a_terminal_a_long_compile_is_said_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """stderr no terminal (CliRunner's): no spinner, and the minute or two after the notice was silent."""
+    import time
+
+    from nvfp4ctl.umma import host_proof
+
+    _fake_host_proof(monkeypatch, tmp_path / "cache")
+    run = host_proof._run
+
+    def slow(command: list[str], timeout_s: float) -> object:
+        if command[0] == "nvcc":
+            time.sleep(0.6)
+        return run(command, timeout_s)
+
+    monkeypatch.setattr(host_proof, "_run", slow)
+    monkeypatch.setattr("nvfp4ctl.progress_lines.PLAIN_LINE_EVERY_S", 0.1)
+    result = invoke("--umma", "--kernel", "default")
+    said = [line for line in result.stderr.splitlines() if line.startswith("compiling CuTe's host proof: ")]
+    assert len(said) >= 3, result.stderr
+    assert "compiling CuTe's host proof: " not in result.stdout  # -q: test_the_compile_notice_is_progress_that_q_drops
+
+
 def test_the_compile_notice_is_progress_that_q_drops(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _fake_host_proof(monkeypatch, tmp_path / "cache")
     result = runner.invoke(app, ["-q", "dump", "--umma", "--kernel", "default"])
