@@ -265,8 +265,21 @@ def _hint(error: Exception, command: object, ctx: typer.Context) -> str | None:
     if files is None:
         return None
     words = _unplaced_arguments(error, ctx.meta.get(_ARGUMENTS_KEY, ()))
-    given = [name for name, _ in ctx.meta.get(TYPED_OPTIONS_KEY, ())]
+    taker = ctx.command.get_command(ctx, command) if isinstance(ctx.command, TyperGroup) else None
+    given = _given_option_names(taker.params if taker is not None else (), ctx.meta.get(TYPED_OPTIONS_KEY, ()))
     return file_argument_hint(command, files, words, given, ctx.command_path)
+
+
+def _given_option_names(params: Sequence[object], typed: TypedOptions) -> list[str]:
+    """Every name of each option in `typed`, as the command's `params` declare them: `-o` typed is
+    `--output` given too, which FileOptions names."""
+    names = {name for name, _ in typed}
+    given = set(names)
+    for param in params:
+        spellings = [*getattr(param, "opts", ()), *getattr(param, "secondary_opts", ())]
+        if names.intersection(spellings):
+            given.update(spellings)
+    return sorted(given)
 
 
 class _LoggedGroup(TyperGroup):

@@ -886,6 +886,7 @@ def test_a_file_typed_after_log_names_the_option_or_setting_it_goes_to(args, lin
     (["check", "3"], "3"),  # no path: a misplaced value, say
     (["bench", "--json", "nosuch"], "nosuch"),
     (["check", "--submission", "submission.py", "other.py"], "other.py"),  # the option is given already
+    (["export", "-o", "a.py", "b.py"], "b.py"),  # given already by its short name
     (["bench", "a.py", "b.py"], "a.py b.py"),  # one --submission cannot take both
     (["check", "notes.txt"], "notes.txt"),  # no file there, and no kind check takes a file of
 ])
