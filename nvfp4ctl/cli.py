@@ -147,7 +147,9 @@ def _misplaced_json_option(error: Exception, args: list[str], command: str | Non
     """Where the option click found no such global option is how a command is asked for JSON (`--json`,
     `--format json`), typed before the command's name: the line saying whose option it is, spelled
     where it goes (`nvfp4ctl bench --json`), and the option as typed, (name, value) as typed_options
-    reads it. None for any other error."""
+    reads it. A command that does not take it gets the line it gives after its name (`check --json`):
+    no other command's fix. None for any other error, and for an option that asks no JSON of a command
+    that does not take it (`--format text check`), which keeps click's line."""
     name = getattr(error, "option_name", None)
     takers = [taker for taker, mode in JSON_MODES.items() if mode.option == name]
     if type(error).__name__ != "NoSuchOption" or not takers:
@@ -158,19 +160,19 @@ def _misplaced_json_option(error: Exception, args: list[str], command: str | Non
     arities = _option_values(takers)
     typed = args[at: at + 1 + (_values_taken(args[at], arities) or 0)]
     moved = typed_options(typed, arities)[0]
+    mode = JSON_MODES[takers[0]]
+    if command is not None and command not in takers:
+        if mode.value is not True and moved[1] != mode.value:
+            return None
+        own = JSON_MODES.get(command)
+        return json_option_hint(command, None if own is None else own.spelled, command in _RECORDED, program,
+                                mode.spelled), moved
     spelled = " ".join(typed)
     if command in takers:
         return f"{name} is an option of the command: {program} {command} {spelled}", moved
     whose = (f"the command {takers[0]}, after its name" if len(takers) == 1
              else f"the commands {', '.join(takers[:-1])} and {takers[-1]}, after the command's name")
-    reason = f"{name} is an option of {whose}: {program} {takers[0]} {spelled}"
-    if command is not None:
-        own = JSON_MODES.get(command)
-        if own is None:
-            reason += f"; {command} gives no JSON"
-        else:
-            reason += f"; {command}'s JSON is {own.spelled}"
-    return reason, moved
+    return f"{name} is an option of {whose}: {program} {takers[0]} {spelled}", moved
 
 
 def _command_position(args: Sequence[str], arities: dict[str, int], is_command: Callable[[str], bool]) -> int | None:

@@ -770,10 +770,12 @@ def test_a_json_document_of_an_earlier_command_line_does_not_silence_the_next(tm
     (["--json", "bench"], "error: --json is an option of the command: nvfp4ctl bench --json", True),
     (["-q", "--json", "dump", "--umma"], "error: --json is an option of the command: nvfp4ctl dump --json", True),
     (["--format", "json", "lint"], "error: --format is an option of the command: nvfp4ctl lint --format json", True),
-    (["--json", "check"], "error: --json is an option of the commands bench, dump and tune, after the command's"
-                          " name: nvfp4ctl bench --json; check gives no JSON", False),
-    (["--json", "lint"], "error: --json is an option of the commands bench, dump and tune, after the command's"
-                         " name: nvfp4ctl bench --json; lint's JSON is --format json", False),
+    # a command that does not take it: the line it gives after the name, not another command's fix
+    (["--json", "check"], "error: check has no --json: it gives no JSON; its exit code and its run-log line say how"
+                          " it went (nvfp4ctl log)", False),
+    (["--json", "lint"], "error: lint's JSON is --format json, not --json: nvfp4ctl lint --format json", False),
+    (["--format", "json", "bench"], "error: bench's JSON is --json, not --format json: nvfp4ctl bench --json",
+     False),
     (["--json"], "error: --json is an option of the commands bench, dump and tune, after the command's name:"
                  " nvfp4ctl bench --json", False),
 ])
