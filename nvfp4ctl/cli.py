@@ -8,6 +8,7 @@ import errno
 import functools
 import inspect
 import os
+import shlex
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -142,37 +143,43 @@ def _values_taken(token: str, arities: dict[str, int]) -> int | None:
     return 0
 
 
-def _misplaced_json_option(error: Exception, args: list[str], command: str | None,
+def _misplaced_json_option(error: Exception, args: list[str], named_at: int | None,
                            program: str) -> tuple[str, tuple[str, str | None]] | None:
     """Where the option click found no such global option is how a command is asked for JSON (`--json`,
-    `--format json`), typed before the command's name: the line saying whose option it is, spelled
-    where it goes (`nvfp4ctl bench --json`), and the option as typed, (name, value) as typed_options
-    reads it. A command that does not take it gets the line it gives after its name (`check --json`):
-    no other command's fix. None for any other error, and for an option that asks no JSON of a command
-    that does not take it (`--format text check`), which keeps click's line."""
+    `--format json`), typed before the command's name (at `named_at` in `args`): the line saying whose
+    option it is, spelled where it goes (`nvfp4ctl bench --json`), and the option as typed, (name,
+    value) as typed_options reads it. A command that does not take it gets the line it gives after its
+    name (`check --json`): no other command's fix. None for any other error, and for an option that
+    asks no JSON of a command that does not take it (`--format text check`), which keeps click's line."""
     name = getattr(error, "option_name", None)
     takers = [taker for taker, mode in JSON_MODES.items() if mode.option == name]
     if type(error).__name__ != "NoSuchOption" or not takers:
         return None
-    at = next((i for i, token in enumerate(args) if token.partition("=")[0] == name), None)
+    before_the_name = args[:named_at] if named_at is not None else args
+    at = next((i for i, token in enumerate(before_the_name) if token.partition("=")[0] == name), None)
     if at is None:
         return None
     arities = _option_values(takers)
-    typed = args[at: at + 1 + (_values_taken(args[at], arities) or 0)]
+    # its values stop at the command's name: in `--format lint`, lint is the command, --format has none
+    typed = before_the_name[at: at + 1 + (_values_taken(args[at], arities) or 0)]
     moved = typed_options(typed, arities)[0]
     mode = JSON_MODES[takers[0]]
+    command = args[named_at] if named_at is not None else None
     if command is not None and command not in takers:
         if mode.value is not True and moved[1] != mode.value:
             return None
         own = JSON_MODES.get(command)
         return json_option_hint(command, None if own is None else own.spelled, command in _RECORDED, program,
                                 mode.spelled), moved
-    spelled = " ".join(typed)
-    if command in takers:
-        return f"{name} is an option of the command: {program} {command} {spelled}", moved
-    whose = (f"the command {takers[0]}, after its name" if len(takers) == 1
-             else f"the commands {', '.join(takers[:-1])} and {takers[-1]}, after the command's name")
-    return f"{name} is an option of {whose}: {program} {takers[0]} {spelled}", moved
+    where = "the command" if command in takers else (
+        f"the command {takers[0]}, after its name" if len(takers) == 1
+        else f"the commands {', '.join(takers[:-1])} and {takers[-1]}, after the command's name")
+    if mode.value is not True and moved[1] is None:  # no value: the one that asks for JSON is spelled
+        return (f"{name} is an option of {where}, with a value:"
+                f" {program} {command or takers[0]} {mode.spelled} gives JSON"), moved
+    # as it goes after the name: a flag holds no value there (`--json=1` is refused), a value is a word
+    spelled = name if mode.value is True else f"{name} {shlex.quote(str(moved[1]))}"
+    return f"{name} is an option of {where}: {program} {command or takers[0]} {spelled}", moved
 
 
 def _command_position(args: Sequence[str], arities: dict[str, int], is_command: Callable[[str], bool]) -> int | None:
@@ -180,8 +187,10 @@ def _command_position(args: Sequence[str], arities: dict[str, int], is_command: 
     reads them had a bad one not stopped it (`arities`: _arities_before_the_name): `--quiet=x` holds its
     own value; a command's option typed before the name takes the values it takes there (`--task check
     bench`: check is the task file); a word after an option no command has is its value unless it names
-    a command. None where the options run out, or end at `--`."""
+    a command. Where the options run out, a value that names a command is the command's name, the
+    option's value missing (`--format lint`); else None, and where they end at `--`."""
     at = 0
+    named_value = None
     while at < len(args):
         token = args[at]
         if token == "--":
@@ -194,8 +203,10 @@ def _command_position(args: Sequence[str], arities: dict[str, int], is_command: 
             maybe_value = at < len(args) and not args[at].startswith("-")
             at += 1 if maybe_value and not is_command(args[at]) else 0
         else:
+            values = range(at, min(at + taken, len(args)))
+            named_value = next((i for i in reversed(values) if is_command(args[i])), named_value)
             at += taken
-    return None
+    return named_value
 
 
 def command_position(args: Sequence[str]) -> int | None:
@@ -296,8 +307,9 @@ class _LoggedGroup(TyperGroup):
         except _ClickUsageError as error:  # an option before the command's name (`nvfp4ctl --nosuch check`)
             if _shows_help(error):
                 raise
-            named = self._command_named_in(ctx, typed)
-            misplaced = _misplaced_json_option(error, typed, named[0] if named else None, ctx.command_path)
+            position = self._command_position(ctx, typed)
+            named = self._command_named_in(ctx, typed, position)
+            misplaced = _misplaced_json_option(error, typed, position if named else None, ctx.command_path)
             if misplaced is not None:  # `nvfp4ctl --json bench`: bench's own option, typed before its name
                 reason, moved = misplaced
                 _record_rejection(named[0] if named else None, error, reason)
@@ -310,11 +322,12 @@ class _LoggedGroup(TyperGroup):
                 _give_json_failure(*named, message)
             _refuse_in_one_line(message)
 
-    def _command_named_in(self, ctx: typer.Context, args: list[str]) -> tuple[str, TypedOptions] | None:
-        """The command a rejected global option came before, with its options as click reads them; None
-        where no command's name is where click would have looked for one (`nvfp4ctl --nosuch x y bench`:
-        x may be --nosuch's value, but y is where the name goes, and bench is y's argument)."""
-        position = self._command_position(ctx, args)
+    def _command_named_in(self, ctx: typer.Context, args: list[str],
+                          position: int | None) -> tuple[str, TypedOptions] | None:
+        """The command a rejected global option came before (`position`: _command_position's), with its
+        options as click reads them; None where no command's name is where click would have looked for
+        one (`nvfp4ctl --nosuch x y bench`: x may be --nosuch's value, but y is where the name goes, and
+        bench is y's argument)."""
         command = self.get_command(ctx, args[position]) if position is not None else None
         if command is None:
             return None

@@ -770,6 +770,14 @@ def test_a_json_document_of_an_earlier_command_line_does_not_silence_the_next(tm
     (["--json", "bench"], "error: --json is an option of the command: nvfp4ctl bench --json", True),
     (["-q", "--json", "dump", "--umma"], "error: --json is an option of the command: nvfp4ctl dump --json", True),
     (["--format", "json", "lint"], "error: --format is an option of the command: nvfp4ctl lint --format json", True),
+    (["--format=json", "lint"], "error: --format is an option of the command: nvfp4ctl lint --format json", True),
+    # spelled as the command takes it after its name, which refuses a flag's value (bench --json=1)
+    (["--json=1", "bench"], "error: --json is an option of the command: nvfp4ctl bench --json", True),
+    # the word after --format is the command's name, not its value
+    (["--format", "lint"], "error: --format is an option of the command, with a value: nvfp4ctl lint --format json"
+                           " gives JSON", False),
+    (["-q", "--format", "lint", "--only", "1"], "error: --format is an option of the command, with a value:"
+                                                 " nvfp4ctl lint --format json gives JSON", False),
     # a command that does not take it: the line it gives after the name, not another command's fix
     (["--json", "check"], "error: check has no --json: it gives no JSON; its exit code and its run-log line say how"
                           " it went (nvfp4ctl log)", False),
@@ -778,6 +786,10 @@ def test_a_json_document_of_an_earlier_command_line_does_not_silence_the_next(tm
      False),
     (["--json"], "error: --json is an option of the commands bench, dump and tune, after the command's name:"
                  " nvfp4ctl bench --json", False),
+    (["--json=yes"], "error: --json is an option of the commands bench, dump and tune, after the command's name:"
+                     " nvfp4ctl bench --json", False),
+    (["--format"], "error: --format is an option of the command lint, after its name, with a value: nvfp4ctl lint"
+                   " --format json gives JSON", False),
 ])
 def test_a_json_option_before_the_commands_name_says_where_it_goes(args, line, document, tmp_path, monkeypatch):
     """click's "No such option: --json (Possible options: --version)" named nothing that takes it. Where the
@@ -966,6 +978,7 @@ def test_every_option_a_file_is_pointed_to_is_an_option_of_its_command():
     (["--quiet=bench", "check", "--json"], "check", False),  # the bad value is in the option's own word
     (["-q=x", "check"], "check", False),
     (["--json", "x", "bench"], None, False),  # --json takes no value: x is where the name goes
+    (["--task", "bench"], "bench", False),  # no word after --task's value: the value was the command's name
 ])
 def test_the_command_a_rejected_global_option_came_before_is_where_click_reads_it(args, command, document,
                                                                                  tmp_path, monkeypatch):
