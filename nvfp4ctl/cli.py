@@ -24,7 +24,8 @@ from nvfp4ctl.console import NORMAL, QUIET, VERBOSE, get_console, quiet_closed_s
 from nvfp4ctl.env import Env, env_flag, env_str
 from nvfp4ctl.errors import ExitCode, NvfpError, UsageError, os_reason
 from nvfp4ctl.interrupts import stop_signals_as_ctrl_c
-from nvfp4ctl.options import TYPED_OPTIONS_KEY, TypedOptions, option_arities, typed_options, typed_values
+from nvfp4ctl.options import (TYPED_OPTIONS_KEY, TypedOptions, argument_positions, option_arities, typed_options,
+                              typed_values)
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.usage_hints import (DUMP_FILES, EXPORT_FILES, KERNEL_FILES, LOG_FILES, TARGET_FILES, FileOptions,
                                   file_argument_hint, json_option_hint)
@@ -277,10 +278,15 @@ def _hint(error: Exception, command: object, ctx: typer.Context) -> str | None:
     files = FILE_OPTIONS.get(command)
     if files is None:
         return None
-    words = _unplaced_arguments(error, ctx.meta.get(_ARGUMENTS_KEY, ()))
+    typed = ctx.meta.get(_ARGUMENTS_KEY, ())
+    words = _unplaced_arguments(error, typed)
     taker = ctx.command.get_command(ctx, command) if isinstance(ctx.command, TyperGroup) else None
-    given = _given_option_names(taker.params if taker is not None else (), ctx.meta.get(TYPED_OPTIONS_KEY, ()))
-    return file_argument_hint(command, files, words, given, ctx.command_path)
+    params = taker.params if taker is not None else ()
+    at = argument_positions(typed, option_arities(params))
+    if [typed[i] for i in at] != words:  # read otherwise than click's parser: no place to put the fix
+        return None
+    given = _given_option_names(params, ctx.meta.get(TYPED_OPTIONS_KEY, ()))
+    return file_argument_hint(command, files, typed, at, given, ctx.command_path)
 
 
 def _given_option_names(params: Sequence[object], typed: TypedOptions) -> list[str]:

@@ -119,15 +119,30 @@ def typed_options(args: Sequence[str], arities: Mapping[str, int]) -> tuple[tupl
     `--only --json` --json is --only's value, not an option; `--last=5`, `-n5` and flags run together
     (`-qn5`) too; nothing after `--`, which ends the options. A name the command does not have counts as a
     flag: click stops at it, but what the user typed after it still says what they asked for."""
+    return tuple(_read_arguments(args, arities)[0])
+
+
+def argument_positions(args: Sequence[str], arities: Mapping[str, int]) -> list[int]:
+    """The index in `args` of each argument, neither an option nor an option's value, read as
+    typed_options reads them (every word after `--` is one; `--` itself is not)."""
+    return _read_arguments(args, arities)[1]
+
+
+def _read_arguments(args: Sequence[str],
+                    arities: Mapping[str, int]) -> tuple[list[tuple[str, str | None]], list[int]]:
+    """typed_options' options and argument_positions' arguments, in one reading of `args`."""
     found: list[tuple[str, str | None]] = []
+    arguments: list[int] = []
     at = 0  # the next argument: an index, as popping each from the front was quadratic in a long line
     while at < len(args):
         token = args[at]
         at += 1
         if token == "--":
+            arguments += range(at, len(args))
             break
         if not token.startswith("-") or token == "-":
-            continue  # an argument
+            arguments.append(at - 1)
+            continue
         name, equals, attached = token.partition("=")
         if token.startswith("--") or (len(name) > 2 and name in arities):  # -n=5 is -n with "=5", as in click
             if arities.get(name, 0) == 0:  # a flag, or a name this command does not have
@@ -145,7 +160,7 @@ def typed_options(args: Sequence[str], arities: Mapping[str, int]) -> tuple[tupl
             found.append((name, attached if attached else args[at] if at < len(args) else None))
             at += max(arities[name] - (1 if attached else 0), 0)
             break
-    return tuple(found)
+    return found, arguments
 
 
 def _long_name(param: Any) -> str:

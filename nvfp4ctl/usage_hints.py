@@ -59,9 +59,29 @@ def _kernel_in(folder: Path) -> str:
     return str(sources[0]) if len(sources) == 1 else str(folder / "KERNEL.cu")
 
 
-def _folder_hint(command: str, files: FileOptions, folder: Path, program: str) -> str | None:
+def _in_place(typed: Sequence[str], replaced: Mapping[int, Sequence[str]],
+              before_first: Sequence[str] = ()) -> str | None:
+    """`typed`, a command's arguments as typed, spelled for the shell with the word at each index of
+    `replaced` replaced by its words and `before_first` before the first of them: the other words the
+    user typed stay where they were. A `--` goes where no word after it is an option, as in the fix
+    an option follows it (`check -- submission.py`); None where one is (the fix would be a guess)."""
+    words: list[str] = []
+    for at, word in enumerate(typed):
+        if at == min(replaced):
+            words += before_first
+        if at in replaced:
+            words += replaced[at]
+        elif word == "--":
+            if any(kept.startswith("-") for i, kept in enumerate(typed[at + 1:], start=at + 1) if i not in replaced):
+                return None
+        else:
+            words.append(word)
+    return _spelled(words)
+
+
+def _folder_hint(command: str, files: FileOptions, folder: Path) -> tuple[str, list[str]] | None:
     """A folder typed where a file goes: its submission.py where the command runs one (GPU MODE's
-    problem folder), else a kernel source in it."""
+    problem folder), else a kernel source in it: the line's start and the words the folder becomes."""
     submission_option = files.option_for(".py")
     if submission_option == "--submission" and (folder / SUBMISSION_FILE).is_file():
         named = [submission_option, str(folder / SUBMISSION_FILE)]
@@ -69,45 +89,57 @@ def _folder_hint(command: str, files: FileOptions, folder: Path, program: str) -
         named = [kernel_option, _kernel_in(folder)]
     else:
         return None
-    return f"{command} takes a file as an option, not a folder: {program} {command} {_spelled(named)}"
+    return f"{command} takes a file as an option, not a folder", named
 
 
-def file_argument_hint(command: str, files: FileOptions, words: Sequence[str], given: Sequence[str],
-                       program: str) -> str | None:
-    """The line for `words`, arguments a command that takes its files as options found no place for;
+def file_argument_hint(command: str, files: FileOptions, typed: Sequence[str], at: Sequence[int],
+                       given: Sequence[str], program: str) -> str | None:
+    """The line for the words at `at` in `typed` (the command's arguments as typed), arguments a command
+    that takes its files as options found no place for, spelled with the user's other words in place;
     None where they are not paths to files (`check 3`: a word no suffix or file makes a path), where
     they name no file of a kind the command takes options for, or where the option they would go to
-    is given already (`given`: the option names typed), so that click's own line stays."""
-    if not words:
+    is given already (`given`: every name of each option typed), so that click's own line stays."""
+    if not at:
         return None
+    words = [typed[i] for i in at]
     paths = [Path(word) for word in words]
     if len(paths) == 1 and paths[0].is_dir():
-        return _folder_hint(command, files, paths[0], program)
+        if (folder := _folder_hint(command, files, paths[0])) is None:
+            return None
+        said, named = folder
+        fixed = _in_place(typed, {at[0]: named})
+        return None if fixed is None else f"{said}: {program} {command} {fixed}"
     if len(paths) == 1 and (setting := files.by_setting.get(paths[0].suffix.lower())) is not None:
-        return f"{command} takes the file as a setting: {setting}={shlex.quote(words[0])} {program} {command}"
-    named: list[str] = []
+        fixed = _in_place(typed, {at[0]: []})
+        if fixed is None:
+            return None
+        spelled = " ".join(filter(None, [f"{setting}={shlex.quote(words[0])}", program, command, fixed]))
+        return f"{command} takes the file as a setting: {spelled}"
+    replaced: dict[int, list[str]] = {}
     header = None
-    for word, path in zip(words, paths):
+    for index, word, path in zip(at, words, paths):
         option = files.option_for(path.suffix)
         if option is None:
             if len(words) == 1 and path.is_file():  # a file, but of no kind the command reads
                 return (f"{command} takes its files as options ({', '.join(files.options)});"
                         f" see '{program} {command} --help'")
             return None
-        if option in given or option in named:
+        if option in given or any(named[0] == option for named in replaced.values()):
             return None
         if path.suffix.lower() == ".cuh":  # a header: --kernel takes the .cu that includes it
             header = word
             word = "KERNEL.cu"
-        named += [option, word]
-    named = [*files.goes_with, *named]  # spelled whole: `--target` alone is refused without `--trend`
+        replaced[index] = [option, word]
+    # spelled whole: `--target` alone is refused without `--trend`
+    fixed = _in_place(typed, replaced, [option for option in files.goes_with if option not in given])
+    if fixed is None:
+        return None
     if header is not None:
         if len(words) > 1:
             return None
-        return (f"{command} takes the kernel as an option, the .cu that includes {header}:"
-                f" {program} {command} {_spelled(named)}")
+        return f"{command} takes the kernel as an option, the .cu that includes {header}: {program} {command} {fixed}"
     noun = "the file as an option" if len(words) == 1 else "the files as options"
-    return f"{command} takes {noun}: {program} {command} {_spelled(named)}"
+    return f"{command} takes {noun}: {program} {command} {fixed}"
 
 
 def json_option_hint(command: str, own_json: str | None, recorded: bool, program: str, asked: str = "--json") -> str:

@@ -493,6 +493,18 @@ def test_typed_options_reads_the_arguments_as_click_parses_them(args, typed):
     assert list(typed_options(args, arities)) == typed
 
 
+@pytest.mark.parametrize("args, positions", [
+    (["--only", "a.py", "b.py"], [2]),  # a.py is --only's value
+    (["-qn5", "a.py", "-n", "5", "-", "--json"], [1, 4]),
+    (["--only=3", "a.py", "--", "--json", "b.py"], [1, 3, 4]),  # after --, every word is an argument
+])
+def test_argument_positions_are_the_words_click_reads_as_arguments(args, positions):
+    from nvfp4ctl.options import argument_positions
+
+    arities = {"--only": 1, "-n": 1, "--json": 0, "-q": 0}
+    assert argument_positions(args, arities) == positions
+
+
 def test_typed_options_reads_a_long_command_line_in_linear_time():
     """Each option with a value copied the rest of the line and each token was popped from its front:
     80,000 `--only 1` took 8 s."""
@@ -821,16 +833,27 @@ _FILES = ("submission.py", "gemm.cu", "tiles.cuh", "task.yml", "notes.txt", "umm
 @pytest.mark.parametrize("args, line, document", [
     (["check", "submission.py"], "error: check takes the file as an option: nvfp4ctl check --submission submission.py",
      False),
-    (["check", "--only", "3", "gemm.cu"], "error: check takes the file as an option: nvfp4ctl check --kernel gemm.cu",
+    # the other words stay where they were typed, quoted as the shell needs
+    (["check", "--only", "3", "gemm.cu"],
+     "error: check takes the file as an option: nvfp4ctl check --only 3 --kernel gemm.cu", False),
+    (["check", "submission.py", "--only", "3"],
+     "error: check takes the file as an option: nvfp4ctl check --submission submission.py --only 3", False),
+    (["check", "--shape", "128, 256, 512", "submission.py"],
+     "error: check takes the file as an option: nvfp4ctl check --shape '128, 256, 512' --submission submission.py",
      False),
+    (["check", "--", "submission.py"], "error: check takes the file as an option: nvfp4ctl check --submission"
+                                       " submission.py", False),
+    (["check", "--only", "3", "problem"], "error: check takes a file as an option, not a folder: nvfp4ctl check"
+                                          " --only 3 --submission problem/submission.py", False),
     (["bench", "submission.py"], "error: bench takes the file as an option: nvfp4ctl bench --submission submission.py",
      False),
-    (["bench", "--json", "gemm.cu"], "error: bench takes the file as an option: nvfp4ctl bench --kernel gemm.cu", True),
+    (["bench", "--json", "gemm.cu"], "error: bench takes the file as an option: nvfp4ctl bench --json --kernel gemm.cu",
+     True),
     (["export", "gemm.cu"], "error: export takes the file as an option: nvfp4ctl export --kernel gemm.cu", False),
     (["export", "mine.py"], "error: export takes the file as an option: nvfp4ctl export --output mine.py", False),
     (["dump", "gemm.cu"], "error: dump takes the file as an option: nvfp4ctl dump --kernel gemm.cu", False),
     (["dump", "--umma", "--json", "umma.log"],
-     "error: dump takes the file as an option: nvfp4ctl dump --from-log umma.log", True),
+     "error: dump takes the file as an option: nvfp4ctl dump --umma --json --from-log umma.log", True),
     (["tune", "gemm.cu"], "error: tune takes the file as an option: nvfp4ctl tune --kernel gemm.cu", False),
     # a file not there yet, a typo say, is still a path by its suffix: the option then says it is missing
     (["check", "submision.py"], "error: check takes the file as an option: nvfp4ctl check --submission submision.py",
@@ -873,6 +896,12 @@ def test_a_file_typed_as_an_argument_names_the_option_it_goes_to(args, line, doc
 @pytest.mark.parametrize("args, line", [
     (["log", "submission.py"], "error: log takes the file as an option: nvfp4ctl log --trend --target submission.py"),
     (["log", "--trend", "gemm.cu"], "error: log takes the file as an option: nvfp4ctl log --trend --target gemm.cu"),
+    (["log", "-n", "5", "submission.py"],
+     "error: log takes the file as an option: nvfp4ctl log -n 5 --trend --target submission.py"),
+    (["log", "--trend", "-n", "5", "gemm.cu"],
+     "error: log takes the file as an option: nvfp4ctl log --trend -n 5 --target gemm.cu"),
+    (["log", "-n", "5", "notes/MEMORY.md"],
+     "error: log takes the file as a setting: NVFP4CTL_MEMORY=notes/MEMORY.md nvfp4ctl log -n 5"),
     (["log", "tiles.cuh"], "error: log takes the kernel as an option, the .cu that includes tiles.cuh: nvfp4ctl log"
                            " --trend --target KERNEL.cu"),
     (["log", "notes/MEMORY.md"], "error: log takes the file as a setting: NVFP4CTL_MEMORY=notes/MEMORY.md nvfp4ctl log"),
