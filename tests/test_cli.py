@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import json
 import sys
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -778,6 +779,25 @@ def test_a_json_document_of_an_earlier_command_line_does_not_silence_the_next(tm
     assert second.exit_code == 2 and json.loads(second.stdout)["error"].startswith("No such option: --nosuch")
 
 
+def _rejected_with_its_line(args: list[str], line: str, document: bool, folder: Path,
+                            monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Runs a command line click rejects (from `folder`): exit 2 with `line` on stderr, and on stdout the
+    {"error", "exit_code"} document where JSON was asked for, else nothing. The run-log results it added."""
+    from cli_streams import separate_streams_runner
+
+    monkeypatch.chdir(folder)
+    monkeypatch.setattr(sys, "argv", ["nvfp4ctl", *args])
+    before = len(runlog.read(memory_path()))
+    result = separate_streams_runner().invoke(app, args, prog_name="nvfp4ctl")
+    assert result.exit_code == 2, result.output
+    assert result.stderr == line + "\n", result.stderr
+    if document:
+        assert json.loads(result.stdout) == {"error": line.removeprefix("error: "), "exit_code": 2}
+    else:
+        assert result.stdout == ""
+    return [entry.result for entry in runlog.read(memory_path())[before:]]
+
+
 @pytest.mark.parametrize("args, line, document", [
     (["--json", "bench"], "error: --json is an option of the command: nvfp4ctl bench --json", True),
     (["-q", "--json", "dump", "--umma"], "error: --json is an option of the command: nvfp4ctl dump --json", True),
@@ -807,23 +827,11 @@ def test_a_json_option_before_the_commands_name_says_where_it_goes(args, line, d
     """click's "No such option: --json (Possible options: --version)" named nothing that takes it. Where the
     command after it takes the option, JSON was asked for as clearly as after the name: stdout gets the
     {"error", "exit_code"} document, as for any other command line rejected with --json."""
-    from cli_streams import separate_streams_runner
-
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(sys, "argv", ["nvfp4ctl", *args])
-    before = len(runlog.read(memory_path()))
-    result = separate_streams_runner().invoke(app, args, prog_name="nvfp4ctl")
-    assert result.exit_code == 2, result.output
-    assert result.stderr == line + "\n", result.stderr
-    if document:
-        assert json.loads(result.stdout) == {"error": line.removeprefix("error: "), "exit_code": 2}
-    else:
-        assert result.stdout == ""
-    entries = runlog.read(memory_path())
+    logged = _rejected_with_its_line(args, line, document, tmp_path, monkeypatch)
     if len(args) > 1:  # the run of the command named after it, as for any other rejected option
-        assert len(entries) == before + 1 and entries[-1].result == line
+        assert logged == [line]
     else:
-        assert len(entries) == before
+        assert logged == []
 
 
 _FILES = ("submission.py", "gemm.cu", "tiles.cuh", "task.yml", "notes.txt", "umma.log",
@@ -874,23 +882,10 @@ def test_a_file_typed_as_an_argument_names_the_option_it_goes_to(args, line, doc
     """`build PATH` and `lint PATH` take a path, so `check submission.py` is a natural mistake; click said
     "Got unexpected extra argument(s) (submission.py)", which does not say what to type. The run-log line
     and the JSON document (where the command was asked for JSON) say the same."""
-    from cli_streams import separate_streams_runner
-
     for name in _FILES:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(sys, "argv", ["nvfp4ctl", *args])
-    before = len(runlog.read(memory_path()))
-    result = separate_streams_runner().invoke(app, args, prog_name="nvfp4ctl")
-    assert result.exit_code == 2, result.output
-    assert result.stderr == line + "\n", result.stderr
-    if document:
-        assert json.loads(result.stdout) == {"error": line.removeprefix("error: "), "exit_code": 2}
-    else:
-        assert result.stdout == ""
-    entries = runlog.read(memory_path())
-    assert len(entries) == before + 1 and entries[-1].result == line
+    assert _rejected_with_its_line(args, line, document, tmp_path, monkeypatch) == [line]
 
 
 @pytest.mark.parametrize("args, line", [
