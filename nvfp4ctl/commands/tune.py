@@ -63,8 +63,8 @@ def _tune(kernel: Path | None, shapes: ShapeSet, budget: float | None, gpus: int
     if not json:  # --json keeps stdout for the document alone
         console.info(run.headline(), style="dim")
     settings = setup.TimingSettings(criterion=SHORT_CRITERION, settle_s=SHORT_SETTLE_S, input_sets=INPUT_SETS)
-    with console.progress() as progress:
-        bar = WorkBar(progress, run.progress_total(), say=console.progress_line if console.draws_no_bar else None)
+    with console.progress() as progress, WorkBar(progress, run.progress_total(),
+                                                  say=console.progress_line if console.draws_no_bar else None) as bar:
         report = setup.execute(run, settings, budget, rounds, fresh, write=not no_write, on_progress=bar.step,
                                on_work=bar.expect)
         bar.end()

@@ -30,6 +30,15 @@ class WorkBar:
         self._task = progress.add_task("starting", total=first_round)
         self._lines = ProgressLines(say, first_round, clock=clock)
 
+    def __enter__(self) -> WorkBar:
+        """Inside `with`, a step that blocks in a compiler or a GPU worker is said again now and then
+        (ProgressLines' heartbeat), not only when the next step is reported."""
+        self._lines.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._lines.__exit__(None, None, None)
+
     def expect(self, count: int) -> None:
         self._expected += count
         self._progress.update(self._task, total=self._total())

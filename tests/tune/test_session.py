@@ -419,6 +419,26 @@ def test_without_a_bar_the_progress_is_a_plain_line_per_step_and_now_and_then() 
     assert said[-1] == "K: 4 of 13, 80 s"
 
 
+def test_inside_with_a_step_that_blocks_is_said_again_without_a_new_step(monkeypatch) -> None:
+    """The bar said a step only when the next one was reported: one long build (or a GPU worker that
+    hangs until its watchdog) was silent however long it took. Inside `with` the heartbeat says it again."""
+    import time
+
+    from nvfp4ctl import progress_lines
+    from nvfp4ctl.tune.progress import WorkBar
+
+    monkeypatch.setattr(progress_lines, "_TICK_S", 0.01)
+    said: list[str] = []
+    now = [100.0]
+    with WorkBar(_RecordingBar(), 13, say=said.append, clock=lambda: now[0]) as bar:
+        bar.step("compiling", 0)
+        now[0] += progress_lines.PLAIN_LINE_EVERY_S + 1  # no step reported since
+        deadline = time.monotonic() + 5
+        while len(said) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    assert said == ["compiling: 0 of 13, 0 s", "compiling: 0 of 13, 31 s"]
+
+
 def test_a_progress_line_goes_to_stderr_where_no_bar_is_drawn_and_not_under_q(monkeypatch) -> None:
     from nvfp4ctl.console import Console
 
