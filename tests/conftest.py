@@ -44,6 +44,11 @@ def pytest_collectreport(report: pytest.CollectReport) -> None:
     collection_guard.record(report)
 
 
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's, where it is installed
+def pytest_xdist_node_collection_finished(node: object, ids: list[str]) -> None:
+    collection_guard.record_node_ids(ids)
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     collection_guard.enforce(session)
 

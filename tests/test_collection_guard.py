@@ -40,3 +40,16 @@ def test_tests_build_is_on_disk_and_would_be_checked() -> None:
 
 def test_pytest_does_not_skip_folders_named_build(pytestconfig) -> None:
     assert "build" not in pytestconfig.getini("norecursedirs")
+
+
+def test_an_xdist_controller_counts_what_its_first_worker_collected(tmp_path, monkeypatch) -> None:
+    """The controller of `pytest -n 4` collects nothing itself: the guard read 0 tests collected and
+    failed a whole-suite run whatever its tests did. It counts the node ids the first worker reports."""
+    monkeypatch.setattr(collection_guard, "_collected_files", set())
+    monkeypatch.setattr(collection_guard, "_collected_count", [0])
+    ids = ["tests/test_a.py::test_one", "tests/test_a.py::test_two[1]", "tests/build/test_b.py::test_three"]
+    collection_guard.record_node_ids(ids, tmp_path)
+    collection_guard.record_node_ids(ids + ["tests/test_c.py::test_four"], tmp_path)  # another worker: the same
+    on_disk = {tmp_path / "tests" / "test_a.py", tmp_path / "tests" / "build" / "test_b.py"}
+    assert collection_guard._collected_count == [3]
+    assert problems(on_disk, collection_guard._collected_files, 3, floor=3, root=tmp_path) == []
