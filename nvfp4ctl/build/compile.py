@@ -73,38 +73,57 @@ def _site_folders() -> set[str]:
 
 def run_compiler(command: list[str], cwd: Path, env: dict[str, str],
                  timeout_s: float = BUILD_TIMEOUT_S) -> tuple[int, str]:
-    """(exit status, stdout and stderr together) of a compiler command, run in a process group of its
-    own that is ended whole when the run ends early: a timeout, Ctrl-C, `kill PID` (interrupts.py), any
-    error. subprocess.run killed the compiler alone, and what it had started (nvcc's `sh -c cudafe++
-    ...`, cicc, ptxas; ninja's jobs) went on compiling into a staging folder already deleted. Its own
-    group also keeps the terminal's Ctrl-C from reaching it before nvfp4ctl has decided what to end.
+    """(exit status, stdout and stderr together) of a compiler command, ended with everything it started
+    when the run ends early: a timeout, Ctrl-C, `kill PID` (interrupts.py), any error. subprocess.run
+    killed the compiler alone, and what it had started (nvcc's `sh -c cudafe++ ...`, cicc, ptxas; ninja's
+    jobs) went on compiling into a staging folder already deleted. The compiler stays in nvfp4ctl's
+    process group, so that a signal to the whole group (a CI job cancelled, `timeout -s KILL`, the
+    terminal's Ctrl-C) reaches it too, even where nvfp4ctl itself is killed before it can act.
     subprocess.TimeoutExpired, with the output so far, past `timeout_s`."""
-    with subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          start_new_session=True) as process:
+    with subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT) as process:
         try:
             output, _ = process.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired as expired:
-            _end_group(process)
+            _end_tree(process)
             expired.output = _output_left(process)
             raise
         except BaseException:
-            _end_group(process)
+            _end_tree(process)
             raise
     return process.returncode, output.decode(errors="replace")
 
 
-def _end_group(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM to the compiler's process group first: ninja passes it on to its jobs, which it runs in
-    groups of their own that a signal to this one does not reach. SIGKILL to what is left of the group
-    after STOP_GRACE_S, also where the compiler itself has exited and its tools live on: the group's id
-    stays taken while any member lives, so it names no one else."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGTERM)
+def _end_tree(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM to the compiler and every process it started (ninja also passes it on to its jobs), then
+    SIGKILL to those left after STOP_GRACE_S. The tree is read once, before the first signal: a tool
+    whose parent has died is adopted by init, where no later walk from the compiler finds it."""
+    tree = [process.pid, *_descendants(process.pid)]
+    for pid in tree:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGTERM)
     with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(timeout=STOP_GRACE_S)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
+    for pid in tree:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
     process.wait()
+
+
+def _descendants(root: int) -> list[int]:
+    """Every process below `root`, read from /proc (Linux; elsewhere none: the compiler alone is ended)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = entry.read_text().rsplit(")", 1)[1].split()  # past the command's name, which may hold ")"
+        except (OSError, IndexError):
+            continue  # gone since the listing
+        children.setdefault(int(fields[1]), []).append(int(entry.parent.name))
+    found, frontier = [], [root]
+    while frontier:
+        below = [child for pid in frontier for child in children.get(pid, [])]
+        found += below
+        frontier = below
+    return found
 
 
 def _output_left(process: subprocess.Popen[bytes]) -> bytes:

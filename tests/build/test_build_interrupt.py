@@ -67,10 +67,12 @@ def _stand_in_toolkit(folder: Path, tool_pid: Path) -> Path:
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="reads process states from /proc (Linux)")
-@pytest.mark.parametrize("target", ["kernel", "submission"])
-def test_kill_during_a_build_ends_the_compilers_whole_process_group(tmp_path: Path, target: str) -> None:
+@pytest.mark.parametrize("target, stop", [("kernel", "kill PID"), ("submission", "kill PID"),
+                                          ("kernel", "group SIGKILL")])
+def test_kill_during_a_build_ends_the_compiler_and_what_it_started(tmp_path: Path, target: str, stop: str) -> None:
     """A submission's build left nvcc's `sh -c cudafe++ ...` compiling into a staging folder already
-    deleted once nvfp4ctl had said "interrupted"; a kernel's build left cicc."""
+    deleted once nvfp4ctl had said "interrupted"; a kernel's build left cicc. A SIGKILL to nvfp4ctl's
+    whole process group (a CI job cancelled) must reach them too: in a session of their own they lived on."""
     import nvfp4ctl
 
     tool_pid = tmp_path / "tool.pid"
@@ -85,7 +87,8 @@ def test_kill_during_a_build_ends_the_compilers_whole_process_group(tmp_path: Pa
                PYTHONPATH=os.pathsep.join([str(Path(nvfp4ctl.__file__).resolve().parents[1]), *sys.path]))
     env.pop("CUDA_PATH", None)
     parent = subprocess.Popen([sys.executable, "-m", "nvfp4ctl", "build", str(source), "--arch", "sm_90a"],
-                              cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                              cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                              start_new_session=True)  # a group of its own, as a CI job's
     tool = None
     try:
         deadline = time.monotonic() + 120
@@ -94,8 +97,12 @@ def test_kill_during_a_build_ends_the_compilers_whole_process_group(tmp_path: Pa
             assert time.monotonic() < deadline, "the stand-in nvcc never ran"
             time.sleep(0.05)
         tool = int(tool_pid.read_text())
-        parent.send_signal(signal.SIGTERM)  # nvfp4ctl's pid alone, as `kill PID` does
-        assert parent.wait(timeout=30) == ExitCode.INTERRUPTED, parent.stderr.read() if parent.stderr else ""
+        if stop == "kill PID":
+            parent.send_signal(signal.SIGTERM)  # nvfp4ctl's pid alone
+            assert parent.wait(timeout=30) == ExitCode.INTERRUPTED, parent.stderr.read() if parent.stderr else ""
+        else:
+            os.killpg(parent.pid, signal.SIGKILL)  # no handler runs: the signal itself must reach the tools
+            assert parent.wait(timeout=30) == -signal.SIGKILL
     finally:
         if parent.poll() is None:
             parent.kill()
@@ -103,7 +110,8 @@ def test_kill_during_a_build_ends_the_compilers_whole_process_group(tmp_path: Pa
     if not dead:
         os.kill(tool, signal.SIGKILL)  # not left running by the test either
     assert dead, "the compiler's tool outlived the interrupted build"
-    assert read(memory)[-1].result == "interrupted"
+    if stop == "kill PID":
+        assert read(memory)[-1].result == "interrupted"
 
 
 def test_a_compiler_past_its_timeout_is_ended_with_what_it_started(tmp_path: Path) -> None:
