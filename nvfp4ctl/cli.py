@@ -189,13 +189,14 @@ def _command_position(args: Sequence[str], arities: dict[str, int], is_command: 
     own value; a command's option typed before the name takes the values it takes there (`--task check
     bench`: check is the task file); a word after an option no command has is its value unless it names
     a command. Where the options run out, a value that names a command is the command's name, the
-    option's value missing (`--format lint`); else None, and where they end at `--`."""
+    option's value missing (`--format lint`); else None. After `--` the next word is the name, as click
+    reads it (`nvfp4ctl -- bench` runs bench)."""
     at = 0
     named_value = None
     while at < len(args):
         token = args[at]
         if token == "--":
-            return None
+            return at + 1 if at + 1 < len(args) else None
         if token == "-" or not token.startswith("-"):
             return at
         at += 1

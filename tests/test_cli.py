@@ -199,7 +199,7 @@ def test_an_option_click_rejects_is_still_logged(monkeypatch, args, message):
 
 
 @pytest.mark.parametrize("args", [["log", "-n", "x"], ["nosuch"], ["init", "--problem"], ["--nosuch", "log"],
-                                  ["--nosuch"], ["--nosuch", "--", "build"]])
+                                  ["--nosuch"], ["--nosuch", "--", "log"], ["--nosuch", "--"]])
 def test_parse_errors_of_unlogged_commands_stay_unlogged(args):
     before = len(runlog.read(memory_path()))
     assert CliRunner().invoke(app, args).exit_code == 2
