@@ -36,17 +36,30 @@ _CODING_LINE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 
 
 def _refuse_a_coding_line_python_refuses(data: bytes, shown: str) -> None:
-    """A coding line Python refuses (an unknown encoding, or another than UTF-8 after a byte order mark)
-    stops `python submission.py` before any line runs, whatever its bytes are: the same line as a syntax
-    error, FILE:LINE: not valid Python (unknown encoding: x), before a GPU is looked for."""
+    """A coding line Python refuses stops `python submission.py` before any line runs, whatever its bytes
+    are: the same line as a syntax error, FILE:LINE: not valid Python (unknown encoding: x), before a GPU
+    is looked for."""
+    problem = coding_line_problem(data)
+    if problem is not None:
+        line, reason = problem
+        raise UnloadableSubmission(f"{shown}:{line}: not valid Python ({reason})") from None
+
+
+def coding_line_problem(data: bytes) -> tuple[int, str] | None:
+    """(line, Python's reason) where a file's coding line names an encoding Python refuses (an unknown
+    one, or another than UTF-8 after a byte order mark); None otherwise. Bytes that are not UTF-8 with no
+    such line are not a coding line's fault: the UTF-8 reader names their place."""
     try:
         tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as error:
+        if not error.msg.startswith(("unknown encoding", "encoding problem")):
+            return None
         first_lines = data.removeprefix(codecs.BOM_UTF8).splitlines()[:2]
         found = [(number, match) for number, text in enumerate(first_lines, 1) if (match := _CODING_LINE.match(text))]
-        if not found:  # no coding line: bytes that are not UTF-8, which the reader says with their place
-            return
+        if not found:
+            return None
         line, reason = found[0][0], error.msg
         if data.startswith(codecs.BOM_UTF8):  # tokenize says "encoding problem: utf-8"; python names both
             reason = f"encoding problem: {found[0][1].group(1).decode('ascii', 'replace')} with BOM"
-        raise UnloadableSubmission(f"{shown}:{line}: not valid Python ({reason})") from None
+        return line, reason
+    return None

@@ -34,10 +34,12 @@ class SourceFile:
     # then, a character a byte) holds at that offset. None for UTF-8.
     undecodable_at: int | None = None
     line_starts: list[int] = field(init=False)
+    byte_order_mark: bool = field(init=False)  # the text began with one: python then takes no other coding
 
     def __post_init__(self) -> None:
         # A UTF-8 byte order mark is dropped, as python drops it: ast.parse of the str refused the
         # character (NV001 where `python submission.py` runs), and editors count columns without it.
+        self.byte_order_mark = self.text.startswith(BOM)
         self.text = self.text.removeprefix(BOM)
         self.line_starts = [0] + [match.end() for match in _LINE_BREAK.finditer(self.text)]
 

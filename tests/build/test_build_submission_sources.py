@@ -273,6 +273,16 @@ def test_a_submission_that_is_not_utf8_is_the_same_line_for_check_and_build(tmp_
         assert (result.exit_code, result.output) == (2, line), (command, result.output)
 
 
+def test_bytes_that_are_not_utf8_above_a_valid_coding_line_are_said_where_they_are(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Python refuses line 1's bytes before it reads line 2's coding line; the line blamed the coding line."""
+    (tmp_path / "submission.py").write_bytes(b"# \xe9\xe9\n# coding: latin-1\nimport torch\n")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["check"])
+    assert (result.exit_code, result.output) == (2, "error: submission.py:1: not UTF-8 text (invalid continuation"
+                                                    " byte at byte 2)\n"), result.output
+
+
 @pytest.mark.parametrize("head, line, reason", [
     (b"# coding: nosuch\n", 1, "unknown encoding: nosuch"),
     (b"#!/usr/bin/env python\n# -*- coding: nosuch -*-\n", 2, "unknown encoding: nosuch"),

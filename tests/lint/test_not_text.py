@@ -100,3 +100,18 @@ def test_the_not_text_error_cannot_be_ignored(tmp_path: Path, monkeypatch: pytes
     result = runner.invoke(app, ["lint", "--ignore", pattern, "k.cu"])
     assert result.exit_code == 2, result.output
     assert f"{pattern.upper()} cannot be ignored: NV004" in " ".join(result.output.split())
+
+
+@pytest.mark.parametrize("head, line, reason", [
+    (b"# coding: nosuch\n", 1, "unknown encoding: nosuch"),
+    (b"#!/usr/bin/env python\n# -*- coding: bogus -*-\n", 2, "unknown encoding: bogus"),
+    (b"\xef\xbb\xbf# coding: latin-1\n", 1, "encoding problem: latin-1 with BOM"),
+])
+def test_a_coding_line_python_refuses_is_nv001_as_check_and_build_say(tmp_path: Path, head: bytes, line: int,
+                                                                      reason: str) -> None:
+    """`python submission.py` stops at such a line, and check and build refuse the file; lint said "All
+    checks passed"."""
+    path = tmp_path / "submission.py"
+    path.write_bytes(head + b"import torch\ndef custom_kernel(data):\n    return data\n")
+    found = [(d.line, d.code, d.message) for d in lint_paths([path], LintConfig()).diagnostics]
+    assert found == [(line, "NV001", f"not valid Python ({reason}); only the text rules ran")]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import codecs
 import sys
 import warnings
 
@@ -14,10 +15,14 @@ from nvfp4ctl.lint.python.embedded import fragments
 from nvfp4ctl.lint.python.facts import using
 from nvfp4ctl.lint.python.index import ModuleIndex
 from nvfp4ctl.lint.source import SourceFile
+from nvfp4ctl.submission_text import coding_line_problem
 from nvfp4ctl.lint.submission import CUSTOM_KERNEL, STAR_IMPORT, SUBMISSION_NAME
 
 
 def check(source: SourceFile, config: LintConfig) -> list[Finding]:
+    refused = _coding_line_refused(source)
+    if refused is not None:
+        return [refused]
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escape sequences in users' strings are not ours to report
@@ -47,6 +52,17 @@ def check(source: SourceFile, config: LintConfig) -> list[Finding]:
     for fragment in fragments(index.all_nodes, source):
         findings.extend(cpp_rules.check(fragment, config))
     return findings
+
+
+def _coding_line_refused(source: SourceFile) -> Finding | None:
+    """NV001 where the coding line names an encoding Python refuses (`# coding: nosuch`, latin-1 after a
+    byte order mark): python stops there before any line runs, as check and build say."""
+    data = (codecs.BOM_UTF8 if source.byte_order_mark else b"") + source.text.encode("utf-8", "surrogatepass")
+    problem = coding_line_problem(data)
+    if problem is None:
+        return None
+    line, reason = problem
+    return Finding(source.offset(line, 0), "NV001", f"not valid Python ({reason}); only the text rules ran")
 
 
 def _entry_point(source: SourceFile, tree: ast.Module) -> list[Finding]:
