@@ -250,8 +250,7 @@ def export_submission(kernel: Path, output: Path, arch: str | None = None, force
         raise UsageError(_read_only(output))
     if output.exists() and not force and (why := _refusal(output)):
         raise UsageError(f"{output} {why}: nothing was written (--force replaces it, or -o another path)")
-    # export has no --arch: the message must not suggest one (arch is for callers in Python)
-    submission = render(inputs, resolve_arch(inputs.kernel, arch, arch_option=False))
+    submission = render(inputs, resolve_arch(inputs.kernel, arch))
     try:
         write_text_atomic(output, submission.text, keep_read_only=True)
     except ReadOnlyTarget:  # made so since the check above

@@ -9,6 +9,7 @@ import typer
 
 from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import UsageError
+from nvfp4ctl.options import Choice, choice
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.problems import DEFAULT_PROBLEM
 from nvfp4ctl.project import shipped
@@ -17,6 +18,11 @@ from nvfp4ctl.workspace import short_path, users_kernels_dir
 from nvfp4ctl.words import plural
 
 LEADERBOARD_ARCH = "sm_100a"  # the B200 leaderboard
+
+
+class ArchChoice(Choice):
+    sm_90a = "sm_90a"
+    sm_100a = "sm_100a"
 
 
 B200_MAJOR = 10
@@ -99,13 +105,28 @@ def _files_in_use(flag: Path | None) -> dict[Path, str]:
     return {task.path: "the task file in use", memory_path(): "the run log"}
 
 
+def _not_for_the_leaderboard(source: Path, arch: str) -> str:
+    """The warning for an export the B200 leaderboard cannot run, with the way to one it can: a kernel
+    without tensor-core code (its `no-tensor-op` mark) compiles for any arch as it is; another one
+    (wgmma, setmaxnreg) may not, and `build --arch` tells."""
+    from nvfp4ctl.build.sources import NO_TENSOR_OP, source_marks
+
+    said = f"{source.name} is an {arch} kernel: the B200 leaderboard needs {LEADERBOARD_ARCH}"
+    if source_marks(source, NO_TENSOR_OP):
+        return f"{said}; --arch {LEADERBOARD_ARCH} exports it for a B200 (it has no tensor-core code: its no-tensor-op mark)"
+    return (f"{said}; --arch {LEADERBOARD_ARCH} exports it for a B200 where it has no {arch}-only code (wgmma):"
+            f" `nvfp4ctl build --arch {LEADERBOARD_ARCH} {short_path(source)}` tells")
+
+
 def _never_built(source: Path, arch: str) -> bool:
     """A kernel of the user's with no build in the cache as it is now: the only look at whether it
     compiles that costs no compile (files and `nvcc --version`). nvfp4ctl's own kernels are built by
-    its tests; where nvcc is missing nothing can be told."""
+    its tests for their own arch (another one, an --arch of the user's, is asked like a user's kernel);
+    where nvcc is missing nothing can be told."""
     from nvfp4ctl.build.builder import has_build
+    from nvfp4ctl.build.sources import declared_arch
 
-    if source.resolve().is_relative_to(shipped("kernels").resolve()):
+    if source.resolve().is_relative_to(shipped("kernels").resolve()) and declared_arch(source) == arch:
         return False
     return has_build(source, arch) is False
 
@@ -122,6 +143,11 @@ def command(
                                         " it (your own submission.py, say).")] = False,
     task: Annotated[Path | None, typer.Option("--task", metavar="PATH", help="task.yml whose problem the export is"
                                               " for (default: the one in use).")] = None,
+    arch: Annotated[
+        ArchChoice | None, typer.Option("--arch", metavar="<sm_90a|sm_100a>", parser=choice(ArchChoice),
+                                        help="Compile the kernel for sm_90a or sm_100a (default: its own arch, from its"
+                                        " sm90/ or sm100/ folder or a `// nvfp4ctl: arch=` line).", show_default=False)
+    ] = None,
 ) -> Outcome:
     """Write a submission.py that compiles the kernel with load_inline and calls it from custom_kernel."""
     from nvfp4ctl.build.sources import checked_source  # here, not at the top: keeps `--help` fast
@@ -145,9 +171,10 @@ def command(
         # fails every test, as check of the same mix would (nvfp4ctl's own task is no one's choice)
         taken = None if kernel is not None else f"export's default for {problem}"
         refuse_other_problem(source, source.resolve(), in_use.problem, in_use, default_for=taken)
-    submission = export_submission(source, output, force=force, protected=_files_in_use(task))
+    submission = export_submission(source, output, arch=None if arch is None else arch.value, force=force,
+                                   protected=_files_in_use(task))
     if submission.arch != LEADERBOARD_ARCH:
-        console.warn(f"{source.name} is an {submission.arch} kernel: the B200 leaderboard needs {LEADERBOARD_ARCH}")
+        console.warn(_not_for_the_leaderboard(source, submission.arch))
     if missing := missing_abi(submission):
         console.warn(f"no definition of {' or '.join(f'{name}()' for name in missing)} found in {source.name} or its"
                      f" headers: the exported file would fail at import (`nvfp4ctl build {source}` checks the compiled object)")

@@ -124,7 +124,7 @@ def test_a_problem_without_a_shipped_b200_kernel_says_where_export_looked(
     assert not (folder / "dual.py").exists()
 
 
-def test_a_kernel_of_unknown_arch_is_not_told_to_pass_an_option_export_lacks(tmp_path: Path) -> None:
+def test_a_kernel_of_unknown_arch_is_told_to_pass_arch_which_export_takes(tmp_path: Path) -> None:
     kernel = tmp_path / "mine.cu"
     kernel.write_text("__global__ void k() {}\n")  # not under sm90/ or sm100/, no arch line
     output = tmp_path / "d.py"
@@ -132,7 +132,10 @@ def test_a_kernel_of_unknown_arch_is_not_told_to_pass_an_option_export_lacks(tmp
     assert result.exit_code == 2 and not output.exists()
     said = _flat(result.output)
     assert said.startswith(f"error: cannot tell which arch {kernel} is for: put it under sm90/ or sm100/, add a line")
-    assert "--arch" not in said  # export has no --arch option (the line used to end "or pass --arch")
+    assert said.endswith("or pass --arch")
+    result = runner.invoke(app, ["export", "--kernel", str(kernel), "--arch", "sm_100a", "-o", str(output)])
+    assert result.exit_code == 0, result.output
+    assert "for sm_100a" in output.read_text().splitlines()[0]
 
 
 HGMMA_PROBE = Path(__file__).parents[1] / "build" / "fixtures" / "hgmma_probe.cu"

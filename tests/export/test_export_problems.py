@@ -7,12 +7,16 @@ import ast
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from nvfp4ctl.build.sources import binding_path, build_inputs
+from nvfp4ctl.cli import app
 from nvfp4ctl.export import export_submission
+from nvfp4ctl.problems.base import PROBLEMS_DIR
 from nvfp4ctl.project import kernels_dir
 
 NAIVE = kernels_dir() / "naive"
+runner = CliRunner()
 
 
 @pytest.mark.parametrize("kernel, binding, call", [
@@ -40,3 +44,37 @@ def test_binding_and_export_follow_the_included_api(tmp_path: Path, kernel: str,
 def test_a_gemm_kernel_keeps_the_gemm_binding() -> None:
     assert binding_path(kernels_dir() / "sm90" / "nvfp4_gemm_sm90.cu").name == "torch_binding.cpp"
     assert binding_path().name == "torch_binding.cpp"
+
+
+@pytest.mark.parametrize("problem", ["nvfp4_gemv", "nvfp4_dual_gemm", "nvfp4_group_gemm"])
+def test_a_naive_kernel_exports_for_the_b200_with_arch(tmp_path: Path, problem: str,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The naive kernels, the only ones these problems have, say `arch=sm_90a`: their export was an sm_90a
+    submission with a warning, and export had no --arch to make the sm_100a one their own comment promises."""
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)  # the problem's folder, as `nvfp4ctl init --problem` writes it
+    (tmp_path / "task.yml").write_text((PROBLEMS_DIR / problem / "task.yml").read_text())
+    kernel = NAIVE / f"{problem}_naive.cu"
+    output = tmp_path / "submission.py"
+    own = runner.invoke(app, ["export", "--kernel", str(kernel), "-o", str(output)])
+    assert own.exit_code == 0, own.output
+    assert (f"warning: {kernel.name} is an sm_90a kernel: the B200 leaderboard needs sm_100a; --arch sm_100a exports"
+            " it for a B200 (it has no tensor-core code: its no-tensor-op mark)") in " ".join(own.output.split())
+    b200 = runner.invoke(app, ["export", "--kernel", str(kernel), "--arch", "sm_100a", "-o", str(output)])
+    assert b200.exit_code == 0, b200.output
+    assert "warning:" not in b200.output and f"{kernel.name} for sm_100a" in b200.output
+    text = output.read_text()
+    assert f"{kernel.name} for sm_100a" in text.splitlines()[0]
+    assert "'-gencode=arch=compute_100a,code=sm_100a'" in text and "sm_90a" not in text.split("CUDA_SOURCE")[0]
+
+
+def test_a_tensor_core_kernel_for_another_arch_is_told_how_to_find_out(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A wgmma kernel may not compile for sm_100a: the warning names --arch and the build that tells."""
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    kernel = kernels_dir() / "sm90" / "nvfp4_gemm_sm90.cu"
+    result = runner.invoke(app, ["export", "--kernel", str(kernel), "-o", str(tmp_path / "submission.py")])
+    assert result.exit_code == 0, result.output
+    assert ("the B200 leaderboard needs sm_100a; --arch sm_100a exports it for a B200 where it has no sm_90a-only"
+            f" code (wgmma): `nvfp4ctl build --arch sm_100a {kernel}` tells") in " ".join(result.output.split())
