@@ -35,7 +35,7 @@ def default_kernel(kernel: Path | None, problem: str = DEFAULT_PROBLEM) -> Path:
         return kernel
     kernels = shipped("kernels") if kernel is not None else users_kernels_dir()
     if kernels is None:
-        ours = " or --kernel default for nvfp4ctl's own B200 kernel" if _b200_name(problem) else ""
+        ours = " or --kernel default for nvfp4ctl's own B200 kernel" if _b200_name(problem) else _naive_hint(problem)
         raise UsageError(f"no kernel to export here (no kernels/ folder): pass --kernel PATH{ours}")
     name = _b200_name(problem)
     if name is None:
@@ -45,15 +45,37 @@ def default_kernel(kernel: Path | None, problem: str = DEFAULT_PROBLEM) -> Path:
 
 def _no_default_for(problem: str, users_kernels: Path | None) -> str:
     """Why there is no kernel to take for a problem nvfp4ctl ships no B200 kernel for: the default is
-    a file name (ours), so a kernels/ folder of the user's is not searched by content; its kernels for
-    the problem are named as the --kernel to pass."""
+    a file name per problem (ours), so a kernels/ folder of the user's is not searched by content; its
+    kernels for the problem are named as the --kernel to pass, and so is nvfp4ctl's plain-CUDA one."""
+    defaults = _b200_defaults()
     if users_kernels is None:  # `--kernel default`
-        return f"--kernel default: nvfp4ctl ships no B200 kernel for {problem}; pass --kernel PATH"
+        return (f"--kernel default: nvfp4ctl ships no B200 kernel for {problem} (export's default is {defaults});"
+                f" pass --kernel PATH{_naive_hint(problem)}")
     found = [short_path(path) for path in _kernels_for(problem, users_kernels)]
     hint = f" ({problem} kernels there: {', '.join(found[:3])}{', ...' if len(found) > 3 else ''})" if found else ""
-    return (f"no default B200 kernel for {problem}: export takes nvfp4ctl's file name for the problem from"
-            f" {short_path(users_kernels)}/ (yours) or nvfp4ctl's own kernels, and nvfp4ctl ships none for {problem};"
-            f" pass --kernel PATH{hint}")
+    return (f"no default kernel for {problem}: export's default is {defaults}, taken from"
+            f" {short_path(users_kernels)}/ (yours) or nvfp4ctl's own kernels; pass --kernel PATH{hint}{_naive_hint(problem)}")
+
+
+def _b200_defaults() -> str:
+    """Export's default kernel per problem, in words: `kernels/sm100/x.cu for nvfp4_gemm, none for the others`."""
+    from nvfp4ctl.problems import all_problems
+
+    problems = all_problems()
+    named = [f"kernels/{each.default_kernels[B200_MAJOR]} for {each.name}" for each in problems
+             if B200_MAJOR in each.default_kernels]
+    if not named:
+        return "none, for any problem"
+    return ", ".join(named) + (", none for the others" if len(named) < len(problems) else "")
+
+
+def _naive_hint(problem: str) -> str:
+    """The plain-CUDA kernel nvfp4ctl ships for `problem` (kernels/naive/), as the --kernel to pass: its
+    `arch=` line says sm_90a, so --arch sm_100a goes with it for the B200; "" where there is none."""
+    found = _kernels_for(problem, shipped("kernels") / "naive")
+    if not found:
+        return ""
+    return f", or nvfp4ctl's plain-CUDA kernel: --kernel {short_path(found[0])} --arch {LEADERBOARD_ARCH}"
 
 
 def _kernels_for(problem: str, folder: Path) -> list[Path]:
@@ -133,10 +155,12 @@ def _never_built(source: Path, arch: str) -> bool:
 
 def command(
     kernel: Annotated[
-        Path | None, typer.Option("--kernel", help="Kernel .cu to embed ('default': nvfp4ctl's own B200 kernel,"
+        Path | None, typer.Option("--kernel", help="Kernel .cu to embed ('default': nvfp4ctl's own B200 kernel for nvfp4_gemm,"
                                   " the hand-written tcgen05 one; the CUTLASS one is"
                                   f" {shipped('kernels/sm100/nvfp4_gemm_sm100.cu')})."
-                                  " Default: the task problem's B200 kernel in your kernels/ folder.", show_default=False)
+                                  " Default: the task problem's B200 kernel in your kernels/ folder, by our file name:"
+                                  " for nvfp4_gemm alone; the other problems' plain-CUDA kernels are in"
+                                  f" {shipped('kernels/naive')}.", show_default=False)
     ] = None,
     output: Annotated[Path, typer.Option("-o", "--output", help="Where to write the submission.")] = Path("submission.py"),
     force: Annotated[bool, typer.Option("--force", help="Replace the output file even if an earlier export did not write"

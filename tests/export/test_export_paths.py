@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from nvfp4ctl.cli import app
+from nvfp4ctl.problems.base import PROBLEMS_DIR
 from nvfp4ctl.project import kernels_dir
 
 DUAL_GEMM = kernels_dir() / "naive" / "nvfp4_dual_gemm_naive.cu"
@@ -105,23 +106,35 @@ def test_a_default_kernel_for_another_problem_is_refused_naming_the_file_found(
     assert not (folder / "gemm.py").exists()
 
 
-def test_a_problem_without_a_shipped_b200_kernel_says_where_export_looked(
+def test_a_problem_without_a_shipped_b200_kernel_says_what_the_default_is_and_names_the_naive_kernel(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """In a folder with a kernels/ of its own, the message read as if that folder were ignored."""
+    """In a folder with a kernels/ of its own, the message read as if that folder were ignored; then it said
+    neither what the default is per problem nor that nvfp4ctl's plain-CUDA kernel for the problem is there."""
     folder = _user_folder(tmp_path / "dual", "nvfp4_dual_gemm",
                           {"my_dual.cu": DUAL_GEMM.read_text(), "other.cu": "__global__ void k() {}\n"})
     monkeypatch.chdir(folder)
+    naive = f"or nvfp4ctl's plain-CUDA kernel: --kernel {DUAL_GEMM} --arch sm_100a"
+    default = "export's default is kernels/sm100/nvfp4_gemm_sm100_tc.cu for nvfp4_gemm, none for the others"
     result = runner.invoke(app, ["export", "-o", "dual.py"])
     assert result.exit_code == 2, result.output
     assert _flat(result.output) == (
-        "error: no default B200 kernel for nvfp4_dual_gemm: export takes nvfp4ctl's file name for the problem from"
-        " kernels/ (yours) or nvfp4ctl's own kernels, and nvfp4ctl ships none for nvfp4_dual_gemm; pass --kernel PATH"
-        " (nvfp4_dual_gemm kernels there: kernels/sm100/my_dual.cu)")
+        f"error: no default kernel for nvfp4_dual_gemm: {default}, taken from kernels/ (yours) or nvfp4ctl's own"
+        f" kernels; pass --kernel PATH (nvfp4_dual_gemm kernels there: kernels/sm100/my_dual.cu), {naive}")
     result = runner.invoke(app, ["export", "--kernel", "default", "-o", "dual.py"])
     assert result.exit_code == 2, result.output
-    assert _flat(result.output) == ("error: --kernel default: nvfp4ctl ships no B200 kernel for nvfp4_dual_gemm;"
-                                    " pass --kernel PATH")
+    assert _flat(result.output) == (f"error: --kernel default: nvfp4ctl ships no B200 kernel for nvfp4_dual_gemm"
+                                    f" ({default}); pass --kernel PATH, {naive}")
     assert not (folder / "dual.py").exists()
+
+
+def test_no_kernels_folder_names_the_naive_kernel_of_the_problem(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "task.yml").write_text((PROBLEMS_DIR / "nvfp4_gemv" / "task.yml").read_text())
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["export", "-o", "gemv.py"])
+    assert result.exit_code == 2, result.output
+    naive = kernels_dir() / "naive" / "nvfp4_gemv_naive.cu"
+    assert _flat(result.output) == ("error: no kernel to export here (no kernels/ folder): pass --kernel PATH, or"
+                                    f" nvfp4ctl's plain-CUDA kernel: --kernel {naive} --arch sm_100a")
 
 
 def test_a_kernel_of_unknown_arch_is_told_to_pass_arch_which_export_takes(tmp_path: Path) -> None:
