@@ -29,10 +29,17 @@ class TensorOpCheck:
     match: str | None  # the first of them that is the expected op
     checked: bool  # False when cuobjdump/nvdisasm were not available
     declared_none: bool = False  # the kernel says it uses no tensor core (`// nvfp4ctl: no-tensor-op`)
+    # False: the problem built for needs none (the GEMV, bound by memory): a missing op is a note (not_needed)
+    needed: bool = True
 
     @property
     def present(self) -> bool:
         return self.match is not None
+
+    @property
+    def not_needed(self) -> bool:
+        """No tensor-core op found where the problem needs none and the source did not say so itself."""
+        return not self.needed and not self.present and not self.declared_none
 
 
 @dataclass(frozen=True)
@@ -79,7 +86,7 @@ class BuildReport:
             )
             found.append(f"register spills in {spilled}")
         op = self.tensor_op
-        if op.declared_none:  # a plain-CUDA baseline: nothing to expect, so nothing to check
+        if op.declared_none or not op.needed:  # a plain-CUDA baseline, or a problem bound by memory: nothing to expect
             return found
         if not op.checked:
             found.append("tensor-core op not checked: cuobjdump/nvdisasm not found (pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)")
@@ -93,6 +100,7 @@ class BuildReport:
         payload = asdict(self)
         payload.update(source=str(self.source), entry=None, cache_hit=None)  # set again when read
         del payload["tensor_op"]["declared_none"]  # the source's own say, read again on each load (builder)
+        del payload["tensor_op"]["needed"]  # the problem's, which the command knows, not the build
         (self.entry / REPORT_FILE).write_text(json.dumps(payload, indent=1))
 
     @classmethod
@@ -113,3 +121,10 @@ class BuildReport:
 
     def moved_to(self, entry: Path) -> BuildReport:
         return replace(self, entry=entry)
+
+
+def not_needed_note(report: BuildReport, problem: str) -> str:
+    """The note that replaces the failure of a build with no tensor-core op for a problem that needs none."""
+    seen = ", ".join(report.tensor_op.found) or "no tensor-core op"
+    return (f"no {report.tensor_op.expected} in the {report.arch} SASS (found: {seen}): none needed for {problem},"
+            " which is bound by memory (FFMA and DRAM), not by tensor cores")

@@ -12,6 +12,7 @@ from rich.text import Text
 
 from nvfp4ctl.console import VERBOSE, get_console
 from nvfp4ctl.errors import ExitCode, UsageError
+from nvfp4ctl.build.report import not_needed_note
 from nvfp4ctl.kernel_cells import byte_size, spills_text
 from nvfp4ctl.options import Choice, choice
 from nvfp4ctl.outcome import Outcome
@@ -89,6 +90,7 @@ def command(
                 skipped.append(source.name)
                 rows.append(_failed_row(source, target, time.perf_counter() - started, "skipped"))
             else:
+                report = _for_its_problem(report)
                 built.append(report)
                 rows.append(_row(report, time.perf_counter() - started))
                 for problem in report.problems():
@@ -98,6 +100,8 @@ def command(
     console.table(["kernel", "arch", "regs", "static smem", "stack", "spills", "tensor op", "time", "cache"], rows, right_align_from=2,
                   whole=(0,))
     for report in built:
+        if report.tensor_op.not_needed:
+            console.info(f"note: {report.source.name}: {not_needed_note(report, _problem_name(report.source))}")
         for problem in report.problems():
             console.error(f"{report.source.name} ({report.arch}): {problem}")
         if verbose:
@@ -109,6 +113,26 @@ def command(
     if outcome.exit_code == ExitCode.OK:  # a failure's lines are above; -q hides the table, not the result
         console.ok(outcome.result)
     return outcome
+
+
+def _for_its_problem(report: BuildReport) -> BuildReport:
+    """A kernel's problem is the one whose API header it includes (none: the GEMM): for a problem bound by
+    memory (the GEMV) a missing tensor-core op is a note, not a failure."""
+    from nvfp4ctl.build.sources import kernel_problem
+
+    if report.tensor_op.present or report.tensor_op.declared_none:
+        return report
+    problem = kernel_problem(report.source)
+    if problem is None or problem.needs_tensor_op:
+        return report
+    return dataclasses.replace(report, tensor_op=dataclasses.replace(report.tensor_op, needed=False))
+
+
+def _problem_name(source: Path) -> str:
+    from nvfp4ctl.build.sources import kernel_problem
+
+    problem = kernel_problem(source)
+    return problem.name if problem is not None else "the GEMM"
 
 
 def _show_submission_time(report: BuildReport, failures: dict[str, str]) -> None:
@@ -165,6 +189,8 @@ def _row(report: BuildReport, seconds: float) -> list[object]:
         tensor = Text(op.match, style="green")
     elif op.declared_none:
         tensor = Text("none (declared)")
+    elif op.not_needed:
+        tensor = Text("none (not needed)")
     else:
         tensor = Text(f"no {op.expected}" if op.checked else "not checked", style="bold red")
     return [

@@ -5,13 +5,15 @@ leaderboard's 120 s."""
 from __future__ import annotations
 
 import tempfile
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
 from nvfp4ctl.build.compiler_errors import display_path
 from nvfp4ctl.build.kernel_names import readable_names
+from nvfp4ctl.build.report import not_needed_note
 from nvfp4ctl.build.resources import describe_tensor_op
 from nvfp4ctl.console import NORMAL, get_console
 from nvfp4ctl.errors import ExitCode, UsageError
@@ -31,6 +33,8 @@ HEADERS = ["unit: kernel", "regs", "static smem", "stack", "spills", "tensor op"
 def _op_text(tensor_op) -> Text:
     if tensor_op.declared_none and not tensor_op.present:
         return Text("none (declared)")
+    if tensor_op.not_needed:
+        return Text("none (not needed)")
     if tensor_op.match is not None and tensor_op.expected in ("-", None) or tensor_op.present:
         op = tensor_op.match
         return Text(f"{op} ({describe_tensor_op(op)})", style="green" if tensor_op.present else "")
@@ -164,6 +168,8 @@ def build_submission(path: Path, arch: str | None, verbose: bool, python: str | 
     units = cached = failed = 0  # units: those compiled (or found in the cache), whose time the budget counts
     apart: list[str] = []  # extensions of several archs whose compiles the budget sums, where torch runs one nvcc
     fallback_said = False  # torch's flags are read once per process: their fallback is said once, not per unit
+    problem = _ProblemOfTask(task)
+    notes: list[str] = []  # a missing tensor-core op where the task's problem needs none
     # an extension compiles for tens of seconds (CUTLASS's for minutes): without a bar, plain lines say which
     with console.progress() as progress, progress_lines(console, len(sources.extensions)) as lines:
         task = progress.add_task("compiling", total=len(sources.extensions))
@@ -209,6 +215,9 @@ def build_submission(path: Path, arch: str | None, verbose: bool, python: str | 
                 cached += built.cached
                 total += built.compile_s
                 report = built.report
+                if not report.tensor_op.present and not report.tensor_op.declared_none and not problem.needs_tensor_op():
+                    report = replace(report, tensor_op=replace(report.tensor_op, needed=False))
+                    notes.append(f"{built.unit}: {not_needed_note(report, problem.name())}")
                 rows.extend(_kernel_rows(built.unit, report.functions, report.tensor_op, built.seconds,
                                          "hit" if built.cached else "built"))
                 failures.extend(f"{extension.name}: {problem}" for problem in report.problems())
@@ -218,6 +227,8 @@ def build_submission(path: Path, arch: str | None, verbose: bool, python: str | 
             lines.advance()
     if rows:  # host code alone has no unit: an empty table says nothing
         console.table(HEADERS, rows, right_align_from=1, whole=(0,))
+    for note in notes:
+        console.info(f"note: {note}")
     line, warn = _budget_line(total, units, failed, apart=tuple(apart))
     said = line + (" — past 60 %: a cold leaderboard machine may time out" if warn else "")
     if warn and console.verbosity >= NORMAL:
@@ -238,13 +249,44 @@ def build_submission(path: Path, arch: str | None, verbose: bool, python: str | 
                    + (f", {cached} cached" if cached else ""), target=path)
 
 
+class _ProblemOfTask:
+    """The task's problem, read once and only where a build lacks its tensor-core op (a build that has it
+    never reads the task): a task file that cannot be read leaves the op needed, as for the GEMM."""
+
+    def __init__(self, task: Path | None) -> None:
+        self._task = task
+        self._problem: Any | None = None
+        self._read = False
+
+    def _get(self) -> Any | None:
+        if not self._read:
+            self._read = True
+            from nvfp4ctl.problems import resolve_problem
+            from nvfp4ctl.task import load_task
+
+            try:
+                self._problem = resolve_problem(load_task(self._task).problem)
+            except (UsageError, ImportError, AttributeError):  # a problem defined elsewhere that does not load
+                self._problem = None
+        return self._problem
+
+    def needs_tensor_op(self) -> bool:
+        problem = self._get()
+        return problem is None or getattr(problem, "needs_tensor_op", True)
+
+    def name(self) -> str:
+        problem = self._get()
+        return problem.name if problem is not None else "the task's problem"
+
+
 def _build_dsl(path: Path, arch: str, python: str | None, task: Path | None) -> Outcome:
     from nvfp4ctl.build.cute_dsl import build_dsl, trace_inputs
     from nvfp4ctl.project import cache_root
     from nvfp4ctl.task import load_task
 
     console = get_console()
-    inputs = trace_inputs(load_task(task).problem)  # custom_kernel gets the tuple of the task's problem
+    problem = load_task(task).problem
+    inputs = trace_inputs(problem)  # custom_kernel gets the tuple of the task's problem
     root = cache_root()
     root.mkdir(parents=True, exist_ok=True)
     out = Path(tempfile.mkdtemp(prefix=f"dsl-{path.stem}-", dir=root))
@@ -266,7 +308,11 @@ def _build_dsl(path: Path, arch: str, python: str | None, task: Path | None) -> 
     line, warn = _budget_line(built.seconds, len(built.cubins), measures=DSL_TIME)
     (console.warn if warn else console.info)(line)
     console.detail(f"cubins: {out}")
-    problems = [] if built.tensor_op.present or built.tensor_op.expected == "-" else [
+    needed = _ProblemOfTask(task).needs_tensor_op()
+    if not built.tensor_op.present and built.tensor_op.expected != "-" and not needed:
+        console.info(f"note: no {built.tensor_op.expected} in the SASS (found: {', '.join(built.tensor_op.found) or 'none'}):"
+                     f" none needed for {problem}, which is bound by memory (FFMA and DRAM), not by tensor cores")
+    problems = [] if built.tensor_op.present or built.tensor_op.expected == "-" or not needed else [
         f"no {built.tensor_op.expected} in the SASS (found: {', '.join(built.tensor_op.found) or 'none'})"]
     for problem in problems:
         console.error(problem)

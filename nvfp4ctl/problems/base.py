@@ -42,6 +42,8 @@ class ProblemBase:
     kernel_api: KernelApi | None = None
     sol_table: Mapping[tuple, float] = {}  # case fields -> µs on B200 @1.5 GHz (task description)
     default_kernels: Mapping[int, str] = {}  # GPU major -> kernels/<path>
+    # False: the problem is bound by memory, not by math, so a build without a tensor-core op is no failure
+    needs_tensor_op = True
     padding_uninitialised = False  # GPU MODE leaves the permuted scales' padding as torch.empty found it
     fallback_submission: str = ""  # kernels/<path>: the exact plain-torch target
     # One small task.yml entry whose CPU tuple `build` hands a CuTe DSL submission so that its kernels reach

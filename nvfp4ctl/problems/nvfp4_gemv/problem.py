@@ -36,6 +36,8 @@ class Nvfp4Gemv(DenseProblem):
     kernel_api = KernelApi(header="nvfp4_gemv_api.h", function="nvfp4_gemv", arguments=(0, 1, 4, 5, 6))
     sol_table = {(7168, 16384, 1): 8.622, (4096, 7168, 8): 17.275, (7168, 2048, 4): 4.317}
     fallback_submission = "torch_dequant/nvfp4_gemv_submission.py"
+    # one vector against A: 2 flops per fp4 byte pair read, FFMA and DRAM bound; an MMA would idle 127 of 128 rows
+    needs_tensor_op = False
     trace_case = {"m": 128, "k": 256, "l": 1, "seed": 1111}  # the task's first test
     inputs_module = "nvfp4ctl.problems.nvfp4_gemv.inputs"
     reference_module = "nvfp4ctl.problems.nvfp4_gemv.reference"
