@@ -35,6 +35,7 @@ from nvfp4ctl.build.submission_headers import (checkout_stamp, flag_include_fold
                                                supplies_cutlass)
 from nvfp4ctl.build.submission_sources import Extension, SubmissionSources, device_code
 from nvfp4ctl.errors import UsageError
+from nvfp4ctl.preprocessor import includes_cutlass, live_code
 
 LEADERBOARD_COMPILE_S = 120.0  # kernelbot's Timeout.COMPILE for the first `python submission.py` (FACTS.md)
 WARN_FRACTION = 0.6
@@ -154,6 +155,22 @@ def _key(code: str, extension: Extension, arch: str, unit: Path | None = None) -
 
 def _uses_cutlass(code: str) -> bool:
     return any(marker in code for marker in _USES_CUTLASS)
+
+
+def includes_cutlass_anywhere(extension: Extension) -> bool:
+    """Whether an extension's device code includes a CUTLASS/CuTe header, itself or through a local header
+    it reaches (found as _key finds them): its compile takes minutes where a plain kernel's takes seconds."""
+    units = [(extension.cuda_text, None)] if extension.cuda else []
+    units += [(path.read_text(errors="replace"), path.parent) for path in extension.device_files if path.is_file()]
+    search = _own_folders(extension)
+    for code, beside in units:
+        if includes_cutlass(live_code(code)):
+            return True
+        for header, _ in header_digests(code, beside, search):
+            found = Path(header)
+            if found.is_dir() or includes_cutlass(live_code(found.read_text(errors="replace"))):
+                return True  # a folder: the CUTLASS checkout an include of the code was found in
+    return False
 
 
 def _own_folders(extension: Extension) -> list[Path]:

@@ -133,8 +133,8 @@ def build_submission(path: Path, arch: str | None, verbose: bool, python: str | 
                      result=True)
         return Outcome(result="nothing to compile (no load_inline/load call, no CuTe DSL kernel)", target=path)
     from nvfp4ctl.build import torch_nvcc
-    from nvfp4ctl.build.submission_build import (build_extension, gpu_arch_note, refuse_unknown_arch, refuse_unreadable,
-                                                 refuse_unsplittable)
+    from nvfp4ctl.build.submission_build import (build_extension, gpu_arch_note, includes_cutlass_anywhere,
+                                                 refuse_unknown_arch, refuse_unreadable, refuse_unsplittable)
 
     for extension in sources.extensions:  # before the arch: without the code, "cannot tell the arch" misleads
         refuse_unreadable(sources, extension)
@@ -176,7 +176,8 @@ def build_submission(path: Path, arch: str | None, verbose: bool, python: str | 
         for extension in sources.extensions:
             # host code only compiles for none
             extension_targets, why = targets.get(id(extension), ((arch or "sm_100a",), ""))
-            step = f"compiling {extension.name} ({', '.join(extension_targets)}; CUTLASS takes minutes)"
+            slow = "; CUTLASS takes minutes" if includes_cutlass_anywhere(extension) else ""
+            step = f"compiling {extension.name} ({', '.join(extension_targets)}{slow})"
             progress.update(task, description=step)
             lines.show(step)
             for name in extension.undeclared_functions():

@@ -102,8 +102,25 @@ def test_each_extension_of_a_submission_is_a_line_as_it_starts(tmp_path: Path, c
     submission.write_text(INLINE)
     result = _build(str(submission))
     assert _steps(result.stderr, "compiling ") == [
-        "compiling first (sm_100a; CUTLASS takes minutes): 0 of 2",
-        "compiling second (sm_100a; CUTLASS takes minutes): 1 of 2"], result.output
-    assert "CUTLASS takes minutes" not in result.stdout
+        "compiling first (sm_100a): 0 of 2", "compiling second (sm_100a): 1 of 2"], result.output
     quiet = _build("-q", str(submission))
     assert "compiling" not in quiet.stderr
+
+
+def test_only_an_extension_that_includes_cutlass_is_said_to_take_minutes(tmp_path: Path, compiles: list[str]) -> None:
+    """A plain CUDA extension compiles in seconds: every extension's line said CUTLASS takes minutes. CUTLASS
+    counts included by the code itself or by a local header it includes."""
+    (tmp_path / "tile.cuh").write_text("#pragma once\n#  include <cute/tensor.hpp>\n")
+    submission = tmp_path / "submission.py"
+    submission.write_text(INLINE.replace('CUDA = r"""', 'CUTE = r"""#include <cute/tensor.hpp>\n"""\nCUDA = r"""')
+                          .replace("second = load_inline(name=\"second\", cpp_sources=\"\", cuda_sources=CUDA,",
+                                   "second = load_inline(name=\"second\", cpp_sources=\"\", cuda_sources=CUTE + CUDA,")
+                          + f'third = load_inline(name="third", cpp_sources="", cuda_sources=\'#include "tile.cuh"\\n\','
+                          f' extra_include_paths=["{tmp_path}"],'
+                          ' extra_cuda_cflags=["-gencode=arch=compute_100a,code=sm_100a"])\n')
+    result = _build(str(submission))
+    assert _steps(result.stderr, "compiling ") == [
+        "compiling first (sm_100a): 0 of 3",
+        "compiling second (sm_100a; CUTLASS takes minutes): 1 of 3",
+        "compiling third (sm_100a; CUTLASS takes minutes): 2 of 3"], result.output
+    assert "CUTLASS takes minutes" not in result.stdout
