@@ -37,6 +37,9 @@ def command(
         help="text (ruff-style) or json.")] = OutputFormat.text,
     list_rules: Annotated[bool, typer.Option(
         "--list-rules", help="Show every rule: id, severity, why, bad/good example.")] = False,
+    task: Annotated[Optional[Path], typer.Option(
+        "--task", metavar="PATH", help="task.yml whose problem's input the Python rules read (default: the nearest"
+                                       " from the current folder up).")] = None,
 ) -> Outcome:
     """Check kernels and submissions against the competition rules before you submit."""
     # Imported here, not at the top, so `nvfp4ctl --help` does not load the lint engine.
@@ -59,7 +62,7 @@ def command(
             console.table(["id", "severity", "rule", "why", "bad", "good"], rows, title="lint rules", right_align_from=99,
                           result=True)
         return Outcome(result=f"listed {len(RULES)} rules")
-    lint_plan = plan(paths, select, ignore, profile)
+    lint_plan = plan(paths, select, ignore, profile, task)
     for note in lint_plan.skipped:
         console.warn(note)
     if not lint_plan.paths:

@@ -56,6 +56,13 @@ RULES: tuple[Rule, ...] = (
          " (sm_100, without the a), where those instructions do not assemble.",
          'load_inline("gemm", cpp, cuda_src)  # cuda_src uses tcgen05',
          'load_inline("gemm", cpp, cuda_src, extra_cuda_cflags=["-gencode=arch=compute_100a,code=sm_100a"])'),
+    Rule("NV006", "another-problems-input", ERROR,
+         "custom_kernel unpacks the whole input, on every call, into as many names as another problem's tuple"
+         " has (no starred name): that raises ValueError on every test. The file is most likely another"
+         " problem's submission, or lint read the wrong task.yml: --task names the right one. Where the"
+         " unpacking may be skipped (a branch, a helper) it is NV403.",
+         "a, b1, b2, _, _, _, sfa, sfb1, sfb2, c = data  # the dual GEMM's 10, in a GEMM folder",
+         "a, b, _, _, sfa, sfb, c = data  # the task's own 7"),
     Rule(STREAM_CODE, "stream-word", ERROR,
          'The server rejects any file where "stream" in code.lower(); comments and names count. '
          "Cannot be waived or ignored.",
@@ -97,7 +104,8 @@ RULES: tuple[Rule, ...] = (
          "scale_a = to_blocked(sfa_ref[:, :, 0])", "scale_a = sfa_permuted"),
     Rule("NV403", "reference-scales-passed-on", WARNING,
          "The reference scales go where lint cannot look (an extension function also given the permuted "
-         "ones, the whole input or *data, an unpacking of the input into another problem's number of names), or a name of "
+         "ones, the whole input or *data, an unpacking of the input into another problem's number of names that"
+         " a call may not reach: in a branch or a helper; one every call reaches is NV006), or a name of "
          "unknown origin reads like them: fine only if they are never read.",
          "_mod.gemm(a, b, sfa_ref, sfb_ref, sfa, sfb, c)", "_mod.gemm(a, b, sfa, sfb, c)"),
     Rule("NV501", "copy-transpose-b", WARNING,

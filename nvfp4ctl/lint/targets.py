@@ -35,10 +35,10 @@ class LintPlan:
     compiler_outputs: tuple[Path, ...] = ()  # nvcc -keep intermediates at the folder's top level: not checked
 
 
-def _load_task() -> Any:
+def _load_task(path: Path | None = None) -> Any:
     from nvfp4ctl.task import load_task
 
-    return load_task()
+    return load_task(path)
 
 
 def benchmark_shapes(task: Any | None) -> tuple[tuple[int, int, int], ...] | None:
@@ -58,8 +58,9 @@ def plan(
     select: Sequence[str] | None = None,
     ignore: Sequence[str] | None = None,
     profile: str | None = None,
+    task_path: Path | None = None,
 ) -> LintPlan:
-    task = _load_task()
+    task = _load_task(task_path)
     folder = user_folder()
     section: LintSection = parse_section(task.lint if task.is_users else None, folder, task.lint_at)
     config = resolve_config(section, select, ignore, profile, benchmark_shapes(task), getattr(task, "problem", None))

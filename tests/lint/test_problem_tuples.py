@@ -53,11 +53,13 @@ def test_a_gemm_shaped_unpacking_in_a_dual_file_gets_the_dual_positions_or_none(
             "    a, b, sfa, sfb, sfa_p, sfb_p, c = data\n"
             "    return torch.mul(sfa, sfb)\n")
     found = [(d.line, d.code, d.message) for d in lint_text(text, config=DUAL)]
-    assert [(line, code) for line, code, _ in found] == [(4, "NV401"), (9, "NV401"), (10, "NV403")]
+    # every call reaches line 10 (custom_kernel's own body, no return before it): NV006, an error
+    assert [(line, code) for line, code, _ in found] == [(4, "NV401"), (9, "NV401"), (10, "NV006")]
     assert "sfb is the reference scale sfb1_ref (input index 4): use index 7 (sfb1_permuted)" in found[0][2]
     assert "w is the reference scale sfa_ref (input index 3)" in found[1][2]
     assert found[2][2].startswith("unpacks 7 names from the nvfp4_dual_gemm input, which has 10 (a, b1, b2, ")
-    assert found[2][2].endswith("; 7 names fit the input of nvfp4_gemm, nvfp4_gemv")
+    assert found[2][2].endswith("this looks like another problem's submission (7 names fit the input of nvfp4_gemm"
+                                " and nvfp4_gemv): lint it with that problem's task.yml, nvfp4ctl lint --task PATH FILE")
 
 
 def test_the_problems_own_unpackings_are_fine() -> None:
@@ -66,10 +68,62 @@ def test_the_problems_own_unpackings_are_fine() -> None:
     gemm = "def custom_kernel(data):\n    a, b, _, _, sfa, sfb, c = data\n    return run(a, b, sfa, sfb, c)\n"
     assert _found(dual, DUAL) == []
     assert _found(gemm, LintConfig()) == []
-    assert [code for code, _ in _found(dual, LintConfig())] == ["NV403"]  # 10 names: the dual's, not the GEMM's
-    assert "10 names fit the input of nvfp4_dual_gemm" in _found(dual, LintConfig())[0][1]
+    assert [code for code, _ in _found(dual, LintConfig())] == ["NV006"]  # 10 names: the dual's, not the GEMM's
+    assert "this looks like a nvfp4_dual_gemm submission (10 names are its input)" in _found(dual, LintConfig())[0][1]
     double = "def custom_kernel(data):\n    a, b, c = data\n    return run(a, b, c)\n"  # fits no known problem
     assert _found(double, LintConfig()) == [] and _found(double, DUAL) == []
+
+
+@pytest.mark.parametrize("where", [
+    "    if len(data) == 10:\n        {unpack}\n        return run(a, c)\n    return data[6]\n",  # a branch
+    "    try:\n        {unpack}\n    except ValueError:\n        return data[6]\n    return run(a, c)\n",
+    "    if data[0] is None:\n        return data[6]\n    {unpack}\n    return run(a, c)\n",  # a return before it
+])
+def test_another_problems_unpacking_a_call_may_skip_stays_a_warning(where: str) -> None:
+    unpack = "a, b1, b2, s1, s2, s3, p1, p2, p3, c = data"
+    text = "def custom_kernel(data):\n" + where.format(unpack=unpack)
+    found = _found(text, LintConfig(problem="nvfp4_gemv"))
+    assert [code for code, _ in found] == ["NV403"], found
+    assert found[0][1].endswith("; 10 names fit the input of nvfp4_dual_gemm")
+
+
+def test_another_problems_unpacking_in_a_helper_stays_a_warning() -> None:
+    text = ("def _impl(inputs):\n    a, b, s1, s2, p1, p2, c = inputs\n    return run(a, b, p1, p2, c)\n"
+            "def custom_kernel(data):\n    return _impl(data)\n")
+    assert [code for code, _ in _found(text, LintConfig(problem="nvfp4_group_gemm"))] == ["NV403"]
+
+
+def test_a_folder_with_another_problems_submission_fails_lint(tmp_path: Path, monkeypatch) -> None:
+    """GPU MODE's GEMV task.yml beside the dual GEMM's starter: its unpacking raises on every call, and bare
+    lint said so as a warning, exit 0; the grouped GEMM's task with a 7-name unpacking likewise."""
+    from typer.testing import CliRunner
+
+    from nvfp4ctl.cli import app
+    from nvfp4ctl.problems import get_problem
+    from nvfp4ctl.scaffold import init_project
+
+    monkeypatch.delenv("NVFP4CTL_TASK", raising=False)
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(tmp_path / "MEMORY.md"))
+    for task_problem, file_problem, words in (
+            ("nvfp4_gemv", "nvfp4_dual_gemm", "this looks like a nvfp4_dual_gemm submission (10 names are its input):"
+                                              " lint it as one, nvfp4ctl lint --task PATH FILE with nvfp4_dual_gemm's"
+                                              " task.yml"),
+            ("nvfp4_group_gemm", "nvfp4_gemv", "this looks like another problem's submission (7 names fit the input"
+                                               " of nvfp4_gemm and nvfp4_gemv)")):
+        task_folder, file_folder, mixed = (tmp_path / name for name in (task_problem, file_problem, f"mixed-{task_problem}"))
+        for problem, folder in ((task_problem, task_folder), (file_problem, file_folder)):
+            if not folder.exists():
+                init_project(get_problem(problem), folder)
+        mixed.mkdir()
+        (mixed / "task.yml").write_bytes((task_folder / "task.yml").read_bytes())
+        (mixed / "submission.py").write_bytes((file_folder / "submission.py").read_bytes())
+        monkeypatch.chdir(mixed)
+        result = CliRunner().invoke(app, ["lint"])
+        assert result.exit_code == 1, result.output
+        assert " NV006 unpacks " in result.output and words in " ".join(result.output.split()), result.output
+        # the task.yml the message points at, with the file named, lints it clean
+        result = CliRunner().invoke(app, ["lint", "--task", str(file_folder / "task.yml"), "submission.py"])
+        assert result.exit_code == 0 and "All checks passed (1 file checked)" in result.output, result.output
 
 
 def test_copy_transpose_rule_covers_b1_and_b2() -> None:
@@ -434,8 +488,8 @@ def test_a_submission_under_a_task_yml_of_its_own_is_judged_by_that_task(tmp_pat
     monkeypatch.chdir(tmp_path / "gemm")
     result = CliRunner().invoke(app, ["-v", "lint", "../dual"])
     assert result.exit_code == 0, result.output
-    assert "NV403" not in result.output
+    assert "NV403" not in result.output and "NV006" not in result.output
     assert "checked as nvfp4_dual_gemm (the task.yml above it), not as the task's nvfp4_gemm" in result.output
     monkeypatch.setenv("NVFP4CTL_TASK", str(tmp_path / "gemm" / "task.yml"))
     result = CliRunner().invoke(app, ["lint", "../dual"])
-    assert "NV403" in result.output, result.output
+    assert "NV006" in result.output and result.exit_code == 1, result.output

@@ -381,7 +381,9 @@ def _foreign_unpacks(function: Function, index: ModuleIndex, report: Report) -> 
     `a, b, sfa, sfb, sfa_p, sfb_p, c = data` in a dual GEMM file) raises ValueError, and gives its names
     no positions: the reference scales could be any of them. Positions only ever come from the
     problem's own tuple (the GEMM's 2 and 3 are b2 and sfa_ref in the dual GEMM's). A count that fits
-    no known problem (a test double's `a, b, c = data`) is left alone: there is no better reading."""
+    no known problem (a test double's `a, b, c = data`) is left alone: there is no better reading.
+    Where every call reaches the unpacking (NV006) the file cannot run under this task at all: it is
+    most likely another problem's submission, or lint was given the wrong task.yml."""
     layout = current()
     size = len(layout.names)
     for node in index.walk(function.node):
@@ -394,11 +396,37 @@ def _foreign_unpacks(function: Function, index: ModuleIndex, report: Report) -> 
                 continue
             named = len(target.elts)
             others = [name for name in fitting(named) if name != problem()]
-            if named != size and others:
-                hint = f"; {named} names fit the input of {', '.join(others)}"
-                report(target, "NV403", f"unpacks {named} names from the {problem()} input, which has {size} "
-                                        f"({', '.join(layout.names)}): that raises ValueError, and lint cannot tell "
-                                        f"which of them are the reference scales{hint}")
+            if named == size or not others:
+                continue
+            unpacking = (f"unpacks {named} names from the {problem()} input, which has {size} "
+                         f"({', '.join(layout.names)}): that raises ValueError")
+            if _reached_on_every_call(node, function, index):
+                report(target, "NV006", f"{unpacking} on every call; {_looks_like(named, others)}")
+            else:
+                report(target, "NV403", f"{unpacking}, and lint cannot tell which of them are the reference scales; "
+                                        f"{named} names fit the input of {', '.join(others)}")
+
+
+def _reached_on_every_call(statement: ast.stmt, function: Function, index: ModuleIndex) -> bool:
+    """Does every call of the harness's entry run this statement? Only where it stands in the entry's own
+    body (no branch, loop, try or with around it: any may skip it or swallow its ValueError) with no
+    return before it. A helper may be called with something else, or not at all."""
+    body = function.node.body
+    if not function.entry or not isinstance(body, list) or statement not in body:
+        return False
+    before = body[:body.index(statement)]
+    return not any(isinstance(node, ast.Return) and index.enclosing_function(node) is function.node
+                   for earlier in before for node in index.walk(earlier))
+
+
+def _looks_like(named: int, others: list[str]) -> str:
+    """What the file looks like, for an unpacking of `named` names that fits `others`' inputs. The file is
+    named beside --task: with no path lint reads the folder of the task.yml it is given."""
+    if len(others) == 1:
+        return (f"this looks like a {others[0]} submission ({named} names are its input): lint it as one,"
+                f" nvfp4ctl lint --task PATH FILE with {others[0]}'s task.yml")
+    return (f"this looks like another problem's submission ({named} names fit the input of"
+            f" {' and '.join(others)}): lint it with that problem's task.yml, nvfp4ctl lint --task PATH FILE")
 
 
 def _torch_function_operand(node: ast.AST) -> ast.AST:
