@@ -493,3 +493,27 @@ def test_a_submission_under_a_task_yml_of_its_own_is_judged_by_that_task(tmp_pat
     monkeypatch.setenv("NVFP4CTL_TASK", str(tmp_path / "gemm" / "task.yml"))
     result = CliRunner().invoke(app, ["lint", "../dual"])
     assert "NV006" in result.output and result.exit_code == 1, result.output
+
+
+def test_copy_transpose_names_the_problems_b() -> None:
+    """NV501 said "copy-transposes B ... pass b or a transposed view (b.t())" of the dual GEMM's b1 and b2
+    and of each group's b, the GEMM's words."""
+    dual = ("def custom_kernel(data):\n    a, b1, b2, _, _, _, sfa, sfb1, sfb2, c = data\n"
+            "    w8 = b2.view(torch.uint8)\n    x = b1.t().contiguous()\n    y = w8.T.contiguous()\n"
+            "    z = weight.t().contiguous()\n    return run(x, y, z)\n")
+    assert [message for code, message in _found(dual, DUAL) if code == "NV501"] == [
+        "copy-transposes b1 every call: b1 is already (N, K) K-major; pass b1 or a transposed view (b1.t()) without"
+        " .contiguous()",
+        "copy-transposes b2 every call: b2 is already (N, K) K-major; pass b2 or a transposed view (b2.t()) without"
+        " .contiguous()",
+        "copy-transposes b1 or b2 every call: b1 and b2 are already (N, K) K-major; pass them or transposed views"
+        " (b1.t()) without .contiguous()"]
+    group = ("def custom_kernel(data):\n    abc, _, reordered, sizes = data\n"
+             "    return [run(a, b.t().contiguous(), s, c) for (a, b, c), s in zip(abc, reordered)]\n")
+    assert [message for code, message in _found(group, LintConfig(problem="nvfp4_group_gemm")) if code == "NV501"] == [
+        "copy-transposes each group's b every call: every b in abc_tensors is already (N, K) K-major; pass b or a"
+        " transposed view (b.t()) without .contiguous()"]
+    gemm = "def custom_kernel(data):\n    return run(data[0], data[1].t().contiguous())\n"
+    assert [message for code, message in _found(gemm, LintConfig()) if code == "NV501"] == [
+        "copy-transposes B every call: B is already (N, K) K-major; pass b or a transposed view (b.t()) without"
+        " .contiguous()"]

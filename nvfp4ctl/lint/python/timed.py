@@ -456,36 +456,63 @@ def _has_transpose(node: ast.AST) -> bool:
             return False
 
 
-def _is_b(function: Function, node: ast.AST, derived: set[str]) -> bool:
-    """Does an expression start from B (data[1], a name bound to it, or named like it)?"""
+def _b_operand(function: Function, node: ast.AST, derived: dict[str, str]) -> str | None:
+    """Which B an expression starts from: the problem's name of it (data[1], a name bound to it: "b", "b1"),
+    "" where only its name says it is one (b, w2, weight), None where it is no B."""
+    operands = current().b_operands
     while True:
         if isinstance(node, ast.Name):
             element = function.binding(node.id, position(node))
-            return element in current().b_operands or (
-                element is None and (bool(B_NAME.match(node.id)) or node.id in derived))
-        if element_of(function, node) in current().b_operands:
-            return True
+            if element in operands:
+                return current().name(element)  # type: ignore[arg-type]
+            if element is None and node.id in derived:
+                return derived[node.id]
+            return "" if element is None and B_NAME.match(node.id) else None
+        element = element_of(function, node)
+        if element in operands:
+            return current().name(element)  # type: ignore[arg-type]
         if isinstance(node, (ast.Subscript, ast.Attribute)):
             node = node.value
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             node = node.func.value
         else:
-            return False
+            return None
+
+
+def _copied_b_words(operand: str) -> str:
+    """NV501's words for the problem's B: the GEMM's B, the dual GEMM's b1 or b2 (both where the expression
+    does not say which), the grouped GEMM's b of each group, the GEMV's b."""
+    layout = current()
+    if layout.nested:
+        return ("copy-transposes each group's b every call: every b in abc_tensors is already (N, K) K-major;"
+                " pass b or a transposed view (b.t()) without .contiguous()")
+    names = [layout.name(i) for i in layout.b_operands]
+    if len(names) > 1:
+        if operand in names:
+            return (f"copy-transposes {operand} every call: {operand} is already (N, K) K-major; pass {operand} or a"
+                    f" transposed view ({operand}.t()) without .contiguous()")
+        both = " and ".join(names)
+        return (f"copy-transposes {' or '.join(names)} every call: {both} are already (N, K) K-major; pass them or"
+                f" transposed views ({names[0]}.t()) without .contiguous()")
+    if not names:  # the GEMV's vector, padded to 128 rows
+        return "copy-transposes b every call: b is already K-major; pass b or a transposed view (b.t()) without .contiguous()"
+    return "copy-transposes B every call: B is already (N, K) K-major; pass b or a transposed view (b.t()) without .contiguous()"
 
 
 def _transposed_b(function: Function, index: ModuleIndex, report: Report) -> None:
-    derived: set[str] = set()  # names made from b by views (b8 = b.view(torch.uint8))
+    derived: dict[str, str] = {}  # names made from a B by views (b8 = b.view(torch.uint8)) -> which B
     for node in sorted((n for n in index.walk(function.node) if isinstance(n, ast.Assign)), key=position):
         if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and not _has_transpose(node.value):
-            if not isinstance(node.value, ast.Name) and _is_b(function, node.value, derived):
-                derived.add(node.targets[0].id)
+            operand = None if isinstance(node.value, ast.Name) else _b_operand(function, node.value, derived)
+            if operand is not None:
+                derived[node.targets[0].id] = operand
     for node in index.walk(function.node):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in COPY_CALLS):
             continue
         inner = node.func.value
-        if _has_transpose(inner) and _is_b(function, _torch_function_operand(inner), derived):
-            report(node, "NV501", "copy-transposes B every call: B is already (N, K) K-major; pass b or a "
-                                  "transposed view (b.t()) without .contiguous()")
+        operand = _b_operand(function, _torch_function_operand(inner), derived) if _has_transpose(inner) else None
+        if operand is not None:
+            report(node, "NV501", _copied_b_words(operand))
 
 
 def _fallback(function: Function, index: ModuleIndex, report: Report) -> None:
