@@ -47,21 +47,23 @@ def command(
     from nvfp4ctl.lint.engine import PLAIN_REASONS
     from nvfp4ctl.lint.render import concise
     from nvfp4ctl.lint.render import json as json_render
-    from nvfp4ctl.lint.rules import RULES
+    from nvfp4ctl.lint.rule_words import rules_for
     from nvfp4ctl.lint.source import kind_of, link_target
     from nvfp4ctl.lint.targets import plan
     from nvfp4ctl.words import plural
 
     console = get_console()
     if list_rules:
+        problem = _rules_problem(task)
+        rules = rules_for(problem)
         if output_format is OutputFormat.json:
-            console.json(json_render.rules_payload())
+            console.json(json_render.rules_payload(rules))
         else:
             rows = [(r.code, r.severity.value + ("" if r.default_on else f" ({', '.join(r.profiles)})"),
-                     r.name, r.why, r.bad, r.good) for r in RULES]
-            console.table(["id", "severity", "rule", "why", "bad", "good"], rows, title="lint rules", right_align_from=99,
-                          result=True)
-        return Outcome(result=f"listed {len(RULES)} rules")
+                     r.name, r.why, r.bad, r.good) for r in rules]
+            console.table(["id", "severity", "rule", "why", "bad", "good"], rows, title=f"lint rules · {problem}",
+                          right_align_from=99, result=True)
+        return Outcome(result=f"listed {len(rules)} rules for {problem}")
     lint_plan = plan(paths, select, ignore, profile, task)
     for note in lint_plan.skipped:
         console.warn(note)
@@ -99,6 +101,19 @@ def command(
     return Outcome(result=concise.counts(report),
                    exit_code=ExitCode.FAILURES if report.errors else ExitCode.OK,
                    target=single)
+
+
+def _rules_problem(task: Path | None) -> str:
+    """The problem whose tuple the rules are told in: the task's, as the findings are. The rules are
+    documentation: a task.yml that cannot be read leaves them in the GEMM's words, with a warning."""
+    from nvfp4ctl.problems import DEFAULT_PROBLEM
+    from nvfp4ctl.task import load_task
+
+    try:
+        return getattr(load_task(task), "problem", None) or DEFAULT_PROBLEM
+    except UsageError as error:
+        get_console().warn(f"{error}; the rules name {DEFAULT_PROBLEM}'s input")
+        return DEFAULT_PROBLEM
 
 
 def _nothing_found(paths: tuple[Path, ...], skipped: int, compiler_outputs: int) -> str:

@@ -61,7 +61,7 @@ RULES: tuple[Rule, ...] = (
          " has (no starred name): that raises ValueError on every test. The file is most likely another"
          " problem's submission, or lint read the wrong task.yml: --task names the right one. Where the"
          " unpacking may be skipped (a branch, a helper) it is NV403.",
-         "a, b1, b2, _, _, _, sfa, sfb1, sfb2, c = data  # the dual GEMM's 10, in a GEMM folder",
+         "a, b1, b2, _, _, _, sfa, sfb1, sfb2, c = data  # nvfp4_dual_gemm's 10",
          "a, b, _, _, sfa, sfb, c = data  # the task's own 7"),
     Rule(STREAM_CODE, "stream-word", ERROR,
          'The server rejects any file where "stream" in code.lower(); comments and names count. '

@@ -517,3 +517,40 @@ def test_copy_transpose_names_the_problems_b() -> None:
     assert [message for code, message in _found(gemm, LintConfig()) if code == "NV501"] == [
         "copy-transposes B every call: B is already (N, K) K-major; pass b or a transposed view (b.t()) without"
         " .contiguous()"]
+
+
+def test_list_rules_speaks_of_the_tasks_problem(tmp_path: Path, monkeypatch) -> None:
+    """--list-rules told NV401 in the GEMM's words in every folder: sfa_permuted/sfb_permuted (tuple indices
+    4, 5), not the reference scales (2, 3), which are the dual GEMM's b2 and sfa_ref."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from nvfp4ctl.cli import app
+    from nvfp4ctl.lint.rule_words import rules_for
+    from nvfp4ctl.lint.rules import RULES
+    from nvfp4ctl.problems import get_problem
+
+    assert rules_for("nvfp4_gemm") == RULES  # the GEMM's words are rules.py's, word for word
+    monkeypatch.delenv("NVFP4CTL_TASK", raising=False)
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(tmp_path / "MEMORY.md"))
+    for problem, why, bad in (
+            ("nvfp4_dual_gemm", "sfa_permuted/sfb1_permuted/sfb2_permuted (tuple indices 6, 7, 8), not the reference"
+                                " scales (3, 4, 5)", "a, b1, b2, sfa, sfb1, sfb2, _, _, _, c = data"),
+            ("nvfp4_group_gemm", "sfasfb_reordered_tensors (tuple index 2), not the reference scales (1)",
+             "abc, sfasfb, _, problem_sizes = data")):
+        folder = tmp_path / problem
+        folder.mkdir()
+        (folder / "task.yml").write_text(get_problem(problem).task_file.read_text())
+        monkeypatch.chdir(folder)
+        rules = {rule["code"]: rule for rule in json.loads(
+            CliRunner().invoke(app, ["lint", "--list-rules", "--format", "json"]).stdout)}
+        assert why in rules["NV401"]["why"] and rules["NV401"]["bad"].startswith(bad)
+        assert "tuple indices 4, 5" not in json.dumps(rules)
+        table = CliRunner().invoke(app, ["lint", "--list-rules"])
+        assert table.exit_code == 0 and f"lint rules · {problem}" in table.output
+    monkeypatch.chdir(tmp_path)  # --task names the problem too
+    task = str(tmp_path / "nvfp4_dual_gemm" / "task.yml")
+    rules = json.loads(CliRunner().invoke(app, ["lint", "--list-rules", "--format", "json", "--task", task]).stdout)
+    nv501 = next(rule for rule in rules if rule["code"] == "NV501")
+    assert nv501["why"].startswith("b1 and b2 are already (N, K) K-major") and nv501["bad"] == "b1_t = b1.t().contiguous()"

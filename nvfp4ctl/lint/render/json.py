@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from nvfp4ctl.lint.diagnostic import LintReport
 from nvfp4ctl.lint.render.paths import display_path
-from nvfp4ctl.lint.rules import RULES
+from nvfp4ctl.lint.rules import RULES, Rule
 
 FORMAT_VERSION = 1
 
@@ -28,7 +29,7 @@ def payload(report: LintReport, cwd: Path | None = None) -> dict[str, Any]:
     }
 
 
-def rules_payload() -> list[dict[str, Any]]:
+def rules_payload(rules: Sequence[Rule] = RULES) -> list[dict[str, Any]]:
     return [
         {
             "code": rule.code,
@@ -41,5 +42,5 @@ def rules_payload() -> list[dict[str, Any]]:
             "default": rule.default_on,
             "profiles": list(rule.profiles),
         }
-        for rule in RULES
+        for rule in rules
     ]
