@@ -69,3 +69,17 @@ def test_a_usage_line_brackets_an_optional_argument_once(name: str) -> None:
     command = typer.main.get_command(app).commands[name]
     usage = command.get_usage(command.context_class(command, info_name=name))
     assert "[[" not in usage, usage
+
+
+def test_check_scales_says_each_problems_generator() -> None:
+    """check --help said generator: GPU MODE's {0,1,2,3}, and the README the generator's 0-3: the GEMM's
+    alone; the dual GEMM's scales are torch.rand in [0, 1) in e4m3, the grouped GEMM's randint(1, 3)."""
+    from pathlib import Path
+
+    text = next(text for command, option, text in RECORDS if command == "check" and option.startswith("--scales"))
+    text = " ".join(text.split())
+    for words in ("GEMM {0,1,2,3}", "GEMV {0,1,2}", "grouped GEMM {1,2}", "dual GEMM rand [0,1)"):
+        assert words in text, text
+    readme = " ".join((Path(__file__).parents[1] / "README.md").read_text().split())
+    assert "the generator's 0–3" not in readme
+    assert "0–3 for the GEMM, 0–2 the GEMV, 1–2 the grouped GEMM, `torch.rand` in [0, 1) the dual GEMM" in readme

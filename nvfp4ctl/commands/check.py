@@ -33,7 +33,8 @@ def command(
     only: Annotated[list[int] | None, typer.Option("--only", metavar="N", parser=integer(), help="Run task.yml test N (1-based); repeat for several.")] = None,
     shape: Annotated[list[str] | None, typer.Option("--shape", metavar="SHAPE", help="Ad-hoc case in the problem's syntax: M,N,K[,L] (GEMV M,K[,L]; grouped M1,N1,K1;M2,N2,K2); repeatable.")] = None,
     seed: Annotated[int | None, typer.Option("--seed", metavar="S", min=0, max=MAX_SEED, parser=integer(0, MAX_SEED), help="Seed for every case run (default: task.yml's; 1111 for --shape).")] = None,
-    scales: Annotated[Scales, typer.Option("--scales", metavar="<generator|full>", parser=choice(Scales), help="generator: GPU MODE's {0,1,2,3}; full: the whole e4m3 range.")] = Scales.generator,
+    scales: Annotated[Scales, typer.Option("--scales", metavar="<generator|full>", parser=choice(Scales), help="generator: what the problem's GPU MODE generator draws (GEMM {0,1,2,3}, GEMV {0,1,2}, grouped GEMM {1,2},"
+                 " dual GEMM rand [0,1) in e4m3); full: the whole e4m3 range.")] = Scales.generator,
     submission: Annotated[Path | None, typer.Option("--submission", metavar="PATH", help="A GPU MODE submission.py to check.")] = None,
     kernel: Annotated[Path | None, typer.Option("--kernel", metavar="PATH", help="A kernel source (.cu) to build and check; 'default': nvfp4ctl's own for this GPU.")] = None,
     task: Annotated[Path | None, typer.Option("--task", metavar="PATH", help="task.yml to use (ours or GPU MODE's).")] = None,
