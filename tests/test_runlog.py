@@ -720,3 +720,24 @@ def test_logged_paths_resolve_from_the_log_for_new_lines_and_from_the_reader_for
     assert runlog.logged_path("submission.py", reader, log_folder) == reader / "submission.py"  # an older line
     assert runlog.logged_path("/abs/k.cu", reader, log_folder) == Path("/abs/k.cu")
     assert runlog.log_folder_of(Path("MEMORY.md")) == Path.cwd()
+
+
+def test_log_names_each_folders_file_of_a_shared_log_from_the_logs_folder(tmp_path, monkeypatch):
+    """One log for several problem folders: every line's submission.py@hash alike told them not apart."""
+    memory = tmp_path / "MEMORY.md"
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.setenv("COLUMNS", "250")
+    for folder, digest in (("nvfp4_gemv", "a7cbea65aaaa"), ("nvfp4_dual_gemm", "0b1c2d3e4444")):
+        runlog.append(runlog.RunEntry("2026-11-27T07:00:00Z", "nvfp4ctl check", f"./{folder}/submission.py@{digest}"
+                                      " [beside task.yml]", "abc", "no GPU", "0", "1/1 pass"), memory)
+    runlog.append(runlog.RunEntry("2026-11-27T07:00:00Z", "nvfp4ctl lint", "./submission.py@1234567890ab", "abc",
+                                  "no GPU", "0", "clean"), memory)
+    runlog.append(runlog.RunEntry("2026-11-27T07:00:00Z", "nvfp4ctl build", "kernels/sm90/k.cu@fedcba987654", "abc",
+                                  "no GPU", "0", "built"), memory)  # an older line: relative to its run's folder
+    result = CliRunner().invoke(app, ["log"])
+    assert result.exit_code == 0, result.output
+    assert "nvfp4_gemv/submission.py@a7cbea65" in result.output
+    assert "nvfp4_dual_gemm/submission.py@0b1c2d3e" in result.output
+    assert "│ submission.py@12345678" in result.output and "./" not in result.output
+    assert "kernels/sm90/k.cu@fedcba98" in result.output
+

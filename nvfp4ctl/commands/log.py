@@ -17,13 +17,17 @@ from nvfp4ctl.words import plural
 
 
 def _short_target(target: str) -> str:
-    """File name and hash only: the full path is in MEMORY.md."""
-    from nvfp4ctl.runlog import split_target
+    """The path as the log names it and a short hash, the reason left out (the full cell is in MEMORY.md).
+    A "./" path is shown from the log's folder, where a log shared by several folders (NVFP4CTL_MEMORY)
+    tells their submission.py files apart by it (nvfp4_gemv/submission.py), as `log --trend` does; an
+    older line's path, relative to its run's folder, or an absolute one, as logged."""
+    from nvfp4ctl.runlog import LOG_RELATIVE, split_target
 
     path, digest = split_target(target)
     if not path:  # "-" (nothing resolved) or a label such as "kernels": shown as logged
         return target
-    return f"{Path(path).name}@{digest[:8]}" if digest else Path(path).name or target
+    shown = path.removeprefix(LOG_RELATIVE) or path
+    return f"{shown}@{digest[:8]}" if digest else shown
 
 
 def command(
