@@ -741,3 +741,28 @@ def test_log_names_each_folders_file_of_a_shared_log_from_the_logs_folder(tmp_pa
     assert "│ submission.py@12345678" in result.output and "./" not in result.output
     assert "kernels/sm90/k.cu@fedcba98" in result.output
 
+
+def test_lint_and_build_lines_carry_the_problem_of_the_task_they_ran_under(tmp_path, monkeypatch):
+    """check and bench fill the problem column; lint's and build's lines in a GEMV folder said "-"."""
+    memory = tmp_path / "MEMORY.md"
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    folder = tmp_path / "gemv"
+    assert CliRunner().invoke(app, ["init", "--problem", "nvfp4_gemv", str(folder)]).exit_code == 0
+    monkeypatch.chdir(folder)
+    lint = CliRunner().invoke(app, ["lint"])
+    assert lint.exit_code == 0, lint.output
+    monkeypatch.setattr("nvfp4ctl.commands.build_submission.build_submission",
+                        lambda path, *args: Outcome(result="host code only: nothing to compile", target=path))
+    build = CliRunner().invoke(app, ["build"])
+    assert build.exit_code == 0, build.output
+    assert [entry.problem for entry in runlog.read(memory)] == ["nvfp4_gemv", "nvfp4_gemv"]  # lint's, build's
+
+
+def test_lint_of_a_lone_file_leaves_the_problem_unsaid(tmp_path, monkeypatch):
+    """No task.yml of the user's: the shipped GEMM task only stands in, and is no fact about the file."""
+    memory = tmp_path / "MEMORY.md"
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "clean.py").write_text("def custom_kernel(data):\n    return data\n")
+    assert CliRunner().invoke(app, ["lint", "clean.py"]).exit_code in (0, 1)
+    assert runlog.read(memory)[-1].problem == ""

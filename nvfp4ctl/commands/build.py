@@ -51,9 +51,9 @@ def command(
 
     console = get_console()
     verbose = verbose or console.verbosity >= VERBOSE
-    chosen_by = None
+    chosen_by = problem = None
     if not sources:
-        sources, chosen_by = _users_submission(task)  # a GPU MODE folder: the submission check would run
+        sources, chosen_by, problem = _users_submission(task)  # a GPU MODE folder: the submission check would run
     if sources and any(path.suffix == ".py" for path in sources):
         if len(sources) != 1:
             named = ", ".join(str(path) for path in sources)
@@ -61,7 +61,7 @@ def command(
         from nvfp4ctl.commands.build_submission import build_submission
 
         outcome = build_submission(sources[0], None if arch.value == "all" else arch.value, verbose, python, task)
-        return dataclasses.replace(outcome, target_source=chosen_by)
+        return dataclasses.replace(outcome, target_source=chosen_by, problem=outcome.problem or problem)
     plan = _plan(sources or [], arch.value)
     rows: list[list[object]] = []
     built: list[BuildReport] = []
@@ -170,16 +170,18 @@ def _plan(sources: list[Path], arch: str) -> list[tuple[Path, str]]:
     return plan
 
 
-def _users_submission(task_flag: Path | None) -> tuple[list[Path], str | None]:
-    """With no SOURCE outside a kernels/ layout: the user's submission by check's folder rules, and why it."""
+def _users_submission(task_flag: Path | None) -> tuple[list[Path], str | None, str | None]:
+    """With no SOURCE outside a kernels/ layout: the user's submission by check's folder rules, why it, and
+    its task's problem for the run log (none for the shipped task, which only stands in)."""
     from nvfp4ctl.runner.targets import find_user_submission
     from nvfp4ctl.task import load_task
 
     task = load_task(task_flag)
     if users_kernels_dir() is not None:
-        return [], None
+        return [], None, None
     found = find_user_submission(task)
-    return ([found.path], found.source) if found is not None else ([], None)
+    problem = task.problem if task.is_users else None
+    return ([found.path], found.source, problem) if found is not None else ([], None, problem)
 
 
 def _row(report: BuildReport, seconds: float) -> list[object]:

@@ -319,4 +319,4 @@ def _build_dsl(path: Path, arch: str, python: str | None, task: Path | None) -> 
         console.error(problem)
     code = ExitCode.FAILURES if problems else ExitCode.OK
     return Outcome(result=f"CuTe DSL: {plural(len(built.cubins), 'cubin')} for {arch} in {built.seconds:.1f} s"
-                   + (f"; {problems[0]}" if problems else ""), exit_code=code, target=path)
+                   + (f"; {problems[0]}" if problems else ""), exit_code=code, target=path, problem=problem)

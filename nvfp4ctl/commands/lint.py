@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -100,7 +100,17 @@ def command(
     single = report.files[0] if len(report.files) == 1 else None
     return Outcome(result=concise.counts(report),
                    exit_code=ExitCode.FAILURES if report.errors else ExitCode.OK,
-                   target=single)
+                   target=single, problem=_judged_problem(report, lint_plan))
+
+
+def _judged_problem(report: Any, lint_plan: Any) -> str | None:
+    """The one problem the files were judged by, for the run log's problem column as check and bench fill
+    it: a file's own task.yml or API header, else the task in use. None for several, and where only the
+    shipped GEMM task stood in (no task.yml of the user's: a default, not the files' problem)."""
+    task_problem = lint_plan.config.problem if lint_plan.task_file is not None else None
+    others = {path: problem for path, problem, _ in report.other_problems}
+    judged = {others.get(path, task_problem) for path in report.files}
+    return judged.pop() if len(judged) == 1 else None
 
 
 def _rules_problem(task: Path | None) -> str:
