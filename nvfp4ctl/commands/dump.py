@@ -150,6 +150,14 @@ def _layout_case(task_path: Path | None, shape_text: str, seed: int) -> tuple[An
     return problem, problem.parse_shape(shape_text, seed)
 
 
+def _scale_label(operand: str, suffix: str = "") -> str:
+    """A scale tensor as the tables name it: "sfb1" for operand B1, "group 2 sfa" for a grouped GEMM's A[2]
+    (check's words, "group 2 c"; "sfa[2]" read like a Python index, off by one from the 1-based group)."""
+    name, _, group = operand.partition("[")
+    label = f"sf{name.lower()}{suffix}"
+    return f"group {group.rstrip(']')} {label}" if group else label
+
+
 def _show_layout(problem: Any, case: Any, seed: int, row: int, k_block: int, payload: dict[str, Any],
                  as_json: bool) -> tuple[str, bool]:
     import dataclasses
@@ -166,12 +174,12 @@ def _show_layout(problem: Any, case: Any, seed: int, row: int, k_block: int, pay
     # in rows and in K, so a row or a k-block of one group is no error for the others.
     with_row = [(operand, ref) for operand, ref, _ in scales if 0 <= row < ref.shape[0]]
     if not with_row:
-        rows = ", ".join(f"{operand} 0..{ref.shape[0] - 1}" for operand, ref, _ in scales)
+        rows = ", ".join(f"{_scale_label(operand)} 0..{ref.shape[0] - 1}" for operand, ref, _ in scales)
         raise UsageError(f"--row {row}: not a scale row of this shape ({rows})")
     places = [locate(operand, ref.shape[0], ref.shape[1] * 16, row, k_block)
               for operand, ref in with_row if 0 <= k_block < ref.shape[1]]
     if not places:
-        blocks = ", ".join(f"{operand} 0..{ref.shape[1] - 1}" for operand, ref in with_row)
+        blocks = ", ".join(f"{_scale_label(operand)} 0..{ref.shape[1] - 1}" for operand, ref in with_row)
         raise UsageError(f"--kblock {k_block}: not a scale k-block of row {row} in this shape ({blocks})")
     storage = check_storage(scales)
     located = []
@@ -179,20 +187,21 @@ def _show_layout(problem: Any, case: Any, seed: int, row: int, k_block: int, pay
         ref_byte, stored = scale_at(where, scales)
         located.append({"operand": where.operand, "row": where.row, "k_block": where.k_block, "offset": where.offset,
                         "index6": list(where.index6), "reference": ref_byte, "stored": stored, "ok": ref_byte == stored})
-    payload["layout"] = {"problem": problem.name, "shape": problem.shape_text(case), "seed": seed, "device": device,
+    # shape: the sizes by name for every problem (a list [m, n, k, l] for the GEMMs and a string for the others
+    # made a script branch on the problem); shape_text: the words the tables use
+    payload["layout"] = {"problem": problem.name, "shape": problem.sizes(case), "shape_text": problem.shape_text(case),
+                         "seed": seed, "device": device,
                          "scales": located, "storage": [vars(result) | {"ok": result.ok} for result in storage]}
-    if isinstance(case.m, int) and isinstance(case.n, int):
-        payload["layout"]["shape"] = [case.m, case.n, case.k, case.l]  # the GEMMs: as before
     name = problem.key(dataclasses.replace(case, l=1)) + f" l={case.l}"
     if not as_json:
         console.info(f"scale layout for {problem.name} {problem.shape_text(case)} seed={seed} "
                      f"(inputs generated on {device})", style="bold")
         console.table(["tensor", "row", "k-block", "offset", "index (32,4,rest,4,rest_k,l)", "ref", "stored",
                        "status"],
-                      [(f"sf{p['operand'].lower()}", p["row"], p["k_block"], p["offset"], ",".join(str(i) for i in p["index6"]),
+                      [(_scale_label(p["operand"]), p["row"], p["k_block"], p["offset"], ",".join(str(i) for i in p["index6"]),
                         f"0x{p['reference']:02x}", f"0x{p['stored']:02x}", _status(p["ok"])) for p in located])
         console.table(["tensor", "batch", "bytes", "mismatches", "first mismatch", "status"],
-                      [(f"sf{r.operand.lower()}_permuted vs to_blocked(ref)", r.batch,
+                      [(_scale_label(r.operand, "_permuted vs to_blocked(ref)"), r.batch,
                         r.bytes_compared, r.mismatches, "-" if r.first_mismatch is None else r.first_mismatch,
                         _status(r.ok)) for r in storage])
     ok = all(result.ok for result in storage) and all(p["ok"] for p in located)

@@ -78,6 +78,12 @@ class ProblemBase:
         words = [f"{f}={getattr(case, f)}" for f in self.case_fields if f != "l"]
         return " ".join(words) + (f" l={case.l}" if case.l != 1 else "")
 
+    def sizes(self, case: Case) -> dict[str, int | list[int]]:
+        """The case's sizes by name, for JSON: {"m": 128, "n": 256, "k": 256, "l": 1}, the GEMV's without n, a
+        grouped GEMM's per-group sizes as lists beside g. One type for every problem, as a script reads it."""
+        return {name: list(value) if isinstance(value, tuple) else value
+                for name, value in ((f, getattr(case, f)) for f in self.case_fields)}
+
     # --- numbers -----------------------------------------------------------------------------------
     def flops(self, case: Case) -> float:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -207,9 +207,9 @@ def test_layout_locates_and_verifies(tmp_path: Path) -> None:
 
 def test_layout_row_out_of_range() -> None:
     result = invoke("--layout", "--shape", "128,256,256", "--row", "300")
-    assert result.exit_code == 2 and "--row 300: not a scale row of this shape (A 0..127, B 0..255)" in result.output
+    assert result.exit_code == 2 and "--row 300: not a scale row of this shape (sfa 0..127, sfb 0..255)" in result.output
     negative = invoke("--layout", "--shape", "128,256,256", "--row", "-1")
-    assert negative.exit_code == 2 and "--row -1: not a scale row of this shape (A 0..127, B 0..255)" in negative.output
+    assert negative.exit_code == 2 and "--row -1: not a scale row of this shape (sfa 0..127, sfb 0..255)" in negative.output
 
 
 def test_layout_table_output() -> None:

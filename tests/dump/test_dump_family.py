@@ -42,5 +42,28 @@ def test_a_k_block_no_operand_of_the_row_has_names_their_ranges() -> None:
     result = CliRunner().invoke(app, ["dump", "--layout", "--task", str(get_problem("nvfp4_group_gemm").task_file),
                                       "--shape", "200,136,256;64,128,512", "--row", "130", "--kblock", "20"])
     assert result.exit_code == 2
-    assert "--kblock 20: not a scale k-block of row 130 in this shape (A[1] 0..15, B[1] 0..15)" in result.output
+    assert ("--kblock 20: not a scale k-block of row 130 in this shape (group 1 sfa 0..15, group 1 sfb 0..15)"
+            in result.output)
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("problem, shape, sizes, text", [
+    ("nvfp4_gemm", "128,128,64", {"m": 128, "n": 128, "k": 64, "l": 1}, "m=128 n=128 k=64"),
+    ("nvfp4_dual_gemm", "128,128,64", {"m": 128, "n": 128, "k": 64, "l": 1}, "m=128 n=128 k=64"),
+    ("nvfp4_gemv", "128,256", {"m": 128, "k": 256, "l": 1}, "m=128 k=256"),
+    ("nvfp4_group_gemm", "96,128,256;128,128,256", {"g": 2, "m": [96, 128], "n": [128, 128], "k": [256, 256]},
+     "g=2 m=96,128 n=128 k=256"),
+])
+def test_the_layout_shape_is_the_same_json_type_for_every_problem(problem: str, shape: str, sizes: dict,
+                                                                    text: str) -> None:
+    """A list for the GEMMs and a string for the GEMV and the grouped GEMM: a script had to branch on the problem."""
+    payload = layout(problem, shape)
+    assert payload["shape"] == sizes and payload["shape_text"] == text
+
+
+def test_the_grouped_tables_name_each_group_as_check_does() -> None:
+    result = CliRunner().invoke(app, ["dump", "--layout", "--task", str(get_problem("nvfp4_group_gemm").task_file),
+                                      "--shape", "96,128,256;128,128,256"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "group 1 sfa" in result.output and "group 2 sfb_permuted vs to_blocked(ref)" in result.output
+    assert "sfa[" not in result.output and "sfb[" not in result.output
