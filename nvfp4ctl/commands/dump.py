@@ -140,14 +140,31 @@ def _findings(check: Any) -> list[str]:
     return fields + [problem if names_it.search(problem) else f"{label} {problem}" for problem in check.problems]
 
 
-def _layout_case(task_path: Path | None, shape_text: str, seed: int) -> tuple[Any, Any]:
-    """The task's problem and the --layout case of `shape_text` in its syntax: read before torch is
-    imported (seconds), so a mistyped --shape is a quick line."""
+def _layout_case(task_path: Path | None, shape_text: str, seed: int, row: int, k_block: int) -> tuple[Any, Any, list]:
+    """The task's problem, the --layout case of `shape_text` in its syntax and the scale tensors that have
+    scale (row, k_block): read before torch is imported and inputs are made (seconds), so a mistyped --shape,
+    --row or --kblock is a quick line."""
     from nvfp4ctl.problems import get_problem
     from nvfp4ctl.task import load_task
 
     problem = get_problem(load_task(task_path).problem)  # every scale tensor of the task's problem
-    return problem, problem.parse_shape(shape_text, seed)
+    case = problem.parse_shape(shape_text, seed)
+    return problem, case, _scales_with(problem.scale_extents(case), row, k_block)
+
+
+def _scales_with(extents: list[tuple[str, int, int]], row: int, k_block: int) -> list[tuple[str, int, int]]:
+    """The (operand, rows, k-blocks) that have scale (row, k_block). A scale some operand has is shown for the
+    operands that have it: the grouped GEMM's groups differ in rows and in K, so a row or a k-block of one
+    group is no error for the others; one that none has is a UsageError naming their ranges."""
+    with_row = [extent for extent in extents if 0 <= row < extent[1]]
+    if not with_row:
+        rows = ", ".join(f"{_scale_label(operand)} 0..{rows - 1}" for operand, rows, _ in extents)
+        raise UsageError(f"--row {row}: not a scale row of this shape ({rows})")
+    found = [extent for extent in with_row if 0 <= k_block < extent[2]]
+    if not found:
+        blocks = ", ".join(f"{_scale_label(operand)} 0..{k_blocks - 1}" for operand, _, k_blocks in with_row)
+        raise UsageError(f"--kblock {k_block}: not a scale k-block of row {row} in this shape ({blocks})")
+    return found
 
 
 def _scale_label(operand: str, suffix: str = "") -> str:
@@ -158,8 +175,8 @@ def _scale_label(operand: str, suffix: str = "") -> str:
     return f"group {group.rstrip(']')} {label}" if group else label
 
 
-def _show_layout(problem: Any, case: Any, seed: int, row: int, k_block: int, payload: dict[str, Any],
-                 as_json: bool) -> tuple[str, bool]:
+def _show_layout(problem: Any, case: Any, wanted: list[tuple[str, int, int]], seed: int, row: int, k_block: int,
+                 payload: dict[str, Any], as_json: bool) -> tuple[str, bool]:
     import dataclasses
 
     import torch
@@ -170,17 +187,7 @@ def _show_layout(problem: Any, case: Any, seed: int, row: int, k_block: int, pay
     device = "cuda" if torch.cuda.is_available() else "cpu"
     data = problem.make_input(case, device=device)
     scales = problem.scale_tensors(data)
-    # A scale some operand has is shown for the operands that have it: the grouped GEMM's groups differ
-    # in rows and in K, so a row or a k-block of one group is no error for the others.
-    with_row = [(operand, ref) for operand, ref, _ in scales if 0 <= row < ref.shape[0]]
-    if not with_row:
-        rows = ", ".join(f"{_scale_label(operand)} 0..{ref.shape[0] - 1}" for operand, ref, _ in scales)
-        raise UsageError(f"--row {row}: not a scale row of this shape ({rows})")
-    places = [locate(operand, ref.shape[0], ref.shape[1] * 16, row, k_block)
-              for operand, ref in with_row if 0 <= k_block < ref.shape[1]]
-    if not places:
-        blocks = ", ".join(f"{_scale_label(operand)} 0..{ref.shape[1] - 1}" for operand, ref in with_row)
-        raise UsageError(f"--kblock {k_block}: not a scale k-block of row {row} in this shape ({blocks})")
+    places = [locate(operand, rows, k_blocks * 16, row, k_block) for operand, rows, k_blocks in wanted]
     storage = check_storage(scales)
     located = []
     for where in places:
@@ -208,6 +215,32 @@ def _show_layout(problem: Any, case: Any, seed: int, row: int, k_block: int, pay
     bad = sum(not result.ok for result in storage) + sum(not p["ok"] for p in located)
     names = ", ".join(dict.fromkeys(f"sf{operand.lower().split('[')[0]}" for operand, _, _ in scales))
     return f"layout: {name}, {plural(len(storage), 'scale batch', 'scale batches')} checked ({names}), {plural(bad, 'mismatch', 'mismatches')}", ok
+
+
+def _gemm_shape(text: str, mode: str, task_path: Path | None) -> tuple[int, int, int, int]:
+    """--shape as --simulate and --from-log take it, M,N,K[,L]: they run MMA values on the GEMM's inputs,
+    whatever the task's problem. A shape that is none says so and, in another problem's folder, that it is
+    the GEMM's syntax, not the task's (a GEMV's M,K read as the wrong count alone)."""
+    from nvfp4ctl.problems import DEFAULT_PROBLEM
+
+    try:
+        return parse_shape(text)
+    except UsageError as error:
+        task_problem = _task_problem(task_path)
+        if task_problem is None or task_problem == DEFAULT_PROBLEM:
+            raise
+        raise UsageError(f"{error}; {mode} runs the MMA values on {DEFAULT_PROBLEM} inputs (C = A·Bᵀ), so its"
+                         f" --shape is the GEMM's M,N,K[,L], not {task_problem}'s") from None
+
+
+def _task_problem(task_path: Path | None) -> str | None:
+    """The problem of the task in use; None where it cannot be read (check and --layout say why)."""
+    from nvfp4ctl.task import load_task
+
+    try:
+        return load_task(task_path).problem
+    except UsageError:
+        return None
 
 
 def _shape_needed(layout: bool, runtime: bool, task_path: Path | None) -> str:
@@ -311,20 +344,23 @@ def command(
             lines = from_log.read_text(errors="replace").splitlines()
         except OSError as error:
             raise UsageError(f"--from-log {from_log}: {os_reason(error, from_log)}") from error
-        m, n, k, _ = parse_shape(shape or "128,128,512")
+        m, n, k, _ = _gemm_shape(shape, "--from-log", task) if shape is not None else (128, 128, 512, 1)
         summary, ok = show_dump_lines(lines, m, n, k, seed, origin=f"--from-log {from_log}", saved=True)
         return Outcome(result=summary, exit_code=ExitCode.OK if ok else ExitCode.FAILURES, target=from_log)
-    if (layout or runtime) and shape is None:
-        raise UsageError(_shape_needed(layout, runtime, task))
-    # a --shape that is wrong is said before any mode runs: --umma's first run compiles for minutes
-    layout_case = _layout_case(task, shape or "", seed) if layout else None
-    runtime_shape = parse_shape(shape or "") if runtime else None
     # `--kernel default` names nvfp4ctl's own kernel, as it does for check, bench and export, also in a
     # kernels/ folder of yours (which the bare default reads)
     named_default = kernel is not None and str(kernel) == DEFAULT_BY_NAME
-    if reads_kernel and (kernel is None or named_default):
+    if reads_kernel and (kernel is None or named_default):  # first: no --shape makes a GEMV task the GEMM's
         _refuse_another_problem(task, " and ".join(mode for mode, on in (("--umma", umma and not user and from_log is None),
                                                                            ("--runtime", runtime)) if on))
+    if (layout or runtime) and shape is None:
+        raise UsageError(_shape_needed(layout, runtime, task))
+    # a --shape, --row or --kblock that is wrong is said before any mode runs (--umma's first run compiles for
+    # minutes) and before torch is imported (seconds)
+    layout_case = _layout_case(task, shape or "", seed, row, kblock) if layout else None
+    runtime_shape = parse_shape(shape or "") if runtime else None
+    if simulate and shape is not None:
+        _gemm_shape(shape, "--simulate", task)
     source = shipped_kernel() if named_default else default_kernel() if kernel is None else kernel
     if reads_kernel and source.is_dir():  # as build and export say it: "not found" would send one looking for it
         raise UsageError(f"{source} is a folder, not a kernel source: name a .cu file in it")

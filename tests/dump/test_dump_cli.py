@@ -444,3 +444,45 @@ def test_a_folder_given_as_the_kernel_is_said_to_be_one(tmp_path: Path, monkeypa
     result = invoke(*mode, "--kernel", "kernels")
     assert result.exit_code == 2, result.output
     assert result.output == "error: kernels is a folder, not a kernel source: name a .cu file in it\n"
+
+
+@pytest.mark.parametrize("args, said", [
+    # the task's problem first: a --shape given only to be told --runtime is the GEMM's
+    (["--runtime"], "dump --runtime reads nvfp4ctl's CUTLASS sm_100a kernel for nvfp4_gemm"),
+    (["--umma", "--simulate", "--shape", "128,256"],
+     "--shape 128,256: expected M,N,K or M,N,K,L as positive integers, e.g. --shape 128,7168,16384; --simulate runs"
+     " the MMA values on nvfp4_gemm inputs (C = A·Bᵀ), so its --shape is the GEMM's M,N,K[,L], not nvfp4_gemv's"),
+    (["--layout", "--shape", "128,256", "--row", "128"], "--row 128: not a scale row of this shape (sfa 0..127, sfb 0..127)"),
+    (["--layout", "--shape", "128,256", "--kblock", "16"],
+     "--kblock 16: not a scale k-block of row 0 in this shape (sfa 0..15, sfb 0..15)"),
+])
+def test_a_gemv_folders_mistakes_are_said_first_and_before_torch_is_imported(tmp_path: Path, args: list[str],
+                                                                               said: str) -> None:
+    """They came after 2.4-3 s of torch's import and input generation, or after another mistake was fixed."""
+    import os
+    import subprocess
+    import sys
+
+    from nvfp4ctl.problems import get_problem
+
+    root = Path(__file__).resolve().parents[2]
+    (tmp_path / "task.yml").write_text(get_problem("nvfp4_gemv").task_file.read_text())
+    probe = ("import json, sys\nfrom nvfp4ctl.cli import app\n"
+             f"try:\n    app(['dump', *{args!r}], prog_name='nvfp4ctl')\n"
+             "except SystemExit as e:\n    print(json.dumps([e.code, 'torch' in sys.modules]))\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=str(root), NVFP4CTL_MEMORY=str(tmp_path / "M.md")))
+    assert " ".join(done.stderr.split()).startswith(f"error: {said}"), done.stderr
+    assert done.stdout.splitlines()[-1] == "[2, false]", done.stdout
+
+
+@pytest.mark.parametrize("problem, shape", [("nvfp4_gemm", "128,256,64,2"), ("nvfp4_dual_gemm", "128,384,128"),
+                                            ("nvfp4_gemv", "256,512,2"), ("nvfp4_group_gemm", "96,128,256;64,192,512")])
+def test_the_scale_extents_read_from_the_shape_are_those_of_the_inputs(problem: str, shape: str) -> None:
+    """--row and --kblock are judged on them before any input is made."""
+    from nvfp4ctl.problems import get_problem
+
+    spec = get_problem(problem)
+    case = spec.parse_shape(shape, 1)
+    made = [(operand, ref.shape[0], ref.shape[1]) for operand, ref, _ in spec.scale_tensors(spec.make_input(case, "cpu"))]
+    assert spec.scale_extents(case) == made

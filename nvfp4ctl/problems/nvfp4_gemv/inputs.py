@@ -30,9 +30,10 @@ from nvfp4ctl.problems.common.tensors import (
     sf_k_of,
 )
 from nvfp4ctl.problems.nvfp4_gemm.scales import draw_full_scales
+from nvfp4ctl.problems.nvfp4_gemv.problem import B_SCALE_ROWS
 
 TUPLE_NAMES = ("a", "b", "sfa_ref", "sfb_ref", "sfa_permuted", "sfb_permuted", "c")
-B_ROWS = 128  # b and sfb are padded to 128 rows; row 0 is the vector
+B_ROWS = B_SCALE_ROWS  # b and sfb are padded to 128 rows; row 0 is the vector
 OUTPUT_INDEX = 6
 
 

@@ -10,6 +10,8 @@ from nvfp4ctl.problems.records import Detection, KernelApi, TimingLoop, TupleLay
 if TYPE_CHECKING:
     from nvfp4ctl.task import Case
 
+B_SCALE_ROWS = 128  # b and sfb are padded to 128 rows (inputs.B_ROWS); row 0 is the vector
+
 
 class Nvfp4Gemv(DenseProblem):
     name = "nvfp4_gemv"
@@ -41,6 +43,9 @@ class Nvfp4Gemv(DenseProblem):
     trace_case = {"m": 128, "k": 256, "l": 1, "seed": 1111}  # the task's first test
     inputs_module = "nvfp4ctl.problems.nvfp4_gemv.inputs"
     reference_module = "nvfp4ctl.problems.nvfp4_gemv.reference"
+
+    def b_scale_rows(self, case: Case) -> int:
+        return B_SCALE_ROWS
 
     def flops(self, case: Case) -> float:
         return 2.0 * case.m * case.k * case.l

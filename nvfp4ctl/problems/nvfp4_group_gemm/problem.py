@@ -116,6 +116,15 @@ class Nvfp4GroupGemm(ProblemBase):
             pairs += [(f"A[{group}]", sfa, sfa_permuted), (f"B[{group}]", sfb, sfb_permuted)]
         return pairs
 
+    def scale_extents(self, case: Case) -> list[tuple[str, int, int]]:
+        """Per group g: A[g] (M_g rows) and B[g] (N_g rows), K_g / 16 k-blocks each, as scale_tensors labels them."""
+        from nvfp4ctl.problems.nvfp4_gemm.formats import SF_VEC
+
+        extents = []
+        for group, (m, n, k) in enumerate(zip(case.m, case.n, case.k), start=1):
+            extents += [(f"A[{group}]", m, -(-k // SF_VEC)), (f"B[{group}]", n, -(-k // SF_VEC))]
+        return extents
+
     def output_names(self, data: Any) -> list[str]:
         return [f"group {index + 1} c" for index in range(len(data[0]))]
 
