@@ -27,7 +27,7 @@ import yaml
 
 from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import UsageError, os_reason
-from nvfp4ctl.problems import DEFAULT_PROBLEM, problem_names
+from nvfp4ctl.problems import DEFAULT_PROBLEM, problem_names, registered_name
 from nvfp4ctl.problems.fields import describe_value, yaml_spelling
 from nvfp4ctl.workspace import FROM_ENV, SHIPPED, locate_task, task_file_name
 
@@ -514,10 +514,10 @@ class _TaskReader:
         value = document.get("problem")
         if value is None:
             name = detect_problem(self.text, document, self.path, self.where)
-        elif value not in problem_names():
+        elif not isinstance(value, str) or (registered := registered_name(value)) is None:
             raise self.fail("problem", f"expected one of {', '.join(problem_names())}, got {describe_value(value)}")
         else:
-            name = value
+            name = registered  # GPU MODE's nvfp4-gemv as nvfp4_gemv
         self.spec = get_problem(name)
         return name
 

@@ -83,3 +83,10 @@ def test_check_scales_says_each_problems_generator() -> None:
     readme = " ".join((Path(__file__).parents[1] / "README.md").read_text().split())
     assert "the generator's 0–3" not in readme
     assert "0–3 for the GEMM, 0–2 the GEMV, 1–2 the grouped GEMM, `torch.rand` in [0, 1) the dual GEMM" in readme
+
+
+@pytest.mark.parametrize("command", sorted({name for name, option, _ in RECORDS if option.split()[0] == "--shape"}))
+def test_every_shape_option_names_each_problems_form(command: str) -> None:
+    """log --help said M,N,K alone, where a GEMV's shape is M,K and a grouped GEMM's one triple per group."""
+    text = next(text for name, option, text in RECORDS if name == command and option.split()[0] == "--shape")
+    assert "M,N,K" in text and "GEMV M,K" in text and "M1,N1,K1;M2,N2,K2" in text, text

@@ -122,3 +122,36 @@ def test_memory_skeleton_names_the_reference_scales_in_the_problems_terms(name: 
     from nvfp4ctl.scaffold import memory_skeleton
 
     assert rule in memory_skeleton(get_problem(name))
+
+
+@pytest.mark.parametrize("spelled, name", [("nvfp4-gemv", "nvfp4_gemv"), ("nvfp4-dual-gemm", "nvfp4_dual_gemm"),
+                                           ("nvfp4-group-gemm", "nvfp4_group_gemm")])
+def test_init_takes_gpu_modes_own_spelling_of_a_problem(tmp_path: Path, spelled: str, name: str) -> None:
+    """GPU MODE's task files say `# name: nvfp4-gemv`: init said unknown problem to that name."""
+    result = CliRunner().invoke(app, ["init", "--problem", spelled, str(tmp_path / "p")])
+    assert result.exit_code == 0, result.output
+    assert load_task(tmp_path / "p" / "task.yml").problem == name
+
+
+def test_a_task_file_may_name_its_problem_as_gpu_mode_does(tmp_path: Path) -> None:
+    from nvfp4ctl.problems import get_problem
+
+    task = tmp_path / "task.yml"
+    task.write_text(get_problem("nvfp4_gemv").task_file.read_text().replace("problem: nvfp4_gemv", "problem: nvfp4-gemv"))
+    assert "problem: nvfp4-gemv" in task.read_text()
+    assert load_task(task).problem == "nvfp4_gemv"
+
+
+def test_init_says_where_runs_are_logged_when_the_setting_names_another_log(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The folder's MEMORY.md is written for its notes; without a word its run log never filled."""
+    shared = tmp_path / "notes" / "MEMORY.md"
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(shared))
+    result = CliRunner().invoke(app, ["init", "--problem", "nvfp4_gemv", str(tmp_path / "p")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "p" / "MEMORY.md").is_file()
+    said = " ".join(result.stderr.split())
+    assert f"runs are logged to {shared} (NVFP4CTL_MEMORY), not to {tmp_path / 'p' / 'MEMORY.md'}" in said
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(tmp_path / "q" / "MEMORY.md"))  # the folder's own: nothing to say
+    quiet = CliRunner().invoke(app, ["init", "--problem", "nvfp4_gemv", str(tmp_path / "q")])
+    assert quiet.exit_code == 0 and "runs are logged" not in quiet.stderr

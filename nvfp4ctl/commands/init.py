@@ -8,12 +8,13 @@ from typing import Annotated
 import typer
 
 from nvfp4ctl.console import get_console
+from nvfp4ctl.env import Env, env_str
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.problems import get_problem, problem_names
 
 
 def command(
-    problem: Annotated[str, typer.Option("--problem", metavar="NAME", help=f"One of {', '.join(problem_names())}.")],
+    problem: Annotated[str, typer.Option("--problem", metavar="NAME", help=f"One of {', '.join(problem_names())} (or GPU MODE's spelling, nvfp4-gemv).")],
     folder: Annotated[Path, typer.Argument(metavar="DIR", show_default=False, help="Folder to create or fill (default: here).")] = Path("."),
 ) -> Outcome:
     """Write task.yml, a correct plain-torch submission.py and a MEMORY.md for a problem; overwrite nothing."""
@@ -24,8 +25,23 @@ def command(
     console = get_console()
     for path in made.written:
         console.info(f"wrote {path}")
+    if (elsewhere := _run_log_elsewhere(made.folder)) is not None:
+        # MEMORY.md is still written, for the folder's notes: a run log set elsewhere must not cost a
+        # folder its notes file, nor leave one whose "Run log" section never fills without a word
+        console.note(f"runs are logged to {elsewhere} ({Env.MEMORY}), not to {made.folder / 'MEMORY.md'}:"
+                     f" unset {Env.MEMORY} to log them beside these notes")
     console.ok(f"{spec.name}: `{_cd_into(made.folder)}nvfp4ctl check` runs submission.py on every test")
     return Outcome(result=f"init {spec.name} in {made.folder}", problem=spec.name)
+
+
+def _run_log_elsewhere(folder: Path) -> Path | None:
+    """The run log NVFP4CTL_MEMORY names where it is not the folder's own MEMORY.md, else None."""
+    setting = env_str(Env.MEMORY)
+    if not setting:
+        return None
+    memory = Path(setting)
+    same = memory.resolve() == (folder / "MEMORY.md").resolve()
+    return None if same else memory
 
 
 def _cd_into(folder: Path) -> str:

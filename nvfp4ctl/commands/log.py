@@ -34,7 +34,7 @@ def command(
     last: Annotated[int, typer.Option("-n", "--last", metavar="<int>", parser=integer(1), help="How many entries to show (with --trend: runs per target).")] = 20,
     trend: Annotated[bool, typer.Option("--trend", help="Plot each target's bench times over the logged runs, commits marked.")] = False,
     target: Annotated[Path | None, typer.Option("--target", metavar="PATH", help="--trend: only this kernel or submission.")] = None,
-    shape: Annotated[list[str] | None, typer.Option("--shape", metavar="M,N,K", help="--trend: only this shape (or 'geomean'); repeatable.")] = None,
+    shape: Annotated[list[str] | None, typer.Option("--shape", metavar="SHAPE", help="--trend: only this shape, in the problem's syntax: M,N,K[,L] (GEMV M,K[,L]; grouped M1,N1,K1;M2,N2,K2, or its logged key g2:m96+128:n128:k256), or 'geomean'; repeatable.")] = None,
 ) -> Outcome:
     """Show the most recent entries of the run log in MEMORY.md, or the bench times as a trend."""
     from nvfp4ctl import runlog  # here, not at the top: `nvfp4ctl --help` need not load it

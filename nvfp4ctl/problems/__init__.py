@@ -63,10 +63,22 @@ def problem_names() -> tuple[str, ...]:
 _LOADED: dict[str, Any] = {}
 
 
+def registered_name(name: str) -> str | None:
+    """The registered name `name` spells: itself, or GPU MODE's own spelling of it, hyphenated as in its
+    task files' `# name: nvfp4-gemv` (the values problems/detect.py reads there, each problem's own name
+    among them); None for any other word."""
+    if name in _REGISTRY:
+        return name
+    underscored = name.strip().lower().replace("-", "_")
+    return underscored if underscored in _REGISTRY else None
+
+
 def get_problem(name: str) -> Any:
-    """The problem called `name` (a ProblemBase); UsageError naming the known ones otherwise."""
-    if name not in _REGISTRY:
+    """The problem called `name` (a ProblemBase; GPU MODE's hyphenated spelling too, registered_name);
+    UsageError naming the known ones otherwise."""
+    if (registered := registered_name(name)) is None:
         raise UsageError(f"unknown problem {name!r} (known: {', '.join(problem_names())})")
+    name = registered
     if name not in _LOADED:
         module_name, class_name = _REGISTRY[name].split(":")
         _LOADED[name] = getattr(importlib.import_module(module_name), class_name)()
