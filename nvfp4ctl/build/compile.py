@@ -94,23 +94,40 @@ def run_compiler(command: list[str], cwd: Path, env: dict[str, str],
 
 
 def _end_tree(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM to the compiler and every process it started (ninja also passes it on to its jobs), then
-    SIGKILL to those left after STOP_GRACE_S. The tree is read once, before the first signal: a tool
-    whose parent has died is adopted by init, where no later walk from the compiler finds it."""
-    tree = [process.pid, *_descendants(process.pid)]
-    for pid in tree:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGTERM)
+    """SIGTERM to the compiler and every process below it (ninja also passes it on to its jobs), then
+    SIGKILL to those left after STOP_GRACE_S, with the tools started meanwhile below them. Each process is
+    signalled through a pidfd opened when it was found, never by its number again: a tool that exits during
+    the grace period frees its number for reuse by anyone. A tool whose parent died before it was found is
+    adopted by init, where no walk from the compiler finds it."""
+    held = _open_below(process.pid, {})
+    process.send_signal(signal.SIGTERM)  # Popen's own handle: nothing once it has been waited for
+    _signal_all(held, signal.SIGTERM)
     with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(timeout=STOP_GRACE_S)
-    for pid in tree:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGKILL)
+    for pid in list(held):
+        _open_below(pid, held)
+    if process.poll() is None:
+        process.kill()
+    _signal_all(held, signal.SIGKILL)
+    for handle in held.values():
+        os.close(handle)
     process.wait()
 
 
+def _open_below(root: int, held: dict[int, int]) -> dict[int, int]:
+    """`held` (pid -> pidfd) with a pidfd for every process below `root` not held yet, read from /proc
+    (Linux; elsewhere, or without pidfds, none: the compiler alone is ended)."""
+    if not hasattr(os, "pidfd_open"):
+        return held
+    for pid in _descendants(root):
+        if pid not in held:
+            with contextlib.suppress(OSError):  # gone since the listing
+                held[pid] = os.pidfd_open(pid)
+    return held
+
+
 def _descendants(root: int) -> list[int]:
-    """Every process below `root`, read from /proc (Linux; elsewhere none: the compiler alone is ended)."""
+    """Every process below `root`, read from /proc (Linux; elsewhere none)."""
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").glob("[0-9]*/stat"):
         try:
@@ -124,6 +141,12 @@ def _descendants(root: int) -> list[int]:
         found += below
         frontier = below
     return found
+
+
+def _signal_all(held: dict[int, int], signum: signal.Signals) -> None:
+    for handle in held.values():
+        with contextlib.suppress(OSError):  # exited (ESRCH) since it was opened
+            signal.pidfd_send_signal(handle, signum)
 
 
 def _output_left(process: subprocess.Popen[bytes]) -> bytes:

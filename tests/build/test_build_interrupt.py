@@ -124,3 +124,20 @@ def test_a_compiler_past_its_timeout_is_ended_with_what_it_started(tmp_path: Pat
     if not dead:
         os.kill(tool, signal.SIGKILL)
     assert dead, "the compiler's tool outlived the timeout"
+
+
+@pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="pidfds (Linux 5.3+)")
+def test_the_tools_below_the_compiler_are_signalled_through_pidfds_never_by_number(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tool that exits during the grace period frees its number, which another process may take: the
+    SIGKILL after the grace period went by number to every process found before it."""
+    by_number: list[int] = []
+    real_kill = os.kill
+    monkeypatch.setattr(os, "kill", lambda pid, signum: (by_number.append(pid), real_kill(pid, signum)))
+    tool_pid = tmp_path / "tool.pid"
+    nvcc = _stand_in_toolkit(tmp_path / "cuda", tool_pid) / "bin" / "nvcc"
+    with pytest.raises(subprocess.TimeoutExpired):
+        build_compile.run_compiler([str(nvcc), "-c", "x.cu"], tmp_path, dict(os.environ), timeout_s=1.0)
+    tool = int(tool_pid.read_text())
+    assert _wait_dead(tool, 5.0)
+    assert tool not in by_number
