@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import textwrap
+from bisect import bisect_left
 from dataclasses import dataclass, replace
 
 from nvfp4ctl.build.syntax import added_terms, call_name, shown
@@ -54,6 +55,12 @@ class StaticEvaluator:
                                   lineno=node.lineno, col_offset=node.col_offset)
                 augmented[id(added)] = node
                 self.bindings.setdefault(node.target.id, []).append((node.lineno, added))
+        # each read looks its name up by bisection, not by a scan of every binding of the name: a file rebinding
+        # its names before each of thousands of calls is read in n log n, not n squared
+        self._binding_lines: dict[str, list[int]] = {}
+        self._last_bound: dict[str, list[tuple[int, ast.AST]]] = {}
+        for name, bound in self.bindings.items():
+            self._binding_lines[name], self._last_bound[name] = _latest_by_line(bound)
         # flags.append("-O3") after flags = [...]: the binding above no longer says what the call gets
         self.mutated = {node.func.value.id for node in index.calls if isinstance(node.func, ast.Attribute)
                         and isinstance(node.func.value, ast.Name) and node.func.attr in _IN_PLACE}
@@ -126,8 +133,13 @@ class StaticEvaluator:
         return False
 
     def bound(self, name: str, before: int) -> tuple[int, ast.AST] | None:
-        candidates = [(line, value) for line, value in self.bindings.get(name, []) if line < before]
-        return candidates[-1] if candidates else None
+        """The binding of the name a read at line `before` gets: of those on earlier lines, the last in
+        ast.walk's order (the order of self.bindings)."""
+        lines = self._binding_lines.get(name)
+        if not lines:
+            return None
+        above = bisect_left(lines, before)  # the bindings on lines before the read
+        return self._last_bound[name][above - 1] if above else None
 
     def pieces(self, node: ast.AST, before: int, depth: int = 0) -> list[Piece] | None:
         if depth > 20:
@@ -340,6 +352,20 @@ class StaticEvaluator:
             return []
         pieces = self.pieces(node, before)
         return [piece.text for piece in pieces] if pieces is not None else []
+
+
+def _latest_by_line(bound: list[tuple[int, ast.AST]]) -> tuple[list[int], list[tuple[int, ast.AST]]]:
+    """(the bindings' lines in ascending order, for each i the binding last in ast.walk's order among the
+    first i + 1 of them): the binding a read after the first i + 1 lines gets."""
+    order = sorted(range(len(bound)), key=lambda position: bound[position][0])  # stable: one line's in walk order
+    lines: list[int] = []
+    latest: list[tuple[int, ast.AST]] = []
+    last = -1
+    for position in order:
+        last = max(last, position)
+        lines.append(bound[position][0])
+        latest.append(bound[last])
+    return lines, latest
 
 
 def _elements(pieces: list[Piece]) -> list[list[Piece]]:
