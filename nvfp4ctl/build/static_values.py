@@ -91,6 +91,7 @@ class StaticEvaluator:
         self._locals = index.function_locals
         self._function_spans = sorted(((node.lineno, node.end_lineno or node.lineno, node) for node in index.functions),
                                       key=lambda span: span[0])
+        self._function_by_line: dict[int, ast.AST] | None = None  # made at the first read that needs it
         self.notes: list[str] = []
 
     def _owner(self, name: str, node: ast.AST) -> ast.AST | None:
@@ -103,11 +104,16 @@ class StaticEvaluator:
 
     def _function_at(self, line: int) -> ast.AST | None:
         """The innermost function whose body holds the line, None at module level."""
-        inner = None
-        for start, end, function in self._function_spans:
-            if start < line <= end or (start == line and isinstance(function, ast.Lambda)):
-                inner = function
-        return inner
+        if self._function_by_line is None:
+            # each function's lines are written over its outer function's, in the order of their first lines:
+            # a read is then one look-up, not a scan of every function (a file of thousands of reads of lists
+            # changed in place). The cost is each line once per function around it, the depth of nesting
+            self._function_by_line = {}
+            for start, end, function in self._function_spans:
+                if isinstance(function, ast.Lambda):
+                    self._function_by_line[start] = function
+                self._function_by_line.update(dict.fromkeys(range(start + 1, end + 1), function))
+        return self._function_by_line.get(line)
 
     def _branch_added(self, name: str, bound: tuple[int, ast.AST]) -> bool:
         """Whether the binding is `NAME += [...]` in another block than the list it adds to (an `if`, a loop,
