@@ -139,8 +139,7 @@ class StaticEvaluator:
         return False
 
     def bound(self, name: str, before: int) -> tuple[int, ast.AST] | None:
-        """The binding of the name a read at line `before` gets: of those on earlier lines, the last in
-        ast.walk's order (the order of self.bindings)."""
+        """The binding of the name a read at line `before` gets: the last on an earlier line (_latest_by_line)."""
         lines = self._binding_lines.get(name)
         if not lines:
             return None
@@ -361,17 +360,12 @@ class StaticEvaluator:
 
 
 def _latest_by_line(bound: list[tuple[int, ast.AST]]) -> tuple[list[int], list[tuple[int, ast.AST]]]:
-    """(the bindings' lines in ascending order, for each i the binding last in ast.walk's order among the
-    first i + 1 of them): the binding a read after the first i + 1 lines gets."""
+    """(the bindings' lines in ascending order, the bindings in that order): the binding a read after the
+    first i + 1 lines gets is the i-th, the last by line (of one line's, the last in ast.walk's order). The
+    last in walk order among all earlier lines was taken before: walk order is breadth-first, so a binding
+    inside an `if` beat a later one at module level, and build compiled the source the file had replaced."""
     order = sorted(range(len(bound)), key=lambda position: bound[position][0])  # stable: one line's in walk order
-    lines: list[int] = []
-    latest: list[tuple[int, ast.AST]] = []
-    last = -1
-    for position in order:
-        last = max(last, position)
-        lines.append(bound[position][0])
-        latest.append(bound[last])
-    return lines, latest
+    return [bound[position][0] for position in order], [bound[position] for position in order]
 
 
 def _elements(pieces: list[Piece]) -> list[list[Piece]]:

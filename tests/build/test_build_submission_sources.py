@@ -362,3 +362,17 @@ def test_a_file_of_many_functions_reading_a_list_changed_in_place_is_read_in_lin
     spent = time.process_time() - began
     assert len(sources.extensions) == 6_000 and sources.extensions[-1].cuda_flags == ["-O3", "-lineinfo"]
     assert spent < 6, f"{spent:.2f} s of CPU for 6,000 reads among 25,000 functions"
+
+
+def test_a_binding_after_a_branch_replaces_the_one_inside_it(tmp_path: Path) -> None:
+    """The binding a read got was the last in ast.walk's order, which is breadth-first: SRC bound inside an
+    `if` beat SRC bound after it at module level, and build compiled the source the file had replaced."""
+    submission = tmp_path / "submission.py"
+    submission.write_text('from torch.utils.cpp_extension import load_inline\n'
+                          'USE_A = False\n'
+                          'if USE_A:\n'
+                          '    SRC = "__global__ void a() {}"\n'
+                          'SRC = "__global__ void b() {}"\n'
+                          'm = load_inline(name="m", cpp_sources="", cuda_sources=SRC)\n')
+    (extension,) = find_sources(submission).extensions
+    assert [piece.text for piece in extension.cuda] == ["__global__ void b() {}"]
