@@ -3,6 +3,7 @@ submission, so check and build refuse a file that is not in the same line."""
 
 from __future__ import annotations
 
+import ast
 import codecs
 import io
 import re
@@ -49,17 +50,26 @@ def coding_line_problem(data: bytes) -> tuple[int, str] | None:
     """(line, Python's reason) where a file's coding line names an encoding Python refuses (an unknown
     one, or another than UTF-8 after a byte order mark); None otherwise. Bytes that are not UTF-8 with no
     such line are not a coding line's fault: the UTF-8 reader names their place."""
+    first_lines = data.removeprefix(codecs.BOM_UTF8).splitlines()[:2]
+    found = [(number, match) for number, text in enumerate(first_lines, 1) if (match := _CODING_LINE.match(text))]
+    if not found:
+        return None
+    line = found[0][0]
     try:
-        tokenize.detect_encoding(io.BytesIO(data).readline)
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as error:
         if not error.msg.startswith(("unknown encoding", "encoding problem")):
             return None
-        first_lines = data.removeprefix(codecs.BOM_UTF8).splitlines()[:2]
-        found = [(number, match) for number, text in enumerate(first_lines, 1) if (match := _CODING_LINE.match(text))]
-        if not found:
-            return None
-        line, reason = found[0][0], error.msg
         if data.startswith(codecs.BOM_UTF8):  # tokenize says "encoding problem: utf-8"; python names both
-            reason = f"encoding problem: {found[0][1].group(1).decode('ascii', 'replace')} with BOM"
-        return line, reason
+            return line, f"encoding problem: {found[0][1].group(1).decode('ascii', 'replace')} with BOM"
+        return line, error.msg
+    if encoding in ("utf-8", "utf-8-sig"):
+        return None
+    # a codec tokenize finds that python still refuses: no text encoding (rot13, hex), or one that cannot
+    # read the file (utf-16): python's own verdict, from a parse that stops at the first such problem
+    try:
+        compile(data, "<submission>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as error:
+        if any(words in error.msg for words in ("codec", "text encoding", "encoding problem")):
+            return line, error.msg.split(";")[0]
     return None

@@ -106,6 +106,7 @@ def test_the_not_text_error_cannot_be_ignored(tmp_path: Path, monkeypatch: pytes
     (b"# coding: nosuch\n", 1, "unknown encoding: nosuch"),
     (b"#!/usr/bin/env python\n# -*- coding: bogus -*-\n", 2, "unknown encoding: bogus"),
     (b"\xef\xbb\xbf# coding: latin-1\n", 1, "encoding problem: latin-1 with BOM"),
+    (b"# coding: rot13\n", 1, "'rot13' is not a text encoding"),  # a codec tokenize finds, python refuses
 ])
 def test_a_coding_line_python_refuses_is_nv001_as_check_and_build_say(tmp_path: Path, head: bytes, line: int,
                                                                       reason: str) -> None:
