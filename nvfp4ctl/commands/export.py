@@ -210,6 +210,6 @@ def command(
     if _never_built(source, submission.arch):
         console.info(f"hint: {short_path(source)} as it is now has no build for {submission.arch} in nvfp4ctl's cache"
                      f" (never built here, or its build failed): export does not compile it; `nvfp4ctl build"
-                     f" {short_path(source)}` does and names the first compiler error")
+                     f" --arch {submission.arch} {short_path(source)}` does and names the first compiler error")
     console.info(f"next: nvfp4ctl lint {output} && nvfp4ctl check --submission {output}")
     return Outcome(result=f"wrote {output.name} from {source.name} ({submission.arch})", target=output)

@@ -349,7 +349,8 @@ def test_a_kernel_with_no_build_in_the_cache_gets_a_hint_to_build_it(tmp_path: P
         return " ".join(result.output.split())
 
     hint = (f"hint: {kernel} as it is now has no build for sm_90a in nvfp4ctl's cache (never built here, or its build"
-            f" failed): export does not compile it; `nvfp4ctl build {kernel}` does and names the first compiler error")
+            f" failed): export does not compile it; `nvfp4ctl build --arch sm_90a {kernel}` does and names the first"
+            " compiler error")
     assert hint in export()
     entry = cache.entry_dir(kernel, "sm_90a", cache.cache_key(sources.build_inputs(kernel), "sm_90a", builder.build_mode()))
     entry.mkdir(parents=True)
