@@ -115,13 +115,16 @@ def _judged_problem(report: Any, lint_plan: Any) -> str | None:
 
 def _rules_problem(task: Path | None) -> str:
     """The problem whose tuple the rules are told in: the task's, as the findings are. The rules are
-    documentation: a task.yml that cannot be read leaves them in the GEMM's words, with a warning."""
+    documentation: a task.yml found nearby that cannot be read leaves them in the GEMM's words, with a
+    warning; one the user named (`--task`) is refused as every command refuses it (exit 2)."""
     from nvfp4ctl.problems import DEFAULT_PROBLEM
     from nvfp4ctl.task import load_task
 
     try:
         return getattr(load_task(task), "problem", None) or DEFAULT_PROBLEM
     except UsageError as error:
+        if task is not None:
+            raise
         get_console().warn(f"{error}; the rules name {DEFAULT_PROBLEM}'s input")
         return DEFAULT_PROBLEM
 

@@ -554,3 +554,16 @@ def test_list_rules_speaks_of_the_tasks_problem(tmp_path: Path, monkeypatch) -> 
     rules = json.loads(CliRunner().invoke(app, ["lint", "--list-rules", "--format", "json", "--task", task]).stdout)
     nv501 = next(rule for rule in rules if rule["code"] == "NV501")
     assert nv501["why"].startswith("b1 and b2 are already (N, K) K-major") and nv501["bad"] == "b1_t = b1.t().contiguous()"
+
+
+def test_list_rules_refuses_a_task_file_the_user_named_that_cannot_be_read(tmp_path: Path, monkeypatch) -> None:
+    """--list-rules --task nosuch.yml warned, listed the GEMM's rules and exited 0, where lint --task
+    nosuch.yml FILE and check --task nosuch.yml exit 2."""
+    from typer.testing import CliRunner
+
+    from nvfp4ctl.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["lint", "--list-rules", "--task", "nosuch.yml"])
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith("error: ") and "nosuch.yml" in result.output and "NV101" not in result.output
