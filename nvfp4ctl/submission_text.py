@@ -50,7 +50,7 @@ def coding_line_problem(data: bytes) -> tuple[int, str] | None:
     """(line, Python's reason) where a file's coding line names an encoding Python refuses (an unknown
     one, or another than UTF-8 after a byte order mark); None otherwise. Bytes that are not UTF-8 with no
     such line are not a coding line's fault: the UTF-8 reader names their place."""
-    first_lines = data.removeprefix(codecs.BOM_UTF8).splitlines()[:2]
+    first_lines = data.removeprefix(codecs.BOM_UTF8).split(b"\n", 2)[:2]  # python reads its coding in these two
     found = [(number, match) for number, text in enumerate(first_lines, 1) if (match := _CODING_LINE.match(text))]
     if not found:
         return None

@@ -99,13 +99,12 @@ def _end_tree(process: subprocess.Popen[bytes]) -> None:
     signalled through a pidfd opened when it was found, never by its number again: a tool that exits during
     the grace period frees its number for reuse by anyone. A tool whose parent died before it was found is
     adopted by init, where no walk from the compiler finds it."""
-    held = _open_below(process.pid, {})
+    held = _open_below([process.pid], {})
     process.send_signal(signal.SIGTERM)  # Popen's own handle: nothing once it has been waited for
     _signal_all(held, signal.SIGTERM)
     with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(timeout=STOP_GRACE_S)
-    for pid in list(held):
-        _open_below(pid, held)
+    _open_below([process.pid, *held], held)  # one read of /proc, from every process still held
     if process.poll() is None:
         process.kill()
     _signal_all(held, signal.SIGKILL)
@@ -114,20 +113,20 @@ def _end_tree(process: subprocess.Popen[bytes]) -> None:
     process.wait()
 
 
-def _open_below(root: int, held: dict[int, int]) -> dict[int, int]:
-    """`held` (pid -> pidfd) with a pidfd for every process below `root` not held yet, read from /proc
+def _open_below(roots: list[int], held: dict[int, int]) -> dict[int, int]:
+    """`held` (pid -> pidfd) with a pidfd for every process below `roots` not held yet, read from /proc
     (Linux; elsewhere, or without pidfds, none: the compiler alone is ended)."""
     if not hasattr(os, "pidfd_open"):
         return held
-    for pid in _descendants(root):
+    for pid in _descendants(roots):
         if pid not in held:
             with contextlib.suppress(OSError):  # gone since the listing
                 held[pid] = os.pidfd_open(pid)
     return held
 
 
-def _descendants(root: int) -> list[int]:
-    """Every process below `root`, read from /proc (Linux; elsewhere none)."""
+def _descendants(roots: list[int]) -> list[int]:
+    """Every process below any of `roots`, from one read of /proc (Linux; elsewhere none)."""
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").glob("[0-9]*/stat"):
         try:
@@ -135,9 +134,11 @@ def _descendants(root: int) -> list[int]:
         except (OSError, IndexError):
             continue  # gone since the listing
         children.setdefault(int(fields[1]), []).append(int(entry.parent.name))
-    found, frontier = [], [root]
+    found: list[int] = []
+    seen, frontier = set(roots), list(roots)
     while frontier:
-        below = [child for pid in frontier for child in children.get(pid, [])]
+        below = [child for pid in frontier for child in children.get(pid, []) if child not in seen]
+        seen.update(below)
         found += below
         frontier = below
     return found

@@ -376,7 +376,7 @@ def _build_unit(sources: SubmissionSources, extension: Extension, arch: str, nam
                 unit.write_text(code)
             command = _command(extension, unit, arch, code, folder)
             compiling = time.perf_counter()
-            try:  # in a process group that an interrupt ends whole, as a kernel's build
+            try:  # ended with every process below it on an interrupt, as a kernel's build (run_compiler)
                 returncode, log = run_compiler(command, folder, {**os.environ, "CUDA_HOME": str(toolchain.cuda_home())})
             except subprocess.TimeoutExpired:
                 result.error = f"nvcc ran past {BUILD_TIMEOUT_S:.0f} s"

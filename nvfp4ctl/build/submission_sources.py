@@ -3,7 +3,7 @@
 
 The entry of that read; its parts live beside it: syntax_index (one walk of the tree, shared by the parts),
 static_values (an expression's value), arch_list_reader (the TORCH_CUDA_ARCH_LIST settings), arch_names (how an
-arch is named). The names callers use with the sources stay importable from here."""
+arch is named)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nvfp4ctl.build.arch_list_reader import ARCH_LIST, GPU_PICKED_ARCH_LISTS, ArchListReader, ArchListSetting
-from nvfp4ctl.build.arch_names import (ARCH_FLAG, LEADERBOARD_GPU, LEADERBOARD_GPU_ARCH, NVCC_DEFAULT_ARCH, TCGEN05,
-                                       WGMMA, arch_list_arches, code_needs, named_arch, naming_the_arch, unknown_arch)
+from nvfp4ctl.build.arch_names import NVCC_DEFAULT_ARCH, arch_list_arches, code_needs, named_arch
 from nvfp4ctl.build.compiler_errors import display_path
 from nvfp4ctl.build.static_values import Piece, StaticEvaluator, join_pieces
 from nvfp4ctl.build.syntax import call_name, keyword_argument, shown
@@ -24,10 +23,9 @@ from nvfp4ctl.cpp_lexer import blank
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.submission_text import read_submission
 
-__all__ = ["ARCH_FLAG", "ARCH_LIST", "CUTE_DSL", "CUTE_DSL_USE", "GPU_PICKED_ARCH_LISTS", "LEADERBOARD_GPU",
-           "LEADERBOARD_GPU_ARCH", "NVCC_DEFAULT_ARCH", "TCGEN05", "WGMMA", "ArchListSetting", "Extension", "Piece",
-           "SubmissionSources", "arch_list_arches", "code_needs", "device_code", "find_sources", "join_pieces",
-           "load_source_files", "named_arch", "naming_the_arch", "sources_in", "unknown_arch"]
+__all__ = ["ARCH_LIST", "CUTE_DSL", "CUTE_DSL_USE", "GPU_PICKED_ARCH_LISTS", "NVCC_DEFAULT_ARCH", "ArchListSetting",
+           "Extension", "Piece", "SubmissionSources", "arch_list_arches", "code_needs", "device_code", "find_sources",
+           "join_pieces", "load_source_files", "named_arch", "sources_in"]
 
 CUTE_DSL = re.compile(r"^\s*(?:import\s+cutlass\.cute|from\s+cutlass\s+import\s+cute|import\s+cutlass\b.*$|"
                       r"from\s+cutlass\.cute)", re.MULTILINE)
