@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from cli_streams import separate_streams_runner
+
 from nvfp4ctl.cli import app
 from nvfp4ctl.problems import problem_names
 from nvfp4ctl.task import load_task
@@ -147,11 +149,11 @@ def test_init_says_where_runs_are_logged_when_the_setting_names_another_log(tmp_
     """The folder's MEMORY.md is written for its notes; without a word its run log never filled."""
     shared = tmp_path / "notes" / "MEMORY.md"
     monkeypatch.setenv("NVFP4CTL_MEMORY", str(shared))
-    result = CliRunner().invoke(app, ["init", "--problem", "nvfp4_gemv", str(tmp_path / "p")])
+    result = separate_streams_runner().invoke(app, ["init", "--problem", "nvfp4_gemv", str(tmp_path / "p")])
     assert result.exit_code == 0, result.output
     assert (tmp_path / "p" / "MEMORY.md").is_file()
     said = " ".join(result.stderr.split())
     assert f"runs are logged to {shared} (NVFP4CTL_MEMORY), not to {tmp_path / 'p' / 'MEMORY.md'}" in said
     monkeypatch.setenv("NVFP4CTL_MEMORY", str(tmp_path / "q" / "MEMORY.md"))  # the folder's own: nothing to say
-    quiet = CliRunner().invoke(app, ["init", "--problem", "nvfp4_gemv", str(tmp_path / "q")])
+    quiet = separate_streams_runner().invoke(app, ["init", "--problem", "nvfp4_gemv", str(tmp_path / "q")])
     assert quiet.exit_code == 0 and "runs are logged" not in quiet.stderr
