@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 from collections import deque
 from dataclasses import dataclass, field
+from functools import cached_property
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 # the nodes whose body's def statements count as the module's own functions (a def under an `if` does not)
@@ -40,7 +41,7 @@ class SyntaxIndex:
     blocks: dict[int, int] = field(default_factory=dict)
     name_uses: dict[str, int] = field(default_factory=dict)  # Name nodes by their name
 
-    @property
+    @cached_property  # read once the walk is done, for every bare load(...) of the file
     def imports_load(self) -> bool:
         """`from torch.utils.cpp_extension import load` makes a bare load(...) the extension loader."""
         return any(isinstance(node, ast.ImportFrom) and node.module == "torch.utils.cpp_extension"
