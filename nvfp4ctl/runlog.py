@@ -203,12 +203,27 @@ def _git(args: list[str], cwd: Path) -> str | None:
     return done.stdout.strip() if done.returncode == 0 else None
 
 
-def git_state(cwd: Path) -> str:
-    commit = _git(["rev-parse", "--short", "HEAD"], cwd)
-    if not commit:
+def git_state(cwd: Path, run_log: Path | None = None) -> str:
+    """The commit of the tree at `cwd`, "+dirty" with changes to tracked files. The run log itself is
+    not a change: where MEMORY.md is tracked, the command before this one appended to it, and every
+    line after a session's first one said "+dirty" of a clean tree."""
+    found = _git(["rev-parse", "--show-toplevel", "--short", "HEAD"], cwd)
+    if not found or len(lines := found.splitlines()) != 2:
         return "no-git"
-    dirty = _git(["status", "--porcelain", "--untracked-files=no"], cwd)
+    top, commit = lines
+    status = ["status", "--porcelain", "--untracked-files=no"]
+    if run_log is not None and (inside := _inside(run_log, Path(top))) is not None:
+        status += ["--", f":(top,exclude,literal){inside}"]
+    dirty = _git(status, cwd)
     return f"{commit}+dirty" if dirty else commit
+
+
+def _inside(path: Path, top: Path) -> str | None:
+    """`path` relative to the work tree's top, in git's spelling; None outside it."""
+    try:
+        return path.resolve().relative_to(top.resolve()).as_posix()
+    except (OSError, ValueError):
+        return None
 
 
 CPU_DEVICE_LABEL = "cpu (NVFP4CTL_DEVICE=cpu)"
@@ -232,7 +247,7 @@ def make_entry(outcome: Outcome, argv: list[str], cwd: Path, memory: Path | None
         command=shlex.join(["nvfp4ctl", *argv]),
         target=describe_target(outcome.target, cwd, outcome.target_source,
                                log_folder_of(memory) if memory is not None else None),
-        commit=git_state(cwd),
+        commit=git_state(cwd, memory),
         gpu=outcome.gpu or detect_gpu(),
         exit_code=str(int(outcome.exit_code)),
         result=outcome.result,

@@ -256,6 +256,34 @@ def test_make_entry_hashes_the_target(tmp_path):
     assert entry.command == "nvfp4ctl check" and entry.exit_code == "0" and entry.gpu == "NVIDIA H100 (sm_90)"
 
 
+def _committed_repo(root: Path) -> str:
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=root, check=True,
+                              capture_output=True, text=True).stdout.strip()
+    git("init", "-q")
+    (root / "MEMORY.md").write_text("# notes\n")
+    (root / "kernel.cu").write_text("// k\n")
+    git("add", "."), git("commit", "-qm", "start")
+    return git("rev-parse", "--short", "HEAD")
+
+
+def test_the_run_logs_own_lines_do_not_make_the_tree_dirty(tmp_path):
+    commit = _committed_repo(tmp_path)
+    (tmp_path / "sub").mkdir()
+    memory = tmp_path / "MEMORY.md"
+    outcome = Outcome("10/10 pass", ExitCode.OK, None, "NVIDIA H100 (sm_90)")
+    runlog.append(runlog.make_entry(outcome, ["check"], tmp_path, memory), memory)
+    for cwd in (tmp_path, tmp_path / "sub"):  # a tracked MEMORY.md the last command appended to
+        assert runlog.make_entry(outcome, ["check"], cwd, memory).commit == commit
+    assert runlog.make_entry(outcome, ["check"], tmp_path).commit == f"{commit}+dirty"  # no log named: as before
+    (tmp_path / "kernel.cu").write_text("// changed\n")
+    assert runlog.make_entry(outcome, ["check"], tmp_path, memory).commit == f"{commit}+dirty"
+    elsewhere = tmp_path.parent / f"{tmp_path.name}-log" / "MEMORY.md"  # a log outside the tree changes nothing
+    assert runlog.make_entry(outcome, ["check"], tmp_path, elsewhere).commit == f"{commit}+dirty"
+    (tmp_path / "kernel.cu").write_text("// k\n")
+    assert runlog.git_state(tmp_path / "sub", memory) == commit
+
+
 def test_targets_outside_the_project_are_logged_by_absolute_path(tmp_path):
     project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
     project.mkdir(), elsewhere.mkdir()
