@@ -12,10 +12,9 @@ import typer
 
 from nvfp4ctl.env import Env, env_str
 from nvfp4ctl.errors import UsageError
-from nvfp4ctl.problems.fields import shape_numbers
+from nvfp4ctl.problems.fields import DEFAULT_TIMEOUT_S, shape_numbers
 from nvfp4ctl.words import plural
 
-DEFAULT_TIMEOUT_S = 180.0
 
 
 def parse_shape(text: str) -> tuple[int, int, int, int]:

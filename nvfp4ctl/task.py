@@ -28,7 +28,7 @@ import yaml
 from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import UsageError, os_reason
 from nvfp4ctl.problems import DEFAULT_PROBLEM, problem_names, registered_name
-from nvfp4ctl.problems.fields import describe_value, yaml_spelling
+from nvfp4ctl.problems.fields import DEFAULT_TIMEOUT_S, describe_value, yaml_spelling
 from nvfp4ctl.workspace import FROM_ENV, SHIPPED, locate_task, task_file_name
 
 # Ours, then GPU MODE's (which may add more: unknown keys are ignored, near misses of these warned).
@@ -48,7 +48,6 @@ GPU_MODE_SECTION_KEYS = {
 GPU_MODE_ENTRY_KEYS = {"files": ("name", "source")}  # the keys of each entry of these lists
 DEFAULT_RTOL = 1e-3
 DEFAULT_ATOL = 1e-3
-DEFAULT_TIMEOUT_S = 180.0
 DEFAULT_RANKING = "geom"
 RANKINGS = ("geom", "mean", "last")
 

@@ -53,7 +53,16 @@ def _is_a_value(words: str, match: re.Match[str]) -> bool:
 def test_lint_select_says_the_stream_rule_always_runs() -> None:
     """--select NV8 still reports NV101; its help said only 'Only these rule codes or prefixes'."""
     (text,) = [text for command, option, text in RECORDS if command == "lint" and option.startswith("--select")]
-    assert "NV101" in text and "always runs" in text
+    assert "NV101" in text and "always run" in text
+
+
+def test_lint_select_and_ignore_name_every_rule_that_always_runs() -> None:
+    """NV004 (not text) runs whatever --select or --ignore say, as NV101 does; the help named NV101 alone."""
+    from nvfp4ctl.lint.rules import ALWAYS_ON
+
+    for name in ("--select", "--ignore"):
+        (text,) = [text for command, option, text in RECORDS if command == "lint" and option.startswith(name)]
+        assert all(code in text for code in ALWAYS_ON), (name, text)
 
 
 def test_dump_task_names_the_task_file_in_use_as_its_default() -> None:

@@ -26,10 +26,11 @@ def command(
              " in the task.yml's folder (else the current one).",
         show_default=False)] = None,
     select: Annotated[Optional[list[str]], typer.Option(
-        "--select", help="Only these rule codes or prefixes (NV3, NV401), plus NV101 (the stream rule), which always"
-                        " runs; repeat or comma-separate.")] = None,
+        "--select", help="Only these rule codes or prefixes (NV3, NV401), plus NV101 (the stream rule) and NV004 (a"
+                        " file that is not text), which always run; repeat or comma-separate.")] = None,
     ignore: Annotated[Optional[list[str]], typer.Option(
-        "--ignore", help="Skip these rule codes or prefixes (NV101, the stream rule, cannot be skipped).")] = None,
+        "--ignore", help="Skip these rule codes or prefixes (NV101, the stream rule, and NV004, not text, cannot be"
+                        " skipped).")] = None,
     profile: Annotated[Optional[str], typer.Option(
         "--profile", help="Rule profile: default, or cutlass-only (also flags handwritten PTX).")] = None,
     output_format: Annotated[OutputFormat, typer.Option(

@@ -13,6 +13,9 @@ from nvfp4ctl.errors import UsageError
 MAX_SIZE = 2**31 - 1
 MAX_SEED = 2**63 - 1
 
+# A task.yml without `timeout`, and every command without --timeout or NVFP4CTL_TIMEOUT, waits this long per call.
+DEFAULT_TIMEOUT_S = 180.0
+
 
 _WHY_MAXIMUM = {MAX_SIZE: " (the kernels take int sizes)", MAX_SEED: " (torch takes a 64-bit seed)"}
 
