@@ -11,8 +11,10 @@ submission (`#line` directives in the generated .cu).
 from __future__ import annotations
 
 import ast
+import heapq
 import textwrap
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from nvfp4ctl.build.syntax import added_terms, call_name, shown
@@ -81,6 +83,7 @@ class StaticEvaluator:
         self._through_alias = {name for name, group in groups.items() if (group - {name}) & direct}
         self.mutated |= self._through_alias
         self._changes = _in_place_changes(index, self.mutated)
+        self._changes_by_owner: dict[str, dict[int | None, _OwnedChanges]] = {}  # made at a name's first read
         self._block = dict(index.blocks)
         self._block.update((made, self._block[id(statement)]) for made, statement in augmented.items()
                            if id(statement) in self._block)
@@ -209,20 +212,9 @@ class StaticEvaluator:
         if name in self._through_alias:
             return None
         binding_line, value = bound
-        owner = self._owner(name, value)
         block = self._block.get(id(value))
-        read_in = self._function_at(before)
         elements = _elements(out)
-        for line, change, node in self._changes.get(name, []):
-            if self._owner(name, node) is not owner:
-                continue  # another function's variable of the same name: another list
-            changed_in = self.function_of.get(id(node))
-            if changed_in is read_in and (line <= binding_line or line >= before):
-                continue  # before the binding (another list), or after the read
-            if changed_in is None and read_in is not None and line <= binding_line:
-                continue  # the list bound before this one
-            if changed_in is not None and changed_in is not read_in and read_in is None and line >= before:
-                continue  # a function defined after a module-level read cannot run before it
+        for line, change in self._reaching(name, bound, before):
             if change is None or block is None or self._block.get(id(change)) != block:
                 return None
             call = change.value
@@ -244,6 +236,53 @@ class StaticEvaluator:
             else:
                 return None
         return [piece for element in elements for piece in element]
+
+    def _reaching(self, name: str, bound: tuple[int, ast.AST], before: int) -> Iterator[tuple[int, ast.Expr | None]]:
+        """(line, statement) of the changes of the list bound to `name` that the read at `before` sees (as
+        _changed says), in the order of their lines, as far as _changed needs them: up to the first it cannot
+        follow. Those of the list's own variable only (not another function's of the name): in the read's
+        function between the binding and the read; where the read is in a function, the module's below the
+        binding and every other function's; where it is at module level, the functions' written above it.
+
+        A change _changed follows stands in the binding's own block, so in the binding's function: of the
+        changes of any other function only the first is needed, where _changed stops. A read bisects the
+        lines of a few functions' changes where it scanned every change of the name: a file rebinding and
+        appending to its flags before each of thousands of calls is read in n log n, not n squared."""
+        binding_line, value = bound
+        owner = self._owner(name, value)
+        changes = self._owned_changes(name).get(None if owner is None else id(owner))
+        if changes is None:
+            return iter(())
+        read_in = self._function_at(before)
+        reader = None if read_in is None else id(read_in)
+        binder = self.function_of.get(id(value))
+        binder_key = None if binder is None else id(binder)
+        streams: list[Iterator[_Change]] = [changes.between(reader, binding_line, before)]
+        if reader is not None:
+            streams.append(changes.between(None, binding_line, None))  # the module runs before the function
+            others_before = None  # any other function may run before a read inside one
+        else:
+            others_before = before  # a module-level read: the functions written above it
+        if binder_key is not None and binder_key != reader:
+            streams.append(changes.between(binder_key, None, others_before))
+        first = changes.first_outside({reader, binder_key}, others_before)
+        if first is not None:
+            streams.append(iter([first]))
+        return ((change.line, change.statement) for change in heapq.merge(*streams, key=lambda change: change.order))
+
+    def _owned_changes(self, name: str) -> dict[int | None, _OwnedChanges]:
+        """The changes in place of `name` by the function whose own variable they change (None: the
+        module's), each group by the function they are written in; made once per name."""
+        found = self._changes_by_owner.get(name)
+        if found is None:
+            grouped: dict[int | None, list[_Change]] = {}
+            for order, (line, statement, node) in enumerate(self._changes.get(name, [])):
+                owner = self._owner(name, node)
+                written_in = self.function_of.get(id(node))
+                grouped.setdefault(None if owner is None else id(owner), []).append(
+                    _Change(order, line, statement, None if written_in is None else id(written_in)))
+            found = self._changes_by_owner[name] = {owner: _OwnedChanges(changes) for owner, changes in grouped.items()}
+        return found
 
     def _is_sequence(self, node: ast.AST, before: int, depth: int = 0) -> bool:
         if isinstance(node, (ast.List, ast.Tuple)):
@@ -357,6 +396,47 @@ class StaticEvaluator:
             return []
         pieces = self.pieces(node, before)
         return [piece.text for piece in pieces] if pieces is not None else []
+
+
+@dataclass(frozen=True)
+class _Change:
+    order: int  # its place among the name's changes: by line, one line's in the order they were found
+    line: int
+    statement: ast.Expr | None  # NAME.append/extend/insert(...) standing alone; None for a change build cannot follow
+    written_in: int | None  # the id of the function it is written in, None at module level
+
+
+class _OwnedChanges:
+    """The changes of one variable (a name of one function, or of the module), by the function they are
+    written in, each function's in the order of their lines."""
+
+    def __init__(self, changes: list[_Change]) -> None:
+        self._by_function: dict[int | None, list[_Change]] = {}
+        for change in changes:
+            self._by_function.setdefault(change.written_in, []).append(change)
+        self._lines = {function: [change.line for change in found] for function, found in self._by_function.items()}
+        # the functions by their first change: the first change outside a few functions is a short look
+        self._firsts = sorted((found[0] for function, found in self._by_function.items() if function is not None),
+                              key=lambda change: change.order)
+
+    def between(self, function: int | None, after: int | None, before: int | None) -> Iterator[_Change]:
+        """The changes written in `function` (None: at module level) on lines after `after` and before
+        `before` (None: no bound). Taken one by one: a read stops at the first change it cannot follow."""
+        found = self._by_function.get(function)
+        if not found:
+            return iter(())
+        lines = self._lines[function]
+        start = 0 if after is None else bisect_right(lines, after)
+        end = len(lines) if before is None else bisect_left(lines, before)
+        return (found[position] for position in range(start, end))
+
+    def first_outside(self, functions: set[int | None], before: int | None) -> _Change | None:
+        """The first change written in a function (not at module level) other than `functions`, where it is
+        on a line before `before` (None: on any line)."""
+        for change in self._firsts:
+            if change.written_in not in functions:
+                return change if before is None or change.line < before else None
+        return None
 
 
 def _latest_by_line(bound: list[tuple[int, ast.AST]]) -> tuple[list[int], list[tuple[int, ast.AST]]]:
