@@ -517,6 +517,9 @@ def test_copy_transpose_names_the_problems_b() -> None:
     assert [message for code, message in _found(gemm, LintConfig()) if code == "NV501"] == [
         "copy-transposes B every call: B is already (N, K) K-major; pass b or a transposed view (b.t()) without"
         " .contiguous()"]
+    gemv = "def custom_kernel(data):\n    return run(data[0], weight.T.contiguous())\n"  # b: the vector, 128 rows
+    assert [message for code, message in _found(gemv, LintConfig(problem="nvfp4_gemv")) if code == "NV501"] == [
+        "copy-transposes b every call: b is already K-major; pass b or a transposed view (b.t()) without .contiguous()"]
 
 
 def test_list_rules_speaks_of_the_tasks_problem(tmp_path: Path, monkeypatch) -> None:

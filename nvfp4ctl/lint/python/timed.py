@@ -481,22 +481,24 @@ def _b_operand(function: Function, node: ast.AST, derived: dict[str, str]) -> st
 
 def _copied_b_words(operand: str) -> str:
     """NV501's words for the problem's B: the GEMM's B, the dual GEMM's b1 or b2 (both where the expression
-    does not say which), the grouped GEMM's b of each group, the GEMV's b."""
+    does not say which), the grouped GEMM's b of each group, the GEMV's b (its vector padded to 128 rows,
+    of no (N, K) shape). One sentence for every problem; only its names differ."""
     layout = current()
-    if layout.nested:
-        return ("copy-transposes each group's b every call: every b in abc_tensors is already (N, K) K-major;"
-                " pass b or a transposed view (b.t()) without .contiguous()")
     names = [layout.name(i) for i in layout.b_operands]
-    if len(names) > 1:
-        if operand in names:
-            return (f"copy-transposes {operand} every call: {operand} is already (N, K) K-major; pass {operand} or a"
-                    f" transposed view ({operand}.t()) without .contiguous()")
-        both = " and ".join(names)
-        return (f"copy-transposes {' or '.join(names)} every call: {both} are already (N, K) K-major; pass them or"
-                f" transposed views ({names[0]}.t()) without .contiguous()")
-    if not names:  # the GEMV's vector, padded to 128 rows
-        return "copy-transposes b every call: b is already K-major; pass b or a transposed view (b.t()) without .contiguous()"
-    return "copy-transposes B every call: B is already (N, K) K-major; pass b or a transposed view (b.t()) without .contiguous()"
+    shape = "(N, K) "
+    if layout.nested:
+        copied, already, passed, viewed = "each group's b", "every b in abc_tensors is", "b or a transposed view", "b"
+    elif not names:
+        copied, already, passed, viewed, shape = "b", "b is", "b or a transposed view", "b", ""
+    elif len(names) == 1:
+        copied, already, passed, viewed = "B", "B is", "b or a transposed view", "b"
+    elif operand in names:
+        copied, already, passed, viewed = operand, f"{operand} is", f"{operand} or a transposed view", operand
+    else:
+        copied, already = " or ".join(names), f"{' and '.join(names)} are"
+        passed, viewed = "them or transposed views", names[0]
+    return (f"copy-transposes {copied} every call: {already} already {shape}K-major; pass {passed} ({viewed}.t())"
+            " without .contiguous()")
 
 
 def _transposed_b(function: Function, index: ModuleIndex, report: Report) -> None:
