@@ -109,13 +109,22 @@ def _another_problems_input(rule: Rule, layout: TupleLayout) -> dict[str, str]:
 
     other = next(p for p in all_problems() if len(p.layout.names) != len(layout.names))
     return {"bad": f"{_unpacking(other.layout, other.layout.permuted_scales)}  # {other.name}'s {len(other.layout.names)}",
-            "good": f"{_unpacking(layout, layout.permuted_scales)}  # the task's own {len(layout.names)}"}
+            "good": _own_unpacking(layout)}
+
+
+def _unpack_count(rule: Rule, layout: TupleLayout) -> dict[str, str]:
+    return {"good": _own_unpacking(layout)}  # the bad, 3 names, fits no problem's input
+
+
+def _own_unpacking(layout: TupleLayout) -> str:
+    return f"{_unpacking(layout, layout.permuted_scales)}  # the task's own {len(layout.names)}"
 
 
 WORDS: dict[str, Callable[[Rule, TupleLayout], dict[str, str]]] = {
     "NV001": _returns_output,
     "NV002": _returns_output,
     "NV006": _another_problems_input,
+    "NV007": _unpack_count,
     "NV401": _reference_scales,
     "NV402": _to_blocked,
     "NV403": _passed_on,

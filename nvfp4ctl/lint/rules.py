@@ -63,6 +63,12 @@ RULES: tuple[Rule, ...] = (
          " unpacking may be skipped (a branch, a helper) it is NV403.",
          "a, b1, b2, _, _, _, sfa, sfb1, sfb2, c = data  # nvfp4_dual_gemm's 10",
          "a, b, _, _, sfa, sfb, c = data  # the task's own 7"),
+    Rule("NV007", "input-unpack-count", ERROR,
+         "custom_kernel unpacks the whole input, on every call, into a number of names that no problem's tuple"
+         " has and the task's does not (no starred name): that raises ValueError on every test. Where the"
+         " unpacking may be skipped (a branch, a helper) it is not judged.",
+         "a, b, c = data  # no problem's input has 3",
+         "a, b, _, _, sfa, sfb, c = data  # the task's own 7"),
     Rule(STREAM_CODE, "stream-word", ERROR,
          'The server rejects any file where "stream" in code.lower(); comments and names count. '
          "Cannot be waived or ignored.",

@@ -70,8 +70,46 @@ def test_the_problems_own_unpackings_are_fine() -> None:
     assert _found(gemm, LintConfig()) == []
     assert [code for code, _ in _found(dual, LintConfig())] == ["NV006"]  # 10 names: the dual's, not the GEMM's
     assert "this looks like a nvfp4_dual_gemm submission (10 names are its input)" in _found(dual, LintConfig())[0][1]
-    double = "def custom_kernel(data):\n    a, b, c = data\n    return run(a, b, c)\n"  # fits no known problem
-    assert _found(double, LintConfig()) == [] and _found(double, DUAL) == []
+
+
+def test_an_unpacking_into_a_count_no_problem_has_fails_where_every_call_reaches_it(tmp_path: Path,
+                                                                                     monkeypatch) -> None:
+    """`a, b, c = data` in custom_kernel's own body raises ValueError on every call of the GEMM's 7 members,
+    as another problem's count does (NV006), and lint said nothing: no problem's tuple has 3."""
+    from typer.testing import CliRunner
+
+    from nvfp4ctl.cli import app
+    from nvfp4ctl.lint.diagnostic import Severity
+
+    double = "def custom_kernel(data):\n    a, b, c = data\n    return run(a, b, c)\n"
+    (found,) = lint_text(double, config=LintConfig())
+    assert (found.line, found.col, found.code, found.severity) == (2, 5, "NV007", Severity.ERROR)
+    assert found.message == (
+        "unpacks 3 names from the nvfp4_gemm input, which has 7 (a, b, sfa_ref, sfb_ref, sfa_permuted, sfb_permuted,"
+        " c): that raises ValueError on every call (no problem's input has 3): unpack the task's 7, or gather the"
+        " rest with a starred name")
+    five = "def custom_kernel(data):\n    a, b1, b2, sfa, c = data\n    return run(a, b1, b2, sfa, c)\n"
+    (message,) = [message for code, message in _found(five, DUAL) if code == "NV007"]
+    assert message.startswith("unpacks 5 names from the nvfp4_dual_gemm input, which has 10 (a, b1, b2, ")
+    assert "(no problem's input has 5): unpack the task's 10" in message
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(tmp_path / "MEMORY.md"))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "task.yml").write_text("problem: nvfp4_gemm\ntests:\n  - {m: 128, n: 256, k: 256, l: 1, seed: 1}\n")
+    (tmp_path / "submission.py").write_text(double)
+    result = CliRunner().invoke(app, ["lint", "--task", "task.yml", "submission.py"])
+    assert result.exit_code == 1, result.output
+    assert result.output.startswith(f"submission.py:2:5: NV007 {found.message}\n"), result.output
+
+
+@pytest.mark.parametrize("text", [
+    "def custom_kernel(data):\n    if len(data) == 3:\n        a, b, c = data\n        return run(a, b, c)\n"
+    "    return data[6]\n",  # a branch: it need never run
+    "def _impl(inputs):\n    a, b, c = inputs\n    return run(a, b, c)\n"
+    "def custom_kernel(data):\n    return _impl(data)\n",  # a helper, a test double's
+    "def custom_kernel(data):\n    a, b, *rest = data\n    return run(a, b, rest[-1])\n",  # a starred name fits any
+])
+def test_an_unpacking_into_a_count_no_problem_has_that_a_call_may_skip_is_left_alone(text: str) -> None:
+    assert _found(text, LintConfig()) == [] and _found(text, DUAL) == []
 
 
 @pytest.mark.parametrize("where", [

@@ -380,10 +380,12 @@ def _foreign_unpacks(function: Function, index: ModuleIndex, report: Report) -> 
     """An unpacking of the whole input into as many names as another problem's tuple has (a GEMM-shaped
     `a, b, sfa, sfb, sfa_p, sfb_p, c = data` in a dual GEMM file) raises ValueError, and gives its names
     no positions: the reference scales could be any of them. Positions only ever come from the
-    problem's own tuple (the GEMM's 2 and 3 are b2 and sfa_ref in the dual GEMM's). A count that fits
-    no known problem (a test double's `a, b, c = data`) is left alone: there is no better reading.
-    Where every call reaches the unpacking (NV006) the file cannot run under this task at all: it is
-    most likely another problem's submission, or lint was given the wrong task.yml."""
+    problem's own tuple (the GEMM's 2 and 3 are b2 and sfa_ref in the dual GEMM's). Where every call
+    reaches the unpacking (NV006) the file cannot run under this task at all: it is most likely another
+    problem's submission, or lint was given the wrong task.yml.
+    A count that fits no problem (`a, b, c = data`) raises as surely where every call reaches it: NV007,
+    an error too. Where a call may skip it (a branch, a helper, a test double's) it is left alone: no
+    problem's tuple gives its names positions, and it need never run."""
     layout = current()
     size = len(layout.names)
     for node in index.walk(function.node):
@@ -395,11 +397,16 @@ def _foreign_unpacks(function: Function, index: ModuleIndex, report: Report) -> 
             if any(isinstance(item, ast.Starred) for item in target.elts):
                 continue
             named = len(target.elts)
-            others = [name for name in fitting(named) if name != problem()]
-            if named == size or not others:
+            if named == size:
                 continue
+            others = [name for name in fitting(named) if name != problem()]
             unpacking = (f"unpacks {named} names from the {problem()} input, which has {size} "
                          f"({', '.join(layout.names)}): that raises ValueError")
+            if not others:
+                if _reached_on_every_call(node, function, index):
+                    report(target, "NV007", f"{unpacking} on every call (no problem's input has {named}): unpack"
+                                            f" the task's {size}, or gather the rest with a starred name")
+                continue
             if _reached_on_every_call(node, function, index):
                 report(target, "NV006", f"{unpacking} on every call; {_looks_like(named, others)}")
             else:
