@@ -24,8 +24,8 @@ from nvfp4ctl.console import NORMAL, QUIET, VERBOSE, get_console, quiet_closed_s
 from nvfp4ctl.env import Env, env_flag, env_str
 from nvfp4ctl.errors import ExitCode, NvfpError, UsageError, os_reason
 from nvfp4ctl.interrupts import stop_signals_as_ctrl_c
-from nvfp4ctl.options import (TYPED_OPTIONS_KEY, TypedOptions, argument_positions, option_arities, typed_options,
-                              typed_values)
+from nvfp4ctl.options import (TYPED_OPTIONS_KEY, TypedOptions, argument_positions, option_arities, option_token,
+                              typed_options, typed_values)
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.usage_hints import (DUMP_FILES, EXPORT_FILES, KERNEL_FILES, LOG_FILES, TARGET_FILES, FileOptions,
                                   file_argument_hint, json_option_hint)
@@ -131,17 +131,13 @@ def _arities_before_the_name(group: TyperGroup, ctx: typer.Context) -> dict[str,
 def _values_taken(token: str, arities: dict[str, int]) -> int | None:
     """How many of the arguments after `token`, an option or a run of short ones (-qn 5), it takes as
     click's parser would with `arities`; None where an option it does not know may take the next one."""
-    if token.startswith("--"):
-        name, equals, _ = token.partition("=")
-        return 0 if equals else arities.get(name)
-    for position, letter in enumerate(token[1:], start=1):
-        arity = arities.get(f"-{letter}")
-        attached = token[position + 1:]
-        if arity is None:  # unknown: what follows it in the token may be its value
-            return 0 if attached else None
-        if arity > 0:
-            return arity - 1 if attached else arity
-    return 0
+    options, taken = option_token(token, arities)
+    unknown = next((at for at, (name, _) in enumerate(options) if name not in arities), None)
+    if unknown is None:
+        return taken
+    # click stops at a name it does not know: only one with nothing typed after it may take the next word
+    typed_after = unknown < len(options) - 1 or (token.startswith("--") and "=" in token)
+    return 0 if typed_after else None
 
 
 def _misplaced_json_option(error: Exception, args: list[str], named_at: int | None,

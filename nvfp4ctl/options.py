@@ -142,24 +142,37 @@ def _read_arguments(args: Sequence[str],
         if not token.startswith("-") or token == "-":
             arguments.append(at - 1)
             continue
-        name, equals, attached = token.partition("=")
-        if token.startswith("--") or (len(name) > 2 and name in arities):  # -n=5 is -n with "=5", as in click
-            if arities.get(name, 0) == 0:  # a flag, or a name this command does not have
-                found.append((name, None))
-                continue
-            found.append((name, attached if equals else args[at] if at < len(args) else None))
-            at += max(arities[name] - (1 if equals else 0), 0)
-            continue
-        for position, letter in enumerate(token[1:], start=1):  # short options: -q, -n5, -qv, -qn 5
-            name = f"-{letter}"
-            if arities.get(name, 0) == 0:
-                found.append((name, None))
-                continue
-            attached = token[position + 1:]
-            found.append((name, attached if attached else args[at] if at < len(args) else None))
-            at += max(arities[name] - (1 if attached else 0), 0)
-            break
+        options, taken = option_token(token, arities)
+        if taken and options[-1][1] is None:  # its value is the next argument
+            options[-1] = (options[-1][0], args[at] if at < len(args) else None)
+        found += options
+        at += taken
     return found, arguments
+
+
+def option_token(token: str, arities: Mapping[str, int]) -> tuple[list[tuple[str, str | None]], int]:
+    """The options in `token`, a word starting with "-" (neither "-" nor "--"), read as click's parser
+    reads them with `arities` (option_arities): each name with the value typed in the token (`--last=5`,
+    `-n5`; None where it has none there), and how many of the arguments after the token it takes
+    (`--pair=a b`: one). A name not in `arities` counts as a flag: click stops at it, but what the user
+    typed after it still says what they asked for."""
+    name, equals, attached = token.partition("=")
+    if token.startswith("--") or (len(name) > 2 and name in arities):  # -n=5 is -n with "=5", as in click
+        arity = arities.get(name, 0)
+        if arity == 0:  # a flag, or a name this command does not have
+            return [(name, None)], 0
+        return [(name, attached if equals else None)], max(arity - (1 if equals else 0), 0)
+    found: list[tuple[str, str | None]] = []
+    for position, letter in enumerate(token[1:], start=1):  # short options: -q, -n5, -qv, -qn 5
+        name = f"-{letter}"
+        arity = arities.get(name, 0)
+        if arity == 0:
+            found.append((name, None))
+            continue
+        attached = token[position + 1:]
+        found.append((name, attached or None))
+        return found, max(arity - (1 if attached else 0), 0)
+    return found, 0
 
 
 def _long_name(param: Any) -> str:

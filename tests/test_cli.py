@@ -506,6 +506,27 @@ def test_argument_positions_are_the_words_click_reads_as_arguments(args, positio
     assert argument_positions(args, arities) == positions
 
 
+@pytest.mark.parametrize("args", [
+    ["--pair=a", "b", "bench"],  # click takes b as --pair's second value: bench is the name
+    ["--pair", "a", "b", "bench"],
+    ["-qn5", "bench"],
+    ["-qn", "5", "bench"],
+    ["--json", "--only", "3", "bench"],
+    ["-n=5", "bench"],
+])
+def test_the_command_line_reading_counts_an_options_values_as_typed_options_does(args):
+    """Where the command's name is found (cli._command_position) and the words typed_options reads as
+    arguments come from one count of each option's values: the CLI's own count said `--pair=a` took no
+    more, where click takes the second value from the next word."""
+    from nvfp4ctl.cli import _command_position
+    from nvfp4ctl.options import argument_positions
+
+    arities = {"--pair": 2, "-n": 1, "--only": 1, "--json": 0, "-q": 0}
+    first_argument = argument_positions(args, arities)[0]
+    assert args[first_argument] == "bench"
+    assert _command_position(args, arities, {"bench"}.__contains__) == first_argument
+
+
 def test_typed_options_reads_a_long_command_line_in_linear_time():
     """Each option with a value copied the rest of the line and each token was popped from its front:
     80,000 `--only 1` took 8 s."""
