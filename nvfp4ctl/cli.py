@@ -28,7 +28,7 @@ from nvfp4ctl.options import (TYPED_OPTIONS_KEY, TypedOptions, argument_position
                               typed_options, typed_values)
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.usage_hints import (DUMP_FILES, EXPORT_FILES, KERNEL_FILES, LOG_FILES, TARGET_FILES, FileOptions,
-                                  file_argument_hint, json_option_hint)
+                                  file_argument_hint, invocation, json_option_hint)
 
 _RECORDED: set[str] = set()  # the commands whose runs, parse errors included, go to the run log
 
@@ -68,6 +68,8 @@ def _record(outcome: Outcome) -> Outcome:
 _ClickUsageError: type[Exception] = typer.BadParameter.__bases__[0]
 _COMMAND_KEY = "nvfp4ctl.command"
 _ARGUMENTS_KEY = "nvfp4ctl.arguments"  # the command's arguments as typed, after its name
+_LINE_KEY = "nvfp4ctl.line"  # the whole command line as typed, past the program's name
+_GLOBAL_OPTIONS_KEY = "nvfp4ctl.global_options"  # the program's own options, as typed before the command's name
 
 
 def _refuse_in_one_line(message: str) -> NoReturn:
@@ -140,11 +142,20 @@ def _values_taken(token: str, arities: dict[str, int]) -> int | None:
     return 0 if typed_after else None
 
 
-def _misplaced_json_option(error: Exception, args: list[str], named_at: int | None,
-                           program: str) -> tuple[str, tuple[str, str | None]] | None:
+def _global_options_in(words: Sequence[str], global_arities: dict[str, int]) -> list[str]:
+    """The words of `words`, typed before a command's name, that are the program's own options (-q,
+    --verbose, -qv; `global_arities`: its flags): those a fixed command line keeps before the name,
+    not an option of a command typed there, a value or a `--`."""
+    return [word for word in words if word.startswith("-") and "=" not in word
+            and all(name in global_arities for name, _ in option_token(word, global_arities)[0])]
+
+
+def _misplaced_json_option(error: Exception, args: list[str], named_at: int | None, program: str,
+                           global_arities: dict[str, int]) -> tuple[str, tuple[str, str | None]] | None:
     """Where the option click found no such global option is how a command is asked for JSON (`--json`,
     `--format json`), typed before the command's name (at `named_at` in `args`): the line saying whose
-    option it is, spelled where it goes (`nvfp4ctl bench --json`), and the option as typed, (name,
+    option it is, spelled where it goes (`nvfp4ctl bench --json`, with the program's own options typed
+    before the name, -q, kept there and the command's arguments after it), and the option as typed, (name,
     value) as typed_options reads it. A command that does not take it gets the line it gives after its
     name (`check --json`): no other command's fix. None for any other error, and for an option that
     asks no JSON of a command that does not take it (`--format text check`), which keeps click's line."""
@@ -160,6 +171,7 @@ def _misplaced_json_option(error: Exception, args: list[str], named_at: int | No
     # its values stop at the command's name: in `--format lint`, lint is the command, --format has none
     typed = before_the_name[at: at + 1 + (_values_taken(args[at], arities) or 0)]
     moved = typed_options(typed, arities)[0]
+    kept = _global_options_in([*before_the_name[:at], *before_the_name[at + len(typed):]], global_arities)
     mode = JSON_MODES[takers[0]]
     command = args[named_at] if named_at is not None else None
     if command is not None and command not in takers:
@@ -167,16 +179,19 @@ def _misplaced_json_option(error: Exception, args: list[str], named_at: int | No
             return None
         own = JSON_MODES.get(command)
         return json_option_hint(command, None if own is None else own.spelled, command in _RECORDED, program,
-                                mode.spelled), moved
+                                mode.spelled, kept), moved
     where = "the command" if command in takers else (
         f"the command {takers[0]}, after its name" if len(takers) == 1
         else f"the commands {', '.join(takers[:-1])} and {takers[-1]}, after the command's name")
     if mode.value is not True and moved[1] is None:  # no value: the one that asks for JSON is spelled
         return (f"{name} is an option of {where}, with a value:"
-                f" {program} {command or takers[0]} {mode.spelled} gives JSON"), moved
-    # as it goes after the name: a flag holds no value there (`--json=1` is refused), a value is a word
-    spelled = name if mode.value is True else f"{name} {shlex.quote(str(moved[1]))}"
-    return f"{name} is an option of {where}: {program} {command or takers[0]} {spelled}", moved
+                f" {invocation(program, kept, command or takers[0])} {mode.spelled} gives JSON"), moved
+    # as it goes after the name: a flag holds no value there (`--json=1` is refused), a value is a word;
+    # right after the name, where it is an option whatever the command's arguments hold (a `--`)
+    spelled = [name] if mode.value is True else [name, str(moved[1])]
+    after = args[named_at + 1:] if named_at is not None else []
+    fixed = " ".join(shlex.quote(word) for word in [*spelled, *after])
+    return f"{name} is an option of {where}: {invocation(program, kept, command or takers[0])} {fixed}", moved
 
 
 def _command_position(args: Sequence[str], arities: dict[str, int], is_command: Callable[[str], bool]) -> int | None:
@@ -271,7 +286,7 @@ def _hint(error: Exception, command: object, ctx: typer.Context) -> str | None:
     if (asked := _json_asked_as(error, command, ctx)) is not None:
         own = JSON_MODES.get(command)
         return json_option_hint(command, None if own is None else own.spelled, command in _RECORDED, ctx.command_path,
-                                asked)
+                                asked, ctx.meta.get(_GLOBAL_OPTIONS_KEY, ()))
     files = FILE_OPTIONS.get(command)
     if files is None:
         return None
@@ -283,7 +298,7 @@ def _hint(error: Exception, command: object, ctx: typer.Context) -> str | None:
     if [typed[i] for i in at] != words:  # read otherwise than click's parser: no place to put the fix
         return None
     given = _given_option_names(params, ctx.meta.get(TYPED_OPTIONS_KEY, ()))
-    return file_argument_hint(command, files, typed, at, given, ctx.command_path)
+    return file_argument_hint(command, files, typed, at, given, ctx.command_path, ctx.meta.get(_GLOBAL_OPTIONS_KEY, ()))
 
 
 def _given_option_names(params: Sequence[object], typed: TypedOptions) -> list[str]:
@@ -305,6 +320,7 @@ class _LoggedGroup(TyperGroup):
     def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
         get_console().json_written = False  # each command line gives its own document, app() run twice too
         typed = list(args)  # click's parser takes the arguments it reads off `args` itself
+        ctx.meta[_LINE_KEY] = tuple(typed)
         try:
             return super().parse_args(ctx, args)
         except _ClickUsageError as error:  # an option before the command's name (`nvfp4ctl --nosuch check`)
@@ -312,7 +328,8 @@ class _LoggedGroup(TyperGroup):
                 raise
             position = self._command_position(ctx, typed)
             named = self._command_named_in(ctx, typed, position)
-            misplaced = _misplaced_json_option(error, typed, position if named else None, ctx.command_path)
+            misplaced = _misplaced_json_option(error, typed, position if named else None, ctx.command_path,
+                                               option_arities(self.get_params(ctx)))
             if misplaced is not None:  # `nvfp4ctl --json bench`: bench's own option, typed before its name
                 reason, moved = misplaced
                 _record_rejection(named[0] if named else None, error, reason)
@@ -344,6 +361,9 @@ class _LoggedGroup(TyperGroup):
         resolved = super().resolve_command(ctx, args)
         ctx.meta[_COMMAND_KEY] = resolved[0]  # a parse error may come with no context of its command
         ctx.meta[_ARGUMENTS_KEY] = tuple(args[1:])
+        line = ctx.meta.get(_LINE_KEY, ())
+        ctx.meta[_GLOBAL_OPTIONS_KEY] = tuple(_global_options_in(line[:max(len(line) - len(args), 0)],
+                                                                 option_arities(self.get_params(ctx))))
         if resolved[1] is not None:  # a bad value's message names the option as typed
             ctx.meta[TYPED_OPTIONS_KEY] = typed_options(args[1:], option_arities(resolved[1].params))
         return resolved

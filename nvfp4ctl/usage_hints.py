@@ -53,6 +53,12 @@ def _spelled(words: Sequence[str]) -> str:
     return " ".join(shlex.quote(word) for word in words)
 
 
+def invocation(program: str, global_options: Sequence[str], command: str) -> str:
+    """How a fixed command line starts: the program, the global options the user typed before the
+    command's name (`-q`: a fix that dropped them would run otherwise than asked), the command."""
+    return " ".join(filter(None, [program, _spelled(global_options), command]))
+
+
 def _kernel_in(folder: Path) -> str:
     """The one .cu directly in `folder`, else a placeholder for it."""
     sources = sorted(folder.glob("*.cu"))
@@ -93,14 +99,16 @@ def _folder_hint(command: str, files: FileOptions, folder: Path) -> tuple[str, l
 
 
 def file_argument_hint(command: str, files: FileOptions, typed: Sequence[str], at: Sequence[int],
-                       given: Sequence[str], program: str) -> str | None:
+                       given: Sequence[str], program: str, global_options: Sequence[str] = ()) -> str | None:
     """The line for the words at `at` in `typed` (the command's arguments as typed), arguments a command
     that takes its files as options found no place for, spelled with the user's other words in place;
     None where they are not paths to files (`check 3`: a word no suffix or file makes a path), where
     they name no file of a kind the command takes options for, or where the option they would go to
-    is given already (`given`: every name of each option typed), so that click's own line stays."""
+    is given already (`given`: every name of each option typed), so that click's own line stays.
+    `global_options`: those typed before the command's name, which the fix keeps there."""
     if not at:
         return None
+    invoked = invocation(program, global_options, command)
     words = [typed[i] for i in at]
     paths = [Path(word) for word in words]
     if len(paths) == 1 and paths[0].is_dir():
@@ -108,12 +116,12 @@ def file_argument_hint(command: str, files: FileOptions, typed: Sequence[str], a
             return None
         said, named = folder
         fixed = _in_place(typed, {at[0]: named})
-        return None if fixed is None else f"{said}: {program} {command} {fixed}"
+        return None if fixed is None else f"{said}: {invoked} {fixed}"
     if len(paths) == 1 and (setting := files.by_setting.get(paths[0].suffix.lower())) is not None:
         fixed = _in_place(typed, {at[0]: []})
         if fixed is None:
             return None
-        spelled = " ".join(filter(None, [f"{setting}={shlex.quote(words[0])}", program, command, fixed]))
+        spelled = " ".join(filter(None, [f"{setting}={shlex.quote(words[0])}", invoked, fixed]))
         return f"{command} takes the file as a setting: {spelled}"
     replaced: dict[int, list[str]] = {}
     header = None
@@ -137,18 +145,19 @@ def file_argument_hint(command: str, files: FileOptions, typed: Sequence[str], a
     if header is not None:
         if len(words) > 1:
             return None
-        return f"{command} takes the kernel as an option, the .cu that includes {header}: {program} {command} {fixed}"
+        return f"{command} takes the kernel as an option, the .cu that includes {header}: {invoked} {fixed}"
     noun = "the file as an option" if len(words) == 1 else "the files as options"
-    return f"{command} takes {noun}: {program} {command} {fixed}"
+    return f"{command} takes {noun}: {invoked} {fixed}"
 
 
-def json_option_hint(command: str, own_json: str | None, recorded: bool, program: str, asked: str = "--json") -> str:
+def json_option_hint(command: str, own_json: str | None, recorded: bool, program: str, asked: str = "--json",
+                     global_options: Sequence[str] = ()) -> str:
     """The line for `asked`, how another command is asked for JSON (--json, lint's --format json), given to
     `command`, which has no such option: its JSON as it is asked for (`own_json`), else that it gives none
     and, for a command whose runs are logged, where a script reads how it went (click offered the option
-    nearest in spelling: --only for --json, --mma for --format)."""
+    nearest in spelling: --only for --json, --mma for --format). `global_options`: as file_argument_hint's."""
     if own_json is not None:
-        return f"{command}'s JSON is {own_json}, not {asked}: {program} {command} {own_json}"
+        return f"{command}'s JSON is {own_json}, not {asked}: {invocation(program, global_options, command)} {own_json}"
     reason = f"{command} has no --json: it gives no JSON"
     if recorded:
         reason += f"; its exit code and its run-log line say how it went ({program} log)"

@@ -821,7 +821,19 @@ def _rejected_with_its_line(args: list[str], line: str, document: bool, folder: 
 
 @pytest.mark.parametrize("args, line, document", [
     (["--json", "bench"], "error: --json is an option of the command: nvfp4ctl bench --json", True),
-    (["-q", "--json", "dump", "--umma"], "error: --json is an option of the command: nvfp4ctl dump --json", True),
+    # the program's own options stay before the name, the command's arguments after it
+    (["-q", "--json", "dump", "--umma"], "error: --json is an option of the command: nvfp4ctl -q dump --json --umma",
+     True),
+    (["-q", "--format", "json", "lint"], "error: --format is an option of the command: nvfp4ctl -q lint --format json",
+     True),
+    (["--json", "-v", "bench", "--only", "2"], "error: --json is an option of the command: nvfp4ctl -v bench --json"
+                                               " --only 2", True),
+    (["-q", "--json", "bench", "--", "x"], "error: --json is an option of the command: nvfp4ctl -q bench --json -- x",
+     True),
+    (["-q", "--format", "json", "bench"], "error: bench's JSON is --json, not --format json: nvfp4ctl -q bench --json",
+     False),
+    (["--verbose", "--json"], "error: --json is an option of the commands bench, dump and tune, after the command's"
+                              " name: nvfp4ctl --verbose bench --json", False),
     (["--format", "json", "lint"], "error: --format is an option of the command: nvfp4ctl lint --format json", True),
     (["--format=json", "lint"], "error: --format is an option of the command: nvfp4ctl lint --format json", True),
     # spelled as the command takes it after its name, which refuses a flag's value (bench --json=1)
@@ -830,7 +842,7 @@ def _rejected_with_its_line(args: list[str], line: str, document: bool, folder: 
     (["--format", "lint"], "error: --format is an option of the command, with a value: nvfp4ctl lint --format json"
                            " gives JSON", False),
     (["-q", "--format", "lint", "--only", "1"], "error: --format is an option of the command, with a value:"
-                                                 " nvfp4ctl lint --format json gives JSON", False),
+                                                 " nvfp4ctl -q lint --format json gives JSON", False),
     # a command that does not take it: the line it gives after the name, not another command's fix
     (["--json", "check"], "error: check has no --json: it gives no JSON; its exit code and its run-log line say how"
                           " it went (nvfp4ctl log)", False),
@@ -849,7 +861,7 @@ def test_a_json_option_before_the_commands_name_says_where_it_goes(args, line, d
     command after it takes the option, JSON was asked for as clearly as after the name: stdout gets the
     {"error", "exit_code"} document, as for any other command line rejected with --json."""
     logged = _rejected_with_its_line(args, line, document, tmp_path, monkeypatch)
-    if len(args) > 1:  # the run of the command named after it, as for any other rejected option
+    if {"bench", "dump", "lint", "check"} & set(args):  # the command's run, as for any other rejected option
         assert logged == [line]
     else:
         assert logged == []
@@ -862,6 +874,13 @@ _FILES = ("submission.py", "gemm.cu", "tiles.cuh", "task.yml", "notes.txt", "umm
 @pytest.mark.parametrize("args, line, document", [
     (["check", "submission.py"], "error: check takes the file as an option: nvfp4ctl check --submission submission.py",
      False),
+    # the program's own options stay before the command's name
+    (["-q", "check", "submission.py"],
+     "error: check takes the file as an option: nvfp4ctl -q check --submission submission.py", False),
+    (["-v", "--", "bench", "problem"], "error: bench takes a file as an option, not a folder: nvfp4ctl -v bench"
+                                       " --submission problem/submission.py", False),
+    (["--quiet", "check", "tiles.cuh"], "error: check takes the kernel as an option, the .cu that includes tiles.cuh:"
+                                        " nvfp4ctl --quiet check --kernel KERNEL.cu", False),
     # the other words stay where they were typed, quoted as the shell needs
     (["check", "--only", "3", "gemm.cu"],
      "error: check takes the file as an option: nvfp4ctl check --only 3 --kernel gemm.cu", False),
@@ -921,6 +940,8 @@ def test_a_file_typed_as_an_argument_names_the_option_it_goes_to(args, line, doc
     (["log", "tiles.cuh"], "error: log takes the kernel as an option, the .cu that includes tiles.cuh: nvfp4ctl log"
                            " --trend --target KERNEL.cu"),
     (["log", "notes/MEMORY.md"], "error: log takes the file as a setting: NVFP4CTL_MEMORY=notes/MEMORY.md nvfp4ctl log"),
+    (["-q", "log", "notes/MEMORY.md"], "error: log takes the file as a setting: NVFP4CTL_MEMORY=notes/MEMORY.md"
+                                       " nvfp4ctl -q log"),
 ])
 def test_a_file_typed_after_log_names_the_option_or_setting_it_goes_to(args, line, tmp_path, monkeypatch):
     """click said "Got unexpected extra argument(s) (submission.py)": a trend's target is --target, which
@@ -961,6 +982,8 @@ def test_a_word_that_is_no_file_for_an_option_keeps_clicks_line(args, extra, tmp
 
 @pytest.mark.parametrize("args, line", [
     (["lint", "--json"], "error: lint's JSON is --format json, not --json: nvfp4ctl lint --format json"),
+    (["-q", "lint", "--json"], "error: lint's JSON is --format json, not --json: nvfp4ctl -q lint --format json"),
+    (["-v", "tune", "--format", "json"], "error: tune's JSON is --json, not --format json: nvfp4ctl -v tune --json"),
     (["check", "--json"], "error: check has no --json: it gives no JSON; its exit code and its run-log line say how"
                           " it went (nvfp4ctl log)"),
     (["-q", "check", "--only", "1", "--json"], "error: check has no --json: it gives no JSON; its exit code and its"
