@@ -151,12 +151,14 @@ def _global_options_in(words: Sequence[str], global_arities: dict[str, int]) -> 
 
 
 def _misplaced_json_option(error: Exception, args: list[str], named_at: int | None, program: str,
-                           global_arities: dict[str, int]) -> tuple[str, tuple[str, str | None]] | None:
+                           global_arities: dict[str, int],
+                           refusal: Callable[[str, str, str], str | None]) -> tuple[str, tuple[str, str | None]] | None:
     """Where the option click found no such global option is how a command is asked for JSON (`--json`,
     `--format json`), typed before the command's name (at `named_at` in `args`): the line saying whose
     option it is, spelled where it goes (`nvfp4ctl bench --json`, with the program's own options typed
     before the name, -q, kept there and the command's arguments after it), and the option as typed, (name,
-    value) as typed_options reads it. A command that does not take it gets the line it gives after its
+    value) as typed_options reads it. A value the command refuses (`refusal(command, option, value)`:
+    why, else None) is said to be wrong instead: a fix that fails on the same word is none. A command that does not take it gets the line it gives after its
     name (`check --json`): no other command's fix. None for any other error, and for an option that
     asks no JSON of a command that does not take it (`--format text check`), which keeps click's line."""
     name = getattr(error, "option_name", None)
@@ -186,6 +188,8 @@ def _misplaced_json_option(error: Exception, args: list[str], named_at: int | No
     if mode.value is not True and moved[1] is None:  # no value: the one that asks for JSON is spelled
         return (f"{name} is an option of {where}, with a value:"
                 f" {invocation(program, kept, command or takers[0])} {mode.spelled} gives JSON"), moved
+    if mode.value is not True and (why := refusal(command or takers[0], name, str(moved[1]))) is not None:
+        return f"{name} is an option of {where}, and {why}", moved
     # as it goes after the name: a flag holds no value there (`--json=1` is refused), a value is a word;
     # right after the name, where it is an option whatever the command's arguments hold (a `--`)
     spelled = [name] if mode.value is True else [name, str(moved[1])]
@@ -329,7 +333,8 @@ class _LoggedGroup(TyperGroup):
             position = self._command_position(ctx, typed)
             named = self._command_named_in(ctx, typed, position)
             misplaced = _misplaced_json_option(error, typed, position if named else None, ctx.command_path,
-                                               option_arities(self.get_params(ctx)))
+                                               option_arities(self.get_params(ctx)),
+                                               functools.partial(self._refusal, ctx))
             if misplaced is not None:  # `nvfp4ctl --json bench`: bench's own option, typed before its name
                 reason, moved = misplaced
                 _record_rejection(named[0] if named else None, error, reason)
@@ -341,6 +346,19 @@ class _LoggedGroup(TyperGroup):
                 _record_rejection(named[0], error)
                 _give_json_failure(*named, message)
             _refuse_in_one_line(message)
+
+    def _refusal(self, ctx: typer.Context, command: str, option: str, value: str) -> str | None:
+        """Why `command`'s `option` refuses `value` (its parser's words: "'xml' is not one of text, json");
+        None where it takes it."""
+        taker = self.get_command(ctx, command)
+        param = next((param for param in taker.params if option in param.opts), None) if taker else None
+        if param is None:
+            return None
+        try:
+            param.process_value(ctx, value)
+        except _ClickUsageError as refused:
+            return str(getattr(refused, "message", refused)).rstrip(".")
+        return None
 
     def _command_named_in(self, ctx: typer.Context, args: list[str],
                           position: int | None) -> tuple[str, TypedOptions] | None:

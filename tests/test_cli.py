@@ -843,6 +843,11 @@ def _rejected_with_its_line(args: list[str], line: str, document: bool, folder: 
                            " gives JSON", False),
     (["-q", "--format", "lint", "--only", "1"], "error: --format is an option of the command, with a value:"
                                                  " nvfp4ctl -q lint --format json gives JSON", False),
+    # a value the command refuses: said so, not a fix refused on the same word (lint --format xml)
+    (["--format", "xml", "lint"], "error: --format is an option of the command, and 'xml' is not one of text, json",
+     False),
+    (["-q", "--format=xml"], "error: --format is an option of the command lint, after its name, and 'xml' is not one"
+                             " of text, json", False),
     # a command that does not take it: the line it gives after the name, not another command's fix
     (["--json", "check"], "error: check has no --json: it gives no JSON; its exit code and its run-log line say how"
                           " it went (nvfp4ctl log)", False),
