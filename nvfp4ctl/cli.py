@@ -641,12 +641,13 @@ def _json_failure(json_mode: JsonMode | None, kwargs: dict[str, object], message
         console.json({"error": message, "exit_code": int(exit_code)})
 
 
-def _declared_option_names(command: Callable[..., Outcome]) -> set[str]:
-    """Every name of the command's options, as its function declares them (typer.Option's names)."""
+def _declared_option_names(hints: dict[str, object]) -> set[str]:
+    """Every name of the options a command's parameters declare (`hints`: their annotations, evaluated
+    once, by _with_verbosity_options, for typer: evaluating them again cost every start ~1 ms a command)."""
     from typer.models import OptionInfo
 
     names: set[str] = set()
-    for hint in inspect.get_annotations(command, eval_str=True).values():
+    for hint in hints.values():
         for info in getattr(hint, "__metadata__", ()):
             if isinstance(info, OptionInfo):
                 names.update(decl for decl in (info.default, *(info.param_decls or ()))
@@ -665,10 +666,6 @@ def _logged(name: str, command: Callable[..., Outcome], record: bool = True, rea
         if json_mode.parameter not in inspect.signature(command).parameters:
             raise TypeError(f"{name}: its JSON mode names {json_mode.parameter!r}, which is no parameter of the command")
         JSON_MODES[name] = json_mode
-    if file_options is not None:
-        if missing := {*file_options.options, *file_options.goes_with} - _declared_option_names(command):
-            raise TypeError(f"{name}: its file options name {', '.join(sorted(missing))}, which it does not have")
-        FILE_OPTIONS[name] = file_options
 
     @functools.wraps(command)
     def wrapper(*args: object, **kwargs: object) -> None:
@@ -690,6 +687,11 @@ def _logged(name: str, command: Callable[..., Outcome], record: bool = True, rea
         raise typer.Exit(int(outcome.exit_code))
 
     added = _with_verbosity_options(command, wrapper)
+    if file_options is not None:
+        declared = _declared_option_names(wrapper.__annotations__)
+        if missing := {*file_options.options, *file_options.goes_with} - declared:
+            raise TypeError(f"{name}: its file options name {', '.join(sorted(missing))}, which it does not have")
+        FILE_OPTIONS[name] = file_options
     app.command(name)(wrapper)
     if record:
         _RECORDED.add(name)

@@ -695,6 +695,21 @@ def test_a_json_mode_naming_no_parameter_of_its_command_is_refused_at_registrati
         _logged("renamed", command, json_mode=JsonMode("json", "--json"))
 
 
+def test_file_options_naming_no_option_of_their_command_are_refused_at_registration():
+    from typing import Annotated
+
+    import typer
+
+    from nvfp4ctl.cli import _logged
+    from nvfp4ctl.usage_hints import FileOptions
+
+    def command(kernel: str = "") -> None: ...
+
+    command.__annotations__ = {"kernel": Annotated[str, typer.Option("--kernel")]}  # evaluated: a local name
+    with pytest.raises(TypeError, match="its file options name --submission, which it does not have"):
+        _logged("renamed", command, file_options=FileOptions({".cu": "--kernel", ".py": "--submission"}))
+
+
 # a failing run of each command with a JSON mode, asked for JSON
 _JSON_FAILURES = [
     ["bench", "--json", "--task", "nosuch.yml"],

@@ -48,6 +48,22 @@ def test_top_level_help_imports_nothing_heavy() -> None:
     assert not _heavy(loaded), _heavy(loaded)
 
 
+def test_each_commands_annotations_are_evaluated_once_at_start() -> None:
+    """Registering a command evaluates its parameters' annotations for typer; the check of its file
+    options reads those, where it evaluated them again: ~1 ms a command on every start, `--help` too."""
+    probe = ("import collections, inspect, json\ncalls = collections.Counter()\nreal = inspect.get_annotations\n"
+             "def counted(obj, *args, **kwargs):\n"
+             "    if kwargs.get('eval_str'):\n        calls[f'{obj.__module__}.{obj.__qualname__}'] += 1\n"
+             "    return real(obj, *args, **kwargs)\n"
+             "inspect.get_annotations = counted\nimport nvfp4ctl.cli\nprint(json.dumps(calls))")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=ROOT,
+                          check=True, timeout=120)
+    calls = json.loads(done.stdout.splitlines()[-1])
+    assert "nvfp4ctl.commands.check.command" in calls
+    assert {name: count for name, count in calls.items() if count > 1} == {}
+
+
 def test_typer_alone_loads_none_of_what_nvfp4ctl_must_not() -> None:
     """The allowance above is for typer's own imports, never for torch and the modules of nvfp4ctl."""
     assert not _loaded_by_typer_itself() & (set(HEAVY) - {"rich.markdown"}), sorted(_loaded_by_typer_itself())
