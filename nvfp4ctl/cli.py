@@ -290,7 +290,7 @@ def _hint(error: Exception, command: object, ctx: typer.Context) -> str | None:
     if (asked := _json_asked_as(error, command, ctx)) is not None:
         own = JSON_MODES.get(command)
         return json_option_hint(command, None if own is None else own.spelled, command in _RECORDED, ctx.command_path,
-                                asked, ctx.meta.get(_GLOBAL_OPTIONS_KEY, ()))
+                                asked, ctx.meta.get(_GLOBAL_OPTIONS_KEY, ()), ctx.meta.get(_ARGUMENTS_KEY, ()))
     files = FILE_OPTIONS.get(command)
     if files is None:
         return None

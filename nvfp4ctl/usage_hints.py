@@ -151,14 +151,30 @@ def file_argument_hint(command: str, files: FileOptions, typed: Sequence[str], a
 
 
 def json_option_hint(command: str, own_json: str | None, recorded: bool, program: str, asked: str = "--json",
-                     global_options: Sequence[str] = ()) -> str:
+                     global_options: Sequence[str] = (), typed: Sequence[str] = ()) -> str:
     """The line for `asked`, how another command is asked for JSON (--json, lint's --format json), given to
     `command`, which has no such option: its JSON as it is asked for (`own_json`), else that it gives none
     and, for a command whose runs are logged, where a script reads how it went (click offered the option
-    nearest in spelling: --only for --json, --mma for --format). `global_options`: as file_argument_hint's."""
+    nearest in spelling: --only for --json, --mma for --format). `global_options`: as file_argument_hint's;
+    `typed`: the command's arguments as typed, which the fix keeps around its own JSON option."""
     if own_json is not None:
-        return f"{command}'s JSON is {own_json}, not {asked}: {invocation(program, global_options, command)} {own_json}"
+        fixed = _json_in_place(typed, asked, own_json) or own_json
+        return f"{command}'s JSON is {own_json}, not {asked}: {invocation(program, global_options, command)} {fixed}"
     reason = f"{command} has no --json: it gives no JSON"
     if recorded:
         reason += f"; its exit code and its run-log line say how it went ({program} log)"
     return reason
+
+
+def _json_in_place(typed: Sequence[str], asked: str, own_json: str) -> str | None:
+    """`typed` with the first `asked` (`--json`; `--format json`, `--format=json`) spelled as `own_json`: the
+    user's other words stay (`lint src --json`: lint src --format json). None where it was not typed so."""
+    name, _, value = asked.partition(" ")
+    for at, word in enumerate(typed):
+        if word == "--":
+            return None
+        if word == f"{name}={value}" or (word == name and not value):
+            return _in_place(typed, {at: own_json.split()})
+        if word == name and tuple(typed[at + 1: at + 2]) == (value,):
+            return _in_place(typed, {at: own_json.split(), at + 1: []})
+    return None

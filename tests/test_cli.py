@@ -1010,7 +1010,10 @@ def test_a_word_that_is_no_file_for_an_option_keeps_clicks_line(args, extra, tmp
                                                " run-log line say how it went (nvfp4ctl log)"),
     (["log", "--json"], "error: log has no --json: it gives no JSON"),
     (["bench", "--format", "json"], "error: bench's JSON is --json, not --format json: nvfp4ctl bench --json"),
-    (["dump", "--umma", "--format=json"], "error: dump's JSON is --json, not --format json: nvfp4ctl dump --json"),
+    (["dump", "--umma", "--format=json"], "error: dump's JSON is --json, not --format json: nvfp4ctl dump --umma --json"),
+    (["lint", "src", "--json"], "error: lint's JSON is --format json, not --json: nvfp4ctl lint src --format json"),
+    (["-q", "tune", "--shapes", "tests", "--format", "json", "--budget", "5"],
+     "error: tune's JSON is --json, not --format json: nvfp4ctl -q tune --shapes tests --json --budget 5"),
     (["tune", "--format", "json"], "error: tune's JSON is --json, not --format json: nvfp4ctl tune --json"),
     (["check", "--format", "json"], "error: check has no --json: it gives no JSON; its exit code and its run-log"
                                     " line say how it went (nvfp4ctl log)"),
