@@ -30,9 +30,10 @@ python3 -m venv --system-site-packages "$VENV"
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check $PINS
 "$VENV/bin/python" -m pip list --disable-pip-version-check 2>/dev/null | grep -iE '^(typer|click|rich|filelock|pyyaml) '
 
-# The tests that drive the CLI end to end: parsing, help, errors, exit codes, --json, the run log.
+# The tests that drive the CLI end to end: parsing, help, errors, exit codes, --json, the run log; and
+# the printer's own, whose tables, spinner and bars are rich's.
 PYTHONPATH=$PWD "$VENV/bin/python" -m pytest -q -p no:cacheprovider \
-  tests/test_cli.py tests/test_help.py tests/test_cli_startup.py tests/test_init.py tests/test_runlog.py \
+  tests/test_cli.py tests/test_console.py tests/test_help.py tests/test_cli_startup.py tests/test_init.py tests/test_runlog.py \
   tests/lint/test_cli.py tests/bench/test_bench_command.py tests/check/test_plan.py \
   tests/dump/test_dump_cli.py tests/tune/test_tune_command.py tests/test_cli_registration.py
 

@@ -171,6 +171,7 @@ class Console:
             TimeRemainingColumn,
         )
 
+        disable = self.verbosity < NORMAL or not self.err.is_terminal
         return Progress(
             SpinnerColumn(),
             TextColumn("{task.description}"),
@@ -178,9 +179,12 @@ class Console:
             MofNCompleteColumn(),
             TimeElapsedColumn(),
             TimeRemainingColumn(),
-            console=self.err,
+            # older rich (13, the floor, among them) ends even a disabled bar with a blank line where the
+            # console is not interactive: -q, a pipe or a log file got it on stderr. A bar not drawn has no
+            # stream to write on
+            console=RichConsole(quiet=True) if disable else self.err,
             transient=transient,
-            disable=self.verbosity < NORMAL or not self.err.is_terminal,
+            disable=disable,
         )
 
 

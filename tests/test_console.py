@@ -104,3 +104,17 @@ def test_a_note_goes_to_stderr_and_q_drops_it(capsys) -> None:
     Console(QUIET).note("not shown")
     captured = capsys.readouterr()
     assert (captured.out, captured.err) == ("", "compiling once\n")
+
+
+def test_a_bar_not_drawn_writes_nothing_when_it_ends() -> None:
+    """-q, a pipe or a log file draw no bar; rich 13 still ended it with a blank line on stderr, and a
+    quiet `nvfp4ctl -q bench` that went well left that line behind."""
+    from nvfp4ctl.console import QUIET
+
+    for verbosity, terminal in ((QUIET, True), (QUIET, False), (None, False)):
+        console = Console() if verbosity is None else Console(verbosity)
+        stderr = io.StringIO()
+        console.err = RichConsole(file=stderr, force_terminal=terminal, force_interactive=False, color_system=None)
+        with console.progress() as progress:
+            progress.update(progress.add_task("timing", total=2), advance=2)
+        assert stderr.getvalue() == "", (verbosity, terminal, stderr.getvalue())
