@@ -32,6 +32,9 @@ from nvfp4ctl.runner.targets import DEFAULT_BY_NAME
 from nvfp4ctl.words import first_few, plural
 
 DEFAULT_SEED = 1111
+# --json's "version", as lint's document carries one: raised when a key changes meaning or goes away, so a
+# script sees the change rather than misreading it (layout.shape went from a list to sizes by name unannounced)
+JSON_VERSION = 1
 
 
 def _status(ok: bool, checked: bool = True) -> Text:
@@ -368,7 +371,7 @@ def command(
         # the bare default looks in your kernels/ folder; one without a CUTLASS sm100 kernel says how on
         way_out = f" (--kernel PATH for yours, --kernel {DEFAULT_BY_NAME} for nvfp4ctl's)" if kernel is None else ""
         raise UsageError(f"kernel not found: {source}{way_out}")
-    payload: dict[str, Any] = {}
+    payload: dict[str, Any] = {"version": JSON_VERSION}
     results: list[str] = []
     all_ok = True
     gpu = None

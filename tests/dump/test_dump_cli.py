@@ -496,3 +496,15 @@ def test_the_scale_extents_read_from_the_shape_are_those_of_the_inputs(problem: 
     case = spec.parse_shape(shape, 1)
     made = [(operand, ref.shape[0], ref.shape[1]) for operand, ref, _ in spec.scale_tensors(spec.make_input(case, "cpu"))]
     assert spec.scale_extents(case) == made
+
+
+@pytest.mark.parametrize("mode", [("--umma", "--no-cute"), ("--layout", "--shape", "128,256,256"),
+                                  ("--umma", "--idesc", "0x08100480")])
+def test_every_json_document_names_its_version(mode: tuple[str, ...]) -> None:
+    """As lint's does: --layout's layout.shape changed from a list to sizes by name, and a script had no
+    key to tell the two documents apart."""
+    from nvfp4ctl.commands.dump import JSON_VERSION
+
+    result = invoke_apart(*mode, "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["version"] == JSON_VERSION == 1, result.stdout
