@@ -10,7 +10,8 @@ and the SASS check; the importable module is built where torch has CUDA (the GPU
 The cpp_extension build runs in a child Python process so that ninja's output (which carries the
 `ptxas -v` lines) can be captured: cpp_extension prints it to file descriptor 1 or discards it.
 
-Every compiler run, a kernel's and a submission's (submission_build), goes through run_compiler.
+Every compiler run, a kernel's, a submission's (submission_build) and a host proof's (umma/host_proof),
+goes through run_compiler.
 """
 
 from __future__ import annotations
@@ -71,9 +72,10 @@ def _site_folders() -> set[str]:
     return {str(Path(folder).resolve()) for folder in folders}
 
 
-def run_compiler(command: list[str], cwd: Path, env: dict[str, str],
+def run_compiler(command: list[str], cwd: Path | None, env: dict[str, str],
                  timeout_s: float = BUILD_TIMEOUT_S) -> tuple[int, str]:
-    """(exit status, stdout and stderr together) of a compiler command, ended with everything it started
+    """(exit status, stdout and stderr together) of a compiler command run in `cwd` (None: this process's
+    own working folder, against which relative paths in the command are read), ended with everything it started
     when the run ends early: a timeout, Ctrl-C, `kill PID` (interrupts.py), any error. subprocess.run
     killed the compiler alone, and what it had started (nvcc's `sh -c cudafe++ ...`, cicc, ptxas; ninja's
     jobs) went on compiling into a staging folder already deleted. The compiler stays in nvfp4ctl's

@@ -9,6 +9,7 @@ the nvfp4ctl cache (never the repository); about 1.5 minutes on 2 cores.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import subprocess
 from collections import defaultdict
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nvfp4ctl.build import cache, toolchain
+from nvfp4ctl.build.compile import run_compiler
 from nvfp4ctl.errors import FailuresFound, UsageError
 from nvfp4ctl.project import shipped
 
@@ -106,11 +108,14 @@ def proof_needs_compiling(kernel: Path) -> bool:
 
 
 def _run(command: list[str], timeout_s: float) -> subprocess.CompletedProcess[str]:
+    """nvcc, or a built program, in this process's working folder (a kernel's folder given relative to it
+    is an -I as given), ended with what it started when it runs past `timeout_s` or nvfp4ctl is stopped
+    (run_compiler): ending nvcc alone left its cudafe++, cicc and ptxas compiling."""
     try:
-        return subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              timeout=timeout_s)
+        returncode, output = run_compiler(command, None, dict(os.environ), timeout_s)
     except (OSError, subprocess.TimeoutExpired) as error:
         raise UsageError(f"could not run {Path(command[0]).name}: {error}") from error
+    return subprocess.CompletedProcess(command, returncode, output)
 
 
 def _output(kernel: Path, *args: str) -> str:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from process_tree import stand_in_toolkit, wait_dead
 from nvfp4ctl.build import compile as build_compile
 from nvfp4ctl.errors import ExitCode
 from nvfp4ctl.runlog import read
@@ -35,37 +36,6 @@ SUBMISSION = textwrap.dedent('''
 ''')
 
 
-def _alive(pid: int) -> bool:
-    """Running: not gone, and not a zombie waiting for whoever adopted it to reap it."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state != "Z"
-
-
-def _wait_dead(pid: int, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while _alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return not _alive(pid)
-
-
-def _stand_in_toolkit(folder: Path, tool_pid: Path) -> Path:
-    """A CUDA_HOME whose nvcc answers --version, then for a compile starts a long tool and waits on it."""
-    nvcc = folder / "bin" / "nvcc"
-    nvcc.parent.mkdir(parents=True)
-    nvcc.write_text(textwrap.dedent(f"""\
-        #!/bin/sh
-        if [ "$1" = "--version" ]; then echo "Cuda compilation tools, release 13.0, V13.0.48"; exit 0; fi
-        sleep 3600 &
-        echo $! > {tool_pid}.tmp && mv {tool_pid}.tmp {tool_pid}
-        wait
-    """))
-    nvcc.chmod(0o755)
-    return folder
-
-
 @pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="reads process states from /proc (Linux)")
 @pytest.mark.parametrize("target, stop", [("kernel", "kill PID"), ("submission", "kill PID"),
                                           ("kernel", "group SIGKILL")])
@@ -82,7 +52,7 @@ def test_kill_during_a_build_ends_the_compiler_and_what_it_started(tmp_path: Pat
         source = tmp_path / "submission.py"
         source.write_text(SUBMISSION)
     memory = tmp_path / "MEMORY.md"
-    env = dict(os.environ, CUDA_HOME=str(_stand_in_toolkit(tmp_path / "cuda", tool_pid)),
+    env = dict(os.environ, CUDA_HOME=str(stand_in_toolkit(tmp_path / "cuda", tool_pid)),
                NVFP4CTL_CACHE=str(tmp_path / "cache"), NVFP4CTL_MEMORY=str(memory),
                PYTHONPATH=os.pathsep.join([str(Path(nvfp4ctl.__file__).resolve().parents[1]), *sys.path]))
     env.pop("CUDA_PATH", None)
@@ -106,7 +76,7 @@ def test_kill_during_a_build_ends_the_compiler_and_what_it_started(tmp_path: Pat
     finally:
         if parent.poll() is None:
             parent.kill()
-    dead = _wait_dead(tool, build_compile.STOP_GRACE_S + 5.0)
+    dead = wait_dead(tool, build_compile.STOP_GRACE_S + 5.0)
     if not dead:
         os.kill(tool, signal.SIGKILL)  # not left running by the test either
     assert dead, "the compiler's tool outlived the interrupted build"
@@ -116,11 +86,11 @@ def test_kill_during_a_build_ends_the_compiler_and_what_it_started(tmp_path: Pat
 
 def test_a_compiler_past_its_timeout_is_ended_with_what_it_started(tmp_path: Path) -> None:
     tool_pid = tmp_path / "tool.pid"
-    nvcc = _stand_in_toolkit(tmp_path / "cuda", tool_pid) / "bin" / "nvcc"
+    nvcc = stand_in_toolkit(tmp_path / "cuda", tool_pid) / "bin" / "nvcc"
     with pytest.raises(subprocess.TimeoutExpired):
         build_compile.run_compiler([str(nvcc), "-c", "x.cu"], tmp_path, dict(os.environ), timeout_s=1.0)
     tool = int(tool_pid.read_text())
-    dead = _wait_dead(tool, build_compile.STOP_GRACE_S + 5.0)
+    dead = wait_dead(tool, build_compile.STOP_GRACE_S + 5.0)
     if not dead:
         os.kill(tool, signal.SIGKILL)
     assert dead, "the compiler's tool outlived the timeout"
@@ -135,9 +105,9 @@ def test_the_tools_below_the_compiler_are_signalled_through_pidfds_never_by_numb
     real_kill = os.kill
     monkeypatch.setattr(os, "kill", lambda pid, signum: (by_number.append(pid), real_kill(pid, signum)))
     tool_pid = tmp_path / "tool.pid"
-    nvcc = _stand_in_toolkit(tmp_path / "cuda", tool_pid) / "bin" / "nvcc"
+    nvcc = stand_in_toolkit(tmp_path / "cuda", tool_pid) / "bin" / "nvcc"
     with pytest.raises(subprocess.TimeoutExpired):
         build_compile.run_compiler([str(nvcc), "-c", "x.cu"], tmp_path, dict(os.environ), timeout_s=1.0)
     tool = int(tool_pid.read_text())
-    assert _wait_dead(tool, 5.0)
+    assert wait_dead(tool, 5.0)
     assert tool not in by_number

@@ -1,0 +1,61 @@
+"""The host proofs' compiles (umma/host_proof.host_binary) are ended with every tool nvcc started, as a
+kernel's build is (compile.run_compiler): a stand-in nvcc starts a tool of its own and waits for it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from process_tree import stand_in_toolkit, wait_dead
+from nvfp4ctl.build import compile as build_compile
+from nvfp4ctl.build import toolchain
+from nvfp4ctl.errors import FailuresFound, UsageError
+from nvfp4ctl.umma import host_proof
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="reads process states from /proc (Linux)")
+def test_a_host_proof_compile_past_its_timeout_is_ended_with_what_it_started(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """subprocess.run's timeout killed nvcc alone: its cudafe++/cicc/ptxas compiled on into a staging
+    folder already deleted."""
+    tool_pid = tmp_path / "tool.pid"
+    nvcc = stand_in_toolkit(tmp_path / "cuda", tool_pid) / "bin" / "nvcc"
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(toolchain, "nvcc_path", lambda: nvcc)
+    monkeypatch.setattr(host_proof, "COMPILE_TIMEOUT_S", 1.0)
+    entry = tmp_path / "cache" / "proof"
+    with pytest.raises(UsageError, match=r"^could not run nvcc: Command .* timed out after 1.0 seconds$"):
+        host_proof.host_binary(entry, "proof", ["-O1", "proof.cu"], "the proof")
+    tool = int(tool_pid.read_text())
+    dead = wait_dead(tool, build_compile.STOP_GRACE_S + 5.0)
+    if not dead:
+        os.kill(tool, signal.SIGKILL)  # not left running by the test either
+    assert dead, "nvcc's tool outlived the host proof's timeout"
+    assert not entry.exists()
+
+
+def test_a_host_proof_compiles_in_the_working_folder_with_its_output(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kernel's folder given relative to the working folder is an -I as given: nvcc runs there, and its
+    output (the error line a failed compile names) comes back as text."""
+    nvcc = tmp_path / "nvcc"
+    nvcc.write_text(textwrap.dedent("""\
+        #!/bin/sh
+        pwd
+        echo "proof.cu(3): error: identifier \\"x\\" is undefined" >&2
+        exit 1
+    """))
+    nvcc.chmod(0o755)
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(toolchain, "nvcc_path", lambda: nvcc)
+    done = host_proof._run([str(nvcc), "-Ikernels", "proof.cu"], 5.0)
+    assert (done.returncode, done.stdout.splitlines()[0]) == (1, str(work))
+    with pytest.raises(FailuresFound, match=r'^the proof did not compile: proof.cu\(3\): error: identifier "x" is undefined$'):
+        host_proof.host_binary(tmp_path / "cache" / "proof", "proof", ["-Ikernels", "proof.cu"], "the proof")
