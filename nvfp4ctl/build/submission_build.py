@@ -49,7 +49,6 @@ PRELUDE = "#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h
 # followed by its own. tests/build/test_build_submission_cache.py records each layout's command: a change
 # to _command's output fails there until this is raised.
 COMMAND_LAYOUT = 6
-_USES_CUTLASS = ("#include <cute/", "#include <cutlass/", '#include "cute/', '#include "cutlass/')
 
 
 @dataclass
@@ -153,10 +152,6 @@ def _key(code: str, extension: Extension, arch: str, unit: Path | None = None) -
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 
-def _uses_cutlass(code: str) -> bool:
-    return any(marker in code for marker in _USES_CUTLASS)
-
-
 def includes_cutlass_anywhere(extension: Extension) -> bool:
     """Whether an extension's device code includes a CUTLASS/CuTe header, itself or through a local header
     it reaches (found as _key finds them): its compile takes minutes where a plain kernel's takes seconds."""
@@ -183,7 +178,7 @@ def _adds_cutlass(code: str, extension: Extension) -> bool:
     unless the submission's own include folders (extra_include_paths, the flags' -I and -isystem) bring
     a cute/ or cutlass/ tree. torch adds none on the leaderboard: a submission that brings its own
     compiles with its own alone, one that relies on the machine's gets this machine's."""
-    return _uses_cutlass(code) and not supplies_cutlass(_own_folders(extension))
+    return includes_cutlass(live_code(code)) and not supplies_cutlass(_own_folders(extension))
 
 
 def _keys_machine_cutlass(code: str, extension: Extension) -> bool:
@@ -191,7 +186,7 @@ def _keys_machine_cutlass(code: str, extension: Extension) -> bool:
     folder of the submission's that brings CUTLASS is the toolchain's own (it names the wheel's), whose
     headers the key does not read. Not where the submission brings a checkout of its own (it counts by
     its headers' stamps): a new wheel changes nothing it compiles, and rebuilt it for nothing."""
-    if not _uses_cutlass(code):
+    if not includes_cutlass(live_code(code)):
         return False
     own = [folder for folder in _own_folders(extension) if supplies_cutlass([folder])]
     return not own or any(is_toolchain_folder(folder) for folder in own)

@@ -445,3 +445,22 @@ def test_the_command_layout_is_raised_when_the_command_changes(monkeypatch: pyte
         " layout hold builds made with another command; raise it"
         if layout <= max(COMMAND_DIGESTS) else
         f"record COMMAND_LAYOUT {layout}'s command here: COMMAND_DIGESTS[{layout}] = \"{digest}\"")
+
+
+@pytest.mark.parametrize(("code", "added"), [("#include<cute/tensor.hpp>\n", True),
+                                             ("#  include <cutlass/cutlass.h>\n", True),
+                                             ("// #include <cute/tensor.hpp>\n", False),
+                                             ("#if 0\n#include <cute/tensor.hpp>\n#endif\n", False)])
+def test_the_machines_cutlass_is_added_where_the_preprocessor_includes_it(monkeypatch: pytest.MonkeyPatch, code: str,
+                                                                        added: bool) -> None:
+    """CUTLASS counted included as the include scans count it (preprocessor.includes_cutlass), where a
+    match of `#include <cute/` in the text missed `#include<cute/...>`, which nvcc compiles (it failed
+    without the machine's CUTLASS), and took one in a comment or an #if 0 group."""
+    from nvfp4ctl.build.submission_sources import Extension
+
+    monkeypatch.setattr(submission_build, "_torch_flags", _stand_in_torch_flags)
+    monkeypatch.setattr(submission_build.toolchain, "nvcc_path", lambda: Path("/cuda/bin/nvcc"))
+    monkeypatch.setattr(submission_build, "cutlass_includes", lambda: [Path("/cutlass/include")])
+    extension = Extension("load_inline", "shape", 1, cuda_flags=["-gencode=arch=compute_90a,code=sm_90a"])
+    command = submission_build._command(extension, Path("/build/shape.cu"), "sm_90a", code, Path("/build"))
+    assert ("/cutlass/include" in command) == added, command
