@@ -29,6 +29,7 @@ from nvfp4ctl.build import cache, flags, resources, toolchain, torch_nvcc
 from nvfp4ctl.build.arch_names import LEADERBOARD_GPU, LEADERBOARD_GPU_ARCH, code_needs, naming_the_arch, unknown_arch
 from nvfp4ctl.build.compile import BUILD_TIMEOUT_S, run_compiler
 from nvfp4ctl.build.compiler_errors import display_path, first_error
+from nvfp4ctl.build.read_once import header_file, source_text
 from nvfp4ctl.build.report import REPORT_FILE, BuildReport
 from nvfp4ctl.build.sources import NO_TENSOR_OP, marks_in
 from nvfp4ctl.build.submission_headers import (checkout_stamp, flag_include_folders, header_digests, is_toolchain_folder,
@@ -156,14 +157,14 @@ def includes_cutlass_anywhere(extension: Extension) -> bool:
     """Whether an extension's device code includes a CUTLASS/CuTe header, itself or through a local header
     it reaches (found as _key finds them): its compile takes minutes where a plain kernel's takes seconds."""
     units = [(extension.cuda_text, None)] if extension.cuda else []
-    units += [(path.read_text(errors="replace"), path.parent) for path in extension.device_files if path.is_file()]
+    units += [(source_text(path), path.parent) for path in extension.device_files if path.is_file()]
     search = _own_folders(extension)
     for code, beside in units:
         if includes_cutlass(live_code(code)):
             return True
         for header, _ in header_digests(code, beside, search):
             found = Path(header)
-            if found.is_dir() or includes_cutlass(live_code(found.read_text(errors="replace"))):
+            if found.is_dir() or includes_cutlass(header_file(found).live):  # header_digests has read it
                 return True  # a folder: the CUTLASS checkout an include of the code was found in
     return False
 
@@ -304,7 +305,7 @@ def build_extension(sources: SubmissionSources, extension: Extension, arch: str)
             continue
         if not path.is_file():
             raise UsageError(f"{display_path(sources.path)}:{extension.line}: load() source {display_path(path)} does not exist")
-        units.append((path.name, path.read_text(errors="replace"), path))
+        units.append((path.name, source_text(path), path))
     built = [_declared(_build_unit(sources, extension, arch, name, code, path), code) for name, code, path in units]
     if built:  # the extension's notes once, with its first unit: a load() of several .cu files said each per file
         built[0].notes[:0] = extension_notes(extension)

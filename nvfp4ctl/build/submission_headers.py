@@ -22,6 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from nvfp4ctl.build import toolchain
+from nvfp4ctl.build.read_once import header_file
 from nvfp4ctl.preprocessor import live_code
 from nvfp4ctl.build.sources import find_header
 from nvfp4ctl.errors import UsageError
@@ -38,10 +39,10 @@ def header_digests(code: str, beside: Path | None, search: Sequence[Path]) -> li
     `beside`: the folder of the file `code` is (None for a generated .cu, which nothing lives beside);
     `search`: the submission's include folders in nvcc's search order (-I, then -isystem)."""
     digests: dict[Path, str] = {}
-    pending: list[tuple[str, Path | None]] = [(code, beside)]
+    pending: list[tuple[str, Path | None]] = [(live_code(code), beside)]  # live code, and its folder
     while pending:
-        text, folder = pending.pop(0)
-        for quoted, bracketed in _INCLUDE.findall(live_code(text)):
+        live, folder = pending.pop(0)
+        for quoted, bracketed in _INCLUDE.findall(live):
             name = quoted or bracketed
             beside_folder = folder if quoted else None
             if name.startswith(_CUTLASS_NAMES):
@@ -53,11 +54,11 @@ def header_digests(code: str, beside: Path | None, search: Sequence[Path]) -> li
             if header is None or header in digests or _in_toolchain(header):
                 continue
             try:
-                data = header.read_bytes()
+                read = header_file(header)  # once per command however many units include it (read_once)
             except OSError:  # unreadable: the compiler's error to report, and a failed build is not cached
                 continue
-            digests[header] = hashlib.sha256(data).hexdigest()
-            pending.append((data.decode(errors="replace"), header.parent))
+            digests[header] = read.digest
+            pending.append((read.live, header.parent))
     return [(str(path), digest) for path, digest in digests.items()]
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from nvfp4ctl.build.arch_list_reader import ARCH_LIST, GPU_PICKED_ARCH_LISTS, ArchListReader, ArchListSetting
 from nvfp4ctl.build.arch_names import NVCC_DEFAULT_ARCH, arch_list_arches, code_needs, named_arch
 from nvfp4ctl.build.compiler_errors import display_path
+from nvfp4ctl.build.read_once import source_text
 from nvfp4ctl.build.static_values import Piece, StaticEvaluator, join_pieces
 from nvfp4ctl.build.syntax import call_name, keyword_argument, shown
 from nvfp4ctl.build.syntax_index import SyntaxIndex, index_of
@@ -240,8 +241,7 @@ class SubmissionSources:
 
 def device_code(extension: Extension) -> str:
     """The device code of one extension: its cuda_sources, or the .cu/.cuh files load() compiles."""
-    return extension.cuda_text + "".join(path.read_text(errors="replace") for path in extension.device_files
-                                         if path.is_file())
+    return extension.cuda_text + "".join(source_text(path) for path in extension.device_files if path.is_file())
 
 
 def find_sources(path: Path, named: str | None = None) -> SubmissionSources:

@@ -105,6 +105,13 @@ def _refuse_missing_files(sources: SubmissionSources, extension: Extension) -> N
 
 
 def build_submission(path: Path, arch: str | None, verbose: bool, python: str | None, task: Path | None = None) -> Outcome:
+    from nvfp4ctl.build.read_once import reading_once
+
+    with reading_once():  # the extensions of one submission share headers: each is read once, not per extension and unit
+        return _build_submission(path, arch, verbose, python, task)
+
+
+def _build_submission(path: Path, arch: str | None, verbose: bool, python: str | None, task: Path | None) -> Outcome:
     from nvfp4ctl.build.submission_sources import find_sources
 
     console = get_console()

@@ -464,3 +464,50 @@ def test_the_machines_cutlass_is_added_where_the_preprocessor_includes_it(monkey
     extension = Extension("load_inline", "shape", 1, cuda_flags=["-gencode=arch=compute_90a,code=sm_90a"])
     command = submission_build._command(extension, Path("/build/shape.cu"), "sm_90a", code, Path("/build"))
     assert ("/cutlass/include" in command) == added, command
+
+
+SHARED_HEADERS = '''from torch.utils.cpp_extension import load, load_inline
+CUDA = r"""// nvfp4ctl: no-tensor-op
+#include "tile.cuh"
+__global__ void k(float* p) { p[0] = TILE; }
+"""
+FLAGS = ["-gencode=arch=compute_90a,code=sm_90a"]
+first = load_inline(name="first", cpp_sources="", cuda_sources=CUDA, extra_include_paths=[INCLUDE], extra_cuda_cflags=FLAGS)
+second = load_inline(name="second", cpp_sources="", cuda_sources=CUDA, extra_include_paths=[INCLUDE],
+                     extra_cuda_cflags=FLAGS)
+filed = load(name="filed", sources=["k.cu"], extra_include_paths=[INCLUDE], extra_cuda_cflags=FLAGS)
+'''
+
+
+def test_one_build_reads_each_header_and_source_once(tmp_path: Path, compiles: list[str],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each extension's progress line read and hashed every header it reaches twice over (is CUTLASS in
+    it?), then its key read them again: extensions sharing headers read each one six times and more."""
+    include = tmp_path / "include"
+    include.mkdir()
+    (include / "tile.cuh").write_text('#pragma once\n#include "tile_size.cuh"\n')
+    (include / "tile_size.cuh").write_text("#define TILE 128\n")
+    (tmp_path / "k.cu").write_text('// nvfp4ctl: no-tensor-op\n#include "tile.cuh"\n__global__ void k(float* p) {}\n')
+    submission = tmp_path / "submission.py"
+    submission.write_text(SHARED_HEADERS.replace("INCLUDE", repr(str(include))))
+    watched = {include / "tile.cuh", include / "tile_size.cuh", tmp_path / "k.cu"}
+    reads: list[str] = []
+    read_bytes, read_text = Path.read_bytes, Path.read_text
+
+    def counted_bytes(self: Path) -> bytes:
+        reads.extend([self.name] if self in watched else [])
+        return read_bytes(self)
+
+    def counted_text(self: Path, *args: object, **kwargs: object) -> str:
+        reads.extend([self.name] if self in watched else [])
+        return read_text(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "read_bytes", counted_bytes)
+    monkeypatch.setattr(Path, "read_text", counted_text)
+    result = runner.invoke(app, ["build", str(submission)])
+    assert result.exit_code == 0, result.output
+    assert sorted(compiles) == ["first.cu", "k.cu", "second.cu"]
+    assert sorted(reads) == ["k.cu", "tile.cuh", "tile_size.cuh"], reads
+    reads.clear()
+    assert runner.invoke(app, ["build", str(submission)]).exit_code == 0  # a new command reads them anew
+    assert sorted(reads) == ["k.cu", "tile.cuh", "tile_size.cuh"], reads

@@ -1,0 +1,77 @@
+"""The files one `build` of a submission reads, read once: its extensions often share their headers (and
+a load() file is read for the arch, the progress line and the compile), and each read hashed and
+scanned every header again per extension and per unit.
+
+Held for one command (`reading_once`), not for the process: a file's modification time moves in steps
+of milliseconds, so a header edited between two builds of one process (a test's, a tune's) may keep its
+size and time, and a cache keyed by them would hand back the old text. Outside `reading_once` every
+call reads the file."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from functools import cached_property
+from pathlib import Path
+
+from nvfp4ctl.preprocessor import live_code
+
+
+class HeaderFile:
+    """A header's bytes as the cache key hashes them, and its text as the include scans read it."""
+
+    def __init__(self, data: bytes) -> None:
+        self.digest = hashlib.sha256(data).hexdigest()
+        self.text = data.decode(errors="replace")
+
+    @cached_property
+    def live(self) -> str:
+        """live_code() of the text: the includes a scan follows."""
+        return live_code(self.text)
+
+
+class _Reads:
+    def __init__(self) -> None:
+        self.headers: dict[Path, HeaderFile] = {}
+        self.sources: dict[Path, str] = {}
+
+
+# a context variable, not a global: another thread (tune's builds) starts outside the command's reads
+_reads: ContextVar[_Reads | None] = ContextVar("nvfp4ctl_build_reads", default=None)
+
+
+@contextmanager
+def reading_once() -> Iterator[None]:
+    """Within: each file is read once (a nested call shares the outer one's reads)."""
+    if _reads.get() is not None:
+        yield
+        return
+    token = _reads.set(_Reads())
+    try:
+        yield
+    finally:
+        _reads.reset(token)
+
+
+def header_file(path: Path) -> HeaderFile:
+    """The header at `path` (OSError where it cannot be read: nothing is kept of that)."""
+    reads = _reads.get()
+    if reads is None:
+        return HeaderFile(path.read_bytes())
+    found = reads.headers.get(path)
+    if found is None:
+        found = reads.headers[path] = HeaderFile(path.read_bytes())
+    return found
+
+
+def source_text(path: Path) -> str:
+    """A load() source's text, as read_text(errors="replace") gives it (the code compiled and keyed)."""
+    reads = _reads.get()
+    if reads is None:
+        return path.read_text(errors="replace")
+    found = reads.sources.get(path)
+    if found is None:
+        found = reads.sources[path] = path.read_text(errors="replace")
+    return found
