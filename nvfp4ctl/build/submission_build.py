@@ -109,7 +109,9 @@ def _command(extension: Extension, unit: Path, arch: str, code: str, folder: Pat
     if torch_nvcc.torch_adds_arch(extension.cuda_flags):  # torch looks at each flag as given
         command.append(flags.gencode(arch))
     command += [*user, *torch.trailing, *flags.REPORT_FLAGS]
-    if _adds_cutlass(code, extension):
+    # a load() file's own folder, where its `#include "x.cuh"` is found; inline code is staged in `folder`
+    beside = unit.parent if unit.parent != folder else None
+    if _adds_cutlass(code, extension, beside):
         # last of the -isystem folders, searched after every folder of the submission's: as -I it came
         # before them all, and a checkout named by -isystem was keyed but the wheel's headers compiled
         for path in cutlass_includes():
@@ -143,7 +145,8 @@ def _key(code: str, extension: Extension, arch: str, unit: Path | None = None) -
     search = [*(Path(folder) for folder in extension.include_paths), *flag_include_folders(_flag_words(extension))]
     headers = header_digests(code, unit.parent if unit is not None else None, search)
     torch = toolchain.torch_build()
-    cutlass = _cutlass_in_key() if _keys_machine_cutlass(code, extension) else None
+    beside = unit.parent if unit is not None else None
+    cutlass = _cutlass_in_key() if _keys_machine_cutlass(code, extension, beside) else None
     material = {"code": hashlib.sha256(code.encode()).hexdigest(), "extension": extension.name,
                 "cuda_flags": list(extension.cuda_flags),
                 "include_paths": [str(path) for path in extension.include_paths], "headers": headers, "arch": arch,
@@ -158,14 +161,18 @@ def includes_cutlass_anywhere(extension: Extension) -> bool:
     it reaches (found as _key finds them): its compile takes minutes where a plain kernel's takes seconds."""
     units = [(extension.cuda_text, None)] if extension.cuda else []
     units += [(source_text(path), path.parent) for path in extension.device_files if path.is_file()]
-    search = _own_folders(extension)
-    for code, beside in units:
-        if includes_cutlass(live_code(code)):
-            return True
-        for header, _ in header_digests(code, beside, search):
-            found = Path(header)
-            if found.is_dir() or includes_cutlass(header_file(found).live):  # header_digests has read it
-                return True  # a folder: the CUTLASS checkout an include of the code was found in
+    return any(_reaches_cutlass(code, beside, extension) for code, beside in units)
+
+
+def _reaches_cutlass(code: str, beside: Path | None, extension: Extension) -> bool:
+    """Whether one unit includes a CUTLASS/CuTe header, itself or through a local header it reaches (found as
+    _key finds them, from `beside`, the folder of a load() file)."""
+    if includes_cutlass(live_code(code)):
+        return True
+    for header, _ in header_digests(code, beside, _own_folders(extension)):
+        found = Path(header)
+        if found.is_dir() or includes_cutlass(header_file(found).live):  # header_digests has read it
+            return True  # a folder: the CUTLASS checkout an include of the code was found in
     return False
 
 
@@ -174,20 +181,20 @@ def _own_folders(extension: Extension) -> list[Path]:
     return [*(Path(folder) for folder in extension.include_paths), *flag_include_folders(_flag_words(extension))]
 
 
-def _adds_cutlass(code: str, extension: Extension) -> bool:
-    """Whether _command adds $CUTLASS_PATH's or the wheel's CUTLASS: for code that includes CUTLASS,
-    unless the submission's own include folders (extra_include_paths, the flags' -I and -isystem) bring
+def _adds_cutlass(code: str, extension: Extension, beside: Path | None) -> bool:
+    """Whether _command adds $CUTLASS_PATH's or the wheel's CUTLASS: for code that includes CUTLASS, itself
+    or through a header of its own (`#include "gemm.cuh"`, which includes cute/), unless the submission's own include folders (extra_include_paths, the flags' -I and -isystem) bring
     a cute/ or cutlass/ tree. torch adds none on the leaderboard: a submission that brings its own
     compiles with its own alone, one that relies on the machine's gets this machine's."""
-    return includes_cutlass(live_code(code)) and not supplies_cutlass(_own_folders(extension))
+    return _reaches_cutlass(code, beside, extension) and not supplies_cutlass(_own_folders(extension))
 
 
-def _keys_machine_cutlass(code: str, extension: Extension) -> bool:
+def _keys_machine_cutlass(code: str, extension: Extension, beside: Path | None) -> bool:
     """Whether the key holds the machine's CUTLASS (_cutlass_in_key): where _command adds it, and where a
     folder of the submission's that brings CUTLASS is the toolchain's own (it names the wheel's), whose
     headers the key does not read. Not where the submission brings a checkout of its own (it counts by
     its headers' stamps): a new wheel changes nothing it compiles, and rebuilt it for nothing."""
-    if not includes_cutlass(live_code(code)):
+    if not _reaches_cutlass(code, beside, extension):
         return False
     own = [folder for folder in _own_folders(extension) if supplies_cutlass([folder])]
     return not own or any(is_toolchain_folder(folder) for folder in own)

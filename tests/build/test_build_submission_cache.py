@@ -466,6 +466,33 @@ def test_the_machines_cutlass_is_added_where_the_preprocessor_includes_it(monkey
     assert ("/cutlass/include" in command) == added, command
 
 
+def test_the_machines_cutlass_is_added_where_a_header_of_the_submissions_includes_it(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A unit that reaches CuTe through a header of its own (`#include "gemm.cuh"`, found in
+    extra_include_paths or beside a load() file) compiles with the machine's CUTLASS, as one that includes
+    it itself does: only the unit's own text was looked at, and nvcc failed on <cute/tensor.hpp>."""
+    from nvfp4ctl.build.submission_sources import Extension
+
+    monkeypatch.setattr(submission_build, "_torch_flags", _stand_in_torch_flags)
+    monkeypatch.setattr(submission_build.toolchain, "nvcc_path", lambda: Path("/cuda/bin/nvcc"))
+    monkeypatch.setattr(submission_build, "cutlass_includes", lambda: [Path("/cutlass/include")])
+    flags = ["-gencode=arch=compute_90a,code=sm_90a"]
+    include, beside = tmp_path / "include", tmp_path / "kernels"
+    include.mkdir(), beside.mkdir()
+    for folder in (include, beside):
+        (folder / "gemm.cuh").write_text("#pragma once\n#include <cute/tensor.hpp>\n")
+        (folder / "plain.cuh").write_text("#pragma once\n// #include <cute/tensor.hpp>\n")
+    inline = Extension("load_inline", "shape", 1, cuda_flags=flags, include_paths=[str(include)])
+    filed = Extension("load", "shape", 1, cuda_flags=flags, files=[beside / "k.cu"])
+    for header, added in (("gemm.cuh", True), ("plain.cuh", False)):
+        code = f'#include "{header}"\n__global__ void k() {{}}\n'
+        command = submission_build._command(inline, Path("/build/shape.cu"), "sm_90a", code, Path("/build"))
+        assert ("/cutlass/include" in command) == added, command
+        command = submission_build._command(filed, beside / "k.cu", "sm_90a", code, Path("/build"))
+        assert ("/cutlass/include" in command) == added, command
+        assert submission_build._keys_machine_cutlass(code, inline, None) == added
+
+
 SHARED_HEADERS = '''from torch.utils.cpp_extension import load, load_inline
 CUDA = r"""// nvfp4ctl: no-tensor-op
 #include "tile.cuh"
