@@ -18,6 +18,9 @@ from nvfp4ctl.problems import DEFAULT_PROBLEM, get_problem
 from nvfp4ctl.workspace import memory_path, note_problem, task_file_name
 from nvfp4ctl.words import plural
 
+# --json's "version", as lint's and dump's documents carry one: raised when a key changes meaning or goes away
+JSON_VERSION = 1
+
 if TYPE_CHECKING:  # the timing machinery is imported when the command runs, so `--help` stays fast
     from nvfp4ctl.bench import history
     from nvfp4ctl.bench.results import BenchReport
@@ -97,7 +100,8 @@ def command(
         comparison, log_read = None, False
     hints = _binding_hints(report, target)
     if json:
-        console.json(report.to_dict() | {"comparison": _comparison_dict(comparison), "binding_hints": hints})
+        console.json({"version": JSON_VERSION} | report.to_dict()
+                     | {"comparison": _comparison_dict(comparison), "binding_hints": hints})
     else:
         show(report, comparison, plan.max_noise, hints, log_read)
     return Outcome(result=report.result_line(), target=target.path, target_source=target.source, gpu=report.gpu,

@@ -245,11 +245,15 @@ def _shipped_build(report: TuneReport) -> str:
     return "the kernel's own build (its defaults)" if report.knobs.dispatch is None else f"the {CURRENT}'s own build"
 
 
+# --json's "version", as lint's and dump's documents carry one: raised when a key changes meaning or goes away
+JSON_VERSION = 1
+
+
 def to_dict(report: TuneReport) -> dict:
     """The report as JSON-ready data (--json): builds, and per shape the ranking and the winner."""
     base = report.knobs.defaults()
     payload: dict = {
-        "kernel": str(report.knobs.source), "compile_only": report.compile_only, "gpu": report.gpu,
+        "version": JSON_VERSION, "kernel": str(report.knobs.source), "compile_only": report.compile_only, "gpu": report.gpu,
         "wall_s": report.wall_s, "gpu_busy_s": report.gpu_busy_s, "stolen": report.stolen, "resumed": report.resumed,
         "resumed_from": _resumed_from(report),
         "result": result_line(report), "written": [str(p) for p in report.written], "table_note": report.table_note,

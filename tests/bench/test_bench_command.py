@@ -125,6 +125,7 @@ def test_json_has_everything(submission: Path) -> None:
     assert result.exit_code == 0
     data = json.loads(result.stdout)
     assert data["gpu"] == GPU and data["mode"] == "benchmark" and data["ceilings"]["tflops"] == 750.0
+    assert next(iter(data)) == "version" and data["version"] == 1  # as lint's and dump's documents
     (shape,) = data["shapes"]
     assert shape["shape"] == "128x4096x7168" and shape["us"]["runs"] == 30
     assert shape["pct_sol"] == pytest.approx(100 * 2.354 / shape["us"]["mean"])

@@ -353,6 +353,7 @@ def test_a_finished_run_is_reused_an_interrupted_one_resumed(tiny_copy: Path, tm
     assert "resumed:" not in again.output and "interrupted" not in again.output
     document = json.loads((doc := _tune(*args, "--json")).stdout[doc.stdout.index("{"):])
     assert document["resumed"] > 0 and document["resumed_from"]["finished"] is True
+    assert next(iter(document)) == "version" and document["version"] == 1  # as lint's and dump's documents
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", document["resumed_from"]["saved_at"])
     fresh = _tune(*args, "--fresh")
     assert fresh.exit_code == 0 and "resumed:" not in fresh.output and "reused:" not in fresh.output
