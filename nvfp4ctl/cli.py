@@ -28,7 +28,7 @@ from nvfp4ctl.options import (TYPED_OPTIONS_KEY, TypedOptions, argument_position
                               typed_options, typed_values)
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.usage_hints import (DUMP_FILES, EXPORT_FILES, KERNEL_FILES, LOG_FILES, TARGET_FILES, FileOptions,
-                                  file_argument_hint, invocation, json_option_hint)
+                                  file_argument_hint, invocation, json_option_hint, without_option)
 
 _RECORDED: set[str] = set()  # the commands whose runs, parse errors included, go to the run log
 
@@ -193,7 +193,8 @@ def _misplaced_json_option(error: Exception, args: list[str], named_at: int | No
     # as it goes after the name: a flag holds no value there (`--json=1` is refused), a value is a word;
     # right after the name, where it is an option whatever the command's arguments hold (a `--`)
     spelled = [name] if mode.value is True else [name, str(moved[1])]
-    after = args[named_at + 1:] if named_at is not None else []
+    # the same option typed after the name too (`--json bench --json`) goes: the fix asks for JSON once
+    after = without_option(args[named_at + 1:], name, mode.value is not True) if named_at is not None else []
     fixed = " ".join(shlex.quote(word) for word in [*spelled, *after])
     return f"{name} is an option of {where}: {invocation(program, kept, command or takers[0])} {fixed}", moved
 

@@ -16,7 +16,6 @@ from nvfp4ctl.problems.fields import DEFAULT_TIMEOUT_S, shape_numbers
 from nvfp4ctl.words import plural
 
 
-
 def parse_shape(text: str) -> tuple[int, int, int, int]:
     """"M,N,K" or "M,N,K,L" (also with x or spaces) -> (m, n, k, l)."""
     numbers = shape_numbers(text, "M,N,K or M,N,K,L", "128,7168,16384", (3, 4))

@@ -167,14 +167,40 @@ def json_option_hint(command: str, own_json: str | None, recorded: bool, program
 
 
 def _json_in_place(typed: Sequence[str], asked: str, own_json: str) -> str | None:
-    """`typed` with the first `asked` (`--json`; `--format json`, `--format=json`) spelled as `own_json`: the
-    user's other words stay (`lint src --json`: lint src --format json). None where it was not typed so."""
-    name, _, value = asked.partition(" ")
-    for at, word in enumerate(typed):
-        if word == "--":
-            return None
-        if word == f"{name}={value}" or (word == name and not value):
-            return _in_place(typed, {at: own_json.split()})
-        if word == name and tuple(typed[at + 1: at + 2]) == (value,):
-            return _in_place(typed, {at: own_json.split(), at + 1: []})
-    return None
+    """`typed` with `asked` (`--json`, `--json=1`; `--format json`, `--format=json`) spelled as `own_json`
+    where it first was: the user's other words stay (`lint src --json`: lint src --format json). The
+    command's own option typed beside it goes too (`lint --json --format text`), so that the fix asks for
+    JSON once. None where neither was typed before a `--`."""
+    options = [(spelled.partition(" ")[0], " " in spelled) for spelled in (asked, own_json)]
+    replaced: dict[int, list[str]] = {}
+    at = 0
+    while at < len(typed) and typed[at] != "--":
+        taken = max(option_words(typed, at, name, valued) for name, valued in options)
+        replaced.update((i, []) for i in range(at, at + taken))
+        at += max(taken, 1)
+    return _in_place(typed, replaced, own_json.split()) if replaced else None
+
+
+def option_words(words: Sequence[str], at: int, name: str, takes_value: bool) -> int:
+    """How many of `words`, from `at`, the option `name` takes up there: 1 for `--name=value` or a flag,
+    2 for `--name value`, 0 where `name` is not there."""
+    word = words[at]
+    if word.startswith(f"{name}="):
+        return 1
+    if word != name:
+        return 0
+    return 2 if takes_value and at + 1 < len(words) else 1
+
+
+def without_option(words: Sequence[str], name: str, takes_value: bool) -> list[str]:
+    """`words` without every use of the option `name` (with its value), up to a `--`."""
+    kept: list[str] = []
+    at = 0
+    while at < len(words):
+        if words[at] == "--":
+            return [*kept, *words[at:]]
+        taken = option_words(words, at, name, takes_value)
+        if not taken:
+            kept.append(words[at])
+        at += max(taken, 1)
+    return kept

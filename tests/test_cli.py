@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from nvfp4ctl import runlog
 from nvfp4ctl.check import plan
-from nvfp4ctl.cli import app
+from nvfp4ctl.cli import _RECORDED, app
 from nvfp4ctl.errors import ExitCode, FailuresFound, KernelCrash, KernelTimeout, UsageError
 from nvfp4ctl.workspace import memory_path
 
@@ -845,6 +845,8 @@ def _rejected_with_its_line(args: list[str], line: str, document: bool, folder: 
                                                " --only 2", True),
     (["-q", "--json", "bench", "--", "x"], "error: --json is an option of the command: nvfp4ctl -q bench --json -- x",
      True),
+    (["-v", "--json", "bench", "--json", "--only", "2"], "error: --json is an option of the command: nvfp4ctl -v"
+                                                         " bench --json --only 2", True),
     (["-q", "--format", "json", "bench"], "error: bench's JSON is --json, not --format json: nvfp4ctl -q bench --json",
      False),
     (["--verbose", "--json"], "error: --json is an option of the commands bench, dump and tune, after the command's"
@@ -881,7 +883,7 @@ def test_a_json_option_before_the_commands_name_says_where_it_goes(args, line, d
     command after it takes the option, JSON was asked for as clearly as after the name: stdout gets the
     {"error", "exit_code"} document, as for any other command line rejected with --json."""
     logged = _rejected_with_its_line(args, line, document, tmp_path, monkeypatch)
-    if {"bench", "dump", "lint", "check"} & set(args):  # the command's run, as for any other rejected option
+    if _RECORDED & set(args):  # the command's run, as for any other rejected option
         assert logged == [line]
     else:
         assert logged == []
@@ -1012,6 +1014,9 @@ def test_a_word_that_is_no_file_for_an_option_keeps_clicks_line(args, extra, tmp
     (["bench", "--format", "json"], "error: bench's JSON is --json, not --format json: nvfp4ctl bench --json"),
     (["dump", "--umma", "--format=json"], "error: dump's JSON is --json, not --format json: nvfp4ctl dump --umma --json"),
     (["lint", "src", "--json"], "error: lint's JSON is --format json, not --json: nvfp4ctl lint src --format json"),
+    (["lint", "src", "--json=1"], "error: lint's JSON is --format json, not --json: nvfp4ctl lint src --format json"),
+    (["lint", "src", "--json", "--format", "text"],
+     "error: lint's JSON is --format json, not --json: nvfp4ctl lint src --format json"),
     (["-q", "tune", "--shapes", "tests", "--format", "json", "--budget", "5"],
      "error: tune's JSON is --json, not --format json: nvfp4ctl -q tune --shapes tests --json --budget 5"),
     (["tune", "--format", "json"], "error: tune's JSON is --json, not --format json: nvfp4ctl tune --json"),
@@ -1087,3 +1092,16 @@ def test_the_command_a_rejected_global_option_came_before_is_where_click_reads_i
         assert len(entries) == len(before)
     else:
         assert len(entries) == len(before) + 1 and entries[-1].command == "nvfp4ctl " + " ".join(args)
+
+
+def test_a_json_fix_asks_for_json_once_whatever_was_typed_beside_it() -> None:
+    """`tune --format json --json` was fixed as `tune --json --json`, `--json bench --json` as `bench --json
+    --json`, and `lint src --json --format text` as `lint src --format json --format text`, which prints text."""
+    from nvfp4ctl.usage_hints import _json_in_place, without_option
+
+    assert _json_in_place(("--format", "json", "--json"), "--format json", "--json") == "--json"
+    assert _json_in_place(("--shapes", "tests", "--json", "--format=json"), "--format json", "--json") == (
+        "--shapes tests --json")
+    assert _json_in_place(("src", "--json", "--format", "text"), "--json", "--format json") == "src --format json"
+    assert without_option(["--only", "1", "--json", "--json=1", "--", "--json"], "--json", False) == [
+        "--only", "1", "--", "--json"]
