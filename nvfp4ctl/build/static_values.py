@@ -3,9 +3,11 @@ load_inline / load call is given.
 
 What is read: string constants (raw or not), implicit and `+` concatenations, lists/tuples, names bound anywhere
 in the file to such values (the last binding before the call wins), f-strings whose placeholders are names of
-int/str constants, `textwrap.dedent(...)`, and a list's append, extend, insert and += of static values in its own
-block. Each piece keeps the .py line its text starts on, so the compiler's errors can be pointed back at the
-submission (`#line` directives in the generated .cu).
+int/str constants, `textwrap.dedent(...)`, a list's append, extend, insert and += of static values in its own
+block, and the paths the file makes from its own location (static_paths: `os.path.join(os.path.dirname(__file__),
+"k.cu")`, `Path(__file__).parent / "k.cu"`), a pathlib.Path only where torch takes one (file_pieces). Each piece
+keeps the .py line its text starts on, so the compiler's errors can be pointed back at the submission (`#line`
+directives in the generated .cu).
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ import textwrap
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from pathlib import Path, PurePosixPath
 
+from nvfp4ctl.build.static_paths import PATH_NODES, PathReader
 from nvfp4ctl.build.syntax import added_terms, call_name, shown
 from nvfp4ctl.build.syntax_index import SyntaxIndex
 
@@ -26,6 +30,7 @@ class Piece:
     text: str
     line: int  # the .py line the text's first character is on
     joined: bool = False  # continues the previous piece (a concatenation), not a new source of a list
+    path_object: bool = False  # a pathlib.Path, not a str: torch takes it in load()'s sources only
 
 
 def join_pieces(pieces: list[Piece]) -> str:
@@ -42,7 +47,8 @@ _IN_PLACE = frozenset({"append", "extend", "insert", "remove", "pop", "clear", "
 class StaticEvaluator:
     """Static values of the expressions a load_inline call is made of."""
 
-    def __init__(self, index: SyntaxIndex) -> None:
+    def __init__(self, index: SyntaxIndex, submission: Path | None = None) -> None:
+        """`submission`: the file's path, the value of its `__file__` (None: not known, not static)."""
         self.bindings: dict[str, list[tuple[int, ast.AST]]] = {}
         augmented: dict[int, ast.AugAssign] = {}  # NAME += x is bound as NAME + x, made here: its statement
         for node in index.writes:
@@ -96,6 +102,7 @@ class StaticEvaluator:
                                       key=lambda span: span[0])
         self._function_by_line: dict[int, ast.AST] | None = None  # made at the first read that needs it
         self.notes: list[str] = []
+        self.paths = PathReader(index, self, submission)
 
     def _owner(self, name: str, node: ast.AST) -> ast.AST | None:
         """The function whose own variable `name` is where node uses it (None: the module's): the innermost
@@ -125,7 +132,7 @@ class StaticEvaluator:
         if statement is None:
             return False
         previous = self.bound(name, bound[0])
-        if previous is None or not self._is_sequence(previous[1], previous[0]):
+        if previous is None or not self.is_sequence(previous[1], previous[0]):
             return False
         return self._block.get(id(previous[1])) != self._block.get(id(statement))
 
@@ -149,7 +156,22 @@ class StaticEvaluator:
         above = bisect_left(lines, before)  # the bindings on lines before the read
         return self._last_bound[name][above - 1] if above else None
 
-    def pieces(self, node: ast.AST, before: int, depth: int = 0) -> list[Piece] | None:
+    def pieces(self, node: ast.AST, before: int) -> list[Piece] | None:
+        """The static value of a string or a list of strings, None where it is not static or holds a
+        pathlib.Path (torch joins or strips each: a Path fails)."""
+        pieces = self.pieces_or_paths(node, before)
+        return None if pieces is None or any(piece.path_object for piece in pieces) else pieces
+
+    def file_pieces(self, node: ast.AST, before: int) -> list[Piece] | None:
+        """load()'s sources, one piece a file: a string or a list whose elements are strings or pathlib.Paths
+        (torch makes each os.path.abspath), not a Path alone (torch iterates it: TypeError). An element of
+        several pieces (HERE + "/k.cu") is one file."""
+        pieces = self.pieces_or_paths(node, before)
+        if pieces is None or (any(piece.path_object for piece in pieces) and not self.is_sequence(node, before)):
+            return None
+        return [replace(element[0], text="".join(piece.text for piece in element)) for element in _elements(pieces)]
+
+    def pieces_or_paths(self, node: ast.AST, before: int, depth: int = 0) -> list[Piece] | None:
         if depth > 20:
             return None
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -161,6 +183,9 @@ class StaticEvaluator:
                     text.append(str(value.value))
                 elif isinstance(value, ast.FormattedValue):
                     constant = self.constant(value.value, before)
+                    if constant is None and value.conversion == -1 and value.format_spec is None:
+                        path = self.paths.value(value.value, before, depth + 1)  # f"{HERE}/k.cu"
+                        constant = None if path is None else str(path)
                     if constant is None:
                         self.notes.append(f"line {node.lineno}: an f-string placeholder is not a constant; left empty")
                         constant = ""
@@ -170,35 +195,47 @@ class StaticEvaluator:
             # a + b + c nests on the left, one level a term: walked as one chain, so a source of
             # hundreds of concatenated strings is read at the depth of one
             terms = added_terms(node)
-            out = self.pieces(terms[0], before, depth + 1)
-            sequence = self._is_sequence(terms[0], before)  # [a] + [b]: two elements, not one string
+            out = self.pieces_or_paths(terms[0], before, depth + 1)
+            sequence = self.is_sequence(terms[0], before)  # [a] + [b]: two elements, not one string
             for term in terms[1:]:
-                right = self.pieces(term, before, depth + 1)
+                right = self.pieces_or_paths(term, before, depth + 1)
                 if out is None or right is None:
                     return None
+                if not sequence and any(piece.path_object for piece in out + right):
+                    return None  # a Path + a str: TypeError
                 out += right if sequence else [replace(piece, joined=True) if index == 0 else piece
                                                for index, piece in enumerate(right)]
             return out
         if isinstance(node, (ast.List, ast.Tuple)):
             out: list[Piece] = []
             for element in node.elts:
-                part = self.pieces(element, before, depth + 1)
+                part = self.pieces_or_paths(element, before, depth + 1)
                 if part is None:
                     return None
                 out.extend(replace(piece, joined=False) if index == 0 else piece for index, piece in enumerate(part))
             return out
         if isinstance(node, ast.Name):
             bound = self.bound(node.id, before)
+            if bound is None and node.id == "__file__":
+                return self._path(node, before, depth)
             if bound is None or self._branch_added(node.id, bound):
                 return None
-            out = self.pieces(bound[1], bound[0], depth + 1)
+            out = self.pieces_or_paths(bound[1], bound[0], depth + 1)
             return out if out is None or node.id not in self.mutated else self._changed(node.id, bound, out, before)
         if isinstance(node, ast.Call) and call_name(node) in ("dedent", "textwrap.dedent") and node.args:
-            inner = self.pieces(node.args[0], before, depth + 1)
-            if inner is None:
+            inner = self.pieces_or_paths(node.args[0], before, depth + 1)
+            if inner is None or any(piece.path_object for piece in inner):
                 return None
             return [Piece(textwrap.dedent(join_pieces(inner)), inner[0].line)] if inner else []
+        if isinstance(node, PATH_NODES):
+            return self._path(node, before, depth)
         return None
+
+    def _path(self, node: ast.AST, before: int, depth: int) -> list[Piece] | None:
+        value = self.paths.value(node, before, depth + 1)
+        if value is None:
+            return None
+        return [Piece(str(value), node.lineno, path_object=isinstance(value, PurePosixPath))]
 
     def _changed(self, name: str, bound: tuple[int, ast.AST], out: list[Piece], before: int) -> list[Piece] | None:
         """A list bound to `name` as the changes that run between its binding and the read at `before` leave
@@ -223,13 +260,13 @@ class StaticEvaluator:
                 return None
             if call.func.attr in ("append", "insert") and len(call.args) == (1 if call.func.attr == "append" else 2):
                 value = call.args[-1]
-                element = None if self._is_sequence(value, line) else self.pieces(value, line)
+                element = None if self.is_sequence(value, line) else self.pieces_or_paths(value, line)
                 at = len(elements) if call.func.attr == "append" else self.constant(call.args[0], line)
                 if element is None or not isinstance(at, int) or isinstance(at, bool):
                     return None
                 elements.insert(at, [replace(piece, joined=index > 0) for index, piece in enumerate(element)])
-            elif call.func.attr == "extend" and len(call.args) == 1 and self._is_sequence(call.args[0], line):
-                added = self.pieces(call.args[0], line)
+            elif call.func.attr == "extend" and len(call.args) == 1 and self.is_sequence(call.args[0], line):
+                added = self.pieces_or_paths(call.args[0], line)
                 if added is None:
                     return None
                 elements.extend(_elements(added))
@@ -284,13 +321,13 @@ class StaticEvaluator:
             found = self._changes_by_owner[name] = {owner: _OwnedChanges(changes) for owner, changes in grouped.items()}
         return found
 
-    def _is_sequence(self, node: ast.AST, before: int, depth: int = 0) -> bool:
+    def is_sequence(self, node: ast.AST, before: int, depth: int = 0) -> bool:
         if isinstance(node, (ast.List, ast.Tuple)):
             return True
         if isinstance(node, ast.BinOp) and depth < 20:
-            return self._is_sequence(added_terms(node)[0], before, depth + 1)
+            return self.is_sequence(added_terms(node)[0], before, depth + 1)
         if isinstance(node, ast.Name) and depth < 20 and (bound := self.bound(node.id, before)):
-            return self._is_sequence(bound[1], bound[0], depth + 1)
+            return self.is_sequence(bound[1], bound[0], depth + 1)
         return False
 
     def constant(self, node: ast.AST, before: int) -> int | float | str | None:
@@ -337,7 +374,7 @@ class StaticEvaluator:
         if pieces is None:
             self.notes.append(f"line {node.lineno}: extra_cuda_cflags is not a static expression; built without them")
             return None, None
-        if not self._is_sequence(node, before):
+        if not self.is_sequence(node, before):
             text = join_pieces(pieces)
             if not text:  # torch reads `flags or []`: an empty string is no flags
                 return [], None
@@ -362,7 +399,7 @@ class StaticEvaluator:
             return None if bound is None else self._non_string_element(bound[1], bound[0], depth + 1)
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             for term in added_terms(node):
-                if self._is_sequence(term, before):
+                if self.is_sequence(term, before):
                     found = self._non_string_element(term, before, depth + 1)
                     if found is not None:
                         return found

@@ -225,7 +225,8 @@ def refuse_unreadable(sources: SubmissionSources, extension: Extension) -> None:
     line, what = extension.unreadable
     raise UsageError(f"{display_path(sources.path)}:{line}: {extension.name}'s {what} is not a static string expression, and build"
                      " reads the sources statically (string literals, names bound to them, +, f-strings of constants,"
-                     " textwrap.dedent) without running the file: it cannot see this device code")
+                     " textwrap.dedent, paths made from __file__ with os.path or pathlib) without running the file:"
+                     " it cannot see this device code")
 
 
 def refuse_unsplittable(sources: SubmissionSources, extension: Extension) -> None:

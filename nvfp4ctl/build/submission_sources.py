@@ -262,7 +262,7 @@ def find_sources(path: Path, named: str | None = None) -> SubmissionSources:
 def sources_in(path: Path, text: str, tree: ast.Module) -> SubmissionSources:
     """The extensions of a submission already read and parsed (lint has both)."""
     index = index_of(tree)
-    evaluator = StaticEvaluator(index)
+    evaluator = StaticEvaluator(index, path)
     extensions = []
     for node in index.calls:
         name = _extension_call(node, index)
@@ -286,7 +286,7 @@ def sources_in(path: Path, text: str, tree: ast.Module) -> SubmissionSources:
             extension.functions = evaluator.names(keyword_argument(node, "functions", 4), node.lineno)
         else:
             value = keyword_argument(node, "sources", 1)
-            pieces = evaluator.pieces(value, node.lineno) if value is not None else []
+            pieces = evaluator.file_pieces(value, node.lineno) if value is not None else []
             if pieces is None:
                 extension.unreadable = (value.lineno, f"sources `{shown(value)}`")
             extension.files.extend(_source_file(piece.text, path.parent) for piece in pieces or [])
@@ -307,17 +307,18 @@ def sources_in(path: Path, text: str, tree: ast.Module) -> SubmissionSources:
     return SubmissionSources(path, extensions, settings, cute_dsl, text, putenv)
 
 
-def load_source_files(tree: ast.Module, folder: Path) -> list[tuple[str, Path]]:
+def load_source_files(tree: ast.Module, folder: Path, submission: Path | None = None) -> list[tuple[str, Path]]:
     """(as written, path) of every file the load() calls of a parsed submission compile, found as the
     build finds them (relative ones in `folder`, the submission's), whether they exist or not; the
-    sources a static expression does not give are left out."""
+    sources a static expression does not give are left out. `submission`: the file, whose path is its
+    `__file__` (None: a path made from `__file__` is not static)."""
     index = index_of(tree)
-    evaluator = StaticEvaluator(index)
+    evaluator = StaticEvaluator(index, submission)
     files = []
     for node in index.calls:
         if _extension_call(node, index) == "load":
             value = keyword_argument(node, "sources", 1)
-            pieces = evaluator.pieces(value, node.lineno) if value is not None else None
+            pieces = evaluator.file_pieces(value, node.lineno) if value is not None else None
             files += [(piece.text, _source_file(piece.text, folder)) for piece in pieces or []]
     return files
 

@@ -13,6 +13,8 @@ FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 # the nodes whose body's def statements count as the module's own functions (a def under an `if` does not)
 _DEFINING = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _WRITES = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Delete, ast.Call)
+# the statements and patterns that bind the name they carry (a str in .name; an except without `as` has None)
+_NAMED_BINDINGS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler, ast.MatchAs, ast.MatchStar)
 
 
 @dataclass
@@ -40,6 +42,9 @@ class SyntaxIndex:
     # statement's: a change in place is followed only where it runs in the same straight run
     blocks: dict[int, int] = field(default_factory=dict)
     name_uses: dict[str, int] = field(default_factory=dict)  # Name nodes by their name
+    # the names the file binds anywhere other than by an import (assigned, deleted, a parameter, a def or
+    # class, an except or match name): where `os` or `Path` is one, what it names is not the module's
+    rebound: set[str] = field(default_factory=set)
 
     @cached_property  # read once the walk is done, for every bare load(...) of the file
     def imports_load(self) -> bool:
@@ -75,13 +80,16 @@ def index_of(tree: ast.Module) -> SyntaxIndex:
                 if owner is not None:
                     index.function_of[id(child)] = owner
             arguments = node.args
-            bound.setdefault(id(node), set()).update(
-                argument.arg for argument in arguments.posonlyargs + arguments.args + arguments.kwonlyargs
-                + [extra for extra in (arguments.vararg, arguments.kwarg) if extra is not None])
+            parameters = {argument.arg for argument in arguments.posonlyargs + arguments.args + arguments.kwonlyargs
+                          + [extra for extra in (arguments.vararg, arguments.kwarg) if extra is not None]}
+            bound.setdefault(id(node), set()).update(parameters)
+            index.rebound |= parameters
         elif function is not None:
             index.function_of.update((id(child), function) for child in children)
         if isinstance(node, ast.Name):
             index.name_uses[node.id] = index.name_uses.get(node.id, 0) + 1
+            if not isinstance(node.ctx, ast.Load):
+                index.rebound.add(node.id)
             if isinstance(node.ctx, ast.Store) and function is not None:
                 bound.setdefault(id(function), set()).add(node.id)
         elif isinstance(node, (ast.Global, ast.Nonlocal)) and function is not None:
@@ -94,6 +102,10 @@ def index_of(tree: ast.Module) -> SyntaxIndex:
             index.imports.append(node)
         elif isinstance(node, ast.Expr) and _changes_a_name(node.value):
             index.standalone_changes.append(node)
+        elif isinstance(node, _NAMED_BINDINGS) and getattr(node, "name", None):
+            index.rebound.add(node.name)  # def os(): ..., class Path: ..., except E as os:
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            index.rebound.add(node.rest)
         if isinstance(node, _DEFINING):
             index.definitions.extend((node, statement) for statement in node.body
                                      if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)))

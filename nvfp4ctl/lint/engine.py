@@ -34,7 +34,7 @@ def own_problem(source: SourceFile) -> tuple[str, str] | None:
     exported = export_problem(source.text)
     if exported is not None:
         return exported, HEADER_REASON
-    uses = api_problem(source.text, source.path.parent)  # before the name: what the code calls outweighs what the file is called
+    uses = api_problem(source.text, source.path.parent, source.path)  # before the name: what the code calls outweighs what the file is called
     if uses is not None:
         return uses
     named = named_problem(source.path)

@@ -74,12 +74,13 @@ def named_problem(path: Path) -> str | None:
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.MULTILINE)
 
 
-def api_problem(text: str, folder: Path | None = None) -> tuple[str, str] | None:
+def api_problem(text: str, folder: Path | None = None, file: Path | None = None) -> tuple[str, str] | None:
     """(problem, why) for a Python file whose code, not a comment or a docstring's prose, uses one
     problem's C ABI: a string (CUDA source for load_inline) that #includes its API header, a source
     file of a cpp_extension.load() call that does (found in `folder`, the file's, as the build finds
-    it; read, never compiled), or a call of its entry point as a module's attribute. None where it
-    uses none, or several problems' (a file for more than one is judged as the task's)."""
+    it, a path made from `__file__` where `file`, the file's path, is given; read, never compiled), or
+    a call of its entry point as a module's attribute. None where it uses none, or several problems'
+    (a file for more than one is judged as the task's)."""
     from nvfp4ctl.problems import all_problems
 
     apis = {p.name: p.kernel_api for p in all_problems() if p.kernel_api is not None}
@@ -100,7 +101,7 @@ def api_problem(text: str, folder: Path | None = None) -> tuple[str, str] | None
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in functions:
             found.setdefault(functions[node.func.attr], f"it calls {node.func.attr}(), that problem's C ABI entry point")
     if loads_files and folder is not None:  # nvfp4ctl.build's package loads its builder only when asked
-        for written, path in load_source_files(tree, folder):
+        for written, path in load_source_files(tree, folder, file):
             for header in _api_headers(_read(path), headers):
                 found.setdefault(headers[header], f"its load() source {written} includes {header}")
     return next(iter(found.items())) if len(found) == 1 else None
