@@ -4,6 +4,7 @@ leaderboard's 120 s."""
 
 from __future__ import annotations
 
+import os
 import tempfile
 from dataclasses import replace
 from pathlib import Path
@@ -121,7 +122,9 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
         raise UsageError(f"no such submission: {path}")
     if not path.is_file():
         raise UsageError(f"{path} is not a regular file: a submission is a .py file")
-    sources = find_sources(path.resolve(), display_path(path))  # the file as check names it
+    # __file__ as Python gives it: absolute, symlinks kept (submission.py -> versions/v3.py loads the k.cu
+    # beside the link, where `python submission.py` runs), as relative sources resolve beside it too
+    sources = find_sources(Path(os.path.abspath(path)), display_path(path))  # the file as check names it
     if not sources.extensions:
         if sources.cute_dsl:
             return _build_dsl(path.resolve(), arch or "sm_100a", python, task)

@@ -147,6 +147,22 @@ def test_build_compiles_the_file_beside_a_submission_whose_load_uses_its_locatio
     assert compiles == ["k.cu"] and "not a static" not in result.output
 
 
+def test_a_linked_submission_loads_the_file_beside_the_link(tmp_path: Path, compiles: list[str]) -> None:
+    """`submission.py -> versions/v3.py`: Python's __file__ is the link's path, and `python submission.py` finds
+    k.cu beside the link; build read the link's target and looked in versions/."""
+    folder, versions = tmp_path / "entry", tmp_path / "entry" / "versions"
+    versions.mkdir(parents=True)
+    (folder / "k.cu").write_text(KERNEL)
+    (versions / "v3.py").write_text(
+        f"import os\n{LOAD}m = load(name='beside', sources=[os.path.join(os.path.dirname(__file__), 'k.cu')],"
+        " extra_cuda_cflags=['-gencode=arch=compute_100a,code=sm_100a'])\n"
+        "def custom_kernel(data):\n    return m.run(data)\n")
+    (folder / "submission.py").symlink_to(versions / "v3.py")
+    result = runner.invoke(app, ["build", str(folder / "submission.py")])
+    assert result.exit_code == 0, result.output
+    assert compiles == ["k.cu"]
+
+
 def test_a_source_of_several_pieces_is_one_file(tmp_path: Path) -> None:
     """Each piece of an element was taken for a file of its own: ["kernels/" + NAME] compiled kernels/ and k.cu."""
     text = f"{LOAD}NAME = 'k.cu'\nm = load(name='m', sources=['kernels/' + NAME, 'b' '.cu'])\n"
