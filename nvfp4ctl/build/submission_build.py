@@ -26,9 +26,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from nvfp4ctl.build import cache, flags, resources, toolchain, torch_nvcc
-from nvfp4ctl.build.arch_names import LEADERBOARD_GPU, LEADERBOARD_GPU_ARCH, code_needs, naming_the_arch, unknown_arch
+from nvfp4ctl.build.arch_names import LEADERBOARD_GPU, LEADERBOARD_GPU_ARCH, code_needs, naming_the_arch
 from nvfp4ctl.build.compile import BUILD_TIMEOUT_S, run_compiler
 from nvfp4ctl.build.compiler_errors import display_path, first_error
+from nvfp4ctl.build.flag_problems import unusable_flags, untold_arch
 from nvfp4ctl.build.read_once import header_file, source_text
 from nvfp4ctl.build.report import REPORT_FILE, BuildReport
 from nvfp4ctl.build.sources import NO_TENSOR_OP, marks_in
@@ -230,31 +231,19 @@ def refuse_unreadable(sources: SubmissionSources, extension: Extension) -> None:
 
 
 def refuse_unsplittable(sources: SubmissionSources, extension: Extension) -> None:
-    """UsageError where extra_cuda_cflags are not flags torch takes (a str, an element that is no str:
-    torch's own build fails), or not words the shell that runs torch's build command would split them
-    into (torch_nvcc.shell_words): an unclosed quote fails that build, a $ is ninja's."""
-    if extension.unusable_flags is not None:
-        line, why = extension.unusable_flags
-        raise UsageError(f"{display_path(sources.path)}:{line}: {extension.name}'s extra_cuda_cflags {why}")
-    try:
-        torch_nvcc.shell_words(extension.cuda_flags, torch_build_files(extension))
-    except ValueError as why:
-        shown = " ".join(flag.strip() for flag in extension.cuda_flags)
-        shown = shown if len(shown) <= 80 else shown[:77] + "..."
-        raise UsageError(f"{display_path(sources.path)}:{extension.line}: {extension.name}'s extra_cuda_cflags ({shown})"
-                         f" {why}: torch joins them with spaces into one shell command") from None
+    """UsageError where extra_cuda_cflags are flags torch's build fails on (flag_problems.unusable_flags)."""
+    problem = unusable_flags(extension)
+    if problem is not None:
+        line, why = problem
+        raise UsageError(f"{display_path(sources.path)}:{line}: {extension.name}'s {why}")
 
 
 def refuse_unknown_arch(sources: SubmissionSources, extension: Extension) -> None:
-    """UsageError where the flags give nvcc an arch option whose arch build cannot know (-arch=native,
-    -arch=all, -code without -arch): shown as nvcc's default sm_75, it named an arch nvcc never compiles.
-    Not for host code only (no cuda_sources, no .cu file): torch runs no nvcc and never uses those flags."""
-    if not extension.has_device_code:
-        return
-    why = unknown_arch(torch_nvcc.shell_words(extension.cuda_flags))
-    if why is not None:
-        raise UsageError(f"{display_path(sources.path)}:{extension.line}: {extension.name}'s extra_cuda_cflags: {why};"
-                         " name the arch (-gencode=arch=compute_100a,code=sm_100a)")
+    """UsageError where the flags name an arch build cannot know (flag_problems.untold_arch)."""
+    problem = untold_arch(extension)
+    if problem is not None:
+        line, why = problem
+        raise UsageError(f"{display_path(sources.path)}:{line}: {extension.name}'s {why}")
 
 
 def gpu_arch_note(sources: SubmissionSources, extension: Extension, arch: str, why: str) -> str | None:
@@ -278,23 +267,6 @@ def gpu_arch_note(sources: SubmissionSources, extension: Extension, arch: str, w
             f" for the GPU it runs on, {LEADERBOARD_GPU_ARCH[0]} ({LEADERBOARD_GPU_ARCH[1]}, without the a) on the"
             f" {LEADERBOARD_GPU} that runs GPU MODE's NVFP4 problems{hopper}, where {what} not assemble; built here"
             f" for {arch} ({why}). Name it: {naming_the_arch(arch)}{sources.arch_list_remarks(extension)}")
-
-
-def torch_build_files(extension: Extension) -> set[str]:
-    """The names in torch's build folder for the extension (~/.cache/torch_extensions/.../NAME) while nvcc
-    runs there, which the shell matches a pattern among the flags against: load_inline's main.cpp and
-    cuda.cu, ninja's build file, log and deps, torch's lock, the objects (a .cu's NAME.cuda.o), their .d
-    files and the library; the folder holds no folder. Those that may not be there yet are named too: a
-    pattern that may match is refused."""
-    sources = ["main.cpp", "cuda.cu"] if extension.call == "load_inline" else [path.name for path in extension.files]
-    names = {"build.ninja", ".ninja_log", ".ninja_deps", "lock", f"{extension.name}.so"}
-    if extension.call == "load_inline":
-        names.update(sources)
-    for source in sources:
-        stem, suffix = os.path.splitext(source)
-        target = f"{stem}.cuda.o" if suffix in (".cu", ".cuh") else f"{stem}.o"
-        names.update((target, f"{target}.d"))
-    return names
 
 
 def build_extension(sources: SubmissionSources, extension: Extension, arch: str) -> list[ExtensionBuild]:

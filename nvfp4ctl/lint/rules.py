@@ -1,10 +1,10 @@
 """Every lint rule's stable code, severity, reason and a bad/good example (the `--list-rules` view).
 
 Codes never change meaning once released. NV0: a file that cannot be what it is meant to be (not
-text, not Python, no custom_kernel, an empty kernel source); the other groups follow the competition
-rules: NV1 the banned word, NV2 graphs, NV3 result caching, NV4 reference scales, NV5 copies of B, NV6
-harness tampering, NV7 reference fallback and shape special-casing, NV8 debug output, NV9
-profile-only rules.
+text, not Python, no custom_kernel, an empty kernel source, an extension whose build fails or builds
+for the wrong arch); the other groups follow the competition rules: NV1 the banned word, NV2 graphs,
+NV3 result caching, NV4 reference scales, NV5 copies of B, NV6 harness tampering, NV7 reference
+fallback and shape special-casing, NV8 debug output, NV9 profile-only rules.
 """
 
 from __future__ import annotations
@@ -69,6 +69,19 @@ RULES: tuple[Rule, ...] = (
          " unpacking may be skipped (a branch, a helper) it is not judged.",
          "a, b, c = data  # no problem's input has 3",
          "a, b, _, _, sfa, sfb, c = data  # the task's own 7"),
+    Rule("NV008", "unusable-cuda-flags", ERROR,
+         "A load_inline/load call whose extra_cuda_cflags torch's build fails on: a str, not a list (torch reads"
+         " each of its characters as a flag), an element that is no str, or flags the shell running torch's"
+         " build command cannot split (an unclosed quote, a $). `nvfp4ctl build` refuses the file the same way.",
+         'load_inline("gemm", cpp, cuda_src, extra_cuda_cflags="-O3 -gencode=arch=compute_100a,code=sm_100a")',
+         'load_inline("gemm", cpp, cuda_src, extra_cuda_cflags=["-O3", "-gencode=arch=compute_100a,code=sm_100a"])'),
+    Rule("NV009", "unknown-arch", ERROR,
+         "A load_inline/load call with device code whose extra_cuda_cflags give nvcc an arch option whose arch"
+         " the file does not tell: -arch=native (the GPU nvcc runs on: sm_100, without the a, on the B200),"
+         " -arch=all or all-major (no arch-specific target, where tcgen05 and wgmma do not assemble), -code"
+         " without -arch (nvcc stops). `nvfp4ctl build` refuses the file the same way.",
+         'load_inline("gemm", cpp, cuda_src, extra_cuda_cflags=["-arch=native"])',
+         'load_inline("gemm", cpp, cuda_src, extra_cuda_cflags=["-gencode=arch=compute_100a,code=sm_100a"])'),
     Rule(STREAM_CODE, "stream-word", ERROR,
          'The server rejects any file where "stream" in code.lower(); comments and names count. '
          "Cannot be waived or ignored.",

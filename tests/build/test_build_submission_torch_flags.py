@@ -11,7 +11,7 @@ import pytest
 from click.testing import Result
 from typer.testing import CliRunner
 
-from nvfp4ctl.build import submission_build, torch_nvcc
+from nvfp4ctl.build import flag_problems, submission_build, torch_nvcc
 from nvfp4ctl.build.submission_sources import Extension, find_sources
 from nvfp4ctl.cli import app
 
@@ -332,7 +332,7 @@ def test_words_the_shell_leaves_as_written_reach_nvcc_so(tmp_path: Path, flags: 
     """A pattern no file of torch's build folder matches stays as written (sh keeps it), a quoted or
     mid-word # ~ * is itself."""
     extension = _extension(tmp_path, ", ".join(repr(flag) for flag in flags))
-    build_files = submission_build.torch_build_files(extension)
+    build_files = flag_problems.torch_build_files(extension)
     assert torch_nvcc.shell_words(extension.cuda_flags, build_files) == words
 
 
@@ -343,7 +343,7 @@ def test_a_pattern_is_matched_against_the_files_torch_writes_for_the_extension(t
     submission.write_text("from torch.utils.cpp_extension import load\n"
                           'm = load(name="tiles", sources=["tile.cu"], extra_cuda_cflags=["-DX=t*"])\n')
     (extension,) = find_sources(submission).extensions
-    build_files = submission_build.torch_build_files(extension)
+    build_files = flag_problems.torch_build_files(extension)
     assert {"tile.cuda.o", "tiles.so", "build.ninja"} <= build_files and "tile.cu" not in build_files
     with pytest.raises(ValueError, match=r"tile.cuda.o, tile.cuda.o.d, tiles.so"):
         torch_nvcc.shell_words(["t*"], build_files)

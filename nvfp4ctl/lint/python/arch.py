@@ -5,36 +5,32 @@ on the leaderboard although it builds wherever the user named the arch some othe
 
 from __future__ import annotations
 
-import ast
-
 from nvfp4ctl.build.arch_names import LEADERBOARD_GPU, LEADERBOARD_GPU_ARCH, code_needs, naming_the_arch
-from nvfp4ctl.build.submission_sources import device_code, sources_in
-from nvfp4ctl.errors import UsageError
+from nvfp4ctl.build.submission_sources import Extension, SubmissionSources, device_code
 from nvfp4ctl.lint.diagnostic import Finding
 from nvfp4ctl.lint.source import SourceFile
 
 
-def check(source: SourceFile, tree: ast.Module) -> list[Finding]:
-    if "cpp_extension" not in source.text:  # load_inline and load come from it: no call to read, no pass to pay
-        return []
-    try:
-        sources = sources_in(source.path, source.text, tree)
-    except (UsageError, RecursionError):  # what build cannot read statically, build says; not a lint finding
-        return []
+def check(source: SourceFile, sources: SubmissionSources, extensions: list[Extension]) -> list[Finding]:
+    """NV005 for each of `extensions`, calls of `sources`."""
     findings = []
-    for extension in sources.extensions:
+    for extension in extensions:
         if not extension.has_device_code or not sources.torch_picks_gpu_arch(extension):
             continue
         needs = code_needs(device_code(extension))
         if needs is None:
             continue
         arch, what = needs
-        line = source.line_text(extension.line)
-        start = source.line_starts[extension.line - 1] + len(line) - len(line.lstrip())
-        findings.append(Finding(start, "NV005",
-                                f"{extension.call}({extension.name!r}) names no arch ({sources.no_arch_named(extension)}):"
-                                f" torch compiles for the GPU it runs on, {LEADERBOARD_GPU_ARCH[0]}"
-                                f" ({LEADERBOARD_GPU_ARCH[1]}, without the a) on the {LEADERBOARD_GPU}, where its {what}"
-                                f" do not assemble; name {arch}: {naming_the_arch(arch)}{sources.arch_list_remarks(extension)}",
-                                max(len(line.strip()), 1)))
+        findings.append(line_finding(source, extension.line, "NV005",
+                                     f"{extension.call}({extension.name!r}) names no arch ({sources.no_arch_named(extension)}):"
+                                     f" torch compiles for the GPU it runs on, {LEADERBOARD_GPU_ARCH[0]}"
+                                     f" ({LEADERBOARD_GPU_ARCH[1]}, without the a) on the {LEADERBOARD_GPU}, where its {what}"
+                                     f" do not assemble; name {arch}: {naming_the_arch(arch)}{sources.arch_list_remarks(extension)}"))
     return findings
+
+
+def line_finding(source: SourceFile, line: int, code: str, message: str) -> Finding:
+    """A finding that spans the line's code, from its first non-blank character."""
+    text = source.line_text(line)
+    start = source.line_starts[line - 1] + len(text) - len(text.lstrip())
+    return Finding(start, code, message, max(len(text.strip()), 1))

@@ -1,0 +1,97 @@
+"""NV008 / NV009: extra_cuda_cflags `nvfp4ctl build` refuses (exit 2) as flags torch's build fails on (a str,
+an element that is no str, words the shell cannot split) or an arch option whose arch the file does not tell
+(-arch=native, -arch=all, -code without -arch). lint passed such files with "All checks passed"."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from nvfp4ctl.build import submission_build
+from nvfp4ctl.build.submission_sources import find_sources
+from nvfp4ctl.cli import app
+from nvfp4ctl.errors import UsageError
+from nvfp4ctl.lint import lint_text
+
+runner = CliRunner()
+
+PLAIN = 'CUDA = r"""__global__ void k(float* x) { x[0] = 1.0f; }"""\n'
+TCGEN05 = 'CUDA = r"""__global__ void k() { asm volatile("tcgen05.fence::before_thread_sync;"); }"""\n'
+HEAD = "from torch.utils.cpp_extension import load_inline\n"
+CALL = 'module = load_inline("gemm", "void k();", CUDA, extra_cuda_cflags={flags})\n'
+ENTRY = "\n\ndef custom_kernel(data):\n    return data[-1]\n"
+
+
+def _found(text: str) -> list[tuple[str, int, int, str]]:
+    return [(d.code, d.line, d.col, d.message) for d in lint_text(text) if d.code in ("NV005", "NV008", "NV009")]
+
+
+def _submission(flags: str, cuda: str = PLAIN) -> str:
+    return HEAD + cuda + CALL.format(flags=flags) + ENTRY
+
+
+def test_a_str_of_flags_is_an_error_in_build_s_words() -> None:
+    [(code, line, col, message)] = _found(_submission('"-O3 -gencode=arch=compute_100a,code=sm_100a"'))
+    assert (code, line, col) == ("NV008", 3, 1)
+    assert message == ("load_inline('gemm')'s extra_cuda_cflags is a str ('-O3 -gencode=arch=compute_100a,code=sm_100a'),"
+                       " not a list: torch reads each of its characters as a flag and nvcc fails; give a list,"
+                       " ['-O3', '-gencode=arch=compute_100a,code=sm_100a']")
+
+
+@pytest.mark.parametrize(("flags", "said"), [
+    ('["-O3", 3]', "3"),  # torch calls .strip() on each element
+    ('["-DX=\'unclosed"]', "quote"),  # the shell running torch's build command fails on it
+])
+def test_flags_torch_s_build_fails_on_are_errors(flags: str, said: str) -> None:
+    [(code, _, _, message)] = _found(_submission(flags))
+    assert code == "NV008" and said in message, message
+
+
+@pytest.mark.parametrize(("flags", "said"), [
+    ('["-arch=native"]', "-arch=native compiles for the GPU of the machine nvcc runs on"),
+    ('["-O3", "-arch=all"]', "-arch=all compiles for every arch nvcc knows"),
+    ('["-code=sm_100a"]', "-code=sm_100a without -arch"),
+])
+def test_an_arch_the_file_does_not_tell_is_an_error_with_the_fix(flags: str, said: str) -> None:
+    [(code, line, _, message)] = _found(_submission(flags))
+    assert (code, line) == ("NV009", 3)
+    assert message.startswith(f"load_inline('gemm')'s extra_cuda_cflags: {said}"), message
+    assert message.endswith("; name the arch (-gencode=arch=compute_100a,code=sm_100a)")
+
+
+@pytest.mark.parametrize("text", [
+    _submission('["-O3", "-gencode=arch=compute_100a,code=sm_100a"]'),
+    _submission('""'),  # torch reads `flags or []`: no flags
+    # host code only: torch runs no nvcc and never uses the flags' arch
+    HEAD + 'module = load_inline("gemm", "void k() {}", extra_cuda_cflags=["-arch=native"])\n' + ENTRY,
+])
+def test_flags_build_takes_are_said_nothing_of(text: str) -> None:
+    assert _found(text) == []
+
+
+def test_a_call_whose_flags_are_refused_gets_no_arch_warning_besides() -> None:
+    """A str is read as no flags at all: NV005 said the call named no arch though the str names sm_100a."""
+    found = _found(_submission('"-gencode=arch=compute_100a,code=sm_100a"', TCGEN05))
+    assert [code for code, *_ in found] == ["NV008"]
+    assert [code for code, *_ in _found(_submission('["-arch=native"]', TCGEN05))] == ["NV009"]
+
+
+@pytest.mark.parametrize(("flags", "code"), [('"-O3 -gencode=arch=compute_100a,code=sm_100a"', "NV008"),
+                                           ('["-arch=native"]', "NV009")])
+def test_lint_says_what_build_refuses_in_the_same_words(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      flags: str, code: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "submission.py").write_text(_submission(flags))
+    sources = find_sources(tmp_path / "submission.py")
+    (extension,) = sources.extensions
+    with pytest.raises(UsageError) as refusal:
+        submission_build.refuse_unsplittable(sources, extension)
+        submission_build.refuse_unknown_arch(sources, extension)
+    build_prefix = "submission.py:3: gemm's "
+    assert str(refusal.value).startswith(build_prefix)
+    result = runner.invoke(app, ["lint", "submission.py"])
+    assert result.exit_code == 1, result.output
+    said = f"submission.py:3:1: {code} load_inline('gemm')'s {str(refusal.value).removeprefix(build_prefix)}\n"
+    assert said in result.output, result.output
