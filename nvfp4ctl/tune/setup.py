@@ -106,10 +106,24 @@ def resolve_kernel(kernel: Path | None, task: Any, has_gpu: bool) -> TargetSpec:
         raise UsageError("no CUDA GPU here: pass --kernel PATH to build its candidates (compile-only)")
     if str(kernel) == DEFAULT_BY_NAME and not has_gpu:  # it would be the torch fallback, which has no knobs
         raise UsageError(_default_needs_a_gpu(task.problem))
+    if kernel is not None and str(kernel) != DEFAULT_BY_NAME:
+        _refuse_other_than_cu(kernel)
     spec = resolve_target(None, kernel, task) if kernel is not None else default_target(task.problem)
     if spec.kind != KERNEL:
         raise UsageError(f"{spec.label}: tune needs a kernel source (.cu) that declares knobs; pass --kernel PATH")
     return spec
+
+
+def _refuse_other_than_cu(kernel: Path) -> None:
+    """UsageError for a --kernel file that is no .cu: resolve_target's advice for it (--submission) is check's
+    and bench's, and tune has no --submission; what it tunes is a kernel's declared knobs. A missing file or a
+    folder is left to resolve_target, which says so."""
+    if not kernel.is_file() or kernel.resolve().suffix == ".cu":
+        return
+    what = ("a .py submission has none to tune: check or bench it with --submission" if kernel.suffix == ".py"
+            else f"{kernel.name} is not one")
+    raise UsageError(f"--kernel {kernel}: tune tunes a CUDA kernel source (.cu) that declares knobs"
+                     f" (`// nvfp4ctl:knob NAME values=A,B scope=plan|kernel: doc` above `#ifndef NAME`); {what}")
 
 
 def prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int | None, compile_only: bool,

@@ -47,7 +47,6 @@ def test_compile_only_reports_resources_and_rejects_spills(tiny_copy: Path) -> N
 @pytest.mark.parametrize("args, message", [
     (["--kernel", "missing.cu"], "--kernel missing.cu: no such file"),
     (["--kernel", str(REPO / "tests/build/fixtures/hgmma_probe.cu"), "--compile-only"], "declares no knobs"),
-    (["--kernel", str(REPO / "kernels/torch_dequant/submission.py")], "expected a CUDA source (.cu)"),
     (["--budget", "0"], "--budget: 0 is not a number of seconds > 0"),
     (["--budget", "nan"], "--budget: nan is not a number of seconds > 0"),
     (["--budget", "inf"], "--budget: inf is not a number of seconds > 0"),
@@ -59,6 +58,21 @@ def test_usage_errors_are_one_line_and_exit_2(args: list[str], message: str) -> 
     errors = [line for line in result.output.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and message in errors[0], result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("name", ["submission.py", "gemm.cuh"])
+def test_a_kernel_that_is_no_cu_file_is_told_what_tune_tunes(tmp_path: Path, name: str) -> None:
+    """It said "expected a CUDA source (.cu); use --submission for .py", check's and bench's advice: tune
+    has no --submission."""
+    (tmp_path / name).write_text("def custom_kernel(data):\n    return data[-1]\n" if name.endswith(".py") else "\n")
+    result = _tune("--kernel", str(tmp_path / name), "--compile-only")
+    assert result.exit_code == 2, result.output
+    flat = " ".join(result.output.split())
+    assert flat.startswith(f"error: --kernel {tmp_path / name}: tune tunes a CUDA kernel source (.cu) that declares knobs"
+                           " (`// nvfp4ctl:knob NAME values=A,B scope=plan|kernel: doc` above `#ifndef NAME`); "), flat
+    assert flat.endswith("a .py submission has none to tune: check or bench it with --submission" if name.endswith(".py")
+                         else "gemm.cuh is not one"), flat
+    assert "use --submission" not in flat
 
 
 def test_a_bad_shape_set_is_exit_2() -> None:
