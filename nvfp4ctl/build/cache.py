@@ -9,12 +9,14 @@ no lock because an entry appears complete or not at all.
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
 import os
 import shutil
+import socket
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -63,15 +65,31 @@ def locked(entry: Path) -> Iterator[None]:
 @contextmanager
 def staging(entry: Path) -> Iterator[Path]:
     """A temporary folder beside the entry (same filesystem, so the rename is atomic); removed
-    unless `land` moved it into place."""
+    unless `land` moved it into place. Its name says which process made it (_maker): one killed
+    before the finally runs (tune's compile workers on Ctrl-C) leaves it to remove_staging_of."""
     scratch = cache_root() / "tmp"
     scratch.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix=f"{entry.name}-", dir=scratch))
+    folder = Path(tempfile.mkdtemp(prefix=f"{entry.name}{_maker(os.getpid())}", dir=scratch))
     folder.chmod(0o755)  # mkdtemp makes it private; the entry it becomes is an ordinary cache folder
     try:
         yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def remove_staging_of(pids: Iterable[int]) -> None:
+    """Removes the staging folders that processes `pids` of this machine made and left, once they have
+    ended: a process killed by a signal never runs staging()'s finally."""
+    scratch = cache_root() / "tmp"
+    for pid in pids:
+        for folder in scratch.glob(f"*{glob.escape(_maker(pid))}*"):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _maker(pid: int) -> str:
+    """What a staging folder's name holds of the process that made it: the machine too, as a cache on a
+    shared filesystem may hold another machine's folders, with pids of their own."""
+    return f".{socket.gethostname()}.pid{pid}-"
 
 
 def land(folder: Path, entry: Path) -> None:

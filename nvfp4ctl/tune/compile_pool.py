@@ -20,12 +20,14 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from multiprocessing import get_context
 from pathlib import Path
+from typing import Any
 
 from nvfp4ctl.build.machine import cpu_cores
 from nvfp4ctl.tune.knobs import Config
 from nvfp4ctl.tune.results import COMPILE_ERROR, OK, SPILLS, BuildResult, spill_reason
 
 CompileFn = Callable[[str, str, tuple[str, ...]], BuildResult]
+ENDING_S = 5.0  # how long close(cancel=True) waits for the ended workers' groups, before and after SIGKILL
 
 
 def kernel_artifact(source: str, arch: str, defines: tuple[str, ...], key: str) -> dict:
@@ -87,22 +89,59 @@ class CompilePool:
 
     def close(self, cancel: bool = False) -> None:
         """Wait for the compiles; with `cancel` (Ctrl-C, SIGTERM, an error) drop the queued ones and end
-        the running ones now: each worker's process group gets SIGTERM (ninja passes it on to its own)."""
-        workers = list((getattr(self._executor, "_processes", None) or {}).keys())  # shutdown forgets them
+        the running ones now: each worker's process group gets SIGTERM (ninja passes it on to its own).
+        A worker so ended never runs its build's cleanup: once its group is gone, the staging folders it
+        made in the build cache are removed here."""
+        processes = dict(getattr(self._executor, "_processes", None) or {})  # shutdown forgets them
         self._executor.shutdown(wait=not cancel, cancel_futures=cancel)
-        if cancel:
-            for pid in workers:
+        if cancel and processes:
+            for pid in processes:
                 try:
                     os.killpg(pid, signal.SIGTERM)
                 except ProcessLookupError:  # still starting, not yet in its own group: the worker alone
                     with contextlib.suppress(ProcessLookupError):
                         os.kill(pid, signal.SIGTERM)
+            _await_ended(processes)
+            from nvfp4ctl.build.cache import remove_staging_of
+
+            remove_staging_of(processes)
 
     def __enter__(self) -> CompilePool:
         return self
 
     def __exit__(self, exc_type: object, *rest: object) -> None:
         self.close(cancel=exc_type is not None)
+
+
+def _await_ended(processes: dict[int, Any]) -> None:
+    """Until the workers (multiprocessing processes by pid, their groups' leaders) and what they started
+    have ended, at most ENDING_S, then ENDING_S more after SIGKILL to what is left: a tool still writing
+    into a staging folder would put back what is removed."""
+    for force in (False, True):
+        deadline = time.monotonic() + ENDING_S
+        for process in processes.values():
+            with contextlib.suppress(OSError, ValueError, AssertionError):  # reaped by the executor's own thread
+                process.join(max(deadline - time.monotonic(), 0))
+        alive = [pid for pid in processes if _group_alive(pid)]
+        while alive and time.monotonic() < deadline:
+            time.sleep(0.02)
+            alive = [pid for pid in alive if _group_alive(pid)]
+        if not alive:
+            return
+        if not force:
+            for pid in alive:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(pid, signal.SIGKILL)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # the number went to another user's group: ours has ended
+        return False
+    return True
 
 
 def _own_process_group() -> None:

@@ -3,10 +3,15 @@ the same winners, a crashing candidate costs only its own task; the whole sessio
 
 from __future__ import annotations
 
+import contextlib
+import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
+
+from nvfp4ctl.build import cache as build_cache
 from nvfp4ctl.runner.worker import ChildCrashed, ChildTimeout
 from nvfp4ctl.task import Case
 from nvfp4ctl.tune.compile_pool import CompilePool
@@ -209,4 +214,34 @@ def test_closing_on_an_interrupt_ends_the_running_compiles_and_starts_no_more(tm
     finally:
         for pid in (int(p.stem) for p in tmp_path.glob("*.pid")):  # the sleeps this test started
             if alive(pid):
+                os.kill(pid, 9)
+
+
+
+def test_closing_on_an_interrupt_leaves_no_staging_folder_in_the_build_cache(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each Ctrl-C of a compile-only tune left one empty staging folder per compile worker in the cache's
+    tmp/ (<name>-sm_90a-...-xxxx): the workers, ended by SIGTERM, never ran the build's cleanup."""
+    from nvfp4ctl.tune.knobs import Config
+
+    from tune_fakes import staging_compile
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(cache))  # before the workers are spawned: theirs too
+    kernel = tmp_path / "kernel"
+    kernel.mkdir()
+    pool = CompilePool(kernel, "sm_90a", jobs=2, compile_fn=staging_compile)
+    for value in range(4):
+        pool.submit(Config((("K_A", value),)))
+    deadline = time.monotonic() + 60
+    while len(list(kernel.glob("*.pid"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    try:
+        assert len(list((cache / "tmp").iterdir())) == 2  # one each worker, compiling
+        with build_cache.staging(cache / "kept-sm_90a-0123456789abcdef") as kept:  # this process's own build
+            pool.close(cancel=True)
+            assert list((cache / "tmp").iterdir()) == [kept]
+    finally:
+        for pid in (int(p.stem) for p in kernel.glob("*.pid")):  # the sleeps this test started
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, 9)

@@ -64,3 +64,20 @@ def slow_compile(source: str, arch: str, defines: tuple[str, ...]) -> BuildResul
     (Path(source) / f"{process.pid}.pid").write_text("")
     process.wait()
     return BuildResult(OK)
+
+
+def staging_compile(source: str, arch: str, defines: tuple[str, ...]) -> BuildResult:
+    """A 'build' (in a spawned compile worker) that compiles as build_kernel does, in a staging folder of the
+    build cache, where it runs `sleep 60` as nvcc would run and writes an object; the sleep's pid is left
+    in the folder `source` names."""
+    import subprocess
+
+    from nvfp4ctl.build import cache
+
+    entry = cache.entry_dir(Path(source) / "tiny_knobs.cu", arch, "0" * 16 + "-".join(defines))
+    with cache.staging(entry) as folder:
+        (folder / "tiny_knobs.cuda.o").write_text("")
+        process = subprocess.Popen(["sleep", "60"])
+        (Path(source) / f"{process.pid}.pid").write_text("")
+        process.wait()
+    return BuildResult(OK)
