@@ -99,7 +99,7 @@ def unknown_arch(words: list[str]) -> str | None:
     machine = _MACHINE_ARCH.search(line)
     if machine is not None and machine.group(1) == "native":
         return (f"{machine.group(0)} compiles for the GPU of the machine nvcc runs on: sm_100, without the a, on the"
-                f" {LEADERBOARD_GPU} that runs GPU MODE's NVFP4 problems, and none here")
+                f" {LEADERBOARD_GPU} that runs GPU MODE's NVFP4 problems, whatever this machine has")
     if machine is not None:
         return (f"{machine.group(0)} compiles for every arch nvcc knows, none of them an arch-specific (a) one, where"
                 " tcgen05 and wgmma do not assemble")
