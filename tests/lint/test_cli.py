@@ -158,8 +158,31 @@ def test_missing_default_submission_is_a_warning(project: Path) -> None:
 def test_run_log_records_the_counts(project: Path) -> None:
     runner.invoke(app, ["lint", "errs.py"])
     log = Path(os.environ["NVFP4CTL_MEMORY"]).read_text()
-    assert "1 error, 0 warnings in 1 file" in log
+    assert "1 error, 0 warnings in 1 file (1 checked)" in log
     assert "errs.py@" in log  # the single target, hashed
+
+
+def test_run_log_counts_the_files_with_findings_as_the_summary_does(project: Path) -> None:
+    """A bare lint of a submission with findings and a clean kernel: "in 1 file (2 checked)" on the
+    terminal, where the run log said "in 2 files" (those checked)."""
+    sm100 = project / "kernels" / "sm100"
+    sm100.mkdir(parents=True)
+    (sm100 / "k.cu").write_text("__global__ void k() {}  // fine\n")
+    (project / "task.yml").write_text(TASK_YML + "submission: errs.py\n")
+    result = runner.invoke(app, ["lint"])
+    assert result.exit_code == 1, result.output
+    assert "Found 1 error, 0 warnings in 1 file (2 checked)" in result.output
+    log = Path(os.environ["NVFP4CTL_MEMORY"]).read_text()
+    assert " · 1 error, 0 warnings in 1 file (2 checked)" in log
+    assert "in 2 files" not in log
+
+
+def test_run_log_of_a_clean_lint_counts_the_files_checked(project: Path) -> None:
+    runner.invoke(app, ["lint", "clean.py", "warns.py"])
+    runner.invoke(app, ["lint", "clean.py"])
+    log = Path(os.environ["NVFP4CTL_MEMORY"]).read_text()
+    assert "0 errors, 1 warning in 1 file (2 checked)" in log
+    assert "0 errors, 0 warnings (1 file checked)" in log
 
 
 def test_broken_link_in_a_folder_is_a_warning_not_an_abort(project: Path) -> None:

@@ -67,7 +67,7 @@ def test_tabs_keep_the_caret_under_the_column(tmp_path: Path) -> None:
 def test_clean_summary_and_counts(tmp_path: Path) -> None:
     report = report_for(tmp_path, "def custom_kernel(data):\n    return data[6]\n")
     assert concise.render(report, cwd=tmp_path) == "All checks passed (1 file checked)\n"
-    assert concise.counts(report) == "0 errors, 0 warnings in 1 file"
+    assert concise.counts(report) == "0 errors, 0 warnings (1 file checked)"
 
 
 def test_json_snapshot(tmp_path: Path) -> None:

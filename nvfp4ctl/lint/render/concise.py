@@ -13,8 +13,15 @@ TAB = "    "
 
 
 def counts(report: LintReport) -> str:
-    """"2 errors, 1 warning in 14 files": the one-line result for the run log."""
-    return f"{plural(report.errors, 'error')}, {plural(report.warnings, 'warning')} in {plural(len(report.files), 'file')}"
+    """The run log's result line, in the numbers of the summary the terminal shows ("2 errors, 1 warning in
+    1 file (14 checked)"): "in N files" counts the files with findings there, not those checked."""
+    if not report.diagnostics:
+        return f"{_found(report)} ({plural(len(report.files), 'file')} checked)"
+    return f"{_found(report)} in {plural(report.files_with_findings, 'file')} ({len(report.files)} checked)"
+
+
+def _found(report: LintReport) -> str:
+    return f"{plural(report.errors, 'error')}, {plural(report.warnings, 'warning')}"
 
 
 # The most of a source line shown, in its characters, and how many before the finding's column: a line of
@@ -73,8 +80,8 @@ def summary(report: LintReport) -> str:
         skipped += f"; {plural(len(report.compiler_outputs), 'compiler intermediate')} skipped, nvcc -keep output"
     if not report.diagnostics:
         return f"All checks passed ({plural(len(report.files), 'file')} checked{skipped})"
-    return (f"Found {plural(report.errors, 'error')}, {plural(report.warnings, 'warning')} in "
-            f"{plural(report.files_with_findings, 'file')} ({len(report.files)} checked{skipped})")
+    return (f"Found {_found(report)} in {plural(report.files_with_findings, 'file')}"
+            f" ({len(report.files)} checked{skipped})")
 
 
 def render(report: LintReport, cwd: Path | None = None) -> str:
