@@ -79,9 +79,14 @@ class BuildReport:
         """Reasons this build is not acceptable (the command exits 1 on any)."""
         found: list[str] = []
         if self.spill_bytes:
+            from nvfp4ctl.build.kernel_names import readable_names
+
+            # named as the tables name them (-v's, build submission.py's, tune's): spill_kernel, not
+            # ptxas's _Z12spill_kernelPKfP6__halfi
+            names = readable_names([f.name for f in self.functions])
             spilled = ", ".join(
-                f"{f.name} ({f.spill_stores} B stores, {f.spill_loads} B loads)"
-                for f in self.functions
+                f"{name} ({f.spill_stores} B stores, {f.spill_loads} B loads)"
+                for name, f in zip(names, self.functions)
                 if f.spill_stores or f.spill_loads
             )
             found.append(f"register spills in {spilled}")

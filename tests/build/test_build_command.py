@@ -130,7 +130,23 @@ def test_spills_are_problems(hgmma_report: BuildReport) -> None:
 
     spilled = replace(hgmma_report, functions=(FunctionUsage("_Z1kv", True, 255, 0, 64, 32, 32),))
     assert spilled.spill_bytes == 64
-    assert spilled.problems() == ["register spills in _Z1kv (32 B stores, 32 B loads)"]
+    assert spilled.problems() == ["register spills in k (32 B stores, 32 B loads)"]
+
+
+def test_a_spill_names_the_kernel_as_the_tables_do(hgmma_report: BuildReport) -> None:
+    """The error named ptxas's mangled symbol where build's -v table, build submission.py's and tune's
+    show the demangled short name."""
+    from dataclasses import replace
+
+    from nvfp4ctl.build import FunctionUsage
+    from nvfp4ctl.build.kernel_names import readable_names
+
+    functions = (FunctionUsage("_Z12spill_kernelPKfP6__halfi", True, 255, 0, 64, 32, 32),
+                 FunctionUsage("_Z6helperv", False, 8, 0, 0, 0, 0))
+    spilled = replace(hgmma_report, functions=functions)
+    shown = readable_names([f.name for f in functions])[0]
+    assert shown == "spill_kernel"
+    assert spilled.problems() == ["register spills in spill_kernel (32 B stores, 32 B loads)"]
 
 
 def test_a_compile_error_is_trimmed_and_verbose_shows_all(tmp_path: Path) -> None:
