@@ -41,7 +41,7 @@ def command(
     python: Annotated[str | None, typer.Option("--python", help="CuTe DSL submissions: a Python with nvidia-cutlass-dsl (default: this one).")] = None,
     submission_time: Annotated[
         bool,
-        typer.Option("--submission-time", help="Also time `python submission.py` of each built kernel's export (fresh, uncached; the leaderboard allows 120 s)."),
+        typer.Option("--submission-time", help="Kernel sources (.cu): also time `python submission.py` of each built kernel's export (fresh, uncached; the leaderboard allows 120 s)."),
     ] = False,
     task: Annotated[Path | None, typer.Option("--task", metavar="PATH", help="task.yml whose problem a CuTe DSL submission is traced with (default: the nearest).")] = None,
 ) -> Outcome:
@@ -58,6 +58,9 @@ def command(
         if len(sources) != 1:
             named = ", ".join(str(path) for path in sources)
             raise UsageError(f"build takes one submission (.py) or any number of kernel sources (.cu); got {named}")
+        if submission_time:  # it times a kernel's export; a submission's compile is the budget line's, never a silent no-op
+            raise UsageError(f"--submission-time applies to kernel sources (.cu), timing `python submission.py` of their"
+                             f" export; for {sources[0].name}, build's `compile:` line is its compile time")
         from nvfp4ctl.commands.build_submission import build_submission
 
         outcome = build_submission(sources[0], None if arch.value == "all" else arch.value, verbose, python, task)

@@ -391,3 +391,25 @@ def test_a_submission_with_nothing_to_compile_is_sent_to_check_only_where_check_
     assert "nothing to compile" in output
     assert ("`nvfp4ctl check` runs it as it is" in output) is says_check_runs_it, output
     assert ("`nvfp4ctl check` refuses it as it is" in output) is not says_check_runs_it, output
+
+
+@pytest.mark.parametrize("named", [True, False])
+def test_submission_time_is_refused_for_a_submission(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     no_compiler: None, named: bool) -> None:
+    """--submission-time times a kernel's export; given a submission.py (named, or the folder's own) it
+    was never passed on: the build ran, exit 0, and nothing was timed."""
+    import os
+
+    from nvfp4ctl import runlog
+
+    (tmp_path / "task.yml").write_text("tests:\n  - {m: 128, n: 256, k: 256, l: 1, seed: 1111}\n")
+    (tmp_path / "submission.py").write_text(PLAIN_CUDA.replace("MARK", "// nvfp4ctl: no-tensor-op"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "300")
+    result = runner.invoke(app, ["build", "--submission-time", *(["submission.py"] if named else [])])
+    assert result.exit_code == 2, result.output
+    said = _flat(result.output)
+    assert said.startswith("error: --submission-time applies to kernel sources (.cu), timing `python submission.py`"
+                           " of their export; for submission.py, build's `compile:` line is its compile time")
+    assert len(result.output.strip().splitlines()) == 1, result.output  # one line, nothing compiled
+    assert runlog.read(Path(os.environ["NVFP4CTL_MEMORY"]))[-1].exit_code == "2"
