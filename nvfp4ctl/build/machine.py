@@ -5,6 +5,7 @@ time on a shared or small machine says as much about the machine as about the co
 from __future__ import annotations
 
 import os
+import resource
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,3 +53,24 @@ def load_1min() -> float | None:
 
 def this_machine() -> Machine:
     return Machine(cpu_cores(), cpu_model(), load_1min())
+
+
+# nvcc's tools run one after another, each on a core of its own: on an idle machine a compile's CPU time
+# is close to its wall time. Well below it, the compile waited for a core (other work was running).
+BUSY_CPU_FRACTION = 0.75
+JUDGED_FROM_S = 1.0  # a shorter compile's wall time is too short to read the machine's load from, and too short to matter
+
+
+def children_cpu_seconds() -> float:
+    """CPU time (user + system) of the child processes this process has waited for, their own children
+    included: a delta around a compile is the compiler's, whatever else the machine ran meanwhile."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def busy_while(wall_s: float, cpu_s: float, load_at_start: float | None, cpus: int) -> bool:
+    """Whether load inflated a compile's wall time: its CPU time well below it, or more runnable work
+    than CPUs when it started."""
+    if wall_s < JUDGED_FROM_S:
+        return False
+    return cpu_s < BUSY_CPU_FRACTION * wall_s or (load_at_start is not None and load_at_start > cpus)

@@ -53,6 +53,8 @@ class BuildReport:
     tensor_op: TensorOpCheck
     compile_s: float  # the compile that produced this entry
     cache_hit: bool = False
+    compile_cpu_s: float | None = None  # the compiler's CPU time in that compile (None: not measured)
+    compile_busy: bool = False  # load inflated compile_s (machine.busy_while): compile_cpu_s is the fairer figure
 
     @property
     def module_path(self) -> Path | None:
@@ -122,6 +124,8 @@ class BuildReport:
             tensor_op=TensorOpCheck(**{**payload["tensor_op"], "found": tuple(payload["tensor_op"]["found"])}),
             compile_s=payload["compile_s"],
             cache_hit=True,
+            compile_cpu_s=payload.get("compile_cpu_s"),  # absent from entries made before it was measured
+            compile_busy=payload.get("compile_busy", False),
         )
 
     def moved_to(self, entry: Path) -> BuildReport:

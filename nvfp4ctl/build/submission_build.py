@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from nvfp4ctl.build import cache, flags, resources, toolchain, torch_nvcc
+from nvfp4ctl.build import cache, flags, machine, resources, toolchain, torch_nvcc
 from nvfp4ctl.build.arch_names import LEADERBOARD_GPU, LEADERBOARD_GPU_ARCH, code_needs, naming_the_arch
 from nvfp4ctl.build.compile import BUILD_TIMEOUT_S, run_compiler
 from nvfp4ctl.build.compiler_errors import display_path, first_error
@@ -61,6 +61,8 @@ class ExtensionBuild:
     error: str | None = None
     seconds: float = 0.0  # this run's time for the unit: the compile, or reading a cache hit
     compile_s: float = 0.0  # nvcc's time in the build that made the cache entry (the leaderboard's budget)
+    compile_cpu_s: float | None = None  # nvcc's CPU time (its tools' included) in that build; None: not measured
+    compile_busy: bool = False  # load on this machine inflated compile_s (machine.busy_while)
     cached: bool = False
     notes: list[str] = field(default_factory=list)
     log: str = ""  # the compiler's whole output when it failed
@@ -330,6 +332,7 @@ def _build_unit(sources: SubmissionSources, extension: Extension, arch: str, nam
         result.report, result.cached = BuildReport.load(entry, sources.path), True
         # this run's time, shown as a hit as a kernel's is; the budget line counts the compile's time
         result.seconds, result.compile_s = round(time.perf_counter() - started, 2), result.report.compile_s
+        result.compile_cpu_s, result.compile_busy = result.report.compile_cpu_s, result.report.compile_busy
         return True
 
     if cached():
@@ -351,7 +354,8 @@ def _build_unit(sources: SubmissionSources, extension: Extension, arch: str, nam
             if path is None:
                 unit.write_text(code)
             command = _command(extension, unit, arch, code, folder)
-            compiling = time.perf_counter()
+            load_at_start = machine.load_1min()
+            compiling, cpu_before = time.perf_counter(), machine.children_cpu_seconds()
             try:  # ended with every process below it on an interrupt, as a kernel's build (run_compiler)
                 returncode, log = run_compiler(command, folder, {**os.environ, "CUDA_HOME": str(toolchain.cuda_home())})
             except subprocess.TimeoutExpired:
@@ -359,6 +363,10 @@ def _build_unit(sources: SubmissionSources, extension: Extension, arch: str, nam
                 result.seconds = result.compile_s = BUILD_TIMEOUT_S
                 return result
             result.compile_s = round(time.perf_counter() - compiling, 2)
+            # wall time on a loaded machine says as much about the neighbours as about the code
+            result.compile_cpu_s = round(machine.children_cpu_seconds() - cpu_before, 2)
+            result.compile_busy = machine.busy_while(result.compile_s, result.compile_cpu_s, load_at_start,
+                                                     machine.cpu_cores())
             result.seconds = round(time.perf_counter() - started, 2)
             (folder / "build.log").write_text(" ".join(command) + "\n" + log)
             if returncode != 0:
@@ -372,7 +380,8 @@ def _build_unit(sources: SubmissionSources, extension: Extension, arch: str, nam
                 (folder / "kernel.sass").write_text(sass)
             report = BuildReport(source=sources.path, arch=arch, key=key, entry=folder, module_name=None,
                                  functions=resources.parse_ptxas(log), tensor_op=resources.check_tensor_op(arch, sass),
-                                 compile_s=result.compile_s)
+                                 compile_s=result.compile_s, compile_cpu_s=result.compile_cpu_s,
+                                 compile_busy=result.compile_busy)
             report.save()
             obj.unlink(missing_ok=True)
             cache.land(folder, entry)

@@ -12,7 +12,6 @@ against the leaderboard's 120 s, so a quoted time carries what it was measured o
 from __future__ import annotations
 
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -21,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nvfp4ctl.build import toolchain
-from nvfp4ctl.build.machine import Machine, this_machine
+from nvfp4ctl.build.machine import Machine, children_cpu_seconds, this_machine
 from nvfp4ctl.build.submission_build import LEADERBOARD_COMPILE_S
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.export import export_submission
@@ -85,7 +84,7 @@ def time_submission(kernel: Path, arch: str | None = None) -> SubmissionTime:
         env_extensions = root / "torch_extensions"
         machine = this_machine()  # the load before our own compile adds to it
         started = time.perf_counter()
-        cpu_before = _children_cpu()
+        cpu_before = children_cpu_seconds()
         try:
             done = subprocess.run(
                 [sys.executable, "-c", _CHILD, str(submission), str(cuda_home)],
@@ -95,13 +94,8 @@ def time_submission(kernel: Path, arch: str | None = None) -> SubmissionTime:
         except subprocess.TimeoutExpired as error:
             raise UsageError(f"python submission.py of {kernel.name} ran past {TIMEOUT_S:.0f} s") from error
         seconds = time.perf_counter() - started
-        cpu = _children_cpu() - cpu_before
+        cpu = children_cpu_seconds() - cpu_before
     marker = [line for line in done.stdout.splitlines() if line.startswith("NVFP4CTL_SUBMISSION ")]
     outcome = marker[-1].split()[1] if marker else "failed"
     return SubmissionTime(round(seconds, 1), round(cpu, 1), outcome, done.stdout + done.stderr, machine)
-
-
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 

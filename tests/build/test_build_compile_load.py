@@ -1,0 +1,102 @@
+"""build submission.py's compile-time budget line on a loaded machine: wall time says as much about the
+neighbours as about the code, so where load inflated it the line gives nvcc's CPU time beside it.
+The compiler here is a stand-in that sleeps (wall far above CPU) or burns CPU (the two alike)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from nvfp4ctl import runlog
+from nvfp4ctl.build import machine, submission_build
+from nvfp4ctl.build.submission_sources import Extension
+from nvfp4ctl.cli import app
+from nvfp4ctl.commands.build_submission import _budget_line
+
+SUBMISSION = '''from torch.utils.cpp_extension import load_inline
+CUDA_SOURCE = r"""// nvfp4ctl: no-tensor-op
+__global__ void k(float* p) { p[0] = 1.0f; }
+"""
+m = load_inline(name="plain", cpp_sources="", cuda_sources=CUDA_SOURCE, extra_cuda_cflags=["-gencode=arch=compute_90a,code=sm_90a"])
+'''
+SLEEPS = "import time; time.sleep(1.5)"  # a compile that waited for a core: 1.5 s of wall, almost no CPU
+BURNS = "import time\nwhile time.process_time() < 1.5: pass"  # a compile that had its core: CPU ~ wall
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.fixture()
+def build_with(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """`build submission.py` with a stand-in compiler running `script`, on a machine whose load average
+    stays below its CPUs (only the compile's own CPU time tells load apart here)."""
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("COLUMNS", "400")
+    monkeypatch.setattr(submission_build.resources, "dump_sass", lambda binary: None)
+    monkeypatch.setattr(machine, "load_1min", lambda: 0.0)
+    submission = tmp_path / "submission.py"
+    submission.write_text(SUBMISSION)
+
+    def build(script: str):
+        def command(extension: Extension, unit: Path, arch: str, code: str, folder: Path) -> list[str]:
+            return [sys.executable, "-c", script]
+
+        monkeypatch.setattr(submission_build, "_command", command)
+        return CliRunner().invoke(app, ["build", str(submission)])
+
+    return build
+
+
+def test_a_compile_that_waited_for_the_cpu_gives_its_cpu_time_beside_the_wall_time(build_with) -> None:
+    result = build_with(SLEEPS)
+    assert result.exit_code == 0, result.output
+    said = _flat(result.output)
+    assert "of the leaderboard's 120 s for the whole `python submission.py`, inflated by load here: nvcc's CPU time 0." in said
+    assert ", inflated by load: 0." in runlog.read(Path(os.environ["NVFP4CTL_MEMORY"]))[-1].result
+
+
+def test_a_compile_that_had_its_cpu_is_not_said_to_be_inflated(build_with) -> None:
+    result = build_with(BURNS)
+    assert result.exit_code == 0, result.output
+    said = _flat(result.output)
+    assert "compile: " in said
+    entry = next(Path(os.environ["NVFP4CTL_CACHE"]).glob("submission-plain-*"))
+    stored = json.loads((entry / "report.json").read_text())
+    assert stored["compile_cpu_s"] >= 1.4  # the stand-in's own CPU time, measured through its rusage
+    # a neighbour taking the core meanwhile (pytest -n) may still inflate this run's wall time: then it says so
+    assert ("inflated by load" in said) == stored["compile_busy"]
+    assert stored["compile_busy"] == (stored["compile_cpu_s"] < machine.BUSY_CPU_FRACTION * stored["compile_s"])
+
+
+def test_a_cache_hit_keeps_its_compiles_cpu_time(build_with) -> None:
+    first = build_with(SLEEPS)
+    again = build_with(SLEEPS)
+    assert again.exit_code == 0 and "hit" in again.output, again.output
+    assert "inflated by load here" in _flat(first.output) and "inflated by load here" in _flat(again.output)
+
+
+def test_the_budget_line_judges_a_busy_compile_by_its_cpu_time() -> None:
+    """141.2 s of wall, 38.0 s of CPU on a 2-core machine at load 6: not past the warning line."""
+    line, warn = _budget_line(141.2, 1, busy_cpu_s=38.0)
+    assert line.startswith("compile: 141.2 s for 1 unit = 118% of the leaderboard's 120 s for the whole"
+                           " `python submission.py`, inflated by load here: nvcc's CPU time 38.0 s = 32% (nvcc's own time")
+    assert not warn
+    assert _budget_line(141.2, 1, busy_cpu_s=90.0)[1]  # past 60 % of CPU alone
+    assert "inflated" not in _budget_line(141.2, 1)[0] and _budget_line(141.2, 1)[1]
+
+
+@pytest.mark.parametrize("wall, cpu, load, busy", [
+    (40.0, 38.0, 0.5, False),  # had its core
+    (141.2, 38.0, 0.5, True),  # waited for one
+    (40.0, 38.0, 6.0, True),  # more runnable work than the 2 CPUs at its start
+    (0.5, 0.01, 6.0, False),  # too short to tell, and to matter
+    (40.0, 38.0, None, False),  # no load average (not Linux): the CPU time alone tells
+])
+def test_busy_while(wall: float, cpu: float, load: float | None, busy: bool) -> None:
+    assert machine.busy_while(wall, cpu, load, cpus=2) is busy
