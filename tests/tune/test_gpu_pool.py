@@ -180,62 +180,62 @@ def test_a_shape_is_timed_on_its_home_gpu_and_idle_gpus_take_over_the_rest() -> 
     assert gpus.count("GPU 1") >= 2 and pool.stolen == gpus.count("GPU 1")
 
 
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _two_compiling(folder: Path, compile_fn: object, candidates: int) -> CompilePool:
+    """A pool of 2 compile workers given `candidates` candidates, once both have started one (each fake writes
+    its pid file into `folder`)."""
+    from nvfp4ctl.tune.knobs import Config
+
+    pool = CompilePool(folder, "sm_90a", jobs=2, compile_fn=compile_fn)
+    for value in range(candidates):
+        pool.submit(Config((("K_A", value),)))
+    deadline = time.monotonic() + 60
+    while len(list(folder.glob("*.pid"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return pool
+
+
 def test_closing_on_an_interrupt_ends_the_running_compiles_and_starts_no_more(tmp_path: Path) -> None:
     """Ctrl-C or SIGTERM: the spawned workers' compiles (here `sleep 60`) end at once; none of the
     queued candidates starts (before, they ran to the end, and new ones kept starting)."""
     import os
 
-    from nvfp4ctl.tune.knobs import Config
-
     from tune_fakes import slow_compile
 
-    def alive(pid: int) -> bool:
-        try:
-            return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
-        except OSError:
-            return False
-
-    pool = CompilePool(tmp_path, "sm_90a", jobs=2, compile_fn=slow_compile)
-    for value in range(6):
-        pool.submit(Config((("K_A", value),)))
-    deadline = time.monotonic() + 60
-    while len(list(tmp_path.glob("*.pid"))) < 2 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    pool = _two_compiling(tmp_path, slow_compile, candidates=6)
     pids = [int(p.stem) for p in tmp_path.glob("*.pid")]
     try:
         assert len(pids) == 2
         pool.close(cancel=True)
         deadline = time.monotonic() + 5
-        while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
+        while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert not any(alive(pid) for pid in pids)
+        assert not any(_alive(pid) for pid in pids)
         time.sleep(1)
         assert len(list(tmp_path.glob("*.pid"))) == 2  # no queued candidate started
     finally:
         for pid in (int(p.stem) for p in tmp_path.glob("*.pid")):  # the sleeps this test started
-            if alive(pid):
+            if _alive(pid):
                 os.kill(pid, 9)
-
 
 
 def test_closing_on_an_interrupt_leaves_no_staging_folder_in_the_build_cache(tmp_path: Path,
                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """Each Ctrl-C of a compile-only tune left one empty staging folder per compile worker in the cache's
     tmp/ (<name>-sm_90a-...-xxxx): the workers, ended by SIGTERM, never ran the build's cleanup."""
-    from nvfp4ctl.tune.knobs import Config
-
     from tune_fakes import staging_compile
 
     cache = tmp_path / "cache"
     monkeypatch.setenv("NVFP4CTL_CACHE", str(cache))  # before the workers are spawned: theirs too
     kernel = tmp_path / "kernel"
     kernel.mkdir()
-    pool = CompilePool(kernel, "sm_90a", jobs=2, compile_fn=staging_compile)
-    for value in range(4):
-        pool.submit(Config((("K_A", value),)))
-    deadline = time.monotonic() + 60
-    while len(list(kernel.glob("*.pid"))) < 2 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    pool = _two_compiling(kernel, staging_compile, candidates=4)
     try:
         assert len(list((cache / "tmp").iterdir())) == 2  # one each worker, compiling
         with build_cache.staging(cache / "kept-sm_90a-0123456789abcdef") as kept:  # this process's own build
