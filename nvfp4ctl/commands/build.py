@@ -43,29 +43,37 @@ def command(
         bool,
         typer.Option("--submission-time", help="Kernel sources (.cu): also time `python submission.py` of each built kernel's export (fresh, uncached; the leaderboard allows 120 s)."),
     ] = False,
-    task: Annotated[Path | None, typer.Option("--task", metavar="PATH", help="task.yml whose problem a CuTe DSL submission is traced with (default: the nearest).")] = None,
+    task: Annotated[Path | None, typer.Option("--task", metavar="PATH", help="task.yml in use, as for check: the problem a submission is judged (and a CuTe DSL one traced) by; with no SOURCE, the folder whose submission or kernels/ are built (default: the nearest).")] = None,
 ) -> Outcome:
     """Compile kernels or a submission.py into the build cache (cross-compiles without a GPU) and check their SASS."""
     from nvfp4ctl.build import CompileError, build_kernel
     from nvfp4ctl.progress_lines import progress_lines
 
+    from nvfp4ctl.commands.build_target import header, resolve_build_target, warn_of_the_submission_here
+
     console = get_console()
     verbose = verbose or console.verbosity >= VERBOSE
-    chosen_by = problem = None
-    if not sources:
-        sources, chosen_by, problem = _users_submission(task)  # a GPU MODE folder: the submission check would run
-    if sources and any(path.suffix == ".py" for path in sources):
-        if len(sources) != 1:
-            named = ", ".join(str(path) for path in sources)
-            raise UsageError(f"build takes one submission (.py) or any number of kernel sources (.cu); got {named}")
+    chosen = resolve_build_target(sources, task)  # as check resolves it: the target, why, and its task's problem
+
+    def announce() -> None:
+        """The header, said once the file and the options passed their checks: a refusal stays one line."""
+        if chosen.why and (chosen.task is not None or chosen.kernels is not None):
+            console.info(header(chosen), style="dim")
+        warn_of_the_submission_here(chosen)
+
+    if chosen.problem is not None:
         if submission_time:  # it times a kernel's export; a submission's compile is the budget line's, never a silent no-op
             raise UsageError(f"--submission-time applies to kernel sources (.cu), timing `python submission.py` of their"
-                             f" export; for {sources[0].name}, build's `compile:` line is its compile time")
+                             f" export; for {chosen.sources[0].name}, build's `compile:` line is its compile time")
         from nvfp4ctl.commands.build_submission import build_submission
 
-        outcome = build_submission(sources[0], None if arch.value == "all" else arch.value, verbose, python, task)
-        return dataclasses.replace(outcome, target_source=chosen_by, problem=outcome.problem or problem)
-    plan = _plan(sources or [], arch.value)
+        outcome = build_submission(chosen.sources[0], None if arch.value == "all" else arch.value, verbose, python,
+                                   chosen.problem, announce)
+        # the run log's problem: the one the build judged by, where a task.yml of the user's or the file named it
+        return dataclasses.replace(outcome, target_source=chosen.logged_source or None,
+                                   problem=None if chosen.stand_in else chosen.problem)
+    plan = _plan(list(chosen.sources), arch.value)
+    announce()
     rows: list[list[object]] = []
     built: list[BuildReport] = []
     failures: dict[str, str] = {}  # kernel file -> its first problem
@@ -113,6 +121,8 @@ def command(
         for report in built:
             _show_submission_time(report, failures)
     outcome = _outcome(plan, built, failures, skipped)
+    if chosen.kernels is not None:  # why this folder: --task moves it to that task.yml's
+        outcome = dataclasses.replace(outcome, target_source=chosen.logged_source or None)
     if outcome.exit_code == ExitCode.OK:  # a failure's lines are above; -q hides the table, not the result
         console.ok(outcome.result)
     return outcome
@@ -171,20 +181,6 @@ def _plan(sources: list[Path], arch: str) -> list[tuple[Path, str]]:
         where = f"{kernels}/sm90 or sm100" + ("" if arch == "all" else f" for {arch}")
         raise UsageError(f"no kernels to build in {where}; pass a SOURCE")
     return plan
-
-
-def _users_submission(task_flag: Path | None) -> tuple[list[Path], str | None, str | None]:
-    """With no SOURCE outside a kernels/ layout: the user's submission by check's folder rules, why it, and
-    its task's problem for the run log (none for the shipped task, which only stands in)."""
-    from nvfp4ctl.runner.targets import find_user_submission
-    from nvfp4ctl.task import load_task
-
-    task = load_task(task_flag)
-    if users_kernels_dir() is not None:
-        return [], None, None
-    found = find_user_submission(task)
-    problem = task.problem if task.is_users else None
-    return ([found.path], found.source, problem) if found is not None else ([], None, problem)
 
 
 def _row(report: BuildReport, seconds: float) -> list[object]:

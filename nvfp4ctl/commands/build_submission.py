@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,6 +21,7 @@ from nvfp4ctl.console import NORMAL, get_console
 from nvfp4ctl.errors import ExitCode, UsageError
 from nvfp4ctl.kernel_cells import byte_size, spills_text
 from nvfp4ctl.outcome import Outcome
+from nvfp4ctl.problems import DEFAULT_PROBLEM
 from nvfp4ctl.progress_lines import progress_lines
 from nvfp4ctl.words import plural
 
@@ -112,14 +114,18 @@ def _refuse_missing_files(sources: SubmissionSources, extension: Extension) -> N
             raise UsageError(f"{display_path(sources.path)}:{extension.line}: load() source {display_path(path)} does not exist")
 
 
-def build_submission(path: Path, arch: str | None, verbose: bool, python: str | None, task: Path | None = None) -> Outcome:
+def build_submission(path: Path, arch: str | None, verbose: bool, python: str | None, problem: str | None = None,
+                     announce: Callable[[], None] | None = None) -> Outcome:
+    """`problem`: the one the build judges by (the command resolves it as check does); None: the GEMM.
+    `announce`: the command's header, said once the file passed its checks (a refusal is one line)."""
     from nvfp4ctl.build.read_once import reading_once
 
     with reading_once():  # the extensions of one submission share headers: each is read once, not per extension and unit
-        return _build_submission(path, arch, verbose, python, task)
+        return _build_submission(path, arch, verbose, python, problem or DEFAULT_PROBLEM, announce or (lambda: None))
 
 
-def _build_submission(path: Path, arch: str | None, verbose: bool, python: str | None, task: Path | None) -> Outcome:
+def _build_submission(path: Path, arch: str | None, verbose: bool, python: str | None, problem_name: str,
+                      announce: Callable[[], None]) -> Outcome:
     from nvfp4ctl.build.submission_sources import find_sources
 
     console = get_console()
@@ -133,8 +139,9 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
     # beside the link, where `python submission.py` runs), as relative sources resolve beside it too
     sources = find_sources(Path(os.path.abspath(path)), display_path(path))  # the file as check names it
     if not sources.extensions:
+        announce()
         if sources.cute_dsl:
-            return _build_dsl(path.resolve(), arch or "sm_100a", python, task)
+            return _build_dsl(path.resolve(), arch or "sm_100a", python, problem_name)
         # Plain Python (init's starter, or a torch-only first try) is a valid submission, not a mistake;
         # one without custom_kernel is check's refusal, so the line does not send the user there
         from nvfp4ctl.errors import UnloadableSubmission
@@ -163,6 +170,7 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
     targets = {id(extension): sources.extension_arches(extension, arch)
                for extension in sources.extensions if extension.has_device_code}
     reasons = list(dict.fromkeys(targets.values()))
+    announce()  # the options and the file passed their checks: the header before any warning about them
     for targeted, why in reasons:
         if arch is not None and targeted != (arch,):
             # the submission's own -gencode/-arch flag or TORCH_CUDA_ARCH_LIST is what `python submission.py`
@@ -186,7 +194,7 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
     units = cached = failed = 0  # units: those compiled (or found in the cache), whose time the budget counts
     apart: list[str] = []  # extensions of several archs whose compiles the budget sums, where torch runs one nvcc
     fallback_said = False  # torch's flags are read once per process: their fallback is said once, not per unit
-    problem = _ProblemOfTask(task)
+    problem = _ProblemOfTask(problem_name)
     notes: list[str] = []  # a missing tensor-core op where the task's problem needs none
     # an extension compiles for tens of seconds (CUTLASS's for minutes): without a bar, plain lines say which
     with console.progress() as progress, progress_lines(console, len(sources.extensions)) as lines:
@@ -290,11 +298,11 @@ class _CompileLoad:
 
 
 class _ProblemOfTask:
-    """The task's problem, read once and only where a build lacks its tensor-core op (a build that has it
-    never reads the task): a task file that cannot be read leaves the op needed, as for the GEMM."""
+    """The task's problem, loaded once and only where a build lacks its tensor-core op (a build that has it
+    never loads it): a problem that does not load (one defined elsewhere) leaves the op needed, as for the GEMM."""
 
-    def __init__(self, task: Path | None) -> None:
-        self._task = task
+    def __init__(self, name: str) -> None:
+        self._name = name
         self._problem: Any | None = None
         self._read = False
 
@@ -302,10 +310,9 @@ class _ProblemOfTask:
         if not self._read:
             self._read = True
             from nvfp4ctl.problems import resolve_problem
-            from nvfp4ctl.task import load_task
 
             try:
-                self._problem = resolve_problem(load_task(self._task).problem)
+                self._problem = resolve_problem(self._name)
             except (UsageError, ImportError, AttributeError):  # a problem defined elsewhere that does not load
                 self._problem = None
         return self._problem
@@ -319,13 +326,11 @@ class _ProblemOfTask:
         return problem.name if problem is not None else "the task's problem"
 
 
-def _build_dsl(path: Path, arch: str, python: str | None, task: Path | None) -> Outcome:
+def _build_dsl(path: Path, arch: str, python: str | None, problem: str) -> Outcome:
     from nvfp4ctl.build.cute_dsl import build_dsl, trace_inputs
     from nvfp4ctl.project import cache_root
-    from nvfp4ctl.task import load_task
 
     console = get_console()
-    problem = load_task(task).problem
     inputs = trace_inputs(problem)  # custom_kernel gets the tuple of the task's problem
     root = cache_root()
     root.mkdir(parents=True, exist_ok=True)
@@ -348,7 +353,7 @@ def _build_dsl(path: Path, arch: str, python: str | None, task: Path | None) -> 
     line, warn = _budget_line(built.seconds, len(built.cubins), measures=DSL_TIME)
     (console.warn if warn else console.info)(line)
     console.detail(f"cubins: {out}")
-    needed = _ProblemOfTask(task).needs_tensor_op()
+    needed = _ProblemOfTask(problem).needs_tensor_op()
     if not built.tensor_op.present and built.tensor_op.expected != "-" and not needed:
         console.info(f"note: no {built.tensor_op.expected} in the SASS (found: {', '.join(built.tensor_op.found) or 'none'}):"
                      f" none needed for {problem}, which is bound by memory (FFMA and DRAM), not by tensor cores")

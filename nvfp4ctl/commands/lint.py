@@ -68,6 +68,7 @@ def command(
     lint_plan = plan(paths, select, ignore, profile, task)
     for note in lint_plan.skipped:
         console.warn(note)
+    _warn_of_the_submission_here(lint_plan)
     if not lint_plan.paths:
         where = short_path(lint_plan.folder) if lint_plan.folder else "."
         outputs = (f" ({plural(len(lint_plan.compiler_outputs), 'compiler intermediate')} skipped: nvcc -keep output)"
@@ -102,6 +103,19 @@ def command(
     return Outcome(result=concise.counts(report),
                    exit_code=ExitCode.FAILURES if report.errors else ExitCode.OK,
                    target=single, problem=_judged_problem(report, lint_plan))
+
+
+def _warn_of_the_submission_here(lint_plan: Any) -> None:
+    """With no path, lint reads the task's folder: where --task (or a task.yml above) makes that another
+    folder, a submission.py here that goes unchecked is said in one line, with how to check it."""
+    here = Path.cwd() / "submission.py"
+    if lint_plan.folder is None or lint_plan.folder.resolve() == Path.cwd().resolve() or not here.is_file():
+        return
+    linted = {path.resolve() for path in lint_plan.paths}
+    if here.resolve() in linted or Path.cwd().resolve() in linted:
+        return
+    get_console().warn(f"submission.py here is not checked (lint reads {short_path(lint_plan.folder) or '.'},"
+                       f" the task's folder); `nvfp4ctl lint submission.py` checks it")
 
 
 def _judged_problem(report: Any, lint_plan: Any) -> str | None:

@@ -136,26 +136,28 @@ def task_for_kernel(task: Any, kernel: Path | None) -> Any:
     return load_shipped_task(own.task_file)
 
 
-def task_for_submission(task: Any, submission: Path | None) -> Any:
+def task_for_submission(task: Any, submission: Path | None, named: str | None = None) -> Any:
     """The task to run a `--submission` on, where it lies under a task.yml of its own that is not the
     one in use (a GPU MODE folder next to the one the user works in). A task chosen on purpose
     (--task, $NVFP4CTL_TASK) stays, with a warning where the submission's own task.yml is another
     problem's (each test then fails to unpack inputs it was not written for). nvfp4ctl's shipped task gives way to that task.yml, as a folder's
     own task.yml always does. A task.yml found from the current folder stays if it is for the same
     problem (a warning names the other file); for another problem the run would fail every test on
-    inputs the submission does not unpack, so that is a usage error saying which task to pass."""
+    inputs the submission does not unpack, so that is a usage error saying which task to pass.
+    `named`: the file as the command's lines name it (build's argument), default `--submission PATH`."""
     from nvfp4ctl.task import load_task, problem_of
     from nvfp4ctl.workspace import FROM_ENV, FROM_FLAG, FROM_TARGET, find_task_upwards
 
     if submission is None or not submission.is_file():
         return task
+    named = named or f"--submission {submission}"
     own = find_task_upwards(submission.resolve().parent)
     if task.source in (FROM_FLAG, FROM_ENV):  # chosen on purpose: it stays, but not in silence where it cannot fit
         if own is not None and (task.path is None or own.resolve() != task.path.resolve()) \
                 and (problem := problem_of(own)) is not None and problem != task.problem:
             from nvfp4ctl.console import get_console
 
-            get_console().warn(f"--submission {submission}: the task.yml beside it ({short_path(own)}) is {problem},"
+            get_console().warn(f"{named}: the task.yml beside it ({short_path(own)}) is {problem},"
                                f" the task in use, {task_label(task)}, {task.problem}: each test hands it"
                                f" {task.problem}'s inputs")
         return task
@@ -168,12 +170,12 @@ def task_for_submission(task: Any, submission: Path | None) -> Any:
         return task
     in_use = task_label(task)
     if problem != task.problem:
-        raise UsageError(f"--submission {submission}: the task in use, {in_use}, is {task.problem}, but the task.yml"
+        raise UsageError(f"{named}: the task in use, {in_use}, is {task.problem}, but the task.yml"
                          f" beside the submission ({short_path(own)}) is {problem}; pass --task {short_path(own)},"
                          f" or run from {short_path(own.parent) or '.'}")
     from nvfp4ctl.console import get_console
 
-    get_console().warn(f"--submission {submission}: runs on {in_use}, not on the task.yml beside it"
+    get_console().warn(f"{named}: runs on {in_use}, not on the task.yml beside it"
                        f" ({short_path(own)}); pass --task {short_path(own)} to use that one")
     return task
 

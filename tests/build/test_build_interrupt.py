@@ -81,7 +81,9 @@ def test_kill_during_a_build_ends_the_compiler_and_what_it_started(tmp_path: Pat
         os.kill(tool, signal.SIGKILL)  # not left running by the test either
     assert dead, "the compiler's tool outlived the interrupted build"
     if stop == "kill PID":
-        assert read(memory)[-1].result == "interrupted"
+        entry = read(memory)[-1]
+        assert entry.result == "interrupted"
+        assert f"{source.name}@" in entry.target, entry.target  # what was being built, as tune logs it: not "-"
 
 
 def test_a_compiler_past_its_timeout_is_ended_with_what_it_started(tmp_path: Path) -> None:

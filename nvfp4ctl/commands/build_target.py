@@ -1,0 +1,143 @@
+"""What `nvfp4ctl build` builds and for which problem, resolved as `check` resolves them: the target and
+why it was chosen, the task in use (a submission's own task.yml where nvfp4ctl's shipped one would
+stand in; another problem's task.yml found from the current folder is exit 2 naming the --task to pass),
+said on the header line and noted for the run log before anything compiles, so a Ctrl-C logs it too."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nvfp4ctl.console import get_console
+from nvfp4ctl.workspace import FROM_FLAG, note_target, short_path, user_folder, users_kernels_dir
+
+SUBMISSION_FILE = "submission.py"
+STAND_IN = "no task.yml here or above: nvfp4ctl's shipped task stands in; --task PATH names another problem's"
+GIVEN = "given"  # a SOURCE typed on the command line: the run log names it without a reason, as before
+
+
+@dataclass(frozen=True)
+class BuildTarget:
+    sources: tuple[Path, ...]  # what to build; () for every kernel of `kernels`
+    shown: str  # the target as the header names it
+    why: str  # how it was chosen: "beside task.yml", "current folder", "given", ...
+    task: Any | None = None  # the task in use (None for kernel sources: each kernel's API header decides)
+    problem: str | None = None  # the problem a submission is judged by
+    problem_why: str = ""  # where that problem comes from, where not from the task in use
+    kernels: Path | None = None  # the kernels/ folder built with no SOURCE
+    stand_in: bool = False  # the problem is only the shipped task's: no task.yml of the user's, nothing in the file
+
+    @property
+    def logged_source(self) -> str:
+        return "" if self.why == GIVEN else self.why
+
+
+def resolve_build_target(sources: list[Path] | None, task_flag: Path | None) -> BuildTarget:
+    """The target of one `build`: a submission (named or found by check's folder rules) with its task
+    and problem, the kernel sources named, or the user's kernels/ folder."""
+    from nvfp4ctl.errors import UsageError
+
+    if sources and any(path.suffix == ".py" for path in sources):
+        if len(sources) != 1:
+            named = ", ".join(str(path) for path in sources)
+            raise UsageError(f"build takes one submission (.py) or any number of kernel sources (.cu); got {named}")
+        return _noted(_submission_target(sources[0], task_flag))
+    if sources:
+        shown = str(sources[0]) if len(sources) == 1 else ", ".join(str(path) for path in sources)
+        return _noted(BuildTarget(tuple(sources), shown, GIVEN)) if len(sources) == 1 else BuildTarget(
+            tuple(sources), shown, GIVEN)
+    return _noted(_found_target(task_flag))
+
+
+def _noted(target: BuildTarget) -> BuildTarget:
+    """The target for the run log, so an interrupted build logs it too; only one that is there: a name
+    the build refuses (none such, too long for the file system) is that refusal's line alone."""
+    path = target.sources[0] if target.sources else target.kernels
+    try:
+        there = path is not None and path.exists()
+    except OSError:
+        there = False
+    if there:
+        note_target(path.absolute(), target.logged_source)
+    return target
+
+
+def _submission_target(path: Path, task_flag: Path | None) -> BuildTarget:
+    from nvfp4ctl.runner.targets import task_for_submission
+    from nvfp4ctl.task import load_task
+
+    task = task_for_submission(load_task(task_flag), path, named=str(path))
+    problem, problem_why = _problem(task, path)
+    return BuildTarget((path,), str(path), GIVEN, task, problem, problem_why, stand_in=problem_why == STAND_IN)
+
+
+def _found_target(task_flag: Path | None) -> BuildTarget:
+    """No SOURCE: the user's kernels/ folder, else the submission check would run (its folder rules)."""
+    from nvfp4ctl.runner.targets import find_user_submission
+    from nvfp4ctl.task import load_task
+
+    task = load_task(task_flag)
+    kernels = users_kernels_dir()
+    if kernels is not None:
+        if kernels != user_folder() / "kernels":
+            where = "nvfp4ctl's own: inside its checkout"
+        else:
+            where = f"beside {_task_shown(task)}" if task.is_users else "current folder"
+        return BuildTarget((), f"{short_path(kernels)}/", where, task, kernels=kernels)
+    found = find_user_submission(task)
+    if found is None:
+        return BuildTarget((), "", "", task)  # _plan says there is nothing to build, and where it looked
+    problem, problem_why = _problem(task, found.path)
+    return BuildTarget((found.path,), found.shown, found.source, task, problem, problem_why,
+                       stand_in=problem_why == STAND_IN)
+
+
+def _task_shown(task: Any) -> str:
+    """The task file as a reason names it: by its name, its path where --task moved the target away."""
+    if task.path is None:
+        return "task.yml"
+    return f"{short_path(task.path)} (--task)" if task.source == FROM_FLAG else task.path.name
+
+
+def _problem(task: Any, submission: Path) -> tuple[str, str]:
+    """The task's problem; where only nvfp4ctl's shipped GEMM task stands in (no task.yml of the user's),
+    the problem the file names itself, as lint reads it (an export header, one problem's C ABI in its
+    code, a file name starting with a problem's name), else the GEMM, said as a stand-in."""
+    if task.is_users:
+        return task.problem, ""
+    from nvfp4ctl.lint.submission import api_problem, export_problem, named_problem
+
+    try:
+        text = submission.read_text(encoding="utf-8", errors="replace")
+    except OSError:  # build_submission names what is wrong with the file
+        return task.problem, STAND_IN
+    if (exported := export_problem(text)) is not None:
+        return exported, "its nvfp4ctl export header"
+    if (uses := api_problem(text, submission.resolve().parent)) is not None:
+        return uses[0], uses[1]
+    if (named := named_problem(submission)) is not None:
+        return named, "its file name"
+    return task.problem, STAND_IN
+
+
+def header(target: BuildTarget) -> str:
+    """check's config line, for a build: the problem, the target and why, the task in use."""
+    from nvfp4ctl.runner.targets import task_label
+
+    problem = f" · {target.problem}" if target.problem else ""
+    why = f" ({target.problem_why})" if target.problem_why else ""
+    task = f" · task {task_label(target.task)}{why}" if target.task is not None else ""
+    return f"build{problem} · target {target.shown} ({target.why}){task}"
+
+
+def warn_of_the_submission_here(target: BuildTarget) -> None:
+    """A submission.py in the current folder that this build leaves out (--task moved the target to its
+    own folder, or a task.yml above names another file): one line on how to build it instead."""
+    here = Path.cwd() / SUBMISSION_FILE
+    if target.why in (GIVEN, "") or not here.is_file():
+        return
+    if here.resolve() in [path.resolve() for path in target.sources]:
+        return
+    get_console().warn(f"{SUBMISSION_FILE} here is not built (the target is {target.shown}, {target.why});"
+                       f" `nvfp4ctl build {SUBMISSION_FILE}` builds it")

@@ -1,0 +1,160 @@
+"""Which submission `build` builds and for which problem, resolved as `check` resolves them: a submission's own
+task.yml, another problem's task.yml in use refused in one line naming the --task to pass, the target and why on
+the header line, a submission.py here that is not built said. The compiler and the SASS are stand-ins here."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import Result
+from typer.testing import CliRunner
+
+from nvfp4ctl import runlog
+from nvfp4ctl.build import submission_build
+from nvfp4ctl.build.report import BuildReport, TensorOpCheck
+from nvfp4ctl.cli import app
+from nvfp4ctl.problems.base import PROBLEMS_DIR
+
+# a plain CUDA-core GEMV: FFMA, no tensor-core op
+SUB_CUDA = '''from torch.utils.cpp_extension import load_inline
+CUDA = r"""__global__ void gemv(const float* a, const float* b, float* c, int k) {
+  float sum = 0.f;
+  for (int i = 0; i < k; ++i) sum += a[blockIdx.x * k + i] * b[i];
+  c[blockIdx.x] = sum;
+}"""
+gemv = load_inline(name="gemv", cpp_sources="", cuda_sources=CUDA,
+                   extra_cuda_cflags=["-gencode=arch=compute_100a,code=sm_100a"])
+
+
+def custom_kernel(data):
+    return data[-1]
+'''
+FFMA_SASS = "        /*0080*/                   FFMA R4, R2, R3, R4 ;\n"
+NONE_NEEDED = "none needed for nvfp4_gemv"
+
+
+@pytest.fixture()
+def ffma(compiles: list[str], monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    monkeypatch.setattr(submission_build.resources, "dump_sass", lambda binary: FFMA_SASS)
+    return compiles
+
+
+def _folder(path: Path, problem: str | None) -> Path:
+    """A problem folder: that problem's task.yml (none: no task.yml) and the GEMV submission above."""
+    path.mkdir()
+    if problem is not None:
+        (path / "task.yml").write_text((PROBLEMS_DIR / problem / "task.yml").read_text())
+    (path / "submission.py").write_text(SUB_CUDA)
+    return path
+
+
+def _build(folder: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[Result, str]:
+    monkeypatch.chdir(folder)
+    result = CliRunner().invoke(app, ["build", *args])
+    return result, " ".join(result.output.split())
+
+
+def _logged() -> runlog.RunEntry:
+    return runlog.read(Path(os.environ["NVFP4CTL_MEMORY"]))[-1]
+
+
+def test_a_submission_elsewhere_is_built_for_its_own_task(tmp_path: Path, ffma: list[str],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """From a folder with no task.yml, ../gemv/submission.py was judged by nvfp4ctl's shipped GEMM task (exit 1,
+    no UTCOMMA.4X), where from its own folder it passed: check runs it on the task.yml beside it."""
+    _folder(tmp_path / "gemv", "nvfp4_gemv")
+    (tmp_path / "elsewhere").mkdir()
+    result, said = _build(tmp_path / "elsewhere", monkeypatch, "../gemv/submission.py")
+    assert result.exit_code == 0, said
+    assert "build · nvfp4_gemv · target ../gemv/submission.py (given) · task" in said, said
+    assert NONE_NEEDED in said and "error:" not in said, said
+    assert _logged().problem == "nvfp4_gemv"
+
+
+def test_a_submission_of_another_problem_than_the_task_in_use_is_refused(tmp_path: Path, ffma: list[str],
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """`cd grp; build ../gemv/submission.py` judged the GEMV by the grouped GEMM's task.yml; check refuses
+    that in one line naming the --task to pass, and so does build now, before compiling anything."""
+    _folder(tmp_path / "gemv", "nvfp4_gemv")
+    _folder(tmp_path / "grp", "nvfp4_group_gemm")
+    result, said = _build(tmp_path / "grp", monkeypatch, "-v", "../gemv/submission.py")
+    assert result.exit_code == 2, said
+    assert ("error: ../gemv/submission.py: the task in use, task.yml (found from the current folder), is"
+            " nvfp4_group_gemm, but the task.yml beside the submission") in said, said
+    assert "is nvfp4_gemv; pass --task" in said and "UTCOMMA" not in said and ffma == []
+    assert len(result.output.strip().splitlines()) == 1, result.output
+
+
+def test_a_lone_submission_names_the_problem_it_is_judged_by(tmp_path: Path, ffma: list[str],
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """No task.yml anywhere: the shipped GEMM task stands in, and the header says so and how to name another."""
+    folder = _folder(tmp_path / "lone", None)
+    result, said = _build(folder, monkeypatch)
+    assert result.exit_code == 1, said
+    assert "build · nvfp4_gemm · target submission.py (current folder) · task" in said, said
+    assert "nvfp4ctl's shipped task stands in; --task PATH names another problem's" in said, said
+    assert _logged().problem == ""  # a stand-in, not a fact about the file
+
+
+def test_a_lone_submission_that_includes_the_gemv_api_is_built_as_the_gemv(tmp_path: Path, ffma: list[str],
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """As lint judges it: a file that uses one problem's C ABI is that problem's, whatever task stands in."""
+    folder = _folder(tmp_path / "lone", None)
+    (folder / "nvfp4_gemv_api.h").write_text("// the GEMV's C ABI\n")
+    (folder / "submission.py").write_text(SUB_CUDA.replace('CUDA = r"""', 'CUDA = r"""#include "nvfp4_gemv_api.h"\n'))
+    result, said = _build(folder, monkeypatch)
+    assert result.exit_code == 0, said
+    assert "build · nvfp4_gemv · target submission.py (current folder)" in said, said
+    assert "(it includes nvfp4_gemv_api.h)" in said and NONE_NEEDED in said, said
+
+
+def test_task_moves_the_target_and_says_so(tmp_path: Path, ffma: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """`build --task ../gemv/task.yml` beside a submission.py of one's own built ../gemv's file (as check runs
+    the submission beside the task.yml in use, documented) and said nothing: the header names it and why, and
+    one line says how to build the one here."""
+    _folder(tmp_path / "gemv", "nvfp4_gemv")
+    _folder(tmp_path / "own", None)
+    result, said = _build(tmp_path / "own", monkeypatch, "--task", "../gemv/task.yml")
+    assert result.exit_code == 0, said
+    gemv = tmp_path.resolve() / "gemv"
+    assert f"target {gemv / 'submission.py'} (beside task.yml) · task ../gemv/task.yml (--task)" in said, said
+    assert ("warning: submission.py here is not built (the target is") in said, said
+    assert "`nvfp4ctl build submission.py` builds it" in said, said
+    assert _logged().target.endswith("[beside task.yml]")
+
+
+def test_task_with_kernels_names_the_folder_in_the_header_and_the_run_log(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """--task with a kernels/ folder beside it builds those kernels (bare build's documented rule); the run
+    log named the kernel, or "kernels" for several, as though the current folder's, and nothing said whose."""
+    gemv = _folder(tmp_path / "gemv", "nvfp4_gemv")
+    kernel = gemv / "kernels" / "sm100" / "k.cu"
+    kernel.parent.mkdir(parents=True)
+    kernel.write_text("// nvfp4ctl: no-tensor-op\n__global__ void k() {}\n")
+    _folder(tmp_path / "own", None)
+    no_op = TensorOpCheck(expected="UTCOMMA.4X", found=(), match=None, checked=True, declared_none=True)
+    monkeypatch.setattr("nvfp4ctl.build.builder.build_kernel", lambda source, arch, verbose=False: BuildReport(
+        source=source, arch=arch, key="k", entry=tmp_path, module_name=None, functions=(), tensor_op=no_op,
+        compile_s=0.0))
+    result, said = _build(tmp_path / "own", monkeypatch, "--task", "../gemv/task.yml")
+    assert result.exit_code == 0, said
+    kernels = tmp_path.resolve() / "gemv" / "kernels"
+    assert f"build · target {kernels}/ (beside ../gemv/task.yml (--task)) · task ../gemv/task.yml (--task)" in said, said
+    assert "warning: submission.py here is not built" in said, said
+    logged = _logged().target  # its one kernel, and whose folder it came from
+    assert "/gemv/kernels/sm100/k.cu@" in logged and logged.endswith(" [beside ../gemv/task.yml (--task)]"), logged
+
+
+def test_lint_with_task_says_the_submission_here_is_not_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _folder(tmp_path / "gemv", "nvfp4_gemv")
+    _folder(tmp_path / "own", None)
+    monkeypatch.chdir(tmp_path / "own")
+    result = CliRunner().invoke(app, ["lint", "--task", "../gemv/task.yml"])
+    said = " ".join(result.output.split())
+    gemv = tmp_path.resolve() / "gemv"
+    assert f"warning: submission.py here is not checked (lint reads {gemv}, the task's folder);" in said, said
+    assert "`nvfp4ctl lint submission.py` checks it" in said
+    monkeypatch.chdir(tmp_path / "gemv")  # the task's own folder: nothing to say
+    assert "not checked" not in CliRunner().invoke(app, ["lint"]).output
