@@ -192,6 +192,8 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
     total = 0.0  # compile seconds, a cache hit's as its first compile took (its row shows this run's): the leaderboard compiles afresh
     load = _CompileLoad()  # nvcc's CPU time beside `total`, for a machine whose load inflated it
     units = cached = failed = 0  # units: those compiled (or found in the cache), whose time the budget counts
+    spilled = 0  # bytes, over every unit: the result line's sum, as a .cu build's
+    tensor_ops: list[str] = []  # each unit's, for the result line
     apart: list[str] = []  # extensions of several archs whose compiles the budget sums, where torch runs one nvcc
     fallback_said = False  # torch's flags are read once per process: their fallback is said once, not per unit
     problem = _ProblemOfTask(problem_name)
@@ -248,6 +250,8 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
                     notes.append(f"{built.unit}: {not_needed_note(report, problem.name())}")
                 rows.extend(_kernel_rows(built.unit, report.functions, report.tensor_op, built.seconds,
                                          "hit" if built.cached else "built"))
+                spilled += report.spill_bytes
+                tensor_ops.append(_op_word(report.tensor_op))
                 failures.extend(f"{extension.name}: {problem}" for problem in report.problems())
             if len({target for target, built in builds if built.report is not None and not built.error}) > 1:
                 apart.append(extension.name)  # torch's one nvcc run for a source, every -gencode in it
@@ -273,10 +277,22 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
         return Outcome(result="host code only: nothing to compile", target=path)
     share = compile_budget(total)[0]
     busy_cpu_s = load.busy_cpu_s()
-    return Outcome(result=f"{plural(units, 'unit')} built for {arches} in {total:.1f} s ({share:.0%} of {LEADERBOARD_COMPILE_S:.0f} s"
-                   + (", the sum of one nvcc run per arch: more than torch's one run" if apart else "") + ")"
-                   + (f", inflated by load: {busy_cpu_s:.1f} s of CPU" if busy_cpu_s is not None else "")
-                   + (f", {cached} cached" if cached else ""), target=path)
+    ops = ", ".join(dict.fromkeys(tensor_ops))
+    result = (f"{plural(units, 'unit')} built for {arches} in {total:.1f} s ({share:.0%} of {LEADERBOARD_COMPILE_S:.0f} s"
+              + (", the sum of one nvcc run per arch: more than torch's one run" if apart else "") + ")"
+              + (f", inflated by load: {busy_cpu_s:.1f} s of CPU" if busy_cpu_s is not None else "")
+              + f", {byte_size(spilled)} of spills, tensor op {ops}" + (f", {cached} cached" if cached else ""))
+    console.ok(result)  # as a .cu build's: -q keeps the line that sums up the table it hides
+    return Outcome(result=result, target=path)
+
+
+def _op_word(tensor_op) -> str:
+    """A unit's tensor-core op as the result line sums it up: the op, or why there is none."""
+    if tensor_op.match is not None:
+        return tensor_op.match
+    if tensor_op.declared_none:
+        return "none (declared)"
+    return "none (not needed)" if tensor_op.not_needed else f"no {tensor_op.expected}"
 
 
 class _CompileLoad:

@@ -158,3 +158,16 @@ def test_lint_with_task_says_the_submission_here_is_not_checked(tmp_path: Path, 
     assert "`nvfp4ctl lint submission.py` checks it" in said
     monkeypatch.chdir(tmp_path / "gemv")  # the task's own folder: nothing to say
     assert "not checked" not in CliRunner().invoke(app, ["lint"]).output
+
+
+def test_quiet_keeps_a_result_line(tmp_path: Path, ffma: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """`build -q submission.py` printed the compile-budget sentence alone, where a .cu build's -q keeps
+    "1 kernel built (sm_100a), 0 B of spills": the units built, their spills and tensor op."""
+    gemv = _folder(tmp_path / "gemv", "nvfp4_gemv")
+    result, _ = _build(gemv, monkeypatch, "-q", "submission.py")
+    assert result.exit_code == 0, result.output
+    last = result.output.strip().splitlines()[-1]
+    assert last.startswith("1 unit built for sm_100a in "), result.output
+    assert last.endswith(", 0 B of spills, tensor op none (not needed)"), result.output
+    assert "build ·" not in result.output  # the header is progress: -q drops it
+    assert _logged().result == last
