@@ -354,7 +354,6 @@ def _build_unit(sources: SubmissionSources, extension: Extension, arch: str, nam
             if path is None:
                 unit.write_text(code)
             command = _command(extension, unit, arch, code, folder)
-            load_at_start = machine.load_1min()
             compiling, cpu_before = time.perf_counter(), machine.children_cpu_seconds()
             try:  # ended with every process below it on an interrupt, as a kernel's build (run_compiler)
                 returncode, log = run_compiler(command, folder, {**os.environ, "CUDA_HOME": str(toolchain.cuda_home())})
@@ -365,8 +364,7 @@ def _build_unit(sources: SubmissionSources, extension: Extension, arch: str, nam
             result.compile_s = round(time.perf_counter() - compiling, 2)
             # wall time on a loaded machine says as much about the neighbours as about the code
             result.compile_cpu_s = round(machine.children_cpu_seconds() - cpu_before, 2)
-            result.compile_busy = machine.busy_while(result.compile_s, result.compile_cpu_s, load_at_start,
-                                                     machine.cpu_cores())
+            result.compile_busy = machine.busy_while(result.compile_s, result.compile_cpu_s)
             result.seconds = round(time.perf_counter() - started, 2)
             (folder / "build.log").write_text(" ".join(command) + "\n" + log)
             if returncode != 0:

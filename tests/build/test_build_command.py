@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -14,6 +13,7 @@ from typer.testing import CliRunner
 
 from nvfp4ctl import runlog
 from nvfp4ctl.build import BuildReport, build_kernel, compile, toolchain
+from nvfp4ctl.build.machine import children_cpu_seconds
 from nvfp4ctl.cli import app
 from nvfp4ctl.commands import build as build_command
 from nvfp4ctl.build import sources
@@ -68,18 +68,16 @@ def _cpu_seconds() -> float:
     """CPU time of this process and of the children it waited for (a hit reads `nvcc --version` for its
     key; a recompile would be nvcc's and its tools'): the work a build does, which wall time on a busy
     2-core machine or under pytest -n mixes with the neighbours'."""
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return time.process_time() + children.ru_utime + children.ru_stime
+    return time.process_time() + children_cpu_seconds()
 
 
 def test_an_unchanged_rebuild_from_the_shell_costs_under_two_cpu_seconds(hgmma_report: BuildReport) -> None:
     # CPU time of the whole command, interpreter start and imports included: wall time on a busy
     # 2-core CI machine says more about the neighbours than about us.
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before = children_cpu_seconds()
     done = subprocess.run([sys.executable, "-m", "nvfp4ctl", "-q", "build", str(HGMMA_PROBE)], capture_output=True, text=True)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     assert done.returncode == 0, done.stderr
-    assert (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime) <= 2.0
+    assert children_cpu_seconds() - before <= 2.0
 
 
 def test_a_kernel_without_the_tensor_core_op_fails() -> None:

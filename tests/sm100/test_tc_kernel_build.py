@@ -7,7 +7,6 @@ file of it says the forbidden word. (It is never executed here.)"""
 from __future__ import annotations
 
 import re
-import resource
 from pathlib import Path
 
 import pytest
@@ -59,15 +58,11 @@ def tc_build():
     except UsageError as error:
         pytest.skip(f"needs nvcc: {error}")
 
-    before = _children_cpu_s()
+    from nvfp4ctl.build.machine import children_cpu_seconds
+
+    before = children_cpu_seconds()
     report = build_kernel(KERNEL, "sm_100a")
-    return report, _children_cpu_s() - before
-
-
-def _children_cpu_s() -> float:
-    """User + system CPU seconds of this process's waited-for children and their descendants."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
+    return report, children_cpu_seconds() - before
 
 
 def test_no_forbidden_word_in_kernel_or_headers() -> None:

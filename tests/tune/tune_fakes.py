@@ -68,8 +68,10 @@ def slow_compile(source: str, arch: str, defines: tuple[str, ...]) -> BuildResul
 
 def staging_compile(source: str, arch: str, defines: tuple[str, ...]) -> BuildResult:
     """A 'build' (in a spawned compile worker) that compiles as build_kernel does, in a staging folder of the
-    build cache, where it runs `sleep 60` as nvcc would run and writes an object; the sleep's pid is left
-    in the folder `source` names."""
+    build cache, where a compiler stand-in runs for 60 s and, told to stop (SIGTERM), still writes its object
+    half a second later, as a tool finishing its file does; the stand-in's pid is left in the folder `source`
+    names."""
+    import shlex
     import subprocess
 
     from nvfp4ctl.build import cache
@@ -77,7 +79,9 @@ def staging_compile(source: str, arch: str, defines: tuple[str, ...]) -> BuildRe
     entry = cache.entry_dir(Path(source) / "tiny_knobs.cu", arch, "0" * 16 + "-".join(defines))
     with cache.staging(entry) as folder:
         (folder / "tiny_knobs.cuda.o").write_text("")
-        process = subprocess.Popen(["sleep", "60"])
+        late = shlex.quote(str(folder))
+        process = subprocess.Popen(["sh", "-c", f"trap 'sleep 0.5; mkdir -p {late}; : > {late}/late.o; exit 0' TERM;"
+                                                " sleep 60 & wait"])
         (Path(source) / f"{process.pid}.pid").write_text("")
         process.wait()
     return BuildResult(OK)
