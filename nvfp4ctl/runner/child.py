@@ -2,7 +2,8 @@
 
 Messages in:  ("load", modules to import first) · ("job", "module:function", payload) · ("stop",)
 Messages out: ("ready", gpu) · ("load_failed", message, traceback, error type name) · ("ok", value) ·
-              ("error", message, traceback, type name) · ("cuda_error", ...)
+              ("error", message, traceback, type name) · ("cuda_error", ...) · during a job, any number of
+              ("progress", value) before its reply (runner/progress.py)
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
+from nvfp4ctl.runner import progress
 from nvfp4ctl.runner.targets import TargetSpec, load_target
 
 # A CUDA error that leaves the context unusable: the child must go, the next job gets a fresh one.
@@ -148,6 +150,7 @@ def child_main(conn: Connection, target: TargetSpec, device: str, log_path: str,
     _redirect_output(log_path)
     _start_group_reaper()
     _die_with_parent()
+    progress.attach(conn)
     kernel: Callable[[tuple], Any] | None = None
     while True:
         try:

@@ -5,7 +5,9 @@ outlives its timeout gets the whole group SIGKILLed (`KernelTimeout`); a child t
 its target or hits a CUDA error is a `KernelCrash` carrying the last lines of its log. Either way the
 next call starts a fresh child. A target refused at load with a `UsageError` (a CPU-only torch, a
 kernel for another GPU, no nvcc, a submission with no callable custom_kernel) is that `UsageError`,
-one line. Other exceptions in a job come back as `JobError`; the child stays.
+one line. Other exceptions in a job come back as `JobError`; the child stays. A job may report its
+progress on the way (runner/progress.py): the worker hands each report to `on_progress`, and a timeout
+after one carries the latest and its age, for the caller to tell a slow job from a stuck one.
 """
 
 from __future__ import annotations
@@ -62,10 +64,13 @@ class TargetLoadError(ChildCrashed):
 
 
 class ChildTimeout(KernelTimeout):
-    def __init__(self, message: str, log_tail: list[str], log_path: Path | None) -> None:
+    def __init__(self, message: str, log_tail: list[str], log_path: Path | None,
+                 progress: Any = None, progress_age_s: float | None = None) -> None:
         super().__init__(message)
         self.log_tail = log_tail
         self.log_path = log_path
+        self.progress = progress  # the job's latest progress report; None: it reported none
+        self.progress_age_s = progress_age_s  # how long before the kill that report came
 
 
 @dataclass
@@ -75,6 +80,7 @@ class _Child:
     log_path: Path
     log_offset: int = 0
     busy: bool = False  # a message is in flight: the child will not read "stop" soon
+    progress: tuple[Any, float] | None = None  # the job under way's latest report and its monotonic time
 
 
 class _LogFolder:
@@ -117,6 +123,8 @@ class Worker:
         preload: tuple[str, ...] = (),
         on_output: Callable[[str], None] | None = None,
         env: dict[str, str] | None = None,
+        on_loaded: Callable[[], None] | None = None,
+        on_progress: Callable[[Any], None] | None = None,
     ) -> None:
         self.target = target
         self.timeout_s = timeout_s
@@ -125,6 +133,8 @@ class Worker:
         self.preload = preload  # modules the jobs need, imported under the load timeout, not a job's
         self.on_output = on_output  # receives each line the child prints (for -v)
         self.env = dict(env or {})  # set in the child before it imports anything (CUDA_VISIBLE_DEVICES per GPU)
+        self.on_loaded = on_loaded  # called once a child has loaded the target (a build may take minutes)
+        self.on_progress = on_progress  # receives each progress report of the job under way
         self.gpu: str | None = None  # as the child's torch sees it, once a child has loaded
         self.children_started = 0
         self._logs = _LogFolder()
@@ -145,6 +155,7 @@ class Worker:
         """Run `job(target, **payload)` in the child and return its value."""
         child = self._ready_child(label)
         limit = self.timeout_s if timeout_s is None else timeout_s
+        child.progress = None
         self._send(child, ("job", job, payload), label)
         reply = self._wait(child, limit, label, what=f"possible deadlock: {label} ran past {limit:g} s")
         if reply[0] == "ok":
@@ -188,6 +199,8 @@ class Worker:
         reply = self._wait(child, self.load_timeout_s, label, what=what)
         if reply[0] == "ready":
             self.gpu = reply[1] or self.gpu
+            if self.on_loaded is not None:
+                self.on_loaded()
             return child
         # the child reported the failure ("load_failed") and returned: its exit status says nothing more
         if reply[3] in (UsageError.__name__, UnloadableSubmission.__name__):  # one line; its traceback went to -v
@@ -229,6 +242,9 @@ class Worker:
             try:
                 if child.conn.poll(min(POLL_S, max(0.0, deadline - time.monotonic()))):
                     reply = child.conn.recv()
+                    if reply[0] == "progress":  # news of the job under way, not its end
+                        self._note_progress(child, reply[1])
+                        continue
                     child.busy = False
                     self._echo_output(child)
                     return reply
@@ -239,6 +255,11 @@ class Worker:
                 raise self._crash(child, f"{label} crashed: the child died")
             if time.monotonic() >= deadline:
                 raise self._timeout(child, what)
+
+    def _note_progress(self, child: _Child, value: Any) -> None:
+        child.progress = (value, time.monotonic())
+        if self.on_progress is not None:
+            self.on_progress(value)
 
     def _echo_output(self, child: _Child) -> None:
         if self.on_output is None:
@@ -275,8 +296,9 @@ class Worker:
         return ChildCrashed(_with_tail(message, tail), tail, child.log_path if tail else None)
 
     def _timeout(self, child: _Child, what: str) -> ChildTimeout:
+        progress, age_s = (None, None) if child.progress is None else (child.progress[0], time.monotonic() - child.progress[1])
         tail = self._discard_child(child)
-        return ChildTimeout(f"{what}; the child was killed", tail, child.log_path if tail else None)
+        return ChildTimeout(f"{what}; the child was killed", tail, child.log_path if tail else None, progress, age_s)
 
 
 def _kill_group(process: BaseProcess) -> None:

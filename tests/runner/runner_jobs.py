@@ -25,3 +25,14 @@ def unpicklable(kernel: Any) -> Any:
 def say_hello(kernel: Any) -> str:
     print("hello from the child", flush=True)
     return "done"
+
+
+def report_then_hang(kernel: Any, reports: int = 2) -> None:
+    """Reports progress, then blocks past any timeout: a job that was moving, then stuck."""
+    import time
+
+    from nvfp4ctl.runner import progress
+
+    for count in range(1, reports + 1):
+        progress.report({"done": count}, now=True)
+    time.sleep(3600)

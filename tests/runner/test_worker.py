@@ -400,3 +400,17 @@ def test_other_cuda_errors_get_no_trap_note(make_target):
         with pytest.raises(KernelCrash) as caught:
             worker.call(CALL, label="test 4", data=None)
     assert "trap" not in str(caught.value)
+
+
+def test_a_jobs_progress_reaches_the_parent_and_its_timeout(make_target):
+    """The child reports work done on the way (runner/progress.py): each report goes to on_progress, and a
+    timeout after one carries the latest and its age, so the caller can tell slow from stuck."""
+    heard, loaded = [], []
+    limit = 2.0 * slowdown()
+    with Worker(make_target("return 1"), timeout_s=limit, device="cpu", on_progress=heard.append,
+                on_loaded=lambda: loaded.append(True)) as worker:
+        with pytest.raises(KernelTimeout) as raised:
+            worker.call("runner_jobs:report_then_hang", label="slow job", reports=2)
+    assert loaded == [True]
+    assert heard == [{"done": 1}, {"done": 2}]
+    assert raised.value.progress == {"done": 2} and 0 < raised.value.progress_age_s <= limit + 1
