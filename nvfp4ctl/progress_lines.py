@@ -54,6 +54,12 @@ class ProgressLines:
             if self._said is None or self._said[0] != step or now - self._said[1] >= self._every_s:
                 self._say_now(now)
 
+    def update(self, step: str) -> None:
+        """The step under way now reads `step` (news within it, e.g. calls returned): no line at once,
+        the heartbeat's next one says it."""
+        with self._lock:
+            self._step = step
+
     def said_elsewhere(self, step: str) -> None:
         """`step` starts and the command said so in its own words (a note): the heartbeat alone follows."""
         with self._lock:

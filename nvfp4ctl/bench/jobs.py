@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from nvfp4ctl.bench import calibration
+from nvfp4ctl.bench.call_progress import CallTracker
 from nvfp4ctl.bench.clock import CudaClock, HostClock
 from nvfp4ctl.bench.correctness import Mismatch, first_mismatch
 from nvfp4ctl.bench.flush import CudaFlush, NoFlush
@@ -60,24 +61,37 @@ def bench_case(
     seeds = spec.timing.seeds(case.seed, input_sets)  # GEMMs 50 sets (+42 each), grouped 15, GEMV 1
     inputs = make_input_sets(spec, case, seeds, device)
     generated = time.perf_counter()
+    on_cuda = device == "cuda"
+    timed_criterion = StoppingCriterion(**criterion)
+    loops = [timed_criterion] + ([StoppingCriterion(**warmup)] if warmup is not None else []) + (
+        [StoppingCriterion.for_wall_time(settle_s)] if settle_s > 0 else [])
+    least_samples = sum(min(loop.min_repeats, loop.max_repeats) for loop in loops)
+    tracker = CallTracker(len(inputs), len(inputs) * (1 + least_samples))
     try:
-        expected = correctness_pass(target, spec, inputs, seeds, rtol, atol)
+        # the CPU's calls block: each return is news; a GPU's are known to have ended once checked
+        expected = correctness_pass(target if on_cuda else tracker.counting(target), spec, inputs, seeds, rtol, atol,
+                                    on_checked=tracker.checked)
     except WrongResult as wrong:
         return {"failure": str(wrong)}
     checked = time.perf_counter()
+    if on_cuda:
+        tracker.returned(len(inputs), checked - generated, next_within_s=checked - generated)
 
-    on_cuda = device == "cuda"
     clock = CudaClock() if on_cuda else HostClock()
     flush = CudaFlush(device) if on_cuda else NoFlush()
     if warmup is not None:  # the leaderboard's warm-up run: same loop, thrown away
-        time_batches(target, inputs, StoppingCriterion(**warmup), flush, clock)
+        tracker.enter("warm-up")
+        time_batches(target, inputs, StoppingCriterion(**warmup), flush, clock, on_batch=tracker.batch_done)
     settle_started = time.perf_counter()
     if settle_s > 0:
-        time_batches(target, inputs, StoppingCriterion.for_wall_time(settle_s), flush, clock)
+        tracker.enter("settle")
+        time_batches(target, inputs, StoppingCriterion.for_wall_time(settle_s), flush, clock,
+                     on_batch=tracker.batch_done)
     settled = time.perf_counter()
     check = _recheck(spec, expected, seeds, rtol, atol) if recheck else None
+    tracker.enter("timing")
     try:
-        samples = time_batches(target, inputs, StoppingCriterion(**criterion), flush, clock, check)
+        samples = time_batches(target, inputs, timed_criterion, flush, clock, check, on_batch=tracker.batch_done)
     except WrongResult as wrong:
         return {"failure": f"recheck: {wrong}"}
     return {
@@ -142,14 +156,17 @@ def _problem(name: str) -> Any:
 
 
 def correctness_pass(target: Kernel, spec: Any, inputs: list[tuple], seeds: list[int],
-                     rtol: float, atol: float) -> list[Any]:
-    """Call the target on a clone of every input set, then check all 50 outputs; return the references."""
+                     rtol: float, atol: float, on_checked: Callable[[float], None] = lambda seconds: None) -> list[Any]:
+    """Call the target on a clone of every input set, then check all 50 outputs; return the references.
+    `on_checked` hears of each output checked and the seconds its check took (the reference's, on the CPU)."""
     outputs = [target(clone_data(data)) for data in inputs]
     expected = []
     for index, (data, output) in enumerate(zip(inputs, outputs)):
+        began = time.perf_counter()
         want = spec.reference(data)
         _raise_if_wrong(first_mismatch(output, want, rtol, atol), index, seeds)
         expected.append(want)
+        on_checked(time.perf_counter() - began)
     return expected
 
 

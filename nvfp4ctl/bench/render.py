@@ -20,7 +20,17 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f}%"
 
 
+# NVFP4CTL_DEVICE=cpu: said once, in place of the comparison with earlier runs
+CPU_CAVEAT = ("CPU times (NVFP4CTL_DEVICE=cpu) say nothing of the leaderboard's: no speed-of-light or TFLOP/s"
+              " figures, and no faster/slower against earlier benches")
+
+
 def timing_table(report: BenchReport) -> tuple[list[str], Rows]:
+    if report.on_cpu:  # a GPU's rates and ceilings beside a CPU time would read as a measurement of the kernel
+        rows = [[s.key, _us(s.stats.mean), _us(s.stats.err), _us(s.stats.best), _us(s.stats.worst), str(s.stats.runs)]
+                for s in report.shapes]
+        rows.append(["geomean", _us(report.geomean_us), _us(report.geomean_err_us), "", "", ""])
+        return ["shape", "CPU mean µs", "± err", "best", "worst", "runs"], rows
     columns = ["shape", "mean µs", "± err", "best", "worst", "runs", "TFLOP/s", "TB/s", f"% SOL {SOL_LABEL}",
                "% this GPU"]
     rows = [

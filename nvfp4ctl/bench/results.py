@@ -88,8 +88,9 @@ class ShapeResult:
     def host_bound(self) -> bool:
         return self.device is not None and self.issue_us >= HOST_BOUND_RATIO * self.device.us_per_call
 
-    def to_dict(self, ceilings: Ceilings | None) -> dict[str, Any]:
+    def to_dict(self, ceilings: Ceilings | None, on_cpu: bool = False) -> dict[str, Any]:
         floor = self.floor_us(ceilings) if ceilings else None
+        pct_sol = None if on_cpu else self.pct_sol  # a CPU time against a B200's speed of light says nothing
         return {
             "shape": self.key, "m": self.m, "n": self.n, "k": self.k, "l": self.l, "seed": self.seed,
             "us": self.stats.to_dict(), "stopped": self.reason,
@@ -97,7 +98,7 @@ class ShapeResult:
             "gap_us_per_call": self.gap_us, "issue_us_per_call": self.issue_us, "host_bound": self.host_bound,
             "kernels": self.device.to_dict() if self.device else None,
             "tflops": self.tflops, "tbps": self.tbps,
-            "sol_us": self.sol_us, "pct_sol": self.pct_sol, "sol_label": SOL_LABEL,
+            "sol_us": self.sol_us, "pct_sol": pct_sol, "sol_label": SOL_LABEL,
             "floor_us": floor[0] if floor else None, "bound_by": floor[1] if floor else None,
             "pct_ceiling": self.pct_ceiling(ceilings) if ceilings else None,
             **self.raw,
@@ -113,6 +114,11 @@ class BenchReport:
     ceilings: Ceilings | None
     wall_s: float
     calibration_error: str | None = None
+    device: str = "cuda"  # "cpu": NVFP4CTL_DEVICE=cpu, times that say nothing of the leaderboard's
+
+    @property
+    def on_cpu(self) -> bool:
+        return self.device == "cpu"
 
     @property
     def geomean_us(self) -> float:
@@ -136,11 +142,11 @@ class BenchReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "target": self.target, "gpu": self.gpu, "mode": self.mode,
+            "target": self.target, "gpu": self.gpu, "device": self.device, "mode": self.mode,
             "geomean_us": self.geomean_us, "geomean_err_us": self.geomean_err_us,
             "sol_geomean_us": self.sol_geomean_us, "sol_label": SOL_LABEL,
             "ceilings": self.ceilings.to_dict() if self.ceilings else None,
             "calibration_error": self.calibration_error,
-            "shapes": [s.to_dict(self.ceilings) for s in self.shapes],
+            "shapes": [s.to_dict(self.ceilings, self.on_cpu) for s in self.shapes],
             "wall_s": self.wall_s,
         }

@@ -17,7 +17,7 @@ from nvfp4ctl.bench.calibration import Ceilings
 from nvfp4ctl.bench.modes import DEFAULT_SETTLE_S, Mode  # noqa: F401  (DEFAULT_SETTLE_S: kept here for its users)
 from nvfp4ctl.bench.results import BenchReport, ShapeResult
 from nvfp4ctl.errors import FailuresFound, UsageError
-from nvfp4ctl.runlog import detect_gpu
+from nvfp4ctl.runlog import CPU_DEVICE_LABEL, detect_gpu
 
 JOBS = "nvfp4ctl.bench.jobs"
 STEP_WORDS = {"warm": "warming", "time": "timing", "profile": "profiling"}
@@ -86,9 +86,11 @@ def run_bench(plan: BenchPlan, worker: Any, target_label: str,
             timed.append((case, reply))
     profiles += [None] * (len(timed) - len(profiles))
     results = [ShapeResult.from_job(case, reply, profile, problem) for (case, reply), profile in zip(timed, profiles)]
-    return BenchReport(target=target_label, gpu=worker.gpu or detect_gpu(), mode=plan.mode.name,
+    # a CPU run is labelled so whatever GPU the machine has: its times are never compared with a GPU's
+    gpu = CPU_DEVICE_LABEL if plan.device == "cpu" else worker.gpu or detect_gpu()
+    return BenchReport(target=target_label, gpu=gpu, mode=plan.mode.name,
                        shapes=tuple(results), ceilings=ceilings, wall_s=time.perf_counter() - started,
-                       calibration_error=calibration_error)
+                       calibration_error=calibration_error, device=plan.device)
 
 
 def _payload(plan: BenchPlan, case: Any, kind: str, warm_here: bool) -> dict[str, Any]:
@@ -105,12 +107,27 @@ def _payload(plan: BenchPlan, case: Any, kind: str, warm_here: bool) -> dict[str
 
 
 def _call(worker: Any, job: str, label: str, timeout_s: float, payload: dict[str, Any]) -> dict[str, Any]:
-    from nvfp4ctl.runner.worker import JobError
+    from nvfp4ctl.runner.worker import ChildTimeout, JobError
 
     try:
         return worker.call(f"{JOBS}:{job}", label=label, timeout_s=timeout_s, **payload)
+    except ChildTimeout as error:
+        raise _slow_not_stuck(error, label, timeout_s) or error from None
     except JobError as error:
         if error.type_name == UsageError.__name__:  # e.g. a shape whose inputs do not fit the GPU
             raise UsageError(error.text) from None
         raise FailuresFound(f"{label}: {error}") from error
 
+
+
+def _slow_not_stuck(error: Any, label: str, timeout_s: float) -> Any:
+    """The watchdog's kill of a job whose calls were still returning, said as what it is: a shape too slow
+    for the timeout (a timeout still, exit 3), with its pace and what to change; None for a stuck one."""
+    from nvfp4ctl.bench.call_progress import CallProgress, too_slow
+    from nvfp4ctl.runner.worker import ChildTimeout
+
+    last = error.progress
+    if not isinstance(last, CallProgress) or error.progress_age_s is None or not last.still_running(error.progress_age_s):
+        return None
+    return ChildTimeout(f"{too_slow(label, timeout_s, last)}; the child was killed", error.log_tail, error.log_path,
+                        last, error.progress_age_s)

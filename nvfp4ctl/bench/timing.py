@@ -54,7 +54,9 @@ def time_batches(
     flush: Flush,
     clock: Clock,
     recheck: Callable[[list[Any]], None] | None = None,
+    on_batch: Callable[[float], None] | None = None,
 ) -> Samples:
+    """`on_batch` hears of each sample kept (ns per call), outside the timed window: the job's progress."""
     criterion.reset()
     per_call: list[float] = []
     issue: list[float] = []
@@ -83,5 +85,7 @@ def time_batches(
         per_call.append(clock.elapsed_ns(begin, end) / len(inputs))
         issue.append(issue_ns / len(inputs))
         criterion.add(per_call[-1], (time.perf_counter_ns() - loop_start) / 1e9)
+        if on_batch is not None:
+            on_batch(per_call[-1])
     return Samples(per_call, issue, criterion.reason or "", (time.perf_counter_ns() - loop_start) / 1e9, head_start_s,
                    host_stalls)

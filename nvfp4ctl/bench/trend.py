@@ -16,7 +16,7 @@ from pathlib import Path
 
 from nvfp4ctl.bench.history import LoggedBench, logged_problem, parse_result_line
 from nvfp4ctl.errors import UsageError
-from nvfp4ctl.runlog import LOG_RELATIVE, RunEntry, logged_path, split_target
+from nvfp4ctl.runlog import CPU_DEVICE_LABEL, LOG_RELATIVE, RunEntry, logged_path, split_target
 
 GEOMEAN = "geomean"
 
@@ -41,6 +41,11 @@ class Trend:
     gpu: str
     runs: list[Run] = field(default_factory=list)
     problem: str = ""  # the task's problem: one path may hold another problem's submission in another folder
+
+    @property
+    def on_cpu(self) -> bool:
+        """NVFP4CTL_DEVICE=cpu runs: their times say nothing of the leaderboard's, nor of an edit's effect."""
+        return self.gpu == CPU_DEVICE_LABEL
 
     def keys(self) -> list[str]:
         """Shapes in the order first timed, then the geomean (only over runs that timed every shape)."""
@@ -193,13 +198,14 @@ def plot(values: Sequence[float | None], changes: Sequence[bool], height: int = 
     return lines
 
 
-def summary(values: Sequence[float | None]) -> str:
-    """"53.68 -> 53.21 µs (-0.9 %) over 7 runs, best 53.21": first and last run that timed the shape."""
+def summary(values: Sequence[float | None], with_change: bool = True) -> str:
+    """"53.68 -> 53.21 µs (-0.9 %) over 7 runs, best 53.21": first and last run that timed the shape;
+    without `with_change` (CPU runs) no percentage."""
     present = [v for v in values if v is not None]
     if not present:
         return "no run timed this shape"
     first, last = present[0], present[-1]
-    change = f" ({100.0 * (last - first) / first:+.1f} %)" if len(present) > 1 else ""
+    change = f" ({100.0 * (last - first) / first:+.1f} %)" if len(present) > 1 and with_change else ""
     runs = f"{len(present)} run{'' if len(present) == 1 else 's'}"
     return f"{first:.2f} -> {last:.2f} µs{change} over {runs}, best {min(present):.2f}"
 

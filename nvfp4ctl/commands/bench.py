@@ -83,16 +83,20 @@ def command(
     echo = (lambda line: console.detail(f"  [child] {line}")) if console.verbosity >= VERBOSE else None
     from nvfp4ctl.progress_lines import progress_lines
 
-    total = len(plan.steps()) + 1
+    total = len(plan.steps()) + (1 if device == "cuda" else 0)  # the GPU's calibration is a step of its own
+    steps = _Steps()
     try:
-        with (Worker(target, plan.timeout_s, device=device, on_output=echo) as worker, console.progress() as progress,
+        with (Worker(target, plan.timeout_s, device=device, on_output=echo, on_loaded=steps.loaded,
+                     on_progress=steps.news) as worker, console.progress() as progress,
               progress_lines(console, total) as lines):
-            report = run_bench(plan, worker, target.label, on_step=_stepper(progress, total, lines))
+            steps.show_on(progress, total, lines)
+            report = run_bench(plan, worker, target.label, on_step=steps.step)
     except (ChildCrashed, ChildTimeout) as error:
         raise _with_child_log(error) from None
     log_read = True
     try:
-        comparison = compare_with_log(report, target.path, problem.name)
+        # CPU times are compared with nothing: two of the same code differ by tens of percent
+        comparison = None if report.on_cpu else compare_with_log(report, target.path, problem.name)
     except OSError as error:  # NVFP4CTL_MEMORY naming a folder, say: the timings just taken still stand
         memory = memory_path()
         console.warn(f"cannot read the run log {memory}: {os_reason(error, memory)}; no comparison with the"
@@ -177,7 +181,9 @@ def show(report: BenchReport, comparison: history.Comparison | None, max_noise: 
     console.table(*render.timing_table(report), title=title)
     if any(s.device is not None for s in report.shapes):
         console.table(*render.device_table(report), title="per call: leaderboard time vs kernel time (profiler)")
-    if comparison is not None:
+    if report.on_cpu:
+        console.warn(render.CPU_CAVEAT)
+    elif comparison is not None:
         console.table(*render.comparison_table(comparison), title=render.comparison_title(comparison))
     elif log_read:  # an unreadable log was said already
         console.info("no earlier bench of this target on this GPU in the run log to compare with")
@@ -188,24 +194,47 @@ def show(report: BenchReport, comparison: history.Comparison | None, max_noise: 
     ceilings = render.ceilings_line(report)
     if ceilings:
         console.info(ceilings)
-    console.ok(f"geomean {report.geomean_us:.3f} µs ± {report.geomean_err_us:.3f} over {plural(len(report.shapes), 'shape')}")
+    console.ok(f"{'CPU ' if report.on_cpu else ''}geomean {report.geomean_us:.3f} µs ± {report.geomean_err_us:.3f} over {plural(len(report.shapes), 'shape')}")
 
 
-def _stepper(progress: Any, total: int, lines: ProgressLines) -> Any:
-    """The bar's step and, where no bar is drawn, its plain line. The first step's line says the target
-    loads in it: the worker starts its child on the first call, and a load_inline build runs minutes."""
-    task_id = progress.add_task("starting", total=total)
-    started = [False]
+class _Steps:
+    """The bar's step and, where no bar is drawn, its plain line. Until the target has loaded the step says
+    it loads first (the worker starts its child on the first call, and a load_inline build runs minutes);
+    then the job's own news follows it (calls returned, time per call: bench/call_progress.py)."""
 
-    def step(description: str) -> None:
-        if started[0]:
-            progress.advance(task_id)
-            lines.advance()
-        progress.update(task_id, description=description)
-        lines.show(description if started[0] else f"{description} (loading the target first)")
-        started[0] = True
+    def __init__(self) -> None:
+        self._progress: Any = None
+        self._lines: ProgressLines | None = None
+        self._task_id: Any = None
+        self._step = ""
+        self._started = False
+        self._loaded = False
 
-    return step
+    def show_on(self, progress: Any, total: int, lines: ProgressLines) -> None:
+        self._progress, self._lines = progress, lines
+        self._task_id = progress.add_task("starting", total=total)
+
+    def step(self, description: str) -> None:
+        if self._started:  # a step ended: its call returned, so the target had loaded
+            self._progress.advance(self._task_id)
+            self._lines.advance()
+            self._loaded = True
+        self._started, self._step = True, description
+        self._progress.update(self._task_id, description=description)
+        self._lines.show(description if self._loaded else f"{description} (loading the target first)")
+
+    def loaded(self) -> None:
+        self._loaded = True
+        if self._started:  # said at once: how long the load took is news
+            self._lines.show(self._step)
+
+    def news(self, value: Any) -> None:
+        describe = getattr(value, "describe", None)
+        if not self._started or describe is None:
+            return
+        text = f"{self._step} ({describe()})"
+        self._progress.update(self._task_id, description=text)
+        self._lines.update(text)
 
 
 def _comparison_dict(comparison: history.Comparison | None) -> dict[str, Any] | None:

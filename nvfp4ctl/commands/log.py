@@ -116,12 +116,18 @@ def _show_trend(entries: list, last: int, target: Path | None, wanted: dict[str,
         of = f" ({trend.problem})" if several_problems else ""
         console.info(f"{trend.target}{of} on {trend.gpu}: {plural(len(trend.runs), 'bench', 'benches')}, {_when(first)} to {_when(final)}",
                      style="bold", result=True)  # the plots below print under -q: so does what they are of
+        if trend.on_cpu:
+            console.info(f"  {CPU_TREND_NOTE}", result=True)
         for key in keys:
             values = trend.series(key)
-            console.info(f"  {key}: {trends.summary(values)}", result=True)
+            console.info(f"  {key}: {trends.summary(values, with_change=not trend.on_cpu)}", result=True)
             console.raw("\n".join("    " + line for line in trends.plot(values, trend.changes())))
         console.raw("\n".join("  " + line for line in trends.commit_legend(trend)))
     return Outcome(result=f"trend of {plural(len(found), 'target')}")
+
+
+CPU_TREND_NOTE = ("CPU times (NVFP4CTL_DEVICE=cpu): they say nothing of the leaderboard's, and runs of the same"
+                  " code differ by tens of percent, so no change is given")
 
 
 def _log_project(memory: Path) -> Path | None:

@@ -420,3 +420,95 @@ def test_without_a_terminal_a_step_that_runs_on_is_said_again(submission: Path, 
     assert result.exit_code == 0, result.output
     said = [line for line in result.stderr.splitlines() if line.startswith("calibration (loading the target first): ")]
     assert len(said) >= 3, result.stderr
+
+
+def _progress(calls: int, per_call_s: float = 1.8) -> Any:
+    from nvfp4ctl.bench.call_progress import CallProgress
+
+    return CallProgress("warm-up", calls, calls * per_call_s, 50, 350, elapsed_s=calls * per_call_s + 5.0,
+                        next_within_s=50 * per_call_s)
+
+
+def test_a_timeout_while_calls_still_return_is_too_slow_not_a_deadlock(submission: Path) -> None:
+    """A correct but slow submission (1.8 s a call on the CPU, 90 s a sample): the watchdog's kill said
+    "possible deadlock". Calls had returned: it is said too slow, with its pace and what to change, exit 3."""
+    from nvfp4ctl.runner.worker import ChildTimeout
+
+    FakeWorker.raise_error = ChildTimeout("possible deadlock: bench 128x7168x16384 ran past 180 s; the child was killed",
+                                          [], None, _progress(60), progress_age_s=40.0)
+    result = _bench("--submission", str(submission))
+    assert result.exit_code == 3, result.output
+    output = " ".join(result.output.split())
+    assert "deadlock" not in output
+    assert ("bench 128x7168x16384 is too slow for the 180 s timeout, not stuck: 1.80 s per call (60 calls returned);"
+            " a sample is 50 calls (90 s), and the shape needs at least 350 calls") in output
+    assert "time a smaller --shape, or give --timeout 800 or more" in output  # 1.25 × 635 s
+
+
+def test_a_timeout_long_after_the_last_call_returned_is_still_a_possible_deadlock(submission: Path) -> None:
+    from nvfp4ctl.runner.worker import ChildTimeout
+
+    FakeWorker.raise_error = ChildTimeout("possible deadlock: bench 128x7168x16384 ran past 180 s; the child was killed",
+                                          [], None, _progress(60, per_call_s=0.01), progress_age_s=170.0)
+    result = _bench("--submission", str(submission))
+    assert result.exit_code == 3 and "possible deadlock: bench 128x7168x16384 ran past 180 s" in result.output
+
+
+class LoadingWorker(FakeWorker):
+    """Loads the target in its first call, then reports calls returning, as the real worker's child does."""
+
+    def __init__(self, target: Any, timeout_s: float, device: str = "cuda", **hooks: Any) -> None:
+        super().__init__(target, timeout_s, device)
+        self.hooks, self.loaded = hooks, False
+
+    def call(self, job: str, *, label: str, timeout_s: float | None = None, **payload: Any) -> Any:
+        if not self.loaded:
+            time.sleep(0.3)
+            self.loaded = True
+            self.hooks["on_loaded"]()
+        self.hooks["on_progress"](_progress(12))
+        time.sleep(0.3)
+        return super().call(job, label=label, timeout_s=timeout_s, **payload)
+
+
+def test_the_progress_line_stops_saying_the_target_loads_once_it_has(submission: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """It said "timing ... (loading the target first)" through the whole first shape; now the load's end and
+    then the calls returned are said. On the CPU there is no calibration step: 1 step, not "of 2"."""
+    monkeypatch.setattr("nvfp4ctl.runner.worker.Worker", LoadingWorker)
+    monkeypatch.setattr("nvfp4ctl.runner.gpu.run_device", lambda: "cpu")
+    monkeypatch.setattr("nvfp4ctl.progress_lines.PLAIN_LINE_EVERY_S", 0.1)
+    result = _bench("--submission", str(submission), "--only", "2", cli=separate_streams_runner())
+    assert result.exit_code == 0, result.output
+    lines = [line.rsplit(",", 1)[0] for line in result.stderr.splitlines()]
+    assert lines[0] == "timing 128x4096x7168 (loading the target first): 0 of 1"
+    loaded = lines.index("timing 128x4096x7168: 0 of 1")  # said at once as the load ends
+    assert all("loading" not in line for line in lines[loaded:]), result.stderr
+    assert "timing 128x4096x7168 (warm-up, 12 of at least 350 calls, 1.80 s per call): 0 of 1" in lines[loaded:]
+
+
+def test_cpu_times_are_not_read_as_a_gpus(submission: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """NVFP4CTL_DEVICE=cpu: two benches of the same code printed "-59.01% ±30.19% faster", "% this GPU"
+    and "TFLOP/s 0". Now one caveat, CPU columns, no speed-of-light, no verdict; and the CPU runs are
+    logged as such whatever GPU the worker names, so a GPU bench is never compared with them."""
+    from nvfp4ctl.bench.render import CPU_CAVEAT
+
+    monkeypatch.setattr("nvfp4ctl.runner.gpu.run_device", lambda: "cpu")
+    assert _bench("--submission", str(submission)).exit_code == 0
+    FakeWorker.scale = 0.4
+    result = _bench("--submission", str(submission))
+    assert result.exit_code == 0, result.output
+    output = " ".join(result.output.split())
+    assert CPU_CAVEAT in output and output.count("CPU times") == 1
+    for text in ("faster", "slower", "vs the previous", "% SOL", "this GPU", "TFLOP/s", "TB/s", "no earlier bench"):
+        assert text not in output.replace(CPU_CAVEAT, ""), text
+    assert "CPU mean µs" in output and "CPU geomean" in output
+    data = json.loads(_bench("--submission", str(submission), "--json").stdout)
+    assert data["device"] == "cpu" and data["comparison"] is None
+    assert all(shape["pct_sol"] is None for shape in data["shapes"])
+    entries = runlog.read(Path(os.environ["NVFP4CTL_MEMORY"]))
+    assert {entry.gpu for entry in entries} == {runlog.CPU_DEVICE_LABEL}
+    monkeypatch.setattr("nvfp4ctl.runner.gpu.run_device", lambda: "cuda")
+    on_gpu = _bench("--submission", str(submission))
+    assert on_gpu.exit_code == 0 and "no earlier bench" in on_gpu.output and "vs the previous" not in on_gpu.output
+    assert "% SOL" in on_gpu.output and "CPU times" not in on_gpu.output

@@ -133,3 +133,26 @@ def test_input_sets_that_fit_one_by_one_but_not_together_are_this_gpus_limit(mon
     made.extend([0, 0])  # the first set itself: raised as it came
     with pytest.raises(torch.OutOfMemoryError):
         jobs.make_input_sets(PROBLEM, CASE, [1, 2], "cpu")
+
+
+def test_a_cpu_job_reports_each_call_returning_and_each_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The watchdog's parent hears of the calls that returned (runner/progress.py): on the CPU each call of
+    the correctness pass, then each batch, with the least number of calls the job needs."""
+    from nvfp4ctl.bench.call_progress import CallProgress
+    from nvfp4ctl.runner import progress
+
+    sent: list[Any] = []
+
+    class Channel:
+        def send(self, message: Any) -> None:
+            sent.append(message)
+
+    monkeypatch.setattr(progress, "_channel", Channel())
+    monkeypatch.setattr(progress, "REPORT_EVERY_S", 0.0)
+    _bench(_right)
+    reports = [value for kind, value in sent if kind == "progress"]
+    assert all(isinstance(value, CallProgress) for value in reports)
+    returned = [r.calls for r in reports if r.phase == "correctness pass"]
+    assert returned[:3] == [1, 2, 3]  # one per call, then the three outputs checked
+    assert reports[-1].phase == "timing" and reports[-1].calls == 3 + 3 * 3
+    assert reports[-1].calls_needed == 3 * (1 + 3) and reports[-1].per_call_s > 0

@@ -291,3 +291,20 @@ def test_a_log_of_older_and_newer_lines_read_from_a_subfolder_is_one_trend_per_f
         result = CliRunner().invoke(app, ["log", "--trend", *options])
         assert result.exit_code == 0, result.output
         assert f"on {H100}: 2 benches" in result.output and "1 bench," not in result.output, result.output
+
+
+def test_cpu_runs_get_no_change_and_stay_apart_from_the_gpus() -> None:
+    """Two CPU benches of the same code differ by tens of percent: their trend gives no percentage and
+    says why, and a CPU run of the same file never joins the GPU's series."""
+    memory = memory_path()
+    for entry in [*LOG[:2], bench("3:00:00", 9000.0, 3000.0, gpu=runlog.CPU_DEVICE_LABEL),
+                  bench("3:10:00", 5000.0, 2000.0, gpu=runlog.CPU_DEVICE_LABEL)]:
+        runlog.append(entry, memory)
+    result = CliRunner().invoke(app, ["log", "--trend", "--shape", "128,7168,2048"], env={"COLUMNS": "300"})
+    assert result.exit_code == 0, result.output
+    output = " ".join(result.output.split())
+    assert f"kernels/sm90/k.cu on {runlog.CPU_DEVICE_LABEL}: 2 benches" in output
+    assert f"kernels/sm90/k.cu on {H100}: 2 benches" in output
+    assert f"{SMALL}: 3000.00 -> 2000.00 µs over 2 runs, best 2000.00" in output
+    assert f"{SMALL}: 18.00 -> 17.00 µs (-5.6 %) over 2 runs" in output
+    assert "CPU times (NVFP4CTL_DEVICE=cpu)" in output and output.count("%)") == 1
