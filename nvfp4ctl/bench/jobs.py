@@ -5,7 +5,8 @@ sets (seed += 42 before each), one correctness pass over all 50 outputs (each ca
 then timed repeats until the criterion stops. One addition, on by default: before the timed
 repeats, the same loop runs untimed for `settle_s` seconds (session.DEFAULT_SETTLE_S says why).
 `device_time` profiles a shape separately.
-Returns plain dicts (picklable); a wrong result comes back as {"failure": "..."}.
+Returns plain dicts (picklable); a wrong result comes back as {"failure": "..."}, an exception raised by
+the target's call as {"raised": [headline, traceback lines...]} (a crash of the shape, as in check).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from nvfp4ctl.bench.stopping import StoppingCriterion
 from nvfp4ctl.bench.timing import time_batches
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.runner.child import is_cuda_error
+from nvfp4ctl.runner.raised import TargetRaised, raised_from
 
 Kernel = Callable[[tuple], Any]
 
@@ -55,6 +57,17 @@ def bench_case(
     device: str = "cuda",
     input_sets: int | None = None,
     settle_s: float = 0.0,
+) -> dict[str, Any]:
+    try:
+        return _bench_case(target, case=case, problem=problem, rtol=rtol, atol=atol, criterion=criterion,
+                           warmup=warmup, recheck=recheck, device=device, input_sets=input_sets, settle_s=settle_s)
+    except TargetRaised as raised:
+        return {"raised": list(raised.lines)}
+
+
+def _bench_case(
+    target: Kernel, *, case: Any, problem: str, rtol: float, atol: float, criterion: dict[str, float],
+    warmup: dict[str, float] | None, recheck: bool, device: str, input_sets: int | None, settle_s: float,
 ) -> dict[str, Any]:
     started = time.perf_counter()
     spec = _problem(problem)
@@ -159,7 +172,12 @@ def correctness_pass(target: Kernel, spec: Any, inputs: list[tuple], seeds: list
                      rtol: float, atol: float, on_checked: Callable[[float], None] = lambda seconds: None) -> list[Any]:
     """Call the target on a clone of every input set, then check all 50 outputs; return the references.
     `on_checked` hears of each output checked and the seconds its check took (the reference's, on the CPU)."""
-    outputs = [target(clone_data(data)) for data in inputs]
+    try:
+        outputs = [target(clone_data(data)) for data in inputs]
+    except Exception as error:  # noqa: BLE001 - the target's own exception is a crash of the shape
+        if is_cuda_error(error):
+            raise  # the context is poisoned: the worker turns this into a crash
+        raise raised_from(error, __file__) from error
     expected = []
     for index, (data, output) in enumerate(zip(inputs, outputs)):
         began = time.perf_counter()

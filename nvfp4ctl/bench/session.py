@@ -2,7 +2,8 @@
 
 Order: this GPU's ceilings (cached), the mode's warm-ups, every shape settled and timed, then every
 shape profiled (kernel time per call), so the profiler is never attached while the timings are taken.
-A wrong result is FailuresFound (exit 1); a timeout or crash comes from the Worker as
+A wrong result is FailuresFound (exit 1); an exception raised by the target's call is a KernelCrash
+(exit 4) with its traceback, as check says it; a timeout or crash comes from the Worker as
 KernelTimeout / KernelCrash (exit 3 / 4).
 """
 
@@ -16,7 +17,7 @@ from typing import Any
 from nvfp4ctl.bench.calibration import Ceilings
 from nvfp4ctl.bench.modes import DEFAULT_SETTLE_S, Mode  # noqa: F401  (DEFAULT_SETTLE_S: kept here for its users)
 from nvfp4ctl.bench.results import BenchReport, ShapeResult
-from nvfp4ctl.errors import FailuresFound, UsageError
+from nvfp4ctl.errors import FailuresFound, KernelCrash, UsageError
 from nvfp4ctl.runlog import CPU_DEVICE_LABEL, detect_gpu
 
 JOBS = "nvfp4ctl.bench.jobs"
@@ -80,6 +81,9 @@ def run_bench(plan: BenchPlan, worker: Any, target_label: str,
             continue
         payload = _payload(plan, case, kind, warm_here=kind == "time" and not timed and plan.mode.warm_first_only)
         reply = _call(worker, "bench_case", f"bench {key}", plan.timeout_s, payload)
+        if "raised" in reply:
+            headline, *trace = reply["raised"]
+            raise KernelCrash("\n".join([f"bench {key}: {headline}", *(f"  {line}" for line in trace)]))
         if "failure" in reply:
             raise FailuresFound(f"bench {key}: {reply['failure']}")
         if kind == "time":

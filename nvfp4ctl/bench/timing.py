@@ -17,6 +17,8 @@ from typing import Any, Protocol
 
 from nvfp4ctl.bench.flush import FIRST_HEAD_START_S, host_stalled, next_head_start
 from nvfp4ctl.bench.stopping import StoppingCriterion
+from nvfp4ctl.runner.child import is_cuda_error
+from nvfp4ctl.runner.raised import raised_from
 
 
 # Host pauses retimed per loop; past this many the pauses are the target's own (a wrapper that
@@ -71,8 +73,13 @@ def time_batches(
         begin, end = clock.pair()
         begin.record()
         issue_start = time.perf_counter_ns()
-        for data in inputs:
-            outputs.append(fn(data))
+        try:
+            for data in inputs:
+                outputs.append(fn(data))
+        except Exception as error:  # noqa: BLE001 - the target's own exception is a crash of the shape
+            if is_cuda_error(error):
+                raise
+            raise raised_from(error, __file__) from error
         issue_ns = time.perf_counter_ns() - issue_start
         end.record()
         clock.synchronize()

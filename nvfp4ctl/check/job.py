@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -18,6 +17,7 @@ from nvfp4ctl.check.compare import compare, mismatch_mask, poison
 from nvfp4ctl.check.output import is_output_buffer, output_mistakes
 from nvfp4ctl.check.result import FIRST_CALL, PROBE_FRESH, PROBE_REFILLED, REUSED, CaseResult, Comparison
 from nvfp4ctl.runner.child import describe_device, is_cuda_error
+from nvfp4ctl.runner.raised import describe_raised
 
 if TYPE_CHECKING:
     from nvfp4ctl.problems.base import ProblemBase
@@ -31,6 +31,7 @@ class _Call:
     comparison: Comparison | None
     problems: tuple[str, ...]
     seconds: float
+    raised: tuple[str, ...] = ()  # the call raised: runner.raised.describe_raised's lines
 
 
 def resolve_problem(name: str) -> ProblemBase:
@@ -55,6 +56,8 @@ def check_case(
         chosen = resolve_problem(problem)
         data = chosen.make_input(case, device=device, scales=scales)
         first = _call_and_compare(kernel, chosen, data, rtol, atol, device)
+        if first.raised:
+            return CaseResult(False, FIRST_CALL, call_s=first.seconds, raised=first.raised)
         if first.problems or not first.comparison or not first.comparison.passed:
             return CaseResult(False, FIRST_CALL, first.problems, first.comparison, first.seconds)
         if not probe:
@@ -84,6 +87,8 @@ def _probe_reuse(
 
 
 def _probe_verdict(call: _Call, phase: str, what: str) -> CaseResult | None:
+    if call.raised:
+        return CaseResult(False, phase, raised=call.raised)
     if call.problems:
         return CaseResult(False, phase, tuple(f"after {what}: {p}" for p in call.problems), None)
     assert call.comparison is not None
@@ -113,10 +118,10 @@ def _call_and_compare(
     try:
         out = kernel(data)
         _synchronize(device)  # asynchronous CUDA errors surface here, inside the try
-    except Exception as error:  # noqa: BLE001 - the target's own exception is a test failure
+    except Exception as error:  # noqa: BLE001 - the target's own exception is a crash of this test
         if is_cuda_error(error):
             raise  # the context is poisoned: the worker turns this into a crash and a fresh child
-        return _Call(None, _raised(error), time.perf_counter() - started)
+        return _Call(None, (), time.perf_counter() - started, raised=describe_raised(error, __file__))
     seconds = time.perf_counter() - started
     names = problem.output_names(data)
     if several:
@@ -141,14 +146,6 @@ def _call_and_compare(
         notes = problem.explain(data, out, want, mismatch_mask(out.to(want.device), want, rtol, atol))
         chosen = dataclasses.replace(chosen, notes=tuple(notes))
     return _Call(chosen, (), seconds)
-
-
-def _raised(error: Exception) -> tuple[str, ...]:
-    frames = traceback.extract_tb(error.__traceback__)[1:]  # drop this module's frame
-    where = [f"  at {frame.filename}:{frame.lineno} in {frame.name}" for frame in frames[-3:]]
-    text = str(error).strip().splitlines()
-    first = f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
-    return (f"custom_kernel raised {first}", *where)
 
 
 def _synchronize(device: str) -> None:

@@ -119,18 +119,20 @@ def crash_signature(message: str | None, log_tail: tuple[str, ...], label: str, 
 
 
 def repeated_crashes(outcomes: Sequence[ItemOutcome]) -> dict[int, str]:
-    """Index of each crash that repeats an earlier one -> the label of the first test that had it.
+    """Index of each crash (or exception raised by the call) that repeats an earlier one -> the label of
+    the first test that had it.
 
     A kernel that crashes on every test would otherwise print the same traceback once per test.
     """
-    from nvfp4ctl.check.run import CRASH  # run.py imports the worker; the child never needs this
+    from nvfp4ctl.check.run import CRASHES  # run.py imports the worker; the child never needs this
 
     first_seen: dict[tuple[str, ...], str] = {}
     repeats: dict[int, str] = {}
     for index, outcome in enumerate(outcomes):
-        if outcome.verdict != CRASH:
+        if outcome.verdict not in CRASHES:
             continue
-        key = crash_signature(outcome.message, outcome.log_tail, outcome.item.label, outcome.item.shape)
+        key = (outcome.verdict,
+               *crash_signature(outcome.message, outcome.log_tail, outcome.item.label, outcome.item.shape))
         if key in first_seen:
             repeats[index] = first_seen[key]
         else:

@@ -70,3 +70,4 @@ class CaseResult:
     comparison: Comparison | None = None
     call_s: float | None = None  # the first call, synchronised
     probed: bool = False
+    raised: tuple[str, ...] = ()  # the call of `phase` raised: its headline, then the target's traceback

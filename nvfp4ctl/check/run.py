@@ -7,12 +7,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from nvfp4ctl.check.result import CHECK_JOB, DEVICE_JOB, CaseResult
+from nvfp4ctl.check.result import CHECK_JOB, DEVICE_JOB, FIRST_CALL, CaseResult
 from nvfp4ctl.errors import ExitCode, UsageError
+from nvfp4ctl.runner.raised import RAISED
 from nvfp4ctl.runner.targets import TargetSpec
 from nvfp4ctl.runner.worker import ChildCrashed, ChildTimeout, JobError, Worker
 
 PASS, FAIL, CRASH, TIMEOUT, NOT_RUN = "pass", "FAIL", "crash", "timeout", "not run"
+# a test whose call of custom_kernel raised (RAISED, "raised"): a crash of that test as a CUDA error's, exit 4
+CRASHES = (CRASH, RAISED)
 NO_GPU = "no CUDA GPU found: nvfp4ctl check runs kernels on a GPU"
 
 
@@ -64,7 +67,7 @@ class CheckReport:
     def exit_code(self) -> ExitCode:
         if self.with_verdict(TIMEOUT):
             return ExitCode.TIMEOUT
-        if self.with_verdict(CRASH) or self.load_error:
+        if any(self.with_verdict(verdict) for verdict in CRASHES) or self.load_error:
             return ExitCode.CRASH
         if self.with_verdict(FAIL):
             return ExitCode.FAILURES
@@ -79,7 +82,7 @@ class CheckReport:
         if self.load_error:
             return f"crash: {self.load_error}"
         parts = [f"{len(self.with_verdict(PASS))}/{len(self.outcomes)} pass"]
-        for verdict, word in ((FAIL, "fail"), (CRASH, "crash")):
+        for verdict, word in ((FAIL, "fail"), (CRASH, "crash"), (RAISED, RAISED)):
             found = self.with_verdict(verdict)
             if found:
                 parts.append(f"{len(found)} {word} ({_ids(found)})")
@@ -167,6 +170,10 @@ def _run_item(worker: Worker, item: CheckItem, settings: CheckSettings) -> ItemO
         tail = tuple(line for line in error.traceback_text.strip().splitlines()[-6:])
         return ItemOutcome(item, FAIL, time.monotonic() - started,
                            message=f"{item.label}: the check itself failed: {error}", log_tail=tail)
+    if result.raised:
+        where = "" if result.phase == FIRST_CALL else f" in the anti-cache probe ({result.phase.removeprefix('probe: ')})"
+        return ItemOutcome(item, RAISED, time.monotonic() - started, result=result,
+                           message=f"{item.label} ({item.shape}): {result.raised[0]}{where}", log_tail=result.raised[1:])
     verdict = PASS if result.passed else FAIL
     return ItemOutcome(item, verdict, time.monotonic() - started, result=result)
 

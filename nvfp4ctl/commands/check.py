@@ -146,6 +146,7 @@ def _run_with_progress(console: Console, items: list[CheckItem], target: TargetS
 def _show(console: Console, report: CheckReport) -> None:
     from nvfp4ctl.check.render import repeated_crashes
     from nvfp4ctl.check.run import CRASH, FAIL, PASS, TIMEOUT
+    from nvfp4ctl.runner.raised import RAISED
 
     if report.load_error:
         console.fail(report.load_error)
@@ -159,12 +160,13 @@ def _show(console: Console, report: CheckReport) -> None:
     repeats = repeated_crashes(report.outcomes)
     for index, outcome in enumerate(report.outcomes):
         if index in repeats:
-            console.fail(f"{outcome.item.label} ({outcome.item.shape}): same crash as {repeats[index]}")
+            same = "exception" if outcome.verdict == RAISED else "crash"
+            console.fail(f"{outcome.item.label} ({outcome.item.shape}): same {same} as {repeats[index]}")
             if outcome.log_path:
                 console.raw(f"  full child log: {outcome.log_path}")
-        elif outcome.verdict in (FAIL, CRASH, TIMEOUT):
+        elif outcome.verdict in (FAIL, CRASH, RAISED, TIMEOUT):
             _details(console, outcome)
-    not_run = [o for o in report.outcomes if o.verdict not in (PASS, FAIL, CRASH, TIMEOUT)]
+    not_run = [o for o in report.outcomes if o.verdict not in (PASS, FAIL, CRASH, RAISED, TIMEOUT)]
     if not_run:
         console.fail(f"{_tests(len(not_run), 'remaining ')} not run after the timeout: "
                      + ", ".join(o.item.label for o in not_run))
@@ -179,14 +181,14 @@ def _tests(count: int, adjective: str = "") -> str:
 
 
 def _row(outcome: ItemOutcome) -> list:
-    from nvfp4ctl.check.run import CRASH, FAIL, PASS, TIMEOUT
-
     from nvfp4ctl.check.render import error_cell
+    from nvfp4ctl.check.run import CRASH, FAIL, PASS, TIMEOUT
+    from nvfp4ctl.runner.raised import RAISED
 
     result = outcome.result
     error = error_cell(result.comparison) if result and result.comparison else "-"
     seconds = f"{outcome.seconds:.2f} s" if outcome.seconds is not None else "-"
-    style = {PASS: "green", FAIL: "bold red", CRASH: "bold red", TIMEOUT: "bold red"}.get(outcome.verdict, "dim")
+    style = {PASS: "green", FAIL: "bold red", CRASH: "bold red", RAISED: "bold red", TIMEOUT: "bold red"}.get(outcome.verdict, "dim")
     verdict = Text(outcome.verdict, style=style)
     return [outcome.item.id, outcome.item.shape, verdict, error, seconds]
 
@@ -195,9 +197,10 @@ def _details(console: Console, outcome: ItemOutcome) -> None:
     from nvfp4ctl.check.render import comparison_lines
     from nvfp4ctl.check.result import FIRST_CALL
     from nvfp4ctl.check.run import CRASH, TIMEOUT
+    from nvfp4ctl.runner.raised import RAISED
 
     item = outcome.item
-    if outcome.verdict in (CRASH, TIMEOUT) or outcome.result is None:
+    if outcome.verdict in (CRASH, RAISED, TIMEOUT) or outcome.result is None:
         console.fail(outcome.message or f"{item.label}: {outcome.verdict}")
         lines = [f"  {line}" for line in outcome.log_tail]
         if outcome.log_path:

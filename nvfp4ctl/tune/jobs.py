@@ -90,6 +90,8 @@ def _bench_samples(kernel: Callable[[tuple], Any], case: Any, problem: str, rtol
 
     reply = bench_case(kernel, case=case, problem=problem, rtol=rtol, atol=atol, criterion=criterion,
                        device=device, input_sets=input_sets, settle_s=settle_s)
+    if "raised" in reply:
+        return reply["raised"][0]
     return reply["failure"] if "failure" in reply else list(reply["samples_ns"])
 
 
@@ -101,6 +103,8 @@ def _stats(samples_ns: list[float]) -> dict[str, Any]:
 
 
 def _why_wrong(result: Any) -> str:
+    if result.raised:
+        return result.raised[0]
     if result.problems:
         return result.problems[0]
     wrong = result.comparison

@@ -29,6 +29,7 @@ class FakeWorker:
     calibration_fails = False
     scale = 1.0  # multiplies every timing (to fake a faster or slower kernel)
     failure: str | None = None
+    raised: list[str] | None = None  # the target's call raised: its headline and traceback lines
     raise_error: Exception | None = None
     host_stalls = 0  # repeats the child timed again after a host pause
     calibration_s = 0.0  # how long the calibration call blocks (the target's load and build run in it)
@@ -53,6 +54,8 @@ class FakeWorker:
             raise self.raise_error
         if self.failure is not None:
             return {"failure": self.failure}
+        if self.raised is not None and job.endswith(":bench_case"):
+            return {"raised": self.raised}
         case = payload["case"]
         base_ns = case.k * case.n / 1200.0 * self.scale  # ~98 µs for the first shape
         if job.endswith(":device_time"):
@@ -73,7 +76,7 @@ class FakeWorker:
 def submission(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     FakeWorker.calls = []
     FakeWorker.scale, FakeWorker.failure, FakeWorker.raise_error, FakeWorker.host_stalls = 1.0, None, None, 0
-    FakeWorker.calibration_fails, FakeWorker.calibration_s = False, 0.0
+    FakeWorker.calibration_fails, FakeWorker.calibration_s, FakeWorker.raised = False, 0.0, None
     # check binds Worker when check.run is first imported: a `check` run under this patch (the --only
     # tests below) would keep the fake for every later test of the process, check's own among them
     import nvfp4ctl.check.run  # noqa: F401
@@ -226,6 +229,17 @@ def test_wrong_result_exits_1_with_the_first_mismatch(submission: Path) -> None:
     result = _bench("--submission", str(submission))
     assert result.exit_code == 1
     assert "bench 128x7168x16384: input set 3 of 50 (seed 1237)" in result.output
+
+
+def test_an_exception_raised_by_the_target_exits_4_with_its_traceback(submission: Path) -> None:
+    """As check says it: the target's own code failing is a crash (exit 4), not a wrong result (exit 1)."""
+    FakeWorker.raised = ["custom_kernel raised ValueError: no tile config", "Traceback (most recent call last):",
+                         '  File "submission.py", line 9, in custom_kernel', "ValueError: no tile config"]
+    result = _bench("--submission", str(submission))
+    assert result.exit_code == 4, result.output
+    assert "bench 128x7168x16384: custom_kernel raised ValueError: no tile config" in result.output
+    assert '    File "submission.py", line 9, in custom_kernel' in result.output
+    assert result.output.count("Traceback (most recent call last)") == 1
 
 
 @pytest.mark.parametrize("error, code", [(KernelTimeout("possible deadlock: bench x ran past 1 s"), 3),

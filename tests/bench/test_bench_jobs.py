@@ -68,6 +68,24 @@ def test_correctness_pass_calls_the_target_on_clones() -> None:
     assert seen and seen[0] != inputs[0][0].data_ptr()
 
 
+@pytest.mark.parametrize("raises_from_call", [1, 4], ids=["correctness-pass", "timed-loop"])
+def test_an_exception_raised_by_the_target_comes_back_raised(raises_from_call: int) -> None:
+    calls = [0]
+
+    def raising(data: tuple) -> Any:
+        calls[0] += 1
+        if calls[0] >= raises_from_call:
+            raise ValueError("no tile config")
+        return _right(data)
+
+    reply = _bench(raising)
+    assert "failure" not in reply and "samples_ns" not in reply
+    headline, *trace = reply["raised"]
+    assert headline == "custom_kernel raised ValueError: no tile config"
+    assert trace[-1] == "ValueError: no tile config" and "in raising" in trace[-3]
+    assert not any("nvfp4ctl/bench/" in line for line in trace)  # the harness's frames are left out
+
+
 def test_recheck_catches_a_result_that_goes_wrong_later() -> None:
     calls = [0]
 

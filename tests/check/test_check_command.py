@@ -84,6 +84,32 @@ def test_cuda_error_is_a_crash(fake_task):
     assert "test 1 (m=128 n=128 k=32) crashed with a CUDA error: RuntimeError: CUDA error: an illegal" in result.output
 
 
+def test_an_exception_raised_by_the_call_is_a_crash_of_that_test(fake_task):
+    """custom_kernel raising (no CUDA error) is the target's code failing, as an exception at import or a
+    CUDA error is: exit 4, its own verdict, its traceback once; a wrong output stays FAIL and exit 1."""
+    fake_task()
+    result = check("--submission", str(TARGETS / "raises_value_error.py"))
+    assert result.exit_code == 4, result.output
+    assert re.search(r"│ 1 +│ m=128 n=256 k=32 +│ raised +│", result.output), result.output
+    assert "test 1 (m=128 n=256 k=32): custom_kernel raised ValueError: no tile config for m=128" in result.output
+    assert result.output.count("Traceback (most recent call last)") == 2  # tests 1 and 2; not test 3
+    assert "in _pick_tile" in result.output and "nvfp4ctl/check/job.py" not in result.output
+    # another message is another exception: its own traceback; the same one again is said to be
+    assert "test 2 (m=256 n=128 k=32): custom_kernel raised ValueError: no tile config for m=256" in result.output
+    assert "test 3 (m=128 n=128 k=64 l=2): same exception as test 1" in result.output
+    assert "0/3 pass, 3 raised (tests 1, 2, 3)" in result.output
+    entry = _last_log_entry()
+    assert entry.result == "0/3 pass, 3 raised (tests 1, 2, 3)" and entry.exit_code == "4"
+
+
+def test_an_exception_raised_in_the_probe_is_a_crash_too(fake_task):
+    fake_task(tests=(FakeCase(128, 128, 32),))
+    result = check("--submission", str(TARGETS / "raises_in_probe.py"))
+    assert result.exit_code == 4, result.output
+    assert ("test 1 (m=128 n=128 k=32): custom_kernel raised KeyError: 'second call' in the anti-cache probe"
+            " (same tensors refilled with new data)") in result.output
+
+
 def test_import_error_in_the_submission_is_a_crash(fake_task):
     fake_task()
     result = check("--submission", str(TARGETS / "import_error.py"))

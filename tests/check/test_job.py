@@ -94,11 +94,13 @@ def test_wrong_device_is_named():
     ]
 
 
-def test_exception_in_target_is_a_failure_with_its_location(tmp_path):
+def test_exception_in_target_is_raised_with_its_traceback(tmp_path):
     result = _check(_kernel(tmp_path, 'raise ValueError("k must be a multiple of 256")'))
-    assert not result.passed
-    assert result.problems[0] == "custom_kernel raised ValueError: k must be a multiple of 256"
-    assert "submission.py:5 in custom_kernel" in result.problems[-1]
+    assert not result.passed and result.problems == ()
+    assert result.raised[0] == "custom_kernel raised ValueError: k must be a multiple of 256"
+    assert result.raised[1] == "Traceback (most recent call last):"
+    assert "submission.py\", line 5, in custom_kernel" in result.raised[2]  # the harness's own frame is left out
+    assert result.raised[-1] == "ValueError: k must be a multiple of 256"
 
 
 def test_cuda_error_in_target_propagates(tmp_path):

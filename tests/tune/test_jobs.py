@@ -23,7 +23,7 @@ def fakes(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(jobs, "load_candidate", lambda artifact, problem: artifact["name"])
 
     def check_case(kernel, **_):
-        return SimpleNamespace(passed=kernel not in wrong, problems=[f"{kernel} is wrong"], comparison=None, phase="first call")
+        return SimpleNamespace(passed=kernel not in wrong, problems=[f"{kernel} is wrong"], raised=(), comparison=None, phase="first call")
 
     def bench_samples(kernel, *_):
         order.append(kernel)
