@@ -10,6 +10,7 @@ import ast
 import hashlib
 import importlib.util
 import sys
+import traceback
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -348,6 +349,10 @@ def import_submission(path: Path, problem: str | None = None) -> KernelFn:
     except SyntaxError as error:
         _refuse_users_syntax_error(error, path.parent)
         raise
+    except OSError as error:
+        if (why := _no_cuda_build(error)) is not None:
+            raise UsageError(why) from None
+        raise
     except ModuleNotFoundError as missing:
         if missing.name in HARNESS_MODULES and not (path.parent / f"{missing.name}.py").is_file():
             # reworded in place, so the traceback still ends at the submission's import line
@@ -357,6 +362,22 @@ def import_submission(path: Path, problem: str | None = None) -> KernelFn:
             missing.args = (missing.msg,)
         raise
     return _entry_point(module, path)
+
+
+def _no_cuda_build(error: OSError) -> str | None:
+    """Why a load_inline/load of the submission's could not build CUDA on this machine, as `--kernel`'s
+    refusal says it (one line, exit 2: this machine's setup, not the code), or None for another error.
+
+    torch's cpp_extension raises "CUDA_HOME environment variable is not set" where it finds no toolkit,
+    and always where torch itself has no CUDA (it never looks for one then)."""
+    frames = traceback.extract_tb(error.__traceback__)
+    if "CUDA_HOME" not in str(error) or not any(Path(f.filename).name == "cpp_extension.py" for f in frames):
+        return None
+    from nvfp4ctl.build.loader import NO_CUDA_TORCH
+    from nvfp4ctl.build.toolchain import NVCC_MISSING
+
+    torch = sys.modules.get("torch")
+    return NO_CUDA_TORCH if torch is not None and torch.version.cuda is None else NVCC_MISSING
 
 
 def _entry_point(module: types.ModuleType, path: Path) -> KernelFn:

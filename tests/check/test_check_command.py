@@ -110,6 +110,44 @@ def test_an_exception_raised_in_the_probe_is_a_crash_too(fake_task):
             " (same tensors refilled with new data)") in result.output
 
 
+def _no_cuda_line() -> str:
+    import torch
+
+    from nvfp4ctl.build.loader import NO_CUDA_TORCH
+    from nvfp4ctl.build.toolchain import NVCC_MISSING
+
+    return NO_CUDA_TORCH if torch.version.cuda is None else NVCC_MISSING
+
+
+def test_a_load_inline_that_finds_no_cuda_is_one_line_as_for_a_kernel(fake_task):
+    """torch's "CUDA_HOME environment variable is not set" at the submission's load_inline is this
+    machine's setup (a CPU-only torch, no toolkit), as --kernel's refusal says: one line, exit 2."""
+    fake_task()
+    result = check("--submission", str(TARGETS / "load_inline_without_cuda_home.py"))
+    assert result.exit_code == 2, result.output
+    assert result.output.strip().splitlines()[-1] == (
+        f"error: cannot load {TARGETS / 'load_inline_without_cuda_home.py'} (--submission): {_no_cuda_line()}")
+    assert "Traceback" not in result.output and "OSError" not in result.output
+
+
+@pytest.mark.skipif(__import__("torch").version.cuda is not None, reason="needs a CPU-only torch")
+def test_a_real_load_inline_on_a_cpu_only_torch_is_one_line(fake_task):
+    fake_task()
+    result = check("--submission", str(TARGETS / "load_inline_cuda.py"))
+    assert result.exit_code == 2, result.output
+    assert result.output.strip().splitlines()[-1].endswith(
+        ": this torch has no CUDA: kernel modules load only with a CUDA build of torch")
+
+
+def test_an_os_error_at_import_elsewhere_stays_a_crash(fake_task, tmp_path):
+    fake_task()
+    raising = tmp_path / "reads_a_missing_file.py"
+    raising.write_text("raise OSError('CUDA_HOME environment variable is not set')\n\ndef custom_kernel(data):\n    pass\n")
+    result = check("--submission", str(raising))
+    assert result.exit_code == 4, result.output
+    assert "OSError: CUDA_HOME environment variable is not set" in result.output
+
+
 def test_import_error_in_the_submission_is_a_crash(fake_task):
     fake_task()
     result = check("--submission", str(TARGETS / "import_error.py"))
