@@ -95,13 +95,21 @@ def _probe_verdict(call: _Call, phase: str, what: str) -> CaseResult | None:
     if call.comparison.passed:
         return None
     wrong = call.comparison
-    message = (
-        f"{REUSED}: {what}, and {wrong.mismatched} of {wrong.total} outputs did not follow the new data"
-        f" (the first call passed)"
-    )
+    message = f"{REUSED}: {what}, and {_not_followed(wrong)} did not follow the new data (the first call passed)"
     # the problem's reading of a wrong result (the dual GEMM: which product is off) would read an old
     # answer against new data: noise beside the reuse that explains it all
     return CaseResult(False, phase, (message,), dataclasses.replace(wrong, notes=()))
+
+
+def _not_followed(wrong: Comparison) -> str:
+    """"16366 of 16384 outputs"; with one output per group, over every group (the comparison itself is
+    the first wrong group's): "65464 of 65536 outputs (4 of 4 groups)"."""
+    if not wrong.parts:
+        return f"{wrong.mismatched} of {wrong.total} outputs"
+    mismatched = sum(bad for _, bad, _ in wrong.parts)
+    total = sum(size for _, _, size in wrong.parts)
+    groups = sum(1 for _, bad, _ in wrong.parts if bad)
+    return f"{mismatched} of {total} outputs ({groups} of {len(wrong.parts)} groups)"
 
 
 def _call_and_compare(

@@ -3,6 +3,7 @@ submissions pass, and a wrong 128x128 tile (or a wrong group) is pinpointed in t
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -79,6 +80,16 @@ def test_group_wrong_group_is_pinpointed(on_cpu, tmp_path: Path) -> None:
     assert "wrong rows (m) of group 2 c: 128 of 256: 0, 1, 2" in result.output
     assert "wrong columns (n) of group 2 c: 128 of 256: 0, 1, 2" in result.output
     assert "first mismatches of group 2 c (m, n, l): got vs want\n    (0, 0, 0) " in result.output
+
+
+def test_group_reused_result_is_counted_over_every_group(on_cpu, tmp_path: Path) -> None:
+    """The anti-cache probe's count covers all groups, not the first wrong group's alone."""
+    body = "global _kept\ntry:\n    out = _kept\nexcept NameError:\n    _kept = [o.clone() for o in out]"
+    result = check("nvfp4_group_gemm", "--submission", spoiled(tmp_path, "nvfp4_group_gemm", body),
+                   "--shape", "128,128,256;128,256,256;64,128,256")
+    assert result.exit_code == 1, result.output
+    found = re.search(r"and (\d+) of 57344 outputs \(3 of 3 groups\) did not follow the new data", result.output)
+    assert found and int(found[1]) > 32768, result.output  # more than the first group's 16384 and the second's
 
 
 def test_group_returning_one_tensor_is_explained(on_cpu, tmp_path: Path) -> None:
