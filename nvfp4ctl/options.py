@@ -34,7 +34,8 @@ def check_only(only: Sequence[int], count: int, noun: str, task_file: str) -> No
 
 def resolve_timeout(flag: float | None, task_timeout_s: float | None, task_name: str = "task.yml") -> tuple[float, str]:
     """Seconds per test and where they came from: --timeout > NVFP4CTL_TIMEOUT > the task file (named
-    `task_name`, as messages name the one in use) > 180."""
+    `task_name`, as messages name the one in use; `task_timeout_s` None where it sets none) > 180.
+    A file that sets 180 is named: the header says where the value was read, not whether it differs."""
     if flag is not None:
         if not 0 < flag < math.inf:  # nan too: a watchdog that never fires
             raise UsageError(f"--timeout {flag:g}: expected a finite number of seconds > 0")
@@ -48,7 +49,7 @@ def resolve_timeout(flag: float | None, task_timeout_s: float | None, task_name:
         if not 0 < seconds < math.inf:
             raise UsageError(f"{Env.TIMEOUT}={from_env}: expected a finite number of seconds > 0")
         return seconds, Env.TIMEOUT
-    if task_timeout_s is not None and task_timeout_s != DEFAULT_TIMEOUT_S:
+    if task_timeout_s is not None:
         return float(task_timeout_s), task_name
     return DEFAULT_TIMEOUT_S, "default"
 

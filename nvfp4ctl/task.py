@@ -85,6 +85,7 @@ class Task:
     atol: float = DEFAULT_ATOL
     ranking: str = DEFAULT_RANKING
     timeout_s: float = DEFAULT_TIMEOUT_S
+    timeout_given: bool = False  # the file sets `timeout:` (180 too): check's header then names the file
     submission: Path | None = None
     submission_at: str = field(default="task.yml", compare=False)  # where `submission:` is written ("task.yml:7"), for errors about the file it names
     lint: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}), hash=False)
@@ -93,6 +94,11 @@ class Task:
     lint_at: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}), compare=False, hash=False)
     source: str = ""  # where the file was found: "--task", "$NVFP4CTL_TASK", ... (workspace.py)
     warnings: tuple[str, ...] = field(default=(), compare=False)  # e.g. a key that looks like a typo
+
+    @property
+    def timeout_setting(self) -> float | None:
+        """The file's `timeout:` where it sets one, else None (the default applies)."""
+        return self.timeout_s if self.timeout_given else None
 
     @property
     def is_users(self) -> bool:
@@ -403,6 +409,7 @@ class _TaskReader:
             atol=atol,
             ranking=self.ranking(document.get("ranking_by", DEFAULT_RANKING)),
             timeout_s=self.timeout(document.get("timeout", DEFAULT_TIMEOUT_S)),
+            timeout_given="timeout" in document,
             submission=self.submission(document.get("submission")),
             submission_at=self.at("submission") if document.get("submission") is not None else self.where,
             lint=self.lint(document.get("lint")),

@@ -67,7 +67,14 @@ def test_gpu_mode_task_yml_loads_unchanged(tmp_path: Path) -> None:
     assert task.tests == (Case(128, 256, 256, 1, 1111), Case(128, 1536, 7168, 1, 1111))
     assert task.benchmarks == (Case(128, 7168, 16384, 1, 1111),)
     assert (task.rtol, task.atol, task.timeout_s, task.ranking, task.submission) == (1e-3, 1e-3, 180.0, "geom", None)
+    assert task.timeout_setting is None
     assert task.warnings == ()
+
+
+def test_a_timeout_set_to_the_default_is_told_from_none(tmp_path: Path) -> None:
+    path = tmp_path / "task.yml"
+    path.write_text(MINIMAL + "timeout: 180\n")
+    assert load_task(path).timeout_setting == 180.0
 
 
 def test_extras_are_read(tmp_path: Path) -> None:

@@ -64,7 +64,7 @@ def command(
     problem = get_problem(loaded.problem)
     # option mistakes first, then the submission's own, then "no GPU" (as check)
     cases = select_cases(loaded, only or [], shape or [])
-    timeout_s = options.resolve_timeout(timeout, loaded.timeout_s)[0]
+    timeout_s = options.resolve_timeout(timeout, loaded.timeout_setting)[0]
     refuse_broken_target(target)
     device = run_device()
     if device == "cuda" and not gpu_present():

@@ -55,7 +55,7 @@ def command(
     # every mistake in the options is said before the submission's own mistakes and "no GPU": the
     # command line is the first thing to fix, on a laptop too
     items = plan.select_items(loaded, only or [], shape or [], seed)
-    timeout_s, timeout_source = plan.resolve_timeout(timeout, loaded.timeout_s, task_file_name(loaded.path))
+    timeout_s, timeout_source = plan.resolve_timeout(timeout, loaded.timeout_setting, task_file_name(loaded.path))
     if dump and loaded.problem != DEFAULT_PROBLEM:  # the model replays one GEMM tile on the GEMM's inputs
         raise UsageError(f"--dump decodes and simulates an {DEFAULT_PROBLEM} kernel's MMAs (C = A·Bᵀ on its inputs);"
                          f" this task is {loaded.problem}")

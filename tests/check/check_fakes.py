@@ -25,10 +25,15 @@ class FakeTask:
     atol: float = 1e-3
     ranking: str = "geom"
     timeout_s: float = 180.0
+    timeout_given: bool = False
     submission: Path | None = None
     lint: dict[str, Any] = field(default_factory=dict)
     source: str = "shipped with nvfp4ctl"
     is_users: bool = False
+
+    @property
+    def timeout_setting(self) -> float | None:
+        return self.timeout_s if self.timeout_given else None
 
 
 SMALL_TESTS = (FakeCase(128, 256, 32), FakeCase(256, 128, 32), FakeCase(128, 128, 64, 2))

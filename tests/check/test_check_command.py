@@ -39,6 +39,13 @@ def test_correct_target_passes_every_test(fake_task):
     assert entry.target.startswith(f"{(TARGETS / 'good.py').resolve()}@")
 
 
+def test_a_timeout_the_task_sets_to_180_is_named_as_the_task_files(fake_task):
+    fake_task(tests=(FakeCase(128, 128, 32),), timeout_given=True)
+    result = check("--submission", str(TARGETS / "good.py"), "--no-probe")
+    assert result.exit_code == 0, result.output
+    assert "timeout 180 s (task.yml) · device cpu" in result.output
+
+
 def test_a_passing_submission_with_the_word_stream_is_warned(fake_task, tmp_path):
     fake_task()
     worded = tmp_path / "worded.py"

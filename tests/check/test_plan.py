@@ -65,7 +65,8 @@ def test_bad_shape(text):
 
 
 def test_timeout_precedence(monkeypatch):
-    assert plan.resolve_timeout(None, 180.0) == (180.0, "default")
+    assert plan.resolve_timeout(None, None) == (180.0, "default")
+    assert plan.resolve_timeout(None, 180.0) == (180.0, "task.yml")  # set to the default's value: still the file's
     assert plan.resolve_timeout(None, 60.0) == (60.0, "task.yml")
     assert plan.resolve_timeout(None, 60.0, "other.yml") == (60.0, "other.yml")  # the task file in use
     monkeypatch.setenv("NVFP4CTL_TIMEOUT", "30")
