@@ -5,8 +5,12 @@ wrong elements:
 1. Named mistakes: the kernel's C equals (to the task's tolerance, on 99 % of them) what a common
    slip gives: silu left out, silu on the wrong product, one B used for both products, only one
    product written.
-2. Exclusions: "only s is wrong" needs C/p >= silu's minimum (−0.2785), so C/p below it implicates
-   p; "only p is wrong" needs C = 0 wherever s = 0, so C ≠ 0 there implicates s.
+2. Scales read in the wrong layout: C recomputed (on a sample of the wrong rows and columns) with a
+   permuted scale tensor's bytes read as if in the reference (rows, k/16) layout, for each set of the
+   three that could be so read, equals the kernel's.
+3. Exclusions: "only s is wrong" needs C/p >= silu's minimum (−0.2785), so C/p below it implicates
+   p; "only p is wrong" needs C = 0 wherever s = 0, so C ≠ 0 there implicates s. Both implicated
+   point first at what feeds both: A and its scales.
 A wrong magnitude in one product alone leaves no trace that tells the two apart, so then nothing is
 said rather than a guess.
 """
@@ -17,10 +21,10 @@ from typing import Any
 
 import torch
 
+from nvfp4ctl.problems.common.likeness import MATCH_SHARE, matches, permuted_read_as_reference, rows_of, sample_lines
 from nvfp4ctl.words import plural
 
 SILU_MIN = -0.2784645427610738  # silu's minimum, at x = −1.2785
-MATCH_SHARE = 0.99  # of the wrong elements a named mistake must reproduce
 FIRST = "silu(A·B1ᵀ)"
 SECOND = "A·B2ᵀ"
 
@@ -40,6 +44,11 @@ def implicated_product(data: Any, got: torch.Tensor, wrong: torch.Tensor, rtol: 
     named = _named_mistake(g, x1, s, p, rtol, atol)
     if named:
         return [f"dual GEMM: the wrong elements equal {named}"]
+    misread = _misread_scales(data, got, mask, rtol, atol)
+    if misread:
+        return [f"dual GEMM: the wrong elements equal C with the bytes of {misread} read as if in the reference"
+                " (rows, k/16) layout: a permuted scale tensor holds to_blocked's 128x4 atoms"
+                " (`nvfp4ctl dump --layout` shows where each scale lives)"]
     return _exclusions(g, s, p)
 
 
@@ -62,6 +71,48 @@ def _named_mistake(g: torch.Tensor, x1: torch.Tensor, s: torch.Tensor, p: torch.
     return None
 
 
+# per product: (operand, reference scales, permuted scales) of its A side and of its B side, as tuple indices
+_PRODUCTS = (((0, 3, 6), (1, 4, 7)), ((0, 3, 6), (2, 5, 8)))
+_PERMUTED_NAMES = {6: "sfa_permuted", 7: "sfb1_permuted", 8: "sfb2_permuted"}
+# the sets of permuted tensors a kernel may read in the wrong layout, fewest first: the first that
+# reproduces C is named
+_MISREAD_SETS = ((6,), (7,), (8,), (7, 8), (6, 7), (6, 8), (6, 7, 8))
+
+
+def _misread_scales(data: Any, got: torch.Tensor, wrong: torch.Tensor, rtol: float, atol: float) -> str | None:
+    """The permuted scale tensors whose bytes, read in the reference layout, give the kernel's C on a sample
+    of its wrong rows and columns ("sfa_permuted"; "sfa_permuted, sfb1_permuted and sfb2_permuted"), or None."""
+    from nvfp4ctl.problems.nvfp4_gemm.reference import dequantize
+
+    rows, cols = sample_lines(wrong)
+    block_wrong = wrong[rows][:, cols]
+    observed = got[rows.to(got.device)][:, cols.to(got.device)].float()[block_wrong.to(got.device)]
+    sf_k = data[0].shape[1] // 8
+    # each side's dequantized sample (l, lines, k), by operand and whether its scales are misread: shared
+    # by the guesses that use it
+    sides: dict[tuple[int, bool], torch.Tensor] = {}
+
+    def side(operand: int, reference: int, permuted: int, misread: bool, lines: torch.Tensor) -> torch.Tensor:
+        if (operand, misread) not in sides:
+            full = permuted_read_as_reference(data[permuted], data[operand].shape[0], sf_k) if misread else data[reference]
+            values, factors = rows_of(data[operand], lines), rows_of(full, lines).to(data[operand].device)
+            sides[operand, misread] = torch.stack([dequantize(values[:, :, batch], factors[:, :, batch])
+                                                   for batch in range(values.shape[2])])
+        return sides[operand, misread]
+
+    def product(which: int, misread: set[int]) -> torch.Tensor:
+        (a, sa, pa), (b, sb, pb) = _PRODUCTS[which]
+        exact = side(a, sa, pa, pa in misread, rows) @ side(b, sb, pb, pb in misread, cols).transpose(1, 2)
+        return exact.to(torch.float32).permute(1, 2, 0).to(got.device)  # rounded once to fp32, as the reference
+
+    for misread in map(set, _MISREAD_SETS):
+        want = (torch.nn.functional.silu(product(0, misread)) * product(1, misread)).to(torch.float16)
+        if matches(observed, want[block_wrong.to(got.device)], rtol, atol):
+            names = [_PERMUTED_NAMES[index] for index in sorted(misread)]
+            return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return None
+
+
 def _exclusions(g: torch.Tensor, s: torch.Tensor, p: torch.Tensor) -> list[str]:
     finite = torch.isfinite(g)
     tolerance = 1e-3 + 1e-3 * g.abs()
@@ -77,5 +128,6 @@ def _exclusions(g: torch.Tensor, s: torch.Tensor, p: torch.Tensor) -> list[str]:
                      f" which no error in {SECOND} alone can give")
     elif below and unexplained:
         lines.append(f"dual GEMM: both products are implicated ({plural(below, 'element')} rule out {FIRST} alone,"
-                     f" {unexplained} rule out {SECOND} alone)")
+                     f" {unexplained} rule out {SECOND} alone): A feeds both, so the likely cause is A or its"
+                     " scales (sfa)")
     return lines

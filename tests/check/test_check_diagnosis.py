@@ -1,0 +1,98 @@
+"""check's reading of a wrong result in the problem's terms, on CPU: the dual GEMM's scales read in the
+wrong layout and what feeds both products."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from nvfp4ctl.cli import app
+from nvfp4ctl.problems import get_problem
+from nvfp4ctl.problems.common.likeness import close_share
+from nvfp4ctl.problems.nvfp4_dual_gemm.diagnose import _exclusions
+from nvfp4ctl.project import kernels_dir
+
+# the permuted scales' bytes, batch by batch in memory order, read as rows of k/16 scales
+MISREAD = '''
+
+def _misread(permuted, rows, sf_k, dtype):
+    batches = permuted.shape[5]
+    per_batch = permuted.view(torch.uint8).permute(5, 2, 4, 0, 1, 3).reshape(batches, -1)
+    return per_batch[:, : rows * sf_k].reshape(batches, rows, sf_k).view(torch.float8_e4m3fn).to(dtype)
+'''
+
+
+@pytest.fixture
+def on_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NVFP4CTL_DEVICE", "cpu")
+    monkeypatch.delenv("NVFP4CTL_TIMEOUT", raising=False)
+
+
+def check(problem: str, submission: Path, shape: str, *args: str):
+    task = str(get_problem(problem).task_file)
+    return CliRunner().invoke(app, ["check", "--task", task, "--submission", str(submission), "--shape", shape,
+                                    "--no-probe", *args])
+
+
+def submission(tmp_path: Path, problem: str, tail: str) -> Path:
+    """The problem's exact plain-torch submission with `tail` appended (it redefines what it spoils)."""
+    path = tmp_path / f"{problem}_wrong.py"
+    path.write_text((kernels_dir() / get_problem(problem).fallback_submission).read_text() + tail)
+    return path
+
+
+def one_line(output: str) -> str:
+    return " ".join(output.split())
+
+
+def test_dual_every_scale_read_in_the_reference_layout_is_named(on_cpu, tmp_path: Path) -> None:
+    # gather_scales redefined for every operand: the review's submission, whose report said only
+    # "both products are implicated"
+    wrong = submission(tmp_path, "nvfp4_dual_gemm", MISREAD + '''
+
+def gather_scales(permuted, rows, sf_k, dtype):
+    return _misread(permuted, rows, sf_k, dtype)
+''')
+    result = check("nvfp4_dual_gemm", wrong, "256,256,320", "--scales", "full")  # full: some C overflow to Inf
+    assert result.exit_code == 1, result.output
+    assert ("dual GEMM: the wrong elements equal C with the bytes of sfa_permuted, sfb1_permuted and sfb2_permuted"
+            " read as if in the reference (rows, k/16) layout: a permuted scale tensor holds to_blocked's 128x4"
+            " atoms (`nvfp4ctl dump --layout` shows where each scale lives)") in one_line(result.output)
+    assert "implicated" not in result.output
+
+
+def test_dual_only_sfa_read_in_the_reference_layout_is_named(on_cpu, tmp_path: Path) -> None:
+    wrong = submission(tmp_path, "nvfp4_dual_gemm", MISREAD + '''
+
+def custom_kernel(data):
+    a, b1, b2, _r1, _r2, _r3, sfa_permuted, sfb1_permuted, sfb2_permuted, c = data
+    values = decode_fp4(a, torch.float32)
+    l, m, k = values.shape
+    scales = _misread(sfa_permuted, m, k // SF_VEC, torch.float32)
+    a_values = (values.view(l, m, k // SF_VEC, SF_VEC) * scales.unsqueeze(-1)).view(l, m, k)
+    first = product_fp32(a_values, dequantize(b1, sfb1_permuted, torch.float32))
+    second = product_fp32(a_values, dequantize(b2, sfb2_permuted, torch.float32))
+    c.copy_((torch.nn.functional.silu(first) * second).permute(1, 2, 0))
+    return c
+''')
+    result = check("nvfp4_dual_gemm", wrong, "256,512,256,2")
+    assert result.exit_code == 1, result.output
+    assert "the wrong elements equal C with the bytes of sfa_permuted read as if in the reference" in one_line(result.output)
+
+
+def test_dual_both_products_implicated_names_what_feeds_both() -> None:
+    s = torch.tensor([0.0, 1.0])
+    p = torch.tensor([1.0, 1.0])
+    g = torch.tensor([5.0, -3.0])  # C ≠ 0 where s = 0, and C/p below silu's minimum
+    assert _exclusions(g, s, p) == [
+        "dual GEMM: both products are implicated (1 element rule out silu(A·B1ᵀ) alone, 1 rule out A·B2ᵀ alone):"
+        " A feeds both, so the likely cause is A or its scales (sfa)"]
+
+
+def test_close_share_counts_equal_infinities_and_nans_as_close() -> None:
+    inf, nan = float("inf"), float("nan")
+    assert close_share(torch.tensor([inf, -inf, nan, 1.0]), torch.tensor([inf, -inf, nan, 1.0005])) == 1.0
+    assert close_share(torch.tensor([inf, 1.0]), torch.tensor([-inf, 2.0])) == 0.0
