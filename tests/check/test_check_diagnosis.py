@@ -1,5 +1,5 @@
 """check's reading of a wrong result in the problem's terms, on CPU: the dual GEMM's scales read in the
-wrong layout and what feeds both products."""
+wrong layout and what feeds both products, the grouped GEMM's results and inputs mixed up between groups."""
 
 from __future__ import annotations
 
@@ -90,6 +90,87 @@ def test_dual_both_products_implicated_names_what_feeds_both() -> None:
     assert _exclusions(g, s, p) == [
         "dual GEMM: both products are implicated (1 element rule out silu(A·B1ᵀ) alone, 1 rule out A·B2ᵀ alone):"
         " A feeds both, so the likely cause is A or its scales (sfa)"]
+
+
+GROUPS = "128,128,256;128,128,256;128,128,256;128,128,256"
+
+
+def test_group_results_shifted_by_one_group_are_named(on_cpu, tmp_path: Path) -> None:
+    wrong = submission(tmp_path, "nvfp4_group_gemm", '''
+
+_right = custom_kernel
+
+
+def custom_kernel(data):
+    out = _right(data)
+    results = [c.clone() for c in out]
+    for group in range(1, len(out)):
+        out[group].copy_(results[group - 1])
+    return out
+''')
+    result = check("nvfp4_group_gemm", wrong, GROUPS)
+    assert result.exit_code == 1, result.output
+    assert "wrong outputs: 3 of 4: group 2" in result.output
+    assert ("  group 2's c matches group 1's reference\n  group 3's c matches group 2's reference\n"
+            "  group 4's c matches group 3's reference\n") in result.output
+    assert ("each of those groups holds the result of the group before it: the results look shifted by one group"
+            in one_line(result.output))
+
+
+def test_group_results_exchanged_are_named(on_cpu, tmp_path: Path) -> None:
+    wrong = submission(tmp_path, "nvfp4_group_gemm", '''
+
+_right = custom_kernel
+
+
+def custom_kernel(data):
+    out = _right(data)
+    first, third = out[0].clone(), out[2].clone()
+    out[0].copy_(third)
+    out[2].copy_(first)
+    return out
+''')
+    result = check("nvfp4_group_gemm", wrong, GROUPS)
+    assert result.exit_code == 1, result.output
+    assert ("group 1's c matches group 3's reference and group 3's c group 1's: the two results look exchanged"
+            in one_line(result.output))
+
+
+def test_group_scales_exchanged_are_named(on_cpu, tmp_path: Path) -> None:
+    wrong = submission(tmp_path, "nvfp4_group_gemm", '''
+
+_right = custom_kernel
+
+
+def custom_kernel(data):
+    abc, scales, permuted, sizes = data
+    permuted = list(permuted)
+    permuted[0], permuted[2] = permuted[2], permuted[0]
+    return _right((abc, scales, permuted, sizes))
+''')
+    result = check("nvfp4_group_gemm", wrong, GROUPS)
+    assert result.exit_code == 1, result.output
+    assert ("groups 1 and 3: their scales (sfa and sfb) look exchanged (each group's c matches its product with the"
+            " other group's)") in one_line(result.output)
+    assert "matches group" not in result.output
+
+
+def test_group_b_of_another_group_is_named(on_cpu, tmp_path: Path) -> None:
+    wrong = submission(tmp_path, "nvfp4_group_gemm", '''
+
+_right = custom_kernel
+
+
+def custom_kernel(data):
+    abc, scales, permuted, sizes = data
+    out = _right(data)
+    (a, _, c), (_, b, _) = abc[1], abc[3]
+    gemm(a, b, permuted[1][0], permuted[3][1], c)
+    return out
+''')
+    result = check("nvfp4_group_gemm", wrong, GROUPS)
+    assert result.exit_code == 1, result.output
+    assert "group 2's c matches its product with group 4's B (b and sfb)" in one_line(result.output)
 
 
 def test_close_share_counts_equal_infinities_and_nans_as_close() -> None:
