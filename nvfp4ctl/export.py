@@ -240,25 +240,60 @@ def export_submission(kernel: Path, output: Path, arch: str | None = None, force
     unless `force`, and, even with `force`, a read-only file, the export's own inputs and the files of
     `protected` (path: what it is); says so when the file cannot be written; a failed write leaves the
     old file whole, and a symlink stays a link to the new text."""
+    _refuse_folder(output)
+    inputs = build_inputs(checked_source(kernel))
+    _refuse_output(output, _never_written(output, inputs, protected or {}), force)
+    submission = render(inputs, resolve_arch(inputs.kernel, arch))
+    _write(output, submission.text)
+    return submission
+
+
+def export_plain_torch(source: Path, output: Path, problem: str, force: bool = False,
+                       protected: Mapping[Path, str] | None = None) -> str:
+    """Write nvfp4ctl's exact plain-torch submission for `problem` (kernels/torch_dequant/, the target check
+    runs for `--kernel default` where nvfp4ctl ships no kernel) as an export: the export mark and the body
+    hash on line 1, so a later export replaces it as freely as its own, and under the same refusals."""
+    _refuse_folder(output)
+    roles = {source: "the plain-torch submission being exported", **(protected or {})}
+    _refuse_output(output, next((role for path, role in roles.items() if _same_file(output, path)), None), force)
+    try:
+        body = source.read_text(encoding="utf-8")
+    except OSError as error:
+        raise UsageError(f"cannot read {source}: {os_reason(error, source)}") from None
+    first = (f"# GPU MODE {problem} submission: {source.name}, nvfp4ctl's exact plain-torch one, {EXPORT_MARK}"
+             " (no kernel of nvfp4ctl's for this problem).")
+    text = f"{first} Body sha256 {_body_hash(body)}.\n{body}"
+    if FORBIDDEN_WORD in text.lower():
+        raise UsageError(f'{source} contains "{FORBIDDEN_WORD}", which the leaderboard refuses; nothing was written')
+    _write(output, text)
+    return text
+
+
+def _refuse_folder(output: Path) -> None:
     if output.is_dir():
         raise UsageError(f"-o {output}: a folder; name the file to write, e.g. -o {output / 'submission.py'}")
-    inputs = build_inputs(checked_source(kernel))
-    if (role := _never_written(output, inputs, protected or {})) is not None:
+
+
+def _refuse_output(output: Path, role: str | None, force: bool) -> None:
+    """UsageError where `output` is a file export never writes (`role`: what it is), is read-only, or is
+    not an unedited earlier export and `force` is off."""
+    if role is not None:
         raise UsageError(f"-o {output} is {role}: export never writes over it, not even with --force;"
                          " nothing was written (-o another path)")
     if made_read_only(output):  # before _refusal, whose message offers --force: that is no way past this
         raise UsageError(_read_only(output))
     if output.exists() and not force and (why := _refusal(output)):
         raise UsageError(f"{output} {why}: nothing was written (--force replaces it, or -o another path)")
-    submission = render(inputs, resolve_arch(inputs.kernel, arch))
+
+
+def _write(output: Path, text: str) -> None:
     try:
-        write_text_atomic(output, submission.text, keep_read_only=True)
+        write_text_atomic(output, text, keep_read_only=True)
     except ReadOnlyTarget:  # made so since the check above
         raise UsageError(_read_only(output)) from None
     except (OSError, RuntimeError) as error:  # RuntimeError: a symlink loop
         reason = os_reason(error, output) if isinstance(error, OSError) else str(error)
         raise UsageError(f"cannot write {output}: {reason}") from None
-    return submission
 
 
 def _read_only(output: Path) -> str:

@@ -35,7 +35,8 @@ def default_kernel(kernel: Path | None, problem: str = DEFAULT_PROBLEM) -> Path:
         return kernel
     kernels = shipped("kernels") if kernel is not None else users_kernels_dir()
     if kernels is None:
-        ours = " or --kernel default for nvfp4ctl's own B200 kernel" if _b200_name(problem) else _naive_hint(problem)
+        ours = (" or --kernel default for nvfp4ctl's own B200 kernel" if _b200_name(problem)
+                else _naive_hint(problem) + _plain_torch_hint(problem))
         raise UsageError(f"no kernel to export here (no kernels/ folder): pass --kernel PATH{ours}")
     name = _b200_name(problem)
     if name is None:
@@ -54,7 +55,13 @@ def _no_default_for(problem: str, users_kernels: Path | None) -> str:
     found = [short_path(path) for path in _kernels_for(problem, users_kernels)]
     hint = f" ({problem} kernels there: {', '.join(found[:3])}{', ...' if len(found) > 3 else ''})" if found else ""
     return (f"no default kernel for {problem}: export's default is {defaults}, taken from"
-            f" {short_path(users_kernels)}/ (yours) or nvfp4ctl's own kernels; pass --kernel PATH{hint}{_naive_hint(problem)}")
+            f" {short_path(users_kernels)}/ (yours) or nvfp4ctl's own kernels; pass --kernel PATH{hint}{_naive_hint(problem)}"
+            f"{_plain_torch_hint(problem)}")
+
+
+def _plain_torch_hint(problem: str) -> str:
+    """`--kernel default` where it exports nvfp4ctl's plain-torch submission; "" where there is none."""
+    return ", or --kernel default for nvfp4ctl's exact plain-torch submission" if _plain_torch(problem) else ""
 
 
 def _b200_defaults() -> str:
@@ -97,6 +104,32 @@ def _b200_name(problem: str) -> str | None:
     from nvfp4ctl.problems import get_problem
 
     return get_problem(problem).default_kernels.get(B200_MAJOR)
+
+
+def _plain_torch(problem: str) -> Path | None:
+    """nvfp4ctl's exact plain-torch submission for `problem`: what `check --kernel default` runs where
+    nvfp4ctl ships no kernel for it (runner.targets: the problem's fallback_submission)."""
+    from nvfp4ctl.problems import get_problem
+
+    name = get_problem(problem).fallback_submission
+    found = shipped("kernels") / name if name else None
+    return found if found is not None and found.is_file() else None
+
+
+def _export_plain_torch(source: Path, output: Path, problem: str, force: bool, task: Path | None,
+                        arch: ArchChoice | None) -> Outcome:
+    """`--kernel default` where nvfp4ctl ships no B200 kernel: the exact plain-torch submission that
+    `check --kernel default` runs, written as it is (no CUDA in it to compile, for any arch)."""
+    from nvfp4ctl.export import export_plain_torch
+
+    console = get_console()
+    text = export_plain_torch(source, output, problem, force=force, protected=_files_in_use(task))
+    if arch is not None:
+        console.warn(f"--arch {arch.value} is not used: the plain-torch submission holds no CUDA to compile")
+    console.ok(f"wrote {output} ({len(text.encode()) / 1024:.0f} kB): {source.name}, nvfp4ctl's exact plain-torch"
+               f" submission for {problem} (nvfp4ctl ships no B200 kernel for it)")
+    console.info(f"next: nvfp4ctl lint {output} && nvfp4ctl check --submission {output}")
+    return Outcome(result=f"wrote {output.name} from {source.name} (plain torch)", target=output)
 
 
 def _task_in_use(flag: Path | None, kernel_named: bool) -> Any | None:
@@ -156,8 +189,9 @@ def _never_built(source: Path, arch: str) -> bool:
 def command(
     kernel: Annotated[
         Path | None, typer.Option("--kernel", help="Kernel .cu to embed ('default': nvfp4ctl's own B200 kernel for nvfp4_gemm,"
-                                  " the hand-written tcgen05 one; the CUTLASS one is"
-                                  f" {shipped('kernels/sm100/nvfp4_gemm_sm100.cu')})."
+                                  " the hand-written tcgen05 one, the CUTLASS one being"
+                                  f" {shipped('kernels/sm100/nvfp4_gemm_sm100.cu')}; for the other problems nvfp4ctl's exact"
+                                  " plain-torch submission, written as it is, which check runs for it)."
                                   " Default: the task problem's B200 kernel in your kernels/ folder, by our file name:"
                                   " for nvfp4_gemm alone; the other problems' plain-CUDA kernels are in"
                                   f" {shipped('kernels/naive')}.", show_default=False)
@@ -183,6 +217,8 @@ def command(
     named = kernel is not None and str(kernel) != DEFAULT_BY_NAME  # the user's own --kernel PATH
     in_use = _task_in_use(task, named)
     problem = DEFAULT_PROBLEM if named or in_use is None else in_use.problem
+    if kernel is not None and not named and _b200_name(problem) is None and (torch_target := _plain_torch(problem)):
+        return _export_plain_torch(torch_target, output, problem, force, task, arch)
     source = default_kernel(kernel, problem)
     if named:  # say what is wrong with the path they gave, not to pass one
         if not source.exists():

@@ -209,7 +209,9 @@ def test_for_a_problem_without_our_b200_kernel_export_does_not_suggest_it(tmp_pa
     assert runner.invoke(app, ["init", "--problem", "nvfp4_dual_gemm", str(tmp_path)]).exit_code == 0
     monkeypatch.chdir(tmp_path)
     result = runner.invoke(app, ["export", "-o", str(tmp_path / "s.py")])
-    assert result.exit_code == 2 and "pass --kernel PATH" in result.output and "--kernel default" not in result.output
+    assert result.exit_code == 2 and "pass --kernel PATH" in result.output and "B200 kernel" not in result.output
+    # what --kernel default does for this problem, the plain-torch submission, is all it is offered for
+    assert "--kernel default for nvfp4ctl's exact plain-torch submission" in " ".join(result.output.split())
 
 
 def test_an_edited_export_is_kept_an_empty_file_is_replaced_a_link_is_written_through(tmp_path: Path) -> None:

@@ -119,12 +119,31 @@ def test_a_problem_without_a_shipped_b200_kernel_says_what_the_default_is_and_na
     assert result.exit_code == 2, result.output
     assert _flat(result.output) == (
         f"error: no default kernel for nvfp4_dual_gemm: {default}, taken from kernels/ (yours) or nvfp4ctl's own"
-        f" kernels; pass --kernel PATH (nvfp4_dual_gemm kernels there: kernels/sm100/my_dual.cu), {naive}")
-    result = runner.invoke(app, ["export", "--kernel", "default", "-o", "dual.py"])
-    assert result.exit_code == 2, result.output
-    assert _flat(result.output) == (f"error: --kernel default: nvfp4ctl ships no B200 kernel for nvfp4_dual_gemm"
-                                    f" ({default}); pass --kernel PATH, {naive}")
+        f" kernels; pass --kernel PATH (nvfp4_dual_gemm kernels there: kernels/sm100/my_dual.cu), {naive},"
+        " or --kernel default for nvfp4ctl's exact plain-torch submission")
     assert not (folder / "dual.py").exists()
+
+
+def test_kernel_default_without_a_shipped_b200_kernel_exports_the_plain_torch_submission(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README says `--kernel default` is the exact plain-torch submission where nvfp4ctl has no kernel
+    for a problem, and check runs it; export was exit 2, "nvfp4ctl ships no B200 kernel for nvfp4_dual_gemm"."""
+    folder = _user_folder(tmp_path / "dual", "nvfp4_dual_gemm", {"my_dual.cu": DUAL_GEMM.read_text()})
+    monkeypatch.chdir(folder)
+    starter = DUAL_GEMM.parent.parent / "torch_dequant" / "nvfp4_dual_gemm_submission.py"  # nvfp4ctl's kernels/
+    result = runner.invoke(app, ["export", "--kernel", "default", "-o", "dual.py"])
+    assert result.exit_code == 0, result.output
+    assert _flat(result.output).startswith(
+        "wrote dual.py (4 kB): nvfp4_dual_gemm_submission.py, nvfp4ctl's exact plain-torch submission for"
+        " nvfp4_dual_gemm (nvfp4ctl ships no B200 kernel for it) next: nvfp4ctl lint dual.py")
+    first, body = (folder / "dual.py").read_text().split("\n", 1)
+    assert "exported by `nvfp4ctl export`" in first and body == starter.read_text()
+    again = runner.invoke(app, ["export", "--kernel", "default", "-o", "dual.py", "--arch", "sm_100a"])
+    assert again.exit_code == 0, again.output  # an export of its own: replaced without --force
+    assert "--arch sm_100a is not used: the plain-torch submission holds no CUDA to compile" in _flat(again.output)
+    (folder / "mine.py").write_text("def custom_kernel(data):\n    return data[-1]\n")
+    refused = runner.invoke(app, ["export", "--kernel", "default", "-o", "mine.py"])
+    assert refused.exit_code == 2 and "mine.py is not an earlier export" in _flat(refused.output)
 
 
 def test_no_kernels_folder_names_the_naive_kernel_of_the_problem(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -134,7 +153,8 @@ def test_no_kernels_folder_names_the_naive_kernel_of_the_problem(tmp_path: Path,
     assert result.exit_code == 2, result.output
     naive = kernels_dir() / "naive" / "nvfp4_gemv_naive.cu"
     assert _flat(result.output) == ("error: no kernel to export here (no kernels/ folder): pass --kernel PATH, or"
-                                    f" nvfp4ctl's plain-CUDA kernel: --kernel {naive} --arch sm_100a")
+                                    f" nvfp4ctl's plain-CUDA kernel: --kernel {naive} --arch sm_100a, or --kernel"
+                                    " default for nvfp4ctl's exact plain-torch submission")
 
 
 def test_a_kernel_of_unknown_arch_is_told_to_pass_arch_which_export_takes(tmp_path: Path) -> None:
