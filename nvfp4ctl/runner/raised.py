@@ -24,16 +24,25 @@ class TargetRaised(Exception):
 def describe_raised(error: BaseException, caller: str) -> tuple[str, ...]:
     """("custom_kernel raised ValueError: k must be a multiple of 256", "Traceback ...", ...).
 
-    The frames of `caller` (the harness file that made the call) are dropped from the top: what is
-    left starts in the target, the code to read.
+    The harness's frames are dropped from the top, `caller`'s (the file that made the call) and any
+    other of nvfp4ctl's between it and the target (bench's call counter wraps the target on the CPU):
+    what is left starts in the target, the code to read.
     """
     text = str(error).strip().splitlines()
     headline = f"custom_kernel raised {type(error).__name__}" + (f": {text[0]}" if text else "")
     frames = error.__traceback__
-    while frames is not None and Path(frames.tb_frame.f_code.co_filename) == Path(caller):
+    while frames is not None and _harness_frame(frames.tb_frame.f_code.co_filename, caller):
         frames = frames.tb_next
     trace = "".join(traceback.format_exception(type(error), error, frames)).rstrip().splitlines()
     return (headline, *trace[-TRACE_LINES:])
+
+
+_PACKAGE = Path(__file__).resolve().parents[1]  # nvfp4ctl itself
+
+
+def _harness_frame(filename: str, caller: str) -> bool:
+    path = Path(filename)
+    return path == Path(caller) or _PACKAGE in path.resolve().parents
 
 
 def raised_from(error: BaseException, caller: str) -> TargetRaised:
