@@ -96,7 +96,7 @@ class PathReader:
         if self.evaluator.is_sequence(node, before):
             return None
         pieces = self.evaluator.pieces_or_paths(node, before, depth + 1)
-        if not pieces:
+        if not pieces or any(piece.unread is not None for piece in pieces):  # a placeholder left empty: a guess
             return None
         if any(piece.path_object for piece in pieces):  # a Path, never a part of a concatenation (pieces_or_paths)
             return PurePosixPath(pieces[0].text) if len(pieces) == 1 else None

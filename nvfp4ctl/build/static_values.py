@@ -31,6 +31,19 @@ class Piece:
     line: int  # the .py line the text's first character is on
     joined: bool = False  # continues the previous piece (a concatenation), not a new source of a list
     path_object: bool = False  # a pathlib.Path, not a str: torch takes it in load()'s sources only
+    # the line of an f-string whose placeholder build could not read and left empty (None: all read): a
+    # text it compiles may keep it, with a note; a path or an arch flag never does (it would be a guess)
+    unread: int | None = None
+
+
+def unread_lines(pieces: list[Piece]) -> list[int]:
+    """The lines of the f-strings whose placeholders the pieces left empty, each once, in order."""
+    return list(dict.fromkeys(piece.unread for piece in pieces if piece.unread is not None))
+
+
+def unread_notes(pieces: list[Piece]) -> list[str]:
+    """The notes of a text compiled with placeholders left empty (cuda_sources, a flag that names no arch)."""
+    return [f"line {line}: an f-string placeholder is not a constant; left empty" for line in unread_lines(pieces)]
 
 
 def join_pieces(pieces: list[Piece]) -> str:
@@ -165,9 +178,11 @@ class StaticEvaluator:
     def file_pieces(self, node: ast.AST, before: int) -> list[Piece] | None:
         """load()'s sources, one piece a file: a string or a list whose elements are strings or pathlib.Paths
         (torch makes each os.path.abspath), not a Path alone (torch iterates it: TypeError). An element of
-        several pieces (HERE + "/k.cu") is one file."""
+        several pieces (HERE + "/k.cu") is one file. None where a placeholder is left empty: f"{PREFIX}k.cu" with
+        PREFIX from the environment would be ./k.cu, a file the submission may never compile."""
         pieces = self.pieces_or_paths(node, before)
-        if pieces is None or (any(piece.path_object for piece in pieces) and not self.is_sequence(node, before)):
+        if pieces is None or unread_lines(pieces) or (any(piece.path_object for piece in pieces)
+                                                      and not self.is_sequence(node, before)):
             return None
         return [replace(element[0], text="".join(piece.text for piece in element)) for element in _elements(pieces)]
 
@@ -178,19 +193,16 @@ class StaticEvaluator:
             return [Piece(node.value, node.lineno)]
         if isinstance(node, ast.JoinedStr):
             text = []
+            unread = None
             for value in node.values:
                 if isinstance(value, ast.Constant):
                     text.append(str(value.value))
                 elif isinstance(value, ast.FormattedValue):
-                    constant = self.constant(value.value, before)
-                    if constant is None and value.conversion == -1 and value.format_spec is None:
-                        path = self.paths.value(value.value, before, depth + 1)  # f"{HERE}/k.cu"
-                        constant = None if path is None else str(path)
-                    if constant is None:
-                        self.notes.append(f"line {node.lineno}: an f-string placeholder is not a constant; left empty")
-                        constant = ""
-                    text.append(str(constant))
-            return [Piece("".join(text), node.lineno)]
+                    shown_value = self._placeholder(value, before, depth)
+                    if shown_value is None:
+                        unread, shown_value = node.lineno, ""
+                    text.append(shown_value)
+            return [Piece("".join(text), node.lineno, unread=unread)]
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             # a + b + c nests on the left, one level a term: walked as one chain, so a source of
             # hundreds of concatenated strings is read at the depth of one
@@ -226,10 +238,32 @@ class StaticEvaluator:
             inner = self.pieces_or_paths(node.args[0], before, depth + 1)
             if inner is None or any(piece.path_object for piece in inner):
                 return None
-            return [Piece(textwrap.dedent(join_pieces(inner)), inner[0].line)] if inner else []
+            unread = next(iter(unread_lines(inner)), None)
+            return [Piece(textwrap.dedent(join_pieces(inner)), inner[0].line, unread=unread)] if inner else []
         if isinstance(node, PATH_NODES):
             return self._path(node, before, depth)
         return None
+
+    def _placeholder(self, value: ast.FormattedValue, before: int, depth: int) -> str | None:
+        """What an f-string's placeholder puts in the text, None where build cannot be sure: a constant with
+        its conversion and a format spec of constants applied, as Python applies them; a path (f"{HERE}/k.cu")
+        as is or with !s (str() changes neither a str nor a Path), not with !r (a Path's repr) nor a spec."""
+        constant = self.constant(value.value, before)
+        if constant is not None:
+            converted: object = {-1: constant, ord("s"): str(constant), ord("r"): repr(constant),
+                                 ord("a"): ascii(constant)}.get(value.conversion)
+            spec = value.format_spec
+            if converted is None or (spec is not None and not (isinstance(spec, ast.JoinedStr) and all(
+                    isinstance(part, ast.Constant) for part in spec.values))):
+                return None
+            try:
+                return format(converted, "" if spec is None else "".join(str(part.value) for part in spec.values))
+            except (ValueError, TypeError):  # a spec the value does not take: Python raises too
+                return None
+        if value.conversion not in (-1, ord("s")) or value.format_spec is not None:
+            return None
+        path = self.paths.value(value.value, before, depth + 1)
+        return None if path is None else str(path)
 
     def _path(self, node: ast.AST, before: int, depth: int) -> list[Piece] | None:
         value = self.paths.value(node, before, depth + 1)
@@ -381,11 +415,22 @@ class StaticEvaluator:
             return [], (f"is a str ({text!r}), not a list: torch reads each of its characters as a flag and nvcc"
                         f" fails; give a list, {text.split()!r}")
         flags: list[str] = []
+        unread: list[int] = []  # the lines of the flags' placeholders left empty, by flag
         for piece in pieces:
             if piece.joined and flags:
                 flags[-1] += piece.text
+                unread[-1] = unread[-1] if unread[-1] is not None else piece.unread
             else:
                 flags.append(piece.text)
+                unread.append(piece.unread)
+        # a flag left incomplete is passed on (-DTAG= compiles as the file's -DTAG=<pid> does), but not one that
+        # names the arch: -arch=sm_ would read as no arch named, and the build would be for another arch
+        arch_flag = next((flag for flag, line in zip(flags, unread) if line is not None and "arch" in flag), None)
+        if arch_flag is not None:
+            self.notes.append(f"line {node.lineno}: extra_cuda_cflags' {arch_flag!r} is an f-string whose placeholder"
+                              " build cannot read, and it names the arch; built without them")
+            return None, None
+        self.notes.extend(unread_notes(pieces))
         return flags, None
 
     def _non_string_element(self, node: ast.AST, before: int, depth: int = 0) -> tuple[str, str] | None:
@@ -428,11 +473,15 @@ class StaticEvaluator:
             return self._type_other_than_str(added_terms(node)[0], before, depth + 1)
         return None
 
-    def strings(self, node: ast.AST | None, before: int) -> list[str]:
-        if node is None:
+    def folders(self, node: ast.AST | None, before: int) -> list[str] | None:
+        """extra_include_paths, one str a folder; None where not static, or where a placeholder is left empty
+        (f"{os.environ['X']}/include" would be /include, a folder the submission never names)."""
+        if node is None or (isinstance(node, ast.Constant) and node.value is None):
             return []
         pieces = self.pieces(node, before)
-        return [piece.text for piece in pieces] if pieces is not None else []
+        if pieces is None or unread_lines(pieces):
+            return None
+        return ["".join(piece.text for piece in element) for element in _elements(pieces)]  # "inc/" + NAME: one folder
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from nvfp4ctl.build.arch_list_reader import ARCH_LIST, GPU_PICKED_ARCH_LISTS, Ar
 from nvfp4ctl.build.arch_names import NVCC_DEFAULT_ARCH, arch_list_arches, code_needs, named_arch
 from nvfp4ctl.build.compiler_errors import display_path
 from nvfp4ctl.build.read_once import source_text
-from nvfp4ctl.build.static_values import Piece, StaticEvaluator, join_pieces
+from nvfp4ctl.build.static_values import Piece, StaticEvaluator, join_pieces, unread_lines, unread_notes
 from nvfp4ctl.build.syntax import call_name, keyword_argument, shown
 from nvfp4ctl.build.syntax_index import SyntaxIndex, index_of
 from nvfp4ctl.cpp_lexer import blank
@@ -281,8 +281,11 @@ def sources_in(path: Path, text: str, tree: ast.Module) -> SubmissionSources:
                 elif pieces is None:
                     extension.notes.append(f"line {node.lineno}: {attr}_sources is not a static string expression")
                 else:
+                    # compiled with the placeholder left empty, as noted: the compiler then says what it lacks
                     setattr(extension, attr, pieces)
-                    extension.cpp_read |= attr == "cpp"
+                    extension.notes.extend(unread_notes(pieces))
+                    # a declaration left incomplete is no evidence that a functions= name is undeclared
+                    extension.cpp_read |= attr == "cpp" and not unread_lines(pieces)
             extension.functions = evaluator.names(keyword_argument(node, "functions", 4), node.lineno)
         else:
             value = keyword_argument(node, "sources", 1)
@@ -296,8 +299,12 @@ def sources_in(path: Path, text: str, tree: ast.Module) -> SubmissionSources:
         if unusable is not None and flags_node is not None:
             extension.unusable_flags = (flags_node.lineno, unusable)
         extension.cpp_flags = _cpp_flags(node, name, evaluator)
-        extension.include_paths = [_as_torch_resolves(folder, path.parent)
-                                   for folder in evaluator.strings(keyword_argument(node, "extra_include_paths"), node.lineno)]
+        includes_node = keyword_argument(node, "extra_include_paths")
+        folders = evaluator.folders(includes_node, node.lineno)
+        if folders is None and includes_node is not None:
+            extension.notes.append(f"line {includes_node.lineno}: extra_include_paths is not a static string expression"
+                                   " (or an f-string whose placeholder build cannot read); built without them")
+        extension.include_paths = [_as_torch_resolves(folder, path.parent) for folder in folders or []]
         extension.notes.extend(evaluator.notes)
         evaluator.notes = []
         extensions.append(extension)
@@ -352,6 +359,7 @@ def _cpp_flags(call: ast.Call, name: str, evaluator: StaticEvaluator) -> list[st
     pieces = evaluator.pieces(node, call.lineno)
     if pieces is None:  # a change in place build cannot follow makes them None too (StaticEvaluator._changed)
         return None
+    evaluator.notes.extend(unread_notes(pieces))  # passed on with the placeholder left empty, as cuda flags are
     flags: list[str] = []
     for piece in pieces:  # "-O" + LEVEL is one flag
         if piece.joined and flags:
