@@ -187,7 +187,7 @@ class ArchListReader:
         """update(...) or |= with a dict: its TORCH_CUDA_ARCH_LIST entry, or an unknown setting where the
         dict or one of its keys is not static."""
         if isinstance(mapping, ast.Name):
-            bound = self.evaluator.bound(mapping.id, node.lineno)
+            bound = self.evaluator.bound(mapping.id, node.lineno, mapping)
             if bound is None or mapping.id in self.evaluator.mutated:
                 self._add(node, None, "set", readable=False)
                 return
@@ -229,7 +229,7 @@ class ArchListReader:
         if isinstance(node, ast.Name):
             if node.id in self.environs:
                 return True
-            bound = self.evaluator.bound(node.id, before)
+            bound = self.evaluator.bound(node.id, before, node)
             return bound is not None and depth < 20 and self._is_environ(bound[1], bound[0], depth + 1)
         return False
 

@@ -64,6 +64,7 @@ class StaticEvaluator:
         """`submission`: the file's path, the value of its `__file__` (None: not known, not static)."""
         self.bindings: dict[str, list[tuple[int, ast.AST]]] = {}
         augmented: dict[int, ast.AugAssign] = {}  # NAME += x is bound as NAME + x, made here: its statement
+        made_nodes: dict[int, ast.BinOp] = {}  # those NAME + x, kept while their ids name them
         for node in index.writes:
             if isinstance(node, ast.Assign):
                 for target in node.targets:
@@ -75,10 +76,12 @@ class StaticEvaluator:
                 added = ast.BinOp(ast.Name(node.target.id, ast.Load()), ast.Add(), node.value,
                                   lineno=node.lineno, col_offset=node.col_offset)
                 augmented[id(added)] = node
+                made_nodes[id(added)] = added
                 self.bindings.setdefault(node.target.id, []).append((node.lineno, added))
         # each read looks its name up by bisection, not by a scan of every binding of the name: a file rebinding
         # its names before each of thousands of calls is read in n log n, not n squared
         self._binding_lines: dict[str, list[int]] = {}
+        self._bindings_by_owner: dict[str, dict[int | None, tuple[list[int], list[tuple[int, ast.AST]]]]] = {}
         self._last_bound: dict[str, list[tuple[int, ast.AST]]] = {}
         for name, bound in self.bindings.items():
             self._binding_lines[name], self._last_bound[name] = _latest_by_line(bound)
@@ -108,8 +111,10 @@ class StaticEvaluator:
                            if id(statement) in self._block)
         self._augmented = augmented
         self.function_of = dict(index.function_of)
-        self.function_of.update((made, self.function_of[id(statement)]) for made, statement in augmented.items()
-                                if id(statement) in self.function_of)
+        for made, statement in augmented.items():  # the made NAME + x and its NAME are read in the statement's scope
+            if id(statement) in self.function_of:
+                self.function_of[made] = self.function_of[id(statement)]
+                self.function_of[id(made_nodes[made].left)] = self.function_of[id(statement)]
         self._locals = index.function_locals
         self._function_spans = sorted(((node.lineno, node.end_lineno or node.lineno, node) for node in index.functions),
                                       key=lambda span: span[0])
@@ -144,7 +149,7 @@ class StaticEvaluator:
         statement = self._augmented.get(id(bound[1]))
         if statement is None:
             return False
-        previous = self.bound(name, bound[0])
+        previous = self.bound(name, bound[0], bound[1])
         if previous is None or not self.is_sequence(previous[1], previous[0]):
             return False
         return self._block.get(id(previous[1])) != self._block.get(id(statement))
@@ -154,20 +159,42 @@ class StaticEvaluator:
         for name in (n for n in ast.walk(node) if isinstance(n, ast.Name)):
             if name.id in self.mutated:
                 return True
-            bound = self.bound(name.id, before)
+            bound = self.bound(name.id, before, name)
             if bound is not None and self._branch_added(name.id, bound):
                 return True
             if bound is not None and depth < 20 and self.changed_in_place(bound[1], bound[0], depth + 1):
                 return True
         return False
 
-    def bound(self, name: str, before: int) -> tuple[int, ast.AST] | None:
-        """The binding of the name a read at line `before` gets: the last on an earlier line (_latest_by_line)."""
+    def bound(self, name: str, before: int, at: ast.AST | None = None) -> tuple[int, ast.AST] | None:
+        """The binding of the name a read at line `before` gets: the last on an earlier line (_latest_by_line).
+        `at`: the node read, whose scope decides which bindings it sees: in a function binding the name (a
+        parameter, an assignment), that function's own; elsewhere the module's. Another function's local is
+        never what it reads (Python raises NameError, or reads the module's), nor an argument's value (None:
+        a parameter has no static value)."""
         lines = self._binding_lines.get(name)
         if not lines:
             return None
+        if at is not None:
+            owner = self._owner(name, at)
+            lines, last_bound = self._scoped_bindings(name).get(None if owner is None else id(owner), ([], []))
+        else:
+            last_bound = self._last_bound[name]
         above = bisect_left(lines, before)  # the bindings on lines before the read
-        return self._last_bound[name][above - 1] if above else None
+        return last_bound[above - 1] if above else None
+
+    def _scoped_bindings(self, name: str) -> dict[int | None, tuple[list[int], list[tuple[int, ast.AST]]]]:
+        """The name's bindings by the function whose own variable they bind (None: the module's), each as
+        _latest_by_line orders them; made at the name's first scoped read."""
+        found = self._bindings_by_owner.get(name)
+        if found is None:
+            grouped: dict[int | None, list[tuple[int, ast.AST]]] = {}
+            for line, value in self._last_bound[name]:
+                owner = self._owner(name, value)
+                grouped.setdefault(None if owner is None else id(owner), []).append((line, value))
+            found = self._bindings_by_owner[name] = {
+                owner: ([line for line, _ in bound], bound) for owner, bound in grouped.items()}
+        return found
 
     def pieces(self, node: ast.AST, before: int) -> list[Piece] | None:
         """The static value of a string or a list of strings, None where it is not static or holds a
@@ -227,7 +254,7 @@ class StaticEvaluator:
                 out.extend(replace(piece, joined=False) if index == 0 else piece for index, piece in enumerate(part))
             return out
         if isinstance(node, ast.Name):
-            bound = self.bound(node.id, before)
+            bound = self.bound(node.id, before, node)
             if bound is None and node.id == "__file__":
                 return self._path(node, before, depth)
             if bound is None or self._branch_added(node.id, bound):
@@ -360,7 +387,7 @@ class StaticEvaluator:
             return True
         if isinstance(node, ast.BinOp) and depth < 20:
             return self.is_sequence(added_terms(node)[0], before, depth + 1)
-        if isinstance(node, ast.Name) and depth < 20 and (bound := self.bound(node.id, before)):
+        if isinstance(node, ast.Name) and depth < 20 and (bound := self.bound(node.id, before, node)):
             return self.is_sequence(bound[1], bound[0], depth + 1)
         return False
 
@@ -368,7 +395,7 @@ class StaticEvaluator:
         if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str)):
             return node.value
         if isinstance(node, ast.Name):
-            bound = self.bound(node.id, before)
+            bound = self.bound(node.id, before, node)
             return None if bound is None else self.constant(bound[1], bound[0])
         return None
 
@@ -378,7 +405,7 @@ class StaticEvaluator:
         if node is None or (isinstance(node, ast.Constant) and node.value is None):
             return None
         if isinstance(node, ast.Name):
-            bound = self.bound(node.id, before)
+            bound = self.bound(node.id, before, node)
             return None if bound is None or node.id in self.mutated else self.names(bound[1], bound[0])
         if isinstance(node, ast.Dict):
             keys = [self.constant(key, before) if key is not None else None for key in node.keys]
@@ -440,7 +467,7 @@ class StaticEvaluator:
         if depth > 20:
             return None
         if isinstance(node, ast.Name):
-            bound = self.bound(node.id, before)
+            bound = self.bound(node.id, before, node)
             return None if bound is None else self._non_string_element(bound[1], bound[0], depth + 1)
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             for term in added_terms(node):
@@ -467,7 +494,7 @@ class StaticEvaluator:
             if isinstance(node, types):
                 return kind
         if isinstance(node, ast.Name):
-            bound = self.bound(node.id, before)
+            bound = self.bound(node.id, before, node)
             return None if bound is None else self._type_other_than_str(bound[1], bound[0], depth + 1)
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):  # [a] + [b] is a list, "-O" + "3" a str
             return self._type_other_than_str(added_terms(node)[0], before, depth + 1)

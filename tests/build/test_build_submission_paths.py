@@ -167,3 +167,32 @@ def test_a_source_of_several_pieces_is_one_file(tmp_path: Path) -> None:
     """Each piece of an element was taken for a file of its own: ["kernels/" + NAME] compiled kernels/ and k.cu."""
     text = f"{LOAD}NAME = 'k.cu'\nm = load(name='m', sources=['kernels/' + NAME, 'b' '.cu'])\n"
     assert _files(tmp_path, text) == [tmp_path / "kernels" / "k.cu", tmp_path / "b.cu"]
+
+
+@pytest.mark.parametrize("text", [
+    # a parameter shadows the module's name: its value is the argument's
+    f"import os\n{LOAD}HERE = os.path.dirname(__file__)\n"
+    "def go(HERE):\n    return load('x', [os.path.join(HERE, 'k.cu')])\n",
+    f"import os\n{LOAD}HERE = os.path.dirname(__file__)\n"
+    "go = lambda HERE: load('x', [os.path.join(HERE, 'k.cu')])\n",
+    # the only binding is another function's own variable: Python raises NameError
+    f"import os\n{LOAD}def setup():\n    HERE = '/other'\n"
+    "def go():\n    return load('x', [os.path.join(HERE, 'k.cu')])\n",
+])  # fmt: skip
+def test_a_name_the_read_cannot_see_is_not_static(tmp_path: Path, text: str) -> None:
+    """The last binding by line was taken whatever its scope: /other/k.cu, or the module's <dir>/k.cu for a
+    parameter."""
+    assert _files(tmp_path, text) is None
+
+
+def test_a_read_in_a_function_gets_the_modules_binding_or_its_own(tmp_path: Path) -> None:
+    module_level = (f"import os\n{LOAD}HERE = os.path.dirname(__file__)\n"
+                    "def setup():\n    HERE = '/other'\n"
+                    "def go():\n    return load('x', [os.path.join(HERE, 'k.cu')])\n")
+    assert _files(tmp_path, module_level) == [tmp_path / "k.cu"]
+    own = (f"import os\n{LOAD}HERE = '/other'\n"
+           "def go():\n    HERE = os.path.dirname(__file__)\n    return load('x', [os.path.join(HERE, 'k.cu')])\n")
+    assert _files(tmp_path, own) == [tmp_path / "k.cu"]
+    declared = (f"import os\n{LOAD}def setup():\n    global HERE\n    HERE = os.path.dirname(__file__)\n"
+                "def go():\n    return load('x', [os.path.join(HERE, 'k.cu')])\n")
+    assert _files(tmp_path, declared) == [tmp_path / "k.cu"]
