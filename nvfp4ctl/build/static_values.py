@@ -213,6 +213,13 @@ class StaticEvaluator:
             return None
         return [replace(element[0], text="".join(piece.text for piece in element)) for element in _elements(pieces)]
 
+    def path_alone(self, node: ast.AST, before: int) -> bool:
+        """Whether load()'s sources is one pathlib.Path, not a list of them: torch iterates sources, which a
+        Path fails (TypeError: 'PosixPath' object is not iterable), where a list of it is built."""
+        pieces = self.pieces_or_paths(node, before)
+        return (pieces is not None and len(pieces) == 1 and pieces[0].path_object
+                and not self.is_sequence(node, before))
+
     def pieces_or_paths(self, node: ast.AST, before: int, depth: int = 0) -> list[Piece] | None:
         if depth > 20:
             return None

@@ -226,6 +226,11 @@ def refuse_unreadable(sources: SubmissionSources, extension: Extension) -> None:
     if extension.unreadable is None:
         return
     line, what = extension.unreadable
+    if extension.sources_path_alone:
+        written = what.removeprefix("sources ").strip("`")
+        raise UsageError(f"{display_path(sources.path)}:{line}: {extension.name}'s sources `{written}` is a pathlib.Path"
+                         " alone, not a list: torch iterates sources and fails on it (TypeError: 'PosixPath' object is"
+                         f" not iterable); give a list, sources=[{written}]")
     raise UsageError(f"{display_path(sources.path)}:{line}: {extension.name}'s {what} is not a static string expression, and build"
                      " reads the sources statically (string literals, names bound to them, +, f-strings of constants,"
                      " textwrap.dedent, paths made from __file__ with os.path or pathlib) without running the file:"

@@ -63,6 +63,8 @@ class Extension:
     # (line, what): device code is given (cuda_sources / load's sources) but not as a static expression,
     # so build cannot see it; unlike an absent cuda_sources, this must not pass as host code only
     unreadable: tuple[int, str] | None = None
+    # load()'s sources is one pathlib.Path: read, but torch fails on it (it iterates sources), so unreadable too
+    sources_path_alone: bool = False
     # (line, why): extra_cuda_cflags torch itself fails on (a str, a flag that is not a str)
     unusable_flags: tuple[int, str] | None = None
 
@@ -292,6 +294,7 @@ def sources_in(path: Path, text: str, tree: ast.Module) -> SubmissionSources:
             pieces = evaluator.file_pieces(value, node.lineno) if value is not None else []
             if pieces is None:
                 extension.unreadable = (value.lineno, f"sources `{shown(value)}`")
+                extension.sources_path_alone = evaluator.path_alone(value, node.lineno)
             extension.files.extend(_source_file(piece.text, path.parent) for piece in pieces or [])
         flags_node = keyword_argument(node, "extra_cuda_cflags")
         cuda_flags, unusable = evaluator.flag_list(flags_node, node.lineno)

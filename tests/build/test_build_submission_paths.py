@@ -196,3 +196,22 @@ def test_a_read_in_a_function_gets_the_modules_binding_or_its_own(tmp_path: Path
     declared = (f"import os\n{LOAD}def setup():\n    global HERE\n    HERE = os.path.dirname(__file__)\n"
                 "def go():\n    return load('x', [os.path.join(HERE, 'k.cu')])\n")
     assert _files(tmp_path, declared) == [tmp_path / "k.cu"]
+
+
+@pytest.mark.parametrize(("binding", "written"), [
+    ("", "Path(__file__).parent / 'k.cu'"),
+    ("KERNEL = Path(__file__).parent / 'k.cu'\n", "KERNEL"),
+])  # fmt: skip
+def test_a_path_alone_as_sources_is_refused_as_torch_fails_on_it(tmp_path: Path, compiles: list[str],
+                                                                 binding: str, written: str) -> None:
+    """It said "is not a static string expression, and build reads ... paths made from __file__ with os.path or
+    pathlib", a path build does read: torch iterates sources, which a Path fails."""
+    (tmp_path / "k.cu").write_text(KERNEL)
+    submission = tmp_path / "submission.py"
+    submission.write_text(f"from pathlib import Path\n{LOAD}{binding}m = load(name='m', sources={written},"
+                          " extra_cuda_cflags=['-gencode=arch=compute_100a,code=sm_100a'])\n")
+    result = runner.invoke(app, ["build", str(submission)])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 2, result.output
+    assert f"sources `{written}` is a pathlib.Path alone, not a list" in said, said
+    assert f"give a list, sources=[{written}]" in said and "not a static" not in said and not compiles
