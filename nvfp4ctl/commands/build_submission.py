@@ -137,18 +137,19 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
         raise UsageError(f"{path} is not a regular file: a submission is a .py file")
     # __file__ as Python gives it: absolute, symlinks kept (submission.py -> versions/v3.py loads the k.cu
     # beside the link, where `python submission.py` runs), as relative sources resolve beside it too
-    sources = find_sources(Path(os.path.abspath(path)), display_path(path))  # the file as check names it
+    as_run = Path(os.path.abspath(path))
+    sources = find_sources(as_run, display_path(path))  # the file as check names it
     if not sources.extensions:
         announce()
         if sources.cute_dsl:
-            return _build_dsl(path.resolve(), arch or "sm_100a", python, problem_name)
+            return _build_dsl(as_run, arch or "sm_100a", python, problem_name)
         # Plain Python (init's starter, or a torch-only first try) is a valid submission, not a mistake;
         # one without custom_kernel is check's refusal, so the line does not send the user there
         from nvfp4ctl.errors import UnloadableSubmission
         from nvfp4ctl.runner.entry_point import refuse_broken_submission
 
         try:
-            refuse_broken_submission(path.resolve(), path.name)
+            refuse_broken_submission(as_run, path.name)
             next_step = "; `nvfp4ctl check` runs it as it is"
         except UnloadableSubmission as refusal:
             console.warn(f"{refusal}; `nvfp4ctl check` refuses it as it is")

@@ -5,6 +5,7 @@ said on the header line and noted for the run log before anything compiles, so a
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -114,7 +115,8 @@ def _problem(task: Any, submission: Path) -> tuple[str, str]:
         return task.problem, STAND_IN
     if (exported := export_problem(text)) is not None:
         return exported, "its nvfp4ctl export header"
-    if (uses := api_problem(text, submission.resolve().parent)) is not None:
+    as_run = Path(os.path.abspath(submission))  # __file__ as Python gives it: a link's own path, not its target's
+    if (uses := api_problem(text, as_run.parent, as_run)) is not None:
         return uses[0], uses[1]
     if (named := named_problem(submission)) is not None:
         return named, "its file name"

@@ -215,3 +215,39 @@ def test_a_path_alone_as_sources_is_refused_as_torch_fails_on_it(tmp_path: Path,
     assert result.exit_code == 2, result.output
     assert f"sources `{written}` is a pathlib.Path alone, not a list" in said, said
     assert f"give a list, sources=[{written}]" in said and "not a static" not in said and not compiles
+
+
+def _linked(tmp_path: Path, text: str) -> Path:
+    """entry/submission.py -> entry/versions/v3.py holding the text: the link, as `python submission.py` runs it."""
+    versions = tmp_path / "entry" / "versions"
+    versions.mkdir(parents=True)
+    (versions / "v3.py").write_text(text)
+    (tmp_path / "entry" / "submission.py").symlink_to(versions / "v3.py")
+    return tmp_path / "entry" / "submission.py"
+
+
+def test_a_linked_submission_without_extensions_is_read_as_the_link(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The entry-point check and the CuTe DSL build were given the link's target, whose __file__ is in versions/."""
+    from nvfp4ctl.commands import build_submission
+    from nvfp4ctl.runner import entry_point
+
+    given: list[Path] = []
+    monkeypatch.setattr(entry_point, "refuse_broken_submission", lambda path, shown: given.append(path))
+    monkeypatch.setattr(build_submission, "_build_dsl", lambda path, *rest: given.append(path) or 1 / 0)
+    plain = _linked(tmp_path / "plain", "def custom_kernel(data):\n    return data\n")
+    assert runner.invoke(app, ["build", str(plain)]).exit_code == 0
+    dsl = _linked(tmp_path / "dsl", "import cutlass.cute as cute\n@cute.kernel\ndef k():\n    pass\n")
+    runner.invoke(app, ["build", str(dsl)])
+    assert given == [plain, dsl]
+
+
+def test_a_linked_submissions_problem_is_read_from_the_files_beside_the_link(tmp_path: Path) -> None:
+    """build's target read a load() source made from __file__ beside the link's target (versions/k.cu), where
+    Python reads entry/k.cu: the GEMV submission was judged as the shipped GEMM."""
+    from types import SimpleNamespace
+
+    from nvfp4ctl.commands.build_target import _problem
+
+    link = _linked(tmp_path, f"import os\n{LOAD}m = load(name='m', sources=[os.path.join(os.path.dirname(__file__), 'k.cu')])\n")
+    (link.parent / "k.cu").write_text('#include "nvfp4_gemv_api.h"\n')
+    assert _problem(SimpleNamespace(is_users=False, problem="nvfp4_gemm"), link)[0] == "nvfp4_gemv"
