@@ -93,6 +93,9 @@ class Task:
     # "task.yml:43"), for the errors lint/config.py raises about values it validates away from the file.
     lint_at: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}), compare=False, hash=False)
     source: str = ""  # where the file was found: "--task", "$NVFP4CTL_TASK", ... (workspace.py)
+    # Why nvfp4ctl picked this shipped task where the user has none: the problem the submission names
+    # itself ("its nvfp4ctl export header"), or the GEMM said as a stand-in; the header lines say it.
+    shipped_because: str = field(default="", compare=False)
     warnings: tuple[str, ...] = field(default=(), compare=False)  # e.g. a key that looks like a typo
 
     @property

@@ -53,12 +53,12 @@ def command(
     """Time the benchmark shapes the way the leaderboard does, then explain the numbers."""
     from nvfp4ctl.bench.session import BenchPlan, run_bench
     from nvfp4ctl.runner.gpu import gpu_present, run_device
-    from nvfp4ctl.runner.targets import (refuse_broken_target, refuse_unloadable, resolve_target, task_for_kernel,
-                                         task_for_submission, task_label)
+    from nvfp4ctl.runner.targets import (refuse_broken_target, refuse_unloadable, resolve_target, task_for_target,
+                                         task_label_and_reason)
     from nvfp4ctl.runner.worker import ChildCrashed, ChildTimeout, Worker
     from nvfp4ctl.task import load_task
 
-    loaded = task_for_submission(task_for_kernel(load_task(task), kernel), submission)
+    loaded = task_for_target(load_task(task), submission, kernel)
     note_problem(loaded.problem)  # first: a submission that cannot load is logged with the problem too
     target = resolve_target(submission, kernel, loaded, read_source=False)
     problem = get_problem(loaded.problem)
@@ -77,7 +77,8 @@ def command(
                      recalibrate=recalibrate, device=device, settle_s=settle if device == "cuda" else 0.0)
     console = get_console()
     if not json:  # --json keeps stdout for the document alone
-        console.info(f"bench · {problem.name} · target {target.label} · task {task_label(loaded)} · {plural(len(cases), 'shape')}"
+        console.info(f"bench · {problem.name} · target {target.label} · task {task_label_and_reason(loaded)}"
+                     f" · {plural(len(cases), 'shape')}"
                      f" · mode {mode.value} · {plural(problem.timing.input_sets, 'input set')} per sample ({problem.timing.source})"
                      f" · settle {plan.settle_s:g} s · timeout {plan.timeout_s:g} s per shape", style="dim")
     echo = (lambda line: console.detail(f"  [child] {line}")) if console.verbosity >= VERBOSE else None

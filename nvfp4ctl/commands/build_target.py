@@ -5,7 +5,6 @@ said on the header line and noted for the run log before anything compiles, so a
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,6 @@ from nvfp4ctl.console import get_console
 from nvfp4ctl.workspace import FROM_FLAG, note_target, short_path, user_folder, users_kernels_dir
 
 SUBMISSION_FILE = "submission.py"
-STAND_IN = "no task.yml here or above: nvfp4ctl's shipped task stands in; --task PATH names another problem's"
 GIVEN = "given"  # a SOURCE typed on the command line: the run log names it without a reason, as before
 
 
@@ -25,7 +23,6 @@ class BuildTarget:
     why: str  # how it was chosen: "beside task.yml", "current folder", "given", ...
     task: Any | None = None  # the task in use (None for kernel sources: each kernel's API header decides)
     problem: str | None = None  # the problem a submission is judged by
-    problem_why: str = ""  # where that problem comes from, where not from the task in use
     kernels: Path | None = None  # the kernels/ folder built with no SOURCE
     stand_in: bool = False  # the problem is only the shipped task's: no task.yml of the user's, nothing in the file
 
@@ -68,14 +65,12 @@ def _submission_target(path: Path, task_flag: Path | None) -> BuildTarget:
     from nvfp4ctl.runner.targets import task_for_submission
     from nvfp4ctl.task import load_task
 
-    task = task_for_submission(load_task(task_flag), path, named=str(path))
-    problem, problem_why = _problem(task, path)
-    return BuildTarget((path,), str(path), GIVEN, task, problem, problem_why, stand_in=problem_why == STAND_IN)
+    return _judged_by(task_for_submission(load_task(task_flag), path, named=str(path)), path, str(path), GIVEN)
 
 
 def _found_target(task_flag: Path | None) -> BuildTarget:
     """No SOURCE: the user's kernels/ folder, else the submission check would run (its folder rules)."""
-    from nvfp4ctl.runner.targets import find_user_submission
+    from nvfp4ctl.runner.targets import find_user_submission, task_for_its_problem
     from nvfp4ctl.task import load_task
 
     task = load_task(task_flag)
@@ -89,9 +84,15 @@ def _found_target(task_flag: Path | None) -> BuildTarget:
     found = find_user_submission(task)
     if found is None:
         return BuildTarget((), "", "", task)  # _plan says there is nothing to build, and where it looked
-    problem, problem_why = _problem(task, found.path)
-    return BuildTarget((found.path,), found.shown, found.source, task, problem, problem_why,
-                       stand_in=problem_why == STAND_IN)
+    return _judged_by(task_for_its_problem(task, found.path), found.path, found.shown, found.source)
+
+
+def _judged_by(task: Any, submission: Path, shown: str, why: str) -> BuildTarget:
+    """A submission's target, judged by the task check runs it on (task_for_submission or
+    task_for_its_problem): its problem, and why where nvfp4ctl's shipped task was picked for it."""
+    from nvfp4ctl.runner.targets import STAND_IN
+
+    return BuildTarget((submission,), shown, why, task, task.problem, stand_in=task.shipped_because == STAND_IN)
 
 
 def _task_shown(task: Any) -> str:
@@ -101,35 +102,12 @@ def _task_shown(task: Any) -> str:
     return f"{short_path(task.path)} (--task)" if task.source == FROM_FLAG else task.path.name
 
 
-def _problem(task: Any, submission: Path) -> tuple[str, str]:
-    """The task's problem; where only nvfp4ctl's shipped GEMM task stands in (no task.yml of the user's),
-    the problem the file names itself, as lint reads it (an export header, one problem's C ABI in its
-    code, a file name starting with a problem's name), else the GEMM, said as a stand-in."""
-    if task.is_users:
-        return task.problem, ""
-    from nvfp4ctl.lint.submission import api_problem, export_problem, named_problem
-
-    try:
-        text = submission.read_text(encoding="utf-8", errors="replace")
-    except OSError:  # build_submission names what is wrong with the file
-        return task.problem, STAND_IN
-    if (exported := export_problem(text)) is not None:
-        return exported, "its nvfp4ctl export header"
-    as_run = Path(os.path.abspath(submission))  # __file__ as Python gives it: a link's own path, not its target's
-    if (uses := api_problem(text, as_run.parent, as_run)) is not None:
-        return uses[0], uses[1]
-    if (named := named_problem(submission)) is not None:
-        return named, "its file name"
-    return task.problem, STAND_IN
-
-
 def header(target: BuildTarget) -> str:
     """check's config line, for a build: the problem, the target and why, the task in use."""
-    from nvfp4ctl.runner.targets import task_label
+    from nvfp4ctl.runner.targets import task_label_and_reason
 
     problem = f" · {target.problem}" if target.problem else ""
-    why = f" ({target.problem_why})" if target.problem_why else ""
-    task = f" · task {task_label(target.task)}{why}" if target.task is not None else ""
+    task = f" · task {task_label_and_reason(target.task)}" if target.task is not None else ""
     return f"build{problem} · target {target.shown} ({target.why}){task}"
 
 

@@ -45,11 +45,10 @@ def command(
     """Check a kernel's output against the exact reference on task.yml's tests."""
     from nvfp4ctl.check import plan
     from nvfp4ctl.check.run import NO_GPU, CheckSettings
-    from nvfp4ctl.runner.targets import (refuse_broken_target, refuse_unloadable, resolve_target, task_for_kernel,
-                                         task_for_submission)
+    from nvfp4ctl.runner.targets import refuse_broken_target, refuse_unloadable, resolve_target, task_for_target
 
     console = get_console()
-    loaded = task_for_submission(task_for_kernel(plan.load_task_file(task), kernel), submission)
+    loaded = task_for_target(plan.load_task_file(task), submission, kernel)
     note_problem(loaded.problem)  # first: a submission that cannot load is logged with the problem too
     target = resolve_target(submission, kernel, loaded, read_source=False)
     # every mistake in the options is said before the submission's own mistakes and "no GPU": the
@@ -103,12 +102,12 @@ def _warn_of_the_word(console: Console, target: Any) -> None:
 def _config_line(target: str, task: Any, items: list[CheckItem], timeout_s: float, timeout_source: str,
                  device: str, settings: CheckSettings) -> str:
     """Everything the run depends on, on one line (saved in the terminal scrollback with the results)."""
-    from nvfp4ctl.runner.targets import task_label
+    from nvfp4ctl.runner.targets import task_label_and_reason
 
     shapes = sum(1 for item in items if item.id.startswith("s"))
     picked = f"{len(items) - shapes} of {plural(len(task.tests), 'test')}" + (f" + {shapes} --shape" if shapes else "")
     return (
-        f"check · {settings.problem} · target {target} · task {task_label(task)} ({picked})"
+        f"check · {settings.problem} · target {target} · task {task_label_and_reason(task)} ({picked})"
         f" · timeout {timeout_s:g} s ({timeout_source}) · device {device}"
         f" · scales {settings.scales} · probe {'on' if settings.probe else 'off'}"
     )

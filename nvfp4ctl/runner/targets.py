@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import importlib.util
+import os
 import sys
 import traceback
 import types
@@ -28,6 +29,7 @@ SUBMISSION, KERNEL, TORCH = "submission", "kernel", "torch"
 # Each problem names its compiled default per GPU major version (used only when the file exists) and
 # its exact plain-torch fallback (problems/<name>/problem.py: default_kernels, fallback_submission).
 SUBMISSION_FILE = "submission.py"
+STAND_IN = "no task.yml here or above: nvfp4ctl's shipped task stands in; --task PATH names another problem's"
 DEFAULT_BY_NAME = "default"  # `--kernel default`: nvfp4ctl's own kernel for this GPU, wherever you are
 
 
@@ -144,7 +146,8 @@ def task_for_submission(task: Any, submission: Path | None, named: str | None = 
     problem's (each test then fails to unpack inputs it was not written for). nvfp4ctl's shipped task gives way to that task.yml, as a folder's
     own task.yml always does. A task.yml found from the current folder stays if it is for the same
     problem (a warning names the other file); for another problem the run would fail every test on
-    inputs the submission does not unpack, so that is a usage error saying which task to pass.
+    inputs the submission does not unpack, so that is a usage error saying which task to pass. With no
+    task.yml at all, the shipped task of the problem the file names itself (task_for_its_problem).
     `named`: the file as the command's lines name it (build's argument), default `--submission PATH`."""
     from nvfp4ctl.task import load_task, problem_of
     from nvfp4ctl.workspace import FROM_ENV, FROM_FLAG, FROM_TARGET, find_task_upwards
@@ -163,7 +166,7 @@ def task_for_submission(task: Any, submission: Path | None, named: str | None = 
                                f" {task.problem}'s inputs")
         return task
     if own is None or (task.path is not None and own.resolve() == task.path.resolve()):
-        return task
+        return task_for_its_problem(task, submission)
     if not task.is_users:  # loading it makes its folder the user's: the run log goes beside it
         return replace(load_task(own), source=FROM_TARGET)
     problem = problem_of(own)
@@ -179,6 +182,56 @@ def task_for_submission(task: Any, submission: Path | None, named: str | None = 
     get_console().warn(f"{named}: runs on {in_use}, not on the task.yml beside it"
                        f" ({short_path(own)}); pass --task {short_path(own)} to use that one")
     return task
+
+
+def task_for_target(task: Any, submission: Path | None, kernel: Path | None) -> Any:
+    """check's and bench's task for their target: a --kernel's problem's (task_for_kernel), a --submission's
+    (task_for_submission), and with neither, the submission.py found here judged by its own problem where
+    only nvfp4ctl's shipped task stands in (task_for_its_problem)."""
+    task = task_for_kernel(task, kernel)
+    if submission is not None or kernel is not None:
+        return task_for_submission(task, submission)
+    if task.is_users:
+        return task
+    found = find_user_submission(task)
+    return task if found is None else task_for_its_problem(task, found.path)
+
+
+def task_for_its_problem(task: Any, submission: Path) -> Any:
+    """Where only nvfp4ctl's shipped task stands in (the user has no task.yml), the shipped task of the
+    problem the submission names itself (_own_problem), so an exported dual GEMM is run on the dual
+    GEMM's tests, not handed the GEMM's inputs; the reason is kept for the header lines (shipped_because).
+    A task of the user's is returned as it is."""
+    if task.is_users:
+        return task
+    from nvfp4ctl.problems import get_problem
+    from nvfp4ctl.task import load_shipped_task
+
+    problem, why = _own_problem(task, submission)
+    if problem != task.problem:
+        task = load_shipped_task(get_problem(problem).task_file)
+    return replace(task, shipped_because=why)
+
+
+def _own_problem(task: Any, submission: Path) -> tuple[str, str]:
+    """(problem, why) for a submission the shipped `task` stands in for: the problem the file names itself,
+    as lint reads it (an export header, one problem's C ABI in its code, a file name starting with a
+    problem's name), else the task's, said as a stand-in (STAND_IN)."""
+    from nvfp4ctl.lint.submission import api_problem, export_problem, named_problem
+
+    try:
+        text = submission.read_text(encoding="utf-8", errors="replace")
+    except OSError:  # the command names what is wrong with the file
+        return task.problem, STAND_IN
+    if (exported := export_problem(text)) is not None:
+        return exported, "its nvfp4ctl export header"
+    # __file__ as Python gives it, for a load() source made from it: a link's own path, not its target's
+    as_run = Path(os.path.abspath(submission))
+    if (uses := api_problem(text, as_run.parent, as_run)) is not None:
+        return uses
+    if (named := named_problem(submission)) is not None:
+        return named, "its file name"
+    return task.problem, STAND_IN
 
 
 def refuse_other_problem(kernel: Path, resolved: Path, problem: str, task: TaskLike | None,
@@ -289,6 +342,13 @@ def task_label(task: TaskLike) -> str:
     shown = short_path(task.path) if task.path else "task.yml"
     source = getattr(task, "source", "")
     return f"{shown} ({source})" if source else shown
+
+
+def task_label_and_reason(task: TaskLike) -> str:
+    """task_label, and for a shipped task nvfp4ctl picked by the submission, why that one: the header
+    lines' "task .../nvfp4_dual_gemm/task.yml (shipped with nvfp4ctl) (its nvfp4ctl export header)"."""
+    reason = getattr(task, "shipped_because", "")
+    return f"{task_label(task)} ({reason})" if reason else task_label(task)
 
 
 # --- child side -----------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ class FakeTask:
     submission: Path | None = None
     lint: dict[str, Any] = field(default_factory=dict)
     source: str = "shipped with nvfp4ctl"
+    shipped_because: str = ""
     is_users: bool = False
 
     @property

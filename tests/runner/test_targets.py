@@ -269,6 +269,39 @@ def test_a_submission_under_a_task_of_its_own_runs_on_it_or_says_which_to_pass(m
     assert "beside it" not in capsys.readouterr().err
 
 
+def test_with_no_task_of_yours_a_submission_gets_the_task_of_the_problem_it_names(monkeypatch, tmp_path):
+    """Where nvfp4ctl's shipped task stands in, a submission that uses the GEMV's C ABI gets the GEMV's shipped
+    task and the reason; a plain one keeps the GEMM's, said as a stand-in; a task of the user's is kept, and
+    a --kernel decides over a submission.py here, which it leaves unrun."""
+    from nvfp4ctl.problems import get_problem
+    from nvfp4ctl.task import load_task
+    from nvfp4ctl.workspace import SHIPPED, reset
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("NVFP4CTL_TASK", raising=False)
+    gemv = tmp_path / "uses_gemv.py"
+    gemv.write_text('CUDA = """#include "nvfp4_gemv_api.h"\n"""\n\ndef custom_kernel(data):\n    return data[-1]\n')
+    (tmp_path / "submission.py").write_text(gemv.read_text())
+    plain = tmp_path / "plain.py"
+    plain.write_text("def custom_kernel(data):\n    return data[-1]\n")
+    shipped = load_task()
+    own = targets.task_for_submission(shipped, gemv)
+    assert (own.problem, own.source, own.shipped_because) == ("nvfp4_gemv", SHIPPED, "it includes nvfp4_gemv_api.h")
+    assert own.path == get_problem("nvfp4_gemv").task_file
+    stand_in = targets.task_for_submission(shipped, plain)
+    assert (stand_in.problem, stand_in.shipped_because) == ("nvfp4_gemm", targets.STAND_IN)
+    assert targets.task_for_target(shipped, None, None).problem == "nvfp4_gemv"  # the submission.py here
+    dual = Path(__file__).resolve().parents[2] / "kernels" / "naive" / "nvfp4_dual_gemm_naive.cu"
+    assert targets.task_for_target(shipped, None, dual).problem == "nvfp4_dual_gemm"
+
+    _task_folder(tmp_path / "work", "nvfp4_gemm")
+    monkeypatch.chdir(tmp_path / "work")
+    reset()
+    users = load_task()
+    assert targets.task_for_submission(users, gemv) is users
+    assert targets.task_for_target(users, None, None) is users
+
+
 def test_a_kernels_problem_is_read_once_per_command_and_afresh_by_the_next(monkeypatch, tmp_path):
     """check and bench choose the task by a --kernel's problem (task_for_kernel), then resolve the target:
     the kernel and its headers are read once; the next command, after the user edited the kernel, reads

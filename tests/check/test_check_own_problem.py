@@ -1,0 +1,113 @@
+"""With no task.yml of the user's, `check` and `bench` run a submission on the shipped task of the problem the
+file names itself, as `build` and `lint` judge it (an export header, a file name starting with a problem's
+name), and say why on their first line; a plain submission stays on the GEMM with the stand-in said, and a
+task chosen on purpose (--task, $NVFP4CTL_TASK) or a task.yml of the user's stays as it was."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import Result
+from typer.testing import CliRunner
+
+from nvfp4ctl import export, runlog
+from nvfp4ctl.cli import app
+from nvfp4ctl.problems import get_problem
+from nvfp4ctl.project import kernels_dir
+from nvfp4ctl.runner.targets import STAND_IN
+from nvfp4ctl.workspace import memory_path
+
+DUAL_TEST_2 = "m=256 n=512 k=256"  # the dual GEMM's smallest test (task.yml's 2nd)
+
+
+@pytest.fixture
+def empty(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A folder with no task.yml here or above, no task named in the environment, checks on CPU."""
+    monkeypatch.setenv("NVFP4CTL_DEVICE", "cpu")
+    monkeypatch.delenv("NVFP4CTL_TIMEOUT", raising=False)
+    monkeypatch.delenv("NVFP4CTL_TASK", raising=False)
+    folder = tmp_path / "empty"
+    folder.mkdir()
+    monkeypatch.chdir(folder)
+    return folder
+
+
+def _starter(problem: str) -> str:
+    return (kernels_dir() / get_problem(problem).fallback_submission).read_text()
+
+
+def _exported_dual(path: Path) -> Path:
+    """The dual GEMM's exact plain-torch submission under the first line `nvfp4ctl export` writes (its
+    embedded CUDA needs a GPU to load; what check reads of the file is that line)."""
+    header = export._TEMPLATE.split("\n", 1)[0].format(function="nvfp4_dual_gemm", kernel="nvfp4_dual_gemm_naive.cu",
+                                                       arch="sm_100a", digest="0123456789ab")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f'{header}\n"""\n\n{_starter("nvfp4_dual_gemm")}')
+    return path
+
+
+def _run(*args: str) -> tuple[Result, str]:
+    result = CliRunner().invoke(app, list(args))
+    return result, " ".join(result.output.split())
+
+
+@pytest.mark.parametrize("named", [True, False], ids=["--submission", "submission.py here"])
+def test_an_exported_dual_gemm_runs_the_dual_gemms_tests(empty: Path, named: bool) -> None:
+    """`check --submission dual.py` from a folder with no task.yml handed the exported dual GEMM the shipped
+    GEMM task's inputs in every test ("check · nvfp4_gemm"); it runs the dual GEMM's own tests now."""
+    if named:
+        _exported_dual(empty.parent / "x" / "dual.py")
+        result, said = _run("check", "--submission", "../x/dual.py", "--only", "2", "--no-probe")
+    else:
+        _exported_dual(empty / "submission.py")
+        result, said = _run("check", "--only", "2", "--no-probe")
+    assert result.exit_code == 0, said
+    assert "check · nvfp4_dual_gemm · target" in said, said
+    assert "nvfp4_dual_gemm/task.yml (shipped with nvfp4ctl) (its nvfp4ctl export header) (1 of" in said, said
+    assert DUAL_TEST_2 in said and "1/1 pass" in said, said
+    assert runlog.read(memory_path())[-1].problem == "nvfp4_dual_gemm"
+
+
+def test_a_file_named_for_the_gemv_runs_the_gemvs_tests(empty: Path) -> None:
+    (empty / "nvfp4_gemv_x.py").write_text(_starter("nvfp4_gemv"))
+    result, said = _run("check", "--submission", "nvfp4_gemv_x.py", "--only", "1", "--no-probe")
+    assert result.exit_code == 0, said
+    assert "check · nvfp4_gemv · target nvfp4_gemv_x.py (--submission)" in said, said
+    assert "nvfp4_gemv/task.yml (shipped with nvfp4ctl) (its file name) (1 of" in said and "1/1 pass" in said, said
+
+
+def test_a_plain_submission_stays_on_the_gemm_and_says_it_stands_in(empty: Path) -> None:
+    (empty / "submission.py").write_text(_starter("nvfp4_gemm"))
+    result, said = _run("check", "--only", "1", "--no-probe")
+    assert result.exit_code == 0, said
+    assert "check · nvfp4_gemm · target submission.py (current folder)" in said, said
+    assert f"task.yml (shipped with nvfp4ctl) ({STAND_IN}) (1 of" in said, said
+
+
+@pytest.mark.parametrize("how", ["--task", "$NVFP4CTL_TASK", "task.yml here"])
+def test_a_task_chosen_on_purpose_or_the_users_own_still_wins(empty: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             how: str) -> None:
+    """The exported dual GEMM on a GEMM task the user chose: the GEMM's tests run (and fail on its inputs),
+    with no reason of nvfp4ctl's on the line."""
+    dual = _exported_dual(empty.parent / "x" / "dual.py")
+    gemm_task = get_problem("nvfp4_gemm").task_file
+    args = ["check", "--submission", str(dual), "--only", "1", "--no-probe"]
+    if how == "--task":
+        args += ["--task", str(gemm_task)]
+    elif how == "$NVFP4CTL_TASK":
+        monkeypatch.setenv("NVFP4CTL_TASK", str(gemm_task))
+    else:
+        (empty / "task.yml").write_text(gemm_task.read_text())
+    result, said = _run(*args)
+    assert result.exit_code != 0, said
+    assert "check · nvfp4_gemm · target" in said and "export header" not in said, said
+    assert "shipped with nvfp4ctl" not in said, said
+
+
+def test_bench_times_an_exported_dual_gemm_as_the_dual_gemm(empty: Path) -> None:
+    _exported_dual(empty / "dual.py")
+    result, said = _run("bench", "--submission", "dual.py", "--shape", "128,256,256", "--max-repeats", "3")
+    assert result.exit_code == 0, said
+    assert "bench · nvfp4_dual_gemm · target dual.py (--submission) · task" in said, said
+    assert "(shipped with nvfp4ctl) (its nvfp4ctl export header) · 1 shape" in said, said
