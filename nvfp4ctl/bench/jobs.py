@@ -177,7 +177,7 @@ def correctness_pass(target: Kernel, spec: Any, inputs: list[tuple], seeds: list
     except Exception as error:  # noqa: BLE001 - the target's own exception is a crash of the shape
         if is_cuda_error(error):
             raise  # the context is poisoned: the worker turns this into a crash
-        raise raised_from(error, __file__) from error
+        raise raised_from(error) from error
     expected = []
     for index, (data, output) in enumerate(zip(inputs, outputs)):
         began = time.perf_counter()

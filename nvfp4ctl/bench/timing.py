@@ -79,7 +79,7 @@ def time_batches(
         except Exception as error:  # noqa: BLE001 - the target's own exception is a crash of the shape
             if is_cuda_error(error):
                 raise
-            raise raised_from(error, __file__) from error
+            raise raised_from(error) from error
         issue_ns = time.perf_counter_ns() - issue_start
         end.record()
         clock.synchronize()

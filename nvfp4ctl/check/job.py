@@ -129,7 +129,7 @@ def _call_and_compare(
     except Exception as error:  # noqa: BLE001 - the target's own exception is a crash of this test
         if is_cuda_error(error):
             raise  # the context is poisoned: the worker turns this into a crash and a fresh child
-        return _Call(None, (), time.perf_counter() - started, raised=describe_raised(error, __file__))
+        return _Call(None, (), time.perf_counter() - started, raised=describe_raised(error))
     seconds = time.perf_counter() - started
     names = problem.output_names(data)
     if several:

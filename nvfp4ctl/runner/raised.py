@@ -9,6 +9,8 @@ from __future__ import annotations
 import traceback
 from pathlib import Path
 
+from nvfp4ctl.project import PACKAGE_DIR, SHIPPED_DIR
+
 RAISED = "raised"  # check's verdict word for a test whose call raised
 TRACE_LINES = 15  # as many of the traceback's last lines as a crash shows of its child's log
 
@@ -21,29 +23,27 @@ class TargetRaised(Exception):
         self.lines = lines
 
 
-def describe_raised(error: BaseException, caller: str) -> tuple[str, ...]:
+def describe_raised(error: BaseException) -> tuple[str, ...]:
     """("custom_kernel raised ValueError: k must be a multiple of 256", "Traceback ...", ...).
 
-    The harness's frames are dropped from the top, `caller`'s (the file that made the call) and any
-    other of nvfp4ctl's between it and the target (bench's call counter wraps the target on the CPU):
-    what is left starts in the target, the code to read.
+    nvfp4ctl's own frames are dropped from the top, the file that made the call and any other between it
+    and the target (bench's call counter wraps the target on the CPU): what is left starts in the
+    target, the code to read. The kernels and submissions nvfp4ctl ships are targets, not the harness,
+    also where a wheel keeps them inside the package.
     """
     text = str(error).strip().splitlines()
     headline = f"custom_kernel raised {type(error).__name__}" + (f": {text[0]}" if text else "")
     frames = error.__traceback__
-    while frames is not None and _harness_frame(frames.tb_frame.f_code.co_filename, caller):
+    while frames is not None and _harness_frame(frames.tb_frame.f_code.co_filename):
         frames = frames.tb_next
     trace = "".join(traceback.format_exception(type(error), error, frames)).rstrip().splitlines()
     return (headline, *trace[-TRACE_LINES:])
 
 
-_PACKAGE = Path(__file__).resolve().parents[1]  # nvfp4ctl itself
+def _harness_frame(filename: str) -> bool:
+    folders = Path(filename).resolve().parents
+    return PACKAGE_DIR in folders and SHIPPED_DIR not in folders
 
 
-def _harness_frame(filename: str, caller: str) -> bool:
-    path = Path(filename)
-    return path == Path(caller) or _PACKAGE in path.resolve().parents
-
-
-def raised_from(error: BaseException, caller: str) -> TargetRaised:
-    return TargetRaised(describe_raised(error, caller))
+def raised_from(error: BaseException) -> TargetRaised:
+    return TargetRaised(describe_raised(error))
