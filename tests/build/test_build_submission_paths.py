@@ -246,8 +246,8 @@ def test_a_linked_submissions_problem_is_read_from_the_files_beside_the_link(tmp
     Python reads entry/k.cu: the GEMV submission was judged as the shipped GEMM."""
     from types import SimpleNamespace
 
-    from nvfp4ctl.commands.build_target import _problem
+    from nvfp4ctl.runner.targets import _own_problem
 
     link = _linked(tmp_path, f"import os\n{LOAD}m = load(name='m', sources=[os.path.join(os.path.dirname(__file__), 'k.cu')])\n")
     (link.parent / "k.cu").write_text('#include "nvfp4_gemv_api.h"\n')
-    assert _problem(SimpleNamespace(is_users=False, problem="nvfp4_gemm"), link)[0] == "nvfp4_gemv"
+    assert _own_problem(SimpleNamespace(is_users=False, problem="nvfp4_gemm"), link)[0] == "nvfp4_gemv"
