@@ -90,15 +90,16 @@ class ShapeResult:
 
     def to_dict(self, ceilings: Ceilings | None, on_cpu: bool = False) -> dict[str, Any]:
         floor = self.floor_us(ceilings) if ceilings else None
-        pct_sol = None if on_cpu else self.pct_sol  # a CPU time against a B200's speed of light says nothing
+        # a CPU time says nothing of a GPU's rates, nor measured against a B200's speed of light
+        rates = {"tflops": None, "tbps": None, "sol_us": None, "pct_sol": None} if on_cpu else {
+            "tflops": self.tflops, "tbps": self.tbps, "sol_us": self.sol_us, "pct_sol": self.pct_sol}
         return {
             "shape": self.key, "m": self.m, "n": self.n, "k": self.k, "l": self.l, "seed": self.seed,
             "us": self.stats.to_dict(), "stopped": self.reason,
             "device_us_per_call": self.device.us_per_call if self.device else None,
             "gap_us_per_call": self.gap_us, "issue_us_per_call": self.issue_us, "host_bound": self.host_bound,
             "kernels": self.device.to_dict() if self.device else None,
-            "tflops": self.tflops, "tbps": self.tbps,
-            "sol_us": self.sol_us, "pct_sol": pct_sol, "sol_label": SOL_LABEL,
+            **rates, "sol_label": SOL_LABEL,
             "floor_us": floor[0] if floor else None, "bound_by": floor[1] if floor else None,
             "pct_ceiling": self.pct_ceiling(ceilings) if ceilings else None,
             **self.raw,
@@ -144,7 +145,7 @@ class BenchReport:
         return {
             "target": self.target, "gpu": self.gpu, "device": self.device, "mode": self.mode,
             "geomean_us": self.geomean_us, "geomean_err_us": self.geomean_err_us,
-            "sol_geomean_us": self.sol_geomean_us, "sol_label": SOL_LABEL,
+            "sol_geomean_us": None if self.on_cpu else self.sol_geomean_us, "sol_label": SOL_LABEL,
             "ceilings": self.ceilings.to_dict() if self.ceilings else None,
             "calibration_error": self.calibration_error,
             "shapes": [s.to_dict(self.ceilings, self.on_cpu) for s in self.shapes],

@@ -519,7 +519,9 @@ def test_cpu_times_are_not_read_as_a_gpus(submission: Path, monkeypatch: pytest.
     assert "CPU mean µs" in output and "CPU geomean" in output
     data = json.loads(_bench("--submission", str(submission), "--json").stdout)
     assert data["device"] == "cpu" and data["comparison"] is None
-    assert all(shape["pct_sol"] is None for shape in data["shapes"])
+    rates = ("tflops", "tbps", "sol_us", "pct_sol")
+    assert all(shape[key] is None for shape in data["shapes"] for key in rates), data["shapes"]
+    assert data["sol_geomean_us"] is None
     entries = runlog.read(Path(os.environ["NVFP4CTL_MEMORY"]))
     assert {entry.gpu for entry in entries} == {runlog.CPU_DEVICE_LABEL}
     monkeypatch.setattr("nvfp4ctl.runner.gpu.run_device", lambda: "cuda")
