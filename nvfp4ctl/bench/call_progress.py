@@ -2,9 +2,11 @@
 parent makes of it when the watchdog fires: a job whose calls still return is too slow for the timeout
 (a large shape on the CPU, say), not stuck.
 
-On the CPU every call is counted as it returns (a call there is synchronous, and its timing says nothing
-of the leaderboard's); on a GPU a call returns before its kernel ends, so only what a synchronization
-proved counts: the correctness pass once checked, each timed batch."""
+On the CPU every call is counted and timed as it returns (a call there is synchronous, and its timing
+says nothing of the leaderboard's); on a GPU a call returns before its kernel ends, so only what a
+synchronization proved counts: the correctness pass once checked (its calls, not its seconds: they hold
+50 references, the checks and a first call's JIT), each timed batch, which alone gives the pace. Until
+a pace is known nothing is said to be still running."""
 
 from __future__ import annotations
 
@@ -21,22 +23,63 @@ from nvfp4ctl.words import plural
 # computed, inputs made) means nothing returns any more: stuck, not slow.
 LATE_FACTOR = 3.0
 SLACK_S = 10.0
-TIMEOUT_MARGIN = 1.25  # the --timeout suggested over the time the job is expected to need
+TIMEOUT_MARGIN = 1.25  # the --timeout suggested over the time the job may need at the pace measured
+
+
+@dataclass(frozen=True)
+class LoopBound:
+    """What stops one loop of batches at the latest (bench/stopping.py): its repeats, its budget (the
+    per-call mean × the samples) and its wall cap, which for the warm-up and timed loops follows the
+    timeout (session.max_wall_s) and for the settle loop is its own length."""
+
+    phase: str
+    min_repeats: int
+    max_repeats: int
+    budget_s: float
+    max_wall_s: float
+    wall_from_timeout: bool
+
+    @classmethod
+    def of(cls, phase: str, criterion: Any, wall_from_timeout: bool) -> LoopBound:
+        return cls(phase, criterion.min_repeats, criterion.max_repeats, criterion.budget_s, criterion.max_wall_s,
+                   wall_from_timeout)
+
+    def least_samples(self) -> int:
+        return min(self.min_repeats, self.max_repeats)
+
+    def most_s(self, per_call_s: float, sample_s: float, timeout_s: float) -> float:
+        """The longest this loop runs at this pace: the first cap it reaches, plus one sample."""
+        from nvfp4ctl.bench.session import max_wall_s
+
+        wall_s = max_wall_s(timeout_s) if self.wall_from_timeout else self.max_wall_s
+        by_budget = self.budget_s / per_call_s + 1 if per_call_s > 0 else math.inf
+        by_wall = wall_s / sample_s + 1 if sample_s > 0 else math.inf
+        samples = max(self.least_samples(), min(self.max_repeats, by_budget, by_wall) + 1)
+        return samples * sample_s
 
 
 @dataclass(frozen=True)
 class CallProgress:
     phase: str  # "correctness pass", "warm-up", "settle", "timing"
     calls: int  # calls known to have returned in this job
-    call_s: float  # the seconds those calls took
+    paced_calls: int  # of those, the calls whose time was measured: each CPU call, each synchronized batch's
+    paced_s: float  # the seconds those took
     calls_per_sample: int  # a sample is one call on each input set
     calls_needed: int  # the fewest calls the job makes: the correctness pass and the least samples of each loop
     elapsed_s: float  # seconds since the job began
     next_within_s: float  # how long the next report may take (a call on the CPU, a batch on a GPU)
+    sample_wall_s: float = 0.0  # the last batch's wall time, batch to batch (0 before one returned)
+    phase_began_s: float = 0.0  # when the loop under way began, in the job's seconds
+    loops: tuple[LoopBound, ...] = ()  # the job's loops of batches, in their order
 
     @property
     def per_call_s(self) -> float:
-        return self.call_s / self.calls if self.calls else 0.0
+        return self.paced_s / self.paced_calls if self.paced_calls else 0.0
+
+    @property
+    def sample_s(self) -> float:
+        """A sample's wall time: a batch's as measured, else its calls' (the CPU's correctness pass)."""
+        return self.sample_wall_s or self.per_call_s * self.calls_per_sample
 
     def describe(self) -> str:
         """For the progress line: "correctness pass, 12 of at least 350 calls, 1.80 s per call"."""
@@ -44,40 +87,68 @@ class CallProgress:
             return self.phase
         counted = (f"{self.calls} of at least {self.calls_needed} calls" if self.calls < self.calls_needed
                    else f"{self.calls} calls")
-        return f"{self.phase}, {counted}, {_seconds(self.per_call_s)} per call"
+        paced = f", {_seconds(self.per_call_s)} per call" if self.paced_calls else ""
+        return f"{self.phase}, {counted}{paced}"
 
     def still_running(self, silent_s: float) -> bool:
-        """Whether the job was still making progress `silent_s` after this report."""
-        return self.calls > 0 and silent_s <= LATE_FACTOR * self.next_within_s + SLACK_S
+        """Whether the job was still making progress `silent_s` after this report; never before a pace was
+        measured (on a GPU, before a timed batch returned): a kernel stuck in its first batch is not slow."""
+        return self.paced_calls > 0 and silent_s <= LATE_FACTOR * self.next_within_s + SLACK_S
 
     def expected_s(self) -> float:
         """The least time the job needs in all, at the pace measured so far."""
         return self.elapsed_s + max(0, self.calls_needed - self.calls) * self.per_call_s
 
+    def most_s(self, timeout_s: float) -> float:
+        """The longest the job may run at the pace measured so far, its loops' wall caps set from `timeout_s`."""
+        phases = [loop.phase for loop in self.loops]
+        if self.phase in phases:
+            began, ahead = self.phase_began_s, self.loops[phases.index(self.phase):]
+        else:  # still in the correctness pass
+            began = self.elapsed_s + max(0, self.calls_per_sample - self.calls) * self.per_call_s
+            ahead = self.loops
+        return began + sum(loop.most_s(self.per_call_s, self.sample_s, timeout_s) for loop in ahead)
+
+
+def suggested_timeout_s(timeout_s: float, last: CallProgress) -> int:
+    """The least --timeout (a multiple of 10 s, above the one that ran out) under which the job fits with
+    TIMEOUT_MARGIN to spare, its loops running to their caps; the loops' wall caps grow with the timeout
+    up to the leaderboard's 120 s, so each candidate is judged with its own."""
+    first = (math.floor(timeout_s / 10) + 1) * 10
+    ceiling = max(first, math.ceil(TIMEOUT_MARGIN * last.most_s(math.inf) / 10) * 10)
+    return next(t for t in range(first, ceiling + 10, 10) if TIMEOUT_MARGIN * last.most_s(t) <= t)
+
 
 def too_slow(label: str, timeout_s: float, last: CallProgress) -> str:
     """The watchdog's message for a job whose calls were still returning."""
     samples = max(0, (last.calls_needed - last.calls_per_sample) // last.calls_per_sample)
-    suggested = math.ceil(TIMEOUT_MARGIN * last.expected_s() / 10.0) * 10
+    suggested = suggested_timeout_s(timeout_s, last)
     return (f"{label} is too slow for the {timeout_s:g} s timeout, not stuck: {_seconds(last.per_call_s)} per call"
             f" ({plural(last.calls, 'call')} returned); a sample is {plural(last.calls_per_sample, 'call')}"
-            f" ({_seconds(last.calls_per_sample * last.per_call_s)}), and the shape needs at least"
+            f" ({_seconds(last.sample_s)}), and the shape needs at least"
             f" {last.calls_needed} calls (the correctness pass's {last.calls_per_sample}, then"
-            f" {plural(samples, 'sample')}), about"
-            f" {_seconds(last.expected_s())} in all; time a smaller --shape, or give --timeout {suggested:g} or more")
+            f" {plural(samples, 'sample')}), about {_seconds(last.expected_s())} in all, but its loops repeat"
+            f" until their noise, budget or repeat limits or their wall caps (the timed loop's is 80% of the"
+            f" timeout, at most 120 s): up to about {_seconds(last.most_s(suggested))}; time a smaller --shape,"
+            f" or give --timeout {suggested} or more")
 
 
 class CallTracker:
     """The child's side: counts what returned and reports it (at most every progress.REPORT_EVERY_S)."""
 
-    def __init__(self, calls_per_sample: int, calls_needed: int) -> None:
+    def __init__(self, calls_per_sample: int, loops: tuple[LoopBound, ...]) -> None:
         self.calls_per_sample = calls_per_sample
-        self.calls_needed = calls_needed
+        self.loops = loops
+        self.calls_needed = calls_per_sample * (1 + sum(loop.least_samples() for loop in loops))
         self.phase = "correctness pass"
         self.calls = 0
-        self.call_s = 0.0
+        self.paced_calls = 0
+        self.paced_s = 0.0
         self.next_within_s = 0.0
+        self.sample_wall_s = 0.0
         self._started = time.perf_counter()
+        self._phase_began = self._started
+        self._last_batch = self._started
 
     def counting(self, target: Callable[[Any], Any]) -> Callable[[Any], Any]:
         """`target`, each call counted as it returns: for the correctness pass on the CPU, where calls block
@@ -97,27 +168,40 @@ class CallTracker:
         self._report(max(seconds, self.next_within_s))
 
     def returned(self, calls: int, seconds: float, next_within_s: float) -> None:
+        """`calls` returned in `seconds`, a measured pace."""
         self.calls += calls
-        self.call_s += seconds
+        self.paced_calls += calls
+        self.paced_s += seconds
         self._report(next_within_s)
+
+    def passed(self, calls: int) -> None:
+        """A GPU's correctness pass checked: its calls are known to have ended, and give no pace."""
+        self.calls += calls
+        self._report(self.next_within_s)
 
     def enter(self, phase: str) -> None:
         """A loop of batches starts: its first report comes after a whole sample."""
         self.phase = phase
-        self._report(self.per_sample_s(), now=True)
+        self._phase_began = self._last_batch = time.perf_counter()
+        self._report(max(self.per_sample_s(), self.sample_wall_s), now=True)
 
     def batch_done(self, per_call_ns: float) -> None:
-        """A batch synchronized: a sample's calls returned (on a GPU the first proof that its kernels ended)."""
+        """A batch synchronized: a sample's calls returned (on a GPU the first proof that its kernels ended).
+        Called outside the timed window."""
+        now = time.perf_counter()
+        self.sample_wall_s, self._last_batch = now - self._last_batch, now
         seconds = per_call_ns * 1e-9 * self.calls_per_sample
-        self.returned(self.calls_per_sample, seconds, next_within_s=max(seconds, self.per_sample_s()))
+        self.returned(self.calls_per_sample, seconds,
+                      next_within_s=max(seconds, self.sample_wall_s, self.per_sample_s()))
 
     def per_sample_s(self) -> float:
-        return self.call_s / self.calls * self.calls_per_sample if self.calls else 0.0
+        return self.paced_s / self.paced_calls * self.calls_per_sample if self.paced_calls else 0.0
 
     def _report(self, next_within_s: float, now: bool = False) -> None:
         self.next_within_s = next_within_s
-        progress.report(CallProgress(self.phase, self.calls, self.call_s, self.calls_per_sample, self.calls_needed,
-                                     time.perf_counter() - self._started, next_within_s), now=now)
+        progress.report(CallProgress(self.phase, self.calls, self.paced_calls, self.paced_s, self.calls_per_sample,
+                                     self.calls_needed, time.perf_counter() - self._started, next_within_s,
+                                     self.sample_wall_s, self._phase_began - self._started, self.loops), now=now)
 
 
 def _seconds(value: float) -> str:
@@ -125,4 +209,6 @@ def _seconds(value: float) -> str:
         return f"{value:.0f} s"
     if value >= 0.1:
         return f"{value:.2f} s"
-    return f"{value * 1e3:.2f} ms"
+    if value >= 1e-4:
+        return f"{value * 1e3:.2f} ms"
+    return f"{value * 1e6:.2f} µs"

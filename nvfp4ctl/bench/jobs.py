@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from nvfp4ctl.bench import calibration
-from nvfp4ctl.bench.call_progress import CallTracker
+from nvfp4ctl.bench.call_progress import CallTracker, LoopBound
 from nvfp4ctl.bench.clock import CudaClock, HostClock
 from nvfp4ctl.bench.correctness import Mismatch, first_mismatch
 from nvfp4ctl.bench.flush import CudaFlush, NoFlush
@@ -76,10 +76,11 @@ def _bench_case(
     generated = time.perf_counter()
     on_cuda = device == "cuda"
     timed_criterion = StoppingCriterion(**criterion)
-    loops = [timed_criterion] + ([StoppingCriterion(**warmup)] if warmup is not None else []) + (
-        [StoppingCriterion.for_wall_time(settle_s)] if settle_s > 0 else [])
-    least_samples = sum(min(loop.min_repeats, loop.max_repeats) for loop in loops)
-    tracker = CallTracker(len(inputs), len(inputs) * (1 + least_samples))
+    # the warm-up's and the timed loop's wall caps are set from the watchdog's timeout (session.max_wall_s)
+    loops = ([LoopBound.of("warm-up", StoppingCriterion(**warmup), wall_from_timeout=True)] if warmup is not None
+             else []) + ([LoopBound.of("settle", StoppingCriterion.for_wall_time(settle_s), wall_from_timeout=False)]
+                         if settle_s > 0 else []) + [LoopBound.of("timing", timed_criterion, wall_from_timeout=True)]
+    tracker = CallTracker(len(inputs), tuple(loops))
     try:
         # the CPU's calls block: each return is news; a GPU's are known to have ended once checked
         expected = correctness_pass(target if on_cuda else tracker.counting(target), spec, inputs, seeds, rtol, atol,
@@ -87,8 +88,8 @@ def _bench_case(
     except WrongResult as wrong:
         return {"failure": str(wrong)}
     checked = time.perf_counter()
-    if on_cuda:
-        tracker.returned(len(inputs), checked - generated, next_within_s=checked - generated)
+    if on_cuda:  # the pass's seconds are references, checks and a first call's JIT: no pace
+        tracker.passed(len(inputs))
 
     clock = CudaClock() if on_cuda else HostClock()
     flush = CudaFlush(device) if on_cuda else NoFlush()

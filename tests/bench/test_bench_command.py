@@ -439,8 +439,14 @@ def test_without_a_terminal_a_step_that_runs_on_is_said_again(submission: Path, 
 def _progress(calls: int, per_call_s: float = 1.8) -> Any:
     from nvfp4ctl.bench.call_progress import CallProgress
 
-    return CallProgress("warm-up", calls, calls * per_call_s, 50, 350, elapsed_s=calls * per_call_s + 5.0,
-                        next_within_s=50 * per_call_s)
+    from nvfp4ctl.bench.call_progress import LoopBound
+    from nvfp4ctl.bench.stopping import StoppingCriterion
+
+    loops = (LoopBound.of("warm-up", StoppingCriterion(budget_s=0.1, max_wall_s=120.0), wall_from_timeout=True),
+             LoopBound.of("timing", StoppingCriterion(budget_s=10.0, max_wall_s=120.0), wall_from_timeout=True))
+    return CallProgress("warm-up", calls, calls, calls * per_call_s, 50, 350, elapsed_s=calls * per_call_s + 5.0,
+                        next_within_s=50 * per_call_s, sample_wall_s=50 * per_call_s,
+                        phase_began_s=50 * per_call_s + 5.0, loops=loops)
 
 
 def test_a_timeout_while_calls_still_return_is_too_slow_not_a_deadlock(submission: Path) -> None:
@@ -456,7 +462,9 @@ def test_a_timeout_while_calls_still_return_is_too_slow_not_a_deadlock(submissio
     assert "deadlock" not in output
     assert ("bench 128x7168x16384 is too slow for the 180 s timeout, not stuck: 1.80 s per call (60 calls returned);"
             " a sample is 50 calls (90 s), and the shape needs at least 350 calls") in output
-    assert "time a smaller --shape, or give --timeout 800 or more" in output  # 1.25 × 635 s
+    # the pass (95 s), then the warm-up's 3 samples (270 s) and the timed loop's up to its 120 s cap and one
+    # sample more (300 s): 665 s, × 1.25
+    assert "up to about 665 s; time a smaller --shape, or give --timeout 840 or more" in output
 
 
 def test_a_timeout_long_after_the_last_call_returned_is_still_a_possible_deadlock(submission: Path) -> None:

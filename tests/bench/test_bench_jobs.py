@@ -174,3 +174,44 @@ def test_a_cpu_job_reports_each_call_returning_and_each_batch(monkeypatch: pytes
     assert returned[:3] == [1, 2, 3]  # one per call, then the three outputs checked
     assert reports[-1].phase == "timing" and reports[-1].calls == 3 + 3 * 3
     assert reports[-1].calls_needed == 3 * (1 + 3) and reports[-1].per_call_s > 0
+
+
+def test_a_gpu_job_counts_the_pass_s_calls_but_takes_its_pace_from_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a GPU the correctness pass's seconds (references, checks, a first call's JIT) were counted as call
+    time: its slowness set the pace and let a kernel stuck in its first batch be said too slow, not stuck.
+    The GPU's path, run here with the host's clock and no flush."""
+    import time
+
+    from nvfp4ctl.bench.clock import HostClock
+    from nvfp4ctl.bench.flush import NoFlush
+    from nvfp4ctl.runner import progress
+
+    sent: list[Any] = []
+
+    class Channel:
+        def send(self, message: Any) -> None:
+            sent.append(message[1])
+
+    monkeypatch.setattr(progress, "_channel", Channel())
+    monkeypatch.setattr(progress, "REPORT_EVERY_S", 0.0)
+    monkeypatch.setattr(jobs, "CudaClock", HostClock)
+    monkeypatch.setattr(jobs, "CudaFlush", lambda device: NoFlush())
+    make_input_sets = jobs.make_input_sets
+    monkeypatch.setattr(jobs, "make_input_sets",
+                        lambda spec, case, seeds, device: make_input_sets(spec, case, seeds, "cpu"))
+    calls = []
+
+    def slow_first_pass(data: tuple) -> Any:
+        calls.append(1)
+        if len(calls) > 3:
+            return data[6]  # the timed calls: quick (their outputs are not checked again)
+        time.sleep(0.1)  # the pass's calls: a JIT, say
+        return _right(data)
+
+    assert "failure" not in _bench(slow_first_pass, device="cuda", warmup=FEW)
+    after_pass = next(r for r in sent if r.calls == 3)
+    assert after_pass.paced_calls == 0 and not after_pass.still_running(5.0)
+    entered = next(r for r in sent if r.phase == "warm-up")
+    assert not entered.still_running(5.0)  # no batch has returned: a kernel stuck now is not slow
+    assert sent[-1].calls == 3 + 6 * 3 and sent[-1].paced_calls == 6 * 3
+    assert sent[-1].per_call_s < 0.005  # the batches' pace alone (the pass's 0.1 s calls made it 14 ms or more)

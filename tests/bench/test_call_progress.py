@@ -1,0 +1,110 @@
+"""The watchdog's reading of a bench job's progress (bench/call_progress.py): what counts as a pace, when
+a job is still running, and the --timeout suggested to a shape too slow for its timeout."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from nvfp4ctl.bench.call_progress import CallProgress, CallTracker, LoopBound, suggested_timeout_s, too_slow
+from nvfp4ctl.bench.modes import MODE_SETTINGS
+from nvfp4ctl.bench.session import max_wall_s
+from nvfp4ctl.bench.stopping import StoppingCriterion
+from nvfp4ctl.runner import progress
+
+BENCHMARK = MODE_SETTINGS["benchmark"]
+
+
+def _loops(timeout_s: float, settle_s: float = 1.0) -> tuple[LoopBound, ...]:
+    """The benchmark mode's loops of the first shape, as bench passes them (session._payload)."""
+    warm = StoppingCriterion(max_repeats=BENCHMARK.warm_max_repeats, budget_s=BENCHMARK.warm_budget_s,
+                             max_wall_s=max_wall_s(timeout_s))
+    timed = StoppingCriterion(max_repeats=BENCHMARK.max_repeats, budget_s=BENCHMARK.budget_s,
+                              max_wall_s=max_wall_s(timeout_s))
+    return (LoopBound.of("warm-up", warm, wall_from_timeout=True),
+            LoopBound.of("settle", StoppingCriterion.for_wall_time(settle_s), wall_from_timeout=False),
+            LoopBound.of("timing", timed, wall_from_timeout=True))
+
+
+@pytest.fixture
+def reports(monkeypatch: pytest.MonkeyPatch) -> list[CallProgress]:
+    sent: list[CallProgress] = []
+
+    class Channel:
+        def send(self, message: Any) -> None:
+            sent.append(message[1])
+
+    monkeypatch.setattr(progress, "_channel", Channel())
+    monkeypatch.setattr(progress, "REPORT_EVERY_S", 0.0)
+    return sent
+
+
+def test_a_gpu_kernel_stuck_in_its_first_batch_is_not_said_slow(reports: list[CallProgress]) -> None:
+    """A 50 s correctness pass (50 references, the checks, a first call's JIT) counted as call time let the
+    warm-up's first report wait a whole "sample" of 50 s: a kernel hung in its first warm-up batch, killed
+    130 s later, was said too slow, "1.00 s per call", not stuck. The pass's calls count, not its seconds."""
+    tracker = CallTracker(50, _loops(180))
+    tracker.passed(50)
+    assert not reports[-1].still_running(5.0) and reports[-1].calls == 50
+    assert reports[-1].describe() == "correctness pass, 50 of at least 500 calls"  # no pace yet
+    tracker.enter("warm-up")
+    assert not reports[-1].still_running(130.0)
+    tracker.batch_done(20_000.0)  # a synchronized batch of 20 µs calls: now it runs, at that pace
+    assert reports[-1].still_running(5.0) and not reports[-1].still_running(130.0)
+    for _ in range(99):
+        tracker.batch_done(20_000.0)
+    assert reports[-1].describe() == "warm-up, 5050 calls, 20.00 µs per call"  # was 5.96 ms after a 30 s pass
+
+
+def test_the_cpu_counts_each_call_of_the_pass_as_its_pace(reports: list[CallProgress]) -> None:
+    tracker = CallTracker(2, _loops(180))
+    counted = tracker.counting(lambda data: data)
+    counted(1)
+    assert reports[-1].paced_calls == 1 and reports[-1].still_running(5.0)
+
+
+def _last(per_call_s: float, timeout_s: float, phase: str = "timing", samples_done: int = 1) -> CallProgress:
+    """A CPU job killed in its `phase` at `timeout_s`, every call `per_call_s`, 50 calls a sample."""
+    loops = _loops(timeout_s)
+    sample_s = 50 * per_call_s
+    pass_s = sample_s + 1.0  # the calls and the references
+    before = sum(loop.most_s(per_call_s, sample_s, timeout_s) for loop in loops[:2]) if phase == "timing" else 0.0
+    began = pass_s + before
+    calls = 50 + samples_done * 50
+    return CallProgress(phase, calls, calls, calls * per_call_s, 50, 50 * (1 + 9), began + samples_done * sample_s,
+                        sample_s, sample_s, began, loops)
+
+
+def _job_s(per_call_s: float, timeout_s: float) -> float:
+    """The job's length when it runs to its end under `timeout_s`: the pass, then each loop as
+    StoppingCriterion stops it, the CPU's samples all alike (so the noise never stops them)."""
+    sample_s = 50 * per_call_s
+    total = sample_s + 1.0
+    for loop in _loops(timeout_s):
+        criterion = StoppingCriterion(max_repeats=loop.max_repeats, budget_s=loop.budget_s, max_noise=0.0,
+                                      max_wall_s=max_wall_s(timeout_s) if loop.wall_from_timeout else loop.max_wall_s)
+        elapsed = 0.0
+        while not criterion.is_finished():
+            elapsed += sample_s
+            criterion.add(per_call_s * 1e9, elapsed)
+        total += elapsed
+    return total
+
+
+@pytest.mark.parametrize("per_call_s", [0.002, 0.01, 0.05, 0.3, 1.8])
+def test_the_suggested_timeout_is_enough_for_the_loops_run_to_their_caps(per_call_s: float) -> None:
+    """A shape on the CPU killed at --timeout 8 was told --timeout 40, then 80: the suggestion counted the
+    least samples (3 a loop) where the timed loop runs to its budget, 200 repeats or its wall cap (80% of the
+    timeout, at most 120 s); the job needed about 150 s. Followed, the suggestion now does."""
+    suggested = suggested_timeout_s(8, _last(per_call_s, 8))
+    assert suggested % 10 == 0 and suggested > 8
+    assert _job_s(per_call_s, suggested) <= suggested, (suggested, _job_s(per_call_s, suggested))
+
+
+def test_a_shape_whose_timed_loop_runs_to_its_wall_cap_is_told_so() -> None:
+    last = _last(0.02, 8)  # 1 s samples: 200 repeats would take 200 s, the wall cap stops the loop first
+    assert suggested_timeout_s(8, last) >= 150  # where the cap stops growing with the timeout (120 s)
+    said = too_slow("bench 256x1024x2048", 8, last)
+    assert "their wall caps (the timed loop's is 80% of the timeout, at most 120 s)" in said, said
+    assert said.endswith(f"give --timeout {suggested_timeout_s(8, last)} or more")
