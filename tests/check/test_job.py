@@ -124,6 +124,19 @@ def test_probe_catches_result_reuse(target, phase):
     assert "the first call passed" in result.problems[0]
 
 
+@pytest.mark.parametrize("target", ["caches_by_shape.py", "replays_first_inputs.py"])
+def test_a_probe_call_is_not_explained(target, monkeypatch):
+    """A probe call's wrong result is an old answer read against new data: the problem's reading of it (the
+    grouped GEMM's compares whole outputs between groups) is never run, where it ran and was dropped."""
+    import fake_problem
+
+    explained = []
+    monkeypatch.setattr(fake_problem.FakeProblem, "explain", lambda self, *args, **kwargs: explained.append(args) or [])
+    result = _check(import_submission(TARGETS / target), FakeCase(128, 128, 32))
+    assert not result.passed and result.probed and result.comparison.notes == ()
+    assert explained == []
+
+
 def test_caching_target_passes_without_the_probe():
     result = _check(import_submission(TARGETS / "caches_by_shape.py"), FakeCase(128, 384, 32), probe=False)
     assert result.passed and not result.probed
