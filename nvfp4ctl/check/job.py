@@ -156,7 +156,10 @@ def _call_and_compare(
     if not chosen.passed and explain:
         masks = [mismatch_mask(o.to(w.device), w, rtol, atol) for o, w in zip(outs, wants)]
         # the grouped GEMM reads every group's output at once (which other group's result is this?)
-        notes = problem.explain(data, outs, wants, masks) if several else problem.explain(data, out, want, masks[0])
+        if several:
+            notes = problem.explain(data, outs, wants, masks, rtol=rtol, atol=atol)
+        else:
+            notes = problem.explain(data, out, want, masks[0], rtol=rtol, atol=atol)
         chosen = dataclasses.replace(chosen, notes=tuple(notes))
     return _Call(chosen, (), seconds)
 

@@ -189,8 +189,9 @@ class ProblemBase:
         """One name per output tensor, in the order `reference` returns them."""
         return [self.output_label]
 
-    def explain(self, data: Any, got: Any, want: Any, wrong: Any) -> list[str]:
-        """Extra lines for a mismatch report in the problem's own terms (dual: which product)."""
+    def explain(self, data: Any, got: Any, want: Any, wrong: Any, *, rtol: float, atol: float) -> list[str]:
+        """Extra lines for a mismatch report in the problem's own terms (dual: which product). A likeness it
+        names holds to the task's tolerance, `rtol` and `atol`, the one the verdict used."""
         return []
 
     def kernel_caller(self, module: Any) -> Callable[[Any], Any]:

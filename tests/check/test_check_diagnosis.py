@@ -87,7 +87,7 @@ def test_dual_both_products_implicated_names_what_feeds_both() -> None:
     s = torch.tensor([0.0, 1.0])
     p = torch.tensor([1.0, 1.0])
     g = torch.tensor([5.0, -3.0])  # C ≠ 0 where s = 0, and C/p below silu's minimum
-    assert _exclusions(g, s, p) == [
+    assert _exclusions(g, s, p, 1e-3, 1e-3) == [
         "dual GEMM: both products are implicated (1 element rule out silu(A·B1ᵀ) alone, 1 rule out A·B2ᵀ alone):"
         " A feeds both, so the likely cause is A or its scales (sfa)"]
 
@@ -173,7 +173,58 @@ def custom_kernel(data):
     assert "group 2's c matches its product with group 4's B (b and sfb)" in one_line(result.output)
 
 
+def loose_task(tmp_path: Path, problem: str) -> Path:
+    """The problem's shipped task.yml with a tolerance of 0.1: a result 5 % off is within it."""
+    shipped = get_problem(problem).task_file.read_text()
+    assert "tolerance: {rtol: 0.001, atol: 0.001}" in shipped
+    path = tmp_path / "task.yml"
+    path.write_text(shipped.replace("tolerance: {rtol: 0.001, atol: 0.001}", "tolerance: {rtol: 0.1, atol: 0.1}"))
+    return path
+
+
+def check_on(task: Path, submission: Path, shape: str):
+    return CliRunner().invoke(app, ["check", "--task", str(task), "--submission", str(submission), "--shape", shape,
+                                    "--no-probe"])
+
+
+def test_group_mix_up_is_read_to_the_tasks_tolerance(on_cpu, tmp_path: Path) -> None:
+    # results shifted by one group and 5 % off: within the task's 0.1 of the group before's reference,
+    # where the reading used 1e-3 whatever the task said and named nothing
+    wrong = submission(tmp_path, "nvfp4_group_gemm", '''
+
+_right = custom_kernel
+
+
+def custom_kernel(data):
+    out = _right(data)
+    results = [c.clone() for c in out]
+    for group in range(1, len(out)):
+        out[group].copy_(results[group - 1] * 1.05)
+    return out
+''')
+    result = check_on(loose_task(tmp_path, "nvfp4_group_gemm"), wrong, GROUPS)
+    assert result.exit_code == 1, result.output
+    assert "group 2's c matches group 1's reference" in result.output
+    assert "the results look shifted by one group" in one_line(result.output)
+
+
+def test_dual_mistake_is_read_to_the_tasks_tolerance(on_cpu, tmp_path: Path) -> None:
+    wrong = submission(tmp_path, "nvfp4_dual_gemm", '''
+
+def custom_kernel(data):
+    a, b1, b2, _r1, _r2, _r3, sfa_permuted, sfb1_permuted, sfb2_permuted, c = data
+    a_values = dequantize(a, sfa_permuted, torch.float32)
+    first = product_fp32(a_values, dequantize(b1, sfb1_permuted, torch.float32))
+    second = product_fp32(a_values, dequantize(b2, sfb2_permuted, torch.float32))
+    c.copy_((first * second * 1.05).permute(1, 2, 0))
+    return c
+''')
+    result = check_on(loose_task(tmp_path, "nvfp4_dual_gemm"), wrong, "256,256,256")
+    assert result.exit_code == 1, result.output
+    assert "dual GEMM: the wrong elements equal (A·B1ᵀ) ⊙ (A·B2ᵀ): silu is missing" in one_line(result.output)
+
+
 def test_close_share_counts_equal_infinities_and_nans_as_close() -> None:
     inf, nan = float("inf"), float("nan")
-    assert close_share(torch.tensor([inf, -inf, nan, 1.0]), torch.tensor([inf, -inf, nan, 1.0005])) == 1.0
-    assert close_share(torch.tensor([inf, 1.0]), torch.tensor([-inf, 2.0])) == 0.0
+    assert close_share(torch.tensor([inf, -inf, nan, 1.0]), torch.tensor([inf, -inf, nan, 1.0005]), 1e-3, 1e-3) == 1.0
+    assert close_share(torch.tensor([inf, 1.0]), torch.tensor([-inf, 2.0]), 1e-3, 1e-3) == 0.0

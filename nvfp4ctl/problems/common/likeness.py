@@ -11,7 +11,7 @@ MATCH_SHARE = 0.99  # of the compared elements a named mistake must reproduce
 SAMPLE_LINES = 32  # rows (and columns) of the output a recomputed guess covers
 
 
-def close_share(got: torch.Tensor, want: torch.Tensor, rtol: float = 1e-3, atol: float = 1e-3) -> float:
+def close_share(got: torch.Tensor, want: torch.Tensor, rtol: float, atol: float) -> float:
     """Share of elements with |got − want| <= atol + rtol·|want|, an Inf against the same Inf or a NaN
     against a NaN counting as close (check's own rule)."""
     if got.numel() == 0:
@@ -22,7 +22,7 @@ def close_share(got: torch.Tensor, want: torch.Tensor, rtol: float = 1e-3, atol:
     return float(close.float().mean())
 
 
-def matches(got: torch.Tensor, want: torch.Tensor, rtol: float = 1e-3, atol: float = 1e-3) -> bool:
+def matches(got: torch.Tensor, want: torch.Tensor, rtol: float, atol: float) -> bool:
     return close_share(got, want, rtol, atol) >= MATCH_SHARE
 
 

@@ -29,8 +29,8 @@ FIRST = "silu(A·B1ᵀ)"
 SECOND = "A·B2ᵀ"
 
 
-def implicated_product(data: Any, got: torch.Tensor, wrong: torch.Tensor, rtol: float = 1e-3,
-                       atol: float = 1e-3) -> list[str]:
+def implicated_product(data: Any, got: torch.Tensor, wrong: torch.Tensor, *, rtol: float,
+                       atol: float) -> list[str]:
     from nvfp4ctl.problems.nvfp4_dual_gemm.reference import products
 
     if not bool(wrong.any()):
@@ -49,7 +49,7 @@ def implicated_product(data: Any, got: torch.Tensor, wrong: torch.Tensor, rtol: 
         return [f"dual GEMM: the wrong elements equal C with the bytes of {misread} read as if in the reference"
                 " (rows, k/16) layout: a permuted scale tensor holds to_blocked's 128x4 atoms"
                 " (`nvfp4ctl dump --layout` shows where each scale lives)"]
-    return _exclusions(g, s, p)
+    return _exclusions(g, s, p, rtol, atol)
 
 
 def _named_mistake(g: torch.Tensor, x1: torch.Tensor, s: torch.Tensor, p: torch.Tensor,
@@ -113,9 +113,9 @@ def _misread_scales(data: Any, got: torch.Tensor, wrong: torch.Tensor, rtol: flo
     return None
 
 
-def _exclusions(g: torch.Tensor, s: torch.Tensor, p: torch.Tensor) -> list[str]:
+def _exclusions(g: torch.Tensor, s: torch.Tensor, p: torch.Tensor, rtol: float, atol: float) -> list[str]:
     finite = torch.isfinite(g)
-    tolerance = 1e-3 + 1e-3 * g.abs()
+    tolerance = atol + rtol * g.abs()
     ratio = g / p.where(p != 0, torch.ones_like(p))
     below = int(((ratio < SILU_MIN - 0.01) & finite & (p.abs() > 1e-2)).sum())
     unexplained = int(((s == 0) & (g.abs() > tolerance) & finite).sum())

@@ -47,7 +47,7 @@ class Nvfp4DualGemm(DenseProblem):
         m, n, k = case.m, case.n, case.k
         return float(case.l * ((m + 2 * n) * k // 2 + (m + 2 * n) * k // 16 + 2 * m * n))
 
-    def explain(self, data: Any, got: Any, want: Any, wrong: Any) -> list[str]:
+    def explain(self, data: Any, got: Any, want: Any, wrong: Any, *, rtol: float, atol: float) -> list[str]:
         from nvfp4ctl.problems.nvfp4_dual_gemm.diagnose import implicated_product
 
-        return implicated_product(data, got, wrong)
+        return implicated_product(data, got, wrong, rtol=rtol, atol=atol)

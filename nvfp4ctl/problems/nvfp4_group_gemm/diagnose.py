@@ -32,7 +32,7 @@ _BORROWED: tuple[tuple[str, tuple[bool, bool, bool, bool]], ...] = (
 
 
 def explain_groups(data: Any, outs: Sequence[torch.Tensor], wants: Sequence[torch.Tensor],
-                   wrong: Sequence[torch.Tensor], rtol: float = 1e-3, atol: float = 1e-3) -> list[str]:
+                   wrong: Sequence[torch.Tensor], *, rtol: float, atol: float) -> list[str]:
     wrong_groups = [index for index, mask in enumerate(wrong) if bool(mask.any())]
     results = {i: j for i in wrong_groups
                if (j := _other_reference(i, outs, wants, rtol, atol)) is not None}

@@ -128,10 +128,10 @@ class Nvfp4GroupGemm(ProblemBase):
     def output_names(self, data: Any) -> list[str]:
         return [f"group {index + 1} c" for index in range(len(data[0]))]
 
-    def explain(self, data: Any, got: Any, want: Any, wrong: Any) -> list[str]:
+    def explain(self, data: Any, got: Any, want: Any, wrong: Any, *, rtol: float, atol: float) -> list[str]:
         from nvfp4ctl.problems.nvfp4_group_gemm.diagnose import explain_groups
 
-        return explain_groups(data, got, want, wrong)
+        return explain_groups(data, got, want, wrong, rtol=rtol, atol=atol)
 
     def kernel_caller(self, module: Any) -> Callable[[Any], Any]:
         function = module.nvfp4_group_gemm
