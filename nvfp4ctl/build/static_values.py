@@ -80,11 +80,10 @@ class StaticEvaluator:
                 self.bindings.setdefault(node.target.id, []).append((node.lineno, added))
         # each read looks its name up by bisection, not by a scan of every binding of the name: a file rebinding
         # its names before each of thousands of calls is read in n log n, not n squared
-        self._binding_lines: dict[str, list[int]] = {}
         self._bindings_by_owner: dict[str, dict[int | None, tuple[list[int], list[tuple[int, ast.AST]]]]] = {}
-        self._last_bound: dict[str, list[tuple[int, ast.AST]]] = {}
+        self._bindings_by_line: dict[str, list[tuple[int, ast.AST]]] = {}
         for name, bound in self.bindings.items():
-            self._binding_lines[name], self._last_bound[name] = _latest_by_line(bound)
+            self._bindings_by_line[name] = _latest_by_line(bound)
         # flags.append("-O3") after flags = [...]: the binding above no longer says what the call gets
         self.mutated = {node.func.value.id for node in index.calls if isinstance(node.func, ast.Attribute)
                         and isinstance(node.func.value, ast.Name) and node.func.attr in _IN_PLACE}
@@ -166,20 +165,16 @@ class StaticEvaluator:
                 return True
         return False
 
-    def bound(self, name: str, before: int, at: ast.AST | None = None) -> tuple[int, ast.AST] | None:
+    def bound(self, name: str, before: int, at: ast.AST) -> tuple[int, ast.AST] | None:
         """The binding of the name a read at line `before` gets: the last on an earlier line (_latest_by_line).
         `at`: the node read, whose scope decides which bindings it sees: in a function binding the name (a
         parameter, an assignment), that function's own; elsewhere the module's. Another function's local is
         never what it reads (Python raises NameError, or reads the module's), nor an argument's value (None:
         a parameter has no static value)."""
-        lines = self._binding_lines.get(name)
-        if not lines:
+        if name not in self._bindings_by_line:
             return None
-        if at is not None:
-            owner = self._owner(name, at)
-            lines, last_bound = self._scoped_bindings(name).get(None if owner is None else id(owner), ([], []))
-        else:
-            last_bound = self._last_bound[name]
+        owner = self._owner(name, at)
+        lines, last_bound = self._scoped_bindings(name).get(None if owner is None else id(owner), ([], []))
         above = bisect_left(lines, before)  # the bindings on lines before the read
         return last_bound[above - 1] if above else None
 
@@ -189,7 +184,7 @@ class StaticEvaluator:
         found = self._bindings_by_owner.get(name)
         if found is None:
             grouped: dict[int | None, list[tuple[int, ast.AST]]] = {}
-            for line, value in self._last_bound[name]:
+            for line, value in self._bindings_by_line[name]:
                 owner = self._owner(name, value)
                 grouped.setdefault(None if owner is None else id(owner), []).append((line, value))
             found = self._bindings_by_owner[name] = {
@@ -559,13 +554,13 @@ class _OwnedChanges:
         return None
 
 
-def _latest_by_line(bound: list[tuple[int, ast.AST]]) -> tuple[list[int], list[tuple[int, ast.AST]]]:
-    """(the bindings' lines in ascending order, the bindings in that order): the binding a read after the
-    first i + 1 lines gets is the i-th, the last by line (of one line's, the last in ast.walk's order). The
+def _latest_by_line(bound: list[tuple[int, ast.AST]]) -> list[tuple[int, ast.AST]]:
+    """The bindings in ascending order of their lines: the binding a read after the first i + 1 lines gets
+    is the i-th, the last by line (of one line's, the last in ast.walk's order). The
     last in walk order among all earlier lines was taken before: walk order is breadth-first, so a binding
     inside an `if` beat a later one at module level, and build compiled the source the file had replaced."""
     order = sorted(range(len(bound)), key=lambda position: bound[position][0])  # stable: one line's in walk order
-    return [bound[position][0] for position in order], [bound[position] for position in order]
+    return [bound[position] for position in order]
 
 
 def _elements(pieces: list[Piece]) -> list[list[Piece]]:
