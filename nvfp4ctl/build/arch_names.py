@@ -20,6 +20,11 @@ _ARCH_LIST_ENTRY = re.compile(r"(\d+)\.(\d+a?)(?:\+PTX)?")
 _MACHINE_ARCH = re.compile(r"(?<!\S)(?:-arch|--gpu-architecture)[= ]?(native|all-major|all)(?!\S)")
 _ARCH_OPTION = re.compile(r"(?<!\S)(?:-arch|--gpu-architecture)(?:[= ]|$)")
 _CODE_OPTION = re.compile(r"(?<!\S)(?:-code|--gpu-code)[= ]?\S+")
+# the options that name what nvcc compiles for, and -gencode's own arch=/code= (a flag of its own after a
+# bare -gencode); a folder or define that merely holds the letters (-I.../cute/arch) names none
+_ARCH_OPTION_NAMES = r"-arch|--gpu-architecture|-gencode|--generate-code|-code|--gpu-code"
+_NAMES_AN_ARCH = re.compile(rf"(?<!\S)(?:(?:{_ARCH_OPTION_NAMES})(?=[= ]|$)|(?:arch|code)=)")
+_BARE_ARCH_OPTION = re.compile(rf"\s*(?:{_ARCH_OPTION_NAMES})\s*")
 # the GPU GPU MODE's NVFP4 problems run on, and the TORCH_CUDA_ARCH_LIST torch makes of it where nothing
 # names an arch (_get_cuda_arch_flags: the visible GPU's capability, plus PTX)
 LEADERBOARD_GPU = "B200"
@@ -44,6 +49,12 @@ def naming_the_arch(arch: str) -> str:
     number = arch.removeprefix("sm_").removesuffix("a")
     return (f'extra_cuda_cflags=["-gencode=arch=compute_{number}a,code=sm_{number}a"], or'
             f' os.environ["TORCH_CUDA_ARCH_LIST"] = "{number[:-1]}.{number[-1]}a" before the call')
+
+
+def names_an_arch(flag: str, previous: str | None) -> bool:
+    """Whether one of a list's flags names the arch: an arch option (-arch=sm_100a, -gencode=arch=...,
+    --gpu-architecture sm_90a), or the value of a bare one before it (-arch, then sm_100a)."""
+    return bool(_NAMES_AN_ARCH.search(flag)) or (previous is not None and bool(_BARE_ARCH_OPTION.fullmatch(previous)))
 
 
 def named_arch(words: list[str]) -> tuple[str, str] | None:

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
+from nvfp4ctl.build.arch_names import names_an_arch
 from nvfp4ctl.build.static_paths import PATH_NODES, PathReader
 from nvfp4ctl.build.syntax import added_terms, call_name, shown
 from nvfp4ctl.build.syntax_index import SyntaxIndex
@@ -454,7 +455,8 @@ class StaticEvaluator:
                 unread.append(piece.unread)
         # a flag left incomplete is passed on (-DTAG= compiles as the file's -DTAG=<pid> does), but not one that
         # names the arch: -arch=sm_ would read as no arch named, and the build would be for another arch
-        arch_flag = next((flag for flag, line in zip(flags, unread) if line is not None and "arch" in flag), None)
+        arch_flag = next((flag for index, (flag, line) in enumerate(zip(flags, unread))
+                          if line is not None and names_an_arch(flag, flags[index - 1] if index else None)), None)
         if arch_flag is not None:
             self.notes.append(f"line {node.lineno}: extra_cuda_cflags' {arch_flag!r} is an f-string whose placeholder"
                               " build cannot read, and it names the arch; built without them")

@@ -69,18 +69,30 @@ def test_an_include_folder_of_several_pieces_is_one_folder(tmp_path: Path) -> No
     assert extension.include_paths == [str(tmp_path / "inc" / "cute")]
 
 
-def test_a_flag_naming_the_arch_with_an_unread_placeholder_is_not_static(tmp_path: Path) -> None:
+@pytest.mark.parametrize("flags", [
+    "f\"-arch=sm_{os.environ['CC']}\"",
+    "f\"--gpu-architecture=sm_{os.environ['CC']}\"",
+    "f\"-gencode=arch=compute_{os.environ['CC']},code=sm_100a\"",
+    "'-gencode', f\"arch=compute_{os.environ['CC']},code=sm_100a\"",
+    "'-arch', f\"sm_{os.environ['CC']}\"",  # the value of a bare -arch
+    "'-arch=sm_100a', f\"-code=sm_{os.environ['CC']}\"",
+])  # fmt: skip
+def test_a_flag_naming_the_arch_with_an_unread_placeholder_is_not_static(tmp_path: Path, flags: str) -> None:
     """-arch=sm_ read as no arch named: torch adds none, and build compiled for nvcc's default arch."""
-    extension = _extension(tmp_path, "m = load(name='m', sources=['k.cu'],"
-                                     " extra_cuda_cflags=[f\"-arch=sm_{os.environ['CC']}\", '-O3'])\n")
+    extension = _extension(tmp_path, f"m = load(name='m', sources=['k.cu'], extra_cuda_cflags=[{flags}, '-O3'])\n")
     assert not extension.cuda_flags_static and extension.cuda_flags == []
     assert any("names the arch; built without them" in note for note in extension.notes), extension.notes
 
 
-def test_a_flag_naming_no_arch_keeps_its_placeholder_left_empty(tmp_path: Path) -> None:
-    extension = _extension(tmp_path, "m = load(name='m', sources=['k.cu'],"
-                                     " extra_cuda_cflags=[f'-DTAG={os.getpid()}', '-O3'])\n")
-    assert extension.cuda_flags_static and extension.cuda_flags == ["-DTAG=", "-O3"]
+@pytest.mark.parametrize("flag, left_empty", [
+    ("f'-DTAG={os.getpid()}'", "-DTAG="),
+    # a folder whose path holds the letters "arch" names no arch: it was dropped with every other flag
+    ("f\"-I{os.environ['CUTLASS']}/include/cute/arch\"", "-I/include/cute/arch"),
+    ("f'-DARCH_TAG={os.getpid()}'", "-DARCH_TAG="),
+])  # fmt: skip
+def test_a_flag_naming_no_arch_keeps_its_placeholder_left_empty(tmp_path: Path, flag: str, left_empty: str) -> None:
+    extension = _extension(tmp_path, f"m = load(name='m', sources=['k.cu'], extra_cuda_cflags=[{flag}, '-O3'])\n")
+    assert extension.cuda_flags_static and extension.cuda_flags == [left_empty, "-O3"]
     assert extension.notes == ["line 4: an f-string placeholder is not a constant; left empty"]
 
 
