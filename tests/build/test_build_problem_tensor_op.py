@@ -15,17 +15,7 @@ from nvfp4ctl.cli import app
 from nvfp4ctl.problems.base import PROBLEMS_DIR
 from nvfp4ctl.project import kernels_dir
 
-# a plain CUDA-core GEMV: FFMA, no tensor-core op
-SUB_CUDA = '''from torch.utils.cpp_extension import load_inline
-CUDA = r"""__global__ void gemv(const float* a, const float* b, float* c, int k) {
-  float sum = 0.f;
-  for (int i = 0; i < k; ++i) sum += a[blockIdx.x * k + i] * b[i];
-  c[blockIdx.x] = sum;
-}"""
-gemv = load_inline(name="gemv", cpp_sources="", cuda_sources=CUDA,
-                   extra_cuda_cflags=["-gencode=arch=compute_100a,code=sm_100a"])
-'''
-FFMA_SASS = "        /*0080*/                   FFMA R4, R2, R3, R4 ;\n"
+from plain_gemv import FFMA_SASS, SUB_CUDA
 
 
 def _build_in(folder: Path, problem: str, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str]:

@@ -17,21 +17,14 @@ from nvfp4ctl.build.report import BuildReport, TensorOpCheck
 from nvfp4ctl.cli import app
 from nvfp4ctl.problems.base import PROBLEMS_DIR
 
-# a plain CUDA-core GEMV: FFMA, no tensor-core op
-SUB_CUDA = '''from torch.utils.cpp_extension import load_inline
-CUDA = r"""__global__ void gemv(const float* a, const float* b, float* c, int k) {
-  float sum = 0.f;
-  for (int i = 0; i < k; ++i) sum += a[blockIdx.x * k + i] * b[i];
-  c[blockIdx.x] = sum;
-}"""
-gemv = load_inline(name="gemv", cpp_sources="", cuda_sources=CUDA,
-                   extra_cuda_cflags=["-gencode=arch=compute_100a,code=sm_100a"])
+from plain_gemv import FFMA_SASS
+from plain_gemv import SUB_CUDA as PLAIN_GEMV
 
+SUB_CUDA = PLAIN_GEMV + '''
 
 def custom_kernel(data):
     return data[-1]
 '''
-FFMA_SASS = "        /*0080*/                   FFMA R4, R2, R3, R4 ;\n"
 NONE_NEEDED = "none needed for nvfp4_gemv"
 
 
