@@ -96,8 +96,10 @@ class CallProgress:
         return self.paced_calls > 0 and silent_s <= LATE_FACTOR * self.next_within_s + SLACK_S
 
     def expected_s(self) -> float:
-        """The least time the job needs in all, at the pace measured so far."""
-        return self.elapsed_s + max(0, self.calls_needed - self.calls) * self.per_call_s
+        """The least time the job needs in all, at the pace measured so far: by a sample's wall time (on a GPU
+        a batch's, with its L2 clear and hold, as the sample figure beside it), not the kernel's own time."""
+        pace = self.sample_s / self.calls_per_sample if self.calls_per_sample else self.per_call_s
+        return self.elapsed_s + max(0, self.calls_needed - self.calls) * pace
 
     def most_s(self, timeout_s: float) -> float:
         """The longest the job may run at the pace measured so far, its loops' wall caps set from `timeout_s`."""

@@ -108,3 +108,11 @@ def test_a_shape_whose_timed_loop_runs_to_its_wall_cap_is_told_so() -> None:
     said = too_slow("bench 256x1024x2048", 8, last)
     assert "their wall caps (the timed loop's is 80% of the timeout, at most 120 s)" in said, said
     assert said.endswith(f"give --timeout {suggested_timeout_s(8, last)} or more")
+
+
+def test_the_least_time_a_gpu_job_needs_is_paced_by_its_batches_wall_time() -> None:
+    """"about X s in all" multiplied the calls left by the kernel's event time, where a batch also clears L2
+    and holds the queue: a job said to need less than its own samples' wall time implies."""
+    job = CallProgress("timing", calls=100, paced_calls=100, paced_s=100 * 20e-6, calls_per_sample=50,
+                       calls_needed=350, elapsed_s=10.0, next_within_s=1.0, sample_wall_s=0.5)
+    assert job.expected_s() == pytest.approx(10.0 + 250 * 0.5 / 50)

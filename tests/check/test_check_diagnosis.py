@@ -87,9 +87,16 @@ def test_dual_both_products_implicated_names_what_feeds_both() -> None:
     s = torch.tensor([0.0, 1.0])
     p = torch.tensor([1.0, 1.0])
     g = torch.tensor([5.0, -3.0])  # C ≠ 0 where s = 0, and C/p below silu's minimum
-    assert _exclusions(g, s, p, 1e-3, 1e-3) == [
+    assert _exclusions(g, s, p, 1e-3) == [
         "dual GEMM: both products are implicated (1 element rule out silu(A·B1ᵀ) alone, 1 rule out A·B2ᵀ alone):"
         " A feeds both, so the likely cause is A or its scales (sfa)"]
+
+
+def test_dual_c_off_zero_where_silu_is_zero_counts_past_atol_as_check_does() -> None:
+    """Where silu(A·B1ᵀ) is 0, C should be 0: check calls it wrong past atol, and the reading counted it only
+    past atol + rtol·|C|, missing the elements in between."""
+    line = _exclusions(torch.tensor([1.5e-3]), torch.tensor([0.0]), torch.tensor([0.5]), 1e-3)
+    assert line and "silu(A·B1ᵀ) is implicated" in line[0]
 
 
 GROUPS = "128,128,256;128,128,256;128,128,256;128,128,256"
