@@ -153,22 +153,12 @@ def test_input_sets_that_fit_one_by_one_but_not_together_are_this_gpus_limit(mon
         jobs.make_input_sets(PROBLEM, CASE, [1, 2], "cpu")
 
 
-def test_a_cpu_job_reports_each_call_returning_and_each_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_cpu_job_reports_each_call_returning_and_each_batch(reports: list[Any]) -> None:
     """The watchdog's parent hears of the calls that returned (runner/progress.py): on the CPU each call of
     the correctness pass, then each batch, with the least number of calls the job needs."""
     from nvfp4ctl.bench.call_progress import CallProgress
-    from nvfp4ctl.runner import progress
 
-    sent: list[Any] = []
-
-    class Channel:
-        def send(self, message: Any) -> None:
-            sent.append(message)
-
-    monkeypatch.setattr(progress, "_channel", Channel())
-    monkeypatch.setattr(progress, "REPORT_EVERY_S", 0.0)
     _bench(_right)
-    reports = [value for kind, value in sent if kind == "progress"]
     assert all(isinstance(value, CallProgress) for value in reports)
     returned = [r.calls for r in reports if r.phase == "correctness pass"]
     assert returned[:3] == [1, 2, 3]  # one per call, then the three outputs checked
@@ -176,7 +166,8 @@ def test_a_cpu_job_reports_each_call_returning_and_each_batch(monkeypatch: pytes
     assert reports[-1].calls_needed == 3 * (1 + 3) and reports[-1].per_call_s > 0
 
 
-def test_a_gpu_job_counts_the_pass_s_calls_but_takes_its_pace_from_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_gpu_job_counts_the_pass_s_calls_but_takes_its_pace_from_batches(monkeypatch: pytest.MonkeyPatch,
+                                                                          reports: list[Any]) -> None:
     """On a GPU the correctness pass's seconds (references, checks, a first call's JIT) were counted as call
     time: its slowness set the pace and let a kernel stuck in its first batch be said too slow, not stuck.
     The GPU's path, run here with the host's clock and no flush."""
@@ -184,16 +175,7 @@ def test_a_gpu_job_counts_the_pass_s_calls_but_takes_its_pace_from_batches(monke
 
     from nvfp4ctl.bench.clock import HostClock
     from nvfp4ctl.bench.flush import NoFlush
-    from nvfp4ctl.runner import progress
 
-    sent: list[Any] = []
-
-    class Channel:
-        def send(self, message: Any) -> None:
-            sent.append(message[1])
-
-    monkeypatch.setattr(progress, "_channel", Channel())
-    monkeypatch.setattr(progress, "REPORT_EVERY_S", 0.0)
     monkeypatch.setattr(jobs, "CudaClock", HostClock)
     monkeypatch.setattr(jobs, "CudaFlush", lambda device: NoFlush())
     make_input_sets = jobs.make_input_sets
@@ -209,9 +191,9 @@ def test_a_gpu_job_counts_the_pass_s_calls_but_takes_its_pace_from_batches(monke
         return _right(data)
 
     assert "failure" not in _bench(slow_first_pass, device="cuda", warmup=FEW)
-    after_pass = next(r for r in sent if r.calls == 3)
+    after_pass = next(r for r in reports if r.calls == 3)
     assert after_pass.paced_calls == 0 and not after_pass.still_running(5.0)
-    entered = next(r for r in sent if r.phase == "warm-up")
+    entered = next(r for r in reports if r.phase == "warm-up")
     assert not entered.still_running(5.0)  # no batch has returned: a kernel stuck now is not slow
-    assert sent[-1].calls == 3 + 6 * 3 and sent[-1].paced_calls == 6 * 3
-    assert sent[-1].per_call_s < 0.005  # the batches' pace alone (the pass's 0.1 s calls made it 14 ms or more)
+    assert reports[-1].calls == 3 + 6 * 3 and reports[-1].paced_calls == 6 * 3
+    assert reports[-1].per_call_s < 0.005  # the batches' pace alone (the pass's 0.1 s calls made it 14 ms or more)

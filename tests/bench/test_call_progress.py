@@ -3,15 +3,12 @@ a job is still running, and the --timeout suggested to a shape too slow for its 
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from nvfp4ctl.bench.call_progress import CallProgress, CallTracker, LoopBound, suggested_timeout_s, too_slow
 from nvfp4ctl.bench.modes import MODE_SETTINGS
 from nvfp4ctl.bench.session import max_wall_s
 from nvfp4ctl.bench.stopping import StoppingCriterion
-from nvfp4ctl.runner import progress
 
 BENCHMARK = MODE_SETTINGS["benchmark"]
 
@@ -25,19 +22,6 @@ def _loops(timeout_s: float, settle_s: float = 1.0) -> tuple[LoopBound, ...]:
     return (LoopBound.of("warm-up", warm, wall_from_timeout=True),
             LoopBound.of("settle", StoppingCriterion.for_wall_time(settle_s), wall_from_timeout=False),
             LoopBound.of("timing", timed, wall_from_timeout=True))
-
-
-@pytest.fixture
-def reports(monkeypatch: pytest.MonkeyPatch) -> list[CallProgress]:
-    sent: list[CallProgress] = []
-
-    class Channel:
-        def send(self, message: Any) -> None:
-            sent.append(message[1])
-
-    monkeypatch.setattr(progress, "_channel", Channel())
-    monkeypatch.setattr(progress, "REPORT_EVERY_S", 0.0)
-    return sent
 
 
 def test_a_gpu_kernel_stuck_in_its_first_batch_is_not_said_slow(reports: list[CallProgress]) -> None:
