@@ -13,9 +13,11 @@ import glob
 import hashlib
 import json
 import os
+import re
 import shutil
 import socket
 import tempfile
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,6 +30,9 @@ from nvfp4ctl.project import cache_root
 
 CACHE_FORMAT = 2  # bump when an entry's layout changes
 LOCK_TIMEOUT_S = 3600.0  # a CUTLASS build on 2 cores takes minutes; a second builder waits for it
+# A staging folder untouched this long is past any compile's limit (compile.BUILD_TIMEOUT_S, 30 min): a maker
+# of the same name whose pid this process cannot see (another pid namespace) is not writing to it any more.
+ABANDONED_AFTER_S = 3600.0
 
 
 def cache_key(inputs: BuildInputs, arch: str, mode: str, defines: tuple[str, ...] = ()) -> str:
@@ -62,13 +67,20 @@ def locked(entry: Path) -> Iterator[None]:
         yield
 
 
+_swept: set[Path] = set()  # the scratch folders this process has swept: once is enough
+
+
 @contextmanager
 def staging(entry: Path) -> Iterator[Path]:
     """A temporary folder beside the entry (same filesystem, so the rename is atomic); removed
     unless `land` moved it into place. Its name says which process made it (_maker): one killed
-    before the finally runs (tune's compile workers on Ctrl-C) leaves it to remove_staging_of."""
+    before the finally runs leaves it to remove_staging_of (tune's compile workers on Ctrl-C) or, killed
+    where nothing of nvfp4ctl's could act, to the first staging() of a later process here."""
     scratch = cache_root() / "tmp"
     scratch.mkdir(parents=True, exist_ok=True)
+    if scratch not in _swept:
+        _swept.add(scratch)
+        remove_abandoned_staging(scratch)
     folder = Path(tempfile.mkdtemp(prefix=f"{entry.name}{_maker(os.getpid())}", dir=scratch))
     folder.chmod(0o755)  # mkdtemp makes it private; the entry it becomes is an ordinary cache folder
     try:
@@ -84,6 +96,55 @@ def remove_staging_of(pids: Iterable[int]) -> None:
     for pid in pids:
         for folder in scratch.glob(f"*{glob.escape(_maker(pid))}*"):
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def remove_abandoned_staging(scratch: Path, now: float | None = None) -> list[Path]:
+    """Removes (and returns) the staging folders in `scratch` that a process of this machine made and left
+    when it was killed where no cleanup runs (kill -9, the OOM killer, a closed terminal's SIGHUP): its pid
+    has ended and nothing in the folder changed for ABANDONED_AFTER_S. Another machine's folders and a
+    live pid's stay: a pid reused since keeps its folder until that process ends too."""
+    now = time.time() if now is None else now
+    made_here = re.compile(  # _maker's words, this machine's name in them
+        re.escape(f".{socket.gethostname()}.pid") + r"(\d+)-[a-z0-9_]+$")
+    removed = []
+    for folder in _listed(scratch):
+        match = made_here.search(folder.name)
+        if match is None or _alive(int(match.group(1))):
+            continue
+        last_change = _last_change(folder)
+        if last_change is not None and now - last_change > ABANDONED_AFTER_S:
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
+
+
+def _listed(scratch: Path) -> list[Path]:
+    try:
+        return [path for path in scratch.iterdir() if path.is_dir() and not path.is_symlink()]
+    except OSError:  # no tmp/ yet, or unreadable: nothing to sweep
+        return []
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):  # another user's process, or no pid at all: not ours to judge
+        return True
+    return True
+
+
+def _last_change(folder: Path) -> float | None:
+    """The newest modification time of `folder` and what it holds; None where it cannot be read."""
+    try:
+        newest = folder.lstat().st_mtime
+        for root, dirs, files in os.walk(folder):
+            for name in (*dirs, *files):
+                newest = max(newest, os.lstat(os.path.join(root, name)).st_mtime)
+    except OSError:  # removed meanwhile (its maker finishing, another sweeper): leave it be
+        return None
+    return newest
 
 
 def _maker(pid: int) -> str:

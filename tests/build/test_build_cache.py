@@ -59,3 +59,69 @@ def test_key_follows_the_binding_flags(project: Path, monkeypatch: pytest.Monkey
     first = _key(project)
     monkeypatch.setattr(flags, "BINDING_CFLAGS", ("-O2",))
     assert _key(project) != first  # an entry built with the binding at another level is not reused
+
+
+def _ended_pid() -> int:
+    """The pid of a process that has ended (and been reaped)."""
+    import subprocess
+    import sys
+
+    done = subprocess.Popen([sys.executable, "-c", "pass"])
+    done.wait()
+    return done.pid
+
+
+def _left_staging(scratch: Path, name: str, age_s: float, inner_age_s: float | None = None) -> Path:
+    """A staging folder as a killed build leaves it: a half-written file in it, both `age_s` old (the
+    file `inner_age_s` old where given)."""
+    import os
+    import time
+
+    folder = scratch / name
+    folder.mkdir(parents=True)
+    inner = folder / "kernel.cuda.o"
+    inner.write_text("half")
+    now = time.time()
+    os.utime(inner, (now, now - (age_s if inner_age_s is None else inner_age_s)))
+    os.utime(folder, (now, now - age_s))
+    return folder
+
+
+def test_a_killed_builds_staging_folder_is_swept_by_the_next_build_here(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build or tune killed with SIGKILL (kill -9, the OOM killer, a closed terminal's SIGHUP) never ran
+    staging()'s finally, and its folder stayed in the cache's tmp/ forever."""
+    import os
+    import socket
+
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path))
+    monkeypatch.setattr(cache, "_swept", set())
+    scratch, host, ended, hours = tmp_path / "tmp", socket.gethostname(), _ended_pid(), 2 * cache.ABANDONED_AFTER_S
+    left = _left_staging(scratch, f"k-sm_90a-0123456789abcdef.{host}.pid{ended}-ab12_x9z", hours)
+    kept = {
+        "live pid": _left_staging(scratch, f"k-sm_90a-0123456789abcdef.{host}.pid{os.getpid()}-cd34efgh", hours),
+        "ended lately": _left_staging(scratch, f"k-sm_90a-fedcba9876543210.{host}.pid{ended}-ijkl5678", 60.0),
+        "written in lately": _left_staging(scratch, f"sm100-host-proof.{host}.pid{ended}-mnop9012", hours, 60.0),
+        "another machine's": _left_staging(scratch, f"k-sm_90a-0123456789abcdef.{host}x.pid{ended}-qrst3456", hours),
+        "another machine's, named in full": _left_staging(scratch, f"k-sm_90a-0.{host}.lan.pid{ended}-uvwx7890", hours),
+        "not a staging folder": _left_staging(scratch, f"notes.{host}.pid{ended}", hours),
+    }
+    with cache.staging(tmp_path / "k-sm_100a-0123456789abcdef") as building:
+        assert not left.exists()
+        assert {why: folder.is_dir() for why, folder in kept.items()} == dict.fromkeys(kept, True)
+        assert building.is_dir()
+
+
+def test_the_sweep_runs_once_a_process_and_says_what_it_removed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path))
+    monkeypatch.setattr(cache, "_swept", set())
+    scratch, name = tmp_path / "tmp", f"k-sm_90a-0123456789abcdef.{socket.gethostname()}.pid{_ended_pid()}-ab12cd34"
+    with cache.staging(tmp_path / "k-sm_90a-0123456789abcdef"):
+        pass
+    late = _left_staging(scratch, name, 2 * cache.ABANDONED_AFTER_S)
+    with cache.staging(tmp_path / "k-sm_90a-0123456789abcdef"):
+        assert late.is_dir()  # this process swept already: a left folder waits for the next process
+    assert cache.remove_abandoned_staging(scratch) == [late] and not late.exists()
+    assert cache.remove_abandoned_staging(tmp_path / "none") == []
