@@ -41,6 +41,13 @@ class KernelTimeout(NvfpError):
     exit_code = ExitCode.TIMEOUT
 
 
+class ToolTimeout(NvfpError):
+    """A compiler, or a host program nvfp4ctl built, ran past its limit and was stopped: a timeout (exit 3),
+    not the user's input, and no kernel call to call a possible deadlock."""
+
+    exit_code = ExitCode.TIMEOUT
+
+
 class KernelCrash(NvfpError):
     """The child running the kernel died or hit a CUDA error."""
 

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from nvfp4ctl.errors import UsageError
+from nvfp4ctl.errors import ToolTimeout, UsageError
 from nvfp4ctl.umma import descriptors as d
 from nvfp4ctl.umma.bits import BitField
 from nvfp4ctl.umma.configs import KernelConfig, expected_instr, expected_smem, expected_tmem, parse_configs
@@ -100,6 +100,8 @@ def check_kernel(kernel: Path, use_cute: bool = True) -> tuple[tuple[ConfigCheck
             facts = cute_umma_facts(kernel)
         except UsageError as error:  # no nvcc / no CUTLASS: show the expected encoding only
             note = f"CuTe's encoder not consulted ({error}); showing the expected encoding only"
+        except ToolTimeout as error:  # a timeout stays one (exit 3), with the way around it
+            raise ToolTimeout(f"{error}: --no-cute shows the expected encoding without CuTe's") from error
     else:
         note = "CuTe's encoder not consulted (--no-cute); showing the expected encoding only"
     checks = []

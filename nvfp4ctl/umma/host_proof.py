@@ -18,7 +18,7 @@ from pathlib import Path
 
 from nvfp4ctl.build import cache, toolchain
 from nvfp4ctl.build.compile import run_compiler
-from nvfp4ctl.errors import FailuresFound, UsageError
+from nvfp4ctl.errors import FailuresFound, ToolTimeout, UsageError
 from nvfp4ctl.project import shipped
 
 PROOF_SOURCE = shipped("tests/sm100/host/sm100_host_proof.cu")
@@ -26,6 +26,7 @@ API_HEADER = shipped("kernels/common/nvfp4_gemm_api.h")
 # -O1: CuTe's always-inline helpers do not all inline on the host at -O0 (gcc refuses the
 # rotl/rotr pair); -arch only matters for the (absent) device code.
 HOST_FLAGS = ("-O1", "-std=c++17", "--expt-relaxed-constexpr", "-arch=sm_100a")
+# Fixed limits (no flag or setting raises them): a timeout's message says so.
 COMPILE_TIMEOUT_S = 900.0
 RUN_TIMEOUT_S = 120.0
 
@@ -72,7 +73,8 @@ def host_binary(entry: Path, name: str, compile_args: list[str], what: str) -> P
         if binary.is_file():
             return binary
         with cache.staging(entry) as folder:
-            done = _run([str(toolchain.nvcc_path()), *compile_args, "-o", str(folder / name)], COMPILE_TIMEOUT_S)
+            done = _run([str(toolchain.nvcc_path()), *compile_args, "-o", str(folder / name)], COMPILE_TIMEOUT_S,
+                        f"{what}'s compile")
             if done.returncode != 0:
                 errors = [line for line in done.stdout.splitlines() if "error" in line]
                 raise FailuresFound(f"{what} did not compile: {(errors or ['see nvcc output'])[0]}")
@@ -107,14 +109,21 @@ def proof_needs_compiling(kernel: Path) -> bool:
         return False
 
 
-def _run(command: list[str], timeout_s: float) -> subprocess.CompletedProcess[str]:
+def _run(command: list[str], timeout_s: float, what: str | None = None) -> subprocess.CompletedProcess[str]:
     """nvcc, or a built program, in this process's working folder (a kernel's folder given relative to it
     is an -I as given), ended with what it started when it runs past `timeout_s` or nvfp4ctl is stopped
-    (run_compiler): ending nvcc alone left its cudafe++, cicc and ptxas compiling."""
+    (run_compiler): ending nvcc alone left its cudafe++, cicc and ptxas compiling. Past `timeout_s` it is
+    a ToolTimeout naming `what` (default: the program) and the limit; a program that cannot start, a
+    UsageError."""
+    program = Path(command[0]).name
     try:
         returncode, output = run_compiler(command, None, dict(os.environ), timeout_s)
-    except (OSError, subprocess.TimeoutExpired) as error:
-        raise UsageError(f"could not run {Path(command[0]).name}: {error}") from error
+    except subprocess.TimeoutExpired as error:
+        # a compiler that does not finish is a timeout (exit 3), no mistake in the user's input
+        ran = program if what is None else f"{what} ({program})"
+        raise ToolTimeout(f"{ran} ran past {timeout_s:g} s and was stopped; the limit is fixed") from error
+    except OSError as error:
+        raise UsageError(f"could not run {program}: {error}") from error
     return subprocess.CompletedProcess(command, returncode, output)
 
 

@@ -102,7 +102,7 @@ def _fake_host_proof(monkeypatch: pytest.MonkeyPatch, cache: Path) -> list[str]:
 
     ran: list[str] = []
 
-    def run(command: list[str], timeout_s: float) -> subprocess.CompletedProcess[str]:
+    def run(command: list[str], timeout_s: float, what: str | None = None) -> subprocess.CompletedProcess[str]:
         ran.append(Path(command[0]).name)
         if command[0] == "nvcc":
             # flushed, as a compiler's own writes reach the stream at once: click < 8.2's CliRunner reads
@@ -147,10 +147,10 @@ def test_without_a_terminal_a_long_compile_is_said_again(tmp_path: Path, monkeyp
     _fake_host_proof(monkeypatch, tmp_path / "cache")
     run = host_proof._run
 
-    def slow(command: list[str], timeout_s: float) -> object:
+    def slow(command: list[str], timeout_s: float, what: str | None = None) -> object:
         if command[0] == "nvcc":
             time.sleep(0.6)
-        return run(command, timeout_s)
+        return run(command, timeout_s, what)
 
     monkeypatch.setattr(host_proof, "_run", slow)
     monkeypatch.setattr("nvfp4ctl.progress_lines.PLAIN_LINE_EVERY_S", 0.1)
@@ -158,6 +158,29 @@ def test_without_a_terminal_a_long_compile_is_said_again(tmp_path: Path, monkeyp
     said = [line for line in result.stderr.splitlines() if line.startswith("compiling CuTe's host proof: ")]
     assert len(said) >= 3, result.stderr
     assert "compiling CuTe's host proof: " not in result.stdout  # -q: test_the_compile_notice_is_progress_that_q_drops
+
+
+def test_a_host_proof_compile_past_its_limit_is_a_timeout_naming_the_compile_and_limit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A compiler that did not finish was a warning (the whole nvcc command, `timed out after 900 seconds`)
+    and exit 0, the configs shown as not cross-checked, as if nvcc or CUTLASS were absent."""
+    from nvfp4ctl.build import toolchain
+    from nvfp4ctl.umma import host_proof
+
+    real_run = host_proof._run
+    _fake_host_proof(monkeypatch, tmp_path / "cache")
+    nvcc = tmp_path / "nvcc"
+    nvcc.write_text("#!/bin/sh\nexec sleep 30\n")  # a stand-in compiler that never finishes in time
+    nvcc.chmod(0o755)
+    monkeypatch.setattr(toolchain, "nvcc_path", lambda: nvcc)
+    monkeypatch.setattr(host_proof, "_run", real_run)  # the compiler run for real
+    monkeypatch.setattr(host_proof, "COMPILE_TIMEOUT_S", 0.5)
+    result = invoke_apart("--umma", "--kernel", "default")
+    assert result.exit_code == 3, result.stdout + result.stderr
+    assert ("error: the CuTe host proof's compile (nvcc) ran past 0.5 s and was stopped; the limit is fixed:"
+            " --no-cute shows the expected encoding without CuTe's") in result.stderr.splitlines(), result.stderr
+    assert "not cross-checked" not in result.stdout + result.stderr
+    assert not list((tmp_path / "cache" / "sm100-host-proof").glob("*/sm100_host_proof"))
 
 
 def test_the_compile_notice_is_progress_that_q_drops(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

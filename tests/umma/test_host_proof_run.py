@@ -13,7 +13,7 @@ import pytest
 from process_tree import stand_in_toolkit, wait_dead
 from nvfp4ctl.build import compile as build_compile
 from nvfp4ctl.build import toolchain
-from nvfp4ctl.errors import FailuresFound, UsageError
+from nvfp4ctl.errors import ExitCode, FailuresFound, ToolTimeout, UsageError
 from nvfp4ctl.umma import host_proof
 
 
@@ -28,7 +28,7 @@ def test_a_host_proof_compile_past_its_timeout_is_ended_with_what_it_started(
     monkeypatch.setattr(toolchain, "nvcc_path", lambda: nvcc)
     monkeypatch.setattr(host_proof, "COMPILE_TIMEOUT_S", 1.0)
     entry = tmp_path / "cache" / "proof"
-    with pytest.raises(UsageError, match=r"^could not run nvcc: Command .* timed out after 1.0 seconds$"):
+    with pytest.raises(ToolTimeout, match=r"^the proof's compile \(nvcc\) ran past 1 s and was stopped; the limit is fixed$"):
         host_proof.host_binary(entry, "proof", ["-O1", "proof.cu"], "the proof")
     tool = int(tool_pid.read_text())
     dead = wait_dead(tool, build_compile.STOP_GRACE_S + 5.0)
@@ -59,3 +59,20 @@ def test_a_host_proof_compiles_in_the_working_folder_with_its_output(
     assert (done.returncode, done.stdout.splitlines()[0]) == (1, str(work))
     with pytest.raises(FailuresFound, match=r'^the proof did not compile: proof.cu\(3\): error: identifier "x" is undefined$'):
         host_proof.host_binary(tmp_path / "cache" / "proof", "proof", ["-Ikernels", "proof.cu"], "the proof")
+
+
+def test_a_host_proof_compile_past_its_timeout_is_a_timeout_and_one_that_cannot_start_is_an_input_error(
+        tmp_path: Path) -> None:
+    """A compiler that did not finish was `could not run nvcc: Command [...] timed out after 900 seconds`, a
+    UsageError (exit 2) with the whole command in it."""
+    nvcc = tmp_path / "nvcc"
+    nvcc.write_text("#!/bin/sh\nexec sleep 30\n")
+    nvcc.chmod(0o755)
+    with pytest.raises(ToolTimeout) as timed_out:
+        host_proof._run([str(nvcc), "proof.cu"], 0.5, "the proof's compile")
+    assert timed_out.value.exit_code == ExitCode.TIMEOUT
+    assert str(timed_out.value) == "the proof's compile (nvcc) ran past 0.5 s and was stopped; the limit is fixed"
+    with pytest.raises(ToolTimeout, match=r"^nvcc ran past 0.5 s and was stopped; the limit is fixed$"):
+        host_proof._run([str(nvcc)], 0.5)  # a program run, not named: the program's own name
+    with pytest.raises(UsageError, match=r"^could not run absent: "):
+        host_proof._run([str(tmp_path / "absent")], 5.0)
