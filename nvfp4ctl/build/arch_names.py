@@ -17,7 +17,14 @@ NVCC_DEFAULT_ARCH = "sm_75"
 _ARCH_LIST_ENTRY = re.compile(r"(\d+)\.(\d+a?)(?:\+PTX)?")
 # nvcc's arch options whose arch build cannot know: the GPU of the machine nvcc runs on, every arch it
 # knows; and -code without -arch, which nvcc refuses ("-arch option not specified")
-_MACHINE_ARCH = re.compile(r"(?<!\S)(?:-arch|--gpu-architecture)[= ]?(native|all-major|all)(?!\S)")
+MACHINE_ARCH_VALUES = ("native", "all", "all-major")
+_ARCH_VALUE = re.compile(r"(?<!\S)(?:-arch|--gpu-architecture)[= ](\S+)")
+_NATIVE_WORD = re.compile(r"(-arch|--gpu-architecture)=?native")
+_BARE_ARCH_WORD = re.compile(r"-arch|--gpu-architecture")
+# the SASS targets of nvcc 13.0's -arch=all and -arch=all-major (`nvcc -arch=all --dryrun`)
+ALL_ARCHES = ("sm_75", "sm_80", "sm_86", "sm_87", "sm_88", "sm_89", "sm_90", "sm_100", "sm_103", "sm_110", "sm_120",
+              "sm_121")
+ALL_MAJOR_ARCHES = ("sm_75", "sm_80", "sm_90", "sm_100", "sm_110", "sm_120")
 _ARCH_OPTION = re.compile(r"(?<!\S)(?:-arch|--gpu-architecture)(?:[= ]|$)")
 _CODE_OPTION = re.compile(r"(?<!\S)(?:-code|--gpu-code)[= ]?\S+")
 # the options that name what nvcc compiles for, and -gencode's own arch=/code= (a flag of its own after a
@@ -102,19 +109,66 @@ def _empty_entry_place(entries: list[str]) -> str:
     return f"between {entries[at - 1]} and {following}"
 
 
-def unknown_arch(words: list[str]) -> str | None:
-    """Why build cannot tell the arch nvcc compiles nvcc's words `words` for, else None: -arch=native
-    (the GPU of the machine nvcc runs on), -arch=all / all-major (every arch nvcc knows, none with the
-    a), -code without -arch (which nvcc refuses)."""
+def machine_arch_option(words: list[str]) -> tuple[str, str] | None:
+    """(value, the option as written) of the -arch/--gpu-architecture option nvcc uses, the last one
+    (nvcc warns "incompatible redefinition" and takes the last), where its value is native, all or
+    all-major; None where it names an arch or there is none."""
+    options = list(_ARCH_VALUE.finditer(" ".join(words)))
+    if not options or options[-1].group(1) not in MACHINE_ARCH_VALUES:
+        return None
+    return options[-1].group(1), options[-1].group(0)
+
+
+def native_as_on_the_leaderboard(words: list[str]) -> list[str]:
+    """nvcc's words with -arch=native naming the leaderboard's GPU (-arch=sm_100): on this machine nvcc
+    would compile for its own GPU, or, with none, warn "Cannot find valid GPU for '-arch=native'" and
+    compile its default sm_75 (nvcc 13.0)."""
+    gpu = LEADERBOARD_GPU_ARCH[1]
+    given: list[str] = []
+    for word in words:
+        option = _NATIVE_WORD.fullmatch(word)
+        if option is not None:
+            given.append(f"{option.group(1)}={gpu}")
+        elif word == "native" and given and _BARE_ARCH_WORD.fullmatch(given[-1]):
+            given.append(gpu)
+        else:
+            given.append(word)
+    return given
+
+
+def unknown_arch(words: list[str], needs: tuple[str, str] | None) -> str | None:
+    """Why nvcc's words `words` cannot build the device code, whose arch-specific needs are `needs`
+    (code_needs), or why build cannot report what they compile, else None. nvcc 13.0: -arch=native
+    compiles for the GPU of the machine nvcc runs on, without the a (sm_100 on the B200; on a machine
+    without a GPU it warns and compiles its default sm_75); -arch=all / all-major compile every arch it
+    knows, none with the a; either with -code stops nvcc; -code without -arch too. -arch=native for code
+    any arch assembles is the B200's sm_100 where the leaderboard runs it, so build takes it."""
     line = " ".join(words)
-    machine = _MACHINE_ARCH.search(line)
-    if machine is not None and machine.group(1) == "native":
-        return (f"{machine.group(0)} compiles for the GPU of the machine nvcc runs on: sm_100, without the a, on the"
-                f" {LEADERBOARD_GPU} that runs GPU MODE's NVFP4 problems, whatever this machine has")
-    if machine is not None:
-        return (f"{machine.group(0)} compiles for every arch nvcc knows, none of them an arch-specific (a) one, where"
-                " tcgen05 and wgmma do not assemble")
+    machine = machine_arch_option(words)
     code = _CODE_OPTION.search(line)
+    if machine is not None and code is not None:
+        return (f"{machine[1]} with {code.group(0)}: nvcc stops (\"Cannot use '-arch={machine[0]}' with"
+                f" '--gpu-code (-code)'\"), in torch's build too")
+    if machine is not None and machine[0] == "native" and needs is not None:
+        return (f"{machine[1]} compiles for the GPU of the machine nvcc runs on, without the a: sm_100 on the"
+                f" {LEADERBOARD_GPU} that runs GPU MODE's NVFP4 problems (on a machine without a GPU, nvcc warns"
+                f" and compiles its default {NVCC_DEFAULT_ARCH}), where the code's {needs[1]} do not assemble")
+    if machine is not None and machine[0] != "native":
+        compiled = ALL_ARCHES if machine[0] == "all" else ALL_MAJOR_ARCHES
+        listed = f"{len(compiled)} archs with nvcc 13.0, {compiled[0]} to {compiled[-1]}"
+        if needs is not None:
+            return (f"{machine[1]} compiles for every arch nvcc knows ({listed}), none of them an arch-specific (a)"
+                    f" one, where the code's {needs[1]} do not assemble")
+        return (f"{machine[1]} compiles for every arch nvcc knows ({listed}) in one nvcc run, where the"
+                f" {LEADERBOARD_GPU} runs the {LEADERBOARD_GPU_ARCH[1]} one: the leaderboard's compile does them"
+                " all, and build reports one arch a unit, so it cannot show that compile")
     if code is not None and not _ARCH_OPTION.search(line):
         return f"{code.group(0)} without -arch: nvcc stops (\"-arch option not specified\"), in torch's build too"
     return None
+
+
+def arch_fix(needs: tuple[str, str] | None) -> str:
+    """The flag that names the arch for code whose arch-specific needs are `needs` (code_needs): the
+    target it needs, else the leaderboard's GPU's."""
+    number = (needs[0] if needs is not None else LEADERBOARD_GPU_ARCH[1]).removeprefix("sm_")
+    return f"-gencode=arch=compute_{number},code=sm_{number}"

@@ -7,11 +7,8 @@ from __future__ import annotations
 import os
 
 from nvfp4ctl.build import torch_nvcc
-from nvfp4ctl.build.arch_names import unknown_arch
-from nvfp4ctl.build.submission_sources import Extension
-
-# what both name as the fix for an arch build cannot tell (the leaderboard's B200)
-ARCH_FIX = "-gencode=arch=compute_100a,code=sm_100a"
+from nvfp4ctl.build.arch_names import arch_fix, code_needs, unknown_arch
+from nvfp4ctl.build.submission_sources import Extension, device_code
 
 
 def unusable_flags(extension: Extension) -> tuple[int, str] | None:
@@ -32,16 +29,18 @@ def unusable_flags(extension: Extension) -> tuple[int, str] | None:
 
 
 def untold_arch(extension: Extension) -> tuple[int, str] | None:
-    """(line, why) where the flags give nvcc an arch option whose arch build cannot know (-arch=native,
-    -arch=all, -code without -arch): shown as nvcc's default sm_75, it named an arch nvcc never compiles.
+    """(line, why) where the flags give nvcc an arch option that fails the device code or that build
+    cannot report (arch_names.unknown_arch: -arch=native for tcgen05 or wgmma code, -arch=all, -code
+    without -arch), with the flag naming the arch the code needs (sm_100a), else the B200's (sm_100).
     Not for host code only (no cuda_sources, no .cu file): torch runs no nvcc and never uses those flags.
     Call it on flags unusable_flags passes. The text starts with "extra_cuda_cflags"."""
     if not extension.has_device_code:
         return None
-    why = unknown_arch(torch_nvcc.shell_words(extension.cuda_flags))
+    needs = code_needs(device_code(extension))
+    why = unknown_arch(torch_nvcc.shell_words(extension.cuda_flags), needs)
     if why is None:
         return None
-    return extension.line, f"extra_cuda_cflags: {why}; name the arch ({ARCH_FIX})"
+    return extension.line, f"extra_cuda_cflags: {why}; name the arch ({arch_fix(needs)})"
 
 
 def torch_build_files(extension: Extension) -> set[str]:

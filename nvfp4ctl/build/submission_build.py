@@ -26,7 +26,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from nvfp4ctl.build import cache, flags, machine, resources, toolchain, torch_nvcc
-from nvfp4ctl.build.arch_names import LEADERBOARD_GPU, LEADERBOARD_GPU_ARCH, code_needs, naming_the_arch
+from nvfp4ctl.build.arch_names import (LEADERBOARD_GPU, LEADERBOARD_GPU_ARCH, code_needs, naming_the_arch,
+                                       native_as_on_the_leaderboard)
 from nvfp4ctl.build.compile import BUILD_TIMEOUT_S, run_compiler
 from nvfp4ctl.build.compiler_errors import display_path, first_error
 from nvfp4ctl.build.flag_problems import unusable_flags, untold_arch
@@ -102,7 +103,8 @@ def _command(extension: Extension, unit: Path, arch: str, code: str, folder: Pat
     starts with -std= (after --std=c++17 too: nvcc uses the last), which torch changes between releases (c++17, then c++20): a fixed one failed kernels that
     build on the leaderboard. Last, for code that includes CUTLASS, the machine's CUTLASS as -isystem,
     unless the submission's own folders bring one (_adds_cutlass)."""
-    user = torch_nvcc.shell_words(extension.cuda_flags)
+    # -arch=native as the leaderboard's nvcc reads it: this machine's GPU, or none, is not the one it runs on
+    user = native_as_on_the_leaderboard(torch_nvcc.shell_words(extension.cuda_flags))
     torch = _torch_flags(extension, arch)
     command = [str(toolchain.nvcc_path()), "-c", str(unit), "-o", str(folder / f"{unit.stem}.o"),
                *(f"-I{path}" for path in extension.include_paths)]

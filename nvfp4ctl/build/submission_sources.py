@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nvfp4ctl.build.arch_list_reader import ARCH_LIST, GPU_PICKED_ARCH_LISTS, ArchListReader, ArchListSetting
-from nvfp4ctl.build.arch_names import NVCC_DEFAULT_ARCH, arch_list_arches, code_needs, named_arch
+from nvfp4ctl.build.arch_names import (LEADERBOARD_GPU, LEADERBOARD_GPU_ARCH, NVCC_DEFAULT_ARCH, arch_list_arches,
+                                       code_needs, machine_arch_option, named_arch)
 from nvfp4ctl.build.compiler_errors import display_path
 from nvfp4ctl.build.read_once import source_text
 from nvfp4ctl.build.static_values import Piece, StaticEvaluator, join_pieces, unread_lines, unread_notes
@@ -195,7 +196,8 @@ class SubmissionSources:
 
     def extension_arches(self, extension: Extension, requested: str | None) -> tuple[tuple[str, ...], str]:
         """(archs, where they came from) of the compile of one extension's device code: the arch its flags
-        name, else nvcc's default where torch adds no arch flag (one of the flags holds "arch"), else every
+        name, else the leaderboard GPU's for -arch=native (code that needs an a is refused before:
+        flag_problems.untold_arch), else nvcc's default where torch adds no arch flag (one of the flags holds "arch"), else every
         arch of the TORCH_CUDA_ARCH_LIST set before the call (torch compiles each), else the arch build
         infers (arch())."""
         from nvfp4ctl.build import torch_nvcc
@@ -203,6 +205,10 @@ class SubmissionSources:
         named = named_arch(torch_nvcc.shell_words(extension.cuda_flags))
         if named is not None:
             return (named[0],), f"{extension.name}'s flag {named[1]}"
+        machine = machine_arch_option(torch_nvcc.shell_words(extension.cuda_flags))
+        if machine is not None and machine[0] == "native":
+            return ((LEADERBOARD_GPU_ARCH[1],),
+                    f"{extension.name}'s flag {machine[1]}: the GPU it runs on, the {LEADERBOARD_GPU}'s")
         taken = torch_nvcc.arch_taken_for_none(extension.cuda_flags)
         if taken is not None:
             return (NVCC_DEFAULT_ARCH,), f"nvcc's default: {extension.name}'s flag {taken} holds \"arch\", so torch adds none"

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from nvfp4ctl.build import sh_words, toolchain
-from nvfp4ctl.build.arch_names import ARCH_FLAG
+from nvfp4ctl.build.arch_names import ARCH_FLAG, machine_arch_option
 
 DEFAULT_STANDARD = "-std=c++17"  # torch 2.x's before C++20, where its source names none
 # torch appends its standard unless one of the extension's flags, each stripped, starts with this (not
@@ -236,8 +236,10 @@ def torch_adds_arch(user_flags: Sequence[str]) -> bool:
 
 def arch_taken_for_none(user_flags: Sequence[str]) -> str | None:
     """A flag torch takes for an arch flag (it holds "arch") where none of the flags names an arch
-    nvcc reads: torch adds none, and nvcc builds for its default. None where that is not so."""
-    if torch_adds_arch(user_flags) or ARCH_FLAG.search(" ".join(shell_words(user_flags))):
+    nvcc reads: torch adds none, and nvcc builds for its default. None where that is not so, or where
+    -arch=native / all / all-major decide (arch_names.unknown_arch)."""
+    words = shell_words(user_flags)
+    if torch_adds_arch(user_flags) or ARCH_FLAG.search(" ".join(words)) or machine_arch_option(words) is not None:
         return None
     return next(flag.strip() for flag in user_flags if "arch" in flag and "TORCH_EXTENSION_NAME" not in flag)
 

@@ -76,11 +76,13 @@ RULES: tuple[Rule, ...] = (
          'load_inline("gemm", cpp, cuda_src, extra_cuda_cflags="-O3 -gencode=arch=compute_100a,code=sm_100a")',
          'load_inline("gemm", cpp, cuda_src, extra_cuda_cflags=["-O3", "-gencode=arch=compute_100a,code=sm_100a"])'),
     Rule("NV009", "unknown-arch", ERROR,
-         "A load_inline/load call with device code whose extra_cuda_cflags give nvcc an arch option whose arch"
-         " the file does not tell: -arch=native (the GPU nvcc runs on: sm_100, without the a, on the B200),"
-         " -arch=all or all-major (no arch-specific target, where tcgen05 and wgmma do not assemble), -code"
-         " without -arch (nvcc stops). `nvfp4ctl build` refuses the file the same way.",
-         'load_inline("gemm", cpp, cuda_src, extra_cuda_cflags=["-arch=native"])',
+         "A load_inline/load call with device code whose extra_cuda_cflags give nvcc an arch option that fails"
+         " the code or that build cannot report: -arch=native for tcgen05 or wgmma code (the GPU nvcc runs on,"
+         " without the a: sm_100 on the B200; sm_75 on a machine without a GPU), -arch=all or all-major (every"
+         " arch, none with the a, in one nvcc run), native or all with -code, -code without -arch (nvcc stops)."
+         " -arch=native for code any arch assembles builds, as sm_100. `nvfp4ctl build` refuses the file the"
+         " same way.",
+         'load_inline("gemm", cpp, tcgen05_src, extra_cuda_cflags=["-arch=native"])',
          'load_inline("gemm", cpp, cuda_src, extra_cuda_cflags=["-gencode=arch=compute_100a,code=sm_100a"])'),
     Rule(STREAM_CODE, "stream-word", ERROR,
          'The server rejects any file where "stream" in code.lower(); comments and names count. '

@@ -16,6 +16,7 @@ from nvfp4ctl.build.submission_sources import Extension, find_sources
 from nvfp4ctl.cli import app
 
 runner = CliRunner()
+NVCC_COMMAND = submission_build._command  # the real one: the compiles fixture stands in for it
 cpp_extension = pytest.importorskip("torch.utils.cpp_extension")
 
 CXX20 = '''from torch.utils.cpp_extension import load_inline
@@ -68,11 +69,15 @@ def test_a_cxx20_kernel_builds_with_the_standard_torch_builds_with(tmp_path: Pat
     assert [flag for flag in _command(tmp_path, repr("-O3")) if flag.startswith("-std")] == ["-std=c++20"]
 
 
-def _build_with_flags(tmp_path: Path, flags: list[str]) -> Result:
-    """`nvfp4ctl build` of the C++20 submission with these extra_cuda_cflags, for sm_100a."""
+def _write_cxx20(tmp_path: Path, flags: list[str]) -> Path:
     submission = tmp_path / "submission.py"
     submission.write_text(CXX20.replace("[FLAGS]", repr(flags)))
-    return runner.invoke(app, ["build", str(submission), "--arch", "sm_100a"])
+    return submission
+
+
+def _build_with_flags(tmp_path: Path, flags: list[str]) -> Result:
+    """`nvfp4ctl build` of the C++20 submission with these extra_cuda_cflags, for sm_100a."""
+    return runner.invoke(app, ["build", str(_write_cxx20(tmp_path, flags)), "--arch", "sm_100a"])
 
 
 def _ninja_writer(standard: str) -> Callable[..., None]:
@@ -480,19 +485,54 @@ def test_every_arch_of_torch_cuda_arch_list_is_compiled_and_reported(
 
 
 @pytest.mark.parametrize(("flags", "says"), [
-    (["-arch=native"], "-arch=native compiles for the GPU of the machine nvcc runs on: sm_100, without the a, on the B200"),
-    (["-arch", "all"], "-arch all compiles for every arch nvcc knows"),
+    (["-arch=native", "-code=sm_100"], "-arch=native with -code=sm_100: nvcc stops (\"Cannot use '-arch=native' with"),
+    (["-arch", "all"], "-arch all compiles for every arch nvcc knows (12 archs with nvcc 13.0, sm_75 to sm_121) in one"
+     " nvcc run, where the B200 runs the sm_100 one"),
     (["--gpu-architecture=all-major"], "--gpu-architecture=all-major compiles for every arch nvcc knows"),
     (["-code=sm_100a"], "-code=sm_100a without -arch: nvcc stops"),
     (["--gpu-code sm_90a", "-O3"], "--gpu-code sm_90a without -arch")])
 def test_an_arch_build_cannot_know_is_one_line_and_exit_2(tmp_path: Path, compiles: list[str], flags: list[str],
                                                          says: str) -> None:
-    """-arch=native, -arch=all and a lone -code hold no arch build reads: they were shown, keyed and
-    checked as nvcc's default sm_75 (or, for -code, torch's), which nvcc does not compile for them."""
+    """-arch=all, -arch=native with -code and a lone -code hold no arch build reads: they were shown, keyed
+    and checked as nvcc's default sm_75 (or, for -code, torch's), which nvcc does not compile for them."""
     result = _build_with_flags(tmp_path, flags)
     said = " ".join(result.output.split())
     assert result.exit_code == 2 and f"submission.py:8: modern's extra_cuda_cflags: {says}" in said, said
-    assert "sm_75" not in said and not compiles and "Traceback" not in result.output
+    assert "arch sm_75" not in said and not compiles and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(("flags", "given"), [(["-arch=native"], ["-arch=sm_100"]),
+                                             (["-O3", "--gpu-architecture", "native"], ["-O3", "--gpu-architecture", "sm_100"])])
+def test_native_for_code_any_arch_assembles_builds_for_the_b200(tmp_path: Path, compiled_arches: list[tuple[str, str]],
+                                                                flags: list[str], given: list[str]) -> None:
+    """-arch=native is the GPU nvcc runs on: the B200's sm_100 on the leaderboard, where code without tcgen05 or
+    wgmma builds and runs. It was refused with exit 2 as if it broke the build; nvcc here gets -arch=sm_100, as
+    without a GPU nvcc 13.0 warns and compiles sm_75, and with one compiles for a GPU that is not the B200."""
+    result = runner.invoke(app, ["build", str(_write_cxx20(tmp_path, flags))])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 0, said
+    assert "arch sm_100 (modern's flag" in said and "the GPU it runs on, the B200's" in said, said
+    assert "holds \"arch\"" not in said and "sm_75" not in said, said
+    assert compiled_arches == [("modern.cu", "sm_100")]
+    command = NVCC_COMMAND(_extension(tmp_path, repr(flags)[1:-1]), tmp_path / "modern.cu", "sm_100", "", tmp_path)
+    at = command.index(given[0])
+    assert command[at:at + len(given)] == given and "native" not in command, command
+
+
+def test_native_for_tcgen05_code_is_one_line_and_exit_2(tmp_path: Path, compiles: list[str]) -> None:
+    """-arch=native gives the B200's sm_100 without the a, where tcgen05 does not assemble: the line says so,
+    and what nvcc does without a GPU, and names sm_100a."""
+    submission = tmp_path / "submission.py"
+    submission.write_text("from torch.utils.cpp_extension import load_inline\n"
+                          'CUDA = "__global__ void k() { asm(\\"tcgen05.fence::before_thread_sync;\\"); }"\n'
+                          'm = load_inline(name="g", cpp_sources="", cuda_sources=CUDA, extra_cuda_cflags=["-arch=native"])\n')
+    result = runner.invoke(app, ["build", str(submission)])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 2 and not compiles, said
+    assert ("g's extra_cuda_cflags: -arch=native compiles for the GPU of the machine nvcc runs on, without the a: sm_100"
+            " on the B200 that runs GPU MODE's NVFP4 problems (on a machine without a GPU, nvcc warns and compiles its"
+            " default sm_75), where the code's tcgen05 / SM100 instructions do not assemble; name the arch"
+            " (-gencode=arch=compute_100a,code=sm_100a)") in said, said
 
 
 def test_an_arch_list_set_after_a_call_does_not_apply_to_it(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 """NV008 / NV009: extra_cuda_cflags `nvfp4ctl build` refuses (exit 2) as flags torch's build fails on (a str,
 an element that is no str, words the shell cannot split) or an arch option whose arch the file does not tell
-(-arch=native, -arch=all, -code without -arch). lint passed such files with "All checks passed"."""
+(-arch=native for tcgen05 or wgmma code, -arch=all, -code without -arch). lint passed such files with "All
+checks passed"."""
 
 from __future__ import annotations
 
@@ -49,21 +50,39 @@ def test_flags_torch_s_build_fails_on_are_errors(flags: str, said: str) -> None:
     assert code == "NV008" and said in message, message
 
 
-@pytest.mark.parametrize(("flags", "said"), [
-    ('["-arch=native"]', "-arch=native compiles for the GPU of the machine nvcc runs on"),
-    ('["-O3", "-arch=all"]', "-arch=all compiles for every arch nvcc knows"),
-    ('["-code=sm_100a"]', "-code=sm_100a without -arch"),
+WGMMA = 'CUDA = r"""__global__ void k() { asm volatile("wgmma.fence.sync.aligned;"); }"""\n'
+SM100A_FIX = "-gencode=arch=compute_100a,code=sm_100a"
+SM100_FIX = "-gencode=arch=compute_100,code=sm_100"  # the B200's, for code any arch assembles
+
+
+@pytest.mark.parametrize(("flags", "cuda", "said", "fix"), [
+    ('["-arch=native"]', TCGEN05, "-arch=native compiles for the GPU of the machine nvcc runs on, without the a: sm_100"
+     " on the B200", SM100A_FIX),
+    ('["--gpu-architecture=native"]', WGMMA, "--gpu-architecture=native compiles for the GPU of the machine",
+     "-gencode=arch=compute_90a,code=sm_90a"),
+    ('["-O3", "-arch=all"]', TCGEN05, "-arch=all compiles for every arch nvcc knows (12 archs with nvcc 13.0, sm_75 to"
+     " sm_121), none of them an arch-specific (a) one", SM100A_FIX),
+    # code any arch assembles: nvcc compiles every arch in the one run the leaderboard times
+    ('["-O3", "-arch=all"]', PLAIN, "-arch=all compiles for every arch nvcc knows (12 archs", SM100_FIX),
+    ('["-arch=native", "-code=sm_100a"]', PLAIN, "-arch=native with -code=sm_100a: nvcc stops", SM100_FIX),
+    ('["-code=sm_100a"]', PLAIN, "-code=sm_100a without -arch", SM100_FIX),
+    ('["-code=sm_100a"]', TCGEN05, "-code=sm_100a without -arch", SM100A_FIX),
 ])
-def test_an_arch_the_file_does_not_tell_is_an_error_with_the_fix(flags: str, said: str) -> None:
-    [(code, line, _, message)] = _found(_submission(flags))
+def test_an_arch_the_file_does_not_tell_is_an_error_with_the_fix(flags: str, cuda: str, said: str, fix: str) -> None:
+    [(code, line, _, message)] = _found(_submission(flags, cuda))
     assert (code, line) == ("NV009", 3)
     assert message.startswith(f"load_inline('gemm')'s extra_cuda_cflags: {said}"), message
-    assert message.endswith("; name the arch (-gencode=arch=compute_100a,code=sm_100a)")
+    assert message.endswith(f"; name the arch ({fix})"), message
 
 
 @pytest.mark.parametrize("text", [
     _submission('["-O3", "-gencode=arch=compute_100a,code=sm_100a"]'),
     _submission('""'),  # torch reads `flags or []`: no flags
+    # code any arch assembles: -arch=native is the B200's sm_100 where the leaderboard runs it
+    _submission('["-O3", "-arch=native"]'),
+    _submission('["-arch", "native"]'),
+    # nvcc takes the last -arch ("incompatible redefinition"): sm_100a, not the GPU's
+    _submission('["-arch=native", "-arch=sm_100a"]', TCGEN05),
     # host code only: torch runs no nvcc and never uses the flags' arch
     HEAD + 'module = load_inline("gemm", "void k() {}", extra_cuda_cflags=["-arch=native"])\n' + ENTRY,
 ])
@@ -79,7 +98,7 @@ def test_a_call_whose_flags_are_refused_gets_no_arch_warning_besides() -> None:
 
 
 @pytest.mark.parametrize(("flags", "code"), [('"-O3 -gencode=arch=compute_100a,code=sm_100a"', "NV008"),
-                                           ('["-arch=native"]', "NV009")])
+                                           ('["-arch=all"]', "NV009")])
 def test_lint_says_what_build_refuses_in_the_same_words(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                       flags: str, code: str) -> None:
     monkeypatch.chdir(tmp_path)
