@@ -30,6 +30,7 @@ SUBMISSION, KERNEL, TORCH = "submission", "kernel", "torch"
 # its exact plain-torch fallback (problems/<name>/problem.py: default_kernels, fallback_submission).
 SUBMISSION_FILE = "submission.py"
 STAND_IN = "no task.yml here or above: nvfp4ctl's shipped task stands in; --task PATH names another problem's"
+NO_API_HEADER = "it includes no problem's API header"
 DEFAULT_BY_NAME = "default"  # `--kernel default`: nvfp4ctl's own kernel for this GPU, wherever you are
 
 
@@ -125,8 +126,8 @@ def task_for_kernel(task: Any, kernel: Path | None) -> Any:
     """The task to run a `--kernel` on. Where it is nvfp4ctl's shipped GEMM task (the user has none of
     their own), a kernel written for another problem gets that problem's shipped task, so
     `check --kernel my_gemv.cu` runs the GEMV's tests; the kernel's problem is then read here alone,
-    as resolve_target has nothing left to refuse. A task of the user's is never replaced
-    (refuse_other_problem says when it does not fit)."""
+    as resolve_target has nothing left to refuse, and why is kept for the header lines (shipped_because).
+    A task of the user's is never replaced (refuse_other_problem says when it does not fit)."""
     from nvfp4ctl.task import load_shipped_task
 
     if task.is_users or kernel is None or str(kernel) == DEFAULT_BY_NAME or kernel.suffix != ".cu":
@@ -134,9 +135,17 @@ def task_for_kernel(task: Any, kernel: Path | None) -> Any:
     if not kernel.is_file():
         return task  # resolve_target says what is wrong with the file
     own = _kernel_problem(kernel, kernel.resolve())
-    if own is None or own.name == task.problem:
-        return task
-    return load_shipped_task(own.task_file)
+    if own is not None and own.name != task.problem:
+        task = load_shipped_task(own.task_file)
+    return replace(task, shipped_because=kernel_because(own))
+
+
+def kernel_because(own: Any | None) -> str:
+    """Why a kernel is `own`'s (build.sources.kernel_problem), as the header lines say it: the API header it
+    includes, where a submission's say the header, name or export line that picked its task."""
+    if own is None:  # the binding built with it is then the GEMM's
+        return f"{NO_API_HEADER}: the GEMM's C ABI calls it"
+    return f"it includes {own.kernel_api.header}"
 
 
 def task_for_submission(task: Any, submission: Path | None, named: str | None = None) -> Any:
@@ -249,7 +258,7 @@ def refuse_other_problem(kernel: Path, resolved: Path, problem: str, task: TaskL
     own_name = own.name if own is not None else DEFAULT_PROBLEM
     if own_name == problem:
         return
-    why = f"it includes {own.kernel_api.header}" if own is not None else "it includes no problem's API header"
+    why = f"it includes {own.kernel_api.header}" if own is not None else NO_API_HEADER
     where = short_path(task.path) if task is not None and task.path is not None else "the task"
     if default_for is not None:
         raise UsageError(f"{short_path(kernel)} ({default_for}, no --kernel given) is an {own_name} kernel ({why}),"

@@ -1,7 +1,8 @@
 """With no task.yml of the user's, `check` and `bench` run a submission on the shipped task of the problem the
 file names itself, as `build` and `lint` judge it (an export header, a file name starting with a problem's
 name), and say why on their first line; a plain submission stays on the GEMM with the stand-in said, and a
-task chosen on purpose (--task, $NVFP4CTL_TASK) or a task.yml of the user's stays as it was."""
+task chosen on purpose (--task, $NVFP4CTL_TASK) or a task.yml of the user's stays as it was. A --kernel's first
+line names the API header that picked its task."""
 
 from __future__ import annotations
 
@@ -111,3 +112,43 @@ def test_bench_times_an_exported_dual_gemm_as_the_dual_gemm(empty: Path) -> None
     assert result.exit_code == 0, said
     assert "bench · nvfp4_dual_gemm · target dual.py (--submission) · task" in said, said
     assert "(shipped with nvfp4ctl) (its nvfp4ctl export header) · 1 shape" in said, said
+
+
+class _NoChild:
+    """Stands in for the child: the header line is said before it starts, and nothing here needs it to run."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        from nvfp4ctl.errors import UsageError
+
+        raise UsageError("no child in this test")
+
+
+@pytest.mark.parametrize("command", ["check", "bench"])
+@pytest.mark.parametrize("kernel, problem, because", [
+    ("nvfp4_gemv_naive.cu", "nvfp4_gemv", "it includes nvfp4_gemv_api.h"),
+    ("nvfp4_dual_gemm_naive.cu", "nvfp4_dual_gemm", "it includes nvfp4_dual_gemm_api.h"),
+])
+def test_a_kernel_with_no_task_of_yours_names_the_api_header_that_picked_its_task(
+        empty: Path, monkeypatch: pytest.MonkeyPatch, command: str, kernel: str, problem: str, because: str) -> None:
+    """`check --kernel my_gemv.cu` from a folder with no task.yml ran the GEMV's shipped tests and its first line
+    named that task with no reason, where a submission's says which header or name picked it."""
+    monkeypatch.setattr("nvfp4ctl.check.run.Worker", _NoChild)
+    monkeypatch.setattr("nvfp4ctl.runner.worker.Worker", _NoChild)
+    source = empty / "mine.cu"
+    source.write_text((kernels_dir() / "naive" / kernel).read_text())
+    (empty / "naive_decode.cuh").write_text((kernels_dir() / "naive" / "naive_decode.cuh").read_text())
+    result, said = _run(command, "--kernel", "mine.cu")
+    assert result.exit_code == 2 and "no child in this test" in said, said
+    assert f"{command} · {problem} · target mine.cu (--kernel) · task" in said, said
+    assert f"{problem}/task.yml (shipped with nvfp4ctl) ({because}) " in said, said
+
+
+def test_a_kernel_without_an_api_header_says_it_is_called_as_the_gemm(empty: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("nvfp4ctl.check.run.Worker", _NoChild)
+    (empty / "mine.cu").write_text("__global__ void k() {}\n")
+    result, said = _run("check", "--kernel", "mine.cu")
+    assert result.exit_code == 2, said
+    assert ("check · nvfp4_gemm · target mine.cu (--kernel) · task" in said
+            and "task.yml (shipped with nvfp4ctl) (it includes no problem's API header:"
+            " the GEMM's C ABI calls it) (") in said, said

@@ -198,7 +198,8 @@ def test_an_unreadable_kernel_or_header_is_one_line_not_a_traceback(monkeypatch,
 
 def test_with_no_task_of_yours_a_kernel_gets_its_own_problems_task(monkeypatch, tmp_path):
     """`check --kernel my_gemv.cu` in a folder without task.yml runs the GEMV's shipped tests; a task.yml
-    of the user's is never replaced (the refusal above), nor is the task of a kernel without an API header."""
+    of the user's is never replaced (the refusal above), nor is the task of a kernel without an API header.
+    The shipped task keeps why it was picked, for the header lines."""
     from nvfp4ctl.task import load_task
     from nvfp4ctl.workspace import SHIPPED
 
@@ -209,7 +210,9 @@ def test_with_no_task_of_yours_a_kernel_gets_its_own_problems_task(monkeypatch, 
     assert (shipped.problem, shipped.source) == ("nvfp4_gemm", SHIPPED)
     gemv = targets.task_for_kernel(shipped, naive / "nvfp4_gemv_naive.cu")
     assert (gemv.problem, gemv.source, gemv.is_users) == ("nvfp4_gemv", SHIPPED, False)
-    assert targets.task_for_kernel(shipped, naive.parent / "sm90" / "nvfp4_gemm_sm90.cu") is shipped
+    assert gemv.shipped_because == "it includes nvfp4_gemv_api.h"  # the header lines' reason
+    gemm = targets.task_for_kernel(shipped, naive.parent / "sm90" / "nvfp4_gemm_sm90.cu")
+    assert (gemm.path, gemm.shipped_because) == (shipped.path, "it includes nvfp4_gemm_api.h")
     assert targets.task_for_kernel(shipped, Path("default")) is shipped
     assert targets.task_for_kernel(shipped, None) is shipped
     (tmp_path / "task.yml").write_text("problem: nvfp4_gemm\ntests:\n  - {m: 128, n: 256, k: 256, l: 1, seed: 1}\n")
