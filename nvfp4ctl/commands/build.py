@@ -57,7 +57,7 @@ def command(
 
     def announce() -> None:
         """The header, said once the file and the options passed their checks: a refusal stays one line."""
-        if chosen.why and (chosen.task is not None or chosen.kernels is not None):
+        if chosen.has_header:
             console.info(header(chosen), style="dim")
         warn_of_the_submission_here(chosen)
 

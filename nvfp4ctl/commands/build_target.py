@@ -30,6 +30,19 @@ class BuildTarget:
     def logged_source(self) -> str:
         return "" if self.why == GIVEN else self.why
 
+    @property
+    def kernel_source(self) -> Path | None:
+        """The one kernel source (.cu) given, whose own API header decides its problem; None for anything else."""
+        if self.task is None and len(self.sources) == 1 and self.sources[0].suffix == ".cu":
+            return self.sources[0]
+        return None
+
+    @property
+    def has_header(self) -> bool:
+        """Whether the header line has something to say: a task, a kernels/ folder, or one kernel's problem
+        (several kernel sources may each be another problem's, as the table's notes say)."""
+        return bool(self.why) and (self.task is not None or self.kernels is not None or self.kernel_source is not None)
+
 
 def resolve_build_target(sources: list[Path] | None, task_flag: Path | None) -> BuildTarget:
     """The target of one `build`: a submission (named or found by check's folder rules) with its task
@@ -103,12 +116,29 @@ def _task_shown(task: Any) -> str:
 
 
 def header(target: BuildTarget) -> str:
-    """check's config line, for a build: the problem, the target and why, the task in use."""
+    """check's config line, for a build: the problem, the target and why, the task in use; for one kernel
+    source, the problem its API header gives and that header."""
     from nvfp4ctl.runner.targets import task_label_and_reason
 
+    if target.kernel_source is not None:
+        return f"build{_kernels_problem(target.kernel_source)} · target {target.shown} ({target.why})"
     problem = f" · {target.problem}" if target.problem else ""
     task = f" · task {task_label_and_reason(target.task)}" if target.task is not None else ""
     return f"build{problem} · target {target.shown} ({target.why}){task}"
+
+
+def _kernels_problem(source: Path) -> str:
+    """" · nvfp4_gemv (it includes nvfp4_gemv_api.h)": the problem a kernel is judged by and why, as check's task
+    says it; "" where its text cannot be read (the build says why in its own line)."""
+    from nvfp4ctl.build.sources import kernel_problem
+    from nvfp4ctl.problems import DEFAULT_PROBLEM
+    from nvfp4ctl.runner.targets import kernel_because
+
+    try:
+        own = kernel_problem(source)
+    except OSError:
+        return ""
+    return f" · {own.name if own is not None else DEFAULT_PROBLEM} ({kernel_because(own)})"
 
 
 def warn_of_the_submission_here(target: BuildTarget) -> None:

@@ -274,7 +274,7 @@ def test_every_build_error_names_the_kernel_as_the_compiler_errors_do(tmp_path: 
         said[name] = " ".join(result.output.split())
     assert "error: kernels/bad_syntax.cu:1: identifier \"nope\" is undefined" in said["bad_syntax.cu"]
     assert "error: kernels/no_entry.cu: defines no nvfp4_gemv_unsupported()" in said["no_entry.cu"]
-    assert str(tmp_path) not in said["no_entry.cu"]
+    assert str(tmp_path) not in said["no_entry.cu"].split("error:", 1)[1]  # the header names it as typed
 
 
 def test_the_c_abi_is_read_from_the_header_the_binding_includes_not_a_copy_beside_the_kernel(tmp_path: Path) -> None:

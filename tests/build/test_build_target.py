@@ -16,6 +16,7 @@ from nvfp4ctl.build import submission_build
 from nvfp4ctl.build.report import BuildReport, TensorOpCheck
 from nvfp4ctl.cli import app
 from nvfp4ctl.problems.base import PROBLEMS_DIR
+from nvfp4ctl.project import kernels_dir
 
 from plain_gemv import FFMA_SASS
 from plain_gemv import SUB_CUDA as PLAIN_GEMV
@@ -164,3 +165,28 @@ def test_quiet_keeps_a_result_line(tmp_path: Path, ffma: list[str], monkeypatch:
     assert last.endswith(", 0 B of spills, tensor op none (not needed)"), result.output
     assert "build ·" not in result.output  # the header is progress: -q drops it
     assert _logged().result == last
+
+
+@pytest.mark.parametrize("kernel, first_line", [
+    ("nvfp4_gemv_naive.cu", "build · nvfp4_gemv (it includes nvfp4_gemv_api.h) · target mine.cu (given)"),
+    (None, "build · nvfp4_gemm (it includes no problem's API header: the GEMM's C ABI calls it) · target mine.cu (given)"),
+])
+def test_a_kernel_source_names_the_problem_it_is_built_for_and_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   kernel: str | None, first_line: str) -> None:
+    """`build mine.cu` judged the GEMV's kernel as the GEMV (its missing tensor-core op a note) and said nothing
+    of it before the table; the first line names the problem and the API header that decided, as check's does."""
+    folder = tmp_path / "own"
+    folder.mkdir()
+    naive = kernels_dir() / "naive"
+    code = (naive / kernel).read_text() if kernel else "// nvfp4ctl: no-tensor-op\n__global__ void k() {}\n"
+    (folder / "mine.cu").write_text(code)
+    (folder / "naive_decode.cuh").write_text((naive / "naive_decode.cuh").read_text())
+    no_op = TensorOpCheck(expected="UTCOMMA.4X", found=(), match=None, checked=True, declared_none=True)
+    monkeypatch.setattr("nvfp4ctl.build.builder.build_kernel", lambda source, arch, verbose=False: BuildReport(
+        source=source, arch=arch, key="k", entry=tmp_path, module_name=None, functions=(), tensor_op=no_op,
+        compile_s=0.0))
+    result, said = _build(folder, monkeypatch, "--arch", "sm_100a", "mine.cu")
+    assert result.exit_code == 0, said
+    assert said.startswith(first_line) or f" {first_line} " in said, said
+    quiet, _ = _build(folder, monkeypatch, "-q", "--arch", "sm_100a", "mine.cu")
+    assert "build ·" not in quiet.output  # the header is progress: -q drops it
