@@ -299,6 +299,23 @@ def test_a_link_is_reported_under_its_own_name(project: Path) -> None:
     assert [d["path"] for d in payload["diagnostics"]] == ["submission.py", "kernels/k.cu"]
 
 
+@pytest.mark.parametrize("folder", ["mine", "./mine/"])
+def test_a_named_folders_linked_submission_is_reported_under_the_folders_path(project: Path, folder: str) -> None:
+    """`lint mine` where mine/submission.py links to a file elsewhere under another name: the findings, the
+    file list and the JSON name mine/submission.py, the path as walked (as ruff does), with the target's text read."""
+    (project / "versions").mkdir()
+    (project / "versions" / "v3.py").write_text(ERRS)
+    (project / "mine").mkdir()
+    (project / "mine" / "submission.py").symlink_to(Path("..") / "versions" / "v3.py")
+    result = runner.invoke(app, ["-v", "lint", folder])
+    assert result.exit_code == 1, result.output
+    assert result.output.startswith("mine/submission.py:2:5: NV201"), result.output
+    assert "checked: mine/submission.py" in result.output and "v3.py" not in result.output
+    payload = json.loads(runner.invoke(app, ["lint", "--format", "json", folder]).stdout)
+    assert payload["files"] == ["mine/submission.py"]
+    assert {d["path"] for d in payload["diagnostics"]} == {"mine/submission.py"}
+
+
 def test_default_lint_reports_the_submission_not_a_leftover_link_to_it(project: Path) -> None:
     (project / "task.yml").write_text(TASK_YML)
     (project / "submission.py").write_text(ERRS)
