@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import resource
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,6 +67,13 @@ def children_cpu_seconds() -> float:
     included: a delta around a compile is the compiler's, whatever else the machine ran meanwhile."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
+
+
+def own_and_children_cpu_seconds() -> float:
+    """This process's CPU time (its threads') and its waited-for children's: a delta spans work done
+    both here and in the compiler (a kernel's device-code build imports torch's cpp_extension here
+    before nvcc starts, seconds of wall time a children-only delta would call waiting)."""
+    return time.process_time() + children_cpu_seconds()
 
 
 def busy_while(wall_s: float, cpu_s: float) -> bool:

@@ -111,6 +111,8 @@ def command(
     console.table(["kernel", "arch", "regs", "static smem", "stack", "spills", "tensor op", "time", "cache"], rows, right_align_from=2,
                   whole=(0,))
     for report in built:
+        if report.compile_busy and not report.cache_hit:  # a hit's row is this run's time: -v tells its first compile's
+            console.info(f"note: {report.source.name} ({report.arch}): {_inflated_note(report)}")
         if report.tensor_op.not_needed:
             console.info(f"note: {report.source.name}: {not_needed_note(report, _problem_name(report.source))}")
         for problem in report.problems():
@@ -139,6 +141,22 @@ def _for_its_problem(report: BuildReport) -> BuildReport:
     if problem is None or problem.needs_tensor_op:
         return report
     return dataclasses.replace(report, tensor_op=dataclasses.replace(report.tensor_op, needed=False))
+
+
+def _inflated_note(report: BuildReport) -> str:
+    """A compile whose wall time load on this machine inflated (its CPU time well below it): the CPU time
+    is the fairer figure of what the kernel costs to compile, as build submission.py's budget line says."""
+    return (f"compiled in {report.compile_s:.1f} s of wall time, inflated by load here (a busy machine):"
+            f" its CPU time {report.compile_cpu_s:.1f} s (the compiler's and its tools')")
+
+
+def _compile_time(report: BuildReport) -> str:
+    """-v's figure of the first compile: its wall time, and its CPU time where measured (an entry made
+    before it was measured has none)."""
+    if report.compile_cpu_s is None:
+        return f"{report.compile_s:.1f} s"
+    busy = " (inflated by load: a busy machine)" if report.compile_busy else ""
+    return f"{report.compile_s:.1f} s, {report.compile_cpu_s:.1f} s of CPU{busy}"
 
 
 def _problem_name(source: Path) -> str:
@@ -216,7 +234,7 @@ def _show_details(report: BuildReport) -> None:
     console.table(["function", "kind", "regs", "static smem", "stack", "spill st", "spill ld"], _detail_rows(report),
                   title=f"{report.source.name} ({report.arch})", right_align_from=2, whole=(0,))
     console.detail(f"tensor-core ops in the SASS: {', '.join(report.tensor_op.found) or 'none'}")
-    console.detail(f"cache entry: {report.entry} (build.log, kernel.sass, report.json); first compile took {report.compile_s:.1f} s")
+    console.detail(f"cache entry: {report.entry} (build.log, kernel.sass, report.json); first compile took {_compile_time(report)}")
 
 
 def _detail_rows(report: BuildReport) -> list[list[object]]:
