@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nvfp4ctl.build import resources, toolchain
+from nvfp4ctl.build import machine, resources, toolchain
 from nvfp4ctl.build.report import FunctionUsage, TensorOpCheck
 from nvfp4ctl.errors import UsageError, os_reason
 from nvfp4ctl.project import PACKAGE_DIR
@@ -90,7 +90,13 @@ class DslBuild:
     functions: tuple[FunctionUsage, ...]
     tensor_op: TensorOpCheck
     seconds: float
+    cpu_seconds: float  # the child's CPU time (its tools' included) in those seconds
     child_said: str
+
+    @property
+    def busy(self) -> bool:
+        """Load on this machine inflated `seconds` (machine.busy_while): cpu_seconds is the fairer figure."""
+        return machine.busy_while(self.seconds, self.cpu_seconds)
 
 
 def has_dsl(python: str) -> bool:
@@ -121,22 +127,24 @@ def _import_root(folder: Path) -> Path:
     return folder
 
 
-def run_child(python: str, path: Path, arch: str, out: Path, inputs: TraceInputs) -> tuple[str, float]:
+def run_child(python: str, path: Path, arch: str, out: Path, inputs: TraceInputs) -> tuple[str, float, float]:
     """Run the submission's custom_kernel once on `inputs` in `python`, cubins dumped to `out`:
-    (the child's own lines, seconds)."""
+    (the child's own lines, seconds, CPU seconds). The DSL compiles in the child, so the child's CPU
+    time is the compile's, whatever else the machine ran meanwhile."""
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="nvfp4ctl-dsl-") as folder:
         env = {**os.environ, "CUTE_DSL_ARCH": arch, "CUTE_DSL_KEEP": "cubin,ptx", "CUTE_DSL_DUMP_DIR": str(out),
                "NVFP4CTL_IMPORT_ROOT": str(_import_root(Path(folder))), "CUDA_VISIBLE_DEVICES": ""}
-        started = time.perf_counter()
+        started, cpu_before = time.perf_counter(), machine.children_cpu_seconds()
         try:
             done = subprocess.run([python, "-c", CHILD, str(path), inputs.argument()], capture_output=True,
                                   text=True, env=env, timeout=CHILD_TIMEOUT_S, cwd=out)
         except subprocess.TimeoutExpired as error:
             raise UsageError(f"CuTe DSL submission: the child ran past {CHILD_TIMEOUT_S:.0f} s") from error
         seconds = round(time.perf_counter() - started, 2)
+        cpu_seconds = round(machine.children_cpu_seconds() - cpu_before, 2)
     said = "\n".join(line for line in (done.stdout + done.stderr).splitlines() if line.startswith("nvfp4ctl-dsl-child"))
-    return said, seconds
+    return said, seconds, cpu_seconds
 
 
 def no_cubin_message(path: Path, said: str, inputs: TraceInputs) -> str:
@@ -152,7 +160,7 @@ def build_dsl(path: Path, arch: str, out: Path, inputs: TraceInputs, python: str
     python = python or sys.executable
     if not has_dsl(python):
         raise UsageError(DSL_MISSING.format(python=python))
-    said, seconds = run_child(python, path, arch, out, inputs)
+    said, seconds, cpu_seconds = run_child(python, path, arch, out, inputs)
     cubins = sorted(out.glob(f"*.{arch}.cubin"))
     if not cubins:
         raise UsageError(no_cubin_message(path, said, inputs))
@@ -168,4 +176,5 @@ def build_dsl(path: Path, arch: str, out: Path, inputs: TraceInputs, python: str
         if sass is not None:
             sass_parts.append(sass)
     sass_text = "\n".join(sass_parts) if sass_parts else None
-    return DslBuild(cubins, tuple(functions), resources.check_tensor_op(arch, sass_text), seconds, said)
+    return DslBuild(cubins, tuple(functions), resources.check_tensor_op(arch, sass_text), seconds, cpu_seconds,
+                    said)

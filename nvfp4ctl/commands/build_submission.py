@@ -72,7 +72,7 @@ def _budget_line(seconds: float, units: int, failed: int = 0, measures: str = NV
     that failed to compile has no time to budget: it is left out and said so, never counted. `apart`: the
     extensions whose archs were compiled in an nvcc run each, where torch runs one with every -gencode
     (the host code and the headers compiled once): their sum overstates torch's compile, and says so.
-    `busy_cpu_s`: nvcc's CPU time where load on this machine inflated the wall time `seconds`: said beside
+    `busy_cpu_s`: nvcc's (a CuTe DSL run's) CPU time where load on this machine inflated the wall time `seconds`: said beside
     it, and the warning judged by it (a loaded 2-core machine took 141 s of wall time for 38 s of CPU)."""
     from nvfp4ctl.build.submission_build import LEADERBOARD_COMPILE_S, compile_budget
 
@@ -86,7 +86,8 @@ def _budget_line(seconds: float, units: int, failed: int = 0, measures: str = NV
     inflated = ""
     if busy_cpu_s is not None:
         cpu_fraction, warn = compile_budget(busy_cpu_s)
-        inflated = f", inflated by load here: nvcc's CPU time {busy_cpu_s:.1f} s = {cpu_fraction:.0%}"
+        whose = "nvcc's" if measures == NVCC_TIME else "the run's"  # the DSL compiles in the child the run is
+        inflated = f", inflated by load here: {whose} CPU time {busy_cpu_s:.1f} s = {cpu_fraction:.0%}"
     line = (f"compile: {seconds:.1f} s for {units} unit{'s' if units != 1 else ''} = {fraction:.0%} of the leaderboard's"
             f" {LEADERBOARD_COMPILE_S:.0f} s for the whole `python submission.py`{inflated} ({measures};"
             " torch import and linking come on top"
@@ -367,8 +368,10 @@ def _build_dsl(path: Path, arch: str, python: str | None, problem: str) -> Outco
     console.table(HEADERS, rows, right_align_from=1, whole=(0,))
     if built.child_said:
         console.detail(built.child_said.replace("nvfp4ctl-dsl-child: ", "after compiling, the run stopped (no GPU): "))
-    line, warn = _budget_line(built.seconds, len(built.cubins), measures=DSL_TIME)
+    busy_cpu_s = built.cpu_seconds if built.busy else None
+    line, warn = _budget_line(built.seconds, len(built.cubins), measures=DSL_TIME, busy_cpu_s=busy_cpu_s)
     (console.warn if warn else console.info)(line)
+    console.detail(f"the run took {built.seconds:.1f} s, {built.cpu_seconds:.1f} s of CPU (the child's, its tools' included)")
     console.detail(f"cubins: {out}")
     needed = _ProblemOfTask(problem).needs_tensor_op()
     if not built.tensor_op.present and built.tensor_op.expected != "-" and not needed:
@@ -380,4 +383,5 @@ def _build_dsl(path: Path, arch: str, python: str | None, problem: str) -> Outco
         console.error(problem)
     code = ExitCode.FAILURES if problems else ExitCode.OK
     return Outcome(result=f"CuTe DSL: {plural(len(built.cubins), 'cubin')} for {arch} in {built.seconds:.1f} s"
+                   + (f", inflated by load: {busy_cpu_s:.1f} s of CPU" if busy_cpu_s is not None else "")
                    + (f"; {problems[0]}" if problems else ""), exit_code=code, target=path, problem=problem)

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from nvfp4ctl import runlog
+from nvfp4ctl.build import cute_dsl, machine
 from nvfp4ctl.build.cute_dsl import has_dsl, parse_res_usage, run_child, trace_inputs
 from nvfp4ctl.cli import app
 from nvfp4ctl.errors import UsageError
@@ -137,7 +140,7 @@ def _probe_summary():
 @pytest.mark.parametrize("name", sorted(TRACE_CASES))
 def test_the_child_calls_custom_kernel_with_the_problem_cpu_tuple(tmp_path: Path, name: str) -> None:
     inputs = trace_inputs(name)
-    said, _ = run_child(sys.executable, PROBE, "sm_100a", tmp_path, inputs)
+    said, _, _ = run_child(sys.executable, PROBE, "sm_100a", tmp_path, inputs)
     assert said == "nvfp4ctl-dsl-child: RuntimeError: probe done"
     problem = get_problem(name)
     want = problem.generate_input(problem.parse_case(problem.trace_case, "trace_case"), device="cpu")
@@ -173,7 +176,7 @@ def test_the_child_sees_nvfp4ctl_but_not_the_rest_of_our_site_packages(tmp_path:
                           "root = os.environ['NVFP4CTL_IMPORT_ROOT']\n"
                           "raise RuntimeError(f\"shadow={importlib.util.find_spec('shadow_probe') is not None}"
                           " listing={sorted(os.listdir(root))} first={sys.path[1] == root}\")\n")
-    said, _ = run_child(sys.executable, submission, "sm_100a", tmp_path / "out", trace_inputs("nvfp4_gemm"))
+    said, _, _ = run_child(sys.executable, submission, "sm_100a", tmp_path / "out", trace_inputs("nvfp4_gemm"))
     assert said == "nvfp4ctl-dsl-child: RuntimeError: shadow=False listing=['nvfp4ctl'] first=True", said
 
 
@@ -189,3 +192,40 @@ def test_without_a_terminal_the_dsl_run_is_a_line_on_stderr(tmp_path: Path) -> N
     said = [line for line in result.stderr.splitlines() if line.startswith("running the submission on CPU inputs")]
     assert len(said) == 1 and said[0].endswith(" until cute.compile writes its cubins: 0 s"), result.stderr
     assert "running the submission" not in result.stdout
+
+
+
+def _waiting_python(tmp_path: Path, work: str) -> Path:
+    """An interpreter that passes the DSL check and, as the child, runs `work` (shell) and writes a cubin."""
+    python = tmp_path / "python"
+    python.write_text('#!/bin/sh\ncase "$2" in *"import cutlass.cute"*) exit 0;; esac\n'
+                      f'{work}\n: > "$CUTE_DSL_DUMP_DIR/kernel.sm_100a.cubin"\n')
+    python.chmod(0o755)
+    return python
+
+
+@pytest.fixture()
+def dsl_run_of(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """`build -v` of a CuTe DSL submission whose child runs `work` (shell) before it writes a cubin."""
+    monkeypatch.setattr(cute_dsl.resources, "dump_sass", lambda binary: None)
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
+    return lambda work: _build(_waiting_python(tmp_path, work), "nvfp4_gemv", "-v")
+
+
+def test_a_dsl_run_that_waited_for_the_cpu_gives_its_cpu_time_beside_the_wall_time(dsl_run_of) -> None:
+    """The DSL compiles in the child: its CPU time (its tools' included) against its wall time, as nvcc's."""
+    result = dsl_run_of("sleep 1.5")
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "for the whole `python submission.py`, inflated by load here: the run's CPU time 0." in said
+    assert ", inflated by load: 0." in runlog.read(Path(os.environ["NVFP4CTL_MEMORY"]))[-1].result
+
+
+def test_a_dsl_run_is_said_inflated_exactly_where_its_cpu_time_fell_short_of_its_wall_time(dsl_run_of) -> None:
+    result = dsl_run_of(f"{sys.executable} -c 'import time\nwhile time.process_time() < 1.5: pass'")
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    wall, cpu = map(float, re.search(r"the run took ([\d.]+) s, ([\d.]+) s of CPU", said).groups())
+    assert cpu >= 1.4  # the stand-in's own CPU time, measured through its rusage
+    # a neighbour taking the core meanwhile (pytest -n) may still inflate this run's wall time: then it says so
+    assert ("inflated by load" in said) == machine.busy_while(wall, cpu)
