@@ -6,7 +6,11 @@ On the CPU every call is counted and timed as it returns (a call there is synchr
 says nothing of the leaderboard's); on a GPU a call returns before its kernel ends, so only what a
 synchronization proved counts: the correctness pass once checked (its calls, not its seconds: they hold
 50 references, the checks and a first call's JIT), each timed batch, which alone gives the pace. Until
-a pace is known nothing is said to be still running."""
+a pace is known nothing is said to be still running.
+
+The job's seconds run from its start, as the watchdog's timeout does: the input sets made before the
+first call count, and so do the correctness pass's checks left after its calls (a reference computed on
+the CPU for each output)."""
 
 from __future__ import annotations
 
@@ -24,6 +28,7 @@ from nvfp4ctl.words import plural
 LATE_FACTOR = 3.0
 SLACK_S = 10.0
 TIMEOUT_MARGIN = 1.25  # the --timeout suggested over the time the job may need at the pace measured
+PASS = "correctness pass"
 
 
 @dataclass(frozen=True)
@@ -71,6 +76,9 @@ class CallProgress:
     sample_wall_s: float = 0.0  # the last batch's wall time, batch to batch (0 before one returned)
     phase_began_s: float = 0.0  # when the loop under way began, in the job's seconds
     loops: tuple[LoopBound, ...] = ()  # the job's loops of batches, in their order
+    inputs_s: float = 0.0  # the seconds its input sets took to make, before the first call (in elapsed_s)
+    checks: int = 0  # outputs of the correctness pass checked against their references
+    checked_s: float = 0.0  # the seconds those checks took
 
     @property
     def per_call_s(self) -> float:
@@ -95,19 +103,28 @@ class CallProgress:
         measured (on a GPU, before a timed batch returned): a kernel stuck in its first batch is not slow."""
         return self.paced_calls > 0 and silent_s <= LATE_FACTOR * self.next_within_s + SLACK_S
 
+    def checks_left_s(self) -> float:
+        """What the correctness pass's checks not made yet will take: at the pace of those made, else (none
+        made yet) a call's, as a reference computes the product the call does; none past the pass."""
+        if self.phase != PASS:
+            return 0.0
+        per_check_s = self.checked_s / self.checks if self.checks else self.per_call_s
+        return max(0, self.calls_per_sample - self.checks) * per_check_s
+
     def expected_s(self) -> float:
         """The least time the job needs in all, at the pace measured so far: by a sample's wall time (on a GPU
-        a batch's, with its L2 clear and hold, as the sample figure beside it), not the kernel's own time."""
+        a batch's, with its L2 clear and hold, as the sample figure beside it), not the kernel's own time; the
+        input sets' making and the pass's checks included."""
         pace = self.sample_s / self.calls_per_sample if self.calls_per_sample else self.per_call_s
-        return self.elapsed_s + max(0, self.calls_needed - self.calls) * pace
+        return self.elapsed_s + max(0, self.calls_needed - self.calls) * pace + self.checks_left_s()
 
     def most_s(self, timeout_s: float) -> float:
         """The longest the job may run at the pace measured so far, its loops' wall caps set from `timeout_s`."""
         phases = [loop.phase for loop in self.loops]
         if self.phase in phases:
             began, ahead = self.phase_began_s, self.loops[phases.index(self.phase):]
-        else:  # still in the correctness pass
-            began = self.elapsed_s + max(0, self.calls_per_sample - self.calls) * self.per_call_s
+        else:  # still in the correctness pass: its calls, then its checks
+            began = self.elapsed_s + max(0, self.calls_per_sample - self.calls) * self.per_call_s + self.checks_left_s()
             ahead = self.loops
         return began + sum(loop.most_s(self.per_call_s, self.sample_s, timeout_s) for loop in ahead)
 
@@ -129,26 +146,36 @@ def too_slow(label: str, timeout_s: float, last: CallProgress) -> str:
             f" ({plural(last.calls, 'call')} returned); a sample is {plural(last.calls_per_sample, 'call')}"
             f" ({_seconds(last.sample_s)}), and the shape needs at least"
             f" {last.calls_needed} calls (the correctness pass's {last.calls_per_sample}, then"
-            f" {plural(samples, 'sample')}), about {_seconds(last.expected_s())} in all, but its loops repeat"
+            f" {plural(samples, 'sample')}), about {_seconds(last.expected_s())} in all{_inputs_part(last)}, but its loops repeat"
             f" until their noise, budget or repeat limits or their wall caps (the timed loop's is 80% of the"
             f" timeout, at most 120 s): up to about {_seconds(last.most_s(suggested))}; time a smaller --shape,"
             f" or give --timeout {suggested} or more")
 
 
+def _inputs_part(last: CallProgress) -> str:
+    """The input sets' making, named where it took long enough to matter to the timeout."""
+    return f" (making its input sets took {_seconds(last.inputs_s)})" if last.inputs_s >= 1.0 else ""
+
+
 class CallTracker:
     """The child's side: counts what returned and reports it (at most every progress.REPORT_EVERY_S)."""
 
-    def __init__(self, calls_per_sample: int, loops: tuple[LoopBound, ...]) -> None:
+    def __init__(self, calls_per_sample: int, loops: tuple[LoopBound, ...], started: float | None = None) -> None:
+        """`started`: when the job began (time.perf_counter), its input sets made since; None: now."""
+        now = time.perf_counter()
         self.calls_per_sample = calls_per_sample
         self.loops = loops
         self.calls_needed = calls_per_sample * (1 + sum(loop.least_samples() for loop in loops))
-        self.phase = "correctness pass"
+        self.phase = PASS
         self.calls = 0
         self.paced_calls = 0
         self.paced_s = 0.0
         self.next_within_s = 0.0
         self.sample_wall_s = 0.0
-        self._started = time.perf_counter()
+        self.checks = 0
+        self.checked_s = 0.0
+        self._started = now if started is None else started  # the watchdog's timeout runs from the job's start
+        self._inputs_s = now - self._started
         self._phase_began = self._started
         self._last_batch = self._started
 
@@ -167,6 +194,8 @@ class CallTracker:
 
     def checked(self, seconds: float) -> None:
         """One output of the correctness pass checked against its reference, which took `seconds`."""
+        self.checks += 1
+        self.checked_s += seconds
         self._report(max(seconds, self.next_within_s))
 
     def returned(self, calls: int, seconds: float, next_within_s: float) -> None:
@@ -203,7 +232,8 @@ class CallTracker:
         self.next_within_s = next_within_s
         progress.report(CallProgress(self.phase, self.calls, self.paced_calls, self.paced_s, self.calls_per_sample,
                                      self.calls_needed, time.perf_counter() - self._started, next_within_s,
-                                     self.sample_wall_s, self._phase_began - self._started, self.loops), now=now)
+                                     self.sample_wall_s, self._phase_began - self._started, self.loops,
+                                     self._inputs_s, self.checks, self.checked_s), now=now)
 
 
 def _seconds(value: float) -> str:

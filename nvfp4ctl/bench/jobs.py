@@ -80,7 +80,7 @@ def _bench_case(
     loops = ([LoopBound.of("warm-up", StoppingCriterion(**warmup), wall_from_timeout=True)] if warmup is not None
              else []) + ([LoopBound.of("settle", StoppingCriterion.for_wall_time(settle_s), wall_from_timeout=False)]
                          if settle_s > 0 else []) + [LoopBound.of("timing", timed_criterion, wall_from_timeout=True)]
-    tracker = CallTracker(len(inputs), tuple(loops))
+    tracker = CallTracker(len(inputs), tuple(loops), started=started)  # the watchdog's timeout counts the inputs' making
     try:
         # the CPU's calls block: each return is news; a GPU's are known to have ended once checked
         expected = correctness_pass(target if on_cuda else tracker.counting(target), spec, inputs, seeds, rtol, atol,

@@ -197,3 +197,50 @@ def test_a_gpu_job_counts_the_pass_s_calls_but_takes_its_pace_from_batches(monke
     assert not entered.still_running(5.0)  # no batch has returned: a kernel stuck now is not slow
     assert reports[-1].calls == 3 + 6 * 3 and reports[-1].paced_calls == 6 * 3
     assert reports[-1].per_call_s < 0.005  # the batches' pace alone (the pass's 0.1 s calls made it 14 ms or more)
+
+
+def test_a_job_whose_inputs_are_slow_to_make_counts_them_in_its_time(monkeypatch: pytest.MonkeyPatch,
+                                                                      reports: list[Any]) -> None:
+    """The watchdog's timeout runs from the job's start, input generation included; the job's time (the
+    least it needs, the most it may take, and so the --timeout suggested) ran from its first call: a shape
+    whose 50 input sets took a minute to make was told a --timeout that the generation alone used up."""
+    import math
+    import time
+
+    make_input_sets = jobs.make_input_sets
+
+    def slow_to_make(spec: Any, case: Any, seeds: list[int], device: str) -> list[Any]:
+        time.sleep(1.5)
+        return make_input_sets(spec, case, seeds, device)
+
+    monkeypatch.setattr(jobs, "make_input_sets", slow_to_make)
+    reply = _bench(_right)
+    assert "failure" not in reply and reply["phases_s"]["generate"] >= 1.5
+    assert all(report.elapsed_s >= 1.5 and report.inputs_s >= 1.5 for report in reports)
+    checked = [r for r in reports if r.phase == "correctness pass" and r.checks == 3][-1]
+    assert checked.expected_s() >= reply["phases_s"]["generate"] + reply["phases_s"]["correctness"] - 0.01
+    assert checked.most_s(math.inf) >= reply["phases_s"]["generate"] + reply["phases_s"]["correctness"] - 0.01
+
+
+def test_a_cpu_job_counts_the_checks_left_after_its_calls(monkeypatch: pytest.MonkeyPatch, reports: list[Any]) -> None:
+    """The correctness pass calls the target on every input set, then checks every output against a reference
+    computed on the CPU: the checks left counted nothing, and a shape killed during 0.5 s checks was told a
+    --timeout its references alone used up."""
+    import time
+
+    reference = PROBLEM.reference
+
+    def right(data: tuple) -> Any:
+        data[6].copy_(reference(data))
+        return data[6]
+
+    def slow_reference(data: tuple) -> Any:
+        time.sleep(0.5)
+        return reference(data)
+
+    monkeypatch.setattr(PROBLEM, "reference", slow_reference)
+    assert "failure" not in _bench(right)
+    first_checked = next(r for r in reports if r.checks == 1)
+    assert first_checked.calls == 3 and first_checked.checked_s >= 0.5
+    assert first_checked.expected_s() >= first_checked.elapsed_s + 2 * 0.5
+    assert first_checked.most_s(1000.0) >= first_checked.elapsed_s + 2 * 0.5

@@ -3,6 +3,8 @@ a job is still running, and the --timeout suggested to a shape too slow for its 
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from nvfp4ctl.bench.call_progress import CallProgress, CallTracker, LoopBound, suggested_timeout_s, too_slow
@@ -100,3 +102,14 @@ def test_the_least_time_a_gpu_job_needs_is_paced_by_its_batches_wall_time() -> N
     job = CallProgress("timing", calls=100, paced_calls=100, paced_s=100 * 20e-6, calls_per_sample=50,
                        calls_needed=350, elapsed_s=10.0, next_within_s=1.0, sample_wall_s=0.5)
     assert job.expected_s() == pytest.approx(10.0 + 250 * 0.5 / 50)
+
+
+def test_the_suggested_timeout_counts_the_minute_the_input_sets_took() -> None:
+    """The timeout runs from the job's start: a shape whose input sets took 60 s to make needs them on top."""
+    ran = _last(0.01, 8)
+    last = dataclasses.replace(ran, elapsed_s=ran.elapsed_s + 60, phase_began_s=ran.phase_began_s + 60, inputs_s=60.0)
+    suggested = suggested_timeout_s(8, last)
+    assert 60 + _job_s(0.01, suggested) <= suggested, (suggested, _job_s(0.01, suggested))
+    said = too_slow("bench 256x1024x2048", 8, last)
+    assert " in all (making its input sets took 60 s), but its loops repeat" in said, said
+    assert "making its input sets" not in too_slow("bench 256x1024x2048", 8, ran)
