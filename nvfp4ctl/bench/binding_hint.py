@@ -11,16 +11,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from nvfp4ctl.build.submission_sources import Extension, find_sources
+from nvfp4ctl.build.submission_sources import find_sources
 from nvfp4ctl.errors import UsageError
 
 _LEVEL = re.compile(r"^-O(\d+|s|z|fast|g)?$")  # a bare -O is -O1
-_CPP_SUFFIXES = (".cpp", ".cc", ".cxx", ".c")
-
-
-def _compiles_cpp(extension: Extension) -> bool:
-    # load_inline always writes a main.cpp (cpp_sources plus the pybind11 module of `functions`)
-    return extension.call == "load_inline" or any(f.suffix in _CPP_SUFFIXES for f in extension.files)
 
 
 def _optimised(flags: list[str]) -> bool:
@@ -41,4 +35,4 @@ def unoptimised_bindings(submission: Path) -> list[str]:
     return [f"{submission.name}:{e.line}: {e.call}(name={e.name!r}) compiles its C++ (the pybind11 binding) at -O0:"
             " no -O level in extra_cflags. That costs about 10 µs more CPU per call (our own binding: 18"
             " against 8 µs at -O3); add extra_cflags=[\"-O1\"] or higher."
-            for e in sources.extensions if _compiles_cpp(e) and e.cpp_flags is not None and not _optimised(e.cpp_flags)]
+            for e in sources.extensions if e.compiles_cpp and e.cpp_flags is not None and not _optimised(e.cpp_flags)]

@@ -1,6 +1,7 @@
-"""extra_cuda_cflags that torch's build of a submission fails on, or whose arch build cannot tell, as
-(line, what is wrong): `build` refuses the submission with them (submission_build) and `lint` reports them
-(NV008, NV009), from this one reading, so neither passes what the other refuses."""
+"""extra_cuda_cflags that torch's build of a submission fails on, or whose arch build cannot tell, and
+extra_cflags, extra_ldflags or extra_include_paths given as a str, which torch reads one character an element,
+as (where, what is wrong): `build` refuses the submission with them (submission_build) and `lint` reports them
+(NV008, NV009, NV010), from this one reading, so neither passes what the other refuses."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import os
 
 from nvfp4ctl.build import torch_nvcc
 from nvfp4ctl.build.arch_names import arch_fix, code_needs, unknown_arch
-from nvfp4ctl.build.submission_sources import Extension, device_code
+from nvfp4ctl.build.submission_sources import Extension, StrForList, device_code
 
 
 def unusable_flags(extension: Extension) -> tuple[int, str] | None:
@@ -41,6 +42,48 @@ def untold_arch(extension: Extension) -> tuple[int, str] | None:
     if why is None:
         return None
     return extension.line, f"extra_cuda_cflags: {why}; name the arch ({arch_fix(needs)})"
+
+
+def strs_for_lists(extension: Extension) -> list[tuple[StrForList, str]]:
+    """(the argument, why) for each of extra_cflags, extra_ldflags and extra_include_paths the call gives
+    as one str, not a list, where torch's build goes wrong on it (torch 2.13's
+    _write_ninja_file_to_build_library reads `[flag.strip() for flag in ...]`): a folder a character never
+    holds the headers, a character a flag fails the host compile (only where torch runs one: compiles_cpp),
+    and torch appends its own link flags to extra_ldflags, which a str fails. A one-character
+    extra_include_paths is the folder it names. Each text starts with the argument's name."""
+    found: list[tuple[StrForList, str]] = []
+    for given in extension.strs_for_lists:
+        text = given.value.text
+        if given.argument == "extra_include_paths" and (len(text.strip()) > 1 or given.value.unread is not None):
+            found.append((given, _str_refusal(given, _folders_of_characters(given), [text])))
+        elif given.argument == "extra_cflags" and extension.compiles_cpp:
+            why = "torch reads each of its characters as a flag and the host compiler fails"
+            found.append((given, _str_refusal(given, why, text.split())))
+        elif given.argument == "extra_ldflags":
+            why = ("torch appends its own link flags to it and fails (AttributeError: 'str' object has no attribute"
+                   " 'append')")
+            found.append((given, _str_refusal(given, why, text.split())))
+    return found
+
+
+def _folders_of_characters(given: StrForList) -> str:
+    """What torch makes of extra_include_paths given as a str: the first of its characters as folders,
+    where the whole value is known."""
+    if given.value.unread is not None:
+        return f"torch reads each of its characters as a folder, so {given.written} is never searched for headers"
+    text = given.value.text.strip()
+    characters = ", ".join(repr(character) for character in list(dict.fromkeys(text))[:3])
+    return f"torch reads each of its characters as a folder ({characters}, ...), so {text} is never searched for headers"
+
+
+def _str_refusal(given: StrForList, why: str, listed: list[str]) -> str:
+    """The refusal of a str given for a list: the value, what torch does with it, the list to give
+    (the expression in a list where a placeholder was left empty: its value is not known)."""
+    if given.value.unread is not None:
+        value, fix = given.written, f"[{given.written}]"
+    else:
+        value, fix = repr(given.value.text), repr(listed)
+    return f"{given.argument} is a str ({value}), not a list: {why}; give a list, {fix}"
 
 
 def torch_build_files(extension: Extension) -> set[str]:

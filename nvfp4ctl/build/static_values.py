@@ -504,6 +504,19 @@ class StaticEvaluator:
             return self._type_other_than_str(added_terms(node)[0], before, depth + 1)
         return None
 
+    def str_for_list(self, node: ast.AST | None, before: int) -> Piece | None:
+        """The value of an argument torch iterates as a list of str (extra_include_paths, extra_cflags,
+        extra_ldflags) where it is statically one str, which torch then reads character by character, as one
+        piece (unread: a placeholder left empty). None where it is a list or a tuple, not static, None or
+        empty (torch reads `value or []`: no element)."""
+        if node is None or self.is_sequence(node, before):
+            return None
+        pieces = self.pieces(node, before)
+        text = join_pieces(pieces or [])
+        if not pieces or not text:
+            return None
+        return Piece(text, pieces[0].line, unread=next(iter(unread_lines(pieces)), None))
+
     def folders(self, node: ast.AST | None, before: int) -> list[str] | None:
         """extra_include_paths, one str a folder; None where not static, or where a placeholder is left empty
         (f"{os.environ['X']}/include" would be /include, a folder the submission never names)."""

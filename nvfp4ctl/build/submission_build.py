@@ -30,7 +30,7 @@ from nvfp4ctl.build.arch_names import (LEADERBOARD_GPU, LEADERBOARD_GPU_ARCH, co
                                        native_as_on_the_leaderboard)
 from nvfp4ctl.build.compile import BUILD_TIMEOUT_S, run_compiler
 from nvfp4ctl.build.compiler_errors import display_path, first_error
-from nvfp4ctl.build.flag_problems import unusable_flags, untold_arch
+from nvfp4ctl.build.flag_problems import strs_for_lists, unusable_flags, untold_arch
 from nvfp4ctl.build.read_once import header_file, source_text
 from nvfp4ctl.build.report import REPORT_FILE, BuildReport
 from nvfp4ctl.build.sources import NO_TENSOR_OP, marks_in
@@ -247,6 +247,16 @@ def refuse_unsplittable(sources: SubmissionSources, extension: Extension) -> Non
         raise UsageError(f"{display_path(sources.path)}:{line}: {extension.name}'s {why}")
 
 
+def refuse_strs_for_lists(sources: SubmissionSources, extension: Extension) -> None:
+    """UsageError where extra_cflags, extra_ldflags or extra_include_paths is a str torch's build reads one
+    character an element (flag_problems.strs_for_lists): build read it as the one folder or the flags meant,
+    and passed what the leaderboard's build fails on."""
+    problems = strs_for_lists(extension)
+    if problems:
+        given, why = problems[0]
+        raise UsageError(f"{display_path(sources.path)}:{given.line}: {extension.name}'s {why}")
+
+
 def refuse_unknown_arch(sources: SubmissionSources, extension: Extension) -> None:
     """UsageError where the flags name an arch build cannot know (flag_problems.untold_arch)."""
     problem = untold_arch(extension)
@@ -282,6 +292,7 @@ def build_extension(sources: SubmissionSources, extension: Extension, arch: str)
     """Every compiled unit of one extension: its generated .cu (load_inline) or its .cu files (load)."""
     refuse_unreadable(sources, extension)
     refuse_unsplittable(sources, extension)
+    refuse_strs_for_lists(sources, extension)
     refuse_unknown_arch(sources, extension)
     units: list[tuple[str, str, Path | None]] = []  # (unit name, code, file on disk)
     if extension.call == "load_inline":

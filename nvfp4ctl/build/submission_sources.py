@@ -39,6 +39,24 @@ CUTE_DSL_USE = re.compile(r"@cute\.(?:kernel|jit)\b|\bcute\.compile\(")
 _DECLARED_ELSEWHERE = re.compile(r'^\s*#\s*include\s*"|\busing\s+(?!namespace\b)[\w:]*::\w+\s*;', re.MULTILINE)
 
 
+@dataclass(frozen=True)
+class StrForList:
+    """A list argument of torch's that a call gives as one str (extra_include_paths="inc"): torch iterates it,
+    one character an element."""
+
+    argument: str  # extra_cflags | extra_ldflags | extra_include_paths
+    node: ast.expr  # the argument's expression, where messages point
+    value: Piece  # unread: a placeholder of an f-string left empty
+
+    @property
+    def line(self) -> int:
+        return self.node.lineno
+
+    @property
+    def written(self) -> str:
+        return shown(self.node)
+
+
 @dataclass
 class Extension:
     """One load_inline / load call."""
@@ -68,6 +86,8 @@ class Extension:
     sources_path_alone: bool = False
     # (line, why): extra_cuda_cflags torch itself fails on (a str, a flag that is not a str)
     unusable_flags: tuple[int, str] | None = None
+    # extra_cflags, extra_ldflags, extra_include_paths given as a str: torch reads each character as an element
+    strs_for_lists: list[StrForList] = field(default_factory=list)
 
     @property
     def cuda_text(self) -> str:
@@ -81,6 +101,12 @@ class Extension:
     @property
     def has_device_code(self) -> bool:
         return bool(self.cuda) or bool(self.device_files)
+
+    @property
+    def compiles_cpp(self) -> bool:
+        """Whether torch runs the host compiler, with extra_cflags: load_inline always writes a main.cpp
+        (cpp_sources plus the pybind11 module of `functions`), load() for each source that is no .cu/.cuh."""
+        return self.call == "load_inline" or len(self.files) > len(self.device_files)
 
     def undeclared_functions(self) -> list[str]:
         """functions= names the cpp_sources never declare: load_inline's generated binding
@@ -314,6 +340,7 @@ def sources_in(path: Path, text: str, tree: ast.Module) -> SubmissionSources:
             extension.notes.append(f"line {includes_node.lineno}: extra_include_paths is not a static string expression"
                                    " (or an f-string whose placeholder build cannot read); built without them")
         extension.include_paths = [_as_torch_resolves(folder, path.parent) for folder in folders or []]
+        extension.strs_for_lists = _strs_for_lists(node, name, evaluator)
         extension.notes.extend(evaluator.notes)
         evaluator.notes = []
         extensions.append(extension)
@@ -355,6 +382,19 @@ def _as_torch_resolves(include: str, submission_folder: Path) -> str:
     """An extra_include_paths entry as torch's ninja file names it: stripped, then os.path.abspath, which
     reads a relative one against the working folder of `python submission.py`, the submission's own."""
     return os.path.abspath(os.path.join(submission_folder, include.strip()))
+
+
+def _strs_for_lists(call: ast.Call, name: str, evaluator: StaticEvaluator) -> list[StrForList]:
+    """The call's extra_cflags, extra_ldflags and extra_include_paths that are one str, not a list (extra_cflags
+    by position too, as _cpp_flags reads them)."""
+    found: list[StrForList] = []
+    for argument, position in (("extra_cflags", 5 if name == "load_inline" else 2), ("extra_ldflags", None),
+                               ("extra_include_paths", None)):
+        node = keyword_argument(call, argument, position)
+        value = evaluator.str_for_list(node, call.lineno)
+        if isinstance(node, ast.expr) and value is not None:
+            found.append(StrForList(argument, node, value))
+    return found
 
 
 def _cpp_flags(call: ast.Call, name: str, evaluator: StaticEvaluator) -> list[str] | None:

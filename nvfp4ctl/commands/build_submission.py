@@ -160,11 +160,13 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
         return Outcome(result="nothing to compile (no load_inline/load call, no CuTe DSL kernel)", target=path)
     from nvfp4ctl.build import torch_nvcc
     from nvfp4ctl.build.submission_build import (build_extension, gpu_arch_note, includes_cutlass_anywhere,
-                                                 refuse_unknown_arch, refuse_unreadable, refuse_unsplittable)
+                                                 refuse_strs_for_lists, refuse_unknown_arch, refuse_unreadable,
+                                                 refuse_unsplittable)
 
     for extension in sources.extensions:  # before the arch: without the code, "cannot tell the arch" misleads
         refuse_unreadable(sources, extension)
         refuse_unsplittable(sources, extension)
+        refuse_strs_for_lists(sources, extension)
         refuse_unknown_arch(sources, extension)
         _refuse_missing_files(sources, extension)
     # each extension's own archs: its flags', nvcc's default where torch adds none, else those torch would add

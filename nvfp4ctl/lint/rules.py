@@ -84,6 +84,14 @@ RULES: tuple[Rule, ...] = (
          " same way.",
          'load_inline("gemm", cpp, tcgen05_src, extra_cuda_cflags=["-arch=native"])',
          'load_inline("gemm", cpp, cuda_src, extra_cuda_cflags=["-gencode=arch=compute_100a,code=sm_100a"])'),
+    Rule("NV010", "str-for-a-list", ERROR,
+         "A load_inline/load call whose extra_include_paths, extra_cflags or extra_ldflags is a str, not a list:"
+         " torch reads each of its characters as an element, so extra_include_paths=\"some/dir\" searches the"
+         " folders s, o, m, ... and never some/dir, a str of C++ flags fails the host compile, and torch fails"
+         " on a str extra_ldflags (it appends its own link flags to it). `nvfp4ctl build` refuses the file the"
+         " same way.",
+         'load_inline("gemm", cpp, cuda_src, extra_include_paths="include", extra_cflags="-O3")',
+         'load_inline("gemm", cpp, cuda_src, extra_include_paths=["include"], extra_cflags=["-O3"])'),
     Rule(STREAM_CODE, "stream-word", ERROR,
          'The server rejects any file where "stream" in code.lower(); comments and names count. '
          "Cannot be waived or ignored.",

@@ -100,8 +100,8 @@ def test_list_rules_table_and_json(project: Path) -> None:
     assert table.exit_code == 0
     assert "NV101" in table.output and "NV901" in table.output
     rules = json.loads(runner.invoke(app, ["lint", "--list-rules", "--format", "json"]).stdout)
-    assert [r["code"] for r in rules][:10] == ["NV001", "NV002", "NV003", "NV004", "NV005", "NV006", "NV007", "NV008", "NV009",
-                                               "NV101"]
+    assert [r["code"] for r in rules][:11] == ["NV001", "NV002", "NV003", "NV004", "NV005", "NV006", "NV007", "NV008", "NV009",
+                                               "NV010", "NV101"]
     quiet = runner.invoke(app, ["-q", "lint", "--list-rules"])  # the table is what was asked for: -q keeps it
     assert quiet.exit_code == 0 and quiet.output == table.output
 

@@ -114,3 +114,50 @@ def test_lint_says_what_build_refuses_in_the_same_words(tmp_path: Path, monkeypa
     assert result.exit_code == 1, result.output
     said = f"submission.py:3:1: {code} load_inline('gemm')'s {str(refusal.value).removeprefix(build_prefix)}\n"
     assert said in result.output, result.output
+
+
+STR_LISTS = HEAD + PLAIN + ('module = load_inline("gemm", "void k();", CUDA, extra_include_paths="some/dir",'
+                            ' extra_cflags="-O3", extra_ldflags="-lcuda")\n') + ENTRY
+
+
+def test_a_str_torch_iterates_as_a_list_is_an_error_at_each_argument() -> None:
+    """NV010: torch reads extra_include_paths="some/dir" as the folders s, o, m, ... and never some/dir, fails the
+    host compile on a str of C++ flags and fails on a str extra_ldflags; lint passed all three."""
+    found = [(d.code, d.line, d.col, d.message) for d in lint_text(STR_LISTS) if d.code == "NV010"]
+    called = "load_inline('gemm')'s"
+    call = STR_LISTS.splitlines()[2]
+    at = [call.index(value) + 1 for value in ('"some/dir"', '"-O3"', '"-lcuda"')]  # each at its value
+    assert found == [
+        ("NV010", 3, at[0], f"{called} extra_include_paths is a str ('some/dir'), not a list: torch reads each of its"
+         " characters as a folder ('s', 'o', 'm', ...), so some/dir is never searched for headers; give a list,"
+         " ['some/dir']"),
+        ("NV010", 3, at[1], f"{called} extra_cflags is a str ('-O3'), not a list: torch reads each of its characters as"
+         " a flag and the host compiler fails; give a list, ['-O3']"),
+        ("NV010", 3, at[2], f"{called} extra_ldflags is a str ('-lcuda'), not a list: torch appends its own link flags"
+         " to it and fails (AttributeError: 'str' object has no attribute 'append'); give a list, ['-lcuda']")]
+
+
+@pytest.mark.parametrize("arguments", [
+    'extra_include_paths=["some/dir"], extra_cflags=["-O3"], extra_ldflags=["-lcuda"]',
+    'extra_include_paths=("some/dir",), extra_cflags="", extra_ldflags=None',
+    'extra_include_paths="."',  # one character: the folder torch searches is the one it names
+])
+def test_lists_and_values_torch_reads_as_meant_are_said_nothing_of(arguments: str) -> None:
+    text = HEAD + PLAIN + f'module = load_inline("gemm", "void k();", CUDA, {arguments})\n' + ENTRY
+    assert [d.code for d in lint_text(text) if d.code == "NV010"] == []
+
+
+def test_lint_says_what_build_refuses_of_a_str_in_the_same_words(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "submission.py").write_text(STR_LISTS)
+    sources = find_sources(tmp_path / "submission.py")
+    (extension,) = sources.extensions
+    with pytest.raises(UsageError) as refusal:
+        submission_build.refuse_strs_for_lists(sources, extension)
+    build_prefix = "submission.py:3: gemm's "
+    assert str(refusal.value).startswith(build_prefix)
+    result = runner.invoke(app, ["lint", "submission.py"])
+    assert result.exit_code == 1, result.output
+    said = f"NV010 load_inline('gemm')'s {str(refusal.value).removeprefix(build_prefix)}\n"
+    assert said in result.output, result.output

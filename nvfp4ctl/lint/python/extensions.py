@@ -1,12 +1,13 @@
 """The rules about what a file's load_inline / load calls compile (read once, as `build` reads them):
-NV005 (arch.py), and NV008 / NV009, the extra_cuda_cflags `build` refuses, found by build's own checks
-(build.flag_problems): flags torch's build fails on, an arch option whose arch nobody can tell."""
+NV005 (arch.py), NV008 / NV009, the extra_cuda_cflags `build` refuses, and NV010, the extra_cflags,
+extra_ldflags and extra_include_paths it refuses, found by build's own checks (build.flag_problems): flags
+torch's build fails on, an arch option whose arch nobody can tell, a str torch reads one character an element."""
 
 from __future__ import annotations
 
 import ast
 
-from nvfp4ctl.build.flag_problems import unusable_flags, untold_arch
+from nvfp4ctl.build.flag_problems import strs_for_lists, unusable_flags, untold_arch
 from nvfp4ctl.build.submission_sources import Extension, sources_in
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.lint.diagnostic import Finding
@@ -24,7 +25,20 @@ def check(source: SourceFile, tree: ast.Module) -> list[Finding]:
         return []
     findings: list[Finding] = []
     flags_fine = [extension for extension in sources.extensions if not _flag_finding(source, extension, findings)]
+    for extension in sources.extensions:
+        called = f"{extension.call}({extension.name!r})"
+        findings += [_argument_finding(source, given.node, f"{called}'s {why}")
+                     for given, why in strs_for_lists(extension)]
     return [*findings, *arch.check(source, sources, flags_fine)]
+
+
+def _argument_finding(source: SourceFile, node: ast.expr, message: str) -> Finding:
+    """NV010 at the argument's value: one call may give several on a line, each its own finding."""
+    start = source.ast_offset(node.lineno, node.col_offset)
+    width = 1
+    if node.end_lineno == node.lineno and node.end_col_offset is not None:  # a value over several lines: its start
+        width = max(source.ast_offset(node.lineno, node.end_col_offset) - start, 1)
+    return Finding(start, "NV010", message, width)
 
 
 def _flag_finding(source: SourceFile, extension: Extension, findings: list[Finding]) -> bool:
