@@ -65,12 +65,20 @@ def names_an_arch(flag: str, previous: str | None) -> bool:
 
 
 def named_arch(words: list[str]) -> tuple[str, str] | None:
-    """(arch, the option as written) of the first arch option among nvcc's words, else None."""
-    match = ARCH_FLAG.search(" ".join(words))
-    if match is None:
-        return None
-    number = next(group for group in match.groups() if group)
-    return f"sm_{number}", match.group(0)
+    """(arch, the option as written) of the first arch option among nvcc's words that nvcc uses, else None.
+    nvcc uses the last -arch/--gpu-architecture (it warns "incompatible redefinition" and drops the others):
+    `-arch=sm_90a -arch=sm_100a` compiles sm_100a, and `-arch=sm_100a -arch=native` names none; every
+    -gencode counts."""
+    line = " ".join(words)
+    named = list(ARCH_FLAG.finditer(line))
+    last_arch = max([match.start() for match in _ARCH_VALUE.finditer(line)]
+                    + [match.start() for match in named if match.group(3) is not None], default=None)
+    for match in named:
+        if match.group(3) is not None and match.start() != last_arch:
+            continue  # an -arch a later one replaces
+        number = next(group for group in match.groups() if group)
+        return f"sm_{number}", match.group(0)
+    return None
 
 
 def arch_list_arches(arch_list: str, where: str) -> tuple[str, ...]:

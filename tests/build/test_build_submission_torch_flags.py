@@ -423,12 +423,26 @@ def test_the_arch_shown_and_checked_is_nvccs_default_where_torch_adds_none(
 @pytest.mark.parametrize(("flags", "arch"), [
     (["-gencode", "arch=compute_90a,code=sm_90a"], "sm_90a"), (["-arch sm_90a"], "sm_90a"),
     (["--generate-code=arch=compute_100a,code=[sm_100a,compute_100a]"], "sm_100a"),
-    (["-DMODE=-arch=sm_90a"], "sm_75")])
+    (["-DMODE=-arch=sm_90a"], "sm_75"),
+    # nvcc uses the last -arch ("incompatible redefinition for option 'gpu-architecture', the last value of this
+    # option was used"): the first was taken, sm_90a shown and checked where nvcc compiled sm_100a
+    (["-arch=sm_90a", "-arch=sm_100a"], "sm_100a"), (["-arch sm_90a", "--gpu-architecture=sm_100a"], "sm_100a"),
+    (["-arch=sm_100a", "-arch=native"], "sm_100")])  # native last: the B200's, for code any arch assembles
 def test_the_arch_is_the_one_nvccs_words_name(tmp_path: Path, flags: list[str], arch: str) -> None:
     """The arch was read from each flag as written: `-gencode arch=...` as two flags named none (and so the
     code's sm_100a was shown), a define whose value reads -arch=sm_90a was taken for one."""
     extension = _extension(tmp_path, ", ".join(repr(flag) for flag in flags))
     assert find_sources(tmp_path / "submission.py").extension_arches(extension, "sm_100a")[0] == (arch,)
+
+
+def test_the_arch_shown_and_compiled_is_the_last_arch_given(tmp_path: Path,
+                                                            compiled_arches: list[tuple[str, str]]) -> None:
+    """`-arch=sm_90a -arch=sm_100a` was labelled, keyed and checked as sm_90a while nvcc compiled sm_100a."""
+    result = runner.invoke(app, ["build", str(_write_cxx20(tmp_path, ["-arch=sm_90a", "-arch=sm_100a"]))])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 0, said
+    assert "arch sm_100a (modern's flag -arch=sm_100a)" in said and "sm_90a" not in said, said
+    assert compiled_arches == [("modern.cu", "sm_100a")]
 
 
 @pytest.mark.parametrize(("arch_list", "arches"), [("10.0a", ("sm_100a",)), ("10.0", ("sm_100",)), ("9.0a+PTX", ("sm_90a",)),
