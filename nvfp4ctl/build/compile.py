@@ -29,7 +29,7 @@ from pathlib import Path
 from nvfp4ctl.build import flags, toolchain
 from nvfp4ctl.build.compiler_errors import first_error
 from nvfp4ctl.build.sources import BuildInputs
-from nvfp4ctl.errors import FailuresFound
+from nvfp4ctl.errors import ExitCode, FailuresFound, ToolTimeout
 from nvfp4ctl.project import REPO_DIR
 
 BUILD_TIMEOUT_S = 1800.0
@@ -42,6 +42,18 @@ class CompileError(FailuresFound):
     def __init__(self, message: str, log: str) -> None:
         super().__init__(message)
         self.log = log
+
+
+class CompileTimeout(CompileError, ToolTimeout):
+    """The compiler ran past its limit and was stopped: a timeout (exit 3), not a rejected kernel. Still a
+    CompileError, so that tune reads it as the candidate's failed compile, as any other."""
+
+    exit_code = ExitCode.TIMEOUT
+
+
+def timeout_message(compiler: str, limit_s: float) -> str:
+    """One line for a compile stopped at its limit, a kernel's and a submission's alike."""
+    return f"{compiler} ran past {limit_s:.0f} s and was stopped (the limit is fixed)"
 
 
 @dataclass(frozen=True)
@@ -163,10 +175,10 @@ def _output_left(process: subprocess.Popen[bytes]) -> bytes:
 
 def _run(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str]:
     try:
-        return run_compiler(command, cwd, env)
+        return run_compiler(command, cwd, env, timeout_s=BUILD_TIMEOUT_S)
     except subprocess.TimeoutExpired as error:
         output = error.output.decode(errors="replace") if error.output else ""
-        raise CompileError(f"the compiler ran past {BUILD_TIMEOUT_S:.0f} s", output) from error
+        raise CompileTimeout(timeout_message("the compiler", BUILD_TIMEOUT_S), output) from error
 
 
 def _raise_for(returncode: int, log: str, inputs: BuildInputs) -> None:

@@ -28,7 +28,7 @@ from pathlib import Path
 from nvfp4ctl.build import cache, flags, machine, resources, toolchain, torch_nvcc
 from nvfp4ctl.build.arch_names import (LEADERBOARD_GPU, LEADERBOARD_GPU_ARCH, code_needs, naming_the_arch,
                                        native_as_on_the_leaderboard)
-from nvfp4ctl.build.compile import BUILD_TIMEOUT_S, run_compiler
+from nvfp4ctl.build.compile import BUILD_TIMEOUT_S, run_compiler, timeout_message
 from nvfp4ctl.build.compiler_errors import display_path, first_error
 from nvfp4ctl.build.flag_problems import strs_for_lists, unusable_flags, untold_arch
 from nvfp4ctl.build.read_once import header_file, source_text
@@ -67,6 +67,7 @@ class ExtensionBuild:
     cached: bool = False
     notes: list[str] = field(default_factory=list)
     log: str = ""  # the compiler's whole output when it failed
+    timed_out: bool = False  # nvcc ran past its limit and was stopped: `error` says so, the build exits 3
     torch_fallback: str | None = None  # why torch's own flags could not be read, where the fallback built it
 
 
@@ -374,9 +375,11 @@ def _build_unit(sources: SubmissionSources, extension: Extension, arch: str, nam
             command = _command(extension, unit, arch, code, folder)
             compiling, cpu_before = time.perf_counter(), machine.children_cpu_seconds()
             try:  # ended with every process below it on an interrupt, as a kernel's build (run_compiler)
-                returncode, log = run_compiler(command, folder, {**os.environ, "CUDA_HOME": str(toolchain.cuda_home())})
+                returncode, log = run_compiler(command, folder, {**os.environ, "CUDA_HOME": str(toolchain.cuda_home())},
+                                               timeout_s=BUILD_TIMEOUT_S)
             except subprocess.TimeoutExpired:
-                result.error = f"nvcc ran past {BUILD_TIMEOUT_S:.0f} s"
+                result.error = f"{name}: {timeout_message('nvcc', BUILD_TIMEOUT_S)}"
+                result.timed_out = True
                 result.seconds = result.compile_s = BUILD_TIMEOUT_S
                 return result
             result.compile_s = round(time.perf_counter() - compiling, 2)

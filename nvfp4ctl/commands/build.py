@@ -47,6 +47,7 @@ def command(
 ) -> Outcome:
     """Compile kernels or a submission.py into the build cache (cross-compiles without a GPU) and check their SASS."""
     from nvfp4ctl.build import CompileError, build_kernel
+    from nvfp4ctl.build.compile import CompileTimeout
     from nvfp4ctl.progress_lines import progress_lines
 
     from nvfp4ctl.commands.build_target import header, resolve_build_target, warn_of_the_submission_here
@@ -77,6 +78,7 @@ def command(
     rows: list[list[object]] = []
     built: list[BuildReport] = []
     failures: dict[str, str] = {}  # kernel file -> its first problem
+    timed_out: list[str] = []  # kernel files whose compile ran past its limit: the run's exit is 3
     skipped: list[str] = []
     # a kernel compiles for tens of seconds (CUTLASS's for minutes): without a bar, plain lines say which
     with console.progress() as progress, progress_lines(console, len(plan)) as lines:
@@ -87,6 +89,11 @@ def command(
             started = time.perf_counter()
             try:
                 report = build_kernel(source, target, verbose=verbose)
+            except CompileTimeout as error:  # the compiler was stopped: no error of the kernel's to show
+                console.error(f"{source.name} ({target}): {error}")
+                failures.setdefault(source.name, "compile timeout")
+                timed_out.append(source.name)
+                rows.append(_failed_row(source, target, time.perf_counter() - started, "compile timeout"))
             except CompileError as error:
                 console.error(str(error))
                 if verbose:
@@ -122,7 +129,7 @@ def command(
     if submission_time:
         for report in built:
             _show_submission_time(report, failures)
-    outcome = _outcome(plan, built, failures, skipped)
+    outcome = _outcome(plan, built, failures, skipped, timed_out)
     if chosen.kernels is not None:  # why this folder: --task moves it to that task.yml's
         outcome = dataclasses.replace(outcome, target_source=chosen.logged_source or None)
     if outcome.exit_code == ExitCode.OK:  # a failure's lines are above; -q hides the table, not the result
@@ -249,12 +256,14 @@ def _detail_rows(report: BuildReport) -> list[list[object]]:
     ]
 
 
-def _outcome(plan: list[tuple[Path, str]], built: list[BuildReport], failures: dict[str, str], skipped: list[str]) -> Outcome:
+def _outcome(plan: list[tuple[Path, str]], built: list[BuildReport], failures: dict[str, str], skipped: list[str],
+             timed_out: list[str]) -> Outcome:
     target = plan[0][0] if len(plan) == 1 else (users_kernels_dir() or plan[0][0].parent)
     if failures:
-        name, problem = next(iter(failures.items()))
+        # a compile stopped at its limit is a timeout (exit 3) whatever else failed, as check's timeout is
+        name, problem = (timed_out[0], failures[timed_out[0]]) if timed_out else next(iter(failures.items()))
         result = f"{len(failures)} of {plural(len(plan), 'kernel')} failed ({name}: {problem})"
-        return Outcome(result=result, exit_code=ExitCode.FAILURES, target=target)
+        return Outcome(result=result, exit_code=ExitCode.TIMEOUT if timed_out else ExitCode.FAILURES, target=target)
     if not built:
         return Outcome(result=f"nothing built, {len(skipped)} skipped", exit_code=ExitCode.USAGE, target=target)
     arches = ", ".join(dict.fromkeys(report.arch for report in built))

@@ -193,6 +193,7 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
                  f" ({', '.join(e.name for e in sources.extensions)}), {built_for}", style="dim")
     rows: list[list[object]] = []
     failures: list[str] = []
+    timed_out: list[str] = []  # units whose nvcc ran past its limit: the build exits 3, as a kernel's does
     total = 0.0  # compile seconds, a cache hit's as its first compile took (its row shows this run's): the leaderboard compiles afresh
     load = _CompileLoad()  # nvcc's CPU time beside `total`, for a machine whose load inflated it
     units = cached = failed = 0  # units: those compiled (or found in the cache), whose time the budget counts
@@ -240,8 +241,11 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
                     console.error(built.error)
                     if verbose:
                         console.raw(built.log)
-                    failures.append(f"{extension.name}: compile error")
-                    rows.append([f"{built.unit}: -", "-", "-", "-", "-", Text("compile error", style="bold red"),
+                    why = "compile timeout" if built.timed_out else "compile error"
+                    if built.timed_out:
+                        timed_out.append(f"{extension.name}: {why}")
+                    failures.append(f"{extension.name}: {why}")
+                    rows.append([f"{built.unit}: -", "-", "-", "-", "-", Text(why, style="bold red"),
                                  f"{built.seconds:.1f} s", "-"])
                     continue
                 units += 1
@@ -274,7 +278,8 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
     for failure in failures:
         console.error(failure)
     if failures:
-        return Outcome(result=f"{plural(len(failures), 'problem')} ({failures[0]})", exit_code=ExitCode.FAILURES, target=path)
+        first, code = (timed_out[0], ExitCode.TIMEOUT) if timed_out else (failures[0], ExitCode.FAILURES)
+        return Outcome(result=f"{plural(len(failures), 'problem')} ({first})", exit_code=code, target=path)
     from nvfp4ctl.build.submission_build import LEADERBOARD_COMPILE_S, compile_budget
 
     if not units:

@@ -5,7 +5,7 @@ outlives its timeout gets the whole group SIGKILLed (`KernelTimeout`); a child t
 its target or hits a CUDA error is a `KernelCrash` carrying the last lines of its log. Either way the
 next call starts a fresh child. A target refused at load with a `UsageError` (a CPU-only torch, a
 kernel for another GPU, no nvcc, a submission with no callable custom_kernel) is that `UsageError`,
-one line. Other exceptions in a job come back as `JobError`; the child stays. A job may report its
+one line; a kernel whose build's compiler ran past its limit is a `ToolTimeout` (exit 3), one line. Other exceptions in a job come back as `JobError`; the child stays. A job may report its
 progress on the way (runner/progress.py): the worker hands each report to `on_progress`, and a timeout
 after one carries the latest and its age, for the caller to tell a slow job from a stuck one.
 """
@@ -27,13 +27,14 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
-from nvfp4ctl.errors import KernelCrash, KernelTimeout, UnloadableSubmission, UsageError
+from nvfp4ctl.errors import KernelCrash, KernelTimeout, ToolTimeout, UnloadableSubmission, UsageError
 from nvfp4ctl.runner.child import child_main
 from nvfp4ctl.runner.targets import TargetSpec
 
 LOG_TAIL_LINES = 15
 POLL_S = 0.1
 MIN_LOAD_TIMEOUT_S = 600.0  # building a kernel or a load_inline submission takes minutes
+COMPILE_TIMEOUT = "CompileTimeout"  # build.compile's error, by the name the child sends: the parent imports no build code
 
 
 class JobError(Exception):
@@ -209,6 +210,9 @@ class Worker:
             if reply[3] == UnloadableSubmission.__name__:  # FILE:LINE: ... names the place itself
                 raise UnloadableSubmission(reason)
             raise UsageError(f"cannot load {self.target.label}: {reason}")
+        if reply[3] == COMPILE_TIMEOUT:  # the build's compiler was stopped at its limit: a timeout (exit 3), not a crash
+            self._discard_child(child)
+            raise ToolTimeout(f"cannot load {self.target.label}: {reply[1].removeprefix(f'{reply[3]}: ')}")
         error = self._crash(child, f"cannot load {self.target.label}: {reply[1]}", show_exit=False)
         raise TargetLoadError(str(error), error.log_tail, error.log_path)
 

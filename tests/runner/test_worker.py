@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from load_margin import latency_bound, slowdown
-from nvfp4ctl.errors import KernelCrash, KernelTimeout, UsageError
+from nvfp4ctl.errors import ExitCode, KernelCrash, KernelTimeout, ToolTimeout, UsageError
 from nvfp4ctl.runner.worker import JobError, TargetLoadError, Worker
 
 CALL = "runner_jobs:call_target"
@@ -223,6 +223,20 @@ def test_usage_error_at_load_is_one_line_with_its_traceback_only_in_the_output(m
     assert str(caught.value) == ("cannot load submission.py: this torch has no CUDA: kernel modules load only"
                                  " with a CUDA build of torch")
     assert "Traceback (most recent call last):" in lines  # what -v echoes as [child] lines
+
+
+def test_a_build_stopped_at_its_compile_limit_at_load_is_a_timeout_not_a_crash(make_target):
+    """check/bench's load builds a --kernel: its compiler stopped past the limit is one line and exit 3, where it
+    was a crash (exit 4) with the child's traceback, as a build that failed."""
+    header = """
+    from nvfp4ctl.build.compile import CompileTimeout
+    raise CompileTimeout("the compiler ran past 1800 s and was stopped (the limit is fixed)", "")
+    """
+    with Worker(make_target("return 1", header), timeout_s=10, device="cpu") as worker:
+        with pytest.raises(ToolTimeout) as caught:
+            worker.call(CALL, label="test 1", data=None)
+    assert caught.value.exit_code == ExitCode.TIMEOUT and not isinstance(caught.value, KernelCrash)
+    assert str(caught.value) == "cannot load submission.py: the compiler ran past 1800 s and was stopped (the limit is fixed)"
 
 
 def test_submission_without_custom_kernel_is_the_users_input_not_a_crash(tmp_path, monkeypatch):

@@ -1,0 +1,85 @@
+"""A compile stopped at its limit is a timeout (exit 3) with one line naming what ran past how long, for a
+kernel .cu, a submission's extension and check/bench's load, where it was a build failure (exit 1); tune still
+reads it as the candidate's failed compile. The compiler here is a stand-in that sleeps past a tiny limit."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from nvfp4ctl.build import builder, compile, submission_build
+from nvfp4ctl.build.submission_sources import Extension
+from nvfp4ctl.cli import app
+from nvfp4ctl.errors import ExitCode, ToolTimeout
+
+SLEEPS = "import time; time.sleep(60)"  # far past the limit below: only the stop ends it
+LIMIT_S = 1.0
+KERNEL = "// nvfp4ctl: arch=sm_90a\n// nvfp4ctl: no-tensor-op\n__global__ void k(float* p) { p[0] = 1.0f; }\n"
+SUBMISSION = '''from torch.utils.cpp_extension import load_inline
+CUDA_SOURCE = r"""// nvfp4ctl: no-tensor-op
+__global__ void k(float* p) { p[0] = 1.0f; }
+"""
+m = load_inline(name="plain", cpp_sources="", cuda_sources=CUDA_SOURCE, extra_cuda_cflags=["-gencode=arch=compute_90a,code=sm_90a"])
+'''
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.fixture()
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("COLUMNS", "400")
+    return tmp_path
+
+
+def test_a_kernel_compile_past_its_limit_is_a_timeout_naming_the_kernel_and_the_limit(cache: Path, monkeypatch) -> None:
+    monkeypatch.setattr(builder, "build_mode", lambda: builder.DEVICE)
+    monkeypatch.setattr(compile, "BUILD_TIMEOUT_S", LIMIT_S)
+    real = compile.run_compiler
+    monkeypatch.setattr(compile, "run_compiler", lambda command, cwd, env, timeout_s: real(
+        [sys.executable, "-c", SLEEPS], cwd, env, timeout_s=timeout_s))
+    kernel = cache / "k.cu"
+    kernel.write_text(KERNEL)
+    result = CliRunner().invoke(app, ["build", str(kernel)])
+    assert result.exit_code == ExitCode.TIMEOUT, result.output
+    said = _flat(result.output)
+    assert "k.cu (sm_90a): the compiler ran past 1 s and was stopped (the limit is fixed)" in said
+    assert "compile timeout" in said and "Traceback" not in said
+
+
+def test_a_submission_compile_past_its_limit_is_a_timeout_not_a_build_failure(cache: Path, monkeypatch) -> None:
+    monkeypatch.setattr(submission_build.resources, "dump_sass", lambda binary: None)
+    monkeypatch.setattr(submission_build, "BUILD_TIMEOUT_S", LIMIT_S)
+
+    def command(extension: Extension, unit: Path, arch: str, code: str, folder: Path) -> list[str]:
+        return [sys.executable, "-c", SLEEPS]
+
+    monkeypatch.setattr(submission_build, "_command", command)
+    submission = cache / "submission.py"
+    submission.write_text(SUBMISSION)
+    result = CliRunner().invoke(app, ["build", str(submission)])
+    assert result.exit_code == ExitCode.TIMEOUT, result.output
+    said = _flat(result.output)
+    assert ": nvcc ran past 1 s and was stopped (the limit is fixed)" in said
+    assert "plain: compile timeout" in said and "Traceback" not in said
+
+
+def test_a_compile_timeout_is_still_a_compile_error_for_tune(monkeypatch) -> None:
+    """tune reads each candidate's CompileError as its failed build: a timeout stays one, not the run's end."""
+    import nvfp4ctl.build as build
+    from nvfp4ctl.tune.compile_pool import COMPILE_ERROR, compile_candidate
+
+    def stopped(source: Path, arch: str, defines: tuple[str, ...] = ()):
+        raise compile.CompileTimeout(compile.timeout_message("the compiler", 1800.0), "")
+
+    monkeypatch.setattr(build, "build_kernel", stopped)
+    built = compile_candidate("k.cu", "sm_90a", ())
+    assert built.status == COMPILE_ERROR and "ran past 1800 s" in built.message
+    error = compile.CompileTimeout("x", "")
+    assert isinstance(error, compile.CompileError) and isinstance(error, ToolTimeout)
+    assert error.exit_code == ExitCode.TIMEOUT
