@@ -388,7 +388,9 @@ def _build_dsl(path: Path, arch: str, python: str | None, problem: str) -> Outco
         f"no {built.tensor_op.expected} in the SASS (found: {', '.join(built.tensor_op.found) or 'none'})"]
     for problem in problems:
         console.error(problem)
-    code = ExitCode.FAILURES if problems else ExitCode.OK
-    return Outcome(result=f"CuTe DSL: {plural(len(built.cubins), 'cubin')} for {arch} in {built.seconds:.1f} s"
-                   + (f", inflated by load: {busy_cpu_s:.1f} s of CPU" if busy_cpu_s is not None else "")
-                   + (f"; {problems[0]}" if problems else ""), exit_code=code, target=path, problem=problem)
+    result = (f"CuTe DSL: {plural(len(built.cubins), 'cubin')} for {arch} in {built.seconds:.1f} s"
+              + (f", inflated by load: {busy_cpu_s:.1f} s of CPU" if busy_cpu_s is not None else ""))
+    if problems:  # the failure's line is above, as for a .cu or load_inline build
+        return Outcome(result=f"{result}; {problems[0]}", exit_code=ExitCode.FAILURES, target=path, problem=problem)
+    console.ok(result)  # as a .cu or load_inline build's: -q keeps the line that sums up the table it hides
+    return Outcome(result=result, target=path, problem=problem)

@@ -229,3 +229,16 @@ def test_a_dsl_run_is_said_inflated_exactly_where_its_cpu_time_fell_short_of_its
     assert cpu >= 1.4  # the stand-in's own CPU time, measured through its rusage
     # a neighbour taking the core meanwhile (pytest -n) may still inflate this run's wall time: then it says so
     assert ("inflated by load" in said) == machine.busy_while(wall, cpu)
+
+
+def test_a_dsl_build_ends_with_its_result_line_as_a_load_inline_build_does(tmp_path: Path, monkeypatch) -> None:
+    """The result went to the run log alone: the terminal's last line was the budget line, and -q showed nothing."""
+    monkeypatch.setattr(cute_dsl.resources, "dump_sass", lambda binary: None)
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
+    python = _waiting_python(tmp_path, "true")
+    for extra in ((), ("-q",)):
+        result = _build(python, "nvfp4_gemv", *extra)
+        assert result.exit_code == 0, result.output
+        last = result.output.strip().splitlines()[-1]
+        assert last == runlog.read(Path(os.environ["NVFP4CTL_MEMORY"]))[-1].result, result.output
+        assert re.fullmatch(r"CuTe DSL: 1 cubin for sm_100a in [\d.]+ s", last), last
