@@ -10,7 +10,8 @@ a pace is known nothing is said to be still running.
 
 The job's seconds run from its start, as the watchdog's timeout does: the input sets made before the
 first call count, and so do the correctness pass's checks left after its calls (a reference computed on
-the CPU for each output)."""
+the CPU for each output). While the input sets are made the job reports each one: a job killed then had
+not called the kernel yet, so it is too slow for the timeout, never a possible deadlock."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ LATE_FACTOR = 3.0
 SLACK_S = 10.0
 TIMEOUT_MARGIN = 1.25  # the --timeout suggested over the time the job may need at the pace measured
 PASS = "correctness pass"
+INPUTS = "making its input sets"  # before the first call: the harness's work, not the kernel's
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,7 @@ class CallProgress:
     inputs_s: float = 0.0  # the seconds its input sets took to make, before the first call (in elapsed_s)
     checks: int = 0  # outputs of the correctness pass checked against their references
     checked_s: float = 0.0  # the seconds those checks took
+    sets_made: int = 0  # input sets made so far, while the phase is INPUTS (a sample's calls: one on each)
 
     @property
     def per_call_s(self) -> float:
@@ -91,6 +94,8 @@ class CallProgress:
 
     def describe(self) -> str:
         """For the progress line: "correctness pass, 12 of at least 350 calls, 1.80 s per call"."""
+        if self.phase == INPUTS:
+            return f"{self.phase}, {self.sets_made} of {self.calls_per_sample}"
         if not self.calls:
             return self.phase
         counted = (f"{self.calls} of at least {self.calls_needed} calls" if self.calls < self.calls_needed
@@ -152,6 +157,23 @@ def too_slow(label: str, timeout_s: float, last: CallProgress) -> str:
             f" or give --timeout {suggested} or more")
 
 
+def too_slow_making_inputs(label: str, timeout_s: float, last: CallProgress) -> str:
+    """The watchdog's message for a job killed while it made its input sets: the kernel was not called yet."""
+    total = last.calls_per_sample
+    if not last.sets_made:
+        return (f"{label} is too slow for the {timeout_s:g} s timeout, not stuck: it was still making the first of its"
+                f" {plural(total, 'input set')}, before the kernel's first call; time a smaller --shape, or give a"
+                f" larger --timeout")
+    per_set_s = last.elapsed_s / last.sets_made
+    making_s = per_set_s * total
+    first = (math.floor(timeout_s / 10) + 1) * 10
+    suggested = max(first, math.ceil(TIMEOUT_MARGIN * making_s / 10) * 10)
+    return (f"{label} is too slow for the {timeout_s:g} s timeout, not stuck: it was still making its input sets"
+            f" ({last.sets_made} of {total} made in {_seconds(last.elapsed_s)}, {_seconds(per_set_s)} each), before the"
+            f" kernel's first call; making all {total} takes about {_seconds(making_s)}, and its calls come on top;"
+            f" time a smaller --shape, or give --timeout {suggested} or more")
+
+
 def _inputs_part(last: CallProgress) -> str:
     """The input sets' making, named where it took long enough to matter to the timeout."""
     return f" (making its input sets took {_seconds(last.inputs_s)})" if last.inputs_s >= 1.0 else ""
@@ -174,10 +196,28 @@ class CallTracker:
         self.sample_wall_s = 0.0
         self.checks = 0
         self.checked_s = 0.0
+        self.sets_made = 0
         self._started = now if started is None else started  # the watchdog's timeout runs from the job's start
         self._inputs_s = now - self._started
         self._phase_began = self._started
         self._last_batch = self._started
+
+    def making_inputs(self) -> None:
+        """The job starts making its input sets (the tracker made at the job's start): said at once, so that a
+        kill before the first call says what the job was doing."""
+        self.phase = INPUTS
+        self._report(0.0, now=True)
+
+    def made_input_set(self, seconds: float) -> None:
+        """One input set made, in `seconds`: the next may take as long."""
+        self.sets_made += 1
+        self._report(seconds)
+
+    def inputs_made(self) -> None:
+        """Every input set made: the correctness pass begins, and the making's seconds count in the job's time."""
+        self.phase = PASS
+        self._inputs_s = time.perf_counter() - self._started
+        self._report(0.0, now=True)
 
     def counting(self, target: Callable[[Any], Any]) -> Callable[[Any], Any]:
         """`target`, each call counted as it returns: for the correctness pass on the CPU, where calls block
@@ -230,10 +270,12 @@ class CallTracker:
 
     def _report(self, next_within_s: float, now: bool = False) -> None:
         self.next_within_s = next_within_s
+        elapsed_s = time.perf_counter() - self._started
+        inputs_s = elapsed_s if self.phase == INPUTS else self._inputs_s  # still making them: all the time so far
         progress.report(CallProgress(self.phase, self.calls, self.paced_calls, self.paced_s, self.calls_per_sample,
-                                     self.calls_needed, time.perf_counter() - self._started, next_within_s,
+                                     self.calls_needed, elapsed_s, next_within_s,
                                      self.sample_wall_s, self._phase_began - self._started, self.loops,
-                                     self._inputs_s, self.checks, self.checked_s), now=now)
+                                     inputs_s, self.checks, self.checked_s, self.sets_made), now=now)
 
 
 def _seconds(value: float) -> str:

@@ -72,15 +72,17 @@ def _bench_case(
     started = time.perf_counter()
     spec = _problem(problem)
     seeds = spec.timing.seeds(case.seed, input_sets)  # GEMMs 50 sets (+42 each), grouped 15, GEMV 1
-    inputs = make_input_sets(spec, case, seeds, device)
-    generated = time.perf_counter()
-    on_cuda = device == "cuda"
     timed_criterion = StoppingCriterion(**criterion)
     # the warm-up's and the timed loop's wall caps are set from the watchdog's timeout (session.max_wall_s)
     loops = ([LoopBound.of("warm-up", StoppingCriterion(**warmup), wall_from_timeout=True)] if warmup is not None
              else []) + ([LoopBound.of("settle", StoppingCriterion.for_wall_time(settle_s), wall_from_timeout=False)]
                          if settle_s > 0 else []) + [LoopBound.of("timing", timed_criterion, wall_from_timeout=True)]
-    tracker = CallTracker(len(inputs), tuple(loops), started=started)  # the watchdog's timeout counts the inputs' making
+    tracker = CallTracker(len(seeds), tuple(loops), started=started)  # the watchdog's timeout counts the inputs' making
+    tracker.making_inputs()  # a kill from here to the first call is of a job too slow, not of a stuck kernel
+    inputs = make_input_sets(spec, case, seeds, device, on_made=tracker.made_input_set)
+    tracker.inputs_made()
+    generated = time.perf_counter()
+    on_cuda = device == "cuda"
     try:
         # the CPU's calls block: each return is news; a GPU's are known to have ended once checked
         expected = correctness_pass(target if on_cuda else tracker.counting(target), spec, inputs, seeds, rtol, atol,
@@ -120,15 +122,17 @@ def _bench_case(
     }
 
 
-def make_input_sets(spec: Any, case: Any, seeds: list[int], device: str) -> list[Any]:
+def make_input_sets(spec: Any, case: Any, seeds: list[int], device: str,
+                    on_made: Callable[[float], None] = lambda seconds: None) -> list[Any]:
     """A shape's input sets, all held at once as the leaderboard's loop holds them. Where some fit this
     GPU but not all of them together, that is this shape on this GPU: a UsageError (exit 2) saying how
     many fitted and what torch said (how much this process holds), not a failure of the kernel. The
-    first set's out-of-memory is make_input's to judge."""
+    first set's out-of-memory is make_input's to judge. `on_made` hears of each set made and its seconds."""
     import torch
 
     inputs: list[Any] = []
     for seed in seeds:
+        began = time.perf_counter()
         try:
             inputs.append(spec.make_input(dataclasses.replace(case, seed=seed), device=device))
         except torch.OutOfMemoryError as error:
@@ -139,6 +143,7 @@ def make_input_sets(spec: Any, case: Any, seeds: list[int], device: str) -> list
             said = str(error).strip().splitlines()[0] if str(error).strip() else "out of memory"
             raise UsageError(f"{spec.shape_text(case)}: its {len(seeds)} input sets do not fit in {device} memory"
                              f" together ({fitted} did; the leaderboard's loop holds all of them): {said}") from None
+        on_made(time.perf_counter() - began)
     return inputs
 
 

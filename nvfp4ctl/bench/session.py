@@ -127,10 +127,13 @@ def _call(worker: Any, job: str, label: str, timeout_s: float, payload: dict[str
 def _slow_not_stuck(error: Any, label: str, timeout_s: float) -> Any:
     """The watchdog's kill of a job whose calls were still returning, said as what it is: a shape too slow
     for the timeout (a timeout still, exit 3), with its pace and what to change; None for a stuck one."""
-    from nvfp4ctl.bench.call_progress import CallProgress, too_slow
+    from nvfp4ctl.bench.call_progress import INPUTS, CallProgress, too_slow, too_slow_making_inputs
     from nvfp4ctl.runner.worker import ChildTimeout
 
     last = error.progress
+    if isinstance(last, CallProgress) and last.phase == INPUTS:  # the kernel was not called yet: nothing to be stuck in
+        return ChildTimeout(f"{too_slow_making_inputs(label, timeout_s, last)}; the child was killed", error.log_tail,
+                            error.log_path, last, error.progress_age_s)
     if not isinstance(last, CallProgress) or error.progress_age_s is None or not last.still_running(error.progress_age_s):
         return None
     return ChildTimeout(f"{too_slow(label, timeout_s, last)}; the child was killed", error.log_tail, error.log_path,

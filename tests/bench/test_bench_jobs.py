@@ -161,7 +161,7 @@ def test_a_cpu_job_reports_each_call_returning_and_each_batch(reports: list[Any]
     _bench(_right)
     assert all(isinstance(value, CallProgress) for value in reports)
     returned = [r.calls for r in reports if r.phase == "correctness pass"]
-    assert returned[:3] == [1, 2, 3]  # one per call, then the three outputs checked
+    assert returned[:4] == [0, 1, 2, 3]  # the pass begins (the input sets made), one per call, then the three outputs checked
     assert reports[-1].phase == "timing" and reports[-1].calls == 3 + 3 * 3
     assert reports[-1].calls_needed == 3 * (1 + 3) and reports[-1].per_call_s > 0
 
@@ -180,7 +180,7 @@ def test_a_gpu_job_counts_the_pass_s_calls_but_takes_its_pace_from_batches(monke
     monkeypatch.setattr(jobs, "CudaFlush", lambda device: NoFlush())
     make_input_sets = jobs.make_input_sets
     monkeypatch.setattr(jobs, "make_input_sets",
-                        lambda spec, case, seeds, device: make_input_sets(spec, case, seeds, "cpu"))
+                        lambda spec, case, seeds, device, **options: make_input_sets(spec, case, seeds, "cpu", **options))
     calls = []
 
     def slow_first_pass(data: tuple) -> Any:
@@ -209,14 +209,14 @@ def test_a_job_whose_inputs_are_slow_to_make_counts_them_in_its_time(monkeypatch
 
     make_input_sets = jobs.make_input_sets
 
-    def slow_to_make(spec: Any, case: Any, seeds: list[int], device: str) -> list[Any]:
+    def slow_to_make(spec: Any, case: Any, seeds: list[int], device: str, **options: Any) -> list[Any]:
         time.sleep(1.5)
-        return make_input_sets(spec, case, seeds, device)
+        return make_input_sets(spec, case, seeds, device, **options)
 
     monkeypatch.setattr(jobs, "make_input_sets", slow_to_make)
     reply = _bench(_right)
     assert "failure" not in reply and reply["phases_s"]["generate"] >= 1.5
-    assert all(report.elapsed_s >= 1.5 and report.inputs_s >= 1.5 for report in reports)
+    assert all(report.elapsed_s >= 1.5 and report.inputs_s >= 1.5 for report in reports[1:])  # past the making's start
     checked = [r for r in reports if r.phase == "correctness pass" and r.checks == 3][-1]
     assert checked.expected_s() >= reply["phases_s"]["generate"] + reply["phases_s"]["correctness"] - 0.01
     assert checked.most_s(math.inf) >= reply["phases_s"]["generate"] + reply["phases_s"]["correctness"] - 0.01
@@ -244,3 +244,46 @@ def test_a_cpu_job_counts_the_checks_left_after_its_calls(monkeypatch: pytest.Mo
     assert first_checked.calls == 3 and first_checked.checked_s >= 0.5
     assert first_checked.expected_s() >= first_checked.elapsed_s + 2 * 0.5
     assert first_checked.most_s(1000.0) >= first_checked.elapsed_s + 2 * 0.5
+
+
+def test_a_job_reports_each_input_set_it_makes_before_its_first_call(monkeypatch: pytest.MonkeyPatch,
+                                                                      reports: list[Any]) -> None:
+    """No report came before the first call: a shape killed while its input sets were made was said a possible
+    deadlock, the watchdog knowing nothing of what the job did."""
+    from nvfp4ctl.bench.call_progress import INPUTS, PASS
+
+    make_input = PROBLEM.make_input
+    monkeypatch.setattr(PROBLEM, "make_input", lambda case, device: make_input(case, device=device))
+    assert "failure" not in _bench(_right)
+    making = [r for r in reports if r.phase == INPUTS]
+    assert [r.sets_made for r in making] == [0, 1, 2, 3] and making[0].calls == 0
+    assert making[2].describe() == "making its input sets, 2 of 3"
+    after = reports[len(making)]
+    assert after.phase == PASS and after.calls == 0 and after.inputs_s >= making[-1].elapsed_s
+
+
+def test_a_shape_killed_while_making_its_input_sets_is_too_slow_not_a_deadlock(tmp_path: Path,
+                                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through the runner's child on the CPU: 50 input sets at 0.3 s each, a 3 s timeout. The kill came before
+    the kernel's first call, and was said a possible deadlock."""
+    submission = tmp_path / "submission.py"
+    submission.write_text(  # makes the child's input sets slow; its kernel is never called
+        "import time\n"
+        "from nvfp4ctl.problems import get_problem\n"
+        "_P = get_problem('nvfp4_gemm')\n"
+        "_make = _P.make_input\n"
+        "def _slow(case, device):\n"
+        "    time.sleep(0.3)\n"
+        "    return _make(case, device=device)\n"
+        "_P.make_input = _slow\n"
+        "def custom_kernel(data):\n"
+        "    return data[6]\n"
+    )
+    monkeypatch.setenv("NVFP4CTL_DEVICE", "cpu")
+    argv = ["bench", "--submission", str(submission), "--shape", "128,64,256", "--timeout", "3"]
+    result = CliRunner().invoke(app, argv, env={"COLUMNS": "400"})
+    assert result.exit_code == 3, result.output
+    said = " ".join(result.output.split())
+    assert "deadlock" not in said, said
+    assert "bench 128x64x256 is too slow for the 3 s timeout, not stuck: it was still making" in said, said
+    assert "before the kernel's first call" in said and "the child was killed" in said

@@ -113,3 +113,19 @@ def test_the_suggested_timeout_counts_the_minute_the_input_sets_took() -> None:
     said = too_slow("bench 256x1024x2048", 8, last)
     assert " in all (making its input sets took 60 s), but its loops repeat" in said, said
     assert "making its input sets" not in too_slow("bench 256x1024x2048", 8, ran)
+
+
+def test_a_job_killed_while_making_its_input_sets_is_told_what_making_them_takes() -> None:
+    from nvfp4ctl.bench.call_progress import INPUTS, too_slow_making_inputs
+
+    making = CallProgress(INPUTS, calls=0, paced_calls=0, paced_s=0.0, calls_per_sample=50, calls_needed=350,
+                          elapsed_s=8.0, next_within_s=2.0, inputs_s=8.0, sets_made=4)
+    assert making.describe() == "making its input sets, 4 of 50"
+    said = too_slow_making_inputs("bench 256x1024x2048", 8, making)
+    assert said == ("bench 256x1024x2048 is too slow for the 8 s timeout, not stuck: it was still making its input sets"
+                    " (4 of 50 made in 8.00 s, 2.00 s each), before the kernel's first call; making all 50 takes about"
+                    " 100 s, and its calls come on top; time a smaller --shape, or give --timeout 130 or more")
+    first = dataclasses.replace(making, sets_made=0)
+    assert too_slow_making_inputs("bench 256x1024x2048", 8, first) == (
+        "bench 256x1024x2048 is too slow for the 8 s timeout, not stuck: it was still making the first of its 50"
+        " input sets, before the kernel's first call; time a smaller --shape, or give a larger --timeout")
