@@ -54,8 +54,14 @@ def naming_the_arch(arch: str) -> str:
     """How a submission names an arch-specific target (sm_100a) for torch's compile: the flag, or the
     TORCH_CUDA_ARCH_LIST entry, set before the call."""
     number = arch.removeprefix("sm_").removesuffix("a")
-    return (f'extra_cuda_cflags=["-gencode=arch=compute_{number}a,code=sm_{number}a"], or'
+    return (f'extra_cuda_cflags=["{gencode_flag(arch)}"], or'
             f' os.environ["TORCH_CUDA_ARCH_LIST"] = "{number[:-1]}.{number[-1]}a" before the call')
+
+
+def gencode_flag(arch: str) -> str:
+    """The nvcc flag that compiles for `arch` (sm_100a) and nothing else."""
+    number = arch.removeprefix("sm_")
+    return f"-gencode=arch=compute_{number},code=sm_{number}"
 
 
 def names_an_arch(flag: str, previous: str | None) -> bool:
@@ -175,8 +181,16 @@ def unknown_arch(words: list[str], needs: tuple[str, str] | None) -> str | None:
     return None
 
 
-def arch_fix(needs: tuple[str, str] | None) -> str:
-    """The flag that names the arch for code whose arch-specific needs are `needs` (code_needs): the
-    target it needs, else the leaderboard's GPU's."""
-    number = (needs[0] if needs is not None else LEADERBOARD_GPU_ARCH[1]).removeprefix("sm_")
-    return f"-gencode=arch=compute_{number},code=sm_{number}"
+def arch_fix(words: list[str], needs: tuple[str, str] | None) -> str:
+    """What to change in nvcc's words `words` that unknown_arch refuses, for code whose arch-specific needs
+    are `needs` (code_needs): where a -gencode among them already compiles the target the code needs (else,
+    for code any arch assembles, any target), drop the -arch=native / all / all-major beside it, which nvcc
+    compiles as well; otherwise name that target, else the leaderboard's GPU's."""
+    target = needs[0] if needs is not None else LEADERBOARD_GPU_ARCH[1]
+    machine = machine_arch_option(words)
+    if machine is not None and not _CODE_OPTION.search(" ".join(words)):
+        for gencode in ARCH_FLAG.finditer(" ".join(words)):
+            named = f"sm_{gencode.group(2)}"
+            if gencode.group(1) is not None and (needs is None or named == target):
+                return f"drop {machine[1]}: {gencode.group(0)} already compiles {named}"
+    return f"name the arch ({gencode_flag(target)})"

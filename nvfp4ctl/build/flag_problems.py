@@ -32,16 +32,19 @@ def unusable_flags(extension: Extension) -> tuple[int, str] | None:
 def untold_arch(extension: Extension) -> tuple[int, str] | None:
     """(line, why) where the flags give nvcc an arch option that fails the device code or that build
     cannot report (arch_names.unknown_arch: -arch=native for tcgen05 or wgmma code, -arch=all, -code
-    without -arch), with the flag naming the arch the code needs (sm_100a), else the B200's (sm_100).
+    without -arch), with the fix (arch_names.arch_fix): the flag naming the arch the code needs (sm_100a),
+    else the B200's (sm_100), or, where a -gencode already names it, dropping the -arch=native / all beside
+    it, which nvcc compiles as well.
     Not for host code only (no cuda_sources, no .cu file): torch runs no nvcc and never uses those flags.
     Call it on flags unusable_flags passes. The text starts with "extra_cuda_cflags"."""
     if not extension.has_device_code:
         return None
     needs = code_needs(device_code(extension))
-    why = unknown_arch(torch_nvcc.shell_words(extension.cuda_flags), needs)
+    words = torch_nvcc.shell_words(extension.cuda_flags)
+    why = unknown_arch(words, needs)
     if why is None:
         return None
-    return extension.line, f"extra_cuda_cflags: {why}; name the arch ({arch_fix(needs)})"
+    return extension.line, f"extra_cuda_cflags: {why}; {arch_fix(words, needs)}"
 
 
 def strs_for_lists(extension: Extension) -> list[tuple[StrForList, str]]:

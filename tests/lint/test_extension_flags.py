@@ -75,6 +75,23 @@ def test_an_arch_the_file_does_not_tell_is_an_error_with_the_fix(flags: str, cud
     assert message.endswith(f"; name the arch ({fix})"), message
 
 
+@pytest.mark.parametrize(("flags", "cuda", "fix"), [
+    ('["-arch=native", "-gencode=arch=compute_100a,code=sm_100a"]', TCGEN05,
+     "drop -arch=native: -gencode=arch=compute_100a,code=sm_100a already compiles sm_100a"),
+    ('["-gencode", "arch=compute_90a,code=sm_90a", "-arch=all"]', WGMMA,
+     "drop -arch=all: -gencode arch=compute_90a,code=sm_90a already compiles sm_90a"),
+    ('["-arch=all-major", "-gencode=arch=compute_100,code=sm_100"]', PLAIN,
+     "drop -arch=all-major: -gencode=arch=compute_100,code=sm_100 already compiles sm_100"),
+    # a -gencode for another arch than the code needs: naming the one it needs is still the fix
+    ('["-arch=native", "-gencode=arch=compute_90a,code=sm_90a"]', TCGEN05, f"name the arch ({SM100A_FIX})"),
+])
+def test_an_arch_option_beside_a_gencode_naming_the_arch_is_to_be_dropped(flags: str, cuda: str, fix: str) -> None:
+    """nvcc compiles both the -gencode and -arch=native's GPU, where tcgen05 fails: the message told the user to
+    name the -gencode they already had."""
+    [(code, _, _, message)] = _found(_submission(flags, cuda))
+    assert code == "NV009" and message.endswith(f"; {fix}"), message
+
+
 @pytest.mark.parametrize("text", [
     _submission('["-O3", "-gencode=arch=compute_100a,code=sm_100a"]'),
     _submission('""'),  # torch reads `flags or []`: no flags
