@@ -102,7 +102,8 @@ def remove_abandoned_staging(scratch: Path, now: float | None = None) -> list[Pa
     """Removes (and returns) the staging folders in `scratch` that a process of this machine made and left
     when it was killed where no cleanup runs (kill -9, the OOM killer, a closed terminal's SIGHUP): its pid
     has ended and nothing in the folder changed for ABANDONED_AFTER_S. Another machine's folders and a
-    live pid's stay: a pid reused since keeps its folder until that process ends too."""
+    live pid's stay: a pid reused since keeps its folder until that process ends too. A folder that could
+    not be removed (another user's files in it) is not returned."""
     now = time.time() if now is None else now
     made_here = re.compile(  # _maker's words, this machine's name in them
         re.escape(f".{socket.gethostname()}.pid") + r"(\d+)-[a-z0-9_]+$")
@@ -114,7 +115,8 @@ def remove_abandoned_staging(scratch: Path, now: float | None = None) -> list[Pa
         last_change = _last_change(folder)
         if last_change is not None and now - last_change > ABANDONED_AFTER_S:
             shutil.rmtree(folder, ignore_errors=True)
-            removed.append(folder)
+            if not os.path.lexists(folder):
+                removed.append(folder)
     return removed
 
 

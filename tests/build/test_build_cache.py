@@ -62,13 +62,12 @@ def test_key_follows_the_binding_flags(project: Path, monkeypatch: pytest.Monkey
 
 
 def _ended_pid() -> int:
-    """The pid of a process that has ended (and been reaped)."""
-    import subprocess
-    import sys
-
-    done = subprocess.Popen([sys.executable, "-c", "pass"])
-    done.wait()
-    return done.pid
+    """A pid no process holds: one above the kernel's pid_max, which is never handed out, so no process started
+    while the test runs can take it, as one that merely ended could be."""
+    try:
+        return int(Path("/proc/sys/kernel/pid_max").read_text()) + 1
+    except (OSError, ValueError):
+        return 2**22 + 1  # above Linux's PID_MAX_LIMIT
 
 
 def _left_staging(scratch: Path, name: str, age_s: float, inner_age_s: float | None = None) -> Path:
@@ -125,3 +124,28 @@ def test_the_sweep_runs_once_a_process_and_says_what_it_removed(tmp_path: Path, 
         assert late.is_dir()  # this process swept already: a left folder waits for the next process
     assert cache.remove_abandoned_staging(scratch) == [late] and not late.exists()
     assert cache.remove_abandoned_staging(tmp_path / "none") == []
+
+
+def test_a_folder_that_could_not_be_removed_is_not_said_to_be_removed(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """rmtree(ignore_errors=True) fails quietly on another user's files: the folder was listed as removed though it
+    was still there."""
+    import shutil
+    import socket
+
+    scratch, made, hours = tmp_path / "tmp", f"{socket.gethostname()}.pid{_ended_pid()}", 2 * cache.ABANDONED_AFTER_S
+    stuck = _left_staging(scratch, f"k-sm_90a-0123456789abcdef.{made}-ab12cd34", hours)
+    gone = _left_staging(scratch, f"k-sm_90a-fedcba9876543210.{made}-ef56gh78", hours)
+    removing = shutil.rmtree
+
+    def rmtree_failing_on_stuck(path: Path, ignore_errors: bool = False) -> None:
+        if Path(path) != stuck:
+            removing(path, ignore_errors=ignore_errors)
+
+    monkeypatch.setattr(shutil, "rmtree", rmtree_failing_on_stuck)
+    assert cache.remove_abandoned_staging(scratch) == [gone]
+    assert stuck.is_dir() and not gone.exists()
+
+
+def test_a_pid_above_pid_max_is_an_ended_one() -> None:
+    assert not cache._alive(_ended_pid())
