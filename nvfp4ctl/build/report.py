@@ -53,7 +53,7 @@ class BuildReport:
     tensor_op: TensorOpCheck
     compile_s: float  # the compile that produced this entry
     cache_hit: bool = False
-    compile_cpu_s: float | None = None  # the compiler's CPU time in that compile (None: not measured)
+    compile_cpu_s: float | None = None  # the compiler's, its tools' and build's own CPU time then (None: not measured)
     compile_busy: bool = False  # load inflated compile_s (machine.busy_while): compile_cpu_s is the fairer figure
 
     @property

@@ -154,7 +154,7 @@ def _inflated_note(report: BuildReport) -> str:
     """A compile whose wall time load on this machine inflated (its CPU time well below it): the CPU time
     is the fairer figure of what the kernel costs to compile, as build submission.py's budget line says."""
     return (f"compiled in {report.compile_s:.1f} s of wall time, inflated by load here (a busy machine):"
-            f" its CPU time {report.compile_cpu_s:.1f} s (the compiler's and its tools')")
+            f" its CPU time {report.compile_cpu_s:.1f} s (the compiler's and its tools', and build's own)")
 
 
 def _compile_time(report: BuildReport) -> str:
