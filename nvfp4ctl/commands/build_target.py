@@ -131,14 +131,13 @@ def _kernels_problem(source: Path) -> str:
     """" · nvfp4_gemv (it includes nvfp4_gemv_api.h)": the problem a kernel is judged by and why, as check's task
     says it; "" where its text cannot be read (the build says why in its own line)."""
     from nvfp4ctl.build.sources import kernel_problem
-    from nvfp4ctl.problems import DEFAULT_PROBLEM
-    from nvfp4ctl.runner.targets import kernel_because
+    from nvfp4ctl.runner.targets import kernel_because, kernel_problem_name
 
     try:
         own = kernel_problem(source)
     except OSError:
         return ""
-    return f" · {own.name if own is not None else DEFAULT_PROBLEM} ({kernel_because(own)})"
+    return f" · {kernel_problem_name(own)} ({kernel_because(own)})"
 
 
 def warn_of_the_submission_here(target: BuildTarget) -> None:

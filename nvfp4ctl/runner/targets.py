@@ -140,6 +140,12 @@ def task_for_kernel(task: Any, kernel: Path | None) -> Any:
     return replace(task, shipped_because=kernel_because(own))
 
 
+def kernel_problem_name(own: Any | None) -> str:
+    """The problem a kernel is judged by, `own` being its build.sources.kernel_problem: the GEMM's where it
+    includes no problem's API header, as the binding built with it is then the GEMM's."""
+    return own.name if own is not None else DEFAULT_PROBLEM
+
+
 def kernel_because(own: Any | None) -> str:
     """Why a kernel is `own`'s (build.sources.kernel_problem), as the header lines say it: the API header it
     includes, where a submission's say the header, name or export line that picked its task."""
@@ -255,10 +261,10 @@ def refuse_other_problem(kernel: Path, resolved: Path, problem: str, task: TaskL
     if problem not in problem_names():  # a problem defined elsewhere (module:attribute): its own business
         return
     own = _kernel_problem(kernel, resolved)
-    own_name = own.name if own is not None else DEFAULT_PROBLEM
+    own_name = kernel_problem_name(own)
     if own_name == problem:
         return
-    why = f"it includes {own.kernel_api.header}" if own is not None else NO_API_HEADER
+    why = kernel_because(own)
     where = short_path(task.path) if task is not None and task.path is not None else "the task"
     if default_for is not None:
         raise UsageError(f"{short_path(kernel)} ({default_for}, no --kernel given) is an {own_name} kernel ({why}),"

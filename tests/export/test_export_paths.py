@@ -78,8 +78,10 @@ def test_a_kernel_without_an_api_header_is_refused_for_another_problem(
     kernel.write_text("// nvfp4ctl: arch=sm_100a\n__global__ void k() {}\n")
     result = runner.invoke(app, ["export", "--kernel", str(kernel), "-o", "bare.py"])
     assert result.exit_code == 2, result.output
+    # the reason as check's and build's first lines give it (targets.kernel_because), where it stopped at "header"
     assert _flat(result.output) == (f"error: --kernel {kernel} is an nvfp4_gemm kernel (it includes no problem's API"
-                                    " header), but task.yml is for nvfp4_dual_gemm: pass --task with an nvfp4_gemm task.yml")
+                                    " header: the GEMM's C ABI calls it), but task.yml is for nvfp4_dual_gemm: pass"
+                                    " --task with an nvfp4_gemm task.yml")
     assert not (folder / "bare.py").exists()
 
 
