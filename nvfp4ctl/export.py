@@ -163,19 +163,22 @@ def render(inputs: BuildInputs, arch: str) -> Submission:
 
         problem = get_problem("nvfp4_gemm")  # a kernel without an API header: the GEMM's binding
     api = problem.kernel_api
+    cuda_flags, cpp_flags = flags.cuda_flags(arch), list(flags.BINDING_CFLAGS)
     text = _TEMPLATE.format(
         function=api.function,
+        extension=f"{api.function}_{_extension_digest(cuda_source, cpp_source, cuda_flags, cpp_flags)}",
         call=api.call_text(),
         passes=api.describe(),
         kernel=kernel.name,
         arch=arch,
         digest=digest,
-        flags=repr(flags.cuda_flags(arch)),
-        cpp_flags=repr(list(flags.BINDING_CFLAGS)),
+        flags=repr(cuda_flags),
+        cpp_flags=repr(cpp_flags),
         cuda_source=_python_string(cuda_source),
         cpp_source=_python_string(cpp_source),
         imports="\n".join(f"import {name}" for name in sorted(_MODULES + (_CUTLASS_MODULES if inputs.needs_cutlass else ()))),
-        cutlass=_CUTLASS_LOOKUP if inputs.needs_cutlass else _NO_CUTLASS,
+        cutlass=_CUTLASS_LOOKUP if inputs.needs_cutlass else "",
+        include_paths=_CUTLASS_INCLUDE_PATHS if inputs.needs_cutlass else "",
     )
     if FORBIDDEN_WORD in text.lower():  # the template itself must never bring the word in
         raise UsageError(f'the generated submission contains "{FORBIDDEN_WORD}"; nothing was written')
@@ -184,6 +187,12 @@ def render(inputs: BuildInputs, arch: str) -> Submission:
     text = f"{first} Body sha256 {_body_hash(body)}.\n{body}"  # an edit of the file shows (_refusal)
     return Submission(kernel=kernel, arch=arch, text=text, embedded=embedded, never_run=arch in never_run_on(kernel),
                       problem=problem.name, problem_from_header=from_header)
+
+
+def _extension_digest(cuda_source: str, cpp_source: str, cuda_flags: list[str], cpp_flags: list[str]) -> str:
+    """The extension name's hash of what it compiles, written into the file as a literal: a name made at
+    import (an f-string of a hash) is one `nvfp4ctl build` cannot read without running the file."""
+    return hashlib.sha256((cuda_source + cpp_source + repr(cuda_flags) + repr(cpp_flags)).encode()).hexdigest()[:12]
 
 
 # in the first line of every file `export` writes; a file without it is the user's own work
@@ -301,14 +310,11 @@ def _read_only(output: Path) -> str:
     return f"{output} is read-only: nothing was written (chmod u+w it, or -o another path)"
 
 
-_MODULES = ("hashlib", "inspect")
+_MODULES = ("inspect",)
 _CUTLASS_MODULES = ("importlib.util", "os")
-
-_NO_CUTLASS = '''
-
-def _include_dirs():
-    return []
-'''
+# only a CUTLASS kernel has include folders to find; without them the call names none, so that
+# `nvfp4ctl build` reads the call whole, with nothing left unknown to warn of
+_CUTLASS_INCLUDE_PATHS = "\n        extra_include_paths=_include_dirs(),"
 
 _CUTLASS_LOOKUP = '''
 
@@ -347,17 +353,15 @@ CPP_SOURCE = {cpp_source}
 {cutlass}
 
 def _compile():
-    digest = hashlib.sha256((CUDA_SOURCE + CPP_SOURCE + repr(CUDA_FLAGS) + repr(CPP_FLAGS)).encode()).hexdigest()[:12]
     options = {{}}
     if "no_implicit_headers" in inspect.signature(load_inline).parameters:
         options["no_implicit_headers"] = True  # both sources include what they need themselves
     return load_inline(
-        name=f"{function}_{{digest}}",
+        name="{extension}",
         cpp_sources=[CPP_SOURCE],
         cuda_sources=[CUDA_SOURCE],
         extra_cflags=CPP_FLAGS,
-        extra_cuda_cflags=CUDA_FLAGS,
-        extra_include_paths=_include_dirs(),
+        extra_cuda_cflags=CUDA_FLAGS,{include_paths}
         with_cuda=True,
         **options,
     )

@@ -82,3 +82,21 @@ def test_a_tensor_core_kernel_for_another_arch_is_told_how_to_find_out(tmp_path:
     assert result.exit_code == 0, result.output
     assert ("the B200 leaderboard needs sm_100a; --arch sm_100a exports it for a B200 where it has no sm_90a-only"
             f" code (wgmma): `nvfp4ctl build --arch sm_100a {kernel}` tells") in " ".join(result.output.split())
+
+
+@pytest.mark.parametrize("problem", ["nvfp4_gemv", "nvfp4_dual_gemm", "nvfp4_group_gemm"])
+def test_builds_static_reading_of_an_export_is_whole_and_names_the_extension(tmp_path: Path, problem: str) -> None:
+    """build read every export's `extra_include_paths=_include_dirs()` as not static and warned that it built
+    without them (a kernel without CUTLASS has none), under the name ext_line365 for the f-string name."""
+    from nvfp4ctl.build.submission_sources import find_sources
+    from nvfp4ctl.export import _extension_digest
+
+    output = tmp_path / "submission.py"
+    export_submission(NAIVE / f"{problem}_naive.cu", output, arch="sm_100a")
+    [extension] = find_sources(output).extensions
+    assert extension.notes == [] and extension.include_paths == []
+    strings = {node.targets[0].id: ast.literal_eval(node.value) for node in ast.parse(output.read_text()).body
+               if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
+               and node.targets[0].id in ("CUDA_SOURCE", "CPP_SOURCE", "CUDA_FLAGS", "CPP_FLAGS")}
+    digest = _extension_digest(strings["CUDA_SOURCE"], strings["CPP_SOURCE"], strings["CUDA_FLAGS"], strings["CPP_FLAGS"])
+    assert extension.name == f"{problem}_{digest}"  # the file's own text hashed, as the name made at import was
