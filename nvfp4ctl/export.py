@@ -141,6 +141,20 @@ def _refuse_forbidden_word(path: Path) -> None:
         )
 
 
+_ARCH_LINE = re.compile(r"^(?P<mark>[ \t]*//[ \t]*nvfp4ctl:[ \t]*arch[ \t]*=[ \t]*)(?P<arch>sm_\w+)(?P<rest>.*)$", re.M)
+
+
+def _arch_lines_for(cuda_source: str, arch: str) -> str:
+    """The source with each `// nvfp4ctl: arch=` line naming the arch it is exported for: a kernel that says
+    sm_90a exported with --arch sm_100a is compiled for sm_100a (CUDA_FLAGS), and its text says so too."""
+    def exported_for(line: re.Match[str]) -> str:
+        if line["arch"] == arch:
+            return line[0]
+        return f"{line['mark']}{arch}{line['rest']} (exported with --arch {arch}; the kernel's own line says {line['arch']})"
+
+    return _ARCH_LINE.sub(exported_for, cuda_source)
+
+
 def _python_string(text: str) -> str:
     """A raw triple-quoted literal when the text allows one (readable), else repr()."""
     for quote in ("'''", '"""'):
@@ -154,6 +168,7 @@ def render(inputs: BuildInputs, arch: str) -> Submission:
     for path in inputs.files:
         _refuse_forbidden_word(path)
     cuda_source, cuda_headers = inline_local_includes(inputs.kernel)
+    cuda_source = _arch_lines_for(cuda_source, arch)
     cpp_source, cpp_headers = inline_local_includes(inputs.binding)
     digest = file_digest(kernel)  # the same short hash the run log gives this kernel
     problem = kernel_problem(inputs.kernel)
@@ -163,9 +178,11 @@ def render(inputs: BuildInputs, arch: str) -> Submission:
 
         problem = get_problem("nvfp4_gemm")  # a kernel without an API header: the GEMM's binding
     api = problem.kernel_api
+    launch = abi_functions(inputs.kernel)[1]
     cuda_flags, cpp_flags = flags.cuda_flags(arch), list(flags.BINDING_CFLAGS)
     text = _TEMPLATE.format(
         function=api.function,
+        launch=launch,
         extension=f"{api.function}_{_extension_digest(cuda_source, cpp_source, cuda_flags, cpp_flags)}",
         call=api.call_text(),
         passes=api.describe(),
@@ -334,8 +351,8 @@ def _include_dirs():
 _TEMPLATE = '''"""GPU MODE {function} submission: {kernel} for {arch}, exported by `nvfp4ctl export` (kernel hash {digest}: source and local headers).
 
 The CUDA kernel and its torch binding are embedded below (local headers inlined) and compiled once,
-at import, with torch.utils.cpp_extension.load_inline. Every call is one kernel launch on the
-default launch queue: {passes}.
+at import, with torch.utils.cpp_extension.load_inline. Every call is one {launch}() call on the
+default launch queue, making as many kernel launches as that function does: {passes}.
 Needs nvcc and ninja on the machine; CUTLASS kernels also need the CUTLASS headers.
 Edit the kernel in the repository and export again rather than editing this file.
 """

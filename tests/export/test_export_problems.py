@@ -100,3 +100,22 @@ def test_builds_static_reading_of_an_export_is_whole_and_names_the_extension(tmp
                and node.targets[0].id in ("CUDA_SOURCE", "CPP_SOURCE", "CUDA_FLAGS", "CPP_FLAGS")}
     digest = _extension_digest(strings["CUDA_SOURCE"], strings["CPP_SOURCE"], strings["CUDA_FLAGS"], strings["CPP_FLAGS"])
     assert extension.name == f"{problem}_{digest}"  # the file's own text hashed, as the name made at import was
+
+
+def test_the_grouped_gemm_export_describes_its_launches_and_the_arch_it_is_for(tmp_path: Path) -> None:
+    """The docstring said "Every call is one kernel launch" where nvfp4_group_gemm_launch launches per group, and
+    an export made with --arch sm_100a kept the kernel's `// nvfp4ctl: arch=sm_90a` as CUDA_SOURCE's first line."""
+    output = tmp_path / "submission.py"
+    export_submission(NAIVE / "nvfp4_group_gemm_naive.cu", output, arch="sm_100a")
+    text = output.read_text()
+    docstring = " ".join(ast.get_docstring(ast.parse(text)).split())  # type: ignore[union-attr]
+    assert "one kernel launch" not in docstring
+    assert ("Every call is one nvfp4_group_gemm_launch() call on the default launch queue, making as many kernel"
+            " launches as that function does") in docstring
+    cuda_source = text.split("CUDA_SOURCE = r'''", 1)[1]
+    assert cuda_source.startswith("// nvfp4ctl: arch=sm_100a (exported with --arch sm_100a; the kernel's own line"
+                                  " says sm_90a)\n")
+    assert "arch=sm_90a" not in text.replace("says sm_90a", "")
+    own = tmp_path / "own.py"
+    export_submission(NAIVE / "nvfp4_group_gemm_naive.cu", own)  # for its own arch the line stays as written
+    assert own.read_text().split("CUDA_SOURCE = r'''", 1)[1].startswith("// nvfp4ctl: arch=sm_90a\n")
