@@ -18,6 +18,11 @@ _TOOL = re.compile(r"^(?:nvcc fatal|/usr/bin/ld|ld|collect2|nvlink error|nvlink 
 _INSTANTIATED_AT = re.compile(r'at line (\d+) of "?(.+?)"?$')
 _NOISE = re.compile(r"\): note\b|: note:|detected during|required from|[Ii]n instantiation of")
 CONTEXT_LINES = 4
+_TARGET = re.compile(r"\bon \.target '[^'\n]*'")
+_PLAIN_TARGET = re.compile(r"\bnot supported on \.target 'sm_(\d+)'")  # sm_100a or sm_100f: no hint
+# the B200's and B300's: an instruction their plain target refuses is one of sm_100a's (sm_103a's): tcgen05,
+# the FP4 conversions
+_TENSOR_MEMORY_FAMILY = frozenset({"100", "103"})
 
 
 def display_path(file: str | Path) -> str:
@@ -56,6 +61,8 @@ def first_error(log: str, user_files: tuple[Path, ...] = ()) -> str | None:
             where = _ptx_place(groups["file"], groups["line"], groups["msg"], user_files)
         shown = [f"{where}{groups['msg'].strip()}"]
         shown.extend(_context(lines[index + 1 :]))
+        if match.re is _PTXAS and (hint := _arch_specific_hint(groups["msg"])):
+            shown.append(hint)
         if hint := _instantiation_hint(lines[index + 1 :], groups.get("file"), user_files):
             shown.append(hint)
         more = count_errors(log) - 1
@@ -75,13 +82,42 @@ def _ptx_place(ptx: str, line: str, message: str, user_files: tuple[Path, ...]) 
             sources.append((path, path.read_text(errors="replace").splitlines()))
         except OSError:
             continue
-    for text in (text for text in re.findall(r"'([^'\n]+)'", message) if len(text) > 1):
-        places = [(path, number) for path, lines in sources for number, source in enumerate(lines, 1) if text in source]
+    # the target ('sm_100') is no text of the instruction's: found on a line, it would be the flags' line
+    quoted = re.findall(r"'([^'\n]+)'", _TARGET.sub("", message))
+    for text in (text for text in quoted if len(text) > 1):
+        written = _written_as(text)
+        places = [(path, number) for path, lines in sources for number, source in enumerate(lines, 1)
+                  if written.search(source)]
         if len(places) == 1:  # text found on several lines could be any of them: no guess
             return f"{display_path(str(places[0][0]))}:{places[0][1]}: ptxas (PTX line {line}): "
     if Path(ptx).name.startswith("tmpxft"):
         return f"ptxas (line {line} of the PTX nvcc made): "
     return f"{display_path(ptx)}:{line}: "
+
+
+def _written_as(quoted: str) -> re.Pattern[str]:
+    """How a text ptxas quotes is written in the source: as it is, but `cvt with .e2m1x2` (ptxas's words for an
+    instruction and one of its modifiers) is the instruction with that modifier among its others,
+    cvt.rn.f16x2.e2m1x2."""
+    instruction, joined, modifier = quoted.partition(" with ")
+    if joined and re.fullmatch(r"[\w.]+", instruction) and re.fullmatch(r"\.\w+", modifier):
+        return re.compile(rf"(?<![\w.]){re.escape(instruction)}(?:\.\w+)*{re.escape(modifier)}(?!\w)")
+    return re.compile(re.escape(quoted))
+
+
+def _arch_specific_hint(message: str) -> str | None:
+    """For an instruction ptxas refuses on a plain target (sm_100, sm_90): the arch-specific one (sm_100a)
+    has the instructions only that GPU has (tcgen05, cvt with .e2m1x2, wgmma), which the plain one leaves out."""
+    target = _PLAIN_TARGET.search(message)
+    if target is None or int(target[1]) < 90:
+        return None
+    number = target[1]
+    flag = f"-gencode=arch=compute_{number}a,code=sm_{number}a"
+    if number in _TENSOR_MEMORY_FAMILY:
+        return (f"  hint: the instruction needs sm_{number}a, the `a` arch: .target 'sm_{number}' leaves out the"
+                f" instructions only that GPU has; compile with {flag}")
+    return (f"  hint: .target 'sm_{number}' leaves out the instructions only that GPU has: if this is one of"
+            f" sm_{number}a's, compile with {flag}")
 
 
 def _context(following: list[str]) -> list[str]:

@@ -69,3 +69,36 @@ def test_a_ptxas_error_in_inline_asm_names_the_users_line(tmp_path: Path) -> Non
     twice.write_text('asm("bogus.instr;");\nasm("bogus.instr;");\n')
     assert first_error(log, (twice,)).startswith("ptxas (line 23 of the PTX nvcc made)")  # type: ignore[union-attr]
     assert count_errors(log + "ptxas fatal   : Ptx assembly aborted due to errors\n") == 1
+
+
+SM100A_ONLY = '''import torch
+from torch.utils.cpp_extension import load_inline
+
+CUDA = r"""
+__global__ void decode(const unsigned short* in, unsigned* out) {
+  unsigned r;
+  asm volatile("{ .reg .b8 lo; mov.b16 {lo, _}, %1; cvt.rn.f16x2.e2m1x2 %0, lo; }" : "=r"(r) : "h"(in[0]));
+  out[0] = r;
+}
+"""
+m = load_inline(name="fp4", cpp_sources="", cuda_sources=CUDA,
+                extra_cuda_cflags=["-gencode=arch=compute_100,code=sm_100"])
+'''
+
+
+def test_an_sm100a_only_instruction_on_sm100_names_the_py_line_and_the_a_arch(tmp_path: Path) -> None:
+    """ptxas's 'cvt with .e2m1x2' is cvt.rn.f16x2.e2m1x2 in the CUDA string; the error named only a line of
+    the PTX nvcc made (the quoted 'sm_100' would have named the flags' line), and no hint said sm_100a."""
+    submission = tmp_path / "submission.py"
+    submission.write_text(SM100A_ONLY)
+    log = ("ptxas /tmp/tmpxft_00003df0_00000000-6_k.ptx, line 134; error   : Instruction 'cvt with .e2m1x2' not"
+           " supported on .target 'sm_100'\nptxas fatal   : Ptx assembly aborted due to errors\n")
+    assert first_error(log, (submission,)) == (
+        f"{submission}:7: ptxas (PTX line 134): Instruction 'cvt with .e2m1x2' not supported on .target 'sm_100'\n"
+        "  hint: the instruction needs sm_100a, the `a` arch: .target 'sm_100' leaves out the instructions only that"
+        " GPU has; compile with -gencode=arch=compute_100a,code=sm_100a")
+    on_hopper = log.replace("'sm_100'", "'sm_90'")
+    assert first_error(on_hopper, (submission,)).splitlines()[1] == (  # type: ignore[union-attr]
+        "  hint: .target 'sm_90' leaves out the instructions only that GPU has: if this is one of sm_90a's,"
+        " compile with -gencode=arch=compute_90a,code=sm_90a")
+    assert first_error(log.replace("'sm_100'", "'sm_100a'"), (submission,)).count("\n") == 0  # type: ignore[union-attr]
