@@ -54,6 +54,18 @@ def test_unknown_problem_is_one_line(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "unknown problem 'gemv'" in result.output
 
 
+@pytest.mark.parametrize("typo", ["nvfp4_group_gem", "nvfp4-group-gem"])
+def test_a_mistyped_problem_is_offered_the_close_one(tmp_path: Path, typo: str) -> None:
+    """Mistyped commands and options got click's "did you mean"; a mistyped --problem got only the list."""
+    result = CliRunner().invoke(app, ["init", "--problem", typo, str(tmp_path)])
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
+    assert result.output.rstrip().endswith(f"unknown problem {typo!r} (known: nvfp4_gemm, nvfp4_dual_gemm,"
+                                           " nvfp4_group_gemm, nvfp4_gemv); did you mean 'nvfp4_group_gemm'?")
+    assert not (tmp_path / "task.yml").exists()
+    far = CliRunner().invoke(app, ["init", "--problem", "gemv", str(tmp_path)])
+    assert "did you mean" not in far.output
+
+
 def test_a_folder_that_cannot_be_made_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "afile").write_text("")
     result = CliRunner().invoke(app, ["init", "--problem", "nvfp4_gemm", str(tmp_path / "afile" / "sub")])
