@@ -47,13 +47,23 @@ def binding_lines(tree: ast.Module) -> list[int]:
 def missing_message(tree: ast.Module, shown: str) -> str:
     """What to say where nothing binds `custom_kernel`; a top-level function whose name is close
     (custom_kernal, customkernel) is named with its line, the likely typo."""
-    functions = {node.name: node.lineno for node in _top_level(tree.body)
+    misspelt = misspelt_entry_point(tree)
+    if misspelt is not None:
+        return f"{shown}:{misspelt.lineno}: {misspelt_words(misspelt.name)}: GPU MODE calls {ENTRY_POINT}(data)"
+    return f"{shown}: defines no {ENTRY_POINT}(data) function, which GPU MODE calls"
+
+
+def misspelt_entry_point(tree: ast.Module) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The top-level function whose name is close to `custom_kernel` (custom_kernal, customkernel), the
+    likely typo where nothing binds it, else None; check and lint both name it."""
+    functions = {node.name: node for node in _top_level(tree.body)
                  if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
     close = difflib.get_close_matches(ENTRY_POINT, functions, n=1, cutoff=0.8)
-    if close:
-        return (f"{shown}:{functions[close[0]]}: defines {close[0]}(), not {ENTRY_POINT}(): GPU MODE calls"
-                f" {ENTRY_POINT}(data)")
-    return f"{shown}: defines no {ENTRY_POINT}(data) function, which GPU MODE calls"
+    return functions[close[0]] if close else None
+
+
+def misspelt_words(name: str) -> str:
+    return f"defines {name}(), not {ENTRY_POINT}()"
 
 
 def not_callable_message(path: Path, shown: str, value: object) -> str:

@@ -1296,6 +1296,26 @@ def test_a_submission_without_custom_kernel_is_nv002(name: str, text: str, flagg
         assert (found[0].line, found[0].col) == (1, 1) and "the leaderboard calls custom_kernel(data)" in found[0].message
 
 
+@pytest.mark.parametrize("text, line", [("import torch\n\n\ndef custom_kernal(data):\n    return data[6]\n", 4),
+                                        ("if True:\n    async def customkernel(data):\n        return data[6]\n", 2)],
+                         ids=["def", "async def in an if"])
+def test_a_misspelt_custom_kernel_is_nv002_at_its_def_as_check_names_it(tmp_path: Path, text: str, line: int) -> None:
+    """lint said "submission.py has no custom_kernel" at 1:1 where check named the def's line and the misspelling."""
+    from nvfp4ctl.errors import UnloadableSubmission
+    from nvfp4ctl.runner.entry_point import refuse_broken_submission
+
+    [found] = [d for d in lint_text(text, "submission.py") if d.code == "NV002"]
+    name = "custom_kernal" if "custom_kernal" in text else "customkernel"
+    assert (found.line, found.message) == (line, f"defines {name}(), not custom_kernel(): the leaderboard calls"
+                                                 " custom_kernel(data)")
+    assert found.source_line.lstrip().startswith(("def", "async def"))
+    submission = tmp_path / "submission.py"
+    submission.write_text(text)
+    with pytest.raises(UnloadableSubmission) as refused:
+        refuse_broken_submission(submission, "submission.py")
+    assert str(refused.value) == f"submission.py:{line}: defines {name}(), not custom_kernel(): GPU MODE calls custom_kernel(data)"
+
+
 
 @pytest.mark.parametrize("text, flagged", [
     ("def custom_kernel(a, b, sfa, sfb, c):\n    return c\n", "custom_kernel(a, b, sfa, sfb, c)"),

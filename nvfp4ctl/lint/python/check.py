@@ -17,6 +17,7 @@ from nvfp4ctl.lint.python.index import ModuleIndex
 from nvfp4ctl.lint.source import SourceFile
 from nvfp4ctl.submission_text import coding_line_problem
 from nvfp4ctl.lint.submission import CUSTOM_KERNEL, STAR_IMPORT, SUBMISSION_NAME
+from nvfp4ctl.runner.entry_point import misspelt_entry_point, misspelt_words
 
 
 def check(source: SourceFile, config: LintConfig) -> list[Finding]:
@@ -77,6 +78,10 @@ def _entry_point(source: SourceFile, tree: ast.Module) -> list[Finding]:
         return uncallable
     if not SUBMISSION_NAME.match(source.path.name) or CUSTOM_KERNEL.search(source.text) or STAR_IMPORT.search(source.text):
         return []
+    misspelt = misspelt_entry_point(tree)
+    if misspelt is not None:  # the line and the name check gives
+        return [Finding(source.ast_offset(misspelt.lineno, misspelt.col_offset), "NV002",
+                        f"{misspelt_words(misspelt.name)}: the leaderboard calls custom_kernel(data)")]
     return [Finding(0, "NV002", f"{source.path.name} has no custom_kernel (def, assignment or import): the leaderboard"
                                " calls custom_kernel(data)")]
 
