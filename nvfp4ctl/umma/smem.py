@@ -35,6 +35,13 @@ class ModelError(ValueError):
         self.field = field
 
 
+def reads_lbo(layout: int) -> bool:
+    """Whether the MMA reads a K-major operand descriptor's LBO: only without a swizzle, where it is the
+    K stride between 16-byte core matrices. The PTX ISA's swizzled K-major layouts have no LBO term,
+    since one MMA's MMA_K_BYTES of a row lie inside one swizzle atom (CUTLASS writes 1 there)."""
+    return layout == SWIZZLE_NONE
+
+
 def new_image(size_bytes: int = SMEM_BYTES) -> torch.Tensor:
     return torch.zeros(size_bytes, dtype=torch.uint8)
 
@@ -93,7 +100,7 @@ def operand_addresses(desc: int, rows: int, k_bytes: int = MMA_K_BYTES) -> torch
     span = SWIZZLE_SPAN[layout]
     if k_bytes > span:
         raise ModelError(f"one MMA reads {k_bytes} K bytes per row, more than the {span}-byte swizzle atom", "layout")
-    pre = start + group * sbo + within * span + kb  # LBO is unused for swizzled K-major operands
+    pre = start + group * sbo + within * span + kb  # no LBO: reads_lbo
     return swizzle_address(pre, layout)  # type: ignore[return-value]
 
 

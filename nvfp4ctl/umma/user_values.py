@@ -202,7 +202,7 @@ def check_desc(name: str, word: int | None, config: MmaConfig | None, step: int 
         rows = config.m if name.startswith("desc_a") else config.n
         base = step0_start if step0_start is not None else ((actual["start"] << 4) if actual else 0)
         expected = expected_desc(config, rows, base, step)
-    unused = {"lbo"} if config is not None and config.layout != smem.SWIZZLE_NONE else set()
+    unused = {"lbo"} if config is not None and not smem.reads_lbo(config.layout) else set()
     shown = d.describe_smem(actual if actual is not None else expected)  # type: ignore[arg-type]
     if "lbo" in unused:
         shown["lbo"] += " (unused)"

@@ -73,12 +73,35 @@ def test_field_verdicts_are_enum_members_shown_as_their_words() -> None:
     assert {f["field"]: f["status"] for f in fields}["n_dim"] == "MISMATCH"
 
 
-def test_simulate_names_swapped_lbo_and_sbo() -> None:
+def test_simulate_names_swapped_lbo_and_sbo_where_lbo_is_read() -> None:
+    """With no swizzle the hardware reads LBO (the K stride of core matrices): a swap is both fields."""
+    good_b = "0x0000400800800440"  # none: start 0x4400, lbo 2048 B (128 rows x 16 B), sbo 128 B
+    swapped = "0x0000408000080040"  # start 0x400, lbo 128 B, sbo 2048 B
+    result = dump("--idesc", GOOD_IDESC, "--desc-a", swapped, "--desc-b", good_b, "--swizzle", "none",
+                  "--simulate", "--shape", "128,128,256")
+    assert result.exit_code == 1, result.output
+    assert "desc_a[0].lbo = 128 B, expected 2048 B" in result.output.splitlines()[-1], result.output
+    assert "LBO and SBO swapped" in result.output
+    assert "error map" in result.output
+
+
+def test_lbo_of_a_swizzled_k_major_operand_is_no_difference_in_the_simulation() -> None:
+    """The PTX ISA's swizzled K-major layouts have no LBO term (one MMA's 32 K bytes lie in one swizzle
+    atom; CUTLASS writes 1): the static check marked it unused, while the simulation listed it as a
+    difference and named an LBO/SBO swap its summary's count of one mismatch did not hold."""
     swapped = "0x4000400100400040"  # lbo 1024 B, sbo 16 B
     result = dump("--idesc", GOOD_IDESC, "--desc-a", swapped, "--desc-b", GOOD_B, "--simulate", "--shape", "128,128,256")
     assert result.exit_code == 1, result.output
-    assert "LBO and SBO swapped" in result.output
-    assert "error map" in result.output
+    assert "desc_a.lbo" not in result.output and "LBO and SBO swapped" not in result.output, result.output
+    assert "  differs: desc_a.sbo = 16 B, expected 1024 B (MMA 0,1,2,3)" in result.output.splitlines()
+    assert "  explained by: desc_a.sbo = 16 B, expected 1024 B (MMAs 0,1,2,3)" in result.output.splitlines()
+    assert result.output.splitlines()[-1] == (
+        "umma values: 3 descriptors checked against the config, 1 mismatch (desc_a[0].sbo = 16 B, expected 1024 B);"
+        " simulate: 15360 of 16384 wrong (desc_a.sbo = 16 B, expected 1024 B (MMAs 0,1,2,3))"), result.output
+    lbo_only = "0x4000404000400040"  # lbo 1024 B, everything else right: the hardware never reads it
+    result = dump("--idesc", GOOD_IDESC, "--desc-a", lbo_only, "--desc-b", GOOD_B, "--simulate", "--shape", "128,128,256")
+    assert result.exit_code == 0, result.output
+    assert "model D equals the exact reference (16384 values)" in result.output
 
 
 @pytest.mark.parametrize("shape, line", [
@@ -145,3 +168,18 @@ def test_more_values_than_k_steps_are_refused_not_dropped() -> None:
     assert "--desc-a given 5 times; a K tile of 256 with MMA K=64 has 4 K steps" in " ".join(result.output.split())
     four = dump("--mma", "128,128,64", "--idesc", GOOD_IDESC, *[arg for v in steps[:4] for arg in ("--desc-a", v)])
     assert four.exit_code == 0 and "desc_a[3] 0x4000404000010046" in four.output
+
+
+def test_the_readme_and_byo_kernel_simulate_examples_are_what_dump_prints() -> None:
+    """Their example named an LBO/SBO swap the simulation no longer reports; each shown line is a line of the run."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    command = ("$ nvfp4ctl dump --umma --idesc 0x08200480 --desc-a 0x4000404000010040 --desc-b 0x4000400100400440"
+               " --simulate --shape 128,128,512")
+    printed = dump(*command.split()[4:]).output.splitlines()
+    for doc in ("README.md", "docs/byo_kernel.md"):
+        text = (root / doc).read_text(encoding="utf-8")
+        shown = text.split(command + "\n", 1)[1].split("```", 1)[0].splitlines()
+        lines = [line for line in shown if line.strip() != "..." and not line.startswith("$ ")]
+        assert lines and all(line in printed for line in lines), (doc, [line for line in lines if line not in printed])

@@ -102,7 +102,8 @@ def _with(issue: model.MmaIssue, name: str, key: str, change) -> model.MmaIssue:
 
 
 SEEDED = {
-    "lbo_sbo_swapped": (lambda issues: [_swap_lbo_sbo(i) for i in issues], "LBO and SBO swapped"),
+    # swizzled (the default 128B): the hardware reads no LBO, so the SBO alone is named
+    "lbo_sbo_swapped": (lambda issues: [_swap_lbo_sbo(i) for i in issues], "desc_a.sbo = 16 B, expected 1024 B"),
     "wrong_n": (lambda issues: [_with(i, "idesc", "n_dim", lambda v: v // 2) for i in issues], "idesc.n_dim (N>>3)"),
     "wrong_scale_id": (lambda issues: [_with(i, "idesc", "b_sf_id", lambda v: 2) for i in issues], "wrong scale id"),
     "missed_k_advance": (lambda issues: [diagnose.set_field(i, "desc_a", "start", d.decode_smem(issues[0].desc_a)["start"])
@@ -121,6 +122,20 @@ def test_seeded_descriptor_bugs_are_named(bug: str, data) -> None:
     result = diagnose.simulate(tile, inputs, mutate(plan.issues(tile, 2)))
     assert not result.ok, "the seeded bug must change D"
     assert any(named in line for line in result.explanations), result.explanations
+
+
+def test_a_swap_of_lbo_and_sbo_is_named_where_lbo_is_read(data) -> None:
+    tile = plan.TileConfig(block_n=128, swizzle="none")
+    result = diagnose.simulate(tile, plan.tile_inputs(data, tile, 0, 0), [_swap_lbo_sbo(i) for i in plan.issues(tile, 2)])
+    assert any("LBO and SBO swapped" in line for line in result.explanations), result.explanations
+
+
+def test_a_swizzled_operands_lbo_is_no_difference(data) -> None:
+    """The hardware never reads it (smem.reads_lbo): D is right whatever it holds, and nothing is listed."""
+    tile = plan.TileConfig(block_n=128)
+    issues = [_with(i, "desc_a", "lbo", lambda v: 64) for i in plan.issues(tile, 2)]
+    assert diagnose.compare_issues(issues, plan.issues(tile, 2)) == []
+    assert diagnose.simulate(tile, plan.tile_inputs(data, tile, 0, 0), issues).ok
 
 
 def test_error_map_marks_the_wrong_columns() -> None:
