@@ -183,3 +183,19 @@ def test_the_readme_and_byo_kernel_simulate_examples_are_what_dump_prints() -> N
         shown = text.split(command + "\n", 1)[1].split("```", 1)[0].splitlines()
         lines = [line for line in shown if line.strip() != "..." and not line.startswith("$ ")]
         assert lines and all(line in printed for line in lines), (doc, [line for line in lines if line not in printed])
+
+
+def test_the_simulate_summary_and_inits_run_log_hint_are_whole_lines(tmp_path, monkeypatch) -> None:
+    """With NVFP4CTL_MEMORY set elsewhere, dump's summary ends its line and init's hint starts its own."""
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(tmp_path / "MEMORY.md"))
+    simulated = dump("--idesc", GOOD_IDESC, "--desc-a", "0x4000404000010040", "--desc-b", "0x4000400100400440",
+                     "--simulate", "--shape", "128,128,512")
+    init = CliRunner().invoke(app, ["init", "--problem", "nvfp4_gemm", str(tmp_path / "p")])
+    assert simulated.exit_code == 1 and init.exit_code == 0, simulated.output + init.output
+    both = simulated.output + init.output
+    assert both.endswith("\n") and simulated.output.endswith("\n"), repr(simulated.output[-200:])
+    lines = both.splitlines()
+    summary = [line for line in lines if "umma values:" in line]
+    hint = [line for line in lines if "runs are logged to" in line]
+    assert len(summary) == 1 and summary[0].startswith("umma values: ") and summary[0].endswith("(MMAs 0,1,2,3,4,5,6,7))")
+    assert len(hint) == 1 and hint[0].startswith("runs are logged to "), lines[-6:]
