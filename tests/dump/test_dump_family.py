@@ -67,3 +67,32 @@ def test_the_grouped_tables_name_each_group_as_check_does() -> None:
     assert result.exit_code == 0, result.output
     assert "group 1 sfa" in result.output and "group 2 sfb_permuted vs to_blocked(ref)" in result.output
     assert "sfa[" not in result.output and "sfb[" not in result.output
+
+
+def test_the_readme_names_the_gemm_only_tools_as_a_grouped_gemm_folder_finds_them(tmp_path, monkeypatch) -> None:
+    """The README's "Bring your own tcgen05 kernel" did not say which of its tools work for the GEMM alone."""
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = " ".join(readme.split("## Bring your own tcgen05 kernel", 1)[1].split("\n## ", 1)[0].split())
+    assert ("Some of these tools are the GEMM's alone: `--simulate --shape M,N,K` simulates the GEMM" in section
+            and "`check --dump` and `dump --runtime` run the GEMM's kernels" in section
+            and "`dump --umma` without values reads nvfp4ctl's CUTLASS GEMM kernel" in section
+            and "descriptor values (`--idesc`/`--desc-a`/`--desc-b`), `build` and `lint` work for every problem"
+            in section), section
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(tmp_path / "log" / "MEMORY.md"))
+    assert CliRunner().invoke(app, ["init", "--problem", "nvfp4_group_gemm", str(tmp_path / "g")]).exit_code == 0
+    monkeypatch.chdir(tmp_path / "g")
+
+    def run(*args: str):
+        return CliRunner().invoke(app, list(args))
+
+    kernel_read = run("dump", "--umma")
+    assert kernel_read.exit_code == 2 and "CUTLASS sm_100a kernel for nvfp4_gemm" in kernel_read.output
+    assert run("dump", "--runtime", "--shape", "128,128,512").exit_code == 2
+    assert "an nvfp4_gemm kernel's MMAs" in run("check", "--dump").output
+    grouped_shape = run("dump", "--umma", "--idesc", "0x08200480", "--simulate", "--shape", "128,128,256;128,128,256")
+    assert grouped_shape.exit_code == 2 and "so its --shape is the GEMM's" in grouped_shape.output
+    values = run("dump", "--umma", "--mma", "128,128,64", "--idesc", "0x08200480")
+    assert values.exit_code == 0, values.output
+    assert run("lint").exit_code == 0
