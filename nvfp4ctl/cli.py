@@ -31,9 +31,10 @@ from nvfp4ctl.usage_hints import (DUMP_FILES, EXPORT_FILES, KERNEL_FILES, LOG_FI
                                   file_argument_hint, invocation, json_option_hint, without_option)
 
 _RECORDED: set[str] = set()  # the commands whose runs, parse errors included, go to the run log
+_ON_DEVICE: set[str] = set()  # the commands that run their target on the device NVFP4CTL_DEVICE picks
 
 
-def _record(outcome: Outcome) -> Outcome:
+def _record(outcome: Outcome, command: str) -> Outcome:
     """Append the run's line; returns the outcome to exit with (interrupted, when Ctrl-C or SIGTERM came
     while the line was written: the append replaces MEMORY.md in one step, so it is whole or absent)."""
     memory = None
@@ -47,7 +48,8 @@ def _record(outcome: Outcome) -> Outcome:
         if env_str(Env.MEMORY):  # the folders of a path the user set are theirs to make
             runlog.refuse_a_missing_folder(memory)
         with stop_signals_as_ctrl_c():
-            runlog.append(runlog.make_entry(outcome, sys.argv[1:], workspace.user_folder(), memory), memory)
+            runlog.append(runlog.make_entry(outcome, sys.argv[1:], workspace.user_folder(), memory,
+                                            runs_on_device=command in _ON_DEVICE), memory)
             written = True
     except KeyboardInterrupt:
         if written:  # it came after the line was in: the run ended as the line says
@@ -106,7 +108,7 @@ def _record_rejection(command: object, error: Exception, message: str | None = N
     if command in _RECORDED:
         workspace.reset()
         said = message if message is not None else error.format_message()
-        _record(Outcome(result=f"error: {said.splitlines()[0]}", exit_code=ExitCode.USAGE))
+        _record(Outcome(result=f"error: {said.splitlines()[0]}", exit_code=ExitCode.USAGE), str(command))
 
 
 def _give_json_failure(command: object, typed: TypedOptions, message: str) -> None:
@@ -657,8 +659,11 @@ def _declared_option_names(hints: dict[str, object]) -> set[str]:
 
 
 def _logged(name: str, command: Callable[..., Outcome], record: bool = True, reads_log: bool = False,
-            json_mode: JsonMode | None = None, file_options: FileOptions | None = None) -> Callable[..., None]:
+            json_mode: JsonMode | None = None, file_options: FileOptions | None = None,
+            on_device: bool = False) -> Callable[..., None]:
     """Run a command, show a failure as one red line, append the run log, exit with the code.
+    `on_device`: the command runs its target on the device NVFP4CTL_DEVICE picks, which its run-log
+    line names (runlog.detect_gpu).
     `reads_log`: the command reads the run log without adding to it (`log`), so a file that is none is
     refused as for a command that appends (it read as "no runs logged yet"). `json_mode`: how the
     command is asked for JSON, so that a failure gives stdout a JSON document too. `file_options`: the
@@ -681,10 +686,10 @@ def _logged(name: str, command: Callable[..., Outcome], record: bool = True, rea
             if record:
                 reason = str(crash).splitlines()[0] if str(crash) else ""
                 _record(_stopped(f"internal error: {type(crash).__name__}{': ' if reason else ''}{reason}",
-                                 ExitCode.FAILURES))  # the exit status Python gives an uncaught exception
+                                 ExitCode.FAILURES), name)  # the exit status Python gives an uncaught exception
             raise
         if record:
-            outcome = _record(outcome)
+            outcome = _record(outcome, name)
         raise typer.Exit(int(outcome.exit_code))
 
     added = _with_verbosity_options(command, wrapper)
@@ -696,16 +701,18 @@ def _logged(name: str, command: Callable[..., Outcome], record: bool = True, rea
     app.command(name)(wrapper)
     if record:
         _RECORDED.add(name)
+    if on_device:
+        _ON_DEVICE.add(name)
     return wrapper
 
 
 _logged("build", build.command)
-_logged("check", check.command, file_options=TARGET_FILES)
-_logged("bench", bench.command, json_mode=JsonMode("json", "--json"), file_options=TARGET_FILES)
+_logged("check", check.command, file_options=TARGET_FILES, on_device=True)
+_logged("bench", bench.command, json_mode=JsonMode("json", "--json"), file_options=TARGET_FILES, on_device=True)
 _logged("dump", dump.command, json_mode=JsonMode("as_json", "--json"), file_options=DUMP_FILES)
 _logged("lint", lint.command, json_mode=JsonMode("output_format", "--format", "json"))
 _logged("export", export.command, file_options=EXPORT_FILES)
-_logged("tune", tune.command, json_mode=JsonMode("json", "--json"), file_options=KERNEL_FILES)
+_logged("tune", tune.command, json_mode=JsonMode("json", "--json"), file_options=KERNEL_FILES, on_device=True)
 _logged("log", log.command, record=False, reads_log=True, file_options=LOG_FILES)  # reading the log does not add to it
 _logged("init", init.command, record=False)  # nothing has run yet; MEMORY.md is being made
 

@@ -229,9 +229,12 @@ def _inside(path: Path, top: Path) -> str | None:
 CPU_DEVICE_LABEL = "cpu (NVFP4CTL_DEVICE=cpu)"
 
 
-def detect_gpu() -> str:
+def detect_gpu(runs_on_device: bool = True) -> str:
+    """The GPU column: the machine's GPU ("no GPU" without one), or, for a command that runs the target
+    on the device NVFP4CTL_DEVICE picks (`runs_on_device`: check, bench, tune), the CPU label where
+    that is the CPU. lint, build, dump and export run nothing there: the setting says nothing of them."""
     try:
-        on_cpu = run_device() == "cpu"
+        on_cpu = runs_on_device and run_device() == "cpu"
     except UsageError:  # a bad NVFP4CTL_DEVICE: the command said so and ran nothing
         on_cpu = False
     if on_cpu:  # the run did not use the GPU: its times must not be compared with the GPU's
@@ -240,15 +243,17 @@ def detect_gpu() -> str:
     return gpu.describe() if gpu else "no GPU"
 
 
-def make_entry(outcome: Outcome, argv: list[str], cwd: Path, memory: Path | None = None) -> RunEntry:
-    """The run's line; `memory`: the run log it goes to, whose folder its target's path starts from."""
+def make_entry(outcome: Outcome, argv: list[str], cwd: Path, memory: Path | None = None,
+               runs_on_device: bool = True) -> RunEntry:
+    """The run's line; `memory`: the run log it goes to, whose folder its target's path starts from;
+    `runs_on_device`: whether the command runs its target on NVFP4CTL_DEVICE's device (detect_gpu)."""
     return RunEntry(
         time=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         command=shlex.join(["nvfp4ctl", *argv]),
         target=describe_target(outcome.target, cwd, outcome.target_source,
                                log_folder_of(memory) if memory is not None else None),
         commit=git_state(cwd, memory),
-        gpu=outcome.gpu or detect_gpu(),
+        gpu=outcome.gpu or detect_gpu(runs_on_device),
         exit_code=str(int(outcome.exit_code)),
         result=outcome.result,
         problem=outcome.problem or "",

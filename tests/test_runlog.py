@@ -417,6 +417,25 @@ def test_a_cpu_run_is_logged_as_cpu_not_as_the_machines_gpu(monkeypatch):
     assert runlog.detect_gpu() == "NVIDIA H100 80GB HBM3 (sm_90)"
 
 
+def test_commands_that_run_nothing_on_a_device_log_the_machines_gpu_under_a_cpu_setting(tmp_path, monkeypatch):
+    """NVFP4CTL_DEVICE picks where check, bench and tune run; lint, build, dump and export run nothing
+    there, and their lines said `cpu (NVFP4CTL_DEVICE=cpu)`, a device they never used."""
+    h100 = "NVIDIA H100 80GB HBM3 (sm_90)"
+    monkeypatch.setattr(runlog, "first_gpu", lambda: GpuInfo("NVIDIA H100 80GB HBM3", "9.0"))
+    monkeypatch.setenv("NVFP4CTL_DEVICE", "cpu")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "submission.py").write_text("def custom_kernel(data):\n    return data[-1]\n", encoding="utf-8")
+    for args in (["lint", "submission.py"], ["build", "submission.py"], ["dump", "--umma", "--mma", "128,128,64"],
+                 ["export", "--kernel", "default", "-o", str(tmp_path / "out.py")]):
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 0, result.output
+        assert runlog.read(memory_path())[-1].gpu == h100, args
+    assert runlog.detect_gpu(runs_on_device=False) == h100
+    assert runlog.detect_gpu(runs_on_device=True) == runlog.CPU_DEVICE_LABEL
+    result = CliRunner().invoke(app, ["check", "--only", "0"])  # check's own line keeps the device it would run on
+    assert result.exit_code == 2 and runlog.read(memory_path())[-1].gpu == runlog.CPU_DEVICE_LABEL
+
+
 def _finished_within(seconds: float, function, *args) -> list:
     """`function(*args)`'s result in a one-item list, or [] when it had not returned after `seconds`
     (a thread left blocked on a pipe is a daemon: it does not hold up the test run)."""
