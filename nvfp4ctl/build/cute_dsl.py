@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from nvfp4ctl.build import machine, resources, toolchain
+from nvfp4ctl.build.compile import run_compiler, timeout_message
 from nvfp4ctl.build.report import FunctionUsage, TensorOpCheck
-from nvfp4ctl.errors import UsageError, os_reason
+from nvfp4ctl.errors import ToolTimeout, UsageError, os_reason
 from nvfp4ctl.project import PACKAGE_DIR
 
 CHILD_TIMEOUT_S = 600.0
@@ -136,14 +137,15 @@ def run_child(python: str, path: Path, arch: str, out: Path, inputs: TraceInputs
         env = {**os.environ, "CUTE_DSL_ARCH": arch, "CUTE_DSL_KEEP": "cubin,ptx", "CUTE_DSL_DUMP_DIR": str(out),
                "NVFP4CTL_IMPORT_ROOT": str(_import_root(Path(folder))), "CUDA_VISIBLE_DEVICES": ""}
         started, cpu_before = time.perf_counter(), machine.children_cpu_seconds()
-        try:
-            done = subprocess.run([python, "-c", CHILD, str(path), inputs.argument()], capture_output=True,
-                                  text=True, env=env, timeout=CHILD_TIMEOUT_S, cwd=out)
-        except subprocess.TimeoutExpired as error:
-            raise UsageError(f"CuTe DSL submission: the child ran past {CHILD_TIMEOUT_S:.0f} s") from error
+        try:  # run_compiler: a stop at the limit ends what the child started too (the DSL's tools)
+            _, output = run_compiler([python, "-c", CHILD, str(path), inputs.argument()], out, env,
+                                     timeout_s=CHILD_TIMEOUT_S)
+        except subprocess.TimeoutExpired as error:  # a timeout (exit 3), as a compiler's: not a mistake in the input
+            ran = f"the run of {path.name} on CPU inputs of {inputs.label} (until cute.compile writes its cubins)"
+            raise ToolTimeout(f"CuTe DSL submission: {timeout_message(ran, CHILD_TIMEOUT_S)}") from error
         seconds = round(time.perf_counter() - started, 2)
         cpu_seconds = round(machine.children_cpu_seconds() - cpu_before, 2)
-    said = "\n".join(line for line in (done.stdout + done.stderr).splitlines() if line.startswith("nvfp4ctl-dsl-child"))
+    said = "\n".join(line for line in output.splitlines() if line.startswith("nvfp4ctl-dsl-child"))
     return said, seconds, cpu_seconds
 
 

@@ -242,3 +242,21 @@ def test_a_dsl_build_ends_with_its_result_line_as_a_load_inline_build_does(tmp_p
         last = result.output.strip().splitlines()[-1]
         assert last == runlog.read(Path(os.environ["NVFP4CTL_MEMORY"]))[-1].result, result.output
         assert re.fullmatch(r"CuTe DSL: 1 cubin for sm_100a in [\d.]+ s", last), last
+
+
+def test_a_dsl_run_past_its_limit_is_a_timeout_in_one_line_and_ends_what_it_started(tmp_path: Path,
+                                                                                   monkeypatch) -> None:
+    """It was a usage error (exit 2), 'the child ran past 600 s', and a tool the child started ran on."""
+    from process_tree import wait_dead
+
+    monkeypatch.setattr(cute_dsl, "CHILD_TIMEOUT_S", 1.0)
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
+    tool_pid = tmp_path / "tool.pid"
+    python = _waiting_python(tmp_path, f"sleep 60 & echo $! > {tool_pid}; wait")
+    result = _build(python, "nvfp4_gemv")
+    assert result.exit_code == 3, result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("error")]
+    assert errors == ["error: CuTe DSL submission: the run of cute_dsl_submission.py on CPU inputs of nvfp4_gemv 128x256"
+                      " (until cute.compile writes its cubins) ran past 1 s and was stopped (the limit is fixed)"]
+    assert "Traceback" not in result.output
+    assert wait_dead(int(tool_pid.read_text()), 5)
