@@ -10,8 +10,9 @@ and the SASS check; the importable module is built where torch has CUDA (the GPU
 The cpp_extension build runs in a child Python process so that ninja's output (which carries the
 `ptxas -v` lines) can be captured: cpp_extension prints it to file descriptor 1 or discards it.
 
-Every compiler run, a kernel's, a submission's (submission_build), a CuTe DSL submission's (cute_dsl)
-and a host proof's (umma/host_proof), goes through run_compiler.
+Every compiler run, a kernel's, a submission's (submission_build), a CuTe DSL submission's (cute_dsl),
+--submission-time's `python submission.py` (submission_time) and a host proof's (umma/host_proof), goes
+through run_compiler.
 """
 
 from __future__ import annotations

@@ -226,6 +226,29 @@ def test_submission_time_is_reported_and_a_failure_fails(hgmma_report: BuildRepo
     assert "(FAILED)" in result.output
 
 
+
+def test_submission_time_past_its_limit_is_a_timeout_in_one_line_and_ends_its_compiles(
+        hgmma_report: BuildReport, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """It was a usage error (exit 2), and the child Python alone was stopped: its ninja and nvcc ran on."""
+    from process_tree import wait_dead
+
+    from nvfp4ctl.build import submission_time
+
+    tool_pid = tmp_path / "tool.pid"
+    monkeypatch.setattr(submission_time, "TIMEOUT_S", 1.0)
+    monkeypatch.setattr(submission_time, "_CHILD", "import pathlib, subprocess, sys; tool = subprocess.Popen(['sleep', '60']);"
+                        f" pathlib.Path({str(tool_pid)!r}).write_text(str(tool.pid)); tool.wait()")
+    monkeypatch.setenv("COLUMNS", "200")
+    result = runner.invoke(app, ["build", str(HGMMA_PROBE), "--submission-time"])
+    assert result.exit_code == 3, result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("error")]
+    assert errors == ["error: hgmma_probe.cu: python submission.py ran past 1 s and was stopped (the limit is fixed)"]
+    assert "Traceback" not in result.output
+    assert wait_dead(int(tool_pid.read_text()), 5)
+    monkeypatch.setattr(submission_time, "TIMEOUT_S", 600.0)  # the shipped limit is past the leaderboard's
+    assert submission_time.timeout_line("k.cu") == ("k.cu: python submission.py ran past 600 s and was stopped"
+                                                    " (the limit is fixed): OVER the leaderboard's 120 s limit")
+
 def test_a_kernel_without_its_c_abi_entry_point_fails_the_build(tmp_path: Path) -> None:
     # it would link (a shared library may leave symbols open) and fail only at import, or on the server
     kernel = tmp_path / "no_entry.cu"
