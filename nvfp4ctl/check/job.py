@@ -1,21 +1,26 @@
 """The check job, run in the child: generate, reference, poison, call, compare, probe.
 
-The parent sends `CHECK_JOB` through the worker; the result is a small picklable `CaseResult`.
+The parent sends `CHECK_JOB` through the worker; the result is a small picklable `CaseResult`. The job
+reports when it starts and ends making inputs (check/progress.py), so that a kill then is not called a
+possible deadlock.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import torch
 
 from nvfp4ctl.check.compare import compare, mismatch_mask, poison
 from nvfp4ctl.check.output import is_output_buffer, output_mistakes
+from nvfp4ctl.check.progress import CALLING, MAKING_INPUTS, CheckProgress
 from nvfp4ctl.check.result import FIRST_CALL, PROBE_FRESH, PROBE_REFILLED, REUSED, CaseResult, Comparison
+from nvfp4ctl.runner import progress
 from nvfp4ctl.runner.child import describe_device, is_cuda_error
 from nvfp4ctl.runner.raised import describe_raised
 
@@ -32,6 +37,24 @@ class _Call:
     problems: tuple[str, ...]
     seconds: float
     raised: tuple[str, ...] = ()  # the call raised: runner.raised.describe_raised's lines
+
+
+@dataclass
+class _InputMakings:
+    """The test's input makings, as the parent hears of them: `makings` in all (1, or 3 with the probe)."""
+
+    makings: int
+    started: float = field(default_factory=time.perf_counter)  # the job's start, as the watchdog's timeout
+    made_s: list[float] = field(default_factory=list)
+
+    @contextmanager
+    def making(self) -> Iterator[None]:
+        began = time.perf_counter()
+        left = self.makings - len(self.made_s) - 1
+        progress.report(CheckProgress(MAKING_INPUTS, began - self.started, tuple(self.made_s), left), now=True)
+        yield
+        self.made_s.append(time.perf_counter() - began)
+        progress.report(CheckProgress(CALLING, time.perf_counter() - self.started, tuple(self.made_s)), now=True)
 
 
 def resolve_problem(name: str) -> ProblemBase:
@@ -52,9 +75,11 @@ def check_case(
     probe: bool = True,
     device: str = "cuda",
 ) -> CaseResult:
+    makings = _InputMakings(3 if probe else 1)
     with torch.no_grad():
         chosen = resolve_problem(problem)
-        data = chosen.make_input(case, device=device, scales=scales)
+        with makings.making():
+            data = chosen.make_input(case, device=device, scales=scales)
         first = _call_and_compare(kernel, chosen, data, rtol, atol, device)
         if first.raised:
             return CaseResult(False, FIRST_CALL, call_s=first.seconds, raised=first.raised)
@@ -62,7 +87,7 @@ def check_case(
             return CaseResult(False, FIRST_CALL, first.problems, first.comparison, first.seconds)
         if not probe:
             return CaseResult(True, FIRST_CALL, (), first.comparison, first.seconds)
-        failed = _probe_reuse(kernel, chosen, case, data, rtol, atol, scales, device)
+        failed = _probe_reuse(kernel, chosen, case, data, rtol, atol, scales, device, makings)
         if failed is not None:
             return dataclasses.replace(failed, call_s=first.seconds, probed=True)
         return CaseResult(True, FIRST_CALL, (), first.comparison, first.seconds, probed=True)
@@ -70,20 +95,22 @@ def check_case(
 
 def _probe_reuse(
     kernel: Callable[[tuple], Any], problem: ProblemBase, case: Any, data: tuple, rtol: float, atol: float,
-    scales: str, device: str,
+    scales: str, device: str, makings: _InputMakings,
 ) -> CaseResult | None:
     """Call again with new data in the same tensors, then with a fresh tuple; both must follow it.
 
     `data` stays alive while the fresh tuple is made, so the fresh tensors get new addresses: a cache
     keyed on data_ptr() or id() then answers with stale results instead of missing by luck.
     """
-    problem.refill_input(data, seed=case.seed + PROBE_SEED_STEP, scales=scales)
+    with makings.making():
+        problem.refill_input(data, seed=case.seed + PROBE_SEED_STEP, scales=scales)
     refilled = _call_and_compare(kernel, problem, data, rtol, atol, device, explain=False)
     if failed := _probe_verdict(refilled, PROBE_REFILLED, "the same input tensors (same addresses) were refilled with new data"):
         return failed
     fresh_case = dataclasses.replace(case, seed=case.seed + 2 * PROBE_SEED_STEP)
-    fresh = _call_and_compare(kernel, problem, problem.make_input(fresh_case, device=device, scales=scales), rtol, atol,
-                              device, explain=False)
+    with makings.making():
+        fresh_data = problem.make_input(fresh_case, device=device, scales=scales)
+    fresh = _call_and_compare(kernel, problem, fresh_data, rtol, atol, device, explain=False)
     return _probe_verdict(fresh, PROBE_FRESH, f"a fresh input tuple (seed {fresh_case.seed}) was passed")
 
 

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from nvfp4ctl.check.progress import MAKING_INPUTS, CheckProgress, making_inputs_timeout
 from nvfp4ctl.check.result import CHECK_JOB, DEVICE_JOB, FIRST_CALL, CaseResult
 from nvfp4ctl.errors import ExitCode, UsageError
 from nvfp4ctl.runner.raised import RAISED
@@ -96,7 +97,11 @@ def _ids(outcomes: Sequence[ItemOutcome]) -> str:
     return ", ".join(labels)
 
 
-def timeout_message(item: CheckItem, timeout_s: float) -> str:
+def timeout_message(item: CheckItem, timeout_s: float, last: Any = None) -> str:
+    """The watchdog's kill in a test: a possible deadlock, unless the job's last report (`last`) says it was
+    making the test's inputs, before the kernel's next call."""
+    if isinstance(last, CheckProgress) and last.phase == MAKING_INPUTS:
+        return making_inputs_timeout(f"{item.label} ({item.shape})", timeout_s, last)
     return (
         f"possible deadlock in {item.label} ({item.shape}): no result after {timeout_s:g} s;"
         " the child was killed"
@@ -159,7 +164,7 @@ def _run_item(worker: Worker, item: CheckItem, settings: CheckSettings) -> ItemO
     except ChildTimeout as error:  # the test itself, or reloading the target after a crash
         in_test = str(error).startswith("possible deadlock")
         return ItemOutcome(item, TIMEOUT, time.monotonic() - started,
-                           message=timeout_message(item, settings.timeout_s) if in_test else str(error),
+                           message=timeout_message(item, settings.timeout_s, error.progress) if in_test else str(error),
                            log_tail=tuple(error.log_tail), log_path=_text(error.log_path))
     except ChildCrashed as error:
         return ItemOutcome(item, CRASH, time.monotonic() - started, message=str(error).splitlines()[0],

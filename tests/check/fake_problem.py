@@ -88,3 +88,24 @@ class FakeProblem(DenseProblem):
 
 
 PROBLEM = FakeProblem()
+
+
+class SlowInputsProblem(FakeProblem):
+    """FakeProblem whose inputs of the seeds in `slow_seeds` take far past any test's --timeout to make (every
+    seed where None), those of the others `quick_s`: a kill while they are made comes before the kernel's call."""
+
+    def __init__(self, slow_seeds: tuple[int, ...] | None, quick_s: float = 0.0) -> None:
+        self.slow_seeds = slow_seeds
+        self.quick_s = quick_s
+
+    def generate_input(self, case: FakeCase, device: str = "cpu", scales: str = "generator") -> tuple:
+        import time
+
+        slow = self.slow_seeds is None or case.seed in self.slow_seeds
+        time.sleep(60.0 if slow else self.quick_s)
+        return super().generate_input(case, device, scales)
+
+
+SLOW_INPUTS = SlowInputsProblem(None)
+# the anti-cache probe's fresh tuple (seed 1111 + 2 * 42) is the slow one; the first call's takes 0.2 s
+SLOW_PROBE_INPUTS = SlowInputsProblem((1111 + 2 * 42,), quick_s=0.2)

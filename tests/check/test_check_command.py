@@ -75,6 +75,32 @@ def test_hanging_target_is_killed_and_the_run_stops(fake_task):
     assert _last_log_entry().result == "timeout in test 1"
 
 
+
+def test_a_test_killed_while_its_inputs_were_made_is_no_possible_deadlock(fake_task, monkeypatch):
+    """The kernel was never called: it was a possible deadlock in test 1, as if the kernel hung."""
+    monkeypatch.setenv("COLUMNS", "300")
+    fake_task(problem="fake_problem:SLOW_INPUTS")
+    result = check("--submission", str(TARGETS / "good.py"), "--timeout", "1.5")
+    assert result.exit_code == 3, result.output
+    said = " ".join(result.output.split())
+    assert ("test 1 (m=128 n=256 k=32): making its inputs ran past the 1.5 s timeout (not the kernel); the child was"
+            " killed; give a larger --timeout, or check a smaller --shape") in said
+    assert "possible deadlock" not in said
+    assert "2 remaining tests not run after the timeout: test 2, test 3" in said
+    assert _last_log_entry().result == "timeout in test 1" and _last_log_entry().exit_code == "3"
+
+
+def test_a_test_killed_while_the_probe_inputs_were_made_gets_a_timeout_to_give(fake_task, monkeypatch):
+    """The first making's pace says how long the test needs: a --timeout that would do, or --no-probe."""
+    monkeypatch.setenv("COLUMNS", "300")
+    fake_task(tests=(FakeCase(128, 128, 32),), problem="fake_problem:SLOW_PROBE_INPUTS")
+    result = check("--submission", str(TARGETS / "good.py"), "--timeout", "3")
+    assert result.exit_code == 3, result.output
+    said = " ".join(result.output.split())
+    assert re.search(r"test 1 \(m=128 n=128 k=32\): making the anti-cache probe's inputs ran past the 3 s timeout"
+                     r" \(not the kernel\); the child was killed; its inputs took 0\.\d s to make, so the test needs"
+                     r" about \d s, its calls on top: give --timeout 10 or more, or --no-probe", said), said
+
 def test_crash_marks_the_test_and_the_rest_still_run(fake_task):
     fake_task()  # test 2 has m=256: the target exits there
     result = check("--submission", str(TARGETS / "exits_on_m256.py"))
