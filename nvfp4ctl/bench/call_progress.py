@@ -31,6 +31,7 @@ SLACK_S = 10.0
 TIMEOUT_MARGIN = 1.25  # the --timeout suggested over the time the job may need at the pace measured
 PASS = "correctness pass"
 INPUTS = "making its input sets"  # before the first call: the harness's work, not the kernel's
+PROFILE = "profiling"  # device_time's calls under the profiler: uncounted, so a kill there stays a possible deadlock
 
 
 @dataclass(frozen=True)
@@ -213,9 +214,10 @@ class CallTracker:
         self.sets_made += 1
         self._report(seconds)
 
-    def inputs_made(self) -> None:
-        """Every input set made: the correctness pass begins, and the making's seconds count in the job's time."""
-        self.phase = PASS
+    def inputs_made(self, then: str = PASS) -> None:
+        """Every input set made: `then` begins (bench_case's correctness pass, device_time's PROFILE), and the
+        making's seconds count in the job's time."""
+        self.phase = then
         self._inputs_s = time.perf_counter() - self._started
         self._report(0.0, now=True)
 

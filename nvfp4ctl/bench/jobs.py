@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from nvfp4ctl.bench import calibration
-from nvfp4ctl.bench.call_progress import CallTracker, LoopBound
+from nvfp4ctl.bench.call_progress import PROFILE, CallTracker, LoopBound
 from nvfp4ctl.bench.clock import CudaClock, HostClock
 from nvfp4ctl.bench.correctness import Mismatch, first_mismatch
 from nvfp4ctl.bench.flush import CudaFlush, NoFlush
@@ -156,7 +156,11 @@ def device_time(target: Kernel, *, case: Any, problem: str, head_start_s: float,
     """
     started = time.perf_counter()
     spec = _problem(problem)
-    inputs = make_input_sets(spec, case, spec.timing.seeds(case.seed, input_sets), device)
+    seeds = spec.timing.seeds(case.seed, input_sets)
+    tracker = CallTracker(len(seeds), (), started=started)
+    tracker.making_inputs()  # as bench_case's: a kill while they are made is of a job too slow, not of a stuck kernel
+    inputs = make_input_sets(spec, case, seeds, device, on_made=tracker.made_input_set)
+    tracker.inputs_made(then=PROFILE)
     found, error = None, None
     try:
         found = profile_device_time(target, inputs, CudaFlush(device), head_start_s)

@@ -287,3 +287,22 @@ def test_a_shape_killed_while_making_its_input_sets_is_too_slow_not_a_deadlock(t
     assert "deadlock" not in said, said
     assert "bench 128x64x256 is too slow for the 3 s timeout, not stuck: it was still making" in said, said
     assert "before the kernel's first call" in said and "the child was killed" in said
+
+
+def test_the_profile_job_reports_each_input_set_it_makes_as_bench_case_does(monkeypatch: pytest.MonkeyPatch,
+                                                                            reports: list[Any]) -> None:
+    """device_time made its 50 input sets without a word: a profile step killed then was a possible deadlock."""
+    from nvfp4ctl.bench.call_progress import INPUTS, PROFILE
+    from nvfp4ctl.bench.flush import NoFlush
+
+    monkeypatch.setattr(jobs, "CudaFlush", lambda device: NoFlush())
+    profiled: list[int] = []
+    monkeypatch.setattr(jobs, "profile_device_time",
+                        lambda target, inputs, flush, head_start_s: profiled.append(len(inputs)))  # needs CUDA
+    reply = jobs.device_time(_right, case=CASE, problem="nvfp4_gemm", head_start_s=0.0, device="cpu", input_sets=3)
+    assert reply["profiler_error"] is None and profiled == [3]
+    making = [r for r in reports if r.phase == INPUTS]
+    assert [r.sets_made for r in making] == [0, 1, 2, 3] and making[0].calls == 0
+    assert making[2].describe() == "making its input sets, 2 of 3"
+    assert [r.phase for r in reports[len(making):]] == [PROFILE]
+    assert reports[-1].describe() == "profiling" and not reports[-1].still_running(0.0)  # a kill now: possible deadlock
