@@ -53,7 +53,7 @@ def never_run_on(source: Path) -> tuple[str, ...]:
 
 
 # What a leaderboard machine has without the submission bringing it: CUTLASS/CuTe (found at import,
-# see _CUTLASS_LOOKUP), the CUDA toolkit's headers (load_inline needs nvcc) and torch's.
+# see CUTLASS_LOOKUP), the CUDA toolkit's headers (load_inline needs nvcc) and torch's.
 _PLATFORM_FOLDERS = frozenset({"cute", "cutlass", "cuda", "cub", "thrust", "nv", "crt", "cooperative_groups",
                                "torch", "ATen", "c10", "pybind11"})
 _CUDA_HEADER = re.compile(
@@ -194,7 +194,7 @@ def render(inputs: BuildInputs, arch: str) -> Submission:
         cuda_source=_python_string(cuda_source),
         cpp_source=_python_string(cpp_source),
         imports="\n".join(f"import {name}" for name in sorted(_MODULES + (_CUTLASS_MODULES if inputs.needs_cutlass else ()))),
-        cutlass=_CUTLASS_LOOKUP if inputs.needs_cutlass else "",
+        cutlass=CUTLASS_LOOKUP if inputs.needs_cutlass else "",
         include_paths=_CUTLASS_INCLUDE_PATHS if inputs.needs_cutlass else "",
     )
     if FORBIDDEN_WORD in text.lower():  # the template itself must never bring the word in
@@ -330,10 +330,13 @@ def _read_only(output: Path) -> str:
 _MODULES = ("inspect",)
 _CUTLASS_MODULES = ("importlib.util", "os")
 # only a CUTLASS kernel has include folders to find; without them the call names none, so that
-# `nvfp4ctl build` reads the call whole, with nothing left unknown to warn of
-_CUTLASS_INCLUDE_PATHS = "\n        extra_include_paths=_include_dirs(),"
+# `nvfp4ctl build` reads the call whole, with nothing left unknown to warn of. Build cannot run the
+# lookup, and knows it by its name and its exact definition (build.export_lookup)
+CUTLASS_LOOKUP_FUNCTION = "_include_dirs"
+CUTLASS_LOOKUP_ORDER = "$CUTLASS_PATH or $CUTLASS_HOME, /usr/local/cutlass, then the nvidia-cutlass wheel"
+_CUTLASS_INCLUDE_PATHS = f"\n        extra_include_paths={CUTLASS_LOOKUP_FUNCTION}(),"
 
-_CUTLASS_LOOKUP = '''
+CUTLASS_LOOKUP = '''
 
 def _include_dirs():
     """CUTLASS/CuTe headers on this machine: $CUTLASS_PATH, /usr/local/cutlass, or pip's nvidia-cutlass."""

@@ -93,6 +93,33 @@ def cutlass_includes() -> list[Path]:
     return toolchain.cutlass_include_dirs()
 
 
+def cutlass_lookup_note(extension: Extension) -> str | None:
+    """For an nvfp4ctl export's `extra_include_paths=_include_dirs()` (Extension.cutlass_lookup_line), the
+    CUTLASS the build compiled with: the lookup runs at import and finds the leaderboard machine's, and build,
+    which does not run it, adds this machine's, as for any code that brings none. None for any other file.
+    Asked after the build, which has refused a machine without CUTLASS where the code needs it."""
+    if extension.cutlass_lookup_line is None:
+        return None
+    from nvfp4ctl.export import CUTLASS_LOOKUP_FUNCTION, CUTLASS_LOOKUP_ORDER
+
+    lookup = (f"line {extension.cutlass_lookup_line}: extra_include_paths={CUTLASS_LOOKUP_FUNCTION}() is nvfp4ctl"
+              f" export's lookup of CUTLASS's headers at import ({CUTLASS_LOOKUP_ORDER}), which finds the"
+              " leaderboard machine's")
+    if not includes_cutlass_anywhere(extension):
+        return f"{lookup}; its code includes no CUTLASS header: built without them"
+    if supplies_cutlass(_own_folders(extension)):
+        return f"{lookup}; built with the CUTLASS its flags name"
+    return f"{lookup}; built with this machine's, as for any code that brings none: {_machine_cutlass()}"
+
+
+def _machine_cutlass() -> str:
+    """The CUTLASS cutlass_includes() gives, in words: whose it is and its include folder."""
+    include = cutlass_includes()[0]
+    if os.environ.get("CUTLASS_PATH"):
+        return f"$CUTLASS_PATH's ({include})"
+    return f"the nvidia-cutlass wheel's ({toolchain.cutlass_version()}: {include})"
+
+
 def _command(extension: Extension, unit: Path, arch: str, code: str, folder: Path) -> list[str]:
     """nvcc's command for one unit: torch's own flags for the extension as its ninja file gives them
     (torch_nvcc), around the submission's. The include folders as torch lays them out: the submission's

@@ -17,6 +17,7 @@ from nvfp4ctl.build.arch_list_reader import ARCH_LIST, GPU_PICKED_ARCH_LISTS, Ar
 from nvfp4ctl.build.arch_names import (LEADERBOARD_GPU, LEADERBOARD_GPU_ARCH, NVCC_DEFAULT_ARCH, arch_list_arches,
                                        code_needs, machine_arch_option, named_arch)
 from nvfp4ctl.build.compiler_errors import display_path
+from nvfp4ctl.build.export_lookup import is_export_lookup
 from nvfp4ctl.build.read_once import source_text
 from nvfp4ctl.build.static_values import Piece, StaticEvaluator, join_pieces, unread_lines, unread_notes
 from nvfp4ctl.build.syntax import call_name, keyword_argument, shown
@@ -75,6 +76,9 @@ class Extension:
     # extra_include_paths, absolute: torch makes each one os.path.abspath against the process's working
     # folder, which for the leaderboard's `python submission.py` is the submission's; nvcc here runs elsewhere
     include_paths: list[str] = field(default_factory=list)
+    # the line of an nvfp4ctl export's `extra_include_paths=_include_dirs()`: its CUTLASS lookup at import,
+    # which build does not run; it adds this machine's CUTLASS instead, as for code that brings none
+    cutlass_lookup_line: int | None = None
     notes: list[str] = field(default_factory=list)  # what could not be read statically
     # load_inline's functions= names, None when absent or not static; cpp_read: cpp_sources was read
     functions: list[str] | None = None
@@ -336,7 +340,9 @@ def sources_in(path: Path, text: str, tree: ast.Module) -> SubmissionSources:
         extension.cpp_flags = _cpp_flags(node, name, evaluator)
         includes_node = keyword_argument(node, "extra_include_paths")
         folders = evaluator.folders(includes_node, node.lineno)
-        if folders is None and includes_node is not None:
+        if folders is None and includes_node is not None and is_export_lookup(includes_node, tree, text):
+            extension.cutlass_lookup_line = includes_node.lineno
+        elif folders is None and includes_node is not None:
             extension.notes.append(f"line {includes_node.lineno}: extra_include_paths is not a static string expression"
                                    " (or an f-string whose placeholder build cannot read); built without them")
         extension.include_paths = [_as_torch_resolves(folder, path.parent) for folder in folders or []]

@@ -159,9 +159,9 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
                      result=True)
         return Outcome(result="nothing to compile (no load_inline/load call, no CuTe DSL kernel)", target=path)
     from nvfp4ctl.build import torch_nvcc
-    from nvfp4ctl.build.submission_build import (build_extension, gpu_arch_note, includes_cutlass_anywhere,
-                                                 refuse_strs_for_lists, refuse_unknown_arch, refuse_unreadable,
-                                                 refuse_unsplittable)
+    from nvfp4ctl.build.submission_build import (build_extension, cutlass_lookup_note, gpu_arch_note,
+                                                 includes_cutlass_anywhere, refuse_strs_for_lists, refuse_unknown_arch,
+                                                 refuse_unreadable, refuse_unsplittable)
 
     for extension in sources.extensions:  # before the arch: without the code, "cannot tell the arch" misleads
         refuse_unreadable(sources, extension)
@@ -261,6 +261,9 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
                 spilled += report.spill_bytes
                 tensor_ops.append(_op_word(report.tensor_op))
                 failures.extend(f"{extension.name}: {problem}" for problem in report.problems())
+            lookup = cutlass_lookup_note(extension)
+            if lookup is not None:  # an export's own CUTLASS lookup: what build used for it, no warning
+                notes.append(f"{extension.name}: {lookup}")
             if len({target for target, built in builds if built.report is not None and not built.error}) > 1:
                 apart.append(extension.name)  # torch's one nvcc run for a source, every -gencode in it
             progress.advance(task)

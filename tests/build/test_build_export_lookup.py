@@ -1,0 +1,91 @@
+"""`build` of an export of a CUTLASS kernel: its `extra_include_paths=_include_dirs()` finds CUTLASS's headers
+at import, which build cannot run; build adds this machine's CUTLASS to code that brings none, so what it
+compiles is what the leaderboard compiles, and a note says which headers, where it warned "built without them".
+A user's own non-static include paths keep the warning. CUTLASS is a stand-in checkout at $CUTLASS_PATH and
+nvcc a stand-in that compiles nothing (the `compiles` fixture), so no GPU, wheel or minutes of compile."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from nvfp4ctl.build import submission_build
+from nvfp4ctl.cli import app
+from nvfp4ctl.export import export_submission
+from nvfp4ctl.project import kernels_dir
+
+CUTLASS_KERNEL = kernels_dir() / "sm100" / "nvfp4_gemm_sm100.cu"
+# one line of cuobjdump's listing with the op the sm_100a build must hold, so the tensor-op column passes
+SASS = "        /*0a70*/                   UTCOMMA.4X gdesc[UR4], gdesc[UR6], tmem[UR8], tmem[UR10], idesc[UR12], UPT ;\n"
+NOT_STATIC = "extra_include_paths is not a static string expression"
+runner = CliRunner()
+
+
+@pytest.fixture()
+def cutlass_checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A CUTLASS checkout at $CUTLASS_PATH, as far as build looks at one: include/cute and include/cutlass."""
+    root = tmp_path / "cutlass"
+    for tree in ("cute", "cutlass"):
+        (root / "include" / tree).mkdir(parents=True)
+    monkeypatch.setenv("CUTLASS_PATH", str(root))
+    monkeypatch.setattr(submission_build.resources, "dump_sass", lambda binary: SASS)
+    return root
+
+
+def _export(folder: Path) -> Path:
+    output = folder / "submission.py"
+    export_submission(CUTLASS_KERNEL, output)
+    return output
+
+
+def _build(submission: Path) -> str:
+    result = runner.invoke(app, ["build", str(submission)])
+    assert result.exit_code == 0, result.output
+    return " ".join(result.output.split())
+
+
+def _line_of(text: str, written: str) -> int:
+    return next(number for number, line in enumerate(text.splitlines(), 1) if written in line)
+
+
+def _extension(text: str) -> str:
+    """The extension's name as export writes it: a literal, nvfp4_gemm_<hash of what it compiles>."""
+    return re.search(r'^        name="(\w+)",$', text, re.MULTILINE).group(1)  # type: ignore[union-attr]
+
+
+def test_an_exports_cutlass_lookup_is_a_note_naming_the_headers_built_with(
+        tmp_path: Path, compiles: list[str], cutlass_checkout: Path) -> None:
+    """It warned 'extra_include_paths is not a static string expression ...; built without them', read as
+    "what build compiled is not what the server compiles", though build added its CUTLASS as the lookup does."""
+    submission = _export(tmp_path)
+    text = submission.read_text()
+    said = _build(submission)
+    assert len(compiles) == 1 and NOT_STATIC not in said and "warning:" not in said
+    assert (f"note: {_extension(text)}: line {_line_of(text, 'extra_include_paths=_include_dirs(),')}:"
+            " extra_include_paths=_include_dirs() is nvfp4ctl export's lookup of CUTLASS's headers at import"
+            " ($CUTLASS_PATH or $CUTLASS_HOME, /usr/local/cutlass, then the nvidia-cutlass wheel), which finds the"
+            " leaderboard machine's; built with this machine's, as for any code that brings none: $CUTLASS_PATH's"
+            f" ({cutlass_checkout / 'include'})") in said
+    quiet = runner.invoke(app, ["-q", "build", str(submission)])
+    assert quiet.exit_code == 0 and "_include_dirs" not in quiet.output  # a note, which -q drops
+
+
+@pytest.mark.parametrize("change", ["no export header", "lookup edited"])
+def test_a_users_own_lookup_keeps_the_warning(tmp_path: Path, compiles: list[str], cutlass_checkout: Path,
+                                              change: str) -> None:
+    """The same call in a file export did not write, or an export whose lookup was edited, is include paths
+    build cannot know: it still warns that it built without them."""
+    submission = _export(tmp_path)
+    text = submission.read_text()
+    if change == "no export header":
+        text = text.replace("exported by `nvfp4ctl export`", "written by hand", 1)
+    else:
+        text = text.replace('roots.append("/usr/local/cutlass")', 'roots.append("/opt/my-cutlass")', 1)
+    submission.write_text(text)
+    said = _build(submission)
+    assert (f"warning: {_extension(text)}: line {_line_of(text, 'extra_include_paths=_include_dirs(),')}:"
+            f" {NOT_STATIC} (or an f-string whose placeholder build cannot read); built without them") in said
+    assert "nvfp4ctl export's lookup" not in said
