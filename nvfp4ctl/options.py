@@ -32,10 +32,11 @@ def check_only(only: Sequence[int], count: int, noun: str, task_file: str) -> No
             raise UsageError(f"--only {number}: {task_file} has {plural(count, noun)} ({span})")
 
 
-def resolve_timeout(flag: float | None, task_timeout_s: float | None, task_name: str = "task.yml") -> tuple[float, str]:
-    """Seconds per test and where they came from: --timeout > NVFP4CTL_TIMEOUT > the task file (named
-    `task_name`, as messages name the one in use; `task_timeout_s` None where it sets none) > 180.
-    A file that sets 180 is named: the header says where the value was read, not whether it differs."""
+def resolve_timeout(flag: float | None, task_setting: tuple[float, str] | None,
+                    task_name: str = "task.yml") -> tuple[float, str]:
+    """Seconds per test and where they came from: --timeout > NVFP4CTL_TIMEOUT > the task file's key for
+    the run (`task_setting`: Task.timeout_for's (seconds, key), None where the file sets none; named
+    "task.yml test_timeout", the file as messages name the one in use) > 180."""
     if flag is not None:
         if not 0 < flag < math.inf:  # nan too: a watchdog that never fires
             raise UsageError(f"--timeout {flag:g}: expected a finite number of seconds > 0")
@@ -49,8 +50,9 @@ def resolve_timeout(flag: float | None, task_timeout_s: float | None, task_name:
         if not 0 < seconds < math.inf:
             raise UsageError(f"{Env.TIMEOUT}={from_env}: expected a finite number of seconds > 0")
         return seconds, Env.TIMEOUT
-    if task_timeout_s is not None:
-        return float(task_timeout_s), task_name
+    if task_setting is not None:
+        seconds, key = task_setting
+        return float(seconds), f"{task_name} {key}"
     return DEFAULT_TIMEOUT_S, "default"
 
 

@@ -2,7 +2,8 @@
 
 Our file has GPU MODE's shape (problems/nvidia/nvfp4_gemm/task.yml: `tests` and `benchmarks` lists of
 {m, n, k, l, seed}, `ranking_by`) plus optional extras: `problem`, `tolerance: {rtol, atol}`,
-`timeout` (seconds), `sol_us` per case, `submission`, `lint`. GPU MODE's own file loads unchanged:
+`timeout` (seconds), `sol_us` per case, `submission`, `lint`; GPU MODE's `test_timeout`, `benchmark_timeout` and
+`ranked_timeout` (kernelbot's limits for its test, benchmark and ranked runs) are read too. GPU MODE's own file loads unchanged:
 unknown top-level keys are ignored, with a warning for one that looks like a typo of a known key (GPU
 MODE's files, lang, description, config, templates, ... are known); any unknown key inside GPU MODE's
 config, templates, validation or a files entry, whose keys are a fixed set, is warned. Every mistake
@@ -34,9 +35,14 @@ from nvfp4ctl.workspace import FROM_ENV, SHIPPED, locate_task, task_file_name
 # Ours, then GPU MODE's (which may add more: unknown keys are ignored, near misses of these warned).
 # The keys nvfp4ctl reads, and GPU MODE's own that it leaves alone (kernelbot's LeaderboardTask and
 # LeaderboardDefinition, src/libkernelbot/task.py).
-READ_KEYS = ("tests", "benchmarks", "problem", "tolerance", "timeout", "submission", "lint", "ranking_by")
-KNOWN_KEYS = (*READ_KEYS, "files", "lang", "description", "config", "templates", "test_timeout",
-              "benchmark_timeout", "ranked_timeout", "libraries", "seed", "multi_gpu", "gpus", "validation")
+# GPU MODE's limit for each kind of run (kernelbot's test, benchmark and ranked runs; 180 s where a file sets none):
+# check runs under the test limit, bench under the benchmark limit, `bench --mode leaderboard` under the ranked one.
+TEST_TIMEOUT, BENCHMARK_TIMEOUT, RANKED_TIMEOUT = "test_timeout", "benchmark_timeout", "ranked_timeout"
+RUN_TIMEOUT_KEYS = (TEST_TIMEOUT, BENCHMARK_TIMEOUT, RANKED_TIMEOUT)
+READ_KEYS = ("tests", "benchmarks", "problem", "tolerance", "timeout", *RUN_TIMEOUT_KEYS, "submission", "lint",
+             "ranking_by")
+KNOWN_KEYS = (*READ_KEYS, "files", "lang", "description", "config", "templates", "libraries", "seed", "multi_gpu",
+              "gpus", "validation")
 # GPU MODE's sections whose keys are a fixed set (kernelbot builds a dataclass of `config`, asserts the
 # template languages, reads `name` and `source` of each file): nvfp4ctl does not read them, so an
 # unknown key is warned like an unknown top-level key, whether or not it looks like a known one.
@@ -85,7 +91,9 @@ class Task:
     atol: float = DEFAULT_ATOL
     ranking: str = DEFAULT_RANKING
     timeout_s: float = DEFAULT_TIMEOUT_S
-    timeout_given: bool = False  # the file sets `timeout:` (180 too): check's header then names the file
+    timeout_given: bool = False  # the file sets `timeout:` (180 too): the header then names the file
+    # GPU MODE's per-run limits the file sets (test_timeout -> 180.0, ...), each ahead of `timeout:` for its run
+    run_timeouts: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}), hash=False)
     submission: Path | None = None
     submission_at: str = field(default="task.yml", compare=False)  # where `submission:` is written ("task.yml:7"), for errors about the file it names
     lint: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}), hash=False)
@@ -98,10 +106,13 @@ class Task:
     shipped_because: str = field(default="", compare=False)
     warnings: tuple[str, ...] = field(default=(), compare=False)  # e.g. a key that looks like a typo
 
-    @property
-    def timeout_setting(self) -> float | None:
-        """The file's `timeout:` where it sets one, else None (the default applies)."""
-        return self.timeout_s if self.timeout_given else None
+    def timeout_for(self, run: str) -> tuple[float, str] | None:
+        """(seconds, the key they were read from) for a run (TEST_TIMEOUT, BENCHMARK_TIMEOUT, RANKED_TIMEOUT):
+        the file's key for that run, else its `timeout:`, else None (the default applies). A file that
+        sets 180 is named: the header says where the value was read, not whether it differs."""
+        if run in self.run_timeouts:
+            return self.run_timeouts[run], run
+        return (self.timeout_s, "timeout") if self.timeout_given else None
 
     @property
     def is_users(self) -> bool:
@@ -413,6 +424,8 @@ class _TaskReader:
             ranking=self.ranking(document.get("ranking_by", DEFAULT_RANKING)),
             timeout_s=self.timeout(document.get("timeout", DEFAULT_TIMEOUT_S)),
             timeout_given="timeout" in document,
+            run_timeouts=MappingProxyType({key: self.timeout(document[key], key) for key in RUN_TIMEOUT_KEYS
+                                           if key in document}),
             submission=self.submission(document.get("submission")),
             submission_at=self.at("submission") if document.get("submission") is not None else self.where,
             lint=self.lint(document.get("lint")),
@@ -535,8 +548,8 @@ class _TaskReader:
             raise self.fail("ranking_by", f"expected one of {', '.join(RANKINGS)}, got {describe_value(value)}")
         return value
 
-    def timeout(self, value: Any) -> float:
-        return self.number(value, "timeout", "a positive number of seconds", positive=True)
+    def timeout(self, value: Any, key: str = "timeout") -> float:
+        return self.number(value, key, "a positive number of seconds", positive=True)
 
     def submission(self, value: Any) -> Path | None:
         if value is None:

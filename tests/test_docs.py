@@ -140,10 +140,10 @@ def test_the_timeouts_the_readme_names_are_the_shipped_task_files() -> None:
     """The README said "`timeout` (180 s)", where the grouped GEMM's task.yml, which `init` writes, sets 300."""
     import yaml
 
-    said = re.search(r"`timeout` \(default (\d+) s; the grouped GEMM's own task\.yml sets (\d+)\)", README)
+    said = re.search(r"(\d+) s\s+where none applies, and the grouped GEMM's ranked limit is (\d+) s", README)
     assert said, "README's task.yml paragraph no longer names the timeouts"
     from nvfp4ctl.problems.fields import DEFAULT_TIMEOUT_S
 
     assert int(said.group(1)) == DEFAULT_TIMEOUT_S
     grouped = yaml.safe_load((ROOT / "nvfp4ctl/problems/nvfp4_group_gemm/task.yml").read_text())
-    assert int(said.group(2)) == grouped["timeout"]
+    assert int(said.group(2)) == grouped["ranked_timeout"]

@@ -9,7 +9,7 @@ import pytest
 
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.project import REPO_DIR
-from nvfp4ctl.task import Case, Task, TaskFileError, load_task, parse_task, task_path
+from nvfp4ctl.task import RUN_TIMEOUT_KEYS, Case, Task, TaskFileError, load_task, parse_task, task_path
 
 FACTS_TESTS = [
     (128, 256, 256), (128, 1536, 7168), (128, 3072, 1536), (256, 7168, 256), (256, 7168, 2048),
@@ -67,14 +67,39 @@ def test_gpu_mode_task_yml_loads_unchanged(tmp_path: Path) -> None:
     assert task.tests == (Case(128, 256, 256, 1, 1111), Case(128, 1536, 7168, 1, 1111))
     assert task.benchmarks == (Case(128, 7168, 16384, 1, 1111),)
     assert (task.rtol, task.atol, task.timeout_s, task.ranking, task.submission) == (1e-3, 1e-3, 180.0, "geom", None)
-    assert task.timeout_setting is None
+    assert [task.timeout_for(run) for run in RUN_TIMEOUT_KEYS] == [None, None, None]
     assert task.warnings == ()
 
 
 def test_a_timeout_set_to_the_default_is_told_from_none(tmp_path: Path) -> None:
     path = tmp_path / "task.yml"
     path.write_text(MINIMAL + "timeout: 180\n")
-    assert load_task(path).timeout_setting == 180.0
+    assert load_task(path).timeout_for("test_timeout") == (180.0, "timeout")
+
+
+def test_gpu_mode_limits_are_read_per_run_ahead_of_our_timeout() -> None:
+    """GPU MODE's grouped GEMM sets ranked_timeout: 300 alone; its test and benchmark runs keep kernelbot's
+    180 s default. Each run's own key comes first, then `timeout:`, which applies to every run."""
+    gpu_modes = parse_task(GPU_MODE_TASK + "ranked_timeout: 300\n", Path("task.yml"))
+    assert [gpu_modes.timeout_for(run) for run in RUN_TIMEOUT_KEYS] == [None, None, (300.0, "ranked_timeout")]
+    ours = parse_task(MINIMAL + "timeout: 60\ntest_timeout: 120\n", Path("task.yml"))
+    assert [ours.timeout_for(run) for run in RUN_TIMEOUT_KEYS] == [(120.0, "test_timeout"), (60.0, "timeout"),
+                                                                    (60.0, "timeout")]
+
+
+# GPU MODE's limits per problem (gpu-mode/reference-kernels problems/nvidia/<name>/task.yml; kernelbot's 180 s
+# where a file sets none): test, benchmark, ranked
+GPU_MODE_LIMITS = {"nvfp4_gemm": (180, 180, 180), "nvfp4_dual_gemm": (180, 180, 180),
+                   "nvfp4_group_gemm": (180, 180, 300), "nvfp4_gemv": (180, 180, 180)}
+
+
+@pytest.mark.parametrize("problem", sorted(GPU_MODE_LIMITS))
+def test_shipped_task_files_carry_gpu_modes_limits(problem: str) -> None:
+    from nvfp4ctl.project import PACKAGE_DIR
+
+    task = load_task(PACKAGE_DIR / "problems" / problem / "task.yml")
+    assert tuple(task.timeout_for(run) for run in RUN_TIMEOUT_KEYS) == tuple(
+        (float(seconds), run) for seconds, run in zip(GPU_MODE_LIMITS[problem], RUN_TIMEOUT_KEYS))
 
 
 def test_extras_are_read(tmp_path: Path) -> None:
@@ -126,6 +151,8 @@ BENCH = '\nbenchmarks:\n  - {"m": 128, "n": 7168, "k": 16384, "l": 1, "seed": 11
         (MINIMAL + "timeout: .inf\n", "task.yml: timeout: expected a positive number of seconds, got .inf"),
         (MINIMAL + "timeout: true\n", "task.yml: timeout: expected a positive number of seconds, got true"),
         (MINIMAL + "timeout: -.inf\n", "task.yml: timeout: expected a positive number of seconds, got -.inf"),
+        (MINIMAL + "ranked_timeout: 0\n", "task.yml: ranked_timeout: expected a positive number of seconds, got 0"),
+        (MINIMAL + "test_timeout: soon\n", "task.yml: test_timeout: expected a positive number of seconds, got 'soon'"),
         (MINIMAL + "submission: [a, false, null]\n", "task.yml: submission: expected a path to a submission.py, got ['a', false, null]"),
         (MINIMAL + "tolerance: {rtol: no}\n", "task.yml: tolerance.rtol: expected a non-negative number, got false"),
         (MINIMAL + "ranking_by: median\n", "task.yml: ranking_by: expected one of geom, mean, last, got 'median'"),

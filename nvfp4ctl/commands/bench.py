@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from nvfp4ctl import options
-from nvfp4ctl.bench.modes import BENCHMARK, DEFAULT_SETTLE_S, LEADERBOARD
+from nvfp4ctl.bench.modes import BENCHMARK, DEFAULT_SETTLE_S, LEADERBOARD, run_timeout_key
 from nvfp4ctl.console import VERBOSE, get_console
 from nvfp4ctl.errors import UsageError, os_reason
 from nvfp4ctl.outcome import Outcome
@@ -46,7 +46,7 @@ def command(
     max_repeats: Annotated[int | None, typer.Option("--max-repeats", metavar="N", min=1, parser=options.integer(1), help="Most timed repeats per shape (default: the problem's loop, e.g. 200 for the GEMM; 1000 in leaderboard mode).")] = None,
     max_noise: Annotated[float, typer.Option("--max-noise", metavar="PCT", parser=options.percentage(), help="Stop a shape once err/mean is below this many percent.")] = 0.1,
     settle: Annotated[float, typer.Option("--settle", metavar="S", parser=options.seconds(), show_default=False, help=f"Run each shape untimed this long before timing it, so the card reaches a steady state under the kernel's load (default: {DEFAULT_SETTLE_S:g}; 0: the leaderboard's loop alone).")] = DEFAULT_SETTLE_S,
-    timeout: Annotated[float | None, typer.Option("--timeout", metavar="S", parser=options.seconds(zero=False), help="Seconds per shape before it counts as a deadlock (default: 180).")] = None,
+    timeout: Annotated[float | None, typer.Option("--timeout", metavar="S", parser=options.seconds(zero=False), help="Seconds per shape before it counts as a deadlock (default: task.yml's benchmark_timeout, ranked_timeout in leaderboard mode, else its timeout, else 180).")] = None,
     recalibrate: Annotated[bool, typer.Option("--recalibrate", help="Measure this GPU's TFLOP/s and TB/s again.")] = False,
     json: Annotated[bool, typer.Option("--json", help="Print everything as JSON instead of tables.")] = False,
 ) -> Outcome:
@@ -64,7 +64,8 @@ def command(
     problem = get_problem(loaded.problem)
     # option mistakes first, then the submission's own, then "no GPU" (as check)
     cases = select_cases(loaded, only or [], shape or [])
-    timeout_s = options.resolve_timeout(timeout, loaded.timeout_setting)[0]
+    timeout_s, timeout_source = options.resolve_timeout(timeout, loaded.timeout_for(run_timeout_key(mode.value)),
+                                                        task_file_name(loaded.path))
     refuse_broken_target(target)
     device = run_device()
     if device == "cuda" and not gpu_present():
@@ -80,7 +81,7 @@ def command(
         console.info(f"bench · {problem.name} · target {target.label} · task {task_label_and_reason(loaded)}"
                      f" · {plural(len(cases), 'shape')}"
                      f" · mode {mode.value} · {plural(problem.timing.input_sets, 'input set')} per sample ({problem.timing.source})"
-                     f" · settle {plan.settle_s:g} s · timeout {plan.timeout_s:g} s per shape", style="dim")
+                     f" · settle {plan.settle_s:g} s · timeout {plan.timeout_s:g} s per shape ({timeout_source})", style="dim")
     echo = (lambda line: console.detail(f"  [child] {line}")) if console.verbosity >= VERBOSE else None
     from nvfp4ctl.progress_lines import progress_lines
 

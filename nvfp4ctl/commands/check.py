@@ -38,7 +38,7 @@ def command(
     submission: Annotated[Path | None, typer.Option("--submission", metavar="PATH", help="A GPU MODE submission.py to check.")] = None,
     kernel: Annotated[Path | None, typer.Option("--kernel", metavar="PATH", help="A kernel source (.cu) to build and check; 'default': nvfp4ctl's own for this GPU.")] = None,
     task: Annotated[Path | None, typer.Option("--task", metavar="PATH", help="task.yml to use (ours or GPU MODE's).")] = None,
-    timeout: Annotated[float | None, typer.Option("--timeout", metavar="S", parser=seconds(zero=False), help="Seconds per test before it counts as a deadlock (default: 180).")] = None,
+    timeout: Annotated[float | None, typer.Option("--timeout", metavar="S", parser=seconds(zero=False), help="Seconds per test before it counts as a deadlock (default: task.yml's test_timeout, else its timeout, else 180).")] = None,
     no_probe: Annotated[bool, typer.Option("--no-probe", help="Skip the anti-cache probe (second calls with new data).")] = False,
     dump: Annotated[bool, typer.Option("--dump", help=f"Collect the kernel's `nvfp4ctl:umma` lines and run them through the UMMA decoder and model (nvfp4_gemm only; {BYO_KERNEL_DOC}).")] = False,
 ) -> Outcome:
@@ -46,6 +46,7 @@ def command(
     from nvfp4ctl.check import plan
     from nvfp4ctl.check.run import NO_GPU, CheckSettings
     from nvfp4ctl.runner.targets import refuse_broken_target, refuse_unloadable, resolve_target, task_for_target
+    from nvfp4ctl.task import TEST_TIMEOUT
 
     console = get_console()
     loaded = task_for_target(plan.load_task_file(task), submission, kernel)
@@ -54,7 +55,7 @@ def command(
     # every mistake in the options is said before the submission's own mistakes and "no GPU": the
     # command line is the first thing to fix, on a laptop too
     items = plan.select_items(loaded, only or [], shape or [], seed)
-    timeout_s, timeout_source = plan.resolve_timeout(timeout, loaded.timeout_setting, task_file_name(loaded.path))
+    timeout_s, timeout_source = plan.resolve_timeout(timeout, loaded.timeout_for(TEST_TIMEOUT), task_file_name(loaded.path))
     if dump and loaded.problem != DEFAULT_PROBLEM:  # the model replays one GEMM tile on the GEMM's inputs
         raise UsageError(f"--dump decodes and simulates an {DEFAULT_PROBLEM} kernel's MMAs (C = A·Bᵀ on its inputs);"
                          f" this task is {loaded.problem}")

@@ -13,7 +13,8 @@ from nvfp4ctl.errors import UsageError
 MAX_SIZE = 2**31 - 1
 MAX_SEED = 2**63 - 1
 
-# A task.yml without `timeout`, and every command without --timeout or NVFP4CTL_TIMEOUT, waits this long per call.
+# A task.yml without a limit for the run (test_timeout, ..., timeout), and every command without --timeout or
+# NVFP4CTL_TIMEOUT, waits this long per call: kernelbot's default for test, benchmark and ranked runs.
 DEFAULT_TIMEOUT_S = 180.0
 
 

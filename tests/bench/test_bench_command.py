@@ -36,6 +36,7 @@ class FakeWorker:
 
     def __init__(self, target: Any, timeout_s: float, device: str = "cuda", **_: Any) -> None:
         self.gpu = GPU
+        FakeWorker.timeout_s = timeout_s
 
     def __enter__(self) -> FakeWorker:
         return self
@@ -200,6 +201,30 @@ def test_ad_hoc_shape(submission: Path) -> None:
 def test_usage_errors_exit_2(submission: Path, args: list[str], message: str) -> None:
     result = _bench("--submission", str(submission), *args)
     assert result.exit_code == 2 and message in result.output
+
+
+# GPU MODE's task.yml of one problem with its three limits (the grouped GEMM's sets ranked_timeout: 300)
+TIMED_TASK = ('tests:\n  - {"m": 128, "n": 256, "k": 256, "l": 1, "seed": 1111}\n'
+              'benchmarks:\n  - {"m": 128, "n": 256, "k": 256, "l": 1, "seed": 1111}\n'
+              "test_timeout: 120\nbenchmark_timeout: 150\nranked_timeout: 300\n")
+
+
+@pytest.mark.parametrize("text, mode, seconds, source", [
+    (TIMED_TASK, "leaderboard", 300, "timed.yml ranked_timeout"),
+    (TIMED_TASK, "benchmark", 150, "timed.yml benchmark_timeout"),
+    (TIMED_TASK.replace("benchmark_timeout: 150\n", "timeout: 90\n"), "benchmark", 90, "timed.yml timeout"),
+    (TIMED_TASK.replace("ranked_timeout: 300\n", ""), "leaderboard", 180, "default"),
+], ids=["leaderboard-ranked", "benchmark", "benchmark-timeout", "leaderboard-default"])
+def test_each_mode_runs_under_its_own_limit_from_the_task_file(submission: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               text: str, mode: str, seconds: int, source: str) -> None:
+    """The leaderboard mode is GPU MODE's ranked run: ranked_timeout, where the header said 180 s whatever
+    the file set; the benchmark mode its benchmark_timeout; the file's `timeout:` where it sets neither."""
+    monkeypatch.chdir(submission.parent)
+    (submission.parent / "timed.yml").write_text(text)
+    result = _bench("--task", "timed.yml", "--submission", str(submission), "--mode", mode)
+    assert result.exit_code == 0, result.output
+    assert f"timeout {seconds} s per shape ({source})" in " ".join(result.output.split())
+    assert FakeWorker.timeout_s == seconds
 
 
 def test_only_out_of_range_reads_as_checks(submission: Path) -> None:

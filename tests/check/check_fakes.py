@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from fake_problem import FakeCase
+from nvfp4ctl.task import Task
 
 HERE = Path(__file__).parent
 TARGETS = HERE / "targets"
@@ -31,10 +32,10 @@ class FakeTask:
     source: str = "shipped with nvfp4ctl"
     shipped_because: str = ""
     is_users: bool = False
+    run_timeouts: dict[str, float] = field(default_factory=dict)
 
-    @property
-    def timeout_setting(self) -> float | None:
-        return self.timeout_s if self.timeout_given else None
+    def timeout_for(self, run: str) -> tuple[float, str] | None:
+        return Task.timeout_for(self, run)  # type: ignore[arg-type]  # the real task's precedence
 
 
 SMALL_TESTS = (FakeCase(128, 256, 32), FakeCase(256, 128, 32), FakeCase(128, 128, 64, 2))

@@ -43,7 +43,16 @@ def test_a_timeout_the_task_sets_to_180_is_named_as_the_task_files(fake_task):
     fake_task(tests=(FakeCase(128, 128, 32),), timeout_given=True)
     result = check("--submission", str(TARGETS / "good.py"), "--no-probe")
     assert result.exit_code == 0, result.output
-    assert "timeout 180 s (task.yml) · device cpu" in result.output
+    assert "timeout 180 s (task.yml timeout) · device cpu" in result.output
+
+
+def test_check_runs_under_the_task_files_test_limit_not_its_ranked_one(fake_task):
+    """GPU MODE's grouped GEMM limits tests to 180 s and ranked runs to 300 s: check said 300 (task.yml)."""
+    fake_task(tests=(FakeCase(128, 128, 32),), timeout_s=300.0, timeout_given=True,
+              run_timeouts={"test_timeout": 180.0, "benchmark_timeout": 180.0, "ranked_timeout": 300.0})
+    result = check("--submission", str(TARGETS / "good.py"), "--no-probe")
+    assert result.exit_code == 0, result.output
+    assert "timeout 180 s (task.yml test_timeout) · device cpu" in result.output
 
 
 def test_a_passing_submission_with_the_word_stream_is_warned(fake_task, tmp_path):

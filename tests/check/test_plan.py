@@ -66,23 +66,24 @@ def test_bad_shape(text):
 
 def test_timeout_precedence(monkeypatch):
     assert plan.resolve_timeout(None, None) == (180.0, "default")
-    assert plan.resolve_timeout(None, 180.0) == (180.0, "task.yml")  # set to the default's value: still the file's
-    assert plan.resolve_timeout(None, 60.0) == (60.0, "task.yml")
-    assert plan.resolve_timeout(None, 60.0, "other.yml") == (60.0, "other.yml")  # the task file in use
+    # set to the default's value: still the file's
+    assert plan.resolve_timeout(None, (180.0, "timeout")) == (180.0, "task.yml timeout")
+    assert plan.resolve_timeout(None, (60.0, "test_timeout")) == (60.0, "task.yml test_timeout")
+    assert plan.resolve_timeout(None, (60.0, "timeout"), "other.yml") == (60.0, "other.yml timeout")  # the file in use
     monkeypatch.setenv("NVFP4CTL_TIMEOUT", "30")
-    assert plan.resolve_timeout(None, 60.0) == (30.0, "NVFP4CTL_TIMEOUT")
-    assert plan.resolve_timeout(5.0, 60.0) == (5.0, "--timeout")
+    assert plan.resolve_timeout(None, (60.0, "timeout")) == (30.0, "NVFP4CTL_TIMEOUT")
+    assert plan.resolve_timeout(5.0, (60.0, "timeout")) == (5.0, "--timeout")
     with pytest.raises(UsageError, match=r"^--timeout -1: expected a finite number of seconds > 0$"):
-        plan.resolve_timeout(-1.0, 60.0)
+        plan.resolve_timeout(-1.0, (60.0, "timeout"))
 
 
 @pytest.mark.parametrize("value", [math.nan, math.inf])
 def test_a_timeout_that_never_fires_is_refused(value, monkeypatch):
     with pytest.raises(UsageError, match="expected a finite number of seconds > 0"):
-        plan.resolve_timeout(value, 60.0)
+        plan.resolve_timeout(value, (60.0, "timeout"))
     monkeypatch.setenv("NVFP4CTL_TIMEOUT", str(value))
     with pytest.raises(UsageError, match=f"^NVFP4CTL_TIMEOUT={value}: expected a finite number of seconds > 0$"):
-        plan.resolve_timeout(None, 60.0)
+        plan.resolve_timeout(None, (60.0, "timeout"))
 
 
 def test_shapes_past_the_kernels_int_sizes_are_refused():
