@@ -16,11 +16,12 @@ from nvfp4ctl.build.report import not_needed_note
 from nvfp4ctl.kernel_cells import byte_size, spills_text
 from nvfp4ctl.options import Choice, choice
 from nvfp4ctl.outcome import Outcome
-from nvfp4ctl.workspace import user_folder, users_kernels_dir
+from nvfp4ctl.workspace import note_problem, user_folder, users_kernels_dir
 from nvfp4ctl.words import plural
 
 if TYPE_CHECKING:  # the build machinery is imported when the command runs, so `--help` stays fast
     from nvfp4ctl.build import BuildReport
+    from nvfp4ctl.commands.build_target import BuildTarget
 
 
 class ArchChoice(Choice):
@@ -74,6 +75,9 @@ def command(
         return dataclasses.replace(outcome, target_source=chosen.logged_source or None,
                                    problem=None if chosen.stand_in else chosen.problem)
     plan = _plan(list(chosen.sources), arch.value)
+    problem = _kernels_problem(plan)
+    if problem is not None:  # before the compiles: an interrupted build logs it too
+        note_problem(problem)
     announce()
     rows: list[list[object]] = []
     built: list[BuildReport] = []
@@ -111,8 +115,8 @@ def command(
                 report = _for_its_problem(report)
                 built.append(report)
                 rows.append(_row(report, time.perf_counter() - started))
-                for problem in report.problems():
-                    failures.setdefault(source.name, problem)
+                for issue in report.problems():
+                    failures.setdefault(source.name, issue)
             progress.advance(task)
             lines.advance()
     console.table(["kernel", "arch", "regs", "static smem", "stack", "spills", "tensor op", "time", "cache"], rows, right_align_from=2,
@@ -122,19 +126,43 @@ def command(
             console.info(f"note: {report.source.name} ({report.arch}): {_inflated_note(report)}")
         if report.tensor_op.not_needed:
             console.info(f"note: {report.source.name}: {not_needed_note(report, _problem_name(report.source))}")
-        for problem in report.problems():
-            console.error(f"{report.source.name} ({report.arch}): {problem}")
+        for issue in report.problems():
+            console.error(f"{report.source.name} ({report.arch}): {issue}")
         if verbose:
             _show_details(report)
     if submission_time:
         for report in built:
             _show_submission_time(report, failures)
-    outcome = _outcome(plan, built, failures, skipped, timed_out)
+    outcome = dataclasses.replace(_outcome(plan, built, failures, skipped, timed_out), problem=problem)
     if chosen.kernels is not None:  # why this folder: --task moves it to that task.yml's
-        outcome = dataclasses.replace(outcome, target_source=chosen.logged_source or None)
+        outcome = dataclasses.replace(outcome, target_source=_kernels_reason(chosen, outcome.target))
     if outcome.exit_code == ExitCode.OK:  # a failure's lines are above; -q hides the table, not the result
         console.ok(outcome.result)
     return outcome
+
+
+def _kernels_problem(plan: list[tuple[Path, str]]) -> str | None:
+    """The problem the run log names for kernel sources: the one whose API header each includes (none: the
+    GEMM, whose C ABI calls it), as the header line says; None where they are several problems' (the cell
+    holds one) or a text cannot be read (its build says why)."""
+    from nvfp4ctl.build.sources import kernel_problem
+    from nvfp4ctl.runner.targets import kernel_problem_name
+
+    try:
+        names = {kernel_problem_name(kernel_problem(source)) for source, _ in plan}
+    except OSError:
+        return None
+    return names.pop() if len(names) == 1 else None
+
+
+def _kernels_reason(chosen: BuildTarget, logged: Path | None) -> str | None:
+    """Why the run log's target was built with no SOURCE: the kernels/ folder's reason for the folder, and
+    for its one kernel the folder it lies in, which the reason is about ("in kernels/ (beside task.yml)")."""
+    if not chosen.logged_source:
+        return None
+    if logged is None or logged.is_dir():
+        return chosen.logged_source
+    return f"in {chosen.shown} ({chosen.logged_source})"
 
 
 def _for_its_problem(report: BuildReport) -> BuildReport:

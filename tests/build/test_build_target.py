@@ -137,8 +137,55 @@ def test_task_with_kernels_names_the_folder_in_the_header_and_the_run_log(tmp_pa
     kernels = tmp_path.resolve() / "gemv" / "kernels"
     assert f"build · target {kernels}/ (beside ../gemv/task.yml (--task)) · task ../gemv/task.yml (--task)" in said, said
     assert "warning: submission.py here is not built" in said, said
-    logged = _logged().target  # its one kernel, and whose folder it came from
-    assert "/gemv/kernels/sm100/k.cu@" in logged and logged.endswith(" [beside ../gemv/task.yml (--task)]"), logged
+    logged = _logged().target  # its one kernel, the folder it lies in, and whose folder that is
+    assert "/gemv/kernels/sm100/k.cu@" in logged, logged
+    assert logged.endswith(f" [in {kernels}/ (beside ../gemv/task.yml (--task))]"), logged
+
+
+def _no_compile(monkeypatch: pytest.MonkeyPatch, entry: Path) -> None:
+    no_op = TensorOpCheck(expected="UTCOMMA.4X", found=(), match=None, checked=True, declared_none=True)
+    monkeypatch.setattr("nvfp4ctl.build.builder.build_kernel", lambda source, arch, verbose=False: BuildReport(
+        source=source, arch=arch, key="k", entry=entry, module_name=None, functions=(), tensor_op=no_op,
+        compile_s=0.0))
+
+
+GEMV_KERNEL = '#include "nvfp4_gemv_api.h"\n// nvfp4ctl: no-tensor-op\n__global__ void k() {}\n'
+
+
+@pytest.mark.parametrize("args, reason", [
+    ((), " [in kernels/ (beside task.yml)]"),  # the folder's reason, said of the file in it
+    (("kernels/sm100/my_gemv.cu",), ""),  # a SOURCE typed: no reason, as before
+])
+def test_a_kernel_build_logs_the_problem_its_api_header_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              args: tuple[str, ...], reason: str) -> None:
+    """After `init --problem nvfp4_gemv`, a kernel in kernels/sm100/ that includes nvfp4_gemv_api.h: its
+    build's line had no problem cell, where a submission's has `nvfp4_gemv`, and bare build gave the file
+    the folder's reason, [beside task.yml]."""
+    monkeypatch.chdir(tmp_path)
+    assert CliRunner().invoke(app, ["init", "--problem", "nvfp4_gemv", "k1"]).exit_code == 0
+    kernel = tmp_path / "k1" / "kernels" / "sm100" / "my_gemv.cu"
+    kernel.parent.mkdir(parents=True)
+    kernel.write_text(GEMV_KERNEL)
+    _no_compile(monkeypatch, tmp_path)
+    result, said = _build(tmp_path / "k1", monkeypatch, *args)
+    assert result.exit_code == 0, said
+    logged = _logged()
+    assert logged.problem == "nvfp4_gemv", logged
+    assert "kernels/sm100/my_gemv.cu@" in logged.target and logged.target.endswith(f"@{runlog.file_digest(kernel)}{reason}"), logged
+
+
+def test_kernels_of_several_problems_log_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cell holds one problem: a GEMV kernel beside one that includes no API header (the GEMM's) names
+    neither, and the folder keeps its own reason."""
+    folder = _folder(tmp_path / "gemv", "nvfp4_gemv")
+    (folder / "kernels" / "sm100").mkdir(parents=True)
+    (folder / "kernels" / "sm100" / "a.cu").write_text(GEMV_KERNEL)
+    (folder / "kernels" / "sm100" / "b.cu").write_text("// nvfp4ctl: no-tensor-op\n__global__ void k() {}\n")
+    _no_compile(monkeypatch, tmp_path)
+    result, said = _build(folder, monkeypatch)
+    assert result.exit_code == 0, said
+    logged = _logged()
+    assert logged.problem == "" and logged.target == "kernels [beside task.yml]", logged
 
 
 def test_lint_with_task_says_the_submission_here_is_not_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
