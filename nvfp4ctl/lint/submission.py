@@ -13,8 +13,11 @@ starters): a project keeps one problem's task.yml beside the other problems' sta
 So is a file whose CUDA source (a load_inline string, or a file beside it that load(sources=[...])
 compiles) includes exactly one problem's API header, or that calls exactly one problem's C ABI entry
 point on a module (`module.nvfp4_gemv(...)`): that is the problem whose inputs it reads (api_problem).
-A plain-torch file (init's starters) names neither: both the GEMM's and the GEMV's tuples have 7
-elements, so which problem it is for is check's to find.
+A plain-torch file names none of these, and both the GEMM's and the GEMV's tuples have 7 elements; init's
+starters (kernels/torch_dequant/) say theirs on their docstring's first line ("NVFP4 GEMV for GPU MODE's
+nvfp4_gemv in plain torch: ..."), read as strictly as the export header (starter_problem): where no task.yml
+of the user's is in use, check and build run a starter copied away from its task.yml on its own problem's
+task. Lint judges it by the task in use, under which a starter of another problem fails every call.
 """
 
 from __future__ import annotations
@@ -43,6 +46,22 @@ STAR_IMPORT = re.compile(r"^[ \t]*from[ \t]+\S+[ \t]+import[ \t]+\*", re.MULTILI
 # purpose: a user's own file that merely mentions a problem keeps the task's problem.
 EXPORT_HEADER = re.compile(
     r'\A"""GPU MODE (\w+) submission: [^\n]* exported by `nvfp4ctl export` \(kernel hash [0-9a-f]+:')
+
+
+# The docstring's first line of init's plain-torch starters (kernels/torch_dequant/), up to the problem's
+# name; as strict as EXPORT_HEADER, for the same reason.
+STARTER_HEADER = re.compile(r'\A"""NVFP4 [^\n]* for GPU MODE\'s (\w+) in plain torch[:\s]')
+STARTER_REASON = "its docstring's first line, an init starter's"
+
+
+def starter_problem(text: str) -> str | None:
+    """The known problem an init starter (or a file that kept its first line) is for; None for any other file."""
+    match = STARTER_HEADER.match(text)
+    if match is None:
+        return None
+    from nvfp4ctl.problems import problem_names
+
+    return match.group(1) if match.group(1) in problem_names() else None
 
 
 def is_submission(path: Path, text: str) -> bool:

@@ -231,8 +231,8 @@ def task_for_its_problem(task: Any, submission: Path) -> Any:
 def _own_problem(task: Any, submission: Path) -> tuple[str, str]:
     """(problem, why) for a submission the shipped `task` stands in for: the problem the file names itself,
     as lint reads it (an export header, one problem's C ABI in its code, a file name starting with a
-    problem's name), else the task's, said as a stand-in (STAND_IN)."""
-    from nvfp4ctl.lint.submission import api_problem, export_problem, named_problem
+    problem's name), else an init starter's first line, else the task's, said as a stand-in (STAND_IN)."""
+    from nvfp4ctl.lint.submission import STARTER_REASON, api_problem, export_problem, named_problem, starter_problem
 
     try:
         text = submission.read_text(encoding="utf-8", errors="replace")
@@ -246,6 +246,8 @@ def _own_problem(task: Any, submission: Path) -> tuple[str, str]:
         return uses
     if (named := named_problem(submission)) is not None:
         return named, "its file name"
+    if (started := starter_problem(text)) is not None:
+        return started, STARTER_REASON
     return task.problem, STAND_IN
 
 

@@ -354,3 +354,39 @@ def test_a_syntax_error_of_an_installed_package_in_the_submissions_folder_is_not
     _refuse_users_syntax_error(SyntaxError("invalid syntax", (str(package), 1, 7, "def f(:\n")), tmp_path)
     with pytest.raises(UnloadableSubmission, match=r"my_helpers.py:1: not valid Python"):
         _refuse_users_syntax_error(SyntaxError("invalid syntax", (str(helper), 1, 7, "def f(:\n")), tmp_path)
+
+
+@pytest.mark.parametrize("problem", ["nvfp4_gemm", "nvfp4_dual_gemm", "nvfp4_group_gemm", "nvfp4_gemv"])
+def test_an_init_starter_copied_away_from_its_task_keeps_its_problem(monkeypatch, tmp_path, problem):
+    """init's GEMV submission.py ("NVFP4 GEMV for GPU MODE's nvfp4_gemv in plain torch: ...") in a folder with
+    no task.yml was run on the GEMM's tests, the shipped task said to stand in, and failed "255 of 256 columns
+    wrong": its docstring's first line names its problem."""
+    from typer.testing import CliRunner
+
+    from nvfp4ctl.cli import app
+    from nvfp4ctl.lint.submission import STARTER_REASON
+    from nvfp4ctl.task import load_task
+    from nvfp4ctl.workspace import reset
+
+    monkeypatch.delenv("NVFP4CTL_TASK", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert CliRunner().invoke(app, ["init", "--problem", problem, "made"]).exit_code == 0
+    lone = tmp_path / "lone"
+    lone.mkdir()
+    (lone / "submission.py").write_text((tmp_path / "made" / "submission.py").read_text())
+    monkeypatch.chdir(lone)
+    reset()
+    found = targets.task_for_target(load_task(), None, None)
+    assert (found.problem, found.shipped_because) == (problem, STARTER_REASON)
+
+
+def test_a_file_that_only_mentions_a_problem_in_its_docstring_keeps_the_stand_in(monkeypatch, tmp_path):
+    """Read as strictly as the export header: a user's own docstring naming a problem is no starter's."""
+    from nvfp4ctl.task import load_task
+
+    monkeypatch.delenv("NVFP4CTL_TASK", raising=False)
+    monkeypatch.chdir(tmp_path)
+    mine = tmp_path / "mine.py"
+    mine.write_text('"""My GEMV for GPU MODE\'s nvfp4_gemv, faster than the plain torch one."""\n\n'
+                    "def custom_kernel(data):\n    return data[-1]\n")
+    assert targets.task_for_submission(load_task(), mine).shipped_because == targets.STAND_IN
