@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from nvfp4ctl import runlog
 from nvfp4ctl.build import submission_build
-from nvfp4ctl.build.report import BuildReport, TensorOpCheck
+from nvfp4ctl.build.report import BuildReport, FunctionUsage, TensorOpCheck
 from nvfp4ctl.cli import app
 from nvfp4ctl.problems.base import PROBLEMS_DIR
 from nvfp4ctl.project import kernels_dir
@@ -172,6 +172,23 @@ def test_a_kernel_build_logs_the_problem_its_api_header_names(tmp_path: Path, mo
     logged = _logged()
     assert logged.problem == "nvfp4_gemv", logged
     assert "kernels/sm100/my_gemv.cu@" in logged.target and logged.target.endswith(f"@{runlog.file_digest(kernel)}{reason}"), logged
+
+
+def test_a_kernel_build_that_fails_still_logs_its_problem(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A GEMV kernel whose build spills (exit 1): the run log's problem cell held the spill's message, the last
+    of the report's problems, where it names nvfp4_gemv as for a clean build."""
+    folder = _folder(tmp_path / "gemv", "nvfp4_gemv")
+    kernel = folder / "kernels" / "sm100" / "my_gemv.cu"
+    kernel.parent.mkdir(parents=True)
+    kernel.write_text(GEMV_KERNEL)
+    no_op = TensorOpCheck(expected="UTCOMMA.4X", found=(), match=None, checked=True, declared_none=True)
+    spilling = FunctionUsage(name="_Z1kv", entry=True, registers=255, spill_stores=64, spill_loads=64)
+    monkeypatch.setattr("nvfp4ctl.build.builder.build_kernel", lambda source, arch, verbose=False: BuildReport(
+        source=source, arch=arch, key="k", entry=tmp_path, module_name=None, functions=(spilling,), tensor_op=no_op,
+        compile_s=0.0))
+    result, said = _build(folder, monkeypatch, "kernels/sm100/my_gemv.cu")
+    assert result.exit_code == 1 and "register spills in" in said, said
+    assert _logged().problem == "nvfp4_gemv", _logged()
 
 
 def test_kernels_of_several_problems_log_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
