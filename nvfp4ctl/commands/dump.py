@@ -28,6 +28,7 @@ from nvfp4ctl.options import integer, parse_shape
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.problems.fields import MAX_SEED
 from nvfp4ctl.project import BYO_KERNEL_DOC
+from nvfp4ctl.runner.gpu import run_device
 from nvfp4ctl.runner.targets import DEFAULT_BY_NAME
 from nvfp4ctl.words import first_few, plural
 
@@ -179,7 +180,9 @@ def _scale_label(operand: str, suffix: str = "") -> str:
 
 
 def _show_layout(problem: Any, case: Any, wanted: list[tuple[str, int, int]], seed: int, row: int, k_block: int,
-                 payload: dict[str, Any], as_json: bool) -> tuple[str, bool]:
+                 wanted_device: str, payload: dict[str, Any], as_json: bool) -> tuple[str, bool]:
+    """`wanted_device`: run_device()'s, as check and bench take it; "cuda" falls back to the CPU without a GPU,
+    since the layout is the same on both and --layout needs none."""
     import dataclasses
 
     import torch
@@ -187,7 +190,7 @@ def _show_layout(problem: Any, case: Any, wanted: list[tuple[str, int, int]], se
     from nvfp4ctl.dump.layout import check_storage, locate, scale_at
 
     console = get_console()
-    device = "cuda" if torch.cuda.is_available() else "cpu"
+    device = "cuda" if wanted_device == "cuda" and torch.cuda.is_available() else "cpu"
     data = problem.make_input(case, device=device)
     scales = problem.scale_tensors(data)
     places = [locate(operand, rows, k_blocks * 16, row, k_block) for operand, rows, k_blocks in wanted]
@@ -361,6 +364,7 @@ def command(
     # a --shape, --row or --kblock that is wrong is said before any mode runs (--umma's first run compiles for
     # minutes) and before torch is imported (seconds)
     layout_case = _layout_case(task, shape or "", seed, row, kblock) if layout else None
+    layout_device = run_device() if layout else "cpu"  # a mistyped NVFP4CTL_DEVICE is said before any mode runs
     runtime_shape = parse_shape(shape or "") if runtime else None
     if simulate and shape is not None:
         _gemm_shape(shape, "--simulate", task)
@@ -399,7 +403,7 @@ def command(
         results.append(result)
         all_ok &= ok
     if layout_case is not None:
-        result, ok = _show_layout(*layout_case, seed, row, kblock, payload, as_json)
+        result, ok = _show_layout(*layout_case, seed, row, kblock, layout_device, payload, as_json)
         results.append(result)
         all_ok &= ok
     if runtime_shape is not None:

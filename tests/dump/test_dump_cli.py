@@ -251,6 +251,23 @@ def test_layout_table_output() -> None:
     assert "layout: 128x256x256 l=1, 2 scale batches checked (sfa, sfb), 0 mismatches" in result.output
 
 
+def test_layout_makes_its_inputs_on_the_cpu_under_nvfp4ctl_device_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """--layout made its inputs on CUDA whenever torch saw one, where check and bench honour
+    NVFP4CTL_DEVICE=cpu; a value that is neither is refused as they refuse it."""
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # a GPU is there, the setting says the CPU
+    monkeypatch.setenv("NVFP4CTL_DEVICE", "cpu")
+    result = invoke_apart("--layout", "--shape", "128,256,256", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["layout"]["device"] == "cpu"
+    tables = invoke("--layout", "--shape", "128,256,256")
+    assert tables.exit_code == 0 and "(inputs generated on cpu)" in tables.output, tables.output
+    monkeypatch.setenv("NVFP4CTL_DEVICE", "gpu")
+    refused = invoke("--layout", "--shape", "128,256,256")
+    assert refused.exit_code == 2 and "NVFP4CTL_DEVICE=gpu: expected cpu or cuda (unset: cuda)" in refused.output
+
+
 def test_runtime_without_sm100_gpu_says_so() -> None:
     import torch
 
