@@ -12,7 +12,7 @@ from nvfp4ctl.console import VERBOSE, Console, get_console
 from nvfp4ctl.errors import ExitCode, UsageError
 from nvfp4ctl.options import Choice, choice, integer, seconds
 from nvfp4ctl.outcome import Outcome
-from nvfp4ctl.problems import DEFAULT_PROBLEM
+from nvfp4ctl.problems import DEFAULT_PROBLEM, refuse_gemm_only
 from nvfp4ctl.problems.fields import MAX_SEED
 from nvfp4ctl.project import BYO_KERNEL_DOC
 from nvfp4ctl.runner.gpu import first_gpu, gpu_present, run_device
@@ -56,9 +56,8 @@ def command(
     # command line is the first thing to fix, on a laptop too
     items = plan.select_items(loaded, only or [], shape or [], seed)
     timeout_s, timeout_source = plan.resolve_timeout(timeout, loaded.timeout_for(TEST_TIMEOUT), task_file_name(loaded.path))
-    if dump and loaded.problem != DEFAULT_PROBLEM:  # the model replays one GEMM tile on the GEMM's inputs
-        raise UsageError(f"--dump decodes and simulates an {DEFAULT_PROBLEM} kernel's MMAs (C = A·Bᵀ on its inputs);"
-                         f" this task is {loaded.problem}")
+    if dump:  # the model replays one GEMM tile on the GEMM's inputs
+        refuse_gemm_only(f"--dump decodes and simulates an {DEFAULT_PROBLEM} kernel's MMAs", loaded.problem)
     refuse_broken_target(target)
     device = run_device()
     if device == "cuda" and not gpu_present():

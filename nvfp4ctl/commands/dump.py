@@ -53,29 +53,47 @@ def _check_step_counts(values: Any, config: Any) -> None:
                              f" {config.k_steps} K steps (--block-k sets the K tile)")
 
 
-def _refuse_another_problem(task_path: Path | None, modes: str) -> None:
-    """The kernel --umma and --runtime read when none is named is nvfp4ctl's CUTLASS kernel for the GEMM,
-    the only problem it ships one for: in a GEMV, grouped or dual GEMM folder it would check the
-    GEMM's kernel as if it were the task's."""
-    from nvfp4ctl.problems import DEFAULT_PROBLEM
+def _task_in_use(task_path: Path | None) -> Any | None:
+    """The task --umma and --runtime are judged by; None where none can be read and none was named (an
+    unreadable task file is check's business; the GEMM's kernel is what dump reads then)."""
     from nvfp4ctl.task import load_task
-    from nvfp4ctl.umma.configs import KERNEL_FILE
-    from nvfp4ctl.workspace import task_file_name
 
     try:
-        loaded = load_task(task_path)
+        return load_task(task_path)
     except UsageError:
         if task_path is not None:
             raise  # named on purpose: say what is wrong with it
-        return  # an unreadable task file is check's business; the GEMM's kernel is what dump reads then
-    if loaded.problem == DEFAULT_PROBLEM:
+        return None
+
+
+def _refuse_another_problem(task_path: Path | None) -> None:
+    """The kernel --umma reads when none is named is nvfp4ctl's CUTLASS kernel for the GEMM, the only
+    problem it ships one for: in a GEMV, grouped or dual GEMM folder it would check the GEMM's kernel as
+    if it were the task's."""
+    from nvfp4ctl.problems import DEFAULT_PROBLEM
+    from nvfp4ctl.umma.configs import KERNEL_FILE
+    from nvfp4ctl.workspace import task_file_name
+
+    loaded = _task_in_use(task_path)
+    if loaded is None or loaded.problem == DEFAULT_PROBLEM:
         return
-    values = " the values your kernel uses (--idesc, --desc-a, --desc-b, --tmem-*, --mma) or --from-log FILE, or" \
-        if "--umma" in modes else ""
-    reads = "read" if " and " in modes else "reads"
-    raise UsageError(f"dump {modes} {reads} nvfp4ctl's CUTLASS sm_100a kernel for {DEFAULT_PROBLEM}"
+    raise UsageError(f"dump --umma reads nvfp4ctl's CUTLASS sm_100a kernel for {DEFAULT_PROBLEM}"
                      f" (kernels/{KERNEL_FILE.as_posix()}), but {task_file_name(loaded.path)} is for {loaded.problem},"
-                     f" for which nvfp4ctl has no such kernel; pass{values} --kernel PATH for a CUTLASS kernel of yours")
+                     " for which nvfp4ctl has no such kernel; pass the values your kernel uses (--idesc, --desc-a,"
+                     " --desc-b, --tmem-*, --mma) or --from-log FILE, or --kernel PATH for a CUTLASS kernel of yours")
+
+
+def _refuse_runtime_for_another_problem(task_path: Path | None, kernel: Path | None) -> None:
+    """--runtime builds any kernel with the GEMM's binding and runs it on the GEMM's inputs, so it is the
+    GEMM's alone, as check --dump is. The task is check's for the kernel (task_for_kernel): where nvfp4ctl's
+    own GEMM task stands in, a kernel including another problem's API header is judged by that problem."""
+    from nvfp4ctl.problems import DEFAULT_PROBLEM, refuse_gemm_only
+    from nvfp4ctl.runner.targets import task_for_kernel
+
+    loaded = _task_in_use(task_path)
+    if loaded is not None:
+        refuse_gemm_only(f"dump --runtime runs a debug build of an {DEFAULT_PROBLEM} kernel",
+                         task_for_kernel(loaded, kernel).problem)
 
 
 def _kernel_problem_name(kernel: Path) -> str:
@@ -333,8 +351,9 @@ def command(
     reads_kernel = (umma and not user and from_log is None) or runtime  # --layout and your own values need none
     ignored = [(option, why) for option, why, given in (
         ("--kernel", "goes with --umma (without your own values) or --runtime", kernel is not None and not reads_kernel),
-        ("--task", "goes with --layout, or with --umma and --runtime reading nvfp4ctl's kernel (no --kernel PATH)",
-         task is not None and not (layout or (reads_kernel and (kernel is None or str(kernel) == DEFAULT_BY_NAME)))),
+        ("--task", "goes with --layout or --runtime, or with --umma reading nvfp4ctl's kernel (no --kernel PATH)",
+         task is not None and not (layout or runtime
+                                   or (reads_kernel and (kernel is None or str(kernel) == DEFAULT_BY_NAME)))),
         ("--row", "goes with --layout", row != 0 and not layout),
         ("--kblock", "goes with --layout", kblock != 0 and not layout),
         ("--shape", "goes with --layout, --runtime, --simulate or --from-log",
@@ -356,9 +375,11 @@ def command(
     # `--kernel default` names nvfp4ctl's own kernel, as it does for check, bench and export, also in a
     # kernels/ folder of yours (which the bare default reads)
     named_default = kernel is not None and str(kernel) == DEFAULT_BY_NAME
-    if reads_kernel and (kernel is None or named_default):  # first: no --shape makes a GEMV task the GEMM's
-        _refuse_another_problem(task, " and ".join(mode for mode, on in (("--umma", umma and not user and from_log is None),
-                                                                           ("--runtime", runtime)) if on))
+    # first: no --shape makes a GEMV task the GEMM's
+    if runtime:  # whatever the kernel: it runs through the GEMM's binding
+        _refuse_runtime_for_another_problem(task, kernel)
+    if umma and not user and (kernel is None or named_default):
+        _refuse_another_problem(task)
     if (layout or runtime) and shape is None:
         raise UsageError(_shape_needed(layout, runtime, task))
     # a --shape, --row or --kblock that is wrong is said before any mode runs (--umma's first run compiles for

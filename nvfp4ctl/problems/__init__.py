@@ -88,6 +88,14 @@ def get_problem(name: str) -> Any:
     return _LOADED[name]
 
 
+def refuse_gemm_only(does: str, problem: str) -> None:
+    """The GEMM's tools (check --dump, dump --runtime) run an nvfp4_gemm kernel on the GEMM's inputs, whatever
+    kernel is named: under another problem's task it would be judged by inputs and a C ABI not its own, so
+    that is one line, said alike by each. `does`: what the tool does, the line's start."""
+    if problem != DEFAULT_PROBLEM:
+        raise UsageError(f"{does} (C = A·Bᵀ on its inputs); this task is {problem}")
+
+
 def all_problems() -> list[Any]:
     return [get_problem(name) for name in problem_names()]
 

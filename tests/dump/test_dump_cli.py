@@ -398,7 +398,7 @@ def test_a_kernel_is_logged_only_where_one_was_read(tmp_path: Path, monkeypatch:
     (["--umma", "--idesc", "0x08100480", "--kernel", "default"],
      "--kernel goes with --umma (without your own values) or --runtime"),
     (["--umma", "--idesc", "0x08100480", "--task", "task.yml"],
-     "--task goes with --layout, or with --umma and --runtime reading nvfp4ctl's kernel (no --kernel PATH)"),
+     "--task goes with --layout or --runtime, or with --umma reading nvfp4ctl's kernel (no --kernel PATH)"),
 ])
 def test_a_kernel_or_task_that_would_not_be_read_is_refused(args: list[str], message: str) -> None:
     result = invoke(*args)
@@ -473,6 +473,45 @@ def test_umma_for_a_problem_without_nvfp4ctls_kernel_is_refused(tmp_path: Path, 
             " FILE, or --kernel PATH for a CUTLASS kernel of yours")
 
 
+@pytest.mark.parametrize("problem", ["nvfp4_gemv", "nvfp4_group_gemm", "nvfp4_dual_gemm"])
+@pytest.mark.parametrize("kernel", [(), ("--kernel", "default"), ("--kernel", "mine.cu")],
+                         ids=["bare", "default", "yours"])
+def test_runtime_for_another_problem_is_refused_with_any_kernel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               problem: str, kernel: tuple[str, ...]) -> None:
+    """--runtime runs the kernel through the GEMM's binding on the GEMM's inputs: with --kernel PATH in a
+    GEMV folder it went on to the GPU, where the bare --runtime was refused; refused as check --dump is,
+    before any GPU is looked for."""
+    from nvfp4ctl.dump import runtime
+
+    def no_gpu_needed() -> None:
+        raise AssertionError("--runtime looked for a GPU before refusing the task's problem")
+
+    monkeypatch.setattr(runtime, "sm100_gpu", no_gpu_needed)
+    folder = tmp_path / problem
+    assert runner.invoke(app, ["init", "--problem", problem, str(folder)]).exit_code == 0
+    monkeypatch.chdir(folder)
+    (folder / "mine.cu").write_text('#include "nvfp4_gemm_api.h"\n__global__ void k() {}\n')
+    for shape in (("--shape", "128,128,256"), ()):  # the problem first: no --shape to give only to be refused
+        result = invoke("--runtime", *kernel, *shape)
+        assert result.exit_code == 2, result.output
+        assert " ".join(result.output.split()) == (
+            "error: dump --runtime runs a debug build of an nvfp4_gemm kernel (C = A·Bᵀ on its inputs); this task is"
+            f" {problem}"), result.output
+    # a kernel of another problem where nvfp4ctl's own GEMM task stands in is judged by its API header, as check's
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "gemv.cu").write_text('#include "nvfp4_gemv_api.h"\n__global__ void k() {}\n')
+    shipped = invoke("--runtime", "--kernel", "gemv.cu", "--shape", "128,128,256")
+    assert shipped.exit_code == 2 and "this task is nvfp4_gemv" in shipped.output, shipped.output
+    # a GEMM task.yml named with --task is the way out, and is no option that does nothing
+    from nvfp4ctl.problems import get_problem
+
+    monkeypatch.setattr(runtime, "sm100_gpu", lambda: None)
+    monkeypatch.chdir(folder)
+    gemm_task = str(get_problem("nvfp4_gemm").task_file)
+    taken = invoke("--runtime", "--kernel", "mine.cu", "--shape", "128,128,256", "--task", gemm_task)
+    assert taken.exit_code == 2 and "needs an SM100 (B200) GPU" in taken.output, taken.output
+
+
 def test_umma_says_which_kernel_and_problem_it_checks() -> None:
     from nvfp4ctl.problems import get_problem
 
@@ -498,7 +537,8 @@ def test_a_folder_given_as_the_kernel_is_said_to_be_one(tmp_path: Path, monkeypa
 
 @pytest.mark.parametrize("args, said", [
     # the task's problem first: a --shape given only to be told --runtime is the GEMM's
-    (["--runtime"], "dump --runtime reads nvfp4ctl's CUTLASS sm_100a kernel for nvfp4_gemm"),
+    (["--runtime"], "dump --runtime runs a debug build of an nvfp4_gemm kernel (C = A·Bᵀ on its inputs); this task is"
+                    " nvfp4_gemv"),
     (["--umma", "--simulate", "--shape", "128,256"],
      "--shape 128,256: expected M,N,K or M,N,K,L as positive integers, e.g. --shape 128,7168,16384; --simulate runs"
      " the MMA values on nvfp4_gemm inputs (C = A·Bᵀ), so its --shape is the GEMM's M,N,K[,L], not nvfp4_gemv's"),
