@@ -5,8 +5,9 @@ The user's issues are compared, K step by K step, with the correct plan for the 
 (plan.py, at the user's own shared and TMEM addresses). Every field that differs is listed with the
 value it should have; a field "explains" the result when putting back just its correct value makes
 the model's D equal the reference. A swizzled operand's LBO is no field to compare: the hardware
-never reads it (smem.reads_lbo). LBO/SBO swaps (no swizzle), K-step advances, N>>3, scale ids and swizzle
-mismatches get their own names.
+never reads it (smem.reads_lbo), though one holding the SBO expected hints at a swap beside the SBO's
+name. LBO/SBO swaps (no swizzle), K-step advances, N>>3, scale ids and swizzle mismatches get their own
+names.
 """
 
 from __future__ import annotations
@@ -137,6 +138,23 @@ def _name(descriptor: str, key: str, diffs: list[FieldDiff]) -> str:
     return shown
 
 
+def _swap_hint(descriptor: str, key: str, diffs: list[FieldDiff], issues: list[MmaIssue],
+               expected: list[MmaIssue]) -> str:
+    """Where a swizzled operand's SBO is wrong and its LBO holds exactly the SBO expected, the two fields
+    were most likely written the other way round: the LBO is still no difference (the hardware ignores it),
+    but its value points at the fix."""
+    if not descriptor.startswith("desc_") or key != "sbo":
+        return ""
+    layout = issue_fields(expected[diffs[0].step], descriptor)["layout"]
+    if smem.reads_lbo(layout):  # there the LBO is a difference of its own, and a swap is named as such
+        return ""
+    if any(issue_fields(issues[diff.step], descriptor)["lbo"] != diff.expected for diff in diffs):
+        return ""
+    sbo = show_value(descriptor, "sbo", diffs[0].expected)
+    return (f"; LBO and SBO look swapped: lbo = {sbo} is the SBO expected (LBO is ignored for"
+            f" {d.LAYOUTS.get(layout, layout)}, SBO must be {sbo})")
+
+
 def explain(config: plan.TileConfig, inputs: plan.TileInputs, issues: list[MmaIssue], expected: list[MmaIssue],
             reference: torch.Tensor) -> tuple[list[FieldDiff], list[str]]:
     """Differing fields, and the names of those whose correct value alone makes D right."""
@@ -159,7 +177,7 @@ def explain(config: plan.TileConfig, inputs: plan.TileInputs, issues: list[MmaIs
             groups.pop((descriptor, "sbo"))
     for (descriptor, key), selected in groups.items():
         if fixes(selected):
-            names.append(_name(descriptor, key, selected))
+            names.append(_name(descriptor, key, selected) + _swap_hint(descriptor, key, selected, issues, expected))
     if not names and diffs and fixes(diffs):
         names.append("only all differing fields together: " + ", ".join(sorted({f"{g[0]}.{g[1]}" for g in groups})))
     return diffs, names

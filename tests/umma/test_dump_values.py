@@ -94,14 +94,34 @@ def test_lbo_of_a_swizzled_k_major_operand_is_no_difference_in_the_simulation() 
     assert result.exit_code == 1, result.output
     assert "desc_a.lbo" not in result.output and "LBO and SBO swapped" not in result.output, result.output
     assert "  differs: desc_a.sbo = 16 B, expected 1024 B (MMA 0,1,2,3)" in result.output.splitlines()
-    assert "  explained by: desc_a.sbo = 16 B, expected 1024 B (MMAs 0,1,2,3)" in result.output.splitlines()
+    assert "  explained by: desc_a.sbo = 16 B, expected 1024 B (MMAs 0,1,2,3)" + SWAP_HINT in result.output.splitlines()
     assert result.output.splitlines()[-1] == (
         "umma values: 3 descriptors checked against the config, 1 mismatch (desc_a[0].sbo = 16 B, expected 1024 B);"
-        " simulate: 15360 of 16384 wrong (desc_a.sbo = 16 B, expected 1024 B (MMAs 0,1,2,3))"), result.output
+        f" simulate: 15360 of 16384 wrong (desc_a.sbo = 16 B, expected 1024 B (MMAs 0,1,2,3){SWAP_HINT})"), result.output
     lbo_only = "0x4000404000400040"  # lbo 1024 B, everything else right: the hardware never reads it
     result = dump("--idesc", GOOD_IDESC, "--desc-a", lbo_only, "--desc-b", GOOD_B, "--simulate", "--shape", "128,128,256")
     assert result.exit_code == 0, result.output
     assert "model D equals the exact reference (16384 values)" in result.output
+
+
+SWAP_HINT = ("; LBO and SBO look swapped: lbo = 1024 B is the SBO expected (LBO is ignored for SWIZZLE_128B,"
+             " SBO must be 1024 B)")
+
+
+@pytest.mark.parametrize("desc_a, hinted", [("0x4000400100400040", True),  # lbo 1024 B: the SBO expected
+                                            ("0x4000400100800040", False),  # lbo 2048 B
+                                            ("0x4000400100010040", False)])  # lbo 16 B, as CUTLASS writes it
+def test_a_wrong_sbo_beside_an_lbo_holding_the_sbo_expected_is_hinted_as_a_swap(desc_a: str, hinted: bool) -> None:
+    """A swizzled operand's LBO is no difference, so a swap of the two fields was explained by the SBO
+    alone ("desc_a.sbo = 16 B, expected 1024 B") with the 1024 B sitting in the LBO unremarked; the hint
+    names the swap and still counts LBO as no mismatch."""
+    result = dump("--idesc", GOOD_IDESC, "--desc-a", desc_a, "--desc-b", GOOD_B, "--simulate", "--shape", "128,128,256")
+    assert result.exit_code == 1, result.output
+    explained = "  explained by: desc_a.sbo = 16 B, expected 1024 B (MMAs 0,1,2,3)"
+    assert (explained + SWAP_HINT if hinted else explained) in result.output.splitlines(), result.output
+    assert "look swapped" not in result.output or hinted, result.output
+    assert "1 mismatch (desc_a[0].sbo = 16 B, expected 1024 B)" in result.output.splitlines()[-1]
+    assert "desc_a.lbo" not in result.output and "differs: desc_a.lbo" not in result.output
 
 
 @pytest.mark.parametrize("shape, line", [
@@ -197,5 +217,5 @@ def test_the_simulate_summary_and_inits_run_log_hint_are_whole_lines(tmp_path, m
     lines = both.splitlines()
     summary = [line for line in lines if "umma values:" in line]
     hint = [line for line in lines if "runs are logged to" in line]
-    assert len(summary) == 1 and summary[0].startswith("umma values: ") and summary[0].endswith("(MMAs 0,1,2,3,4,5,6,7))")
+    assert len(summary) == 1 and summary[0].startswith("umma values: ") and summary[0].endswith("SBO must be 1024 B))")
     assert len(hint) == 1 and hint[0].startswith("runs are logged to "), lines[-6:]

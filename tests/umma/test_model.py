@@ -138,6 +138,18 @@ def test_a_swizzled_operands_lbo_is_no_difference(data) -> None:
     assert diagnose.simulate(tile, plan.tile_inputs(data, tile, 0, 0), issues).ok
 
 
+@pytest.mark.parametrize("swizzle, sbo", [("128B", 1024), ("64B", 512), ("32B", 256)])
+def test_a_swizzled_swap_is_hinted_beside_the_sbo_and_lbo_stays_no_difference(data, swizzle: str, sbo: int) -> None:
+    """The SBO alone is the difference; the LBO holding the SBO expected is the hint of a swap, for each
+    swizzle's own SBO (8 rows of the atom's width)."""
+    tile = plan.TileConfig(block_n=128, swizzle=swizzle)
+    result = diagnose.simulate(tile, plan.tile_inputs(data, tile, 0, 0), [_swap_lbo_sbo(i) for i in plan.issues(tile, 2)])
+    assert {(diff.descriptor, diff.field) for diff in result.diffs} == {("desc_a", "sbo")}
+    assert result.explanations == [
+        f"desc_a.sbo = 16 B, expected {sbo} B (MMAs 0,1,2,3,4,5,6,7); LBO and SBO look swapped: lbo = {sbo} B is the"
+        f" SBO expected (LBO is ignored for SWIZZLE_{swizzle}, SBO must be {sbo} B)"], result.explanations
+
+
 def test_error_map_marks_the_wrong_columns() -> None:
     bad = torch.zeros(16, 32, dtype=torch.bool)
     bad[:, 16:] = True
