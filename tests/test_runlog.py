@@ -452,10 +452,15 @@ def test_a_named_pipe_takes_the_line_and_is_never_read(tmp_path):
     this process among them, so the command never ended; `log` of one waited the same way."""
     pipe = tmp_path / "MEMORY.md"
     os.mkfifo(pipe)
-    received = _finished_within(0, pipe.read_bytes)  # the reader on the far end, waiting for a writer
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(pipe.read_bytes()), daemon=True)  # the far end
+    reader.start()
     assert _finished_within(10, runlog.append, _entry("through the pipe"), pipe) == [None]
-    time.sleep(0.2)
-    assert b"through the pipe" in (received[0] if received else b"")
+    # the append has closed the only writer, so the reader is at EOF: wait for it to return, not for a
+    # fixed time (0.2 s was too short once on a loaded machine); the bound only keeps a hang from blocking
+    reader.join(60)
+    assert not reader.is_alive(), "the reader never saw the writer close the pipe"
+    assert b"through the pipe" in received[0]
     assert _finished_within(10, runlog.read, pipe) == [[]]
 
 
