@@ -3,8 +3,9 @@ strings (local headers inlined, since load_inline takes strings), compiled once 
 torch.utils.cpp_extension.load_inline and the same code flags as `nvfp4ctl build`.
 
 Server assumptions, written into the file's docstring too: nvcc and ninja are there (load_inline
-needs them), and for CUTLASS kernels the CUTLASS/CuTe headers are found at $CUTLASS_PATH,
-/usr/local/cutlass, or in the nvidia-cutlass wheel (cutlass_library/source).
+needs them), and for CUTLASS kernels the CUTLASS/CuTe headers are found at $CUTLASS_PATH, $CUTLASS_HOME,
+/usr/local/cutlass, or in the nvidia-cutlass wheel (cutlass_library/source), the first that holds include/cute:
+the order `nvfp4ctl build` looks in (build.toolchain.look_up_cutlass).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nvfp4ctl.atomic_file import ReadOnlyTarget, made_read_only, write_text_atomic
-from nvfp4ctl.build import flags
+from nvfp4ctl.build import flags, toolchain
 from nvfp4ctl.preprocessor import Include, live_code, quoted_includes
 from nvfp4ctl.build.sources import (BuildInputs, build_inputs, checked_source, abi_functions, common_dir, find_header,
                                     kernel_problem, resolve_arch, source_marks)
@@ -333,15 +334,27 @@ _CUTLASS_MODULES = ("importlib.util", "os")
 # `nvfp4ctl build` reads the call whole, with nothing left unknown to warn of. Build cannot run the
 # lookup, and knows it by its name and its exact definition (build.export_lookup)
 CUTLASS_LOOKUP_FUNCTION = "_include_dirs"
-CUTLASS_LOOKUP_ORDER = "$CUTLASS_PATH or $CUTLASS_HOME, /usr/local/cutlass, then the nvidia-cutlass wheel"
+CUTLASS_LOOKUP_ORDER = ", ".join([*(f"${name}" for name in toolchain.CUTLASS_ROOT_VARIABLES),
+                                  toolchain.CUTLASS_SYSTEM_ROOT, f"then {toolchain.WHEEL}"])
 _CUTLASS_INCLUDE_PATHS = f"\n        extra_include_paths={CUTLASS_LOOKUP_FUNCTION}(),"
 
+
+def _python_literal(value: str | tuple[str, ...]) -> str:
+    """A str or a tuple of them as Python source, in double quotes as the rest of the file writes them."""
+    if isinstance(value, str):
+        return '"' + value + '"'  # names and a path: no quote or backslash in them
+    return "(" + ", ".join(map(_python_literal, value)) + ("," if len(value) == 1 else "") + ")"
+
+
+# The written lookup takes its order from build's (toolchain.CUTLASS_ROOT_VARIABLES, CUTLASS_SYSTEM_ROOT), so
+# that an export compiles at import against the headers `nvfp4ctl build` compiled with. Its docstring stays
+# as exports have always carried it: build knows the lookup by its exact definition (build.export_lookup)
 CUTLASS_LOOKUP = '''
 
 def _include_dirs():
     """CUTLASS/CuTe headers on this machine: $CUTLASS_PATH, /usr/local/cutlass, or pip's nvidia-cutlass."""
-    roots = [os.environ[name] for name in ("CUTLASS_PATH", "CUTLASS_HOME") if os.environ.get(name)]
-    roots.append("/usr/local/cutlass")
+    roots = [os.environ[name] for name in ''' + _python_literal(toolchain.CUTLASS_ROOT_VARIABLES) + ''' if os.environ.get(name)]
+    roots.append(''' + _python_literal(toolchain.CUTLASS_SYSTEM_ROOT) + ''')
     spec = importlib.util.find_spec("cutlass_library")
     if spec is not None and spec.submodule_search_locations:
         roots.append(os.path.join(next(iter(spec.submodule_search_locations)), "source"))

@@ -26,6 +26,7 @@ from filelock import FileLock
 
 from nvfp4ctl.build import flags, toolchain
 from nvfp4ctl.build.sources import BuildInputs
+from nvfp4ctl.build.submission_headers import machine_cutlass_key
 from nvfp4ctl.project import cache_root
 
 CACHE_FORMAT = 2  # bump when an entry's layout changes
@@ -47,7 +48,7 @@ def cache_key(inputs: BuildInputs, arch: str, mode: str, defines: tuple[str, ...
         "nvcc": toolchain.nvcc_version(),
         "torch": [torch.version, torch.cuda],
         "python": toolchain.python_abi(),
-        "cutlass": toolchain.cutlass_version() if inputs.needs_cutlass else None,
+        "cutlass": machine_cutlass_key() if inputs.needs_cutlass else None,
         "sass_tools": toolchain.sass_tools() is not None,  # an unchecked report is redone once they exist
     }
     if defines:  # only when given, so the keys of plain builds stay what they were

@@ -34,8 +34,8 @@ from nvfp4ctl.build.flag_problems import strs_for_lists, unusable_flags, untold_
 from nvfp4ctl.build.read_once import header_file, source_text
 from nvfp4ctl.build.report import REPORT_FILE, BuildReport
 from nvfp4ctl.build.sources import NO_TENSOR_OP, marks_in
-from nvfp4ctl.build.submission_headers import (checkout_stamp, flag_include_folders, header_digests, is_toolchain_folder,
-                                               supplies_cutlass)
+from nvfp4ctl.build.submission_headers import (flag_include_folders, header_digests, is_toolchain_folder,
+                                               machine_cutlass_key, supplies_cutlass)
 from nvfp4ctl.build.submission_sources import Extension, SubmissionSources, device_code
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.preprocessor import includes_cutlass, live_code
@@ -86,10 +86,7 @@ def generated_cu(extension: Extension, py_path: Path) -> str:
 
 
 def cutlass_includes() -> list[Path]:
-    """$CUTLASS_PATH's include folders when set, else the nvidia-cutlass wheel's."""
-    root = os.environ.get("CUTLASS_PATH")
-    if root:
-        return [Path(root) / "include", Path(root) / "tools" / "util" / "include"]
+    """The machine's CUTLASS include folders, found as an export's lookup finds them (toolchain.cutlass_headers)."""
     return toolchain.cutlass_include_dirs()
 
 
@@ -114,10 +111,7 @@ def cutlass_lookup_note(extension: Extension) -> str | None:
 
 def _machine_cutlass() -> str:
     """The CUTLASS cutlass_includes() gives, in words: whose it is and its include folder."""
-    include = cutlass_includes()[0]
-    if os.environ.get("CUTLASS_PATH"):
-        return f"$CUTLASS_PATH's ({include})"
-    return f"the nvidia-cutlass wheel's ({toolchain.cutlass_version()}: {include})"
+    return toolchain.cutlass_headers().described()
 
 
 def _command(extension: Extension, unit: Path, arch: str, code: str, folder: Path) -> list[str]:
@@ -168,8 +162,8 @@ def _key(code: str, extension: Extension, arch: str, unit: Path | None = None) -
     """What the unit's build depends on, read without importing torch (a cache hit stays cheap): the code
     as compiled, the local headers it includes (found as nvcc finds them: beside the including file, then
     in the -I folders in _command's order: extra_include_paths, then the flags', then in the flags'
-    -isystem folders, which nvcc searches after every -I one; a CUTLASS checkout among them, or
-    $CUTLASS_PATH, by its headers' sizes and times), the extension's name (torch's
+    -isystem folders, which nvcc searches after every -I one; a CUTLASS checkout among them, or the
+    machine's, by its headers' sizes and times), the extension's name (torch's
     -DTORCH_EXTENSION_NAME), its flags and include folders, a load() file's own folder, the command's
     layout, the arch and the toolchain (torch's version stands for the flags it adds, the C++ standard
     among them; a build with the fallback flags, where torch's could not be read, is keyed apart by
@@ -215,7 +209,7 @@ def _own_folders(extension: Extension) -> list[Path]:
 
 
 def _adds_cutlass(code: str, extension: Extension, beside: Path | None) -> bool:
-    """Whether _command adds $CUTLASS_PATH's or the wheel's CUTLASS: for code that includes CUTLASS, itself
+    """Whether _command adds the machine's CUTLASS (cutlass_includes): for code that includes CUTLASS, itself
     or through a header of its own (`#include "gemm.cuh"`, which includes cute/), unless the submission's own include folders (extra_include_paths, the flags' -I and -isystem) bring
     a cute/ or cutlass/ tree. torch adds none on the leaderboard: a submission that brings its own
     compiles with its own alone, one that relies on the machine's gets this machine's."""
@@ -234,12 +228,11 @@ def _keys_machine_cutlass(code: str, extension: Extension, beside: Path | None) 
 
 
 def _cutlass_in_key() -> list[str] | str | None:
-    """The CUTLASS that _command adds: a $CUTLASS_PATH checkout by its path and its headers' stamps (it
-    may be updated in place), else the wheel's version."""
-    root = os.environ.get("CUTLASS_PATH")
-    if root:
-        return [root, *(checkout_stamp(folder) for folder in cutlass_includes())]
-    return toolchain.cutlass_version() if toolchain.cutlass_root() else None
+    """The CUTLASS that _command adds (machine_cutlass_key); None where there is none, which the build refuses."""
+    try:
+        return machine_cutlass_key()
+    except UsageError:
+        return None
 
 
 def keyed_code(code: str, py_path: Path) -> str:

@@ -62,6 +62,15 @@ def header_digests(code: str, beside: Path | None, search: Sequence[Path]) -> li
     return [(str(path), digest) for path, digest in digests.items()]
 
 
+def machine_cutlass_key() -> list[str] | str:
+    """What identifies the CUTLASS toolchain.cutlass_headers() finds, for a cache key: a checkout by its path
+    and its headers' stamps (it may be updated in place), the wheel by its version."""
+    found = toolchain.cutlass_headers()
+    if found.wheel:
+        return toolchain.cutlass_version()
+    return [str(found.root), *(checkout_stamp(folder) for folder in found.include_dirs)]
+
+
 def checkout_stamp(folder: Path) -> str:
     """sha256 of the path, size and modification time of every file under folder's cute/ and cutlass/:
     updating a checkout in place (a pull, a release unpacked over it) changes the files it rewrites,
@@ -122,7 +131,7 @@ def supplies_cutlass(folders: Sequence[Path]) -> bool:
 
 def _cutlass_checkout(name: str, folders: Sequence[Path]) -> Path | None:
     """The include folder a CUTLASS/CuTe header is found in when it is the submission's own checkout;
-    None for the toolchain's (the wheel, $CUTLASS_PATH: their versions are in the key) or none found."""
+    None for the toolchain's (the machine's CUTLASS: machine_cutlass_key is in the key) or none found."""
     for folder in folders:
         if (folder / name).is_file():
             return None if _in_toolchain((folder / name).resolve()) else folder.resolve()
@@ -130,7 +139,7 @@ def _cutlass_checkout(name: str, folders: Sequence[Path]) -> Path | None:
 
 
 def is_toolchain_folder(folder: Path) -> bool:
-    """Whether folder is in the toolchain (torch, the toolkit, the CUTLASS wheel or $CUTLASS_PATH, ...)."""
+    """Whether folder is in the toolchain (torch, the toolkit, the machine's CUTLASS, ...)."""
     return _in_toolchain(folder.resolve())
 
 
@@ -141,9 +150,11 @@ def _in_toolchain(header: Path) -> bool:
 @lru_cache(maxsize=1)
 def _toolchain_roots() -> tuple[Path, ...]:
     """Folders whose headers are the toolchain's, should an -I name one: torch's package, the CUDA
-    toolkit, CUTLASS (the wheel or $CUTLASS_PATH), Python's and the system's include folders."""
+    toolkit, CUTLASS (every root of its lookup: $CUTLASS_PATH, ..., the wheel), Python's and the system's
+    include folders."""
     roots = [Path("/usr/include"), toolchain.DEFAULT_CUDA_HOME, Path(sysconfig.get_paths()["include"])]
-    for variable in ("CUDA_HOME", "CUDA_PATH", "CUTLASS_PATH"):
+    roots += [root for _, root in toolchain.cutlass_candidates(os.environ)]
+    for variable in ("CUDA_HOME", "CUDA_PATH"):
         if os.environ.get(variable):
             roots.append(Path(os.environ[variable]))
     try:

@@ -2,8 +2,9 @@
 
 nvcc from $CUDA_HOME / $CUDA_PATH, the PATH or /usr/local/cuda; cuobjdump and nvdisasm from the
 PATH, the toolkit, or the pip wheels nvidia-cuda-cuobjdump / nvidia-cuda-nvdisasm (binaries under
-site-packages/nvidia/cu*/bin); CUTLASS headers from the nvidia-cutlass wheel
-(cutlass_library/source/...), looked up only on demand.
+site-packages/nvidia/cu*/bin); CUTLASS headers where an exported submission finds them at import:
+$CUTLASS_PATH, $CUTLASS_HOME, /usr/local/cutlass, then the nvidia-cutlass wheel (cutlass_library/source/...),
+looked up only on demand.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -22,7 +24,13 @@ from nvfp4ctl.errors import UsageError
 
 NVCC_MISSING = "nvcc not found: install the CUDA toolkit (13.0) or set CUDA_HOME"
 SASS_TOOLS_HINT = "pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm"
-CUTLASS_MISSING = "the kernel includes CUTLASS/CuTe headers but the nvidia-cutlass wheel is not installed (pip install nvidia-cutlass)"
+# Where CUTLASS's headers are looked for, in order, before the wheel: by build, dump and the host proof here,
+# and at import by an exported submission, whose _include_dirs() export.CUTLASS_LOOKUP writes from these
+CUTLASS_ROOT_VARIABLES = ("CUTLASS_PATH", "CUTLASS_HOME")
+CUTLASS_SYSTEM_ROOT = "/usr/local/cutlass"
+CUTLASS_MISSING = (f"the kernel includes CUTLASS/CuTe headers but none were found"
+                   f" ({', '.join(f'${name}' for name in CUTLASS_ROOT_VARIABLES)}, {CUTLASS_SYSTEM_ROOT})"
+                   " and the nvidia-cutlass wheel is not installed (pip install nvidia-cutlass)")
 
 
 def _env_cuda_home() -> Path | None:
@@ -156,15 +164,81 @@ def cutlass_root() -> Path | None:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
+@dataclass(frozen=True)
+class CutlassHeaders:
+    """The CUTLASS whose headers a build compiles with: the first root of the lookup holding include/cute."""
+
+    root: Path  # holds include/cute and tools/util/include
+    whose: str  # "$CUTLASS_PATH", "$CUTLASS_HOME", "/usr/local/cutlass" or "the nvidia-cutlass wheel"
+
+    @property
+    def wheel(self) -> bool:
+        return self.whose == WHEEL
+
+    @property
+    def include_dirs(self) -> list[Path]:
+        return [self.root / "include", self.root / "tools" / "util" / "include"]
+
+    def described(self) -> str:
+        """Whose headers and their include folder: "$CUTLASS_HOME's (/opt/cutlass/include)"."""
+        version = f"{cutlass_version()}: " if self.wheel else ""
+        return f"{self.whose}'s ({version}{self.include_dirs[0]})"
+
+
+WHEEL = "the nvidia-cutlass wheel"
+
+
+def cutlass_candidates(environ: Mapping[str, str]) -> list[tuple[str, Path]]:
+    """The lookup's roots in order, each with whose it is: a variable set to "" counts as unset, as at import."""
+    roots = [(f"${name}", Path(environ[name])) for name in CUTLASS_ROOT_VARIABLES if environ.get(name)]
+    roots.append((CUTLASS_SYSTEM_ROOT, Path(CUTLASS_SYSTEM_ROOT)))
+    wheel = cutlass_root()
+    if wheel is not None:
+        roots.append((WHEEL, wheel / "source"))
+    return roots
+
+
+def look_up_cutlass(environ: Mapping[str, str] | None = None) -> tuple[CutlassHeaders | None, tuple[str, ...]]:
+    """The first root holding include/cute, as an export's _include_dirs() takes it at import (None where none
+    does), and a line for each variable before it that names no CUTLASS: passed over there without a word."""
+    passed_over: list[str] = []
+    for whose, root in cutlass_candidates(os.environ if environ is None else environ):
+        if (root / "include" / "cute").is_dir():
+            return CutlassHeaders(root, whose), tuple(passed_over)
+        if whose.startswith("$"):
+            what = "does not exist" if not root.exists() else "has no include/cute"
+            passed_over.append(f"{whose}={root} {what}: no CUTLASS headers there, passed over as an exported"
+                               f" submission's lookup does at import")
+    return None, tuple(passed_over)
+
+
+_PASSED_OVER: dict[str, None] = {}  # cutlass_headers' lines not yet said, in the order met
+
+
+def cutlass_headers() -> CutlassHeaders:
+    """look_up_cutlass()'s CUTLASS, or a UsageError saying why none. A variable it passed over is kept for
+    cutlass_lookup_warnings: a build looks up many times, and says it once."""
+    found, passed_over = look_up_cutlass()
+    if found is None:
+        raise UsageError("; ".join([CUTLASS_MISSING, *passed_over]))
+    _PASSED_OVER.update(dict.fromkeys(passed_over))
+    return found
+
+
+def cutlass_lookup_warnings() -> list[str]:
+    """Each variable the lookups since the last call passed over, in one line: the command says them."""
+    lines = list(_PASSED_OVER)
+    _PASSED_OVER.clear()
+    return lines
+
+
 def cutlass_include_dirs() -> list[Path]:
-    root = cutlass_root()
-    if root is None or not (root / "source" / "include" / "cute").is_dir():
-        raise UsageError(CUTLASS_MISSING)
-    return [root / "source" / "include", root / "source" / "tools" / "util" / "include"]
+    return cutlass_headers().include_dirs
 
 
 def cutlass_version() -> str:
-    """The wheel's version: CUTLASS headers are too many to hash, so a new wheel means a new build."""
+    """The wheel's version: CUTLASS headers are too many to hash, so a new wheel means a new build (a
+    checkout counts by its headers' stamps: submission_headers.machine_cutlass_key)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nvfp4ctl.build import cache, toolchain
+from nvfp4ctl.build.submission_headers import machine_cutlass_key
 from nvfp4ctl.build.compile import run_compiler
 from nvfp4ctl.errors import FailuresFound, ToolTimeout, UsageError
 from nvfp4ctl.project import shipped
@@ -58,7 +59,8 @@ def _key(kernel: Path) -> str:
         digest.update(path.read_bytes())
     digest.update(" ".join(HOST_FLAGS).encode())
     digest.update(toolchain.nvcc_version().encode())
-    digest.update(toolchain.cutlass_version().encode())
+    cutlass = machine_cutlass_key()  # a checkout found before the wheel counts by its headers' stamps
+    digest.update((cutlass if isinstance(cutlass, str) else "\n".join(cutlass)).encode())
     return digest.hexdigest()[:16]
 
 

@@ -183,10 +183,14 @@ def test_a_project_kernel_this_machine_cannot_build_is_skipped(tmp_path: Path, m
     (tmp_path / "sm100" / "k.cu").write_text('#include "cute/tensor.hpp"\n')
     monkeypatch.setattr(sources, "kernels_dir", lambda: tmp_path)
     monkeypatch.setattr(build_command, "users_kernels_dir", lambda: tmp_path)
-    monkeypatch.setattr(toolchain, "cutlass_root", lambda: None)  # a GPU machine without the wheel
+    monkeypatch.setattr(toolchain, "cutlass_root", lambda: None)  # a GPU machine without the wheel, nor another CUTLASS
+    monkeypatch.setattr(toolchain, "CUTLASS_SYSTEM_ROOT", str(tmp_path / "no-usr-local-cutlass"))
+    monkeypatch.delenv("CUTLASS_PATH", raising=False)
+    monkeypatch.delenv("CUTLASS_HOME", raising=False)
     result = runner.invoke(app, ["build"])
     assert result.exit_code == 2
-    assert "skipped k.cu: the kernel includes CUTLASS/CuTe headers but the nvidia-cutlass wheel is not installed" in result.output
+    assert ("skipped k.cu: the kernel includes CUTLASS/CuTe headers but none were found ($CUTLASS_PATH, $CUTLASS_HOME,"
+            " /usr/local/cutlass) and the nvidia-cutlass wheel is not installed") in " ".join(result.output.split())
     assert _last_result() == "nothing built, 1 skipped"
     named = runner.invoke(app, ["build", str(tmp_path / "sm100" / "k.cu")])
     assert named.exit_code == 2 and "nvidia-cutlass wheel is not installed" in named.output

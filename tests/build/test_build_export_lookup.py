@@ -66,7 +66,7 @@ def test_an_exports_cutlass_lookup_is_a_note_naming_the_headers_built_with(
     assert len(compiles) == 1 and NOT_STATIC not in said and "warning:" not in said
     assert (f"note: {_extension(text)}: line {_line_of(text, 'extra_include_paths=_include_dirs(),')}:"
             " extra_include_paths=_include_dirs() is nvfp4ctl export's lookup of CUTLASS's headers at import"
-            " ($CUTLASS_PATH or $CUTLASS_HOME, /usr/local/cutlass, then the nvidia-cutlass wheel), which finds the"
+            " ($CUTLASS_PATH, $CUTLASS_HOME, /usr/local/cutlass, then the nvidia-cutlass wheel), which finds the"
             " leaderboard machine's; built with this machine's, as for any code that brings none: $CUTLASS_PATH's"
             f" ({cutlass_checkout / 'include'})") in said
     quiet = runner.invoke(app, ["-q", "build", str(submission)])

@@ -370,6 +370,9 @@ def test_a_new_cutlass_wheel_rebuilds_only_the_units_that_compile_it(tmp_path: P
     from nvfp4ctl.build import toolchain
 
     monkeypatch.delenv("CUTLASS_PATH", raising=False)
+    monkeypatch.delenv("CUTLASS_HOME", raising=False)
+    monkeypatch.setattr(toolchain, "CUTLASS_SYSTEM_ROOT", str(tmp_path / "no-usr-local-cutlass"))
+    (tmp_path / "wheel" / "source" / "include" / "cute").mkdir(parents=True)
     monkeypatch.setattr(toolchain, "cutlass_root", lambda: tmp_path / "wheel")
     monkeypatch.setattr(toolchain, "cutlass_version", lambda: "4.2.0.0")
     checkout = tmp_path / "checkout" / "include"
@@ -390,6 +393,8 @@ def test_a_submission_naming_the_wheels_own_folder_keeps_its_version_in_the_key(
     wheel = tmp_path / "wheel"
     (wheel / "source" / "include" / "cute").mkdir(parents=True)
     monkeypatch.delenv("CUTLASS_PATH", raising=False)
+    monkeypatch.delenv("CUTLASS_HOME", raising=False)
+    monkeypatch.setattr(toolchain, "CUTLASS_SYSTEM_ROOT", str(tmp_path / "no-usr-local-cutlass"))
     monkeypatch.setattr(toolchain, "cutlass_root", lambda: wheel)
     monkeypatch.setattr(toolchain, "cutlass_version", lambda: "4.2.0.0")
     monkeypatch.setattr(submission_headers, "_toolchain_roots", lambda: (wheel.resolve(),))
