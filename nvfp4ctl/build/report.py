@@ -69,6 +69,14 @@ class BuildReport:
         """The heaviest kernel (most registers): the GEMM, not a helper like a zero-fill."""
         return max(self.kernels, key=lambda f: (f.registers, f.shared_bytes), default=None)
 
+    def named_kernels(self) -> list[tuple[str, FunctionUsage]]:
+        """Each kernel with its name as -v's table gives it: the names are read together with every other
+        function's, so two instantiations of one template never read alike."""
+        from nvfp4ctl.build.kernel_names import readable_names
+
+        names = readable_names([f.name for f in self.functions])
+        return [(name, f) for name, f in zip(names, self.functions) if f.entry]
+
     @property
     def spill_bytes(self) -> int:
         return sum(f.spill_stores + f.spill_loads for f in self.functions)

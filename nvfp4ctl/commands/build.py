@@ -125,6 +125,8 @@ def command(
     console.table(["kernel", "arch", "regs", "static smem", "stack", "spills", "tensor op", "time", "cache"], rows, right_align_from=2,
                   whole=(0,))
     for report in built:
+        if whose := _whose_figures(report):
+            console.info(f"note: {report.source.name} ({report.arch}): {whose}")
         if report.compile_busy and not report.cache_hit:  # a hit's row is this run's time: -v tells its first compile's
             console.info(f"note: {report.source.name} ({report.arch}): {_inflated_note(report)}")
         if report.tensor_op.not_needed:
@@ -261,6 +263,19 @@ def _row(report: BuildReport, seconds: float) -> list[object]:
         f"{seconds:.1f} s",
         "hit" if report.cache_hit else "built",
     ]
+
+
+def _whose_figures(report: BuildReport) -> str | None:
+    """Which kernel the row's regs and static smem belong to, where the file has several: the sm_90a
+    file's 208 registers and 32 KiB are its direct mma.sync kernel's, shown beside the HGMMA its wgmma
+    kernels hold, and read as the GEMM's. None for a file with one kernel, whose row says it all."""
+    kernels = report.named_kernels()
+    main = report.main_kernel
+    if len(kernels) < 2 or main is None:
+        return None
+    name = next(name for name, f in kernels if f is main)
+    return (f"regs and static smem are those of {name}, the most registers of its {len(kernels)} kernels;"
+            " the tensor op is the file's whole SASS (-v: each kernel's)")
 
 
 def _failed_row(source: Path, arch: str, seconds: float, why: str) -> list[object]:

@@ -89,3 +89,48 @@ def test_a_piped_build_keeps_each_kernel_name_on_one_line(tmp_path: Path, compil
     names = [line for line in result.output.splitlines() if "nvfp4_gemm_sm100_tc_kernel" in line]
     assert len(names) == 2, result.output
     assert "<TileConfig<128, 6>>" in names[0] and "<TileConfig<64, 8>>" in names[1]
+
+
+# `ptxas -v` of kernels/sm90/nvfp4_gemm_sm90.cu (nvcc 13.0, sm_90a), three of its 21 kernels: a wgmma
+# instantiation (the HGMMA's) and two of the direct mma.sync kernel, whose <4, 1> has the most registers
+SM90_PTXAS = """\
+ptxas info    : Compiling entry function '_ZN10nvfp4_sm9022nvfp4_gemm_sm90_kernelILi1ELb1ELb0ELb0ELb1ELi128EEEv14CUtensorMap_stS1_S1_PKhS3_S3_P6__halfiiiijNS_9SpanSplitENS_15PersistentSplitE' for 'sm_90a'
+ptxas info    : Function properties for _ZN10nvfp4_sm9022nvfp4_gemm_sm90_kernelILi1ELb1ELb0ELb0ELb1ELi128EEEv14CUtensorMap_stS1_S1_PKhS3_S3_P6__halfiiiijNS_9SpanSplitENS_15PersistentSplitE
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 168 registers, used 5 barriers
+ptxas info    : Compiling entry function '_ZN10nvfp4_sm9029nvfp4_gemm_sm90_direct_kernelILi2ELi2EEEvPKhS2_S2_S2_P6__halfiii' for 'sm_90a'
+ptxas info    : Function properties for _ZN10nvfp4_sm9029nvfp4_gemm_sm90_direct_kernelILi2ELi2EEEvPKhS2_S2_S2_P6__halfiii
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 168 registers, used 1 barriers, 8192 bytes smem
+ptxas info    : Compiling entry function '_ZN10nvfp4_sm9029nvfp4_gemm_sm90_direct_kernelILi4ELi1EEEvPKhS2_S2_S2_P6__halfiii' for 'sm_90a'
+ptxas info    : Function properties for _ZN10nvfp4_sm9029nvfp4_gemm_sm90_direct_kernelILi4ELi1EEEvPKhS2_S2_S2_P6__halfiii
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 208 registers, used 1 barriers, 32768 bytes smem
+"""
+HGMMA = TensorOpCheck(expected="HGMMA", found=("HGMMA.64x128x16.F32", "HMMA.16816.F32"), match="HGMMA.64x128x16.F32",
+                      checked=True)
+
+
+def test_a_file_of_several_kernels_names_the_one_its_regs_and_smem_are(monkeypatch) -> None:
+    """The sm_90a file's row read 208 regs and 32.0 KiB beside HGMMA.64x128x16.F32, with nothing saying they
+    were its direct mma.sync kernel's and the HGMMA its wgmma kernels': a note under the table names it."""
+    from typer.testing import CliRunner
+
+    from nvfp4ctl import build as build_package
+    from nvfp4ctl.cli import app
+
+    report = BuildReport(source=Path("nvfp4_gemm_sm90.cu"), arch="sm_90a", key="k", entry=Path("."), module_name=None,
+                         functions=parse_ptxas(SM90_PTXAS), tensor_op=HGMMA, compile_s=1.0)
+    assert _cells(build_command._row(report, 1.0))[2:4] == ["208", "32.0 KiB"]
+    whose = build_command._whose_figures(report)
+    assert whose == ("regs and static smem are those of nvfp4_sm90::nvfp4_gemm_sm90_direct_kernel<4, 1>, the most registers"
+                     " of its 3 kernels; the tensor op is the file's whole SASS (-v: each kernel's)")
+    assert build_command._whose_figures(_report((FunctionUsage("_Z1kv", True, 40),))) is None  # its row says it all
+
+    monkeypatch.setenv("COLUMNS", "160")
+    monkeypatch.setattr(build_package, "build_kernel", lambda source, arch, verbose=False: report)
+    result = CliRunner().invoke(app, ["build", str(Path(__file__).parent / "fixtures" / "hgmma_probe.cu")])
+    assert result.exit_code == 0, result.output
+    assert "note: nvfp4_gemm_sm90.cu (sm_90a): regs and static smem are those of nvfp4_sm90::nvfp4_gemm_sm90_direct_kernel<4, 1>," in \
+        result.output.replace("\n", " ")
+    assert max(len(line) for line in result.output.splitlines() if "│" in line) <= 160
