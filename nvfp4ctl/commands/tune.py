@@ -90,6 +90,10 @@ def show(report: Any, label: str, verbose: bool) -> None:
         columns, rows = render.compile_table(report)
         console.table(columns, rows, title=f"{label}: {len(rows)} candidate builds ({report.wall_s:.1f} s)", right_align_from=2,
                       whole=(0,))
+        if whose := render.kernel_note(report):
+            console.info(whose)
+        for line in render.kernel_changes(report, None if verbose else render.kernel_compare.NAMES_SHOWN):
+            console.info(line)
         if smem := render.smem_note(report):
             console.info(smem, style="dim")
         if apart := render.apart_line(report):

@@ -47,6 +47,7 @@ def compile_candidate(source: str, arch: str, defines: tuple[str, ...]) -> Build
     except CompileError as error:
         return BuildResult(COMPILE_ERROR, compile_s=round(time.perf_counter() - started, 2), message=str(error))
     main = report.main_kernel
+    kernels = report.named_kernels()
     spilling = [f for f in report.functions if f.spill_stores or f.spill_loads]
     spilled = tuple((name, f.spill_stores, f.spill_loads)
                     for name, f in zip(readable_names([f.name for f in spilling]), spilling))
@@ -61,6 +62,8 @@ def compile_candidate(source: str, arch: str, defines: tuple[str, ...]) -> Build
         message=spill_reason(spilled),
         artifact=kernel_artifact(source, arch, defines, report.key),
         spilled=spilled,
+        kernel=next((name for name, f in kernels if f is main), ""),
+        kernels=tuple((name, f.registers, f.shared_bytes) for name, f in kernels),
     )
 
 

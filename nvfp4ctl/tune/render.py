@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from nvfp4ctl.kernel_cells import byte_size, spills_text
+from nvfp4ctl.tune import kernel_compare
 from nvfp4ctl.tune.knobs import Config
 from nvfp4ctl.tune.results import COMPILE_ERROR, BuildResult, Measurement, Ranked, geomean, rank, shape_key
 from nvfp4ctl.tune.session import CURRENT, TuneReport, shipped_label, shipped_row
@@ -28,22 +29,66 @@ def _compile_label(report: TuneReport, cid: str, base: Config) -> str:
     return f"start ({label})"
 
 
+def _listed_builds(report: TuneReport) -> list[tuple[str, BuildResult]]:
+    """The builds in the order they were asked for: the current table, the start, one knob at a time."""
+    return [(cid, build) for cid in report.configs if (build := report.builds.get(cid)) is not None]
+
+
 def compile_table(report: TuneReport) -> tuple[list[str], list[list[object]]]:
+    """One row per build. Where builds hold several kernels, regs and static smem are one kernel's in
+    every row (kernel_note names it), and "kernels changed" counts those that differ from its build."""
     base = report.knobs.defaults()
+    ref = kernel_compare.reference(_listed_builds(report))
     columns = ["candidate", "for", "regs", "static smem", "stack", "spills", "compile", "verdict"]
+    if ref is not None:
+        columns.insert(4, "kernels changed")
     rows = []
-    for cid in report.configs:  # the order they were asked for: the current table, the start, one knob at a time
-        build = report.builds.get(cid)
-        if build is None:
-            continue
+    for cid, build in _listed_builds(report):
         compile_text = "cached" if build.cache_hit else f"{build.compile_s:.1f} s"
         built = build.status != COMPILE_ERROR  # a failed compile has no resources to show
-        rows.append([_compile_label(report, cid, base), _shapes_text(report, report.built_for.get(cid, [])),
-                     build.registers if built else "-",
-                     byte_size(build.shared_bytes) if built else "-", byte_size(build.stack_bytes) if built else "-",
-                     spills_text(build.spill_bytes) if built else "-", compile_text,
-                     "ok" if build.usable else f"rejected: {build.status}"])
+        figures = (build.registers, build.shared_bytes) if ref is None else kernel_compare.shown(ref, build)
+        row: list[object] = [_compile_label(report, cid, base), _shapes_text(report, report.built_for.get(cid, [])),
+                             figures[0] if built and figures else "-",
+                             byte_size(figures[1]) if built and figures else "-",
+                             byte_size(build.stack_bytes) if built else "-",
+                             spills_text(build.spill_bytes) if built else "-", compile_text,
+                             "ok" if build.usable else f"rejected: {build.status}"]
+        if ref is not None:
+            found = kernel_compare.changes(ref, build)
+            row.insert(4, "-" if cid == ref.config_id or found is None else found.cell())
+        rows.append(row)
     return columns, rows
+
+
+def kernel_note(report: TuneReport) -> str | None:
+    """Whose regs and static smem the compile table shows, where builds hold several kernels: the sm_90a
+    file's row read 208 and 32.0 KiB (its direct mma.sync kernel's) until a candidate changed that
+    kernel, then 168 and 0 B (a wgmma kernel's), as if one kernel had changed. None: one kernel each."""
+    ref = kernel_compare.reference(_listed_builds(report))
+    if ref is None:
+        return None
+    label = _compile_label(report, ref.config_id, report.knobs.defaults())
+    lacking = any(kernel_compare.shown(ref, build) is None for _, build in _listed_builds(report)
+                  if build.status != COMPILE_ERROR)
+    absent = " ('-' where a build has no such kernel)" if lacking else ""
+    return (f"regs and static smem are those of {ref.kernel} in every row, the most registers of the"
+            f" {len(ref.kernels)} kernels of {label}'s build{absent}; kernels changed: how many of them have"
+            " other regs or static smem in that row's build")
+
+
+def kernel_changes(report: TuneReport, limit: int | None = kernel_compare.NAMES_SHOWN) -> list[str]:
+    """One line per build whose kernels differ from the reference build's: which, and how."""
+    ref = kernel_compare.reference(_listed_builds(report))
+    if ref is None:
+        return []
+    base = report.knobs.defaults()
+    against = _compile_label(report, ref.config_id, base)
+    lines = []
+    for cid, build in _listed_builds(report):
+        found = kernel_compare.changes(ref, build)
+        if cid != ref.config_id and found is not None and found.cell() != "none":
+            lines.append(f"{_compile_label(report, cid, base)} vs {against}: {found.line(limit)}")
+    return lines
 
 
 def smem_note(report: TuneReport) -> str | None:
@@ -51,10 +96,19 @@ def smem_note(report: TuneReport) -> str | None:
     alone, never the dynamic shared memory it asks for at launch (cudaFuncSetAttribute, the launch's third
     argument). A knob sizing pipeline stages there (STAGES_SHARED_A: about 41 KB a stage) left every row
     at the same static 32.0 KiB, as if it changed nothing. None where no candidate built."""
-    sizes = {build.shared_bytes for build in report.builds.values() if build.status != COMPILE_ERROR}
+    ref = kernel_compare.reference(_listed_builds(report))
+    if ref is None:
+        sizes = {build.shared_bytes for build in report.builds.values() if build.status != COMPILE_ERROR}
+        whose, where = "every build's static smem is", ""
+    else:  # the table's column: one kernel's in every row
+        found = [kernel_compare.shown(ref, build) for build in report.builds.values() if build.status != COMPILE_ERROR]
+        sizes = {figures[1] for figures in found if figures is not None}
+        whose = f"the static smem of {ref.kernel} is"
+        where = " in every build that has it" if None in found else " in every build"
     if not sizes:
         return None
-    same = f"every build's static smem is {byte_size(next(iter(sizes)))}; " if len(sizes) == 1 and len(report.builds) > 1 else ""
+    one = len(sizes) == 1 and len(report.builds) > 1
+    same = f"{whose} {byte_size(next(iter(sizes)))}{where}; " if one else ""
     return (f"{same}static smem is the __shared__ arrays ptxas counts; the dynamic shared memory a kernel asks for"
             " at launch (its pipeline stages, say) is set at run time and no compiler report shows it,"
             " so a knob that sizes it changes no column here")
@@ -258,6 +312,7 @@ def to_dict(report: TuneReport) -> dict:
         "resumed_from": _resumed_from(report),
         "result": result_line(report), "written": [str(p) for p in report.written], "table_note": report.table_note,
         "smem_note": smem_note(report) if report.compile_only else None,
+        "kernel_note": kernel_note(report) if report.compile_only else None,
         "builds": [{"candidate": _compile_label(report, cid, base), "config": _values(report, cid),
                     "built_apart": built_apart(report) if cid == CURRENT else None,
                     "resumed": cid not in report.builds} | _build(build)
@@ -296,7 +351,7 @@ def _resumed_from(report: TuneReport) -> dict | None:
 
 
 # what a build that did not compile has no value for: null, not the 0 a build using none would show
-_RESOURCES = ("registers", "shared_bytes", "stack_bytes", "spill_bytes")
+_RESOURCES = ("registers", "shared_bytes", "stack_bytes", "spill_bytes", "kernel")
 
 
 def _build(build: BuildResult) -> dict:

@@ -33,6 +33,11 @@ class BuildResult:
     # each spilling function as (readable name, bytes stored, bytes loaded): the data its reason is
     # rendered from, so a build saved by an older nvfp4ctl is shown in the current wording
     spilled: tuple[tuple[str, int, int], ...] = ()
+    # registers and shared_bytes are this kernel's (readable name): the build's with the most registers
+    kernel: str = ""
+    # each kernel as (readable name, registers, static smem bytes): builds are compared kernel by kernel,
+    # since a knob may change one instantiation and leave the heaviest as it was
+    kernels: tuple[tuple[str, int, int], ...] = ()
 
     @property
     def usable(self) -> bool:
@@ -69,6 +74,8 @@ class BuildResult:
         values = {name: value for name, value in payload.items() if name in known}
         values["spilled"] = tuple((str(name), int(stored), int(loaded))
                                   for name, stored, loaded in values.get("spilled") or ())
+        values["kernels"] = tuple((str(name), int(registers), int(shared))
+                                  for name, registers, shared in values.get("kernels") or ())
         if values.get("status") == SPILLS and values["spilled"]:
             values["message"] = spill_reason(values["spilled"])
         return cls(**values)

@@ -283,3 +283,79 @@ def test_compile_only_says_its_smem_column_cannot_show_dynamic_shared_memory(cap
     show(report, "k.cu", verbose=False)
     assert "no compiler report shows it" in capsys.readouterr().out
     assert to_dict(report)["smem_note"] == note
+
+
+WGMMA, DIRECT_41, DIRECT_21 = ("nvfp4_sm90::nvfp4_gemm_sm90_kernel<1, true, false, false, true, 128>",
+                               "nvfp4_sm90::nvfp4_gemm_sm90_direct_kernel<4, 1>", "nvfp4_sm90::nvfp4_gemm_sm90_direct_kernel<2, 1>")
+
+
+def _sm90_like(direct_regs: tuple[int, int], drop: bool = False):
+    """A build of the sm_90a file as compile_candidate summarises it (three of its kernels, after a real
+    build's report): the heaviest kernel's figures, and each kernel's."""
+    from nvfp4ctl.tune.results import BuildResult
+
+    kernels = ((WGMMA, 168, 0), (DIRECT_21, direct_regs[1], 16384), (DIRECT_41, direct_regs[0], 32768))
+    kernels = kernels[:2] if drop else kernels
+    heaviest = max(kernels, key=lambda k: (k[1], k[2]))
+    return BuildResult(OK, registers=heaviest[1], shared_bytes=heaviest[2], compile_s=1.0, kernel=heaviest[0],
+                       kernels=kernels)
+
+
+def test_compile_only_rows_show_one_named_kernel_and_count_the_kernels_changed(capsys, monkeypatch) -> None:
+    """Each row showed its build's heaviest kernel, unnamed: the current table's 208 regs and 32.0 KiB were
+    the direct mma.sync kernel's, and a candidate that took that kernel to 64 registers read 168 and 0 B,
+    a wgmma kernel's, as if one kernel had changed. Now every row is the same kernel's, named under the
+    table, and a column counts the kernels whose regs or static smem differ from the first build's."""
+    from nvfp4ctl.commands.tune import show
+    from nvfp4ctl.tune.render import compile_table, kernel_changes, kernel_note, smem_note
+
+    monkeypatch.setenv("COLUMNS", "160")
+    report = TuneReport(knobs=KNOBS, shapes=[A], compile_only=True)
+    start = start_configs(KNOBS, [A], None)[A]
+    builds = {start: _sm90_like((208, 148)), start.with_value("R_K", 2): _sm90_like((64, 64)),
+              start.with_value("R_P", 1): _sm90_like((208, 148), drop=True)}
+    for config, build in builds.items():
+        report.configs[config.id] = config
+        report.built_for[config.id] = [A]
+        report.builds[config.id] = build
+    columns, rows = compile_table(report)
+    assert columns[2:5] == ["regs", "static smem", "kernels changed"]
+    assert [[str(cell) for cell in row[2:5]] for row in rows] == [
+        ["208", "32.0 KiB", "-"], ["64", "32.0 KiB", "2 of 3"], ["-", "-", "1 gone"]]
+    assert kernel_note(report) == (
+        f"regs and static smem are those of {DIRECT_41} in every row, the most registers of the 3 kernels of start's"
+        " build ('-' where a build has no such kernel); kernels changed: how many of them have other regs or static"
+        " smem in that row's build")
+    assert kernel_changes(report) == [f"K=2 vs start: {DIRECT_21} 148 -> 64 regs; {DIRECT_41} 208 -> 64 regs",
+                                      f"P=1 vs start: {DIRECT_41} not in this build"]
+    assert smem_note(report).startswith(f"the static smem of {DIRECT_41} is 32.0 KiB in every build that has it; ")
+
+    show(report, "nvfp4_gemm_sm90.cu", verbose=False)
+    out = capsys.readouterr().out
+    assert "the most registers of the 3 kernels" in out and f"K=2 vs start: {DIRECT_21} 148 -> 64 regs" in out
+    assert max(len(line) for line in out.splitlines() if "│" in line) <= 160
+    payload = json.loads(json.dumps(to_dict(report)))
+    assert payload["kernel_note"] == kernel_note(report)
+    assert payload["builds"][1]["kernel"] == WGMMA and payload["builds"][1]["kernels"][2] == [DIRECT_41, 64, 32768]
+
+
+def test_a_file_of_one_kernel_keeps_its_table_and_notes() -> None:
+    from nvfp4ctl.tune.render import compile_table, kernel_note
+    from nvfp4ctl.tune.results import BuildResult
+
+    report = TuneReport(knobs=KNOBS, shapes=[A], compile_only=True)
+    config = start_configs(KNOBS, [A], None)[A]
+    report.configs[config.id] = config
+    report.builds[config.id] = BuildResult(OK, registers=40, compile_s=1.0, kernel="k", kernels=(("k", 40, 0),))
+    columns, rows = compile_table(report)
+    assert "kernels changed" not in columns and rows[0][2] == 40
+    assert kernel_note(report) is None
+
+
+def test_a_candidates_changes_are_named_three_at_a_time_unless_verbose() -> None:
+    from nvfp4ctl.tune.kernel_compare import KernelChanges
+
+    changes = KernelChanges(changed=("a 1 -> 2 regs", "b 1 -> 2 regs"), gone=("c",), new=("d",), of=3)
+    assert changes.cell() == "2 of 3, 1 gone, 1 new"
+    assert changes.line() == "a 1 -> 2 regs; b 1 -> 2 regs; c not in this build; +1 more (-v: all)"
+    assert changes.line(None).endswith("; d new in this build")

@@ -4,6 +4,7 @@ shipped build timed again with the new table."""
 
 from __future__ import annotations
 
+import json
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable
 from pathlib import Path
@@ -219,6 +220,25 @@ def test_a_spilling_build_says_its_spills_as_the_spills_column_counts_them(monke
     assert built.status == "spills" and byte_size(built.spill_bytes) == "6.0 KiB"
     assert built.message == ("chain spills 4.5 KiB (2.2 KiB stored, 2.2 KiB loaded),"
                              " helper spills 1.5 KiB (1.0 KiB stored, 512 B loaded)")
+
+
+def test_a_build_keeps_each_kernel_and_names_its_heaviest(monkeypatch) -> None:
+    """Its registers and smem were the heaviest kernel's with no name, and its other kernels were lost:
+    candidates could not be compared kernel by kernel (render.compile_table)."""
+    import nvfp4ctl.build as build
+    from nvfp4ctl.build.report import BuildReport, FunctionUsage, TensorOpCheck
+    from nvfp4ctl.tune.compile_pool import compile_candidate
+    from nvfp4ctl.tune.results import BuildResult
+
+    functions = (FunctionUsage("_Z5wgmmav", True, registers=168), FunctionUsage("_Z6helperv", False, registers=30),
+                 FunctionUsage("_Z6directv", True, registers=208, shared_bytes=32768))
+    report = BuildReport(Path("k.cu"), "sm_90a", "key", Path("entry"), None, functions,
+                         TensorOpCheck("HGMMA", (), None, checked=False), compile_s=1.0)
+    monkeypatch.setattr(build, "build_kernel", lambda source, arch, defines=(): report)
+    built = compile_candidate("k.cu", "sm_90a", ())
+    assert (built.kernel, built.registers, built.shared_bytes) == ("direct", 208, 32768)
+    assert built.kernels == (("wgmma", 168, 0), ("direct", 208, 32768))
+    assert BuildResult.from_dict(json.loads(json.dumps(built.to_dict()))) == built  # as a resume state keeps it
 
 
 def test_the_headline_says_no_dispatch_table_once(tiny_copy: Path) -> None:
