@@ -490,11 +490,21 @@ def _previous_bytes(memory: Path) -> bytes:
     return memory.read_bytes() if memory.exists() else b""
 
 
+# Markdown's headings other than the run log's own, on a stripped line: ATX of any level (`### Tuning TODO`,
+# a `#` then a space, a tab or nothing), and the underline of a setext one (`Ideas` over `=====` or `-----`).
+_ATX_HEADING = re.compile(rb"#{1,6}(?:[ \t]|$)")
+_SETEXT_UNDERLINE = re.compile(rb"=+|-+")
+_THEMATIC_BREAK = re.compile(rb"(?:\*[ \t]*){3,}|(?:_[ \t]*){3,}|(?:-[ \t]*){3,}")
+# Blocks whose following text lines are their own (a list item, a quote, an HTML comment such as the
+# preamble, a table row): no setext heading starts in them.
+_CONTINUED_BLOCK = re.compile(rb"(?:[-*+]|[0-9]{1,9}[.)])(?:[ \t]|$)|[>|<]")
+
+
 def _section_end(existing: bytes) -> int:
     """Where in `existing` a new line of the run-log section goes: after the section's last line that
-    is not blank when the user wrote a heading of their own below it (`## Ideas`: the runs must not land
-    under it), else the end of the file. Judged on the bytes, which are kept as they are; a `#` line in
-    a fenced code block is no heading."""
+    is not blank when the user wrote a heading of their own below it (`## Ideas`, `### Tuning TODO`, an
+    `Ideas` underlined with `===`: the runs must not land under it), else the end of the file. Judged on
+    the bytes, which are kept as they are; a `#` line in a fenced code block is no heading."""
     lines = existing.splitlines(keepends=True)
     marks = [i for i, line in enumerate(lines)  # decoded only where it can be a heading: appends read big logs
              if line.lstrip(b"\xef\xbb\xbf").startswith(b"##") and _is_heading(line.decode("utf-8", errors="replace"))]
@@ -502,12 +512,27 @@ def _section_end(existing: bytes) -> int:
         return len(existing)
     offset = sum(len(line) for line in lines[: marks[-1] + 1])
     after_text, fenced = offset, False
+    # Where a setext heading would start: the end of the text before the plain paragraph now open (None:
+    # none is); `in_block`: the open block is one whose text lines only continue it (a list item, a
+    # quote: `- run\nnote\n===` is one item's text, no heading).
+    paragraph_from: int | None = None
+    in_block = False
     for line in lines[marks[-1] + 1 :]:
         stripped = line.strip()
-        if stripped.startswith((b"```", b"~~~")):
-            fenced = not fenced
-        elif not fenced and (stripped in (b"#", b"##") or stripped.startswith((b"# ", b"## "))):
+        fence = stripped.startswith((b"```", b"~~~"))
+        if fenced or fence:
+            fenced = fenced != fence
+            paragraph_from, in_block = None, False
+        elif _ATX_HEADING.match(stripped):
             return after_text
+        elif paragraph_from is not None and _SETEXT_UNDERLINE.fullmatch(stripped):
+            return paragraph_from
+        elif not stripped or _THEMATIC_BREAK.fullmatch(stripped):
+            paragraph_from, in_block = None, False
+        elif _CONTINUED_BLOCK.match(stripped):
+            paragraph_from, in_block = None, True
+        elif paragraph_from is None and not in_block:
+            paragraph_from = after_text
         offset += len(line)
         if stripped:
             after_text = offset

@@ -818,3 +818,38 @@ def test_lint_of_a_lone_file_leaves_the_problem_unsaid(tmp_path, monkeypatch):
     (tmp_path / "clean.py").write_text("def custom_kernel(data):\n    return data\n")
     assert CliRunner().invoke(app, ["lint", "clean.py"]).exit_code in (0, 1)
     assert runlog.read(memory)[-1].problem == ""
+
+
+@pytest.mark.parametrize("heading", [b"### Tuning TODO\n", b"#### deeper\n", b"###### six\n", b"#\tTab\n",
+                                     b"Tuning TODO\n===========\n", b"Tuning TODO\n-----\n",
+                                     b"Tuning TODO, a title\nof two lines\n---\n", b"   ### indented\n"])
+def test_a_section_of_the_users_under_any_heading_after_the_log_stays_below_it(tmp_path, heading):
+    """`### Tuning TODO` or a setext `Ideas` / `=====` after the run log: only `# ` and `## ` ended the
+    log, and the next run's line was appended after the user's note, inside their section."""
+    memory = tmp_path / "MEMORY.md"
+    runlog.append(_entry("first"), memory)
+    below = b"\n" + heading + b"BELOW-NOTE-1\n"
+    memory.write_bytes(memory.read_bytes() + below)
+    runlog.append(_entry("second"), memory)
+    data = memory.read_bytes()
+    assert data.endswith(below), data.decode()
+    assert data[: -len(below)].endswith(_entry("second").to_line().encode())
+
+
+@pytest.mark.parametrize("inside", [
+    b"tried 2-CTA: slower\n",  # a plain note between runs
+    b"tried 2-CTA: slower\n\n",
+    b"- a note of the user's\n---\n",  # a list item then a rule: no setext heading
+    _entry("lazy").to_line().encode() + b"continued\n===\n",  # a lazy continuation of the entry: no heading
+    b"\n---\n",  # a rule alone
+    b"```\n### in code\nnote\n---\n```\n",
+    b"#hashtag without a space\n",
+])
+def test_the_logs_own_lines_and_a_users_note_inside_it_stay_in_the_log(tmp_path, inside):
+    """What is no heading inside the run log keeps the log going: the next line goes after it."""
+    memory = tmp_path / "MEMORY.md"
+    runlog.append(_entry("first"), memory)
+    memory.write_bytes(memory.read_bytes() + inside)
+    before = memory.read_bytes()
+    runlog.append(_entry("second"), memory)
+    assert memory.read_bytes() == before + _entry("second").to_line().encode()
