@@ -17,7 +17,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Generator, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import closing, contextmanager, suppress
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from itertools import islice
@@ -576,6 +576,61 @@ def read(memory: Path, last: int | None = None) -> list[RunEntry]:
     return [e for e in (RunEntry.from_line(line) for line in lines[start + 1 :]) if e is not None]
 
 
+@dataclass(frozen=True)
+class NumberedRuns:
+    """The entries read() gives, each with its line in the file, and the lines that were meant as runs
+    but do not read as one (a cell lost to a hand edit): those `log` says it left out. Lines are numbered
+    as an editor numbers them (from 1, at each \\n)."""
+
+    entries: list[RunEntry]
+    lines: list[int]
+    unread: list[int]
+
+
+def read_numbered(memory: Path, last: int | None = None) -> NumberedRuns:
+    """read(memory, last) with line numbers; `unread`: the lines meant as runs among those read, which
+    for the `last` entries are the lines after the oldest of them (any before it would not have been
+    shown either). Read from the end as read() is; the whole file only where such a line is there."""
+    if last:
+        passed_over: list[str] = []
+        with closing(newest_first(memory, passed_over)) as newest:
+            entries = list(islice(newest, last))[::-1]
+        if not passed_over:  # the usual case: no line numbers needed but the entries', which the table never shows
+            return NumberedRuns(entries, [], [])
+    whole = _numbered(memory)
+    if not last or len(whole.entries) < last:  # all shown: a line meant as a run anywhere would have been
+        return whole
+    first_shown = whole.lines[-last]
+    return NumberedRuns(whole.entries[-last:], whole.lines[-last:], [n for n in whole.unread if n > first_shown])
+
+
+def _numbered(memory: Path) -> NumberedRuns:
+    numbered = [(number, line) for number, piece in enumerate(_decoded(_previous_bytes(memory)).split("\n"), 1)
+                for line in piece.splitlines()]  # as read() splits them: \r, \u2028 ... break a line too
+    start = _heading_index([line for _, line in numbered])
+    entries: list[RunEntry] = []
+    lines: list[int] = []
+    unread: list[int] = []
+    for number, line in numbered[start + 1 :] if start is not None else []:
+        if (entry := RunEntry.from_line(line)) is not None:
+            entries.append(entry)
+            lines.append(number)
+        elif looks_like_a_run(line):
+            unread.append(number)
+    return NumberedRuns(entries, lines, unread)
+
+
+# A bullet meant as a run's line: it starts with the time as logged, or its second cell is a backquoted
+# nvfp4ctl command. A note of the user's (`- try 2-CTA`, `- ran `nvfp4ctl bench` twice`) is neither.
+_RUN_LIKE = re.compile(r"- (?:\d{4}-\d\d-\d\dT\d\d:\d\d|[^·]*· `nvfp4ctl\b)")
+
+
+def looks_like_a_run(line: str) -> bool:
+    """Whether `line`, which RunEntry.from_line does not read, was meant as a run's line (a hand edit
+    that lost or added a cell): `log` says it left it out, where a note of the user's is passed silently."""
+    return _RUN_LIKE.match(line) is not None
+
+
 _BLOCK_BYTES = 1 << 16
 
 
@@ -584,16 +639,20 @@ def _read_last(memory: Path, count: int) -> list[RunEntry]:
     return list(islice(newest_first(memory), count))[::-1]
 
 
-def newest_first(memory: Path) -> Generator[RunEntry, None, None]:
+def newest_first(memory: Path, unread: list[str] | None = None) -> Generator[RunEntry, None, None]:
     """read(memory) newest first, read from the end of the file only as far as the caller goes (a log of
     years of runs is tens of MB; bench's comparison stops at the previous bench of its target): back to
     the last heading, and from the start only as far as a heading, before the first entry is given, as
-    read() gives nothing from a file without one. Close it (or let it go) to close the file."""
+    read() gives nothing from a file without one. Close it (or let it go) to close the file. `unread`
+    receives the lines passed over that were meant as runs but do not read as one (looks_like_a_run)."""
     if not memory.is_file() and not memory.is_dir():  # a folder fails on open, saying so
         return  # nothing yet, or a device or FIFO (_previous_bytes): never read
     with memory.open("rb") as file:
         if _wide_encoding(file.read(len(codecs.BOM_UTF32_LE))) is not None:  # whole: the end-first split is of UTF-8
-            yield from reversed(read(memory))
+            whole = _numbered(memory)
+            if unread is not None:
+                unread.extend(str(number) for number in whole.unread)
+            yield from reversed(whole.entries)
             return
         log_has_heading = False
         for line in _lines_from_the_end(file):
@@ -603,6 +662,8 @@ def newest_first(memory: Path) -> Generator[RunEntry, None, None]:
                 if not log_has_heading and not (log_has_heading := _has_heading_from_the_start(file)):
                     return
                 yield entry
+            elif unread is not None and looks_like_a_run(line):
+                unread.append(line)
 
 
 def _lines_from_the_end(file: BinaryIO) -> Iterator[str]:

@@ -853,3 +853,42 @@ def test_the_logs_own_lines_and_a_users_note_inside_it_stay_in_the_log(tmp_path,
     before = memory.read_bytes()
     runlog.append(_entry("second"), memory)
     assert memory.read_bytes() == before + _entry("second").to_line().encode()
+
+
+def _log_with_two_broken_lines(memory: Path) -> None:
+    """Lines 5 and 7 were runs' until a hand edit: a cell lost, a cell added; line 8 is a note of the user's."""
+    memory.write_text(runlog.HEADING + "\n\n" + runlog.PREAMBLE + "\n\n"  # lines 1-4
+                      + "- 2026-11-25T09:00:00Z · `nvfp4ctl check` · sub.py@abc\n"  # 5: three cells
+                      + _entry("kept 1").to_line()  # 6
+                      + _entry("two cells").to_line().replace("two cells", "two · extra · cells")  # 7: nine cells
+                      + "- try 2-CTA · later\n"  # 8: no run
+                      + _entry("kept 2").to_line())  # 9
+
+
+@pytest.mark.parametrize("args", [["log"], ["log", "-n", "2"], ["log", "-n", "3"]])
+def test_log_says_once_after_the_table_which_lines_it_could_not_read(tmp_path, monkeypatch, args):
+    """A run's line with a cell lost or added was skipped without a word: a run missing from the table."""
+    memory = tmp_path / "MEMORY.md"
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.setenv("COLUMNS", "200")
+    _log_with_two_broken_lines(memory)
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    note = f"2 lines of the run log could not be read as runs and are left out: lines 5, 7 of {memory}"
+    if args == ["log", "-n", "2"]:  # the two shown are lines 6 and 9: line 5 would not have been shown either
+        note = f"1 line of the run log could not be read as a run and is left out: line 7 of {memory}"
+    assert result.output.count("could not be read") == 1 and note in result.output, result.output
+    assert result.output.index("kept 2") < result.output.index("could not be read")
+    assert "2 lines of" not in CliRunner().invoke(app, ["-q", *args]).output  # a note: -q leaves it out
+
+
+def test_log_of_the_last_runs_with_no_broken_line_among_them_says_nothing(tmp_path, monkeypatch):
+    memory = tmp_path / "MEMORY.md"
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    _log_with_two_broken_lines(memory)
+    runlog.append(_entry("kept 3"), memory)
+    result = CliRunner().invoke(app, ["log", "-n", "1"])
+    assert result.exit_code == 0 and "kept 3" in result.output and "could not be read" not in result.output
+    numbered = runlog.read_numbered(memory)
+    assert [e.result for e in numbered.entries] == ["kept 1", "kept 2", "kept 3"]
+    assert numbered.lines == [6, 9, 10] and numbered.unread == [5, 7]

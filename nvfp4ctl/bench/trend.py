@@ -134,6 +134,13 @@ def collect(entries: Iterable[RunEntry], root: Path, target: Path | None = None,
     return trends
 
 
+def unreadable_benches(entries: Sequence[RunEntry], lines: Sequence[int]) -> list[int]:
+    """The lines (`lines`: each entry's) of successful benches whose result no bench writes (a hand edit
+    such as `geomean 2x.1 us`): collect leaves them out of every trend."""
+    return [line for entry, line in zip(entries, lines)
+            if entry.subcommand == "bench" and entry.exit_code == "0" and parse_result_line(entry.result) is None]
+
+
 def logged_targets(entries: Iterable[RunEntry], root: Path, log_folder: Path | None = None) -> list[str]:
     """Every file the run log names as a target, by any command, as `collect` names them, sorted."""
     base = root.resolve()

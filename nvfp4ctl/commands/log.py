@@ -50,14 +50,20 @@ def command(
         get_console().info(f"no run log at {memory}{setting}: there is no folder {missing}", result=True)
         return Outcome(result="empty")
     try:
-        entries = runlog.read(memory, None if trend else last)
+        numbered = runlog.read_numbered(memory, None if trend else last)
     except OSError as error:  # NVFP4CTL_MEMORY naming a folder, say
         raise UsageError(f"cannot read the run log {memory}: {os_reason(error, memory)}") from None
+    entries = numbered.entries
     if trend:
-        return _show_trend(entries, last, target, wanted)
+        from nvfp4ctl.bench.trend import unreadable_benches
+
+        shown = _show_trend(entries, last, target, wanted)
+        _say_unread(sorted(numbered.unread + unreadable_benches(entries, numbered.lines)), memory)
+        return shown
     console = get_console()
     if not entries:
         console.info(f"no runs logged yet in {memory}", result=True)
+        _say_unread(numbered.unread, memory)
         return Outcome(result="empty")
     problems = any(e.problem for e in entries)  # a column only once some run recorded its problem
     console.table(
@@ -68,7 +74,24 @@ def command(
         right_align_from=5,
         result=True,  # the entries are what `log` shows: -q keeps them
     )
+    _say_unread(numbered.unread, memory)
     return Outcome(result=plural(len(entries), 'entry', 'entries'))
+
+
+_LINES_NAMED = 10  # a log edited by a script may have hundreds: the first ones, then a count
+
+
+def _say_unread(lines: list[int], memory: Path) -> None:
+    """One note after what `log` showed: the lines meant as runs that it could not read and left out
+    (a cell lost to a hand edit, a bench time that is no number), so a missing run is not a mystery."""
+    if not lines:
+        return
+    shown = ", ".join(map(str, lines[:_LINES_NAMED])) + (f" and {len(lines) - _LINES_NAMED} more"
+                                                         if len(lines) > _LINES_NAMED else "")
+    one = len(lines) == 1
+    get_console().note(f"{plural(len(lines), 'line')} of the run log could not be read as {'a run' if one else 'runs'}"
+                       f" and {'is' if one else 'are'} left out: {'line' if one else 'lines'} {shown} of {memory}")
+
 
 
 def _wanted_shapes(shapes: list[str]) -> dict[str, str]:

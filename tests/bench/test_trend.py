@@ -308,3 +308,22 @@ def test_cpu_runs_get_no_change_and_stay_apart_from_the_gpus() -> None:
     assert f"{SMALL}: 3000.00 -> 2000.00 µs over 2 runs, best 2000.00" in output
     assert f"{SMALL}: 18.00 -> 17.00 µs (-5.6 %) over 2 runs" in output
     assert "CPU times (NVFP4CTL_DEVICE=cpu)" in output and output.count("%)") == 1
+
+
+def test_log_trend_says_which_bench_lines_it_could_not_read() -> None:
+    """A bench line with `geomean 2x.1` or a cell lost was left out of the plots without a word."""
+    memory = memory_path()
+    for entry in LOG[:2]:
+        runlog.append(entry, memory)
+    runlog.append(runlog.RunEntry("2026-11-26T01:15:00Z", "nvfp4ctl bench", LOG[0].target, "aaaaaaa", H100, "0",
+                                  f"geomean 2x.1 us; {BIG} 50.000±0.010 | {SMALL} 16.000±0.010 us"), memory)
+    lines = memory.read_text().splitlines()
+    broken = len(lines)
+    memory.write_text("\n".join(lines) + "\n" + " · ".join(LOG[0].to_line().split(" · ")[:3]) + "\n")
+    shown = CliRunner().invoke(app, ["log", "--trend"])
+    assert shown.exit_code == 0, shown.output
+    assert f"kernels/sm90/k.cu on {H100}: 2 benches" in shown.output
+    note = (f"2 lines of the run log could not be read as runs and are left out: lines {broken}, {broken + 1}"
+            f" of {memory}")
+    assert shown.output.count("could not be read") == 1 and note in shown.output, shown.output
+    assert shown.output.index("^ run 1") < shown.output.index(note)
