@@ -12,6 +12,7 @@ with `-DNAME=value`. kernels/sm90/sm90_config.cuh is the first header written th
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,11 +22,17 @@ from nvfp4ctl.build.compiler_errors import display_path
 from nvfp4ctl.errors import UsageError
 
 SCOPES = ("plan", "kernel")
+FORM = "// nvfp4ctl:knob NAME values=A,B scope=plan|kernel: doc"
 _DECLARATION = re.compile(r"^\s*//\s*nvfp4ctl:knob\b")
 _KNOB = re.compile(r"^\s*//\s*nvfp4ctl:knob\s+(\w+)\s+values=([-\w,]+)\s+scope=(\w+)\s*:\s*(.*)$")
 _SPACED_VALUES = re.compile(r"\bvalues=(\S*(?:,\s+|\s+,)[^=]*?)\s+scope=")
 _QUOTED_VALUES = re.compile(r"\bvalues=((['\"])[^'\"]*\2)")
 _DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)\s+(\S+)\s*$")
+# Any `// nvfp4ctl:` mark on a comment line of its own, its word and whether a space comes before it
+_MARK = re.compile(r"^\s*//\s*nvfp4ctl:([ \t]*)([\w-]+)")
+# The marks nvfp4ctl reads in kernel sources besides `knob` (build.sources.source_marks, tune's dispatch
+# table, dump's umma lines): none is a knob declaration mistyped, however alike
+OTHER_MARKS = ("kernel-knobs", "dispatch", "umma", "arch", "no-tensor-op", "never-run-on", "ignore")
 
 
 @dataclass(frozen=True)
@@ -45,6 +52,8 @@ def read_knobs(header: Path) -> tuple[Knob, ...]:
     first_line: dict[str, int] = {}
     for index, text in enumerate(lines):
         if not _DECLARATION.match(text):  # (a comment quoting the form, `//   // nvfp4ctl:knob`, is no declaration)
+            if (mistyped := _mistyped_declaration(text)) is not None:  # its knob would be dropped without a word
+                raise UsageError(f"{display_path(header)}:{index + 1}: {mistyped}; write `{FORM}`")
             continue
         where = f"{display_path(header)}:{index + 1}"
         match = _KNOB.match(text)
@@ -58,7 +67,7 @@ def read_knobs(header: Path) -> tuple[Knob, ...]:
                 values = spaced.group(1)
                 joined = "".join(values.split())
                 raise UsageError(f"{where}: values={values}: no spaces in the value list (values={joined})")
-            raise UsageError(f"{where}: expected `// nvfp4ctl:knob NAME values=A,B scope=plan|kernel: doc`")
+            raise UsageError(f"{where}: expected `{FORM}`")
         name, values_text, scope, doc = match.groups()
         if scope not in SCOPES:
             raise UsageError(f"{where}: scope {scope!r} is not one of {', '.join(SCOPES)}")
@@ -74,6 +83,20 @@ def read_knobs(header: Path) -> tuple[Knob, ...]:
         first_line[name] = index + 1
         knobs.append(Knob(name, default, values, scope, doc.strip(), index + 1))
     return tuple(knobs)
+
+
+def _mistyped_declaration(text: str) -> str | None:
+    """What is wrong with a comment line meant as a knob declaration but not one (`nvfp4ctl:knbo`,
+    `nvfp4ctl: knob`, `nvfp4ctl:knobs`); None for any other line, and for the other marks nvfp4ctl reads."""
+    mark = _MARK.match(text)
+    if mark is None:
+        return None
+    space, word = mark.groups()  # `nvfp4ctl:knob` itself is a declaration (_DECLARATION), read elsewhere
+    if word == "knob":
+        return f"`nvfp4ctl:{space}knob` is no knob declaration (no space after the colon)"
+    if word not in OTHER_MARKS and difflib.SequenceMatcher(None, word.lower(), "knob").ratio() >= 0.75:
+        return f"`nvfp4ctl:{space}{word}` is no knob declaration"  # knbo, kno, knobs, Knob
+    return None
 
 
 def _default(following: list[str], name: str, where: str) -> int:

@@ -211,3 +211,41 @@ def test_finding_a_knob_named_before_its_default_is_linear(tmp_path: Path) -> No
     knobs = discover(kernel)
     assert knobs.shipped_differs is None
     assert time.perf_counter() - began < 5
+
+
+@pytest.mark.parametrize("mark, message", [
+    ("nvfp4ctl:knbo", "`nvfp4ctl:knbo` is no knob declaration"),
+    ("nvfp4ctl: knob", "`nvfp4ctl: knob` is no knob declaration (no space after the colon)"),
+    ("nvfp4ctl:\tknob", "`nvfp4ctl:\tknob` is no knob declaration (no space after the colon)"),
+    ("nvfp4ctl:knobs", "`nvfp4ctl:knobs` is no knob declaration"),
+    ("nvfp4ctl:Knob", "`nvfp4ctl:Knob` is no knob declaration"),
+    ("nvfp4ctl:kno", "`nvfp4ctl:kno` is no knob declaration"),
+])
+def test_a_mistyped_knob_mark_names_its_line_and_the_form(tmp_path: Path, mark: str, message: str) -> None:
+    """`// nvfp4ctl:knbo NAME ...` dropped its knob without a word: tune counted one knob fewer and
+    `--knobs NAME` said the kernel had no such knob."""
+    bad = tmp_path / "bad.cu"
+    bad.write_text(_BLOCK.format(name="X", values="1,2") + _BLOCK.format(name="Y", values="1,2").replace(
+        "nvfp4ctl:knob", mark))
+    with pytest.raises(UsageError) as error:
+        discover(bad)
+    assert str(error.value).endswith(
+        f"bad.cu:5: {message}; write `// nvfp4ctl:knob NAME values=A,B scope=plan|kernel: doc`")
+
+
+@pytest.mark.parametrize("mark", ["// nvfp4ctl: arch=sm_90a", "// nvfp4ctl: no-tensor-op", "// nvfp4ctl:dispatch begin",
+                                  "// nvfp4ctl:dispatch end", "// nvfp4ctl:kernel-knobs begin",
+                                  "// nvfp4ctl: never-run-on sm_100a", "// nvfp4ctl: ignore[NV101]",
+                                  '// printf("nvfp4ctl:umma k=%d", k);', "// nvfp4ctl:umma k=0",
+                                  "//   // nvfp4ctl:knbo quoted in a comment"])
+def test_the_other_marks_nvfp4ctl_reads_are_no_mistyped_knob(tmp_path: Path, mark: str) -> None:
+    kernel = tmp_path / "kernel.cu"
+    kernel.write_text(f"{mark}\n" + _BLOCK.format(name="X", values="1,2"))
+    assert [knob.name for knob in discover(kernel).knobs] == ["X"]
+
+
+def test_every_shipped_kernel_source_reads_with_no_mistyped_mark() -> None:
+    from nvfp4ctl.build.knobs import read_knobs
+
+    sources = sorted((Path(__file__).resolve().parents[2] / "kernels").rglob("*.cu*"))
+    assert sources and sum(len(read_knobs(source)) for source in sources) > 0

@@ -219,6 +219,17 @@ def test_budget_and_gpus_with_compile_only_warn_once_that_they_do_not_apply(tiny
     assert result.output.count("--gpus 2 applies to the timed search only") == 1, result.output
 
 
+def test_a_mistyped_knob_mark_stops_the_tune_naming_its_line(tiny_copy: Path) -> None:
+    """`// nvfp4ctl:knbo TINY_LIVE ...` dropped the knob: one knob fewer in the header, and `--knobs LIVE`
+    said the kernel had no such knob."""
+    config = tiny_copy.with_name("tiny_config.cuh")
+    config.write_text(config.read_text().replace("nvfp4ctl:knob TINY_LIVE", "nvfp4ctl:knbo TINY_LIVE"))
+    result = _tune("--kernel", str(tiny_copy), "--compile-only", "--knobs", "LIVE")
+    assert result.exit_code == 2, result.output
+    assert "tiny_config.cuh:10: `nvfp4ctl:knbo` is no knob declaration; write `// nvfp4ctl:knob NAME" in result.output
+    assert "no knob named" not in result.output and "Traceback" not in result.output
+
+
 def test_an_invalid_table_entry_stops_even_a_compile_only_tune_before_it_builds(tiny_copy: Path) -> None:
     dispatch = tiny_copy.with_name("tiny_dispatch.cuh")
     dispatch.write_text(dispatch.read_text().replace("PlanKnob::SPLIT, 2}", "PlanKnob::SPLIT, 7}"))
