@@ -56,10 +56,9 @@ def _tune(kernel: Path | None, shapes: ShapeSet, budget: float | None, gpus: int
                         write=not no_write)
     for note in run.notes:
         console.warn(note)
-    if budget is not None and run.compile_only:  # one round is built whole: no search to stop between knobs
-        console.warn(f"--budget {budget:g} applies to the timed search only: compile-only builds the whole round")
-    if gpus is not None and run.compile_only:  # nothing is timed, so no GPU worker starts
-        console.warn(f"--gpus {gpus} applies to the timed search only: compile-only times nothing")
+    if run.compile_only:
+        for unused in timed_search_only(budget, gpus, fresh):
+            console.warn(unused)
     if not json:  # --json keeps stdout for the document alone
         console.info(run.headline(), style="dim")
     settings = setup.TimingSettings(criterion=SHORT_CRITERION, settle_s=SHORT_SETTLE_S, input_sets=INPUT_SETS)
@@ -77,6 +76,20 @@ def _tune(kernel: Path | None, shapes: ShapeSet, budget: float | None, gpus: int
     else:
         show(report, run.label, verbose=console.verbosity >= VERBOSE)
     return outcome_of(report, run.chosen_by)
+
+
+def timed_search_only(budget: float | None, gpus: int | None, fresh: bool) -> list[str]:
+    """A warning for each option given that only the timed search reads, which a compile-only tune
+    takes without using: the user learns it did nothing."""
+    unused = []
+    if budget is not None:  # one round is built whole: no search to stop between knobs
+        unused.append(f"--budget {budget:g} applies to the timed search only: compile-only builds the whole round")
+    if gpus is not None:  # nothing is timed, so no GPU worker starts
+        unused.append(f"--gpus {gpus} applies to the timed search only: compile-only times nothing")
+    if fresh:  # setup.execute gives compile-only no resume state to ignore
+        unused.append("--fresh applies to the timed search only: compile-only resumes nothing, it builds the"
+                      " whole round again")
+    return unused
 
 
 def show(report: Any, label: str, verbose: bool) -> None:

@@ -219,6 +219,14 @@ def test_budget_and_gpus_with_compile_only_warn_once_that_they_do_not_apply(tiny
     assert result.output.count("--gpus 2 applies to the timed search only") == 1, result.output
 
 
+def test_fresh_with_compile_only_warns_once_that_it_does_not_apply(tiny_copy: Path) -> None:
+    """compile-only never reads a resume state, and --fresh was taken without a word where --budget warned."""
+    result = _tune("--kernel", str(tiny_copy), "--compile-only", "--shapes", "benchmarks", "--fresh")
+    assert result.exit_code == 0, result.output
+    assert result.output.count("warning: --fresh applies to the timed search only: compile-only resumes nothing,"
+                               " it builds the whole round again") == 1, result.output
+
+
 def test_a_mistyped_knob_mark_stops_the_tune_naming_its_line(tiny_copy: Path) -> None:
     """`// nvfp4ctl:knbo TINY_LIVE ...` dropped the knob: one knob fewer in the header, and `--knobs LIVE`
     said the kernel had no such knob."""
