@@ -71,13 +71,14 @@ def test_a_submission_compile_past_its_limit_is_a_timeout_not_a_build_failure(ca
 
 def test_a_compile_timeout_is_still_a_compile_error_for_tune(monkeypatch) -> None:
     """tune reads each candidate's CompileError as its failed build: a timeout stays one, not the run's end."""
-    import nvfp4ctl.build as build
     from nvfp4ctl.tune.compile_pool import COMPILE_ERROR, compile_candidate
 
     def stopped(source: Path, arch: str, defines: tuple[str, ...] = ()):
         raise compile.CompileTimeout(compile.timeout_message("the compiler", 1800.0), "")
 
-    monkeypatch.setattr(build, "build_kernel", stopped)
+    # the builder's name, which nvfp4ctl.build's lazy attribute reads on every use: patching the package's own
+    # attribute would stay behind it after the test and hide later tests' stand-ins
+    monkeypatch.setattr(builder, "build_kernel", stopped)
     built = compile_candidate("k.cu", "sm_90a", ())
     assert built.status == COMPILE_ERROR and "ran past 1800 s" in built.message
     error = compile.CompileTimeout("x", "")

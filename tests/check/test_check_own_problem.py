@@ -79,7 +79,9 @@ def test_a_file_named_for_the_gemv_runs_the_gemvs_tests(empty: Path) -> None:
 
 
 def test_a_plain_submission_stays_on_the_gemm_and_says_it_stands_in(empty: Path) -> None:
-    (empty / "submission.py").write_text(_starter("nvfp4_gemm"))
+    """A file that names no problem (its own docstring, not a starter's): the GEMM's shipped task stands in."""
+    own = _starter("nvfp4_gemm").replace("for GPU MODE's nvfp4_gemm in plain torch", "of mine", 1)
+    (empty / "submission.py").write_text(own)
     result, said = _run("check", "--only", "1", "--no-probe")
     assert result.exit_code == 0, said
     assert "check · nvfp4_gemm · target submission.py (current folder)" in said, said

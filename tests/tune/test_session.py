@@ -206,7 +206,7 @@ def _compile_only(source: Path, knobs, shapes, table, compile_fn, tmp_path: Path
 def test_a_spilling_build_says_its_spills_as_the_spills_column_counts_them(monkeypatch) -> None:
     """The column shows a build's stores plus loads (build's spill_bytes: 4.5 KiB) and the reason line said
     "2.2 KiB stored / 2.2 KiB loaded": one number now means the same in both, its parts after it."""
-    import nvfp4ctl.build as build
+    from nvfp4ctl.build import builder
     from nvfp4ctl.build.report import BuildReport, FunctionUsage, TensorOpCheck
     from nvfp4ctl.kernel_cells import byte_size
     from nvfp4ctl.tune.compile_pool import compile_candidate
@@ -215,7 +215,7 @@ def test_a_spilling_build_says_its_spills_as_the_spills_column_counts_them(monke
                  FunctionUsage("_Z6helperv", False, spill_stores=1024, spill_loads=512))
     report = BuildReport(Path("k.cu"), "sm_90a", "key", Path("entry"), None, functions,
                          TensorOpCheck("HGMMA", (), None, checked=False), compile_s=1.0)
-    monkeypatch.setattr(build, "build_kernel", lambda source, arch, defines=(): report)
+    monkeypatch.setattr(builder, "build_kernel", lambda source, arch, defines=(): report)
     built = compile_candidate("k.cu", "sm_90a", ())
     assert built.status == "spills" and byte_size(built.spill_bytes) == "6.0 KiB"
     assert built.message == ("chain spills 4.5 KiB (2.2 KiB stored, 2.2 KiB loaded),"
@@ -225,7 +225,7 @@ def test_a_spilling_build_says_its_spills_as_the_spills_column_counts_them(monke
 def test_a_build_keeps_each_kernel_and_names_its_heaviest(monkeypatch) -> None:
     """Its registers and smem were the heaviest kernel's with no name, and its other kernels were lost:
     candidates could not be compared kernel by kernel (render.compile_table)."""
-    import nvfp4ctl.build as build
+    from nvfp4ctl.build import builder
     from nvfp4ctl.build.report import BuildReport, FunctionUsage, TensorOpCheck
     from nvfp4ctl.tune.compile_pool import compile_candidate
     from nvfp4ctl.tune.results import BuildResult
@@ -234,7 +234,7 @@ def test_a_build_keeps_each_kernel_and_names_its_heaviest(monkeypatch) -> None:
                  FunctionUsage("_Z6directv", True, registers=208, shared_bytes=32768))
     report = BuildReport(Path("k.cu"), "sm_90a", "key", Path("entry"), None, functions,
                          TensorOpCheck("HGMMA", (), None, checked=False), compile_s=1.0)
-    monkeypatch.setattr(build, "build_kernel", lambda source, arch, defines=(): report)
+    monkeypatch.setattr(builder, "build_kernel", lambda source, arch, defines=(): report)
     built = compile_candidate("k.cu", "sm_90a", ())
     assert (built.kernel, built.registers, built.shared_bytes) == ("direct", 208, 32768)
     assert built.kernels == (("wgmma", 168, 0), ("direct", 208, 32768))
