@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import UsageError
 
 NVCC_MISSING = "nvcc not found: install the CUDA toolkit (13.0) or set CUDA_HOME"
@@ -212,24 +213,34 @@ def look_up_cutlass(environ: Mapping[str, str] | None = None) -> tuple[CutlassHe
     return None, tuple(passed_over)
 
 
-_PASSED_OVER: dict[str, None] = {}  # cutlass_headers' lines not yet said, in the order met
+_SAID: set[str] = set()  # the passed-over lines this run has said: a build looks up many times
 
 
 def cutlass_headers() -> CutlassHeaders:
-    """look_up_cutlass()'s CUTLASS, or a UsageError saying why none. A variable it passed over is kept for
-    cutlass_lookup_warnings: a build looks up many times, and says it once."""
+    """look_up_cutlass()'s CUTLASS, or a UsageError saying why none. A variable it passed over is said once."""
     found, passed_over = look_up_cutlass()
     if found is None:
         raise UsageError("; ".join([CUTLASS_MISSING, *passed_over]))
-    _PASSED_OVER.update(dict.fromkeys(passed_over))
+    _say(passed_over)
     return found
 
 
-def cutlass_lookup_warnings() -> list[str]:
-    """Each variable the lookups since the last call passed over, in one line: the command says them."""
-    lines = list(_PASSED_OVER)
-    _PASSED_OVER.clear()
-    return lines
+def say_cutlass_lookup() -> None:
+    """Say each variable the lookup passes over, for a command whose lookup runs in a child process (check,
+    bench and tune --kernel build there, dump --runtime too): a child's warning lands in its log, unread."""
+    _say(look_up_cutlass()[1])
+
+
+def forget_said_lookups() -> None:
+    """A new run says its own (tests run many commands in one process)."""
+    _SAID.clear()
+
+
+def _say(passed_over: tuple[str, ...]) -> None:
+    for line in passed_over:
+        if line not in _SAID:
+            _SAID.add(line)
+            get_console().warn(line)
 
 
 def cutlass_include_dirs() -> list[Path]:

@@ -48,7 +48,6 @@ def command(
 ) -> Outcome:
     """Compile kernels or a submission.py into the build cache (cross-compiles without a GPU) and check their SASS."""
     from nvfp4ctl.build import CompileError, build_kernel
-    from nvfp4ctl.build import toolchain
     from nvfp4ctl.build.compile import CompileTimeout
     from nvfp4ctl.progress_lines import progress_lines
 
@@ -120,8 +119,6 @@ def command(
                     failures.setdefault(source.name, issue)
             progress.advance(task)
             lines.advance()
-    for line in toolchain.cutlass_lookup_warnings():  # a $CUTLASS_PATH naming no CUTLASS, passed over
-        console.warn(line)
     console.table(["kernel", "arch", "regs", "static smem", "stack", "spills", "tensor op", "time", "cache"], rows, right_align_from=2,
                   whole=(0,))
     for report in built:

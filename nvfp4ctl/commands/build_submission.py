@@ -158,7 +158,7 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
         console.info(f"{path.name}: no load_inline/load call and no CuTe DSL kernel: nothing to compile{next_step}",
                      result=True)
         return Outcome(result="nothing to compile (no load_inline/load call, no CuTe DSL kernel)", target=path)
-    from nvfp4ctl.build import toolchain, torch_nvcc
+    from nvfp4ctl.build import torch_nvcc
     from nvfp4ctl.build.submission_build import (build_extension, cutlass_lookup_note, gpu_arch_note,
                                                  includes_cutlass_anywhere, refuse_strs_for_lists, refuse_unknown_arch,
                                                  refuse_unreadable, refuse_unsplittable)
@@ -268,8 +268,6 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
                 apart.append(extension.name)  # torch's one nvcc run for a source, every -gencode in it
             progress.advance(task)
             lines.advance()
-    for line in toolchain.cutlass_lookup_warnings():  # a $CUTLASS_PATH naming no CUTLASS, passed over
-        console.warn(line)
     if rows:  # host code alone has no unit: an empty table says nothing
         console.table(HEADERS, rows, right_align_from=1, whole=(0,))
     for note in notes:

@@ -17,6 +17,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nvfp4ctl.build import toolchain
 from nvfp4ctl.errors import KernelCrash, KernelTimeout
 from nvfp4ctl.umma import descriptors as d
 from nvfp4ctl.umma.configs import KernelConfig, expected_instr
@@ -144,6 +145,7 @@ torch.cuda.synchronize()
 def run_debug_kernel(kernel: Path, binding: Path, build_dir: Path, m: int, n: int, k: int, l: int, seed: int,
                      config_id: int) -> tuple[str, dict]:
     """Build the debug variant and run one call in a child; returns (its stdout, the expected values)."""
+    toolchain.say_cutlass_lookup()  # the child builds, and its output is read only when it fails
     expected_path = build_dir / "expected.json"
     command = [sys.executable, "-c", _CHILD, str(kernel), str(binding), str(build_dir), str(expected_path),
                str(m), str(n), str(k), str(l), str(seed), str(config_id)]

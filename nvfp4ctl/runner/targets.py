@@ -76,7 +76,26 @@ def resolve_target(submission: Path | None, kernel: Path | None, task: TaskLike 
     note_target(spec.path, spec.source)
     if read_source:
         refuse_broken_target(spec)
+    say_cutlass_lookup(spec)
     return spec
+
+
+def say_cutlass_lookup(spec: TargetSpec) -> None:
+    """A $CUTLASS_PATH or $CUTLASS_HOME naming no CUTLASS, which the build of a kernel including CUTLASS passes
+    over: said here, in the parent, as the build runs in the child, whose output goes to its log."""
+    if spec.kind != KERNEL:
+        return
+    from nvfp4ctl.build import toolchain
+    from nvfp4ctl.build.sources import build_inputs
+
+    if not toolchain.look_up_cutlass()[1]:  # nothing to say: the kernel is not read again
+        return
+    try:
+        needs_cutlass = build_inputs(spec.path).needs_cutlass
+    except (UsageError, OSError):  # a kernel that cannot be read or has no binding: its build in the child says so
+        return
+    if needs_cutlass:
+        toolchain.say_cutlass_lookup()
 
 
 def refuse_broken_target(spec: TargetSpec) -> None:

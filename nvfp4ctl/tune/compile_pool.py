@@ -148,5 +148,9 @@ def _group_alive(pgid: int) -> bool:
 
 
 def _own_process_group() -> None:
-    """Worker initializer (see the module's docstring)."""
+    """Worker initializer (see the module's docstring). Its warnings are the parent's to say, once (a
+    $CUTLASS_PATH passed over: tune.setup.resolve_kernel), not one per worker over the progress lines."""
+    from nvfp4ctl.console import QUIET, set_verbosity
+
     os.setpgid(0, 0)
+    set_verbosity(QUIET)

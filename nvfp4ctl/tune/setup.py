@@ -100,7 +100,7 @@ def _default_needs_a_gpu(problem: str) -> str:
 
 
 def resolve_kernel(kernel: Path | None, task: Any, has_gpu: bool) -> TargetSpec:
-    from nvfp4ctl.runner.targets import DEFAULT_BY_NAME, KERNEL, default_target, resolve_target
+    from nvfp4ctl.runner.targets import DEFAULT_BY_NAME, KERNEL, default_target, resolve_target, say_cutlass_lookup
 
     if kernel is None and not has_gpu:
         raise UsageError("no CUDA GPU here: pass --kernel PATH to build its candidates (compile-only)")
@@ -111,6 +111,7 @@ def resolve_kernel(kernel: Path | None, task: Any, has_gpu: bool) -> TargetSpec:
     spec = resolve_target(None, kernel, task) if kernel is not None else default_target(task.problem)
     if spec.kind != KERNEL:
         raise UsageError(f"{spec.label}: tune needs a kernel source (.cu) that declares knobs; pass --kernel PATH")
+    say_cutlass_lookup(spec)  # the builds run in worker processes, which say nothing (compile_pool)
     return spec
 
 

@@ -46,7 +46,7 @@ def machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[st
     yield {"path": _cutlass(tmp_path / "checkout"), "home": _cutlass(tmp_path / "home"), "empty": tmp_path / "empty",
            "missing": tmp_path / "missing", "system": system, "wheel": tmp_path / "site" / "cutlass_library" / "source"}
     toolchain.cutlass_root.cache_clear()
-    toolchain.cutlass_lookup_warnings()  # what a test's lookups kept is no later test's to say
+    toolchain.forget_said_lookups()  # what a test's lookups said is no later test's to keep quiet
 
 
 def _written_lookup(system: Path) -> list[str] | None:
@@ -94,8 +94,8 @@ def test_cutlass_home_is_taken_before_usr_local_cutlass_and_the_wheel(machine: d
     assert toolchain.cutlass_headers().described() == f"{machine['system']}'s ({machine['system'] / 'include'})"
 
 
-def test_a_variable_naming_no_cutlass_is_passed_over_and_said(machine: dict[str, Path],
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_variable_naming_no_cutlass_is_passed_over_and_said(machine: dict[str, Path], monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("CUTLASS_PATH", str(machine["missing"]))
     monkeypatch.setenv("CUTLASS_HOME", str(machine["empty"]))
     with pytest.raises(UsageError) as refused:
@@ -108,8 +108,10 @@ def test_a_variable_naming_no_cutlass_is_passed_over_and_said(machine: dict[str,
         f" $CUTLASS_HOME={machine['empty']} has no include/cute: no CUTLASS headers there, passed over as an exported"
         " submission's lookup does at import")
     _cutlass(machine["wheel"])
+    capsys.readouterr()
     assert toolchain.cutlass_headers().wheel and toolchain.cutlass_headers().root == machine["wheel"]
-    assert len(toolchain.cutlass_lookup_warnings()) == 2 and toolchain.cutlass_lookup_warnings() == []
+    said = capsys.readouterr().err
+    assert said.count("warning: $CUTLASS_PATH=") == 1 and said.count("warning: $CUTLASS_HOME=") == 1, said
 
 
 def test_build_of_an_export_compiles_with_cutlass_home_and_warns_of_a_cutlass_path_passed_over(
@@ -158,3 +160,75 @@ def _include_dirs():
     roots.append("/usr/local/cutlass")
 '''
     assert carried in CUTLASS_LOOKUP
+
+
+PASSED_OVER = "does not exist: no CUTLASS headers there, passed over as an exported submission's lookup does at import"
+
+
+def _said_once(stderr: str, missing: Path) -> bool:
+    return " ".join(stderr.split()).count(f"warning: $CUTLASS_PATH={missing} {PASSED_OVER}") == 1
+
+
+def test_check_and_bench_of_a_cutlass_kernel_say_a_variable_passed_over(
+        machine: dict[str, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """check and bench --kernel build in the child, whose output goes to its log: the $CUTLASS_PATH its lookup
+    passed over was never said. The parent says it, once, and nothing for a kernel that includes no CUTLASS."""
+    from nvfp4ctl.runner.targets import resolve_target
+
+    _cutlass(machine["wheel"])
+    monkeypatch.setenv("CUTLASS_PATH", str(machine["missing"]))
+    resolve_target(None, CUTLASS_KERNEL)
+    resolve_target(None, CUTLASS_KERNEL)
+    assert _said_once(capsys.readouterr().err, machine["missing"])
+    toolchain.forget_said_lookups()
+    resolve_target(None, kernels_dir() / "sm90" / "nvfp4_gemm_sm90.cu")
+    assert "CUTLASS" not in capsys.readouterr().err
+
+
+def test_dump_runtime_says_a_variable_passed_over(tmp_path: Path, machine: dict[str, Path],
+                                                  monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """dump --runtime builds its debug kernel in a child whose stderr is read only when it fails."""
+    import subprocess
+
+    from nvfp4ctl.dump import runtime
+
+    _cutlass(machine["wheel"])
+    monkeypatch.setenv("CUTLASS_PATH", str(machine["missing"]))
+    (tmp_path / "expected.json").write_text("{}")
+    monkeypatch.setattr(runtime.subprocess, "run", lambda command, **_: subprocess.CompletedProcess(command, 0, "", ""))
+    runtime.run_debug_kernel(CUTLASS_KERNEL, CUTLASS_KERNEL, tmp_path, 128, 128, 256, 1, 0, 0)
+    assert _said_once(capsys.readouterr().err, machine["missing"])
+
+
+def test_the_host_proof_says_a_variable_passed_over(machine: dict[str, Path], monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    from nvfp4ctl.umma import host_proof
+
+    _cutlass(machine["wheel"])
+    monkeypatch.setenv("CUTLASS_PATH", str(machine["missing"]))
+    monkeypatch.setattr(toolchain, "nvcc_path", lambda: Path("/usr/local/cuda/bin/nvcc"))
+    assert host_proof.toolchain_missing() is None
+    assert _said_once(capsys.readouterr().err, machine["missing"])
+
+
+def test_each_run_says_it_and_tune_workers_leave_it_to_the_parent(
+        tmp_path: Path, compiles: list[str], machine: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once per run, not once per process (tests run many commands in one), and never from a compile worker."""
+    from nvfp4ctl.console import NORMAL, QUIET, get_console, set_verbosity
+    from nvfp4ctl.tune import compile_pool
+
+    _cutlass(machine["wheel"])
+    monkeypatch.setattr(submission_build.resources, "dump_sass", lambda binary: SASS)
+    monkeypatch.setenv("CUTLASS_PATH", str(machine["missing"]))
+    submission = tmp_path / "submission.py"
+    export_submission(CUTLASS_KERNEL, submission)
+    for _ in range(2):
+        result = separate_streams_runner().invoke(app, ["build", str(submission)])
+        assert result.exit_code == 0 and _said_once(result.stderr, machine["missing"]), result.stderr
+    monkeypatch.setattr(compile_pool.os, "setpgid", lambda pid, group: None)
+    try:
+        compile_pool._own_process_group()
+        assert get_console().verbosity == QUIET
+    finally:
+        set_verbosity(NORMAL)
