@@ -93,7 +93,7 @@ def _mistyped_declaration(text: str) -> str | None:
         return None
     space, word = mark.groups()  # `nvfp4ctl:knob` itself is a declaration (_DECLARATION), read elsewhere
     if word == "knob":
-        return f"`nvfp4ctl:{space}knob` is no knob declaration (no space after the colon)"
+        return f"`nvfp4ctl:{space}knob` is no knob declaration: remove the space after the colon"
     if word not in OTHER_MARKS and difflib.SequenceMatcher(None, word.lower(), "knob").ratio() >= 0.75:
         return f"`nvfp4ctl:{space}{word}` is no knob declaration"  # knbo, kno, knobs, Knob
     return None

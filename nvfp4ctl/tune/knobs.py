@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nvfp4ctl.build.compiler_errors import display_path
-from nvfp4ctl.build.knobs import Knob, read_knobs
+from nvfp4ctl.build.knobs import FORM, Knob, read_knobs
 from nvfp4ctl.build.sources import common_dir, find_header, local_headers
 from nvfp4ctl.cpp_lexer import blank
 from nvfp4ctl.errors import UsageError
@@ -133,8 +133,7 @@ def discover(source: Path) -> KernelKnobs:
             marked = path.resolve()
     dispatch = named or marked
     if not knobs:
-        raise UsageError(f"{source}: declares no knobs (`// nvfp4ctl:knob NAME values=A,B scope=plan|kernel: doc`"
-                         " above `#ifndef NAME`); nothing to tune")
+        raise UsageError(f"{source}: declares no knobs (`{FORM}` above `#ifndef NAME`); nothing to tune")
     differs = "it reads its dispatch table" if dispatch else shipped_differs(files, tuple(knobs), declared_in)
     return KernelKnobs(source=source, knobs=tuple(knobs), dispatch=dispatch, declared_in=declared_in,
                        shipped_differs=differs)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nvfp4ctl.build.knobs import FORM
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.tune.knobs import KernelKnobs, discover, tunable
 from nvfp4ctl.tune.search import SearchSettings, compile_only_builds, one_round, round_size, start_configs
@@ -124,7 +125,7 @@ def _refuse_other_than_cu(kernel: Path) -> None:
     what = ("a .py submission has none to tune: check or bench it with --submission" if kernel.suffix == ".py"
             else f"{kernel.name} is not one")
     raise UsageError(f"--kernel {kernel}: tune tunes a CUDA kernel source (.cu) that declares knobs"
-                     f" (`// nvfp4ctl:knob NAME values=A,B scope=plan|kernel: doc` above `#ifndef NAME`); {what}")
+                     f" (`{FORM}` above `#ifndef NAME`); {what}")
 
 
 def prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int | None, compile_only: bool,

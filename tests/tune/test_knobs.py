@@ -215,8 +215,8 @@ def test_finding_a_knob_named_before_its_default_is_linear(tmp_path: Path) -> No
 
 @pytest.mark.parametrize("mark, message", [
     ("nvfp4ctl:knbo", "`nvfp4ctl:knbo` is no knob declaration"),
-    ("nvfp4ctl: knob", "`nvfp4ctl: knob` is no knob declaration (no space after the colon)"),
-    ("nvfp4ctl:\tknob", "`nvfp4ctl:\tknob` is no knob declaration (no space after the colon)"),
+    ("nvfp4ctl: knob", "`nvfp4ctl: knob` is no knob declaration: remove the space after the colon"),
+    ("nvfp4ctl:\tknob", "`nvfp4ctl:\tknob` is no knob declaration: remove the space after the colon"),
     ("nvfp4ctl:knobs", "`nvfp4ctl:knobs` is no knob declaration"),
     ("nvfp4ctl:Knob", "`nvfp4ctl:Knob` is no knob declaration"),
     ("nvfp4ctl:kno", "`nvfp4ctl:kno` is no knob declaration"),
