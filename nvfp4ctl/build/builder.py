@@ -80,6 +80,8 @@ def _compile_and_inspect(folder: Path, inputs: BuildInputs, arch: str, key: str,
     if name is not None:
         try:
             compiled = compile.build_module(folder, inputs, arch, name, defines)
+        except compile.CompileTimeout:  # a step stopped at its limit says nothing of the kernel's C ABI
+            raise
         except compile.CompileError as failed:
             # A kernel without the C ABI compiles and links, then fails at import on an undefined
             # symbol: name what it lacks, as a build without CUDA torch does, not the loader's words.

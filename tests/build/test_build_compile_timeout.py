@@ -84,3 +84,24 @@ def test_a_compile_timeout_is_still_a_compile_error_for_tune(monkeypatch) -> Non
     error = compile.CompileTimeout("x", "")
     assert isinstance(error, compile.CompileError) and isinstance(error, ToolTimeout)
     assert error.exit_code == ExitCode.TIMEOUT
+
+
+def test_a_module_build_stopped_after_the_kernel_object_is_a_timeout_not_a_missing_c_abi(cache: Path,
+                                                                                        monkeypatch) -> None:
+    """The kernel's object was there when the build's next step ran past its limit: the C ABI check ran first
+    and could turn the timeout (exit 3) into the kernel's missing C ABI (exit 1)."""
+    from nvfp4ctl.build import abi
+
+    def stopped(folder: Path, inputs, arch: str, name: str, defines: tuple[str, ...] = ()):
+        compile.kernel_object(folder, inputs).write_bytes(b"")  # the kernel compiled; the link was stopped
+        raise compile.CompileTimeout(compile.timeout_message("the compiler", LIMIT_S), "")
+
+    monkeypatch.setattr(builder, "build_mode", lambda: builder.MODULE)
+    monkeypatch.setattr(compile, "build_module", stopped)
+    monkeypatch.setattr(abi, "missing_abi", lambda inputs, kernel_object: "k.cu defines no nvfp4_gemm_launch")
+    kernel = cache / "k.cu"
+    kernel.write_text(KERNEL)
+    result = CliRunner().invoke(app, ["build", str(kernel)])
+    assert result.exit_code == ExitCode.TIMEOUT, result.output
+    said = _flat(result.output)
+    assert "the compiler ran past 1 s and was stopped" in said and "defines no" not in said
