@@ -35,7 +35,7 @@ def command(
     fresh: Annotated[bool, typer.Option("--fresh", help="Ignore what an earlier run of the same tune (interrupted or finished) already measured.")] = False,
     no_write: Annotated[bool, typer.Option("--no-write", help="Report the winners, leave the dispatch table as it is.")] = False,
     task: Annotated[Path | None, typer.Option("--task", metavar="PATH", help="task.yml to read the shapes from.")] = None,
-    timeout: Annotated[float | None, typer.Option("--timeout", metavar="S", parser=options.seconds(zero=False), help="Seconds per candidate and shape before it counts as a deadlock (default: 180).")] = None,
+    timeout: Annotated[float | None, typer.Option("--timeout", metavar="S", parser=options.seconds(zero=False), help="Seconds per candidate and shape before it counts as a deadlock (default: NVFP4CTL_TIMEOUT, else task.yml's benchmark_timeout as for bench, else its timeout:, else 180).")] = None,
     json: Annotated[bool, typer.Option("--json", help="Print the report as JSON instead of tables.")] = False,
 ) -> Outcome:
     """Try each knob's values per shape (checked, then timed short), write the winners into the dispatch table."""
@@ -52,8 +52,7 @@ def _tune(kernel: Path | None, shapes: ShapeSet, budget: float | None, gpus: int
     from nvfp4ctl.tune.progress import WorkBar
 
     console = get_console()
-    run = setup.prepare(kernel, shapes.value, task, gpus, compile_only, options.resolve_timeout(timeout, None)[0], knobs,
-                        write=not no_write)
+    run = setup.prepare(kernel, shapes.value, task, gpus, compile_only, timeout, knobs, write=not no_write)
     for note in run.notes:
         console.warn(note)
     if run.compile_only:

@@ -43,6 +43,7 @@ class TuneRun:
     timeout_s: float
     gpu_name: str
     only: frozenset[str] | None = None  # --knobs, as full names
+    timeout_source: str = "default"  # where timeout_s was read, as bench names it ("task.yml benchmark_timeout")
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -54,8 +55,10 @@ class TuneRun:
         searched = f"{len(self.only)} searched" if self.only else f"{len(tunable(knobs))} with a choice"
         where = "compile-only" if self.compile_only else f"{plural(len(self.gpus), 'GPU')} ({self.gpu_name})"
         table = f"table {self.knobs.dispatch.name}" if self.knobs.dispatch else "no dispatch table"
+        # compile-only times nothing: no limit to name
+        limit = "" if self.compile_only else f" · timeout {self.timeout_s:g} s per candidate and shape ({self.timeout_source})"
         return (f"tune · kernel {self.label} ({self.arch}) · {plural(len(knobs), 'knob')}, {searched}"
-                f" · {plural(len(self.cases), 'shape')} · {where} · {table}")
+                f" · {plural(len(self.cases), 'shape')} · {where} · {table}{limit}")
 
     def progress_total(self) -> int:
         """The progress bar's total as the run starts: the work of its first round (progress.WorkBar grows it
@@ -129,16 +132,20 @@ def _refuse_other_than_cu(kernel: Path) -> None:
 
 
 def prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int | None, compile_only: bool,
-            timeout_s: float, only: str | None = None, write: bool = True) -> TuneRun:
+            timeout: float | None, only: str | None = None, write: bool = True) -> TuneRun:
+    """`timeout`: --timeout; None takes NVFP4CTL_TIMEOUT, else the task's benchmark_timeout, as bench does: a
+    candidate is timed on a shape by bench's method, and checked once before."""
     from nvfp4ctl.build.loader import GPU_ARCH
     from nvfp4ctl.build.sources import resolve_arch
     from nvfp4ctl.build.toolchain import torch_build
     from nvfp4ctl.runner.gpu import first_gpu, gpu_present, run_device
+    from nvfp4ctl.options import resolve_timeout
     from nvfp4ctl.runner.targets import task_for_kernel
-    from nvfp4ctl.task import load_task
+    from nvfp4ctl.task import BENCHMARK_TIMEOUT, load_task
     from nvfp4ctl.tune.devices import visible_gpus
 
     task = task_for_kernel(load_task(task_path), kernel)
+    timeout_s, timeout_source = resolve_timeout(timeout, task.timeout_for(BENCHMARK_TIMEOUT), task_file_name(task.path))
     device = run_device()
     has_gpu = device == "cuda" and gpu_present()
     spec = resolve_kernel(kernel, task, has_gpu)
@@ -177,7 +184,8 @@ def prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int |
             raise UsageError(problem)
     return TuneRun(source=source, label=label, chosen_by=spec.source, arch=arch, knobs=knobs, table=table, task=task,
                    cases=select_cases(task, which), device=device, gpus=chosen, compile_only=compile_only,
-                   timeout_s=timeout_s, gpu_name=gpu.name if gpu else "none", only=selected, notes=notes)
+                   timeout_s=timeout_s, gpu_name=gpu.name if gpu else "none", only=selected, notes=notes,
+                   timeout_source=timeout_source)
 
 
 def select_knobs(knobs: KernelKnobs, names: str | None) -> frozenset[str] | None:

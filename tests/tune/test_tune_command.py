@@ -172,6 +172,29 @@ def test_timed_tune_ranks_summarises_writes_and_logs(tiny_copy: Path, tmp_path: 
     assert report["rematches"] == []  # nothing led: the table is already the winners
 
 
+def test_a_timed_tune_takes_the_tasks_benchmark_timeout_as_bench_does(tiny_copy: Path, tmp_path: Path, fake_gpus: None,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each candidate is timed on a shape by bench's method, under bench's limit: task.yml's benchmark_timeout,
+    named on the first line, where tune took 180 s whatever the task said. --timeout still comes first."""
+    from nvfp4ctl.tune import gpu_pool
+
+    limits: list[float] = []
+    faked = gpu_pool.make_workers
+    monkeypatch.setattr(gpu_pool, "make_workers", lambda gpus, device, timeout_s, problem="nvfp4_gemm": (
+        limits.append(timeout_s), faked(gpus, device, timeout_s, problem))[1])
+    task = tmp_path / "task.yml"
+    task.write_text("tests:\n  - {m: 128, n: 256, k: 256, l: 1, seed: 1111}\n"
+                    "benchmarks:\n  - {m: 128, n: 7168, k: 16384, l: 1, seed: 1111}\n"
+                    "test_timeout: 50\nbenchmark_timeout: 77\nranked_timeout: 300\n")
+    result = _tune("--kernel", str(tiny_copy), "--task", str(task), "--fresh", "--no-write")
+    assert result.exit_code == 0, result.output
+    assert limits == [77.0]
+    assert f" · timeout 77 s per candidate and shape ({task} benchmark_timeout)" in " ".join(result.output.split())
+    result = _tune("--kernel", str(tiny_copy), "--task", str(task), "--no-write", "--timeout", "20")
+    assert result.exit_code == 0, result.output
+    assert limits == [77.0, 20.0] and "timeout 20 s per candidate and shape (--timeout)" in result.output
+
+
 def test_a_changed_shape_is_timed_back_to_back_with_the_old_shipped_build(tiny_copy: Path, tmp_path: Path,
                                                                           fake_gpus: None) -> None:
     """The new table's speed-up comes from the old and the new shipped build timed as a pair (each
