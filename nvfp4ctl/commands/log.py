@@ -93,7 +93,6 @@ def _say_unread(lines: list[int], memory: Path) -> None:
                        f" and {'is' if one else 'are'} left out: {'line' if one else 'lines'} {shown} of {memory}")
 
 
-
 def _wanted_shapes(shapes: list[str]) -> dict[str, str]:
     """--shape's texts by the log's key each names ("128,7168,16384" -> "128x7168x16384")."""
     if not shapes:
