@@ -17,11 +17,12 @@ from functools import lru_cache
 def is_export_lookup(value: ast.expr, tree: ast.Module, text: str) -> bool:
     """Whether `value`, an extra_include_paths argument, is an export's call of its CUTLASS lookup."""
     from nvfp4ctl.export import CUTLASS_LOOKUP_FUNCTION, EXPORT_MARK  # export loads its build inputs: only here
+    from nvfp4ctl.lint.submission import past_preamble
 
     if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == CUTLASS_LOOKUP_FUNCTION
             and not value.args and not value.keywords):
         return False
-    if EXPORT_MARK not in text.lstrip("\ufeff").partition("\n")[0]:
+    if EXPORT_MARK not in past_preamble(text).partition("\n")[0]:
         return False
     bindings = list(_bindings(tree, CUTLASS_LOOKUP_FUNCTION))
     return (len(bindings) == 1 and isinstance(bindings[0], ast.FunctionDef) and bindings[0] in tree.body

@@ -54,9 +54,16 @@ STARTER_HEADER = re.compile(r'\A"""NVFP4 [^\n]* for GPU MODE\'s (\w+) in plain t
 STARTER_REASON = "its docstring's first line, an init starter's"
 
 
+def past_preamble(text: str) -> str:
+    """`text` from the line its docstring may open: past a UTF-8 byte order mark and a `#!` line, which an
+    editor or a user adds (the docstring is still the module's, and the headers below are still line 1's)."""
+    text = text.removeprefix("\ufeff")
+    return text.partition("\n")[2] if text.startswith("#!") else text
+
+
 def starter_problem(text: str) -> str | None:
     """The known problem an init starter (or a file that kept its first line) is for; None for any other file."""
-    match = STARTER_HEADER.match(text)
+    match = STARTER_HEADER.match(past_preamble(text))
     if match is None:
         return None
     from nvfp4ctl.problems import problem_names
@@ -71,7 +78,7 @@ def is_submission(path: Path, text: str) -> bool:
 def export_problem(text: str) -> str | None:
     """The known problem whose kernel API an `nvfp4ctl export` file calls, from its header; None
     for any other file."""
-    match = EXPORT_HEADER.match(text)
+    match = EXPORT_HEADER.match(past_preamble(text))
     if match is None:
         return None
     from nvfp4ctl.problems import all_problems

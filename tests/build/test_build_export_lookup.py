@@ -89,3 +89,13 @@ def test_a_users_own_lookup_keeps_the_warning(tmp_path: Path, compiles: list[str
     assert (f"warning: {_extension(text)}: line {_line_of(text, 'extra_include_paths=_include_dirs(),')}:"
             f" {NOT_STATIC} (or an f-string whose placeholder build cannot read); built without them") in said
     assert "nvfp4ctl export's lookup" not in said
+
+
+def test_an_export_run_as_a_script_keeps_its_lookup(tmp_path: Path, compiles: list[str], cutlass_checkout: Path) -> None:
+    """A `#!` line put above the export header (to run the file itself) left the header on line 2, where it
+    was looked for on line 1 alone: build warned that it built without the include paths."""
+    submission = _export(tmp_path)
+    text = "#!/usr/bin/env python3\n" + submission.read_text()
+    submission.write_text(text)
+    said = _build(submission)
+    assert NOT_STATIC not in said and "extra_include_paths=_include_dirs() is nvfp4ctl export's lookup" in said

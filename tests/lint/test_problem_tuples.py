@@ -307,6 +307,23 @@ def test_anything_but_a_real_export_header_keeps_the_tasks_problem(text: str) ->
     assert export_problem(text) is None
 
 
+PREAMBLES = ["\ufeff", "#!/usr/bin/env python3\n", "\ufeff#!/usr/bin/env python3\r\n"]
+
+
+@pytest.mark.parametrize("preamble", PREAMBLES)
+def test_an_export_and_a_starter_saved_with_a_bom_or_a_shebang_keep_their_problem(tmp_path: Path, preamble: str) -> None:
+    """The docstring is still the module's after a byte order mark or a `#!` line, where both headers were
+    looked for at the file's very first character, and the file was judged as the task's problem."""
+    from nvfp4ctl.lint.submission import export_problem, starter_problem
+    from nvfp4ctl.project import kernels_dir
+
+    exported = _exported("nvfp4_dual_gemm_naive.cu", tmp_path / "submission.py").read_text()
+    starter = (kernels_dir() / "torch_dequant" / "nvfp4_gemv_submission.py").read_text()
+    assert export_problem(preamble + exported) == "nvfp4_dual_gemm"
+    assert starter_problem(preamble + starter) == "nvfp4_gemv"
+    assert export_problem(f"# {preamble}\n{exported}") is None and starter_problem(f"\n{preamble}{starter}") is None
+
+
 def test_an_exported_dual_gemm_is_judged_as_the_dual_gemm_in_a_gemm_task(tmp_path: Path, monkeypatch) -> None:
     from typer.testing import CliRunner
 
