@@ -116,7 +116,7 @@ def test_a_file_of_several_kernels_names_the_one_its_regs_and_smem_are(monkeypat
     were its direct mma.sync kernel's and the HGMMA its wgmma kernels': a note under the table names it."""
     from typer.testing import CliRunner
 
-    from nvfp4ctl import build as build_package
+    from nvfp4ctl.build import builder
     from nvfp4ctl.cli import app
 
     report = BuildReport(source=Path("nvfp4_gemm_sm90.cu"), arch="sm_90a", key="k", entry=Path("."), module_name=None,
@@ -128,7 +128,7 @@ def test_a_file_of_several_kernels_names_the_one_its_regs_and_smem_are(monkeypat
     assert build_command._whose_figures(_report((FunctionUsage("_Z1kv", True, 40),))) is None  # its row says it all
 
     monkeypatch.setenv("COLUMNS", "160")
-    monkeypatch.setattr(build_package, "build_kernel", lambda source, arch, verbose=False: report)
+    monkeypatch.setattr(builder, "build_kernel", lambda source, arch, verbose=False: report)
     result = CliRunner().invoke(app, ["build", str(Path(__file__).parent / "fixtures" / "hgmma_probe.cu")])
     assert result.exit_code == 0, result.output
     assert "note: nvfp4_gemm_sm90.cu (sm_90a): regs and static smem are those of nvfp4_sm90::nvfp4_gemm_sm90_direct_kernel<4, 1>," in \
