@@ -490,10 +490,11 @@ def _previous_bytes(memory: Path) -> bytes:
     return memory.read_bytes() if memory.exists() else b""
 
 
-# Markdown's headings other than the run log's own, on a stripped line: ATX of any level (`### Tuning TODO`,
-# a `#` then a space, a tab or nothing), and the underline of a setext one (`Ideas` over `=====` or `-----`).
-_ATX_HEADING = re.compile(rb"#{1,6}(?:[ \t]|$)")
-_SETEXT_UNDERLINE = re.compile(rb"=+|-+")
+# Markdown's headings other than the run log's own, on a line without its break: ATX of any level (`### Tuning
+# TODO`, a `#` then a space, a tab or nothing), and the underline of a setext one (`Ideas` over `=====` or
+# `-----`). Either starts with at most 3 spaces: 4, or a tab, make the line code (`    # a comment`).
+_ATX_HEADING = re.compile(rb" {0,3}#{1,6}(?:[ \t]|$)")
+_SETEXT_UNDERLINE = re.compile(rb" {0,3}(?:=+|-+)[ \t]*")
 _THEMATIC_BREAK = re.compile(rb"(?:\*[ \t]*){3,}|(?:_[ \t]*){3,}|(?:-[ \t]*){3,}")
 # Blocks whose following text lines are their own (a list item, a quote, an HTML comment such as the
 # preamble, a table row): no setext heading starts in them.
@@ -523,9 +524,9 @@ def _section_end(existing: bytes) -> int:
         if fenced or fence:
             fenced = fenced != fence
             paragraph_from, in_block = None, False
-        elif _ATX_HEADING.match(stripped):
+        elif _ATX_HEADING.match(unbroken := line.rstrip(b"\r\n")):
             return after_text
-        elif paragraph_from is not None and _SETEXT_UNDERLINE.fullmatch(stripped):
+        elif paragraph_from is not None and _SETEXT_UNDERLINE.fullmatch(unbroken):
             return paragraph_from
         elif not stripped or _THEMATIC_BREAK.fullmatch(stripped):
             paragraph_from, in_block = None, False

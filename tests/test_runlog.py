@@ -844,6 +844,8 @@ def test_a_section_of_the_users_under_any_heading_after_the_log_stays_below_it(t
     b"\n---\n",  # a rule alone
     b"```\n### in code\nnote\n---\n```\n",
     b"#hashtag without a space\n",
+    b"\n    ### in an indented code block\n    # a comment\n",  # 4 spaces: code, no heading
+    b"\n\t### a tab's indentation\n",
 ])
 def test_the_logs_own_lines_and_a_users_note_inside_it_stay_in_the_log(tmp_path, inside):
     """What is no heading inside the run log keeps the log going: the next line goes after it."""
