@@ -435,6 +435,10 @@ def append(entry: RunEntry, memory: Path) -> None:
         if not _has_heading(text):
             chunk += ("\n" if existing else "") + f"{HEADING}\n\n{PREAMBLE}\n\n"
         chunk += entry.to_line()
+        if _text_follows(existing, at):
+            # A heading of the user's right below: Markdown reads a line of text right after a list item as
+            # that item's text, so `Ideas` over `-----` would no longer be a heading, and the next run would go under it
+            chunk += "\n"
         if _uses_crlf(existing):  # a file saved with Windows line breaks keeps them: no mixed endings
             chunk = chunk.replace("\n", "\r\n")
         # A new copy moved over the old one, not an appending write: a process killed inside a write()
@@ -538,6 +542,15 @@ def _section_end(existing: bytes) -> int:
         if stripped:
             after_text = offset
     return len(existing)
+
+
+def _text_follows(existing: bytes, at: int) -> bool:
+    """Whether the line starting at `at` in `existing` is there and not blank."""
+    line = _LINE.match(existing, at)
+    return line is not None and bool(line[0].strip())
+
+
+_LINE = re.compile(rb"[^\r\n]*")
 
 
 def _uses_crlf(existing: bytes) -> bool:

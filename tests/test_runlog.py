@@ -894,3 +894,23 @@ def test_log_of_the_last_runs_with_no_broken_line_among_them_says_nothing(tmp_pa
     numbered = runlog.read_numbered(memory)
     assert [e.result for e in numbered.entries] == ["kept 1", "kept 2", "kept 3"]
     assert numbered.lines == [6, 9, 10] and numbered.unread == [5, 7]
+
+
+@pytest.mark.parametrize("before", [
+    "- 2026-11-28T10:00:00Z · `nvfp4ctl lint submission.py` · submission.py@abc · 890b176 · none · 0 · clean\n\n"
+    "```sh\nnvfp4ctl bench\n```\n",  # a fence right above the heading
+    "",  # the run log's own heading
+], ids=["after a fence", "after the log's heading"])
+@pytest.mark.parametrize("underline", ["-----", "====="])
+def test_a_setext_heading_right_below_the_log_stays_a_heading_over_every_append(tmp_path, before, underline):
+    """`Ideas` over `-----` right after a fence or `## Run log`: the line went right above `Ideas`,
+    which Markdown then reads as that list item's text, so the heading was gone and the next run went under it."""
+    memory = tmp_path / "MEMORY.md"
+    heading = f"Ideas\n{underline}\n- try 2-CTA\n"
+    memory.write_text(f"{runlog.HEADING}\n{before}{heading}")
+    for result in ("first", "second", "third"):
+        runlog.append(_entry(result), memory)
+        text = memory.read_text()
+        assert text.endswith("\n\n" + heading), text  # a blank line before `Ideas`: it stays a heading
+    runs = "".join(_entry(result).to_line() for result in ("first", "second", "third"))
+    assert text.startswith(f"{runlog.HEADING}\n{before}{runs}\n"), text
