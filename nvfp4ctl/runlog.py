@@ -508,8 +508,9 @@ _CONTINUED_BLOCK = re.compile(rb"(?:[-*+]|[0-9]{1,9}[.)])(?:[ \t]|$)|[>|<]")
 def _section_end(existing: bytes) -> int:
     """Where in `existing` a new line of the run-log section goes: after the section's last line that
     is not blank when the user wrote a heading of their own below it (`## Ideas`, `### Tuning TODO`, an
-    `Ideas` underlined with `===`: the runs must not land under it), else the end of the file. Judged on
-    the bytes, which are kept as they are; a `#` line in a fenced code block is no heading."""
+    `Ideas` underlined with `===`: the runs must not land under it), else the end of the file; before a
+    rule (`---`, `***`) that only blank lines part from that heading, the separator the user drew above
+    it. Judged on the bytes, which are kept as they are; a `#` line in a fenced code block is no heading."""
     lines = existing.splitlines(keepends=True)
     marks = [i for i, line in enumerate(lines)  # decoded only where it can be a heading: appends read big logs
              if line.lstrip(b"\xef\xbb\xbf").startswith(b"##") and _is_heading(line.decode("utf-8", errors="replace"))]
@@ -519,23 +520,33 @@ def _section_end(existing: bytes) -> int:
     after_text, fenced = offset, False
     # Where a setext heading would start: the end of the text before the plain paragraph now open (None:
     # none is); `in_block`: the open block is one whose text lines only continue it (a list item, a
-    # quote: `- run\nnote\n===` is one item's text, no heading).
+    # quote: `- run\nnote\n===` is one item's text, no heading); `rule_from`: the end of the text before
+    # a rule that only blank lines follow so far (a heading next makes the rule the heading's).
     paragraph_from: int | None = None
+    rule_from: int | None = None
     in_block = False
     for line in lines[marks[-1] + 1 :]:
         stripped = line.strip()
         fence = stripped.startswith((b"```", b"~~~"))
         if fenced or fence:
             fenced = fenced != fence
-            paragraph_from, in_block = None, False
+            paragraph_from, in_block, rule_from = None, False, None
         elif _ATX_HEADING.match(unbroken := line.rstrip(b"\r\n")):
+            if rule_from is not None and paragraph_from is None and not in_block:
+                return rule_from
             return after_text
         elif paragraph_from is not None and _SETEXT_UNDERLINE.fullmatch(unbroken):
-            return paragraph_from
-        elif not stripped or _THEMATIC_BREAK.fullmatch(stripped):
+            return rule_from if rule_from is not None else paragraph_from
+        elif not stripped:
+            if paragraph_from is not None or in_block:  # text that is no heading came after the rule
+                rule_from = None
+            paragraph_from, in_block = None, False
+        elif _THEMATIC_BREAK.fullmatch(stripped):
+            if rule_from is None or paragraph_from is not None or in_block:  # of two rules, the first
+                rule_from = after_text
             paragraph_from, in_block = None, False
         elif _CONTINUED_BLOCK.match(stripped):
-            paragraph_from, in_block = None, True
+            paragraph_from, in_block, rule_from = None, True, None
         elif paragraph_from is None and not in_block:
             paragraph_from = after_text
         offset += len(line)

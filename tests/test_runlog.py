@@ -914,3 +914,21 @@ def test_a_setext_heading_right_below_the_log_stays_a_heading_over_every_append(
         assert text.endswith("\n\n" + heading), text  # a blank line before `Ideas`: it stays a heading
     runs = "".join(_entry(result).to_line() for result in ("first", "second", "third"))
     assert text.startswith(f"{runlog.HEADING}\n{before}{runs}\n"), text
+
+
+@pytest.mark.parametrize("users", [
+    "\n---\n\n### Ideas\n- try 2-CTA\n",
+    "\n***\n\n\n## Ideas\n",
+    "\n___\n\n---\n\nIdeas\n=====\n",  # two rules: the section starts at the first
+    "\n---\nIdeas\n=====\n",  # a setext heading right below the rule
+    "\n* * *\n\nTuning TODO, a title\nof two lines\n-----\n",
+], ids=["--- then ###", "*** then ##", "two rules then setext", "--- right above setext", "* * * then setext"])
+def test_a_rule_drawn_above_a_section_of_the_users_stays_above_its_heading(tmp_path, users):
+    """A thematic break between the log and `### Ideas`: new runs went after the `---`, below the separator
+    the user drew; it belongs to their section, and the line goes before it."""
+    memory = tmp_path / "MEMORY.md"
+    runlog.append(_entry("first"), memory)
+    memory.write_text(memory.read_text() + users)
+    runlog.append(_entry("second"), memory)
+    text = memory.read_text()
+    assert text.endswith(_entry("first").to_line() + _entry("second").to_line() + users), text
