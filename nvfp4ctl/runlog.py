@@ -22,7 +22,6 @@ from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from itertools import islice
 from pathlib import Path
-from typing import BinaryIO
 
 from filelock import FileLock
 
@@ -428,11 +427,12 @@ def append(entry: RunEntry, memory: Path) -> None:
             raise UsageError(f"{memory}: {why}; the run log was not appended to it")
         if made_read_only(memory):  # also judged under the lock, on what would be replaced
             raise ReadOnlyRunLog(f"{memory} is read-only")
-        at = _section_end(existing)
+        span = _log_span(existing)
+        at = span[1] if span is not None else len(existing)
         chunk = ""
         if at == len(existing) and existing and not existing.endswith(b"\n"):
             chunk += "\n"
-        if not _has_heading(text):
+        if span is None:
             chunk += ("\n" if existing else "") + f"{HEADING}\n\n{PREAMBLE}\n\n"
         chunk += entry.to_line()
         if _text_follows(existing, at):
@@ -505,18 +505,60 @@ _THEMATIC_BREAK = re.compile(rb"(?:\*[ \t]*){3,}|(?:_[ \t]*){3,}|(?:-[ \t]*){3,}
 _CONTINUED_BLOCK = re.compile(rb"(?:[-*+]|[0-9]{1,9}[.)])(?:[ \t]|$)|[>|<]")
 
 
-def _section_end(existing: bytes) -> int:
-    """Where in `existing` a new line of the run-log section goes: after the section's last line that
-    is not blank when the user wrote a heading of their own below it (`## Ideas`, `### Tuning TODO`, an
-    `Ideas` underlined with `===`: the runs must not land under it), else the end of the file; before a
-    rule (`---`, `***`) that only blank lines part from that heading, the separator the user drew above
-    it. Judged on the bytes, which are kept as they are; a `#` line in a fenced code block is no heading."""
-    lines = existing.splitlines(keepends=True)
-    marks = [i for i, line in enumerate(lines)  # decoded only where it can be a heading: appends read big logs
-             if line.lstrip(b"\xef\xbb\xbf").startswith(b"##") and _is_heading(line.decode("utf-8", errors="replace"))]
-    if not marks:
-        return len(existing)
-    offset = sum(len(line) for line in lines[: marks[-1] + 1])
+def _log_span(existing: bytes) -> tuple[int, int] | None:
+    """The run-log section of `existing` as byte offsets (start, end): from just after its last heading to
+    where a section of the user's below it starts (_users_section_at), else the end of the file; None
+    without the heading. One rule for the append, whose line goes at `end`, and the readers, which read
+    no further: a line written there is read back, and no note of the user's below it is taken for a run."""
+    start = _after_the_last_heading(existing)
+    if start is None:
+        return None
+    # A log of years of runs is tens of MB: where no line below the heading can be a heading (found at C
+    # speed), the section goes to the end without each line being judged in Python.
+    below = max(start - 1, 0)  # from the heading's own line break, so the first line below it is seen
+    if _LONE_CR.search(existing, below) is None and _MAYBE_A_HEADING.search(existing, below) is None:
+        return start, len(existing)
+    return start, _users_section_at(existing, start)
+
+
+# A line that may be a heading of the user's (ATX, or a setext underline of `=` or `-`; more than these, never
+# fewer), and a line break of an old Mac editor (a lone \r), which the C-speed searches do not see as one.
+_MAYBE_A_HEADING = re.compile(rb"\n {0,3}(?:[#=]|-(?![ \t]*[^ \t\r\n-]))")
+_LONE_CR = re.compile(rb"\r(?!\n)")
+_MAYBE_THE_HEADING = re.compile(rb"\n(?=(?:\xef\xbb\xbf)*##)")
+
+
+def _after_the_last_heading(existing: bytes) -> int | None:
+    """The offset just after the line of the run log's last heading (_is_heading) in `existing`; None
+    without one."""
+    if _LONE_CR.search(existing):  # lines a \r alone ends: judged one by one
+        offset, after = 0, None
+        for line in existing.splitlines(keepends=True):
+            offset += len(line)
+            if _is_heading_line(line):
+                after = offset
+        return after
+    for start in reversed([0, *(found.end() for found in _MAYBE_THE_HEADING.finditer(existing))]):
+        end = existing.find(b"\n", start)
+        line = existing[start : end + 1 if end >= 0 else len(existing)]
+        if _is_heading_line(line):
+            return start + len(line)
+    return None
+
+
+def _is_heading_line(line: bytes) -> bool:
+    """_is_heading of a line of bytes, decoded only where it can be the heading: appends read big logs."""
+    return line.lstrip(b"\xef\xbb\xbf").startswith(b"##") and _is_heading(line.decode("utf-8", errors="replace"))
+
+
+def _users_section_at(existing: bytes, start: int) -> int:
+    """Where in `existing` a section of the user's below the run log's heading (whose line ends at `start`)
+    begins, the new line's place: after the section's last line that is not blank when the user wrote a
+    heading of their own below it (`## Ideas`, `### Tuning TODO`, an `Ideas` underlined with `===`: the
+    runs must not land under it), else the end of the file; before a rule (`---`, `***`) that only blank
+    lines part from that heading, the separator the user drew above it. Judged on the bytes, which are
+    kept as they are; a `#` line in a fenced code block is no heading."""
+    offset = start
     after_text, fenced = offset, False
     # Where a setext heading would start: the end of the text before the plain paragraph now open (None:
     # none is); `in_block`: the open block is one whose text lines only continue it (a list item, a
@@ -525,7 +567,7 @@ def _section_end(existing: bytes) -> int:
     paragraph_from: int | None = None
     rule_from: int | None = None
     in_block = False
-    for line in lines[marks[-1] + 1 :]:
+    for line in existing[start:].splitlines(keepends=True):
         stripped = line.strip()
         fence = stripped.startswith((b"```", b"~~~"))
         if fenced or fence:
@@ -579,26 +621,25 @@ def _is_heading(line: str) -> bool:
     return line.startswith("##") and _HEADING_LINE.fullmatch(line.rstrip()) is not None
 
 
-def _heading_index(lines: list[str]) -> int | None:
-    """Index of the last line that is the heading (_is_heading)."""
-    matches = [i for i, line in enumerate(lines) if _is_heading(line)]
-    return matches[-1] if matches else None
-
-
-def _has_heading(text: str) -> bool:
-    return _heading_index(text.splitlines()) is not None
+def _section_text(data: bytes) -> tuple[str, int] | None:
+    """The text of the run-log section (_log_span) of a run log's bytes, and the number of the file's line
+    it starts on (as an editor numbers them: from 1, at each \\n); None without the heading."""
+    if _wide_encoding(data) is not None:  # the section is found in UTF-8, as the append finds it
+        data = _decoded(data).encode("utf-8")
+    if (span := _log_span(data)) is None:
+        return None
+    start, end = span
+    return data[start:end].decode("utf-8", errors="replace"), data.count(b"\n", 0, start) + 1
 
 
 def read(memory: Path, last: int | None = None) -> list[RunEntry]:
-    """The run log's entries, oldest first: those below its last heading; the `last` most recent only,
-    read from the end of the file (a log of years of runs is tens of MB, and `log -n 2` needs two lines)."""
+    """The run log's entries, oldest first: those of its section (_log_span); the `last` most recent only,
+    parsed from the end of the section (a log of years of runs is tens of MB, and `log -n 2` needs two lines)."""
     if last:
         return _read_last(memory, last)
-    lines = _decoded(_previous_bytes(memory)).splitlines()
-    start = _heading_index(lines)
-    if start is None:
+    if (section := _section_text(_previous_bytes(memory))) is None:
         return []
-    return [e for e in (RunEntry.from_line(line) for line in lines[start + 1 :]) if e is not None]
+    return [e for e in (RunEntry.from_line(line) for line in section[0].splitlines()) if e is not None]
 
 
 @dataclass(frozen=True)
@@ -630,18 +671,23 @@ def read_numbered(memory: Path, last: int | None = None) -> NumberedRuns:
 
 
 def _numbered(memory: Path) -> NumberedRuns:
-    numbered = [(number, line) for number, piece in enumerate(_decoded(_previous_bytes(memory)).split("\n"), 1)
-                for line in piece.splitlines()]  # as read() splits them: \r, \u2028 ... break a line too
-    start = _heading_index([line for _, line in numbered])
+    return _numbered_runs(_previous_bytes(memory))
+
+
+def _numbered_runs(data: bytes) -> NumberedRuns:
     entries: list[RunEntry] = []
     lines: list[int] = []
     unread: list[int] = []
-    for number, line in numbered[start + 1 :] if start is not None else []:
-        if (entry := RunEntry.from_line(line)) is not None:
-            entries.append(entry)
-            lines.append(number)
-        elif looks_like_a_run(line):
-            unread.append(number)
+    if (section := _section_text(data)) is None:
+        return NumberedRuns(entries, lines, unread)
+    text, first = section
+    for number, piece in enumerate(text.split("\n"), first):
+        for line in piece.splitlines():  # as read() splits them: \r, \u2028 ... break a line too
+            if (entry := RunEntry.from_line(line)) is not None:
+                entries.append(entry)
+                lines.append(number)
+            elif looks_like_a_run(line):
+                unread.append(number)
     return NumberedRuns(entries, lines, unread)
 
 
@@ -665,51 +711,42 @@ def _read_last(memory: Path, count: int) -> list[RunEntry]:
 
 
 def newest_first(memory: Path, unread: list[str] | None = None) -> Generator[RunEntry, None, None]:
-    """read(memory) newest first, read from the end of the file only as far as the caller goes (a log of
-    years of runs is tens of MB; bench's comparison stops at the previous bench of its target): back to
-    the last heading, and from the start only as far as a heading, before the first entry is given, as
-    read() gives nothing from a file without one. Close it (or let it go) to close the file. `unread`
+    """read(memory) newest first, parsed from the end of the run-log section only as far as the caller goes
+    (a log of years of runs is tens of MB; bench's comparison stops at the previous bench of its target).
+    The file is read whole, once, for where its section ends (_log_span, which the append also reads
+    it for): the runs are the section's, never a line of a section of the user's below it. `unread`
     receives the lines passed over that were meant as runs but do not read as one (looks_like_a_run)."""
     if not memory.is_file() and not memory.is_dir():  # a folder fails on open, saying so
         return  # nothing yet, or a device or FIFO (_previous_bytes): never read
     with memory.open("rb") as file:
-        if _wide_encoding(file.read(len(codecs.BOM_UTF32_LE))) is not None:  # whole: the end-first split is of UTF-8
-            whole = _numbered(memory)
-            if unread is not None:
-                unread.extend(str(number) for number in whole.unread)
-            yield from reversed(whole.entries)
-            return
-        log_has_heading = False
-        for line in _lines_from_the_end(file):
-            if _is_heading(line):
-                return
-            if (entry := RunEntry.from_line(line)) is not None:
-                if not log_has_heading and not (log_has_heading := _has_heading_from_the_start(file)):
-                    return
-                yield entry
-            elif unread is not None and looks_like_a_run(line):
-                unread.append(line)
+        data = file.read()
+    if _wide_encoding(data) is not None:  # whole: the end-first split is of UTF-8
+        whole = _numbered_runs(data)
+        if unread is not None:
+            unread.extend(str(number) for number in whole.unread)
+        yield from reversed(whole.entries)
+        return
+    if (span := _log_span(data)) is None:
+        return
+    for line in _lines_from_the_end(data, *span):
+        if (entry := RunEntry.from_line(line)) is not None:
+            yield entry
+        elif unread is not None and looks_like_a_run(line):
+            unread.append(line)
 
 
-def _lines_from_the_end(file: BinaryIO) -> Iterator[str]:
-    """The file's lines, last first, as read() splits them: the bytes are decoded from just after a
-    b"\n" (never inside a UTF-8 character), so every piece decodes as it does within the whole file."""
-    end = file.seek(0, os.SEEK_END)
+def _lines_from_the_end(data: bytes, start: int, end: int) -> Iterator[str]:
+    """The lines of data[start:end], last first, as read() splits them: the bytes are decoded from just
+    after a b"\n" (never inside a UTF-8 character), so every piece decodes as it does within the whole."""
     later: list[bytes] = []  # blocks of a line whose start lies further back, the latest first
-    while end > 0:
-        start = max(0, end - _BLOCK_BYTES)
-        file.seek(start)
-        block = file.read(end - start)
-        end = start
-        cut = block.find(b"\n") + 1 if start > 0 else 0
-        if start > 0 and cut == 0:  # one long line: its start is further back still (joined once, when found)
+    while end > start:
+        block_start = max(start, end - _BLOCK_BYTES)
+        block = data[block_start:end]
+        end = block_start
+        cut = block.find(b"\n") + 1 if block_start > start else 0
+        if block_start > start and cut == 0:  # one long line: its start is further back still (joined once, when found)
             later.append(block)
             continue
-        data = block[cut:] + b"".join(reversed(later))
+        piece = block[cut:] + b"".join(reversed(later))
         later = [block[:cut]]
-        yield from reversed(data.decode("utf-8", errors="replace").splitlines())
-
-
-def _has_heading_from_the_start(file: BinaryIO) -> bool:
-    file.seek(0)
-    return any(_is_heading(line) for raw in file for line in raw.decode("utf-8", errors="replace").splitlines())
+        yield from reversed(piece.decode("utf-8", errors="replace").splitlines())

@@ -932,3 +932,36 @@ def test_a_rule_drawn_above_a_section_of_the_users_stays_above_its_heading(tmp_p
     runlog.append(_entry("second"), memory)
     text = memory.read_text()
     assert text.endswith(_entry("first").to_line() + _entry("second").to_line() + users), text
+
+
+DIARY = ("\n### Tuning diary\n- 2026-11-28T10:30 tried K=128: slower\n"
+         + _entry("pasted into the diary").to_line() + "\n---\n\nmore notes\n")
+
+
+@pytest.mark.parametrize("args", [["log"], ["log", "-n", "1"], ["log", "--trend"]])
+def test_log_reads_no_line_of_a_section_of_the_users_after_the_log(tmp_path, monkeypatch, args):
+    """A `### Tuning diary` after the log is the user's (the next run goes before it), but `log` read on
+    past it: its bullets were runs, or lines it could not read as runs."""
+    memory = tmp_path / "MEMORY.md"
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.setenv("COLUMNS", "200")
+    runlog.append(_entry("logged"), memory)
+    memory.write_text(memory.read_text() + DIARY)
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "could not be read" not in result.output and "pasted" not in result.output, result.output
+
+
+def test_the_readers_stop_where_the_next_line_would_go(tmp_path):
+    memory = tmp_path / "MEMORY.md"
+    runlog.append(_entry("first"), memory)
+    memory.write_text(memory.read_text() + DIARY)
+    runlog.append(_entry("second"), memory)
+    assert memory.read_text().endswith(_entry("second").to_line() + DIARY)
+    for last in (None, 1, 2, 5):
+        assert [e.result for e in runlog.read(memory, last)] == ["first", "second"][-(last or 2):]
+    numbered = runlog.read_numbered(memory)
+    assert [e.result for e in numbered.entries] == ["first", "second"] and numbered.unread == []
+    assert numbered.lines == [5, 6]
+    passed_over: list[str] = []
+    assert [e.result for e in runlog.newest_first(memory, passed_over)] == ["second", "first"] and not passed_over
