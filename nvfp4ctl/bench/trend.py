@@ -10,7 +10,7 @@ and a mark under every run whose commit or file content differs from the run bef
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -134,11 +134,29 @@ def collect(entries: Iterable[RunEntry], root: Path, target: Path | None = None,
     return trends
 
 
-def unreadable_benches(entries: Sequence[RunEntry], lines: Sequence[int]) -> list[int]:
+def unreadable_benches(entries: Sequence[RunEntry], lines: Sequence[int], root: Path, target: Path | None = None,
+                       shapes: Collection[str] = (), log_project: Path | None = None,
+                       log_folder: Path | None = None) -> list[int]:
     """The lines (`lines`: each entry's) of successful benches whose result no bench writes (a hand edit
-    such as `geomean 2x.1 us`): collect leaves them out of every trend."""
-    return [line for entry, line in zip(entries, lines)
-            if entry.subcommand == "bench" and entry.exit_code == "0" and parse_result_line(entry.result) is None]
+    such as `geomean 2x.1 us`): collect leaves them out of every trend. `target` keeps only that file's,
+    matched as collect matches it; `shapes` (the log's keys) only those whose text names one of them
+    (every bench has a geomean): the lines of the runs the trend was asked for."""
+    found: list[int] = []
+    for entry, line in zip(entries, lines):
+        if entry.subcommand != "bench" or entry.exit_code != "0" or parse_result_line(entry.result) is not None:
+            continue
+        path, _ = split_target(entry.target)
+        if target is not None and not (path and _names(target, path, root, log_project, log_folder)):
+            continue
+        if shapes and GEOMEAN not in shapes and not set(shapes) & _named_keys(entry.result):
+            continue
+        found.append(line)
+    return found
+
+
+def _named_keys(result: str) -> set[str]:
+    """The first word of each part of a bench's result ("geomean", "128x7168x16384"), read or not."""
+    return {words[0] for part in re.split(r"[;|]", result) if (words := part.split())}
 
 
 def logged_targets(entries: Iterable[RunEntry], root: Path, log_folder: Path | None = None) -> list[str]:

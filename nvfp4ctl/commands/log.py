@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -14,6 +14,9 @@ from nvfp4ctl.options import integer
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.workspace import memory_path
 from nvfp4ctl.words import plural
+
+if TYPE_CHECKING:  # `nvfp4ctl --help` need not load the run log's module
+    from nvfp4ctl.runlog import NumberedRuns
 
 
 def _short_target(target: str) -> str:
@@ -55,11 +58,7 @@ def command(
         raise UsageError(f"cannot read the run log {memory}: {os_reason(error, memory)}") from None
     entries = numbered.entries
     if trend:
-        from nvfp4ctl.bench.trend import unreadable_benches
-
-        shown = _show_trend(entries, last, target, wanted)
-        _say_unread(sorted(numbered.unread + unreadable_benches(entries, numbered.lines)), memory)
-        return shown
+        return _show_trend(numbered, last, target, wanted, memory)
     console = get_console()
     if not entries:
         console.info(f"no runs logged yet in {memory}", result=True)
@@ -102,18 +101,29 @@ def _wanted_shapes(shapes: list[str]) -> dict[str, str]:
     return {normalize_shape(text): text for text in shapes}
 
 
-def _show_trend(entries: list, last: int, target: Path | None, wanted: dict[str, str]) -> Outcome:
+def _show_trend(numbered: NumberedRuns, last: int, target: Path | None, wanted: dict[str, str],
+                memory: Path) -> Outcome:
+    """The trend, then the note of the lines of the runs asked for that could not be read."""
     from nvfp4ctl.bench import trend as trends
+    from nvfp4ctl.runlog import log_folder_of
     from nvfp4ctl.workspace import find_task_upwards, user_folder
 
-    console = get_console()
-    from nvfp4ctl.runlog import log_folder_of
-
-    log_project, log_folder = _log_project(memory_path()), log_folder_of(memory_path())
+    log_project, log_folder = _log_project(memory), log_folder_of(memory)
     # An older line's relative path starts at the folder of the run that wrote it, which the line does not
     # say: the task's folder, as every command but log finds it, whatever subfolder reads the log now
     task = find_task_upwards()
     root = task.parent if task is not None else user_folder()
+    shown = _draw_trend(numbered.entries, last, target, wanted, root, log_project, log_folder)
+    broken = trends.unreadable_benches(numbered.entries, numbered.lines, root, target, wanted, log_project, log_folder)
+    _say_unread(sorted(numbered.unread + broken), memory)
+    return shown
+
+
+def _draw_trend(entries: list, last: int, target: Path | None, wanted: dict[str, str], root: Path,
+                log_project: Path | None, log_folder: Path) -> Outcome:
+    from nvfp4ctl.bench import trend as trends
+
+    console = get_console()
     found = trends.collect(entries, root, target, last, log_project, log_folder)
     logged = trends.logged_targets(entries, root, log_folder)
     if not found and target is not None and logged and not trends.is_logged(entries, root, target, log_project,

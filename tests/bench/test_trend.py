@@ -327,3 +327,33 @@ def test_log_trend_says_which_bench_lines_it_could_not_read() -> None:
             f" of {memory}")
     assert shown.output.count("could not be read") == 1 and note in shown.output, shown.output
     assert shown.output.index("^ run 1") < shown.output.index(note)
+
+
+def test_log_trend_of_one_target_or_shape_names_only_its_own_broken_bench_lines(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`log --trend --target a.cu` named the broken bench lines of every target, b.cu's too, and --shape
+    those that timed other shapes: lines of runs it was never to show."""
+    monkeypatch.chdir(tmp_path)
+    memory = memory_path()
+    for name in ("a.cu", "b.cu"):
+        (tmp_path / name).write_text("")
+        runlog.append(bench("1:00:00", 60.0, 18.0, target=f"{name}@0123456789ab"), memory)
+    broken = [runlog.RunEntry("2026-11-26T01:15:00Z", "nvfp4ctl bench", f"{name}@0123456789ab", "aaaaaaa", H100, "0",
+                              f"geomean 2x.1 us; {shape} 50.000±0.010 us")
+              for name, shape in (("a.cu", BIG), ("a.cu", SMALL), ("b.cu", BIG))]
+    for entry in broken:
+        runlog.append(entry, memory)
+    last = len(memory.read_text().splitlines())
+    a_big, a_small, b_big = last - 2, last - 1, last
+
+    def named(*args: str) -> str:
+        shown = CliRunner().invoke(app, ["log", "--trend", *args], env={"COLUMNS": "300"})
+        assert shown.exit_code == 0, shown.output
+        return " ".join(shown.output.split())
+
+    assert f"lines {a_big}, {a_small}, {b_big} of" in named()
+    assert f"lines {a_big}, {a_small} of" in named("--target", "a.cu")
+    assert f"line {b_big} of" in named("--target", str(tmp_path / "b.cu"))
+    assert f"lines {a_big}, {b_big} of" in named("--shape", "128,7168,16384")
+    assert f"line {a_small} of" in named("--target", "a.cu", "--shape", "128,7168,2048")
+    assert f"lines {a_big}, {a_small}, {b_big} of" in named("--shape", "geomean")
