@@ -69,7 +69,9 @@ def _build_names_stay_lazy() -> Iterator[None]:
 
 @pytest.fixture(autouse=True)
 def _fresh_workspace() -> None:
-    """Each test starts like a new nvfp4ctl process: no task file or user folder resolved yet."""
-    from nvfp4ctl import workspace
+    """Each test starts like a new nvfp4ctl process: no task file or user folder resolved yet, and the console
+    at its default verbosity (a command run with -q by an earlier test left it quiet for direct calls)."""
+    from nvfp4ctl import console, workspace
 
     workspace.reset()
+    console.set_verbosity(console.NORMAL)
