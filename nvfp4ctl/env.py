@@ -8,7 +8,7 @@ import os
 class Env:
     TASK = "NVFP4CTL_TASK"  # path of task.yml (default: ./task.yml, else the packaged one)
     MEMORY = "NVFP4CTL_MEMORY"  # path of MEMORY.md that receives the run log
-    TIMEOUT = "NVFP4CTL_TIMEOUT"  # watchdog seconds per kernel call
+    TIMEOUT = "NVFP4CTL_TIMEOUT"  # watchdog seconds per check test (all its phases), bench shape, tune candidate
     CACHE = "NVFP4CTL_CACHE"  # build cache folder
     DEBUG = "NVFP4CTL_DEBUG"  # 1: unexpected errors show locals in the traceback
     DEVICE = "NVFP4CTL_DEVICE"  # "cpu" lets the runner plumbing run on CPU (tests only)

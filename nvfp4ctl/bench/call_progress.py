@@ -101,7 +101,7 @@ class CallProgress:
             return self.phase
         counted = (f"{self.calls} of at least {self.calls_needed} calls" if self.calls < self.calls_needed
                    else f"{self.calls} calls")
-        paced = f", {_seconds(self.per_call_s)} per call" if self.paced_calls else ""
+        paced = f", {seconds_text(self.per_call_s)} per call" if self.paced_calls else ""
         return f"{self.phase}, {counted}{paced}"
 
     def still_running(self, silent_s: float) -> bool:
@@ -144,17 +144,24 @@ def suggested_timeout_s(timeout_s: float, last: CallProgress) -> int:
     return next(t for t in range(first, ceiling + 10, 10) if TIMEOUT_MARGIN * last.most_s(t) <= t)
 
 
+def least_timeout_s(timeout_s: float, needed_s: float) -> int:
+    """The --timeout to suggest for work that needs `needed_s` at the pace measured: a multiple of 10 s above
+    the one that ran out, with TIMEOUT_MARGIN to spare (check's messages too)."""
+    first = (math.floor(timeout_s / 10) + 1) * 10
+    return max(first, math.ceil(TIMEOUT_MARGIN * needed_s / 10) * 10)
+
+
 def too_slow(label: str, timeout_s: float, last: CallProgress) -> str:
     """The watchdog's message for a job whose calls were still returning."""
     samples = max(0, (last.calls_needed - last.calls_per_sample) // last.calls_per_sample)
     suggested = suggested_timeout_s(timeout_s, last)
-    return (f"{label} is too slow for the {timeout_s:g} s timeout, not stuck: {_seconds(last.per_call_s)} per call"
+    return (f"{label} is too slow for the {timeout_s:g} s timeout, not stuck: {seconds_text(last.per_call_s)} per call"
             f" ({plural(last.calls, 'call')} returned); a sample is {plural(last.calls_per_sample, 'call')}"
-            f" ({_seconds(last.sample_s)}), and the shape needs at least"
+            f" ({seconds_text(last.sample_s)}), and the shape needs at least"
             f" {last.calls_needed} calls (the correctness pass's {last.calls_per_sample}, then"
-            f" {plural(samples, 'sample')}), about {_seconds(last.expected_s())} in all{_inputs_part(last)}, but its loops repeat"
+            f" {plural(samples, 'sample')}), about {seconds_text(last.expected_s())} in all{_inputs_part(last)}, but its loops repeat"
             f" until their noise, budget or repeat limits or their wall caps (the timed loop's is 80% of the"
-            f" timeout, at most 120 s): up to about {_seconds(last.most_s(suggested))}; time a smaller --shape,"
+            f" timeout, at most 120 s): up to about {seconds_text(last.most_s(suggested))}; time a smaller --shape,"
             f" or give --timeout {suggested} or more")
 
 
@@ -167,17 +174,16 @@ def too_slow_making_inputs(label: str, timeout_s: float, last: CallProgress) -> 
                 f" larger --timeout")
     per_set_s = last.elapsed_s / last.sets_made
     making_s = per_set_s * total
-    first = (math.floor(timeout_s / 10) + 1) * 10
-    suggested = max(first, math.ceil(TIMEOUT_MARGIN * making_s / 10) * 10)
+    suggested = least_timeout_s(timeout_s, making_s)
     return (f"{label} is too slow for the {timeout_s:g} s timeout, not stuck: it was still making its input sets"
-            f" ({last.sets_made} of {total} made in {_seconds(last.elapsed_s)}, {_seconds(per_set_s)} each), before the"
-            f" kernel's first call; making all {total} takes about {_seconds(making_s)}, and its calls come on top;"
+            f" ({last.sets_made} of {total} made in {seconds_text(last.elapsed_s)}, {seconds_text(per_set_s)} each), before the"
+            f" kernel's first call; making all {total} takes about {seconds_text(making_s)}, and its calls come on top;"
             f" time a smaller --shape, or give --timeout {suggested} or more")
 
 
 def _inputs_part(last: CallProgress) -> str:
     """The input sets' making, named where it took long enough to matter to the timeout."""
-    return f" (making its input sets took {_seconds(last.inputs_s)})" if last.inputs_s >= 1.0 else ""
+    return f" (making its input sets took {seconds_text(last.inputs_s)})" if last.inputs_s >= 1.0 else ""
 
 
 class CallTracker:
@@ -280,7 +286,8 @@ class CallTracker:
                                      inputs_s, self.checks, self.checked_s, self.sets_made), now=now)
 
 
-def _seconds(value: float) -> str:
+def seconds_text(value: float) -> str:
+    """"12 s", "1.80 s", "2.50 ms", "3.20 µs": a duration in a watchdog's message (check's too)."""
     if value >= 10:
         return f"{value:.0f} s"
     if value >= 0.1:

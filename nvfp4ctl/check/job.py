@@ -1,26 +1,24 @@
 """The check job, run in the child: generate, reference, poison, call, compare, probe.
 
 The parent sends `CHECK_JOB` through the worker; the result is a small picklable `CaseResult`. The job
-reports when it starts and ends making inputs (check/progress.py), so that a kill then is not called a
-possible deadlock.
+reports each phase of each call as it begins (making inputs, the reference, the call, the comparison:
+check/progress.py), so that a kill says what was running and only a kernel call is called stuck.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import torch
 
 from nvfp4ctl.check.compare import compare, mismatch_mask, poison
 from nvfp4ctl.check.output import is_output_buffer, output_mistakes
-from nvfp4ctl.check.progress import CALLING, MAKING_INPUTS, CheckProgress
+from nvfp4ctl.check.progress import CALLING, COMPARING, MAKING_INPUTS, REFERENCE, TestPhases
 from nvfp4ctl.check.result import FIRST_CALL, PROBE_FRESH, PROBE_REFILLED, REUSED, CaseResult, Comparison
-from nvfp4ctl.runner import progress
 from nvfp4ctl.runner.child import describe_device, is_cuda_error
 from nvfp4ctl.runner.raised import describe_raised
 
@@ -37,24 +35,6 @@ class _Call:
     problems: tuple[str, ...]
     seconds: float
     raised: tuple[str, ...] = ()  # the call raised: runner.raised.describe_raised's lines
-
-
-@dataclass
-class _InputMakings:
-    """The test's input makings, as the parent hears of them: `makings` in all (1, or 3 with the probe)."""
-
-    makings: int
-    started: float = field(default_factory=time.perf_counter)  # the job's start, as the watchdog's timeout
-    made_s: list[float] = field(default_factory=list)
-
-    @contextmanager
-    def making(self) -> Iterator[None]:
-        began = time.perf_counter()
-        left = self.makings - len(self.made_s) - 1
-        progress.report(CheckProgress(MAKING_INPUTS, began - self.started, tuple(self.made_s), left), now=True)
-        yield
-        self.made_s.append(time.perf_counter() - began)
-        progress.report(CheckProgress(CALLING, time.perf_counter() - self.started, tuple(self.made_s)), now=True)
 
 
 def resolve_problem(name: str) -> ProblemBase:
@@ -75,19 +55,19 @@ def check_case(
     probe: bool = True,
     device: str = "cuda",
 ) -> CaseResult:
-    makings = _InputMakings(3 if probe else 1)
+    phases = TestPhases(3 if probe else 1)
     with torch.no_grad():
         chosen = resolve_problem(problem)
-        with makings.making():
+        with phases.phase(MAKING_INPUTS, call=1):
             data = chosen.make_input(case, device=device, scales=scales)
-        first = _call_and_compare(kernel, chosen, data, rtol, atol, device)
+        first = _call_and_compare(kernel, chosen, data, rtol, atol, device, phases, call=1)
         if first.raised:
             return CaseResult(False, FIRST_CALL, call_s=first.seconds, raised=first.raised)
         if first.problems or not first.comparison or not first.comparison.passed:
             return CaseResult(False, FIRST_CALL, first.problems, first.comparison, first.seconds)
         if not probe:
             return CaseResult(True, FIRST_CALL, (), first.comparison, first.seconds)
-        failed = _probe_reuse(kernel, chosen, case, data, rtol, atol, scales, device, makings)
+        failed = _probe_reuse(kernel, chosen, case, data, rtol, atol, scales, device, phases)
         if failed is not None:
             return dataclasses.replace(failed, call_s=first.seconds, probed=True)
         return CaseResult(True, FIRST_CALL, (), first.comparison, first.seconds, probed=True)
@@ -95,22 +75,22 @@ def check_case(
 
 def _probe_reuse(
     kernel: Callable[[tuple], Any], problem: ProblemBase, case: Any, data: tuple, rtol: float, atol: float,
-    scales: str, device: str, makings: _InputMakings,
+    scales: str, device: str, phases: TestPhases,
 ) -> CaseResult | None:
     """Call again with new data in the same tensors, then with a fresh tuple; both must follow it.
 
     `data` stays alive while the fresh tuple is made, so the fresh tensors get new addresses: a cache
     keyed on data_ptr() or id() then answers with stale results instead of missing by luck.
     """
-    with makings.making():
+    with phases.phase(MAKING_INPUTS, call=2):
         problem.refill_input(data, seed=case.seed + PROBE_SEED_STEP, scales=scales)
-    refilled = _call_and_compare(kernel, problem, data, rtol, atol, device, explain=False)
+    refilled = _call_and_compare(kernel, problem, data, rtol, atol, device, phases, call=2, explain=False)
     if failed := _probe_verdict(refilled, PROBE_REFILLED, "the same input tensors (same addresses) were refilled with new data"):
         return failed
     fresh_case = dataclasses.replace(case, seed=case.seed + 2 * PROBE_SEED_STEP)
-    with makings.making():
+    with phases.phase(MAKING_INPUTS, call=3):
         fresh_data = problem.make_input(fresh_case, device=device, scales=scales)
-    fresh = _call_and_compare(kernel, problem, fresh_data, rtol, atol, device, explain=False)
+    fresh = _call_and_compare(kernel, problem, fresh_data, rtol, atol, device, phases, call=3, explain=False)
     return _probe_verdict(fresh, PROBE_FRESH, f"a fresh input tuple (seed {fresh_case.seed}) was passed")
 
 
@@ -140,27 +120,39 @@ def _not_followed(wrong: Comparison) -> str:
 
 def _call_and_compare(
     kernel: Callable[[tuple], Any], problem: ProblemBase, data: tuple, rtol: float, atol: float, device: str,
-    explain: bool = True,
+    phases: TestPhases, call: int, explain: bool = True,
 ) -> _Call:
     """The call's verdict; `explain`: whether a wrong result gets the problem's reading of it. A probe call
     goes without: its wrong result is an old answer read against new data, which the reuse explains
     alone, and the grouped GEMM's reading compares full outputs between groups."""
-    want = problem.reference(data)
-    c = problem.output_of(data)
-    several = isinstance(want, list)  # the grouped GEMM: one output per group
-    wants, buffers = (want, list(c)) if several else ([want], [c])
-    for buffer in buffers:
-        poison(buffer)
-    _synchronize(device)
-    started = time.perf_counter()
-    try:
-        out = kernel(data)
-        _synchronize(device)  # asynchronous CUDA errors surface here, inside the try
-    except Exception as error:  # noqa: BLE001 - the target's own exception is a crash of this test
-        if is_cuda_error(error):
-            raise  # the context is poisoned: the worker turns this into a crash and a fresh child
-        return _Call(None, (), time.perf_counter() - started, raised=describe_raised(error))
-    seconds = time.perf_counter() - started
+    with phases.phase(REFERENCE, call):  # synchronized, so that none of its work runs on into the call's phase
+        want = problem.reference(data)
+        c = problem.output_of(data)
+        several = isinstance(want, list)  # the grouped GEMM: one output per group
+        wants, buffers = (want, list(c)) if several else ([want], [c])
+        for buffer in buffers:
+            poison(buffer)
+        _synchronize(device)
+    with phases.phase(CALLING, call):
+        started = time.perf_counter()
+        try:
+            out = kernel(data)
+            _synchronize(device)  # asynchronous CUDA errors surface here, inside the try
+        except Exception as error:  # noqa: BLE001 - the target's own exception is a crash of this test
+            if is_cuda_error(error):
+                raise  # the context is poisoned: the worker turns this into a crash and a fresh child
+            return _Call(None, (), time.perf_counter() - started, raised=describe_raised(error))
+        seconds = time.perf_counter() - started
+    with phases.phase(COMPARING, call):
+        return _compared(problem, data, out, wants=wants, buffers=buffers, several=several, seconds=seconds,
+                         rtol=rtol, atol=atol, explain=explain)
+
+
+def _compared(
+    problem: ProblemBase, data: tuple, out: Any, *, wants: list, buffers: list, several: bool, seconds: float,
+    rtol: float, atol: float, explain: bool,
+) -> _Call:
+    """The returned output checked: its form, then its values against the reference's."""
     names = problem.output_names(data)
     if several:
         if not isinstance(out, (list, tuple)) or len(out) != len(wants):
@@ -186,7 +178,7 @@ def _call_and_compare(
         if several:
             notes = problem.explain(data, outs, wants, masks, rtol=rtol, atol=atol)
         else:
-            notes = problem.explain(data, out, want, masks[0], rtol=rtol, atol=atol)
+            notes = problem.explain(data, out, wants[0], masks[0], rtol=rtol, atol=atol)
         chosen = dataclasses.replace(chosen, notes=tuple(notes))
     return _Call(chosen, (), seconds)
 

@@ -1,39 +1,115 @@
 """What the check job tells the parent while a test runs (runner/progress.py), and what a kill means then.
 
-The job says when it starts and when it ends making a test's inputs (the first call's, then the anti-cache
-probe's refill and fresh tuple). A kill between the two came while the harness made inputs, before the
-kernel's next call: the test is too slow to make for the timeout, not a kernel stuck, so no possible
-deadlock is claimed. The parent unpickles these records: this module stays importable without torch."""
+A test is up to three calls of the kernel (the first, then the anti-cache probe's refill and fresh tuple),
+each in four phases: making its inputs, computing the reference, the call itself, comparing its output. The
+job says when each phase begins and how long those that ended took. A kill outside a call is the harness
+too slow for the timeout, not the kernel; a kill in a call after an earlier call returned (at bench's pace
+rule: not far past that call's time) is the kernel too slow, not stuck. Only a call that never came back
+at a pace seen is a possible deadlock. The parent unpickles these records: this module stays importable
+without torch."""
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from nvfp4ctl.bench.call_progress import LATE_FACTOR, SLACK_S, least_timeout_s, seconds_text
+from nvfp4ctl.runner import progress
 
 MAKING_INPUTS = "making its inputs"
-CALLING = "calling the kernel"  # the reference, the call and its comparison: a kill here may be a deadlock
-TIMEOUT_MARGIN = 1.25  # the --timeout suggested over the time the test may need at the pace measured
+REFERENCE = "computing the reference"
+CALLING = "calling the kernel"
+COMPARING = "comparing the output"
+PHASES = (MAKING_INPUTS, REFERENCE, CALLING, COMPARING)  # each call's, in their order
 
 
 @dataclass(frozen=True)
 class CheckProgress:
-    phase: str  # MAKING_INPUTS or CALLING
+    phase: str  # one of PHASES
     elapsed_s: float  # since the job began, when this phase began (the watchdog's timeout counts from there too)
-    made_s: tuple[float, ...] = ()  # the seconds each making so far took, the first call's inputs first
-    makings_left: int = 0  # makings to come after this one: the probe's refill and fresh tuple
+    call: int = 1  # the call this phase serves, 1-based: 2 and 3 are the anti-cache probe's
+    calls: int = 1  # the calls the test makes: 3 with the probe, else 1
+    took: tuple[tuple[str, float], ...] = ()  # each phase that ended so far and its seconds, in their order
+
+    def longest_s(self, phase: str) -> float | None:
+        """The longest an ended `phase` took, None where none ended."""
+        seconds = [s for p, s in self.took if p == phase]
+        return max(seconds) if seconds else None
+
+    def needed_s(self, timeout_s: float) -> float:
+        """The least the test needs in all at the pace seen: the time to this phase's start, this phase at the
+        longest it took before or as long as it ran until the kill, each phase left at the longest its kind took
+        (a kind never ended counts nothing)."""
+        ran_s = max(0.0, timeout_s - self.elapsed_s)
+        position = (self.call - 1) * len(PHASES) + PHASES.index(self.phase)
+        ahead = [PHASES[i % len(PHASES)] for i in range(position + 1, self.calls * len(PHASES))]
+        return self.elapsed_s + max(ran_s, self.longest_s(self.phase) or 0.0) + sum(
+            self.longest_s(phase) or 0.0 for phase in ahead)
 
 
-def making_inputs_timeout(test: str, timeout_s: float, last: CheckProgress) -> str:
-    """The watchdog's message for a test killed while its inputs were made: "test 2 (m=… n=… k=…): making its
-    inputs ran past the 180 s timeout (not the kernel); ...", with a --timeout that would do where a making
-    finished already and gives the pace."""
-    what = "making the anti-cache probe's inputs" if last.made_s else "making its inputs"
-    said = f"{test}: {what} ran past the {timeout_s:g} s timeout (not the kernel); the child was killed"
-    if not last.made_s:  # no making finished: nothing tells how long this one takes
+@dataclass
+class TestPhases:
+    """The child's side: says each phase as it begins, with the seconds of those that ended."""
+
+    calls: int
+    started: float = field(default_factory=time.perf_counter)  # the job's start, as the watchdog's timeout
+    took: list[tuple[str, float]] = field(default_factory=list)
+
+    @contextmanager
+    def phase(self, phase: str, call: int) -> Iterator[None]:
+        began = time.perf_counter()
+        progress.report(CheckProgress(phase, began - self.started, call, self.calls, tuple(self.took)), now=True)
+        yield
+        self.took.append((phase, time.perf_counter() - began))
+
+
+def timeout_said(test: str, timeout_s: float, last: CheckProgress) -> str | None:
+    """The watchdog's message for a kill in `test` ("test 2 (m=… n=… k=…)") whose last report was `last`;
+    None for a call that never came back where one returned before it, or never returned at all: a
+    possible deadlock."""
+    if last.phase != CALLING:
+        return _not_the_kernel(test, timeout_s, last)
+    per_call_s = last.longest_s(CALLING)
+    ran_s = timeout_s - last.elapsed_s
+    if per_call_s is None or ran_s > LATE_FACTOR * per_call_s + SLACK_S:
+        return None
+    suggested = least_timeout_s(timeout_s, last.needed_s(timeout_s))
+    return (f"{test}: too slow for the {timeout_s:g} s timeout, not stuck: {seconds_text(per_call_s)} per call,"
+            f" and the anti-cache probe makes {last.calls} calls per test (call {last.call} was under way, the"
+            f" earlier returned), about {last.needed_s(timeout_s):.0f} s in all at the pace seen; the child was"
+            f" killed; give --timeout {suggested} or more, or --no-probe")
+
+
+def possible_deadlock(test: str, timeout_s: float, last: CheckProgress | None) -> str:
+    """A call that never came back: which one, and the earlier call's time where one returned."""
+    said = f"possible deadlock in {test}: no result after {timeout_s:g} s"
+    per_call_s = None if last is None else last.longest_s(CALLING)
+    if last is not None and last.phase == CALLING and per_call_s is not None:
+        said += (f"; call {last.call} of {last.calls} (the anti-cache probe's) ran {seconds_text(timeout_s - last.elapsed_s)},"
+                 f" where an earlier call returned in {seconds_text(per_call_s)}")
+    return f"{said}; the child was killed"
+
+
+_DOING = {MAKING_INPUTS: "making its inputs", REFERENCE: "computing the reference", COMPARING: "comparing the output"}
+_TOOK = {MAKING_INPUTS: "its inputs took {} to make", REFERENCE: "the reference took {}",
+         COMPARING: "a comparison took {}"}
+
+
+def _not_the_kernel(test: str, timeout_s: float, last: CheckProgress) -> str:
+    """A kill while the harness worked (inputs, reference, comparison): "test 2 (m=… n=… k=…): computing the
+    reference ran past the 180 s timeout (not the kernel); ...", with a --timeout that would do where a phase
+    of that kind ended already and gives the pace."""
+    doing = _DOING[last.phase]
+    if last.call > 1:
+        doing = ("making the anti-cache probe's inputs" if last.phase == MAKING_INPUTS
+                 else f"{doing} of call {last.call} of {last.calls} (the anti-cache probe's)")
+    said = f"{test}: {doing} ran past the {timeout_s:g} s timeout (not the kernel); the child was killed"
+    longest_s = last.longest_s(last.phase)
+    if longest_s is None:  # none of its kind ended: nothing tells how long this one takes
         return f"{said}; give a larger --timeout, or check a smaller --shape"
-    per_making_s = max(last.made_s)
-    needed_s = last.elapsed_s + per_making_s * (1 + last.makings_left)
-    first = (math.floor(timeout_s / 10) + 1) * 10
-    suggested = max(first, math.ceil(TIMEOUT_MARGIN * needed_s / 10) * 10)
-    return (f"{said}; its inputs took {per_making_s:.1f} s to make, so the test needs about {needed_s:.0f} s, its"
-            f" calls on top: give --timeout {suggested} or more, or --no-probe")
+    needed_s = last.needed_s(timeout_s)
+    no_probe = ", or --no-probe" if last.call > 1 else ""
+    return (f"{said}; {_TOOK[last.phase].format(seconds_text(longest_s))}, so the test needs about {needed_s:.0f} s"
+            f" at the pace seen: give --timeout {least_timeout_s(timeout_s, needed_s)} or more{no_probe}")

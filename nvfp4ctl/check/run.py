@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from nvfp4ctl.check.progress import MAKING_INPUTS, CheckProgress, making_inputs_timeout
+from nvfp4ctl.check.progress import CheckProgress, possible_deadlock, timeout_said
 from nvfp4ctl.check.result import CHECK_JOB, DEVICE_JOB, FIRST_CALL, CaseResult
 from nvfp4ctl.errors import ExitCode, UsageError
 from nvfp4ctl.runner.raised import RAISED
@@ -98,14 +98,13 @@ def _ids(outcomes: Sequence[ItemOutcome]) -> str:
 
 
 def timeout_message(item: CheckItem, timeout_s: float, last: Any = None) -> str:
-    """The watchdog's kill in a test: a possible deadlock, unless the job's last report (`last`) says it was
-    making the test's inputs, before the kernel's next call."""
-    if isinstance(last, CheckProgress) and last.phase == MAKING_INPUTS:
-        return making_inputs_timeout(f"{item.label} ({item.shape})", timeout_s, last)
-    return (
-        f"possible deadlock in {item.label} ({item.shape}): no result after {timeout_s:g} s;"
-        " the child was killed"
-    )
+    """The watchdog's kill in a test, as the job's last report (`last`) tells it: the harness's work (inputs,
+    reference, comparison: not the kernel), a kernel call too slow where an earlier one returned, else a
+    possible deadlock."""
+    test = f"{item.label} ({item.shape})"
+    if not isinstance(last, CheckProgress):  # the job reported nothing: the kernel may be all that ran
+        return possible_deadlock(test, timeout_s, None)
+    return timeout_said(test, timeout_s, last) or possible_deadlock(test, timeout_s, last)
 
 
 def run_check(

@@ -109,3 +109,25 @@ class SlowInputsProblem(FakeProblem):
 SLOW_INPUTS = SlowInputsProblem(None)
 # the anti-cache probe's fresh tuple (seed 1111 + 2 * 42) is the slow one; the first call's takes 0.2 s
 SLOW_PROBE_INPUTS = SlowInputsProblem((1111 + 2 * 42,), quick_s=0.2)
+
+
+class SlowReferenceProblem(FakeProblem):
+    """FakeProblem whose reference takes far past any test's --timeout from its `slow_from`th computation on in
+    this process (1: the first call's, 2: the anti-cache probe's refill), the earlier ones `quick_s`: a kill then
+    comes while nvfp4ctl computes, not in the kernel."""
+
+    def __init__(self, slow_from: int, quick_s: float = 0.0) -> None:
+        self.slow_from = slow_from
+        self.quick_s = quick_s
+        self.computed = 0
+
+    def reference(self, data: tuple):
+        import time
+
+        self.computed += 1
+        time.sleep(60.0 if self.computed >= self.slow_from else self.quick_s)
+        return super().reference(data)
+
+
+SLOW_REFERENCE = SlowReferenceProblem(1)
+SLOW_PROBE_REFERENCE = SlowReferenceProblem(2, quick_s=0.2)

@@ -107,8 +107,46 @@ def test_a_test_killed_while_the_probe_inputs_were_made_gets_a_timeout_to_give(f
     assert result.exit_code == 3, result.output
     said = " ".join(result.output.split())
     assert re.search(r"test 1 \(m=128 n=128 k=32\): making the anti-cache probe's inputs ran past the 3 s timeout"
-                     r" \(not the kernel\); the child was killed; its inputs took 0\.\d s to make, so the test needs"
-                     r" about \d s, its calls on top: give --timeout 10 or more, or --no-probe", said), said
+                     r" \(not the kernel\); the child was killed; its inputs took 0\.\d+ s to make, so the test needs"
+                     r" about \d s at the pace seen: give --timeout 10 or more, or --no-probe", said), said
+
+
+def test_a_test_killed_while_the_reference_was_computed_is_no_possible_deadlock(fake_task, monkeypatch):
+    """The kernel was never called (nvfp4ctl's own reference ran): it was a possible deadlock in test 1."""
+    monkeypatch.setenv("COLUMNS", "300")
+    fake_task(tests=(FakeCase(128, 128, 32),), problem="fake_problem:SLOW_REFERENCE")
+    result = check("--submission", str(TARGETS / "good.py"), "--timeout", "1.5")
+    assert result.exit_code == 3, result.output
+    said = " ".join(result.output.split())
+    assert ("test 1 (m=128 n=128 k=32): computing the reference ran past the 1.5 s timeout (not the kernel); the child"
+            " was killed; give a larger --timeout, or check a smaller --shape") in said
+    assert "possible deadlock" not in said
+
+
+def test_a_test_killed_in_the_probe_s_reference_gets_a_timeout_to_give(fake_task, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "300")
+    fake_task(tests=(FakeCase(128, 128, 32),), problem="fake_problem:SLOW_PROBE_REFERENCE")
+    result = check("--submission", str(TARGETS / "good.py"), "--timeout", "3")
+    assert result.exit_code == 3, result.output
+    said = " ".join(result.output.split())
+    assert re.search(r"test 1 \(m=128 n=128 k=32\): computing the reference of call 2 of 3 \(the anti-cache probe's\) ran"
+                     r" past the 3 s timeout \(not the kernel\); the child was killed; the reference took 0\.\d+ s, so the"
+                     r" test needs about \d s at the pace seen: give --timeout 10 or more, or --no-probe", said), said
+    assert "possible deadlock" not in said
+
+
+def test_a_probe_call_killed_after_the_first_returned_is_too_slow_not_stuck(fake_task, monkeypatch):
+    """Each call takes 1.5 s: the first returned, the probe's second ran past 2.5 s. It was a possible deadlock."""
+    monkeypatch.setenv("COLUMNS", "300")
+    fake_task(tests=(FakeCase(128, 128, 32),))
+    result = check("--submission", str(TARGETS / "slow_calls.py"), "--timeout", "2.5")
+    assert result.exit_code == 3, result.output
+    said = " ".join(result.output.split())
+    assert re.search(r"test 1 \(m=128 n=128 k=32\): too slow for the 2\.5 s timeout, not stuck: 1\.\d+ s per call, and"
+                     r" the anti-cache probe makes 3 calls per test \(call 2 was under way, the earlier returned\), about"
+                     r" \d s in all at the pace seen; the child was killed; give --timeout 10 or more, or --no-probe",
+                     said), said
+    assert "possible deadlock" not in said
 
 def test_crash_marks_the_test_and_the_rest_still_run(fake_task):
     fake_task()  # test 2 has m=256: the target exits there

@@ -155,3 +155,23 @@ def test_an_output_never_written_is_no_error_of_zero(tmp_path):
                                                " (over the finite ones; 16384 wrong are NaN or Inf)")
     wrong_tile = _check(import_submission(TARGETS / "wrong_tile.py"), FakeCase(384, 384, 32)).comparison
     assert wrong_tile.nonfinite_wrong == 0 and error_cell(wrong_tile) == "1"
+
+
+def test_each_phase_of_each_call_is_reported_as_it_begins(monkeypatch):
+    """The watchdog's parent hears what runs (check/progress.py): inputs, reference, call, comparison, for the
+    first call and the probe's two; each report carries the phases that ended before it."""
+    from nvfp4ctl.check.progress import CALLING, COMPARING, MAKING_INPUTS, REFERENCE
+    from nvfp4ctl.runner import progress
+
+    sent = []
+
+    class Channel:
+        def send(self, message):
+            sent.append(message[1])
+
+    monkeypatch.setattr(progress, "_channel", Channel())
+    assert _check(import_submission(TARGETS / "good.py")).passed
+    phases = (MAKING_INPUTS, REFERENCE, CALLING, COMPARING)
+    assert [(r.phase, r.call, r.calls) for r in sent] == [(p, call, 3) for call in (1, 2, 3) for p in phases]
+    assert [phase for phase, _ in sent[-1].took] == list(phases * 2 + phases[:3])
+    assert [r.elapsed_s for r in sent] == sorted(r.elapsed_s for r in sent)

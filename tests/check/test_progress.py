@@ -1,29 +1,73 @@
-"""What check says of a test killed while its inputs were made: no possible deadlock, and a --timeout to give
-where a making that finished gives the pace."""
+"""What check says of a test the watchdog killed, from the job's last report: the harness's work (inputs,
+reference, comparison) is not the kernel; a probe call after one returned is too slow, not stuck; only a call
+never seen returning at that pace is a possible deadlock. A --timeout to give where the pace is known."""
 
 from __future__ import annotations
 
-from nvfp4ctl.check.progress import MAKING_INPUTS, CheckProgress, making_inputs_timeout
+from nvfp4ctl.check.progress import (CALLING, COMPARING, MAKING_INPUTS, REFERENCE, CheckProgress, possible_deadlock,
+                                     timeout_said)
 
 TEST = "test 2 (m=256 n=128 k=32)"
+# the first call's four phases, then the probe's refill and reference: a 3 s kernel, the rest quick
+FIRST_CALL_DONE = ((MAKING_INPUTS, 0.1), (REFERENCE, 0.2), (CALLING, 3.0), (COMPARING, 0.1))
+PROBE_READY = FIRST_CALL_DONE + ((MAKING_INPUTS, 0.1), (REFERENCE, 0.2))
 
 
 def test_a_kill_in_the_first_making_has_no_pace_to_suggest_a_timeout_from() -> None:
-    said = making_inputs_timeout(TEST, 180.0, CheckProgress(MAKING_INPUTS, 0.1, (), 2))
+    said = timeout_said(TEST, 180.0, CheckProgress(MAKING_INPUTS, 0.1, 1, 3))
     assert said == ("test 2 (m=256 n=128 k=32): making its inputs ran past the 180 s timeout (not the kernel); the child"
                     " was killed; give a larger --timeout, or check a smaller --shape")
 
 
-def test_a_kill_in_the_probe_makings_suggests_a_timeout_for_the_makings_left() -> None:
-    # the fresh tuple (none left after it): 120 s in, 50 s a making, 170 s needed, 1.25 x that, to the next ten
-    fresh = making_inputs_timeout(TEST, 180.0, CheckProgress(MAKING_INPUTS, 120.0, (50.0, 10.0), 0))
-    assert fresh.startswith("test 2 (m=256 n=128 k=32): making the anti-cache probe's inputs ran past the 180 s timeout"
-                            " (not the kernel); the child was killed; ")
-    assert fresh.endswith("its inputs took 50.0 s to make, so the test needs about 170 s, its calls on top:"
-                          " give --timeout 220 or more, or --no-probe")
-    # the refill, with the fresh tuple still to make: the same 170 s
-    refill = making_inputs_timeout(TEST, 180.0, CheckProgress(MAKING_INPUTS, 70.0, (50.0,), 1))
-    assert refill.endswith("so the test needs about 170 s, its calls on top: give --timeout 220 or more, or --no-probe")
+def test_a_kill_in_the_probe_makings_suggests_a_timeout_for_what_is_left() -> None:
+    # the fresh tuple, 120 s in: killed 60 s into it (longer than the 50 s the first took), then its reference,
+    # call and comparison at the first call's pace: 120 + 60 + 3.3 s, 1.25 x that, to the next ten
+    first = ((MAKING_INPUTS, 50.0), (REFERENCE, 0.2), (CALLING, 3.0), (COMPARING, 0.1))
+    fresh = timeout_said(TEST, 180.0, CheckProgress(MAKING_INPUTS, 120.0, 3, 3, first + first))
+    assert fresh == ("test 2 (m=256 n=128 k=32): making the anti-cache probe's inputs ran past the 180 s timeout (not the"
+                     " kernel); the child was killed; its inputs took 50 s to make, so the test needs about 183 s at the"
+                     " pace seen: give --timeout 230 or more, or --no-probe")
     # never a --timeout at or below the one that was too short
-    assert making_inputs_timeout(TEST, 180.0, CheckProgress(MAKING_INPUTS, 10.0, (1.0,), 0)).endswith(
-        "give --timeout 190 or more, or --no-probe")
+    assert timeout_said(TEST, 3.0, CheckProgress(MAKING_INPUTS, 1.0, 2, 3, ((MAKING_INPUTS, 0.5),))).endswith(
+        "give --timeout 10 or more, or --no-probe")
+
+
+def test_a_kill_in_the_reference_is_not_the_kernel() -> None:
+    said = timeout_said(TEST, 3.0, CheckProgress(REFERENCE, 0.1, 1, 3, ((MAKING_INPUTS, 0.1),)))
+    assert said == ("test 2 (m=256 n=128 k=32): computing the reference ran past the 3 s timeout (not the kernel); the"
+                    " child was killed; give a larger --timeout, or check a smaller --shape")
+    # the probe's: the first reference gives the pace; killed at 10 s, then call 2's call and comparison, call 3's
+    # four phases: 10 + 3.1 + 3.4 s
+    probe = timeout_said(TEST, 10.0, CheckProgress(REFERENCE, 3.5, 2, 3, FIRST_CALL_DONE + ((MAKING_INPUTS, 0.1),)))
+    assert probe is not None and probe.startswith(
+        "test 2 (m=256 n=128 k=32): computing the reference of call 2 of 3 (the anti-cache probe's) ran past the 10 s"
+        " timeout (not the kernel); the child was killed; the reference took 0.20 s, so the test needs about 16 s")
+    assert probe.endswith("give --timeout 30 or more, or --no-probe")
+
+
+def test_a_kill_in_a_comparison_is_not_the_kernel() -> None:
+    said = timeout_said(TEST, 7.0, CheckProgress(COMPARING, 3.3, 1, 1, FIRST_CALL_DONE[:3]))
+    assert said == ("test 2 (m=256 n=128 k=32): comparing the output ran past the 7 s timeout (not the kernel); the"
+                    " child was killed; give a larger --timeout, or check a smaller --shape")
+
+
+def test_a_probe_call_after_one_returned_is_too_slow_not_stuck() -> None:
+    # killed at 7.2 s, 3.6 s into call 2 of a 3 s kernel, then its comparison and call 3's four phases (3.5 s):
+    # about 10.7 s
+    said = timeout_said(TEST, 7.2, CheckProgress(CALLING, 3.6, 2, 3, PROBE_READY))
+    assert said == ("test 2 (m=256 n=128 k=32): too slow for the 7.2 s timeout, not stuck: 3.00 s per call, and the"
+                    " anti-cache probe makes 3 calls per test (call 2 was under way, the earlier returned), about 11 s"
+                    " in all at the pace seen; the child was killed; give --timeout 20 or more, or --no-probe")
+
+
+def test_a_call_never_seen_returning_stays_a_possible_deadlock() -> None:
+    first = CheckProgress(CALLING, 0.3, 1, 3, FIRST_CALL_DONE[:2])
+    assert timeout_said(TEST, 7.0, first) is None
+    assert possible_deadlock(TEST, 7.0, first) == ("possible deadlock in test 2 (m=256 n=128 k=32): no result after 7 s;"
+                                                   " the child was killed")
+    # a probe call far past the first's time (bench's rule: 3 x it + 10 s): it no longer returns
+    stuck = CheckProgress(CALLING, 3.6, 2, 3, PROBE_READY)
+    assert timeout_said(TEST, 180.0, stuck) is None
+    assert possible_deadlock(TEST, 180.0, stuck) == (
+        "possible deadlock in test 2 (m=256 n=128 k=32): no result after 180 s; call 2 of 3 (the anti-cache probe's)"
+        " ran 176 s, where an earlier call returned in 3.00 s; the child was killed")
