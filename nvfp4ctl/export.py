@@ -23,6 +23,7 @@ from nvfp4ctl.preprocessor import Include, live_code, quoted_includes
 from nvfp4ctl.build.sources import (BuildInputs, build_inputs, checked_source, abi_functions, common_dir, find_header,
                                     kernel_problem, resolve_arch, source_marks)
 from nvfp4ctl.errors import UsageError, os_reason
+from nvfp4ctl.preamble import past_preamble
 from nvfp4ctl.runlog import file_digest
 
 FORBIDDEN_WORD = "stream"  # the leaderboard's `"stream" in code.lower()` (nvfp4ctl.lint.stream locates it)
@@ -231,12 +232,14 @@ def _refusal(path: Path) -> str | None:
         raise UsageError(f"cannot read {path}: {os_reason(error, path)}") from None
     if not text:
         return None  # nothing to lose
-    first, _, body = text.partition("\n")
+    # past a `#!` line an editor or the user put above the docstring, as lint reads the file: the mark is
+    # the docstring's, and the hash is of what export wrote after it
+    first, _, body = past_preamble(text).partition("\n")
     if EXPORT_MARK not in first:
         return "is not an earlier export"
     recorded = _BODY_HASH.search(first)
     if recorded and recorded.group(1) != _body_hash(body):
-        return "is an earlier export edited since (its text no longer matches the Body sha256 on line 1)"
+        return "is an earlier export edited since (its text no longer matches the Body sha256 on its first line)"
     return None
 
 

@@ -13,11 +13,12 @@ from __future__ import annotations
 import ast
 from functools import lru_cache
 
+from nvfp4ctl.preamble import past_preamble
+
 
 def is_export_lookup(value: ast.expr, tree: ast.Module, text: str) -> bool:
     """Whether `value`, an extra_include_paths argument, is an export's call of its CUTLASS lookup."""
     from nvfp4ctl.export import CUTLASS_LOOKUP_FUNCTION, EXPORT_MARK  # export loads its build inputs: only here
-    from nvfp4ctl.lint.submission import past_preamble
 
     if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == CUTLASS_LOOKUP_FUNCTION
             and not value.args and not value.keywords):

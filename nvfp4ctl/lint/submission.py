@@ -27,6 +27,7 @@ import re
 from pathlib import Path
 
 from nvfp4ctl.build.submission_sources import load_source_files
+from nvfp4ctl.preamble import past_preamble
 from nvfp4ctl.preprocessor import live_code
 
 SUBMISSION_NAME = re.compile(r"^submission.*\.py$", re.IGNORECASE)
@@ -52,13 +53,6 @@ EXPORT_HEADER = re.compile(
 # name; as strict as EXPORT_HEADER, for the same reason.
 STARTER_HEADER = re.compile(r'\A"""NVFP4 [^\n]* for GPU MODE\'s (\w+) in plain torch[:\s]')
 STARTER_REASON = "its docstring's first line, an init starter's"
-
-
-def past_preamble(text: str) -> str:
-    """`text` from the line its docstring may open: past a UTF-8 byte order mark and a `#!` line, which an
-    editor or a user adds (the docstring is still the module's, and the headers below are still line 1's)."""
-    text = text.removeprefix("\ufeff")
-    return text.partition("\n")[2] if text.startswith("#!") else text
 
 
 def starter_problem(text: str) -> str | None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from nvfp4ctl.errors import UsageError
+from nvfp4ctl.preamble import past_preamble
 from nvfp4ctl.problems import DEFAULT_PROBLEM
 
 DEFAULT = DEFAULT_PROBLEM
@@ -25,7 +26,7 @@ CASE_KEYS = frozenset({"g", "m", "n", "k", "l"})
 
 
 def _name_comment(text: str) -> str | None:
-    first = text.lstrip("\ufeff").splitlines()[0] if text.strip() else ""
+    first = next(iter(past_preamble(text).splitlines()), "")
     match = NAME_COMMENT.match(first)
     return match.group(1).strip().lower() if match else None
 

@@ -50,6 +50,13 @@ def test_reference_beside_the_file_decides_between_gemm_shaped_problems(tmp_path
     assert load_task(tmp_path / "task.yml").problem == "nvfp4_dual_gemm"
 
 
+@pytest.mark.parametrize("preamble", ["#!/usr/bin/env yaml\n", "\ufeff#!/usr/bin/env yaml\n", "\ufeff"])
+def test_the_name_comment_is_read_past_a_shebang_line_and_a_byte_order_mark(preamble: str) -> None:
+    """Past the same preamble export and lint read past (past_preamble); a `#!` line hid the comment."""
+    text = preamble + "# name: nvfp4-dual-gemm\ntests:\n" + GEMM_ENTRY
+    assert parse_task(text, Path("task.yml")).problem == "nvfp4_dual_gemm"
+
+
 @pytest.mark.parametrize(
     "text, message",
     [
