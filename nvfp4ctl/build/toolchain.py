@@ -208,8 +208,9 @@ def look_up_cutlass(environ: Mapping[str, str] | None = None) -> tuple[CutlassHe
             return CutlassHeaders(root, whose), tuple(passed_over)
         if whose.startswith("$"):
             what = "does not exist" if not root.exists() else "has no include/cute"
-            passed_over.append(f"{whose}={root} {what}: no CUTLASS headers there, passed over as an exported"
-                               f" submission's lookup does at import")
+            # said for a kernel's build as for an export's: what nvfp4ctl does, then that an export does the same
+            passed_over.append(f"{whose}={root} {what}: no CUTLASS headers there, passed over: the next place in"
+                               " the lookup order is used, as an exported submission's lookup also does")
     return None, tuple(passed_over)
 
 
