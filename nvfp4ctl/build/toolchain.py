@@ -226,10 +226,11 @@ def cutlass_headers() -> CutlassHeaders:
     return found
 
 
-def say_cutlass_lookup() -> None:
+def say_cutlass_lookup(passed_over: tuple[str, ...] | None = None) -> None:
     """Say each variable the lookup passes over, for a command whose lookup runs in a child process (check,
-    bench and tune --kernel build there, dump --runtime too): a child's warning lands in its log, unread."""
-    _say(look_up_cutlass()[1])
+    bench and tune --kernel build there, dump --runtime too): a child's warning lands in its log, unread.
+    `passed_over`: what a look_up_cutlass() the caller ran already found, not looked up again."""
+    _say(look_up_cutlass()[1] if passed_over is None else passed_over)
 
 
 def forget_said_lookups() -> None:

@@ -88,14 +88,15 @@ def say_cutlass_lookup(spec: TargetSpec) -> None:
     from nvfp4ctl.build import toolchain
     from nvfp4ctl.build.sources import build_inputs
 
-    if not toolchain.look_up_cutlass()[1]:  # nothing to say: the kernel is not read again
+    passed_over = toolchain.look_up_cutlass()[1]
+    if not passed_over:  # nothing to say: the kernel is not read again
         return
     try:
         needs_cutlass = build_inputs(spec.path).needs_cutlass
     except (UsageError, OSError):  # a kernel that cannot be read or has no binding: its build in the child says so
         return
     if needs_cutlass:
-        toolchain.say_cutlass_lookup()
+        toolchain.say_cutlass_lookup(passed_over)
 
 
 def refuse_broken_target(spec: TargetSpec) -> None:

@@ -112,10 +112,13 @@ def resolve_kernel(kernel: Path | None, task: Any, has_gpu: bool) -> TargetSpec:
         raise UsageError(_default_needs_a_gpu(task.problem))
     if kernel is not None and str(kernel) != DEFAULT_BY_NAME:
         _refuse_other_than_cu(kernel)
+    # the builds run in worker processes, which say nothing (compile_pool): a $CUTLASS_PATH passed over is said
+    # here, by resolve_target for a --kernel path (once: the lookup reads the kernel's build inputs)
     spec = resolve_target(None, kernel, task) if kernel is not None else default_target(task.problem)
     if spec.kind != KERNEL:
         raise UsageError(f"{spec.label}: tune needs a kernel source (.cu) that declares knobs; pass --kernel PATH")
-    say_cutlass_lookup(spec)  # the builds run in worker processes, which say nothing (compile_pool)
+    if kernel is None:
+        say_cutlass_lookup(spec)
     return spec
 
 

@@ -235,3 +235,24 @@ def test_each_run_says_it_and_tune_workers_leave_it_to_the_parent(
         assert get_console().verbosity == QUIET
     finally:
         set_verbosity(NORMAL)
+
+
+def test_tune_of_a_cutlass_kernel_looks_cutlass_up_once(machine: dict[str, Path], monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """tune --kernel looked CUTLASS up and read the kernel's build inputs in resolve_target, then again in
+    resolve_kernel (and the lookup a second time each, to say what it had already found)."""
+    from nvfp4ctl.build import sources
+    from nvfp4ctl.task import parse_task
+    from nvfp4ctl.tune.setup import resolve_kernel
+
+    _cutlass(machine["wheel"])
+    monkeypatch.setenv("CUTLASS_PATH", str(machine["missing"]))
+    lookups: list[None] = []
+    reads: list[Path] = []
+    look_up, read_inputs = toolchain.look_up_cutlass, sources.build_inputs
+    monkeypatch.setattr(toolchain, "look_up_cutlass", lambda *args: lookups.append(None) or look_up(*args))
+    monkeypatch.setattr(sources, "build_inputs", lambda path, *args: reads.append(path) or read_inputs(path, *args))
+    task = parse_task('tests:\n  - {"m": 128, "n": 256, "k": 256, "l": 1, "seed": 1111}\n')
+    assert resolve_kernel(CUTLASS_KERNEL, task, has_gpu=False).path == CUTLASS_KERNEL.resolve()
+    assert _said_once(capsys.readouterr().err, machine["missing"])
+    assert (len(lookups), len(reads)) == (1, 1)
