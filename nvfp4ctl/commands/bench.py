@@ -45,7 +45,7 @@ def command(
     mode: Annotated[ModeChoice, typer.Option("--mode", metavar="<benchmark|leaderboard>", parser=options.choice(ModeChoice), help="benchmark: the problem's leaderboard loop, 10 s budget per shape; leaderboard: its stricter mode (more repeats, 30 s, recheck every repeat).")] = ModeChoice.benchmark,
     max_repeats: Annotated[int | None, typer.Option("--max-repeats", metavar="N", min=1, parser=options.integer(1), help="Most timed repeats per shape (default: the problem's loop, e.g. 200 for the GEMM; 1000 in leaderboard mode).")] = None,
     max_noise: Annotated[float, typer.Option("--max-noise", metavar="PCT", parser=options.percentage(), help="Stop a shape once err/mean is below this many percent.")] = 0.1,
-    settle: Annotated[float, typer.Option("--settle", metavar="S", parser=options.seconds(), show_default=False, help=f"Run each shape untimed this long before timing it, so the card reaches a steady state under the kernel's load (default: {DEFAULT_SETTLE_S:g}; 0: the leaderboard's loop alone).")] = DEFAULT_SETTLE_S,
+    settle: Annotated[float | None, typer.Option("--settle", metavar="S", parser=options.seconds(), show_default=False, help=f"Run each shape untimed this long before timing it, so the card reaches a steady state under the kernel's load (default: {DEFAULT_SETTLE_S:g}; 0: the leaderboard's loop alone).")] = None,
     timeout: Annotated[float | None, typer.Option("--timeout", metavar="S", parser=options.seconds(zero=False), help="Seconds per shape before it counts as a deadlock (default: task.yml's benchmark_timeout, ranked_timeout in leaderboard mode, else its timeout, else 180).")] = None,
     recalibrate: Annotated[bool, typer.Option("--recalibrate", help="Measure this GPU's TFLOP/s and TB/s again.")] = False,
     json: Annotated[bool, typer.Option("--json", help="Print everything as JSON instead of tables.")] = False,
@@ -72,16 +72,20 @@ def command(
         raise UsageError(NO_GPU)
     refuse_unloadable(target, device)
     settings = problem.bench_mode(mode.value)  # the problem's loop: repeats and warm-ups differ
+    if device != "cuda" and settle:  # None: not given
+        # settling brings the card's clocks and temperature to the kernel's load; a CPU has no such state to wait for
+        get_console().warn(f"--settle {settle:g}: settling applies on a GPU only; the CPU times each shape at once")
     plan = BenchPlan(cases=cases, mode=settings, problem=loaded.problem, rtol=loaded.rtol, atol=loaded.atol,
                      timeout_s=timeout_s,
                      max_repeats=max_repeats or settings.max_repeats, max_noise=max_noise / 100.0,
-                     recalibrate=recalibrate, device=device, settle_s=settle if device == "cuda" else 0.0)
+                     recalibrate=recalibrate, device=device, settle_s=(DEFAULT_SETTLE_S if settle is None else settle) if device == "cuda" else 0.0)
     console = get_console()
     if not json:  # --json keeps stdout for the document alone
+        settled = f"{plan.settle_s:g} s" if device == "cuda" else "none (GPU only)"
         console.info(f"bench · {problem.name} · target {target.label} · task {task_label_and_reason(loaded)}"
                      f" · {plural(len(cases), 'shape')}"
                      f" · mode {mode.value} · {plural(problem.timing.input_sets, 'input set')} per sample ({problem.timing.source})"
-                     f" · settle {plan.settle_s:g} s · timeout {plan.timeout_s:g} s per shape ({timeout_source})", style="dim")
+                     f" · settle {settled} · timeout {plan.timeout_s:g} s per shape ({timeout_source})", style="dim")
     echo = (lambda line: console.detail(f"  [child] {line}")) if console.verbosity >= VERBOSE else None
     from nvfp4ctl.progress_lines import progress_lines
 

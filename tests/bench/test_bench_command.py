@@ -168,6 +168,21 @@ def test_every_timed_shape_settles_first_unless_told_not_to(submission: Path) ->
     assert [p["settle_s"] for job, p in FakeWorker.calls if job.endswith(":bench_case")] == [0.0] * 6
 
 
+def test_a_settle_given_on_the_cpu_is_said_to_apply_on_a_gpu_only(submission: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """NVFP4CTL_DEVICE=cpu: `--settle 5` read `settle 0 s` in the header, and nothing said the option was
+    dropped. Now one warning names it, and the header says there is no settle on the CPU."""
+    monkeypatch.setattr("nvfp4ctl.runner.gpu.run_device", lambda: "cpu")
+    result = _bench("--submission", str(submission), "--settle", "5", cli=separate_streams_runner())
+    assert result.exit_code == 0, result.output
+    assert result.stderr.count("--settle 5: settling applies on a GPU only") == 1, result.stderr
+    assert "· settle none (GPU only) ·" in result.stdout
+    assert [p["settle_s"] for job, p in FakeWorker.calls if job.endswith(":bench_case")] == [0.0] * 3
+    FakeWorker.calls = []
+    quiet = _bench("--submission", str(submission), cli=separate_streams_runner())  # the default is no one's choice
+    assert quiet.exit_code == 0 and "--settle" not in quiet.stderr, quiet.stderr
+
+
 def test_leaderboard_mode_warms_every_shape_then_rechecks(submission: Path) -> None:
     assert _bench("--submission", str(submission), "--mode", "leaderboard").exit_code == 0
     payloads = [p for job, p in FakeWorker.calls if job.endswith(":bench_case")]
