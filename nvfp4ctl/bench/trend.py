@@ -47,10 +47,12 @@ class Trend:
         """NVFP4CTL_DEVICE=cpu runs: their times say nothing of the leaderboard's, nor of an edit's effect."""
         return self.gpu == CPU_DEVICE_LABEL
 
-    def keys(self) -> list[str]:
-        """Shapes in the order first timed, then the geomean (only over runs that timed every shape)."""
+    def keys(self, with_geomean: bool = False) -> list[str]:
+        """Shapes in the order first timed, then the geomean (only over runs that timed every shape). Of a
+        target timed at one shape the geomean is that shape's time, a second plot of it: there only when
+        asked (`with_geomean`), as `--shape geomean` asks for every target's."""
         keys = list(dict.fromkeys(key for run in self.runs for key in run.bench.shapes))
-        return keys + [GEOMEAN] if len(keys) > 1 else keys
+        return keys + [GEOMEAN] if len(keys) > 1 or with_geomean else keys
 
     def series(self, key: str) -> list[float | None]:
         """One value per run (None: that run did not time the shape)."""

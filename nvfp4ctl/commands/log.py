@@ -135,13 +135,14 @@ def _draw_trend(entries: list, last: int, target: Path | None, wanted: dict[str,
         console.info(f"no successful bench{where} in the run log ({memory_path()}) yet: run nvfp4ctl bench",
                      result=True)
         return Outcome(result="trend: no benches")
-    logged = {key for trend in found for key in trend.keys()}
+    asked_geomean = trends.GEOMEAN in wanted
+    logged = {key for trend in found for key in trend.keys(asked_geomean)}
     for key, text in wanted.items():
         if key not in logged:
             raise UsageError(f"--shape {text}: no logged bench timed it; logged: {', '.join(sorted(logged))}")
     several_problems = len({trend.problem for trend in found}) > 1  # then each title says whose times they are
     for trend in found:
-        keys = [key for key in trend.keys() if not wanted or key in wanted]
+        keys = [key for key in trend.keys(asked_geomean) if not wanted or key in wanted]
         if not keys:
             continue
         first, final = trend.runs[0].time, trend.runs[-1].time

@@ -129,6 +129,19 @@ def test_log_trend_with_no_bench_says_so_under_quiet_too() -> None:
     assert result.exit_code == 0 and "no successful bench" in result.output
 
 
+def test_the_geomean_of_a_target_timed_at_one_shape_is_plotted_when_asked() -> None:
+    """Its benches timed one shape: `--shape geomean` said "no logged bench timed it" (exit 2), though
+    every line logs a geomean, that shape's time. Unasked, it stays one plot, not two of the same."""
+    for time, small in (("1:00:00", 18.0), ("1:10:00", 17.0)):
+        runlog.append(bench(time, None, small, target="submission.py@0123456789ab"), memory_path())
+    asked = CliRunner().invoke(app, ["log", "--trend", "--target", "submission.py", "--shape", "geomean"])
+    assert asked.exit_code == 0, asked.output
+    assert "geomean: 18.00 -> 17.00 µs (-5.6 %) over 2 runs, best 17.00" in asked.output
+    assert SMALL not in asked.output
+    unasked = CliRunner().invoke(app, ["log", "--trend", "--target", "submission.py"])
+    assert unasked.exit_code == 0 and f"{SMALL}: 18.00" in unasked.output and "geomean" not in unasked.output
+
+
 def test_log_trend_usage_errors(logged: Path) -> None:
     unknown = CliRunner().invoke(app, ["log", "--trend", "--shape", "1,2,3"])
     assert unknown.exit_code == 2 and "--shape 1,2,3: no logged bench timed it" in unknown.output
