@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nvfp4ctl.runner import progress
-from nvfp4ctl.words import plural
+from nvfp4ctl.words import plural, seconds_text
 
 # A report later than this many times the expected wait for the next (plus SLACK_S: a reference
 # computed, inputs made) means nothing returns any more: stuck, not slow.
@@ -101,7 +101,7 @@ class CallProgress:
             return self.phase
         counted = (f"{self.calls} of at least {self.calls_needed} calls" if self.calls < self.calls_needed
                    else f"{self.calls} calls")
-        paced = f", {seconds_text(self.per_call_s)} per call" if self.paced_calls else ""
+        paced = f", {duration_text(self.per_call_s)} per call" if self.paced_calls else ""
         return f"{self.phase}, {counted}{paced}"
 
     def still_running(self, silent_s: float) -> bool:
@@ -155,13 +155,13 @@ def too_slow(label: str, timeout_s: float, last: CallProgress) -> str:
     """The watchdog's message for a job whose calls were still returning."""
     samples = max(0, (last.calls_needed - last.calls_per_sample) // last.calls_per_sample)
     suggested = suggested_timeout_s(timeout_s, last)
-    return (f"{label} is too slow for the {timeout_s:g} s timeout, not stuck: {seconds_text(last.per_call_s)} per call"
+    return (f"{label} is too slow for the {seconds_text(timeout_s)} timeout, not stuck: {duration_text(last.per_call_s)} per call"
             f" ({plural(last.calls, 'call')} returned); a sample is {plural(last.calls_per_sample, 'call')}"
-            f" ({seconds_text(last.sample_s)}), and the shape needs at least"
+            f" ({duration_text(last.sample_s)}), and the shape needs at least"
             f" {last.calls_needed} calls (the correctness pass's {last.calls_per_sample}, then"
-            f" {plural(samples, 'sample')}), about {seconds_text(last.expected_s())} in all{_inputs_part(last)}, but its loops repeat"
+            f" {plural(samples, 'sample')}), about {duration_text(last.expected_s())} in all{_inputs_part(last)}, but its loops repeat"
             f" until their noise, budget or repeat limits or their wall caps (the timed loop's is 80% of the"
-            f" timeout, at most 120 s): up to about {seconds_text(last.most_s(suggested))}; time a smaller --shape,"
+            f" timeout, at most 120 s): up to about {duration_text(last.most_s(suggested))}; time a smaller --shape,"
             f" or give --timeout {suggested} or more")
 
 
@@ -169,21 +169,21 @@ def too_slow_making_inputs(label: str, timeout_s: float, last: CallProgress) -> 
     """The watchdog's message for a job killed while it made its input sets: the kernel was not called yet."""
     total = last.calls_per_sample
     if not last.sets_made:
-        return (f"{label} is too slow for the {timeout_s:g} s timeout, not stuck: it was still making the first of its"
+        return (f"{label} is too slow for the {seconds_text(timeout_s)} timeout, not stuck: it was still making the first of its"
                 f" {plural(total, 'input set')}, before the kernel's first call; time a smaller --shape, or give a"
                 f" larger --timeout")
     per_set_s = last.elapsed_s / last.sets_made
     making_s = per_set_s * total
     suggested = least_timeout_s(timeout_s, making_s)
-    return (f"{label} is too slow for the {timeout_s:g} s timeout, not stuck: it was still making its input sets"
-            f" ({last.sets_made} of {total} made in {seconds_text(last.elapsed_s)}, {seconds_text(per_set_s)} each), before the"
-            f" kernel's first call; making all {total} takes about {seconds_text(making_s)}, and its calls come on top;"
+    return (f"{label} is too slow for the {seconds_text(timeout_s)} timeout, not stuck: it was still making its input sets"
+            f" ({last.sets_made} of {total} made in {duration_text(last.elapsed_s)}, {duration_text(per_set_s)} each), before the"
+            f" kernel's first call; making all {total} takes about {duration_text(making_s)}, and its calls come on top;"
             f" time a smaller --shape, or give --timeout {suggested} or more")
 
 
 def _inputs_part(last: CallProgress) -> str:
     """The input sets' making, named where it took long enough to matter to the timeout."""
-    return f" (making its input sets took {seconds_text(last.inputs_s)})" if last.inputs_s >= 1.0 else ""
+    return f" (making its input sets took {duration_text(last.inputs_s)})" if last.inputs_s >= 1.0 else ""
 
 
 class CallTracker:
@@ -286,7 +286,7 @@ class CallTracker:
                                      inputs_s, self.checks, self.checked_s, self.sets_made), now=now)
 
 
-def seconds_text(value: float) -> str:
+def duration_text(value: float) -> str:
     """"12 s", "1.80 s", "2.50 ms", "3.20 µs": a duration in a watchdog's message (check's too)."""
     if value >= 10:
         return f"{value:.0f} s"

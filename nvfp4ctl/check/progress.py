@@ -15,8 +15,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from nvfp4ctl.bench.call_progress import LATE_FACTOR, SLACK_S, least_timeout_s, seconds_text
+from nvfp4ctl.bench.call_progress import LATE_FACTOR, SLACK_S, duration_text, least_timeout_s
 from nvfp4ctl.runner import progress
+from nvfp4ctl.words import seconds_text
 
 MAKING_INPUTS = "making its inputs"
 REFERENCE = "computing the reference"
@@ -76,7 +77,7 @@ def timeout_said(test: str, timeout_s: float, last: CheckProgress) -> str | None
     if per_call_s is None or ran_s > LATE_FACTOR * per_call_s + SLACK_S:
         return None
     suggested = least_timeout_s(timeout_s, last.needed_s(timeout_s))
-    return (f"{test}: too slow for the {timeout_s:g} s timeout, not stuck: {seconds_text(per_call_s)} per call,"
+    return (f"{test}: too slow for the {seconds_text(timeout_s)} timeout, not stuck: {duration_text(per_call_s)} per call,"
             f" and the anti-cache probe makes {last.calls} calls per test (call {last.call} was under way, the"
             f" earlier returned), about {last.needed_s(timeout_s):.0f} s in all at the pace seen; the child was"
             f" killed; give --timeout {suggested} or more, or --no-probe")
@@ -84,11 +85,11 @@ def timeout_said(test: str, timeout_s: float, last: CheckProgress) -> str | None
 
 def possible_deadlock(test: str, timeout_s: float, last: CheckProgress | None) -> str:
     """A call that never came back: which one, and the earlier call's time where one returned."""
-    said = f"possible deadlock in {test}: no result after {timeout_s:g} s"
+    said = f"possible deadlock in {test}: no result after {seconds_text(timeout_s)}"
     per_call_s = None if last is None else last.longest_s(CALLING)
     if last is not None and last.phase == CALLING and per_call_s is not None:
-        said += (f"; call {last.call} of {last.calls} (the anti-cache probe's) ran {seconds_text(timeout_s - last.elapsed_s)},"
-                 f" where an earlier call returned in {seconds_text(per_call_s)}")
+        said += (f"; call {last.call} of {last.calls} (the anti-cache probe's) ran {duration_text(timeout_s - last.elapsed_s)},"
+                 f" where an earlier call returned in {duration_text(per_call_s)}")
     return f"{said}; the child was killed"
 
 
@@ -105,11 +106,11 @@ def _not_the_kernel(test: str, timeout_s: float, last: CheckProgress) -> str:
     if last.call > 1:
         doing = ("making the anti-cache probe's inputs" if last.phase == MAKING_INPUTS
                  else f"{doing} of call {last.call} of {last.calls} (the anti-cache probe's)")
-    said = f"{test}: {doing} ran past the {timeout_s:g} s timeout (not the kernel); the child was killed"
+    said = f"{test}: {doing} ran past the {seconds_text(timeout_s)} timeout (not the kernel); the child was killed"
     longest_s = last.longest_s(last.phase)
     if longest_s is None:  # none of its kind ended: nothing tells how long this one takes
         return f"{said}; give a larger --timeout, or check a smaller --shape"
     needed_s = last.needed_s(timeout_s)
     no_probe = ", or --no-probe" if last.call > 1 else ""
-    return (f"{said}; {_TOOK[last.phase].format(seconds_text(longest_s))}, so the test needs about {needed_s:.0f} s"
+    return (f"{said}; {_TOOK[last.phase].format(duration_text(longest_s))}, so the test needs about {needed_s:.0f} s"
             f" at the pace seen: give --timeout {least_timeout_s(timeout_s, needed_s)} or more{no_probe}")

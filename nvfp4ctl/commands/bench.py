@@ -16,7 +16,7 @@ from nvfp4ctl.errors import UsageError, os_reason
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.problems import DEFAULT_PROBLEM, get_problem
 from nvfp4ctl.workspace import memory_path, note_problem, task_file_name
-from nvfp4ctl.words import plural
+from nvfp4ctl.words import plural, seconds_text
 
 # --json's "version", as lint's and dump's documents carry one: raised when a key changes meaning or goes away
 JSON_VERSION = 1
@@ -85,7 +85,7 @@ def command(
         console.info(f"bench · {problem.name} · target {target.label} · task {task_label_and_reason(loaded)}"
                      f" · {plural(len(cases), 'shape')}"
                      f" · mode {mode.value} · {plural(problem.timing.input_sets, 'input set')} per sample ({problem.timing.source})"
-                     f" · settle {settled} · timeout {plan.timeout_s:g} s per shape ({timeout_source})", style="dim")
+                     f" · settle {settled} · timeout {seconds_text(plan.timeout_s)} per shape ({timeout_source})", style="dim")
     echo = (lambda line: console.detail(f"  [child] {line}")) if console.verbosity >= VERBOSE else None
     from nvfp4ctl.progress_lines import progress_lines
 

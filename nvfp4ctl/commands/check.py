@@ -16,7 +16,7 @@ from nvfp4ctl.problems import DEFAULT_PROBLEM, refuse_gemm_only
 from nvfp4ctl.problems.fields import MAX_SEED
 from nvfp4ctl.project import BYO_KERNEL_DOC
 from nvfp4ctl.runner.gpu import first_gpu, gpu_present, run_device
-from nvfp4ctl.words import plural
+from nvfp4ctl.words import plural, seconds_text
 from nvfp4ctl.workspace import note_problem, task_file_name
 
 if TYPE_CHECKING:  # the check machinery is imported when the command runs, so `--help` stays fast
@@ -108,7 +108,7 @@ def _config_line(target: str, task: Any, items: list[CheckItem], timeout_s: floa
     picked = f"{len(items) - shapes} of {plural(len(task.tests), 'test')}" + (f" + {shapes} --shape" if shapes else "")
     return (
         f"check · {settings.problem} · target {target} · task {task_label_and_reason(task)} ({picked})"
-        f" · timeout {timeout_s:g} s ({timeout_source}) · device {device}"
+        f" · timeout {seconds_text(timeout_s)} ({timeout_source}) · device {device}"
         f" · scales {settings.scales} · probe {'on' if settings.probe else 'off'}"
     )
 

@@ -30,6 +30,7 @@ from typing import Any
 from nvfp4ctl.errors import KernelCrash, KernelTimeout, ToolTimeout, UnloadableSubmission, UsageError
 from nvfp4ctl.runner.child import child_main
 from nvfp4ctl.runner.targets import TargetSpec
+from nvfp4ctl.words import seconds_text
 
 LOG_TAIL_LINES = 15
 POLL_S = 0.1
@@ -196,7 +197,7 @@ class Worker:
             raise self._crash(self._child, f"{label}: the child had died before the job started")
         child = self._start_child()
         self._send(child, ("load", self.preload), label)
-        what = f"loading {self.target.label} ran past {self.load_timeout_s:g} s (a hang at import or build?)"
+        what = f"loading {self.target.label} ran past {seconds_text(self.load_timeout_s)} (a hang at import or build?)"
         reply = self._wait(child, self.load_timeout_s, label, what=what)
         if reply[0] == "ready":
             self.gpu = reply[1] or self.gpu

@@ -12,7 +12,7 @@ from nvfp4ctl.errors import UsageError
 from nvfp4ctl.tune.knobs import KernelKnobs, discover, tunable
 from nvfp4ctl.tune.search import SearchSettings, compile_only_builds, one_round, round_size, start_configs
 from nvfp4ctl.tune.table import DispatchTable, Shape, read_table, writable_problem
-from nvfp4ctl.words import plural
+from nvfp4ctl.words import plural, seconds_text
 from nvfp4ctl.workspace import task_file_name
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ class TuneRun:
         where = "compile-only" if self.compile_only else f"{plural(len(self.gpus), 'GPU')} ({self.gpu_name})"
         table = f"table {self.knobs.dispatch.name}" if self.knobs.dispatch else "no dispatch table"
         # compile-only times nothing: no limit to name
-        limit = "" if self.compile_only else f" · timeout {self.timeout_s:g} s per candidate and shape ({self.timeout_source})"
+        limit = "" if self.compile_only else f" · timeout {seconds_text(self.timeout_s)} per candidate and shape ({self.timeout_source})"
         return (f"tune · kernel {self.label} ({self.arch}) · {plural(len(knobs), 'knob')}, {searched}"
                 f" · {plural(len(self.cases), 'shape')} · {where} · {table}{limit}")
 

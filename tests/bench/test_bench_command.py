@@ -168,6 +168,13 @@ def test_every_timed_shape_settles_first_unless_told_not_to(submission: Path) ->
     assert [p["settle_s"] for job, p in FakeWorker.calls if job.endswith(":bench_case")] == [0.0] * 6
 
 
+def test_a_large_timeout_is_written_in_whole_seconds_in_the_header(submission: Path) -> None:
+    """`--timeout 1e9` read `timeout 1e+09 s per shape`."""
+    result = _bench("--submission", str(submission), "--only", "1", "--timeout", "1e9")
+    assert result.exit_code == 0, result.output
+    assert "timeout 1000000000 s per shape (--timeout)" in result.output
+
+
 def test_a_settle_given_on_the_cpu_is_said_to_apply_on_a_gpu_only(submission: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """NVFP4CTL_DEVICE=cpu: `--settle 5` read `settle 0 s` in the header, and nothing said the option was

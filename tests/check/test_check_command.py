@@ -39,6 +39,14 @@ def test_correct_target_passes_every_test(fake_task):
     assert entry.target.startswith(f"{(TARGETS / 'good.py').resolve()}@")
 
 
+def test_a_large_timeout_is_written_in_whole_seconds_in_the_header(fake_task):
+    """`--timeout 1e9` read `timeout 1e+09 s`."""
+    fake_task(tests=(FakeCase(128, 128, 32),))
+    result = check("--submission", str(TARGETS / "good.py"), "--no-probe", "--timeout", "1e9")
+    assert result.exit_code == 0, result.output
+    assert "timeout 1000000000 s (--timeout) · device cpu" in result.output
+
+
 def test_a_timeout_the_task_sets_to_180_is_named_as_the_task_files(fake_task):
     fake_task(tests=(FakeCase(128, 128, 32),), timeout_given=True)
     result = check("--submission", str(TARGETS / "good.py"), "--no-probe")
