@@ -15,13 +15,14 @@ MAX_MAP_ROWS = 32
 MAX_MAP_COLS = 64
 
 
-def comparison_lines(comparison: Comparison) -> list[str]:
+def comparison_lines(comparison: Comparison, with_errors: bool = True) -> list[str]:
+    """The comparison's lines; `with_errors`: whether its error sizes mean something (not where an old
+    result was read against new data: the anti-cache probe's verdict is the reuse, not the values)."""
     c = comparison
     lines = _parts_lines(c)
     lines += [
-        f"{'' if c.output == 'c' else c.output + ': '}{c.mismatched} of {c.total} outputs differ ({100.0 * c.mismatched / max(c.total, 1):.1f}%);"
-        f" max abs err {c.max_abs_err:.4g}, max rel err {c.max_rel_err:.4g}"
-        + (f" (over the finite ones; {c.nonfinite_wrong} wrong are NaN or Inf)" if c.nonfinite_wrong else "")
+        f"{'' if c.output == 'c' else c.output + ': '}{c.mismatched} of {c.total} outputs differ ({100.0 * c.mismatched / max(c.total, 1):.1f}%)"
+        + (f"; {_error_sizes(c)}" if with_errors else "")
     ]
     if c.nan_got or c.inf_got or c.nan_want or c.inf_want:
         lines.append(f"output has {c.nan_got} NaN, {c.inf_got} Inf; the reference has {c.nan_want} NaN, {c.inf_want} Inf")
@@ -41,6 +42,11 @@ def comparison_lines(comparison: Comparison) -> list[str]:
     lines += tile_map_lines(c)
     lines += list(c.notes)
     return lines
+
+
+def _error_sizes(c: Comparison) -> str:
+    return (f"max abs err {c.max_abs_err:.4g}, max rel err {c.max_rel_err:.4g}"
+            + (f" (over the finite ones; {c.nonfinite_wrong} wrong are NaN or Inf)" if c.nonfinite_wrong else ""))
 
 
 def _parts_lines(c: Comparison) -> list[str]:

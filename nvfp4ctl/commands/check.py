@@ -181,11 +181,14 @@ def _tests(count: int, adjective: str = "") -> str:
 
 def _row(outcome: ItemOutcome) -> list:
     from nvfp4ctl.check.render import error_cell
+    from nvfp4ctl.check.result import FIRST_CALL
     from nvfp4ctl.check.run import CRASH, FAIL, PASS, TIMEOUT
     from nvfp4ctl.runner.raised import RAISED
 
     result = outcome.result
-    error = error_cell(result.comparison) if result and result.comparison else "-"
+    # a probe's comparison reads an old result against new data: its verdict is the reuse, its errors no size
+    measured = result.comparison if result and result.phase == FIRST_CALL else None
+    error = error_cell(measured) if measured else "-"
     seconds = f"{outcome.seconds:.2f} s" if outcome.seconds is not None else "-"
     style = {PASS: "green", FAIL: "bold red", CRASH: "bold red", RAISED: "bold red", TIMEOUT: "bold red"}.get(outcome.verdict, "dim")
     verdict = Text(outcome.verdict, style=style)
@@ -210,5 +213,6 @@ def _details(console: Console, outcome: ItemOutcome) -> None:
     result = outcome.result
     where = "" if result.phase == FIRST_CALL else f" in the anti-cache probe ({result.phase.removeprefix('probe: ')})"
     console.fail(f"{item.label} ({item.shape}, seed {item.case.seed}): FAIL{where}")
-    lines = list(result.problems) + (comparison_lines(result.comparison) if result.comparison else [])
+    lines = list(result.problems) + (comparison_lines(result.comparison, with_errors=result.phase == FIRST_CALL)
+                                     if result.comparison else [])
     console.raw("\n".join("  " + line for line in lines))

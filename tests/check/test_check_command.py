@@ -329,6 +329,21 @@ def test_probe_failure_is_reported_as_result_reuse(fake_task):
     assert "result reused across calls" in result.output
 
 
+@pytest.mark.parametrize("target", ["caches_by_shape.py", "returns_cached_c.py"])
+def test_a_reused_result_shows_no_error_size(fake_task, target):
+    """The probe reads an old result against new data: its verdict is the reuse, not the values. The row read
+    `nan` (a cached c, poisoned again) or 119 next to `max abs err 0, max rel err 0 (over the finite ones…)`
+    or `max abs err 119`; now `-` in the table and the outputs that differ without an error size."""
+    fake_task(tests=(FakeCase(128, 128, 32),))
+    result = check("--submission", str(TARGETS / target))
+    assert result.exit_code == 1, result.output
+    assert "result reused across calls" in result.output
+    row = next(line for line in result.output.splitlines() if "m=128 n=128 k=32 │ FAIL" in line)
+    assert row.split("│")[4].strip() == "-", row
+    assert result.output.count("max abs err") == 1, result.output  # the table's heading alone
+    assert re.search(r"\n  [0-9]+ of 16384 outputs differ \([0-9.]+%\)\n", result.output), result.output
+
+
 def test_only_and_shape_pick_the_cases(fake_task):
     fake_task()
     result = check("--submission", str(TARGETS / "good.py"), "--only", "3", "--only", "1", "--shape", "128,128,64,2",
