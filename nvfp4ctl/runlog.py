@@ -20,8 +20,10 @@ from collections.abc import Generator, Iterator
 from contextlib import closing, contextmanager, suppress
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
+from functools import cache
 from itertools import islice
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from filelock import FileLock
 
@@ -30,6 +32,10 @@ from nvfp4ctl.errors import UsageError
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.project import cache_root
 from nvfp4ctl.runner.gpu import first_gpu, run_device
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
 
 HEADING = "## Run log"
 # The heading as a user may type it: any case, a note in parentheses or after a colon, ATX closing #s.
@@ -494,107 +500,175 @@ def _previous_bytes(memory: Path) -> bytes:
     return memory.read_bytes() if memory.exists() else b""
 
 
-# Markdown's headings other than the run log's own, on a line without its break: ATX of any level (`### Tuning
-# TODO`, a `#` then a space, a tab or nothing), and the underline of a setext one (`Ideas` over `=====` or
-# `-----`). Either starts with at most 3 spaces: 4, or a tab, make the line code (`    # a comment`).
-_ATX_HEADING = re.compile(rb" {0,3}#{1,6}(?:[ \t]|$)")
-_SETEXT_UNDERLINE = re.compile(rb" {0,3}(?:=+|-+)[ \t]*")
-_THEMATIC_BREAK = re.compile(rb"(?:\*[ \t]*){3,}|(?:_[ \t]*){3,}|(?:-[ \t]*){3,}")
-# Blocks whose following text lines are their own (a list item, a quote, an HTML comment such as the
-# preamble, a table row): no setext heading starts in them.
-_CONTINUED_BLOCK = re.compile(rb"(?:[-*+]|[0-9]{1,9}[.)])(?:[ \t]|$)|[>|<]")
-
-
 def _log_span(existing: bytes) -> tuple[int, int] | None:
-    """The run-log section of `existing` as byte offsets (start, end): from just after its last heading to
+    """The run-log section of `existing` as byte offsets (start, end): from just after its first heading to
     where a section of the user's below it starts (_users_section_at), else the end of the file; None
     without the heading. One rule for the append, whose line goes at `end`, and the readers, which read
     no further: a line written there is read back, and no note of the user's below it is taken for a run."""
-    start = _after_the_last_heading(existing)
+    start = _after_the_first_heading(existing)
     if start is None:
         return None
-    # A log of years of runs is tens of MB: where no line below the heading can be a heading (found at C
-    # speed), the section goes to the end without each line being judged in Python.
-    below = max(start - 1, 0)  # from the heading's own line break, so the first line below it is seen
-    if _LONE_CR.search(existing, below) is None and _MAYBE_A_HEADING.search(existing, below) is None:
-        return start, len(existing)
     return start, _users_section_at(existing, start)
 
 
-# A line that may be a heading of the user's (ATX, or a setext underline of `=` or `-`; more than these, never
-# fewer), and a line break of an old Mac editor (a lone \r), which the C-speed searches do not see as one.
+# Markdown is read as CommonMark (markdown-it-py): a heading in an HTML comment, a fence or indented code is
+# none. Parsing a log of years of runs (tens of MB) whole takes seconds, so only pieces are parsed: the notes
+# above a line that may be the run log's heading, and the few lines around a line that may be a heading of
+# the user's below it (_MAYBE_A_HEADING), from a line where a run's list item starts (`- ` in the first
+# column: it closes whatever block the line before it left open but a fence or an HTML block of the top
+# level, which only lines of _BLOCK_OPENER start).
 _MAYBE_A_HEADING = re.compile(rb"\n {0,3}(?:[#=]|-(?![ \t]*[^ \t\r\n-]))")
+_BLOCK_OPENER = re.compile(rb"\n {0,3}(?:```|~~~|<)")
+_LIST_ITEM = b"\n- "
 _LONE_CR = re.compile(rb"\r(?!\n)")
-_MAYBE_THE_HEADING = re.compile(rb"\n(?=(?:\xef\xbb\xbf)*##)")
+_LINE_BREAK = re.compile(rb"\r\n|\r|\n")
+_MAYBE_THE_HEADING = re.compile(rb"(?<![^\r\n])(?:\xef\xbb\xbf)*##")
+_FIRST_WINDOW_BYTES = 1 << 16
 
 
-def _after_the_last_heading(existing: bytes) -> int | None:
-    """The offset just after the line of the run log's last heading (_is_heading) in `existing`; None
-    without one."""
-    if _LONE_CR.search(existing):  # lines a \r alone ends: judged one by one
-        offset, after = 0, None
-        for line in existing.splitlines(keepends=True):
-            offset += len(line)
-            if _is_heading_line(line):
-                after = offset
-        return after
-    for start in reversed([0, *(found.end() for found in _MAYBE_THE_HEADING.finditer(existing))]):
-        end = existing.find(b"\n", start)
-        line = existing[start : end + 1 if end >= 0 else len(existing)]
-        if _is_heading_line(line):
-            return start + len(line)
+def _after_the_first_heading(existing: bytes) -> int | None:
+    """The offset just after the line of the run log's first heading (_is_heading) in `existing` that
+    Markdown reads as a heading; None without one. The first: the runs follow it, and a `## Run log` further
+    down (quoted in a code block of the user's) is the user's text."""
+    at = 0
+    while (found := _MAYBE_THE_HEADING.search(existing, at)) is not None:
+        line_start = found.start()
+        line = _LINE.match(existing, line_start)
+        assert line is not None  # _LINE matches any text, even none
+        line_end = line.end()
+        if existing[line_end : line_end + 2] == b"\r\n":
+            line_end += 2
+        elif line_end < len(existing):
+            line_end += 1
+        if _is_heading_line(existing[line_start:line_end]):
+            number = len(_LINE_BREAK.findall(existing, 0, line_start))
+            if any(block.map[0] == number for block in _headings(_top_level_blocks(existing[:line_end]))):
+                return line_end
+        at = line_end if line_end > line_start else line_start + 1
     return None
+
+
+def _users_section_at(existing: bytes, start: int) -> int:
+    """Where in `existing` a section of the user's below the run log's heading (whose line ends at `start`)
+    begins, the new line's place: after the last line that is not blank before the first heading Markdown
+    reads below the log's (`## Ideas`, `### Tuning TODO`, `Ideas` underlined with `===`, never one in a fenced
+    or indented code block or an HTML comment: the runs must not land under it), or before a rule (`---`,
+    `***`) that only blank lines part from that heading, the separator the user drew above it; else the end of
+    the file. A `## Run log` heading again below the first keeps the log going. Judged on the bytes, which
+    are kept as they are."""
+    below = max(start - 1, 0)  # from the heading's own line break, so the first line below it is seen
+    if _LONE_CR.search(existing, below) is not None:  # an old Mac editor's breaks, which the searches miss: all parsed
+        return _section_in_window(existing, start, start, len(existing)) or len(existing)
+    at = below
+    while (candidate := _MAYBE_A_HEADING.search(existing, at)) is not None:
+        opener = _BLOCK_OPENER.search(existing, at, candidate.start() + 1)
+        before = opener.start() if opener is not None else candidate.start()
+        item = existing.rfind(_LIST_ITEM, at, before + 1)
+        window_start = item + 1 if item >= 0 else max(at, start)
+        size = _FIRST_WINDOW_BYTES
+        while True:
+            window_end = _next_list_item(existing, candidate.end() + size)
+            found = _section_in_window(existing, start, window_start, window_end)
+            if found is not None or window_end == len(existing):
+                return found if found is not None else len(existing)
+            if _ends_outside_any_block(existing[window_start:window_end]):
+                break
+            size *= 2
+        at = window_end - 1
+    return len(existing)
+
+
+def _next_list_item(existing: bytes, at: int) -> int:
+    """The start of the first run's list item line at or after `at`; the end of the file without one."""
+    if at >= len(existing):
+        return len(existing)
+    found = existing.find(_LIST_ITEM, at)
+    return found + 1 if found >= 0 else len(existing)
+
+
+def _section_in_window(existing: bytes, start: int, window_start: int, window_end: int) -> int | None:
+    """_users_section_at for a heading in existing[window_start:window_end], which begins where no block is
+    open; None where the window has no heading of the user's. A heading in a list item (`- run`, a blank
+    line, `   ### Ideas`) counts, as the user meant it; one quoted (`> ## x`) is the quote's."""
+    window = existing[window_start:window_end]
+    tokens = _block_tokens(window)
+    quoted = 0
+    for token in tokens:
+        quoted += token.nesting if token.type in ("blockquote_open", "blockquote_close") else 0
+        if token.type != "heading_open" or quoted or _is_heading_line(_line_at(window, token.map[0])):
+            continue
+        blocks = [block for block in tokens if block.level == 0 and block.nesting >= 0 and block.map is not None]
+        first = blocks.index(token) if token.level == 0 else None
+        while first and blocks[first - 1].type == "hr":  # rules only blank lines part from the heading
+            first -= 1
+        return window_start + _after_text_before(window, blocks[first].map[0] if first is not None else token.map[0])
+    return None
+
+
+def _ends_outside_any_block(window: bytes) -> bool:
+    """Whether no fence or HTML block of the top level is still open at the end of `window` (one that ends
+    on its last line may be one cut short: the window is made longer)."""
+    lines = len(_LINE_BREAK.findall(window)) + (0 if window.endswith((b"\n", b"\r")) else 1)
+    return not any(block.type in ("fence", "html_block") and block.map[1] >= lines
+                   for block in _top_level_blocks(window))
+
+
+def _after_text_before(window: bytes, line_number: int) -> int:
+    """The offset in `window` just after the last line before `line_number` that is not blank; 0 for none."""
+    offset, after_text = 0, 0
+    for number, line in enumerate(_lines_with_breaks(window)):
+        if number >= line_number:
+            break
+        offset += len(line)
+        if line.strip():
+            after_text = offset
+    return after_text
+
+
+def _lines_with_breaks(data: bytes) -> Iterator[bytes]:
+    """data's lines as Markdown splits them (at \\r\\n, \\r, \\n), each with its break."""
+    at = 0
+    for found in _LINE_BREAK.finditer(data):
+        yield data[at : found.end()]
+        at = found.end()
+    if at < len(data):
+        yield data[at:]
+
+
+def _line_at(data: bytes, line_number: int) -> bytes:
+    return next(islice(_lines_with_breaks(data), line_number, None), b"")
+
+
+def _headings(blocks: list[Token]) -> list[Token]:
+    return [block for block in blocks if block.type == "heading_open"]
+
+
+def _top_level_blocks(data: bytes) -> list[Token]:
+    """The blocks of the top level of Markdown `data` (headings, paragraphs, lists, rules, fences, HTML blocks,
+    code), in order, each with its line range (.map, lines counted from 0 at \\r\\n, \\r and \\n). A byte order
+    mark starting a line is left out: an editor's, before the run log's heading, is no text."""
+    return [token for token in _block_tokens(data) if token.level == 0 and token.nesting >= 0 and token.map is not None]
+
+
+def _block_tokens(data: bytes) -> list[Token]:
+    """markdown-it's block tokens of `data`, opening and closing ones, at every level."""
+    return _markdown_parser().parse(_BOM_AT_LINE_START.sub("", data.decode("utf-8", errors="replace")))
+
+
+_BOM_AT_LINE_START = re.compile("(?<![^\r\n])\ufeff+")
+
+
+@cache
+def _markdown_parser() -> MarkdownIt:
+    """CommonMark's block structure only: the text inside blocks is never parsed (the log's lines are many)."""
+    from markdown_it import MarkdownIt  # here: only the run log's readers and the append need it
+
+    return MarkdownIt("commonmark").disable("inline")
 
 
 def _is_heading_line(line: bytes) -> bool:
     """_is_heading of a line of bytes, decoded only where it can be the heading: appends read big logs."""
     return line.lstrip(b"\xef\xbb\xbf").startswith(b"##") and _is_heading(line.decode("utf-8", errors="replace"))
-
-
-def _users_section_at(existing: bytes, start: int) -> int:
-    """Where in `existing` a section of the user's below the run log's heading (whose line ends at `start`)
-    begins, the new line's place: after the section's last line that is not blank when the user wrote a
-    heading of their own below it (`## Ideas`, `### Tuning TODO`, an `Ideas` underlined with `===`: the
-    runs must not land under it), else the end of the file; before a rule (`---`, `***`) that only blank
-    lines part from that heading, the separator the user drew above it. Judged on the bytes, which are
-    kept as they are; a `#` line in a fenced code block is no heading."""
-    offset = start
-    after_text, fenced = offset, False
-    # Where a setext heading would start: the end of the text before the plain paragraph now open (None:
-    # none is); `in_block`: the open block is one whose text lines only continue it (a list item, a
-    # quote: `- run\nnote\n===` is one item's text, no heading); `rule_from`: the end of the text before
-    # a rule that only blank lines follow so far (a heading next makes the rule the heading's).
-    paragraph_from: int | None = None
-    rule_from: int | None = None
-    in_block = False
-    for line in existing[start:].splitlines(keepends=True):
-        stripped = line.strip()
-        fence = stripped.startswith((b"```", b"~~~"))
-        if fenced or fence:
-            fenced = fenced != fence
-            paragraph_from, in_block, rule_from = None, False, None
-        elif _ATX_HEADING.match(unbroken := line.rstrip(b"\r\n")):
-            if rule_from is not None and paragraph_from is None and not in_block:
-                return rule_from
-            return after_text
-        elif paragraph_from is not None and _SETEXT_UNDERLINE.fullmatch(unbroken):
-            return rule_from if rule_from is not None else paragraph_from
-        elif not stripped:
-            if paragraph_from is not None or in_block:  # text that is no heading came after the rule
-                rule_from = None
-            paragraph_from, in_block = None, False
-        elif _THEMATIC_BREAK.fullmatch(stripped):
-            if rule_from is None or paragraph_from is not None or in_block:  # of two rules, the first
-                rule_from = after_text
-            paragraph_from, in_block = None, False
-        elif _CONTINUED_BLOCK.match(stripped):
-            paragraph_from, in_block, rule_from = None, True, None
-        elif paragraph_from is None and not in_block:
-            paragraph_from = after_text
-        offset += len(line)
-        if stripped:
-            after_text = offset
-    return len(existing)
 
 
 def _text_follows(existing: bytes, at: int) -> bool:

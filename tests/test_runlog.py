@@ -966,3 +966,91 @@ def test_the_readers_stop_where_the_next_line_would_go(tmp_path):
     assert numbered.lines == [5, 6]
     passed_over: list[str] = []
     assert [e.result for e in runlog.newest_first(memory, passed_over)] == ["second", "first"] and not passed_over
+
+
+@pytest.mark.parametrize("comment", [
+    "\n<!--\n## old notes\n- 2026-11-20 tried split-K\n-->\n",
+    "\n<!-- old notes:\n\n### Ideas\n\n-->\n",
+    "\n<details>\n## folded\n</details>\n",
+], ids=["comment", "comment with blank lines", "html block"])
+def test_a_heading_inside_an_html_block_below_the_log_is_no_section_of_the_users(tmp_path, comment):
+    """`<!--` / `## old notes` / `-->` below the runs: the heading was taken for the user's section and the
+    next run was written inside the comment, where no Markdown viewer shows it."""
+    memory = tmp_path / "MEMORY.md"
+    runlog.append(_entry("first"), memory)
+    memory.write_text(memory.read_text() + comment)
+    before = memory.read_text()
+    runlog.append(_entry("second"), memory)
+    assert memory.read_text() == before + _entry("second").to_line()
+    assert [e.result for e in runlog.read(memory)] == ["first", "second"]
+
+
+@pytest.mark.parametrize("fence", [
+    "````\n```\n### in code\n````\n",  # a shorter fence inside a longer one
+    "```\n~~~\n### in code\n```\n",  # the other character closes nothing
+    "```\n```sh\n### in code\n```\n",  # a fence with an info string closes nothing
+    "~~~~\n### in code\n~~~\n## in code too\n~~~~\n",
+], ids=["shorter", "other character", "info string", "fewer tildes"])
+def test_a_fence_closes_only_with_its_own_character_as_many_and_no_info_string(tmp_path, fence):
+    """Any line of three backticks or tildes toggled the fence: the `### in code` inside it became the
+    user's section and the next run went above the fence."""
+    memory = tmp_path / "MEMORY.md"
+    runlog.append(_entry("first"), memory)
+    memory.write_text(memory.read_text() + fence)
+    before = memory.read_text()
+    runlog.append(_entry("second"), memory)
+    assert memory.read_text() == before + _entry("second").to_line()
+
+
+def test_a_fence_closed_below_the_log_leaves_the_heading_after_it_the_users(tmp_path):
+    memory = tmp_path / "MEMORY.md"
+    runlog.append(_entry("first"), memory)
+    users = "\n### Ideas\n```\n## Run log\n```\n"
+    memory.write_text(memory.read_text() + "```\n### in code\n```\n" + users)
+    runlog.append(_entry("second"), memory)
+    assert memory.read_text().endswith(_entry("second").to_line() + users)
+
+
+@pytest.mark.parametrize("quoted", [
+    "\n### How to\n\n```md\n## Run log\n\n- x\n```\n",
+    "\n```md\n## Run log\n```\n",
+    "\n<!--\n## Run log\n-->\n",
+], ids=["fence in a section of the user's", "fence in the log", "html comment"])
+def test_a_run_log_heading_quoted_below_the_log_is_not_its_heading(tmp_path, quoted):
+    """A `## Run log` quoted in a fenced code block below the log became the log's heading: read() gave 0
+    runs, and the next line went into the code block."""
+    memory = tmp_path / "MEMORY.md"
+    runlog.append(_entry("first"), memory)
+    memory.write_text(memory.read_text() + quoted)
+    runlog.append(_entry("second"), memory)
+    text = memory.read_text()
+    assert [e.result for e in runlog.read(memory)] == ["first", "second"]
+    assert [e.result for e in runlog.read(memory, 1)] == ["second"]
+    assert quoted.rstrip("\n") in text, text  # the next line went into no quoted block
+
+
+def test_a_run_log_heading_quoted_above_the_log_is_not_its_heading(tmp_path):
+    memory = tmp_path / "MEMORY.md"
+    notes = "# notes\n\n```md\n## Run log\n- 2026-11-20T10:00:00Z · example\n```\n\n"
+    memory.write_text(notes + runlog.HEADING + "\n\n" + _entry("first").to_line())
+    runlog.append(_entry("second"), memory)
+    assert memory.read_text() == notes + runlog.HEADING + "\n\n" + _entry("first").to_line() + _entry("second").to_line()
+    assert [e.result for e in runlog.read(memory)] == ["first", "second"]
+
+
+def test_an_append_and_the_last_runs_of_a_huge_log_with_a_users_section_stay_fast(tmp_path):
+    """A 25 MB log of 300,000 runs, a fence among them and a section of the user's at the end: only pieces
+    of it are parsed as Markdown."""
+    memory = tmp_path / "MEMORY.md"
+    line = runlog.RunEntry("2026-11-25T10:00:00Z", "nvfp4ctl check", "submission.py@0123456789ab", "1234567",
+                           "no GPU", "0", "10/10 pass").to_line()
+    users = "\n### Tuning diary\n```\n## Run log\n```\n"
+    memory.write_text("# notes\n\n" + runlog.HEADING + "\n\n" + line * 150_000 + "```\n### code\n```\n"
+                      + line * 150_000 + _entry("last").to_line() + users)
+    assert memory.stat().st_size > 25 << 20
+    started = time.process_time()
+    assert [e.result for e in runlog.read(memory, 2)] == ["10/10 pass", "last"]
+    runlog.append(_entry("appended"), memory)
+    spent = time.process_time() - started
+    assert memory.read_text().endswith(_entry("last").to_line() + _entry("appended").to_line() + users)
+    assert spent < 0.5, f"read(p, 2) and an append took {spent:.2f} s of CPU"
