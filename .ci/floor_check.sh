@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CI: the CLI tests again on the oldest typer, rich, PyYAML and filelock pyproject.toml allows (the
+# CI: the CLI tests again on the oldest typer, rich, PyYAML, filelock and markdown-it-py pyproject.toml allows (the
 # main run has the newest), then the torch-free ones also on the oldest Python it allows. click is left to pip within that typer's own range, as a user's install
 # gets it: a typer whose range admits a click it breaks on is below the floor.
 # The virtualenv sees this machine's site-packages (torch, pytest, the editable nvfp4ctl), so only
@@ -17,8 +17,8 @@ import re
 from pathlib import Path
 
 text = Path("pyproject.toml").read_text()
-floors = dict(re.findall(r'^\s*"(typer|rich|pyyaml|filelock)>=([0-9][^",;\s]*)"', text, re.M))
-missing = {"typer", "rich", "pyyaml", "filelock"} - floors.keys()
+floors = dict(re.findall(r'^\s*"(typer|rich|pyyaml|filelock|markdown-it-py)>=([0-9][^",;\s]*)"', text, re.M))
+missing = {"typer", "rich", "pyyaml", "filelock", "markdown-it-py"} - floors.keys()
 if missing:
     raise SystemExit(f"floor check: no >= floor for {', '.join(sorted(missing))} in pyproject.toml")
 print(" ".join(f"{name}=={version}" for name, version in sorted(floors.items())))
@@ -28,7 +28,7 @@ echo "== floor check: $PINS"
 python3 -m venv --system-site-packages "$VENV"
 # pip may say the newer typer outside the virtualenv now conflicts: the virtualenv's own one wins there.
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check $PINS
-"$VENV/bin/python" -m pip list --disable-pip-version-check 2>/dev/null | grep -iE '^(typer|click|rich|filelock|pyyaml) '
+"$VENV/bin/python" -m pip list --disable-pip-version-check 2>/dev/null | grep -iE '^(typer|click|rich|filelock|pyyaml|markdown-it-py) '
 
 # The tests that drive the CLI end to end: parsing, help, errors, exit codes, --json, the run log; and
 # the printer's own, whose tables, spinner and bars are rich's.
