@@ -503,9 +503,8 @@ def _previous_bytes(memory: Path) -> bytes:
 def _log_span(existing: bytes) -> tuple[int, int] | None:
     """The run-log section of `existing` as byte offsets (start, end): from just after its first heading to
     where a section of the user's below it starts (_users_section_at), else the end of the file; None
-    without the heading. The append's line goes at `end`; the readers read runs on to the end of the file
-    (runs a user's heading inside the log, `### B200 session`, has above them are runs still), but name as
-    unreadable only the lines before `end`, never a bullet of a section of the user's."""
+    without the heading. One rule for the append, whose line goes at `end`, and the readers, which read
+    no further: a line written there is read back, and no note of the user's below it is taken for a run."""
     start = _after_the_first_heading(existing)
     if start is None:
         return None
@@ -696,32 +695,23 @@ def _is_heading(line: str) -> bool:
     return line.startswith("##") and _HEADING_LINE.fullmatch(line.rstrip()) is not None
 
 
-def _section_text(data: bytes, with_end: bool = True) -> tuple[str, int, int] | None:
-    """The text the readers read runs from (from the run log's heading to the end of the file, _log_span), the
-    number of the file's line it starts on and of the line a section of the user's starts on (the file's
-    last line + 1 without one, or where `with_end` is false), as an editor numbers them (from 1, at each
-    \\n); None without the heading."""
+def _section_text(data: bytes) -> tuple[str, int] | None:
+    """The text of the run-log section (_log_span) of a run log's bytes, and the number of the file's line
+    it starts on (as an editor numbers them: from 1, at each \\n); None without the heading."""
     if _wide_encoding(data) is not None:  # the section is found in UTF-8, as the append finds it
         data = _decoded(data).encode("utf-8")
-    if with_end:
-        if (span := _log_span(data)) is None:
-            return None
-        start, end = span
-    elif (start_found := _after_the_first_heading(data)) is None:
+    if (span := _log_span(data)) is None:
         return None
-    else:
-        start, end = start_found, len(data)
-    first = data.count(b"\n", 0, start) + 1
-    return data[start:].decode("utf-8", errors="replace"), first, first + data.count(b"\n", start, end)
+    start, end = span
+    return data[start:end].decode("utf-8", errors="replace"), data.count(b"\n", 0, start) + 1
 
 
 def read(memory: Path, last: int | None = None) -> list[RunEntry]:
-    """The run log's entries, oldest first: every run's line from its heading to the end of the file; the
-    `last` most recent only, parsed from the end (a log of years of runs is tens of MB, and `log -n 2`
-    needs two lines)."""
+    """The run log's entries, oldest first: those of its section (_log_span); the `last` most recent only,
+    parsed from the end of the section (a log of years of runs is tens of MB, and `log -n 2` needs two lines)."""
     if last:
         return _read_last(memory, last)
-    if (section := _section_text(_previous_bytes(memory), with_end=False)) is None:
+    if (section := _section_text(_previous_bytes(memory))) is None:
         return []
     return [e for e in (RunEntry.from_line(line) for line in section[0].splitlines()) if e is not None]
 
@@ -764,13 +754,13 @@ def _numbered_runs(data: bytes) -> NumberedRuns:
     unread: list[int] = []
     if (section := _section_text(data)) is None:
         return NumberedRuns(entries, lines, unread)
-    text, first, users_section = section
+    text, first = section
     for number, piece in enumerate(text.split("\n"), first):
         for line in piece.splitlines():  # as read() splits them: \r, \u2028 ... break a line too
             if (entry := RunEntry.from_line(line)) is not None:
                 entries.append(entry)
                 lines.append(number)
-            elif number < users_section and looks_like_a_run(line):  # a bullet of the user's own section is theirs
+            elif looks_like_a_run(line):
                 unread.append(number)
     return NumberedRuns(entries, lines, unread)
 
@@ -795,10 +785,11 @@ def _read_last(memory: Path, count: int) -> list[RunEntry]:
 
 
 def newest_first(memory: Path, unread: list[str] | None = None) -> Generator[RunEntry, None, None]:
-    """read(memory) newest first, parsed from the end of the file only as far as the caller goes (a log of
-    years of runs is tens of MB; bench's comparison stops at the previous bench of its target). `unread`
-    receives the lines passed over that were meant as runs but do not read as one (looks_like_a_run),
-    of the run log's own section only (_log_span): a bullet of a section of the user's below it is theirs."""
+    """read(memory) newest first, parsed from the end of the run-log section only as far as the caller goes
+    (a log of years of runs is tens of MB; bench's comparison stops at the previous bench of its target).
+    The file is read whole, once, for where its section ends (_log_span, which the append also reads
+    it for): the runs are the section's, never a line of a section of the user's below it. `unread`
+    receives the lines passed over that were meant as runs but do not read as one (looks_like_a_run)."""
     if not memory.is_file() and not memory.is_dir():  # a folder fails on open, saying so
         return  # nothing yet, or a device or FIFO (_previous_bytes): never read
     with memory.open("rb") as file:
@@ -809,18 +800,9 @@ def newest_first(memory: Path, unread: list[str] | None = None) -> Generator[Run
             unread.extend(str(number) for number in whole.unread)
         yield from reversed(whole.entries)
         return
-    if unread is None:
-        if (start := _after_the_first_heading(data)) is None:
-            return
-        users_section = len(data)
-    elif (span := _log_span(data)) is None:
+    if (span := _log_span(data)) is None:
         return
-    else:
-        start, users_section = span
-    for line in _lines_from_the_end(data, users_section, len(data)):  # runs under a heading of the user's too
-        if (entry := RunEntry.from_line(line)) is not None:
-            yield entry
-    for line in _lines_from_the_end(data, start, users_section):
+    for line in _lines_from_the_end(data, *span):
         if (entry := RunEntry.from_line(line)) is not None:
             yield entry
         elif unread is not None and looks_like_a_run(line):

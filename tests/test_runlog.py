@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import errno
-from contextlib import closing
 import hashlib
 import multiprocessing
 import os
@@ -941,10 +940,9 @@ DIARY = ("\n### Tuning diary\n- 2026-11-28T10:30 tried K=128: slower\n"
 
 
 @pytest.mark.parametrize("args", [["log"], ["log", "-n", "1"], ["log", "--trend"]])
-def test_log_names_no_bullet_of_a_section_of_the_users_after_the_log(tmp_path, monkeypatch, args):
-    """A `### Tuning diary` after the log is the user's (the next run goes before it): its bullets were named
-    as lines that could not be read as runs. A run's line in it is still read (runs an older version appended
-    under a heading of the user's are runs)."""
+def test_log_reads_no_line_of_a_section_of_the_users_after_the_log(tmp_path, monkeypatch, args):
+    """A `### Tuning diary` after the log is the user's (the next run goes before it), but `log` read on
+    past it: its bullets were runs, or lines it could not read as runs."""
     memory = tmp_path / "MEMORY.md"
     monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
     monkeypatch.setenv("COLUMNS", "200")
@@ -952,24 +950,22 @@ def test_log_names_no_bullet_of_a_section_of_the_users_after_the_log(tmp_path, m
     memory.write_text(memory.read_text() + DIARY)
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
-    assert "could not be read" not in result.output, result.output
-    assert ("pasted" in result.output) == (args != ["log", "--trend"]), result.output  # --trend draws benches only
+    assert "could not be read" not in result.output and "pasted" not in result.output, result.output
 
 
-def test_the_readers_read_on_past_where_the_next_line_would_go_naming_no_users_bullet(tmp_path):
+def test_the_readers_stop_where_the_next_line_would_go(tmp_path):
     memory = tmp_path / "MEMORY.md"
     runlog.append(_entry("first"), memory)
     memory.write_text(memory.read_text() + DIARY)
     runlog.append(_entry("second"), memory)
     assert memory.read_text().endswith(_entry("second").to_line() + DIARY)
-    runs = ["first", "second", "pasted into the diary"]
     for last in (None, 1, 2, 5):
-        assert [e.result for e in runlog.read(memory, last)] == runs[-(last or 3):]
+        assert [e.result for e in runlog.read(memory, last)] == ["first", "second"][-(last or 2):]
     numbered = runlog.read_numbered(memory)
-    assert [e.result for e in numbered.entries] == runs and numbered.unread == []
-    assert numbered.lines == [5, 6, 10]
+    assert [e.result for e in numbered.entries] == ["first", "second"] and numbered.unread == []
+    assert numbered.lines == [5, 6]
     passed_over: list[str] = []
-    assert [e.result for e in runlog.newest_first(memory, passed_over)] == runs[::-1] and not passed_over
+    assert [e.result for e in runlog.newest_first(memory, passed_over)] == ["second", "first"] and not passed_over
 
 
 @pytest.mark.parametrize("comment", [
@@ -1042,59 +1038,6 @@ def test_a_run_log_heading_quoted_above_the_log_is_not_its_heading(tmp_path):
     assert [e.result for e in runlog.read(memory)] == ["first", "second"]
 
 
-SESSION = ("\n### B200 session\n" + _entry("under the session").to_line()
-           + _entry("broken one").to_line().replace(" · 1234567", ""))
-
-
-@pytest.mark.parametrize("args", [["log"], ["log", "-n", "1"]])
-def test_runs_under_a_heading_of_the_users_inside_the_log_are_read(tmp_path, monkeypatch, args):
-    """Older versions appended runs below a `### B200 session` heading the user put in the log; when the
-    readers stopped at the user's section, those runs disappeared from `log`."""
-    memory = tmp_path / "MEMORY.md"
-    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
-    monkeypatch.setenv("COLUMNS", "200")
-    runlog.append(_entry("first"), memory)
-    memory.write_text(memory.read_text() + SESSION)
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0 and "under the session" in result.output, result.output
-    assert "could not be read" not in result.output, result.output  # the user's section: never named
-    assert [e.result for e in runlog.read(memory)] == ["first", "under the session"]
-    numbered = runlog.read_numbered(memory)
-    assert numbered.lines == [5, 8] and numbered.unread == []
-
-
-def test_only_the_logs_own_lines_are_named_as_unreadable(tmp_path):
-    memory = tmp_path / "MEMORY.md"
-    runlog.append(_entry("first"), memory)
-    broken = _entry("broken in the log").to_line().replace(" · 1234567", "")
-    memory.write_text(memory.read_text() + broken + SESSION)
-    numbered = runlog.read_numbered(memory)
-    assert [e.result for e in numbered.entries] == ["first", "under the session"] and numbered.unread == [6]
-    passed_over: list[str] = []
-    assert [e.result for e in runlog.newest_first(memory, passed_over)] == ["under the session", "first"]
-    assert passed_over == [broken.rstrip("\n")]
-
-
-def test_log_trend_and_benchs_comparison_read_runs_under_a_heading_of_the_users(tmp_path, monkeypatch):
-    from nvfp4ctl.bench.history import Timing, find_previous, result_line
-
-    kernel = tmp_path / "k.cu"
-    kernel.write_text("x")
-    gpu = "NVIDIA B200 (sm_100)"
-    bench = runlog.RunEntry("2026-11-25T21:00:00Z", "nvfp4ctl bench", f"{kernel}@aaa", "abc1234", gpu, "0",
-                            result_line(Timing(40.0, 0.1), [("128x7168x16384", Timing(98.1, 0.05))]))
-    memory = tmp_path / "MEMORY.md"
-    runlog.append(_entry("first"), memory)
-    memory.write_text(memory.read_text() + "\n### B200 session\n" + bench.to_line())
-    with closing(runlog.newest_first(memory)) as newest:
-        found = find_previous(newest, kernel, gpu, ["128x7168x16384"], root=tmp_path)
-    assert found is not None and found[0] == bench
-    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
-    monkeypatch.setenv("COLUMNS", "200")
-    result = CliRunner().invoke(app, ["log", "--trend"])
-    assert result.exit_code == 0 and "1 bench" in result.output and "98.10" in result.output, result.output
-
-
 def test_an_append_and_the_last_runs_of_a_huge_log_with_a_users_section_stay_fast(tmp_path):
     """A 25 MB log of 300,000 runs, a fence among them and a section of the user's at the end: only pieces
     of it are parsed as Markdown."""
@@ -1111,3 +1054,15 @@ def test_an_append_and_the_last_runs_of_a_huge_log_with_a_users_section_stay_fas
     spent = time.process_time() - started
     assert memory.read_text().endswith(_entry("last").to_line() + _entry("appended").to_line() + users)
     assert spent < 0.5, f"read(p, 2) and an append took {spent:.2f} s of CPU"
+
+
+def test_the_newest_run_is_the_one_just_written_and_no_pasted_run_in_a_users_fence_is_read(tmp_path):
+    """Readers that read on past the log's end took a run left under the user's heading, and a run line pasted into
+    a fenced block of theirs, as the newest runs: `log -n 1` and bench's comparison showed them, not the run just
+    written above that heading."""
+    memory = tmp_path / "MEMORY.md"
+    old, left, pasted = _entry("old run").to_line(), _entry("left under the heading").to_line(), _entry("pasted").to_line()
+    memory.write_text(f"{runlog.HEADING}\n\n{old}\n\n### B200 session\n\n{left}\n\n```\n{pasted}\n```\n")
+    runlog.append(_entry("just written"), memory)
+    assert [entry.result for entry in runlog.read(memory)] == ["old run", "just written"]
+    assert [entry.result for entry in runlog.read(memory, 1)] == ["just written"]
