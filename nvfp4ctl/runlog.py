@@ -32,6 +32,7 @@ from nvfp4ctl.errors import UsageError
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.project import cache_root
 from nvfp4ctl.runner.gpu import first_gpu, run_device
+from nvfp4ctl.words import seconds_text
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -311,7 +312,7 @@ def _file_itself_locked(memory: Path, timeout_s: float = LOCK_TIMEOUT_S) -> Iter
                     break
                 except BlockingIOError:
                     if time.monotonic() >= deadline:
-                        raise TimeoutError(f"another nvfp4ctl held {memory} for {timeout_s:g} s") from None
+                        raise TimeoutError(f"another nvfp4ctl held {memory} for {seconds_text(timeout_s)}") from None
                     time.sleep(0.01)
                 except OSError:  # ENOLCK, EBADF (NFS wants a writable file): no lock on the file itself
                     with _removed_if_left_empty(memory, fd, created):

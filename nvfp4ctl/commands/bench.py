@@ -81,7 +81,7 @@ def command(
                      recalibrate=recalibrate, device=device, settle_s=(DEFAULT_SETTLE_S if settle is None else settle) if device == "cuda" else 0.0)
     console = get_console()
     if not json:  # --json keeps stdout for the document alone
-        settled = f"{plan.settle_s:g} s" if device == "cuda" else "none (GPU only)"
+        settled = seconds_text(plan.settle_s) if device == "cuda" else "none (GPU only)"
         console.info(f"bench · {problem.name} · target {target.label} · task {task_label_and_reason(loaded)}"
                      f" · {plural(len(cases), 'shape')}"
                      f" · mode {mode.value} · {plural(problem.timing.input_sets, 'input set')} per sample ({problem.timing.source})"

@@ -159,7 +159,7 @@ class Worker:
         limit = self.timeout_s if timeout_s is None else timeout_s
         child.progress = None
         self._send(child, ("job", job, payload), label)
-        reply = self._wait(child, limit, label, what=f"possible deadlock: {label} ran past {limit:g} s")
+        reply = self._wait(child, limit, label, what=f"possible deadlock: {label} ran past {seconds_text(limit)}")
         if reply[0] == "ok":
             return reply[1]
         if reply[0] == "error":

@@ -10,7 +10,7 @@ from nvfp4ctl.tune.knobs import Config
 from nvfp4ctl.tune.results import COMPILE_ERROR, BuildResult, Measurement, Ranked, geomean, rank, shape_key
 from nvfp4ctl.tune.session import CURRENT, TuneReport, shipped_label, shipped_row
 from nvfp4ctl.tune.table import Shape
-from nvfp4ctl.words import plural
+from nvfp4ctl.words import plural, seconds_text
 
 TOP = 5  # candidates shown per shape unless -v
 
@@ -286,7 +286,7 @@ def resumed_line(report: TuneReport) -> str | None:
     if not saved.finished:
         return f"resumed: {found} from an interrupted run{when}"
     if saved.stopped_by_budget_s is not None:  # it ended, but its search did not: this run carries it on
-        return f"resumed: {found} from a run stopped by its --budget of {saved.stopped_by_budget_s:g} s{when} (--fresh times them again)"
+        return f"resumed: {found} from a run stopped by its --budget of {seconds_text(saved.stopped_by_budget_s)}{when} (--fresh times them again)"
     return f"reused: {found} from a finished run{when} (--fresh times them again)"
 
 

@@ -26,6 +26,7 @@ from nvfp4ctl.build.knobs import Knob
 from nvfp4ctl.tune.knobs import Config, KernelKnobs, tunable
 from nvfp4ctl.tune.results import Measurement, geomean
 from nvfp4ctl.tune.table import DispatchTable, Shape
+from nvfp4ctl.words import seconds_text
 
 Request = tuple[Config, Shape]
 Evaluate = Callable[[list[Request], str], dict[tuple[str, Shape], Measurement]]
@@ -122,7 +123,7 @@ def coordinate_descent(knobs: KernelKnobs, start: dict[Shape, Config], evaluate:
         changed = False
         for knob in steps(knobs, settings.only):
             if settings.budget_s is not None and clock() - began > settings.budget_s:
-                outcome.stopped = f"budget of {settings.budget_s:g} s spent before {knobs.short(knob.name)}"
+                outcome.stopped = f"budget of {seconds_text(settings.budget_s)} spent before {knobs.short(knob.name)}"
                 return outcome
             label = f"{knobs.short(knob.name)} (round {round_index + 1})" if settings.rounds > 1 else knobs.short(knob.name)
             step = _kernel_step if knob.scope == "kernel" else _plan_step

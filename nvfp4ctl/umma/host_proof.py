@@ -21,6 +21,7 @@ from nvfp4ctl.build.submission_headers import machine_cutlass_key
 from nvfp4ctl.build.compile import run_compiler
 from nvfp4ctl.errors import FailuresFound, ToolTimeout, UsageError
 from nvfp4ctl.project import shipped
+from nvfp4ctl.words import seconds_text
 
 PROOF_SOURCE = shipped("tests/sm100/host/sm100_host_proof.cu")
 API_HEADER = shipped("kernels/common/nvfp4_gemm_api.h")
@@ -123,7 +124,7 @@ def _run(command: list[str], timeout_s: float, what: str | None = None) -> subpr
     except subprocess.TimeoutExpired as error:
         # a compiler that does not finish is a timeout (exit 3), no mistake in the user's input
         ran = program if what is None else f"{what} ({program})"
-        raise ToolTimeout(f"{ran} ran past {timeout_s:g} s and was stopped; the limit is fixed") from error
+        raise ToolTimeout(f"{ran} ran past {seconds_text(timeout_s)} and was stopped; the limit is fixed") from error
     except OSError as error:
         raise UsageError(f"could not run {program}: {error}") from error
     return subprocess.CompletedProcess(command, returncode, output)
