@@ -766,6 +766,65 @@ def _numbered_runs(data: bytes) -> NumberedRuns:
     return NumberedRuns(entries, lines, unread)
 
 
+@dataclass(frozen=True)
+class RunsBelowTheLog:
+    """Runs' lines in the section of the user's that follows the run log, where older versions appended them
+    (under a heading the user wrote after the log): no reader counts them, as the log ends at that heading.
+    Lines are numbered as an editor numbers them (from 1, at each \\n)."""
+
+    heading: str  # the heading's first line, as written (`### B200 session`)
+    heading_line: int
+    lines: list[int]
+
+
+def runs_below_the_log(memory: Path) -> RunsBelowTheLog | None:
+    """The list items of the user's section after the run log (_log_span's end) that read as runs, and that
+    section's heading; None where there is no such section or no run in it. Only the section is parsed, as
+    CommonMark reads it: a run's line quoted in a fence, an indented code block or an HTML block is no list
+    item. `log` alone asks (a note of what it does not count), never the append or bench's comparison."""
+    try:
+        data = _previous_bytes(memory)
+    except OSError:  # a folder: the read before this said so
+        return None
+    if _wide_encoding(data) is not None:  # the section is found in UTF-8, as the readers find it
+        data = _decoded(data).encode("utf-8")
+    if (span := _log_span(data)) is None or span[1] >= len(data):
+        return None
+    end = span[1]
+    section = data[end:]
+    pieces = list(_lines_with_breaks(section))
+    numbers: list[int] = []  # each Markdown line's number in the file (a lone \r starts no line in an editor)
+    number = data.count(b"\n", 0, end) + 1
+    for piece in pieces:
+        numbers.append(number)
+        number += piece.count(b"\n")
+    tokens = _block_tokens(section)
+    heading = next((token for token in tokens if token.type == "heading_open" and token.map is not None
+                    and not _quoted(tokens, token) and not _is_heading_line(pieces[token.map[0]])), None)
+    runs = [numbers[token.map[0]] for token in tokens
+            if token.type == "list_item_open" and token.map is not None and token.map[0] < len(pieces)
+            and RunEntry.from_line(_text_of(pieces[token.map[0]])) is not None]
+    if heading is None or heading.map is None or not runs:
+        return None
+    return RunsBelowTheLog(_text_of(pieces[heading.map[0]]).strip(), numbers[heading.map[0]], runs)
+
+
+def _quoted(tokens: list[Token], token: Token) -> bool:
+    """Whether `token` lies inside a block quote (`> ## x` is the quote's heading, no section's)."""
+    depth = 0
+    for each in tokens:
+        if each is token:
+            return depth > 0
+        if each.type in ("blockquote_open", "blockquote_close"):
+            depth += each.nesting
+    return False
+
+
+def _text_of(piece: bytes) -> str:
+    """A line of bytes as text, its line break left out."""
+    return piece.decode("utf-8", errors="replace").rstrip("\r\n")
+
+
 # A bullet meant as a run's line: it starts with the time as logged, or its second cell is a backquoted
 # nvfp4ctl command. A note of the user's (`- try 2-CTA`, `- ran `nvfp4ctl bench` twice`) is neither.
 _RUN_LIKE = re.compile(r"- (?:\d{4}-\d\d-\d\dT\d\d:\d\d|[^·]*· `nvfp4ctl\b)")

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_streams import separate_streams_runner
 from typer.testing import CliRunner
 
 from nvfp4ctl import runlog
@@ -1066,3 +1067,91 @@ def test_the_newest_run_is_the_one_just_written_and_no_pasted_run_in_a_users_fen
     runlog.append(_entry("just written"), memory)
     assert [entry.result for entry in runlog.read(memory)] == ["old run", "just written"]
     assert [entry.result for entry in runlog.read(memory, 1)] == ["just written"]
+
+
+def _log_with_runs_under_a_heading_of_the_users(memory: Path, users: str) -> None:
+    """Lines 1-5: the run log with one run; from line 7 the user's section, as an older version left it."""
+    memory.write_text(runlog.HEADING + "\n\n" + runlog.PREAMBLE + "\n\n"  # lines 1-4
+                      + _entry("read").to_line()  # 5
+                      + "\n### B200 session\n"  # 6, 7
+                      + users)
+
+
+UNDER_THE_HEADING = (_entry("left 1").to_line() + _entry("left 2").to_line()  # 8, 9
+                     + "- try 2-CTA\n\n"  # 10, 11: a note of the user's
+                     + "```\n" + _entry("in a fence").to_line() + "```\n\n"  # 12-14, 15
+                     + "    " + _entry("indented code").to_line() + "\n"  # 16, 17
+                     + "<!--\n" + _entry("in a comment").to_line() + "-->\n\n"  # 18-20, 21
+                     + _entry("left 3").to_line())  # 22
+
+
+@pytest.mark.parametrize("args", [["log"], ["log", "-n", "1"], ["log", "--trend"]])
+def test_log_names_the_runs_left_under_a_heading_of_the_users(tmp_path, monkeypatch, args):
+    """Older versions appended runs under a heading written after the log; the log ends at that heading, so
+    `log` showed fewer runs and said nothing. A run quoted in a fence, indented code or a comment is no run."""
+    memory = tmp_path / "MEMORY.md"
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.setenv("COLUMNS", "400")
+    _log_with_runs_under_a_heading_of_the_users(memory, UNDER_THE_HEADING)
+    result = separate_streams_runner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    note = (f"3 runs below your heading `### B200 session` (line 7) are not read (lines 8, 9, 22 of {memory}):"
+            " the run log ends there; move them above it to count them")
+    assert result.stderr.count("below your heading") == 1 and note in " ".join(result.stderr.split()), result.stderr
+    assert "below your heading" not in result.stdout
+    assert "left 1" not in result.stdout  # still not read: only named
+    quiet = separate_streams_runner().invoke(app, ["-q", *args])
+    assert quiet.exit_code == 0 and "below your heading" not in quiet.stderr + quiet.stdout
+
+
+def test_log_names_one_run_under_a_heading_even_where_no_run_is_read(tmp_path, monkeypatch):
+    memory = tmp_path / "MEMORY.md"
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.setenv("COLUMNS", "400")
+    memory.write_text(f"{runlog.HEADING}\n\nIdeas\n=====\n\n" + _entry("left").to_line())
+    result = separate_streams_runner().invoke(app, ["log"])
+    assert result.exit_code == 0 and "no runs logged yet" in result.stdout, result.output
+    note = (f"1 run below your heading `Ideas` (line 3) is not read (line 6 of {memory}):"
+            " the run log ends there; move it above the heading to count it")
+    assert note in " ".join(result.stderr.split()), result.stderr
+
+
+@pytest.mark.parametrize("users", [
+    "```\n" + _entry("in a fence").to_line() + "```\n",
+    "~~~md\n- old:\n" + _entry("in a fence").to_line() + "~~~\n",
+    "    " + _entry("indented code").to_line(),
+    "<!--\n" + _entry("in a comment").to_line() + "-->\n",
+    "> " + _entry("quoted").to_line(),
+    "- try 2-CTA\n- ran `nvfp4ctl bench` twice\n",
+], ids=["fence", "tilde fence", "indented code", "html comment", "block quote", "notes"])
+def test_a_run_pasted_in_a_block_of_the_users_section_is_not_named(tmp_path, monkeypatch, users):
+    memory = tmp_path / "MEMORY.md"
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    _log_with_runs_under_a_heading_of_the_users(memory, users)
+    assert runlog.runs_below_the_log(memory) is None
+    result = separate_streams_runner().invoke(app, ["log"])
+    assert result.exit_code == 0 and "below your heading" not in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("text", [
+    "",  # no run log yet
+    f"# notes\n\n{runlog.HEADING}\n\n" + _entry("one").to_line() + _entry("two").to_line(),  # no user section
+    f"{runlog.HEADING}\n\n" + _entry("one").to_line() + "\n```\n### in code\n" + _entry("x").to_line() + "```\n",
+], ids=["empty", "no section of the user's", "a heading in a fence is none"])
+def test_no_section_of_the_users_after_the_log_no_note(tmp_path, monkeypatch, text):
+    memory = tmp_path / "MEMORY.md"
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    memory.write_text(text)
+    assert runlog.runs_below_the_log(memory) is None
+    result = separate_streams_runner().invoke(app, ["log"])
+    assert result.exit_code == 0 and "below your heading" not in result.stderr, result.stderr
+
+
+def test_runs_below_the_log_counts_past_ten_and_numbers_lines_as_an_editor_does(tmp_path):
+    memory = tmp_path / "MEMORY.md"
+    runs = "".join(_entry(f"left {index}").to_line() for index in range(12))
+    memory.write_bytes((f"{runlog.HEADING}\r\n\r\n" + _entry("read").to_line() + "\r\n## Ideas\r\n"
+                        + runs.replace("\n", "\r\n")).encode())
+    below = runlog.runs_below_the_log(memory)
+    assert below == runlog.RunsBelowTheLog("## Ideas", 5, list(range(6, 18)))
+    assert [e.result for e in runlog.read(memory)] == ["read"]

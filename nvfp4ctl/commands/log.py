@@ -63,6 +63,7 @@ def command(
     if not entries:
         console.info(f"no runs logged yet in {memory}", result=True)
         _say_unread(numbered.unread, memory)
+        _say_runs_below(memory)
         return Outcome(result="empty")
     problems = any(e.problem for e in entries)  # a column only once some run recorded its problem
     console.table(
@@ -74,10 +75,17 @@ def command(
         result=True,  # the entries are what `log` shows: -q keeps them
     )
     _say_unread(numbered.unread, memory)
+    _say_runs_below(memory)
     return Outcome(result=plural(len(entries), 'entry', 'entries'))
 
 
 _LINES_NAMED = 10  # a log edited by a script may have hundreds: the first ones, then a count
+
+
+def _first_lines(lines: list[int]) -> str:
+    """"5, 7", or the first _LINES_NAMED numbers "and N more"."""
+    more = f" and {len(lines) - _LINES_NAMED} more" if len(lines) > _LINES_NAMED else ""
+    return ", ".join(map(str, lines[:_LINES_NAMED])) + more
 
 
 def _say_unread(lines: list[int], memory: Path) -> None:
@@ -85,11 +93,26 @@ def _say_unread(lines: list[int], memory: Path) -> None:
     (a cell lost to a hand edit, a bench time that is no number), so a missing run is not a mystery."""
     if not lines:
         return
-    shown = ", ".join(map(str, lines[:_LINES_NAMED])) + (f" and {len(lines) - _LINES_NAMED} more"
-                                                         if len(lines) > _LINES_NAMED else "")
+    shown = _first_lines(lines)
     one = len(lines) == 1
     get_console().note(f"{plural(len(lines), 'line')} of the run log could not be read as {'a run' if one else 'runs'}"
                        f" and {'is' if one else 'are'} left out: {'line' if one else 'lines'} {shown} of {memory}")
+
+
+def _say_runs_below(memory: Path) -> None:
+    """One note after what `log` showed: the runs an older version appended under a heading the user wrote
+    after the run log, which no reader counts (the log ends at that heading), so fewer runs are no mystery."""
+    from nvfp4ctl.runlog import runs_below_the_log
+
+    if (below := runs_below_the_log(memory)) is None:
+        return
+    lines = below.lines
+    shown = _first_lines(lines)
+    one = len(lines) == 1
+    move = "it above the heading to count it" if one else "them above it to count them"
+    get_console().note(f"{plural(len(lines), 'run')} below your heading `{below.heading}` (line {below.heading_line})"
+                       f" {'is' if one else 'are'} not read ({'line' if one else 'lines'} {shown} of {memory}):"
+                       f" the run log ends there; move {move}")
 
 
 def _wanted_shapes(shapes: list[str]) -> dict[str, str]:
@@ -116,6 +139,7 @@ def _show_trend(numbered: NumberedRuns, last: int, target: Path | None, wanted: 
     shown = _draw_trend(numbered.entries, last, target, wanted, root, log_project, log_folder)
     broken = trends.unreadable_benches(numbered.entries, numbered.lines, root, target, wanted, log_project, log_folder)
     _say_unread(sorted(numbered.unread + broken), memory)
+    _say_runs_below(memory)
     return shown
 
 
