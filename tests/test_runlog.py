@@ -1039,9 +1039,19 @@ def test_a_run_log_heading_quoted_above_the_log_is_not_its_heading(tmp_path):
     assert [e.result for e in runlog.read(memory)] == ["first", "second"]
 
 
-def test_an_append_and_the_last_runs_of_a_huge_log_with_a_users_section_stay_fast(tmp_path):
+def test_an_append_and_the_last_runs_of_a_huge_log_with_a_users_section_stay_fast(tmp_path, monkeypatch):
     """A 25 MB log of 300,000 runs, a fence among them and a section of the user's at the end: only pieces
-    of it are parsed as Markdown."""
+    of it are parsed as Markdown. Counted in characters parsed, not in seconds: a CPU-time bound failed on
+    the floor check's older markdown-it-py (0.54 s against 0.5) with the same pieces parsed."""
+    parsed: list[int] = []
+    parser = runlog._markdown_parser()
+
+    class Counting:
+        def parse(self, text: str) -> list:
+            parsed.append(len(text))
+            return parser.parse(text)
+
+    monkeypatch.setattr(runlog, "_markdown_parser", lambda: Counting())
     memory = tmp_path / "MEMORY.md"
     line = runlog.RunEntry("2026-11-25T10:00:00Z", "nvfp4ctl check", "submission.py@0123456789ab", "1234567",
                            "no GPU", "0", "10/10 pass").to_line()
@@ -1049,12 +1059,10 @@ def test_an_append_and_the_last_runs_of_a_huge_log_with_a_users_section_stay_fas
     memory.write_text("# notes\n\n" + runlog.HEADING + "\n\n" + line * 150_000 + "```\n### code\n```\n"
                       + line * 150_000 + _entry("last").to_line() + users)
     assert memory.stat().st_size > 25 << 20
-    started = time.process_time()
     assert [e.result for e in runlog.read(memory, 2)] == ["10/10 pass", "last"]
     runlog.append(_entry("appended"), memory)
-    spent = time.process_time() - started
     assert memory.read_text().endswith(_entry("last").to_line() + _entry("appended").to_line() + users)
-    assert spent < 0.5, f"read(p, 2) and an append took {spent:.2f} s of CPU"
+    assert parsed and sum(parsed) < memory.stat().st_size // 50, f"{sum(parsed)} characters parsed as Markdown"
 
 
 def test_the_newest_run_is_the_one_just_written_and_no_pasted_run_in_a_users_fence_is_read(tmp_path):
