@@ -140,7 +140,7 @@ def suggested_timeout_s(timeout_s: float, last: CallProgress) -> int:
     TIMEOUT_MARGIN to spare, its loops running to their caps; the loops' wall caps grow with the timeout
     up to the leaderboard's 120 s, so each candidate is judged with its own."""
     first = (math.floor(timeout_s / 10) + 1) * 10
-    ceiling = max(first, math.ceil(TIMEOUT_MARGIN * last.most_s(math.inf) / 10) * 10)
+    ceiling = least_timeout_s(timeout_s, last.most_s(math.inf))
     return next(t for t in range(first, ceiling + 10, 10) if TIMEOUT_MARGIN * last.most_s(t) <= t)
 
 

@@ -76,10 +76,11 @@ def timeout_said(test: str, timeout_s: float, last: CheckProgress) -> str | None
     ran_s = timeout_s - last.elapsed_s
     if per_call_s is None or ran_s > LATE_FACTOR * per_call_s + SLACK_S:
         return None
-    suggested = least_timeout_s(timeout_s, last.needed_s(timeout_s))
+    needed_s = last.needed_s(timeout_s)
+    suggested = least_timeout_s(timeout_s, needed_s)
     return (f"{test}: too slow for the {seconds_text(timeout_s)} timeout, not stuck: {duration_text(per_call_s)} per call,"
             f" and the anti-cache probe makes {last.calls} calls per test (call {last.call} was under way, the"
-            f" earlier returned), about {last.needed_s(timeout_s):.0f} s in all at the pace seen; the child was"
+            f" earlier returned), about {needed_s:.0f} s in all at the pace seen; the child was"
             f" killed; give --timeout {suggested} or more, or --no-probe")
 
 
@@ -93,7 +94,6 @@ def possible_deadlock(test: str, timeout_s: float, last: CheckProgress | None) -
     return f"{said}; the child was killed"
 
 
-_DOING = {MAKING_INPUTS: "making its inputs", REFERENCE: "computing the reference", COMPARING: "comparing the output"}
 _TOOK = {MAKING_INPUTS: "its inputs took {} to make", REFERENCE: "the reference took {}",
          COMPARING: "a comparison took {}"}
 
@@ -102,7 +102,7 @@ def _not_the_kernel(test: str, timeout_s: float, last: CheckProgress) -> str:
     """A kill while the harness worked (inputs, reference, comparison): "test 2 (m=… n=… k=…): computing the
     reference ran past the 180 s timeout (not the kernel); ...", with a --timeout that would do where a phase
     of that kind ended already and gives the pace."""
-    doing = _DOING[last.phase]
+    doing = last.phase  # each phase's name says what was under way
     if last.call > 1:
         doing = ("making the anti-cache probe's inputs" if last.phase == MAKING_INPUTS
                  else f"{doing} of call {last.call} of {last.calls} (the anti-cache probe's)")
