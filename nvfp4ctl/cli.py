@@ -569,9 +569,10 @@ def _run(command: Callable[..., Outcome], added: list[str], args: tuple, kwargs:
     Its set-up is inside the handling too, so a Ctrl-C at any point of the run is "interrupted"."""
     try:
         workspace.reset()
-        from nvfp4ctl.build import toolchain  # here: `--help` never needs it
-
-        toolchain.forget_said_lookups()  # each run says a $CUTLASS_PATH passed over once (tests run many)
+        # each run says a $CUTLASS_PATH passed over once (tests run many); a run that never loaded the
+        # lookup has said nothing, and the commands that look nothing up need not import it
+        if (toolchain := sys.modules.get("nvfp4ctl.build.toolchain")) is not None:
+            toolchain.forget_said_lookups()
         _apply_verbosity(added, kwargs)
         with stop_signals_as_ctrl_c():  # `kill PID`, a lost terminal: child stopped, run logged, as for Ctrl-C
             return command(*args, **kwargs)
