@@ -14,11 +14,11 @@ from nvfp4ctl.lint.diagnostic import Diagnostic, Finding, LintReport
 from nvfp4ctl.lint.python.check import check as check_python
 from nvfp4ctl.lint.rules import RULES_BY_CODE
 from nvfp4ctl.lint.source import SourceFile, discover, read_source
-from nvfp4ctl.lint.submission import api_problem, export_problem, is_submission, named_problem
+from nvfp4ctl.lint.submission import HEADER_REASON, NAME_REASON, is_submission, names_its_problem
 from nvfp4ctl.lint.waivers import is_waived, line_waivers
 
 
-HEADER_REASON, NAME_REASON, FOLDER_REASON = "its nvfp4ctl export header", "its file name", "the task.yml above it"
+FOLDER_REASON = "the task.yml above it"
 # Where a file's problem comes from its place or its name, the user put it there on purpose: said with
 # -v. Any other reason (an export header, another problem's C ABI in its code) is a file that would
 # fail every test on the task's leaderboard: warned.
@@ -31,14 +31,7 @@ def own_problem(source: SourceFile) -> tuple[str, str] | None:
     file judged as the task's problem."""
     if source.kind != "python":
         return None
-    exported = export_problem(source.text)
-    if exported is not None:
-        return exported, HEADER_REASON
-    uses = api_problem(source.text, source.path.parent, source.path)  # before the name: what the code calls outweighs what the file is called
-    if uses is not None:
-        return uses
-    named = named_problem(source.path)
-    return (named, NAME_REASON) if named is not None else None
+    return names_its_problem(source.text, source.path)
 
 
 def config_for(source: SourceFile, config: LintConfig) -> LintConfig:

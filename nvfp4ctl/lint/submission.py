@@ -91,6 +91,23 @@ def named_problem(path: Path) -> str | None:
     return max(fits, key=len, default=None)
 
 
+HEADER_REASON, NAME_REASON = "its nvfp4ctl export header", "its file name"
+
+
+def names_its_problem(text: str, path: Path) -> tuple[str, str] | None:
+    """(problem, why) for a Python file that names its own problem: an export header, else the one
+    problem's C ABI its code uses (load() sources looked for beside `path`), else a file name that starts
+    with a problem's name; None for a file judged as the task's problem. Lint and check read it alike."""
+    exported = export_problem(text)
+    if exported is not None:
+        return exported, HEADER_REASON
+    uses = api_problem(text, path.parent, path)  # before the name: what the code calls outweighs what the file is called
+    if uses is not None:
+        return uses
+    named = named_problem(path)
+    return (named, NAME_REASON) if named is not None else None
+
+
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.MULTILINE)
 
 

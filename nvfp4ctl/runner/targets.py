@@ -252,20 +252,15 @@ def _own_problem(task: Any, submission: Path) -> tuple[str, str]:
     """(problem, why) for a submission the shipped `task` stands in for: the problem the file names itself,
     as lint reads it (an export header, one problem's C ABI in its code, a file name starting with a
     problem's name), else an init starter's first line, else the task's, said as a stand-in (STAND_IN)."""
-    from nvfp4ctl.lint.submission import STARTER_REASON, api_problem, export_problem, named_problem, starter_problem
+    from nvfp4ctl.lint.submission import STARTER_REASON, names_its_problem, starter_problem
 
     try:
         text = submission.read_text(encoding="utf-8", errors="replace")
     except OSError:  # the command names what is wrong with the file
         return task.problem, STAND_IN
-    if (exported := export_problem(text)) is not None:
-        return exported, "its nvfp4ctl export header"
     # __file__ as Python gives it, for a load() source made from it: a link's own path, not its target's
-    as_run = Path(os.path.abspath(submission))
-    if (uses := api_problem(text, as_run.parent, as_run)) is not None:
-        return uses
-    if (named := named_problem(submission)) is not None:
-        return named, "its file name"
+    if (own := names_its_problem(text, Path(os.path.abspath(submission)))) is not None:
+        return own
     if (started := starter_problem(text)) is not None:
         return started, STARTER_REASON
     return task.problem, STAND_IN
