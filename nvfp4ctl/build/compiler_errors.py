@@ -112,7 +112,9 @@ def _arch_specific_hint(message: str) -> str | None:
     if target is None or int(target[1]) < 90:
         return None
     number = target[1]
-    flag = f"-gencode=arch=compute_{number}a,code=sm_{number}a"
+    from nvfp4ctl.build.arch_names import gencode_flag
+
+    flag = gencode_flag(f"sm_{number}a")
     if number in _TENSOR_MEMORY_FAMILY:
         return (f"  hint: the instruction needs sm_{number}a, the `a` arch: .target 'sm_{number}' leaves out the"
                 f" instructions only that GPU has; compile with {flag}")

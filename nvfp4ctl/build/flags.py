@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from nvfp4ctl.build import toolchain
+from nvfp4ctl.build.arch_names import gencode_flag
 from nvfp4ctl.build.sources import BuildInputs, common_dir
 
 # Flags that change the code. `-gencode` names the arch-specific target (sm_90a / sm_100a): the
@@ -23,13 +24,8 @@ BINDING_CFLAGS = ("-O1",)
 REPORT_FLAGS = ("-Xptxas", "-v")
 
 
-def gencode(arch: str) -> str:
-    number = arch.removeprefix("sm_")  # "90a"
-    return f"-gencode=arch=compute_{number},code=sm_{number}"
-
-
 def cuda_flags(arch: str) -> list[str]:
-    return [gencode(arch), *BASE_CUDA_FLAGS]
+    return [gencode_flag(arch), *BASE_CUDA_FLAGS]
 
 
 def define_flags(defines: tuple[str, ...]) -> list[str]:

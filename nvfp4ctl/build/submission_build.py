@@ -26,8 +26,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from nvfp4ctl.build import cache, flags, machine, resources, toolchain, torch_nvcc
-from nvfp4ctl.build.arch_names import (LEADERBOARD_GPU, LEADERBOARD_GPU_ARCH, code_needs, naming_the_arch,
-                                       native_as_on_the_leaderboard)
+from nvfp4ctl.build.arch_names import (LEADERBOARD_GPU, LEADERBOARD_GPU_ARCH, code_needs, gencode_flag,
+                                       naming_the_arch, native_as_on_the_leaderboard)
 from nvfp4ctl.build.compile import BUILD_TIMEOUT_S, run_compiler, timeout_message
 from nvfp4ctl.build.compiler_errors import display_path, first_error
 from nvfp4ctl.build.flag_problems import strs_for_lists, unusable_flags, untold_arch
@@ -106,12 +106,8 @@ def cutlass_lookup_note(extension: Extension) -> str | None:
         return f"{lookup}; its code includes no CUTLASS header: built without them"
     if supplies_cutlass(_own_folders(extension)):
         return f"{lookup}; built with the CUTLASS its flags name"
-    return f"{lookup}; built with this machine's, as for any code that brings none: {_machine_cutlass()}"
-
-
-def _machine_cutlass() -> str:
-    """The CUTLASS cutlass_includes() gives, in words: whose it is and its include folder."""
-    return toolchain.cutlass_headers().described()
+    return (f"{lookup}; built with this machine's, as for any code that brings none:"
+            f" {toolchain.cutlass_headers().described()}")
 
 
 def _command(extension: Extension, unit: Path, arch: str, code: str, folder: Path) -> list[str]:
@@ -134,7 +130,7 @@ def _command(extension: Extension, unit: Path, arch: str, code: str, folder: Pat
         command += ["-isystem", path]
     command += torch.leading
     if torch_nvcc.torch_adds_arch(extension.cuda_flags):  # torch looks at each flag as given
-        command.append(flags.gencode(arch))
+        command.append(gencode_flag(arch))
     command += [*user, *torch.trailing, *flags.REPORT_FLAGS]
     # a load() file's own folder, where its `#include "x.cuh"` is found; inline code is staged in `folder`
     beside = unit.parent if unit.parent != folder else None
@@ -149,7 +145,7 @@ def _command(extension: Extension, unit: Path, arch: str, code: str, folder: Pat
 def _torch_flags(extension: Extension, arch: str) -> torch_nvcc.TorchNvccFlags:
     """torch's flags for the extension, given its flags as torch is (each one as written, not yet split
     into the shell's words): torch looks at each for a standard (-std=) and an arch."""
-    return torch_nvcc.extension_flags(extension.name, tuple(extension.cuda_flags), flags.gencode(arch))
+    return torch_nvcc.extension_flags(extension.name, tuple(extension.cuda_flags), gencode_flag(arch))
 
 
 def _flag_words(extension: Extension) -> list[str]:
