@@ -47,6 +47,10 @@ class KernelChanges:
     new: tuple[str, ...]  # this build's kernels the reference lacks
     of: int  # the reference's kernel count
 
+    def __bool__(self) -> bool:
+        """Whether any kernel changed, went or came."""
+        return bool(self.changed or self.gone or self.new)
+
     def cell(self) -> str:
         """"none", "4 of 21", "4 of 21, 10 gone, 1 new"."""
         parts = [f"{len(self.changed)} of {self.of}"] if self.changed else []

@@ -86,7 +86,7 @@ def kernel_changes(report: TuneReport, limit: int | None = kernel_compare.NAMES_
     lines = []
     for cid, build in _listed_builds(report):
         found = kernel_compare.changes(ref, build)
-        if cid != ref.config_id and found is not None and found.cell() != "none":
+        if cid != ref.config_id and found:
             lines.append(f"{_compile_label(report, cid, base)} vs {against}: {found.line(limit)}")
     return lines
 
