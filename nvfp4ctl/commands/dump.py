@@ -66,7 +66,7 @@ def _task_in_use(task_path: Path | None) -> Any | None:
         return None
 
 
-def _refuse_another_problem(task_path: Path | None) -> None:
+def _refuse_another_problem(loaded: Any | None) -> None:
     """The kernel --umma reads when none is named is nvfp4ctl's CUTLASS kernel for the GEMM, the only
     problem it ships one for: in a GEMV, grouped or dual GEMM folder it would check the GEMM's kernel as
     if it were the task's."""
@@ -74,7 +74,6 @@ def _refuse_another_problem(task_path: Path | None) -> None:
     from nvfp4ctl.umma.configs import KERNEL_FILE
     from nvfp4ctl.workspace import task_file_name
 
-    loaded = _task_in_use(task_path)
     if loaded is None or loaded.problem == DEFAULT_PROBLEM:
         return
     raise UsageError(f"dump --umma reads nvfp4ctl's CUTLASS sm_100a kernel for {DEFAULT_PROBLEM}"
@@ -83,14 +82,13 @@ def _refuse_another_problem(task_path: Path | None) -> None:
                      " --desc-b, --tmem-*, --mma) or --from-log FILE, or --kernel PATH for a CUTLASS kernel of yours")
 
 
-def _refuse_runtime_for_another_problem(task_path: Path | None, kernel: Path | None) -> None:
+def _refuse_runtime_for_another_problem(loaded: Any | None, kernel: Path | None) -> None:
     """--runtime builds any kernel with the GEMM's binding and runs it on the GEMM's inputs, so it is the
     GEMM's alone, as check --dump is. The task is check's for the kernel (task_for_kernel): where nvfp4ctl's
     own GEMM task stands in, a kernel including another problem's API header is judged by that problem."""
     from nvfp4ctl.problems import DEFAULT_PROBLEM, refuse_gemm_only
     from nvfp4ctl.runner.targets import task_for_kernel
 
-    loaded = _task_in_use(task_path)
     if loaded is not None:
         refuse_gemm_only(f"dump --runtime runs a debug build of an {DEFAULT_PROBLEM} kernel",
                          task_for_kernel(loaded, kernel).problem)
@@ -376,10 +374,11 @@ def command(
     # kernels/ folder of yours (which the bare default reads)
     named_default = kernel is not None and str(kernel) == DEFAULT_BY_NAME
     # first: no --shape makes a GEMV task the GEMM's
+    judged_by = _task_in_use(task) if runtime or umma else None  # read once for both refusals
     if runtime:  # whatever the kernel: it runs through the GEMM's binding
-        _refuse_runtime_for_another_problem(task, kernel)
+        _refuse_runtime_for_another_problem(judged_by, kernel)
     if umma and not user and (kernel is None or named_default):
-        _refuse_another_problem(task)
+        _refuse_another_problem(judged_by)
     if (layout or runtime) and shape is None:
         raise UsageError(_shape_needed(layout, runtime, task))
     # a --shape, --row or --kblock that is wrong is said before any mode runs (--umma's first run compiles for
