@@ -22,7 +22,7 @@ def comparison_lines(comparison: Comparison, with_errors: bool = True) -> list[s
     lines = _parts_lines(c)
     lines += [
         f"{'' if c.output == 'c' else c.output + ': '}{c.mismatched} of {c.total} outputs differ ({100.0 * c.mismatched / max(c.total, 1):.1f}%)"
-        + (f"; {_error_sizes(c)}" if with_errors else "")
+        + (f"; {error_sizes(c)}" if with_errors else "")
     ]
     if c.nan_got or c.inf_got or c.nan_want or c.inf_want:
         lines.append(f"output has {c.nan_got} NaN, {c.inf_got} Inf; the reference has {c.nan_want} NaN, {c.inf_want} Inf")
@@ -44,7 +44,11 @@ def comparison_lines(comparison: Comparison, with_errors: bool = True) -> list[s
     return lines
 
 
-def _error_sizes(c: Comparison) -> str:
+def error_sizes(c: Comparison) -> str:
+    """How far off the wrong outputs are. The sizes cover finite pairs only, so where every wrong value
+    is a NaN or Inf there is no size to give: "max abs err 0" would read as right."""
+    if c.mismatched and c.nonfinite_wrong == c.mismatched:
+        return f"{'the one wrong value is' if c.mismatched == 1 else f'all {c.mismatched} wrong are'} NaN or Inf"
     return (f"max abs err {c.max_abs_err:.4g}, max rel err {c.max_rel_err:.4g}"
             + (f" (over the finite ones; {c.nonfinite_wrong} wrong are NaN or Inf)" if c.nonfinite_wrong else ""))
 

@@ -110,5 +110,6 @@ def _why_wrong(result: Any) -> str:
     wrong = result.comparison
     if wrong is None:
         return f"check failed ({result.phase})"
-    return (f"{wrong.mismatched} of {wrong.total} outputs wrong ({result.phase}), "
-            f"max abs error {wrong.max_abs_err:g}")
+    from nvfp4ctl.check.render import error_sizes
+
+    return f"{wrong.mismatched} of {wrong.total} outputs wrong ({result.phase}), {error_sizes(wrong)}"

@@ -53,3 +53,13 @@ def test_a_side_that_fails_its_check_is_reported_alone_and_the_other_still_timed
     reply = jobs.measure_pair(None, artifact={"name": "current"}, challenger={"name": "challenger"}, **SETTINGS)
     assert reply["current"] == {"status": WRONG, "message": "current is wrong"}
     assert reply["challenger"]["status"] == OK and order == ["challenger", "challenger"]
+
+
+def test_a_candidate_whose_wrong_values_are_all_nan_gets_no_error_size_of_zero() -> None:
+    from nvfp4ctl.check.result import Comparison
+
+    nan_everywhere = Comparison(shape=(128, 128), mismatched=16384, max_abs_err=0.0, max_rel_err=0.0,
+                                nan_got=16384, inf_got=0, nan_want=0, inf_want=0, unwritten=16384, first=(),
+                                tile_wrong=((16384,),), tile_size=((16384,),), nonfinite_wrong=16384)
+    checked = SimpleNamespace(raised=(), problems=(), comparison=nan_everywhere, phase="first call")
+    assert jobs._why_wrong(checked) == "16384 of 16384 outputs wrong (first call), all 16384 wrong are NaN or Inf"
