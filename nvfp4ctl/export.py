@@ -243,6 +243,20 @@ def _refusal(path: Path) -> str | None:
     return None
 
 
+def _kept_shebang(output: Path) -> str:
+    """The `#!` line (with its newline) the user put above an earlier export at `output`, for the new
+    export to keep; "" where there is none, or the file is no export (a file of the user's replaced with
+    --force is replaced whole). The export's own text starts below that line, as _refusal reads it."""
+    try:
+        text = output.read_text(encoding="utf-8-sig", errors="replace")
+    except OSError:  # not there (yet), or unreadable: _refusal has said what matters
+        return ""
+    if not text.startswith("#!"):
+        return ""
+    shebang, _, rest = text.partition("\n")
+    return f"{shebang}\n" if EXPORT_MARK in rest.partition("\n")[0] else ""
+
+
 def _same_file(a: Path, b: Path) -> bool:
     """`a` and `b` name one file: through links and hard links, or as one path where it is not there yet."""
     try:
@@ -274,7 +288,7 @@ def export_submission(kernel: Path, output: Path, arch: str | None = None, force
     inputs = build_inputs(checked_source(kernel))
     _refuse_output(output, _never_written(output, inputs, protected or {}), force)
     submission = render(inputs, resolve_arch(inputs.kernel, arch))
-    _write(output, submission.text)
+    _write(output, _kept_shebang(output) + submission.text)
     return submission
 
 
@@ -295,6 +309,7 @@ def export_plain_torch(source: Path, output: Path, problem: str, force: bool = F
     text = f"{first} Body sha256 {_body_hash(body)}.\n{body}"
     if FORBIDDEN_WORD in text.lower():
         raise UsageError(f'{source} contains "{FORBIDDEN_WORD}", which the leaderboard refuses; nothing was written')
+    text = _kept_shebang(output) + text
     _write(output, text)
     return text
 

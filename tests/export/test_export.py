@@ -234,18 +234,30 @@ def test_an_edited_export_is_kept_an_empty_file_is_replaced_a_link_is_written_th
 @pytest.mark.parametrize("preamble", ["#!/usr/bin/env python3\n", "\ufeff#!/usr/bin/env python3\n"])
 def test_an_export_with_a_shebang_line_above_its_docstring_is_still_an_earlier_export(tmp_path: Path,
                                                                                       preamble: str) -> None:
-    """lint reads such a file as an export (past_preamble); export refused to replace it as "not an earlier export"."""
+    """lint reads such a file as an export (past_preamble); export refused to replace it as "not an earlier export".
+    The new export keeps the user's `#!` line, where it dropped it."""
     output = tmp_path / "submission.py"
     assert _export("-o", str(output)).exit_code == 0
     exported_text = output.read_text(encoding="utf-8")
     output.write_text(preamble + exported_text, encoding="utf-8")
     result = _export("-o", str(output))
     assert result.exit_code == 0, result.output
-    assert output.read_text(encoding="utf-8") == exported_text
+    assert output.read_text(encoding="utf-8") == "#!/usr/bin/env python3\n" + exported_text
+    assert _export("-o", str(output)).exit_code == 0  # kept again, once
+    assert output.read_text(encoding="utf-8") == "#!/usr/bin/env python3\n" + exported_text
     output.write_text(preamble + exported_text + "# tuned by hand\n", encoding="utf-8")
     result = _export("-o", str(output))
     assert result.exit_code == 2 and "is an earlier export edited since" in " ".join(result.output.split())
     assert output.read_text(encoding="utf-8").endswith("# tuned by hand\n")
+    assert _export("-o", str(output), "--force").exit_code == 0  # still an export of theirs: its line stays
+    assert output.read_text(encoding="utf-8") == "#!/usr/bin/env python3\n" + exported_text
+
+
+def test_a_users_own_file_with_a_shebang_line_is_replaced_whole_with_force(tmp_path: Path) -> None:
+    output = tmp_path / "submission.py"
+    output.write_text("#!/usr/bin/env python3\ndef custom_kernel(data):\n    return data[6]\n", encoding="utf-8")
+    assert _export("-o", str(output), "--force").exit_code == 0
+    assert output.read_text(encoding="utf-8").startswith('"""GPU MODE ')
 
 
 def test_a_replaced_export_keeps_its_mode_and_a_symlink_loop_is_one_line(tmp_path: Path) -> None:

@@ -231,3 +231,15 @@ def test_a_task_file_that_cannot_be_read_is_not_taken_for_the_gemms(tmp_path: Pa
     result = runner.invoke(app, ["export", "-o", "out.py", "--kernel", str(GEMM_TC)])
     assert result.exit_code == 0, result.output
     assert "the kernel's problem is not checked against the task" in _flat(result.output)
+
+
+def test_a_plain_torch_export_keeps_the_shebang_line_put_above_the_earlier_one(tmp_path: Path) -> None:
+    """It wrote its text over the file whole: the user's `#!` line above the earlier export was gone."""
+    from nvfp4ctl.export import export_plain_torch
+
+    starter = DUAL_GEMM.parent.parent / "torch_dequant" / "nvfp4_dual_gemm_submission.py"
+    output = tmp_path / "dual.py"
+    written = export_plain_torch(starter, output, "nvfp4_dual_gemm")
+    output.write_text("\ufeff#!/usr/bin/env python3\n" + written, encoding="utf-8")
+    assert export_plain_torch(starter, output, "nvfp4_dual_gemm") == "#!/usr/bin/env python3\n" + written
+    assert output.read_text(encoding="utf-8") == "#!/usr/bin/env python3\n" + written
