@@ -223,6 +223,15 @@ def _body_hash(body: str) -> str:
     return hashlib.sha256(body.encode()).hexdigest()[:16]
 
 
+def export_lines(text: str) -> tuple[str, str] | None:
+    """An export's own first line (past a UTF-8 byte order mark and a `#!` line put above it: the docstring's,
+    or the plain-torch export's comment), which carries the export mark, and the text below it, whose hash that
+    line records; None for a file export did not write. One test for export's refusals and build's reading of
+    the CUTLASS lookup (build.export_lookup)."""
+    first, _, body = past_preamble(text).partition("\n")
+    return (first, body) if EXPORT_MARK in first else None
+
+
 def _refusal(path: Path) -> str | None:
     """Why `path` must not be replaced without --force: it is the user's own file, or an export they
     edited since (files from before the body hash count as unedited); None: replace it."""
@@ -234,9 +243,10 @@ def _refusal(path: Path) -> str | None:
         return None  # nothing to lose
     # past a `#!` line an editor or the user put above the docstring, as lint reads the file: the mark is
     # the docstring's, and the hash is of what export wrote after it
-    first, _, body = past_preamble(text).partition("\n")
-    if EXPORT_MARK not in first:
+    lines = export_lines(text)
+    if lines is None:
         return "is not an earlier export"
+    first, body = lines
     recorded = _BODY_HASH.search(first)
     if recorded and recorded.group(1) != _body_hash(body):
         return "is an earlier export edited since (its text no longer matches the Body sha256 on its first line)"
@@ -251,10 +261,9 @@ def _kept_shebang(output: Path) -> str:
         text = output.read_text(encoding="utf-8-sig", errors="replace")
     except OSError:  # not there (yet), or unreadable: _refusal has said what matters
         return ""
-    if not text.startswith("#!"):
+    if not text.startswith("#!") or export_lines(text) is None:
         return ""
-    shebang, _, rest = text.partition("\n")
-    return f"{shebang}\n" if EXPORT_MARK in rest.partition("\n")[0] else ""
+    return text.partition("\n")[0] + "\n"
 
 
 def _same_file(a: Path, b: Path) -> bool:

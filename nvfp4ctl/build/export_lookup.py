@@ -13,17 +13,15 @@ from __future__ import annotations
 import ast
 from functools import lru_cache
 
-from nvfp4ctl.preamble import past_preamble
-
 
 def is_export_lookup(value: ast.expr, tree: ast.Module, text: str) -> bool:
     """Whether `value`, an extra_include_paths argument, is an export's call of its CUTLASS lookup."""
-    from nvfp4ctl.export import CUTLASS_LOOKUP_FUNCTION, EXPORT_MARK  # export loads its build inputs: only here
+    from nvfp4ctl.export import CUTLASS_LOOKUP_FUNCTION, export_lines  # export loads its build inputs: only here
 
     if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == CUTLASS_LOOKUP_FUNCTION
             and not value.args and not value.keywords):
         return False
-    if EXPORT_MARK not in past_preamble(text).partition("\n")[0]:
+    if export_lines(text) is None:
         return False
     bindings = list(_bindings(tree, CUTLASS_LOOKUP_FUNCTION))
     return (len(bindings) == 1 and isinstance(bindings[0], ast.FunctionDef) and bindings[0] in tree.body

@@ -406,3 +406,23 @@ def test_no_hint_where_nothing_can_be_told_or_for_nvfp4ctls_own_kernels(tmp_path
     kernel.write_text(HGMMA_PROBE.read_text())
     result = runner.invoke(app, ["export", "--kernel", str(kernel), "-o", str(tmp_path / "mine.py")])
     assert result.exit_code == 0 and "hint:" not in result.output, result.output
+
+
+def test_one_test_says_an_exports_first_line_for_export_and_build(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """export's refusal and build's reading of the CUTLASS lookup each wrote the test out themselves."""
+    from nvfp4ctl import export
+    from nvfp4ctl.build.export_lookup import is_export_lookup
+    from nvfp4ctl.project import kernels_dir
+
+    output = tmp_path / "submission.py"
+    export_submission(kernels_dir() / "sm100" / "nvfp4_gemm_sm100.cu", output)  # a CUTLASS kernel: the lookup
+    text = output.read_text(encoding="utf-8")
+    first, body = text.split("\n", 1)
+    assert export.export_lines(text) == export.export_lines("\ufeff#!/usr/bin/env python3\n" + text) == (first, body)
+    assert export.export_lines(body) is None and export.export_lines("#!/usr/bin/env python3\n") is None
+    tree = ast.parse(text)
+    [lookup] = [node.value for node in ast.walk(tree) if isinstance(node, ast.keyword) and node.arg == "extra_include_paths"]
+    assert is_export_lookup(lookup, tree, text)
+    monkeypatch.setattr(export, "export_lines", lambda text: None)  # build asks export's own test
+    assert not is_export_lookup(lookup, tree, text)
