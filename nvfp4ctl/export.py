@@ -361,8 +361,6 @@ _CUTLASS_MODULES = ("importlib.util", "os")
 # `nvfp4ctl build` reads the call whole, with nothing left unknown to warn of. Build cannot run the
 # lookup, and knows it by its name and its exact definition (build.export_lookup)
 CUTLASS_LOOKUP_FUNCTION = "_include_dirs"
-CUTLASS_LOOKUP_ORDER = ", ".join([*(f"${name}" for name in toolchain.CUTLASS_ROOT_VARIABLES),
-                                  toolchain.CUTLASS_SYSTEM_ROOT, f"then {toolchain.WHEEL}"])
 _CUTLASS_INCLUDE_PATHS = f"\n        extra_include_paths={CUTLASS_LOOKUP_FUNCTION}(),"
 
 

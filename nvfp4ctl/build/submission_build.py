@@ -97,10 +97,10 @@ def cutlass_lookup_note(extension: Extension) -> str | None:
     Asked after the build, which has refused a machine without CUTLASS where the code needs it."""
     if extension.cutlass_lookup_line is None:
         return None
-    from nvfp4ctl.export import CUTLASS_LOOKUP_FUNCTION, CUTLASS_LOOKUP_ORDER
+    from nvfp4ctl.export import CUTLASS_LOOKUP_FUNCTION
 
     lookup = (f"line {extension.cutlass_lookup_line}: extra_include_paths={CUTLASS_LOOKUP_FUNCTION}() is nvfp4ctl"
-              f" export's lookup of CUTLASS's headers at import ({CUTLASS_LOOKUP_ORDER}), which finds the"
+              f" export's lookup of CUTLASS's headers at import ({toolchain.CUTLASS_LOOKUP_ORDER}), which finds the"
               " leaderboard machine's")
     if not includes_cutlass_anywhere(extension):
         return f"{lookup}; its code includes no CUTLASS header: built without them"

@@ -29,6 +29,10 @@ SASS_TOOLS_HINT = "pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm"
 # and at import by an exported submission, whose _include_dirs() export.CUTLASS_LOOKUP writes from these
 CUTLASS_ROOT_VARIABLES = ("CUTLASS_PATH", "CUTLASS_HOME")
 CUTLASS_SYSTEM_ROOT = "/usr/local/cutlass"
+WHEEL = "the nvidia-cutlass wheel"
+# the lookup in words, as build's note on an export's _include_dirs() names it
+CUTLASS_LOOKUP_ORDER = ", ".join([*(f"${name}" for name in CUTLASS_ROOT_VARIABLES), CUTLASS_SYSTEM_ROOT,
+                                  f"then {WHEEL}"])
 CUTLASS_MISSING = (f"the kernel includes CUTLASS/CuTe headers but none were found"
                    f" ({', '.join(f'${name}' for name in CUTLASS_ROOT_VARIABLES)}, {CUTLASS_SYSTEM_ROOT})"
                    " and the nvidia-cutlass wheel is not installed (pip install nvidia-cutlass)")
@@ -184,9 +188,6 @@ class CutlassHeaders:
         """Whose headers and their include folder: "$CUTLASS_HOME's (/opt/cutlass/include)"."""
         version = f"{cutlass_version()}: " if self.wheel else ""
         return f"{self.whose}'s ({version}{self.include_dirs[0]})"
-
-
-WHEEL = "the nvidia-cutlass wheel"
 
 
 def cutlass_candidates(environ: Mapping[str, str]) -> list[tuple[str, Path]]:

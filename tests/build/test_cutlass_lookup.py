@@ -162,6 +162,14 @@ def _include_dirs():
     assert carried in CUTLASS_LOOKUP
 
 
+def test_the_lookup_order_in_words_is_builds_beside_its_constants() -> None:
+    """It was made in export of toolchain's constants, and build's note imported it from export."""
+    from nvfp4ctl import export
+
+    assert toolchain.CUTLASS_LOOKUP_ORDER == "$CUTLASS_PATH, $CUTLASS_HOME, /usr/local/cutlass, then the nvidia-cutlass wheel"
+    assert not hasattr(export, "CUTLASS_LOOKUP_ORDER")
+
+
 # one text for a kernel's build and an export's: what nvfp4ctl does, then why (a kernel build involves no export)
 PASSED_OVER = ("does not exist: no CUTLASS headers there, passed over: the next place in the lookup order is used,"
                " as an exported submission's lookup also does")
