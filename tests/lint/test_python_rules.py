@@ -1515,3 +1515,19 @@ def test_a_shape_branch_names_the_shape_it_pins() -> None:
         """
     [diagnostic] = [d for d in lint_text(textwrap.dedent(source), SNIPPET) if d.code == "NV702"]
     assert "m=128 n=4096 k=7168" in diagnostic.message
+
+
+def test_one_node_finding_places_the_rules_findings_and_nv010s() -> None:
+    """check's report closure and extensions' NV010 each worked a node's place out: one function does."""
+    import ast
+
+    from nvfp4ctl.lint.python.findings import node_finding
+    from nvfp4ctl.lint.source import SourceFile
+
+    text = 'µ = f("ab")\ng(\n    1)\n'
+    source = SourceFile(Path(SNIPPET), text)
+    one_line, over_two = [node.value for node in ast.parse(text).body]  # type: ignore[attr-defined]
+    called = node_finding(source, one_line, "NV010", "m")
+    assert (called.offset, called.width, called.code) == (text.index("f("), len('f("ab")'), "NV010")
+    spread = node_finding(source, over_two, "NV201", "m")
+    assert (spread.offset, spread.width) == (text.index("g("), 1)  # a node over several lines: its start

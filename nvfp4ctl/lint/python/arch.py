@@ -8,6 +8,7 @@ from __future__ import annotations
 from nvfp4ctl.build.arch_names import LEADERBOARD_GPU, LEADERBOARD_GPU_ARCH, code_needs, naming_the_arch
 from nvfp4ctl.build.submission_sources import Extension, SubmissionSources, device_code
 from nvfp4ctl.lint.diagnostic import Finding
+from nvfp4ctl.lint.python.findings import line_finding
 from nvfp4ctl.lint.source import SourceFile
 
 
@@ -27,10 +28,3 @@ def check(source: SourceFile, sources: SubmissionSources, extensions: list[Exten
                                      f" ({LEADERBOARD_GPU_ARCH[1]}, without the a) on the {LEADERBOARD_GPU}, where its {what}"
                                      f" do not assemble; name {arch}: {naming_the_arch(arch)}{sources.arch_list_remarks(extension)}"))
     return findings
-
-
-def line_finding(source: SourceFile, line: int, code: str, message: str) -> Finding:
-    """A finding that spans the line's code, from its first non-blank character."""
-    text = source.line_text(line)
-    start = source.line_starts[line - 1] + len(text) - len(text.lstrip())
-    return Finding(start, code, message, max(len(text.strip()), 1))

@@ -13,6 +13,7 @@ from nvfp4ctl.lint.diagnostic import Finding
 from nvfp4ctl.lint.python import caching, extensions, timed, whole_file
 from nvfp4ctl.lint.python.embedded import fragments
 from nvfp4ctl.lint.python.facts import using
+from nvfp4ctl.lint.python.findings import node_finding
 from nvfp4ctl.lint.python.index import ModuleIndex
 from nvfp4ctl.lint.source import SourceFile
 from nvfp4ctl.submission_text import coding_line_problem
@@ -38,11 +39,7 @@ def check(source: SourceFile, config: LintConfig) -> list[Finding]:
     findings: list[Finding] = _entry_point(source, tree)
 
     def report(node: ast.AST, code: str, message: str) -> None:
-        start = source.ast_offset(node.lineno, node.col_offset)  # type: ignore[attr-defined]
-        width = 1
-        if getattr(node, "end_lineno", None) == node.lineno:  # type: ignore[attr-defined]
-            width = max(source.ast_offset(node.end_lineno, node.end_col_offset) - start, 1)  # type: ignore[attr-defined]
-        findings.append(Finding(start, code, message, width))
+        findings.append(node_finding(source, node, code, message))
 
     with using(config.problem):  # tuple indices and names of the task's problem
         index = ModuleIndex(tree)

@@ -12,7 +12,7 @@ from nvfp4ctl.build.submission_sources import Extension, sources_in
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.lint.diagnostic import Finding
 from nvfp4ctl.lint.python import arch
-from nvfp4ctl.lint.python.arch import line_finding
+from nvfp4ctl.lint.python.findings import line_finding, node_finding
 from nvfp4ctl.lint.source import SourceFile
 
 
@@ -27,18 +27,9 @@ def check(source: SourceFile, tree: ast.Module) -> list[Finding]:
     flags_fine = [extension for extension in sources.extensions if not _flag_finding(source, extension, findings)]
     for extension in sources.extensions:
         called = f"{extension.call}({extension.name!r})"
-        findings += [_argument_finding(source, given.node, f"{called}'s {why}")
+        findings += [node_finding(source, given.node, "NV010", f"{called}'s {why}")
                      for given, why in strs_for_lists(extension)]
     return [*findings, *arch.check(source, sources, flags_fine)]
-
-
-def _argument_finding(source: SourceFile, node: ast.expr, message: str) -> Finding:
-    """NV010 at the argument's value: one call may give several on a line, each its own finding."""
-    start = source.ast_offset(node.lineno, node.col_offset)
-    width = 1
-    if node.end_lineno == node.lineno and node.end_col_offset is not None:  # a value over several lines: its start
-        width = max(source.ast_offset(node.lineno, node.end_col_offset) - start, 1)
-    return Finding(start, "NV010", message, width)
 
 
 def _flag_finding(source: SourceFile, extension: Extension, findings: list[Finding]) -> bool:
