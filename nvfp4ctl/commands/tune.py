@@ -99,14 +99,15 @@ def show(report: Any, label: str, verbose: bool) -> None:
     if resumed:
         console.info(resumed, style="dim")
     if report.compile_only:
-        columns, rows = render.compile_table(report)
+        compiled = render.compiled_builds(report)  # the table and its notes compare with one reference build
+        columns, rows = render.compile_table(report, compiled)
         console.table(columns, rows, title=f"{label}: {len(rows)} candidate builds ({report.wall_s:.1f} s)", right_align_from=2,
                       whole=(0,))
-        if whose := render.kernel_note(report):
+        if whose := render.kernel_note(report, compiled):
             console.info(whose)
-        for line in render.kernel_changes(report, None if verbose else render.kernel_compare.NAMES_SHOWN):
+        for line in render.kernel_changes(report, None if verbose else render.kernel_compare.NAMES_SHOWN, compiled):
             console.info(line)
-        if smem := render.smem_note(report):
+        if smem := render.smem_note(report, compiled):
             console.info(smem, style="dim")
         if apart := render.apart_line(report):
             console.info(apart, style="dim")

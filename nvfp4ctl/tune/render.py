@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from nvfp4ctl.kernel_cells import byte_size, spills_text
 from nvfp4ctl.tune import kernel_compare
@@ -29,21 +30,31 @@ def _compile_label(report: TuneReport, cid: str, base: Config) -> str:
     return f"start ({label})"
 
 
-def _listed_builds(report: TuneReport) -> list[tuple[str, BuildResult]]:
-    """The builds in the order they were asked for: the current table, the start, one knob at a time."""
-    return [(cid, build) for cid in report.configs if (build := report.builds.get(cid)) is not None]
+@dataclass(frozen=True)
+class CompiledBuilds:
+    """A compile-only report's builds in the order they were asked for (the current table, the start, one
+    knob at a time) and the build every row is compared with: worked out once for the table and its notes."""
+
+    listed: list[tuple[str, BuildResult]]
+    ref: kernel_compare.Reference | None
 
 
-def compile_table(report: TuneReport) -> tuple[list[str], list[list[object]]]:
+def compiled_builds(report: TuneReport) -> CompiledBuilds:
+    listed = [(cid, build) for cid in report.configs if (build := report.builds.get(cid)) is not None]
+    return CompiledBuilds(listed, kernel_compare.reference(listed))
+
+
+def compile_table(report: TuneReport, compiled: CompiledBuilds | None = None) -> tuple[list[str], list[list[object]]]:
     """One row per build. Where builds hold several kernels, regs and static smem are one kernel's in
     every row (kernel_note names it), and "kernels changed" counts those that differ from its build."""
     base = report.knobs.defaults()
-    ref = kernel_compare.reference(_listed_builds(report))
+    compiled = compiled or compiled_builds(report)
+    ref = compiled.ref
     columns = ["candidate", "for", "regs", "static smem", "stack", "spills", "compile", "verdict"]
     if ref is not None:
         columns.insert(4, "kernels changed")
     rows = []
-    for cid, build in _listed_builds(report):
+    for cid, build in compiled.listed:
         compile_text = "cached" if build.cache_hit else f"{build.compile_s:.1f} s"
         built = build.status != COMPILE_ERROR  # a failed compile has no resources to show
         figures = (build.registers, build.shared_bytes) if ref is None else kernel_compare.shown(ref, build)
@@ -60,15 +71,16 @@ def compile_table(report: TuneReport) -> tuple[list[str], list[list[object]]]:
     return columns, rows
 
 
-def kernel_note(report: TuneReport) -> str | None:
+def kernel_note(report: TuneReport, compiled: CompiledBuilds | None = None) -> str | None:
     """Whose regs and static smem the compile table shows, where builds hold several kernels: the sm_90a
     file's row read 208 and 32.0 KiB (its direct mma.sync kernel's) until a candidate changed that
     kernel, then 168 and 0 B (a wgmma kernel's), as if one kernel had changed. None: one kernel each."""
-    ref = kernel_compare.reference(_listed_builds(report))
+    compiled = compiled or compiled_builds(report)
+    ref = compiled.ref
     if ref is None:
         return None
     label = _compile_label(report, ref.config_id, report.knobs.defaults())
-    lacking = any(kernel_compare.shown(ref, build) is None for _, build in _listed_builds(report)
+    lacking = any(kernel_compare.shown(ref, build) is None for _, build in compiled.listed
                   if build.status != COMPILE_ERROR)
     absent = " ('-' where a build has no such kernel)" if lacking else ""
     return (f"regs and static smem are those of {ref.kernel} in every row, the most registers of the"
@@ -76,27 +88,29 @@ def kernel_note(report: TuneReport) -> str | None:
             " other regs or static smem in that row's build")
 
 
-def kernel_changes(report: TuneReport, limit: int | None = kernel_compare.NAMES_SHOWN) -> list[str]:
+def kernel_changes(report: TuneReport, limit: int | None = kernel_compare.NAMES_SHOWN,
+                   compiled: CompiledBuilds | None = None) -> list[str]:
     """One line per build whose kernels differ from the reference build's: which, and how."""
-    ref = kernel_compare.reference(_listed_builds(report))
+    compiled = compiled or compiled_builds(report)
+    ref = compiled.ref
     if ref is None:
         return []
     base = report.knobs.defaults()
     against = _compile_label(report, ref.config_id, base)
     lines = []
-    for cid, build in _listed_builds(report):
+    for cid, build in compiled.listed:
         found = kernel_compare.changes(ref, build)
         if cid != ref.config_id and found:
             lines.append(f"{_compile_label(report, cid, base)} vs {against}: {found.line(limit)}")
     return lines
 
 
-def smem_note(report: TuneReport) -> str | None:
+def smem_note(report: TuneReport, compiled: CompiledBuilds | None = None) -> str | None:
     """What the static smem column cannot show: ptxas -v and cuobjdump count a kernel's __shared__ arrays
     alone, never the dynamic shared memory it asks for at launch (cudaFuncSetAttribute, the launch's third
     argument). A knob sizing pipeline stages there (STAGES_SHARED_A: about 41 KB a stage) left every row
     at the same static 32.0 KiB, as if it changed nothing. None where no candidate built."""
-    ref = kernel_compare.reference(_listed_builds(report))
+    ref = (compiled or compiled_builds(report)).ref
     if ref is None:
         sizes = {build.shared_bytes for build in report.builds.values() if build.status != COMPILE_ERROR}
         whose, where = "every build's static smem is", ""
@@ -306,13 +320,14 @@ JSON_VERSION = 1
 def to_dict(report: TuneReport) -> dict:
     """The report as JSON-ready data (--json): builds, and per shape the ranking and the winner."""
     base = report.knobs.defaults()
+    compiled = compiled_builds(report) if report.compile_only else None
     payload: dict = {
         "version": JSON_VERSION, "kernel": str(report.knobs.source), "compile_only": report.compile_only, "gpu": report.gpu,
         "wall_s": report.wall_s, "gpu_busy_s": report.gpu_busy_s, "stolen": report.stolen, "resumed": report.resumed,
         "resumed_from": _resumed_from(report),
         "result": result_line(report), "written": [str(p) for p in report.written], "table_note": report.table_note,
-        "smem_note": smem_note(report) if report.compile_only else None,
-        "kernel_note": kernel_note(report) if report.compile_only else None,
+        "smem_note": smem_note(report, compiled) if compiled else None,
+        "kernel_note": kernel_note(report, compiled) if compiled else None,
         "builds": [{"candidate": _compile_label(report, cid, base), "config": _values(report, cid),
                     "built_apart": built_apart(report) if cid == CURRENT else None,
                     "resumed": cid not in report.builds} | _build(build)

@@ -339,6 +339,26 @@ def test_compile_only_rows_show_one_named_kernel_and_count_the_kernels_changed(c
     assert payload["builds"][1]["kernel"] == WGMMA and payload["builds"][1]["kernels"][2] == [DIRECT_41, 64, 32768]
 
 
+def test_the_compile_table_and_its_notes_find_their_reference_build_once(capsys, monkeypatch) -> None:
+    """The table, the kernel note, the change lines and the smem note each looked the reference build up
+    again over every build: four times for one report shown, twice more for --json."""
+    from nvfp4ctl.commands.tune import show
+    from nvfp4ctl.tune import kernel_compare
+
+    report = TuneReport(knobs=KNOBS, shapes=[A], compile_only=True)
+    start = start_configs(KNOBS, [A], None)[A]
+    for config, build in {start: _sm90_like((208, 148)), start.with_value("R_K", 2): _sm90_like((64, 64))}.items():
+        report.configs[config.id] = config
+        report.built_for[config.id] = [A]
+        report.builds[config.id] = build
+    looked_up = []
+    found = kernel_compare.reference
+    monkeypatch.setattr(kernel_compare, "reference", lambda builds: looked_up.append(1) or found(builds))
+    show(report, "nvfp4_gemm_sm90.cu", verbose=False)
+    assert "kernels changed" in capsys.readouterr().out and len(looked_up) == 1
+    assert to_dict(report)["kernel_note"] is not None and len(looked_up) == 2
+
+
 def test_a_file_of_one_kernel_keeps_its_table_and_notes() -> None:
     from nvfp4ctl.tune.render import compile_table, kernel_note
     from nvfp4ctl.tune.results import BuildResult
