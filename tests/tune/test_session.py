@@ -469,3 +469,38 @@ def test_a_progress_line_goes_to_stderr_where_no_bar_is_drawn_and_not_under_q(mo
     console.progress_line("compiling: 1 of 13, 45 s")
     assert lines == ["compiling: 1 of 13, 45 s"]
     assert not Console(verbosity=-1).draws_no_bar  # -q: no progress at all
+
+
+@pytest.mark.parametrize("compile_only_round", [False, True])
+def test_a_kernel_knobs_values_are_built_once_per_distinct_start(tmp_path: Path, compile_only_round: bool) -> None:
+    """A candidate sets every knob as -D, the plan knobs of its shape's start too, so a kernel knob's value is
+    one build per distinct start (docs/tune.md: 19 builds for 3 values over 13 shapes of 6 starts), and
+    never one set of defines twice; over shapes that share one start, one build per value."""
+    from nvfp4ctl.tune.session import compile_only
+    from nvfp4ctl.tune.table import DispatchTable
+
+    from tune_fakes import make_knobs
+
+    knobs = make_knobs(("X_K", (1, 2, 3), 1, "kernel"), ("X_P", (0, 1, 2, 3, 4, 5), 0, "plan"))
+    shapes = [(128 * (i + 1), 256, 256, 1) for i in range(13)]
+    compiled: list[tuple[str, ...]] = []
+
+    def counted(source: str, arch: str, defines: tuple[str, ...]):
+        compiled.append(defines)
+        return fake_compile(source, arch, defines)
+
+    for plans, builds in ((6, 19), (1, 4)):
+        compiled.clear()
+        table = DispatchTable(plan={s: {"X_P": i % plans} for i, s in enumerate(shapes)}, kernel={}, has_kernel_block=True)
+        report = TuneReport(knobs=knobs, shapes=shapes, compile_only=compile_only_round)
+        cases = {s: Case(*s, seed=1111) for s in shapes}
+        with CompilePool(Path("fake.cu"), "sm_90a", compile_fn=counted, executor=ThreadPoolExecutor(2)) as pool, \
+                GpuPool([NamedWorker("GPU 0", FakeWorker(timing))], {}, timeout_s=10) as gpus:
+            evaluator = Evaluator(pool, None if compile_only_round else gpus, TuneState(tmp_path / f"{plans}.json", "k"),
+                                  cases, report, lambda *_: None)
+            start = start_configs(knobs, shapes, table)
+            if compile_only_round:
+                compile_only(knobs, start, evaluator, only=frozenset({"X_K"}))
+            else:
+                tune(knobs, start, table, evaluator, SearchSettings(only=frozenset({"X_K"})), write=False)
+        assert len(compiled) == len(set(compiled)) == len(report.builds) == builds
