@@ -51,7 +51,7 @@ def command(
     from nvfp4ctl.build.compile import CompileTimeout
     from nvfp4ctl.progress_lines import progress_lines
 
-    from nvfp4ctl.commands.build_target import header, resolve_build_target, warn_of_the_submission_here
+    from nvfp4ctl.commands.build_target import headers, resolve_build_target, warn_of_the_submission_here
 
     console = get_console()
     verbose = verbose or console.verbosity >= VERBOSE
@@ -60,7 +60,8 @@ def command(
     def announce() -> None:
         """The header, said once the file and the options passed their checks: a refusal stays one line."""
         if chosen.has_header:
-            console.info(header(chosen), style="dim")
+            for line in headers(chosen):
+                console.info(line, style="dim")
         warn_of_the_submission_here(chosen)
 
     if chosen.problem is not None:

@@ -31,17 +31,17 @@ class BuildTarget:
         return "" if self.why == GIVEN else self.why
 
     @property
-    def kernel_source(self) -> Path | None:
-        """The one kernel source (.cu) given, whose own API header decides its problem; None for anything else."""
-        if self.task is None and len(self.sources) == 1 and self.sources[0].suffix == ".cu":
-            return self.sources[0]
-        return None
+    def kernel_sources(self) -> tuple[Path, ...]:
+        """The kernel sources (.cu) given, each judged by the problem whose API header it includes; () for
+        anything else."""
+        if self.task is None and self.sources and all(path.suffix == ".cu" for path in self.sources):
+            return self.sources
+        return ()
 
     @property
     def has_header(self) -> bool:
-        """Whether the header line has something to say: a task, a kernels/ folder, or one kernel's problem
-        (several kernel sources may each be another problem's, as the table's notes say)."""
-        return bool(self.why) and (self.task is not None or self.kernels is not None or self.kernel_source is not None)
+        """Whether the header lines have something to say: a task, a kernels/ folder, or the kernels' problems."""
+        return bool(self.why) and (self.task is not None or self.kernels is not None or bool(self.kernel_sources))
 
 
 def resolve_build_target(sources: list[Path] | None, task_flag: Path | None) -> BuildTarget:
@@ -115,16 +115,17 @@ def _task_shown(task: Any) -> str:
     return f"{short_path(task.path)} (--task)" if task.source == FROM_FLAG else task.path.name
 
 
-def header(target: BuildTarget) -> str:
-    """check's config line, for a build: the problem, the target and why, the task in use; for one kernel
-    source, the problem its API header gives and that header."""
+def headers(target: BuildTarget) -> list[str]:
+    """check's config line, for a build: the problem, the target and why, the task in use; for kernel
+    sources, a line each, the problem its API header gives and that header (several given kernels may each
+    be another problem's)."""
     from nvfp4ctl.runner.targets import task_label_and_reason
 
-    if target.kernel_source is not None:
-        return f"build{_kernels_problem(target.kernel_source)} · target {target.shown} ({target.why})"
+    if target.kernel_sources:
+        return [f"build{_kernels_problem(source)} · target {source} ({target.why})" for source in target.kernel_sources]
     problem = f" · {target.problem}" if target.problem else ""
     task = f" · task {task_label_and_reason(target.task)}" if target.task is not None else ""
-    return f"build{problem} · target {target.shown} ({target.why}){task}"
+    return [f"build{problem} · target {target.shown} ({target.why}){task}"]
 
 
 def _kernels_problem(source: Path) -> str:

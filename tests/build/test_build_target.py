@@ -254,3 +254,25 @@ def test_a_kernel_source_names_the_problem_it_is_built_for_and_why(tmp_path: Pat
     assert said.startswith(first_line) or f" {first_line} " in said, said
     quiet, _ = _build(folder, monkeypatch, "-q", "--arch", "sm_100a", "mine.cu")
     assert "build ·" not in quiet.output  # the header is progress: -q drops it
+
+
+def test_several_kernel_sources_each_name_the_problem_they_are_built_for(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`build gemv.cu gemm.cu` printed no first line at all, where `build gemv.cu` names its problem and the
+    API header that decided: several kernels may each be another problem's, so each gets its own line."""
+    folder = tmp_path / "own"
+    folder.mkdir()
+    naive = kernels_dir() / "naive"
+    (folder / "gemv.cu").write_text((naive / "nvfp4_gemv_naive.cu").read_text())
+    (folder / "naive_decode.cuh").write_text((naive / "naive_decode.cuh").read_text())
+    (folder / "gemm.cu").write_text("// nvfp4ctl: no-tensor-op\n__global__ void k() {}\n")
+    no_op = TensorOpCheck(expected="UTCOMMA.4X", found=(), match=None, checked=True, declared_none=True)
+    monkeypatch.setattr("nvfp4ctl.build.builder.build_kernel", lambda source, arch, verbose=False: BuildReport(
+        source=source, arch=arch, key="k", entry=tmp_path, module_name=None, functions=(), tensor_op=no_op,
+        compile_s=0.0))
+    result, _ = _build(folder, monkeypatch, "--arch", "sm_100a", "gemv.cu", "gemm.cu")
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.output.splitlines() if line.startswith("build ·")]
+    assert lines == ["build · nvfp4_gemv (it includes nvfp4_gemv_api.h) · target gemv.cu (given)",
+                     "build · nvfp4_gemm (it includes no problem's API header: the GEMM's C ABI calls it) · target"
+                     " gemm.cu (given)"], result.output
