@@ -147,10 +147,15 @@ def task_for_kernel(task: Any, kernel: Path | None) -> Any:
     their own), a kernel written for another problem gets that problem's shipped task, so
     `check --kernel my_gemv.cu` runs the GEMV's tests; the kernel's problem is then read here alone,
     as resolve_target has nothing left to refuse, and why is kept for the header lines (shipped_because).
-    A task of the user's is never replaced (refuse_other_problem says when it does not fit)."""
+    A task of the user's is never replaced (refuse_other_problem says when it does not fit); `--kernel default`
+    is the default kernel of the shipped task's problem, which stands in, said so (STAND_IN)."""
     from nvfp4ctl.task import load_shipped_task
 
-    if task.is_users or kernel is None or str(kernel) == DEFAULT_BY_NAME or kernel.suffix != ".cu":
+    if task.is_users or kernel is None:
+        return task
+    if str(kernel) == DEFAULT_BY_NAME:
+        return replace(task, shipped_because=STAND_IN)
+    if kernel.suffix != ".cu":
         return task
     if not kernel.is_file():
         return task  # resolve_target says what is wrong with the file
@@ -222,14 +227,15 @@ def task_for_submission(task: Any, submission: Path | None, named: str | None = 
 def task_for_target(task: Any, submission: Path | None, kernel: Path | None) -> Any:
     """check's and bench's task for their target: a --kernel's problem's (task_for_kernel), a --submission's
     (task_for_submission), and with neither, the submission.py found here judged by its own problem where
-    only nvfp4ctl's shipped task stands in (task_for_its_problem)."""
+    only nvfp4ctl's shipped task stands in (task_for_its_problem); with no submission found, the default kernel
+    is that task's problem's, said as a stand-in (STAND_IN)."""
     task = task_for_kernel(task, kernel)
     if submission is not None or kernel is not None:
         return task_for_submission(task, submission)
     if task.is_users:
         return task
     found = find_user_submission(task)
-    return task if found is None else task_for_its_problem(task, found.path)
+    return replace(task, shipped_because=STAND_IN) if found is None else task_for_its_problem(task, found.path)
 
 
 def task_for_its_problem(task: Any, submission: Path) -> Any:

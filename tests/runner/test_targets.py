@@ -213,7 +213,8 @@ def test_with_no_task_of_yours_a_kernel_gets_its_own_problems_task(monkeypatch, 
     assert gemv.shipped_because == "it includes nvfp4_gemv_api.h"  # the header lines' reason
     gemm = targets.task_for_kernel(shipped, naive.parent / "sm90" / "nvfp4_gemm_sm90.cu")
     assert (gemm.path, gemm.shipped_because) == (shipped.path, "it includes nvfp4_gemm_api.h")
-    assert targets.task_for_kernel(shipped, Path("default")) is shipped
+    default = targets.task_for_kernel(shipped, Path("default"))  # the shipped task's own default kernel
+    assert (default.path, default.shipped_because) == (shipped.path, targets.STAND_IN)
     assert targets.task_for_kernel(shipped, None) is shipped
     (tmp_path / "task.yml").write_text("problem: nvfp4_gemm\ntests:\n  - {m: 128, n: 256, k: 256, l: 1, seed: 1}\n")
     users = load_task()
@@ -390,3 +391,22 @@ def test_a_file_that_only_mentions_a_problem_in_its_docstring_keeps_the_stand_in
     mine.write_text('"""My GEMV for GPU MODE\'s nvfp4_gemv, faster than the plain torch one."""\n\n'
                     "def custom_kernel(data):\n    return data[-1]\n")
     assert targets.task_for_submission(load_task(), mine).shipped_because == targets.STAND_IN
+
+
+def test_a_default_kernel_says_why_the_shipped_task_is_its(monkeypatch, tmp_path):
+    """`--kernel default`, and the default kernel of a kernels/ folder with no submission.py, ran on nvfp4ctl's
+    shipped task and the first line named it with no reason, where every other target's says why its task was
+    chosen: the shipped task stands in, and its problem's default kernel is the one run."""
+    from nvfp4ctl.task import load_task
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("NVFP4CTL_TASK", raising=False)
+    shipped = load_task()
+    assert targets.task_for_target(shipped, None, Path(targets.DEFAULT_BY_NAME)).shipped_because == targets.STAND_IN
+    assert targets.task_for_kernel(shipped, Path(targets.DEFAULT_BY_NAME)).shipped_because == targets.STAND_IN
+    assert targets.task_for_target(shipped, None, None).shipped_because == targets.STAND_IN  # nothing here: the default
+    assert targets.task_label_and_reason(targets.task_for_target(shipped, None, None)).endswith(f"({targets.STAND_IN})")
+    _task_folder(tmp_path / "work", "nvfp4_gemm")
+    monkeypatch.chdir(tmp_path / "work")
+    own = load_task()
+    assert targets.task_for_target(own, None, Path(targets.DEFAULT_BY_NAME)).shipped_because == ""  # a task of yours
