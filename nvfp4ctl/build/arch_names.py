@@ -27,6 +27,9 @@ ALL_ARCHES = ("sm_75", "sm_80", "sm_86", "sm_87", "sm_88", "sm_89", "sm_90", "sm
 ALL_MAJOR_ARCHES = ("sm_75", "sm_80", "sm_90", "sm_100", "sm_110", "sm_120")
 _ARCH_OPTION = re.compile(r"(?<!\S)(?:-arch|--gpu-architecture)(?:[= ]|$)")
 _CODE_OPTION = re.compile(r"(?<!\S)(?:-code|--gpu-code)[= ]?\S+")
+# a -gencode with its whole code= list (code=sm_100a, code=[sm_100a,compute_100a]): only an sm_ entry is SASS,
+# a compute_ one is PTX, which ptxas assembles only where the program runs
+_GENCODE_CODES = re.compile(r"(?<!\S)(?:-gencode|--generate-code)[= ]?arch=compute_\w+,code=(\S+)")
 # the options that name what nvcc compiles for, and -gencode's own arch=/code= (a flag of its own after a
 # bare -gencode); a folder or define that merely holds the letters (-I.../cute/arch) names none
 _ARCH_OPTION_NAMES = r"-arch|--gpu-architecture|-gencode|--generate-code|-code|--gpu-code"
@@ -189,8 +192,9 @@ def arch_fix(words: list[str], needs: tuple[str, str] | None) -> str:
     target = needs[0] if needs is not None else LEADERBOARD_GPU_ARCH[1]
     machine = machine_arch_option(words)
     if machine is not None and not _CODE_OPTION.search(" ".join(words)):
-        for gencode in ARCH_FLAG.finditer(" ".join(words)):
-            named = f"sm_{gencode.group(2)}"
-            if gencode.group(1) is not None and (needs is None or named == target):
+        for gencode in _GENCODE_CODES.finditer(" ".join(words)):
+            compiled = [code for code in gencode.group(1).strip("[]").split(",") if code.startswith("sm_")]
+            named = next((code for code in compiled if needs is None or code == target), None)
+            if named is not None:
                 return f"drop {machine[1]}: {gencode.group(0)} already compiles {named}"
     return f"name the arch ({gencode_flag(target)})"

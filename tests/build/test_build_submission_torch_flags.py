@@ -564,6 +564,21 @@ def test_native_beside_the_gencode_tcgen05_needs_is_to_be_dropped(tmp_path: Path
             " -gencode=arch=compute_100a,code=sm_100a already compiles sm_100a") in said, said
 
 
+def test_native_beside_a_ptx_only_gencode_is_told_to_name_the_arch(tmp_path: Path, compiles: list[str]) -> None:
+    """code=compute_100a is PTX, no sm_100a SASS: dropping -arch=native would leave no sm_100a compiled, where the
+    refusal said the -gencode already compiled sm_100a."""
+    submission = tmp_path / "submission.py"
+    submission.write_text("from torch.utils.cpp_extension import load_inline\n"
+                          'CUDA = "__global__ void k() { asm(\\"tcgen05.fence::before_thread_sync;\\"); }"\n'
+                          'm = load_inline(name="g", cpp_sources="", cuda_sources=CUDA,'
+                          ' extra_cuda_cflags=["-arch=native", "-gencode=arch=compute_100a,code=compute_100a"])\n')
+    result = runner.invoke(app, ["build", str(submission)])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 2 and not compiles, said
+    assert said.endswith("do not assemble; name the arch (-gencode=arch=compute_100a,code=sm_100a)"), said
+    assert "already compiles" not in said, said
+
+
 def test_an_arch_list_set_after_a_call_does_not_apply_to_it(tmp_path: Path) -> None:
     """TORCH_CUDA_ARCH_LIST set after a module-level load_inline does not reach it (torch reads it in the
     call); one set at module level reaches a call inside custom_kernel, which runs after the file's top."""

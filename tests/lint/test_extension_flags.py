@@ -84,6 +84,12 @@ def test_an_arch_the_file_does_not_tell_is_an_error_with_the_fix(flags: str, cud
      "drop -arch=all-major: -gencode=arch=compute_100,code=sm_100 already compiles sm_100"),
     # a -gencode for another arch than the code needs: naming the one it needs is still the fix
     ('["-arch=native", "-gencode=arch=compute_90a,code=sm_90a"]', TCGEN05, f"name the arch ({SM100A_FIX})"),
+    # code=compute_100a is PTX alone, no sm_100a SASS: the -gencode compiles no sm_100a, so dropping -arch=native
+    # would leave none; a code list holding sm_100a does
+    ('["-arch=native", "-gencode=arch=compute_100a,code=compute_100a"]', TCGEN05, f"name the arch ({SM100A_FIX})"),
+    ('["-arch=all-major", "-gencode=arch=compute_100,code=compute_100"]', PLAIN, f"name the arch ({SM100_FIX})"),
+    ('["-arch=native", "-gencode=arch=compute_100a,code=[compute_100a,sm_100a]"]', TCGEN05,
+     "drop -arch=native: -gencode=arch=compute_100a,code=[compute_100a,sm_100a] already compiles sm_100a"),
 ])
 def test_an_arch_option_beside_a_gencode_naming_the_arch_is_to_be_dropped(flags: str, cuda: str, fix: str) -> None:
     """nvcc compiles both the -gencode and -arch=native's GPU, where tcgen05 fails: the message told the user to
