@@ -74,7 +74,23 @@ def names_an_arch(flag: str, previous: str | None) -> bool:
 
 
 def named_arch(words: list[str]) -> tuple[str, str] | None:
-    """(arch, the option as written) of the first arch option among nvcc's words that nvcc uses, else None.
+    """(arch, the option as written) of the first arch option among nvcc's words that nvcc uses, else None
+    (_used_arch_options)."""
+    used = _used_arch_options(words)
+    return used[0] if used else None
+
+
+def named_arches(words: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """(every arch, every option as written) of the arch options among nvcc's words that nvcc uses, else None:
+    one nvcc run compiles them all (-gencode for sm_90a and -gencode for sm_100a: both)."""
+    used = _used_arch_options(words)
+    if not used:
+        return None
+    return tuple(dict.fromkeys(arch for arch, _ in used)), tuple(option for _, option in used)
+
+
+def _used_arch_options(words: list[str]) -> list[tuple[str, str]]:
+    """(arch, the option as written) of each arch option among nvcc's words that nvcc uses, in order.
     nvcc uses the last -arch/--gpu-architecture (it warns "incompatible redefinition" and drops the others):
     `-arch=sm_90a -arch=sm_100a` compiles sm_100a, and `-arch=sm_100a -arch=native` names none; every
     -gencode counts."""
@@ -82,12 +98,13 @@ def named_arch(words: list[str]) -> tuple[str, str] | None:
     named = list(ARCH_FLAG.finditer(line))
     last_arch = max([match.start() for match in _ARCH_VALUE.finditer(line)]
                     + [match.start() for match in named if match.group(3) is not None], default=None)
+    used: list[tuple[str, str]] = []
     for match in named:
         if match.group(3) is not None and match.start() != last_arch:
             continue  # an -arch a later one replaces
         number = next(group for group in match.groups() if group)
-        return f"sm_{number}", match.group(0)
-    return None
+        used.append((f"sm_{number}", match.group(0)))
+    return used
 
 
 def arch_list_arches(arch_list: str, where: str) -> tuple[str, ...]:

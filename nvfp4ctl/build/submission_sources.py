@@ -15,7 +15,7 @@ from pathlib import Path
 
 from nvfp4ctl.build.arch_list_reader import ARCH_LIST, GPU_PICKED_ARCH_LISTS, ArchListReader, ArchListSetting
 from nvfp4ctl.build.arch_names import (LEADERBOARD_GPU, LEADERBOARD_GPU_ARCH, NVCC_DEFAULT_ARCH, arch_list_arches,
-                                       code_needs, machine_arch_option, named_arch)
+                                       code_needs, machine_arch_option, named_arch, named_arches)
 from nvfp4ctl.build.compiler_errors import display_path
 from nvfp4ctl.build.export_lookup import is_export_lookup
 from nvfp4ctl.build.read_once import source_text
@@ -232,9 +232,10 @@ class SubmissionSources:
         infers (arch())."""
         from nvfp4ctl.build import torch_nvcc
 
-        named = named_arch(torch_nvcc.shell_words(extension.cuda_flags))
+        named = named_arches(torch_nvcc.shell_words(extension.cuda_flags))
         if named is not None:
-            return (named[0],), f"{extension.name}'s flag {named[1]}"
+            arches, options = named
+            return arches, f"{extension.name}'s flag{'s' if len(options) > 1 else ''} {', '.join(options)}"
         machine = machine_arch_option(torch_nvcc.shell_words(extension.cuda_flags))
         if machine is not None and machine[0] == "native":
             return ((LEADERBOARD_GPU_ARCH[1],),
@@ -257,6 +258,14 @@ class SubmissionSources:
                              " value build cannot read without running the file, and nothing else names the arch;"
                              " pass --arch, or set it to a string constant") from None
         return (arch,), f"{why}; the TORCH_CUDA_ARCH_LIST of line {unread.line} is not static"
+
+    def arches_in_one_run(self, extension: Extension) -> bool:
+        """Whether the extension's own flags name its archs: nvcc compiles them all in the one run those flags
+        give (torch adds no arch flag), where each arch of a TORCH_CUDA_ARCH_LIST is a -gencode torch adds, built
+        here in a run of its own."""
+        from nvfp4ctl.build import torch_nvcc
+
+        return named_arches(torch_nvcc.shell_words(extension.cuda_flags)) is not None
 
     def arch(self, requested: str | None) -> tuple[str, str]:
         """(arch, where it came from) where no TORCH_CUDA_ARCH_LIST applies and torch adds its own arch

@@ -222,13 +222,15 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
                     note = gpu_arch_note(sources, extension, target, why)
                     if note is not None:
                         console.warn(f"{extension.name}: {note}")
-            builds = [(target, built) for target in extension_targets
-                      for built in build_extension(sources, extension, target)]
+            # archs the extension's own flags name are one nvcc run (its first arch keys it and judges its tensor op);
+            # a TORCH_CUDA_ARCH_LIST's are a run each, as torch adds a -gencode each
+            runs = extension_targets[:1] if sources.arches_in_one_run(extension) else extension_targets
+            builds = [(target, built) for target in runs for built in build_extension(sources, extension, target)]
             for target, built in builds:
-                if target != extension_targets[0]:  # the extension's notes once, whatever its archs
+                if target != runs[0]:  # the extension's notes once, whatever its archs
                     built.notes.clear()
-                if len(extension_targets) > 1:
-                    built.unit = f"{built.unit} ({target})"
+                if len(extension_targets) > 1:  # every arch the unit compiles
+                    built.unit = f"{built.unit} ({target if len(runs) > 1 else ', '.join(extension_targets)})"
                 for note in built.notes:
                     console.warn(f"{extension.name}: {note}")
                 if built.torch_fallback is not None and not fallback_said:

@@ -296,3 +296,23 @@ def test_a_native_arch_list_is_the_gpus_as_for_none(tmp_path: Path) -> None:
     assert sources.extension_arches(extension, None) == (("sm_100a",), "the code uses tcgen05 / SM100")
     assert sources.no_arch_named(extension) == ("no arch flag; TORCH_CUDA_ARCH_LIST is 'native' before it, which torch"
                                                 " reads as unset")
+
+
+def test_a_unit_of_several_gencodes_is_labelled_with_every_arch_it_compiles(tmp_path: Path, compiles: list[str],
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two -gencode flags are one nvcc run compiling both archs; build labelled the unit, the extension's line
+    and the result with the first alone (arch sm_90a (g's flag -gencode=arch=compute_90a,code=sm_90a))."""
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(tmp_path / "MEMORY.md"))
+    submission = tmp_path / "submission.py"
+    submission.write_text("from torch.utils.cpp_extension import load_inline\n"
+                          'CUDA = "// nvfp4ctl: no-tensor-op\\n__global__ void k(int* p) { p[0] = 1; }"\n'
+                          'm = load_inline(name="g", cpp_sources="", cuda_sources=CUDA, extra_cuda_cflags=['
+                          '"-gencode=arch=compute_90a,code=sm_90a", "-gencode=arch=compute_100a,code=sm_100a"])\n')
+    result = runner.invoke(app, ["build", str(submission)])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 0, said
+    assert compiles == ["g.cu"]  # one nvcc run, as torch's
+    assert ("archs sm_90a, sm_100a (g's flags -gencode=arch=compute_90a,code=sm_90a,"
+            " -gencode=arch=compute_100a,code=sm_100a)") in said, said
+    assert "g.cu (sm_90a, sm_100a): " in said and "1 unit built for sm_90a, sm_100a in " in said, said
+    assert "overstates" not in said, said
