@@ -1,6 +1,7 @@
 """extra_cuda_cflags that torch's build of a submission fails on, or whose arch build cannot tell, and
-extra_cflags, extra_ldflags or extra_include_paths given as a str, which torch reads one character an element,
-as (where, what is wrong): `build` refuses the submission with them (submission_build) and `lint` reports them
+extra_cflags, extra_ldflags or extra_include_paths given as a str, which torch reads one character an element
+(or extra_ldflags as a tuple, extra_include_paths as or holding a pathlib.Path, which torch fails on), as (where,
+what is wrong): `build` refuses the submission with them (submission_build) and `lint` reports them
 (NV008, NV009, NV010), from this one reading, so neither passes what the other refuses."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ import os
 
 from nvfp4ctl.build import torch_nvcc
 from nvfp4ctl.build.arch_names import arch_fix, code_needs, unknown_arch
-from nvfp4ctl.build.submission_sources import Extension, StrForList, device_code
+from nvfp4ctl.build.submission_sources import Extension, NotAList, StrForList, device_code
 
 
 def unusable_flags(extension: Extension) -> tuple[int, str] | None:
@@ -47,14 +48,15 @@ def untold_arch(extension: Extension) -> tuple[int, str] | None:
     return extension.line, f"extra_cuda_cflags: {why}; {arch_fix(words, needs)}"
 
 
-def strs_for_lists(extension: Extension) -> list[tuple[StrForList, str]]:
+def strs_for_lists(extension: Extension) -> list[tuple[StrForList | NotAList, str]]:
     """(the argument, why) for each of extra_cflags, extra_ldflags and extra_include_paths the call gives
     as one str, not a list, where torch's build goes wrong on it (torch 2.13's
     _write_ninja_file_to_build_library reads `[flag.strip() for flag in ...]`): a folder a character never
     holds the headers, a character a flag fails the host compile (only where torch runs one: compiles_cpp),
     and torch appends its own link flags to extra_ldflags, which a str fails. A one-character
-    extra_include_paths is the folder it names. Each text starts with the argument's name."""
-    found: list[tuple[StrForList, str]] = []
+    extra_include_paths is the folder it names. Then extra_ldflags given as a tuple and extra_include_paths as
+    or holding a pathlib.Path, which torch fails on too (not_a_list). Each text starts with the argument's name."""
+    found: list[tuple[StrForList | NotAList, str]] = []
     for given in extension.strs_for_lists:
         text = given.value.text
         if given.argument == "extra_include_paths" and (len(text.strip()) > 1 or given.value.unread is not None):
@@ -66,7 +68,20 @@ def strs_for_lists(extension: Extension) -> list[tuple[StrForList, str]]:
             why = ("torch appends its own link flags to it and fails (AttributeError: 'str' object has no attribute"
                    " 'append')")
             found.append((given, _str_refusal(given, why, text.split())))
+    found.extend((other, not_a_list(other)) for other in extension.not_lists)
     return found
+
+
+def not_a_list(given: NotAList) -> str:
+    """The refusal of a tuple or pathlib.Path given where torch needs a list of str, with the list to give."""
+    if given.kind == "tuple":
+        return (f"{given.argument} is a tuple ({given.value}), not a list: torch appends its own link flags to it and"
+                f" fails (AttributeError: 'tuple' object has no attribute 'append'); give a list, {given.listed}")
+    if given.kind == "Path":
+        return (f"{given.argument} is a pathlib.Path ({given.value}), not a list: torch iterates it and fails"
+                f" (TypeError: 'PosixPath' object is not iterable); give a list of str, {given.listed}")
+    return (f"{given.argument} holds a pathlib.Path ({given.value}), not a str: torch strips each folder and fails"
+            f" (AttributeError: 'PosixPath' object has no attribute 'strip'); give a list of str, {given.listed}")
 
 
 def _folders_of_characters(given: StrForList) -> str:

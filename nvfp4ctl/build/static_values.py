@@ -394,6 +394,22 @@ class StaticEvaluator:
             return self.is_sequence(bound[1], bound[0], depth + 1)
         return False
 
+    def is_tuple(self, node: ast.AST, before: int, depth: int = 0) -> bool:
+        """Whether a value is a tuple (a literal, a sum starting with one, a name bound to one): torch appends its
+        own link flags to extra_ldflags, which a tuple fails."""
+        if isinstance(node, ast.Tuple):
+            return True
+        if isinstance(node, ast.BinOp) and depth < 20:
+            return self.is_tuple(added_terms(node)[0], before, depth + 1)
+        if isinstance(node, ast.Name) and depth < 20 and (bound := self.bound(node.id, before, node)):
+            return self.is_tuple(bound[1], bound[0], depth + 1)
+        return False
+
+    def holds_path(self, node: ast.AST, before: int) -> bool:
+        """Whether a static value is or holds a pathlib.Path (Path("inc"), [HERE / "inc"])."""
+        pieces = self.pieces_or_paths(node, before)
+        return pieces is not None and any(piece.path_object for piece in pieces)
+
     def constant(self, node: ast.AST, before: int) -> int | float | str | None:
         if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str)):
             return node.value
@@ -576,6 +592,11 @@ def _latest_by_line(bound: list[tuple[int, ast.AST]]) -> list[tuple[int, ast.AST
     inside an `if` beat a later one at module level, and build compiled the source the file had replaced."""
     order = sorted(range(len(bound)), key=lambda position: bound[position][0])  # stable: one line's in walk order
     return [bound[position] for position in order]
+
+
+def elements(pieces: list[Piece]) -> list[str]:
+    """A list's static value, one str an element: an element of several pieces ("-O" + LEVEL) is one."""
+    return ["".join(piece.text for piece in element) for element in _elements(pieces)]
 
 
 def _elements(pieces: list[Piece]) -> list[list[Piece]]:

@@ -19,7 +19,8 @@ from nvfp4ctl.build.arch_names import (LEADERBOARD_GPU, LEADERBOARD_GPU_ARCH, NV
 from nvfp4ctl.build.compiler_errors import display_path
 from nvfp4ctl.build.export_lookup import is_export_lookup
 from nvfp4ctl.build.read_once import source_text
-from nvfp4ctl.build.static_values import Piece, StaticEvaluator, join_pieces, unread_lines, unread_notes
+from nvfp4ctl.build.static_values import (Piece, StaticEvaluator, elements, join_pieces, unread_lines,
+                                          unread_notes)
 from nvfp4ctl.build.syntax import call_name, keyword_argument, shown
 from nvfp4ctl.build.syntax_index import SyntaxIndex, index_of
 from nvfp4ctl.cpp_lexer import blank
@@ -38,6 +39,23 @@ CUTE_DSL_USE = re.compile(r"@cute\.(?:kernel|jit)\b|\bcute\.compile\(")
 # A user header (a quoted include) or a using-declaration may declare a function where a text scan of
 # cpp_sources cannot see it; <torch/extension.h> and the like declare none of the user's.
 _DECLARED_ELSEWHERE = re.compile(r'^\s*#\s*include\s*"|\busing\s+(?!namespace\b)[\w:]*::\w+\s*;', re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class NotAList:
+    """A list argument of torch's that a call gives as a value torch fails on other than a str: extra_ldflags
+    as a tuple (torch appends to it), extra_include_paths as a pathlib.Path or holding one (torch iterates it,
+    and strips each folder)."""
+
+    argument: str  # extra_ldflags | extra_include_paths
+    node: ast.expr  # the argument's expression, where messages point
+    kind: str  # "tuple" | "Path" | "Path element"
+    value: str  # the value as a message shows it: read where static, else as written
+    listed: str  # the list to give, as written in Python
+
+    @property
+    def line(self) -> int:
+        return self.node.lineno
 
 
 @dataclass(frozen=True)
@@ -92,6 +110,8 @@ class Extension:
     unusable_flags: tuple[int, str] | None = None
     # extra_cflags, extra_ldflags, extra_include_paths given as a str: torch reads each character as an element
     strs_for_lists: list[StrForList] = field(default_factory=list)
+    # extra_ldflags as a tuple, extra_include_paths as or holding a pathlib.Path: torch fails on both
+    not_lists: list[NotAList] = field(default_factory=list)
 
     @property
     def cuda_text(self) -> str:
@@ -356,6 +376,7 @@ def sources_in(path: Path, text: str, tree: ast.Module) -> SubmissionSources:
                                    " (or an f-string whose placeholder build cannot read); built without them")
         extension.include_paths = [_as_torch_resolves(folder, path.parent) for folder in folders or []]
         extension.strs_for_lists = _strs_for_lists(node, name, evaluator)
+        extension.not_lists = _not_lists(node, evaluator)
         extension.notes.extend(evaluator.notes)
         evaluator.notes = []
         extensions.append(extension)
@@ -409,6 +430,34 @@ def _strs_for_lists(call: ast.Call, name: str, evaluator: StaticEvaluator) -> li
         value = evaluator.str_for_list(node, call.lineno)
         if isinstance(node, ast.expr) and value is not None:
             found.append(StrForList(argument, node, value))
+    return found
+
+
+def _not_lists(call: ast.Call, evaluator: StaticEvaluator) -> list[NotAList]:
+    """The call's extra_ldflags given as a non-empty tuple, and its extra_include_paths given as a pathlib.Path
+    or a list holding one (torch 2.13: _prepare_ldflags appends to extra_ldflags; _write_ninja_file_to_build_library
+    iterates extra_include_paths and strips each folder)."""
+    found: list[NotAList] = []
+    flags = keyword_argument(call, "extra_ldflags")
+    if isinstance(flags, ast.expr) and evaluator.is_tuple(flags, call.lineno):
+        pieces = evaluator.pieces(flags, call.lineno)
+        if pieces is None or unread_lines(pieces):  # the flags are not known: the expression is put in a list
+            found.append(NotAList("extra_ldflags", flags, "tuple", shown(flags), f"list({shown(flags)})"))
+        elif pieces:  # an empty tuple is no flags: torch reads `value or []`
+            listed = elements(pieces)
+            found.append(NotAList("extra_ldflags", flags, "tuple", repr(tuple(listed)), repr(listed)))
+    folders = keyword_argument(call, "extra_include_paths")
+    if isinstance(folders, ast.expr) and evaluator.holds_path(folders, call.lineno):
+        if not evaluator.is_sequence(folders, call.lineno):
+            found.append(NotAList("extra_include_paths", folders, "Path", shown(folders), f"[str({shown(folders)})]"))
+        elif isinstance(folders, (ast.List, ast.Tuple)):
+            written = [f"str({shown(element)})" if evaluator.holds_path(element, call.lineno) else shown(element)
+                       for element in folders.elts]
+            found.append(NotAList("extra_include_paths", folders, "Path element", shown(folders),
+                                  f"[{', '.join(written)}]"))
+        else:
+            found.append(NotAList("extra_include_paths", folders, "Path element", shown(folders),
+                                  f"[str(folder) for folder in {shown(folders)}]"))
     return found
 
 

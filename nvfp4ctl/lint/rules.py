@@ -88,7 +88,8 @@ RULES: tuple[Rule, ...] = (
          "A load_inline/load call whose extra_include_paths, extra_cflags or extra_ldflags is a str, not a list:"
          " torch reads each of its characters as an element, so extra_include_paths=\"some/dir\" searches the"
          " folders s, o, m, ... and never some/dir, a str of C++ flags fails the host compile, and torch fails"
-         " on a str extra_ldflags (it appends its own link flags to it). `nvfp4ctl build` refuses the file the"
+         " on a str extra_ldflags (it appends its own link flags to it), as on a tuple one, and on an"
+         " extra_include_paths that is a pathlib.Path or holds one. `nvfp4ctl build` refuses the file the"
          " same way.",
          'load_inline("gemm", cpp, cuda_src, extra_include_paths="include", extra_cflags="-O3")',
          'load_inline("gemm", cpp, cuda_src, extra_include_paths=["include"], extra_cflags=["-O3"])'),

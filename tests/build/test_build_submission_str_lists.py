@@ -97,3 +97,43 @@ def test_a_str_of_c_flags_is_refused_only_where_torch_runs_the_host_compiler(tmp
                               f'm = load(name="k", sources={sources}, extra_cflags="-O3")\n')
         (extension,) = find_sources(submission).extensions
         assert [given.argument for given, _ in strs_for_lists(extension)] == refused, sources
+
+
+@pytest.mark.parametrize(("arguments", "head", "says"), [
+    ('extra_include_paths=["some/dir"], extra_ldflags=("-lcuda",)', HEAD, "extra_ldflags is a tuple (('-lcuda',)),"
+     " not a list: torch appends its own link flags to it and fails (AttributeError: 'tuple' object has no attribute"
+     " 'append'); give a list, ['-lcuda']"),
+    ('extra_include_paths=["some/dir"], extra_ldflags=LINK', HEAD + 'LINK = ("-lcuda", "-lcublas")\n',
+     "extra_ldflags is a tuple (('-lcuda', '-lcublas')), not a list"),
+    ('extra_include_paths=Path("some/dir")', HEAD + "from pathlib import Path\n", "extra_include_paths is a"
+     " pathlib.Path (Path('some/dir')), not a list: torch iterates it and fails (TypeError: 'PosixPath' object is not"
+     " iterable); give a list of str, [str(Path('some/dir'))]"),
+    ('extra_include_paths=[Path(__file__).parent / "some" / "dir", "x"]', HEAD + "from pathlib import Path\n",
+     "extra_include_paths holds a pathlib.Path ([Path(__file__).parent / 'some' / 'dir', 'x']), not a str: torch strips"
+     " each folder and fails (AttributeError: 'PosixPath' object has no attribute 'strip'); give a list of str,"
+     " [str(Path(__file__).parent / 'some' / 'dir'), 'x']"),
+])
+def test_a_tuple_of_link_flags_or_a_path_for_folders_is_one_line_and_exit_2(tmp_path: Path, compiles: list[str],
+                                                                           arguments: str, head: str, says: str) -> None:
+    """torch appends its link flags to extra_ldflags (a tuple has no append) and iterates extra_include_paths,
+    stripping each folder (a Path is not iterable, nor has it a strip): build compiled the device code, which needs
+    neither, and passed; lint said nothing."""
+    submission = _submission(tmp_path, arguments, head)
+    line = len(head.splitlines()) + 1
+    result = runner.invoke(app, ["build", str(submission), "--arch", "sm_100a"])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 2, said
+    assert f"submission.py:{line}: tiles's {says}" in said, said
+    assert not compiles and "Traceback" not in result.output
+    linted = runner.invoke(app, ["lint", str(submission)])
+    assert "NV010" in linted.output and linted.exit_code == 1, linted.output
+
+
+@pytest.mark.parametrize("arguments", [
+    'extra_include_paths=["some/dir"], extra_ldflags=()',  # torch reads `value or []`: no flags
+    'extra_include_paths=[str(Path("some/dir"))], extra_ldflags=["-lcuda"]',
+])
+def test_an_empty_tuple_and_paths_made_str_build(tmp_path: Path, compiles: list[str], arguments: str) -> None:
+    submission = _submission(tmp_path, arguments, HEAD + "from pathlib import Path\n")
+    result = runner.invoke(app, ["build", str(submission), "--arch", "sm_100a"])
+    assert result.exit_code == 0, result.output
