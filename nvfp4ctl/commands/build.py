@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.text import Text
@@ -57,10 +57,10 @@ def command(
     verbose = verbose or console.verbosity >= VERBOSE
     chosen = resolve_build_target(sources, task)  # as check resolves it: the target, why, and its task's problem
 
-    def announce() -> None:
+    def announce(kernel_problems: dict[Path, Any | None] | None = None) -> None:
         """The header, said once the file and the options passed their checks: a refusal stays one line."""
         if chosen.has_header:
-            for line in headers(chosen):
+            for line in headers(chosen, kernel_problems or {}):
                 console.info(line, style="dim")
         warn_of_the_submission_here(chosen)
 
@@ -76,10 +76,11 @@ def command(
         return dataclasses.replace(outcome, target_source=chosen.logged_source or None,
                                    problem=None if chosen.stand_in else chosen.problem)
     plan = _plan(list(chosen.sources), arch.value)
-    problem = _kernels_problem(plan)
+    kernel_problems = _kernel_problems(plan)  # each kernel's, read once for the run log, the header and the notes
+    problem = _kernels_problem(plan, kernel_problems)
     if problem is not None:  # before the compiles: an interrupted build logs it too
         note_problem(problem)
-    announce()
+    announce(kernel_problems)
     rows: list[list[object]] = []
     built: list[BuildReport] = []
     failures: dict[str, str] = {}  # kernel file -> its first problem
@@ -113,7 +114,7 @@ def command(
                 skipped.append(source.name)
                 rows.append(_failed_row(source, target, time.perf_counter() - started, "skipped"))
             else:
-                report = _for_its_problem(report)
+                report = _for_its_problem(report, kernel_problems.get(source))
                 built.append(report)
                 rows.append(_row(report, time.perf_counter() - started))
                 for issue in report.problems():
@@ -128,7 +129,8 @@ def command(
         if report.compile_busy and not report.cache_hit:  # a hit's row is this run's time: -v tells its first compile's
             console.info(f"note: {report.source.name} ({report.arch}): {_inflated_note(report)}")
         if report.tensor_op.not_needed:
-            console.info(f"note: {report.source.name}: {not_needed_note(report, _problem_name(report.source))}")
+            problem_name = _problem_name(kernel_problems.get(report.source))
+            console.info(f"note: {report.source.name}: {not_needed_note(report, problem_name)}")
         for issue in report.problems():
             console.error(f"{report.source.name} ({report.arch}): {issue}")
         if verbose:
@@ -144,17 +146,30 @@ def command(
     return outcome
 
 
-def _kernels_problem(plan: list[tuple[Path, str]]) -> str | None:
+def _kernel_problems(plan: list[tuple[Path, str]]) -> dict[Path, Any | None]:
+    """Each kernel's problem (build.sources.kernel_problem: the one whose API header it includes, None for
+    none), read once; a kernel whose text cannot be read is left out (its build says why)."""
+    from nvfp4ctl.build.sources import kernel_problem
+
+    problems: dict[Path, Any | None] = {}
+    for source, _ in plan:
+        if source not in problems:
+            try:
+                problems[source] = kernel_problem(source)
+            except OSError:
+                continue
+    return problems
+
+
+def _kernels_problem(plan: list[tuple[Path, str]], kernel_problems: dict[Path, Any | None]) -> str | None:
     """The problem the run log names for kernel sources: the one whose API header each includes (none: the
     GEMM, whose C ABI calls it), as the header line says; None where they are several problems' (the cell
     holds one) or a text cannot be read (its build says why)."""
-    from nvfp4ctl.build.sources import kernel_problem
     from nvfp4ctl.runner.targets import kernel_problem_name
 
-    try:
-        names = {kernel_problem_name(kernel_problem(source)) for source, _ in plan}
-    except OSError:
+    if any(source not in kernel_problems for source, _ in plan):
         return None
+    names = {kernel_problem_name(kernel_problems[source]) for source, _ in plan}
     return names.pop() if len(names) == 1 else None
 
 
@@ -168,14 +183,11 @@ def _kernels_reason(chosen: BuildTarget, logged: Path | None) -> str | None:
     return f"in {chosen.shown} ({chosen.logged_source})"
 
 
-def _for_its_problem(report: BuildReport) -> BuildReport:
+def _for_its_problem(report: BuildReport, problem: Any | None) -> BuildReport:
     """A kernel's problem is the one whose API header it includes (none: the GEMM): for a problem bound by
     memory (the GEMV) a missing tensor-core op is a note, not a failure."""
-    from nvfp4ctl.build.sources import kernel_problem
-
     if report.tensor_op.present or report.tensor_op.declared_none:
         return report
-    problem = kernel_problem(report.source)
     if problem is None or problem.needs_tensor_op:
         return report
     return dataclasses.replace(report, tensor_op=dataclasses.replace(report.tensor_op, needed=False))
@@ -197,10 +209,7 @@ def _compile_time(report: BuildReport) -> str:
     return f"{report.compile_s:.1f} s, {report.compile_cpu_s:.1f} s of CPU{busy}"
 
 
-def _problem_name(source: Path) -> str:
-    from nvfp4ctl.build.sources import kernel_problem
-
-    problem = kernel_problem(source)
+def _problem_name(problem: Any | None) -> str:
     return problem.name if problem is not None else "the GEMM"
 
 

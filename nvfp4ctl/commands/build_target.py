@@ -115,29 +115,30 @@ def _task_shown(task: Any) -> str:
     return f"{short_path(task.path)} (--task)" if task.source == FROM_FLAG else task.path.name
 
 
-def headers(target: BuildTarget) -> list[str]:
+def headers(target: BuildTarget, kernel_problems: dict[Path, Any | None]) -> list[str]:
     """check's config line, for a build: the problem, the target and why, the task in use; for kernel
     sources, a line each, the problem its API header gives and that header (several given kernels may each
-    be another problem's)."""
+    be another problem's). `kernel_problems`: each kernel's (build.sources.kernel_problem), by its resolved
+    path; one left out could not be read, and its build says why."""
     from nvfp4ctl.runner.targets import task_label_and_reason
 
     if target.kernel_sources:
-        return [f"build{_kernels_problem(source)} · target {source} ({target.why})" for source in target.kernel_sources]
+        return [f"build{_kernels_problem(source, kernel_problems)} · target {source} ({target.why})"
+                for source in target.kernel_sources]
     problem = f" · {target.problem}" if target.problem else ""
     task = f" · task {task_label_and_reason(target.task)}" if target.task is not None else ""
     return [f"build{problem} · target {target.shown} ({target.why}){task}"]
 
 
-def _kernels_problem(source: Path) -> str:
+def _kernels_problem(source: Path, kernel_problems: dict[Path, Any | None]) -> str:
     """" · nvfp4_gemv (it includes nvfp4_gemv_api.h)": the problem a kernel is judged by and why, as check's task
     says it; "" where its text cannot be read (the build says why in its own line)."""
-    from nvfp4ctl.build.sources import kernel_problem
     from nvfp4ctl.runner.targets import kernel_because, kernel_problem_name
 
-    try:
-        own = kernel_problem(source)
-    except OSError:
+    resolved = source.resolve()
+    if resolved not in kernel_problems:
         return ""
+    own = kernel_problems[resolved]
     return f" · {kernel_problem_name(own)} ({kernel_because(own)})"
 
 

@@ -276,3 +276,26 @@ def test_several_kernel_sources_each_name_the_problem_they_are_built_for(tmp_pat
     assert lines == ["build · nvfp4_gemv (it includes nvfp4_gemv_api.h) · target gemv.cu (given)",
                      "build · nvfp4_gemm (it includes no problem's API header: the GEMM's C ABI calls it) · target"
                      " gemm.cu (given)"], result.output
+
+
+def test_a_kernel_sources_problem_is_read_once_for_its_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run log's problem, the first line, the tensor-op judgement and its note each read the kernel and its
+    headers again for its problem: four reads for one build."""
+    from nvfp4ctl.build import sources
+
+    folder = tmp_path / "own"
+    folder.mkdir()
+    naive = kernels_dir() / "naive"
+    (folder / "gemv.cu").write_text((naive / "nvfp4_gemv_naive.cu").read_text())
+    (folder / "naive_decode.cuh").write_text((naive / "naive_decode.cuh").read_text())
+    no_op = TensorOpCheck(expected="UTCOMMA.4X", found=(), match=None, checked=True)
+    monkeypatch.setattr("nvfp4ctl.build.builder.build_kernel", lambda source, arch, verbose=False: BuildReport(
+        source=source, arch=arch, key="k", entry=tmp_path, module_name=None, functions=(), tensor_op=no_op,
+        compile_s=0.0))
+    reads: list[Path] = []
+    read = sources.kernel_problem
+    monkeypatch.setattr(sources, "kernel_problem", lambda kernel: reads.append(kernel) or read(kernel))
+    result, said = _build(folder, monkeypatch, "--arch", "sm_100a", "gemv.cu")
+    assert result.exit_code == 0, said
+    assert "build · nvfp4_gemv (it includes nvfp4_gemv_api.h)" in said and NONE_NEEDED in said, said
+    assert reads == [(folder / "gemv.cu").resolve()], reads
