@@ -49,6 +49,18 @@ class CheckProgress:
         return self.elapsed_s + max(ran_s, self.longest_s(self.phase) or 0.0) + sum(
             self.longest_s(phase) or 0.0 for phase in ahead)
 
+    def describe(self) -> str:
+        """What is under way, in the kill message's words: the progress bar's news (as bench's CallProgress
+        says its own), e.g. "making its inputs", "computing the reference of call 2 of 3 (the anti-cache
+        probe's)"."""
+        if self.call == 1:
+            return self.phase
+        if self.phase == MAKING_INPUTS:
+            return "making the anti-cache probe's inputs"
+        if self.phase == CALLING:
+            return f"calling the kernel again, call {self.call} of {self.calls} (the anti-cache probe's)"
+        return f"{self.phase} of call {self.call} of {self.calls} (the anti-cache probe's)"
+
 
 @dataclass
 class TestPhases:
@@ -102,11 +114,7 @@ def _not_the_kernel(test: str, timeout_s: float, last: CheckProgress) -> str:
     """A kill while the harness worked (inputs, reference, comparison): "test 2 (m=… n=… k=…): computing the
     reference ran past the 180 s timeout (not the kernel); ...", with a --timeout that would do where a phase
     of that kind ended already and gives the pace."""
-    doing = last.phase  # each phase's name says what was under way
-    if last.call > 1:
-        doing = ("making the anti-cache probe's inputs" if last.phase == MAKING_INPUTS
-                 else f"{doing} of call {last.call} of {last.calls} (the anti-cache probe's)")
-    said = f"{test}: {doing} ran past the {seconds_text(timeout_s)} timeout (not the kernel); the child was killed"
+    said = f"{test}: {last.describe()} ran past the {seconds_text(timeout_s)} timeout (not the kernel); the child was killed"
     longest_s = last.longest_s(last.phase)
     if longest_s is None:  # none of its kind ended: nothing tells how long this one takes
         return f"{said}; give a larger --timeout, or check a smaller --shape"

@@ -115,11 +115,14 @@ def run_check(
     on_start: Callable[[CheckItem], None] | None = None,
     on_done: Callable[[ItemOutcome], None] | None = None,
     on_output: Callable[[str], None] | None = None,
+    on_progress: Callable[[Any], None] | None = None,
 ) -> CheckReport:
-    """Run every item in one child (a fresh one after a crash); stop at the first timeout."""
+    """Run every item in one child (a fresh one after a crash); stop at the first timeout. `on_progress`
+    hears each phase of the test under way as it begins (a CheckProgress)."""
     report = CheckReport()
     preload = (CHECK_JOB.partition(":")[0],)  # torch and the job module, imported under the load timeout
-    with Worker(target, settings.timeout_s, settings.device, preload=preload, on_output=on_output) as worker:
+    with Worker(target, settings.timeout_s, settings.device, preload=preload, on_output=on_output,
+                on_progress=on_progress) as worker:
         try:
             report.gpu = worker.call(DEVICE_JOB, label="loading the target", timeout_s=worker.load_timeout_s,
                                      device=settings.device, problem=settings.problem)

@@ -21,6 +21,7 @@ from nvfp4ctl.workspace import note_problem, task_file_name
 
 if TYPE_CHECKING:  # the check machinery is imported when the command runs, so `--help` stays fast
     from nvfp4ctl.check.run import CheckItem, CheckReport, CheckSettings, ItemOutcome
+    from nvfp4ctl.progress_lines import ProgressLines
     from nvfp4ctl.runner.targets import TargetSpec
 
 
@@ -120,26 +121,47 @@ def _run_with_progress(console: Console, items: list[CheckItem], target: TargetS
 
     show = (lambda line: console.detail(f"  [child] {line}")) if console.verbosity >= VERBOSE else None
     echo = show if collect is None else (lambda line: (collect(line), show and show(line)))
-
-    def start(description: str) -> None:
-        progress.update(bar, description=description)
-        lines.show(description)
-
-    def done() -> None:
-        progress.advance(bar)
-        lines.advance()
-
     # the load (a load_inline build: minutes) and each test (up to its watchdog's 180 s) block in the
     # child: without a bar, plain lines say which one runs
     with console.progress() as progress, progress_lines(console, len(items)) as lines:
-        bar = progress.add_task("loading the target", total=len(items))
-        lines.show("loading the target")
+        steps = _TestSteps(progress, len(items), lines)
         return run_check(
             items, target, settings,
-            on_start=lambda item: start(f"{item.label} ({item.shape})"),
-            on_done=lambda outcome: done(),
+            on_start=lambda item: steps.start(f"{item.label} ({item.shape})"),
+            on_done=lambda outcome: steps.done(),
             on_output=echo,
+            on_progress=steps.news,
         )
+
+
+class _TestSteps:
+    """The bar's step and, where no bar is drawn, its plain line: the target's load, then each test, whose
+    phase (making its inputs, the reference, a call, a comparison: check/progress.py) follows its name as
+    bench's news follows its step: on the bar at once, in the heartbeat's next plain line."""
+
+    def __init__(self, progress: Any, total: int, lines: ProgressLines) -> None:
+        self._progress, self._lines = progress, lines
+        self._step = "loading the target"
+        self._task_id = progress.add_task(self._step, total=total)
+        lines.show(self._step)
+        self._testing = False  # the load reports nothing: news is a test's
+
+    def start(self, step: str) -> None:
+        self._step, self._testing = step, True
+        self._progress.update(self._task_id, description=step)
+        self._lines.show(step)
+
+    def done(self) -> None:
+        self._progress.advance(self._task_id)
+        self._lines.advance()
+
+    def news(self, value: Any) -> None:
+        describe = getattr(value, "describe", None)
+        if not self._testing or describe is None:
+            return
+        text = f"{self._step} ({describe()})"
+        self._progress.update(self._task_id, description=text)
+        self._lines.update(text)
 
 
 def _show(console: Console, report: CheckReport) -> None:

@@ -502,5 +502,69 @@ def test_without_a_terminal_a_test_that_runs_on_is_said_again(fake_task, monkeyp
     fake_task()
     result = check("--submission", str(TARGETS / "sleeps_forever.py"), "--timeout", "1.5")
     assert result.exit_code == 3, result.output
-    said = [line for line in result.output.splitlines() if line.startswith("test 1 (m=128 n=256 k=32): 0 of 3, ")]
-    assert len(said) >= 3, result.output  # its start, then again while the watchdog waits
+    said = [line for line in result.output.splitlines() if line.startswith("test 1 (m=128 n=256 k=32)")]
+    assert len(said) >= 3, result.output  # its start, then again while the watchdog waits, with the phase under way
+    assert said[0].startswith("test 1 (m=128 n=256 k=32): 0 of 3, "), result.output
+    assert all(line.startswith("test 1 (m=128 n=256 k=32) (calling the kernel): 0 of 3, ") for line in said[1:]), said
+
+
+class _RecordingBar:
+    """console.progress()'s bar as a terminal draws it: the descriptions it was given, in their order."""
+
+    def __init__(self) -> None:
+        self.descriptions: list[str] = []
+
+    def __enter__(self) -> _RecordingBar:
+        return self
+
+    def __exit__(self, *exc: object) -> None: ...
+
+    def add_task(self, description: str, total: int) -> int:
+        self.descriptions.append(description)
+        return 0
+
+    def update(self, task_id: int, description: str) -> None:
+        self.descriptions.append(description)
+
+    def advance(self, task_id: int) -> None: ...
+
+
+def test_on_a_terminal_the_bar_says_a_test_is_making_its_inputs(fake_task, monkeypatch):
+    """Large shapes take seconds to generate: the bar said "test 1 (...)" alone until the test ended or its
+    watchdog's message named the phase; now each phase follows the test's name, as bench's news does."""
+    bar = _RecordingBar()
+    monkeypatch.setattr("nvfp4ctl.console.Console.progress", lambda console, transient=True: bar)
+    fake_task(problem="fake_problem:SLOW_INPUTS")
+    result = check("--submission", str(TARGETS / "good.py"), "--timeout", "1.5")
+    assert result.exit_code == 3, result.output
+    assert bar.descriptions == ["loading the target", "test 1 (m=128 n=256 k=32)",
+                                "test 1 (m=128 n=256 k=32) (making its inputs)"], bar.descriptions
+
+
+def test_on_a_terminal_the_bar_follows_each_phase_of_the_anti_cache_probe(fake_task, monkeypatch):
+    bar = _RecordingBar()
+    monkeypatch.setattr("nvfp4ctl.console.Console.progress", lambda console, transient=True: bar)
+    fake_task(tests=(FakeCase(128, 128, 32),))
+    result = check("--submission", str(TARGETS / "good.py"))
+    assert result.exit_code == 0, result.output
+    test = "test 1 (m=128 n=128 k=32)"
+    assert bar.descriptions[:7] == ["loading the target", test, f"{test} (making its inputs)",
+                                    f"{test} (computing the reference)", f"{test} (calling the kernel)",
+                                    f"{test} (comparing the output)", f"{test} (making the anti-cache probe's inputs)"]
+    assert f"{test} (calling the kernel again, call 3 of 3 (the anti-cache probe's))" in bar.descriptions
+
+
+def test_without_a_terminal_a_test_making_its_inputs_says_so_in_the_next_line_only(fake_task, monkeypatch):
+    """The phase reaches the heartbeat's next plain line, as bench's news does; its start is no line of its own."""
+    from cli_streams import separate_streams_runner
+
+    monkeypatch.setattr("nvfp4ctl.progress_lines.PLAIN_LINE_EVERY_S", 0.3)
+    fake_task(problem="fake_problem:SLOW_INPUTS")
+    result = separate_streams_runner().invoke(app, ["check", "--submission", str(TARGETS / "good.py"),
+                                                    "--timeout", "1.5"])
+    assert result.exit_code == 3, result.output
+    lines = [line.rsplit(",", 1)[0] for line in result.stderr.splitlines()]
+    test = lines.index("test 1 (m=128 n=256 k=32): 0 of 3")  # said at once as it starts (the load's lines above)
+    assert set(lines[:test]) == {"loading the target: 0 of 3"}, result.stderr
+    making = "test 1 (m=128 n=256 k=32) (making its inputs): 0 of 3"
+    assert lines[-1] == making and set(lines[test:]) == {lines[test], making}, result.stderr

@@ -71,3 +71,12 @@ def test_a_call_never_seen_returning_stays_a_possible_deadlock() -> None:
     assert possible_deadlock(TEST, 180.0, stuck) == (
         "possible deadlock in test 2 (m=256 n=128 k=32): no result after 180 s; call 2 of 3 (the anti-cache probe's)"
         " ran 176 s, where an earlier call returned in 3.00 s; the child was killed")
+
+
+def test_the_bar_says_each_phase_in_the_kill_message_s_words() -> None:
+    assert CheckProgress(MAKING_INPUTS, 0.0, 1, 3).describe() == "making its inputs"
+    assert CheckProgress(CALLING, 0.3, 1, 1).describe() == "calling the kernel"
+    assert CheckProgress(MAKING_INPUTS, 3.5, 3, 3, PROBE_READY).describe() == "making the anti-cache probe's inputs"
+    assert CheckProgress(REFERENCE, 3.5, 2, 3).describe() == "computing the reference of call 2 of 3 (the anti-cache probe's)"
+    assert CheckProgress(CALLING, 3.6, 2, 3, PROBE_READY).describe() == (
+        "calling the kernel again, call 2 of 3 (the anti-cache probe's)")
