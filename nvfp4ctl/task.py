@@ -114,6 +114,13 @@ class Task:
             return self.run_timeouts[run], run
         return (self.timeout_s, "timeout") if self.timeout_given else None
 
+    def resolve_timeout(self, flag: float | None, run: str) -> tuple[float, str]:
+        """The seconds a run (TEST_TIMEOUT, ...) waits and where they came from: --timeout (`flag`) >
+        NVFP4CTL_TIMEOUT > this file's key for the run (timeout_for, under the file's name in use) > 180."""
+        from nvfp4ctl.options import resolve_timeout  # it imports typer: only a run that waits pays for it
+
+        return resolve_timeout(flag, self.timeout_for(run), task_file_name(self.path))
+
     @property
     def is_users(self) -> bool:
         """False for the task.yml shipped with nvfp4ctl, used where the user has none."""

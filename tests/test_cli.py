@@ -22,7 +22,7 @@ from nvfp4ctl.workspace import memory_path
 def three_tests(monkeypatch):
     monkeypatch.setenv("NVFP4CTL_DEVICE", "cpu")
     task = SimpleNamespace(tests=(1, 2, 3), path=None, submission=None, timeout_s=180.0, timeout_for=lambda run: None, is_users=False,
-                           problem="nvfp4_gemm")
+                           problem="nvfp4_gemm", resolve_timeout=lambda flag, run: plan.resolve_timeout(flag, None))
     monkeypatch.setattr(plan, "load_task_file", lambda path: task)
 
 

@@ -87,6 +87,23 @@ def test_gpu_mode_limits_are_read_per_run_ahead_of_our_timeout() -> None:
                                                                     (60.0, "timeout")]
 
 
+def test_a_run_s_timeout_is_resolved_by_the_task_under_its_file_s_name(tmp_path: Path, monkeypatch) -> None:
+    """check, bench and tune ask the task alone: --timeout > NVFP4CTL_TIMEOUT > the run's key > 180."""
+    monkeypatch.delenv("NVFP4CTL_TIMEOUT", raising=False)
+    monkeypatch.chdir(tmp_path)  # messages name the file by its short path
+    path = tmp_path / "mine.yml"
+    path.write_text(MINIMAL + "timeout: 60\ntest_timeout: 120\n")
+    task = load_task(path)
+    assert [task.resolve_timeout(None, run) for run in RUN_TIMEOUT_KEYS] == [
+        (120.0, "mine.yml test_timeout"), (60.0, "mine.yml timeout"), (60.0, "mine.yml timeout")]
+    assert task.resolve_timeout(5.0, "test_timeout") == (5.0, "--timeout")
+    assert parse_task(GPU_MODE_TASK, None).resolve_timeout(None, "benchmark_timeout") == (180.0, "default")
+    monkeypatch.setenv("NVFP4CTL_TIMEOUT", "30")
+    assert task.resolve_timeout(None, "test_timeout") == (30.0, "NVFP4CTL_TIMEOUT")
+    with pytest.raises(UsageError, match="--timeout 0: expected a finite number of seconds > 0"):
+        task.resolve_timeout(0.0, "test_timeout")
+
+
 # GPU MODE's limits per problem (gpu-mode/reference-kernels problems/nvidia/<name>/task.yml; kernelbot's 180 s
 # where a file sets none): test, benchmark, ranked
 GPU_MODE_LIMITS = {"nvfp4_gemm": (180, 180, 180), "nvfp4_dual_gemm": (180, 180, 180),

@@ -64,8 +64,7 @@ def command(
     problem = get_problem(loaded.problem)
     # option mistakes first, then the submission's own, then "no GPU" (as check)
     cases = select_cases(loaded, only or [], shape or [])
-    timeout_s, timeout_source = options.resolve_timeout(timeout, loaded.timeout_for(run_timeout_key(mode.value)),
-                                                        task_file_name(loaded.path))
+    timeout_s, timeout_source = loaded.resolve_timeout(timeout, run_timeout_key(mode.value))
     refuse_broken_target(target)
     device = run_device()
     if device == "cuda" and not gpu_present():

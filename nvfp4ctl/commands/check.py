@@ -17,7 +17,7 @@ from nvfp4ctl.problems.fields import MAX_SEED
 from nvfp4ctl.project import BYO_KERNEL_DOC
 from nvfp4ctl.runner.gpu import first_gpu, gpu_present, run_device
 from nvfp4ctl.words import plural, seconds_text
-from nvfp4ctl.workspace import note_problem, task_file_name
+from nvfp4ctl.workspace import note_problem
 
 if TYPE_CHECKING:  # the check machinery is imported when the command runs, so `--help` stays fast
     from nvfp4ctl.check.run import CheckItem, CheckReport, CheckSettings, ItemOutcome
@@ -56,7 +56,7 @@ def command(
     # every mistake in the options is said before the submission's own mistakes and "no GPU": the
     # command line is the first thing to fix, on a laptop too
     items = plan.select_items(loaded, only or [], shape or [], seed)
-    timeout_s, timeout_source = plan.resolve_timeout(timeout, loaded.timeout_for(TEST_TIMEOUT), task_file_name(loaded.path))
+    timeout_s, timeout_source = loaded.resolve_timeout(timeout, TEST_TIMEOUT)
     if dump:  # the model replays one GEMM tile on the GEMM's inputs
         refuse_gemm_only(f"--dump decodes and simulates an {DEFAULT_PROBLEM} kernel's MMAs", loaded.problem)
     refuse_broken_target(target)

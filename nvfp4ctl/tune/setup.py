@@ -142,13 +142,12 @@ def prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int |
     from nvfp4ctl.build.sources import resolve_arch
     from nvfp4ctl.build.toolchain import torch_build
     from nvfp4ctl.runner.gpu import first_gpu, gpu_present, run_device
-    from nvfp4ctl.options import resolve_timeout
     from nvfp4ctl.runner.targets import task_for_kernel
     from nvfp4ctl.task import BENCHMARK_TIMEOUT, load_task
     from nvfp4ctl.tune.devices import visible_gpus
 
     task = task_for_kernel(load_task(task_path), kernel)
-    timeout_s, timeout_source = resolve_timeout(timeout, task.timeout_for(BENCHMARK_TIMEOUT), task_file_name(task.path))
+    timeout_s, timeout_source = task.resolve_timeout(timeout, BENCHMARK_TIMEOUT)
     device = run_device()
     has_gpu = device == "cuda" and gpu_present()
     spec = resolve_kernel(kernel, task, has_gpu)

@@ -37,5 +37,8 @@ class FakeTask:
     def timeout_for(self, run: str) -> tuple[float, str] | None:
         return Task.timeout_for(self, run)  # type: ignore[arg-type]  # the real task's precedence
 
+    def resolve_timeout(self, flag: float | None, run: str) -> tuple[float, str]:
+        return Task.resolve_timeout(self, flag, run)  # type: ignore[arg-type]
+
 
 SMALL_TESTS = (FakeCase(128, 256, 32), FakeCase(256, 128, 32), FakeCase(128, 128, 64, 2))
