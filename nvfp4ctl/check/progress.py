@@ -5,8 +5,9 @@ each in four phases: making its inputs, computing the reference, the call itself
 job says when each phase begins and how long those that ended took. A kill outside a call is the harness
 too slow for the timeout, not the kernel; a kill in a call after an earlier call returned (at bench's pace
 rule: not far past that call's time) is the kernel too slow, not stuck. Only a call that never came back
-at a pace seen is a possible deadlock. The parent unpickles these records: this module stays importable
-without torch."""
+at a pace seen is a possible deadlock. The first call includes any JIT compile (Triton, CuTe DSL), so the
+calls after it give the pace where one returned; a long first call alone gives none to trust, and a kill
+then names both readings. The parent unpickles these records: this module stays importable without torch."""
 
 from __future__ import annotations
 
@@ -24,6 +25,9 @@ REFERENCE = "computing the reference"
 CALLING = "calling the kernel"
 COMPARING = "comparing the output"
 PHASES = (MAKING_INPUTS, REFERENCE, CALLING, COMPARING)  # each call's, in their order
+# A first call longer than this (bench's slack) may have spent it compiling (Triton, CuTe DSL JIT), which the
+# calls after it skip: its time alone is no pace to call a later call slow rather than stuck by.
+COMPILE_SUSPECT_S = SLACK_S
 
 
 @dataclass(frozen=True)
@@ -39,15 +43,29 @@ class CheckProgress:
         seconds = [s for p, s in self.took if p == phase]
         return max(seconds) if seconds else None
 
+    def call_times(self) -> list[float]:
+        """The seconds of each kernel call that returned, the first first."""
+        return [s for p, s in self.took if p == CALLING]
+
+    def call_pace_s(self) -> float | None:
+        """A kernel call's time at the pace seen: the longest of the calls after the first where one returned
+        (the first includes any JIT compile), else the first's; None before a call returned."""
+        calls = self.call_times()
+        if len(calls) > 1:
+            return max(calls[1:])
+        return calls[0] if calls else None
+
     def needed_s(self, timeout_s: float) -> float:
         """The least the test needs in all at the pace seen: the time to this phase's start, this phase at the
-        longest it took before or as long as it ran until the kill, each phase left at the longest its kind took
-        (a kind never ended counts nothing)."""
+        longest it took before (a call at call_pace_s) or as long as it ran until the kill, each phase left at
+        the longest its kind took, each call left at call_pace_s (a kind never ended counts nothing)."""
         ran_s = max(0.0, timeout_s - self.elapsed_s)
         position = (self.call - 1) * len(PHASES) + PHASES.index(self.phase)
         ahead = [PHASES[i % len(PHASES)] for i in range(position + 1, self.calls * len(PHASES))]
-        return self.elapsed_s + max(ran_s, self.longest_s(self.phase) or 0.0) + sum(
-            self.longest_s(phase) or 0.0 for phase in ahead)
+        return self.elapsed_s + max(ran_s, self._phase_s(self.phase)) + sum(self._phase_s(phase) for phase in ahead)
+
+    def _phase_s(self, phase: str) -> float:
+        return (self.call_pace_s() if phase == CALLING else self.longest_s(phase)) or 0.0
 
     def describe(self) -> str:
         """What is under way, in the kill message's words: the progress bar's news (as bench's CallProgress
@@ -84,26 +102,43 @@ def timeout_said(test: str, timeout_s: float, last: CheckProgress) -> str | None
     possible deadlock."""
     if last.phase != CALLING:
         return _not_the_kernel(test, timeout_s, last)
-    per_call_s = last.longest_s(CALLING)
+    per_call_s = last.call_pace_s()
     ran_s = timeout_s - last.elapsed_s
     if per_call_s is None or ran_s > LATE_FACTOR * per_call_s + SLACK_S:
         return None
     needed_s = last.needed_s(timeout_s)
     suggested = least_timeout_s(timeout_s, needed_s)
-    return (f"{test}: too slow for the {seconds_text(timeout_s)} timeout, not stuck: {duration_text(per_call_s)} per call,"
+    calls = last.call_times()
+    if len(calls) == 1 and calls[0] > COMPILE_SUSPECT_S:
+        return (f"{test}: call {last.call} of {last.calls} (the anti-cache probe's) ran {duration_text(ran_s)} until the"
+                f" {seconds_text(timeout_s)} timeout, where the first call returned in {duration_text(calls[0])}: too slow"
+                f" for the timeout at that pace (about {needed_s:.0f} s in all), or a possible deadlock, as the first call"
+                " may have included a compile (Triton, CuTe DSL) that later calls skip; the child was killed; give"
+                f" --timeout {suggested} or more to tell which, or --no-probe")
+    pace = " after the first" if len(calls) > 1 else ""
+    return (f"{test}: too slow for the {seconds_text(timeout_s)} timeout, not stuck: {duration_text(per_call_s)} per call{pace},"
             f" and the anti-cache probe makes {last.calls} calls per test (call {last.call} was under way, the"
             f" earlier returned), about {needed_s:.0f} s in all at the pace seen; the child was"
             f" killed; give --timeout {suggested} or more, or --no-probe")
 
 
 def possible_deadlock(test: str, timeout_s: float, last: CheckProgress | None) -> str:
-    """A call that never came back: which one, and the earlier call's time where one returned."""
+    """A call that never came back: which one, and the earlier calls' time where one returned."""
     said = f"possible deadlock in {test}: no result after {seconds_text(timeout_s)}"
-    per_call_s = None if last is None else last.longest_s(CALLING)
-    if last is not None and last.phase == CALLING and per_call_s is not None:
+    calls = [] if last is None else last.call_times()
+    if last is not None and last.phase == CALLING and calls:
         said += (f"; call {last.call} of {last.calls} (the anti-cache probe's) ran {duration_text(timeout_s - last.elapsed_s)},"
-                 f" where an earlier call returned in {duration_text(per_call_s)}")
+                 f" where {_returned(calls)}")
     return f"{said}; the child was killed"
+
+
+def _returned(calls: list[float]) -> str:
+    """The calls that returned, as the pace is read from them: "an earlier call returned in 3.00 s", or "call
+    2 returned in 1.00 s (the first, with any compile, in 60 s)"."""
+    if len(calls) == 1:
+        return f"an earlier call returned in {duration_text(calls[0])}"
+    after = "call 2 returned in" if len(calls) == 2 else f"calls 2 to {len(calls)} returned in at most"
+    return f"{after} {duration_text(max(calls[1:]))} (the first, with any compile, in {duration_text(calls[0])})"
 
 
 _TOOK = {MAKING_INPUTS: "its inputs took {} to make", REFERENCE: "the reference took {}",

@@ -568,3 +568,19 @@ def test_without_a_terminal_a_test_making_its_inputs_says_so_in_the_next_line_on
     assert set(lines[:test]) == {"loading the target: 0 of 3"}, result.stderr
     making = "test 1 (m=128 n=256 k=32) (making its inputs): 0 of 3"
     assert lines[-1] == making and set(lines[test:]) == {lines[test], making}, result.stderr
+
+
+def test_a_hang_after_a_slow_first_call_is_paced_by_the_second(fake_task, monkeypatch):
+    """The first call takes 2 s (a compile), the second returns at once, the third hangs: it was "too slow, not
+    stuck" within 3 x 2 s + the slack; the second call's pace makes it a possible deadlock. The slack is cut
+    to 0.5 s (from 10) so that a 5 s timeout tells them apart."""
+    monkeypatch.setattr("nvfp4ctl.check.progress.SLACK_S", 0.5)
+    monkeypatch.setenv("COLUMNS", "300")
+    fake_task(tests=(FakeCase(128, 128, 32),))
+    result = check("--submission", str(TARGETS / "compiles_then_hangs.py"), "--timeout", "5")
+    assert result.exit_code == 3, result.output
+    said = " ".join(result.output.split())
+    assert re.search(r"possible deadlock in test 1 \(m=128 n=128 k=32\): no result after 5 s; call 3 of 3 \(the"
+                     r" anti-cache probe's\) ran \d\.\d+ s, where call 2 returned in [\d.]+ [µm]?s \(the first, with any"
+                     r" compile, in 2\.\d+ s\); the child was killed", said), said
+    assert "not stuck" not in said

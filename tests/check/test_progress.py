@@ -80,3 +80,37 @@ def test_the_bar_says_each_phase_in_the_kill_message_s_words() -> None:
     assert CheckProgress(REFERENCE, 3.5, 2, 3).describe() == "computing the reference of call 2 of 3 (the anti-cache probe's)"
     assert CheckProgress(CALLING, 3.6, 2, 3, PROBE_READY).describe() == (
         "calling the kernel again, call 2 of 3 (the anti-cache probe's)")
+
+
+# a first call that compiled (60 s, Triton or CuTe DSL JIT), then the probe's refill and reference
+COMPILED = ((MAKING_INPUTS, 0.1), (REFERENCE, 0.2), (CALLING, 60.0), (COMPARING, 0.1))
+COMPILED_PROBE_READY = COMPILED + ((MAKING_INPUTS, 0.1), (REFERENCE, 0.2))
+# then a 1 s call 2 and call 3's inputs and reference
+SECOND_RETURNED = COMPILED_PROBE_READY + ((CALLING, 1.0), (COMPARING, 0.1), (MAKING_INPUTS, 0.1), (REFERENCE, 0.2))
+
+
+def test_where_a_second_call_returned_the_pace_is_the_calls_after_the_first() -> None:
+    """A hang 20 s into call 3, after a 60 s first call (a compile) and a 1 s second: it was "too slow, not
+    stuck" within 3 x 60 + 10 s; at the later calls' pace (3 x 1 + 10 s) it is a possible deadlock."""
+    hung = CheckProgress(CALLING, 62.1, 3, 3, SECOND_RETURNED)
+    assert timeout_said(TEST, 82.0, hung) is None
+    assert possible_deadlock(TEST, 82.0, hung) == (
+        "possible deadlock in test 2 (m=256 n=128 k=32): no result after 82 s; call 3 of 3 (the anti-cache probe's)"
+        " ran 20 s, where call 2 returned in 1.00 s (the first, with any compile, in 60 s); the child was killed")
+    # within that pace it is too slow, and what is left counts the later calls' pace, not the first's
+    slow = timeout_said(TEST, 70.0, hung)
+    assert slow == ("test 2 (m=256 n=128 k=32): too slow for the 70 s timeout, not stuck: 1.00 s per call after the"
+                    " first, and the anti-cache probe makes 3 calls per test (call 3 was under way, the earlier returned),"
+                    " about 70 s in all at the pace seen; the child was killed; give --timeout 90 or more, or --no-probe")
+
+
+def test_a_kill_after_a_long_first_call_alone_names_a_compile_and_a_possible_hang() -> None:
+    """Only the first call returned, in 60 s: it may have compiled, so its pace may not hold; "too slow, not
+    stuck" was said of a hang after a slow first compile. Both readings now, and what tells them apart."""
+    said = timeout_said(TEST, 160.0, CheckProgress(CALLING, 60.7, 2, 3, COMPILED_PROBE_READY))
+    assert said == ("test 2 (m=256 n=128 k=32): call 2 of 3 (the anti-cache probe's) ran 99 s until the 160 s timeout,"
+                    " where the first call returned in 60 s: too slow for the timeout at that pace (about 220 s in all),"
+                    " or a possible deadlock, as the first call may have included a compile (Triton, CuTe DSL) that"
+                    " later calls skip; the child was killed; give --timeout 280 or more to tell which, or --no-probe")
+    # far past even the first call's pace: a possible deadlock, as before
+    assert timeout_said(TEST, 300.0, CheckProgress(CALLING, 60.7, 2, 3, COMPILED_PROBE_READY)) is None
