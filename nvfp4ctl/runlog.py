@@ -514,17 +514,19 @@ def _log_span(existing: bytes) -> tuple[int, int] | None:
 
 # Markdown is read as CommonMark (markdown-it-py): a heading in an HTML comment, a fence or indented code is
 # none. Parsing a log of years of runs (tens of MB) whole takes seconds, so only pieces are parsed: the notes
-# above a line that may be the run log's heading, and the few lines around a line that may be a heading of
-# the user's below it (_MAYBE_A_HEADING), from a line where a run's list item starts (`- ` in the first
-# column: it closes whatever block the line before it left open but a fence or an HTML block of the top
-# level, which only lines of _BLOCK_OPENER start).
-_MAYBE_A_HEADING = re.compile(rb"\n {0,3}(?:[#=]|-(?![ \t]*[^ \t\r\n-]))")
-_BLOCK_OPENER = re.compile(rb"\n {0,3}(?:```|~~~|<)")
-_LIST_ITEM = b"\n- "
+# above a line that may be the run log's heading, and below it the stretches of lines between runs' lines that
+# may hold a heading of the user's or open a block (_NOTABLE_LINE), each from the run's line before it. A run's
+# line as nvfp4ctl writes it (_RUN_LINE: `- ` and the time, in the first column) is a list item of one line of
+# text, which closes whatever block the lines before it left open but a fence or an HTML block of the top level;
+# the runs' lines between two such stretches are never parsed.
+_NOTABLE_LINE = re.compile(rb"\n {0,3}(?:#{1,6}(?=[ \t\r\n]|\Z)|=|```|~~~|<|-(?![ \t]*[^ \t\r\n-]))")
+_RUN_LINE = re.compile(rb"\n- \d{4}-\d\d-\d\dT\d\d:\d\d")
 _LONE_CR = re.compile(rb"\r(?!\n)")
 _LINE_BREAK = re.compile(rb"\r\n|\r|\n")
 _MAYBE_THE_HEADING = re.compile(rb"(?<![^\r\n])(?:\xef\xbb\xbf)*##")
-_FIRST_WINDOW_BYTES = 1 << 16
+# A notable line this close after a window's end joins it: one parse of a few more runs' lines costs less than
+# a parse of its own (markdown-it's fixed cost per parse is that of about ten lines).
+_JOINED_WITHIN_BYTES = 1 << 10
 
 
 def _after_the_first_heading(existing: bytes) -> int | None:
@@ -559,40 +561,59 @@ def _users_section_at(existing: bytes, start: int) -> int:
     are kept as they are."""
     below = max(start - 1, 0)  # from the heading's own line break, so the first line below it is seen
     if _LONE_CR.search(existing, below) is not None:  # an old Mac editor's breaks, which the searches miss: all parsed
-        return _section_in_window(existing, start, start, len(existing)) or len(existing)
-    at = below
-    while (candidate := _MAYBE_A_HEADING.search(existing, at)) is not None:
-        opener = _BLOCK_OPENER.search(existing, at, candidate.start() + 1)
-        before = opener.start() if opener is not None else candidate.start()
-        item = existing.rfind(_LIST_ITEM, at, before + 1)
-        window_start = item + 1 if item >= 0 else max(at, start)
-        size = _FIRST_WINDOW_BYTES
+        window = existing[start:]
+        found = _section_in_window(window, _block_tokens(window))
+        return start + found if found is not None else len(existing)
+    at = below  # a line break after which no block is open
+    while (notable := _NOTABLE_LINE.search(existing, at)) is not None:
+        window_start = _run_line_before(existing, at, notable.start(), start)
+        reach = notable.end()
         while True:
-            window_end = _next_list_item(existing, candidate.end() + size)
-            found = _section_in_window(existing, start, window_start, window_end)
-            if found is not None or window_end == len(existing):
-                return found if found is not None else len(existing)
-            if _ends_outside_any_block(existing[window_start:window_end]):
+            window_end, last_run = _window_end(existing, reach)
+            window = existing[window_start:window_end]
+            tokens = _block_tokens(window)
+            if (found := _section_in_window(window, tokens)) is not None:
+                return window_start + found
+            if window_end == len(existing):
+                return len(existing)
+            if not _left_open_at_its_end(window, tokens):
                 break
-            size *= 2
-        at = window_end - 1
+            # a fence or HTML block swallowed the run's line that ended the window: twice as far, so a fence
+            # holding thousands of pasted runs is parsed a few times, not once for each of them
+            reach = window_end + (window_end - window_start)
+        at = last_run
     return len(existing)
 
 
-def _next_list_item(existing: bytes, at: int) -> int:
-    """The start of the first run's list item line at or after `at`; the end of the file without one."""
-    if at >= len(existing):
-        return len(existing)
-    found = existing.find(_LIST_ITEM, at)
-    return found + 1 if found >= 0 else len(existing)
+def _run_line_before(existing: bytes, at: int, before: int, start: int) -> int:
+    """The start of the last run's line (_RUN_LINE) whose line break lies in existing[at:before]; where there is
+    none, the line after `at` (or `start`, the first line below the log's heading)."""
+    end = before
+    while (found := existing.rfind(b"\n- ", at, end)) >= 0:
+        if _RUN_LINE.match(existing, found) is not None:
+            return found + 1
+        end = found + 2  # "\n- " ending before this one's "- "
+    return at + 1 if at >= start else start
 
 
-def _section_in_window(existing: bytes, start: int, window_start: int, window_end: int) -> int | None:
-    """_users_section_at for a heading in existing[window_start:window_end], which begins where no block is
-    open; None where the window has no heading of the user's. A heading in a list item (`- run`, a blank
-    line, `   ### Ideas`) counts, as the user meant it; one quoted (`> ## x`) is the quote's."""
-    window = existing[window_start:window_end]
-    tokens = _block_tokens(window)
+def _window_end(existing: bytes, reach: int) -> tuple[int, int]:
+    """The end of the first run's line (_RUN_LINE) starting after `reach`, and that line's own line break before
+    it; where a notable line follows within _JOINED_WITHIN_BYTES, the run's line after that one instead. The end
+    of the file (twice) where no run's line follows."""
+    while (run := _RUN_LINE.search(existing, reach)) is not None:
+        line_end = existing.find(b"\n", run.end())
+        end = line_end + 1 if line_end >= 0 else len(existing)
+        joined = _NOTABLE_LINE.search(existing, end - 1, min(end + _JOINED_WITHIN_BYTES, len(existing)))
+        if joined is None or end == len(existing):
+            return end, run.start()
+        reach = joined.end()
+    return len(existing), len(existing)
+
+
+def _section_in_window(window: bytes, tokens: list[Token]) -> int | None:
+    """_users_section_at's offset in `window`, a piece of the file that begins where no block is open, of a heading
+    among its block `tokens`; None where the window has no heading of the user's. A heading in a list item (`- run`,
+    a blank line, `   ### Ideas`) counts, as the user meant it; one quoted (`> ## x`) is the quote's."""
     quoted = 0
     for token in tokens:
         quoted += token.nesting if token.type in ("blockquote_open", "blockquote_close") else 0
@@ -602,16 +623,16 @@ def _section_in_window(existing: bytes, start: int, window_start: int, window_en
         first = blocks.index(token) if token.level == 0 else None
         while first and blocks[first - 1].type == "hr":  # rules only blank lines part from the heading
             first -= 1
-        return window_start + _after_text_before(window, blocks[first].map[0] if first is not None else token.map[0])
+        return _after_text_before(window, blocks[first].map[0] if first is not None else token.map[0])
     return None
 
 
-def _ends_outside_any_block(window: bytes) -> bool:
-    """Whether no fence or HTML block of the top level is still open at the end of `window` (one that ends
-    on its last line may be one cut short: the window is made longer)."""
+def _left_open_at_its_end(window: bytes, tokens: list[Token]) -> bool:
+    """Whether a fence or HTML block of the top level among `window`'s block `tokens` reaches its last line (the
+    run's line that ends it, which such a block takes in: the window was cut short)."""
     lines = len(_LINE_BREAK.findall(window)) + (0 if window.endswith((b"\n", b"\r")) else 1)
-    return not any(block.type in ("fence", "html_block") and block.map[1] >= lines
-                   for block in _top_level_blocks(window))
+    return any(token.type in ("fence", "html_block") and token.level == 0 and token.map is not None
+               and token.map[1] >= lines for token in tokens)
 
 
 def _after_text_before(window: bytes, line_number: int) -> int:

@@ -1039,10 +1039,8 @@ def test_a_run_log_heading_quoted_above_the_log_is_not_its_heading(tmp_path):
     assert [e.result for e in runlog.read(memory)] == ["first", "second"]
 
 
-def test_an_append_and_the_last_runs_of_a_huge_log_with_a_users_section_stay_fast(tmp_path, monkeypatch):
-    """A 25 MB log of 300,000 runs, a fence among them and a section of the user's at the end: only pieces
-    of it are parsed as Markdown. Counted in characters parsed, not in seconds: a CPU-time bound failed on
-    the floor check's older markdown-it-py (0.54 s against 0.5) with the same pieces parsed."""
+def _counting_parsed_characters(monkeypatch) -> list[int]:
+    """The lengths of the texts handed to markdown-it from now on."""
     parsed: list[int] = []
     parser = runlog._markdown_parser()
 
@@ -1052,6 +1050,14 @@ def test_an_append_and_the_last_runs_of_a_huge_log_with_a_users_section_stay_fas
             return parser.parse(text)
 
     monkeypatch.setattr(runlog, "_markdown_parser", lambda: Counting())
+    return parsed
+
+
+def test_an_append_and_the_last_runs_of_a_huge_log_with_a_users_section_stay_fast(tmp_path, monkeypatch):
+    """A 25 MB log of 300,000 runs, a fence among them and a section of the user's at the end: only pieces
+    of it are parsed as Markdown. Counted in characters parsed, not in seconds: a CPU-time bound failed on
+    the floor check's older markdown-it-py (0.54 s against 0.5) with the same pieces parsed."""
+    parsed = _counting_parsed_characters(monkeypatch)
     memory = tmp_path / "MEMORY.md"
     line = runlog.RunEntry("2026-11-25T10:00:00Z", "nvfp4ctl check", "submission.py@0123456789ab", "1234567",
                            "no GPU", "0", "10/10 pass").to_line()
@@ -1063,6 +1069,26 @@ def test_an_append_and_the_last_runs_of_a_huge_log_with_a_users_section_stay_fas
     runlog.append(_entry("appended"), memory)
     assert memory.read_text().endswith(_entry("last").to_line() + _entry("appended").to_line() + users)
     assert parsed and sum(parsed) < memory.stat().st_size // 50, f"{sum(parsed)} characters parsed as Markdown"
+
+
+def test_a_huge_log_with_rules_and_underlines_among_its_runs_parses_only_the_lines_between_runs(tmp_path, monkeypatch):
+    """Lines that may be headings among 300,000 runs (a rule, `#x`, a note underlined with `===`, which Markdown
+    reads as the run's own text): each was parsed with the 64 KB after it, about the whole 26 MB log, seconds for
+    every command. Only the lines between two runs' lines are parsed now, with the run's line on either side."""
+    parsed = _counting_parsed_characters(monkeypatch)
+    memory = tmp_path / "MEMORY.md"
+    line = runlog.RunEntry("2026-11-25T10:00:00Z", "nvfp4ctl check", "submission.py@0123456789ab", "1234567",
+                           "no GPU", "0", "10/10 pass").to_line()
+    among = ["---\n", "#x\n", "a note\n===\n", "\n---\n\n", "***\n"]
+    stretch = "".join(line * 99 + between for between in among)
+    users = "\n### Tuning diary\n- idea\n"
+    memory.write_text("# notes\n\n" + runlog.HEADING + "\n\n" + stretch * 600 + _entry("last").to_line() + users)
+    assert memory.stat().st_size > 25 << 20
+    assert [e.result for e in runlog.read(memory, 2)] == ["10/10 pass", "last"]
+    runlog.append(_entry("appended"), memory)
+    assert memory.read_text().endswith(_entry("last").to_line() + _entry("appended").to_line() + users)
+    # both commands: 3,000 notable lines each, parsed with the runs' lines around them (~2% of the file)
+    assert sum(parsed) < memory.stat().st_size // 20, f"{sum(parsed)} characters parsed as Markdown"
 
 
 def test_the_newest_run_is_the_one_just_written_and_no_pasted_run_in_a_users_fence_is_read(tmp_path):
