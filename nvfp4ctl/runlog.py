@@ -434,13 +434,18 @@ def append(entry: RunEntry, memory: Path) -> None:
             raise UsageError(f"{memory}: {why}; the run log was not appended to it")
         if made_read_only(memory):  # also judged under the lock, on what would be replaced
             raise ReadOnlyRunLog(f"{memory} is read-only")
-        span = _log_span(existing)
-        at = span[1] if span is not None else len(existing)
+        start = _after_the_first_heading(existing)
+        end = _log_end(existing, start) if start is not None else None
+        at = end.at if end is not None else len(existing)
         chunk = ""
         if at == len(existing) and existing and not existing.endswith(b"\n"):
             chunk += "\n"
-        if span is None:
+        if end is None:
             chunk += ("\n" if existing else "") + f"{HEADING}\n\n{PREAMBLE}\n\n"
+        elif _joins_an_html_block(existing, end, entry.to_line().encode()):
+            # `<div>` ... `</div>` right above: only a blank line ends such a block, and the line (every later one
+            # too) would be the block's raw text, no list item
+            chunk += "\n"
         chunk += entry.to_line()
         if _text_follows(existing, at):
             # A heading of the user's right below: Markdown reads a line of text right after a list item as
@@ -455,6 +460,20 @@ def append(entry: RunEntry, memory: Path) -> None:
             bom, codec = wide
             updated = bom + updated.decode("utf-8").encode(codec)
         write_bytes_atomic(memory, updated)
+
+
+def _joins_an_html_block(existing: bytes, end: _LogEnd, line: bytes) -> bool:
+    """Whether Markdown reads `line`, written at `end.at`, as part of an HTML block above it that a blank line
+    before it would end (`<div>`, `<details>`: only a blank line ends those; a `<!-- -->` comment ends at its `-->`)."""
+    if end.parsed_from is None or end.at <= end.parsed_from:
+        return False
+    piece = existing[end.parsed_from : end.at]
+    if not piece.endswith((b"\n", b"\r")):
+        piece += b"\n"
+    after = _top_level_blocks(piece + line)
+    if not after or after[-1].type != "html_block" or (after[-1].map or [0, 0])[1] < _line_count(piece + line):
+        return False
+    return _top_level_blocks(piece + b"\n" + line)[-1].type != "html_block"
 
 
 def _wide_encoding(data: bytes) -> tuple[bytes, str] | None:
@@ -559,11 +578,26 @@ def _users_section_at(existing: bytes, start: int) -> int:
     `***`) that only blank lines part from that heading, the separator the user drew above it; else the end of
     the file. A `## Run log` heading again below the first keeps the log going. Judged on the bytes, which
     are kept as they are."""
+    return _log_end(existing, start).at
+
+
+@dataclass(frozen=True)
+class _LogEnd:
+    """Where the run log's section ends (_users_section_at), and where before it a piece of the file that ends
+    there can be parsed from (no block is open there); None where no fence or HTML block can be open at `at`
+    (below the last piece parsed, only runs' lines and lines that open no block)."""
+
+    at: int
+    parsed_from: int | None
+
+
+def _log_end(existing: bytes, start: int) -> _LogEnd:
+    """_users_section_at, with where a piece of the file ending there can be parsed from."""
     below = max(start - 1, 0)  # from the heading's own line break, so the first line below it is seen
     if _LONE_CR.search(existing, below) is not None:  # an old Mac editor's breaks, which the searches miss: all parsed
         window = existing[start:]
         found = _section_in_window(window, _block_tokens(window))
-        return start + found if found is not None else len(existing)
+        return _LogEnd(start + found if found is not None else len(existing), start)
     at = below  # a line break after which no block is open
     while (notable := _NOTABLE_LINE.search(existing, at)) is not None:
         window_start = _run_line_before(existing, at, notable.start(), start)
@@ -573,16 +607,16 @@ def _users_section_at(existing: bytes, start: int) -> int:
             window = existing[window_start:window_end]
             tokens = _block_tokens(window)
             if (found := _section_in_window(window, tokens)) is not None:
-                return window_start + found
+                return _LogEnd(window_start + found, window_start)
             if window_end == len(existing):
-                return len(existing)
+                return _LogEnd(len(existing), window_start)
             if not _left_open_at_its_end(window, tokens):
                 break
             # a fence or HTML block swallowed the run's line that ended the window: twice as far, so a fence
             # holding thousands of pasted runs is parsed a few times, not once for each of them
             reach = window_end + (window_end - window_start)
         at = last_run
-    return len(existing)
+    return _LogEnd(len(existing), None)
 
 
 def _run_line_before(existing: bytes, at: int, before: int, start: int) -> int:
@@ -630,9 +664,14 @@ def _section_in_window(window: bytes, tokens: list[Token]) -> int | None:
 def _left_open_at_its_end(window: bytes, tokens: list[Token]) -> bool:
     """Whether a fence or HTML block of the top level among `window`'s block `tokens` reaches its last line (the
     run's line that ends it, which such a block takes in: the window was cut short)."""
-    lines = len(_LINE_BREAK.findall(window)) + (0 if window.endswith((b"\n", b"\r")) else 1)
+    lines = _line_count(window)
     return any(token.type in ("fence", "html_block") and token.level == 0 and token.map is not None
                and token.map[1] >= lines for token in tokens)
+
+
+def _line_count(data: bytes) -> int:
+    """How many lines Markdown reads in `data` (a last one without its line break counts)."""
+    return len(_LINE_BREAK.findall(data)) + (0 if not data or data.endswith((b"\n", b"\r")) else 1)
 
 
 def _after_text_before(window: bytes, line_number: int) -> int:

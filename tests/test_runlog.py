@@ -982,8 +982,33 @@ def test_a_heading_inside_an_html_block_below_the_log_is_no_section_of_the_users
     memory.write_text(memory.read_text() + comment)
     before = memory.read_text()
     runlog.append(_entry("second"), memory)
-    assert memory.read_text() == before + _entry("second").to_line()
+    # a blank line after `</details>`, which a comment's `-->` needs not: the line is no part of the block
+    blank = "\n" if comment.startswith("\n<details>") else ""
+    assert memory.read_text() == before + blank + _entry("second").to_line()
     assert [e.result for e in runlog.read(memory)] == ["first", "second"]
+
+
+def _list_item_lines(text: str) -> set[int]:
+    """The lines (from 0) where CommonMark starts a list item in `text`."""
+    return {token.map[0] for token in runlog._block_tokens(text.encode()) if token.type == "list_item_open"}
+
+
+@pytest.mark.parametrize("users", ["", "\n### Ideas\n- try 2-CTA\n"], ids=["at the end", "before a heading of the user's"])
+@pytest.mark.parametrize("block", ["<div>\nnote\n</div>\n", "<details>\n<summary>B200 box</summary>\n</details>\n",
+                                   "<div align=\"center\"><img src=\"plot.png\"></div>\n"])
+def test_a_run_written_below_an_html_block_is_a_list_item_not_the_blocks_text(tmp_path, block, users):
+    """`<div>` ... `</div>` right above where the next run goes (at the end, or before a heading of the user's): only
+    a blank line ends such an HTML block, and the runs were written right below it, the block's raw text from then on."""
+    memory = tmp_path / "MEMORY.md"
+    runlog.append(_entry("first"), memory)
+    memory.write_text(memory.read_text() + "\n" + block + users)
+    for result in ("second", "third"):
+        runlog.append(_entry(result), memory)
+    text = memory.read_text()
+    assert text.endswith(block + "\n" + _entry("second").to_line() + _entry("third").to_line() + users), text
+    runs = [number for number, line in enumerate(text.splitlines()) if line.startswith("- 2026")]
+    assert set(runs) <= _list_item_lines(text), text
+    assert [e.result for e in runlog.read(memory)] == ["first", "second", "third"]
 
 
 @pytest.mark.parametrize("fence", [
