@@ -20,7 +20,7 @@ from collections.abc import Generator, Iterator
 from contextlib import closing, contextmanager, suppress
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
-from functools import cache
+from functools import cache, cached_property
 from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -756,15 +756,35 @@ def _is_heading(line: str) -> bool:
     return line.startswith("##") and _HEADING_LINE.fullmatch(line.rstrip()) is not None
 
 
-def _section_text(data: bytes) -> tuple[str, int] | None:
-    """The text of the run-log section (_log_span) of a run log's bytes, and the number of the file's line
-    it starts on (as an editor numbers them: from 1, at each \\n); None without the heading."""
-    if _wide_encoding(data) is not None:  # the section is found in UTF-8, as the append finds it
+@dataclass
+class RunLogBytes:
+    """A run log read once for its readers, as UTF-8 (a file saved as UTF-16 or UTF-32 converted: the section
+    is found in UTF-8, as the append finds it), and its section (_log_span), found once: `log` reads the runs,
+    then the section of the user's below them, from the same bytes."""
+
+    data: bytes
+
+    @cached_property
+    def span(self) -> tuple[int, int] | None:
+        return _log_span(self.data)
+
+
+def read_log(memory: Path) -> RunLogBytes:
+    """`memory` read once for the readers (_previous_bytes: nothing for a file not there yet, a device or a FIFO);
+    OSError for a folder."""
+    data = _previous_bytes(memory)
+    if _wide_encoding(data) is not None:
         data = _decoded(data).encode("utf-8")
-    if (span := _log_span(data)) is None:
+    return RunLogBytes(data)
+
+
+def _section_text(log: RunLogBytes) -> tuple[str, int] | None:
+    """The text of the run-log section (_log_span) of a run log, and the number of the file's line it starts on
+    (as an editor numbers them: from 1, at each \\n); None without the heading."""
+    if (span := log.span) is None:
         return None
     start, end = span
-    return data[start:end].decode("utf-8", errors="replace"), data.count(b"\n", 0, start) + 1
+    return log.data[start:end].decode("utf-8", errors="replace"), log.data.count(b"\n", 0, start) + 1
 
 
 def read(memory: Path, last: int | None = None) -> list[RunEntry]:
@@ -772,7 +792,7 @@ def read(memory: Path, last: int | None = None) -> list[RunEntry]:
     parsed from the end of the section (a log of years of runs is tens of MB, and `log -n 2` needs two lines)."""
     if last:
         return _read_last(memory, last)
-    if (section := _section_text(_previous_bytes(memory))) is None:
+    if (section := _section_text(read_log(memory))) is None:
         return []
     return [e for e in (RunEntry.from_line(line) for line in section[0].splitlines()) if e is not None]
 
@@ -791,29 +811,30 @@ class NumberedRuns:
 def read_numbered(memory: Path, last: int | None = None) -> NumberedRuns:
     """read(memory, last) with line numbers; `unread`: the lines meant as runs among those read, which
     for the `last` entries are the lines after the oldest of them (any before it would not have been
-    shown either). Read from the end as read() is; the whole file only where such a line is there."""
+    shown either). Read from the end as read() is; the whole section only where such a line is there."""
+    return numbered_runs_in(read_log(memory), last)
+
+
+def numbered_runs_in(log: RunLogBytes, last: int | None = None) -> NumberedRuns:
+    """read_numbered of a run log already read (read_log)."""
     if last:
         passed_over: list[str] = []
-        with closing(newest_first(memory, passed_over)) as newest:
+        with closing(newest_first_in(log, passed_over)) as newest:
             entries = list(islice(newest, last))[::-1]
         if not passed_over:  # the usual case: no line numbers needed but the entries', which the table never shows
             return NumberedRuns(entries, [], [])
-    whole = _numbered(memory)
+    whole = _numbered_runs(log)
     if not last or len(whole.entries) < last:  # all shown: a line meant as a run anywhere would have been
         return whole
     first_shown = whole.lines[-last]
     return NumberedRuns(whole.entries[-last:], whole.lines[-last:], [n for n in whole.unread if n > first_shown])
 
 
-def _numbered(memory: Path) -> NumberedRuns:
-    return _numbered_runs(_previous_bytes(memory))
-
-
-def _numbered_runs(data: bytes) -> NumberedRuns:
+def _numbered_runs(log: RunLogBytes) -> NumberedRuns:
     entries: list[RunEntry] = []
     lines: list[int] = []
     unread: list[int] = []
-    if (section := _section_text(data)) is None:
+    if (section := _section_text(log)) is None:
         return NumberedRuns(entries, lines, unread)
     text, first = section
     for number, piece in enumerate(text.split("\n"), first):
@@ -843,12 +864,16 @@ def runs_below_the_log(memory: Path) -> RunsBelowTheLog | None:
     CommonMark reads it: a run's line quoted in a fence, an indented code block or an HTML block is no list
     item. `log` alone asks (a note of what it does not count), never the append or bench's comparison."""
     try:
-        data = _previous_bytes(memory)
+        log = read_log(memory)
     except OSError:  # a folder: the read before this said so
         return None
-    if _wide_encoding(data) is not None:  # the section is found in UTF-8, as the readers find it
-        data = _decoded(data).encode("utf-8")
-    if (span := _log_span(data)) is None or span[1] >= len(data):
+    return runs_below_the_log_in(log)
+
+
+def runs_below_the_log_in(log: RunLogBytes) -> RunsBelowTheLog | None:
+    """runs_below_the_log of a run log already read (read_log)."""
+    data = log.data
+    if (span := log.span) is None or span[1] >= len(data):
         return None
     end = span[1]
     section = data[end:]
@@ -910,19 +935,14 @@ def newest_first(memory: Path, unread: list[str] | None = None) -> Generator[Run
     The file is read whole, once, for where its section ends (_log_span, which the append also reads
     it for): the runs are the section's, never a line of a section of the user's below it. `unread`
     receives the lines passed over that were meant as runs but do not read as one (looks_like_a_run)."""
-    if not memory.is_file() and not memory.is_dir():  # a folder fails on open, saying so
-        return  # nothing yet, or a device or FIFO (_previous_bytes): never read
-    with memory.open("rb") as file:
-        data = file.read()
-    if _wide_encoding(data) is not None:  # whole: the end-first split is of UTF-8
-        whole = _numbered_runs(data)
-        if unread is not None:
-            unread.extend(str(number) for number in whole.unread)
-        yield from reversed(whole.entries)
+    yield from newest_first_in(read_log(memory), unread)  # a folder fails here, saying so
+
+
+def newest_first_in(log: RunLogBytes, unread: list[str] | None = None) -> Generator[RunEntry, None, None]:
+    """newest_first of a run log already read (read_log)."""
+    if (span := log.span) is None:
         return
-    if (span := _log_span(data)) is None:
-        return
-    for line in _lines_from_the_end(data, *span):
+    for line in _lines_from_the_end(log.data, *span):
         if (entry := RunEntry.from_line(line)) is not None:
             yield entry
         elif unread is not None and looks_like_a_run(line):

@@ -1163,6 +1163,30 @@ def test_log_names_the_runs_left_under_a_heading_of_the_users(tmp_path, monkeypa
     assert quiet.exit_code == 0 and "below your heading" not in quiet.stderr + quiet.stdout
 
 
+@pytest.mark.parametrize("args", [["log"], ["log", "-n", "3"], ["log", "--trend"], ["log", "-n", "3", "--trend"]])
+def test_log_reads_the_run_log_once(tmp_path, monkeypatch, args):
+    """`log` read MEMORY.md for its runs, again for the lines it could not read (with -n) and again for the runs
+    below the log: two or three reads, each finding the log's end again, of a file that may be tens of MB."""
+    memory = tmp_path / "MEMORY.md"
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.setenv("COLUMNS", "400")
+    _log_with_two_broken_lines(memory)
+    memory.write_text(memory.read_text() + "\n### B200 session\n\n" + _entry("left").to_line())
+    reads: list[str] = []
+    opened = Path.open
+
+    def counted(self, mode="r", *args, **kwargs):
+        if self == memory and "w" not in mode:
+            reads.append(mode)
+        return opened(self, mode, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "open", counted)  # Path.read_bytes opens the file with it too
+    result = separate_streams_runner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "could not be read" in result.stderr and "below your heading" in result.stderr, result.stderr
+    assert len(reads) == 1, f"MEMORY.md read {len(reads)} times"
+
+
 def test_log_names_one_run_under_a_heading_even_where_no_run_is_read(tmp_path, monkeypatch):
     memory = tmp_path / "MEMORY.md"
     monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))

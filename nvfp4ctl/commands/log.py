@@ -16,7 +16,7 @@ from nvfp4ctl.workspace import memory_path
 from nvfp4ctl.words import plural
 
 if TYPE_CHECKING:  # `nvfp4ctl --help` need not load the run log's module
-    from nvfp4ctl.runlog import NumberedRuns
+    from nvfp4ctl.runlog import NumberedRuns, RunLogBytes
 
 
 def _short_target(target: str) -> str:
@@ -53,17 +53,18 @@ def command(
         get_console().info(f"no run log at {memory}{setting}: there is no folder {missing}", result=True)
         return Outcome(result="empty")
     try:
-        numbered = runlog.read_numbered(memory, None if trend else last)
+        log = runlog.read_log(memory)  # once: the runs and the note of those below the log are read from it
     except OSError as error:  # NVFP4CTL_MEMORY naming a folder, say
         raise UsageError(f"cannot read the run log {memory}: {os_reason(error, memory)}") from None
+    numbered = runlog.numbered_runs_in(log, None if trend else last)
     entries = numbered.entries
     if trend:
-        return _show_trend(numbered, last, target, wanted, memory)
+        return _show_trend(numbered, last, target, wanted, memory, log)
     console = get_console()
     if not entries:
         console.info(f"no runs logged yet in {memory}", result=True)
         _say_unread(numbered.unread, memory)
-        _say_runs_below(memory)
+        _say_runs_below(log, memory)
         return Outcome(result="empty")
     problems = any(e.problem for e in entries)  # a column only once some run recorded its problem
     console.table(
@@ -75,7 +76,7 @@ def command(
         result=True,  # the entries are what `log` shows: -q keeps them
     )
     _say_unread(numbered.unread, memory)
-    _say_runs_below(memory)
+    _say_runs_below(log, memory)
     return Outcome(result=plural(len(entries), 'entry', 'entries'))
 
 
@@ -99,12 +100,12 @@ def _say_unread(lines: list[int], memory: Path) -> None:
                        f" and {'is' if one else 'are'} left out: {'line' if one else 'lines'} {shown} of {memory}")
 
 
-def _say_runs_below(memory: Path) -> None:
+def _say_runs_below(log: RunLogBytes, memory: Path) -> None:
     """One note after what `log` showed: the runs an older version appended under a heading the user wrote
     after the run log, which no reader counts (the log ends at that heading), so fewer runs are no mystery."""
-    from nvfp4ctl.runlog import runs_below_the_log
+    from nvfp4ctl.runlog import runs_below_the_log_in
 
-    if (below := runs_below_the_log(memory)) is None:
+    if (below := runs_below_the_log_in(log)) is None:
         return
     lines = below.lines
     shown = _first_lines(lines)
@@ -125,7 +126,7 @@ def _wanted_shapes(shapes: list[str]) -> dict[str, str]:
 
 
 def _show_trend(numbered: NumberedRuns, last: int, target: Path | None, wanted: dict[str, str],
-                memory: Path) -> Outcome:
+                memory: Path, log: RunLogBytes) -> Outcome:
     """The trend, then the note of the lines of the runs asked for that could not be read."""
     from nvfp4ctl.bench import trend as trends
     from nvfp4ctl.runlog import log_folder_of
@@ -139,7 +140,7 @@ def _show_trend(numbered: NumberedRuns, last: int, target: Path | None, wanted: 
     shown = _draw_trend(numbered.entries, last, target, wanted, root, log_project, log_folder)
     broken = trends.unreadable_benches(numbered.entries, numbered.lines, root, target, wanted, log_project, log_folder)
     _say_unread(sorted(numbered.unread + broken), memory)
-    _say_runs_below(memory)
+    _say_runs_below(log, memory)
     return shown
 
 
