@@ -112,7 +112,7 @@ def test_a_failed_append_leaves_memory_md_as_it_was(tmp_path, monkeypatch, failu
     def fails(path, data):
         raise failure
 
-    monkeypatch.setattr(runlog, "write_bytes_atomic", fails)
+    monkeypatch.setattr(runlog.appending, "write_bytes_atomic", fails)
     with pytest.raises(type(failure)):
         runlog.append(_entry("lost"), memory)
     if notes is None:
@@ -411,7 +411,7 @@ def test_writers_with_different_cache_folders_still_write_every_line(tmp_path):
 def test_a_cpu_run_is_logged_as_cpu_not_as_the_machines_gpu(monkeypatch):
     """NVFP4CTL_DEVICE=cpu on a GPU host: bench's CPU times must not be filed under the GPU's name,
     where the next GPU bench would compare itself with them."""
-    monkeypatch.setattr(runlog, "first_gpu", lambda: GpuInfo("NVIDIA H100 80GB HBM3", "9.0"))
+    monkeypatch.setattr(runlog.entry, "first_gpu", lambda: GpuInfo("NVIDIA H100 80GB HBM3", "9.0"))
     monkeypatch.setenv("NVFP4CTL_DEVICE", "cpu")
     assert runlog.detect_gpu() == runlog.CPU_DEVICE_LABEL
     monkeypatch.delenv("NVFP4CTL_DEVICE")
@@ -423,7 +423,7 @@ def test_commands_that_run_nothing_on_a_device_log_the_machines_gpu_under_a_cpu_
     there, and their lines said `cpu (NVFP4CTL_DEVICE=cpu)`, a device they never used."""
     pytest.importorskip("torch", reason="dump and export import torch (the oldest Python's floor check has none)")
     h100 = "NVIDIA H100 80GB HBM3 (sm_90)"
-    monkeypatch.setattr(runlog, "first_gpu", lambda: GpuInfo("NVIDIA H100 80GB HBM3", "9.0"))
+    monkeypatch.setattr(runlog.entry, "first_gpu", lambda: GpuInfo("NVIDIA H100 80GB HBM3", "9.0"))
     monkeypatch.setenv("NVFP4CTL_DEVICE", "cpu")
     monkeypatch.chdir(tmp_path)
     (tmp_path / "submission.py").write_text("def custom_kernel(data):\n    return data[-1]\n", encoding="utf-8")
@@ -626,7 +626,7 @@ def test_the_last_n_read_from_the_end_are_the_last_n_of_the_whole_log(tmp_path, 
     memory.write_bytes(_odd_log(seed))
     every = runlog.read(memory)
     for block in (1, 2, 3, 7, 64, 1 << 16):  # pieces that end inside a character, a \r\n, a long line
-        monkeypatch.setattr(runlog, "_BLOCK_BYTES", block)
+        monkeypatch.setattr(runlog.reading, "_BLOCK_BYTES", block)
         for count in (1, 2, 3, 5, 100):
             assert runlog.read(memory, count) == every[-count:]
 
@@ -669,7 +669,7 @@ def test_log_n_on_a_log_with_one_very_long_line_reads_it_once(tmp_path, monkeypa
     """A long line (a note with an inline image) below the runs: each block read back was joined to all
     the later ones again, which grew with the square of the line's length (8 MB in 4 KB blocks: 1.3 s of
     CPU that way, 0.03 s joined once)."""
-    monkeypatch.setattr(runlog, "_BLOCK_BYTES", 1 << 12)
+    monkeypatch.setattr(runlog.reading, "_BLOCK_BYTES", 1 << 12)
     memory = tmp_path / "MEMORY.md"
     memory.write_text(runlog.HEADING + "\n\n" + _entry("first").to_line() + _entry("second").to_line()
                       + "![plot](data:image/png;base64," + "A" * (8 << 20) + ")\n")
@@ -1074,7 +1074,7 @@ def _counting_parsed_characters(monkeypatch) -> list[int]:
             parsed.append(len(text))
             return parser.parse(text)
 
-    monkeypatch.setattr(runlog, "_markdown_parser", lambda: Counting())
+    monkeypatch.setattr(runlog.section, "_markdown_parser", lambda: Counting())
     return parsed
 
 

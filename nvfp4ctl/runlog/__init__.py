@@ -1,0 +1,30 @@
+"""The run log: one line per command added to MEMORY.md's run-log section, never touching the notes around it.
+
+entry: a run's line; files: MEMORY.md as a file (encodings, folders); section: where the run log lies in it,
+read as CommonMark; reading: the runs read back; appending: a line added under the locks.
+"""
+
+from __future__ import annotations
+
+from nvfp4ctl.atomic_file import made_read_only
+from nvfp4ctl.runlog.appending import (LOCK_TIMEOUT_S, PREAMBLE, ReadOnlyRunLog, append, lock_path,
+                                       not_a_run_log)
+from nvfp4ctl.runlog.entry import (CPU_DEVICE_LABEL, LOG_RELATIVE, SEPARATOR, RunEntry, command_name,
+                                   describe_target, detect_gpu, file_digest, git_state, log_folder_of, logged_path,
+                                   looks_like_a_run, make_entry, split_target)
+from nvfp4ctl.runlog.files import (MARKDOWN_SUFFIXES, UndecodableRunLog, file_in_the_way, missing_folder,
+                                   refuse_a_missing_folder)
+from nvfp4ctl.runlog.reading import (NumberedRuns, RunLogBytes, RunsBelowTheLog, newest_first, newest_first_in,
+                                     numbered_runs_in, read, read_log, read_numbered, runs_below_the_log,
+                                     runs_below_the_log_in)
+from nvfp4ctl.runlog.section import HEADING, _block_tokens, _markdown_parser
+
+__all__ = [
+    "CPU_DEVICE_LABEL", "HEADING", "LOCK_TIMEOUT_S", "LOG_RELATIVE", "MARKDOWN_SUFFIXES", "PREAMBLE", "SEPARATOR",
+    "NumberedRuns", "ReadOnlyRunLog", "RunEntry", "RunLogBytes", "RunsBelowTheLog", "UndecodableRunLog",
+    "_block_tokens", "_markdown_parser", "append", "command_name", "describe_target", "detect_gpu", "file_digest",
+    "file_in_the_way", "git_state", "lock_path", "log_folder_of", "logged_path", "looks_like_a_run", "made_read_only",
+    "make_entry", "missing_folder", "newest_first", "newest_first_in", "not_a_run_log", "numbered_runs_in", "read",
+    "read_log", "read_numbered", "refuse_a_missing_folder", "runs_below_the_log", "runs_below_the_log_in",
+    "split_target",
+]

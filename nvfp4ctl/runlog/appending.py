@@ -1,0 +1,210 @@
+"""Appending a run's line under the run-log section, never touching the notes around it.
+
+Appends take a file lock (in nvfp4ctl's cache, and a flock on MEMORY.md itself for writers whose caches
+differ) and replace the file in one step (a new copy moved over it), so concurrent runs interleave
+whole lines and a run killed mid-way leaves either its full line or nothing.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+from filelock import FileLock
+
+from nvfp4ctl.atomic_file import made_read_only, write_bytes_atomic
+from nvfp4ctl.errors import UsageError
+from nvfp4ctl.project import cache_root
+from nvfp4ctl.runlog.entry import RunEntry
+from nvfp4ctl.runlog.files import (MARKDOWN_SUFFIXES, _as_utf8, _decoded, _no_regular_file, _previous_bytes,
+                                   _wide_encoding, file_in_the_way)
+from nvfp4ctl.runlog.section import (HEADING, _after_the_first_heading, _joins_an_html_block, _log_end,
+                                     _text_follows)
+from nvfp4ctl.words import seconds_text
+
+PREAMBLE = ("<!-- nvfp4ctl appends one line per command below; keep your notes above this section,"
+            " or below it under a heading of your own. -->")
+LOCK_TIMEOUT_S = 30.0
+
+
+class ReadOnlyRunLog(Exception):
+    """MEMORY.md made read-only (chmod a-w): the user's way to stop the logging. The line is not written;
+    the command warns with this message and ends as it would have."""
+
+
+def lock_path(memory: Path, kind: str = "runlog") -> Path:
+    """The lock lives in nvfp4ctl's cache, not beside MEMORY.md: the user's folder gets no stray file.
+    A cache folder that cannot be made (NVFP4CTL_CACHE naming a file) must not cost the log its line:
+    the system's temporary folder holds the lock then. `kind` names what the lock guards (tune's
+    dispatch table locks `path` the same way)."""
+    key = hashlib.sha256(str(memory.resolve()).encode()).hexdigest()[:16]
+    # per user, private: a shared temporary folder made by someone else would refuse this user's lock
+    fallback = Path(tempfile.gettempdir()) / f"nvfp4ctl-locks-{os.getuid()}"
+    for folder, mode in ((cache_root() / "locks", 0o777), (fallback, 0o700)):
+        try:
+            folder.mkdir(mode=mode, parents=True, exist_ok=True)
+        except OSError:
+            continue
+        return folder / f"{kind}-{key}.lock"
+    raise OSError(f"no folder for the run log's lock ({cache_root() / 'locks'}, {tempfile.gettempdir()})")
+
+
+@contextmanager
+def _file_itself_locked(memory: Path, timeout_s: float = LOCK_TIMEOUT_S) -> Iterator[None]:
+    """An exclusive flock on MEMORY.md itself, held on the file the path names when the lock is won.
+
+    The cache-folder lock only orders writers that share NVFP4CTL_CACHE; two shells with different
+    settings (an editor's lint hook beside a bench) took different locks and lost each other's lines.
+    A writer replaces the file, so a lock won on a file that has since been replaced is let go and
+    taken again on the new one. Where the file cannot be opened or flock is refused (a file system
+    without it), only the cache lock orders the writers, as before. filelock cannot take this lock:
+    it opens the file it locks with O_TRUNC."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: the cache lock alone
+        yield
+        return
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            fd, created = _open_for_lock(memory)
+        except OSError:
+            yield
+            return
+        try:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise TimeoutError(f"another nvfp4ctl held {memory} for {seconds_text(timeout_s)}") from None
+                    time.sleep(0.01)
+                except OSError:  # ENOLCK, EBADF (NFS wants a writable file): no lock on the file itself
+                    with _removed_if_left_empty(memory, fd, created):
+                        yield
+                    return
+            try:
+                current = os.stat(memory)
+            except OSError:
+                current = None
+            if current is not None and os.path.samestat(current, os.fstat(fd)):
+                with _removed_if_left_empty(memory, fd, created):
+                    yield
+                return
+        finally:
+            os.close(fd)  # releases the flock
+
+
+def _open_for_lock(memory: Path) -> tuple[int, bool]:
+    """MEMORY.md opened for its lock, and whether this call made it (empty: the append writes it at
+    once); read-only when the user made it so (the append replaces it, which needs the folder's
+    permission only)."""
+    try:
+        return os.open(memory, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666), True
+    except FileExistsError:  # the usual case; also a symlink, which O_EXCL never follows
+        pass
+    try:
+        return os.open(memory, os.O_RDWR | os.O_CREAT, 0o666), False
+    except PermissionError:
+        return os.open(memory, os.O_RDONLY), False
+
+
+@contextmanager
+def _removed_if_left_empty(memory: Path, fd: int, created: bool) -> Iterator[None]:
+    """A MEMORY.md made only to be locked goes again when the append fails (a full disk, Ctrl-C): the
+    user must not find an empty file where there was none. Removed only while it is still the file
+    made here and still empty, so no line another writer appended is lost."""
+    try:
+        yield
+    except BaseException:
+        if created:
+            with suppress(OSError):
+                if os.fstat(fd).st_size == 0 and os.path.samestat(os.stat(memory), os.fstat(fd)):
+                    os.unlink(memory)
+        raise
+
+
+def not_a_run_log(memory: Path) -> str | None:
+    """Why the run log must not go into `memory`, or None. Appending puts a Markdown section at the end
+    of the file: into anything but Markdown notes (NVFP4CTL_MEMORY naming submission.py, say) that breaks
+    the file. So a file takes the log only when its name ends in .md or it has the run-log section
+    already; any other name is refused whether or not the file exists: a new or empty one became a run
+    log, a submission.py of Markdown that the next command then refused. A folder, a device or a FIFO
+    (/dev/null, /dev/stderr) is none of these: the append says why not, or writes there."""
+    if memory.suffix.lower() in MARKDOWN_SUFFIXES:
+        return None
+    try:
+        text = _decoded(memory.read_bytes()) if memory.is_file() else ""
+    except OSError:
+        return None  # unreadable: the append's own error names the reason
+    return _why_not_a_run_log(memory, text)
+
+
+def _why_not_a_run_log(memory: Path, text: str) -> str | None:
+    """not_a_run_log of `memory` holding `text` (append judges the bytes it read, not a second read)."""
+    if memory.suffix.lower() in MARKDOWN_SUFFIXES or _no_regular_file(memory):
+        return None
+    # Only the heading as nvfp4ctl writes it: a hand-typed variant (_is_heading) is a Markdown file's, and a
+    # `## Run Log` comment in a Python file must not make it one.
+    if any(line.lstrip("\ufeff").rstrip() == HEADING for line in text.splitlines()):
+        return None
+    if not text:
+        return "not a run log (its name does not end in .md, and a new run log's name must)"
+    return f'not a run log (its name does not end in .md and it has no "{HEADING}" section)'
+
+
+def append(entry: RunEntry, memory: Path) -> None:
+    """Append `entry` under the run-log section (made at the end when missing); a UsageError, the file
+    untouched, when `memory` holds something other than a run log (not_a_run_log)."""
+    if (blocker := file_in_the_way(memory)) is not None:  # mkdir's own error names neither the file nor why
+        raise NotADirectoryError(errno.ENOTDIR, f"{blocker} is not a folder")
+    memory.parent.mkdir(parents=True, exist_ok=True)
+    lock = lock_path(memory)
+    with FileLock(str(lock), timeout=LOCK_TIMEOUT_S), _file_itself_locked(memory):
+        existing = _previous_bytes(memory)
+        if (wide := _wide_encoding(existing)) is not None:  # worked on as UTF-8, written back as it was saved
+            existing = _as_utf8(memory, existing, *wide)
+        text = existing.decode("utf-8", errors="replace")
+        if (why := _why_not_a_run_log(memory, text)) is not None:  # judged under the lock, on what is replaced
+            raise UsageError(f"{memory}: {why}; the run log was not appended to it")
+        if made_read_only(memory):  # also judged under the lock, on what would be replaced
+            raise ReadOnlyRunLog(f"{memory} is read-only")
+        start = _after_the_first_heading(existing)
+        end = _log_end(existing, start) if start is not None else None
+        at = end.at if end is not None else len(existing)
+        chunk = ""
+        if at == len(existing) and existing and not existing.endswith(b"\n"):
+            chunk += "\n"
+        if end is None:
+            chunk += ("\n" if existing else "") + f"{HEADING}\n\n{PREAMBLE}\n\n"
+        elif _joins_an_html_block(existing, end, entry.to_line().encode()):
+            # `<div>` ... `</div>` right above: only a blank line ends such a block, and the line (every later one
+            # too) would be the block's raw text, no list item
+            chunk += "\n"
+        chunk += entry.to_line()
+        if _text_follows(existing, at):
+            # A heading of the user's right below: Markdown reads a line of text right after a list item as
+            # that item's text, so `Ideas` over `-----` would no longer be a heading, and the next run would go under it
+            chunk += "\n"
+        if _uses_crlf(existing):  # a file saved with Windows line breaks keeps them: no mixed endings
+            chunk = chunk.replace("\n", "\r\n")
+        # A new copy moved over the old one, not an appending write: a process killed inside a write()
+        # (SIGKILL, a dying machine) could leave half a line, and the file holds the user's notes too.
+        updated = existing[:at] + chunk.encode() + existing[at:]
+        if wide is not None:
+            bom, codec = wide
+            updated = bom + updated.decode("utf-8").encode(codec)
+        write_bytes_atomic(memory, updated)
+
+
+def _uses_crlf(existing: bytes) -> bool:
+    """Whether the file's first line ends with \\r\\n (an editor that writes them writes them all)."""
+    end = existing.find(b"\n")
+    return end > 0 and existing[end - 1 : end] == b"\r"

@@ -1,0 +1,229 @@
+"""One run's line in the run log: what it holds, how it is written, and how it is read back."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shlex
+import subprocess
+from dataclasses import dataclass, fields
+from datetime import datetime, timezone
+from pathlib import Path
+
+from nvfp4ctl.errors import UsageError
+from nvfp4ctl.outcome import Outcome
+from nvfp4ctl.runner.gpu import first_gpu, run_device
+
+SEPARATOR = " · "
+
+
+@dataclass(frozen=True)
+class RunEntry:
+    time: str
+    command: str
+    target: str
+    commit: str
+    gpu: str
+    exit_code: str
+    result: str
+    problem: str = ""  # the task's problem ("nvfp4_dual_gemm"); a last cell, absent on older lines
+
+    def to_line(self) -> str:
+        names = [f.name for f in fields(self) if f.name != "problem" or self.problem]
+        cells = [_one_line(getattr(self, name).replace(SEPARATOR.strip(), "-")) for name in names]
+        cells[1] = f"`{cells[1]}`"
+        return "- " + SEPARATOR.join(cells) + "\n"
+
+    @property
+    def subcommand(self) -> str:
+        """The command's name ("bench"), past the global options typed before it (`nvfp4ctl -q bench`)."""
+        return command_name(self.command)
+
+    @classmethod
+    def from_line(cls, line: str) -> RunEntry | None:
+        if not line.startswith("- "):
+            return None
+        cells = line[2:].rstrip("\n").split(SEPARATOR)
+        if len(cells) not in (len(fields(cls)) - 1, len(fields(cls))):
+            return None
+        cells[1] = cells[1].strip("`")
+        return cls(*cells)
+
+
+def command_name(command: str) -> str:
+    """"bench" for `nvfp4ctl bench ...`, `nvfp4ctl -q bench ...` and a rejected `nvfp4ctl --task log bench`
+    (log is --task's value): the word where the CLI reads the command's name (cli.command_position), so
+    the run log and the CLI agree on whose line it is; "" when none."""
+    from nvfp4ctl.cli import command_position  # here, not at the top: modules the CLI imports import this one
+
+    try:
+        words = shlex.split(command)
+    except ValueError:  # an unbalanced quote in a hand-edited line
+        words = command.split()
+    at = command_position(words[1:])
+    return words[1:][at] if at is not None else ""
+
+
+def _one_line(cell: str) -> str:
+    """Every character str.splitlines() breaks at (\\r, \\x0b, \\x1c, \\u2028, ...) as a space: the
+    log is read back line by line, and a break inside a cell would lose that entry."""
+    return " ".join(cell.splitlines()) if cell else cell
+
+
+def file_digest(path: Path) -> str:
+    """Short content hash of a target. A kernel's local headers count too (a tuned dispatch table or a
+    config header changes what runs while the .cu stays the same); a submission is one file."""
+    try:
+        digest = hashlib.sha256(path.read_bytes())
+        if path.suffix in (".cu", ".cuh"):
+            from nvfp4ctl.build.sources import local_headers  # only kernels pay for the build package
+
+            for header in local_headers(path):
+                digest.update(header.name.encode() + b"\0" + header.read_bytes())
+        return digest.hexdigest()[:12]
+    except OSError:
+        return "unreadable"
+
+
+# A target file's path on a line is relative to the run log's own folder, written "./path": one log
+# shared by two folders (NVFP4CTL_MEMORY) names their two submission.py files apart, and a log kept
+# in the project reads the same from any checkout of it. Lines before this carry the path relative
+# to the folder of the run that wrote them ("submission.py"), which the log does not say: a reader
+# takes those relative to its own folder, as they always were.
+LOG_RELATIVE = "./"
+
+
+def describe_target(target: Path | str | None, root: Path | None = None, source: str | None = None,
+                    log_folder: Path | None = None) -> str:
+    """`path@content-hash [why]`; a file's path "./"-relative to `log_folder`, the run log's folder,
+    when inside it (else absolute; relative to the user's folder `root` where no log folder is given),
+    so the log reads the same from any checkout and any working directory; a folder's (a label, never
+    compared) relative to `root`. `why` says how it was chosen."""
+    if target is None:
+        return "-"
+    path = Path(target)
+    if path.is_file():
+        named = _log_relative(path, log_folder) if log_folder is not None else _relative_to_root(path, root)
+        cell = f"{named}@{file_digest(path)}"
+    elif path.is_dir():
+        cell = _relative_to_root(path, root)
+    else:
+        cell = str(target)
+    return f"{cell} [{source}]" if source else cell
+
+
+def split_target(cell: str) -> tuple[str, str]:
+    """A logged target cell back into (path as logged, content hash); ("", "") for "-" or a folder."""
+    if cell.endswith("]") and " [" in cell:
+        cell = cell[: cell.rindex(" [")]
+    path, _, digest = cell.rpartition("@")
+    return path, digest
+
+
+def logged_path(path: str, root: Path, log_folder: Path | None) -> Path:
+    """The file a logged target path names, resolved: "./path" inside `log_folder` (the run log's folder),
+    an older line's relative path inside `root` (the reader's folder), an absolute path as it is."""
+    if path.startswith(LOG_RELATIVE) and log_folder is not None:
+        return (log_folder / path).resolve()
+    return (root / path).resolve()
+
+
+def log_folder_of(memory: Path) -> Path:
+    """The folder a run log's "./" paths start from: the one that holds it, as named (not where a link to
+    it points, which would move every path when the link is made)."""
+    return Path(os.path.abspath(memory)).parent
+
+
+def _log_relative(path: Path, log_folder: Path) -> str:
+    resolved = path.resolve()
+    try:
+        return LOG_RELATIVE + str(resolved.relative_to(log_folder.resolve()))
+    except ValueError:
+        return str(resolved)
+
+
+def _relative_to_root(path: Path, root: Path | None) -> str:
+    resolved = path.resolve()
+    if root is not None:
+        try:
+            return str(resolved.relative_to(root.resolve()))
+        except ValueError:
+            pass
+    return str(resolved)
+
+
+def _git(args: list[str], cwd: Path) -> str | None:
+    try:
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def git_state(cwd: Path, run_log: Path | None = None) -> str:
+    """The commit of the tree at `cwd`, "+dirty" with changes to tracked files. The run log itself is
+    not a change: where MEMORY.md is tracked, the command before this one appended to it, and every
+    line after a session's first one said "+dirty" of a clean tree."""
+    found = _git(["rev-parse", "--show-toplevel", "--short", "HEAD"], cwd)
+    if not found or len(lines := found.splitlines()) != 2:
+        return "no-git"
+    top, commit = lines
+    status = ["status", "--porcelain", "--untracked-files=no"]
+    if run_log is not None and (inside := _inside(run_log, Path(top))) is not None:
+        status += ["--", f":(top,exclude,literal){inside}"]
+    dirty = _git(status, cwd)
+    return f"{commit}+dirty" if dirty else commit
+
+
+def _inside(path: Path, top: Path) -> str | None:
+    """`path` relative to the work tree's top, in git's spelling; None outside it."""
+    try:
+        return path.resolve().relative_to(top.resolve()).as_posix()
+    except (OSError, ValueError):
+        return None
+
+
+CPU_DEVICE_LABEL = "cpu (NVFP4CTL_DEVICE=cpu)"
+
+
+def detect_gpu(runs_on_device: bool = True) -> str:
+    """The GPU column: the machine's GPU ("no GPU" without one), or, for a command that runs the target
+    on the device NVFP4CTL_DEVICE picks (`runs_on_device`: check, bench, tune), the CPU label where
+    that is the CPU. lint, build, dump and export run nothing there: the setting says nothing of them."""
+    try:
+        on_cpu = runs_on_device and run_device() == "cpu"
+    except UsageError:  # a bad NVFP4CTL_DEVICE: the command said so and ran nothing
+        on_cpu = False
+    if on_cpu:  # the run did not use the GPU: its times must not be compared with the GPU's
+        return CPU_DEVICE_LABEL
+    gpu = first_gpu()
+    return gpu.describe() if gpu else "no GPU"
+
+
+def make_entry(outcome: Outcome, argv: list[str], cwd: Path, memory: Path | None = None,
+               runs_on_device: bool = True) -> RunEntry:
+    """The run's line; `memory`: the run log it goes to, whose folder its target's path starts from;
+    `runs_on_device`: whether the command runs its target on NVFP4CTL_DEVICE's device (detect_gpu)."""
+    return RunEntry(
+        time=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        command=shlex.join(["nvfp4ctl", *argv]),
+        target=describe_target(outcome.target, cwd, outcome.target_source,
+                               log_folder_of(memory) if memory is not None else None),
+        commit=git_state(cwd, memory),
+        gpu=outcome.gpu or detect_gpu(runs_on_device),
+        exit_code=str(int(outcome.exit_code)),
+        result=outcome.result,
+        problem=outcome.problem or "",
+    )
+
+
+# A bullet meant as a run's line: it starts with the time as logged, or its second cell is a backquoted
+# nvfp4ctl command. A note of the user's (`- try 2-CTA`, `- ran `nvfp4ctl bench` twice`) is neither.
+_RUN_LIKE = re.compile(r"- (?:\d{4}-\d\d-\d\dT\d\d:\d\d|[^·]*· `nvfp4ctl\b)")
+
+
+def looks_like_a_run(line: str) -> bool:
+    """Whether `line`, which RunEntry.from_line does not read, was meant as a run's line (a hand edit
+    that lost or added a cell): `log` says it left it out, where a note of the user's is passed silently."""
+    return _RUN_LIKE.match(line) is not None

@@ -1,0 +1,95 @@
+"""MEMORY.md as a file: the encodings it may be saved in, the folders it needs, and what is no file to read."""
+
+from __future__ import annotations
+
+import codecs
+import errno
+from pathlib import Path
+
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+
+
+class UndecodableRunLog(Exception):
+    """MEMORY.md starts with a UTF-16 or UTF-32 byte order mark but is no valid text in that encoding: the
+    line is not written (a copy made from what decodes would lose the rest); the command warns with this
+    message and ends as it would have."""
+
+
+# The byte order marks of the wider encodings an editor may save MEMORY.md in (Windows Notepad's
+# "Unicode" is UTF-16 LE); UTF-32 LE's first, as it starts with UTF-16 LE's. Any other file is UTF-8.
+_WIDE_ENCODINGS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
+                   (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
+
+
+def _no_regular_file(memory: Path) -> bool:
+    """Whether `memory` is there as something other than a file: a folder, a device, a FIFO."""
+    try:
+        return memory.exists() and not memory.is_file()
+    except OSError:
+        return False
+
+
+def refuse_a_missing_folder(memory: Path) -> None:
+    """FileNotFoundError where a folder of `memory`'s does not exist, for a path the user's setting names,
+    whose folders the append must not make (/nonexist/dir/ was, for a typo or another machine's path).
+    Not where a file is in the way of a folder: the append names that file."""
+    if (folder := missing_folder(memory)) is not None:
+        raise FileNotFoundError(errno.ENOENT, f"there is no folder {folder}; make it first")
+
+
+def missing_folder(memory: Path) -> Path | None:
+    """The first of `memory`'s folders that does not exist, from the top; None where all do, where a file
+    is in the way of one (file_in_the_way names it) or where one cannot be looked into."""
+    if file_in_the_way(memory) is not None:
+        return None
+    for folder in reversed(memory.parents):
+        try:
+            if not folder.exists():
+                return folder
+        except PermissionError:  # a folder that cannot be looked into: the append or the read says why
+            return None
+    return None
+
+
+def _wide_encoding(data: bytes) -> tuple[bytes, str] | None:
+    """The byte order mark and codec of text saved as UTF-16 or UTF-32; None for UTF-8 (with a BOM or not)."""
+    return next(((bom, codec) for bom, codec in _WIDE_ENCODINGS if data.startswith(bom)), None)
+
+
+def _as_utf8(memory: Path, data: bytes, bom: bytes, codec: str) -> bytes:
+    """A UTF-16/32 file's text as UTF-8, its mark dropped. Decoded strictly: the append writes the file
+    back from this, so anything that did not decode would be lost; such a file is left as it is."""
+    try:
+        return data[len(bom):].decode(codec).encode("utf-8")
+    except UnicodeError:
+        raise UndecodableRunLog(f"{memory} starts with a {codec.upper()} byte order mark but is no valid"
+                                f" {codec.upper()} text; it was left as it is") from None
+
+
+def _decoded(data: bytes) -> str:
+    """The text of a run log's bytes: UTF-8, or the UTF-16/32 its byte order mark names."""
+    if (wide := _wide_encoding(data)) is None:
+        return data.decode("utf-8", errors="replace")
+    bom, codec = wide
+    return data[len(bom):].decode(codec, errors="replace")
+
+
+def file_in_the_way(memory: Path) -> Path | None:
+    """The first of `memory`'s folders that is a file (NVFP4CTL_MEMORY=submission.py/MEMORY.md), or None:
+    no run log can be at such a path. Folders that do not exist yet are no obstacle: the append makes them."""
+    for folder in reversed(memory.parents):  # from the top: the one the user must change
+        try:
+            if not folder.is_dir():
+                return folder if folder.exists() else None
+        except OSError:  # a folder that cannot be looked into: the read or the append says why
+            return None
+    return None
+
+
+def _previous_bytes(memory: Path) -> bytes:
+    """What `memory` holds now; b"" for none and for a device or FIFO (/dev/null, /dev/stderr, a named
+    pipe), which takes the new lines only: reading one blocks until its writer closes it (this very
+    process, for /dev/stderr sent down a pipe) or never ends (/dev/zero). A folder still fails, saying so."""
+    if memory.exists() and not memory.is_file() and not memory.is_dir():
+        return b""
+    return memory.read_bytes() if memory.exists() else b""

@@ -1,0 +1,217 @@
+"""Reading the runs back: all of them with their lines, the last ones from the end of a log of tens of MB, and
+the runs an older version left below the log."""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Iterator
+from contextlib import closing
+from dataclasses import dataclass
+from functools import cached_property
+from itertools import islice
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from nvfp4ctl.runlog.entry import RunEntry, looks_like_a_run
+from nvfp4ctl.runlog.files import _decoded, _previous_bytes, _wide_encoding
+from nvfp4ctl.runlog.section import _block_tokens, _is_heading_line, _lines_with_breaks, _log_span
+
+if TYPE_CHECKING:
+    from markdown_it.token import Token
+
+@dataclass
+class RunLogBytes:
+    """A run log read once for its readers, as UTF-8 (a file saved as UTF-16 or UTF-32 converted: the section
+    is found in UTF-8, as the append finds it), and its section (_log_span), found once: `log` reads the runs,
+    then the section of the user's below them, from the same bytes."""
+
+    data: bytes
+
+    @cached_property
+    def span(self) -> tuple[int, int] | None:
+        return _log_span(self.data)
+
+
+def read_log(memory: Path) -> RunLogBytes:
+    """`memory` read once for the readers (_previous_bytes: nothing for a file not there yet, a device or a FIFO);
+    OSError for a folder."""
+    data = _previous_bytes(memory)
+    if _wide_encoding(data) is not None:
+        data = _decoded(data).encode("utf-8")
+    return RunLogBytes(data)
+
+
+def _section_text(log: RunLogBytes) -> tuple[str, int] | None:
+    """The text of the run-log section (_log_span) of a run log, and the number of the file's line it starts on
+    (as an editor numbers them: from 1, at each \\n); None without the heading."""
+    if (span := log.span) is None:
+        return None
+    start, end = span
+    return log.data[start:end].decode("utf-8", errors="replace"), log.data.count(b"\n", 0, start) + 1
+
+
+def read(memory: Path, last: int | None = None) -> list[RunEntry]:
+    """The run log's entries, oldest first: those of its section (_log_span); the `last` most recent only,
+    parsed from the end of the section (a log of years of runs is tens of MB, and `log -n 2` needs two lines)."""
+    if last:
+        return _read_last(memory, last)
+    if (section := _section_text(read_log(memory))) is None:
+        return []
+    return [e for e in (RunEntry.from_line(line) for line in section[0].splitlines()) if e is not None]
+
+
+@dataclass(frozen=True)
+class NumberedRuns:
+    """The entries read() gives, each with its line in the file, and the lines that were meant as runs
+    but do not read as one (a cell lost to a hand edit): those `log` says it left out. Lines are numbered
+    as an editor numbers them (from 1, at each \\n)."""
+
+    entries: list[RunEntry]
+    lines: list[int]
+    unread: list[int]
+
+
+def read_numbered(memory: Path, last: int | None = None) -> NumberedRuns:
+    """read(memory, last) with line numbers; `unread`: the lines meant as runs among those read, which
+    for the `last` entries are the lines after the oldest of them (any before it would not have been
+    shown either). Read from the end as read() is; the whole section only where such a line is there."""
+    return numbered_runs_in(read_log(memory), last)
+
+
+def numbered_runs_in(log: RunLogBytes, last: int | None = None) -> NumberedRuns:
+    """read_numbered of a run log already read (read_log)."""
+    if last:
+        passed_over: list[str] = []
+        with closing(newest_first_in(log, passed_over)) as newest:
+            entries = list(islice(newest, last))[::-1]
+        if not passed_over:  # the usual case: no line numbers needed but the entries', which the table never shows
+            return NumberedRuns(entries, [], [])
+    whole = _numbered_runs(log)
+    if not last or len(whole.entries) < last:  # all shown: a line meant as a run anywhere would have been
+        return whole
+    first_shown = whole.lines[-last]
+    return NumberedRuns(whole.entries[-last:], whole.lines[-last:], [n for n in whole.unread if n > first_shown])
+
+
+def _numbered_runs(log: RunLogBytes) -> NumberedRuns:
+    entries: list[RunEntry] = []
+    lines: list[int] = []
+    unread: list[int] = []
+    if (section := _section_text(log)) is None:
+        return NumberedRuns(entries, lines, unread)
+    text, first = section
+    for number, piece in enumerate(text.split("\n"), first):
+        for line in piece.splitlines():  # as read() splits them: \r, \u2028 ... break a line too
+            if (entry := RunEntry.from_line(line)) is not None:
+                entries.append(entry)
+                lines.append(number)
+            elif looks_like_a_run(line):
+                unread.append(number)
+    return NumberedRuns(entries, lines, unread)
+
+
+@dataclass(frozen=True)
+class RunsBelowTheLog:
+    """Runs' lines in the section of the user's that follows the run log, where older versions appended them
+    (under a heading the user wrote after the log): no reader counts them, as the log ends at that heading.
+    Lines are numbered as an editor numbers them (from 1, at each \\n)."""
+
+    heading: str  # the heading's first line, as written (`### B200 session`)
+    heading_line: int
+    lines: list[int]
+
+
+def runs_below_the_log(memory: Path) -> RunsBelowTheLog | None:
+    """The list items of the user's section after the run log (_log_span's end) that read as runs, and that
+    section's heading; None where there is no such section or no run in it. Only the section is parsed, as
+    CommonMark reads it: a run's line quoted in a fence, an indented code block or an HTML block is no list
+    item. `log` alone asks (a note of what it does not count), never the append or bench's comparison."""
+    try:
+        log = read_log(memory)
+    except OSError:  # a folder: the read before this said so
+        return None
+    return runs_below_the_log_in(log)
+
+
+def runs_below_the_log_in(log: RunLogBytes) -> RunsBelowTheLog | None:
+    """runs_below_the_log of a run log already read (read_log)."""
+    data = log.data
+    if (span := log.span) is None or span[1] >= len(data):
+        return None
+    end = span[1]
+    section = data[end:]
+    pieces = list(_lines_with_breaks(section))
+    numbers: list[int] = []  # each Markdown line's number in the file (a lone \r starts no line in an editor)
+    number = data.count(b"\n", 0, end) + 1
+    for piece in pieces:
+        numbers.append(number)
+        number += piece.count(b"\n")
+    tokens = _block_tokens(section)
+    heading = next((token for token in tokens if token.type == "heading_open" and token.map is not None
+                    and not _quoted(tokens, token) and not _is_heading_line(pieces[token.map[0]])), None)
+    runs = [numbers[token.map[0]] for token in tokens
+            if token.type == "list_item_open" and token.map is not None and token.map[0] < len(pieces)
+            and RunEntry.from_line(_text_of(pieces[token.map[0]])) is not None]
+    if heading is None or heading.map is None or not runs:
+        return None
+    return RunsBelowTheLog(_text_of(pieces[heading.map[0]]).strip(), numbers[heading.map[0]], runs)
+
+
+def _quoted(tokens: list[Token], token: Token) -> bool:
+    """Whether `token` lies inside a block quote (`> ## x` is the quote's heading, no section's)."""
+    depth = 0
+    for each in tokens:
+        if each is token:
+            return depth > 0
+        if each.type in ("blockquote_open", "blockquote_close"):
+            depth += each.nesting
+    return False
+
+
+def _text_of(piece: bytes) -> str:
+    """A line of bytes as text, its line break left out."""
+    return piece.decode("utf-8", errors="replace").rstrip("\r\n")
+
+
+_BLOCK_BYTES = 1 << 16
+
+
+def _read_last(memory: Path, count: int) -> list[RunEntry]:
+    """read(memory)[-count:], from the end back to the last heading or the `count`th entry."""
+    return list(islice(newest_first(memory), count))[::-1]
+
+
+def newest_first(memory: Path, unread: list[str] | None = None) -> Generator[RunEntry, None, None]:
+    """read(memory) newest first, parsed from the end of the run-log section only as far as the caller goes
+    (a log of years of runs is tens of MB; bench's comparison stops at the previous bench of its target).
+    The file is read whole, once, for where its section ends (_log_span, which the append also reads
+    it for): the runs are the section's, never a line of a section of the user's below it. `unread`
+    receives the lines passed over that were meant as runs but do not read as one (looks_like_a_run)."""
+    yield from newest_first_in(read_log(memory), unread)  # a folder fails here, saying so
+
+
+def newest_first_in(log: RunLogBytes, unread: list[str] | None = None) -> Generator[RunEntry, None, None]:
+    """newest_first of a run log already read (read_log)."""
+    if (span := log.span) is None:
+        return
+    for line in _lines_from_the_end(log.data, *span):
+        if (entry := RunEntry.from_line(line)) is not None:
+            yield entry
+        elif unread is not None and looks_like_a_run(line):
+            unread.append(line)
+
+
+def _lines_from_the_end(data: bytes, start: int, end: int) -> Iterator[str]:
+    """The lines of data[start:end], last first, as read() splits them: the bytes are decoded from just
+    after a b"\n" (never inside a UTF-8 character), so every piece decodes as it does within the whole."""
+    later: list[bytes] = []  # blocks of a line whose start lies further back, the latest first
+    while end > start:
+        block_start = max(start, end - _BLOCK_BYTES)
+        block = data[block_start:end]
+        end = block_start
+        cut = block.find(b"\n") + 1 if block_start > start else 0
+        if block_start > start and cut == 0:  # one long line: its start is further back still (joined once, when found)
+            later.append(block)
+            continue
+        piece = block[cut:] + b"".join(reversed(later))
+        later = [block[:cut]]
+        yield from reversed(piece.decode("utf-8", errors="replace").splitlines())
