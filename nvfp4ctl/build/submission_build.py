@@ -106,8 +106,27 @@ def cutlass_lookup_note(extension: Extension) -> str | None:
         return f"{lookup}; its code includes no CUTLASS header: built without them"
     if supplies_cutlass(_own_folders(extension)):
         return f"{lookup}; built with the CUTLASS its flags name"
-    return (f"{lookup}; built with this machine's, as for any code that brings none:"
-            f" {toolchain.cutlass_headers().described()}")
+    return f"{lookup}; {built_with_machine_cutlass()}"
+
+
+def unread_includes_note(extension: Extension) -> str | None:
+    """For extra_include_paths build cannot read without running the file (Extension.unread_includes_line),
+    what it built with instead: nothing, or, for code that includes CUTLASS and brings none through its flags,
+    this machine's CUTLASS, named as for an export's lookup. None where the include paths were read."""
+    if extension.unread_includes_line is None:
+        return None
+    unread = (f"line {extension.unread_includes_line}: extra_include_paths is not a static string expression"
+              " (or an f-string whose placeholder build cannot read)")
+    if includes_cutlass_anywhere(extension) and not supplies_cutlass(_own_folders(extension)):
+        return f"{unread}; {built_with_machine_cutlass(' CUTLASS in their place')}"
+    return f"{unread}; built without them"
+
+
+def built_with_machine_cutlass(what: str = "") -> str:
+    """The CUTLASS _command adds for code that brings none, in one wording for every note that names it:
+    "built with this machine's{what}, as for any code that brings none: $CUTLASS_HOME's (/opt/cutlass/include)".
+    Asked after the build, which has refused a machine without CUTLASS where the code needs it."""
+    return f"built with this machine's{what}, as for any code that brings none: {toolchain.cutlass_headers().described()}"
 
 
 def _command(extension: Extension, unit: Path, arch: str, code: str, folder: Path) -> list[str]:
@@ -333,6 +352,9 @@ def extension_notes(extension: Extension) -> list[str]:
     """What the extension's build warns of, whatever its units: what its sources left out, and a standard
     of its own that torch does not see and follows with its own, which nvcc then uses."""
     notes = list(extension.notes)
+    includes = unread_includes_note(extension)
+    if includes is not None:
+        notes.append(includes)
     standard = torch_nvcc.overridden_standard(extension.cuda_flags)
     if standard is not None:
         notes.append(f"extra_cuda_cflags' {standard} does not apply: torch appends its own -std= after it (it looks"

@@ -97,6 +97,8 @@ class Extension:
     # the line of an nvfp4ctl export's `extra_include_paths=_include_dirs()`: its CUTLASS lookup at import,
     # which build does not run; it adds this machine's CUTLASS instead, as for code that brings none
     cutlass_lookup_line: int | None = None
+    # the line of extra_include_paths that are not static (and not an export's lookup): built without them
+    unread_includes_line: int | None = None
     notes: list[str] = field(default_factory=list)  # what could not be read statically
     # load_inline's functions= names, None when absent or not static; cpp_read: cpp_sources was read
     functions: list[str] | None = None
@@ -372,8 +374,7 @@ def sources_in(path: Path, text: str, tree: ast.Module) -> SubmissionSources:
         if folders is None and includes_node is not None and is_export_lookup(includes_node, tree, text):
             extension.cutlass_lookup_line = includes_node.lineno
         elif folders is None and includes_node is not None:
-            extension.notes.append(f"line {includes_node.lineno}: extra_include_paths is not a static string expression"
-                                   " (or an f-string whose placeholder build cannot read); built without them")
+            extension.unread_includes_line = includes_node.lineno  # the build's warning says what stood in for them
         extension.include_paths = [_as_torch_resolves(folder, path.parent) for folder in folders or []]
         extension.strs_for_lists = _strs_for_lists(node, name, evaluator)
         extension.not_lists = _not_lists(node, evaluator)

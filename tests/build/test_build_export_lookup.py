@@ -1,7 +1,7 @@
 """`build` of an export of a CUTLASS kernel: its `extra_include_paths=_include_dirs()` finds CUTLASS's headers
 at import, which build cannot run; build adds this machine's CUTLASS to code that brings none, so what it
 compiles is what the leaderboard compiles, and a note says which headers, where it warned "built without them".
-A user's own non-static include paths keep the warning. CUTLASS is a stand-in checkout at $CUTLASS_PATH and
+A user's own non-static include paths keep the warning, which names the CUTLASS built with in their place. CUTLASS is a stand-in checkout at $CUTLASS_PATH and
 nvcc a stand-in that compiles nothing (the `compiles` fixture), so no GPU, wheel or minutes of compile."""
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def test_an_exports_cutlass_lookup_is_a_note_naming_the_headers_built_with(
 def test_a_users_own_lookup_keeps_the_warning(tmp_path: Path, compiles: list[str], cutlass_checkout: Path,
                                               change: str) -> None:
     """The same call in a file export did not write, or an export whose lookup was edited, is include paths
-    build cannot know: it still warns that it built without them."""
+    build cannot know: it still warns, naming this machine's CUTLASS, which it built with in their place."""
     submission = _export(tmp_path)
     text = submission.read_text()
     if change == "no export header":
@@ -87,8 +87,9 @@ def test_a_users_own_lookup_keeps_the_warning(tmp_path: Path, compiles: list[str
     submission.write_text(text)
     said = _build(submission)
     assert (f"warning: {_extension(text)}: line {_line_of(text, 'extra_include_paths=_include_dirs(),')}:"
-            f" {NOT_STATIC} (or an f-string whose placeholder build cannot read); built without them") in said
-    assert "nvfp4ctl export's lookup" not in said
+            f" {NOT_STATIC} (or an f-string whose placeholder build cannot read); built with this machine's CUTLASS"
+            f" in their place, as for any code that brings none: $CUTLASS_PATH's ({cutlass_checkout / 'include'})") in said
+    assert "nvfp4ctl export's lookup" not in said and "built without them" not in said
 
 
 def test_an_export_run_as_a_script_keeps_its_lookup(tmp_path: Path, compiles: list[str], cutlass_checkout: Path) -> None:
@@ -99,3 +100,57 @@ def test_an_export_run_as_a_script_keeps_its_lookup(tmp_path: Path, compiles: li
     submission.write_text(text)
     said = _build(submission)
     assert NOT_STATIC not in said and "extra_include_paths=_include_dirs() is nvfp4ctl export's lookup" in said
+
+
+# a user's own lookup of the nvidia-cutlass wheel, as submissions write it: build cannot run it
+OWN_LOOKUP = '''import os
+import importlib.util
+from torch.utils.cpp_extension import load_inline
+
+CUDA_SRC = r"""
+INCLUDES
+// nvfp4ctl: no-tensor-op
+__global__ void k(float* p) { p[0] = 1.f; }
+"""
+
+
+def _inc():
+    spec = importlib.util.find_spec("cutlass_library")
+    root = os.path.join(next(iter(spec.submodule_search_locations)), "source")
+    return [os.path.join(root, "include")]
+
+
+_mod = load_inline(name="my_cute_gemm", cpp_sources="", cuda_sources=[CUDA_SRC],
+                   extra_include_paths=_inc(),
+                   extra_cuda_cflags=["-gencode=arch=compute_100a,code=sm_100a"])
+'''
+
+
+def _own_lookup(folder: Path, includes: str) -> tuple[Path, int]:
+    submission = folder / "submission.py"
+    text = OWN_LOOKUP.replace("INCLUDES", includes)
+    submission.write_text(text)
+    return submission, _line_of(text, "extra_include_paths=_inc(),")
+
+
+def test_a_users_own_lookup_names_the_cutlass_built_with_in_their_place(
+        tmp_path: Path, compiles: list[str], cutlass_checkout: Path) -> None:
+    """A submission's `extra_include_paths=_inc()` finding the wheel, with code that includes <cute/tensor.hpp>:
+    build warned "...; built without them", though it compiled with this machine's CUTLASS in their place."""
+    submission, line = _own_lookup(tmp_path, "#include <cute/tensor.hpp>")
+    said = _build(submission)
+    assert len(compiles) == 1
+    assert (f"warning: my_cute_gemm: line {line}: {NOT_STATIC} (or an f-string whose placeholder build cannot read);"
+            " built with this machine's CUTLASS in their place, as for any code that brings none: $CUTLASS_PATH's"
+            f" ({cutlass_checkout / 'include'})") in said, said
+    assert "built without them" not in said, said
+
+
+def test_a_users_own_lookup_for_code_without_cutlass_is_built_without_them(
+        tmp_path: Path, compiles: list[str], cutlass_checkout: Path) -> None:
+    """No CUTLASS header in the code: build adds none, and the folders are left out as it says."""
+    submission, line = _own_lookup(tmp_path, "#include <cuda_fp16.h>")
+    said = _build(submission)
+    assert (f"warning: my_cute_gemm: line {line}: {NOT_STATIC} (or an f-string whose placeholder build cannot read);"
+            " built without them") in said, said
+    assert "this machine's" not in said, said
