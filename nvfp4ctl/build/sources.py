@@ -12,6 +12,7 @@ from typing import Any
 from nvfp4ctl.build.compiler_errors import display_path
 from nvfp4ctl.preprocessor import includes_cutlass, live_code, quoted_includes
 from nvfp4ctl.errors import UsageError
+from nvfp4ctl.not_text import not_text_message, not_text_place
 from nvfp4ctl.project import kernels_dir, shipped
 
 ARCHES = ("sm_90a", "sm_100a")
@@ -134,6 +135,21 @@ def checked_source(path: Path) -> Path:
                    if path.suffix.lower() in _HEADER_SUFFIXES else "")
         raise UsageError(f"{path} is not a kernel source: a kernel is a {KERNEL_SUFFIX} file{headers}")
     return path.resolve()
+
+
+def not_text_warning(source: Path) -> str | None:
+    """lint's NV004 for a source build compiles (a latin-1 `é` in a comment): nvcc takes the bytes as they are
+    and compiles it, so the build goes on, with the line where it stops being text. None for text, or a file
+    that cannot be read (the build says why)."""
+    try:
+        place = not_text_place(source.read_bytes())
+    except OSError:
+        return None
+    if place is None:
+        return None
+    line, why = place
+    return (f"{display_path(source)}:{line}: {not_text_message(source.name, why)}; built as nvcc reads it, byte for"
+            " byte: save it as UTF-8 (lint: NV004)")
 
 
 def local_headers(source: Path) -> list[Path]:

@@ -49,6 +49,7 @@ def command(
     """Compile kernels or a submission.py into the build cache (cross-compiles without a GPU) and check their SASS."""
     from nvfp4ctl.build import CompileError, build_kernel
     from nvfp4ctl.build.compile import CompileTimeout
+    from nvfp4ctl.build.sources import not_text_warning
     from nvfp4ctl.progress_lines import progress_lines
 
     from nvfp4ctl.commands.build_target import headers, resolve_build_target, warn_of_the_submission_here
@@ -81,6 +82,9 @@ def command(
     if problem is not None:  # before the compiles: an interrupted build logs it too
         note_problem(problem)
     announce(kernel_problems)
+    for source in dict.fromkeys(source for source, _ in plan):  # before its compile, which may take minutes
+        if (not_text := not_text_warning(source)) is not None:
+            console.warn(not_text)
     rows: list[list[object]] = []
     built: list[BuildReport] = []
     failures: dict[str, str] = {}  # kernel file -> its first problem

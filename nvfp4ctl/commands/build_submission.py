@@ -17,6 +17,7 @@ from nvfp4ctl.build.compiler_errors import display_path
 from nvfp4ctl.build.kernel_names import readable_names
 from nvfp4ctl.build.report import not_needed_note
 from nvfp4ctl.build.resources import describe_tensor_op
+from nvfp4ctl.build.sources import not_text_warning
 from nvfp4ctl.console import NORMAL, get_console
 from nvfp4ctl.errors import ExitCode, UsageError
 from nvfp4ctl.kernel_cells import byte_size, spills_text
@@ -203,6 +204,7 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
     fallback_said = False  # torch's flags are read once per process: their fallback is said once, not per unit
     problem = _ProblemOfTask(problem_name)
     notes: list[str] = []  # a missing tensor-core op where the task's problem needs none
+    said_not_text: set[Path] = set()  # a load() file of several extensions is warned of once
     # an extension compiles for tens of seconds (CUTLASS's for minutes): without a bar, plain lines say which
     with console.progress() as progress, progress_lines(console, len(sources.extensions)) as lines:
         task = progress.add_task("compiling", total=len(sources.extensions))
@@ -222,6 +224,10 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
                     note = gpu_arch_note(sources, extension, target, why)
                     if note is not None:
                         console.warn(f"{extension.name}: {note}")
+            for source in extension.device_files:
+                if source not in said_not_text and (not_text := not_text_warning(source)) is not None:
+                    console.warn(not_text)
+                said_not_text.add(source)
             # archs the extension's own flags name are one nvcc run (its first arch keys it and judges its tensor op);
             # a TORCH_CUDA_ARCH_LIST's are a run each, as torch adds a -gencode each
             runs = extension_targets[:1] if sources.arches_in_one_run(extension) else extension_targets

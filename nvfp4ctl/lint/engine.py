@@ -16,6 +16,7 @@ from nvfp4ctl.lint.rules import RULES_BY_CODE
 from nvfp4ctl.lint.source import SourceFile, discover, read_source
 from nvfp4ctl.lint.submission import HEADER_REASON, NAME_REASON, is_submission, names_its_problem
 from nvfp4ctl.lint.waivers import is_waived, line_waivers
+from nvfp4ctl.not_text import not_text_message
 
 
 FOLDER_REASON = "the task.yml above it"
@@ -87,8 +88,7 @@ def _diagnostics(source: SourceFile, config: LintConfig) -> list[Diagnostic]:
     not_text = source.not_text()
     if not_text is not None:
         offset, why = not_text
-        findings.append(Finding(offset, "NV004", f"{source.path.name} is not text ({why}): the leaderboard reads a "
-                                                 "submission as UTF-8 text; only the text rules ran"))
+        findings.append(Finding(offset, "NV004", f"{not_text_message(source.path.name, why)}; only the text rules ran"))
     elif source.kind == "python":
         findings += check_python(source, config)
     elif source.kind == "cpp":

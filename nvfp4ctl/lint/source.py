@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nvfp4ctl.errors import UsageError, os_reason
+from nvfp4ctl.not_text import NUL_BYTE, undecodable_byte
 
 PYTHON_SUFFIXES = frozenset({".py"})
 CPP_SUFFIXES = frozenset({".cu", ".cuh", ".cpp", ".h", ".hpp", ".cc", ".cxx", ".hh"})
@@ -68,9 +69,9 @@ class SourceFile:
         """(offset, why) where the file is not UTF-8 text or holds a NUL byte: the leaderboard reads a
         submission as text, and lint's rules cannot judge bytes. None for text."""
         if self.undecodable_at is not None:
-            return self.undecodable_at, f"byte 0x{ord(self.text[self.undecodable_at]):02x} here is not UTF-8"
+            return self.undecodable_at, undecodable_byte(ord(self.text[self.undecodable_at]))
         nul = self.text.find("\x00")
-        return (nul, "a NUL byte here") if nul >= 0 else None
+        return (nul, NUL_BYTE) if nul >= 0 else None
 
     def line_text(self, line: int) -> str:
         if not 1 <= line <= len(self.line_starts):

@@ -1,0 +1,33 @@
+"""A file that is not UTF-8 text, said in one wording wherever it is found: lint's NV004 and build's warning
+(the leaderboard reads a submission as text; nvcc takes a source's bytes as they are)."""
+
+from __future__ import annotations
+
+import re
+
+NUL_BYTE = "a NUL byte here"
+_LINE_BREAK = re.compile(rb"\r\n|\r|\n")  # lines as lint counts them (universal newlines)
+
+
+def undecodable_byte(byte: int) -> str:
+    return f"byte 0x{byte:02x} here is not UTF-8"
+
+
+def not_text_message(name: str, why: str) -> str:
+    """"k.cu is not text (byte 0xe9 here is not UTF-8): the leaderboard reads a submission as UTF-8 text"."""
+    return f"{name} is not text ({why}): the leaderboard reads a submission as UTF-8 text"
+
+
+def not_text_place(data: bytes) -> tuple[int, str] | None:
+    """(line, why) of the first byte where `data` stops being text as lint reads it (not UTF-8, or a NUL
+    byte; a UTF-8 byte order mark is text), None for text."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        offset, why = error.start, undecodable_byte(data[error.start])
+    else:
+        offset = data.find(b"\x00")
+        if offset < 0:
+            return None
+        why = NUL_BYTE
+    return len(_LINE_BREAK.findall(data, 0, offset)) + 1, why

@@ -1,0 +1,82 @@
+"""A source build compiles whose bytes are not UTF-8 (a latin-1 `é` in a comment): lint says NV004 and export
+refuses it, and build, where nvcc compiles it as it is, says so in a warning with NV004's words and the line,
+where it said nothing. A submission.py that is not UTF-8 stays the one-line refusal check gives (exit 2).
+The compiler is a stand-in here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from nvfp4ctl.build.report import BuildReport, TensorOpCheck
+from nvfp4ctl.cli import app
+
+runner = CliRunner()
+LATIN_1 = "// nvfp4ctl: no-tensor-op\n// caf\xe9 au lait\n__global__ void k(float* p) { p[0] = 1.f; }\n".encode("latin-1")
+WARNING = ("k.cu:2: k.cu is not text (byte 0xe9 here is not UTF-8): the leaderboard reads a submission as UTF-8 text;"
+           " built as nvcc reads it, byte for byte: save it as UTF-8 (lint: NV004)")
+NONE_DECLARED = TensorOpCheck(expected="UTCOMMA.4X", found=(), match=None, checked=True)
+
+
+@pytest.fixture()
+def kernel_builds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The kernels built, by a stand-in for the build that compiles nothing."""
+    built: list[Path] = []
+
+    def build_kernel(source: Path, arch: str, verbose: bool = False) -> BuildReport:
+        built.append(source)
+        return BuildReport(source=source, arch=arch, key="k", entry=tmp_path, module_name=None, functions=(),
+                           tensor_op=NONE_DECLARED, compile_s=0.0)
+
+    monkeypatch.setattr("nvfp4ctl.build.builder.build_kernel", build_kernel)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "200")
+    return built
+
+
+def _said(result: object) -> str:
+    return " ".join(result.output.split())  # type: ignore[attr-defined]
+
+
+def test_a_kernel_source_that_is_not_utf8_is_warned_of_and_built(tmp_path: Path, kernel_builds: list[Path]) -> None:
+    (tmp_path / "k.cu").write_bytes(LATIN_1)
+    result = runner.invoke(app, ["build", "--arch", "sm_100a", "k.cu"])
+    said = _said(result)
+    assert kernel_builds == [tmp_path / "k.cu"], said
+    assert f"warning: {WARNING}" in said and said.count("NV004") == 1, said
+    lint = runner.invoke(app, ["lint", "k.cu"])
+    assert "k.cu:2:7: NV004 k.cu is not text (byte 0xe9 here is not UTF-8): the leaderboard reads a submission as" \
+           " UTF-8 text" in _said(lint)
+
+
+def test_a_utf8_kernel_source_has_no_warning(tmp_path: Path, kernel_builds: list[Path]) -> None:
+    (tmp_path / "k.cu").write_bytes(LATIN_1.decode("latin-1").encode("utf-8"))
+    said = _said(runner.invoke(app, ["build", "--arch", "sm_100a", "k.cu"]))
+    assert kernel_builds and "warning:" not in said and "NV004" not in said, said
+
+
+def test_a_load_source_that_is_not_utf8_is_warned_of_and_built(tmp_path: Path, compiles: list[str],
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "k.cu").write_bytes(LATIN_1)
+    (tmp_path / "submission.py").write_text(
+        "from torch.utils.cpp_extension import load\n"
+        "m = load(name='m', sources=['k.cu'], extra_cuda_cflags=['-gencode=arch=compute_100a,code=sm_100a'])\n")
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["build", "submission.py"])
+    said = _said(result)
+    assert result.exit_code == 0 and compiles == ["k.cu"], said
+    assert f"warning: {WARNING}" in said and said.count("NV004") == 1, said
+
+
+def test_a_submission_that_is_not_utf8_stays_refused(tmp_path: Path, compiles: list[str],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """python refuses it before any line runs, and the docs give build check's line for it."""
+    (tmp_path / "submission.py").write_bytes(
+        b"from torch.utils.cpp_extension import load_inline\n# caf\xe9\n"
+        b"m = load_inline(name='m', cpp_sources='', cuda_sources='__global__ void k() {}')\n")
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["build", "submission.py"])
+    assert result.exit_code == 2 and not compiles, result.output
+    assert "submission.py:2: not UTF-8 text (invalid continuation byte at byte 55)" in _said(result)
