@@ -5,6 +5,7 @@ that gives none. Each line spells what to type instead."""
 
 from __future__ import annotations
 
+import os
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -51,6 +52,15 @@ LOG_FILES = FileOptions(dict.fromkeys((".py", *KERNEL_SUFFIXES), "--target"), go
 
 def _spelled(words: Sequence[str]) -> str:
     return " ".join(shlex.quote(word) for word in words)
+
+
+def shell_path(path: Path | str) -> str:
+    """A path as it can be pasted into a shell after a command's name: quoted where it has spaces or
+    quotes, "./" before a name that starts with "-", which the command would read as an option."""
+    typed = str(path)
+    if typed.startswith("-"):
+        typed = os.path.join(".", typed)
+    return shlex.quote(typed)
 
 
 def invocation(program: str, global_options: Sequence[str], command: str) -> str:

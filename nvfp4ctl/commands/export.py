@@ -14,6 +14,7 @@ from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.problems import DEFAULT_PROBLEM
 from nvfp4ctl.project import shipped
 from nvfp4ctl.runner.targets import DEFAULT_BY_NAME
+from nvfp4ctl.usage_hints import shell_path
 from nvfp4ctl.workspace import short_path, users_kernels_dir
 from nvfp4ctl.words import plural
 
@@ -128,8 +129,14 @@ def _export_plain_torch(source: Path, output: Path, problem: str, force: bool, t
         console.warn(f"--arch {arch.value} is not used: the plain-torch submission holds no CUDA to compile")
     console.ok(f"wrote {output} ({len(text.encode()) / 1024:.0f} kB): {source.name}, nvfp4ctl's exact plain-torch"
                f" submission for {problem} (nvfp4ctl ships no B200 kernel for it)")
-    console.info(f"next: nvfp4ctl lint {output} && nvfp4ctl check --submission {output}")
+    console.info(_next_line(output))
     return Outcome(result=f"wrote {output.name} from {source.name} (plain torch)", target=output)
+
+
+def _next_line(output: Path) -> str:
+    """What to run on the file written, as it can be pasted into a shell (a name with a space is one word)."""
+    written = shell_path(output)
+    return f"next: nvfp4ctl lint {written} && nvfp4ctl check --submission {written}"
 
 
 def _task_in_use(flag: Path | None, kernel_named: bool) -> Any | None:
@@ -247,5 +254,5 @@ def command(
         console.info(f"hint: {short_path(source)} as it is now has no build for {submission.arch} in nvfp4ctl's cache"
                      f" (never built here, or its build failed): export does not compile it; `nvfp4ctl build"
                      f" --arch {submission.arch} {short_path(source)}` does and names the first compiler error")
-    console.info(f"next: nvfp4ctl lint {output} && nvfp4ctl check --submission {output}")
+    console.info(_next_line(output))
     return Outcome(result=f"wrote {output.name} from {source.name} ({submission.arch})", target=output)

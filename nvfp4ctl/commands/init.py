@@ -47,12 +47,8 @@ def _run_log_elsewhere(folder: Path) -> Path | None:
 def _cd_into(folder: Path) -> str:
     """"cd DIR && " as it can be pasted into a shell (quoted where DIR has spaces or quotes, "./" before
     a name that starts with "-", which cd would read as an option); "" for the current folder."""
-    import os
-    import shlex
+    from nvfp4ctl.usage_hints import shell_path
 
     if folder.resolve() == Path.cwd().resolve():
         return ""
-    typed = str(folder)
-    if typed.startswith("-"):
-        typed = os.path.join(".", typed)
-    return f"cd {shlex.quote(typed)} && "
+    return f"cd {shell_path(folder)} && "

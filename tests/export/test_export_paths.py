@@ -243,3 +243,24 @@ def test_a_plain_torch_export_keeps_the_shebang_line_put_above_the_earlier_one(t
     output.write_text("\ufeff#!/usr/bin/env python3\n" + written, encoding="utf-8")
     assert export_plain_torch(starter, output, "nvfp4_dual_gemm") == "#!/usr/bin/env python3\n" + written
     assert output.read_text(encoding="utf-8") == "#!/usr/bin/env python3\n" + written
+
+
+def _next_line(output: str) -> str:
+    return next(line for line in output.splitlines() if line.startswith("next: "))
+
+
+@pytest.mark.parametrize("name, pasted", [("sp ace.py", "'sp ace.py'"), ("-x.py", "./-x.py"),
+                                          ("it's.py", "'it'\"'\"'s.py'")])
+def test_the_next_line_can_be_pasted_into_a_shell_whatever_the_output_is_named(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, pasted: str) -> None:
+    """`-o 'sp ace.py'` said `nvfp4ctl lint sp ace.py && ...`: two files for the shell, neither the export."""
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["export", "--kernel", "default", "-o", name])
+    assert result.exit_code == 0, result.output
+    assert _next_line(result.output) == f"next: nvfp4ctl lint {pasted} && nvfp4ctl check --submission {pasted}"
+    # the plain-torch export (no B200 kernel shipped for the problem) says it the same way
+    folder = _user_folder(tmp_path / "dual", "nvfp4_dual_gemm", {})
+    monkeypatch.chdir(folder)
+    plain = runner.invoke(app, ["export", "--kernel", "default", "-o", name])
+    assert plain.exit_code == 0, plain.output
+    assert _next_line(plain.output) == _next_line(result.output)
