@@ -99,3 +99,18 @@ def test_every_shape_option_names_each_problems_form(command: str) -> None:
     """log --help said M,N,K alone, where a GEMV's shape is M,K and a grouped GEMM's one triple per group."""
     text = next(text for name, option, text in RECORDS if name == command and option.split()[0] == "--shape")
     assert "M,N,K" in text and "GEMV M,K" in text and "M1,N1,K1;M2,N2,K2" in text, text
+
+
+@pytest.mark.parametrize("command", ["check", "bench", "tune"])
+def test_timeout_names_the_setting_between_the_flag_and_the_task_file(command: str) -> None:
+    """The docs' order is --timeout > NVFP4CTL_TIMEOUT > task.yml; check's and bench's help went from
+    the flag to task.yml, as if the setting were not read."""
+    (text,) = [text for name, option, text in RECORDS if name == command and option.startswith("--timeout")]
+    assert "default: NVFP4CTL_TIMEOUT, else task.yml's" in text, text
+
+
+def test_bench_timeout_says_a_kill_may_be_of_a_shape_too_slow() -> None:
+    """A shape whose calls still return when the limit comes is killed as too slow, not stuck (exit 3 as a
+    possible deadlock); the help said every kill counts as a deadlock."""
+    (text,) = [text for name, option, text in RECORDS if name == "bench" and option.startswith("--timeout")]
+    assert "counts as a deadlock" not in text and "possible deadlock" in text and "too slow" in text, text

@@ -46,7 +46,7 @@ def command(
     max_repeats: Annotated[int | None, typer.Option("--max-repeats", metavar="N", min=1, parser=options.integer(1), help="Most timed repeats per shape (default: the problem's loop, e.g. 200 for the GEMM; 1000 in leaderboard mode).")] = None,
     max_noise: Annotated[float, typer.Option("--max-noise", metavar="PCT", parser=options.percentage(), help="Stop a shape once err/mean is below this many percent.")] = 0.1,
     settle: Annotated[float | None, typer.Option("--settle", metavar="S", parser=options.seconds(), show_default=False, help=f"Run each shape untimed this long before timing it, so the card reaches a steady state under the kernel's load (default: {DEFAULT_SETTLE_S:g}; 0: the leaderboard's loop alone).")] = None,
-    timeout: Annotated[float | None, typer.Option("--timeout", metavar="S", parser=options.seconds(zero=False), help="Seconds per shape before it counts as a deadlock (default: task.yml's benchmark_timeout, ranked_timeout in leaderboard mode, else its timeout, else 180).")] = None,
+    timeout: Annotated[float | None, typer.Option("--timeout", metavar="S", parser=options.seconds(zero=False), help="Seconds per shape before it is stopped, as a possible deadlock or as too slow for the limit (exit 3 either way; default: NVFP4CTL_TIMEOUT, else task.yml's benchmark_timeout, ranked_timeout in leaderboard mode, else its timeout, else 180).")] = None,
     recalibrate: Annotated[bool, typer.Option("--recalibrate", help="Measure this GPU's TFLOP/s and TB/s again.")] = False,
     json: Annotated[bool, typer.Option("--json", help="Print everything as JSON instead of tables.")] = False,
 ) -> Outcome:

@@ -39,7 +39,7 @@ def command(
     submission: Annotated[Path | None, typer.Option("--submission", metavar="PATH", help="A GPU MODE submission.py to check.")] = None,
     kernel: Annotated[Path | None, typer.Option("--kernel", metavar="PATH", help="A kernel source (.cu) to build and check; 'default': nvfp4ctl's own for this GPU.")] = None,
     task: Annotated[Path | None, typer.Option("--task", metavar="PATH", help="task.yml to use (ours or GPU MODE's).")] = None,
-    timeout: Annotated[float | None, typer.Option("--timeout", metavar="S", parser=seconds(zero=False), help="Seconds per test (its inputs, reference, kernel calls and comparisons) before it is stopped (default: task.yml's test_timeout, else its timeout, else 180).")] = None,
+    timeout: Annotated[float | None, typer.Option("--timeout", metavar="S", parser=seconds(zero=False), help="Seconds per test (its inputs, reference, kernel calls and comparisons) before it is stopped (default: NVFP4CTL_TIMEOUT, else task.yml's test_timeout, else its timeout, else 180).")] = None,
     no_probe: Annotated[bool, typer.Option("--no-probe", help="Skip the anti-cache probe (second calls with new data).")] = False,
     dump: Annotated[bool, typer.Option("--dump", help=f"Collect the kernel's `nvfp4ctl:umma` lines and run them through the UMMA decoder and model (nvfp4_gemm only; {BYO_KERNEL_DOC}).")] = False,
 ) -> Outcome:
