@@ -279,11 +279,11 @@ def _shape_needed(layout: bool, runtime: bool, task_path: Path | None) -> str:
     return "; ".join(needs)
 
 
-def _show_runtime(kernel: Path, shape: tuple[int, int, int, int], seed: int, payload: dict[str, Any],
-                  as_json: bool) -> tuple[str, bool, str]:
-    from nvfp4ctl.build.sources import binding_path
-    from nvfp4ctl.dump.runtime import compare, parse_device_dump, run_debug_kernel, sm100_gpu
-    from nvfp4ctl.umma.configs import NO_CONFIG, parse_configs, select_config
+def _runtime_plan(shape: tuple[int, int, int, int]) -> tuple[str, int]:
+    """The SM100 GPU --runtime runs on and the kernel config of its shape, or the UsageError of either,
+    before any mode prints or compiles: a refusal after --layout's report or --umma's build hid it."""
+    from nvfp4ctl.dump.runtime import sm100_gpu
+    from nvfp4ctl.umma.configs import NO_CONFIG, select_config
 
     gpu = sm100_gpu()
     if gpu is None:
@@ -292,6 +292,16 @@ def _show_runtime(kernel: Path, shape: tuple[int, int, int, int], seed: int, pay
     config_id = select_config(m, n, k, l)
     if config_id == NO_CONFIG:
         raise UsageError(f"--shape {m},{n},{k},{l}: the sm100 kernel does not support this shape")
+    return gpu, config_id
+
+
+def _show_runtime(kernel: Path, shape: tuple[int, int, int, int], seed: int, gpu: str, config_id: int,
+                  payload: dict[str, Any], as_json: bool) -> tuple[str, bool, str]:
+    from nvfp4ctl.build.sources import binding_path
+    from nvfp4ctl.dump.runtime import compare, parse_device_dump, run_debug_kernel
+    from nvfp4ctl.umma.configs import parse_configs
+
+    m, n, k, l = shape
     with tempfile.TemporaryDirectory(prefix="nvfp4ctl-dump-") as folder:
         text, expected = run_debug_kernel(kernel, binding_path(), Path(folder), m, n, k, l, seed, config_id)
     checks = compare(parse_device_dump(text), parse_configs(kernel), expected)
@@ -395,6 +405,7 @@ def command(
         # the bare default looks in your kernels/ folder; one without a CUTLASS sm100 kernel says how on
         way_out = f" (--kernel PATH for yours, --kernel {DEFAULT_BY_NAME} for nvfp4ctl's)" if kernel is None else ""
         raise UsageError(f"kernel not found: {source}{way_out}")
+    runtime_plan = _runtime_plan(runtime_shape) if runtime_shape is not None else None
     payload: dict[str, Any] = {"version": JSON_VERSION}
     results: list[str] = []
     all_ok = True
@@ -426,8 +437,8 @@ def command(
         result, ok = _show_layout(*layout_case, seed, row, kblock, layout_device, payload, as_json)
         results.append(result)
         all_ok &= ok
-    if runtime_shape is not None:
-        result, ok, gpu = _show_runtime(source, runtime_shape, seed, payload, as_json)
+    if runtime_shape is not None and runtime_plan is not None:
+        result, ok, gpu = _show_runtime(source, runtime_shape, seed, *runtime_plan, payload, as_json)
         results.append(result)
         all_ok &= ok
     console = get_console()

@@ -588,3 +588,28 @@ def test_every_json_document_names_its_version(mode: tuple[str, ...]) -> None:
     result = invoke_apart(*mode, "--json")
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["version"] == JSON_VERSION == 1, result.stdout
+
+
+@pytest.mark.parametrize("modes", [["--layout"], ["--umma", "--no-cute"], ["--umma", "--no-cute", "--layout"]])
+def test_runtime_without_an_sm100_gpu_is_refused_before_any_other_mode_prints(
+        monkeypatch: pytest.MonkeyPatch, modes: list[str]) -> None:
+    """`dump --layout --runtime` with no B200 printed the whole layout report, then the refusal (exit 2)."""
+    from nvfp4ctl.dump import runtime
+
+    monkeypatch.setattr(runtime, "sm100_gpu", lambda: None)
+    result = invoke(*modes, "--runtime", "--shape", "128,128,256")
+    assert result.exit_code == 2, result.output
+    assert result.output == ("error: dump --runtime needs an SM100 (B200) GPU; none here (use --umma and --layout"
+                             " without one)\n")
+
+
+def test_runtime_of_a_shape_the_kernel_cannot_run_is_refused_before_the_layout_report(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from nvfp4ctl.dump import runtime
+    from nvfp4ctl.umma import configs
+
+    monkeypatch.setattr(runtime, "sm100_gpu", lambda: "NVIDIA B200")
+    monkeypatch.setattr(configs, "select_config", lambda m, n, k, l: configs.NO_CONFIG)
+    result = invoke("--layout", "--runtime", "--shape", "128,128,256")
+    assert result.exit_code == 2, result.output
+    assert result.output == "error: --shape 128,128,256,1: the sm100 kernel does not support this shape\n"
