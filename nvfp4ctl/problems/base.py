@@ -139,9 +139,12 @@ class ProblemBase:
     def make_input(self, case: Case, device: str = "cuda", scales: str = "generator") -> Any:
         """generate_input, where a case whose one input tensor is bigger than the device's whole memory
         is the user's input error (exit 2). Any other out-of-memory stays what it was: the kernel
-        under test may be what holds the memory (a failure of the run, not of the shape)."""
+        under test may be what holds the memory (a failure of the run, not of the shape). A case whose
+        inputs and output alone (bytes_moved: fewer bytes than generate_input makes) exceed that memory
+        is refused before any is made: generating the first operands of one ran the test's whole timeout."""
         import torch
 
+        self._refuse_too_large(case, device)
         try:
             return self.generate_input(case, device=device, scales=scales)
         except (torch.OutOfMemoryError, RuntimeError) as error:
@@ -151,6 +154,13 @@ class ProblemBase:
                 raise
             raise UsageError(f"{self.shape_text(case)}: the inputs do not fit in {device} memory (one tensor needs"
                              f" {asked / 2**30:.1f} GiB of {total / 2**30:.1f})") from None
+
+    def _refuse_too_large(self, case: Case, device: str) -> None:
+        needed = self.bytes_moved(case)
+        total = _device_bytes(device)
+        if total is not None and needed > total:
+            raise UsageError(f"{self.shape_text(case)}: too large: its inputs and output need at least"
+                             f" {needed / 2**30:.1f} GiB, more than the {total / 2**30:.1f} GiB of {device} memory")
 
     def refill_input(self, data: Any, seed: int, scales: str = "generator") -> None:
         self._inputs().refill_input(data, seed, scales=scales)

@@ -42,6 +42,19 @@ def test_a_shape_the_problem_refuses_is_a_usage_error(on_cpu):
     assert "error: --shape 128,256,100: K: expected a multiple of 16 (one scale per 16 elements), got 100" in result.output
 
 
+def test_a_shape_too_large_for_memory_is_refused_before_its_inputs_are_made(on_cpu):
+    """check --shape 99999999,99999999,256 spent its whole --timeout making inputs, then suggested a larger one
+    (exit 3); its inputs and output alone need more than the machine's memory, so it is an input error."""
+    result = check("--submission", str(kernels_dir() / "torch_dequant" / "submission.py"),
+                   "--shape", "99999999,99999999,256", "--timeout", "30")
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.startswith("error: ")]
+    assert len(lines) == 1 and lines[0].startswith(
+        "error: m=99999999 n=99999999 k=256: too large: its inputs and output need at least 18626477.9 GiB, more"
+        " than the "), result.output
+    assert lines[0].endswith(" GiB of cpu memory"), result.output
+
+
 # --- on a CUDA GPU (run by the lead on an H100) ---------------------------------------------------
 
 

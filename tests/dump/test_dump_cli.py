@@ -306,13 +306,14 @@ def test_simulate_with_inputs_bigger_than_memory_is_one_line(monkeypatch) -> Non
     from nvfp4ctl.problems import base, get_problem
 
     def too_big(*args, **kwargs):
-        raise RuntimeError("DefaultCPUAllocator: can't allocate memory: you tried to allocate 549755813888 bytes.")
+        raise AssertionError("inputs were made for a shape whose inputs and output alone exceed the memory")
 
     monkeypatch.setattr(type(get_problem("nvfp4_gemm")), "generate_input", too_big)
     monkeypatch.setattr(base, "_device_bytes", lambda device: 16.0 * 2**30)
     result = invoke("--umma", "--simulate", "--mma", "128,128,64", "--shape", "1048576,1048576,1048576")
     assert result.exit_code == 2, result.output
-    assert "the inputs do not fit in cpu memory (one tensor needs 512.0 GiB of 16.0)" in result.output
+    assert ("m=1048576 n=1048576 k=1048576: too large: its inputs and output need at least 3200.0 GiB, more than"
+            " the 16.0 GiB of cpu memory") in " ".join(result.output.split())
     assert "Traceback" not in result.output
 
 

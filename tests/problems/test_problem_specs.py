@@ -118,6 +118,8 @@ def test_inputs_bigger_than_the_device_are_an_input_error(error: str, monkeypatc
         return generate_input
 
     monkeypatch.setattr(base, "_device_bytes", lambda device: 80.0 * 2**30)
+    # what bytes_moved counts fits: a tensor torch was asked for is what the generator made beyond it
+    monkeypatch.setattr(problem, "bytes_moved", lambda case: 0.0)
     monkeypatch.setattr(problem, "generate_input", failing(raised))
     case = problem.parse_shape("2000000000,128,256", 1111)
     with pytest.raises(UsageError) as caught:
@@ -130,3 +132,26 @@ def test_inputs_bigger_than_the_device_are_an_input_error(error: str, monkeypatc
     monkeypatch.setattr(problem, "generate_input", failing(RuntimeError("CUDA error: misaligned address")))
     with pytest.raises(RuntimeError, match="misaligned"):
         problem.make_input(case)
+
+
+@pytest.mark.parametrize("name, shape", [("nvfp4_gemm", "2000000000,128,256"), ("nvfp4_gemv", "2000000000,256"),
+                                         ("nvfp4_dual_gemm", "2000000000,128,256"),
+                                         ("nvfp4_group_gemm", "128,128,256;2000000000,128,256")])
+def test_inputs_and_output_bigger_than_the_device_are_refused_before_any_is_made(
+        name: str, shape: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Their first operands took a check's whole timeout to generate on the CPU before torch ran out."""
+    from nvfp4ctl.problems import base
+
+    problem = get_problem(name)
+
+    def generate_input(*args: object, **kwargs: object) -> None:
+        raise AssertionError("inputs were made for a case that cannot fit")
+
+    monkeypatch.setattr(base, "_device_bytes", lambda device: 80.0 * 2**30)
+    monkeypatch.setattr(problem, "generate_input", generate_input)
+    case = problem.parse_shape(shape, 1111)
+    with pytest.raises(UsageError) as caught:
+        problem.make_input(case, device="cuda")
+    needed = problem.bytes_moved(case) / 2**30
+    assert str(caught.value) == (f"{problem.shape_text(case)}: too large: its inputs and output need at least"
+                                 f" {needed:.1f} GiB, more than the 80.0 GiB of cuda memory")
