@@ -230,6 +230,35 @@ def integer(minimum: int | None = None, maximum: int | None = None) -> Callable[
     return parse
 
 
+class Numbers(tuple[int, ...]):
+    """One value of a repeatable option that also takes several numbers at once (`--only 1,3`): the numbers
+    it names. A class of its own, so typer reads the option as a list of plain values, not a nested type."""
+
+
+def numbers() -> Callable[[object], Numbers]:
+    """A parser for one whole number or several, comma-separated (`--only 1,3`, as lint's --select takes
+    codes); one number's mistake reads as `integer`'s."""
+    single = integer()
+
+    def parse(value: object) -> Numbers:
+        if isinstance(value, Numbers):
+            return value
+        parts = str(value).split(",")
+        if len(parts) == 1:
+            return Numbers((single(value),))
+        try:
+            return Numbers(single(part.strip()) for part in parts)
+        except OptionValueError:
+            raise OptionValueError(f"{value} is not an integer or a comma-separated list of them (1,3)", value) from None
+
+    return parse
+
+
+def flat(values: Sequence[Numbers] | None) -> list[int]:
+    """The numbers of every use of a `numbers` option, in the order given."""
+    return [number for given in values or () for number in given]
+
+
 def seconds(*, zero: bool = True) -> Callable[[object], float]:
     """A parser for a finite number of seconds ≥ 0, or > 0 where `zero` is not allowed (nan and inf are not)."""
     return _finite_number("a number of seconds", zero)

@@ -40,7 +40,7 @@ def command(
     submission: Annotated[Path | None, typer.Option("--submission", metavar="PATH", help="A GPU MODE submission.py to time.")] = None,
     kernel: Annotated[Path | None, typer.Option("--kernel", metavar="PATH", help="A kernel source (.cu) to build and time; 'default': nvfp4ctl's own for this GPU.")] = None,
     task: Annotated[Path | None, typer.Option("--task", metavar="PATH", help="task.yml to read the benchmarks from.")] = None,
-    only: Annotated[list[int] | None, typer.Option("--only", metavar="N", parser=options.integer(), help="Time only benchmark N (1-based, task.yml order); repeat for several.")] = None,
+    only: Annotated[list[options.Numbers] | None, typer.Option("--only", metavar="N", parser=options.numbers(), help="Time only benchmark N (1-based, task.yml order); repeat or comma-separate for several (--only 1,3).")] = None,
     shape: Annotated[list[str] | None, typer.Option("--shape", metavar="SHAPE", help="Time an ad-hoc shape instead: M,N,K[,L] (GEMV M,K[,L]; grouped M1,N1,K1;M2,N2,K2); repeatable.")] = None,
     mode: Annotated[ModeChoice, typer.Option("--mode", metavar="<benchmark|leaderboard>", parser=options.choice(ModeChoice), help="benchmark: the problem's leaderboard loop, 10 s budget per shape; leaderboard: its stricter mode (more repeats, 30 s, recheck every repeat).")] = ModeChoice.benchmark,
     max_repeats: Annotated[int | None, typer.Option("--max-repeats", metavar="N", min=1, parser=options.integer(1), help="Most timed repeats per shape (default: the problem's loop, e.g. 200 for the GEMM; 1000 in leaderboard mode).")] = None,
@@ -63,7 +63,7 @@ def command(
     target = resolve_target(submission, kernel, loaded, read_source=False)
     problem = get_problem(loaded.problem)
     # option mistakes first, then the submission's own, then "no GPU" (as check)
-    cases = select_cases(loaded, only or [], shape or [])
+    cases = select_cases(loaded, options.flat(only), shape or [])
     timeout_s, timeout_source = loaded.resolve_timeout(timeout, run_timeout_key(mode.value))
     refuse_broken_target(target)
     device = run_device()

@@ -10,7 +10,7 @@ from rich.text import Text
 
 from nvfp4ctl.console import VERBOSE, Console, get_console
 from nvfp4ctl.errors import ExitCode, UsageError
-from nvfp4ctl.options import Choice, choice, integer, seconds
+from nvfp4ctl.options import Choice, Numbers, choice, flat, integer, numbers, seconds
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.problems import DEFAULT_PROBLEM, refuse_gemm_only
 from nvfp4ctl.problems.fields import MAX_SEED
@@ -31,7 +31,7 @@ class Scales(Choice):
 
 
 def command(
-    only: Annotated[list[int] | None, typer.Option("--only", metavar="N", parser=integer(), help="Run task.yml test N (1-based); repeat for several.")] = None,
+    only: Annotated[list[Numbers] | None, typer.Option("--only", metavar="N", parser=numbers(), help="Run task.yml test N (1-based); repeat or comma-separate for several (--only 1,3).")] = None,
     shape: Annotated[list[str] | None, typer.Option("--shape", metavar="SHAPE", help="Ad-hoc case in the problem's syntax: M,N,K[,L] (GEMV M,K[,L]; grouped M1,N1,K1;M2,N2,K2); repeatable.")] = None,
     seed: Annotated[int | None, typer.Option("--seed", metavar="S", min=0, max=MAX_SEED, parser=integer(0, MAX_SEED), help="Seed for every case run (default: task.yml's; 1111 for --shape).")] = None,
     scales: Annotated[Scales, typer.Option("--scales", metavar="<generator|full>", parser=choice(Scales), help="generator: what the problem's GPU MODE generator draws (GEMM {0,1,2,3}, GEMV {0,1,2}, grouped GEMM {1,2},"
@@ -55,7 +55,7 @@ def command(
     target = resolve_target(submission, kernel, loaded, read_source=False)
     # every mistake in the options is said before the submission's own mistakes and "no GPU": the
     # command line is the first thing to fix, on a laptop too
-    items = plan.select_items(loaded, only or [], shape or [], seed)
+    items = plan.select_items(loaded, flat(only), shape or [], seed)
     timeout_s, timeout_source = loaded.resolve_timeout(timeout, TEST_TIMEOUT)
     if dump:  # the model replays one GEMM tile on the GEMM's inputs
         refuse_gemm_only(f"--dump decodes and simulates an {DEFAULT_PROBLEM} kernel's MMAs", loaded.problem)

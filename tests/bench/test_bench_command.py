@@ -377,6 +377,17 @@ def test_only_and_shape_repeat_as_for_check(submission: Path) -> None:
     assert [s["shape"] for s in data["shapes"]] == ["128x4096x7168"]
 
 
+def test_only_takes_a_comma_separated_list_as_lint_select_does(submission: Path) -> None:
+    """`--only 1,3` was "--only: 1,3 is not an integer", with no word of repeating --only."""
+    data = json.loads(_bench("--submission", str(submission), "--json", "--only", "3,1", "--only", "2").stdout)
+    assert [s["shape"] for s in data["shapes"]] == ["128x7168x2048", "128x7168x16384", "128x4096x7168"]
+    bad = _bench("--submission", str(submission), "--only", "1,x")
+    assert bad.exit_code == 2, bad.output
+    assert bad.output == "error: --only: 1,x is not an integer or a comma-separated list of them (1,3)\n"
+    beyond = _bench("--submission", str(submission), "--only", "1,4")
+    assert (beyond.exit_code, beyond.output) == (2, "error: --only 4: task.yml has 3 benchmarks (1-3)\n")
+
+
 def test_the_same_shape_twice_is_timed_once(submission: Path) -> None:
     data = json.loads(_bench("--submission", str(submission), "--json", "--shape", "256,512,1024",
                              "--shape", "256x512x1024").stdout)

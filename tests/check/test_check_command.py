@@ -354,6 +354,22 @@ def test_only_and_shape_pick_the_cases(fake_task):
     assert " s1 " in result.output and "m=128 n=128 k=64 l=2" in result.output
 
 
+def test_only_takes_a_comma_separated_list_as_lint_select_does(fake_task):
+    """`check --only 1,2` was "--only: 1,2 is not an integer", with no word of repeating --only."""
+    fake_task()
+    result = check("--submission", str(TARGETS / "good.py"), "--only", "3,1", "--only", "1", "--no-probe")
+    assert result.exit_code == 0, result.output
+    assert "(2 of 3 tests)" in result.output and "2/2 pass" in result.output
+    rows = [line.split("│")[1].strip() for line in result.output.splitlines() if line.startswith("│")]
+    assert rows == ["3", "1"], result.output
+    for value, message in (("1,x", "--only: 1,x is not an integer or a comma-separated list of them (1,3)"),
+                           ("1,", "--only: 1, is not an integer or a comma-separated list of them (1,3)"),
+                           ("x", "--only: x is not an integer"), ("1,4", "--only 4: task.yml has 3 tests (1-3)")):
+        refused = check("--submission", str(TARGETS / "good.py"), "--only", value)
+        assert (refused.exit_code, refused.output) == (2, f"error: {message}\n"), refused.output
+
+
+
 @pytest.mark.parametrize(
     "args, message",
     [
