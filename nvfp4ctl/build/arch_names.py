@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from nvfp4ctl.errors import UsageError
+from nvfp4ctl.preprocessor import live_code
 
 # an arch option as nvcc reads it, at the start of a word (-DX=-arch=sm_90a is a define): searched in the
 # flags' words joined with spaces, so `-gencode arch=...` and `-arch sm_90a` count too
@@ -45,10 +46,13 @@ WGMMA = re.compile(r"\bwgmma\.|SM90_64x|cutlass::arch::Sm90\b")
 
 def code_needs(code: str) -> tuple[str, str] | None:
     """(arch-specific target, what in the code needs it) of device code: tcgen05 / SM100 -> sm_100a,
-    wgmma / SM90 -> sm_90a; None for code any arch of its family assembles."""
-    if TCGEN05.search(code):
+    wgmma / SM90 -> sm_90a; None for code any arch of its family assembles. Only what nvcc compiles
+    counts: an instruction named in a comment (`// TODO: use tcgen05.mma`) or an `#if 0` group is none,
+    one in a string literal is (PTX is written in asm("...") strings)."""
+    compiled = live_code(code)
+    if TCGEN05.search(compiled):
         return "sm_100a", "tcgen05 / SM100 instructions"
-    if WGMMA.search(code):
+    if WGMMA.search(compiled):
         return "sm_90a", "wgmma / SM90 instructions"
     return None
 

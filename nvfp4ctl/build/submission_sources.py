@@ -309,8 +309,9 @@ class SubmissionSources:
 
 
 def device_code(extension: Extension) -> str:
-    """The device code of one extension: its cuda_sources, or the .cu/.cuh files load() compiles."""
-    return extension.cuda_text + "".join(source_text(path) for path in extension.device_files if path.is_file())
+    """The device code of one extension: its cuda_sources, or the .cu/.cuh files load() compiles. Each file
+    starts on a line of its own, so a // comment at the end of one does not run into the next."""
+    return "\n".join([extension.cuda_text, *(source_text(path) for path in extension.device_files if path.is_file())])
 
 
 def find_sources(path: Path, named: str | None = None) -> SubmissionSources:

@@ -549,6 +549,22 @@ def test_native_for_tcgen05_code_is_one_line_and_exit_2(tmp_path: Path, compiles
             " (-gencode=arch=compute_100a,code=sm_100a)") in said, said
 
 
+@pytest.mark.parametrize("comment", ["// TODO: replace this naive loop with wgmma.mma_async once it works",
+                                     "/* TODO: tcgen05.mma (kind::mxf4nvf4) */"])
+def test_native_for_code_whose_comment_names_tcgen05_builds(tmp_path: Path, compiled_arches: list[tuple[str, str]],
+                                                            comment: str) -> None:
+    """An instruction named in a comment is not in the code: build refused a plain kernel with -arch=native
+    ("the code's tcgen05 / SM100 instructions do not assemble", exit 2) for a // TODO naming tcgen05.mma."""
+    submission = tmp_path / "submission.py"
+    submission.write_text("from torch.utils.cpp_extension import load_inline\n"
+                          f'CUDA = """// nvfp4ctl: no-tensor-op\n{comment}\n__global__ void k(int* p) {{ p[0] = 1; }}"""\n'
+                          'm = load_inline(name="g", cpp_sources="", cuda_sources=CUDA, extra_cuda_cflags=["-arch=native"])\n')
+    result = runner.invoke(app, ["build", str(submission)])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 0 and "do not assemble" not in said, said
+    assert [arch for _, arch in compiled_arches] == ["sm_100"], said
+
+
 def test_native_beside_the_gencode_tcgen05_needs_is_to_be_dropped(tmp_path: Path, compiles: list[str]) -> None:
     """nvcc compiles both -arch=native's sm_100 and the -gencode's sm_100a, and tcgen05 fails in the first: the
     refusal stands, and says to drop -arch=native, where it told the user to add the -gencode they had."""

@@ -184,3 +184,47 @@ def test_lint_says_what_build_refuses_of_a_str_in_the_same_words(tmp_path: Path,
     assert result.exit_code == 1, result.output
     said = f"NV010 load_inline('gemm')'s {str(refusal.value).removeprefix(build_prefix)}\n"
     assert said in result.output, result.output
+
+
+# a plain kernel whose comments name the instructions it is to use one day: nvcc assembles it for any arch
+COMMENTED = ('CUDA = r"""// TODO: replace this naive loop with {instruction} once it works\n'
+             '/* then: asm volatile("{instruction};"); */\n'
+             '__global__ void k(float* x) {{ x[0] = 1.0f; }}"""\n')
+# the same instruction in an asm string below the comment: the code needs the arch
+IN_ASM = ('CUDA = r"""// a comment first\n'
+          '/* and a block\n   of two lines */\n'
+          '__global__ void k() {{ asm volatile("{instruction};"); }}"""\n')
+
+
+@pytest.mark.parametrize("instruction", ["tcgen05.mma.cta_group::1.kind::mxf4nvf4", "wgmma.mma_async.sync.aligned"])
+@pytest.mark.parametrize("flags", ['["-O3", "-arch=native"]', '["-O3"]'])
+def test_an_instruction_named_in_a_comment_only_is_said_nothing_of(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  instruction: str, flags: str) -> None:
+    """A // TODO naming tcgen05.mma or wgmma in a plain kernel gave NV009 (exit 1) with -arch=native, NV005
+    without, and build refused it, as if the comment were code."""
+    text = _submission(flags, COMMENTED.format(instruction=instruction))
+    assert _found(text) == []
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "submission.py").write_text(text)
+    (extension,) = find_sources(tmp_path / "submission.py").extensions
+    submission_build.refuse_unknown_arch(find_sources(tmp_path / "submission.py"), extension)  # no refusal
+
+
+@pytest.mark.parametrize(("instruction", "needs"), [("tcgen05.fence::before_thread_sync", "tcgen05 / SM100"),
+                                                    ("wgmma.fence.sync.aligned", "wgmma / SM90")])
+def test_an_instruction_in_an_asm_string_below_comments_counts_at_the_call_s_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, instruction: str, needs: str) -> None:
+    cuda = IN_ASM.format(instruction=instruction)
+    call_line = 1 + cuda.count("\n") + 1
+    [(code, line, col, message)] = _found(_submission('["-arch=native"]', cuda))
+    assert (code, line, col) == ("NV009", call_line, 1) and f"the code's {needs} instructions" in message, message
+    [(code, line, _, message)] = _found(_submission('["-O3"]', cuda))
+    assert (code, line) == ("NV005", call_line) and f"its {needs} instructions" in message, message
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "submission.py").write_text(_submission('["-arch=native"]', cuda))
+    sources = find_sources(tmp_path / "submission.py")
+    (extension,) = sources.extensions
+    with pytest.raises(UsageError) as refusal:
+        submission_build.refuse_unknown_arch(sources, extension)
+    assert str(refusal.value).startswith(f"submission.py:{call_line}: gemm's extra_cuda_cflags: -arch=native")
+    assert f"the code's {needs} instructions do not assemble" in str(refusal.value)
