@@ -1,3 +1,5 @@
+// nvfp4ctl: never-run-on sm_100a
+//
 // NVFP4 block-scaled GEMM for sm_100a (B200): C[l] = A[l] . B[l]^T, fp4 e2m1 operands with one e4m3
 // scale per 16 K-elements, fp32 accumulation in TMEM, fp16 output.
 //

@@ -157,11 +157,39 @@ def test_export_warns_when_the_kernel_defines_no_launch_function(tmp_path: Path,
             .find("no definition") < 0, shipped
 
 
-def test_the_tcgen05_kernel_carries_its_never_run_mark_until_it_ran() -> None:
+def _b200_results_of_the_shipped_kernels() -> dict[str, str]:
+    """README's "results on a B200" cell of each sm_100a kernel its table compares, by the kernel's path: the
+    paths in the order the table's bullet names them, the columns in the same order."""
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    bullet = readme[readme.index("- `kernels/sm100/"):]
+    bullet = bullet[:bullet.index("\n- ")]
+    kernels = list(dict.fromkeys(re.findall(r"`(kernels/sm100/\w+\.cu)`", bullet)))
+    [row] = [line for line in bullet.splitlines() if line.strip().startswith("| results on a B200 |")]
+    cells = [cell.strip().strip("*") for cell in row.strip().strip("|").split("|")[1:]]
+    assert len(cells) == len(kernels) == 2, (kernels, cells)
+    return dict(zip(kernels, cells))
+
+
+def test_a_shipped_kernel_readme_calls_not_run_carries_its_never_run_mark() -> None:
+    """export warns while a kernel has never run on its GPU: the CUTLASS fallback, "not run" in README's table
+    as the tcgen05 kernel is, had no mark, and its export said nothing. Remove a kernel's mark, and write its
+    result in the table, once a B200 ran it."""
     from nvfp4ctl.export import never_run_on
 
-    kernel = Path(__file__).parents[2] / "kernels" / "sm100" / "nvfp4_gemm_sm100_tc.cu"
-    assert never_run_on(kernel) == ("sm_100a",)  # remove the mark (and this test) once a B200 ran it
+    root = Path(__file__).parents[2]
+    for kernel, result in _b200_results_of_the_shipped_kernels().items():
+        marked = never_run_on(root / kernel)
+        assert marked == (("sm_100a",) if result == "not run" else ()), (kernel, result, marked)
+
+
+def test_exporting_the_cutlass_fallback_warns_it_never_ran_on_a_b200(tmp_path: Path) -> None:
+    from nvfp4ctl.project import kernels_dir
+
+    kernel = kernels_dir() / "sm100" / "nvfp4_gemm_sm100.cu"
+    result = runner.invoke(app, ["export", "--kernel", str(kernel), "-o", str(tmp_path / "x.py")])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 0, said
+    assert "nvfp4_gemm_sm100.cu has never run on sm_100a (its `nvfp4ctl: never-run-on` mark)" in said, said
 
 
 def _export(*args: str):
