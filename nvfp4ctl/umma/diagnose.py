@@ -193,6 +193,10 @@ def simulate(config: plan.TileConfig, inputs: plan.TileInputs, issues: list[MmaI
     result = Simulation(config, model_d, reference, str(error) if error else None, error.field if error else None)
     if not result.ok:
         result.diffs, result.explanations = explain(config, inputs, issues, expected, reference)
+        # the plan is laid out at the user's own addresses: tiles that overlap there are wrong with every
+        # field right, and no difference can explain them
+        if (overlap := config.tiles_overlap()) is not None:
+            result.explanations.insert(0, overlap)
     return result
 
 

@@ -77,6 +77,26 @@ class TileConfig:
     def label(self) -> str:
         return f"{self.block_m}x{self.block_n}x{self.block_k} swizzle {self.swizzle}"
 
+    def tiles_overlap(self) -> str | None:
+        """tiles_overlap() of stage 0's A and B tiles, one K tile each."""
+        return tiles_overlap(self.a_addr, self.block_m, self.b_start, self.block_n, self.k_tile_bytes)
+
+
+SWIZZLE_ATOM_ALIGN = 1024  # the 128B swizzle's pattern: a tile starting on it suits every swizzle
+
+
+def tiles_overlap(a_start: int, a_rows: int, b_start: int, b_rows: int, row_bytes: int) -> str | None:
+    """Where A's tile (a_rows rows of row_bytes from a_start) and B's share shared-memory bytes, what
+    the user sees: both ranges, and where B could start instead (TMA's load of one overwrites the
+    other, so the MMA reads one operand twice while no field of either descriptor is wrong); else None."""
+    a_end, b_end = a_start + a_rows * row_bytes, b_start + b_rows * row_bytes
+    if not (a_start < b_end and b_start < a_end):
+        return None
+    apart = -(-a_end // SWIZZLE_ATOM_ALIGN) * SWIZZLE_ATOM_ALIGN
+    return (f"A's and B's tiles overlap in shared memory: desc_a's 0x{a_start:x}..0x{a_end - 1:x} ({a_rows} rows x"
+            f" {row_bytes} B) and desc_b's 0x{b_start:x}..0x{b_end - 1:x} ({b_rows} rows x {row_bytes} B), so the"
+            f" load of one overwrites the other; give each its own buffer (B from 0x{apart:x}, past A's end)")
+
 
 def idesc(config: TileConfig) -> int:
     return d.encode_instr({"a_format": d.MXF4_E2M1, "b_format": d.MXF4_E2M1, "a_major": d.MAJOR_K,

@@ -212,6 +212,14 @@ def check_desc(name: str, word: int | None, config: MmaConfig | None, step: int 
                            _rows(name, d.SMEM_FIELDS, actual, expected, shown, unused), problems)
 
 
+def tiles_overlap(config: MmaConfig, desc_a: int, desc_b: int) -> str | None:
+    """plan.tiles_overlap of the A and B tiles whose K step 0 descriptors are desc_a and desc_b: one K
+    tile of the config each (fp4 kinds pack two elements a byte, kind::mxf8f6f4 stores one a byte)."""
+    row_bytes = config.block_k // 2 if config.kind in ("mxf4nvf4", "mxf4") else config.block_k
+    start = lambda word: d.decode_smem(word)["start"] << 4  # noqa: E731
+    return plan.tiles_overlap(start(desc_a), config.m, start(desc_b), config.n, row_bytes)
+
+
 TMEM_FIELDS = (BitField("lane", 16, 16, "TMEM lane"), BitField("column", 0, 16, "TMEM column"))
 
 

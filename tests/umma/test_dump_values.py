@@ -219,3 +219,34 @@ def test_the_simulate_summary_and_inits_run_log_hint_are_whole_lines(tmp_path, m
     hint = [line for line in lines if "runs are logged to" in line]
     assert len(summary) == 1 and summary[0].startswith("umma values: ") and summary[0].endswith("SBO must be 1024 B))")
     assert len(hint) == 1 and hint[0].startswith("runs are logged to "), lines[-6:]
+
+
+SAME_START = "0x4000404000010000"  # SWIZZLE_128B, SBO 1024, start 0: given as both A's and B's
+OVERLAP = ("A's and B's tiles overlap in shared memory: desc_a's 0x0..0x3fff (128 rows x 128 B) and desc_b's"
+           " 0x0..0x3fff (128 rows x 128 B), so the load of one overwrites the other; give each its own buffer"
+           " (B from 0x4000, past A's end)")
+
+
+def test_a_and_b_tiles_at_one_address_are_named_by_the_field_check_and_the_simulation() -> None:
+    """Every field of both descriptors is right for its own tile: the simulation said 16381 of 16384 wrong and
+    "no single field explains it (see the differences above)", with no difference listed."""
+    result = dump("--idesc", GOOD_IDESC, "--desc-a", SAME_START, "--desc-b", SAME_START, "--simulate",
+                  "--shape", "128,128,512")
+    said = " ".join(result.output.split())
+    assert result.exit_code == 1, said
+    assert "no single field explains it" not in said, said
+    assert f"explained by: {OVERLAP}" in said, said
+    assert f"1 mismatch ({OVERLAP}); simulate: 16381 of 16384 wrong ({OVERLAP})" in said, said
+
+
+@pytest.mark.parametrize(("desc_b", "overlaps"), [
+    ("0x4000404000010200", True),  # B from 0x2000: half of A's 0x0..0x3fff
+    ("0x4000404000010400", False),  # B from 0x4000: right after A
+])
+def test_only_tiles_sharing_bytes_are_said_to_overlap(desc_b: str, overlaps: bool) -> None:
+    result = dump("--mma", "128,128,64", "--idesc", GOOD_IDESC, "--desc-a", SAME_START, "--desc-b", desc_b)
+    said = " ".join(result.output.split())
+    assert ("tiles overlap in shared memory" in said) is overlaps, said
+    assert result.exit_code == (1 if overlaps else 0), said
+    if overlaps:
+        assert "desc_a's 0x0..0x3fff (128 rows x 128 B) and desc_b's 0x2000..0x5fff (128 rows x 128 B)" in said, said
