@@ -105,6 +105,12 @@ def _kernel_problem_name(kernel: Path) -> str:
     return f"{problem.name} kernel" if problem is not None else "kernel of no problem's API header"
 
 
+# the listing's smem_a and smem_b are equal: both are CuTe's template, not the kernel's run-time words
+SMEM_AT_ADDRESS_0 = ("smem_a, smem_b, smem_a_k1: stage 0's descriptors with each operand's buffer placed at shared"
+                     " address 0 (on the host CuTe cannot take a real shared address), so start holds the K step's"
+                     " offset alone; the kernel's own carry each buffer's address, A's and B's apart")
+
+
 def _show_umma(kernel: Path, use_cute: bool, payload: dict[str, Any], as_json: bool) -> tuple[str, bool]:
     from nvfp4ctl.umma.crosscheck import check_kernel, to_json
     from nvfp4ctl.progress_lines import ProgressLines, progress_lines
@@ -126,8 +132,10 @@ def _show_umma(kernel: Path, use_cute: bool, payload: dict[str, Any], as_json: b
         checks, note = check_kernel(kernel, use_cute)
     if note:
         console.warn(note)
-    payload["umma"] = {"kernel": str(kernel), "kernel_of": what.removesuffix(" kernel"), "note": note, "configs": [to_json(check) for check in checks]}
+    payload["umma"] = {"kernel": str(kernel), "kernel_of": what.removesuffix(" kernel"), "note": note,
+                       "smem_descriptors": SMEM_AT_ADDRESS_0, "configs": [to_json(check) for check in checks]}
     if not as_json:
+        console.info(SMEM_AT_ADDRESS_0, style="dim")
         for check in checks:
             config = check.config
             stages = f", {check.stages} stages, {(check.smem_bytes or 0) // 1024} KiB smem" if check.stages else ""

@@ -91,6 +91,20 @@ def test_umma_without_cute_shows_expected_values() -> None:
     assert "1024 B" in result.output  # SBO of the 128-byte swizzle atom
 
 
+def test_umma_says_its_smem_descriptors_are_at_address_0_not_the_kernels_own() -> None:
+    """smem_a and smem_b were listed with one value (0x4000404000010000) and no word on why: CuTe's template
+    with both buffers at shared address 0, where the kernel's own A and B lie apart."""
+    result = invoke("--umma", "--no-cute")
+    said = " ".join(result.output.split())
+    assert result.exit_code == 0, said
+    assert "smem_a 0x4000404000010000 smem_b 0x4000404000010000" in said, said
+    assert ("smem_a, smem_b, smem_a_k1: stage 0's descriptors with each operand's buffer placed at shared address 0"
+            " (on the host CuTe cannot take a real shared address), so start holds the K step's offset alone; the"
+            " kernel's own carry each buffer's address, A's and B's apart") in said, said
+    payload = json.loads(invoke("--umma", "--no-cute", "--json").stdout)
+    assert payload["umma"]["smem_descriptors"].startswith("smem_a, smem_b, smem_a_k1: stage 0's descriptors")
+
+
 def _fake_host_proof(monkeypatch: pytest.MonkeyPatch, cache: Path) -> list[str]:
     """nvcc and CUTLASS as if installed; compiling the host proof writes a marker line to stderr (where
     the notice goes) and an empty program, which prints nothing. Returns the commands run."""
