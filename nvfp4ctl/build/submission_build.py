@@ -330,11 +330,21 @@ def build_extension(sources: SubmissionSources, extension: Extension, arch: str)
     refuse_unsplittable(sources, extension)
     refuse_strs_for_lists(sources, extension)
     refuse_unknown_arch(sources, extension)
-    units: list[tuple[str, str, Path | None]] = []  # (unit name, code, file on disk)
-    if extension.call == "load_inline":
-        if not extension.cuda:
-            return [ExtensionBuild(extension, "-", notes=[*extension_notes(extension),
-                                                          "no cuda_sources: host code only, nothing to compile"])]
+    if extension.call == "load_inline" and not extension.cuda:
+        return [ExtensionBuild(extension, "-", notes=[*extension_notes(extension),
+                                                      "no cuda_sources: host code only, nothing to compile"])]
+    units = _units(sources, extension)
+    built = [_declared(_build_unit(sources, extension, arch, name, code, path), code) for name, code, path in units]
+    if built:  # the extension's notes once, with its first unit: a load() of several .cu files said each per file
+        built[0].notes[:0] = extension_notes(extension)
+    return built
+
+
+def _units(sources: SubmissionSources, extension: Extension) -> list[tuple[str, str, Path | None]]:
+    """(unit name, code, file on disk) of each unit the extension compiles: load_inline's generated .cu, or
+    load()'s .cu files; a load() file that is not there is one line (UsageError)."""
+    units: list[tuple[str, str, Path | None]] = []
+    if extension.call == "load_inline" and extension.cuda:
         units.append((f"{extension.name}.cu", generated_cu(extension, sources.path), None))
     for path in extension.files:
         if path.suffix not in (".cu", ".cuh"):
@@ -342,10 +352,30 @@ def build_extension(sources: SubmissionSources, extension: Extension, arch: str)
         if not path.is_file():
             raise UsageError(f"{display_path(sources.path)}:{extension.line}: load() source {display_path(path)} does not exist")
         units.append((path.name, source_text(path), path))
-    built = [_declared(_build_unit(sources, extension, arch, name, code, path), code) for name, code, path in units]
-    if built:  # the extension's notes once, with its first unit: a load() of several .cu files said each per file
-        built[0].notes[:0] = extension_notes(extension)
-    return built
+    return units
+
+
+def _unit_key(sources: SubmissionSources, extension: Extension, arch: str, name: str, code: str,
+              path: Path | None) -> str:
+    """_key of one unit (`name`, `code`, its file `path` for a load() source, None for load_inline's)."""
+    return _key(keyed_code(code, sources.path) if path is None else code, extension, arch, path)
+
+
+def _entry(name: str, arch: str, key: str) -> Path:
+    """The cache folder of a unit's build under `key`."""
+    return cache.cache_root() / f"submission-{Path(name).stem}-{arch}-{key[:16]}"
+
+
+def has_build(sources: SubmissionSources, extension: Extension, arch: str) -> bool:
+    """Whether every unit of the extension has a build for `arch` in the cache, so that building it compiles
+    nothing: files only, as a cache hit reads them. False where it has no unit or one cannot be read."""
+    try:
+        units = _units(sources, extension)
+        return bool(units) and all(
+            (_entry(name, arch, _unit_key(sources, extension, arch, name, code, path)) / REPORT_FILE).is_file()
+            for name, code, path in units)
+    except (UsageError, OSError):  # the build itself says what is wrong
+        return False
 
 
 def extension_notes(extension: Extension) -> list[str]:
@@ -380,8 +410,8 @@ def _build_unit(sources: SubmissionSources, extension: Extension, arch: str, nam
                 path: Path | None) -> ExtensionBuild:
     started = time.perf_counter()
     result = ExtensionBuild(extension, name)
-    key = _key(keyed_code(code, sources.path) if path is None else code, extension, arch, path)
-    entry = cache.cache_root() / f"submission-{Path(name).stem}-{arch}-{key[:16]}"
+    key = _unit_key(sources, extension, arch, name, code, path)
+    entry = _entry(name, arch, key)
 
     def cached() -> bool:
         if not (entry / REPORT_FILE).is_file():
@@ -400,7 +430,7 @@ def _build_unit(sources: SubmissionSources, extension: Extension, arch: str, nam
         # next build makes its own entry rather than reusing this one
         result.torch_fallback = fallback
         key = hashlib.sha256(f"{key} torch-flags-fallback".encode()).hexdigest()
-        entry = cache.cache_root() / f"submission-{Path(name).stem}-{arch}-{key[:16]}"
+        entry = _entry(name, arch, key)
         if cached():
             return result
     with cache.locked(entry):

@@ -48,6 +48,7 @@ def command(
 ) -> Outcome:
     """Compile kernels or a submission.py into the build cache (cross-compiles without a GPU) and check their SASS."""
     from nvfp4ctl.build import CompileError, build_kernel
+    from nvfp4ctl.build.builder import has_build
     from nvfp4ctl.build.compile import CompileTimeout
     from nvfp4ctl.build.sources import not_text_warning
     from nvfp4ctl.progress_lines import progress_lines
@@ -94,8 +95,10 @@ def command(
     with console.progress() as progress, progress_lines(console, len(plan)) as lines:
         task = progress.add_task("building", total=len(plan))
         for source, target in plan:
-            progress.update(task, description=f"compiling {source.name} ({target})")
-            lines.show(f"compiling {source.name} ({target})")
+            step = (f"{source.name} ({target}): built before, taken from nvfp4ctl's build cache"
+                    if has_build(source, target) else f"compiling {source.name} ({target})")
+            progress.update(task, description=step)
+            lines.show(step)
             started = time.perf_counter()
             try:
                 report = build_kernel(source, target, verbose=verbose)

@@ -160,7 +160,7 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
                      result=True)
         return Outcome(result="nothing to compile (no load_inline/load call, no CuTe DSL kernel)", target=path)
     from nvfp4ctl.build import torch_nvcc
-    from nvfp4ctl.build.submission_build import (build_extension, cutlass_lookup_note, gpu_arch_note,
+    from nvfp4ctl.build.submission_build import (build_extension, cutlass_lookup_note, gpu_arch_note, has_build,
                                                  includes_cutlass_anywhere, refuse_strs_for_lists, refuse_unknown_arch,
                                                  refuse_unreadable, refuse_unsplittable)
 
@@ -213,6 +213,8 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
             extension_targets, why = targets.get(id(extension), ((arch or "sm_100a",), ""))
             slow = "; CUTLASS takes minutes" if includes_cutlass_anywhere(extension) else ""
             step = f"compiling {extension.name} ({', '.join(extension_targets)}{slow})"
+            if all(has_build(sources, extension, target) for target in extension_targets):
+                step = f"{extension.name} ({', '.join(extension_targets)}): built before, taken from nvfp4ctl's build cache"
             progress.update(task, description=step)
             lines.show(step)
             for name in extension.undeclared_functions():

@@ -124,3 +124,30 @@ def test_only_an_extension_that_includes_cutlass_is_said_to_take_minutes(tmp_pat
         "compiling second (sm_100a; CUTLASS takes minutes): 1 of 3",
         "compiling third (sm_100a; CUTLASS takes minutes): 2 of 3"], result.output
     assert "CUTLASS takes minutes" not in result.stdout
+
+
+def test_an_extension_built_before_is_said_to_come_from_the_cache(tmp_path: Path, compiles: list[str]) -> None:
+    """A cache hit compiles nothing: its line said "compiling first (sm_100a): 0 of 2, 0 s" as a compile's does."""
+    submission = tmp_path / "submission.py"
+    plain = INLINE.replace('CUDA = r"""', 'CUDA = r"""// nvfp4ctl: no-tensor-op\n')  # the stand-in compiles no MMA
+    submission.write_text(plain)
+    first = _build(str(submission))
+    assert first.exit_code == 0 and compiles == ["first.cu", "second.cu"], first.output
+    again = _build(str(submission))
+    assert again.exit_code == 0 and compiles == ["first.cu", "second.cu"], again.output  # nothing compiled again
+    assert "compiling" not in again.stderr, again.stderr
+    assert _steps(again.stderr, "first ") + _steps(again.stderr, "second ") == [
+        "first (sm_100a): built before, taken from nvfp4ctl's build cache: 0 of 2",
+        "second (sm_100a): built before, taken from nvfp4ctl's build cache: 1 of 2"], again.stderr
+    submission.write_text(plain.replace("p[0] = 1.0f", "p[0] = 2.0f"))  # new code: compiled
+    changed = _build(str(submission))
+    assert _steps(changed.stderr, "compiling ") == ["compiling first (sm_100a): 0 of 2",
+                                                   "compiling second (sm_100a): 1 of 2"], changed.stderr
+
+
+def test_a_kernel_built_before_is_said_to_come_from_the_cache(kernels: Kernels, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("nvfp4ctl.build.builder.has_build", lambda source, arch: source.name == "a.cu")
+    result = _build(*kernels.sources, "--arch", "sm_100a")
+    assert result.exit_code == 0, result.output
+    assert [line.rsplit(",", 1)[0] for line in result.stderr.splitlines() if line.startswith(("a.cu", "compiling"))] == [
+        "a.cu (sm_100a): built before, taken from nvfp4ctl's build cache: 0 of 2", "compiling b.cu (sm_100a): 1 of 2"]
