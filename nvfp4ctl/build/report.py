@@ -100,16 +100,8 @@ class BuildReport:
                 if f.spill_stores or f.spill_loads
             )
             found.append(f"register spills in {spilled}")
-        op = self.tensor_op
-        if op.declared_none or not op.needed:  # a plain-CUDA baseline, or a problem bound by memory: nothing to expect
-            return found
-        if not op.checked:
-            found.append("tensor-core op not checked: cuobjdump/nvdisasm not found (pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)")
-        elif not op.present:
-            seen = ", ".join(op.found) if op.found else "no tensor-core op at all"
-            found.append(f"no {op.expected} in the {self.arch} SASS (found: {seen}; a kernel without tensor cores"
-                         " on purpose says so with a line `// nvfp4ctl: no-tensor-op`)")
-        return found
+        missing = tensor_op_problem(self.tensor_op, self.arch)
+        return found + ([missing] if missing is not None else [])
 
     def save(self) -> None:
         payload = asdict(self)
@@ -138,6 +130,21 @@ class BuildReport:
 
     def moved_to(self, entry: Path) -> BuildReport:
         return replace(self, entry=entry)
+
+
+def tensor_op_problem(op: TensorOpCheck, arch: str, mark: str = "// nvfp4ctl: no-tensor-op") -> str | None:
+    """Why a build's tensor-core op is not acceptable (the command exits 1), with the `mark` line that
+    declares code without tensor cores on purpose (`# nvfp4ctl: no-tensor-op` in a CuTe DSL submission's
+    Python); None where it is there, declared absent, or not needed by the problem."""
+    if op.declared_none or not op.needed:  # a plain-CUDA baseline, or a problem bound by memory: nothing to expect
+        return None
+    if not op.checked:
+        return "tensor-core op not checked: cuobjdump/nvdisasm not found (pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)"
+    if op.present:
+        return None
+    seen = ", ".join(op.found) if op.found else "no tensor-core op at all"
+    return (f"no {op.expected} in the {arch} SASS (found: {seen}; a kernel without tensor cores on purpose says so"
+            f" with a line `{mark}`)")
 
 
 def not_needed_note(report: BuildReport, problem: str) -> str:

@@ -80,10 +80,11 @@ def source_marks(source: Path, name: str) -> tuple[str, ...]:
     return marks_in(source.read_text(errors="replace"), name)
 
 
-def marks_in(code: str, name: str) -> tuple[str, ...]:
-    """source_marks of CUDA source text (a submission's load_inline sources, say)."""
+def marks_in(code: str, name: str, comment: str = "//") -> tuple[str, ...]:
+    """source_marks of CUDA source text (a submission's load_inline sources, say); `comment` "#" reads
+    Python's (a CuTe DSL submission's `# nvfp4ctl: no-tensor-op`)."""
     # a comment line of its own: a message or string that quotes the mark does not count
-    pattern = re.compile(rf"^[ \t]*//[ \t]*nvfp4ctl:[ \t]*{re.escape(name)}(?![\w-])(?:[ \t]+(\w+))?", re.M)
+    pattern = re.compile(rf"^[ \t]*{re.escape(comment)}[ \t]*nvfp4ctl:[ \t]*{re.escape(name)}(?![\w-])(?:[ \t]+(\w+))?", re.M)
     return tuple(pattern.findall(code))
 
 

@@ -15,7 +15,8 @@ from rich.text import Text
 
 from nvfp4ctl.build.compiler_errors import display_path
 from nvfp4ctl.build.kernel_names import readable_names
-from nvfp4ctl.build.report import not_needed_note
+from nvfp4ctl.build.report import not_needed_note, tensor_op_problem
+from nvfp4ctl.build.sources import NO_TENSOR_OP, marks_in
 from nvfp4ctl.build.resources import describe_tensor_op
 from nvfp4ctl.build.sources import not_text_warning
 from nvfp4ctl.console import NORMAL, get_console
@@ -380,9 +381,12 @@ def _build_dsl(path: Path, arch: str, python: str | None, problem: str) -> Outco
         progress.add_task(step, total=None)
         lines.show(step)
         built = build_dsl(path, arch, out, inputs, python)
+    # a Python file says it uses no tensor core on purpose with a comment line of its own, as a .cu does
+    declared = bool(marks_in(path.read_text(errors="replace"), NO_TENSOR_OP, comment="#"))
+    op = replace(built.tensor_op, declared_none=declared)
     rows = []
     for cubin in built.cubins:
-        rows.extend(_kernel_rows(cubin.name.removesuffix(f".{arch}.cubin"), built.functions, built.tensor_op,
+        rows.extend(_kernel_rows(cubin.name.removesuffix(f".{arch}.cubin"), built.functions, op,
                                  built.seconds, "-"))
         break  # one table: cuobjdump's usage covers every cubin's kernels
     console.table(HEADERS, rows, right_align_from=1, whole=(0,))
@@ -394,16 +398,16 @@ def _build_dsl(path: Path, arch: str, python: str | None, problem: str) -> Outco
     console.detail(f"the run took {built.seconds:.1f} s, {built.cpu_seconds:.1f} s of CPU (the child's, its tools' included)")
     console.detail(f"cubins: {out}")
     needed = _ProblemOfTask(problem).needs_tensor_op()
-    if not built.tensor_op.present and built.tensor_op.expected != "-" and not needed:
-        console.info(f"note: no {built.tensor_op.expected} in the SASS (found: {', '.join(built.tensor_op.found) or 'none'}):"
+    if not op.present and op.expected != "-" and not needed and not declared:
+        console.info(f"note: no {op.expected} in the SASS (found: {', '.join(op.found) or 'none'}):"
                      f" none needed for {problem}, which is bound by memory (FFMA and DRAM), not by tensor cores")
-    problems = [] if built.tensor_op.present or built.tensor_op.expected == "-" or not needed else [
-        f"no {built.tensor_op.expected} in the SASS (found: {', '.join(built.tensor_op.found) or 'none'})"]
-    for problem in problems:
-        console.error(problem)
+    # as a .cu's or load_inline's build: the same words, with the mark a Python file writes
+    missing = None if op.expected == "-" else tensor_op_problem(replace(op, needed=needed), arch,
+                                                                 mark=f"# nvfp4ctl: {NO_TENSOR_OP}")
     result = (f"CuTe DSL: {plural(len(built.cubins), 'cubin')} for {arch} in {built.seconds:.1f} s"
               + (f", inflated by load: {busy_cpu_s:.1f} s of CPU" if busy_cpu_s is not None else ""))
-    if problems:  # the failure's line is above, as for a .cu or load_inline build
-        return Outcome(result=f"{result}; {problems[0]}", exit_code=ExitCode.FAILURES, target=path, problem=problem)
+    if missing is not None:  # the failure's line is above the result, as for a .cu or load_inline build
+        console.error(missing)
+        return Outcome(result=f"{result}; {missing}", exit_code=ExitCode.FAILURES, target=path, problem=problem)
     console.ok(result)  # as a .cu or load_inline build's: -q keeps the line that sums up the table it hides
     return Outcome(result=result, target=path, problem=problem)

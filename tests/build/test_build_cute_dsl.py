@@ -260,3 +260,29 @@ def test_a_dsl_run_past_its_limit_is_a_timeout_in_one_line_and_ends_what_it_star
                       " (until cute.compile writes its cubins) ran past 1 s and was stopped (the limit is fixed)"]
     assert "Traceback" not in result.output
     assert wait_dead(int(tool_pid.read_text()), 5)
+
+
+# the SASS of a cubin without a tensor-core op
+PLAIN_SASS = "        code for sm_100a\n        Function : kernel\n        /*0000*/                   FFMA R1, R2, R3, R4 ;\n"
+
+
+@pytest.mark.parametrize("marked", [False, True])
+def test_a_dsl_kernel_without_the_mma_gets_the_no_tensor_op_hint_and_honours_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, marked: bool) -> None:
+    """The failure read "no UTCOMMA.4X in the SASS (found: none)", without the hint a .cu's or load_inline's
+    gives; the hint names the mark as Python writes it, and a submission with that line passes."""
+    monkeypatch.setattr(cute_dsl.resources, "dump_sass", lambda binary: PLAIN_SASS)
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
+    submission = tmp_path / "submission.py"
+    submission.write_text(("# nvfp4ctl: no-tensor-op (a plain baseline)\n" if marked else "") + SUBMISSION.read_text())
+    task = get_problem("nvfp4_gemm").task_file
+    result = CliRunner().invoke(app, ["build", str(submission), "--python", str(_waiting_python(tmp_path, "true")),
+                                      "--task", str(task)], env={"COLUMNS": "200"})
+    said = " ".join(result.output.split())
+    if marked:
+        assert result.exit_code == 0 and "no UTCOMMA.4X" not in said, said
+        assert "none (declared)" in said, said
+        return
+    assert result.exit_code == 1, said
+    assert ("error: no UTCOMMA.4X in the sm_100a SASS (found: no tensor-core op at all; a kernel without tensor cores"
+            " on purpose says so with a line `# nvfp4ctl: no-tensor-op`)") in said, said
