@@ -9,6 +9,7 @@ import shlex
 import subprocess
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
+from functools import lru_cache
 from pathlib import Path
 
 from nvfp4ctl.errors import UsageError
@@ -55,14 +56,28 @@ def command_name(command: str) -> str:
     """"bench" for `nvfp4ctl bench ...`, `nvfp4ctl -q bench ...` and a rejected `nvfp4ctl --task log bench`
     (log is --task's value): the word where the CLI reads the command's name (cli.command_position), so
     the run log and the CLI agree on whose line it is; "" when none."""
+    return _command_name(command)
+
+
+# `log --trend` asks every entry of a log of years of runs, most of which repeat a few command lines:
+# shlex.split for each took seconds
+@lru_cache(maxsize=4096)
+def _command_name(command: str) -> str:
     from nvfp4ctl.cli import command_position  # here, not at the top: modules the CLI imports import this one
 
-    try:
-        words = shlex.split(command)
-    except ValueError:  # an unbalanced quote in a hand-edited line
-        words = command.split()
+    if _QUOTING.search(command) is None:  # nothing shlex would read otherwise than its whitespace split
+        words = _SHLEX_WHITESPACE.split(command.strip(" \t\r\n"))
+    else:
+        try:
+            words = shlex.split(command)
+        except ValueError:  # an unbalanced quote in a hand-edited line
+            words = command.split()
     at = command_position(words[1:])
     return words[1:][at] if at is not None else ""
+
+
+_QUOTING = re.compile(r"['\"\\]")
+_SHLEX_WHITESPACE = re.compile(r"[ \t\r\n]+")  # shlex's own, not str.split's (which breaks at \u3000 too)
 
 
 def _one_line(cell: str) -> str:
