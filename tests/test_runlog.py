@@ -506,6 +506,23 @@ def test_a_file_with_windows_line_breaks_keeps_them(tmp_path, notes):
     assert [e.result for e in runlog.read(memory)] == ["first", "second"]
 
 
+
+@pytest.mark.parametrize("notes", ["# notes\rlast line\r", "# notes\rno final line break",
+                                   "## Run log\r\r- a note\r\r## Ideas\r\rx\r"],
+                         ids=["final-cr", "no-final-break", "section-below"])
+def test_a_file_with_old_mac_line_breaks_keeps_them(tmp_path, notes):
+    """A file whose lines end in a lone \\r (an old Mac editor's) got \\n lines appended: mixed endings."""
+    memory = tmp_path / "MEMORY.md"
+    memory.write_bytes(notes.encode())
+    runlog.append(_entry("first"), memory)
+    runlog.append(_entry("second"), memory)
+    data = memory.read_bytes()
+    assert b"\n" not in data, data
+    assert data.startswith(notes.encode().split(b"## Ideas")[0].rstrip(b"\r"))
+    assert data.endswith(b"## Ideas\r\rx\r") == notes.endswith("## Ideas\r\rx\r")
+    assert [e.result for e in runlog.read(memory)] == ["first", "second"]
+    assert [e.result for e in runlog.read(memory, 1)] == ["second"]
+
 def test_notes_below_the_run_log_under_a_heading_of_their_own_stay_below_it(tmp_path):
     """A user's "## Ideas" after the run log: every later run landed under it, inside their notes."""
     memory = tmp_path / "MEMORY.md"

@@ -24,7 +24,7 @@ from nvfp4ctl.project import cache_root
 from nvfp4ctl.runlog.entry import RunEntry
 from nvfp4ctl.runlog.files import (MARKDOWN_SUFFIXES, _as_utf8, _decoded, _no_regular_file, _previous_bytes,
                                    _wide_encoding, file_in_the_way)
-from nvfp4ctl.runlog.section import (HEADING, _after_the_first_heading, _joins_an_html_block, _log_end,
+from nvfp4ctl.runlog.section import (_LINE_BREAK, HEADING, _after_the_first_heading, _joins_an_html_block, _log_end,
                                      _text_follows)
 from nvfp4ctl.words import seconds_text
 
@@ -180,7 +180,7 @@ def append(entry: RunEntry, memory: Path) -> None:
         end = _log_end(existing, start) if start is not None else None
         at = end.at if end is not None else len(existing)
         chunk = ""
-        if at == len(existing) and existing and not existing.endswith(b"\n"):
+        if at == len(existing) and existing and not existing.endswith((b"\n", b"\r")):
             chunk += "\n"
         if end is None:
             chunk += ("\n" if existing else "") + f"{HEADING}\n\n{PREAMBLE}\n\n"
@@ -193,8 +193,8 @@ def append(entry: RunEntry, memory: Path) -> None:
             # A heading of the user's right below: Markdown reads a line of text right after a list item as
             # that item's text, so `Ideas` over `-----` would no longer be a heading, and the next run would go under it
             chunk += "\n"
-        if _uses_crlf(existing):  # a file saved with Windows line breaks keeps them: no mixed endings
-            chunk = chunk.replace("\n", "\r\n")
+        # a file saved with Windows (\r\n) or old Mac (\r) line breaks keeps them: no mixed endings
+        chunk = chunk.replace("\n", _line_break_of(existing))
         # A new copy moved over the old one, not an appending write: a process killed inside a write()
         # (SIGKILL, a dying machine) could leave half a line, and the file holds the user's notes too.
         updated = existing[:at] + chunk.encode() + existing[at:]
@@ -204,7 +204,7 @@ def append(entry: RunEntry, memory: Path) -> None:
         write_bytes_atomic(memory, updated)
 
 
-def _uses_crlf(existing: bytes) -> bool:
-    """Whether the file's first line ends with \\r\\n (an editor that writes them writes them all)."""
-    end = existing.find(b"\n")
-    return end > 0 and existing[end - 1 : end] == b"\r"
+def _line_break_of(existing: bytes) -> str:
+    """The line break the file's first line ends with, \\n for none (an editor that writes one kind writes them all)."""
+    found = _LINE_BREAK.search(existing)
+    return found[0].decode() if found is not None else "\n"
