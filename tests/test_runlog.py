@@ -362,6 +362,19 @@ def test_log_of_a_run_log_path_that_is_a_folder_is_one_line_exit_2(tmp_path, mon
         assert result.exit_code == 2 and result.output == f"error: cannot read the run log {tmp_path}: Is a directory\n"
 
 
+
+@pytest.mark.parametrize("args", [["log"], ["log", "--trend"], ["log", "-n", "1"]])
+def test_log_of_a_run_log_that_is_a_link_in_a_loop_says_so_exit_2(args, tmp_path, monkeypatch):
+    """A link in a loop read as a file not there yet: "no runs logged yet", exit 0, where lint warned of the loop."""
+    memory, other = tmp_path / "A.md", tmp_path / "B.md"
+    memory.symlink_to(other)
+    other.symlink_to(memory)
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert result.output == f"error: cannot read the run log {memory}: {os.strerror(errno.ELOOP)}\n"
+
 def test_log_shows_an_unresolved_target_as_logged(tmp_path, monkeypatch):
     memory = tmp_path / "MEMORY.md"
     monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))

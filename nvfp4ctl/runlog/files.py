@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import codecs
 import errno
+import stat
 from pathlib import Path
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
@@ -89,7 +90,12 @@ def file_in_the_way(memory: Path) -> Path | None:
 def _previous_bytes(memory: Path) -> bytes:
     """What `memory` holds now; b"" for none and for a device or FIFO (/dev/null, /dev/stderr, a named
     pipe), which takes the new lines only: reading one blocks until its writer closes it (this very
-    process, for /dev/stderr sent down a pipe) or never ends (/dev/zero). A folder still fails, saying so."""
-    if memory.exists() and not memory.is_file() and not memory.is_dir():
+    process, for /dev/stderr sent down a pipe) or never ends (/dev/zero). A folder still fails, saying so, and
+    so does a link in a loop, which Path.exists() calls absent: `log` read it as "no runs logged yet"."""
+    try:
+        mode = memory.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):  # not there yet, a link to a file not there yet, a file in the way
         return b""
-    return memory.read_bytes() if memory.exists() else b""
+    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        return b""
+    return memory.read_bytes()
