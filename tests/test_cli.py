@@ -43,14 +43,16 @@ def test_usage_error_is_one_line_exit_2_and_logged(three_tests, monkeypatch):
 
 
 def test_run_log_failure_does_not_change_the_exit_code(three_tests, tmp_path, monkeypatch):
-    folder = tmp_path / "a-folder"
-    folder.mkdir()
-    monkeypatch.setenv("NVFP4CTL_MEMORY", str(folder))  # not a file: the append fails
+    in_the_way = tmp_path / "notes.txt"
+    in_the_way.write_text("x\n")
+    memory = in_the_way / "MEMORY.md"
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))  # under a file: the append fails
     result = CliRunner().invoke(app, ["check", "--only", "0"])
     assert result.exit_code == 2
     assert "warning: run log not written" in result.output
-    # the path and the setting that chose it, not Python's "[Errno 21] Is a directory: '...'"
-    assert f"run log not written to {folder} (NVFP4CTL_MEMORY): Is a directory" in " ".join(result.output.split())
+    # the path and the setting that chose it, not Python's "[Errno 20] Not a directory: '...'"
+    assert (f"run log not written to {memory} (NVFP4CTL_MEMORY): {in_the_way} is not a folder"
+            in " ".join(result.output.split()))
 
 
 def test_interrupt_is_reported_and_logged(monkeypatch):

@@ -158,11 +158,30 @@ def test_a_new_or_empty_file_not_named_md_is_refused_as_a_full_one_is(tmp_path, 
     assert (memory.read_text() if text is not None else memory.exists()) == (text if text is not None else False)
 
 
-def test_a_folder_or_a_device_named_by_the_setting_is_no_file_to_refuse(tmp_path):
-    """/dev/null takes the lines (logging off); a folder fails on the append, which says why."""
+def test_a_device_named_by_the_setting_is_no_file_to_refuse_and_a_folder_is_refused(tmp_path):
+    """/dev/null takes the lines (logging off); a folder, named .md or not, can hold no run log."""
     assert runlog.not_a_run_log(Path(os.devnull)) is None
-    assert runlog.not_a_run_log(tmp_path) is None
     runlog.append(_entry("gone"), Path(os.devnull))
+    (tmp_path / "notes.md").mkdir()
+    for folder in (tmp_path, tmp_path / "notes.md"):
+        assert runlog.not_a_run_log(folder) == "a folder, not a run log file"
+
+
+@pytest.mark.parametrize("args", [["lint", "clean.py"], ["log"], ["log", "--trend"]])
+def test_a_run_log_setting_naming_a_folder_is_refused_before_anything_runs(args, tmp_path, monkeypatch):
+    """NVFP4CTL_MEMORY=/some/folder: lint ran and warned "run log not written ... Is a directory", exit 0, and
+    `log` said "cannot read the run log": refused as a submission.py is, exit 2 and nothing run."""
+    (tmp_path / "clean.py").write_text("x = 1\n")
+    folder = tmp_path / "MEMORY.md"
+    folder.mkdir()
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(folder))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert " ".join(result.output.split()) == (
+        f"error: NVFP4CTL_MEMORY={folder}: a folder, not a run log file; nothing was run: point NVFP4CTL_MEMORY"
+        " at a Markdown file (MEMORY.md, say), or unset it")
+    assert list(folder.iterdir()) == []
 
 
 def test_a_run_log_whose_folder_is_missing_makes_it_unless_a_setting_names_it(tmp_path):
@@ -356,10 +375,16 @@ def test_a_kernel_hash_changes_with_its_local_headers(tmp_path: Path) -> None:
 
 
 def test_log_of_a_run_log_path_that_is_a_folder_is_one_line_exit_2(tmp_path, monkeypatch):
-    monkeypatch.setenv("NVFP4CTL_MEMORY", str(tmp_path))
+    """Where nvfp4ctl's own choice (MEMORY.md beside the task.yml) is a folder: no setting to refuse."""
+    import nvfp4ctl.commands.log
+
+    memory = tmp_path / "MEMORY.md"
+    memory.mkdir()
+    monkeypatch.delenv("NVFP4CTL_MEMORY", raising=False)
+    monkeypatch.setattr(nvfp4ctl.commands.log, "memory_path", lambda: memory)
     for args in (["log"], ["log", "--trend"]):
         result = CliRunner().invoke(app, args)
-        assert result.exit_code == 2 and result.output == f"error: cannot read the run log {tmp_path}: Is a directory\n"
+        assert result.exit_code == 2 and result.output == f"error: cannot read the run log {memory}: Is a directory\n"
 
 
 

@@ -136,8 +136,14 @@ def not_a_run_log(memory: Path) -> str | None:
     of the file: into anything but Markdown notes (NVFP4CTL_MEMORY naming submission.py, say) that breaks
     the file. So a file takes the log only when its name ends in .md or it has the run-log section
     already; any other name is refused whether or not the file exists: a new or empty one became a run
-    log, a submission.py of Markdown that the next command then refused. A folder, a device or a FIFO
-    (/dev/null, /dev/stderr) is none of these: the append says why not, or writes there."""
+    log, a submission.py of Markdown that the next command then refused. A folder (named .md or not) can
+    hold no run log: lint ran and warned, `log` failed. A device or a FIFO (/dev/null, /dev/stderr) takes
+    the lines."""
+    try:
+        if memory.is_dir():
+            return "a folder, not a run log file"
+    except OSError:
+        return None  # unreadable: the append's own error names the reason
     if memory.suffix.lower() in MARKDOWN_SUFFIXES:
         return None
     try:

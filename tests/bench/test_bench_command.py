@@ -352,15 +352,17 @@ def test_a_host_bound_submission_hears_about_its_o0_binding(submission: Path) ->
 
 def test_an_unreadable_run_log_costs_the_comparison_not_the_results(submission: Path, tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    """NVFP4CTL_MEMORY naming a folder: the bench's numbers are still shown, with one warning, no traceback."""
-    folder = tmp_path / "memory-folder"
-    folder.mkdir()
-    monkeypatch.setenv("NVFP4CTL_MEMORY", str(folder))
+    """NVFP4CTL_MEMORY naming a link in a loop: the bench's numbers are still shown, with one warning, no traceback.
+    (A folder is refused before the bench runs.)"""
+    memory, other = tmp_path / "MEMORY.md", tmp_path / "OTHER.md"
+    memory.symlink_to(other)
+    other.symlink_to(memory)
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
     result = _bench("--submission", str(submission))
     assert result.exit_code == 0, result.output
     assert "geomean" in result.output and "128x7168x16384" in result.output
     output = " ".join(result.output.split())
-    assert f"cannot read the run log {folder}" in output
+    assert f"cannot read the run log {memory}" in output
     assert "no earlier bench" not in output  # it could not look
     assert "Traceback" not in result.output
 
