@@ -805,6 +805,48 @@ def test_a_memory_md_that_is_no_valid_utf16_is_left_as_it_is_with_one_warning(tm
     assert runlog.read(memory) == []
 
 
+
+@pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be"])
+def test_a_memory_md_saved_as_utf16_without_its_mark_stays_so_and_is_read(tmp_path, monkeypatch, codec):
+    """UTF-16 with no byte order mark got UTF-8 lines and a second "## Run log" section appended: a file of two
+    encodings, and `log` showed 1 run of 2. Its NUL bytes tell it; it is written back as it was saved."""
+    memory = tmp_path / "MEMORY.md"
+    notes = f"# Notes\n\n{runlog.HEADING}\n\n{_entry('before · café').to_line()}\n## Ideas\n\nx\n"
+    memory.write_bytes(notes.replace("\n", "\r\n").encode(codec))  # Notepad's line breaks
+    before = memory.read_bytes().decode(codec)
+    runlog.append(_entry("after ✓"), memory)
+    text = memory.read_bytes().decode(codec)  # strict: the whole file is one encoding, with no mark added
+    assert not text.startswith("\ufeff") and text.count(runlog.HEADING) == 1 and text.endswith("## Ideas\r\n\r\nx\r\n")
+    assert len(text) == len(before) + len(_entry("after ✓").to_line()) + 1  # its \r\n
+    assert [e.result for e in runlog.read(memory)] == ["before - café", "after ✓"]
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["-q", "log"])
+    assert result.exit_code == 0 and "before" in result.output and "after" in result.output, result.output
+
+
+@pytest.mark.parametrize("data, reason", [
+    ("# notes caf\xe9\n\n## Run log\n\n".encode("latin-1"),
+     "has no byte order mark naming another encoding but is no valid UTF-8 text"),
+    ("# notes\n".encode("utf-32-le"), "has no byte order mark and reads as UTF-16-LE but is no valid UTF-16-LE text"),
+    ("# notes\n".encode("utf-16-le") + b"!", "has no byte order mark and reads as UTF-16-LE but is no valid"),
+], ids=["latin-1", "utf-32-without-mark", "odd-utf-16"])
+def test_a_memory_md_with_no_mark_that_is_no_utf8_is_left_as_it_is_with_one_warning(tmp_path, monkeypatch, data,
+                                                                                      reason):
+    """Latin-1's `caf\\xe9` got UTF-8 lines appended: a file of two encodings, neither of which reads it whole."""
+    (tmp_path / "submission.py").write_text(CODE)
+    memory = tmp_path / "MEMORY.md"
+    memory.write_bytes(data)
+    with pytest.raises(runlog.UndecodableRunLog, match=reason):
+        runlog.append(_entry("lost"), memory)
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["lint", "submission.py"])
+    assert result.exit_code == 0, result.output  # lint's own result
+    assert result.output.count("warning: run log not written:") == 1
+    assert f"{reason}" in " ".join(result.output.split()) and "it was left as it is" in result.output
+    assert memory.read_bytes() == data
+
 def test_a_target_file_is_logged_relative_to_the_run_logs_folder(tmp_path):
     """Two folders sharing one run log (NVFP4CTL_MEMORY) each have a submission.py: the line names
     which, from the log's folder, where "submission.py" relative to each run's folder named both alike."""

@@ -23,7 +23,7 @@ from nvfp4ctl.errors import UsageError
 from nvfp4ctl.project import cache_root
 from nvfp4ctl.runlog.entry import RunEntry
 from nvfp4ctl.runlog.files import (MARKDOWN_SUFFIXES, _as_utf8, _decoded, _no_regular_file, _previous_bytes,
-                                   _wide_encoding, file_in_the_way)
+                                   _strict_utf8, _wide_encoding, file_in_the_way)
 from nvfp4ctl.runlog.section import (_LINE_BREAK, HEADING, _after_the_first_heading, _joins_an_html_block, _log_end,
                                      _text_follows)
 from nvfp4ctl.words import seconds_text
@@ -177,7 +177,9 @@ def append(entry: RunEntry, memory: Path) -> None:
         existing = _previous_bytes(memory)
         if (wide := _wide_encoding(existing)) is not None:  # worked on as UTF-8, written back as it was saved
             existing = _as_utf8(memory, existing, *wide)
-        text = existing.decode("utf-8", errors="replace")
+            text = existing.decode("utf-8")
+        else:
+            text = _strict_utf8(memory, existing)
         if (why := _why_not_a_run_log(memory, text)) is not None:  # judged under the lock, on what is replaced
             raise UsageError(f"{memory}: {why}; the run log was not appended to it")
         if made_read_only(memory):  # also judged under the lock, on what would be replaced

@@ -11,9 +11,10 @@ MARKDOWN_SUFFIXES = (".md", ".markdown")
 
 
 class UndecodableRunLog(Exception):
-    """MEMORY.md starts with a UTF-16 or UTF-32 byte order mark but is no valid text in that encoding: the
-    line is not written (a copy made from what decodes would lose the rest); the command warns with this
-    message and ends as it would have."""
+    """MEMORY.md is no valid text in the encoding its byte order mark names (UTF-16, UTF-32), in UTF-8 where
+    it has no mark, or in UTF-16 where NUL bytes tell one saved without a mark: the line is not written (a
+    copy made from what decodes would lose the rest, and UTF-8 lines appended to Latin-1 make a file of two
+    encodings); the command warns with this message and ends as it would have."""
 
 
 # The byte order marks of the wider encodings an editor may save MEMORY.md in (Windows Notepad's
@@ -53,18 +54,43 @@ def missing_folder(memory: Path) -> Path | None:
 
 
 def _wide_encoding(data: bytes) -> tuple[bytes, str] | None:
-    """The byte order mark and codec of text saved as UTF-16 or UTF-32; None for UTF-8 (with a BOM or not)."""
-    return next(((bom, codec) for bom, codec in _WIDE_ENCODINGS if data.startswith(bom)), None)
+    """The byte order mark and codec of text saved as UTF-16 or UTF-32; None for UTF-8 (with a BOM or not).
+    UTF-16 saved without a mark has b"" for it, told by its NUL bytes (no Markdown in UTF-8 holds one): the
+    high bytes of its ASCII characters, every other byte, odd ones for little-endian."""
+    if (marked := next(((bom, codec) for bom, codec in _WIDE_ENCODINGS if data.startswith(bom)), None)) is not None:
+        return marked
+    start = data[:_SNIFFED_BYTES]
+    if b"\0" not in start:
+        return None
+    return b"", "utf-16-le" if start[1::2].count(0) > start[0::2].count(0) else "utf-16-be"
+
+
+_SNIFFED_BYTES = 1 << 12
 
 
 def _as_utf8(memory: Path, data: bytes, bom: bytes, codec: str) -> bytes:
     """A UTF-16/32 file's text as UTF-8, its mark dropped. Decoded strictly: the append writes the file
-    back from this, so anything that did not decode would be lost; such a file is left as it is."""
+    back from this, so anything that did not decode would be lost; such a file is left as it is. Without
+    a mark, a NUL character decoded means the guess was wrong (UTF-32, or bytes that are no text)."""
     try:
-        return data[len(bom):].decode(codec).encode("utf-8")
+        text = data[len(bom):].decode(codec)
     except UnicodeError:
-        raise UndecodableRunLog(f"{memory} starts with a {codec.upper()} byte order mark but is no valid"
-                                f" {codec.upper()} text; it was left as it is") from None
+        text = None
+    if text is None or (not bom and "\0" in text):
+        name = codec.upper()
+        told = f"starts with a {name} byte order mark" if bom else f"has no byte order mark and reads as {name}"
+        raise UndecodableRunLog(f"{memory} {told} but is no valid {name} text; it was left as it is") from None
+    return text.encode("utf-8")
+
+
+def _strict_utf8(memory: Path, data: bytes) -> str:
+    """A file with no byte order mark as the UTF-8 text it must be. Strictly: one in another encoding
+    (Latin-1's `caf\\xe9`) would get UTF-8 lines appended, a file of two encodings; such a file is left as it is."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UndecodableRunLog(f"{memory} has no byte order mark naming another encoding but is no valid UTF-8"
+                                " text; it was left as it is") from None
 
 
 def _decoded(data: bytes) -> str:
