@@ -561,6 +561,7 @@ def test_a_file_with_old_mac_line_breaks_keeps_them(tmp_path, notes):
     assert [e.result for e in runlog.read(memory)] == ["first", "second"]
     assert [e.result for e in runlog.read(memory, 1)] == ["second"]
 
+
 def test_notes_below_the_run_log_under_a_heading_of_their_own_stay_below_it(tmp_path):
     """A user's "## Ideas" after the run log: every later run landed under it, inside their notes."""
     memory = tmp_path / "MEMORY.md"
@@ -575,10 +576,11 @@ def test_notes_below_the_run_log_under_a_heading_of_their_own_stay_below_it(tmp_
 
 
 @pytest.mark.parametrize("heading", ["## Run Log", "## run log", "## RUN LOG", "## Run log (nvfp4ctl)",
-                                     "## Run log: B200 box", "## Run log ##"])
+                                     "## Run log: B200 box", "## Run log ##", "Run log\n-------",
+                                     "Run Log (B200 box)\n-", "  run log:  B200\n  ---  "])
 def test_a_run_log_heading_spelled_another_way_is_the_section(tmp_path, heading):
-    """A heading typed by hand (`## Run Log`, `## Run log (nvfp4ctl)`) was not recognised: a second section
-    was appended and `log` read only the runs below it."""
+    """A heading typed by hand (`## Run Log`, `## Run log (nvfp4ctl)`, the same h2 underlined: `Run log` over
+    `-------`) was not recognised: a second section was appended and `log` read only the runs below it."""
     memory = tmp_path / "MEMORY.md"
     before = f"# notes\n\n{heading}\n\n{_entry('typed by hand').to_line()}".encode()
     memory.write_bytes(before)
@@ -590,7 +592,8 @@ def test_a_run_log_heading_spelled_another_way_is_the_section(tmp_path, heading)
 
 
 @pytest.mark.parametrize("heading", ["## Run logs", "## Run log ideas", "## Running log", "### Run log",
-                                     "# Run log", "## Run log-book", "## Not the run log"])
+                                     "# Run log", "## Run log-book", "## Not the run log", "Run log\n=======",
+                                     "Run logs\n--------", "my notes\nRun log\n-------", "    Run log\n-------"])
 def test_a_heading_of_the_users_that_only_resembles_the_run_log_is_not_taken_for_it(tmp_path, heading):
     memory = tmp_path / "MEMORY.md"
     before = f"{heading}\n\n{_entry('not a run').to_line()}".encode()
@@ -600,6 +603,17 @@ def test_a_heading_of_the_users_that_only_resembles_the_run_log_is_not_taken_for
     assert data.startswith(before) and data.decode().splitlines().count(runlog.HEADING) == 1
     assert [e.result for e in runlog.read(memory)] == ["appended"]
 
+
+
+def test_an_underlined_run_log_heading_again_below_the_first_keeps_the_log_going(tmp_path, monkeypatch):
+    """As a second `## Run log` does: `Run log` over `---` below the log is no section of the user's."""
+    memory = tmp_path / "MEMORY.md"
+    before = f"Run log\n-------\n\n{_entry('one').to_line()}\nRun log\n---\n\n{_entry('two').to_line()}"
+    memory.write_text(before)
+    runlog.append(_entry("three"), memory)
+    assert memory.read_text() == before + _entry("three").to_line()
+    assert [e.result for e in runlog.read(memory)] == ["one", "two", "three"]
+    assert runlog.runs_below_the_log(memory) is None
 
 def test_a_run_log_path_under_a_file_says_that_file_is_not_a_folder(tmp_path, monkeypatch):
     """NVFP4CTL_MEMORY=submission.py/MEMORY.md: the append warned "File exists (…/submission.py)" and `log`

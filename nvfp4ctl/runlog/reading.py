@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from nvfp4ctl.runlog.entry import RunEntry, looks_like_a_run
 from nvfp4ctl.runlog.files import _decoded, _previous_bytes, _wide_encoding
-from nvfp4ctl.runlog.section import _block_tokens, _is_heading_line, _lines_with_breaks, _log_span
+from nvfp4ctl.runlog.section import _block_tokens, _lines_with_breaks, _log_span, _names_the_log
 
 if TYPE_CHECKING:
     from markdown_it.token import Token
@@ -147,7 +147,7 @@ def runs_below_the_log_in(log: RunLogBytes) -> RunsBelowTheLog | None:
         number += piece.count(b"\n")
     tokens = _block_tokens(section)
     heading = next((token for token in tokens if token.type == "heading_open" and token.map is not None
-                    and not _quoted(tokens, token) and not _is_heading_line(pieces[token.map[0]])), None)
+                    and not _quoted(tokens, token) and not _names_the_log(pieces[token.map[0]], token)), None)
     runs = [numbers[token.map[0]] for token in tokens
             if token.type == "list_item_open" and token.map is not None and token.map[0] < len(pieces)
             and RunEntry.from_line(_text_of(pieces[token.map[0]])) is not None]

@@ -16,9 +16,12 @@ if TYPE_CHECKING:
     from markdown_it.token import Token
 
 HEADING = "## Run log"
-# The heading as a user may type it: any case, a note in parentheses or after a colon, ATX closing #s.
-# "## Run logs" or "## Run log ideas" are headings of their own, never the section.
-_HEADING_LINE = re.compile(r"##[ \t]+run log(?:[ \t]*\([^()]*\)|[ \t]*:.*)?(?:[ \t]+#+)?", re.IGNORECASE)
+# The heading as a user may type it: any case, a note in parentheses or after a colon, ATX closing #s, or the
+# same h2 underlined (`Run log` over `-------`). "## Run logs" or "## Run log ideas" are headings of their own.
+_HEADING_TEXT = r"run log(?:[ \t]*\([^()]*\)|[ \t]*:.*)?"
+_HEADING_LINE = re.compile(rf"##[ \t]+{_HEADING_TEXT}(?:[ \t]+#+)?", re.IGNORECASE)
+_SETEXT_TEXT = re.compile(rf" {{0,3}}{_HEADING_TEXT}", re.IGNORECASE)
+_SETEXT_H2_UNDERLINE = re.compile(rb" {0,3}-+[ \t]*")
 
 
 def _joins_an_html_block(existing: bytes, end: _LogEnd, line: bytes) -> bool:
@@ -57,7 +60,7 @@ _NOTABLE_LINE = re.compile(rb"\n {0,3}(?:#{1,6}(?=[ \t\r\n]|\Z)|=|```|~~~|<|-(?!
 _RUN_LINE = re.compile(rb"\n- \d{4}-\d\d-\d\dT\d\d:\d\d")
 _LONE_CR = re.compile(rb"\r(?!\n)")
 _LINE_BREAK = re.compile(rb"\r\n|\r|\n")
-_MAYBE_THE_HEADING = re.compile(rb"(?<![^\r\n])(?:\xef\xbb\xbf)*##")
+_MAYBE_THE_HEADING = re.compile(rb"(?<![^\r\n])(?:\xef\xbb\xbf)*(?:##| {0,3}run log)", re.IGNORECASE)
 # A notable line this close after a window's end joins it: one parse of a few more runs' lines costs less than
 # a parse of its own (markdown-it's fixed cost per parse is that of about ten lines).
 _JOINED_WITHIN_BYTES = 1 << 10
@@ -70,19 +73,53 @@ def _after_the_first_heading(existing: bytes) -> int | None:
     at = 0
     while (found := _MAYBE_THE_HEADING.search(existing, at)) is not None:
         line_start = found.start()
-        line = _LINE.match(existing, line_start)
-        assert line is not None  # _LINE matches any text, even none
-        line_end = line.end()
-        if existing[line_end : line_end + 2] == b"\r\n":
-            line_end += 2
-        elif line_end < len(existing):
-            line_end += 1
+        line_end = _after_the_line(existing, line_start)
         if _is_heading_line(existing[line_start:line_end]):
+            heading_end: int | None = line_end
+        else:
+            heading_end = _after_a_setext_h2(existing, line_start)
+        if heading_end is not None:
             number = len(_LINE_BREAK.findall(existing, 0, line_start))
-            if any(block.map[0] == number for block in _headings(_top_level_blocks(existing[:line_end]))):
-                return line_end
+            if any(block.map[0] == number and block.tag == "h2"
+                   for block in _headings(_top_level_blocks(existing[:heading_end]))):
+                return heading_end
         at = line_end if line_end > line_start else line_start + 1
     return None
+
+
+def _after_the_line(existing: bytes, line_start: int) -> int:
+    """The offset just after the line starting at `line_start`, its line break included."""
+    line = _LINE.match(existing, line_start)
+    assert line is not None  # _LINE matches any text, even none
+    line_end = line.end()
+    if existing[line_end : line_end + 2] == b"\r\n":
+        return line_end + 2
+    return line_end + 1 if line_end < len(existing) else line_end
+
+
+def _after_a_setext_h2(existing: bytes, line_start: int) -> int | None:
+    """The offset just after the underline of the run log's heading written as a setext h2 (`Run log` over
+    `-------`) whose text line starts at `line_start`; None where that line and the next are not one."""
+    text_end = _after_the_line(existing, line_start)
+    if text_end == line_start or not _is_setext_text(existing[line_start:text_end]):
+        return None
+    underline = _LINE.match(existing, text_end)
+    if underline is None or not _SETEXT_H2_UNDERLINE.fullmatch(underline[0]):
+        return None
+    return _after_the_line(existing, text_end)
+
+
+def _is_setext_text(line: bytes) -> bool:
+    """Whether `line` is the text line of the run log's heading written as a setext h2 (`Run log`)."""
+    return _SETEXT_TEXT.fullmatch(line.lstrip(b"\xef\xbb\xbf").decode("utf-8", errors="replace").rstrip()) is not None
+
+
+def _names_the_log(line: bytes, heading: Token) -> bool:
+    """Whether `heading`, a heading_open token whose first line is `line`, is the run log's: as ATX
+    (`## Run log`) or as a setext h2 (`Run log` underlined with `-`)."""
+    if heading.markup == "-":
+        return _is_setext_text(line)
+    return _is_heading_line(line)
 
 
 def _users_section_at(existing: bytes, start: int) -> int:
@@ -166,7 +203,7 @@ def _section_in_window(window: bytes, tokens: list[Token]) -> int | None:
     quoted = 0
     for token in tokens:
         quoted += token.nesting if token.type in ("blockquote_open", "blockquote_close") else 0
-        if token.type != "heading_open" or quoted or _is_heading_line(_line_at(window, token.map[0])):
+        if token.type != "heading_open" or quoted or _names_the_log(_line_at(window, token.map[0]), token):
             continue
         blocks = [block for block in tokens if block.level == 0 and block.nesting >= 0 and block.map is not None]
         first = blocks.index(token) if token.level == 0 else None
