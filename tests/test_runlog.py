@@ -1239,6 +1239,53 @@ def test_the_newest_run_is_the_one_just_written_and_no_pasted_run_in_a_users_fen
     assert [entry.result for entry in runlog.read(memory, 1)] == ["just written"]
 
 
+
+@pytest.mark.parametrize("fence", ["```", "~~~~", "```text"])
+def test_a_run_quoted_in_a_fence_inside_the_log_is_no_run(tmp_path, monkeypatch, fence):
+    """A run's line quoted in a fenced code block inside the log (with a `## heading` in the fence too, which is
+    no section of the user's) was read as a run by `log`, `log -n` and bench's comparison."""
+    memory = tmp_path / "MEMORY.md"
+    closing = fence.rstrip("text")
+    quoted = f"\n{fence}\n## not a heading\n{_entry('PASTED').to_line()}{closing}\n"
+    memory.write_text(f"# N\n\n{runlog.HEADING}\n\n{_entry('one').to_line()}{quoted}{_entry('two').to_line()}")
+    runlog.append(_entry("three"), memory)
+    assert memory.read_text().endswith(quoted + _entry("two").to_line() + _entry("three").to_line())
+    assert [e.result for e in runlog.read(memory)] == ["one", "two", "three"]
+    assert [e.result for e in runlog.read(memory, 3)] == ["one", "two", "three"]
+    numbered = runlog.read_numbered(memory)
+    assert [e.result for e in numbered.entries] == ["one", "two", "three"] and numbered.lines == [5, 11, 12]
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.chdir(tmp_path)
+    for args in (["-q", "log"], ["-q", "log", "-n", "3"]):
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 0 and "PASTED" not in result.output and "three" in result.output, result.output
+
+
+def test_a_fence_left_open_in_the_log_hides_no_run_written_below_it(tmp_path):
+    """CommonMark runs a fence never closed on to the end of the file: every run appended below it would be lost."""
+    memory = tmp_path / "MEMORY.md"
+    memory.write_text(f"{runlog.HEADING}\n\n{_entry('one').to_line()}\n```\nsome code\n")
+    runlog.append(_entry("two"), memory)
+    assert [e.result for e in runlog.read(memory)] == ["one", "two"]
+    assert [e.result for e in runlog.read(memory, 1)] == ["two"]
+
+
+def test_runs_quoted_in_fences_among_a_huge_log_are_skipped_with_only_the_fences_parsed(tmp_path, monkeypatch):
+    """A fence quoting a run every 10,000 runs of 300,000: only the stretches around the fences are parsed."""
+    parsed = _counting_parsed_characters(monkeypatch)
+    memory = tmp_path / "MEMORY.md"
+    line = runlog.RunEntry("2026-11-25T10:00:00Z", "nvfp4ctl check", "submission.py@0123456789ab", "1234567",
+                           "no GPU", "0", "10/10 pass").to_line()
+    stretch = line * 10_000 + "```\n" + _entry("quoted").to_line() + "```\n"
+    memory.write_text("# notes\n\n" + runlog.HEADING + "\n\n" + stretch * 30 + _entry("last").to_line())
+    assert memory.stat().st_size > 25 << 20
+    assert [e.result for e in runlog.read(memory, 2)] == ["10/10 pass", "last"]
+    numbered = runlog.read_numbered(memory, 2)
+    assert [e.result for e in numbered.entries] == ["10/10 pass", "last"] and not numbered.unread
+    entries = runlog.read(memory)
+    assert len(entries) == 300_001 and not any(e.result == "quoted" for e in entries)
+    assert sum(parsed) < memory.stat().st_size // 50, f"{sum(parsed)} characters parsed as Markdown"
+
 def _log_with_runs_under_a_heading_of_the_users(memory: Path, users: str) -> None:
     """Lines 1-5: the run log with one run; from line 7 the user's section, as an older version left it."""
     memory.write_text(runlog.HEADING + "\n\n" + runlog.PREAMBLE + "\n\n"  # lines 1-4

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from nvfp4ctl.runlog.entry import RunEntry, looks_like_a_run
 from nvfp4ctl.runlog.files import _decoded, _previous_bytes, _wide_encoding
-from nvfp4ctl.runlog.section import _block_tokens, _lines_with_breaks, _log_span, _names_the_log
+from nvfp4ctl.runlog.section import _block_tokens, _lines_with_breaks, _log_section, _LogSection, _names_the_log
 
 if TYPE_CHECKING:
     from markdown_it.token import Token
@@ -27,8 +27,24 @@ class RunLogBytes:
     data: bytes
 
     @cached_property
+    def section(self) -> _LogSection | None:
+        return _log_section(self.data)
+
+    @property
     def span(self) -> tuple[int, int] | None:
-        return _log_span(self.data)
+        return (self.section.start, self.section.end) if self.section is not None else None
+
+    def unfenced(self) -> list[tuple[int, int]] | None:
+        """The section's byte ranges (start, end) outside its fenced code blocks, whose lines are no runs (a run's
+        line the user quoted in one is their text), oldest first; None without the section."""
+        if (section := self.section) is None:
+            return None
+        pieces, at = [], section.start
+        for fence_start, fence_end in section.fenced:
+            pieces.append((at, fence_start))
+            at = fence_end
+        pieces.append((at, section.end))
+        return [(start, end) for start, end in pieces if end > start]
 
 
 def read_log(memory: Path) -> RunLogBytes:
@@ -40,13 +56,15 @@ def read_log(memory: Path) -> RunLogBytes:
     return RunLogBytes(data)
 
 
-def _section_text(log: RunLogBytes) -> tuple[str, int] | None:
-    """The text of the run-log section (_log_span) of a run log, and the number of the file's line it starts on
-    (as an editor numbers them: from 1, at each \\n); None without the heading."""
-    if (span := log.span) is None:
-        return None
-    start, end = span
-    return log.data[start:end].decode("utf-8", errors="replace"), log.data.count(b"\n", 0, start) + 1
+def _section_texts(log: RunLogBytes) -> Iterator[tuple[str, int]]:
+    """The text of the run-log section (_log_span) of a run log outside its fenced code blocks, piece by piece,
+    each with the number of the file's line it starts on (as an editor numbers them: from 1, at each \\n);
+    nothing without the heading."""
+    number, counted_to = 1, 0
+    for start, end in log.unfenced() or []:
+        number += log.data.count(b"\n", counted_to, start)
+        counted_to = start
+        yield log.data[start:end].decode("utf-8", errors="replace"), number
 
 
 def read(memory: Path, last: int | None = None) -> list[RunEntry]:
@@ -54,9 +72,8 @@ def read(memory: Path, last: int | None = None) -> list[RunEntry]:
     parsed from the end of the section (a log of years of runs is tens of MB, and `log -n 2` needs two lines)."""
     if last:
         return _read_last(memory, last)
-    if (section := _section_text(read_log(memory))) is None:
-        return []
-    return [e for e in (RunEntry.from_line(line) for line in section[0].splitlines()) if e is not None]
+    return [e for text, _ in _section_texts(read_log(memory))
+            for e in (RunEntry.from_line(line) for line in text.splitlines()) if e is not None]
 
 
 @dataclass(frozen=True)
@@ -96,16 +113,14 @@ def _numbered_runs(log: RunLogBytes) -> NumberedRuns:
     entries: list[RunEntry] = []
     lines: list[int] = []
     unread: list[int] = []
-    if (section := _section_text(log)) is None:
-        return NumberedRuns(entries, lines, unread)
-    text, first = section
-    for number, piece in enumerate(text.split("\n"), first):
-        for line in piece.splitlines():  # as read() splits them: \r, \u2028 ... break a line too
-            if (entry := RunEntry.from_line(line)) is not None:
-                entries.append(entry)
-                lines.append(number)
-            elif looks_like_a_run(line):
-                unread.append(number)
+    for text, first in _section_texts(log):
+        for number, piece in enumerate(text.split("\n"), first):
+            for line in piece.splitlines():  # as read() splits them: \r, \u2028 ... break a line too
+                if (entry := RunEntry.from_line(line)) is not None:
+                    entries.append(entry)
+                    lines.append(number)
+                elif looks_like_a_run(line):
+                    unread.append(number)
     return NumberedRuns(entries, lines, unread)
 
 
@@ -191,13 +206,12 @@ def newest_first(memory: Path, unread: list[str] | None = None) -> Generator[Run
 
 def newest_first_in(log: RunLogBytes, unread: list[str] | None = None) -> Generator[RunEntry, None, None]:
     """newest_first of a run log already read (read_log)."""
-    if (span := log.span) is None:
-        return
-    for line in _lines_from_the_end(log.data, *span):
-        if (entry := RunEntry.from_line(line)) is not None:
-            yield entry
-        elif unread is not None and looks_like_a_run(line):
-            unread.append(line)
+    for start, end in reversed(log.unfenced() or []):
+        for line in _lines_from_the_end(log.data, start, end):
+            if (entry := RunEntry.from_line(line)) is not None:
+                yield entry
+            elif unread is not None and looks_like_a_run(line):
+                unread.append(line)
 
 
 def _lines_from_the_end(data: bytes, start: int, end: int) -> Iterator[str]:

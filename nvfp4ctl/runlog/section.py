@@ -38,15 +38,32 @@ def _joins_an_html_block(existing: bytes, end: _LogEnd, line: bytes) -> bool:
     return _top_level_blocks(piece + b"\n" + line)[-1].type != "html_block"
 
 
+@dataclass(frozen=True)
+class _LogSection:
+    """The run-log section of a file as byte offsets (_log_section)."""
+
+    start: int
+    end: int
+    fenced: tuple[tuple[int, int], ...]  # the fenced code blocks inside it, each from its opening line to past its closing one
+
+
 def _log_span(existing: bytes) -> tuple[int, int] | None:
     """The run-log section of `existing` as byte offsets (start, end): from just after its first heading to
     where a section of the user's below it starts (_users_section_at), else the end of the file; None
     without the heading. One rule for the append, whose line goes at `end`, and the readers, which read
     no further: a line written there is read back, and no note of the user's below it is taken for a run."""
+    section = _log_section(existing)
+    return (section.start, section.end) if section is not None else None
+
+
+def _log_section(existing: bytes) -> _LogSection | None:
+    """_log_span, with the closed fenced code blocks inside the section: a run's line the user quoted in one
+    is their text, no run (found among the pieces the search for the section's end parses anyway)."""
     start = _after_the_first_heading(existing)
     if start is None:
         return None
-    return start, _users_section_at(existing, start)
+    end = _log_end(existing, start)
+    return _LogSection(start, end.at, end.fenced)
 
 
 # Markdown is read as CommonMark (markdown-it-py): a heading in an HTML comment, a fence or indented code is
@@ -141,6 +158,7 @@ class _LogEnd:
 
     at: int
     parsed_from: int | None
+    fenced: tuple[tuple[int, int], ...] = ()  # the closed fenced code blocks above `at` (_LogSection.fenced)
 
 
 def _log_end(existing: bytes, start: int) -> _LogEnd:
@@ -148,9 +166,12 @@ def _log_end(existing: bytes, start: int) -> _LogEnd:
     below = max(start - 1, 0)  # from the heading's own line break, so the first line below it is seen
     if _LONE_CR.search(existing, below) is not None:  # an old Mac editor's breaks, which the searches miss: all parsed
         window = existing[start:]
-        found = _section_in_window(window, _block_tokens(window))
-        return _LogEnd(start + found if found is not None else len(existing), start)
+        tokens = _block_tokens(window)
+        found = _section_in_window(window, tokens)
+        at = start + found if found is not None else len(existing)
+        return _LogEnd(at, start, _fences_in(window, tokens, start, at))
     at = below  # a line break after which no block is open
+    fenced: list[tuple[int, int]] = []
     while (notable := _NOTABLE_LINE.search(existing, at)) is not None:
         window_start = _run_line_before(existing, at, notable.start(), start)
         reach = notable.end()
@@ -159,16 +180,41 @@ def _log_end(existing: bytes, start: int) -> _LogEnd:
             window = existing[window_start:window_end]
             tokens = _block_tokens(window)
             if (found := _section_in_window(window, tokens)) is not None:
-                return _LogEnd(window_start + found, window_start)
+                fenced += _fences_in(window, tokens, window_start, window_start + found)
+                return _LogEnd(window_start + found, window_start, tuple(fenced))
             if window_end == len(existing):
-                return _LogEnd(len(existing), window_start)
+                fenced += _fences_in(window, tokens, window_start, window_end)
+                return _LogEnd(len(existing), window_start, tuple(fenced))
             if not _left_open_at_its_end(window, tokens):
+                fenced += _fences_in(window, tokens, window_start, window_end)
                 break
             # a fence or HTML block swallowed the run's line that ended the window: twice as far, so a fence
             # holding thousands of pasted runs is parsed a few times, not once for each of them
             reach = window_end + (window_end - window_start)
         at = last_run
-    return _LogEnd(len(existing), None)
+    return _LogEnd(len(existing), None, tuple(fenced))
+
+
+def _fences_in(window: bytes, tokens: list[Token], window_start: int, before: int) -> tuple[tuple[int, int], ...]:
+    """The fenced code blocks among `window`'s block `tokens` that a closing fence ends before `before`, as byte
+    ranges of the file (`window` starts at `window_start`), each from its opening line to past its closing one.
+    One never closed runs on to the end of the file, over every run written below it: it is left out."""
+    fences = [token for token in tokens if token.type == "fence" and token.map is not None]
+    if not fences:
+        return ()
+    line_starts = [0]
+    for line in _lines_with_breaks(window):
+        line_starts.append(line_starts[-1] + len(line))
+    found = []
+    for fence in fences:
+        first, past = fence.map
+        if past - first < 2 or past >= len(line_starts) or window_start + line_starts[past] > before:
+            continue
+        closing = window[line_starts[past - 1] : line_starts[past]].strip()
+        mark = fence.markup.encode()
+        if len(closing) >= len(mark) and closing == mark[:1] * len(closing):
+            found.append((window_start + line_starts[first], window_start + line_starts[past]))
+    return tuple(found)
 
 
 def _run_line_before(existing: bytes, at: int, before: int, start: int) -> int:
