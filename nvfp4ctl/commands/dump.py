@@ -287,10 +287,13 @@ def _shape_needed(layout: bool, runtime: bool, task_path: Path | None) -> str:
     return "; ".join(needs)
 
 
-def _runtime_plan(shape: tuple[int, int, int, int]) -> tuple[str, int]:
-    """The SM100 GPU --runtime runs on and the kernel config of its shape, or the UsageError of either,
-    before any mode prints or compiles: a refusal after --layout's report or --umma's build hid it."""
+def _runtime_plan(shape: tuple[int, int, int, int], seed: int) -> tuple[str, int]:
+    """The SM100 GPU --runtime runs on and the kernel config of its shape, or the UsageError of either (or of
+    a shape too large for the GPU's memory), before any mode prints or compiles: a refusal after --layout's
+    report or --umma's build hid it."""
     from nvfp4ctl.dump.runtime import sm100_gpu
+    from nvfp4ctl.problems import DEFAULT_PROBLEM, get_problem
+    from nvfp4ctl.problems.base import make_case
     from nvfp4ctl.umma.configs import NO_CONFIG, select_config
 
     gpu = sm100_gpu()
@@ -300,6 +303,8 @@ def _runtime_plan(shape: tuple[int, int, int, int]) -> tuple[str, int]:
     config_id = select_config(m, n, k, l)
     if config_id == NO_CONFIG:
         raise UsageError(f"--shape {m},{n},{k},{l}: the sm100 kernel does not support this shape")
+    # the child builds for minutes before it makes the inputs: a shape too large for the GPU is said first
+    get_problem(DEFAULT_PROBLEM).refuse_too_large(make_case(m=m, n=n, k=k, l=l, seed=seed), "cuda")
     return gpu, config_id
 
 
@@ -413,7 +418,7 @@ def command(
         # the bare default looks in your kernels/ folder; one without a CUTLASS sm100 kernel says how on
         way_out = f" (--kernel PATH for yours, --kernel {DEFAULT_BY_NAME} for nvfp4ctl's)" if kernel is None else ""
         raise UsageError(f"kernel not found: {source}{way_out}")
-    runtime_plan = _runtime_plan(runtime_shape) if runtime_shape is not None else None
+    runtime_plan = _runtime_plan(runtime_shape, seed) if runtime_shape is not None else None
     payload: dict[str, Any] = {"version": JSON_VERSION}
     results: list[str] = []
     all_ok = True

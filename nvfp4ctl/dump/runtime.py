@@ -18,13 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nvfp4ctl.build import toolchain
-from nvfp4ctl.errors import KernelCrash, KernelTimeout
+from nvfp4ctl.errors import KernelCrash, KernelTimeout, UsageError
 from nvfp4ctl.umma import descriptors as d
 from nvfp4ctl.umma.configs import KernelConfig, expected_instr
 
 DEBUG_DEFINE = "-DNVFP4CTL_DEBUG_DUMP=1"
 CHILD_TIMEOUT_S = 1800.0  # includes a CUTLASS build (minutes)
 PROBE_ROWS, PROBE_KBLOCKS, PROBE_COLS = 4, 4, 8
+USAGE_MARK = "NVFP4CTL usage error: "  # the child's stderr line of an input error (exit 2), not a crash
 
 _CONFIG_RE = re.compile(r"^NVFP4CTL config id=(\d+) tile=(\d+)x(\d+)x(\d+)$")
 _IDESC_RE = re.compile(r"^NVFP4CTL idesc=0x([0-9a-fA-F]+)$")
@@ -114,7 +115,10 @@ import torch
 from torch.utils import cpp_extension
 from nvfp4ctl.build import flags, toolchain
 from nvfp4ctl.dump.layout import locate
-from nvfp4ctl.problems.nvfp4_gemm.inputs import generate_input
+from nvfp4ctl.dump.runtime import USAGE_MARK
+from nvfp4ctl.errors import UsageError
+from nvfp4ctl.problems import get_problem
+from nvfp4ctl.problems.base import make_case
 from nvfp4ctl.problems.nvfp4_gemm.reference import reference_gemm
 
 kernel, binding, build_dir, expected_path, m, n, k, l, seed, config_id = sys.argv[1:11]
@@ -126,7 +130,11 @@ mod = cpp_extension.load(
     extra_cflags=list(flags.BINDING_CFLAGS),  # the binding as `build` compiles it, not at -O0
     extra_include_paths=[str(p) for p in toolchain.cutlass_include_dirs()] + [str(Path(binding).parent)],
     verbose=False)
-data = generate_input(m, n, k, l, seed, device="cuda")
+try:  # make_input: the inputs check and bench make, with their refusal of a shape too large for the GPU
+    data = get_problem("nvfp4_gemm").make_input(make_case(m=m, n=n, k=k, l=l, seed=seed), device="cuda")
+except UsageError as error:
+    print(USAGE_MARK + str(error), file=sys.stderr)
+    sys.exit(2)
 want = reference_gemm(data[0], data[1], data[2], data[3])
 scales = {}
 for row in range(4):
@@ -155,6 +163,9 @@ def run_debug_kernel(kernel: Path, binding: Path, build_dir: Path, m: int, n: in
     except subprocess.TimeoutExpired as error:
         raise KernelTimeout(f"possible deadlock: the debug run ran past {CHILD_TIMEOUT_S:.0f} s") from error
     if done.returncode != 0:
+        usage = [line.removeprefix(USAGE_MARK) for line in done.stderr.splitlines() if line.startswith(USAGE_MARK)]
+        if usage:
+            raise UsageError(usage[-1])
         tail = " | ".join(done.stderr.strip().splitlines()[-3:])
         raise KernelCrash(f"the debug run failed: {tail}")
     return done.stdout, json.loads(expected_path.read_text())

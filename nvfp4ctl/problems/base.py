@@ -144,7 +144,7 @@ class ProblemBase:
         is refused before any is made: generating the first operands of one ran the test's whole timeout."""
         import torch
 
-        self._refuse_too_large(case, device)
+        self.refuse_too_large(case, device)
         try:
             return self.generate_input(case, device=device, scales=scales)
         except (torch.OutOfMemoryError, RuntimeError) as error:
@@ -155,7 +155,9 @@ class ProblemBase:
             raise UsageError(f"{self.shape_text(case)}: the inputs do not fit in {device} memory (one tensor needs"
                              f" {asked / 2**30:.1f} GiB of {total / 2**30:.1f})") from None
 
-    def _refuse_too_large(self, case: Case, device: str) -> None:
+    def refuse_too_large(self, case: Case, device: str) -> None:
+        """The UsageError of a case whose inputs and output alone exceed the device's whole memory; a parent
+        that runs the case in a child (dump --runtime, tune) asks before its build takes minutes."""
         needed = self.bytes_moved(case)
         total = _device_bytes(device)
         if total is not None and needed > total:

@@ -628,3 +628,24 @@ def test_runtime_of_a_shape_the_kernel_cannot_run_is_refused_before_the_layout_r
     result = invoke("--layout", "--runtime", "--shape", "128,128,256")
     assert result.exit_code == 2, result.output
     assert result.output == "error: --shape 128,128,256,1: the sm100 kernel does not support this shape\n"
+
+
+def test_runtime_of_a_shape_too_large_for_the_gpu_is_refused_before_the_debug_build(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """--runtime's child made its inputs with generate_input, after minutes of CUTLASS build, so a shape whose
+    inputs and output alone exceed the GPU's memory was a crash of the debug run, not check's "too large"."""
+    from nvfp4ctl.dump import runtime
+    from nvfp4ctl.problems import base
+    from nvfp4ctl.umma import configs
+
+    def no_build(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the debug build ran for a shape too large for the GPU")
+
+    monkeypatch.setattr(runtime, "sm100_gpu", lambda: "NVIDIA B200")
+    monkeypatch.setattr(configs, "select_config", lambda m, n, k, l: 0)
+    monkeypatch.setattr(base, "_device_bytes", lambda device: 16.0 * 2**30)
+    monkeypatch.setattr(runtime, "run_debug_kernel", no_build)
+    result = invoke("--layout", "--runtime", "--shape", "1048576,1048576,1048576")
+    assert result.exit_code == 2, result.output
+    assert result.output == ("error: m=1048576 n=1048576 k=1048576: too large: its inputs and output need at least"
+                             " 3200.0 GiB, more than the 16.0 GiB of cuda memory\n")

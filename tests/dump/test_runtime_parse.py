@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from nvfp4ctl.dump.runtime import compare, parse_device_dump
 from nvfp4ctl.umma.configs import parse_configs
 
@@ -70,3 +72,25 @@ def test_debug_child_imports_and_builds_with_builds_flags() -> None:
     compile(runtime._CHILD, "dump-runtime-child", "exec")
     assert "flags.cuda_flags(\"sm_100a\")" in runtime._CHILD and "flags.BINDING_CFLAGS" in runtime._CHILD
     assert flags.BINDING_CFLAGS == ("-O1",)
+
+
+def test_an_input_error_in_the_debug_child_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The child makes its inputs with make_input; its refusal (a tensor bigger than the GPU) is the user's
+    input error, exit 2 in one line, not "the debug run failed" (exit 4)."""
+    import subprocess
+
+    from nvfp4ctl.build import toolchain
+    from nvfp4ctl.dump import runtime
+    from nvfp4ctl.errors import UsageError
+
+    assert "make_input(" in runtime._CHILD and "generate_input" not in runtime._CHILD
+    said = "m=128 n=256 k=256: the inputs do not fit in cuda memory (one tensor needs 512.0 GiB of 80.0)"
+
+    def child(command: list[str], **kwargs: object) -> subprocess.CompletedProcess:
+        return subprocess.CompletedProcess(command, 2, "", f"building...\n{runtime.USAGE_MARK}{said}\n")
+
+    monkeypatch.setattr(toolchain, "say_cutlass_lookup", lambda: None)
+    monkeypatch.setattr(runtime.subprocess, "run", child)
+    with pytest.raises(UsageError) as caught:
+        runtime.run_debug_kernel(tmp_path / "k.cu", tmp_path / "b.cpp", tmp_path, 128, 256, 256, 1, 1111, 0)
+    assert str(caught.value) == said
