@@ -155,11 +155,12 @@ class ProblemBase:
             raise UsageError(f"{self.shape_text(case)}: the inputs do not fit in {device} memory (one tensor needs"
                              f" {asked / 2**30:.1f} GiB of {total / 2**30:.1f})") from None
 
-    def refuse_too_large(self, case: Case, device: str) -> None:
+    def refuse_too_large(self, case: Case, device: str, total: float | None = None) -> None:
         """The UsageError of a case whose inputs and output alone exceed the device's whole memory; a parent
-        that runs the case in a child (dump --runtime, tune) asks before its build takes minutes."""
+        that runs the case in a child (dump --runtime, tune) asks before its build takes minutes. `total`: that
+        memory in bytes where the caller knows it (tune's parent asks nvidia-smi: it never initialises CUDA)."""
         needed = self.bytes_moved(case)
-        total = _device_bytes(device)
+        total = _device_bytes(device) if total is None else total
         if total is not None and needed > total:
             raise UsageError(f"{self.shape_text(case)}: too large: its inputs and output need at least"
                              f" {needed / 2**30:.1f} GiB, more than the {total / 2**30:.1f} GiB of {device} memory")

@@ -19,7 +19,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from nvfp4ctl.errors import KernelCrash, KernelTimeout
+from nvfp4ctl.errors import KernelCrash, KernelTimeout, UsageError
 from nvfp4ctl.problems import DEFAULT_PROBLEM
 from nvfp4ctl.tune.results import CRASH, ERROR, OK, TIMEOUT, Measurement
 
@@ -124,6 +124,8 @@ class GpuPool:
         except KernelCrash as error:
             failed = Measurement(CRASH, message=_first_line(error), gpu=named.name)
         except JobError as error:
+            if error.type_name == UsageError.__name__:  # the shape's fault, not the candidate's: ends the tune
+                raise UsageError(error.text) from None
             failed = Measurement(ERROR, message=str(error), gpu=named.name)
         else:
             if reply.get("status") != OK:

@@ -184,10 +184,30 @@ def prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int |
         problem = writable_problem(knobs, table, selected)
         if problem is not None:
             raise UsageError(problem)
+    cases = select_cases(task, which)
+    if not compile_only:  # a compile-only run makes no inputs: nothing to refuse
+        refuse_too_large(task, cases, chosen)
     return TuneRun(source=source, label=label, chosen_by=spec.source, arch=arch, knobs=knobs, table=table, task=task,
-                   cases=select_cases(task, which), device=device, gpus=chosen, compile_only=compile_only,
+                   cases=cases, device=device, gpus=chosen, compile_only=compile_only,
                    timeout_s=timeout_s, gpu_name=gpu.name if gpu else "none", only=selected, notes=notes,
                    timeout_source=timeout_source)
+
+
+def refuse_too_large(task: Any, cases: dict[Shape, Any], gpus: list[str]) -> None:
+    """The UsageError of the first shape whose inputs and output alone exceed the smallest GPU's memory, before
+    any build: each candidate's check would refuse it in its worker, every one failing with the same line."""
+    from nvfp4ctl.problems import resolve_problem
+    from nvfp4ctl.tune.devices import smallest_memory
+
+    total = smallest_memory(gpus)
+    if total is None:  # nvidia-smi could not tell: each candidate's check still refuses it (gpu_pool)
+        return
+    problem = resolve_problem(task.problem)
+    for case in cases.values():
+        try:
+            problem.refuse_too_large(case, "cuda", total)
+        except UsageError as error:
+            raise UsageError(f"{task_file_name(task.path)}: {error}") from None
 
 
 def select_knobs(knobs: KernelKnobs, names: str | None) -> frozenset[str] | None:

@@ -330,6 +330,59 @@ def test_sigterm_ends_a_tune_like_ctrl_c(tiny_copy: Path, tmp_path: Path, fake_g
         signal.signal(signal.SIGTERM, previous)
 
 
+HUGE_TASK = ("tests:\n  - {m: 128, n: 256, k: 256, l: 1, seed: 1111}\n"
+             "benchmarks:\n  - {m: 1048576, n: 1048576, k: 1048576, l: 1, seed: 1111}\n")
+TOO_LARGE = ("m=1048576 n=1048576 k=1048576: too large: its inputs and output need at least 3200.0 GiB, more than"
+             " the 16.0 GiB of cuda memory")
+
+
+def test_a_shape_too_large_for_the_gpus_is_refused_before_any_candidate_is_built(
+        tiny_copy: Path, tmp_path: Path, fake_gpus: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each candidate's check refused the shape in its worker: every candidate failed with the same line
+    and the tune went on. The GPUs' memory (nvidia-smi's) is known before anything is built or timed."""
+    from nvfp4ctl.tune import compile_pool, devices, gpu_pool
+
+    def nothing(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a candidate was built or timed for a shape too large for the GPUs")
+
+    asked: list[list[str]] = []
+    monkeypatch.setattr(devices, "smallest_memory", lambda gpus: asked.append(gpus) or 16.0 * 2**30)
+    monkeypatch.setattr(compile_pool, "CompilePool", nothing)
+    monkeypatch.setattr(gpu_pool, "make_workers", nothing)
+    task = tmp_path / "task.yml"
+    task.write_text(HUGE_TASK)
+    result = _tune("--kernel", str(tiny_copy), "--task", str(task), "--fresh")
+    assert result.exit_code == 2, result.output
+    assert asked == [["0", "1"]]
+    assert result.output.count("error: ") == 1, result.output
+    assert f"error: {task}: {TOO_LARGE}" in " ".join(result.output.split()), result.output
+
+
+def test_a_usage_error_in_a_gpu_worker_ends_the_tune_once_with_exit_2(
+        tiny_copy: Path, tmp_path: Path, fake_gpus: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where nvidia-smi cannot tell the GPUs' memory, a worker's check refuses the shape (make_input): that
+    came back as an error of every candidate in turn, exit 0 or 1, where it is the shape's, said once."""
+    from nvfp4ctl.runner.worker import JobError
+    from nvfp4ctl.tune import devices, gpu_pool
+
+    from tune_fakes import FakeWorker
+
+    class RefusingWorker(FakeWorker):
+        def call(self, job, *, label, timeout_s=None, **payload):
+            raise JobError(f"UsageError: {TOO_LARGE}", "Traceback (most recent call last): ...", "UsageError")
+
+    monkeypatch.setattr(devices, "smallest_memory", lambda gpus: None)
+    monkeypatch.setattr(gpu_pool, "make_workers", lambda gpus, device, timeout_s, problem="nvfp4_gemm": [
+        gpu_pool.NamedWorker(f"GPU {g}", RefusingWorker(lambda values, case: {})) for g in gpus])
+    task = tmp_path / "task.yml"
+    task.write_text(HUGE_TASK)
+    result = _tune("--kernel", str(tiny_copy), "--task", str(task), "--fresh")
+    assert result.exit_code == 2, result.output
+    assert result.output.count("error: ") == 1 and result.output.count("too large") == 1, result.output
+    assert f"error: {TOO_LARGE}" in " ".join(result.output.split()), result.output
+    assert "Traceback" not in result.output
+
+
 def test_no_shapes_to_tune_names_the_task_file_as_other_messages_do(tmp_path, monkeypatch) -> None:
     from types import SimpleNamespace
 
