@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # the timing machinery is imported when the command runs, so 
     from nvfp4ctl.bench import history
     from nvfp4ctl.bench.results import BenchReport
     from nvfp4ctl.progress_lines import ProgressLines
+    from nvfp4ctl.progress_step import ProgressStep
     from nvfp4ctl.runner.targets import TargetSpec
     from nvfp4ctl.task import Case, Task
 
@@ -203,43 +204,36 @@ def show(report: BenchReport, comparison: history.Comparison | None, max_noise: 
 
 
 class _Steps:
-    """The bar's step and, where no bar is drawn, its plain line. Until the target has loaded the step says
-    it loads first (the worker starts its child on the first call, and a load_inline build runs minutes);
-    then the job's own news follows it (calls returned, time per call: bench/call_progress.py)."""
+    """Until the target has loaded the step says it loads first (the worker starts its child on the first call,
+    and a load_inline build runs minutes); then the job's own news follows it (calls returned, time per call:
+    bench/call_progress.py). A step is done when the next starts: its call returned."""
 
     def __init__(self) -> None:
-        self._progress: Any = None
-        self._lines: ProgressLines | None = None
-        self._task_id: Any = None
-        self._step = ""
+        self._shown: ProgressStep | None = None
         self._started = False
         self._loaded = False
 
     def show_on(self, progress: Any, total: int, lines: ProgressLines) -> None:
-        self._progress, self._lines = progress, lines
-        self._task_id = progress.add_task("starting", total=total)
+        from nvfp4ctl.progress_step import ProgressStep
+
+        self._shown = ProgressStep(progress, total, lines, "starting")
 
     def step(self, description: str) -> None:
+        assert self._shown is not None, "show_on comes before the first step"
         if self._started:  # a step ended: its call returned, so the target had loaded
-            self._progress.advance(self._task_id)
-            self._lines.advance()
+            self._shown.advance()
             self._loaded = True
-        self._started, self._step = True, description
-        self._progress.update(self._task_id, description=description)
-        self._lines.show(description if self._loaded else f"{description} (loading the target first)")
+        self._started = True
+        self._shown.show(description, None if self._loaded else f"{description} (loading the target first)")
 
     def loaded(self) -> None:
         self._loaded = True
-        if self._started:  # said at once: how long the load took is news
-            self._lines.show(self._step)
+        if self._started and self._shown is not None:  # said at once: how long the load took is news
+            self._shown.show_line()
 
     def news(self, value: Any) -> None:
-        describe = getattr(value, "describe", None)
-        if not self._started or describe is None:
-            return
-        text = f"{self._step} ({describe()})"
-        self._progress.update(self._task_id, description=text)
-        self._lines.update(text)
+        if self._shown is not None:  # news before the first step is none of a step's: ProgressStep drops it
+            self._shown.news(value)
 
 
 def _comparison_dict(comparison: history.Comparison | None) -> dict[str, Any] | None:

@@ -135,33 +135,23 @@ def _run_with_progress(console: Console, items: list[CheckItem], target: TargetS
 
 
 class _TestSteps:
-    """The bar's step and, where no bar is drawn, its plain line: the target's load, then each test, whose
-    phase (making its inputs, the reference, a call, a comparison: check/progress.py) follows its name as
-    bench's news follows its step: on the bar at once, in the heartbeat's next plain line."""
+    """The target's load, then each test, whose phase (making its inputs, the reference, a call, a comparison:
+    check/progress.py) follows its name as bench's news follows its step. A test is done when its outcome comes."""
 
     def __init__(self, progress: Any, total: int, lines: ProgressLines) -> None:
-        self._progress, self._lines = progress, lines
-        self._step = "loading the target"
-        self._task_id = progress.add_task(self._step, total=total)
-        lines.show(self._step)
-        self._testing = False  # the load reports nothing: news is a test's
+        from nvfp4ctl.progress_step import ProgressStep
+
+        self._shown = ProgressStep(progress, total, lines, "loading the target")
+        self._shown.show_line()  # the load reports nothing: news is a test's, from its start on
 
     def start(self, step: str) -> None:
-        self._step, self._testing = step, True
-        self._progress.update(self._task_id, description=step)
-        self._lines.show(step)
+        self._shown.show(step)
 
     def done(self) -> None:
-        self._progress.advance(self._task_id)
-        self._lines.advance()
+        self._shown.advance()
 
     def news(self, value: Any) -> None:
-        describe = getattr(value, "describe", None)
-        if not self._testing or describe is None:
-            return
-        text = f"{self._step} ({describe()})"
-        self._progress.update(self._task_id, description=text)
-        self._lines.update(text)
+        self._shown.news(value)
 
 
 def _show(console: Console, report: CheckReport) -> None:
