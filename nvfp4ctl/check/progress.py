@@ -134,7 +134,11 @@ def possible_deadlock(test: str, timeout_s: float, last: CheckProgress | None) -
 
 def _returned(calls: list[float]) -> str:
     """The calls that returned, as the pace is read from them: "an earlier call returned in 3.00 s", or "call
-    2 returned in 1.00 s (the first, with any compile, in 60 s)"."""
+    2 returned in 1.00 s (the first, with any compile, in 60 s)"; a first call alone over COMPILE_SUSPECT_S
+    is said to have maybe compiled, as timeout_said says it within that call's pace."""
+    if len(calls) == 1 and calls[0] > COMPILE_SUSPECT_S:
+        return (f"the first call, which may have included a compile (Triton, CuTe DSL) that later calls skip,"
+                f" returned in {duration_text(calls[0])}")
     if len(calls) == 1:
         return f"an earlier call returned in {duration_text(calls[0])}"
     after = "call 2 returned in" if len(calls) == 2 else f"calls 2 to {len(calls)} returned in at most"

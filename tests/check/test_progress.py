@@ -112,5 +112,21 @@ def test_a_kill_after_a_long_first_call_alone_names_a_compile_and_a_possible_han
                     " where the first call returned in 60 s: too slow for the timeout at that pace (about 220 s in all),"
                     " or a possible deadlock, as the first call may have included a compile (Triton, CuTe DSL) that"
                     " later calls skip; the child was killed; give --timeout 280 or more to tell which, or --no-probe")
-    # far past even the first call's pace: a possible deadlock, as before
-    assert timeout_said(TEST, 300.0, CheckProgress(CALLING, 60.7, 2, 3, COMPILED_PROBE_READY)) is None
+    # far past even the first call's pace: a possible deadlock, whose message says the first call may have compiled
+    stuck = CheckProgress(CALLING, 60.7, 2, 3, COMPILED_PROBE_READY)
+    assert timeout_said(TEST, 300.0, stuck) is None
+    assert possible_deadlock(TEST, 300.0, stuck) == (
+        "possible deadlock in test 2 (m=256 n=128 k=32): no result after 300 s; call 2 of 3 (the anti-cache probe's)"
+        " ran 239 s, where the first call, which may have included a compile (Triton, CuTe DSL) that later calls"
+        " skip, returned in 60 s; the child was killed")
+
+
+def test_a_first_call_alone_of_at_most_10_s_is_the_pace_with_no_word_of_a_compile() -> None:
+    """10 s is bench's slack: a first call within it is the pace, compile or not, and a kill far past it says so."""
+    quick = ((MAKING_INPUTS, 0.1), (REFERENCE, 0.2), (CALLING, 10.0), (COMPARING, 0.1), (MAKING_INPUTS, 0.1),
+             (REFERENCE, 0.2))
+    stuck = CheckProgress(CALLING, 10.7, 2, 3, quick)
+    assert timeout_said(TEST, 60.0, stuck) is None
+    assert possible_deadlock(TEST, 60.0, stuck) == (
+        "possible deadlock in test 2 (m=256 n=128 k=32): no result after 60 s; call 2 of 3 (the anti-cache probe's)"
+        " ran 49 s, where an earlier call returned in 10 s; the child was killed")
