@@ -839,6 +839,52 @@ def test_a_memory_md_saved_as_utf16_without_its_mark_stays_so_and_is_read(tmp_pa
     assert result.exit_code == 0 and "before" in result.output and "after" in result.output, result.output
 
 
+@pytest.mark.parametrize("notes", [b"# Notes\n\nabc\x00de\n", b"# Notes\n\nabc\x00def\n", b"\x00# Notes caf\xc3\xa9\n"],
+                         ids=["even-length", "odd-length", "nul-first"])
+def test_a_utf8_memory_md_with_a_stray_nul_byte_gets_utf8_lines(tmp_path, monkeypatch, notes):
+    """One NUL byte near the start of a UTF-8 MEMORY.md made it "UTF-16 without its mark": UTF-16 lines were
+    appended after the UTF-8 notes (`log` showed garbage), and an odd-length one was refused as "reads as
+    UTF-16-LE". Its notes are kept byte for byte, NUL included, and its runs are UTF-8 lines."""
+    (tmp_path / "submission.py").write_text(CODE)
+    memory = tmp_path / "MEMORY.md"
+    memory.write_bytes(notes)
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["lint", "submission.py"])
+    assert result.exit_code == 0 and "run log not written" not in result.output, result.output
+    runlog.append(_entry("second ✓"), memory)
+    data = memory.read_bytes()
+    assert data.startswith(notes) and data.count(b"\x00") == 1
+    text = data.decode("utf-8")  # strict: the whole file is UTF-8
+    assert text.count(runlog.HEADING) == 1
+    assert [e.result for e in runlog.read(memory)][1:] == ["second ✓"] and len(runlog.read(memory)) == 2
+    result = CliRunner().invoke(app, ["-q", "log"])
+    assert result.exit_code == 0 and "second ✓" in result.output, result.output
+
+
+def test_utf16_without_its_mark_in_a_script_other_than_latin_is_still_told_by_its_nul_bytes(tmp_path):
+    """Notes mostly in Cyrillic have NUL bytes beside their spaces, digits and line breaks only: still UTF-16."""
+    memory = tmp_path / "MEMORY.md"
+    notes = "# Заметки\n\nядро быстрее на 3% при блоке 128\n"
+    memory.write_bytes(notes.encode("utf-16-le"))
+    runlog.append(_entry("первый"), memory)
+    text = memory.read_bytes().decode("utf-16-le")
+    assert text.startswith(notes) and text.count(runlog.HEADING) == 1
+    assert [e.result for e in runlog.read(memory)] == ["первый"]
+
+
+def test_utf16_without_its_mark_holding_lines_of_the_other_byte_order_is_left_as_it_is(tmp_path):
+    """Notes in UTF-16 LE with lines in UTF-16 BE after them decode as LE (as characters such as U+2300), but the
+    NULs of the BE lines lie at the other parity: no one encoding, so nothing is written back from a guess."""
+    memory = tmp_path / "MEMORY.md"
+    data = "# Notes\n\n".encode("utf-16-le") + f"{runlog.HEADING}\n\n- a line appended in the other order\n".encode(
+        "utf-16-be")
+    memory.write_bytes(data)
+    with pytest.raises(runlog.UndecodableRunLog, match="reads as UTF-16-LE but is no valid UTF-16-LE text"):
+        runlog.append(_entry("lost"), memory)
+    assert memory.read_bytes() == data
+
+
 @pytest.mark.parametrize("data, reason", [
     ("# notes caf\xe9\n\n## Run log\n\n".encode("latin-1"),
      "has no byte order mark naming another encoding but is no valid UTF-8 text"),

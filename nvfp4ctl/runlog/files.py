@@ -55,32 +55,65 @@ def missing_folder(memory: Path) -> Path | None:
 
 def _wide_encoding(data: bytes) -> tuple[bytes, str] | None:
     """The byte order mark and codec of text saved as UTF-16 or UTF-32; None for UTF-8 (with a BOM or not).
-    UTF-16 saved without a mark has b"" for it, told by its NUL bytes (no Markdown in UTF-8 holds one): the
-    high bytes of its ASCII characters, every other byte, odd ones for little-endian."""
+    UTF-16 saved without a mark has b"" for it, told by its NUL bytes beside its ASCII characters
+    (_reads_as_utf16); _as_utf8 holds the whole file to that guess."""
     if (marked := next(((bom, codec) for bom, codec in _WIDE_ENCODINGS if data.startswith(bom)), None)) is not None:
         return marked
     start = data[:_SNIFFED_BYTES]
     if b"\0" not in start:
         return None
-    return b"", "utf-16-le" if start[1::2].count(0) > start[0::2].count(0) else "utf-16-be"
+    return next(((b"", codec) for codec in ("utf-16-le", "utf-16-be") if _reads_as_utf16(start, codec)), None)
 
 
 _SNIFFED_BYTES = 1 << 12
+_TEXT_BYTES = frozenset((*range(0x20, 0x7F), 0x09, 0x0A, 0x0D))  # printable ASCII and the line's own controls
+
+
+def _reads_as_utf16(data: bytes, codec: str) -> bool:
+    """Whether `data` reads as UTF-16 of `codec`'s byte order: most of its two-byte units whose low byte is an
+    ASCII character have a NUL beside it (UTF-16's ASCII), not another ASCII character (two of UTF-8's). So a
+    NUL that slipped into UTF-8 notes leaves them UTF-8 (an append of UTF-16 made a file of two encodings), and
+    a character of another script (Cyrillic's U+04xx, Latin-1's é) counts for neither."""
+    low = 0 if codec.endswith("le") else 1
+    ascii_characters = ascii_pairs = 0
+    for at in range(0, len(data) - 1, 2):
+        if data[at + low] not in _TEXT_BYTES:
+            continue
+        high = data[at + 1 - low]
+        if high == 0:
+            ascii_characters += 1
+        elif high in _TEXT_BYTES:
+            ascii_pairs += 1
+    return ascii_characters > ascii_pairs
 
 
 def _as_utf8(memory: Path, data: bytes, bom: bytes, codec: str) -> bytes:
     """A UTF-16/32 file's text as UTF-8, its mark dropped. Decoded strictly: the append writes the file
     back from this, so anything that did not decode would be lost; such a file is left as it is. Without
-    a mark, a NUL character decoded means the guess was wrong (UTF-32, or bytes that are no text)."""
+    a mark, the whole file must bear out the guess its start gave: no NUL character decoded (UTF-32, or
+    bytes that are no text), and its NUL bytes at the one parity all through (_one_parity)."""
     try:
         text = data[len(bom):].decode(codec)
     except UnicodeError:
         text = None
-    if text is None or (not bom and "\0" in text):
+    if text is None or (not bom and ("\0" in text or not _one_parity(data, codec))):
         name = codec.upper()
         told = f"starts with a {name} byte order mark" if bom else f"has no byte order mark and reads as {name}"
         raise UndecodableRunLog(f"{memory} {told} but is no valid {name} text; it was left as it is") from None
     return text.encode("utf-8")
+
+
+# In UTF-16 the NUL bytes of one parity are its ASCII characters' high bytes; those of the other, the low bytes
+# of the few characters such as U+3000 and U+4E00. More of those than a quarter of the first: pieces of either
+# byte order put together (notes in UTF-8 or UTF-16 of one order, lines appended in the other).
+_OTHER_PARITY_SHARE = 4
+
+
+def _one_parity(data: bytes, codec: str) -> bool:
+    """Whether `data`'s NUL bytes lie at the high bytes of `codec`'s units, as UTF-16's of one byte order do."""
+    high = 1 if codec.endswith("le") else 0
+    ours, others = data[high::2].count(0), data[1 - high :: 2].count(0)
+    return others * _OTHER_PARITY_SHARE <= ours
 
 
 def _strict_utf8(memory: Path, data: bytes) -> str:
