@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 @dataclass
 class RunLogBytes:
     """A run log read once for its readers, as UTF-8 (a file saved as UTF-16 or UTF-32 converted: the section
-    is found in UTF-8, as the append finds it), and its section (_log_span), found once: `log` reads the runs,
+    is found in UTF-8, as the append finds it), and its section (_log_section), found once: `log` reads the runs,
     then the section of the user's below them, from the same bytes."""
 
     data: bytes
@@ -30,20 +30,16 @@ class RunLogBytes:
     def section(self) -> _LogSection | None:
         return _log_section(self.data)
 
-    @property
-    def span(self) -> tuple[int, int] | None:
-        return (self.section.start, self.section.end) if self.section is not None else None
-
     def unfenced(self) -> list[tuple[int, int]] | None:
         """The section's byte ranges (start, end) outside its fenced code blocks, whose lines are no runs (a run's
         line the user quoted in one is their text), oldest first; None without the section."""
         if (section := self.section) is None:
             return None
         pieces, at = [], section.start
-        for fence_start, fence_end in section.fenced:
+        for fence_start, fence_end in section.end.fenced:
             pieces.append((at, fence_start))
             at = fence_end
-        pieces.append((at, section.end))
+        pieces.append((at, section.end.at))
         return [(start, end) for start, end in pieces if end > start]
 
 
@@ -57,7 +53,7 @@ def read_log(memory: Path) -> RunLogBytes:
 
 
 def _section_texts(log: RunLogBytes) -> Iterator[tuple[str, int]]:
-    """The text of the run-log section (_log_span) of a run log outside its fenced code blocks, piece by piece,
+    """The text of the run-log section (_log_section) of a run log outside its fenced code blocks, piece by piece,
     each with the number of the file's line it starts on (as an editor numbers them: from 1, at each \\n);
     nothing without the heading."""
     number, counted_to = 1, 0
@@ -68,10 +64,10 @@ def _section_texts(log: RunLogBytes) -> Iterator[tuple[str, int]]:
 
 
 def read(memory: Path, last: int | None = None) -> list[RunEntry]:
-    """The run log's entries, oldest first: those of its section (_log_span); the `last` most recent only,
+    """The run log's entries, oldest first: those of its section (_log_section); the `last` most recent only,
     parsed from the end of the section (a log of years of runs is tens of MB, and `log -n 2` needs two lines)."""
-    if last:
-        return _read_last(memory, last)
+    if last:  # from the end back to the last heading or the `last`th entry
+        return list(islice(newest_first(memory), last))[::-1]
     return [e for text, _ in _section_texts(read_log(memory))
             for e in (RunEntry.from_line(line) for line in text.splitlines()) if e is not None]
 
@@ -136,7 +132,7 @@ class RunsBelowTheLog:
 
 
 def runs_below_the_log(memory: Path) -> RunsBelowTheLog | None:
-    """The list items of the user's section after the run log (_log_span's end) that read as runs, and that
+    """The list items of the user's section after the run log (_log_section's end) that read as runs, and that
     section's heading; None where there is no such section or no run in it. Only the section is parsed, as
     CommonMark reads it: a run's line quoted in a fence, an indented code block or an HTML block is no list
     item. `log` alone asks (a note of what it does not count), never the append or bench's comparison."""
@@ -150,9 +146,9 @@ def runs_below_the_log(memory: Path) -> RunsBelowTheLog | None:
 def runs_below_the_log_in(log: RunLogBytes) -> RunsBelowTheLog | None:
     """runs_below_the_log of a run log already read (read_log)."""
     data = log.data
-    if (span := log.span) is None or span[1] >= len(data):
+    if (log_section := log.section) is None or log_section.end.at >= len(data):
         return None
-    end = span[1]
+    end = log_section.end.at
     section = data[end:]
     pieces = list(_lines_with_breaks(section))
     numbers: list[int] = []  # each Markdown line's number in the file (a lone \r starts no line in an editor)
@@ -190,15 +186,10 @@ def _text_of(piece: bytes) -> str:
 _BLOCK_BYTES = 1 << 16
 
 
-def _read_last(memory: Path, count: int) -> list[RunEntry]:
-    """read(memory)[-count:], from the end back to the last heading or the `count`th entry."""
-    return list(islice(newest_first(memory), count))[::-1]
-
-
 def newest_first(memory: Path, unread: list[str] | None = None) -> Generator[RunEntry, None, None]:
     """read(memory) newest first, parsed from the end of the run-log section only as far as the caller goes
     (a log of years of runs is tens of MB; bench's comparison stops at the previous bench of its target).
-    The file is read whole, once, for where its section ends (_log_span, which the append also reads
+    The file is read whole, once, for where its section ends (_log_section, which the append also reads
     it for): the runs are the section's, never a line of a section of the user's below it. `unread`
     receives the lines passed over that were meant as runs but do not read as one (looks_like_a_run)."""
     yield from newest_first_in(read_log(memory), unread)  # a folder fails here, saying so

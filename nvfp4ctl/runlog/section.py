@@ -40,30 +40,23 @@ def _joins_an_html_block(existing: bytes, end: _LogEnd, line: bytes) -> bool:
 
 @dataclass(frozen=True)
 class _LogSection:
-    """The run-log section of a file as byte offsets (_log_section)."""
+    """The run-log section of a file as byte offsets (_log_section): from `start`, just after its heading, to
+    `end.at`, with the closed fenced code blocks inside it (`end.fenced`)."""
 
     start: int
-    end: int
-    fenced: tuple[tuple[int, int], ...]  # the fenced code blocks inside it, each from its opening line to past its closing one
-
-
-def _log_span(existing: bytes) -> tuple[int, int] | None:
-    """The run-log section of `existing` as byte offsets (start, end): from just after its first heading to
-    where a section of the user's below it starts (_users_section_at), else the end of the file; None
-    without the heading. One rule for the append, whose line goes at `end`, and the readers, which read
-    no further: a line written there is read back, and no note of the user's below it is taken for a run."""
-    section = _log_section(existing)
-    return (section.start, section.end) if section is not None else None
+    end: _LogEnd
 
 
 def _log_section(existing: bytes) -> _LogSection | None:
-    """_log_span, with the closed fenced code blocks inside the section: a run's line the user quoted in one
-    is their text, no run (found among the pieces the search for the section's end parses anyway)."""
+    """The run-log section of `existing`: from just after its first heading to where a section of the user's below
+    it starts (_log_end), else the end of the file, with the closed fenced code blocks inside it (a run's line the
+    user quoted in one is their text, no run; found among the pieces the search for the section's end parses
+    anyway); None without the heading. One rule for the append, whose line goes at its end, and the readers,
+    which read no further: a line written there is read back, and no note of the user's below it is taken for a run."""
     start = _after_the_first_heading(existing)
     if start is None:
         return None
-    end = _log_end(existing, start)
-    return _LogSection(start, end.at, end.fenced)
+    return _LogSection(start, _log_end(existing, start))
 
 
 # Markdown is read as CommonMark (markdown-it-py): a heading in an HTML comment, a fence or indented code is
@@ -139,30 +132,27 @@ def _names_the_log(line: bytes, heading: Token) -> bool:
     return _is_heading_line(line)
 
 
-def _users_section_at(existing: bytes, start: int) -> int:
+@dataclass(frozen=True)
+class _LogEnd:
+    """Where the run log's section ends (_log_end), and where before it a piece of the file that ends
+    there can be parsed from (no block is open there); None where no fence or HTML block can be open at `at`
+    (below the last piece parsed, only runs' lines and lines that open no block)."""
+
+    at: int
+    parsed_from: int | None
+    # the closed fenced code blocks above `at`, each from its opening line to past its closing one
+    fenced: tuple[tuple[int, int], ...] = ()
+
+
+def _log_end(existing: bytes, start: int) -> _LogEnd:
     """Where in `existing` a section of the user's below the run log's heading (whose line ends at `start`)
     begins, the new line's place: after the last line that is not blank before the first heading Markdown
     reads below the log's (`## Ideas`, `### Tuning TODO`, `Ideas` underlined with `===`, never one in a fenced
     or indented code block or an HTML comment: the runs must not land under it), or before a rule (`---`,
     `***`) that only blank lines part from that heading, the separator the user drew above it; else the end of
     the file. A `## Run log` heading again below the first keeps the log going. Judged on the bytes, which
-    are kept as they are."""
-    return _log_end(existing, start).at
-
-
-@dataclass(frozen=True)
-class _LogEnd:
-    """Where the run log's section ends (_users_section_at), and where before it a piece of the file that ends
-    there can be parsed from (no block is open there); None where no fence or HTML block can be open at `at`
-    (below the last piece parsed, only runs' lines and lines that open no block)."""
-
-    at: int
-    parsed_from: int | None
-    fenced: tuple[tuple[int, int], ...] = ()  # the closed fenced code blocks above `at` (_LogSection.fenced)
-
-
-def _log_end(existing: bytes, start: int) -> _LogEnd:
-    """_users_section_at, with where a piece of the file ending there can be parsed from."""
+    are kept as they are. With where a piece of the file ending there can be parsed from, and the closed
+    fenced code blocks above it."""
     below = max(start - 1, 0)  # from the heading's own line break, so the first line below it is seen
     if _LONE_CR.search(existing, below) is not None:  # an old Mac editor's breaks, which the searches miss: all parsed
         window = existing[start:]
@@ -243,7 +233,7 @@ def _window_end(existing: bytes, reach: int) -> tuple[int, int]:
 
 
 def _section_in_window(window: bytes, tokens: list[Token]) -> int | None:
-    """_users_section_at's offset in `window`, a piece of the file that begins where no block is open, of a heading
+    """_log_end's offset in `window`, a piece of the file that begins where no block is open, of a heading
     among its block `tokens`; None where the window has no heading of the user's. A heading in a list item (`- run`,
     a blank line, `   ### Ideas`) counts, as the user meant it; one quoted (`> ## x`) is the quote's."""
     quoted = 0
