@@ -52,17 +52,13 @@ class RunEntry:
         return cls(*cells)
 
 
+# `log --trend` asks every entry of a log of years of runs, most of which repeat a few command lines:
+# shlex.split for each took seconds
+@lru_cache(maxsize=4096)
 def command_name(command: str) -> str:
     """"bench" for `nvfp4ctl bench ...`, `nvfp4ctl -q bench ...` and a rejected `nvfp4ctl --task log bench`
     (log is --task's value): the word where the CLI reads the command's name (cli.command_position), so
     the run log and the CLI agree on whose line it is; "" when none."""
-    return _command_name(command)
-
-
-# `log --trend` asks every entry of a log of years of runs, most of which repeat a few command lines:
-# shlex.split for each took seconds
-@lru_cache(maxsize=4096)
-def _command_name(command: str) -> str:
     from nvfp4ctl.cli import command_position  # here, not at the top: modules the CLI imports import this one
 
     if _QUOTING.search(command) is None:  # nothing shlex would read otherwise than its whitespace split
