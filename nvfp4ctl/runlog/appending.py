@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import stat
 import tempfile
 import time
 from collections.abc import Iterator
@@ -140,23 +141,31 @@ def not_a_run_log(memory: Path) -> str | None:
     hold no run log: lint ran and warned, `log` failed. A device or a FIFO (/dev/null, /dev/stderr) takes
     the lines."""
     try:
-        if memory.is_dir():
-            return "a folder, not a run log file"
-    except OSError:
-        return None  # unreadable: the append's own error names the reason
-    if memory.suffix.lower() in MARKDOWN_SUFFIXES:
+        mode: int | None = memory.stat().st_mode
+    except OSError as error:
+        if error.errno not in _ABSENT_ERRNOS:
+            return None  # unreadable: the append's own error names the reason
+        mode = None  # not there yet (or a link in a loop): judged by its name
+    except ValueError:  # a NUL in the path: no file is there
+        mode = None
+    if mode is not None and stat.S_ISDIR(mode):
+        return "a folder, not a run log file"
+    if memory.suffix.lower() in MARKDOWN_SUFFIXES or (mode is not None and not stat.S_ISREG(mode)):
         return None
     try:
-        text = _decoded(memory.read_bytes()) if memory.is_file() else ""
+        text = _decoded(memory.read_bytes()) if mode is not None else ""
     except OSError:
         return None  # unreadable: the append's own error names the reason
-    return _why_not_a_run_log(memory, text)
+    return _why_not_a_run_log(text)
 
 
-def _why_not_a_run_log(memory: Path, text: str) -> str | None:
-    """not_a_run_log of `memory` holding `text` (append judges the bytes it read, not a second read)."""
-    if memory.suffix.lower() in MARKDOWN_SUFFIXES or _no_regular_file(memory):
-        return None
+# What pathlib's is_dir() and is_file() take for "no such file" rather than an error to report
+_ABSENT_ERRNOS = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
+
+
+def _why_not_a_run_log(text: str) -> str | None:
+    """not_a_run_log of a file not named .md, a regular one or none, holding `text` (append judges the bytes it
+    read, not a second read)."""
     # Only the heading as nvfp4ctl writes it: a hand-typed variant (_is_heading) is a Markdown file's, and a
     # `## Run Log` comment in a Python file must not make it one.
     if any(line.lstrip("\ufeff").rstrip() == HEADING for line in text.splitlines()):
@@ -180,7 +189,8 @@ def append(entry: RunEntry, memory: Path) -> None:
             text = existing.decode("utf-8")
         else:
             text = _strict_utf8(memory, existing)
-        if (why := _why_not_a_run_log(memory, text)) is not None:  # judged under the lock, on what is replaced
+        if (memory.suffix.lower() not in MARKDOWN_SUFFIXES and not _no_regular_file(memory)
+                and (why := _why_not_a_run_log(text)) is not None):  # judged under the lock, on what is replaced
             raise UsageError(f"{memory}: {why}; the run log was not appended to it")
         if made_read_only(memory):  # also judged under the lock, on what would be replaced
             raise ReadOnlyRunLog(f"{memory} is read-only")

@@ -26,8 +26,8 @@ _WIDE_ENCODINGS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "ut
 def _no_regular_file(memory: Path) -> bool:
     """Whether `memory` is there as something other than a file: a folder, a device, a FIFO."""
     try:
-        return memory.exists() and not memory.is_file()
-    except OSError:
+        return not stat.S_ISREG(memory.stat().st_mode)
+    except (OSError, ValueError):  # not there, or a link in a loop: the read says which
         return False
 
 
