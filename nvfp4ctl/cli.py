@@ -41,9 +41,10 @@ def _record(outcome: Outcome, command: str) -> Outcome:
     written = False
     try:
         from nvfp4ctl import runlog  # here: `--help` never needs it
+        from nvfp4ctl.atomic_file import made_read_only
 
         memory = workspace.memory_path()
-        if runlog.made_read_only(memory):  # logging switched off: not even the entry's git and GPU lookups
+        if made_read_only(memory):  # logging switched off: not even the entry's git and GPU lookups
             raise runlog.ReadOnlyRunLog(f"{memory} is read-only")
         if env_str(Env.MEMORY):  # the folders of a path the user set are theirs to make
             runlog.refuse_a_missing_folder(memory)

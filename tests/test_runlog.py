@@ -24,6 +24,7 @@ from nvfp4ctl.cli import app
 from nvfp4ctl.errors import ExitCode, UsageError
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.runner.gpu import GpuInfo
+from nvfp4ctl.runlog.section import _block_tokens, _markdown_parser
 from nvfp4ctl.workspace import memory_path
 
 NOTES = "# My notes\n\n- tile 128x256 was slower · 2.4 µs\r\n- weird bytes: \t café ✓\n\nno newline at the end"
@@ -1147,7 +1148,7 @@ def test_a_heading_inside_an_html_block_below_the_log_is_no_section_of_the_users
 
 def _list_item_lines(text: str) -> set[int]:
     """The lines (from 0) where CommonMark starts a list item in `text`."""
-    return {token.map[0] for token in runlog._block_tokens(text.encode()) if token.type == "list_item_open"}
+    return {token.map[0] for token in _block_tokens(text.encode()) if token.type == "list_item_open"}
 
 
 @pytest.mark.parametrize("users", ["", "\n### Ideas\n- try 2-CTA\n"], ids=["at the end", "before a heading of the user's"])
@@ -1224,7 +1225,7 @@ def test_a_run_log_heading_quoted_above_the_log_is_not_its_heading(tmp_path):
 def _counting_parsed_characters(monkeypatch) -> list[int]:
     """The lengths of the texts handed to markdown-it from now on."""
     parsed: list[int] = []
-    parser = runlog._markdown_parser()
+    parser = _markdown_parser()
 
     class Counting:
         def parse(self, text: str) -> list:

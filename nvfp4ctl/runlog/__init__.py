@@ -6,7 +6,6 @@ read as CommonMark; reading: the runs read back; appending: a line added under t
 
 from __future__ import annotations
 
-from nvfp4ctl.atomic_file import made_read_only
 from nvfp4ctl.runlog.appending import (LOCK_TIMEOUT_S, PREAMBLE, ReadOnlyRunLog, append, lock_path,
                                        not_a_run_log)
 from nvfp4ctl.runlog.entry import (CPU_DEVICE_LABEL, LOG_RELATIVE, SEPARATOR, RunEntry, command_name,
@@ -17,14 +16,13 @@ from nvfp4ctl.runlog.files import (MARKDOWN_SUFFIXES, UndecodableRunLog, file_in
 from nvfp4ctl.runlog.reading import (NumberedRuns, RunLogBytes, RunsBelowTheLog, newest_first, newest_first_in,
                                      numbered_runs_in, read, read_log, read_numbered, runs_below_the_log,
                                      runs_below_the_log_in)
-from nvfp4ctl.runlog.section import HEADING, _block_tokens, _markdown_parser
+from nvfp4ctl.runlog.section import HEADING
 
 __all__ = [
     "CPU_DEVICE_LABEL", "HEADING", "LOCK_TIMEOUT_S", "LOG_RELATIVE", "MARKDOWN_SUFFIXES", "PREAMBLE", "SEPARATOR",
-    "NumberedRuns", "ReadOnlyRunLog", "RunEntry", "RunLogBytes", "RunsBelowTheLog", "UndecodableRunLog",
-    "_block_tokens", "_markdown_parser", "append", "command_name", "describe_target", "detect_gpu", "file_digest",
-    "file_in_the_way", "git_state", "lock_path", "log_folder_of", "logged_path", "looks_like_a_run", "made_read_only",
-    "make_entry", "missing_folder", "newest_first", "newest_first_in", "not_a_run_log", "numbered_runs_in", "read",
-    "read_log", "read_numbered", "refuse_a_missing_folder", "runs_below_the_log", "runs_below_the_log_in",
-    "split_target",
+    "NumberedRuns", "ReadOnlyRunLog", "RunEntry", "RunLogBytes", "RunsBelowTheLog", "UndecodableRunLog", "append",
+    "command_name", "describe_target", "detect_gpu", "file_digest", "file_in_the_way", "git_state", "lock_path",
+    "log_folder_of", "logged_path", "looks_like_a_run", "make_entry", "missing_folder", "newest_first",
+    "newest_first_in", "not_a_run_log", "numbered_runs_in", "read", "read_log", "read_numbered",
+    "refuse_a_missing_folder", "runs_below_the_log", "runs_below_the_log_in", "split_target",
 ]
