@@ -101,7 +101,7 @@ def test_umma_says_its_smem_descriptors_are_at_address_0_not_the_kernels_own() -
     assert ("smem_a, smem_b, smem_a_k1: stage 0's descriptors with each operand's buffer placed at shared address 0"
             " (on the host CuTe cannot take a real shared address), so start holds the K step's offset alone; the"
             " kernel's own carry each buffer's address, A's and B's apart") in said, said
-    payload = json.loads(invoke("--umma", "--no-cute", "--json").stdout)
+    payload = json.loads(invoke_apart("--umma", "--no-cute", "--json").stdout)
     assert payload["umma"]["smem_descriptors"].startswith("smem_a, smem_b, smem_a_k1: stage 0's descriptors")
 
 
