@@ -256,14 +256,21 @@ def _refusal(path: Path) -> str | None:
 def _kept_shebang(output: Path) -> str:
     """The `#!` line (with its newline) the user put above an earlier export at `output`, for the new
     export to keep; "" where there is none, or the file is no export (a file of the user's replaced with
-    --force is replaced whole). The export's own text starts below that line, as _refusal reads it."""
+    --force is replaced whole). The export's own text starts below that line, as _refusal reads it.
+    A line holding the leaderboard's forbidden word is refused (UsageError), as any source holding it is:
+    kept, it would make the new file one the leaderboard rejects; dropped, it would be lost."""
     try:
         text = output.read_text(encoding="utf-8-sig", errors="replace")
     except OSError:  # not there (yet), or unreadable: _refusal has said what matters
         return ""
     if not text.startswith("#!") or export_lines(text) is None:
         return ""
-    return text.partition("\n")[0] + "\n"
+    line = text.partition("\n")[0]
+    if FORBIDDEN_WORD in line.lower():
+        raise UsageError(f'{output}:1: its #! line ({line.rstrip()}), which export keeps above the new export, contains'
+                         f' the word "{FORBIDDEN_WORD}"; the leaderboard rejects any submission containing it (any'
+                         " case), so nothing was written (change or remove the line, or -o another path)")
+    return line + "\n"
 
 
 def _same_file(a: Path, b: Path) -> bool:

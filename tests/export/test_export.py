@@ -281,6 +281,36 @@ def test_an_export_with_a_shebang_line_above_its_docstring_is_still_an_earlier_e
     assert output.read_text(encoding="utf-8") == "#!/usr/bin/env python3\n" + exported_text
 
 
+@pytest.mark.parametrize("force", [(), ("--force",)])
+def test_a_shebang_line_holding_the_forbidden_word_is_refused_and_nothing_written(tmp_path: Path,
+                                                                                 force: tuple[str, ...]) -> None:
+    """The kept `#!` line went above the new export after its "stream" checks: the file written was one the
+    leaderboard rejects (lint: an error at 1:14)."""
+    output = tmp_path / "submission.py"
+    assert _export("-o", str(output)).exit_code == 0
+    before = "#!/home/me/upstream/venv/bin/python\n" + output.read_text(encoding="utf-8")
+    output.write_text(before, encoding="utf-8")
+    result = _export("-o", str(output), *force)
+    assert result.exit_code == 2, result.output
+    assert " ".join(result.output.split()) == (
+        f'error: {output}:1: its #! line (#!/home/me/upstream/venv/bin/python), which export keeps above the new'
+        ' export, contains the word "stream"; the leaderboard rejects any submission containing it (any case),'
+        ' so nothing was written (change or remove the line, or -o another path)')
+    assert output.read_text(encoding="utf-8") == before
+
+
+def test_a_plain_torch_export_refuses_a_shebang_line_holding_the_forbidden_word(tmp_path: Path) -> None:
+    from nvfp4ctl.export import export_plain_torch
+
+    starter = Path(__file__).parents[2] / "kernels" / "torch_dequant" / "nvfp4_dual_gemm_submission.py"
+    output = tmp_path / "dual.py"
+    before = "#!/opt/STREAMS/bin/python3\n" + export_plain_torch(starter, output, "nvfp4_dual_gemm")
+    output.write_text(before, encoding="utf-8")
+    with pytest.raises(UsageError, match=r"dual.py:1: its #! line \(#!/opt/STREAMS/bin/python3\)"):
+        export_plain_torch(starter, output, "nvfp4_dual_gemm")
+    assert output.read_text(encoding="utf-8") == before
+
+
 def test_a_users_own_file_with_a_shebang_line_is_replaced_whole_with_force(tmp_path: Path) -> None:
     output = tmp_path / "submission.py"
     output.write_text("#!/usr/bin/env python3\ndef custom_kernel(data):\n    return data[6]\n", encoding="utf-8")
