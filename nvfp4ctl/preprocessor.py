@@ -1,6 +1,7 @@
 """What of a C++/CUDA file the preprocessor certainly reads, for the scans of its `#include` lines:
 comments and the groups of an `#if 0` (or the `#else` of an `#if 1`) are not, so an include there
-is neither followed nor inlined nor refused. Every other conditional group counts, whatever its
+is neither followed nor inlined nor refused. A directive is one outside string literals: an `#if 0` line
+inside a raw string (PTX in asm(R"(...)")) is the string's text. Every other conditional group counts, whatever its
 macro: without the build's defines a scan cannot tell, and following too much is the safe side.
 
 `live_code()` is a copy of the same length (newlines kept), so an offset or line in it is one in
@@ -11,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from nvfp4ctl.cpp_lexer import blank, spaces
+from nvfp4ctl.cpp_lexer import Lexed, blank, spaces
 
 _LOGICAL_LINE = re.compile(r"(?:\\\r?\n|[^\n])*\n?")  # a physical line and those its backslashes join
 _CONDITIONAL = re.compile(r"[ \t]*#[ \t]*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b(.*)", re.DOTALL)
@@ -30,7 +31,8 @@ class Include:
 
 def live_code(text: str) -> str:
     """`text` with comments and the groups the preprocessor certainly skips blanked."""
-    return _without_skipped_groups(_without_comments(text))
+    lexed = blank(text)
+    return _without_skipped_groups(_without_comments(text, lexed), lexed.code)
 
 
 def quoted_includes(code: str) -> list[Include]:
@@ -50,10 +52,10 @@ def includes_cutlass(code: str) -> bool:
     return _CUTLASS_INCLUDE.search(code) is not None
 
 
-def _without_comments(text: str) -> str:
+def _without_comments(text: str, lexed: Lexed) -> str:
     pieces: list[str] = []
     kept = 0
-    for start, end in blank(text).comments:
+    for start, end in lexed.comments:
         pieces += [text[kept:start], spaces(text[start:end])]
         kept = end
     pieces.append(text[kept:])
@@ -86,12 +88,14 @@ def _literal_value(condition: str) -> int | None:
     return int(digits, 8) if re.fullmatch(r"0\d+", digits) else int(digits, 0)
 
 
-def _without_skipped_groups(code: str) -> str:
+def _without_skipped_groups(code: str, lexed_code: str) -> str:
+    """`code` (comments blanked) with the skipped groups blanked; `lexed_code` is the same text with string
+    literals blanked too (cpp_lexer.blank), where a directive is looked for: one inside a string is none."""
     pieces: list[str] = []
     stack: list[_Conditional] = []
     for line in _LOGICAL_LINE.finditer(code):
         text = line.group()
-        directive = _CONDITIONAL.match(text)
+        directive = _CONDITIONAL.match(lexed_code, line.start(), line.end())
         if directive is not None:
             _step(stack, directive.group(1), directive.group(2), _reading(stack))
         keep = directive is not None or _reading(stack)

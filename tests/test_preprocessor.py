@@ -38,9 +38,21 @@ def test_an_include_the_preprocessor_skips_is_not_seen(text: str) -> None:
     'auto raw = R"x(/* )x";\n#include "x.h"\n',
     "int n = 1'000; /* one */\n#include \"x.h\"\n",
     "#if 0\ndon't\n#endif\n#include \"x.h\"\n",
+    'asm(R"(\n#if 0\n)");\n#include "x.h"\n',
+    'auto raw = R"ptx(\n  #if 0\n)ptx";\n#include "x.h"\n',
+    'const char* s = "\\\n#if 0";\n#include "x.h"\n',
 ])
 def test_an_include_the_preprocessor_may_read_is_seen(text: str) -> None:
     assert _names(text) == ["x.h"]
+
+
+def test_a_directive_inside_a_string_literal_is_none() -> None:
+    """An `#if 0` line inside a raw string opened a group never closed: the code after it was skipped, so
+    code_needs saw no tcgen05 and gave None."""
+    from nvfp4ctl.build.arch_names import code_needs
+
+    assert code_needs('asm(R"(\n#if 0\n)"); asm("tcgen05.mma");\n') == ("sm_100a", "tcgen05 / SM100 instructions")
+    assert code_needs('#if 0\nasm("tcgen05.mma");\n#endif\n') is None
 
 
 def test_offsets_and_lines_are_the_files() -> None:
@@ -72,11 +84,11 @@ CONDITIONAL_LINES = ["#if 0", "#if 1", "#if (0) // off", "#ifdef X", "#ifndef Y"
 def _all_frames_reading(text: str) -> str:
     """What live_code gave while each line asked every open conditional whether it was reading."""
     from nvfp4ctl import preprocessor
-    from nvfp4ctl.cpp_lexer import spaces
+    from nvfp4ctl.cpp_lexer import blank, spaces
 
     pieces: list[str] = []
     stack: list[preprocessor._Conditional] = []
-    for line in preprocessor._LOGICAL_LINE.finditer(preprocessor._without_comments(text)):
+    for line in preprocessor._LOGICAL_LINE.finditer(preprocessor._without_comments(text, blank(text))):
         directive = preprocessor._CONDITIONAL.match(line.group())
         if directive is not None:
             preprocessor._step(stack, directive.group(1), directive.group(2), all(frame.reading for frame in stack))
