@@ -58,8 +58,9 @@ def has_build(source: Path, arch: str) -> bool | None:
     """Whether `source` as it is now (its headers and binding too) has a build for `arch` in the cache
     under this toolchain: an entry lands only once its compile succeeded, so False is "never built
     here, or its build failed". Files and `nvcc --version` only, nothing compiled; None where the
-    toolchain cannot be read (no nvcc)."""
+    toolchain cannot be read (no nvcc). The file build_kernel builds: a link's target, named by it."""
     try:
+        source = checked_source(source)
         key = cache.cache_key(build_inputs(source), arch, build_mode())
     except (UsageError, OSError):
         return None

@@ -366,14 +366,26 @@ def _entry(name: str, arch: str, key: str) -> Path:
     return cache.cache_root() / f"submission-{Path(name).stem}-{arch}-{key[:16]}"
 
 
+def _fallback_key(key: str) -> str:
+    """The key of a unit built with the fallback flags, where torch's could not be read: once they can be, the
+    next build makes its own entry rather than reusing this one."""
+    return hashlib.sha256(f"{key} torch-flags-fallback".encode()).hexdigest()
+
+
 def has_build(sources: SubmissionSources, extension: Extension, arch: str) -> bool:
     """Whether every unit of the extension has a build for `arch` in the cache, so that building it compiles
-    nothing: files only, as a cache hit reads them. False where it has no unit or one cannot be read."""
+    nothing: files only, as a cache hit reads them, and torch's flags where only the fallback flags' entry is
+    there (_build_unit reads them then too). False where it has no unit or one cannot be read."""
+    def built(name: str, key: str) -> bool:
+        if (_entry(name, arch, key) / REPORT_FILE).is_file():
+            return True
+        return ((_entry(name, arch, _fallback_key(key)) / REPORT_FILE).is_file()
+                and _torch_flags(extension, arch).fallback_reason is not None)
+
     try:
         units = _units(sources, extension)
-        return bool(units) and all(
-            (_entry(name, arch, _unit_key(sources, extension, arch, name, code, path)) / REPORT_FILE).is_file()
-            for name, code, path in units)
+        return bool(units) and all(built(name, _unit_key(sources, extension, arch, name, code, path))
+                                   for name, code, path in units)
     except (UsageError, OSError):  # the build itself says what is wrong
         return False
 
@@ -426,10 +438,8 @@ def _build_unit(sources: SubmissionSources, extension: Extension, arch: str, nam
         return result
     fallback = _torch_flags(extension, arch).fallback_reason  # reads torch's flags (imports torch) on a miss only
     if fallback is not None:
-        # built with the fallback flags, under a key of its own: once torch's real flags can be read, the
-        # next build makes its own entry rather than reusing this one
-        result.torch_fallback = fallback
-        key = hashlib.sha256(f"{key} torch-flags-fallback".encode()).hexdigest()
+        result.torch_fallback = fallback  # built with the fallback flags, under a key of its own
+        key = _fallback_key(key)
         entry = _entry(name, arch, key)
         if cached():
             return result

@@ -214,7 +214,10 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
             extension_targets, why = targets.get(id(extension), ((arch or "sm_100a",), ""))
             slow = "; CUTLASS takes minutes" if includes_cutlass_anywhere(extension) else ""
             step = f"compiling {extension.name} ({', '.join(extension_targets)}{slow})"
-            if all(has_build(sources, extension, target) for target in extension_targets):
+            # archs the extension's own flags name are one nvcc run (its first arch keys it and judges its tensor op);
+            # a TORCH_CUDA_ARCH_LIST's are a run each, as torch adds a -gencode each
+            runs = extension_targets[:1] if sources.arches_in_one_run(extension) else extension_targets
+            if all(has_build(sources, extension, target) for target in runs):
                 step = f"{extension.name} ({', '.join(extension_targets)}): built before, taken from nvfp4ctl's build cache"
             progress.update(task, description=step)
             lines.show(step)
@@ -231,9 +234,6 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
                 if source not in said_not_text and (not_text := not_text_warning(source)) is not None:
                     console.warn(not_text)
                 said_not_text.add(source)
-            # archs the extension's own flags name are one nvcc run (its first arch keys it and judges its tensor op);
-            # a TORCH_CUDA_ARCH_LIST's are a run each, as torch adds a -gencode each
-            runs = extension_targets[:1] if sources.arches_in_one_run(extension) else extension_targets
             builds = [(target, built) for target in runs for built in build_extension(sources, extension, target)]
             for target, built in builds:
                 if target != runs[0]:  # the extension's notes once, whatever its archs

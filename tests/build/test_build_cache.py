@@ -149,3 +149,23 @@ def test_a_folder_that_could_not_be_removed_is_not_said_to_be_removed(tmp_path: 
 
 def test_a_pid_above_pid_max_is_an_ended_one() -> None:
     assert not cache._alive(_ended_pid())
+
+
+def test_a_kernel_named_through_a_link_has_the_build_of_the_file_it_names(project: Path, tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """build_kernel builds the file checked_source resolves (its entry named by it); has_build looked under the
+    link's name, so a hit said "compiling link.cu"."""
+    from nvfp4ctl.build import builder
+    from nvfp4ctl.build.report import REPORT_FILE
+
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "c"))
+    monkeypatch.setattr(builder, "build_mode", lambda: builder.DEVICE)
+    monkeypatch.setattr(cache, "cache_key", lambda inputs, arch, mode, defines=(): "ab" * 32)
+    link = project / "sm90" / "link.cu"
+    link.symlink_to(project / "sm90" / "k.cu")
+    assert builder.has_build(link, "sm_90a") is False
+    entry = cache.entry_dir(project / "sm90" / "k.cu", "sm_90a", "ab" * 32)
+    entry.mkdir(parents=True)
+    (entry / REPORT_FILE).write_text("{}")
+    assert builder.has_build(link, "sm_90a") is True
+    assert builder.has_build(project / "sm90" / "k.h", "sm_90a") is None  # no kernel source: the build says why

@@ -151,3 +151,20 @@ def test_a_kernel_built_before_is_said_to_come_from_the_cache(kernels: Kernels, 
     assert result.exit_code == 0, result.output
     assert [line.rsplit(",", 1)[0] for line in result.stderr.splitlines() if line.startswith(("a.cu", "compiling"))] == [
         "a.cu (sm_100a): built before, taken from nvfp4ctl's build cache: 0 of 2", "compiling b.cu (sm_100a): 1 of 2"]
+
+
+def test_an_extension_of_two_archs_in_one_run_built_before_is_said_to_come_from_the_cache(
+        tmp_path: Path, compiles: list[str]) -> None:
+    """Its flags name two archs, one nvcc run keyed by the first: its line looked for an entry per arch and said
+    "compiling both (sm_100a, sm_90a)" on a hit."""
+    submission = tmp_path / "submission.py"
+    submission.write_text(INLINE.split("first = ")[0].replace('CUDA = r"""', 'CUDA = r"""// nvfp4ctl: no-tensor-op\n')
+                          + 'both = load_inline(name="both", cpp_sources="", cuda_sources=CUDA, extra_cuda_cflags=['
+                            '"-gencode=arch=compute_100a,code=sm_100a", "-gencode=arch=compute_90a,code=sm_90a"])\n')
+    first = _build(str(submission))
+    assert first.exit_code == 0 and compiles == ["both.cu"], first.output
+    assert _steps(first.stderr, "compiling ") == ["compiling both (sm_100a, sm_90a): 0 of 1"], first.stderr
+    again = _build(str(submission))
+    assert again.exit_code == 0 and compiles == ["both.cu"], again.output
+    assert _steps(again.stderr, "both ") == [
+        "both (sm_100a, sm_90a): built before, taken from nvfp4ctl's build cache: 0 of 1"], again.stderr
