@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from nvfp4ctl.build import abi, cache, compile, machine, resources, toolchain
+from nvfp4ctl.build.read_once import worked_out_once
 from nvfp4ctl.build.report import REPORT_FILE, BuildReport
 from nvfp4ctl.build.sources import NO_TENSOR_OP, BuildInputs, build_inputs, checked_source, source_marks
 from nvfp4ctl.errors import UsageError
@@ -35,21 +36,43 @@ def build_kernel(source: Path, arch: str, verbose: bool = False, defines: tuple[
     report.problems(), not raised.
     `verbose` is accepted for the contract; the full log is always kept in the entry's build.log."""
     del verbose
-    return _declared(_build(checked_source(source), arch, tuple(defines)))
+    return _declared(_build(_planned(source, arch, tuple(defines))))
 
 
-def _build(source: Path, arch: str, defines: tuple[str, ...]) -> BuildReport:
-    inputs = build_inputs(source)
-    mode = build_mode()
-    key = cache.cache_key(inputs, arch, mode, defines)
-    entry = cache.entry_dir(source, arch, key)
+@dataclass(frozen=True)
+class _Plan:
+    """What one build of a kernel is keyed by: its files read and hashed, the toolchain asked."""
+    source: Path  # as checked_source gives it: a link's target
+    arch: str
+    defines: tuple[str, ...]
+    inputs: BuildInputs
+    mode: str
+    key: str
+    entry: Path  # the cache folder of its build
+
+
+def _planned(source: Path, arch: str, defines: tuple[str, ...]) -> _Plan:
+    """The plan of a build, made once within read_once.reading_once: `build` asks has_build for its progress
+    line and then builds, and each read and hashed the kernel, its headers and binding."""
+    def plan() -> _Plan:
+        checked = checked_source(source)
+        inputs = build_inputs(checked)
+        mode = build_mode()
+        key = cache.cache_key(inputs, arch, mode, defines)
+        return _Plan(checked, arch, defines, inputs, mode, key, cache.entry_dir(checked, arch, key))
+
+    return worked_out_once(("kernel build", source, arch, defines), plan)
+
+
+def _build(plan: _Plan) -> BuildReport:
+    entry = plan.entry
     if (entry / REPORT_FILE).is_file():
-        return BuildReport.load(entry, source)
+        return BuildReport.load(entry, plan.source)
     with cache.locked(entry):
         if (entry / REPORT_FILE).is_file():  # another process built it while we waited
-            return BuildReport.load(entry, source)
+            return BuildReport.load(entry, plan.source)
         with cache.staging(entry) as folder:
-            report = _compile_and_inspect(folder, inputs, arch, key, mode, defines)
+            report = _compile_and_inspect(folder, plan.inputs, plan.arch, plan.key, plan.mode, plan.defines)
             cache.land(folder, entry)
     return report.moved_to(entry)
 
@@ -60,11 +83,9 @@ def has_build(source: Path, arch: str) -> bool | None:
     here, or its build failed". Files and `nvcc --version` only, nothing compiled; None where the
     toolchain cannot be read (no nvcc). The file build_kernel builds: a link's target, named by it."""
     try:
-        source = checked_source(source)
-        key = cache.cache_key(build_inputs(source), arch, build_mode())
+        return (_planned(source, arch, ()).entry / REPORT_FILE).is_file()
     except (UsageError, OSError):
         return None
-    return (cache.entry_dir(source, arch, key) / REPORT_FILE).is_file()
 
 
 def _declared(report: BuildReport) -> BuildReport:

@@ -5,16 +5,18 @@ scanned every header again per extension and per unit.
 Held for one command (`reading_once`), not for the process: a file's modification time moves in steps
 of milliseconds, so a header edited between two builds of one process (a test's, a tune's) may keep its
 size and time, and a cache keyed by them would hand back the old text. Outside `reading_once` every
-call reads the file."""
+call reads the file. What is worked out of them (a kernel's build plan, a unit's cache key, asked for by the
+progress line and again by the build) is kept alike (`worked_out_once`)."""
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import cached_property
 from pathlib import Path
+from typing import Any, TypeVar
 
 from nvfp4ctl.preprocessor import live_code
 
@@ -36,6 +38,10 @@ class _Reads:
     def __init__(self) -> None:
         self.headers: dict[Path, HeaderFile] = {}
         self.sources: dict[Path, str] = {}
+        self.worked: dict[Hashable, Any] = {}
+
+
+_Worked = TypeVar("_Worked")
 
 
 # a context variable, not a global: another thread (tune's builds) starts outside the command's reads
@@ -75,3 +81,14 @@ def source_text(path: Path) -> str:
     if found is None:
         found = reads.sources[path] = path.read_text(errors="replace")
     return found
+
+
+def worked_out_once(key: Hashable, work: Callable[[], _Worked]) -> _Worked:
+    """work()'s result, made once per `key` within `reading_once` (the files it reads are the command's);
+    outside it, every call works it out. A call that raises keeps nothing: the next one raises again."""
+    reads = _reads.get()
+    if reads is None:
+        return work()
+    if key not in reads.worked:
+        reads.worked[key] = work()
+    return reads.worked[key]

@@ -31,7 +31,7 @@ from nvfp4ctl.build.arch_names import (LEADERBOARD_GPU, LEADERBOARD_GPU_ARCH, co
 from nvfp4ctl.build.compile import BUILD_TIMEOUT_S, run_compiler, timeout_message
 from nvfp4ctl.build.compiler_errors import display_path, first_error
 from nvfp4ctl.build.flag_problems import strs_for_lists, unusable_flags, untold_arch
-from nvfp4ctl.build.read_once import header_file, source_text
+from nvfp4ctl.build.read_once import header_file, source_text, worked_out_once
 from nvfp4ctl.build.report import REPORT_FILE, BuildReport
 from nvfp4ctl.build.sources import NO_TENSOR_OP, marks_in
 from nvfp4ctl.build.submission_headers import (flag_include_folders, header_digests, is_toolchain_folder,
@@ -342,7 +342,13 @@ def build_extension(sources: SubmissionSources, extension: Extension, arch: str)
 
 def _units(sources: SubmissionSources, extension: Extension) -> list[tuple[str, str, Path | None]]:
     """(unit name, code, file on disk) of each unit the extension compiles: load_inline's generated .cu, or
-    load()'s .cu files; a load() file that is not there is one line (UsageError)."""
+    load()'s .cu files; a load() file that is not there is one line (UsageError). Made once within
+    read_once.reading_once, for the progress line (has_build) and the build (the extension's key: its identity,
+    as it lives for the whole command)."""
+    return worked_out_once(("submission units", id(extension)), lambda: _units_of(sources, extension))
+
+
+def _units_of(sources: SubmissionSources, extension: Extension) -> list[tuple[str, str, Path | None]]:
     units: list[tuple[str, str, Path | None]] = []
     if extension.call == "load_inline" and extension.cuda:
         units.append((f"{extension.name}.cu", generated_cu(extension, sources.path), None))
@@ -357,8 +363,10 @@ def _units(sources: SubmissionSources, extension: Extension) -> list[tuple[str, 
 
 def _unit_key(sources: SubmissionSources, extension: Extension, arch: str, name: str, code: str,
               path: Path | None) -> str:
-    """_key of one unit (`name`, `code`, its file `path` for a load() source, None for load_inline's)."""
-    return _key(keyed_code(code, sources.path) if path is None else code, extension, arch, path)
+    """_key of one unit (`name`, `code`, its file `path` for a load() source, None for load_inline's), made once
+    within read_once.reading_once (has_build's and the build's: each hashed the code and its headers)."""
+    return worked_out_once(("submission unit key", id(extension), arch, name, path),
+                           lambda: _key(keyed_code(code, sources.path) if path is None else code, extension, arch, path))
 
 
 def _entry(name: str, arch: str, key: str) -> Path:

@@ -50,6 +50,7 @@ def command(
     from nvfp4ctl.build import CompileError, build_kernel
     from nvfp4ctl.build.builder import has_build
     from nvfp4ctl.build.compile import CompileTimeout
+    from nvfp4ctl.build.read_once import reading_once
     from nvfp4ctl.build.sources import not_text_warning
     from nvfp4ctl.progress_lines import progress_lines
 
@@ -91,8 +92,9 @@ def command(
     failures: dict[str, str] = {}  # kernel file -> its first problem
     timed_out: list[str] = []  # kernel files whose compile ran past its limit: the run's exit is 3
     skipped: list[str] = []
-    # a kernel compiles for tens of seconds (CUTLASS's for minutes): without a bar, plain lines say which
-    with console.progress() as progress, progress_lines(console, len(plan)) as lines:
+    # a kernel compiles for tens of seconds (CUTLASS's for minutes): without a bar, plain lines say which.
+    # reading_once: a kernel's build is planned once (files read and hashed), for its line and its build
+    with console.progress() as progress, progress_lines(console, len(plan)) as lines, reading_once():
         task = progress.add_task("building", total=len(plan))
         for source, target in plan:
             step = (f"{source.name} ({target}): built before, taken from nvfp4ctl's build cache"
