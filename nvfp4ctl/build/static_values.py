@@ -385,24 +385,24 @@ class StaticEvaluator:
             found = self._changes_by_owner[name] = {owner: _OwnedChanges(changes) for owner, changes in grouped.items()}
         return found
 
-    def is_sequence(self, node: ast.AST, before: int, depth: int = 0) -> bool:
-        if isinstance(node, (ast.List, ast.Tuple)):
-            return True
-        if isinstance(node, ast.BinOp) and depth < 20:
-            return self.is_sequence(added_terms(node)[0], before, depth + 1)
-        if isinstance(node, ast.Name) and depth < 20 and (bound := self.bound(node.id, before, node)):
-            return self.is_sequence(bound[1], bound[0], depth + 1)
-        return False
+    def is_sequence(self, node: ast.AST, before: int) -> bool:
+        """Whether a value is a list or tuple (a literal, a sum starting with one, a name bound to one)."""
+        return self._is_literal_of(node, before, (ast.List, ast.Tuple))
 
-    def is_tuple(self, node: ast.AST, before: int, depth: int = 0) -> bool:
-        """Whether a value is a tuple (a literal, a sum starting with one, a name bound to one): torch appends its
-        own link flags to extra_ldflags, which a tuple fails."""
-        if isinstance(node, ast.Tuple):
+    def is_tuple(self, node: ast.AST, before: int) -> bool:
+        """Whether a value is a tuple, as is_sequence reads it: torch appends its own link flags to
+        extra_ldflags, which a tuple fails."""
+        return self._is_literal_of(node, before, (ast.Tuple,))
+
+    def _is_literal_of(self, node: ast.AST, before: int, kinds: tuple[type[ast.AST], ...], depth: int = 0) -> bool:
+        """Whether a value is a literal of `kinds`, a sum whose first term is one, or a name bound to one
+        (followed 20 deep at most: a name bound to itself ends there)."""
+        if isinstance(node, kinds):
             return True
         if isinstance(node, ast.BinOp) and depth < 20:
-            return self.is_tuple(added_terms(node)[0], before, depth + 1)
+            return self._is_literal_of(added_terms(node)[0], before, kinds, depth + 1)
         if isinstance(node, ast.Name) and depth < 20 and (bound := self.bound(node.id, before, node)):
-            return self.is_tuple(bound[1], bound[0], depth + 1)
+            return self._is_literal_of(bound[1], bound[0], kinds, depth + 1)
         return False
 
     def holds_path(self, node: ast.AST, before: int) -> bool:
@@ -541,7 +541,7 @@ class StaticEvaluator:
         pieces = self.pieces(node, before)
         if pieces is None or unread_lines(pieces):
             return None
-        return ["".join(piece.text for piece in element) for element in _elements(pieces)]  # "inc/" + NAME: one folder
+        return elements(pieces)  # "inc/" + NAME: one folder
 
 
 @dataclass(frozen=True)
