@@ -6,6 +6,8 @@ import json
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from nvfp4ctl.build.sources import NO_TENSOR_OP  # sources imports nothing of the build's reports
+
 REPORT_FILE = "report.json"
 
 
@@ -132,7 +134,7 @@ class BuildReport:
         return replace(self, entry=entry)
 
 
-def tensor_op_problem(op: TensorOpCheck, arch: str, mark: str = "// nvfp4ctl: no-tensor-op") -> str | None:
+def tensor_op_problem(op: TensorOpCheck, arch: str, mark: str = f"// nvfp4ctl: {NO_TENSOR_OP}") -> str | None:
     """Why a build's tensor-core op is not acceptable (the command exits 1), with the `mark` line that
     declares code without tensor cores on purpose (`# nvfp4ctl: no-tensor-op` in a CuTe DSL submission's
     Python); None where it is there, declared absent, or not needed by the problem."""
