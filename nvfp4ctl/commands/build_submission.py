@@ -16,9 +16,8 @@ from rich.text import Text
 from nvfp4ctl.build.compiler_errors import display_path
 from nvfp4ctl.build.kernel_names import readable_names
 from nvfp4ctl.build.report import not_needed_note, tensor_op_problem
-from nvfp4ctl.build.sources import NO_TENSOR_OP, marks_in
 from nvfp4ctl.build.resources import describe_tensor_op
-from nvfp4ctl.build.sources import not_text_warning
+from nvfp4ctl.build.sources import NO_TENSOR_OP, marks_in, not_text_warning
 from nvfp4ctl.console import NORMAL, get_console
 from nvfp4ctl.errors import ExitCode, UsageError
 from nvfp4ctl.kernel_cells import byte_size, spills_text
