@@ -232,13 +232,22 @@ def export_lines(text: str) -> tuple[str, str] | None:
     return (first, body) if EXPORT_MARK in first else None
 
 
-def _refusal(path: Path) -> str | None:
-    """Why `path` must not be replaced without --force: it is the user's own file, or an export they
-    edited since (files from before the body hash count as unedited); None: replace it."""
+def _current_text(output: Path, force: bool) -> str:
+    """The text at `output` now, as _refusal and _kept_shebang read it (past a UTF-8 byte order mark); "" where
+    there is none, or `force` replaces a file that cannot be read (the write says what is wrong with it)."""
+    if not output.exists():
+        return ""
     try:
-        text = path.read_text(encoding="utf-8-sig", errors="replace")
+        return output.read_text(encoding="utf-8-sig", errors="replace")
     except OSError as error:
-        raise UsageError(f"cannot read {path}: {os_reason(error, path)}") from None
+        if force:
+            return ""
+        raise UsageError(f"cannot read {output}: {os_reason(error, output)}") from None
+
+
+def _refusal(text: str) -> str | None:
+    """Why the file holding `text` must not be replaced without --force: it is the user's own file, or an
+    export they edited since (files from before the body hash count as unedited); None: replace it."""
     if not text:
         return None  # nothing to lose
     # past a `#!` line an editor or the user put above the docstring, as lint reads the file: the mark is
@@ -253,16 +262,12 @@ def _refusal(path: Path) -> str | None:
     return None
 
 
-def _kept_shebang(output: Path) -> str:
-    """The `#!` line (with its newline) the user put above an earlier export at `output`, for the new
+def _kept_shebang(output: Path, text: str) -> str:
+    """The `#!` line (with its newline) the user put above an earlier export at `output`, its `text`, for the new
     export to keep; "" where there is none, or the file is no export (a file of the user's replaced with
     --force is replaced whole). The export's own text starts below that line, as _refusal reads it.
     A line holding the leaderboard's forbidden word is refused (UsageError), as any source holding it is:
     kept, it would make the new file one the leaderboard rejects; dropped, it would be lost."""
-    try:
-        text = output.read_text(encoding="utf-8-sig", errors="replace")
-    except OSError:  # not there (yet), or unreadable: _refusal has said what matters
-        return ""
     if not text.startswith("#!") or export_lines(text) is None:
         return ""
     line = text.partition("\n")[0]
@@ -302,9 +307,9 @@ def export_submission(kernel: Path, output: Path, arch: str | None = None, force
     old file whole, and a symlink stays a link to the new text."""
     _refuse_folder(output)
     inputs = build_inputs(checked_source(kernel))
-    _refuse_output(output, _never_written(output, inputs, protected or {}), force)
+    existing = _refuse_output(output, _never_written(output, inputs, protected or {}), force)
     submission = render(inputs, resolve_arch(inputs.kernel, arch))
-    _write(output, _kept_shebang(output) + submission.text)
+    _write(output, _kept_shebang(output, existing) + submission.text)
     return submission
 
 
@@ -315,7 +320,8 @@ def export_plain_torch(source: Path, output: Path, problem: str, force: bool = F
     hash on line 1, so a later export replaces it as freely as its own, and under the same refusals."""
     _refuse_folder(output)
     roles = {source: "the plain-torch submission being exported", **(protected or {})}
-    _refuse_output(output, next((role for path, role in roles.items() if _same_file(output, path)), None), force)
+    existing = _refuse_output(output, next((role for path, role in roles.items() if _same_file(output, path)), None),
+                              force)
     try:
         body = source.read_text(encoding="utf-8")
     except OSError as error:
@@ -325,7 +331,7 @@ def export_plain_torch(source: Path, output: Path, problem: str, force: bool = F
     text = f"{first} Body sha256 {_body_hash(body)}.\n{body}"
     if FORBIDDEN_WORD in text.lower():
         raise UsageError(f'{source} contains "{FORBIDDEN_WORD}", which the leaderboard refuses; nothing was written')
-    text = _kept_shebang(output) + text
+    text = _kept_shebang(output, existing) + text
     _write(output, text)
     return text
 
@@ -335,16 +341,19 @@ def _refuse_folder(output: Path) -> None:
         raise UsageError(f"-o {output}: a folder; name the file to write, e.g. -o {output / 'submission.py'}")
 
 
-def _refuse_output(output: Path, role: str | None, force: bool) -> None:
+def _refuse_output(output: Path, role: str | None, force: bool) -> str:
     """UsageError where `output` is a file export never writes (`role`: what it is), is read-only, or is
-    not an unedited earlier export and `force` is off."""
+    not an unedited earlier export and `force` is off; else its text now (_current_text), read once for the
+    refusal and the `#!` line kept."""
     if role is not None:
         raise UsageError(f"-o {output} is {role}: export never writes over it, not even with --force;"
                          " nothing was written (-o another path)")
     if made_read_only(output):  # before _refusal, whose message offers --force: that is no way past this
         raise UsageError(_read_only(output))
-    if output.exists() and not force and (why := _refusal(output)):
+    existing = _current_text(output, force)
+    if not force and (why := _refusal(existing)):
         raise UsageError(f"{output} {why}: nothing was written (--force replaces it, or -o another path)")
+    return existing
 
 
 def _write(output: Path, text: str) -> None:
