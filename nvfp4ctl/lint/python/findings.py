@@ -11,10 +11,12 @@ from nvfp4ctl.lint.source import SourceFile
 def node_finding(source: SourceFile, node: ast.AST, code: str, message: str) -> Finding:
     """A finding at the node's start, as wide as the node where it ends on its own line; 1 character wide for
     a node over several lines (its start is the place to show)."""
-    start = source.ast_offset(node.lineno, node.col_offset)  # type: ignore[attr-defined]
+    # every node a rule reports is an expression or statement, with a place; ast.AST's stub declares none
+    line, col = node.lineno, node.col_offset  # type: ignore[attr-defined]
+    start = source.ast_offset(line, col)
     width = 1
     end_line, end_col = getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None)
-    if end_line == node.lineno and end_col is not None:  # type: ignore[attr-defined]
+    if end_line == line and end_col is not None:
         width = max(source.ast_offset(end_line, end_col) - start, 1)
     return Finding(start, code, message, width)
 
