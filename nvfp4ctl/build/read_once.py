@@ -11,6 +11,7 @@ progress line and again by the build) is kept alike (`worked_out_once`)."""
 from __future__ import annotations
 
 import hashlib
+import io
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -37,7 +38,7 @@ class HeaderFile:
 class _Reads:
     def __init__(self) -> None:
         self.headers: dict[Path, HeaderFile] = {}
-        self.sources: dict[Path, str] = {}
+        self.sources: dict[Path, bytes] = {}
         self.worked: dict[Hashable, Any] = {}
 
 
@@ -72,15 +73,21 @@ def header_file(path: Path) -> HeaderFile:
     return found
 
 
-def source_text(path: Path) -> str:
-    """A load() source's text, as read_text(errors="replace") gives it (the code compiled and keyed)."""
+def source_bytes(path: Path) -> bytes:
+    """A load() source's or a kernel's bytes (the NV004 test of a build reads them; its text is made of them)."""
     reads = _reads.get()
     if reads is None:
-        return path.read_text(errors="replace")
+        return path.read_bytes()
     found = reads.sources.get(path)
     if found is None:
-        found = reads.sources[path] = path.read_text(errors="replace")
+        found = reads.sources[path] = path.read_bytes()
     return found
+
+
+def source_text(path: Path) -> str:
+    """A load() source's text, as read_text(errors="replace") gives it (the code compiled and keyed)."""
+    # the reader read_text opens: the locale's encoding, universal newlines
+    return io.TextIOWrapper(io.BytesIO(source_bytes(path)), errors="replace").read()
 
 
 def worked_out_once(key: Hashable, work: Callable[[], _Worked]) -> _Worked:

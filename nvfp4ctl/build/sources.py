@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from nvfp4ctl.build.compiler_errors import display_path
+from nvfp4ctl.build.read_once import source_bytes
 from nvfp4ctl.preprocessor import includes_cutlass, live_code, quoted_includes
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.not_text import not_text_message, not_text_place
@@ -143,7 +144,7 @@ def not_text_warning(source: Path) -> str | None:
     and compiles it, so the build goes on, with the line where it stops being text. None for text, or a file
     that cannot be read (the build says why)."""
     try:
-        place = not_text_place(source.read_bytes())
+        place = not_text_place(source_bytes(source))
     except OSError:
         return None
     if place is None:
