@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
@@ -44,8 +44,32 @@ def quiet_closed_stream(stream: Any) -> None:
         os.close(devnull)
 
 
+class _EnvironWithReadableColumns(Mapping[str, str]):
+    """os.environ, read as it is now, with $COLUMNS only where it is a positive width (_columns_set).
+    rich takes COLUMNS=0, which Docker and other 0x0 ptys set, as a width of 0, at which every line that
+    is no table (errors included) printed nothing; a width it cannot read it drops, and so does this."""
+
+    def __getitem__(self, name: str) -> str:
+        if name != "COLUMNS":
+            return os.environ[name]
+        columns = _columns_set()
+        if columns is None:
+            raise KeyError(name)
+        return str(columns)
+
+    def __iter__(self) -> Iterator[str]:
+        return (name for name in os.environ if name != "COLUMNS" or _columns_set() is not None)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
 class _Printer(RichConsole):
-    """rich's console, quiet where its reader has gone (quiet_closed_stream), not exiting with 1."""
+    """rich's console, quiet where its reader has gone (quiet_closed_stream), not exiting with 1, and
+    blind to a $COLUMNS that is no width."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(_environ=_EnvironWithReadableColumns(), **options)
 
     def on_broken_pipe(self) -> None:
         self.quiet = True

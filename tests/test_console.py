@@ -118,3 +118,30 @@ def test_a_bar_not_drawn_writes_nothing_when_it_ends() -> None:
         with console.progress() as progress:
             progress.update(progress.add_task("timing", total=2), advance=2)
         assert stderr.getvalue() == "", (verbosity, terminal, stderr.getvalue())
+
+
+def test_columns_that_are_no_width_leave_every_line_in(capsys, monkeypatch) -> None:
+    """rich took COLUMNS=0 (Docker's and other 0x0 ptys') as a width of 0: errors, results and progress
+    printed nothing at all. 0, a negative or an unreadable $COLUMNS is no width: as though it were unset."""
+    for columns in ("0", "-5", "abc", ""):
+        monkeypatch.setenv("COLUMNS", columns)
+        console = Console()
+        console.error("--only: x is not an integer")
+        console.info("0/1 pass")
+        captured = capsys.readouterr()
+        assert (captured.out, captured.err) == ("0/1 pass\n", "error: --only: x is not an integer\n"), columns
+
+
+def test_a_usable_columns_still_sets_the_width(monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", " 50 ")
+    assert Console().out.width == 50
+
+
+def test_columns_zero_keeps_a_commands_error_line(monkeypatch) -> None:
+    from cli_streams import separate_streams_runner
+
+    from nvfp4ctl.cli import app
+
+    result = separate_streams_runner().invoke(app, ["bench", "--only", "x"], env={"COLUMNS": "0"})
+    assert result.exit_code == 2
+    assert result.stderr == "error: --only: x is not an integer\n"
