@@ -591,18 +591,21 @@ def _run(command: Callable[..., Outcome], added: list[str], args: tuple, kwargs:
         return _stopped("interrupted", ExitCode.INTERRUPTED)
 
 
-def _refuse_a_run_log_that_is_not_one() -> None:
+def _refuse_a_run_log_that_is_not_one(json_mode: JsonMode | None, kwargs: dict[str, object]) -> None:
     """NVFP4CTL_MEMORY naming a file the run log must not be appended to (a submission.py, a task.yml):
-    one line and exit 2 before the command runs, rather than a result whose log line cannot be kept.
-    Only the setting can name such a file: nvfp4ctl's own choice is always a MEMORY.md."""
+    one line and exit 2 before the command runs, rather than a result whose log line cannot be kept,
+    and for a command asked for JSON its failure document, as for any other error. Only the setting
+    can name such a file: nvfp4ctl's own choice is always a MEMORY.md."""
     setting = env_str(Env.MEMORY)
     if not setting:
         return
     from nvfp4ctl.runlog import not_a_run_log  # here: `--help` never needs it
 
     if (why := not_a_run_log(Path(setting))) is not None:
-        get_console().error(f"{Env.MEMORY}={setting}: {why}; nothing was run: point {Env.MEMORY} at a"
-                            " Markdown file (MEMORY.md, say), or unset it")
+        message = (f"{Env.MEMORY}={setting}: {why}; nothing was run: point {Env.MEMORY} at a"
+                   " Markdown file (MEMORY.md, say), or unset it")
+        get_console().error(message)
+        _json_failure(json_mode, kwargs, message, ExitCode.USAGE)
         raise typer.Exit(int(ExitCode.USAGE))
 
 
@@ -681,7 +684,7 @@ def _logged(name: str, command: Callable[..., Outcome], record: bool = True, rea
     @functools.wraps(command)
     def wrapper(*args: object, **kwargs: object) -> None:
         if record or reads_log:
-            _refuse_a_run_log_that_is_not_one()
+            _refuse_a_run_log_that_is_not_one(json_mode, kwargs)
         try:
             outcome = _run(command, added, args, kwargs, json_mode)
         except KeyboardInterrupt:  # a second Ctrl-C while the first one's (or an error's) line was shown

@@ -752,6 +752,25 @@ def test_every_command_with_a_json_mode_gives_a_json_document_on_a_failure(args,
     assert result.stderr == f"error: {document['error']}\n"
 
 
+@pytest.mark.parametrize("args", _JSON_FAILURES, ids=lambda args: args[0])
+@pytest.mark.parametrize("setting", ["folder", "notes.txt"])
+def test_a_run_log_setting_that_is_no_run_log_gives_the_json_document_too(args, setting, tmp_path, monkeypatch):
+    """NVFP4CTL_MEMORY naming a folder or a file not ending in .md was refused before the run with the
+    stderr line alone: a script reading stdout for the document got nothing to parse."""
+    from cli_streams import separate_streams_runner
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "notes.txt").write_text("notes\n")
+    monkeypatch.setenv("NVFP4CTL_MEMORY", setting)
+    result = separate_streams_runner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    document = json.loads(result.stdout)
+    assert document["exit_code"] == 2 and document["error"].startswith(f"NVFP4CTL_MEMORY={setting}: "), document
+    assert result.stderr == f"error: {document['error']}\n"
+    assert (tmp_path / "notes.txt").read_text() == "notes\n"
+
+
 def test_the_json_failure_test_covers_every_json_command():
     from nvfp4ctl.cli import JSON_MODES
 
