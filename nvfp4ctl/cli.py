@@ -640,16 +640,21 @@ JSON_MODES: dict[str, JsonMode] = {}  # command name → how it is asked for JSO
 FILE_OPTIONS: dict[str, FileOptions] = {}  # command name → the options a file typed as an argument goes to
 
 
+# The failure document's "version", first as in every success document (bench's, dump's, lint's, tune's),
+# so that a script checking it first reads an error too; raised when one of its keys changes meaning or goes away
+FAILURE_JSON_VERSION = 1
+
+
 def _json_failure(json_mode: JsonMode | None, kwargs: dict[str, object], message: str, exit_code: ExitCode) -> None:
     """A command asked for JSON that stops on an error (no GPU, a bad --only, a crash) still gives stdout
-    one JSON document, {"error": …, "exit_code": …}, beside the error line on stderr: a script reading
-    stdout gets something it can parse, and the exit code stays the error's. Not after the command's
-    own document, which a second one would make unparseable."""
+    one JSON document, {"version": 1, "error": …, "exit_code": …}, beside the error line on stderr: a
+    script reading stdout gets something it can parse, and the exit code stays the error's. Not after
+    the command's own document, which a second one would make unparseable."""
     console = get_console()
     if json_mode is None or not json_mode.asked(kwargs) or console.json_written:
         return
     with contextlib.suppress(OSError):  # stdout gone (a closed pipe): the exit code still says it
-        console.json({"error": message, "exit_code": int(exit_code)})
+        console.json({"version": FAILURE_JSON_VERSION, "error": message, "exit_code": int(exit_code)})
 
 
 def _declared_option_names(hints: dict[str, object]) -> set[str]:

@@ -748,7 +748,8 @@ def test_every_command_with_a_json_mode_gives_a_json_document_on_a_failure(args,
     result = separate_streams_runner().invoke(app, args)
     assert result.exit_code == 2, result.output
     document = json.loads(result.stdout)
-    assert set(document) == {"error", "exit_code"} and document["exit_code"] == 2
+    assert set(document) == {"version", "error", "exit_code"} and document["exit_code"] == 2
+    assert list(document)[0] == "version" and document["version"] == 1
     assert result.stderr == f"error: {document['error']}\n"
 
 
@@ -865,7 +866,7 @@ def _rejected_with_its_line(args: list[str], line: str, document: bool, folder: 
     assert result.exit_code == 2, result.output
     assert result.stderr == line + "\n", result.stderr
     if document:
-        assert json.loads(result.stdout) == {"error": line.removeprefix("error: "), "exit_code": 2}
+        assert json.loads(result.stdout) == {"version": 1, "error": line.removeprefix("error: "), "exit_code": 2}
     else:
         assert result.stdout == ""
     return [entry.result for entry in runlog.read(memory_path())[before:]]

@@ -318,7 +318,7 @@ def test_json_failures_are_a_json_document_on_stdout(submission: Path, monkeypat
         monkeypatch.setattr("nvfp4ctl.runner.gpu.gpu_present", lambda: False)
     result = _bench("--submission", str(submission), "--json", *args, cli=separate_streams_runner())
     assert result.exit_code == code
-    assert json.loads(result.stdout) == {"error": message, "exit_code": code}
+    assert json.loads(result.stdout) == {"version": 1, "error": message, "exit_code": code}
     assert f"error: {message}" in result.stderr
 
 
@@ -431,7 +431,7 @@ def test_a_submission_that_cannot_be_python_or_has_no_custom_kernel_is_exit_2_be
     submission.write_text(text)
     result = _bench("--submission", "submission.py", "--json", cli=separate_streams_runner())
     assert result.exit_code == 2, result.output
-    assert json.loads(result.stdout) == {"error": message, "exit_code": 2}
+    assert json.loads(result.stdout) == {"version": 1, "error": message, "exit_code": 2}
     assert result.stderr == f"error: {message}\n"
     assert FakeWorker.calls == []
 

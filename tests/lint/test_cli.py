@@ -86,7 +86,7 @@ def test_json_format(project: Path) -> None:
 def test_json_format_stopped_by_an_error_is_a_json_document(project: Path) -> None:
     result = separate_streams_runner().invoke(app, ["lint", "--format", "json", "nosuch.py"])
     assert result.exit_code == 2
-    assert json.loads(result.stdout) == {"error": "no such file or folder: nosuch.py", "exit_code": 2}
+    assert json.loads(result.stdout) == {"version": 1, "error": "no such file or folder: nosuch.py", "exit_code": 2}
 
 
 def test_select_by_prefix_on_the_command_line(project: Path) -> None:
