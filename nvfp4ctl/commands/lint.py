@@ -58,7 +58,7 @@ def command(
         problem = _rules_problem(task)
         rules = rules_for(problem)
         if output_format is OutputFormat.json:
-            console.json(json_render.rules_payload(rules))
+            console.json(json_render.rules_document(rules, problem))
         else:
             rows = [(r.code, r.severity.value + ("" if r.default_on else f" ({', '.join(r.profiles)})"),
                      r.name, r.why, r.bad, r.good) for r in rules]

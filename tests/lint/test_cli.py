@@ -99,7 +99,10 @@ def test_list_rules_table_and_json(project: Path) -> None:
     table = runner.invoke(app, ["lint", "--list-rules"])
     assert table.exit_code == 0
     assert "NV101" in table.output and "NV901" in table.output
-    rules = json.loads(runner.invoke(app, ["lint", "--list-rules", "--format", "json"]).stdout)
+    document = json.loads(runner.invoke(app, ["lint", "--list-rules", "--format", "json"]).stdout)
+    assert list(document) == ["version", "problem", "rules"]  # the version first, as in every document of lint's
+    assert document["version"] == 1 and document["problem"] == "nvfp4_gemm"
+    rules = document["rules"]
     assert [r["code"] for r in rules][:11] == ["NV001", "NV002", "NV003", "NV004", "NV005", "NV006", "NV007", "NV008", "NV009",
                                                "NV010", "NV101"]
     quiet = runner.invoke(app, ["-q", "lint", "--list-rules"])  # the table is what was asked for: -q keeps it

@@ -602,14 +602,16 @@ def test_list_rules_speaks_of_the_tasks_problem(tmp_path: Path, monkeypatch) -> 
         (folder / "task.yml").write_text(get_problem(problem).task_file.read_text())
         monkeypatch.chdir(folder)
         rules = {rule["code"]: rule for rule in json.loads(
-            CliRunner().invoke(app, ["lint", "--list-rules", "--format", "json"]).stdout)}
+            CliRunner().invoke(app, ["lint", "--list-rules", "--format", "json"]).stdout)["rules"]}
         assert why in rules["NV401"]["why"] and rules["NV401"]["bad"].startswith(bad)
         assert "tuple indices 4, 5" not in json.dumps(rules)
         table = CliRunner().invoke(app, ["lint", "--list-rules"])
         assert table.exit_code == 0 and f"lint rules · {problem}" in table.output
     monkeypatch.chdir(tmp_path)  # --task names the problem too
     task = str(tmp_path / "nvfp4_dual_gemm" / "task.yml")
-    rules = json.loads(CliRunner().invoke(app, ["lint", "--list-rules", "--format", "json", "--task", task]).stdout)
+    document = json.loads(CliRunner().invoke(app, ["lint", "--list-rules", "--format", "json", "--task", task]).stdout)
+    assert document["problem"] == "nvfp4_dual_gemm"
+    rules = document["rules"]
     nv501 = next(rule for rule in rules if rule["code"] == "NV501")
     assert nv501["why"].startswith("b1 and b2 are already (N, K) K-major") and nv501["bad"] == "b1_t = b1.t().contiguous()"
 

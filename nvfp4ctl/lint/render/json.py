@@ -29,6 +29,12 @@ def payload(report: LintReport, cwd: Path | None = None) -> dict[str, Any]:
     }
 
 
+def rules_document(rules: Sequence[Rule], problem: str) -> dict[str, Any]:
+    """`--list-rules --format json`: the rules in `problem`'s words, under the "version" every document
+    of lint's starts with (it was a bare array, which a script checking the version first could not read)."""
+    return {"version": FORMAT_VERSION, "problem": problem, "rules": rules_payload(rules)}
+
+
 def rules_payload(rules: Sequence[Rule] = RULES) -> list[dict[str, Any]]:
     return [
         {
