@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console as RichConsole
 from rich.measure import Measurement
-from rich.table import Table
+from rich.cells import cell_len
+from rich.table import Column, Table
 from rich.text import Text
 
 if TYPE_CHECKING:
@@ -157,7 +158,16 @@ class Console:
         for row in cells:
             table.add_row(*row)
         width = self.out.width
-        self.out.width = _table_width(self.out, table)
+        fitted = _table_width(self.out, table)
+        if _natural_width(self.out, table) > fitted:
+            # too wide for its width: each value (7597, 0.05 s, m=128 n=256 k=256) stays on one line in a
+            # column as wide as its widest one, where folding read "759" over "7"; its header wraps between
+            # words, and the text columns fold in what is left. A table whose values alone need more is as
+            # wide as they need: a line too long, and not a number cut
+            for index in _value_columns(cells, len(columns)):
+                table.columns[index].width = _value_width(self.out, columns[index], cells, index)
+            fitted = max(fitted, _least_width(table))
+        self.out.width = fitted
         try:
             self.out.print(table)
         finally:
@@ -227,6 +237,39 @@ def _cell_width(out: RichConsole, header: str, cells: Sequence[Sequence[Text]], 
     options = out.options.update(max_width=_UNBOUNDED_WIDTH)
     found = [Measurement.get(out, options, text) for text in [Text(header), *(row[index] for row in cells)]]
     return max(m.maximum if whole else m.minimum for m in found)
+
+
+# The longest a cell may be and still be a value (a number, a time, a shape, a verdict), which a table
+# never breaks; a longer one (a message, a rule's text, a kernel's name) is text, which folds
+VALUE_WIDTH = 24
+
+
+def _value_columns(cells: Sequence[Sequence[Text]], count: int) -> list[int]:
+    """The columns (by index) whose every cell is a value: no line longer than VALUE_WIDTH."""
+    return [index for index in range(count)
+            if all(max(map(cell_len, row[index].plain.splitlines()), default=0) <= VALUE_WIDTH for row in cells)]
+
+
+def _value_width(out: RichConsole, header: str, cells: Sequence[Sequence[Text]], index: int) -> int:
+    """A value column's width: its widest cell, or its header's longest word where that is more."""
+    options = out.options.update(max_width=_UNBOUNDED_WIDTH)
+    return max([Measurement.get(out, options, Text(header)).minimum,
+                *(Measurement.get(out, options, row[index]).maximum for row in cells)])
+
+
+def _natural_width(out: RichConsole, table: Table) -> int:
+    """The width `table` takes with nothing folded."""
+    return Measurement.get(out, out.options.update(max_width=_UNBOUNDED_WIDTH), table).maximum
+
+
+def _least_width(table: Table) -> int:
+    """The width `table` needs with its value columns at their width and every other column at its
+    min_width or its header's longest word: one space of padding each side of a cell, one border between
+    columns and one at each edge (the box Console.table draws)."""
+    def column_width(column: Column) -> int:
+        return column.width or max(column.min_width or 0, max(map(cell_len, str(column.header).split()), default=1))
+
+    return sum(column_width(column) + 2 for column in table.columns) + len(table.columns) + 1
 
 
 def _table_width(out: RichConsole, table: Table) -> int:

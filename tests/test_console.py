@@ -26,15 +26,51 @@ def test_a_piped_table_is_printed_whole(capsys, monkeypatch) -> None:
     assert "UTCOMMA.2CTA.MXF4NVF4" in out and "140.2 s" in out
 
 
-def test_a_narrow_terminal_folds_cells_instead_of_cutting_them(monkeypatch) -> None:
-    monkeypatch.setenv("COLUMNS", "200")  # a terminal's own width wins over $COLUMNS
+def _terminal_table(width: int) -> str:
     console = Console()
     buffer = io.StringIO()
-    console.out = RichConsole(file=buffer, force_terminal=True, width=60, color_system=None, highlight=False)
+    console.out = RichConsole(file=buffer, force_terminal=True, width=width, color_system=None, highlight=False)
     console.table(COLUMNS, rows())
-    out = buffer.getvalue()
+    return buffer.getvalue()
+
+
+def _column(out: str, index: int) -> str:
+    """The text of a box table's column, its lines joined: what a fold kept."""
+    return "".join(line.split("│")[index + 1].strip() for line in out.splitlines() if line.startswith("│"))
+
+
+def test_a_narrow_terminal_folds_cells_instead_of_cutting_them(monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # a terminal's own width wins over $COLUMNS
+    out = _terminal_table(100)
     assert "…" not in out
-    assert "nvfp4" in out and max(len(line) for line in out.splitlines()) <= 60
+    assert "nvfp4" in out and max(len(line) for line in out.splitlines()) <= 100
+    assert _column(out, 0) == "".join(NAMES)
+
+
+def test_a_terminal_too_narrow_for_the_values_folds_the_text_and_keeps_every_value_whole(monkeypatch) -> None:
+    """Folded to fit, 227 KB read "227" over "KB" and 140.2 s "140." over "2 s": the text column (the
+    names) folds, each value stays on one line, and the table is as wide as its values need."""
+    monkeypatch.setenv("COLUMNS", "200")
+    out = _terminal_table(60)
+    value_lines = [line for line in out.splitlines() if "UTCOMMA" in line]
+    assert len(value_lines) == len(NAMES)
+    for line in value_lines:
+        assert [cell.strip() for cell in line.split("│")[2:-1]] == rows()[0][1:], line
+    assert _column(out, 0) == "".join(NAMES) and "…" not in out
+
+
+def test_columns_narrower_than_a_table_breaks_no_number_time_or_shape(capsys, monkeypatch) -> None:
+    """COLUMNS=40 showed bench's 7597 µs as "759" over "7", check's 0.05 s as "0.05" over "s" and its
+    shape over two lines: a script or a grep read them wrong."""
+    monkeypatch.setenv("COLUMNS", "40")
+    shape, message = "m=128 n=256 k=256", "expected 1.5 at (0, 3), got NaN: the output was never written " * 2
+    Console().table(["#", "shape", "verdict", "max abs err", "time", "why"],
+                    [["1", shape, "FAIL", "7597.25", "0.05 s", message]], right_align_from=3)
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert any(shape in line and "FAIL" in line and "7597.25" in line and "0.05 s" in line for line in lines), out
+    assert sum(line.startswith("│") for line in lines) > 1  # the message folds, every word kept
+    assert _column(out, 5).replace(" ", "") == message.replace(" ", "")
 
 
 PROSE = ("The server rejects any file where the word appears in its text, whatever the case and wherever it"
