@@ -175,17 +175,24 @@ class Console:
 
     def status(self, message: str) -> AbstractContextManager[object]:
         """A spinner with `message` on stderr while a step of unknown length runs; nothing under -q or
-        where stderr is not a terminal (a pipe or a log file would keep every frame)."""
-        if self.verbosity < NORMAL or not self.err.is_terminal:
+        where no live display is drawn (draws_live: a pipe or a log file would keep every frame)."""
+        if self.verbosity < NORMAL or not self.draws_live:
             return nullcontext()
         return self.err.status(Text(message))
 
     @property
+    def draws_live(self) -> bool:
+        """Whether rich draws a live bar or spinner on stderr: a terminal, not a dumb one (TERM=dumb:
+        Emacs's shell, some CI ptys, where rich draws nothing at all), that rich takes as interactive
+        (TTY_INTERACTIVE=0 says it is not)."""
+        return self.err.is_terminal and not self.err.is_dumb_terminal and self.err.is_interactive
+
+    @property
     def draws_no_bar(self) -> bool:
-        """Where progress() draws nothing though progress is wanted: stderr is not a terminal (a log
-        file, CI, `2>&1 | tee`), and not -q. A long command then says now and then how far it is
-        (progress_line), or it would print nothing for minutes."""
-        return self.verbosity >= NORMAL and not self.err.is_terminal
+        """Where progress() draws nothing though progress is wanted: no live display on stderr (a log
+        file, CI, `2>&1 | tee`, a TERM=dumb terminal), and not -q. A long command then says now and
+        then how far it is (progress_line), or it would print nothing for minutes."""
+        return self.verbosity >= NORMAL and not self.draws_live
 
     def progress_line(self, message: str) -> None:
         """A plain line of progress on stderr, where no bar is drawn (draws_no_bar)."""
@@ -193,7 +200,7 @@ class Console:
             self.err.print(Text(message))
 
     def progress(self, transient: bool = True) -> Progress:
-        """A rich progress bar with ETA; disabled under -q or when stderr is not a terminal."""
+        """A rich progress bar with ETA; disabled under -q or where no live display is drawn (draws_live)."""
         # Imported on first use: rich.progress costs ~10 ms that `nvfp4ctl --help` need not pay.
         from rich.progress import (
             BarColumn,
@@ -205,7 +212,7 @@ class Console:
             TimeRemainingColumn,
         )
 
-        disable = self.verbosity < NORMAL or not self.err.is_terminal
+        disable = self.verbosity < NORMAL or not self.draws_live
         return Progress(
             SpinnerColumn(),
             TextColumn("{task.description}"),

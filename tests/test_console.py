@@ -181,3 +181,25 @@ def test_columns_zero_keeps_a_commands_error_line(monkeypatch) -> None:
     result = separate_streams_runner().invoke(app, ["bench", "--only", "x"], env={"COLUMNS": "0"})
     assert result.exit_code == 2
     assert result.stderr == "error: --only: x is not an integer\n"
+
+
+def test_a_dumb_terminal_gets_the_plain_progress_lines_and_no_bar(monkeypatch) -> None:
+    """TERM=dumb on a terminal (Emacs's shell, some CI ptys): rich draws no bar there, and the plain
+    lines were kept for a stderr that is no terminal, so a run was silent until its end."""
+    from rich.progress import Progress
+
+    from nvfp4ctl.progress_lines import progress_lines
+
+    for term, draws_live in (("dumb", False), ("xterm-256color", True)):
+        monkeypatch.setenv("TERM", term)
+        monkeypatch.delenv("TTY_INTERACTIVE", raising=False)
+        console = Console()
+        stderr = io.StringIO()
+        console.err = RichConsole(file=stderr, force_terminal=True, color_system=None)
+        assert console.draws_live is draws_live and console.draws_no_bar is not draws_live, term
+        with console.progress() as progress:
+            assert isinstance(progress, Progress) and progress.disable is not draws_live, term
+        with progress_lines(console, 2) as lines:
+            lines.show("test 1 (m=128 n=256 k=256)")
+        said = stderr.getvalue()
+        assert ("test 1 (m=128 n=256 k=256): 0 of 2, 0 s\n" in said) is not draws_live, (term, said)

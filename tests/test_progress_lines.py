@@ -91,6 +91,8 @@ def test_progress_lines_speak_only_where_no_bar_is_drawn(monkeypatch: pytest.Mon
                                                          terminal: bool, speaks: bool) -> None:
     console = Console(verbosity)
     monkeypatch.setattr(type(console.err), "is_terminal", property(lambda self: terminal))
+    monkeypatch.setattr(console.err, "is_interactive", terminal)  # as rich finds a terminal that is not dumb
+    monkeypatch.setenv("TERM", "xterm-256color")
     printed: list[str] = []
     monkeypatch.setattr(console.err, "print", lambda text: printed.append(str(text)))
     with progress_lines(console, 2) as lines:
