@@ -76,18 +76,22 @@ class CheckReport:
 
     @property
     def summary(self) -> str:
-        """One line for the run log: "10/10 pass", "9/10 pass, 1 fail (test 3)", "timeout in test 6"."""
+        """One line for the run log: "10/10 pass", "9/10 pass, 1 fail (test 3)", "timeout in test 6", and
+        after a timeout every other kind the table shows: "timeout in test 6, 1 fail (test 1), 1 raised (test 2)"."""
         timeouts = self.with_verdict(TIMEOUT)
-        if timeouts:
-            return f"timeout in {timeouts[0].item.label}"
+        if timeouts:  # the run stopped there: the tests after it were not run, so no pass count
+            return ", ".join([f"timeout in {timeouts[0].item.label}", *self._not_passed()])
         if self.load_error:
             return f"crash: {self.load_error}"
-        parts = [f"{len(self.with_verdict(PASS))}/{len(self.outcomes)} pass"]
+        return ", ".join([f"{len(self.with_verdict(PASS))}/{len(self.outcomes)} pass", *self._not_passed()])
+
+    def _not_passed(self) -> list[str]:
+        parts = []
         for verdict, word in ((FAIL, "fail"), (CRASH, "crash"), (RAISED, RAISED)):
             found = self.with_verdict(verdict)
             if found:
                 parts.append(f"{len(found)} {word} ({_ids(found)})")
-        return ", ".join(parts)
+        return parts
 
 
 def _ids(outcomes: Sequence[ItemOutcome]) -> str:

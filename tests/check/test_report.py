@@ -7,6 +7,7 @@ import pytest
 from fake_problem import FakeCase
 from nvfp4ctl.check.run import CRASH, FAIL, NOT_RUN, PASS, TIMEOUT, CheckItem, CheckReport, ItemOutcome
 from nvfp4ctl.errors import ExitCode
+from nvfp4ctl.runner.raised import RAISED
 
 
 def _report(*verdicts: str) -> CheckReport:
@@ -20,7 +21,10 @@ def _report(*verdicts: str) -> CheckReport:
         ([PASS] * 10, ExitCode.OK, "10/10 pass"),
         ([PASS, PASS, FAIL] + [PASS] * 7, ExitCode.FAILURES, "9/10 pass, 1 fail (test 3)"),
         ([PASS, FAIL, CRASH, FAIL], ExitCode.CRASH, "1/4 pass, 2 fail (tests 2, 4), 1 crash (test 3)"),
-        ([FAIL, CRASH, PASS, PASS, PASS, TIMEOUT, NOT_RUN], ExitCode.TIMEOUT, "timeout in test 6"),
+        ([PASS, PASS, TIMEOUT, NOT_RUN], ExitCode.TIMEOUT, "timeout in test 3"),
+        ([FAIL, CRASH, PASS, PASS, PASS, TIMEOUT, NOT_RUN], ExitCode.TIMEOUT,
+         "timeout in test 6, 1 fail (test 1), 1 crash (test 2)"),
+        ([RAISED, TIMEOUT], ExitCode.TIMEOUT, "timeout in test 2, 1 raised (test 1)"),
     ],
 )
 def test_exit_code_precedence_and_summary(verdicts, exit_code, summary):
