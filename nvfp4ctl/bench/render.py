@@ -5,6 +5,7 @@ from __future__ import annotations
 from nvfp4ctl.bench.history import Comparison
 from nvfp4ctl.bench.results import SOL_LABEL, BenchReport
 from nvfp4ctl.bench.stopping import CONVERGED
+from nvfp4ctl.words import plural
 
 Rows = list[list[str]]
 IDLE_SHARE = 0.1  # idle GPU time above this share of the leaderboard time is worth a sentence
@@ -29,8 +30,7 @@ def timing_table(report: BenchReport) -> tuple[list[str], Rows]:
     if report.on_cpu:  # a GPU's rates and ceilings beside a CPU time would read as a measurement of the kernel
         rows = [[s.key, _us(s.stats.mean), _us(s.stats.err), _us(s.stats.best), _us(s.stats.worst), str(s.stats.runs)]
                 for s in report.shapes]
-        rows.append(["geomean", _us(report.geomean_us), _us(report.geomean_err_us), "", "", ""])
-        return ["shape", "CPU mean µs", "± err", "best", "worst", "runs"], rows
+        return ["shape", "CPU mean µs", "± err", "best", "worst", "runs"], rows + _last_rows(report, 6)
     columns = ["shape", "mean µs", "± err", "best", "worst", "runs", "TFLOP/s", "TB/s", f"% SOL {SOL_LABEL}",
                "% this GPU"]
     rows = [
@@ -39,10 +39,35 @@ def timing_table(report: BenchReport) -> tuple[list[str], Rows]:
          _pct(s.pct_ceiling(report.ceilings)) + f" ({s.floor_us(report.ceilings)[1]})" if report.ceilings else "-"]
         for s in report.shapes
     ]
+    return columns, rows + _last_rows(report, len(columns))
+
+
+def _last_rows(report: BenchReport, width: int) -> Rows:
+    """The geomean row, or for a bench stopped at a shape, that shape marked with its verdict where it has
+    no row of its own, and the geomean only over the whole set."""
+    rows = []
+    stopped = report.stopped
+    if stopped is not None and stopped.key not in {s.key for s in report.shapes}:
+        rows.append([stopped.key, stopped.verdict, *[""] * (width - 2)])
+    if report.partial or not report.shapes:
+        return rows
+    mean, err = _us(report.geomean_us), _us(report.geomean_err_us)
+    if report.on_cpu:
+        return [*rows, ["geomean", mean, err, *[""] * (width - 3)]]
     sol = report.sol_geomean_us
-    rows.append(["geomean", _us(report.geomean_us), _us(report.geomean_err_us), "", "", "", "", "",
-                 _pct(100.0 * sol / report.geomean_us if sol else None), ""])
-    return columns, rows
+    return [*rows, ["geomean", mean, err, "", "", "", "", "", _pct(100.0 * sol / report.geomean_us if sol else None), ""]]
+
+
+def stopped_line(report: BenchReport) -> str | None:
+    """What a bench stopped by an error kept: the shapes timed before it, and why there is no geomean."""
+    stopped = report.stopped
+    if stopped is None:
+        return None
+    doing = {"warm": "warming it", "time": "timing it", "profile": "profiling it"}[stopped.step]
+    timed = f"{len(report.shapes)} of {plural(stopped.planned, 'shape')} timed"
+    if report.partial:
+        return f"stopped at {stopped.key} ({stopped.verdict} while {doing}): {timed}, no geomean over a partial set"
+    return f"stopped at {stopped.key} ({stopped.verdict} while {doing}): {timed}; no device time from there on"
 
 
 def device_table(report: BenchReport) -> tuple[list[str], Rows]:

@@ -107,6 +107,22 @@ class ShapeResult:
 
 
 @dataclass(frozen=True)
+class StoppedShape:
+    """The shape a bench stopped at, by a wrong result, a raise, a crash or a timeout: the shapes timed
+    before it stand, and a geomean over fewer shapes than planned is none of the task's."""
+
+    key: str
+    step: str  # "warm", "time" or "profile": what the bench was doing with the shape
+    verdict: str  # "FAIL", "raised", "crash" or "timeout", as check's table words them
+    message: str  # the error's first line
+    planned: int  # the shapes the bench was to time
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"shape": self.key, "step": self.step, "verdict": self.verdict, "message": self.message,
+                "planned_shapes": self.planned}
+
+
+@dataclass(frozen=True)
 class BenchReport:
     target: str
     gpu: str
@@ -116,10 +132,16 @@ class BenchReport:
     wall_s: float
     calibration_error: str | None = None
     device: str = "cuda"  # "cpu": NVFP4CTL_DEVICE=cpu, times that say nothing of the leaderboard's
+    stopped: StoppedShape | None = None  # the run ended on an error at this shape
 
     @property
     def on_cpu(self) -> bool:
         return self.device == "cpu"
+
+    @property
+    def partial(self) -> bool:
+        """Stopped before every planned shape was timed: no geomean stands for the set."""
+        return self.stopped is not None and len(self.shapes) < self.stopped.planned
 
     @property
     def geomean_us(self) -> float:
@@ -142,12 +164,14 @@ class BenchReport:
         return result_line(Timing(self.geomean_us, self.geomean_err_us), self.timings())
 
     def to_dict(self) -> dict[str, Any]:
+        whole = not self.partial
         return {
             "target": self.target, "gpu": self.gpu, "device": self.device, "mode": self.mode,
-            "geomean_us": self.geomean_us, "geomean_err_us": self.geomean_err_us,
-            "sol_geomean_us": None if self.on_cpu else self.sol_geomean_us, "sol_label": SOL_LABEL,
+            "geomean_us": self.geomean_us if whole else None, "geomean_err_us": self.geomean_err_us if whole else None,
+            "sol_geomean_us": None if self.on_cpu or not whole else self.sol_geomean_us, "sol_label": SOL_LABEL,
             "ceilings": self.ceilings.to_dict() if self.ceilings else None,
             "calibration_error": self.calibration_error,
             "shapes": [s.to_dict(self.ceilings, self.on_cpu) for s in self.shapes],
+            "stopped": self.stopped.to_dict() if self.stopped else None,
             "wall_s": self.wall_s,
         }

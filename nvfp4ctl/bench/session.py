@@ -4,7 +4,8 @@ Order: this GPU's ceilings (cached), the mode's warm-ups, every shape settled an
 shape profiled (kernel time per call), so the profiler is never attached while the timings are taken.
 A wrong result is FailuresFound (exit 1); an exception raised by the target's call is a KernelCrash
 (exit 4) with its traceback, as check says it; a timeout or crash comes from the Worker as
-KernelTimeout / KernelCrash (exit 3 / 4).
+KernelTimeout / KernelCrash (exit 3 / 4). Once a shape is timed, such an error comes as BenchStopped,
+which holds it and the report of the shapes timed before it.
 """
 
 from __future__ import annotations
@@ -16,13 +17,27 @@ from typing import Any
 
 from nvfp4ctl.bench.calibration import Ceilings
 from nvfp4ctl.bench.modes import DEFAULT_SETTLE_S, Mode  # noqa: F401  (DEFAULT_SETTLE_S: kept here for its users)
-from nvfp4ctl.bench.results import BenchReport, ShapeResult
-from nvfp4ctl.errors import FailuresFound, KernelCrash, UsageError
+from nvfp4ctl.bench.results import BenchReport, ShapeResult, StoppedShape
+from nvfp4ctl.errors import FailuresFound, KernelCrash, KernelTimeout, NvfpError, UsageError
 from nvfp4ctl.runlog import CPU_DEVICE_LABEL, detect_gpu
 
 JOBS = "nvfp4ctl.bench.jobs"
 STEP_WORDS = {"warm": "warming", "time": "timing", "profile": "profiling"}
 WALL_LIMIT_SHARE = 0.8  # of the watchdog timeout: a slow shape stops on its own before being killed
+
+
+class TargetRaised(KernelCrash):
+    """The target's call raised: a crash (exit 4), worded "raised" as check's verdict is."""
+
+
+class BenchStopped(Exception):
+    """An error at one shape after others were timed: `error` is what the command exits with, `report`
+    what the run measured before it (report.stopped names the shape)."""
+
+    def __init__(self, error: NvfpError, report: BenchReport) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.report = report
 
 
 def max_wall_s(timeout_s: float) -> float:
@@ -71,30 +86,52 @@ def run_bench(plan: BenchPlan, worker: Any, target_label: str,
             calibration_error = str(error)
     timed: list[tuple[Any, dict[str, Any]]] = []
     profiles: list[dict[str, Any] | None] = []
-    for kind, case in plan.steps():
-        key = problem.key(case)
-        on_step(f"{STEP_WORDS[kind]} {key}")
-        if kind == "profile":
-            head_start_s = timed[len(profiles)][1]["flush"]["head_start_s"]
-            profiles.append(_call(worker, "device_time", f"profile {key}", plan.timeout_s,
-                                  {"case": case, "problem": plan.problem, "head_start_s": head_start_s}))
-            continue
-        payload = _payload(plan, case, kind, warm_here=kind == "time" and not timed and plan.mode.warm_first_only)
-        reply = _call(worker, "bench_case", f"bench {key}", plan.timeout_s, payload)
-        if "raised" in reply:
-            headline, *trace = reply["raised"]
-            raise KernelCrash("\n".join([f"bench {key}: {headline}", *(f"  {line}" for line in trace)]))
-        if "failure" in reply:
-            raise FailuresFound(f"bench {key}: {reply['failure']}")
-        if kind == "time":
-            timed.append((case, reply))
-    profiles += [None] * (len(timed) - len(profiles))
-    results = [ShapeResult.from_job(case, reply, profile, problem) for (case, reply), profile in zip(timed, profiles)]
-    # a CPU run is labelled so whatever GPU the machine has: its times are never compared with a GPU's
-    gpu = CPU_DEVICE_LABEL if plan.device == "cpu" else worker.gpu or detect_gpu()
-    return BenchReport(target=target_label, gpu=gpu, mode=plan.mode.name,
-                       shapes=tuple(results), ceilings=ceilings, wall_s=time.perf_counter() - started,
-                       calibration_error=calibration_error, device=plan.device)
+
+    def report(stopped: StoppedShape | None = None) -> BenchReport:
+        shown = profiles + [None] * (len(timed) - len(profiles))
+        results = [ShapeResult.from_job(case, reply, profile, problem) for (case, reply), profile in zip(timed, shown)]
+        # a CPU run is labelled so whatever GPU the machine has: its times are never compared with a GPU's
+        gpu = CPU_DEVICE_LABEL if plan.device == "cpu" else worker.gpu or detect_gpu()
+        return BenchReport(target=target_label, gpu=gpu, mode=plan.mode.name,
+                           shapes=tuple(results), ceilings=ceilings, wall_s=time.perf_counter() - started,
+                           calibration_error=calibration_error, device=plan.device, stopped=stopped)
+
+    kind, key = "", ""
+    try:
+        for kind, case in plan.steps():
+            key = problem.key(case)
+            on_step(f"{STEP_WORDS[kind]} {key}")
+            if kind == "profile":
+                head_start_s = timed[len(profiles)][1]["flush"]["head_start_s"]
+                profiles.append(_call(worker, "device_time", f"profile {key}", plan.timeout_s,
+                                      {"case": case, "problem": plan.problem, "head_start_s": head_start_s}))
+                continue
+            payload = _payload(plan, case, kind, warm_here=kind == "time" and not timed and plan.mode.warm_first_only)
+            reply = _call(worker, "bench_case", f"bench {key}", plan.timeout_s, payload)
+            if "raised" in reply:
+                headline, *trace = reply["raised"]
+                raise TargetRaised("\n".join([f"bench {key}: {headline}", *(f"  {line}" for line in trace)]))
+            if "failure" in reply:
+                raise FailuresFound(f"bench {key}: {reply['failure']}")
+            if kind == "time":
+                timed.append((case, reply))
+    except (FailuresFound, KernelCrash, KernelTimeout) as error:
+        if not timed:  # nothing measured: the error alone says it all
+            raise
+        stopped = StoppedShape(key=key, step=kind, verdict=_verdict(error), message=str(error).splitlines()[0],
+                               planned=len(plan.cases))
+        raise BenchStopped(error, report(stopped)) from None
+    return report()
+
+
+def _verdict(error: NvfpError) -> str:
+    from nvfp4ctl.runner.raised import RAISED
+
+    if isinstance(error, KernelTimeout):
+        return "timeout"
+    if isinstance(error, TargetRaised):
+        return RAISED
+    return "crash" if isinstance(error, KernelCrash) else "FAIL"
 
 
 def _payload(plan: BenchPlan, case: Any, kind: str, warm_here: bool) -> dict[str, Any]:

@@ -52,7 +52,7 @@ def command(
     json: Annotated[bool, typer.Option("--json", help="Print everything as JSON instead of tables.")] = False,
 ) -> Outcome:
     """Time the benchmark shapes the way the leaderboard does, then explain the numbers."""
-    from nvfp4ctl.bench.session import BenchPlan, run_bench
+    from nvfp4ctl.bench.session import BenchPlan, BenchStopped, run_bench
     from nvfp4ctl.runner.gpu import gpu_present, run_device
     from nvfp4ctl.runner.targets import (refuse_broken_target, refuse_unloadable, resolve_target, task_for_target,
                                          task_label_and_reason)
@@ -99,6 +99,14 @@ def command(
             report = run_bench(plan, worker, target.label, on_step=steps.step)
     except (ChildCrashed, ChildTimeout) as error:
         raise _with_child_log(error) from None
+    except BenchStopped as stopped:  # the shapes timed before the error are shown, then the error's line
+        error = _with_child_log(stopped.error) if isinstance(stopped.error, (ChildCrashed, ChildTimeout)) else stopped.error
+        if json:
+            console.json({"version": JSON_VERSION} | stopped.report.to_dict()
+                         | {"comparison": None, "binding_hints": [], "error": str(error), "exit_code": int(error.exit_code)})
+        else:
+            show_stopped(stopped.report)
+        raise error from None
     log_read = True
     try:
         # CPU times are compared with nothing: two of the same code differ by tens of percent
@@ -201,6 +209,23 @@ def show(report: BenchReport, comparison: history.Comparison | None, max_noise: 
     if ceilings:
         console.info(ceilings)
     console.ok(f"{'CPU ' if report.on_cpu else ''}geomean {report.geomean_us:.3f} µs ± {report.geomean_err_us:.3f} over {plural(len(report.shapes), 'shape')}")
+
+
+def show_stopped(report: BenchReport) -> None:
+    """A bench stopped by an error at one shape: what it timed before, never compared with earlier benches
+    (a geomean over part of the set is none of theirs)."""
+    from nvfp4ctl.bench import render
+
+    console = get_console()
+    title = f"{report.target} on {report.gpu} ({report.mode} mode, {report.wall_s:.1f} s, stopped)"
+    console.table(*render.timing_table(report), title=title)
+    if any(s.device is not None for s in report.shapes):
+        console.table(*render.device_table(report), title="per call: leaderboard time vs kernel time (profiler)")
+    if report.on_cpu:
+        console.warn(render.CPU_CAVEAT)
+    for line in render.notes(report):
+        console.warn(line)
+    console.warn(render.stopped_line(report) or "")
 
 
 class _Steps:

@@ -33,6 +33,7 @@ class FakeWorker:
     raise_error: Exception | None = None
     host_stalls = 0  # repeats the child timed again after a host pause
     calibration_s = 0.0  # how long the calibration call blocks (the target's load and build run in it)
+    only_at_k: int | None = None  # raised and raise_error apply only to the shapes of this k
 
     def __init__(self, target: Any, timeout_s: float, device: str = "cuda", **_: Any) -> None:
         self.gpu = GPU
@@ -51,13 +52,14 @@ class FakeWorker:
             if self.calibration_fails:
                 raise JobError("RuntimeError: CUBLAS_STATUS_NOT_INITIALIZED", "Traceback ...")
             return {"gpu": GPU, "tflops": 750.0, "tbps": 3.0, "measured_at": "2026-11-25T00:00:00Z", "cached": True}
-        if self.raise_error is not None:
+        case = payload["case"]
+        here = self.only_at_k is None or case.k == self.only_at_k
+        if self.raise_error is not None and here:
             raise self.raise_error
         if self.failure is not None:
             return {"failure": self.failure}
-        if self.raised is not None and job.endswith(":bench_case"):
+        if self.raised is not None and job.endswith(":bench_case") and here:
             return {"raised": self.raised}
-        case = payload["case"]
         base_ns = case.k * case.n / 1200.0 * self.scale  # ~98 µs for the first shape
         if job.endswith(":device_time"):
             device_us = base_ns * 1e-3 * (0.5 if case.k == 2048 else 0.97)
@@ -78,6 +80,7 @@ def submission(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     FakeWorker.calls = []
     FakeWorker.scale, FakeWorker.failure, FakeWorker.raise_error, FakeWorker.host_stalls = 1.0, None, None, 0
     FakeWorker.calibration_fails, FakeWorker.calibration_s, FakeWorker.raised = False, 0.0, None
+    FakeWorker.only_at_k = None
     # check binds Worker when check.run is first imported: a `check` run under this patch (the --only
     # tests below) would keep the fake for every later test of the process, check's own among them
     import nvfp4ctl.check.run  # noqa: F401
@@ -287,6 +290,46 @@ def test_an_exception_raised_by_the_target_exits_4_with_its_traceback(submission
     assert "bench 128x7168x16384: custom_kernel raised ValueError: no tile config" in result.output
     assert '    File "submission.py", line 9, in custom_kernel' in result.output
     assert result.output.count("Traceback (most recent call last)") == 1
+
+
+@pytest.mark.parametrize("how, code, verdict", [("raised", 4, "raised"), ("timeout", 3, "timeout")])
+def test_an_error_at_a_later_shape_keeps_the_shapes_timed_before_it(submission: Path, how: str, code: int,
+                                                                    verdict: str) -> None:
+    """The second shape raises (or times out): the first's figures stand, in text and JSON, the second is
+    marked, and no geomean is taken over one shape of three; the exit code stays the error's."""
+    FakeWorker.only_at_k = 7168
+    if how == "raised":
+        FakeWorker.raised = ["custom_kernel raised ValueError: no tile config", "ValueError: no tile config"]
+        message = "bench 128x4096x7168: custom_kernel raised ValueError: no tile config"
+    else:
+        message = "possible deadlock: bench 128x4096x7168 ran past 180 s"
+        FakeWorker.raise_error = KernelTimeout(message)
+    result = _bench("--submission", str(submission), cli=separate_streams_runner())
+    assert result.exit_code == code, result.output
+    rows = {line.split("│")[1].strip(): line for line in result.stdout.splitlines() if line.count("│") > 2}
+    assert "97.87" in rows["128x7168x16384"]  # its mean
+    assert verdict in rows["128x4096x7168"] and "128x7168x2048" not in rows and "geomean" not in rows
+    assert "1 of 3 shapes timed, no geomean over a partial set" in result.stderr
+    assert f"error: {message}" in result.stderr
+    assert runlog.read(Path(os.environ["NVFP4CTL_MEMORY"]))[-1].result == f"error: {message}"
+
+    result = _bench("--submission", str(submission), "--json")
+    assert result.exit_code == code
+    data = json.loads(result.stdout)
+    assert [shape["shape"] for shape in data["shapes"]] == ["128x7168x16384"]
+    assert data["shapes"][0]["us"]["mean"] == pytest.approx(97.87, abs=0.01)
+    assert data["geomean_us"] is None and data["sol_geomean_us"] is None
+    assert data["stopped"] == {"shape": "128x4096x7168", "step": "time", "verdict": verdict, "message": message,
+                               "planned_shapes": 3}
+    assert data["error"].startswith(message) and data["exit_code"] == code
+
+
+def test_an_error_at_the_first_shape_is_the_error_alone(submission: Path) -> None:
+    FakeWorker.raise_error = KernelCrash("bench 128x7168x16384 crashed: illegal memory access")
+    result = _bench("--submission", str(submission), "--json")
+    assert result.exit_code == 4
+    assert json.loads(result.stdout) == {"error": "bench 128x7168x16384 crashed: illegal memory access",
+                                         "exit_code": 4}
 
 
 @pytest.mark.parametrize("error, code", [(KernelTimeout("possible deadlock: bench x ran past 1 s"), 3),
