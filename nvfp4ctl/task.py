@@ -28,7 +28,7 @@ import yaml
 
 from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import UsageError, os_reason
-from nvfp4ctl.problems import DEFAULT_PROBLEM, problem_names, registered_name
+from nvfp4ctl.problems import DEFAULT_PROBLEM, get_problem, problem_names, registered_name
 from nvfp4ctl.problems.fields import DEFAULT_TIMEOUT_S, describe_value, yaml_spelling
 from nvfp4ctl.workspace import FROM_ENV, SHIPPED, locate_task, task_file_name
 
@@ -120,6 +120,25 @@ class Task:
         from nvfp4ctl.options import resolve_timeout  # it imports typer: only a run that waits pays for it
 
         return resolve_timeout(flag, self.timeout_for(run), task_file_name(self.path))
+
+    def gpu_mode_limit_note(self, run: str, source: str) -> str | None:
+        """Where a run's limit came from the file's generic `timeout:` (`source`, resolve_timeout's) and GPU
+        MODE gives that run of this problem another (its key in the task.yml nvfp4ctl ships for the
+        problem): one line naming GPU MODE's value and the key to add. An older `nvfp4ctl init` wrote the
+        grouped GEMM's ranked 300 s as `timeout:`, which every run then reads. The limit stays the file's."""
+        where = task_file_name(self.path)
+        if source != f"{where} timeout":
+            return None
+        try:
+            shipped = load_shipped_task(get_problem(self.problem).task_file)
+        except (OSError, UnicodeDecodeError, UsageError):  # a problem with no task.yml of its own: nothing known
+            return None
+        gpu_mode = shipped.run_timeouts.get(run)
+        if gpu_mode is None or gpu_mode == self.timeout_s:
+            return None
+        runs = f"{run.removesuffix('_timeout')} runs"
+        return (f"GPU MODE gives this problem's {runs} {gpu_mode:g} s, not {where}'s timeout: {self.timeout_s:g}:"
+                f" add {run}: {gpu_mode:g} to {where}")
 
     @property
     def is_users(self) -> bool:

@@ -35,6 +35,9 @@ class ThreeTests:
     def resolve_timeout(self, flag: float | None, run: str) -> tuple[float, str]:
         return plan.resolve_timeout(flag, None)
 
+    def gpu_mode_limit_note(self, run: str, source: str) -> None:
+        return None
+
 
 @pytest.fixture
 def three_tests(monkeypatch):

@@ -104,6 +104,55 @@ def test_a_run_s_timeout_is_resolved_by_the_task_under_its_file_s_name(tmp_path:
         task.resolve_timeout(0.0, "test_timeout")
 
 
+# A grouped-GEMM task.yml as an earlier `nvfp4ctl init` wrote it: GPU MODE's ranked limit as the generic key
+OLD_GROUPED_TASK = """\
+problem: nvfp4_group_gemm
+tests:
+  - {"m": [96, 128], "n": [128, 256], "k": [256, 512], "g": 2, "seed": 1111}
+benchmarks:
+  - {"m": [192, 320], "n": [3072, 3072], "k": [4096, 4096], "g": 2, "seed": 1111, "sol_us": 2.406}
+ranking_by: "geom"
+tolerance: {rtol: 0.001, atol: 0.001}
+timeout: 300  # GPU MODE's ranked_timeout for this problem
+submission: submission.py
+lint: {}
+"""
+
+
+def test_a_generic_timeout_that_is_not_gpu_modes_for_the_run_gets_one_note(tmp_path: Path, monkeypatch) -> None:
+    """The old grouped task.yml's `timeout: 300` still applies to every run; where GPU MODE gives the run
+    another limit (180 s for tests and benchmarks), the note names it and the key that would set it."""
+    monkeypatch.delenv("NVFP4CTL_TIMEOUT", raising=False)
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "task.yml"
+    path.write_text(OLD_GROUPED_TASK)
+    task = load_task(path)
+    notes = {}
+    for run in RUN_TIMEOUT_KEYS:
+        seconds, source = task.resolve_timeout(None, run)
+        assert (seconds, source) == (300.0, "task.yml timeout")  # the limit is unchanged
+        notes[run] = task.gpu_mode_limit_note(run, source)
+    assert notes == {
+        "test_timeout": "GPU MODE gives this problem's test runs 180 s, not task.yml's timeout: 300: add"
+                        " test_timeout: 180 to task.yml",
+        "benchmark_timeout": "GPU MODE gives this problem's benchmark runs 180 s, not task.yml's timeout: 300:"
+                             " add benchmark_timeout: 180 to task.yml",
+        "ranked_timeout": None,  # GPU MODE's 300 s: the same
+    }
+    # the run's own key, --timeout or NVFP4CTL_TIMEOUT decides: nothing to say
+    assert task.gpu_mode_limit_note("test_timeout", task.resolve_timeout(60.0, "test_timeout")[1]) is None
+    monkeypatch.setenv("NVFP4CTL_TIMEOUT", "30")
+    assert task.gpu_mode_limit_note("test_timeout", task.resolve_timeout(None, "test_timeout")[1]) is None
+    monkeypatch.delenv("NVFP4CTL_TIMEOUT")
+    path.write_text(OLD_GROUPED_TASK + "test_timeout: 180\n")
+    task = load_task(path)
+    assert task.gpu_mode_limit_note("test_timeout", task.resolve_timeout(None, "test_timeout")[1]) is None
+    # a GEMM folder's `timeout: 180` is GPU MODE's for every run
+    path.write_text(MINIMAL + "timeout: 180\n")
+    task = load_task(path)
+    assert all(task.gpu_mode_limit_note(run, task.resolve_timeout(None, run)[1]) is None for run in RUN_TIMEOUT_KEYS)
+
+
 # GPU MODE's limits per problem (gpu-mode/reference-kernels problems/nvidia/<name>/task.yml; kernelbot's 180 s
 # where a file sets none): test, benchmark, ranked
 GPU_MODE_LIMITS = {"nvfp4_gemm": (180, 180, 180), "nvfp4_dual_gemm": (180, 180, 180),

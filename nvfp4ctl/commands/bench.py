@@ -66,6 +66,8 @@ def command(
     # option mistakes first, then the submission's own, then "no GPU" (as check)
     cases = select_cases(loaded, options.flat(only), shape or [])
     timeout_s, timeout_source = loaded.resolve_timeout(timeout, run_timeout_key(mode.value))
+    if (note := loaded.gpu_mode_limit_note(run_timeout_key(mode.value), timeout_source)) is not None:
+        get_console().warn(note)
     refuse_broken_target(target)
     device = run_device()
     if device == "cuda" and not gpu_present():

@@ -57,6 +57,8 @@ def command(
     # command line is the first thing to fix, on a laptop too
     items = plan.select_items(loaded, flat(only), shape or [], seed)
     timeout_s, timeout_source = loaded.resolve_timeout(timeout, TEST_TIMEOUT)
+    if (note := loaded.gpu_mode_limit_note(TEST_TIMEOUT, timeout_source)) is not None:
+        console.warn(note)
     if dump:  # the model replays one GEMM tile on the GEMM's inputs
         refuse_gemm_only(f"--dump decodes and simulates an {DEFAULT_PROBLEM} kernel's MMAs", loaded.problem)
     refuse_broken_target(target)

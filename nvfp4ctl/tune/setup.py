@@ -155,6 +155,8 @@ def prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int |
     knobs = discover(source)
     arch = resolve_arch(source, None, arch_option=False)  # tune has no --arch
     notes: list[str] = []
+    if (note := task.gpu_mode_limit_note(BENCHMARK_TIMEOUT, timeout_source)) is not None:
+        notes.append(note)
     why_not_timed = None
     if not has_gpu and not compile_only:
         why_not_timed = "no CUDA GPU here"

@@ -40,5 +40,8 @@ class FakeTask:
     def resolve_timeout(self, flag: float | None, run: str) -> tuple[float, str]:
         return Task.resolve_timeout(self, flag, run)  # type: ignore[arg-type]
 
+    def gpu_mode_limit_note(self, run: str, source: str) -> str | None:
+        return Task.gpu_mode_limit_note(self, run, source)  # type: ignore[arg-type]
+
 
 SMALL_TESTS = (FakeCase(128, 256, 32), FakeCase(256, 128, 32), FakeCase(128, 128, 64, 2))
