@@ -6,7 +6,8 @@ for code that brings no CUTLASS of its own, build adds this machine's (submissio
 as the lookup finds the leaderboard machine's. Only the export's own lookup is taken so: the file must
 carry the export header, and the name must be bound once, by the export's definition as written. A
 function of the user's, or an export whose lookup was edited, stays a non-static include path that
-build warns of."""
+build warns of. An older export of a kernel without CUTLASS called a lookup that returns `[]`: read as no
+folders."""
 
 from __future__ import annotations
 
@@ -16,16 +17,40 @@ from functools import lru_cache
 
 def is_export_lookup(value: ast.expr, tree: ast.Module, text: str) -> bool:
     """Whether `value`, an extra_include_paths argument, is an export's call of its CUTLASS lookup."""
+    definition = _export_lookup_definition(value, tree, text)
+    return definition is not None and ast.dump(definition) == _written_lookup()
+
+
+def returns_no_folders(value: ast.expr, tree: ast.Module, text: str) -> bool:
+    """Whether `value` is the call of an older export's `_include_dirs` for a kernel without CUTLASS, whose
+    definition returns a literal empty list (`return []`, export's text until it left the argument out):
+    no folders, as static as `extra_include_paths=[]`."""
+    definition = _export_lookup_definition(value, tree, text)
+    if definition is None or definition.args.args or definition.args.vararg or definition.args.kwarg \
+            or definition.args.kwonlyargs or definition.args.posonlyargs or definition.decorator_list:
+        return False
+    body = definition.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]  # its docstring
+    return (len(body) == 1 and isinstance(body[0], ast.Return) and isinstance(body[0].value, (ast.List, ast.Tuple))
+            and not body[0].value.elts)
+
+
+def _export_lookup_definition(value: ast.expr, tree: ast.Module, text: str) -> ast.FunctionDef | None:
+    """The definition `value` calls where it is the call of the lookup's name, with no arguments, in a file
+    export wrote, and that name is bound once, by a function defined at the file's top; else None."""
     from nvfp4ctl.export import CUTLASS_LOOKUP_FUNCTION, export_lines  # export loads its build inputs: only here
 
     if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == CUTLASS_LOOKUP_FUNCTION
             and not value.args and not value.keywords):
-        return False
+        return None
     if export_lines(text) is None:
-        return False
+        return None
     bindings = list(_bindings(tree, CUTLASS_LOOKUP_FUNCTION))
-    return (len(bindings) == 1 and isinstance(bindings[0], ast.FunctionDef) and bindings[0] in tree.body
-            and ast.dump(bindings[0]) == _written_lookup())
+    if len(bindings) == 1 and isinstance(bindings[0], ast.FunctionDef) and bindings[0] in tree.body:
+        return bindings[0]
+    return None
 
 
 def _bindings(tree: ast.Module, name: str) -> list[ast.AST]:

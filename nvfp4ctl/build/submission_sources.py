@@ -17,7 +17,7 @@ from nvfp4ctl.build.arch_list_reader import ARCH_LIST, GPU_PICKED_ARCH_LISTS, Ar
 from nvfp4ctl.build.arch_names import (LEADERBOARD_GPU, LEADERBOARD_GPU_ARCH, NVCC_DEFAULT_ARCH, arch_list_arches,
                                        code_needs, machine_arch_option, named_arch, named_arches)
 from nvfp4ctl.build.compiler_errors import display_path
-from nvfp4ctl.build.export_lookup import is_export_lookup
+from nvfp4ctl.build.export_lookup import is_export_lookup, returns_no_folders
 from nvfp4ctl.build.read_once import source_text
 from nvfp4ctl.build.static_values import (Piece, StaticEvaluator, elements, join_pieces, unread_lines,
                                           unread_notes)
@@ -382,6 +382,8 @@ def sources_in(path: Path, text: str, tree: ast.Module) -> SubmissionSources:
         extension.cpp_flags = _cpp_flags(node, name, evaluator)
         includes_node = keyword_argument(node, "extra_include_paths")
         folders = evaluator.folders(includes_node, node.lineno)
+        if folders is None and includes_node is not None and returns_no_folders(includes_node, tree, text):
+            folders = []
         if folders is None and includes_node is not None and is_export_lookup(includes_node, tree, text):
             extension.cutlass_lookup_line = includes_node.lineno
         elif folders is None and includes_node is not None:

@@ -154,3 +154,45 @@ def test_a_users_own_lookup_for_code_without_cutlass_is_built_without_them(
     assert (f"warning: my_cute_gemm: line {line}: {NOT_STATIC} (or an f-string whose placeholder build cannot read);"
             " built without them") in said, said
     assert "this machine's" not in said, said
+
+
+SM90_KERNEL = kernels_dir() / "sm90" / "nvfp4_gemm_sm90.cu"  # no CUTLASS
+SM90_SASS = "        /*0060*/                   HGMMA.64x128x16.F32 R24, gdesc[UR4], RZ, !UPT, gsb0 ;\n"
+
+
+@pytest.fixture()
+def hgmma(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The op the sm_90a build must hold, so the tensor-op column passes."""
+    monkeypatch.setattr(submission_build.resources, "dump_sass", lambda binary: SM90_SASS)
+
+
+def _older_export(folder: Path, lookup_body: str = "return []") -> Path:
+    """An export of a kernel without CUTLASS as nvfp4ctl wrote it before it left extra_include_paths out: a
+    lookup returning a literal empty list, and the call passing it on."""
+    output = folder / "submission.py"
+    export_submission(SM90_KERNEL, output)
+    text = output.read_text()
+    assert "_include_dirs" not in text
+    text = text.replace("def _compile():", f"def _include_dirs():\n    {lookup_body}\n\n\ndef _compile():", 1)
+    text = text.replace("        with_cuda=True,", "        extra_include_paths=_include_dirs(),\n        with_cuda=True,", 1)
+    output.write_text(text)
+    return output
+
+
+def test_an_older_exports_empty_lookup_is_no_folders_not_a_warning(tmp_path: Path, compiles: list[str],
+                                                                   hgmma: None) -> None:
+    """`def _include_dirs(): return []` is as static as `extra_include_paths=[]`: it warned 'not a static string
+    expression ...; built without them', though there was nothing to build without."""
+    said = _build(_older_export(tmp_path))
+    assert len(compiles) == 1 and NOT_STATIC not in said and "built without them" not in said
+    assert "_include_dirs" not in said
+
+
+@pytest.mark.parametrize("change", ["no export header", "a folder returned"])
+def test_a_lookup_that_is_not_an_older_exports_empty_one_keeps_the_warning(tmp_path: Path, compiles: list[str],
+                                                                          hgmma: None, change: str) -> None:
+    submission = _older_export(tmp_path, 'return ["/opt/inc"]' if change == "a folder returned" else "return []")
+    if change == "no export header":
+        submission.write_text(submission.read_text().replace("exported by `nvfp4ctl export`", "written by hand", 1))
+    said = _build(submission)
+    assert NOT_STATIC in said
