@@ -81,10 +81,12 @@ def command(
     report = replace(report, compiler_outputs=lint_plan.compiler_outputs + report.compiler_outputs)
     for link in report.broken_links:
         console.warn(f"{short_path(link)}: broken link (to {link_target(link)}); not checked")
+    # with no task.yml anywhere, the shipped one stands in: "the task's" would name a task the user has not
+    instead = (f"not as the task's {lint_plan.config.problem}" if lint_plan.task_file is not None else
+               f"not as {lint_plan.config.problem}, the problem of the shipped task that stands in for a task.yml")
     for path, problem, why in report.other_problems:
         # a name says so plainly; an export header or another problem's C ABI in the code is worth a warning
-        (console.detail if why in PLAIN_REASONS else console.warn)(
-            f"{short_path(path)}: checked as {problem} ({why}), not as the task's {lint_plan.config.problem}")
+        (console.detail if why in PLAIN_REASONS else console.warn)(f"{short_path(path)}: checked as {problem} ({why}), {instead}")
     for path in report.files:
         if kind_of(path) == "text":  # named by the user; a folder walk only finds sources
             console.warn(f'{short_path(path)}: not a Python or C++ source: only NV101 (the word "stream") applies')

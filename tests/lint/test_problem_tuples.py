@@ -342,6 +342,25 @@ def test_an_exported_dual_gemm_is_judged_as_the_dual_gemm_in_a_gemm_task(tmp_pat
     assert not [d for d in lint_text((tmp_path / "dual.py").read_text(), "dual.py", config)]
 
 
+def test_with_no_task_yml_the_warning_names_the_shipped_task_that_stands_in(tmp_path: Path, monkeypatch) -> None:
+    """With no task.yml anywhere above, "not as the task's nvfp4_gemm" named a task the folder does not have."""
+    from typer.testing import CliRunner
+
+    from nvfp4ctl.cli import app
+    from nvfp4ctl.workspace import SHIPPED, locate_task
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("NVFP4CTL_TASK", raising=False)
+    assert locate_task(None).source == SHIPPED  # no task.yml above
+    _exported("nvfp4_dual_gemm_naive.cu", tmp_path / "my_try.py")
+    result = CliRunner().invoke(app, ["lint", "my_try.py"])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert ("warning: my_try.py: checked as nvfp4_dual_gemm (its nvfp4ctl export header), not as nvfp4_gemm, the"
+            " problem of the shipped task that stands in for a task.yml") in said
+    assert "the task's" not in said
+
+
 @pytest.mark.parametrize("name, problem", [
     ("nvfp4_dual_gemm_submission.py", "nvfp4_dual_gemm"),
     ("nvfp4_gemv.py", "nvfp4_gemv"),
