@@ -55,7 +55,7 @@ def init_project(problem: Any, folder: Path) -> Scaffold:
     targets = [folder / name for name in FILES]
     existing = [path.name for path in targets if path.exists()]
     if existing:
-        raise UsageError(_refusal(folder, existing))
+        raise UsageError(_refusal(folder, existing, problem.name))
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"{folder}: not a folder")
     starter = shipped("kernels") / problem.fallback_submission  # the wheel's copy, else the checkout's
@@ -75,9 +75,10 @@ def init_project(problem: Any, folder: Path) -> Scaffold:
     return Scaffold(folder, tuple(targets))
 
 
-def _refusal(folder: Path, existing: list[str]) -> str:
+def _refusal(folder: Path, existing: list[str], asked: str) -> str:
     """What is there, what init therefore did not write, and the two ways on: the three files go together,
-    so a user's own submission.py alone stops the task.yml and MEMORY.md too."""
+    so a user's own submission.py alone stops the task.yml and MEMORY.md too. A task.yml there names the
+    folder's problem, which may not be the one asked for."""
     missing = [name for name in FILES if name not in existing]
     verb = "is" if len(existing) == 1 else "are"
     if not missing:  # all three: nothing else went unwritten because of them
@@ -86,8 +87,21 @@ def _refusal(folder: Path, existing: list[str]) -> str:
         unwritten = f" (not {missing[0]} either: it writes all three or none)"
     else:
         unwritten = f" (neither {' nor '.join(missing)}: it writes all three or none)"
-    return (f"{folder}: {_and(existing)} {verb} already there, so init wrote nothing{unwritten};"
-            f" init another folder, or rename or remove {_and(existing)}")
+    return (f"{folder}: {_and(existing)} {verb} already there{_folders_problem(folder, existing, asked)}, so init"
+            f" wrote nothing{unwritten}; init another folder, or rename or remove {_and(existing)}")
+
+
+def _folders_problem(folder: Path, existing: list[str], asked: str) -> str:
+    """" (its task.yml is for nvfp4_gemv, not nvfp4_gemm)", as check would read the task.yml there; "" where
+    there is none, or it cannot be read."""
+    if "task.yml" not in existing:
+        return ""
+    from nvfp4ctl.task import problem_of  # the task parser: only a refusal beside a task.yml needs it
+
+    found = problem_of(folder / "task.yml")
+    if found is None:
+        return ""
+    return f" (its task.yml is for {found}{'' if found == asked else f', not {asked}'})"
 
 
 def _and(names: list[str]) -> str:

@@ -98,9 +98,21 @@ def test_init_twice_in_one_folder_is_one_line(tmp_path: Path) -> None:
     assert CliRunner().invoke(app, ["init", "--problem", "nvfp4_gemm", str(tmp_path)]).exit_code == 0
     result = CliRunner().invoke(app, ["init", "--problem", "nvfp4_gemm", str(tmp_path)])
     assert result.exit_code == 2, result.output
-    assert result.output == (f"error: {tmp_path}: task.yml, submission.py and MEMORY.md are already there, so init"
-                             " wrote nothing; init another folder, or rename or remove task.yml, submission.py and"
-                             " MEMORY.md\n")
+    assert result.output == (f"error: {tmp_path}: task.yml, submission.py and MEMORY.md are already there (its"
+                             " task.yml is for nvfp4_gemm), so init wrote nothing; init another folder, or rename or"
+                             " remove task.yml, submission.py and MEMORY.md\n")
+
+
+def test_init_of_another_problem_in_a_folder_names_the_folders_problem(tmp_path: Path) -> None:
+    """`init --problem nvfp4_gemm` in a GEMV folder said only "already there", not that the folder is the GEMV's."""
+    assert CliRunner().invoke(app, ["init", "--problem", "nvfp4_gemv", str(tmp_path)]).exit_code == 0
+    result = CliRunner().invoke(app, ["init", "--problem", "nvfp4_gemm", str(tmp_path)])
+    assert result.exit_code == 2, result.output
+    assert (f"error: {tmp_path}: task.yml, submission.py and MEMORY.md are already there (its task.yml is for"
+            " nvfp4_gemv, not nvfp4_gemm), so init wrote nothing") in " ".join(result.output.split())
+    (tmp_path / "task.yml").write_text("tests: [\n")  # a task.yml that cannot be read names no problem
+    result = CliRunner().invoke(app, ["init", "--problem", "nvfp4_gemm", str(tmp_path)])
+    assert result.exit_code == 2 and "already there, so init wrote nothing" in " ".join(result.output.split())
 
 
 def test_the_next_step_needs_no_cd_in_the_current_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
