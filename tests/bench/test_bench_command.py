@@ -328,7 +328,7 @@ def test_an_error_at_the_first_shape_is_the_error_alone(submission: Path) -> Non
     FakeWorker.raise_error = KernelCrash("bench 128x7168x16384 crashed: illegal memory access")
     result = _bench("--submission", str(submission), "--json")
     assert result.exit_code == 4
-    assert json.loads(result.stdout) == {"error": "bench 128x7168x16384 crashed: illegal memory access",
+    assert json.loads(result.stdout) == {"version": 1, "error": "bench 128x7168x16384 crashed: illegal memory access",
                                          "exit_code": 4}
 
 
