@@ -193,10 +193,7 @@ def show(report: BenchReport, comparison: history.Comparison | None, max_noise: 
     from nvfp4ctl.bench import render
 
     console = get_console()
-    title = f"{report.target} on {report.gpu} ({report.mode} mode, {report.wall_s:.1f} s)"
-    console.table(*render.timing_table(report), title=title)
-    if any(s.device is not None for s in report.shapes):
-        console.table(*render.device_table(report), title="per call: leaderboard time vs kernel time (profiler)")
+    _show_timings(report)
     if report.on_cpu:
         console.warn(render.CPU_CAVEAT)
     elif comparison is not None:
@@ -213,16 +210,24 @@ def show(report: BenchReport, comparison: history.Comparison | None, max_noise: 
     console.ok(f"{'CPU ' if report.on_cpu else ''}geomean {report.geomean_us:.3f} µs ± {report.geomean_err_us:.3f} over {plural(len(report.shapes), 'shape')}")
 
 
+def _show_timings(report: BenchReport, state: str = "") -> None:
+    """The timing table, and the per-call table where the profiler timed the kernels."""
+    from nvfp4ctl.bench import render
+
+    console = get_console()
+    title = f"{report.target} on {report.gpu} ({report.mode} mode, {report.wall_s:.1f} s{state})"
+    console.table(*render.timing_table(report), title=title)
+    if any(s.device is not None for s in report.shapes):
+        console.table(*render.device_table(report), title="per call: leaderboard time vs kernel time (profiler)")
+
+
 def show_stopped(report: BenchReport) -> None:
     """A bench stopped by an error at one shape: what it timed before, never compared with earlier benches
     (a geomean over part of the set is none of theirs)."""
     from nvfp4ctl.bench import render
 
     console = get_console()
-    title = f"{report.target} on {report.gpu} ({report.mode} mode, {report.wall_s:.1f} s, stopped)"
-    console.table(*render.timing_table(report), title=title)
-    if any(s.device is not None for s in report.shapes):
-        console.table(*render.device_table(report), title="per call: leaderboard time vs kernel time (profiler)")
+    _show_timings(report, ", stopped")
     if report.on_cpu:
         console.warn(render.CPU_CAVEAT)
     for line in render.notes(report):
