@@ -886,6 +886,78 @@ def test_utf16_without_its_mark_holding_lines_of_the_other_byte_order_is_left_as
     assert memory.read_bytes() == data
 
 
+CJK_NOTES = "# 笔记\n" + "这是关于内核的笔记。" * 20 + "\n"
+
+
+@pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be"])
+def test_utf16_without_its_mark_in_cjk_is_told_by_its_line_feeds(tmp_path, monkeypatch, codec):
+    """Notes mostly in CJK: a code unit's two bytes are often both printable (U+5173 is `s` and `Q`), so counting
+    NULs beside ASCII characters took them for UTF-8 and refused them as no valid UTF-8, nothing written. Bytes
+    that are no UTF-8, whose line feeds tell a byte order and which decode strictly in it, are that UTF-16."""
+    data = CJK_NOTES.encode(codec)
+    with pytest.raises(UnicodeDecodeError):
+        data.decode("utf-8")
+    (tmp_path / "submission.py").write_text(CODE)
+    memory = tmp_path / "MEMORY.md"
+    memory.write_bytes(data)
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["lint", "submission.py"])
+    assert result.exit_code == 0 and "run log not written" not in result.output, result.output
+    runlog.append(_entry("第二次 ✓"), memory)
+    text = memory.read_bytes().decode(codec)  # strict: the whole file is one encoding, with no mark added
+    assert text.startswith(CJK_NOTES) and not text.startswith("\ufeff") and text.count(runlog.HEADING) == 1
+    assert len(runlog.read(memory)) == 2 and runlog.read(memory)[1].result == "第二次 ✓"
+    result = CliRunner().invoke(app, ["-q", "log"])
+    assert result.exit_code == 0 and "第二次 ✓" in result.output, result.output
+
+
+def test_utf16_without_its_mark_where_cjk_puts_nul_bytes_at_the_other_parity_is_still_utf16(tmp_path):
+    """U+4E00 (一) is 00 4E in UTF-16 LE: a NUL at the parity of BE's ASCII, more of them than the notes have ASCII
+    characters. The line feeds tell LE, and no NUL character decodes: UTF-16 LE."""
+    memory = tmp_path / "MEMORY.md"
+    notes = "# 一\n" + "一一得一，一二得二。" * 10 + "\n"
+    memory.write_bytes(notes.encode("utf-16-le"))
+    runlog.append(_entry("一"), memory)
+    text = memory.read_bytes().decode("utf-16-le")
+    assert text.startswith(notes) and text.count(runlog.HEADING) == 1
+    assert [e.result for e in runlog.read(memory)] == ["一"]
+
+
+@pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be"])
+def test_utf16_without_its_mark_in_cyrillic_that_is_no_utf8_is_utf16(tmp_path, codec):
+    """Ukrainian notes (ґ is U+0491, 91 04 in LE, 04 91 in BE: no UTF-8) with one line feed: UTF-16 of its order."""
+    memory = tmp_path / "MEMORY.md"
+    notes = "# Нотатки: ґрати ядра\n"
+    data = notes.encode(codec)
+    with pytest.raises(UnicodeDecodeError):
+        data.decode("utf-8")
+    memory.write_bytes(data)
+    runlog.append(_entry("перший"), memory)
+    text = memory.read_bytes().decode(codec)
+    assert text.startswith(notes) and text.count(runlog.HEADING) == 1
+    assert [e.result for e in runlog.read(memory)] == ["перший"]
+
+
+@pytest.mark.parametrize("data, reason", [
+    (CJK_NOTES.encode("utf-16-le") + "- 另一种字节序的一行\n".encode("utf-16-be"),
+     "has no byte order mark and reads as UTF-16-LE but is no valid UTF-16-LE text"),
+    (CJK_NOTES.encode("utf-16-le") + b"\x00\xd8" + "\n".encode("utf-16-le"),
+     "has no byte order mark and reads as UTF-16-LE but is no valid UTF-16-LE text"),
+    (CJK_NOTES.encode("utf-16-be") + b"!", "has no byte order mark and reads as UTF-16-BE but is no valid"),
+    (CJK_NOTES.encode("utf-32-le"), "has no byte order mark and reads as UTF-16-LE but is no valid"),
+    ("笔记内核".encode("utf-16-le"), "has no byte order mark naming another encoding but is no valid UTF-8 text"),
+], ids=["lines-of-the-other-byte-order", "lone-surrogate", "odd-length", "utf-32-without-mark", "no-order-told"])
+def test_cjk_with_no_mark_that_is_no_one_utf16_is_left_as_it_is(tmp_path, data, reason):
+    """Bytes that are no UTF-8 are UTF-16 only where a byte order is told and the whole file decodes strictly in
+    it, with no NUL character and no line feed of the other order; otherwise nothing is written from a guess."""
+    memory = tmp_path / "MEMORY.md"
+    memory.write_bytes(data)
+    with pytest.raises(runlog.UndecodableRunLog, match=reason):
+        runlog.append(_entry("lost"), memory)
+    assert memory.read_bytes() == data
+
+
 @pytest.mark.parametrize("data, reason", [
     ("# notes caf\xe9\n\n## Run log\n\n".encode("latin-1"),
      "has no byte order mark naming another encoding but is no valid UTF-8 text"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import codecs
 import errno
+import re
 import stat
 from pathlib import Path
 
@@ -12,9 +13,9 @@ MARKDOWN_SUFFIXES = (".md", ".markdown")
 
 class UndecodableRunLog(Exception):
     """MEMORY.md is no valid text in the encoding its byte order mark names (UTF-16, UTF-32), in UTF-8 where
-    it has no mark, or in UTF-16 where NUL bytes tell one saved without a mark: the line is not written (a
-    copy made from what decodes would lose the rest, and UTF-8 lines appended to Latin-1 make a file of two
-    encodings); the command warns with this message and ends as it would have."""
+    it has no mark, or in the UTF-16 a file with no mark was told to be (_wide_encoding): the line is not
+    written (a copy made from what decodes would lose the rest, and UTF-8 lines appended to Latin-1 make a
+    file of two encodings); the command warns with this message and ends as it would have."""
 
 
 # The byte order marks of the wider encodings an editor may save MEMORY.md in (Windows Notepad's
@@ -55,14 +56,28 @@ def missing_folder(memory: Path) -> Path | None:
 
 def _wide_encoding(data: bytes) -> tuple[bytes, str] | None:
     """The byte order mark and codec of text saved as UTF-16 or UTF-32; None for UTF-8 (with a BOM or not).
-    UTF-16 saved without a mark has b"" for it, told by its NUL bytes beside its ASCII characters
-    (_reads_as_utf16); _as_utf8 holds the whole file to that guess."""
+    UTF-16 saved without a mark has b"" for it. Such a file that is valid UTF-8 too (ASCII and NUL bytes are)
+    is UTF-16 only where NUL bytes sit beside most of its ASCII characters (_reads_as_utf16): a stray NUL in
+    UTF-8 notes leaves them UTF-8. One that is no valid UTF-8 (notes in CJK, where a code unit's two bytes are
+    often both printable) is UTF-16 of the byte order its line feeds or else its NUL bytes tell
+    (_unmarked_utf16_order); with no order told, None, and _strict_utf8 refuses it. _as_utf8 holds the whole
+    file to the guess."""
     if (marked := next(((bom, codec) for bom, codec in _WIDE_ENCODINGS if data.startswith(bom)), None)) is not None:
         return marked
-    start = data[:_SNIFFED_BYTES]
-    if b"\0" not in start:
-        return None
-    return next(((b"", codec) for codec in ("utf-16-le", "utf-16-be") if _reads_as_utf16(start, codec)), None)
+    if _is_utf8(data):
+        start = data[:_SNIFFED_BYTES]
+        if b"\0" not in start:
+            return None
+        return next(((b"", codec) for codec in ("utf-16-le", "utf-16-be") if _reads_as_utf16(start, codec)), None)
+    return (b"", codec) if (codec := _unmarked_utf16_order(data)) is not None else None
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 _SNIFFED_BYTES = 1 << 12
@@ -73,7 +88,8 @@ def _reads_as_utf16(data: bytes, codec: str) -> bool:
     """Whether `data` reads as UTF-16 of `codec`'s byte order: most of its two-byte units whose low byte is an
     ASCII character have a NUL beside it (UTF-16's ASCII), not another ASCII character (two of UTF-8's). So a
     NUL that slipped into UTF-8 notes leaves them UTF-8 (an append of UTF-16 made a file of two encodings), and
-    a character of another script (Cyrillic's U+04xx, Latin-1's é) counts for neither."""
+    a character of another script (Cyrillic's U+04xx, Latin-1's é) counts for neither. Only for bytes that are
+    valid UTF-8: a CJK character's two bytes are often both printable (U+5173 is `s` and `Q`)."""
     low = 0 if codec.endswith("le") else 1
     ascii_characters = ascii_pairs = 0
     for at in range(0, len(data) - 1, 2):
@@ -87,25 +103,55 @@ def _reads_as_utf16(data: bytes, codec: str) -> bool:
     return ascii_characters > ascii_pairs
 
 
+def _unmarked_utf16_order(data: bytes) -> str | None:
+    """The UTF-16 codec whose byte order `data`'s line feeds tell (a unit 0A 00 is LE's, 00 0A BE's: the other
+    reading is U+0A00, no character), else its NUL bytes (ASCII's high byte: at odd offsets in LE); None where
+    neither tells one (Latin-1 has no NUL byte)."""
+    le_feeds, be_feeds = _line_feeds(data, "utf-16-le"), _line_feeds(data, "utf-16-be")
+    if le_feeds != be_feeds:
+        return "utf-16-le" if le_feeds > be_feeds else "utf-16-be"
+    at_odd, at_even = data[1::2].count(0), data[0::2].count(0)
+    if at_odd != at_even:
+        return "utf-16-le" if at_odd > at_even else "utf-16-be"
+    return None
+
+
+def _line_feeds(data: bytes, codec: str) -> int:
+    """How many of `data`'s two-byte units are a line feed in `codec`'s byte order."""
+    unit = "\n".encode(codec)
+    return sum(1 for found in re.finditer(re.escape(unit), data) if found.start() % 2 == 0)
+
+
 def _as_utf8(memory: Path, data: bytes, bom: bytes, codec: str) -> bytes:
-    """A UTF-16/32 file's text as UTF-8, its mark dropped. Decoded strictly: the append writes the file
-    back from this, so anything that did not decode would be lost; such a file is left as it is. Without
-    a mark, the whole file must bear out the guess its start gave: no NUL character decoded (UTF-32, or
-    bytes that are no text), and its NUL bytes at the one parity all through (_one_parity)."""
+    """A UTF-16/32 file's text as UTF-8, its mark dropped. Decoded strictly (an even length, no lone
+    surrogate): the append writes the file back from this, so anything that did not decode would be lost;
+    such a file is left as it is. Without a mark, the whole file must bear out the guess _wide_encoding
+    made: no NUL character decoded (UTF-32, or bytes that are no text), no line feed of the other byte order
+    (lines appended in it), and where NULs beside ASCII told it (bytes that are valid UTF-8 too), its NUL
+    bytes at the one parity all through (_one_parity)."""
     try:
         text = data[len(bom):].decode(codec)
     except UnicodeError:
         text = None
-    if text is None or (not bom and ("\0" in text or not _one_parity(data, codec))):
+    if text is None or (not bom and not _bears_out_unmarked_utf16(data, text, codec)):
         name = codec.upper()
         told = f"starts with a {name} byte order mark" if bom else f"has no byte order mark and reads as {name}"
         raise UndecodableRunLog(f"{memory} {told} but is no valid {name} text; it was left as it is") from None
     return text.encode("utf-8")
 
 
+def _bears_out_unmarked_utf16(data: bytes, text: str, codec: str) -> bool:
+    """Whether `data`, decoded strictly to `text`, is UTF-16 of `codec`'s byte order all through (_as_utf8)."""
+    other = "utf-16-be" if codec.endswith("le") else "utf-16-le"
+    if "\0" in text or _line_feeds(data, other):
+        return False
+    return not _is_utf8(data) or _one_parity(data, codec)
+
+
 # In UTF-16 the NUL bytes of one parity are its ASCII characters' high bytes; those of the other, the low bytes
 # of the few characters such as U+3000 and U+4E00. More of those than a quarter of the first: pieces of either
-# byte order put together (notes in UTF-8 or UTF-16 of one order, lines appended in the other).
+# byte order put together (notes in UTF-8 or UTF-16 of one order, lines appended in the other). Held only to
+# files that are valid UTF-8: in CJK notes with few ASCII characters, U+4E00 (一) alone may outnumber them.
 _OTHER_PARITY_SHARE = 4
 
 
@@ -127,7 +173,8 @@ def _strict_utf8(memory: Path, data: bytes) -> str:
 
 
 def _decoded(data: bytes) -> str:
-    """The text of a run log's bytes: UTF-8, or the UTF-16/32 its byte order mark names."""
+    """The text of a run log's bytes: UTF-8, or the UTF-16/32 its byte order mark names or _wide_encoding
+    tells without one."""
     if (wide := _wide_encoding(data)) is None:
         return data.decode("utf-8", errors="replace")
     bom, codec = wide
