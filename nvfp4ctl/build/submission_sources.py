@@ -155,10 +155,6 @@ class SubmissionSources:
     text: str
     # os.putenv("TORCH_CUDA_ARCH_LIST", ...) lines: putenv leaves os.environ, which torch reads, unchanged
     arch_list_putenv: list[int] = field(default_factory=list)
-    # named_arches of each extension's flags (by id(): the extensions are this object's), read once for
-    # extension_arches and arches_in_one_run
-    _flag_arches: dict[int, tuple[tuple[str, ...], tuple[str, ...]] | None] = field(
-        default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def env_arch_list(self) -> str | None:
@@ -258,7 +254,7 @@ class SubmissionSources:
         infers (arch())."""
         from nvfp4ctl.build import torch_nvcc
 
-        named = self.flag_arches(extension)
+        named = self._flag_arches(extension)
         if named is not None:
             arches, options = named
             return arches, f"{extension.name}'s flag{'s' if len(options) > 1 else ''} {', '.join(options)}"
@@ -289,15 +285,13 @@ class SubmissionSources:
         """Whether the extension's own flags name its archs: nvcc compiles them all in the one run those flags
         give (torch adds no arch flag), where each arch of a TORCH_CUDA_ARCH_LIST is a -gencode torch adds, built
         here in a run of its own."""
-        return self.flag_arches(extension) is not None
+        return self._flag_arches(extension) is not None
 
-    def flag_arches(self, extension: Extension) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    def _flag_arches(self, extension: Extension) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
         """named_arches of the extension's flags: (archs, the options naming them), None where they name none."""
         from nvfp4ctl.build import torch_nvcc
 
-        if id(extension) not in self._flag_arches:
-            self._flag_arches[id(extension)] = named_arches(torch_nvcc.shell_words(extension.cuda_flags))
-        return self._flag_arches[id(extension)]
+        return named_arches(torch_nvcc.shell_words(extension.cuda_flags))
 
     def arch(self, requested: str | None) -> tuple[str, str]:
         """(arch, where it came from) where no TORCH_CUDA_ARCH_LIST applies and torch adds its own arch
