@@ -125,13 +125,15 @@ def run_bench(plan: BenchPlan, worker: Any, target_label: str,
 
 
 def _verdict(error: NvfpError) -> str:
+    """check's verdict word for the error: a stopped shape is marked as check's table marks a test."""
+    from nvfp4ctl.check.run import CRASH, FAIL, TIMEOUT  # loaded when a shape stops: check.run brings its runner
     from nvfp4ctl.runner.raised import RAISED
 
     if isinstance(error, KernelTimeout):
-        return "timeout"
+        return TIMEOUT
     if isinstance(error, TargetRaised):
         return RAISED
-    return "crash" if isinstance(error, KernelCrash) else "FAIL"
+    return CRASH if isinstance(error, KernelCrash) else FAIL
 
 
 def _payload(plan: BenchPlan, case: Any, kind: str, warm_here: bool) -> dict[str, Any]:
