@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from nvfp4ctl.bench.history import Comparison
-from nvfp4ctl.bench.results import SOL_LABEL, BenchReport
+from nvfp4ctl.bench.results import SOL_LABEL, STEP_WORDS, BenchReport
 from nvfp4ctl.bench.stopping import CONVERGED
 from nvfp4ctl.words import plural
 
@@ -63,7 +63,7 @@ def stopped_line(report: BenchReport) -> str | None:
     stopped = report.stopped
     if stopped is None:
         return None
-    doing = {"warm": "warming it", "time": "timing it", "profile": "profiling it"}[stopped.step]
+    doing = f"{STEP_WORDS[stopped.step]} it"
     timed = f"{len(report.shapes)} of {plural(stopped.planned, 'shape')} timed"
     if report.partial:
         return f"stopped at {stopped.key} ({stopped.verdict} while {doing}): {timed}, no geomean over a partial set"

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from nvfp4ctl.problems.base import ProblemBase
 
 SOL_LABEL = "B200 @1.5 GHz"
+STEP_WORDS = {"warm": "warming", "time": "timing", "profile": "profiling"}  # a shape's steps, as progress says them
 HOST_BOUND_RATIO = 1.0  # the CPU needs at least as long to issue a call as the GPU to run it
 
 
@@ -112,7 +113,7 @@ class StoppedShape:
     before it stand, and a geomean over fewer shapes than planned is none of the task's."""
 
     key: str
-    step: str  # "warm", "time" or "profile": what the bench was doing with the shape
+    step: str  # a key of STEP_WORDS: what the bench was doing with the shape
     verdict: str  # "FAIL", "raised", "crash" or "timeout", as check's table words them
     message: str  # the error's first line
     planned: int  # the shapes the bench was to time

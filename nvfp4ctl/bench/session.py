@@ -17,12 +17,11 @@ from typing import Any
 
 from nvfp4ctl.bench.calibration import Ceilings
 from nvfp4ctl.bench.modes import DEFAULT_SETTLE_S, Mode  # noqa: F401  (DEFAULT_SETTLE_S: kept here for its users)
-from nvfp4ctl.bench.results import BenchReport, ShapeResult, StoppedShape
+from nvfp4ctl.bench.results import STEP_WORDS, BenchReport, ShapeResult, StoppedShape
 from nvfp4ctl.errors import FailuresFound, KernelCrash, KernelTimeout, NvfpError, UsageError
 from nvfp4ctl.runlog import CPU_DEVICE_LABEL, detect_gpu
 
 JOBS = "nvfp4ctl.bench.jobs"
-STEP_WORDS = {"warm": "warming", "time": "timing", "profile": "profiling"}
 WALL_LIMIT_SHARE = 0.8  # of the watchdog timeout: a slow shape stops on its own before being killed
 
 
