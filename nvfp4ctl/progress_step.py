@@ -18,13 +18,18 @@ class ProgressStep:
         self._progress, self._lines = progress, lines
         self._task_id = progress.add_task(description, total=total)
         self.step = description
-        self._takes_news = False  # news is a shown step's: the description given here (a load) reports none
+        self._started = False  # news is a shown step's: the description given here (a load) reports none
 
     def show(self, step: str, line: str | None = None) -> None:
         """`step` starts: the bar's description, and the plain line (`line` where its words differ)."""
-        self.step, self._takes_news = step, True
+        self.step, self._started = step, True
         self._progress.update(self._task_id, description=step)
         self._lines.show(step if line is None else line)
+
+    @property
+    def started(self) -> bool:
+        """Whether a step has been shown (`show`): the description given at the start names none."""
+        return self._started
 
     def show_line(self) -> None:
         """The plain line of the step under way, said now where its words changed (or the step was not said)."""
@@ -37,7 +42,7 @@ class ProgressStep:
     def news(self, value: Any) -> None:
         """What the running job reported (anything with `describe()`), after the step's name."""
         describe = getattr(value, "describe", None)
-        if not self._takes_news or describe is None:
+        if not self._started or describe is None:
             return
         text = f"{self.step} ({describe()})"
         self._progress.update(self._task_id, description=text)

@@ -49,3 +49,11 @@ def test_news_follows_a_shown_step_on_the_bar_at_once_and_in_the_next_plain_line
     shown.advance()
     shown.show_line()  # new words (the news is gone): said at once, with the work done
     assert said[-1] == "test 1: 1 of 2, 30 s" and bar.advanced == 1
+
+
+def test_a_step_has_started_once_one_is_shown_not_with_the_description_it_begins_with() -> None:
+    shown = ProgressStep(Bar(), 1, ProgressLines(lambda line: None, 1), "starting")
+    shown.show_line()
+    assert not shown.started
+    shown.show("timing 128x256x512")
+    assert shown.started

@@ -242,7 +242,6 @@ class _Steps:
 
     def __init__(self) -> None:
         self._shown: ProgressStep | None = None
-        self._started = False
         self._loaded = False
 
     def show_on(self, progress: Any, total: int, lines: ProgressLines) -> None:
@@ -252,15 +251,14 @@ class _Steps:
 
     def step(self, description: str) -> None:
         assert self._shown is not None, "show_on comes before the first step"
-        if self._started:  # a step ended: its call returned, so the target had loaded
+        if self._shown.started:  # a step ended: its call returned, so the target had loaded
             self._shown.advance()
             self._loaded = True
-        self._started = True
         self._shown.show(description, None if self._loaded else f"{description} (loading the target first)")
 
     def loaded(self) -> None:
         self._loaded = True
-        if self._started and self._shown is not None:  # said at once: how long the load took is news
+        if self._shown is not None and self._shown.started:  # said at once: how long the load took is news
             self._shown.show_line()
 
     def news(self, value: Any) -> None:
