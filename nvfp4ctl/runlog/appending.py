@@ -23,7 +23,7 @@ from nvfp4ctl.atomic_file import made_read_only, write_bytes_atomic
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.project import cache_root
 from nvfp4ctl.runlog.entry import RunEntry
-from nvfp4ctl.runlog.files import (MARKDOWN_SUFFIXES, _as_utf8, _decoded, _no_regular_file, _previous_bytes,
+from nvfp4ctl.runlog.files import (MARKDOWN_SUFFIXES, _as_utf8, _decoded, _file_mode, _previous_bytes,
                                    _strict_utf8, _wide_encoding, file_in_the_way)
 from nvfp4ctl.runlog.section import (_LINE_BREAK, HEADING, _after_the_first_heading, _joins_an_html_block, _log_end,
                                      _text_follows)
@@ -150,13 +150,19 @@ def not_a_run_log(memory: Path) -> str | None:
         mode = None
     if mode is not None and stat.S_ISDIR(mode):
         return "a folder, not a run log file"
-    if memory.suffix.lower() in MARKDOWN_SUFFIXES or (mode is not None and not stat.S_ISREG(mode)):
+    if not _judged_by_its_text(memory, mode):
         return None
     try:
         text = _decoded(memory.read_bytes()) if mode is not None else ""
     except OSError:
         return None  # unreadable: the append's own error names the reason
     return _why_not_a_run_log(text)
+
+
+def _judged_by_its_text(memory: Path, mode: int | None) -> bool:
+    """Whether `memory` (its st_mode, None where it is not there) takes the run log only where its text has the
+    run-log section: a name not ending in .md, and a regular file or none (a device or a FIFO takes the lines)."""
+    return memory.suffix.lower() not in MARKDOWN_SUFFIXES and (mode is None or stat.S_ISREG(mode))
 
 
 # What pathlib's is_dir() and is_file() take for "no such file" rather than an error to report
@@ -189,8 +195,8 @@ def append(entry: RunEntry, memory: Path) -> None:
             text = existing.decode("utf-8")
         else:
             text = _strict_utf8(memory, existing)
-        if (memory.suffix.lower() not in MARKDOWN_SUFFIXES and not _no_regular_file(memory)
-                and (why := _why_not_a_run_log(text)) is not None):  # judged under the lock, on what is replaced
+        if _judged_by_its_text(memory, _file_mode(memory)) and (why := _why_not_a_run_log(text)) is not None:
+            # judged under the lock, on what is replaced
             raise UsageError(f"{memory}: {why}; the run log was not appended to it")
         if made_read_only(memory):  # also judged under the lock, on what would be replaced
             raise ReadOnlyRunLog(f"{memory} is read-only")

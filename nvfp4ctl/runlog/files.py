@@ -24,12 +24,12 @@ _WIDE_ENCODINGS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "ut
                    (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
 
 
-def _no_regular_file(memory: Path) -> bool:
-    """Whether `memory` is there as something other than a file: a folder, a device, a FIFO."""
+def _file_mode(memory: Path) -> int | None:
+    """`memory`'s st_mode (a file, a folder, a device, a FIFO); None where it is not there."""
     try:
-        return not stat.S_ISREG(memory.stat().st_mode)
+        return memory.stat().st_mode
     except (OSError, ValueError):  # not there, or a link in a loop: the read says which
-        return False
+        return None
 
 
 def refuse_a_missing_folder(memory: Path) -> None:
