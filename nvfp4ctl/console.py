@@ -158,8 +158,9 @@ class Console:
         for row in cells:
             table.add_row(*row)
         width = self.out.width
-        fitted = _table_width(self.out, table)
-        if _natural_width(self.out, table) > fitted:
+        measured = _unbounded(self.out, table)
+        fitted = _table_width(self.out, table, measured)
+        if measured.maximum > fitted:  # wider with nothing folded
             # too wide for its width: each value (7597, 0.05 s, m=128 n=256 k=256) stays on one line in a
             # column as wide as its widest one, where folding read "759" over "7"; its header wraps between
             # words, and the text columns fold in what is left. A table whose values alone need more is as
@@ -241,8 +242,7 @@ def _has_no_width(out: RichConsole) -> bool:
 
 def _cell_width(out: RichConsole, header: str, cells: Sequence[Sequence[Text]], index: int, whole: bool) -> int:
     """The column's widest cell (`whole`), else its longest word."""
-    options = out.options.update(max_width=_UNBOUNDED_WIDTH)
-    found = [Measurement.get(out, options, text) for text in [Text(header), *(row[index] for row in cells)]]
+    found = [_unbounded(out, text) for text in [Text(header), *(row[index] for row in cells)]]
     return max(m.maximum if whole else m.minimum for m in found)
 
 
@@ -259,14 +259,13 @@ def _value_columns(cells: Sequence[Sequence[Text]], count: int) -> list[int]:
 
 def _value_width(out: RichConsole, header: str, cells: Sequence[Sequence[Text]], index: int) -> int:
     """A value column's width: its widest cell, or its header's longest word where that is more."""
-    options = out.options.update(max_width=_UNBOUNDED_WIDTH)
-    return max([Measurement.get(out, options, Text(header)).minimum,
-                *(Measurement.get(out, options, row[index]).maximum for row in cells)])
+    return max([_unbounded(out, Text(header)).minimum, *(_unbounded(out, row[index]).maximum for row in cells)])
 
 
-def _natural_width(out: RichConsole, table: Table) -> int:
-    """The width `table` takes with nothing folded."""
-    return Measurement.get(out, out.options.update(max_width=_UNBOUNDED_WIDTH), table).maximum
+def _unbounded(out: RichConsole, shown: Text | Table) -> Measurement:
+    """How wide `shown` is with no width to fit: .maximum with nothing folded, .minimum folded at every
+    space (a table: each column at its longest word)."""
+    return Measurement.get(out, out.options.update(max_width=_UNBOUNDED_WIDTH), shown)
 
 
 def _least_width(table: Table) -> int:
@@ -279,18 +278,17 @@ def _least_width(table: Table) -> int:
     return sum(column_width(column) + 2 for column in table.columns) + len(table.columns) + 1
 
 
-def _table_width(out: RichConsole, table: Table) -> int:
+def _table_width(out: RichConsole, table: Table, measured: Measurement) -> int:
     """The width to print `table` at: the terminal's (rich reads $COLUMNS for it); else $COLUMNS, as set;
     else (a pipe, a file, CI, where rich assumes 80 columns and folded every kernel name) the table's
     natural width, between 80 and PIPED_TABLE_WIDTH, or wider where its whole columns (Console.table)
     and every other column's longest word need more: rich narrows the widest column first, and cut
-    `TileConfig<128, 6>` after its 1 to fit 160 columns."""
+    `TileConfig<128, 6>` after its 1 to fit 160 columns. `measured`: the table's _unbounded widths."""
     if out.is_terminal:
         return out.width
     columns = _columns_set()
     if columns is not None:
         return columns
-    measured = Measurement.get(out, out.options.update(max_width=_UNBOUNDED_WIDTH), table)
     return max(out.width, min(measured.maximum, PIPED_TABLE_WIDTH),
                measured.minimum if any(column.no_wrap for column in table.columns) else 0)
 
