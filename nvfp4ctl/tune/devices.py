@@ -14,29 +14,30 @@ def visible_gpus() -> list[str]:
     given = os.environ.get(VISIBLE)
     if given is not None:
         return [part.strip() for part in given.split(",") if part.strip() and part.strip() != "-1"]
-    try:
-        done = subprocess.run(["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"],
-                              capture_output=True, text=True, timeout=15)
-    except (OSError, subprocess.TimeoutExpired):
-        return []
-    if done.returncode != 0:
-        return []
-    return [line.strip() for line in done.stdout.splitlines() if line.strip().isdigit()]
+    return [index for index, _, _ in _listed_gpus() if index.isdigit()]
 
 
 def smallest_memory(gpus: list[str]) -> float | None:
     """The whole memory in bytes of the smallest of these GPUs (ids as visible_gpus gives them: an index or a
     UUID), or None where nvidia-smi cannot tell: a shape too large for it is refused before any candidate runs."""
+    sizes = [float(mib) * 2**20 for index, uuid, mib in _listed_gpus()
+             if mib.isdigit() and (index in gpus or uuid in gpus)]
+    return min(sizes) if sizes else None
+
+
+def _listed_gpus() -> list[tuple[str, str, str]]:
+    """(index, UUID, memory.total in MiB) of each GPU nvidia-smi lists, as it writes them ("[N/A]" for a
+    memory it cannot tell); none where nvidia-smi is missing, hangs or fails. The one query of both above."""
     try:
         done = subprocess.run(["nvidia-smi", "--query-gpu=index,uuid,memory.total", "--format=csv,noheader,nounits"],
                               capture_output=True, text=True, timeout=15)
     except (OSError, subprocess.TimeoutExpired):
-        return None
+        return []
     if done.returncode != 0:
-        return None
-    sizes = []
-    for line in done.stdout.splitlines():
-        index, uuid, mib = (part.strip() for part in (line.split(",") + ["", ""])[:3])
-        if mib.isdigit() and (index in gpus or uuid in gpus):
-            sizes.append(float(mib) * 2**20)
-    return min(sizes) if sizes else None
+        return []
+    return [_fields(line) for line in done.stdout.splitlines()]
+
+
+def _fields(line: str) -> tuple[str, str, str]:
+    index, uuid, mib = (part.strip() for part in (line.split(",") + ["", ""])[:3])
+    return index, uuid, mib

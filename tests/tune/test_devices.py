@@ -40,3 +40,27 @@ def test_no_memory_without_nvidia_smi(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(devices.subprocess, "run", missing)
     assert devices.smallest_memory(["0"]) is None
+
+
+def test_the_gpus_tune_spreads_over_are_the_indexes_of_the_listing_memory_is_read_from(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(devices.VISIBLE, raising=False)
+    asked: list[list[str]] = []
+
+    def run(command: list[str], **kwargs: object) -> subprocess.CompletedProcess:
+        asked.append(command)
+        return subprocess.CompletedProcess(command, 0, LISTING, "")
+
+    monkeypatch.setattr(devices.subprocess, "run", run)
+    assert devices.visible_gpus() == ["0", "1"]
+    assert devices.smallest_memory(devices.visible_gpus()) == 81559 * 2**20
+    assert len({tuple(command) for command in asked}) == 1  # one query for both
+
+
+def test_no_gpus_to_spread_over_without_nvidia_smi(monkeypatch: pytest.MonkeyPatch) -> None:
+    def missing(*args: object, **kwargs: object) -> None:
+        raise FileNotFoundError("nvidia-smi")
+
+    monkeypatch.delenv(devices.VISIBLE, raising=False)
+    monkeypatch.setattr(devices.subprocess, "run", missing)
+    assert devices.visible_gpus() == []
