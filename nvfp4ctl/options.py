@@ -32,6 +32,11 @@ def check_only(only: Sequence[int], count: int, noun: str, task_file: str) -> No
             raise UsageError(f"--only {number}: {task_file} has {plural(count, noun)} ({span})")
 
 
+FLAG_SOURCE = "--timeout"
+# resolve_timeout's sources of a limit no task file sets: one of them decided, whatever the file says
+OVERRIDING_SOURCES = (FLAG_SOURCE, Env.TIMEOUT)
+
+
 def resolve_timeout(flag: float | None, task_setting: tuple[float, str] | None,
                     task_name: str = "task.yml") -> tuple[float, str]:
     """Seconds per test and where they came from: --timeout > NVFP4CTL_TIMEOUT > the task file's key for
@@ -40,7 +45,7 @@ def resolve_timeout(flag: float | None, task_setting: tuple[float, str] | None,
     if flag is not None:
         if not 0 < flag < math.inf:  # nan too: a watchdog that never fires
             raise UsageError(f"--timeout {flag:g}: expected a finite number of seconds > 0")
-        return flag, "--timeout"
+        return flag, FLAG_SOURCE
     from_env = env_str(Env.TIMEOUT)
     if from_env is not None:
         try:

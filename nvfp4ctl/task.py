@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -122,13 +122,17 @@ class Task:
         return resolve_timeout(flag, self.timeout_for(run), task_file_name(self.path))
 
     def gpu_mode_limit_note(self, run: str, source: str) -> str | None:
-        """Where a run's limit came from the file's generic `timeout:` (`source`, resolve_timeout's) and GPU
-        MODE gives that run of this problem another (its key in the task.yml nvfp4ctl ships for the
-        problem): one line naming GPU MODE's value and the key to add. An older `nvfp4ctl init` wrote the
-        grouped GEMM's ranked 300 s as `timeout:`, which every run then reads. The limit stays the file's."""
-        where = task_file_name(self.path)
-        if source != f"{where} timeout":
+        """Where a run's limit came from the file's generic `timeout:` (no --timeout or NVFP4CTL_TIMEOUT
+        decided: `source`, resolve_timeout's, and timeout_for read that key) and GPU MODE gives that run of
+        this problem another (its key in the task.yml nvfp4ctl ships for the problem): one line naming GPU
+        MODE's value and the key to add. An older `nvfp4ctl init` wrote the grouped GEMM's ranked 300 s as
+        `timeout:`, which every run then reads. The limit stays the file's."""
+        from nvfp4ctl.options import OVERRIDING_SOURCES  # it imports typer, as resolve_timeout's does
+
+        setting = self.timeout_for(run)
+        if setting is None or setting[1] != "timeout" or source in OVERRIDING_SOURCES:
             return None
+        where = task_file_name(self.path)
         try:
             shipped = load_shipped_task(get_problem(self.problem).task_file)
         except (OSError, UnicodeDecodeError, UsageError):  # a problem with no task.yml of its own: nothing known
@@ -144,6 +148,19 @@ class Task:
     def is_users(self) -> bool:
         """False for the task.yml shipped with nvfp4ctl, used where the user has none."""
         return self.source != SHIPPED
+
+
+class RunLimit(NamedTuple):
+    seconds: float  # how long the run waits
+    source: str  # where they came from, as the run's header names it ("--timeout", "task.yml test_timeout")
+    note: str | None  # Task.gpu_mode_limit_note's line, warned before the run
+
+
+def run_limit(task: Task, flag: float | None, run: str) -> RunLimit:
+    """A run's limit (`run`: TEST_TIMEOUT, ...; `flag`: --timeout) as check, bench and tune take it: the
+    task's resolve_timeout and, where GPU MODE gives the run another, its gpu_mode_limit_note."""
+    seconds, source = task.resolve_timeout(flag, run)
+    return RunLimit(seconds, source, task.gpu_mode_limit_note(run, source))
 
 
 def task_path(path: Path | None = None) -> Path:

@@ -9,7 +9,8 @@ import pytest
 
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.project import REPO_DIR
-from nvfp4ctl.task import RUN_TIMEOUT_KEYS, Case, Task, TaskFileError, load_task, parse_task, task_path
+from nvfp4ctl.task import (RUN_TIMEOUT_KEYS, Case, Task, TaskFileError, load_task, parse_task, run_limit,
+                           task_path)
 
 FACTS_TESTS = [
     (128, 256, 256), (128, 1536, 7168), (128, 3072, 1536), (256, 7168, 256), (256, 7168, 2048),
@@ -511,3 +512,17 @@ def test_every_key_gpu_mode_uses_loads_without_a_warning() -> None:
 def test_a_near_miss_of_a_gpu_mode_top_level_key_is_warned() -> None:
     warnings = parse_task(MINIMAL + "multi_gpus: true\n", Path("task.yml")).warnings
     assert warnings == ("task.yml:3: unknown key 'multi_gpus' ignored; did you mean 'multi_gpu'?",)
+
+
+def test_check_bench_and_tune_take_a_run_s_limit_its_source_and_gpu_mode_s_note_in_one_call(
+        tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv("NVFP4CTL_TIMEOUT", raising=False)
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "task.yml"
+    path.write_text(OLD_GROUPED_TASK)
+    task = load_task(path)
+    assert run_limit(task, None, "test_timeout") == (
+        300.0, "task.yml timeout", "GPU MODE gives this problem's test runs 180 s, not task.yml's timeout: 300: add"
+                                   " test_timeout: 180 to task.yml")
+    assert run_limit(task, None, "ranked_timeout") == (300.0, "task.yml timeout", None)
+    assert run_limit(task, 60.0, "test_timeout") == (60.0, "--timeout", None)

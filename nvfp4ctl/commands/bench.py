@@ -57,7 +57,7 @@ def command(
     from nvfp4ctl.runner.targets import (refuse_broken_target, refuse_unloadable, resolve_target, task_for_target,
                                          task_label_and_reason)
     from nvfp4ctl.runner.worker import ChildCrashed, ChildTimeout, Worker
-    from nvfp4ctl.task import load_task
+    from nvfp4ctl.task import load_task, run_limit
 
     loaded = task_for_target(load_task(task), submission, kernel)
     note_problem(loaded.problem)  # first: a submission that cannot load is logged with the problem too
@@ -65,8 +65,8 @@ def command(
     problem = get_problem(loaded.problem)
     # option mistakes first, then the submission's own, then "no GPU" (as check)
     cases = select_cases(loaded, options.flat(only), shape or [])
-    timeout_s, timeout_source = loaded.resolve_timeout(timeout, run_timeout_key(mode.value))
-    if (note := loaded.gpu_mode_limit_note(run_timeout_key(mode.value), timeout_source)) is not None:
+    timeout_s, timeout_source, note = run_limit(loaded, timeout, run_timeout_key(mode.value))
+    if note is not None:
         get_console().warn(note)
     refuse_broken_target(target)
     device = run_device()

@@ -47,7 +47,7 @@ def command(
     from nvfp4ctl.check import plan
     from nvfp4ctl.check.run import NO_GPU, CheckSettings
     from nvfp4ctl.runner.targets import refuse_broken_target, refuse_unloadable, resolve_target, task_for_target
-    from nvfp4ctl.task import TEST_TIMEOUT
+    from nvfp4ctl.task import TEST_TIMEOUT, run_limit
 
     console = get_console()
     loaded = task_for_target(plan.load_task_file(task), submission, kernel)
@@ -56,8 +56,8 @@ def command(
     # every mistake in the options is said before the submission's own mistakes and "no GPU": the
     # command line is the first thing to fix, on a laptop too
     items = plan.select_items(loaded, flat(only), shape or [], seed)
-    timeout_s, timeout_source = loaded.resolve_timeout(timeout, TEST_TIMEOUT)
-    if (note := loaded.gpu_mode_limit_note(TEST_TIMEOUT, timeout_source)) is not None:
+    timeout_s, timeout_source, note = run_limit(loaded, timeout, TEST_TIMEOUT)
+    if note is not None:
         console.warn(note)
     if dump:  # the model replays one GEMM tile on the GEMM's inputs
         refuse_gemm_only(f"--dump decodes and simulates an {DEFAULT_PROBLEM} kernel's MMAs", loaded.problem)

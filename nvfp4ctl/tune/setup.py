@@ -143,20 +143,18 @@ def prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int |
     from nvfp4ctl.build.toolchain import torch_build
     from nvfp4ctl.runner.gpu import first_gpu, gpu_present, run_device
     from nvfp4ctl.runner.targets import task_for_kernel
-    from nvfp4ctl.task import BENCHMARK_TIMEOUT, load_task
+    from nvfp4ctl.task import BENCHMARK_TIMEOUT, load_task, run_limit
     from nvfp4ctl.tune.devices import visible_gpus
 
     task = task_for_kernel(load_task(task_path), kernel)
-    timeout_s, timeout_source = task.resolve_timeout(timeout, BENCHMARK_TIMEOUT)
+    timeout_s, timeout_source, timeout_note = run_limit(task, timeout, BENCHMARK_TIMEOUT)
     device = run_device()
     has_gpu = device == "cuda" and gpu_present()
     spec = resolve_kernel(kernel, task, has_gpu)
     source, label = spec.path, spec.label
     knobs = discover(source)
     arch = resolve_arch(source, None, arch_option=False)  # tune has no --arch
-    notes: list[str] = []
-    if (note := task.gpu_mode_limit_note(BENCHMARK_TIMEOUT, timeout_source)) is not None:
-        notes.append(note)
+    notes: list[str] = [] if timeout_note is None else [timeout_note]
     why_not_timed = None
     if not has_gpu and not compile_only:
         why_not_timed = "no CUDA GPU here"
