@@ -58,11 +58,11 @@ def _last_rows(report: BenchReport, width: int) -> Rows:
     return [*rows, ["geomean", mean, err, "", "", "", "", "", _pct(100.0 * sol / report.geomean_us if sol else None), ""]]
 
 
-def stopped_line(report: BenchReport) -> str | None:
-    """What a bench stopped by an error kept: the shapes timed before it, and why there is no geomean."""
+def stopped_line(report: BenchReport) -> str:
+    """What a bench stopped by an error kept (`report`, BenchStopped's, names the shape it stopped at): the
+    shapes timed before it, and why there is no geomean."""
     stopped = report.stopped
-    if stopped is None:
-        return None
+    assert stopped is not None, "only a stopped bench's report has a stopped line"
     doing = f"{STEP_WORDS[stopped.step]} it"
     timed = f"{len(report.shapes)} of {plural(stopped.planned, 'shape')} timed"
     if report.partial:

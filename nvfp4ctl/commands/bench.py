@@ -232,7 +232,7 @@ def show_stopped(report: BenchReport) -> None:
         console.warn(render.CPU_CAVEAT)
     for line in render.notes(report):
         console.warn(line)
-    console.warn(render.stopped_line(report) or "")
+    console.warn(render.stopped_line(report))
 
 
 class _Steps:
