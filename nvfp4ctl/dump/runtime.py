@@ -117,7 +117,7 @@ from nvfp4ctl.build import flags, toolchain
 from nvfp4ctl.dump.layout import locate
 from nvfp4ctl.dump.runtime import USAGE_MARK
 from nvfp4ctl.errors import UsageError
-from nvfp4ctl.problems import get_problem
+from nvfp4ctl.problems import DEFAULT_PROBLEM, get_problem
 from nvfp4ctl.problems.base import make_case
 from nvfp4ctl.problems.nvfp4_gemm.reference import reference_gemm
 
@@ -131,7 +131,7 @@ mod = cpp_extension.load(
     extra_include_paths=[str(p) for p in toolchain.cutlass_include_dirs()] + [str(Path(binding).parent)],
     verbose=False)
 try:  # make_input: the inputs check and bench make, with their refusal of a shape too large for the GPU
-    data = get_problem("nvfp4_gemm").make_input(make_case(m=m, n=n, k=k, l=l, seed=seed), device="cuda")
+    data = get_problem(DEFAULT_PROBLEM).make_input(make_case(m=m, n=n, k=k, l=l, seed=seed), device="cuda")
 except UsageError as error:
     print(USAGE_MARK + str(error), file=sys.stderr)
     sys.exit(2)
