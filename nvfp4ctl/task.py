@@ -30,6 +30,7 @@ from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import UsageError, os_reason
 from nvfp4ctl.problems import DEFAULT_PROBLEM, get_problem, problem_names, registered_name
 from nvfp4ctl.problems.fields import DEFAULT_TIMEOUT_S, describe_value, yaml_spelling
+from nvfp4ctl.words import seconds_text
 from nvfp4ctl.workspace import FROM_ENV, SHIPPED, locate_task, task_file_name
 
 # Ours, then GPU MODE's (which may add more: unknown keys are ignored, near misses of these warned).
@@ -124,9 +125,10 @@ class Task:
     def gpu_mode_limit_note(self, run: str, source: str) -> str | None:
         """Where a run's limit came from the file's generic `timeout:` (no --timeout or NVFP4CTL_TIMEOUT
         decided: `source`, resolve_timeout's, and timeout_for read that key) and GPU MODE gives that run of
-        this problem another (its key in the task.yml nvfp4ctl ships for the problem): one line naming GPU
-        MODE's value and the key to add. An older `nvfp4ctl init` wrote the grouped GEMM's ranked 300 s as
-        `timeout:`, which every run then reads. The limit stays the file's."""
+        this problem another (its key in the task.yml nvfp4ctl ships for the problem), where the file's value is
+        one GPU MODE gives another run: one line naming GPU MODE's value and the key to add. An older `nvfp4ctl
+        init` wrote the grouped GEMM's ranked 300 s as `timeout:`, which every run then reads; a `timeout:` of
+        the user's own choosing (600) is theirs, and gets no note. The limit stays the file's."""
         from nvfp4ctl.options import OVERRIDING_SOURCES  # it imports typer, as resolve_timeout's does
 
         setting = self.timeout_for(run)
@@ -138,11 +140,12 @@ class Task:
         except (OSError, UnicodeDecodeError, UsageError):  # a problem with no task.yml of its own: nothing known
             return None
         gpu_mode = shipped.run_timeouts.get(run)
-        if gpu_mode is None or gpu_mode == self.timeout_s:
+        # only a value GPU MODE gives another run (an older init's copy): a limit of the user's own choosing stands
+        if gpu_mode is None or gpu_mode == self.timeout_s or self.timeout_s not in shipped.run_timeouts.values():
             return None
         runs = f"{run.removesuffix('_timeout')} runs"
-        return (f"GPU MODE gives this problem's {runs} {gpu_mode:g} s, not {where}'s timeout: {self.timeout_s:g}:"
-                f" add {run}: {gpu_mode:g} to {where}")
+        return (f"GPU MODE gives this problem's {runs} {seconds_text(gpu_mode)}, not {where}'s timeout:"
+                f" {self.timeout_s:g}: add {run}: {gpu_mode:g} to {where}")
 
     @property
     def is_users(self) -> bool:

@@ -152,6 +152,11 @@ def test_a_generic_timeout_that_is_not_gpu_modes_for_the_run_gets_one_note(tmp_p
     path.write_text(MINIMAL + "timeout: 180\n")
     task = load_task(path)
     assert all(task.gpu_mode_limit_note(run, task.resolve_timeout(None, run)[1]) is None for run in RUN_TIMEOUT_KEYS)
+    # a grouped GEMM `timeout: 600` of the user's own choosing is no value GPU MODE gives any run: it stands unremarked
+    path.write_text(OLD_GROUPED_TASK.replace("timeout: 300", "timeout: 600"))
+    task = load_task(path)
+    assert task.timeout_s == 600.0
+    assert all(task.gpu_mode_limit_note(run, task.resolve_timeout(None, run)[1]) is None for run in RUN_TIMEOUT_KEYS)
 
 
 # GPU MODE's limits per problem (gpu-mode/reference-kernels problems/nvidia/<name>/task.yml; kernelbot's 180 s
