@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console as RichConsole
 from rich.measure import Measurement
-from rich.cells import cell_len
-from rich.table import Column, Table
+from rich.table import Table
 from rich.text import Text
+
+from nvfp4ctl.table_fit import ColumnText, fitted_widths
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -23,6 +24,8 @@ _UNBOUNDED_WIDTH = 10_000  # for measuring a table's natural width
 # Widest a table gets where the output is not a terminal and COLUMNS is unset: room for whole paths
 # and kernel names beside each other, while prose cells (lint's rule texts) wrap as in a terminal.
 PIPED_TABLE_WIDTH = 160
+# A cell's padding (a space each side) and the border on its left; the table's right edge is one more
+_TABLE_BORDERS_PER_COLUMN = 3
 
 
 def quiet_closed_stream(stream: Any) -> None:
@@ -161,13 +164,17 @@ class Console:
         measured = _unbounded(self.out, table)
         fitted = _table_width(self.out, table, measured)
         if measured.maximum > fitted:  # wider with nothing folded
-            # too wide for its width: each value (7597, 0.05 s, m=128 n=256 k=256) stays on one line in a
-            # column as wide as its widest one, where folding read "759" over "7"; its header wraps between
-            # words, and the text columns fold in what is left. A table whose values alone need more is as
-            # wide as they need: a line too long, and not a number cut
-            for index in _value_columns(cells, len(columns)):
-                table.columns[index].width = _value_width(self.out, columns[index], cells, index)
-            fitted = max(fitted, _least_width(table))
+            # too wide for its width: rich narrows the widest columns first, and folded 7597 µs as "759" over
+            # "7" and a shape over three lines. Each value (7597, 0.05 s, m=128 n=256 k=256) stays on one
+            # line and the text folds (table_fit); a table whose values alone need more is as wide as they
+            # need: a line too long, and not a number cut
+            texts = [ColumnText(str(column.header), [row[index].plain for row in cells], column.min_width or 0)
+                     for index, column in enumerate(table.columns)]
+            borders = _TABLE_BORDERS_PER_COLUMN * len(columns) + 1
+            widths = fitted_widths(texts, fitted - borders)
+            for column, column_width in zip(table.columns, widths):
+                column.width = column_width
+            fitted = max(fitted, sum(widths) + borders)
         self.out.width = fitted
         try:
             self.out.print(table)
@@ -246,36 +253,10 @@ def _cell_width(out: RichConsole, header: str, cells: Sequence[Sequence[Text]], 
     return max(m.maximum if whole else m.minimum for m in found)
 
 
-# The longest a cell may be and still be a value (a number, a time, a shape, a verdict), which a table
-# never breaks; a longer one (a message, a rule's text, a kernel's name) is text, which folds
-VALUE_WIDTH = 24
-
-
-def _value_columns(cells: Sequence[Sequence[Text]], count: int) -> list[int]:
-    """The columns (by index) whose every cell is a value: no line longer than VALUE_WIDTH."""
-    return [index for index in range(count)
-            if all(max(map(cell_len, row[index].plain.splitlines()), default=0) <= VALUE_WIDTH for row in cells)]
-
-
-def _value_width(out: RichConsole, header: str, cells: Sequence[Sequence[Text]], index: int) -> int:
-    """A value column's width: its widest cell, or its header's longest word where that is more."""
-    return max([_unbounded(out, Text(header)).minimum, *(_unbounded(out, row[index]).maximum for row in cells)])
-
-
 def _unbounded(out: RichConsole, shown: Text | Table) -> Measurement:
     """How wide `shown` is with no width to fit: .maximum with nothing folded, .minimum folded at every
     space (a table: each column at its longest word)."""
     return Measurement.get(out, out.options.update(max_width=_UNBOUNDED_WIDTH), shown)
-
-
-def _least_width(table: Table) -> int:
-    """The width `table` needs with its value columns at their width and every other column at its
-    min_width or its header's longest word: one space of padding each side of a cell, one border between
-    columns and one at each edge (the box Console.table draws)."""
-    def column_width(column: Column) -> int:
-        return column.width or max(column.min_width or 0, max(map(cell_len, str(column.header).split()), default=1))
-
-    return sum(column_width(column) + 2 for column in table.columns) + len(table.columns) + 1
 
 
 def _table_width(out: RichConsole, table: Table, measured: Measurement) -> int:
