@@ -34,6 +34,7 @@ class FakeWorker:
     host_stalls = 0  # repeats the child timed again after a host pause
     calibration_s = 0.0  # how long the calibration call blocks (the target's load and build run in it)
     only_at_k: int | None = None  # raised and raise_error apply only to the shapes of this k
+    only_in_job: str | None = None  # raise_error applies only to this job ("device_time": the profile step)
 
     def __init__(self, target: Any, timeout_s: float, device: str = "cuda", **_: Any) -> None:
         self.gpu = GPU
@@ -53,7 +54,8 @@ class FakeWorker:
                 raise JobError("RuntimeError: CUBLAS_STATUS_NOT_INITIALIZED", "Traceback ...")
             return {"gpu": GPU, "tflops": 750.0, "tbps": 3.0, "measured_at": "2026-11-25T00:00:00Z", "cached": True}
         case = payload["case"]
-        here = self.only_at_k is None or case.k == self.only_at_k
+        here = (self.only_at_k is None or case.k == self.only_at_k) and (
+            self.only_in_job is None or job.endswith(f":{self.only_in_job}"))
         if self.raise_error is not None and here:
             raise self.raise_error
         if self.failure is not None:
@@ -80,7 +82,7 @@ def submission(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     FakeWorker.calls = []
     FakeWorker.scale, FakeWorker.failure, FakeWorker.raise_error, FakeWorker.host_stalls = 1.0, None, None, 0
     FakeWorker.calibration_fails, FakeWorker.calibration_s, FakeWorker.raised = False, 0.0, None
-    FakeWorker.only_at_k = None
+    FakeWorker.only_at_k, FakeWorker.only_in_job = None, None
     # check binds Worker when check.run is first imported: a `check` run under this patch (the --only
     # tests below) would keep the fake for every later test of the process, check's own among them
     import nvfp4ctl.check.run  # noqa: F401
@@ -322,6 +324,31 @@ def test_an_error_at_a_later_shape_keeps_the_shapes_timed_before_it(submission: 
     assert data["stopped"] == {"shape": "128x4096x7168", "step": "time", "verdict": verdict, "message": message,
                                "planned_shapes": 3}
     assert data["error"].startswith(message) and data["exit_code"] == code
+
+
+def test_a_crash_while_profiling_keeps_every_timing_and_the_geomean(submission: Path) -> None:
+    """Bench profiles the shapes after timing them all: a crash there leaves every shape timed, so the
+    geomean over the whole set stands (in text and JSON), with the device times taken before the crash."""
+    FakeWorker.only_at_k, FakeWorker.only_in_job = 7168, "device_time"
+    message = "bench 128x4096x7168 crashed: illegal memory access"
+    FakeWorker.raise_error = KernelCrash(message)
+    result = _bench("--submission", str(submission), cli=separate_streams_runner())
+    assert result.exit_code == 4, result.output
+    rows = {line.split("│")[1].strip(): line for line in result.stdout.splitlines() if line.count("│") > 2}
+    assert {"128x7168x16384", "128x4096x7168", "128x7168x2048", "geomean"} <= set(rows), result.stdout
+    assert "crash" not in rows["128x4096x7168"]  # timed: its row holds its figures, not a verdict
+    assert "stopped at 128x4096x7168 (crash while profiling it): 3 of 3 shapes timed; no device time from there on" \
+        in result.stderr
+    assert f"error: {message}" in result.stderr and "earlier bench" not in result.output
+    assert runlog.read(Path(os.environ["NVFP4CTL_MEMORY"]))[-1].result == f"error: {message}"
+
+    result = _bench("--submission", str(submission), "--json")
+    assert result.exit_code == 4
+    data = json.loads(result.stdout)
+    assert len(data["shapes"]) == 3 and data["geomean_us"] is not None and data["sol_geomean_us"] is not None
+    assert [shape["device_us_per_call"] is not None for shape in data["shapes"]] == [True, False, False]
+    assert data["stopped"] == {"shape": "128x4096x7168", "step": "profile", "verdict": "crash", "message": message,
+                               "planned_shapes": 3}
 
 
 def test_an_error_at_the_first_shape_is_the_error_alone(submission: Path) -> None:
