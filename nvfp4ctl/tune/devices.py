@@ -6,6 +6,7 @@ import os
 import subprocess
 
 VISIBLE = "CUDA_VISIBLE_DEVICES"
+ORDER = "CUDA_DEVICE_ORDER"
 
 
 def visible_gpus() -> list[str]:
@@ -19,10 +20,26 @@ def visible_gpus() -> list[str]:
 
 def smallest_memory(gpus: list[str]) -> float | None:
     """The whole memory in bytes of the smallest of these GPUs (ids as visible_gpus gives them: an index or a
-    UUID), or None where nvidia-smi cannot tell: a shape too large for it is refused before any candidate runs."""
-    sizes = [float(mib) * 2**20 for index, uuid, mib in _listed_gpus()
-             if mib.isdigit() and (index in gpus or uuid in gpus)]
-    return min(sizes) if sizes else None
+    UUID), or None where nvidia-smi cannot tell: a shape too large for it is refused before any candidate runs.
+
+    Where an index may name another card (_order_uncertain), the largest memory listed: the parent then
+    refuses no shape some GPU could take, and each worker's own check refuses one its GPU cannot."""
+    listed = [(index, uuid, float(mib) * 2**20) for index, uuid, mib in _listed_gpus() if mib.isdigit()]
+    sizes = [size for index, uuid, size in listed if index in gpus or uuid in gpus]
+    if not sizes:
+        return None
+    if _order_uncertain(gpus, listed):
+        return max(size for _, _, size in listed)
+    return min(sizes)
+
+
+def _order_uncertain(gpus: list[str], listed: list[tuple[str, str, float]]) -> bool:
+    """Whether an index among `gpus` may name another card than nvidia-smi's of that index: nvidia-smi
+    numbers GPUs by PCI bus, CUDA (which reads CUDA_VISIBLE_DEVICES) fastest first unless
+    CUDA_DEVICE_ORDER=PCI_BUS_ID. It matters only where the cards differ in memory and some are left out."""
+    indexes = {index for index, _, _ in listed}
+    return (os.environ.get(ORDER) != "PCI_BUS_ID" and any(gpu in indexes for gpu in gpus)
+            and len({size for _, _, size in listed}) > 1 and not indexes <= set(gpus))
 
 
 def _listed_gpus() -> list[tuple[str, str, str]]:

@@ -64,3 +64,34 @@ def test_no_gpus_to_spread_over_without_nvidia_smi(monkeypatch: pytest.MonkeyPat
     monkeypatch.delenv(devices.VISIBLE, raising=False)
     monkeypatch.setattr(devices.subprocess, "run", missing)
     assert devices.visible_gpus() == []
+
+
+MIXED = ("0, GPU-1111aaaa-0000-0000-0000-000000000000, 81559\n"
+         "1, GPU-2222bbbb-0000-0000-0000-000000000000, 143771\n"
+         "2, GPU-3333cccc-0000-0000-0000-000000000000, 81559\n")
+
+
+@pytest.mark.parametrize("order", [None, "FASTEST_FIRST"])
+def test_an_index_of_mixed_gpus_may_name_another_card_so_the_largest_memory_is_taken(
+        order: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """nvidia-smi numbers GPUs by PCI bus, CUDA fastest first unless CUDA_DEVICE_ORDER=PCI_BUS_ID: CUDA's
+    device 0 may be nvidia-smi's 1, and a shape the 141 GB card takes was refused by the 80 GB one's size."""
+    if order is None:
+        monkeypatch.delenv("CUDA_DEVICE_ORDER", raising=False)
+    else:
+        monkeypatch.setenv("CUDA_DEVICE_ORDER", order)
+    monkeypatch.setattr(devices.subprocess, "run", answer(MIXED))
+    assert devices.smallest_memory(["0"]) == 143771 * 2**20
+    assert devices.smallest_memory(["0", "2"]) == 143771 * 2**20
+
+
+def test_gpus_named_exactly_keep_the_smallest_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    """By PCI bus order, by UUID, every GPU listed, or GPUs all of one size: the ids name the cards they say."""
+    monkeypatch.setattr(devices.subprocess, "run", answer(MIXED))
+    monkeypatch.setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID")
+    assert devices.smallest_memory(["1", "2"]) == 81559 * 2**20
+    monkeypatch.delenv("CUDA_DEVICE_ORDER")
+    assert devices.smallest_memory(["GPU-3333cccc-0000-0000-0000-000000000000"]) == 81559 * 2**20
+    assert devices.smallest_memory(["0", "1", "2"]) == 81559 * 2**20
+    monkeypatch.setattr(devices.subprocess, "run", answer(MIXED.replace("143771", "81559")))
+    assert devices.smallest_memory(["1"]) == 81559 * 2**20
