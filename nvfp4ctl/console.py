@@ -14,8 +14,6 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from nvfp4ctl.table_fit import ColumnText, fitted_widths
-
 if TYPE_CHECKING:
     from rich.progress import Progress
 
@@ -24,8 +22,6 @@ _UNBOUNDED_WIDTH = 10_000  # for measuring a table's natural width
 # Widest a table gets where the output is not a terminal and COLUMNS is unset: room for whole paths
 # and kernel names beside each other, while prose cells (lint's rule texts) wrap as in a terminal.
 PIPED_TABLE_WIDTH = 160
-# A cell's padding (a space each side) and the border on its left; the table's right edge is one more
-_TABLE_BORDERS_PER_COLUMN = 3
 
 
 def quiet_closed_stream(stream: Any) -> None:
@@ -161,21 +157,7 @@ class Console:
         for row in cells:
             table.add_row(*row)
         width = self.out.width
-        measured = _unbounded(self.out, table)
-        fitted = _table_width(self.out, table, measured)
-        if measured.maximum > fitted:  # wider with nothing folded
-            # too wide for its width: rich narrows the widest columns first, and folded 7597 µs as "759" over
-            # "7" and a shape over three lines. Each value (7597, 0.05 s, m=128 n=256 k=256) stays on one
-            # line and the text folds (table_fit); a table whose values alone need more is as wide as they
-            # need: a line too long, and not a number cut
-            texts = [ColumnText(str(column.header), [row[index].plain for row in cells], column.min_width or 0)
-                     for index, column in enumerate(table.columns)]
-            borders = _TABLE_BORDERS_PER_COLUMN * len(columns) + 1
-            widths = fitted_widths(texts, fitted - borders)
-            for column, column_width in zip(table.columns, widths):
-                column.width = column_width
-            fitted = max(fitted, sum(widths) + borders)
-        self.out.width = fitted
+        self.out.width = _table_width(self.out, table)
         try:
             self.out.print(table)
         finally:
@@ -249,27 +231,23 @@ def _has_no_width(out: RichConsole) -> bool:
 
 def _cell_width(out: RichConsole, header: str, cells: Sequence[Sequence[Text]], index: int, whole: bool) -> int:
     """The column's widest cell (`whole`), else its longest word."""
-    found = [_unbounded(out, text) for text in [Text(header), *(row[index] for row in cells)]]
+    options = out.options.update(max_width=_UNBOUNDED_WIDTH)
+    found = [Measurement.get(out, options, text) for text in [Text(header), *(row[index] for row in cells)]]
     return max(m.maximum if whole else m.minimum for m in found)
 
 
-def _unbounded(out: RichConsole, shown: Text | Table) -> Measurement:
-    """How wide `shown` is with no width to fit: .maximum with nothing folded, .minimum folded at every
-    space (a table: each column at its longest word)."""
-    return Measurement.get(out, out.options.update(max_width=_UNBOUNDED_WIDTH), shown)
-
-
-def _table_width(out: RichConsole, table: Table, measured: Measurement) -> int:
+def _table_width(out: RichConsole, table: Table) -> int:
     """The width to print `table` at: the terminal's (rich reads $COLUMNS for it); else $COLUMNS, as set;
     else (a pipe, a file, CI, where rich assumes 80 columns and folded every kernel name) the table's
     natural width, between 80 and PIPED_TABLE_WIDTH, or wider where its whole columns (Console.table)
     and every other column's longest word need more: rich narrows the widest column first, and cut
-    `TileConfig<128, 6>` after its 1 to fit 160 columns. `measured`: the table's _unbounded widths."""
+    `TileConfig<128, 6>` after its 1 to fit 160 columns."""
     if out.is_terminal:
         return out.width
     columns = _columns_set()
     if columns is not None:
         return columns
+    measured = Measurement.get(out, out.options.update(max_width=_UNBOUNDED_WIDTH), table)
     return max(out.width, min(measured.maximum, PIPED_TABLE_WIDTH),
                measured.minimum if any(column.no_wrap for column in table.columns) else 0)
 

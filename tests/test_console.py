@@ -26,116 +26,15 @@ def test_a_piped_table_is_printed_whole(capsys, monkeypatch) -> None:
     assert "UTCOMMA.2CTA.MXF4NVF4" in out and "140.2 s" in out
 
 
-def _terminal_table(width: int) -> str:
-    console = Console()
-    buffer = io.StringIO()
-    console.out = RichConsole(file=buffer, force_terminal=True, width=width, color_system=None, highlight=False)
-    console.table(COLUMNS, rows())
-    return buffer.getvalue()
-
-
-def _column(out: str, index: int) -> str:
-    """The text of a box table's column, its lines joined: what a fold kept."""
-    return "".join(line.split("│")[index + 1].strip() for line in out.splitlines() if line.startswith("│"))
-
-
 def test_a_narrow_terminal_folds_cells_instead_of_cutting_them(monkeypatch) -> None:
     monkeypatch.setenv("COLUMNS", "200")  # a terminal's own width wins over $COLUMNS
-    out = _terminal_table(100)
+    console = Console()
+    buffer = io.StringIO()
+    console.out = RichConsole(file=buffer, force_terminal=True, width=60, color_system=None, highlight=False)
+    console.table(COLUMNS, rows())
+    out = buffer.getvalue()
     assert "…" not in out
-    assert "nvfp4" in out and max(len(line) for line in out.splitlines()) <= 100
-    assert _column(out, 0) == "".join(NAMES)
-
-
-def _value_lines(out: str, index: int) -> list[list[str]]:
-    """The lines of a box table with a cell in column `index` (a value column: each row's first line),
-    cell by cell."""
-    cells = [[cell.strip() for cell in line.split("│")[1:-1]] for line in out.splitlines() if line.startswith("│")]
-    return [line for line in cells if line[index]]
-
-
-def test_a_terminal_too_narrow_for_the_table_folds_the_text_and_keeps_every_value_whole(monkeypatch) -> None:
-    """Folded to fit, 227 KB read "227" over "KB" and 140.2 s "140." over "2 s": the text columns (the
-    names, the tensor op) fold, each value stays on one line, and the table fits the terminal."""
-    monkeypatch.setenv("COLUMNS", "200")
-    out = _terminal_table(60)
-    assert _widest(out) <= 60, out
-    assert [line[2:6] for line in _value_lines(out, 2)] == [rows()[0][2:6]] * len(NAMES), out
-    assert _column(out, 0) == "".join(NAMES) and _column(out, 1) == "UTCOMMA.2CTA.MXF4NVF4" * len(NAMES)
-    assert "…" not in out
-
-
-def test_a_terminal_too_narrow_for_the_values_is_as_wide_as_they_need(monkeypatch) -> None:
-    monkeypatch.setenv("COLUMNS", "200")
-    out = _terminal_table(24)
-    assert [line[2:6] for line in _value_lines(out, 2)] == [rows()[0][2:6]] * len(NAMES), out
-    assert _column(out, 0) == "".join(NAMES) and "…" not in out
-
-
-def test_columns_narrower_than_a_table_breaks_no_number_time_or_shape(capsys, monkeypatch) -> None:
-    """COLUMNS=40 showed bench's 7597 µs as "759" over "7", check's 0.05 s as "0.05" over "s" and its
-    shape over two lines: a script or a grep read them wrong."""
-    monkeypatch.setenv("COLUMNS", "40")
-    shape, message = "m=128 n=256 k=256", "expected 1.5 at (0, 3), got NaN: the output was never written " * 2
-    Console().table(["#", "shape", "verdict", "max abs err", "time", "why"],
-                    [["1", shape, "FAIL", "7597.25", "0.05 s", message]], right_align_from=3)
-    out = capsys.readouterr().out
-    lines = out.splitlines()
-    assert any(shape in line and "FAIL" in line and "7597.25" in line and "0.05 s" in line for line in lines), out
-    assert sum(line.startswith("│") for line in lines) > 1  # the message folds, every word kept
-    assert _column(out, 5).replace(" ", "") == message.replace(" ", "")
-
-
-KERNEL = "void cutlass::device_kernel<cutlass::gemm::kernel::GemmUniversal<cute::tuple<int,int,int,int>,"[:60]
-DEVICE_COLUMNS = ["shape", "leaderboard µs", "device µs", "idle µs", "CPU issue µs", "kernels/call", "main kernel"]
-DEVICE_ROWS = [["m=128 n=7168 k=16384", "25.01", "24.10", "0.91", "3.20", "1", KERNEL],
-               ["m=128 n=4096 k=7168", "12.01", "11.10", "0.91", "3.20", "1", KERNEL]]
-LOG_COLUMNS = ["time (UTC)", "command", "target", "commit", "gpu", "exit", "result", "problem"]
-LOG_ROW = ["2026-11-28 13:58:41", "bench", "submission.py", "037d878", "NVIDIA H200", "0", "geomean 25.01 µs (3 shapes)",
-           "nvfp4_gemm"]
-
-
-def test_bench_per_call_table_fits_80_columns_with_every_value_whole(capsys, monkeypatch) -> None:
-    """Its values counted as every cell of 24 characters or less, it came out 86 wide at COLUMNS=80."""
-    monkeypatch.setenv("COLUMNS", "80")
-    Console().table(DEVICE_COLUMNS, DEVICE_ROWS, title="per call")
-    out = capsys.readouterr().out
-    assert _widest(out) <= 80, out
-    assert [line[:6] for line in _value_lines(out, 1)] == [row[:6] for row in DEVICE_ROWS], out
-    assert _column(out, 6) == KERNEL.replace(" ", "") * 2 and "…" not in out
-    assert "void" in [line[6] for line in _value_lines(out, 6)]  # folded after its first word, then inside the name
-
-
-def test_log_table_fits_80_columns_its_result_folded_between_words(capsys, monkeypatch) -> None:
-    """Time stamps, paths and a GPU's name counted as values: the table came out 102 wide at COLUMNS=80,
-    with the result squeezed to 6 columns and folded mid-word ("geomea" over "n")."""
-    monkeypatch.setenv("COLUMNS", "80")
-    Console().table(LOG_COLUMNS, [LOG_ROW] * 2, right_align_from=5, result=True)
-    out = capsys.readouterr().out
-    assert _widest(out) <= 80, out
-    assert [line[5] for line in _value_lines(out, 5)] == ["0", "0"]
-    result_lines = [line[6] for line in _value_lines(out, 6)]
-    assert " ".join(result_lines) == " ".join([LOG_ROW[6]] * 2), out  # every word whole, the lines split between
-    assert _column(out, 2) == "submission.py" * 2 and _column(out, 7) == "nvfp4_gemm" * 2
-
-
-def test_values_are_numbers_times_and_shapes_only() -> None:
-    from nvfp4ctl.table_fit import is_value
-
-    for value in ["7597", "-0.91", "25.01 µs", "0.52 s", "52.90", "+4.20%", "±0.31%", "1.050x", "227 KB", "3.2 TB/s",
-                  "128x7168x16384", "m=128 n=256 k=256", "-", ""]:
-        assert is_value(value), value
-    for text in ["2026-11-28 13:58:41", "submission.py", "NVIDIA H200", "nvfp4_gemm", "037d878", "FAIL",
-                 "geomean 25.01 µs (3 shapes)", "UTCOMMA.2CTA.MXF4NVF4"]:
-        assert not is_value(text), text
-
-
-def test_a_number_inside_text_stays_whole() -> None:
-    """bench's "% this GPU" cell, 45.1% (memory), folded as "45.1" over "%"."""
-    from nvfp4ctl.table_fit import ColumnText, fitted_widths
-
-    widths = fitted_widths([ColumnText("% this GPU", ["45.1% (memory)"]), ColumnText("n", ["1"])], 4)
-    assert widths[0] == len("45.1%")
+    assert "nvfp4" in out and max(len(line) for line in out.splitlines()) <= 60
 
 
 PROSE = ("The server rejects any file where the word appears in its text, whatever the case and wherever it"
