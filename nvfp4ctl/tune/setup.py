@@ -3,6 +3,7 @@ pools opened, resume state loaded, the search or the compile-only round run."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -144,7 +145,7 @@ def prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int |
     from nvfp4ctl.runner.gpu import first_gpu, gpu_present, run_device
     from nvfp4ctl.runner.targets import task_for_kernel
     from nvfp4ctl.task import BENCHMARK_TIMEOUT, load_task, run_limit
-    from nvfp4ctl.tune.devices import visible_gpus
+    from nvfp4ctl.tune.devices import VISIBLE, visible_gpus
 
     task = task_for_kernel(load_task(task_path), kernel)
     timeout_s, timeout_source, timeout_note = run_limit(task, timeout, BENCHMARK_TIMEOUT)
@@ -158,6 +159,9 @@ def prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int |
     why_not_timed = None
     if not has_gpu and not compile_only:
         why_not_timed = "no CUDA GPU here"
+    elif has_gpu and not compile_only and os.environ.get(VISIBLE) is not None and not visible_gpus():
+        has_gpu = False  # nvidia-smi sees GPUs this process's CUDA is told not to: none to time on
+        why_not_timed = f"{VISIBLE}={os.environ[VISIBLE]!r} shows no GPU"
     elif not compile_only and not (build := torch_build()).has_cuda:  # a GPU, but no candidate could be imported to time
         why_not_timed = f"this torch has no CUDA ({build.version})"
     if why_not_timed is not None:

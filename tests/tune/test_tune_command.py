@@ -223,6 +223,19 @@ def test_a_gpu_with_a_cpu_only_torch_tunes_compile_only(tiny_copy: Path, fake_gp
     assert "Traceback" not in result.output and "compile-only:" in result.output
 
 
+@pytest.mark.parametrize("hidden", ["", "-1"])
+def test_cuda_visible_devices_that_hides_every_gpu_tunes_compile_only(tiny_copy: Path, fake_gpus: None, hidden: str,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """nvidia-smi still lists the GPUs the user hid from CUDA: tune timed on GPU 0 all the same."""
+    from nvfp4ctl.tune import devices
+
+    monkeypatch.setattr(devices, "visible_gpus", lambda: [])
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", hidden)
+    result = _tune("--kernel", str(tiny_copy), "--shapes", "benchmarks")
+    assert result.exit_code == 0, result.output
+    assert f"warning: CUDA_VISIBLE_DEVICES={hidden!r} shows no GPU: compile-only" in result.output
+
+
 def test_a_dispatch_directive_naming_a_folder_says_so(tiny_copy: Path) -> None:
     config = tiny_copy.with_name("tiny_config.cuh")
     config.write_text(config.read_text().replace("file=tiny_dispatch.cuh", "file=dd"))
