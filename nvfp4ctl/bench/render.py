@@ -60,7 +60,8 @@ def _last_rows(report: BenchReport, width: int) -> Rows:
 
 def stopped_line(report: BenchReport) -> str:
     """What a bench stopped by an error kept (`report`, BenchStopped's, names the shape it stopped at): the
-    shapes timed before it, and why there is no geomean."""
+    shapes timed before it and why there is no geomean, or, stopped while profiling after every shape was
+    timed, that the device times end there."""
     stopped = report.stopped
     assert stopped is not None, "only a stopped bench's report has a stopped line"
     doing = f"{STEP_WORDS[stopped.step]} it"
