@@ -14,7 +14,13 @@ def visible_gpus() -> list[str]:
     this process when CUDA_VISIBLE_DEVICES is set, else every GPU nvidia-smi lists."""
     given = os.environ.get(VISIBLE)
     if given is not None:
-        return [part.strip() for part in given.split(",") if part.strip() and part.strip() != "-1"]
+        # CUDA reads the list up to its first entry that names no GPU ("-1", an empty one) and ignores the rest
+        visible: list[str] = []
+        for part in (part.strip() for part in given.split(",")):
+            if not part or part.startswith("-"):
+                break
+            visible.append(part)
+        return visible
     return [index for index, _, _ in _listed_gpus() if index.isdigit()]
 
 

@@ -95,3 +95,12 @@ def test_gpus_named_exactly_keep_the_smallest_memory(monkeypatch: pytest.MonkeyP
     assert devices.smallest_memory(["0", "1", "2"]) == 81559 * 2**20
     monkeypatch.setattr(devices.subprocess, "run", answer(MIXED.replace("143771", "81559")))
     assert devices.smallest_memory(["1"]) == 81559 * 2**20
+
+
+@pytest.mark.parametrize("given, visible", [("0,-1,1", ["0"]), ("-1", []), ("", []), ("1, 0", ["1", "0"]),
+                                            ("0,,1", ["0"]), ("GPU-1111aaaa", ["GPU-1111aaaa"])])
+def test_visible_gpus_end_where_cuda_stops_reading_the_list(monkeypatch: pytest.MonkeyPatch, given: str,
+                                                            visible: list[str]) -> None:
+    """`CUDA_VISIBLE_DEVICES=0,-1,1` shows CUDA GPU 0 alone: tune spread candidates over 0 and 1."""
+    monkeypatch.setenv(devices.VISIBLE, given)
+    assert devices.visible_gpus() == visible
