@@ -168,3 +168,32 @@ def test_an_extension_of_two_archs_in_one_run_built_before_is_said_to_come_from_
     assert again.exit_code == 0 and compiles == ["both.cu"], again.output
     assert _steps(again.stderr, "both ") == [
         "both (sm_100a, sm_90a): built before, taken from nvfp4ctl's build cache: 0 of 1"], again.stderr
+
+
+def test_a_build_under_the_fallback_flags_key_is_said_to_come_from_the_cache(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch,
+                                                                             compiles: list[str]) -> None:
+    """A hit under the key of a build with the fallback flags said "compiling two (sm_100a)": the line looked for
+    the unit's entry under its main key alone."""
+    from nvfp4ctl.build import torch_nvcc
+
+    cpp_extension = pytest.importorskip("torch.utils.cpp_extension")
+    (tmp_path / "a.cu").write_text("// nvfp4ctl: no-tensor-op\n__global__ void k(int* p) { p[0] = 1; }\n")
+    submission = tmp_path / "submission.py"
+    submission.write_text("from torch.utils.cpp_extension import load\n"
+                          'm = load(name="two", sources=["a.cu"], extra_cuda_cflags=["-O3"])\n')
+    monkeypatch.setattr(torch_nvcc, "_FALLBACK_REASONS", [])  # torch's flags read afresh: the probe is cached per process
+    torch_nvcc.extension_flags.cache_clear()
+    monkeypatch.setattr(cpp_extension, "_write_ninja_file_to_build_library", _unreadable_ninja_writer)
+    try:
+        results = [separate_streams_runner().invoke(app, ["build", str(submission), "--arch", "sm_100a"])
+                   for _ in range(2)]
+    finally:
+        torch_nvcc.extension_flags.cache_clear()
+    assert [result.exit_code for result in results] == [0, 0] and compiles == ["a.cu"], results[1].output
+    assert "compiling two" in results[0].stderr and "compiling" not in results[1].stderr, results[1].stderr
+    assert "two (sm_100a): built before, taken from nvfp4ctl's build cache" in results[1].stderr
+
+
+def _unreadable_ninja_writer(path: str, *, layout: object) -> None:
+    raise AssertionError("a release whose ninja writer takes other parameters")

@@ -651,21 +651,3 @@ def test_an_arch_build_cannot_know_in_host_code_only_is_not_refused(tmp_path: Pa
     said = " ".join(result.output.split())
     assert result.exit_code == 0 and "compiles for the GPU of the machine" not in said and not compiles, said
     assert "host code only" in said, said
-
-
-def test_a_build_under_the_fallback_flags_key_is_said_to_come_from_the_cache(tmp_path: Path,
-                                                                             monkeypatch: pytest.MonkeyPatch,
-                                                                             compiles: list[str]) -> None:
-    """A hit under the key of a build with the fallback flags said "compiling two (sm_100a)": the line looked for
-    the unit's entry under its main key alone."""
-    from cli_streams import separate_streams_runner
-
-    (tmp_path / "a.cu").write_text("// nvfp4ctl: no-tensor-op\n__global__ void k(int* p) { p[0] = 1; }\n")
-    submission = tmp_path / "submission.py"
-    submission.write_text("from torch.utils.cpp_extension import load\n"
-                          'm = load(name="two", sources=["a.cu"], extra_cuda_cflags=["-O3"])\n')
-    monkeypatch.setattr(cpp_extension, "_write_ninja_file_to_build_library", _unreadable_ninja_writer)
-    results = [separate_streams_runner().invoke(app, ["build", str(submission), "--arch", "sm_100a"]) for _ in range(2)]
-    assert [result.exit_code for result in results] == [0, 0] and compiles == ["a.cu"], results[1].output
-    assert "compiling two" in results[0].stderr and "compiling" not in results[1].stderr, results[1].stderr
-    assert "two (sm_100a): built before, taken from nvfp4ctl's build cache" in results[1].stderr
