@@ -804,15 +804,12 @@ def test_a_memory_md_that_is_no_valid_utf16_is_left_as_it_is_with_one_warning(tm
     made from what decodes would lose the rest, so the line is not written and the command ends as it would."""
     import codecs
 
-    (tmp_path / "submission.py").write_text(CODE)
     memory = tmp_path / "MEMORY.md"
     memory.write_bytes(codecs.BOM_UTF16_LE + "# Notes\n".encode("utf-16-le") + b"\x00\xd8" + b"!")
     before = memory.read_bytes()
     with pytest.raises(runlog.UndecodableRunLog, match="MEMORY.md starts with a UTF-16-LE byte order mark"):
         runlog.append(_entry("lost"), memory)
-    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
-    monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(app, ["lint", "submission.py"])
+    result = _lint_logging_to(memory, tmp_path, monkeypatch)
     assert result.exit_code == 0, result.output  # lint's own result
     assert result.output.count("warning: run log not written:") == 1
     assert "is no valid UTF-16-LE text; it was left as it is" in " ".join(result.output.split())
@@ -846,12 +843,9 @@ def test_a_utf8_memory_md_with_a_stray_nul_byte_gets_utf8_lines(tmp_path, monkey
     """One NUL byte near the start of a UTF-8 MEMORY.md made it "UTF-16 without its mark": UTF-16 lines were
     appended after the UTF-8 notes (`log` showed garbage), and an odd-length one was refused as "reads as
     UTF-16-LE". Its notes are kept byte for byte, NUL included, and its runs are UTF-8 lines."""
-    (tmp_path / "submission.py").write_text(CODE)
     memory = tmp_path / "MEMORY.md"
     memory.write_bytes(notes)
-    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
-    monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(app, ["lint", "submission.py"])
+    result = _lint_logging_to(memory, tmp_path, monkeypatch)
     assert result.exit_code == 0 and "run log not written" not in result.output, result.output
     runlog.append(_entry("second ✓"), memory)
     data = memory.read_bytes()
@@ -897,12 +891,9 @@ def test_utf16_without_its_mark_in_cjk_is_told_by_its_line_feeds(tmp_path, monke
     data = CJK_NOTES.encode(codec)
     with pytest.raises(UnicodeDecodeError):
         data.decode("utf-8")
-    (tmp_path / "submission.py").write_text(CODE)
     memory = tmp_path / "MEMORY.md"
     memory.write_bytes(data)
-    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
-    monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(app, ["lint", "submission.py"])
+    result = _lint_logging_to(memory, tmp_path, monkeypatch)
     assert result.exit_code == 0 and "run log not written" not in result.output, result.output
     runlog.append(_entry("第二次 ✓"), memory)
     text = memory.read_bytes().decode(codec)  # strict: the whole file is one encoding, with no mark added
@@ -967,14 +958,11 @@ def test_cjk_with_no_mark_that_is_no_one_utf16_is_left_as_it_is(tmp_path, data, 
 def test_a_memory_md_with_no_mark_that_is_no_utf8_is_left_as_it_is_with_one_warning(tmp_path, monkeypatch, data,
                                                                                       reason):
     """Latin-1's `caf\\xe9` got UTF-8 lines appended: a file of two encodings, neither of which reads it whole."""
-    (tmp_path / "submission.py").write_text(CODE)
     memory = tmp_path / "MEMORY.md"
     memory.write_bytes(data)
     with pytest.raises(runlog.UndecodableRunLog, match=reason):
         runlog.append(_entry("lost"), memory)
-    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
-    monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(app, ["lint", "submission.py"])
+    result = _lint_logging_to(memory, tmp_path, monkeypatch)
     assert result.exit_code == 0, result.output  # lint's own result
     assert result.output.count("warning: run log not written:") == 1
     assert f"{reason}" in " ".join(result.output.split()) and "it was left as it is" in result.output
@@ -1515,3 +1503,11 @@ def test_runs_below_the_log_counts_past_ten_and_numbers_lines_as_an_editor_does(
     below = runlog.runs_below_the_log(memory)
     assert below == runlog.RunsBelowTheLog("## Ideas", 5, list(range(6, 18)))
     assert [e.result for e in runlog.read(memory)] == ["read"]
+
+
+def _lint_logging_to(memory, folder, monkeypatch):
+    """`nvfp4ctl lint submission.py` in `folder` (a clean submission written there), its run logged to `memory`."""
+    (folder / "submission.py").write_text(CODE)
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.chdir(folder)
+    return CliRunner().invoke(app, ["lint", "submission.py"])
