@@ -217,6 +217,7 @@ def _extension_digest(cuda_source: str, cpp_source: str, cuda_flags: list[str], 
 # in the first line of every file `export` writes; a file without it is the user's own work
 EXPORT_MARK = "exported by `nvfp4ctl export`"
 _BODY_HASH = re.compile(r"Body sha256 ([0-9a-f]{16})\.")
+_BYTE_ORDER_MARK = "\ufeff"
 
 
 def _body_hash(body: str) -> str:
@@ -233,12 +234,13 @@ def export_lines(text: str) -> tuple[str, str] | None:
 
 
 def _current_text(output: Path, force: bool) -> str:
-    """The text at `output` now, as _refusal and _kept_shebang read it (past a UTF-8 byte order mark); "" where
-    there is none, or `force` replaces a file that cannot be read (the write says what is wrong with it)."""
+    """The text at `output` now, as _refusal and _kept_preamble read it (a UTF-8 byte order mark kept, which
+    _kept_preamble keeps with a `#!` line); "" where there is none, or `force` replaces a file that cannot be
+    read (the write says what is wrong with it)."""
     if not output.exists():
         return ""
     try:
-        return output.read_text(encoding="utf-8-sig", errors="replace")
+        return output.read_text(encoding="utf-8", errors="replace")
     except OSError as error:
         if force:
             return ""
@@ -248,7 +250,7 @@ def _current_text(output: Path, force: bool) -> str:
 def _refusal(text: str) -> str | None:
     """Why the file holding `text` must not be replaced without --force: it is the user's own file, or an
     export they edited since (files from before the body hash count as unedited); None: replace it."""
-    if not text:
+    if not text.removeprefix(_BYTE_ORDER_MARK):
         return None  # nothing to lose
     # past a `#!` line an editor or the user put above the docstring, as lint reads the file: the mark is
     # the docstring's, and the hash is of what export wrote after it
@@ -262,20 +264,24 @@ def _refusal(text: str) -> str | None:
     return None
 
 
-def _kept_shebang(output: Path, text: str) -> str:
+def _kept_preamble(output: Path, text: str) -> str:
     """The `#!` line (with its newline) the user put above an earlier export at `output`, its `text`, for the new
-    export to keep; "" where there is none, or the file is no export (a file of the user's replaced with
-    --force is replaced whole). The export's own text starts below that line, as _refusal reads it.
+    export to keep, with the UTF-8 byte order mark before it where the file has one: the bytes stay as the user
+    had them (a mark before `#!` makes the line no shebang, and moving the mark below it would put a character
+    Python refuses mid-file). "" where there is no `#!` line, or the file is no export (a file of the user's
+    replaced with --force is replaced whole). The export's own text starts below that line, as _refusal reads it.
     A line holding the leaderboard's forbidden word is refused (UsageError), as any source holding it is:
     kept, it would make the new file one the leaderboard rejects; dropped, it would be lost."""
-    if not text.startswith("#!") or export_lines(text) is None:
+    mark = _BYTE_ORDER_MARK if text.startswith(_BYTE_ORDER_MARK) else ""
+    below_mark = text.removeprefix(mark)
+    if not below_mark.startswith("#!") or export_lines(text) is None:
         return ""
-    line = text.partition("\n")[0]
+    line = below_mark.partition("\n")[0]
     if FORBIDDEN_WORD in line.lower():
         raise UsageError(f'{output}:1: its #! line ({line.rstrip()}), which export keeps above the new export, contains'
                          f' the word "{FORBIDDEN_WORD}"; the leaderboard rejects any submission containing it (any'
                          " case), so nothing was written (change or remove the line, or -o another path)")
-    return line + "\n"
+    return mark + line + "\n"
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -309,7 +315,7 @@ def export_submission(kernel: Path, output: Path, arch: str | None = None, force
     inputs = build_inputs(checked_source(kernel))
     existing = _refuse_output(output, _never_written(output, inputs, protected or {}), force)
     submission = render(inputs, resolve_arch(inputs.kernel, arch))
-    _write(output, _kept_shebang(output, existing) + submission.text)
+    _write(output, _kept_preamble(output, existing) + submission.text)
     return submission
 
 
@@ -331,7 +337,7 @@ def export_plain_torch(source: Path, output: Path, problem: str, force: bool = F
     text = f"{first} Body sha256 {_body_hash(body)}.\n{body}"
     if FORBIDDEN_WORD in text.lower():
         raise UsageError(f'{source} contains "{FORBIDDEN_WORD}", which the leaderboard refuses; nothing was written')
-    text = _kept_shebang(output, existing) + text
+    text = _kept_preamble(output, existing) + text
     _write(output, text)
     return text
 

@@ -263,22 +263,44 @@ def test_an_edited_export_is_kept_an_empty_file_is_replaced_a_link_is_written_th
 def test_an_export_with_a_shebang_line_above_its_docstring_is_still_an_earlier_export(tmp_path: Path,
                                                                                       preamble: str) -> None:
     """lint reads such a file as an export (past_preamble); export refused to replace it as "not an earlier export".
-    The new export keeps the user's `#!` line, where it dropped it."""
+    The new export keeps the user's `#!` line, where it dropped it, and the byte order mark before it, where it
+    dropped that."""
     output = tmp_path / "submission.py"
     assert _export("-o", str(output)).exit_code == 0
     exported_text = output.read_text(encoding="utf-8")
     output.write_text(preamble + exported_text, encoding="utf-8")
     result = _export("-o", str(output))
     assert result.exit_code == 0, result.output
-    assert output.read_text(encoding="utf-8") == "#!/usr/bin/env python3\n" + exported_text
+    assert output.read_text(encoding="utf-8") == preamble + exported_text
     assert _export("-o", str(output)).exit_code == 0  # kept again, once
-    assert output.read_text(encoding="utf-8") == "#!/usr/bin/env python3\n" + exported_text
+    assert output.read_text(encoding="utf-8") == preamble + exported_text
     output.write_text(preamble + exported_text + "# tuned by hand\n", encoding="utf-8")
     result = _export("-o", str(output))
     assert result.exit_code == 2 and "is an earlier export edited since" in " ".join(result.output.split())
     assert output.read_text(encoding="utf-8").endswith("# tuned by hand\n")
     assert _export("-o", str(output), "--force").exit_code == 0  # still an export of theirs: its line stays
-    assert output.read_text(encoding="utf-8") == "#!/usr/bin/env python3\n" + exported_text
+    assert output.read_text(encoding="utf-8") == preamble + exported_text
+
+
+@pytest.mark.parametrize("above, kept", [
+    ("\ufeff#!/usr/bin/env python3\n", "\ufeff#!/usr/bin/env python3\n"),
+    # a mark below the `#!` line is inside the Python source, which Python refuses: the export's own text there
+    ("#!/usr/bin/env python3\n\ufeff", "#!/usr/bin/env python3\n"),
+])
+def test_a_byte_order_mark_stays_where_the_user_had_it_only_before_the_kept_shebang_line(
+        tmp_path: Path, above: str, kept: str) -> None:
+    """The mark before the `#!` line was dropped (the file's first bytes changed); the file's bytes are kept as they
+    were: the mark first, then the line, and never the mark moved below it."""
+    output = tmp_path / "submission.py"
+    assert _export("-o", str(output)).exit_code == 0
+    exported = output.read_bytes()
+    output.write_bytes(above.encode() + exported)
+    result = _export("-o", str(output))
+    assert result.exit_code == 0, result.output
+    assert output.read_bytes() == kept.encode() + exported
+    assert output.read_bytes().startswith(b"\xef\xbb\xbf#!" if above.startswith("\ufeff") else b"#!/usr/bin/env python3\n\"")
+    output.write_bytes(b"\xef\xbb\xbf")  # a file of a mark alone holds nothing to lose: replaced, no --force
+    assert _export("-o", str(output)).exit_code == 0 and output.read_bytes() == exported
 
 
 @pytest.mark.parametrize("force", [(), ("--force",)])

@@ -234,15 +234,16 @@ def test_a_task_file_that_cannot_be_read_is_not_taken_for_the_gemms(tmp_path: Pa
 
 
 def test_a_plain_torch_export_keeps_the_shebang_line_put_above_the_earlier_one(tmp_path: Path) -> None:
-    """It wrote its text over the file whole: the user's `#!` line above the earlier export was gone."""
+    """It wrote its text over the file whole: the user's `#!` line above the earlier export was gone, and then the
+    byte order mark before that line."""
     from nvfp4ctl.export import export_plain_torch
 
     starter = DUAL_GEMM.parent.parent / "torch_dequant" / "nvfp4_dual_gemm_submission.py"
     output = tmp_path / "dual.py"
     written = export_plain_torch(starter, output, "nvfp4_dual_gemm")
     output.write_text("\ufeff#!/usr/bin/env python3\n" + written, encoding="utf-8")
-    assert export_plain_torch(starter, output, "nvfp4_dual_gemm") == "#!/usr/bin/env python3\n" + written
-    assert output.read_text(encoding="utf-8") == "#!/usr/bin/env python3\n" + written
+    assert export_plain_torch(starter, output, "nvfp4_dual_gemm") == "\ufeff#!/usr/bin/env python3\n" + written
+    assert output.read_text(encoding="utf-8") == "\ufeff#!/usr/bin/env python3\n" + written
 
 
 def _next_line(output: str) -> str:
