@@ -14,7 +14,7 @@ import hashlib
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from nvfp4ctl.atomic_file import ReadOnlyTarget, made_read_only, write_text_atomic
@@ -40,6 +40,12 @@ class Submission:
     never_run: bool = False  # the kernel says it has never run on `arch` (a `nvfp4ctl: never-run-on` mark)
     problem: str = "nvfp4_gemm"  # whose C ABI custom_kernel calls: the API header the kernel includes
     problem_from_header: bool = True  # False: the kernel includes no API header, the GEMM's binding was taken
+    kept_above: str = ""  # the `#!` line (and byte order mark) of the file written over, kept above `text`
+
+    @property
+    def written(self) -> str:
+        """The whole file export writes: `text` below the line kept from the earlier export."""
+        return self.kept_above + self.text
 
 
 def missing_abi(submission: Submission) -> list[str]:
@@ -314,8 +320,9 @@ def export_submission(kernel: Path, output: Path, arch: str | None = None, force
     _refuse_folder(output)
     inputs = build_inputs(checked_source(kernel))
     existing = _refuse_output(output, _never_written(output, inputs, protected or {}), force)
-    submission = render(inputs, resolve_arch(inputs.kernel, arch))
-    _write(output, _kept_preamble(output, existing) + submission.text)
+    submission = replace(render(inputs, resolve_arch(inputs.kernel, arch)),
+                         kept_above=_kept_preamble(output, existing))
+    _write(output, submission.written)
     return submission
 
 

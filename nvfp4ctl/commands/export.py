@@ -248,7 +248,7 @@ def command(
     if submission.never_run:
         console.warn(f"{source.name} has never run on {submission.arch} (its `nvfp4ctl: never-run-on` mark): "
                      "run `nvfp4ctl check` on that GPU before submitting")
-    size_kb = len(submission.text.encode()) / 1024
+    size_kb = len(submission.written.encode()) / 1024  # the file as written: any `#!` line kept above it too
     console.ok(f"wrote {output} ({size_kb:.0f} kB): {source.name} for {submission.arch}, {plural(len(submission.embedded), 'file')} embedded")
     if _never_built(source, submission.arch):
         console.info(f"hint: {short_path(source)} as it is now has no build for {submission.arch} in nvfp4ctl's cache"
