@@ -116,17 +116,20 @@ def run_check(
     target: TargetSpec,
     settings: CheckSettings,
     *,
-    on_start: Callable[[CheckItem], None] | None = None,
+    on_start: Callable[[CheckItem, bool], None] | None = None,
     on_done: Callable[[ItemOutcome], None] | None = None,
     on_output: Callable[[str], None] | None = None,
     on_progress: Callable[[Any], None] | None = None,
+    on_loaded: Callable[[], None] | None = None,
 ) -> CheckReport:
-    """Run every item in one child (a fresh one after a crash); stop at the first timeout. `on_progress`
-    hears each phase of the test under way as it begins (a CheckProgress)."""
+    """Run every item in one child (a fresh one after a crash); stop at the first timeout. `on_start` hears
+    each item as it starts and whether the target loads first (in a fresh child, after a crash), `on_loaded`
+    each time a child has loaded it, `on_progress` each phase of the test under way as it begins (a
+    CheckProgress)."""
     report = CheckReport()
     preload = (CHECK_JOB.partition(":")[0],)  # torch and the job module, imported under the load timeout
     with Worker(target, settings.timeout_s, settings.device, preload=preload, on_output=on_output,
-                on_progress=on_progress) as worker:
+                on_progress=on_progress, on_loaded=on_loaded) as worker:
         try:
             report.gpu = worker.call(DEVICE_JOB, label="loading the target", timeout_s=worker.load_timeout_s,
                                      device=settings.device, problem=settings.problem)
@@ -142,7 +145,7 @@ def run_check(
             raise UsageError(NO_GPU)
         for position, item in enumerate(items):
             if on_start:
-                on_start(item)
+                on_start(item, worker.loads_first)
             outcome = _run_item(worker, item, settings)
             report.outcomes.append(outcome)
             if on_done:

@@ -129,25 +129,36 @@ def _run_with_progress(console: Console, items: list[CheckItem], target: TargetS
         steps = _TestSteps(progress, len(items), lines)
         return run_check(
             items, target, settings,
-            on_start=lambda item: steps.start(f"{item.label} ({item.shape})"),
+            on_start=lambda item, loads_first: steps.start(f"{item.label} ({item.shape})", loads_first),
             on_done=lambda outcome: steps.done(),
             on_output=echo,
             on_progress=steps.news,
+            on_loaded=steps.loaded,
         )
 
 
 class _TestSteps:
     """The target's load, then each test, whose phase (making its inputs, the reference, a call, a comparison:
-    check/progress.py) follows its name as bench's news follows its step. A test is done when its outcome comes."""
+    check/progress.py) follows its name as bench's news follows its step. A test after a crash loads the target
+    again in a fresh child first (a load_inline build: minutes), and its name says so until the load ends, in
+    bench's words. A test is done when its outcome comes."""
 
     def __init__(self, progress: Any, total: int, lines: ProgressLines) -> None:
         from nvfp4ctl.progress_step import ProgressStep
 
         self._shown = ProgressStep(progress, total, lines, "loading the target")
         self._shown.show_line()  # the load reports nothing: news is a test's, from its start on
+        self._test = ""  # the test under way, by its name alone
 
-    def start(self, step: str) -> None:
-        self._shown.show(step)
+    def start(self, step: str, loads_first: bool) -> None:
+        self._test = step
+        self._shown.show(f"{step} (loading the target first)" if loads_first else step)
+
+    def loaded(self) -> None:
+        """A child has loaded the target: a test that waited on it goes by its own name again, said at once
+        (how long the load took is news). The first load, before any test, is a step of its own."""
+        if self._shown.started and self._shown.step != self._test:
+            self._shown.show(self._test)
 
     def done(self) -> None:
         self._shown.advance()

@@ -188,6 +188,12 @@ class Worker:
     def log_path(self) -> Path | None:
         return self._child.log_path if self._child else None
 
+    @property
+    def loads_first(self) -> bool:
+        """Whether the next call starts a child and loads the target before its job: none was started yet,
+        or the last one was discarded (a crash or a timeout took it)."""
+        return self._child is None
+
     # --- child lifecycle -------------------------------------------------------------------------
 
     def _ready_child(self, label: str) -> _Child:

@@ -513,6 +513,28 @@ def test_without_a_terminal_each_step_is_a_line_on_stderr_and_stdout_is_unchange
     assert quiet.exit_code == 0 and quiet.stderr == "", quiet.stderr
 
 
+def test_a_test_after_a_crash_says_it_loads_the_target_first(fake_task, monkeypatch):
+    """The crash took the child with it, and the next test loads the target in a fresh one (a load_inline
+    build: minutes): its line and its bar named the test alone, where bench says "(loading the target first)"."""
+    from cli_streams import separate_streams_runner
+
+    fake_task()  # test 2 has m=256: the target exits there
+    result = separate_streams_runner().invoke(app, ["check", "--submission", str(TARGETS / "exits_on_m256.py")])
+    assert result.exit_code == 4, result.output
+    steps = [line.rsplit(",", 1)[0] for line in result.stderr.splitlines()]
+    test_3 = "test 3 (m=128 n=128 k=64 l=2)"
+    assert steps == ["loading the target: 0 of 3", "test 1 (m=128 n=256 k=32): 0 of 3",
+                     "test 2 (m=256 n=128 k=32): 1 of 3", f"{test_3} (loading the target first): 2 of 3",
+                     f"{test_3}: 2 of 3"], result.stderr
+    bar = _RecordingBar()
+    monkeypatch.setattr("nvfp4ctl.console.Console.progress", lambda console, transient=True: bar)
+    assert check("--submission", str(TARGETS / "exits_on_m256.py")).exit_code == 4
+    assert f"{test_3} (loading the target first)" in bar.descriptions, bar.descriptions
+    after_load = bar.descriptions[bar.descriptions.index(f"{test_3} (loading the target first)") + 1:]
+    assert after_load[0] == test_3 and all("loading" not in text for text in after_load), bar.descriptions
+    assert not any("loading the target first" in text for text in bar.descriptions if not text.startswith(test_3))
+
+
 def test_without_a_terminal_a_test_that_runs_on_is_said_again(fake_task, monkeypatch):
     monkeypatch.setattr("nvfp4ctl.progress_lines.PLAIN_LINE_EVERY_S", 0.3)
     fake_task()
