@@ -15,6 +15,7 @@ from pathlib import Path
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.runner.gpu import first_gpu, run_device
+from nvfp4ctl.tool_version import tool_version
 
 SEPARATOR = " · "
 
@@ -29,11 +30,14 @@ class RunEntry:
     exit_code: str
     result: str
     problem: str = ""  # the task's problem ("nvfp4_dual_gemm"); a last cell, absent on older lines
+    tool: str = ""  # the nvfp4ctl that wrote the line ("0.1.0 (abc1234)"), in no cell of its own (with_tool)
 
     def to_line(self) -> str:
-        names = [f.name for f in fields(self) if f.name != "problem" or self.problem]
+        names = [f.name for f in fields(self) if f.name in _CELLS and (f.name != "problem" or self.problem)]
         cells = [_one_line(getattr(self, name).replace(SEPARATOR.strip(), "-")) for name in names]
         cells[1] = f"`{cells[1]}`"
+        if self.tool:
+            cells[2] = with_tool(cells[2], _one_line(self.tool.replace(SEPARATOR.strip(), "-")))
         return "- " + SEPARATOR.join(cells) + "\n"
 
     @property
@@ -46,10 +50,38 @@ class RunEntry:
         if not line.startswith("- "):
             return None
         cells = line[2:].rstrip("\n").split(SEPARATOR)
-        if len(cells) not in (len(fields(cls)) - 1, len(fields(cls))):
+        if len(cells) not in (len(_CELLS) - 1, len(_CELLS)):
             return None
         cells[1] = cells[1].strip("`")
-        return cls(*cells)
+        cells[2], tool = without_tool(cells[2])
+        return cls(*cells, tool=tool)
+
+
+_CELLS = ("time", "command", "target", "commit", "gpu", "exit_code", "result", "problem")
+
+# Which nvfp4ctl wrote a line rides in its target cell's bracket, after the reason the target was chosen
+# ("./submission.py@a7cbea65f00d [beside task.yml; nvfp4ctl 0.1.0 (abc1234)]"), and not in a cell of its own:
+# every reader since the reason was logged cuts that bracket off the cell (split_target), where a ninth cell
+# would make an older nvfp4ctl leave the whole line out as one it cannot read.
+_TOOL_MARK = "nvfp4ctl "
+# a version starts with a digit, so a reason's own words ("nvfp4ctl's shipped task") never read as one
+_TOOL_AT_THE_END = re.compile(r"(?P<joint>; | \[)" + _TOOL_MARK + r"(?P<tool>\d[^\s\[\];]*(?: \([0-9a-f]+\))?)\]$")
+
+
+def with_tool(cell: str, tool: str) -> str:
+    """A target cell with the nvfp4ctl that wrote it, inside its reason's bracket (one of its own without one)."""
+    if cell.endswith("]") and " [" in cell:
+        return f"{cell[:-1]}; {_TOOL_MARK}{tool}]"
+    return f"{cell} [{_TOOL_MARK}{tool}]"
+
+
+def without_tool(cell: str) -> tuple[str, str]:
+    """with_tool undone: (the target cell as an older line has it, the tool; "" where it names none)."""
+    found = _TOOL_AT_THE_END.search(cell)
+    if found is None:
+        return cell, ""
+    rest = cell[: found.start()] + ("]" if found["joint"] == "; " else "")
+    return rest, found["tool"]
 
 
 # `log --trend` asks every entry of a log of years of runs, most of which repeat a few command lines:
@@ -226,6 +258,7 @@ def make_entry(outcome: Outcome, argv: list[str], cwd: Path, memory: Path | None
         exit_code=str(int(outcome.exit_code)),
         result=outcome.result,
         problem=outcome.problem or "",
+        tool=tool_version(),
     )
 
 

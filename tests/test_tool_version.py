@@ -1,0 +1,131 @@
+"""Which nvfp4ctl ran (tool_version), and its place on a run-log line: read back by this version, and left
+alone by the readers of versions before it."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from nvfp4ctl import __version__, runlog, tool_version
+from nvfp4ctl.cli import app
+from nvfp4ctl.runlog import SEPARATOR, RunEntry, split_target
+from nvfp4ctl.tool_version import checkout_commit, installed_version
+
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+OTHER = "fedcba9876543210fedcba9876543210fedcba98"
+
+
+def _repo(root: Path, head: str = "ref: refs/heads/main\n") -> Path:
+    git = root / ".git"
+    (git / "refs" / "heads").mkdir(parents=True)
+    (git / "HEAD").write_text(head)
+    return git
+
+
+def test_a_branch_checked_out_gives_its_loose_refs_commit(tmp_path: Path) -> None:
+    git = _repo(tmp_path)
+    (git / "refs" / "heads" / "main").write_text(COMMIT + "\n")
+    assert checkout_commit(tmp_path) == "0123456"
+
+
+def test_a_packed_branch_and_a_detached_head_give_their_commits(tmp_path: Path) -> None:
+    packed, detached = tmp_path / "packed", tmp_path / "detached"
+    git = _repo(packed)
+    (git / "packed-refs").write_text(f"# pack-refs with: peeled fully-peeled sorted\n{OTHER} refs/heads/other\n"
+                                     f"{COMMIT} refs/heads/main\n")
+    assert checkout_commit(packed) == "0123456"
+    _repo(detached, head=OTHER + "\n")
+    assert checkout_commit(detached) == "fedcba9"
+
+
+def test_a_linked_worktree_reads_its_branch_from_the_main_repository(tmp_path: Path) -> None:
+    main = _repo(tmp_path / "main")
+    (main / "refs" / "heads" / "feature").write_text(COMMIT + "\n")
+    own = main / "worktrees" / "wt"
+    own.mkdir(parents=True)
+    (own / "HEAD").write_text("ref: refs/heads/feature\n")
+    (own / "commondir").write_text("../..\n")
+    tree = tmp_path / "wt"
+    tree.mkdir()
+    (tree / ".git").write_text(f"gitdir: {own}\n")
+    assert checkout_commit(tree) == "0123456"
+
+
+@pytest.mark.parametrize("head", ["ref: refs/heads/gone\n", "not a commit\n", "ref: refs/heads/\udcff\n"])
+def test_no_checkout_or_an_unreadable_one_gives_no_commit(tmp_path: Path, head: str) -> None:
+    assert checkout_commit(tmp_path) is None  # site-packages: no .git beside the package
+    git = _repo(tmp_path / "broken")
+    (git / "HEAD").write_bytes(head.encode("utf-8", "surrogateescape"))  # the last: no UTF-8
+    assert checkout_commit(tmp_path / "broken") is None
+    (tmp_path / "odd").mkdir()
+    (tmp_path / "odd" / ".git").write_text("something else\n")
+    assert checkout_commit(tmp_path / "odd") is None
+
+
+def test_the_version_is_the_installed_ones_with_the_checkouts_commit(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(tool_version, "_CHECKOUT", tmp_path)
+    tool_version.tool_version.cache_clear()
+    try:
+        assert tool_version.tool_version() == installed_version()  # an install: no commit
+        (_repo(tmp_path) / "refs" / "heads" / "main").write_text(COMMIT + "\n")
+        tool_version.tool_version.cache_clear()
+        assert tool_version.tool_version() == f"{installed_version()} (0123456)"
+    finally:
+        tool_version.tool_version.cache_clear()
+
+
+def test_a_package_not_installed_gives_its_own_version(monkeypatch) -> None:
+    from importlib import metadata
+
+    def not_installed(name: str) -> str:
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(metadata, "version", not_installed)
+    assert installed_version() == __version__
+
+
+def _entry(target: str, tool: str = "0.1.0 (abc1234)", problem: str = "nvfp4_gemm") -> RunEntry:
+    return RunEntry("2026-11-25T10:00:00Z", "nvfp4ctl check", target, "1234567", "NVIDIA H100 (sm_90)", "0",
+                    "10/10 pass", problem, tool)
+
+
+def _as_older_versions_read(line: str) -> tuple[str, str] | None:
+    """How nvfp4ctl read a line before it logged its version: 7 or 8 cells, and a target's path and hash
+    from the cell cut at its last " [" (split_target, unchanged); None where it left the line out."""
+    cells = line[2:].rstrip("\n").split(SEPARATOR)
+    if len(cells) not in (7, 8):
+        return None
+    return split_target(cells[2])
+
+
+@pytest.mark.parametrize("target", ["./submission.py@a7cbea65f00d [beside task.yml]", "./k.cu@a7cbea65f00d",
+                                    "kernels [in kernels/ (beside task.yml)]", "-",
+                                    "./sub.py@a7cbea65f00d [nvfp4ctl's shipped task stands in]"])
+@pytest.mark.parametrize("problem", ["nvfp4_gemm", ""])
+def test_the_version_rides_in_the_targets_bracket_where_older_readers_cut_it_off(target: str, problem: str) -> None:
+    line = _entry(target, problem=problem).to_line()
+    assert "nvfp4ctl 0.1.0 (abc1234)]" in line.split(SEPARATOR)[2]
+    assert _as_older_versions_read(line) == split_target(target)  # the same path and hash, no cell more
+    assert RunEntry.from_line(line) == _entry(target, problem=problem)  # read back whole
+
+
+def test_older_lines_read_as_before_with_no_version() -> None:
+    for target in ("./submission.py@a7cbea65f00d [beside task.yml]", "-", "k.cu@abc"):
+        older = _entry(target, tool="")
+        line = older.to_line()
+        assert "nvfp4ctl 0" not in line
+        assert RunEntry.from_line(line) == older and RunEntry.from_line(line).target == target
+
+
+def test_each_new_line_names_the_nvfp4ctl_that_wrote_it(tmp_path: Path, monkeypatch) -> None:
+    args = ["bench", "--only", "0"]  # refused at once, and logged
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(tmp_path / "MEMORY.md"))
+    monkeypatch.setattr(sys, "argv", ["nvfp4ctl", *args])
+    result = CliRunner().invoke(app, args, prog_name="nvfp4ctl")
+    assert result.exit_code == 2, result.output
+    assert runlog.read(tmp_path / "MEMORY.md")[-1].tool == tool_version.tool_version()
+    assert f"nvfp4ctl {tool_version.tool_version()}]" in (tmp_path / "MEMORY.md").read_text()
