@@ -1511,3 +1511,41 @@ def _lint_logging_to(memory, folder, monkeypatch):
     monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
     monkeypatch.chdir(folder)
     return CliRunner().invoke(app, ["lint", "submission.py"])
+
+
+def _by(tool: str, time: str) -> runlog.RunEntry:
+    return runlog.RunEntry(f"2026-11-28T{time}Z", "nvfp4ctl check", "sub.py@abc [beside task.yml]", "1234567",
+                           "H100 (sm_90)", "0", "10/10 pass", "nvfp4_gemm", tool)
+
+
+@pytest.mark.parametrize("args", [["log"], ["log", "-q"]])
+def test_log_says_where_the_nvfp4ctl_of_the_listed_runs_changed(tmp_path, monkeypatch, args):
+    memory = tmp_path / "MEMORY.md"
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.setenv("COLUMNS", "200")
+    for tool, time in [("", "09:00:00"), ("0.1.0 (abc1234)", "10:00:00"), ("0.1.0 (abc1234)", "11:00:00"),
+                       ("0.1.0 (def5678)", "12:00:00")]:
+        runlog.append(_by(tool, time), memory)
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    said = result.output[result.output.index("nvfp4ctl changed"):].splitlines()
+    assert said == ["nvfp4ctl changed between these runs:", "  from 2026-11-28 09:00:00: one that logged no version",
+                    "  from 2026-11-28 10:00:00: 0.1.0 (abc1234)", "  from 2026-11-28 12:00:00: 0.1.0 (def5678)"]
+    assert "[beside task.yml" not in result.output  # the table names the target as before
+    shown = CliRunner().invoke(app, ["log", "-n", "2"]).output  # a change among the listed runs only
+    assert "  from 2026-11-28 11:00:00: 0.1.0 (abc1234)\n  from 2026-11-28 12:00:00: 0.1.0 (def5678)" in shown
+    assert "09:00" not in shown and "10:00" not in shown
+
+
+def test_log_says_nothing_of_the_nvfp4ctl_where_one_made_every_listed_run(tmp_path, monkeypatch):
+    memory = tmp_path / "MEMORY.md"
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.setenv("COLUMNS", "200")
+    for tool, time in [("0.1.0 (abc1234)", "09:00:00"), ("0.1.0 (def5678)", "10:00:00"), ("0.1.0 (def5678)", "11:00:00")]:
+        runlog.append(_by(tool, time), memory)
+    assert "nvfp4ctl changed" not in CliRunner().invoke(app, ["log", "-n", "2"]).output
+    older = tmp_path / "older.md"  # a log of lines that name no version: as before
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(older))
+    runlog.append(_by("", "09:00:00"), older), runlog.append(_by("", "10:00:00"), older)
+    result = CliRunner().invoke(app, ["log"])
+    assert result.exit_code == 0 and "2 most recent runs" in result.output and "nvfp4ctl changed" not in result.output

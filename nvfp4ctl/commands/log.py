@@ -16,7 +16,7 @@ from nvfp4ctl.workspace import memory_path
 from nvfp4ctl.words import plural
 
 if TYPE_CHECKING:  # `nvfp4ctl --help` need not load the run log's module
-    from nvfp4ctl.runlog import NumberedRuns, RunLogBytes
+    from nvfp4ctl.runlog import NumberedRuns, RunEntry, RunLogBytes
 
 
 def _short_target(target: str) -> str:
@@ -75,9 +75,22 @@ def command(
         right_align_from=5,
         result=True,  # the entries are what `log` shows: -q keeps them
     )
+    _say_tool_changes(entries)
     _say_unread(numbered.unread, memory)
     _say_runs_below(log, memory)
     return Outcome(result=plural(len(entries), 'entry', 'entries'))
+
+
+def _say_tool_changes(entries: list[RunEntry]) -> None:
+    """After the table, where the nvfp4ctl that made the runs changed between consecutive ones: a line per
+    version, from the time of its first run listed (as the table shows it), so a step in the results can be
+    told a change of the tool's from one of the kernel's. Part of what `log` shows, as the table is: -q keeps it."""
+    firsts = [entry for before, entry in zip([None, *entries], entries) if before is None or before.tool != entry.tool]
+    if len(firsts) < 2:
+        return
+    lines = [f"  from {entry.time.replace('T', ' ').rstrip('Z')}: {entry.tool or 'one that logged no version'}"
+             for entry in firsts]
+    get_console().info("\n".join(["nvfp4ctl changed between these runs:", *lines]), result=True)
 
 
 _LINES_NAMED = 10  # a log edited by a script may have hundreds: the first ones, then a count
