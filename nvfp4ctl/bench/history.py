@@ -75,6 +75,13 @@ class Comparison:
     entry: RunEntry  # the previous bench's log line
     same_code: bool  # the target's content hash is unchanged
     deltas: list[Delta]  # shapes present in both runs, then the geomean when all shapes match
+    tool: str = ""  # the nvfp4ctl of this bench (tool_version); the previous one's is its entry's
+
+    @property
+    def by_another_tool(self) -> bool:
+        """Whether another nvfp4ctl timed the previous bench (one that logged no version counts as another):
+        a change may then be the tool's, not the code's."""
+        return self.entry.tool != self.tool
 
 
 def result_line(geomean: Timing, shapes: Sequence[tuple[str, Timing]]) -> str:
@@ -150,9 +157,10 @@ def find_previous(newest_first: Iterable[RunEntry], target: Path, gpu: str, shap
 
 
 def compare(previous: tuple[RunEntry, LoggedBench], geomean: Timing, shapes: Sequence[tuple[str, Timing]],
-            digest: str) -> Comparison:
+            digest: str, tool: str = "") -> Comparison:
+    """`digest`: the target's content hash now; `tool`: the nvfp4ctl timing it now (tool_version)."""
     entry, logged = previous
     deltas = [Delta(key, logged.shapes[key], now) for key, now in shapes if key in logged.shapes]
     if deltas and len(deltas) == len(shapes) == len(logged.shapes):
         deltas.append(Delta("geomean", logged.geomean, geomean))
-    return Comparison(entry, same_code=split_target(entry.target)[1] == digest, deltas=deltas)
+    return Comparison(entry, same_code=split_target(entry.target)[1] == digest, deltas=deltas, tool=tool)

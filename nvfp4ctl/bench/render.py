@@ -85,7 +85,15 @@ def device_table(report: BenchReport) -> tuple[list[str], Rows]:
 def comparison_title(comparison: Comparison) -> str:
     entry = comparison.entry
     code = "same code" if comparison.same_code else "code changed since"
-    return f"vs the previous bench of this target on this GPU ({entry.time}, commit {entry.commit}, {code})"
+    return f"vs the previous bench of this target on this GPU ({entry.time}, commit {entry.commit}, {code}{_tools(comparison)})"
+
+
+def _tools(comparison: Comparison) -> str:
+    """Where another nvfp4ctl timed the previous bench, which: a change may be the tool's, not the code's."""
+    if not comparison.by_another_tool:
+        return ""
+    before = f"nvfp4ctl {comparison.entry.tool}" if comparison.entry.tool else "an nvfp4ctl that logged no version"
+    return f"; previous run by {before}" + (f", this one by {comparison.tool}" if comparison.tool else "")
 
 
 def comparison_table(comparison: Comparison) -> tuple[list[str], Rows]:

@@ -145,6 +145,7 @@ def compare_with_log(report: BenchReport, target: Path, problem: str | None = No
     """The previous bench of the same target file, problem and GPU, from MEMORY.md's run log."""
     from nvfp4ctl import runlog
     from nvfp4ctl.bench import history
+    from nvfp4ctl.tool_version import tool_version
     from nvfp4ctl.workspace import user_folder
 
     memory = memory_path()
@@ -154,7 +155,7 @@ def compare_with_log(report: BenchReport, target: Path, problem: str | None = No
     if previous is None:
         return None
     return history.compare(previous, history.Timing(report.geomean_us, report.geomean_err_us), report.timings(),
-                           runlog.file_digest(target))
+                           runlog.file_digest(target), tool_version())
 
 
 def select_cases(task: Task, only: Sequence[int], shapes: Sequence[str]) -> tuple[Case, ...]:
@@ -271,7 +272,8 @@ def _comparison_dict(comparison: history.Comparison | None) -> dict[str, Any] | 
         return None
     return {
         "previous": {"time": comparison.entry.time, "commit": comparison.entry.commit,
-                     "result": comparison.entry.result, "same_code": comparison.same_code},
+                     "result": comparison.entry.result, "same_code": comparison.same_code,
+                     "nvfp4ctl": comparison.entry.tool or None},
         "deltas": [{"name": d.name, "before_us": d.before.mean, "before_err_us": d.before.err,
                     "now_us": d.after.mean, "now_err_us": d.after.err, "change_pct": d.pct,
                     "noise_us": d.noise, "verdict": d.verdict} for d in comparison.deltas],

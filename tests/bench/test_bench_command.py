@@ -129,6 +129,25 @@ def test_second_run_compares_with_the_first(submission: Path) -> None:
     assert set(verdicts.values()) == {"same"}
 
 
+def test_a_previous_bench_by_another_nvfp4ctl_is_said_in_the_comparison(submission: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A step between two benches may be the tool's: the comparison's line names the nvfp4ctl of each."""
+    def run_by(tool: str, *args: str) -> Any:
+        monkeypatch.setattr("nvfp4ctl.tool_version.tool_version", lambda: tool)  # what bench compares with
+        monkeypatch.setattr("nvfp4ctl.runlog.entry.tool_version", lambda: tool)  # what the line records
+        return _bench("--submission", str(submission), *args)
+
+    assert run_by("0.1.0 (abc1234)").exit_code == 0
+    result = run_by("0.1.0 (def5678)")
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())  # the title folds to the table's width
+    assert "same code; previous run by nvfp4ctl 0.1.0 (abc1234), this one by 0.1.0 (def5678))" in said
+    data = json.loads(run_by("0.1.0 (def5678)", "--json").stdout)
+    assert data["comparison"]["previous"]["nvfp4ctl"] == "0.1.0 (def5678)"
+    again = run_by("0.1.0 (def5678)")
+    assert "vs the previous bench" in again.output and "previous run by" not in again.output  # the same nvfp4ctl
+
+
 def test_json_has_everything(submission: Path) -> None:
     result = _bench("--submission", str(submission), "--json", "--only", "2")
     assert result.exit_code == 0

@@ -1,4 +1,5 @@
 from contextlib import closing
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -214,3 +215,18 @@ def test_two_folders_sharing_a_run_log_have_two_targets_and_its_older_lines_matc
     for submission in (first, second):  # as before: the folder that wrote it is not on the line
         found = find_previous([older], submission, GPU, keys, submission.parent, "nvfp4_gemm", tmp_path)
         assert found is not None and found[0] is older
+
+
+def test_the_comparison_names_the_previous_benchs_nvfp4ctl_where_another_one_timed_it() -> None:
+    from nvfp4ctl.bench.render import comparison_title
+
+    line = result_line(Timing(40.0, 0.1), SHAPES)
+    for tool, said in [("0.1.0 (abc1234)", "previous run by nvfp4ctl 0.1.0 (abc1234), this one by 0.1.0 (def5678)"),
+                       ("", "previous run by an nvfp4ctl that logged no version, this one by 0.1.0 (def5678)")]:
+        entry = RunEntry.from_line(replace(_entry("k.cu@abc", line), tool=tool).to_line())
+        assert entry is not None
+        comparison = compare((entry, parse_result_line(line)), Timing(30.0, 0.02), SHAPES, "abc", "0.1.0 (def5678)")
+        assert comparison.by_another_tool and comparison_title(comparison).endswith(f"same code; {said})")
+    same = compare((replace(_entry("k.cu@abc", line), tool="0.1.0 (def5678)"), parse_result_line(line)),
+                   Timing(30.0, 0.02), SHAPES, "abc", "0.1.0 (def5678)")
+    assert not same.by_another_tool and comparison_title(same).endswith("same code)")
