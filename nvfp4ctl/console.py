@@ -14,6 +14,8 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from nvfp4ctl.flowed_records import flow
+
 if TYPE_CHECKING:
     from rich.progress import Progress
 
@@ -136,11 +138,14 @@ class Console:
         right_align_from: int = 1,
         result: bool = False,
         whole: Sequence[int] = (),
+        records: Sequence[Sequence[str]] | None = None,
     ) -> None:
         """-q hides a table that a result line sums up (check's shapes, build's kernels); a `result`
         table is itself what the command was asked for (log's entries, lint's rules) and stays.
         `whole`: the columns (by index) whose cells a pipe or file gets on one line each, kernel names
-        and candidates: with no terminal's width to fit, the table grows rather than break them."""
+        and candidates: with no terminal's width to fit, the table grows rather than break them.
+        `records`: each row's cells as they read with no header above them (log's "exit 0"), printed
+        as plain records (flowed_records) instead of the table where it would break a word inside a cell."""
         if self.verbosity < NORMAL and not result:
             return
         cells = [[value if isinstance(value, Text) else Text(str(value)) for value in row] for row in rows]
@@ -156,12 +161,24 @@ class Console:
                              if keep_whole and whole else None)
         for row in cells:
             table.add_row(*row)
+        if records is not None and _breaks_a_word(self.out, table, _table_width(self.out, table)):
+            self._records(title, records)
+            return
         width = self.out.width
         self.out.width = _table_width(self.out, table)
         try:
             self.out.print(table)
         finally:
             self.out.width = width
+
+    def _records(self, title: str | None, records: Sequence[Sequence[str]]) -> None:
+        """`records` one after the other, at the width a table would have had: the terminal's, else
+        $COLUMNS; in a pipe or a file with neither, one line each, for grep."""
+        width = self.out.width if self.out.is_terminal else _columns_set()
+        lines = [title] if title else []
+        for record in records:
+            lines += flow(record, width)
+        self.out.print(Text("\n".join(lines)))
 
     def status(self, message: str) -> AbstractContextManager[object]:
         """A spinner with `message` on stderr while a step of unknown length runs; nothing under -q or
@@ -234,6 +251,17 @@ def _cell_width(out: RichConsole, header: str, cells: Sequence[Sequence[Text]], 
     options = out.options.update(max_width=_UNBOUNDED_WIDTH)
     found = [Measurement.get(out, options, text) for text in [Text(header), *(row[index] for row in cells)]]
     return max(m.maximum if whole else m.minimum for m in found)
+
+
+def _breaks_a_word(out: RichConsole, table: Table, width: int) -> bool:
+    """Whether rich, drawing `table` at `width` columns, gives a column less room than its longest word
+    (header or cell) and so folds a time stamp, a hash or a shape inside it. rich narrows the widest
+    columns first, whatever their words, so a table can fold a word even at a width that holds all of
+    them; its own column widths (private, and the same from rich 13 to 15) are the only sure answer."""
+    widths = table._calculate_column_widths(out, out.options.update_width(width - table._extra_width))
+    unbounded = out.options.update_width(_UNBOUNDED_WIDTH)
+    return any(given < table._measure_column(out, unbounded, column).minimum
+               for given, column in zip(widths, table.columns))
 
 
 def _table_width(out: RichConsole, table: Table) -> int:

@@ -74,6 +74,7 @@ def command(
         title=f"{plural(len(entries), 'most recent run')} ({memory})",
         right_align_from=5,
         result=True,  # the entries are what `log` shows: -q keeps them
+        records=[_record(e) for e in entries],  # where the table would break a time stamp, a hash or a shape
     )
     _say_tool_changes(entries)
     _say_unread(numbered.unread, memory)
@@ -91,6 +92,13 @@ def _say_tool_changes(entries: list[RunEntry]) -> None:
     lines = [f"  from {entry.time.replace('T', ' ').rstrip('Z')}: {entry.tool or 'one that logged no version'}"
              for entry in firsts]
     get_console().info("\n".join(["nvfp4ctl changed between these runs:", *lines]), result=True)
+
+
+def _record(entry: RunEntry) -> list[str]:
+    """A run as the plain layout shows it: the table's cells, the exit code named, no problem where none
+    was logged."""
+    return [entry.time.replace("T", " ").rstrip("Z"), entry.command, _short_target(entry.target), entry.commit,
+            entry.gpu, f"exit {entry.exit_code}", entry.result] + ([entry.problem] if entry.problem else [])
 
 
 _LINES_NAMED = 10  # a log edited by a script may have hundreds: the first ones, then a count
