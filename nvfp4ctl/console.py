@@ -24,6 +24,9 @@ _UNBOUNDED_WIDTH = 10_000  # for measuring a table's natural width
 # Widest a table gets where the output is not a terminal and COLUMNS is unset: room for whole paths
 # and kernel names beside each other, while prose cells (lint's rule texts) wrap as in a terminal.
 PIPED_TABLE_WIDTH = 160
+# More rows than a table is read across: rich measures every cell of every row, ~1 ms a row, and took
+# half a minute for `log -n 100000` over a log of 35,000 runs
+MOST_ROWS_DRAWN = 500
 
 
 def quiet_closed_stream(stream: Any) -> None:
@@ -145,8 +148,12 @@ class Console:
         `whole`: the columns (by index) whose cells a pipe or file gets on one line each, kernel names
         and candidates: with no terminal's width to fit, the table grows rather than break them.
         `records`: each row's cells as they read with no header above them (log's "exit 0"), printed
-        as plain records (flowed_records) instead of the table where it would break a word inside a cell."""
+        as plain records (flowed_records) instead of the table where it would break a word inside a cell,
+        or where it has more than MOST_ROWS_DRAWN rows."""
         if self.verbosity < NORMAL and not result:
+            return
+        if records is not None and len(rows) > MOST_ROWS_DRAWN:
+            self._records(title, records)
             return
         cells = [[value if isinstance(value, Text) else Text(str(value)) for value in row] for row in rows]
         keep_whole = _has_no_width(self.out)
@@ -178,7 +185,14 @@ class Console:
         lines = [title] if title else []
         for record in records:
             lines += flow(record, width)
-        self.out.print(Text("\n".join(lines)))
+        text = "\n".join(lines) + "\n"
+        if self.out.quiet:
+            return
+        try:  # past rich, which took seconds to split into lines the text of a log of years of runs
+            self.out.file.write(text)
+            self.out.file.flush()
+        except BrokenPipeError:
+            self.out.on_broken_pipe()
 
     def status(self, message: str) -> AbstractContextManager[object]:
         """A spinner with `message` on stderr while a step of unknown length runs; nothing under -q or

@@ -48,3 +48,15 @@ def test_a_closed_stdout_keeps_the_commands_exit_code_and_run_log_line(tmp_path,
 def test_the_version_into_a_closed_stdout_is_quiet(tmp_path):
     done = _run_with_stdout_closed(["--version"], tmp_path, tmp_path / "MEMORY.md")
     assert (done.returncode, done.stderr) == (0, "")
+
+
+def test_a_huge_log_listing_into_a_closed_stdout_is_quiet(tmp_path):
+    """Its records are written past rich (Console._records): the closed pipe is still met as rich meets it."""
+    from nvfp4ctl.console import MOST_ROWS_DRAWN
+    from nvfp4ctl.runlog import RunEntry
+
+    memory = tmp_path / "MEMORY.md"
+    memory.write_text("## Run log\n\n" + RunEntry("2026-11-28T10:00:00Z", "nvfp4ctl lint", "-", "8b80b04", "no GPU", "0",
+                                                  "0 errors").to_line() * (MOST_ROWS_DRAWN + 1), encoding="utf-8")
+    done = _run_with_stdout_closed(["log", "-n", str(MOST_ROWS_DRAWN + 1)], tmp_path, memory)
+    assert (done.returncode, done.stderr) == (0, "")

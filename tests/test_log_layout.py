@@ -117,3 +117,53 @@ def test_a_pipe_keeps_the_table_where_it_fits(tmp_path, monkeypatch) -> None:
     monkeypatch.delenv("COLUMNS", raising=False)
     output = CliRunner().invoke(app, ["log"]).output
     assert "┃ time (UTC)" in output and "│ 2026-11-28 10:00:07 │ nvfp4ctl lint │" in output
+
+
+def _short_runs(memory: Path, count: int) -> None:
+    """`count` runs whose table fits a wide terminal with every word whole."""
+    memory.write_text("## Run log\n\n" + "".join(
+        runlog.RunEntry(f"2026-11-28T10:{index // 60 % 60:02d}:{index % 60:02d}Z", "nvfp4ctl lint", "-", "8b80b04",
+                        "no GPU", "0", f"run {index}").to_line() for index in range(count)), encoding="utf-8")
+
+
+def test_a_huge_listing_is_written_as_records_past_rich(tmp_path, monkeypatch) -> None:
+    """`log -n 100000` over 35,000 runs took half a minute: rich measured and drew every row of the table."""
+    import nvfp4ctl.console
+
+    memory = tmp_path / "MEMORY.md"
+    _short_runs(memory, nvfp4ctl.console.MOST_ROWS_DRAWN + 1)
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.setenv("COLUMNS", "400")  # wide enough for the table: the row count alone decides
+
+    def no_table(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a rich Table was made for a huge listing")
+
+    printed_to_stdout = []
+    rich_print = nvfp4ctl.console._Printer.print
+
+    def counted_print(printer: nvfp4ctl.console._Printer, *args: object, **kwargs: object) -> None:
+        if not printer.stderr:
+            printed_to_stdout.append(args)
+        rich_print(printer, *args, **kwargs)
+
+    monkeypatch.setattr(nvfp4ctl.console, "Table", no_table)
+    monkeypatch.setattr(nvfp4ctl.console._Printer, "print", counted_print)
+    result = CliRunner().invoke(app, ["log", "-n", "100000"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert len(lines) == 1 + nvfp4ctl.console.MOST_ROWS_DRAWN + 1
+    assert lines[-1] == f"2026-11-28 10:08:20 · nvfp4ctl lint · - · 8b80b04 · no GPU · exit 0 · run {len(lines) - 2}"
+    assert printed_to_stdout == []  # one write of the lines: rich took seconds to split them
+
+
+def test_a_listing_up_to_the_most_rows_drawn_is_still_a_table(tmp_path, monkeypatch) -> None:
+    import nvfp4ctl.console
+
+    memory = tmp_path / "MEMORY.md"
+    _short_runs(memory, 4)
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.setenv("COLUMNS", "400")
+    monkeypatch.setattr(nvfp4ctl.console, "MOST_ROWS_DRAWN", 3)
+    assert "┃ time (UTC)" in CliRunner().invoke(app, ["log", "-n", "3"]).output
+    assert CliRunner().invoke(app, ["log", "-n", "4"]).output.splitlines()[1:] == [
+        f"2026-11-28 10:00:0{index} · nvfp4ctl lint · - · 8b80b04 · no GPU · exit 0 · run {index}" for index in range(4)]
