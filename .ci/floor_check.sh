@@ -34,6 +34,7 @@ python3 -m venv --system-site-packages "$VENV"
 # the printer's own, whose tables, spinner and bars are rich's.
 PYTHONPATH=$PWD "$VENV/bin/python" -m pytest -q -p no:cacheprovider \
   tests/test_cli.py tests/test_console.py tests/test_help.py tests/test_cli_startup.py tests/test_init.py tests/test_runlog.py \
+  tests/test_log_layout.py tests/test_flowed_records.py tests/test_tool_version.py \
   tests/lint/test_cli.py tests/bench/test_bench_command.py tests/check/test_plan.py \
   tests/dump/test_dump_cli.py tests/tune/test_tune_command.py tests/test_cli_registration.py
 
