@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 VISIBLE = "CUDA_VISIBLE_DEVICES"
 ORDER = "CUDA_DEVICE_ORDER"
@@ -48,9 +51,38 @@ def _order_uncertain(gpus: list[str], listed: list[tuple[str, str, float]]) -> b
             and len({size for _, _, size in listed}) > 1 and not indexes <= set(gpus))
 
 
-def _listed_gpus() -> list[tuple[str, str, str]]:
+_Listing = list[tuple[str, str, str]]
+# nvidia-smi's listing within asking_once: a context variable, as tune's prepare runs in the command's thread
+_asked: ContextVar[list[_Listing] | None] = ContextVar("nvfp4ctl_tune_gpu_listing", default=None)
+
+
+@contextmanager
+def asking_once() -> Iterator[None]:
+    """Within: nvidia-smi is asked for its listing once, and visible_gpus and smallest_memory read that one
+    (each query takes a driver round trip, up to its 15 s limit on a hung driver); outside, every call asks."""
+    if _asked.get() is not None:
+        yield
+        return
+    token = _asked.set([])
+    try:
+        yield
+    finally:
+        _asked.reset(token)
+
+
+def _listed_gpus() -> _Listing:
     """(index, UUID, memory.total in MiB) of each GPU nvidia-smi lists, as it writes them ("[N/A]" for a
-    memory it cannot tell); none where nvidia-smi is missing, hangs or fails. The one query of both above."""
+    memory it cannot tell); none where nvidia-smi is missing, hangs or fails. The one query of both above,
+    made once within asking_once."""
+    kept = _asked.get()
+    if kept is None:
+        return _query_gpus()
+    if not kept:
+        kept.append(_query_gpus())
+    return kept[0]
+
+
+def _query_gpus() -> _Listing:
     try:
         done = subprocess.run(["nvidia-smi", "--query-gpu=index,uuid,memory.total", "--format=csv,noheader,nounits"],
                               capture_output=True, text=True, timeout=15)

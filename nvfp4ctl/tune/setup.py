@@ -139,6 +139,14 @@ def prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int |
             timeout: float | None, only: str | None = None, write: bool = True) -> TuneRun:
     """`timeout`: --timeout; None takes NVFP4CTL_TIMEOUT, else the task's benchmark_timeout, as bench does: a
     candidate is timed on a shape by bench's method, and checked once before."""
+    from nvfp4ctl.tune.devices import asking_once
+
+    with asking_once():  # the GPUs spread over and their memory: one nvidia-smi query
+        return _prepare(kernel, which, task_path, gpus, compile_only, timeout, only, write)
+
+
+def _prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int | None, compile_only: bool,
+             timeout: float | None, only: str | None, write: bool) -> TuneRun:
     from nvfp4ctl.build.loader import GPU_ARCH
     from nvfp4ctl.build.sources import resolve_arch
     from nvfp4ctl.build.toolchain import torch_build

@@ -639,3 +639,30 @@ def test_a_state_file_of_format_1_is_reused_and_its_successor_written(tiny_copy:
     assert "warning: " in flat and "resume state of a newer nvfp4ctl (format 3, this one reads 2 and earlier)" in flat
     assert "reused:" not in third.output and "Traceback" not in third.output
     assert path.read_text() == newer
+
+
+def test_nvidia_smi_is_asked_for_the_gpus_and_their_memory_once(tiny_copy: Path, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The GPUs tune spreads over and the smallest one's memory come from one listing: tune ran nvidia-smi's
+    query for the list, then the same query again for the memory."""
+    from nvfp4ctl.build import toolchain
+    from nvfp4ctl.runner import gpu
+
+    calls = tmp_path / "nvidia-smi-calls"
+    fake = tmp_path / "bin" / "nvidia-smi"
+    fake.parent.mkdir()
+    fake.write_text(f'#!/bin/sh\necho "$@" >> "{calls}"\n'
+                    'echo "0, GPU-1111aaaa-0000-0000-0000-000000000000, 16384"\n'
+                    'echo "1, GPU-2222bbbb-0000-0000-0000-000000000000, 16384"\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    monkeypatch.setattr(toolchain, "torch_build", lambda: toolchain.TorchBuild("2.11.0+cu130", "13.0"))
+    monkeypatch.setattr(gpu, "gpu_present", lambda: True)
+    monkeypatch.setattr(gpu, "first_gpu", lambda: gpu.GpuInfo("Fake H100", "9.0"))
+    task = tmp_path / "task.yml"
+    task.write_text(HUGE_TASK)
+    result = _tune("--kernel", str(tiny_copy), "--task", str(task), "--fresh")
+    assert result.exit_code == 2, result.output
+    assert f"error: {task}: {TOO_LARGE}" in " ".join(result.output.split()), result.output
+    assert calls.read_text().splitlines() == ["--query-gpu=index,uuid,memory.total --format=csv,noheader,nounits"]
