@@ -19,15 +19,18 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar
 
+from nvfp4ctl.not_text import not_text_place
 from nvfp4ctl.preprocessor import live_code
 
 
 class HeaderFile:
-    """A header's bytes as the cache key hashes them, and its text as the include scans read it."""
+    """A header's bytes as the cache key hashes them, its text as the include scans read it, and where it
+    stops being UTF-8 text (not_text_place: build's NV004 warning)."""
 
     def __init__(self, data: bytes) -> None:
         self.digest = hashlib.sha256(data).hexdigest()
         self.text = data.decode(errors="replace")
+        self.not_text = not_text_place(data)
 
     @cached_property
     def live(self) -> str:

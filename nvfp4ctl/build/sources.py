@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from nvfp4ctl.build.compiler_errors import display_path
-from nvfp4ctl.build.read_once import source_bytes
+from nvfp4ctl.build.read_once import header_file, source_bytes, worked_out_once
 from nvfp4ctl.preprocessor import includes_cutlass, live_code, quoted_includes
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.not_text import not_text_message, not_text_place
@@ -147,10 +147,35 @@ def not_text_warning(source: Path) -> str | None:
         place = not_text_place(source_bytes(source))
     except OSError:
         return None
+    return _not_text_line(source, place)
+
+
+def header_not_text_warning(header: Path) -> str | None:
+    """not_text_warning of a local header a build compiles and keys (a kernel's own .cuh, one a submission's
+    CUDA includes), read as its cache key reads it (read_once.header_file)."""
+    try:
+        place = header_file(header).not_text
+    except OSError:
+        return None
+    return _not_text_line(header, place)
+
+
+def kernel_not_text_warnings(kernel: Path) -> list[str]:
+    """not_text_warning of a kernel and of each local header its build hashes (build_inputs), in that order;
+    a kernel whose inputs cannot be listed has its own warning alone (its build says what is wrong)."""
+    warnings = [warning for warning in [not_text_warning(kernel)] if warning is not None]
+    try:
+        headers = build_inputs(checked_source(kernel)).headers
+    except (UsageError, OSError):
+        return warnings
+    return warnings + [warning for warning in map(header_not_text_warning, headers) if warning is not None]
+
+
+def _not_text_line(path: Path, place: tuple[int, str] | None) -> str | None:
     if place is None:
         return None
     line, why = place
-    return (f"{display_path(source)}:{line}: {not_text_message(source.name, why)}; built as nvcc reads it, byte for"
+    return (f"{display_path(path)}:{line}: {not_text_message(path.name, why)}; built as nvcc reads it, byte for"
             " byte: save it as UTF-8 (lint: NV004)")
 
 
@@ -203,6 +228,12 @@ class BuildInputs:
 
 
 def build_inputs(kernel: Path) -> BuildInputs:
+    """The files of a kernel's build, listed once within read_once.reading_once (build's not-text warnings and
+    its build plan each asked)."""
+    return worked_out_once(("build inputs", kernel), lambda: _build_inputs(kernel))
+
+
+def _build_inputs(kernel: Path) -> BuildInputs:
     # every command with a kernel target comes here: the kernel and its headers are read once for the
     # problem (which binding), the header list and the CUTLASS test
     kernel_texts = _texts(kernel)

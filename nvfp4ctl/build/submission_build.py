@@ -369,6 +369,21 @@ def _unit_key(sources: SubmissionSources, extension: Extension, arch: str, name:
                            lambda: _key(keyed_code(code, sources.path) if path is None else code, extension, arch, path))
 
 
+def unit_headers(sources: SubmissionSources, extension: Extension) -> list[Path]:
+    """The local headers the extension's units include, found as _key finds them (a CUTLASS checkout's and the
+    toolchain's left out), in first-seen order; none where a unit cannot be read (the build says why)."""
+    headers: dict[Path, None] = {}
+    try:
+        units = _units(sources, extension)
+    except (UsageError, OSError):
+        return []
+    for _, code, path in units:
+        for header, _ in header_digests(code, path.parent if path is not None else None, _own_folders(extension)):
+            if Path(header).is_file():  # a folder is a CUTLASS checkout, keyed by its stamps
+                headers.setdefault(Path(header))
+    return list(headers)
+
+
 def _entry(name: str, arch: str, key: str) -> Path:
     """The cache folder of a unit's build under `key`."""
     return cache.cache_root() / f"submission-{Path(name).stem}-{arch}-{key[:16]}"

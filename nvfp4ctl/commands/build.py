@@ -51,7 +51,7 @@ def command(
     from nvfp4ctl.build.builder import has_build
     from nvfp4ctl.build.compile import CompileTimeout
     from nvfp4ctl.build.read_once import reading_once
-    from nvfp4ctl.build.sources import not_text_warning
+    from nvfp4ctl.build.sources import kernel_not_text_warnings
     from nvfp4ctl.progress_lines import progress_lines
 
     from nvfp4ctl.commands.build_target import headers, resolve_build_target, warn_of_the_submission_here
@@ -84,17 +84,17 @@ def command(
     if problem is not None:  # before the compiles: an interrupted build logs it too
         note_problem(problem)
     announce(kernel_problems)
-    for source in dict.fromkeys(source for source, _ in plan):  # before its compile, which may take minutes
-        if (not_text := not_text_warning(source)) is not None:
-            console.warn(not_text)
     rows: list[list[object]] = []
     built: list[BuildReport] = []
     failures: dict[str, str] = {}  # kernel file -> its first problem
     timed_out: list[str] = []  # kernel files whose compile ran past its limit: the run's exit is 3
     skipped: list[str] = []
     # a kernel compiles for tens of seconds (CUTLASS's for minutes): without a bar, plain lines say which.
-    # reading_once: a kernel's build is planned once (files read and hashed), for its line and its build
+    # reading_once: a kernel's build is planned once (files read and hashed), for its warnings, its line and its build
     with console.progress() as progress, progress_lines(console, len(plan)) as lines, reading_once():
+        for source in dict.fromkeys(source for source, _ in plan):  # before its compile, which may take minutes
+            for not_text in kernel_not_text_warnings(source):
+                console.warn(not_text)
         task = progress.add_task("building", total=len(plan))
         for source, target in plan:
             step = (f"{source.name} ({target}): built before, taken from nvfp4ctl's build cache"

@@ -17,7 +17,7 @@ from nvfp4ctl.build.compiler_errors import display_path
 from nvfp4ctl.build.kernel_names import readable_names
 from nvfp4ctl.build.report import not_needed_note, tensor_op_problem
 from nvfp4ctl.build.resources import describe_tensor_op
-from nvfp4ctl.build.sources import NO_TENSOR_OP, marks_in, not_text_warning
+from nvfp4ctl.build.sources import NO_TENSOR_OP, header_not_text_warning, marks_in, not_text_warning
 from nvfp4ctl.console import NORMAL, get_console
 from nvfp4ctl.errors import ExitCode, UsageError
 from nvfp4ctl.kernel_cells import byte_size, spills_text
@@ -162,7 +162,7 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
     from nvfp4ctl.build import torch_nvcc
     from nvfp4ctl.build.submission_build import (build_extension, cutlass_lookup_note, gpu_arch_note, has_build,
                                                  includes_cutlass_anywhere, refuse_strs_for_lists, refuse_unknown_arch,
-                                                 refuse_unreadable, refuse_unsplittable)
+                                                 refuse_unreadable, refuse_unsplittable, unit_headers)
 
     for extension in sources.extensions:  # before the arch: without the code, "cannot tell the arch" misleads
         refuse_unreadable(sources, extension)
@@ -204,7 +204,7 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
     fallback_said = False  # torch's flags are read once per process: their fallback is said once, not per unit
     problem = _ProblemOfTask(problem_name)
     notes: list[str] = []  # a missing tensor-core op where the task's problem needs none
-    said_not_text: set[Path] = set()  # a load() file of several extensions is warned of once
+    said_not_text: set[Path] = set()  # a load() file or header of several extensions is warned of once
     # an extension compiles for tens of seconds (CUTLASS's for minutes): without a bar, plain lines say which
     with console.progress() as progress, progress_lines(console, len(sources.extensions)) as lines:
         task = progress.add_task("compiling", total=len(sources.extensions))
@@ -233,6 +233,10 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
                 if source not in said_not_text and (not_text := not_text_warning(source)) is not None:
                     console.warn(not_text)
                 said_not_text.add(source)
+            for header in unit_headers(sources, extension):  # its cache key reads them: no read of their own
+                if header not in said_not_text and (not_text := header_not_text_warning(header)) is not None:
+                    console.warn(not_text)
+                said_not_text.add(header)
             builds = [(target, built) for target in runs for built in build_extension(sources, extension, target)]
             for target, built in builds:
                 if target != runs[0]:  # the extension's notes once, whatever its archs

@@ -70,6 +70,40 @@ def test_a_load_source_that_is_not_utf8_is_warned_of_and_built(tmp_path: Path, c
     assert f"warning: {WARNING}" in said and said.count("NV004") == 1, said
 
 
+LATIN_1_HEADER = "#pragma once\n// caf\xe9 au lait\n#define TILE 128\n".encode("latin-1")
+HEADER_WARNING = ("k.cuh:2: k.cuh is not text (byte 0xe9 here is not UTF-8): the leaderboard reads a submission as UTF-8"
+                  " text; built as nvcc reads it, byte for byte: save it as UTF-8 (lint: NV004)")
+
+
+def test_a_kernel_header_that_is_not_utf8_is_warned_of_and_built(tmp_path: Path, kernel_builds: list[Path]) -> None:
+    """The kernel's own header is compiled and keyed with it: build said nothing of its bytes."""
+    (tmp_path / "k.cuh").write_bytes(LATIN_1_HEADER)
+    (tmp_path / "k.cu").write_text('// nvfp4ctl: no-tensor-op\n#include "k.cuh"\n__global__ void k(float* p) { p[0] = TILE; }\n')
+    result = runner.invoke(app, ["build", "--arch", "sm_100a", "k.cu"])
+    said = _said(result)
+    assert kernel_builds == [tmp_path / "k.cu"] and "Traceback" not in result.output, said
+    assert f"warning: {HEADER_WARNING}" in said and said.count("NV004") == 1, said
+
+
+def test_a_header_of_a_submissions_cuda_that_is_not_utf8_is_warned_of_once(tmp_path: Path, compiles: list[str],
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A header a load() source includes beside it, and one load_inline's CUDA finds in extra_include_paths: the
+    same file, warned of once for both extensions."""
+    (tmp_path / "k.cuh").write_bytes(LATIN_1_HEADER)
+    (tmp_path / "k.cu").write_text('// nvfp4ctl: no-tensor-op\n#include "k.cuh"\n__global__ void k(float* p) { p[0] = TILE; }\n')
+    (tmp_path / "submission.py").write_text(
+        "from torch.utils.cpp_extension import load, load_inline\n"
+        "FLAGS = ['-gencode=arch=compute_100a,code=sm_100a']\n"
+        "m = load(name='m', sources=['k.cu'], extra_cuda_cflags=FLAGS)\n"
+        f"n = load_inline(name='n', cpp_sources='', cuda_sources='// nvfp4ctl: no-tensor-op\\n#include \"k.cuh\"\\n',"
+        f" extra_include_paths=[{str(tmp_path)!r}], extra_cuda_cflags=FLAGS)\n")
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["build", "submission.py"])
+    said = _said(result)
+    assert result.exit_code == 0 and compiles == ["k.cu", "n.cu"], said
+    assert f"warning: {HEADER_WARNING}" in said and said.count("NV004") == 1, said
+
+
 def test_a_submission_that_is_not_utf8_stays_refused(tmp_path: Path, compiles: list[str],
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """python refuses it before any line runs, and the docs give build check's line for it."""
