@@ -57,6 +57,16 @@ class BuildReport:
     cache_hit: bool = False
     compile_cpu_s: float | None = None  # the compiler's, its tools' and build's own CPU time then (None: not measured)
     compile_busy: bool = False  # load inflated compile_s (machine.busy_while): compile_cpu_s is the fairer figure
+    # each other arch the same nvcc run compiled (a submission's several -gencode), checked against its own SASS;
+    # what the source declares and the problem needs (declared_none, needed) are tensor_op's
+    other_arches: tuple[tuple[str, TensorOpCheck], ...] = ()
+
+    @property
+    def arch_checks(self) -> tuple[tuple[str, TensorOpCheck], ...]:
+        """(arch, its tensor-op check) of every arch built, `arch` first."""
+        source_says = {"declared_none": self.tensor_op.declared_none, "needed": self.tensor_op.needed}
+        return ((self.arch, self.tensor_op),
+                *((arch, replace(check, **source_says)) for arch, check in self.other_arches))
 
     @property
     def module_path(self) -> Path | None:
@@ -102,14 +112,16 @@ class BuildReport:
                 if f.spill_stores or f.spill_loads
             )
             found.append(f"register spills in {spilled}")
-        missing = tensor_op_problem(self.tensor_op, self.arch)
-        return found + ([missing] if missing is not None else [])
+        # "not checked" is one line however many archs: each arch's would repeat it
+        missing = dict.fromkeys(tensor_op_problem(check, arch) for arch, check in self.arch_checks)
+        return found + [problem for problem in missing if problem is not None]
 
     def save(self) -> None:
         payload = asdict(self)
         payload.update(source=str(self.source), entry=None, cache_hit=None)  # set again when read
-        del payload["tensor_op"]["declared_none"]  # the source's own say, read again on each load (builder)
-        del payload["tensor_op"]["needed"]  # the problem's, which the command knows, not the build
+        for check in [payload["tensor_op"], *(check for _, check in payload["other_arches"])]:
+            del check["declared_none"]  # the source's own say, read again on each load (builder)
+            del check["needed"]  # the problem's, which the command knows, not the build
         (self.entry / REPORT_FILE).write_text(json.dumps(payload, indent=1))
 
     @classmethod
@@ -123,15 +135,20 @@ class BuildReport:
             entry=entry,
             module_name=payload["module_name"],
             functions=tuple(FunctionUsage(**f) for f in payload["functions"]),
-            tensor_op=TensorOpCheck(**{**payload["tensor_op"], "found": tuple(payload["tensor_op"]["found"])}),
+            tensor_op=_check(payload["tensor_op"]),
             compile_s=payload["compile_s"],
             cache_hit=True,
             compile_cpu_s=payload.get("compile_cpu_s"),  # absent from entries made before it was measured
             compile_busy=payload.get("compile_busy", False),
+            other_arches=tuple((arch, _check(check)) for arch, check in payload.get("other_arches", ())),
         )
 
     def moved_to(self, entry: Path) -> BuildReport:
         return replace(self, entry=entry)
+
+
+def _check(saved: dict) -> TensorOpCheck:
+    return TensorOpCheck(**{**saved, "found": tuple(saved["found"])})
 
 
 def tensor_op_problem(op: TensorOpCheck, arch: str, mark: str = f"// nvfp4ctl: {NO_TENSOR_OP}") -> str | None:
@@ -150,7 +167,9 @@ def tensor_op_problem(op: TensorOpCheck, arch: str, mark: str = f"// nvfp4ctl: {
 
 
 def not_needed_note(report: BuildReport, problem: str) -> str:
-    """The note that replaces the failure of a build with no tensor-core op for a problem that needs none."""
-    seen = ", ".join(report.tensor_op.found) or "no tensor-core op"
-    return (f"no {report.tensor_op.expected} in the {report.arch} SASS (found: {seen}): none needed for {problem},"
+    """The note that replaces the failure of a build with no tensor-core op for a problem that needs none (of its
+    first arch without one, where it holds several)."""
+    arch, check = next(((arch, check) for arch, check in report.arch_checks if not check.present), report.arch_checks[0])
+    seen = ", ".join(check.found) or "no tensor-core op"
+    return (f"no {check.expected} in the {arch} SASS (found: {seen}): none needed for {problem},"
             " which is bound by memory (FFMA and DRAM), not by tensor cores")

@@ -87,6 +87,30 @@ def check_tensor_op(arch: str, sass: str | None) -> TensorOpCheck:
     return TensorOpCheck(expected=expected, found=found, match=match, checked=True)
 
 
+# each arch's cubin in a `cuobjdump --dump-sass` listing of an object of several -gencode starts with this line
+_ARCH_SECTION = re.compile(r"^arch = (sm_\w+)[ \t]*$", re.MULTILINE)
+
+
+def check_tensor_ops(arches: tuple[str, ...], sass: str | None) -> tuple[TensorOpCheck, ...]:
+    """check_tensor_op of each arch one compile made (several -gencode), each against its own cubin's SASS: an
+    op another arch's cubin holds runs on none of this one's GPUs. One arch, or a listing without its archs'
+    lines, is checked whole."""
+    sections = _arch_sections(sass) if sass is not None and len(arches) > 1 else {}
+    if not sections:
+        return tuple(check_tensor_op(arch, sass) for arch in arches)
+    return tuple(check_tensor_op(arch, sections.get(arch, "")) for arch in arches)
+
+
+def _arch_sections(sass: str) -> dict[str, str]:
+    """Each arch's part of a listing, by its `arch = sm_100a` line (an arch listed twice, its parts joined)."""
+    starts = list(_ARCH_SECTION.finditer(sass))
+    sections: dict[str, str] = {}
+    for index, start in enumerate(starts):
+        end = starts[index + 1].start() if index + 1 < len(starts) else len(sass)
+        sections[start.group(1)] = sections.get(start.group(1), "") + sass[start.start():end]
+    return sections
+
+
 def dump_sass(binary: Path) -> str | None:
     """SASS text of an object, cubin or shared library; None when the tools are missing."""
     tools = toolchain.sass_tools()

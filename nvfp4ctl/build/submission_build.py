@@ -173,14 +173,15 @@ def _flag_words(extension: Extension) -> list[str]:
     return torch_nvcc.shell_words(extension.cuda_flags)
 
 
-def _key(code: str, extension: Extension, arch: str, unit: Path | None = None) -> str:
+def _key(code: str, extension: Extension, arches: tuple[str, ...], unit: Path | None = None) -> str:
     """What the unit's build depends on, read without importing torch (a cache hit stays cheap): the code
     as compiled, the local headers it includes (found as nvcc finds them: beside the including file, then
     in the -I folders in _command's order: extra_include_paths, then the flags', then in the flags'
     -isystem folders, which nvcc searches after every -I one; a CUTLASS checkout among them, or the
     machine's, by its headers' sizes and times), the extension's name (torch's
     -DTORCH_EXTENSION_NAME), its flags and include folders, a load() file's own folder, the command's
-    layout, the arch and the toolchain (torch's version stands for the flags it adds, the C++ standard
+    layout, every arch the nvcc run compiles (one arch as a str, as keys were before several were checked) and
+    the toolchain (torch's version stands for the flags it adds, the C++ standard
     among them; a build with the fallback flags, where torch's could not be read, is keyed apart by
     _build_unit). Not the submission's file name: a copy of submission.py whose CUDA is the same builds
     the same objects."""
@@ -191,7 +192,8 @@ def _key(code: str, extension: Extension, arch: str, unit: Path | None = None) -
     cutlass = _cutlass_in_key() if _keys_machine_cutlass(code, extension, beside) else None
     material = {"code": hashlib.sha256(code.encode()).hexdigest(), "extension": extension.name,
                 "cuda_flags": list(extension.cuda_flags),
-                "include_paths": [str(path) for path in extension.include_paths], "headers": headers, "arch": arch,
+                "include_paths": [str(path) for path in extension.include_paths], "headers": headers,
+                "arch": arches[0] if len(arches) == 1 else list(arches),
                 "unit_folder": str(unit.parent) if unit is not None else None, "layout": COMMAND_LAYOUT,
                 "nvcc": toolchain.nvcc_version(), "torch": [torch.version, torch.cuda], "python": toolchain.python_abi(),
                 "cutlass": cutlass, "sass_tools": toolchain.sass_tools() is not None}
@@ -366,7 +368,16 @@ def _unit_key(sources: SubmissionSources, extension: Extension, arch: str, name:
     """_key of one unit (`name`, `code`, its file `path` for a load() source, None for load_inline's), made once
     within read_once.reading_once (has_build's and the build's: each hashed the code and its headers)."""
     return worked_out_once(("submission unit key", id(extension), arch, name, path),
-                           lambda: _key(keyed_code(code, sources.path) if path is None else code, extension, arch, path))
+                           lambda: _key(keyed_code(code, sources.path) if path is None else code, extension,
+                                        _run_arches(sources, extension, arch), path))
+
+
+def _run_arches(sources: SubmissionSources, extension: Extension, arch: str) -> tuple[str, ...]:
+    """Every arch the nvcc run of a unit built for `arch` compiles: the archs its own flags name (several -gencode
+    are one run, `arch` the first of them), else `arch` alone (torch adds its -gencode)."""
+    if sources.arches_in_one_run(extension):
+        return sources.extension_arches(extension, None)[0]
+    return (arch,)
 
 
 def unit_headers(sources: SubmissionSources, extension: Extension) -> list[Path]:
@@ -498,10 +509,12 @@ def _build_unit(sources: SubmissionSources, extension: Extension, arch: str, nam
             sass = resources.dump_sass(obj)
             if sass is not None:
                 (folder / "kernel.sass").write_text(sass)
+            arches = _run_arches(sources, extension, arch)
+            checks = resources.check_tensor_ops(arches, sass)  # each arch against its own SASS
             report = BuildReport(source=sources.path, arch=arch, key=key, entry=folder, module_name=None,
-                                 functions=resources.parse_ptxas(log), tensor_op=resources.check_tensor_op(arch, sass),
+                                 functions=resources.parse_ptxas(log), tensor_op=checks[0],
                                  compile_s=result.compile_s, compile_cpu_s=result.compile_cpu_s,
-                                 compile_busy=result.compile_busy)
+                                 compile_busy=result.compile_busy, other_arches=tuple(zip(arches[1:], checks[1:])))
             report.save()
             obj.unlink(missing_ok=True)
             cache.land(folder, entry)

@@ -49,7 +49,14 @@ def _op_text(tensor_op) -> Text:
     return Text(f"no {tensor_op.expected}; found {found}", style="bold red")
 
 
-def _kernel_rows(name: str, functions, tensor_op, seconds: float, cache: str) -> list[list[object]]:
+def _ops_text(report) -> Text:
+    """A unit's tensor-op cell: its op, or for a unit of several archs (-gencode each), each arch's."""
+    if not report.other_arches:
+        return _op_text(report.tensor_op)
+    return Text("; ").join(Text.assemble(f"{arch}: ", _op_text(check)) for arch, check in report.arch_checks)
+
+
+def _kernel_rows(name: str, functions, tensor_op: Text, seconds: float, cache: str) -> list[list[object]]:
     kernels = [f for f in functions if f.entry] or [None]
     names = readable_names([f.name for f in kernels if f])
     rows = []
@@ -58,7 +65,7 @@ def _kernel_rows(name: str, functions, tensor_op, seconds: float, cache: str) ->
         rows.append([f"{name}: {names[index] if f else '-'}",
                      f.registers if f else "-", byte_size(f.shared_bytes) if f else "-", byte_size(f.stack_bytes) if f else "-",
                      spills_text(spills) if f else "-",
-                     _op_text(tensor_op) if index == 0 else "", f"{seconds:.1f} s" if index == 0 else "",
+                     tensor_op if index == 0 else "", f"{seconds:.1f} s" if index == 0 else "",
                      cache if index == 0 else ""])
     return rows
 
@@ -213,7 +220,7 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
             extension_targets, why = targets.get(id(extension), ((arch or "sm_100a",), ""))
             slow = "; CUTLASS takes minutes" if includes_cutlass_anywhere(extension) else ""
             step = f"compiling {extension.name} ({', '.join(extension_targets)}{slow})"
-            # archs the extension's own flags name are one nvcc run (its first arch keys it and judges its tensor op);
+            # archs the extension's own flags name are one nvcc run (keyed by them all, each arch's SASS checked);
             # a TORCH_CUDA_ARCH_LIST's are a run each, as torch adds a -gencode each
             runs = extension_targets[:1] if sources.arches_in_one_run(extension) else extension_targets
             if all(has_build(sources, extension, target) for target in runs):
@@ -267,13 +274,14 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
                 total += built.compile_s
                 load.add(built)
                 report = built.report
-                if not report.tensor_op.present and not report.tensor_op.declared_none and not problem.needs_tensor_op():
+                missing_op = not all(check.present for _, check in report.arch_checks)  # on one of its archs
+                if missing_op and not report.tensor_op.declared_none and not problem.needs_tensor_op():
                     report = replace(report, tensor_op=replace(report.tensor_op, needed=False))
                     notes.append(f"{built.unit}: {not_needed_note(report, problem.name())}")
-                rows.extend(_kernel_rows(built.unit, report.functions, report.tensor_op, built.seconds,
+                rows.extend(_kernel_rows(built.unit, report.functions, _ops_text(report), built.seconds,
                                          "hit" if built.cached else "built"))
                 spilled += report.spill_bytes
-                tensor_ops.append(_op_word(report.tensor_op))
+                tensor_ops.extend(_op_word(check) for _, check in report.arch_checks)
                 failures.extend(f"{extension.name}: {problem}" for problem in report.problems())
             lookup = cutlass_lookup_note(extension)
             if lookup is not None:  # an export's own CUTLASS lookup: what build used for it, no warning
@@ -389,7 +397,7 @@ def _build_dsl(path: Path, arch: str, python: str | None, problem: str) -> Outco
     op = replace(built.tensor_op, declared_none=declared)
     rows = []
     for cubin in built.cubins:
-        rows.extend(_kernel_rows(cubin.name.removesuffix(f".{arch}.cubin"), built.functions, op,
+        rows.extend(_kernel_rows(cubin.name.removesuffix(f".{arch}.cubin"), built.functions, _op_text(op),
                                  built.seconds, "-"))
         break  # one table: cuobjdump's usage covers every cubin's kernels
     console.table(HEADERS, rows, right_align_from=1, whole=(0,))

@@ -1,0 +1,78 @@
+"""`build submission.py` of an extension whose flags hold several -gencode: one nvcc run makes a cubin per arch,
+and each arch's SASS is checked for that arch's tensor-core op, where the first arch alone was checked (against
+the whole listing) and keyed. nvcc and cuobjdump are stand-ins here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from nvfp4ctl.build import submission_build
+from nvfp4ctl.build.report import BuildReport, TensorOpCheck
+from nvfp4ctl.build.submission_sources import find_sources
+from nvfp4ctl.cli import app
+
+runner = CliRunner()
+# a wgmma kernel whose wgmma is compiled for sm_90 alone: the sm_100a cubin has no tensor-core op
+WGMMA_BOTH_ARCHES = (
+    "from torch.utils.cpp_extension import load_inline\n"
+    'CUDA = "__global__ void k() {\\n#if __CUDA_ARCH__ == 900\\n  asm volatile(\\"wgmma.fence.sync.aligned;\\");\\n#endif\\n}"\n'
+    'm = load_inline(name="g", cpp_sources="", cuda_sources=CUDA, extra_cuda_cflags=['
+    '"-gencode=arch=compute_90a,code=sm_90a", "-gencode=arch=compute_100a,code=sm_100a"])\n')
+
+
+def _cubin(arch: str, *instructions: str) -> str:
+    """One arch's part of a `cuobjdump --dump-sass` listing, as nvcc 13.0's object of several -gencode gives it."""
+    code = "".join(f"        /*{index * 16:04x}*/                   {instruction} ;\n"
+                   for index, instruction in enumerate(instructions))
+    return (f"\nFatbin elf code:\n================\narch = {arch}\ncode version = [1,8]\nhost = linux\n"
+            f"compile_size = 64bit\n\n\tcode for {arch}\n\t.target\t{arch}\n\n\t\tFunction : _Z1kv\n{code}")
+
+
+LISTING = (_cubin("sm_90a", "WARPGROUP.ARRIVE", "HGMMA.64x8x16.F32 gdesc[UR4], RZ, !UPT", "EXIT")
+           + _cubin("sm_100a", "FFMA R0, R1, R2, R3", "EXIT"))
+WHY_NOT_SM100 = ("g: no UTCOMMA.4X in the sm_100a SASS (found: no tensor-core op at all; a kernel without tensor cores"
+                 " on purpose says so with a line `// nvfp4ctl: no-tensor-op`)")
+
+
+@pytest.fixture()
+def submission(tmp_path: Path, compiles: list[str], monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setattr(submission_build.resources, "dump_sass", lambda binary: LISTING)
+    monkeypatch.setattr(submission_build.toolchain, "sass_tools", lambda: (Path("cuobjdump"), Path("nvdisasm")))
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(tmp_path / "MEMORY.md"))
+    path = tmp_path / "submission.py"
+    path.write_text(WGMMA_BOTH_ARCHES)
+    return path
+
+
+def test_each_arch_of_several_gencodes_is_checked_for_its_own_tensor_op(submission: Path, compiles: list[str]) -> None:
+    """The sm_90a cubin's HGMMA passed the unit, though the sm_100a cubin, which a B200 runs, has none."""
+    result = runner.invoke(app, ["build", str(submission)])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 1 and compiles == ["g.cu"], said
+    assert f"error: {WHY_NOT_SM100}" in said, said
+    assert "no HGMMA" not in said, said  # the sm_90a cubin has its op
+    assert "sm_90a: HGMMA.64x8x16.F32 (wgmma (sm_90)); sm_100a: no UTCOMMA.4X; found none" in said, said
+    again = runner.invoke(app, ["build", str(submission)])  # the cache entry holds every arch's check
+    assert again.exit_code == 1 and compiles == ["g.cu"], again.output
+    assert f"error: {WHY_NOT_SM100}" in " ".join(again.output.split()), again.output
+
+
+def test_a_unit_of_several_gencodes_is_keyed_by_every_arch(submission: Path, compiles: list[str]) -> None:
+    """The unit's key held its first arch alone: an entry made when the sm_90a SASS alone was checked (its
+    HGMMA passing the unit) was served again and the sm_100a cubin never checked."""
+    sources = find_sources(submission)
+    extension = sources.extensions[0]
+    [(name, code, _)] = submission_build._units(sources, extension)
+    first_arch_key = submission_build._key(submission_build.keyed_code(code, sources.path), extension, ("sm_90a",))
+    entry = submission_build._entry(name, "sm_90a", first_arch_key)
+    entry.mkdir(parents=True)
+    BuildReport(source=submission, arch="sm_90a", key=first_arch_key, entry=entry, module_name=None, functions=(),
+                tensor_op=TensorOpCheck(expected="HGMMA", found=("HGMMA.64x8x16.F32",), match="HGMMA.64x8x16.F32",
+                                        checked=True), compile_s=1.0).save()
+    result = runner.invoke(app, ["build", str(submission)])
+    said = " ".join(result.output.split())
+    assert compiles == ["g.cu"] and result.exit_code == 1, said
+    assert f"error: {WHY_NOT_SM100}" in said, said
