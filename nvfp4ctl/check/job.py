@@ -20,7 +20,7 @@ from nvfp4ctl.check.output import is_output_buffer, output_mistakes
 from nvfp4ctl.check.progress import CALLING, COMPARING, MAKING_INPUTS, REFERENCE, TestPhases
 from nvfp4ctl.check.result import FIRST_CALL, PROBE_FRESH, PROBE_REFILLED, REUSED, CaseResult, Comparison
 from nvfp4ctl.runner.child import describe_device, is_cuda_error
-from nvfp4ctl.runner.raised import describe_raised
+from nvfp4ctl.runner.raised import describe_raised, refusal_of
 
 if TYPE_CHECKING:
     from nvfp4ctl.problems.base import ProblemBase
@@ -35,6 +35,7 @@ class _Call:
     problems: tuple[str, ...]
     seconds: float
     raised: tuple[str, ...] = ()  # the call raised: runner.raised.describe_raised's lines
+    refused: str | None = None  # the call refused the shape: the constraint it names (runner.raised.refusal_of)
 
 
 def resolve_problem(name: str) -> ProblemBase:
@@ -61,6 +62,8 @@ def check_case(
         with phases.phase(MAKING_INPUTS, call=1):
             data = chosen.make_input(case, device=device, scales=scales)
         first = _call_and_compare(kernel, chosen, data, rtol, atol, device, phases, call=1)
+        if first.refused is not None:
+            return CaseResult(False, FIRST_CALL, call_s=first.seconds, refused=first.refused)
         if first.raised:
             return CaseResult(False, FIRST_CALL, call_s=first.seconds, raised=first.raised)
         if first.problems or not first.comparison or not first.comparison.passed:
@@ -95,6 +98,7 @@ def _probe_reuse(
 
 
 def _probe_verdict(call: _Call, phase: str, what: str) -> CaseResult | None:
+    # a refusal here is of a shape the first call took: the target's code failing, so a raise as any other
     if call.raised:
         return CaseResult(False, phase, raised=call.raised)
     if call.problems:
@@ -141,7 +145,8 @@ def _call_and_compare(
         except Exception as error:  # noqa: BLE001 - the target's own exception is a crash of this test
             if is_cuda_error(error):
                 raise  # the context is poisoned: the worker turns this into a crash and a fresh child
-            return _Call(None, (), time.perf_counter() - started, raised=describe_raised(error))
+            return _Call(None, (), time.perf_counter() - started, raised=describe_raised(error),
+                         refused=refusal_of(error))
         seconds = time.perf_counter() - started
     with phases.phase(COMPARING, call):
         return _compared(problem, data, out, wants=wants, buffers=buffers, several=several, seconds=seconds,

@@ -71,3 +71,4 @@ class CaseResult:
     call_s: float | None = None  # the first call, synchronised
     probed: bool = False
     raised: tuple[str, ...] = ()  # the call of `phase` raised: its headline, then the target's traceback
+    refused: str | None = None  # the first call refused the shape: the constraint it names ("m must be ...")

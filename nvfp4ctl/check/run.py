@@ -10,13 +10,15 @@ from typing import Any
 from nvfp4ctl.check.progress import CheckProgress, possible_deadlock, timeout_said
 from nvfp4ctl.check.result import CHECK_JOB, DEVICE_JOB, FIRST_CALL, CaseResult
 from nvfp4ctl.errors import ExitCode, UsageError
-from nvfp4ctl.runner.raised import RAISED
+from nvfp4ctl.runner.raised import RAISED, UNSUPPORTED, unsupported_line
 from nvfp4ctl.runner.targets import TargetSpec
 from nvfp4ctl.runner.worker import ChildCrashed, ChildTimeout, JobError, Worker
 
 PASS, FAIL, CRASH, TIMEOUT, NOT_RUN = "pass", "FAIL", "crash", "timeout", "not run"
 # a test whose call of custom_kernel raised (RAISED, "raised"): a crash of that test as a CUDA error's, exit 4
 CRASHES = (CRASH, RAISED)
+# a test whose shape the target refused (UNSUPPORTED, "unsupported"): the target does not pass it, exit 1 as a FAIL
+FAILURES = (FAIL, UNSUPPORTED)
 NO_GPU = "no CUDA GPU found: nvfp4ctl check runs kernels on a GPU"
 
 
@@ -70,14 +72,15 @@ class CheckReport:
             return ExitCode.TIMEOUT
         if any(self.with_verdict(verdict) for verdict in CRASHES) or self.load_error:
             return ExitCode.CRASH
-        if self.with_verdict(FAIL):
+        if any(self.with_verdict(verdict) for verdict in FAILURES):
             return ExitCode.FAILURES
         return ExitCode.OK
 
     @property
     def summary(self) -> str:
         """One line for the run log: "10/10 pass", "9/10 pass, 1 fail (test 3)", "timeout in test 6", and
-        after a timeout every other kind the table shows: "timeout in test 6, 1 fail (test 1), 1 raised (test 2)"."""
+        after a timeout every other kind the table shows: "timeout in test 6, 1 fail (test 1), 1 raised (test 2)";
+        a shape the target refused: "2/3 pass, 1 unsupported (test 2)"."""
         timeouts = self.with_verdict(TIMEOUT)
         if timeouts:  # the run stopped there: the tests after it were not run, so no pass count
             return ", ".join([f"timeout in {timeouts[0].item.label}", *self._not_passed()])
@@ -87,7 +90,7 @@ class CheckReport:
 
     def _not_passed(self) -> list[str]:
         parts = []
-        for verdict, word in ((FAIL, "fail"), (CRASH, "crash"), (RAISED, RAISED)):
+        for verdict, word in ((FAIL, "fail"), (UNSUPPORTED, UNSUPPORTED), (CRASH, "crash"), (RAISED, RAISED)):
             found = self.with_verdict(verdict)
             if found:
                 parts.append(f"{len(found)} {word} ({_ids(found)})")
@@ -184,6 +187,9 @@ def _run_item(worker: Worker, item: CheckItem, settings: CheckSettings) -> ItemO
         tail = tuple(line for line in error.traceback_text.strip().splitlines()[-6:])
         return ItemOutcome(item, FAIL, time.monotonic() - started,
                            message=f"{item.label}: the check itself failed: {error}", log_tail=tail)
+    if result.refused is not None:  # one line, no traceback: the shape is the input the target declines
+        return ItemOutcome(item, UNSUPPORTED, time.monotonic() - started, result=result,
+                           message=f"{item.label} ({item.shape}): {unsupported_line(result.refused)}")
     if result.raised:
         where = "" if result.phase == FIRST_CALL else f" in the anti-cache probe ({result.phase.removeprefix('probe: ')})"
         return ItemOutcome(item, RAISED, time.monotonic() - started, result=result,

@@ -170,7 +170,7 @@ class _TestSteps:
 def _show(console: Console, report: CheckReport) -> None:
     from nvfp4ctl.check.render import repeated_crashes
     from nvfp4ctl.check.run import CRASH, FAIL, PASS, TIMEOUT
-    from nvfp4ctl.runner.raised import RAISED
+    from nvfp4ctl.runner.raised import RAISED, UNSUPPORTED
 
     if report.load_error:
         console.fail(report.load_error)
@@ -188,9 +188,9 @@ def _show(console: Console, report: CheckReport) -> None:
             console.fail(f"{outcome.item.label} ({outcome.item.shape}): same {same} as {repeats[index]}")
             if outcome.log_path:
                 console.raw(f"  full child log: {outcome.log_path}")
-        elif outcome.verdict in (FAIL, CRASH, RAISED, TIMEOUT):
+        elif outcome.verdict in (FAIL, UNSUPPORTED, CRASH, RAISED, TIMEOUT):
             _details(console, outcome)
-    not_run = [o for o in report.outcomes if o.verdict not in (PASS, FAIL, CRASH, RAISED, TIMEOUT)]
+    not_run = [o for o in report.outcomes if o.verdict not in (PASS, FAIL, UNSUPPORTED, CRASH, RAISED, TIMEOUT)]
     if not_run:
         console.fail(f"{_tests(len(not_run), 'remaining ')} not run after the timeout: "
                      + ", ".join(o.item.label for o in not_run))
@@ -208,14 +208,15 @@ def _row(outcome: ItemOutcome) -> list:
     from nvfp4ctl.check.render import error_cell
     from nvfp4ctl.check.result import FIRST_CALL
     from nvfp4ctl.check.run import CRASH, FAIL, PASS, TIMEOUT
-    from nvfp4ctl.runner.raised import RAISED
+    from nvfp4ctl.runner.raised import RAISED, UNSUPPORTED
 
     result = outcome.result
     # a probe's comparison reads an old result against new data: its verdict is the reuse, its errors no size
     measured = result.comparison if result and result.phase == FIRST_CALL else None
     error = error_cell(measured) if measured else "-"
     seconds = f"{outcome.seconds:.2f} s" if outcome.seconds is not None else "-"
-    style = {PASS: "green", FAIL: "bold red", CRASH: "bold red", RAISED: "bold red", TIMEOUT: "bold red"}.get(outcome.verdict, "dim")
+    style = {PASS: "green", FAIL: "bold red", UNSUPPORTED: "bold red", CRASH: "bold red", RAISED: "bold red",
+             TIMEOUT: "bold red"}.get(outcome.verdict, "dim")
     verdict = Text(outcome.verdict, style=style)
     return [outcome.item.id, outcome.item.shape, verdict, error, seconds]
 
@@ -224,10 +225,10 @@ def _details(console: Console, outcome: ItemOutcome) -> None:
     from nvfp4ctl.check.render import comparison_lines
     from nvfp4ctl.check.result import FIRST_CALL
     from nvfp4ctl.check.run import CRASH, TIMEOUT
-    from nvfp4ctl.runner.raised import RAISED
+    from nvfp4ctl.runner.raised import RAISED, UNSUPPORTED
 
     item = outcome.item
-    if outcome.verdict in (CRASH, RAISED, TIMEOUT) or outcome.result is None:
+    if outcome.verdict in (UNSUPPORTED, CRASH, RAISED, TIMEOUT) or outcome.result is None:
         console.fail(outcome.message or f"{item.label}: {outcome.verdict}")
         lines = [f"  {line}" for line in outcome.log_tail]
         if outcome.log_path:

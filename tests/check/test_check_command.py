@@ -190,6 +190,21 @@ def test_an_exception_raised_by_the_call_is_a_crash_of_that_test(fake_task):
     assert entry.result == "0/3 pass, 3 raised (tests 1, 2, 3)" and entry.exit_code == "4"
 
 
+def test_a_shape_the_target_refuses_is_its_own_verdict_and_a_failure_not_a_crash(fake_task):
+    """The project's bindings refuse a shape their kernel does not take with ValueError("unsupported shape
+    (...): m must be ..."): check called that a crash (`raised`, its traceback, exit 4)."""
+    fake_task()  # test 2 has m=256: the target refuses it
+    result = check("--submission", str(TARGETS / "refuses_m256.py"))
+    assert result.exit_code == 1, result.output
+    assert re.search(r"│ 2 +│ m=256 n=128 k=32 +│ unsupported +│", result.output), result.output
+    assert ("test 2 (m=256 n=128 k=32): the target does not take this shape: m must be a multiple of 384"
+            " (the kernel's tile M)") in result.output
+    assert "Traceback" not in result.output and "custom_kernel raised" not in result.output
+    assert "2/3 pass, 1 unsupported (test 2)" in result.output
+    entry = _last_log_entry()
+    assert entry.result == "2/3 pass, 1 unsupported (test 2)" and entry.exit_code == "1"
+
+
 def test_an_exception_raised_in_the_probe_is_a_crash_too(fake_task):
     fake_task(tests=(FakeCase(128, 128, 32),))
     result = check("--submission", str(TARGETS / "raises_in_probe.py"))

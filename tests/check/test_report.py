@@ -7,7 +7,7 @@ import pytest
 from fake_problem import FakeCase
 from nvfp4ctl.check.run import CRASH, FAIL, NOT_RUN, PASS, TIMEOUT, CheckItem, CheckReport, ItemOutcome
 from nvfp4ctl.errors import ExitCode
-from nvfp4ctl.runner.raised import RAISED
+from nvfp4ctl.runner.raised import RAISED, UNSUPPORTED
 
 
 def _report(*verdicts: str) -> CheckReport:
@@ -25,6 +25,8 @@ def _report(*verdicts: str) -> CheckReport:
         ([FAIL, CRASH, PASS, PASS, PASS, TIMEOUT, NOT_RUN], ExitCode.TIMEOUT,
          "timeout in test 6, 1 fail (test 1), 1 crash (test 2)"),
         ([RAISED, TIMEOUT], ExitCode.TIMEOUT, "timeout in test 2, 1 raised (test 1)"),
+        ([PASS, UNSUPPORTED, PASS], ExitCode.FAILURES, "2/3 pass, 1 unsupported (test 2)"),
+        ([FAIL, UNSUPPORTED, RAISED], ExitCode.CRASH, "0/3 pass, 1 fail (test 1), 1 unsupported (test 2), 1 raised (test 3)"),
     ],
 )
 def test_exit_code_precedence_and_summary(verdicts, exit_code, summary):

@@ -43,3 +43,18 @@ def test_the_harness_frames_above_the_target_are_dropped(tmp_path: Path, monkeyp
     error = _raise_through(package / "jobs.py", tmp_path / "submission.py")
     trace = raised.describe_raised(error)[1:]
     assert any("submission.py" in line for line in trace) and not any("jobs.py" in line for line in trace)
+
+
+@pytest.mark.parametrize("error, constraint", [
+    (ValueError("unsupported shape (m=7, n=4096, k=14336, l=1): m must be a multiple of 128 (the kernel's tile M)"),
+     "m must be a multiple of 128 (the kernel's tile M)"),
+    (ValueError("unsupported shape (m=7, k=4096, l=1): k must be a multiple of 256"), "k must be a multiple of 256"),
+    (ValueError("unsupported groups: group 2: n must be a multiple of 128"), "group 2: n must be a multiple of 128"),
+    (ValueError("unsupported shape"), "unsupported shape"),
+    (ValueError("no tile config for m=7"), None),
+    (RuntimeError("unsupported shape (m=7, n=1, k=1, l=1): m must be ..."), None),
+    (ValueError("an unsupported shape (m=7)"), None),
+])
+def test_a_bindings_shape_refusal_is_read_for_its_constraint(error: BaseException, constraint: str | None) -> None:
+    assert raised.refusal_of(error) == constraint
+    assert raised.raised_from(error).refused == constraint
