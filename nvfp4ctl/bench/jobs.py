@@ -6,7 +6,8 @@ then timed repeats until the criterion stops. One addition, on by default: befor
 repeats, the same loop runs untimed for `settle_s` seconds (session.DEFAULT_SETTLE_S says why).
 `device_time` profiles a shape separately.
 Returns plain dicts (picklable); a wrong result comes back as {"failure": "..."}, an exception raised by
-the target's call as {"raised": [headline, traceback lines...]} (a crash of the shape, as in check).
+the target's call as {"raised": [headline, traceback lines...]} (a crash of the shape, as in check), and
+where that exception refuses the shape, "unsupported" beside it: the constraint it names.
 """
 
 from __future__ import annotations
@@ -61,8 +62,8 @@ def bench_case(
     try:
         return _bench_case(target, case=case, problem=problem, rtol=rtol, atol=atol, criterion=criterion,
                            warmup=warmup, recheck=recheck, device=device, input_sets=input_sets, settle_s=settle_s)
-    except TargetRaised as raised:
-        return {"raised": list(raised.lines)}
+    except TargetRaised as raised:  # a shape refused comes with its constraint: the parent's input error
+        return {"raised": list(raised.lines)} | ({} if raised.refused is None else {"unsupported": raised.refused})
 
 
 def _bench_case(

@@ -109,12 +109,12 @@ class ShapeResult:
 
 @dataclass(frozen=True)
 class StoppedShape:
-    """The shape a bench stopped at, by a wrong result, a raise, a crash or a timeout: the shapes timed
+    """The shape a bench stopped at, by a wrong result, a refusal, a raise, a crash or a timeout: the shapes timed
     before it stand, and a geomean over fewer shapes than planned is none of the task's."""
 
     key: str
     step: str  # a key of STEP_WORDS: what the bench was doing with the shape
-    verdict: str  # "FAIL", "raised", "crash" or "timeout", as check's table words them
+    verdict: str  # "FAIL", "unsupported", "raised", "crash" or "timeout", as check's table words them
     message: str  # the error's first line
     planned: int  # the shapes the bench was to time
 

@@ -3,9 +3,10 @@
 Order: this GPU's ceilings (cached), the mode's warm-ups, every shape settled and timed, then every
 shape profiled (kernel time per call), so the profiler is never attached while the timings are taken.
 A wrong result is FailuresFound (exit 1); an exception raised by the target's call is a KernelCrash
-(exit 4) with its traceback, as check says it; a timeout or crash comes from the Worker as
-KernelTimeout / KernelCrash (exit 3 / 4). Once a shape is timed, such an error comes as BenchStopped,
-which holds it and the report of the shapes timed before it.
+(exit 4) with its traceback, as check says it, unless it refuses the shape (the bindings' "unsupported
+shape ..."): then an UnsupportedShape, the input the target does not take (exit 2); a timeout or crash
+comes from the Worker as KernelTimeout / KernelCrash (exit 3 / 4). Once a shape is timed, such an error
+comes as BenchStopped, which holds it and the report of the shapes timed before it.
 """
 
 from __future__ import annotations
@@ -27,6 +28,10 @@ WALL_LIMIT_SHARE = 0.8  # of the watchdog timeout: a slow shape stops on its own
 
 class TargetRaised(KernelCrash):
     """The target's call raised: a crash (exit 4), worded "raised" as check's verdict is."""
+
+
+class UnsupportedShape(UsageError):
+    """The target refused a shape it documents it does not take: an input it cannot run (exit 2), no crash."""
 
 
 class BenchStopped(Exception):
@@ -107,6 +112,10 @@ def run_bench(plan: BenchPlan, worker: Any, target_label: str,
                 continue
             payload = _payload(plan, case, kind, warm_here=kind == "time" and not timed and plan.mode.warm_first_only)
             reply = _call(worker, "bench_case", f"bench {key}", plan.timeout_s, payload)
+            if "unsupported" in reply:
+                from nvfp4ctl.runner.raised import unsupported_line
+
+                raise UnsupportedShape(f"bench {key}: {unsupported_line(reply['unsupported'])}")
             if "raised" in reply:
                 headline, *trace = reply["raised"]
                 raise TargetRaised("\n".join([f"bench {key}: {headline}", *(f"  {line}" for line in trace)]))
@@ -114,7 +123,7 @@ def run_bench(plan: BenchPlan, worker: Any, target_label: str,
                 raise FailuresFound(f"bench {key}: {reply['failure']}")
             if kind == "time":
                 timed.append((case, reply))
-    except (FailuresFound, KernelCrash, KernelTimeout) as error:
+    except (FailuresFound, KernelCrash, KernelTimeout, UnsupportedShape) as error:
         if not timed:  # nothing measured: the error alone says it all
             raise
         stopped = StoppedShape(key=key, step=kind, verdict=_verdict(error), message=str(error).splitlines()[0],
@@ -126,12 +135,14 @@ def run_bench(plan: BenchPlan, worker: Any, target_label: str,
 def _verdict(error: NvfpError) -> str:
     """check's verdict word for the error: a stopped shape is marked as check's table marks a test."""
     from nvfp4ctl.check.run import CRASH, FAIL, TIMEOUT  # loaded when a shape stops: check.run brings its runner
-    from nvfp4ctl.runner.raised import RAISED
+    from nvfp4ctl.runner.raised import RAISED, UNSUPPORTED
 
     if isinstance(error, KernelTimeout):
         return TIMEOUT
     if isinstance(error, TargetRaised):
         return RAISED
+    if isinstance(error, UnsupportedShape):
+        return UNSUPPORTED
     return CRASH if isinstance(error, KernelCrash) else FAIL
 
 

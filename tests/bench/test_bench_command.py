@@ -30,6 +30,7 @@ class FakeWorker:
     scale = 1.0  # multiplies every timing (to fake a faster or slower kernel)
     failure: str | None = None
     raised: list[str] | None = None  # the target's call raised: its headline and traceback lines
+    unsupported: str | None = None  # with raised: the call refused the shape, naming this constraint
     raise_error: Exception | None = None
     host_stalls = 0  # repeats the child timed again after a host pause
     calibration_s = 0.0  # how long the calibration call blocks (the target's load and build run in it)
@@ -61,7 +62,7 @@ class FakeWorker:
         if self.failure is not None:
             return {"failure": self.failure}
         if self.raised is not None and job.endswith(":bench_case") and here:
-            return {"raised": self.raised}
+            return {"raised": self.raised} | ({} if self.unsupported is None else {"unsupported": self.unsupported})
         base_ns = case.k * case.n / 1200.0 * self.scale  # ~98 µs for the first shape
         if job.endswith(":device_time"):
             device_us = base_ns * 1e-3 * (0.5 if case.k == 2048 else 0.97)
@@ -82,6 +83,7 @@ def submission(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     FakeWorker.calls = []
     FakeWorker.scale, FakeWorker.failure, FakeWorker.raise_error, FakeWorker.host_stalls = 1.0, None, None, 0
     FakeWorker.calibration_fails, FakeWorker.calibration_s, FakeWorker.raised = False, 0.0, None
+    FakeWorker.unsupported = None
     FakeWorker.only_at_k, FakeWorker.only_in_job = None, None
     # check binds Worker when check.run is first imported: a `check` run under this patch (the --only
     # tests below) would keep the fake for every later test of the process, check's own among them
@@ -343,6 +345,48 @@ def test_an_error_at_a_later_shape_keeps_the_shapes_timed_before_it(submission: 
     assert data["stopped"] == {"shape": "128x4096x7168", "step": "time", "verdict": verdict, "message": message,
                                "planned_shapes": 3}
     assert data["error"].startswith(message) and data["exit_code"] == code
+
+
+REFUSAL = "m must be a multiple of 256 (the kernel's tile M)"
+
+
+def _refuse_shapes_of_k(k: int) -> None:
+    FakeWorker.only_at_k = k
+    FakeWorker.raised = [f"custom_kernel raised ValueError: unsupported shape (m=128, n=4096, k={k}, l=1): {REFUSAL}",
+                         "Traceback (most recent call last):", "ValueError: unsupported shape"]
+    FakeWorker.unsupported = REFUSAL
+
+
+def test_a_shape_the_target_refuses_is_an_input_error_naming_the_constraint(submission: Path) -> None:
+    """The project's bindings refuse a shape their kernel does not take (ValueError "unsupported shape (...):
+    m must be ..."): bench said "custom_kernel raised ...", its traceback, exit 4 (kernel crashed)."""
+    _refuse_shapes_of_k(16384)  # the first shape
+    result = _bench("--submission", str(submission), cli=separate_streams_runner())
+    assert result.exit_code == 2, result.output
+    message = f"bench 128x7168x16384: the target does not take this shape: {REFUSAL}"
+    assert result.stderr.strip().splitlines()[-1] == f"error: {message}"
+    assert "Traceback" not in result.output and "custom_kernel raised" not in result.output
+    assert runlog.read(Path(os.environ["NVFP4CTL_MEMORY"]))[-1].result == f"error: {message}"
+
+
+def test_a_later_shape_the_target_refuses_keeps_the_shapes_timed_before_it(submission: Path) -> None:
+    _refuse_shapes_of_k(7168)  # the second shape
+    result = _bench("--submission", str(submission), cli=separate_streams_runner())
+    assert result.exit_code == 2, result.output
+    rows = {line.split("│")[1].strip(): line for line in result.stdout.splitlines() if line.count("│") > 2}
+    assert "97.87" in rows["128x7168x16384"] and "unsupported" in rows["128x4096x7168"] and "geomean" not in rows
+    assert "stopped at 128x4096x7168 (unsupported while timing it): 1 of 3 shapes timed" in result.stderr
+    message = f"bench 128x4096x7168: the target does not take this shape: {REFUSAL}"
+    assert result.stderr.strip().splitlines()[-1] == f"error: {message}"
+    assert "Traceback" not in result.output
+
+    result = _bench("--submission", str(submission), "--json")
+    assert result.exit_code == 2
+    data = json.loads(result.stdout)
+    assert [shape["shape"] for shape in data["shapes"]] == ["128x7168x16384"]
+    assert data["stopped"] == {"shape": "128x4096x7168", "step": "time", "verdict": "unsupported", "message": message,
+                               "planned_shapes": 3}
+    assert data["error"] == message and data["exit_code"] == 2
 
 
 def test_a_crash_while_profiling_keeps_every_timing_and_the_geomean(submission: Path) -> None:

@@ -86,6 +86,16 @@ def test_an_exception_raised_by_the_target_comes_back_raised(raises_from_call: i
     assert not any("nvfp4ctl/bench/" in line for line in trace)  # the harness's frames are left out
 
 
+def test_a_shape_the_target_refuses_comes_back_with_its_constraint() -> None:
+    def refusing(data: tuple) -> Any:
+        raise ValueError("unsupported shape (m=128, n=128, k=256, l=1): k must be a multiple of 512")
+
+    reply = _bench(refusing)
+    assert reply["unsupported"] == "k must be a multiple of 512"
+    assert reply["raised"][0].startswith("custom_kernel raised ValueError: unsupported shape")
+    assert "unsupported" not in _bench(lambda data: (_ for _ in ()).throw(ValueError("no tile config")))
+
+
 def test_recheck_catches_a_result_that_goes_wrong_later() -> None:
     calls = [0]
 
