@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from nvfp4ctl.tune.results import OK, WRONG
+from nvfp4ctl.tune.results import OK, UNSUPPORTED, WRONG
 
 _loaded: dict[str, Callable[[tuple], Any]] = {}
 
@@ -80,6 +80,8 @@ def _check(kernel: Callable[[tuple], Any], case: Any, problem: str, rtol: float,
     from nvfp4ctl.check.job import check_case
 
     checked = check_case(kernel, problem=problem, case=case, rtol=rtol, atol=atol, probe=probe, device=device)
+    if checked.refused is not None:  # not wrong: the candidate does not take the shape
+        return {"status": UNSUPPORTED, "message": checked.refused}
     return None if checked.passed else {"status": WRONG, "message": _why_wrong(checked)}
 
 

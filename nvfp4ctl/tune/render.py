@@ -256,7 +256,9 @@ def counts(report: TuneReport) -> tuple[int, int]:
     """(candidate builds, of which rejected or failing somewhere): those built in this run and those whose
     results came from the resume state."""
     builds = _all_builds(report)
-    failing = {cid for (cid, _), result in report.measurements.items() if not result.ok}
+    # a shape the kernel does not take (left out of the search) rejects no candidate: none takes it
+    failing = {cid for (cid, shape), result in report.measurements.items()
+               if not result.ok and shape not in report.unsupported}
     failing |= {cid for cid, build in builds.items() if not build.usable}
     return len(builds.keys() | {cid for cid, _ in report.measurements}), len(failing)
 
@@ -279,7 +281,10 @@ def result_line(report: TuneReport) -> str:
     gain = f"geomean {speedup:.3f}x over the {shipped_label(report.knobs)}{where}" if speedup else "no speed-up measured"
     kept, leads = leads_held(report)
     held = f"; {kept} of {leads} leads held in rematches" if leads else ""
-    return f"{plural(len(report.shapes), 'shape')}, {plural(builds, 'build')} ({failing} rejected somewhere): {gain}{held}"
+    refused = (f" ({len(report.unsupported)} more left out: the kernel does not take"
+               f" {', '.join(shape_key(s) for s in report.unsupported)})" if report.unsupported else "")
+    return (f"{plural(len(report.shapes), 'shape')}{refused}, {plural(builds, 'build')} ({failing} rejected somewhere):"
+            f" {gain}{held}")
 
 
 def resumed_line(report: TuneReport) -> str | None:
@@ -336,6 +341,8 @@ def to_dict(report: TuneReport) -> dict:
     if report.search is None:
         return payload
     payload["stopped"] = report.search.stopped
+    payload["unsupported_shapes"] = [{"shape": list(shape), "key": shape_key(shape), "constraint": why}
+                                     for shape, why in report.unsupported.items()]
     shapes = []
     for shape in report.shapes:
         after = report.new_table.get(shape)

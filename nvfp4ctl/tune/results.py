@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, fields
 from nvfp4ctl.kernel_cells import byte_size
 
 OK, WRONG, CRASH, TIMEOUT, ERROR = "ok", "wrong", "crash", "timeout", "error"
+UNSUPPORTED = "unsupported"  # the candidate refused the shape (the bindings' "unsupported shape ..."): its message the constraint
 COMPILE_ERROR, SPILLS = "compile error", "spills"
 
 
@@ -98,7 +99,7 @@ _MACHINE_ERROR = re.compile(r"cannot create|can't create|cannot open|could not o
 
 @dataclass(frozen=True)
 class Measurement:
-    status: str  # OK, WRONG, CRASH, TIMEOUT, ERROR, or the build's rejection
+    status: str  # OK, WRONG, UNSUPPORTED, CRASH, TIMEOUT, ERROR, or the build's rejection
     us: float = math.inf  # mean per call
     err_us: float = 0.0
     runs: int = 0

@@ -15,7 +15,8 @@ from typing import Any
 from nvfp4ctl.tune.compile_pool import CompilePool
 from nvfp4ctl.tune.gpu_pool import GpuPool
 from nvfp4ctl.tune.knobs import Config, KernelKnobs
-from nvfp4ctl.tune.results import ERROR, BuildResult, Measurement, shape_key
+from nvfp4ctl.errors import UsageError
+from nvfp4ctl.tune.results import ERROR, UNSUPPORTED, BuildResult, Measurement, shape_key
 from nvfp4ctl.tune.search import Duel, DuelKey, Request, SearchOutcome, SearchSettings, compile_only_builds, coordinate_descent, one_round
 from nvfp4ctl.tune.state import SavedRun, TuneState
 from nvfp4ctl.tune.table import DispatchTable, Shape, locked, read_table, write_table
@@ -68,6 +69,9 @@ class TuneReport:
     # compile-only: the shapes each candidate was built for (a shape's start is its dispatch-table entry)
     built_for: dict[str, list[Shape]] = field(default_factory=dict)
     starts: dict[Shape, Config] = field(default_factory=dict)  # compile-only: each shape's start
+    # shapes the shipped build and the start both refused (the bindings' "unsupported shape"): left out of the
+    # search and of `shapes`, each with the constraint it names
+    unsupported: dict[Shape, str] = field(default_factory=dict)
 
     def current(self, shape: Shape) -> Measurement | None:
         return self.measurements.get((CURRENT, shape))
@@ -267,10 +271,11 @@ def tune(knobs: KernelKnobs, start: dict[Shape, Config], table: DispatchTable | 
          settings: SearchSettings, write: bool = True) -> TuneReport:
     started = time.perf_counter()
     report = evaluator.report
-    shapes = list(start)
     # the shipped build and the start in one step, so the GPUs share both (the search finds the start done)
-    evaluator([*((None, shape) for shape in shapes), *((config, shape) for shape, config in start.items())],
-              shipped_row(knobs) if knobs.shipped_is_start else f"{shipped_label(knobs)} and start")
+    found = evaluator([*((None, shape) for shape in start), *((config, shape) for shape, config in start.items())],
+                      shipped_row(knobs) if knobs.shipped_is_start else f"{shipped_label(knobs)} and start")
+    start = leave_out_unsupported(report, start, found)
+    shapes = list(start)
     report.search = coordinate_descent(knobs, start, evaluator, settings,
                                        rematch=evaluator.rematch if evaluator.gpu_pool is not None else None)
     # finished before the table is written: a table that cannot be written (made read-only meanwhile, its
@@ -293,6 +298,30 @@ def tune(knobs: KernelKnobs, start: dict[Shape, Config], table: DispatchTable | 
             report.new_table = evaluator.measure_shipped(shapes, NEW_TABLE, changed, old)
     report.wall_s = time.perf_counter() - started
     return report
+
+
+def leave_out_unsupported(report: TuneReport, start: dict[Shape, Config],
+                          found: dict[tuple[str, Shape], Measurement]) -> dict[Shape, Config]:
+    """The starts of the shapes the kernel takes. A shape the shipped build and the start both refuse is one
+    the kernel does not take (the constraint comes from its own `_unsupported`, not from a knob the search
+    varies): every candidate would be thrown out there, and a kernel-scope value, judged by its geomean over
+    every shape, could never win. Such a shape is said once (report.notes) and the others are tuned; where
+    none is left, there is nothing to tune (UsageError)."""
+    for shape, config in start.items():
+        shipped, started = found[(CURRENT, shape)], found[(config.id, shape)]
+        if shipped.status == UNSUPPORTED and started.status == UNSUPPORTED:
+            report.unsupported[shape] = shipped.message
+    if not report.unsupported:
+        return start
+    kept = {shape: config for shape, config in start.items() if shape not in report.unsupported}
+    refused = "; ".join(f"{shape_key(shape)} ({why})" for shape, why in report.unsupported.items())
+    if not kept:
+        raise UsageError(f"the kernel does not take any shape to tune: {refused}")
+    report.shapes = list(kept)
+    report.notes += [f"the kernel does not take {shape_key(shape)} ({why}): left out, the other "
+                     f"{'shape' if len(kept) == 1 else f'{len(kept)} shapes'} tuned"
+                     for shape, why in report.unsupported.items()]
+    return kept
 
 
 def winners_table(knobs: KernelKnobs, table: DispatchTable, search: SearchOutcome) -> DispatchTable:

@@ -10,7 +10,7 @@ import pytest
 
 from nvfp4ctl.check import job as check_job
 from nvfp4ctl.tune import jobs
-from nvfp4ctl.tune.results import OK, WRONG
+from nvfp4ctl.tune.results import OK, UNSUPPORTED, WRONG
 
 SETTINGS = {"case": None, "problem": "nvfp4_gemm", "rtol": 1e-3, "atol": 1e-3, "criterion": {}, "settle_s": 0.0,
             "input_sets": 1}
@@ -23,7 +23,8 @@ def fakes(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(jobs, "load_candidate", lambda artifact, problem: artifact["name"])
 
     def check_case(kernel, **_):
-        return SimpleNamespace(passed=kernel not in wrong, problems=[f"{kernel} is wrong"], raised=(), comparison=None, phase="first call")
+        return SimpleNamespace(passed=kernel not in wrong, problems=[f"{kernel} is wrong"], raised=(), refused=None,
+                               comparison=None, phase="first call")
 
     def bench_samples(kernel, *_):
         order.append(kernel)
@@ -53,6 +54,17 @@ def test_a_side_that_fails_its_check_is_reported_alone_and_the_other_still_timed
     reply = jobs.measure_pair(None, artifact={"name": "current"}, challenger={"name": "challenger"}, **SETTINGS)
     assert reply["current"] == {"status": WRONG, "message": "current is wrong"}
     assert reply["challenger"]["status"] == OK and order == ["challenger", "challenger"]
+
+
+def test_a_candidate_that_refuses_the_shape_is_unsupported_with_its_constraint_not_wrong() -> None:
+    """A binding's refusal of a shape its kernel does not take was "wrong: custom_kernel raised ValueError: ..."."""
+    from nvfp4ctl.task import Case
+
+    def refusing(data):
+        raise ValueError("unsupported shape (m=128, n=128, k=256, l=1): m must be a multiple of 256 (the kernel's tile M)")
+
+    reply = jobs._check(refusing, Case(m=128, n=128, k=256, l=1, seed=1111), "nvfp4_gemm", 1e-3, 1e-3, True, "cpu")
+    assert reply == {"status": UNSUPPORTED, "message": "m must be a multiple of 256 (the kernel's tile M)"}
 
 
 def test_a_candidate_whose_wrong_values_are_all_nan_gets_no_error_size_of_zero() -> None:

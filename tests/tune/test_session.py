@@ -15,7 +15,7 @@ from nvfp4ctl.task import Case
 from nvfp4ctl.tune.compile_pool import CompilePool
 from nvfp4ctl.tune.gpu_pool import GpuPool, NamedWorker
 from nvfp4ctl.tune.knobs import discover
-from nvfp4ctl.tune.results import OK
+from nvfp4ctl.tune.results import OK, UNSUPPORTED
 from nvfp4ctl.tune.search import SearchSettings, start_configs
 from nvfp4ctl.tune.session import Evaluator, TuneReport, tune
 from nvfp4ctl.tune.state import TuneState
@@ -35,15 +35,16 @@ def timing(values: dict, case: Case) -> dict:
     return {"status": OK, "us": us, "err_us": 0.01, "runs": 20}
 
 
-def _tune(kernel: Path, tmp_path: Path, write: bool = True, timing: Callable[[dict, Case], dict] = timing) -> TuneReport:
+def _tune(kernel: Path, tmp_path: Path, write: bool = True, timing: Callable[[dict, Case], dict] = timing,
+          shapes: list[tuple[int, ...]] = SHAPES) -> TuneReport:
     knobs = discover(kernel)
     table = read_table(knobs.dispatch, knobs)
-    report = TuneReport(knobs=knobs, shapes=SHAPES, compile_only=False)
-    cases = {s: Case(*s, seed=1111) for s in SHAPES}
+    report = TuneReport(knobs=knobs, shapes=list(shapes), compile_only=False)
+    cases = {s: Case(*s, seed=1111) for s in shapes}
     with CompilePool(kernel, "sm_90a", compile_fn=fake_compile, executor=ThreadPoolExecutor(2)) as builds, \
             GpuPool([NamedWorker("GPU 0", FakeWorker(timing))], {}, timeout_s=10) as gpus:
         evaluator = Evaluator(builds, gpus, TuneState(tmp_path / "state.json", "k"), cases, report, lambda *_: None)
-        return tune(knobs, start_configs(knobs, SHAPES, table), table, evaluator, SearchSettings(), write=write)
+        return tune(knobs, start_configs(knobs, list(shapes), table), table, evaluator, SearchSettings(), write=write)
 
 
 def test_winners_go_into_the_table_and_the_shipped_build_is_timed_again(tiny_copy: Path, tmp_path: Path) -> None:
@@ -55,6 +56,42 @@ def test_winners_go_into_the_table_and_the_shipped_build_is_timed_again(tiny_cop
     assert report.written == [knobs.dispatch]
     assert set(report.new_table) == set(SHAPES) and all(r.ok for r in report.new_table.values())
     assert report.current(SHORT_K).us == 11.0  # the old table's SPLIT 2 on the short shape
+
+
+REFUSED = (96, 256, 256, 1)  # an m the tiny kernel does not take, whatever its knobs
+
+
+def _refusing(values: dict, case: Case) -> dict:
+    """Every candidate refuses m=96, as a binding refuses what its kernel's _unsupported names."""
+    if case.m == 96:
+        return {"status": UNSUPPORTED, "message": "m must be a multiple of 128 (the kernel's tile M)"}
+    return timing(values, case)
+
+
+def test_a_shape_every_candidate_refuses_is_said_once_and_the_others_are_tuned(tiny_copy: Path, tmp_path: Path) -> None:
+    """Every candidate was thrown out on such a shape ("rejected: wrong (custom_kernel raised ValueError: unsupported
+    shape ...)" on each), and a kernel knob's value, judged by its geomean over every shape, could never win."""
+    from nvfp4ctl.tune import render
+
+    report = _tune(tiny_copy, tmp_path, timing=_refusing, shapes=[*SHAPES, REFUSED])
+    assert report.shapes == SHAPES and report.unsupported == {REFUSED: "m must be a multiple of 128 (the kernel's tile M)"}
+    assert report.notes == ["the kernel does not take 96x256x256 (m must be a multiple of 128 (the kernel's tile M)):"
+                            " left out, the other 2 shapes tuned"]
+    knobs = discover(tiny_copy)
+    table = read_table(knobs.dispatch, knobs)
+    assert table.kernel == {"TINY_LIVE": 256}  # the kernel knob still won over the shapes the kernel takes
+    assert REFUSED not in table.plan and set(report.new_table) == set(SHAPES)
+    line = render.result_line(report)
+    assert line.startswith("2 shapes (1 more left out: the kernel does not take 96x256x256), ") and "(0 rejected" in line
+    assert render.to_dict(report)["unsupported_shapes"] == [
+        {"shape": [96, 256, 256, 1], "key": "96x256x256", "constraint": "m must be a multiple of 128 (the kernel's tile M)"}]
+
+
+def test_a_tune_whose_every_shape_is_refused_is_an_input_error(tiny_copy: Path, tmp_path: Path) -> None:
+    from nvfp4ctl.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"^the kernel does not take any shape to tune: 96x256x256 \(m must be"):
+        _tune(tiny_copy, tmp_path, timing=_refusing, shapes=[REFUSED])
 
 
 def test_without_a_kernel_block_the_kernel_set_becomes_the_defaults(tiny_copy: Path, tmp_path: Path) -> None:
