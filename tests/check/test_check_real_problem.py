@@ -88,3 +88,17 @@ def test_hanging_target_is_killed_on_gpu():
     result = check("--submission", str(TARGETS / "sleeps_forever.py"), "--only", "2", "--timeout", "5")
     assert result.exit_code == 3, result.output
     assert "possible deadlock in test 2 (m=128 n=1536 k=7168): no result after 5 s; the child was killed" in result.output
+
+
+@pytest.mark.gpu
+def test_a_shape_the_shipped_sm90_kernel_refuses_is_unsupported_not_a_crash():
+    """The binding's own refusal (k not a multiple of 256) reaches check as the verdict unsupported, exit 1."""
+    import torch
+
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("needs an sm_90 GPU")
+    kernel = kernels_dir() / "sm90" / "nvfp4_gemm_sm90.cu"
+    result = check("--kernel", str(kernel), "--shape", "128,256,384")
+    assert result.exit_code == 1, result.output
+    assert "unsupported" in result.output
+    assert "the target does not take this shape: k must be a multiple of 256" in result.output
