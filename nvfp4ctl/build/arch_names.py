@@ -93,6 +93,28 @@ def named_arches(words: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]] | 
     return tuple(dict.fromkeys(arch for arch, _ in used)), tuple(option for _, option in used)
 
 
+def ptx_alone_arches(words: list[str]) -> frozenset[str]:
+    """The archs of named_arches that nvcc compiles to PTX alone, with no SASS for build to check: each of its
+    options compiles no sm_ code (-gencode=arch=compute_100a,code=compute_100a; -arch=compute_100a without
+    -code, which nvcc reads as code=compute_100a). PTX and SASS of one arch are different builds."""
+    line = " ".join(words)
+    named: dict[str, bool] = {}  # arch -> whether an option compiles its SASS
+    last_arch = max((match.start() for match in ARCH_FLAG.finditer(line) if match.group(3) is not None), default=None)
+    for match in ARCH_FLAG.finditer(line):
+        if match.group(3) is not None and match.start() != last_arch:
+            continue  # an -arch a later one replaces (_used_arch_options)
+        if match.group(3) is None:
+            codes = _GENCODE_CODES.match(line, match.start())
+            listed = codes.group(1).strip("[]").split(",") if codes is not None else [f"sm_{match.group(2)}"]
+            sass = any(code.startswith("sm_") for code in listed)
+        else:
+            sass = not match.group(0).endswith(f"compute_{match.group(3)}") or bool(_CODE_OPTION.search(line))
+        arch = f"sm_{next(group for group in match.groups() if group)}"
+        named[arch] = named.get(arch, False) or sass
+    used = named_arches(words)
+    return frozenset(arch for arch in (used[0] if used else ()) if not named.get(arch, True))
+
+
 def _used_arch_options(words: list[str]) -> list[tuple[str, str]]:
     """(arch, the option as written) of each arch option among nvcc's words that nvcc uses, in order.
     nvcc uses the last -arch/--gpu-architecture (it warns "incompatible redefinition" and drops the others):

@@ -33,6 +33,12 @@ class TensorOpCheck:
     declared_none: bool = False  # the kernel says it uses no tensor core (`// nvfp4ctl: no-tensor-op`)
     # False: the problem built for needs none (the GEMV, bound by memory): a missing op is a note (not_needed)
     needed: bool = True
+    ptx_alone: bool = False  # the arch was compiled to PTX alone (code=compute_100a): no SASS to check
+
+    @property
+    def passes(self) -> bool:
+        """Nothing to fail the build for on this arch: its op is there, or it has no SASS to hold one."""
+        return self.present or self.ptx_alone
 
     @property
     def present(self) -> bool:
@@ -155,8 +161,8 @@ def tensor_op_problem(op: TensorOpCheck, arch: str, mark: str = f"// nvfp4ctl: {
     """Why a build's tensor-core op is not acceptable (the command exits 1), with the `mark` line that
     declares code without tensor cores on purpose (`# nvfp4ctl: no-tensor-op` in a CuTe DSL submission's
     Python); None where it is there, declared absent, or not needed by the problem."""
-    if op.declared_none or not op.needed:  # a plain-CUDA baseline, or a problem bound by memory: nothing to expect
-        return None
+    if op.declared_none or not op.needed or op.ptx_alone:
+        return None  # a plain-CUDA baseline, a problem bound by memory, or PTX alone: nothing to expect
     if not op.checked:
         return "tensor-core op not checked: cuobjdump/nvdisasm not found (pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)"
     if op.present:
@@ -169,7 +175,7 @@ def tensor_op_problem(op: TensorOpCheck, arch: str, mark: str = f"// nvfp4ctl: {
 def not_needed_note(report: BuildReport, problem: str) -> str:
     """The note that replaces the failure of a build with no tensor-core op for a problem that needs none (of its
     first arch without one, where it holds several)."""
-    arch, check = next(((arch, check) for arch, check in report.arch_checks if not check.present), report.arch_checks[0])
+    arch, check = next(((arch, check) for arch, check in report.arch_checks if not check.passes), report.arch_checks[0])
     seen = ", ".join(check.found) or "no tensor-core op"
     return (f"no {check.expected} in the {arch} SASS (found: {seen}): none needed for {problem},"
             " which is bound by memory (FFMA and DRAM), not by tensor cores")

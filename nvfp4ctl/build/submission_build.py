@@ -27,7 +27,7 @@ from pathlib import Path
 
 from nvfp4ctl.build import cache, flags, machine, resources, toolchain, torch_nvcc
 from nvfp4ctl.build.arch_names import (LEADERBOARD_GPU, LEADERBOARD_GPU_ARCH, code_needs, gencode_flag,
-                                       naming_the_arch, native_as_on_the_leaderboard)
+                                       naming_the_arch, native_as_on_the_leaderboard, ptx_alone_arches)
 from nvfp4ctl.build.compile import BUILD_TIMEOUT_S, run_compiler, timeout_message
 from nvfp4ctl.build.compiler_errors import display_path, first_error
 from nvfp4ctl.build.flag_problems import strs_for_lists, unusable_flags, untold_arch
@@ -369,7 +369,7 @@ def _unit_key(sources: SubmissionSources, extension: Extension, arch: str, name:
     within read_once.reading_once (has_build's and the build's: each hashed the code and its headers)."""
     return worked_out_once(("submission unit key", id(extension), arch, name, path),
                            lambda: _key(keyed_code(code, sources.path) if path is None else code, extension,
-                                        _run_arches(sources, extension, arch), path))
+                                        _keyed_arches(sources, extension, arch), path))
 
 
 def _run_arches(sources: SubmissionSources, extension: Extension, arch: str) -> tuple[str, ...]:
@@ -378,6 +378,22 @@ def _run_arches(sources: SubmissionSources, extension: Extension, arch: str) -> 
     if sources.arches_in_one_run(extension):
         return sources.extension_arches(extension, None)[0]
     return (arch,)
+
+
+def _ptx_alone(sources: SubmissionSources, extension: Extension) -> frozenset[str]:
+    """The archs of a unit's nvcc run its own flags compile to PTX alone (-gencode=arch=compute_100a,code=compute_100a):
+    no SASS of theirs to check."""
+    if not sources.arches_in_one_run(extension):
+        return frozenset()  # torch's -gencode for a TORCH_CUDA_ARCH_LIST entry compiles its SASS
+    return ptx_alone_arches(torch_nvcc.shell_words(extension.cuda_flags))
+
+
+def _keyed_arches(sources: SubmissionSources, extension: Extension, arch: str) -> tuple[str, ...]:
+    """_run_arches as the key names them: an arch compiled to PTX alone as its compute_ name (compute_100a), a
+    build apart from its SASS."""
+    ptx_alone = _ptx_alone(sources, extension)
+    return tuple(name.replace("sm_", "compute_", 1) if name in ptx_alone else name
+                 for name in _run_arches(sources, extension, arch))
 
 
 def unit_headers(sources: SubmissionSources, extension: Extension) -> list[Path]:
@@ -510,7 +526,8 @@ def _build_unit(sources: SubmissionSources, extension: Extension, arch: str, nam
             if sass is not None:
                 (folder / "kernel.sass").write_text(sass)
             arches = _run_arches(sources, extension, arch)
-            checks = resources.check_tensor_ops(arches, sass)  # each arch against its own SASS
+            # each arch against its own SASS; one compiled to PTX alone has none to check
+            checks = resources.check_tensor_ops(arches, sass, _ptx_alone(sources, extension))
             report = BuildReport(source=sources.path, arch=arch, key=key, entry=folder, module_name=None,
                                  functions=resources.parse_ptxas(log), tensor_op=checks[0],
                                  compile_s=result.compile_s, compile_cpu_s=result.compile_cpu_s,

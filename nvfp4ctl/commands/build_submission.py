@@ -32,10 +32,14 @@ if TYPE_CHECKING:
 
 # "time" is this run's for the unit (nvcc plus torch's flags and the SASS read, or reading a cache hit);
 # the budget line below sums nvcc's own time, the part the leaderboard's first run pays
+# an arch compiled to PTX alone (code=compute_100a): no SASS, so no op to look for (the cell and the result line)
+PTX_ALONE = "PTX alone, not checked"
 HEADERS = ["unit: kernel", "regs", "static smem", "stack", "spills", "tensor op", "time (this run)", "cache"]
 
 
 def _op_text(tensor_op) -> Text:
+    if tensor_op.ptx_alone:
+        return Text(PTX_ALONE)
     if tensor_op.declared_none and not tensor_op.present:
         return Text("none (declared)")
     if tensor_op.not_needed:
@@ -274,7 +278,7 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
                 total += built.compile_s
                 load.add(built)
                 report = built.report
-                missing_op = not all(check.present for _, check in report.arch_checks)  # on one of its archs
+                missing_op = not all(check.passes for _, check in report.arch_checks)  # on one of its archs
                 if missing_op and not report.tensor_op.declared_none and not problem.needs_tensor_op():
                     report = replace(report, tensor_op=replace(report.tensor_op, needed=False))
                     notes.append(f"{built.unit}: {not_needed_note(report, problem.name())}")
@@ -324,6 +328,8 @@ def _op_word(tensor_op) -> str:
     """A unit's tensor-core op as the result line sums it up: the op, or why there is none."""
     if tensor_op.match is not None:
         return tensor_op.match
+    if tensor_op.ptx_alone:
+        return PTX_ALONE
     if tensor_op.declared_none:
         return "none (declared)"
     return "none (not needed)" if tensor_op.not_needed else f"no {tensor_op.expected}"

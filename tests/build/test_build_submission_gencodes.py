@@ -76,3 +76,40 @@ def test_a_unit_of_several_gencodes_is_keyed_by_every_arch(submission: Path, com
     said = " ".join(result.output.split())
     assert compiles == ["g.cu"] and result.exit_code == 1, said
     assert f"error: {WHY_NOT_SM100}" in said, said
+
+
+def _with_sm100_flag(code: str) -> str:
+    return WGMMA_BOTH_ARCHES.replace("compute_100a,code=sm_100a", f"compute_100a,code={code}")
+
+
+def test_an_arch_compiled_to_ptx_alone_is_not_checked_and_does_not_fail(submission: Path, compiles: list[str],
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """-gencode=arch=compute_100a,code=compute_100a beside an sm_90a one: the listing holds the sm_90a cubin
+    alone, and the sm_100a part, which has no SASS, failed the unit (no UTCOMMA.4X in the sm_100a SASS)."""
+    submission.write_text(_with_sm100_flag("compute_100a"))
+    monkeypatch.setattr(submission_build.resources, "dump_sass",
+                        lambda binary: _cubin("sm_90a", "HGMMA.64x8x16.F32 gdesc[UR4], RZ, !UPT", "EXIT"))
+    result = runner.invoke(app, ["build", str(submission)])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 0 and compiles == ["g.cu"], said
+    assert "sm_90a: HGMMA.64x8x16.F32 (wgmma (sm_90)); sm_100a: PTX alone, not checked" in said, said
+    assert "UTCOMMA" not in said, said
+    again = runner.invoke(app, ["build", str(submission)])  # the cache entry says so too
+    assert again.exit_code == 0 and compiles == ["g.cu"], again.output
+    assert "sm_100a: PTX alone, not checked" in " ".join(again.output.split()), again.output
+
+
+@pytest.mark.parametrize("ptx", ["compute_100a", "[compute_100a]"])
+def test_ptx_alone_and_sass_of_one_arch_are_keyed_apart(submission: Path, ptx: str,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The key named sm_100a for code=compute_100a and for code=sm_100a alike; only the flags' text told
+    them apart, so the same nvcc run written another way could be served the other's checks."""
+    keyed: list[tuple[str, ...]] = []
+    monkeypatch.setattr(submission_build, "_key", lambda code, extension, arches, unit=None: keyed.append(arches))
+    for code in (ptx, "sm_100a"):
+        submission.write_text(_with_sm100_flag(code))
+        sources = find_sources(submission)
+        extension = sources.extensions[0]
+        [(name, unit_code, path)] = submission_build._units(sources, extension)
+        submission_build._unit_key(sources, extension, "sm_90a", name, unit_code, path)
+    assert keyed == [("sm_90a", "compute_100a"), ("sm_90a", "sm_100a")]
