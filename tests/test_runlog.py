@@ -1537,6 +1537,23 @@ def test_log_says_where_the_nvfp4ctl_of_the_listed_runs_changed(tmp_path, monkey
     assert "09:00" not in shown and "10:00" not in shown
 
 
+def test_log_names_the_first_few_nvfp4ctl_changes_then_counts_the_rest(tmp_path, monkeypatch):
+    """600 runs alternating between two installs were a line each at every change, about 600 under the table."""
+    memory = tmp_path / "MEMORY.md"
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.setenv("COLUMNS", "200")
+    tools = ("0.1.0 (abc1234)", "0.1.0 (def5678)")
+    runs = "".join(_by(tools[index % 2], f"{index // 3600:02d}:{index // 60 % 60:02d}:{index % 60:02d}").to_line()
+                   for index in range(600))
+    memory.write_text(f"{runlog.HEADING}\n\n{runs}")
+    result = CliRunner().invoke(app, ["log", "-n", "600"])
+    assert result.exit_code == 0, result.output
+    said = result.output[result.output.index("nvfp4ctl changed"):].splitlines()
+    assert said[:3] == ["nvfp4ctl changed between these runs:", "  from 2026-11-28 00:00:00: 0.1.0 (abc1234)",
+                        "  from 2026-11-28 00:00:01: 0.1.0 (def5678)"], said
+    assert said[1:] == [*said[1:11], "  and 590 more changes"], said
+
+
 def test_log_says_nothing_of_the_nvfp4ctl_where_one_made_every_listed_run(tmp_path, monkeypatch):
     memory = tmp_path / "MEMORY.md"
     monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))

@@ -83,14 +83,18 @@ def command(
 
 
 def _say_tool_changes(entries: list[RunEntry]) -> None:
-    """After the table, where the nvfp4ctl that made the runs changed between consecutive ones: a line per
-    version, from the time of its first run listed (as the table shows it), so a step in the results can be
-    told a change of the tool's from one of the kernel's. Part of what `log` shows, as the table is: -q keeps it."""
+    """After the table, where the nvfp4ctl that made the runs changed between consecutive ones: the first
+    run's version, then a line at each change, from the time of the run that changed it (as the table shows
+    it), so a step in the results can be told a change of the tool's from one of the kernel's; the first
+    _LINES_NAMED lines, then a count (runs alternating between two installs change at every run). Part of
+    what `log` shows, as the table is: -q keeps it."""
     firsts = [entry for before, entry in zip([None, *entries], entries) if before is None or before.tool != entry.tool]
     if len(firsts) < 2:
         return
     lines = [f"  from {entry.time.replace('T', ' ').rstrip('Z')}: {entry.tool or 'one that logged no version'}"
-             for entry in firsts]
+             for entry in firsts[:_LINES_NAMED]]
+    if len(firsts) > _LINES_NAMED:
+        lines.append(f"  and {plural(len(firsts) - _LINES_NAMED, 'more change')}")
     get_console().info("\n".join(["nvfp4ctl changed between these runs:", *lines]), result=True)
 
 
