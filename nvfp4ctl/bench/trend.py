@@ -4,7 +4,8 @@ Reads only the run log (MEMORY.md): every successful `nvfp4ctl bench` line carri
 mean and error (history.result_line). Runs are grouped by target file and GPU, the way the bench's
 own comparison with the previous run groups them, so numbers from different cards never share a
 plot. `plot` draws one series as text (no styling): a dot per run, its value on a small y axis,
-and a mark under every run whose commit or file content differs from the run before.
+a mark under every run whose commit differs from the run before, and a row of marks under the runs
+made by another nvfp4ctl than the run before (a step there may be the tool's, not the kernel's).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ class Run:
     commit: str  # short hash, "+dirty" when the tree had changes
     digest: str  # the target file's content hash
     bench: LoggedBench
+    tool: str = ""  # the nvfp4ctl that timed it ("0.1.0 (abc1234)"; "": a line that named none)
 
     def value(self, key: str) -> float | None:
         if key == GEOMEAN:
@@ -65,6 +67,10 @@ class Trend:
         """Per run: is it the first run on its commit ("+dirty" edits on top count as the same commit)?"""
         commits = [run.commit.removesuffix("+dirty") for run in self.runs]
         return [i == 0 or commit != commits[i - 1] for i, commit in enumerate(commits)]
+
+    def tool_changes(self) -> list[bool]:
+        """Per run: did another nvfp4ctl time the run before it (the first run shown: no)?"""
+        return [i > 0 and run.tool != self.runs[i - 1].tool for i, run in enumerate(self.runs)]
 
 
 # The keys a bench logs (ProblemBase.key): "128x7168x16384" (l when not 1), the GEMV's "7168x16384", the
@@ -127,7 +133,7 @@ def collect(entries: Iterable[RunEntry], root: Path, target: Path | None = None,
         problem = logged_problem(entry)
         key = (str(resolved), entry.gpu, problem)
         groups.setdefault(key, Trend(_shown(path, base, log_folder), entry.gpu, problem=problem)).runs.append(
-            Run(entry.time, entry.commit, digest, bench))
+            Run(entry.time, entry.commit, digest, bench, entry.tool))
         order[key] = index
     trends = [groups[key] for key in sorted(groups, key=lambda k: -order[k])]
     if last:
@@ -199,9 +205,11 @@ def _label(value: float) -> str:
     return f"{value:.3g}" if value < 100 else f"{value:.0f}"
 
 
-def plot(values: Sequence[float | None], changes: Sequence[bool], height: int = 6) -> list[str]:
+def plot(values: Sequence[float | None], changes: Sequence[bool], height: int = 6,
+         tool_changes: Sequence[bool] = ()) -> list[str]:
     """A dot plot: one column pair per run, `height` rows from the series' max (top) to min (bottom),
-    a y label on the top, middle and bottom rows, and "^" under the first run on each commit."""
+    a y label on the top, middle and bottom rows, "^" under the first run on each commit, and, where
+    the nvfp4ctl that timed them changed, "*" a row lower under each run timed by another than the run before."""
     present = [v for v in values if v is not None]
     if not present:
         return []
@@ -222,6 +230,8 @@ def plot(values: Sequence[float | None], changes: Sequence[bool], height: int = 
     lines.append(f"{'':>{width}} └─" + "─" * (2 * len(values)))
     marks = "".join(("^" if changed else " ") + " " for changed in changes).rstrip()
     lines.append(f"{'':>{width}}   {marks}")
+    if any(tool_changes):
+        lines.append(f"{'':>{width}}   " + "".join(("*" if changed else " ") + " " for changed in tool_changes).rstrip())
     return lines
 
 
@@ -241,3 +251,15 @@ def commit_legend(trend: Trend) -> list[str]:
     """One line per "^": the run's number (1 = the oldest shown), its time and commit."""
     return [f"^ run {index + 1}: {run.commit.removesuffix('+dirty')} ({run.time.replace('T', ' ').rstrip('Z')})"
             for index, (run, changed) in enumerate(zip(trend.runs, trend.changes())) if changed]
+
+
+def tool_legend(trend: Trend) -> list[str]:
+    """One line per "*": the run's number, the nvfp4ctl that timed it and the one that timed the run before,
+    and its time."""
+    return [f"* run {index + 1}: timed by {_tool(run.tool)}, the run before by {_tool(trend.runs[index - 1].tool)}"
+            f" ({run.time.replace('T', ' ').rstrip('Z')})"
+            for index, (run, changed) in enumerate(zip(trend.runs, trend.tool_changes())) if changed]
+
+
+def _tool(tool: str) -> str:
+    return f"nvfp4ctl {tool}" if tool else "an nvfp4ctl that logged no version"

@@ -204,8 +204,9 @@ def _draw_trend(entries: list, last: int, target: Path | None, wanted: dict[str,
         for key in keys:
             values = trend.series(key)
             console.info(f"  {key}: {trends.summary(values, with_change=not trend.on_cpu)}", result=True)
-            console.raw("\n".join("    " + line for line in trends.plot(values, trend.changes())))
-        console.raw("\n".join("  " + line for line in trends.commit_legend(trend)))
+            console.raw("\n".join("    " + line for line in trends.plot(values, trend.changes(),
+                                                                      tool_changes=trend.tool_changes())))
+        console.raw("\n".join("  " + line for line in [*trends.commit_legend(trend), *trends.tool_legend(trend)]))
     return Outcome(result=f"trend of {plural(len(found), 'target')}")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -84,6 +85,34 @@ def test_plot_puts_the_max_on_top_the_min_at_the_bottom_and_marks_commits() -> N
         "   └─────────",
         "     ^     ^",
     ]
+
+
+def test_plot_marks_the_runs_timed_by_another_nvfp4ctl_a_row_under_the_commits() -> None:
+    lines = trend.plot([60.0, 58.0, None, 54.0], [True, False, False, True], height=4,
+                       tool_changes=[False, True, False, False])
+    assert lines[-2:] == ["     ^     ^", "       *"]
+    assert trend.plot([60.0, 54.0], [True, False], height=4, tool_changes=[False, False])[-1] == "     ^"
+
+
+def test_log_trend_marks_where_the_nvfp4ctl_that_timed_the_runs_changed(tmp_path: Path) -> None:
+    """The trend drew a step after a new install as if the kernel had made it: only the commits were marked."""
+    memory = memory_path()
+    tools = ["", "0.1.0 (abc1234)", "0.1.0 (abc1234)", "0.1.0 (def5678)"]
+    for entry, tool in zip(LOG[:4], tools):
+        runlog.append(replace(entry, tool=tool), memory)
+    result = CliRunner().invoke(app, ["log", "--trend", "--shape", "128,7168,2048"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    axis = next(index for index, line in enumerate(lines) if "└─" in line)
+    assert [line.strip() for line in lines[axis + 1:axis + 3]] == ["^     ^", "*   *"], result.output
+    assert lines[axis + 2].index("*") == lines[axis + 1].index("^") + 2  # under run 2, one column pair on
+    legend = result.output[result.output.index("  ^ run 1"):].splitlines()
+    assert legend == ["  ^ run 1: aaaaaaa (2026-11-26 01:00:00)", "  ^ run 4: bbbbbbb (2026-11-26 01:30:00)",
+                      "  * run 2: timed by nvfp4ctl 0.1.0 (abc1234), the run before by an nvfp4ctl that logged no"
+                      " version (2026-11-26 01:10:00)",
+                      "  * run 4: timed by nvfp4ctl 0.1.0 (def5678), the run before by nvfp4ctl 0.1.0 (abc1234)"
+                      " (2026-11-26 01:30:00)"], result.output
+    assert trend.collect(LOG[:4], tmp_path)[0].tool_changes() == [False] * 4  # lines that name no tool: no mark
 
 
 def test_plot_of_a_flat_series_and_of_nothing() -> None:
