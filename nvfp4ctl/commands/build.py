@@ -92,9 +92,10 @@ def command(
     # a kernel compiles for tens of seconds (CUTLASS's for minutes): without a bar, plain lines say which.
     # reading_once: a kernel's build is planned once (files read and hashed), for its warnings, its line and its build
     with console.progress() as progress, progress_lines(console, len(plan)) as lines, reading_once():
-        for source in dict.fromkeys(source for source, _ in plan):  # before its compile, which may take minutes
-            for not_text in kernel_not_text_warnings(source):
-                console.warn(not_text)
+        # before the compiles, which may take minutes; a header several kernels include is said once
+        for not_text in dict.fromkeys(not_text for source in dict.fromkeys(source for source, _ in plan)
+                                      for not_text in kernel_not_text_warnings(source)):
+            console.warn(not_text)
         task = progress.add_task("building", total=len(plan))
         for source, target in plan:
             step = (f"{source.name} ({target}): built before, taken from nvfp4ctl's build cache"

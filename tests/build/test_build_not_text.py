@@ -85,6 +85,18 @@ def test_a_kernel_header_that_is_not_utf8_is_warned_of_and_built(tmp_path: Path,
     assert f"warning: {HEADER_WARNING}" in said and said.count("NV004") == 1, said
 
 
+def test_a_header_several_kernels_include_is_warned_of_once(tmp_path: Path, kernel_builds: list[Path]) -> None:
+    """`build a.cu b.cu`, both including k.cuh: its warning came once per kernel."""
+    (tmp_path / "k.cuh").write_bytes(LATIN_1_HEADER)
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.cu").write_text(
+            f'// nvfp4ctl: no-tensor-op\n#include "k.cuh"\n__global__ void {name}(float* p) {{ p[0] = TILE; }}\n')
+    result = runner.invoke(app, ["build", "--arch", "sm_100a", "a.cu", "b.cu"])
+    said = _said(result)
+    assert kernel_builds == [tmp_path / "a.cu", tmp_path / "b.cu"], said
+    assert f"warning: {HEADER_WARNING}" in said and said.count("NV004") == 1, said
+
+
 def test_a_header_of_a_submissions_cuda_that_is_not_utf8_is_warned_of_once(tmp_path: Path, compiles: list[str],
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """A header a load() source includes beside it, and one load_inline's CUDA finds in extra_include_paths: the
