@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.cells import cell_len  # columns on screen: a CJK character in a path takes two
+from rich.control import strip_control_codes
 
 SEPARATOR = " · "  # the run log's own, between the cells of its lines
 INDENT = "    "  # a record's later lines; its first line, unindented, tells where it starts
@@ -14,7 +15,8 @@ INDENT = "    "  # a record's later lines; its first line, unindented, tells whe
 def flow(cells: Sequence[str], width: int | None) -> list[str]:
     """The record's lines at `width` columns (None: no limit, one line): whole cells side by side while
     they fit, a cell too long for a line of its own wrapped between its words, a word longer than a
-    line left whole (the terminal wraps it; nothing is cut)."""
+    line left whole (the terminal wraps it; nothing is cut). Cells are written as shown_cell makes them."""
+    cells = [shown_cell(cell) for cell in cells]
     if width is None:
         return [SEPARATOR.join(cells)]
     lines: list[str] = []
@@ -34,3 +36,19 @@ def flow(cells: Sequence[str], width: int | None) -> list[str]:
                 line += f" {word}" if line.strip() else word
     lines.append(line)
     return lines
+
+
+def shown_cell(cell: str) -> str:
+    """A cell as the terminal gets it: the control characters rich's table strips (BEL, backspace, CR, form
+    and line tabulations) stripped as it strips them, any other character that is not printable (ESC, DEL,
+    U+202E) written as its escape (\\x1b), so a run log's cell cannot ring, move the cursor, recolour or
+    reorder the terminal's text."""
+    cell = strip_control_codes(cell)
+    if cell.isprintable():
+        return cell
+    return "".join(ch if ch.isprintable() else _escape(ch) for ch in cell)
+
+
+def _escape(ch: str) -> str:
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"

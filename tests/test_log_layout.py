@@ -94,6 +94,20 @@ def test_a_record_reads_its_cells_in_the_tables_order(tmp_path, monkeypatch) -> 
     assert entry.command == "nvfp4ctl bench"
 
 
+def test_a_records_control_characters_are_stripped_or_escaped_as_in_the_table(tmp_path, monkeypatch) -> None:
+    """A BEL or an ESC in a run log's cell reached the terminal raw from the records, where the table strips BEL."""
+    memory = tmp_path / "MEMORY.md"
+    entry = runlog.RunEntry("2026-11-28T10:00:07Z", "nvfp4ctl check", "./submission.py@256b699e8403", "8b80b04",
+                            "NVIDIA H200 (sm_90)", "1", "1/2 pass\x07 \x1b[2Jcleared\u202e", "nvfp4_gemm")
+    memory.write_text("## Run log\n\n" + entry.to_line(), encoding="utf-8")
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.setenv("COLUMNS", "40")
+    result = CliRunner().invoke(app, ["log"])
+    assert result.exit_code == 0 and "┃" not in result.output, result.output
+    assert "1/2 pass \\x1b[2Jcleared\\u202e" in " ".join(result.output.split()), result.output
+    assert not any(ch in result.output for ch in "\x07\x1b\u202e"), repr(result.output)
+
+
 def test_a_wide_terminal_keeps_the_table(tmp_path, monkeypatch) -> None:
     shown, output = _log(tmp_path, monkeypatch, "400")
     assert "┃ time (UTC)" in output and SEPARATOR not in output
