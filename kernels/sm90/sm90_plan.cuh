@@ -128,7 +128,7 @@ int resident_wide_ctas() {
 
 // The plan knobs for one shape: their compile-time values, overridden by the shape's entries in
 // the dispatch table (sm90_dispatch.cuh). Build-time limits still apply: a kernel instance a knob
-// would need but the build lacks (ODD_SPLIT, SHARED_A, SPAN compiled as 0) is never chosen.
+// would need but the build lacks (ODD_SPLIT, SOFT_SPLIT, SHARED_A, PERSISTENT, SPAN compiled as 0) is never chosen.
 struct PlanKnobs {
   int max_cluster_k = NVFP4_SM90_MAX_CLUSTER_K;
   int odd_split = NVFP4_SM90_ODD_SPLIT;
@@ -196,7 +196,9 @@ Split choose_split(int tiles, int k, bool allow_soft, const PlanKnobs& knobs) {
       return;
     if (tiles <= max_active_clusters_of<kSharedA>(cluster_k))
       best = {cluster_k, false}, best_k_tiles = busiest;
-    else if (knobs.soft_split && allow_soft && soft_allowed && tiles * cluster_k <= resident_ctas<kSharedA>())
+    // a build compiled with NVFP4_SM90_SOFT_SPLIT=0 has none, whatever the table says (a GPU shared with other work)
+    else if (NVFP4_SM90_SOFT_SPLIT && knobs.soft_split && allow_soft && soft_allowed &&
+             tiles * cluster_k <= resident_ctas<kSharedA>())
       best = {cluster_k, true}, best_k_tiles = busiest;
   };
   consider(2, false);
