@@ -6,6 +6,7 @@ import contextlib
 import os
 import stat
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from nvfp4ctl.errors import UsageError
@@ -36,14 +37,17 @@ def write_text_atomic(path: Path, text: str, *, keep_read_only: bool = False) ->
     write_bytes_atomic(path, text.encode("utf-8"), keep_read_only=keep_read_only)
 
 
-def write_bytes_atomic(path: Path, data: bytes, *, keep_read_only: bool = False) -> None:
+def write_bytes_atomic(path: Path, data: bytes, *, keep_read_only: bool = False,
+                       before_replace: Callable[[], None] | None = None) -> None:
     """Write `data` to a unique file beside `path`, then move it over `path`. A replaced file keeps its
     mode; a new one gets the umask's; a symlink is written through and stays a link. The staging file
     is removed on any failure, and the error propagates (RuntimeError for a symlink loop). A device or
     FIFO (`-o /dev/stdout`, a run log sent to /dev/null) is written to, never replaced by a file.
     With `keep_read_only` (files the user owns: an export, a kernel's dispatch table) a read-only
     target (made_read_only) raises ReadOnlyTarget before anything is written; without it (nvfp4ctl's
-    own caches) it is replaced, keeping its mode."""
+    own caches) it is replaced, keeping its mode. `before_replace` runs once the new copy is written, right
+    before it is moved over `path`: what it raises leaves `path` as it was (the run log's check that the
+    file is still the one it read)."""
     # the device before the link: /dev/stderr is a link to /proc/self/fd/2, which resolves to a name such
     # as "pipe:[7110]" that no folder holds, so only the link itself opens it
     if path.exists() and not path.is_file():
@@ -61,6 +65,8 @@ def write_bytes_atomic(path: Path, data: bytes, *, keep_read_only: bool = False)
         with os.fdopen(handle, "wb") as out:
             out.write(data)
         os.chmod(staging, stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o666 & ~_umask())
+        if before_replace is not None:
+            before_replace()
         os.replace(staging, path)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -36,7 +36,8 @@ _ON_DEVICE: set[str] = set()  # the commands that run their target on the device
 
 def _record(outcome: Outcome, command: str) -> Outcome:
     """Append the run's line; returns the outcome to exit with (interrupted, when Ctrl-C or SIGTERM came
-    while the line was written: the append replaces MEMORY.md in one step, so it is whole or absent)."""
+    while the line was written: the append writes it in one step, or takes back a part written, so it is
+    whole or absent)."""
     memory = None
     written = False
     try:

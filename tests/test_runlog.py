@@ -110,10 +110,11 @@ def test_a_failed_append_leaves_memory_md_as_it_was(tmp_path, monkeypatch, failu
     if notes is not None:
         memory.write_bytes(notes.encode())
 
-    def fails(path, data):
+    def fails(*args, **options):
         raise failure
 
     monkeypatch.setattr(runlog.appending, "write_bytes_atomic", fails)
+    monkeypatch.setattr(runlog.appending, "append_in_place", fails)
     with pytest.raises(type(failure)):
         runlog.append(_entry("lost"), memory)
     if notes is None:
@@ -1566,3 +1567,88 @@ def test_log_says_nothing_of_the_nvfp4ctl_where_one_made_every_listed_run(tmp_pa
     runlog.append(_by("", "09:00:00"), older), runlog.append(_by("", "10:00:00"), older)
     result = CliRunner().invoke(app, ["log"])
     assert result.exit_code == 0 and "2 most recent runs" in result.output and "nvfp4ctl changed" not in result.output
+
+
+_LOGGED_NOTES = f"# Notes\n\nmy note: keep this\n\n{runlog.HEADING}\n\n{runlog.PREAMBLE}\n\n"
+
+
+def test_an_editor_saving_in_place_while_a_line_is_appended_keeps_the_notes(tmp_path):
+    """nano and VS Code save in place: truncate, then write. A read between the two was committed by a copy moved
+    over the file, and the editor's write went to the replaced file: MEMORY.md kept only the run log."""
+    memory = tmp_path / "MEMORY.md"
+    memory.write_text(_LOGGED_NOTES + _entry("before").to_line() + "\n")
+    saved = memory.read_bytes()
+    with memory.open("wb") as editor:  # truncated: the append reads an empty file
+        runlog.append(_entry("during the save"), memory)
+        editor.write(saved)
+    assert memory.read_bytes().startswith(saved), "the notes the editor saved were lost"
+
+
+def test_a_hard_linked_memory_md_stays_linked_when_a_line_is_appended(tmp_path):
+    memory = tmp_path / "MEMORY.md"
+    memory.write_text(_LOGGED_NOTES)
+    other = tmp_path / "shared-notes.md"
+    os.link(memory, other)
+    runlog.append(_entry("linked"), memory)
+    assert memory.stat().st_ino == other.stat().st_ino
+    assert [e.result for e in runlog.read(other)] == ["linked"]
+
+
+def _editor_saving(memory: Path, monkeypatch, times: int) -> list[bytes]:
+    """An editor saving `memory` in place (truncate, write) right before each of the append's first `times`
+    copies is moved over it; what it saved, in order."""
+    replace = runlog.appending.write_bytes_atomic
+    saves: list[bytes] = []
+
+    def saving_first(path, data, **options):
+        if len(saves) < times:
+            saves.append(memory.read_bytes().replace(b"my note", f"my note {len(saves)}".encode()))
+            with memory.open("wb") as editor:
+                editor.write(saves[-1])
+            os.utime(memory, ns=(time.time_ns(), time.time_ns() + 1_000_000))  # a coarse clock keeps no change
+        return replace(path, data, **options)
+
+    monkeypatch.setattr(runlog.appending, "write_bytes_atomic", saving_first)
+    return saves
+
+
+def test_a_copy_is_never_moved_over_an_editors_save_made_after_the_read(tmp_path, monkeypatch):
+    """A line before a section of the user's still replaces the file: only while it is the one read; an editor's
+    save in between is read again and kept."""
+    memory = tmp_path / "MEMORY.md"
+    memory.write_text(_LOGGED_NOTES + _entry("before").to_line() + "\n\n## Ideas\n\n- try 2-CTA\n")
+    saves = _editor_saving(memory, monkeypatch, times=1)
+    runlog.append(_entry("after the save"), memory)
+    text = memory.read_text()
+    assert "my note 0" in text and "- try 2-CTA" in text
+    assert [e.result for e in runlog.read(memory)] == ["before", "after the save"]
+    assert len(saves) == 1
+
+
+def test_an_editor_saving_at_every_try_costs_the_line_never_the_notes(tmp_path, monkeypatch):
+    memory = tmp_path / "MEMORY.md"
+    memory.write_text(_LOGGED_NOTES + _entry("before").to_line() + "\n\n## Ideas\n")
+    saves = _editor_saving(memory, monkeypatch, times=10)
+    with pytest.raises(runlog.ChangedWhileWritten, match="changed while it was written"):
+        runlog.append(_entry("lost"), memory)
+    assert memory.read_bytes() == saves[-1]
+    assert len(saves) == runlog.appending.PLACING_TRIES
+
+
+def test_a_line_cut_short_by_a_full_disk_is_taken_back(tmp_path, monkeypatch):
+    memory = tmp_path / "MEMORY.md"
+    memory.write_text(_LOGGED_NOTES)
+    before = memory.read_bytes()
+    real_write = os.write
+    calls: list[int] = []
+
+    def half_then_full(fd, data):
+        calls.append(fd)
+        if len(calls) == 1:
+            return real_write(fd, bytes(data[: len(data) // 2]))
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with monkeypatch.context() as patched, pytest.raises(OSError, match="No space"):
+        patched.setattr(os, "write", half_then_full)
+        runlog.append(_entry("half"), memory)
+    assert memory.read_bytes() == before

@@ -1,7 +1,8 @@
 """The run log: one line per command added to MEMORY.md's run-log section, never touching the notes around it.
 
 entry: a run's line; files: MEMORY.md as a file (encodings, folders); section: where the run log lies in it,
-read as CommonMark; reading: the runs read back; appending: a line added under the locks.
+read as CommonMark; reading: the runs read back; appending: a line added under the locks; placing: the line
+written into the file itself, or a copy moved over it while it is still the one read.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from nvfp4ctl.runlog.entry import (CPU_DEVICE_LABEL, LOG_RELATIVE, SEPARATOR, Ru
                                    looks_like_a_run, make_entry, split_target)
 from nvfp4ctl.runlog.files import (MARKDOWN_SUFFIXES, UndecodableRunLog, file_in_the_way, missing_folder,
                                    refuse_a_missing_folder)
+from nvfp4ctl.runlog.placing import ChangedWhileWritten
 from nvfp4ctl.runlog.reading import (NumberedRuns, RunLogBytes, RunsBelowTheLog, newest_first, newest_first_in,
                                      numbered_runs_in, read, read_log, read_numbered, runs_below_the_log,
                                      runs_below_the_log_in)
@@ -20,6 +22,7 @@ from nvfp4ctl.runlog.section import HEADING
 
 __all__ = [
     "CPU_DEVICE_LABEL", "HEADING", "LOCK_TIMEOUT_S", "LOG_RELATIVE", "MARKDOWN_SUFFIXES", "PREAMBLE", "SEPARATOR",
+    "ChangedWhileWritten",
     "NumberedRuns", "ReadOnlyRunLog", "RunEntry", "RunLogBytes", "RunsBelowTheLog", "UndecodableRunLog", "append",
     "command_name", "describe_target", "detect_gpu", "file_digest", "file_in_the_way", "git_state", "lock_path",
     "log_folder_of", "logged_path", "looks_like_a_run", "make_entry", "missing_folder", "newest_first",

@@ -1,8 +1,11 @@
 """Appending a run's line under the run-log section, never touching the notes around it.
 
 Appends take a file lock (in nvfp4ctl's cache, and a flock on MEMORY.md itself for writers whose caches
-differ) and replace the file in one step (a new copy moved over it), so concurrent runs interleave
-whole lines and a run killed mid-way leaves either its full line or nothing.
+differ), so concurrent runs interleave whole lines. A line that goes at the end of the file is appended to
+the file itself in one write; one that goes before a section of the user's replaces the file in one step (a
+new copy moved over it) while it is still the file read (placing says why). A run killed before its write
+leaves nothing; only one killed inside the write() itself may leave part of its line, which `log` names as a
+line it could not read.
 """
 
 from __future__ import annotations
@@ -23,8 +26,9 @@ from nvfp4ctl.atomic_file import made_read_only, write_bytes_atomic
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.project import cache_root
 from nvfp4ctl.runlog.entry import RunEntry
-from nvfp4ctl.runlog.files import (MARKDOWN_SUFFIXES, _as_utf8, _decoded, _file_mode, _previous_bytes,
-                                   _strict_utf8, _wide_encoding, file_in_the_way)
+from nvfp4ctl.runlog.files import (MARKDOWN_SUFFIXES, _as_utf8, _decoded, _file_mode, _strict_utf8, _wide_encoding,
+                                   file_in_the_way)
+from nvfp4ctl.runlog.placing import ChangedWhileWritten, append_in_place, read_whole, still_the_file_read
 from nvfp4ctl.runlog.section import (_LINE_BREAK, HEADING, _after_the_first_heading, _joins_an_html_block, _log_end,
                                      _text_follows)
 from nvfp4ctl.words import seconds_text
@@ -183,49 +187,75 @@ def _why_not_a_run_log(text: str) -> str | None:
 
 def append(entry: RunEntry, memory: Path) -> None:
     """Append `entry` under the run-log section (made at the end when missing); a UsageError, the file
-    untouched, when `memory` holds something other than a run log (not_a_run_log)."""
+    untouched, when `memory` holds something other than a run log (not_a_run_log). ChangedWhileWritten,
+    the line not written, where MEMORY.md changed under every try (an editor saving it again and again)."""
     if (blocker := file_in_the_way(memory)) is not None:  # mkdir's own error names neither the file nor why
         raise NotADirectoryError(errno.ENOTDIR, f"{blocker} is not a folder")
     memory.parent.mkdir(parents=True, exist_ok=True)
     lock = lock_path(memory)
     with FileLock(str(lock), timeout=LOCK_TIMEOUT_S), _file_itself_locked(memory):
-        existing = _previous_bytes(memory)
-        if (wide := _wide_encoding(existing)) is not None:  # worked on as UTF-8, written back as it was saved
-            existing = _as_utf8(memory, existing, *wide)
-            text = existing.decode("utf-8")
-        else:
-            text = _strict_utf8(memory, existing)
-        if _judged_by_its_text(memory, _file_mode(memory)) and (why := _why_not_a_run_log(text)) is not None:
-            # judged under the lock, on what is replaced
-            raise UsageError(f"{memory}: {why}; the run log was not appended to it")
-        if made_read_only(memory):  # also judged under the lock, on what would be replaced
-            raise ReadOnlyRunLog(f"{memory} is read-only")
-        start = _after_the_first_heading(existing)
-        end = _log_end(existing, start) if start is not None else None
-        at = end.at if end is not None else len(existing)
-        chunk = ""
-        if at == len(existing) and existing and not existing.endswith((b"\n", b"\r")):
-            chunk += "\n"
-        if end is None:
-            chunk += ("\n" if existing else "") + f"{HEADING}\n\n{PREAMBLE}\n\n"
-        elif _joins_an_html_block(existing, end, entry.to_line().encode()):
-            # `<div>` ... `</div>` right above: only a blank line ends such a block, and the line (every later one
-            # too) would be the block's raw text, no list item
-            chunk += "\n"
-        chunk += entry.to_line()
-        if _text_follows(existing, at):
-            # A heading of the user's right below: Markdown reads a line of text right after a list item as
-            # that item's text, so `Ideas` over `-----` would no longer be a heading, and the next run would go under it
-            chunk += "\n"
-        # a file saved with Windows (\r\n) or old Mac (\r) line breaks keeps them: no mixed endings
-        chunk = chunk.replace("\n", _line_break_of(existing))
-        # A new copy moved over the old one, not an appending write: a process killed inside a write()
-        # (SIGKILL, a dying machine) could leave half a line, and the file holds the user's notes too.
-        updated = existing[:at] + chunk.encode() + existing[at:]
-        if wide is not None:
-            bom, codec = wide
-            updated = bom + updated.decode("utf-8").encode(codec)
-        write_bytes_atomic(memory, updated)
+        for attempt in range(PLACING_TRIES):
+            try:
+                _put_in(entry, memory)
+                return
+            except ChangedWhileWritten:  # an editor saved it meanwhile: read it again
+                if attempt == PLACING_TRIES - 1:
+                    raise ChangedWhileWritten(f"{memory} changed while it was written") from None
+                time.sleep(PLACING_PAUSE_S)
+
+
+PLACING_TRIES = 3
+PLACING_PAUSE_S = 0.05
+
+
+def _put_in(entry: RunEntry, memory: Path) -> None:
+    """One try of append's, under its locks."""
+    read = read_whole(memory)
+    existing = read.data
+    if (wide := _wide_encoding(existing)) is not None:  # worked on as UTF-8, written back as it was saved
+        existing = _as_utf8(memory, existing, *wide)
+        text = existing.decode("utf-8")
+    else:
+        text = _strict_utf8(memory, existing)
+    if _judged_by_its_text(memory, _file_mode(memory)) and (why := _why_not_a_run_log(text)) is not None:
+        # judged under the lock, on what is replaced
+        raise UsageError(f"{memory}: {why}; the run log was not appended to it")
+    if made_read_only(memory):  # also judged under the lock, on what would be replaced
+        raise ReadOnlyRunLog(f"{memory} is read-only")
+    start = _after_the_first_heading(existing)
+    end = _log_end(existing, start) if start is not None else None
+    at = end.at if end is not None else len(existing)
+    chunk = ""
+    if at == len(existing) and existing and not existing.endswith((b"\n", b"\r")):
+        chunk += "\n"
+    if end is None:
+        chunk += ("\n" if existing else "") + f"{HEADING}\n\n{PREAMBLE}\n\n"
+    elif _joins_an_html_block(existing, end, entry.to_line().encode()):
+        # `<div>` ... `</div>` right above: only a blank line ends such a block, and the line (every later one
+        # too) would be the block's raw text, no list item
+        chunk += "\n"
+    chunk += entry.to_line()
+    if _text_follows(existing, at):
+        # A heading of the user's right below: Markdown reads a line of text right after a list item as
+        # that item's text, so `Ideas` over `-----` would no longer be a heading, and the next run would go under it
+        chunk += "\n"
+    # a file saved with Windows (\r\n) or old Mac (\r) line breaks keeps them: no mixed endings
+    chunk = chunk.replace("\n", _line_break_of(existing))
+    updated = existing[:at] + chunk.encode() + existing[at:]
+    if wide is not None:
+        bom, codec = wide
+        updated = bom + updated.decode("utf-8").encode(codec)
+    if read.status is not None and updated.startswith(read.data):
+        # The line goes at the end (the usual case): written to the file itself, not a copy moved over it, so
+        # an editor saving in place at the same time overwrites the line at worst, never the notes
+        try:
+            append_in_place(memory, read, updated[len(read.data):])
+            return
+        except PermissionError:  # a file of another user's, in a folder shared with them: replaced, as before
+            pass
+    # Before a section of the user's: a new copy moved over the old one, only while the file is still the one
+    # read (an editor's save in between would be lost with it)
+    write_bytes_atomic(memory, updated, before_replace=lambda: still_the_file_read(memory, read))
 
 
 def _line_break_of(existing: bytes) -> str:
