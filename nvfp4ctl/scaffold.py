@@ -2,11 +2,13 @@
 
 The starter is the problem's exact plain-torch submission (kernels/torch_dequant/): correct on every
 test, slow, and a readable template of the tuple. Nothing is overwritten: if any of the three files
-exists the whole init stops before writing.
+exists the whole init stops before writing, and an init that fails or is interrupted part-way removes
+what it wrote.
 """
 
 from __future__ import annotations
 
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -65,14 +67,43 @@ def init_project(problem: Any, folder: Path) -> Scaffold:
     except OSError as error:
         raise UsageError(f"cannot read the shipped files for {problem.name}: {error}") from None
     contents = (_with_submission(contents[0]), *contents[1:])
+    made: list[Path] = []  # the folders, then the files, this run made: taken back on any failure
     try:
+        made.extend(_missing_folders(folder))
         folder.mkdir(parents=True, exist_ok=True)
         for path, text in zip(targets, contents):
-            with path.open("x", encoding="utf-8") as handle:  # "x": never clobber a file made meanwhile
-                handle.write(text)
-    except OSError as error:  # a parent that is a file, a read-only place, a full disk
-        raise UsageError(f"cannot write into {folder}: {os_reason(error, folder)}") from None
+            _write_new(path, text, made)
+    except BaseException as error:
+        # all three or none: a task.yml and an empty submission.py left by a full disk or a Ctrl-C made
+        # the next init refuse ("already there")
+        _take_back(made)
+        if isinstance(error, OSError):  # a parent that is a file, a read-only place, a full disk
+            raise UsageError(f"cannot write into {folder}: {os_reason(error, folder)}") from None
+        raise
     return Scaffold(folder, tuple(targets))
+
+
+def _missing_folders(folder: Path) -> list[Path]:
+    """`folder` and those of its parents that do not exist yet, from the top: what mkdir(parents=True) makes."""
+    missing = [path for path in (folder, *folder.parents) if not path.exists()]
+    return missing[::-1]
+
+
+def _write_new(path: Path, text: str, made: list[Path]) -> None:
+    """`text` into a new file `path` (UTF-8), added to `made` as soon as it exists."""
+    with path.open("x", encoding="utf-8") as handle:  # "x": never clobber a file made meanwhile
+        made.append(path)
+        handle.write(text)
+
+
+def _take_back(made: list[Path]) -> None:
+    """Remove what this init made, files first, then its folders (those left empty), deepest first."""
+    for path in reversed(made):
+        with suppress(OSError):
+            if path.is_dir() and not path.is_symlink():
+                path.rmdir()  # only an empty one: a file someone put there meanwhile stays
+            else:
+                path.unlink()
 
 
 def _refusal(folder: Path, existing: list[str], asked: str) -> str:

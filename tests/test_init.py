@@ -181,3 +181,64 @@ def test_init_says_where_runs_are_logged_when_the_setting_names_another_log(tmp_
     monkeypatch.setenv("NVFP4CTL_MEMORY", str(tmp_path / "q" / "MEMORY.md"))  # the folder's own: nothing to say
     quiet = separate_streams_runner().invoke(app, ["init", "--problem", "nvfp4_gemv", str(tmp_path / "q")])
     assert quiet.exit_code == 0 and "runs are logged" not in quiet.stderr
+
+
+class _FailingWrites:
+    """A file whose every write fails as `failure` (a full disk, a Ctrl-C while it is written)."""
+
+    def __init__(self, handle, failure: BaseException) -> None:
+        self._handle, self._failure = handle, failure
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._handle.close()
+
+    def write(self, text: str) -> int:
+        raise self._failure
+
+
+@pytest.mark.parametrize("failure, exit_code", [(OSError(28, "No space left on device"), 2), (KeyboardInterrupt(), 130)],
+                         ids=["disk-full", "interrupted"])
+def test_an_init_that_fails_part_way_leaves_nothing_and_the_next_one_writes_all_three(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: BaseException, exit_code: int) -> None:
+    """It wrote task.yml and an empty submission.py, then stopped; the next init refused: "already there"."""
+    folder = tmp_path / "new" / "project"
+    real_open = Path.open
+    made: list[str] = []
+
+    def second_file_fails(self, mode="r", *args, **kwargs):
+        handle = real_open(self, mode, *args, **kwargs)
+        if "x" in mode:
+            made.append(self.name)
+            if len(made) == 2:
+                return _FailingWrites(handle, failure)
+        return handle
+
+    with monkeypatch.context() as patched:
+        patched.setattr(Path, "open", second_file_fails)
+        result = separate_streams_runner().invoke(app, ["init", "--problem", "nvfp4_gemm", str(folder)])
+    assert result.exit_code == exit_code, result.output
+    assert made == ["task.yml", "submission.py"]
+    assert not (tmp_path / "new").exists(), sorted(p.name for p in tmp_path.rglob("*"))
+    again = CliRunner().invoke(app, ["init", "--problem", "nvfp4_gemm", str(folder)])
+    assert again.exit_code == 0, again.output
+    assert sorted(p.name for p in folder.iterdir()) == ["MEMORY.md", "submission.py", "task.yml"]
+
+
+def test_a_failed_init_keeps_the_folder_it_found_and_what_was_in_it(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "notes.txt").write_text("mine\n")
+    real_open = Path.open
+
+    def memory_fails(self, mode="r", *args, **kwargs):
+        handle = real_open(self, mode, *args, **kwargs)
+        return _FailingWrites(handle, OSError(28, "No space left on device")) if self.name == "MEMORY.md" else handle
+
+    with monkeypatch.context() as patched:
+        patched.setattr(Path, "open", memory_fails)
+        result = separate_streams_runner().invoke(app, ["init", "--problem", "nvfp4_gemv", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "No space left on device" in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
