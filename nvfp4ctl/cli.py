@@ -326,6 +326,17 @@ class _LoggedGroup(TyperGroup):
     """Click rejects a bad option value before our wrapper runs; the run log still gets its line. The
     command's options as typed are kept for that message, which names the option as it was typed."""
 
+    def make_context(self, info_name: str | None, args: list[str], parent: typer.Context | None = None,
+                     **extra: object) -> typer.Context:
+        typed = list(args)  # the parse takes its words off `args`
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except KeyboardInterrupt:
+            # Ctrl-C while the program's own options are read, the first moments of every run: before
+            # invoke's handling, typer ended it with 130 and no word, and the run log had no line
+            _interrupted_reading(typed)
+            raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
+
     def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
         get_console().json_written = False  # each command line gives its own document, app() run twice too
         typed = list(args)  # click's parser takes the arguments it reads off `args` itself
@@ -404,9 +415,9 @@ class _LoggedGroup(TyperGroup):
             _give_json_failure(command, ctx.meta.get(TYPED_OPTIONS_KEY, ()), message)
             _refuse_in_one_line(message)
         except KeyboardInterrupt:
-            # Ctrl-C outside a command's own handling (its options being read, a second Ctrl-C after
-            # its run-log line): typer would end it as "Aborted!" with exit 1 (older typers) or with
-            # 130 and no word; it ends as every interrupted command does
+            # Ctrl-C outside a command's own handling (the command's options being read, a second Ctrl-C
+            # after its run-log line): typer would end it as "Aborted!" with exit 1 (older typers) or with
+            # 130 and no word; it ends as every interrupted command does (make_context: the program's options)
             _say_interrupted()
             raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
 
@@ -556,6 +567,18 @@ def _stopped(result: str, exit_code: ExitCode) -> Outcome:
     noted = workspace.noted_target()
     return Outcome(result=result, exit_code=exit_code, target=noted[0] if noted else None,
                    target_source=noted[1] if noted else None, problem=workspace.noted_problem())
+
+
+def _interrupted_reading(args: Sequence[str]) -> None:
+    """Ctrl-C while the command line `args` was read, before any command's own handling: said as for every
+    interrupted command, and logged where the command's name is there to tell that its runs are."""
+    _say_interrupted()
+    with contextlib.suppress(KeyboardInterrupt):  # yet another Ctrl-C: the exit code still says it
+        at = command_position(args)
+        command = args[at] if at is not None else None
+        if command in _RECORDED:
+            workspace.reset()
+            _record(_stopped("interrupted", ExitCode.INTERRUPTED), command)
 
 
 def _say_interrupted() -> None:
@@ -734,6 +757,9 @@ _logged("init", init.command, record=False)  # nothing has run yet; MEMORY.md is
 def main() -> None:
     try:
         app()
+    except KeyboardInterrupt:  # before typer read the command line (making the click group of the app)
+        _interrupted_reading(sys.argv[1:])
+        raise SystemExit(int(ExitCode.INTERRUPTED)) from None
     finally:
         _flush_stdout()
 

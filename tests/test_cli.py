@@ -130,6 +130,52 @@ def test_ctrl_c_while_the_global_options_are_read_is_the_tools_interrupt(monkeyp
     assert "error: interrupted" in result.output
 
 
+@pytest.mark.parametrize("line", [["-q", "dump", "--umma", "--no-cute"], ["dump", "--umma", "--no-cute"]],
+                         ids=["global-option", "command-name"])
+def test_ctrl_c_while_typer_parses_the_command_line_is_the_tools_interrupt(monkeypatch, line):
+    """The first moments of a run, the program's own options parsed before the group's invoke: exit 130 with no
+    word and no run-log line, where the README promises "interrupted" in both."""
+    from typer.core import TyperGroup
+
+    monkeypatch.setattr(TyperGroup, "parse_args", _interrupted_once(TyperGroup.parse_args))
+    monkeypatch.setattr(sys, "argv", ["nvfp4ctl", *line])  # the line the run log's entry names
+    before = len(runlog.read(memory_path()))
+    result = CliRunner().invoke(app, line)
+    assert (result.exit_code, "Aborted" in result.output) == (130, False), result.output
+    assert "error: interrupted" in result.output
+    logged = runlog.read(memory_path())
+    assert len(logged) == before + 1 and logged[-1].result == "interrupted"
+    assert logged[-1].command == "nvfp4ctl " + " ".join(line)
+
+
+def test_ctrl_c_while_typer_parses_a_line_naming_no_command_is_said(monkeypatch):
+    from typer.core import TyperGroup
+
+    monkeypatch.setattr(TyperGroup, "parse_args", _interrupted_once(TyperGroup.parse_args))
+    before = len(runlog.read(memory_path()))
+    result = CliRunner().invoke(app, ["-q"])
+    assert result.exit_code == 130 and "error: interrupted" in result.output
+    assert len(runlog.read(memory_path())) == before
+
+
+def test_ctrl_c_before_typer_reads_the_command_line_is_the_tools_interrupt(monkeypatch, capsys):
+    import typer
+
+    from nvfp4ctl import cli
+
+    monkeypatch.setattr(typer.main, "get_command", _interrupted_once(typer.main.get_command))
+    monkeypatch.setattr(sys, "argv", ["nvfp4ctl", "dump", "--umma", "--no-cute"])
+    before = len(runlog.read(memory_path()))
+    with pytest.raises(SystemExit) as stopped:
+        try:
+            cli.main()
+        except KeyboardInterrupt:  # left to pytest, it would stop the whole session
+            pytest.fail("Ctrl-C went through main as a KeyboardInterrupt")
+    assert stopped.value.code == 130
+    assert "error: interrupted" in capsys.readouterr().err
+    assert [e.result for e in runlog.read(memory_path())[before:]] == ["interrupted"]
+
+
 def test_ctrl_c_while_the_run_log_module_loads_is_the_tools_interrupt(monkeypatch):
     import builtins
 
