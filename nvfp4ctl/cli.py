@@ -494,6 +494,29 @@ def _with_verbosity_options(command: Callable[..., Outcome], wrapper: Callable[.
     return added
 
 
+def _full_folder_error(error: OSError) -> NvfpError | None:
+    """A full disk under nvfp4ctl's cache folder, or the temporary folder where nvcc keeps its intermediate
+    files (a build's compiler saying "No space left on device" too: compile.raise_if_out_of_space), is the
+    user's to free, not the kernel's compile error; None for any other OSError."""
+    import tempfile
+
+    from nvfp4ctl.project import cache_root
+
+    if error.errno != errno.ENOSPC or not error.filename:
+        return None
+    hit = Path(os.path.abspath(str(error.filename)))
+    root = cache_root()
+    if hit == root or root in hit.parents:
+        setting = f" ({Env.CACHE})" if env_str(Env.CACHE) else ""
+        return UsageError(f"the cache folder {root}{setting} is full ({os.strerror(errno.ENOSPC)}):"
+                          f" free space or point {Env.CACHE} elsewhere")
+    temporary = Path(os.path.abspath(tempfile.gettempdir()))
+    if hit == temporary or temporary in hit.parents:
+        return UsageError(f"the temporary folder {temporary} is full ({os.strerror(errno.ENOSPC)}):"
+                          " free space or point TMPDIR elsewhere")
+    return None
+
+
 def _cache_folder_error(error: OSError) -> NvfpError | None:
     """A cache folder that cannot be made or written (NVFP4CTL_CACHE naming a file, a read-only
     place) is the user's setting, not a crash; None for any other OSError, which goes on as it came."""
@@ -556,7 +579,7 @@ def _as_one_line(caught: Exception, command: Callable[..., Outcome], kwargs: dic
     """The error as one line and its exit code; None for a real crash, which stays a traceback."""
     if isinstance(caught, NvfpError):
         return caught
-    if isinstance(caught, OSError) and (error := _cache_folder_error(caught)) is not None:
+    if isinstance(caught, OSError) and (error := _full_folder_error(caught) or _cache_folder_error(caught)):
         return error  # before the named paths: its line names the setting to change
     return _named_path_error(caught, _named_paths(command, kwargs))
 

@@ -18,12 +18,14 @@ through run_compiler.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import shlex
 import signal
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -182,7 +184,27 @@ def _run(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str]:
         raise CompileTimeout(timeout_message("the compiler", BUILD_TIMEOUT_S), output) from error
 
 
-def _raise_for(returncode: int, log: str, inputs: BuildInputs) -> None:
+NO_SPACE = os.strerror(errno.ENOSPC)  # "No space left on device", as the compiler's tools print it
+
+
+def raise_if_out_of_space(returncode: int, log: str, folder: Path) -> None:
+    """OSError(ENOSPC) naming the folder that filled up, where the compiler failed saying "No space left on
+    device": the staging `folder` (nvfp4ctl's cache) unless the line names only the temporary folder, where
+    nvcc keeps its intermediate files. A full disk is the user's to free (the CLI says so, exit 2), no compile
+    error of the kernel's."""
+    if returncode == 0:
+        return
+    said = [line for line in log.splitlines() if NO_SPACE in line]
+    if not said:
+        return
+    temporary = os.path.join(tempfile.gettempdir(), "")
+    names_the_temporary = any(temporary in line for line in said) and not any(str(folder) in line for line in said)
+    full = tempfile.gettempdir() if names_the_temporary else str(folder)
+    raise OSError(errno.ENOSPC, NO_SPACE, full)
+
+
+def _raise_for(returncode: int, log: str, inputs: BuildInputs, folder: Path) -> None:
+    raise_if_out_of_space(returncode, log, folder)
     if returncode != 0:
         message = first_error(log, inputs.files) or (log.strip().splitlines() or ["compiler failed"])[-1]
         raise CompileError(message, log)
@@ -201,7 +223,7 @@ def build_module(folder: Path, inputs: BuildInputs, arch: str, module_name: str,
     }
     command = [sys.executable, "-m", "nvfp4ctl.build.child", json.dumps(spec)]
     returncode, log = _run(command, folder, _compiler_env())
-    _raise_for(returncode, log, inputs)
+    _raise_for(returncode, log, inputs, folder)
     return Compiled(log=log, kernel_object=kernel_object(folder, inputs))
 
 
@@ -226,5 +248,5 @@ def build_device_code(folder: Path, inputs: BuildInputs, arch: str, defines: tup
     ]
     returncode, output_text = _run(command, folder, _compiler_env())
     log = shlex.join(command) + "\n" + output_text  # like ninja -v: the command, then its output
-    _raise_for(returncode, log, inputs)
+    _raise_for(returncode, log, inputs, folder)
     return Compiled(log=log, kernel_object=kernel_object(folder, inputs))

@@ -28,7 +28,7 @@ from pathlib import Path
 from nvfp4ctl.build import cache, flags, machine, resources, toolchain, torch_nvcc
 from nvfp4ctl.build.arch_names import (LEADERBOARD_GPU, LEADERBOARD_GPU_ARCH, code_needs, gencode_flag,
                                        naming_the_arch, native_as_on_the_leaderboard, ptx_alone_arches)
-from nvfp4ctl.build.compile import BUILD_TIMEOUT_S, run_compiler, timeout_message
+from nvfp4ctl.build.compile import BUILD_TIMEOUT_S, raise_if_out_of_space, run_compiler, timeout_message
 from nvfp4ctl.build.compiler_errors import display_path, first_error
 from nvfp4ctl.build.flag_problems import strs_for_lists, unusable_flags, untold_arch
 from nvfp4ctl.build.read_once import header_file, source_text, worked_out_once
@@ -516,6 +516,7 @@ def _build_unit(sources: SubmissionSources, extension: Extension, arch: str, nam
             result.compile_busy = machine.busy_while(result.compile_s, result.compile_cpu_s)
             result.seconds = round(time.perf_counter() - started, 2)
             (folder / "build.log").write_text(" ".join(command) + "\n" + log)
+            raise_if_out_of_space(returncode, log, folder)
             if returncode != 0:
                 result.error = first_error(log, (sources.path, *(p for p in [path] if p))) or (
                     log.strip().splitlines() or ["nvcc failed"])[-1]

@@ -1,0 +1,109 @@
+"""A full disk under the build cache (or the temporary folder nvcc writes into) is the user's to free: one line
+naming the folder and what to do, exit 2, where it was the kernel's compile error (exit 1, "1 of 1 kernel
+failed"). The compiler here is a stand-in that fails as a full disk makes nvcc and its assembler fail."""
+
+from __future__ import annotations
+
+import errno
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from nvfp4ctl import runlog
+from nvfp4ctl.build import builder, compile, submission_build
+from nvfp4ctl.build.submission_sources import Extension
+from nvfp4ctl.cli import app
+from nvfp4ctl.errors import ExitCode
+from nvfp4ctl.workspace import memory_path
+
+KERNEL = "// nvfp4ctl: arch=sm_90a\n// nvfp4ctl: no-tensor-op\n__global__ void k(float* p) { p[0] = 1.0f; }\n"
+SUBMISSION = '''from torch.utils.cpp_extension import load_inline
+CUDA_SOURCE = r"""// nvfp4ctl: no-tensor-op
+__global__ void k(float* p) { p[0] = 1.0f; }
+"""
+m = load_inline(name="plain", cpp_sources="", cuda_sources=CUDA_SOURCE, extra_cuda_cflags=["-gencode=arch=compute_90a,code=sm_90a"])
+'''
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.fixture()
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("COLUMNS", "400")
+    monkeypatch.setattr(builder, "build_mode", lambda: builder.DEVICE)
+    return tmp_path
+
+
+def _full_cache_said(result, cache: Path) -> None:
+    assert result.exit_code == ExitCode.USAGE, result.output
+    said = _flat(result.output)
+    assert (f"error: the cache folder {cache / 'cache'} (NVFP4CTL_CACHE) is full (No space left on device): free"
+            " space or point NVFP4CTL_CACHE elsewhere") in said
+    assert "compile error" not in said and "Traceback" not in said
+    assert runlog.read(memory_path())[-1].result.startswith("error: the cache folder")
+
+
+def test_a_compiler_failing_on_a_full_cache_says_the_cache_is_full(cache: Path, monkeypatch) -> None:
+    def full(command, cwd, env, timeout_s=compile.BUILD_TIMEOUT_S):
+        return 1, f"/tmp/ccX.s: Fatal error: can't close {cwd}/k.cuda.o: No space left on device\n"
+
+    monkeypatch.setattr(compile, "run_compiler", full)
+    kernel = cache / "k.cu"
+    kernel.write_text(KERNEL)
+    _full_cache_said(CliRunner().invoke(app, ["build", str(kernel)]), cache)
+
+
+def test_a_build_step_failing_with_enospc_in_the_cache_says_the_cache_is_full(cache: Path, monkeypatch) -> None:
+    def full(command, cwd, env, timeout_s=compile.BUILD_TIMEOUT_S):
+        raise OSError(errno.ENOSPC, "No space left on device", str(Path(cwd) / "k.cuda.o"))
+
+    monkeypatch.setattr(compile, "run_compiler", full)
+    kernel = cache / "k.cu"
+    kernel.write_text(KERNEL)
+    _full_cache_said(CliRunner().invoke(app, ["build", str(kernel)]), cache)
+
+
+def test_a_submission_compile_failing_on_a_full_cache_says_the_cache_is_full(cache: Path, monkeypatch) -> None:
+    monkeypatch.setattr(submission_build.resources, "dump_sass", lambda binary: None)
+
+    def command(extension: Extension, unit: Path, arch: str, code: str, folder: Path) -> list[str]:
+        said = f"{folder}/plain.o: No space left on device"
+        return [sys.executable, "-c", f"import sys; print({said!r}); sys.exit(1)"]
+
+    monkeypatch.setattr(submission_build, "_command", command)
+    submission = cache / "submission.py"
+    submission.write_text(SUBMISSION)
+    _full_cache_said(CliRunner().invoke(app, ["build", str(submission)]), cache)
+
+
+def test_a_compiler_failing_on_a_full_temporary_folder_names_that_folder(cache: Path, monkeypatch) -> None:
+    temporary = tempfile.gettempdir()
+
+    def full(command, cwd, env, timeout_s=compile.BUILD_TIMEOUT_S):
+        return 1, f"cicc: error writing to {temporary}/tmpxft_0001_k.ptx: No space left on device\n"
+
+    monkeypatch.setattr(compile, "run_compiler", full)
+    kernel = cache / "k.cu"
+    kernel.write_text(KERNEL)
+    result = CliRunner().invoke(app, ["build", str(kernel)])
+    assert result.exit_code == ExitCode.USAGE, result.output
+    assert (f"error: the temporary folder {temporary} is full (No space left on device): free space or"
+            " point TMPDIR elsewhere") in _flat(result.output)
+
+
+def test_a_compile_error_that_says_nothing_of_space_stays_a_compile_error(cache: Path, monkeypatch) -> None:
+    def failed(command, cwd, env, timeout_s=compile.BUILD_TIMEOUT_S):
+        return 1, f"{cache}/k.cu(3): error: identifier \"x\" is undefined\n"
+
+    monkeypatch.setattr(compile, "run_compiler", failed)
+    kernel = cache / "k.cu"
+    kernel.write_text(KERNEL)
+    result = CliRunner().invoke(app, ["build", str(kernel)])
+    assert result.exit_code == ExitCode.FAILURES, result.output
+    assert "compile error" in result.output
