@@ -18,19 +18,18 @@ through run_compiler.
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import os
 import shlex
 import signal
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from nvfp4ctl.build import flags, toolchain
 from nvfp4ctl.build.compiler_errors import first_error
+from nvfp4ctl.build.full_disk import raise_if_out_of_space
 from nvfp4ctl.build.sources import BuildInputs
 from nvfp4ctl.errors import ExitCode, FailuresFound, ToolTimeout
 from nvfp4ctl.project import REPO_DIR
@@ -182,25 +181,6 @@ def _run(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str]:
     except subprocess.TimeoutExpired as error:
         output = error.output.decode(errors="replace") if error.output else ""
         raise CompileTimeout(timeout_message("the compiler", BUILD_TIMEOUT_S), output) from error
-
-
-NO_SPACE = os.strerror(errno.ENOSPC)  # "No space left on device", as the compiler's tools print it
-
-
-def raise_if_out_of_space(returncode: int, log: str, folder: Path) -> None:
-    """OSError(ENOSPC) naming the folder that filled up, where the compiler failed saying "No space left on
-    device": the staging `folder` (nvfp4ctl's cache) unless the line names only the temporary folder, where
-    nvcc keeps its intermediate files. A full disk is the user's to free (the CLI says so, exit 2), no compile
-    error of the kernel's."""
-    if returncode == 0:
-        return
-    said = [line for line in log.splitlines() if NO_SPACE in line]
-    if not said:
-        return
-    temporary = os.path.join(tempfile.gettempdir(), "")
-    names_the_temporary = any(temporary in line for line in said) and not any(str(folder) in line for line in said)
-    full = tempfile.gettempdir() if names_the_temporary else str(folder)
-    raise OSError(errno.ENOSPC, NO_SPACE, full)
 
 
 def _raise_for(returncode: int, log: str, inputs: BuildInputs, folder: Path) -> None:

@@ -28,9 +28,10 @@ from pathlib import Path
 from nvfp4ctl.build import cache, flags, machine, resources, toolchain, torch_nvcc
 from nvfp4ctl.build.arch_names import (LEADERBOARD_GPU, LEADERBOARD_GPU_ARCH, code_needs, gencode_flag,
                                        naming_the_arch, native_as_on_the_leaderboard, ptx_alone_arches)
-from nvfp4ctl.build.compile import BUILD_TIMEOUT_S, raise_if_out_of_space, run_compiler, timeout_message
+from nvfp4ctl.build.compile import BUILD_TIMEOUT_S, run_compiler, timeout_message
 from nvfp4ctl.build.compiler_errors import display_path, first_error
 from nvfp4ctl.build.flag_problems import strs_for_lists, unusable_flags, untold_arch
+from nvfp4ctl.build.full_disk import raise_if_out_of_space
 from nvfp4ctl.build.read_once import header_file, source_text, worked_out_once
 from nvfp4ctl.build.report import REPORT_FILE, BuildReport
 from nvfp4ctl.build.sources import NO_TENSOR_OP, marks_in
