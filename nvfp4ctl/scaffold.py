@@ -8,6 +8,7 @@ what it wrote.
 
 from __future__ import annotations
 
+import os
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,8 +85,10 @@ def init_project(problem: Any, folder: Path) -> Scaffold:
 
 
 def _missing_folders(folder: Path) -> list[Path]:
-    """`folder` and those of its parents that do not exist yet, from the top: what mkdir(parents=True) makes."""
-    missing = [path for path in (folder, *folder.parents) if not path.exists()]
+    """`folder` and those of its parents that do not exist yet, from the top: what mkdir(parents=True) makes.
+    A symlink is there, whatever it points to: a dangling one or a loop is the user's, which mkdir does not
+    replace and the clean-up after its failure must not remove."""
+    missing = [path for path in (folder, *folder.parents) if not os.path.lexists(path)]
     return missing[::-1]
 
 

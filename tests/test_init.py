@@ -242,3 +242,14 @@ def test_a_failed_init_keeps_the_folder_it_found_and_what_was_in_it(tmp_path: Pa
     assert result.exit_code == 2
     assert "No space left on device" in result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
+@pytest.mark.parametrize("points_to", ["nonexistent/target", "proj"], ids=["dangling", "loop"])
+def test_a_failed_init_into_a_users_broken_symlink_keeps_the_symlink(tmp_path: Path, points_to: str) -> None:
+    """The symlink did not exist as far as exists() could tell, so it was counted as made and unlinked."""
+    link = tmp_path / "proj"
+    link.symlink_to(tmp_path / points_to)
+    result = CliRunner().invoke(app, ["init", "--problem", "nvfp4_gemm", str(link)])
+    assert result.exit_code == 2, result.output
+    assert "cannot write into" in result.output and "Traceback" not in result.output
+    assert link.is_symlink() and str(link.readlink()) == str(tmp_path / points_to)
