@@ -9,8 +9,10 @@ from nvfp4ctl.errors import UsageError
 from nvfp4ctl.preprocessor import live_code
 
 # an arch option as nvcc reads it, at the start of a word (-DX=-arch=sm_90a is a define): searched in the
-# flags' words joined with spaces, so `-gencode arch=...` and `-arch sm_90a` count too
-ARCH_FLAG = re.compile(r"(?<!\S)(?:(?:-gencode|--generate-code)[= ]?arch=compute_(\w+),code=\[?(?:sm|compute)_(\w+))"
+# flags' words joined with spaces, so `-gencode arch=...` and `-arch sm_90a` count too; nvcc takes a -gencode's
+# values quoted too (-gencode=arch=compute_100a,code="compute_100a", a quote the shell left in the word)
+ARCH_FLAG = re.compile(r"(?<!\S)(?:(?:-gencode|--generate-code)[= ]?[\"']?arch=[\"']?compute_(\w+)[\"']?,"
+                       r"code=[\"']?\[?(?:sm|compute)_(\w+)[\"']?)"
                        r"|(?<!\S)(?:(?:-arch|--gpu-architecture)[= ]?(?:sm|compute)_(\w+))")
 # nvcc 13.0's arch where no option names one: `nvcc --dryrun` runs ptxas -arch=sm_75, the first entry of
 # `nvcc --list-gpu-code` (13.0 dropped the older ones)
@@ -28,9 +30,11 @@ ALL_ARCHES = ("sm_75", "sm_80", "sm_86", "sm_87", "sm_88", "sm_89", "sm_90", "sm
 ALL_MAJOR_ARCHES = ("sm_75", "sm_80", "sm_90", "sm_100", "sm_110", "sm_120")
 _ARCH_OPTION = re.compile(r"(?<!\S)(?:-arch|--gpu-architecture)(?:[= ]|$)")
 _CODE_OPTION = re.compile(r"(?<!\S)(?:-code|--gpu-code)[= ]?\S+")
+# -code's list, as one word (-code=sm_100a,compute_100a) or the next (-code compute_100a); every -code adds to it
+_CODE_VALUES = re.compile(r"(?<!\S)(?:-code|--gpu-code)(?:=|\s+)(\S+)")
 # a -gencode with its whole code= list (code=sm_100a, code=[sm_100a,compute_100a]): only an sm_ entry is SASS,
 # a compute_ one is PTX, which ptxas assembles only where the program runs
-_GENCODE_CODES = re.compile(r"(?<!\S)(?:-gencode|--generate-code)[= ]?arch=compute_\w+,code=(\S+)")
+_GENCODE_CODES = re.compile(r"(?<!\S)(?:-gencode|--generate-code)[= ]?[\"']?arch=[\"']?compute_\w+[\"']?,code=(\S+)")
 # the options that name what nvcc compiles for, and -gencode's own arch=/code= (a flag of its own after a
 # bare -gencode); a folder or define that merely holds the letters (-I.../cute/arch) names none
 _ARCH_OPTION_NAMES = r"-arch|--gpu-architecture|-gencode|--generate-code|-code|--gpu-code"
@@ -94,10 +98,13 @@ def named_arches(words: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]] | 
 
 
 def ptx_alone_arches(words: list[str]) -> frozenset[str]:
-    """The archs of named_arches that nvcc compiles to PTX alone, with no SASS for build to check: each of its
-    options compiles no sm_ code (-gencode=arch=compute_100a,code=compute_100a; -arch=compute_100a without
-    -code, which nvcc reads as code=compute_100a). PTX and SASS of one arch are different builds."""
+    """The archs of named_arches that nvcc compiles to PTX alone, with no SASS for build to check: none of the
+    codes its options compile is an sm_ one (-gencode=arch=compute_100a,code=compute_100a; -arch=compute_100a
+    without -code, which nvcc reads as code=compute_100a; -arch=sm_100a -code=compute_100a). With -code, its
+    list is what -arch compiles; without, -arch=sm_100a compiles sm_100a's SASS. PTX and SASS of one arch are
+    different builds."""
     line = " ".join(words)
+    code_option = [code for match in _CODE_VALUES.finditer(line) for code in _code_list(match.group(1))]
     named: dict[str, bool] = {}  # arch -> whether an option compiles its SASS
     last_arch = max((match.start() for match in ARCH_FLAG.finditer(line) if match.group(3) is not None), default=None)
     for match in ARCH_FLAG.finditer(line):
@@ -105,14 +112,20 @@ def ptx_alone_arches(words: list[str]) -> frozenset[str]:
             continue  # an -arch a later one replaces (_used_arch_options)
         if match.group(3) is None:
             codes = _GENCODE_CODES.match(line, match.start())
-            listed = codes.group(1).strip("[]").split(",") if codes is not None else [f"sm_{match.group(2)}"]
-            sass = any(code.startswith("sm_") for code in listed)
+            listed = _code_list(codes.group(1)) if codes is not None else [f"sm_{match.group(2)}"]
         else:
-            sass = not match.group(0).endswith(f"compute_{match.group(3)}") or bool(_CODE_OPTION.search(line))
+            listed = code_option or [match.group(0).rsplit("=", 1)[-1].split()[-1]]
+        sass = any(code.startswith("sm_") for code in listed)
         arch = f"sm_{next(group for group in match.groups() if group)}"
         named[arch] = named.get(arch, False) or sass
     used = named_arches(words)
     return frozenset(arch for arch in (used[0] if used else ()) if not named.get(arch, True))
+
+
+def _code_list(value: str) -> list[str]:
+    """The codes of a -code value or a -gencode's code= (sm_100a,compute_100a; [sm_100a,compute_100a];
+    "compute_100a"), as nvcc reads them."""
+    return [code.strip("\"'[] ") for code in value.strip("\"'[]").split(",") if code.strip("\"'[] ")]
 
 
 def _used_arch_options(words: list[str]) -> list[tuple[str, str]]:
