@@ -113,12 +113,14 @@ def _record_rejection(command: object, error: Exception, message: str | None = N
         _record(Outcome(result=f"error: {said.splitlines()[0]}", exit_code=ExitCode.USAGE), str(command))
 
 
-def _give_json_failure(command: object, typed: TypedOptions, message: str) -> None:
-    """stdout's JSON document of a command line click rejects, where `command` was asked for JSON in
-    its options as click reads them (`bench --only --json` asks for none: --json is --only's value)."""
+def _give_json_failure(command: object, typed: TypedOptions, message: str,
+                       exit_code: ExitCode = ExitCode.USAGE) -> None:
+    """stdout's JSON document of a command line click rejects (or a Ctrl-C cuts short while it is read), where
+    `command` was asked for JSON in its options as click reads them (`bench --only --json` asks for none:
+    --json is --only's value)."""
     json_mode = JSON_MODES.get(command) if isinstance(command, str) else None
     if json_mode is not None and json_mode.typed(typed):
-        _json_failure(json_mode, {json_mode.parameter: json_mode.value}, message, ExitCode.USAGE)
+        _json_failure(json_mode, {json_mode.parameter: json_mode.value}, message, exit_code)
 
 
 def _arities_before_the_name(group: TyperGroup, ctx: typer.Context) -> dict[str, int]:
@@ -237,6 +239,13 @@ def command_position(args: Sequence[str]) -> int | None:
     (`nvfp4ctl --task log bench`: log is --task's value, bench the command)."""
     arities, names = _command_line_reading()
     return _command_position(args, arities, names.__contains__)
+
+
+def _command_options(command: str, args: Sequence[str]) -> TypedOptions:
+    """`command`'s options in `args`, the words after its name, as click reads them; none for a name it lacks."""
+    group = typer.main.get_command(app)
+    taker = group.commands.get(command) if isinstance(group, TyperGroup) else None
+    return typed_options(args, option_arities(taker.params)) if taker is not None else ()
 
 
 @functools.cache
@@ -419,6 +428,9 @@ class _LoggedGroup(TyperGroup):
             # after its run-log line): typer would end it as "Aborted!" with exit 1 (older typers) or with
             # 130 and no word; it ends as every interrupted command does (make_context: the program's options)
             _say_interrupted()
+            with contextlib.suppress(KeyboardInterrupt):  # not after the command's own document (json_written)
+                _give_json_failure(ctx.meta.get(_COMMAND_KEY), ctx.meta.get(TYPED_OPTIONS_KEY, ()), "interrupted",
+                                   ExitCode.INTERRUPTED)
             raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
 
 
@@ -594,11 +606,15 @@ def _stopped(result: str, exit_code: ExitCode) -> Outcome:
 
 def _interrupted_reading(args: Sequence[str]) -> None:
     """Ctrl-C while the command line `args` was read, before any command's own handling: said as for every
-    interrupted command, and logged where the command's name is there to tell that its runs are."""
+    interrupted command, with the JSON document a command asked for JSON gives whenever it stops before its
+    run, and logged where the command's name is there to tell that its runs are."""
     _say_interrupted()
     with contextlib.suppress(KeyboardInterrupt):  # yet another Ctrl-C: the exit code still says it
         at = command_position(args)
         command = args[at] if at is not None else None
+        if at is not None and command in JSON_MODES:
+            _give_json_failure(command, _command_options(command, args[at + 1:]), "interrupted",
+                               ExitCode.INTERRUPTED)
         if command in _RECORDED:
             workspace.reset()
             _record(_stopped("interrupted", ExitCode.INTERRUPTED), command)

@@ -176,6 +176,65 @@ def test_ctrl_c_before_typer_reads_the_command_line_is_the_tools_interrupt(monke
     assert [e.result for e in runlog.read(memory_path())[before:]] == ["interrupted"]
 
 
+_INTERRUPTED_DOCUMENT = {"version": 1, "error": "interrupted", "exit_code": 130}
+
+
+@pytest.mark.parametrize("line", [["bench", "--json", "--shape", "128x128x256"], ["-q", "lint", "--format", "json", "k.cu"]],
+                         ids=["bench", "lint"])
+def test_ctrl_c_while_typer_parses_a_line_asking_for_json_gives_the_json_document(monkeypatch, line):
+    """docs/commands.md: a command asked for JSON still writes one document on stdout when it stops before its
+    run; Ctrl-C while the line was parsed wrote none."""
+    from typer.core import TyperGroup
+
+    from cli_streams import separate_streams_runner
+
+    monkeypatch.setattr(TyperGroup, "parse_args", _interrupted_once(TyperGroup.parse_args))
+    result = separate_streams_runner().invoke(app, line)
+    assert result.exit_code == 130, result.output
+    assert json.loads(result.stdout) == _INTERRUPTED_DOCUMENT
+    assert result.stderr == "error: interrupted\n"
+
+
+def test_ctrl_c_while_typer_parses_a_line_asking_no_json_writes_nothing_on_stdout(monkeypatch):
+    from typer.core import TyperGroup
+
+    from cli_streams import separate_streams_runner
+
+    monkeypatch.setattr(TyperGroup, "parse_args", _interrupted_once(TyperGroup.parse_args))
+    result = separate_streams_runner().invoke(app, ["bench", "--only", "--json"])  # --json: --only's value
+    assert (result.exit_code, result.stdout) == (130, "")
+
+
+def test_ctrl_c_while_a_commands_options_are_parsed_under_json_gives_the_json_document(monkeypatch):
+    from typer.core import TyperCommand
+
+    from cli_streams import separate_streams_runner
+
+    monkeypatch.setattr(TyperCommand, "parse_args", _interrupted_once(TyperCommand.parse_args), raising=False)
+    result = separate_streams_runner().invoke(app, ["tune", "--json", "k.cu"])
+    assert result.exit_code == 130, result.output
+    assert json.loads(result.stdout) == _INTERRUPTED_DOCUMENT
+
+
+def test_ctrl_c_before_typer_reads_a_line_asking_for_json_gives_the_json_document(monkeypatch, capsys):
+    import typer
+
+    from nvfp4ctl import cli
+    from nvfp4ctl.console import get_console
+
+    get_console().json_written = False  # a fresh process's: an earlier test's document is not this line's
+    monkeypatch.setattr(typer.main, "get_command", _interrupted_once(typer.main.get_command))
+    monkeypatch.setattr(sys, "argv", ["nvfp4ctl", "bench", "--json", "--shape", "128x128x256"])
+    with pytest.raises(SystemExit) as stopped:
+        try:
+            cli.main()
+        except KeyboardInterrupt:  # left to pytest, it would stop the whole session
+            pytest.fail("Ctrl-C went through main as a KeyboardInterrupt")
+    assert stopped.value.code == 130
+    said = capsys.readouterr()
+    assert json.loads(said.out) == _INTERRUPTED_DOCUMENT and "error: interrupted" in said.err
+
+
 def test_ctrl_c_while_the_run_log_module_loads_is_the_tools_interrupt(monkeypatch):
     import builtins
 
