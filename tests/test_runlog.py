@@ -1594,6 +1594,33 @@ def test_a_hard_linked_memory_md_stays_linked_when_a_line_is_appended(tmp_path):
     assert [e.result for e in runlog.read(other)] == ["linked"]
 
 
+def test_an_editor_saving_a_shorter_text_after_a_truncated_read_leaves_the_appended_ends_after_it(tmp_path):
+    """What docs/commands.md says of the in-place append: the editor's text lands whole; the heading and
+    preamble the append wrote to the empty file it read are partly written over, their end and the run's
+    line left after the editor's text."""
+    memory = tmp_path / "MEMORY.md"
+    memory.write_text(_LOGGED_NOTES)
+    saved = b"# Notes\n\nshort\n"
+    with memory.open("wb") as editor:  # truncated: the append reads an empty file
+        runlog.append(_entry("during the save"), memory)
+        editor.write(saved)
+    text = memory.read_bytes()
+    assert text.startswith(saved)
+    assert runlog.HEADING.encode() not in text and text.endswith(b" during the save\n")
+
+
+def test_a_line_before_a_users_section_breaks_a_hard_link(tmp_path):
+    """docs/commands.md: the replace path (a copy moved over the file) leaves the other name with the old text."""
+    memory = tmp_path / "MEMORY.md"
+    memory.write_text(_LOGGED_NOTES + "## Ideas\n")
+    other = tmp_path / "shared-notes.md"
+    os.link(memory, other)
+    runlog.append(_entry("replaced"), memory)
+    assert memory.stat().st_ino != other.stat().st_ino
+    assert other.read_text() == _LOGGED_NOTES + "## Ideas\n"
+    assert [e.result for e in runlog.read(memory)] == ["replaced"]
+
+
 def _editor_saving(memory: Path, monkeypatch, times: int) -> list[bytes]:
     """An editor saving `memory` in place (truncate, write) right before each of the append's first `times`
     copies is moved over it; what it saved, in order."""
