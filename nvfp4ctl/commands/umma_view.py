@@ -34,7 +34,8 @@ def _label(check: DescriptorCheck) -> str:
 
 
 def show_user_umma(values: Any, config: Any, simulate: bool, shape: str | None, seed: int, payload: dict[str, Any],
-                    as_json: bool) -> tuple[str, bool]:
+                    as_json: bool, more_problems: tuple[str, ...] = ()) -> tuple[str, bool]:
+    """`more_problems`: findings beyond the descriptor fields (check --dump's later K tiles and acc flags)."""
     from nvfp4ctl.umma import descriptors as d
     from nvfp4ctl.umma import user_values as uv
 
@@ -57,7 +58,7 @@ def show_user_umma(values: Any, config: Any, simulate: bool, shape: str | None, 
     bad = [f"{_label(c)}.{row.field} = {show_value(c.name, row.field, row.value)},"
            f" expected {show_value(c.name, row.field, row.expected)}"
            for c in checks for row in c.rows if row.bad]
-    problems = [problem for c in checks for problem in c.problems]
+    problems = [problem for c in checks for problem in c.problems] + list(more_problems)
     if config is not None and values.desc_a and values.desc_b:
         if (overlap := uv.tiles_overlap(config, values.desc_a[0], values.desc_b[0])) is not None:
             problems.append(overlap)
@@ -158,6 +159,7 @@ def show_dump_lines(lines: list[str], m: int, n: int, k: int, seed: int, origin:
     come from a file the user named, so one without them is an input error (UsageError), not a
     kernel that failed to print them."""
     from nvfp4ctl.umma import dumplines
+    from nvfp4ctl.umma.ktiles import check_later_k_tiles
 
     console = get_console()
     dump = dumplines.parse(lines)
@@ -174,7 +176,11 @@ def show_dump_lines(lines: list[str], m: int, n: int, k: int, seed: int, origin:
     config, source = dumplines.infer_config(dump, tile)
     console.info(f"dump: {plural(len(tile), 'MMA')} of the first output tile; config {config.label()} ({source})", style="bold")
     values = dumplines.user_values(tile, config.k_steps)
+    later = check_later_k_tiles(tile, config.k_steps, k // config.k)
+    for note in later.notes:
+        console.info(f"  {note}", style="dim")
     payload: dict[str, Any] = {}
-    summary, ok = show_user_umma(values, config, True, f"{m},{n},{k}", seed, payload, as_json=False)
+    summary, ok = show_user_umma(values, config, True, f"{m},{n},{k}", seed, payload, as_json=False,
+                                 more_problems=tuple(later.problems))
     (console.ok if ok else console.fail)(summary)
     return summary, ok

@@ -97,7 +97,10 @@ def infer_config(dump: DumpLines, tile: list[dict[str, int]]) -> tuple[MmaConfig
 
 
 def user_values(tile: list[dict[str, int]], k_steps: int) -> UserValues:
+    """K tile 0's values for the field check; every line rides along for the simulation (later K tiles
+    are checked against K tile 0's pattern by ktiles.py)."""
     first = [record for record in tile if record["k"] < k_steps]
     pick = lambda key: tuple(record[key] for record in first if key in record)  # noqa: E731
     return UserValues(idesc=first[0]["idesc"], desc_a=pick("desc_a"), desc_b=pick("desc_b"),
-                      tmem_d=first[0].get("tmem_d"), tmem_sfa=pick("tmem_sfa"), tmem_sfb=pick("tmem_sfb"))
+                      tmem_d=first[0].get("tmem_d"), tmem_sfa=pick("tmem_sfa"), tmem_sfb=pick("tmem_sfb"),
+                      printed=tuple(tile))

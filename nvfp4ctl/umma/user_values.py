@@ -254,6 +254,30 @@ class UserValues:
     tmem_d: int | None = None
     tmem_sfa: tuple[int, ...] = ()
     tmem_sfb: tuple[int, ...] = ()
+    # every MMA line of the output tile as the kernel printed it (check --dump, --from-log): K tiles 1..
+    # and the acc flags are simulated as printed
+    printed: tuple[dict[str, int], ...] = ()
+
+
+def _as_printed(issue, record: dict[str, int], k_tile_step0: dict[str, int], first: dict[str, int]):  # noqa: ANN001, ANN202
+    """A later K tile's printed MMA on the model's single stage: its starts and scale columns moved by
+    the distance between its K step 0 and K tile 0's, the rest as printed."""
+    from dataclasses import replace
+
+    changes: dict[str, object] = {}
+    if "idesc" in record:
+        changes["idesc"] = record["idesc"]
+    for name in ("desc_a", "desc_b"):
+        if name in record:
+            fields = d.decode_smem(record[name])
+            moved = (fields["start"] - d.decode_smem(k_tile_step0[name])["start"] + d.decode_smem(first[name])["start"])
+            changes[name] = d.encode_smem(fields | {"start": moved & 0x3FFF})
+    if "tmem_d" in record:
+        changes["tmem_d"] = record["tmem_d"]
+    for name in ("tmem_sfa", "tmem_sfb"):
+        if name in record and name in k_tile_step0 and name in first:
+            changes[name] = (record[name] - k_tile_step0[name] + first[name]) & 0xFFFFFFFF
+    return replace(issue, **changes)
 
 
 def simulation_plan(config: MmaConfig, values: UserValues, k_tiles: int) -> tuple[plan.TileConfig, list, list[str]]:
@@ -299,4 +323,10 @@ def simulation_plan(config: MmaConfig, values: UserValues, k_tiles: int) -> tupl
     if values.idesc is None:
         notes.append("idesc: not given; the config's value is used")
     issues = [replace(issue, accumulate=kt > 0 or s > 0) for kt in range(k_tiles) for s, issue in enumerate(steps)]
+    printed = values.printed
+    for index, issue in enumerate(issues[:len(printed)]):
+        record = printed[index]
+        if index >= tile.k_steps:
+            issue = _as_printed(issue, record, printed[index - index % tile.k_steps], printed[0])
+        issues[index] = replace(issue, accumulate=bool(record["acc"])) if "acc" in record else issue
     return tile, issues, notes

@@ -92,3 +92,38 @@ def test_dump_from_log_reads_saved_lines(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["dump", "--umma", "--from-log", str(log), "--shape", "128,128,512"])
     assert result.exit_code == 0, result.output
     assert "model D equals the exact reference" in result.output
+
+
+def _check_dump(monkeypatch, bug: str):
+    monkeypatch.setenv("UMMA_LINES_BUG", bug)
+    return CliRunner().invoke(app, ["check", "--submission", str(TARGETS / "prints_umma_lines.py"),
+                                    "--shape", "128,128,512", "--no-probe", "--dump"])
+
+
+def test_check_dump_names_an_accumulator_cleared_in_a_later_k_tile(on_cpu, monkeypatch) -> None:
+    """acc=0 at K tile 1's first MMA throws K tile 0's sum away; the model used to set acc itself."""
+    result = _check_dump(monkeypatch, "acc_reset")
+    assert result.exit_code == 1, result.output
+    assert "MMA 4 (K tile 1, K step 0): acc=0 overwrites D, so K tile 0's sum is thrown away" in result.output
+    assert "D equals the reference" not in result.output
+
+
+def test_check_dump_checks_a_later_k_tiles_idesc(on_cpu, monkeypatch) -> None:
+    result = _check_dump(monkeypatch, "kt1_idesc")
+    assert result.exit_code == 1, result.output
+    assert "K tile 1: idesc.n_dim = 8, K tile 0's is 16 (MMAs 4..7)" in result.output
+    assert "0 mismatches" not in result.output
+
+
+def test_check_dump_checks_a_later_k_tiles_advance(on_cpu, monkeypatch) -> None:
+    result = _check_dump(monkeypatch, "kt1_desc")
+    assert result.exit_code == 1, result.output
+    assert "K tile 1: desc_a.start advances +0x0, +0x10, +0x20, +0x30 from its K step 0, K tile 0's" \
+           " +0x0, +0x20, +0x40, +0x60 (MMAs 4..7)" in result.output
+    assert "0 mismatches" not in result.output
+
+
+def test_check_dump_says_it_checked_the_later_k_tiles(on_cpu, monkeypatch) -> None:
+    result = _check_dump(monkeypatch, "")
+    assert result.exit_code == 0, result.output
+    assert "K tile 1 (MMAs 4..7) checked against K tile 0's pattern" in result.output

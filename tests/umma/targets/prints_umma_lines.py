@@ -1,7 +1,9 @@
 """A check target that answers correctly (kernels/torch_dequant) and prints the `nvfp4ctl:umma` lines
 a tcgen05 kernel would print under its debug macro (docs/byo_kernel.md): the MMAs of output tile
 (0, 0) of a 128x128 tile, K tile 256, 128-byte swizzle, A at shared 0x400, B at 0x4400.
-UMMA_LINES_BUG=k_advance prints the same lines without the K-step advance of desc_a."""
+UMMA_LINES_BUG=k_advance prints the same lines without the K-step advance of desc_a; acc_reset clears
+the accumulator (acc=0) at each K tile's first MMA; kt1_idesc prints N=64 in K tile 1; kt1_desc advances
+desc_a by 16 B a K step in K tile 1."""
 
 import importlib.util
 import os
@@ -27,9 +29,14 @@ def _print_lines(k):
     for step in range(k // 64):
         within = step % 4  # K step inside the 256-deep K tile: the start moves 32 bytes per step
         a_advance = 0 if bug == "k_advance" else 32 * within
-        print(f"nvfp4ctl:umma k={step} idesc=0x{IDESC:08x} desc_a=0x{_desc(0x400 + a_advance):016x}"
+        k_tile = step // 4
+        if bug == "kt1_desc" and k_tile == 1:
+            a_advance = 16 * within
+        idesc = 0x08100480 if bug == "kt1_idesc" and k_tile == 1 else IDESC
+        acc = int(within > 0) if bug == "acc_reset" else int(step > 0)
+        print(f"nvfp4ctl:umma k={step} idesc=0x{idesc:08x} desc_a=0x{_desc(0x400 + a_advance):016x}"
               f" desc_b=0x{_desc(0x4400 + 32 * within):016x} tmem_d=0x00000000"
-              f" tmem_sfa=0x{128 + 4 * within:08x} tmem_sfb=0x{144 + 4 * within:08x} acc={int(step > 0)}")
+              f" tmem_sfa=0x{128 + 4 * within:08x} tmem_sfb=0x{144 + 4 * within:08x} acc={acc}")
 
 
 def custom_kernel(data):

@@ -1,0 +1,149 @@
+"""The MMAs a kernel prints after its first K tile, checked against that tile's pattern, and every
+MMA's accumulate flag.
+
+An output tile's K tiles issue the same MMAs: the same idesc and D, descriptors equal field by field,
+each K step's start and scale columns the same distance from their K tile's K step 0 as in K tile 0.
+Each K tile's K step 0 may sit elsewhere (the stage ring's buffer), so that start is taken as given.
+acc must be 0 on the output tile's very first MMA and 1 on every later one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from nvfp4ctl.umma import descriptors as d
+from nvfp4ctl.umma import smem
+from nvfp4ctl.umma.tmem import split_address
+
+Record = dict[str, int]
+
+
+@dataclass
+class KTileReport:
+    problems: list[str] = field(default_factory=list)  # findings: each makes the dump fail
+    notes: list[str] = field(default_factory=list)  # what was checked, and what was not
+
+
+def mmas(indices: list[int]) -> str:
+    """"MMA 4", "MMAs 4..7", "MMAs 4,6"."""
+    if len(indices) == 1:
+        return f"MMA {indices[0]}"
+    if indices == list(range(indices[0], indices[-1] + 1)):
+        return f"MMAs {indices[0]}..{indices[-1]}"
+    return "MMAs " + ",".join(map(str, indices))
+
+
+def _where(index: int, k_steps: int) -> str:
+    return f"MMA {index} (K tile {index // k_steps}, K step {index % k_steps})"
+
+
+def accumulate_problems(tile: list[Record], k_steps: int) -> list[str]:
+    problems = []
+    for index, record in enumerate(tile):
+        if "acc" not in record or record["acc"] == int(index > 0):
+            continue
+        if index == 0:
+            problems.append(f"{_where(0, k_steps)}: acc={record['acc']} adds to what D held before (the previous"
+                            " output tile's sum or uninitialised TMEM); an output tile's first MMA needs acc=0")
+            continue
+        k_tile, step = divmod(index, k_steps)
+        if step:
+            lost = f"the sum of {mmas(list(range(index)))}"
+        else:
+            lost = "K tile 0's sum" if k_tile == 1 else f"K tiles 0..{k_tile - 1}'s sum"
+        problems.append(f"{_where(index, k_steps)}: acc={record['acc']} overwrites D, so {lost} is thrown away"
+                        " (acc=1 on every MMA after an output tile's first)")
+    return problems
+
+
+def _offsets(words: list[int], of) -> list[int]:  # noqa: ANN001 (a field reader)
+    return [of(word) - of(words[0]) for word in words]
+
+
+def _start(word: int) -> int:
+    return d.decode_smem(word)["start"] << 4
+
+
+def _column(addr: int) -> int:
+    return split_address(addr)[1]
+
+
+def _signed(offsets: list[int]) -> str:
+    return ", ".join(f"{'-' if o < 0 else '+'}0x{abs(o):x}" for o in offsets)
+
+
+def _tile_problems(k_tile: int, first: list[Record], lines: list[Record], k_steps: int) -> tuple[list[str], set[str]]:
+    """Problems of one later K tile, and the keys its lines lack where K tile 0's carry them."""
+    problems: list[str] = []
+    missing: set[str] = set()
+    indices = [k_tile * k_steps + s for s in range(len(lines))]
+    ref = first[:len(lines)]
+    groups: dict[tuple[str, str, int, int], list[int]] = {}
+    for index, want, got in zip(indices, ref, lines):
+        for name in ("idesc", "desc_a", "desc_b"):
+            if name not in got:
+                missing.add(name)
+                continue
+            decode = d.decode_instr if name == "idesc" else d.decode_smem
+            have, should = decode(got[name]), decode(want[name])
+            skip = {"start"} | ({"lbo"} if name != "idesc" and not smem.reads_lbo(should["layout"]) else set())
+            for key in should:
+                if key not in skip and have[key] != should[key]:
+                    groups.setdefault((name, key, have[key], should[key]), []).append(index)
+        for name in ("tmem_d", "tmem_sfa", "tmem_sfb"):
+            if name in want and name not in got:
+                missing.add(name)
+            elif name in want and name != "tmem_d" and split_address(got[name])[0] != split_address(want[name])[0]:
+                groups.setdefault((name, "lane", split_address(got[name])[0], split_address(want[name])[0]), []).append(index)
+            elif name == "tmem_d" and name in want and got[name] != want[name]:
+                groups.setdefault((name, "", got[name], want[name]), []).append(index)
+    from nvfp4ctl.umma.diagnose import show_value
+
+    for (name, key, have, should), where in groups.items():
+        if name == "tmem_d":
+            problems.append(f"K tile {k_tile}: tmem_d = 0x{have:08x}, K tile 0's is 0x{should:08x} ({mmas(where)}):"
+                            " one output tile accumulates into one D")
+        else:
+            problems.append(f"K tile {k_tile}: {name}.{key} = {show_value(name, key, have)},"
+                            f" K tile 0's is {show_value(name, key, should)} ({mmas(where)})")
+    for name, of, unit in (("desc_a", _start, "start"), ("desc_b", _start, "start"),
+                           ("tmem_sfa", _column, "column"), ("tmem_sfb", _column, "column")):
+        if not all(name in record for record in lines + ref):
+            continue
+        have = _offsets([record[name] for record in lines], of)
+        should = _offsets([record[name] for record in ref], of)
+        if have != should:
+            shown = _signed if unit == "start" else (lambda offsets: ", ".join(f"{o:+d}" for o in offsets))
+            problems.append(f"K tile {k_tile}: {name}.{unit} advances {shown(have)} from its K step 0, K tile 0's"
+                            f" {shown(should)} ({mmas(indices)})")
+    return problems, missing
+
+
+def check_later_k_tiles(tile: list[Record], k_steps: int, mma_count: int) -> KTileReport:
+    """`tile`: the output tile's MMA lines in issue order; `mma_count`: how many the case's K needs."""
+    report = KTileReport(problems=accumulate_problems(tile, k_steps))
+    if not all("acc" in record for record in tile):
+        report.notes.append("acc of MMAs not checked where a line has no acc= (print it: acc must be 0 only on"
+                            " an output tile's first MMA)")
+    first = tile[:k_steps]
+    later = tile[k_steps:mma_count]
+    k_tiles = -(-len(later) // k_steps)
+    missing: set[str] = set()
+    for k_tile in range(1, k_tiles + 1):
+        lines = later[(k_tile - 1) * k_steps:k_tile * k_steps]
+        problems, lacking = _tile_problems(k_tile, first, lines, k_steps)
+        report.problems += problems
+        missing |= lacking
+    if later:
+        tiles = "K tile 1" if k_tiles == 1 else f"K tiles 1..{k_tiles}"
+        report.notes.append(f"{tiles} ({mmas(list(range(k_steps, k_steps + len(later))))}) checked against K tile"
+                            " 0's pattern: same idesc and D, descriptors equal apart from each K tile's K step 0 start"
+                            " (the stage ring's, taken as given), starts and scale columns advancing as in K tile 0")
+    if missing:
+        report.notes.append(f"MMAs of K tiles 1.. not checked: {', '.join(sorted(missing))} (not on their lines)")
+    if len(tile) < mma_count:
+        report.notes.append(f"MMAs {len(tile)}..{mma_count - 1} not printed ({mma_count} for this K): not checked;"
+                            " the simulation issues K tile 0's values there")
+    elif len(tile) > mma_count:
+        report.notes.append(f"MMAs {mma_count}..{len(tile) - 1} not checked: this K needs {mma_count} MMAs")
+    return report
