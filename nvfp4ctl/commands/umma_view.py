@@ -62,6 +62,9 @@ def show_user_umma(values: Any, config: Any, simulate: bool, shape: str | None, 
     if config is not None and values.desc_a and values.desc_b:
         if (overlap := uv.tiles_overlap(config, values.desc_a[0], values.desc_b[0])) is not None:
             problems.append(overlap)
+    if config is not None and values.tmem_sfa and values.tmem_sfb:
+        if (overlap := uv.scales_overlap(config, values.tmem_sfa[0], values.tmem_sfb[0])) is not None:
+            problems.append(overlap)
     payload["umma_values"] = {
         "config": None if config is None else vars(config),
         "descriptors": [{"name": _title(c), "value": c.value, "problems": c.problems,
@@ -143,13 +146,23 @@ def _simulate(values: Any, config: Any, shape: tuple[int, int, int], seed: int, 
             console.raw("\n".join("    " + line for line in emap))
             for line in diagnose.grouped_diffs(result.diffs)[:12]:
                 console.info(f"  differs: {line}")
-            for line in result.explanations or ["no single field explains it (see the differences above)"]:
+            for line in result.explanations or [_unexplained(result)]:
                 console.fail(f"  explained by: {line}")
         else:
             console.ok(f"  model D equals the exact reference ({total} values)")
     if wrong:
         return f"simulate: {wrong} of {total} wrong" + (f" ({result.explanations[0]})" if result.explanations else ""), False
     return f"simulate: D equals the reference ({total} values)", True
+
+
+def _unexplained(result: Any) -> str:
+    """The verdict where no field alone explains D: it points at what is printed above it."""
+    if result.diffs:
+        return "no single field explains it (see the differences above)"
+    if result.model_error:
+        return "the model's refusal above: no field differs from the plan laid out at your own addresses"
+    return ("no field differs from the plan laid out at your own addresses (the tiles, D and the scales where"
+            " you put them): the addresses themselves are at fault (see the field check above)")
 
 
 def show_dump_lines(lines: list[str], m: int, n: int, k: int, seed: int, origin: str = "--dump",

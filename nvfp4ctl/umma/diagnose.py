@@ -195,8 +195,9 @@ def simulate(config: plan.TileConfig, inputs: plan.TileInputs, issues: list[MmaI
         result.diffs, result.explanations = explain(config, inputs, issues, expected, reference)
         # the plan is laid out at the user's own addresses: tiles that overlap there are wrong with every
         # field right, and no difference can explain them
-        if (overlap := config.tiles_overlap()) is not None:
-            result.explanations.insert(0, overlap)
+        for overlap in (config.scales_overlap(), config.tiles_overlap()):
+            if overlap is not None:
+                result.explanations.insert(0, overlap)
     return result
 
 

@@ -81,6 +81,10 @@ class TileConfig:
         """tiles_overlap() of stage 0's A and B tiles, one K tile each."""
         return tiles_overlap(self.a_addr, self.block_m, self.b_start, self.block_n, self.k_tile_bytes)
 
+    def scales_overlap(self) -> str | None:
+        """scales_overlap() of A's and B's scale columns, every K step of a K tile."""
+        return scales_overlap(self.sfa_col, 4, self.sfb_col, self.sf_cols_per_step_b, self.k_steps)
+
 
 SWIZZLE_ATOM_ALIGN = 1024  # the 128B swizzle's pattern: a tile starting on it suits every swizzle
 
@@ -96,6 +100,17 @@ def tiles_overlap(a_start: int, a_rows: int, b_start: int, b_rows: int, row_byte
     return (f"A's and B's tiles overlap in shared memory: desc_a's 0x{a_start:x}..0x{a_end - 1:x} ({a_rows} rows x"
             f" {row_bytes} B) and desc_b's 0x{b_start:x}..0x{b_end - 1:x} ({b_rows} rows x {row_bytes} B), so the"
             f" load of one overwrites the other; give each its own buffer (B from 0x{apart:x}, past A's end)")
+
+
+def scales_overlap(sfa_col: int, sfa_step: int, sfb_col: int, sfb_step: int, k_steps: int) -> str | None:
+    """Where A's scale columns (sfa_step a K step, k_steps of them from sfa_col) share TMEM columns with
+    B's: the scale copy of one overwrites the other though every address field is well formed; else None."""
+    a_end, b_end = sfa_col + sfa_step * k_steps, sfb_col + sfb_step * k_steps
+    if not (sfa_col < b_end and sfb_col < a_end):
+        return None
+    return (f"A's and B's scales overlap in TMEM: tmem_sfa's columns {sfa_col}..{a_end - 1} ({k_steps} K steps x"
+            f" {sfa_step}) and tmem_sfb's {sfb_col}..{b_end - 1} ({k_steps} K steps x {sfb_step}), so the copy of"
+            f" one overwrites the other; give each its own columns (B's from {a_end}, past A's end)")
 
 
 def idesc(config: TileConfig) -> int:

@@ -220,6 +220,17 @@ def tiles_overlap(config: MmaConfig, desc_a: int, desc_b: int) -> str | None:
     return plan.tiles_overlap(start(desc_a), config.m, start(desc_b), config.n, row_bytes)
 
 
+def scale_columns_per_step(config: MmaConfig, name: str) -> int:
+    """TMEM columns one K step's scales take: 4 per 128 rows (a 32x128b copy atom per 32 lanes)."""
+    return 4 * -(-(config.m if name == "tmem_sfa" else config.n) // 128)
+
+
+def scales_overlap(config: MmaConfig, tmem_sfa: int, tmem_sfb: int) -> str | None:
+    """plan.scales_overlap of the scale columns K step 0's addresses start, for every K step of the config."""
+    return plan.scales_overlap(split_address(tmem_sfa)[1], scale_columns_per_step(config, "tmem_sfa"),
+                               split_address(tmem_sfb)[1], scale_columns_per_step(config, "tmem_sfb"), config.k_steps)
+
+
 TMEM_FIELDS = (BitField("lane", 16, 16, "TMEM lane"), BitField("column", 0, 16, "TMEM column"))
 
 
@@ -230,8 +241,8 @@ def check_tmem(name: str, addr: int | None, config: MmaConfig | None, d_addr: in
     problems = []
     width = config.n if (config is not None and name == "tmem_d") else 0
     if config is not None:
-        if name != "tmem_d":
-            width = 4 * -(-(config.m if name == "tmem_sfa" else config.n) // 128)
+        if name != "tmem_d":  # every K step of the K tile has its own scale columns
+            width = scale_columns_per_step(config, name) * config.k_steps
         if column + width > COLUMNS:
             problems.append(f"{name}: columns {column}..{column + width - 1} run past TMEM's 512")
         if name != "tmem_d" and d_addr is not None and config is not None:

@@ -250,3 +250,35 @@ def test_only_tiles_sharing_bytes_are_said_to_overlap(desc_b: str, overlaps: boo
     assert result.exit_code == (1 if overlaps else 0), said
     if overlaps:
         assert "desc_a's 0x0..0x3fff (128 rows x 128 B) and desc_b's 0x2000..0x5fff (128 rows x 128 B)" in said, said
+
+
+SIM = ("--simulate", "--shape", "128,128,512")
+
+
+@pytest.mark.parametrize("sfb", ["0x80", "0x88"])
+def test_overlapping_a_and_b_scales_are_named(sfb: str) -> None:
+    """A's scales take 4 columns per K step, 128..143 over a 256-deep K tile: B's at 0x88 land inside."""
+    result = dump("--idesc", GOOD_IDESC, "--desc-a", GOOD_A, "--desc-b", GOOD_B, "--tmem-d", "0",
+                  "--tmem-sfa", "0x80", "--tmem-sfb", sfb, *SIM)
+    assert result.exit_code == 1, result.output
+    assert "0 mismatches" not in result.output
+    assert "tmem_sfa's columns 128..143 (4 K steps x 4) and tmem_sfb's" in result.output
+    assert "explained by: A's and B's scales overlap in TMEM" in result.output
+
+
+def test_scales_past_tmem_count_every_k_step() -> None:
+    result = dump("--idesc", GOOD_IDESC, "--desc-a", GOOD_A, "--desc-b", GOOD_B, "--tmem-d", "0",
+                  "--tmem-sfa", "0x1fe", "--tmem-sfb", "0x90", *SIM)
+    assert result.exit_code == 1, result.output
+    assert "tmem_sfa: columns 510..525 run past TMEM's 512" in result.output
+
+
+@pytest.mark.parametrize("tmem", [("--tmem-d", "0x200000"), ("--tmem-sfa", "0x1fe")])
+def test_a_wrong_d_with_no_differing_field_points_at_something(tmem: tuple[str, str]) -> None:
+    args = {"--tmem-d": "0", "--tmem-sfa": "0x80", "--tmem-sfb": "0x90"} | dict([tmem])
+    result = dump("--idesc", GOOD_IDESC, "--desc-a", GOOD_A, "--desc-b", GOOD_B,
+                  *[x for pair in args.items() for x in pair], *SIM)
+    assert result.exit_code == 1, result.output
+    assert "differs:" not in result.output
+    assert "see the differences above" not in result.output
+    assert "explained by: the model's refusal above" in result.output
