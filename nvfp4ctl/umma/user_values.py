@@ -3,7 +3,8 @@ field by field and, with a stated MMA config, checked against what the config im
 
 What a config implies (K-major operands, the tile stored by TMA as in plan.py, M-first):
   idesc   formats of the kind, majors, N >> 3, M >> 4, scale format of the scale vector, scale ids 0
-  desc    version 1, base offset 0 (start on the swizzle pattern's boundary), LBO/SBO of the swizzle
+  desc    version 1, base offset 0 (TMA swizzles by the shared address itself, so the pattern repeats on
+          absolute boundaries wherever the tile starts), LBO/SBO of the swizzle
           (swizzled: SBO = 8 rows x span, LBO unused; none: SBO = 128, LBO = rows x 16), the layout
           code of the swizzle; the start of K step s = step 0's start + the K-step advance
   tmem    D at lane 0 with N columns inside 512; scales at lane 0, not overlapping D
@@ -23,8 +24,6 @@ from nvfp4ctl.umma.tmem import COLUMNS, split_address
 
 KIND_K = {"mxf4nvf4": 64, "mxf4": 64, "mxf8f6f4": 32}
 SWIZZLES = tuple(smem.TMA_SWIZZLE)
-# PTX ISA pattern boundary per swizzle: a start address off it needs base_offset = (start >> 7) & 7
-PATTERN_BYTES = {smem.SWIZZLE_NONE: 0, smem.SWIZZLE_32B: 256, smem.SWIZZLE_64B: 512, smem.SWIZZLE_128B: 1024}
 
 
 @dataclass(frozen=True)
@@ -114,10 +113,10 @@ def expected_idesc(config: MmaConfig) -> dict[str, int]:
 def expected_desc(config: MmaConfig, rows: int, step0_start: int, step: int) -> dict[str, int]:
     """K-major descriptor of K step `step` for a tile whose step-0 start is step0_start (bytes)."""
     tile = plan.TileConfig(block_n=config.n, block_k=config.block_k, swizzle=config.swizzle, block_m=config.m)
-    fields = d.decode_smem(plan.smem_desc(tile, step0_start, rows, step))
-    boundary = PATTERN_BYTES[config.layout]
-    fields["base_offset"] = (step0_start >> 7) & 7 if boundary and step0_start % boundary else 0
-    return fields
+    # base offset stays 0: the PTX ISA asks for (pattern start >> 7) & 7 only where the swizzle pattern
+    # itself starts off its 256/512/1024-byte boundary, and a TMA store's pattern is keyed to the
+    # absolute address (smem.tma_store_box), so it starts on the boundary even for a tile at 0x480
+    return d.decode_smem(plan.smem_desc(tile, step0_start, rows, step))
 
 
 class FieldStatus(str, Enum):

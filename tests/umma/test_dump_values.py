@@ -282,3 +282,18 @@ def test_a_wrong_d_with_no_differing_field_points_at_something(tmem: tuple[str, 
     assert "differs:" not in result.output
     assert "see the differences above" not in result.output
     assert "explained by: the model's refusal above" in result.output
+
+
+def test_a_tile_off_the_pattern_boundary_needs_base_offset_0_in_both_checks() -> None:
+    """TMA swizzles by the shared address itself, so the swizzle pattern repeats on absolute 1024-byte
+    boundaries wherever the tile starts: base offset 0 (PTX ISA: non-zero only where the pattern itself
+    starts off its boundary). The field check used to want (start >> 7) & 7 while the model, rightly,
+    read the tile with 0."""
+    at_0x480 = "0x4000404000010048"
+    result = dump("--idesc", GOOD_IDESC, "--desc-a", at_0x480, "--desc-b", "0x4000404000010500", *SIM)
+    assert result.exit_code == 0, result.output
+    assert "0 mismatches" in result.output and "D equals the reference" in result.output
+    with_offset = "0x4002404000010048"
+    result = dump("--idesc", GOOD_IDESC, "--desc-a", with_offset, "--desc-b", "0x4000404000010500", *SIM)
+    assert result.exit_code == 1, result.output
+    assert "desc_a[0].base_offset = 1, expected 0" in result.output
