@@ -155,6 +155,22 @@ def _simulate(values: Any, config: Any, shape: tuple[int, int, int], seed: int, 
     return f"simulate: D equals the reference ({total} values)", True
 
 
+def _keep_printed_lines(lines: list[str]) -> None:
+    """The kernel's nvfp4ctl:umma lines as printed, so that `check --dump > log` can be read back by
+    `dump --umma --from-log log`: the child's output otherwise reaches the screen only under -v, and
+    there it is printed already (each line as [child] ...)."""
+    from nvfp4ctl.console import VERBOSE
+    from nvfp4ctl.umma.dumplines import PREFIX
+
+    console = get_console()
+    kept = [line.strip() for line in lines if PREFIX in line]
+    if not kept or console.verbosity >= VERBOSE:
+        return
+    console.info(f"dump: the kernel's {plural(len(kept), f'{PREFIX} line')} (`nvfp4ctl dump --umma --from-log`"
+                 " reads them back from this output):", style="dim")
+    console.raw("\n".join(kept))
+
+
 def _unexplained(result: Any) -> str:
     """The verdict where no field alone explains D: it points at what is printed above it."""
     if result.diffs:
@@ -176,6 +192,8 @@ def show_dump_lines(lines: list[str], m: int, n: int, k: int, seed: int, origin:
 
     console = get_console()
     dump = dumplines.parse(lines)
+    if not saved:
+        _keep_printed_lines(lines)
     for line in dump.rejected[:3]:
         console.warn(f"unparsed {dumplines.PREFIX} line: {line}")
     tile = dumplines.first_tile(dump)

@@ -127,3 +127,18 @@ def test_check_dump_says_it_checked_the_later_k_tiles(on_cpu, monkeypatch) -> No
     result = _check_dump(monkeypatch, "")
     assert result.exit_code == 0, result.output
     assert "K tile 1 (MMAs 4..7) checked against K tile 0's pattern" in result.output
+
+
+def test_a_saved_check_dump_output_reads_back_with_from_log(on_cpu, monkeypatch, tmp_path: Path) -> None:
+    """`check --dump > log` then `dump --umma --from-log log`: the lines used to reach the output only under -v."""
+    monkeypatch.setenv("UMMA_LINES_BUG", "kt1_idesc")
+    for quiet in ([], ["-q"]):
+        result = CliRunner().invoke(app, [*quiet, "check", "--submission", str(TARGETS / "prints_umma_lines.py"),
+                                          "--shape", "128,128,512", "--no-probe", "--dump"])
+        assert result.exit_code == 1, result.output
+        log = tmp_path / "b200.log"
+        log.write_text(result.output)
+        again = CliRunner().invoke(app, ["dump", "--umma", "--from-log", str(log), "--shape", "128,128,512"])
+        assert again.exit_code == 1, again.output
+        assert "dump: 8 MMAs of the first output tile" in again.output
+        assert "K tile 1: idesc.n_dim = 8, K tile 0's is 16 (MMAs 4..7)" in again.output
