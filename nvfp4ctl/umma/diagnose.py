@@ -120,14 +120,35 @@ def show_value(descriptor: str, key: str, value: int) -> str:
     return str(value)
 
 
-def _name(descriptor: str, key: str, diffs: list[FieldDiff]) -> str:
+def _advance(descriptor: str, first_step: int, k_steps: int, issues: list[MmaIssue], expected: list[MmaIssue],
+             where: str) -> str:
+    """A K-step advance gone wrong, with every K step's start of the K tile it first shows in: "missed"
+    only where the start never moves."""
+    k_tile = first_step // k_steps
+    mmas = range(k_tile * k_steps, min((k_tile + 1) * k_steps, len(issues), len(expected)))
+    have = [issue_fields(issues[i], descriptor)["start"] << 4 for i in mmas]
+    want = [issue_fields(expected[i], descriptor)["start"] << 4 for i in mmas]
+    listed = lambda starts: ", ".join(f"0x{start:x}" for start in starts)  # noqa: E731
+    if len(set(have)) == 1:
+        return (f"{descriptor}.start: missed K-step advance: the start stays 0x{have[0]:x} in every K step,"
+                f" expected {listed(want)} ({where})")
+    steps = lambda starts: {b - a for a, b in zip(starts, starts[1:])}  # noqa: E731
+    signed = lambda step: f"{'-' if step < 0 else '+'}0x{abs(step):x}"  # noqa: E731
+    per_step = ""
+    if len(steps(have)) == 1 and len(steps(want)) == 1:
+        per_step = f": {signed(steps(have).pop())} per step, expected {signed(steps(want).pop())}"
+    return f"{descriptor}.start: wrong K-step advance{per_step} — starts {listed(have)}, expected {listed(want)} ({where})"
+
+
+def _name(descriptor: str, key: str, diffs: list[FieldDiff], issues: list[MmaIssue], expected: list[MmaIssue],
+          k_steps: int) -> str:
     steps = sorted({diff.step for diff in diffs})
     first = diffs[0]
     where = f"MMA{'s' if len(steps) > 1 else ''} {','.join(map(str, steps))}"
     shown = (f"{descriptor}.{key} = {show_value(descriptor, key, first.actual)},"
              f" expected {show_value(descriptor, key, first.expected)} ({where})")
-    if descriptor.startswith("desc_") and key == "start" and 0 not in steps:
-        return f"{descriptor}.start: missed K-step advance — {shown}"
+    if descriptor.startswith("desc_") and key == "start" and all(step % k_steps for step in steps):
+        return _advance(descriptor, steps[0], k_steps, issues, expected, where)
     if descriptor == "idesc" and key == "n_dim":
         return f"idesc.n_dim (N>>3) = {first.actual} (N={first.actual << 3}), expected {first.expected} (N={first.expected << 3})"
     if descriptor == "idesc" and key in ("a_sf_id", "b_sf_id"):
@@ -177,7 +198,7 @@ def explain(config: plan.TileConfig, inputs: plan.TileInputs, issues: list[MmaIs
             groups.pop((descriptor, "sbo"))
     for (descriptor, key), selected in groups.items():
         if fixes(selected):
-            names.append(_name(descriptor, key, selected) + _swap_hint(descriptor, key, selected, issues, expected))
+            names.append(_name(descriptor, key, selected, issues, expected, config.k_steps) + _swap_hint(descriptor, key, selected, issues, expected))
     if not names and diffs and fixes(diffs):
         names.append("only all differing fields together: " + ", ".join(sorted({f"{g[0]}.{g[1]}" for g in groups})))
     return diffs, names

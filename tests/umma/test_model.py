@@ -101,13 +101,24 @@ def _with(issue: model.MmaIssue, name: str, key: str, change) -> model.MmaIssue:
     return diagnose.set_field(issue, name, key, change(diagnose.issue_fields(issue, name)[key]))
 
 
+def _advance(issue: model.MmaIssue, step: int, advance: int) -> model.MmaIssue:
+    return diagnose.set_field(issue, "desc_a", "start", (step * advance) >> 4)
+
+
 SEEDED = {
     # swizzled (the default 128B): the hardware reads no LBO, so the SBO alone is named
     "lbo_sbo_swapped": (lambda issues: [_swap_lbo_sbo(i) for i in issues], "desc_a.sbo = 16 B, expected 1024 B"),
     "wrong_n": (lambda issues: [_with(i, "idesc", "n_dim", lambda v: v // 2) for i in issues], "idesc.n_dim (N>>3)"),
     "wrong_scale_id": (lambda issues: [_with(i, "idesc", "b_sf_id", lambda v: 2) for i in issues], "wrong scale id"),
     "missed_k_advance": (lambda issues: [diagnose.set_field(i, "desc_a", "start", d.decode_smem(issues[0].desc_a)["start"])
-                                         for i in issues], "missed K-step advance"),
+                                         for i in issues],
+                         "missed K-step advance: the start stays 0x0 in every K step, expected 0x0, 0x20, 0x40, 0x60"),
+    # an advance that is there but wrong is no "missed" one: the per-step values are shown
+    "advance_16B": (lambda issues: [_advance(i, s % 4, 16) for s, i in enumerate(issues)],
+                    "desc_a.start: wrong K-step advance: +0x10 per step, expected +0x20 — starts 0x0, 0x10, 0x20, 0x30,"
+                    " expected 0x0, 0x20, 0x40, 0x60 (MMAs 1,2,3,5,6,7)"),
+    "advance_64B": (lambda issues: [_advance(i, s % 4, 64) for s, i in enumerate(issues)],
+                    "wrong K-step advance: +0x40 per step, expected +0x20"),
     "swizzle_mismatch": (lambda issues: [_with(i, "desc_b", "layout", lambda v: smem.SWIZZLE_64B) for i in issues],
                          "swizzle mismatch"),
     "scale_column": (lambda issues: [_with(i, "tmem_sfa", "column", lambda v: v + 4) for i in issues], "tmem_sfa.column"),
