@@ -92,7 +92,12 @@ def show_user_umma(values: Any, config: Any, simulate: bool, shape: str | None, 
     if bad or problems:  # each by name: -q drops the table, and the run log keeps this line alone
         summary += f" ({first_few(bad + problems)})"
     ok = not bad and not problems
-    if simulated is not None:
+    unplaceable = uv.unplaceable_tiles(values)
+    if simulated is not None and unplaceable:  # the model stores the tiles as TMA does: there it cannot
+        summary += f"; simulate: not run ({unplaceable[0]})"
+        if not as_json:
+            console.fail(f"simulate: not run: {unplaceable[0]}")
+    elif simulated is not None:
         result, sim_ok = _simulate(values, config, simulated, seed, payload, as_json)
         summary += "; " + result
         ok &= sim_ok

@@ -207,8 +207,24 @@ def check_desc(name: str, word: int | None, config: MmaConfig | None, step: int 
         shown["lbo"] += " (unused)"
     if word is not None and (spare := d.smem_reserved(word)):
         problems.append(f"{name}: reserved bits set (0x{spare:x})")
+    if config is not None and actual is not None and step == 0 and (start := actual["start"] << 4) % TMA_ALIGN:
+        problems.append(misaligned(f"{name}[0].start", start))
     return DescriptorCheck(name, step, 64, word, None if expected is None else d.encode_smem(expected),
                            _rows(name, d.SMEM_FIELDS, actual, expected, shown, unused), problems)
+
+
+TMA_ALIGN = 128  # a TMA store's shared-memory destination is 128-byte aligned
+
+
+def misaligned(what: str, start: int) -> str:
+    return f"{what} 0x{start:x} is not {TMA_ALIGN}-byte aligned, so no TMA box can start there"
+
+
+def unplaceable_tiles(values: UserValues) -> list[str]:
+    """The operands whose K step 0 start no TMA store can fill (the model stores tiles as TMA does)."""
+    starts = ((name, d.decode_smem(words[0])["start"] << 4) for name, words in
+              (("desc_a", values.desc_a), ("desc_b", values.desc_b)) if words)
+    return [misaligned(f"{name}[0].start", start) for name, start in starts if start % TMA_ALIGN]
 
 
 def tiles_overlap(config: MmaConfig, desc_a: int, desc_b: int) -> str | None:
@@ -306,8 +322,8 @@ def simulation_plan(config: MmaConfig, values: UserValues, k_tiles: int) -> tupl
                            sfa_addr=values.tmem_sfa[0] if values.tmem_sfa else None,
                            sfb_addr=values.tmem_sfb[0] if values.tmem_sfb else None)
     for what, addr in (("desc_a", tile.a_addr), ("desc_b", tile.b_start)):
-        if addr % 128:
-            raise UsageError(f"{what}: start 0x{addr:x} is not 128-byte aligned, so no TMA box can start there")
+        if addr % TMA_ALIGN:  # the field check names it as the kernel's mismatch first (check_desc)
+            raise UsageError(misaligned(f"{what}[0].start", addr))
     correct = plan.issues(tile, 1)
     notes = []
     steps = []

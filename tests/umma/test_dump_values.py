@@ -297,3 +297,12 @@ def test_a_tile_off_the_pattern_boundary_needs_base_offset_0_in_both_checks() ->
     result = dump("--idesc", GOOD_IDESC, "--desc-a", with_offset, "--desc-b", "0x4000404000010500", *SIM)
     assert result.exit_code == 1, result.output
     assert "desc_a[0].base_offset = 1, expected 0" in result.output
+
+
+@pytest.mark.parametrize("simulate", [("--mma", "128,128,64"), SIM])
+def test_a_tile_start_off_128_bytes_is_the_kernels_mismatch(simulate: tuple[str, ...]) -> None:
+    """No TMA box starts at 0x410: the field check passed it and --simulate called it a usage error (exit 2)."""
+    result = dump("--idesc", GOOD_IDESC, "--desc-a", "0x4000404000010041", "--desc-b", GOOD_B, *simulate)
+    assert result.exit_code == 1, result.output
+    assert "desc_a[0].start 0x410 is not 128-byte aligned, so no TMA box can start there" in result.output
+    assert "0 mismatches" not in result.output
