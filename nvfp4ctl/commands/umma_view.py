@@ -59,6 +59,9 @@ def show_user_umma(values: Any, config: Any, simulate: bool, shape: str | None, 
            f" expected {show_value(c.name, row.field, row.expected)}"
            for c in checks for row in c.rows if row.bad]
     problems = [problem for c in checks for problem in c.problems] + list(more_problems)
+    if config is not None:
+        problems += uv.scale_step_problems(config, "tmem_sfa", values.tmem_sfa)
+        problems += uv.scale_step_problems(config, "tmem_sfb", values.tmem_sfb)
     if config is not None and values.desc_a and values.desc_b:
         if (overlap := uv.tiles_overlap(config, values.desc_a[0], values.desc_b[0])) is not None:
             problems.append(overlap)

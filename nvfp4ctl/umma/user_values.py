@@ -246,6 +246,24 @@ def scales_overlap(config: MmaConfig, tmem_sfa: int, tmem_sfb: int) -> str | Non
                                split_address(tmem_sfb)[1], scale_columns_per_step(config, "tmem_sfb"), config.k_steps)
 
 
+def scale_step_problems(config: MmaConfig, name: str, addrs: tuple[int, ...]) -> list[str]:
+    """K steps 1.. of one operand's scale addresses: the lane of K step 0 and its column plus the
+    columns one K step's scales take, once per step."""
+    if not addrs:
+        return []
+    lane0, column0 = split_address(addrs[0])
+    per_step = scale_columns_per_step(config, name)
+    problems = []
+    for step, addr in enumerate(addrs[1:], start=1):
+        lane, column = split_address(addr)
+        if lane != lane0:
+            problems.append(f"{name}[{step}].lane = {lane}, expected {lane0} (K step 0's)")
+        if column != column0 + per_step * step:
+            problems.append(f"{name}[{step}].column = {column}, expected {column0 + per_step * step}"
+                            f" ({per_step} columns a K step from K step 0's {column0})")
+    return problems
+
+
 TMEM_FIELDS = (BitField("lane", 16, 16, "TMEM lane"), BitField("column", 0, 16, "TMEM column"))
 
 

@@ -306,3 +306,12 @@ def test_a_tile_start_off_128_bytes_is_the_kernels_mismatch(simulate: tuple[str,
     assert result.exit_code == 1, result.output
     assert "desc_a[0].start 0x410 is not 128-byte aligned, so no TMA box can start there" in result.output
     assert "0 mismatches" not in result.output
+
+
+def test_scale_addresses_of_later_k_steps_are_checked() -> None:
+    """Every K step's scales sit 4 columns past the step before; --tmem-sfa given per K step was
+    simulated but its K steps 1.. never field-checked (0 mismatches beside a wrong D)."""
+    result = dump("--idesc", GOOD_IDESC, "--desc-a", GOOD_A, "--desc-b", GOOD_B, "--tmem-d", "0",
+                  *[x for _ in range(4) for x in ("--tmem-sfa", "0x80")], "--tmem-sfb", "0x90", "--mma", "128,128,64")
+    assert result.exit_code == 1, result.output
+    assert "tmem_sfa[1].column = 128, expected 132 (4 columns a K step from K step 0's 128)" in result.output
