@@ -637,6 +637,66 @@ CASES = {
             c.copy_(ws)
             return c
         """, []),
+    "a kept workspace written every call through a part or a view of it, then copied out, is fine": ("""\
+        _ws = {}
+        _mm = {}
+        _set = {}
+        _copied = {}
+        _whole = {}
+        _viewed = {}
+        _one = None
+        def custom_kernel(data):
+            global _one
+            a, b, _, _, sfa, sfb, c = data
+            key = c.shape
+            if key not in _ws:
+                _ws[key] = torch.empty(c.shape, dtype=torch.float32, device=c.device)
+            ws = _ws[key]
+            mod.gemm(a, b, sfa, sfb, ws[:, :, 0])
+            c.copy_(ws)
+            buf = _mm.get(key)
+            if buf is None:
+                buf = _mm[key] = torch.empty(c.shape, device=c.device)
+            torch.mm(a.float()[:, :, 0], b.float()[:, :, 0].t(), out=buf[:, :, 0])
+            c.copy_(buf)
+            if key not in _set:
+                _set[key] = torch.empty(c.shape, device=c.device)
+            _set[key][:, :, 0] = a.float()[:, :, 0] @ b.float()[:, :, 0].t()
+            c.copy_(_set[key])
+            got = _copied.setdefault(key, torch.empty(c.shape, device=c.device))
+            got[..., 0].copy_(a.float()[:, :, 0] @ b.float()[:, :, 0].t())
+            c.copy_(got)
+            whole = _whole.setdefault(key, torch.empty(c.shape, device=c.device))
+            whole[:] = a.float() * 2
+            c.copy_(whole)
+            seen = _viewed.setdefault(key, torch.empty(c.shape, device=c.device))
+            mod.gemm(a, b, sfa, sfb, seen.view(-1)[0])
+            seen.narrow(0, 0, 1)[0] = 0
+            c.copy_(seen)
+            if _one is None:
+                _one = torch.empty(c.shape, device=c.device)
+            _one[:] = a.float() * 2
+            c.copy_(_one)
+            return c
+        """, []),
+    "a kept buffer written through a slice only on a miss, or filled with the output, is still a result": ("""\
+        _ws = {}
+        _kept = {}
+        def custom_kernel(data):
+            a, b, _, _, sfa, sfb, c = data
+            key = a.data_ptr()
+            if key not in _ws:
+                _ws[key] = torch.empty(c.shape, device=c.device)
+                _ws[key][:, :, 0] = a.float()[:, :, 0] @ b.float()[:, :, 0].t()
+            c.copy_(_ws[key])
+            if key in _kept:
+                c.copy_(_kept[key])
+                return c
+            mod.gemm(a, b, sfa, sfb, c)
+            _kept[key] = torch.empty_like(c)
+            _kept[key][:] = c
+            return c
+        """, [(9, "NV301"), (11, "NV301")]),
     "a buffer filled only when a while or a match finds the key missing is a result cache": ("""\
         _loop = {}
         _none = {}

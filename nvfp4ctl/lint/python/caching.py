@@ -7,8 +7,9 @@ A timed function that returns a value looked up in one, or copies it into the ou
 without handing that value to any call first (so nothing was computed into it), hands back an old
 result; so does one whose only kernel write into it runs when the key is missing (`if key not in
 _memo: _memo[key] = torch.empty_like(c); mod.gemm(..., _memo[key])`): the first call filled it, an
-error whatever the key. Allocating on a miss and writing every call is a workspace. It is an error when the key is an identity (data_ptr(), id(), _version), when what was
-stored is an output, or when custom_kernel itself returns it; a warning otherwise. Containers that
+error whatever the key. Allocating on a miss and writing every call is a workspace (a kernel handed
+a slice or view of it, or an assignment into one, `ws[:, :, 0] = x @ y`, writes it too). It is an
+error when the key is an identity (data_ptr(), id(), _version), when what was stored is an output, or when custom_kernel itself returns it; a warning otherwise. Containers that
 only ever receive compiled kernels, modules or descriptors, or configs (numbers made from shapes and
 constants, which no result can be), are fine.
 """
@@ -39,6 +40,8 @@ METADATA_ATTRS = {"shape", "size", "device", "dtype", "data_ptr", "stride", "num
 ALLOCATIONS = {"empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like",
                "new_empty", "new_zeros", "new_ones", "new_full", "empty_strided"}
 OUTPUT_VIEWS = {"view", "reshape", "squeeze", "unsqueeze", "flatten", "narrow", "select", "view_as", "as_strided"}
+# what a write through (ws.narrow(...).copy_(x), ws.permute(1, 0)[0] = x) writes into the tensor viewed
+WRITABLE_VIEWS = OUTPUT_VIEWS | {"permute", "transpose", "t", "unflatten", "movedim", "diagonal", "unfold"}
 SHAPE_METADATA = METADATA_ATTRS - {"data_ptr", "_version", "storage_offset"}  # what a config may be made of
 TENSOR_MODULES = {"torch", "numpy", "np", "cupy", "jax"}  # their calls make tensors, not config numbers
 ARTIFACT, CONFIG, OUTPUT, UNKNOWN, IGNORE = "artifact", "config", "output", "unknown", "ignore"
@@ -427,12 +430,62 @@ def _flows_to_call(function: Function, index: ModuleIndex, names: set[str], dump
             parts.append(node.func.value)
         for part in parts:
             inner = part.value if isinstance(part, ast.Starred) else part
-            if isinstance(inner, ast.Name) and inner.id in names or ast.dump(inner) in dumps:
+            if any(isinstance(link, ast.Name) and link.id in names or ast.dump(link) in dumps
+                   for link in _view_chain(inner)):
                 if container is not None and _in_miss(node, container, function, index):
                     on_miss = True
                     break
                 return True, on_miss
+    for target, part in _assigned_parts(function, index):
+        if any(isinstance(link, ast.Name) and link.id in names or ast.dump(link) in dumps for link in _view_chain(part)):
+            if container is not None and _in_miss(target, container, function, index):
+                on_miss = True
+                continue
+            return True, on_miss
     return False, on_miss
+
+
+def _view_chain(node: ast.AST) -> list[ast.AST]:
+    """node and each tensor it is a part or view of: ws[:, :, 0] -> [ws[:, :, 0], ws]; ws.view(-1)[0]
+    -> [ws.view(-1)[0], ws.view(-1), ws]. A kernel writing the part writes the tensor it views."""
+    chain = [node]
+    while True:
+        if isinstance(node, ast.Subscript):
+            node = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in WRITABLE_VIEWS:
+            node = node.func.value
+        else:
+            return chain
+        chain.append(node)
+
+
+def _slicing(index_expression: ast.AST) -> bool:
+    """ws[:], ws[..., 0], ws[:, :, 0]: an index that takes part of a tensor, not a key of a container."""
+    parts = index_expression.elts if isinstance(index_expression, ast.Tuple) else [index_expression]
+    return any(isinstance(part, ast.Slice) or isinstance(part, ast.Constant) and part.value is Ellipsis for part in parts)
+
+
+def _assigned_parts(function: Function, index: ModuleIndex) -> list[tuple[ast.AST, ast.AST]]:
+    """(target, tensor written) for each assignment into part of a tensor in the function (`ws[:, :, 0]
+    = x @ y`, `ws[:] = x`, `ws[0] += x`): it writes ws this call as surely as a kernel handed ws does.
+    A store of a new entry in a kept container (`_ws[key] = torch.empty(...)`) writes no tensor, and
+    a copy of the output into one (`ws[:] = c`) stores a result rather than computing one; neither
+    counts. Computed once per function."""
+    key = ("NV301 assigned parts", id(function.node))
+    found = index.memo.get(key)
+    if found is None:
+        found = []
+        for node in index.walk(function.node):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+                node, (ast.AugAssign, ast.AnnAssign)) and node.value is not None else []
+            for target in targets:
+                if not isinstance(target, ast.Subscript) or _holds_output(node.value, function, index):
+                    continue
+                if container_key(target.value, function, index) is not None and not _slicing(target.slice):
+                    continue  # _ws[key] = ...: a new entry, not a write into a kept tensor
+                found.append((target, target.value))  # the target: its ancestors hold the statement
+        index.memo[key] = found
+    return found  # type: ignore[return-value]
 
 
 def _copies_output_in(call: ast.Call, function: Function, index: ModuleIndex) -> bool:
@@ -491,6 +544,15 @@ def _written_containers(index: ModuleIndex, getters: bool) -> tuple[set[tuple[st
                 return {read}
             return returned.get(call_name(node), set()) if isinstance(node, ast.Call) else set()
 
+        def written_by(part: ast.AST) -> set[tuple[str, bool]]:
+            """What a tensor handed to a call or assigned into is read from: the first link of its view
+            chain that is a kept read or names one (ws[:, :, 0] writes what ws holds)."""
+            for link in _view_chain(part):
+                found = reads(link) | (carriers.get(link.id, set()) if isinstance(link, ast.Name) else set())  # noqa: B023
+                if found:
+                    return found
+            return set()
+
         carriers: dict[str, set[tuple[str, bool]]] = {}
         for node in index.walk(function.node):
             if isinstance(node, ast.Assign):
@@ -507,12 +569,12 @@ def _written_containers(index: ModuleIndex, getters: bool) -> tuple[set[tuple[st
                 parts.append(node.func.value)
             handed: set[tuple[str, bool]] = set()
             for part in parts:
-                inner = part.value if isinstance(part, ast.Starred) else part
-                if isinstance(inner, ast.Name):
-                    handed |= carriers.get(inner.id, set())
-                handed |= reads(inner)
+                handed |= written_by(part.value if isinstance(part, ast.Starred) else part)
             for read in handed:
                 (on_miss if _in_miss(node, read[0], function, index) else written).add(read)
+        for target, part in _assigned_parts(function, index):
+            for read in written_by(part):
+                (on_miss if _in_miss(target, read[0], function, index) else written).add(read)
     index.memo[key] = written, on_miss
     return written, on_miss
 
