@@ -928,6 +928,30 @@ CASES = {
             ext.gemm(a, b, *rest)
             return rest[-1]
         """, [(4, "NV401"), (6, "NV401"), (6, "NV401"), (8, "NV401"), (8, "NV401"), (9, "NV403")]),
+    "reference scales through module-level index constants and len(data) - k": ("""\
+        import torch
+        SFA_IDX = 2
+        A, B, SFA_REF, SFB_REF, SFA, SFB, C = range(7)
+        FIRST, SECOND = (2, 3)
+        def custom_kernel(data):
+            x = data[SFA_IDX].float()
+            y = data[SFB_REF].float()
+            z = data[len(data) - 5].float() + data[SECOND].float()
+            w = data[SFA].float() + data[len(data) - 3].float()
+            return data[C]
+        """, [(6, "NV401"), (7, "NV401"), (8, "NV401"), (8, "NV401")]),
+    "an index name bound anywhere else, or a local one, is not taken for a constant": ("""\
+        import torch
+        SFA_IDX = 2
+        OTHER = 3
+        def pick(OTHER):
+            return OTHER
+        def custom_kernel(data):
+            global SFA_IDX
+            SFA_IDX = 4
+            x = data[SFA_IDX].float() + data[OTHER].float()
+            return data[6]
+        """, []),
     "permuted scales through a starred unpacking, a slice or a literal are fine": ("""\
         import torch
         def custom_kernel(data):

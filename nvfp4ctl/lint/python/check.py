@@ -11,6 +11,7 @@ from nvfp4ctl.lint.config import LintConfig
 from nvfp4ctl.lint.cpp import rules as cpp_rules
 from nvfp4ctl.lint.diagnostic import Finding
 from nvfp4ctl.lint.python import caching, extensions, timed, whole_file
+from nvfp4ctl.lint.python.constants import indexing_with
 from nvfp4ctl.lint.python.embedded import fragments
 from nvfp4ctl.lint.python.facts import using
 from nvfp4ctl.lint.python.findings import node_finding
@@ -41,7 +42,7 @@ def check(source: SourceFile, config: LintConfig) -> list[Finding]:
     def report(node: ast.AST, code: str, message: str) -> None:
         findings.append(node_finding(source, node, code, message))
 
-    with using(config.problem):  # tuple indices and names of the task's problem
+    with using(config.problem), indexing_with(tree):  # tuple indices and names of the task's problem, the file's index constants
         index = ModuleIndex(tree)
         whole_file.check(index, report)
         timed.check(index, report, config.benchmark_shapes)

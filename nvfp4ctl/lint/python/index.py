@@ -13,6 +13,8 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from nvfp4ctl.lint.python.constants import constant, integer
+
 ENTRY = "custom_kernel"
 TUPLE = -1  # binding of a name holding the whole input tuple; 0.. name one element
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
@@ -547,16 +549,25 @@ def element_of(function: Function, node: ast.AST) -> int | None:
 
 
 def _int_index(node: ast.AST) -> int | None:
-    """4 for x[4], -1 for x[-1]; None for anything else."""
-    return _int_constant(node.slice) if isinstance(node, ast.Subscript) else None
+    """4 for x[4] and x[SFA_IDX] (SFA_IDX = 4 at module level), -1 for x[-1] and x[len(x) - 1]; None
+    for anything else."""
+    if not isinstance(node, ast.Subscript):
+        return None
+    index = node.slice
+    if (isinstance(index, ast.BinOp) and isinstance(index.op, ast.Sub) and isinstance(index.left, ast.Call)
+            and isinstance(index.left.func, ast.Name) and index.left.func.id == "len" and len(index.left.args) == 1
+            and not index.left.keywords and ast.dump(index.left.args[0]) == ast.dump(node.value)):
+        back = _int_constant(index.right)
+        return -back if back is not None and back > 0 else None  # x[len(x) - k] is x[-k]
+    return _int_constant(index)
 
 
 def _int_constant(node: ast.AST) -> int | None:
-    """4 for 4, -1 for -1 (a unary minus in the ast); None for anything else (a name, a float, True)."""
-    sign = 1
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        node, sign = node.operand, -1
-    return sign * node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
+    """4 for 4 and for a module-level constant holding 4, -1 for -1; None for anything else (a
+    local name, a float, True)."""
+    if isinstance(node, ast.Name):
+        return constant(node.id)
+    return integer(node)
 
 
 def view_of(function: Function, node: ast.AST) -> View | None:
