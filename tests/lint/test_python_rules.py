@@ -44,6 +44,26 @@ CASES = {
         j = torch.compile(g, options={"triton.cudagraphs": True})
         torch._inductor.config.triton.cudagraphs = False
         """, [(2, "NV203"), (5, "NV203")]),
+    "compile modes and backends splatted, held in a name or imported": ("""\
+        import torch
+        from torch._dynamo.backends.cudagraphs import cudagraphs
+        import torch._dynamo.backends.cudagraphs as graph_backends
+        kw = dict(mode="max-autotune")
+        f = torch.compile(g, **kw)
+        h = torch.compile(g, **{"mode": "reduce-overhead"})
+        k = torch.compile(g, backend=cudagraphs)
+        j = torch.compile(g, backend=graph_backends.cudagraphs)
+        m = torch.compile(g, **{"backend": "cudagraphs", "options": {"triton.cudagraphs": True}})
+        """, [(5, "NV203"), (6, "NV203"), (7, "NV203"), (8, "NV203"), (9, "NV203"), (9, "NV203")]),
+    "compile arguments splatted without graphs are fine": ("""\
+        import torch
+        kw = dict(mode="max-autotune-no-cudagraphs", fullgraph=True)
+        f = torch.compile(g, **kw)
+        h = torch.compile(g, **{"mode": "default", "backend": "inductor"})
+        cudagraphs = "inductor"
+        k = torch.compile(g, backend=cudagraphs)
+        j = torch.compile(g, **unknown)
+        """, []),
     # --- NV301/302/303 caching -------------------------------------------------------------------
     "dict keyed by data_ptr returning the output": ("""\
         _cache = {}

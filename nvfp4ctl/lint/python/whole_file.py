@@ -90,27 +90,57 @@ def _compile_modes(index: ModuleIndex, report: Report) -> None:
             if not (name == "torch.compile" or name.endswith("torch.compile")):
                 continue
             for keyword in node.keywords:
-                for value in _values_of(keyword.value, index):
-                    if keyword.arg == "mode" and isinstance(value, ast.Constant) and value.value in GRAPH_COMPILE_MODES:
-                        report(keyword.value, "NV203", f'torch.compile(mode="{value.value}") captures CUDA graphs; '
-                                                       'use mode="max-autotune-no-cudagraphs" or the default')
-                    if keyword.arg == "backend" and isinstance(value, ast.Constant) and value.value == "cudagraphs":
-                        report(keyword.value, "NV203", 'torch.compile(backend="cudagraphs") runs the function as a'
-                                                       " CUDA graph; use the default backend")
-                    if keyword.arg == "options" and isinstance(value, ast.Dict):
-                        for key, option in zip(value.keys, value.values):
-                            if isinstance(key, ast.Constant) and str(key.value).endswith("cudagraphs") and _truthy(option):
-                                report(key, "NV203", f'torch.compile option "{key.value}" turns on CUDA graphs')
+                for argument, given in _compile_arguments(keyword, index):
+                    for value in _values_of(given, index):
+                        _compile_argument(argument, value, keyword.value, index, report)
         elif isinstance(node, ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Attribute) and target.attr == "cudagraphs" and _truthy(node.value):
                     report(target, "NV203", "turns on CUDA graphs in torch.compile's config")
 
 
+def _compile_arguments(keyword: ast.keyword, index: ModuleIndex) -> list[tuple[str, ast.AST]]:
+    """(argument, value) a keyword gives torch.compile: itself (`mode=...`), or each item of a mapping
+    it splats (`**{"mode": "reduce-overhead"}`, `**kw` of `kw = dict(mode="max-autotune")`)."""
+    if keyword.arg is not None:
+        return [(keyword.arg, keyword.value)]
+    found: list[tuple[str, ast.AST]] = []
+    for mapping in _values_of(keyword.value, index):
+        if isinstance(mapping, ast.Dict):
+            found.extend((key.value, value) for key, value in zip(mapping.keys, mapping.values)
+                         if isinstance(key, ast.Constant) and isinstance(key.value, str))
+        elif isinstance(mapping, ast.Call) and isinstance(mapping.func, ast.Name) and mapping.func.id == "dict":
+            found.extend((item.arg, item.value) for item in mapping.keywords if item.arg is not None)
+    return found
+
+
+def _compile_argument(argument: str, value: ast.AST, at: ast.AST, index: ModuleIndex, report: Report) -> None:
+    """NV203 where one argument of torch.compile turns on CUDA graphs, reported at what the call gives."""
+    if argument == "mode" and isinstance(value, ast.Constant) and value.value in GRAPH_COMPILE_MODES:
+        report(at, "NV203", f'torch.compile(mode="{value.value}") captures CUDA graphs; '
+                            'use mode="max-autotune-no-cudagraphs" or the default')
+    if argument == "backend" and _cudagraphs_backend(value, index):
+        report(at, "NV203", "torch.compile's cudagraphs backend runs the function as a CUDA graph; use the default backend")
+    if argument == "options" and isinstance(value, ast.Dict):
+        for key, option in zip(value.keys, value.values):
+            if isinstance(key, ast.Constant) and str(key.value).endswith("cudagraphs") and _truthy(option):
+                report(key, "NV203", f'torch.compile option "{key.value}" turns on CUDA graphs')
+
+
+def _cudagraphs_backend(value: ast.AST, index: ModuleIndex) -> bool:
+    """backend="cudagraphs", or dynamo's backend function itself (`from torch._dynamo.backends.cudagraphs
+    import cudagraphs`, `torch._dynamo.backends.cudagraphs.cudagraphs`)."""
+    if isinstance(value, ast.Constant):
+        return value.value == "cudagraphs"
+    name = index.resolve(value) if isinstance(value, (ast.Name, ast.Attribute)) else None
+    return name is not None and name.startswith("torch.") and name.split(".")[-1] == "cudagraphs"
+
+
 def _values_of(node: ast.AST, index: ModuleIndex) -> list[ast.AST]:
     """The expression itself, or for a plain name every value assigned to it in the file
-    (`MODE = "reduce-overhead"` ... `torch.compile(f, mode=MODE)`)."""
-    return index.assignments(index.tree, node.id) if isinstance(node, ast.Name) else [node]
+    (`MODE = "reduce-overhead"` ... `torch.compile(f, mode=MODE)`); a name the file never assigns
+    (an import) is itself."""
+    return (index.assignments(index.tree, node.id) or [node]) if isinstance(node, ast.Name) else [node]
 
 
 def _truthy(node: ast.AST) -> bool:
