@@ -1123,6 +1123,19 @@ CASES = {
             w = b.t()
             return run(a, w, x, y, z)
         """, [(5, "NV501"), (6, "NV501")]),
+    "a permute or transpose of b that keeps n before k copies nothing; one that swaps them does": ("""\
+        import torch
+        def custom_kernel(data):
+            a, b, _, _, sfa, sfb, c = data
+            x = b.permute(2, 0, 1).contiguous()
+            y = torch.permute(b, (2, 0, 1)).contiguous()
+            z = b.transpose(1, 2).contiguous()
+            w = b.permute(-1, 0, 1).contiguous()
+            v = b.permute(2, 1, 0).contiguous()
+            u = torch.transpose(b, 0, 2).contiguous()
+            t = b.permute(1, 0, 2).contiguous()
+            return run(a, x, y, z, w, v, u, t)
+        """, [(8, "NV501"), (9, "NV501"), (10, "NV501")]),
     # --- NV601/602/603 harness -------------------------------------------------------------------
     "monkeypatching": ("""\
         import torch, time, utils

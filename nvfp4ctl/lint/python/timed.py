@@ -9,6 +9,7 @@ import re
 import sys
 from collections.abc import Callable
 
+from nvfp4ctl.lint.python.constants import integer
 from nvfp4ctl.lint.python.facts import current, fitting, problem
 from nvfp4ctl.lint.python.index import (
     ENTRY, TUPLE, Function, ModuleIndex, call_name, dotted, element_of, elements_of, parameter_names, position,
@@ -446,21 +447,51 @@ def _torch_function_operand(node: ast.AST) -> ast.AST:
 
 
 def _has_transpose(node: ast.AST) -> bool:
+    """Does an expression transpose what it starts from, swapping B's n and k dimensions (its first two:
+    b is (n, k/2, l))? `b.permute(2, 0, 1)` keeps n before k: with the batch outermost in memory, as
+    generate_input lays B out, that view is already contiguous and .contiguous() copies nothing."""
+    found = _transposing(node)
+    return found is not None and _swaps_n_and_k(found)
+
+
+def _transposing(node: ast.AST) -> ast.AST | None:
+    """The outermost transposing attribute or call of an expression (b.T, b.t(), b.permute(...)), if any."""
     while True:
         if isinstance(node, ast.Attribute):
             if node.attr in TRANSPOSE_ATTRS:
-                return True
+                return node
             node = node.value
         elif isinstance(node, ast.Call):
             if call_name(node) in TRANSPOSE_CALLS:
-                return True
+                return node
             node = node.func.value if isinstance(node.func, ast.Attribute) else node
             if isinstance(node, ast.Call):
-                return False
+                return None
         elif isinstance(node, ast.Subscript):
             node = node.value
         else:
-            return False
+            return None
+
+
+def _swaps_n_and_k(node: ast.AST) -> bool:
+    """Whether a transposing attribute or call puts dimension 1 (k) before dimension 0 (n). Dimensions
+    lint cannot read (names, negative ones of a transpose, movedim) count as swapping them."""
+    if not isinstance(node, ast.Call) or call_name(node) not in ("transpose", "swapaxes", "swapdims", "permute"):
+        return True  # .T, .mT, .t(), movedim
+    arguments = node.args[1:] if _torch_function_operand(node) is not node else node.args
+    if call_name(node) == "permute" and len(arguments) == 1 and isinstance(arguments[0], (ast.Tuple, ast.List)):
+        arguments = arguments[0].elts  # permute((2, 0, 1))
+    dims = [integer(argument) for argument in arguments]
+    if None in dims or node.keywords:
+        return True
+    if call_name(node) != "permute":
+        if len(dims) != 2 or min(dims) < 0:  # type: ignore[type-var]
+            return True
+        return min(dims) == 0 and max(dims) >= 1  # type: ignore[type-var]  # transpose(0, j) moves n after k
+    order = [d + len(dims) if d < 0 else d for d in dims]  # type: ignore[operator]
+    if sorted(order) != list(range(len(order))) or len(order) < 2:
+        return True
+    return order.index(1) < order.index(0)
 
 
 def _b_operand(function: Function, node: ast.AST, derived: dict[str, str]) -> str | None:
