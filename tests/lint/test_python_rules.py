@@ -1136,6 +1136,35 @@ CASES = {
             t = b.permute(1, 0, 2).contiguous()
             return run(a, x, y, z, w, v, u, t)
         """, [(8, "NV501"), (9, "NV501"), (10, "NV501")]),
+    "copies of b split over statements or spelled with to() or copy_()": ("""\
+        import torch
+        def custom_kernel(data):
+            a, b, _, _, sfa, sfb, c = data
+            bt = b.t()
+            bt = bt.contiguous()
+            x = b.t().to(memory_format=torch.contiguous_format)
+            y = torch.empty_like(b.t())
+            y.copy_(b.t())
+            view = data[1].transpose(0, 1)
+            z = torch.empty_like(view)
+            z.copy_(view)
+            return run(a, bt, x, y, z)
+        """, [(5, "NV501"), (6, "NV501"), (8, "NV501"), (11, "NV501")]),
+    "a transposed view of b passed as it is, or a name rebound before its copy, is fine": ("""\
+        import torch
+        def custom_kernel(data):
+            a, b, _, _, sfa, sfb, c = data
+            bt = b.t()
+            run(a, bt)
+            x = a.t()
+            x = x.contiguous()
+            bt = b
+            bt = bt.contiguous()
+            y = b.to(memory_format=torch.contiguous_format)
+            w = b.t().to(torch.float16)
+            c.copy_(a.t())
+            return run(a, bt, x, y, w)
+        """, []),
     # --- NV601/602/603 harness -------------------------------------------------------------------
     "monkeypatching": ("""\
         import torch, time, utils

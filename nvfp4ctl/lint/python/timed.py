@@ -541,18 +541,58 @@ def _copied_b_words(operand: str) -> str:
 
 def _transposed_b(function: Function, index: ModuleIndex, report: Report) -> None:
     derived: dict[str, str] = {}  # names made from a B by views (b8 = b.view(torch.uint8)) -> which B
+    held: dict[str, list[tuple[tuple[int, int], str | None]]] = {}  # name -> (where, B transposed there or None)
     for node in sorted((n for n in index.walk(function.node) if isinstance(n, ast.Assign)), key=position):
-        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and not _has_transpose(node.value):
+        if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+            continue
+        name = node.targets[0].id
+        if not _has_transpose(node.value):
             operand = None if isinstance(node.value, ast.Name) else _b_operand(function, node.value, derived)
             if operand is not None:
-                derived[node.targets[0].id] = operand
+                derived[name] = operand
+        view = _transposed_view(function, node.value, derived, held) if not _copy_call(node.value) else None
+        held.setdefault(name, []).append((_end(node), view))
     for node in index.walk(function.node):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in COPY_CALLS):
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
             continue
-        inner = node.func.value
-        operand = _b_operand(function, _torch_function_operand(inner), derived) if _has_transpose(inner) else None
+        if _copy_call(node):
+            operand = _transposed_view(function, node.func.value, derived, held)
+        elif node.func.attr == "copy_" and len(node.args) == 1:
+            operand = _transposed_view(function, node.args[0], derived, held)  # bt.copy_(b.t())
+        else:
+            continue
         if operand is not None:
             report(node, "NV501", _copied_b_words(operand))
+
+
+def _copy_call(node: ast.AST) -> bool:
+    """x.contiguous(), x.clone(), x.to(memory_format=torch.contiguous_format): a call that copies a
+    transposed view into a fresh contiguous tensor."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return False
+    if node.func.attr in COPY_CALLS:
+        return True
+    return node.func.attr == "to" and any(
+        keyword.arg == "memory_format" and (dotted(keyword.value) or "").endswith("contiguous_format")
+        for keyword in node.keywords)
+
+
+def _transposed_view(function: Function, node: ast.AST, derived: dict[str, str],
+                     held: dict[str, list[tuple[tuple[int, int], str | None]]]) -> str | None:
+    """Which B an expression is a transposed view of (b.t(), torch.transpose(b, 0, 1), or a name an
+    earlier statement set to one: `bt = b.t()`, then `bt.contiguous()`), None where it is none."""
+    if _has_transpose(node):
+        return _b_operand(function, _torch_function_operand(node), derived)
+    if isinstance(node, ast.Name):
+        at = position(node)
+        before = [operand for where, operand in held.get(node.id, ()) if where <= at]
+        return before[-1] if before else None
+    return None
+
+
+def _end(node: ast.AST) -> tuple[int, int]:
+    """Where a statement ends: a name it assigns holds its value from there on."""
+    return getattr(node, "end_lineno", 0) or 0, getattr(node, "end_col_offset", 0) or 0
 
 
 def _fallback(function: Function, index: ModuleIndex, report: Report) -> None:
