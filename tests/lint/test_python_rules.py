@@ -1412,6 +1412,29 @@ def test_a_possible_result_cache_says_configs_are_fine() -> None:
                                   "an error if it is a result")
 
 
+def test_data_computed_from_an_input_and_kept_by_its_address_is_said_to_skip_work_not_to_store_an_output() -> None:
+    source = textwrap.dedent("""\
+        import torch
+        _bdq = {}
+        _by_shape = {}
+        _outs = {}
+        def custom_kernel(data):
+            a, b, _, _, sfa, sfb, c = data
+            _bdq[b.data_ptr()] = b.view(torch.uint8).float()
+            _by_shape[b.shape] = b.view(torch.uint8).float()
+            mod.gemm(a, b, sfa, sfb, c)
+            _outs[c.shape] = c
+            return c
+        """)
+    messages = [(d.line, d.code, d.message) for d in lint_text(source, SNIPPET)]
+    assert messages == [
+        (7, "NV302", "stores data computed from an input in _bdq, keyed by the input's address (data_ptr()/id()/"
+                     "_version), so repeated calls over the same inputs skip that work"),
+        (8, "NV302", "stores data computed from an input in _by_shape, which outlives the call: a later call may reuse it"),
+        (10, "NV302", "stores an output in _outs, which outlives the call"),
+    ]
+
+
 def test_odd_slices_of_the_input_do_not_crash() -> None:
     """data[::0] and data[:1.5] raise when run; lint reads them as slices it cannot place, never raises."""
     source = """\

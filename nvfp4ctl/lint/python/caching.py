@@ -978,15 +978,27 @@ def _skips_when_seen(function: Function, index: ModuleIndex, report: Report) -> 
 
 
 def _stored_outputs(function: Function, index: ModuleIndex, reported: set[str], report: Report) -> None:
-    """An output put into a persistent container by the timed path, even without a visible lookup."""
+    """An output, or data computed from the inputs, put into a persistent container by the timed path,
+    even without a visible lookup."""
     for node in index.walk(function.node):
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 holder = container_key(target.value, function, index) if isinstance(target, ast.Subscript) else None
                 if holder and holder not in reported:
                     if value_kind(node.value, function, index) == OUTPUT:
-                        report(target, "NV302", f"stores an output in {holder}, which outlives the call")
+                        report(target, "NV302", _stored_words(node.value, holder, target.slice, function, index))
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "insert", "add"):
             holder = container_key(node.func.value, function, index)
             if holder and holder not in reported and node.args and value_kind(node.args[-1], function, index) == OUTPUT:
-                report(node, "NV302", f"stores an output in {holder}, which outlives the call")
+                report(node, "NV302", _stored_words(node.args[-1], holder, None, function, index))
+
+
+def _stored_words(value: ast.AST, holder: str, key: ast.AST | None, function: Function, index: ModuleIndex) -> str:
+    """What NV302 says a store keeps: the output itself, or data computed from an input (a dequantized
+    B), which keyed by the input's address lets repeated calls over the same inputs skip that work."""
+    if _holds_output(value, function, index) or isinstance(value, ast.Name) and _gathers_output(value.id, function, index):
+        return f"stores an output in {holder}, which outlives the call"
+    if key is not None and _identity(key, function, index):
+        return (f"stores data computed from an input in {holder}, keyed by the input's address (data_ptr()/id()/"
+                "_version), so repeated calls over the same inputs skip that work")
+    return f"stores data computed from an input in {holder}, which outlives the call: a later call may reuse it"
