@@ -92,6 +92,35 @@ CASES = {
             _last = (a._version, c)
             return c
         """, [(6, "NV301")]),
+    "a result kept on the function through getattr and setattr": ("""\
+        def custom_kernel(data):
+            out = getattr(custom_kernel, "out", None)
+            if out is not None:
+                return out
+            a, b, _, _, sfa, sfb, c = data
+            custom_kernel.out = c
+            return c
+        """, [(4, "NV301")]),
+    "a result a helper keeps on itself through setattr and reads through getattr": ("""\
+        def _impl(data):
+            kept = getattr(_impl, "kept", None)
+            if kept is not None:
+                return kept
+            setattr(_impl, "kept", data[6])
+            return data[6]
+        def custom_kernel(data):
+            return _impl(data)
+        """, [(4, "NV301")]),
+    "a compiled kernel kept on the function through getattr and setattr is fine": ("""\
+        import torch
+        def custom_kernel(data):
+            a, b, _, _, sfa, sfb, c = data
+            run = getattr(custom_kernel, "run", None)
+            if run is None:
+                run = torch.compile(_impl)
+                setattr(custom_kernel, "run", run)
+            return run(a, b, sfa, sfb, c)
+        """, []),
     "compiled kernels keyed by shape are fine": ("""\
         _kernels = {}
         def custom_kernel(data):

@@ -384,6 +384,8 @@ def _collect_stores(function: Function, index: ModuleIndex, containers: dict[str
                         pairs.append((one.value, one.slice, value))
                     elif isinstance(one, (ast.Name, ast.Attribute)):
                         pairs.append((one, None, value))
+        elif isinstance(node, ast.Call) and call_name(node) == "setattr" and len(node.args) == 3 and _named_attribute(node):
+            pairs.append((_named_attribute(node), None, node.args[2]))  # setattr(custom_kernel, "out", c)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in STORE_METHODS:
             args = node.args
             if node.func.attr in ("setdefault", "insert") and len(args) >= 2:
@@ -413,7 +415,21 @@ def _lookup(node: ast.AST, function: Function, index: ModuleIndex) -> tuple[str,
     if isinstance(node, (ast.Name, ast.Attribute)):
         name = container_key(node, function, index)
         return (name, None) if name else None
+    named = _named_attribute(node)
+    if named is not None and call_name(node) == "getattr":  # getattr(custom_kernel, "out", None)
+        name = container_key(named, function, index)
+        return (name, None) if name else None
     return None
+
+
+def _named_attribute(node: ast.AST) -> ast.Attribute | None:
+    """custom_kernel.out for getattr(custom_kernel, "out", ...) and setattr(custom_kernel, "out", ...):
+    the attribute a builtin reads or sets by its name, where the name is a constant."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "setattr")
+            and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)
+            and node.args[1].value.isidentifier()):
+        return None
+    return ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Load())
 
 
 def _flows_to_call(function: Function, index: ModuleIndex, names: set[str], dumps: set[str],
