@@ -93,6 +93,13 @@ RULES: tuple[Rule, ...] = (
          " same way.",
          'load_inline("gemm", cpp, cuda_src, extra_include_paths="include", extra_cflags="-O3")',
          'load_inline("gemm", cpp, cuda_src, extra_include_paths=["include"], extra_cflags=["-O3"])'),
+    Rule("NV011", "file-beside-submission", WARNING,
+         "A file read from beside the submission at run time (open(Path(__file__).with_name(\"kernel.cuh\")),"
+         " (Path(__file__).parent / \"gemm.cu\").read_text(), torch's load() of such a path or a relative"
+         " one): the leaderboard receives submission.py alone, so the file is not there. Embed its text in"
+         " the submission; `nvfp4ctl export` embeds a kernel's .cu and its local headers.",
+         'cuda_src = (Path(__file__).parent / "gemm.cu").read_text()',
+         'cuda_src = r"""\n#include <cuda_runtime.h>\n..."""  # or: nvfp4ctl export'),
     Rule(STREAM_CODE, "stream-word", ERROR,
          'The server rejects any file where "stream" in code.lower(); comments and names count. '
          "Cannot be waived or ignored.",

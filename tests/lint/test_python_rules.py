@@ -17,6 +17,35 @@ def found(source: str) -> list[tuple[int, str]]:
 
 
 CASES = {
+    # --- NV011 files beside the submission --------------------------------------------------------
+    "files read from beside the submission at run time": ("""\
+        import os, json
+        from pathlib import Path
+        import numpy as np
+        from torch.utils.cpp_extension import load
+        HERE = Path(__file__).parent
+        cuda = open(Path(__file__).with_name("kernel.cuh")).read()
+        cpp = (Path(__file__).parent / "x.cu").read_text()
+        more = (HERE / "binding.cpp").read_text()
+        mod = load("gemm", sources=[str(HERE / "gemm.cu")])
+        mod2 = load("gemm2", ["gemm2.cu"])
+        tables = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tables.json")
+        table = json.load(open(tables))
+        w = np.load(HERE / "w.npy")
+        """, [(6, "NV011"), (7, "NV011"), (8, "NV011"), (9, "NV011"), (10, "NV011"), (12, "NV011"), (13, "NV011")]),
+    "the file itself, a file it writes first, an absolute path or a harness file are not NV011": ("""\
+        from pathlib import Path
+        from torch.utils.cpp_extension import load
+        HERE = Path(__file__).parent
+        me = open(__file__).read()
+        out = HERE / "gen.cu"
+        out.write_text(CUDA_SOURCE)
+        mod = load("gen", [str(out)])
+        mod2 = load("tmp", [str(Path("/tmp/k.cu")), "/opt/k.cu"])
+        cfg = open("tuned_configs.json").read()
+        with open(HERE / "log.txt", "w") as log:
+            log.write("x")
+        """, []),
     # --- NV201/202/203 graphs -------------------------------------------------------------------
     "graph api aliased import": ("""\
         import torch.cuda as tc
@@ -1086,8 +1115,8 @@ CASES = {
             prepare(data)
             plain_module.run(data)
             return data[6]
-        """, [(20, "NV403"), (21, "NV403"), (22, "NV403"), (23, "NV403"), (24, "NV403"), (25, "NV403"),
-              (26, "NV403"), (27, "NV403"), (27, "NV403")]),
+        """, [(14, "NV011"), (20, "NV403"), (21, "NV403"), (22, "NV403"), (23, "NV403"), (24, "NV403"), (25, "NV403"),
+              (26, "NV403"), (27, "NV403"), (27, "NV403")]),  # load() reads gemm.cu from the folder it runs in
     "the whole tuple handed to a method of a literal, a builtin's, the standard library's or torch's object is no extension": ("""\
         import json
         import threading
@@ -1462,6 +1491,14 @@ def test_data_computed_from_an_input_and_kept_by_its_address_is_said_to_skip_wor
         (8, "NV302", "stores data computed from an input in _by_shape, which outlives the call: a later call may reuse it"),
         (10, "NV302", "stores an output in _outs, which outlives the call"),
     ]
+
+
+def test_a_file_read_from_beside_the_submission_points_at_export() -> None:
+    source = 'from pathlib import Path\ncuda = open(Path(__file__).with_name("kernel.cuh")).read()\n'
+    [diagnostic] = lint_text(source, SNIPPET)
+    assert diagnostic.message == ("reads kernel.cuh from beside the file at run time: the leaderboard receives"
+                                  " submission.py alone, so it will not be there; embed its text in the file"
+                                  " (nvfp4ctl export embeds a kernel's .cu and its local headers)")
 
 
 def test_odd_slices_of_the_input_do_not_crash() -> None:

@@ -1,0 +1,139 @@
+"""NV011: a file read from beside the submission at run time.
+
+The leaderboard receives submission.py alone and runs it in a folder of its own: a kernel source, header
+or table the file reads from its own folder (`open(Path(__file__).with_name("kernel.cuh")).read()`,
+`(Path(__file__).parent / "gemm.cu").read_text()`, torch's `load(name, sources=[...])` of such a path
+or of a relative one) is not there. A path the file writes itself first (a source it unpacks and
+then loads) is fine, and so are the harness's own files (eval.py, reference.py: NV602). Paths are
+followed through names assigned in the file (`here = Path(__file__).parent`).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable
+
+from nvfp4ctl.lint.python.index import ModuleIndex, call_name
+from nvfp4ctl.lint.python.whole_file import HARNESS_FILES
+
+Report = Callable[[ast.AST, str, str], None]
+
+READ_METHODS = {"read_text", "read_bytes", "open"}
+WRITE_METHODS = {"write_text", "write_bytes"}
+OPENERS = {"open", "io.open", "codecs.open"}
+FILE_LOADERS = {"load", "fromfile", "loadtxt", "genfromtxt", "safe_open", "load_file"}  # json/np/torch/safetensors
+FOLDER_STEPS = {"parent", "parents", "dirname", "with_name", "with_suffix", "with_stem", "joinpath"}
+SOURCE_FILE = re.compile(r"(?i)^[^/\\:]+(?:[/\\][^/\\:]+)*\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp|hh|inl|ptx|cubin)$")
+
+
+def check(index: ModuleIndex, report: Report) -> None:
+    written = _written_paths(index)
+    for node in index.all_nodes:
+        if not isinstance(node, ast.Call):
+            continue
+        for path in _paths_read(node, index):
+            if ast.dump(_bare(path)) in written or not _beside(path, index) or not _another_file(path, index):
+                continue
+            shown = _file_name(path, index) or ast.unparse(path)
+            if re.split(r"[\\/]", shown)[-1] in HARNESS_FILES:
+                continue  # the harness's own files are there; reading them is NV602's
+            report(node, "NV011", f"reads {shown} from beside the file at run time: the leaderboard receives"
+                                  " submission.py alone, so it will not be there; embed its text in the file"
+                                  " (nvfp4ctl export embeds a kernel's .cu and its local headers)")
+            break
+
+
+def _paths_read(call: ast.Call, index: ModuleIndex) -> list[ast.AST]:
+    """The paths a call reads: open(P) for reading, P.read_text(), P.read_bytes(), P.open(), the sources
+    of torch's cpp_extension.load, np.load(P)/torch.load(P) (json.load(open(P)): the open is the read)."""
+    name = index.resolve(call.func) or ""
+    if name in OPENERS:
+        return [call.args[0]] if call.args and not _writes(call) else []
+    if isinstance(call.func, ast.Attribute) and call.func.attr in READ_METHODS:
+        return [] if call.func.attr == "open" and _writes(call, first=0) else [call.func.value]
+    if name.endswith("cpp_extension.load"):
+        sources = call.args[1] if len(call.args) > 1 else next(
+            (k.value for k in call.keywords if k.arg == "sources"), None)
+        items = sources.elts if isinstance(sources, (ast.List, ast.Tuple)) else [sources] if sources else []
+        return [item for item in items if _relative_source(item) or not isinstance(item, ast.Constant)]
+    if call_name(call) in FILE_LOADERS and call.args and not _opened(call.args[0], index):
+        return [call.args[0]]
+    return []
+
+
+def _opened(node: ast.AST, index: ModuleIndex) -> bool:
+    """A file object (open(P), or a name assigned one): the open() that made it is the read reported."""
+    values = [node, *(_assigned(node.id, index) if isinstance(node, ast.Name) else [])]
+    return any(isinstance(inner, ast.Call) and (index.resolve(inner.func) or "") in OPENERS | {"Path.open"}
+               or isinstance(inner, ast.Call) and call_name(inner) == "open" for value in values for inner in ast.walk(value))
+
+
+def _bare(node: ast.AST) -> ast.AST:
+    """p for str(p) and os.fspath(p): the same path."""
+    while isinstance(node, ast.Call) and call_name(node) in ("str", "fspath") and len(node.args) == 1:
+        node = node.args[0]
+    return node
+
+
+def _writes(call: ast.Call, first: int = 1) -> bool:
+    """Does an open() (mode at args[first], or mode=) write (w, a, x, +)?"""
+    mode = call.args[first] if len(call.args) > first else next((k.value for k in call.keywords if k.arg == "mode"), None)
+    return isinstance(mode, ast.Constant) and isinstance(mode.value, str) and bool(set(mode.value) & set("wax+"))
+
+
+def _relative_source(node: ast.AST) -> bool:
+    """"kernel.cu", "csrc/gemm.cpp": a relative path to a source, read from the folder the file runs in."""
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and bool(SOURCE_FILE.match(node.value))
+
+
+def _beside(path: ast.AST, index: ModuleIndex, depth: int = 0) -> bool:
+    """Is a path built from __file__ (directly or through names the file assigns), or a relative
+    path to a source file (what torch's load reads from the folder it runs in)?"""
+    if _relative_source(path):
+        return True
+    return any(isinstance(inner, ast.Name) and (inner.id == "__file__" or depth < 3 and any(
+        _beside(value, index, depth + 1) for value in _assigned(inner.id, index))) for inner in ast.walk(path))
+
+
+def _another_file(path: ast.AST, index: ModuleIndex, depth: int = 0) -> bool:
+    """Does a path name a file other than the submission itself (open(__file__) reads the file, which
+    is there): a string in it, or a step to its folder (.parent, dirname, with_name), through names?"""
+    for inner in ast.walk(path):
+        if isinstance(inner, ast.Constant) and isinstance(inner.value, str) and inner.value:
+            return True
+        if isinstance(inner, ast.Attribute) and inner.attr in FOLDER_STEPS or isinstance(inner, ast.Name) and (
+                inner.id in FOLDER_STEPS or depth < 3 and any(_another_file(v, index, depth + 1) for v in _assigned(inner.id, index))):
+            return True
+    return False
+
+
+def _assigned(name: str, index: ModuleIndex) -> list[ast.AST]:
+    return index.assignments(index.tree, name)
+
+
+def _file_name(path: ast.AST, index: ModuleIndex, depth: int = 0) -> str | None:
+    """The file a path names, for the message: the last string in it (kernel.cuh), through names."""
+    strings = [n.value for n in ast.walk(path) if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value]
+    if strings:
+        return strings[-1]
+    if isinstance(path, ast.Name) and depth < 3:
+        for value in _assigned(path.id, index):
+            found = _file_name(value, index, depth + 1)
+            if found:
+                return found
+    return None
+
+
+def _written_paths(index: ModuleIndex) -> set[str]:
+    """Paths the file writes (P.write_text(...), open(P, "w")), as ast dumps: a source it writes itself
+    before loading it is there when it is read."""
+    written: set[str] = set()
+    for node in index.all_nodes:
+        if not isinstance(node, ast.Call):
+            continue
+        if isinstance(node.func, ast.Attribute) and node.func.attr in WRITE_METHODS:
+            written.add(ast.dump(node.func.value))
+        elif (index.resolve(node.func) or "") in OPENERS and node.args and _writes(node):
+            written.add(ast.dump(node.args[0]))
+    return written
