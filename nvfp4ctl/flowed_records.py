@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from rich.cells import cell_len  # columns on screen: a CJK character in a path takes two
 from rich.control import strip_control_codes
 
+from nvfp4ctl.printable import escaped
+
 SEPARATOR = " · "  # the run log's own, between the cells of its lines
 INDENT = "    "  # a record's later lines; its first line, unindented, tells where it starts
 
@@ -43,12 +45,4 @@ def shown_cell(cell: str) -> str:
     and line tabulations) stripped as it strips them, any other character that is not printable (ESC, DEL,
     U+202E) written as its escape (\\x1b), so a run log's cell cannot ring, move the cursor, recolour or
     reorder the terminal's text."""
-    cell = strip_control_codes(cell)
-    if cell.isprintable():
-        return cell
-    return "".join(ch if ch.isprintable() else _escape(ch) for ch in cell)
-
-
-def _escape(ch: str) -> str:
-    code = ord(ch)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+    return escaped(strip_control_codes(cell))

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from nvfp4ctl.lint.diagnostic import Diagnostic, LintReport
 from nvfp4ctl.lint.render.paths import display_path
+from nvfp4ctl.printable import escape, escaped
 from nvfp4ctl.words import plural
 
 TAB = "    "
@@ -32,7 +33,7 @@ ELLIPSIS = "…"
 
 
 def render_diagnostic(diagnostic: Diagnostic, cwd: Path | None = None) -> str:
-    head = _escaped(f"{display_path(diagnostic.path, cwd)}:{diagnostic.line}:{diagnostic.col}: {diagnostic.code}"
+    head = escaped(f"{display_path(diagnostic.path, cwd)}:{diagnostic.line}:{diagnostic.col}: {diagnostic.code}"
                     f" {diagnostic.message}")
     if not diagnostic.source_line:
         return head
@@ -45,16 +46,10 @@ def render_diagnostic(diagnostic: Diagnostic, cwd: Path | None = None) -> str:
     before = opening + _shown(line[low:start])
     width = max(1, min(diagnostic.width, high - start))
     # the carets cover each escape shown in the span (a tab keeps its one, as it always had)
-    width += sum(len(_escape(ch)) - 1 for ch in line[start : start + width] if ch != "\t" and not ch.isprintable())
+    width += sum(len(escape(ch)) - 1 for ch in line[start : start + width] if ch != "\t" and not ch.isprintable())
     pad = " " * len(gutter)
     return (f"{head}\n{pad} |\n{gutter} | {shown}\n"
             f"{pad} | {' ' * len(before)}{'^' * width} {diagnostic.severity.value}")
-
-
-def _escaped(text: str) -> str:
-    """text with every character that is not printable as its escape: a file's name or a message quoting
-    one cannot move the cursor or recolour the terminal either."""
-    return text if text.isprintable() else "".join(ch if ch.isprintable() else _escape(ch) for ch in text)
 
 
 @lru_cache(maxsize=64)  # the findings of one line share its text: escaped once
@@ -62,15 +57,7 @@ def _shown(text: str) -> str:
     """text as the source line shows it: a tab as spaces, any other character that is not printable
     as its escape (\\x1b, \\u202e), so a line of a binary or latin-1 file cannot move the cursor,
     recolour or reorder the terminal's text; the carets under it count the escapes' characters."""
-    text = text.replace("\t", TAB)
-    if text.isprintable():
-        return text
-    return "".join(ch if ch.isprintable() else _escape(ch) for ch in text)
-
-
-def _escape(ch: str) -> str:
-    code = ord(ch)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+    return escaped(text.replace("\t", TAB))
 
 
 def summary(report: LintReport) -> str:
