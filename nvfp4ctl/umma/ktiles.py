@@ -4,7 +4,8 @@ MMA's accumulate flag.
 An output tile's K tiles issue the same MMAs: the same idesc and D, descriptors equal field by field,
 each K step's start and scale columns the same distance from their K tile's K step 0 as in K tile 0.
 Each K tile's K step 0 may sit elsewhere (the stage ring's buffer), so that start is taken as given.
-acc must be 0 on the output tile's very first MMA and 1 on every later one.
+acc must be 0 on the output tile's very first MMA and non-zero on every later one (the MMA reads it as
+a predicate, and so does the simulation: any non-zero value accumulates).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def _where(index: int, k_steps: int) -> str:
 def accumulate_problems(tile: list[Record], k_steps: int) -> list[str]:
     problems = []
     for index, record in enumerate(tile):
-        if "acc" not in record or record["acc"] == int(index > 0):
+        if "acc" not in record or (record["acc"] != 0) == (index > 0):
             continue
         if index == 0:
             problems.append(f"{_where(0, k_steps)}: acc={record['acc']} adds to what D held before (the previous"
