@@ -3,7 +3,8 @@ MMA's accumulate flag.
 
 An output tile's K tiles issue the same MMAs: the same idesc and D, descriptors equal field by field,
 each K step's start and scale columns the same distance from their K tile's K step 0 as in K tile 0.
-Each K tile's K step 0 may sit elsewhere (the stage ring's buffer), so that start is taken as given.
+Each K tile's K step 0 may sit elsewhere (the stage ring's buffer), so its own addresses go through K
+tile 0's placement checks: the simulation has one stage and moves them back onto K tile 0's.
 acc must be 0 on the output tile's very first MMA and non-zero on every later one (the MMA reads it as
 a predicate, and so does the simulation: any non-zero value accumulates).
 """
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 
 from nvfp4ctl.umma import descriptors as d
 from nvfp4ctl.umma import smem
+from nvfp4ctl.umma import user_values as uv
 from nvfp4ctl.umma.tmem import split_address
 
 Record = dict[str, int]
@@ -120,8 +122,33 @@ def _tile_problems(k_tile: int, first: list[Record], lines: list[Record], k_step
     return problems, missing
 
 
-def check_later_k_tiles(tile: list[Record], k_steps: int, mma_count: int) -> KTileReport:
+def _placement_problems(config: uv.MmaConfig, k_tile: int, step0: Record, first: Record) -> list[str]:
+    """K tile 0's placement checks on a later K tile's own K step 0 addresses, where they differ from K
+    tile 0's (the same ones have been checked there): TMA-aligned starts, A and B apart, the scales
+    clear of D, of each other and of TMEM's end."""
+    problems: list[str] = []
+    moved = lambda *names: any(name in step0 and step0[name] != first.get(name) for name in names)  # noqa: E731
+    aligned = True
+    for name in ("desc_a", "desc_b"):
+        if name in step0 and (start := _start(step0[name])) % uv.TMA_ALIGN:
+            aligned = False  # an overlap computed from a start no TMA box can have would advise nonsense
+            if moved(name):
+                problems.append(uv.misaligned(f"{name}[0].start", start))
+    if aligned and {"desc_a", "desc_b"} <= set(step0) and moved("desc_a", "desc_b"):
+        if (overlap := uv.tiles_overlap(config, step0["desc_a"], step0["desc_b"])) is not None:
+            problems.append(overlap)
+    for name in ("tmem_sfa", "tmem_sfb"):
+        if name in step0 and moved(name) and (check := uv.check_tmem(name, step0[name], config, first.get("tmem_d"))):
+            problems += check.problems
+    if {"tmem_sfa", "tmem_sfb"} <= set(step0) and moved("tmem_sfa", "tmem_sfb"):
+        if (overlap := uv.scales_overlap(config, step0["tmem_sfa"], step0["tmem_sfb"])) is not None:
+            problems.append(overlap)
+    return [f"K tile {k_tile}: {problem}" for problem in problems]
+
+
+def check_later_k_tiles(tile: list[Record], config: uv.MmaConfig, mma_count: int) -> KTileReport:
     """`tile`: the output tile's MMA lines in issue order; `mma_count`: how many the case's K needs."""
+    k_steps = config.k_steps
     report = KTileReport(problems=accumulate_problems(tile, k_steps))
     if not all("acc" in record for record in tile):
         report.notes.append("acc of MMAs not checked where a line has no acc= (print it: acc must be 0 only on"
@@ -133,13 +160,14 @@ def check_later_k_tiles(tile: list[Record], k_steps: int, mma_count: int) -> KTi
     for k_tile in range(1, k_tiles + 1):
         lines = later[(k_tile - 1) * k_steps:k_tile * k_steps]
         problems, lacking = _tile_problems(k_tile, first, lines, k_steps)
-        report.problems += problems
+        report.problems += problems + _placement_problems(config, k_tile, lines[0], first[0])
         missing |= lacking
     if later:
         tiles = "K tile 1" if k_tiles == 1 else f"K tiles 1..{k_tiles}"
         report.notes.append(f"{tiles} ({mmas(list(range(k_steps, k_steps + len(later))))}) checked against K tile"
                             " 0's pattern: same idesc and D, descriptors equal apart from each K tile's K step 0 start"
-                            " (the stage ring's, taken as given), starts and scale columns advancing as in K tile 0")
+                            " (the stage ring's: placed as K tile 0's must be), starts and scale columns advancing as"
+                            " in K tile 0")
     if missing:
         report.notes.append(f"MMAs of K tiles 1.. not checked: {', '.join(sorted(missing))} (not on their lines)")
     if len(tile) < mma_count:

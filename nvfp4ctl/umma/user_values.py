@@ -368,9 +368,20 @@ def simulation_plan(config: MmaConfig, values: UserValues, k_tiles: int) -> tupl
         notes.append("idesc: not given; the config's value is used")
     issues = [replace(issue, accumulate=kt > 0 or s > 0) for kt in range(k_tiles) for s, issue in enumerate(steps)]
     printed = values.printed
+    moved: list[int] = []
     for index, issue in enumerate(issues[:len(printed)]):
         record = printed[index]
         if index >= tile.k_steps:
-            issue = _as_printed(issue, record, printed[index - index % tile.k_steps], printed[0])
+            step0 = printed[index - index % tile.k_steps]
+            issue = _as_printed(issue, record, step0, printed[0])
+            if index % tile.k_steps == 0 and any(step0.get(name) != printed[0].get(name) for name in _MOVED):
+                moved.append(index // tile.k_steps)
         issues[index] = replace(issue, accumulate=bool(record["acc"])) if "acc" in record else issue
+    if moved:
+        which = f"K tile {moved[0]}" if len(moved) == 1 else "K tiles " + ", ".join(map(str, moved))
+        notes.append(f"{which}: issued at K tile 0's addresses (the model has one stage); the field check above"
+                     " places its own")
     return tile, issues, notes
+
+
+_MOVED = ("desc_a", "desc_b", "tmem_sfa", "tmem_sfb")  # what _as_printed moves onto K tile 0's

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from nvfp4ctl.cli import app
@@ -50,3 +51,31 @@ def test_a_non_zero_acc_on_the_first_mma_adds_to_what_d_held(tmp_path: Path) -> 
     result = _dump(_log(tmp_path, acc={0: 2}))
     assert result.exit_code == 1, result.output
     assert "MMA 0 (K tile 0, K step 0): acc=2 adds to what D held before" in result.output
+
+
+def test_a_stage_ring_moving_a_later_k_tile_passes(tmp_path: Path) -> None:
+    result = _dump(_log(tmp_path, {1: {"a": 0x8400, "b": 0xC400, "sfa": 160, "sfb": 176}}))
+    assert result.exit_code == 0, result.output
+    assert "model D equals the exact reference" in result.output
+    assert "K tile 1: issued at K tile 0's addresses (the model has one stage)" in result.output
+
+
+@pytest.mark.parametrize(("moved", "problem"), [
+    ({"a": 0x410}, "K tile 1: desc_a[0].start 0x410 is not 128-byte aligned, so no TMA box can start there"),
+    ({"a": 0x4400}, "K tile 1: A's and B's tiles overlap in shared memory: desc_a's 0x4400..0x83ff"),
+    ({"sfa": 0}, "K tile 1: tmem_sfa: columns 0..15 overlap D's 0..127"),
+    ({"sfa": 144}, "K tile 1: A's and B's scales overlap in TMEM: tmem_sfa's columns 144..159"),
+    ({"sfa": 510}, "K tile 1: tmem_sfa: columns 510..525 run past TMEM's 512"),
+])
+def test_a_later_k_tiles_own_addresses_are_placed_as_k_tile_0s(tmp_path: Path, moved: dict[str, int],
+                                                              problem: str) -> None:
+    """Each used to pass: the stage ring's K step 0 went unchecked and the simulation moved it onto K tile 0's."""
+    result = _dump(_log(tmp_path, {1: moved}))
+    assert result.exit_code == 1, result.output
+    assert problem in result.output
+    assert "0 mismatches" not in result.output
+
+
+def test_an_unaligned_later_k_tile_start_gets_no_overlap_advice_from_it(tmp_path: Path) -> None:
+    result = _dump(_log(tmp_path, {1: {"a": 0x410}}))
+    assert "A's and B's tiles overlap" not in result.output
