@@ -62,7 +62,9 @@ def show_user_umma(values: Any, config: Any, simulate: bool, shape: str | None, 
     if config is not None:
         problems += uv.scale_step_problems(config, "tmem_sfa", values.tmem_sfa)
         problems += uv.scale_step_problems(config, "tmem_sfb", values.tmem_sfb)
-    if config is not None and values.desc_a and values.desc_b:
+    unplaceable = uv.unplaceable_tiles(values)
+    # an overlap reckoned from a start no TMA box can have would advise a buffer from a start just as wrong
+    if config is not None and values.desc_a and values.desc_b and not unplaceable:
         if (overlap := uv.tiles_overlap(config, values.desc_a[0], values.desc_b[0])) is not None:
             problems.append(overlap)
     if config is not None and values.tmem_sfa and values.tmem_sfb:
@@ -95,7 +97,6 @@ def show_user_umma(values: Any, config: Any, simulate: bool, shape: str | None, 
     if bad or problems:  # each by name: -q drops the table, and the run log keeps this line alone
         summary += f" ({first_few(bad + problems)})"
     ok = not bad and not problems
-    unplaceable = uv.unplaceable_tiles(values)
     if simulated is not None and unplaceable:  # the model stores the tiles as TMA does: there it cannot
         summary += f"; simulate: not run ({unplaceable[0]})"
         if not as_json:

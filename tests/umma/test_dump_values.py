@@ -315,3 +315,11 @@ def test_scale_addresses_of_later_k_steps_are_checked() -> None:
                   *[x for _ in range(4) for x in ("--tmem-sfa", "0x80")], "--tmem-sfb", "0x90", "--mma", "128,128,64")
     assert result.exit_code == 1, result.output
     assert "tmem_sfa[1].column = 128, expected 132 (4 columns a K step from K step 0's 128)" in result.output
+
+
+def test_an_unaligned_start_gets_no_overlap_advice_reckoned_from_it() -> None:
+    """0x410 beside B at 0x4400 was also "give each its own buffer (B from 0x4800, past A's end)"."""
+    result = dump("--idesc", GOOD_IDESC, "--desc-a", "0x4000404000010041", "--desc-b", GOOD_B, "--mma", "128,128,64")
+    assert result.exit_code == 1, result.output
+    assert "1 mismatch (desc_a[0].start 0x410 is not 128-byte aligned" in result.output
+    assert "overlap" not in result.output
