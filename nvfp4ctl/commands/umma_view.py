@@ -34,8 +34,9 @@ def _label(check: DescriptorCheck) -> str:
 
 
 def show_user_umma(values: Any, config: Any, simulate: bool, shape: str | None, seed: int, payload: dict[str, Any],
-                    as_json: bool, more_problems: tuple[str, ...] = ()) -> tuple[str, bool]:
-    """`more_problems`: findings beyond the descriptor fields (check --dump's later K tiles and acc flags)."""
+                    as_json: bool, more_problems: tuple[str, ...] = (), more_checked: int = 0) -> tuple[str, bool]:
+    """`more_problems`: findings beyond the descriptor fields (check --dump's later K tiles and acc flags);
+    `more_checked`: the descriptors those findings come from (the later K tiles' words)."""
     from nvfp4ctl.umma import descriptors as d
     from nvfp4ctl.umma import user_values as uv
 
@@ -87,7 +88,9 @@ def show_user_umma(values: Any, config: Any, simulate: bool, shape: str | None, 
         console.table(["desc", "field", "bits", "meaning", "value", "expected", "status"], table, right_align_from=4)
         for problem in problems:
             console.fail(f"  {problem}")
-    given = sum(c.value is not None for c in checks)
+    given = sum(c.value is not None for c in checks) + more_checked
+    if config is not None:  # K steps 1.. of the scales: no row of their own, checked by scale_step_problems
+        given += len(values.tmem_sfa[1:]) + len(values.tmem_sfb[1:])
     count = len(bad) + len(problems)
     if given == 0:  # only the config's own fields: comparing them with themselves proves nothing
         summary = "umma values: none given (--idesc, --desc-a, --desc-b, --tmem-*), the config's fields listed"
@@ -221,6 +224,6 @@ def show_dump_lines(lines: list[str], m: int, n: int, k: int, seed: int, origin:
         console.info(f"  {note}", style="dim")
     payload: dict[str, Any] = {}
     summary, ok = show_user_umma(values, config, True, f"{m},{n},{k}", seed, payload, as_json=False,
-                                 more_problems=tuple(later.problems))
+                                 more_problems=tuple(later.problems), more_checked=later.checked)
     (console.ok if ok else console.fail)(summary)
     return summary, ok

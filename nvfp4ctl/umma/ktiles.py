@@ -25,6 +25,7 @@ Record = dict[str, int]
 class KTileReport:
     problems: list[str] = field(default_factory=list)  # findings: each makes the dump fail
     notes: list[str] = field(default_factory=list)  # what was checked, and what was not
+    checked: int = 0  # descriptors and TMEM addresses on the later K tiles' lines that were checked
 
 
 def mmas(indices: list[int]) -> str:
@@ -75,10 +76,13 @@ def _signed(offsets: list[int]) -> str:
     return ", ".join(f"{'-' if o < 0 else '+'}0x{abs(o):x}" for o in offsets)
 
 
-def _tile_problems(k_tile: int, first: list[Record], lines: list[Record], k_steps: int) -> tuple[list[str], set[str]]:
-    """Problems of one later K tile, and the keys its lines lack where K tile 0's carry them."""
+def _tile_problems(k_tile: int, first: list[Record], lines: list[Record],
+                   k_steps: int) -> tuple[list[str], set[str], int]:
+    """Problems of one later K tile, the keys its lines lack where K tile 0's carry them, and how many
+    of its words were checked."""
     problems: list[str] = []
     missing: set[str] = set()
+    checked = 0
     indices = [k_tile * k_steps + s for s in range(len(lines))]
     ref = first[:len(lines)]
     groups: dict[tuple[str, str, int, int], list[int]] = {}
@@ -87,6 +91,7 @@ def _tile_problems(k_tile: int, first: list[Record], lines: list[Record], k_step
             if name not in got:
                 missing.add(name)
                 continue
+            checked += 1
             decode = d.decode_instr if name == "idesc" else d.decode_smem
             have, should = decode(got[name]), decode(want[name])
             skip = {"start"} | ({"lbo"} if name != "idesc" and not smem.reads_lbo(should["layout"]) else set())
@@ -94,6 +99,7 @@ def _tile_problems(k_tile: int, first: list[Record], lines: list[Record], k_step
                 if key not in skip and have[key] != should[key]:
                     groups.setdefault((name, key, have[key], should[key]), []).append(index)
         for name in ("tmem_d", "tmem_sfa", "tmem_sfb"):
+            checked += name in want and name in got
             if name in want and name not in got:
                 missing.add(name)
             elif name in want and name != "tmem_d" and split_address(got[name])[0] != split_address(want[name])[0]:
@@ -119,7 +125,7 @@ def _tile_problems(k_tile: int, first: list[Record], lines: list[Record], k_step
             shown = _signed if unit == "start" else (lambda offsets: ", ".join(f"{o:+d}" for o in offsets))
             problems.append(f"K tile {k_tile}: {name}.{unit} advances {shown(have)} from its K step 0, K tile 0's"
                             f" {shown(should)} ({mmas(indices)})")
-    return problems, missing
+    return problems, missing, checked
 
 
 def _placement_problems(config: uv.MmaConfig, k_tile: int, step0: Record, first: Record) -> list[str]:
@@ -159,7 +165,8 @@ def check_later_k_tiles(tile: list[Record], config: uv.MmaConfig, mma_count: int
     missing: set[str] = set()
     for k_tile in range(1, k_tiles + 1):
         lines = later[(k_tile - 1) * k_steps:k_tile * k_steps]
-        problems, lacking = _tile_problems(k_tile, first, lines, k_steps)
+        problems, lacking, checked = _tile_problems(k_tile, first, lines, k_steps)
+        report.checked += checked
         report.problems += problems + _placement_problems(config, k_tile, lines[0], first[0])
         missing |= lacking
     if later:

@@ -79,3 +79,12 @@ def test_a_later_k_tiles_own_addresses_are_placed_as_k_tile_0s(tmp_path: Path, m
 def test_an_unaligned_later_k_tile_start_gets_no_overlap_advice_from_it(tmp_path: Path) -> None:
     result = _dump(_log(tmp_path, {1: {"a": 0x410}}))
     assert "A's and B's tiles overlap" not in result.output
+
+
+@pytest.mark.parametrize(("k", "checked"), [(256, 18), (512, 42)])
+def test_the_summary_counts_every_descriptor_checked(tmp_path: Path, k: int, checked: int) -> None:
+    """K tile 0: idesc, 4 desc_a, 4 desc_b, D and the scales of 4 K steps (18); each later MMA's six
+    words (24 more): the summary said 12 descriptors for either K."""
+    result = CliRunner().invoke(app, ["dump", "--umma", "--from-log", str(_log(tmp_path)), "--shape", f"128,128,{k}"])
+    assert result.exit_code == 0, result.output
+    assert f"umma values: {checked} descriptors checked against the config, 0 mismatches" in result.output
