@@ -46,6 +46,17 @@ CASES = {
         with open(HERE / "log.txt", "w") as log:
             log.write("x")
         """, []),
+    "a file written first, its path spelled another way where it is loaded, is not NV011": ("""\
+        import os
+        from torch.utils.cpp_extension import load
+        build = os.path.join(os.path.dirname(os.path.abspath(__file__)), ".build")
+        os.makedirs(build, exist_ok=True)
+        src_path = os.path.join(build, "k.cu")
+        with open(src_path, "w") as f:
+            f.write(CUDA_SOURCE)
+        mod = load(name="k", sources=[os.path.join(build, "k.cu")])
+        mod2 = load(name="k2", sources=[os.path.join(build, "k2.cu")])
+        """, [(9, "NV011")]),
     # --- NV201/202/203 graphs -------------------------------------------------------------------
     "graph api aliased import": ("""\
         import torch.cuda as tc

@@ -11,6 +11,7 @@ followed through names assigned in the file (`here = Path(__file__).parent`).
 from __future__ import annotations
 
 import ast
+import copy
 import re
 from collections.abc import Callable
 
@@ -33,7 +34,7 @@ def check(index: ModuleIndex, report: Report) -> None:
         if not isinstance(node, ast.Call):
             continue
         for path in _paths_read(node, index):
-            if ast.dump(_bare(path)) in written or not _beside(path, index) or not _another_file(path, index):
+            if _spellings(path, index) & written or not _beside(path, index) or not _another_file(path, index):
                 continue
             shown = _file_name(path, index) or ast.unparse(path)
             if re.split(r"[\\/]", shown)[-1] in HARNESS_FILES:
@@ -126,14 +127,35 @@ def _file_name(path: ast.AST, index: ModuleIndex, depth: int = 0) -> str | None:
 
 
 def _written_paths(index: ModuleIndex) -> set[str]:
-    """Paths the file writes (P.write_text(...), open(P, "w")), as ast dumps: a source it writes itself
-    before loading it is there when it is read."""
+    """Paths the file writes (P.write_text(...), open(P, "w")), as ast dumps (_spellings): a source it
+    writes itself before loading it is there when it is read."""
     written: set[str] = set()
     for node in index.all_nodes:
         if not isinstance(node, ast.Call):
             continue
         if isinstance(node.func, ast.Attribute) and node.func.attr in WRITE_METHODS:
-            written.add(ast.dump(node.func.value))
+            written |= _spellings(node.func.value, index)
         elif (index.resolve(node.func) or "") in OPENERS and node.args and _writes(node):
-            written.add(ast.dump(node.args[0]))
+            written |= _spellings(node.args[0], index)
     return written
+
+
+def _spellings(path: ast.AST, index: ModuleIndex) -> set[str]:
+    """A path as written and with the names it uses replaced by their one value (as ast dumps), so that
+    open(src_path, "w") with src_path = os.path.join(build, "k.cu") and a later
+    load(sources=[os.path.join(build, "k.cu")]) are seen to name one file."""
+    return {ast.dump(_bare(path)), ast.dump(_bare(_ResolveNames(index).visit(copy.deepcopy(path))))}
+
+
+class _ResolveNames(ast.NodeTransformer):
+    """Each name assigned exactly once in the file becomes its value (str()/fspath() dropped), three
+    levels deep; a name assigned more than once, or never, stays as it is."""
+
+    def __init__(self, index: ModuleIndex, depth: int = 0) -> None:
+        self.index, self.depth = index, depth
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:  # noqa: N802 (NodeTransformer's naming)
+        values = _assigned(node.id, self.index)
+        if self.depth >= 3 or len(values) != 1:
+            return node
+        return _bare(_ResolveNames(self.index, self.depth + 1).visit(copy.deepcopy(values[0])))
