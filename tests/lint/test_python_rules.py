@@ -1512,6 +1512,39 @@ def test_a_file_read_from_beside_the_submission_points_at_export() -> None:
                                   " (nvfp4ctl export embeds a kernel's .cu and its local headers)")
 
 
+def test_a_read_that_handles_the_file_being_absent_says_that_branch_never_runs_there() -> None:
+    """An existence test or a try catching the missing file: nothing fails on the leaderboard, but what
+    the file holds goes unused there; it was the same "it will not be there" as a read that fails."""
+    source = textwrap.dedent("""\
+        import os, json
+        from pathlib import Path
+        CACHE = os.path.join(os.path.dirname(__file__), "tune_cache.json")
+        if os.path.exists(CACHE):
+            cfg = json.load(open(CACHE))
+        TABLE = Path(__file__).with_name("table.json")
+        t = json.loads(TABLE.read_text()) if Path(TABLE).is_file() else {}
+        u = TABLE.exists() and TABLE.read_text()
+        try:
+            k = open(Path(__file__).with_name("kernel.cu")).read()
+        except (ValueError, FileNotFoundError):
+            k = ""
+        if os.path.exists("other.json"):
+            v = open(CACHE).read()
+        try:
+            w = open(CACHE).read()
+        except KeyError:
+            w = ""
+        """)
+    diagnostics = [(d.line, d.code, d.severity.value, d.message.split(":")[0]) for d in lint_text(source, SNIPPET)]
+    optional = [(line, "NV011", "warning", f"reads {name} from beside the file only where it exists")
+                for line, name in ((5, "tune_cache.json"), (7, "table.json"), (8, "table.json"), (10, "kernel.cu"))]
+    plain = [(line, "NV011", "warning", "reads tune_cache.json from beside the file at run time") for line in (14, 16)]
+    assert diagnostics == optional + plain
+    [message] = {d.message for d in lint_text(source, SNIPPET) if d.line == 5}
+    assert message.endswith("so it will not be there and that branch never runs there; embed its text in the file"
+                            " if the leaderboard run needs it")
+
+
 def test_odd_slices_of_the_input_do_not_crash() -> None:
     """data[::0] and data[:1.5] raise when run; lint reads them as slices it cannot place, never raises."""
     source = """\

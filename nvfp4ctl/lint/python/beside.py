@@ -15,7 +15,7 @@ import copy
 import re
 from collections.abc import Callable
 
-from nvfp4ctl.lint.python.index import ModuleIndex, call_name
+from nvfp4ctl.lint.python.index import ModuleIndex, call_name, dotted
 from nvfp4ctl.lint.python.whole_file import HARNESS_FILES
 
 Report = Callable[[ast.AST, str, str], None]
@@ -25,6 +25,9 @@ WRITE_METHODS = {"write_text", "write_bytes"}
 OPENERS = {"open", "io.open", "codecs.open"}
 FILE_LOADERS = {"load", "fromfile", "loadtxt", "genfromtxt", "safe_open", "load_file"}  # json/np/torch/safetensors
 FOLDER_STEPS = {"parent", "parents", "dirname", "with_name", "with_suffix", "with_stem", "joinpath"}
+EXISTENCE_FUNCTIONS = {"os.path.exists", "os.path.isfile", "os.path.lexists"}
+EXISTENCE_METHODS = {"exists", "is_file"}  # pathlib
+MISSING_FILE_ERRORS = {"FileNotFoundError", "OSError", "IOError", "EnvironmentError", "Exception", "BaseException"}
 SOURCE_FILE = re.compile(r"(?i)^[^/\\:]+(?:[/\\][^/\\:]+)*\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp|hh|inl|ptx|cubin)$")
 
 
@@ -39,9 +42,16 @@ def check(index: ModuleIndex, report: Report) -> None:
             shown = _file_name(path, index) or ast.unparse(path)
             if re.split(r"[\\/]", shown)[-1] in HARNESS_FILES:
                 continue  # the harness's own files are there; reading them is NV602's
-            report(node, "NV011", f"reads {shown} from beside the file at run time: the leaderboard receives"
-                                  " submission.py alone, so it will not be there; embed its text in the file"
-                                  " (nvfp4ctl export embeds a kernel's .cu and its local headers)")
+            if _guarded(node, path, index):
+                # the file's absence is handled, so nothing fails there; what it holds (a tuned table)
+                # still goes unused on the leaderboard, which its author may not know
+                report(node, "NV011", f"reads {shown} from beside the file only where it exists: the leaderboard"
+                                      " receives submission.py alone, so it will not be there and that branch"
+                                      " never runs there; embed its text in the file if the leaderboard run needs it")
+            else:
+                report(node, "NV011", f"reads {shown} from beside the file at run time: the leaderboard receives"
+                                      " submission.py alone, so it will not be there; embed its text in the file"
+                                      " (nvfp4ctl export embeds a kernel's .cu and its local headers)")
             break
 
 
@@ -71,10 +81,48 @@ def _opened(node: ast.AST, index: ModuleIndex) -> bool:
 
 
 def _bare(node: ast.AST) -> ast.AST:
-    """p for str(p) and os.fspath(p): the same path."""
-    while isinstance(node, ast.Call) and call_name(node) in ("str", "fspath") and len(node.args) == 1:
+    """p for str(p), os.fspath(p) and Path(p): the same path."""
+    while isinstance(node, ast.Call) and call_name(node) in ("str", "fspath", "Path") and len(node.args) == 1:
         node = node.args[0]
     return node
+
+
+def _guarded(read: ast.Call, path: ast.AST, index: ModuleIndex) -> bool:
+    """Does the file handle the path being absent around this read: under a test of its existence
+    (if os.path.exists(P), P.is_file() and ..., ... if P.exists() else ...), or inside a try whose
+    handler catches the missing file (FileNotFoundError, OSError, Exception)?"""
+    spellings = _spellings(path, index)
+    child: ast.AST = read
+    for parent in index.ancestors(read):
+        if isinstance(parent, (ast.If, ast.IfExp, ast.While)) and _tests_existence(parent.test, spellings, index):
+            return True
+        if isinstance(parent, ast.BoolOp) and any(_tests_existence(value, spellings, index)
+                                                  for value in parent.values[:parent.values.index(child)]):
+            return True
+        if isinstance(parent, ast.Try) and child in parent.body and any(map(_catches_missing, parent.handlers)):
+            return True
+        child = parent
+    return False
+
+
+def _tests_existence(test: ast.AST, spellings: set[str], index: ModuleIndex) -> bool:
+    for call in ast.walk(test):
+        if not isinstance(call, ast.Call):
+            continue
+        if (index.resolve(call.func) or "") in EXISTENCE_FUNCTIONS and call.args:
+            tested = call.args[0]
+        elif isinstance(call.func, ast.Attribute) and call.func.attr in EXISTENCE_METHODS:
+            tested = call.func.value
+        else:
+            continue
+        if _spellings(tested, index) & spellings:
+            return True
+    return False
+
+
+def _catches_missing(handler: ast.ExceptHandler) -> bool:
+    caught = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return handler.type is None or any((dotted(kind) or "").rpartition(".")[2] in MISSING_FILE_ERRORS for kind in caught)
 
 
 def _writes(call: ast.Call, first: int = 1) -> bool:
