@@ -14,20 +14,10 @@ from nvfp4ctl.build import builder, compile, submission_build
 from nvfp4ctl.build.submission_sources import Extension
 from nvfp4ctl.cli import app
 from nvfp4ctl.errors import ExitCode, ToolTimeout
+from stand_in_units import KERNEL, SUBMISSION, flat
 
 SLEEPS = "import time; time.sleep(60)"  # far past the limit below: only the stop ends it
 LIMIT_S = 1.0
-KERNEL = "// nvfp4ctl: arch=sm_90a\n// nvfp4ctl: no-tensor-op\n__global__ void k(float* p) { p[0] = 1.0f; }\n"
-SUBMISSION = '''from torch.utils.cpp_extension import load_inline
-CUDA_SOURCE = r"""// nvfp4ctl: no-tensor-op
-__global__ void k(float* p) { p[0] = 1.0f; }
-"""
-m = load_inline(name="plain", cpp_sources="", cuda_sources=CUDA_SOURCE, extra_cuda_cflags=["-gencode=arch=compute_90a,code=sm_90a"])
-'''
-
-
-def _flat(text: str) -> str:
-    return " ".join(text.split())
 
 
 @pytest.fixture()
@@ -47,7 +37,7 @@ def test_a_kernel_compile_past_its_limit_is_a_timeout_naming_the_kernel_and_the_
     kernel.write_text(KERNEL)
     result = CliRunner().invoke(app, ["build", str(kernel)])
     assert result.exit_code == ExitCode.TIMEOUT, result.output
-    said = _flat(result.output)
+    said = flat(result.output)
     assert "k.cu (sm_90a): the compiler ran past 1 s and was stopped (the limit is fixed)" in said
     assert "compile timeout" in said and "Traceback" not in said
 
@@ -64,7 +54,7 @@ def test_a_submission_compile_past_its_limit_is_a_timeout_not_a_build_failure(ca
     submission.write_text(SUBMISSION)
     result = CliRunner().invoke(app, ["build", str(submission)])
     assert result.exit_code == ExitCode.TIMEOUT, result.output
-    said = _flat(result.output)
+    said = flat(result.output)
     assert ": nvcc ran past 1 s and was stopped (the limit is fixed)" in said
     assert "plain: compile timeout" in said and "Traceback" not in said
 
@@ -103,5 +93,5 @@ def test_a_module_build_stopped_after_the_kernel_object_is_a_timeout_not_a_missi
     kernel.write_text(KERNEL)
     result = CliRunner().invoke(app, ["build", str(kernel)])
     assert result.exit_code == ExitCode.TIMEOUT, result.output
-    said = _flat(result.output)
+    said = flat(result.output)
     assert "the compiler ran past 1 s and was stopped" in said and "defines no" not in said

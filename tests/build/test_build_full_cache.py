@@ -21,18 +21,7 @@ from nvfp4ctl.build.submission_sources import Extension
 from nvfp4ctl.cli import app
 from nvfp4ctl.errors import ExitCode
 from nvfp4ctl.workspace import memory_path
-
-KERNEL = "// nvfp4ctl: arch=sm_90a\n// nvfp4ctl: no-tensor-op\n__global__ void k(float* p) { p[0] = 1.0f; }\n"
-SUBMISSION = '''from torch.utils.cpp_extension import load_inline
-CUDA_SOURCE = r"""// nvfp4ctl: no-tensor-op
-__global__ void k(float* p) { p[0] = 1.0f; }
-"""
-m = load_inline(name="plain", cpp_sources="", cuda_sources=CUDA_SOURCE, extra_cuda_cflags=["-gencode=arch=compute_90a,code=sm_90a"])
-'''
-
-
-def _flat(text: str) -> str:
-    return " ".join(text.split())
+from stand_in_units import KERNEL, SUBMISSION, flat
 
 
 @pytest.fixture()
@@ -66,7 +55,7 @@ def full_cache(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _full_cache_said(result, cache: Path) -> None:
     assert result.exit_code == ExitCode.USAGE, result.output
-    said = _flat(result.output)
+    said = flat(result.output)
     assert (f"error: the cache folder {cache / 'cache'} (NVFP4CTL_CACHE) is full (No space left on device): free"
             " space or point NVFP4CTL_CACHE elsewhere") in said
     assert "compile error" not in said and "Traceback" not in said
@@ -121,7 +110,7 @@ def test_a_compiler_failing_on_a_full_temporary_folder_names_that_folder(cache: 
     result = CliRunner().invoke(app, ["build", str(kernel)])
     assert result.exit_code == ExitCode.USAGE, result.output
     assert (f"error: the temporary folder {temporary} is full (No space left on device): free space or"
-            " point TMPDIR elsewhere") in _flat(result.output)
+            " point TMPDIR elsewhere") in flat(result.output)
 
 
 def test_a_compile_error_that_says_nothing_of_space_stays_a_compile_error(cache: Path, monkeypatch) -> None:
@@ -154,7 +143,7 @@ def _static_assert_failing(cache: Path, monkeypatch: pytest.MonkeyPatch) -> Path
 
 def _compile_error_said(result) -> None:
     assert result.exit_code == ExitCode.FAILURES, result.output
-    said = _flat(result.output)
+    said = flat(result.output)
     assert "compile error" in said and "static assertion failed" in said
     assert "is full" not in said
 
@@ -182,7 +171,7 @@ def test_a_tool_saying_no_space_on_a_disk_with_room_stays_a_compile_error(cache:
     kernel.write_text(KERNEL)
     result = CliRunner().invoke(app, ["build", str(kernel)])
     assert result.exit_code == ExitCode.FAILURES, result.output
-    assert "is full" not in _flat(result.output)
+    assert "is full" not in flat(result.output)
 
 
 @pytest.mark.usefixtures("full_cache")
