@@ -461,14 +461,15 @@ def _flows_to_call(function: Function, index: ModuleIndex, names: set[str], dump
     return False, on_miss
 
 
-def _view_chain(node: ast.AST) -> list[ast.AST]:
-    """node and each tensor it is a part or view of: ws[:, :, 0] -> [ws[:, :, 0], ws]; ws.view(-1)[0]
-    -> [ws.view(-1)[0], ws.view(-1), ws]. A kernel writing the part writes the tensor it views."""
+def _view_chain(node: ast.AST, views: frozenset[str] | set[str] = WRITABLE_VIEWS) -> list[ast.AST]:
+    """node and each tensor it is a part or view of (through subscripts and the `views` methods):
+    ws[:, :, 0] -> [ws[:, :, 0], ws]; ws.view(-1)[0] -> [ws.view(-1)[0], ws.view(-1), ws]. A kernel writing
+    the part writes the tensor it views."""
     chain = [node]
     while True:
         if isinstance(node, ast.Subscript):
             node = node.value
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in WRITABLE_VIEWS:
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in views:
             node = node.func.value
         else:
             return chain
@@ -897,13 +898,7 @@ def _following(node: ast.stmt, index: ModuleIndex) -> list[ast.stmt]:
 
 def _output_base(node: ast.AST) -> ast.AST:
     """c for c[:, :, 0], c.view(-1), c.squeeze(-1)[0]: what a copy into part of the output writes."""
-    while True:
-        if isinstance(node, ast.Subscript):
-            node = node.value
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in OUTPUT_VIEWS:
-            node = node.func.value
-        else:
-            return node
+    return _view_chain(node, OUTPUT_VIEWS)[-1]
 
 
 def _handed_back(function: Function, index: ModuleIndex) -> list[tuple[ast.AST, ast.AST, ast.Call | None, str]]:
