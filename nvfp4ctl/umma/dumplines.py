@@ -97,8 +97,9 @@ def infer_config(dump: DumpLines, tile: list[dict[str, int]]) -> tuple[MmaConfig
 
 
 def user_values(tile: list[dict[str, int]], k_steps: int) -> UserValues:
-    """K tile 0's values for the field check; every line rides along for the simulation (later K tiles
-    are checked against K tile 0's pattern by ktiles.py)."""
+    """K tile 0's values for the field check: its per-K-step descriptors and scales, and K step 0's idesc
+    and D, which ktiles.py holds every other MMA to (K tile 0's K steps 1.. included; later K tiles are
+    checked against K tile 0's pattern there too); every line rides along for the simulation."""
     first = [record for record in tile if record["k"] < k_steps]
     pick = lambda key: tuple(record[key] for record in first if key in record)  # noqa: E731
     return UserValues(idesc=first[0]["idesc"], desc_a=pick("desc_a"), desc_b=pick("desc_b"),

@@ -1,7 +1,9 @@
 """The MMAs a kernel prints after its first K tile, checked against that tile's pattern, and every
 MMA's accumulate flag.
 
-An output tile's K tiles issue the same MMAs: the same idesc and D, descriptors equal field by field,
+Every MMA of an output tile has K tile 0's K step 0 idesc and D (the MMAs of K tile 0 included: a K
+step with another N reads and writes other columns, one with another D accumulates elsewhere).
+An output tile's K tiles issue the same MMAs: descriptors equal field by field,
 each K step's start and scale columns the same distance from their K tile's K step 0 as in K tile 0.
 Each K tile's K step 0 may sit elsewhere (the stage ring's buffer), so its own addresses go through K
 tile 0's placement checks: the simulation has one stage and moves them back onto K tile 0's.
@@ -25,16 +27,20 @@ Record = dict[str, int]
 class KTileReport:
     problems: list[str] = field(default_factory=list)  # findings: each makes the dump fail
     notes: list[str] = field(default_factory=list)  # what was checked, and what was not
-    checked: int = 0  # descriptors and TMEM addresses on the later K tiles' lines that were checked
+    # descriptors and TMEM addresses checked here: K tile 0's K steps 1.. idesc and D, the later K tiles' words
+    checked: int = 0
+
+
+def _numbers(indices: list[int]) -> str:
+    """"4", "4..7", "4,6"."""
+    if len(indices) > 1 and indices == list(range(indices[0], indices[-1] + 1)):
+        return f"{indices[0]}..{indices[-1]}"
+    return ",".join(map(str, indices))
 
 
 def mmas(indices: list[int]) -> str:
     """"MMA 4", "MMAs 4..7", "MMAs 4,6"."""
-    if len(indices) == 1:
-        return f"MMA {indices[0]}"
-    if indices == list(range(indices[0], indices[-1] + 1)):
-        return f"MMAs {indices[0]}..{indices[-1]}"
-    return "MMAs " + ",".join(map(str, indices))
+    return f"MMA{'s' if len(indices) > 1 else ''} {_numbers(indices)}"
 
 
 def _where(index: int, k_steps: int) -> str:
@@ -76,22 +82,85 @@ def _signed(offsets: list[int]) -> str:
     return ", ".join(f"{'-' if o < 0 else '+'}0x{abs(o):x}" for o in offsets)
 
 
+def _columns(lane: int, column: int, rows: int, width: int, lane_shown: bool) -> str:
+    span = f"columns {column}..{column + width - 1}"
+    return f"lanes {lane}..{lane + rows - 1}, {span}" if lane_shown else span
+
+
+def _n(idesc: int) -> int:
+    return d.decode_instr(idesc)["n_dim"] << 3
+
+
+def _k_tile_0_problems(first: list[Record], config: uv.MmaConfig) -> tuple[list[str], set[str], int]:
+    """K tile 0's K steps 1.. against its K step 0 (the field check above has checked K step 0's idesc
+    and D against the config): problems, the keys their lines lack where K step 0's carries them, and
+    how many words were checked."""
+    step0 = first[0]
+    missing: set[str] = set()
+    checked = 0
+    groups: dict[tuple[str, str, int, int], list[int]] = {}
+    for index, got in enumerate(first[1:], start=1):
+        for name in ("idesc", "tmem_d"):
+            if name not in step0:
+                continue
+            if name not in got:
+                missing.add(name)
+                continue
+            checked += 1
+            if name == "tmem_d" and got[name] != step0[name]:
+                groups.setdefault((name, "", got[name], step0[name]), []).append(index)
+            elif name == "idesc":
+                have, should = d.decode_instr(got[name]), d.decode_instr(step0[name])
+                for key in should:
+                    if have[key] != should[key]:
+                        groups.setdefault((name, key, have[key], should[key]), []).append(index)
+    from nvfp4ctl.umma.diagnose import show_value
+
+    problems = []
+    for (name, key, have, should), where in groups.items():
+        several = len(where) > 1
+        at = (_where(where[0], config.k_steps) if not several
+              else f"{mmas(where)} (K tile 0, K steps {_numbers(where)})")
+        if name == "tmem_d":
+            (lane, column), (d_lane, d_column) = split_address(have), split_address(should)
+            shown = lane != d_lane
+            width = _n(first[where[0]]["idesc"]) if "idesc" in first[where[0]] else config.n
+            into = _columns(lane, column, config.m, width, shown)
+            d_at = _columns(d_lane, d_column, config.m, config.n, shown)
+            problems.append(f"{at}: tmem_d = 0x{have:08x}, K step 0's is 0x{should:08x}:"
+                            f" {'these MMAs accumulate' if several else 'this MMA accumulates'} into {into}"
+                            f" (D is {d_at}; one output tile accumulates into one D)")
+        elif key == "n_dim":
+            d_column = split_address(step0.get("tmem_d", 0))[1]
+            column = split_address(first[where[0]].get("tmem_d", step0.get("tmem_d", 0)))[1]  # its own D
+            problems.append(f"{at}: idesc.n_dim = {have} (N={have << 3}), K step 0's is {should} (N={should << 3}):"
+                            f" an N={have << 3} MMA reads B's rows 0..{(have << 3) - 1} and writes TMEM columns"
+                            f" {column}..{column + (have << 3) - 1} (D is columns"
+                            f" {d_column}..{d_column + (should << 3) - 1})")
+        else:
+            problems.append(f"{at}: idesc.{key} = {show_value(name, key, have)}, K step 0's is"
+                            f" {show_value(name, key, should)}: one output tile's MMAs share one idesc")
+    return problems, missing, checked
+
+
 def _tile_problems(k_tile: int, first: list[Record], lines: list[Record],
                    k_steps: int) -> tuple[list[str], set[str], int]:
     """Problems of one later K tile, the keys its lines lack where K tile 0's carry them, and how many
-    of its words were checked."""
+    of its words were checked. idesc and D are held to K tile 0's K step 0 (a K step of K tile 0 that
+    differs is blamed by _k_tile_0_problems, not this K tile)."""
     problems: list[str] = []
     missing: set[str] = set()
     checked = 0
     indices = [k_tile * k_steps + s for s in range(len(lines))]
     ref = first[:len(lines)]
     groups: dict[tuple[str, str, int, int], list[int]] = {}
-    for index, want, got in zip(indices, ref, lines):
+    for index, step_ref, got in zip(indices, ref, lines):
         for name in ("idesc", "desc_a", "desc_b"):
             if name not in got:
                 missing.add(name)
                 continue
             checked += 1
+            want = first[0] if name == "idesc" else step_ref
             decode = d.decode_instr if name == "idesc" else d.decode_smem
             have, should = decode(got[name]), decode(want[name])
             skip = {"start"} | ({"lbo"} if name != "idesc" and not smem.reads_lbo(should["layout"]) else set())
@@ -99,6 +168,7 @@ def _tile_problems(k_tile: int, first: list[Record], lines: list[Record],
                 if key not in skip and have[key] != should[key]:
                     groups.setdefault((name, key, have[key], should[key]), []).append(index)
         for name in ("tmem_d", "tmem_sfa", "tmem_sfb"):
+            want = first[0] if name == "tmem_d" else step_ref
             checked += name in want and name in got
             if name in want and name not in got:
                 missing.add(name)
@@ -159,8 +229,13 @@ def check_later_k_tiles(tile: list[Record], config: uv.MmaConfig, mma_count: int
     if not all("acc" in record for record in tile):
         report.notes.append("acc of MMAs not checked where a line has no acc= (print it: acc must be 0 only on"
                             " an output tile's first MMA)")
-    first = tile[:k_steps]
+    first = tile[:min(k_steps, mma_count)]
     later = tile[k_steps:mma_count]
+    problems, lacking, report.checked = _k_tile_0_problems(first, config)
+    report.problems += problems
+    if lacking:
+        report.notes.append(f"K steps 1.. of K tile 0 not checked: {', '.join(sorted(lacking))} (not on their lines;"
+                            " the simulation issues K step 0's there)")
     k_tiles = -(-len(later) // k_steps)
     missing: set[str] = set()
     for k_tile in range(1, k_tiles + 1):
