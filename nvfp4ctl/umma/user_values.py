@@ -298,8 +298,8 @@ class UserValues:
     tmem_d: int | None = None
     tmem_sfa: tuple[int, ...] = ()
     tmem_sfb: tuple[int, ...] = ()
-    # every MMA line of the output tile as the kernel printed it (check --dump, --from-log): K tiles 1..
-    # and the acc flags are simulated as printed
+    # every MMA line of the output tile as the kernel printed it (check --dump, --from-log): each MMA's
+    # idesc, D and acc flag, and K tiles 1.., are simulated as printed
     printed: tuple[dict[str, int], ...] = ()
 
 
@@ -376,6 +376,8 @@ def simulation_plan(config: MmaConfig, values: UserValues, k_tiles: int) -> tupl
             issue = _as_printed(issue, record, step0, printed[0])
             if index % tile.k_steps == 0 and any(step0.get(name) != printed[0].get(name) for name in _MOVED):
                 moved.append(index // tile.k_steps)
+        else:  # K tile 0's starts and scales are per K step already; its idesc and D are the line's own
+            issue = replace(issue, **{name: record[name] for name in ("idesc", "tmem_d") if name in record})
         issues[index] = replace(issue, accumulate=bool(record["acc"])) if "acc" in record else issue
     if moved:
         which = f"K tile {moved[0]}" if len(moved) == 1 else "K tiles " + ", ".join(map(str, moved))

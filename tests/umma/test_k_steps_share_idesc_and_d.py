@@ -1,6 +1,6 @@
 """`dump --umma --from-log` on K steps of K tile 0 whose idesc or tmem_d differ from K step 0's: one
-output tile's MMAs share both, so such a K step is the kernel's mismatch, and later K tiles are held
-to K step 0's values."""
+output tile's MMAs share both, so such a K step is the kernel's mismatch, later K tiles are held to
+K step 0's values, and the simulation issues each MMA with its own."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from nvfp4ctl.cli import app
+from nvfp4ctl.umma import dumplines
 
 IDESC = 0x08200480  # kind::mxf4nvf4, E2M1 x E2M1, K-major, N=128, UE4M3, M=128
 IDESC_N64 = 0x08100480  # the same with N=64
@@ -50,6 +51,21 @@ def test_k_tile_0s_k_steps_are_blamed_not_k_tile_1(tmp_path: Path) -> None:
             " into columns 64..191 (D is columns 0..127; one output tile accumulates into one D)") in result.output
     assert "K tile 1: idesc" not in result.output
     assert "K tile 1: tmem_d" not in result.output
+    assert "D equals the reference" not in result.output
+
+
+def test_a_k_step_with_another_n_makes_the_simulation_fail(tmp_path: Path) -> None:
+    result = _dump(tmp_path, {2: {"idesc": IDESC_N64}})
+    assert result.exit_code == 1, result.output
+    assert "D equals the reference" not in result.output
+    assert "simulate: " in result.output and " wrong" in result.output
+
+
+def test_a_k_step_accumulating_elsewhere_makes_the_simulation_fail(tmp_path: Path) -> None:
+    result = _dump(tmp_path, {1: {"tmem_d": 0x100}}, k=256)
+    assert result.exit_code == 1, result.output
+    assert "MMA 1 (K tile 0, K step 1): tmem_d = 0x00000100, K step 0's is 0x00000000" in result.output
+    assert "D equals the reference" not in result.output
 
 
 def test_k_steps_differing_alike_are_named_together(tmp_path: Path) -> None:
@@ -65,4 +81,15 @@ def test_later_k_tiles_are_held_to_k_step_0s_values(tmp_path: Path) -> None:
     assert result.exit_code == 1, result.output
     assert "MMA 2 (K tile 0, K step 2): idesc.n_dim = 8 (N=64)" in result.output
     assert "K tile 1: idesc.n_dim = 8, K tile 0's is 16 (MMA 6)" in result.output
+
+
+def test_the_simulation_issues_each_k_steps_own_idesc_and_d() -> None:
+    from nvfp4ctl.umma.user_values import simulation_plan
+
+    dump = dumplines.parse(_lines({2: {"idesc": IDESC_N64}, 3: {"tmem_d": 0x40}}))
+    tile = dumplines.first_tile(dump)
+    config, _ = dumplines.infer_config(dump, tile)
+    _, issues, _ = simulation_plan(config, dumplines.user_values(tile, config.k_steps), 2)
+    assert [issue.idesc for issue in issues[:4]] == [IDESC, IDESC, IDESC_N64, IDESC]
+    assert [issue.tmem_d for issue in issues[:4]] == [0, 0, 0, 0x40]
 
