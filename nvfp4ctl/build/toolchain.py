@@ -107,13 +107,28 @@ class TorchBuild:
         return self.cuda is not None
 
 
+TORCH_MISSING = "torch is not installed (pip install torch)"
+
+
+def _torch_folder() -> Path:
+    """torch's package folder, found without importing torch; the UsageError TORCH_MISSING where there is none."""
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        raise UsageError(TORCH_MISSING)
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def require_torch() -> None:
+    """The UsageError TORCH_MISSING, for a command that needs torch to say before it starts a child or
+    imports torch: else its import's traceback, a child that cannot load the target, or "no CUDA GPU"
+    would stand for it. Not cached, unlike torch_build: a test hides torch after another found it."""
+    _torch_folder()
+
+
 @lru_cache(maxsize=1)
 def torch_build() -> TorchBuild:
     """torch's version and CUDA version read from torch/version.py without importing torch."""
-    spec = importlib.util.find_spec("torch")
-    if spec is None or not spec.submodule_search_locations:
-        raise UsageError("torch is not installed (pip install torch)")
-    version_file = Path(next(iter(spec.submodule_search_locations))) / "version.py"
+    version_file = _torch_folder() / "version.py"
     namespace: dict[str, object] = {}
     exec(compile(version_file.read_text(), str(version_file), "exec"), namespace)  # a generated constants file
     cuda = namespace.get("cuda")

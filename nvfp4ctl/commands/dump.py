@@ -20,6 +20,7 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.text import Text
 
+from nvfp4ctl.build.toolchain import require_torch
 from nvfp4ctl.commands.umma_view import hexes as _hexes
 from nvfp4ctl.commands.umma_view import show_user_umma
 from nvfp4ctl.console import get_console
@@ -383,6 +384,8 @@ def command(
          with_values)) if given]
     if ignored:
         raise UsageError("; ".join(f"{option} {why}" for option, why in ignored))
+    if layout or runtime or user or from_log is not None:  # inputs, the UMMA model and the debug build are torch's
+        require_torch()
     if from_log is not None:
         from nvfp4ctl.commands.umma_view import show_dump_lines
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -649,3 +650,29 @@ def test_runtime_of_a_shape_too_large_for_the_gpu_is_refused_before_the_debug_bu
     assert result.exit_code == 2, result.output
     assert result.output == ("error: m=1048576 n=1048576 k=1048576: too large: its inputs and output need at least"
                              " 3200.0 GiB, more than the 16.0 GiB of cuda memory\n")
+
+
+@pytest.mark.parametrize("mode", [
+    ["--layout", "--shape", "128,256,256"],
+    ["--umma", "--idesc", "0x08200480", "--desc-a", "0x4000404000010040", "--desc-b", "0x4000400100400440",
+     "--simulate", "--shape", "128,128,512"],
+    ["--umma", "--idesc", "0x08200480", "--mma", "128,128,64"],
+    ["--umma", "--from-log", "saved.log"],
+    ["--runtime", "--shape", "128,256,256"],
+], ids=["layout", "simulate", "own-values", "from-log", "runtime"])
+def test_a_mode_that_needs_torch_says_it_is_not_installed(mode: list[str], tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without torch these modes ended in a ModuleNotFoundError traceback, exit 1 and "internal error" in
+    the run log; build says the same line with exit 2."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "saved.log").write_text("nvfp4ctl:umma k=0\n")
+    monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` raises ImportError, as without it
+    result = invoke(*mode)
+    assert result.exit_code == 2, result.output
+    assert result.output.strip() == "error: torch is not installed (pip install torch)"
+
+
+def test_umma_reading_the_kernel_needs_no_torch(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "torch", None)
+    result = invoke("--umma", "--no-cute", "--kernel", "default")
+    assert result.exit_code == 0, result.output
