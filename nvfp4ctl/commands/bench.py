@@ -53,6 +53,7 @@ def command(
 ) -> Outcome:
     """Time the benchmark shapes the way the leaderboard does, then explain the numbers."""
     from nvfp4ctl.bench.session import BenchPlan, BenchStopped, run_bench
+    from nvfp4ctl.build.toolchain import require_torch
     from nvfp4ctl.runner.gpu import gpu_present, run_device
     from nvfp4ctl.runner.targets import (refuse_broken_target, refuse_unloadable, resolve_target, task_for_target,
                                          task_label_and_reason)
@@ -70,6 +71,7 @@ def command(
         get_console().warn(note)
     refuse_broken_target(target)
     device = run_device()
+    require_torch()  # the child imports it to load the target: before "no GPU", which would hide it
     if device == "cuda" and not gpu_present():
         raise UsageError(NO_GPU)
     refuse_unloadable(target, device)

@@ -44,6 +44,7 @@ def command(
     dump: Annotated[bool, typer.Option("--dump", help=f"Collect the kernel's `nvfp4ctl:umma` lines and run them through the UMMA decoder and model (nvfp4_gemm only; {BYO_KERNEL_DOC}).")] = False,
 ) -> Outcome:
     """Check a kernel's output against the exact reference on task.yml's tests."""
+    from nvfp4ctl.build.toolchain import require_torch
     from nvfp4ctl.check import plan
     from nvfp4ctl.check.run import NO_GPU, CheckSettings
     from nvfp4ctl.runner.targets import refuse_broken_target, refuse_unloadable, resolve_target, task_for_target
@@ -63,6 +64,7 @@ def command(
         refuse_gemm_only(f"--dump decodes and simulates an {DEFAULT_PROBLEM} kernel's MMAs", loaded.problem)
     refuse_broken_target(target)
     device = run_device()
+    require_torch()  # the child imports it to load the target: before "no GPU", which would hide it
     if device == "cuda" and not gpu_present():
         raise UsageError(NO_GPU)
     refuse_unloadable(target, device)

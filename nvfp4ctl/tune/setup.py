@@ -149,7 +149,7 @@ def _prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int 
              timeout: float | None, only: str | None, write: bool) -> TuneRun:
     from nvfp4ctl.build.loader import GPU_ARCH
     from nvfp4ctl.build.sources import resolve_arch
-    from nvfp4ctl.build.toolchain import torch_build
+    from nvfp4ctl.build.toolchain import require_torch, torch_build
     from nvfp4ctl.runner.gpu import first_gpu, gpu_present, run_device
     from nvfp4ctl.runner.targets import task_for_kernel
     from nvfp4ctl.task import BENCHMARK_TIMEOUT, load_task, run_limit
@@ -158,6 +158,7 @@ def _prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int 
     task = task_for_kernel(load_task(task_path), kernel)
     timeout_s, timeout_source, timeout_note = run_limit(task, timeout, BENCHMARK_TIMEOUT)
     device = run_device()
+    require_torch()  # every candidate's build and timing needs it: before "no GPU" and any worker starts
     has_gpu = device == "cuda" and gpu_present()
     spec = resolve_kernel(kernel, task, has_gpu)
     source, label = spec.path, spec.label

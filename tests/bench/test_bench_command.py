@@ -436,6 +436,21 @@ def test_no_gpu_is_a_usage_error(submission: Path, monkeypatch: pytest.MonkeyPat
     assert result.exit_code == 2 and "no CUDA GPU found" in result.output
 
 
+@pytest.mark.parametrize("device, has_gpu", [("cuda", True), ("cuda", False), ("cpu", False)],
+                         ids=["a-card", "no-card", "cpu"])
+def test_without_torch_bench_says_so_before_any_child(submission: Path, monkeypatch: pytest.MonkeyPatch, device: str,
+                                                      has_gpu: bool) -> None:
+    """It said "cannot load submission.py ... ModuleNotFoundError", exit 4; without a GPU only "no CUDA GPU
+    found", which hid it."""
+    monkeypatch.setattr("nvfp4ctl.runner.gpu.run_device", lambda: device)
+    monkeypatch.setattr("nvfp4ctl.runner.gpu.gpu_present", lambda: has_gpu)
+    monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` raises ImportError, as without it
+    result = _bench("--submission", str(submission))
+    assert result.exit_code == 2, result.output
+    assert result.output.strip() == "error: torch is not installed (pip install torch)"
+    assert FakeWorker.calls == []
+
+
 @pytest.mark.parametrize("args, code, message", [
     (["--only", "4"], 2, "--only 4: task.yml has 3 benchmarks (1-3)"),
     ([], 2, "no CUDA GPU found: nvfp4ctl bench times kernels on a GPU"),

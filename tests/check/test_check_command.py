@@ -424,6 +424,27 @@ def test_no_gpu_is_one_line_and_exit_2(monkeypatch):
     assert result.output.strip() == "error: no CUDA GPU found: nvfp4ctl check runs kernels on a GPU"
 
 
+@pytest.mark.parametrize("device, has_gpu", [("cuda", True), ("cuda", False), ("cpu", False)],
+                         ids=["a-card", "no-card", "cpu"])
+def test_without_torch_check_says_so_before_any_child(tmp_path, monkeypatch, device, has_gpu):
+    """It said "cannot load submission.py ... ModuleNotFoundError" with the child's traceback, then "1 test not
+    run", exit 4; without a GPU only "no CUDA GPU found", which hid it."""
+    import sys
+
+    from nvfp4ctl.check import run as check_run
+    from nvfp4ctl.commands import check as check_command
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "submission.py").write_text("def custom_kernel(data):\n    return data[-1]\n")
+    monkeypatch.setenv("NVFP4CTL_DEVICE", device)
+    monkeypatch.setattr(check_command, "gpu_present", lambda: has_gpu)
+    monkeypatch.setattr(check_run, "run_check", lambda *args, **kwargs: pytest.fail("a child was started"))
+    monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` raises ImportError, as without it
+    result = check("--only", "1")
+    assert result.exit_code == 2, result.output
+    assert result.output.strip() == "error: torch is not installed (pip install torch)"
+
+
 def test_without_a_gpu_option_mistakes_are_said_first(monkeypatch):
     from nvfp4ctl.commands import check as check_command
     from nvfp4ctl.runner import gpu

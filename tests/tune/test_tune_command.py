@@ -79,6 +79,23 @@ def test_a_bad_shape_set_is_exit_2() -> None:
     assert _tune("--shapes", "some").exit_code == 2
 
 
+@pytest.mark.parametrize("args", [[], ["--compile-only"], ["--kernel", "default"]], ids=["kernel", "compile-only", "default"])
+def test_without_torch_tune_says_so_before_any_worker(tiny_copy: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      args: list[str]) -> None:
+    """A compile-only tune said it from a build; without a GPU, `tune --kernel default` said "no CUDA GPU
+    here", which hid it."""
+    import sys
+
+    from nvfp4ctl.tune import setup
+
+    monkeypatch.setattr(setup, "execute", lambda *a, **kw: pytest.fail("the tune started"))
+    monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` raises ImportError, as without it
+    kernel = [] if "--kernel" in args else ["--kernel", str(tiny_copy)]
+    result = _tune(*kernel, *args)
+    assert result.exit_code == 2, result.output
+    assert result.output.strip() == "error: torch is not installed (pip install torch)"
+
+
 @pytest.mark.skipif(gpu_present(), reason="a GPU machine has a default kernel")
 def test_without_a_gpu_the_kernel_must_be_named() -> None:
     result = _tune()
