@@ -19,6 +19,12 @@ def shipped(relative: str) -> Path:
     return SHIPPED_DIR / relative if SHIPPED_DIR.is_dir() else REPO_DIR / relative
 
 
+def in_installed_package(path: Path) -> bool:
+    """Whether `path` is one of the wheel's own copies (under nvfp4ctl/_shipped), which every project using
+    this Python environment shares and a reinstall replaces; a checkout's kernels/ are the project's own."""
+    return SHIPPED_DIR in path.resolve().parents
+
+
 def shipped_task_path() -> Path:
     """nvfp4ctl's own task.yml (GPU MODE's nvfp4_gemm tests and benchmarks)."""
     return shipped("task.yml")

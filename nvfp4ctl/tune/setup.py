@@ -12,7 +12,7 @@ from nvfp4ctl.build.knobs import FORM
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.tune.knobs import KernelKnobs, discover, tunable
 from nvfp4ctl.tune.search import SearchSettings, compile_only_builds, one_round, round_size, start_configs
-from nvfp4ctl.tune.table import DispatchTable, Shape, read_table, writable_problem
+from nvfp4ctl.tune.table import DispatchTable, Shape, files_written, read_table, writable_problem
 from nvfp4ctl.words import plural, seconds_text
 from nvfp4ctl.workspace import task_file_name
 
@@ -194,6 +194,7 @@ def _prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int 
         table = read_table(knobs.dispatch, knobs)
     selected = select_knobs(knobs, only)
     if write and not compile_only and table is not None:  # found now, not after the whole tune
+        refuse_writing_the_package(label, source, files_written(knobs, table, selected))
         problem = writable_problem(knobs, table, selected)
         if problem is not None:
             raise UsageError(problem)
@@ -204,6 +205,25 @@ def _prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int 
                    cases=cases, device=device, gpus=chosen, compile_only=compile_only,
                    timeout_s=timeout_s, gpu_name=gpu.name if gpu else "none", only=selected, notes=notes,
                    timeout_source=timeout_source)
+
+
+def refuse_writing_the_package(label: str, source: Path, files: list[Path]) -> None:
+    """UsageError where the winners would go into nvfp4ctl's installed package (a wheel's _shipped kernels):
+    they would change `--kernel default` for every project of the environment, a reinstall would drop them,
+    and a read-only install would refuse them after the whole tune. The checkout's kernels/ are written, as
+    tuning the committed table is meant to be."""
+    from nvfp4ctl.project import in_installed_package
+
+    inside = [path for path in files if in_installed_package(path)]
+    if not inside:
+        return
+    folder = source.resolve().parent
+    copied = Path("kernels") / folder.name  # where the cp below puts it
+    raise UsageError(f"{label} is inside nvfp4ctl's installed package: tune would write its winners into"
+                     f" {inside[0]}, changing `--kernel default` for every project using this Python environment"
+                     " (and a reinstall drops them); copy the kernel folder into your project"
+                     f" (`mkdir -p kernels && cp -r {folder} kernels/`) and tune that copy"
+                     f" (`--kernel {copied.as_posix()}/{source.name}`), or pass --no-write to report the winners alone")
 
 
 def refuse_too_large(task: Any, cases: dict[Shape, Any], gpus: list[str]) -> None:

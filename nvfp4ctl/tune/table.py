@@ -180,14 +180,20 @@ def locked(path: Path) -> Iterator[None]:
         raise UsageError(f"{path}: another process held its lock ({lock}) for {LOCK_TIMEOUT_S:.0f} s") from None
 
 
+def files_written(knobs: KernelKnobs, table: DispatchTable, only: frozenset[str] | None) -> list[Path]:
+    """The files a tune writes its winners into: the dispatch table and, where it has no kernel block, the
+    files declaring the kernel-scope knobs searched (their defaults take the kernel set)."""
+    files = [knobs.dispatch] if knobs.dispatch is not None else []
+    if not table.has_kernel_block:
+        kernel = [k for k in knobs.of_scope("kernel") if len(set(k.values)) > 1 and (only is None or k.name in only)]
+        files += [(knobs.declared_in or {})[k.name] for k in kernel if k.name in (knobs.declared_in or {})]
+    return list(dict.fromkeys(files))
+
+
 def writable_problem(knobs: KernelKnobs, table: DispatchTable, only: frozenset[str] | None) -> str | None:
     """Why the winners could not be written (a read-only table, a config header or their folder, which
     must take the new copy), checked before the tune starts rather than found after it; None if fine."""
-    files = [knobs.dispatch] if knobs.dispatch is not None else []
-    if not table.has_kernel_block:  # the kernel set goes into the declaring files' defaults
-        kernel = [k for k in knobs.of_scope("kernel") if len(set(k.values)) > 1 and (only is None or k.name in only)]
-        files += [(knobs.declared_in or {})[k.name] for k in kernel if k.name in (knobs.declared_in or {})]
-    for path in dict.fromkeys(files):
+    for path in files_written(knobs, table, only):
         target = path.resolve()  # a link is written through (atomic_file)
         # the mode bits as well: root may write any file, and the new copy would replace a chmod a-w one
         if made_read_only(target) or not os.access(target, os.W_OK):

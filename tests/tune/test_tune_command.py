@@ -4,6 +4,7 @@ candidate rejected), resumable, and user mistakes as one line with exit 2."""
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -326,6 +327,64 @@ def test_a_read_only_table_is_refused_before_the_tune(tiny_copy: Path, tmp_path:
     assert runlog.read(Path(os.environ["NVFP4CTL_MEMORY"]))[-1].exit_code == "2"
     assert dispatch.read_text() == before
     assert _tune("--kernel", str(tiny_copy), "--shapes", "benchmarks", "--no-write").exit_code == 0  # nothing to write
+
+
+@pytest.fixture
+def installed_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A wheel's layout: nvfp4ctl's kernels under site-packages/nvfp4ctl/_shipped, run from a project folder
+    that has no kernels/ of its own."""
+    from nvfp4ctl import project
+
+    shipped = tmp_path / "site-packages" / "nvfp4ctl" / "_shipped"
+    shutil.copytree(REPO / "kernels", shipped / "kernels")
+    shutil.copy(REPO / "task.yml", shipped / "task.yml")
+    monkeypatch.setattr(project, "SHIPPED_DIR", shipped)
+    (tmp_path / "project").mkdir()
+    monkeypatch.chdir(tmp_path / "project")
+    return shipped
+
+
+def _refused_as_the_package_kernel(result, shipped: Path, folder: str, kernel: str) -> None:
+    assert result.exit_code == 2, result.output
+    errors = " ".join(result.output.split()).split("error: ")[1:]
+    assert len(errors) == 1, result.output
+    assert "is inside nvfp4ctl's installed package: tune would write its winners into" in errors[0]
+    assert "changing `--kernel default` for every project using this Python environment" in errors[0]
+    assert f"(`mkdir -p kernels && cp -r {shipped.resolve() / 'kernels' / folder} kernels/`)" in errors[0]
+    assert f"(`--kernel kernels/{folder}/{kernel}`), or pass --no-write" in errors[0]
+    assert "Traceback" not in result.output and "winners (" not in result.output  # refused before any timing
+
+
+def test_the_default_kernel_of_an_installed_package_is_not_tuned_in_place(installed_package: Path, fake_gpus: None,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A default tune on an H100 wrote its winners into the package's sm90_dispatch.cuh: `--kernel default`
+    changed for every project of the environment, a reinstall dropped them, a read-only install failed after
+    the whole tune."""
+    from nvfp4ctl.runner import gpu, targets
+
+    monkeypatch.setenv("NVFP4CTL_DEVICE", "cuda")
+    monkeypatch.setattr(targets, "first_gpu", gpu.first_gpu)  # fake_gpus' H100 picks the default kernel too
+    dispatch = installed_package / "kernels" / "sm90" / "sm90_dispatch.cuh"
+    before = dispatch.read_text()
+    result = _tune("--shapes", "benchmarks")
+    _refused_as_the_package_kernel(result, installed_package, "sm90", "nvfp4_gemm_sm90.cu")
+    assert str(dispatch.resolve()) in " ".join(result.output.split())
+    assert dispatch.read_text() == before
+
+
+def test_a_kernel_named_inside_an_installed_package_is_refused_unless_no_write(installed_package: Path,
+                                                                               tiny_copy: Path,
+                                                                               fake_gpus: None) -> None:
+    inside = installed_package / "kernels" / "tiny"
+    inside.mkdir()
+    for name in ("tiny_knobs.cu", "tiny_config.cuh", "tiny_dispatch.cuh"):
+        shutil.copy(tiny_copy.with_name(name), inside / name)
+    before = (inside / "tiny_dispatch.cuh").read_text()
+    result = _tune("--kernel", str(inside / "tiny_knobs.cu"), "--shapes", "benchmarks", "--fresh")
+    _refused_as_the_package_kernel(result, installed_package, "tiny", "tiny_knobs.cu")
+    quiet = _tune("--kernel", str(inside / "tiny_knobs.cu"), "--shapes", "benchmarks", "--fresh", "--no-write")
+    assert quiet.exit_code == 0, quiet.output
+    assert (inside / "tiny_dispatch.cuh").read_text() == before
 
 
 def test_sigterm_ends_a_tune_like_ctrl_c(tiny_copy: Path, tmp_path: Path, fake_gpus: None,
