@@ -22,11 +22,13 @@ IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.so", "*.o")
 
 class BuildPyWithShipped(build_py):
     def run(self) -> None:
+        editable = getattr(self, "editable_mode", False)  # an editable install reads the checkout itself
+        if not editable:  # an in-tree build/ must not carry modules deleted from the source into the wheel
+            shutil.rmtree(Path(self.build_lib) / "nvfp4ctl", ignore_errors=True)
         super().run()
-        if getattr(self, "editable_mode", False):  # an editable install reads the checkout itself
+        if editable:
             return
         target = Path(self.build_lib) / "nvfp4ctl" / "_shipped"
-        shutil.rmtree(target, ignore_errors=True)  # an in-tree build/ must not keep deleted files
         for relative in SHIPPED:
             source, destination = ROOT / relative, target / relative
             if not source.exists():

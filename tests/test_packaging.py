@@ -7,7 +7,9 @@ The whole install (wheelhouse, offline virtualenv, commands from an empty folder
 from __future__ import annotations
 
 import ast
+import os
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -66,6 +68,58 @@ def test_a_built_wheel_holds_the_shipped_files(tmp_path: Path) -> None:
                      "nvfp4ctl/_shipped/docs/byo_kernel.md"):
         assert required in names, required
     assert not any("__pycache__" in name for name in names)
+
+
+def _git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-c", "user.name=nvfp4ctl tests", "-c", "user.email=tests@nvfp4ctl.invalid",
+                           "-c", "commit.gpgsign=false", *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The source tree as it is now (committed or not, ignored files left out) in a git repository of its own,
+    with one commit: its HEAD is the commit a build from it must stamp."""
+    pytest.importorskip("setuptools")
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("needs git and a checkout of nvfp4ctl")
+    listed = _git(ROOT, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    tree = tmp_path_factory.mktemp("clone") / "nvfp4ctl-src"
+    for relative in filter(None, listed.split("\0")):
+        if (source := ROOT / relative).is_file():
+            (tree / relative).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, tree / relative)
+    _git(tree, "init", "-q")
+    _git(tree, "add", "-A")
+    _git(tree, "commit", "-q", "-m", "the tree under test")
+    return tree
+
+
+def _pip_wheel(source: Path, into: Path) -> Path:
+    """A wheel built offline, with this Python's setuptools (skips where pip cannot build without an index)."""
+    into.mkdir(parents=True, exist_ok=True)
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+                            "--no-index", "-w", str(into), str(source)], capture_output=True, text=True, timeout=600)
+    if built.returncode != 0 and "No module named pip" in built.stderr:
+        pytest.skip("pip cannot build here: " + built.stderr.strip().splitlines()[-1])
+    assert built.returncode == 0, built.stderr[-2000:]
+    return next(into.glob("nvfp4ctl-*.whl"))
+
+
+@pytest.fixture(scope="module")
+def clone_wheel(clone: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A wheel of the clone, built over a build/ that an earlier build left with a module since deleted."""
+    stale = clone / "build" / "lib" / "nvfp4ctl" / "deleted_long_ago.py"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("raise ImportError('a module the source no longer has')\n")
+    return _pip_wheel(clone, tmp_path_factory.mktemp("clone-wheel"))
+
+
+def test_a_wheel_leaves_out_modules_a_stale_build_folder_still_holds(clone_wheel: Path) -> None:
+    names = set(zipfile.ZipFile(clone_wheel).namelist())
+    assert "nvfp4ctl/tool_version.py" in names
+    assert "nvfp4ctl/deleted_long_ago.py" not in names
 
 
 def _user_facing_strings(path: Path) -> list[tuple[int, str]]:
