@@ -1,23 +1,50 @@
-"""Only the build step that puts the files nvfp4ctl needs at run time into the wheel.
+"""Only the build steps that put the files nvfp4ctl needs at run time into the wheel.
 
 The repository keeps kernels/ and task.yml at its root (users edit them there, and an editable
 install reads them there). A wheel has no repository around it, so build_py copies them into the
-package as nvfp4ctl/_shipped/, where nvfp4ctl.project.shipped() finds them. Everything else about
-the package is in pyproject.toml.
+package as nvfp4ctl/_shipped/, where nvfp4ctl.project.shipped() finds them. It also stamps the commit
+the wheel was built from (nvfp4ctl/_shipped/BUILD_COMMIT), which the run log records beside the
+version: "0.1.0" alone cannot tell two builds apart. An sdist carries the stamp at its root, so a
+wheel built from the sdist (no .git there) has it too. Everything else about the package is in
+pyproject.toml.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
+import subprocess
 from pathlib import Path
 
 from setuptools import setup
 from setuptools.command.build_py import build_py
+from setuptools.command.sdist import sdist
 
 ROOT = Path(__file__).resolve().parent
 # Paths relative to the repository root, copied to the same relative paths under nvfp4ctl/_shipped.
 SHIPPED = ("kernels", "task.yml", "tests/sm100/host/sm100_host_proof.cu", "docs")
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.so", "*.o")
+# The commit stamp: at an sdist's root, and in the wheel under nvfp4ctl/_shipped (nvfp4ctl/tool_version.py reads it).
+BUILD_COMMIT = "BUILD_COMMIT"
+_OBJECT_NAME = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # SHA-1, or SHA-256 in a repository made with it
+
+
+def source_commit() -> str | None:
+    """The commit of the tree being built: git's HEAD where ROOT is a checkout's root, else the stamp an
+    sdist carries, else None (a tree copied out of git: nothing to stamp)."""
+    try:
+        found = subprocess.run(["git", "rev-parse", "--show-toplevel", "HEAD"], cwd=ROOT,
+                               capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):  # no git on this machine
+        found = None
+    if found is not None and found.returncode == 0:
+        top, _, commit = found.stdout.strip().partition("\n")
+        # an sdist unpacked inside some other repository: that repository's HEAD is not ours
+        if Path(top).resolve() == ROOT and _OBJECT_NAME.fullmatch(commit.strip()):
+            return commit.strip()
+    stamp = ROOT / BUILD_COMMIT
+    text = stamp.read_text(encoding="utf-8").strip() if stamp.is_file() else ""
+    return text if _OBJECT_NAME.fullmatch(text) else None
 
 
 class BuildPyWithShipped(build_py):
@@ -38,6 +65,17 @@ class BuildPyWithShipped(build_py):
                 shutil.copytree(source, destination, ignore=IGNORED)
             else:
                 shutil.copy2(source, destination)
+        if commit := source_commit():
+            (target / BUILD_COMMIT).write_text(commit + "\n", encoding="utf-8")
 
 
-setup(cmdclass={"build_py": BuildPyWithShipped})
+class SdistWithCommit(sdist):
+    def make_release_tree(self, base_dir: str, files: list[str]) -> None:
+        super().make_release_tree(base_dir, files)
+        if commit := source_commit():
+            stamp = Path(base_dir) / BUILD_COMMIT
+            stamp.unlink(missing_ok=True)  # a hard link to the source tree's stamp must not be written through
+            stamp.write_text(commit + "\n", encoding="utf-8")
+
+
+setup(cmdclass={"build_py": BuildPyWithShipped, "sdist": SdistWithCommit})

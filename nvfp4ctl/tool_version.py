@@ -1,4 +1,5 @@
-"""Which nvfp4ctl ran: the installed version, and the commit where it runs from a git checkout.
+"""Which nvfp4ctl ran: the installed version, and the commit it was built from (a git checkout's own, or
+the one setup.py stamped into the wheel).
 
 The version in pyproject.toml moves seldom, so two runs a month apart may both be "0.1.0" and still time,
 check or lint differently: the commit tells those apart. The run log records it on every line, so that a
@@ -15,15 +16,18 @@ from nvfp4ctl import __version__
 
 _DISTRIBUTION = "nvfp4ctl"
 _CHECKOUT = Path(__file__).resolve().parent.parent  # the folder that holds the package: a checkout's root, or site-packages
+# Written by setup.py when a wheel is built (its BUILD_COMMIT): the source's commit, where no .git is around.
+_BUILD_STAMP = Path(__file__).resolve().parent / "_shipped" / "BUILD_COMMIT"
 _OBJECT_NAME = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # SHA-1, or SHA-256 in a repository made with it
 SHORT_COMMIT = 7
 
 
 @lru_cache(maxsize=1)
 def tool_version() -> str:
-    """"0.1.0", or "0.1.0 (abc1234)" where nvfp4ctl runs from a git checkout (an editable install, or
-    `python -m nvfp4ctl` inside one). Never raises: a run must not fail, nor lose its log line, over it."""
-    commit = checkout_commit(_CHECKOUT)
+    """"0.1.0 (abc1234)": the commit of the git checkout nvfp4ctl runs from (an editable install, or
+    `python -m nvfp4ctl` inside one), else the one stamped at build time; "0.1.0" where neither says.
+    Never raises: a run must not fail, nor lose its log line, over it."""
+    commit = checkout_commit(_CHECKOUT) or stamped_commit(_BUILD_STAMP)
     return f"{installed_version()} ({commit})" if commit else installed_version()
 
 
@@ -51,6 +55,16 @@ def checkout_commit(root: Path) -> str | None:
     except (OSError, UnicodeDecodeError):
         return None
     return name[:SHORT_COMMIT] if name and _OBJECT_NAME.fullmatch(name) else None
+
+
+def stamped_commit(stamp: Path) -> str | None:
+    """The short commit a wheel was built from (setup.py writes the full one); None where the file is
+    missing or holds no commit (a wheel built from a tree outside git has none)."""
+    try:
+        name = stamp.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return name[:SHORT_COMMIT] if _OBJECT_NAME.fullmatch(name) else None
 
 
 def _git_dir(root: Path) -> Path | None:

@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -116,10 +117,47 @@ def clone_wheel(clone: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _pip_wheel(clone, tmp_path_factory.mktemp("clone-wheel"))
 
 
+def _tool_version_of(wheel: Path, tmp_path: Path) -> str:
+    """tool_version() as the unpacked wheel's nvfp4ctl reports it, run from a folder outside any checkout."""
+    unpacked = tmp_path / "site-packages"
+    zipfile.ZipFile(wheel).extractall(unpacked)
+    environment = {**os.environ, "PYTHONPATH": str(unpacked)}
+    shown = subprocess.run([sys.executable, "-c", "from nvfp4ctl.tool_version import tool_version; print(tool_version())"],
+                           cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    return shown.stdout.strip()
+
+
+def test_a_wheel_carries_the_commit_it_was_built_from(clone: Path, clone_wheel: Path, tmp_path: Path) -> None:
+    head = _git(clone, "rev-parse", "HEAD")
+    stamp = zipfile.ZipFile(clone_wheel).read("nvfp4ctl/_shipped/BUILD_COMMIT").decode()
+    assert stamp == head + "\n"
+    assert _tool_version_of(clone_wheel, tmp_path).endswith(f" ({head[:7]})")
+
+
 def test_a_wheel_leaves_out_modules_a_stale_build_folder_still_holds(clone_wheel: Path) -> None:
     names = set(zipfile.ZipFile(clone_wheel).namelist())
     assert "nvfp4ctl/tool_version.py" in names
     assert "nvfp4ctl/deleted_long_ago.py" not in names
+
+
+def test_a_wheel_built_from_the_sdist_carries_the_commit_too(clone: Path, tmp_path: Path) -> None:
+    made = subprocess.run([sys.executable, "-c", "import sys; from setuptools import build_meta; "
+                           "print(build_meta.build_sdist(sys.argv[1]))", str(tmp_path / "sdist")],
+                          cwd=clone, capture_output=True, text=True, timeout=600)
+    assert made.returncode == 0, made.stderr[-2000:]
+    sdist = tmp_path / "sdist" / made.stdout.strip().splitlines()[-1]
+    with tarfile.open(sdist) as archive:
+        unpacked = [name for name in archive.getnames() if name.endswith("/BUILD_COMMIT")]
+        assert unpacked, "the sdist carries no BUILD_COMMIT"
+        if hasattr(tarfile, "data_filter"):  # Python 3.12 warns without a filter; 3.10 before 3.10.12 has none
+            archive.extractall(tmp_path / "unpacked", filter="data")
+        else:
+            archive.extractall(tmp_path / "unpacked")
+    source = (tmp_path / "unpacked" / unpacked[0]).parent  # outside git: only the stamp says the commit
+    wheel = _pip_wheel(source, tmp_path / "wheel")
+    head = _git(clone, "rev-parse", "HEAD")
+    assert zipfile.ZipFile(wheel).read("nvfp4ctl/_shipped/BUILD_COMMIT").decode() == head + "\n"
 
 
 def _user_facing_strings(path: Path) -> list[tuple[int, str]]:

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from nvfp4ctl import __version__, runlog, tool_version
 from nvfp4ctl.cli import app
 from nvfp4ctl.runlog import SEPARATOR, RunEntry, split_target
-from nvfp4ctl.tool_version import checkout_commit, installed_version
+from nvfp4ctl.tool_version import checkout_commit, installed_version, stamped_commit
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 OTHER = "fedcba9876543210fedcba9876543210fedcba98"
@@ -75,6 +75,33 @@ def test_the_version_is_the_installed_ones_with_the_checkouts_commit(tmp_path: P
         assert tool_version.tool_version() == f"{installed_version()} (0123456)"
     finally:
         tool_version.tool_version.cache_clear()
+
+
+def test_a_wheel_without_a_checkout_gives_the_commit_stamped_at_build_time(tmp_path: Path, monkeypatch) -> None:
+    site_packages, stamp = tmp_path / "site-packages", tmp_path / "site-packages" / "nvfp4ctl" / "_shipped" / "BUILD_COMMIT"
+    stamp.parent.mkdir(parents=True)
+    stamp.write_text(COMMIT + "\n")
+    monkeypatch.setattr(tool_version, "_CHECKOUT", site_packages)
+    monkeypatch.setattr(tool_version, "_BUILD_STAMP", stamp)
+    tool_version.tool_version.cache_clear()
+    try:
+        assert tool_version.tool_version() == f"{installed_version()} (0123456)"
+        (_repo(site_packages) / "refs" / "heads" / "main").write_text(OTHER + "\n")
+        tool_version.tool_version.cache_clear()
+        assert tool_version.tool_version() == f"{installed_version()} (fedcba9)"  # a checkout's own .git wins
+    finally:
+        tool_version.tool_version.cache_clear()
+
+
+@pytest.mark.parametrize("text", [None, "", "not a commit\n", COMMIT[:7] + "\n"])
+def test_a_missing_or_unreadable_stamp_gives_no_commit(tmp_path: Path, text: str | None) -> None:
+    stamp = tmp_path / "BUILD_COMMIT"
+    if text is not None:
+        stamp.write_text(text)
+    assert stamped_commit(stamp) is None
+    stamp.unlink(missing_ok=True)
+    stamp.write_bytes(b"\xff" * 40)
+    assert stamped_commit(stamp) is None
 
 
 def test_a_package_not_installed_gives_its_own_version(monkeypatch) -> None:
