@@ -34,6 +34,9 @@ class TensorOpCheck:
     # False: the problem built for needs none (the GEMV, bound by memory): a missing op is a note (not_needed)
     needed: bool = True
     ptx_alone: bool = False  # the arch was compiled to PTX alone (code=compute_100a): no SASS to check
+    # (arch, what says so) the source is written for (sources.written_for): an sm90/ kernel built for sm_100a
+    # lacks UTCOMMA because it is the wrong kernel for the arch, not one without tensor cores
+    written_for: tuple[str, str] | None = None
 
     @property
     def passes(self) -> bool:
@@ -70,7 +73,8 @@ class BuildReport:
     @property
     def arch_checks(self) -> tuple[tuple[str, TensorOpCheck], ...]:
         """(arch, its tensor-op check) of every arch built, `arch` first."""
-        source_says = {"declared_none": self.tensor_op.declared_none, "needed": self.tensor_op.needed}
+        source_says = {"declared_none": self.tensor_op.declared_none, "needed": self.tensor_op.needed,
+                       "written_for": self.tensor_op.written_for}
         return ((self.arch, self.tensor_op),
                 *((arch, replace(check, **source_says)) for arch, check in self.other_arches))
 
@@ -128,6 +132,7 @@ class BuildReport:
         for check in [payload["tensor_op"], *(check for _, check in payload["other_arches"])]:
             del check["declared_none"]  # the source's own say, read again on each load (builder)
             del check["needed"]  # the problem's, which the command knows, not the build
+            del check["written_for"]  # the source's own say, as declared_none
         (self.entry / REPORT_FILE).write_text(json.dumps(payload, indent=1))
 
     @classmethod
@@ -168,6 +173,9 @@ def tensor_op_problem(op: TensorOpCheck, arch: str, mark: str = f"// nvfp4ctl: {
     if op.present:
         return None
     seen = ", ".join(op.found) if op.found else "no tensor-core op at all"
+    if op.written_for is not None and op.written_for[0] != arch:
+        own, why = op.written_for
+        return f"no {op.expected} in the {arch} SASS (found: {seen}): an {own} kernel ({why}) built for {arch}; build it with --arch {own}"
     return (f"no {op.expected} in the {arch} SASS (found: {seen}; a kernel without tensor cores on purpose says so"
             f" with a line `{mark}`)")
 

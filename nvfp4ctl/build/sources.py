@@ -97,6 +97,21 @@ def declared_arch(source: Path) -> str | None:
     return FOLDER_ARCH.get(source.parent.name)
 
 
+def written_for(source: Path) -> tuple[str, str] | None:
+    """(the arch a kernel is written for, what says so) as declared_arch reads it: ("sm_90a", "its sm90/
+    folder"), ("sm_100a", "its `// nvfp4ctl: arch=sm_100a` line"); None where nothing says, or a declaration
+    names no arch nvfp4ctl builds."""
+    try:
+        arch = declared_arch(source)
+    except (UsageError, OSError):
+        return None
+    if arch is None:
+        return None
+    if _DECLARED_ARCH.search(source.read_text(errors="replace")):
+        return arch, f"its `// nvfp4ctl: arch={arch}` line"
+    return arch, f"its {source.parent.name}/ folder"
+
+
 def _checked_arch(arch: str, what: str) -> str:
     if arch not in ARCHES:
         raise UsageError(f"{what} {arch!r} is not one of {', '.join(ARCHES)}")

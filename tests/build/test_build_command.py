@@ -88,6 +88,28 @@ def test_a_kernel_without_the_tensor_core_op_fails() -> None:
     assert _last_result().startswith("1 of 1 kernel failed (zero_gemm.cu: no HGMMA")
 
 
+@pytest.mark.parametrize("says", ["folder", "mark"])
+def test_an_sm90_kernel_built_for_sm100a_is_called_the_wrong_kernel_for_the_arch(tmp_path: Path, says: str) -> None:
+    """kernels/sm90/nvfp4_gemm_sm90.cu with --arch sm_100a: no UTCOMMA because it is an sm_90a kernel, not one
+    without tensor cores, so the no-tensor-op mark is the wrong advice."""
+    if says == "folder":
+        kernel, why = tmp_path / "sm90" / "wrong_arch.cu", "its sm90/ folder"
+        kernel.parent.mkdir()
+        kernel.write_text(ZERO_GEMM.read_text())
+    else:
+        kernel, why = tmp_path / "wrong_arch.cu", "its `// nvfp4ctl: arch=sm_90a` line"
+        kernel.write_text("// nvfp4ctl: arch=sm_90a\n" + ZERO_GEMM.read_text())
+    result = runner.invoke(app, ["build", str(kernel), "--arch", "sm_100a"])
+    assert result.exit_code == 1, result.output
+    said = " ".join(result.output.split())
+    assert f"no UTCOMMA.4X in the sm_100a SASS (found: no tensor-core op at all): an sm_90a kernel ({why}) built for" \
+           " sm_100a; build it with --arch sm_90a" in said
+    assert "no-tensor-op" not in said
+    assert "build it with --arch sm_90a" in _last_result()
+    report = build_kernel(kernel, "sm_100a")
+    assert "written_for" not in (report.entry / "report.json").read_text()  # read from the source, never stored
+
+
 def test_a_kernel_that_declares_no_tensor_op_builds_clean(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLUMNS", "160")
     declared = tmp_path / "zero_gemm.cu"
