@@ -249,8 +249,12 @@ def _plan(sources: list[Path], arch: str) -> list[tuple[Path, str]]:
         return [(path, resolve_arch(path, None if arch == "all" else arch)) for path in map(checked_source, sources)]
     kernels = users_kernels_dir()
     if kernels is None:
+        from nvfp4ctl.project import shipped
+
+        # a wheel's kernels sit deep in site-packages: name the folder, so one can be copied or built from there
         raise UsageError(f"nothing to build in {user_folder()}: no submission.py and no kernels/ folder;"
-                         " pass a SOURCE (a kernel .cu or a submission.py)")
+                         f" pass a SOURCE (a kernel .cu or a submission.py; nvfp4ctl's own kernels are in"
+                         f" {shipped('kernels')})")
     plan = [(path, own) for path in default_kernels(kernels) if (own := declared_arch(path)) and arch in ("all", own)]
     if not plan:
         where = f"{kernels}/sm90 or sm100" + ("" if arch == "all" else f" for {arch}")

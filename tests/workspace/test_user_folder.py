@@ -165,6 +165,21 @@ def test_an_empty_folder_is_one_line_and_exit_2_for_every_command(tmp_path: Path
     assert list(tmp_path.iterdir()) == []  # no MEMORY.md (or lock) left in a folder that has nothing of ours
 
 
+def test_a_bare_build_in_an_empty_folder_names_where_nvfp4ctls_kernels_are(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from nvfp4ctl import project
+
+    shipped = tmp_path / "site-packages" / "nvfp4ctl" / "_shipped"
+    (shipped / "kernels").mkdir(parents=True)
+    (shipped / "task.yml").write_bytes(project.shipped_task_path().read_bytes())
+    monkeypatch.setattr(project, "SHIPPED_DIR", shipped)  # as installed from a wheel
+    (tmp_path / "empty").mkdir()
+    monkeypatch.chdir(tmp_path / "empty")
+    result = runner.invoke(app, ["build"])
+    assert result.exit_code == 2, result.output
+    assert f"nvfp4ctl's own kernels are in {shipped / 'kernels'}" in " ".join(result.output.split())
+
+
 def test_a_bare_submission_in_the_current_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cpu: None) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "submission.py").write_text(CORRECT)
