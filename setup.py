@@ -22,7 +22,8 @@ from setuptools.command.sdist import sdist
 
 ROOT = Path(__file__).resolve().parent
 # Paths relative to the repository root, copied to the same relative paths under nvfp4ctl/_shipped.
-SHIPPED = ("kernels", "task.yml", "tests/sm100/host/sm100_host_proof.cu", "docs")
+# README.md: the guide the shipped docs link to as ../README.md.
+SHIPPED = ("kernels", "task.yml", "tests/sm100/host/sm100_host_proof.cu", "docs", "README.md")
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.so", "*.o")
 # The commit stamp: at an sdist's root, and in the wheel under nvfp4ctl/_shipped (nvfp4ctl/tool_version.py reads it).
 BUILD_COMMIT = "BUILD_COMMIT"

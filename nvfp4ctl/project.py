@@ -9,7 +9,7 @@ from nvfp4ctl.env import Env, env_str
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 REPO_DIR = PACKAGE_DIR.parent  # the checkout when installed editable or run from source
-# A wheel (or `pip install .`) carries its own copy of kernels/, task.yml, the sm100 host proof and docs/
+# A wheel (or `pip install .`) carries its own copy of kernels/, task.yml, the sm100 host proof, docs/ and README.md
 # here: setup.py's build step copies them, so the repository keeps one copy at its root.
 SHIPPED_DIR = PACKAGE_DIR / "_shipped"
 
