@@ -384,8 +384,6 @@ def command(
          with_values)) if given]
     if ignored:
         raise UsageError("; ".join(f"{option} {why}" for option, why in ignored))
-    if layout or runtime or user or from_log is not None:  # inputs, the UMMA model and the debug build are torch's
-        require_torch()
     if from_log is not None:
         from nvfp4ctl.commands.umma_view import show_dump_lines
 
@@ -394,6 +392,7 @@ def command(
         except OSError as error:
             raise UsageError(f"--from-log {from_log}: {os_reason(error, from_log)}") from error
         m, n, k, _ = _gemm_shape(shape, "--from-log", task) if shape is not None else (128, 128, 512, 1)
+        require_torch()  # the UMMA model's; after the user's own mistakes, which they can fix first
         summary, ok = show_dump_lines(lines, m, n, k, seed, origin=f"--from-log {from_log}", saved=True)
         return Outcome(result=summary, exit_code=ExitCode.OK if ok else ExitCode.FAILURES, target=from_log)
     # `--kernel default` names nvfp4ctl's own kernel, as it does for check, bench and export, also in a
@@ -421,6 +420,8 @@ def command(
         # the bare default looks in your kernels/ folder; one without a CUTLASS sm100 kernel says how on
         way_out = f" (--kernel PATH for yours, --kernel {DEFAULT_BY_NAME} for nvfp4ctl's)" if kernel is None else ""
         raise UsageError(f"kernel not found: {source}{way_out}")
+    if layout or runtime or user:  # inputs, the UMMA model and the debug build are torch's: said after the
+        require_torch()  # user's own mistakes above, which they can fix first
     runtime_plan = _runtime_plan(runtime_shape, seed) if runtime_shape is not None else None
     payload: dict[str, Any] = {"version": JSON_VERSION}
     results: list[str] = []

@@ -676,3 +676,19 @@ def test_umma_reading_the_kernel_needs_no_torch(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setitem(sys.modules, "torch", None)
     result = invoke("--umma", "--no-cute", "--kernel", "default")
     assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("mode, said", [
+    (["--layout"], "--layout needs --shape"),
+    (["--umma", "--from-log", "saved.log", "--shape", "1,2"], "--shape 1,2: expected M,N,K"),
+    (["--runtime", "--kernel", "nosuch.cu", "--shape", "128,128,256"], "kernel not found: nosuch.cu"),
+], ids=["layout-without-shape", "from-log-bad-shape", "runtime-missing-kernel"])
+def test_the_users_own_mistakes_are_said_before_a_missing_torch(mode: list[str], said: str, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """As check and bench do: a mistake the user can fix now comes first, not after installing torch."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "saved.log").write_text("nvfp4ctl:umma k=0\n")
+    monkeypatch.setitem(sys.modules, "torch", None)
+    result = invoke(*mode)
+    assert result.exit_code == 2, result.output
+    assert said in result.output and "torch is not installed" not in result.output
