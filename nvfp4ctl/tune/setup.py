@@ -218,11 +218,13 @@ def refuse_writing_the_package(label: str, source: Path, files: list[Path]) -> N
     if not inside:
         return
     folder = source.resolve().parent
-    copied = Path("kernels") / folder.name  # where the cp below puts it
+    # kernels/ of your own, as init makes it; where it holds that folder already, cp -r would nest the copy in it
+    into = Path("kernels") if not (Path("kernels") / folder.name).exists() else Path("tuned")
+    copied = into / folder.name  # where the cp below puts it: the folder's name keeps its arch (sm90/ is sm_90a)
     raise UsageError(f"{label} is inside nvfp4ctl's installed package: tune would write its winners into"
                      f" {inside[0]}, changing `--kernel default` for every project using this Python environment"
                      " (and a reinstall drops them); copy the kernel folder into your project"
-                     f" (`mkdir -p kernels && cp -r {folder} kernels/`) and tune that copy"
+                     f" (`mkdir -p {into.as_posix()} && cp -r {folder} {into.as_posix()}/`) and tune that copy"
                      f" (`--kernel {copied.as_posix()}/{source.name}`), or pass --no-write to report the winners alone")
 
 

@@ -344,14 +344,14 @@ def installed_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return shipped
 
 
-def _refused_as_the_package_kernel(result, shipped: Path, folder: str, kernel: str) -> None:
+def _refused_as_the_package_kernel(result, shipped: Path, folder: str, kernel: str, into: str = "kernels") -> None:
     assert result.exit_code == 2, result.output
     errors = " ".join(result.output.split()).split("error: ")[1:]
     assert len(errors) == 1, result.output
     assert "is inside nvfp4ctl's installed package: tune would write its winners into" in errors[0]
     assert "changing `--kernel default` for every project using this Python environment" in errors[0]
-    assert f"(`mkdir -p kernels && cp -r {shipped.resolve() / 'kernels' / folder} kernels/`)" in errors[0]
-    assert f"(`--kernel kernels/{folder}/{kernel}`), or pass --no-write" in errors[0]
+    assert f"(`mkdir -p {into} && cp -r {shipped.resolve() / 'kernels' / folder} {into}/`)" in errors[0]
+    assert f"(`--kernel {into}/{folder}/{kernel}`), or pass --no-write" in errors[0]
     assert "Traceback" not in result.output and "winners (" not in result.output  # refused before any timing
 
 
@@ -370,6 +370,21 @@ def test_the_default_kernel_of_an_installed_package_is_not_tuned_in_place(instal
     _refused_as_the_package_kernel(result, installed_package, "sm90", "nvfp4_gemm_sm90.cu")
     assert str(dispatch.resolve()) in " ".join(result.output.split())
     assert dispatch.read_text() == before
+
+
+def test_the_copy_suggested_does_not_nest_in_a_kernels_folder_of_the_same_name(installed_package: Path,
+                                                                               fake_gpus: None,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """With kernels/sm90 of the user's own already there, `cp -r .../sm90 kernels/` would make kernels/sm90/sm90
+    and the --kernel named after it would point at the user's own file: the copy goes to tuned/ instead."""
+    from nvfp4ctl.runner import gpu, targets
+
+    monkeypatch.setenv("NVFP4CTL_DEVICE", "cuda")
+    monkeypatch.setattr(targets, "first_gpu", gpu.first_gpu)
+    kernel = installed_package / "kernels" / "sm90" / "nvfp4_gemm_sm90.cu"
+    (Path("kernels") / "sm90").mkdir(parents=True)
+    result = _tune("--kernel", str(kernel), "--shapes", "benchmarks")
+    _refused_as_the_package_kernel(result, installed_package, "sm90", "nvfp4_gemm_sm90.cu", into="tuned")
 
 
 def test_a_kernel_named_inside_an_installed_package_is_refused_unless_no_write(installed_package: Path,
