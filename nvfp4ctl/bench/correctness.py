@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from nvfp4ctl.check.result import index_names
+
 DIM_NAMES_MNL = ("m", "n", "l")
 
 
@@ -16,23 +18,28 @@ class Mismatch:
     index: tuple[int, ...]
     got: float
     want: float
+    dims: tuple[str, ...] = DIM_NAMES_MNL  # the problem's output_dims, as check names them (GEMV: m, 1, l)
 
     def describe(self) -> str:
-        names = DIM_NAMES_MNL if len(self.index) == 3 else tuple(f"d{i}" for i in range(len(self.index)))
-        where = ", ".join(f"{name}={i}" for name, i in zip(names, self.index))
+        names = (index_names(self.dims) if len(self.index) == len(self.dims)
+                 else tuple(f"d{i}" for i in range(len(self.index))))
+        # a dimension of fixed size 1 reads as its one index, as check's "(m, 0, l)" does
+        where = ", ".join(name if name.isdigit() else f"{name}={i}" for name, i in zip(names, self.index))
         return (f"{self.wrong} of {self.total} elements differ; first at ({where}): "
                 f"got {self.got:g}, want {self.want:g}")
 
 
-def first_mismatch(got: Any, want: Any, rtol: float, atol: float) -> Mismatch | str | None:
-    """None when `got` passes; a Mismatch, or a sentence when it is not even a tensor of the right shape."""
+def first_mismatch(got: Any, want: Any, rtol: float, atol: float,
+                   dims: tuple[str, ...] = DIM_NAMES_MNL) -> Mismatch | str | None:
+    """None when `got` passes; a Mismatch, or a sentence when it is not even a tensor of the right shape.
+    `dims`: the problem's output_dims, which name the first miss's coordinates."""
     import torch
 
     if isinstance(want, list):  # one output per group (the grouped GEMM)
         if not isinstance(got, (list, tuple)) or len(got) != len(want):
             return f"custom_kernel returned {type(got).__name__}, expected a list of {len(want)} tensors (one per group)"
         for group, (one_got, one_want) in enumerate(zip(got, want)):
-            found = first_mismatch(one_got, one_want, rtol, atol)
+            found = first_mismatch(one_got, one_want, rtol, atol, dims)
             if found is not None:
                 return f"group {group + 1}: {found.describe() if isinstance(found, Mismatch) else found}"
         return None
@@ -49,4 +56,4 @@ def first_mismatch(got: Any, want: Any, rtol: float, atol: float) -> Mismatch | 
         if count == 0:
             return None
         index = tuple(int(i) for i in torch.nonzero(wrong)[0].tolist())
-        return Mismatch(count, want.numel(), index, float(got[index].item()), float(want[index].item()))
+        return Mismatch(count, want.numel(), index, float(got[index].item()), float(want[index].item()), dims)

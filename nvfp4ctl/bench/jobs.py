@@ -193,7 +193,7 @@ def correctness_pass(target: Kernel, spec: Any, inputs: list[tuple], seeds: list
     for index, (data, output) in enumerate(zip(inputs, outputs)):
         began = time.perf_counter()
         want = spec.reference(data)
-        _raise_if_wrong(first_mismatch(output, want, rtol, atol), index, seeds)
+        _raise_if_wrong(first_mismatch(output, want, rtol, atol, spec.output_dims), index, seeds)
         expected.append(want)
         on_checked(time.perf_counter() - began)
     return expected
@@ -204,7 +204,7 @@ def _recheck(spec: Any, expected: list[Any], seeds: list[int], rtol: float, atol
 
     def check(outputs: list[Any]) -> None:
         for index, (output, want) in enumerate(zip(outputs, expected)):
-            _raise_if_wrong(first_mismatch(output, want, rtol, atol), index, seeds)
+            _raise_if_wrong(first_mismatch(output, want, rtol, atol, spec.output_dims), index, seeds)
 
     return check
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from nvfp4ctl.check.result import LISTED_LINES, TILE, Comparison
+from nvfp4ctl.check.result import LISTED_LINES, TILE, Comparison, index_names
 from nvfp4ctl.words import plural
 
 if TYPE_CHECKING:
@@ -34,8 +34,7 @@ def comparison_lines(comparison: Comparison, with_errors: bool = True) -> list[s
         lines += _line_pattern(f"columns ({c.dims[1]}){of}", c.wrong_cols, c.shape[1] if len(c.shape) > 1 else 1,
                                c.first_cols)
     if c.first:
-        # a dimension of fixed size 1 (the GEMV's) has the one index 0: the header shows it as such
-        names = ", ".join("0" if name.isdigit() else name for name in c.dims)
+        names = ", ".join(index_names(c.dims))
         lines.append(f"first mismatches{of} ({names}): got vs want")
         width = max(len(str(m.index)) for m in c.first)
         lines += [f"  {str(m.index):<{width}}  got {m.got:<12.6g} want {m.want:.6g}" for m in c.first]

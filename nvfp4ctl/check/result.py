@@ -62,6 +62,12 @@ class Comparison:
         return self.mismatched == 0
 
 
+def index_names(dims: tuple[str, ...]) -> tuple[str, ...]:
+    """How an output's index reads, dimension by dimension: a dimension of fixed size 1 (the GEMV's c is
+    (m, 1, l)) has the one index 0, so it is shown as such: ("m", "0", "l")."""
+    return tuple("0" if name.isdigit() else name for name in dims)
+
+
 @dataclass(frozen=True)
 class CaseResult:
     passed: bool

@@ -56,6 +56,19 @@ def test_correctness_pass_names_the_input_set_and_seed() -> None:
     assert reply["failure"].startswith("input set 1 of 3 (seed 1153): 1 of 16384 elements differ; first at (m=0, n=1, l=0)")
 
 
+def test_correctness_pass_names_a_gemv_miss_in_its_own_dimensions() -> None:
+    gemv = get_problem("nvfp4_gemv")
+
+    def zeroes_rows(data: tuple) -> Any:
+        out = data[-1]
+        out.copy_(gemv.reference(data))
+        out[:128] = 0
+        return out
+
+    reply = _bench(zeroes_rows, case=Case(m=256, n=1, k=512, l=1, seed=1111), problem="nvfp4_gemv", input_sets=1)
+    assert "first at (m=0, 0, l=0)" in reply["failure"], reply["failure"]  # c is (m, 1, l): no n
+
+
 def test_correctness_pass_calls_the_target_on_clones() -> None:
     seen: list[int] = []
 

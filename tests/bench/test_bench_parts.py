@@ -45,6 +45,8 @@ def test_first_mismatch_counts_and_locates() -> None:
     miss = first_mismatch(got, want, 1e-3, 1e-3)
     assert isinstance(miss, Mismatch) and miss.wrong == 2 and miss.index == (1, 2, 0)
     assert miss.describe() == "2 of 12 elements differ; first at (m=1, n=2, l=0): got 0.5, want 0"
+    gemv_miss = first_mismatch(got[:, :1], want[:, :1], 1e-3, 1e-3, dims=("m", "1", "l"))
+    assert isinstance(gemv_miss, Mismatch) and gemv_miss.describe().startswith("1 of 4 elements differ; first at (m=3, 0, l=0)")
     both_nan = torch.full((2,), float("nan"), dtype=torch.float16)
     assert first_mismatch(both_nan, both_nan.clone(), 0.0, 0.0) is None
     inf = torch.tensor([float("inf")], dtype=torch.float16)
