@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -90,9 +91,19 @@ def check_keys(entry: Mapping[str, Any], at: str, allowed: tuple[str, ...]) -> N
         raise FieldError(f"{at}.{unknown[0]}", f"unknown field (expected {', '.join(allowed)}, seed, sol_us)")
 
 
+# Between two numbers of a --shape: a comma or an x (spaces around it allowed), or spaces alone.
+_SHAPE_SEPARATOR = re.compile(r"\s*[,x]\s*|\s+")
+
+
+def shape_fields(text: str) -> list[str]:
+    """"128,256, 512" -> ["128", "256", "512"]. An empty field stays "" ("128,,512", "128,256,"), which no
+    caller reads as a number: dropping it would run a shape other than the one written."""
+    return _SHAPE_SEPARATOR.split(text.strip())
+
+
 def shape_numbers(text: str, syntax: str, example: str, counts: tuple[int, ...]) -> list[int]:
     """"128,256,512" (also x or spaces) -> positive ints, their count one of `counts`."""
-    parts = [p for p in text.replace("x", ",").replace(" ", ",").split(",") if p]
+    parts = shape_fields(text)
     try:
         numbers = [int(p) for p in parts]
     except ValueError:

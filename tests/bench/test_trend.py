@@ -244,7 +244,7 @@ def test_log_trend_checks_the_shape_syntax_first(with_benches: bool, text: str) 
                                        ("G8:m80+176:n4096:k7168", "g8:m80+176:n4096:k7168"), ("GeoMean", "geomean"),
                                        # the grouped GEMM's --shape as bench takes it, which log refused
                                        ("192,3072,4096;320,3072,4096", "g2:m192+320:n3072:k4096"),
-                                       ("40,7168,2048; 76,7168,2048;", "g2:m40+76:n7168:k2048")])
+                                       ("40,7168,2048; 76,7168,2048", "g2:m40+76:n7168:k2048")])
 def test_every_logged_kind_of_shape_key_is_accepted(text: str, key: str) -> None:
     assert trend.normalize_shape(text) == key
 
@@ -288,10 +288,12 @@ def test_one_path_benched_for_two_problems_makes_two_trends_each_named(tmp_path:
     assert f"submission.py (nvfp4_gemm) on {H100}: 1 bench" in result.output
 
 
-def test_a_malformed_grouped_shape_is_one_line() -> None:
-    result = CliRunner().invoke(app, ["log", "--trend", "--shape", "192,3072;320,3072,4096"])
+@pytest.mark.parametrize("text", ["192,3072;320,3072,4096", "40,7168,2048;76,7168,2048;", "40,7168,2048;;76,7168,2048"])
+def test_a_malformed_grouped_shape_is_one_line(text: str) -> None:
+    # an empty group is refused as bench refuses it, not dropped
+    result = CliRunner().invoke(app, ["log", "--trend", "--shape", text])
     assert result.exit_code == 2
-    assert result.output.startswith("error: --shape 192,3072;320,3072,4096: expected M,N,K[,L] as positive integers"
+    assert result.output.startswith(f"error: --shape {text}: expected M,N,K[,L] as positive integers"
                                      " (GEMV M,K[,L]; a grouped GEMM's M1,N1,K1;M2,N2,K2 or logged key")
     assert result.output.count("\n") == 1
 

@@ -42,6 +42,33 @@ def test_bad_shapes_are_one_line(name: str, text: str, message: str) -> None:
     assert str(caught.value).startswith(message)
 
 
+@pytest.mark.parametrize(
+    "name, text, expected",
+    [
+        ("nvfp4_gemm", "128,,256,256", "M,N,K or M,N,K,L as positive integers"),
+        ("nvfp4_gemm", "128,256,256,", "M,N,K or M,N,K,L as positive integers"),
+        ("nvfp4_dual_gemm", "128,,256,256", "M,N,K or M,N,K,L as positive integers"),
+        ("nvfp4_dual_gemm", "128,256,256,", "M,N,K or M,N,K,L as positive integers"),
+        ("nvfp4_dual_gemm", "128, ,256", "M,N,K or M,N,K,L as positive integers"),
+        ("nvfp4_gemv", "128,,256", "M,K or M,K,L as positive integers"),
+        ("nvfp4_group_gemm", "128,256,256;;128,256,256", "M1,N1,K1;M2,N2,K2;... (M,N,K per group)"),
+        ("nvfp4_group_gemm", ";128,256,256", "M1,N1,K1;M2,N2,K2;... (M,N,K per group)"),
+        ("nvfp4_group_gemm", "128,256,256;", "M1,N1,K1;M2,N2,K2;... (M,N,K per group)"),
+        ("nvfp4_group_gemm", "128,,256,256", "M1,N1,K1;M2,N2,K2;... (M,N,K per group)"),
+    ],
+)
+def test_an_empty_field_or_group_is_refused_not_dropped(name: str, text: str, expected: str) -> None:
+    with pytest.raises(UsageError) as caught:
+        get_problem(name).parse_shape(text, 1111)
+    assert str(caught.value).startswith(f"--shape {text}: expected {expected}")
+
+
+def test_spaces_around_separators_are_no_empty_fields() -> None:
+    for text in ("128, 256, 512", " 128 x 256 x 512 ", "128 256 512"):
+        case = get_problem("nvfp4_dual_gemm").parse_shape(text, 1)
+        assert (case.m, case.n, case.k, case.l) == (128, 256, 512, 1), text
+
+
 def test_names_and_counts() -> None:
     gemm, dual, group, gemv = (get_problem(n) for n in ("nvfp4_gemm", "nvfp4_dual_gemm", "nvfp4_group_gemm", "nvfp4_gemv"))
     case = dual.parse_shape("256,4096,7168", 1111)

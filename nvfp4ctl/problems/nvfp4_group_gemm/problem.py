@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.problems.base import ProblemBase, make_case
-from nvfp4ctl.problems.fields import FieldError, check_keys, check_sizes, read_int, read_int_list, read_seed
+from nvfp4ctl.problems.fields import FieldError, check_keys, check_sizes, read_int, read_int_list, read_seed, shape_fields
 from nvfp4ctl.problems.records import Detection, KernelApi, TimingLoop, TupleLayout
 
 if TYPE_CHECKING:
@@ -70,10 +70,11 @@ class Nvfp4GroupGemm(ProblemBase):
         return make_case(m=lists["m"], n=lists["n"], k=lists["k"], l=1, seed=seed, g=g)
 
     def parse_shape(self, text: str, seed: int) -> Case:
-        groups = [part for part in text.replace(" ", "").split(";") if part]
+        # an empty group (";;", a ";" at either end) is refused as a malformed one, not dropped
+        groups = text.replace(" ", "").split(";")
         triples = []
         for part in groups:
-            numbers = [p for p in part.replace("x", ",").split(",") if p]
+            numbers = shape_fields(part)
             try:
                 values = [int(p) for p in numbers]
             except ValueError:
@@ -83,8 +84,6 @@ class Nvfp4GroupGemm(ProblemBase):
                                  f"e.g. --shape {self.shape_example}")
             check_sizes(text, values)
             triples.append(values)
-        if not triples:
-            raise UsageError(f"--shape {text}: expected {self.shape_syntax}, e.g. --shape {self.shape_example}")
         m, n, k = (tuple(column) for column in zip(*triples))
         for position, value in enumerate(k):
             try:
