@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from nvfp4ctl.bench.history import Comparison
 from nvfp4ctl.bench.results import SOL_LABEL, STEP_WORDS, BenchReport
 from nvfp4ctl.bench.stopping import CONVERGED
@@ -28,13 +30,13 @@ CPU_CAVEAT = ("CPU times (NVFP4CTL_DEVICE=cpu) say nothing of the leaderboard's:
 
 def timing_table(report: BenchReport) -> tuple[list[str], Rows]:
     if report.on_cpu:  # a GPU's rates and ceilings beside a CPU time would read as a measurement of the kernel
-        rows = [[s.key, _us(s.stats.mean), _us(s.stats.err), _us(s.stats.best), _us(s.stats.worst), str(s.stats.runs)]
+        rows = [[s.shown, _us(s.stats.mean), _us(s.stats.err), _us(s.stats.best), _us(s.stats.worst), str(s.stats.runs)]
                 for s in report.shapes]
         return ["shape", "CPU mean µs", "± err", "best", "worst", "runs"], rows + _last_rows(report, 6)
     columns = ["shape", "mean µs", "± err", "best", "worst", "runs", "TFLOP/s", "TB/s", f"% SOL {SOL_LABEL}",
                "% this GPU"]
     rows = [
-        [s.key, _us(s.stats.mean), _us(s.stats.err), _us(s.stats.best), _us(s.stats.worst), str(s.stats.runs),
+        [s.shown, _us(s.stats.mean), _us(s.stats.err), _us(s.stats.best), _us(s.stats.worst), str(s.stats.runs),
          f"{s.tflops:.0f}", f"{s.tbps:.2f}", _pct(s.pct_sol),
          _pct(s.pct_ceiling(report.ceilings)) + f" ({s.floor_us(report.ceilings)[1]})" if report.ceilings else "-"]
         for s in report.shapes
@@ -48,7 +50,7 @@ def _last_rows(report: BenchReport, width: int) -> Rows:
     rows = []
     stopped = report.stopped
     if stopped is not None and stopped.key not in {s.key for s in report.shapes}:
-        rows.append([stopped.key, stopped.verdict, *[""] * (width - 2)])
+        rows.append([stopped.shown, stopped.verdict, *[""] * (width - 2)])
     if report.partial or not report.shapes:
         return rows
     mean, err = _us(report.geomean_us), _us(report.geomean_err_us)
@@ -67,8 +69,8 @@ def stopped_line(report: BenchReport) -> str:
     doing = f"{STEP_WORDS[stopped.step]} it"
     timed = f"{len(report.shapes)} of {plural(stopped.planned, 'shape')} timed"
     if report.partial:
-        return f"stopped at {stopped.key} ({stopped.verdict} while {doing}): {timed}, no geomean over a partial set"
-    return f"stopped at {stopped.key} ({stopped.verdict} while {doing}): {timed}; no device time from there on"
+        return f"stopped at {stopped.shown} ({stopped.verdict} while {doing}): {timed}, no geomean over a partial set"
+    return f"stopped at {stopped.shown} ({stopped.verdict} while {doing}): {timed}; no device time from there on"
 
 
 def device_table(report: BenchReport) -> tuple[list[str], Rows]:
@@ -77,7 +79,7 @@ def device_table(report: BenchReport) -> tuple[list[str], Rows]:
     for s in report.shapes:
         device = s.device
         main = device.top_kernels[0][0] if device and device.top_kernels else "-"
-        rows.append([s.key, _us(s.stats.mean), _us(device.us_per_call if device else None), _us(s.gap_us),
+        rows.append([s.shown, _us(s.stats.mean), _us(device.us_per_call if device else None), _us(s.gap_us),
                      _us(s.issue_us), f"{device.kernels_per_call:g}" if device else "-", _short(main)])
     return columns, rows
 
@@ -96,9 +98,10 @@ def _tools(comparison: Comparison) -> str:
     return f"; previous run by {before}" + (f", this one by {comparison.tool}" if comparison.tool else "")
 
 
-def comparison_table(comparison: Comparison) -> tuple[list[str], Rows]:
+def comparison_table(comparison: Comparison, labels: Mapping[str, str] | None = None) -> tuple[list[str], Rows]:
+    """`labels`: shape key -> how the timing table names it (BenchReport.labels), the deltas being by key."""
     columns = ["shape", "before µs", "now µs", "change", "noise", "verdict"]
-    rows = [[d.name, _us(d.before.mean), _us(d.after.mean), f"{d.pct:+.2f}%",
+    rows = [[(labels or {}).get(d.name, d.name), _us(d.before.mean), _us(d.after.mean), f"{d.pct:+.2f}%",
              f"±{100.0 * d.noise / d.before.mean:.2f}%", d.verdict] for d in comparison.deltas]
     return columns, rows
 
@@ -108,9 +111,9 @@ def notes(report: BenchReport) -> list[str]:
     lines = [f"no ceilings for this GPU: {report.calibration_error}"] if report.calibration_error else []
     for s in report.shapes:
         if s.raw.get("profiler_error"):
-            lines.append(f"{s.key}: no device time, the profiler failed: {s.raw['profiler_error']}")
+            lines.append(f"{s.shown}: no device time, the profiler failed: {s.raw['profiler_error']}")
         if s.raw.get("host_stalls"):
-            lines.append(f"{s.key}: {s.raw['host_stalls']} repeat(s) timed again: the CPU paused while issuing the "
+            lines.append(f"{s.shown}: {s.raw['host_stalls']} repeat(s) timed again: the CPU paused while issuing the "
                          "batch, longer than the hold before the clock started (the leaderboard's L2 clear hides "
                          "such pauses).")
         if s.device is None or s.gap_us is None:
@@ -120,18 +123,18 @@ def notes(report: BenchReport) -> list[str]:
             shown = (f"and it shows: the GPU idles {s.gap_us:.2f} µs per call in the timed window" if idle else
                      "the leaderboard hides it (its 64 GB L2 clear lets the CPU queue all 50 calls before the "
                      "clock starts), but called in a loop, as in a model, it runs at the CPU's pace")
-            lines.append(f"{s.key} is host-bound: the CPU needs {s.issue_us:.2f} µs to issue a call the GPU runs "
+            lines.append(f"{s.shown} is host-bound: the CPU needs {s.issue_us:.2f} µs to issue a call the GPU runs "
                          f"in {s.device.us_per_call:.2f} µs; {shown}. Make the Python wrapper thinner.")
         elif idle:
-            lines.append(f"{s.key}: the GPU idles {s.gap_us:.2f} µs per call between kernels in the timed window "
+            lines.append(f"{s.shown}: the GPU idles {s.gap_us:.2f} µs per call between kernels in the timed window "
                          f"({100 * s.gap_us / s.stats.mean:.0f}% of it): launch gaps or a synchronizing wrapper.")
         if s.device.approximate:
-            lines.append(f"{s.key}: device time found by kernel names (the profiler did not attribute the L2 clear).")
+            lines.append(f"{s.shown}: device time found by kernel names (the profiler did not attribute the L2 clear).")
     return lines
 
 
 def stop_notes(report: BenchReport, max_noise: float) -> list[str]:
-    return [f"{s.key}: stopped on {s.reason} after {s.stats.runs} repeats, err {100 * s.stats.rel_err:.3f}% "
+    return [f"{s.shown}: stopped on {s.reason} after {s.stats.runs} repeats, err {100 * s.stats.rel_err:.3f}% "
             f"(target {100 * max_noise:g}%)" for s in report.shapes if s.reason != CONVERGED]
 
 

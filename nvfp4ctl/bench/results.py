@@ -39,6 +39,11 @@ class ShapeResult:
     flop: float
     bytes: float
     raw: dict[str, Any] = field(default_factory=dict, compare=False)  # flush settings, phase times
+    label: str = ""  # how tables and lines name the shape (Problem.label); empty: its key
+
+    @property
+    def shown(self) -> str:
+        return self.label or self.key
 
     @classmethod
     def from_job(cls, case: Any, reply: dict[str, Any], profile: dict[str, Any] | None,
@@ -47,7 +52,7 @@ class ShapeResult:
         device = profile.get("device_time")
         return cls(
             m=case.m, n=case.n, k=case.k, l=case.l, seed=case.seed, sol_us=problem.sol_us(case),
-            key=problem.key(case), flop=problem.flops(case), bytes=problem.bytes_moved(case),
+            key=problem.key(case), label=problem.label(case), flop=problem.flops(case), bytes=problem.bytes_moved(case),
             stats=summarize(reply["samples_ns"]).scaled(1e-3),
             reason=reply["reason"],
             issue_us=statistics.median(reply["issue_ns"]) * 1e-3,
@@ -117,6 +122,11 @@ class StoppedShape:
     verdict: str  # "FAIL", "unsupported", "raised", "crash" or "timeout", as check's table words them
     message: str  # the error's first line
     planned: int  # the shapes the bench was to time
+    label: str = ""  # how tables and lines name the shape (Problem.label); empty: its key
+
+    @property
+    def shown(self) -> str:
+        return self.label or self.key
 
     def to_dict(self) -> dict[str, Any]:
         return {"shape": self.key, "step": self.step, "verdict": self.verdict, "message": self.message,
@@ -156,6 +166,10 @@ class BenchReport:
     def sol_geomean_us(self) -> float | None:
         sols = [s.sol_us for s in self.shapes]
         return geomean(sols) if all(sols) else None  # type: ignore[arg-type]
+
+    def labels(self) -> dict[str, str]:
+        """Shape key -> how tables name it: the run log and its comparisons go by key."""
+        return {s.key: s.shown for s in self.shapes}
 
     def timings(self) -> list[tuple[str, Timing]]:
         return [(s.key, Timing(s.stats.mean, s.stats.err)) for s in self.shapes]

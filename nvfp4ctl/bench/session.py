@@ -100,34 +100,35 @@ def run_bench(plan: BenchPlan, worker: Any, target_label: str,
                            shapes=tuple(results), ceilings=ceilings, wall_s=time.perf_counter() - started,
                            calibration_error=calibration_error, device=plan.device, stopped=stopped)
 
-    kind, key = "", ""
+    kind, key, label = "", "", ""
     try:
         for kind, case in plan.steps():
-            key = problem.key(case)
-            on_step(f"{STEP_WORDS[kind]} {key}")
+            # the key names the shape in the run log; the label in what is shown (the GEMV's "4096x7168 l=8")
+            key, label = problem.key(case), problem.label(case)
+            on_step(f"{STEP_WORDS[kind]} {label}")
             if kind == "profile":
                 head_start_s = timed[len(profiles)][1]["flush"]["head_start_s"]
-                profiles.append(_call(worker, "device_time", f"profile {key}", plan.timeout_s,
+                profiles.append(_call(worker, "device_time", f"profile {label}", plan.timeout_s,
                                       {"case": case, "problem": plan.problem, "head_start_s": head_start_s}))
                 continue
             payload = _payload(plan, case, kind, warm_here=kind == "time" and not timed and plan.mode.warm_first_only)
-            reply = _call(worker, "bench_case", f"bench {key}", plan.timeout_s, payload)
+            reply = _call(worker, "bench_case", f"bench {label}", plan.timeout_s, payload)
             if "unsupported" in reply:
                 from nvfp4ctl.runner.raised import unsupported_line
 
-                raise UnsupportedShape(f"bench {key}: {unsupported_line(reply['unsupported'])}")
+                raise UnsupportedShape(f"bench {label}: {unsupported_line(reply['unsupported'])}")
             if "raised" in reply:
                 headline, *trace = reply["raised"]
-                raise TargetRaised("\n".join([f"bench {key}: {headline}", *(f"  {line}" for line in trace)]))
+                raise TargetRaised("\n".join([f"bench {label}: {headline}", *(f"  {line}" for line in trace)]))
             if "failure" in reply:
-                raise FailuresFound(f"bench {key}: {reply['failure']}")
+                raise FailuresFound(f"bench {label}: {reply['failure']}")
             if kind == "time":
                 timed.append((case, reply))
     except (FailuresFound, KernelCrash, KernelTimeout, UnsupportedShape) as error:
         if not timed:  # nothing measured: the error alone says it all
             raise
-        stopped = StoppedShape(key=key, step=kind, verdict=_verdict(error), message=str(error).splitlines()[0],
-                               planned=len(plan.cases))
+        stopped = StoppedShape(key=key, label=label, step=kind, verdict=_verdict(error),
+                               message=str(error).splitlines()[0], planned=len(plan.cases))
         raise BenchStopped(error, report(stopped)) from None
     return report()
 

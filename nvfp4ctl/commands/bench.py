@@ -200,7 +200,7 @@ def show(report: BenchReport, comparison: history.Comparison | None, max_noise: 
     if report.on_cpu:
         console.warn(render.CPU_CAVEAT)
     elif comparison is not None:
-        console.table(*render.comparison_table(comparison), title=render.comparison_title(comparison))
+        console.table(*render.comparison_table(comparison, report.labels()), title=render.comparison_title(comparison))
     elif log_read:  # an unreadable log was said already
         console.info("no earlier bench of this target on this GPU in the run log to compare with")
     for line in [*render.notes(report), *binding_hints]:

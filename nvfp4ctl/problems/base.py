@@ -73,6 +73,10 @@ class ProblemBase:
         """Short name in tables and the run log: "128x7168x16384"."""
         return "x".join(str(getattr(case, f)) for f in self.case_fields if f != "l") + (f"x{case.l}" if case.l != 1 else "")
 
+    def label(self, case: Case) -> str:
+        """How bench's tables and lines name the case: its key, where the key reads unambiguously."""
+        return self.key(case)
+
     def shape_text(self, case: Case) -> str:
         """"m=128 n=256 k=256" (l when not 1) for check's table."""
         words = [f"{f}={getattr(case, f)}" for f in self.case_fields if f != "l"]

@@ -71,3 +71,20 @@ def test_whole_command_for_the_grouped_gemm_on_cpu(tmp_path: Path, monkeypatch: 
     assert shape["tflops"] is None  # a CPU time gives no rate figures
     spec = get_problem("nvfp4_group_gemm")
     assert spec.flops(spec.parse_shape("128,128,256;64,128,256", 1111)) == 2.0 * (128 + 64) * 128 * 256
+
+
+def test_gemv_shapes_read_as_m_k_and_l_while_the_run_log_keeps_its_key(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    task = tmp_path / "task.yml"
+    task.write_text(get_problem("nvfp4_gemv").task_file.read_text())
+    memory = tmp_path / "MEMORY.md"
+    monkeypatch.setenv("NVFP4CTL_DEVICE", "cpu")
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    argv = ["bench", "--task", str(task), "--shape", "128,256,2", "--max-repeats", "3",
+            "--submission", str(kernels_dir() / "torch_dequant" / "nvfp4_gemv_submission.py")]
+    monkeypatch.setattr(sys, "argv", ["nvfp4ctl", *argv])
+    result = CliRunner().invoke(app, argv, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    # "128x256x2" would read as a GEMM's M×N×K: the GEMV's c has no n, and 2 is its L
+    assert "128x256 l=2" in result.output and "128x256x2" not in result.output, result.output
+    assert "128x256x2 " in memory.read_text()  # the key the trend and the comparison with earlier benches read

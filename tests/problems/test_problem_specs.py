@@ -182,3 +182,11 @@ def test_inputs_and_output_bigger_than_the_device_are_refused_before_any_is_made
     needed = problem.bytes_moved(case) / 2**30
     assert str(caught.value) == (f"{problem.shape_text(case)}: too large: its inputs and output need at least"
                                  f" {needed:.1f} GiB, more than the 80.0 GiB of cuda memory")
+
+
+def test_bench_labels_a_gemv_shape_as_m_k_and_l_and_a_gemm_shape_by_its_key() -> None:
+    gemv, gemm = get_problem("nvfp4_gemv"), get_problem("nvfp4_gemm")
+    batched = gemv.parse_shape("4096,7168,8", 1111)
+    assert gemv.label(batched) == "4096x7168 l=8" and gemv.key(batched) == "4096x7168x8"  # the run log's key as before
+    assert gemv.label(gemv.parse_shape("7168,16384", 1111)) == "7168x16384"
+    assert gemm.label(gemm.parse_shape("128,7168,16384,4", 1111)) == "128x7168x16384x4"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 from nvfp4ctl.problems.base import DenseProblem
@@ -43,6 +44,10 @@ class Nvfp4Gemv(DenseProblem):
     trace_case = {"m": 128, "k": 256, "l": 1, "seed": 1111}  # the task's first test
     inputs_module = "nvfp4ctl.problems.nvfp4_gemv.inputs"
     reference_module = "nvfp4ctl.problems.nvfp4_gemv.reference"
+
+    def label(self, case: Case) -> str:
+        """"4096x7168 l=8": the key's "4096x7168x8" would read as a GEMM's M×N×K (the run log keeps the key)."""
+        return self.key(dataclasses.replace(case, l=1)) + (f" l={case.l}" if case.l != 1 else "")
 
     def b_scale_rows(self, case: Case) -> int:
         return B_SCALE_ROWS
