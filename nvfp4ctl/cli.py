@@ -454,9 +454,10 @@ VerboseOption = Annotated[bool, typer.Option("-v", "--verbose", help="Show detai
 
 def _show_version(asked: bool) -> None:
     if asked:
-        from nvfp4ctl import __version__
+        from nvfp4ctl.tool_version import tool_version
 
-        get_console().info(f"nvfp4ctl {__version__}", result=True)  # a closed stdout is quiet here too
+        # as the run log records it: the commit of a checkout or of the wheel's build beside the version
+        get_console().info(f"nvfp4ctl {tool_version()}", result=True)  # a closed stdout is quiet here too
         raise typer.Exit()
 
 

@@ -15,6 +15,7 @@ from nvfp4ctl import runlog
 from nvfp4ctl.check import plan
 from nvfp4ctl.cli import _RECORDED, app
 from nvfp4ctl.errors import ExitCode, FailuresFound, KernelCrash, KernelTimeout, UsageError
+from nvfp4ctl.tool_version import tool_version
 from nvfp4ctl.workspace import memory_path
 
 
@@ -407,7 +408,16 @@ def test_version_is_the_packages():
     pyproject = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()  # tomllib needs 3.11
     assert re.search(r'^version = "([^"]+)"', pyproject, re.MULTILINE).group(1) == __version__
     result = CliRunner().invoke(app, ["--version"])
-    assert result.exit_code == 0 and result.output == f"nvfp4ctl {__version__}\n"
+    assert result.exit_code == 0 and result.output == f"nvfp4ctl {tool_version()}\n"
+
+
+def test_version_names_the_commit_the_run_log_records(monkeypatch) -> None:
+    """--version printed 0.1.0 alone where the run log's lines said 0.1.0 (abc1234): two builds looked the same."""
+    from nvfp4ctl import tool_version as versions
+
+    monkeypatch.setattr(versions, "tool_version", lambda: "0.1.0 (abc1234)")
+    result = CliRunner().invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.output == "nvfp4ctl 0.1.0 (abc1234)\n"
 
 
 @pytest.mark.parametrize("busy", ["filelock", "flock"])
