@@ -61,6 +61,7 @@ def init_project(problem: Any, folder: Path) -> Scaffold:
         raise UsageError(_refusal(folder, existing, problem.name))
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"{folder}: not a folder")
+    _refuse_broken_link(folder)
     starter = shipped("kernels") / problem.fallback_submission  # the wheel's copy, else the checkout's
     try:
         contents = (problem.task_file.read_text(encoding="utf-8"), starter.read_text(encoding="utf-8"),
@@ -82,6 +83,19 @@ def init_project(problem: Any, folder: Path) -> Scaffold:
             raise UsageError(f"cannot write into {folder}: {os_reason(error, folder)}") from None
         raise
     return Scaffold(folder, tuple(targets))
+
+
+def _refuse_broken_link(folder: Path) -> None:
+    """UsageError naming a symlink on the way to `folder` that leads nowhere (a dangling one, or a loop), where
+    mkdir's own "File exists" left the user to guess which part of the path was in the way."""
+    for part in (*reversed(folder.parents), folder):
+        if part.is_symlink() and not part.exists():
+            try:
+                target = f" to {os.readlink(part)}"
+            except OSError:
+                target = ""
+            raise UsageError(f"cannot write into {folder}: {part} is a symlink{target} that leads to no folder"
+                             " (a missing target or a loop): make its target, or name another folder")
 
 
 def _missing_folders(folder: Path) -> list[Path]:

@@ -253,3 +253,17 @@ def test_a_failed_init_into_a_users_broken_symlink_keeps_the_symlink(tmp_path: P
     assert result.exit_code == 2, result.output
     assert "cannot write into" in result.output and "Traceback" not in result.output
     assert link.is_symlink() and str(link.readlink()) == str(tmp_path / points_to)
+
+
+@pytest.mark.parametrize("points_to, below", [("nonexistent/target", ""), ("proj", ""), ("nonexistent/target", "sub")],
+                         ids=["dangling", "loop", "below-a-dangling-one"])
+def test_an_init_through_a_broken_symlink_names_it(tmp_path: Path, points_to: str, below: str) -> None:
+    """mkdir's "File exists" left the user to guess which part of the path was in the way."""
+    link = tmp_path / "proj"
+    link.symlink_to(tmp_path / points_to)
+    folder = link / below if below else link
+    result = CliRunner().invoke(app, ["init", "--problem", "nvfp4_gemm", str(folder)])
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    assert f"{link} is a symlink to {tmp_path / points_to} that leads to no folder" in said, said
+    assert link.is_symlink()
