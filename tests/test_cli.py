@@ -159,20 +159,27 @@ def test_ctrl_c_while_typer_parses_a_line_naming_no_command_is_said(monkeypatch)
     assert len(runlog.read(memory_path())) == before
 
 
+
+def _main_exit_code() -> int | str | None:
+    """The exit code of the program's entry point (cli.main) for the argv set: a Ctrl-C that escaped it as a
+    KeyboardInterrupt fails the test (left to pytest, it would stop the whole session)."""
+    from nvfp4ctl import cli
+
+    with pytest.raises(SystemExit) as stopped:
+        try:
+            cli.main()
+        except KeyboardInterrupt:
+            pytest.fail("Ctrl-C went through main as a KeyboardInterrupt")
+    return stopped.value.code
+
+
 def test_ctrl_c_before_typer_reads_the_command_line_is_the_tools_interrupt(monkeypatch, capsys):
     import typer
-
-    from nvfp4ctl import cli
 
     monkeypatch.setattr(typer.main, "get_command", _interrupted_once(typer.main.get_command))
     monkeypatch.setattr(sys, "argv", ["nvfp4ctl", "dump", "--umma", "--no-cute"])
     before = len(runlog.read(memory_path()))
-    with pytest.raises(SystemExit) as stopped:
-        try:
-            cli.main()
-        except KeyboardInterrupt:  # left to pytest, it would stop the whole session
-            pytest.fail("Ctrl-C went through main as a KeyboardInterrupt")
-    assert stopped.value.code == 130
+    assert _main_exit_code() == 130
     assert "error: interrupted" in capsys.readouterr().err
     assert [e.result for e in runlog.read(memory_path())[before:]] == ["interrupted"]
 
@@ -220,18 +227,12 @@ def test_ctrl_c_while_a_commands_options_are_parsed_under_json_gives_the_json_do
 def test_ctrl_c_before_typer_reads_a_line_asking_for_json_gives_the_json_document(monkeypatch, capsys):
     import typer
 
-    from nvfp4ctl import cli
     from nvfp4ctl.console import get_console
 
     get_console().json_written = False  # a fresh process's: an earlier test's document is not this line's
     monkeypatch.setattr(typer.main, "get_command", _interrupted_once(typer.main.get_command))
     monkeypatch.setattr(sys, "argv", ["nvfp4ctl", "bench", "--json", "--shape", "128x128x256"])
-    with pytest.raises(SystemExit) as stopped:
-        try:
-            cli.main()
-        except KeyboardInterrupt:  # left to pytest, it would stop the whole session
-            pytest.fail("Ctrl-C went through main as a KeyboardInterrupt")
-    assert stopped.value.code == 130
+    assert _main_exit_code() == 130
     said = capsys.readouterr()
     assert json.loads(said.out) == _INTERRUPTED_DOCUMENT and "error: interrupted" in said.err
 
