@@ -10,6 +10,7 @@ import errno
 import os
 import sys
 import tempfile
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -62,25 +63,27 @@ def _full_cache_said(result, cache: Path) -> None:
     assert runlog.read(memory_path())[-1].result.startswith("error: the cache folder")
 
 
+def _build_kernel(cache: Path, monkeypatch: pytest.MonkeyPatch, compiler) -> Any:
+    """`nvfp4ctl build` of the stand-in kernel in `cache`, compiled by `compiler` (run_compiler's stand-in)."""
+    monkeypatch.setattr(compile, "run_compiler", compiler)
+    kernel = cache / "k.cu"
+    kernel.write_text(KERNEL)
+    return CliRunner().invoke(app, ["build", str(kernel)])
+
+
 @pytest.mark.usefixtures("full_cache")
 def test_a_compiler_failing_on_a_full_cache_says_the_cache_is_full(cache: Path, monkeypatch) -> None:
     def full(command, cwd, env, timeout_s=compile.BUILD_TIMEOUT_S):
         return 1, f"/tmp/ccX.s: Fatal error: can't close {cwd}/k.cuda.o: No space left on device\n"
 
-    monkeypatch.setattr(compile, "run_compiler", full)
-    kernel = cache / "k.cu"
-    kernel.write_text(KERNEL)
-    _full_cache_said(CliRunner().invoke(app, ["build", str(kernel)]), cache)
+    _full_cache_said(_build_kernel(cache, monkeypatch, full), cache)
 
 
 def test_a_build_step_failing_with_enospc_in_the_cache_says_the_cache_is_full(cache: Path, monkeypatch) -> None:
     def full(command, cwd, env, timeout_s=compile.BUILD_TIMEOUT_S):
         raise OSError(errno.ENOSPC, "No space left on device", str(Path(cwd) / "k.cuda.o"))
 
-    monkeypatch.setattr(compile, "run_compiler", full)
-    kernel = cache / "k.cu"
-    kernel.write_text(KERNEL)
-    _full_cache_said(CliRunner().invoke(app, ["build", str(kernel)]), cache)
+    _full_cache_said(_build_kernel(cache, monkeypatch, full), cache)
 
 
 @pytest.mark.usefixtures("full_cache")
@@ -104,10 +107,7 @@ def test_a_compiler_failing_on_a_full_temporary_folder_names_that_folder(cache: 
     def full(command, cwd, env, timeout_s=compile.BUILD_TIMEOUT_S):
         return 1, f"cicc: error writing to {temporary}/tmpxft_0001_k.ptx: No space left on device\n"
 
-    monkeypatch.setattr(compile, "run_compiler", full)
-    kernel = cache / "k.cu"
-    kernel.write_text(KERNEL)
-    result = CliRunner().invoke(app, ["build", str(kernel)])
+    result = _build_kernel(cache, monkeypatch, full)
     assert result.exit_code == ExitCode.USAGE, result.output
     assert (f"error: the temporary folder {temporary} is full (No space left on device): free space or"
             " point TMPDIR elsewhere") in flat(result.output)
@@ -117,10 +117,7 @@ def test_a_compile_error_that_says_nothing_of_space_stays_a_compile_error(cache:
     def failed(command, cwd, env, timeout_s=compile.BUILD_TIMEOUT_S):
         return 1, f"{cache}/k.cu(3): error: identifier \"x\" is undefined\n"
 
-    monkeypatch.setattr(compile, "run_compiler", failed)
-    kernel = cache / "k.cu"
-    kernel.write_text(KERNEL)
-    result = CliRunner().invoke(app, ["build", str(kernel)])
+    result = _build_kernel(cache, monkeypatch, failed)
     assert result.exit_code == ExitCode.FAILURES, result.output
     assert "compile error" in result.output
 
@@ -166,10 +163,7 @@ def test_a_tool_saying_no_space_on_a_disk_with_room_stays_a_compile_error(cache:
     def failed(command, cwd, env, timeout_s=compile.BUILD_TIMEOUT_S):
         return 1, f"/tmp/ccX.s: Fatal error: can't close {cwd}/k.cuda.o: No space left on device\n"
 
-    monkeypatch.setattr(compile, "run_compiler", failed)
-    kernel = cache / "k.cu"
-    kernel.write_text(KERNEL)
-    result = CliRunner().invoke(app, ["build", str(kernel)])
+    result = _build_kernel(cache, monkeypatch, failed)
     assert result.exit_code == ExitCode.FAILURES, result.output
     assert "is full" not in flat(result.output)
 
@@ -179,10 +173,7 @@ def test_the_full_folder_is_the_one_statvfs_shows_full_not_the_one_a_line_names(
     def full(command, cwd, env, timeout_s=compile.BUILD_TIMEOUT_S):
         return 1, f"cicc: error writing to {tempfile.gettempdir()}/tmpxft_0001_k.ptx: No space left on device\n"
 
-    monkeypatch.setattr(compile, "run_compiler", full)
-    kernel = cache / "k.cu"
-    kernel.write_text(KERNEL)
-    _full_cache_said(CliRunner().invoke(app, ["build", str(kernel)]), cache)
+    _full_cache_said(_build_kernel(cache, monkeypatch, full), cache)
 
 
 def test_one_disk_under_both_folders_is_named_by_the_path_the_line_gives(tmp_path: Path, monkeypatch) -> None:
