@@ -37,12 +37,15 @@ def check(index: ModuleIndex, report: Report) -> None:
         if not isinstance(node, ast.Call):
             continue
         for path in _paths_read(node, index):
-            if _spellings(path, index) & written or not _beside(path, index) or not _another_file(path, index):
+            if not _beside(path, index) or not _another_file(path, index):
+                continue
+            spellings = _spellings(path, index)
+            if spellings & written:
                 continue
             shown = _file_name(path, index) or ast.unparse(path)
             if re.split(r"[\\/]", shown)[-1] in HARNESS_FILES:
                 continue  # the harness's own files are there; reading them is NV602's
-            if _guarded(node, path, index):
+            if _guarded(node, spellings, index):
                 # the file's absence is handled, so nothing fails there; what it holds (a tuned table)
                 # still goes unused on the leaderboard, which its author may not know
                 report(node, "NV011", f"reads {shown} from beside the file only where it exists: the leaderboard"
@@ -87,11 +90,11 @@ def _bare(node: ast.AST) -> ast.AST:
     return node
 
 
-def _guarded(read: ast.Call, path: ast.AST, index: ModuleIndex) -> bool:
+def _guarded(read: ast.Call, spellings: set[str], index: ModuleIndex) -> bool:
     """Does the file handle the path being absent around this read: under a test of its existence
     (if os.path.exists(P), P.is_file() and ..., ... if P.exists() else ...), or inside a try whose
-    handler catches the missing file (FileNotFoundError, OSError, Exception)?"""
-    spellings = _spellings(path, index)
+    handler catches the missing file (FileNotFoundError, OSError, Exception)? The path is given as its
+    _spellings."""
     child: ast.AST = read
     for parent in index.ancestors(read):
         if isinstance(parent, (ast.If, ast.IfExp, ast.While)) and _tests_existence(parent.test, spellings, index):
