@@ -437,6 +437,11 @@ def _flows_to_call(function: Function, index: ModuleIndex, names: set[str], dump
     """Does the cached object get passed to, or called by, a call in this function (other than
     `besides`, the copy into the output that hands it back)? (on every call, only when the key is
     missing from `container`): a kernel that writes a kept buffer only on a miss fills it once."""
+    def is_cached(part: ast.AST) -> bool:
+        """Is a tensor the cached object, or a part or view of it (a kernel writing it writes the object)?"""
+        return any(isinstance(link, ast.Name) and link.id in names or ast.dump(link) in dumps
+                   for link in _view_chain(part))
+
     on_miss = False
     for node in index.walk(function.node):
         if not isinstance(node, ast.Call) or node is besides or _copies_output_in(node, function, index):
@@ -445,15 +450,13 @@ def _flows_to_call(function: Function, index: ModuleIndex, names: set[str], dump
         if isinstance(node.func, ast.Attribute):
             parts.append(node.func.value)
         for part in parts:
-            inner = part.value if isinstance(part, ast.Starred) else part
-            if any(isinstance(link, ast.Name) and link.id in names or ast.dump(link) in dumps
-                   for link in _view_chain(inner)):
+            if is_cached(part.value if isinstance(part, ast.Starred) else part):
                 if container is not None and _in_miss(node, container, function, index):
                     on_miss = True
                     break
                 return True, on_miss
     for target, part in _assigned_parts(function, index):
-        if any(isinstance(link, ast.Name) and link.id in names or ast.dump(link) in dumps for link in _view_chain(part)):
+        if is_cached(part):
             if container is not None and _in_miss(target, container, function, index):
                 on_miss = True
                 continue
