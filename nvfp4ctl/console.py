@@ -14,8 +14,6 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from nvfp4ctl.flowed_records import flow
-
 if TYPE_CHECKING:
     from rich.progress import Progress
 
@@ -181,6 +179,8 @@ class Console:
     def _records(self, title: str | None, records: Sequence[Sequence[str]]) -> None:
         """`records` one after the other, at the width a table would have had: the terminal's, else
         $COLUMNS; in a pipe or a file with neither, one line each, for grep."""
+        from nvfp4ctl.flowed_records import flow  # only a log too wide or too long for a table needs it
+
         width = self.out.width if self.out.is_terminal else _columns_set()
         lines = [title] if title else []
         for record in records:
