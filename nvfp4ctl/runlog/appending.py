@@ -26,7 +26,7 @@ from nvfp4ctl.atomic_file import made_read_only, write_bytes_atomic
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.project import cache_root
 from nvfp4ctl.runlog.entry import RunEntry
-from nvfp4ctl.runlog.files import (MARKDOWN_SUFFIXES, _as_utf8, _decoded, _file_mode, _strict_utf8, _wide_encoding,
+from nvfp4ctl.runlog.files import (MARKDOWN_SUFFIXES, _as_utf8, _decoded, _strict_utf8, _wide_encoding,
                                    file_in_the_way)
 from nvfp4ctl.runlog.placing import ChangedWhileWritten, append_in_place, read_whole, still_the_file_read
 from nvfp4ctl.runlog.section import (_LINE_BREAK, HEADING, _after_the_first_heading, _joins_an_html_block, _log_end,
@@ -217,7 +217,7 @@ def _put_in(entry: RunEntry, memory: Path) -> None:
         text = existing.decode("utf-8")
     else:
         text = _strict_utf8(memory, existing)
-    if _judged_by_its_text(memory, _file_mode(memory)) and (why := _why_not_a_run_log(text)) is not None:
+    if _judged_by_its_text(memory, read.mode) and (why := _why_not_a_run_log(text)) is not None:
         # judged under the lock, on what is replaced
         raise UsageError(f"{memory}: {why}; the run log was not appended to it")
     if made_read_only(memory):  # also judged under the lock, on what would be replaced

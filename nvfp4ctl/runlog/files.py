@@ -24,14 +24,6 @@ _WIDE_ENCODINGS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "ut
                    (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
 
 
-def _file_mode(memory: Path) -> int | None:
-    """`memory`'s st_mode (a file, a folder, a device, a FIFO); None where it is not there."""
-    try:
-        return memory.stat().st_mode
-    except (OSError, ValueError):  # not there, or a link in a loop: the read says which
-        return None
-
-
 def refuse_a_missing_folder(memory: Path) -> None:
     """FileNotFoundError where a folder of `memory`'s does not exist, for a path the user's setting names,
     whose folders the append must not make (/nonexist/dir/ was, for a typo or another machine's path).

@@ -30,6 +30,7 @@ class ReadFile:
 
     data: bytes
     status: os.stat_result | None
+    mode: int | None = None  # the st_mode found (a file, a device, a FIFO, a folder); None: nothing was there
 
 
 def read_whole(memory: Path) -> ReadFile:
@@ -40,14 +41,14 @@ def read_whole(memory: Path) -> ReadFile:
     except (FileNotFoundError, NotADirectoryError):
         mode = None
     if mode is None or not stat.S_ISREG(mode):  # none yet, a device or a FIFO (never opened to be read), a folder
-        return ReadFile(_previous_bytes(memory), None)
+        return ReadFile(_previous_bytes(memory), None, mode)
     with open(memory, "rb") as handle:
         before = os.fstat(handle.fileno())
         data = handle.read()
         after = os.fstat(handle.fileno())
     if not _same_file(before, after) or len(data) != after.st_size:
         raise ChangedWhileWritten(f"{memory} changed while it was read")
-    return ReadFile(data, after)
+    return ReadFile(data, after, after.st_mode)
 
 
 def _same_file(one: os.stat_result, other: os.stat_result) -> bool:
