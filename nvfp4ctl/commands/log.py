@@ -69,7 +69,7 @@ def command(
     problems = any(e.problem for e in entries)  # a column only once some run recorded its problem
     console.table(
         ["time (UTC)", "command", "target", "commit", "gpu", "exit", "result"] + (["problem"] if problems else []),
-        [[e.time.replace("T", " ").rstrip("Z"), e.command, _short_target(e.target), e.commit, e.gpu,
+        [[_time_shown(e.time), e.command, _short_target(e.target), e.commit, e.gpu,
           e.exit_code, e.result] + ([e.problem or "-"] if problems else []) for e in entries],
         title=f"{plural(len(entries), 'most recent run')} ({memory})",
         right_align_from=5,
@@ -91,7 +91,7 @@ def _say_tool_changes(entries: list[RunEntry]) -> None:
     firsts = [entry for before, entry in zip([None, *entries], entries) if before is None or before.tool != entry.tool]
     if len(firsts) < 2:
         return
-    lines = [f"  from {entry.time.replace('T', ' ').rstrip('Z')}: {entry.tool or 'one that logged no version'}"
+    lines = [f"  from {_time_shown(entry.time)}: {entry.tool or 'one that logged no version'}"
              for entry in firsts[:_LINES_NAMED]]
     if len(firsts) > _LINES_NAMED:
         lines.append(f"  and {plural(len(firsts) - _LINES_NAMED, 'more change')}")
@@ -101,7 +101,7 @@ def _say_tool_changes(entries: list[RunEntry]) -> None:
 def _record(entry: RunEntry) -> list[str]:
     """A run as the plain layout shows it: the table's cells, the exit code named, no problem where none
     was logged."""
-    return [entry.time.replace("T", " ").rstrip("Z"), entry.command, _short_target(entry.target), entry.commit,
+    return [_time_shown(entry.time), entry.command, _short_target(entry.target), entry.commit,
             entry.gpu, f"exit {entry.exit_code}", entry.result] + ([entry.problem] if entry.problem else [])
 
 
@@ -222,4 +222,9 @@ def _log_project(memory: Path) -> Path | None:
 
 
 def _when(time: str) -> str:
-    return time.replace("T", " ").rstrip("Z")[:16]
+    return _time_shown(time)[:16]
+
+
+def _time_shown(time: str) -> str:
+    """A logged time stamp as the table shows it: "2025-01-02 03:04:05" for "2025-01-02T03:04:05Z"."""
+    return time.replace("T", " ").rstrip("Z")
