@@ -84,6 +84,11 @@ class Comparison:
         return self.entry.tool != self.tool
 
 
+def tool_named(tool: str) -> str:
+    """The nvfp4ctl a run log line names (its tool_version), as bench's comparison and log's trend say it."""
+    return f"nvfp4ctl {tool}" if tool else "an nvfp4ctl that logged no version"
+
+
 def result_line(geomean: Timing, shapes: Sequence[tuple[str, Timing]]) -> str:
     parts = " | ".join(f"{key} {t.mean:.3f}±{t.err:.3f}" for key, t in shapes)
     return f"geomean {geomean.mean:.3f}±{geomean.err:.3f} us; {parts} us"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from nvfp4ctl.bench.history import Comparison
+from nvfp4ctl.bench.history import Comparison, tool_named
 from nvfp4ctl.bench.results import SOL_LABEL, STEP_WORDS, BenchReport
 from nvfp4ctl.bench.stopping import CONVERGED
 from nvfp4ctl.words import plural
@@ -94,8 +94,8 @@ def _tools(comparison: Comparison) -> str:
     """Where another nvfp4ctl timed the previous bench, which: a change may be the tool's, not the code's."""
     if not comparison.by_another_tool:
         return ""
-    before = f"nvfp4ctl {comparison.entry.tool}" if comparison.entry.tool else "an nvfp4ctl that logged no version"
-    return f"; previous run by {before}" + (f", this one by {comparison.tool}" if comparison.tool else "")
+    now = f", this one by {comparison.tool}" if comparison.tool else ""
+    return f"; previous run by {tool_named(comparison.entry.tool)}{now}"
 
 
 def comparison_table(comparison: Comparison, labels: Mapping[str, str] | None = None) -> tuple[list[str], Rows]:

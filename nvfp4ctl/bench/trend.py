@@ -15,7 +15,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nvfp4ctl.bench.history import LoggedBench, logged_problem, parse_result_line
+from nvfp4ctl.bench.history import LoggedBench, logged_problem, parse_result_line, tool_named
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.runlog import CPU_DEVICE_LABEL, LOG_RELATIVE, RunEntry, logged_path, split_target
 
@@ -256,10 +256,7 @@ def commit_legend(trend: Trend) -> list[str]:
 def tool_legend(trend: Trend) -> list[str]:
     """One line per "*": the run's number, the nvfp4ctl that timed it and the one that timed the run before,
     and its time."""
-    return [f"* run {index + 1}: timed by {_tool(run.tool)}, the run before by {_tool(trend.runs[index - 1].tool)}"
+    return [f"* run {index + 1}: timed by {tool_named(run.tool)},"
+            f" the run before by {tool_named(trend.runs[index - 1].tool)}"
             f" ({run.time.replace('T', ' ').rstrip('Z')})"
             for index, (run, changed) in enumerate(zip(trend.runs, trend.tool_changes())) if changed]
-
-
-def _tool(tool: str) -> str:
-    return f"nvfp4ctl {tool}" if tool else "an nvfp4ctl that logged no version"
