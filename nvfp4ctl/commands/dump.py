@@ -20,7 +20,6 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.text import Text
 
-from nvfp4ctl.build.toolchain import require_torch
 from nvfp4ctl.commands.umma_view import hexes as _hexes
 from nvfp4ctl.commands.umma_view import show_user_umma
 from nvfp4ctl.console import get_console
@@ -355,6 +354,7 @@ def command(
     from_log: Annotated[Optional[Path], typer.Option("--from-log", metavar="FILE", help=f"--umma: a saved output with `nvfp4ctl:umma` lines ({BYO_KERNEL_DOC}); decoded and simulated.")] = None,
 ) -> Outcome:
     """Show the B200 kernel's UMMA descriptors, scale layout and (on a B200) what it really uses."""
+    from nvfp4ctl.build.toolchain import require_torch
     from nvfp4ctl.umma.configs import default_kernel, shipped_kernel
 
     if not (umma or layout or runtime):
