@@ -47,7 +47,7 @@ def show_user_umma(values: Any, config: Any, simulate: bool, shape: str | None, 
     if values.idesc is not None or config is not None:
         checks.append(uv.check_idesc(values.idesc, config))
     for name, words in (("desc_a", values.desc_a), ("desc_b", values.desc_b)):
-        step0 = d.decode_smem(words[0])["start"] << 4 if words else None
+        step0 = d.smem_start(words[0]) if words else None
         for step, word in enumerate(words or ([None] if config is not None else [])):
             checks.append(uv.check_desc(name, word, config, step, step0))
     for name, addr in (("tmem_d", values.tmem_d), ("tmem_sfa", (values.tmem_sfa or (None,))[0]),

@@ -139,6 +139,11 @@ def decode_smem(word: int) -> dict[str, int]:
     return unpack(SMEM_FIELDS, word)
 
 
+def smem_start(word: int) -> int:
+    """The shared-memory byte address a descriptor's start field holds (in 16-byte units)."""
+    return decode_smem(word)["start"] << 4
+
+
 def smem_reserved(word: int) -> int:
     return reserved_bits(SMEM_FIELDS, word, 64)
 

@@ -70,10 +70,6 @@ def _offsets(words: list[int], of) -> list[int]:  # noqa: ANN001 (a field reader
     return [of(word) - of(words[0]) for word in words]
 
 
-def _start(word: int) -> int:
-    return d.decode_smem(word)["start"] << 4
-
-
 def _column(addr: int) -> int:
     return split_address(addr)[1]
 
@@ -185,7 +181,7 @@ def _tile_problems(k_tile: int, first: list[Record], lines: list[Record],
         else:
             problems.append(f"K tile {k_tile}: {name}.{key} = {show_value(name, key, have)},"
                             f" K tile 0's is {show_value(name, key, should)} ({mmas(where)})")
-    for name, of, unit in (("desc_a", _start, "start"), ("desc_b", _start, "start"),
+    for name, of, unit in (("desc_a", d.smem_start, "start"), ("desc_b", d.smem_start, "start"),
                            ("tmem_sfa", _column, "column"), ("tmem_sfb", _column, "column")):
         if not all(name in record for record in lines + ref):
             continue
@@ -206,7 +202,7 @@ def _placement_problems(config: uv.MmaConfig, k_tile: int, step0: Record, first:
     moved = lambda *names: any(name in step0 and step0[name] != first.get(name) for name in names)  # noqa: E731
     aligned = True
     for name in ("desc_a", "desc_b"):
-        if name in step0 and (start := _start(step0[name])) % uv.TMA_ALIGN:
+        if name in step0 and (start := d.smem_start(step0[name])) % uv.TMA_ALIGN:
             aligned = False  # an overlap computed from a start no TMA box can have would advise nonsense
             if moved(name):
                 problems.append(uv.misaligned(f"{name}[0].start", start))

@@ -222,7 +222,7 @@ def misaligned(what: str, start: int) -> str:
 
 def unplaceable_tiles(values: UserValues) -> list[str]:
     """The operands whose K step 0 start no TMA store can fill (the model stores tiles as TMA does)."""
-    starts = ((name, d.decode_smem(words[0])["start"] << 4) for name, words in
+    starts = ((name, d.smem_start(words[0])) for name, words in
               (("desc_a", values.desc_a), ("desc_b", values.desc_b)) if words)
     return [misaligned(f"{name}[0].start", start) for name, start in starts if start % TMA_ALIGN]
 
@@ -231,8 +231,7 @@ def tiles_overlap(config: MmaConfig, desc_a: int, desc_b: int) -> str | None:
     """plan.tiles_overlap of the A and B tiles whose K step 0 descriptors are desc_a and desc_b: one K
     tile of the config each (fp4 kinds pack two elements a byte, kind::mxf8f6f4 stores one a byte)."""
     row_bytes = config.block_k // 2 if config.kind in ("mxf4nvf4", "mxf4") else config.block_k
-    start = lambda word: d.decode_smem(word)["start"] << 4  # noqa: E731
-    return plan.tiles_overlap(start(desc_a), config.m, start(desc_b), config.n, row_bytes)
+    return plan.tiles_overlap(d.smem_start(desc_a), config.m, d.smem_start(desc_b), config.n, row_bytes)
 
 
 def scale_columns_per_step(config: MmaConfig, name: str) -> int:
@@ -332,10 +331,9 @@ def simulation_plan(config: MmaConfig, values: UserValues, k_tiles: int) -> tupl
     if (config.kind, config.sf_vec, config.m, config.a_major, config.b_major) != ("mxf4nvf4", 16, 128, "K", "K"):
         raise UsageError("--simulate covers kind::mxf4nvf4 block16, M=128, K-major A and B "
                          f"(the stated config is {config.label()})")
-    start = lambda word: d.decode_smem(word)["start"] << 4  # noqa: E731
     tile = plan.TileConfig(block_n=config.n, block_k=config.block_k, swizzle=config.swizzle,
-                           a_addr=start(values.desc_a[0]) if values.desc_a else 0,
-                           b_addr=start(values.desc_b[0]) if values.desc_b else None,
+                           a_addr=d.smem_start(values.desc_a[0]) if values.desc_a else 0,
+                           b_addr=d.smem_start(values.desc_b[0]) if values.desc_b else None,
                            d_addr=values.tmem_d or 0,
                            sfa_addr=values.tmem_sfa[0] if values.tmem_sfa else None,
                            sfb_addr=values.tmem_sfb[0] if values.tmem_sfb else None)
