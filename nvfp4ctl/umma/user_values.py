@@ -305,8 +305,6 @@ class UserValues:
 def _as_printed(issue, record: dict[str, int], k_tile_step0: dict[str, int], first: dict[str, int]):  # noqa: ANN001, ANN202
     """A later K tile's printed MMA on the model's single stage: its starts and scale columns moved by
     the distance between its K step 0 and K tile 0's, the rest as printed."""
-    from dataclasses import replace
-
     changes: dict[str, object] = {}
     if "idesc" in record:
         changes["idesc"] = record["idesc"]
@@ -326,8 +324,6 @@ def _as_printed(issue, record: dict[str, int], k_tile_step0: dict[str, int], fir
 def simulation_plan(config: MmaConfig, values: UserValues, k_tiles: int) -> tuple[plan.TileConfig, list, list[str]]:
     """The tile config at the user's addresses, the user's MMAs for every K step of every K tile, and
     notes on what was derived rather than given."""
-    from dataclasses import replace
-
     if (config.kind, config.sf_vec, config.m, config.a_major, config.b_major) != ("mxf4nvf4", 16, 128, "K", "K"):
         raise UsageError("--simulate covers kind::mxf4nvf4 block16, M=128, K-major A and B "
                          f"(the stated config is {config.label()})")
