@@ -68,7 +68,7 @@ class TileConfig:
 
     @property
     def sf_cols_per_step_b(self) -> int:
-        return 4 * -(-self.block_n // SF_ROWS_PER_ATOM)  # a 128-row atom per 4 columns, N=64 rounded up
+        return sf_columns_per_step(self.block_n)
 
     @property
     def sfb_col(self) -> int:
@@ -84,6 +84,11 @@ class TileConfig:
     def scales_overlap(self) -> str | None:
         """scales_overlap() of A's and B's scale columns, every K step of a K tile."""
         return scales_overlap(self.sfa_col, 4, self.sfb_col, self.sf_cols_per_step_b, self.k_steps)
+
+
+def sf_columns_per_step(rows: int) -> int:
+    """TMEM columns one K step's scales of `rows` rows take: a 128-row atom per 4 columns, N=64 rounded up."""
+    return 4 * -(-rows // SF_ROWS_PER_ATOM)
 
 
 SWIZZLE_ATOM_ALIGN = 1024  # the 128B swizzle's pattern: a tile starting on it suits every swizzle

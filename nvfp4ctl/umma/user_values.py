@@ -235,8 +235,8 @@ def tiles_overlap(config: MmaConfig, desc_a: int, desc_b: int) -> str | None:
 
 
 def scale_columns_per_step(config: MmaConfig, name: str) -> int:
-    """TMEM columns one K step's scales take: 4 per 128 rows (a 32x128b copy atom per 32 lanes)."""
-    return 4 * -(-(config.m if name == "tmem_sfa" else config.n) // 128)
+    """plan.sf_columns_per_step of the operand's rows: M for tmem_sfa, N for tmem_sfb."""
+    return plan.sf_columns_per_step(config.m if name == "tmem_sfa" else config.n)
 
 
 def scales_overlap(config: MmaConfig, tmem_sfa: int, tmem_sfb: int) -> str | None:
