@@ -91,10 +91,8 @@ def marks_in(code: str, name: str, comment: str = "//") -> tuple[str, ...]:
 
 def declared_arch(source: Path) -> str | None:
     """The arch a kernel is written for: a declaration in the file wins over its folder."""
-    match = _DECLARED_ARCH.search(source.read_text(errors="replace"))
-    if match:
-        return _checked_arch(match.group(1), f"{display_path(source)}: declared arch")
-    return FOLDER_ARCH.get(source.parent.name)
+    declared = _declared_arch(source)
+    return declared[0] if declared is not None else None
 
 
 def written_for(source: Path) -> tuple[str, str] | None:
@@ -102,14 +100,22 @@ def written_for(source: Path) -> tuple[str, str] | None:
     folder"), ("sm_100a", "its `// nvfp4ctl: arch=sm_100a` line"); None where nothing says, or a declaration
     names no arch nvfp4ctl builds."""
     try:
-        arch = declared_arch(source)
+        declared = _declared_arch(source)
     except (UsageError, OSError):
         return None
-    if arch is None:
+    if declared is None:
         return None
-    if _DECLARED_ARCH.search(source.read_text(errors="replace")):
-        return arch, f"its `// nvfp4ctl: arch={arch}` line"
-    return arch, f"its {source.parent.name}/ folder"
+    arch, by_line = declared
+    return arch, f"its `// nvfp4ctl: arch={arch}` line" if by_line else f"its {source.parent.name}/ folder"
+
+
+def _declared_arch(source: Path) -> tuple[str, bool] | None:
+    """(declared_arch, whether the file's own line declares it rather than its folder), from one read."""
+    match = _DECLARED_ARCH.search(source.read_text(errors="replace"))
+    if match:
+        return _checked_arch(match.group(1), f"{display_path(source)}: declared arch"), True
+    folder = FOLDER_ARCH.get(source.parent.name)
+    return (folder, False) if folder is not None else None
 
 
 def _checked_arch(arch: str, what: str) -> str:
