@@ -181,6 +181,7 @@ def _show(console: Console, report: CheckReport) -> None:
             console.raw(f"  full child log: {report.load_log_path}")
         console.fail(f"{_tests(len(report.outcomes))} not run: the target could not be loaded")
         return
+    not_passed = (FAIL, UNSUPPORTED, CRASH, RAISED, TIMEOUT)  # each said below the table
     console.table(["#", "shape", "verdict", "max abs err", "time"], [_row(o) for o in report.outcomes],
                   right_align_from=3)
     repeats = repeated_crashes(report.outcomes)
@@ -190,9 +191,9 @@ def _show(console: Console, report: CheckReport) -> None:
             console.fail(f"{outcome.item.label} ({outcome.item.shape}): same {same} as {repeats[index]}")
             if outcome.log_path:
                 console.raw(f"  full child log: {outcome.log_path}")
-        elif outcome.verdict in (FAIL, UNSUPPORTED, CRASH, RAISED, TIMEOUT):
+        elif outcome.verdict in not_passed:
             _details(console, outcome)
-    not_run = [o for o in report.outcomes if o.verdict not in (PASS, FAIL, UNSUPPORTED, CRASH, RAISED, TIMEOUT)]
+    not_run = [o for o in report.outcomes if o.verdict not in (PASS, *not_passed)]
     if not_run:
         console.fail(f"{_tests(len(not_run), 'remaining ')} not run after the timeout: "
                      + ", ".join(o.item.label for o in not_run))
