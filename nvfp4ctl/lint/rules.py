@@ -114,7 +114,7 @@ RULES: tuple[Rule, ...] = (
          "A .replay() call looks like CUDA graph replay, although no graph API is visible here.",
          "runner.replay()", "runner.run()"),
     Rule("NV203", "compile-cudagraphs", ERROR,
-         'torch.compile modes "reduce-overhead" and "max-autotune", and backend "cudagraphs", capture CUDA graphs.',
+         'torch.compile modes "reduce-overhead" and "max-autotune", and backend "cudagraphs" (also torch._dynamo.optimize("cudagraphs")), capture CUDA graphs.',
          'f = torch.compile(gemm, mode="max-autotune")',
          'f = torch.compile(gemm, mode="max-autotune-no-cudagraphs")'),
     Rule("NV301", "result-cache", ERROR,

@@ -95,6 +95,18 @@ CASES = {
         j = torch.compile(g, backend=graph_backends.cudagraphs)
         m = torch.compile(g, **{"backend": "cudagraphs", "options": {"triton.cudagraphs": True}})
         """, [(5, "NV203"), (6, "NV203"), (7, "NV203"), (8, "NV203"), (9, "NV203"), (9, "NV203")]),
+    "dynamo's optimize with the cudagraphs backend, as torch.compile's backend": ("""\
+        import torch
+        import torch._dynamo as dynamo
+        from torch._dynamo.backends.cudagraphs import cudagraphs
+        BACKEND = "cudagraphs"
+        f = torch._dynamo.optimize("cudagraphs")(g)
+        h = torch._dynamo.optimize(backend="cudagraphs", nopython=True)(g)
+        k = dynamo.optimize(cudagraphs)(g)
+        j = dynamo.optimize(BACKEND)(g)
+        m = torch._dynamo.optimize("inductor")(g)
+        n = torch._dynamo.optimize()(g)
+        """, [(5, "NV203"), (6, "NV203"), (7, "NV203"), (8, "NV203")]),
     "compile arguments splatted without graphs are fine": ("""\
         import torch
         kw = dict(mode="max-autotune-no-cudagraphs", fullgraph=True)

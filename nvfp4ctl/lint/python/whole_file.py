@@ -87,6 +87,9 @@ def _compile_modes(index: ModuleIndex, report: Report) -> None:
     for node in index.all_nodes:
         if isinstance(node, ast.Call):
             name = index.resolve(node.func) or ""
+            if name == "torch._dynamo.optimize" or name.endswith("torch._dynamo.optimize"):
+                _dynamo_optimize(node, index, report)
+                continue
             if not (name == "torch.compile" or name.endswith("torch.compile")):
                 continue
             for keyword in node.keywords:
@@ -97,6 +100,16 @@ def _compile_modes(index: ModuleIndex, report: Report) -> None:
             for target in node.targets:
                 if isinstance(target, ast.Attribute) and target.attr == "cudagraphs" and _truthy(node.value):
                     report(target, "NV203", "turns on CUDA graphs in torch.compile's config")
+
+
+def _dynamo_optimize(call: ast.Call, index: ModuleIndex, report: Report) -> None:
+    """NV203 for torch._dynamo.optimize("cudagraphs") or optimize(backend="cudagraphs"): the older
+    spelling of torch.compile(..., backend="cudagraphs"), whose backend is its first argument."""
+    given = [*call.args[:1], *(keyword.value for keyword in call.keywords if keyword.arg == "backend")]
+    for backend in given:
+        if any(_cudagraphs_backend(value, index) for value in _values_of(backend, index)):
+            report(backend, "NV203", "torch._dynamo.optimize's cudagraphs backend runs the function as a CUDA graph;"
+                                     " use the default backend")
 
 
 def _compile_arguments(keyword: ast.keyword, index: ModuleIndex) -> list[tuple[str, ast.AST]]:
