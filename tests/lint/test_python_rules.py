@@ -70,6 +70,27 @@ CASES = {
             G.replay()
             return data[6]
         """, [(3, "NV201"), (5, "NV201")]),
+    "graph api looked up by a name that folds to one, as the api spelled out": ("""\
+        import torch
+        PREFIX = "CUDA"
+        KIND = PREFIX + "Graph"
+        def custom_kernel(data):
+            g = getattr(torch.cuda, "CUDA" + "Graph")()
+            with getattr(torch.cuda, f"{'gr'}aph")(g):
+                pass
+            h = getattr(torch.cuda, KIND)()
+            g.replay()
+            return data[6]
+        """, [(5, "NV201"), (6, "NV201"), (8, "NV201"), (9, "NV201")]),
+    "getattr of a name that folds to no graph api, or cannot be folded, is no graph api": ("""\
+        import torch
+        def lookups(name):
+            sync = getattr(torch.cuda, "synch" + "ronize")
+            other = getattr(torch.cuda, name)
+            kind = getattr(torch.cuda, "CUDA" + str(name))
+            nested = getattr(torch, "cuda.CUDAGraph")
+            return sync, other, kind, nested
+        """, []),
     "bare replay is only a warning": ("r.replay()\n", [(1, "NV202")]),
     "graph in prose and names is fine": ("""\
         # we build the dependency graph of tiles, then replay nothing

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from nvfp4ctl.lint.cpp.scopes import DEBUG_WORD
 from nvfp4ctl.lint.python.index import ModuleIndex, call_name, dotted
+from nvfp4ctl.lint.python.strings import folded_string
 
 Report = Callable[[ast.AST, str, str], None]
 
@@ -61,17 +62,40 @@ def _graphs(index: ModuleIndex, report: Report) -> bool:
             name = index.resolve(node)
             if name is None:
                 continue
-            parts = name.split(".")
-            hit = next((p for p in parts if GRAPH_NAMES.match(p)), None)
-            if hit is None:
-                for i in range(1, len(parts)):
-                    if (".".join(parts[:i]), parts[i]) in GRAPH_MODULE_ATTRS:
-                        hit = ".".join(parts[: i + 1])
-                        break
+            hit = _graph_api(name)
             if hit is not None and not isinstance(getattr(node, "ctx", None), ast.Store):
                 report(node, "NV201", f"CUDA graph API {hit}: graphs are forbidden")
                 seen = True
+        elif isinstance(node, ast.Call) and call_name(node) == "getattr" and len(node.args) >= 2:
+            hit = _graph_getattr(node, index)
+            if hit is not None:
+                report(node, "NV201", f"CUDA graph API {hit}: graphs are forbidden")
+                seen = True
     return seen
+
+
+def _graph_api(name: str) -> str | None:
+    """The graph API a resolved dotted name reaches (torch.cuda.CUDAGraph -> CUDAGraph, torch.cuda.graph
+    -> torch.cuda.graph), None where it reaches none."""
+    parts = name.split(".")
+    hit = next((p for p in parts if GRAPH_NAMES.match(p)), None)
+    if hit is None:
+        for i in range(1, len(parts)):
+            if (".".join(parts[:i]), parts[i]) in GRAPH_MODULE_ATTRS:
+                return ".".join(parts[: i + 1])
+    return hit
+
+
+def _graph_getattr(call: ast.Call, index: ModuleIndex) -> str | None:
+    """The graph API getattr(torch.cuda, "CUDA" + "Graph") looks up: the same as torch.cuda.CUDAGraph
+    spelled out, where the attribute's name folds to a string and the object is a name lint can resolve."""
+    if not (isinstance(call.func, ast.Name) and call.func.id == "getattr"):
+        return None  # a method named getattr is no builtin lookup
+    owner = index.resolve(call.args[0]) if isinstance(call.args[0], (ast.Name, ast.Attribute)) else None
+    attribute = folded_string(call.args[1], index)
+    if owner is None or not attribute or "." in attribute:
+        return None
+    return _graph_api(f"{owner}.{attribute}")
 
 
 def _replay(index: ModuleIndex, report: Report, graph_seen: bool) -> None:
