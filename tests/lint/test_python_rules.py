@@ -1062,6 +1062,17 @@ CASES = {
             w = data[SFA].float() + data[len(data) - 3].float()
             return data[C]
         """, [(6, "NV401"), (7, "NV401"), (8, "NV401"), (8, "NV401")]),
+    "an index constant bound twice at module level to the same number is that number; to two is neither": ("""\
+        import torch
+        SFA = 2
+        SFB = 3
+        SFA = 2
+        SFB = 5
+        def custom_kernel(data):
+            x = data[SFA].float()
+            y = data[SFB].float()
+            return data[6]
+        """, [(7, "NV401")]),
     "an index name bound anywhere else, or a local one, is not taken for a constant": ("""\
         import torch
         SFA_IDX = 2

@@ -3,8 +3,9 @@
 
 Found once per lint run of a file (`indexing_with(tree)`) and read by index.py when it works out which
 tuple element an index names. A context variable, as facts.py's layout is, so the helpers that read
-indices keep their signatures. Only a name bound once in the whole file, by a module-level statement,
-and never a parameter counts: one assigned anywhere else may hold another number where it is read.
+indices keep their signatures. Only a name bound by module-level statements alone, each to the same
+number (once, or again to that number), and never a parameter counts: one assigned anywhere else, or
+to another number, may hold another number where it is read.
 """
 
 from __future__ import annotations
@@ -33,8 +34,9 @@ def indexing_with(tree: ast.Module) -> Iterator[dict[str, int]]:
 
 def module_integers(tree: ast.Module) -> dict[str, int]:
     """name -> int for each name a top-level statement binds to an integer (`X = 2`, `X: int = 2`, `A, B
-    = 0, 1`, `A, B, C = range(3)`, `= range(1, 4)`) and nothing else binds anywhere in the file."""
-    found: dict[str, int] = {}
+    = 0, 1`, `A, B, C = range(3)`, `= range(1, 4)`) and nothing else binds anywhere in the file; a
+    name such statements bind more than once counts only where they all give it the same integer."""
+    found: dict[str, list[int]] = {}
     for statement in tree.body:
         if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name) and statement.value:
             pairs = [(statement.target, statement.value)]
@@ -45,12 +47,15 @@ def module_integers(tree: ast.Module) -> dict[str, int]:
         for target, value in pairs:
             number = integer(value)
             if number is not None:
-                found[target.id] = number
+                found.setdefault(target.id, []).append(number)
     bindings: dict[str, int] = {}
     for node in ast.walk(tree):
         for name in _bound_names(node):
             bindings[name] = bindings.get(name, 0) + 1
-    return {name: number for name, number in found.items() if bindings.get(name) == 1}
+    # bound again to another number, which binding a call reads depends on when it runs; bound again
+    # to the same number, every binding gives it
+    return {name: numbers[0] for name, numbers in found.items()
+            if bindings.get(name) == len(numbers) and len(set(numbers)) == 1}
 
 
 def integer(node: ast.AST) -> int | None:
