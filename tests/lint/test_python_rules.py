@@ -1231,11 +1231,26 @@ CASES = {
             a, b, _, _, sfa, sfb, c = data
             b8 = b.view(torch.uint8)
             x = b8.permute(1, 0, 2).contiguous()
-            y = data[1].mT.clone()
+            y = data[1][:, :, 0].mT.clone()
             z = a.t().contiguous()
             w = b.t()
             return run(a, w, x, y, z)
         """, [(5, "NV501"), (6, "NV501")]),
+    ".mT of the 3-D b swaps k and l, copying nothing of n and k; of a 2-D slice of it, n and k": ("""\
+        import torch
+        def custom_kernel(data):
+            a, b, _, _, sfa, sfb, c = data
+            x = data[1].mT.contiguous()
+            y = b.view(torch.uint8).mT.clone()
+            v = b.transpose(-2, -1).contiguous()
+            s = torch.swapaxes(b, -1, 1).contiguous()
+            z = b[:, :, 0].mT.contiguous()
+            w = b[..., 0].transpose(-2, -1).contiguous()
+            u = b.transpose(0, -2).contiguous()
+            t = b.T.contiguous()
+            r = b[0].mT.contiguous()
+            return run(a, x, y, v, s, z, w, u, t, r)
+        """, [(8, "NV501"), (9, "NV501"), (10, "NV501"), (11, "NV501")]),
     "a permute or transpose of b that keeps n before k copies nothing; one that swaps them does": ("""\
         import torch
         def custom_kernel(data):

@@ -9,7 +9,7 @@ import re
 import sys
 from collections.abc import Callable
 
-from nvfp4ctl.lint.python.constants import integer
+from nvfp4ctl.lint.python.constants import constant, integer
 from nvfp4ctl.lint.python.facts import current, fitting, problem
 from nvfp4ctl.lint.python.index import (
     ENTRY, TUPLE, Function, ModuleIndex, call_name, dotted, element_of, elements_of, parameter_names, position,
@@ -25,6 +25,7 @@ B_NAME = re.compile(r"^(?:b[12]?|B[12]?|b[12]?_ref|mat_?b[12]?|b[12]?_fp4|bq|b_q
 TRANSPOSE_ATTRS = {"T", "mT", "mH", "H"}
 TRANSPOSE_CALLS = {"t", "transpose", "permute", "swapaxes", "swapdims", "movedim"}
 COPY_CALLS = {"contiguous", "clone"}
+SHAPE_KEEPING_CALLS = {"contiguous", "clone", "detach"}  # with no argument: the same dimensions
 # metadata of a tensor, not its values: a kernel given sfa_ref.stride(0) cannot read the reference
 # scales (data_ptr() is not here: an address is a way to read them)
 SHAPE_ATTRS = {"shape", "size", "dtype", "device", "ndim", "dim", "numel", "nelement", "is_cuda", "layout",
@@ -446,12 +447,103 @@ def _torch_function_operand(node: ast.AST) -> ast.AST:
     return node
 
 
-def _has_transpose(node: ast.AST) -> bool:
+def _has_transpose(node: ast.AST, function: Function | None = None) -> bool:
     """Does an expression transpose what it starts from, swapping B's n and k dimensions (its first two:
     b is (n, k/2, l))? `b.permute(2, 0, 1)` keeps n before k: with the batch outermost in memory, as
-    generate_input lays B out, that view is already contiguous and .contiguous() copies nothing."""
+    generate_input lays B out, that view is already contiguous and .contiguous() copies nothing. So does
+    `b.mT` of the 3-D b, which swaps k and l; of a slice of b with n and k last (b[:, :, 0].mT) it swaps them."""
     found = _transposing(node)
-    return found is not None and _swaps_n_and_k(found)
+    if found is None:
+        return False
+    axes = _axes(function, _transposed_operand(found)) if function is not None else None
+    if axes is None:
+        return _swaps_n_and_k(found)
+    order = _reordered(found, len(axes))
+    if order is None:
+        return True  # dimensions lint cannot read count as swapping them
+    after = [axes[i] for i in order]
+    return "n" in after and "k" in after and after.index("k") < after.index("n")
+
+
+def _transposed_operand(node: ast.AST) -> ast.AST:
+    """What a transposing attribute or call transposes: b of b.mT, b.t(), torch.transpose(b, 0, 1)."""
+    if isinstance(node, ast.Attribute):
+        return node.value
+    if isinstance(node, ast.Call) and _torch_function_operand(node) is not node:
+        return _torch_function_operand(node)
+    return node.func.value if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else node
+
+
+def _axes(function: Function, node: ast.AST) -> list[str] | None:
+    """B's dimensions an expression has, in order, where lint knows them: ["n", "k", "l"] for the problem's
+    B itself, fewer for an integer index of it (["n", "k"] for b[:, :, 0], ["k", "l"] for b[0]), the same
+    through views that keep the shape (b.view(torch.uint8), .contiguous()); None for anything else (a
+    name made from B, a reshape, an index lint cannot read)."""
+    if element_of(function, node) in current().b_operands:
+        return ["n", "k", "l"]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.keywords and (
+            node.func.attr in SHAPE_KEEPING_CALLS and not node.args
+            or node.func.attr == "view" and len(node.args) == 1 and (dotted(node.args[0]) or "").startswith("torch.")):
+        return _axes(function, node.func.value)  # view(dtype): fp4x2 as uint8 keeps every dimension
+    if not isinstance(node, ast.Subscript):
+        return None
+    axes = _axes(function, node.value)
+    items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    fixed = [item for item in items if not (isinstance(item, ast.Constant) and item.value in (None, Ellipsis))]
+    if axes is None or len(fixed) > len(axes):
+        return None
+    steps: list[str] = []  # per item: "keep" a dimension, "drop" it (an integer), "new" one (None)
+    for item in items:
+        if isinstance(item, ast.Constant) and item.value is Ellipsis:
+            steps.extend(["keep"] * (len(axes) - len(fixed)))
+        elif isinstance(item, ast.Constant) and item.value is None:
+            steps.append("new")
+        elif isinstance(item, ast.Slice):
+            steps.append("keep")
+        elif _index_integer(item) is not None:
+            steps.append("drop")
+        else:
+            return None  # a tensor or a name as an index may select any shape
+    if sum(isinstance(item, ast.Constant) and item.value is Ellipsis for item in items) > 1:
+        return None
+    remaining, kept = list(axes), []
+    for step in steps:
+        if step == "new":
+            kept.append("1")
+        elif step == "keep":
+            kept.append(remaining.pop(0))
+        else:
+            remaining.pop(0)
+    return kept + remaining
+
+
+def _index_integer(node: ast.AST) -> int | None:
+    """0 for b[..., 0], and for a module-level constant holding an integer; None for anything else."""
+    return constant(node.id) if isinstance(node, ast.Name) else integer(node)
+
+
+def _reordered(node: ast.AST, rank: int) -> list[int] | None:
+    """The order a transposing attribute or call puts the dimensions of a `rank`-D operand in (.T and
+    .t() reverse them, .mT swaps the last two, transpose/permute as given), None where lint cannot read it."""
+    dims = list(range(rank))
+    if isinstance(node, ast.Attribute):
+        if node.attr in ("T", "H"):
+            return dims[::-1]
+        return dims[:-2] + dims[-2:][::-1] if rank >= 2 else None  # .mT, .mH
+    name = call_name(node) if isinstance(node, ast.Call) and not node.keywords else ""
+    if name == "t":
+        return dims[::-1] if rank <= 2 else None
+    arguments = node.args[1:] if _torch_function_operand(node) is not node else node.args  # type: ignore[attr-defined]
+    if name == "permute" and len(arguments) == 1 and isinstance(arguments[0], (ast.Tuple, ast.List)):
+        arguments = arguments[0].elts  # permute((2, 0, 1))
+    given = [integer(argument) for argument in arguments]
+    if not given or None in given or any(not -rank <= d < rank for d in given):  # type: ignore[operator]
+        return None
+    given = [d + rank if d < 0 else d for d in given]  # type: ignore[operator]
+    if name in ("transpose", "swapaxes", "swapdims") and len(given) == 2:
+        dims[given[0]], dims[given[1]] = dims[given[1]], dims[given[0]]  # type: ignore[index]
+        return dims
+    return given if name == "permute" and sorted(given) == dims else None  # type: ignore[return-value]
 
 
 def _transposing(node: ast.AST) -> ast.AST | None:
@@ -474,8 +566,9 @@ def _transposing(node: ast.AST) -> ast.AST | None:
 
 
 def _swaps_n_and_k(node: ast.AST) -> bool:
-    """Whether a transposing attribute or call puts dimension 1 (k) before dimension 0 (n). Dimensions
-    lint cannot read (names, negative ones of a transpose, movedim) count as swapping them."""
+    """Whether a transposing attribute or call of an operand whose dimensions lint does not know (a name
+    made from B) puts dimension 1 (k) before dimension 0 (n). Dimensions lint cannot read (names,
+    negative ones of a transpose, movedim) count as swapping them."""
     if not isinstance(node, ast.Call) or call_name(node) not in ("transpose", "swapaxes", "swapdims", "permute"):
         return True  # .T, .mT, .t(), movedim
     arguments = node.args[1:] if _torch_function_operand(node) is not node else node.args
@@ -546,7 +639,7 @@ def _transposed_b(function: Function, index: ModuleIndex, report: Report) -> Non
         if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
             continue
         name = node.targets[0].id
-        if not _has_transpose(node.value):
+        if not _has_transpose(node.value, function):
             operand = None if isinstance(node.value, ast.Name) else _b_operand(function, node.value, derived)
             if operand is not None:
                 derived[name] = operand
@@ -581,7 +674,7 @@ def _transposed_view(function: Function, node: ast.AST, derived: dict[str, str],
                      held: dict[str, list[tuple[tuple[int, int], str | None]]]) -> str | None:
     """Which B an expression is a transposed view of (b.t(), torch.transpose(b, 0, 1), or a name an
     earlier statement set to one: `bt = b.t()`, then `bt.contiguous()`), None where it is none."""
-    if _has_transpose(node):
+    if _has_transpose(node, function):
         return _b_operand(function, _torch_function_operand(node), derived)
     if isinstance(node, ast.Name):
         at = position(node)
