@@ -57,6 +57,21 @@ CASES = {
         mod = load(name="k", sources=[os.path.join(build, "k.cu")])
         mod2 = load(name="k2", sources=[os.path.join(build, "k2.cu")])
         """, [(9, "NV011")]),
+    "a file written first is the same file joined with / or os.path.join, Path(x, y) or joinpath": ("""\
+        import os
+        from pathlib import Path
+        from torch.utils.cpp_extension import load
+        build = os.path.join(os.path.dirname(os.path.abspath(__file__)), ".build")
+        (Path(build) / "k.cu").write_text(CUDA_SOURCE)
+        mod = load(name="k", sources=[os.path.join(build, "k.cu")])
+        with open(os.path.join(build, "k2.cu"), "w") as f:
+            f.write(CUDA_SOURCE)
+        two = (Path(build) / "k2.cu").read_text()
+        Path(build, "k3.cu").write_text(CUDA_SOURCE)
+        three = Path(build).joinpath("k3.cu").read_text()
+        four = (Path(build) / "k4.cu").read_text()
+        five = open(os.path.join(build, "sub", "k.cu")).read()
+        """, [(12, "NV011"), (13, "NV011")]),
     # --- NV201/202/203 graphs -------------------------------------------------------------------
     "graph api aliased import": ("""\
         import torch.cuda as tc

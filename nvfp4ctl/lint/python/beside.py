@@ -195,7 +195,43 @@ def _spellings(path: ast.AST, index: ModuleIndex) -> set[str]:
     """A path as written and with the names it uses replaced by their one value (as ast dumps), so that
     open(src_path, "w") with src_path = os.path.join(build, "k.cu") and a later
     load(sources=[os.path.join(build, "k.cu")]) are seen to name one file."""
-    return {ast.dump(_bare(path)), ast.dump(_bare(_ResolveNames(index).visit(copy.deepcopy(path))))}
+    resolved = _bare(_ResolveNames(index).visit(copy.deepcopy(path)))
+    spellings = {ast.dump(_bare(path)), ast.dump(resolved)}
+    for written in (_bare(path), resolved):
+        parts = _joined_parts(written)
+        if parts is not None and len(parts) > 1:
+            spellings.add("joined:" + "|".join(parts))
+    return spellings
+
+
+def _joined_parts(path: ast.AST) -> list[str] | None:
+    """The pieces a path is joined from, whichever way it is joined, as ast dumps: Path(build) / "k.cu",
+    os.path.join(build, "k.cu"), Path(build, "k.cu") and Path(build).joinpath("k.cu") all give
+    [build, "k.cu"]. None where a piece is absolute ("/k.cu" replaces what comes before it in
+    os.path.join, never in a / b: the spellings differ) or empty."""
+    path = _bare(path)
+    if isinstance(path, ast.BinOp) and isinstance(path.op, ast.Div):
+        pieces: list[ast.AST] | None = [path.left, path.right]
+    elif isinstance(path, ast.Call) and not path.keywords and path.args and (
+            dotted(path.func) in ("os.path.join", "posixpath.join", "path.join", "join")
+            or call_name(path) in ("Path", "PurePath", "PosixPath")):
+        pieces = list(path.args)
+    elif isinstance(path, ast.Call) and isinstance(path.func, ast.Attribute) and path.func.attr == "joinpath" \
+            and not path.keywords:
+        pieces = [path.func.value, *path.args]
+    else:
+        pieces = None
+    if pieces is None:
+        if isinstance(path, ast.Constant) and isinstance(path.value, str) and (not path.value or path.value.startswith("/")):
+            return None
+        return [ast.dump(path)]
+    parts: list[str] = []
+    for piece in pieces:
+        inner = _joined_parts(piece)
+        if inner is None:
+            return None
+        parts.extend(inner)
+    return parts
 
 
 class _ResolveNames(ast.NodeTransformer):
