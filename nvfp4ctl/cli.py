@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Annotated, NoReturn
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from nvfp4ctl import workspace
 from nvfp4ctl.commands import bench, build, check, dump, export, init, lint, log, tune
@@ -424,13 +424,28 @@ class _LoggedGroup(TyperGroup):
             _give_json_failure(command, ctx.meta.get(TYPED_OPTIONS_KEY, ()), message)
             _refuse_in_one_line(message)
         except KeyboardInterrupt:
-            # Ctrl-C outside a command's own handling (the command's options being read, a second Ctrl-C
-            # after its run-log line): typer would end it as "Aborted!" with exit 1 (older typers) or with
-            # 130 and no word; it ends as every interrupted command does (make_context: the program's options)
+            # Ctrl-C outside a command's own handling (a second Ctrl-C after its run-log line): typer would end
+            # it as "Aborted!" with exit 1 (older typers) or with 130 and no word; it ends as every interrupted
+            # command does (make_context here and _LoggedCommand's: the options being read, logged there)
             _say_interrupted()
             with contextlib.suppress(KeyboardInterrupt):  # not after the command's own document (json_written)
                 _give_json_failure(ctx.meta.get(_COMMAND_KEY), ctx.meta.get(TYPED_OPTIONS_KEY, ()), "interrupted",
                                    ExitCode.INTERRUPTED)
+            raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
+
+
+class _LoggedCommand(TyperCommand):
+    """A command whose own options are read (`check --only ...`) after the program's: a Ctrl-C then ends as one
+    while the program's options are read (_LoggedGroup.make_context), with its run-log line."""
+
+    def make_context(self, info_name: str | None, args: list[str], parent: typer.Context | None = None,
+                     **extra: object) -> typer.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except KeyboardInterrupt:
+            _say_interrupted()
+            typed = parent.meta.get(TYPED_OPTIONS_KEY, ()) if parent is not None else ()
+            _end_interrupted_reading(self.name, typed)
             raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
 
 
@@ -613,9 +628,15 @@ def _interrupted_reading(args: Sequence[str]) -> None:
     with contextlib.suppress(KeyboardInterrupt):  # yet another Ctrl-C: the exit code still says it
         at = command_position(args)
         command = args[at] if at is not None else None
-        if at is not None and command in JSON_MODES:
-            _give_json_failure(command, _command_options(command, args[at + 1:]), "interrupted",
-                               ExitCode.INTERRUPTED)
+        typed = _command_options(command, args[at + 1:]) if at is not None and command in JSON_MODES else ()
+        _end_interrupted_reading(command, typed)
+
+
+def _end_interrupted_reading(command: str | None, typed: TypedOptions) -> None:
+    """What a Ctrl-C while `command`'s line was read leaves once "interrupted" is said: the JSON document,
+    where its options as typed (`typed`) ask for one, and its run-log line, where its runs are logged."""
+    with contextlib.suppress(KeyboardInterrupt):  # yet another Ctrl-C: the exit code still says it
+        _give_json_failure(command, typed, "interrupted", ExitCode.INTERRUPTED)
         if command in _RECORDED:
             workspace.reset()
             _record(_stopped("interrupted", ExitCode.INTERRUPTED), command)
@@ -775,7 +796,7 @@ def _logged(name: str, command: Callable[..., Outcome], record: bool = True, rea
         if missing := {*file_options.options, *file_options.goes_with} - declared:
             raise TypeError(f"{name}: its file options name {', '.join(sorted(missing))}, which it does not have")
         FILE_OPTIONS[name] = file_options
-    app.command(name)(wrapper)
+    app.command(name, cls=_LoggedCommand)(wrapper)
     if record:
         _RECORDED.add(name)
     if on_device:

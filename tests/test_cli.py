@@ -224,6 +224,32 @@ def test_ctrl_c_while_a_commands_options_are_parsed_under_json_gives_the_json_do
     assert json.loads(result.stdout) == _INTERRUPTED_DOCUMENT
 
 
+def test_ctrl_c_while_a_commands_own_options_are_read_is_logged(monkeypatch):
+    """The command's own parse (`check --only ...`, after the program's options and the command's name): its
+    run-log line says "interrupted", as for a Ctrl-C while the program's options are read."""
+    from typer.core import TyperCommand
+
+    monkeypatch.setattr(TyperCommand, "parse_args", _interrupted_once(TyperCommand.parse_args), raising=False)
+    monkeypatch.setattr(sys, "argv", ["nvfp4ctl", "check", "--only", "3"])  # the line the run log's entry names
+    before = len(runlog.read(memory_path()))
+    result = CliRunner().invoke(app, ["check", "--only", "3"])
+    assert (result.exit_code, "Aborted" in result.output) == (130, False), result.output
+    assert result.output.count("error: interrupted") == 1
+    logged = runlog.read(memory_path())
+    assert [entry.result for entry in logged[before:]] == ["interrupted"]
+    assert logged[-1].command == "nvfp4ctl check --only 3"
+
+
+def test_ctrl_c_while_an_unlogged_commands_options_are_read_adds_no_line(monkeypatch):
+    from typer.core import TyperCommand
+
+    monkeypatch.setattr(TyperCommand, "parse_args", _interrupted_once(TyperCommand.parse_args), raising=False)
+    before = len(runlog.read(memory_path()))
+    result = CliRunner().invoke(app, ["log", "-n", "1"])
+    assert result.exit_code == 130 and "error: interrupted" in result.output
+    assert len(runlog.read(memory_path())) == before
+
+
 def test_ctrl_c_before_typer_reads_a_line_asking_for_json_gives_the_json_document(monkeypatch, capsys):
     import typer
 
