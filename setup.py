@@ -28,11 +28,16 @@ IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.so", "*.o")
 # The commit stamp: at an sdist's root, and in the wheel under nvfp4ctl/_shipped (nvfp4ctl/tool_version.py reads it).
 BUILD_COMMIT = "BUILD_COMMIT"
 _OBJECT_NAME = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # SHA-1, or SHA-256 in a repository made with it
+# A tree with changes to tracked files, marked as the run log marks a checkout's commit (nvfp4ctl/runlog/entry.py).
+DIRTY = "+dirty"
+_STAMP = re.compile(rf"(?:{_OBJECT_NAME.pattern})(?:{re.escape(DIRTY)})?")
+# The run log a command run in the checkout appends to: a tracked file, but no wheel ships it, so no change.
+RUN_LOG = "MEMORY.md"
 
 
 def source_commit() -> str | None:
-    """The commit of the tree being built: git's HEAD where ROOT is a checkout's root, else the stamp an
-    sdist carries, else None (a tree copied out of git: nothing to stamp)."""
+    """The commit of the tree being built: git's HEAD where ROOT is a checkout's root ("+dirty" with changes
+    to tracked files), else the stamp an sdist carries, else None (a tree copied out of git: nothing to stamp)."""
     try:
         found = subprocess.run(["git", "rev-parse", "--show-toplevel", "HEAD"], cwd=ROOT,
                                capture_output=True, text=True, timeout=30)
@@ -42,10 +47,22 @@ def source_commit() -> str | None:
         top, _, commit = found.stdout.strip().partition("\n")
         # an sdist unpacked inside some other repository: that repository's HEAD is not ours
         if Path(top).resolve() == ROOT and _OBJECT_NAME.fullmatch(commit.strip()):
-            return commit.strip()
+            return commit.strip() + (DIRTY if _tracked_files_changed() else "")
     stamp = ROOT / BUILD_COMMIT
     text = stamp.read_text(encoding="utf-8").strip() if stamp.is_file() else ""
-    return text if _OBJECT_NAME.fullmatch(text) else None
+    return text if _STAMP.fullmatch(text) else None
+
+
+def _tracked_files_changed() -> bool:
+    """Whether the checkout at ROOT differs from its HEAD in a tracked file, the run log left out; where git
+    cannot say, the tree is not claimed to be the commit's."""
+    try:
+        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--",
+                                 f":(top,exclude,literal){RUN_LOG}"],
+                                cwd=ROOT, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return True
+    return status.returncode != 0 or bool(status.stdout.strip())
 
 
 class BuildPyWithShipped(build_py):

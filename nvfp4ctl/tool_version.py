@@ -19,6 +19,8 @@ _CHECKOUT = Path(__file__).resolve().parent.parent  # the folder that holds the 
 # Written by setup.py when a wheel is built (its BUILD_COMMIT): the source's commit, where no .git is around.
 _BUILD_STAMP = Path(__file__).resolve().parent / "_shipped" / "BUILD_COMMIT"
 _OBJECT_NAME = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # SHA-1, or SHA-256 in a repository made with it
+DIRTY = "+dirty"  # a tree with changes to tracked files, as the run log's commit cell marks one
+_STAMP = re.compile(rf"({_OBJECT_NAME.pattern})({re.escape(DIRTY)})?")
 SHORT_COMMIT = 7
 
 
@@ -58,13 +60,14 @@ def checkout_commit(root: Path) -> str | None:
 
 
 def stamped_commit(stamp: Path) -> str | None:
-    """The short commit a wheel was built from (setup.py writes the full one); None where the file is
-    missing or holds no commit (a wheel built from a tree outside git has none)."""
+    """The short commit a wheel was built from (setup.py writes the full one), "+dirty" where its tree had
+    changes to tracked files; None where the file is missing or holds no commit (a wheel built from a
+    tree outside git has none)."""
     try:
-        name = stamp.read_text(encoding="utf-8").strip()
+        found = _STAMP.fullmatch(stamp.read_text(encoding="utf-8").strip())
     except (OSError, UnicodeDecodeError):
         return None
-    return name[:SHORT_COMMIT] if _OBJECT_NAME.fullmatch(name) else None
+    return found[1][:SHORT_COMMIT] + (found[2] or "") if found else None
 
 
 def _git_dir(root: Path) -> Path | None:

@@ -135,6 +135,23 @@ def test_a_wheel_carries_the_commit_it_was_built_from(clone: Path, clone_wheel: 
     assert _tool_version_of(clone_wheel, tmp_path).endswith(f" ({head[:7]})")
 
 
+def test_a_wheel_built_from_a_tree_with_changes_says_dirty(clone: Path, tmp_path: Path) -> None:
+    """As the run log marks a checkout's commit: "+dirty" where tracked files changed; the run log itself
+    (MEMORY.md, which every command run in the checkout appends to) is no change."""
+    tree = tmp_path / "nvfp4ctl-src"
+    shutil.copytree(clone, tree)
+    head = _git(tree, "rev-parse", "HEAD")
+    with (tree / "MEMORY.md").open("a") as memory:
+        memory.write("\n- a run-log line\n")
+    clean = _pip_wheel(tree, tmp_path / "clean")
+    assert zipfile.ZipFile(clean).read("nvfp4ctl/_shipped/BUILD_COMMIT").decode() == head + "\n"
+    with (tree / "task.yml").open("a") as task:
+        task.write("\n# an edit not committed\n")
+    dirty = _pip_wheel(tree, tmp_path / "dirty")
+    assert zipfile.ZipFile(dirty).read("nvfp4ctl/_shipped/BUILD_COMMIT").decode() == head + "+dirty\n"
+    assert _tool_version_of(dirty, tmp_path).endswith(f" ({head[:7]}+dirty)")
+
+
 def test_a_wheel_leaves_out_modules_a_stale_build_folder_still_holds(clone_wheel: Path) -> None:
     names = set(zipfile.ZipFile(clone_wheel).namelist())
     assert "nvfp4ctl/tool_version.py" in names

@@ -93,7 +93,13 @@ def test_a_wheel_without_a_checkout_gives_the_commit_stamped_at_build_time(tmp_p
         tool_version.tool_version.cache_clear()
 
 
-@pytest.mark.parametrize("text", [None, "", "not a commit\n", COMMIT[:7] + "\n"])
+def test_a_stamp_of_a_tree_with_changes_says_dirty_as_the_run_log_does(tmp_path: Path) -> None:
+    stamp = tmp_path / "BUILD_COMMIT"
+    stamp.write_text(COMMIT + "+dirty\n")
+    assert stamped_commit(stamp) == "0123456+dirty"
+
+
+@pytest.mark.parametrize("text", [None, "", "not a commit\n", COMMIT[:7] + "\n", COMMIT + "+dirt\n"])
 def test_a_missing_or_unreadable_stamp_gives_no_commit(tmp_path: Path, text: str | None) -> None:
     stamp = tmp_path / "BUILD_COMMIT"
     if text is not None:
