@@ -5,12 +5,14 @@ install reads them there). A wheel has no repository around it, so build_py copi
 package as nvfp4ctl/_shipped/, where nvfp4ctl.project.shipped() finds them. It also stamps the commit
 the wheel was built from (nvfp4ctl/_shipped/BUILD_COMMIT), which the run log records beside the
 version: "0.1.0" alone cannot tell two builds apart. An sdist carries the stamp at its root, so a
-wheel built from the sdist (no .git there) has it too. Everything else about the package is in
-pyproject.toml.
+wheel built from the sdist (no .git there) has it too. The copied guides' links to files the wheel
+leaves out (the benchmarks/ notes) become words naming them in the source tree. Everything else about
+the package is in pyproject.toml.
 """
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shutil
 import subprocess
@@ -65,6 +67,39 @@ def _tracked_files_changed() -> bool:
     return status.returncode != 0 or bool(status.stdout.strip())
 
 
+# A Markdown link, [words](target), and a target that names a scheme (https:, mailto:) rather than a file.
+_LINK = re.compile(r"\[([^\]\n]*)\]\(([^)\s]+)\)")
+_SCHEME = re.compile(r"[a-z][a-z0-9+.-]*:", re.IGNORECASE)
+
+
+def is_shipped(relative: str) -> bool:
+    """Whether the wheel holds the file at `relative` (a path from the repository root)."""
+    return any(relative == item or relative.startswith(item + "/") for item in SHIPPED)
+
+
+def unshipped_links_as_text(text: str, guide: str) -> str:
+    """The text of the guide at `guide` (a path from the repository root) with each link to a file the wheel
+    leaves out (the development notes in benchmarks/) written as words naming it in the source tree: in an
+    install such a link leads nowhere. Fenced code is left as it is."""
+    def as_text(link: re.Match[str]) -> str:
+        words, target = link[1], link[2]
+        path = target.partition("#")[0]
+        if not path or _SCHEME.match(target):
+            return link[0]
+        relative = posixpath.normpath(posixpath.join(posixpath.dirname(guide), path))
+        if relative.startswith("../") or is_shipped(relative):  # outside the tree: no path to name there
+            return link[0]
+        named = f"`{relative}`"
+        return f"{named} in the source tree" if words == named else f"{words} ({named} in the source tree)"
+
+    lines, fenced = [], False
+    for line in text.splitlines(keepends=True):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        lines.append(line if fenced else _LINK.sub(as_text, line))
+    return "".join(lines)
+
+
 class BuildPyWithShipped(build_py):
     def run(self) -> None:
         editable = getattr(self, "editable_mode", False)  # an editable install reads the checkout itself
@@ -83,6 +118,11 @@ class BuildPyWithShipped(build_py):
                 shutil.copytree(source, destination, ignore=IGNORED)
             else:
                 shutil.copy2(source, destination)
+        for guide in sorted(target.rglob("*.md")):
+            relative = guide.relative_to(target).as_posix()
+            text = guide.read_text(encoding="utf-8")
+            if (rewritten := unshipped_links_as_text(text, relative)) != text:
+                guide.write_text(rewritten, encoding="utf-8")
         if commit := source_commit():
             (target / BUILD_COMMIT).write_text(commit + "\n", encoding="utf-8")
 
