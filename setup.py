@@ -33,26 +33,38 @@ _OBJECT_NAME = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # SHA-1, or SHA-256 in 
 # A tree with changes to tracked files, marked as the run log marks a checkout's commit (nvfp4ctl/runlog/entry.py).
 DIRTY = "+dirty"
 _STAMP = re.compile(rf"(?:{_OBJECT_NAME.pattern})(?:{re.escape(DIRTY)})?")
+SDIST_METADATA = "PKG-INFO"  # at the root of every sdist (the core metadata), never in a checkout
 # The run log a command run in the checkout appends to: a tracked file, but no wheel ships it, so no change.
 RUN_LOG = "MEMORY.md"
 
 
 def source_commit() -> str | None:
-    """The commit of the tree being built: git's HEAD where ROOT is a checkout's root ("+dirty" with changes
-    to tracked files), else the stamp an sdist carries, else None (a tree copied out of git: nothing to stamp)."""
+    """The commit of the tree being built: git's HEAD where ROOT is the root of a checkout of nvfp4ctl ("+dirty"
+    with changes to tracked files), else the stamp an sdist carries, else None (a tree copied out of git:
+    nothing to stamp)."""
+    if (commit := _checkout_head()) is not None:
+        return commit
+    stamp = ROOT / BUILD_COMMIT
+    text = stamp.read_text(encoding="utf-8").strip() if stamp.is_file() else ""
+    return text if _STAMP.fullmatch(text) else None
+
+
+def _checkout_head() -> str | None:
+    """HEAD of the checkout of nvfp4ctl whose root is ROOT, "+dirty" with changes; None where ROOT is none."""
+    # An unpacked sdist (PKG-INFO at its root, as every sdist has and no checkout tracks) is no checkout of
+    # nvfp4ctl even where it is a git root itself (`git init` in it): that history is not nvfp4ctl's.
+    if (ROOT / SDIST_METADATA).is_file():
+        return None
     try:
         found = subprocess.run(["git", "rev-parse", "--show-toplevel", "HEAD"], cwd=ROOT,
                                capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.SubprocessError):  # no git on this machine
-        found = None
-    if found is not None and found.returncode == 0:
-        top, _, commit = found.stdout.strip().partition("\n")
-        # an sdist unpacked inside some other repository: that repository's HEAD is not ours
-        if Path(top).resolve() == ROOT and _OBJECT_NAME.fullmatch(commit.strip()):
-            return commit.strip() + (DIRTY if _tracked_files_changed() else "")
-    stamp = ROOT / BUILD_COMMIT
-    text = stamp.read_text(encoding="utf-8").strip() if stamp.is_file() else ""
-    return text if _STAMP.fullmatch(text) else None
+        return None
+    top, _, commit = found.stdout.strip().partition("\n")
+    # an sdist unpacked inside some other repository: that repository's HEAD is not ours
+    if found.returncode != 0 or Path(top).resolve() != ROOT or not _OBJECT_NAME.fullmatch(commit.strip()):
+        return None
+    return commit.strip() + (DIRTY if _tracked_files_changed() else "")
 
 
 def _tracked_files_changed() -> bool:

@@ -158,7 +158,8 @@ def test_a_wheel_leaves_out_modules_a_stale_build_folder_still_holds(clone_wheel
     assert "nvfp4ctl/deleted_long_ago.py" not in names
 
 
-def test_a_wheel_built_from_the_sdist_carries_the_commit_too(clone: Path, tmp_path: Path) -> None:
+def _unpacked_sdist(clone: Path, tmp_path: Path) -> Path:
+    """The root of the clone's sdist, unpacked under `tmp_path`; the sdist carries the stamp BUILD_COMMIT."""
     made = subprocess.run([sys.executable, "-c", "import sys; from setuptools import build_meta; "
                            "print(build_meta.build_sdist(sys.argv[1]))", str(tmp_path / "sdist")],
                           cwd=clone, capture_output=True, text=True, timeout=600)
@@ -171,10 +172,30 @@ def test_a_wheel_built_from_the_sdist_carries_the_commit_too(clone: Path, tmp_pa
             archive.extractall(tmp_path / "unpacked", filter="data")
         else:
             archive.extractall(tmp_path / "unpacked")
-    source = (tmp_path / "unpacked" / unpacked[0]).parent  # outside git: only the stamp says the commit
+    return (tmp_path / "unpacked" / unpacked[0]).parent
+
+
+def test_a_wheel_built_from_the_sdist_carries_the_commit_too(clone: Path, tmp_path: Path) -> None:
+    source = _unpacked_sdist(clone, tmp_path)  # outside git: only the stamp says the commit
     wheel = _pip_wheel(source, tmp_path / "wheel")
     head = _git(clone, "rev-parse", "HEAD")
     assert zipfile.ZipFile(wheel).read("nvfp4ctl/_shipped/BUILD_COMMIT").decode() == head + "\n"
+
+
+def test_an_unpacked_sdist_made_a_repository_of_its_own_stamps_the_sdists_commit(clone: Path, tmp_path: Path) -> None:
+    """`git init` in an unpacked sdist: that repository's HEAD is no commit of nvfp4ctl's; the sdist's stamp
+    is, and without one no commit is stamped."""
+    source = _unpacked_sdist(clone, tmp_path)
+    _git(source, "init", "-q")
+    _git(source, "add", "-A")
+    _git(source, "commit", "-q", "-m", "someone's own history")
+    wheel = _pip_wheel(source, tmp_path / "wheel")
+    head = _git(clone, "rev-parse", "HEAD")
+    assert zipfile.ZipFile(wheel).read("nvfp4ctl/_shipped/BUILD_COMMIT").decode() == head + "\n"
+    _git(source, "rm", "-q", "BUILD_COMMIT")
+    _git(source, "commit", "-q", "-m", "the stamp dropped")
+    unstamped = _pip_wheel(source, tmp_path / "unstamped")
+    assert "nvfp4ctl/_shipped/BUILD_COMMIT" not in zipfile.ZipFile(unstamped).namelist()
 
 
 def test_the_shipped_guides_link_only_to_files_the_wheel_holds(clone_wheel: Path) -> None:
