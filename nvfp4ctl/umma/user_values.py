@@ -12,11 +12,11 @@ What a config implies (K-major operands, the tile stored by TMA as in plan.py, M
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 from enum import Enum
 
 from nvfp4ctl.errors import UsageError
+from nvfp4ctl.problems.fields import shape_fields
 from nvfp4ctl.umma import descriptors as d
 from nvfp4ctl.umma import plan, smem
 from nvfp4ctl.umma.bits import BitField
@@ -66,7 +66,9 @@ def parse_hex(text: str, what: str, bits: int) -> int:
 
 
 def parse_mma(text: str) -> tuple[int, int, int]:
-    parts = [p for p in re.split(r"[,x ]", text) if p]
+    # an empty field ("128,,128,64", "128,128,64,") is refused as --shape refuses it: dropping it would
+    # check the values against an MMA other than the one written
+    parts = shape_fields(text)
     try:
         m, n, k = (int(p) for p in parts)
     except ValueError:

@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from nvfp4ctl.cli import app
-from nvfp4ctl.umma.user_values import FieldStatus, check_idesc, make_config
+from nvfp4ctl.umma.user_values import FieldStatus, check_idesc, make_config, parse_mma
 
 GOOD_IDESC = "0x08200480"  # 128x128 kind::mxf4nvf4 block16, K-major
 GOOD_A = "0x4000404000010040"  # SWIZZLE_128B, SBO 1024, start 0x400
@@ -323,3 +323,26 @@ def test_an_unaligned_start_gets_no_overlap_advice_reckoned_from_it() -> None:
     assert result.exit_code == 1, result.output
     assert "1 mismatch (desc_a[0].start 0x410 is not 128-byte aligned" in result.output
     assert "overlap" not in result.output
+
+
+@pytest.mark.parametrize("mma", ["128,,128,64", "128,128,64,", ",128,128,64", "128, ,128,64"])
+def test_an_mma_with_an_empty_field_is_refused_not_dropped(mma: str) -> None:
+    """The empty field was dropped, so the values were checked against another MMA than the one written."""
+    result = dump("--mma", mma, "--idesc", GOOD_IDESC)
+    assert result.exit_code == 2, result.output
+    assert result.output == f"error: --mma {mma}: expected M,N,K, e.g. --mma 128,128,64\n", result.output
+
+
+def test_an_mma_config_line_with_an_empty_field_is_refused(tmp_path) -> None:  # noqa: ANN001
+    log = tmp_path / "b200.log"
+    log.write_text(f"nvfp4ctl:umma config mma=128,,128,64\nnvfp4ctl:umma k=0 idesc={GOOD_IDESC} desc_a={GOOD_A}"
+                   f" desc_b={GOOD_B}\n")
+    result = dump("--from-log", str(log), "--shape", "128,128,512")
+    assert result.exit_code == 2, result.output
+    assert "128,,128,64: expected M,N,K" in result.output, result.output
+    assert result.output.count("\n") == 1, result.output
+
+
+def test_an_mma_with_spaces_around_its_separators_is_read() -> None:
+    for mma in ("128, 128, 64", "128 x 128 x 64", "128 128 64"):
+        assert parse_mma(mma) == (128, 128, 64), mma
