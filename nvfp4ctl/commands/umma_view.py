@@ -219,7 +219,7 @@ def show_dump_lines(lines: list[str], m: int, n: int, k: int, seed: int, origin:
     config, source = dumplines.infer_config(dump, tile)
     console.info(f"dump: {plural(len(tile), 'MMA')} of the first output tile; config {config.label()} ({source})", style="bold")
     values = dumplines.user_values(tile, config.k_steps)
-    later = check_later_k_tiles(tile, config, k // config.k)
+    later = check_later_k_tiles(tile, config, k // config.k, dumplines.unreadable_in_tile(dump, tile))
     for note in later.notes:
         console.info(f"  {note}", style="dim")
     payload: dict[str, Any] = {}

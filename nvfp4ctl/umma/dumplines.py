@@ -37,14 +37,20 @@ class DumpLines:
     config: dict[str, str] = field(default_factory=dict)
     records: list[dict[str, int]] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)
+    # where each record and each rejected line sits among the nvfp4ctl:umma lines, so that a line cut
+    # short inside the first output tile can be told from MMAs the kernel never issued
+    record_at: list[int] = field(default_factory=list)
+    rejected_at: list[int] = field(default_factory=list)
 
 
 def parse(lines: list[str]) -> DumpLines:
     out = DumpLines()
+    position = -1
     for line in lines:
         match = _LINE.search(line)
         if not match:
             continue
+        position += 1
         rest = match.group("rest").strip()
         pairs = dict(_PAIR.findall(rest))
         if rest.startswith("config"):
@@ -57,12 +63,31 @@ def parse(lines: list[str]) -> DumpLines:
                 record["acc"] = int(pairs["acc"])
         except (KeyError, ValueError):
             out.rejected.append(line.strip())
+            out.rejected_at.append(position)
             continue
         if not {"idesc", "desc_a", "desc_b"} <= set(record):
             out.rejected.append(line.strip())
+            out.rejected_at.append(position)
             continue
         out.records.append(record)
+        out.record_at.append(position)
     return out
+
+
+def unreadable_in_tile(dump: DumpLines, tile: list[dict[str, int]]) -> str | None:
+    """The first nvfp4ctl:umma line that does not parse between the tile's first MMA line and the next
+    line that does after its last (a line cut short by a truncated output, or garbled): the log is
+    visibly damaged there, so the MMAs it lacks may have been issued. None where there is none."""
+    if not tile:
+        return None
+    indices = [index for index, record in enumerate(dump.records) if record is tile[0] or record is tile[-1]]
+    start = dump.record_at[indices[0]]
+    after = indices[-1] + 1
+    end = dump.record_at[after] if after < len(dump.records) else None
+    for text, at in zip(dump.rejected, dump.rejected_at):
+        if at > start and (end is None or at < end):
+            return text
+    return None
 
 
 def first_tile(dump: DumpLines) -> list[dict[str, int]]:

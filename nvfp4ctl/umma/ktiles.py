@@ -7,6 +7,8 @@ An output tile's K tiles issue the same MMAs: descriptors equal field by field,
 each K step's start and scale columns the same distance from their K tile's K step 0 as in K tile 0.
 Each K tile's K step 0 may sit elsewhere (the stage ring's buffer), so its own addresses go through K
 tile 0's placement checks: the simulation has one stage and moves them back onto K tile 0's.
+An output tile with fewer MMAs than its K needs leaves K steps out of C: a mismatch naming them, unless
+a line among them does not parse (the log is cut short there, so they may have been issued).
 acc must be 0 on the output tile's very first MMA and non-zero on every later one (the MMA reads it as
 a predicate, and so does the simulation: any non-zero value accumulates).
 """
@@ -218,8 +220,34 @@ def _placement_problems(config: uv.MmaConfig, k_tile: int, step0: Record, first:
     return [f"K tile {k_tile}: {problem}" for problem in problems]
 
 
-def check_later_k_tiles(tile: list[Record], config: uv.MmaConfig, mma_count: int) -> KTileReport:
-    """`tile`: the output tile's MMA lines in issue order; `mma_count`: how many the case's K needs."""
+def _missing(tile: list[Record], mma_count: int) -> list[int]:
+    """The MMAs of the K the tile lacks: by the lines' own k where they rise (a kernel that skips a K
+    step and prints its loop's k leaves a gap), else the ones past the last line."""
+    ks = [record.get("k", -1) for record in tile]
+    if all(0 <= a < b for a, b in zip(ks, ks[1:])) and ks and ks[0] == 0:
+        return sorted(set(range(mma_count)) - set(ks))
+    return list(range(len(tile), mma_count))
+
+
+def missing_problem(missing: list[int], config: uv.MmaConfig, mma_count: int) -> str:
+    """"fewer MMAs than K needs ...", naming each K tile's missing K steps (a whole K tile by itself)."""
+    k_steps = config.k_steps
+    parts = []
+    for k_tile in sorted({index // k_steps for index in missing}):
+        indices = [index for index in missing if index // k_steps == k_tile]
+        steps = [index % k_steps for index in indices]
+        whole = len(steps) == min(k_steps, mma_count - k_tile * k_steps)
+        which = "" if whole else f", K step{'s' if len(steps) > 1 else ''} {_numbers(steps)}"
+        parts.append(f"K tile {k_tile}{which} ({mmas(indices)})")
+    return (f"fewer MMAs than K needs ({mma_count - len(missing)} printed, K={mma_count * config.k} needs"
+            f" {mma_count}): {'; '.join(parts)} missing, so C leaves out their share of K")
+
+
+def check_later_k_tiles(tile: list[Record], config: uv.MmaConfig, mma_count: int,
+                        unreadable: str | None = None) -> KTileReport:
+    """`tile`: the output tile's MMA lines in issue order; `mma_count`: how many the case's K needs;
+    `unreadable`: a line of the tile that did not parse (dumplines.unreadable_in_tile), where MMAs the
+    tile lacks may hide, so they are a note rather than a mismatch."""
     k_steps = config.k_steps
     report = KTileReport(problems=accumulate_problems(tile, k_steps))
     if not all("acc" in record for record in tile):
@@ -248,9 +276,16 @@ def check_later_k_tiles(tile: list[Record], config: uv.MmaConfig, mma_count: int
                             " in K tile 0")
     if missing:
         report.notes.append(f"MMAs of K tiles 1.. not checked: {', '.join(sorted(missing))} (not on their lines)")
-    if len(tile) < mma_count:
-        report.notes.append(f"MMAs {len(tile)}..{mma_count - 1} not printed ({mma_count} for this K): not checked;"
-                            " the simulation issues K tile 0's values there")
-    elif len(tile) > mma_count:
+    if missing := _missing(tile, mma_count):
+        if unreadable is None:  # nothing in the log hides them: the kernel skipped them
+            report.problems.append(missing_problem(missing, config, mma_count))
+            report.notes.append(f"the simulation issues the {len(tile)} printed MMAs in order and K tile 0's values"
+                                f" for {mmas(list(range(len(tile), mma_count)))}, so its D is that of a kernel that"
+                                " issues every K step")
+        else:
+            report.notes.append(f"{mmas(missing)} not printed ({mma_count} for this K), but the log has a line it"
+                                f" cannot read among them ({unreadable}): not checked; the simulation issues K tile"
+                                " 0's values there")
+    if len(tile) > mma_count:
         report.notes.append(f"MMAs {mma_count}..{len(tile) - 1} not checked: this K needs {mma_count} MMAs")
     return report

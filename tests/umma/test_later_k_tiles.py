@@ -88,3 +88,40 @@ def test_the_summary_counts_every_descriptor_checked(tmp_path: Path, k: int, che
     result = CliRunner().invoke(app, ["dump", "--umma", "--from-log", str(_log(tmp_path)), "--shape", f"128,128,{k}"])
     assert result.exit_code == 0, result.output
     assert f"umma values: {checked} descriptors checked against the config, 0 mismatches" in result.output
+
+
+def _without(log: Path, drop: set[int], cut: int | None = None) -> Path:
+    """The log without the MMA lines of `drop`; `cut` ends MMA `cut`'s line inside its desc_a, as an
+    output truncated mid-line leaves it."""
+    kept = []
+    for line in log.read_text().splitlines():
+        index = int(line.split("k=")[1].split()[0]) if " k=" in line else None
+        if index in drop:
+            continue
+        kept.append(line[:line.index("desc_a=") + 12] if index is not None and index == cut else line)
+    log.write_text("\n".join(kept) + "\n")
+    return log
+
+
+@pytest.mark.parametrize(("drop", "shape", "missing"), [
+    ({3}, "128,128,512", "(7 printed, K=512 needs 8): K tile 0, K step 3 (MMA 3) missing"),
+    ({7}, "128,128,512", "(7 printed, K=512 needs 8): K tile 1, K step 3 (MMA 7) missing"),
+    (set(), "128,128,768", "(8 printed, K=768 needs 12): K tile 2 (MMAs 8..11) missing"),
+    ({7}, "128,128,768", "(7 printed, K=768 needs 12): K tile 1, K step 3 (MMA 7); K tile 2 (MMAs 8..11) missing"),
+])
+def test_fewer_mmas_than_k_needs_is_a_mismatch_naming_the_k_steps(tmp_path: Path, drop: set[int], shape: str,
+                                                                missing: str) -> None:
+    """A kernel that skips K steps computes a wrong C: it was a note and exit 0."""
+    result = CliRunner().invoke(app, ["dump", "--umma", "--from-log", str(_without(_log(tmp_path), drop)),
+                                      "--shape", shape])
+    assert result.exit_code == 1, result.output
+    assert f"fewer MMAs than K needs {missing}, so C leaves out their share of K" in result.output
+    assert "0 mismatches" not in result.output
+
+
+def test_fewer_mmas_behind_a_line_cut_short_stay_a_note(tmp_path: Path) -> None:
+    """A log that stops inside an MMA line cannot tell skipped MMAs from unprinted ones."""
+    result = _dump(_without(_log(tmp_path), set(), cut=7))
+    assert "fewer MMAs than K needs" not in result.output
+    assert "MMA 7 not printed (8 for this K), but the log has a line it cannot read among them" in result.output
+    assert result.exit_code == 0, result.output
