@@ -3,8 +3,10 @@ MMA's accumulate flag.
 
 Every MMA of an output tile has K tile 0's K step 0 idesc and D (the MMAs of K tile 0 included: a K
 step with another N reads and writes other columns, one with another D accumulates elsewhere).
-An output tile's K tiles issue the same MMAs: descriptors equal field by field,
-each K step's start and scale columns the same distance from their K tile's K step 0 as in K tile 0.
+An output tile's K tiles issue the same MMAs: each descriptor's fields but the start as the field check
+expects them of K tile 0's same K step, and the scales at its lane (not as K tile 0 has them: a mistake
+there would pass wherever repeated and blame a K tile that is right), each K step's start and scale
+columns the same distance from their K tile's K step 0 as in K tile 0.
 Each K tile's K step 0 may sit elsewhere (the stage ring's buffer), so its own addresses go through K
 tile 0's placement checks: the simulation has one stage and moves them back onto K tile 0's.
 An output tile with fewer MMAs than its K needs leaves K steps out of C: a mismatch naming them, unless
@@ -142,26 +144,33 @@ def _k_tile_0_problems(first: list[Record], config: uv.MmaConfig) -> tuple[list[
 
 
 def _tile_problems(k_tile: int, first: list[Record], lines: list[Record],
-                   k_steps: int) -> tuple[list[str], set[str], int]:
+                   config: uv.MmaConfig) -> tuple[list[str], set[str], int]:
     """Problems of one later K tile, the keys its lines lack where K tile 0's carry them, and how many
     of its words were checked. idesc and D are held to K tile 0's K step 0 (a K step of K tile 0 that
-    differs is blamed by _k_tile_0_problems, not this K tile)."""
+    differs is blamed by _k_tile_0_problems, not this K tile); the descriptors' fields but the start, and
+    the scales' lane, to what the field check holds K tile 0's same K step to, so a mistake K tile 0
+    makes is not passed on as the pattern."""
+    k_steps = config.k_steps
     problems: list[str] = []
     missing: set[str] = set()
     checked = 0
     indices = [k_tile * k_steps + s for s in range(len(lines))]
     ref = first[:len(lines)]
     groups: dict[tuple[str, str, int, int], list[int]] = {}
-    for index, step_ref, got in zip(indices, ref, lines):
+    unused = set() if smem.reads_lbo(config.layout) else {"lbo"}
+    for step, (index, step_ref, got) in enumerate(zip(indices, ref, lines)):
         for name in ("idesc", "desc_a", "desc_b"):
             if name not in got:
                 missing.add(name)
                 continue
             checked += 1
-            want = first[0] if name == "idesc" else step_ref
-            decode = d.decode_instr if name == "idesc" else d.decode_smem
-            have, should = decode(got[name]), decode(want[name])
-            skip = {"start"} | ({"lbo"} if name != "idesc" and not smem.reads_lbo(should["layout"]) else set())
+            if name == "idesc":
+                have, should = d.decode_instr(got[name]), d.decode_instr(first[0][name])
+                skip: set[str] = set()
+            else:
+                have = d.decode_smem(got[name])
+                should = uv.expected_desc(config, config.m if name == "desc_a" else config.n, 0, step)
+                skip = {"start"} | unused
             for key in should:
                 if key not in skip and have[key] != should[key]:
                     groups.setdefault((name, key, have[key], should[key]), []).append(index)
@@ -170,8 +179,8 @@ def _tile_problems(k_tile: int, first: list[Record], lines: list[Record],
             checked += name in want and name in got
             if name in want and name not in got:
                 missing.add(name)
-            elif name in want and name != "tmem_d" and split_address(got[name])[0] != split_address(want[name])[0]:
-                groups.setdefault((name, "lane", split_address(got[name])[0], split_address(want[name])[0]), []).append(index)
+            elif name in want and name != "tmem_d" and (lane := split_address(got[name])[0]) != 0:
+                groups.setdefault((name, "lane", lane, 0), []).append(index)  # check_tmem's lane
             elif name == "tmem_d" and name in want and got[name] != want[name]:
                 groups.setdefault((name, "", got[name], want[name]), []).append(index)
     from nvfp4ctl.umma.diagnose import show_value
@@ -180,9 +189,12 @@ def _tile_problems(k_tile: int, first: list[Record], lines: list[Record],
         if name == "tmem_d":
             problems.append(f"K tile {k_tile}: tmem_d = 0x{have:08x}, K tile 0's is 0x{should:08x} ({mmas(where)}):"
                             " one output tile accumulates into one D")
-        else:
+        elif name == "idesc":
             problems.append(f"K tile {k_tile}: {name}.{key} = {show_value(name, key, have)},"
                             f" K tile 0's is {show_value(name, key, should)} ({mmas(where)})")
+        else:
+            problems.append(f"K tile {k_tile}: {name}.{key} = {show_value(name, key, have)},"
+                            f" expected {show_value(name, key, should)} ({mmas(where)})")
     for name, of, unit in (("desc_a", d.smem_start, "start"), ("desc_b", d.smem_start, "start"),
                            ("tmem_sfa", _column, "column"), ("tmem_sfb", _column, "column")):
         if not all(name in record for record in lines + ref):
@@ -264,26 +276,26 @@ def check_later_k_tiles(tile: list[Record], config: uv.MmaConfig, mma_count: int
     missing: set[str] = set()
     for k_tile in range(1, k_tiles + 1):
         lines = later[(k_tile - 1) * k_steps:k_tile * k_steps]
-        problems, lacking, checked = _tile_problems(k_tile, first, lines, k_steps)
+        problems, lacking, checked = _tile_problems(k_tile, first, lines, config)
         report.checked += checked
         report.problems += problems + _placement_problems(config, k_tile, lines[0], first[0])
         missing |= lacking
     if later:
         tiles = "K tile 1" if k_tiles == 1 else f"K tiles 1..{k_tiles}"
         report.notes.append(f"{tiles} ({mmas(list(range(k_steps, k_steps + len(later))))}) checked against K tile"
-                            " 0's pattern: same idesc and D, descriptors equal apart from each K tile's K step 0 start"
-                            " (the stage ring's: placed as K tile 0's must be), starts and scale columns advancing as"
-                            " in K tile 0")
+                            " 0's pattern: same idesc and D, descriptor fields as the config expects apart from each"
+                            " K tile's K step 0 start (the stage ring's: placed as K tile 0's must be), starts and"
+                            " scale columns advancing as in K tile 0")
     if missing:
         report.notes.append(f"MMAs of K tiles 1.. not checked: {', '.join(sorted(missing))} (not on their lines)")
-    if missing := _missing(tile, mma_count):
+    if skipped := _missing(tile, mma_count):
         if unreadable is None:  # nothing in the log hides them: the kernel skipped them
-            report.problems.append(missing_problem(missing, config, mma_count))
+            report.problems.append(missing_problem(skipped, config, mma_count))
             report.notes.append(f"the simulation issues the {len(tile)} printed MMAs in order and K tile 0's values"
                                 f" for {mmas(list(range(len(tile), mma_count)))}, so its D is that of a kernel that"
                                 " issues every K step")
         else:
-            report.notes.append(f"{mmas(missing)} not printed ({mma_count} for this K), but the log has a line it"
+            report.notes.append(f"{mmas(skipped)} not printed ({mma_count} for this K), but the log has a line it"
                                 f" cannot read among them ({unreadable}): not checked; the simulation issues K tile"
                                 " 0's values there")
     if len(tile) > mma_count:

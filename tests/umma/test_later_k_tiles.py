@@ -125,3 +125,43 @@ def test_fewer_mmas_behind_a_line_cut_short_stay_a_note(tmp_path: Path) -> None:
     assert "fewer MMAs than K needs" not in result.output
     assert "MMA 7 not printed (8 for this K), but the log has a line it cannot read among them" in result.output
     assert result.exit_code == 0, result.output
+
+
+def _with(log: Path, sbo: dict[int, int] | None = None, sfa_lane: dict[int, int] | None = None) -> Path:
+    """The log with desc_a's SBO field (16-byte units) or tmem_sfa's lane set on the MMAs named."""
+    lines = []
+    for line in log.read_text().splitlines():
+        index = int(line.split("k=")[1].split()[0]) if " k=" in line else None
+        if index in (sbo or {}):
+            word = int(line.split("desc_a=")[1].split()[0], 16)
+            word = (word & ~(0x3FFF << 32)) | (sbo[index] << 32)  # type: ignore[index]
+            line = line.replace(line.split("desc_a=")[1].split()[0], f"0x{word:016x}")
+        if index in (sfa_lane or {}):
+            addr = int(line.split("tmem_sfa=")[1].split()[0], 16)
+            line = line.replace(f"tmem_sfa=0x{addr:08x}", f"tmem_sfa=0x{(sfa_lane[index] << 16) | addr:08x}")  # type: ignore[index]
+        lines.append(line)
+    log.write_text("\n".join(lines) + "\n")
+    return log
+
+
+def test_a_later_k_tile_repeating_k_tile_0s_wrong_field_is_blamed_too(tmp_path: Path) -> None:
+    """SBO 512 B (32) on all 8 MMAs: K tile 1 passed, held to K tile 0's mistake."""
+    result = _dump(_with(_log(tmp_path), sbo={index: 32 for index in range(8)}))
+    assert result.exit_code == 1, result.output
+    assert "K tile 1: desc_a.sbo = 512 B, expected 1024 B (MMAs 4..7)" in result.output
+
+
+def test_a_later_k_tile_that_is_right_is_not_blamed_for_k_tile_0s_mistake(tmp_path: Path) -> None:
+    """SBO wrong in K tile 0 alone: K tile 1, which is right, was named (desc_a.sbo = 1024 B, K tile 0's is 512 B)."""
+    result = _dump(_with(_log(tmp_path), sbo={index: 32 for index in range(4)}))
+    assert result.exit_code == 1, result.output
+    assert "K tile 1: desc_a" not in result.output
+    assert "MISMATCH" in result.output  # the field check names K tile 0's
+
+
+def test_a_later_k_tiles_scales_are_held_to_lane_0_as_k_tile_0s(tmp_path: Path) -> None:
+    repeated = _dump(_with(_log(tmp_path), sfa_lane={index: 32 for index in range(8)}))
+    assert repeated.exit_code == 1, repeated.output
+    assert "K tile 1: tmem_sfa.lane = 32, expected 0 (MMAs 4..7)" in repeated.output
+    right = _dump(_with(_log(tmp_path), sfa_lane={index: 32 for index in range(4)}))
+    assert "K tile 1: tmem_sfa" not in right.output
