@@ -21,7 +21,8 @@ from typing import Any
 
 import torch
 
-from nvfp4ctl.problems.common.likeness import MATCH_SHARE, matches, permuted_read_as_reference, rows_of, sample_lines
+from nvfp4ctl.problems.common.likeness import MATCH_SHARE
+from nvfp4ctl.problems.common.misread import ScaledOperand, misread_line, misread_scales
 from nvfp4ctl.words import plural
 
 SILU_MIN = -0.2784645427610738  # silu's minimum, at x = −1.2785
@@ -46,9 +47,7 @@ def implicated_product(data: Any, got: torch.Tensor, wrong: torch.Tensor, *, rto
         return [f"dual GEMM: the wrong elements equal {named}"]
     misread = _misread_scales(data, got, mask, rtol, atol)
     if misread:
-        return [f"dual GEMM: the wrong elements equal C with the bytes of {misread} read as if in the reference"
-                " (rows, k/16) layout: a permuted scale tensor holds to_blocked's 128x4 atoms"
-                " (`nvfp4ctl dump --layout` shows where each scale lives)"]
+        return [misread_line("dual GEMM", "C", misread)]
     return _exclusions(g, s, p, atol)
 
 
@@ -71,46 +70,23 @@ def _named_mistake(g: torch.Tensor, x1: torch.Tensor, s: torch.Tensor, p: torch.
     return None
 
 
-# per product: (operand, reference scales, permuted scales) of its A side and of its B side, as tuple indices
-_PRODUCTS = (((0, 3, 6), (1, 4, 7)), ((0, 3, 6), (2, 5, 8)))
+_A = ScaledOperand(values=0, reference=3, permuted=6)
+_PRODUCTS = ((_A, ScaledOperand(values=1, reference=4, permuted=7)),
+             (_A, ScaledOperand(values=2, reference=5, permuted=8)))
 _PERMUTED_NAMES = {6: "sfa_permuted", 7: "sfb1_permuted", 8: "sfb2_permuted"}
 # the sets of permuted tensors a kernel may read in the wrong layout, fewest first: the first that
 # reproduces C is named
 _MISREAD_SETS = ((6,), (7,), (8,), (7, 8), (6, 7), (6, 8), (6, 7, 8))
 
 
+def _dual_output(products: list[torch.Tensor]) -> torch.Tensor:
+    first, second = (p.to(torch.float32) for p in products)  # rounded once to fp32, as the reference
+    return (torch.nn.functional.silu(first) * second).to(torch.float16)
+
+
 def _misread_scales(data: Any, got: torch.Tensor, wrong: torch.Tensor, rtol: float, atol: float) -> str | None:
-    """The permuted scale tensors whose bytes, read in the reference layout, give the kernel's C on a sample
-    of its wrong rows and columns ("sfa_permuted"; "sfa_permuted, sfb1_permuted and sfb2_permuted"), or None."""
-    from nvfp4ctl.problems.nvfp4_gemm.reference import dequantize
-
-    rows, cols = sample_lines(wrong)
-    block_wrong = wrong[rows][:, cols]
-    observed = got[rows.to(got.device)][:, cols.to(got.device)].float()[block_wrong.to(got.device)]
-    sf_k = data[0].shape[1] // 8
-    # each side's dequantized sample (l, lines, k), by operand and whether its scales are misread: shared
-    # by the guesses that use it
-    sides: dict[tuple[int, bool], torch.Tensor] = {}
-
-    def side(operand: int, reference: int, permuted: int, misread: bool, lines: torch.Tensor) -> torch.Tensor:
-        if (operand, misread) not in sides:
-            full = permuted_read_as_reference(data[permuted], data[operand].shape[0], sf_k) if misread else data[reference]
-            values, factors = rows_of(data[operand], lines), rows_of(full, lines).to(data[operand].device)
-            sides[operand, misread] = torch.stack([dequantize(values[:, :, batch], factors[:, :, batch])
-                                                   for batch in range(values.shape[2])])
-        return sides[operand, misread]
-
-    def product(which: int, misread: set[int]) -> torch.Tensor:
-        (a, sa, pa), (b, sb, pb) = _PRODUCTS[which]
-        exact = side(a, sa, pa, pa in misread, rows) @ side(b, sb, pb, pb in misread, cols).transpose(1, 2)
-        return exact.to(torch.float32).permute(1, 2, 0).to(got.device)  # rounded once to fp32, as the reference
-
-    for misread in map(set, _MISREAD_SETS):
-        want = (torch.nn.functional.silu(product(0, misread)) * product(1, misread)).to(torch.float16)
-        if matches(observed, want[block_wrong.to(got.device)], rtol, atol):
-            names = [_PERMUTED_NAMES[index] for index in sorted(misread)]
-            return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-    return None
+    return misread_scales(data, got, wrong, products=_PRODUCTS, combine=_dual_output, sets=_MISREAD_SETS,
+                          names=_PERMUTED_NAMES, rtol=rtol, atol=atol)
 
 
 def _exclusions(g: torch.Tensor, s: torch.Tensor, p: torch.Tensor, atol: float) -> list[str]:

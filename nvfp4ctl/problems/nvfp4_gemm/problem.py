@@ -70,3 +70,9 @@ class Nvfp4Gemm(DenseProblem):
         from nvfp4ctl.problems.common.tensors import describe_flat  # torch: only when there is data
 
         return describe_flat(self.layout.names, data)
+
+    def explain(self, data: tuple[Any, ...], got: Any, want: Any, wrong: Any, *, rtol: float,
+                atol: float) -> list[str]:
+        from nvfp4ctl.problems.nvfp4_gemm.diagnose import misread_scale_lines
+
+        return misread_scale_lines(data, got, wrong, who="GEMM", output="C", rtol=rtol, atol=atol)

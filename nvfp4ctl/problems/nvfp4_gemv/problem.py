@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from nvfp4ctl.problems.base import DenseProblem
 from nvfp4ctl.problems.records import Detection, KernelApi, TimingLoop, TupleLayout
@@ -59,3 +59,9 @@ class Nvfp4Gemv(DenseProblem):
         """fp4 A and one row of b (2 per byte), their e4m3 scales (1 per 16), fp16 c written."""
         m, k = case.m, case.k
         return float(case.l * ((m + 1) * k // 2 + (m + 1) * k // 16 + 2 * m))
+
+    def explain(self, data: Any, got: Any, want: Any, wrong: Any, *, rtol: float, atol: float) -> list[str]:
+        """b is padded to 128 rows, so its scales are read in either layout as a 128-row GEMM operand's."""
+        from nvfp4ctl.problems.nvfp4_gemm.diagnose import misread_scale_lines
+
+        return misread_scale_lines(data, got, wrong, who="GEMV", output="c", rtol=rtol, atol=atol)

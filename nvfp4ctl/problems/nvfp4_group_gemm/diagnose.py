@@ -1,12 +1,14 @@
 """Which other group a wrong group's c belongs to: the grouped GEMM's mix-ups between groups.
 
-Two readings, each only where it holds to the task's tolerance (on 99 % of the elements compared):
+Three readings, each only where it holds to the task's tolerance (on 99 % of the elements compared):
 1. A group's c equals another group's reference (same shape): the results were written to the wrong
    group, shifted by one ("group 2's c matches group 1's reference") or exchanged.
 2. Otherwise, a group's c equals its own product computed with another group's inputs (its scales, sfa
    or sfb, or its A or B operand with that operand's scales), recomputed on a sample of the wrong rows
    and columns so that it stays cheap on CPU. Two groups that each took the other's are named as
    exchanged.
+3. Otherwise, a group's c equals its product with its own permuted scales read as if in the reference
+   layout (nvfp4_gemm/diagnose.py, the GEMM's reading).
 """
 
 from __future__ import annotations
@@ -41,7 +43,19 @@ def explain_groups(data: Any, outs: Sequence[torch.Tensor], wants: Sequence[torc
     for i in wrong_groups:
         if i not in results and (found := _borrowed_inputs(i, data, outs[i], wrong[i], rtol, atol)) is not None:
             borrowed[i] = found
-    return lines + _borrowed_lines(borrowed)
+    misread = [line for i in wrong_groups if i not in results and i not in borrowed
+               for line in _misread_lines(i, data, outs[i], wrong[i], rtol, atol)]
+    return lines + _borrowed_lines(borrowed) + misread
+
+
+def _misread_lines(i: int, data: Any, got: torch.Tensor, wrong: torch.Tensor, rtol: float,
+                   atol: float) -> list[str]:
+    """Group i's own scales read in the wrong layout: its operands laid out as the GEMM's tuple."""
+    from nvfp4ctl.problems.nvfp4_gemm.diagnose import misread_scale_lines
+
+    abc, scales, permuted = data[0], data[1], data[2]
+    operands = (abc[i][0], abc[i][1], *scales[i], *permuted[i])
+    return misread_scale_lines(operands, got, wrong, who=f"group {i + 1}", output="c", rtol=rtol, atol=atol)
 
 
 def _other_reference(i: int, outs: Sequence[torch.Tensor], wants: Sequence[torch.Tensor], rtol: float,
