@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console as RichConsole
 from rich.measure import Measurement
 from rich.table import Table
-from rich.text import Text
+from rich.text import Span, Text
+
+from nvfp4ctl.printable import shown_in_cell
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -153,9 +155,9 @@ class Console:
         if records is not None and len(rows) > MOST_ROWS_DRAWN:
             self._records(title, records)
             return
-        cells = [[value if isinstance(value, Text) else Text(str(value)) for value in row] for row in rows]
+        cells = [[_cell(value) for value in row] for row in rows]
         keep_whole = _has_no_width(self.out)
-        table = Table(title=title, title_justify="left", header_style="bold")
+        table = Table(title=shown_in_cell(title) if title else title, title_justify="left", header_style="bold")
         for index, column in enumerate(columns):
             kept = keep_whole and index in whole
             # fold, not "…": a narrow terminal wraps a kernel's name instead of cutting it. Where the table
@@ -304,3 +306,21 @@ def get_console() -> Console:
 def set_verbosity(verbosity: int) -> None:
     global _console
     _console = Console(verbosity)
+
+
+def _cell(value: Any) -> Text:
+    """A table cell, its text as shown_in_cell writes it: a file name, a log's cell, a compiler's message or a
+    test's name holding ESC shows `\\x1b` rather than move the cursor or recolour the terminal. A styled
+    cell keeps its styles over the same characters."""
+    if not isinstance(value, Text):
+        return Text(shown_in_cell(str(value)))
+    if value.plain.isprintable():
+        return value
+    starts = [0]  # where each character of the cell begins once shown, and where the last one ends
+    pieces = [shown_in_cell(ch) for ch in value.plain]  # its escaping goes a character at a time
+    for piece in pieces:
+        starts.append(starts[-1] + len(piece))
+    end = len(value.plain)
+    spans = [Span(starts[min(span.start, end)], starts[min(span.end, end)], span.style) for span in value.spans]
+    return Text("".join(pieces), style=value.style, justify=value.justify, overflow=value.overflow,
+                no_wrap=value.no_wrap, end=value.end, tab_size=value.tab_size, spans=spans)

@@ -6,9 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.cells import cell_len  # columns on screen: a CJK character in a path takes two
-from rich.control import strip_control_codes
-
-from nvfp4ctl.printable import escaped
+from nvfp4ctl.printable import shown
 
 SEPARATOR = " · "  # the run log's own, between the cells of its lines
 INDENT = "    "  # a record's later lines; its first line, unindented, tells where it starts
@@ -45,4 +43,4 @@ def shown_cell(cell: str) -> str:
     and line tabulations) stripped as it strips them, any other character that is not printable (ESC, DEL,
     U+202E) written as its escape (\\x1b), so a run log's cell cannot ring, move the cursor, recolour or
     reorder the terminal's text."""
-    return escaped(strip_control_codes(cell))
+    return shown(cell)

@@ -1,8 +1,10 @@
 """Text made safe to print: any character that is not printable (ESC, DEL, U+202E) written as its Python
 escape (\\x1b, \\u202e), so a user's file or log cannot move the cursor, recolour or reorder the terminal's
-text. One spelling for lint's source lines and log's plain records."""
+text. One spelling for lint's source lines, log's plain records and every table's cells."""
 
 from __future__ import annotations
+
+from rich.control import strip_control_codes
 
 
 def escaped(text: str) -> str:
@@ -16,3 +18,18 @@ def escape(ch: str) -> str:
     """One character's escape: \\x1b, \\u202e or \\U0001f600, as Python writes it in a string."""
     code = ord(ch)
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def shown(text: str) -> str:
+    """text as a terminal gets it from rich: the control characters rich strips (BEL, backspace, CR, form and
+    line tabulations) stripped as it strips them, any other character that is not printable escaped, so
+    what rich would have passed on (ESC above all) cannot ring, move the cursor or recolour the terminal."""
+    return escaped(strip_control_codes(text))
+
+
+def shown_in_cell(text: str) -> str:
+    """A table cell's text: each line as `shown` writes it, the line breaks kept, so a cell of several
+    lines (lint's bad and good examples) still reads as lines within its cell."""
+    if text.isprintable():
+        return text
+    return "\n".join(shown(line) for line in text.split("\n"))

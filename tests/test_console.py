@@ -167,3 +167,33 @@ def test_a_dumb_terminal_gets_the_plain_progress_lines_and_no_bar(monkeypatch) -
             lines.show("test 1 (m=128 n=256 k=256)")
         said = stderr.getvalue()
         assert ("test 1 (m=128 n=256 k=256): 0 of 2, 0 s\n" in said) is not draws_live, (term, said)
+
+
+def test_an_escape_in_a_cell_or_title_is_shown_not_sent(capsys, monkeypatch) -> None:
+    """rich strips BEL, BS, VT, FF and CR from a cell but passes ESC on: a kernel named with an escape
+    sequence recoloured the terminal. Every cell, plain or styled, and the title show it as \\x1b."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    from rich.text import Text
+
+    styled = Text.assemble(("ok ", "green"), "bad\x1b[2Jname\u202e")
+    Console().table(["kernel", "why"], [["gemm\x1b[31m.cu", styled]], title="runs in /tmp/\x1b]0;x\x07")
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\u202e" not in out
+    assert "gemm\\x1b[31m.cu" in out and "ok bad\\x1b[2Jname\\u202e" in out and "/tmp/\\x1b]0;x" in out
+
+
+def test_a_styled_cell_keeps_its_style_over_the_escaped_text() -> None:
+    from rich.text import Text
+
+    from nvfp4ctl.console import _cell
+
+    cell = _cell(Text.assemble("a\x1b", ("red part", "red")))
+    assert cell.plain == "a\\x1bred part"
+    assert [(cell.plain[s.start:s.end], s.style) for s in cell.spans] == [("red part", "red")]
+
+
+def test_a_cell_of_several_lines_keeps_its_line_breaks(capsys, monkeypatch) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)
+    Console().table(["bad"], [["def f():\n    return 1"]])
+    out = capsys.readouterr().out
+    assert "\\x0a" not in out and "def f():" in out and "return 1" in out

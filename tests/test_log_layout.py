@@ -108,6 +108,20 @@ def test_a_records_control_characters_are_stripped_or_escaped_as_in_the_table(tm
     assert not any(ch in result.output for ch in "\x07\x1b\u202e"), repr(result.output)
 
 
+def test_the_tables_cells_escape_an_escape_as_the_records_do(tmp_path, monkeypatch) -> None:
+    """rich's table strips BEL but passed ESC and U+202E on to the terminal, where the records escape them."""
+    memory = tmp_path / "MEMORY.md"
+    entry = runlog.RunEntry("2026-11-28T10:00:07Z", "nvfp4ctl check", "./sub\x1b[31mmission.py@256b699e8403",
+                            "8b80b04", "NVIDIA H200 (sm_90)", "1", "1/2 pass\x07 \x1b[2Jcleared\u202e", "nvfp4_gemm")
+    memory.write_text("## Run log\n\n" + entry.to_line(), encoding="utf-8")
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.setenv("COLUMNS", "400")
+    result = CliRunner().invoke(app, ["log"])
+    assert result.exit_code == 0 and "┃" in result.output, result.output
+    assert "1/2 pass \\x1b[2Jcleared\\u202e" in result.output and "sub\\x1b[31mmission.py" in result.output
+    assert not any(ch in result.output for ch in "\x07\x1b\u202e"), repr(result.output)
+
+
 def test_a_wide_terminal_keeps_the_table(tmp_path, monkeypatch) -> None:
     shown, output = _log(tmp_path, monkeypatch, "400")
     assert "┃ time (UTC)" in output and SEPARATOR not in output
