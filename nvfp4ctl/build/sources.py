@@ -209,7 +209,15 @@ def local_headers(source: Path) -> list[Path]:
 
 def _texts(source: Path, known: dict[Path, str] | None = None) -> dict[Path, str]:
     """`source` and local_headers(source) (in that order) with their live_code, each file read once;
-    `known`: texts already read (the kernel's, for the binding, which includes the same API header)."""
+    `known`: texts already read (the kernel's, for the binding, which includes the same API header). A
+    kernel's are worked out once within read_once.reading_once: a command reads them for the kernel's problem
+    and again for its build inputs."""
+    if known is None:
+        return worked_out_once(("live texts", source), lambda: _read_texts(source))
+    return _read_texts(source, known)
+
+
+def _read_texts(source: Path, known: dict[Path, str] | None = None) -> dict[Path, str]:
     search = [common_dir()]
     texts: dict[Path, str] = {}
     pending = [source]

@@ -53,6 +53,7 @@ def command(
 ) -> Outcome:
     """Time the benchmark shapes the way the leaderboard does, then explain the numbers."""
     from nvfp4ctl.bench.session import BenchPlan, BenchStopped, run_bench
+    from nvfp4ctl.build.read_once import reading_once
     from nvfp4ctl.build.toolchain import require_torch
     from nvfp4ctl.runner.gpu import gpu_present, run_device
     from nvfp4ctl.runner.targets import (refuse_broken_target, refuse_unloadable, resolve_target, task_for_target,
@@ -60,9 +61,10 @@ def command(
     from nvfp4ctl.runner.worker import ChildCrashed, ChildTimeout, Worker
     from nvfp4ctl.task import load_task, run_limit
 
-    loaded = task_for_target(load_task(task), submission, kernel)
-    note_problem(loaded.problem)  # first: a submission that cannot load is logged with the problem too
-    target = resolve_target(submission, kernel, loaded, read_source=False)
+    with reading_once():  # a --kernel and its headers are read once, for its task, its problem and its warnings
+        loaded = task_for_target(load_task(task), submission, kernel)
+        note_problem(loaded.problem)  # first: a submission that cannot load is logged with the problem too
+        target = resolve_target(submission, kernel, loaded, read_source=False)
     problem = get_problem(loaded.problem)
     # option mistakes first, then the submission's own, then "no GPU" (as check)
     cases = select_cases(loaded, options.flat(only), shape or [])

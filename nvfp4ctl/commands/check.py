@@ -44,6 +44,7 @@ def command(
     dump: Annotated[bool, typer.Option("--dump", help=f"Collect the kernel's `nvfp4ctl:umma` lines and run them through the UMMA decoder and model (nvfp4_gemm only; {BYO_KERNEL_DOC}).")] = False,
 ) -> Outcome:
     """Check a kernel's output against the exact reference on task.yml's tests."""
+    from nvfp4ctl.build.read_once import reading_once
     from nvfp4ctl.build.toolchain import require_torch
     from nvfp4ctl.check import plan
     from nvfp4ctl.check.run import NO_GPU, CheckSettings
@@ -51,9 +52,10 @@ def command(
     from nvfp4ctl.task import TEST_TIMEOUT, run_limit
 
     console = get_console()
-    loaded = task_for_target(plan.load_task_file(task), submission, kernel)
-    note_problem(loaded.problem)  # first: a submission that cannot load is logged with the problem too
-    target = resolve_target(submission, kernel, loaded, read_source=False)
+    with reading_once():  # a --kernel and its headers are read once, for its task, its problem and its warnings
+        loaded = task_for_target(plan.load_task_file(task), submission, kernel)
+        note_problem(loaded.problem)  # first: a submission that cannot load is logged with the problem too
+        target = resolve_target(submission, kernel, loaded, read_source=False)
     # every mistake in the options is said before the submission's own mistakes and "no GPU": the
     # command line is the first thing to fix, on a laptop too
     items = plan.select_items(loaded, flat(only), shape or [], seed)

@@ -72,11 +72,15 @@ def resolve_target(submission: Path | None, kernel: Path | None, task: TaskLike 
                    read_source: bool = True) -> TargetSpec:
     """The target, noted for the run log. `read_source=False` leaves the submission's text unread, for a
     command that checks the rest of its options first and then calls refuse_broken_target itself."""
-    spec = _resolve_target(submission, kernel, task)
-    note_target(spec.path, spec.source)
-    if read_source:
-        refuse_broken_target(spec)
-    say_cutlass_lookup(spec)
+    from nvfp4ctl.build.read_once import reading_once
+
+    with reading_once():  # a kernel and its headers are read once, for its problem, CUTLASS and the warnings
+        spec = _resolve_target(submission, kernel, task)
+        note_target(spec.path, spec.source)
+        if read_source:
+            refuse_broken_target(spec)
+        say_cutlass_lookup(spec)
+        say_not_text(spec)
     return spec
 
 
@@ -97,6 +101,19 @@ def say_cutlass_lookup(spec: TargetSpec) -> None:
         return
     if needs_cutlass:
         toolchain.say_cutlass_lookup(passed_over)
+
+
+def say_not_text(spec: TargetSpec) -> None:
+    """A kernel, or a local header its build reads, that is not UTF-8 text: `nvfp4ctl build`'s warning, in its
+    words (kernel_not_text_warnings), said here, in the parent, as the build runs in a child or a worker whose
+    output is read only when it fails."""
+    if spec.kind != KERNEL:
+        return
+    from nvfp4ctl.build.sources import kernel_not_text_warnings
+    from nvfp4ctl.console import get_console
+
+    for warning in kernel_not_text_warnings(spec.path):
+        get_console().warn(warning)
 
 
 def refuse_broken_target(spec: TargetSpec) -> None:

@@ -105,7 +105,8 @@ def _default_needs_a_gpu(problem: str) -> str:
 
 
 def resolve_kernel(kernel: Path | None, task: Any, has_gpu: bool) -> TargetSpec:
-    from nvfp4ctl.runner.targets import DEFAULT_BY_NAME, KERNEL, default_target, resolve_target, say_cutlass_lookup
+    from nvfp4ctl.runner.targets import (DEFAULT_BY_NAME, KERNEL, default_target, resolve_target, say_cutlass_lookup,
+                                         say_not_text)
 
     if kernel is None and not has_gpu:
         raise UsageError("no CUDA GPU here: pass --kernel PATH to build its candidates (compile-only)")
@@ -113,13 +114,15 @@ def resolve_kernel(kernel: Path | None, task: Any, has_gpu: bool) -> TargetSpec:
         raise UsageError(_default_needs_a_gpu(task.problem))
     if kernel is not None and str(kernel) != DEFAULT_BY_NAME:
         _refuse_other_than_cu(kernel)
-    # the builds run in worker processes, which say nothing (compile_pool): a $CUTLASS_PATH passed over is said
-    # here, by resolve_target for a --kernel path (once: the lookup reads the kernel's build inputs)
+    # the builds run in worker processes, which say nothing (compile_pool): a $CUTLASS_PATH passed over, and a
+    # source that is not UTF-8, are said here, by resolve_target for a --kernel path (once: the lookup reads the
+    # kernel's build inputs)
     spec = resolve_target(None, kernel, task) if kernel is not None else default_target(task.problem)
     if spec.kind != KERNEL:
         raise UsageError(f"{spec.label}: tune needs a kernel source (.cu) that declares knobs; pass --kernel PATH")
     if kernel is None:
         say_cutlass_lookup(spec)
+        say_not_text(spec)
     return spec
 
 
@@ -148,6 +151,7 @@ def prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int |
 def _prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int | None, compile_only: bool,
              timeout: float | None, only: str | None, write: bool) -> TuneRun:
     from nvfp4ctl.build.loader import GPU_ARCH
+    from nvfp4ctl.build.read_once import reading_once
     from nvfp4ctl.build.sources import resolve_arch
     from nvfp4ctl.build.toolchain import require_torch, torch_build
     from nvfp4ctl.runner.gpu import first_gpu, gpu_present, run_device
@@ -155,12 +159,13 @@ def _prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int 
     from nvfp4ctl.task import BENCHMARK_TIMEOUT, load_task, run_limit
     from nvfp4ctl.tune.devices import VISIBLE, visible_gpus
 
-    task = task_for_kernel(load_task(task_path), kernel)
-    timeout_s, timeout_source, timeout_note = run_limit(task, timeout, BENCHMARK_TIMEOUT)
-    device = run_device()
-    require_torch()  # every candidate's build and timing needs it: before "no GPU" and any worker starts
-    has_gpu = device == "cuda" and gpu_present()
-    spec = resolve_kernel(kernel, task, has_gpu)
+    with reading_once():  # a --kernel and its headers are read once, for its task, its problem and its warnings
+        task = task_for_kernel(load_task(task_path), kernel)
+        timeout_s, timeout_source, timeout_note = run_limit(task, timeout, BENCHMARK_TIMEOUT)
+        device = run_device()
+        require_torch()  # every candidate's build and timing needs it: before "no GPU" and any worker starts
+        has_gpu = device == "cuda" and gpu_present()
+        spec = resolve_kernel(kernel, task, has_gpu)
     source, label = spec.path, spec.label
     knobs = discover(source)
     arch = resolve_arch(source, None, arch_option=False)  # tune has no --arch

@@ -126,3 +126,19 @@ def test_a_submission_that_is_not_utf8_stays_refused(tmp_path: Path, compiles: l
     result = runner.invoke(app, ["build", "submission.py"])
     assert result.exit_code == 2 and not compiles, result.output
     assert "submission.py:2: not UTF-8 text (invalid continuation byte at byte 55)" in _said(result)
+
+
+@pytest.mark.parametrize("command", ["check", "bench", "tune"])
+def test_a_kernel_run_by_another_command_warns_of_its_header_as_build_does(tmp_path: Path, command: str,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """check, bench and tune build a --kernel in a child or a worker, whose output is read only when it fails:
+    they said nothing of a header that is not UTF-8, where build warns. The warning comes before the build
+    (here before "no GPU", or tune's own reading of the kernel), once."""
+    (tmp_path / "k.cuh").write_bytes(LATIN_1_HEADER)
+    (tmp_path / "k.cu").write_text('// nvfp4ctl: no-tensor-op\n#include "k.cuh"\n__global__ void k(float* p) { p[0] = TILE; }\n')
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "400")
+    monkeypatch.setattr("nvfp4ctl.runner.gpu.gpu_present", lambda: False)  # no kernel is built or run, GPU or not
+    monkeypatch.setattr("nvfp4ctl.commands.check.gpu_present", lambda: False)
+    said = _said(runner.invoke(app, [command, "--kernel", "k.cu"]))
+    assert f"warning: {HEADER_WARNING}" in said and said.count("NV004") == 1, said

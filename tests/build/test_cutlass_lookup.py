@@ -257,9 +257,10 @@ def test_tune_of_a_cutlass_kernel_looks_cutlass_up_once(machine: dict[str, Path]
     monkeypatch.setenv("CUTLASS_PATH", str(machine["missing"]))
     lookups: list[None] = []
     reads: list[Path] = []
-    look_up, read_inputs = toolchain.look_up_cutlass, sources.build_inputs
+    look_up, read_inputs = toolchain.look_up_cutlass, sources._build_inputs
     monkeypatch.setattr(toolchain, "look_up_cutlass", lambda *args: lookups.append(None) or look_up(*args))
-    monkeypatch.setattr(sources, "build_inputs", lambda path, *args: reads.append(path) or read_inputs(path, *args))
+    # the inputs worked out: the not-UTF-8 warnings ask for them too, within the same reads
+    monkeypatch.setattr(sources, "_build_inputs", lambda path, *args: reads.append(path) or read_inputs(path, *args))
     task = parse_task('tests:\n  - {"m": 128, "n": 256, "k": 256, "l": 1, "seed": 1111}\n')
     assert resolve_kernel(CUTLASS_KERNEL, task, has_gpu=False).path == CUTLASS_KERNEL.resolve()
     assert _said_once(capsys.readouterr().err, machine["missing"])

@@ -310,6 +310,7 @@ def test_a_kernels_problem_is_read_once_per_command_and_afresh_by_the_next(monke
     """check and bench choose the task by a --kernel's problem (task_for_kernel), then resolve the target:
     the kernel and its headers are read once; the next command, after the user edited the kernel, reads
     it again."""
+    from nvfp4ctl.build.read_once import reading_once
     from nvfp4ctl.task import load_task
     from nvfp4ctl.workspace import reset
 
@@ -329,8 +330,9 @@ def test_a_kernels_problem_is_read_once_per_command_and_afresh_by_the_next(monke
 
     def one_command() -> str:  # what check and bench do with --kernel
         reset()
-        task = targets.task_for_kernel(load_task(), Path("mine.cu"))
-        return resolve_target(None, Path("mine.cu"), task).problem
+        with reading_once():
+            task = targets.task_for_kernel(load_task(), Path("mine.cu"))
+            return resolve_target(None, Path("mine.cu"), task).problem
 
     assert one_command() == "nvfp4_gemv"
     assert reads.count(kernel) == 1 and len(reads) == len(set(reads)), reads
