@@ -47,7 +47,7 @@ class Knob:
 
 def read_knobs(header: Path) -> tuple[Knob, ...]:
     """Every knob declared in `header`, in file order. A malformed declaration is a UsageError."""
-    lines = header.read_text().splitlines()
+    lines = header.read_text(errors="replace").splitlines()  # as the build reads it: a latin-1 comment is no knob
     knobs: list[Knob] = []
     first_line: dict[str, int] = {}
     for index, text in enumerate(lines):

@@ -142,3 +142,15 @@ def test_a_kernel_run_by_another_command_warns_of_its_header_as_build_does(tmp_p
     monkeypatch.setattr("nvfp4ctl.commands.check.gpu_present", lambda: False)
     said = _said(runner.invoke(app, [command, "--kernel", "k.cu"]))
     assert f"warning: {HEADER_WARNING}" in said and said.count("NV004") == 1, said
+
+
+def test_tune_reads_the_knobs_of_a_kernel_whose_header_is_not_utf8(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """tune's search for knobs read each header as UTF-8 and stopped on a latin-1 comment with a traceback."""
+    (tmp_path / "k.cuh").write_bytes(LATIN_1_HEADER)
+    (tmp_path / "k.cu").write_text('// nvfp4ctl: no-tensor-op\n#include "k.cuh"\n__global__ void k(float* p) { p[0] = TILE; }\n')
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "400")
+    monkeypatch.setattr("nvfp4ctl.runner.gpu.gpu_present", lambda: False)
+    result = runner.invoke(app, ["tune", "--kernel", "k.cu"])
+    assert result.exit_code == 2 and "k.cu: declares no knobs" in _said(result), result.output
