@@ -20,8 +20,8 @@ from pathlib import Path
 from nvfp4ctl.atomic_file import ReadOnlyTarget, made_read_only, write_text_atomic
 from nvfp4ctl.build import flags, toolchain
 from nvfp4ctl.preprocessor import Include, live_code, quoted_includes
-from nvfp4ctl.build.sources import (BuildInputs, build_inputs, checked_source, abi_functions, common_dir, find_header,
-                                    kernel_problem, resolve_arch, source_marks)
+from nvfp4ctl.build.sources import (ARCH_LINE, BuildInputs, build_inputs, checked_source, abi_functions, common_dir,
+                                    find_header, kernel_problem, resolve_arch, source_marks)
 from nvfp4ctl.errors import UsageError, os_reason
 from nvfp4ctl.preamble import past_preamble
 from nvfp4ctl.runlog import file_digest
@@ -149,9 +149,6 @@ def _refuse_forbidden_word(path: Path) -> None:
         )
 
 
-_ARCH_LINE = re.compile(r"^(?P<mark>[ \t]*//[ \t]*nvfp4ctl:[ \t]*arch[ \t]*=[ \t]*)(?P<arch>sm_\w+)(?P<rest>.*)$", re.M)
-
-
 def _arch_lines_for(cuda_source: str, arch: str) -> str:
     """The source with each `// nvfp4ctl: arch=` line naming the arch it is exported for: a kernel that says
     sm_90a exported with --arch sm_100a is compiled for sm_100a (CUDA_FLAGS), and its text says so too."""
@@ -160,7 +157,7 @@ def _arch_lines_for(cuda_source: str, arch: str) -> str:
             return line[0]
         return f"{line['mark']}{arch}{line['rest']} (exported with --arch {arch}; the kernel's own line says {line['arch']})"
 
-    return _ARCH_LINE.sub(exported_for, cuda_source)
+    return ARCH_LINE.sub(exported_for, cuda_source)
 
 
 def _python_string(text: str) -> str:

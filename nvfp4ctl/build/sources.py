@@ -20,7 +20,9 @@ ARCHES = ("sm_90a", "sm_100a")
 FOLDER_ARCH = {"sm90": "sm_90a", "sm100": "sm_100a"}
 BINDING_NAME = "torch_binding.cpp"
 
-_DECLARED_ARCH = re.compile(r"nvfp4ctl:\s*arch\s*=\s*(sm_\w+)")
+# a `// nvfp4ctl: arch=sm_90a` comment line of its own: a string or a message quoting the mark declares nothing.
+# export rewrites the same lines (mark, arch, rest) for the arch it exports for
+ARCH_LINE = re.compile(r"^(?P<mark>[ \t]*//[ \t]*nvfp4ctl:[ \t]*arch[ \t]*=[ \t]*)(?P<arch>sm_\w+)(?P<rest>.*)$", re.M)
 
 
 def common_dir() -> Path:
@@ -111,9 +113,9 @@ def written_for(source: Path) -> tuple[str, str] | None:
 
 def _declared_arch(source: Path) -> tuple[str, bool] | None:
     """(declared_arch, whether the file's own line declares it rather than its folder), from one read."""
-    match = _DECLARED_ARCH.search(source.read_text(errors="replace"))
+    match = ARCH_LINE.search(source.read_text(errors="replace"))
     if match:
-        return _checked_arch(match.group(1), f"{display_path(source)}: declared arch"), True
+        return _checked_arch(match["arch"], f"{display_path(source)}: declared arch"), True
     folder = FOLDER_ARCH.get(source.parent.name)
     return (folder, False) if folder is not None else None
 

@@ -29,6 +29,19 @@ def test_a_declaration_in_the_file_wins_over_the_folder(tmp_path: Path) -> None:
     assert sources.declared_arch(HGMMA_PROBE) == "sm_90a"
 
 
+@pytest.mark.parametrize("text", ['const char* s = "nvfp4ctl: arch=sm_100a";\n',
+                                  'int tile = 128;  // nvfp4ctl: arch=sm_100a\n',
+                                  'printf("see // nvfp4ctl: arch=sm_100a");\n'])
+def test_a_mark_outside_a_comment_line_of_its_own_declares_nothing(tmp_path: Path, text: str) -> None:
+    """The mark was matched anywhere in the text: a string quoting it declared the kernel's arch."""
+    assert sources.declared_arch(_kernel(tmp_path, "sm90", text)) == "sm_90a"
+    assert sources.declared_arch(_kernel(tmp_path, "mine", text)) is None
+
+
+def test_a_comment_line_declares_whatever_its_indent_and_spacing(tmp_path: Path) -> None:
+    assert sources.declared_arch(_kernel(tmp_path, "mine", "int x;\n  //nvfp4ctl:arch = sm_100a\n")) == "sm_100a"
+
+
 def test_a_bad_declaration_or_no_arch_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="sm_80"):
         sources.declared_arch(_kernel(tmp_path, "x", "// nvfp4ctl: arch=sm_80\n"))
