@@ -22,6 +22,9 @@ class FunctionUsage:
     stack_bytes: int = 0
     spill_stores: int = 0
     spill_loads: int = 0
+    # the arch ptxas compiled these figures for ("" in a report cached before it was recorded): a unit of
+    # several -gencode has a FunctionUsage per arch for each function
+    arch: str = ""
 
 
 @dataclass(frozen=True)
@@ -116,8 +119,9 @@ class BuildReport:
             # named as the tables name them (-v's, build submission.py's, tune's): spill_kernel, not
             # ptxas's _Z12spill_kernelPKfP6__halfi
             names = readable_names([f.name for f in self.functions])
+            per_arch = len({f.arch for f in self.functions}) > 1  # a unit of several archs: each arch's spills
             spilled = ", ".join(
-                f"{name} ({f.spill_stores} B stores, {f.spill_loads} B loads)"
+                f"{name}{f' on {f.arch}' if per_arch else ''} ({f.spill_stores} B stores, {f.spill_loads} B loads)"
                 for name, f in zip(names, self.functions)
                 if f.spill_stores or f.spill_loads
             )

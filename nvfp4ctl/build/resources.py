@@ -13,7 +13,8 @@ from nvfp4ctl.build import toolchain
 from nvfp4ctl.build.report import FunctionUsage, TensorOpCheck
 from nvfp4ctl.errors import FailuresFound
 
-_ENTRY = re.compile(r"ptxas info\s*: Compiling entry function '([^']+)'")
+_ENTRY = re.compile(r"ptxas info\s*: Compiling entry function '([^']+)'(?: for '(\w+)')?")
+_GMEM = re.compile(r"ptxas info\s*: \d+ bytes gmem")  # the first line of each arch's ptxas run
 _PROPERTIES = re.compile(r"ptxas info\s*: Function properties for (\S+)")
 _FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 _USED = re.compile(r"ptxas info\s*: Used (\d+) registers(.*)")
@@ -32,16 +33,29 @@ _SASS_OPCODE = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z
 
 
 def parse_ptxas(log: str) -> tuple[FunctionUsage, ...]:
-    """Per function: registers and static smem (entries only), stack frame, spill bytes."""
-    usage: dict[str, dict[str, int | bool | str]] = {}
-    entries: set[str] = set()
-    current: str | None = None
+    """Per function and arch: registers and static smem (entries only), stack frame, spill bytes. An nvcc run of
+    several -gencode runs ptxas once per arch, each naming its arch on its entry lines: each arch's figures are
+    kept apart, where one arch's overwrote the other's."""
+    # keyed by (ptxas run, function) until the runs' archs are known: a helper's properties may come before
+    # the first entry line of its run, which names the arch
+    usage: dict[tuple[int, str], dict[str, int]] = {}
+    entries: set[tuple[int, str]] = set()
+    run_arch: dict[int, str] = {}
+    run = 0
+    current: tuple[int, str] | None = None
     for line in log.splitlines():
-        if match := _ENTRY.search(line):
-            entries.add(match.group(1))
-            current = match.group(1)
+        if _GMEM.search(line):
+            if current is not None:  # the next arch's run (the first run's own line starts nothing)
+                run, current = run + 1, None
+        elif match := _ENTRY.search(line):
+            name, arch = match.group(1), match.group(2) or ""
+            if arch and run_arch.setdefault(run, arch) != arch:  # another arch with no gmem line between
+                run += 1
+                run_arch[run] = arch
+            current = (run, name)
+            entries.add(current)
         elif match := _PROPERTIES.search(line):
-            current = match.group(1)
+            current = (run, match.group(1))
         elif (match := _FRAME.search(line)) and current is not None:
             stack, stores, loads = map(int, match.groups())
             usage.setdefault(current, {}).update(stack_bytes=stack, spill_stores=stores, spill_loads=loads)
@@ -50,8 +64,15 @@ def parse_ptxas(log: str) -> tuple[FunctionUsage, ...]:
             usage.setdefault(current, {}).update(
                 registers=int(match.group(1)), shared_bytes=int(smem.group(1)) if smem else 0
             )
-    names = list(dict.fromkeys([*usage, *entries]))
-    return tuple(FunctionUsage(name=n, entry=n in entries, **usage.get(n, {})) for n in names)  # type: ignore[arg-type]
+    merged: dict[tuple[str, str], dict[str, int]] = {}  # (arch, function): two runs of one arch are one
+    entry_keys: set[tuple[str, str]] = set()
+    for key in [*usage, *(key for key in entries if key not in usage)]:
+        arch_key = (run_arch.get(key[0], ""), key[1])
+        merged.setdefault(arch_key, {}).update(usage.get(key, {}))
+        if key in entries:
+            entry_keys.add(arch_key)
+    return tuple(FunctionUsage(name=name, entry=(arch, name) in entry_keys, arch=arch, **figures)
+                 for (arch, name), figures in merged.items())
 
 
 def tensor_ops(sass: str) -> tuple[str, ...]:

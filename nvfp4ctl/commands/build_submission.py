@@ -37,6 +37,13 @@ PTX_ALONE = "PTX alone, not checked"
 HEADERS = ["unit: kernel", "regs", "static smem", "stack", "spills", "tensor op", "time (this run)", "cache"]
 
 
+def _one_archs_figures(entry: Path) -> str:
+    """The note of a unit of several archs whose report was cached before each arch's ptxas figures were kept
+    apart: its figures are one arch's, and which one is not recorded."""
+    return (f"regs, static smem, stack and spills are one of its archs', which its cache entry does not name;"
+            f" remove {entry} to build it again and read each arch's")
+
+
 def _op_text(tensor_op) -> Text:
     if tensor_op.ptx_alone:
         return Text(PTX_ALONE)
@@ -61,12 +68,16 @@ def _ops_text(report) -> Text:
 
 
 def _kernel_rows(name: str, functions, tensor_op: Text, seconds: float, cache: str) -> list[list[object]]:
+    """A row per kernel; for a unit of several archs (-gencode each), a row per kernel and arch, the arch
+    named beside the kernel: ptxas gives each arch its own registers, shared memory and spills."""
     kernels = [f for f in functions if f.entry] or [None]
     names = readable_names([f.name for f in kernels if f])
+    per_arch = len({f.arch for f in kernels if f}) > 1
     rows = []
     for index, f in enumerate(kernels):
         spills = (f.spill_stores + f.spill_loads) if f else 0
-        rows.append([f"{name}: {names[index] if f else '-'}",
+        kernel = (f"{names[index]} ({f.arch})" if per_arch else names[index]) if f else "-"
+        rows.append([f"{name}: {kernel}",
                      f.registers if f else "-", byte_size(f.shared_bytes) if f else "-", byte_size(f.stack_bytes) if f else "-",
                      spills_text(spills) if f else "-",
                      tensor_op if index == 0 else "", f"{seconds:.1f} s" if index == 0 else "",
@@ -284,6 +295,8 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
                     notes.append(f"{built.unit}: {not_needed_note(report, problem.name())}")
                 rows.extend(_kernel_rows(built.unit, report.functions, _ops_text(report), built.seconds,
                                          "hit" if built.cached else "built"))
+                if report.other_arches and not any(f.arch for f in report.functions):
+                    notes.append(f"{built.unit}: {_one_archs_figures(report.entry)}")
                 spilled += report.spill_bytes
                 tensor_ops.extend(_op_word(check) for _, check in report.arch_checks)
                 failures.extend(f"{extension.name}: {problem}" for problem in report.problems())

@@ -137,3 +137,46 @@ def test_cutlass_instantiations_read_apart() -> None:
         "cutlass::device_kernel<GemmUniversal<tuple<…>, CollectiveMma<MainloopSm100TmaUmmaWarpSpecializedBlockScaled<5, …>, …>, …>>",
         "cutlass::device_kernel<GemmUniversal<tuple<…>, CollectiveMma<MainloopSm100TmaUmmaWarpSpecializedBlockScaled<4, …>, …>, …>>",
     ]
+
+
+# `ptxas -v` of one nvcc run with -gencode for sm_90a and sm_100a: a run per arch, each its own figures
+TWO_ARCH_LOG = """\
+ptxas info    : 0 bytes gmem
+ptxas info    : Function properties for _Z6helperv
+    16 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Compiling entry function '_Z1kv' for 'sm_90a'
+ptxas info    : Function properties for _Z1kv
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 90 registers, used 1 barriers, 2048 bytes smem, 352 bytes cmem[0]
+ptxas info    : 0 bytes gmem
+ptxas info    : Function properties for _Z6helperv
+    8 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Compiling entry function '_Z1kv' for 'sm_100a'
+ptxas info    : Function properties for _Z1kv
+    8 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads
+ptxas info    : Used 128 registers, used 1 barriers, 4096 bytes smem, 896 bytes cmem[0]
+"""
+
+
+def test_each_arch_of_one_nvcc_run_keeps_its_own_figures() -> None:
+    """The sm_100a run's figures overwrote the sm_90a run's under one name: a unit of two archs showed one
+    arch's registers and spills, without saying which."""
+    functions = parse_ptxas(TWO_ARCH_LOG)
+    figures = [(f.arch, f.name, f.entry, f.registers, f.shared_bytes, f.stack_bytes, f.spill_stores) for f in functions]
+    assert figures == [("sm_90a", "_Z6helperv", False, 0, 0, 16, 0), ("sm_90a", "_Z1kv", True, 90, 2048, 0, 0),
+                       ("sm_100a", "_Z6helperv", False, 0, 0, 8, 0), ("sm_100a", "_Z1kv", True, 128, 4096, 8, 4)]
+
+
+def test_a_log_of_one_arch_names_it_on_every_function() -> None:
+    assert {f.arch for f in parse_ptxas(PTXAS_LOG)} == {"sm_90a"}
+
+
+def test_the_spill_problem_of_a_unit_of_two_archs_names_the_arch_that_spills() -> None:
+    from pathlib import Path
+
+    from nvfp4ctl.build.report import BuildReport, TensorOpCheck
+
+    report = BuildReport(source=Path("g.cu"), arch="sm_90a", key="k", entry=Path("."), module_name=None,
+                         functions=parse_ptxas(TWO_ARCH_LOG), compile_s=1.0,
+                         tensor_op=TensorOpCheck(expected="-", found=(), match=None, checked=True))
+    assert report.problems()[0] == "register spills in k on sm_100a (4 B stores, 4 B loads)"

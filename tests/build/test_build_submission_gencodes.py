@@ -113,3 +113,41 @@ def test_ptx_alone_and_sass_of_one_arch_are_keyed_apart(submission: Path, ptx: s
         [(name, unit_code, path)] = submission_build._units(sources, extension)
         submission_build._unit_key(sources, extension, "sm_90a", name, unit_code, path)
     assert keyed == [("sm_90a", "compute_100a"), ("sm_90a", "sm_100a")]
+
+
+PTXAS_OF_BOTH = """\
+ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function '_Z1kv' for 'sm_90a'
+ptxas info    : Function properties for _Z1kv
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 90 registers, used 1 barriers, 2048 bytes smem, 352 bytes cmem[0]
+ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function '_Z1kv' for 'sm_100a'
+ptxas info    : Function properties for _Z1kv
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 128 registers, used 1 barriers, 4096 bytes smem, 896 bytes cmem[0]
+"""
+
+
+def test_a_unit_of_several_gencodes_shows_each_archs_figures(submission: Path, compiles: list[str],
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The unit's row gave 128 regs, the sm_100a run's, with nothing saying so, and the sm_90a kernel's 90 were
+    lost: a row per arch now, the arch beside the kernel."""
+    monkeypatch.setattr(submission_build.resources, "parse_ptxas",
+                        lambda log, parse=submission_build.resources.parse_ptxas: parse(PTXAS_OF_BOTH))
+    result = runner.invoke(app, ["build", str(submission)])
+    rows = [" ".join(line.replace("│", " ").split()) for line in result.output.splitlines() if " k (sm_" in line]
+    assert len(rows) == 2, result.output
+    assert rows[0].startswith("g.cu (sm_90a, sm_100a): k (sm_90a) 90 2.0 KiB"), rows
+    assert rows[1].startswith("g.cu (sm_90a, sm_100a): k (sm_100a) 128 4.0 KiB"), rows
+
+
+def test_a_cached_unit_of_several_gencodes_without_each_archs_figures_says_so(submission: Path, compiles: list[str],
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A report cached when one arch's figures overwrote the other's cannot tell whose they are: a note says so."""
+    from nvfp4ctl.build.report import FunctionUsage
+
+    monkeypatch.setattr(submission_build.resources, "parse_ptxas", lambda log: (FunctionUsage("_Z1kv", True, 128),))
+    said = " ".join(runner.invoke(app, ["build", str(submission)]).output.split())
+    assert "note: g.cu (sm_90a, sm_100a): regs, static smem, stack and spills are one of its archs', which its cache" \
+           " entry does not name; remove " in said, said
