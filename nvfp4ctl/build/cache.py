@@ -1,7 +1,8 @@
 """The build cache: one folder per content key, landed whole by a directory rename.
 
 key = sha256 of the bytes of the kernel, the local headers it includes and the torch binding, the
-code flags, any extra `-D` defines (a tune candidate's knobs), the nvcc banner, torch's version, the Python ABI, the arch, the build mode and (when
+code flags, any extra `-D` defines (a tune candidate's knobs), the compiler's environment variables
+(flags.CODE_CHANGING_ENV, where set), the nvcc banner, torch's version, the Python ABI, the arch, the build mode and (when
 used) the CUTLASS wheel version. A lookup reads files only and imports nothing heavy, so an
 unchanged rebuild never starts ninja. Builders of one key serialize on a file lock; readers need
 no lock because an entry appears complete or not at all.
@@ -53,6 +54,8 @@ def cache_key(inputs: BuildInputs, arch: str, mode: str, defines: tuple[str, ...
     }
     if defines:  # only when given, so the keys of plain builds stay what they were
         material["defines"] = list(defines)
+    if environment := flags.code_changing_env():  # likewise only when set
+        material["environment"] = environment
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from nvfp4ctl.build import toolchain
@@ -19,6 +20,18 @@ BASE_CUDA_FLAGS = ("-O3", "-std=c++17", "--expt-relaxed-constexpr", "-lineinfo")
 # 0.1 µs of -O3 and compiles as fast as -O0, 4 s sooner than -O3, and a small kernel's build waits for
 # its binding (benchmarks/binding_levels.py; docs/sm90_performance.md "Host cost per call").
 BINDING_CFLAGS = ("-O1",)
+
+# Environment variables the compile reads that change the code it makes, so part of every cache key: nvcc
+# adds NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS to its command line and takes its host compiler from
+# NVCC_CCBIN (nvcc --help, "Environment variables"); torch's cpp_extension passes CC to nvcc as -ccbin,
+# compiles the binding with CXX and runs PYTORCH_NVCC in place of nvcc.
+CODE_CHANGING_ENV = ("NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "NVCC_CCBIN", "CC", "CXX", "PYTORCH_NVCC")
+
+
+def code_changing_env() -> dict[str, str]:
+    """The CODE_CHANGING_ENV variables set now, with their values; empty where none is (the usual case)."""
+    return {name: os.environ[name] for name in CODE_CHANGING_ENV if os.environ.get(name)}
+
 
 # ptxas prints registers, shared memory, stack frame and spills per function; the code is unchanged.
 REPORT_FLAGS = ("-Xptxas", "-v")

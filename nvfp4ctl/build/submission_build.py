@@ -181,7 +181,7 @@ def _key(code: str, extension: Extension, arches: tuple[str, ...], unit: Path | 
     -isystem folders, which nvcc searches after every -I one; a CUTLASS checkout among them, or the
     machine's, by its headers' sizes and times), the extension's name (torch's
     -DTORCH_EXTENSION_NAME), its flags and include folders, a load() file's own folder, the command's
-    layout, every arch the nvcc run compiles (one arch as a str, as keys were before several were checked) and
+    layout, the compiler's environment variables (flags.CODE_CHANGING_ENV), every arch the nvcc run compiles (one arch as a str, as keys were before several were checked) and
     the toolchain (torch's version stands for the flags it adds, the C++ standard
     among them; a build with the fallback flags, where torch's could not be read, is keyed apart by
     _build_unit). Not the submission's file name: a copy of submission.py whose CUDA is the same builds
@@ -198,6 +198,8 @@ def _key(code: str, extension: Extension, arches: tuple[str, ...], unit: Path | 
                 "unit_folder": str(unit.parent) if unit is not None else None, "layout": COMMAND_LAYOUT,
                 "nvcc": toolchain.nvcc_version(), "torch": [torch.version, torch.cuda], "python": toolchain.python_abi(),
                 "cutlass": cutlass, "sass_tools": toolchain.sass_tools() is not None}
+    if environment := flags.code_changing_env():  # only when set, so the usual keys stay what they were
+        material["environment"] = environment
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 

@@ -61,6 +61,30 @@ def test_key_follows_the_binding_flags(project: Path, monkeypatch: pytest.Monkey
     assert _key(project) != first  # an entry built with the binding at another level is not reused
 
 
+@pytest.mark.parametrize("name", flags.CODE_CHANGING_ENV)
+def test_key_follows_the_compilers_environment(project: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    for each in flags.CODE_CHANGING_ENV:
+        monkeypatch.delenv(each, raising=False)
+    plain = _key(project)
+    monkeypatch.setenv(name, "-maxrregcount=24")
+    limited = _key(project)
+    assert limited != plain  # a build with 24 registers is not the plain build's entry
+    monkeypatch.setenv(name, "")
+    assert _key(project) == plain  # set but empty is not set: nvcc adds nothing
+
+
+def test_submission_key_follows_the_compilers_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from nvfp4ctl.build import submission_build
+    from nvfp4ctl.build.submission_sources import Extension
+
+    for each in flags.CODE_CHANGING_ENV:
+        monkeypatch.delenv(each, raising=False)
+    extension = Extension(call="load_inline", name="k", line=1)
+    plain = submission_build._key("__global__ void k() {}", extension, ("sm_90a",))
+    monkeypatch.setenv("NVCC_APPEND_FLAGS", "-maxrregcount=24")
+    assert submission_build._key("__global__ void k() {}", extension, ("sm_90a",)) != plain
+
+
 def _ended_pid() -> int:
     """A pid no process holds: one above the kernel's pid_max, which is never handed out, so no process started
     while the test runs can take it, as one that merely ended could be."""
