@@ -64,7 +64,7 @@ def write_bytes_atomic(path: Path, data: bytes, *, keep_read_only: bool = False,
     try:
         with os.fdopen(handle, "wb") as out:
             out.write(data)
-        os.chmod(staging, stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o666 & ~_umask())
+        os.chmod(staging, stat.S_IMODE(path.stat().st_mode) if path.exists() else under_umask(0o666))
         if before_replace is not None:
             before_replace()
         os.replace(staging, path)
@@ -74,7 +74,10 @@ def write_bytes_atomic(path: Path, data: bytes, *, keep_read_only: bool = False,
         raise
 
 
-def _umask() -> int:
+def under_umask(mode: int) -> int:
+    """`mode` less the process's umask: what a new file or folder of nvfp4ctl's gets, as open() and mkdir()
+    would give it (a shared cache's umask 002 leaves the group's write bit), where a call that makes it
+    private (mkstemp, mkdtemp) or takes a fixed mode does not."""
     mask = os.umask(0)
     os.umask(mask)
-    return mask
+    return mode & ~mask

@@ -551,12 +551,18 @@ def _cache_folder_error(error: OSError) -> NvfpError | None:
     from nvfp4ctl.project import cache_root
 
     root = cache_root()
-    hit = Path(str(error.filename)) if error.filename else None
+    hit = Path(os.path.abspath(str(error.filename))) if error.filename else None
     if hit is None or not hit.is_relative_to(root):
         return None
-    if root.is_dir() and os.access(root, os.W_OK | os.X_OK):
-        return None  # the folder is fine: a full disk or a lost build file is a real failure, shown as one
     setting = f" ({Env.CACHE})" if env_str(Env.CACHE) else ""
+    if root.is_dir() and os.access(root, os.W_OK | os.X_OK):
+        if not isinstance(error, PermissionError):
+            return None  # the folder is fine: a full disk or a lost build file is a real failure, shown as one
+        # a part of a shared cache that another user made and the group may not write (locks/, tmp/, a
+        # lock file, an entry): the path that refused, and the fix for it
+        return UsageError(f"cannot use the cache folder {root}{setting}: {hit}: {error.strerror or error};"
+                          f" ask its owner to make it group-writable (chmod -R g+w), or point {Env.CACHE}"
+                          " at a folder of your own")
     return UsageError(f"cannot use the cache folder {root}{setting}: {os_reason(error, root)};"
                       f" point {Env.CACHE} at a writable folder")
 

@@ -10,6 +10,7 @@ no lock because an entry appears complete or not at all.
 
 from __future__ import annotations
 
+import errno
 import glob
 import hashlib
 import json
@@ -25,6 +26,7 @@ from pathlib import Path
 
 from filelock import FileLock
 
+from nvfp4ctl.atomic_file import under_umask
 from nvfp4ctl.build import flags, toolchain
 from nvfp4ctl.build.sources import BuildInputs
 from nvfp4ctl.build.submission_headers import machine_cutlass_key
@@ -67,7 +69,8 @@ def entry_dir(source: Path, arch: str, key: str) -> Path:
 def locked(entry: Path) -> Iterator[None]:
     locks = cache_root() / "locks"
     locks.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(locks / f"{entry.name}.lock"), timeout=LOCK_TIMEOUT_S):
+    # the umask's mode, not filelock's 644: in a group's shared cache (umask 002) the next member opens it too
+    with FileLock(str(locks / f"{entry.name}.lock"), timeout=LOCK_TIMEOUT_S, mode=under_umask(0o666)):
         yield
 
 
@@ -160,6 +163,11 @@ def _maker(pid: int) -> str:
 
 
 def land(folder: Path, entry: Path) -> None:
+    """Moves `folder` into place as `entry`. PermissionError naming `entry` where an entry already there
+    cannot be removed (another user's, in a shared cache whose folders the group may not write): the
+    rename would fail with "Directory not empty", which names no cause."""
     if entry.exists():  # left by a run that did not hold the lock (older format, manual copy)
         shutil.rmtree(entry, ignore_errors=True)
+        if os.path.lexists(entry):
+            raise PermissionError(errno.EACCES, "an entry already there cannot be replaced", str(entry))
     os.rename(folder, entry)
