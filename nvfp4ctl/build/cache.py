@@ -89,7 +89,9 @@ def staging(entry: Path) -> Iterator[Path]:
         _swept.add(scratch)
         remove_abandoned_staging(scratch)
     folder = Path(tempfile.mkdtemp(prefix=f"{entry.name}{_maker(os.getpid())}", dir=scratch))
-    folder.chmod(0o755)  # mkdtemp makes it private; the entry it becomes is an ordinary cache folder
+    # mkdtemp makes it private; the entry it becomes is an ordinary folder, as mkdir would make it (under a
+    # shared cache's umask 002 the group may clear or replace it)
+    folder.chmod(under_umask(0o777))
     try:
         yield folder
     finally:

@@ -193,3 +193,20 @@ def test_a_kernel_named_through_a_link_has_the_build_of_the_file_it_names(projec
     (entry / REPORT_FILE).write_text("{}")
     assert builder.has_build(link, "sm_90a") is True
     assert builder.has_build(project / "sm90" / "k.h", "sm_90a") is None  # no kernel source: the build says why
+
+
+@pytest.mark.parametrize(("umask", "expected"), [(0o002, 0o775), (0o022, 0o755), (0o077, 0o700)])
+def test_an_entry_folder_follows_the_umask(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, umask: int,
+                                            expected: int) -> None:
+    import os
+
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path))
+    entry = tmp_path / "k-sm_90a-0123"
+    before = os.umask(umask)
+    try:
+        with cache.staging(entry) as folder:
+            cache.land(folder, entry)
+    finally:
+        os.umask(before)
+    # a shared cache's group (umask 002) may clear or replace it, as it may the files in it
+    assert entry.stat().st_mode & 0o777 == expected
