@@ -62,6 +62,8 @@ def _record(outcome: Outcome, command: str) -> Outcome:
         get_console().warn(f"run log not written to {memory}: {error}")
     except OSError as error:  # a folder that cannot be made, a read-only one, a folder named as the file
         named, hint = (f" ({Env.MEMORY})", "") if env_str(Env.MEMORY) else ("", f"; set {Env.MEMORY}")
+        if isinstance(error, runlog.NoLockFolder):  # another run log's path takes its lock in the same places
+            hint = f"; point {Env.CACHE} at a folder you can write"
         get_console().warn(f"run log not written to {memory}{named}: {os_reason(error, memory)}{hint}")
     except Exception as error:  # the log must never turn a result into a failure
         get_console().warn(f"run log not written: {error}")

@@ -7,7 +7,7 @@ written into the file itself, or a copy moved over it while it is still the one 
 
 from __future__ import annotations
 
-from nvfp4ctl.runlog.appending import (LOCK_TIMEOUT_S, PREAMBLE, ReadOnlyRunLog, append, lock_path,
+from nvfp4ctl.runlog.appending import (LOCK_TIMEOUT_S, PREAMBLE, NoLockFolder, ReadOnlyRunLog, append, lock_path,
                                        not_a_run_log)
 from nvfp4ctl.runlog.entry import (CPU_DEVICE_LABEL, LOG_RELATIVE, SEPARATOR, RunEntry, command_name,
                                    describe_target, detect_gpu, file_digest, git_state, log_folder_of, logged_path,
@@ -21,7 +21,7 @@ from nvfp4ctl.runlog.reading import (NumberedRuns, RunLogBytes, RunsBelowTheLog,
 from nvfp4ctl.runlog.section import HEADING
 
 __all__ = [
-    "CPU_DEVICE_LABEL", "HEADING", "LOCK_TIMEOUT_S", "LOG_RELATIVE", "MARKDOWN_SUFFIXES", "PREAMBLE", "SEPARATOR",
+    "CPU_DEVICE_LABEL", "HEADING", "NoLockFolder", "LOCK_TIMEOUT_S", "LOG_RELATIVE", "MARKDOWN_SUFFIXES", "PREAMBLE", "SEPARATOR",
     "ChangedWhileWritten",
     "NumberedRuns", "ReadOnlyRunLog", "RunEntry", "RunLogBytes", "RunsBelowTheLog", "UndecodableRunLog", "append",
     "command_name", "describe_target", "detect_gpu", "file_digest", "file_in_the_way", "git_state", "lock_path",

@@ -45,19 +45,34 @@ class ReadOnlyRunLog(Exception):
 
 def lock_path(memory: Path, kind: str = "runlog") -> Path:
     """The lock lives in nvfp4ctl's cache, not beside MEMORY.md: the user's folder gets no stray file.
-    A cache folder that cannot be made (NVFP4CTL_CACHE naming a file) must not cost the log its line:
-    the system's temporary folder holds the lock then. `kind` names what the lock guards (tune's
-    dispatch table locks `path` the same way)."""
+    A cache whose lock cannot be made there (NVFP4CTL_CACHE naming a file; a shared cache's locks/ that
+    another user made and this one may not write, or their lock file of mode 644) must not cost the log
+    its line: the system's temporary folder holds the lock then. `kind` names what the lock guards
+    (tune's dispatch table locks `path` the same way)."""
     key = hashlib.sha256(str(memory.resolve()).encode()).hexdigest()[:16]
     # per user, private: a shared temporary folder made by someone else would refuse this user's lock
     fallback = Path(tempfile.gettempdir()) / f"nvfp4ctl-locks-{os.getuid()}"
     for folder, mode in ((cache_root() / "locks", 0o777), (fallback, 0o700)):
+        lock = folder / f"{kind}-{key}.lock"
         try:
             folder.mkdir(mode=mode, parents=True, exist_ok=True)
+            _open_lock_file(lock)
         except OSError:
             continue
-        return folder / f"{kind}-{key}.lock"
-    raise OSError(f"no folder for the run log's lock ({cache_root() / 'locks'}, {tempfile.gettempdir()})")
+        return lock
+    raise NoLockFolder(f"no folder for the run log's lock ({cache_root() / 'locks'}, {fallback})")
+
+
+class NoLockFolder(OSError):
+    """Neither the cache's locks/ nor the temporary folder can hold the run log's lock: the cache setting
+    (NVFP4CTL_CACHE) is what to change, not the run log's path, whose lock it would be all the same."""
+
+
+def _open_lock_file(lock: Path) -> None:
+    """Makes `lock` (or opens it, where it is there) for writing, as filelock will; OSError where this user
+    cannot. Made with the umask's mode, not filelock's 644, so that in a group's shared cache (umask 002)
+    the next member can take it too; left in place, as filelock leaves its lock files."""
+    os.close(os.open(lock, os.O_RDWR | os.O_CREAT, 0o666))
 
 
 @contextmanager
