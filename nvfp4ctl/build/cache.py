@@ -30,6 +30,7 @@ from nvfp4ctl.atomic_file import under_umask
 from nvfp4ctl.build import flags, toolchain
 from nvfp4ctl.build.sources import BuildInputs
 from nvfp4ctl.build.submission_headers import machine_cutlass_key
+from nvfp4ctl.errors import UsageError
 from nvfp4ctl.project import cache_root
 
 CACHE_FORMAT = 2  # bump when an entry's layout changes
@@ -94,8 +95,27 @@ def staging(entry: Path) -> Iterator[Path]:
     folder.chmod(under_umask(0o777))
     try:
         yield folder
+    except Exception:
+        raise_if_removed(folder)
+        raise
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+class CacheFolderRemoved(UsageError):
+    """The staging folder vanished under the compiler (the cache emptied by hand, `rm -rf ~/.cache/nvfp4ctl`
+    while a build ran): the compiler's "cannot create ..." says nothing of the kernel."""
+
+
+def raise_if_removed(folder: Path) -> None:
+    """CacheFolderRemoved where the staging `folder` is gone; a failure in a folder still there is the
+    failure it is."""
+    if os.path.lexists(folder):
+        return
+    root = cache_root()
+    removed = root if not os.path.lexists(root) else folder
+    what = "the cache folder" if removed == root else "the build's folder in the cache"
+    raise CacheFolderRemoved(f"{what} {removed} was removed during the build; run it again")
 
 
 def remove_staging_of(pids: Iterable[int]) -> None:

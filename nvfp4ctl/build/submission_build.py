@@ -521,6 +521,7 @@ def _build_unit(sources: SubmissionSources, extension: Extension, arch: str, nam
             (folder / "build.log").write_text(" ".join(command) + "\n" + log)
             raise_if_out_of_space(returncode, log, folder)
             if returncode != 0:
+                cache.raise_if_removed(folder)  # the compiler's "cannot create" names no error of the code's
                 result.error = first_error(log, (sources.path, *(p for p in [path] if p))) or (
                     log.strip().splitlines() or ["nvcc failed"])[-1]
                 result.log = log

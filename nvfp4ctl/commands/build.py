@@ -49,6 +49,7 @@ def command(
     """Compile kernels or a submission.py into the build cache (cross-compiles without a GPU) and check their SASS."""
     from nvfp4ctl.build import CompileError, build_kernel
     from nvfp4ctl.build.builder import has_build
+    from nvfp4ctl.build.cache import CacheFolderRemoved
     from nvfp4ctl.build.compile import CompileTimeout
     from nvfp4ctl.build.read_once import reading_once
     from nvfp4ctl.build.sources import kernel_not_text_warnings
@@ -117,7 +118,7 @@ def command(
                 failures.setdefault(source.name, "compile error")
                 rows.append(_failed_row(source, target, time.perf_counter() - started, "compile error"))
             except UsageError as error:
-                if sources:  # a file the user named: their setup must change
+                if sources or isinstance(error, CacheFolderRemoved):  # the user's setup must change, not the kernel's
                     raise
                 # a project kernel this machine cannot build (the GPU machine may lack the CUTLASS wheel)
                 console.warn(f"skipped {source.name}: {error}")

@@ -99,3 +99,34 @@ def test_lock_files_follow_the_umask(tmp_path: Path, monkeypatch: pytest.MonkeyP
         os.umask(before)
     mode = (tmp_path / "locks" / f"{entry.name}.lock").stat().st_mode & 0o777
     assert mode == 0o664  # the group's next member can open it, where filelock's default was 644
+
+
+def test_a_cache_removed_during_the_compile_is_said_not_a_compile_error(shared: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from nvfp4ctl import runlog
+    from nvfp4ctl.build import compile
+
+    def removing(command, cwd, env, timeout_s=compile.BUILD_TIMEOUT_S):  # `rm -rf` of the cache meanwhile
+        shutil.rmtree(shared / "cache")
+        return 1, f"Fatal error: can't create {cwd}/k.cuda.o: No such file or directory\n"
+
+    monkeypatch.setattr(compile, "run_compiler", removing)
+    result = _build(shared)
+    assert result.exit_code == ExitCode.USAGE, result.output
+    said = flat(result.output)
+    assert (f"error: the cache folder {shared / 'cache'} was removed during the build; run it again") in said, said
+    assert "compile error" not in said
+    assert runlog.read(shared / "MEMORY.md")[-1].result.startswith("error: the cache folder")
+
+
+def test_a_staging_folder_removed_under_the_compiler_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from nvfp4ctl.build.compile import CompileError
+
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path))
+    with pytest.raises(cache.CacheFolderRemoved, match="the build's folder in the cache .* was removed during"):
+        with cache.staging(tmp_path / "k-sm_90a-0123") as folder:
+            shutil.rmtree(folder)
+            raise CompileError("can't create k.cuda.o", "")
+    with pytest.raises(CompileError):  # a failure in a folder still there is the failure it is
+        with cache.staging(tmp_path / "k-sm_90a-0123"):
+            raise CompileError("error: identifier x is undefined", "")
