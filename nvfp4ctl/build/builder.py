@@ -68,7 +68,7 @@ def _build(plan: _Plan) -> BuildReport:
     entry = plan.entry
     if (entry / REPORT_FILE).is_file():
         return BuildReport.load(entry, plan.source)
-    with cache.locked(entry):
+    with cache.locked(entry, f"{plan.source.name} ({plan.arch})"):
         if (entry / REPORT_FILE).is_file():  # another process built it while we waited
             return BuildReport.load(entry, plan.source)
         with cache.staging(entry) as folder:

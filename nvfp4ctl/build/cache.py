@@ -24,12 +24,13 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from filelock import FileLock
+from filelock import FileLock, Timeout
 
 from nvfp4ctl.atomic_file import under_umask
 from nvfp4ctl.build import flags, toolchain
 from nvfp4ctl.build.sources import BuildInputs
 from nvfp4ctl.build.submission_headers import machine_cutlass_key
+from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.project import cache_root
 
@@ -38,6 +39,9 @@ LOCK_TIMEOUT_S = 3600.0  # a CUTLASS build on 2 cores takes minutes; a second bu
 # A staging folder untouched this long is past any compile's limit (compile.BUILD_TIMEOUT_S, 30 min): a maker
 # of the same name whose pid this process cannot see (another pid namespace) is not writing to it any more.
 ABANDONED_AFTER_S = 3600.0
+# A lock held this long is another process's build of the same key, not a passing check: said once, as the
+# progress line alone looks like this build compiling
+WAIT_SAID_AFTER_S = 2.0
 
 
 def cache_key(inputs: BuildInputs, arch: str, mode: str, defines: tuple[str, ...] = ()) -> str:
@@ -67,12 +71,22 @@ def entry_dir(source: Path, arch: str, key: str) -> Path:
 
 
 @contextmanager
-def locked(entry: Path) -> Iterator[None]:
+def locked(entry: Path, building: str | None = None) -> Iterator[None]:
+    """The lock of `entry`'s key, held while it is built. Where another process holds it past
+    WAIT_SAID_AFTER_S, one line says so, naming what is built (`building`: "k.cu (sm_90a)"; else the entry)."""
     locks = cache_root() / "locks"
     locks.mkdir(parents=True, exist_ok=True)
     # the umask's mode, not filelock's 644: in a group's shared cache (umask 002) the next member opens it too
-    with FileLock(str(locks / f"{entry.name}.lock"), timeout=LOCK_TIMEOUT_S, mode=under_umask(0o666)):
+    lock = FileLock(str(locks / f"{entry.name}.lock"), timeout=LOCK_TIMEOUT_S, mode=under_umask(0o666))
+    try:
+        lock.acquire(timeout=WAIT_SAID_AFTER_S)
+    except Timeout:
+        get_console().note(f"waiting for another nvfp4ctl building {building or entry.name} in {cache_root()}")
+        lock.acquire(timeout=LOCK_TIMEOUT_S - WAIT_SAID_AFTER_S)
+    try:
         yield
+    finally:
+        lock.release()
 
 
 _swept: set[Path] = set()  # the scratch folders this process has swept: once is enough

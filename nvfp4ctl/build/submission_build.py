@@ -496,7 +496,7 @@ def _build_unit(sources: SubmissionSources, extension: Extension, arch: str, nam
         entry = _entry(name, arch, key)
         if cached():
             return result
-    with cache.locked(entry):
+    with cache.locked(entry, f"{name} ({arch})"):
         if cached():
             return result
         with cache.staging(entry) as folder:

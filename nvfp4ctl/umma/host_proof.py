@@ -72,7 +72,7 @@ def host_binary(entry: Path, name: str, compile_args: list[str], what: str) -> P
     binary = entry / name
     if binary.is_file():
         return binary
-    with cache.locked(entry):
+    with cache.locked(entry, what):
         if binary.is_file():
             return binary
         with cache.staging(entry) as folder:

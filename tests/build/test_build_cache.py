@@ -210,3 +210,32 @@ def test_an_entry_folder_follows_the_umask(tmp_path: Path, monkeypatch: pytest.M
         os.umask(before)
     # a shared cache's group (umask 002) may clear or replace it, as it may the files in it
     assert entry.stat().st_mode & 0o777 == expected
+
+
+def test_a_build_waiting_on_another_processs_lock_says_so_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+    import sys
+    import time
+
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path))
+    monkeypatch.setattr(cache, "WAIT_SAID_AFTER_S", 0.3)
+    notes: list[str] = []
+    monkeypatch.setattr(cache, "get_console", lambda: type("Notes", (), {"note": lambda self, line: notes.append(line)})())
+    entry = tmp_path / "k-sm_90a-0123"
+    (tmp_path / "locks").mkdir()
+    holder = subprocess.Popen([sys.executable, "-c", (  # another nvfp4ctl building the same key for a second
+        "import fcntl, sys, time; f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX); print(flush=True);"
+        " time.sleep(1.5)"), str(tmp_path / "locks" / f"{entry.name}.lock")], stdout=subprocess.PIPE)
+    try:
+        holder.stdout.readline()  # it holds the lock now
+        started = time.monotonic()
+        with cache.locked(entry, "k.cu (sm_90a)"):
+            waited = time.monotonic() - started
+    finally:
+        holder.wait()
+    assert waited > 0.5
+    assert notes == [f"waiting for another nvfp4ctl building k.cu (sm_90a) in {tmp_path}"]
+    notes.clear()
+    with cache.locked(entry, "k.cu (sm_90a)"):  # a lock free at once: nothing said
+        pass
+    assert notes == []

@@ -51,10 +51,10 @@ def test_another_users_lock_file_is_named_not_a_traceback(shared: Path, monkeypa
         def __init__(self, path: str, **_: object) -> None:
             self.path = path
 
-        def __enter__(self) -> None:
+        def acquire(self, **_: object) -> None:
             raise _refused(Path(self.path))
 
-        def __exit__(self, *_: object) -> None:
+        def release(self) -> None:
             return None
 
     monkeypatch.setattr(cache, "FileLock", Refusing)
