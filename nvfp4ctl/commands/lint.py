@@ -96,15 +96,38 @@ def command(
         console.detail(f"{short_path(path)}: skipped, a compiler intermediate (nvcc -keep output), not a source of yours")
     if not report.files:  # "All checks passed (0 files checked)" would read as a clean bill
         raise UsageError(_nothing_found(lint_plan.paths, len(report.not_submissions), len(report.compiler_outputs)))
+    # a named folder with nothing to lint among others is what `lint s07` alone refuses: said, and exit 2
+    empty = _holding_nothing(lint_plan.paths, report.files) if lint_plan.named else []
+    for path in empty:
+        console.warn(_nothing_found((path,), _count_under(path, report.not_submissions),
+                                    _count_under(path, report.compiler_outputs)))
     if output_format is OutputFormat.json:
-        console.json(json_render.payload(report))
+        console.json(json_render.payload(report, nothing_to_lint=empty))
     else:
         console.raw(concise.render(report))
         console.detail("checked: " + ", ".join(short_path(p) for p in report.files))
     single = report.files[0] if len(report.files) == 1 else None
-    return Outcome(result=concise.counts(report),
-                   exit_code=ExitCode.FAILURES if report.errors else ExitCode.OK,
+    result = concise.counts(report)
+    if empty:
+        result += f"; nothing to lint in {', '.join(short_path(p) for p in empty)}"
+    return Outcome(result=result,
+                   exit_code=ExitCode.USAGE if empty else ExitCode.FAILURES if report.errors else ExitCode.OK,
                    target=single, problem=_judged_problem(report, lint_plan))
+
+
+def _holding_nothing(paths: tuple[Path, ...], checked: tuple[Path, ...]) -> list[Path]:
+    """The named folders none of the checked files lies in, by name or by where it resolves (a file checked
+    once under another named folder's name, that folder a link to this one, still lies in it)."""
+    return [path for path in paths if path.is_dir() and not any(_under(path, file) for file in checked)]
+
+
+def _under(folder: Path, file: Path) -> bool:
+    return folder in file.absolute().parents or folder.absolute() in file.absolute().parents or (
+        folder.resolve() in file.resolve().parents)
+
+
+def _count_under(folder: Path, files: tuple[Path, ...]) -> int:
+    return sum(1 for file in files if _under(folder, file))
 
 
 def _warn_of_the_submission_here(lint_plan: Any) -> None:

@@ -33,6 +33,9 @@ class LintPlan:
     task_file: Path | None = None
     own_tasks: bool = False
     compiler_outputs: tuple[Path, ...] = ()  # nvcc -keep intermediates at the folder's top level: not checked
+    # the paths were named (the command line, task.yml's lint.paths): each must hold something to lint, where
+    # the defaults found in the user's folder (an empty kernels/ beside a submission) need not
+    named: bool = False
 
 
 def _load_task(path: Path | None = None) -> Any:
@@ -66,7 +69,7 @@ def plan(
     config = resolve_config(section, select, ignore, profile, benchmark_shapes(task), getattr(task, "problem", None))
     own = {"task_file": task.path if task.is_users else None, "own_tasks": task.source not in (FROM_FLAG, FROM_ENV)}
     if paths:
-        return LintPlan(tuple(paths), config, **own)
+        return LintPlan(tuple(paths), config, named=True, **own)
     if section.paths:
         # Paths the user wrote down are as explicit as paths on the command line: a typo must not
         # quietly shrink what is checked, nor read as "nothing to lint" when the folder has files.
@@ -74,7 +77,7 @@ def plan(
             if not path.exists():
                 written = path.relative_to(folder) if path.is_relative_to(folder) else path  # as in task.yml
                 raise UsageError(f"{where}: {written} does not exist")
-        return LintPlan(section.paths, config, (), folder, **own)
+        return LintPlan(section.paths, config, (), folder, named=True, **own)
     files, skipped = users_files(task, folder)
     compiler_outputs = tuple(sorted(p for p in folder.iterdir() if _top_level_source(p) and is_compiler_output(p)))
     return LintPlan(files, config, skipped, folder, **own, compiler_outputs=compiler_outputs)

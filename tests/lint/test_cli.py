@@ -79,7 +79,7 @@ def test_json_format(project: Path) -> None:
     assert result.exit_code == 1
     payload = json.loads(result.stdout)
     assert payload["summary"] == {"errors": 1, "warnings": 1, "files_checked": 3, "files_with_findings": 2,
-                                  "not_submissions": [], "compiler_outputs": []}
+                                  "not_submissions": [], "compiler_outputs": [], "nothing_to_lint": []}
     assert {d["code"] for d in payload["diagnostics"]} == {"NV201", "NV801"}
 
 
@@ -355,6 +355,35 @@ def test_a_named_folder_with_nothing_to_check_is_exit_2_saying_what_was_looked_f
     for folder in ("emptydir", "scripts"):  # -v: what was skipped, and no empty "checked: " line
         verbose = runner.invoke(app, ["-v", "lint", folder])
         assert verbose.exit_code == 2 and "checked:" not in verbose.output, verbose.output
+
+
+def test_a_named_folder_with_nothing_to_check_among_others_is_said_and_exit_2(project: Path) -> None:
+    for name, text in (("s01", CLEAN), ("s12", WARNS)):
+        (project / name).mkdir()
+        (project / name / "submission.py").write_text(text)
+    (project / "s07").mkdir()
+    (project / "s07" / "plot.py").write_text("print('a helper, not a submission')\n")
+    result = separate_streams_runner().invoke(app, ["lint", "s01", "s07", "s12"])
+    assert result.exit_code == 2, result.output  # as `lint s07` alone is
+    assert ("warning: nothing to lint in s07: no C++/CUDA source (.cu .cuh .cpp .h .hpp) and no submission (a .py"
+            " file that defines or imports custom_kernel, or is named submission*.py); not submissions: 1 .py file"
+            " (-v names them)") in result.stderr
+    assert "(2 checked;" in result.stdout  # the others are still checked and shown
+    as_json = separate_streams_runner().invoke(app, ["lint", "--format", "json", "s01", "s07", "s12"])
+    assert as_json.exit_code == 2
+    assert json.loads(as_json.stdout)["summary"]["nothing_to_lint"] == ["s07"]
+    both = runner.invoke(app, ["lint", "s01", "s12"])
+    assert both.exit_code == 0, both.output  # nothing empty: the findings decide (a warning)
+    assert "nothing to lint" not in both.output
+
+
+def test_a_folder_checked_under_another_named_folders_name_is_not_empty(project: Path) -> None:
+    (project / "s01").mkdir()
+    (project / "s01" / "submission.py").write_text(CLEAN)
+    (project / "same").symlink_to(project / "s01")
+    result = runner.invoke(app, ["lint", "s01", "same"])
+    assert result.exit_code == 0, result.output
+    assert "nothing to lint" not in result.output
 
 
 def test_bare_lint_with_nothing_to_check_points_at_the_folder_rule(project: Path) -> None:

@@ -13,7 +13,8 @@ from nvfp4ctl.lint.rules import RULES, Rule
 FORMAT_VERSION = 1
 
 
-def payload(report: LintReport, cwd: Path | None = None) -> dict[str, Any]:
+def payload(report: LintReport, cwd: Path | None = None, nothing_to_lint: Sequence[Path] = ()) -> dict[str, Any]:
+    """The report as JSON; `nothing_to_lint`: named folders that held nothing lint checks (the run exits 2)."""
     return {
         "version": FORMAT_VERSION,
         "diagnostics": [d.to_dict(display_path(d.path, cwd)) for d in report.diagnostics],
@@ -24,6 +25,7 @@ def payload(report: LintReport, cwd: Path | None = None) -> dict[str, Any]:
             "files_with_findings": report.files_with_findings,
             "not_submissions": [display_path(path, cwd) for path in report.not_submissions],
             "compiler_outputs": [display_path(path, cwd) for path in report.compiler_outputs],
+            "nothing_to_lint": [display_path(path, cwd) for path in nothing_to_lint],
         },
         "files": [display_path(path, cwd) for path in report.files],
     }
