@@ -24,13 +24,13 @@ RECORD = REPO / "tests" / "kernels" / "sm90_sass.json"
 def current() -> dict[str, object]:
     """Build (or find in the cache) the shipped kernel and describe its SASS."""
     from nvfp4ctl.build import build_kernel, toolchain
-    from nvfp4ctl.build.builder import SASS_FILE, build_mode
-    from nvfp4ctl.build.resources import sass_digest
+    from nvfp4ctl.build.builder import build_mode
+    from nvfp4ctl.build.resources import sass_digest, saved_sass
 
     if toolchain.sass_tools() is None:
         raise SystemExit("cuobjdump/nvdisasm missing: pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm")
     report = build_kernel(REPO / KERNEL, "sm_90a")
-    sass = (report.entry / SASS_FILE).read_text()
+    sass = saved_sass(report.entry) or ""
     release = re.search(r"V\d+\.\d+\.\d+", toolchain.nvcc_version())
     return {
         "kernel": KERNEL.as_posix(),

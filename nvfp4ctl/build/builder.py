@@ -14,7 +14,7 @@ from nvfp4ctl.build.sources import NO_TENSOR_OP, BuildInputs, build_inputs, chec
 from nvfp4ctl.errors import UsageError
 
 BUILD_LOG = "build.log"
-SASS_FILE = "kernel.sass"
+SASS_FILE = resources.SASS_FILE
 MODULE = "module"  # importable extension (torch with CUDA)
 DEVICE = "device"  # device code only (torch without CUDA: cross-compiling)
 
@@ -121,7 +121,7 @@ def _compile_and_inspect(folder: Path, inputs: BuildInputs, arch: str, key: str,
     abi_cpu_s = machine.own_and_children_cpu_seconds() - abi_cpu_before  # nm's and the header probe's, left out alike
     sass = resources.dump_sass(compiled.kernel_object)
     if sass is not None:
-        (folder / SASS_FILE).write_text(sass)
+        resources.save_sass(folder, sass)
     compile_s = round(time.perf_counter() - started - abi_s, 2)
     # the CPU time over the same span (the build child, ninja, nvcc's tools, the SASS dump, torch's import
     # here): wall time on a loaded machine says as much about the neighbours as about the kernel

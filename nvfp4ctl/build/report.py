@@ -61,7 +61,7 @@ class BuildReport:
     source: Path
     arch: str
     key: str
-    entry: Path  # the cache folder holding the module, report.json, build.log, kernel.sass
+    entry: Path  # the cache folder holding the module, report.json, build.log, kernel.sass.gz
     module_name: str | None  # None when only device code was built (torch without CUDA)
     functions: tuple[FunctionUsage, ...]
     tensor_op: TensorOpCheck

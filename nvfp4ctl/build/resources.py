@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import os
 import re
@@ -12,6 +13,27 @@ from pathlib import Path
 from nvfp4ctl.build import toolchain
 from nvfp4ctl.build.report import FunctionUsage, TensorOpCheck
 from nvfp4ctl.errors import FailuresFound
+
+# An entry's SASS listing, compressed: nothing of nvfp4ctl's reads it back (the tensor-op check reads the
+# listing in memory), and plain it was ~16 MB for the sm_90a kernel, in every entry; gzip keeps it ~10x
+# smaller for a person (`zless`) and for the tests that look into the shipped kernels' machine code.
+SASS_FILE = "kernel.sass.gz"
+_PLAIN_SASS_FILE = "kernel.sass"  # what entries made before 2026-11-28 hold
+
+
+def save_sass(folder: Path, sass: str) -> None:
+    (folder / SASS_FILE).write_bytes(gzip.compress(sass.encode(), compresslevel=6, mtime=0))
+
+
+def saved_sass(entry: Path) -> str | None:
+    """The SASS listing a cache entry keeps (save_sass; an older entry's plain kernel.sass); None where it has
+    none (the SASS tools were missing when it was built)."""
+    if (entry / SASS_FILE).is_file():
+        return gzip.decompress((entry / SASS_FILE).read_bytes()).decode()
+    if (entry / _PLAIN_SASS_FILE).is_file():
+        return (entry / _PLAIN_SASS_FILE).read_text()
+    return None
+
 
 _ENTRY = re.compile(r"ptxas info\s*: Compiling entry function '([^']+)'(?: for '(\w+)')?")
 _GMEM = re.compile(r"ptxas info\s*: \d+ bytes gmem")  # the first line of each arch's ptxas run

@@ -529,7 +529,7 @@ def _build_unit(sources: SubmissionSources, extension: Extension, arch: str, nam
             obj = folder / f"{unit.stem}.o"
             sass = resources.dump_sass(obj)
             if sass is not None:
-                (folder / "kernel.sass").write_text(sass)
+                resources.save_sass(folder, sass)
             arches = _run_arches(sources, extension, arch)
             # each arch against its own SASS; one compiled to PTX alone has none to check
             checks = resources.check_tensor_ops(arches, sass, _ptx_alone(sources, extension))

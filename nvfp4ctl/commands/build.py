@@ -309,7 +309,7 @@ def _show_details(report: BuildReport) -> None:
     console.table(["function", "kind", "regs", "static smem", "stack", "spill st", "spill ld"], _detail_rows(report),
                   title=f"{report.source.name} ({report.arch})", right_align_from=2, whole=(0,))
     console.detail(f"tensor-core ops in the SASS: {', '.join(report.tensor_op.found) or 'none'}")
-    console.detail(f"cache entry: {report.entry} (build.log, kernel.sass, report.json); first compile took {_compile_time(report)}")
+    console.detail(f"cache entry: {report.entry} (build.log, kernel.sass.gz, report.json); first compile took {_compile_time(report)}")
 
 
 def _detail_rows(report: BuildReport) -> list[list[object]]:

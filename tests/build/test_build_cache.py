@@ -239,3 +239,25 @@ def test_a_build_waiting_on_another_processs_lock_says_so_once(tmp_path: Path, m
     with cache.locked(entry, "k.cu (sm_90a)"):  # a lock free at once: nothing said
         pass
     assert notes == []
+
+
+def test_an_entry_keeps_its_sass_compressed(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from nvfp4ctl.build import builder, compile, resources
+
+    listing = "\t.text.k:\n" + "        /*0000*/  HGMMA.64x8x16.F32 R24, gdesc[UR4], RZ ;\n" * 20000
+    folder = tmp_path / "staging"
+    folder.mkdir()
+
+    def compiled(folder: Path, inputs, arch: str, defines=()) -> compile.Compiled:
+        (folder / "k.cuda.o").write_bytes(b"\x7fELF")
+        return compile.Compiled(log="", kernel_object=folder / "k.cuda.o")
+
+    monkeypatch.setattr(compile, "build_device_code", compiled)
+    monkeypatch.setattr(builder, "_require_abi", lambda inputs, compiled: None)
+    monkeypatch.setattr(resources, "dump_sass", lambda binary: listing)
+    inputs = sources.build_inputs(project / "sm90" / "k.cu")
+    builder._compile_and_inspect(folder, inputs, "sm_90a", "ab" * 32, builder.DEVICE)
+    kept = {path.name for path in folder.iterdir()}
+    assert "kernel.sass" not in kept and resources.SASS_FILE in kept  # ~1 MB here would be ~16 for sm_90a
+    assert (folder / resources.SASS_FILE).stat().st_size < len(listing) / 10
+    assert resources.saved_sass(folder) == listing

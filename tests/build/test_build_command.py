@@ -32,7 +32,7 @@ def test_the_probe_builds_clean(hgmma_report: BuildReport) -> None:
     assert hgmma_report.tensor_op.found[0].startswith("HGMMA.64x8x16")
     assert {k.registers > 0 for k in hgmma_report.kernels} == {True}
     assert (hgmma_report.module_name is not None) == toolchain.torch_build().has_cuda
-    assert {p.name for p in hgmma_report.entry.iterdir()} >= {"report.json", "build.log", "kernel.sass"}
+    assert {p.name for p in hgmma_report.entry.iterdir()} >= {"report.json", "build.log", "kernel.sass.gz"}
 
 
 def test_cli_shows_the_table_and_logs_the_result(hgmma_report: BuildReport, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from nvfp4ctl.build import build_kernel, flags, sources, toolchain
-from nvfp4ctl.build.resources import dump_sass
+from nvfp4ctl.build.resources import dump_sass, saved_sass
 from nvfp4ctl.cli import app
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.export import EXPORT_MARK, export_submission, inline_local_includes
@@ -125,7 +125,7 @@ def test_the_exported_cuda_source_compiles_to_the_builds_sass(exported: Path, tm
     done = subprocess.run(command, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     exported_sass = _instructions(dump_sass(tmp_path / "cuda.o") or "")
-    assert exported_sass and exported_sass == _instructions((built.entry / "kernel.sass").read_text())
+    assert exported_sass and exported_sass == _instructions(saved_sass(built.entry) or "")
 
 
 def test_export_warns_when_the_kernel_never_ran_on_its_arch(tmp_path: Path) -> None:

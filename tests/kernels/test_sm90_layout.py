@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from nvfp4ctl.build import build_kernel, toolchain
-from nvfp4ctl.build.builder import SASS_FILE, build_mode
+from nvfp4ctl.build.builder import build_mode
 from nvfp4ctl.build.knobs import read_knobs
-from nvfp4ctl.build.resources import sass_digest
+from nvfp4ctl.build.resources import sass_digest, saved_sass
 from nvfp4ctl.build.sources import local_headers
 from nvfp4ctl.export import inline_local_includes
 
@@ -87,7 +87,7 @@ def test_the_shipped_sass_matches_the_recorded_digest() -> None:
     if record["nvcc"] not in toolchain.nvcc_version() or build_mode() != record["mode"]:
         pytest.skip(f"digest recorded for nvcc {record['nvcc']} ({record['mode']} build)")
     report = build_kernel(KERNEL, "sm_90a")
-    sass = (report.entry / SASS_FILE).read_text()
+    sass = saved_sass(report.entry) or ""
     assert sass.count("Function :") == record["functions"]
     assert sass_digest(sass) == record["sha256"], (
         "the shipped sm_90a SASS changed; if intended: python3 scripts/sm90_sass_digest.py --write"
@@ -98,7 +98,7 @@ def _shipped_sass_functions() -> list[str]:
     """The shipped build's SASS, one listing per function (skips where the SASS tools are missing)."""
     if toolchain.sass_tools() is None:
         pytest.skip("cuobjdump/nvdisasm missing: pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm")
-    sass = (build_kernel(KERNEL, "sm_90a").entry / SASS_FILE).read_text()
+    sass = saved_sass(build_kernel(KERNEL, "sm_90a").entry) or ""
     return sass.split("Function : ")[1:]
 
 

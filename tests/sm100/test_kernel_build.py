@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from nvfp4ctl.build.resources import saved_sass
+
 KERNEL = Path(__file__).resolve().parents[2] / "kernels" / "sm100" / "nvfp4_gemm_sm100.cu"
 
 REQUIRED_SASS = ("UTCOMMA.4X", "UTCCP", "UTMALDG", "UTMASTG", "LDTM")
@@ -36,7 +38,7 @@ def test_kernel_compiles_with_the_block_scaled_umma(kernel_build: Future) -> Non
         assert function.spill_stores == 0 and function.spill_loads == 0, f"{function}: spills"
     if not report.tensor_op.checked:
         pytest.skip("cuobjdump/nvdisasm missing (pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)")
-    sass = (report.entry / "kernel.sass").read_text()
+    sass = saved_sass(report.entry) or ""
     missing = [op for op in REQUIRED_SASS if op not in sass]
     assert not missing, f"SASS lacks {missing}"
     assert report.tensor_op.present, f"expected {report.tensor_op.expected}, found {report.tensor_op.found}"

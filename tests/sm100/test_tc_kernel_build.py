@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from nvfp4ctl.build.resources import saved_sass
 from nvfp4ctl.build.sources import local_headers
 
 KERNEL = Path(__file__).resolve().parents[2] / "kernels" / "sm100" / "nvfp4_gemm_sm100_tc.cu"
@@ -86,7 +87,7 @@ def test_kernel_compiles_with_the_block_scaled_umma(tc_build) -> None:
         assert compile_cpu_s < COMPILE_BUDGET_S, f"device compile took {compile_cpu_s:.1f} s CPU ({report.compile_s} s wall)"
     if not report.tensor_op.checked:
         pytest.skip("cuobjdump/nvdisasm missing (pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)")
-    sass = (report.entry / "kernel.sass").read_text()
+    sass = saved_sass(report.entry) or ""
     missing = [op for op in REQUIRED_SASS if op not in sass]
     assert not missing, f"SASS lacks {missing}"
     assert report.tensor_op.present, f"expected {report.tensor_op.expected}, found {report.tensor_op.found}"
@@ -96,7 +97,7 @@ def test_every_mbarrier_wait_loop_can_trap(tc_build) -> None:
     report, _ = tc_build
     if not report.tensor_op.checked:
         pytest.skip("cuobjdump/nvdisasm missing (pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)")
-    loops, hanging = unbounded_wait_loops((report.entry / "kernel.sass").read_text())
+    loops, hanging = unbounded_wait_loops(saved_sass(report.entry) or "")
     assert loops >= 2 * 5, f"expected the 5 wait sites of both kernels as loops, found {loops}"
     assert not hanging, f"wait loops without a timer and a trap: {hanging}"
 
