@@ -100,6 +100,14 @@ RULES: tuple[Rule, ...] = (
          " the submission; `nvfp4ctl export` embeds a kernel's .cu and its local headers.",
          'cuda_src = (Path(__file__).parent / "gemm.cu").read_text()',
          'cuda_src = r"""\n#include <cuda_runtime.h>\n..."""  # or: nvfp4ctl export'),
+    Rule("NV012", "module-beside-submission", ERROR,
+         "A module imported from beside the submission (from nvfp4_kernels import gemm, where nvfp4_kernels.py"
+         " or a package folder nvfp4_kernels/ sits next to it): the leaderboard receives submission.py alone, so"
+         " the import fails there. GPU MODE's task, utils and reference are there, installed modules too, and an"
+         " import whose ImportError the file handles with a fallback fails nowhere. Paste the module's code into"
+         " the submission.",
+         "from nvfp4_kernels import nvfp4_gemm_kernel  # nvfp4_kernels.py beside submission.py",
+         "@triton.jit\ndef nvfp4_gemm_kernel(...):  # defined in submission.py\n    ..."),
     Rule(STREAM_CODE, "stream-word", ERROR,
          'The server rejects any file where "stream" in code.lower(); comments and names count. '
          "Cannot be waived or ignored.",

@@ -10,7 +10,7 @@ import warnings
 from nvfp4ctl.lint.config import LintConfig
 from nvfp4ctl.lint.cpp import rules as cpp_rules
 from nvfp4ctl.lint.diagnostic import Finding
-from nvfp4ctl.lint.python import beside, caching, extensions, timed, whole_file
+from nvfp4ctl.lint.python import beside, caching, extensions, local_imports, timed, whole_file
 from nvfp4ctl.lint.python.constants import indexing_with
 from nvfp4ctl.lint.python.embedded import fragments
 from nvfp4ctl.lint.python.facts import using
@@ -48,6 +48,7 @@ def check(source: SourceFile, config: LintConfig) -> list[Finding]:
         timed.check(index, report, config.benchmark_shapes)
         caching.check(index, report)
         beside.check(index, report)
+        local_imports.check(index, report, source.path)
     findings.extend(extensions.check(source, tree))
     for fragment in fragments(index.all_nodes, source):
         findings.extend(cpp_rules.check(fragment, config))

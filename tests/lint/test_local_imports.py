@@ -1,0 +1,64 @@
+"""NV012: a module imported from beside the submission, which the leaderboard never receives."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from nvfp4ctl.lint import lint_text
+
+BESIDE = ("nvfp4_kernels.py", "task.py", "utils.py", "reference.py", "helpers/__init__.py", "tables/data.json")
+
+
+def _found(folder: Path, text: str) -> list[tuple[int, str, str]]:
+    for name in BESIDE:
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text("X = 1\n")
+    submission = folder / "submission.py"
+    submission.write_text(textwrap.dedent(text))
+    return [(d.line, d.code, d.message) for d in lint_text(submission.read_text(), submission) if d.code == "NV012"]
+
+
+def test_a_module_beside_the_submission_is_an_error_naming_it_and_its_file(tmp_path: Path) -> None:
+    found = _found(tmp_path, """\
+        from task import input_t, output_t
+        from nvfp4_kernels import nvfp4_gemm_kernel, _lut
+        import helpers.gemm as hg
+
+        def custom_kernel(data: input_t) -> output_t:
+            import nvfp4_kernels
+            return data[6]
+        """)
+    assert [(line, code) for line, code, _ in found] == [(2, "NV012"), (3, "NV012"), (6, "NV012")]
+    assert found[0][2].startswith("imports nvfp4_kernels from nvfp4_kernels.py beside the file: the leaderboard"
+                                  " receives submission.py alone, so the import fails there")
+    assert "helpers from helpers/ beside the file" in found[1][2]
+    diagnostic = next(d for d in lint_text((tmp_path / "submission.py").read_text(), tmp_path / "submission.py")
+                      if d.code == "NV012")
+    assert diagnostic.severity.value == "error"
+
+
+@pytest.mark.parametrize("text", [
+    "from task import input_t\nfrom utils import make_match_reference\nimport reference\n",  # GPU MODE's own
+    "import torch\nimport tables\nfrom json import loads\n",  # installed, or a folder that is no package
+    "from . import nvfp4_kernels\n",  # relative: no package to be relative to, whatever lies beside
+    "try:\n    from nvfp4_kernels import K\nexcept ImportError:\n    K = None\n",
+    "try:\n    import nvfp4_kernels\nexcept (ModuleNotFoundError, OSError):\n    nvfp4_kernels = None\n",
+    "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from nvfp4_kernels import K\n",
+])
+def test_harness_installed_and_guarded_imports_are_not_nv012(tmp_path: Path, text: str) -> None:
+    assert _found(tmp_path, text) == []
+
+
+@pytest.mark.parametrize("handler", ["    raise\n", "    pass\n", "    raise RuntimeError('no kernels')\n"])
+def test_a_handler_with_no_fallback_leaves_the_import_reported(tmp_path: Path, handler: str) -> None:
+    text = "try:\n    from nvfp4_kernels import K\nexcept ImportError:\n" + handler
+    assert [(line, code) for line, code, _ in _found(tmp_path, text)] == [(2, "NV012")]
+
+
+def test_text_with_no_file_behind_it_has_nothing_beside_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "nvfp4_kernels.py").write_text("X = 1\n")
+    assert [d for d in lint_text("from nvfp4_kernels import X\n", "submission.py") if d.code == "NV012"] == []
