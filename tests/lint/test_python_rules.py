@@ -1028,7 +1028,7 @@ CASES = {
         def custom_kernel(data):
             a, b, sa, sb, _, _, c = data
             return launch(a, b, sa, sb, c)
-        """, [(2, "NV401"), (2, "NV401")]),
+        """, [(5, "NV401"), (5, "NV401")]),
     "helper handed the whole tuple": ("""\
         def launch(inputs):
             return kernel(inputs[0], inputs[2].data_ptr())

@@ -9,6 +9,7 @@ import re
 import sys
 from collections.abc import Callable
 
+from nvfp4ctl.lint.python import call_sites
 from nvfp4ctl.lint.python.constants import constant, integer
 from nvfp4ctl.lint.python.facts import current, fitting, problem
 from nvfp4ctl.lint.python.index import (
@@ -248,6 +249,33 @@ def _reference_use(node: ast.AST, element: int, label: str, function: Function, 
         report(node, "NV401", f"{label} is the reference scale {name} (input index {element}): use {permuted}")
 
 
+def _reference_use_in_helper(node: ast.Name, hits: set[int], function: Function, index: ModuleIndex,
+                             report: Report) -> None:
+    """A reference scale read through a parameter (`def _ptr(dtype, t, align): ... t.data_ptr()`) is wrong at
+    each call that passes one (`_ptr(SF, sfa_ref, 32)`, `_ptr(SF, sfb_ref, 32)`), not in the helper, which
+    is right when given the permuted scales: each such call is reported once, naming what it passes. A
+    reference scale that reaches the parameter some way lint cannot place is reported where it is read."""
+    if not call_sites.from_parameter(function, node):
+        _reference_use(node, min(hits), node.id, function, index, report)
+        return
+    reported: set[int] = index.memo.setdefault(("NV401 call sites", "reported"), set())  # type: ignore[assignment]
+    placed: set[int] = set()
+    for argument, element, _caller in call_sites.passing(function, node.id, hits, index):
+        placed.add(element)
+        if id(argument) in reported:
+            continue  # the helper reads its parameter more than once; the call is one mistake
+
+        def at_call(_: ast.AST, code: str, message: str, argument: ast.AST = argument) -> None:
+            reported.add(id(argument))
+            report(argument, code, message)
+
+        passed = ast.unparse(argument)
+        read = f"read in {function.name}" if passed == node.id else f"read as {node.id} in {function.name}"
+        _reference_use(node, element, f"{passed} ({read})", function, index, at_call)
+    if hits - placed:
+        _reference_use(node, min(hits - placed), node.id, function, index, report)
+
+
 def _passes_permuted(call: ast.Call, permuted: int, function: Function, index: ModuleIndex) -> bool:
     """Does a call hand over the permuted scale too, or something that may hold it? A kernel given the
     whole tuple's elements may ignore the reference ones (NV403); given no permuted scale, it can only
@@ -321,7 +349,7 @@ def _reference_scales(function: Function, index: ModuleIndex, report: Report) ->
                 continue
             hits = possible & set(reference)
             if hits:
-                _reference_use(node, min(hits), node.id, function, index, report)
+                _reference_use_in_helper(node, hits, function, index, report)
             elif not possible and REFERENCE_NAME.match(node.id):
                 report(node, "NV403", f"{node.id} reads like the reference scales; the timed path must use the "
                                       f"permuted ones ({permuted})")
