@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from nvfp4ctl.lint.python.facts import current
 from nvfp4ctl.lint.python.index import (ENTRY, TUPLE, Function, ModuleIndex, call_name, dotted, element_of,
                                        passed_arguments, position)
+from nvfp4ctl.lint.python.wrappers import made_around_input
 
 Report = Callable[[ast.AST, str, str], None]
 
@@ -1012,7 +1013,20 @@ def _stored_words(value: ast.AST, holder: str, key: ast.AST | None, function: Fu
     B), which keyed by the input's address lets repeated calls over the same inputs skip that work."""
     if _holds_output(value, function, index) or isinstance(value, ast.Name) and _gathers_output(value.id, function, index):
         return f"stores an output in {holder}, which outlives the call"
+    if made_around_input(value, function, index):
+        return _wrapper_words(holder, keyed=key is not None and _identity(key, function, index))
     if key is not None and _identity(key, function, index):
         return (f"stores data computed from an input in {holder}, keyed by the input's address (data_ptr()/id()/"
                 "_version), so repeated calls over the same inputs skip that work")
     return f"stores data computed from an input in {holder}, which outlives the call: a later call may reuse it"
+
+
+def _wrapper_words(holder: str, keyed: bool) -> str:
+    """A wrapper or view of an input (from_dlpack(a), a.view(...), make_ptr(a.data_ptr())) holds no data
+    computed from it, so no work is skipped: what goes wrong is a later tensor meeting the old wrapper."""
+    if keyed:
+        return (f"keeps an object made around an input (from_dlpack, a view, make_ptr) in {holder}, keyed by the"
+                " input's address (data_ptr()/id()/_version): a new tensor at the same address gets the old wrapper,"
+                " whose shape, strides and dtype may differ from its own")
+    return (f"keeps an object made around an input (from_dlpack, a view, make_ptr) in {holder}, which outlives the"
+            " call: a later call may use it, and it still describes the old input's memory, shape and strides")
