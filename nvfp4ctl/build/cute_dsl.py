@@ -40,19 +40,22 @@ _NEEDS_GPU = re.compile(r"not compiled with CUDA|no CUDA GPUs|NVIDIA driver|CUDA
 _RES = re.compile(r"Function (\S+):\s*REG:(\d+)\s+STACK:(\d+)\s+SHARED:(\d+)\s+LOCAL:(\d+)")
 
 CHILD = r"""
-import importlib.util, json, os, sys, types
+import importlib.util, json, os, pathlib, sys, types
 sys.path.insert(0, os.environ["NVFP4CTL_IMPORT_ROOT"])
 spec = importlib.util.spec_from_file_location("submission", sys.argv[1])
 module = importlib.util.module_from_spec(spec)
-sys.path.insert(0, os.path.dirname(os.path.abspath(sys.argv[1])))
 try:
+    from nvfp4ctl.problems import get_problem
+    from nvfp4ctl.problems.common.harness import put_on_import_path
+    request = json.loads(sys.argv[2])
+    problem = get_problem(request["problem"])
+    # as check imports a submission: GPU MODE's task/utils/reference stand-ins behind the user's own copies
+    put_on_import_path(pathlib.Path(os.path.abspath(sys.argv[1])).parent, problem.harness_dir)
     spec.loader.exec_module(module)
     if hasattr(module, "custom_kernel"):
-        from nvfp4ctl.problems import get_problem
-        request = json.loads(sys.argv[2])
         # a stand-in for task.Case: importing task.py would need pyyaml in the user's DSL interpreter
         case = types.SimpleNamespace(**{k: tuple(v) if isinstance(v, list) else v for k, v in request["case"].items()})
-        module.custom_kernel(get_problem(request["problem"]).generate_input(case, device="cpu"))
+        module.custom_kernel(problem.generate_input(case, device="cpu"))
 except BaseException as error:  # the launch has no GPU to run on: report, the cubins are already written
     print("nvfp4ctl-dsl-child: " + (type(error).__name__ + ": " + str(error).splitlines()[0][:300] if str(error) else type(error).__name__))
 """

@@ -443,13 +443,10 @@ HARNESS_MODULES = frozenset({"utils", "reference", "eval"})
 
 def import_submission(path: Path, problem: str | None = None) -> KernelFn:
     """Import a GPU MODE submission.py by path and return its custom_kernel."""
-    folder = str(path.parent)
-    if folder not in sys.path:
-        sys.path.insert(0, folder)  # submissions import their neighbours (task.py, helpers)
+    from nvfp4ctl.problems.common.harness import put_on_import_path
+
     harness = _harness_dir(problem)
-    if harness is not None and str(harness) not in sys.path:
-        # our stand-ins for GPU MODE's task.py / utils.py / reference.py, behind the user's own copies
-        sys.path.insert(sys.path.index(folder) + 1, str(harness))
+    put_on_import_path(path.parent, harness)
     if harness is None and not (path.parent / "task.py").is_file() and "task" not in sys.modules:
         sys.modules["task"] = _task_shim()
     digest = hashlib.sha256(str(path).encode()).hexdigest()[:10]

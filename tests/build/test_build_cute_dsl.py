@@ -172,10 +172,11 @@ def test_the_child_sees_nvfp4ctl_but_not_the_rest_of_our_site_packages(tmp_path:
     monkeypatch.setattr(cute_dsl, "PACKAGE_DIR", site / "nvfp4ctl")
     submission = tmp_path / "user" / "submission.py"
     submission.parent.mkdir()
+    # sys.path: the submission's folder, the problem's harness stand-ins, then the folder holding nvfp4ctl alone
     submission.write_text("import importlib.util, os, sys\n"
                           "root = os.environ['NVFP4CTL_IMPORT_ROOT']\n"
                           "raise RuntimeError(f\"shadow={importlib.util.find_spec('shadow_probe') is not None}"
-                          " listing={sorted(os.listdir(root))} first={sys.path[1] == root}\")\n")
+                          " listing={sorted(os.listdir(root))} first={sys.path[2] == root}\")\n")
     said, _, _ = run_child(sys.executable, submission, "sm_100a", tmp_path / "out", trace_inputs("nvfp4_gemm"))
     assert said == "nvfp4ctl-dsl-child: RuntimeError: shadow=False listing=['nvfp4ctl'] first=True", said
 
@@ -286,3 +287,28 @@ def test_a_dsl_kernel_without_the_mma_gets_the_no_tensor_op_hint_and_honours_it(
     assert result.exit_code == 1, said
     assert ("error: no UTCOMMA.4X in the sm_100a SASS (found: no tensor-core op at all; a kernel without tensor cores"
             " on purpose says so with a line `# nvfp4ctl: no-tensor-op`)") in said, said
+
+
+# GPU MODE's submissions open with `from task import input_t, output_t` (and often import reference/utils)
+HARNESS_PROBE = ("import reference, task, utils\n"
+                 "from task import input_t, output_t\n"
+                 "def custom_kernel(data: input_t) -> output_t:\n"
+                 "    raise RuntimeError(' '.join(m.__name__ + '=' + m.__file__.split('/')[-2] for m in (task, utils, reference)))\n")
+
+
+def test_the_child_gives_the_submission_the_harness_stand_ins_check_gives(tmp_path: Path) -> None:
+    """The import of task failed in the child ("No module named 'task'", exit 2), where check provides it."""
+    submission = tmp_path / "user" / "submission.py"
+    submission.parent.mkdir()
+    submission.write_text(HARNESS_PROBE)
+    said, _, _ = run_child(sys.executable, submission, "sm_100a", tmp_path / "out", trace_inputs("nvfp4_gemv"))
+    assert said == "nvfp4ctl-dsl-child: RuntimeError: task=harness utils=harness reference=harness", said
+
+
+def test_a_harness_module_beside_the_submission_wins_over_the_stand_in(tmp_path: Path) -> None:
+    submission = tmp_path / "user" / "submission.py"
+    submission.parent.mkdir()
+    submission.write_text(HARNESS_PROBE)
+    (submission.parent / "task.py").write_text("input_t = output_t = tuple\n")
+    said, _, _ = run_child(sys.executable, submission, "sm_100a", tmp_path / "out", trace_inputs("nvfp4_gemm"))
+    assert said == "nvfp4ctl-dsl-child: RuntimeError: task=user utils=harness reference=harness", said

@@ -24,6 +24,16 @@ def harness_dir(problem: str) -> Path:
     return folder
 
 
+def put_on_import_path(folder: Path, stand_ins: Path | None) -> None:
+    """The submission's `folder` on sys.path, and the problem's `stand_ins` folder right behind it: the
+    submission imports its neighbours, and a task.py, utils.py or reference.py of its own wins over ours."""
+    entry = str(folder)
+    if entry not in sys.path:
+        sys.path.insert(0, entry)
+    if stand_ins is not None and str(stand_ins) not in sys.path:
+        sys.path.insert(sys.path.index(entry) + 1, str(stand_ins))
+
+
 def preload_harness(problem: str, beside: Path | None = None) -> list[str]:
     """Import our stand-ins as the top-level modules task, utils and reference; returns the names set.
 
