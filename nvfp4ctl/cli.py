@@ -22,7 +22,7 @@ from nvfp4ctl import workspace
 from nvfp4ctl.commands import bench, build, check, dump, export, init, lint, log, tune
 from nvfp4ctl.console import NORMAL, QUIET, VERBOSE, get_console, quiet_closed_stream, set_verbosity
 from nvfp4ctl.env import Env, env_flag, env_str
-from nvfp4ctl.errors import ExitCode, NvfpError, UsageError, os_reason
+from nvfp4ctl.errors import ExitCode, NvfpError, UsageError, error_line, os_reason
 from nvfp4ctl.interrupts import stop_signals_as_ctrl_c
 from nvfp4ctl.options import (TYPED_OPTIONS_KEY, TypedOptions, argument_positions, option_arities, option_token,
                               typed_options, typed_values)
@@ -747,7 +747,7 @@ def _json_failure(json_mode: JsonMode | None, kwargs: dict[str, object], message
     if json_mode is None or not json_mode.asked(kwargs) or console.json_written:
         return
     with contextlib.suppress(OSError):  # stdout gone (a closed pipe): the exit code still says it
-        console.json({"version": FAILURE_JSON_VERSION, "error": message, "exit_code": int(exit_code)})
+        console.json({"version": FAILURE_JSON_VERSION, "error": error_line(message), "exit_code": int(exit_code)})
 
 
 def _declared_option_names(hints: dict[str, object]) -> set[str]:

@@ -14,6 +14,12 @@ class ExitCode(IntEnum):
     INTERRUPTED = 130  # Ctrl-C: the shell convention (128 + SIGINT), so scripts never read it as failures
 
 
+def error_line(message: str) -> str:
+    """A JSON document's "error": the message's first line, as the run log keeps it; a crash's child log
+    lines and traceback below it stay on stderr."""
+    return message.strip().splitlines()[0] if message.strip() else message
+
+
 class NvfpError(Exception):
     """Base class: the message is shown as one line, the exit code is returned to the shell."""
 

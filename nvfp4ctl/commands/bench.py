@@ -12,7 +12,7 @@ import typer
 from nvfp4ctl import options
 from nvfp4ctl.bench.modes import BENCHMARK, DEFAULT_SETTLE_S, LEADERBOARD, run_timeout_key
 from nvfp4ctl.console import VERBOSE, get_console
-from nvfp4ctl.errors import UsageError, os_reason
+from nvfp4ctl.errors import UsageError, error_line, os_reason
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.problems import DEFAULT_PROBLEM, get_problem
 from nvfp4ctl.workspace import memory_path, note_problem, task_file_name
@@ -109,7 +109,7 @@ def command(
         error = _with_child_log(stopped.error) if isinstance(stopped.error, (ChildCrashed, ChildTimeout)) else stopped.error
         if json:
             console.json({"version": JSON_VERSION} | stopped.report.to_dict()
-                         | {"comparison": None, "binding_hints": [], "error": str(error), "exit_code": int(error.exit_code)})
+                         | {"comparison": None, "binding_hints": [], "error": error_line(str(error)), "exit_code": int(error.exit_code)})
         else:
             show_stopped(stopped.report)
         raise error from None

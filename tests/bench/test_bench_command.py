@@ -422,6 +422,22 @@ def test_an_error_at_the_first_shape_is_the_error_alone(submission: Path) -> Non
                                          "exit_code": 4}
 
 
+# a crash as the child's log tells it: the line, the traceback's last lines, the log's path
+CRASH_WITH_LOG = ("bench 128x4096x7168 crashed: illegal memory access\n  Traceback (most recent call last):\n"
+                  "  RuntimeError: CUDA error: an illegal memory access was encountered\n  full child log: /tmp/c/child-1.log")
+
+
+@pytest.mark.parametrize("only_at_k", [None, 7168], ids=["first-shape", "later-shape"])
+def test_a_crash_s_json_error_is_its_line_without_the_child_s_log(submission: Path, only_at_k: int | None) -> None:
+    """"error" held the traceback and the log's path below the line, where docs/commands.md promises the error line."""
+    FakeWorker.raise_error, FakeWorker.only_at_k = KernelCrash(CRASH_WITH_LOG), only_at_k
+    result = _bench("--submission", str(submission), "--json")
+    assert result.exit_code == 4
+    data = json.loads(result.stdout)
+    assert data["error"] == "bench 128x4096x7168 crashed: illegal memory access", data
+    assert "full child log: /tmp/c/child-1.log" in result.stderr  # still said, on stderr
+
+
 @pytest.mark.parametrize("error, code", [(KernelTimeout("possible deadlock: bench x ran past 1 s"), 3),
                                          (KernelCrash("bench x crashed: illegal memory access"), 4)])
 def test_timeouts_and_crashes_keep_their_exit_codes(submission: Path, error: Exception, code: int) -> None:
