@@ -28,11 +28,10 @@ from nvfp4ctl.build import machine, resources, toolchain
 from nvfp4ctl.build.compile import run_compiler, timeout_message
 from nvfp4ctl.build.report import FunctionUsage, TensorOpCheck
 from nvfp4ctl.errors import ToolTimeout, UsageError, os_reason
+from nvfp4ctl.missing_package import not_installed
 from nvfp4ctl.project import PACKAGE_DIR
 
 CHILD_TIMEOUT_S = 600.0
-DSL_MISSING = ("CuTe DSL submission: the Python running it ({python}) has no nvidia-cutlass-dsl"
-               " (pip install nvidia-cutlass-dsl, or pass --python with an interpreter that has it)")
 # what torch or the DSL say when a CUDA device or driver is needed: the submission cannot be traced on CPU
 # (DSLCudaRuntimeError before any cubin: a driver call such as cutlass.utils.HardwareInfo() ahead of cute.compile)
 _NEEDS_GPU = re.compile(r"not compiled with CUDA|no CUDA GPUs|NVIDIA driver|CUDA driver|CUDA_ERROR_NO_DEVICE"
@@ -164,7 +163,8 @@ def no_cubin_message(path: Path, said: str, inputs: TraceInputs) -> str:
 def build_dsl(path: Path, arch: str, out: Path, inputs: TraceInputs, python: str | None = None) -> DslBuild:
     python = python or sys.executable
     if not has_dsl(python):
-        raise UsageError(DSL_MISSING.format(python=python))
+        raise UsageError("CuTe DSL submission: " + not_installed("cutlass", python,
+                                                                "or pass --python with an interpreter that has it"))
     said, seconds, cpu_seconds = run_child(python, path, arch, out, inputs)
     cubins = sorted(out.glob(f"*.{arch}.cubin"))
     if not cubins:

@@ -472,6 +472,11 @@ def import_submission(path: Path, problem: str | None = None) -> KernelFn:
                            f"{missing.name}.py, which nvfp4ctl does not provide; put the harness's copy next to "
                            f"{path.name} (its folder is on the import path) or drop the import")
             missing.args = (missing.msg,)
+            raise
+        if missing.name:  # a package this Python lacks: its setup, not a crash of the submission's
+            from nvfp4ctl.missing_package import not_installed
+
+            raise UsageError(f"it imports {missing.name}, and {not_installed(missing.name, sys.executable)}") from missing
         raise
     return _entry_point(module, path)
 

@@ -55,6 +55,30 @@ def test_a_shape_too_large_for_memory_is_refused_before_its_inputs_are_made(on_c
     assert lines[0].endswith(" GiB of cpu memory"), result.output
 
 
+def test_a_submission_importing_a_dsl_this_python_lacks_is_one_line_and_exit_2_in_check_and_bench(on_cpu, tmp_path):
+    """check and bench said "cannot load ... ModuleNotFoundError: No module named 'cutlass'" with a traceback, exit 4
+    (a crash), and bench --json's "error" held the traceback; build says the same lack as one line, exit 2."""
+    import json
+    import sys
+
+    from cli_streams import separate_streams_runner
+
+    submission = tmp_path / "submission.py"
+    # None in sys.modules: `import cutlass` fails alike whether or not the DSL is installed here
+    submission.write_text("import sys\nsys.modules['cutlass'] = None\nimport cutlass\n\n"
+                          "def custom_kernel(data):\n    return data[-1]\n")
+    line = (f"error: cannot load {submission} (--submission): it imports cutlass, and the Python running it"
+            f" ({sys.executable}) has no nvidia-cutlass-dsl (pip install nvidia-cutlass-dsl)")
+    result = separate_streams_runner().invoke(app, ["check", "--submission", str(submission), "--shape", "128,256,256"])
+    assert result.exit_code == 2, result.output
+    assert [said for said in result.stderr.splitlines() if said.startswith("error")] == [line], result.stderr
+    assert "Traceback" not in result.output
+    result = separate_streams_runner().invoke(app, ["bench", "--submission", str(submission), "--shape", "128,256,256",
+                                                    "--json"])
+    assert result.exit_code == 2, result.output
+    assert json.loads(result.stdout) == {"version": 1, "error": line.removeprefix("error: "), "exit_code": 2}
+
+
 # --- on a CUDA GPU (run by the lead on an H100) ---------------------------------------------------
 
 

@@ -201,11 +201,30 @@ def test_cuda_error_is_a_crash_and_restarts_the_child(make_target):
 
 
 def test_import_error_is_a_target_load_error(make_target):
-    with Worker(make_target("return 1", "import no_such_module_here"), timeout_s=10, device="cpu") as worker:
-        with pytest.raises(TargetLoadError, match="cannot load submission.py: ModuleNotFoundError") as caught:
+    with Worker(make_target("return 1", "from os import no_such_name_here"), timeout_s=10, device="cpu") as worker:
+        with pytest.raises(TargetLoadError, match="cannot load submission.py: ImportError") as caught:
             worker.call(CALL, label="test 1", data=None)
-        assert any("no_such_module_here" in line for line in caught.value.log_tail)
+        assert any("no_such_name_here" in line for line in caught.value.log_tail)
         assert "exit code" not in str(caught.value)  # the child said why; its exit status adds nothing
+
+
+# `sys.modules[name] = None` makes `import name` raise ModuleNotFoundError(name=name) whatever is installed
+@pytest.mark.parametrize("module, says", [
+    ("cutlass", "has no nvidia-cutlass-dsl (pip install nvidia-cutlass-dsl)"),
+    ("triton", "has no triton (pip install triton)"),
+    ("no_such_module_here", "has no module named 'no_such_module_here'"),
+])
+def test_a_module_this_python_lacks_is_one_line_naming_its_package_not_a_crash(make_target, module, says):
+    """It was a crash (exit 4) with the child's traceback: "ModuleNotFoundError: No module named 'cutlass'"."""
+    header = f"import sys\nsys.modules[{module!r}] = None\nimport {module}"
+    lines: list[str] = []
+    with Worker(make_target("return 1", header), timeout_s=10, device="cpu", on_output=lines.append) as worker:
+        with pytest.raises(UsageError) as caught:
+            worker.call(CALL, label="test 1", data=None)
+    assert not isinstance(caught.value, KernelCrash)
+    assert str(caught.value) == f"cannot load submission.py: it imports {module}, and the Python running it" \
+                                f" ({sys.executable}) {says}"
+    assert f"    import {module}" in lines  # -v still shows where it was imported
 
 
 def test_usage_error_at_load_is_one_line_with_its_traceback_only_in_the_output(make_target):
