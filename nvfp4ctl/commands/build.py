@@ -24,6 +24,17 @@ if TYPE_CHECKING:  # the build machinery is imported when the command runs, so `
     from nvfp4ctl.commands.build_target import BuildTarget
 
 
+def _named_sources(sources: list[Path] | None, submission: Path | None) -> list[Path] | None:
+    """SOURCE, or `--submission PATH` (check's and bench's spelling) as that one SOURCE; never both."""
+    if submission is None:
+        return sources
+    if sources:
+        named = " ".join(str(path) for path in sources)
+        raise UsageError(f"build takes the file to build as SOURCE or as --submission PATH, not both"
+                         f" (got {named} and --submission {submission})")
+    return [submission]
+
+
 class ArchChoice(Choice):
     sm_90a = "sm_90a"
     sm_100a = "sm_100a"
@@ -45,6 +56,7 @@ def command(
         typer.Option("--submission-time", help="Kernel sources (.cu): also time `python submission.py` of each built kernel's export (fresh, uncached; the leaderboard allows 120 s)."),
     ] = False,
     task: Annotated[Path | None, typer.Option("--task", metavar="PATH", help="task.yml in use, as for check: the problem a submission is judged (and a CuTe DSL one traced) by; with no SOURCE, the folder whose submission or kernels/ are built (default: the nearest).")] = None,
+    submission: Annotated[Path | None, typer.Option("--submission", metavar="PATH", help="The submission.py to build, as check and bench name it: the same as giving it as SOURCE.", show_default=False)] = None,
 ) -> Outcome:
     """Compile kernels or a submission.py into the build cache (cross-compiles without a GPU) and check their SASS."""
     from nvfp4ctl.build import CompileError, build_kernel
@@ -59,7 +71,7 @@ def command(
 
     console = get_console()
     verbose = verbose or console.verbosity >= VERBOSE
-    chosen = resolve_build_target(sources, task)  # as check resolves it: the target, why, and its task's problem
+    chosen = resolve_build_target(_named_sources(sources, submission), task)  # as check resolves it: the target, why, and its task's problem
 
     def announce(kernel_problems: dict[Path, Any | None] | None = None) -> None:
         """The header, said once the file and the options passed their checks: a refusal stays one line."""

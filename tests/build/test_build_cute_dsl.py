@@ -312,3 +312,27 @@ def test_a_harness_module_beside_the_submission_wins_over_the_stand_in(tmp_path:
     (submission.parent / "task.py").write_text("input_t = output_t = tuple\n")
     said, _, _ = run_child(sys.executable, submission, "sm_100a", tmp_path / "out", trace_inputs("nvfp4_gemm"))
     assert said == "nvfp4ctl-dsl-child: RuntimeError: task=user utils=harness reference=harness", said
+
+
+def test_submission_option_names_the_file_as_source_does(tmp_path: Path) -> None:
+    """check's and bench's spelling: it was "No such option: --submission (Possible options: --submission-time)"."""
+    python, record = _stand_in_python(tmp_path)
+    as_source = _build(python, "nvfp4_gemv")
+    record.unlink()
+    task = get_problem("nvfp4_gemv").task_file
+    result = CliRunner().invoke(app, ["build", "--submission", str(SUBMISSION), "--python", str(python), "--task",
+                                      str(task)], env={"COLUMNS": "200"})
+    assert result.exit_code == as_source.exit_code == 2, result.output  # the stand-in writes no cubin
+    assert json.loads(record.read_text()) == json.loads(trace_inputs("nvfp4_gemv").argument())
+    assert result.output.replace("1 s", "0 s") == as_source.output.replace("1 s", "0 s")
+
+
+def test_submission_option_and_source_together_are_refused_in_one_line(tmp_path: Path) -> None:
+    python, record = _stand_in_python(tmp_path)
+    result = CliRunner().invoke(app, ["build", str(SUBMISSION), "--submission", str(PROBE), "--python", str(python)],
+                                env={"COLUMNS": "300"})
+    assert result.exit_code == 2, result.output
+    assert result.output.strip().splitlines() == [
+        f"error: build takes the file to build as SOURCE or as --submission PATH, not both (got {SUBMISSION} and"
+        f" --submission {PROBE})"], result.output
+    assert not record.exists()
