@@ -1884,3 +1884,21 @@ def test_one_node_finding_places_the_rules_findings_and_nv010s() -> None:
     assert (called.offset, called.width, called.code) == (text.index("f("), len('f("ab")'), "NV010")
     spread = node_finding(source, over_two, "NV201", "m")
     assert (spread.offset, spread.width) == (text.index("g("), 1)  # a node over several lines: its start
+
+
+@pytest.mark.parametrize("source, fix", [
+    ("import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(x):\n    tl.device_print('x', x)\n",
+     "give the kernel a `DEBUG: tl.constexpr` parameter and wrap it in `if DEBUG:`"),
+    ("import cutlass.cute as cute\n\n@cute.kernel\ndef k(x):\n    cute.printf('x')\n",
+     "wrap it in `if const_expr(DEBUG):`"),
+])
+def test_nv802_s_fix_is_the_kernel_s_own_dsl_s(source: str, fix: str) -> None:
+    """A Triton kernel was told `if const_expr(DEBUG):`, a CuTe DSL API."""
+    [diagnostic] = [d for d in lint_text(source, SNIPPET) if d.code == "NV802"]
+    assert diagnostic.message.endswith(f"kernel without a debug flag; {fix}"), diagnostic.message
+
+
+def test_a_triton_print_under_the_suggested_flag_passes() -> None:
+    source = ("import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(x, DEBUG: tl.constexpr):\n"
+              "    if DEBUG:\n        tl.device_print('x', x)\n")
+    assert [d.code for d in lint_text(source, SNIPPET) if d.code == "NV802"] == []

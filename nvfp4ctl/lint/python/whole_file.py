@@ -292,6 +292,13 @@ def guarded_by_debug(node: ast.AST, index: ModuleIndex) -> bool:
     return False
 
 
+# each DSL's compile-time flag, so the print is compiled out unless asked for
+DEBUG_FLAG_FIX = {
+    "cute": "wrap it in `if const_expr(DEBUG):`",
+    "triton": "give the kernel a `DEBUG: tl.constexpr` parameter and wrap it in `if DEBUG:`",
+}
+
+
 def _device_prints(index: ModuleIndex, report: Report) -> None:
     for node in index.all_nodes:
         if not isinstance(node, ast.Call):
@@ -304,7 +311,7 @@ def _device_prints(index: ModuleIndex, report: Report) -> None:
             continue  # print() in a CuTe jit function runs once, at trace time
         if not guarded_by_debug(node, index):
             report(node.func, "NV802", f"{dotted(node.func) or name}() in a {kernel} kernel without a debug flag; "
-                                       "wrap it in `if const_expr(DEBUG):`")
+                                       f"{DEBUG_FLAG_FIX[kernel]}")
 
 
 def _inline_asm(index: ModuleIndex, report: Report) -> None:
