@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import collection_guard
@@ -53,3 +55,14 @@ def test_an_xdist_controller_counts_what_its_first_worker_collected(tmp_path, mo
     on_disk = {tmp_path / "tests" / "test_a.py", tmp_path / "tests" / "build" / "test_b.py"}
     assert collection_guard._collected_count == [3]
     assert problems(on_disk, collection_guard._collected_files, 3, floor=3, root=tmp_path) == []
+
+
+def test_a_bare_pytest_collects_the_files_that_import_tests_as_a_package() -> None:
+    """The README's `pytest` is a script: unlike `python3 -m pytest` it puts no current folder on sys.path, so a
+    test file's `from tests.cli_streams import ...` resolves only through pyproject.toml's pythonpath. -I keeps
+    the child's sys.path as the script's (no current folder, no PYTHONPATH)."""
+    collect = "import sys, pytest; sys.exit(pytest.main(['--collect-only', '-q', '-p', 'no:cacheprovider', " \
+              "'tests/build/test_cutlass_lookup.py', 'tests/kernels/test_own_code_doc.py']))"
+    done = subprocess.run([sys.executable, "-I", "-c", collect], cwd=TESTS_DIR.parent,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
