@@ -14,6 +14,7 @@ dest=${OUT:-gpu-validate-out}; mkdir -p "$dest"
 out=$(mktemp -d -t nvfp4ctl-gpu-XXXXXX)
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 COLUMNS=160
 export NVFP4CTL_CACHE=${NVFP4CTL_CACHE:-$PWD/.nvfp4ctl-cache}
+export NVFP4CTL_TEST_CACHE=${NVFP4CTL_TEST_CACHE:-$NVFP4CTL_CACHE}  # the tests' builds share it (tests/session_cache.py)
 what=" ${*:-digests family check tests bench sm90} "
 GPU_MODE_COMMIT=f83cb92a534cc67fa98d7e9813e7f8238abdb4e0
 

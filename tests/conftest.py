@@ -1,20 +1,30 @@
-"""Shared test setup: `gpu` tests skip cleanly without a CUDA GPU; the run log goes to a temp file."""
+"""Shared test setup: `gpu` tests skip cleanly without a CUDA GPU; the run log goes to a temp file; a user's
+nvfp4ctl variables are hidden from tests."""
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 import collection_guard
+import session_cache
+from nvfp4ctl.env import Env
+
+# Every variable nvfp4ctl reads; a user's own (NVFP4CTL_TASK, NVFP4CTL_TIMEOUT, ...) must not change what a test sees.
+_READ_BY_NVFP4CTL = sorted(value for name, value in vars(Env).items() if name.isupper())
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """One build cache per test session: each kernel compiles once, however many tests load it."""
-    os.environ.setdefault("NVFP4CTL_CACHE", tempfile.mkdtemp(prefix="nvfp4ctl-test-cache-"))
+    """One build cache per test session (tests/session_cache.py)."""
+    session_cache.choose(config)
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's, where it is installed
+def pytest_configure_node(node: Any) -> None:  # xdist's WorkerController, in the controller
+    session_cache.hand_to_worker(node.config, node.workerinput)
 
 
 def _cuda_available() -> bool:
@@ -35,9 +45,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(autouse=True)
-def _isolated_run_log(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Commands run by tests must never append to the repository's own MEMORY.md."""
-    monkeypatch.setenv("NVFP4CTL_MEMORY", str(tmp_path_factory.mktemp("runlog") / "MEMORY.md"))
+def _isolated_environment(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test sees none of the user's nvfp4ctl variables, but the two the suite sets: its own run log (never
+    the repository's MEMORY.md) and the session's build cache."""
+    for name in _READ_BY_NVFP4CTL:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv(Env.MEMORY, str(tmp_path_factory.mktemp("runlog") / "MEMORY.md"))
+    monkeypatch.setenv(Env.CACHE, session_cache.folder(request.config))
 
 
 # The collection guard (tests/collection_guard.py): a whole-suite run fails if a test file or

@@ -1,9 +1,9 @@
 """Build tests share one cache folder per session, so each kernel compiles once; CI may point
-NVFP4CTL_CACHE at a folder it keeps between runs, and then the real kernels are not rebuilt at all."""
+NVFP4CTL_TEST_CACHE at a folder it keeps between runs, and then the real kernels are not rebuilt at all
+(tests/session_cache.py)."""
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -12,6 +12,7 @@ import pytest
 from click.testing import Result
 from typer.testing import CliRunner
 
+import session_cache
 from nvfp4ctl.build import BuildReport, build_kernel, submission_build
 from nvfp4ctl.build.submission_sources import Extension
 from nvfp4ctl.cli import app
@@ -26,9 +27,8 @@ TWO_ARCH_LIST = ('import os\nfrom torch.utils.cpp_extension import load_inline\n
 
 
 @pytest.fixture(scope="session")
-def build_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    given = os.environ.get("NVFP4CTL_CACHE")
-    return Path(given) if given else tmp_path_factory.mktemp("nvfp4ctl-cache")
+def build_cache(pytestconfig: pytest.Config) -> Path:
+    return Path(session_cache.folder(pytestconfig))
 
 
 @pytest.fixture(autouse=True)

@@ -2,7 +2,7 @@
 
 The CUTLASS sm_100a kernel takes about 2 CPU-minutes on CI's 2 cores, and tests/sm100 already builds
 it through the same build_kernel call (checking more SASS ops), so it is not compiled twice here.
-Set NVFP4CTL_CACHE to a folder CI keeps and unchanged kernels cost nothing.
+Set NVFP4CTL_TEST_CACHE to a folder CI keeps and unchanged kernels cost nothing (tests/session_cache.py).
 """
 
 from __future__ import annotations
