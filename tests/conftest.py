@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -44,15 +45,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+@pytest.fixture(scope="session")
+def _torch_extensions_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One per session, so a kernel a submission builds with torch's load_inline (check runs the real one)
+    compiles once, however many tests load it; pytest's temporary folders are pruned, ~/.cache is not."""
+    return tmp_path_factory.mktemp("torch-extensions")
+
+
 @pytest.fixture(autouse=True)
 def _isolated_environment(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
-                          monkeypatch: pytest.MonkeyPatch) -> None:
+                          _torch_extensions_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test sees none of the user's nvfp4ctl variables, but the two the suite sets: its own run log (never
-    the repository's MEMORY.md) and the session's build cache."""
+    the repository's MEMORY.md) and the session's build cache. torch's extension builds go to the session's
+    folder, not the user's ~/.cache/torch_extensions."""
     for name in _READ_BY_NVFP4CTL:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv(Env.MEMORY, str(tmp_path_factory.mktemp("runlog") / "MEMORY.md"))
     monkeypatch.setenv(Env.CACHE, session_cache.folder(request.config))
+    monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(_torch_extensions_dir))
 
 
 # The collection guard (tests/collection_guard.py): a whole-suite run fails if a test file or

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from pathlib import Path
@@ -240,6 +241,8 @@ def test_a_real_load_inline_on_a_cpu_only_torch_is_one_line(fake_task):
     assert result.exit_code == 2, result.output
     assert result.output.strip().splitlines()[-1].endswith(
         ": this torch has no CUDA: kernel modules load only with a CUDA build of torch")
+    # torch wrote the extension's sources before it failed: into the tests' folder, not ~/.cache/torch_extensions
+    assert list(Path(os.environ["TORCH_EXTENSIONS_DIR"]).glob("**/nvfp4ctl_test_cuda_only/main.cpp")), result.output
 
 
 def test_an_os_error_at_import_elsewhere_stays_a_crash(fake_task, tmp_path):
