@@ -28,6 +28,11 @@ def pytest_configure_node(node: Any) -> None:  # xdist's WorkerController, in th
     session_cache.hand_to_worker(node.config, node.workerinput)
 
 
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Last of all, also after xdist's workers are done (the controller's runs once they have ended)."""
+    session_cache.remove_if_made(config)
+
+
 def _cuda_available() -> bool:
     try:
         import torch
