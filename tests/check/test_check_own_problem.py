@@ -108,14 +108,6 @@ def test_a_task_chosen_on_purpose_or_the_users_own_still_wins(empty: Path, monke
     assert "shipped with nvfp4ctl" not in said, said
 
 
-def test_bench_times_an_exported_dual_gemm_as_the_dual_gemm(empty: Path) -> None:
-    _exported_dual(empty / "dual.py")
-    result, said = _run("bench", "--submission", "dual.py", "--shape", "128,256,256", "--max-repeats", "3")
-    assert result.exit_code == 0, said
-    assert "bench · nvfp4_dual_gemm · target dual.py (--submission) · task" in said, said
-    assert "(shipped with nvfp4ctl) (its nvfp4ctl export header) · 1 shape" in said, said
-
-
 class _NoChild:
     """Stands in for the child: the header line is said before it starts, and nothing here needs it to run."""
 
@@ -123,6 +115,44 @@ class _NoChild:
         from nvfp4ctl.errors import UsageError
 
         raise UsageError("no child in this test")
+
+
+class _IdleChild:
+    """Stands in for the child where what is handed to it is looked at, not what it does with it."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        pass
+
+    def __enter__(self) -> _IdleChild:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def test_bench_times_an_exported_dual_gemm_as_the_dual_gemm(empty: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The header names the dual GEMM and why, and the timing is handed the dual GEMM's problem (its inputs and
+    reference) and the shape asked for. The file's run is check's test above (1/1 pass); the dual GEMM's timing
+    loop on CPU is tests/bench/test_bench_family.py's."""
+    from nvfp4ctl.bench.session import BenchPlan
+    from nvfp4ctl.errors import UsageError
+
+    handed: list[BenchPlan] = []
+
+    def no_timing(plan: BenchPlan, *args: object, **kwargs: object) -> None:
+        handed.append(plan)
+        raise UsageError("no timing in this test")
+
+    monkeypatch.setattr("nvfp4ctl.runner.worker.Worker", _IdleChild)
+    monkeypatch.setattr("nvfp4ctl.bench.session.run_bench", no_timing)
+    _exported_dual(empty / "dual.py")
+    result, said = _run("bench", "--submission", "dual.py", "--shape", "128,256,256", "--max-repeats", "3")
+    assert result.exit_code == 2 and "no timing in this test" in said, said
+    assert "bench · nvfp4_dual_gemm · target dual.py (--submission) · task" in said, said
+    assert "(shipped with nvfp4ctl) (its nvfp4ctl export header) · 1 shape" in said, said
+    (plan,) = handed
+    assert plan.problem == "nvfp4_dual_gemm" and plan.max_repeats == 3
+    assert [(case.m, case.n, case.k) for case in plan.cases] == [(128, 256, 256)]
 
 
 @pytest.mark.parametrize("command", ["check", "bench"])
