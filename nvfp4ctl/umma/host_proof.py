@@ -1,8 +1,8 @@
 """Build and run tests/sm100/host/sm100_host_proof.cu: CuTe's own view of the kernel's configs.
 
-The program includes the kernel source (types only, NVFP4CTL_CONFIG_ONLY) and prints, per dispatch
-config, the instruction and shared-memory descriptors CuTe builds, the TMEM column counts, and the
-scale-factor layout the kernel hands to CUTLASS. Built once per (program, kernel, nvcc, CUTLASS) into
+The program is compiled with the kernel source --kernel names in front (nvcc -include; types only,
+NVFP4CTL_CONFIG_ONLY) and prints, per dispatch config, the instruction and shared-memory descriptors
+CuTe builds, the TMEM column counts, and the scale-factor layout the kernel hands to CUTLASS. Built once per (program, kernel, nvcc, CUTLASS) into
 the nvfp4ctl cache (never the repository); about 1.5 minutes on 2 cores.
 """
 
@@ -29,6 +29,8 @@ API_HEADER = shipped("kernels/common/nvfp4_gemm_api.h")
 # rotl/rotr pair); -arch only matters for the (absent) device code.
 HOST_FLAGS = ("-O1", "-std=c++17", "--expt-relaxed-constexpr", "-arch=sm_100a")
 # Fixed limits (no flag or setting raises them): a timeout's message says so.
+# the kernel's types without its device code (it guards that with #if !defined(NVFP4CTL_CONFIG_ONLY))
+CONFIG_ONLY_FLAGS = ("-DNVFP4CTL_CONFIG_ONLY=1",)
 COMPILE_TIMEOUT_S = 900.0
 RUN_TIMEOUT_S = 120.0
 
@@ -58,7 +60,7 @@ def _key(kernel: Path) -> str:
     digest = hashlib.sha256()
     for path in (PROOF_SOURCE, kernel, API_HEADER):
         digest.update(path.read_bytes())
-    digest.update(" ".join(HOST_FLAGS).encode())
+    digest.update(" ".join((*HOST_FLAGS, *CONFIG_ONLY_FLAGS, "-include")).encode())
     digest.update(toolchain.nvcc_version().encode())
     cutlass = machine_cutlass_key()  # a checkout found before the wheel counts by its headers' stamps
     digest.update((cutlass if isinstance(cutlass, str) else "\n".join(cutlass)).encode())
@@ -93,11 +95,17 @@ def _proof_entry(kernel: Path) -> Path:
     return cache.cache_root() / "sm100-host-proof" / _key(kernel)
 
 
+def kernel_flags(kernel: Path) -> list[str]:
+    """nvcc's arguments that put `kernel` itself, types only, before the proof's code: the file named,
+    whatever its name (the kernel's folder stays on the include path for its own headers)."""
+    return [*CONFIG_ONLY_FLAGS, "-include", str(kernel.resolve()), f"-I{kernel.parent}"]
+
+
 def proof_binary(kernel: Path) -> Path:
     """The compiled host program for `kernel`, built on first use into the build cache."""
-    includes = [f"-I{path}" for path in (*toolchain.cutlass_include_dirs(), kernel.parent)]
-    return host_binary(_proof_entry(kernel), PROOF_BINARY, [*HOST_FLAGS, *includes, str(PROOF_SOURCE)],
-                       "the CuTe host proof")
+    includes = [f"-I{path}" for path in toolchain.cutlass_include_dirs()]
+    return host_binary(_proof_entry(kernel), PROOF_BINARY,
+                       [*HOST_FLAGS, *includes, *kernel_flags(kernel), str(PROOF_SOURCE)], "the CuTe host proof")
 
 
 def proof_needs_compiling(kernel: Path) -> bool:

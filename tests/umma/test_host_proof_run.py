@@ -4,6 +4,7 @@ kernel's build is (compile.run_compiler): a stand-in nvcc starts a tool of its o
 from __future__ import annotations
 
 import os
+import re
 import signal
 import textwrap
 from pathlib import Path
@@ -76,3 +77,27 @@ def test_a_host_proof_compile_past_its_timeout_is_a_timeout_and_one_that_cannot_
         host_proof._run([str(nvcc)], 0.5)  # a program run, not named: the program's own name
     with pytest.raises(UsageError, match=r"^could not run absent: "):
         host_proof._run([str(tmp_path / "absent")], 5.0)
+
+
+def test_the_host_proof_compiles_the_kernel_named_not_its_folders_shipped_name(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The proof did `#include "nvfp4_gemm_sm100.cu"` with the kernel's folder on the include path: --kernel
+    wide.cu was checked as the nvfp4_gemm_sm100.cu beside it, and a kernel under another name alone in its
+    folder failed "nvfp4_gemm_sm100.cu: No such file or directory"."""
+    folder = tmp_path / "sm100"
+    folder.mkdir()
+    wide = folder / "wide.cu"
+    wide.write_text("// another config\n")
+    (folder / "nvfp4_gemm_sm100.cu").write_text("// the shipped one\n")
+    compiled: list[list[str]] = []
+    monkeypatch.setattr(toolchain, "cutlass_include_dirs", lambda: [tmp_path / "cutlass"])
+    monkeypatch.setattr(host_proof, "_proof_entry", lambda kernel: tmp_path / "cache" / "proof")
+    monkeypatch.setattr(host_proof, "host_binary",
+                        lambda entry, name, args, what: compiled.append(args) or entry / name)
+    host_proof.proof_binary(wide)
+    (args,) = compiled
+    assert args[-1] == str(host_proof.PROOF_SOURCE)
+    assert "-DNVFP4CTL_CONFIG_ONLY=1" in args
+    assert args[args.index("-include") + 1] == str(wide.resolve())
+    source = host_proof.PROOF_SOURCE.read_text()
+    assert not re.search(r'^\s*#\s*include\s+"[^"]*\.cu"', source, re.MULTILINE), "the proof includes a kernel by name"

@@ -1,5 +1,5 @@
 // Host proof for the sm_100a kernel: evaluates, on the CPU, the very CuTe objects the kernel's
-// dispatch configs are built from (nvfp4_gemm_sm100.cu compiled with NVFP4CTL_CONFIG_ONLY), and
+// dispatch configs are built from (the kernel compiled with NVFP4CTL_CONFIG_ONLY), and
 // prints them one fact per line for tests/sm100 to compare with nvfp4ctl's own encoders.
 //
 //   sm100_host_proof umma                -> per config: tile, stages, instruction descriptor,
@@ -9,8 +9,13 @@
 //   sm100_host_proof select M N K L ...  -> per shape: the config id the kernel's dispatch picks,
 //                                           CUTLASS's can_implement() verdict on the kernel's own
 //                                           arguments, and the workspace bytes it asks for
-#define NVFP4CTL_CONFIG_ONLY 1
-#include "nvfp4_gemm_sm100.cu"
+//
+// The kernel comes first, through nvcc's -include of the very file `dump --umma --kernel` names (with
+// -DNVFP4CTL_CONFIG_ONLY=1, umma/host_proof.py), not an #include by name, which would read whichever
+// nvfp4_gemm_sm100.cu sits in the kernel's folder and check a copy under another name as its neighbour.
+#ifndef NVFP4CTL_CONFIG_ONLY
+#error "compile with -DNVFP4CTL_CONFIG_ONLY=1 -include <kernel .cu> (nvfp4ctl dump --umma passes both)"
+#endif
 
 #include <cstdio>
 #include <cstdlib>
