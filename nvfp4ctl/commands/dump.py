@@ -168,6 +168,36 @@ def _findings(check: Any) -> list[str]:
     return fields + [problem if names_it.search(problem) else f"{label} {problem}" for problem in check.problems]
 
 
+def _simulated_mma(idesc: int | None, shape: str | None, kind: str) -> tuple[str, str]:
+    """The --mma that --simulate without one runs, and where it comes from: the M and N the user's --idesc
+    encodes (its MMA is the kernel's, whatever the shape: config 0's N=64 under an N=7168 shape), else the
+    tile --shape implies (N up to 256)."""
+    from nvfp4ctl.umma.descriptors import decode_instr
+    from nvfp4ctl.umma.user_values import KIND_K
+
+    mma_k = KIND_K.get(kind, 64)  # an unknown --kind is said by the config
+    if idesc is not None:
+        fields = decode_instr(idesc)
+        return f"{fields['m_dim'] << 4},{fields['n_dim'] << 3},{mma_k}", f"from --idesc 0x{idesc:08x}"
+    n_tile = parse_shape(shape)[1] if shape else 128
+    return f"128,{n_tile if n_tile <= 256 and n_tile % 16 == 0 else 128},{mma_k}", "from --shape"
+
+
+def _refuse_no_mma_in_idesc(mma: str, kind: str, origin: str) -> None:
+    """An --idesc whose M or N no MMA takes is said as the idesc's, not as a config the user stated (the other
+    options' mistakes are theirs: checked with the defaults here, they are said by the config itself)."""
+    from nvfp4ctl.umma.user_values import KIND_K, make_config
+
+    if kind not in KIND_K:
+        return
+    try:
+        make_config(mma, kind, None, "K", "128B", 256)
+    except UsageError as error:
+        why = str(error).removeprefix("the stated config is not a valid block-scaled MMA: ")
+        raise UsageError(f"--simulate without --mma takes the MMA {origin} ({mma}), which is not a valid"
+                         f" block-scaled MMA: {why}; pass --mma M,N,K") from None
+
+
 def _layout_case(task_path: Path | None, shape_text: str, seed: int, row: int, k_block: int) -> tuple[Any, Any, list]:
     """The task's problem, the --layout case of `shape_text` in its syntax and the scale tensors that have
     scale (row, k_block): read before torch is imported and inputs are made (seconds), so a mistyped --shape,
@@ -434,10 +464,11 @@ def command(
             idesc=parse_hex(idesc, "--idesc", 32) if idesc is not None else None, desc_a=_hexes(desc_a, "--desc-a", 64),
             desc_b=_hexes(desc_b, "--desc-b", 64), tmem_d=parse_hex(tmem_d, "--tmem-d", 32) if tmem_d is not None else None,
             tmem_sfa=_hexes(tmem_sfa, "--tmem-sfa", 32), tmem_sfb=_hexes(tmem_sfb, "--tmem-sfb", 32))
-        if mma is None and simulate:  # the tile the shape implies (N up to 256), stated in the output
-            n_tile = parse_shape(shape)[1] if shape else 128
-            mma = f"128,{n_tile if n_tile <= 256 and n_tile % 16 == 0 else 128},{64 if kind == 'mxf4nvf4' else 32}"
-            get_console().detail(f"--simulate without --mma: checking against --mma {mma} (from --shape)")
+        if mma is None and simulate:  # the MMA the values state, else the tile the shape implies; said in the output
+            mma, origin = _simulated_mma(values.idesc, shape, kind)
+            get_console().detail(f"--simulate without --mma: checking against --mma {mma} ({origin})")
+            if values.idesc is not None:
+                _refuse_no_mma_in_idesc(mma, kind, origin)
         if mma is None and config_given:
             raise UsageError(f"{', '.join(config_given)}: the MMA config is read with --mma or --simulate; pass one of them")
         config = make_config(mma, kind, sf_vec, major, swizzle, block_k) if mma is not None else None

@@ -346,3 +346,18 @@ def test_an_mma_config_line_with_an_empty_field_is_refused(tmp_path) -> None:  #
 def test_an_mma_with_spaces_around_its_separators_is_read() -> None:
     for mma in ("128, 128, 64", "128 x 128 x 64", "128 128 64"):
         assert parse_mma(mma) == (128, 128, 64), mma
+
+
+def test_simulate_without_mma_runs_the_mma_the_idesc_encodes_not_the_shapes_n() -> None:
+    """Config 0's idesc (128x64) under an N=7168 shape was checked as 128x128: `idesc.n_dim = 8, expected 16`
+    and 8190 values wrong, though the values are right."""
+    result = dump("--idesc", "0x08100480", "--desc-a", GOOD_A, "--desc-b", GOOD_B, "--simulate",
+                  "--shape", "128,7168,256")
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("config 128x64x64 kind::mxf4nvf4"), result.output
+    assert "model D equals the exact reference (8192 values)" in result.output
+    no_mma = dump("--idesc", "0x00000000", "--simulate", "--shape", "128,128,256")
+    assert no_mma.exit_code == 2, no_mma.output
+    assert "--simulate without --mma takes the MMA from --idesc 0x00000000 (0,0,64), which is not a valid" \
+           " block-scaled MMA: M=0" in no_mma.output
+    assert "Traceback" not in no_mma.output
