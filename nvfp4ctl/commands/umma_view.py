@@ -172,13 +172,13 @@ def _keep_printed_lines(lines: list[str]) -> None:
     `dump --umma --from-log log`: the child's output otherwise reaches the screen only under -v, and
     there it is printed already (each line as [child] ...)."""
     from nvfp4ctl.console import VERBOSE
-    from nvfp4ctl.umma.dumplines import PREFIX
+    from nvfp4ctl.umma.dumplines import KEPT_LINES_HEADER, PREFIX
 
     console = get_console()
     kept = [line.strip() for line in lines if PREFIX in line]
     if not kept or console.verbosity >= VERBOSE:
         return
-    console.info(f"dump: the kernel's {plural(len(kept), f'{PREFIX} line')} (`nvfp4ctl dump --umma --from-log`"
+    console.info(f"{KEPT_LINES_HEADER}{plural(len(kept), f'{PREFIX} line')} (`nvfp4ctl dump --umma --from-log`"
                  " reads them back from this output):", style="dim")
     console.raw("\n".join(kept))
 
@@ -191,6 +191,10 @@ def _unexplained(result: Any) -> str:
         return "the model's refusal above: no field differs from the plan laid out at your own addresses"
     return ("no field differs from the plan laid out at your own addresses (the tiles, D and the scales where"
             " you put them): the addresses themselves are at fault (see the field check above)")
+
+
+def _cut(text: str, width: int = 60) -> str:
+    return text if len(text) <= width else text[:width - 3] + "..."
 
 
 def show_dump_lines(lines: list[str], m: int, n: int, k: int, seed: int, origin: str = "--dump",
@@ -206,11 +210,15 @@ def show_dump_lines(lines: list[str], m: int, n: int, k: int, seed: int, origin:
     dump = dumplines.parse(lines)
     if not saved:
         _keep_printed_lines(lines)
+    if saved and dump.second_run is not None:  # the first run's MMAs would be read with the other's config
+        number, text = dump.second_run
+        raise UsageError(f"{origin}: more than one run in it: a second starts at line {number} ({_cut(text)});"
+                         " keep one run's output in the file (`check --dump ... > log`, not `>>`)")
     for line in dump.rejected[:3]:
         console.warn(f"unparsed {dumplines.PREFIX} line: {line}")
     tile = dumplines.first_tile(dump)
     if not tile and saved:
-        raise UsageError(f"{origin}: no `{dumplines.PREFIX} k=0 ...` line in it ({plural(len(lines), 'line')} read); run a"
+        raise UsageError(f"{origin}: no `{dumplines.PREFIX} k=0 ...` line in it ({plural(dump.lines_read, 'line')} read); run a"
                          f" kernel that prints them ({byo_kernel_doc()} has the macro) with `nvfp4ctl check --dump`"
                          " on a B200 first and save its output")
     if not tile:

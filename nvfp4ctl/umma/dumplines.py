@@ -13,12 +13,20 @@ first idesc and desc_a: M, N, swizzle; K tile 256):
 
     nvfp4ctl:umma config mma=128,128,64 swizzle=128B block_k=256 kind=mxf4nvf4 sf_vec=16
 
-Unknown keys are ignored; a line that does not parse is reported, not fatal.
+Unknown keys are ignored; a line that does not parse is reported, not fatal. The config line that goes
+with the first output tile is the last one before it (else the first one after it: printf's order is
+not the threads' order); a launch for a later test case may state another.
+
+A saved output holds one run of `check --dump` (a file appended to twice holds two): a run starts at check's
+first line (`check · ...`) or at the header above the lines it keeps (`dump: the kernel's 9 nvfp4ctl:umma
+lines ...`), and such a line after MMA lines starts a second run. In lines with neither, a config line
+unlike the first tile's after the first tile's MMAs is taken for a second run (`cat a.log b.log`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from nvfp4ctl.errors import UsageError
@@ -27,6 +35,10 @@ from nvfp4ctl.umma import smem
 from nvfp4ctl.umma.user_values import MmaConfig, UserValues, make_config
 
 PREFIX = "nvfp4ctl:umma"
+# how the lines of a run of `check --dump` open in its output: check's first line, then the header above
+# the kernel's lines that it keeps (commands/check.py, commands/umma_view.py)
+CHECK_RUN_START = "check · "
+KEPT_LINES_HEADER = "dump: the kernel's "
 _LINE = re.compile(r"nvfp4ctl:umma\s+(?P<rest>.*)$")
 _PAIR = re.compile(r"(\w+)=(\S+)")
 HEX_KEYS = {"idesc": 32, "desc_a": 64, "desc_b": 64, "tmem_d": 32, "tmem_sfa": 32, "tmem_sfb": 32}
@@ -34,19 +46,31 @@ HEX_KEYS = {"idesc": 32, "desc_a": 64, "desc_b": 64, "tmem_d": 32, "tmem_sfa": 3
 
 @dataclass
 class DumpLines:
-    config: dict[str, str] = field(default_factory=dict)
     records: list[dict[str, int]] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)
     # where each record and each rejected line sits among the nvfp4ctl:umma lines, so that a line cut
     # short inside the first output tile can be told from MMAs the kernel never issued
     record_at: list[int] = field(default_factory=list)
     rejected_at: list[int] = field(default_factory=list)
+    # every config line, with its place among the nvfp4ctl:umma lines
+    configs: list[tuple[int, dict[str, str]]] = field(default_factory=list)
+    # (line number, line) where a second run's lines start, after the first run's MMA lines
+    second_run: tuple[int, str] | None = None
+    lines_read: int = 0
 
 
-def parse(lines: list[str]) -> DumpLines:
+def parse(lines: Iterable[str]) -> DumpLines:
     out = DumpLines()
     position = -1
-    for line in lines:
+    marked = False  # a run's first line was seen: runs are told apart by those alone
+    first_config: dict[str, str] | None = None
+    for number, line in enumerate(lines, 1):
+        out.lines_read = number
+        if line.startswith((CHECK_RUN_START, KEPT_LINES_HEADER)):
+            if out.records and out.second_run is None:
+                out.second_run = (number, line.strip())
+            marked = True
+            continue
         match = _LINE.search(line)
         if not match:
             continue
@@ -54,7 +78,11 @@ def parse(lines: list[str]) -> DumpLines:
         rest = match.group("rest").strip()
         pairs = dict(_PAIR.findall(rest))
         if rest.startswith("config"):
-            out.config = pairs
+            out.configs.append((position, pairs))
+            if first_config is None:
+                first_config = pairs
+            elif not marked and out.records and pairs != first_config and out.second_run is None:
+                out.second_run = (number, line.strip())
             continue
         try:
             record = {key: int(value, 16) for key, value in pairs.items() if key in HEX_KEYS}
@@ -101,10 +129,20 @@ def first_tile(dump: DumpLines) -> list[dict[str, int]]:
     return tile
 
 
+def tile_config(dump: DumpLines, tile: list[dict[str, int]]) -> dict[str, str]:
+    """The config line of the first output tile's launch: the last one before its first MMA, else the
+    first one after it (a later test case's launch may state another config); {} where none is printed."""
+    if not dump.configs:
+        return {}
+    start = next((at for record, at in zip(dump.records, dump.record_at) if tile and record is tile[0]), 0)
+    before = [pairs for at, pairs in dump.configs if at < start]
+    return before[-1] if before else dump.configs[0][1]
+
+
 def infer_config(dump: DumpLines, tile: list[dict[str, int]]) -> tuple[MmaConfig, str]:
     """The config the values are for: the config line, else M and N of the first idesc and the swizzle of
     the first desc_a (then the check can only catch what is inconsistent with those)."""
-    c = dump.config
+    c = tile_config(dump, tile)
     if c:
         try:
             sf = int(c["sf_vec"]) if c.get("sf_vec") else None

@@ -142,3 +142,44 @@ def test_a_saved_check_dump_output_reads_back_with_from_log(on_cpu, monkeypatch,
         assert again.exit_code == 1, again.output
         assert "dump: 8 MMAs of the first output tile" in again.output
         assert "K tile 1: idesc.n_dim = 8, K tile 0's is 16 (MMAs 4..7)" in again.output
+
+
+def _config_line(n: int) -> str:
+    return f"nvfp4ctl:umma config mma=128,{n},64 swizzle=128B block_k=256"
+
+
+def test_a_log_holding_two_runs_is_refused_naming_where_the_second_starts(tmp_path: Path) -> None:
+    """`cat good.log other.log`: the first run's MMAs were checked with the second run's config line."""
+    first = _lines(plan.issues(plan.TileConfig(block_n=128, a_addr=0x400), 2))
+    second = ["some check output", _config_line(256), *_lines(plan.issues(plan.TileConfig(block_n=256, a_addr=0x400), 1),
+                                                              noise=False)]
+    log = tmp_path / "two.log"
+    log.write_text("\n".join(first + second) + "\n")
+    result = CliRunner().invoke(app, ["dump", "--umma", "--from-log", str(log), "--shape", "128,256,512"])
+    assert result.exit_code == 2, result.output
+    assert f"--from-log {log}: more than one run in it: a second starts at line {len(first) + 2}" \
+           f" ({_config_line(256)}); keep one run's output in the file" in " ".join(result.output.split())
+
+
+def test_one_runs_later_launch_with_another_config_leaves_the_first_tile_its_own() -> None:
+    """Within one run (its check line above), a later test case's launch may state another config: the
+    first output tile keeps the config line printed before it, not the last one in the output."""
+    issues = plan.issues(plan.TileConfig(block_n=128, a_addr=0x400), 1)
+    text = ["check · nvfp4_gemm · target x", *_lines(issues), _config_line(256), *_lines(issues, noise=False)]
+    dump = dumplines.parse(text)
+    assert dump.second_run is None
+    tile = dumplines.first_tile(dump)
+    assert dumplines.tile_config(dump, tile)["mma"] == "128,128,64"
+    assert dumplines.infer_config(dump, tile)[0].n == 128
+
+
+def test_a_saved_check_dump_output_appended_twice_is_refused(on_cpu, monkeypatch, tmp_path: Path) -> None:
+    """`check --dump >> log` twice: the second run opens with check's own first line."""
+    result = _check_dump(monkeypatch, "")
+    assert result.exit_code == 0, result.output
+    log = tmp_path / "b200.log"
+    log.write_text(result.output + result.output)
+    second = result.output.count("\n") + 1
+    again = CliRunner().invoke(app, ["dump", "--umma", "--from-log", str(log), "--shape", "128,128,512"])
+    assert again.exit_code == 2, again.output
+    assert f"a second starts at line {second} (check · " in again.output
