@@ -94,6 +94,20 @@ def _refuse_runtime_for_another_problem(loaded: Any | None, kernel: Path | None)
                          task_for_kernel(loaded, kernel).problem)
 
 
+def _refuse_kernel_without_umma_configs(kernel: Path) -> None:
+    """--umma lists a CUTLASS sm_100a kernel's dispatch configs: an sm_90a kernel has no tcgen05 MMA (wgmma
+    takes descriptors of another format), and a kernel without a ConfigById table has no configs to list (parse_configs says
+    so, with the way to check a hand-written kernel's own values)."""
+    from nvfp4ctl.build.sources import written_for
+    from nvfp4ctl.umma.configs import parse_configs
+
+    arch = written_for(kernel)
+    if arch is not None and arch[0] == "sm_90a":
+        raise UsageError(f"{kernel} is an sm_90a kernel ({arch[1]} says so): sm_90a has no tcgen05 MMA, so no UMMA"
+                         " descriptors to check (wgmma's are another format); dump --umma is for sm_100a tcgen05 kernels")
+    parse_configs(kernel)
+
+
 def _kernel_problem_name(kernel: Path) -> str:
     """"nvfp4_gemm kernel": whose C ABI the kernel implements, for the line saying what --umma checks."""
     from nvfp4ctl.build.sources import kernel_problem
@@ -450,6 +464,8 @@ def command(
         # the bare default looks in your kernels/ folder; one without a CUTLASS sm100 kernel says how on
         way_out = f" (--kernel PATH for yours, --kernel {DEFAULT_BY_NAME} for nvfp4ctl's)" if kernel is None else ""
         raise UsageError(f"kernel not found: {source}{way_out}")
+    if umma and reads_kernel and not user:  # before the listing's first line and the minute of compiling
+        _refuse_kernel_without_umma_configs(source)
     if layout or runtime or user:  # inputs, the UMMA model and the debug build are torch's: said after the
         require_torch()  # user's own mistakes above, which they can fix first
     runtime_plan = _runtime_plan(runtime_shape, seed) if runtime_shape is not None else None

@@ -692,3 +692,28 @@ def test_the_users_own_mistakes_are_said_before_a_missing_torch(mode: list[str],
     result = invoke(*mode)
     assert result.exit_code == 2, result.output
     assert said in result.output and "torch is not installed" not in result.output
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("kernel", ["kernels/sm90/nvfp4_gemm_sm90.cu", "kernels/naive/nvfp4_gemv_naive.cu"])
+def test_umma_on_an_sm90a_kernel_is_one_line_before_any_listing(kernel: str) -> None:
+    """It printed "the dispatch configs of X" and the minute-long compile note before its error."""
+    result = invoke_apart("--umma", "--kernel", str(REPO / kernel))
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"error: {REPO / kernel} is an sm_90a kernel (")
+    assert line.endswith("dump --umma is for sm_100a tcgen05 kernels")
+
+
+def test_umma_on_a_kernel_without_a_dispatch_table_is_one_line_before_any_listing(tmp_path: Path) -> None:
+    kernel = tmp_path / "sm100" / "mine.cu"
+    kernel.parent.mkdir()
+    kernel.write_text("// a hand-written tcgen05 kernel\n__global__ void k() {}\n")
+    result = invoke_apart("--umma", "--kernel", str(kernel))
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"error: {kernel}: no `struct ConfigById<N> : GemmConfig<M, N, K>` dispatch entries found")
