@@ -67,10 +67,11 @@ def _key(kernel: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def host_binary(entry: Path, name: str, compile_args: list[str], what: str) -> Path:
+def host_binary(entry: Path, name: str, compile_args: list[str], what: str, kernel: Path | None = None) -> Path:
     """A host program compiled by nvcc on first use into the cache folder `entry` (locked: parallel
     callers wait; landed atomically: a reader sees no binary or a whole one). `compile_args` are
-    nvcc's arguments but the output; a compile error is one FailuresFound line naming `what`."""
+    nvcc's arguments but the output; a compile error is one FailuresFound line naming `what`, or
+    `kernel` where the first error is in the user's kernel or a header beside it."""
     binary = entry / name
     if binary.is_file():
         return binary
@@ -82,10 +83,20 @@ def host_binary(entry: Path, name: str, compile_args: list[str], what: str) -> P
                         f"{what}'s compile")
             if done.returncode != 0:
                 errors = [line for line in done.stdout.splitlines() if "error" in line]
-                raise FailuresFound(f"{what} did not compile: {(errors or ['see nvcc output'])[0]}")
+                first = (errors or ["see nvcc output"])[0]
+                if kernel is not None and _in_folder_of(first, kernel):
+                    raise FailuresFound(f"{kernel} does not compile: {first}")
+                raise FailuresFound(f"{what} did not compile: {first}")
             entry.parent.mkdir(parents=True, exist_ok=True)
             cache.land(folder, entry)
     return binary
+
+
+def _in_folder_of(error: str, kernel: Path) -> bool:
+    """Whether nvcc's error line (`path(line): error: ...`) is in `kernel` or a file beside it: the user's
+    code, not the host program built around it."""
+    path = error.partition("(")[0].strip()
+    return bool(path) and Path(path).resolve().parent == kernel.resolve().parent
 
 
 PROOF_BINARY = "sm100_host_proof"
@@ -105,7 +116,8 @@ def proof_binary(kernel: Path) -> Path:
     """The compiled host program for `kernel`, built on first use into the build cache."""
     includes = [f"-I{path}" for path in toolchain.cutlass_include_dirs()]
     return host_binary(_proof_entry(kernel), PROOF_BINARY,
-                       [*HOST_FLAGS, *includes, *kernel_flags(kernel), str(PROOF_SOURCE)], "the CuTe host proof")
+                       [*HOST_FLAGS, *includes, *kernel_flags(kernel), str(PROOF_SOURCE)], "the CuTe host proof",
+                       kernel)
 
 
 def proof_needs_compiling(kernel: Path) -> bool:

@@ -93,7 +93,7 @@ def test_the_host_proof_compiles_the_kernel_named_not_its_folders_shipped_name(
     monkeypatch.setattr(toolchain, "cutlass_include_dirs", lambda: [tmp_path / "cutlass"])
     monkeypatch.setattr(host_proof, "_proof_entry", lambda kernel: tmp_path / "cache" / "proof")
     monkeypatch.setattr(host_proof, "host_binary",
-                        lambda entry, name, args, what: compiled.append(args) or entry / name)
+                        lambda entry, name, args, what, *kernel: compiled.append(args) or entry / name)
     host_proof.proof_binary(wide)
     (args,) = compiled
     assert args[-1] == str(host_proof.PROOF_SOURCE)
@@ -101,3 +101,24 @@ def test_the_host_proof_compiles_the_kernel_named_not_its_folders_shipped_name(
     assert args[args.index("-include") + 1] == str(wide.resolve())
     source = host_proof.PROOF_SOURCE.read_text()
     assert not re.search(r'^\s*#\s*include\s+"[^"]*\.cu"', source, re.MULTILINE), "the proof includes a kernel by name"
+
+
+def test_a_host_proof_compile_error_in_the_kernel_reads_as_the_kernel_not_compiling(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """It read "the CuTe host proof did not compile: my2/sm100/nvfp4_gemm_sm100.cu(64): error: ...", as if
+    the tool's check had failed; an error in the proof's own code still names the proof."""
+    kernel = tmp_path / "sm100" / "mine.cu"
+    kernel.parent.mkdir()
+    kernel.write_text("// broken\n")
+    nvcc = tmp_path / "nvcc"
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(toolchain, "nvcc_path", lambda: nvcc)
+    for failing, expected in ((kernel, f"{kernel} does not compile: {kernel}(64): error: Shap is not a template"),
+                              (tmp_path / "proof.cu", f"the proof did not compile: {tmp_path / 'proof.cu'}(64): error:"
+                                                      " Shap is not a template")):
+        nvcc.write_text(f'#!/bin/sh\necho "{failing}(64): error: Shap is not a template" >&2\nexit 1\n')
+        nvcc.chmod(0o755)
+        with pytest.raises(FailuresFound) as failed:
+            host_proof.host_binary(tmp_path / "cache" / "proof", "proof", ["proof.cu"], "the proof", kernel)
+        assert str(failed.value) == expected
+        assert failed.value.exit_code == ExitCode.FAILURES
