@@ -182,6 +182,15 @@ def _findings(check: Any) -> list[str]:
     return fields + [problem if names_it.search(problem) else f"{label} {problem}" for problem in check.problems]
 
 
+def _refuse_too_large_to_simulate(m: int, n: int, k: int, seed: int) -> None:
+    """The simulation makes the whole shape's inputs on the CPU (one L): a shape too large for the machine's
+    memory is said before the values are decoded and listed, as a shape the tile cannot take is."""
+    from nvfp4ctl.problems import DEFAULT_PROBLEM, get_problem
+    from nvfp4ctl.problems.base import make_case
+
+    get_problem(DEFAULT_PROBLEM).refuse_too_large(make_case(m=m, n=n, k=k, l=1, seed=seed), "cpu")
+
+
 def _simulated_mma(idesc: int | None, shape: str | None, kind: str) -> tuple[str, str]:
     """The --mma that --simulate without one runs, and where it comes from: the M and N the user's --idesc
     encodes (its MMA is the kernel's, whatever the shape: config 0's N=64 under an N=7168 shape), else the
@@ -437,6 +446,8 @@ def command(
             raise UsageError(f"--from-log {from_log}: {os_reason(error, from_log)}") from error
         m, n, k, _ = _gemm_shape(shape, "--from-log", task) if shape is not None else (128, 128, 512, 1)
         require_torch()  # the UMMA model's; after the user's own mistakes, which they can fix first
+        if shape is not None:
+            _refuse_too_large_to_simulate(m, n, k, seed)
         summary, ok = show_dump_lines(lines, m, n, k, seed, origin=f"--from-log {from_log}", saved=True)
         return Outcome(result=summary, exit_code=ExitCode.OK if ok else ExitCode.FAILURES, target=from_log)
     # `--kernel default` names nvfp4ctl's own kernel, as it does for check, bench and export, also in a
@@ -468,6 +479,9 @@ def command(
         _refuse_kernel_without_umma_configs(source)
     if layout or runtime or user:  # inputs, the UMMA model and the debug build are torch's: said after the
         require_torch()  # user's own mistakes above, which they can fix first
+    if simulate and shape is not None:
+        simulated_m, simulated_n, simulated_k, _ = parse_shape(shape)
+        _refuse_too_large_to_simulate(simulated_m, simulated_n, simulated_k, seed)
     runtime_plan = _runtime_plan(runtime_shape, seed) if runtime_shape is not None else None
     payload: dict[str, Any] = {"version": JSON_VERSION}
     results: list[str] = []

@@ -361,3 +361,16 @@ def test_simulate_without_mma_runs_the_mma_the_idesc_encodes_not_the_shapes_n() 
     assert "--simulate without --mma takes the MMA from --idesc 0x00000000 (0,0,64), which is not a valid" \
            " block-scaled MMA: M=0" in no_mma.output
     assert "Traceback" not in no_mma.output
+
+
+def test_a_shape_too_large_to_simulate_is_said_before_the_tables(tmp_path) -> None:
+    """The whole descriptor table came first, then the refusal (exit 2)."""
+    result = dump("--mma", "128,128,64", "--idesc", GOOD_IDESC, "--simulate", "--shape", "128000000,128000,5120000")
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith("error: m=128000000 n=128000 k=5120000: too large:"), result.output
+    assert result.output.count("\n") <= 2, result.output  # the one line, however wrapped
+    log = tmp_path / "b200.log"
+    log.write_text(f"nvfp4ctl:umma k=0 idesc={GOOD_IDESC} desc_a={GOOD_A} desc_b={GOOD_B}\n")
+    from_log = dump("--from-log", str(log), "--shape", "128000000,128000,5120000")
+    assert from_log.exit_code == 2, from_log.output
+    assert from_log.output.startswith("error: m=128000000 n=128000 k=5120000: too large:"), from_log.output
