@@ -23,6 +23,9 @@ from nvfp4ctl.umma.bits import BitField
 from nvfp4ctl.umma.tmem import COLUMNS, split_address
 
 KIND_K = {"mxf4nvf4": 64, "mxf4": 64, "mxf8f6f4": 32}
+# CUTLASS's one-CTA block-scaled MMA atom per kind (cute/arch/mma_sm100_umma.hpp), whose static_asserts
+# say which M and N the hardware takes
+CUTLASS_SS_ATOM = {"mxf4nvf4": "SM100_MMA_MXF4_SS", "mxf4": "SM100_MMA_MXF4_SS", "mxf8f6f4": "SM100_MMA_MXF8F6F4_SS"}
 SWIZZLES = tuple(smem.TMA_SWIZZLE)
 
 
@@ -84,8 +87,9 @@ def make_config(mma: str | None, kind: str, sf_vec: int | None, major: str, swiz
     majors = [p.strip().upper() for p in major.split(",")]
     a_major, b_major = (majors * 2)[:2]
     problems = []
-    if m not in (64, 128, 256):
-        problems.append(f"M={m} (cta_group::1 takes 64 or 128; 256 needs cta_group::2)")
+    if m != 128:  # the PTX ISA's block-scaled shapes; CUTLASS 4.2's cute/arch/mma_sm100_umma.hpp asserts it
+        problems.append(f"M={m} (a block-scaled cta_group::1 MMA has M=128 alone: CUTLASS's"
+                        f" {CUTLASS_SS_ATOM[kind]} static_asserts M == 128; M=256 is a cta_group::2 MMA of two CTAs)")
     if n % 8 or not 8 <= n <= 256:  # CUTLASS SM100_MMA_MXF4_SS / MXF8F6F4_SS static_asserts
         problems.append(f"N={n} (a multiple of 8 in 8..256)")
     if k != KIND_K[kind]:

@@ -374,3 +374,15 @@ def test_a_shape_too_large_to_simulate_is_said_before_the_tables(tmp_path) -> No
     from_log = dump("--from-log", str(log), "--shape", "128000000,128000,5120000")
     assert from_log.exit_code == 2, from_log.output
     assert from_log.output.startswith("error: m=128000000 n=128000 k=5120000: too large:"), from_log.output
+
+
+@pytest.mark.parametrize("mma, kind, atom", [("64,128,64", "mxf4nvf4", "SM100_MMA_MXF4_SS"),
+                                             ("256,128,64", "mxf4nvf4", "SM100_MMA_MXF4_SS"),
+                                             ("64,128,32", "mxf8f6f4", "SM100_MMA_MXF8F6F4_SS")])
+def test_a_block_scaled_mma_of_another_m_than_128_is_refused_with_its_source(mma: str, kind: str, atom: str) -> None:
+    """M=64 and M=256 passed (exit 0): CUTLASS's one-CTA block-scaled atoms static_assert M == 128."""
+    result = dump("--mma", mma, "--kind", kind, "--idesc", GOOD_IDESC)
+    assert result.exit_code == 2, result.output
+    flat = " ".join(result.output.split())
+    assert f"M={mma.split(',')[0]} (a block-scaled cta_group::1 MMA has M=128 alone: CUTLASS's {atom}" \
+           " static_asserts M == 128" in flat
