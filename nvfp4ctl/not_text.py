@@ -31,3 +31,15 @@ def not_text_place(data: bytes) -> tuple[int, str] | None:
             return None
         why = NUL_BYTE
     return len(_LINE_BREAK.findall(data, 0, offset)) + 1, why
+
+
+def packed_or_wide(head: bytes) -> str | None:
+    """What a file's first bytes say it is where it is no plain text that lines can be read from: gzip's
+    magic (1f 8b), or UTF-16's byte order mark or NUL bytes (every other byte of ASCII text); None else."""
+    if head.startswith(b"\x1f\x8b"):
+        return "it is gzip-compressed (its bytes start 1f 8b): zcat it into a plain file first"
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in head:
+        mark = "its bytes start with UTF-16's byte order mark" if head[:2] in (b"\xff\xfe", b"\xfe\xff") \
+            else "it has NUL bytes"
+        return f"it looks like UTF-16 text ({mark}): convert it to UTF-8 first (iconv -f UTF-16 -t UTF-8)"
+    return None

@@ -15,6 +15,7 @@ import re
 import tempfile
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Annotated, Any, Optional
 
 import typer
@@ -24,6 +25,7 @@ from nvfp4ctl.commands.umma_view import hexes as _hexes
 from nvfp4ctl.commands.umma_view import show_user_umma
 from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import ExitCode, UsageError, os_reason
+from nvfp4ctl.not_text import packed_or_wide
 from nvfp4ctl.options import integer, parse_shape
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.problems.fields import MAX_SEED
@@ -180,6 +182,26 @@ def _findings(check: Any) -> list[str]:
               for row in check.rows if not row.ok]
     names_it = re.compile(rf"{re.escape(config.label())}|\bconfig {config.id}\b")
     return fields + [problem if names_it.search(problem) else f"{label} {problem}" for problem in check.problems]
+
+
+def _log_head(path: Path) -> bytes:
+    """The first bytes of a --from-log file (what it is, where it holds no lines); a UsageError where it
+    cannot be read."""
+    try:
+        with path.open("rb") as handle:
+            return handle.read(4096)
+    except OSError as error:
+        raise UsageError(f"--from-log {path}: {os_reason(error, path)}") from error
+
+
+def _log_lines(path: Path) -> Iterator[str]:
+    """A --from-log file's lines one at a time: a log of hundreds of MB is never held whole."""
+    try:
+        with path.open(errors="replace") as handle:
+            for line in handle:
+                yield line.rstrip("\r\n")
+    except OSError as error:
+        raise UsageError(f"--from-log {path}: {os_reason(error, path)}") from error
 
 
 def _refuse_too_large_to_simulate(m: int, n: int, k: int, seed: int) -> None:
@@ -440,15 +462,13 @@ def command(
     if from_log is not None:
         from nvfp4ctl.commands.umma_view import show_dump_lines
 
-        try:
-            lines = from_log.read_text(errors="replace").splitlines()
-        except OSError as error:
-            raise UsageError(f"--from-log {from_log}: {os_reason(error, from_log)}") from error
+        head = _log_head(from_log)  # an unreadable file is said before the shape and torch
         m, n, k, _ = _gemm_shape(shape, "--from-log", task) if shape is not None else (128, 128, 512, 1)
         require_torch()  # the UMMA model's; after the user's own mistakes, which they can fix first
         if shape is not None:
             _refuse_too_large_to_simulate(m, n, k, seed)
-        summary, ok = show_dump_lines(lines, m, n, k, seed, origin=f"--from-log {from_log}", saved=True)
+        summary, ok = show_dump_lines(_log_lines(from_log), m, n, k, seed, origin=f"--from-log {from_log}",
+                                      saved=True, why_none=packed_or_wide(head))
         return Outcome(result=summary, exit_code=ExitCode.OK if ok else ExitCode.FAILURES, target=from_log)
     # `--kernel default` names nvfp4ctl's own kernel, as it does for check, bench and export, also in a
     # kernels/ folder of yours (which the bare default reads)

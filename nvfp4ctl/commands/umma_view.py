@@ -3,6 +3,7 @@ descriptor tables checked against a config, and the UMMA model's verdict on real
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
@@ -197,19 +198,21 @@ def _cut(text: str, width: int = 60) -> str:
     return text if len(text) <= width else text[:width - 3] + "..."
 
 
-def show_dump_lines(lines: list[str], m: int, n: int, k: int, seed: int, origin: str = "--dump",
-                    saved: bool = False) -> tuple[str, bool]:
+def show_dump_lines(lines: Iterable[str], m: int, n: int, k: int, seed: int, origin: str = "--dump",
+                    saved: bool = False, why_none: str | None = None) -> tuple[str, bool]:
     """`check --dump` / `dump --umma --from-log`: the kernel's nvfp4ctl:umma lines, decoded, checked and
     simulated on the case's inputs; `origin` names the option they came through. `saved`: the lines
     come from a file the user named, so one without them is an input error (UsageError), not a
-    kernel that failed to print them."""
+    kernel that failed to print them; `why_none`: what the file is where it may hold no text lines (gzip,
+    UTF-16), said where none is found. Saved lines are read once, as they come."""
     from nvfp4ctl.umma import dumplines
     from nvfp4ctl.umma.ktiles import check_later_k_tiles
 
     console = get_console()
-    dump = dumplines.parse(lines)
     if not saved:
+        lines = list(lines)  # kept as printed below, as well as parsed
         _keep_printed_lines(lines)
+    dump = dumplines.parse(lines)
     if saved and dump.second_run is not None:  # the first run's MMAs would be read with the other's config
         number, text = dump.second_run
         raise UsageError(f"{origin}: more than one run in it: a second starts at line {number} ({_cut(text)});"
@@ -217,6 +220,8 @@ def show_dump_lines(lines: list[str], m: int, n: int, k: int, seed: int, origin:
     for line in dump.rejected[:3]:
         console.warn(f"unparsed {dumplines.PREFIX} line: {line}")
     tile = dumplines.first_tile(dump)
+    if not tile and saved and why_none is not None:
+        raise UsageError(f"{origin}: no `{dumplines.PREFIX} k=0 ...` line in it: {why_none}")
     if not tile and saved:
         raise UsageError(f"{origin}: no `{dumplines.PREFIX} k=0 ...` line in it ({plural(dump.lines_read, 'line')} read); run a"
                          f" kernel that prints them ({byo_kernel_doc()} has the macro) with `nvfp4ctl check --dump`"

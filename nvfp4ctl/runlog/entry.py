@@ -118,7 +118,10 @@ def file_digest(path: Path) -> str:
     """Short content hash of a target. A kernel's local headers count too (a tuned dispatch table or a
     config header changes what runs while the .cu stays the same); a submission is one file."""
     try:
-        digest = hashlib.sha256(path.read_bytes())
+        digest = hashlib.sha256()
+        with path.open("rb") as handle:  # in pieces: a target may be a --from-log of hundreds of MB
+            while piece := handle.read(1 << 20):
+                digest.update(piece)
         if path.suffix in (".cu", ".cuh"):
             from nvfp4ctl.build.sources import local_headers  # only kernels pay for the build package
 

@@ -717,3 +717,49 @@ def test_umma_on_a_kernel_without_a_dispatch_table_is_one_line_before_any_listin
     assert result.stdout == ""
     (line,) = result.stderr.splitlines()
     assert line.startswith(f"error: {kernel}: no `struct ConfigById<N> : GemmConfig<M, N, K>` dispatch entries found")
+
+
+@pytest.mark.parametrize("head, says", [
+    (b"\x1f\x8b\x08\x08", "it is gzip-compressed (its bytes start 1f 8b): zcat it into a plain file first"),
+    ("nvfp4ctl:umma k=0\n".encode("utf-16"), "it looks like UTF-16 text (its bytes start with UTF-16's byte order"
+                                             " mark): convert it to UTF-8 first (iconv -f UTF-16 -t UTF-8)"),
+    ("nvfp4ctl:umma k=0\n".encode("utf-16-le"), "it looks like UTF-16 text (it has NUL bytes)"),
+], ids=["gzip", "utf16-bom", "utf16-no-bom"])
+def test_a_saved_output_that_is_gzip_or_utf16_says_so(tmp_path: Path, head: bytes, says: str) -> None:
+    """It said "no nvfp4ctl:umma k=0 ... line in it" with nothing on why: the lines were there, unreadable."""
+    log = tmp_path / "b200.log"
+    log.write_bytes(head + b"\x00\x01rest")
+    result = invoke("--umma", "--from-log", str(log))
+    assert result.exit_code == 2, result.output
+    flat = " ".join(result.output.split())
+    assert f"--from-log {log}: no `nvfp4ctl:umma k=0 ...` line in it: {says}" in flat
+
+
+def test_a_saved_output_is_read_a_line_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 400 MB log was read whole (956 MB resident): its text is never asked for at once."""
+    log = tmp_path / "b200.log"
+    log.write_text("noise\n" * 1000 + _SAVED_RUN)
+    memory = tmp_path / "MEMORY.md"
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    read_text, read_bytes = Path.read_text, Path.read_bytes
+
+    def not_the_log(read):  # noqa: ANN001, ANN202
+        def reading(self: Path, *args: object, **kwargs: object):  # noqa: ANN202
+            assert self != log, "the log was read whole"
+            return read(self, *args, **kwargs)
+        return reading
+
+    monkeypatch.setattr(Path, "read_text", not_the_log(read_text))
+    monkeypatch.setattr(Path, "read_bytes", not_the_log(read_bytes))
+    result = invoke("--umma", "--from-log", str(log), "--shape", "128,128,512")
+    assert result.exit_code == 0, result.output
+    assert "dump: 8 MMAs of the first output tile" in result.output
+    assert "b200.log" in memory.read_text()  # the run log's digest of the file read it in pieces too
+
+
+# one run's lines as `check --dump` keeps them (tests/umma/targets/prints_umma_lines.py's, K=512)
+_SAVED_RUN = "nvfp4ctl:umma config mma=128,128,64 swizzle=128B block_k=256\n" + "".join(
+    f"nvfp4ctl:umma k={step} idesc=0x08200480 desc_a=0x{(0x40004040 << 32) | (1 << 16) | ((0x400 + 32 * (step % 4)) >> 4):016x}"
+    f" desc_b=0x{(0x40004040 << 32) | (1 << 16) | ((0x4400 + 32 * (step % 4)) >> 4):016x} tmem_d=0x00000000"
+    f" tmem_sfa=0x{128 + 4 * (step % 4):08x} tmem_sfb=0x{144 + 4 * (step % 4):08x} acc={int(step > 0)}\n"
+    for step in range(8))
