@@ -524,6 +524,13 @@ def _with_verbosity_options(command: Callable[..., Outcome], wrapper: Callable[.
     return added
 
 
+def _is_within(path: object, folder: Path) -> bool:
+    """Whether `path` is `folder` or lies inside it, both taken from the current folder as the OS does (a
+    relative NVFP4CTL_CACHE against an error's absolute file name, or the other way round)."""
+    hit = Path(os.path.abspath(str(path)))
+    return hit.is_relative_to(os.path.abspath(folder))
+
+
 def _full_folder_error(error: OSError) -> NvfpError | None:
     """A full disk under nvfp4ctl's cache folder, or the temporary folder where nvcc keeps its intermediate
     files (a build's compiler saying "No space left on device" too: compile.raise_if_out_of_space), is the
@@ -534,14 +541,13 @@ def _full_folder_error(error: OSError) -> NvfpError | None:
 
     if error.errno != errno.ENOSPC or not error.filename:
         return None
-    hit = Path(os.path.abspath(str(error.filename)))
     root = cache_root()
-    if hit == root or root in hit.parents:
+    if _is_within(error.filename, root):
         setting = f" ({Env.CACHE})" if env_str(Env.CACHE) else ""
         return UsageError(f"the cache folder {root}{setting} is full ({os.strerror(errno.ENOSPC)}):"
                           f" free space or point {Env.CACHE} elsewhere")
     temporary = Path(os.path.abspath(tempfile.gettempdir()))
-    if hit == temporary or temporary in hit.parents:
+    if _is_within(error.filename, temporary):
         return UsageError(f"the temporary folder {temporary} is full ({os.strerror(errno.ENOSPC)}):"
                           " free space or point TMPDIR elsewhere")
     return None
@@ -553,9 +559,9 @@ def _cache_folder_error(error: OSError) -> NvfpError | None:
     from nvfp4ctl.project import cache_root
 
     root = cache_root()
-    hit = Path(os.path.abspath(str(error.filename))) if error.filename else None
-    if hit is None or not hit.is_relative_to(root):
+    if not error.filename or not _is_within(error.filename, root):
         return None
+    hit = Path(os.path.abspath(str(error.filename)))
     setting = f" ({Env.CACHE})" if env_str(Env.CACHE) else ""
     if root.is_dir() and os.access(root, os.W_OK | os.X_OK):
         if not isinstance(error, PermissionError):

@@ -308,6 +308,28 @@ def test_a_cache_folder_that_cannot_be_made_is_one_line_exit_2_and_still_logged(
     assert runlog.read(memory_path())[-1].result.startswith("error: cannot use the cache folder")
 
 
+def test_a_relative_cache_setting_naming_a_file_is_one_line_exit_2(tmp_path, monkeypatch):
+    # the setting stays relative while the failing path (cachefile/locks) is compared from the current folder
+    monkeypatch.chdir(tmp_path)
+    Path("cachefile").write_text("x")
+    monkeypatch.setenv("NVFP4CTL_CACHE", "cachefile")
+    Path("k.cu").write_text("__global__ void k(float* p) { p[0] = 1.f; }\n")
+    result = CliRunner().invoke(app, ["build", "k.cu", "--arch", "sm_90a"])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert "error: cannot use the cache folder cachefile (NVFP4CTL_CACHE): Not a directory" in result.output
+
+
+def test_a_full_disk_under_a_relative_cache_setting_names_the_cache(tmp_path, monkeypatch):
+    from nvfp4ctl.cli import _full_folder_error
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("NVFP4CTL_CACHE", "relative-cache")
+    full_disk = OSError(28, "No space left on device", str(tmp_path / "relative-cache" / "entry" / "main.so"))
+    error = _full_folder_error(full_disk)
+    assert error is not None and "the cache folder relative-cache (NVFP4CTL_CACHE) is full" in str(error)
+
+
 def test_other_os_errors_are_not_blamed_on_the_cache(monkeypatch):
     def broken(*args, **kwargs):
         raise PermissionError(13, "Permission denied", "/somewhere/else")
