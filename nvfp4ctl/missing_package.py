@@ -3,6 +3,8 @@ wording for build's CuTe DSL check and for check's and bench's load of a submiss
 
 from __future__ import annotations
 
+import importlib.util
+
 # the pip package of a module a submission imports, where it is known (cutlass is the CuTe DSL's, whose
 # package name is not the module's)
 PIP_PACKAGES = {"cutlass": "nvidia-cutlass-dsl", "triton": "triton", "torch": "torch"}
@@ -17,3 +19,13 @@ def not_installed(module: str, python: str, other_way: str = "") -> str:
         return f"the Python running it ({python}) has no module named {module!r}"
     also = f", {other_way}" if other_way else ""
     return f"the Python running it ({python}) has no {package} (pip install {package}{also})"
+
+
+def is_absent(module: str) -> bool:
+    """Whether the top package of `module` (a dotted name) cannot be found by this Python: only then is a
+    ModuleNotFoundError its setup's. `import torch.cuda.not_a_module` under an installed torch is the
+    importing code's own mistake, not a missing install."""
+    try:
+        return importlib.util.find_spec(module.partition(".")[0]) is None
+    except (ImportError, ValueError):  # a module in sys.modules without a spec: it is there
+        return False

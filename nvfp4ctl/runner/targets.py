@@ -473,9 +473,9 @@ def import_submission(path: Path, problem: str | None = None) -> KernelFn:
                            f"{path.name} (its folder is on the import path) or drop the import")
             missing.args = (missing.msg,)
             raise
-        if missing.name:  # a package this Python lacks: its setup, not a crash of the submission's
-            from nvfp4ctl.missing_package import not_installed
+        from nvfp4ctl.missing_package import is_absent, not_installed
 
+        if missing.name and is_absent(missing.name):  # a package this Python lacks: its setup, not a crash
             raise UsageError(f"it imports {missing.name}, and {not_installed(missing.name, sys.executable)}") from missing
         raise
     return _entry_point(module, path)

@@ -227,6 +227,15 @@ def test_a_module_this_python_lacks_is_one_line_naming_its_package_not_a_crash(m
     assert f"    import {module}" in lines  # -v still shows where it was imported
 
 
+def test_a_missing_part_of_an_installed_package_is_the_submissions_own_error(make_target):
+    """`import torch.cuda.not_a_module` under an installed torch said "has no torch (pip install torch)"."""
+    with Worker(make_target("return 1", "import json.not_a_module"), timeout_s=10, device="cpu") as worker:
+        with pytest.raises(TargetLoadError, match="cannot load submission.py: ModuleNotFoundError") as caught:
+            worker.call(CALL, label="test 1", data=None)
+    assert "pip install" not in str(caught.value) and "has no" not in str(caught.value)
+    assert any("json.not_a_module" in line for line in caught.value.log_tail)
+
+
 def test_usage_error_at_load_is_one_line_with_its_traceback_only_in_the_output(make_target):
     """A CPU-only torch (or a kernel for another GPU, or no nvcc) refuses the target with a
     UsageError in the child: the parent raises that one line (exit 2), not a crash with a traceback."""
