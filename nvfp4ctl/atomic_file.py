@@ -78,6 +78,28 @@ def under_umask(mode: int) -> int:
     """`mode` less the process's umask: what a new file or folder of nvfp4ctl's gets, as open() and mkdir()
     would give it (a shared cache's umask 002 leaves the group's write bit), where a call that makes it
     private (mkstemp, mkdtemp) or takes a fixed mode does not."""
-    mask = os.umask(0)
+    return mode & ~current_umask()
+
+
+def _read_umask_by_setting_it() -> int:
+    # os.umask can only read the mask by replacing it; done once, at import, before nvfp4ctl starts threads
+    mask = os.umask(0o022)
     os.umask(mask)
-    return mode & ~mask
+    return mask
+
+
+_UMASK_AT_IMPORT = _read_umask_by_setting_it()
+
+
+def current_umask() -> int:
+    """The process's umask, read without changing it: setting it for a moment (os.umask's only way to read it)
+    would give a file another thread makes in that moment (tune's GPU threads, the progress heartbeat) mode
+    666 or 777. Linux says it in /proc/self/status; elsewhere the mask read at import stands."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return _UMASK_AT_IMPORT

@@ -63,3 +63,32 @@ def test_a_read_only_target_is_kept_where_the_caller_asks_and_replaced_where_not
     path.chmod(0o644)
     write_text_atomic(path, "again\n", keep_read_only=True)
     assert path.read_text() == "again\n"
+
+
+def _umask_must_not_change(*_: object) -> int:
+    raise AssertionError("os.umask called: a file another thread makes meanwhile would get mode 666/777")
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="reads the umask from Linux's /proc")
+def test_the_umask_is_read_without_setting_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    before = os.umask(0o027)
+    try:
+        monkeypatch.setattr(os, "umask", _umask_must_not_change)
+        assert atomic_file.under_umask(0o666) == 0o640 and atomic_file.under_umask(0o777) == 0o750
+    finally:
+        monkeypatch.undo()
+        os.umask(before)
+
+
+def test_without_proc_the_umask_read_at_import_stands(monkeypatch: pytest.MonkeyPatch) -> None:
+    real_open = open
+
+    def no_proc(file: object, *args: object, **kwargs: object) -> object:
+        if str(file).startswith("/proc/"):
+            raise FileNotFoundError(2, "No such file or directory", str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", no_proc)
+    monkeypatch.setattr(atomic_file, "_UMASK_AT_IMPORT", 0o077)
+    monkeypatch.setattr(os, "umask", _umask_must_not_change)
+    assert atomic_file.under_umask(0o666) == 0o600
