@@ -10,6 +10,7 @@ no lock because an entry appears complete or not at all.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import glob
 import hashlib
@@ -31,8 +32,9 @@ from nvfp4ctl.build import flags, toolchain
 from nvfp4ctl.build.sources import BuildInputs
 from nvfp4ctl.build.submission_headers import machine_cutlass_key
 from nvfp4ctl.console import get_console
-from nvfp4ctl.errors import UsageError
+from nvfp4ctl.errors import ToolTimeout, UsageError
 from nvfp4ctl.project import cache_root
+from nvfp4ctl.words import seconds_text
 
 CACHE_FORMAT = 2  # bump when an entry's layout changes
 LOCK_TIMEOUT_S = 3600.0  # a CUTLASS build on 2 cores takes minutes; a second builder waits for it
@@ -78,15 +80,49 @@ def locked(entry: Path, building: str | None = None) -> Iterator[None]:
     locks.mkdir(parents=True, exist_ok=True)
     # the umask's mode, not filelock's 644: in a group's shared cache (umask 002) the next member opens it too
     lock = FileLock(str(locks / f"{entry.name}.lock"), timeout=LOCK_TIMEOUT_S, mode=under_umask(0o666))
+    holder = locks / f"{entry.name}.holder"
     try:
         lock.acquire(timeout=WAIT_SAID_AFTER_S)
     except Timeout:
         get_console().note(f"waiting for another nvfp4ctl building {building or entry.name} in {cache_root()}")
-        lock.acquire(timeout=LOCK_TIMEOUT_S - WAIT_SAID_AFTER_S)
+        try:
+            lock.acquire(timeout=LOCK_TIMEOUT_S - WAIT_SAID_AFTER_S)
+        except Timeout:
+            raise ToolTimeout(f"waited {seconds_text(LOCK_TIMEOUT_S)} for the cache lock {lock.lock_file} to build"
+                              f" {building or entry.name}; it is held by {_holder_said(holder)}; run it again once"
+                              " that build ends") from None
     try:
+        _say_holder(holder, building or entry.name)
         yield
     finally:
+        with contextlib.suppress(OSError):
+            holder.unlink()
         lock.release()
+
+
+def _say_holder(holder: Path, building: str) -> None:
+    """Writes who holds the lock beside it, for a builder that gives up waiting on it to name: the lock
+    file itself cannot hold it, as filelock empties it on every open. Best effort: a shared locks/ that
+    refuses it leaves the holder unknown, not the build stopped."""
+    said = {"pid": os.getpid(), "host": socket.gethostname(), "building": building,
+            "since": time.strftime("%Y-%m-%d %H:%M:%S")}
+    with contextlib.suppress(OSError):
+        holder.unlink(missing_ok=True)  # a holder file another member left may not be theirs to write over
+        holder.write_text(json.dumps(said) + "\n", encoding="utf-8")
+
+
+def _holder_said(holder: Path) -> str:
+    """Who holds a lock, as its holder wrote it; "another process" where that is unknown or stale (a pid of
+    this machine that has ended: the lock then is someone's that wrote no holder file)."""
+    unknown = "another process (not known which)"
+    try:
+        said = json.loads(holder.read_text(encoding="utf-8"))
+        pid, host, building, since = int(said["pid"]), str(said["host"]), str(said["building"]), str(said["since"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return unknown
+    if host == socket.gethostname() and not _alive(pid):
+        return unknown
+    return f"nvfp4ctl pid {pid} on {host}, building {building} since {since}"
 
 
 _swept: set[Path] = set()  # the scratch folders this process has swept: once is enough

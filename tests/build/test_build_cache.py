@@ -241,6 +241,49 @@ def test_a_build_waiting_on_another_processs_lock_says_so_once(tmp_path: Path, m
     assert notes == []
 
 
+def test_a_build_waiting_past_the_lock_limit_is_one_line_naming_the_lock_and_its_holder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """It was filelock's Timeout, a traceback."""
+    import subprocess
+    import sys
+
+    from nvfp4ctl.errors import ExitCode, ToolTimeout
+
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path))
+    monkeypatch.setattr(cache, "WAIT_SAID_AFTER_S", 0.1)
+    monkeypatch.setattr(cache, "LOCK_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(cache, "get_console", lambda: type("Notes", (), {"note": lambda self, line: None})())
+    entry = tmp_path / "k-sm_90a-0123"
+    holder = subprocess.Popen([sys.executable, "-c", (  # another nvfp4ctl building the same key
+        "import sys, time; from pathlib import Path; from nvfp4ctl.build import cache\n"
+        "with cache.locked(Path(sys.argv[1]), 'k.cu (sm_90a)'):\n"
+        "    print(flush=True); sys.stdin.readline()"), str(entry)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        holder.stdout.readline()  # it holds the lock now
+        with pytest.raises(ToolTimeout) as caught:
+            with cache.locked(entry, "k.cu (sm_90a)"):
+                pass
+    finally:
+        holder.communicate("\n")
+    assert caught.value.exit_code == ExitCode.TIMEOUT
+    said = str(caught.value)
+    assert said.startswith(f"waited 0.5 s for the cache lock {tmp_path / 'locks' / (entry.name + '.lock')} to build"
+                           f" k.cu (sm_90a); it is held by nvfp4ctl pid {holder.pid} on "), said
+    assert "building k.cu (sm_90a) since " in said and said.endswith("; run it again once that build ends")
+    assert not (tmp_path / "locks" / f"{entry.name}.holder").exists()  # its holder said who, and went with the lock
+
+
+def test_a_lock_whose_holder_is_not_known_says_another_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+    import socket
+
+    holder = tmp_path / "k.holder"
+    assert cache._holder_said(holder) == "another process (not known which)"
+    holder.write_text(json.dumps({"pid": 999999999, "host": socket.gethostname(), "building": "k.cu", "since": "then"}))
+    assert cache._holder_said(holder) == "another process (not known which)"  # a pid that has ended: stale
+
+
 def test_an_entry_keeps_its_sass_compressed(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from nvfp4ctl.build import builder, compile, resources
 
