@@ -5,7 +5,6 @@ leaderboard's 120 s."""
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -396,21 +395,22 @@ class _ProblemOfTask:
 
 
 def _build_dsl(path: Path, arch: str, python: str | None, problem: str) -> Outcome:
+    from nvfp4ctl.build import cache
     from nvfp4ctl.build.cute_dsl import build_dsl, trace_inputs
     from nvfp4ctl.project import cache_root
 
     console = get_console()
     inputs = trace_inputs(problem)  # custom_kernel gets the tuple of the task's problem
-    root = cache_root()
-    root.mkdir(parents=True, exist_ok=True)
-    out = Path(tempfile.mkdtemp(prefix=f"dsl-{path.stem}-", dir=root))
     console.info(f"{path.name}: CuTe DSL kernels, compiled by cute.compile with CUTE_DSL_ARCH={arch} (no GPU needed)",
                  style="dim")
     step = f"running the submission on CPU inputs ({inputs.label}) until cute.compile writes its cubins"
     with console.progress() as progress, progress_lines(console) as lines:
         progress.add_task(step, total=None)
         lines.show(step)
-        built = build_dsl(path, arch, out, inputs, python)
+        # the cubins are read before the run ends, so they go where a compile's files go: the cache's tmp/,
+        # removed when the build ends (a build killed where nothing can clean up: by a later one's sweep)
+        with cache.staging(cache_root() / f"dsl-{path.stem}") as out:
+            built = build_dsl(path, arch, out, inputs, python)
     # a Python file says it uses no tensor core on purpose with a comment line of its own, as a .cu does
     declared = bool(marks_in(path.read_text(errors="replace"), NO_TENSOR_OP, comment="#"))
     op = replace(built.tensor_op, declared_none=declared)
@@ -426,7 +426,6 @@ def _build_dsl(path: Path, arch: str, python: str | None, problem: str) -> Outco
     line, warn = _budget_line(built.seconds, len(built.cubins), measures=DSL_TIME, busy_cpu_s=busy_cpu_s)
     (console.warn if warn else console.info)(line)
     console.detail(f"the run took {built.seconds:.1f} s, {built.cpu_seconds:.1f} s of CPU (the child's, its tools' included)")
-    console.detail(f"cubins: {out}")
     needed = _ProblemOfTask(problem).needs_tensor_op()
     if not op.present and op.expected != "-" and not needed and not declared:
         console.info(f"note: no {op.expected} in the SASS (found: {', '.join(op.found) or 'none'}):"

@@ -105,6 +105,22 @@ def test_the_child_gets_the_task_problem_and_its_trace_case(tmp_path: Path, name
             in result.output)
 
 
+def test_the_cubins_folder_is_in_the_caches_tmp_and_goes_when_the_build_ends(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every DSL build left a dsl-<stem>-XXXX/ folder in the cache folder, which nothing removed."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(cache))
+    python, _ = _stand_in_python(tmp_path)
+    dump_dir = tmp_path / "dump-dir.txt"
+    python.write_text(python.read_text() + f'printf "%s" "$CUTE_DSL_DUMP_DIR" > "{dump_dir}"\n')
+    result = _build(python, "nvfp4_gemm")
+    assert result.exit_code == 2, result.output  # the stand-in writes no cubin
+    used = Path(dump_dir.read_text())
+    assert used.parent == cache / "tmp" and used.name.startswith("dsl-cute_dsl_submission.")
+    assert not used.exists()
+    assert [p.name for p in cache.iterdir() if p.name.startswith("dsl-")] == []
+
+
 def test_a_submission_that_needs_a_gpu_first_is_refused_in_one_line(tmp_path: Path) -> None:
     python, _ = _stand_in_python(tmp_path, says="nvfp4ctl-dsl-child: RuntimeError: No CUDA GPUs are available")
     result = _build(python, "nvfp4_group_gemm")
