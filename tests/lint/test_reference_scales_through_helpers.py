@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 import textwrap
 
+import pytest
+
 from nvfp4ctl.lint import lint_text
+from nvfp4ctl.lint.python import call_sites
+from nvfp4ctl.lint.python.index import Function, ModuleIndex, passed_arguments
 
 CUTE_POINTERS = """\
     from cutlass.cute.runtime import make_ptr
@@ -62,3 +67,41 @@ def test_a_reference_scale_bound_in_the_helper_itself_is_reported_where_it_is_re
             return launch(data)
         """)
     assert [(line, col) for line, col, _ in found] == [(3, 19)]
+
+
+def _helpers_calling_each_other(count: int, scale: str) -> str:
+    """`count` pointer helpers, each calling the one before it, each called by custom_kernel with `scale`
+    (the shape of a CuTe DSL submission with one helper per operand and tile)."""
+    lines = ["from cutlass.cute.runtime import make_ptr, from_dlpack"]
+    for i in range(count):
+        passed_on = f"_h{i - 1}(dtype, t, align) if {i} > 100000 else p" if i else "p"
+        lines += [f"def _h{i}(dtype, t, align=16):", f"    p = make_ptr(dtype, t.data_ptr() + {i}, assumed_align=align)",
+                  "    z = from_dlpack(t).mark_layout_dynamic()", f"    return {passed_on}"]
+    lines += ["def custom_kernel(data):", "    a, b, sfa_ref, sfb_ref, sfa_p, sfb_p, c = data"]
+    lines += [f"    r{i} = _h{i}(1, {scale}, 32)" for i in range(count)]
+    lines += ["    return c"]
+    return "\n".join(lines) + "\n"
+
+
+def test_each_function_s_callees_are_found_once_however_many_reads_ask(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each read of a helper's parameter asks for every call to the helper; finding them afresh each time
+    # made a 5,500-line file of such helpers take 25 s (2 s without the call-site rule).
+    found_for: list[int] = []
+    find = ModuleIndex._find_callees
+
+    def counted(self: ModuleIndex, function: Function):  # type: ignore[no-untyped-def]
+        found_for.append(id(function.node))
+        return find(self, function)
+
+    placed: list[ast.Call] = []
+
+    def counted_placing(callee: Function, call: ast.Call) -> dict[str, ast.expr] | None:
+        placed.append(call)
+        return passed_arguments(callee, call)
+
+    monkeypatch.setattr(ModuleIndex, "_find_callees", counted)
+    monkeypatch.setattr(call_sites, "passed_arguments", counted_placing)
+    findings = _nv401(_helpers_calling_each_other(40, "sfa_ref"))
+    assert len(findings) >= 40
+    assert len(found_for) == len(set(found_for)) <= 41
+    assert len(placed) <= 2 * 2 * 40  # each call to a helper placed once for the parameter read (80 calls)

@@ -23,20 +23,50 @@ def from_parameter(function: Function, name: ast.Name) -> bool:
     return not any(where < at for where, _ in function.events.get(name.id, ()))
 
 
-def passing(function: Function, parameter: str, wanted: set[int], index: ModuleIndex,
-            depth: int = 0) -> Iterator[tuple[ast.expr, int, Function]]:
+def passing(function: Function, parameter: str, wanted: set[int], index: ModuleIndex) -> list[tuple[ast.expr, int, Function]]:
     """(argument, element, caller) for each argument that hands `parameter` one of the `wanted` elements, in
-    the caller that names it: an argument that is itself the caller's parameter is followed to its callers."""
-    for caller in index.timed:
-        for callee, call in index.callees(caller):
-            if call is None or callee.node is not function.node:
-                continue
-            argument = (passed_arguments(callee, call) or {}).get(parameter)
-            if argument is None:
-                continue
-            element = element_of(caller, argument)
-            if isinstance(argument, ast.Name) and depth < MAX_DEPTH and caller.node is not function.node \
-                    and from_parameter(caller, argument):
-                yield from passing(caller, argument.id, wanted, index, depth + 1)
-            elif element in wanted:
-                yield argument, element, caller  # type: ignore[misc]  # element is an int here
+    the caller that names it: an argument that is itself the caller's parameter is followed to its callers.
+    Found once per helper and parameter: a helper reads its parameter many times, and each read asks."""
+    key = ("call sites", id(function.node), parameter)
+    found = index.memo.get(key)
+    if found is None:
+        found = index.memo[key] = list(_passing(function, parameter, index, 0))
+    return [(argument, element, caller) for argument, element, caller in found  # type: ignore[attr-defined]
+            if element in wanted]
+
+
+def _passing(function: Function, parameter: str, index: ModuleIndex, depth: int) -> Iterator[tuple[ast.expr, int, Function]]:
+    for argument, element, caller, passed_on in _arguments(function, parameter, index):
+        if passed_on and depth < MAX_DEPTH and caller.node is not function.node:
+            yield from _passing(caller, argument.id, index, depth + 1)  # type: ignore[attr-defined]
+        elif element is not None:
+            yield argument, element, caller
+
+
+def _arguments(function: Function, parameter: str, index: ModuleIndex) -> list[tuple[ast.expr, int | None, Function, bool]]:
+    """(argument, element, caller, passed on) for each call on the timed path that passes the parameter
+    something, passed on where that is the caller's own parameter; found once per helper and parameter,
+    however many helpers reach it."""
+    key = ("call sites: arguments", id(function.node), parameter)
+    found = index.memo.get(key)
+    if found is None:
+        found = index.memo[key] = []
+        for caller, call in calls_to(function, index):
+            argument = (passed_arguments(function, call) or {}).get(parameter)
+            if argument is not None:
+                passed_on = isinstance(argument, ast.Name) and from_parameter(caller, argument)
+                found.append((argument, element_of(caller, argument), caller, passed_on))
+    return found  # type: ignore[return-value]
+
+
+def calls_to(function: Function, index: ModuleIndex) -> list[tuple[Function, ast.Call]]:
+    """(caller, call) for each call on the timed path to the function, from one pass over the timed path."""
+    key = ("call sites", "callers")
+    by_callee: dict[int, list[tuple[Function, ast.Call]]] | None = index.memo.get(key)  # type: ignore[assignment]
+    if by_callee is None:
+        by_callee = index.memo[key] = {}
+        for caller in index.timed:
+            for callee, call in index.callees(caller):
+                if call is not None:
+                    by_callee.setdefault(id(callee.node), []).append((caller, call))
+    return by_callee.get(id(function.node), [])

@@ -116,6 +116,7 @@ class ModuleIndex:
         self._stored: dict[int, set[str]] = {}
         self._declared: dict[int, tuple[set[str], set[str]]] = {}  # id -> (global, nonlocal) names
         self._assigned: dict[int, dict[str, list[ast.AST]]] = {}
+        self._callees: dict[tuple[int, str | None], list[tuple[FunctionNode, str | None, ast.Call | None]]] = {}
         self.memo: dict[tuple[object, ...], object] = {}  # a rule's own per-module results, keyed (rule, ...)
         self.imports: dict[str, str] = {}
         self.functions: dict[str, FunctionNode] = {}
@@ -425,7 +426,17 @@ class ModuleIndex:
         return [nested[n.value.id] for n in self.walk(function) if isinstance(n, ast.Return)
                 and isinstance(n.value, ast.Name) and n.value.id in nested and self.enclosing_function(n) is function]
 
-    def callees(self, function: Function) -> Iterator[tuple[Function, ast.Call | None]]:
+    def callees(self, function: Function) -> list[tuple[Function, ast.Call | None]]:
+        """The functions of this file a function calls, each with the call (None where it is only handed on
+        or run by a constructor), found once per function: the timed path and NV401's call sites ask for
+        the same functions' callees many times. Each answer is a fresh Function, free for the asker to bind."""
+        key = (id(function.node), function.cls)
+        found = self._callees.get(key)
+        if found is None:
+            found = self._callees[key] = [(callee.node, callee.cls, call) for callee, call in self._find_callees(function)]
+        return [(Function(node, cls), call) for node, cls, call in found]
+
+    def _find_callees(self, function: Function) -> Iterator[tuple[Function, ast.Call | None]]:
         for node in self.walk(function.node):
             if isinstance(node, ast.Call):
                 func = node.func
