@@ -105,3 +105,40 @@ def test_each_function_s_callees_are_found_once_however_many_reads_ask(monkeypat
     assert len(findings) >= 40
     assert len(found_for) == len(set(found_for)) <= 41
     assert len(placed) <= 2 * 2 * 40  # each call to a helper placed once for the parameter read (80 calls)
+
+
+def test_a_chain_of_helpers_passing_the_parameter_on_is_followed_to_the_end() -> None:
+    found = _nv401("""\
+        def _ptr(t):
+            return make_ptr(1, t.data_ptr())
+        def h1(t):
+            return _ptr(t)
+        def h2(t):
+            return h1(t)
+        def h3(t):
+            return h2(t)
+        def h4(t):
+            return h3(t)
+        def custom_kernel(data):
+            a, b, sfa_ref, sfb_ref, sfa_p, sfb_p, c = data
+            run(h4(sfa_ref), sfa_p, sfb_p)
+            return c
+        """)
+    assert [(line, col) for line, col, _ in found] == [(13, 12)]
+    assert found[0][2].startswith("sfa_ref (read as t in _ptr) is the reference scale sfa_ref")
+
+
+def test_helpers_calling_each_other_are_reported_at_the_call_that_gives_the_scale_alone() -> None:
+    found = _nv401("""\
+        def _ptr(dtype, t, align=16):
+            return make_ptr(dtype, t.data_ptr(), assumed_align=align)
+        def _f(t, n):
+            return _g(t, n - 1) if n else _ptr(1, t)
+        def _g(t, n):
+            return _f(t, n)
+        def custom_kernel(data):
+            a, b, sfa_ref, sfb_ref, sfa_p, sfb_p, c = data
+            run(_f(sfa_ref, 3), sfa_p, sfb_p)
+            return c
+        """)
+    assert [(line, col) for line, col, _ in found] == [(9, 12)]

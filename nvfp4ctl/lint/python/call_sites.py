@@ -8,11 +8,10 @@ permuted ones. A rule reports at each call, naming what that call passes, rather
 from __future__ import annotations
 
 import ast
+from collections import deque
 from collections.abc import Iterator
 
 from nvfp4ctl.lint.python.index import Function, ModuleIndex, element_of, passed_arguments, position
-
-MAX_DEPTH = 3  # helpers calling helpers, as far as a reader follows them
 
 
 def from_parameter(function: Function, name: ast.Name) -> bool:
@@ -30,17 +29,25 @@ def passing(function: Function, parameter: str, wanted: set[int], index: ModuleI
     key = ("call sites", id(function.node), parameter)
     found = index.memo.get(key)
     if found is None:
-        found = index.memo[key] = list(_passing(function, parameter, index, 0))
+        found = index.memo[key] = list(_passing(function, parameter, index))
     return [(argument, element, caller) for argument, element, caller in found  # type: ignore[attr-defined]
             if element in wanted]
 
 
-def _passing(function: Function, parameter: str, index: ModuleIndex, depth: int) -> Iterator[tuple[ast.expr, int, Function]]:
-    for argument, element, caller, passed_on in _arguments(function, parameter, index):
-        if passed_on and depth < MAX_DEPTH and caller.node is not function.node:
-            yield from _passing(caller, argument.id, index, depth + 1)  # type: ignore[attr-defined]
-        elif element is not None:
-            yield argument, element, caller
+def _passing(function: Function, parameter: str, index: ModuleIndex) -> Iterator[tuple[ast.expr, int, Function]]:
+    """Followed as far as helpers pass the parameter on, each helper's parameter once: helpers calling each
+    other (`_f(t)` calling `_g(t)` calling `_f(t)`) end at the calls that give it something else."""
+    visited = {(id(function.node), parameter)}
+    pending = deque([(function, parameter)])
+    while pending:
+        helper, name = pending.popleft()
+        for argument, element, caller, passed_on in _arguments(helper, name, index):
+            if passed_on:
+                if (id(caller.node), argument.id) not in visited:  # type: ignore[attr-defined]
+                    visited.add((id(caller.node), argument.id))  # type: ignore[attr-defined]
+                    pending.append((caller, argument.id))  # type: ignore[attr-defined]
+            elif element is not None:
+                yield argument, element, caller
 
 
 def _arguments(function: Function, parameter: str, index: ModuleIndex) -> list[tuple[ast.expr, int | None, Function, bool]]:
