@@ -142,3 +142,20 @@ def test_helpers_calling_each_other_are_reported_at_the_call_that_gives_the_scal
             return c
         """)
     assert [(line, col) for line, col, _ in found] == [(9, 12)]
+
+
+def test_a_call_passing_a_reference_scale_through_starred_arguments_is_reported_beside_one_that_names_it() -> None:
+    found = _nv401("""\
+        def _ptr(dtype, t, align=16):
+            return make_ptr(dtype, t.data_ptr(), assumed_align=align)
+        def custom_kernel(data):
+            a, b, sfa_ref, sfb_ref, sfa_p, sfb_p, c = data
+            args = (1, sfa_ref, 32)
+            x = _ptr(*args)
+            y = _ptr(1, sfa_ref)
+            z = _ptr(*(1, sfa_p))
+            run(x, y, z, sfa_p, sfb_p)
+            return c
+        """)
+    assert [(line, col) for line, col, _ in found] == [(6, 14), (7, 17)]
+    assert found[0][2].startswith("*args (read as t in _ptr) is the reference scale sfa_ref (input index 2)")

@@ -11,7 +11,7 @@ import ast
 from collections import deque
 from collections.abc import Iterator
 
-from nvfp4ctl.lint.python.index import Function, ModuleIndex, element_of, passed_arguments, position
+from nvfp4ctl.lint.python.index import Function, ModuleIndex, element_of, passed_arguments, position, view_of
 
 
 def from_parameter(function: Function, name: ast.Name) -> bool:
@@ -59,11 +59,34 @@ def _arguments(function: Function, parameter: str, index: ModuleIndex) -> list[t
     if found is None:
         found = index.memo[key] = []
         for caller, call in calls_to(function, index):
-            argument = (passed_arguments(function, call) or {}).get(parameter)
-            if argument is not None:
+            placed = _argument_for(function, parameter, call, caller)
+            if placed is not None:
+                argument, element = placed
                 passed_on = isinstance(argument, ast.Name) and from_parameter(caller, argument)
-                found.append((argument, element_of(caller, argument), caller, passed_on))
+                found.append((argument, element, caller, passed_on))
     return found  # type: ignore[return-value]
+
+
+def _argument_for(function: Function, parameter: str, call: ast.Call, caller: Function) -> tuple[ast.expr, int | None] | None:
+    """What a call passes the parameter and which element that is. Through a *starred sequence whose items
+    lint knows (`args = (1, sfa_ref, 32); _ptr(*args)`) it is the starred argument, holding the item that
+    lands there, as the timed path binds it; past one of unknown length, or in a **mapping, nothing."""
+    passed = passed_arguments(function, call)
+    if passed is not None:
+        argument = passed.get(parameter)
+        return None if argument is None else (argument, element_of(caller, argument))
+    params = function.params()
+    at = params.index(parameter) if parameter in params else None
+    for position, argument in enumerate(call.args):
+        if isinstance(argument, ast.Starred):
+            items = view_of(caller, argument.value)
+            if at is not None and items is not None and position <= at < position + len(items):
+                return argument, items[at - position]
+            break  # positions after *args are unknown; keywords still name theirs
+        if position == at:
+            return argument, element_of(caller, argument)
+    value = next((k.value for k in call.keywords if k.arg == parameter), None)
+    return None if value is None else (value, element_of(caller, value))
 
 
 def calls_to(function: Function, index: ModuleIndex) -> list[tuple[Function, ast.Call]]:
