@@ -62,3 +62,8 @@ def test_text_with_no_file_behind_it_has_nothing_beside_it(tmp_path: Path, monke
     monkeypatch.chdir(tmp_path)
     (tmp_path / "nvfp4_kernels.py").write_text("X = 1\n")
     assert [d for d in lint_text("from nvfp4_kernels import X\n", "submission.py") if d.code == "NV012"] == []
+
+
+def test_a_file_named_like_a_standard_library_module_is_not_what_the_leaderboard_imports(tmp_path: Path) -> None:
+    (tmp_path / "random.py").write_text("X = 1\n")
+    assert _found(tmp_path, "import random\nfrom json import loads\n") == []

@@ -2,14 +2,16 @@
 
 The leaderboard receives submission.py alone: `from nvfp4_kernels import gemm`, where nvfp4_kernels.py
 (or a package folder nvfp4_kernels/) sits next to the submission, imports here and fails there. Only a
-module found beside the file counts (an installed one is there too), and not GPU MODE's own task, utils
-and reference, which the harness puts beside the submission. An import whose ImportError the file
-handles with a fallback fails nowhere.
+module found beside the file counts (an installed one is there too, and so is the standard library's
+`random` that a random.py beside it shadows here), and not GPU MODE's own task, utils and reference, which
+the harness puts beside the submission. An import whose ImportError the file handles with a fallback
+fails nowhere.
 """
 
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,8 +29,8 @@ def check(index: ModuleIndex, report: Report, submission: Path) -> None:
         return  # text with no file behind it (lint_text, standard input): nothing is beside it
     for node in index.all_nodes:
         for module in _imported(node):
-            if module in HARNESS_MODULES or module == submission.stem:
-                continue
+            if module in HARNESS_MODULES or module == submission.stem or module in sys.stdlib_module_names:
+                continue  # the leaderboard's Python finds the standard library's random, not a random.py beside
             found = _beside(folder, module)
             if found is None or _handled(node, index) or _type_checking_only(node, index):
                 continue
