@@ -67,3 +67,10 @@ def test_text_with_no_file_behind_it_has_nothing_beside_it(tmp_path: Path, monke
 def test_a_file_named_like_a_standard_library_module_is_not_what_the_leaderboard_imports(tmp_path: Path) -> None:
     (tmp_path / "random.py").write_text("X = 1\n")
     assert _found(tmp_path, "import random\nfrom json import loads\n") == []
+
+
+def test_each_module_beside_it_of_one_import_statement_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "kern_a.py").write_text("X = 1\n")
+    found = _found(tmp_path, "import nvfp4_kernels, kern_a\n")
+    assert [(line, message.split(" beside")[0]) for line, _, message in found] == [
+        (1, "imports nvfp4_kernels from nvfp4_kernels.py"), (1, "imports kern_a from kern_a.py")]

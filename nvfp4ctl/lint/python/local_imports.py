@@ -28,25 +28,26 @@ def check(index: ModuleIndex, report: Report, submission: Path) -> None:
     if not submission.is_file():
         return  # text with no file behind it (lint_text, standard input): nothing is beside it
     for node in index.all_nodes:
-        for module in _imported(node):
+        for where, module in _imported(node):
             if module in HARNESS_MODULES or module == submission.stem or module in sys.stdlib_module_names:
                 continue  # the leaderboard's Python finds the standard library's random, not a random.py beside
             found = _beside(folder, module)
             if found is None or _handled(node, index) or _type_checking_only(node, index):
                 continue
-            report(node, "NV012", f"imports {module} from {found} beside the file: the leaderboard receives"
+            report(where, "NV012", f"imports {module} from {found} beside the file: the leaderboard receives"
                                   " submission.py alone, so the import fails there (ModuleNotFoundError);"
                                   f" paste what the file uses from {found} into it")
-            break
 
 
-def _imported(node: ast.AST) -> list[str]:
+def _imported(node: ast.AST) -> list[tuple[ast.AST, str]]:
     """The top-level modules an import statement loads (nvfp4_kernels for `from nvfp4_kernels.gemm import
-    run`); a relative import names none (a lone submission has no package)."""
+    run`), each with where to report it: `import kern_b, kern_a` names two, each at its own name, as
+    lint keeps one finding of a code per place. A relative import names none (a lone submission has no
+    package)."""
     if isinstance(node, ast.Import):
-        return [alias.name.split(".")[0] for alias in node.names]
+        return [(alias, alias.name.split(".")[0]) for alias in node.names]
     if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-        return [node.module.split(".")[0]]
+        return [(node, node.module.split(".")[0])]
     return []
 
 
