@@ -74,3 +74,35 @@ def test_each_module_beside_it_of_one_import_statement_is_reported(tmp_path: Pat
     found = _found(tmp_path, "import nvfp4_kernels, kern_a\n")
     assert [(line, message.split(" beside")[0]) for line, _, message in found] == [
         (1, "imports nvfp4_kernels from nvfp4_kernels.py"), (1, "imports kern_a from kern_a.py")]
+
+
+def test_a_module_in_a_folder_without_init_beside_it_is_reported_naming_its_file(tmp_path: Path) -> None:
+    (tmp_path / "nsonly").mkdir()
+    (tmp_path / "nsonly" / "mod.py").write_text("X = 1\n")
+    found = _found(tmp_path, "from nsonly import mod\nimport nsonly.mod\nfrom tables import data\n")
+    assert [(line, message.split(" beside")[0]) for line, _, message in found] == [
+        (1, "imports nsonly from nsonly/mod.py"), (2, "imports nsonly from nsonly/mod.py")]
+
+
+@pytest.mark.parametrize("name", ["nvfp4_ext.cpython-311-x86_64-linux-gnu.so", "nvfp4_ext.abi3.so", "nvfp4_ext.so",
+                                  "nvfp4_ext.cp311-win_amd64.pyd"])
+def test_a_compiled_extension_beside_it_is_reported(tmp_path: Path, name: str) -> None:
+    (tmp_path / name).write_bytes(b"\x7fELF")
+    found = _found(tmp_path, "import nvfp4_ext\n")
+    assert [line for line, _, _ in found] == [1]
+    assert found[0][2].startswith(f"imports nvfp4_ext from {name} beside the file")
+    assert found[0][2].endswith("build it in the file (torch.utils.cpp_extension.load_inline)")
+
+
+def test_importlib_import_module_of_a_name_lint_can_read_is_reported(tmp_path: Path) -> None:
+    found = _found(tmp_path, """\
+        import importlib
+        from importlib import import_module
+        PREFIX = "nvfp4_"
+        k = importlib.import_module("nvfp4_kernels")
+        g = import_module(PREFIX + "kernels.gemm")
+        r = importlib.import_module(".nvfp4_kernels", package="pkg")
+        t = importlib.import_module("json")
+        """)
+    assert [(line, message.split(" beside")[0]) for line, _, message in found] == [
+        (4, "imports nvfp4_kernels from nvfp4_kernels.py"), (5, "imports nvfp4_kernels from nvfp4_kernels.py")]

@@ -11,11 +11,13 @@ fails nowhere.
 from __future__ import annotations
 
 import ast
+import glob
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from nvfp4ctl.lint.python.index import ModuleIndex, dotted
+from nvfp4ctl.lint.python.strings import folded_string
 
 Report = Callable[[ast.AST, str, str], None]
 
@@ -28,36 +30,69 @@ def check(index: ModuleIndex, report: Report, submission: Path) -> None:
     if not submission.is_file():
         return  # text with no file behind it (lint_text, standard input): nothing is beside it
     for node in index.all_nodes:
-        for where, module in _imported(node):
+        for where, loaded in _imported(node, index):
+            module = loaded[0].split(".")[0]
             if module in HARNESS_MODULES or module == submission.stem or module in sys.stdlib_module_names:
                 continue  # the leaderboard's Python finds the standard library's random, not a random.py beside
-            found = _beside(folder, module)
+            found = _beside(folder, loaded)
             if found is None or _handled(node, index) or _type_checking_only(node, index):
                 continue
+            compiled = found.endswith((".so", ".pyd"))
+            mend = (f"build it in the file (torch.utils.cpp_extension.load_inline)" if compiled
+                    else f"paste what the file uses from {found} into it")
             report(where, "NV012", f"imports {module} from {found} beside the file: the leaderboard receives"
-                                  " submission.py alone, so the import fails there (ModuleNotFoundError);"
-                                  f" paste what the file uses from {found} into it")
+                                  f" submission.py alone, so the import fails there (ModuleNotFoundError); {mend}")
 
 
-def _imported(node: ast.AST) -> list[tuple[ast.AST, str]]:
-    """The top-level modules an import statement loads (nvfp4_kernels for `from nvfp4_kernels.gemm import
-    run`), each with where to report it: `import kern_b, kern_a` names two, each at its own name, as
-    lint keeps one finding of a code per place. A relative import names none (a lone submission has no
-    package)."""
+def _imported(node: ast.AST, index: ModuleIndex) -> list[tuple[ast.AST, list[str]]]:
+    """The modules an import loads, each with where to report it: `import kern_b, kern_a` names two, each at
+    its own name, as lint keeps one finding of a code per place. `from nsonly import mod` may load
+    nsonly and nsonly.mod (a submodule, where nsonly is a folder without __init__.py);
+    importlib.import_module("kern_a") loads what its name folds to. A relative import names none (a
+    lone submission has no package)."""
     if isinstance(node, ast.Import):
-        return [(alias, alias.name.split(".")[0]) for alias in node.names]
+        return [(alias, [alias.name]) for alias in node.names]
     if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-        return [(node, node.module.split(".")[0])]
+        return [(node, [node.module, *(f"{node.module}.{alias.name}" for alias in node.names if alias.name != "*")])]
+    if (isinstance(node, ast.Call) and node.args and not any(k.arg == "package" for k in node.keywords)
+            and index.resolve(node.func) in ("importlib.import_module", "__import__")):
+        name = folded_string(node.args[0], index)
+        if name and not name.startswith("."):
+            return [(node, [name])]
     return []
 
 
-def _beside(folder: Path, module: str) -> str | None:
-    """The file or package folder beside the submission that `import module` loads ("nvfp4_kernels.py",
-    "nvfp4_kernels/"): the submission's folder comes first on sys.path, so it shadows an installed one."""
+def _beside(folder: Path, loaded: list[str]) -> str | None:
+    """The file or folder beside the submission that an import loads ("nvfp4_kernels.py", "nvfp4_kernels/",
+    a compiled "nvfp4_ext.cpython-311-x86_64-linux-gnu.so", or "nsonly/mod.py" in a folder without
+    __init__.py): the submission's folder comes first on sys.path, so it shadows an installed one."""
+    top = loaded[0].split(".")[0]
+    found = _module_file(folder, top)
+    if found is not None or not (folder / top).is_dir():
+        return found
+    # A folder without __init__.py is a namespace package: it counts where it holds what is imported
+    # (a folder of data named like an installed package does not).
+    for dotted in loaded:
+        parts = dotted.split(".")
+        if len(parts) > 1:
+            inner = _module_file(folder.joinpath(*parts[:-1]), parts[-1])
+            if inner is not None:
+                return "/".join([*parts[:-1], inner])
+    return None
+
+
+def _module_file(folder: Path, module: str) -> str | None:
+    """module.py, module/ with its __init__.py, or a compiled extension (module.so, module.pyd, and the
+    tagged module.cpython-311-x86_64-linux-gnu.so, module.abi3.so, module.cp311-win_amd64.pyd)."""
     if (folder / f"{module}.py").is_file():
         return f"{module}.py"
     if (folder / module / "__init__.py").is_file():
         return f"{module}/"
+    if folder.is_dir():
+        for path in sorted(folder.glob(f"{glob.escape(module)}.*")):
+            if path.suffix in (".so", ".pyd") and path.is_file() and (
+                    path.stem == module or "." not in path.stem[len(module) + 1:]):
+                return path.name
     return None
 
 
