@@ -143,6 +143,16 @@ CASES = {
         m = torch._dynamo.optimize("inductor")(g)
         n = torch._dynamo.optimize()(g)
         """, [(5, "NV203"), (6, "NV203"), (7, "NV203"), (8, "NV203")]),
+    "a backend or mode folded from pieces, as NV201 reads a name": ("""\
+        import torch
+        BACKEND = "cuda" + "graphs"
+        MODE = f"reduce-{'overhead'}"
+        f = torch._dynamo.optimize(BACKEND)(g)
+        h = torch.compile(g, backend="cuda" + "graphs")
+        k = torch.compile(g, mode=MODE)
+        j = torch.compile(g, options={"triton." + "cudagraphs": True})
+        m = torch.compile(g, backend="induc" + "tor", mode="max-autotune" + "-no-cudagraphs")
+        """, [(4, "NV203"), (5, "NV203"), (6, "NV203"), (7, "NV203")]),
     "compile arguments splatted without graphs are fine": ("""\
         import torch
         kw = dict(mode="max-autotune-no-cudagraphs", fullgraph=True)

@@ -153,22 +153,26 @@ def _compile_arguments(keyword: ast.keyword, index: ModuleIndex) -> list[tuple[s
 
 def _compile_argument(argument: str, value: ast.AST, at: ast.AST, index: ModuleIndex, report: Report) -> None:
     """NV203 where one argument of torch.compile turns on CUDA graphs, reported at what the call gives."""
-    if argument == "mode" and isinstance(value, ast.Constant) and value.value in GRAPH_COMPILE_MODES:
-        report(at, "NV203", f'torch.compile(mode="{value.value}") captures CUDA graphs; '
+    mode = folded_string(value, index) if argument == "mode" else None
+    if mode in GRAPH_COMPILE_MODES:
+        report(at, "NV203", f'torch.compile(mode="{mode}") captures CUDA graphs; '
                             'use mode="max-autotune-no-cudagraphs" or the default')
     if argument == "backend" and _cudagraphs_backend(value, index):
         report(at, "NV203", "torch.compile's cudagraphs backend runs the function as a CUDA graph; use the default backend")
     if argument == "options" and isinstance(value, ast.Dict):
         for key, option in zip(value.keys, value.values):
-            if isinstance(key, ast.Constant) and str(key.value).endswith("cudagraphs") and _truthy(option):
-                report(key, "NV203", f'torch.compile option "{key.value}" turns on CUDA graphs')
+            option_name = folded_string(key, index) if key is not None else None
+            if option_name is not None and option_name.endswith("cudagraphs") and _truthy(option):
+                report(key, "NV203", f'torch.compile option "{option_name}" turns on CUDA graphs')
 
 
 def _cudagraphs_backend(value: ast.AST, index: ModuleIndex) -> bool:
-    """backend="cudagraphs", or dynamo's backend function itself (`from torch._dynamo.backends.cudagraphs
-    import cudagraphs`, `torch._dynamo.backends.cudagraphs.cudagraphs`)."""
-    if isinstance(value, ast.Constant):
-        return value.value == "cudagraphs"
+    """backend="cudagraphs" (also "cuda" + "graphs", folded as NV201 reads a name), or dynamo's backend
+    function itself (`from torch._dynamo.backends.cudagraphs import cudagraphs`,
+    `torch._dynamo.backends.cudagraphs.cudagraphs`)."""
+    text = folded_string(value, index)
+    if text is not None or isinstance(value, ast.Constant):
+        return text == "cudagraphs"
     name = index.resolve(value) if isinstance(value, (ast.Name, ast.Attribute)) else None
     return name is not None and name.startswith("torch.") and name.split(".")[-1] == "cudagraphs"
 
