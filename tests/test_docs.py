@@ -131,7 +131,7 @@ def test_the_export_example_is_what_export_writes(tmp_path: Path, monkeypatch: p
     assert result.exit_code == 0, result.output
 
     def words(text: str) -> str:
-        return re.sub(r"\(\d+ kB\)", "(N kB)", " ".join(text.split()))
+        return re.sub(r"\(\d+\.\d KiB\)", "(N KiB)", " ".join(text.split()))
 
     assert words(result.output) == words(example.group(1))
 

@@ -9,6 +9,7 @@ import typer
 
 from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import UsageError
+from nvfp4ctl.kernel_cells import byte_size
 from nvfp4ctl.options import Choice, choice
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.problems import DEFAULT_PROBLEM
@@ -127,7 +128,7 @@ def _export_plain_torch(source: Path, output: Path, problem: str, force: bool, t
     text = export_plain_torch(source, output, problem, force=force, protected=_files_in_use(task))
     if arch is not None:
         console.warn(f"--arch {arch.value} is not used: the plain-torch submission holds no CUDA to compile")
-    console.ok(f"wrote {output} ({len(text.encode()) / 1024:.0f} kB): {source.name}, nvfp4ctl's exact plain-torch"
+    console.ok(f"wrote {output} ({byte_size(len(text.encode()))}): {source.name}, nvfp4ctl's exact plain-torch"
                f" submission for {problem} (nvfp4ctl ships no B200 kernel for it)")
     console.info(_next_line(output))
     return Outcome(result=f"wrote {output.name} from {source.name} (plain torch)", target=output)
@@ -248,8 +249,8 @@ def command(
     if submission.never_run:
         console.warn(f"{source.name} has never run on {submission.arch} (its `nvfp4ctl: never-run-on` mark): "
                      "run `nvfp4ctl check` on that GPU before submitting")
-    size_kb = len(submission.written.encode()) / 1024  # the file as written: any `#!` line kept above it too
-    console.ok(f"wrote {output} ({size_kb:.0f} kB): {source.name} for {submission.arch}, {plural(len(submission.embedded), 'file')} embedded")
+    size = byte_size(len(submission.written.encode()))  # the file as written: any `#!` line kept above it too
+    console.ok(f"wrote {output} ({size}): {source.name} for {submission.arch}, {plural(len(submission.embedded), 'file')} embedded")
     if _never_built(source, submission.arch):
         console.info(f"hint: {short_path(source)} as it is now has no build for {submission.arch} in nvfp4ctl's cache"
                      f" (never built here, or its build failed): export does not compile it; `nvfp4ctl build"

@@ -136,7 +136,7 @@ def test_kernel_default_without_a_shipped_b200_kernel_exports_the_plain_torch_su
     result = runner.invoke(app, ["export", "--kernel", "default", "-o", "dual.py"])
     assert result.exit_code == 0, result.output
     assert _flat(result.output).startswith(
-        "wrote dual.py (4 kB): nvfp4_dual_gemm_submission.py, nvfp4ctl's exact plain-torch submission for"
+        "wrote dual.py (3.6 KiB): nvfp4_dual_gemm_submission.py, nvfp4ctl's exact plain-torch submission for"
         " nvfp4_dual_gemm (nvfp4ctl ships no B200 kernel for it) next: nvfp4ctl lint dual.py")
     first, body = (folder / "dual.py").read_text().split("\n", 1)
     assert "exported by `nvfp4ctl export`" in first and body == starter.read_text()
