@@ -1,0 +1,35 @@
+"""The README is a user guide: what to type and what you get, each thing said once, where a user looks for
+it; measurements, studies and design notes live in docs/, one file per topic. What can be checked of that
+without a GPU."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def _section(text: str, heading: str) -> str:
+    """The text under a heading line, up to the next heading of the same or a higher level."""
+    level = heading.split(" ", 1)[0]
+    start = text.index(f"\n{heading}\n") + len(heading) + 2
+    following = re.compile(rf"^#{{1,{len(level)}}} ", re.MULTILINE).search(text, start)
+    return text[start:following.start() if following else len(text)]
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_the_quickstart_starts_with_init_and_says_where_gpu_modes_folder_comes_from() -> None:
+    """The quickstart began with `cd nvfp4_gemm/`, a folder it never said where to get."""
+    quickstart = _section(README, "## Quickstart")
+    commands = re.findall(r"^\$ (\S+ \S+)", quickstart, re.MULTILINE)
+    assert commands[0] == "nvfp4ctl init", commands
+    shipped_task = (ROOT / "nvfp4ctl/problems/nvfp4_gemm/task.yml").read_text(encoding="utf-8").splitlines()[0]
+    assert "gpu-mode/reference-kernels, problems/nvidia/nvfp4_gemm/" in shipped_task, shipped_task
+    flat = _flat(quickstart)
+    assert "gpu-mode/reference-kernels" in flat and "`problems/nvidia/nvfp4_gemm/`" in flat, flat
+    assert "cd nvfp4_gemm/" not in flat
