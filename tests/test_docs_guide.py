@@ -33,3 +33,11 @@ def test_the_quickstart_starts_with_init_and_says_where_gpu_modes_folder_comes_f
     flat = _flat(quickstart)
     assert "gpu-mode/reference-kernels" in flat and "`problems/nvidia/nvfp4_gemm/`" in flat, flat
     assert "cd nvfp4_gemm/" not in flat
+
+
+def test_the_install_notes_name_nvidia_cutlass_dsl_for_gpu_modes_own_submission() -> None:
+    """GPU MODE's nvfp4_gemm submission.py is CuTe DSL: build and check of it stop on a missing
+    nvidia-cutlass-dsl, which neither the README's Install section nor docs/install.md named."""
+    install_md = (ROOT / "docs" / "install.md").read_text(encoding="utf-8")
+    for text in (_section(README, "## Install"), _section(install_md, "## What it needs")):
+        assert "pip install nvidia-cutlass-dsl" in _flat(text), text
