@@ -41,3 +41,15 @@ def test_the_install_notes_name_nvidia_cutlass_dsl_for_gpu_modes_own_submission(
     install_md = (ROOT / "docs" / "install.md").read_text(encoding="utf-8")
     for text in (_section(README, "## Install"), _section(install_md, "## What it needs")):
         assert "pip install nvidia-cutlass-dsl" in _flat(text), text
+
+
+def test_the_readmes_exit_4_leaves_the_setup_errors_at_import_to_exit_2() -> None:
+    """The README said exit 4 covers "an exception the submission raises, at import … too", where a module it
+    imports that is not installed and a load_inline that cannot build CUDA are exit 2 (docs/commands.md)."""
+    commands_md = _flat((ROOT / "docs" / "commands.md").read_text(encoding="utf-8"))
+    assert "that cannot build CUDA on this machine" in commands_md and "is this machine's setup: one line and exit 2" \
+        in commands_md
+    exit_codes = _flat(_section(README, "## Exit codes"))
+    crashed = exit_codes[exit_codes.index("**4**"):exit_codes.index("**130**")]
+    assert "a module it imports that this Python does not have" in crashed, crashed
+    assert "a `load_inline` that cannot build CUDA on this machine, is exit 2" in crashed, crashed
