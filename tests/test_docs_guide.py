@@ -53,3 +53,11 @@ def test_the_readmes_exit_4_leaves_the_setup_errors_at_import_to_exit_2() -> Non
     crashed = exit_codes[exit_codes.index("**4**"):exit_codes.index("**130**")]
     assert "a module it imports that this Python does not have" in crashed, crashed
     assert "a `load_inline` that cannot build CUDA on this machine, is exit 2" in crashed, crashed
+
+
+def test_the_version_commit_is_promised_only_where_there_is_one() -> None:
+    """--version and the run log name the commit only from a git checkout or a wheel built from one
+    (tool_version: a checkout's .git, else the wheel's BUILD_COMMIT stamp); the README promised it always."""
+    flat = _flat(README)
+    assert "(and the commit it was built from," not in flat
+    assert flat.count("where installed from a git checkout or a wheel built from one") == 2, flat
