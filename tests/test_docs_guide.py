@@ -61,3 +61,12 @@ def test_the_version_commit_is_promised_only_where_there_is_one() -> None:
     flat = _flat(README)
     assert "(and the commit it was built from," not in flat
     assert flat.count("where installed from a git checkout or a wheel built from one") == 2, flat
+
+
+def test_the_bench_loop_the_readme_gives_is_said_to_be_the_gemms() -> None:
+    """bench's "50 input sets … 50 back-to-back calls" read as every problem's, where the grouped GEMM's
+    loop has 15 input sets and the GEMV's one set and one call (the family table)."""
+    bench = _flat(_section(README, "### `nvfp4ctl bench`"))
+    assert "for the GEMM: 50 input sets" in bench and "(#the-nvfp4-family)" in bench, bench
+    family = _section(README, "## The NVFP4 family")
+    assert "15 input sets" in family and "one set, one call" in family
