@@ -158,28 +158,27 @@ def test_export_warns_when_the_kernel_defines_no_launch_function(tmp_path: Path,
 
 
 def _b200_results_of_the_shipped_kernels() -> dict[str, str]:
-    """README's "results on a B200" cell of each sm_100a kernel its table compares, by the kernel's path: the
-    paths in the order the table's bullet names them, the columns in the same order."""
-    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
-    bullet = readme[readme.index("- `kernels/sm100/"):]
-    bullet = bullet[:bullet.index("\n- ")]
-    kernels = list(dict.fromkeys(re.findall(r"`(kernels/sm100/\w+\.cu)`", bullet)))
-    [row] = [line for line in bullet.splitlines() if line.strip().startswith("| results on a B200 |")]
-    cells = [cell.strip().strip("*") for cell in row.strip().strip("|").split("|")[1:]]
+    """docs/sm100_kernel.md's "ran on a B200" cell of each sm_100a kernel its table compares, by the kernel's
+    path: the columns in the order the table's header names the kernels ("no" where it never ran)."""
+    doc = (Path(__file__).parents[2] / "docs" / "sm100_kernel.md").read_text(encoding="utf-8")
+    rows = [line for line in doc.splitlines() if line.startswith("| ")]
+    kernels = [f"kernels/sm100/{name}" for name in re.findall(r"`(\w+\.cu)`", rows[0])]
+    [row] = [line for line in rows if line.startswith("| ran on a B200 |")]
+    cells = [cell.split("(")[0].strip().strip("*") for cell in row.strip().strip("|").split("|")[1:]]
     assert len(cells) == len(kernels) == 2, (kernels, cells)
     return dict(zip(kernels, cells))
 
 
-def test_a_shipped_kernel_readme_calls_not_run_carries_its_never_run_mark() -> None:
-    """export warns while a kernel has never run on its GPU: the CUTLASS fallback, "not run" in README's table
-    as the tcgen05 kernel is, had no mark, and its export said nothing. Remove a kernel's mark, and write its
-    result in the table, once a B200 ran it."""
+def test_a_shipped_kernel_the_docs_say_never_ran_carries_its_never_run_mark() -> None:
+    """export warns while a kernel has never run on its GPU: the CUTLASS fallback, "not run" in the proof table
+    (now docs/sm100_kernel.md's) as the tcgen05 kernel is, had no mark, and its export said nothing. Remove a
+    kernel's mark, and write its result in the table, once a B200 ran it."""
     from nvfp4ctl.export import never_run_on
 
     root = Path(__file__).parents[2]
     for kernel, result in _b200_results_of_the_shipped_kernels().items():
         marked = never_run_on(root / kernel)
-        assert marked == (("sm_100a",) if result == "not run" else ()), (kernel, result, marked)
+        assert marked == (("sm_100a",) if result == "no" else ()), (kernel, result, marked)
 
 
 def test_exporting_the_cutlass_fallback_warns_it_never_ran_on_a_b200(tmp_path: Path) -> None:
