@@ -94,3 +94,25 @@ def test_measurements_and_design_notes_live_in_the_docs_not_the_readme() -> None
     for said, doc, held in MOVED:
         assert said not in readme, said
         assert held in _flat((ROOT / doc).read_text(encoding="utf-8")), (doc, held)
+
+
+def test_the_readme_says_each_rule_once() -> None:
+    """Bare build with kernels/, the CUTLASS and nvcc search orders, the timeout order, the "stream" rule,
+    --kernel default's torch fallback, an unsupported shape's exit codes and what runs without torch were
+    each said two or three times in other words (and the no-GPU lists disagreed)."""
+    readme = _flat(README)
+    for once in ("bare `build` builds its `sm90/` and `sm100/` kernels",
+                 "`$CUTLASS_PATH`, `$CUTLASS_HOME`, `/usr/local/cutlass`, then the `nvidia-cutlass` wheel",
+                 "then on `PATH`, then in `/usr/local/cuda`",
+                 "`lint`, `export`, `log`, `init` and `dump --umma` reading a kernel need no torch",
+                 "`--kernel default` is its exact plain-torch submission",
+                 "in `bench`, a shape the target refuses"):
+        assert readme.count(once) == 1, (readme.count(once), once)
+    for gone in ("Bare `build` differs in one way", "else `NVFP4CTL_TIMEOUT`, else task.yml's",
+                 "Never the word \"stream\" anywhere in the file", "work without it. |",
+                 "Without one, `lint`, `build --arch all`", "(in `bench`, an input it cannot run: exit 2)"):
+        assert gone not in readme, gone
+    install = _flat(_section(README, "## Install"))
+    for works_without_a_gpu in ("`lint`", "`export`", "`log`", "`init`", "`build` (`--arch`)", "`dump --umma`",
+                                "`dump --layout`", "`tune --compile-only --kernel PATH`"):
+        assert works_without_a_gpu in install, works_without_a_gpu
