@@ -108,6 +108,7 @@ class Evaluator:
             self.report.configs.setdefault(config_id(config), config)
         futures = {self.compile_pool.submit(config): config for config in dict.fromkeys(configs)}
         self.on_work(len(futures))
+        self.on_progress(label, 0)  # the step starts now, so its heartbeat runs while the first build compiles
         for future in as_completed(futures):
             self._landed(futures[future], future.result())
             self.on_progress(label, 1)
@@ -121,6 +122,7 @@ class Evaluator:
         asked: list[tuple[tuple[str, Shape], tuple[str, Shape]]] = []  # (as asked, as built)
         # what this step advances the progress by: each pair this run has no answer to yet, once
         self.on_work(len({(self.id_of(config), shape) for config, shape in requests} - self.report.measurements.keys()))
+        self.on_progress(label, 0)  # the step starts now, not when its first build lands or its first shape is timed
         for asked_config, shape in requests:
             config = self.shipped(asked_config)
             key = (config_id(config), shape)
@@ -212,6 +214,7 @@ class Evaluator:
         the speed-up the summary shows is then free of the clocks' drift since the current table was
         timed."""
         self.on_work(len(shapes))
+        self.on_progress(label, 0)  # said before the shipped build compiles again
         self.compile_pool.forget(None)
         build = self.compile_pool.submit(None).result()
         results: dict[Shape, Measurement] = {}

@@ -5,6 +5,7 @@ shipped build timed again with the new table."""
 from __future__ import annotations
 
 import json
+import re
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable
 from pathlib import Path
@@ -494,6 +495,35 @@ def test_inside_with_a_step_that_blocks_is_said_again_without_a_new_step(monkeyp
         while len(said) < 2 and time.monotonic() < deadline:
             time.sleep(0.01)
     assert said == ["compiling: 0 of 13, 0 s", "compiling: 0 of 13, 31 s"]
+
+
+@pytest.mark.parametrize("compile_only_round", [True, False])
+def test_a_step_is_said_as_it_starts_not_when_its_first_build_lands(tmp_path: Path, compile_only_round: bool) -> None:
+    """The step was first reported when a build landed, and the heartbeat says nothing before a step: after the
+    headline nothing came until `compiling: 1 of 9, 55 s`. Its line comes as it starts, with nothing done yet."""
+    from nvfp4ctl.tune.progress import WorkBar
+    from nvfp4ctl.tune.session import compile_only
+    from nvfp4ctl.tune.table import DispatchTable
+
+    from tune_fakes import make_knobs
+
+    knobs = make_knobs(("X_K", (1, 2, 3), 1, "kernel"))
+    shapes = [(128, 256, 256, 1)]
+    said: list[str] = []
+    bar = WorkBar(_RecordingBar(), 3, say=said.append, clock=lambda: 100.0)
+    report = TuneReport(knobs=knobs, shapes=shapes, compile_only=compile_only_round)
+    cases = {s: Case(*s, seed=1111) for s in shapes}
+    table = DispatchTable(plan={}, kernel={}, has_kernel_block=True)
+    with CompilePool(Path("fake.cu"), "sm_90a", compile_fn=fake_compile, executor=ThreadPoolExecutor(2)) as pool, \
+            GpuPool([NamedWorker("GPU 0", FakeWorker(timing))], {}, timeout_s=10) as gpus:
+        evaluator = Evaluator(pool, None if compile_only_round else gpus, TuneState(tmp_path / "state.json", "k"),
+                              cases, report, bar.step, bar.expect)
+        start = start_configs(knobs, shapes, table)
+        if compile_only_round:
+            compile_only(knobs, start, evaluator)
+        else:
+            tune(knobs, start, table, evaluator, SearchSettings(), write=False)
+    assert re.fullmatch(r"[^:]+: 0 of \d+, 0 s", said[0]), said
 
 
 def test_a_progress_line_goes_to_stderr_where_no_bar_is_drawn_and_not_under_q(monkeypatch) -> None:
