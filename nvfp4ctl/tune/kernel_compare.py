@@ -40,6 +40,16 @@ def shown(ref: Reference, build: BuildResult) -> tuple[int, int] | None:
     return _by_name(build).get(ref.kernel)
 
 
+def new_heaviest(ref: Reference, build: BuildResult) -> tuple[str, int, int] | None:
+    """This build's kernel with the most registers among those the reference lacks, as (name, registers,
+    static smem): what stands in for the reference's kernel where a knob renames it (a template argument,
+    `TileConfig<128, 6>` built as `TileConfig<128, 4>`). None where the build has no new kernel."""
+    if build.status == COMPILE_ERROR:
+        return None
+    new = [kernel for kernel in build.kernels if kernel[0] not in ref.kernels]
+    return max(new, key=lambda kernel: kernel[1]) if new else None
+
+
 @dataclass(frozen=True)
 class KernelChanges:
     changed: tuple[str, ...]  # "name 148 -> 64 regs, 16.0 KiB -> 8.0 KiB static smem", in the reference's order

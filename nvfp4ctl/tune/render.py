@@ -57,10 +57,10 @@ def compile_table(report: TuneReport, compiled: CompiledBuilds | None = None) ->
     for cid, build in compiled.listed:
         compile_text = "cached" if build.cache_hit else f"{build.compile_s:.1f} s"
         built = build.status != COMPILE_ERROR  # a failed compile has no resources to show
-        figures = (build.registers, build.shared_bytes) if ref is None else kernel_compare.shown(ref, build)
+        figures, marked = _figures(ref, build)
         row: list[object] = [_compile_label(report, cid, base), _shapes_text(report, report.built_for.get(cid, [])),
-                             figures[0] if built and figures else "-",
-                             byte_size(figures[1]) if built and figures else "-",
+                             (f"{figures[0]}{marked}" if marked else figures[0]) if built and figures else "-",
+                             f"{byte_size(figures[1])}{marked}" if built and figures else "-",
                              byte_size(build.stack_bytes) if built else "-",
                              spills_text(build.spill_bytes) if built else "-", compile_text,
                              "ok" if build.usable else f"rejected: {build.status}"]
@@ -69,6 +69,22 @@ def compile_table(report: TuneReport, compiled: CompiledBuilds | None = None) ->
             row.insert(4, "-" if cid == ref.config_id or found is None else found.cell())
         rows.append(row)
     return columns, rows
+
+
+NEW_MARK = " (new)"  # a row's figures are its new kernel's: the reference's kernel is not in that build
+
+
+def _figures(ref: kernel_compare.Reference | None, build: BuildResult) -> tuple[tuple[int, int] | None, str]:
+    """(registers, static smem) a row shows and its mark: the build's own where builds hold one kernel, else
+    the reference's kernel's, else, where a knob renamed it (a template argument), the build's new kernel
+    with the most registers, marked NEW_MARK; the row read '-' though --json gave that kernel's 254 regs."""
+    if ref is None:
+        return (build.registers, build.shared_bytes), ""
+    found = kernel_compare.shown(ref, build)
+    if found is not None:
+        return found, ""
+    new = kernel_compare.new_heaviest(ref, build)
+    return (None, "") if new is None else ((new[1], new[2]), NEW_MARK)
 
 
 def kernel_note(report: TuneReport, compiled: CompiledBuilds | None = None) -> str | None:
@@ -80,11 +96,15 @@ def kernel_note(report: TuneReport, compiled: CompiledBuilds | None = None) -> s
     if ref is None:
         return None
     label = _compile_label(report, ref.config_id, report.knobs.defaults())
-    lacking = any(kernel_compare.shown(ref, build) is None for _, build in compiled.listed
-                  if build.status != COMPILE_ERROR)
-    absent = " ('-' where a build has no such kernel)" if lacking else ""
+    lacking = [build for _, build in compiled.listed
+               if build.status != COMPILE_ERROR and kernel_compare.shown(ref, build) is None]
+    renamed = [kernel_compare.new_heaviest(ref, build) is not None for build in lacking]
+    absent = (["'-' where a build has no such kernel"] if not all(renamed) else []) + (
+        [f"'{NEW_MARK.strip()}' where a build has no such kernel but new ones: the new one with the most registers"]
+        if any(renamed) else [])
+    absent_text = f" ({'; '.join(absent)})" if absent else ""
     return (f"regs and static smem are those of {ref.kernel} in every row, the most registers of the"
-            f" {len(ref.kernels)} kernels of {label}'s build{absent}; kernels changed: how many of them have"
+            f" {len(ref.kernels)} kernels of {label}'s build{absent_text}; kernels changed: how many of them have"
             " other regs or static smem in that row's build")
 
 

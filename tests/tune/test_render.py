@@ -339,6 +339,42 @@ def test_compile_only_rows_show_one_named_kernel_and_count_the_kernels_changed(c
     assert payload["builds"][1]["kernel"] == WGMMA and payload["builds"][1]["kernels"][2] == [DIRECT_41, 64, 32768]
 
 
+T128_6, T128_4, T64_8 = ("nvfp4_sm100_tc::nvfp4_gemm_sm100_tc_kernel<TileConfig<128, 6>>",
+                         "nvfp4_sm100_tc::nvfp4_gemm_sm100_tc_kernel<TileConfig<128, 4>>",
+                         "nvfp4_sm100_tc::nvfp4_gemm_sm100_tc_kernel<TileConfig<64, 8>>")
+
+
+def test_a_knob_that_renames_the_shown_kernel_shows_its_new_kernels_figures(capsys, monkeypatch) -> None:
+    """A knob passed as a template argument (TileConfig<128, TC_STAGES128>) builds the reference's kernel under
+    another name: its row read '-' for regs and static smem though the new kernel's 240 registers were in
+    --json. The row shows the new kernel with the most registers, marked, and the note says so."""
+    from nvfp4ctl.commands.tune import show
+    from nvfp4ctl.tune.render import compile_table, kernel_note
+    from nvfp4ctl.tune.results import BuildResult
+
+    monkeypatch.setenv("COLUMNS", "160")
+    report = TuneReport(knobs=KNOBS, shapes=[A], compile_only=True)
+    start = start_configs(KNOBS, [A], None)[A]
+    builds = {start: BuildResult(OK, registers=254, compile_s=1.0, kernel=T128_6,
+                                 kernels=((T128_6, 254, 0), (T64_8, 168, 0))),
+              start.with_value("R_K", 2): BuildResult(OK, registers=240, shared_bytes=1024, compile_s=1.0,
+                                                      kernel=T128_4, kernels=((T128_4, 240, 1024), (T64_8, 168, 0)))}
+    for config, build in builds.items():
+        report.configs[config.id] = config
+        report.built_for[config.id] = [A]
+        report.builds[config.id] = build
+    _, rows = compile_table(report)
+    assert [[str(cell) for cell in row[2:5]] for row in rows] == [
+        ["254", "0 B", "-"], ["240 (new)", "1.0 KiB (new)", "1 gone, 1 new"]]
+    note = kernel_note(report)
+    assert note is not None and "('(new)' where a build has no such kernel but new ones: the new one with the most" \
+        " registers)" in note and "'-' where" not in note
+    payload = json.loads(json.dumps(to_dict(report)))
+    assert payload["builds"][1]["registers"] == 240 and payload["kernel_note"] == note
+    show(report, "nvfp4_gemm_sm100_tc.cu", verbose=False)
+    assert "240 (new)" in capsys.readouterr().out
+
+
 def test_the_compile_table_and_its_notes_find_their_reference_build_once(capsys, monkeypatch) -> None:
     """The table, the kernel note, the change lines and the smem note each looked the reference build up
     again over every build: four times for one report shown, twice more for --json."""
