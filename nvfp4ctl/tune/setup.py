@@ -21,6 +21,10 @@ if TYPE_CHECKING:
 
 
 
+# how a kernel gets a table the winners go into (docs/tune.md, "Dispatch table")
+NO_TABLE_HINT = "declare one: `// nvfp4ctl:dispatch file=NAME` in the kernel, docs/tune.md"
+
+
 @dataclass(frozen=True)
 class TimingSettings:
     criterion: dict[str, float]
@@ -46,6 +50,7 @@ class TuneRun:
     only: frozenset[str] | None = None  # --knobs, as full names
     timeout_source: str = "default"  # where timeout_s was read, as bench names it ("task.yml benchmark_timeout")
     notes: list[str] = field(default_factory=list)
+    write: bool = True  # winners go into the dispatch table (not --no-write)
 
     @property
     def shapes(self) -> list[Shape]:
@@ -56,6 +61,8 @@ class TuneRun:
         searched = f"{len(self.only)} searched" if self.only else f"{len(tunable(knobs))} with a choice"
         where = "compile-only" if self.compile_only else f"{plural(len(self.gpus), 'GPU')} ({self.gpu_name})"
         table = f"table {self.knobs.dispatch.name}" if self.knobs.dispatch else "no dispatch table"
+        if self.knobs.dispatch is None and self.write and not self.compile_only:  # said now, not after the whole tune
+            table += f", so no winners written ({NO_TABLE_HINT})"
         # compile-only times nothing: no limit to name
         limit = "" if self.compile_only else f" · timeout {seconds_text(self.timeout_s)} per candidate and shape ({self.timeout_source})"
         return (f"tune · kernel {self.label} ({self.arch}) · {plural(len(knobs), 'knob')}, {searched}"
@@ -209,7 +216,7 @@ def _prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int 
     return TuneRun(source=source, label=label, chosen_by=spec.source, arch=arch, knobs=knobs, table=table, task=task,
                    cases=cases, device=device, gpus=chosen, compile_only=compile_only,
                    timeout_s=timeout_s, gpu_name=gpu.name if gpu else "none", only=selected, notes=notes,
-                   timeout_source=timeout_source)
+                   timeout_source=timeout_source, write=write)
 
 
 def refuse_writing_the_package(label: str, source: Path, files: list[Path]) -> None:

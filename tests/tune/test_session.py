@@ -294,6 +294,22 @@ def test_the_headline_says_no_dispatch_table_once(tiny_copy: Path) -> None:
     assert run.headline().endswith(" · compile-only · no dispatch table")
 
 
+def test_a_timed_tune_without_a_table_says_at_the_start_that_no_winners_will_be_written(tiny_copy: Path) -> None:
+    """A kernel without a dispatch table ran a whole timed tune to end with "names no dispatch file: winners not
+    written"; its headline said only "no dispatch table"."""
+    from dataclasses import replace
+
+    from nvfp4ctl.tune.setup import TuneRun
+
+    knobs = replace(discover(tiny_copy), dispatch=None)
+    run = TuneRun(source=tiny_copy, label="tiny_knobs.cu", chosen_by="--kernel", arch="sm_90a", knobs=knobs,
+                  table=None, task=None, cases={SHORT_K: Case(*SHORT_K, seed=1111)}, device="cuda", gpus=["0"],
+                  compile_only=False, timeout_s=10, gpu_name="H100")
+    assert (" · no dispatch table, so no winners written (declare one: `// nvfp4ctl:dispatch file=NAME` in the"
+            " kernel, docs/tune.md) · timeout ") in run.headline()
+    assert " · no dispatch table · timeout " in replace(run, write=False).headline()  # --no-write: nothing to say
+
+
 def test_a_spill_resumed_from_an_older_state_is_worded_as_now(tmp_path: Path) -> None:
     """A spilling candidate's (candidate, shape) result was saved with its reason as a sentence, and a
     resumed tune showed an older nvfp4ctl's wording ("2.2 KiB stored / 2.2 KiB loaded") in its ranking."""
