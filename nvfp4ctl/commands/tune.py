@@ -111,6 +111,8 @@ def show(report: Any, label: str, verbose: bool) -> None:
             console.info(smem, style="dim")
         if apart := render.apart_line(report):
             console.info(apart, style="dim")
+        for line in render.same_code_lines(report):
+            console.info(line)
         for line in render.rejections(report):
             console.info(line)
         if report.table_note:

@@ -64,7 +64,22 @@ def compile_candidate(source: str, arch: str, defines: tuple[str, ...]) -> Build
         spilled=spilled,
         kernel=next((name for name, f in kernels if f is main), ""),
         kernels=tuple((name, f.registers, f.shared_bytes) for name, f in kernels),
+        code_digest=code_digest(report.entry),
     )
+
+
+def code_digest(entry: Path) -> str:
+    """sha256 of the SASS a cache entry keeps, without its `identifier = SOURCE` lines (the source's path, the
+    same for every candidate but no code); "" where the entry has no SASS."""
+    import hashlib
+
+    from nvfp4ctl.build.resources import saved_sass
+
+    sass = saved_sass(entry)
+    if sass is None:
+        return ""
+    code = "\n".join(line for line in sass.splitlines() if not line.strip().startswith("identifier ="))
+    return hashlib.sha256(code.encode()).hexdigest()
 
 
 class CompilePool:

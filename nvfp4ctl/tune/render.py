@@ -54,6 +54,7 @@ def compile_table(report: TuneReport, compiled: CompiledBuilds | None = None) ->
     if ref is not None:
         columns.insert(4, "kernels changed")
     rows = []
+    same = same_code_as_start(report)
     for cid, build in compiled.listed:
         compile_text = "cached" if build.cache_hit else f"{build.compile_s:.1f} s"
         built = build.status != COMPILE_ERROR  # a failed compile has no resources to show
@@ -63,7 +64,8 @@ def compile_table(report: TuneReport, compiled: CompiledBuilds | None = None) ->
                              f"{byte_size(figures[1])}{marked}" if built and figures else "-",
                              byte_size(build.stack_bytes) if built else "-",
                              spills_text(build.spill_bytes) if built else "-", compile_text,
-                             "ok" if build.usable else f"rejected: {build.status}"]
+                             ("ok, same code as start" if cid in same else "ok") if build.usable
+                             else f"rejected: {build.status}"]
         if ref is not None:
             found = kernel_compare.changes(ref, build)
             row.insert(4, "-" if cid == ref.config_id or found is None else found.cell())
@@ -169,6 +171,32 @@ def built_apart(report: TuneReport) -> str | None:
 def apart_line(report: TuneReport) -> str | None:
     reason = built_apart(report)
     return None if reason is None else f"{shipped_label(report.knobs)} and start are built apart: {reason}"
+
+
+SAME_CODE = "builds the same code as the start"
+
+
+def same_code_as_start(report: TuneReport) -> set[str]:
+    """Compile-only candidates whose SASS is byte for byte their start's (BuildResult.code_digest), for each
+    shape they were built for: a knob the source never reads was shown "kernels changed none · ok", like one
+    whose change the compiler report cannot see, and a timed tune then spent GPU time on it."""
+    starts = {shape: (CURRENT if config.id not in report.builds else config.id) for shape, config in report.starts.items()}
+    same = set()
+    for cid, build in report.builds.items():
+        shapes = report.built_for.get(cid, [])
+        if cid in starts.values() or cid == CURRENT or not build.code_digest or not shapes:
+            continue
+        start_builds = [report.builds.get(starts[shape]) for shape in shapes if shape in starts]
+        if start_builds and all(b is not None and b.code_digest == build.code_digest for b in start_builds):
+            same.add(cid)
+    return same
+
+
+def same_code_lines(report: TuneReport) -> list[str]:
+    """One line per candidate that builds its start's code: the knob changes nothing the kernel runs."""
+    base = report.knobs.defaults()
+    return [f"{_compile_label(report, cid, base)} {SAME_CODE} (the same SASS): the kernel does not read what it"
+            " changes, so timing it would find nothing" for cid in report.configs if cid in same_code_as_start(report)]
 
 
 def rejections(report: TuneReport) -> list[str]:
@@ -346,6 +374,7 @@ def to_dict(report: TuneReport) -> dict:
     """The report as JSON-ready data (--json): builds, and per shape the ranking and the winner."""
     base = report.knobs.defaults()
     compiled = compiled_builds(report) if report.compile_only else None
+    same = same_code_as_start(report)
     payload: dict = {
         "version": JSON_VERSION, "kernel": str(report.knobs.source), "compile_only": report.compile_only, "gpu": report.gpu,
         "wall_s": report.wall_s, "gpu_busy_s": report.gpu_busy_s, "stolen": report.stolen, "resumed": report.resumed,
@@ -355,7 +384,8 @@ def to_dict(report: TuneReport) -> dict:
         "kernel_note": kernel_note(report, compiled) if compiled else None,
         "builds": [{"candidate": _compile_label(report, cid, base), "config": _values(report, cid),
                     "built_apart": built_apart(report) if cid == CURRENT else None,
-                    "resumed": cid not in report.builds} | _build(build)
+                    "resumed": cid not in report.builds,
+                    "same_code_as_start": cid in same if report.compile_only else None} | _build(build)
                    for cid, build in _all_builds(report).items()],
     }
     if report.search is None:

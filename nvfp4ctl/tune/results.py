@@ -39,6 +39,9 @@ class BuildResult:
     # each kernel as (readable name, registers, static smem bytes): builds are compared kernel by kernel,
     # since a knob may change one instantiation and leave the heaviest as it was
     kernels: tuple[tuple[str, int, int], ...] = ()
+    # sha256 of the build's SASS listing, its source path left out: two builds with one digest run the same
+    # machine code (a knob the source never reads); "" where no SASS was dumped (no cuobjdump)
+    code_digest: str = ""
 
     @property
     def usable(self) -> bool:

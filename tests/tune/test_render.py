@@ -415,3 +415,43 @@ def test_a_candidates_changes_are_named_three_at_a_time_unless_verbose() -> None
     assert changes.cell() == "2 of 3, 1 gone, 1 new"
     assert changes.line() == "a 1 -> 2 regs; b 1 -> 2 regs; c not in this build; +1 more (-v: all)"
     assert changes.line(None).endswith("; d new in this build")
+
+
+def test_a_candidate_whose_sass_is_the_starts_says_it_builds_the_same_code(capsys, monkeypatch) -> None:
+    """A knob the source never reads was built for every start and shown "kernels changed none · ok", as a
+    knob whose change no compiler report shows; a timed tune then spent GPU time on it."""
+    from nvfp4ctl.commands.tune import show
+    from nvfp4ctl.tune.render import compile_table, same_code_lines
+    from nvfp4ctl.tune.results import BuildResult
+
+    monkeypatch.setenv("COLUMNS", "160")
+    report = TuneReport(knobs=KNOBS, shapes=[A], compile_only=True)
+    start = start_configs(KNOBS, [A], None)[A]
+    report.starts = {A: start}
+    built = lambda digest: BuildResult(OK, registers=40, compile_s=1.0, code_digest=digest)  # noqa: E731
+    for config, build in {start: built("same"), start.with_value("R_K", 2): built("same"),
+                          start.with_value("R_P", 1): built("other")}.items():
+        report.configs[config.id] = config
+        report.built_for[config.id] = [A]
+        report.builds[config.id] = build
+    _, rows = compile_table(report)
+    assert [row[-1] for row in rows] == ["ok", "ok, same code as start", "ok"]
+    assert same_code_lines(report) == ["K=2 builds the same code as the start (the same SASS): the kernel does not"
+                                       " read what it changes, so timing it would find nothing"]
+    assert [b["same_code_as_start"] for b in json.loads(json.dumps(to_dict(report)))["builds"]] == [False, True, False]
+    show(report, "k.cu", verbose=False)
+    assert "K=2 builds the same code as the start" in capsys.readouterr().out
+
+
+def test_the_code_digest_is_the_sass_without_the_source_path(tmp_path: Path) -> None:
+    from nvfp4ctl.build.resources import save_sass
+    from nvfp4ctl.tune.compile_pool import code_digest
+
+    sass = "Fatbin elf code:\narch = sm_90a\nidentifier = {}\n\tFunction : k\n        /*0000*/ LDC R1, c[0x0][0x28] ;\n"
+    for name, path in (("a", "/x/k.cu"), ("b", "/y/k.cu")):
+        (tmp_path / name).mkdir()
+        save_sass(tmp_path / name, sass.format(path))
+    (tmp_path / "c").mkdir()
+    save_sass(tmp_path / "c", sass.format("/x/k.cu").replace("R1", "R2"))
+    assert code_digest(tmp_path / "a") == code_digest(tmp_path / "b") != code_digest(tmp_path / "c")
+    assert code_digest(tmp_path) == ""  # no SASS kept: nothing claimed
