@@ -3,6 +3,7 @@ pools opened, resume state loaded, the search or the compile-only round run."""
 
 from __future__ import annotations
 
+import difflib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -266,8 +267,12 @@ def select_knobs(knobs: KernelKnobs, names: str | None) -> frozenset[str] | None
         try:
             knob = knobs.by_name(name)
         except UsageError:
-            known = ", ".join(knobs.short(k.name) for k in tunable(knobs.knobs))
-            raise UsageError(f"--knobs {name}: {knobs.source.name} has no such knob (with a choice: {known})") from None
+            shorts = [knobs.short(k.name) for k in tunable(knobs.knobs)]
+            # as resolve_problem says for a mistyped problem: the prefix may be given or not
+            close = difflib.get_close_matches(name, [*shorts, *(k.name for k in tunable(knobs.knobs))], n=1, cutoff=0.7)
+            hint = f"; did you mean {knobs.short(close[0])!r}?" if close else ""
+            raise UsageError(f"--knobs {name}: {knobs.source.name} has no such knob (with a choice:"
+                             f" {', '.join(shorts)}){hint}") from None
         if knob not in tunable(knobs.knobs):
             raise UsageError(f"--knobs {name}: has one value only ({knob.values[0]}): nothing to try")
         chosen.add(knob.name)

@@ -249,3 +249,16 @@ def test_every_shipped_kernel_source_reads_with_no_mistyped_mark() -> None:
 
     sources = sorted((Path(__file__).resolve().parents[2] / "kernels").rglob("*.cu*"))
     assert sources and sum(len(read_knobs(source)) for source in sources) > 0
+
+
+@pytest.mark.parametrize("typed", ["LIVF", "TINY_LIVF"])
+def test_a_mistyped_knobs_name_gets_a_did_you_mean(typed: str) -> None:
+    """`--knobs A_BUFERS` listed the knobs but did not say which one was meant, as a mistyped problem does."""
+    from nvfp4ctl.tune.setup import select_knobs
+
+    from tune_fakes import TINY
+
+    with pytest.raises(UsageError) as error:
+        select_knobs(discover(TINY), typed)
+    assert str(error.value).startswith(f"--knobs {typed}: tiny_knobs.cu has no such knob (with a choice: ")
+    assert str(error.value).endswith("; did you mean 'LIVE'?")
