@@ -67,7 +67,7 @@ def read_knobs(header: Path) -> tuple[Knob, ...]:
                 values = spaced.group(1)
                 joined = "".join(values.split())
                 raise UsageError(f"{where}: values={values}: no spaces in the value list (values={joined})")
-            raise UsageError(f"{where}: expected `{FORM}`")
+            raise UsageError(f"{where}: {_missing_part(text)}expected `{FORM}`")
         name, values_text, scope, doc = match.groups()
         if scope not in SCOPES:
             raise UsageError(f"{where}: scope {scope!r} is not one of {', '.join(SCOPES)}")
@@ -83,6 +83,25 @@ def read_knobs(header: Path) -> tuple[Knob, ...]:
         first_line[name] = index + 1
         knobs.append(Knob(name, default, values, scope, doc.strip(), index + 1))
     return tuple(knobs)
+
+
+_RANGE_VALUES = re.compile(r"\bvalues=(-?\d+)\.\.(-?\d+)\b")
+_SCOPE_WITHOUT_DOC = re.compile(r"\bscope=\w+\s*$")
+
+
+def _missing_part(text: str) -> str:
+    """What a declaration the form does not match lacks, where one part can be named (`values=2..3`, no `: doc`),
+    as the start of the message; "" otherwise."""
+    if ranged := _RANGE_VALUES.search(text):
+        low, high = int(ranged.group(1)), int(ranged.group(2))
+        listed = ",".join(str(v) for v in range(low, high + 1)) if 0 <= high - low < 16 else "A,B,..."
+        return f"values={ranged.group(1)}..{ranged.group(2)}: list every value (values={listed}); "
+    for part in ("values=", "scope="):
+        if part not in text:
+            return f"no {part} in the declaration; "
+    if _SCOPE_WITHOUT_DOC.search(text):
+        return "no `: doc` after the scope (say what the knob does); "
+    return ""
 
 
 def _mistyped_declaration(text: str) -> str | None:

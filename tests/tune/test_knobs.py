@@ -74,6 +74,21 @@ def test_a_quoted_value_list_says_so(tmp_path: Path, values: str, message: str) 
     assert str(error.value).endswith(f"bad.cu:2: {message}")
 
 
+@pytest.mark.parametrize("line, message", [
+    ("// nvfp4ctl:knob X values=2..4 scope=kernel: doc", "values=2..4: list every value (values=2,3,4); expected `"),
+    ("// nvfp4ctl:knob X values=1,2 scope=kernel", "no `: doc` after the scope (say what the knob does); expected `"),
+    ("// nvfp4ctl:knob X values=1,2: doc", "no scope= in the declaration; expected `"),
+    ("// nvfp4ctl:knob X scope=kernel: doc", "no values= in the declaration; expected `"),
+])
+def test_a_declaration_missing_a_part_names_it(tmp_path: Path, line: str, message: str) -> None:
+    """A range for a list, or no `: doc`, got only the form to write, with no word of which part was wrong."""
+    bad = tmp_path / "bad.cu"
+    bad.write_text(f"{line}\n#ifndef X\n#define X 2\n#endif\n")
+    with pytest.raises(UsageError) as error:
+        discover(bad)
+    assert f"bad.cu:1: {message}" in str(error.value)
+
+
 @pytest.mark.parametrize("values, repeated", [("1,2,2", 2), ("0,1,0", 0), ("1,0x10,16", 16)])
 def test_a_value_listed_twice_is_an_error_naming_it(tmp_path: Path, values: str, repeated: int) -> None:
     """values=64,128,128 was merged silently: a slip in the list, rejected as the other declaration
