@@ -203,7 +203,7 @@ def rejections(report: TuneReport) -> list[str]:
     """One line per rejected build: the candidate and the compiler's reason."""
     base = report.knobs.defaults()
     return [f"{_compile_label(report, cid, base)}: {build.status}: {build.message.splitlines()[0]}"
-            for cid, build in report.builds.items() if not build.usable and build.message]
+            for cid, build in _in_candidate_order(report, report.builds).items() if not build.usable and build.message]
 
 
 def ranked(report: TuneReport, shape: Shape) -> list[Ranked]:
@@ -312,7 +312,14 @@ def counts(report: TuneReport) -> tuple[int, int]:
 
 
 def _all_builds(report: TuneReport) -> dict[str, BuildResult]:
-    return {**report.resumed_builds, **report.builds}
+    return _in_candidate_order(report, {**report.resumed_builds, **report.builds})
+
+
+def _in_candidate_order(report: TuneReport, builds: dict[str, BuildResult]) -> dict[str, BuildResult]:
+    """`builds` in the order the candidates were asked for (report.configs), as the tables list them: builds land
+    in the order they finish compiling."""
+    asked = {cid: builds[cid] for cid in report.configs if cid in builds}
+    return asked | builds
 
 
 def result_line(report: TuneReport) -> str:

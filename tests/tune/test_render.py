@@ -455,3 +455,20 @@ def test_the_code_digest_is_the_sass_without_the_source_path(tmp_path: Path) -> 
     save_sass(tmp_path / "c", sass.format("/x/k.cu").replace("R1", "R2"))
     assert code_digest(tmp_path / "a") == code_digest(tmp_path / "b") != code_digest(tmp_path / "c")
     assert code_digest(tmp_path) == ""  # no SASS kept: nothing claimed
+
+
+def test_rejections_and_json_builds_follow_the_candidates_order_not_the_order_they_compiled() -> None:
+    """A slow build landing last put its rejection line, and its JSON entry, after candidates asked for later."""
+    from nvfp4ctl.tune.render import rejections
+    from nvfp4ctl.tune.results import COMPILE_ERROR, BuildResult
+
+    report = TuneReport(knobs=KNOBS, shapes=[A], compile_only=True)
+    start = start_configs(KNOBS, [A], None)[A]
+    asked = [start.with_value("R_K", 2), start.with_value("R_P", 1), start.with_value("R_K", 2).with_value("R_P", 1)]
+    for config in asked:
+        report.configs[config.id] = config
+    for config in reversed(asked):  # the last asked compiled first
+        report.builds[config.id] = BuildResult(COMPILE_ERROR, message=f"k.cu:1: {config.id}")
+    assert [line.rsplit(": ", 1)[1] for line in rejections(report)] == [config.id for config in asked]
+    assert [entry["config"] for entry in to_dict(report)["builds"]] == [
+        {"R_K": 2, "R_P": 0}, {"R_K": 1, "R_P": 1}, {"R_K": 2, "R_P": 1}]
