@@ -14,7 +14,6 @@ from nvfp4ctl.build.sources import NO_TENSOR_OP, BuildInputs, build_inputs, chec
 from nvfp4ctl.errors import UsageError
 
 BUILD_LOG = "build.log"
-SASS_FILE = resources.SASS_FILE
 MODULE = "module"  # importable extension (torch with CUDA)
 DEVICE = "device"  # device code only (torch without CUDA: cross-compiling)
 
@@ -154,7 +153,7 @@ def _require_abi(inputs: BuildInputs, compiled: compile.Compiled) -> None:
 
 def _drop_intermediates(folder: Path) -> None:
     """Objects and ninja state are not needed once the module and the report exist."""
-    keep = {BUILD_LOG, SASS_FILE, REPORT_FILE}
+    keep = {BUILD_LOG, resources.SASS_FILE, REPORT_FILE}
     for path in folder.iterdir():
         if path.is_file() and path.name not in keep and path.suffix != ".so":
             path.unlink()
