@@ -76,23 +76,25 @@ def entry_dir(source: Path, arch: str, key: str) -> Path:
 def locked(entry: Path, building: str | None = None) -> Iterator[None]:
     """The lock of `entry`'s key, held while it is built. Where another process holds it past
     WAIT_SAID_AFTER_S, one line says so, naming what is built (`building`: "k.cu (sm_90a)"; else the entry)."""
-    locks = cache_root() / "locks"
+    root = cache_root()
+    locks = root / "locks"
     locks.mkdir(parents=True, exist_ok=True)
     # the umask's mode, not filelock's 644: in a group's shared cache (umask 002) the next member opens it too
     lock = FileLock(str(locks / f"{entry.name}.lock"), timeout=LOCK_TIMEOUT_S, mode=under_umask(0o666))
     holder = locks / f"{entry.name}.holder"
+    building = building or entry.name
     try:
         lock.acquire(timeout=WAIT_SAID_AFTER_S)
     except Timeout:
-        get_console().note(f"waiting for another nvfp4ctl building {building or entry.name} in {cache_root()}")
+        get_console().note(f"waiting for another nvfp4ctl building {building} in {root}")
         try:
             lock.acquire(timeout=LOCK_TIMEOUT_S - WAIT_SAID_AFTER_S)
         except Timeout:
             raise ToolTimeout(f"waited {seconds_text(LOCK_TIMEOUT_S)} for the cache lock {lock.lock_file} to build"
-                              f" {building or entry.name}; it is held by {_holder_said(holder)}; run it again once"
+                              f" {building}; it is held by {_holder_said(holder)}; run it again once"
                               " that build ends") from None
     try:
-        _say_holder(holder, building or entry.name)
+        _say_holder(holder, building)
         yield
     finally:
         with contextlib.suppress(OSError):
