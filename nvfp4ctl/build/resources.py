@@ -14,9 +14,10 @@ from nvfp4ctl.build import toolchain
 from nvfp4ctl.build.report import FunctionUsage, TensorOpCheck
 from nvfp4ctl.errors import FailuresFound
 
-# An entry's SASS listing, compressed: nothing of nvfp4ctl's reads it back (the tensor-op check reads the
-# listing in memory), and plain it was ~16 MB for the sm_90a kernel, in every entry; gzip keeps it ~10x
-# smaller for a person (`zless`) and for the tests that look into the shipped kernels' machine code.
+# An entry's SASS listing, compressed: the tensor-op check reads the listing in memory, and only tune's
+# same-code test (tune/compile_pool.code_digest) reads it back; plain it was ~16 MB for the sm_90a kernel, in
+# every entry; gzip keeps it ~10x smaller for a person (`zless`) and for the tests that look into the shipped
+# kernels' machine code.
 SASS_FILE = "kernel.sass.gz"
 _PLAIN_SASS_FILE = "kernel.sass"  # what entries made before 2026-11-28 hold
 
