@@ -19,6 +19,7 @@ from typing import Any
 import torch
 
 from nvfp4ctl.problems.common.likeness import matches, rows_of, sample_lines
+from nvfp4ctl.problems.nvfp4_gemm.diagnose import misread_scale_lines
 from nvfp4ctl.problems.nvfp4_gemm.reference import dequantize, round_to_fp16
 
 GROUP_SAMPLE_LINES = 16  # a guess is recomputed per other group and per input: fewer lines than one guess gets
@@ -51,8 +52,6 @@ def explain_groups(data: Any, outs: Sequence[torch.Tensor], wants: Sequence[torc
 def _misread_lines(i: int, data: Any, got: torch.Tensor, wrong: torch.Tensor, rtol: float,
                    atol: float) -> list[str]:
     """Group i's own scales read in the wrong layout: its operands laid out as the GEMM's tuple."""
-    from nvfp4ctl.problems.nvfp4_gemm.diagnose import misread_scale_lines
-
     abc, scales, permuted = data[0], data[1], data[2]
     operands = (abc[i][0], abc[i][1], *scales[i], *permuted[i])
     return misread_scale_lines(operands, got, wrong, who=f"group {i + 1}", output="c", rtol=rtol, atol=atol)
