@@ -16,6 +16,7 @@ from typing import Any
 
 from nvfp4ctl.errors import UsageError, os_reason
 from nvfp4ctl.project import shipped
+from nvfp4ctl.words import and_listed
 
 FILES = ("task.yml", "submission.py", "MEMORY.md")
 
@@ -135,8 +136,8 @@ def _refusal(folder: Path, existing: list[str], asked: str) -> str:
         unwritten = f" (not {missing[0]} either: it writes all three or none)"
     else:
         unwritten = f" (neither {' nor '.join(missing)}: it writes all three or none)"
-    return (f"{folder}: {_and(existing)} {verb} already there{_folders_problem(folder, existing, asked)}, so init"
-            f" wrote nothing{unwritten}; init another folder, or rename or remove {_and(existing)}")
+    return (f"{folder}: {and_listed(existing)} {verb} already there{_folders_problem(folder, existing, asked)}, so init"
+            f" wrote nothing{unwritten}; init another folder, or rename or remove {and_listed(existing)}")
 
 
 def _folders_problem(folder: Path, existing: list[str], asked: str) -> str:
@@ -150,10 +151,6 @@ def _folders_problem(folder: Path, existing: list[str], asked: str) -> str:
     if found is None:
         return ""
     return f" (its task.yml is for {found}{'' if found == asked else f', not {asked}'})"
-
-
-def _and(names: list[str]) -> str:
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def _with_submission(task_text: str) -> str:

@@ -3,6 +3,8 @@ never "1e+09 s"."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 # Beyond this many seconds (some 30 million years) digits stop being readable; the exponent says it better
 _POSITIONAL_UP_TO_S = 1e15
 
@@ -31,3 +33,8 @@ def first_few(items: list[str], shown: int = 3) -> str:
     them and how many more, so one line (and the run log) does not stop at the first."""
     listed = "; ".join(items[:shown])
     return listed if len(items) <= shown else f"{listed}; +{len(items) - shown} more"
+
+
+def and_listed(names: Sequence[str]) -> str:
+    """"a" / "a and b" / "a, b and c": names in a sentence."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"

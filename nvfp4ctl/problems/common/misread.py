@@ -17,6 +17,7 @@ import torch
 from nvfp4ctl.problems.common.likeness import matches, permuted_read_as_reference, rows_of, sample_lines
 from nvfp4ctl.problems.nvfp4_gemm.formats import SF_VEC
 from nvfp4ctl.problems.nvfp4_gemm.reference import dequantize
+from nvfp4ctl.words import and_listed
 
 
 @dataclass(frozen=True)
@@ -69,12 +70,8 @@ def misread_scales(data: Any, got: torch.Tensor, wrong: torch.Tensor, *, product
     for misread in map(set, sets):
         want = combine([product(pair, misread) for pair in products])
         if matches(observed, want[block_wrong], rtol, atol):
-            return listed([names[index] for index in sorted(misread)])
+            return and_listed([names[index] for index in sorted(misread)])
     return None
-
-
-def listed(names: Sequence[str]) -> str:
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def misread_line(who: str, output: str, misread: str) -> str:
