@@ -84,6 +84,13 @@ def test_a_module_in_a_folder_without_init_beside_it_is_reported_naming_its_file
         (1, "imports nsonly from nsonly/mod.py"), (2, "imports nsonly from nsonly/mod.py")]
 
 
+def test_a_folder_without_init_named_like_an_installed_package_is_not_reported(tmp_path: Path) -> None:
+    # Python takes the installed regular package typer over a namespace portion typer/ beside the file.
+    (tmp_path / "typer").mkdir()
+    (tmp_path / "typer" / "main.py").write_text("X = 1\n")
+    assert _found(tmp_path, "from typer import main\nimport typer.main\n") == []
+
+
 @pytest.mark.parametrize("name", ["nvfp4_ext.cpython-311-x86_64-linux-gnu.so", "nvfp4_ext.abi3.so", "nvfp4_ext.so",
                                   "nvfp4_ext.cp311-win_amd64.pyd"])
 def test_a_compiled_extension_beside_it_is_reported(tmp_path: Path, name: str) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import glob
+import importlib.util
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -65,10 +66,12 @@ def _imported(node: ast.AST, index: ModuleIndex) -> list[tuple[ast.AST, list[str
 def _beside(folder: Path, loaded: list[str]) -> str | None:
     """The file or folder beside the submission that an import loads ("nvfp4_kernels.py", "nvfp4_kernels/",
     a compiled "nvfp4_ext.cpython-311-x86_64-linux-gnu.so", or "nsonly/mod.py" in a folder without
-    __init__.py): the submission's folder comes first on sys.path, so it shadows an installed one."""
+    __init__.py). The submission's folder comes first on sys.path, so a module or regular package there
+    shadows an installed one; a folder without __init__.py does not: Python keeps it only as a namespace
+    portion and takes an installed module or regular package of that name over it."""
     top = loaded[0].split(".")[0]
     found = _module_file(folder, top)
-    if found is not None or not (folder / top).is_dir():
+    if found is not None or not (folder / top).is_dir() or _installed_regular(top):
         return found
     # A folder without __init__.py is a namespace package: it counts where it holds what is imported
     # (a folder of data named like an installed package does not).
@@ -79,6 +82,16 @@ def _beside(folder: Path, loaded: list[str]) -> str | None:
             if inner is not None:
                 return "/".join([*parts[:-1], inner])
     return None
+
+
+def _installed_regular(top: str) -> bool:
+    """An installed module or regular package named top (typer/ beside the file does not shadow the
+    installed typer). A namespace package found here has no origin."""
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return False
+    return spec is not None and spec.origin not in (None, "namespace")
 
 
 def _module_file(folder: Path, module: str) -> str | None:
