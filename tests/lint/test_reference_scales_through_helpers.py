@@ -159,3 +159,18 @@ def test_a_call_passing_a_reference_scale_through_starred_arguments_is_reported_
         """)
     assert [(line, col) for line, col, _ in found] == [(6, 14), (7, 17)]
     assert found[0][2].startswith("*args (read as t in _ptr) is the reference scale sfa_ref (input index 2)")
+
+
+def test_a_starred_tuple_handing_a_helper_both_reference_scales_is_one_finding_naming_both() -> None:
+    found = _nv401("""\
+        def _two(t, u):
+            return t.data_ptr() + u.data_ptr()
+        def custom_kernel(data):
+            a, b, sfa_ref, sfb_ref, sfa_p, sfb_p, c = data
+            pair = (sfa_ref, sfb_ref)
+            y = _two(*pair)
+            run(y, sfa_p, sfb_p)
+            return c
+        """)
+    assert found == [(6, 14, "*pair (read as t, u in _two) is the reference scales sfa_ref, sfb_ref (input indices"
+                              " 2, 3): use indices 4, 5 (sfa_permuted, sfb_permuted)")]

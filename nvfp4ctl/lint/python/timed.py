@@ -229,24 +229,31 @@ def _builds_extension(call: ast.Call, index: ModuleIndex) -> bool:
 
 
 def _reference_use(node: ast.AST, element: int, label: str, function: Function, index: ModuleIndex,
-                   report: Report) -> None:
+                   report: Report, together: tuple[int, ...] = ()) -> None:
+    """together: every reference element one finding names (a *pair handing a helper sfa_ref and sfb_ref
+    is one place, so one finding), element the one whose read decides the rule."""
     parent = index.parents.get(node)
     if isinstance(parent, ast.Attribute) and parent.attr in SHAPE_ATTRS:
         return  # sfa_ref.shape: metadata, not the scales themselves
     layout = current()
-    name = layout.name(element)
+    named = together or (element,)
+    scale = "scales" if len(named) > 1 else "scale"
+    name = ", ".join(layout.name(e) for e in named)
     target: int = layout.permuted_for(element)  # type: ignore[assignment]  # reference elements only: never None
-    permuted = f"index {target} ({layout.name(target)})"
+    targets: list[int] = [layout.permuted_for(e) for e in named]  # type: ignore[misc]
+    wanted = ", ".join(layout.name(t) for t in targets)
+    permuted = f"{'indices' if len(named) > 1 else 'index'} {_indices(tuple(targets))} ({wanted})"
     call = index.parents.get(parent) if isinstance(parent, ast.keyword) else parent
     callee = _opaque_callee(call, index) if isinstance(call, ast.Call) and node is not call.func else None
     if callee is not None and _passes_permuted(call, target, function, index):  # type: ignore[arg-type]
-        report(node, "NV403", f"{label} (the reference scale {name}) is passed to {callee}: fine only if it "
-                              f"ignores it; the kernel must read {permuted}")
+        report(node, "NV403", f"{label} (the reference {scale} {name}) is passed to {callee}: fine only if it "
+                              f"ignores {'them' if len(named) > 1 else 'it'}; the kernel must read {permuted}")
     elif callee is not None:
-        report(node, "NV401", f"{label} (the reference scale {name}) is passed to {callee} without {permuted}: "
-                              f"the kernel can only be reading the reference scale; pass {layout.name(target)}")
+        report(node, "NV401", f"{label} (the reference {scale} {name}) is passed to {callee} without {permuted}: "
+                              f"the kernel can only be reading the reference {scale}; pass {wanted}")
     else:
-        report(node, "NV401", f"{label} is the reference scale {name} (input index {element}): use {permuted}")
+        report(node, "NV401", f"{label} is the reference {scale} {name} (input "
+                              f"{'indices' if len(named) > 1 else 'index'} {_indices(named)}): use {permuted}")
 
 
 def _reference_use_in_helper(node: ast.Name, hits: set[int], function: Function, index: ModuleIndex,
@@ -270,10 +277,35 @@ def _reference_use_in_helper(node: ast.Name, hits: set[int], function: Function,
             report(argument, code, message)
 
         passed = ast.unparse(argument)
-        read = f"read in {function.name}" if passed == node.id else f"read as {node.id} in {function.name}"
-        _reference_use(node, element, f"{passed} ({read})", function, index, at_call)
+        together, readers = ((), [node.id])
+        if isinstance(argument, ast.Starred):  # one place handing several parameters: one finding naming each
+            together, readers = _starred_scales(function, argument, index)
+        read = f"read in {function.name}" if passed == node.id else f"read as {', '.join(readers)} in {function.name}"
+        _reference_use(node, element, f"{passed} ({read})", function, index, at_call, together)
     if hits - placed:
         _reference_use(node, min(hits - placed), node.id, function, index, report)
+
+
+def _starred_scales(function: Function, starred: ast.Starred, index: ModuleIndex) -> tuple[tuple[int, ...], list[str]]:
+    """The reference elements a starred argument (`_two(*pair)`, pair = (sfa_ref, sfb_ref)) hands to the
+    parameters a helper reads, and those parameters, in the helper's order."""
+    reference = set(_reference())
+    elements: set[int] = set()
+    readers: list[str] = []
+    for parameter in function.params():
+        if not _reads(function, parameter, index):
+            continue
+        landed = {element for argument, element, _ in call_sites.passing(function, parameter, reference, index)
+                  if argument is starred}
+        if landed:
+            elements |= landed
+            readers.append(parameter)
+    return tuple(sorted(elements)), readers
+
+
+def _reads(function: Function, parameter: str, index: ModuleIndex) -> bool:
+    return any(isinstance(node, ast.Name) and node.id == parameter and isinstance(node.ctx, ast.Load)
+               and not _passed_on(node, index) for node in index.walk(function.node))
 
 
 def _passes_permuted(call: ast.Call, permuted: int, function: Function, index: ModuleIndex) -> bool:
