@@ -174,3 +174,18 @@ def test_a_starred_tuple_handing_a_helper_both_reference_scales_is_one_finding_n
         """)
     assert found == [(6, 14, "*pair (read as t, u in _two) is the reference scales sfa_ref, sfb_ref (input indices"
                               " 2, 3): use indices 4, 5 (sfa_permuted, sfb_permuted)")]
+
+
+def test_a_starred_literal_handing_a_helper_a_reference_scale_is_one_finding_per_call() -> None:
+    found = _nv401("""\
+        def _ptr(dtype, t, align):
+            return t.data_ptr()
+        def custom_kernel(data):
+            a, b, sfa_ref, sfb_ref, sfa_p, sfb_p, c = data
+            z = _ptr(*[1, sfb_ref], 32)
+            w = _ptr(1, *(sfb_ref,), align=32)
+            run(z, w, sfa_p, sfb_p)
+            return c
+        """)
+    assert [(line, col) for line, col, _ in found] == [(5, 14), (6, 17)]
+    assert found[0][2].startswith("*[1, sfb_ref] (read as t in _ptr) is the reference scale sfb_ref")

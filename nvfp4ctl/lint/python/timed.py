@@ -426,10 +426,13 @@ def _followed_calls(function: Function, index: ModuleIndex) -> set[int]:
 def _passed_on(node: ast.AST, index: ModuleIndex) -> bool:
     """Is an element bound to names (`x = data[2]`, `pair = (data[2], data[3])`) or handed to a function
     of this file (`launch(sfa)`, `launch((a, sfa))`, `launch(scale=sfa)`)? Then the names or the
-    parameter hold it, and where they are used is what counts."""
+    parameter hold it, and where they are used is what counts, also through a starred literal
+    (`_ptr(*[1, sfb_ref], 32)`: reported once, at the call's starred argument)."""
     holder, parent = node, index.parents.get(node)
     if isinstance(parent, (ast.Tuple, ast.List)) and isinstance(parent.ctx, ast.Load):
         holder, parent = parent, index.parents.get(parent)
+        if isinstance(parent, ast.Starred):  # _ptr(*[1, sfb_ref], 32): the helper's parameter holds it
+            holder, parent = parent, index.parents.get(parent)
     if isinstance(parent, ast.keyword):
         holder, parent = parent, index.parents.get(parent)
     if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is holder:
