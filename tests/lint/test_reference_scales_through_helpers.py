@@ -189,3 +189,18 @@ def test_a_starred_literal_handing_a_helper_a_reference_scale_is_one_finding_per
         """)
     assert [(line, col) for line, col, _ in found] == [(5, 14), (6, 17)]
     assert found[0][2].startswith("*[1, sfb_ref] (read as t in _ptr) is the reference scale sfb_ref")
+
+
+def test_a_nested_def_shadowing_a_module_function_is_the_one_called_inside_its_function() -> None:
+    found = _nv401("""\
+        def custom_kernel(data):
+            a, b, sfa_ref, sfb_ref, sfa_p, sfb_p, c = data
+            def _ptr(t):
+                return t.data_ptr()
+            run(_ptr(sfb_ref), sfa_p, sfb_p)
+            return c
+        def _ptr(t):
+            return 0
+        """)
+    assert [(line, col) for line, col, _ in found] == [(5, 14)]
+    assert found[0][2].startswith("sfb_ref (read as t in _ptr) is the reference scale sfb_ref")

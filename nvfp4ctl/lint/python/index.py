@@ -441,14 +441,14 @@ class ModuleIndex:
             if isinstance(node, ast.Call):
                 func = node.func
                 if isinstance(func, ast.Name):
-                    if func.id in self.functions:
+                    beside = self._beside(function.node, func.id)
+                    if beside is not None:  # a nested def shadows the module's function of its name
+                        yield Function(beside), node
+                    elif func.id in self.functions:
                         yield Function(self.functions[func.id]), node
                         for decorator in self.functions[func.id].decorator_list:  # calling it calls the wrapper
                             for wrapper in self._made_by(decorator, decorator=True):
                                 yield Function(wrapper), node
-                    beside = self._beside(function.node, func.id)
-                    if beside is not None:
-                        yield Function(beside), node
                     for made in self._returned_by(self.instances.get(func.id), 1):  # _run = make(); _run(data)
                         yield Function(made), node
                     for cls, method in ((func.id, "__init__"), (func.id, "__call__"), (self.instances.get(func.id), "__call__")):
@@ -466,8 +466,9 @@ class ModuleIndex:
                         yield Function(self.functions[arg.id]), None
 
     def _beside(self, function: FunctionNode, name: str) -> FunctionNode | None:
-        """A function defined next to a nested one, in a function enclosing it (a maker's helpers)."""
-        for ancestor in self.ancestors(function):
+        """A function defined in this one or next to it, in a function enclosing it (a maker's helpers),
+        the nearest first, as Python looks a name up."""
+        for ancestor in [function, *self.ancestors(function)]:
             if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 for nested in self.nested_functions(ancestor):
                     if nested.name == name:
