@@ -162,6 +162,22 @@ CASES = {
         k = torch.compile(g, backend=cudagraphs)
         j = torch.compile(g, **unknown)
         """, []),
+    "a name read in a function is its own, not another function's local of that name": ("""\
+        import torch
+        def build(fn, mode="max-autotune-no-cudagraphs"):
+            return torch.compile(fn, mode=mode)
+        def describe():
+            mode = "reduce-overhead"
+            return mode
+        def compile2(fn):
+            backend = "inductor"
+            return torch.compile(fn, backend=backend)
+        def other():
+            backend = "cudagraphs"
+            print(backend)
+        def graphed(fn, mode="reduce-overhead"):
+            return torch.compile(fn, mode=mode)
+        """, [(14, "NV203")]),
     # --- NV301/302/303 caching -------------------------------------------------------------------
     "dict keyed by data_ptr returning the output": ("""\
         _cache = {}

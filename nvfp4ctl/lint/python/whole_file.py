@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from nvfp4ctl.lint.cpp.scopes import DEBUG_WORD
 from nvfp4ctl.lint.python.index import ModuleIndex, call_name, dotted
-from nvfp4ctl.lint.python.strings import folded_string
+from nvfp4ctl.lint.python.strings import bound_values, folded_string
 
 Report = Callable[[ast.AST, str, str], None]
 
@@ -178,10 +178,12 @@ def _cudagraphs_backend(value: ast.AST, index: ModuleIndex) -> bool:
 
 
 def _values_of(node: ast.AST, index: ModuleIndex) -> list[ast.AST]:
-    """The expression itself, or for a plain name every value assigned to it in the file
-    (`MODE = "reduce-overhead"` ... `torch.compile(f, mode=MODE)`); a name the file never assigns
-    (an import) is itself."""
-    return (index.assignments(index.tree, node.id) or [node]) if isinstance(node, ast.Name) else [node]
+    """The expression itself, or for a plain name every value bound to it in the scope it is read from
+    (`MODE = "reduce-overhead"` ... `torch.compile(f, mode=MODE)`; a parameter's default), not another
+    function's local of that name; a name the file never assigns (an import) is itself."""
+    if not isinstance(node, ast.Name):
+        return [node]
+    return [value for value in bound_values(node, index) if value is not None] or [node]
 
 
 def _truthy(node: ast.AST) -> bool:
