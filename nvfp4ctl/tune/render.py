@@ -173,13 +173,15 @@ def apart_line(report: TuneReport) -> str | None:
     return None if reason is None else f"{shipped_label(report.knobs)} and start are built apart: {reason}"
 
 
-SAME_CODE = "builds the same code as the start"
+SAME_CODE = ("builds the same device code (the same SASS) as the start: a knob only the host code reads still"
+             " changes the launch, so it is timed")
 
 
 def same_code_as_start(report: TuneReport) -> set[str]:
     """Compile-only candidates whose SASS is byte for byte their start's (BuildResult.code_digest), for each
-    shape they were built for: a knob the source never reads was shown "kernels changed none · ok", like one
-    whose change the compiler report cannot see, and a timed tune then spent GPU time on it."""
+    shape they were built for. The digest covers device code only: a knob only the host code reads (a grid
+    size, a split count, the dynamic smem asked at launch, which of the kernels compiled anyway to launch)
+    builds the same SASS and may still run faster, so this says what was built, not that timing is useless."""
     starts = {shape: (CURRENT if config.id not in report.builds else config.id) for shape, config in report.starts.items()}
     same = set()
     for cid, build in report.builds.items():
@@ -193,10 +195,10 @@ def same_code_as_start(report: TuneReport) -> set[str]:
 
 
 def same_code_lines(report: TuneReport) -> list[str]:
-    """One line per candidate that builds its start's code: the knob changes nothing the kernel runs."""
+    """One line per candidate that builds its start's device code."""
     base = report.knobs.defaults()
-    return [f"{_compile_label(report, cid, base)} {SAME_CODE} (the same SASS): the kernel does not read what it"
-            " changes, so timing it would find nothing" for cid in report.configs if cid in same_code_as_start(report)]
+    same = same_code_as_start(report)
+    return [f"{_compile_label(report, cid, base)} {SAME_CODE}" for cid in report.configs if cid in same]
 
 
 def rejections(report: TuneReport) -> list[str]:

@@ -40,7 +40,8 @@ class BuildResult:
     # since a knob may change one instantiation and leave the heaviest as it was
     kernels: tuple[tuple[str, int, int], ...] = ()
     # sha256 of the build's SASS listing, its source path left out: two builds with one digest run the same
-    # machine code (a knob the source never reads); "" where no SASS was dumped (no cuobjdump)
+    # device code (a knob the device code never reads; host code may still launch it differently); ""
+    # where no SASS was dumped (no cuobjdump)
     code_digest: str = ""
 
     @property

@@ -436,11 +436,16 @@ def test_a_candidate_whose_sass_is_the_starts_says_it_builds_the_same_code(capsy
         report.builds[config.id] = build
     _, rows = compile_table(report)
     assert [row[-1] for row in rows] == ["ok", "ok, same code as start", "ok"]
-    assert same_code_lines(report) == ["K=2 builds the same code as the start (the same SASS): the kernel does not"
-                                       " read what it changes, so timing it would find nothing"]
+    assert same_code_lines(report) == ["K=2 builds the same device code (the same SASS) as the start: a knob only"
+                                       " the host code reads still changes the launch, so it is timed"]
     assert [b["same_code_as_start"] for b in json.loads(json.dumps(to_dict(report)))["builds"]] == [False, True, False]
     show(report, "k.cu", verbose=False)
-    assert "K=2 builds the same code as the start" in capsys.readouterr().out
+    assert "K=2 builds the same device code (the same SASS) as the start" in capsys.readouterr().out
+    from nvfp4ctl.tune import render
+    calls = []
+    monkeypatch.setattr(render, "same_code_as_start", lambda r: calls.append(r) or {"x"})
+    same_code_lines(report)
+    assert len(calls) == 1  # once per report, not once per candidate
 
 
 def test_the_code_digest_is_the_sass_without_the_source_path(tmp_path: Path) -> None:
