@@ -85,7 +85,9 @@ def read_knobs(header: Path) -> tuple[Knob, ...]:
     return tuple(knobs)
 
 
-_RANGE_VALUES = re.compile(r"\bvalues=(-?\d+)\.\.(-?\d+)\b")
+_VALUE_OR_RANGE = r"-?\d+(?:\.\.-?\d+)?"
+# a values= list with a range anywhere in it: values=2..4, values=2..4,8, values=1,2..4
+_RANGE_VALUES = re.compile(rf"\bvalues=((?:{_VALUE_OR_RANGE},)*-?\d+\.\.-?\d+(?:,{_VALUE_OR_RANGE})*)\b")
 _SCOPE_WITHOUT_DOC = re.compile(r"\bscope=\w+\s*$")
 
 
@@ -93,15 +95,27 @@ def _missing_part(text: str) -> str:
     """What a declaration the form does not match lacks, where one part can be named (`values=2..3`, no `: doc`),
     as the start of the message; "" otherwise."""
     if ranged := _RANGE_VALUES.search(text):
-        low, high = int(ranged.group(1)), int(ranged.group(2))
-        listed = ",".join(str(v) for v in range(low, high + 1)) if 0 <= high - low < 16 else "A,B,..."
-        return f"values={ranged.group(1)}..{ranged.group(2)}: list every value (values={listed}); "
+        return f"values={ranged.group(1)}: list every value (values={_expanded(ranged.group(1))}); "
     for part in ("values=", "scope="):
         if part not in text:
             return f"no {part} in the declaration; "
     if _SCOPE_WITHOUT_DOC.search(text):
         return "no `: doc` after the scope (say what the knob does); "
     return ""
+
+
+def _expanded(listed: str) -> str:
+    """2..4,8 -> 2,3,4,8: every range of the list written out; "A,B,..." where one is too long to write."""
+    values: list[str] = []
+    for part in listed.split(","):
+        low, _, high = part.partition("..")
+        if not high:
+            values.append(low)
+        elif 0 <= int(high) - int(low) < 16:
+            values.extend(str(v) for v in range(int(low), int(high) + 1))
+        else:
+            return "A,B,..."
+    return ",".join(values)
 
 
 def _mistyped_declaration(text: str) -> str | None:

@@ -269,8 +269,10 @@ def select_knobs(knobs: KernelKnobs, names: str | None) -> frozenset[str] | None
         except UsageError:
             shorts = [knobs.short(k.name) for k in tunable(knobs.knobs)]
             # as resolve_problem says for a mistyped problem: the prefix may be given or not
-            close = difflib.get_close_matches(name, [*shorts, *(k.name for k in tunable(knobs.knobs))], n=1, cutoff=0.7)
-            hint = f"; did you mean {knobs.short(close[0])!r}?" if close else ""
+            # and in either case: a_buffers is A_BUFFERS mistyped
+            names_by_case = {candidate.lower(): candidate for candidate in [*shorts, *(k.name for k in tunable(knobs.knobs))]}
+            close = difflib.get_close_matches(name.lower(), list(names_by_case), n=1, cutoff=0.7)
+            hint = f"; did you mean {knobs.short(names_by_case[close[0]])!r}?" if close else ""
             raise UsageError(f"--knobs {name}: {knobs.source.name} has no such knob (with a choice:"
                              f" {', '.join(shorts)}){hint}") from None
         if knob not in tunable(knobs.knobs):

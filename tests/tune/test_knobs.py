@@ -76,6 +76,9 @@ def test_a_quoted_value_list_says_so(tmp_path: Path, values: str, message: str) 
 
 @pytest.mark.parametrize("line, message", [
     ("// nvfp4ctl:knob X values=2..4 scope=kernel: doc", "values=2..4: list every value (values=2,3,4); expected `"),
+    ("// nvfp4ctl:knob X values=2..4,8 scope=kernel: doc", "values=2..4,8: list every value (values=2,3,4,8); expected `"),
+    ("// nvfp4ctl:knob X values=1,2..4 scope=kernel: doc", "values=1,2..4: list every value (values=1,2,3,4); expected `"),
+    ("// nvfp4ctl:knob X values=1..2,6..7 scope=kernel: doc", "values=1..2,6..7: list every value (values=1,2,6,7); "),
     ("// nvfp4ctl:knob X values=1,2 scope=kernel", "no `: doc` after the scope (say what the knob does); expected `"),
     ("// nvfp4ctl:knob X values=1,2: doc", "no scope= in the declaration; expected `"),
     ("// nvfp4ctl:knob X scope=kernel: doc", "no values= in the declaration; expected `"),
@@ -266,7 +269,7 @@ def test_every_shipped_kernel_source_reads_with_no_mistyped_mark() -> None:
     assert sources and sum(len(read_knobs(source)) for source in sources) > 0
 
 
-@pytest.mark.parametrize("typed", ["LIVF", "TINY_LIVF"])
+@pytest.mark.parametrize("typed", ["LIVF", "TINY_LIVF", "live", "tiny_livf"])
 def test_a_mistyped_knobs_name_gets_a_did_you_mean(typed: str) -> None:
     """`--knobs A_BUFERS` listed the knobs but did not say which one was meant, as a mistyped problem does."""
     from nvfp4ctl.tune.setup import select_knobs
