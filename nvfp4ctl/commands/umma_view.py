@@ -171,7 +171,8 @@ def _simulate(values: Any, config: Any, shape: tuple[int, int, int], seed: int, 
 def _keep_printed_lines(lines: list[str]) -> None:
     """The kernel's nvfp4ctl:umma lines as printed, so that `check --dump > log` can be read back by
     `dump --umma --from-log log`: the child's output otherwise reaches the screen only under -v, and
-    there it is printed already (each line as [child] ...)."""
+    there it is printed already (each line as [child] ...). The header is kept under -q too: it marks
+    where this run's lines start (dumplines.parse tells runs apart by it)."""
     from nvfp4ctl.console import VERBOSE
     from nvfp4ctl.umma.dumplines import KEPT_LINES_HEADER, PREFIX
 
@@ -180,7 +181,7 @@ def _keep_printed_lines(lines: list[str]) -> None:
     if not kept or console.verbosity >= VERBOSE:
         return
     console.info(f"{KEPT_LINES_HEADER}{plural(len(kept), f'{PREFIX} line')} (`nvfp4ctl dump --umma --from-log`"
-                 " reads them back from this output):", style="dim")
+                 " reads them back from this output):", style="dim", result=True)
     console.raw("\n".join(kept))
 
 

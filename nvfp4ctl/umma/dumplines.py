@@ -19,8 +19,10 @@ not the threads' order); a launch for a later test case may state another.
 
 A saved output holds one run of `check --dump` (a file appended to twice holds two): a run starts at check's
 first line (`check · ...`) or at the header above the lines it keeps (`dump: the kernel's 9 nvfp4ctl:umma
-lines ...`), and such a line after MMA lines starts a second run. In lines with neither, a config line
-unlike the first tile's after the first tile's MMAs is taken for a second run (`cat a.log b.log`).
+lines ...`, kept under -q), and such a line after MMA lines starts a second run. Lines with neither are
+read as one run: a config line after MMAs there cannot be told from a later test case's launch (which
+prints its own config, its own first tile's k=0 and the same k's after), so nothing in them marks a
+second run, and the first output tile keeps the config line printed before it.
 """
 
 from __future__ import annotations
@@ -62,14 +64,11 @@ class DumpLines:
 def parse(lines: Iterable[str]) -> DumpLines:
     out = DumpLines()
     position = -1
-    marked = False  # a run's first line was seen: runs are told apart by those alone
-    first_config: dict[str, str] | None = None
     for number, line in enumerate(lines, 1):
         out.lines_read = number
         if line.startswith((CHECK_RUN_START, KEPT_LINES_HEADER)):
             if out.records and out.second_run is None:
                 out.second_run = (number, line.strip())
-            marked = True
             continue
         match = _LINE.search(line)
         if not match:
@@ -79,10 +78,6 @@ def parse(lines: Iterable[str]) -> DumpLines:
         pairs = dict(_PAIR.findall(rest))
         if rest.startswith("config"):
             out.configs.append((position, pairs))
-            if first_config is None:
-                first_config = pairs
-            elif not marked and out.records and pairs != first_config and out.second_run is None:
-                out.second_run = (number, line.strip())
             continue
         try:
             record = {key: int(value, 16) for key, value in pairs.items() if key in HEX_KEYS}

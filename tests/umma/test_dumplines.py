@@ -144,21 +144,34 @@ def test_a_saved_check_dump_output_reads_back_with_from_log(on_cpu, monkeypatch,
         assert "K tile 1: idesc.n_dim = 8, K tile 0's is 16 (MMAs 4..7)" in again.output
 
 
+def test_a_quiet_check_dump_of_two_shapes_reads_back_as_one_run(on_cpu, monkeypatch, tmp_path: Path) -> None:
+    """`-q check --dump` of two shapes whose launches each print a config line of their own: -q hid the
+    run's markers, and the second launch's config line was taken for a second run (exit 2)."""
+    monkeypatch.setenv("UMMA_LINES_LAUNCH_K", "1")
+    result = CliRunner().invoke(app, ["-q", "check", "--submission", str(TARGETS / "prints_umma_lines.py"),
+                                      "--shape", "128,128,512", "--shape", "128,128,1024", "--no-probe", "--dump"])
+    assert result.exit_code == 0, result.output
+    assert "dump: the kernel's 26 nvfp4ctl:umma lines" in result.output
+    log = tmp_path / "b200.log"
+    log.write_text(result.output)
+    again = CliRunner().invoke(app, ["dump", "--umma", "--from-log", str(log), "--shape", "128,128,512"])
+    assert again.exit_code == 0, again.output
+    assert "dump: 8 MMAs of the first output tile" in again.output
+
+
+def test_lines_without_a_runs_markers_are_read_as_one_run() -> None:
+    """Without check's line or the lines header, a config line after MMAs cannot be told from a later
+    test case's launch: the first output tile is read with the config line printed before it."""
+    first = _lines(plan.issues(plan.TileConfig(block_n=128, a_addr=0x400), 2))
+    later = [_config_line(256), *_lines(plan.issues(plan.TileConfig(block_n=256, a_addr=0x400), 1), noise=False)]
+    dump = dumplines.parse(first + later)
+    assert dump.second_run is None
+    tile = dumplines.first_tile(dump)
+    assert len(tile) == 8 and dumplines.infer_config(dump, tile)[0].n == 128
+
+
 def _config_line(n: int) -> str:
     return f"nvfp4ctl:umma config mma=128,{n},64 swizzle=128B block_k=256"
-
-
-def test_a_log_holding_two_runs_is_refused_naming_where_the_second_starts(tmp_path: Path) -> None:
-    """`cat good.log other.log`: the first run's MMAs were checked with the second run's config line."""
-    first = _lines(plan.issues(plan.TileConfig(block_n=128, a_addr=0x400), 2))
-    second = ["some check output", _config_line(256), *_lines(plan.issues(plan.TileConfig(block_n=256, a_addr=0x400), 1),
-                                                              noise=False)]
-    log = tmp_path / "two.log"
-    log.write_text("\n".join(first + second) + "\n")
-    result = CliRunner().invoke(app, ["dump", "--umma", "--from-log", str(log), "--shape", "128,256,512"])
-    assert result.exit_code == 2, result.output
-    assert f"--from-log {log}: more than one run in it: a second starts at line {len(first) + 2}" \
-           f" ({_config_line(256)}); keep one run's output in the file" in " ".join(result.output.split())
 
 
 def test_one_runs_later_launch_with_another_config_leaves_the_first_tile_its_own() -> None:

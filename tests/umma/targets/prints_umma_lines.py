@@ -3,7 +3,8 @@ a tcgen05 kernel would print under its debug macro (docs/byo_kernel.md): the MMA
 (0, 0) of a 128x128 tile, K tile 256, 128-byte swizzle, A at shared 0x400, B at 0x4400.
 UMMA_LINES_BUG=k_advance prints the same lines without the K-step advance of desc_a; acc_reset clears
 the accumulator (acc=0) at each K tile's first MMA; kt1_idesc prints N=64 in K tile 1; kt1_desc advances
-desc_a by 16 B a K step in K tile 1."""
+desc_a by 16 B a K step in K tile 1. UMMA_LINES_LAUNCH_K=1 names the launch's K in its config line
+(launch_k=512), so that each test case's launch prints a config line of its own."""
 
 import importlib.util
 import os
@@ -25,7 +26,8 @@ def _desc(address):
 
 def _print_lines(k):
     bug = os.environ.get("UMMA_LINES_BUG", "")
-    print("nvfp4ctl:umma config mma=128,128,64 swizzle=128B block_k=256")
+    launch = f" launch_k={k}" if os.environ.get("UMMA_LINES_LAUNCH_K") else ""
+    print(f"nvfp4ctl:umma config mma=128,128,64 swizzle=128B block_k=256{launch}")
     for step in range(k // 64):
         within = step % 4  # K step inside the 256-deep K tile: the start moves 32 bytes per step
         a_advance = 0 if bug == "k_advance" else 32 * within
