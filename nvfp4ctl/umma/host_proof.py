@@ -2,7 +2,7 @@
 
 The program is compiled with the kernel source --kernel names in front (nvcc -include; types only,
 NVFP4CTL_CONFIG_ONLY) and prints, per dispatch config, the instruction and shared-memory descriptors
-CuTe builds, the TMEM column counts, and the scale-factor layout the kernel hands to CUTLASS. Built once per (program, kernel, nvcc, CUTLASS) into
+CuTe builds, the TMEM column counts, and the scale-factor layout the kernel hands to CUTLASS. Built once per (program, kernel and its headers, nvcc, CUTLASS) into
 the nvfp4ctl cache (never the repository); about 1.5 minutes on 2 cores.
 """
 
@@ -19,12 +19,12 @@ from pathlib import Path
 from nvfp4ctl.build import cache, toolchain
 from nvfp4ctl.build.submission_headers import machine_cutlass_key
 from nvfp4ctl.build.compile import run_compiler
+from nvfp4ctl.build.sources import local_headers
 from nvfp4ctl.errors import FailuresFound, ToolTimeout, UsageError
 from nvfp4ctl.project import shipped
 from nvfp4ctl.words import seconds_text
 
 PROOF_SOURCE = shipped("tests/sm100/host/sm100_host_proof.cu")
-API_HEADER = shipped("kernels/common/nvfp4_gemm_api.h")
 # -O1: CuTe's always-inline helpers do not all inline on the host at -O0 (gcc refuses the
 # rotl/rotr pair); -arch only matters for the (absent) device code.
 HOST_FLAGS = ("-O1", "-std=c++17", "--expt-relaxed-constexpr", "-arch=sm_100a")
@@ -58,7 +58,9 @@ class CuteFacts:
 
 def _key(kernel: Path) -> str:
     digest = hashlib.sha256()
-    for path in (PROOF_SOURCE, kernel, API_HEADER):
+    # the kernel's own headers (beside it or in kernels/common, the API header among them) change what the
+    # proof is built from as much as the kernel does, as they change the build's key
+    for path in (PROOF_SOURCE, kernel, *local_headers(kernel)):
         digest.update(path.read_bytes())
     digest.update(" ".join((*HOST_FLAGS, *CONFIG_ONLY_FLAGS, "-include")).encode())
     digest.update(toolchain.nvcc_version().encode())

@@ -122,3 +122,19 @@ def test_a_host_proof_compile_error_in_the_kernel_reads_as_the_kernel_not_compil
             host_proof.host_binary(tmp_path / "cache" / "proof", "proof", ["proof.cu"], "the proof", kernel)
         assert str(failed.value) == expected
         assert failed.value.exit_code == ExitCode.FAILURES
+
+
+def test_the_proofs_cache_key_follows_a_header_beside_the_kernel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The key hashed the kernel and the API header alone: an edit to a header of the kernel's own reused the
+    proof built from the old one."""
+    monkeypatch.setattr(toolchain, "nvcc_version", lambda: "12.9")
+    monkeypatch.setattr(host_proof, "machine_cutlass_key", lambda: "cutlass 4.2")
+    kernel = tmp_path / "mine" / "mine.cu"
+    kernel.parent.mkdir()
+    kernel.write_text('#include "mine_configs.h"\n')
+    header = kernel.parent / "mine_configs.h"
+    header.write_text("constexpr int kNumStages = 4;\n")
+    before = host_proof._key(kernel)
+    header.write_text("constexpr int kNumStages = 6;\n")
+    assert host_proof._key(kernel) != before
+
