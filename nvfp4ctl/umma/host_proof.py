@@ -19,7 +19,7 @@ from pathlib import Path
 from nvfp4ctl.build import cache, toolchain
 from nvfp4ctl.build.submission_headers import machine_cutlass_key
 from nvfp4ctl.build.compile import run_compiler
-from nvfp4ctl.build.sources import local_headers
+from nvfp4ctl.build.sources import common_dir, local_headers
 from nvfp4ctl.errors import FailuresFound, ToolTimeout, UsageError
 from nvfp4ctl.project import shipped
 from nvfp4ctl.words import seconds_text
@@ -94,11 +94,16 @@ def host_binary(entry: Path, name: str, compile_args: list[str], what: str, kern
     return binary
 
 
+# where nvcc's error line names its file: cudafe++'s `path(line): error: ...` (or `catastrophic error`), or
+# the preprocessor's and the host compiler's (gcc) `path:line:col: fatal error: ...` / `path:line: error: ...`
+_ERROR_PLACE_RE = re.compile(r"^(?P<path>.+?)(?:\(\d+\)|:\d+(?::\d+)?):\s*(?:fatal\s+|catastrophic\s+)?error\b")
+
+
 def _in_folder_of(error: str, kernel: Path) -> bool:
-    """Whether nvcc's error line (`path(line): error: ...`) is in `kernel` or a file beside it: the user's
-    code, not the host program built around it."""
-    path = error.partition("(")[0].strip()
-    return bool(path) and Path(path).resolve().parent == kernel.resolve().parent
+    """Whether nvcc's error line is in `kernel` or a file beside it: the user's code, not the host program
+    built around it."""
+    match = _ERROR_PLACE_RE.match(error.strip())
+    return bool(match) and Path(match.group("path")).resolve().parent == kernel.resolve().parent
 
 
 PROOF_BINARY = "sm100_host_proof"
@@ -114,12 +119,17 @@ def kernel_flags(kernel: Path) -> list[str]:
     return [*CONFIG_ONLY_FLAGS, "-include", str(kernel.resolve()), f"-I{kernel.parent}"]
 
 
+def proof_compile_args(kernel: Path) -> list[str]:
+    """nvcc's arguments for the proof of `kernel`, but the output: the include folders the build passes
+    (kernels/common, where `#include "../common/nvfp4_gemm_api.h"` resolves for a kernel alone in its
+    folder, and CUTLASS's) before the kernel's own."""
+    includes = [f"-I{path}" for path in (common_dir(), *toolchain.cutlass_include_dirs())]
+    return [*HOST_FLAGS, *includes, *kernel_flags(kernel), str(PROOF_SOURCE)]
+
+
 def proof_binary(kernel: Path) -> Path:
     """The compiled host program for `kernel`, built on first use into the build cache."""
-    includes = [f"-I{path}" for path in toolchain.cutlass_include_dirs()]
-    return host_binary(_proof_entry(kernel), PROOF_BINARY,
-                       [*HOST_FLAGS, *includes, *kernel_flags(kernel), str(PROOF_SOURCE)], "the CuTe host proof",
-                       kernel)
+    return host_binary(_proof_entry(kernel), PROOF_BINARY, proof_compile_args(kernel), "the CuTe host proof", kernel)
 
 
 def proof_needs_compiling(kernel: Path) -> bool:

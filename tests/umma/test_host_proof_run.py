@@ -138,3 +138,49 @@ def test_the_proofs_cache_key_follows_a_header_beside_the_kernel(tmp_path: Path,
     header.write_text("constexpr int kNumStages = 6;\n")
     assert host_proof._key(kernel) != before
 
+
+@pytest.mark.parametrize("line", [
+    "{kernel}(24): error: identifier \"x\" is undefined",
+    "{kernel}(24): catastrophic error: cannot open source file \"mine.h\"",
+    "{kernel}:24:10: fatal error: ../common/nvfp4_gemm_api.h: No such file or directory",
+    "{kernel}:30:5: error: x was not declared in this scope",
+])
+def test_an_error_in_the_kernel_names_the_kernel_in_either_compilers_form(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, line: str) -> None:
+    """gcc's `path:line:col: fatal error:` (the preprocessor, the host compiler) was blamed on the proof."""
+    kernel = tmp_path / "mine" / "mine.cu"
+    kernel.parent.mkdir()
+    kernel.write_text("")
+    error = line.format(kernel=kernel)
+    nvcc = tmp_path / "nvcc"
+    nvcc.write_text(f"#!/bin/sh\necho 'In file included from <command-line>:'\necho '{error}' >&2\nexit 1\n")
+    nvcc.chmod(0o755)
+    monkeypatch.setattr(toolchain, "nvcc_path", lambda: nvcc)
+    with pytest.raises(FailuresFound) as failed:
+        host_proof.host_binary(tmp_path / "cache" / "proof", "proof", ["proof.cu"], "the proof", kernel)
+    assert str(failed.value) == f"{kernel} does not compile: {error}"
+    assert not host_proof._in_folder_of(error.replace(str(kernel), str(tmp_path / "proof.cu")), kernel)
+
+
+def _cutlass_or_none() -> list[Path] | None:
+    try:
+        toolchain.nvcc_path()
+        return toolchain.cutlass_include_dirs()
+    except UsageError:
+        return None
+
+
+@pytest.mark.skipif(_cutlass_or_none() is None, reason="needs nvcc and CUTLASS's headers")
+def test_the_proof_preprocesses_a_copy_of_the_shipped_kernel_alone_in_its_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The proof was compiled without kernels/common on the include path: the kernel's
+    `#include "../common/nvfp4_gemm_api.h"` was found only beside the shipped tree. nvcc -E, the proof's
+    own arguments: the preprocessor alone, seconds."""
+    from nvfp4ctl.project import shipped
+
+    kernel = tmp_path / "alone" / "mine.cu"
+    kernel.parent.mkdir()
+    kernel.write_bytes(shipped("kernels/sm100/nvfp4_gemm_sm100.cu").read_bytes())
+    monkeypatch.chdir(tmp_path)  # no kernels/ of the user's here: the shipped common headers serve
+    done = host_proof._run([str(toolchain.nvcc_path()), "-E", *host_proof.proof_compile_args(kernel), "-o", str(tmp_path / "proof.ii")], 300.0)
+    assert done.returncode == 0, done.stdout[-2000:]
