@@ -497,6 +497,10 @@ def command(
         raise UsageError(f"kernel not found: {source}{way_out}")
     if umma and reads_kernel and not user:  # before the listing's first line and the minute of compiling
         _refuse_kernel_without_umma_configs(source)
+        if not no_cute:
+            from nvfp4ctl.umma.host_proof import refuse_unincludable
+
+            refuse_unincludable(source)
     if layout or runtime or user:  # inputs, the UMMA model and the debug build are torch's: said after the
         require_torch()  # user's own mistakes above, which they can fix first
     if simulate and shape is not None:

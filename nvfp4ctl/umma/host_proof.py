@@ -113,9 +113,19 @@ def _proof_entry(kernel: Path) -> Path:
     return cache.cache_root() / "sm100-host-proof" / _key(kernel)
 
 
+def refuse_unincludable(kernel: Path) -> None:
+    """A kernel path holding a quote cannot be the proof's -include (UsageError): nvcc writes it into an
+    `#include "..."` line, where a `"` ends the name ("Stray '"' character") and a `'` mangles it, and the
+    error read as the proof's own."""
+    if quote := next((mark for mark in "'\"" if mark in str(kernel.resolve())), None):
+        raise UsageError(f"{kernel}: CuTe's host proof cannot include a kernel whose path holds {quote} (nvcc's"
+                         " -include reads it as part of a quoted name): rename the file or its folder, or pass --no-cute")
+
+
 def kernel_flags(kernel: Path) -> list[str]:
     """nvcc's arguments that put `kernel` itself, types only, before the proof's code: the file named,
     whatever its name (the kernel's folder stays on the include path for its own headers)."""
+    refuse_unincludable(kernel)
     return [*CONFIG_ONLY_FLAGS, "-include", str(kernel.resolve()), f"-I{kernel.parent}"]
 
 

@@ -763,3 +763,22 @@ _SAVED_RUN = "nvfp4ctl:umma config mma=128,128,64 swizzle=128B block_k=256\n" + 
     f" desc_b=0x{(0x40004040 << 32) | (1 << 16) | ((0x4400 + 32 * (step % 4)) >> 4):016x} tmem_d=0x00000000"
     f" tmem_sfa=0x{128 + 4 * (step % 4):08x} tmem_sfb=0x{144 + 4 * (step % 4):08x} acc={int(step > 0)}\n"
     for step in range(8))
+
+
+@pytest.mark.parametrize("folder", ["it's mine", 'the "fast" one'])
+def test_umma_refuses_a_kernel_path_with_a_quote_before_compiling_the_proof(tmp_path: Path, folder: str) -> None:
+    """nvcc's -include writes the path into a quoted #include: `"` was "Stray '\"' character" and `'` a
+    mangled name, each said as the proof's own failure."""
+    from nvfp4ctl.project import shipped
+
+    kernel = tmp_path / folder / "mine.cu"
+    kernel.parent.mkdir()
+    kernel.write_bytes(shipped("kernels/sm100/nvfp4_gemm_sm100.cu").read_bytes())
+    result = invoke_apart("--umma", "--kernel", str(kernel))
+    assert result.exit_code == 2, result.output
+    quote = "'" if "'" in folder else '"'
+    assert result.stderr.strip() == (f"error: {kernel}: CuTe's host proof cannot include a kernel whose path holds"
+                                     f" {quote} (nvcc's -include reads it as part of a quoted name): rename the file"
+                                     " or its folder, or pass --no-cute")
+    assert result.stdout == ""
+    assert invoke("--umma", "--no-cute", "--kernel", str(kernel)).exit_code == 0
