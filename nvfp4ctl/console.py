@@ -157,7 +157,9 @@ class Console:
             return
         cells = [[_cell(value) for value in row] for row in rows]
         keep_whole = _has_no_width(self.out)
-        table = Table(title=shown_in_cell(title) if title else title, title_justify="left", header_style="bold")
+        # the title as Text, as the cells are: a str is read as rich markup (`k[sm100].cu` printed `k.cu`)
+        shown_title = Text(shown_in_cell(title), style="table.title") if title else None
+        table = Table(title=shown_title, title_justify="left", header_style="bold")
         for index, column in enumerate(columns):
             kept = keep_whole and index in whole
             # fold, not "…": a narrow terminal wraps a kernel's name instead of cutting it. Where the table

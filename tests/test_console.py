@@ -197,3 +197,12 @@ def test_a_cell_of_several_lines_keeps_its_line_breaks(capsys, monkeypatch) -> N
     Console().table(["bad"], [["def f():\n    return 1"]])
     out = capsys.readouterr().out
     assert "\\x0a" not in out and "def f():" in out and "return 1" in out
+
+
+def test_a_title_with_brackets_prints_as_written(capsys, monkeypatch) -> None:
+    """The title went through rich's markup: `k[sm100].cu` printed `k.cu`, and `k[/].cu` raised MarkupError."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    for title in ("configs of k[sm100].cu", "k[/].cu", "[bold]not bold[/bold]"):
+        Console().table(["config"], [["0"]], title=title)
+        assert capsys.readouterr().out.splitlines()[0].strip() == title
+
