@@ -14,7 +14,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Span, Text
 
-from nvfp4ctl.printable import shown_in_cell
+from nvfp4ctl.printable import CELL_TAB_SIZE, shown_in_cell
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -318,6 +318,9 @@ def _cell(value: Any) -> Text:
         return Text(shown_in_cell(str(value)))
     if value.plain.isprintable():
         return value
+    if "\t" in value.plain:  # to the tab stops of its line, as a plain cell's are, its styles moved with them
+        value = value.copy()
+        value.expand_tabs(CELL_TAB_SIZE)
     starts = [0]  # where each character of the cell begins once shown, and where the last one ends
     pieces = [shown_in_cell(ch) for ch in value.plain]  # its escaping goes a character at a time
     for piece in pieces:

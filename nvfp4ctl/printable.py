@@ -27,9 +27,13 @@ def shown(text: str) -> str:
     return escaped(strip_control_codes(text))
 
 
+# a tab in a cell is whitespace, expanded to rich's own tab stops (every 8 columns), not an escape
+CELL_TAB_SIZE = 8
+
+
 def shown_in_cell(text: str) -> str:
-    """A table cell's text: each line as `shown` writes it, the line breaks kept, so a cell of several
-    lines (lint's bad and good examples) still reads as lines within its cell."""
+    """A table cell's text: each line as `shown` writes it, the line breaks kept and its tabs expanded, so a
+    cell of several lines (lint's bad and good examples) still reads as lines within its cell."""
     if text.isprintable():
         return text
-    return "\n".join(shown(line) for line in text.split("\n"))
+    return "\n".join(shown(line.expandtabs(CELL_TAB_SIZE)) for line in text.split("\n"))

@@ -206,3 +206,13 @@ def test_a_title_with_brackets_prints_as_written(capsys, monkeypatch) -> None:
         Console().table(["config"], [["0"]], title=title)
         assert capsys.readouterr().out.splitlines()[0].strip() == title
 
+
+def test_a_tab_in_a_cell_is_whitespace(capsys, monkeypatch) -> None:
+    """Since cells were escaped a tab showed as `\\x09`, where rich had expanded it."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    from rich.text import Text
+
+    Console().table(["kernel", "why"], [["a\tb", Text.assemble(("x\ty", "red"))]], title="t\tt")
+    out = capsys.readouterr().out
+    assert "\\x09" not in out and "\t" not in out
+    assert "a       b" in out and "x       y" in out and "t       t" in out
