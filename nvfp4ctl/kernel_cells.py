@@ -7,9 +7,17 @@ from __future__ import annotations
 from rich.text import Text
 
 
+_UNITS = ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB"))
+
+
 def byte_size(count: int) -> str:
-    """"0 B", "768 B", "1.5 KiB": bytes below 1 KiB, KiB from there."""
-    return f"{count / 1024:.1f} KiB" if count >= 1024 else f"{count} B"
+    """"0 B", "768 B", "1.5 KiB", "300.0 MiB", "2.0 GiB": bytes below 1 KiB, else the largest unit that
+    leaves at least 1 (an exported file of 300 MiB read 307200.0 KiB)."""
+    for size, unit in _UNITS:
+        # past KiB, a count the unit below would round up to 1024.0 reads as 1.0 of this one
+        if count >= size or (size > 1024 and round(count / size, 1) >= 1):
+            return f"{count / size:.1f} {unit}"
+    return f"{count} B"
 
 
 def spills_text(count: int) -> Text:
