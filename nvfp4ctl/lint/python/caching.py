@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from nvfp4ctl.lint.python.facts import current
 from nvfp4ctl.lint.python.index import (ENTRY, TUPLE, Function, ModuleIndex, call_name, dotted, element_of,
-                                       passed_arguments, position)
+                                       parameter_defaults, passed_arguments, position)
 from nvfp4ctl.lint.python.wrappers import made_around_input
 
 Report = Callable[[ast.AST, str, str], None]
@@ -777,8 +777,7 @@ def _harness_truth(node: ast.AST, function: Function, index: ModuleIndex) -> boo
         return None
     args = function.node.args
     positional = [*args.posonlyargs, *args.args]
-    defaults = dict(zip((a.arg for a in positional[len(positional) - len(args.defaults):]), args.defaults))
-    defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
+    defaults = parameter_defaults(function.node)
     if node.id in defaults or node.id in {a.arg for a in [*positional, *args.kwonlyargs]}:
         if not _is_entry(function):
             return _passed_truth(function, node.id, defaults.get(node.id), index)

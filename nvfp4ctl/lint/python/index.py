@@ -54,6 +54,15 @@ def parameter_names(function: FunctionNode | ast.Lambda) -> set[str]:
     return {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a is not None}
 
 
+def parameter_defaults(function: FunctionNode | ast.Lambda) -> dict[str, ast.expr]:
+    """name -> default value for each parameter that has one, positional and keyword-only."""
+    args = function.args
+    positional = [*args.posonlyargs, *args.args]
+    defaults = dict(zip((a.arg for a in positional[len(positional) - len(args.defaults):]), args.defaults))
+    defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
+    return defaults
+
+
 def position(node: ast.AST) -> tuple[int, int]:
     return getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 
-from nvfp4ctl.lint.python.index import ModuleIndex, parameter_names
+from nvfp4ctl.lint.python.index import ModuleIndex, parameter_defaults, parameter_names
 
 Scope = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 
@@ -45,7 +45,7 @@ def bound_values(name: ast.Name, index: ModuleIndex) -> list[ast.AST | None]:
             break
         values: list[ast.AST | None] = [v for v in index.assignments(scope, name.id) if _scope_of(v, index) is scope]
         if name.id in parameter_names(scope):
-            values.append(_default(scope, name.id))
+            values.append(parameter_defaults(scope).get(name.id))
         if values:
             return values
         if any(isinstance(n, ast.Name) and n.id == name.id and isinstance(n.ctx, ast.Store)
@@ -60,14 +60,6 @@ def _scope_of(node: ast.AST, index: ModuleIndex) -> Scope | None:
         if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             return parent
     return None
-
-
-def _default(function: Scope, parameter: str) -> ast.AST | None:
-    args = function.args
-    positional = [*args.posonlyargs, *args.args]
-    defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults):]], args.defaults))
-    defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
-    return defaults.get(parameter)
 
 
 def _formatted_part(value: ast.AST, index: ModuleIndex, depth: int) -> str | None:
