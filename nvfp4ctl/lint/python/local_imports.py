@@ -36,7 +36,7 @@ def check(index: ModuleIndex, report: Report, submission: Path) -> None:
             if module in HARNESS_MODULES or module == submission.stem or module in sys.stdlib_module_names:
                 continue  # the leaderboard's Python finds the standard library's random, not a random.py beside
             found = _beside(folder, loaded)
-            if found is None or _handled(node, index) or _type_checking_only(node, index):
+            if found is None or _never_fails(node, index):
                 continue
             compiled = found.endswith((".so", ".pyd"))
             mend = (f"build it in the file (torch.utils.cpp_extension.load_inline)" if compiled
@@ -109,13 +109,15 @@ def _module_file(folder: Path, module: str) -> str | None:
     return None
 
 
-def _handled(node: ast.AST, index: ModuleIndex) -> bool:
+def _never_fails(node: ast.AST, index: ModuleIndex) -> bool:
     """Inside a try whose handler catches the ImportError and does something else (a fallback), not
-    only re-raise it or pass."""
+    only re-raise it or pass; or under `if TYPE_CHECKING:` (typing's), which never runs."""
     child = node
     for parent in index.ancestors(node):
         if isinstance(parent, ast.Try) and child in parent.body and any(
                 _catches_import_error(handler) and _falls_back(handler) for handler in parent.handlers):
+            return True
+        if isinstance(parent, ast.If) and child in parent.body and (dotted(parent.test) or "").endswith("TYPE_CHECKING"):
             return True
         child = parent
     return False
@@ -132,13 +134,3 @@ def _falls_back(handler: ast.ExceptHandler) -> bool:
     return any(not isinstance(statement, (ast.Raise, ast.Pass))
                and not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant))
                for statement in handler.body)
-
-
-def _type_checking_only(node: ast.AST, index: ModuleIndex) -> bool:
-    """Under `if TYPE_CHECKING:` (typing's), which never runs."""
-    child = node
-    for parent in index.ancestors(node):
-        if isinstance(parent, ast.If) and child in parent.body and (dotted(parent.test) or "").endswith("TYPE_CHECKING"):
-            return True
-        child = parent
-    return False
