@@ -195,10 +195,10 @@ def _spellings(path: ast.AST, index: ModuleIndex) -> set[str]:
     """A path as written and with the names it uses replaced by their one value (as ast dumps), so that
     open(src_path, "w") with src_path = os.path.join(build, "k.cu") and a later
     load(sources=[os.path.join(build, "k.cu")]) are seen to name one file."""
-    resolved = _bare(_ResolveNames(index).visit(copy.deepcopy(path)))
-    spellings = {ast.dump(_bare(path)), ast.dump(resolved)}
-    for written in (_bare(path), resolved):
-        parts = _joined_parts(written)
+    written, resolved = _bare(path), _bare(_ResolveNames(index).visit(copy.deepcopy(path)))
+    spellings = {ast.dump(written), ast.dump(resolved)}
+    for spelled in (written, resolved):
+        parts = _joined_parts(spelled)
         if parts is not None and len(parts) > 1:
             spellings.add("joined:" + "|".join(parts))
     return spellings
