@@ -21,9 +21,12 @@ if TYPE_CHECKING:
     from nvfp4ctl.runner.targets import TargetSpec
 
 
+def no_table_hint() -> str:
+    """How a kernel gets a table the winners go into ("Dispatch table" in the tune guide), naming the guide's
+    shipped copy: a wheel user has no docs/ folder."""
+    from nvfp4ctl.project import shipped
 
-# how a kernel gets a table the winners go into (docs/tune.md, "Dispatch table")
-NO_TABLE_HINT = "declare one: `// nvfp4ctl:dispatch file=NAME` in the kernel, docs/tune.md"
+    return f"declare one: `// nvfp4ctl:dispatch file=NAME` in the kernel, {shipped('docs') / 'tune.md'}"
 
 
 @dataclass(frozen=True)
@@ -63,7 +66,7 @@ class TuneRun:
         where = "compile-only" if self.compile_only else f"{plural(len(self.gpus), 'GPU')} ({self.gpu_name})"
         table = f"table {self.knobs.dispatch.name}" if self.knobs.dispatch else "no dispatch table"
         if self.knobs.dispatch is None and self.write and not self.compile_only:  # said now, not after the whole tune
-            table += f", so no winners written ({NO_TABLE_HINT})"
+            table += f", so no winners written ({no_table_hint()})"
         # compile-only times nothing: no limit to name
         limit = "" if self.compile_only else f" · timeout {seconds_text(self.timeout_s)} per candidate and shape ({self.timeout_source})"
         return (f"tune · kernel {self.label} ({self.arch}) · {plural(len(knobs), 'knob')}, {searched}"

@@ -305,8 +305,10 @@ def test_a_timed_tune_without_a_table_says_at_the_start_that_no_winners_will_be_
     run = TuneRun(source=tiny_copy, label="tiny_knobs.cu", chosen_by="--kernel", arch="sm_90a", knobs=knobs,
                   table=None, task=None, cases={SHORT_K: Case(*SHORT_K, seed=1111)}, device="cuda", gpus=["0"],
                   compile_only=False, timeout_s=10, gpu_name="H100")
+    from nvfp4ctl.project import shipped
+
     assert (" · no dispatch table, so no winners written (declare one: `// nvfp4ctl:dispatch file=NAME` in the"
-            " kernel, docs/tune.md) · timeout ") in run.headline()
+            f" kernel, {shipped('docs') / 'tune.md'}) · timeout ") in run.headline()
     assert " · no dispatch table · timeout " in replace(run, write=False).headline()  # --no-write: nothing to say
 
 
