@@ -69,17 +69,12 @@ def compile_candidate(source: str, arch: str, defines: tuple[str, ...]) -> Build
 
 
 def code_digest(entry: Path) -> str:
-    """sha256 of the SASS a cache entry keeps, without its `identifier = SOURCE` lines (the source's path, the
-    same for every candidate but no code); "" where the entry has no SASS."""
-    import hashlib
-
-    from nvfp4ctl.build.resources import saved_sass
+    """resources.sass_digest of the SASS a cache entry keeps: its functions alone, not the source's path
+    (`identifier = SOURCE`, the same for every candidate but no code); "" where the entry has no SASS."""
+    from nvfp4ctl.build.resources import sass_digest, saved_sass
 
     sass = saved_sass(entry)
-    if sass is None:
-        return ""
-    code = "\n".join(line for line in sass.splitlines() if not line.strip().startswith("identifier ="))
-    return hashlib.sha256(code.encode()).hexdigest()
+    return "" if sass is None else sass_digest(sass)
 
 
 class CompilePool:

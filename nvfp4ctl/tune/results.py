@@ -39,9 +39,9 @@ class BuildResult:
     # each kernel as (readable name, registers, static smem bytes): builds are compared kernel by kernel,
     # since a knob may change one instantiation and leave the heaviest as it was
     kernels: tuple[tuple[str, int, int], ...] = ()
-    # sha256 of the build's SASS listing, its source path left out: two builds with one digest run the same
-    # device code (a knob the device code never reads; host code may still launch it differently); ""
-    # where no SASS was dumped (no cuobjdump)
+    # sha256 of the build's SASS functions (resources.sass_digest), its source path left out: two builds
+    # with one digest run the same device code (a knob the device code never reads; host code may still
+    # launch it differently); "" where no SASS was dumped (no cuobjdump)
     code_digest: str = ""
 
     @property
