@@ -98,12 +98,10 @@ def kernel_note(report: TuneReport, compiled: CompiledBuilds | None = None) -> s
     if ref is None:
         return None
     label = _compile_label(report, ref.config_id, report.knobs.defaults())
-    lacking = [build for _, build in compiled.listed
-               if build.status != COMPILE_ERROR and kernel_compare.shown(ref, build) is None]
-    renamed = [kernel_compare.new_heaviest(ref, build) is not None for build in lacking]
-    absent = (["'-' where a build has no such kernel"] if not all(renamed) else []) + (
+    rows = [_figures(ref, build) for _, build in compiled.listed if build.status != COMPILE_ERROR]
+    absent = (["'-' where a build has no such kernel"] if any(figures is None for figures, _ in rows) else []) + (
         [f"'{NEW_MARK.strip()}' where a build has no such kernel but new ones: the new one with the most registers"]
-        if any(renamed) else [])
+        if any(marked for _, marked in rows) else [])
     absent_text = f" ({'; '.join(absent)})" if absent else ""
     return (f"regs and static smem are those of {ref.kernel} in every row, the most registers of the"
             f" {len(ref.kernels)} kernels of {label}'s build{absent_text}; kernels changed: how many of them have"
