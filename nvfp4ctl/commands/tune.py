@@ -63,7 +63,7 @@ def _tune(kernel: Path | None, shapes: ShapeSet, budget: float | None, gpus: int
     settings = setup.TimingSettings(criterion=SHORT_CRITERION, settle_s=SHORT_SETTLE_S, input_sets=INPUT_SETS)
     with console.progress() as progress, WorkBar(progress, run.progress_total(),
                                                   say=console.progress_line if console.draws_no_bar else None) as bar:
-        report = setup.execute(run, settings, budget, rounds, fresh, write=not no_write, on_progress=bar.step,
+        report = setup.execute(run, settings, budget, rounds, fresh, on_progress=bar.step,
                                on_work=bar.expect)
         bar.end()
     for note in report.notes:

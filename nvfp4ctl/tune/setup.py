@@ -286,7 +286,7 @@ def select_knobs(knobs: KernelKnobs, names: str | None) -> frozenset[str] | None
     return frozenset(chosen)
 
 
-def execute(run: TuneRun, timing: TimingSettings, budget_s: float | None, rounds: int, fresh: bool, write: bool,
+def execute(run: TuneRun, timing: TimingSettings, budget_s: float | None, rounds: int, fresh: bool,
             on_progress: Any = lambda label, done: None, on_work: Any = lambda count: None) -> Any:
     from nvfp4ctl.bench.session import max_wall_s
     from nvfp4ctl.build.sources import build_inputs
@@ -327,7 +327,7 @@ def execute(run: TuneRun, timing: TimingSettings, budget_s: float | None, rounds
                          run.timeout_s) as gpu_pool:
                 evaluator = Evaluator(compile_pool, gpu_pool, state, run.cases, report, on_progress, on_work)
                 tune(run.knobs, start, run.table, evaluator,
-                     SearchSettings(rounds=rounds, budget_s=budget_s, only=run.only), write=write)
+                     SearchSettings(rounds=rounds, budget_s=budget_s, only=run.only), write=run.write)
                 report.gpu = gpu_pool.gpu or run.gpu_name
                 report.gpu_busy_s = dict(gpu_pool.busy_s)
                 report.stolen = gpu_pool.stolen
