@@ -265,20 +265,21 @@ def select_knobs(knobs: KernelKnobs, names: str | None) -> frozenset[str] | None
     """--knobs A,B (with or without the common prefix) -> full names; each must have a choice."""
     if names is None:
         return None
+    with_choice = tunable(knobs.knobs)
     chosen = set()
     for name in (part.strip() for part in names.split(",") if part.strip()):
         try:
             knob = knobs.by_name(name)
         except UsageError:
-            shorts = [knobs.short(k.name) for k in tunable(knobs.knobs)]
-            # as resolve_problem says for a mistyped problem: the prefix may be given or not
-            # and in either case: a_buffers is A_BUFFERS mistyped
-            names_by_case = {candidate.lower(): candidate for candidate in [*shorts, *(k.name for k in tunable(knobs.knobs))]}
+            shorts = [knobs.short(k.name) for k in with_choice]
+            # as resolve_problem says for a mistyped problem: the prefix may be given or not,
+            # in either case (a_buffers is A_BUFFERS mistyped)
+            names_by_case = {candidate.lower(): candidate for candidate in [*shorts, *(k.name for k in with_choice)]}
             close = difflib.get_close_matches(name.lower(), list(names_by_case), n=1, cutoff=0.7)
             hint = f"; did you mean {knobs.short(names_by_case[close[0]])!r}?" if close else ""
             raise UsageError(f"--knobs {name}: {knobs.source.name} has no such knob (with a choice:"
                              f" {', '.join(shorts)}){hint}") from None
-        if knob not in tunable(knobs.knobs):
+        if knob not in with_choice:
             raise UsageError(f"--knobs {name}: has one value only ({knob.values[0]}): nothing to try")
         chosen.add(knob.name)
     if not chosen:
