@@ -97,15 +97,19 @@ def parse(lines: Iterable[str]) -> DumpLines:
     return out
 
 
+def _record_index(dump: DumpLines, record: dict[str, int]) -> int:
+    """Where `record` (one of dump.records itself, as first_tile hands them out) sits in dump.records."""
+    return next(index for index, each in enumerate(dump.records) if each is record)
+
+
 def unreadable_in_tile(dump: DumpLines, tile: list[dict[str, int]]) -> str | None:
     """The first nvfp4ctl:umma line that does not parse between the tile's first MMA line and the next
     line that does after its last (a line cut short by a truncated output, or garbled): the log is
     visibly damaged there, so the MMAs it lacks may have been issued. None where there is none."""
     if not tile:
         return None
-    indices = [index for index, record in enumerate(dump.records) if record is tile[0] or record is tile[-1]]
-    start = dump.record_at[indices[0]]
-    after = indices[-1] + 1
+    start = dump.record_at[_record_index(dump, tile[0])]
+    after = _record_index(dump, tile[-1]) + 1
     end = dump.record_at[after] if after < len(dump.records) else None
     for text, at in zip(dump.rejected, dump.rejected_at):
         if at > start and (end is None or at < end):
@@ -129,7 +133,7 @@ def tile_config(dump: DumpLines, tile: list[dict[str, int]]) -> dict[str, str]:
     first one after it (a later test case's launch may state another config); {} where none is printed."""
     if not dump.configs:
         return {}
-    start = next((at for record, at in zip(dump.records, dump.record_at) if tile and record is tile[0]), 0)
+    start = dump.record_at[_record_index(dump, tile[0])] if tile else 0
     before = [pairs for at, pairs in dump.configs if at < start]
     return before[-1] if before else dump.configs[0][1]
 
