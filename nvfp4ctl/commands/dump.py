@@ -217,13 +217,13 @@ def _simulated_mma(idesc: int | None, shape: str | None, kind: str) -> tuple[str
     """The --mma that --simulate without one runs, and where it comes from: the M and N the user's --idesc
     encodes (its MMA is the kernel's, whatever the shape: config 0's N=64 under an N=7168 shape), else the
     tile --shape implies (N up to 256)."""
-    from nvfp4ctl.umma.descriptors import decode_instr
+    from nvfp4ctl.umma.descriptors import decode_instr, instr_mn
     from nvfp4ctl.umma.user_values import KIND_K
 
     mma_k = KIND_K.get(kind, 64)  # an unknown --kind is said by the config
     if idesc is not None:
-        fields = decode_instr(idesc)
-        return f"{fields['m_dim'] << 4},{fields['n_dim'] << 3},{mma_k}", f"from --idesc 0x{idesc:08x}"
+        m, n = instr_mn(decode_instr(idesc))
+        return f"{m},{n},{mma_k}", f"from --idesc 0x{idesc:08x}"
     n_tile = parse_shape(shape)[1] if shape else 128
     return f"128,{n_tile if n_tile <= 256 and n_tile % 16 == 0 else 128},{mma_k}", "from --shape"
 

@@ -124,6 +124,11 @@ def decode_instr(word: int) -> dict[str, int]:
     return unpack(INSTR_FIELDS, word)
 
 
+def instr_mn(fields: Mapping[str, int]) -> tuple[int, int]:
+    """The MMA's M and N as decode_instr's fields hold them (M >> 4, N >> 3)."""
+    return fields["m_dim"] << 4, fields["n_dim"] << 3
+
+
 def instr_reserved(word: int) -> int:
     return reserved_bits(INSTR_FIELDS, word, 32)
 

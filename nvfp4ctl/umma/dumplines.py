@@ -152,9 +152,9 @@ def infer_config(dump: DumpLines, tile: list[dict[str, int]]) -> tuple[MmaConfig
                            c.get("swizzle", "128B"), block_k), "the kernel's config line"
     if not tile:
         raise UsageError("no nvfp4ctl:umma lines with k=0 in the output")
-    f = d.decode_instr(tile[0]["idesc"])
+    m, n = d.instr_mn(d.decode_instr(tile[0]["idesc"]))
     swizzle = smem.SWIZZLE_NAMES.get(d.decode_smem(tile[0]["desc_a"])["layout"], "128B")
-    mma = f"{f['m_dim'] << 4},{f['n_dim'] << 3},64"
+    mma = f"{m},{n},64"
     return make_config(mma, "mxf4nvf4", None, "K", swizzle, 256), "inferred from the first idesc and desc_a"
 
 

@@ -84,7 +84,7 @@ def _decode(issue: MmaIssue) -> tuple[Shape, dict[str, int]]:
                          "a_major" if f["a_major"] else "b_major")
     if f["k_size"]:
         raise ModelError("K=96 (dense mxf4 K96) is not modelled", "k_size")
-    m, n = f["m_dim"] << 4, f["n_dim"] << 3
+    m, n = d.instr_mn(f)
     if m != M_MODELLED:
         raise ModelError(f"M={m}: the model covers cta_group::1 M=128 (m_dim=8)", "m_dim")
     if not 8 <= n <= 256 or n % 8:  # CUTLASS SM100_MMA_MXF4_SS: N % 8 == 0, 8 <= N <= 256
