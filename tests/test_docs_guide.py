@@ -51,7 +51,7 @@ def test_the_readmes_exit_4_leaves_the_setup_errors_at_import_to_exit_2() -> Non
         in commands_md
     exit_codes = _flat(_section(README, "## Exit codes"))
     crashed = exit_codes[exit_codes.index("**4**"):exit_codes.index("**130**")]
-    assert "a module it imports that this Python does not have" in crashed, crashed
+    assert "a module it imports that is not installed in this Python" in crashed, crashed
     assert "a `load_inline` that cannot build CUDA on this machine, is exit 2" in crashed, crashed
 
 
