@@ -33,6 +33,8 @@ ARTIFACT_CALL = re.compile(
     r"(?i)^(?:.*compile.*|load_inline|load|jit|build.*|make_\w*|create\w*|.*desc\w*|.*plan\w*|get_\w*|partial|"
     r"autotune|from_dlpack|\w*handle|\w*algo\w*|\w*config\w*|\w*tensor_map\w*|\w*launcher|\w*ptr)$"
 )
+# a compile with options given by subscript (cute.compile[cute.GenerateLineInfo(True)](kernel, ...))
+SUBSCRIPTED_COMPILE = re.compile(r"(?i)^.*compile.*$")
 IDENTITY_KEY = {"data_ptr", "_version", "untyped_storage", "storage", "_cdata", "storage_offset"}
 LOOKUP_METHODS = {"get", "setdefault", "pop"}
 STORE_METHODS = {"setdefault", "update", "append", "add", "insert", "__setitem__"}
@@ -182,7 +184,7 @@ def _kind(value: ast.AST, function: Function, index: ModuleIndex, depth: int) ->
         return ARTIFACT if ARTIFACT in kinds else CONFIG if kinds else IGNORE  # (kernel, tile): the kernel's
     if isinstance(value, ast.Call):
         name = call_name(value)
-        if name in index.classes or ARTIFACT_CALL.match(name):
+        if name in index.classes or ARTIFACT_CALL.match(name) or _subscripted_compile(value):
             return ARTIFACT
         return OUTPUT if _from_input(value, function, index) else UNKNOWN
     if isinstance(value, ast.Name):
@@ -201,6 +203,15 @@ def _kind(value: ast.AST, function: Function, index: ModuleIndex, depth: int) ->
     if isinstance(value, (ast.Subscript, ast.ListComp, ast.GeneratorExp)) and _holds_output(value, function, index):
         return OUTPUT
     return UNKNOWN
+
+
+def _subscripted_compile(call: ast.Call) -> bool:
+    """cute.compile[options](kernel, ...): the options pick how it compiles; what comes back is the compile's."""
+    func = call.func
+    if not isinstance(func, ast.Subscript):
+        return False
+    name = dotted(func.value)
+    return name is not None and bool(SUBSCRIPTED_COMPILE.match(name.rsplit(".", 1)[-1]))
 
 
 def _config_value(node: ast.AST, function: Function, index: ModuleIndex, depth: int = 0) -> bool:

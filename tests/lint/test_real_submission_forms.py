@@ -1,0 +1,37 @@
+"""Forms met in real GPU MODE submissions that lint must read as their authors meant them."""
+
+from __future__ import annotations
+
+import textwrap
+
+from nvfp4ctl.lint.config import LintConfig
+from nvfp4ctl.lint.engine import lint_text
+
+GROUP = LintConfig(problem="nvfp4_group_gemm")
+DUAL = LintConfig(problem="nvfp4_dual_gemm")
+
+
+def _codes(source: str, config: LintConfig) -> list[tuple[int, str]]:
+    return [(d.line, d.code) for d in lint_text(textwrap.dedent(source), config=config)]
+
+
+def test_a_kernel_from_the_subscripted_compile_form_is_a_compiled_kernel_to_keep() -> None:
+    source = """\
+        import cutlass.cute as cute
+        _compiled = {}
+        def compile_kernel(problem_sizes):
+            key = f"{len(problem_sizes)}"
+            if key in _compiled:
+                return _compiled[key]
+            fn = cute.compile[cute.GenerateLineInfo(True)](my_kernel, problem_sizes, len(problem_sizes))
+            _compiled[key] = fn
+            return fn
+        def custom_kernel(data):
+            abc, _, sfs, problem_sizes = data
+            compile_kernel(problem_sizes)(abc, sfs)
+            return [c for _, _, c in abc]
+        """
+    assert not [code for code in _codes(source, GROUP) if code[1] in ("NV301", "NV302")]
+    # a subscripted callee that is no compile keeps what it always was: a value computed from the input
+    kept = source.replace("cute.compile[cute.GenerateLineInfo(True)]", "kernels[0]")
+    assert (6, "NV301") in _codes(kept, GROUP)
