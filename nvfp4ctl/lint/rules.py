@@ -150,7 +150,8 @@ RULES: tuple[Rule, ...] = (
     Rule("NV403", "reference-scales-passed-on", WARNING,
          "The reference scales go where lint cannot look (an extension function also given the permuted "
          "ones, the whole input or *data, an unpacking of the input into another problem's number of names that"
-         " a call may not reach: in a branch or a helper; one every call reaches is NV006), or a name of "
+         " a call may not reach: in a branch or a helper, not under `if len(data) == N:`, where the task's tuple"
+         " never gets; one every call reaches is NV006), or a name of "
          "unknown origin reads like them: fine only if they are never read.",
          "_mod.gemm(a, b, sfa_ref, sfb_ref, sfa, sfb, c)", "_mod.gemm(a, b, sfa, sfb, c)"),
     Rule("NV501", "copy-transpose-b", WARNING,

@@ -113,7 +113,7 @@ def test_an_unpacking_into_a_count_no_problem_has_that_a_call_may_skip_is_left_a
 
 
 @pytest.mark.parametrize("where", [
-    "    if len(data) == 10:\n        {unpack}\n        return run(a, c)\n    return data[6]\n",  # a branch
+    "    if len(data) > 1:\n        {unpack}\n        return run(a, c)\n    return data[6]\n",  # a branch
     "    try:\n        {unpack}\n    except ValueError:\n        return data[6]\n    return run(a, c)\n",
     "    if data[0] is None:\n        return data[6]\n    {unpack}\n    return run(a, c)\n",  # a return before it
 ])

@@ -35,3 +35,25 @@ def test_a_kernel_from_the_subscripted_compile_form_is_a_compiled_kernel_to_keep
     # a subscripted callee that is no compile keeps what it always was: a value computed from the input
     kept = source.replace("cute.compile[cute.GenerateLineInfo(True)]", "kernels[0]")
     assert (6, "NV301") in _codes(kept, GROUP)
+
+
+def test_an_unpacking_under_a_length_test_that_excludes_the_tasks_tuple_is_not_said_to_raise() -> None:
+    by_name = """\
+        def custom_kernel(data):
+            data_len = len(data)
+            if data_len == 10:
+                a, b1, b2, _, _, _, sfa, sfb1, sfb2, c = data
+            elif data_len == 4:
+                abc, _, sfs, problem_sizes = data
+                return run_groups(abc, sfs)
+            return run(a, b1, b2, sfa, sfb1, sfb2, c)
+        """
+    assert not [code for code in _codes(by_name, DUAL) if code[1] == "NV403"]
+    direct = by_name.replace("data_len == 4", "len(data) == 4")
+    assert not [code for code in _codes(direct, DUAL) if code[1] == "NV403"]
+    # a test that lets the task's own 10 through still reaches the unpacking, which then raises
+    loose = by_name.replace("data_len == 4", "data_len >= 4")
+    assert (6, "NV403") in _codes(loose, DUAL)
+    # a name bound to anything else too is not the input's length
+    rebound = by_name.replace("data_len = len(data)", "data_len = len(data)\n            data_len = 4")
+    assert (7, "NV403") in _codes(rebound, DUAL)

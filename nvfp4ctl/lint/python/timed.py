@@ -462,7 +462,7 @@ def _foreign_unpacks(function: Function, index: ModuleIndex, report: Report) -> 
             if any(isinstance(item, ast.Starred) for item in target.elts):
                 continue
             named = len(target.elts)
-            if named == size:
+            if named == size or _length_tested(node, function, index, named):
                 continue
             others = [name for name in fitting(named) if name != problem()]
             unpacking = (f"unpacks {named} names from the {problem()} input, which has {size} "
@@ -477,6 +477,42 @@ def _foreign_unpacks(function: Function, index: ModuleIndex, report: Report) -> 
             else:
                 report(target, "NV403", f"{unpacking}, and lint cannot tell which of them are the reference scales; "
                                         f"{named} names fit the input of {', '.join(others)}")
+
+
+def _length_tested(statement: ast.stmt, function: Function, index: ModuleIndex, named: int) -> bool:
+    """Does an `if` around the statement let it run only when the input has `named` elements (`if len(data)
+    == 4:`, or `n = len(data)` then `if n == 4:`/`elif n == 4:`)? Then the unpacking cannot raise: the
+    task's tuple never gets there."""
+    child: ast.AST = statement
+    for parent in index.ancestors(statement):
+        if parent is function.node:
+            return False
+        if isinstance(parent, ast.If) and any(child is inner for inner in parent.body) \
+                and _tests_length(parent.test, function, index) == named:
+            return True
+        child = parent
+    return False
+
+
+def _tests_length(test: ast.AST, function: Function, index: ModuleIndex) -> int | None:
+    """N for `len(data) == N` (either side), or `n == N` with n only ever bound to len(data)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return None
+    left, right = test.left, test.comparators[0]
+    if isinstance(left, ast.Constant):
+        left, right = right, left
+    if not (isinstance(right, ast.Constant) and type(right.value) is int):
+        return None
+    if isinstance(left, ast.Name):
+        bindings = [n for n in index.walk(function.node)
+                    if isinstance(n, ast.Name) and n.id == left.id and isinstance(n.ctx, ast.Store)]
+        values = index.assignments(function.node, left.id)
+        if len(bindings) != 1 or len(values) != 1:
+            return None
+        left = values[0]
+    is_length = (isinstance(left, ast.Call) and isinstance(left.func, ast.Name) and left.func.id == "len"
+                 and len(left.args) == 1 and not left.keywords and element_of(function, left.args[0]) == TUPLE)
+    return right.value if is_length else None
 
 
 def _reached_on_every_call(statement: ast.stmt, function: Function, index: ModuleIndex) -> bool:
