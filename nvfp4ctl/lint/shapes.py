@@ -23,6 +23,15 @@ def pinned_shape(values: Iterable[int], shapes: Iterable[tuple[int, int, int]]) 
     return best
 
 
-def describe(shape: tuple[int, int, int]) -> str:
-    m, n, k = shape
-    return f"m={m} n={n} k={k}"
+def describe(shape: tuple[int, int, int], values: Iterable[int] | None = None) -> str:
+    """m=128 n=4096 k=7168; given the literals a branch compares, only the dimensions among them (n=4096
+    k=7168 for a branch on n and k alone): the others are not what the code tests."""
+    remaining = None if values is None else list(values)
+    named = []
+    for label, dim in zip("mnk", shape):
+        if remaining is not None:
+            if dim not in remaining:
+                continue
+            remaining.remove(dim)
+        named.append(f"{label}={dim}")
+    return " ".join(named)

@@ -398,11 +398,11 @@ def scanned_shape_branches(code: str, config) -> list[tuple[int, str, str]]:
         values = [int(a or b) for a, b in rules._EQ_LITERAL.findall(condition)]
         shape = pinned_shape(values, config.benchmark_shapes)
         if shape is not None:
-            branches.append((match.start(), shape, config_branch(match.start())))
+            branches.append((match.start(), describe(shape, values), config_branch(match.start())))
     lookups = CodeLookups(code)
     lookups.__dict__["_conditions"] = every_condition(code)
     branched_on = lookups.branched_on(set().union(*(picked for _, _, picked in branches if picked)))
-    return [(start, "NV702", describe(shape)) for start, shape, picked in branches if not picked or picked & branched_on]
+    return [(start, "NV702", shown) for start, shown, picked in branches if not picked or picked & branched_on]
 
 
 @pytest.mark.parametrize("source", ["repository", "generated"])

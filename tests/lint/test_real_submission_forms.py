@@ -57,3 +57,21 @@ def test_an_unpacking_under_a_length_test_that_excludes_the_tasks_tuple_is_not_s
     # a name bound to anything else too is not the input's length
     rebound = by_name.replace("data_len = len(data)", "data_len = len(data)\n            data_len = 4")
     assert (7, "NV403") in _codes(rebound, DUAL)
+
+
+def test_a_shape_branch_names_only_the_dimensions_it_compares() -> None:
+    source = """\
+        def custom_kernel(data):
+            abc, _, sfs, problem_sizes = data
+            ns = tuple(n for _, n, _, _ in problem_sizes)
+            ks = tuple(k for _, _, k, _ in problem_sizes)
+            if len(problem_sizes) == 8 and all(n == 4096 for n in ns) and all(k == 7168 for k in ks):
+                return fast(abc, sfs)
+            return slow(abc, sfs)
+        """
+    config = LintConfig(problem="nvfp4_group_gemm", benchmark_shapes=((80, 4096, 7168), (40, 7168, 2048)))
+    [message] = [d.message for d in lint_text(textwrap.dedent(source), config=config) if d.code == "NV702"]
+    assert message.startswith("branches on the benchmark shape n=4096 k=7168: "), message
+    kernel = "void launch(int m, int n, int k) {\n  if (n == 4096 && k == 7168) { run_fast(); }\n}\n"
+    [message] = [d.message for d in lint_text(kernel, "kernel.cu", config) if d.code == "NV702"]
+    assert message.startswith("branches on the benchmark shape n=4096 k=7168: "), message

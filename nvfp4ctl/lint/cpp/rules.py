@@ -338,14 +338,15 @@ def _shape_branches(code: str, config: LintConfig, lookups: CodeLookups) -> list
     branches = []
     for match in _IF.finditer(code):
         close = lookups.parens.closing(match.end() - 1)
-        shape = pinned_shape(literals.within(match.end(), close), config.benchmark_shapes)
+        compared = literals.within(match.end(), close)
+        shape = pinned_shape(compared, config.benchmark_shapes)
         if shape is not None:
-            branches.append((match.start(), shape, chains.link(match.start())))
+            branches.append((match.start(), describe(shape, compared), chains.link(match.start())))
     picking = [if_start for if_start, _, link in branches if link.sets_names]
     picks_a_path = chains.picking_any(lookups.branched_on(chains.names_from(picking)))
-    return [Finding(if_start, "NV702", f"branches on the benchmark shape {describe(shape)}: every shape must take "
+    return [Finding(if_start, "NV702", f"branches on the benchmark shape {shown}: every shape must take "
                                        "the same code path (tuned tile configs are fine)", 2)
-            for if_start, shape, link in branches if not link.sets_names or picks_a_path[if_start]]
+            for if_start, shown, link in branches if not link.sets_names or picks_a_path[if_start]]
 
 
 class _ComparedLiterals:

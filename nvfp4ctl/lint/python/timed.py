@@ -852,7 +852,7 @@ def _shape_branches(function: Function, index: ModuleIndex, report: Report, shap
         shape = pinned_shape(values, shapes)
         if shape is not None and not _picks_config(node, function, index):
             anchor = node.pattern if isinstance(node, ast.match_case) else node.test
-            report(anchor, "NV702", f"branches on the benchmark shape {describe(shape)}: every shape must take the "
+            report(anchor, "NV702", f"branches on the benchmark shape {describe(shape, values)}: every shape must take the "
                                     "same code path (tuned configs are fine)")
 
 
