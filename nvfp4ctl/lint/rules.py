@@ -171,7 +171,8 @@ RULES: tuple[Rule, ...] = (
          "return ref_kernel(data)", "return custom_gemm(data)"),
     Rule("NV702", "benchmark-shape-branch", WARNING,
          "Branching on the exact benchmark shapes to another code path games the ranking; tuned "
-         "configs are fine (a branch that only sets numbers, or a helper's that only returns them, unless "
+         "configs are fine (a branch that only sets numbers, or a helper's that only returns them or module"
+         " constants set only to numbers, unless "
          "a later branch tests them), another algorithm is not.",
          "if (m, n, k) == (128, 7168, 16384): return fast(data)", "cfg = pick_tile(m, n, k)"),
     Rule("NV801", "debug-print", WARNING,

@@ -75,3 +75,28 @@ def test_a_shape_branch_names_only_the_dimensions_it_compares() -> None:
     kernel = "void launch(int m, int n, int k) {\n  if (n == 4096 && k == 7168) { run_fast(); }\n}\n"
     [message] = [d.message for d in lint_text(kernel, "kernel.cu", config) if d.code == "NV702"]
     assert message.startswith("branches on the benchmark shape n=4096 k=7168: "), message
+
+
+def test_a_helper_returning_module_constants_for_benchmark_shapes_picks_a_tuned_config() -> None:
+    source = """\
+        _EVICT_NORMAL = 0x1000000000000000
+        _EVICT_FIRST = 0x12F0000000000000
+        def _cache_policy(problem_sizes):
+            ns = tuple(n for _, n, _, _ in problem_sizes)
+            ks = tuple(k for _, _, k, _ in problem_sizes)
+            if len(problem_sizes) == 2 and all(n == 3072 for n in ns) and all(k == 4096 for k in ks):
+                return _EVICT_FIRST
+            return _EVICT_NORMAL
+        def custom_kernel(data):
+            abc, _, sfs, problem_sizes = data
+            policy = _cache_policy(problem_sizes)
+            return run(abc, sfs, policy)
+        """
+    config = LintConfig(problem="nvfp4_group_gemm", benchmark_shapes=((192, 3072, 4096),))
+    assert not [code for code in _codes(source, config) if code[1] == "NV702"]
+    # a constant set to anything else too (here a function of this file) is not a number the helper returns
+    path = source.replace("_EVICT_FIRST = 0x12F0000000000000", "_EVICT_FIRST = 0x12F0000000000000\n        _EVICT_FIRST = fast")
+    assert (7, "NV702") in _codes(path, config)
+    # and a caller testing what it returns picks a path by it
+    tested = source.replace("return run(abc, sfs, policy)", "return fast(abc) if policy == _EVICT_FIRST else run(abc, sfs)")
+    assert (6, "NV702") in _codes(tested, config)

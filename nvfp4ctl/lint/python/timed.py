@@ -897,11 +897,20 @@ def _returns_only_config(function: Function, index: ModuleIndex) -> bool:
 
 
 def _config_record(node: ast.AST, index: ModuleIndex) -> bool:
-    """Config numbers, or a class of this file made from them only (`Tile(128, 4)`, a dataclass)."""
-    if _config_number(node):
+    """Config numbers, a module constant only ever set to one (`_EVICT_FIRST = 0x12F0...`), or a class of
+    this file made from them only (`Tile(128, 4)`, a dataclass)."""
+    if _config_number(node) or _numeric_constant(node, index):
         return True
     return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in index.classes
             and all(_config_number(part) for part in [*node.args, *(k.value for k in node.keywords)]))
+
+
+def _numeric_constant(node: ast.AST, index: ModuleIndex) -> bool:
+    """A module name every assignment of which is a config number, none of them inside a function."""
+    if not (isinstance(node, ast.Name) and node.id in index.module_names):
+        return False
+    values = index.assignments(index.tree, node.id)
+    return bool(values) and all(_config_number(value) and index.enclosing_function(value) is None for value in values)
 
 
 def _result_tested(helper: Function, index: ModuleIndex) -> bool:
