@@ -35,6 +35,9 @@ def test_a_kernel_from_the_subscripted_compile_form_is_a_compiled_kernel_to_keep
     # a subscripted callee that is no compile keeps what it always was: a value computed from the input
     kept = source.replace("cute.compile[cute.GenerateLineInfo(True)]", "kernels[0]")
     assert (6, "NV301") in _codes(kept, GROUP)
+    # nor one whose name only holds the word: a kept kernel called out of a dict returns a result
+    for held in ("_compiled_kernels[0]", "runner.compiled_fns[len(problem_sizes)]"):
+        assert (6, "NV301") in _codes(source.replace("cute.compile[cute.GenerateLineInfo(True)]", held), GROUP), held
 
 
 def test_an_unpacking_under_a_length_test_that_excludes_the_tasks_tuple_is_not_said_to_raise() -> None:
@@ -100,3 +103,6 @@ def test_a_helper_returning_module_constants_for_benchmark_shapes_picks_a_tuned_
     # and a caller testing what it returns picks a path by it
     tested = source.replace("return run(abc, sfs, policy)", "return fast(abc) if policy == _EVICT_FIRST else run(abc, sfs)")
     assert (6, "NV702") in _codes(tested, config)
+    # a parameter of the helper named like the constant is no constant: it returns what the caller passed
+    shadowed = source.replace("def _cache_policy(problem_sizes):", "def _cache_policy(problem_sizes, _EVICT_FIRST=None):")
+    assert (6, "NV702") in _codes(shadowed, config)

@@ -33,8 +33,9 @@ ARTIFACT_CALL = re.compile(
     r"(?i)^(?:.*compile.*|load_inline|load|jit|build.*|make_\w*|create\w*|.*desc\w*|.*plan\w*|get_\w*|partial|"
     r"autotune|from_dlpack|\w*handle|\w*algo\w*|\w*config\w*|\w*tensor_map\w*|\w*launcher|\w*ptr)$"
 )
-# a compile with options given by subscript (cute.compile[cute.GenerateLineInfo(True)](kernel, ...))
-SUBSCRIPTED_COMPILE = re.compile(r"(?i)^.*compile.*$")
+# a compile with options given by subscript (cute.compile[cute.GenerateLineInfo(True)](kernel, ...)); the
+# name itself, not one holding it (_compiled_kernels[0](...) calls a kept kernel, and what it returns is a result)
+SUBSCRIPTED_COMPILE = re.compile(r"^compile$")
 IDENTITY_KEY = {"data_ptr", "_version", "untyped_storage", "storage", "_cdata", "storage_offset"}
 LOOKUP_METHODS = {"get", "setdefault", "pop"}
 STORE_METHODS = {"setdefault", "update", "append", "add", "insert", "__setitem__"}

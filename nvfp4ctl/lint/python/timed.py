@@ -893,21 +893,24 @@ def _returns_only_config(function: Function, index: ModuleIndex) -> bool:
         return False
     returns = [n for n in index.walk(function.node)
                if isinstance(n, ast.Return) and index.enclosing_function(n) is function.node]
-    return bool(returns) and all(r.value is not None and _config_record(r.value, index) for r in returns)
+    return bool(returns) and all(r.value is not None and _config_record(r.value, function, index) for r in returns)
 
 
-def _config_record(node: ast.AST, index: ModuleIndex) -> bool:
+def _config_record(node: ast.AST, function: Function, index: ModuleIndex) -> bool:
     """Config numbers, a module constant only ever set to one (`_EVICT_FIRST = 0x12F0...`), or a class of
     this file made from them only (`Tile(128, 4)`, a dataclass)."""
-    if _config_number(node) or _numeric_constant(node, index):
+    if _config_number(node) or _numeric_constant(node, function, index):
         return True
     return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in index.classes
             and all(_config_number(part) for part in [*node.args, *(k.value for k in node.keywords)]))
 
 
-def _numeric_constant(node: ast.AST, index: ModuleIndex) -> bool:
-    """A module name every assignment of which is a config number, none of them inside a function."""
+def _numeric_constant(node: ast.AST, function: Function, index: ModuleIndex) -> bool:
+    """A module name every assignment of which is a config number, none of them inside a function, and which
+    `function` reads as that module name (no parameter or local of its own by the name)."""
     if not (isinstance(node, ast.Name) and node.id in index.module_names):
+        return False
+    if node.id in parameter_names(function.node) or index.assignments(function.node, node.id):
         return False
     values = index.assignments(index.tree, node.id)
     return bool(values) and all(_config_number(value) and index.enclosing_function(value) is None for value in values)
