@@ -15,7 +15,7 @@ import copy
 import re
 from collections.abc import Callable
 
-from nvfp4ctl.lint.python.index import ModuleIndex, call_name, dotted
+from nvfp4ctl.lint.python.index import ModuleIndex, call_name, catches, dotted
 from nvfp4ctl.lint.python.whole_file import HARNESS_FILES
 
 Report = Callable[[ast.AST, str, str], None]
@@ -102,7 +102,8 @@ def _guarded(read: ast.Call, spellings: set[str], index: ModuleIndex) -> bool:
         if isinstance(parent, ast.BoolOp) and any(_tests_existence(value, spellings, index)
                                                   for value in parent.values[:parent.values.index(child)]):
             return True
-        if isinstance(parent, ast.Try) and child in parent.body and any(map(_catches_missing, parent.handlers)):
+        if isinstance(parent, ast.Try) and child in parent.body and any(
+                catches(handler, MISSING_FILE_ERRORS) for handler in parent.handlers):
             return True
         child = parent
     return False
@@ -121,11 +122,6 @@ def _tests_existence(test: ast.AST, spellings: set[str], index: ModuleIndex) -> 
         if _spellings(tested, index) & spellings:
             return True
     return False
-
-
-def _catches_missing(handler: ast.ExceptHandler) -> bool:
-    caught = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-    return handler.type is None or any((dotted(kind) or "").rpartition(".")[2] in MISSING_FILE_ERRORS for kind in caught)
 
 
 def _writes(call: ast.Call, first: int = 1) -> bool:

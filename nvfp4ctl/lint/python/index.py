@@ -63,6 +63,13 @@ def parameter_defaults(function: FunctionNode | ast.Lambda) -> dict[str, ast.exp
     return defaults
 
 
+def catches(handler: ast.ExceptHandler, names: set[str]) -> bool:
+    """Does an except clause catch one of the exceptions `names` (bare, a name, a dotted name or a tuple of
+    them, by its last part: builtins.OSError is OSError)?"""
+    caught = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return handler.type is None or any((dotted(kind) or "").rpartition(".")[2] in names for kind in caught)
+
+
 def position(node: ast.AST) -> tuple[int, int]:
     return getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
 

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from nvfp4ctl.lint.python.index import ModuleIndex, dotted
+from nvfp4ctl.lint.python.index import ModuleIndex, catches, dotted
 from nvfp4ctl.lint.python.strings import folded_string
 
 Report = Callable[[ast.AST, str, str], None]
@@ -115,19 +115,12 @@ def _never_fails(node: ast.AST, index: ModuleIndex) -> bool:
     child = node
     for parent in index.ancestors(node):
         if isinstance(parent, ast.Try) and child in parent.body and any(
-                _catches_import_error(handler) and _falls_back(handler) for handler in parent.handlers):
+                catches(handler, IMPORT_ERRORS) and _falls_back(handler) for handler in parent.handlers):
             return True
         if isinstance(parent, ast.If) and child in parent.body and (dotted(parent.test) or "").endswith("TYPE_CHECKING"):
             return True
         child = parent
     return False
-
-
-def _catches_import_error(handler: ast.ExceptHandler) -> bool:
-    if handler.type is None:
-        return True
-    caught = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-    return any((dotted(kind) or "").rpartition(".")[2] in IMPORT_ERRORS for kind in caught)
 
 
 def _falls_back(handler: ast.ExceptHandler) -> bool:
