@@ -33,9 +33,6 @@ ARTIFACT_CALL = re.compile(
     r"(?i)^(?:.*compile.*|load_inline|load|jit|build.*|make_\w*|create\w*|.*desc\w*|.*plan\w*|get_\w*|partial|"
     r"autotune|from_dlpack|\w*handle|\w*algo\w*|\w*config\w*|\w*tensor_map\w*|\w*launcher|\w*ptr)$"
 )
-# a compile with options given by subscript (cute.compile[cute.GenerateLineInfo(True)](kernel, ...)); the
-# name itself, not one holding it (_compiled_kernels[0](...) calls a kept kernel, and what it returns is a result)
-SUBSCRIPTED_COMPILE = re.compile(r"^compile$")
 IDENTITY_KEY = {"data_ptr", "_version", "untyped_storage", "storage", "_cdata", "storage_offset"}
 LOOKUP_METHODS = {"get", "setdefault", "pop"}
 STORE_METHODS = {"setdefault", "update", "append", "add", "insert", "__setitem__"}
@@ -207,12 +204,10 @@ def _kind(value: ast.AST, function: Function, index: ModuleIndex, depth: int) ->
 
 
 def _subscripted_compile(call: ast.Call) -> bool:
-    """cute.compile[options](kernel, ...): the options pick how it compiles; what comes back is the compile's."""
+    """cute.compile[options](kernel, ...): the options pick how it compiles; what comes back is the compile's.
+    Only a function named compile itself: _compiled_kernels[0](...) calls a kept kernel, and gives a result."""
     func = call.func
-    if not isinstance(func, ast.Subscript):
-        return False
-    name = dotted(func.value)
-    return name is not None and bool(SUBSCRIPTED_COMPILE.match(name.rsplit(".", 1)[-1]))
+    return isinstance(func, ast.Subscript) and (dotted(func.value) or "").rpartition(".")[2] == "compile"
 
 
 def _config_value(node: ast.AST, function: Function, index: ModuleIndex, depth: int = 0) -> bool:
