@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from nvfp4ctl.build import submission_build
-from nvfp4ctl.build.report import BuildReport, TensorOpCheck
+from nvfp4ctl.build.report import BuildReport, FunctionUsage, TensorOpCheck
 from nvfp4ctl.build.submission_sources import find_sources
 from nvfp4ctl.cli import app
 
@@ -145,8 +145,6 @@ def test_a_unit_of_several_gencodes_shows_each_archs_figures(submission: Path, c
 def test_a_cached_unit_of_several_gencodes_without_each_archs_figures_says_so(submission: Path, compiles: list[str],
                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """A report cached when one arch's figures overwrote the other's cannot tell whose they are: a note says so."""
-    from nvfp4ctl.build.report import FunctionUsage
-
     monkeypatch.setattr(submission_build.resources, "parse_ptxas", lambda log: (FunctionUsage("_Z1kv", True, 128),))
     said = " ".join(runner.invoke(app, ["build", str(submission)]).output.split())
     assert "note: g.cu (sm_90a, sm_100a): regs, static smem, stack and spills are one of its archs', which its cache" \
