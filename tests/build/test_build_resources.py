@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from nvfp4ctl.build.kernel_names import readable_name, readable_names
+from nvfp4ctl.build.report import BuildReport, TensorOpCheck
 from nvfp4ctl.build.resources import check_tensor_op, parse_ptxas, tensor_ops
 
 PTXAS_LOG = """\
@@ -172,10 +175,6 @@ def test_a_log_of_one_arch_names_it_on_every_function() -> None:
 
 
 def test_the_spill_problem_of_a_unit_of_two_archs_names_the_arch_that_spills() -> None:
-    from pathlib import Path
-
-    from nvfp4ctl.build.report import BuildReport, TensorOpCheck
-
     report = BuildReport(source=Path("g.cu"), arch="sm_90a", key="k", entry=Path("."), module_name=None,
                          functions=parse_ptxas(TWO_ARCH_LOG), compile_s=1.0,
                          tensor_op=TensorOpCheck(expected="-", found=(), match=None, checked=True))
