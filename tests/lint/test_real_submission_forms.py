@@ -6,13 +6,14 @@ import textwrap
 
 from nvfp4ctl.lint.config import LintConfig
 from nvfp4ctl.lint.engine import lint_text
+from tests.lint.test_cpp_rules import found
 
 GROUP = LintConfig(problem="nvfp4_group_gemm")
 DUAL = LintConfig(problem="nvfp4_dual_gemm")
 
 
 def _codes(source: str, config: LintConfig) -> list[tuple[int, str]]:
-    return [(d.line, d.code) for d in lint_text(textwrap.dedent(source), config=config)]
+    return found(source, "submission.py", config)
 
 
 def test_a_kernel_from_the_subscripted_compile_form_is_a_compiled_kernel_to_keep() -> None:
