@@ -10,7 +10,7 @@ from pathlib import Path
 from nvfp4ctl.build import abi, cache, compile, machine, resources, toolchain
 from nvfp4ctl.build.read_once import worked_out_once
 from nvfp4ctl.build.report import REPORT_FILE, BuildReport
-from nvfp4ctl.build.sources import NO_TENSOR_OP, BuildInputs, build_inputs, checked_source, source_marks, written_for
+from nvfp4ctl.build.sources import NO_TENSOR_OP, BuildInputs, build_inputs, checked_source, marks_in, written_for
 from nvfp4ctl.errors import UsageError
 
 BUILD_LOG = "build.log"
@@ -90,9 +90,10 @@ def has_build(source: Path, arch: str) -> bool | None:
 def _declared(report: BuildReport) -> BuildReport:
     """The report with what the source says of itself (`// nvfp4ctl: no-tensor-op`, the arch it is written
     for), read now rather than stored: a cache entry made before a mark's meaning changed still reads it right."""
-    declared = bool(source_marks(report.source, NO_TENSOR_OP))
+    code = report.source.read_text(errors="replace")  # one read for both marks
+    declared = bool(marks_in(code, NO_TENSOR_OP))
     return replace(report, tensor_op=replace(report.tensor_op, declared_none=declared,
-                                             written_for=written_for(report.source)))
+                                             written_for=written_for(report.source, code)))
 
 
 def _compile_and_inspect(folder: Path, inputs: BuildInputs, arch: str, key: str, mode: str,

@@ -97,12 +97,12 @@ def declared_arch(source: Path) -> str | None:
     return declared[0] if declared is not None else None
 
 
-def written_for(source: Path) -> tuple[str, str] | None:
+def written_for(source: Path, code: str | None = None) -> tuple[str, str] | None:
     """(the arch a kernel is written for, what says so) as declared_arch reads it: ("sm_90a", "its sm90/
     folder"), ("sm_100a", "its `// nvfp4ctl: arch=sm_100a` line"); None where nothing says, or a declaration
-    names no arch nvfp4ctl builds."""
+    names no arch nvfp4ctl builds. `code`: the source's text, where the caller has read it already."""
     try:
-        declared = _declared_arch(source)
+        declared = _declared_arch(source, code)
     except (UsageError, OSError):
         return None
     if declared is None:
@@ -111,9 +111,9 @@ def written_for(source: Path) -> tuple[str, str] | None:
     return arch, f"its `// nvfp4ctl: arch={arch}` line" if by_line else f"its {source.parent.name}/ folder"
 
 
-def _declared_arch(source: Path) -> tuple[str, bool] | None:
+def _declared_arch(source: Path, code: str | None = None) -> tuple[str, bool] | None:
     """(declared_arch, whether the file's own line declares it rather than its folder), from one read."""
-    match = ARCH_LINE.search(source.read_text(errors="replace"))
+    match = ARCH_LINE.search(source.read_text(errors="replace") if code is None else code)
     if match:
         return _checked_arch(match["arch"], f"{display_path(source)}: declared arch"), True
     folder = FOLDER_ARCH.get(source.parent.name)
