@@ -29,6 +29,7 @@ from nvfp4ctl.options import (TYPED_OPTIONS_KEY, TypedOptions, argument_position
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.usage_hints import (DUMP_FILES, EXPORT_FILES, KERNEL_FILES, LOG_FILES, TARGET_FILES, FileOptions,
                                   file_argument_hint, invocation, json_option_hint, without_option)
+from nvfp4ctl.words import and_listed
 
 _RECORDED: set[str] = set()  # the commands whose runs, parse errors included, go to the run log
 _ON_DEVICE: set[str] = set()  # the commands that run their target on the device NVFP4CTL_DEVICE picks
@@ -192,7 +193,7 @@ def _misplaced_json_option(error: Exception, args: list[str], named_at: int | No
                                 mode.spelled, kept), moved
     where = "the command" if command in takers else (
         f"the command {takers[0]}, after its name" if len(takers) == 1
-        else f"the commands {', '.join(takers[:-1])} and {takers[-1]}, after the command's name")
+        else f"the commands {and_listed(takers)}, after the command's name")
     if mode.value is not True and moved[1] is None:  # no value: the one that asks for JSON is spelled
         return (f"{name} is an option of {where}, with a value:"
                 f" {invocation(program, kept, command or takers[0])} {mode.spelled} gives JSON"), moved
