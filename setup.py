@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import runpy
 import shutil
 import subprocess
 from pathlib import Path
@@ -27,12 +28,13 @@ ROOT = Path(__file__).resolve().parent
 # README.md: the guide the shipped docs link to as ../README.md.
 SHIPPED = ("kernels", "task.yml", "tests/sm100/host/sm100_host_proof.cu", "docs", "README.md")
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.so", "*.o")
-# The commit stamp: at an sdist's root, and in the wheel under nvfp4ctl/_shipped (nvfp4ctl/tool_version.py reads it).
-BUILD_COMMIT = "BUILD_COMMIT"
-_OBJECT_NAME = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # SHA-1, or SHA-256 in a repository made with it
-# A tree with changes to tracked files, marked as the run log marks a checkout's commit (nvfp4ctl/runlog/entry.py).
-DIRTY = "+dirty"
-_STAMP = re.compile(rf"(?:{_OBJECT_NAME.pattern})(?:{re.escape(DIRTY)})?")
+# The commit stamp's file name and patterns, which nvfp4ctl/tool_version.py reads the stamp with. Loaded from
+# the file's path: the package is not importable while it is being built.
+_COMMIT_STAMP = runpy.run_path(str(ROOT / "nvfp4ctl" / "commit_stamp.py"))
+BUILD_COMMIT: str = _COMMIT_STAMP["STAMP_FILE"]  # at an sdist's root, and in the wheel under nvfp4ctl/_shipped
+_OBJECT_NAME: re.Pattern[str] = _COMMIT_STAMP["OBJECT_NAME"]
+DIRTY: str = _COMMIT_STAMP["DIRTY"]  # a tree with changes to tracked files, as the run log marks a checkout's commit
+_STAMP: re.Pattern[str] = _COMMIT_STAMP["STAMP"]
 SDIST_METADATA = "PKG-INFO"  # at the root of every sdist (the core metadata), never in a checkout
 # The run log a command run in the checkout appends to: a tracked file, but no wheel ships it, so no change.
 RUN_LOG = "MEMORY.md"

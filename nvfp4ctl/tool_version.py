@@ -8,19 +8,16 @@ change in a trend can be told a change of the tool's from one of the kernel's.
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from pathlib import Path
 
 from nvfp4ctl import __version__
+from nvfp4ctl.commit_stamp import OBJECT_NAME, STAMP, STAMP_FILE
 
 _DISTRIBUTION = "nvfp4ctl"
 _CHECKOUT = Path(__file__).resolve().parent.parent  # the folder that holds the package: a checkout's root, or site-packages
-# Written by setup.py when a wheel is built (its BUILD_COMMIT): the source's commit, where no .git is around.
-_BUILD_STAMP = Path(__file__).resolve().parent / "_shipped" / "BUILD_COMMIT"
-_OBJECT_NAME = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # SHA-1, or SHA-256 in a repository made with it
-DIRTY = "+dirty"  # a tree with changes to tracked files, as the run log's commit cell marks one
-_STAMP = re.compile(rf"({_OBJECT_NAME.pattern})({re.escape(DIRTY)})?")
+# Written by setup.py when a wheel is built: the source's commit, where no .git is around.
+_BUILD_STAMP = Path(__file__).resolve().parent / "_shipped" / STAMP_FILE
 SHORT_COMMIT = 7
 
 
@@ -56,7 +53,7 @@ def checkout_commit(root: Path) -> str | None:
         name = _ref_target(git_dir, head.removeprefix("ref:").strip()) if head.startswith("ref:") else head
     except (OSError, UnicodeDecodeError):
         return None
-    return name[:SHORT_COMMIT] if name and _OBJECT_NAME.fullmatch(name) else None
+    return name[:SHORT_COMMIT] if name and OBJECT_NAME.fullmatch(name) else None
 
 
 def stamped_commit(stamp: Path) -> str | None:
@@ -64,7 +61,7 @@ def stamped_commit(stamp: Path) -> str | None:
     changes to tracked files; None where the file is missing or holds no commit (a wheel built from a
     tree outside git has none)."""
     try:
-        found = _STAMP.fullmatch(stamp.read_text(encoding="utf-8").strip())
+        found = STAMP.fullmatch(stamp.read_text(encoding="utf-8").strip())
     except (OSError, UnicodeDecodeError):
         return None
     return found[1][:SHORT_COMMIT] + (found[2] or "") if found else None

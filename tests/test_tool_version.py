@@ -3,17 +3,20 @@ alone by the readers of versions before it."""
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from typer.testing import CliRunner
 
-from nvfp4ctl import __version__, runlog, tool_version
+from nvfp4ctl import __version__, commit_stamp, runlog, tool_version
 from nvfp4ctl.cli import app
 from nvfp4ctl.runlog import SEPARATOR, RunEntry, split_target
 from nvfp4ctl.tool_version import checkout_commit, installed_version, stamped_commit
 
+ROOT = Path(__file__).resolve().parents[1]
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 OTHER = "fedcba9876543210fedcba9876543210fedcba98"
 
@@ -108,6 +111,44 @@ def test_a_missing_or_unreadable_stamp_gives_no_commit(tmp_path: Path, text: str
     stamp.unlink(missing_ok=True)
     stamp.write_bytes(b"\xff" * 40)
     assert stamped_commit(stamp) is None
+
+
+def _setup_module(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """setup.py as a module, its setup() call left out (it would build): its stamp helpers to call."""
+    import setuptools
+
+    monkeypatch.setattr(setuptools, "setup", lambda **_: None)
+    spec = importlib.util.spec_from_file_location("nvfp4ctl_setup", ROOT / "setup.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_setup_py_stamps_with_the_names_tool_version_reads_them_by(monkeypatch) -> None:
+    """setup.py kept its own copy of the commit patterns and the stamp's file name; a change to one side
+    alone would stamp wheels with what tool_version cannot read, or read what setup.py never writes."""
+    setup = _setup_module(monkeypatch)
+    assert setup.BUILD_COMMIT == commit_stamp.STAMP_FILE == tool_version._BUILD_STAMP.name
+    assert setup._STAMP.pattern == commit_stamp.STAMP.pattern
+    assert setup._OBJECT_NAME.pattern == commit_stamp.OBJECT_NAME.pattern
+    assert setup.DIRTY == commit_stamp.DIRTY
+
+
+@pytest.mark.parametrize("text", [COMMIT, COMMIT + "+dirty", "ab" * 32, "ab" * 32 + "+dirty", "", "not a commit",
+                                  COMMIT[:7], COMMIT + "+dirt", COMMIT.upper(), COMMIT + "0"])
+def test_an_sdists_stamp_is_kept_by_setup_py_where_tool_version_reads_it(tmp_path: Path, monkeypatch,
+                                                                       text: str) -> None:
+    """A wheel built from an sdist (no .git: PKG-INFO at its root) stamps the sdist's commit again only where
+    it is one tool_version reads back."""
+    setup = _setup_module(monkeypatch)
+    monkeypatch.setattr(setup, "ROOT", tmp_path)
+    (tmp_path / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: nvfp4ctl\n")
+    (tmp_path / commit_stamp.STAMP_FILE).write_text(text + "\n")
+    read = stamped_commit(tmp_path / commit_stamp.STAMP_FILE)
+    assert setup.source_commit() == (text if read is not None else None)
+    if read is not None:
+        assert read == text[:7] + ("+dirty" if text.endswith("+dirty") else "")
 
 
 def test_a_package_not_installed_gives_its_own_version(monkeypatch) -> None:
