@@ -83,6 +83,12 @@ MOVED = [
     ("A key given twice is an error", "docs/commands.md", "A key given twice is an error"),
     ("unknown key 'mian' in config ignored", "docs/commands.md", "unknown key 'mian' in config ignored"),
     ("`x.cudafe1.cpp` is skipped", "docs/commands.md", "`x.cudafe1.cpp`"),
+    ("never a stray file in a folder with nothing of yours", "docs/commands.md",
+     "never a stray file in a folder with nothing of yours"),
+    ("three calls with the anti-cache probe", "docs/commands.md", "three calls with the anti-cache probe"),
+    ("no comparison with earlier runs, GPU or CPU", "docs/commands.md", "no comparison with earlier runs, GPU or CPU"),
+    ("once per run, by every command that looks CUTLASS up", "docs/commands.md",
+     "once per run, by every command that looks CUTLASS up"),
 ]
 
 
@@ -116,3 +122,22 @@ def test_the_readme_says_each_rule_once() -> None:
     for works_without_a_gpu in ("`lint`", "`export`", "`log`", "`init`", "`build` (`--arch`)", "`dump --umma`",
                                 "`dump --layout`", "`tune --compile-only --kernel PATH`"):
         assert works_without_a_gpu in install, works_without_a_gpu
+
+
+# What a reader sees of a Configuration cell: about two lines of a rendered table, links as their words.
+CONFIGURATION_CELL_CHARS = 160
+
+
+def test_the_configuration_table_says_what_to_set_and_links_the_rest() -> None:
+    """The Configuration table's cells ran to 580 characters (NVFP4CTL_MEMORY's refusals, NVFP4CTL_DEVICE's
+    bench figures, the CUTLASS lookup's warnings): a guide's table says what a variable sets, and the
+    details live in docs/commands.md's Environment variables, linked from the row."""
+    rows = re.findall(r"^\| `([A-Z0-9_]+)` \| (.*) \|$", _section(README, "## Configuration"), re.MULTILINE)
+    assert len(rows) >= 9, rows
+    long = {name: len(seen) for name, cell in rows
+            if len(seen := re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", cell)) > CONFIGURATION_CELL_CHARS}
+    assert not long, long
+    details = _section((ROOT / "docs" / "commands.md").read_text(encoding="utf-8"), "## Environment variables")
+    for name, cell in rows:
+        if f"\n### `{name}`\n" in f"\n{details}":
+            assert f"(docs/commands.md#{name.lower()})" in cell, (name, cell)
