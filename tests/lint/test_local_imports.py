@@ -113,3 +113,11 @@ def test_importlib_import_module_of_a_name_lint_can_read_is_reported(tmp_path: P
         """)
     assert [(line, message.split(" beside")[0]) for line, _, message in found] == [
         (4, "imports nvfp4_kernels from nvfp4_kernels.py"), (5, "imports nvfp4_kernels from nvfp4_kernels.py")]
+
+
+def test_a_bare_import_of_a_folder_without_init_holding_python_is_reported(tmp_path: Path) -> None:
+    # Python imports nsonly/ as a namespace package here; the leaderboard has no such folder.
+    (tmp_path / "nsonly").mkdir()
+    (tmp_path / "nsonly" / "mod.py").write_text("X = 1\n")
+    found = _found(tmp_path, "import nsonly\nimport tables\n")
+    assert [(line, message.split(" beside")[0]) for line, _, message in found] == [(1, "imports nsonly from nsonly/")]

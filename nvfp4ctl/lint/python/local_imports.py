@@ -65,10 +65,11 @@ def _imported(node: ast.AST, index: ModuleIndex) -> list[tuple[ast.AST, list[str
 
 def _beside(folder: Path, loaded: list[str]) -> str | None:
     """The file or folder beside the submission that an import loads ("nvfp4_kernels.py", "nvfp4_kernels/",
-    a compiled "nvfp4_ext.cpython-311-x86_64-linux-gnu.so", or "nsonly/mod.py" in a folder without
-    __init__.py). The submission's folder comes first on sys.path, so a module or regular package there
-    shadows an installed one; a folder without __init__.py does not: Python keeps it only as a namespace
-    portion and takes an installed module or regular package of that name over it."""
+    a compiled "nvfp4_ext.cpython-311-x86_64-linux-gnu.so", "nsonly/mod.py" in a folder without
+    __init__.py, or "nsonly/" itself for `import nsonly` where it holds Python). The submission's folder
+    comes first on sys.path, so a module or regular package there shadows an installed one; a folder
+    without __init__.py does not: Python keeps it only as a namespace portion and takes an installed
+    module or regular package of that name over it."""
     top = loaded[0].split(".")[0]
     found = _module_file(folder, top)
     if found is not None or not (folder / top).is_dir() or _installed_regular(top):
@@ -81,7 +82,18 @@ def _beside(folder: Path, loaded: list[str]) -> str | None:
             inner = _module_file(folder.joinpath(*parts[:-1]), parts[-1])
             if inner is not None:
                 return "/".join([*parts[:-1], inner])
-    return None
+    # `import nsonly` alone loads the folder itself: it counts where it holds Python (a folder of data
+    # only, such as tables/ of JSON files, is no module anyone means to import)
+    return f"{top}/" if loaded == [top] and _holds_python(folder / top) else None
+
+
+def _holds_python(folder: Path) -> bool:
+    """A module directly in the folder: a .py file, a compiled extension or a package folder."""
+    try:
+        return any(path.is_file() and path.suffix in (".py", ".so", ".pyd") or (path / "__init__.py").is_file()
+                   for path in folder.iterdir())
+    except OSError:  # a folder lint may not list is judged by what it can see: nothing
+        return False
 
 
 def _installed_regular(top: str) -> bool:
