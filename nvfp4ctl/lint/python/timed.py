@@ -243,7 +243,7 @@ def _reference_use(node: ast.AST, element: int, label: str, function: Function, 
     targets: list[int] = [layout.permuted_for(e) for e in named]  # type: ignore[misc]
     wanted = ", ".join(layout.name(t) for t in targets)
     permuted = f"{'indices' if len(named) > 1 else 'index'} {_indices(tuple(targets))} ({wanted})"
-    call = index.parents.get(parent) if isinstance(parent, ast.keyword) else parent
+    call = index.parents.get(parent) if isinstance(parent, ast.keyword) else _through_starred_literal(parent, index)
     callee = _opaque_callee(call, index) if isinstance(call, ast.Call) and node is not call.func else None
     if callee is not None and _passes_permuted(call, target, function, index):  # type: ignore[arg-type]
         report(node, "NV403", f"{label} (the reference {scale} {name}) is passed to {callee}: fine only if it "
@@ -254,6 +254,21 @@ def _reference_use(node: ast.AST, element: int, label: str, function: Function, 
     else:
         report(node, "NV401", f"{label} is the reference {scale} {name} (input "
                               f"{'indices' if len(named) > 1 else 'index'} {_indices(named)}): use {permuted}")
+
+
+def _through_starred_literal(parent: ast.AST | None, index: ModuleIndex) -> ast.AST | None:
+    """The call an item of a starred literal goes to (`mod.gemm(*(a, b, sfa_ref))` hands it sfa_ref as
+    `mod.gemm(a, b, sfa_ref)` does), else the parent itself."""
+    if _starred_literal(parent):
+        starred = index.parents.get(parent)  # type: ignore[arg-type]
+        if isinstance(starred, ast.Starred):
+            return index.parents.get(starred)
+    return parent
+
+
+def _starred_literal(node: ast.AST | None) -> bool:
+    """A tuple or list literal with no starred item: each item stands at its own place in the code."""
+    return isinstance(node, (ast.Tuple, ast.List)) and not any(isinstance(item, ast.Starred) for item in node.elts)
 
 
 def _reference_use_in_helper(node: ast.Name, hits: set[int], function: Function, index: ModuleIndex,
@@ -363,7 +378,8 @@ def _reference_scales(function: Function, index: ModuleIndex, report: Report) ->
                 report(node, "NV403", f"this slice of the input passes the reference scales ({references}) along")
         elif isinstance(node, ast.Starred) and (held := set(view_of(function, node.value) or ()) & set(reference)):
             call = index.parents.get(node)
-            if isinstance(call, ast.Call) and not _timed_callee(call, index):
+            # `*(a, b, sfa_ref)`: each reference item is judged where it stands, one finding each
+            if isinstance(call, ast.Call) and not _timed_callee(call, index) and not _starred_literal(node.value):
                 callee = _opaque_callee(call, index) if node is not call.func else None
                 alone = sorted(e for e in held if not _passes_permuted(call, layout.permuted_for(e), function, index))
                 if callee is not None and alone:  # mod.dual(a, b1, b2, *refs, c): only the reference ones go in

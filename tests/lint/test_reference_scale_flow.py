@@ -1,0 +1,41 @@
+"""NV401 and NV403 where a reference scale travels inside a starred literal, a **mapping or a loop's name."""
+
+from __future__ import annotations
+
+import textwrap
+
+from nvfp4ctl.lint import lint_text
+
+BUILT = """\
+from torch.utils.cpp_extension import load_inline
+mod = load_inline(name="gemm_ext", cpp_sources="", cuda_sources="")
+"""
+
+
+def _scales(text: str) -> list[tuple[int, int, str]]:
+    return [(d.line, d.col, d.code) for d in lint_text(textwrap.dedent(text), "submission.py")
+            if d.code in ("NV401", "NV403")]
+
+
+def test_a_starred_literal_to_an_imported_function_is_one_nv401_at_the_scale() -> None:
+    assert _scales("""\
+        import ext
+        def custom_kernel(data):
+            a, b, sfa_ref, sfb_ref, sfa, sfb, c = data
+            ext.gemm(*(a, b, sfa_ref))
+            return c
+        """) == [(4, 22, "NV401")]
+
+
+def test_a_starred_literal_to_a_built_extension_is_judged_by_what_else_it_passes() -> None:
+    found = lint_text(BUILT + textwrap.dedent("""\
+        def custom_kernel(data):
+            a, b, sfa_ref, sfb_ref, sfa, sfb, c = data
+            mod.gemm(*(a, b, sfa_ref))
+            mod.gemm(*[a, b, sfa_ref, sfa])
+            return c
+        """), "submission.py")
+    assert [(d.line, d.col, d.code) for d in found if d.code in ("NV401", "NV403")] == [
+        (5, 22, "NV401"), (6, 22, "NV403")]
+    assert next(d for d in found if d.code == "NV401").message.startswith(
+        "sfa_ref (the reference scale sfa_ref) is passed to mod.gemm without index 4")
