@@ -39,3 +39,30 @@ def test_a_starred_literal_to_a_built_extension_is_judged_by_what_else_it_passes
         (5, 22, "NV401"), (6, 22, "NV403")]
     assert next(d for d in found if d.code == "NV401").message.startswith(
         "sfa_ref (the reference scale sfa_ref) is passed to mod.gemm without index 4")
+
+
+def test_a_loop_over_a_literal_gives_its_name_each_item() -> None:
+    # t holds sfa_ref and then sfb_ref: judged where t is used, its shape alone reads no scale
+    assert _scales(BUILT + textwrap.dedent("""\
+        def custom_kernel(data):
+            a, b, sfa_ref, sfb_ref, sfa, sfb, c = data
+            dims = [t.shape for t in (sfa, sfb)]
+            for t in (sfa_ref, sfb_ref):
+                dims.append(t.shape)
+            for name, t in (("a", sfa_ref),):
+                mod.scale(t, sfa)
+            return c
+        """)) == [(9, 19, "NV403")]
+
+
+def test_a_name_bound_again_by_a_loop_or_with_target_no_longer_holds_the_scale() -> None:
+    assert _scales(BUILT + textwrap.dedent("""\
+        def custom_kernel(data):
+            a, b, sf, _, sfa, sfb, c = data
+            for i, sf in enumerate((sfa, sfb)):
+                mod.scale(sf)
+            a, b, ref, _, sfa, sfb, c = data
+            with open("cfg.json") as ref:
+                mod.configure(ref)
+            return c
+        """)) == []

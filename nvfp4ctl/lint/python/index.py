@@ -694,11 +694,43 @@ def _local_events(function: Function, nodes: list[ast.AST]) -> None:
                             unpacked.setdefault(name, set()).add(element)
                     for name, values in unpacked.items():
                         record(name, end, values)
-        elif isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.target, ast.Name):
-            record(node.target.id, position(node.target), set())
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            looped = loop_values(node)
+            for name in _target_names(node.target):
+                values: set[Binding | None] = set()
+                for value in (looped or {}).get(name, ()):
+                    element = element_of(function, value)
+                    values |= {element} if element is not None else set(views_of(function, value))
+                record(name, position(node.target), values)
+        elif isinstance(node, ast.comprehension):
+            for name in _target_names(node.target):
+                record(name, position(node.target), set())
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:  # what __enter__ returns: nothing lint knows
+                for name in _target_names(item.optional_vars) if item.optional_vars is not None else ():
+                    record(name, position(item.optional_vars), set())
     for items in events.values():
         items.sort(key=lambda item: item[0])
     function.events = events
+
+
+def loop_values(loop: ast.For | ast.AsyncFor) -> dict[str, list[ast.expr]] | None:
+    """What each name of a loop's target takes, item by item, where the loop runs over a literal (`for t in
+    (sfa_ref, sfb_ref):`, `for name, t in (("a", sfa_ref), ("b", sfb_ref)):`); None for any other iterable, or
+    an item the target does not pair with name by name."""
+    iterable = loop.iter
+    if not isinstance(iterable, (ast.Tuple, ast.List)) or any(isinstance(item, ast.Starred) for item in iterable.elts):
+        return None
+    values: dict[str, list[ast.expr]] = {}
+    for item in iterable.elts:
+        if isinstance(loop.target, ast.Name):
+            values.setdefault(loop.target.id, []).append(item)
+        elif _pairwise(loop.target, item):
+            for one, value in zip(loop.target.elts, item.elts):  # type: ignore[attr-defined]
+                values.setdefault(one.id, []).append(value)
+        else:
+            return None
+    return values
 
 
 def _pairwise(target: ast.AST, value: ast.AST) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import itertools
 import re
 import sys
 from collections.abc import Callable
@@ -13,8 +14,8 @@ from nvfp4ctl.lint.python import call_sites
 from nvfp4ctl.lint.python.constants import constant, integer
 from nvfp4ctl.lint.python.facts import current, fitting, problem
 from nvfp4ctl.lint.python.index import (
-    ENTRY, TUPLE, Function, ModuleIndex, call_name, dotted, element_of, elements_of, parameter_names, position,
-    slice_elements, view_of, views_of)
+    ENTRY, TUPLE, Function, ModuleIndex, call_name, dotted, element_of, elements_of, loop_values, parameter_names,
+    position, slice_elements, view_of, views_of)
 from nvfp4ctl.lint.python.whole_file import _is_kernel, guarded_by_debug
 from nvfp4ctl.lint.shapes import describe, pinned_shape
 
@@ -454,7 +455,18 @@ def _passed_on(node: ast.AST, index: ModuleIndex) -> bool:
     if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is holder:
         targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
         return all(isinstance(t, (ast.Name, ast.Tuple, ast.List)) for t in targets)  # names the index follows
-    return isinstance(parent, ast.Call) and holder is not parent.func and _timed_callee(parent, index)
+    return isinstance(parent, ast.Call) and holder is not parent.func and _timed_callee(parent, index) or (
+        _looped_over(node, index))
+
+
+def _looped_over(node: ast.AST, index: ModuleIndex) -> bool:
+    """Is the node an item a for loop's name takes (`for t in (sfa_ref,):`, `for n, t in (("a", sfa_ref),):`)?
+    Then t holds it, and where t is used is what counts."""
+    for ancestor in itertools.islice(index.ancestors(node), 3):  # the literal, an item of it, the loop
+        if isinstance(ancestor, (ast.For, ast.AsyncFor)):
+            looped = loop_values(ancestor)
+            return looped is not None and any(value is node for values in looped.values() for value in values)
+    return False
 
 
 def _foreign_unpacks(function: Function, index: ModuleIndex, report: Report) -> None:
