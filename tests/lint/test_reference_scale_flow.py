@@ -66,3 +66,51 @@ def test_a_name_bound_again_by_a_loop_or_with_target_no_longer_holds_the_scale()
                 mod.configure(ref)
             return c
         """)) == []
+
+
+def test_a_mapping_splatted_into_a_helper_is_followed_to_the_call() -> None:
+    found = [d for d in lint_text(textwrap.dedent("""\
+        from cutlass.cute.runtime import make_ptr
+        def _ptr(dtype, t, align):
+            return make_ptr(dtype, t.data_ptr(), align)
+        def _dims(dtype, t, align):
+            return t.shape
+        def custom_kernel(data):
+            a, b, sfa_ref, sfb_ref, sfa, sfb, c = data
+            kw = dict(dtype=1, t=sfb_ref, align=32)
+            _ptr(**kw)
+            shaped = {"dtype": 1, "t": sfa_ref, "align": 32}
+            _dims(**shaped)
+            return c
+        """), "submission.py") if d.code in ("NV401", "NV403")]
+    assert [(d.line, d.col, d.code) for d in found] == [(9, 10, "NV401")]
+    assert found[0].message.startswith("**kw (read as t in _ptr) is the reference scale sfb_ref (input index 3)")
+
+
+def test_a_mapping_splatted_into_an_extension_is_judged_by_what_it_holds() -> None:
+    found = [d for d in lint_text(BUILT + textwrap.dedent("""\
+        def custom_kernel(data):
+            a, b, sfa_ref, sfb_ref, sfa, sfb, c = data
+            alone = dict(sfa=sfa_ref)
+            mod.gemm(a, b, c, **alone)
+            both = {"ref": sfa_ref, "sfa": sfa}
+            mod.gemm(a, b, c, **both)
+            return c
+        """), "submission.py") if d.code in ("NV401", "NV403")]
+    assert [(d.line, d.col, d.code) for d in found] == [(6, 23, "NV401"), (8, 23, "NV403")]
+    assert found[0].message.startswith("**alone (sfa=sfa_ref) (the reference scale sfa_ref) is passed to mod.gemm"
+                                       " without index 4")
+
+
+def test_a_mapping_used_otherwise_or_bound_twice_is_reported_where_the_scale_is_put_in() -> None:
+    assert _scales(BUILT + textwrap.dedent("""\
+        def custom_kernel(data):
+            a, b, sfa_ref, sfb_ref, sfa, sfb, c = data
+            kw = dict(sfa=sfa_ref)
+            kw["sfb"] = sfb
+            mod.gemm(a, b, c, **kw)
+            again = {"sfa": sfa_ref}
+            again = {"sfa": sfa}
+            mod.gemm(a, b, c, **again)
+            return c
+        """)) == [(5, 19, "NV401"), (8, 21, "NV401")]

@@ -13,6 +13,8 @@ from collections.abc import Iterator
 
 from nvfp4ctl.lint.python.index import Function, ModuleIndex, element_of, passed_arguments, position, view_of
 
+Argument = ast.expr | ast.keyword  # a **mapping's items come in through its keyword, `**kw`
+
 
 def from_parameter(function: Function, name: ast.Name) -> bool:
     """Does the name hold what the callers pass (a parameter not bound again before this use)?"""
@@ -22,7 +24,7 @@ def from_parameter(function: Function, name: ast.Name) -> bool:
     return not any(where < at for where, _ in function.events.get(name.id, ()))
 
 
-def passing(function: Function, parameter: str, wanted: set[int], index: ModuleIndex) -> list[tuple[ast.expr, int, Function]]:
+def passing(function: Function, parameter: str, wanted: set[int], index: ModuleIndex) -> list[tuple[Argument, int, Function]]:
     """(argument, element, caller) for each argument that hands `parameter` one of the `wanted` elements, in
     the caller that names it: an argument that is itself the caller's parameter is followed to its callers.
     Found once per helper and parameter: a helper reads its parameter many times, and each read asks."""
@@ -34,7 +36,7 @@ def passing(function: Function, parameter: str, wanted: set[int], index: ModuleI
             if element in wanted]
 
 
-def _passing(function: Function, parameter: str, index: ModuleIndex) -> Iterator[tuple[ast.expr, int, Function]]:
+def _passing(function: Function, parameter: str, index: ModuleIndex) -> Iterator[tuple[Argument, int, Function]]:
     """Followed as far as helpers pass the parameter on, each helper's parameter once: helpers calling each
     other (`_f(t)` calling `_g(t)` calling `_f(t)`) end at the calls that give it something else."""
     visited = {(id(function.node), parameter)}
@@ -50,7 +52,7 @@ def _passing(function: Function, parameter: str, index: ModuleIndex) -> Iterator
                 yield argument, element, caller
 
 
-def _arguments(function: Function, parameter: str, index: ModuleIndex) -> list[tuple[ast.expr, int | None, Function, bool]]:
+def _arguments(function: Function, parameter: str, index: ModuleIndex) -> list[tuple[Argument, int | None, Function, bool]]:
     """(argument, element, caller, passed on) for each call on the timed path that passes the parameter
     something, passed on where that is the caller's own parameter; found once per helper and parameter,
     however many helpers reach it."""
@@ -59,7 +61,7 @@ def _arguments(function: Function, parameter: str, index: ModuleIndex) -> list[t
     if found is None:
         found = index.memo[key] = []
         for caller, call in calls_to(function, index):
-            placed = _argument_for(function, parameter, call, caller)
+            placed = _argument_for(function, parameter, call, caller, index)
             if placed is not None:
                 argument, element = placed
                 passed_on = isinstance(argument, ast.Name) and from_parameter(caller, argument)
@@ -67,10 +69,12 @@ def _arguments(function: Function, parameter: str, index: ModuleIndex) -> list[t
     return found  # type: ignore[return-value]
 
 
-def _argument_for(function: Function, parameter: str, call: ast.Call, caller: Function) -> tuple[ast.expr, int | None] | None:
+def _argument_for(function: Function, parameter: str, call: ast.Call, caller: Function,
+                  index: ModuleIndex) -> tuple[Argument, int | None] | None:
     """What a call passes the parameter and which element that is. Through a *starred sequence whose items
     lint knows (`args = (1, sfa_ref, 32); _ptr(*args)`) it is the starred argument, holding the item that
-    lands there, as the timed path binds it; past one of unknown length, or in a **mapping, nothing."""
+    lands there, as the timed path binds it, and through a **mapping lint sees whole (`kw = dict(t=sfa_ref);
+    _ptr(**kw)`) the `**kw`; past a sequence of unknown length, or in another **mapping, nothing."""
     passed = passed_arguments(function, call)
     if passed is not None:
         argument = passed.get(parameter)
@@ -86,7 +90,13 @@ def _argument_for(function: Function, parameter: str, call: ast.Call, caller: Fu
         if position == at:
             return argument, element_of(caller, argument)
     value = next((k.value for k in call.keywords if k.arg == parameter), None)
-    return None if value is None else (value, element_of(caller, value))
+    if value is not None:
+        return value, element_of(caller, value)
+    for keyword in call.keywords:  # kw = dict(t=sfa_ref); _ptr(**kw): the **kw hands it over
+        items = index.splatted(keyword) if keyword.arg is None else None
+        if items is not None and parameter in items:
+            return keyword, element_of(caller, items[parameter])
+    return None
 
 
 def calls_to(function: Function, index: ModuleIndex) -> list[tuple[Function, ast.Call]]:

@@ -280,6 +280,43 @@ class ModuleIndex:
                     table.setdefault(inner.target.id, []).append(inner.value)
         return table.get(name, [])
 
+    def splatted(self, keyword: ast.keyword) -> dict[str, ast.expr] | None:
+        """What a `**name` hands over, key by key, where lint sees it all: name is bound once in the function,
+        to a dict literal with string keys or a `dict(key=value, ...)` call, and used only as `**name`
+        (`kw = dict(sfa=sfa_ref); kernel(**kw)`). None for any other mapping, which may hold anything."""
+        if keyword.arg is not None or not isinstance(keyword.value, ast.Name):
+            return None
+        scope = self.enclosing_function(keyword)
+        return None if scope is None else self.mapping(scope, keyword.value.id)
+
+    def mapping(self, scope: FunctionNode, name: str) -> dict[str, ast.expr] | None:
+        """A function's name that only ever holds one mapping lint sees whole, its items; see splatted."""
+        key = ("splatted mapping", id(scope), name)
+        if key not in self.memo:
+            self.memo[key] = self._mapping(scope, name)
+        return self.memo[key]  # type: ignore[return-value]
+
+    def _mapping(self, scope: FunctionNode, name: str) -> dict[str, ast.expr] | None:
+        if name in self.declared_global(scope) | self.declared_nonlocal(scope):
+            return None
+        uses = [n for n in self.walk(scope) if isinstance(n, ast.Name) and n.id == name]
+        stores = [n for n in uses if isinstance(n.ctx, ast.Store)]
+        if len(stores) != 1 or not all(isinstance(n.ctx, ast.Store) or _splat_of(n, self.parents.get(n))
+                                       for n in uses):
+            return None  # bound again, changed (kw["sfb"] = ...) or read some other way
+        statement = self.parents.get(stores[0])
+        if not (isinstance(statement, ast.Assign) and statement.targets == [stores[0]]):
+            return None
+        value = statement.value
+        if isinstance(value, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str)
+                                               for k in value.keys):
+            return {k.value: v for k, v in zip(value.keys, value.values)}  # type: ignore[union-attr]
+        if (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict"
+                and not value.args and all(k.arg is not None for k in value.keywords)
+                and "dict" not in self.functions and "dict" not in self.imports and "dict" not in self.module_names):
+            return {k.arg: k.value for k in value.keywords}  # type: ignore[misc]
+        return None
+
     def resolve(self, node: ast.AST) -> str | None:
         """Dotted name with its first part replaced by what it was imported as."""
         name = dotted(node)
@@ -409,7 +446,7 @@ class ModuleIndex:
             function = called.setdefault(callee.node, callee)
             function.entry = True
             if call is not None:
-                _bind_params(function, call, caller)
+                _bind_params(function, call, caller, self)
                 for name in function.params():  # what the calls pass is all the parameters hold (even nothing):
                     function.param_bindings.setdefault(name, set())  # the first one is not the harness's tuple
                 _record_passed(function, call, seen=callee.node in seen_calls)
@@ -517,7 +554,7 @@ class ModuleIndex:
             for function in self.timed:
                 for callee, call in self.callees(function):
                     if call is not None:
-                        _bind_params(by_node[callee.node], call, function)
+                        _bind_params(by_node[callee.node], call, function, self)
 
     def is_timed(self, function: FunctionNode | None) -> bool:
         return function is not None and any(f.node is function for f in self.timed)
@@ -530,6 +567,11 @@ class ModuleIndex:
                     if function.node is ancestor:
                         return function
         return None
+
+
+def _splat_of(name: ast.Name, parent: ast.AST | None) -> bool:
+    """Is the name read as a call's `**name`?"""
+    return isinstance(parent, ast.keyword) and parent.arg is None and parent.value is name
 
 
 def _flatten_module_statement(node: ast.stmt) -> list[ast.stmt]:
@@ -769,9 +811,10 @@ def _unpack(target: ast.Tuple | ast.List, elements: list[int | None] | None) -> 
     return pairs
 
 
-def _bind_params(callee: Function, call: ast.Call, caller: Function) -> None:
+def _bind_params(callee: Function, call: ast.Call, caller: Function, module: ModuleIndex) -> None:
     """Each argument of a call to the callee's parameter it lands in: positional ones in order (up to
-    a *starred one, whose items go on from there), keywords by name, keyword-only parameters included."""
+    a *starred one, whose items go on from there), keywords by name, keyword-only parameters included,
+    also from a **mapping lint sees whole (ModuleIndex.splatted)."""
     params = callee.params()
     index = 0
     for arg in call.args:
@@ -787,6 +830,9 @@ def _bind_params(callee: Function, call: ast.Call, caller: Function) -> None:
     for keyword in call.keywords:
         if keyword.arg in by_keyword:
             _bind(callee, keyword.arg, caller, keyword.value)
+        for key, value in (module.splatted(keyword) or {}).items() if keyword.arg is None else ():
+            if key in by_keyword:
+                _bind(callee, key, caller, value)
 
 
 def passed_arguments(callee: Function, call: ast.Call) -> dict[str, ast.expr] | None:

@@ -294,7 +294,7 @@ def _reference_use_in_helper(node: ast.Name, hits: set[int], function: Function,
 
         passed = ast.unparse(argument)
         together, readers = ((), [node.id])
-        if isinstance(argument, ast.Starred):  # one place handing several parameters: one finding naming each
+        if isinstance(argument, (ast.Starred, ast.keyword)):  # one place handing several parameters: one finding
             together, readers = _starred_scales(function, argument, index)
         read = f"read in {function.name}" if passed == node.id else f"read as {', '.join(readers)} in {function.name}"
         _reference_use(node, element, f"{passed} ({read})", function, index, at_call, together)
@@ -330,7 +330,10 @@ def _passes_permuted(call: ast.Call, permuted: int, function: Function, index: M
     be reading the reference one (NV401)."""
     for argument in [*call.args, *call.keywords]:
         if isinstance(argument, ast.keyword) and argument.arg is None:
-            return True  # **options: unknown
+            items = index.splatted(argument)
+            if items is None or any(_may_hold(value, permuted, function, index) for value in items.values()):
+                return True  # **options: unknown, or a mapping lint sees that holds it
+            continue
         value = argument.value if isinstance(argument, (ast.keyword, ast.Starred)) else argument
         if isinstance(argument, ast.Starred) and view_of(function, value) is None:
             return True  # *args of unknown content
@@ -392,6 +395,8 @@ def _reference_scales(function: Function, index: ModuleIndex, report: Report) ->
                 else:
                     report(node, "NV403", f"{ast.unparse(node)} passes the reference scales ({references}) along; "
                                           "pass the elements you use")
+        elif isinstance(node, ast.keyword) and node.arg is None:
+            _splatted_scales(node, function, index, report)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             possible = function.possible(node.id, position(node))
             if _passed_on(node, index):
@@ -402,6 +407,24 @@ def _reference_scales(function: Function, index: ModuleIndex, report: Report) ->
             elif not possible and REFERENCE_NAME.match(node.id):
                 report(node, "NV403", f"{node.id} reads like the reference scales; the timed path must use the "
                                       f"permuted ones ({permuted})")
+
+
+def _splatted_scales(keyword: ast.keyword, function: Function, index: ModuleIndex, report: Report) -> None:
+    """`mod.gemm(a, b, c, **kw)` of `kw = dict(sfa=sfa_ref)`: the scales go in as if passed by keyword, one
+    finding at the `**kw` naming them. A function of this file is followed instead, through its parameters."""
+    items = index.splatted(keyword)
+    call = index.parents.get(keyword)
+    if not items or not isinstance(call, ast.Call) or _timed_callee(call, index):
+        return
+    reference = _reference()
+    held = {key: element for key, value in items.items() if (element := element_of(function, value)) in reference}
+    if not held:
+        return
+    layout = current()
+    alone = [e for e in held.values() if not _passes_permuted(call, layout.permuted_for(e), function, index)]  # type: ignore[arg-type]
+    passed = ", ".join(f"{key}={ast.unparse(items[key])}" for key in held)
+    _reference_use(keyword, min(alone or held.values()), f"{ast.unparse(keyword)} ({passed})", function, index,
+                   report, tuple(sorted(set(held.values()))))
 
 
 def _whole_input_passed(call: ast.Call, function: Function, index: ModuleIndex, report: Report) -> None:
@@ -452,11 +475,30 @@ def _passed_on(node: ast.AST, index: ModuleIndex) -> bool:
             holder, parent = parent, index.parents.get(parent)
     if isinstance(parent, ast.keyword):
         holder, parent = parent, index.parents.get(parent)
+    if _splatted_item(holder, parent, index):
+        return True
     if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is holder:
         targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
         return all(isinstance(t, (ast.Name, ast.Tuple, ast.List)) for t in targets)  # names the index follows
     return isinstance(parent, ast.Call) and holder is not parent.func and _timed_callee(parent, index) or (
         _looped_over(node, index))
+
+
+def _splatted_item(holder: ast.AST, parent: ast.AST | None, index: ModuleIndex) -> bool:
+    """Is it a value of a mapping lint follows into each `**name` (`kw = dict(sfa=sfa_ref)`, `kw = {"sfa":
+    sfa_ref}`, then only `kernel(**kw)`)? Then each call given **kw is where it counts."""
+    if isinstance(parent, ast.Dict) and any(value is holder for value in parent.values):
+        mapping: ast.AST = parent
+    elif isinstance(holder, ast.keyword) and isinstance(parent, ast.Call) and call_name(parent) == "dict":
+        mapping = parent
+    else:
+        return False
+    statement = index.parents.get(mapping)
+    if not (isinstance(statement, ast.Assign) and statement.value is mapping and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)):
+        return False
+    scope = index.enclosing_function(statement)
+    return scope is not None and index.mapping(scope, statement.targets[0].id) is not None
 
 
 def _looped_over(node: ast.AST, index: ModuleIndex) -> bool:
