@@ -23,8 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from nvfp4ctl.lint.python.facts import current
-from nvfp4ctl.lint.python.index import (ENTRY, TUPLE, Function, ModuleIndex, call_name, dotted, element_of,
-                                       parameter_defaults, passed_arguments, position)
+from nvfp4ctl.lint.python.index import (ENTRY, TUPLE, Function, ModuleIndex, call_name, catches, dotted,
+                                       element_of, parameter_defaults, passed_arguments, position)
 from nvfp4ctl.lint.python.wrappers import made_around_input
 
 Report = Callable[[ast.AST, str, str], None]
@@ -700,7 +700,7 @@ def _miss_regions(function: Function, index: ModuleIndex) -> dict[int, set[str]]
                          if isinstance(inner, ast.Subscript) and isinstance(inner.ctx, ast.Load)
                          for found in [_lookup(inner, function, index)] if found}
             for handler in node.handlers:
-                if looked_up and _catches_missing(handler.type):
+                if looked_up and catches(handler, MISSING_ERRORS):
                     mark(handler.body, looked_up)
     index.memo[memo_key] = regions
     return regions
@@ -882,16 +882,6 @@ def _held(node: ast.AST, function: Function, index: ModuleIndex) -> str | None:
                 if found is not None:
                     return found[0]
     return None
-
-
-def _catches_missing(kind: ast.AST | None) -> bool:
-    """Does an except clause catch a missing key (bare, KeyError, LookupError, Exception, a tuple of them)?"""
-    if kind is None:
-        return True
-    if isinstance(kind, ast.Tuple):
-        return any(_catches_missing(one) for one in kind.elts)
-    name = kind.attr if isinstance(kind, ast.Attribute) else kind.id if isinstance(kind, ast.Name) else None
-    return name in MISSING_ERRORS
 
 
 def _following(node: ast.stmt, index: ModuleIndex) -> list[ast.stmt]:
