@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from nvfp4ctl.lint.python.facts import current
 from nvfp4ctl.lint.python.index import (ENTRY, TUPLE, Function, ModuleIndex, call_name, catches, dotted,
                                        element_of, parameter_defaults, passed_arguments, position)
-from nvfp4ctl.lint.python.wrappers import made_around_input
+from nvfp4ctl.lint.python.wrappers import LOOKUP_METHODS, made_around_input
 
 Report = Callable[[ast.AST, str, str], None]
 
@@ -34,7 +34,6 @@ ARTIFACT_CALL = re.compile(
     r"autotune|from_dlpack|\w*handle|\w*algo\w*|\w*config\w*|\w*tensor_map\w*|\w*launcher|\w*ptr)$"
 )
 IDENTITY_KEY = {"data_ptr", "_version", "untyped_storage", "storage", "_cdata", "storage_offset"}
-LOOKUP_METHODS = {"get", "setdefault", "pop"}
 STORE_METHODS = {"setdefault", "update", "append", "add", "insert", "__setitem__"}
 METADATA_ATTRS = {"shape", "size", "device", "dtype", "data_ptr", "stride", "numel", "dim", "ndim",
                   "is_contiguous", "_version", "storage_offset", "element_size", "layout", "is_cuda"}

@@ -16,7 +16,7 @@ from nvfp4ctl.lint.python.index import TUPLE, Function, ModuleIndex, call_name, 
 WRAPPING_FUNCTIONS = {"from_dlpack", "make_ptr", "as_strided"}  # CuTe DSL's runtime, torch's
 WRAPPING_METHODS = {"view", "view_as", "as_strided", "unsqueeze", "squeeze", "permute", "transpose", "t", "detach",
                     "mark_layout_dynamic", "mark_compact_shape_dynamic", "data_ptr", "__dlpack__"}
-LOOKUPS = {"get", "setdefault", "pop"}
+LOOKUP_METHODS = {"get", "setdefault", "pop"}  # what a kept container hands back by key
 MAX_DEPTH = 8  # names, tuples, helpers and method chains, each a step; a name bound to itself stops here
 
 IsRoot = Callable[[ast.Name], bool]
@@ -74,5 +74,5 @@ def _lookup_or_none(value: ast.AST) -> bool:
     """`args = _args.get(key)`, `args = None`: what the cache held, not what is put in it."""
     if isinstance(value, ast.Constant) and value.value is None:
         return True
-    return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in LOOKUPS or (
-        isinstance(value, ast.Subscript))
+    return isinstance(value, ast.Subscript) or (
+        isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in LOOKUP_METHODS)
