@@ -3,9 +3,13 @@ tensor at the same address gets the old wrapper."""
 
 from __future__ import annotations
 
+import ast
 import textwrap
 
+import pytest
+
 from nvfp4ctl.lint import lint_text
+from nvfp4ctl.lint.python import wrappers
 
 KEYED = ("keeps an object made around an input (from_dlpack, a view, make_ptr) in {}, keyed by the input's address"
          " (data_ptr()/id()/_version): a new tensor at the same address gets the old wrapper, whose shape, strides"
@@ -72,3 +76,32 @@ def test_a_wrapper_kept_by_shape_is_said_to_describe_the_old_input() -> None:
     assert found == [(5, "keeps an object made around an input (from_dlpack, a view, make_ptr) in _by_shape, which"
                          " outlives the call: a later call may use it, and it still describes the old input's memory,"
                          " shape and strides", "warning")]
+
+
+def test_a_helper_is_read_as_a_wrapper_once_however_many_calls_keep_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # every kept _wrap(...) asked again whether _wrap returns a wrapper of its parameter, walking its returns
+    read_in_helper: list[int] = []
+    wrapper = wrappers._wrapper
+
+    def counted(value, scope, is_root, index, depth):  # type: ignore[no-untyped-def]
+        if isinstance(scope, ast.FunctionDef) and scope.name == "_wrap":
+            read_in_helper.append(depth)
+        return wrapper(value, scope, is_root, index, depth)
+
+    monkeypatch.setattr(wrappers, "_wrapper", counted)
+    wrapped = ", ".join(f"_wrap(t{i})" for i in range(40))
+    found = _nv302(f"""\
+        from cutlass.cute.runtime import from_dlpack
+        _args = {{}}
+        def _wrap(t):
+            return from_dlpack(t).mark_layout_dynamic()
+        def custom_kernel(data):
+            t0 = t1 = t2 = t3 = t4 = t5 = t6 = t7 = t8 = t9 = data[0]
+            t10 = t11 = t12 = t13 = t14 = t15 = t16 = t17 = t18 = t19 = data[1]
+            t20 = t21 = t22 = t23 = t24 = t25 = t26 = t27 = t28 = t29 = data[4]
+            t30 = t31 = t32 = t33 = t34 = t35 = t36 = t37 = t38 = t39 = data[6]
+            _args[data[0].data_ptr()] = ({wrapped})
+            return data[6]
+        """)
+    assert [line for line, _, _ in found] == [10]
+    assert len(read_in_helper) <= 2  # its return and what from_dlpack wraps, once (80 when each call asked)

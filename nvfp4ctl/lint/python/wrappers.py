@@ -61,7 +61,16 @@ def _around(node: ast.AST, scope: ast.AST, is_root: IsRoot, index: ModuleIndex, 
 
 
 def _wraps_a_parameter(helper: ast.FunctionDef | ast.AsyncFunctionDef, index: ModuleIndex, depth: int) -> bool:
-    """Does every return of a helper give a wrapper of one of its parameters?"""
+    """Does every return of a helper give a wrapper of one of its parameters? Found once per helper and
+    depth (the answer depends on nothing else): a file keeps `_wrap(x)` at many places, each asking."""
+    key = ("wraps a parameter", id(helper), depth)
+    found = index.memo.get(key)
+    if found is None:
+        found = index.memo[key] = _returns_wrap_a_parameter(helper, index, depth)
+    return bool(found)
+
+
+def _returns_wrap_a_parameter(helper: ast.FunctionDef | ast.AsyncFunctionDef, index: ModuleIndex, depth: int) -> bool:
     arguments = helper.args
     parameters = {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}
     returns = [n.value for n in index.walk(helper) if isinstance(n, ast.Return)
