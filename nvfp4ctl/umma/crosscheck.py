@@ -8,9 +8,10 @@ from pathlib import Path
 
 from nvfp4ctl.errors import ToolTimeout, UsageError
 from nvfp4ctl.umma import descriptors as d
+from nvfp4ctl.umma import host_proof
 from nvfp4ctl.umma.bits import BitField
 from nvfp4ctl.umma.configs import KernelConfig, expected_instr, expected_smem, expected_tmem, parse_configs
-from nvfp4ctl.umma.host_proof import CuteFacts, cute_umma_facts
+from nvfp4ctl.umma.host_proof import CuteFacts
 
 # descriptor name -> (field table, decoder, describer, expected values)
 _Spec = tuple[tuple[BitField, ...], Callable[[int], dict[str, int]], Callable[[Mapping[str, int]], dict[str, str]],
@@ -91,19 +92,24 @@ def check_config(config: KernelConfig, facts: CuteFacts | None) -> ConfigCheck:
 
 def check_kernel(kernel: Path, use_cute: bool = True) -> tuple[tuple[ConfigCheck, ...], str | None]:
     """Every dispatch config of `kernel`, checked against CuTe's host evaluation when nvcc and CUTLASS
-    are available. Returns the checks and, when CuTe could not be consulted, why."""
+    are available. Returns the checks and, when CuTe could not be consulted (no nvcc, no CUTLASS,
+    --no-cute), why. A proof that cannot run otherwise is no pass: its error is raised, with the way around it."""
     configs = parse_configs(kernel)
     facts: dict[int, CuteFacts] = {}
     note = None
-    if use_cute:
+    missing = host_proof.toolchain_missing() if use_cute else None
+    if not use_cute:
+        note = "CuTe's encoder not consulted (--no-cute); showing the expected encoding only"
+    elif missing is not None:  # no nvcc / no CUTLASS here: the expected encoding is all there is to show
+        note = f"CuTe's encoder not consulted ({missing}); showing the expected encoding only"
+    else:
         try:
-            facts = cute_umma_facts(kernel)
-        except UsageError as error:  # no nvcc / no CUTLASS: show the expected encoding only
-            note = f"CuTe's encoder not consulted ({error}); showing the expected encoding only"
+            facts = host_proof.cute_umma_facts(kernel)
         except ToolTimeout as error:  # a timeout stays one (exit 3), with the way around it
             raise ToolTimeout(f"{error}: --no-cute shows the expected encoding without CuTe's") from error
-    else:
-        note = "CuTe's encoder not consulted (--no-cute); showing the expected encoding only"
+        except UsageError as error:  # a program that will not start, a cache folder gone: nothing was proved
+            raise UsageError(f"the CuTe host proof could not run ({error}): --no-cute shows the expected encoding"
+                             " without CuTe's") from error
     checks = []
     for config in configs:
         fact = facts.get(config.id)

@@ -198,6 +198,39 @@ def test_a_host_proof_compile_past_its_limit_is_a_timeout_naming_the_compile_and
     assert not list((tmp_path / "cache" / "sm100-host-proof").glob("*/sm100_host_proof"))
 
 
+def test_a_host_proof_that_cannot_run_is_one_line_and_exit_2_not_a_warning(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A proof program that would not start (a cached build that is no program, a cache on a noexec mount) was a
+    warning, `CuTe's encoder not consulted (could not run sm100_host_proof: ...)`, and exit 0: nothing proved."""
+    from nvfp4ctl.umma import host_proof
+
+    real_run = host_proof._run
+    _fake_host_proof(monkeypatch, tmp_path / "cache")
+    monkeypatch.setattr(host_proof, "_run", real_run)  # the program run for real
+    monkeypatch.setattr(host_proof, "_key", lambda kernel: "0123456789abcdef")
+    built = tmp_path / "cache" / "sm100-host-proof" / "0123456789abcdef" / host_proof.PROOF_BINARY
+    built.parent.mkdir(parents=True)
+    built.write_text("not a program\n")  # no execute permission: it cannot start
+    result = invoke_apart("--umma", "--kernel", "default")
+    assert result.exit_code == 2, result.stdout + result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and errors[0].startswith("error: the CuTe host proof could not run (could not run"
+                                                     " sm100_host_proof: "), result.stderr
+    assert errors[0].endswith("): --no-cute shows the expected encoding without CuTe's"), errors
+    assert "warning" not in result.stderr and "not cross-checked" not in result.stdout + result.stderr
+
+
+def test_no_nvcc_or_cutlass_for_the_host_proof_stays_a_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from nvfp4ctl.umma import host_proof
+
+    _fake_host_proof(monkeypatch, tmp_path / "cache")
+    monkeypatch.setattr(host_proof, "toolchain_missing", lambda: "nvcc not found")
+    result = invoke_apart("--umma", "--kernel", "default")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert ("warning: CuTe's encoder not consulted (nvcc not found); showing the expected encoding only"
+            in result.stderr.splitlines()), result.stderr
+
+
 def test_the_compile_notice_is_progress_that_q_drops(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _fake_host_proof(monkeypatch, tmp_path / "cache")
     result = separate_streams_runner().invoke(app, ["-q", "dump", "--umma", "--kernel", "default"])
