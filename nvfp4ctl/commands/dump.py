@@ -130,7 +130,7 @@ SMEM_AT_ADDRESS_0 = ("smem_a, smem_b, smem_a_k1: stage 0's descriptors with each
 def _show_umma(kernel: Path, use_cute: bool, payload: dict[str, Any], as_json: bool) -> tuple[str, bool]:
     from nvfp4ctl.umma.crosscheck import check_kernel, to_json
     from nvfp4ctl.progress_lines import ProgressLines, progress_lines
-    from nvfp4ctl.umma.host_proof import proof_needs_compiling
+    from nvfp4ctl.umma.host_proof import proof_entry, proof_needs_compiling
 
     console = get_console()
     what = _kernel_problem_name(kernel)
@@ -138,14 +138,15 @@ def _show_umma(kernel: Path, use_cute: bool, payload: dict[str, Any], as_json: b
         console.info(f"umma: the dispatch configs of {kernel} ({what})", style="bold")
     waiting: AbstractContextManager[object] = nullcontext()
     lines = ProgressLines(None)
-    if use_cute and proof_needs_compiling(kernel):  # else the first run is a minute or more of silence
+    entry = proof_entry(kernel) if use_cute else None  # keyed once: the key hashes every header and asks nvcc
+    if proof_needs_compiling(entry):  # else the first run is a minute or more of silence
         console.note(f"umma: compiling CuTe's host proof for {kernel.name} (once per kernel and toolchain, about"
                      " 1-2 minutes on 2 cores; --no-cute skips it and shows the expected values only)")
         waiting = console.status("compiling CuTe's host proof")
         lines = progress_lines(console)  # no spinner without a terminal: a line now and then instead
         lines.said_elsewhere("compiling CuTe's host proof")
     with waiting, lines:
-        checks, note = check_kernel(kernel, use_cute)
+        checks, note = check_kernel(kernel, use_cute, entry)
     if note:
         console.warn(note)
     payload["umma"] = {"kernel": str(kernel), "kernel_of": what.removesuffix(" kernel"), "note": note,

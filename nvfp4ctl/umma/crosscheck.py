@@ -90,10 +90,12 @@ def check_config(config: KernelConfig, facts: CuteFacts | None) -> ConfigCheck:
     return ConfigCheck(config, raw, tuple(rows), tuple(problems), True, facts.stages, facts.smem_bytes)
 
 
-def check_kernel(kernel: Path, use_cute: bool = True) -> tuple[tuple[ConfigCheck, ...], str | None]:
+def check_kernel(kernel: Path, use_cute: bool = True,
+                 proof_entry: Path | None = None) -> tuple[tuple[ConfigCheck, ...], str | None]:
     """Every dispatch config of `kernel`, checked against CuTe's host evaluation when nvcc and CUTLASS
-    are available. Returns the checks and, when CuTe could not be consulted (no nvcc, no CUTLASS,
-    --no-cute), why. A proof that cannot run otherwise is no pass: its error is raised, with the way around it."""
+    are available (`proof_entry`: the proof's cache folder where the caller has found it already).
+    Returns the checks and, when CuTe could not be consulted (no nvcc, no CUTLASS, --no-cute), why. A
+    proof that cannot run otherwise is no pass: its error is raised, with the way around it."""
     configs = parse_configs(kernel)
     facts: dict[int, CuteFacts] = {}
     note = None
@@ -104,7 +106,7 @@ def check_kernel(kernel: Path, use_cute: bool = True) -> tuple[tuple[ConfigCheck
         note = f"CuTe's encoder not consulted ({missing}); showing the expected encoding only"
     else:
         try:
-            facts = host_proof.cute_umma_facts(kernel)
+            facts = host_proof.cute_umma_facts(kernel, proof_entry)
         except ToolTimeout as error:  # a timeout stays one (exit 3), with the way around it
             raise ToolTimeout(f"{error}: --no-cute shows the expected encoding without CuTe's") from error
         except UsageError as error:  # a program that will not start, a cache folder gone: nothing was proved

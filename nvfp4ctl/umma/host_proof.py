@@ -113,6 +113,19 @@ def _proof_entry(kernel: Path) -> Path:
     return cache.cache_root() / "sm100-host-proof" / _key(kernel)
 
 
+def proof_entry(kernel: Path) -> Path | None:
+    """The cache folder of `kernel`'s host proof, keyed once for a run to hand on (the key hashes the kernel,
+    its headers and the proof, and asks nvcc its version). None where the proof cannot be built here (no nvcc
+    or CUTLASS) or its key cannot be worked out (an unreadable kernel, an nvcc that fails): the proof's own
+    run keys it again and says why."""
+    if toolchain_missing() is not None:
+        return None
+    try:
+        return _proof_entry(kernel)
+    except (UsageError, OSError):
+        return None
+
+
 def refuse_unincludable(kernel: Path) -> None:
     """A kernel path holding a quote cannot be the proof's -include (UsageError): nvcc writes it into an
     `#include "..."` line, where a `"` ends the name ("Stray '"' character") and a `'` mangles it, and the
@@ -137,21 +150,18 @@ def proof_compile_args(kernel: Path) -> list[str]:
     return [*HOST_FLAGS, *includes, *kernel_flags(kernel), str(PROOF_SOURCE)]
 
 
-def proof_binary(kernel: Path) -> Path:
-    """The compiled host program for `kernel`, built on first use into the build cache."""
-    return host_binary(_proof_entry(kernel), PROOF_BINARY, proof_compile_args(kernel), "the CuTe host proof", kernel)
+def proof_binary(kernel: Path, entry: Path | None = None) -> Path:
+    """The compiled host program for `kernel`, built on first use into the build cache (into `entry`, its
+    folder as proof_entry found it, where given)."""
+    folder = entry if entry is not None else _proof_entry(kernel)
+    return host_binary(folder, PROOF_BINARY, proof_compile_args(kernel), "the CuTe host proof", kernel)
 
 
-def proof_needs_compiling(kernel: Path) -> bool:
-    """Whether the host proof for `kernel` is to be compiled before it runs (nvcc and CUTLASS here, no
-    build of it in the cache): the minute or more a first `dump --umma` waits. False where it is built,
-    or cannot be (the check that follows says why)."""
-    if toolchain_missing() is not None:
-        return False
-    try:
-        return not (_proof_entry(kernel) / PROOF_BINARY).is_file()
-    except (UsageError, OSError):  # an unreadable kernel, an nvcc that fails: said by the check itself
-        return False
+def proof_needs_compiling(entry: Path | None) -> bool:
+    """Whether the host proof whose cache folder is `entry` (proof_entry's) is to be compiled before it runs:
+    the minute or more a first `dump --umma` waits. False where it is built, or cannot be (None: the check
+    that follows says why)."""
+    return entry is not None and not (entry / PROOF_BINARY).is_file()
 
 
 def _run(command: list[str], timeout_s: float, what: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -172,8 +182,8 @@ def _run(command: list[str], timeout_s: float, what: str | None = None) -> subpr
     return subprocess.CompletedProcess(command, returncode, output)
 
 
-def _output(kernel: Path, *args: str) -> str:
-    done = _run([str(proof_binary(kernel)), *args], RUN_TIMEOUT_S)
+def _output(kernel: Path, *args: str, entry: Path | None = None) -> str:
+    done = _run([str(proof_binary(kernel, entry)), *args], RUN_TIMEOUT_S)
     if done.returncode != 0:
         raise FailuresFound(f"the CuTe host proof failed ({done.returncode}): {done.stdout.strip()[-300:]}")
     return done.stdout
@@ -213,8 +223,8 @@ def parse_layout(text: str) -> dict[tuple[int, str], dict[tuple[int, int], list[
     return dict(layouts)
 
 
-def cute_umma_facts(kernel: Path) -> dict[int, CuteFacts]:
-    return parse_umma(_output(kernel, "umma"))
+def cute_umma_facts(kernel: Path, entry: Path | None = None) -> dict[int, CuteFacts]:
+    return parse_umma(_output(kernel, "umma", entry=entry))
 
 
 def cute_scale_layout(kernel: Path, m: int, n: int, k: int, l: int) -> dict[tuple[int, str], dict[tuple[int, int], list[int]]]:

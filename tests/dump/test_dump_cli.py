@@ -153,6 +153,22 @@ def test_umma_says_it_compiles_before_the_compile_and_not_on_a_cache_hit(tmp_pat
     assert "compiling" not in invoke("--umma", "--kernel", "default", "--no-cute").output
 
 
+def test_umma_keys_the_host_proof_once_per_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The key (the kernel, its headers and the proof hashed, nvcc asked its version) was worked out twice: once
+    to tell whether the proof is to be compiled, again to build or run it."""
+    from nvfp4ctl.umma import host_proof
+
+    _fake_host_proof(monkeypatch, tmp_path / "cache")
+    key = host_proof._key
+    keyed: list[Path] = []
+    monkeypatch.setattr(host_proof, "_key", lambda kernel: keyed.append(kernel) or key(kernel))
+    for run in ("compiles", "runs what is built"):
+        keyed.clear()
+        result = invoke_apart("--umma", "--kernel", "default")
+        assert result.exit_code == 1, result.stdout + result.stderr  # the stand-in proof reports no config
+        assert len(keyed) == 1, (run, keyed)
+
+
 def test_without_a_terminal_a_long_compile_is_said_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """stderr no terminal (CliRunner's): no spinner, and the minute or two after the notice was silent."""
     import time
@@ -472,7 +488,7 @@ def test_one_mismatch_is_counted_in_the_singular_and_named(monkeypatch: pytest.M
 
     one_wrong_field = crosscheck.FieldRow("idesc", "n_dim", "[17,23)", 16, 8, "N=128")
     checks = _checks_of_the_shipped_kernel((one_wrong_field,))
-    monkeypatch.setattr(crosscheck, "check_kernel", lambda kernel, use_cute: (checks, None))
+    monkeypatch.setattr(crosscheck, "check_kernel", lambda kernel, use_cute, entry=None: (checks, None))
     result = invoke("--umma", "--json", "--kernel", "default")
     assert result.exit_code == 1, result.output
     assert runlog.read(memory_path())[-1].result == "umma: 2 configs, 1 mismatch (0:m128_n64 idesc.n_dim = 16, expected 8)"
@@ -487,7 +503,7 @@ def test_mismatches_of_nvfp4ctls_kernel_are_named_under_q(monkeypatch: pytest.Mo
 
     rows = tuple(crosscheck.FieldRow("smem_b", "sbo", "[32,46)", value, 64, "stride") for value in (1, 2, 3))
     checks = _checks_of_the_shipped_kernel(rows, ("smem_a: reserved bits set (0x4)", "CuTe reported nothing for config 0"))
-    monkeypatch.setattr(crosscheck, "check_kernel", lambda kernel, use_cute: (checks, None))
+    monkeypatch.setattr(crosscheck, "check_kernel", lambda kernel, use_cute, entry=None: (checks, None))
     result = invoke("--umma", "-q", "--kernel", "default")
     assert result.exit_code == 1, result.output
     line = ("umma: 2 configs, 5 mismatches (0:m128_n64 smem_b.sbo = 1, expected 64; 0:m128_n64 smem_b.sbo = 2,"
