@@ -38,6 +38,9 @@ DEFAULT_SEED = 1111
 # --json's "version", as lint's document carries one: raised when a key changes meaning or goes away, so a
 # script sees the change rather than misreading it (layout.shape went from a list to sizes by name unannounced)
 JSON_VERSION = 1
+# a --from-log line longer than this is no line a kernel printed (those are a few hundred characters): the
+# file is refused there, not read on until a line break that may never come
+MAX_LOG_LINE_CHARS = 1 << 20
 
 
 def _status(ok: bool, checked: bool = True) -> Text:
@@ -196,10 +199,17 @@ def _log_head(path: Path) -> bytes:
 
 
 def _log_lines(path: Path) -> Iterator[str]:
-    """A --from-log file's lines one at a time: a log of hundreds of MB is never held whole."""
+    """A --from-log file's lines one at a time, each read at most MAX_LOG_LINE_CHARS at once: a log of
+    hundreds of MB is never held whole, not even one written as a single line (UsageError past the limit)."""
     try:
         with path.open(errors="replace") as handle:
-            for line in handle:
+            number = 0
+            while line := handle.readline(MAX_LOG_LINE_CHARS + 1):
+                number += 1
+                if len(line) > MAX_LOG_LINE_CHARS and not line.endswith("\n"):
+                    raise UsageError(f"--from-log {path}: line {number} runs past {MAX_LOG_LINE_CHARS:,} characters"
+                                     " without a line break: not a saved output of `nvfp4ctl check --dump`, whose"
+                                     " lines are short; keep its lines as printed, one to a line")
                 yield line.rstrip("\r\n")
     except OSError as error:
         raise UsageError(f"--from-log {path}: {os_reason(error, path)}") from error

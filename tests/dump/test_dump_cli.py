@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -725,6 +726,46 @@ def test_umma_reading_the_kernel_needs_no_torch(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setitem(sys.modules, "torch", None)
     result = invoke("--umma", "--no-cute", "--kernel", "default")
     assert result.exit_code == 0, result.output
+
+
+def test_a_from_log_line_past_the_line_limit_is_one_line_not_read_whole(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A log written as one line without a line break (hundreds of MB of a kernel's printf run together) was
+    read whole into memory, to end in "no `nvfp4ctl:umma k=0 ...` line in it"."""
+    from nvfp4ctl.commands import dump
+
+    monkeypatch.setattr(dump, "MAX_LOG_LINE_CHARS", 1000)
+    log = tmp_path / "run.log"
+    log.write_text("check · nvfp4_gemm\n" + "nvfp4ctl:umma k=0 " * 200 + "\n")  # 3600 characters, no break among them
+    result = invoke_apart("--umma", "--from-log", str(log))
+    assert result.exit_code == 2, result.stdout + result.stderr
+    assert result.stderr.splitlines() == [
+        f"error: --from-log {log}: line 2 runs past 1,000 characters without a line break: not a saved output of"
+        " `nvfp4ctl check --dump`, whose lines are short; keep its lines as printed, one to a line"], result.stderr
+    asked: list[int] = []  # what each read of the file asked for
+    real_open = Path.open
+
+    class Counted:
+        def __init__(self, path: Path, *args: Any, **kwargs: Any) -> None:
+            self.file = real_open(path, *args, **kwargs)
+
+        def __enter__(self) -> Counted:
+            return self
+
+        def __exit__(self, *raised: object) -> None:
+            self.file.close()
+
+        def readline(self, size: int = -1) -> str:
+            asked.append(size)
+            return self.file.readline(size)
+
+    monkeypatch.setattr(Path, "open", lambda path, *args, **kwargs: Counted(path, *args, **kwargs))
+    with pytest.raises(dump.UsageError):
+        list(dump._log_lines(log))
+    assert asked and all(0 < size <= 1001 for size in asked), asked  # never a whole line, whatever its length
+    monkeypatch.setattr(Path, "open", real_open)
+    log.write_text("x" * 1000 + "\n")  # at the limit: read, a line like any other
+    assert list(dump._log_lines(log)) == ["x" * 1000]
 
 
 @pytest.mark.parametrize("mode, said", [
