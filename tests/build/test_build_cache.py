@@ -284,6 +284,37 @@ def test_a_lock_whose_holder_is_not_known_says_another_process(tmp_path: Path, m
     assert cache._holder_said(holder) == "another process (not known which)"  # a pid that has ended: stale
 
 
+@pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="reads process start times from /proc (Linux)")
+def test_a_holder_whose_pid_now_names_another_process_is_a_dead_holder(tmp_path: Path) -> None:
+    """A holder file outliving its process (kill -9) named whatever process had the pid since, as the holder."""
+    import json
+    import os
+    import socket
+
+    holder = tmp_path / "k.holder"
+    cache._say_holder(holder, "k.cu (sm_90a)")
+    said = json.loads(holder.read_text())
+    assert said["host"] == socket.gethostname() and said["started"] == cache._start_time(os.getpid())
+    assert cache._holder_said(holder).startswith(f"nvfp4ctl pid {os.getpid()} on {socket.gethostname()}, building k.cu")
+    holder.write_text(json.dumps({**said, "started": said["started"] + 1}))  # the pid is another process's now
+    assert cache._holder_said(holder) == "another process (not known which)"
+    del said["started"]  # an older nvfp4ctl's holder file, or one written where /proc is not: the pid alone
+    holder.write_text(json.dumps(said))
+    assert cache._holder_said(holder).startswith(f"nvfp4ctl pid {os.getpid()} on ")
+
+
+def test_a_holder_on_another_host_is_named_by_host_and_pid_not_judged_here(tmp_path: Path) -> None:
+    """A shared cache on NFS: a pid of another machine says nothing of this one's processes."""
+    import json
+
+    holder = tmp_path / "k.holder"
+    for pid in (999999999, 1):  # no such pid here, and one that lives here: neither is the other host's
+        holder.write_text(json.dumps({"pid": pid, "host": "other-node", "building": "k.cu (sm_90a)",
+                                      "since": "2026-11-28 10:00:00", "started": 12345}))
+        assert cache._holder_said(holder) == ("nvfp4ctl pid %d on other-node, building k.cu (sm_90a) since"
+                                              " 2026-11-28 10:00:00" % pid)
+
+
 def test_an_entry_keeps_its_sass_compressed(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from nvfp4ctl.build import builder, compile, resources
 
