@@ -87,7 +87,7 @@ def locked(entry: Path, building: str | None = None) -> Iterator[None]:
     try:
         lock.acquire(timeout=WAIT_SAID_AFTER_S)
     except Timeout:
-        get_console().note(f"waiting for another nvfp4ctl building {building} in {root}")
+        get_console().note(_waiting_words(holder, building, root))
         try:
             lock.acquire(timeout=LOCK_TIMEOUT_S - WAIT_SAID_AFTER_S)
         except Timeout:
@@ -154,6 +154,32 @@ def _reused(pid: int, started: int | None) -> bool:
     either start time is unknown (an older holder file, no /proc)."""
     now = _start_time(pid)
     return started is not None and now is not None and now != started
+
+
+def _waiting_words(holder: Path, building: str, root: Path) -> str:
+    """The line a build waiting on the lock says: "another nvfp4ctl" unless the holder is this process (another
+    of its threads) or one it started (tune's compile workers), which is no other nvfp4ctl to wait out."""
+    found = _holder_of(holder)
+    if found is not None and found.here and found.pid == os.getpid():
+        return f"waiting for this nvfp4ctl's own build of {building} in another of its threads, in {root}"
+    if found is not None and found.here and _started_by(found.pid, os.getpid()):
+        return f"waiting for this nvfp4ctl's own worker (pid {found.pid}) building {building} in {root}"
+    return f"waiting for another nvfp4ctl building {building} in {root}"
+
+
+def _started_by(pid: int, ancestor: int) -> bool:
+    """Whether this machine's `pid` descends from `ancestor` (a child, or a child's child: a worker's own
+    helper), by the parents /proc names; False where it cannot tell."""
+    seen: set[int] = set()
+    while pid > 1 and pid not in seen:
+        seen.add(pid)
+        parent = _parent(pid)
+        if parent is None:
+            return False
+        if parent == ancestor:
+            return True
+        pid = parent
+    return False
 
 
 def _holder_said(holder: Path) -> str:
@@ -271,6 +297,15 @@ def _start_time(pid: int) -> int | None:
     fields = _stat_fields(pid)
     try:
         return int(fields[19]) if fields is not None else None
+    except (IndexError, ValueError):
+        return None
+
+
+def _parent(pid: int) -> int | None:
+    """`pid`'s parent (stat's 4th field); None where unknown."""
+    fields = _stat_fields(pid)
+    try:
+        return int(fields[1]) if fields is not None else None
     except (IndexError, ValueError):
         return None
 

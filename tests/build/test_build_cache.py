@@ -241,6 +241,51 @@ def test_a_build_waiting_on_another_processs_lock_says_so_once(tmp_path: Path, m
     assert notes == []
 
 
+@pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="reads parent pids from /proc (Linux)")
+def test_a_build_waiting_on_its_own_worker_says_so_not_another_nvfp4ctl(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """tune's parent waiting on one of its own compile workers said "waiting for another nvfp4ctl building ...";
+    so did a build waiting on another thread of its own process."""
+    import subprocess
+    import sys
+    import threading
+
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path))
+    monkeypatch.setattr(cache, "WAIT_SAID_AFTER_S", 0.2)
+    notes: list[str] = []
+    monkeypatch.setattr(cache, "get_console", lambda: type("Notes", (), {"note": lambda self, line: notes.append(line)})())
+    entry = tmp_path / "k-sm_90a-0123"
+    worker = subprocess.Popen([sys.executable, "-c", (  # a worker this process started, building the same key
+        "import sys, time; from pathlib import Path; from nvfp4ctl.build import cache\n"
+        "with cache.locked(Path(sys.argv[1]), 'k.cu (sm_90a)'):\n"
+        "    print(flush=True); time.sleep(1.0)"), str(entry)], stdout=subprocess.PIPE, text=True)
+    try:
+        worker.stdout.readline()  # it holds the lock now
+        with cache.locked(entry, "k.cu (sm_90a)"):
+            pass
+    finally:
+        worker.wait()
+    assert notes == [f"waiting for this nvfp4ctl's own worker (pid {worker.pid}) building k.cu (sm_90a) in {tmp_path}"]
+    notes.clear()
+    held, done = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with cache.locked(entry, "k.cu (sm_90a)"):
+            held.set()
+            done.wait(1.0)
+
+    other = threading.Thread(target=hold)
+    other.start()
+    try:
+        held.wait(5.0)
+        with cache.locked(entry, "k.cu (sm_90a)"):
+            pass
+    finally:
+        done.set()
+        other.join()
+    assert notes == [f"waiting for this nvfp4ctl's own build of k.cu (sm_90a) in another of its threads, in {tmp_path}"]
+
+
 def test_a_build_waiting_past_the_lock_limit_is_one_line_naming_the_lock_and_its_holder(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """It was filelock's Timeout, a traceback."""
