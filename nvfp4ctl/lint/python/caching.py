@@ -11,7 +11,9 @@ error whatever the key. Allocating on a miss and writing every call is a workspa
 a slice or view of it, or an assignment into one, `ws[:, :, 0] = x @ y`, writes it too). It is an
 error when the key is an identity (data_ptr(), id(), _version), when what was stored is an output, or when custom_kernel itself returns it; a warning otherwise. Containers that
 only ever receive compiled kernels, modules or descriptors, or configs (numbers made from shapes and
-constants, which no result can be), are fine.
+constants, which no result can be), are fine. Scales worked out from the scale tensors alone, which no
+result can be either, that a helper keeps and hands to its caller are judged at their store, as in
+custom_kernel.
 """
 
 from __future__ import annotations
@@ -51,6 +53,10 @@ ARTIFACT, CONFIG, OUTPUT, UNKNOWN, IGNORE = "artifact", "config", "output", "unk
 class Container:
     stores: list[str] = field(default_factory=list)  # value kinds
     identity_key: bool = False
+    # every value computed from the input that is stored reads only scale tensors (sfa_permuted.float()):
+    # no result can be made of them alone, so a helper handing them back hands back data computed from
+    # an input, not a result
+    scales_only: bool = True
 
 
 def check(index: ModuleIndex, report: Report) -> None:
@@ -153,6 +159,34 @@ def _from_input(node: ast.AST, function: Function, index: ModuleIndex, depth: in
                                  for v in index.assignments(function.node, inner.id)):
                 return True
     return False
+
+
+def _reads_only_scales(value: ast.AST, function: Function, index: ModuleIndex) -> bool:
+    """Does a value read the data of scale tensors only (reference or permuted), and of some input?"""
+    layout = current()
+    read = _inputs_read(value, function, index)
+    return bool(read) and read <= {*layout.reference_scales, *layout.permuted_scales}
+
+
+def _inputs_read(node: ast.AST, function: Function, index: ModuleIndex, depth: int = 0) -> set[int]:
+    """The tuple elements whose data an expression reads, as _from_input follows them (the whole input
+    counts as every element)."""
+    metadata: set[int] = set()
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Attribute) and inner.attr in METADATA_ATTRS:
+            metadata.update(id(x) for x in ast.walk(inner.value))
+        elif isinstance(inner, ast.Call) and (call_name(inner) in ALLOCATIONS | LOOKUP_METHODS | {"len", "id"}):
+            metadata.update(id(x) for x in ast.walk(inner))
+    read: set[int] = set()
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Name) and id(inner) not in metadata:
+            element = element_of(function, inner)
+            if element is not None:
+                read.update(range(len(current().names)) if element == TUPLE else {element})
+            elif depth < 2:
+                for value in index.assignments(function.node, inner.id):
+                    read |= _inputs_read(value, function, index, depth + 1)
+    return read
 
 
 def _is_lookup_call(node: ast.AST) -> bool:
@@ -406,7 +440,10 @@ def _collect_stores(function: Function, index: ModuleIndex, containers: dict[str
             if name is None:
                 continue
             entry = containers.setdefault(name, Container())
-            entry.stores.append(value_kind(value, function, index))
+            kind = value_kind(value, function, index)
+            entry.stores.append(kind)
+            if kind == OUTPUT and not _reads_only_scales(value, function, index):
+                entry.scales_only = False
             if key is not None and _identity(key, function, index):
                 entry.identity_key = True
 
@@ -947,6 +984,9 @@ def _check_returns(function: Function, index: ModuleIndex, containers: dict[str,
             continue  # the same, written elsewhere on the timed path
         # a buffer the kernel writes only when the key is missing: filled once, by the first call
         filled_once = flows_on_miss or written_on_miss
+        if (OUTPUT in kinds and container.scales_only and not filled_once and not _is_entry(function)
+                and not _result_handed_back(function, index)):
+            continue  # scales worked out once for the caller to use: their store is NV302's, as in custom_kernel
         reported.add(name)
         identity = container.identity_key or (key is not None and _identity(key, function, index))
         entry = _is_entry(function)
@@ -966,6 +1006,28 @@ def _check_returns(function: Function, index: ModuleIndex, containers: dict[str,
                                   "config, an error if it is a result")
     _stored_outputs(function, index, reported, report)
     _skips_when_seen(function, index, report)
+
+
+def _result_handed_back(function: Function, index: ModuleIndex, visiting: frozenset[ast.AST] = frozenset()) -> bool:
+    """Does some call of this helper give what custom_kernel hands back (`return _cached(a, b)`, `out =
+    _cached(a, b)` then `return out`, through helpers doing the same)? Where none does, what the helper
+    keeps is data its callers compute the result from (dequantized scales), as a store in custom_kernel
+    itself would be. A helper called where lint cannot see (a callback) is taken to give the result."""
+    sites = _call_sites(index).get(function.node.name, [])
+    if index.functions.get(function.node.name) is not function.node or not sites:
+        return True
+    inner = visiting | {function.node}
+    return any(caller.node not in inner and _hands_back_call(site, caller, index)
+               and (_is_entry(caller) or _result_handed_back(caller, index, inner)) for site, caller in sites)
+
+
+def _hands_back_call(site: ast.Call, caller: Function, index: ModuleIndex) -> bool:
+    """Is the call's value itself what the caller returns or copies into the output, or a name holding it?"""
+    for _, value, _, _ in _handed_back(caller, index):
+        if value is site or isinstance(value, ast.Name) and any(
+                assigned is site for assigned in index.assignments(caller.node, value.id)):
+            return True
+    return False
 
 
 def _skips_when_seen(function: Function, index: ModuleIndex, report: Report) -> None:
