@@ -152,7 +152,8 @@ RULES: tuple[Rule, ...] = (
          "ones, the whole input or *data, an unpacking of the input into another problem's number of names that"
          " a call may not reach: in a branch or a helper, not under `if len(data) == N:`, where the task's tuple"
          " never gets; one every call reaches is NV006), or a name of "
-         "unknown origin reads like them: fine only if they are never read.",
+         "unknown origin reads like them: fine only if they are never read. A load_inline function whose C++ in"
+         " the file never names the parameter they land in is not reported.",
          "_mod.gemm(a, b, sfa_ref, sfb_ref, sfa, sfb, c)", "_mod.gemm(a, b, sfa, sfb, c)"),
     Rule("NV501", "copy-transpose-b", WARNING,
          "B is already (N, K) K-major for C = A @ B^T; a transposed copy costs more than the GEMM.",

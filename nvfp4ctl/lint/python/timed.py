@@ -16,6 +16,7 @@ from nvfp4ctl.lint.python.facts import current, fitting, problem
 from nvfp4ctl.lint.python.index import (
     ENTRY, TUPLE, Function, ModuleIndex, call_name, dotted, element_of, elements_of, loop_values, parameter_names,
     position, slice_elements, view_of, views_of)
+from nvfp4ctl.lint.python.inline_bodies import ignores_argument
 from nvfp4ctl.lint.python.whole_file import _is_kernel, guarded_by_debug
 from nvfp4ctl.lint.shapes import describe, pinned_shape
 
@@ -247,6 +248,8 @@ def _reference_use(node: ast.AST, element: int, label: str, function: Function, 
     call = index.parents.get(parent) if isinstance(parent, ast.keyword) else _through_starred_literal(parent, index)
     callee = _opaque_callee(call, index) if isinstance(call, ast.Call) and node is not call.func else None
     if callee is not None and _passes_permuted(call, target, function, index):  # type: ignore[arg-type]
+        if ignores_argument(call, node, index):  # type: ignore[arg-type]
+            return  # the kernel's own C++, in the file, never names the parameter it lands in
         report(node, "NV403", f"{label} (the reference {scale} {name}) is passed to {callee}: fine only if it "
                               f"ignores {'them' if len(named) > 1 else 'it'}; the kernel must read {permuted}")
     elif callee is not None:
@@ -404,7 +407,7 @@ def _reference_scales(function: Function, index: ModuleIndex, report: Report) ->
             hits = possible & set(reference)
             if hits:
                 _reference_use_in_helper(node, hits, function, index, report)
-            elif not possible and REFERENCE_NAME.match(node.id):
+            elif not possible and REFERENCE_NAME.match(node.id) and not _ignored_by_kernel(node, index):
                 report(node, "NV403", f"{node.id} reads like the reference scales; the timed path must use the "
                                       f"permuted ones ({permuted})")
 
@@ -425,6 +428,17 @@ def _splatted_scales(keyword: ast.keyword, function: Function, index: ModuleInde
     passed = ", ".join(f"{key}={ast.unparse(items[key])}" for key in held)
     _reference_use(keyword, min(alone or held.values()), f"{ast.unparse(keyword)} ({passed})", function, index,
                    report, tuple(sorted(set(held.values()))))
+
+
+def _ignored_by_kernel(node: ast.AST, index: ModuleIndex) -> bool:
+    """Is node an argument of an extension call whose visible C++ never names the parameter it lands in?"""
+    for ancestor in index.ancestors(node):
+        if isinstance(ancestor, ast.Call) and _opaque_callee(ancestor, index) is not None \
+                and ignores_argument(ancestor, node, index):
+            return True
+        if isinstance(ancestor, ast.stmt):
+            return False
+    return False
 
 
 def _whole_input_passed(call: ast.Call, function: Function, index: ModuleIndex, report: Report) -> None:
