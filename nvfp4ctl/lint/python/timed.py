@@ -900,7 +900,7 @@ def _reference_derived(node: ast.AST, function: Function, index: ModuleIndex, de
     return False
 
 
-def _compared_ints(test: ast.AST) -> list[int]:
+def _compared_ints(test: ast.AST, function: Function, index: ModuleIndex) -> list[int]:
     values: list[int] = []
     for node in ast.walk(test):
         if not isinstance(node, ast.Compare):
@@ -912,23 +912,49 @@ def _compared_ints(test: ast.AST) -> list[int]:
             for side, other in ((left, right), (right, left)):
                 if isinstance(other, ast.BinOp) and isinstance(other.op, ast.Mod):
                     continue
-                values.extend(_int_literals(side))
+                values.extend(_int_literals(side, function, index))
     return values
 
 
-def _int_literals(node: ast.AST) -> list[int]:
+def _int_literals(node: ast.AST, function: Function, index: ModuleIndex, follow_calls: bool = True) -> list[int]:
+    """The integers a side of a comparison is written with: literals, a module constant only ever set to
+    a number (`BENCH_N = 7168`), and, one call down, what a helper of the file returns where every return
+    is made of those (`def bench(): return BENCH_M, BENCH_N`, then `if (m, n) == bench():`)."""
     if isinstance(node, ast.Constant) and type(node.value) is int:
         return [node.value]
     if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
-        return [value for element in node.elts for value in _int_literals(element)]
+        return [value for element in node.elts for value in _int_literals(element, function, index, follow_calls)]
+    if isinstance(node, ast.Name) and _numeric_constant(node, function, index):
+        return [value for assigned in index.assignments(index.tree, node.id) for value in _plain_ints(assigned)]
+    if follow_calls and isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in index.functions:
+        helper = Function(index.functions[node.func.id])
+        returns = [n.value for n in index.walk(helper.node)
+                   if isinstance(n, ast.Return) and index.enclosing_function(n) is helper.node]
+        if returns and all(value is not None and _numbers_only(value, helper, index) for value in returns):
+            return [number for value in returns for number in _int_literals(value, helper, index, follow_calls=False)]
     return []
+
+
+def _plain_ints(node: ast.AST) -> list[int]:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return [node.value]
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return [value for element in node.elts for value in _plain_ints(element)]
+    return []
+
+
+def _numbers_only(node: ast.AST, function: Function, index: ModuleIndex) -> bool:
+    """128, (128, 7168), BENCH_M or (BENCH_M, BENCH_N) of module constants only ever set to numbers."""
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return bool(node.elts) and all(_numbers_only(element, function, index) for element in node.elts)
+    return _config_number(node) or _numeric_constant(node, function, index)
 
 
 def _shape_branches(function: Function, index: ModuleIndex, report: Report, shapes: tuple[tuple[int, int, int], ...]) -> None:
     for node in index.walk(function.node):
         values: list[int] = []
         if isinstance(node, (ast.If, ast.IfExp, ast.While)):
-            values = _compared_ints(node.test)
+            values = _compared_ints(node.test, function, index)
         elif isinstance(node, ast.match_case):
             values = [v.value for v in ast.walk(node.pattern) if isinstance(v, ast.Constant) and type(v.value) is int]
         if not values:
