@@ -971,9 +971,11 @@ def _picks_config(node: ast.AST, function: Function, index: ModuleIndex) -> bool
     `if ...: tile, stages = 64, 4`)? A tuned config is fine; a return, a call or any other statement
     in a branch is another code path, and so is a picked number that a later branch tests."""
     if isinstance(node, ast.IfExp):
-        if not (_config_number(node.body) and _config_number(node.orelse)):
-            return False
         parent = index.parents.get(node)
+        if isinstance(parent, ast.Return):  # `return BIG if (m, n) == ... else SMALL`: a tile table's return
+            return _config_helper(function, index)
+        if not (_config_record(node.body, function, index) and _config_record(node.orelse, function, index)):
+            return False
         picked = _assigned_names(parent) if isinstance(parent, (ast.Assign, ast.AnnAssign)) else set()
     elif isinstance(node, ast.If):
         picked = _config_statements([*node.body, *node.orelse], _config_helper(function, index))
@@ -1011,6 +1013,8 @@ def _config_record(node: ast.AST, function: Function, index: ModuleIndex) -> boo
     this file made from them only (`Tile(128, 4)`, a dataclass)."""
     if _config_number(node) or _numeric_constant(node, function, index):
         return True
+    if isinstance(node, ast.IfExp):  # `BIG if m > 256 else SMALL`: one config or another
+        return _config_record(node.body, function, index) and _config_record(node.orelse, function, index)
     return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in index.classes
             and all(_config_number(part) for part in [*node.args, *(k.value for k in node.keywords)]))
 
