@@ -23,7 +23,6 @@ import tempfile
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 from filelock import FileLock, Timeout
@@ -34,6 +33,9 @@ from nvfp4ctl.build.sources import BuildInputs
 from nvfp4ctl.build.submission_headers import machine_cutlass_key
 from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import ToolTimeout, UsageError
+from nvfp4ctl.lock_holder import alive as _alive
+from nvfp4ctl.lock_holder import holder_said as _holder_said
+from nvfp4ctl.lock_holder import holder_of, say_holder, started_by
 from nvfp4ctl.project import cache_root
 from nvfp4ctl.words import seconds_text
 
@@ -104,90 +106,18 @@ def locked(entry: Path, building: str | None = None) -> Iterator[None]:
 
 
 def _say_holder(holder: Path, building: str) -> None:
-    """Writes who holds the lock beside it, for a builder that gives up waiting on it to name: the lock
-    file itself cannot hold it, as filelock empties it on every open. The host, as a shared cache's pids are
-    each their machine's; the process's start time where /proc has it, as a pid is reused once it ends. Best
-    effort: a shared locks/ that refuses it leaves the holder unknown, not the build stopped."""
-    said: dict[str, object] = {"pid": os.getpid(), "host": socket.gethostname(), "building": building,
-                               "since": time.strftime("%Y-%m-%d %H:%M:%S")}
-    if (started := _start_time(os.getpid())) is not None:
-        said["started"] = started
-    with contextlib.suppress(OSError):
-        holder.unlink(missing_ok=True)  # a holder file another member left may not be theirs to write over
-        holder.write_text(json.dumps(said) + "\n", encoding="utf-8")
-
-
-@dataclass(frozen=True)
-class _Holder:
-    """A lock's holder, as its holder file says."""
-
-    pid: int
-    host: str
-    building: str
-    since: str
-    started: int | None  # /proc/<pid>/stat's start time, where the holder's machine has one
-
-    @property
-    def here(self) -> bool:
-        return self.host == socket.gethostname()
-
-
-def _holder_of(holder: Path) -> _Holder | None:
-    """Who holds a lock, as its holder file says; None where that is unknown or stale: a process of this
-    machine that has ended, or whose pid another process has taken since (another start time). The lock
-    then is someone's that wrote no holder file. Another machine's pid is not judged here: it is that
-    machine's."""
-    try:
-        said = json.loads(holder.read_text(encoding="utf-8"))
-        started = said.get("started")
-        found = _Holder(int(said["pid"]), str(said["host"]), str(said["building"]), str(said["since"]),
-                        None if started is None else int(started))
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None
-    if found.here and (not _alive(found.pid) or _reused(found.pid, found.started)):
-        return None
-    return found
-
-
-def _reused(pid: int, started: int | None) -> bool:
-    """Whether this machine's `pid` is another process than the one that started at `started`; False where
-    either start time is unknown (an older holder file, no /proc)."""
-    now = _start_time(pid)
-    return started is not None and now is not None and now != started
+    say_holder(holder, f"building {building}", building=building)
 
 
 def _waiting_words(holder: Path, building: str, root: Path) -> str:
     """The line a build waiting on the lock says: "another nvfp4ctl" unless the holder is this process (another
     of its threads) or one it started (tune's compile workers), which is no other nvfp4ctl to wait out."""
-    found = _holder_of(holder)
+    found = holder_of(holder)
     if found is not None and found.here and found.pid == os.getpid():
         return f"waiting for this nvfp4ctl's own build of {building} in another of its threads, in {root}"
-    if found is not None and found.here and _started_by(found.pid, os.getpid()):
+    if found is not None and found.here and started_by(found.pid, os.getpid()):
         return f"waiting for this nvfp4ctl's own worker (pid {found.pid}) building {building} in {root}"
     return f"waiting for another nvfp4ctl building {building} in {root}"
-
-
-def _started_by(pid: int, ancestor: int) -> bool:
-    """Whether this machine's `pid` descends from `ancestor` (a child, or a child's child: a worker's own
-    helper), by the parents /proc names; False where it cannot tell."""
-    seen: set[int] = set()
-    while pid > 1 and pid not in seen:
-        seen.add(pid)
-        parent = _parent(pid)
-        if parent is None:
-            return False
-        if parent == ancestor:
-            return True
-        pid = parent
-    return False
-
-
-def _holder_said(holder: Path) -> str:
-    """Who holds a lock, as its holder wrote it; "another process" where that is unknown or stale."""
-    found = _holder_of(holder)
-    if found is None:
-        return "another process (not known which)"
-    return f"nvfp4ctl pid {found.pid} on {found.host}, building {found.building} since {found.since}"
 
 
 _swept: set[Path] = set()  # the scratch folders this process has swept: once is enough
@@ -269,45 +199,6 @@ def _listed(scratch: Path) -> list[Path]:
         return [path for path in scratch.iterdir() if path.is_dir() and not path.is_symlink()]
     except OSError:  # no tmp/ yet, or unreadable: nothing to sweep
         return []
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError):  # another user's process, or no pid at all: not ours to judge
-        return True
-    return True
-
-
-def _stat_fields(pid: int) -> list[str] | None:
-    """/proc/<pid>/stat's fields from the third (state) on; None where there is no such file (the process
-    has ended, or no /proc: not Linux). The second, the command's name in parentheses, may hold spaces."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")
-    except (OSError, ValueError):
-        return None
-    return text[text.rfind(")") + 1:].split()
-
-
-def _start_time(pid: int) -> int | None:
-    """When `pid` started, in clock ticks after boot (stat's 22nd field): what tells a process from a later
-    one given the same pid. None where unknown."""
-    fields = _stat_fields(pid)
-    try:
-        return int(fields[19]) if fields is not None else None
-    except (IndexError, ValueError):
-        return None
-
-
-def _parent(pid: int) -> int | None:
-    """`pid`'s parent (stat's 4th field); None where unknown."""
-    fields = _stat_fields(pid)
-    try:
-        return int(fields[1]) if fields is not None else None
-    except (IndexError, ValueError):
-        return None
 
 
 def _last_change(folder: Path) -> float | None:

@@ -19,6 +19,7 @@ writes every file a tune changes in one go (write_table).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Iterator
@@ -28,8 +29,10 @@ from pathlib import Path
 
 from nvfp4ctl.atomic_file import made_read_only, write_text_atomic
 from nvfp4ctl.build.knobs import DispatchEntry, Knob, read_dispatch, render_dispatch
-from nvfp4ctl.errors import UsageError
+from nvfp4ctl.errors import ToolTimeout, UsageError
+from nvfp4ctl.lock_holder import holder_said, say_holder
 from nvfp4ctl.tune.knobs import KernelKnobs
+from nvfp4ctl.words import seconds_text
 
 Shape = tuple[int, int, int, int]  # m, n, k, l
 
@@ -167,17 +170,26 @@ LOCK_TIMEOUT_S = 60.0  # another tune holds it only while it reads and writes th
 @contextmanager
 def locked(path: Path) -> Iterator[None]:
     """The table's read-modify-write, one tune at a time: two tunes of one kernel each write their
-    winners into the table as it is then, so neither drops the other's entries."""
+    winners into the table as it is then, so neither drops the other's entries. A wait that runs out is
+    a timeout (ToolTimeout, exit 3), naming the holder where it wrote itself beside the lock."""
     from filelock import FileLock, Timeout
 
     from nvfp4ctl.runlog import lock_path
 
     lock = lock_path(path, "dispatch")
+    holder = lock.with_suffix(".holder")
     try:
         with FileLock(str(lock), timeout=LOCK_TIMEOUT_S):
-            yield
+            say_holder(holder, f"writing tune's winners into {path.name}")
+            try:
+                yield
+            finally:
+                with contextlib.suppress(OSError):
+                    holder.unlink()
     except Timeout:
-        raise UsageError(f"{path}: another process held its lock ({lock}) for {LOCK_TIMEOUT_S:.0f} s") from None
+        raise ToolTimeout(f"waited {seconds_text(LOCK_TIMEOUT_S)} for the lock {lock} to write the winners into {path};"
+                          f" it is held by {holder_said(holder)}; the winners were not written: run the tune again"
+                          " once that one ends (it reuses this run's results)") from None
 
 
 def files_written(knobs: KernelKnobs, table: DispatchTable, only: frozenset[str] | None) -> list[Path]:

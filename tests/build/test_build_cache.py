@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from nvfp4ctl import lock_holder
 from nvfp4ctl.build import cache, flags, sources
 
 
@@ -339,7 +340,7 @@ def test_a_holder_whose_pid_now_names_another_process_is_a_dead_holder(tmp_path:
     holder = tmp_path / "k.holder"
     cache._say_holder(holder, "k.cu (sm_90a)")
     said = json.loads(holder.read_text())
-    assert said["host"] == socket.gethostname() and said["started"] == cache._start_time(os.getpid())
+    assert said["host"] == socket.gethostname() and said["started"] == lock_holder.start_time(os.getpid())
     assert cache._holder_said(holder).startswith(f"nvfp4ctl pid {os.getpid()} on {socket.gethostname()}, building k.cu")
     holder.write_text(json.dumps({**said, "started": said["started"] + 1}))  # the pid is another process's now
     assert cache._holder_said(holder) == "another process (not known which)"

@@ -115,15 +115,42 @@ def test_the_read_modify_write_waits_for_another_tune_holding_the_table_lock(tin
     from filelock import FileLock
 
     from nvfp4ctl import runlog
+    from nvfp4ctl.errors import ExitCode, ToolTimeout
     from nvfp4ctl.tune import table as table_module
 
     monkeypatch.setattr(table_module, "LOCK_TIMEOUT_S", 0.2)
     path = discover(tiny_copy).dispatch
     lock = runlog.lock_path(path, "dispatch")
     assert lock.parent.name == "locks" and lock != runlog.lock_path(path)  # the cache's lock folder, its own name
-    with FileLock(str(lock)):
-        with pytest.raises(UsageError, match="another process held its lock"):
+    with FileLock(str(lock)):  # a holder that wrote nothing beside the lock: an older nvfp4ctl's tune
+        with pytest.raises(ToolTimeout) as caught:
             with table_module.locked(path):
                 pass
+    assert caught.value.exit_code == ExitCode.TIMEOUT
+    assert str(caught.value) == (f"waited 0.2 s for the lock {lock} to write the winners into {path}; it is held by"
+                                 " another process (not known which); the winners were not written: run the tune"
+                                 " again once that one ends (it reuses this run's results)")
     with table_module.locked(path):
         pass
+
+
+def test_a_table_lock_wait_that_runs_out_names_the_tune_holding_it(tiny_copy: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+    import socket
+
+    from nvfp4ctl import runlog
+    from nvfp4ctl.errors import ExitCode, ToolTimeout
+    from nvfp4ctl.tune import table as table_module
+
+    monkeypatch.setattr(table_module, "LOCK_TIMEOUT_S", 0.2)
+    path = discover(tiny_copy).dispatch
+    with table_module.locked(path):
+        with pytest.raises(ToolTimeout) as caught:
+            with table_module.locked(path):
+                pass
+    said = str(caught.value)
+    assert caught.value.exit_code == ExitCode.TIMEOUT and "\n" not in said
+    assert (f"; it is held by nvfp4ctl pid {os.getpid()} on {socket.gethostname()}, writing tune's winners into"
+            f" {path.name} since ") in said, said
+    assert not runlog.lock_path(path, "dispatch").with_suffix(".holder").exists()  # it went with the lock
