@@ -22,6 +22,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
+from nvfp4ctl.build.host_code import host_digest
 from nvfp4ctl.build.machine import cpu_cores
 from nvfp4ctl.tune.knobs import Config
 from nvfp4ctl.tune.results import COMPILE_ERROR, OK, SPILLS, BuildResult, spill_reason
@@ -65,6 +66,7 @@ def compile_candidate(source: str, arch: str, defines: tuple[str, ...]) -> Build
         kernel=next((name for name, f in kernels if f is main), ""),
         kernels=tuple((name, f.registers, f.shared_bytes) for name, f in kernels),
         code_digest=code_digest(report.entry),
+        host_digest=host_digest(report.module_path, report.module_name),
     )
 
 

@@ -216,6 +216,7 @@ def ranked(report: TuneReport, shape: Shape) -> list[Ranked]:
 
 def ranked_table(report: TuneReport, shape: Shape, limit: int | None = TOP) -> tuple[list[str], list[list[object]], int]:
     """The shape's candidates, fastest first; returns the rows shown and how many were left out."""
+    assert report.search is not None
     current = report.current(shape)
     entries = ranked(report, shape)
     shown = entries if limit is None else entries[:limit] + [e for e in entries[limit:] if e.config_id == CURRENT]
@@ -228,9 +229,17 @@ def ranked_table(report: TuneReport, shape: Shape, limit: int | None = TOP) -> t
         timed = result.ok
         speed = f"{current.us / result.us:.3f}x" if timed and current and current.ok else ""
         verdict = "ok" if timed else f"rejected: {result.status}" + (f" ({result.message})" if result.message else "")
+        if result.same_code_as:  # not run itself: the table says whose result it shows
+            verdict += f", {twin_note(report, result, report.search.start[shape])}"
         rows.append([position if timed else "-", entry.label, f"{result.us:.2f}" if timed else "",
                      f"{result.err_us:.2f}" if timed else "", speed, result.gpu, verdict])
     return columns, rows, len(entries) - len(shown)
+
+
+def twin_note(report: TuneReport, result: Measurement, base: Config) -> str:
+    """Where a candidate was given the result of another building the same program (the same SASS and
+    host code), rather than timed apart by noise: says whose result it is."""
+    return f"same device code as {_label(report, result.same_code_as, base)} (host code too): its result"
 
 
 def summary_rows(report: TuneReport) -> tuple[list[str], list[list[object]], float | None]:
@@ -409,6 +418,8 @@ def to_dict(report: TuneReport) -> dict:
             "winner_result": _result(report.search.best_result[shape]), "new_table": _result(after),
             "old_table_back_to_back": _result(report.old_table.get(shape)),
             "ranked": [{"candidate": e.label, "config": _values(report, e.config_id)} | e.result.to_dict()
+                       | {"same_code_as": _label(report, e.result.same_code_as, report.search.start[shape])
+                          if e.result.same_code_as else None}
                        for e in ranked(report, shape)],
         })
     payload["shapes"] = shapes

@@ -43,10 +43,20 @@ class BuildResult:
     # with one digest run the same device code (a knob the device code never reads; host code may still
     # launch it differently); "" where no SASS was dumped (no cuobjdump)
     code_digest: str = ""
+    # build.host_code.host_digest of the module: with code_digest, the same program (see same_program)
+    host_digest: str = ""
 
     @property
     def usable(self) -> bool:
         return self.status == OK
+
+    @property
+    def same_program(self) -> tuple[str, str] | None:
+        """What two builds share where they run the same program, device and host code alike: their
+        (SASS, host code) digests; None where either is unknown. Two such builds can be timed apart by
+        noise alone. The SASS alone is not enough: a knob only the host code reads (a split count, a
+        grid size) changes the launch and not the SASS."""
+        return (self.code_digest, self.host_digest) if self.usable and self.code_digest and self.host_digest else None
 
     @property
     def lasting(self) -> bool:
@@ -109,17 +119,28 @@ class Measurement:
     runs: int = 0
     message: str = ""
     gpu: str = ""  # which worker measured it ("GPU 1"), for the log
+    # the candidate (config id) whose result this is: one that builds the same program (BuildResult.same_program),
+    # checked and timed in its place; "" where this candidate ran itself
+    same_code_as: str = ""
 
     @property
     def ok(self) -> bool:
         return self.status == OK
+
+    @property
+    def lasting(self) -> bool:
+        """Would the same program give this result again, bar noise? A check's verdict and a time do;
+        a crash, a hang or an error may be the machine's, so a twin build is run again rather than given it."""
+        return self.status in (OK, WRONG, UNSUPPORTED)
 
     def to_dict(self) -> dict:
         return asdict(self) | {"us": None if math.isinf(self.us) else self.us}
 
     @classmethod
     def from_dict(cls, payload: dict) -> Measurement:
-        return cls(**(payload | {"us": math.inf if payload.get("us") is None else payload["us"]}))
+        known = {f.name for f in fields(cls)}
+        values = {name: value for name, value in payload.items() if name in known}
+        return cls(**(values | {"us": math.inf if values.get("us") is None else values["us"]}))
 
 
 @dataclass(frozen=True)
@@ -130,9 +151,10 @@ class Ranked:
 
 
 def rank(entries: Iterable[Ranked]) -> list[Ranked]:
-    """Fastest first; rejected candidates after every timed one, in the order they came."""
+    """Fastest first, a candidate given another's result after the one timed; rejected candidates after
+    every timed one, in the order they came."""
     entries = list(entries)
-    timed = sorted((e for e in entries if e.result.ok), key=lambda e: e.result.us)
+    timed = sorted((e for e in entries if e.result.ok), key=lambda e: (e.result.us, bool(e.result.same_code_as)))
     return timed + [e for e in entries if not e.result.ok]
 
 

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from nvfp4ctl.build.knobs import Knob
 from nvfp4ctl.tune.knobs import Config, KernelKnobs, tunable
@@ -34,6 +35,8 @@ Evaluate = Callable[[list[Request], str], dict[tuple[str, Shape], Measurement]]
 Duel = tuple[Config, Config, Shape]
 DuelKey = tuple[str, str, Shape]  # (current id, challenger id, shape)
 Rematch = Callable[[list[Duel], str], dict[DuelKey, tuple[Measurement, Measurement]]]
+
+T = TypeVar("T")
 
 DEFAULT_ROUNDS = 1
 DEFAULT_MIN_GAIN = 0.01
@@ -182,6 +185,8 @@ def _kernel_step(knob: Knob, shapes: list[Shape], best: dict[Shape, Config], bes
     for v in values:
         score[v] = _score([_time(found[(best[s].with_value(knob.name, v).id, s)]) for s in shapes])
     leading = sorted((v for v in values if score[v] < score[current] * (1 - min_gain)), key=lambda v: score[v])
+    # a value that builds another's program on every shape shares its result: rematched once, not again as a runner-up
+    leading = _first_of_each(leading, lambda v: tuple(_program(found, best[s].with_value(knob.name, v), s) for s in shapes))
     winner = next((v for attempt, v in enumerate(leading[:MAX_CHALLENGERS], 1)
                    if referee.kept([(best[s], best[s].with_value(knob.name, v), s) for s in shapes], best_result,
                                    together=True, attempt=attempt)), None)
@@ -191,6 +196,23 @@ def _kernel_step(knob: Knob, shapes: list[Shape], best: dict[Shape, Config], bes
         best[s] = best[s].with_value(knob.name, winner)
         best_result[s] = found[(best[s].id, s)]
     return True
+
+
+def _program(found: dict[tuple[str, Shape], Measurement], config: Config, shape: Shape) -> str:
+    """The candidate that ran for `config` on `shape`: itself, or the one of the same program whose result it
+    was given (Measurement.same_code_as)."""
+    return found[(config.id, shape)].same_code_as or config.id
+
+
+def _first_of_each(items: list[T], program: Callable[[T], Hashable]) -> list[T]:
+    """`items` in order, less each one whose program an earlier one ran already."""
+    seen: set[Hashable] = set()
+    kept = []
+    for item in items:
+        if (ran := program(item)) not in seen:
+            seen.add(ran)
+            kept.append(item)
+    return kept
 
 
 def _score(times: list[float]) -> float:
@@ -207,7 +229,9 @@ def _plan_step(knob: Knob, shapes: list[Shape], best: dict[Shape, Config], best_
     for s in shapes:
         tried = sorted(((config, found[(config.id, shape)]) for config, shape in requests if shape == s),
                        key=lambda item: _time(item[1]))
-        queues[s] = [item for item in tried if _time(item[1]) < _time(best_result[s]) * (1 - min_gain)][:MAX_CHALLENGERS]
+        leads = [item for item in tried if _time(item[1]) < _time(best_result[s]) * (1 - min_gain)]
+        # candidates of one program share one result: its first in the sweep's order leads for all of them
+        queues[s] = _first_of_each(leads, lambda item: _program(found, item[0], s))[:MAX_CHALLENGERS]
     leaders: dict[Shape, tuple[Config, Measurement]] = {}
     for attempt in range(1, MAX_CHALLENGERS + 1):  # every shape's next challenger at once, so the GPUs share them
         heads = {s: queue[attempt - 1] for s, queue in queues.items() if s not in leaders and len(queue) >= attempt}

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, as_completed
-from dataclasses import dataclass, field
+from concurrent.futures import FIRST_COMPLETED, Future, as_completed, wait
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +94,8 @@ class Evaluator:
         # the configuration whose build is the shipped one (KernelKnobs.shipped_is_start): built and
         # timed once, as the shipped build
         self._shipped_start = report.knobs.defaults() if report.knobs.shipped_is_start else None
+        # (program, shape) -> the candidate that ran it there, whose result its twins are given (BuildResult.same_program)
+        self._ran: dict[tuple[tuple[str, str], Shape], str] = {}
 
     def shipped(self, config: Config | None) -> Config | None:
         """The configuration as built: None (the shipped build) for the one whose build it is."""
@@ -136,6 +138,8 @@ class Evaluator:
                 found[key] = self.report.measurements[key] = saved
                 if key[0] not in self.report.builds and (build := self.state.build(key[0])) is not None:
                     self.report.resumed_builds.setdefault(key[0], build)
+                self._remember_ran(key[0], shape, saved,
+                                   self.report.builds.get(key[0]) or self.report.resumed_builds.get(key[0]))
                 self.on_progress(label, 1)
                 continue
             if shape not in todo.setdefault(key[0], []):
@@ -143,21 +147,59 @@ class Evaluator:
             configs[key[0]] = config
         builds = {self.compile_pool.submit(configs[cid]): cid for cid in todo}
         timing: dict[Future[Measurement], tuple[str, Shape]] = {}
+        waiting: dict[tuple[str, Shape], list[str]] = {}  # a pair being timed: its twins, given its result
         for future in as_completed(builds):
             cid = builds[future]
             build = self._landed(configs[cid], future.result())
             for shape in todo[cid]:
                 if build.usable and self.gpu_pool is not None:
-                    case = self.cases[shape]
-                    timing[self.gpu_pool.submit(build.artifact, case, f"{label}: {shape_key(shape)}",
-                                                home=self.home(shape))] = (cid, shape)
+                    twin = self._ran_as(build, shape)
+                    if twin is None:
+                        timing[self._time(cid, build, shape, label)] = (cid, shape)
+                    elif (twin, shape) in self.report.measurements:
+                        found[(cid, shape)] = self._as_twin(cid, twin, shape, label)
+                    else:
+                        waiting.setdefault((twin, shape), []).append(cid)
                 else:  # a transient build failure is not saved: a resumed tune builds it again
                     found[(cid, shape)] = self._record(cid, shape, Measurement(build.status, message=build.message),
                                                        label, save=build.lasting)
-        for future in as_completed(timing):
-            cid, shape = timing[future]
-            found[(cid, shape)] = self._record(cid, shape, future.result(), label)
+        while timing:
+            done, _ = wait(timing, return_when=FIRST_COMPLETED)
+            for future in done:
+                cid, shape = timing.pop(future)
+                found[(cid, shape)] = result = self._record(cid, shape, future.result(), label)
+                for other in waiting.pop((cid, shape), []):
+                    if result.lasting:
+                        found[(other, shape)] = self._as_twin(other, cid, shape, label)
+                    else:  # a crash or a hang may be the machine's: the twin runs itself
+                        timing[self._time(other, self.report.builds[other], shape, label)] = (other, shape)
         return found | {question: found[key] for question, key in asked}
+
+    def _time(self, cid: str, build: BuildResult, shape: Shape, label: str) -> Future[Measurement]:
+        """Checked and timed on the GPUs; the first candidate of its program to run on this shape."""
+        if (program := build.same_program) is not None and self._ran_as(build, shape) is None:
+            self._ran[(program, shape)] = cid
+        assert self.gpu_pool is not None
+        return self.gpu_pool.submit(build.artifact, self.cases[shape], f"{label}: {shape_key(shape)}", home=self.home(shape))
+
+    def _ran_as(self, build: BuildResult, shape: Shape) -> str | None:
+        """The candidate of the same program (BuildResult.same_program) that ran on this shape, or runs now, and
+        whose result stands; None where there is none: this build runs itself."""
+        twin = self._ran.get((build.same_program, shape)) if build.same_program is not None else None
+        result = self.report.measurements.get((twin, shape)) if twin is not None else None
+        if twin is None or (result is not None and not result.lasting):
+            return None
+        return twin
+
+    def _as_twin(self, cid: str, twin: str, shape: Shape, label: str) -> Measurement:
+        """`twin`'s result given to `cid`, which builds the same program: timed again it could differ by noise
+        alone, and a lead won by noise is what the rematches exist to catch."""
+        return self._record(cid, shape, replace(self.report.measurements[(twin, shape)], same_code_as=twin), label)
+
+    def _remember_ran(self, cid: str, shape: Shape, result: Measurement, build: BuildResult | None) -> None:
+        """A result this run did not make (the resume state's) that ran itself: its program's on this shape."""
+        if build is not None and build.same_program is not None and not result.same_code_as and result.lasting:
+            self._ran.setdefault((build.same_program, shape), cid)
 
     def rematch(self, duels: list[Duel], label: str) -> dict[DuelKey, tuple[Measurement, Measurement]]:
         """Each (current best, challenger, shape) timed back to back in one worker; saved for a resume.

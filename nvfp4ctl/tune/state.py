@@ -29,11 +29,13 @@ from nvfp4ctl.atomic_file import write_text_atomic
 from nvfp4ctl.tune.results import SPILLS, BuildResult, Measurement, shape_key
 
 # Written into the file and hashed into its key, so a change gives every state a new file. 2: each build
-# has "spilled", which an older nvfp4ctl passed to its BuildResult(**saved) as it was (a TypeError).
-STATE_FORMAT = 2
-# Formats read where the current one's file is missing: 1's builds load as format 2's (BuildResult.from_dict
-# takes the fields it knows, a spill without its spills is built again), and its finished marks are the same.
-EARLIER_FORMATS = (1,)
+# has "spilled", which an older nvfp4ctl passed to its BuildResult(**saved) as it was (a TypeError). 3: a
+# measurement may have "same_code_as", which format 2 passed to its Measurement(**saved) as it was.
+STATE_FORMAT = 3
+# Formats read where the current one's file is missing: 1's and 2's builds load as format 3's (BuildResult.from_dict
+# takes the fields it knows, a spill without its spills is built again), their measurements too (each ran
+# itself), and their finished marks are the same.
+EARLIER_FORMATS = (2, 1)
 
 
 def state_key(files: Sequence[Path], shapes: Sequence[Any], gpu: str, settings: dict[str, Any],

@@ -16,7 +16,7 @@ from nvfp4ctl.task import Case
 from nvfp4ctl.tune.compile_pool import CompilePool
 from nvfp4ctl.tune.gpu_pool import GpuPool, NamedWorker
 from nvfp4ctl.tune.knobs import discover
-from nvfp4ctl.tune.results import OK, UNSUPPORTED
+from nvfp4ctl.tune.results import OK, UNSUPPORTED, BuildResult, Measurement
 from nvfp4ctl.tune.search import SearchSettings, start_configs
 from nvfp4ctl.tune.session import Evaluator, TuneReport, tune
 from nvfp4ctl.tune.state import TuneState
@@ -589,3 +589,103 @@ def test_a_kernel_knobs_values_are_built_once_per_distinct_start(tmp_path: Path,
             else:
                 tune(knobs, start, table, evaluator, SearchSettings(only=frozenset({"X_K"})), write=False)
         assert len(compiled) == len(set(compiled)) == len(report.builds) == builds
+
+
+# P's values as built: 1 and 2 the same program (SASS and host code); 3 the SASS of 0 with other host code,
+# as a knob only the host code reads (a split count) builds
+_PROGRAMS = {0: ("sass-a", "host-0"), 1: ("sass-b", "host-1"), 2: ("sass-b", "host-1"), 3: ("sass-a", "host-3")}
+
+
+def _twin_compile(source: str, arch: str, defines: tuple[str, ...]) -> BuildResult:
+    from dataclasses import replace
+
+    build = fake_compile(source, arch, defines)
+    sass, host = _PROGRAMS[int(build.artifact["values"].get("P", 0))]
+    return replace(build, code_digest=sass, host_digest=host)
+
+
+def _twin_run(tmp_path: Path, worker: FakeWorker, state: str = "state.json") -> tuple[object, TuneReport]:
+    from nvfp4ctl.tune.search import coordinate_descent
+
+    from tune_fakes import make_knobs
+
+    knobs = make_knobs(("P", (0, 1, 2, 3), 0, "plan"))
+    report = TuneReport(knobs=knobs, shapes=[SHORT_K], compile_only=False)
+    with CompilePool(Path("fake.cu"), "sm_90a", compile_fn=_twin_compile, executor=ThreadPoolExecutor(2)) as builds, \
+            GpuPool([NamedWorker("GPU 0", worker)], {}, timeout_s=10) as gpus:
+        evaluator = Evaluator(builds, gpus, TuneState(tmp_path / state, "k"), {SHORT_K: Case(*SHORT_K, seed=1111)},
+                              report, lambda *_: None)
+        report.search = coordinate_descent(knobs, start_configs(knobs, [SHORT_K], None), evaluator,
+                                           rematch=evaluator.rematch)
+    return knobs, report
+
+
+class _LuckyTwice(FakeWorker):
+    """P=1 and P=2 (one program) lead the sweep by noise alone, 9.5 against 10 us; back to back with the
+    start they are 10 at the first rematch and 9.0 at a second: a second draw of the noise for one program
+    would hold. `timed`: each P run alone, then ("pair", P) for each rematch."""
+
+    def __init__(self) -> None:
+        super().__init__(timing=lambda values, case: {})
+        self.timed: list[object] = []
+        self._rematches = iter([10.0, 9.0])
+
+    def call(self, job: str, *, label: str, timeout_s: float | None = None, **payload: object) -> object:
+        from nvfp4ctl.tune.gpu_pool import PAIR_JOB
+
+        def answer(us: float) -> dict:
+            return {"status": OK, "us": us, "err_us": 0.01, "runs": 20}
+
+        p = int(payload["artifact"]["values"].get("P", 0))
+        if job != PAIR_JOB:
+            self.timed.append(p)
+            return answer(9.5 if p in (1, 2) else 10.0)
+        self.timed.append(("pair", int(payload["challenger"]["values"]["P"])))
+        return {"status": OK, "current": answer(10.0), "challenger": answer(next(self._rematches))}
+
+
+def test_a_candidate_building_the_same_program_as_one_timed_gets_its_result(tmp_path: Path) -> None:
+    """P=2 builds P=1's SASS and host code: it is not timed, and takes P=1's result, marked as such; P=3, the
+    SASS of P=0 with other host code (a launch of its own), is timed."""
+    from nvfp4ctl.tune import render
+
+    worker = _LuckyTwice()
+    knobs, report = _twin_run(tmp_path, worker)
+    alone = [p for p in worker.timed if isinstance(p, int)]
+    assert sorted(alone) == sorted([0, 3, 1 if 1 in alone else 2])  # one of the twins, whichever built first; P=3 too
+    ran, twin = ("P=1", "P=2") if 1 in alone else ("P=2", "P=1")
+    ids = {f"P={p}": report.search.start[SHORT_K].with_value("P", p).id for p in (1, 2)}
+    assert report.measurements[(ids[twin], SHORT_K)] == _given(report.measurements[(ids[ran], SHORT_K)], ids[ran])
+    _, rows, _ = render.ranked_table(report, SHORT_K, limit=None)
+    verdicts = {row[1]: row[-1] for row in rows}
+    assert verdicts[twin] == f"ok, same device code as {ran} (host code too): its result"
+    assert verdicts[ran] == "ok" and verdicts["P=3"] == "ok"
+    assert [row[1] for row in rows][:2] == [ran, twin]  # the one timed first, the same time
+    ranked = {e["candidate"]: e for e in render.to_dict(report)["shapes"][0]["ranked"]}
+    assert ranked[twin]["same_code_as"] == ran and ranked[ran]["same_code_as"] is None
+
+
+def _given(result: Measurement, twin: str) -> Measurement:
+    from dataclasses import replace
+
+    return replace(result, same_code_as=twin)
+
+
+def test_one_program_is_rematched_once_so_its_twin_never_wins_by_noise(tmp_path: Path) -> None:
+    """P=1's sweep lead does not hold back to back; P=2, the same program, had a lead of its own in the sweep
+    and a lucky rematch as the runner-up, and won: a second draw of the noise for one build."""
+    worker = _LuckyTwice()
+    _, report = _twin_run(tmp_path, worker)
+    assert report.search.best == report.search.start  # nothing held
+    assert [(r.challenger_id, r.kept) for r in report.search.rematches] == [("P=1", False)]  # the first in the sweep
+    assert [p for p in worker.timed if isinstance(p, tuple)] == [("pair", 1)]
+
+
+def test_a_resumed_run_gives_a_twin_the_result_it_was_given(tmp_path: Path) -> None:
+    """The mark is saved with the result, so the rerun's table says the same as the run's."""
+    _, first = _twin_run(tmp_path, _LuckyTwice())
+    again = _LuckyTwice()
+    _, report = _twin_run(tmp_path, again)
+    assert again.timed == []  # every pair and rematch from the resume state
+    assert report.measurements == first.measurements
+    assert sum(bool(m.same_code_as) for m in report.measurements.values()) == 1

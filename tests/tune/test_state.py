@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from nvfp4ctl.tune.results import OK, SPILLS, BuildResult, Measurement
-from nvfp4ctl.tune.state import SavedRun, TuneState
+from nvfp4ctl.tune.state import STATE_FORMAT, SavedRun, TuneState
 
 SHAPE = (128, 256, 256, 1)
 SPILLED = (("tiny::chain", 2304, 2304),)
@@ -157,7 +157,7 @@ def test_a_state_written_now_is_never_opened_by_a_format_1_nvfp4ctl(tmp_path: Pa
     state.record_build("LIVE=256", BuildResult.from_dict(_spill_build(spilled=SPILLED)))
     state.finish()
     [written] = (cache / "tune").glob("*.json")
-    assert json.loads(written.read_text())["format"] == 2
+    assert json.loads(written.read_text())["format"] == STATE_FORMAT
     assert _load_as_format_1_did(cache, key_1) == []  # found nothing: no crash
     # as format 1 wrote it, the same file is what crashed it
     (cache / "tune" / f"{key_1[:24]}.json").write_text(json.dumps(json.loads(written.read_text()) | {"key": key_1}))
@@ -180,7 +180,7 @@ def test_a_format_1_state_loads_and_is_carried_on_in_the_current_format(tmp_path
     assert state.saved_run == SavedRun(finished=False, saved_at=stamp)  # an interrupted run's, as it says
     state.finish()  # nothing measured: the results found are written in the current format, still of their time
     new = json.loads(TuneState.file_in(cache, key).read_text())
-    assert (new["format"], new["key"], new["finished"], new["saved_at"]) == (2, key, True, stamp)
+    assert (new["format"], new["key"], new["finished"], new["saved_at"]) == (STATE_FORMAT, key, True, stamp)
     assert old.read_text() == text  # an older nvfp4ctl's file is left to it
     assert TuneState.in_cache(cache, key, earlier_keys=[key_1]).saved_run == SavedRun(finished=True, saved_at=stamp)
     assert TuneState.in_cache(cache, key, fresh=True, earlier_keys=[key_1]).resumed == 0
@@ -191,11 +191,11 @@ def test_a_state_of_a_newer_format_is_left_alone_with_a_note(tmp_path: Path, whe
     cache, key, key_1 = _keys(tmp_path)
     path = TuneState.file_in(cache, key if where == "current" else key_1)
     path.parent.mkdir(parents=True)
-    newer = json.dumps({"format": 3, "key": key, "measurements": [["a shape unlike any", 1]], "builds": None})
+    newer = json.dumps({"format": STATE_FORMAT + 1, "key": key, "measurements": [["a shape unlike any", 1]], "builds": None})
     path.write_text(newer)
     state = TuneState.in_cache(cache, key, earlier_keys=[key_1])
     assert state.resumed == 0 and state.saved_run is None and not state.builds
-    assert state.note is not None and "newer nvfp4ctl (format 3" in state.note and "left as it is" in state.note
+    assert state.note is not None and f"newer nvfp4ctl (format {STATE_FORMAT + 1}" in state.note and "left as it is" in state.note
     state.record("LIVE=8", SHAPE, Measurement(OK, us=10.0))
     state.finish()
     assert path.read_text() == newer  # not this nvfp4ctl's to replace

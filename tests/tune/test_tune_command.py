@@ -721,13 +721,14 @@ def test_a_state_file_of_format_1_is_reused_and_its_successor_written(tiny_copy:
     again = _tune(*args)
     assert again.exit_code == 0, again.output
     assert f"reused: {len(saved['measurements'])} (candidate, shape) results from a finished run" in again.output
-    assert path.is_file() and json.loads(path.read_text())["format"] == 2
-    newer = json.dumps({"format": 3, "key": "another shape of key", "results": []})
+    assert path.is_file() and json.loads(path.read_text())["format"] == state.STATE_FORMAT
+    newer = json.dumps({"format": state.STATE_FORMAT + 1, "key": "another shape of key", "results": []})
     path.write_text(newer)  # a newer nvfp4ctl's, where this one's would be
     third = _tune(*args)
     assert third.exit_code == 0, third.output
     flat = " ".join(third.output.split())
-    assert "warning: " in flat and "resume state of a newer nvfp4ctl (format 3, this one reads 2 and earlier)" in flat
+    assert "warning: " in flat and (f"resume state of a newer nvfp4ctl (format {state.STATE_FORMAT + 1}, this one reads"
+                                    f" {state.STATE_FORMAT} and earlier)") in flat
     assert "reused:" not in third.output and "Traceback" not in third.output
     assert path.read_text() == newer
 
