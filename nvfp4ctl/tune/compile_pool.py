@@ -18,6 +18,7 @@ import signal
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from dataclasses import replace
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
@@ -77,6 +78,22 @@ def code_digest(entry: Path) -> str:
 
     sass = saved_sass(entry)
     return "" if sass is None else sass_digest(sass)
+
+
+def with_current_digests(build: BuildResult) -> BuildResult:
+    """A build an earlier nvfp4ctl saved, its code_digest and host_digest worked out again from its cache entry
+    as compile_candidate works them out now: an earlier one hashed the SASS listing another way and kept no
+    host digest, so its build could never be found the same program as one built now. Where the entry or its
+    module is gone, the digest is "" (nothing claimed)."""
+    from nvfp4ctl.build import cache
+    from nvfp4ctl.build.builder import module_name
+
+    artifact = build.artifact or {}
+    if artifact.get("kind") != "kernel":
+        return replace(build, code_digest="", host_digest="")
+    source, arch, key = Path(artifact["source"]), str(artifact["arch"]), str(artifact["key"])
+    entry, name = cache.entry_dir(source, arch, key), module_name(source, arch, key)
+    return replace(build, code_digest=code_digest(entry), host_digest=host_digest(entry / f"{name}.so", name))
 
 
 class CompilePool:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from nvfp4ctl.tune.compile_pool import CompilePool
+from nvfp4ctl.tune.compile_pool import CompilePool, with_current_digests
 from nvfp4ctl.tune.gpu_pool import GpuPool
 from nvfp4ctl.tune.knobs import Config, KernelKnobs
 from nvfp4ctl.errors import UsageError
@@ -136,8 +136,10 @@ class Evaluator:
             saved = self.state.measurement(*key)
             if saved is not None:
                 found[key] = self.report.measurements[key] = saved
-                if key[0] not in self.report.builds and (build := self.state.build(key[0])) is not None:
-                    self.report.resumed_builds.setdefault(key[0], build)
+                if key[0] not in self.report.builds and key[0] not in self.report.resumed_builds \
+                        and (build := self.state.build(key[0])) is not None:
+                    self.report.resumed_builds[key[0]] = (build if self.state.digests_current
+                                                          else with_current_digests(build))
                 self._remember_ran(key[0], shape, saved,
                                    self.report.builds.get(key[0]) or self.report.resumed_builds.get(key[0]))
                 self.on_progress(label, 1)

@@ -36,6 +36,10 @@ STATE_FORMAT = 3
 # takes the fields it knows, a spill without its spills is built again), their measurements too (each ran
 # itself), and their finished marks are the same.
 EARLIER_FORMATS = (2, 1)
+# The first format whose builds hold code_digest as compile_pool works it out now (an earlier nvfp4ctl hashed the
+# SASS listing itself, less its identifier lines) and host_digest: an earlier one's are worked out again
+# (compile_pool.with_current_digests), so that a resumed run finds the same twins as a fresh one.
+CURRENT_DIGESTS_SINCE = 3
 
 
 def state_key(files: Sequence[Path], shapes: Sequence[Any], gpu: str, settings: dict[str, Any],
@@ -88,6 +92,7 @@ class TuneState:
         self._writable = path is not None
         self._finished = False  # finish() marked the run: its search was done
         self._stopped_by_budget_s: float | None = None  # finish()'s
+        self.digests_current = True  # False: the builds found hold an earlier nvfp4ctl's digests (CURRENT_DIGESTS_SINCE)
         if fresh or path is None:
             return
         for found_at, found_key in ((path, key), *earlier):
@@ -105,6 +110,7 @@ class TuneState:
             if saved.get("key") == found_key and saved_format is not None:
                 self._load(saved)
                 self._migrate = found_at != path
+                self.digests_current = saved_format >= CURRENT_DIGESTS_SINCE
                 return
 
     def _load(self, saved: dict) -> None:

@@ -604,17 +604,18 @@ def _twin_compile(source: str, arch: str, defines: tuple[str, ...]) -> BuildResu
     return replace(build, code_digest=sass, host_digest=host)
 
 
-def _twin_run(tmp_path: Path, worker: FakeWorker, state: str = "state.json") -> tuple[object, TuneReport]:
+def _twin_run(tmp_path: Path, worker: FakeWorker, state: TuneState | None = None,
+              compile_fn: Callable[[str, str, tuple[str, ...]], BuildResult] = _twin_compile) -> tuple[object, TuneReport]:
     from nvfp4ctl.tune.search import coordinate_descent
 
     from tune_fakes import make_knobs
 
     knobs = make_knobs(("P", (0, 1, 2, 3), 0, "plan"))
     report = TuneReport(knobs=knobs, shapes=[SHORT_K], compile_only=False)
-    with CompilePool(Path("fake.cu"), "sm_90a", compile_fn=_twin_compile, executor=ThreadPoolExecutor(2)) as builds, \
+    with CompilePool(Path("fake.cu"), "sm_90a", compile_fn=compile_fn, executor=ThreadPoolExecutor(2)) as builds, \
             GpuPool([NamedWorker("GPU 0", worker)], {}, timeout_s=10) as gpus:
-        evaluator = Evaluator(builds, gpus, TuneState(tmp_path / state, "k"), {SHORT_K: Case(*SHORT_K, seed=1111)},
-                              report, lambda *_: None)
+        evaluator = Evaluator(builds, gpus, state or TuneState(tmp_path / "state.json", "k"),
+                              {SHORT_K: Case(*SHORT_K, seed=1111)}, report, lambda *_: None)
         report.search = coordinate_descent(knobs, start_configs(knobs, [SHORT_K], None), evaluator,
                                            rematch=evaluator.rematch)
     return knobs, report
@@ -689,3 +690,74 @@ def test_a_resumed_run_gives_a_twin_the_result_it_was_given(tmp_path: Path) -> N
     assert again.timed == []  # every pair and rematch from the resume state
     assert report.measurements == first.measurements
     assert sum(bool(m.same_code_as) for m in report.measurements.values()) == 1
+
+
+def _entry_compile(libraries: dict[str, Path]) -> Callable[[str, str, tuple[str, ...]], BuildResult]:
+    """_twin_compile's programs as build cache entries: each a SASS listing (its source's path on an
+    identifier line) and a module, whose digests are worked out from the entry as compile_candidate does."""
+    import hashlib
+    import shutil
+    from dataclasses import replace
+
+    from nvfp4ctl.build import cache
+    from nvfp4ctl.build.builder import module_name
+    from nvfp4ctl.build.resources import save_sass
+    from nvfp4ctl.tune.compile_pool import kernel_artifact, with_current_digests
+
+    def compile_fn(source: str, arch: str, defines: tuple[str, ...]) -> BuildResult:
+        build = _twin_compile(source, arch, defines)
+        sass, host = build.code_digest, build.host_digest
+        key = hashlib.sha256(" ".join(defines).encode()).hexdigest()
+        entry = cache.entry_dir(Path(source), arch, key)
+        entry.mkdir(parents=True, exist_ok=True)
+        save_sass(entry, f"\tcode for sm_90a\n\tidentifier = /src/{key[:8]}/fake.cu\n\t\tFunction : k\n\t/*0000*/ {sass} ;\n")
+        shutil.copy(libraries[host], entry / f"{module_name(Path(source), arch, key)}.so")
+        artifact = kernel_artifact(source, arch, defines, key) | {"values": build.artifact["values"]}
+        return with_current_digests(replace(build, artifact=artifact))
+
+    return compile_fn
+
+
+def test_a_run_resumed_from_an_earlier_format_finds_the_twins_a_fresh_run_finds(tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """An nvfp4ctl of format 2 saved each build's code digest as the SASS listing hashed less its identifier
+    lines, and no host digest: resumed from its file, the twin built in the new run was timed, and its row
+    lost the "same device code as" a fresh run gives it."""
+    import hashlib
+    import shutil
+    import subprocess
+
+    from nvfp4ctl.build import cache
+    from nvfp4ctl.build.resources import saved_sass
+
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        pytest.skip("needs a C compiler")
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "host.c").write_text("int split_of(int k) { return k >= 1024 ? SPLIT : 1; }\n")
+    libraries = {}
+    for host in {host for _, host in _PROGRAMS.values()}:
+        libraries[host] = tmp_path / f"{host}.so"
+        subprocess.run([compiler, "-shared", "-fPIC", f"-DSPLIT={host[-1]}", str(tmp_path / "host.c"), "-o",
+                        str(libraries[host])], check=True)
+    compile_fn = _entry_compile(libraries)
+    _, fresh = _twin_run(tmp_path, _LuckyTwice(), compile_fn=compile_fn)
+    [(twin, ran)] = [(cid, m.same_code_as) for (cid, _), m in fresh.measurements.items() if m.same_code_as]
+
+    # what an interrupted run of the format-2 nvfp4ctl left: the one twin timed, the other not reached
+    saved = json.loads((tmp_path / "state.json").read_text())
+    for build in saved["builds"].values():
+        listing = saved_sass(cache.entry_dir(Path(build["artifact"]["source"]), "sm_90a", build["artifact"]["key"]))
+        code = "\n".join(line for line in listing.splitlines() if not line.strip().startswith("identifier ="))
+        build["code_digest"] = hashlib.sha256(code.encode()).hexdigest()
+        del build["host_digest"]
+    saved["measurements"] = {pair: found for pair, found in saved["measurements"].items()
+                             if not pair.startswith((twin + "|", "P=3|"))}
+    (tmp_path / "old.json").write_text(json.dumps(saved | {"format": 2, "key": "k2", "rematches": {}, "finished": False}))
+
+    worker = _LuckyTwice()
+    state = TuneState(tmp_path / "new.json", "k", earlier=[(tmp_path / "old.json", "k2")])
+    _, resumed = _twin_run(tmp_path, worker, state=state, compile_fn=compile_fn)
+    assert state.resumed == 2 and worker.timed == [3, ("pair", 1)]  # the twin not timed again
+    assert resumed.measurements[(twin, SHORT_K)] == fresh.measurements[(twin, SHORT_K)]
+    assert resumed.measurements[(twin, SHORT_K)].same_code_as == ran
