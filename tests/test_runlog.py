@@ -1117,6 +1117,29 @@ def test_log_of_the_last_runs_with_no_broken_line_among_them_says_nothing(tmp_pa
     assert numbered.lines == [6, 9, 10] and numbered.unread == [5, 7]
 
 
+@pytest.mark.parametrize("note", ["- 2026-11-28T12:30Z: cccc = 2-stage pipeline, fastest so far",
+                                  "- 2026-11-28T12:30 tried K=128: slower", "- 2026-11-28: back from the B200"])
+def test_a_note_of_the_users_that_starts_with_a_time_is_no_broken_run(tmp_path, monkeypatch, note):
+    """A bullet of the user's own that starts with an ISO time was named a line that could not be read as a run:
+    only a line of the run line's shape (its time, then the cell separator) is a broken run."""
+    memory = tmp_path / "MEMORY.md"
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    runlog.append(_entry("kept"), memory)
+    memory.write_text(memory.read_text() + note + "\n")
+    assert not runlog.looks_like_a_run(note)
+    assert runlog.read_numbered(memory).unread == []
+    for args in (["log"], ["log", "--trend"]):
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 0 and "could not be read" not in result.output, result.output
+
+
+@pytest.mark.parametrize("line", ["- 2026-11-25T09:00:00Z · `nvfp4ctl check` · sub.py@abc",  # cells lost
+                                  "- 2026-11-25T09:00:00Z · nvfp4ctl check · sub.py@abc · 1234567",  # quotes lost
+                                  "- 2026-11-25T09:0"])  # a write killed inside the time stamp
+def test_a_damaged_run_line_is_still_named_as_one(line):
+    assert runlog.looks_like_a_run(line)
+
+
 @pytest.mark.parametrize("before", [
     "- 2026-11-28T10:00:00Z · `nvfp4ctl lint submission.py` · submission.py@abc · 890b176 · none · 0 · clean\n\n"
     "```sh\nnvfp4ctl bench\n```\n",  # a fence right above the heading

@@ -265,9 +265,12 @@ def make_entry(outcome: Outcome, argv: list[str], cwd: Path, memory: Path | None
     )
 
 
-# A bullet meant as a run's line: it starts with the time as logged, or its second cell is a backquoted
-# nvfp4ctl command. A note of the user's (`- try 2-CTA`, `- ran `nvfp4ctl bench` twice`) is neither.
-_RUN_LIKE = re.compile(r"- (?:\d{4}-\d\d-\d\dT\d\d:\d\d|[^·]*· `nvfp4ctl\b)")
+# A bullet meant as a run's line has its shape: the time as logged, then the cell separator, or a second cell
+# that is a backquoted nvfp4ctl command. A note of the user's is neither, one that starts with a time of its
+# own too (`- try 2-CTA`, `- ran `nvfp4ctl bench` twice`, `- 2026-11-28T12:30Z: cccc = 2-stage pipeline`).
+# A line cut short inside its time stamp (a write killed part-way) is a run's too.
+_RUN_LIKE = re.compile(r"- (?:\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d)?Z?" + re.escape(SEPARATOR)
+                       + r"|\d{4}-\d\d-\d\dT[\d:]*Z?\s*$|[^·]*· `nvfp4ctl\b)")
 
 
 def looks_like_a_run(line: str) -> bool:
