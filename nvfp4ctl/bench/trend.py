@@ -235,16 +235,29 @@ def plot(values: Sequence[float | None], changes: Sequence[bool], height: int = 
     return lines
 
 
-def summary(values: Sequence[float | None], with_change: bool = True) -> str:
+def summary(values: Sequence[float | None], with_change: bool = True, runs: Sequence[Run] = ()) -> str:
     """"53.68 -> 53.21 µs (-0.9 %) over 7 runs, best 53.21": first and last run that timed the shape;
-    without `with_change` (CPU runs) no percentage."""
+    without `with_change` (CPU runs) no percentage. With `runs` (one per value) the best is named, so the try
+    can be found: "best 53.21 (run 6, 2026-11-26 05:40:27, @a7cbea65)", its number as the legends count,
+    its time and the target's content hash as `log` shows them."""
     present = [v for v in values if v is not None]
     if not present:
         return "no run timed this shape"
     first, last = present[0], present[-1]
     change = f" ({100.0 * (last - first) / first:+.1f} %)" if len(present) > 1 and with_change else ""
-    runs = f"{len(present)} run{'' if len(present) == 1 else 's'}"
-    return f"{first:.2f} -> {last:.2f} µs{change} over {runs}, best {min(present):.2f}"
+    count = f"{len(present)} run{'' if len(present) == 1 else 's'}"
+    best = min(present)
+    return f"{first:.2f} -> {last:.2f} µs{change} over {count}, best {best:.2f}{_which(values, best, runs)}"
+
+
+def _which(values: Sequence[float | None], best: float, runs: Sequence[Run]) -> str:
+    """" (run 6, 2026-11-26 05:40:27, @a7cbea65)": the first run of the best value; "" without the runs."""
+    if len(runs) != len(values):
+        return ""
+    index = values.index(best)
+    run = runs[index]
+    digest = f", @{run.digest[:8]}" if run.digest else ""
+    return f" (run {index + 1}, {run.time.replace('T', ' ').rstrip('Z')}{digest})"
 
 
 def commit_legend(trend: Trend) -> list[str]:

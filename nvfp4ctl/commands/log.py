@@ -203,7 +203,7 @@ def _draw_trend(entries: list, last: int, target: Path | None, wanted: dict[str,
             console.info(f"  {CPU_TREND_NOTE}", result=True)
         for key in keys:
             values = trend.series(key)
-            console.info(f"  {key}: {trends.summary(values, with_change=not trend.on_cpu)}", result=True)
+            console.info(f"  {key}: {trends.summary(values, with_change=not trend.on_cpu, runs=trend.runs)}", result=True)
             console.raw("\n".join("    " + line for line in trends.plot(values, trend.changes(),
                                                                       tool_changes=trend.tool_changes())))
         console.raw("\n".join("  " + line for line in [*trends.commit_legend(trend), *trends.tool_legend(trend)]))

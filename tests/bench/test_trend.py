@@ -145,6 +145,17 @@ def test_log_trend_end_to_end(logged: Path) -> None:
     assert "^ run 4: bbbbbbb" in result.output
 
 
+def test_the_best_run_is_named_by_its_number_time_and_content_hash(logged: Path) -> None:
+    """"best 16.00" said which time but not which run: the try could not be found again."""
+    h100 = trend.collect(LOG, Path.cwd())[1]
+    assert trend.summary(h100.series(SMALL), runs=h100.runs).endswith(
+        "best 16.00 (run 4, 2026-11-26 01:30:00, @01234567)")
+    assert trend.summary([2.0, 1.0, 1.0], runs=[replace(h100.runs[0], digest=""), *h100.runs[:2]]).endswith(
+        "best 1.00 (run 2, 2026-11-26 01:00:00, @01234567)")  # a tie: the first run of the best
+    result = CliRunner().invoke(app, ["log", "--trend", "--shape", "128,7168,2048"])
+    assert "over 4 runs, best 16.00 (run 4, 2026-11-26 01:30:00, @01234567)" in result.output, result.output
+
+
 def test_log_trend_under_quiet_keeps_what_each_plot_is_of(logged: Path) -> None:
     """-q hid the target and shape lines but printed the plots: curves with no name."""
     quiet = CliRunner().invoke(app, ["-q", "log", "--trend", "--shape", "128,7168,2048"])
