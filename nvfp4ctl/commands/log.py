@@ -67,10 +67,13 @@ def command(
         _say_runs_below(log, memory)
         return Outcome(result="empty")
     problems = any(e.problem for e in entries)  # a column only once some run recorded its problem
+    notes = any(e.note for e in entries)  # and one for the notes typed after it, where a run shown has one
     console.table(
-        ["time (UTC)", "command", "target", "commit", "gpu", "exit", "result"] + (["problem"] if problems else []),
+        ["time (UTC)", "command", "target", "commit", "gpu", "exit", "result"] + (["problem"] if problems else [])
+        + (["note"] if notes else []),
         [[_time_shown(e.time), e.command, _short_target(e.target), e.commit, e.gpu,
-          e.exit_code, e.result] + ([e.problem or "-"] if problems else []) for e in entries],
+          e.exit_code, e.result] + ([e.problem or "-"] if problems else []) + ([e.note or "-"] if notes else [])
+         for e in entries],
         title=f"{plural(len(entries), 'most recent run')} ({memory})",
         right_align_from=5,
         result=True,  # the entries are what `log` shows: -q keeps them
@@ -100,9 +103,10 @@ def _say_tool_changes(entries: list[RunEntry]) -> None:
 
 def _record(entry: RunEntry) -> list[str]:
     """A run as the plain layout shows it: the table's cells, the exit code named, no problem where none
-    was logged."""
+    was logged, the user's note named as one."""
     return [_time_shown(entry.time), entry.command, _short_target(entry.target), entry.commit,
-            entry.gpu, f"exit {entry.exit_code}", entry.result] + ([entry.problem] if entry.problem else [])
+            entry.gpu, f"exit {entry.exit_code}", entry.result] + ([entry.problem] if entry.problem else []) \
+        + ([f"note: {entry.note}"] if entry.note else [])
 
 
 _LINES_NAMED = 10  # a log edited by a script may have hundreds: the first ones, then a count

@@ -31,6 +31,7 @@ class RunEntry:
     result: str
     problem: str = ""  # the task's problem ("nvfp4_dual_gemm"); a last cell, absent on older lines
     tool: str = ""  # the nvfp4ctl that wrote the line ("0.1.0 (abc1234)"), in no cell of its own (with_tool)
+    note: str = ""  # what the user typed after the problem (problem_and_note): read back, never written by nvfp4ctl
 
     def to_line(self) -> str:
         names = [f.name for f in fields(self) if f.name in _CELLS and (f.name != "problem" or self.problem)]
@@ -50,14 +51,43 @@ class RunEntry:
         if not line.startswith("- "):
             return None
         cells = line[2:].rstrip("\n").split(SEPARATOR)
+        note = ""
+        if len(cells) >= len(_CELLS):  # the problem's cell, and what a hand edit added after it
+            problem, note = problem_and_note(SEPARATOR.join(cells[len(_CELLS) - 1:]))
+            if len(cells) > len(_CELLS) and problem not in _known_problems():  # a cell more, but no run's
+                return None
+            cells[len(_CELLS) - 1:] = [problem]
         if len(cells) not in (len(_CELLS) - 1, len(_CELLS)):
             return None
         cells[1] = cells[1].strip("`")
         cells[2], tool = without_tool(cells[2])
-        return cls(*cells, tool=tool)
+        return cls(*cells, tool=tool, note=note)
 
 
 _CELLS = ("time", "command", "target", "commit", "gpu", "exit_code", "result", "problem")
+
+
+@lru_cache(maxsize=1)
+def _known_problems() -> tuple[str, ...]:
+    from nvfp4ctl.problems import problem_names  # the registry alone: no problem's module is loaded
+
+    return problem_names()
+
+
+def problem_and_note(cell: str) -> tuple[str, str]:
+    """The last cell of a line, a known problem's name and a note the user typed after it (`nvfp4_dual_gemm
+    (2-stage pipeline)`, `nvfp4_dual_gemm · tried swizzle 128B`), as (problem, note), a note in parentheses
+    without them; a cell that starts with no known problem's name as it is (a problem of a later nvfp4ctl),
+    with no note. Read whole, the note made a problem of its own: a trend of its own, a run bench's
+    comparison passed over."""
+    for name in sorted(_known_problems(), key=len, reverse=True):  # the longest first: none is cut short
+        rest = cell[len(name):]
+        if cell.startswith(name) and (not rest or not (rest[0].isalnum() or rest[0] in "_-")):
+            note = rest.strip().removeprefix(SEPARATOR.strip()).strip()
+            if note.startswith("(") and note.endswith(")") and "(" not in note[1:] and ")" not in note[:-1]:
+                note = note[1:-1].strip()
+            return name, note
+    return cell, ""
 
 # Which nvfp4ctl wrote a line rides in its target cell's bracket, after the reason the target was chosen
 # ("./submission.py@a7cbea65f00d [beside task.yml; nvfp4ctl 0.1.0 (abc1234)]"), and not in a cell of its own:

@@ -230,3 +230,14 @@ def test_the_comparison_names_the_previous_benchs_nvfp4ctl_where_another_one_tim
     same = compare((replace(_entry("k.cu@abc", line), tool="0.1.0 (def5678)"), parse_result_line(line)),
                    Timing(30.0, 0.02), SHAPES, "abc", "0.1.0 (def5678)")
     assert not same.by_another_tool and comparison_title(same).endswith("same code)")
+
+
+def test_a_bench_with_a_note_after_its_problem_is_the_previous_bench_of_that_problem(tmp_path: Path) -> None:
+    """` (2-stage pipeline)` typed after the problem made it another problem's: bench passed the run over."""
+    kernel = tmp_path / "submission.py"
+    kernel.write_text("x")
+    noted = replace(_entry(f"{kernel}@aaa", result_line(Timing(19.8, 0.02), SHAPES)), problem="nvfp4_dual_gemm")
+    read = RunEntry.from_line(noted.to_line().rstrip("\n") + " (2-stage pipeline)\n")
+    assert read is not None
+    found = find_previous([read], kernel, GPU, [key for key, _ in SHAPES], tmp_path, "nvfp4_dual_gemm")
+    assert found is not None and found[0] is read

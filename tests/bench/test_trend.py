@@ -437,3 +437,13 @@ def test_a_long_log_splits_only_the_command_lines_that_quote(tmp_path: Path, mon
     h100 = [t for t in found if t.gpu == H100][0]
     assert h100.series(BIG) == pytest.approx([57.002, 57.001, 50.0])  # plain and quoted lines still read as benches
     assert splits == [quoted.command]
+
+
+def test_a_note_after_the_problem_makes_no_trend_of_its_own(tmp_path: Path) -> None:
+    """` (2-stage pipeline)` after the problem cell split the runs into two trends, one per "problem"."""
+    lines = [replace(bench(time, 60.0, small, target="submission.py@0123456789ab"), problem="nvfp4_dual_gemm").to_line()
+             for time, small in (("1:00:00", 18.0), ("1:10:00", 17.0), ("1:20:00", 16.0))]
+    lines[1] = lines[1].rstrip("\n") + " (2-stage pipeline)\n"
+    entries = [runlog.RunEntry.from_line(line) for line in lines]
+    found = trend.collect([entry for entry in entries if entry is not None], tmp_path)
+    assert [(t.problem, len(t.runs)) for t in found] == [("nvfp4_dual_gemm", 3)]
