@@ -11,6 +11,7 @@ made by another nvfp4ctl than the run before (a step there may be the tool's, no
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,18 +51,32 @@ class Trend:
         return self.gpu == CPU_DEVICE_LABEL
 
     def keys(self, with_geomean: bool = False) -> list[str]:
-        """Shapes in the order first timed, then the geomean (only over runs that timed every shape). Of a
-        target timed at one shape the geomean is that shape's time, a second plot of it: there only when
+        """Shapes in the order first timed, then the geomean (only over the runs that timed geomean_shapes).
+        Of a target timed at one shape the geomean is that shape's time, a second plot of it: there only when
         asked (`with_geomean`), as `--shape geomean` asks for every target's."""
         keys = list(dict.fromkeys(key for run in self.runs for key in run.bench.shapes))
         return keys + [GEOMEAN] if len(keys) > 1 or with_geomean else keys
 
+    def geomean_shapes(self) -> frozenset[str]:
+        """The set of shapes whose geomeans are compared: the one most runs timed (a tie: the latest run's of
+        those), the task's benchmarks as a rule. A geomean over another set is none of theirs, but one ad-hoc
+        `bench --shape` must not leave the series empty, as asking for every shape ever timed did."""
+        sets = [frozenset(run.bench.shapes) for run in self.runs]
+        counts = Counter(sets)
+        most = max(counts.values(), default=0)
+        return next((shapes for shapes in reversed(sets) if counts[shapes] == most), frozenset())
+
+    def geomean_left_out(self) -> list[int]:
+        """The runs (indexes) left out of the geomean's series: they timed another set than geomean_shapes."""
+        compared = self.geomean_shapes()
+        return [index for index, run in enumerate(self.runs) if frozenset(run.bench.shapes) != compared]
+
     def series(self, key: str) -> list[float | None]:
-        """One value per run (None: that run did not time the shape)."""
+        """One value per run (None: that run did not time the shape, or, for the geomean, another set of shapes)."""
         if key != GEOMEAN:
             return [run.value(key) for run in self.runs]
-        every = set(self.keys()) - {GEOMEAN}
-        return [run.value(GEOMEAN) if set(run.bench.shapes) == every else None for run in self.runs]
+        left_out = set(self.geomean_left_out())
+        return [None if index in left_out else run.value(GEOMEAN) for index, run in enumerate(self.runs)]
 
     def changes(self) -> list[bool]:
         """Per run: is it the first run on its commit ("+dirty" edits on top count as the same commit)?"""
@@ -258,6 +273,23 @@ def _which(values: Sequence[float | None], best: float, runs: Sequence[Run]) -> 
     run = runs[index]
     digest = f", @{run.digest[:8]}" if run.digest else ""
     return f" (run {index + 1}, {run.time.replace('T', ' ').rstrip('Z')}{digest})"
+
+
+_RUNS_NAMED = 3  # a log of many ad-hoc benches: the first ones, then a count
+
+
+def geomean_note(trend: Trend) -> str | None:
+    """Under the geomean's summary, where runs were left out of it: how many and why, naming each (its number,
+    as the legends count, and the shapes it timed); None where none was."""
+    left_out = trend.geomean_left_out()
+    if not left_out:
+        return None
+    compared = trend.geomean_shapes()
+    named = "; ".join(f"run {index + 1}: {', '.join(trend.runs[index].bench.shapes)}" for index in left_out[:_RUNS_NAMED])
+    more = f"; and {len(left_out) - _RUNS_NAMED} more" if len(left_out) > _RUNS_NAMED else ""
+    count = len(left_out)
+    return (f"{count} run{'' if count == 1 else 's'} left out of the geomean, as {'it' if count == 1 else 'they'}"
+            f" timed other shapes than the {len(compared)} that most runs timed ({named}{more})")
 
 
 def commit_legend(trend: Trend) -> list[str]:

@@ -208,6 +208,8 @@ def _draw_trend(entries: list, last: int, target: Path | None, wanted: dict[str,
         for key in keys:
             values = trend.series(key)
             console.info(f"  {key}: {trends.summary(values, with_change=not trend.on_cpu, runs=trend.runs)}", result=True)
+            if key == trends.GEOMEAN and (left_out := trends.geomean_note(trend)) is not None:
+                console.info(f"    {left_out}", result=True)
             console.raw("\n".join("    " + line for line in trends.plot(values, trend.changes(),
                                                                       tool_changes=trend.tool_changes())))
         console.raw("\n".join("  " + line for line in [*trends.commit_legend(trend), *trends.tool_legend(trend)]))

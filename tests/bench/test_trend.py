@@ -447,3 +447,29 @@ def test_a_note_after_the_problem_makes_no_trend_of_its_own(tmp_path: Path) -> N
     entries = [runlog.RunEntry.from_line(line) for line in lines]
     found = trend.collect([entry for entry in entries if entry is not None], tmp_path)
     assert [(t.problem, len(t.runs)) for t in found] == [("nvfp4_dual_gemm", 3)]
+
+
+def test_one_ad_hoc_shape_leaves_the_geomean_of_the_other_runs_and_says_it_left_it_out(tmp_path: Path) -> None:
+    """One `bench --shape 256,512,256` in the history emptied the geomean ("no run timed this shape"): it counted
+    only the runs that timed every shape the file was ever timed at."""
+    adhoc = runlog.RunEntry("2026-11-26T01:15:00Z", "nvfp4ctl bench --shape 256,512,256", "kernels/sm90/k.cu@0123456789ab",
+                            "aaaaaaa", H100, "0", result_line(Timing(5.0, 0.01), [("256x512x256", Timing(5.0, 0.01))]))
+    memory = memory_path()
+    for entry in [*LOG[:2], adhoc, *LOG[2:4]]:
+        runlog.append(entry, memory)
+    h100 = trend.collect(runlog.read(memory), tmp_path)[0]
+    assert h100.geomean_shapes() == {BIG, SMALL} and h100.geomean_left_out() == [2, 3]
+    geomeans = h100.series("geomean")
+    assert geomeans[2] is None and geomeans[3] is None and None not in (geomeans[0], geomeans[1], geomeans[4])
+    result = CliRunner().invoke(app, ["log", "--trend", "--shape", "geomean"], env={"COLUMNS": "300"})
+    assert result.exit_code == 0, result.output
+    assert "geomean: 32.86 -> 29.39 µs (-10.6 %) over 3 runs" in result.output, result.output
+    assert ("2 runs left out of the geomean, as they timed other shapes than the 2 that most runs timed"
+            f" (run 3: 256x512x256; run 4: {SMALL})") in result.output
+
+
+def test_a_tie_between_two_sets_compares_the_latest_runs_set(tmp_path: Path) -> None:
+    found = trend.collect([bench("1:00:00", 60.0, 18.0), bench("1:10:00", None, 17.0)], tmp_path)[0]
+    assert found.geomean_shapes() == {SMALL} and found.series("geomean") == [None, 17.0]
+    assert trend.geomean_note(found) == (f"1 run left out of the geomean, as it timed other shapes than the 1 that"
+                                         f" most runs timed (run 1: {BIG}, {SMALL})")
