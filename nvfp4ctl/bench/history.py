@@ -19,6 +19,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from nvfp4ctl.bench.settings import TimingSettings, same_settings, settings_of
 from nvfp4ctl.problems import DEFAULT_PROBLEM
 from nvfp4ctl.runlog import RunEntry, logged_path, split_target
 
@@ -132,7 +133,8 @@ def _target_path(cell: str, root: Path, log_folder: Path | None) -> Path | None:
 
 def find_previous(newest_first: Iterable[RunEntry], target: Path, gpu: str, shapes: Collection[str],
                   root: Path | None = None, problem: str | None = None,
-                  log_folder: Path | None = None) -> tuple[RunEntry, LoggedBench] | None:
+                  log_folder: Path | None = None, settings: TimingSettings | None = None,
+                  other_settings: list[RunEntry] | None = None) -> tuple[RunEntry, LoggedBench] | None:
     """The latest successful bench of `target` (by path) on `gpu` that timed all of `shapes`; failing
     that, the latest that timed at least one of them (a full bench is not judged by an `--only` run).
     `newest_first` is the run log from its end (runlog.newest_first), taken only up to that bench.
@@ -140,10 +142,15 @@ def find_previous(newest_first: Iterable[RunEntry], target: Path, gpu: str, shap
     older line's relative path starts (default: the working directory): a log shared by two folders
     names the one's submission.py apart from the other's, but on its older lines both are one.
     `problem`: only benches of that problem count: the GEMM's and the dual GEMM's shape keys are alike
-    ("128x128x256"), so a path and a shape key alone would judge one problem by another's times."""
+    ("128x128x256"), so a path and a shape key alone would judge one problem by another's times.
+    `settings`: only benches timed with the same count (bench/settings.py: a quick `--max-repeats 3` run is
+    no measure of a full one); `other_settings` receives, newest first, the benches that would have counted
+    but for their settings and are more recent than the one found (all of them where none is), so bench can
+    say why it compared with an older one, or with none."""
     root = root or Path.cwd()
     wanted = target.resolve()
     partial: tuple[RunEntry, LoggedBench] | None = None
+    passed_over: list[tuple[RunEntry, bool]] = []  # each with whether a full match or a partial one was found before it
     for entry in newest_first:
         if entry.subcommand != "bench" or entry.exit_code != "0" or entry.gpu != gpu:
             continue
@@ -152,13 +159,25 @@ def find_previous(newest_first: Iterable[RunEntry], target: Path, gpu: str, shap
         if _target_path(entry.target, root, log_folder) != wanted:
             continue
         logged = parse_result_line(entry.result)
-        if logged is None:
+        if logged is None or not any(key in logged.shapes for key in shapes):
+            continue
+        if settings is not None and not same_settings(settings_of(entry.command), settings, logged_problem(entry)):
+            passed_over.append((entry, partial is not None))
             continue
         if all(key in logged.shapes for key in shapes):
+            _newer(passed_over, other_settings, partial_found=False)
             return entry, logged
-        if partial is None and any(key in logged.shapes for key in shapes):
+        if partial is None:
             partial = entry, logged
+    _newer(passed_over, other_settings, partial_found=partial is not None)
     return partial
+
+
+def _newer(passed_over: list[tuple[RunEntry, bool]], other_settings: list[RunEntry] | None, partial_found: bool) -> None:
+    """Into `other_settings`: the benches passed over for their settings before the one find_previous returns
+    (where that is a partial match, before that one was found)."""
+    if other_settings is not None:
+        other_settings.extend(entry for entry, after_partial in passed_over if not (partial_found and after_partial))
 
 
 def compare(previous: tuple[RunEntry, LoggedBench], geomean: Timing, shapes: Sequence[tuple[str, Timing]],

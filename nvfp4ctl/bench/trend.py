@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nvfp4ctl.bench.history import LoggedBench, logged_problem, parse_result_line, tool_named
+from nvfp4ctl.bench.settings import TimingSettings, settings_of
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.runlog import CPU_DEVICE_LABEL, LOG_RELATIVE, RunEntry, logged_path, split_target
 
@@ -44,6 +45,7 @@ class Trend:
     gpu: str
     runs: list[Run] = field(default_factory=list)
     problem: str = ""  # the task's problem: one path may hold another problem's submission in another folder
+    settings: str = ""  # the timing options that differ from bench's defaults ("--max-repeats 3"); "": none
 
     @property
     def on_cpu(self) -> bool:
@@ -123,9 +125,10 @@ def normalize_shape(text: str) -> str:
 
 def collect(entries: Iterable[RunEntry], root: Path, target: Path | None = None, last: int | None = None,
             log_project: Path | None = None, log_folder: Path | None = None) -> list[Trend]:
-    """Successful benches grouped by (target, GPU, problem), oldest run first; the most recently run
-    group first. The problem keeps apart what a log shared by several folders names alike (each
-    folder's submission.py, the GEMM's and the dual GEMM's "128x128x256").
+    """Successful benches grouped by (target, GPU, problem, timing settings), oldest run first; the most recently
+    run group first. The problem keeps apart what a log shared by several folders names alike (each
+    folder's submission.py, the GEMM's and the dual GEMM's "128x128x256"); the settings a quick
+    `--max-repeats 3` run from the full ones (bench/settings.py).
 
     A logged "./" path starts from `log_folder`, the run log's folder, so one log shared by two folders
     keeps their files apart; an older line's relative path is read against `root`, this checkout (the
@@ -133,8 +136,8 @@ def collect(entries: Iterable[RunEntry], root: Path, target: Path | None = None,
     matched as logged_path reads them, or an older line's path in `log_project`, the project the log
     lives in; `last` keeps each group's most recent runs."""
     base = root.resolve()
-    groups: dict[tuple[str, str, str], Trend] = {}
-    order: dict[tuple[str, str, str], int] = {}
+    groups: dict[tuple[str, str, str, TimingSettings], Trend] = {}
+    order: dict[tuple[str, str, str, TimingSettings], int] = {}
     for index, entry in enumerate(entries):
         if entry.subcommand != "bench" or entry.exit_code != "0":
             continue
@@ -146,9 +149,12 @@ def collect(entries: Iterable[RunEntry], root: Path, target: Path | None = None,
         if target is not None and not _names(target, path, root, log_project, log_folder):
             continue
         problem = logged_problem(entry)
-        key = (str(resolved), entry.gpu, problem)
-        groups.setdefault(key, Trend(_shown(path, base, log_folder), entry.gpu, problem=problem)).runs.append(
-            Run(entry.time, entry.commit, digest, bench, entry.tool))
+        timed_with = settings_of(entry.command).resolved(problem)
+        key = (str(resolved), entry.gpu, problem, timed_with)
+        if key not in groups:
+            groups[key] = Trend(_shown(path, base, log_folder), entry.gpu, problem=problem,
+                                settings=" ".join(timed_with.options(problem)))
+        groups[key].runs.append(Run(entry.time, entry.commit, digest, bench, entry.tool))
         order[key] = index
     trends = [groups[key] for key in sorted(groups, key=lambda k: -order[k])]
     if last:

@@ -24,6 +24,8 @@ JSON_VERSION = 1
 if TYPE_CHECKING:  # the timing machinery is imported when the command runs, so `--help` stays fast
     from nvfp4ctl.bench import history
     from nvfp4ctl.bench.results import BenchReport
+    from nvfp4ctl.bench.settings import TimingSettings
+    from nvfp4ctl.runlog import RunEntry
     from nvfp4ctl.progress_lines import ProgressLines
     from nvfp4ctl.progress_step import ProgressStep
     from nvfp4ctl.runner.targets import TargetSpec
@@ -53,6 +55,7 @@ def command(
 ) -> Outcome:
     """Time the benchmark shapes the way the leaderboard does, then explain the numbers."""
     from nvfp4ctl.bench.session import BenchPlan, BenchStopped, run_bench
+    from nvfp4ctl.bench.settings import TimingSettings
     from nvfp4ctl.build.read_once import reading_once
     from nvfp4ctl.build.toolchain import require_torch
     from nvfp4ctl.runner.gpu import gpu_present, run_device
@@ -114,20 +117,26 @@ def command(
             show_stopped(stopped.report)
         raise error from None
     log_read = True
+    timed_with = TimingSettings(mode.value, max_repeats, DEFAULT_SETTLE_S if settle is None else settle, max_noise)
+    other_settings: list[RunEntry] = []  # later benches than the one compared, timed otherwise
     try:
         # CPU times are compared with nothing: two of the same code differ by tens of percent
-        comparison = None if report.on_cpu else compare_with_log(report, target.path, problem.name)
+        comparison = None if report.on_cpu else compare_with_log(report, target.path, problem.name, timed_with,
+                                                                 other_settings)
     except OSError as error:  # NVFP4CTL_MEMORY naming a folder, say: the timings just taken still stand
         memory = memory_path()
         console.warn(f"cannot read the run log {memory}: {os_reason(error, memory)}; no comparison with the"
                      " previous bench")
         comparison, log_read = None, False
     hints = _binding_hints(report, target)
+    passed_over = other_settings[0] if other_settings else None
     if json:
         console.json({"version": JSON_VERSION} | report.to_dict()
-                     | {"comparison": _comparison_dict(comparison), "binding_hints": hints})
+                     | {"comparison": _comparison_dict(comparison), "not_compared": _not_compared_dict(passed_over, problem.name),
+                        "binding_hints": hints})
     else:
-        show(report, comparison, plan.max_noise, hints, log_read)
+        not_compared = _not_compared_line(passed_over, timed_with, problem.name) if passed_over is not None else None
+        show(report, comparison, plan.max_noise, hints, log_read, not_compared)
     return Outcome(result=report.result_line(), target=target.path, target_source=target.source, gpu=report.gpu,
                    problem=problem.name)
 
@@ -145,8 +154,11 @@ def _with_child_log(error: Any) -> Any:
     return type(error)("\n".join(lines), error.log_tail, error.log_path)
 
 
-def compare_with_log(report: BenchReport, target: Path, problem: str | None = None) -> history.Comparison | None:
-    """The previous bench of the same target file, problem and GPU, from MEMORY.md's run log."""
+def compare_with_log(report: BenchReport, target: Path, problem: str | None = None,
+                     settings: TimingSettings | None = None,
+                     other_settings: list[RunEntry] | None = None) -> history.Comparison | None:
+    """The previous bench of the same target file, problem, GPU and timing settings, from MEMORY.md's run log;
+    `other_settings` receives the later ones timed otherwise (history.find_previous)."""
     from nvfp4ctl import runlog
     from nvfp4ctl.bench import history
     from nvfp4ctl.tool_version import tool_version
@@ -155,7 +167,8 @@ def compare_with_log(report: BenchReport, target: Path, problem: str | None = No
     memory = memory_path()
     with closing(runlog.newest_first(memory)) as newest_first:  # read from the end, as far as needed
         previous = history.find_previous(newest_first, target, report.gpu, [s.key for s in report.shapes],
-                                         user_folder(), problem, runlog.log_folder_of(memory))
+                                         user_folder(), problem, runlog.log_folder_of(memory), settings,
+                                         other_settings)
     if previous is None:
         return None
     return history.compare(previous, history.Timing(report.geomean_us, report.geomean_err_us), report.timings(),
@@ -194,17 +207,22 @@ def _binding_hints(report: BenchReport, target: TargetSpec) -> list[str]:
 
 
 def show(report: BenchReport, comparison: history.Comparison | None, max_noise: float,
-         binding_hints: Sequence[str] = (), log_read: bool = True) -> None:
+         binding_hints: Sequence[str] = (), log_read: bool = True, not_compared: str | None = None) -> None:
+    """`not_compared`: the line saying that a later bench than the one compared was timed with other settings."""
     from nvfp4ctl.bench import render
 
     console = get_console()
     _show_timings(report)
     if report.on_cpu:
         console.warn(render.CPU_CAVEAT)
-    elif comparison is not None:
-        console.table(*render.comparison_table(comparison, report.labels()), title=render.comparison_title(comparison))
-    elif log_read:  # an unreadable log was said already
-        console.info("no earlier bench of this target on this GPU in the run log to compare with")
+    else:
+        if not_compared is not None:
+            console.info(not_compared)
+        if comparison is not None:
+            console.table(*render.comparison_table(comparison, report.labels()), title=render.comparison_title(comparison))
+        elif log_read:  # an unreadable log was said already
+            these = " with these settings" if not_compared is not None else ""
+            console.info(f"no earlier bench of this target on this GPU{these} in the run log to compare with")
     for line in [*render.notes(report), *binding_hints]:
         console.warn(line)
     for line in render.stop_notes(report, max_noise):
@@ -269,6 +287,24 @@ class _Steps:
     def news(self, value: Any) -> None:
         if self._shown is not None:  # news before the first step is none of a step's: ProgressStep drops it
             self._shown.news(value)
+
+
+def _not_compared_line(entry: RunEntry, now: TimingSettings, problem: str) -> str:
+    """"the previous bench of this target on this GPU (2026-11-28T16:00:00Z) used --max-repeats 3, this one the
+    default settings: not compared"."""
+    from nvfp4ctl.bench.settings import not_compared, settings_of
+
+    return (f"the previous bench of this target on this GPU ({entry.time}) {not_compared(settings_of(entry.command), now, problem)}:"
+            " not compared")
+
+
+def _not_compared_dict(entry: RunEntry | None, problem: str) -> dict[str, Any] | None:
+    """--json's "not_compared": the latest bench passed over for its timing settings, later than the one compared."""
+    if entry is None:
+        return None
+    from nvfp4ctl.bench.settings import settings_of
+
+    return {"time": entry.time, "commit": entry.commit, "settings": settings_of(entry.command).options(problem)}
 
 
 def _comparison_dict(comparison: history.Comparison | None) -> dict[str, Any] | None:

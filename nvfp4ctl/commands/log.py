@@ -201,7 +201,8 @@ def _draw_trend(entries: list, last: int, target: Path | None, wanted: dict[str,
             continue
         first, final = trend.runs[0].time, trend.runs[-1].time
         of = f" ({trend.problem})" if several_problems else ""
-        console.info(f"{trend.target}{of} on {trend.gpu}: {plural(len(trend.runs), 'bench', 'benches')}, {_when(first)} to {_when(final)}",
+        timed_with = f" with {trend.settings}" if trend.settings else ""  # a quick --max-repeats 3 run is plotted apart
+        console.info(f"{trend.target}{of} on {trend.gpu}{timed_with}: {plural(len(trend.runs), 'bench', 'benches')}, {_when(first)} to {_when(final)}",
                      style="bold", result=True)  # the plots below print under -q: so does what they are of
         if trend.on_cpu:
             console.info(f"  {CPU_TREND_NOTE}", result=True)

@@ -121,6 +121,20 @@ def command_name(command: str) -> str:
     """"bench" for `nvfp4ctl bench ...`, `nvfp4ctl -q bench ...` and a rejected `nvfp4ctl --task log bench`
     (log is --task's value): the word where the CLI reads the command's name (cli.command_position), so
     the run log and the CLI agree on whose line it is; "" when none."""
+    arguments = _command_words(command)
+    return arguments[0] if arguments else ""
+
+
+def command_arguments(command: str) -> tuple[str, ...]:
+    """The words after the command's name (`nvfp4ctl -q bench --max-repeats 3` -> ("--max-repeats", "3")), as
+    command_name finds that name; () when none."""
+    return _command_words(command)[1:]
+
+
+@lru_cache(maxsize=4096)
+def _command_words(command: str) -> tuple[str, ...]:
+    """The command's name and the words after it; () when the line names none (split once per command line,
+    for command_name and command_arguments both)."""
     from nvfp4ctl.cli import command_position  # here, not at the top: modules the CLI imports import this one
 
     if _QUOTING.search(command) is None:  # nothing shlex would read otherwise than its whitespace split
@@ -131,7 +145,7 @@ def command_name(command: str) -> str:
         except ValueError:  # an unbalanced quote in a hand-edited line
             words = command.split()
     at = command_position(words[1:])
-    return words[1:][at] if at is not None else ""
+    return tuple(words[1:][at:]) if at is not None else ()
 
 
 _QUOTING = re.compile(r"['\"\\]")

@@ -6,6 +6,7 @@ import pytest
 
 from nvfp4ctl import runlog
 from nvfp4ctl.bench.history import Delta, Timing, compare, find_previous, parse_result_line, result_line
+from nvfp4ctl.bench.settings import TimingSettings, same_settings, settings_of
 from nvfp4ctl.runlog import RunEntry
 
 SHAPES = [("128x7168x16384", Timing(98.1, 0.05)), ("128x4096x7168", Timing(30.2, 0.02)),
@@ -241,3 +242,68 @@ def test_a_bench_with_a_note_after_its_problem_is_the_previous_bench_of_that_pro
     assert read is not None
     found = find_previous([read], kernel, GPU, [key for key, _ in SHAPES], tmp_path, "nvfp4_dual_gemm")
     assert found is not None and found[0] is read
+
+
+@pytest.mark.parametrize(("command", "settings"), [
+    ("nvfp4ctl bench", TimingSettings()),
+    ("nvfp4ctl -q bench --max-repeats 3", TimingSettings(max_repeats=3)),
+    ("nvfp4ctl bench --max-repeats=3 --settle 0 --mode Leaderboard --max-noise 1",
+     TimingSettings("leaderboard", 3, 0.0, 1.0)),
+    ("nvfp4ctl bench --submission 'my --settle 0.py' --only 1", TimingSettings()),  # a value, not an option
+])
+def test_a_benchs_timing_settings_are_read_from_its_command_cell(command: str, settings: TimingSettings) -> None:
+    assert settings_of(command) == settings
+
+
+def test_a_typed_default_is_the_default_and_the_options_name_what_differs() -> None:
+    assert same_settings(settings_of("nvfp4ctl bench --max-repeats 200 --settle 1"), TimingSettings(), "nvfp4_gemm")
+    assert not same_settings(TimingSettings(max_repeats=3), TimingSettings(), "nvfp4_gemm")
+    assert TimingSettings(max_repeats=3).described("nvfp4_gemm") == "--max-repeats 3"
+    assert TimingSettings("leaderboard", 1000).described("nvfp4_gemm") == "--mode leaderboard"
+    assert TimingSettings().described("nvfp4_gemm") == "the default settings"
+
+
+def test_the_previous_bench_is_one_of_the_same_timing_settings_and_a_later_quick_one_is_named(tmp_path: Path) -> None:
+    """A quick `--max-repeats 3` bench was the previous bench a full one was judged by."""
+    kernel = tmp_path / "k.cu"
+    kernel.write_text("x")
+    keys = [key for key, _ in SHAPES]
+    full = _entry(f"{kernel}@aaa", result_line(Timing(40.0, 0.1), SHAPES))
+    quick = _entry(f"{kernel}@bbb", result_line(Timing(45.0, 0.9), SHAPES), command="nvfp4ctl bench --max-repeats 3")
+    passed_over: list[RunEntry] = []
+    found = find_previous([quick, full], kernel, GPU, keys, tmp_path, settings=TimingSettings(),
+                          other_settings=passed_over)
+    assert found is not None and found[0] is full and passed_over == [quick]
+    passed_over.clear()
+    assert find_previous([quick], kernel, GPU, keys, tmp_path, settings=TimingSettings(),
+                         other_settings=passed_over) is None and passed_over == [quick]
+    passed_over.clear()
+    found = find_previous([full, quick], kernel, GPU, keys, tmp_path, settings=TimingSettings(),
+                          other_settings=passed_over)  # the quick one is older than the one compared: not named
+    assert found is not None and found[0] is full and passed_over == []
+    found = find_previous([quick, full], kernel, GPU, keys, tmp_path, settings=TimingSettings(max_repeats=3))
+    assert found is not None and found[0] is quick
+
+
+def test_bench_says_the_previous_bench_used_other_settings_and_is_not_compared(tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace
+
+    from nvfp4ctl.commands.bench import _not_compared_dict, _not_compared_line, compare_with_log
+
+    kernel = tmp_path / "k.cu"
+    kernel.write_text("x")
+    quick = _entry(f"{kernel}@bbb", result_line(Timing(45.0, 0.9), SHAPES), command="nvfp4ctl bench --max-repeats 3")
+    memory = tmp_path / "MEMORY.md"
+    memory.write_text(runlog.HEADING + "\n\n" + quick.to_line())
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    report = SimpleNamespace(gpu=GPU, shapes=[SimpleNamespace(key=key) for key, _ in SHAPES], geomean_us=38.0,
+                             geomean_err_us=0.1, timings=lambda: SHAPES)
+    passed_over: list[RunEntry] = []
+    assert compare_with_log(report, kernel, "nvfp4_gemm", TimingSettings(), passed_over) is None  # type: ignore[arg-type]
+    assert passed_over == [quick]
+    assert _not_compared_line(quick, TimingSettings(), "nvfp4_gemm") == (
+        "the previous bench of this target on this GPU (2026-11-25T21:00:00Z) used --max-repeats 3, this one the"
+        " default settings: not compared")
+    assert _not_compared_dict(quick, "nvfp4_gemm") == {"time": "2026-11-25T21:00:00Z", "commit": "abc1234",
+                                                       "settings": ["--max-repeats 3"]}

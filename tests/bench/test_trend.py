@@ -473,3 +473,16 @@ def test_a_tie_between_two_sets_compares_the_latest_runs_set(tmp_path: Path) -> 
     assert found.geomean_shapes() == {SMALL} and found.series("geomean") == [None, 17.0]
     assert trend.geomean_note(found) == (f"1 run left out of the geomean, as it timed other shapes than the 1 that"
                                          f" most runs timed (run 1: {BIG}, {SMALL})")
+
+
+def test_benches_of_other_timing_settings_make_a_trend_of_their_own() -> None:
+    """A quick `--max-repeats 3` bench was plotted among the full ones, its geomean as one of theirs."""
+    memory = memory_path()
+    for entry in [*LOG[:2], bench("1:15:00", 40.0, 12.0, command="nvfp4ctl bench --max-repeats=3"), LOG[3]]:
+        runlog.append(entry, memory)
+    found = trend.collect(runlog.read(memory), Path.cwd())
+    assert [(t.settings, len(t.runs)) for t in found] == [("", 3), ("--max-repeats 3", 1)]
+    result = CliRunner().invoke(app, ["log", "--trend", "--shape", "geomean"], env={"COLUMNS": "300"})
+    assert result.exit_code == 0, result.output
+    assert f"kernels/sm90/k.cu on {H100} with --max-repeats 3: 1 bench" in result.output
+    assert f"kernels/sm90/k.cu on {H100}: 3 benches" in result.output
