@@ -44,7 +44,7 @@ def command(
     kernel: Annotated[Path | None, typer.Option("--kernel", metavar="PATH", help="A kernel source (.cu) to build and time; 'default': nvfp4ctl's own for this GPU.")] = None,
     task: Annotated[Path | None, typer.Option("--task", metavar="PATH", help="task.yml to read the benchmarks from.")] = None,
     only: Annotated[list[options.Numbers] | None, typer.Option("--only", metavar="N", parser=options.numbers(), help="Time only benchmark N (1-based, task.yml order); repeat or comma-separate for several (--only 1,3).")] = None,
-    shape: Annotated[list[str] | None, typer.Option("--shape", metavar="SHAPE", help="Time an ad-hoc shape instead: M,N,K[,L] (GEMV M,K[,L]; grouped M1,N1,K1;M2,N2,K2); repeatable.")] = None,
+    shape: Annotated[list[str] | None, typer.Option("--shape", metavar="SHAPE", help="Time an ad-hoc shape, after the --only benchmarks if any: M,N,K[,L] (GEMV M,K[,L]; grouped M1,N1,K1;M2,N2,K2); repeatable.")] = None,
     mode: Annotated[ModeChoice, typer.Option("--mode", metavar="<benchmark|leaderboard>", parser=options.choice(ModeChoice), help="benchmark: the problem's leaderboard loop, 10 s budget per shape; leaderboard: its stricter mode (more repeats, 30 s, recheck every repeat).")] = ModeChoice.benchmark,
     max_repeats: Annotated[int | None, typer.Option("--max-repeats", metavar="N", min=1, parser=options.integer(1), help="Most timed repeats per shape (default: the problem's loop, e.g. 200 for the GEMM; 1000 in leaderboard mode).")] = None,
     max_noise: Annotated[float, typer.Option("--max-noise", metavar="PCT", parser=options.percentage(), help="Stop a shape once err/mean is below this many percent.")] = 0.1,
@@ -176,20 +176,21 @@ def compare_with_log(report: BenchReport, target: Path, problem: str | None = No
 
 
 def select_cases(task: Task, only: Sequence[int], shapes: Sequence[str]) -> tuple[Case, ...]:
-    """--only N (1-based, repeatable, each benchmark once) or --shape (repeatable); neither: every benchmark."""
-    if only and shapes:
-        raise UsageError("--only and --shape are exclusive: pick task shapes or give your own")
-    if shapes:
-        seed = task.benchmarks[0].seed if task.benchmarks else 1111
-        cases = [parse_shape(text, seed, task.problem) for text in shapes]
-        keys = [get_problem(task.problem).key(case) for case in cases]
-        return tuple(dict(zip(keys, cases)).values())  # each shape once ("128,128,256" = "128x128x256")
-    if not task.benchmarks:
+    """--only N (1-based, repeatable) and --shape (repeatable), as check takes them: the benchmarks named, then
+    the shapes, each shape once; neither: every benchmark."""
+    if not task.benchmarks and not shapes:
         raise UsageError(f"{task_file_name(task.path)}: no benchmarks to time (add a benchmarks: list or use --shape)")
     options.check_only(only, len(task.benchmarks), "benchmark", task_file_name(task.path))
-    if only:
-        return tuple(task.benchmarks[number - 1] for number in dict.fromkeys(only))
-    return task.benchmarks
+    named = [task.benchmarks[number - 1] for number in dict.fromkeys(only)]
+    if not shapes:
+        return tuple(named) if only else task.benchmarks
+    seed = task.benchmarks[0].seed if task.benchmarks else 1111
+    cases = named + [parse_shape(text, seed, task.problem) for text in shapes]
+    keys = [get_problem(task.problem).key(case) for case in cases]
+    unique: dict[str, Case] = {}
+    for key, case in zip(keys, cases):  # each shape once ("128,128,256" = "128x128x256", a named benchmark's too)
+        unique.setdefault(key, case)
+    return tuple(unique.values())
 
 
 def parse_shape(text: str, seed: int, problem: str = DEFAULT_PROBLEM) -> Case:

@@ -234,7 +234,7 @@ def test_ad_hoc_shape(submission: Path) -> None:
 
 @pytest.mark.parametrize("args, message", [
     (["--only", "4"], "--only 4: task.yml has 3 benchmarks (1-3)"),
-    (["--only", "1", "--shape", "128,128,256"], "exclusive"),
+    (["--only", "4", "--shape", "128,128,256"], "--only 4: task.yml has 3 benchmarks (1-3)"),
     (["--shape", "128,128"], "expected M,N,K"),
     (["--shape", "128,128,100"], "multiple of 16"),
     (["--mode", "fast"], "'fast' is not one of"),
@@ -554,6 +554,15 @@ def test_only_takes_a_comma_separated_list_as_lint_select_does(submission: Path)
     assert (beyond.exit_code, beyond.output) == (2, "error: --only 4: task.yml has 3 benchmarks (1-3)\n")
 
 
+def test_only_and_shape_together_time_the_benchmarks_named_then_the_shapes_as_check_runs_them(
+        submission: Path) -> None:
+    """check ran `--only 2 --shape 256,512,256` (the test, then the shape); bench said the two were exclusive."""
+    data = json.loads(_bench("--submission", str(submission), "--json", "--only", "2", "--shape", "256,512,256",
+                             "--shape", "128,4096,7168").stdout)
+    # the second --shape is benchmark 2's own: timed once, as the benchmark with its task.yml seed
+    assert [s["shape"] for s in data["shapes"]] == ["128x4096x7168", "256x512x256"]
+
+
 def test_the_same_shape_twice_is_timed_once(submission: Path) -> None:
     data = json.loads(_bench("--submission", str(submission), "--json", "--shape", "256,512,1024",
                              "--shape", "256x512x1024").stdout)
@@ -604,7 +613,7 @@ def test_a_submission_that_cannot_be_python_or_has_no_custom_kernel_is_exit_2_be
     ("check", ["--only", "99"], "has 10 tests (1-10)"),
     ("check", ["--timeout", "0"], "--timeout: 0 is not a number of seconds > 0"),
     ("bench", ["--only", "99"], "has 3 benchmarks (1-3)"),
-    ("bench", ["--only", "1", "--shape", "128,128,256"], "--only and --shape are exclusive"),
+    ("bench", ["--only", "1", "--shape", "128,128"], "--shape 128,128"),
 ])
 def test_an_option_mistake_is_said_before_the_submission_that_is_not_python(
         submission: Path, monkeypatch: pytest.MonkeyPatch, command: str, option_mistake: list[str], message: str) -> None:
