@@ -578,12 +578,14 @@ class _TaskReader:
         """`problem:` when given, else recognised from GPU MODE's file (see problems/detect.py)."""
         from nvfp4ctl.problems import get_problem
         from nvfp4ctl.problems.detect import detect_problem
+        from nvfp4ctl.problems.spelling import did_you_mean
 
         value = document.get("problem")
         if value is None:
             name = detect_problem(self.text, document, self.path, self.where)
         elif not isinstance(value, str) or (registered := registered_name(value)) is None:
-            raise self.fail("problem", f"expected one of {', '.join(problem_names())}, got {describe_value(value)}")
+            hint = did_you_mean(value, problem_names()) if isinstance(value, str) else ""
+            raise self.fail("problem", f"expected one of {', '.join(problem_names())}, got {describe_value(value)}{hint}")
         else:
             name = registered  # GPU MODE's nvfp4-gemv as nvfp4_gemv
         self.spec = get_problem(name)

@@ -62,8 +62,22 @@ def test_a_mistyped_problem_is_offered_the_close_one(tmp_path: Path, typo: str) 
     assert result.output.rstrip().endswith(f"unknown problem {typo!r} (known: nvfp4_gemm, nvfp4_dual_gemm,"
                                            " nvfp4_group_gemm, nvfp4_gemv); did you mean 'nvfp4_group_gemm'?")
     assert not (tmp_path / "task.yml").exists()
-    far = CliRunner().invoke(app, ["init", "--problem", "gemv", str(tmp_path)])
+    far = CliRunner().invoke(app, ["init", "--problem", "xyz", str(tmp_path)])
     assert "did you mean" not in far.output
+
+
+@pytest.mark.parametrize("word, meant", [
+    ("dual_gemm", "'nvfp4_dual_gemm'"), ("dual-gemm", "'nvfp4_dual_gemm'"), ("gemv", "'nvfp4_gemv'"),
+    ("group_gemm", "'nvfp4_group_gemm'"), ("grouped", "'nvfp4_group_gemm'"), ("gemm", "'nvfp4_gemm'"),
+    ("GEMV", "'nvfp4_gemv'"), ("gem", "'nvfp4_gemm' or 'nvfp4_gemv'"),
+])
+def test_a_problem_named_without_its_prefix_is_offered_the_problem_it_names(tmp_path: Path, word: str,
+                                                                             meant: str) -> None:
+    """`--problem dual_gemm` (gemv, group_gemm, grouped) said "unknown problem" with no did-you-mean: only a
+    near spelling of a whole name (nvfp4_dual_gem) got one."""
+    result = CliRunner().invoke(app, ["init", "--problem", word, str(tmp_path)])
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1, result.output
+    assert result.output.rstrip().endswith(f"; did you mean {meant}?"), result.output
 
 
 def test_a_folder_that_cannot_be_made_is_one_line(tmp_path: Path) -> None:

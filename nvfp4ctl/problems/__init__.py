@@ -9,7 +9,6 @@ Implementations are imported on first use and import torch lazily, so this stays
 
 from __future__ import annotations
 
-import difflib
 import importlib
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -78,9 +77,9 @@ def get_problem(name: str) -> Any:
     """The problem called `name` (a ProblemBase; GPU MODE's hyphenated spelling too, registered_name);
     UsageError naming the known ones otherwise."""
     if (registered := registered_name(name)) is None:
-        close = difflib.get_close_matches(name.strip().lower().replace("-", "_"), problem_names(), n=1, cutoff=0.8)
-        hint = f"; did you mean {close[0]!r}?" if close else ""  # as click says for a mistyped command
-        raise UsageError(f"unknown problem {name!r} (known: {', '.join(problem_names())}){hint}")
+        from nvfp4ctl.problems.spelling import did_you_mean
+
+        raise UsageError(f"unknown problem {name!r} (known: {', '.join(problem_names())}){did_you_mean(name, problem_names())}")
     name = registered
     if name not in _LOADED:
         module_name, class_name = _REGISTRY[name].split(":")
