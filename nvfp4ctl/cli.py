@@ -808,7 +808,7 @@ def _logged(name: str, command: Callable[..., Outcome], record: bool = True, rea
     added = _with_verbosity_options(command, wrapper)
     if file_options is not None:
         declared = _declared_option_names(wrapper.__annotations__)
-        if missing := {*file_options.options, *file_options.goes_with} - declared:
+        if missing := set(file_options.options) - declared:
             raise TypeError(f"{name}: its file options name {', '.join(sorted(missing))}, which it does not have")
         FILE_OPTIONS[name] = file_options
     app.command(name, cls=_LoggedCommand)(wrapper)

@@ -19,12 +19,10 @@ SUBMISSION_FILE = "submission.py"
 @dataclass(frozen=True)
 class FileOptions:
     """Which option of a command takes a file of each kind (`by_suffix`: ".py" → "--submission"), for
-    a command that takes no file as an argument. Declared where the command is registered. `goes_with`:
-    the options those take effect with only (log's --target, with --trend), spelled before them;
+    a command that takes no file as an argument. Declared where the command is registered.
     `by_setting`: the setting that takes a file of a kind no option takes (log's run log, a .md)."""
 
     by_suffix: Mapping[str, str]
-    goes_with: tuple[str, ...] = ()
     by_setting: Mapping[str, str] = field(default_factory=dict)
 
     @property
@@ -45,9 +43,8 @@ EXPORT_FILES = FileOptions({".py": "--output", **dict.fromkeys(KERNEL_SUFFIXES, 
                             **dict.fromkeys(TASK_SUFFIXES, "--task")})
 KERNEL_FILES = FileOptions({**dict.fromkeys(KERNEL_SUFFIXES, "--kernel"), **dict.fromkeys(TASK_SUFFIXES, "--task")})
 DUMP_FILES = FileOptions({**KERNEL_FILES.by_suffix, ".log": "--from-log", ".txt": "--from-log"})
-# log reads the run log the setting names; a file typed after it is the target of a trend, or that log
-LOG_FILES = FileOptions(dict.fromkeys((".py", *KERNEL_SUFFIXES), "--target"), goes_with=("--trend",),
-                        by_setting={".md": Env.MEMORY})
+# log reads the run log the setting names; a file typed after it is the target whose runs to show, or that log
+LOG_FILES = FileOptions(dict.fromkeys((".py", *KERNEL_SUFFIXES), "--target"), by_setting={".md": Env.MEMORY})
 
 
 def _spelled(words: Sequence[str]) -> str:
@@ -148,8 +145,7 @@ def file_argument_hint(command: str, files: FileOptions, typed: Sequence[str], a
             header = word
             word = "KERNEL.cu"
         replaced[index] = [option, word]
-    # spelled whole: `--target` alone is refused without `--trend`
-    fixed = _in_place(typed, replaced, [option for option in files.goes_with if option not in given])
+    fixed = _in_place(typed, replaced)
     if fixed is None:
         return None
     if header is not None:

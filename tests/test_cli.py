@@ -1156,23 +1156,23 @@ def test_a_file_typed_as_an_argument_names_the_option_it_goes_to(args, line, doc
 
 
 @pytest.mark.parametrize("args, line", [
-    (["log", "submission.py"], "error: log takes the file as an option: nvfp4ctl log --trend --target submission.py"),
+    (["log", "submission.py"], "error: log takes the file as an option: nvfp4ctl log --target submission.py"),
     (["log", "--trend", "gemm.cu"], "error: log takes the file as an option: nvfp4ctl log --trend --target gemm.cu"),
     (["log", "-n", "5", "submission.py"],
-     "error: log takes the file as an option: nvfp4ctl log -n 5 --trend --target submission.py"),
+     "error: log takes the file as an option: nvfp4ctl log -n 5 --target submission.py"),
     (["log", "--trend", "-n", "5", "gemm.cu"],
      "error: log takes the file as an option: nvfp4ctl log --trend -n 5 --target gemm.cu"),
     (["log", "-n", "5", "notes/MEMORY.md"],
      "error: log takes the file as a setting: NVFP4CTL_MEMORY=notes/MEMORY.md nvfp4ctl log -n 5"),
     (["log", "tiles.cuh"], "error: log takes the kernel as an option, the .cu that includes tiles.cuh: nvfp4ctl log"
-                           " --trend --target KERNEL.cu"),
+                           " --target KERNEL.cu"),
     (["log", "notes/MEMORY.md"], "error: log takes the file as a setting: NVFP4CTL_MEMORY=notes/MEMORY.md nvfp4ctl log"),
     (["-q", "log", "notes/MEMORY.md"], "error: log takes the file as a setting: NVFP4CTL_MEMORY=notes/MEMORY.md"
                                        " nvfp4ctl -q log"),
 ])
 def test_a_file_typed_after_log_names_the_option_or_setting_it_goes_to(args, line, tmp_path, monkeypatch):
-    """click said "Got unexpected extra argument(s) (submission.py)": a trend's target is --target, which
-    goes with --trend, and the run log read is the one NVFP4CTL_MEMORY names. Reading the log adds no line."""
+    """click said "Got unexpected extra argument(s) (submission.py)": the target whose runs to show is
+    --target, and the run log read is the one NVFP4CTL_MEMORY names. Reading the log adds no line."""
     from cli_streams import separate_streams_runner
 
     for name in ("submission.py", "gemm.cu", "tiles.cuh", "notes/MEMORY.md"):

@@ -198,8 +198,14 @@ def logged_targets(entries: Iterable[RunEntry], root: Path, log_folder: Path | N
 def is_logged(entries: Iterable[RunEntry], root: Path, target: Path, log_project: Path | None = None,
               log_folder: Path | None = None) -> bool:
     """Whether any run, by any command and whatever its result, had `target` (matched as `collect` does)."""
-    return any(path and _names(target, path, root, log_project, log_folder)
-               for path, _ in map(split_target, (e.target for e in entries)))
+    return any(had_target(entry, root, target, log_project, log_folder) for entry in entries)
+
+
+def had_target(entry: RunEntry, root: Path, target: Path, log_project: Path | None = None,
+               log_folder: Path | None = None) -> bool:
+    """Whether the run had `target` (matched as `collect` matches it)."""
+    path, _ = split_target(entry.target)
+    return bool(path) and _names(target, path, root, log_project, log_folder)
 
 
 def _names(target: Path, logged: str, root: Path, log_project: Path | None, log_folder: Path | None) -> bool:

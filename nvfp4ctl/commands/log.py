@@ -9,7 +9,7 @@ import typer
 
 from nvfp4ctl.console import get_console
 from nvfp4ctl.env import Env, env_str
-from nvfp4ctl.errors import UsageError, os_reason
+from nvfp4ctl.errors import ExitCode, UsageError, os_reason
 from nvfp4ctl.options import integer
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.workspace import memory_path
@@ -36,14 +36,17 @@ def _short_target(target: str) -> str:
 def command(
     last: Annotated[int, typer.Option("-n", "--last", metavar="<int>", parser=integer(1), help="How many entries to show (with --trend: runs per target).")] = 20,
     trend: Annotated[bool, typer.Option("--trend", help="Plot each target's bench times over the logged runs, commits marked.")] = False,
-    target: Annotated[Path | None, typer.Option("--target", metavar="PATH", help="--trend: only this kernel or submission.")] = None,
+    target: Annotated[Path | None, typer.Option("--target", metavar="PATH", help="Only the runs of this kernel or submission (with --trend: its benches).")] = None,
     shape: Annotated[list[str] | None, typer.Option("--shape", metavar="SHAPE", help="--trend: only this shape, in the problem's syntax: M,N,K[,L] (GEMV M,K[,L]; grouped M1,N1,K1;M2,N2,K2, or its logged key g2:m96+128:n128:k256), or 'geomean'; repeatable.")] = None,
+    runs: Annotated[bool, typer.Option("--runs", help="Only the check and bench runs that ran the target: no other command's lines, none that stopped at a usage or input error (exit 2).")] = False,
 ) -> Outcome:
     """Show the most recent entries of the run log in MEMORY.md, or the bench times as a trend."""
     from nvfp4ctl import runlog  # here, not at the top: `nvfp4ctl --help` need not load it
 
-    if not trend and (target is not None or shape):
-        raise UsageError("--target and --shape go with --trend")
+    if not trend and shape:
+        raise UsageError("--shape goes with --trend")
+    if trend and runs:  # a trend draws successful benches alone: --runs would change nothing
+        raise UsageError("--runs goes with the listing, not --trend (a trend is of successful benches only)")
     wanted = _wanted_shapes(shape or [])  # a malformed shape is one line before the log is read, benches or none
     memory = memory_path()
     if (blocker := runlog.file_in_the_way(memory)) is not None:  # not "no runs logged yet": none ever can be
@@ -56,13 +59,13 @@ def command(
         log = runlog.read_log(memory)  # once: the runs and the note of those below the log are read from it
     except OSError as error:  # NVFP4CTL_MEMORY naming a folder, say
         raise UsageError(f"cannot read the run log {memory}: {os_reason(error, memory)}") from None
-    numbered = runlog.numbered_runs_in(log, None if trend else last)
-    entries = numbered.entries
     if trend:
-        return _show_trend(numbered, last, target, wanted, memory, log)
+        return _show_trend(runlog.numbered_runs_in(log), last, target, wanted, memory, log)
+    numbered = runlog.numbered_runs_in(log, last) if target is None and not runs else _picked(log, last, target, runs, memory)
+    entries = numbered.entries
     console = get_console()
     if not entries:
-        console.info(f"no runs logged yet in {memory}", result=True)
+        console.info(f"no {_runs_of(target, runs)} logged yet in {memory}", result=True)
         _say_unread(numbered.unread, memory)
         _say_runs_below(log, memory)
         return Outcome(result="empty")
@@ -74,7 +77,7 @@ def command(
         [[_time_shown(e.time), e.command, _short_target(e.target), e.commit, e.gpu,
           e.exit_code, e.result] + ([e.problem or "-"] if problems else []) + ([e.note or "-"] if notes else [])
          for e in entries],
-        title=f"{plural(len(entries), 'most recent run')} ({memory})",
+        title=f"{_title(len(entries), target, runs)} ({memory})",
         right_align_from=5,
         result=True,  # the entries are what `log` shows: -q keeps them
         records=[_record(e) for e in entries],  # where the table would break a time stamp, a hash or a shape
@@ -83,6 +86,50 @@ def command(
     _say_unread(numbered.unread, memory)
     _say_runs_below(log, memory)
     return Outcome(result=plural(len(entries), 'entry', 'entries'))
+
+
+RAN_THE_TARGET = ("check", "bench")  # --runs: the commands whose line says how the target did
+
+
+def _picked(log: RunLogBytes, last: int, target: Path | None, runs: bool, memory: Path) -> NumberedRuns:
+    """The last `last` runs of `target` (by any command), or check and bench runs that got past the command
+    line (--runs), or both; `unread`: the lines meant as runs after the oldest shown, which might have been
+    among them (as for a plain listing's -n)."""
+    from nvfp4ctl.bench import trend as trends
+    from nvfp4ctl.runlog import NumberedRuns, log_folder_of, numbered_runs_in
+
+    whole = numbered_runs_in(log)
+    root, log_project, log_folder = _reading_root(), _log_project(memory), log_folder_of(memory)
+    logged = trends.logged_targets(whole.entries, root, log_folder) if target is not None else []
+    if logged and not trends.is_logged(whole.entries, root, target, log_project, log_folder):
+        # a typo, or a file never run: as --trend says it, not an empty listing
+        raise UsageError(f"--target {target}: no logged run had it; logged: {', '.join(logged)}")
+    kept = [(entry, line) for entry, line in zip(whole.entries, whole.lines)
+            if (target is None or trends.had_target(entry, root, target, log_project, log_folder))
+            and (not runs or (entry.subcommand in RAN_THE_TARGET and entry.exit_code != str(int(ExitCode.USAGE))))][-last:]
+    first_shown = kept[0][1] if len(kept) == last else 0
+    return NumberedRuns([entry for entry, _ in kept], [line for _, line in kept],
+                        [number for number in whole.unread if number > first_shown])
+
+
+def _runs_of(target: Path | None, runs: bool, count: int = 2) -> str:
+    """What the listing holds: "runs", "check and bench runs", "runs of submission.py"."""
+    kind = plural(count, f"{' and '.join(RAN_THE_TARGET)} run" if runs else "run").split(" ", 1)[1]
+    return f"{kind} of {target}" if target is not None else kind
+
+
+def _title(count: int, target: Path | None, runs: bool) -> str:
+    """"20 most recent runs", as before any filter; "3 most recent check and bench runs of submission.py"."""
+    return f"{count} most recent {_runs_of(target, runs, count)}"
+
+
+def _reading_root() -> Path:
+    """The folder an older line's relative path starts from: the folder of the run that wrote it, which the
+    line does not say; the task's folder, as every command but log finds it, whatever subfolder reads the log now."""
+    from nvfp4ctl.workspace import find_task_upwards, user_folder
+
+    task = find_task_upwards()
+    return task.parent if task is not None else user_folder()
 
 
 def _say_tool_changes(entries: list[RunEntry]) -> None:
@@ -159,13 +206,9 @@ def _show_trend(numbered: NumberedRuns, last: int, target: Path | None, wanted: 
     """The trend, then the note of the lines of the runs asked for that could not be read."""
     from nvfp4ctl.bench import trend as trends
     from nvfp4ctl.runlog import log_folder_of
-    from nvfp4ctl.workspace import find_task_upwards, user_folder
 
     log_project, log_folder = _log_project(memory), log_folder_of(memory)
-    # An older line's relative path starts at the folder of the run that wrote it, which the line does not
-    # say: the task's folder, as every command but log finds it, whatever subfolder reads the log now
-    task = find_task_upwards()
-    root = task.parent if task is not None else user_folder()
+    root = _reading_root()
     shown = _draw_trend(numbered.entries, last, target, wanted, root, log_project, log_folder)
     broken = trends.unreadable_benches(numbered.entries, numbered.lines, root, target, wanted, log_project, log_folder)
     _say_unread(sorted(numbered.unread + broken), memory)

@@ -186,7 +186,7 @@ def test_log_trend_usage_errors(logged: Path) -> None:
     unknown = CliRunner().invoke(app, ["log", "--trend", "--shape", "1,2,3"])
     assert unknown.exit_code == 2 and "--shape 1,2,3: no logged bench timed it" in unknown.output
     misplaced = CliRunner().invoke(app, ["log", "--shape", "1,2,3"])
-    assert misplaced.exit_code == 2 and "go with --trend" in misplaced.output
+    assert misplaced.exit_code == 2 and "--shape goes with --trend" in misplaced.output
 
 
 def test_log_trend_with_no_bench_says_so() -> None:

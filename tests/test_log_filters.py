@@ -1,0 +1,94 @@
+"""Plain `nvfp4ctl log` narrowed: --target (one file's runs) and --runs (check and bench lines that got past
+the command line), each with -n counting the runs it keeps."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from nvfp4ctl import runlog
+from nvfp4ctl.cli import app
+
+# (command, target, exit code, result): a dual GEMM day, usage errors among the runs
+RUNS = [
+    ("nvfp4ctl check --only 2 --shape 1", "-", "2", "error: --shape 1: expected M,N,K[,L]"),
+    ("nvfp4ctl check", "./submission.py@0123456789ab [beside task.yml]", "1", "9/10 pass, 1 fail (test 3)"),
+    ("nvfp4ctl lint", "./submission.py@0123456789ab", "0", "0 errors, 0 warnings (1 file checked)"),
+    ("nvfp4ctl bench", "./other.py@0123456789ab", "0", "geomean 1.000±0.010 us; 128x128x256 1.000±0.010 us"),
+    ("nvfp4ctl bench --only 9", "./submission.py@0123456789ab", "2", "--only 9: task.yml has 3 benchmarks (1-3)"),
+    ("nvfp4ctl check", "./submission.py@fedcba987654 [beside task.yml]", "0", "10/10 pass"),
+]
+
+
+@pytest.fixture
+def logged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    memory = tmp_path / "MEMORY.md"
+    memory.write_text("# notes\n\n## Run log\n\n" + "".join(
+        runlog.RunEntry(f"2026-11-28T10:00:0{index}Z", command, target, "8b80b04", "NVIDIA H200 (sm_90)", code,
+                        result, "nvfp4_dual_gemm").to_line()
+        for index, (command, target, code, result) in enumerate(RUNS)), encoding="utf-8")
+    (tmp_path / "submission.py").write_text("")
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.setenv("COLUMNS", "400")
+    monkeypatch.chdir(tmp_path)
+    return memory
+
+
+def _results(output: str) -> list[str]:
+    return [result for _, _, _, result in RUNS if result in output]
+
+
+def test_target_lists_the_runs_of_that_file_only(logged: Path) -> None:
+    """`log --target submission.py` said "--target and --shape go with --trend" (exit 2)."""
+    result = CliRunner().invoke(app, ["log", "--target", "submission.py"])
+    assert result.exit_code == 0, result.output
+    assert _results(result.output) == [RUNS[1][3], RUNS[2][3], RUNS[4][3], RUNS[5][3]]
+    assert f"4 most recent runs of submission.py ({logged})" in result.output
+
+
+def test_runs_leaves_out_other_commands_and_usage_errors(logged: Path) -> None:
+    result = CliRunner().invoke(app, ["log", "--runs"])
+    assert result.exit_code == 0, result.output
+    assert _results(result.output) == [RUNS[1][3], RUNS[3][3], RUNS[5][3]]
+    assert "3 most recent check and bench runs" in result.output
+
+
+def test_n_counts_the_runs_kept(logged: Path) -> None:
+    result = CliRunner().invoke(app, ["log", "--runs", "--target", "submission.py", "-n", "1"])
+    assert result.exit_code == 0, result.output
+    assert _results(result.output) == [RUNS[5][3]]
+    assert "1 most recent check and bench run of submission.py" in result.output
+
+
+def test_the_default_listing_is_as_it_was(logged: Path) -> None:
+    result = CliRunner().invoke(app, ["log"])
+    assert result.exit_code == 0, result.output
+    assert _results(result.output) == [run[3] for run in RUNS]
+    assert f"6 most recent runs ({logged})" in result.output
+
+
+def test_a_target_no_run_had_is_one_line_naming_the_logged_ones(logged: Path) -> None:
+    result = CliRunner().invoke(app, ["log", "--target", "nosuch.py"])
+    assert (result.exit_code, result.output) == (2, "error: --target nosuch.py: no logged run had it; logged:"
+                                                     " other.py, submission.py\n")
+
+
+def test_runs_with_no_such_run_says_so(logged: Path) -> None:
+    result = CliRunner().invoke(app, ["log", "--runs", "--target", "other.py", "-n", "5"])
+    assert result.exit_code == 0 and _results(result.output) == [RUNS[3][3]], result.output
+    logged.write_text("## Run log\n\n" + runlog.RunEntry("2026-11-28T10:00:00Z", *RUNS[0][:2], "8b80b04", "no GPU",
+                                                          *RUNS[0][2:]).to_line(), encoding="utf-8")
+    empty = CliRunner().invoke(app, ["log", "--runs"])
+    assert empty.exit_code == 0 and f"no check and bench runs logged yet in {logged}" in empty.output
+
+
+@pytest.mark.parametrize("args, line", [
+    (["log", "--shape", "128,128,256"], "error: --shape goes with --trend\n"),
+    (["log", "--trend", "--runs"], "error: --runs goes with the listing, not --trend (a trend is of successful"
+                                   " benches only)\n"),
+])
+def test_what_goes_with_the_trend_alone_is_refused_elsewhere(logged: Path, args: list[str], line: str) -> None:
+    result = CliRunner().invoke(app, args)
+    assert (result.exit_code, result.output) == (2, line)
