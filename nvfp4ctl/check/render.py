@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from nvfp4ctl.check.result import LISTED_LINES, TILE, Comparison, index_names
+from nvfp4ctl.check.result import FIRST_CALL, LISTED_LINES, REUSED, TILE, CaseResult, Comparison, index_names
 from nvfp4ctl.words import plural
 
 if TYPE_CHECKING:
@@ -155,3 +155,34 @@ def error_cell(c: Comparison) -> str:
     if c.mismatched and c.nonfinite_wrong == c.mismatched:
         return "nan"
     return f"{c.max_abs_err:.3g}"
+
+
+MAX_CAUSE = 80  # characters of a failure's cause in the summary line: the details above it hold the rest
+
+
+def short_cause(result: CaseResult | None) -> str | None:
+    """A failed test's evidence in a few words, for the summary line and the run log, where the details are
+    gone once the terminal scrolls: "max abs err 0.0312, first wrong at (0, 17, 5)", "nan at (0, 0, 0)",
+    "16384 elements never written, first at (0, 0, 0)", "result reused across calls", or the first of its
+    sentences (a wrong dtype), cut to MAX_CAUSE characters. None where there is nothing to say."""
+    if result is None:
+        return None
+    c = result.comparison
+    if result.phase != FIRST_CALL and c is not None:  # an old result read against new data: no error size
+        return REUSED
+    if result.problems:
+        return _bounded(result.problems[0])
+    if c is None or not c.mismatched:
+        return None
+    of = "" if c.output == "c" else f"{c.output}: "  # a grouped GEMM's first wrong group
+    first = c.first[0] if c.first else None
+    at = f" at {first.index}" if first else ""
+    if c.unwritten and c.unwritten == c.mismatched:
+        return _bounded(f"{of}{plural(c.unwritten, 'element')} never written, first{at}")
+    if c.nonfinite_wrong == c.mismatched:  # no finite pair to measure: the first wrong value says what it is
+        return _bounded(f"{of}{f'{first.got:g}' if first else 'NaN or Inf'}{at}")
+    return _bounded(f"{of}max abs err {error_cell(c)}, first wrong{at}")
+
+
+def _bounded(text: str) -> str:
+    return text if len(text) <= MAX_CAUSE else text[: MAX_CAUSE - 1].rstrip() + "…"

@@ -78,7 +78,8 @@ class CheckReport:
 
     @property
     def summary(self) -> str:
-        """One line for the run log: "10/10 pass", "9/10 pass, 1 fail (test 3)", "timeout in test 6", and
+        """One line for the run log: "10/10 pass", "9/10 pass, 1 fail (test 3: max abs err 0.0312, first wrong
+        at (0, 17, 5))" (the first failed test's cause, render.short_cause), "timeout in test 6", and
         after a timeout every other kind the table shows: "timeout in test 6, 1 fail (test 1), 1 raised (test 2)";
         a shape the target refused: "2/3 pass, 1 unsupported (test 2)"."""
         timeouts = self.with_verdict(TIMEOUT)
@@ -93,8 +94,19 @@ class CheckReport:
         for verdict, word in ((FAIL, "fail"), (UNSUPPORTED, UNSUPPORTED), (CRASH, "crash"), (RAISED, RAISED)):
             found = self.with_verdict(verdict)
             if found:
-                parts.append(f"{len(found)} {word} ({_ids(found)})")
+                parts.append(f"{len(found)} {word} ({_ids(found)}{_first_cause(found) if verdict == FAIL else ''})")
         return parts
+
+
+def _first_cause(failed: Sequence[ItemOutcome]) -> str:
+    """": max abs err 0.0312, first wrong at (0, 17, 5)" after one failed test's name; after several, the
+    first one's, named: "; test 3: ...". The run log keeps no details: this is what says what went wrong."""
+    from nvfp4ctl.check.render import short_cause
+
+    cause = short_cause(failed[0].result)
+    if cause is None:
+        return ""
+    return f": {cause}" if len(failed) == 1 else f"; {failed[0].item.label}: {cause}"
 
 
 def _ids(outcomes: Sequence[ItemOutcome]) -> str:

@@ -336,7 +336,9 @@ def test_mismatch_shows_diagnostics_and_exits_1(fake_task):
     assert "test 2 (m=384 n=256 k=32, seed 1111): FAIL" in result.output
     assert "16384 of 98304 outputs differ (16.7%)" in result.output
     assert "wrong 128x128 tiles (3 m-tiles x 2 n-tiles; X all wrong, x some, . ok)\n    ..\n    .X\n    ..\n" in result.output
-    assert "1/2 pass, 1 fail (test 2)" in result.output
+    # the summary, which the run log keeps, says what was wrong where the details scroll away
+    assert result.output.endswith("1/2 pass, 1 fail (test 2: max abs err 1, first wrong at (128, 128, 0))\n")
+    assert _last_log_entry().result == "1/2 pass, 1 fail (test 2: max abs err 1, first wrong at (128, 128, 0))"
 
 
 def test_probe_failure_is_reported_as_result_reuse(fake_task):

@@ -104,7 +104,7 @@ def test_wrong_target_fails_with_diagnostics_on_gpu():
     assert "test 1 (m=128 n=256 k=256, seed 1111): FAIL" in result.output
     assert "wrong rows (m): 2 of 128: 0, 33" in result.output
     assert "wrong rows (m): 2 of 256: 0, 33" in result.output
-    assert "0/2 pass, 2 fail (tests 1, 4)" in result.output
+    assert "0/2 pass, 2 fail (tests 1, 4; test 1: max abs err " in result.output
 
 
 @pytest.mark.gpu

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from fake_problem import FakeCase
+from nvfp4ctl.check.render import MAX_CAUSE
+from nvfp4ctl.check.result import FIRST_CALL, PROBE_FRESH, REUSED, CaseResult, Comparison, Mismatch
 from nvfp4ctl.check.run import CRASH, FAIL, NOT_RUN, PASS, TIMEOUT, CheckItem, CheckReport, ItemOutcome
 from nvfp4ctl.errors import ExitCode
 from nvfp4ctl.runner.raised import RAISED, UNSUPPORTED
@@ -75,3 +77,47 @@ def test_only_identical_crashes_count_as_repeats() -> None:
         outcome(5, "crash", "test 5 (m=5) crashed: the child died (exit code -11)", ("other",)),
     ]
     assert repeated_crashes(outcomes) == {2: "test 1", 4: "test 4"}
+
+
+def _comparison(mismatched: int = 3, max_abs_err: float = 0.03125, got: float = 0.5, unwritten: int = 0,
+                **fields: object) -> Comparison:
+    return Comparison(shape=(128, 128, 1), mismatched=mismatched, max_abs_err=max_abs_err, max_rel_err=0.1,
+                      nan_got=0, inf_got=0, nan_want=0, inf_want=0, unwritten=unwritten,
+                      first=(Mismatch((0, 17, 0), got, 0.25),), tile_wrong=((mismatched,),), tile_size=((16384,),),
+                      **fields)
+
+
+LONG = "output dtype is torch.float32, expected torch.float16 " + "x" * 80
+
+
+def _failed(*results: CaseResult | None) -> CheckReport:
+    items = [CheckItem(str(i), FakeCase(128, 128, 256), "m=128 n=128 k=256") for i in range(1, len(results) + 2)]
+    return CheckReport([ItemOutcome(items[0], PASS)]
+                       + [ItemOutcome(item, FAIL, result=result) for item, result in zip(items[1:], results)])
+
+
+@pytest.mark.parametrize("result, summary", [
+    (CaseResult(False, FIRST_CALL, comparison=_comparison()),
+     "1/2 pass, 1 fail (test 2: max abs err 0.0312, first wrong at (0, 17, 0))"),
+    (CaseResult(False, FIRST_CALL, comparison=_comparison(nonfinite_wrong=3, got=float("inf"))),
+     "1/2 pass, 1 fail (test 2: inf at (0, 17, 0))"),
+    (CaseResult(False, FIRST_CALL, comparison=_comparison(unwritten=3, nonfinite_wrong=3, got=float("nan"))),
+     "1/2 pass, 1 fail (test 2: 3 elements never written, first at (0, 17, 0))"),
+    (CaseResult(False, FIRST_CALL, comparison=_comparison(output="group 3 c")),
+     "1/2 pass, 1 fail (test 2: group 3 c: max abs err 0.0312, first wrong at (0, 17, 0))"),
+    (CaseResult(False, PROBE_FRESH, (f"{REUSED}: a fresh input tuple (seed 7) was passed, and ...",), _comparison()),
+     f"1/2 pass, 1 fail (test 2: {REUSED})"),
+    (CaseResult(False, FIRST_CALL, (LONG,)), f"1/2 pass, 1 fail (test 2: {LONG[:MAX_CAUSE - 1]}…)"),
+    (None, "1/2 pass, 1 fail (test 2)"),
+])
+def test_a_failed_tests_cause_is_in_the_summary_the_run_log_keeps(result: CaseResult | None, summary: str) -> None:
+    """The run log said "9/10 pass, 1 fail (test 3)": what was wrong (the error's size and where, NaN or Inf,
+    poison never written, a reused result) went with the terminal's scrollback."""
+    assert _failed(result).summary == summary
+    assert len(summary) - len("1/2 pass, 1 fail (test 2: )") <= MAX_CAUSE
+
+
+def test_several_failed_tests_name_the_one_whose_cause_is_given() -> None:
+    report = _failed(CaseResult(False, FIRST_CALL, comparison=_comparison()),
+                     CaseResult(False, FIRST_CALL, comparison=_comparison(max_abs_err=2.0)))
+    assert report.summary == "1/3 pass, 2 fail (tests 2, 3; test 2: max abs err 0.0312, first wrong at (0, 17, 0))"
