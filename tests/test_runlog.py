@@ -20,7 +20,7 @@ import pytest
 from cli_streams import separate_streams_runner
 from typer.testing import CliRunner
 
-from nvfp4ctl import runlog
+from nvfp4ctl import commit_stamp, runlog
 from nvfp4ctl.cli import app
 from nvfp4ctl.errors import ExitCode, UsageError
 from nvfp4ctl.outcome import Outcome
@@ -1735,3 +1735,12 @@ def test_a_line_cut_short_by_a_full_disk_is_taken_back(tmp_path, monkeypatch):
         patched.setattr(os, "write", half_then_full)
         runlog.append(_entry("half"), memory)
     assert memory.read_bytes() == before
+
+
+def test_the_run_log_marks_a_changed_tree_as_a_wheels_stamp_does(tmp_path, monkeypatch):
+    """entry.py wrote "+dirty" as its own string beside commit_stamp.DIRTY, the mark a wheel's stamp and
+    tool_version read: one changed alone would log a checkout's changes in another word than a wheel's."""
+    commit = _committed_repo(tmp_path)
+    (tmp_path / "kernel.cu").write_text("// changed\n")
+    monkeypatch.setattr(commit_stamp, "DIRTY", "+changed")
+    assert runlog.git_state(tmp_path) == f"{commit}+changed"

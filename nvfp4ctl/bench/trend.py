@@ -16,6 +16,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nvfp4ctl import commit_stamp
 from nvfp4ctl.bench.history import LoggedBench, logged_problem, parse_result_line, tool_named
 from nvfp4ctl.bench.settings import TimingSettings, settings_of
 from nvfp4ctl.errors import UsageError
@@ -82,7 +83,7 @@ class Trend:
 
     def changes(self) -> list[bool]:
         """Per run: is it the first run on its commit ("+dirty" edits on top count as the same commit)?"""
-        commits = [run.commit.removesuffix("+dirty") for run in self.runs]
+        commits = [run.commit.removesuffix(commit_stamp.DIRTY) for run in self.runs]
         return [i == 0 or commit != commits[i - 1] for i, commit in enumerate(commits)]
 
     def tool_changes(self) -> list[bool]:
@@ -306,7 +307,8 @@ def geomean_note(trend: Trend) -> str | None:
 
 def commit_legend(trend: Trend) -> list[str]:
     """One line per "^": the run's number (1 = the oldest shown), its time and commit."""
-    return [f"^ run {index + 1}: {run.commit.removesuffix('+dirty')} ({run.time.replace('T', ' ').rstrip('Z')})"
+    return [f"^ run {index + 1}: {run.commit.removesuffix(commit_stamp.DIRTY)}"
+            f" ({run.time.replace('T', ' ').rstrip('Z')})"
             for index, (run, changed) in enumerate(zip(trend.runs, trend.changes())) if changed]
 
 

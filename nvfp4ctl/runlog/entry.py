@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
 
+from nvfp4ctl import commit_stamp
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.runner.gpu import first_gpu, run_device
@@ -263,7 +264,7 @@ def git_state(cwd: Path, run_log: Path | None = None) -> str:
     if run_log is not None and (inside := _inside(run_log, Path(top))) is not None:
         status += ["--", f":(top,exclude,literal){inside}"]
     dirty = _git(status, cwd)
-    return f"{commit}+dirty" if dirty else commit
+    return commit + commit_stamp.DIRTY if dirty else commit
 
 
 def _inside(path: Path, top: Path) -> str | None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from nvfp4ctl import runlog
+from nvfp4ctl import commit_stamp, runlog
 from nvfp4ctl.bench import history, trend
 from nvfp4ctl.bench.history import Timing, result_line
 from nvfp4ctl.cli import app
@@ -66,6 +66,15 @@ def test_the_first_run_on_each_commit_is_marked(tmp_path: Path) -> None:
     assert h100.changes() == [True, False, False, True]  # "+dirty" on aaaaaaa is still aaaaaaa
     assert trend.commit_legend(h100) == ["^ run 1: aaaaaaa (2026-11-26 01:00:00)",
                                          "^ run 4: bbbbbbb (2026-11-26 01:30:00)"]
+
+
+def test_a_changed_trees_mark_is_the_one_the_run_log_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """trend stripped its own "+dirty" to find a run's commit, where the run log writes commit_stamp.DIRTY."""
+    monkeypatch.setattr(commit_stamp, "DIRTY", "+changed")
+    h100 = trend.collect(LOG, tmp_path)[1]
+    h100.runs = [replace(run, commit=run.commit.replace("+dirty", "+changed")) for run in h100.runs]
+    assert h100.changes() == [True, False, False, True]
+    assert trend.commit_legend(h100)[0] == "^ run 1: aaaaaaa (2026-11-26 01:00:00)"
 
 
 def test_target_and_last_filters(tmp_path: Path) -> None:
