@@ -124,8 +124,13 @@ def test_the_readme_says_each_rule_once() -> None:
         assert works_without_a_gpu in install, works_without_a_gpu
 
 
-# What a reader sees of a Configuration cell: about two lines of a rendered table, links as their words.
-CONFIGURATION_CELL_CHARS = 160
+# What a reader sees of a guide's table cell: about two lines of a rendered table, links as their words.
+TABLE_CELL_CHARS = 160
+
+
+def _seen(cell: str) -> str:
+    """A cell as it reads rendered: a link's words, not its target."""
+    return re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", cell)
 
 
 def test_the_configuration_table_says_what_to_set_and_links_the_rest() -> None:
@@ -135,9 +140,24 @@ def test_the_configuration_table_says_what_to_set_and_links_the_rest() -> None:
     rows = re.findall(r"^\| `([A-Z0-9_]+)` \| (.*) \|$", _section(README, "## Configuration"), re.MULTILINE)
     assert len(rows) >= 9, rows
     long = {name: len(seen) for name, cell in rows
-            if len(seen := re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", cell)) > CONFIGURATION_CELL_CHARS}
+            if len(seen := _seen(cell)) > TABLE_CELL_CHARS}
     assert not long, long
     details = _section((ROOT / "docs" / "commands.md").read_text(encoding="utf-8"), "## Environment variables")
     for name, cell in rows:
         if f"\n### `{name}`\n" in f"\n{details}":
             assert f"(docs/commands.md#{name.lower()})" in cell, (name, cell)
+
+
+def test_the_troubleshooting_table_says_what_to_do_and_links_why() -> None:
+    """The Troubleshooting rows ran to 640 characters (which commands check for torch when, what the anti-cache
+    probe's pace means, why a trap reads as a crash): a guide's row gives the symptom and what to type or do,
+    and links the docs/ page and heading that explain the rest."""
+    table = _section(README, "## Troubleshooting")
+    rows = [line.strip("|").strip().split(" | ") for line in table.splitlines()
+            if line.startswith("| ") and not line.startswith(("| you see", "| ---"))]
+    assert len(rows) >= 12, rows
+    assert all(len(row) == 2 for row in rows), [row for row in rows if len(row) != 2]
+    long = [cell for row in rows for cell in row if len(_seen(cell)) > TABLE_CELL_CHARS]
+    assert not long, long
+    unlinked = [symptom for symptom, todo in rows if not re.search(r"\]\(docs/[\w.]+\.md#[\w-]+\)", todo)]
+    assert not unlinked, unlinked
