@@ -89,6 +89,8 @@ MOVED = [
     ("no comparison with earlier runs, GPU or CPU", "docs/commands.md", "no comparison with earlier runs, GPU or CPU"),
     ("once per run, by every command that looks CUTLASS up", "docs/commands.md",
      "once per run, by every command that looks CUTLASS up"),
+    ("never what a command was asked to show", "docs/commands.md", "never what a command was asked to show"),
+    ("`### Ideas` or `Ideas` underlined with `===`", "docs/commands.md", "`Ideas` underlined with `===`"),
 ]
 
 
@@ -161,3 +163,16 @@ def test_the_troubleshooting_table_says_what_to_do_and_links_why() -> None:
     assert not long, long
     unlinked = [symptom for symptom, todo in rows if not re.search(r"\]\(docs/[\w.]+\.md#[\w-]+\)", todo)]
     assert not unlinked, unlinked
+
+
+# A README line in an editor or a diff: the guide's prose wraps well before it; tables and output examples aside.
+README_LINE_CHARS = 160
+
+
+def test_the_readmes_prose_lines_stay_short() -> None:
+    """Lines of the README ran to 400 characters where they held explanation (what -q drops, where the run
+    log's line goes among a user's sections): that lives in docs/commands.md, linked; what stays wraps."""
+    prose = [line for line in re.sub(r"^```.*?^```", "", README, flags=re.S | re.M).splitlines()
+             if not line.startswith("|")]
+    long = {len(_seen(line)): line for line in prose if len(_seen(line)) > README_LINE_CHARS}
+    assert not long, long
