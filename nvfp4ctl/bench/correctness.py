@@ -48,9 +48,12 @@ def first_mismatch(got: Any, want: Any, rtol: float, atol: float,
     if got.shape != want.shape:
         return f"output shape {tuple(got.shape)}, want {tuple(want.shape)}"
     from nvfp4ctl.check.compare import mismatch_mask
+    from nvfp4ctl.check.output import device_mistake, dtype_mistake
 
+    # as check refuses them: an output on another device is a failure, not moved to the reference's
+    if (refused := device_mistake(got, want) or dtype_mistake(got, want)) is not None:
+        return refused
     with torch.no_grad():
-        got = got.to(want.device)
         wrong = mismatch_mask(got, want, rtol, atol)
         count = int(wrong.count_nonzero().item())
         if count == 0:

@@ -22,19 +22,21 @@ def poison(output: torch.Tensor) -> None:
 def mismatch_mask(got: torch.Tensor, want: torch.Tensor, rtol: float, atol: float) -> torch.Tensor:
     """|got - want| <= atol + rtol * |want|; NaN and +-Inf must match exactly (GPU MODE's rule).
 
-    Computed in want's dtype, as GPU MODE's verbose_allclose does, so a verdict at the tolerance's edge
-    is the leaderboard's own.
+    The difference is taken in the dtype torch promotes the two to, as GPU MODE's verbose_allclose takes
+    it: an fp32 output is not rounded to the fp16 reference first, where rounding would hide an error of
+    up to half an fp16 ulp, so a verdict at the tolerance's edge is the leaderboard's own. Both tensors
+    must be on one device (check and bench refuse an output on another before comparing).
     """
-    g, w = got.to(want.dtype), want
-    off = (g - w).abs() > atol + rtol * w.abs()  # False wherever a NaN is involved
-    off |= torch.isnan(g) ^ torch.isnan(w)
-    off |= torch.isposinf(g) ^ torch.isposinf(w)
-    off |= torch.isneginf(g) ^ torch.isneginf(w)
+    off = (got - want).abs() > atol + rtol * want.abs()  # False wherever a NaN is involved
+    off |= torch.isnan(got) ^ torch.isnan(want)
+    off |= torch.isposinf(got) ^ torch.isposinf(want)
+    off |= torch.isneginf(got) ^ torch.isneginf(want)
     return off
 
 
 def compare(got: torch.Tensor, want: torch.Tensor, rtol: float, atol: float, output_is_c: bool) -> Comparison:
-    """Both tensors (m, n, l) on one device; `got` already fp16 and shaped like `want`."""
+    """Both tensors (m, n, l) on one device, `got` shaped like `want` and of a floating dtype (fp16 as the
+    reference, or wider: compared in the wider, as the leaderboard does)."""
     wrong = mismatch_mask(got, want, rtol, atol)
     g, w = got.float(), want.float()
     finite = torch.isfinite(g) & torch.isfinite(w)

@@ -178,7 +178,7 @@ def _compared(
     if several:
         chosen = dataclasses.replace(chosen, parts=tuple((p.output, p.mismatched, p.total) for p in parts))
     if not chosen.passed and explain:
-        masks = [mismatch_mask(o.to(w.device), w, rtol, atol) for o, w in zip(outs, wants)]
+        masks = [mismatch_mask(o, w, rtol, atol) for o, w in zip(outs, wants)]
         # the grouped GEMM reads every group's output at once (which other group's result is this?)
         if several:
             notes = problem.explain(data, outs, wants, masks, rtol=rtol, atol=atol)

@@ -55,6 +55,18 @@ def test_first_mismatch_counts_and_locates() -> None:
     assert "not a tensor" in str(first_mismatch(None, want, 0.0, 0.0))
 
 
+def test_first_mismatch_compares_an_fp32_output_unrounded_and_refuses_another_device() -> None:
+    want = torch.tensor([2048.0, 1.0], dtype=torch.float16).view(2, 1, 1)
+    exact = want.float()
+    assert first_mismatch(exact, want, 1e-3, 1e-3) is None
+    # 1.4 fp16 ulps (ulp 2 at 2048): hidden when rounded to fp16 first, a miss in GPU MODE's fp32 difference
+    miss = first_mismatch(exact + torch.tensor([2.8, 0.0]).view(2, 1, 1), want, 1e-3, 1e-3)
+    assert isinstance(miss, Mismatch) and miss.index == (0, 0, 0) and miss.got == pytest.approx(2050.8)
+    on_meta = torch.empty((2, 1, 1), dtype=torch.float16, device="meta")
+    assert first_mismatch(want, on_meta, 1e-3, 1e-3) == "custom_kernel returned a CPU tensor, expected one on meta"
+    assert first_mismatch(want.to(torch.int16), want, 1e-3, 1e-3) == "custom_kernel returned int16, expected float16"
+
+
 def test_roofline_numbers_match_facts() -> None:
     # FACTS.md: floors on H100 (3.01 TB/s, 800 TFLOP/s) 23.0 / 6.0 / 3.4 µs and 37.6 / 9.4 / 4.7 µs
     gemm = get_problem("nvfp4_gemm")

@@ -72,7 +72,7 @@ def test_a_new_tensor_with_nan_is_not_called_unwritten(tmp_path):
 @pytest.mark.parametrize(
     "body, message",
     [
-        ('return torch.einsum("mkl,nkl->mnl", a, b)', "custom_kernel returned float32, expected float16"),
+        ('return torch.einsum("mkl,nkl->mnl", a, b).to(torch.int32)', "custom_kernel returned int32, expected float16"),
         ('return c[:, :, 0]', "custom_kernel returned shape (128, 256), expected (128, 256, 1) (m, n, l): the l dimension is missing; return c itself"),
         ('return c.permute(1, 0, 2)', "custom_kernel returned shape (256, 128, 1), expected (128, 256, 1) (m, n, l): m and n are swapped (transposed output?)"),
         ("return None", "custom_kernel returned NoneType, expected a torch.Tensor (the c of the input tuple)"),
@@ -83,6 +83,16 @@ def test_output_mistakes_are_named(tmp_path, body, message):
     result = _check(_kernel(tmp_path, body), FakeCase(128, 256, 32))
     assert not result.passed and result.comparison is None
     assert message in result.problems
+
+
+def test_an_fp32_output_is_compared_in_fp32_as_the_leaderboard_does(tmp_path):
+    exact = _check(_kernel(tmp_path, 'return torch.einsum("mkl,nkl->mnl", a, b)'), FakeCase(128, 256, 32), probe=False)
+    assert exact.passed and exact.problems == ()
+    # 1.4 parts in 2**10 up (an fp16 ulp is 1 to 2 of them): past rtol 1e-3 in GPU MODE's fp32 difference
+    (tmp_path / "off").mkdir()
+    off = _check(_kernel(tmp_path / "off", 'return torch.einsum("mkl,nkl->mnl", a, b) * (1 + 1.4 * 2**-10)'),
+                 FakeCase(128, 256, 32), probe=False)
+    assert not off.passed and off.problems == () and off.comparison.mismatched > 0
 
 
 def test_wrong_device_is_named():
