@@ -123,6 +123,8 @@ def run_bench(plan: BenchPlan, worker: Any, target_label: str,
             if "failure" in reply:
                 raise FailuresFound(f"bench {label}: {reply['failure']}")
             if kind == "time":
+                if _timed_nothing(reply["samples_ns"]):  # no mean to rank, no geomean over it
+                    raise FailuresFound(f"bench {label} timed 0.0 µs per call: the call launched no GPU work?")
                 timed.append((case, reply))
     except (FailuresFound, KernelCrash, KernelTimeout, UnsupportedShape) as error:
         if not timed:  # nothing measured: the error alone says it all
@@ -131,6 +133,11 @@ def run_bench(plan: BenchPlan, worker: Any, target_label: str,
                                message=str(error).splitlines()[0], planned=len(plan.cases))
         raise BenchStopped(error, report(stopped)) from None
     return report()
+
+
+def _timed_nothing(samples_ns: list[float]) -> bool:
+    """Every repeat's event pair measured 0 ns: nothing ran between the events."""
+    return not samples_ns or sum(samples_ns) <= 0
 
 
 def _verdict(error: NvfpError) -> str:

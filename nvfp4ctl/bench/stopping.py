@@ -58,7 +58,8 @@ class StoppingCriterion:
         runs = len(self.samples_ns)
         if runs >= self.min_repeats and self.elapsed_s > self.min_time_s:
             stats = self.stats()
-            if stats.err / stats.mean < self.max_noise:
+            # a target that launches no GPU work times 0 every repeat: no noise left (the parent refuses it)
+            if stats.mean == 0 or stats.err / stats.mean < self.max_noise:
                 return CONVERGED
             if stats.mean * stats.runs > self.budget_s * 1e9:
                 return BUDGET

@@ -304,6 +304,15 @@ def test_wrong_result_exits_1_with_the_first_mismatch(submission: Path) -> None:
     assert "bench 128x7168x16384: input set 3 of 50 (seed 1237)" in result.output
 
 
+def test_a_shape_timed_at_zero_exits_1_with_one_line(submission: Path) -> None:
+    """A target that launches no GPU work times 0 µs: no mean to rank and no geomean, said in a line."""
+    FakeWorker.scale = 0.0
+    result = _bench("--submission", str(submission))
+    assert result.exit_code == 1, result.output
+    assert "bench 128x7168x16384 timed 0.0 µs per call: the call launched no GPU work?" in result.output
+    assert "Traceback" not in result.output
+
+
 def test_an_exception_raised_by_the_target_exits_4_with_its_traceback(submission: Path) -> None:
     """As check says it: the target's own code failing is a crash (exit 4), not a wrong result (exit 1)."""
     FakeWorker.raised = ["custom_kernel raised ValueError: no tile config", "Traceback (most recent call last):",

@@ -71,3 +71,9 @@ def test_settle_criterion_runs_for_its_wall_time_whatever_the_noise() -> None:
         assert not criterion.is_finished()
     criterion.add(1000.0, 0.6)
     assert criterion.reason == WALL_LIMIT
+
+
+def test_a_target_timing_zero_stops_without_dividing_by_its_mean() -> None:
+    """A call that launches no GPU work times 0 every repeat: no noise, so the loop ends once it may."""
+    criterion = StoppingCriterion()
+    assert _feed(criterion, [0.0] * 10, step_s=0.05) == 3 and criterion.reason == CONVERGED
