@@ -24,9 +24,12 @@ from typing import Any
 from nvfp4ctl.runner import progress
 from nvfp4ctl.words import plural, seconds_text
 
-# A report later than this many times the expected wait for the next (plus SLACK_S: a reference
-# computed, inputs made) means nothing returns any more: stuck, not slow.
+# A report later than this many times the expected wait for the next, plus a slack, means nothing
+# returns any more: stuck, not slow. The slack covers what the pace does not show (reports sent at most
+# every progress.REPORT_EVERY_S, a host's pause) and grows with the pace from MIN_SLACK_S up to SLACK_S:
+# a fixed 10 s let a job of 50 ms calls that hung 8 s before the kill read as too slow, not stuck.
 LATE_FACTOR = 3.0
+MIN_SLACK_S = 2.0
 SLACK_S = 10.0
 TIMEOUT_MARGIN = 1.25  # the --timeout suggested over the time the job may need at the pace measured
 PASS = "correctness pass"
@@ -107,7 +110,7 @@ class CallProgress:
     def still_running(self, silent_s: float) -> bool:
         """Whether the job was still making progress `silent_s` after this report; never before a pace was
         measured (on a GPU, before a timed batch returned): a kernel stuck in its first batch is not slow."""
-        return self.paced_calls > 0 and silent_s <= LATE_FACTOR * self.next_within_s + SLACK_S
+        return self.paced_calls > 0 and silent_s <= late_after_s(self.next_within_s)
 
     def checks_left_s(self) -> float:
         """What the correctness pass's checks not made yet will take: at the pace of those made, else (none
@@ -133,6 +136,12 @@ class CallProgress:
             began = self.elapsed_s + max(0, self.calls_per_sample - self.calls) * self.per_call_s + self.checks_left_s()
             ahead = self.loops
         return began + sum(loop.most_s(self.per_call_s, self.sample_s, timeout_s) for loop in ahead)
+
+
+def late_after_s(next_within_s: float) -> float:
+    """The silence past which a job whose next report was due within `next_within_s` has stopped: a hang
+    well past its pace is a possible deadlock however close to the kill it began."""
+    return LATE_FACTOR * next_within_s + min(SLACK_S, max(MIN_SLACK_S, next_within_s))
 
 
 def suggested_timeout_s(timeout_s: float, last: CallProgress) -> int:

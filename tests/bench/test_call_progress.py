@@ -37,7 +37,7 @@ def test_a_gpu_kernel_stuck_in_its_first_batch_is_not_said_slow(reports: list[Ca
     tracker.enter("warm-up")
     assert not reports[-1].still_running(130.0)
     tracker.batch_done(20_000.0)  # a synchronized batch of 20 µs calls: now it runs, at that pace
-    assert reports[-1].still_running(5.0) and not reports[-1].still_running(130.0)
+    assert reports[-1].still_running(1.0) and not reports[-1].still_running(130.0)
     for _ in range(99):
         tracker.batch_done(20_000.0)
     assert reports[-1].describe() == "warm-up, 5050 calls, 20.00 µs per call"  # was 5.96 ms after a 30 s pass
@@ -47,7 +47,7 @@ def test_the_cpu_counts_each_call_of_the_pass_as_its_pace(reports: list[CallProg
     tracker = CallTracker(2, _loops(180))
     counted = tracker.counting(lambda data: data)
     counted(1)
-    assert reports[-1].paced_calls == 1 and reports[-1].still_running(5.0)
+    assert reports[-1].paced_calls == 1 and reports[-1].still_running(1.0)
 
 
 def _last(per_call_s: float, timeout_s: float, phase: str = "timing", samples_done: int = 1) -> CallProgress:
@@ -129,3 +129,23 @@ def test_a_job_killed_while_making_its_input_sets_is_told_what_making_them_takes
     assert too_slow_making_inputs("bench 256x1024x2048", 8, first) == (
         "bench 256x1024x2048 is too slow for the 8 s timeout, not stuck: it was still making the first of its 50"
         " input sets, before the kernel's first call; time a smaller --shape, or give a larger --timeout")
+
+
+@pytest.mark.parametrize(("next_within_s", "silent_s", "slow"), [
+    (0.05, 1.0, True),  # a report or two late: the calls still return
+    (0.05, 8.0, False),  # hung 8 s before the kill where a call takes 50 ms: a possible deadlock (was "too slow")
+    (1.0, 4.5, True),
+    (1.0, 6.0, False),
+    (20.0, 65.0, True),  # slow calls keep the full slack: 3 × 20 s + 10 s
+    (20.0, 75.0, False),
+])
+def test_the_slack_for_a_late_report_grows_with_the_pace(next_within_s: float, silent_s: float, slow: bool) -> None:
+    from types import SimpleNamespace
+
+    from nvfp4ctl.bench.session import _slow_not_stuck
+
+    last = dataclasses.replace(_last(0.05, 25.0), next_within_s=next_within_s)
+    assert last.still_running(silent_s) is slow
+    killed = SimpleNamespace(progress=last, progress_age_s=silent_s, log_tail="", log_path=None)
+    said = _slow_not_stuck(killed, "bench 128x7168x16384", 25.0)
+    assert (said is not None and "too slow for the 25 s timeout, not stuck" in str(said)) is slow
