@@ -16,6 +16,10 @@ from pathlib import Path
 from nvfp4ctl.atomic_file import write_text_atomic
 from nvfp4ctl.project import cache_root
 
+# Where the fp16 matmul's rate is the one an NVFP4 kernel can reach: sm_90 has no fp4 MMA, so its
+# kernels dequantize and run the fp16 tensor cores. sm_100's fp4 MMA runs several times faster than its
+# fp16, so there a percentage of the fp16 ceiling would overstate a kernel, and its bound label mislead.
+FP16_ROOFLINE_ARCHES = frozenset({"sm_90"})
 MATMUL_SIZE = 8192
 COPY_BYTES = 1 << 30
 WARM_REPEATS, TIMED_REPEATS = 3, 10
@@ -31,6 +35,22 @@ class Ceilings:
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
+
+    @property
+    def roofline_withheld(self) -> str | None:
+        """Why no % of this GPU is given against these ceilings; None where the fp16 one is the roofline."""
+        arch = arch_of(self.gpu)
+        if arch in FP16_ROOFLINE_ARCHES:
+            return None
+        named = arch or "this GPU's arch (unknown)"
+        return (f"no % of this GPU on {named}: its fp4 tensor cores outrun the {self.tflops:.0f} TFLOP/s fp16 cuBLAS"
+                " ceiling measured, so a share of that ceiling would overstate the kernel")
+
+
+def arch_of(gpu: str) -> str | None:
+    """"sm_100" from the child's "NVIDIA B200 (sm_100)"; None where the name carries no arch."""
+    found = re.search(r"\((sm_\d+)a?\)\s*$", gpu)
+    return found.group(1) if found else None
 
 
 def cache_file(gpu: str) -> Path:

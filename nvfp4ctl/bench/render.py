@@ -33,12 +33,13 @@ def timing_table(report: BenchReport) -> tuple[list[str], Rows]:
         rows = [[s.shown, _us(s.stats.mean), _us(s.stats.err), _us(s.stats.best), _us(s.stats.worst), str(s.stats.runs)]
                 for s in report.shapes]
         return ["shape", "CPU mean µs", "± err", "best", "worst", "runs"], rows + _last_rows(report, 6)
+    roofline = report.roofline
     columns = ["shape", "mean µs", "± err", "best", "worst", "runs", "TFLOP/s", "TB/s", f"% SOL {SOL_LABEL}",
                "% this GPU"]
     rows = [
         [s.shown, _us(s.stats.mean), _us(s.stats.err), _us(s.stats.best), _us(s.stats.worst), str(s.stats.runs),
          f"{s.tflops:.0f}", f"{s.tbps:.2f}", _pct(s.pct_sol),
-         _pct(s.pct_ceiling(report.ceilings)) + f" ({s.floor_us(report.ceilings)[1]})" if report.ceilings else "-"]
+         _pct(s.pct_ceiling(roofline)) + f" ({s.floor_us(roofline)[1]})" if roofline else "-"]
         for s in report.shapes
     ]
     return columns, rows + _last_rows(report, len(columns))
@@ -109,6 +110,8 @@ def comparison_table(comparison: Comparison, labels: Mapping[str, str] | None = 
 def notes(report: BenchReport) -> list[str]:
     """Plain sentences about what the numbers mean; one per finding."""
     lines = [f"no ceilings for this GPU: {report.calibration_error}"] if report.calibration_error else []
+    if report.ceilings is not None and report.ceilings.roofline_withheld and report.shapes:
+        lines.append(report.ceilings.roofline_withheld)
     for s in report.shapes:
         if s.raw.get("profiler_error"):
             lines.append(f"{s.shown}: no device time, the profiler failed: {s.raw['profiler_error']}")

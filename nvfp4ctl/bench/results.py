@@ -167,6 +167,13 @@ class BenchReport:
         sols = [s.sol_us for s in self.shapes]
         return geomean(sols) if all(sols) else None  # type: ignore[arg-type]
 
+    @property
+    def roofline(self) -> Ceilings | None:
+        """The ceilings a % of this GPU is read against: none where the fp16 one is no roofline for the arch."""
+        if self.ceilings is None or self.ceilings.roofline_withheld is not None:
+            return None
+        return self.ceilings
+
     def labels(self) -> dict[str, str]:
         """Shape key -> how tables name it: the run log and its comparisons go by key."""
         return {s.key: s.shown for s in self.shapes}
@@ -186,7 +193,8 @@ class BenchReport:
             "sol_geomean_us": None if self.on_cpu or not whole else self.sol_geomean_us, "sol_label": SOL_LABEL,
             "ceilings": self.ceilings.to_dict() if self.ceilings else None,
             "calibration_error": self.calibration_error,
-            "shapes": [s.to_dict(self.ceilings, self.on_cpu) for s in self.shapes],
+            "roofline_withheld": self.ceilings.roofline_withheld if self.ceilings else None,
+            "shapes": [s.to_dict(self.roofline, self.on_cpu) for s in self.shapes],
             "stopped": self.stopped.to_dict() if self.stopped else None,
             "wall_s": self.wall_s,
         }

@@ -36,6 +36,7 @@ class FakeWorker:
     calibration_s = 0.0  # how long the calibration call blocks (the target's load and build run in it)
     only_at_k: int | None = None  # raised and raise_error apply only to the shapes of this k
     only_in_job: str | None = None  # raise_error applies only to this job ("device_time": the profile step)
+    calibrated_gpu = GPU  # the GPU the calibration names (its arch decides the % of this GPU)
 
     def __init__(self, target: Any, timeout_s: float, device: str = "cuda", **_: Any) -> None:
         self.gpu = GPU
@@ -53,7 +54,7 @@ class FakeWorker:
             time.sleep(self.calibration_s)
             if self.calibration_fails:
                 raise JobError("RuntimeError: CUBLAS_STATUS_NOT_INITIALIZED", "Traceback ...")
-            return {"gpu": GPU, "tflops": 750.0, "tbps": 3.0, "measured_at": "2026-11-25T00:00:00Z", "cached": True}
+            return {"gpu": self.calibrated_gpu, "tflops": 750.0, "tbps": 3.0, "measured_at": "2026-11-25T00:00:00Z", "cached": True}
         case = payload["case"]
         here = (self.only_at_k is None or case.k == self.only_at_k) and (
             self.only_in_job is None or job.endswith(f":{self.only_in_job}"))
@@ -85,6 +86,7 @@ def submission(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     FakeWorker.calibration_fails, FakeWorker.calibration_s, FakeWorker.raised = False, 0.0, None
     FakeWorker.unsupported = None
     FakeWorker.only_at_k, FakeWorker.only_in_job = None, None
+    FakeWorker.calibrated_gpu = GPU
     # check binds Worker when check.run is first imported: a `check` run under this patch (the --only
     # tests below) would keep the fake for every later test of the process, check's own among them
     import nvfp4ctl.check.run  # noqa: F401
@@ -499,6 +501,20 @@ def test_without_json_a_failure_writes_nothing_to_stdout(submission: Path, monke
     monkeypatch.setattr("nvfp4ctl.runner.gpu.gpu_present", lambda: False)
     result = _bench("--submission", str(submission), cli=separate_streams_runner())
     assert result.exit_code == 2 and result.stdout == ""
+
+
+def test_no_percent_of_the_fp16_ceiling_off_sm_90(submission: Path) -> None:
+    """sm_100's fp4 rate is several times the fp16 cuBLAS ceiling: a share of it would flatter the kernel."""
+    on_h100 = json.loads(_bench("--submission", str(submission), "--json").stdout)
+    assert on_h100["roofline_withheld"] is None and on_h100["shapes"][0]["pct_ceiling"] > 0
+    FakeWorker.calibrated_gpu = "NVIDIA B200 (sm_100)"
+    result = _bench("--submission", str(submission))
+    assert result.exit_code == 0, result.output
+    assert "no % of this GPU on sm_100: its fp4 tensor cores outrun the 750 TFLOP/s fp16 cuBLAS ceiling" in result.output
+    assert "(compute)" not in result.output and "(memory)" not in result.output
+    data = json.loads(_bench("--submission", str(submission), "--json").stdout)
+    assert data["roofline_withheld"].startswith("no % of this GPU on sm_100")
+    assert all(s["pct_ceiling"] is None and s["bound_by"] is None for s in data["shapes"])
 
 
 def test_a_failed_calibration_only_costs_the_ceiling_column(submission: Path) -> None:

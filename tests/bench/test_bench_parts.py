@@ -67,6 +67,17 @@ def test_first_mismatch_compares_an_fp32_output_unrounded_and_refuses_another_de
     assert first_mismatch(want.to(torch.int16), want, 1e-3, 1e-3) == "custom_kernel returned int16, expected float16"
 
 
+@pytest.mark.parametrize(("gpu", "withheld"), [
+    ("NVIDIA H100 80GB HBM3 (sm_90)", False), ("NVIDIA B200 (sm_100)", True), ("NVIDIA GB300 (sm_103)", True),
+    ("unknown GPU", True),
+])
+def test_the_fp16_ceiling_is_a_roofline_on_sm_90_alone(gpu: str, withheld: bool) -> None:
+    reason = Ceilings(gpu, 750.0, 3.0, "2026-11-25T00:00:00Z").roofline_withheld
+    assert (reason is not None) is withheld
+    if withheld:
+        assert reason.startswith("no % of this GPU on ") and "fp16 cuBLAS ceiling" in reason
+
+
 def test_roofline_numbers_match_facts() -> None:
     # FACTS.md: floors on H100 (3.01 TB/s, 800 TFLOP/s) 23.0 / 6.0 / 3.4 µs and 37.6 / 9.4 / 4.7 µs
     gemm = get_problem("nvfp4_gemm")
