@@ -4,11 +4,14 @@ benchmark:   one warm-up run of the first shape (200 repeats, budget 1e8 ns), th
              at most 200 repeats and a 10 s budget, no recheck.
 leaderboard: a warm-up run of every shape first (1000 repeats, budget 5e8 ns), then every shape
              with at most 1000 repeats, a 30 s budget and the recheck after every repeat.
+A budget is the mean time per call × the repeats (bench/stopping.py), not wall time: for µs kernels it
+never ends a loop, which stops on its noise, its repeats or 120 s of wall time.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 BENCHMARK, LEADERBOARD = "benchmark", "leaderboard"
 MODES = (BENCHMARK, LEADERBOARD)
@@ -46,3 +49,15 @@ def run_timeout_key(mode: str) -> str:
     from nvfp4ctl.task import BENCHMARK_TIMEOUT, RANKED_TIMEOUT  # the task reader (yaml) only once a bench runs
 
     return RANKED_TIMEOUT if mode == LEADERBOARD else BENCHMARK_TIMEOUT
+
+
+def whole_run_limit(task: Any, mode: str) -> tuple[float, str]:
+    """(seconds, where they were read) of GPU MODE's limit on a whole run of `mode`, which bench gives each
+    shape instead: the task file's key for the run (or its `timeout:`), else the default 180 s."""
+    from nvfp4ctl.problems.fields import DEFAULT_TIMEOUT_S
+    from nvfp4ctl.workspace import task_file_name
+
+    setting = task.timeout_for(run_timeout_key(mode))
+    if setting is None:
+        return DEFAULT_TIMEOUT_S, "default"
+    return setting[0], f"{task_file_name(task.path)} {setting[1]}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from nvfp4ctl.bench.call_progress import duration_text
 from nvfp4ctl.bench.history import Comparison, tool_named
 from nvfp4ctl.bench.results import SOL_LABEL, STEP_WORDS, BenchReport
 from nvfp4ctl.bench.stopping import CONVERGED
@@ -139,6 +140,16 @@ def notes(report: BenchReport) -> list[str]:
 def stop_notes(report: BenchReport, max_noise: float) -> list[str]:
     return [f"{s.shown}: stopped on {s.reason} after {s.stats.runs} repeats, err {100 * s.stats.rel_err:.3f}% "
             f"(target {100 * max_noise:g}%)" for s in report.shapes if s.reason != CONVERGED]
+
+
+def past_whole_run_limit(report: BenchReport, limit_s: float, source: str) -> str | None:
+    """The line for a bench whose wall time passed GPU MODE's limit on a whole run of its mode; None within it
+    or on the CPU, whose times say nothing of the leaderboard's."""
+    if report.on_cpu or report.wall_s <= limit_s:
+        return None
+    return (f"this bench ran {duration_text(report.wall_s)}, past the {limit_s:g} s GPU MODE gives a whole {report.mode} run"
+            f" ({source}): the leaderboard may stop it before its last shape (the calibration, settling and profiling"
+            " counted here are nvfp4ctl's own)")
 
 
 def ceilings_line(report: BenchReport) -> str | None:

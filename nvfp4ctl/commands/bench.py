@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from nvfp4ctl import options
-from nvfp4ctl.bench.modes import BENCHMARK, DEFAULT_SETTLE_S, LEADERBOARD, run_timeout_key
+from nvfp4ctl.bench.modes import BENCHMARK, DEFAULT_SETTLE_S, LEADERBOARD, run_timeout_key, whole_run_limit
 from nvfp4ctl.console import VERBOSE, get_console
 from nvfp4ctl.errors import UsageError, error_line, os_reason
 from nvfp4ctl.outcome import Outcome
@@ -45,7 +45,7 @@ def command(
     task: Annotated[Path | None, typer.Option("--task", metavar="PATH", help="task.yml to read the benchmarks from.")] = None,
     only: Annotated[list[options.Numbers] | None, typer.Option("--only", metavar="N", parser=options.numbers(), help="Time only benchmark N (1-based, task.yml order); repeat or comma-separate for several (--only 1,3).")] = None,
     shape: Annotated[list[str] | None, typer.Option("--shape", metavar="SHAPE", help="Time an ad-hoc shape, after the --only benchmarks if any: M,N,K[,L] (GEMV M,K[,L]; grouped M1,N1,K1;M2,N2,K2); repeatable.")] = None,
-    mode: Annotated[ModeChoice, typer.Option("--mode", metavar="<benchmark|leaderboard>", parser=options.choice(ModeChoice), help="benchmark: the problem's leaderboard loop, 10 s budget per shape; leaderboard: its stricter mode (more repeats, 30 s, recheck every repeat).")] = ModeChoice.benchmark,
+    mode: Annotated[ModeChoice, typer.Option("--mode", metavar="<benchmark|leaderboard>", parser=options.choice(ModeChoice), help="benchmark: the problem's leaderboard loop, each shape repeated until err/mean is under --max-noise, its repeats run out, the mean per call × repeats passes 10 s (kernel time, not wall time) or 120 s of wall time pass; leaderboard: its stricter mode (more repeats, 30 s of kernel time, recheck every repeat).")] = ModeChoice.benchmark,
     max_repeats: Annotated[int | None, typer.Option("--max-repeats", metavar="N", min=1, parser=options.integer(1), help="Most timed repeats per shape (default: the problem's loop, e.g. 200 for the GEMM; 1000 in leaderboard mode).")] = None,
     max_noise: Annotated[float, typer.Option("--max-noise", metavar="PCT", parser=options.percentage(), help="Stop a shape once err/mean is below this many percent.")] = 0.1,
     settle: Annotated[float | None, typer.Option("--settle", metavar="S", parser=options.seconds(), show_default=False, help=f"Run each shape untimed this long before timing it, so the card reaches a steady state under the kernel's load (default: {DEFAULT_SETTLE_S:g}; 0: the leaderboard's loop alone).")] = None,
@@ -137,6 +137,10 @@ def command(
     else:
         not_compared = _not_compared_line(passed_over, timed_with, problem.name) if passed_over is not None else None
         show(report, comparison, plan.max_noise, hints, log_read, not_compared)
+    from nvfp4ctl.bench import render
+
+    if (past := render.past_whole_run_limit(report, *whole_run_limit(loaded, mode.value))) is not None:
+        console.warn(past)
     return Outcome(result=report.result_line(), target=target.path, target_source=target.source, gpu=report.gpu,
                    problem=problem.name)
 

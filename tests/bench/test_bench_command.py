@@ -277,6 +277,20 @@ def test_each_mode_runs_under_its_own_limit_from_the_task_file(submission: Path,
     assert FakeWorker.timeout_s == seconds
 
 
+def test_a_bench_past_gpu_modes_whole_run_limit_says_so(submission: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """GPU MODE limits a whole benchmark run with benchmark_timeout, where bench gives it to each shape."""
+    monkeypatch.chdir(submission.parent)
+    (submission.parent / "timed.yml").write_text(TIMED_TASK.replace("benchmark_timeout: 150", "benchmark_timeout: 2"))
+    assert "GPU MODE gives a whole" not in _bench("--task", "timed.yml", "--submission", str(submission)).output
+    FakeWorker.calibration_s = 2.2
+    result = _bench("--task", "timed.yml", "--submission", str(submission))
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "this bench ran 2.2" in said
+    assert "s, past the 2 s GPU MODE gives a whole benchmark run (timed.yml benchmark_timeout)" in said
+    assert said.count("GPU MODE gives a whole") == 1
+
+
 def test_only_out_of_range_reads_as_checks(submission: Path) -> None:
     """check --only and bench --only are the same mistake: the same words, task.yml's count and range."""
     checked = runner.invoke(app, ["check", "--submission", str(submission), "--only", "99"])
