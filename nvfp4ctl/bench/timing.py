@@ -57,8 +57,10 @@ def time_batches(
     clock: Clock,
     recheck: Callable[[list[Any]], None] | None = None,
     on_batch: Callable[[float], None] | None = None,
+    next_inputs: Callable[[], Sequence[Any]] | None = None,
 ) -> Samples:
-    """`on_batch` hears of each sample kept (ns per call), outside the timed window: the job's progress."""
+    """`on_batch` hears of each sample kept (ns per call), outside the timed window: the job's progress.
+    `next_inputs`, where given, makes each repeat's input sets before it (eval.py's leaderboard loop)."""
     criterion.reset()
     per_call: list[float] = []
     issue: list[float] = []
@@ -66,6 +68,8 @@ def time_batches(
     host_stalls = 0
     loop_start = time.perf_counter_ns()
     while not criterion.is_finished():
+        if next_inputs is not None:
+            inputs = next_inputs()
         clock.synchronize()
         outputs = []
         flush.evict()

@@ -47,6 +47,9 @@ class TimingLoop:
     leaderboard_repeats: int = 1000
     leaderboard_warm_repeats: int = 1000
     leaderboard_warms_every_shape: bool = True
+    # eval.py's leaderboard mode: before each timed repeat a new input set (the seed += this, from the task's
+    # seed), whose output that repeat checks; 0: the repeats reuse the input sets and recheck their outputs
+    leaderboard_fresh_seed_step: int = 0
 
     def seeds(self, task_seed: int, count: int | None = None) -> list[int]:
         sets = self.input_sets if count is None else count

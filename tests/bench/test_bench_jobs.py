@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 from typer.testing import CliRunner
 
 from nvfp4ctl.bench import jobs
@@ -329,3 +330,51 @@ def test_the_profile_job_reports_each_input_set_it_makes_as_bench_case_does(monk
     assert making[2].describe() == "making its input sets, 2 of 3"
     assert [r.phase for r in reports[len(making):]] == [PROFILE]
     assert reports[-1].describe() == "profiling" and not reports[-1].still_running(0.0)  # a kill now: possible deadlock
+
+
+GEMV_CASE = Case(m=128, n=1, k=256, l=1, seed=1111)
+
+
+def _gemv_leaderboard(target: Any) -> dict[str, Any]:
+    return _bench(target, case=GEMV_CASE, problem="nvfp4_gemv", input_sets=1, recheck=True,
+                  criterion={"max_repeats": 6, "min_time_s": 0.0, "max_noise": 0.0})
+
+
+def test_gemv_leaderboard_draws_a_fresh_input_before_every_repeat_and_checks_it() -> None:
+    """eval.py's leaderboard loop: seed += 13 before each repeat, that output checked. A target answering with
+    its previous call's output passed while every repeat reused the one input set."""
+    gemv = get_problem("nvfp4_gemv")
+    last: list[Any] = []
+
+    def previous_answer(data: tuple) -> Any:
+        out = data[6]
+        out.copy_(last[0] if last else gemv.reference(data))
+        last[:] = [out.clone()]
+        return out
+
+    failure = _gemv_leaderboard(previous_answer)["failure"]
+    assert failure.startswith(f"recheck: repeat 1's fresh input set (seed {GEMV_CASE.seed + 13}): ")
+
+
+def test_gemv_leaderboard_times_a_data_ptr_cache_on_new_inputs() -> None:
+    """A target caching its result by the input's address answered each repeat from its cache when the
+    repeats reused the input set; on fresh inputs it computes (a miss) or answers stale (a hit) and fails."""
+    gemv = get_problem("nvfp4_gemv")
+    cache: dict[int, Any] = {}
+    seen: list[int] = []
+    hits = 0
+
+    def cached(data: tuple) -> Any:
+        nonlocal hits
+        key = data[0].data_ptr()
+        seen.append(int(data[0].view(torch.uint8).sum()))  # the input's bytes, to tell new data from old
+        if key in cache:
+            hits += 1
+        else:
+            cache[key] = gemv.reference(data)
+        return cache[key]
+
+    reply = _gemv_leaderboard(cached)
+    assert "failure" in reply or hits == 0, (hits, reply.get("failure"))
+    timed = seen[-6:]
+    assert len(set(timed)) == len(timed)  # every timed repeat saw new data

@@ -92,6 +92,9 @@ def test_each_problem_has_its_leaderboard_loop() -> None:
     assert group.bench_mode(LEADERBOARD).warm_max_repeats == 50
     assert (gemm.bench_mode(BENCHMARK).max_repeats, gemm.bench_mode(LEADERBOARD).max_repeats) == (200, 1000)
     assert gemv.bench_mode(LEADERBOARD).warm_first_only and not gemm.bench_mode(LEADERBOARD).warm_first_only
+    # eval.py's leaderboard mode: 200 repeats, a warm-up of 200, a new input (seed += 13) before each repeat
+    assert (gemv.bench_mode(LEADERBOARD).max_repeats, gemv.bench_mode(LEADERBOARD).warm_max_repeats) == (200, 200)
+    assert gemv.timing.leaderboard_fresh_seed_step == 13 and gemm.timing.leaderboard_fresh_seed_step == 0
 
 
 def test_tuple_layouts() -> None:

@@ -28,9 +28,11 @@ class Nvfp4Gemv(DenseProblem):
         names=("a", "b", "sfa_ref", "sfb_ref", "sfa_permuted", "sfb_permuted", "c"),
         reference_scales=(2, 3), permuted_scales=(4, 5), b_operands=(), output=6,
     )
-    # GEMV uses GPU MODE's plain eval.py: one input set, one call per event pair, the task's seed as is.
+    # GEMV uses GPU MODE's plain eval.py: one input set, one call per event pair, the task's seed as is;
+    # its leaderboard mode draws a new input (seed += 13) before each of its 200 repeats and checks that output.
     timing = TimingLoop(source="problems/nvidia/eval.py", input_sets=1, seed_step=0,
-                        leaderboard_warms_every_shape=False)
+                        leaderboard_repeats=200, leaderboard_warm_repeats=200,
+                        leaderboard_warms_every_shape=False, leaderboard_fresh_seed_step=13)
     detection = Detection(
         name_comments=("nvfp4-gemv",),
         description_phrase="matrix-vector multiplication",
