@@ -67,3 +67,104 @@ def test_a_helper_keeping_a_product_of_the_inputs_still_returns_a_result() -> No
             return mod.scale(p, sfa_permuted, sfb_permuted, c)
         """
     assert [(line, code) for line, code, _ in _kept(product)] == [(7, "NV301")]
+
+
+KEYED_WORDS = ("stores data computed from an input in {holder}, keyed by the input's address (data_ptr()/id()/"
+               "_version), so repeated calls over the same inputs skip that work")
+
+
+def _dict_keyed_finding() -> tuple[str, str]:
+    """The code and words of the dict-keyed form, the one the other forms are judged as."""
+    dict_keyed = """\
+        import torch
+        _cache = {}
+        def custom_kernel(data):
+            a, b, sfa_ref, sfb_ref, sfa_permuted, sfb_permuted, c = data
+            key = sfa_permuted.data_ptr()
+            if key not in _cache:
+                _cache[key] = sfa_permuted.float()
+            return mod.gemm(a, b, _cache[key], sfb_permuted, c)
+        """
+    [(_, code, message)] = _kept(dict_keyed)
+    return code, message
+
+
+def test_scales_kept_through_setdefault_are_reported_as_a_keyed_store_is() -> None:
+    setdefault = """\
+        import torch
+        _cache = {}
+        def custom_kernel(data):
+            a, b, sfa_ref, sfb_ref, sfa_permuted, sfb_permuted, c = data
+            key = sfa_permuted.data_ptr()
+            sa = _cache.setdefault(key, sfa_permuted.float())
+            return mod.gemm(a, b, sa, sfb_permuted, c)
+        """
+    code, message = _dict_keyed_finding()
+    assert _kept(setdefault) == [(6, code, message)]
+    assert message == KEYED_WORDS.format(holder="_cache")
+
+
+def test_scales_kept_in_a_function_attribute_with_their_address_are_reported_as_a_keyed_store_is() -> None:
+    attribute = """\
+        import torch
+        def custom_kernel(data):
+            a, b, sfa_ref, sfb_ref, sfa_permuted, sfb_permuted, c = data
+            key = sfa_permuted.data_ptr()
+            kept = getattr(custom_kernel, "sf", None)
+            if kept is None or kept[0] != key:
+                custom_kernel.sf = (key, sfa_permuted.float())
+            sa = custom_kernel.sf[1]
+            return mod.gemm(a, b, sa, sfb_permuted, c)
+        """
+    code, _ = _dict_keyed_finding()
+    assert _kept(attribute) == [(7, code, KEYED_WORDS.format(holder="custom_kernel.sf"))]
+
+
+def test_scales_kept_in_a_global_beside_the_address_they_were_made_for_are_reported_as_a_keyed_store_is() -> None:
+    global_pair = """\
+        import torch
+        _sf = None
+        _key = None
+        def custom_kernel(data):
+            global _sf, _key
+            a, b, sfa_ref, sfb_ref, sfa_permuted, sfb_permuted, c = data
+            if _key != sfa_permuted.data_ptr():
+                _sf = sfa_permuted.float()
+                _key = sfa_permuted.data_ptr()
+            return mod.gemm(a, b, _sf, sfb_permuted, c)
+        """
+    code, _ = _dict_keyed_finding()
+    assert _kept(global_pair) == [(8, code, KEYED_WORDS.format(holder="_sf"))]
+
+
+def test_scales_worked_out_every_call_or_kept_from_no_input_are_not_reported() -> None:
+    per_call_local = """\
+        import torch
+        def custom_kernel(data):
+            a, b, sfa_ref, sfb_ref, sfa_permuted, sfb_permuted, c = data
+            sa = sfa_permuted.float()
+            return mod.gemm(a, b, sa, sfb_permuted, c)
+        """
+    module_constant = """\
+        import torch
+        _LUT = torch.arange(16, dtype=torch.float32)
+        _kernel = None
+        def custom_kernel(data):
+            global _kernel
+            a, b, sfa_ref, sfb_ref, sfa_permuted, sfb_permuted, c = data
+            if _kernel is None:
+                _kernel = compile_gemm(a.shape)
+            return _kernel(a, b, _LUT[sfa_permuted.view(torch.uint8).long()], sfb_permuted, c)
+        """
+    scratch_global = """\
+        import torch
+        _sf = None
+        def custom_kernel(data):
+            global _sf
+            a, b, sfa_ref, sfb_ref, sfa_permuted, sfb_permuted, c = data
+            _sf = sfa_permuted.float()  # replaced by each call before it is read
+            return mod.gemm(a, b, _sf, sfb_permuted, c)
+        """
+    assert _kept(per_call_local) == []
+    assert _kept(module_constant) == []
+    assert _kept(scratch_global) == []

@@ -1051,28 +1051,94 @@ def _skips_when_seen(function: Function, index: ModuleIndex, report: Report) -> 
 
 def _stored_outputs(function: Function, index: ModuleIndex, reported: set[str], report: Report) -> None:
     """An output, or data computed from the inputs, put into a persistent container by the timed path,
-    even without a visible lookup."""
+    even without a visible lookup: at a key (`_sf[key] = ...`, `_sf.setdefault(key, ...)`), added
+    (`append`), or as the whole of a kept name or attribute where the store only runs for a new input
+    or carries the input's address (`global _sf, _key` with `if _key != sfa.data_ptr(): _sf = ...`,
+    `custom_kernel.sf = (key, ...)`)."""
     for node in index.walk(function.node):
         if isinstance(node, ast.Assign):
-            for target in node.targets:
-                holder = container_key(target.value, function, index) if isinstance(target, ast.Subscript) else None
-                if holder and holder not in reported:
-                    if value_kind(node.value, function, index) == OUTPUT:
-                        report(target, "NV302", _stored_words(node.value, holder, target.slice, function, index))
+            for target, value in _assigned_pairs(node):
+                if isinstance(target, ast.Subscript):
+                    holder = container_key(target.value, function, index)
+                    if holder and holder not in reported and value_kind(value, function, index) == OUTPUT:
+                        report(target, "NV302", _stored_words(value, holder, target.slice, function, index))
+                elif isinstance(target, (ast.Name, ast.Attribute)):
+                    _judge_whole_store(node, target, value, function, index, reported, report)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "setdefault":
+            holder = container_key(node.func.value, function, index)
+            if holder and holder not in reported and len(node.args) >= 2 \
+                    and value_kind(node.args[1], function, index) == OUTPUT:
+                report(node, "NV302", _stored_words(node.args[1], holder, node.args[0], function, index))
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "insert", "add"):
             holder = container_key(node.func.value, function, index)
             if holder and holder not in reported and node.args and value_kind(node.args[-1], function, index) == OUTPUT:
                 report(node, "NV302", _stored_words(node.args[-1], holder, None, function, index))
 
 
-def _stored_words(value: ast.AST, holder: str, key: ast.AST | None, function: Function, index: ModuleIndex) -> str:
+def _assigned_pairs(node: ast.Assign) -> list[tuple[ast.AST, ast.AST]]:
+    """(target, value) per thing assigned: `_sf, _key = x, y` assigns as two statements would."""
+    pairs: list[tuple[ast.AST, ast.AST]] = []
+    for target in node.targets:
+        if isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple) and len(target.elts) == len(node.value.elts):
+            pairs.extend(zip(target.elts, node.value.elts))
+        else:
+            pairs.append((target, node.value))
+    return pairs
+
+
+def _judge_whole_store(statement: ast.stmt, target: ast.AST, value: ast.AST, function: Function, index: ModuleIndex,
+                       reported: set[str], report: Report) -> None:
+    """A kept name or attribute given data computed from an input is a cache, as a keyed store is,
+    where the store runs only when the kept value is missing or was made for another input (`if _key
+    != sfa.data_ptr():`, `if kept is None:`) or keeps the input's address beside it (`custom_kernel.sf
+    = (key, sfa.float())`). Overwritten every call, unguarded, it is a scratch name the next call
+    replaces before reading."""
+    holder = container_key(target, function, index)
+    if not holder or holder in reported or value_kind(value, function, index) != OUTPUT:
+        return
+    keyed = _identity(value, function, index) or _under_identity_test(statement, function, index)
+    if not keyed and not _under_miss(statement, function, index):
+        return
+    report(target, "NV302", _stored_words(value, holder, None, function, index, keyed=keyed))
+
+
+def _under_identity_test(node: ast.AST, function: Function, index: ModuleIndex) -> bool:
+    """Does node run under an if/while whose test compares the input's address with something kept
+    (`if _key != sfa.data_ptr():`, `if kept is None or kept[0] != key:` with kept read from a kept attribute)?"""
+    for ancestor in index.ancestors(node):
+        if ancestor is function.node:
+            return False
+        if isinstance(ancestor, (ast.If, ast.While)) and _identity(ancestor.test, function, index) and any(
+                isinstance(inner, (ast.Name, ast.Attribute))
+                and (container_key(inner, function, index) or _held(inner, function, index))
+                for inner in ast.walk(ancestor.test)):
+            return True
+    return False
+
+
+def _under_miss(node: ast.AST, function: Function, index: ModuleIndex) -> bool:
+    """Does node run only when something kept is missing (`if _sf is None:`)?"""
+    regions = _miss_regions(function, index)
+    for ancestor in index.ancestors(node):
+        if ancestor is function.node:
+            return False
+        if regions.get(id(ancestor)):
+            return True
+    return False
+
+
+def _stored_words(value: ast.AST, holder: str, key: ast.AST | None, function: Function, index: ModuleIndex,
+                  keyed: bool = False) -> str:
     """What NV302 says a store keeps: the output itself, or data computed from an input (a dequantized
-    B), which keyed by the input's address lets repeated calls over the same inputs skip that work."""
+    B), which keyed by the input's address lets repeated calls over the same inputs skip that work.
+    keyed: the store is known to be kept for the input's address otherwise than by its key (a kept
+    `_key` compared with data_ptr() before it)."""
+    keyed = keyed or key is not None and _identity(key, function, index)
     if _holds_output(value, function, index) or isinstance(value, ast.Name) and _gathers_output(value.id, function, index):
         return f"stores an output in {holder}, which outlives the call"
     if made_around_input(value, function, index):
-        return _wrapper_words(holder, keyed=key is not None and _identity(key, function, index))
-    if key is not None and _identity(key, function, index):
+        return _wrapper_words(holder, keyed=keyed)
+    if keyed:
         return (f"stores data computed from an input in {holder}, keyed by the input's address (data_ptr()/id()/"
                 "_version), so repeated calls over the same inputs skip that work")
     return f"stores data computed from an input in {holder}, which outlives the call: a later call may reuse it"
