@@ -114,3 +114,42 @@ def test_a_mapping_used_otherwise_or_bound_twice_is_reported_where_the_scale_is_
             mod.gemm(a, b, c, **again)
             return c
         """)) == [(5, 19, "NV401"), (8, 21, "NV401")]
+
+
+def _findings(text: str) -> list[tuple[int, str, str]]:
+    return [(d.line, d.code, d.message) for d in lint_text(BUILT + textwrap.dedent(text), "submission.py")
+            if d.code in ("NV401", "NV403")]
+
+
+def test_a_literal_passed_whole_to_an_extension_is_one_finding_as_its_starred_form_is() -> None:
+    whole = _findings("""\
+        def custom_kernel(data):
+            a, b, sfa_ref, sfb_ref, sfa, sfb, c = data
+            args = (a, sfa_ref)
+            return mod.gemm(args)
+        """)
+    starred = _findings("""\
+        def custom_kernel(data):
+            a, b, sfa_ref, sfb_ref, sfa, sfb, c = data
+            args = (a, sfa_ref)
+            return mod.gemm(*args)
+        """)
+    assert [(line, code) for line, code, _ in whole] == [(line, code) for line, code, _ in starred] == [(6, "NV401")]
+    assert whole[0][2] == starred[0][2].replace("*args", "args", 1)
+    assert whole[0][2].startswith("args passes the reference scales (sfa_ref) to mod.gemm without the permuted ones")
+
+
+def test_a_literal_passed_whole_with_the_permuted_scale_too_is_nv403_and_one_changed_after_is_not_judged() -> None:
+    assert [(line, code) for line, code, _ in _findings("""\
+        def custom_kernel(data):
+            a, b, sfa_ref, sfb_ref, sfa, sfb, c = data
+            args = [a, sfa_ref, sfa]
+            return mod.gemm(args)
+        """)] == [(6, "NV403")]
+    assert _findings("""\
+        def custom_kernel(data):
+            a, b, sfa_ref, sfb_ref, sfa, sfb, c = data
+            args = [a, sfa_ref]
+            args[1] = sfa
+            return mod.gemm(args)
+        """) == []

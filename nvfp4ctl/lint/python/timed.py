@@ -388,28 +388,75 @@ def _reference_scales(function: Function, index: ModuleIndex, report: Report) ->
             # `*(a, b, sfa_ref)`: each reference item is judged where it stands, one finding each
             if isinstance(call, ast.Call) and not _timed_callee(call, index) and not _starred_literal(node.value):
                 callee = _opaque_callee(call, index) if node is not call.func else None
-                alone = sorted(e for e in held if not _passes_permuted(call, layout.permuted_for(e), function, index))
-                if callee is not None and alone:  # mod.dual(a, b1, b2, *refs, c): only the reference ones go in
-                    names = ", ".join(layout.name(e) for e in alone)
-                    wanted = ", ".join(layout.name(layout.permuted_for(e)) for e in alone)  # type: ignore[arg-type]
-                    report(node, "NV401", f"{ast.unparse(node)} passes the reference scales ({names}) to {callee} "
-                                          f"without the permuted ones: the kernel can only be reading the reference "
-                                          f"scales; pass {wanted}")
-                else:
-                    report(node, "NV403", f"{ast.unparse(node)} passes the reference scales ({references}) along; "
-                                          "pass the elements you use")
+                _sequence_handed_over(node, held, call, callee, function, index, report)
         elif isinstance(node, ast.keyword) and node.arg is None:
             _splatted_scales(node, function, index, report)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             possible = function.possible(node.id, position(node))
             if _passed_on(node, index):
                 continue
+            whole = _literal_passed_whole(node, function, index)
+            if whole is not None:  # args = (a, sfa_ref); ext.gemm(args): as ext.gemm(*args) is
+                call, callee = whole
+                held = set(view_of(function, node) or ()) & set(reference)
+                if held:
+                    _sequence_handed_over(node, held, call, callee, function, index, report)
+                    continue
             hits = possible & set(reference)
             if hits:
                 _reference_use_in_helper(node, hits, function, index, report)
             elif not possible and REFERENCE_NAME.match(node.id) and not _ignored_by_kernel(node, index):
                 report(node, "NV403", f"{node.id} reads like the reference scales; the timed path must use the "
                                       f"permuted ones ({permuted})")
+
+
+def _sequence_handed_over(node: ast.AST, held: set[int], call: ast.Call, callee: str | None, function: Function,
+                          index: ModuleIndex, report: Report) -> None:
+    """Reference scales handed to a call as one sequence (`*args`, or `args` itself where it is bound once
+    to a literal): NV401 where the call gets no permuted scale for them, NV403 otherwise."""
+    layout = current()
+    alone = sorted(e for e in held if not _passes_permuted(call, layout.permuted_for(e), function, index))  # type: ignore[arg-type]
+    if callee is not None and alone:  # mod.dual(a, b1, b2, *refs, c): only the reference ones go in
+        names = ", ".join(layout.name(e) for e in alone)
+        wanted = ", ".join(layout.name(layout.permuted_for(e)) for e in alone)  # type: ignore[arg-type]
+        report(node, "NV401", f"{ast.unparse(node)} passes the reference scales ({names}) to {callee} "
+                              f"without the permuted ones: the kernel can only be reading the reference "
+                              f"scales; pass {wanted}")
+    else:
+        scales = layout.reference_scales
+        references = f"indices {_indices(scales)}" if len(scales) > 1 else f"index {scales[0]}"
+        report(node, "NV403", f"{ast.unparse(node)} passes the reference scales ({references}) along; "
+                              "pass the elements you use")
+
+
+def _literal_passed_whole(node: ast.Name, function: Function, index: ModuleIndex) -> tuple[ast.Call, str] | None:
+    """(call, callee) where a name bound once to a tuple or list literal, and never changed after, is itself
+    an argument of an extension call (`args = (a, sfa_ref); ext.gemm(args)`): the call gets its items as
+    surely as `ext.gemm(*args)` does. A function of this file is followed through its parameter instead."""
+    holder, call = node, index.parents.get(node)
+    if isinstance(call, ast.keyword):
+        holder, call = call, index.parents.get(call)
+    if not isinstance(call, ast.Call) or holder is call.func or _timed_callee(call, index) \
+            or element_of(function, node) is not None:
+        return None
+    assigned = index.assignments(function.node, node.id)
+    if len(assigned) != 1 or not _starred_literal(assigned[0]) or _changed_in_place(node.id, function, index):
+        return None
+    callee = _opaque_callee(call, index)
+    return (call, callee) if callee is not None else None
+
+
+def _changed_in_place(name: str, function: Function, index: ModuleIndex) -> bool:
+    """Is a name's list changed after it is bound (`args.append(sfa_permuted)`, `args[1] = x`, `args += [x]`)?"""
+    for node in index.walk(function.node):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
+                and node.func.value.id == name:
+            return True
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AugAssign) else []
+        if any(isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == name
+               or isinstance(node, ast.AugAssign) and isinstance(t, ast.Name) and t.id == name for t in targets):
+            return True
+    return False
 
 
 def _splatted_scales(keyword: ast.keyword, function: Function, index: ModuleIndex, report: Report) -> None:
