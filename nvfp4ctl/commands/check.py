@@ -84,7 +84,7 @@ def command(
         from nvfp4ctl.commands.umma_view import show_dump_lines
 
         case = items[0].case
-        dump_summary, dump_ok = show_dump_lines(dumped, case.m, case.n, case.k, case.seed)
+        dump_summary, dump_ok = show_dump_lines(dumped, case.m, case.n, case.k, case.seed, batches=case.l)
         summary = f"{summary}; {dump_summary}"
         exit_code = exit_code if dump_ok or exit_code != ExitCode.OK else ExitCode.FAILURES
     return Outcome(result=summary, exit_code=exit_code, target=target.path, target_source=target.source,

@@ -215,13 +215,14 @@ def _log_lines(path: Path) -> Iterator[str]:
         raise UsageError(f"--from-log {path}: {os_reason(error, path)}") from error
 
 
-def _refuse_too_large_to_simulate(m: int, n: int, k: int, seed: int) -> None:
-    """The simulation makes the whole shape's inputs on the CPU (one L): a shape too large for the machine's
-    memory is said before the values are decoded and listed, as a shape the tile cannot take is."""
+def _refuse_too_large_to_simulate(m: int, n: int, k: int, batches: int, seed: int) -> None:
+    """The simulation makes the whole shape's inputs on the CPU (every batch, as check makes them): a shape too
+    large for the machine's memory is said before the values are decoded and listed, as a shape the tile
+    cannot take is."""
     from nvfp4ctl.problems import DEFAULT_PROBLEM, get_problem
     from nvfp4ctl.problems.base import make_case
 
-    get_problem(DEFAULT_PROBLEM).refuse_too_large(make_case(m=m, n=n, k=k, l=1, seed=seed), "cpu")
+    get_problem(DEFAULT_PROBLEM).refuse_too_large(make_case(m=m, n=n, k=k, l=batches, seed=seed), "cpu")
 
 
 def _simulated_mma(idesc: int | None, shape: str | None, kind: str) -> tuple[str, str]:
@@ -474,12 +475,12 @@ def command(
         from nvfp4ctl.commands.umma_view import show_dump_lines
 
         head = _log_head(from_log)  # an unreadable file is said before the shape and torch
-        m, n, k, _ = _gemm_shape(shape, "--from-log", task) if shape is not None else (128, 128, 512, 1)
+        m, n, k, batches = _gemm_shape(shape, "--from-log", task) if shape is not None else (128, 128, 512, 1)
         require_torch()  # the UMMA model's; after the user's own mistakes, which they can fix first
         if shape is not None:
-            _refuse_too_large_to_simulate(m, n, k, seed)
+            _refuse_too_large_to_simulate(m, n, k, batches, seed)
         summary, ok = show_dump_lines(_log_lines(from_log), m, n, k, seed, origin=f"--from-log {from_log}",
-                                      saved=True, why_none=packed_or_wide(head))
+                                      saved=True, why_none=packed_or_wide(head), batches=batches)
         return Outcome(result=summary, exit_code=ExitCode.OK if ok else ExitCode.FAILURES, target=from_log)
     # `--kernel default` names nvfp4ctl's own kernel, as it does for check, bench and export, also in a
     # kernels/ folder of yours (which the bare default reads)
@@ -515,8 +516,7 @@ def command(
     if layout or runtime or user:  # inputs, the UMMA model and the debug build are torch's: said after the
         require_torch()  # user's own mistakes above, which they can fix first
     if simulate and shape is not None:
-        simulated_m, simulated_n, simulated_k, _ = parse_shape(shape)
-        _refuse_too_large_to_simulate(simulated_m, simulated_n, simulated_k, seed)
+        _refuse_too_large_to_simulate(*parse_shape(shape), seed)
     runtime_plan = _runtime_plan(runtime_shape, seed) if runtime_shape is not None else None
     payload: dict[str, Any] = {"version": JSON_VERSION}
     results: list[str] = []

@@ -112,49 +112,57 @@ def show_user_umma(values: Any, config: Any, simulate: bool, shape: str | None, 
     return summary, ok
 
 
-def _simulation_shape(config: Any, shape: str | None) -> tuple[int, int, int]:
-    """The M, N, K --simulate runs the values on (--shape, else one tile of the config, two K tiles deep);
-    a UsageError where there is no config or the tile does not fit the shape."""
+def _simulation_shape(config: Any, shape: str | None) -> tuple[int, int, int, int]:
+    """The M, N, K, L --simulate runs the values on (--shape, else one tile of the config, two K tiles deep,
+    one batch); a UsageError where there is no config or the tile does not fit the shape."""
     if config is None:
         raise UsageError("--simulate needs the config the values are meant for: --mma M,N,K (and --swizzle)")
-    m, n, k, _ = parse_shape(shape or f"{config.m},{config.n},{config.block_k * 2}")
+    m, n, k, batches = parse_shape(shape or f"{config.m},{config.n},{config.block_k * 2}")
     if m < config.m or n < config.n or k % config.block_k:
         raise UsageError(f"--shape {m},{n},{k}: the tile needs M >= {config.m}, N >= {config.n}, K a multiple of"
                          f" the K tile {config.block_k}")
-    return m, n, k
+    return m, n, k, batches
 
 
-def _simulate(values: Any, config: Any, shape: tuple[int, int, int], seed: int, payload: dict[str, Any],
+def _simulate(values: Any, config: Any, shape: tuple[int, int, int, int], seed: int, payload: dict[str, Any],
               as_json: bool) -> tuple[str, bool]:
+    """Batch 0's output tile (0, 0) of the inputs check makes for the shape, L included: every batch runs the
+    same MMAs (the batch moves the TMA coordinates, not a descriptor), so the others would say the same."""
     from nvfp4ctl.problems import get_problem
     from nvfp4ctl.problems.base import make_case
     from nvfp4ctl.umma import diagnose, plan
     from nvfp4ctl.umma.user_values import simulation_plan
 
     console = get_console()
-    m, n, k = shape
+    m, n, k, batches = shape
     tile, issues, notes = simulation_plan(config, values, k // config.block_k)
     problem = get_problem("nvfp4_gemm")
-    data = problem.make_input(make_case(m=m, n=n, k=k, l=1, seed=seed), device="cpu")  # too big: one line, exit 2
+    data = problem.make_input(make_case(m=m, n=n, k=k, l=batches, seed=seed), device="cpu")  # too big: one line, exit 2
     result = diagnose.simulate(tile, plan.tile_inputs(data, tile, 0, 0), issues)
     bad = result.bad  # a property that rounds the tile: once
     emap = diagnose.error_map(bad)
     wrong = int(bad.sum())
-    payload["simulate"] = {"shape": [m, n, k], "seed": seed, "tile": [tile.block_m, tile.block_n], "wrong": wrong,
+    payload["simulate"] = {"shape": [m, n, k], "l": batches, "batch": 0, "seed": seed, "tile": [tile.block_m, tile.block_n], "wrong": wrong,
                            "model_error": result.model_error, "notes": notes, "explanations": result.explanations,
                            "differences": [vars(diff) for diff in result.diffs],
                            "error_map": emap}
     total = bad.numel()
+    # the counts are one batch's tile: where there are more batches the summary says whose
+    of_batch = f" in batch 0 of {batches}" if batches > 1 else ""
     if not as_json:
-        console.info(f"simulate: m={m} n={n} k={k} seed {seed}, output tile (0, 0) {tile.block_m}x{tile.block_n},"
+        l_text = f" l={batches}" if batches > 1 else ""
+        console.info(f"simulate: m={m} n={n} k={k}{l_text} seed {seed}, output tile (0, 0) {tile.block_m}x{tile.block_n},"
                      f" {k // config.block_k} K tiles of {config.block_k}, A at 0x{tile.a_addr:x}, B at 0x{tile.b_start:x}",
                      style="bold")
+        if batches > 1:
+            console.info(f"  batch 0 only of {batches}: every batch runs the same MMAs, each on its own data",
+                         style="dim")
         for note in notes:
             console.info(f"  {note}", style="dim")
         if result.model_error:
             console.fail(f"  the model refuses the MMA: {result.model_error}")
         if wrong:
-            console.fail(f"  model D differs from the reference in {wrong} of {total} values; error map"
+            console.fail(f"  model D differs from the reference in {wrong} of {total} values{of_batch}; error map"
                          f" ({diagnose.MAP_CELL}x{diagnose.MAP_CELL} blocks, rows down, '#' all wrong, 'x' some, '.' right):")
             console.raw("\n".join("    " + line for line in emap))
             for line in diagnose.grouped_diffs(result.diffs)[:12]:
@@ -162,10 +170,11 @@ def _simulate(values: Any, config: Any, shape: tuple[int, int, int], seed: int, 
             for line in result.explanations or [_unexplained(result)]:
                 console.fail(f"  explained by: {line}")
         else:
-            console.ok(f"  model D equals the exact reference ({total} values)")
+            console.ok(f"  model D equals the exact reference ({total} values{of_batch})")
     if wrong:
-        return f"simulate: {wrong} of {total} wrong" + (f" ({result.explanations[0]})" if result.explanations else ""), False
-    return f"simulate: D equals the reference ({total} values)", True
+        return (f"simulate: {wrong} of {total} wrong{of_batch}"
+                + (f" ({result.explanations[0]})" if result.explanations else "")), False
+    return f"simulate: D equals the reference ({total} values{of_batch})", True
 
 
 def _keep_printed_lines(lines: list[str]) -> None:
@@ -200,7 +209,7 @@ def _cut(text: str, width: int = 60) -> str:
 
 
 def show_dump_lines(lines: Iterable[str], m: int, n: int, k: int, seed: int, origin: str = "--dump",
-                    saved: bool = False, why_none: str | None = None) -> tuple[str, bool]:
+                    saved: bool = False, why_none: str | None = None, batches: int = 1) -> tuple[str, bool]:
     """`check --dump` / `dump --umma --from-log`: the kernel's nvfp4ctl:umma lines, decoded, checked and
     simulated on the case's inputs; `origin` names the option they came through. `saved`: the lines
     come from a file the user named, so one without them is an input error (UsageError), not a
@@ -237,7 +246,7 @@ def show_dump_lines(lines: Iterable[str], m: int, n: int, k: int, seed: int, ori
     for note in later.notes:
         console.info(f"  {note}", style="dim")
     payload: dict[str, Any] = {}
-    summary, ok = show_user_umma(values, config, True, f"{m},{n},{k}", seed, payload, as_json=False,
+    summary, ok = show_user_umma(values, config, True, f"{m},{n},{k},{batches}", seed, payload, as_json=False,
                                  more_problems=tuple(later.problems), more_checked=later.checked)
     (console.ok if ok else console.fail)(summary)
     return summary, ok

@@ -386,3 +386,47 @@ def test_a_block_scaled_mma_of_another_m_than_128_is_refused_with_its_source(mma
     flat = " ".join(result.output.split())
     assert f"M={mma.split(',')[0]} (a block-scaled cta_group::1 MMA has M=128 alone: CUTLASS's {atom}" \
            " static_asserts M == 128" in flat
+
+
+def test_simulate_with_batches_says_it_simulates_batch_0_and_counts_that_batchs_tile() -> None:
+    """--shape M,N,K,L: L was dropped (the inputs made for one batch) and the count read as the whole
+    shape's; batch 0 of the L-batch inputs is simulated now, and the header and summary say so."""
+    from nvfp4ctl.problems import get_problem
+    from nvfp4ctl.problems.base import make_case
+    from nvfp4ctl.umma import diagnose, plan
+    from nvfp4ctl.umma.user_values import UserValues, simulation_plan
+
+    wrong_b = "0x4000400100400440"  # B's SBO 16 B where 1024 B is expected
+    result = dump("--idesc", GOOD_IDESC, "--desc-a", GOOD_A, "--desc-b", wrong_b, "--no-cute",
+                  "--simulate", "--shape", "128,128,512,2")
+    assert result.exit_code == 1, result.output
+    lines = result.output.splitlines()
+    assert any(line.startswith("simulate: m=128 n=128 k=512 l=2 seed 1111, output tile (0, 0) 128x128")
+               for line in lines), result.output
+    assert "  batch 0 only of 2: every batch runs the same MMAs, each on its own data" in lines
+
+    config = make_config("128,128,64", "mxf4nvf4", None, "K", "128B", 256)
+    tile, issues, _ = simulation_plan(config, UserValues(idesc=int(GOOD_IDESC, 16), desc_a=(int(GOOD_A, 16),),
+                                                         desc_b=(int(wrong_b, 16),)), 2)
+    data = get_problem("nvfp4_gemm").make_input(make_case(m=128, n=128, k=512, l=2, seed=1111), device="cpu")
+    inputs = plan.tile_inputs(data, tile, 0, 0, batch=0)
+    model_d, _ = diagnose.run_model(tile, inputs, issues)
+    compared = diagnose.Simulation(tile, model_d, diagnose.tile_reference(inputs), None, None).bad
+    assert f"; simulate: {int(compared.sum())} of {compared.numel()} wrong in batch 0 of 2 (" in lines[-1], lines[-1]
+
+
+def test_simulate_with_one_batch_words_its_counts_as_before() -> None:
+    result = dump("--idesc", GOOD_IDESC, "--desc-a", GOOD_A, "--desc-b", GOOD_B, "--no-cute",
+                  "--simulate", "--shape", "128,128,256,1")
+    assert result.exit_code == 0, result.output
+    assert "batch 0" not in result.output and " l=" not in result.output, result.output
+    assert result.output.splitlines()[-1].endswith("simulate: D equals the reference (16384 values)"), result.output
+
+
+def test_from_log_with_batches_simulates_batch_0_of_that_many(tmp_path) -> None:  # noqa: ANN001
+    """--from-log took M,N,K,L and made the inputs for one batch, as --simulate did."""
+    log = tmp_path / "b200.log"
+    log.write_text(f"nvfp4ctl:umma k=0 idesc={GOOD_IDESC} desc_a={GOOD_A} desc_b={GOOD_B}\n")
+    result = dump("--from-log", str(log), "--shape", "128,128,256,2")
+    assert "  batch 0 only of 2: every batch runs the same MMAs, each on its own data" in result.output.splitlines()
+    assert " in batch 0 of 2" in result.output.splitlines()[-1], result.output
