@@ -83,14 +83,15 @@ def on_the_leaderboard(name: str) -> bool:
     return "." not in name or name in _C_HEADERS or _CUDA_HEADER.fullmatch(name) is not None
 
 
-def inline_local_includes(path: Path, seen: set[Path] | None = None) -> tuple[str, list[Path]]:
+def inline_local_includes(path: Path, seen: set[Path] | None = None,
+                          common: Path | None = None) -> tuple[str, list[Path]]:
     """`path`'s text with each `#include "..."` of a header beside it or in kernels/common replaced
     by that header's text (once per translation unit, like #pragma once); a CUTLASS, CUDA or standard
     header stays an include. Any other quoted include is a UsageError: kept, it would not compile on
     the leaderboard."""
     seen = set() if seen is None else seen
     used: list[Path] = []
-    search = [common_dir()]
+    search = [common if common is not None else common_dir(path)]
 
     def expand(include: Include, current: Path, text: str) -> str:
         directive = text[include.start:include.end]
@@ -172,9 +173,9 @@ def render(inputs: BuildInputs, arch: str) -> Submission:
     kernel = inputs.kernel
     for path in inputs.files:
         _refuse_forbidden_word(path)
-    cuda_source, cuda_headers = inline_local_includes(inputs.kernel)
+    cuda_source, cuda_headers = inline_local_includes(inputs.kernel, common=inputs.common)
     cuda_source = _arch_lines_for(cuda_source, arch)
-    cpp_source, cpp_headers = inline_local_includes(inputs.binding)
+    cpp_source, cpp_headers = inline_local_includes(inputs.binding, common=inputs.common)
     digest = file_digest(kernel)  # the same short hash the run log gives this kernel
     problem = kernel_problem(inputs.kernel)
     from_header = problem is not None

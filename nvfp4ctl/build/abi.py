@@ -20,7 +20,7 @@ from pathlib import Path
 
 from nvfp4ctl.build import flags, toolchain
 from nvfp4ctl.build.compiler_errors import display_path
-from nvfp4ctl.build.sources import BuildInputs, abi_functions, common_dir, find_header, kernel_api
+from nvfp4ctl.build.sources import BuildInputs, abi_functions, find_header, kernel_api
 
 _PROBE = "abi_probe"  # abi_probe.cpp and .o, in a scratch folder removed at once
 _TIMEOUT_S = 120.0
@@ -73,7 +73,7 @@ def _header_name(inputs: BuildInputs) -> str:
 def _required(inputs: BuildInputs, names: tuple[str, ...]) -> dict[str, str] | None:
     """The parameter list of each of `names` as the API header the binding includes declares it; None
     when the probe does not compile."""
-    header = find_header(_header_name(inputs), inputs.binding.parent, [common_dir()])  # as the binding finds it
+    header = find_header(_header_name(inputs), inputs.binding.parent, [inputs.common])  # as the binding finds it
     if header is None:
         return None
     includes = tuple(str(path) for path in flags.include_dirs(inputs))

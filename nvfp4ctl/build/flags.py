@@ -7,7 +7,7 @@ from pathlib import Path
 
 from nvfp4ctl.build import toolchain
 from nvfp4ctl.build.arch_names import gencode_flag
-from nvfp4ctl.build.sources import BuildInputs, common_dir
+from nvfp4ctl.build.sources import BuildInputs
 
 # Flags that change the code. `-gencode` names the arch-specific target (sm_90a / sm_100a): the
 # `-arch=sm_90a` shorthand also runs a plain sm_90 pass that rejects wgmma/setmaxnreg.
@@ -47,7 +47,7 @@ def define_flags(defines: tuple[str, ...]) -> list[str]:
 
 
 def include_dirs(inputs: BuildInputs) -> list[Path]:
-    dirs = [common_dir()]
+    dirs = [inputs.common]
     if inputs.needs_cutlass:
         dirs.extend(toolchain.cutlass_include_dirs())
     return dirs

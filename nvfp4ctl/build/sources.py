@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from nvfp4ctl.build.compiler_errors import display_path
@@ -25,33 +25,79 @@ BINDING_NAME = "torch_binding.cpp"
 ARCH_LINE = re.compile(r"^(?P<mark>[ \t]*//[ \t]*nvfp4ctl:[ \t]*arch[ \t]*=[ \t]*)(?P<arch>sm_\w+)(?P<rest>.*)$", re.M)
 
 
-def common_dir() -> Path:
-    """The API headers and torch bindings: your kernels/common/ when you have one, else nvfp4ctl's (a
-    kernels/ of yours holding only sm90/ or sm100/ kernels builds with the shipped bindings)."""
+def common_dir(kernel: Path | None = None) -> Path:
+    """The API headers and torch bindings a kernel builds with: nvfp4ctl's own for a kernel nvfp4ctl ships,
+    whatever folder you are in; for a kernel of yours, your kernels/common/ where it is an override of
+    nvfp4ctl's (common_override), else nvfp4ctl's (a kernels/ of yours holding only sm90/ or sm100/
+    kernels builds with the shipped bindings)."""
+    own = shipped("kernels") / "common"
+    if kernel is not None and is_shipped_kernel(kernel):
+        return own
+    override = common_override()
+    return override if override is not None else own
+
+
+def is_shipped_kernel(path: Path) -> bool:
+    """Whether `path` lies under nvfp4ctl's own kernels/ (the checkout's or the wheel's copy)."""
+    return shipped("kernels").resolve() in path.resolve().parents
+
+
+def common_override() -> Path | None:
+    """Your kernels/common/ where it stands in for nvfp4ctl's: it holds a torch binding (torch_binding.cpp,
+    or a problem's, such as nvfp4_gemv_binding.cpp), which an override must provide. A kernels/common/ of
+    other headers only (a model's rope.cuh) is no override: nvfp4ctl's is used."""
     local = kernels_dir() / "common"
-    return local if local.is_dir() else shipped("kernels") / "common"
+    if local.resolve() == (shipped("kernels") / "common").resolve():
+        return None
+    return local if override_bindings(local) else None
+
+
+def override_bindings(folder: Path) -> list[str]:
+    """The torch bindings `folder` holds, by name: what makes a kernels/common/ an override."""
+    from nvfp4ctl.problems import all_problems
+
+    names = dict.fromkeys([BINDING_NAME, *(problem.kernel_api.binding_name for problem in all_problems()
+                                          if problem.kernel_api is not None)])
+    return [name for name in names if (folder / name).is_file()]
+
+
+def override_note_of(kernel: Path) -> str | None:
+    """The line saying a kernel's build takes your kernels/common/ for nvfp4ctl's, naming the binding that
+    makes it one; None where the build uses nvfp4ctl's own, or the kernel's inputs cannot be listed (its
+    build says why)."""
+    try:
+        inputs = build_inputs(checked_source(kernel))
+    except (UsageError, OSError):
+        return None
+    if inputs.common != common_override():
+        return None
+    held = " and ".join(override_bindings(inputs.common))
+    return (f"headers and binding from {display_path(inputs.common)}, your override of nvfp4ctl's kernels/common/"
+            f" (it holds {held})")
 
 
 def binding_path(kernel: Path | None = None) -> Path:
     """The torch binding for a kernel: the one of the problem whose API header it includes
     (nvfp4_dual_gemm_api.h -> nvfp4_dual_gemm_binding.cpp); the GEMM's torch_binding.cpp otherwise."""
-    return _binding_of(kernel_problem(kernel) if kernel is not None else None)
+    return _binding_of(kernel_problem(kernel) if kernel is not None else None, common_dir(kernel))
 
 
-def _binding_of(problem: Any | None) -> Path:
+def _binding_of(problem: Any | None, common: Path) -> Path:
     api = problem.kernel_api if problem is not None else None
-    return common_dir() / (api.binding_name if api is not None else BINDING_NAME)
+    return common / (api.binding_name if api is not None else BINDING_NAME)
 
 
 def kernel_problem(kernel: Path) -> Any | None:
     """The problem (problems.base.ProblemBase) whose C ABI header the kernel includes, if any."""
-    return _problem_including(local_headers(kernel))
+    return _problem_including(_texts(kernel))
 
 
-def _problem_including(headers: list[Path]) -> Any | None:
+def _problem_including(texts: dict[Path, str]) -> Any | None:
+    """By the name of each header the kernel and its headers include, found or not: a kernel including
+    nvfp4_gemv_api.h is the GEMV's even where the folder in use lacks that header (its build then says so)."""
     from nvfp4ctl.problems import all_problems
 
-    included = {path.name for path in headers}
+    included = {PurePosixPath(include.name).name for code in texts.values() for include in quoted_includes(code)}
     for problem in all_problems():
         api = problem.kernel_api
         if api is not None and api.header in included:
@@ -220,7 +266,8 @@ def _texts(source: Path, known: dict[Path, str] | None = None) -> dict[Path, str
 
 
 def _read_texts(source: Path, known: dict[Path, str] | None = None) -> dict[Path, str]:
-    search = [common_dir()]
+    # a binding's headers are those of the folder it lies in, a kernel's those of its common_dir
+    search = [source.parent if known is not None else common_dir(source)]
     texts: dict[Path, str] = {}
     pending = [source]
     while pending:
@@ -252,6 +299,7 @@ class BuildInputs:
     binding: Path
     headers: tuple[Path, ...]
     needs_cutlass: bool
+    common: Path  # the API headers' and binding's folder (common_dir), the build's first include folder
 
     @property
     def files(self) -> tuple[Path, ...]:
@@ -268,12 +316,21 @@ def _build_inputs(kernel: Path) -> BuildInputs:
     # every command with a kernel target comes here: the kernel and its headers are read once for the
     # problem (which binding), the header list and the CUTLASS test
     kernel_texts = _texts(kernel)
-    problem = _problem_including(list(kernel_texts)[1:])
-    binding = _binding_of(problem)
+    problem = _problem_including(kernel_texts)
+    common = common_dir(kernel)
+    binding = _binding_of(problem, common)
     if not binding.is_file():
-        raise UsageError(f"the torch binding is missing: {binding}")
+        raise UsageError(f"the torch binding is missing: {binding}{_override_hint(common)}")
     binding_texts = _texts(binding, known=kernel_texts)
     headers = tuple(dict.fromkeys([*list(kernel_texts)[1:], *list(binding_texts)[1:]]))
     texts = {**binding_texts, **kernel_texts}
     needs_cutlass = any(includes_cutlass(texts[path]) for path in (kernel, *headers))
-    return BuildInputs(kernel=kernel, binding=binding, headers=headers, needs_cutlass=needs_cutlass)
+    return BuildInputs(kernel=kernel, binding=binding, headers=headers, needs_cutlass=needs_cutlass, common=common)
+
+
+def _override_hint(common: Path) -> str:
+    if common != common_override():
+        return ""
+    held = " and ".join(override_bindings(common))
+    return (f" ({display_path(common)} is taken as your override of nvfp4ctl's kernels/common/, as it holds {held}:"
+            " add the binding there, or move your own headers out of it to build with nvfp4ctl's)")

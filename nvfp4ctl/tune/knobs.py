@@ -177,7 +177,7 @@ def _named_before_default(files: list[Path], knobs: tuple[Knob, ...], declared_i
     block_lines: dict[Path, dict[int, str]] = {}  # the 1-based line of each knob's `#ifndef`
     for knob in knobs:
         block_lines.setdefault(declared_in[knob.name], {})[knob.line + 1] = knob.name
-    search = [common_dir()]
+    search = [common_dir(files[0])]
     visited = {files[0]}
     walk = [(files[0], _events(files[0], codes, reads, block_lines.get(files[0], {}), search))]
     defined: set[str] = set()

@@ -146,7 +146,7 @@ def proof_compile_args(kernel: Path) -> list[str]:
     """nvcc's arguments for the proof of `kernel`, but the output: the include folders the build passes
     (kernels/common, where `#include "../common/nvfp4_gemm_api.h"` resolves for a kernel alone in its
     folder, and CUTLASS's) before the kernel's own."""
-    includes = [f"-I{path}" for path in (common_dir(), *toolchain.cutlass_include_dirs())]
+    includes = [f"-I{path}" for path in (common_dir(kernel), *toolchain.cutlass_include_dirs())]
     return [*HOST_FLAGS, *includes, *kernel_flags(kernel), str(PROOF_SOURCE)]
 
 

@@ -16,7 +16,7 @@ def test_the_module_build_asks_for_an_optimised_binding(tmp_path: Path, monkeypa
     commands: list[list[str]] = []
     monkeypatch.setattr(compile, "_run", lambda command, cwd, env: (commands.append(command), (0, ""))[1])
     kernel, binding = tmp_path / "k.cu", tmp_path / "torch_binding.cpp"
-    inputs = BuildInputs(kernel=kernel, binding=binding, headers=(), needs_cutlass=False)
+    inputs = BuildInputs(kernel=kernel, binding=binding, headers=(), needs_cutlass=False, common=binding.parent)
     compile.build_module(tmp_path, inputs, "sm_90a", "k_90a")
     spec = json.loads(commands[0][-1])
     assert spec["extra_cflags"] == list(flags.BINDING_CFLAGS) == ["-O1"]

@@ -178,8 +178,56 @@ def test_a_users_kernels_folder_without_common_uses_the_shipped_bindings(tmp_pat
     assert sources.common_dir() == shipped("kernels") / "common"
     assert sources.kernel_problem(kernel).name == "nvfp4_gemv"
     assert sources.binding_path(kernel) == shipped("kernels") / "common" / "nvfp4_gemv_binding.cpp"
-    (tmp_path / "kernels" / "common").mkdir()  # a common/ of your own wins
+    (tmp_path / "kernels" / "common").mkdir()  # a common/ of your own wins where it holds a binding
+    assert sources.common_dir() == shipped("kernels") / "common"
+    (tmp_path / "kernels" / "common" / "torch_binding.cpp").write_text('#include "nvfp4_gemm_api.h"\n')
     assert sources.common_dir() == tmp_path / "kernels" / "common"
+
+
+SHIPPED_GEMV = Path(__file__).resolve().parents[2] / "kernels" / "naive" / "nvfp4_gemv_naive.cu"
+
+
+def test_a_models_kernels_common_leaves_shipped_kernels_and_yours_to_nvfp4ctls(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model repository's kernels/common/rope.cuh in the current folder: the shipped GEMV kernel built as
+    the GEMM (the header said 'it includes no problem's API header') with 'the torch binding is missing:
+    .../kernels/common/torch_binding.cpp', exit 2; a kernel of yours failed the same way."""
+    from nvfp4ctl.project import shipped
+
+    (tmp_path / "kernels" / "common").mkdir(parents=True)
+    (tmp_path / "kernels" / "common" / "rope.cuh").write_text("// mine\n")
+    mine = _kernel(tmp_path / "kernels", "mine", '#include "nvfp4_gemv_api.h"\n')
+    monkeypatch.chdir(tmp_path)
+    own = shipped("kernels") / "common"
+    for kernel in (SHIPPED_GEMV, mine):
+        inputs = sources.build_inputs(kernel)
+        assert inputs.common == own and inputs.binding == own / "nvfp4_gemv_binding.cpp"
+        assert sources.kernel_problem(kernel).name == "nvfp4_gemv"
+        assert sources.override_note_of(kernel) is None
+    assert sources.common_override() is None
+
+
+def test_a_kernels_common_holding_a_binding_is_your_override_for_your_kernels_only(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from nvfp4ctl.project import shipped
+
+    common = tmp_path / "kernels" / "common"
+    common.mkdir(parents=True)
+    (common / "nvfp4_gemm_api.h").write_text("#pragma once\n")
+    (common / "torch_binding.cpp").write_text('#include "nvfp4_gemm_api.h"\n')
+    gemm = _kernel(tmp_path / "kernels", "sm90", '#include "nvfp4_gemm_api.h"\n')
+    gemv = _kernel(tmp_path / "kernels", "mine", '#include "nvfp4_gemv_api.h"\n')
+    monkeypatch.chdir(tmp_path)
+    assert sources.build_inputs(gemm).binding == common / "torch_binding.cpp"
+    note = sources.override_note_of(gemm)
+    assert note is not None and "your override of nvfp4ctl's kernels/common/ (it holds torch_binding.cpp)" in note
+    # the GEMV kernel is the GEMV's by the header it names, which this override lacks, as it lacks its binding
+    assert sources.kernel_problem(gemv).name == "nvfp4_gemv"
+    with pytest.raises(UsageError, match=r"nvfp4_gemv_binding.cpp \(kernels/common is taken as your override of"
+                                         r" nvfp4ctl's kernels/common/, as it holds torch_binding.cpp: add the binding"):
+        sources.build_inputs(gemv)
+    shipped_inputs = sources.build_inputs(SHIPPED_GEMV)  # nvfp4ctl's own kernels never take it
+    assert shipped_inputs.binding == shipped("kernels") / "common" / "nvfp4_gemv_binding.cpp"
 
 
 def test_build_inputs_reads_the_kernel_and_each_header_once(monkeypatch: pytest.MonkeyPatch) -> None:

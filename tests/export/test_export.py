@@ -95,6 +95,7 @@ def test_headers_are_inlined_once_per_translation_unit(tmp_path: Path, monkeypat
     (tmp_path / "common").mkdir()
     (tmp_path / "common" / "a.h").write_text('#pragma once\n#include "b.h"\nint a;\n')
     (tmp_path / "common" / "b.h").write_text("#pragma once\nint b;\n")
+    (tmp_path / "common" / "torch_binding.cpp").write_text("")  # what makes common/ an override of nvfp4ctl's
     kernel = tmp_path / "k.cu"
     kernel.write_text('#include "../common/a.h"\n#include "b.h"\n#include <cute/tensor.hpp>\n')
     monkeypatch.setattr(sources, "kernels_dir", lambda: tmp_path)
