@@ -28,11 +28,13 @@ class ArchChoice(Choice):
 
 
 B200_MAJOR = 10
+H100_MAJOR, H100_ARCH = 9, "sm_90a"
 
 
-def default_kernel(kernel: Path | None, problem: str = DEFAULT_PROBLEM) -> Path:
+def default_kernel(kernel: Path | None, problem: str = DEFAULT_PROBLEM, arch: str | None = None) -> Path:
     """--kernel PATH; `--kernel default`: ours for the task's problem; none: the problem's B200
-    kernel in the user's kernels/ folder (ours inside the nvfp4ctl project)."""
+    kernel in the user's kernels/ folder (ours inside the nvfp4ctl project). `arch` sm_90a (--arch) takes
+    the problem's H100 kernel instead, as check does on an H100: the B200's traps on every call there."""
     if kernel is not None and str(kernel) != DEFAULT_BY_NAME:
         return kernel
     kernels = shipped("kernels") if kernel is not None else users_kernels_dir()
@@ -43,7 +45,27 @@ def default_kernel(kernel: Path | None, problem: str = DEFAULT_PROBLEM) -> Path:
     name = _b200_name(problem)
     if name is None:
         raise UsageError(_no_default_for(problem, None if kernel is not None else kernels))
-    return kernels / name
+    h100 = _h100_name(problem) if arch == H100_ARCH else None
+    return kernels / (h100 or name)
+
+
+def _h100_name(problem: str) -> str | None:
+    from nvfp4ctl.problems import get_problem
+
+    return get_problem(problem).default_kernels.get(H100_MAJOR)
+
+
+def refuse_other_arch(source: Path, arch: str | None) -> None:
+    """A UsageError where --arch names another arch than the one the kernel is written for (its folder or
+    `arch=` line), as its build for that arch fails: an sm_100a tcgen05 kernel exported for sm_90a traps on
+    every call on an H100. A kernel with no tensor-core code (its no-tensor-op mark) compiles for either."""
+    from nvfp4ctl.build.sources import NO_TENSOR_OP, source_marks, written_for
+
+    own = written_for(source)
+    if arch is None or own is None or own[0] == arch or source_marks(source, NO_TENSOR_OP):
+        return
+    raise UsageError(f"{source.name} is an {own[0]} kernel ({own[1]}), not one for --arch {arch}: its export would"
+                     f" not run there; pass --arch {own[0]} or a kernel written for {arch}; nothing was written")
 
 
 def _no_default_for(problem: str, users_kernels: Path | None) -> str:
@@ -172,11 +194,15 @@ def _not_for_the_leaderboard(source: Path, arch: str) -> str:
     """The warning for an export the B200 leaderboard cannot run, with the way to one it can: a kernel
     without tensor-core code (its `no-tensor-op` mark) compiles for any arch as it is; another one
     (wgmma, setmaxnreg) may not, and `build --arch` tells."""
-    from nvfp4ctl.build.sources import NO_TENSOR_OP, source_marks
+    from nvfp4ctl.build.sources import NO_TENSOR_OP, declared_arch, source_marks
 
-    said = f"{source.name} is an {arch} kernel: the B200 leaderboard needs {LEADERBOARD_ARCH}"
+    own = declared_arch(source)  # the kernel's own arch, which --arch may have overridden
+    said = (f"{source.name} is an {arch} kernel" if own == arch else f"{source.name} is exported for {arch}") + \
+        f": the B200 leaderboard needs {LEADERBOARD_ARCH}"
     if source_marks(source, NO_TENSOR_OP):
         return f"{said}; --arch {LEADERBOARD_ARCH} exports it for a B200 (it has no tensor-core code: its no-tensor-op mark)"
+    if own == arch:  # --arch sm_100a refuses it: its folder or arch= line says what it is written for
+        return f"{said}; for the leaderboard, export a kernel written for {LEADERBOARD_ARCH}"
     return (f"{said}; --arch {LEADERBOARD_ARCH} exports it for a B200 where it has no {arch}-only code (wgmma):"
             f" `nvfp4ctl build --arch {LEADERBOARD_ARCH} {short_path(source)}` tells")
 
@@ -197,7 +223,7 @@ def _never_built(source: Path, arch: str) -> bool:
 def command(
     kernel: Annotated[
         Path | None, typer.Option("--kernel", help="Kernel .cu to embed ('default': nvfp4ctl's own B200 kernel for nvfp4_gemm,"
-                                  " the hand-written tcgen05 one, the CUTLASS one being"
+                                  " the hand-written tcgen05 one, or with --arch sm_90a the H100 one, the CUTLASS one being"
                                   f" {shipped('kernels/sm100/nvfp4_gemm_sm100.cu')}; for the other problems nvfp4ctl's exact"
                                   " plain-torch submission, written as it is, which check runs for it)."
                                   " Default: the task problem's B200 kernel in your kernels/ folder, by our file name:"
@@ -212,7 +238,8 @@ def command(
     arch: Annotated[
         ArchChoice | None, typer.Option("--arch", metavar="<sm_90a|sm_100a>", parser=choice(ArchChoice),
                                         help="Compile the kernel for sm_90a or sm_100a (default: its own arch, from its"
-                                        " sm90/ or sm100/ folder or a `// nvfp4ctl: arch=` line).", show_default=False)
+                                        " sm90/ or sm100/ folder or a `// nvfp4ctl: arch=` line; a kernel written for"
+                                        " the other is refused unless it has no tensor-core code).", show_default=False)
     ] = None,
 ) -> Outcome:
     """Write a submission.py that compiles the kernel with load_inline and calls it from custom_kernel."""
@@ -227,13 +254,14 @@ def command(
     problem = DEFAULT_PROBLEM if named or in_use is None else in_use.problem
     if kernel is not None and not named and _b200_name(problem) is None and (torch_target := _plain_torch(problem)):
         return _export_plain_torch(torch_target, output, problem, force, task, arch)
-    source = default_kernel(kernel, problem)
+    source = default_kernel(kernel, problem, None if arch is None else arch.value)
     if named:  # say what is wrong with the path they gave, not to pass one
         if not source.exists():
             raise UsageError(f"no such file: {source}")
         checked_source(source)
     elif not source.is_file():
-        raise UsageError(f"no B200 kernel at {source}; pass --kernel PATH")
+        raise UsageError(f"no {'H100' if source.parent.name == 'sm90' else 'B200'} kernel at {source}; pass --kernel PATH")
+    refuse_other_arch(source, None if arch is None else arch.value)
     if in_use is not None and (in_use.is_users or task is not None):
         # custom_kernel indexes the kernel's problem's tuple: on the leaderboard of the task's problem it
         # fails every test, as check of the same mix would (nvfp4ctl's own task is no one's choice)

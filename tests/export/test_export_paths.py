@@ -265,3 +265,27 @@ def test_the_next_line_can_be_pasted_into_a_shell_whatever_the_output_is_named(
     plain = runner.invoke(app, ["export", "--kernel", "default", "-o", name])
     assert plain.exit_code == 0, plain.output
     assert _next_line(plain.output) == _next_line(result.output)
+
+
+def test_kernel_default_with_arch_sm_90a_exports_the_h100_kernel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """It wrote the sm_100a tcgen05 kernel "for sm_90a", exit 0, which traps on every call on an H100, with a
+    warning that called it an sm_90a kernel."""
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(tmp_path / "MEMORY.md"))
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["export", "--kernel", "default", "--arch", "sm_90a", "-o", "h100.py"])
+    assert result.exit_code == 0, result.output
+    said = _flat(result.output)
+    assert "wrote h100.py" in said and "nvfp4_gemm_sm90.cu for sm_90a" in said
+    assert ("warning: nvfp4_gemm_sm90.cu is an sm_90a kernel: the B200 leaderboard needs sm_100a; for the"
+            " leaderboard, export a kernel written for sm_100a") in said
+    assert "nvfp4_gemm_sm90.cu for sm_90a" in (tmp_path / "h100.py").read_text().splitlines()[0]
+
+
+def test_a_kernel_written_for_another_arch_than_arch_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(tmp_path / "MEMORY.md"))
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["export", "--kernel", str(GEMM_TC), "--arch", "sm_90a", "-o", "tc.py"])
+    assert result.exit_code == 2 and not (tmp_path / "tc.py").exists()
+    assert _flat(result.output) == ("error: nvfp4_gemm_sm100_tc.cu is an sm_100a kernel (its sm100/ folder), not one"
+                                    " for --arch sm_90a: its export would not run there; pass --arch sm_100a or a"
+                                    " kernel written for sm_90a; nothing was written")

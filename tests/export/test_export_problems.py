@@ -74,14 +74,17 @@ def test_a_naive_kernel_exports_for_the_b200_with_arch(tmp_path: Path, problem: 
 
 def test_a_tensor_core_kernel_for_another_arch_is_told_how_to_find_out(tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    """A wgmma kernel may not compile for sm_100a: the warning names --arch and the build that tells."""
+    """A kernel written for sm_90a (its sm90/ folder) is refused with --arch sm_100a: the warning names a kernel
+    written for sm_100a, where it named the --arch that export now refuses for it."""
     monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)
     kernel = kernels_dir() / "sm90" / "nvfp4_gemm_sm90.cu"
     result = runner.invoke(app, ["export", "--kernel", str(kernel), "-o", str(tmp_path / "submission.py")])
     assert result.exit_code == 0, result.output
-    assert ("the B200 leaderboard needs sm_100a; --arch sm_100a exports it for a B200 where it has no sm_90a-only"
-            f" code (wgmma): `nvfp4ctl build --arch sm_100a {kernel}` tells") in " ".join(result.output.split())
+    assert ("nvfp4_gemm_sm90.cu is an sm_90a kernel: the B200 leaderboard needs sm_100a; for the leaderboard, export"
+            " a kernel written for sm_100a") in " ".join(result.output.split())
+    refused = runner.invoke(app, ["export", "--kernel", str(kernel), "--arch", "sm_100a", "-o", "b200.py"])
+    assert refused.exit_code == 2 and not (tmp_path / "b200.py").exists()
 
 
 @pytest.mark.parametrize("problem", ["nvfp4_gemv", "nvfp4_dual_gemm", "nvfp4_group_gemm"])
