@@ -172,13 +172,17 @@ def _checked_arch(arch: str, what: str) -> str:
     return arch
 
 
-def resolve_arch(source: Path, requested: str | None, arch_option: bool = True) -> str:
-    """`requested` (--arch), else the kernel's own; `arch_option`: the command has an --arch to suggest."""
+def resolve_arch(source: Path, requested: str | None, arch_option: bool = True, arch_all: bool = False) -> str:
+    """`requested` (--arch), else the kernel's own; `arch_option`: the command has an --arch to suggest;
+    `arch_all`: it was `--arch all` (build's default), which takes each kernel's own, so the way out names
+    the archs to pass."""
     if requested is not None:
         return _checked_arch(requested, "--arch")
     arch = declared_arch(source)
     if arch is None:
-        ways = "add a line `// nvfp4ctl: arch=sm_90a`" + (", or pass --arch" if arch_option else " (or sm_100a)")
+        option = (f", or pass --arch {' or --arch '.join(ARCHES)} (--arch all builds each kernel for its own arch)"
+                  if arch_all else ", or pass --arch")
+        ways = "add a line `// nvfp4ctl: arch=sm_90a`" + (option if arch_option else " (or sm_100a)")
         raise UsageError(f"cannot tell which arch {display_path(source)} is for: put it under sm90/ or sm100/, {ways}")
     return arch
 

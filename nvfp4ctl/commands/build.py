@@ -262,7 +262,7 @@ def _plan(sources: list[Path], arch: str) -> list[tuple[Path, str]]:
     from nvfp4ctl.build.sources import checked_source, declared_arch, default_kernels, resolve_arch
 
     if sources:
-        return [(path, resolve_arch(path, None if arch == "all" else arch)) for path in map(checked_source, sources)]
+        return [(path, resolve_arch(path, None if arch == "all" else arch, arch_all=arch == "all")) for path in map(checked_source, sources)]
     kernels = users_kernels_dir()
     if kernels is None:
         from nvfp4ctl.project import shipped

@@ -340,3 +340,17 @@ def test_the_c_abi_is_read_from_the_header_the_binding_includes_not_a_copy_besid
     result = runner.invoke(app, ["build", str(kernel), "--arch", "sm_90a"])
     assert result.exit_code == 1, result.output
     assert "defines nvfp4_gemv_launch(Nvfp4GemvArgs*), not nvfp4_gemv_launch(Nvfp4GemvArgs const&)" in " ".join(result.output.split())
+
+
+def test_a_kernel_of_no_arch_built_with_the_default_arch_all_is_told_which_archs_to_pass(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--arch all (the default) was in effect, yet the error said "or pass --arch"."""
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(tmp_path / "MEMORY.md"))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "my_gemm.cu").write_text("__global__ void k() {}\n")
+    for args in (["build", "my_gemm.cu"], ["build", "--arch", "all", "my_gemm.cu"]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, result.output
+        assert " ".join(result.output.split()) == (
+            "error: cannot tell which arch my_gemm.cu is for: put it under sm90/ or sm100/, add a line `// nvfp4ctl:"
+            " arch=sm_90a`, or pass --arch sm_90a or --arch sm_100a (--arch all builds each kernel for its own arch)")
