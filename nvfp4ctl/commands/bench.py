@@ -79,7 +79,7 @@ def command(
     require_torch()  # the child imports it to load the target: before "no GPU", which would hide it
     if device == "cuda" and not gpu_present():
         raise UsageError(NO_GPU)
-    refuse_unloadable(target, device)
+    refuse_unloadable(target)
     settings = problem.bench_mode(mode.value)  # the problem's loop: repeats and warm-ups differ
     if device != "cuda" and settle:  # None: not given
         # settling brings the card's clocks and temperature to the kernel's load; a CPU has no such state to wait for

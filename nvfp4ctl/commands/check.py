@@ -69,7 +69,7 @@ def command(
     require_torch()  # the child imports it to load the target: before "no GPU", which would hide it
     if device == "cuda" and not gpu_present():
         raise UsageError(NO_GPU)
-    refuse_unloadable(target, device)
+    refuse_unloadable(target)
     gpu = first_gpu() if device == "cuda" else None
     settings = CheckSettings(problem=loaded.problem, rtol=loaded.rtol, atol=loaded.atol, timeout_s=timeout_s,
                              device=device, scales=scales.value, probe=not no_probe)

@@ -324,9 +324,10 @@ def _kernel_problem(kernel: Path, resolved: Path) -> Any | None:
         raise UsageError(f"--kernel {kernel}: cannot read it ({os_reason(error, resolved)})") from None
 
 
-def refuse_unloadable(target: TargetSpec, device: str) -> None:
-    """A kernel target run on CUDA needs a CUDA build of torch: say so now, not after its build."""
-    if target.kind == KERNEL and device == "cuda":
+def refuse_unloadable(target: TargetSpec) -> None:
+    """A kernel target needs a CUDA build of torch on any device (its module links against torch's CUDA
+    libraries; NVFP4CTL_DEVICE=cpu runs it too): say so now, not after its build (seconds, a cache entry)."""
+    if target.kind == KERNEL:
         from nvfp4ctl.build.loader import require_cuda_torch
 
         require_cuda_torch()

@@ -48,6 +48,12 @@ def _exported_dual(path: Path) -> Path:
     return path
 
 
+def _cuda_torch(monkeypatch: pytest.MonkeyPatch) -> None:
+    from nvfp4ctl.build import toolchain
+
+    monkeypatch.setattr(toolchain, "torch_build", lambda: toolchain.TorchBuild("2.13.0+cu130", "13.0"))
+
+
 def _run(*args: str) -> tuple[Result, str]:
     result = CliRunner().invoke(app, list(args))
     return result, " ".join(result.output.split())
@@ -166,6 +172,7 @@ def test_a_kernel_with_no_task_of_yours_names_the_api_header_that_picked_its_tas
     named that task with no reason, where a submission's says which header or name picked it."""
     monkeypatch.setattr("nvfp4ctl.check.run.Worker", _NoChild)
     monkeypatch.setattr("nvfp4ctl.runner.worker.Worker", _NoChild)
+    _cuda_torch(monkeypatch)  # a kernel target needs one, on CPU runs too
     source = empty / "mine.cu"
     source.write_text((kernels_dir() / "naive" / kernel).read_text())
     (empty / "naive_decode.cuh").write_text((kernels_dir() / "naive" / "naive_decode.cuh").read_text())
@@ -178,6 +185,7 @@ def test_a_kernel_with_no_task_of_yours_names_the_api_header_that_picked_its_tas
 def test_a_kernel_without_an_api_header_says_it_is_called_as_the_gemm(empty: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("nvfp4ctl.check.run.Worker", _NoChild)
+    _cuda_torch(monkeypatch)
     (empty / "mine.cu").write_text("__global__ void k() {}\n")
     result, said = _run("check", "--kernel", "mine.cu")
     assert result.exit_code == 2, said

@@ -105,10 +105,11 @@ def test_kernel_target_wraps_the_module(monkeypatch, tmp_path):
     assert calls == [("a", "b", "sfa_p", "sfb_p", "c")]
 
 
+@pytest.mark.parametrize("device", ["cuda", "cpu"])
 @pytest.mark.parametrize("command", ["check", "bench"])
-def test_a_kernel_on_a_cpu_only_torch_is_refused_before_its_build(monkeypatch, tmp_path, command):
+def test_a_kernel_on_a_cpu_only_torch_is_refused_before_its_build(monkeypatch, tmp_path, command, device):
     """A GPU but a CPU build of torch: one line, exit 2, before minutes of nvcc (the child would
-    only fail to import the module afterwards)."""
+    only fail to import the module afterwards). NVFP4CTL_DEVICE=cpu compiled it first, then said the same."""
     from typer.testing import CliRunner
 
     from nvfp4ctl.build import toolchain
@@ -119,7 +120,7 @@ def test_a_kernel_on_a_cpu_only_torch_is_refused_before_its_build(monkeypatch, t
     def no_child(*args, **kwargs):
         raise AssertionError("started a child to build a kernel that could never load")
 
-    monkeypatch.delenv("NVFP4CTL_DEVICE", raising=False)
+    monkeypatch.setenv("NVFP4CTL_DEVICE", device)
     monkeypatch.setattr(toolchain, "torch_build", lambda: toolchain.TorchBuild("2.13.0+cpu", None))
     monkeypatch.setattr(gpu, "gpu_present", lambda: True)
     monkeypatch.setattr(check, "gpu_present", lambda: True)
@@ -138,15 +139,18 @@ def test_a_kernel_on_a_cpu_only_torch_is_refused_before_its_build(monkeypatch, t
     assert "Traceback" not in result.output
 
 
-def test_refuse_unloadable_lets_submissions_and_cpu_runs_through(monkeypatch):
+def test_refuse_unloadable_lets_submissions_and_kernels_with_a_cuda_torch_through(monkeypatch):
+    """A kernel with a CPU torch under NVFP4CTL_DEVICE=cpu was let through: it compiled (seconds, a cache
+    entry), then failed to load with 'this torch has no CUDA'."""
     from nvfp4ctl.build import toolchain
 
     monkeypatch.setattr(toolchain, "torch_build", lambda: toolchain.TorchBuild("2.13.0+cpu", None))
     kernel = targets.TargetSpec(KERNEL, Path("k.cu"), "k.cu")
-    targets.refuse_unloadable(kernel, "cpu")
-    targets.refuse_unloadable(targets.TargetSpec(SUBMISSION, Path("s.py"), "s.py"), "cuda")
+    targets.refuse_unloadable(targets.TargetSpec(SUBMISSION, Path("s.py"), "s.py"))
     with pytest.raises(UsageError, match="this torch has no CUDA"):
-        targets.refuse_unloadable(kernel, "cuda")
+        targets.refuse_unloadable(kernel)
+    monkeypatch.setattr(toolchain, "torch_build", lambda: toolchain.TorchBuild("2.13.0+cu130", "13.0"))
+    targets.refuse_unloadable(kernel)
 
 
 @pytest.mark.parametrize("command", ["check", "bench", "tune"])
