@@ -322,7 +322,7 @@ def execute(run: TuneRun, timing: TimingSettings, budget_s: float | None, rounds
     with CompilePool(run.source, run.arch, jobs=jobs) as compile_pool:
         if run.compile_only:
             evaluator = Evaluator(compile_pool, None, state, run.cases, report, on_progress, on_work)
-            compile_only(run.knobs, start, evaluator, run.only)
+            compile_only(run.knobs, start, evaluator, run.only, run.arch)
         else:
             with GpuPool(make_workers(run.gpus, run.device, run.timeout_s, run.task.problem), payload,
                          run.timeout_s) as gpu_pool:
