@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from nvfp4ctl.bench.call_progress import LATE_FACTOR, SLACK_S, duration_text, least_timeout_s
+from nvfp4ctl.bench.call_progress import SLACK_S, duration_text, late_after_s, least_timeout_s
 from nvfp4ctl.runner import progress
 from nvfp4ctl.words import seconds_text
 
@@ -98,13 +98,13 @@ class TestPhases:
 
 def timeout_said(test: str, timeout_s: float, last: CheckProgress) -> str | None:
     """The watchdog's message for a kill in `test` ("test 2 (m=… n=… k=…)") whose last report was `last`;
-    None for a call that never came back where one returned before it, or never returned at all: a
-    possible deadlock."""
+    None for a call that never came back where one returned before it (past bench's late_after_s at that
+    call's pace), or never returned at all: a possible deadlock."""
     if last.phase != CALLING:
         return _not_the_kernel(test, timeout_s, last)
     per_call_s = last.call_pace_s()
     ran_s = timeout_s - last.elapsed_s
-    if per_call_s is None or ran_s > LATE_FACTOR * per_call_s + SLACK_S:
+    if per_call_s is None or ran_s > late_after_s(per_call_s):
         return None
     needed_s = last.needed_s(timeout_s)
     suggested = least_timeout_s(timeout_s, needed_s)

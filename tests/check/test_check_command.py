@@ -654,9 +654,9 @@ def test_without_a_terminal_a_test_making_its_inputs_says_so_in_the_next_line_on
 
 def test_a_hang_after_a_slow_first_call_is_paced_by_the_second(fake_task, monkeypatch):
     """The first call takes 2 s (a compile), the second returns at once, the third hangs: it was "too slow, not
-    stuck" within 3 x 2 s + the slack; the second call's pace makes it a possible deadlock. The slack is cut
-    to 0.5 s (from 10) so that a 5 s timeout tells them apart."""
-    monkeypatch.setattr("nvfp4ctl.check.progress.SLACK_S", 0.5)
+    stuck" within 3 x 2 s + the slack; the second call's pace makes it a possible deadlock. The least slack
+    is cut to 0.5 s (from 2) so that a 5 s timeout tells them apart on a busy host."""
+    monkeypatch.setattr("nvfp4ctl.bench.call_progress.MIN_SLACK_S", 0.5)
     monkeypatch.setenv("COLUMNS", "300")
     fake_task(tests=(FakeCase(128, 128, 32),))
     result = check("--submission", str(TARGETS / "compiles_then_hangs.py"), "--timeout", "5")

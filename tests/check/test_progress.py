@@ -4,6 +4,9 @@ never seen returning at that pace is a possible deadlock. A --timeout to give wh
 
 from __future__ import annotations
 
+import pytest
+
+from nvfp4ctl.bench.call_progress import late_after_s
 from nvfp4ctl.check.progress import (CALLING, COMPARING, MAKING_INPUTS, REFERENCE, CheckProgress, possible_deadlock,
                                      timeout_said)
 
@@ -65,7 +68,7 @@ def test_a_call_never_seen_returning_stays_a_possible_deadlock() -> None:
     assert timeout_said(TEST, 7.0, first) is None
     assert possible_deadlock(TEST, 7.0, first) == ("possible deadlock in test 2 (m=256 n=128 k=32): no result after 7 s;"
                                                    " the child was killed")
-    # a probe call far past the first's time (bench's rule: 3 x it + 10 s): it no longer returns
+    # a probe call far past the first's time (bench's rule: 3 x it + a slack as long, 2 s to 10 s): it no longer returns
     stuck = CheckProgress(CALLING, 3.6, 2, 3, PROBE_READY)
     assert timeout_said(TEST, 180.0, stuck) is None
     assert possible_deadlock(TEST, 180.0, stuck) == (
@@ -91,17 +94,18 @@ SECOND_RETURNED = COMPILED_PROBE_READY + ((CALLING, 1.0), (COMPARING, 0.1), (MAK
 
 def test_where_a_second_call_returned_the_pace_is_the_calls_after_the_first() -> None:
     """A hang 20 s into call 3, after a 60 s first call (a compile) and a 1 s second: it was "too slow, not
-    stuck" within 3 x 60 + 10 s; at the later calls' pace (3 x 1 + 10 s) it is a possible deadlock."""
+    stuck" within 3 x 60 + 10 s; at the later calls' pace (3 x 1 + 2 s) it is a possible deadlock."""
     hung = CheckProgress(CALLING, 62.1, 3, 3, SECOND_RETURNED)
     assert timeout_said(TEST, 82.0, hung) is None
     assert possible_deadlock(TEST, 82.0, hung) == (
         "possible deadlock in test 2 (m=256 n=128 k=32): no result after 82 s; call 3 of 3 (the anti-cache probe's)"
         " ran 20 s, where call 2 returned in 1.00 s (the first, with any compile, in 60 s); the child was killed")
     # within that pace it is too slow, and what is left counts the later calls' pace, not the first's
-    slow = timeout_said(TEST, 70.0, hung)
-    assert slow == ("test 2 (m=256 n=128 k=32): too slow for the 70 s timeout, not stuck: 1.00 s per call after the"
+    slow = timeout_said(TEST, 66.0, hung)
+    assert slow == ("test 2 (m=256 n=128 k=32): too slow for the 66 s timeout, not stuck: 1.00 s per call after the"
                     " first, and the anti-cache probe makes 3 calls per test (call 3 was under way, the earlier returned),"
-                    " about 70 s in all at the pace seen; the child was killed; give --timeout 90 or more, or --no-probe")
+                    " about 66 s in all at the pace seen; the child was killed; give --timeout 90 or more, or --no-probe")
+    assert timeout_said(TEST, 70.0, hung) is None  # 7.9 s into a 1 s call: within the fixed 10 s slack, stuck now
 
 
 def test_a_kill_after_a_long_first_call_alone_names_a_compile_and_a_possible_hang() -> None:
@@ -130,3 +134,23 @@ def test_a_first_call_alone_of_at_most_10_s_is_the_pace_with_no_word_of_a_compil
     assert possible_deadlock(TEST, 60.0, stuck) == (
         "possible deadlock in test 2 (m=256 n=128 k=32): no result after 60 s; call 2 of 3 (the anti-cache probe's)"
         " ran 49 s, where an earlier call returned in 10 s; the child was killed")
+
+
+@pytest.mark.parametrize(("per_call_s", "ran_s", "slow"), [
+    (0.05, 1.0, True),  # a probe call a second into a 50 ms kernel: it may still return
+    (0.05, 8.0, False),  # hung 8 s before the kill where a call takes 50 ms: a possible deadlock (was "too slow")
+    (1.0, 4.5, True),
+    (1.0, 6.0, False),
+    (8.0, 31.0, True),  # slow calls keep the full slack: 3 × 8 s + 8 s
+    (8.0, 33.0, False),
+])
+def test_the_slack_for_a_probe_call_grows_with_the_pace_as_bench_s_does(per_call_s: float, ran_s: float,
+                                                                         slow: bool) -> None:
+    """Bench's rule, one helper for both: the call's time 3 times over, plus a slack as long as that time, 2 s
+    at least and 10 s at most; a fixed 10 s slack called a hang that began within ~10 s of the kill too slow."""
+    done = ((MAKING_INPUTS, 0.1), (REFERENCE, 0.2), (CALLING, per_call_s), (COMPARING, 0.1), (MAKING_INPUTS, 0.1),
+            (REFERENCE, 0.2))
+    began_s = 0.7 + per_call_s
+    said = timeout_said(TEST, began_s + ran_s, CheckProgress(CALLING, began_s, 2, 3, done))
+    assert (said is not None and "not stuck" in said) is slow
+    assert (said is None) is (ran_s > late_after_s(per_call_s))
