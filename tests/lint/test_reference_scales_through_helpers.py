@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import ast
 import textwrap
+from pathlib import Path
 
 import pytest
 
 from nvfp4ctl.lint import lint_text
+from nvfp4ctl.lint.config import LintConfig
 from nvfp4ctl.lint.python import call_sites
 from nvfp4ctl.lint.python.index import Function, ModuleIndex, passed_arguments
+from nvfp4ctl.problems import get_problem
+from nvfp4ctl.scaffold import init_project
 
 CUTE_POINTERS = """\
     from cutlass.cute.runtime import make_ptr
@@ -204,3 +208,33 @@ def test_a_nested_def_shadowing_a_module_function_is_the_one_called_inside_its_f
         """)
     assert [(line, col) for line, col, _ in found] == [(5, 14)]
     assert found[0][2].startswith("sfb_ref (read as t in _ptr) is the reference scale sfb_ref")
+
+
+def _dual_starter(tmp_path: Path) -> str:
+    """The plain-torch submission `nvfp4ctl init --problem nvfp4_dual_gemm` writes: dequantize(packed,
+    permuted_scales, dtype) hands its scales to gather_scales, which reads them, for a, b1 and b2."""
+    init_project(get_problem("nvfp4_dual_gemm"), tmp_path)
+    return (tmp_path / "submission.py").read_text(encoding="utf-8")
+
+
+def _dual_nv401(text: str) -> list[tuple[int, str]]:
+    return [(d.line, d.message) for d in lint_text(text, "submission.py", LintConfig(problem="nvfp4_dual_gemm"))
+            if d.code == "NV401"]
+
+
+def test_a_reference_scale_the_dual_starter_hands_through_two_helpers_is_reported_at_the_call(tmp_path: Path) -> None:
+    # dequantize's parameter is given three scales (one per operand): each reaches gather_scales, which was
+    # told none of them, so data[3] there passed where gather_scales(data[3], ...) itself was reported
+    starter = _dual_starter(tmp_path)
+    assert _dual_nv401(starter) == []
+    given = "a_values = dequantize(a, sfa_permuted, torch.float32)"
+    assert given in starter
+    lines = starter.replace(given, "a_values = dequantize(a, data[3], torch.float32)").splitlines()
+    line = next(n for n, text in enumerate(lines, 1) if "dequantize(a, data[3]" in text)
+    assert _dual_nv401("\n".join(lines) + "\n") == [
+        (line, "data[3] (read as permuted in gather_scales) is the reference scale sfa_ref (input index 3): use index 6"
+               " (sfa_permuted)")]
+    by_name = starter.replace("dequantize(b2, sfb2_permuted,", "dequantize(b2, _sfb2_ref,")
+    assert [message for _, message in _dual_nv401(by_name)] == [
+        "_sfb2_ref (read as permuted in gather_scales) is the reference scale sfb2_ref (input index 5): use index 8"
+        " (sfb2_permuted)"]

@@ -863,7 +863,15 @@ def _record_passed(callee: Function, call: ast.Call, seen: bool) -> None:
 
 
 def _bind(callee: Function, param: str, caller: Function, arg: ast.AST) -> None:
-    """The parameter may hold what the argument is: an element, the tuple, or a part of it."""
+    """The parameter may hold what the argument is: an element, the tuple, or a part of it; given a name
+    that may hold several (a helper's parameter that each call gives another scale), it may hold each."""
+    if isinstance(arg, ast.Name):
+        # element_of knows a name only where it holds one thing: dequantize(a, sfa_ref), dequantize(b,
+        # sfb_permuted) left nothing for the gather_scales(permuted_scales, ...) inside it to read
+        held = caller.possible(arg.id, position(arg))
+        if held:
+            callee.param_bindings.setdefault(param, set()).update(held)
+        return
     element = element_of(caller, arg)
     found: Binding | None = element if element is not None else view_of(caller, arg)
     if found is not None:
