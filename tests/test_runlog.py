@@ -298,13 +298,41 @@ def test_the_run_logs_own_lines_do_not_make_the_tree_dirty(tmp_path):
     runlog.append(runlog.make_entry(outcome, ["check"], tmp_path, memory), memory)
     for cwd in (tmp_path, tmp_path / "sub"):  # a tracked MEMORY.md the last command appended to
         assert runlog.make_entry(outcome, ["check"], cwd, memory).commit == commit
-    assert runlog.make_entry(outcome, ["check"], tmp_path).commit == f"{commit}+dirty"  # no log named: as before
+    assert runlog.make_entry(outcome, ["check"], tmp_path).commit == commit  # no log named: MEMORY.md is none
     (tmp_path / "kernel.cu").write_text("// changed\n")
     assert runlog.make_entry(outcome, ["check"], tmp_path, memory).commit == f"{commit}+dirty"
     elsewhere = tmp_path.parent / f"{tmp_path.name}-log" / "MEMORY.md"  # a log outside the tree changes nothing
     assert runlog.make_entry(outcome, ["check"], tmp_path, elsewhere).commit == f"{commit}+dirty"
     (tmp_path / "kernel.cu").write_text("// k\n")
     assert runlog.git_state(tmp_path / "sub", memory) == commit
+
+
+def test_another_folders_run_log_does_not_make_the_tree_dirty(tmp_path):
+    """git_state left out only the log being written: once gemm/MEMORY.md had a new line, every run of
+    another folder (dual/, its own log) recorded the commit as "+dirty"."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path,
+                              check=True, capture_output=True, text=True).stdout.strip()
+    git("init", "-q")
+    for folder in ("gemm", "dual"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "MEMORY.md").write_text("# notes\n")
+        (tmp_path / folder / "submission.py").write_text("# s\n")
+    git("add", "."), git("commit", "-qm", "start")
+    commit = git("rev-parse", "--short", "HEAD")
+    outcome = Outcome("clean", ExitCode.OK, None, "no GPU")
+    runlog.append(runlog.make_entry(outcome, ["lint"], tmp_path / "gemm", tmp_path / "gemm" / "MEMORY.md"),
+                  tmp_path / "gemm" / "MEMORY.md")
+    dual_log = tmp_path / "dual" / "MEMORY.md"
+    assert runlog.make_entry(outcome, ["lint"], tmp_path / "dual", dual_log).commit == commit
+    assert runlog.git_state(tmp_path, tmp_path / "runs.md") == commit  # a log of another name: still none
+    (tmp_path / "runs.md").write_text("x\n"), git("add", "runs.md"), git("commit", "-qm", "runs")
+    commit = git("rev-parse", "--short", "HEAD")
+    (tmp_path / "runs.md").write_text("x\n- a run\n")
+    assert runlog.git_state(tmp_path / "dual", tmp_path / "runs.md") == commit  # the log named, of any name
+    assert runlog.git_state(tmp_path / "dual", dual_log) == f"{commit}+dirty"  # runs.md is no run log here
+    (tmp_path / "dual" / "submission.py").write_text("# changed\n")
+    assert runlog.git_state(tmp_path / "gemm", tmp_path / "runs.md") == f"{commit}+dirty"  # code still counts
 
 
 def test_targets_outside_the_project_are_logged_by_absolute_path(tmp_path):

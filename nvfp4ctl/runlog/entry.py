@@ -17,6 +17,7 @@ from nvfp4ctl.errors import UsageError
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.runner.gpu import first_gpu, run_device
 from nvfp4ctl.tool_version import tool_version
+from nvfp4ctl.workspace import MEMORY_FILE
 
 SEPARATOR = " · "
 
@@ -253,16 +254,19 @@ def _git(args: list[str], cwd: Path) -> str | None:
 
 
 def git_state(cwd: Path, run_log: Path | None = None) -> str:
-    """The commit of the tree at `cwd`, "+dirty" with changes to tracked files. The run log itself is
-    not a change: where MEMORY.md is tracked, the command before this one appended to it, and every
-    line after a session's first one said "+dirty" of a clean tree."""
+    """The commit of the tree at `cwd`, "+dirty" with changes to tracked files. No run log is a change:
+    every file named MEMORY.md in the tree, and `run_log` wherever it is in it. Where MEMORY.md is tracked,
+    the command before this one appended to it, and every later line said "+dirty" of a clean tree; one
+    folder's log (gemm/MEMORY.md) did so for every other folder's runs too. A run log holds notes and run
+    lines, never code a run measures, so leaving each whole out is exact for the commit cell and costs
+    nothing more than the one `git status`."""
     found = _git(["rev-parse", "--show-toplevel", "--short", "HEAD"], cwd)
     if not found or len(lines := found.splitlines()) != 2:
         return "no-git"
     top, commit = lines
-    status = ["status", "--porcelain", "--untracked-files=no"]
+    status = ["status", "--porcelain", "--untracked-files=no", "--", f":(top,exclude,glob)**/{MEMORY_FILE}"]
     if run_log is not None and (inside := _inside(run_log, Path(top))) is not None:
-        status += ["--", f":(top,exclude,literal){inside}"]
+        status.append(f":(top,exclude,literal){inside}")
     dirty = _git(status, cwd)
     return commit + commit_stamp.DIRTY if dirty else commit
 
