@@ -77,7 +77,7 @@ def command(
                          " name a file or folder (`nvfp4ctl lint .` checks every .py that defines or imports"
                          " custom_kernel)")
     report = lint_paths(list(lint_plan.paths), lint_plan.config, own_tasks=lint_plan.own_tasks,
-                        task_file=lint_plan.task_file)
+                        task_file=lint_plan.task_file, flags=lint_plan.flags)
     report = replace(report, compiler_outputs=lint_plan.compiler_outputs + report.compiler_outputs)
     for link in report.broken_links:
         console.warn(f"{short_path(link)}: broken link (to {link_target(link)}); not checked")

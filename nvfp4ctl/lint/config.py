@@ -129,6 +129,20 @@ def parse_section(section: Mapping[str, Any] | None, base: Path, lint_at: Mappin
                        paths_at=tuple(at("paths", index) for index in range(len(paths or ()))))
 
 
+@dataclass(frozen=True)
+class LintFlags:
+    """--select, --ignore and --profile as given (None: not given): they win over the `lint:` section of
+    every task.yml a file is judged by, the one in use and a folder's own alike."""
+
+    select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] | None = None
+    profile: str | None = None
+
+    def over(self, section: LintSection, benchmark_shapes: tuple[tuple[int, int, int], ...] | None = None,
+             problem: str | None = None) -> LintConfig:
+        return resolve_config(section, self.select, self.ignore, self.profile, benchmark_shapes, problem)
+
+
 def resolve_config(
     section: LintSection,
     select: Sequence[str] | None,

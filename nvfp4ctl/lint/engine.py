@@ -6,9 +6,10 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from nvfp4ctl.lint import stream
-from nvfp4ctl.lint.config import DEFAULT_BENCHMARK_SHAPES, LintConfig
+from nvfp4ctl.lint.config import DEFAULT_BENCHMARK_SHAPES, LintConfig, LintFlags, parse_section
 from nvfp4ctl.lint.cpp import rules as cpp_rules
 from nvfp4ctl.lint.diagnostic import Diagnostic, Finding, LintReport
 from nvfp4ctl.lint.python.check import check as check_python
@@ -47,24 +48,36 @@ def _judged_as(own: tuple[str, str] | None, config: LintConfig) -> LintConfig:
     return replace(config, problem=own[0], benchmark_shapes=_shipped_shapes(own[0]))  # that problem's, not the task's
 
 
-def _folder_problem(folder: Path, task_file: Path | None) -> tuple[str, str] | None:
-    """(problem, why) from the nearest task.yml above `folder` where that is not the task in use (a
-    GPU MODE folder linted from another one); None where there is none or it cannot be read."""
+def _folder_task(folder: Path, task_file: Path | None) -> Path | None:
+    """The nearest task.yml above `folder` where that is not the task in use (a GPU MODE folder linted from
+    another one, `lint gemm dual` from the repo root), resolved; None where there is none or it cannot be read."""
     from nvfp4ctl.workspace import find_task_upwards
 
     found = find_task_upwards(folder)
     if found is None or found.resolve() == task_file:
         return None
-    problem = _task_problem(found.resolve())
-    return (problem, FOLDER_REASON) if problem is not None else None
+    return found.resolve() if _parsed_task(found.resolve()) is not None else None
 
 
 @lru_cache(maxsize=None)
-def _task_problem(task_file: Path) -> str | None:
-    """A task.yml's problem, parsed once per file and process (a folder of submissions under one)."""
-    from nvfp4ctl.task import problem_of
+def _parsed_task(task_file: Path) -> Any | None:
+    """A task.yml other than the one in use, parsed once per file and process (a folder of submissions under
+    one); None where it cannot be read or parsed (a broken task.yml elsewhere: the task in use decides then)."""
+    from nvfp4ctl.task import other_task
 
-    return problem_of(task_file)
+    return other_task(task_file)
+
+
+@lru_cache(maxsize=None)
+def _folder_config(task_file: Path, flags: LintFlags) -> LintConfig:
+    """The config a folder's own task.yml gives its files, as `nvfp4ctl lint` run in that folder gives it:
+    its problem, benchmark shapes and `lint:` settings, under the command line's flags. A `lint:` section
+    that is wrong is exit 2 here as there, not settings quietly dropped."""
+    from nvfp4ctl.lint.targets import benchmark_shapes
+
+    task = _parsed_task(task_file)
+    section = parse_section(task.lint, task.path.parent, task.lint_at)
+    return flags.over(section, benchmark_shapes(task), getattr(task, "problem", None))
 
 
 @lru_cache(maxsize=None)
@@ -115,11 +128,13 @@ def _diagnostics(source: SourceFile, config: LintConfig) -> list[Diagnostic]:
 
 
 def lint_paths(paths: list[Path], config: LintConfig, *, own_tasks: bool = False,
-               task_file: Path | None = None) -> LintReport:
+               task_file: Path | None = None, flags: LintFlags | None = None) -> LintReport:
     """Lint named files as given, and in folders every C++ file and every submission-like .py file.
     With own_tasks a Python file under a task.yml other than `task_file` (the one in use; None:
-    nvfp4ctl's shipped one) that names no problem itself is judged by that task.yml's problem."""
+    nvfp4ctl's shipped one) that names no problem itself is judged by that task.yml's problem, and every file
+    under such a task.yml by its `lint:` settings, `flags` (the command line's) over them."""
     named = {path.resolve() for path in paths if path.is_file()}
+    in_use = task_file.resolve() if task_file else None
     diagnostics: list[Diagnostic] = []
     checked: list[Path] = []
     not_submissions: list[Path] = []
@@ -132,12 +147,16 @@ def lint_paths(paths: list[Path], config: LintConfig, *, own_tasks: bool = False
             not_submissions.append(path)
             continue
         checked.append(path)
+        # the file's own task.yml, settings included, where it is not the one in use: each file is judged as
+        # `nvfp4ctl lint` in its own folder judges it
+        folder_task = _folder_task(path.resolve().parent, in_use) if own_tasks else None
+        file_config = _folder_config(folder_task, flags or LintFlags()) if folder_task is not None else config
         own = own_problem(source)
-        if own is None and own_tasks and source.kind == "python":
-            own = _folder_problem(path.resolve().parent, task_file.resolve() if task_file else None)
+        if own is None and source.kind == "python" and folder_task is not None:
+            own = (file_config.problem, FOLDER_REASON)
         if own is not None and own[0] != config.problem:
             other_problems.append((path, *own))
-        diagnostics.extend(_diagnostics(source, _judged_as(own, config)))
+        diagnostics.extend(_diagnostics(source, _judged_as(own, file_config)))
     return LintReport(tuple(diagnostics), tuple(checked), tuple(not_submissions), tuple(broken), tuple(other_problems),
                       tuple(compiler_outputs))
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.lint.source import CPP_SUFFIXES, is_compiler_output, link_target
-from nvfp4ctl.lint.config import LintConfig, LintSection, parse_section, resolve_config
+from nvfp4ctl.lint.config import LintConfig, LintFlags, LintSection, parse_section
 from nvfp4ctl.workspace import FROM_ENV, FROM_FLAG, user_folder
 
 SUBMISSION_GLOB = "submission*.py"
@@ -36,6 +36,7 @@ class LintPlan:
     # the paths were named (the command line, task.yml's lint.paths): each must hold something to lint, where
     # the defaults found in the user's folder (an empty kernels/ beside a submission) need not
     named: bool = False
+    flags: LintFlags = LintFlags()  # the command line's, for a file judged by its own folder's task.yml
 
 
 def _load_task(path: Path | None = None) -> Any:
@@ -66,8 +67,10 @@ def plan(
     task = _load_task(task_path)
     folder = user_folder()
     section: LintSection = parse_section(task.lint if task.is_users else None, folder, task.lint_at)
-    config = resolve_config(section, select, ignore, profile, benchmark_shapes(task), getattr(task, "problem", None))
-    own = {"task_file": task.path if task.is_users else None, "own_tasks": task.source not in (FROM_FLAG, FROM_ENV)}
+    flags = LintFlags(tuple(select) if select else None, tuple(ignore) if ignore else None, profile)
+    config = flags.over(section, benchmark_shapes(task), getattr(task, "problem", None))
+    own = {"task_file": task.path if task.is_users else None, "own_tasks": task.source not in (FROM_FLAG, FROM_ENV),
+           "flags": flags}
     if paths:
         return LintPlan(tuple(paths), config, named=True, **own)
     if section.paths:

@@ -392,3 +392,25 @@ def test_bare_lint_with_nothing_to_check_points_at_the_folder_rule(project: Path
     assert result.exit_code == 2
     assert "`nvfp4ctl lint .` checks every .py that defines or imports custom_kernel" in result.output
     assert runner.invoke(app, ["lint", "."]).exit_code == 1  # clean.py, warns.py and errs.py: errs.py has errors
+
+
+COPIES_B = ("def custom_kernel(data):\n    a, b, sfa, sfb, sfa_p, sfb_p, c = data\n"
+            "    b_t = b.t().contiguous()\n    return c\n")
+
+
+def test_a_folders_own_lint_settings_hold_when_linted_from_above(project: Path) -> None:
+    """`lint gemm dual` from the repo root judged gemm/submission.py by gemm/task.yml's problem but not by
+    its `lint: {ignore: [NV501]}`: clean with `cd gemm && nvfp4ctl lint`, a warning from the root."""
+    for folder, ignore in (("gemm", "lint: {ignore: [NV501]}\n"), ("dual", "")):
+        (project / folder).mkdir()
+        (project / folder / "task.yml").write_text("problem: nvfp4_gemm\n" + TASK_YML + ignore)
+        (project / folder / "submission.py").write_text(COPIES_B)
+    os.chdir(project / "gemm")
+    assert "All checks passed" in runner.invoke(app, ["lint"]).output
+    os.chdir(project)
+    result = runner.invoke(app, ["lint", "gemm", "dual"])
+    assert result.exit_code == 0, result.output
+    assert "dual/submission.py:3" in result.output and "NV501" in result.output
+    assert "gemm/submission.py" not in result.output
+    flagged = runner.invoke(app, ["lint", "gemm", "--ignore", "NV601"])  # --ignore replaces the folder's
+    assert "gemm/submission.py:3" in flagged.output, flagged.output
