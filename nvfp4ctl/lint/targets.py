@@ -17,7 +17,7 @@ from typing import Any
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.lint.source import CPP_SUFFIXES, is_compiler_output, link_target
 from nvfp4ctl.lint.config import LintConfig, LintFlags, LintSection, parse_section
-from nvfp4ctl.workspace import FROM_ENV, FROM_FLAG, user_folder
+from nvfp4ctl.workspace import FROM_ENV, FROM_FLAG, claim_folder, find_task_upwards, user_folder
 
 SUBMISSION_GLOB = "submission*.py"
 
@@ -72,6 +72,8 @@ def plan(
     own = {"task_file": task.path if task.is_users else None, "own_tasks": task.source not in (FROM_FLAG, FROM_ENV),
            "flags": flags}
     if paths:
+        if not task.is_users and own["own_tasks"]:
+            _log_beside_their_task(paths)
         return LintPlan(tuple(paths), config, named=True, **own)
     if section.paths:
         # Paths the user wrote down are as explicit as paths on the command line: a typo must not
@@ -84,6 +86,15 @@ def plan(
     files, skipped = users_files(task, folder)
     compiler_outputs = tuple(sorted(p for p in folder.iterdir() if _top_level_source(p) and is_compiler_output(p)))
     return LintPlan(files, config, skipped, folder, **own, compiler_outputs=compiler_outputs)
+
+
+def _log_beside_their_task(paths: Sequence[Path]) -> None:
+    """With no task.yml of the user's in use, files that all lie under one task.yml of their own are judged by
+    it (engine.lint_paths), so the run is logged beside it, as `build gemm/submission.py` logs to
+    gemm/MEMORY.md; files under several (`lint gemm dual`) have no one folder, and the log stays where it was."""
+    governing = {find_task_upwards(path if path.is_dir() else path.absolute().parent) for path in paths}
+    if len(governing) == 1 and (task_file := governing.pop()) is not None:
+        claim_folder(task_file.parent)
 
 
 def users_files(task: Any, folder: Path) -> tuple[tuple[Path, ...], tuple[str, ...]]:

@@ -414,3 +414,22 @@ def test_a_folders_own_lint_settings_hold_when_linted_from_above(project: Path) 
     assert "gemm/submission.py" not in result.output
     flagged = runner.invoke(app, ["lint", "gemm", "--ignore", "NV601"])  # --ignore replaces the folder's
     assert "gemm/submission.py:3" in flagged.output, flagged.output
+
+
+def test_a_named_file_under_its_own_task_yml_logs_beside_it_as_build_does(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """From a folder with no task.yml, `build gemm/submission.py` logged to gemm/MEMORY.md but `lint
+    gemm/submission.py` to $NVFP4CTL_CACHE/MEMORY.md: the task.yml in use for the file is gemm/task.yml."""
+    monkeypatch.delenv("NVFP4CTL_MEMORY")
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(project / "cache"))
+    for folder in ("gemm", "dual"):
+        (project / folder).mkdir()
+        (project / folder / "task.yml").write_text("problem: nvfp4_gemm\n" + TASK_YML)
+        (project / folder / "submission.py").write_text(CLEAN)
+    for named in (["gemm/submission.py"], ["gemm"]):
+        assert runner.invoke(app, ["lint", *named]).exit_code == 0
+    assert (project / "gemm" / "MEMORY.md").read_text().count("· ./submission.py@") == 2
+    assert not (project / "cache" / "MEMORY.md").exists()
+    assert runner.invoke(app, ["lint", "gemm", "dual"]).exit_code == 0  # two task.ymls: neither folder's log
+    assert "(2 files checked)" in (project / "cache" / "MEMORY.md").read_text()
+    assert not (project / "dual" / "MEMORY.md").exists()
