@@ -147,6 +147,24 @@ def build_submission(path: Path, arch: str | None, verbose: bool, python: str | 
         return _build_submission(path, arch, verbose, python, problem or DEFAULT_PROBLEM, announce or (lambda: None))
 
 
+def _refuse_other_arch(path: Path, extensions: list[Any], targets: dict[int, tuple[tuple[str, ...], str]],
+                       arch: str | None) -> None:
+    """A UsageError where --arch names an arch the submission's own settings do not build (an sm_100a export
+    built with --arch sm_90a), as export refuses a kernel written for another arch: building its own arch
+    instead would pass a per-arch gate without building that arch. Code marked `// nvfp4ctl: no-tensor-op`
+    compiles for either arch, so it is built for its own with a warning."""
+    for extension in extensions:
+        if arch is None or id(extension) not in targets or arch in (own := targets[id(extension)])[0]:
+            continue
+        texts = [extension.cuda_text, *(file.read_text(errors="replace") for file in extension.device_files)]
+        if any(marks_in(text, NO_TENSOR_OP) for text in texts):
+            continue
+        arches = ", ".join(own[0])
+        raise UsageError(f"{display_path(path)} is built for {arches} ({own[1]}), not for --arch {arch}: its tensor-core"
+                         f" code would not run there; pass --arch {own[0][0]}, or export the kernel with --arch {arch};"
+                         " nothing was built")
+
+
 def _build_submission(path: Path, arch: str | None, verbose: bool, python: str | None, problem_name: str,
                       announce: Callable[[], None]) -> Outcome:
     from nvfp4ctl.build.submission_sources import find_sources
@@ -196,6 +214,7 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
     targets = {id(extension): sources.extension_arches(extension, arch)
                for extension in sources.extensions if extension.has_device_code}
     reasons = list(dict.fromkeys(targets.values()))
+    _refuse_other_arch(path, sources.extensions, targets, arch)
     announce()  # the options and the file passed their checks: the header before any warning about them
     for targeted, why in reasons:
         if arch is not None and targeted != (arch,):

@@ -95,6 +95,9 @@ m = load_inline(name="own", cpp_sources="", cuda_sources="__global__ void k() {}
 '''
 
 
+NO_TENSOR_OP = "// nvfp4ctl: no-tensor-op\\n"
+
+
 @pytest.mark.parametrize("flags, option, built_for, warned", [
     ('"-gencode=arch=compute_100a,code=sm_100a"', "sm_90a", "sm_100a", True),
     ('"-gencode=arch=compute_100a,code=sm_100a"', "sm_100a", "sm_100a", False),
@@ -102,8 +105,9 @@ m = load_inline(name="own", cpp_sources="", cuda_sources="__global__ void k() {}
 ])
 def test_arch_option_is_said_unused_when_the_submission_names_its_arch(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flags: str, option: str, built_for: str, warned: bool) -> None:
+    """Code without tensor-core code (its no-tensor-op mark) builds for its own arch: a warning, exit 0."""
     submission = tmp_path / "submission.py"
-    submission.write_text(FLAGGED.replace("FLAGS", flags))
+    submission.write_text(FLAGGED.replace("FLAGS", flags).replace('cuda_sources="', f'cuda_sources="{NO_TENSOR_OP}'))
     archs: list[str] = []
 
     def build_extension(sources: SubmissionSources, extension: Extension, arch: str) -> list[object]:
@@ -118,6 +122,21 @@ def test_arch_option_is_said_unused_when_the_submission_names_its_arch(
     assert ("warning: --arch sm_90a not used: the submission's own settings decide the arch, here sm_100a"
             " (own's flag -gencode=arch=compute_100a,code=sm_100a)" in said) == warned
     assert ("not used" in said) == warned
+
+
+@pytest.mark.parametrize("option", ["sm_90a", "sm_100a"])
+def test_an_arch_option_the_submission_does_not_build_is_refused(tmp_path: Path, no_compiler: None, option: str) -> None:
+    """An sm_100a export built with --arch sm_90a warned "--arch sm_90a not used", built sm_100a and exited 0:
+    a per-arch CI gate passed without building that arch. Refused in one line, as export refuses it."""
+    own = "sm_90a" if option == "sm_100a" else "sm_100a"
+    submission = tmp_path / "submission.py"
+    submission.write_text(FLAGGED.replace("FLAGS", f'"-gencode=arch=compute_{own[3:]},code={own}"'))
+    result = runner.invoke(app, ["build", str(submission), "--arch", option])
+    assert result.exit_code == 2, result.output
+    said = _flat(result.output)
+    assert said == (f"error: {submission} is built for {own} (own's flag -gencode=arch=compute_{own[3:]},code={own}),"
+                    f" not for --arch {option}: its tensor-core code would not run there; pass --arch {own}, or export"
+                    f" the kernel with --arch {option}; nothing was built"), said
 
 
 @pytest.mark.parametrize("name, message", [
