@@ -79,6 +79,9 @@ def command(
     report = lint_paths(list(lint_plan.paths), lint_plan.config, own_tasks=lint_plan.own_tasks,
                         task_file=lint_plan.task_file, flags=lint_plan.flags)
     report = replace(report, compiler_outputs=lint_plan.compiler_outputs + report.compiler_outputs)
+    for path, line, code in report.unknown_waivers:  # a typo'd waiver leaves its finding standing: say why
+        console.warn(f"{short_path(path)}:{line}: ignore[{code}] names no rule: it waives nothing"
+                     " (nvfp4ctl lint --list-rules lists the codes)")
     for link in report.broken_links:
         console.warn(f"{short_path(link)}: broken link (to {link_target(link)}); not checked")
     # with no task.yml anywhere, the shipped one stands in: "the task's" would name a task the user has not

@@ -54,6 +54,7 @@ class LintReport:
     broken_links: tuple[Path, ...] = ()  # found in folders, pointing nowhere: not checked (warnings)
     other_problems: tuple[tuple[Path, str, str], ...] = ()  # (file, its own problem, why: engine.own_problem)
     compiler_outputs: tuple[Path, ...] = ()  # nvcc -keep intermediates found in folders: not checked
+    unknown_waivers: tuple[tuple[Path, int, str], ...] = ()  # (file, line, code): a waiver naming no rule (warnings)
 
     @property
     def errors(self) -> int:

@@ -16,11 +16,12 @@ from nvfp4ctl.lint.python.check import check as check_python
 from nvfp4ctl.lint.rules import RULES_BY_CODE
 from nvfp4ctl.lint.source import SourceFile, discover, read_source
 from nvfp4ctl.lint.submission import HEADER_REASON, NAME_REASON, is_submission, names_its_problem
-from nvfp4ctl.lint.waivers import is_waived, line_waivers
+from nvfp4ctl.lint.waivers import is_waived, line_waivers, unknown_waivers
 from nvfp4ctl.not_text import not_text_message
 
 
 FOLDER_REASON = "the task.yml above it"
+_KNOWN_CODES = tuple(RULES_BY_CODE)
 # Where a file's problem comes from its place or its name, the user put it there on purpose: said with
 # -v. Any other reason (an export header, another problem's C ABI in its code) is a file that would
 # fail every test on the task's leaderboard: warned.
@@ -141,6 +142,7 @@ def lint_paths(paths: list[Path], config: LintConfig, *, own_tasks: bool = False
     broken: list[Path] = []
     other_problems: list[tuple[Path, str, str]] = []
     compiler_outputs: list[Path] = []
+    unknown: list[tuple[Path, int, str]] = []
     for path in discover(paths, broken, compiler_outputs):
         source = read_source(path)
         if source.kind == "python" and path.resolve() not in named and not is_submission(path, source.text):
@@ -157,8 +159,10 @@ def lint_paths(paths: list[Path], config: LintConfig, *, own_tasks: bool = False
         if own is not None and own[0] != config.problem:
             other_problems.append((path, *own))
         diagnostics.extend(_diagnostics(source, _judged_as(own, file_config)))
+        if source.not_text() is None:
+            unknown.extend((path, line, code) for line, code in unknown_waivers(source.text, _KNOWN_CODES))
     return LintReport(tuple(diagnostics), tuple(checked), tuple(not_submissions), tuple(broken), tuple(other_problems),
-                      tuple(compiler_outputs))
+                      tuple(compiler_outputs), tuple(unknown))
 
 
 def lint_text(text: str, path: str | Path = "submission.py", config: LintConfig | None = None) -> list[Diagnostic]:

@@ -79,7 +79,8 @@ def test_json_format(project: Path) -> None:
     assert result.exit_code == 1
     payload = json.loads(result.stdout)
     assert payload["summary"] == {"errors": 1, "warnings": 1, "files_checked": 3, "files_with_findings": 2,
-                                  "not_submissions": [], "compiler_outputs": [], "nothing_to_lint": []}
+                                  "not_submissions": [], "compiler_outputs": [], "nothing_to_lint": [],
+                                  "unknown_waivers": []}
     assert {d["code"] for d in payload["diagnostics"]} == {"NV201", "NV801"}
 
 
@@ -433,3 +434,25 @@ def test_a_named_file_under_its_own_task_yml_logs_beside_it_as_build_does(
     assert runner.invoke(app, ["lint", "gemm", "dual"]).exit_code == 0  # two task.ymls: neither folder's log
     assert "(2 files checked)" in (project / "cache" / "MEMORY.md").read_text()
     assert not (project / "dual" / "MEMORY.md").exists()
+
+
+def test_a_waiver_naming_no_rule_is_warned_once_and_the_exit_code_stands(project: Path) -> None:
+    """`# nvfp4ctl: ignore[NV999] -- why` waived nothing and said nothing: a typo'd code left its finding
+    reported with no word of why the waiver did not hold."""
+    (project / "waived.py").write_text(
+        "def custom_kernel(data):  # nvfp4ctl: ignore[NV999] -- why\n"
+        "    print('hi')  # nvfp4ctl: ignore[NV999, NV3O1, NV8] -- typo'd\n    return data[6]\n")
+    result = separate_streams_runner().invoke(app, ["lint", "waived.py", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    warned = [line for line in result.stderr.splitlines() if "names no rule" in line]
+    assert warned == ["warning: waived.py:1: ignore[NV999] names no rule: it waives nothing (nvfp4ctl lint --list-rules"
+                      " lists the codes)",
+                      "warning: waived.py:2: ignore[NV3O1] names no rule: it waives nothing (nvfp4ctl lint --list-rules"
+                      " lists the codes)"], result.stderr
+    document = json.loads(result.stdout)
+    assert document["summary"]["unknown_waivers"] == [{"path": "waived.py", "line": 1, "code": "NV999"},
+                                                      {"path": "waived.py", "line": 2, "code": "NV3O1"}]
+    clean = runner.invoke(app, ["lint", "clean.py"])
+    assert clean.exit_code == 0 and "names no rule" not in clean.output
+    (project / "errs_waived.py").write_text(ERRS.replace("CUDAGraph()", "CUDAGraph()  # nvfp4ctl: ignore[NV999]"))
+    assert runner.invoke(app, ["lint", "errs_waived.py"]).exit_code == 1  # its finding stands, and so does exit 1

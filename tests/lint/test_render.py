@@ -74,7 +74,8 @@ def test_json_snapshot(tmp_path: Path) -> None:
     payload = json_render.payload(report_for(tmp_path), cwd=tmp_path)
     assert json.loads(json.dumps(payload)) == payload
     assert payload["summary"] == {"errors": 3, "warnings": 2, "files_checked": 1, "files_with_findings": 1,
-                                  "not_submissions": [], "compiler_outputs": [], "nothing_to_lint": []}
+                                  "not_submissions": [], "compiler_outputs": [], "nothing_to_lint": [],
+                                  "unknown_waivers": []}
     assert payload["diagnostics"][0] == {
         "path": "submission.py", "line": 5, "col": 10, "end_col": 28, "code": "NV501", "severity": "warning",
         "message": "copy-transposes B every call: B is already (N, K) K-major; pass b or a transposed view (b.t()) "

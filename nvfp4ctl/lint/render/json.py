@@ -26,6 +26,8 @@ def payload(report: LintReport, cwd: Path | None = None, nothing_to_lint: Sequen
             "not_submissions": [display_path(path, cwd) for path in report.not_submissions],
             "compiler_outputs": [display_path(path, cwd) for path in report.compiler_outputs],
             "nothing_to_lint": [display_path(path, cwd) for path in nothing_to_lint],
+            "unknown_waivers": [{"path": display_path(path, cwd), "line": line, "code": code}
+                                for path, line, code in report.unknown_waivers],
         },
         "files": [display_path(path, cwd) for path in report.files],
     }
