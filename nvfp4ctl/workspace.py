@@ -25,6 +25,7 @@ FROM_ENV = f"${Env.TASK}"
 FROM_SEARCH = "found from the current folder"
 SHIPPED = "shipped with nvfp4ctl"
 FROM_TARGET = "beside the --submission"
+FROM_GIVEN_TARGET = "beside the submission given"  # build's argument: build has no --submission to name
 
 
 @dataclass(frozen=True)

@@ -78,7 +78,10 @@ def _submission_target(path: Path, task_flag: Path | None) -> BuildTarget:
     from nvfp4ctl.runner.targets import task_for_submission
     from nvfp4ctl.task import load_task
 
-    return _judged_by(task_for_submission(load_task(task_flag), path, named=str(path)), path, str(path), GIVEN)
+    from nvfp4ctl.workspace import FROM_GIVEN_TARGET
+
+    task = task_for_submission(load_task(task_flag), path, named=str(path), given_as=FROM_GIVEN_TARGET)
+    return _judged_by(task, path, str(path), GIVEN)
 
 
 def _found_target(task_flag: Path | None) -> BuildTarget:

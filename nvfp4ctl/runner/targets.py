@@ -196,7 +196,7 @@ def kernel_because(own: Any | None) -> str:
     return f"it includes {own.kernel_api.header}"
 
 
-def task_for_submission(task: Any, submission: Path | None, named: str | None = None) -> Any:
+def task_for_submission(task: Any, submission: Path | None, named: str | None = None, given_as: str | None = None) -> Any:
     """The task to run a `--submission` on, where it lies under a task.yml of its own that is not the
     one in use (a GPU MODE folder next to the one the user works in). A task chosen on purpose
     (--task, $NVFP4CTL_TASK) stays, with a warning where the submission's own task.yml is another
@@ -205,7 +205,8 @@ def task_for_submission(task: Any, submission: Path | None, named: str | None = 
     problem (a warning names the other file); for another problem the run would fail every test on
     inputs the submission does not unpack, so that is a usage error saying which task to pass. With no
     task.yml at all, the shipped task of the problem the file names itself (task_for_its_problem).
-    `named`: the file as the command's lines name it (build's argument), default `--submission PATH`."""
+    `named`: the file as the command's lines name it (build's argument), default `--submission PATH`;
+    `given_as`: why the task beside it is in use, as the header says it (default: beside the --submission)."""
     from nvfp4ctl.task import load_task, problem_of
     from nvfp4ctl.workspace import FROM_ENV, FROM_FLAG, FROM_TARGET, find_task_upwards
 
@@ -225,7 +226,7 @@ def task_for_submission(task: Any, submission: Path | None, named: str | None = 
     if own is None or (task.path is not None and own.resolve() == task.path.resolve()):
         return task_for_its_problem(task, submission)
     if not task.is_users:  # loading it makes its folder the user's: the run log goes beside it
-        return replace(load_task(own), source=FROM_TARGET)
+        return replace(load_task(own), source=given_as or FROM_TARGET)
     problem = problem_of(own)
     if problem is None:
         return task

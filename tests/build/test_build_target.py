@@ -63,6 +63,8 @@ def test_a_submission_elsewhere_is_built_for_its_own_task(tmp_path: Path, ffma: 
     result, said = _build(tmp_path / "elsewhere", monkeypatch, "../gemv/submission.py")
     assert result.exit_code == 0, said
     assert "build · nvfp4_gemv · target ../gemv/submission.py (given) · task" in said, said
+    # given as build's argument, not as --submission, which build does not have: the header said "--submission"
+    assert "(beside the submission given)" in said and "--submission" not in said, said
     assert NONE_NEEDED in said and "error:" not in said, said
     assert _logged().problem == "nvfp4_gemv"
 
