@@ -170,6 +170,22 @@ def test_a_device_named_by_the_setting_is_no_file_to_refuse_and_a_folder_is_refu
         assert runlog.not_a_run_log(folder) == "a folder, not a run log file"
 
 
+def test_a_run_log_set_to_dev_null_writes_nothing_and_warns_nothing(tmp_path, monkeypatch):
+    """CI sets NVFP4CTL_MEMORY=/dev/null to keep no run log: the line went to /dev/null, but its lock file was
+    made in the cache folder all the same (locks/runlog-….lock), a write a run with no log has no use for."""
+    project, cache = tmp_path / "project", tmp_path / "cache"
+    project.mkdir()
+    (project / "submission.py").write_text("def custom_kernel(data):\n    return data[6]\n")
+    monkeypatch.setenv("NVFP4CTL_MEMORY", os.devnull)
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(cache))
+    monkeypatch.chdir(project)
+    result = separate_streams_runner().invoke(app, ["lint", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert result.stderr == "", result.stderr
+    assert sorted(path.name for path in project.iterdir()) == ["submission.py"]
+    assert not cache.exists(), sorted(cache.rglob("*"))
+
+
 @pytest.mark.parametrize("args", [["lint", "clean.py"], ["log"], ["log", "--trend"]])
 def test_a_run_log_setting_naming_a_folder_is_refused_before_anything_runs(args, tmp_path, monkeypatch):
     """NVFP4CTL_MEMORY=/some/folder: lint ran and warned "run log not written ... Is a directory", exit 0, and

@@ -203,7 +203,10 @@ def _why_not_a_run_log(text: str) -> str | None:
 def append(entry: RunEntry, memory: Path) -> None:
     """Append `entry` under the run-log section (made at the end when missing); a UsageError, the file
     untouched, when `memory` holds something other than a run log (not_a_run_log). ChangedWhileWritten,
-    the line not written, where MEMORY.md changed under every try (an editor saving it again and again)."""
+    the line not written, where MEMORY.md changed under every try (an editor saving it again and again).
+    The null device is no run log kept (NVFP4CTL_MEMORY=/dev/null in CI): nothing is written, no lock made."""
+    if str(memory) == os.devnull:
+        return
     if (blocker := file_in_the_way(memory)) is not None:  # mkdir's own error names neither the file nor why
         raise NotADirectoryError(errno.ENOTDIR, f"{blocker} is not a folder")
     memory.parent.mkdir(parents=True, exist_ok=True)
