@@ -176,3 +176,25 @@ def test_the_readmes_prose_lines_stay_short() -> None:
              if not line.startswith("|")]
     long = {len(_seen(line)): line for line in prose if len(_seen(line)) > README_LINE_CHARS}
     assert not long, long
+
+
+def test_the_ci_guide_is_linked_and_its_commands_and_settings_are_nvfp4ctls() -> None:
+    """docs/ci_use.md: linked from the README; each `$ nvfp4ctl` line parses, each NVFP4CTL_ setting it names is one
+    nvfp4ctl reads, and it says how to keep no run log."""
+    import shlex
+
+    import typer
+
+    from nvfp4ctl.cli import app
+    from nvfp4ctl.env import Env
+
+    guide = (ROOT / "docs" / "ci_use.md").read_text(encoding="utf-8")
+    assert "(docs/ci_use.md)" in README
+    commands = dict(typer.main.get_command(app).commands)
+    lines = re.findall(r"^\$ (nvfp4ctl [^&\n]*)", guide, re.MULTILINE)
+    assert len(lines) >= 5, lines
+    for line in lines:
+        name, *args = shlex.split(line)[1:]
+        commands[name].make_context(name, args)
+    assert set(re.findall(r"NVFP4CTL_[A-Z]+", guide)) <= {value for name, value in vars(Env).items() if name.isupper()}
+    assert "`NVFP4CTL_MEMORY` | `/dev/null`" in guide and "merge=union" in guide
