@@ -21,6 +21,7 @@ from nvfp4ctl.bench.history import LoggedBench, logged_problem, parse_result_lin
 from nvfp4ctl.bench.settings import TimingSettings, settings_of
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.runlog import CPU_DEVICE_LABEL, LOG_RELATIVE, RunEntry, logged_path, split_target
+from nvfp4ctl.words import plural
 
 GEOMEAN = "geomean"
 
@@ -273,9 +274,8 @@ def summary(values: Sequence[float | None], with_change: bool = True, runs: Sequ
         return "no run timed this shape"
     first, last = present[0], present[-1]
     change = f" ({100.0 * (last - first) / first:+.1f} %)" if len(present) > 1 and with_change else ""
-    count = f"{len(present)} run{'' if len(present) == 1 else 's'}"
     best = min(present)
-    return f"{first:.2f} -> {last:.2f} µs{change} over {count}, best {best:.2f}{_which(values, best, runs)}"
+    return f"{first:.2f} -> {last:.2f} µs{change} over {plural(len(present), 'run')}, best {best:.2f}{_which(values, best, runs)}"
 
 
 def _which(values: Sequence[float | None], best: float, runs: Sequence[Run]) -> str:
@@ -285,7 +285,7 @@ def _which(values: Sequence[float | None], best: float, runs: Sequence[Run]) -> 
     index = values.index(best)
     run = runs[index]
     digest = f", @{run.digest[:8]}" if run.digest else ""
-    return f" (run {index + 1}, {run.time.replace('T', ' ').rstrip('Z')}{digest})"
+    return f" (run {index + 1}, {_time_shown(run)}{digest})"
 
 
 _RUNS_NAMED = 3  # a log of many ad-hoc benches: the first ones, then a count
@@ -301,15 +301,20 @@ def geomean_note(trend: Trend) -> str | None:
     named = "; ".join(f"run {index + 1}: {', '.join(trend.runs[index].bench.shapes)}" for index in left_out[:_RUNS_NAMED])
     more = f"; and {len(left_out) - _RUNS_NAMED} more" if len(left_out) > _RUNS_NAMED else ""
     count = len(left_out)
-    return (f"{count} run{'' if count == 1 else 's'} left out of the geomean, as {'it' if count == 1 else 'they'}"
+    return (f"{plural(count, 'run')} left out of the geomean, as {'it' if count == 1 else 'they'}"
             f" timed other shapes than the {len(compared)} that most runs timed ({named}{more})")
 
 
 def commit_legend(trend: Trend) -> list[str]:
     """One line per "^": the run's number (1 = the oldest shown), its time and commit."""
     return [f"^ run {index + 1}: {run.commit.removesuffix(commit_stamp.DIRTY)}"
-            f" ({run.time.replace('T', ' ').rstrip('Z')})"
+            f" ({_time_shown(run)})"
             for index, (run, changed) in enumerate(zip(trend.runs, trend.changes())) if changed]
+
+
+def _time_shown(run: Run) -> str:
+    """The run's time as `log` shows it: "2026-11-26 05:40:27"."""
+    return run.time.replace("T", " ").rstrip("Z")
 
 
 def tool_legend(trend: Trend) -> list[str]:
@@ -317,5 +322,5 @@ def tool_legend(trend: Trend) -> list[str]:
     and its time."""
     return [f"* run {index + 1}: timed by {tool_named(run.tool)},"
             f" the run before by {tool_named(trend.runs[index - 1].tool)}"
-            f" ({run.time.replace('T', ' ').rstrip('Z')})"
+            f" ({_time_shown(run)})"
             for index, (run, changed) in enumerate(zip(trend.runs, trend.tool_changes())) if changed]
