@@ -100,13 +100,13 @@ def _picked(log: RunLogBytes, last: int, target: Path | None, runs: bool, memory
 
     whole = numbered_runs_in(log)
     root, log_project, log_folder = _reading_root(), _log_project(memory), log_folder_of(memory)
-    logged = trends.logged_targets(whole.entries, root, log_folder) if target is not None else []
-    if logged and not trends.is_logged(whole.entries, root, target, log_project, log_folder):
+    had_it = [target is None or trends.had_target(entry, root, target, log_project, log_folder)
+              for entry in whole.entries]  # once per line: the check below and the filter both read it
+    if target is not None and not any(had_it) and (logged := trends.logged_targets(whole.entries, root, log_folder)):
         # a typo, or a file never run: as --trend says it, not an empty listing
         raise UsageError(f"--target {target}: no logged run had it; logged: {', '.join(logged)}")
-    kept = [(entry, line) for entry, line in zip(whole.entries, whole.lines)
-            if (target is None or trends.had_target(entry, root, target, log_project, log_folder))
-            and (not runs or (entry.subcommand in RAN_THE_TARGET and entry.exit_code != str(int(ExitCode.USAGE))))][-last:]
+    kept = [(entry, line) for entry, line, had in zip(whole.entries, whole.lines, had_it)
+            if had and (not runs or (entry.subcommand in RAN_THE_TARGET and entry.exit_code != str(int(ExitCode.USAGE))))][-last:]
     first_shown = kept[0][1] if len(kept) == last else 0
     return NumberedRuns([entry for entry, _ in kept], [line for _, line in kept],
                         [number for number in whole.unread if number > first_shown])
