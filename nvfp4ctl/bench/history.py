@@ -149,8 +149,9 @@ def find_previous(newest_first: Iterable[RunEntry], target: Path, gpu: str, shap
     say why it compared with an older one, or with none."""
     root = root or Path.cwd()
     wanted = target.resolve()
-    partial: tuple[RunEntry, LoggedBench] | None = None
-    passed_over: list[tuple[RunEntry, bool]] = []  # each with whether a full match or a partial one was found before it
+    found: tuple[RunEntry, LoggedBench] | None = None  # a partial match until a full one
+    passed_over: list[RunEntry] = []  # for their settings, newest first
+    newer: int | None = None  # how many of those are newer than `found`; None: all
     for entry in newest_first:
         if entry.subcommand != "bench" or entry.exit_code != "0" or entry.gpu != gpu:
             continue
@@ -162,22 +163,16 @@ def find_previous(newest_first: Iterable[RunEntry], target: Path, gpu: str, shap
         if logged is None or not any(key in logged.shapes for key in shapes):
             continue
         if settings is not None and not same_settings(settings_of(entry.command), settings, logged_problem(entry)):
-            passed_over.append((entry, partial is not None))
+            passed_over.append(entry)
             continue
-        if all(key in logged.shapes for key in shapes):
-            _newer(passed_over, other_settings, partial_found=False)
-            return entry, logged
-        if partial is None:
-            partial = entry, logged
-    _newer(passed_over, other_settings, partial_found=partial is not None)
-    return partial
-
-
-def _newer(passed_over: list[tuple[RunEntry, bool]], other_settings: list[RunEntry] | None, partial_found: bool) -> None:
-    """Into `other_settings`: the benches passed over for their settings before the one find_previous returns
-    (where that is a partial match, before that one was found)."""
+        full = all(key in logged.shapes for key in shapes)
+        if full or found is None:
+            found, newer = (entry, logged), len(passed_over)
+        if full:
+            break
     if other_settings is not None:
-        other_settings.extend(entry for entry, after_partial in passed_over if not (partial_found and after_partial))
+        other_settings.extend(passed_over[:newer])
+    return found
 
 
 def compare(previous: tuple[RunEntry, LoggedBench], geomean: Timing, shapes: Sequence[tuple[str, Timing]],
