@@ -62,13 +62,22 @@ def _definition(call: ast.Call, index: ModuleIndex) -> tuple[list[str | None], s
     values = bound_values(func.value, index)
     if len(values) != 1 or not isinstance(values[0], ast.Call) or call_name(values[0]) != "load_inline":
         return None
-    text = _sources(values[0], index)
+    # found once per module and function: each reference scale passed to it asks, and each ask would
+    # fold, blank and bracket-match all the module's C++ again
+    key = ("inline definition", id(values[0]), func.attr)
+    if key not in index.memo:
+        index.memo[key] = _find_definition(values[0], func.attr, index)
+    return index.memo[key]  # type: ignore[return-value]
+
+
+def _find_definition(load: ast.Call, function: str, index: ModuleIndex) -> tuple[list[str | None], str, str] | None:
+    text = _sources(load, index)
     if text is None:
         return None
     code = blank(text).code
     parens, braces = BracketPairs(code), BracketPairs(code, "{", "}")
     found: list[tuple[list[str | None], str, str]] = []
-    for match in re.finditer(rf"\b{re.escape(func.attr)}\s*\(", code):
+    for match in re.finditer(rf"\b{re.escape(function)}\s*\(", code):
         before = code[: match.start()].rstrip()
         if not before or before.endswith(("->", ".", "::")) or not (before[-1].isalnum() or before[-1] in "_>&*"):
             continue  # a call or a qualified name, not a definition's declarator
