@@ -44,12 +44,11 @@ def ignores_argument(call: ast.Call, node: ast.AST, index: ModuleIndex) -> bool:
 
 def _argument_holding(call: ast.Call, node: ast.AST, index: ModuleIndex) -> ast.AST | None:
     """The argument of call that node is, or sits inside (`sfa_ref.contiguous()`)."""
-    current: ast.AST | None = node
-    while current is not None:
-        parent = index.parents.get(current)
+    held = node
+    for parent in index.ancestors(node):
         if parent is call:
-            return current
-        current = parent
+            return held
+        held = parent
     return None
 
 
