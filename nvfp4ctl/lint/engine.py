@@ -55,9 +55,8 @@ def _folder_task(folder: Path, task_file: Path | None) -> Path | None:
     from nvfp4ctl.workspace import find_task_upwards
 
     found = find_task_upwards(folder)
-    if found is None or found.resolve() == task_file:
-        return None
-    return found.resolve() if _parsed_task(found.resolve()) is not None else None
+    own = found.resolve() if found is not None else None
+    return own if own is not None and own != task_file and _parsed_task(own) is not None else None
 
 
 @lru_cache(maxsize=None)
@@ -129,7 +128,7 @@ def _diagnostics(source: SourceFile, config: LintConfig) -> list[Diagnostic]:
 
 
 def lint_paths(paths: list[Path], config: LintConfig, *, own_tasks: bool = False,
-               task_file: Path | None = None, flags: LintFlags | None = None) -> LintReport:
+               task_file: Path | None = None, flags: LintFlags = LintFlags()) -> LintReport:
     """Lint named files as given, and in folders every C++ file and every submission-like .py file.
     With own_tasks a Python file under a task.yml other than `task_file` (the one in use; None:
     nvfp4ctl's shipped one) that names no problem itself is judged by that task.yml's problem, and every file
@@ -152,7 +151,7 @@ def lint_paths(paths: list[Path], config: LintConfig, *, own_tasks: bool = False
         # the file's own task.yml, settings included, where it is not the one in use: each file is judged as
         # `nvfp4ctl lint` in its own folder judges it
         folder_task = _folder_task(path.resolve().parent, in_use) if own_tasks else None
-        file_config = _folder_config(folder_task, flags or LintFlags()) if folder_task is not None else config
+        file_config = _folder_config(folder_task, flags) if folder_task is not None else config
         own = own_problem(source)
         if own is None and source.kind == "python" and folder_task is not None:
             own = (file_config.problem, FOLDER_REASON)
