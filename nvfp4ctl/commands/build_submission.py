@@ -153,11 +153,12 @@ def _refuse_other_arch(path: Path, extensions: list[Any], targets: dict[int, tup
     built with --arch sm_90a), as export refuses a kernel written for another arch: building its own arch
     instead would pass a per-arch gate without building that arch. Code marked `// nvfp4ctl: no-tensor-op`
     compiles for either arch, so it is built for its own with a warning."""
+    from nvfp4ctl.build.submission_sources import device_code
+
     for extension in extensions:
         if arch is None or id(extension) not in targets or arch in (own := targets[id(extension)])[0]:
             continue
-        texts = [extension.cuda_text, *(file.read_text(errors="replace") for file in extension.device_files)]
-        if any(marks_in(text, NO_TENSOR_OP) for text in texts):
+        if marks_in(device_code(extension), NO_TENSOR_OP):
             continue
         arches = ", ".join(own[0])
         raise UsageError(f"{display_path(path)} is built for {arches} ({own[1]}), not for --arch {arch}: its tensor-core"
