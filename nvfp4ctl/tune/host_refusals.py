@@ -56,7 +56,7 @@ def host_refusals(kernel: Path, arch: str, shapes: list[Shape]) -> HostRefusals:
     header = getattr(api, "header", "nvfp4_gemm_api.h")
     with tempfile.TemporaryDirectory(prefix="nvfp4ctl-refusals-") as folder:
         program, binary = Path(folder) / "refusals.cu", Path(folder) / "refusals"
-        program.write_text(_PROGRAM.format(header=header, function=abi_functions(kernel)[0]))
+        program.write_text(_PROGRAM.format(header=header, function=f"{function}_unsupported"))
         compute = arch.replace("sm_", "compute_")
         command = [str(toolchain.nvcc_path()), f"-gencode=arch={compute},code={compute}",
                    *flags.BASE_CUDA_FLAGS, *(f"-I{path}" for path in flags.include_dirs(inputs)),

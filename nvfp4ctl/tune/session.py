@@ -301,13 +301,15 @@ def compile_only(knobs: KernelKnobs, start: dict[Shape, Config], evaluator: Eval
     """Every candidate of one round, built and inspected (regs, smem, spills); nothing timed. The shapes the
     kernel's own `_unsupported` refuses (asked on the host, where `arch` is given) are named, as a timed tune
     marks them unsupported."""
+    from nvfp4ctl.build.read_once import reading_once
     from nvfp4ctl.tune.host_refusals import host_refusals, refusal_notes, unsupported_function
 
     started = time.perf_counter()
     if arch is not None:
-        found = host_refusals(knobs.source, arch, list(start))
-        evaluator.report.unsupported.update(found.refused)
-        evaluator.report.notes += refusal_notes(found, unsupported_function(knobs.source))
+        with reading_once():  # the kernel and its headers, read for its API, its build inputs and its function once
+            found = host_refusals(knobs.source, arch, list(start))
+            evaluator.report.unsupported.update(found.refused)
+            evaluator.report.notes += refusal_notes(found, unsupported_function(knobs.source))
     requests = one_round(knobs, start, only)
     configs = compile_only_builds(requests, evaluator.shipped)
     report = evaluator.report
