@@ -39,20 +39,14 @@ def default_kernel(kernel: Path | None, problem: str = DEFAULT_PROBLEM, arch: st
         return kernel
     kernels = shipped("kernels") if kernel is not None else users_kernels_dir()
     if kernels is None:
-        ours = (" or --kernel default for nvfp4ctl's own B200 kernel" if _b200_name(problem)
+        ours = (" or --kernel default for nvfp4ctl's own B200 kernel" if _default_name(problem)
                 else _naive_hint(problem) + _plain_torch_hint(problem))
         raise UsageError(f"no kernel to export here (no kernels/ folder): pass --kernel PATH{ours}")
-    name = _b200_name(problem)
+    name = _default_name(problem)
     if name is None:
         raise UsageError(_no_default_for(problem, None if kernel is not None else kernels))
-    h100 = _h100_name(problem) if arch == H100_ARCH else None
+    h100 = _default_name(problem, H100_MAJOR) if arch == H100_ARCH else None
     return kernels / (h100 or name)
-
-
-def _h100_name(problem: str) -> str | None:
-    from nvfp4ctl.problems import get_problem
-
-    return get_problem(problem).default_kernels.get(H100_MAJOR)
 
 
 def refuse_other_arch(source: Path, arch: str | None) -> None:
@@ -124,10 +118,11 @@ def _kernels_for(problem: str, folder: Path) -> list[Path]:
     return found
 
 
-def _b200_name(problem: str) -> str | None:
+def _default_name(problem: str, major: int = B200_MAJOR) -> str | None:
+    """The file name of nvfp4ctl's own kernel for `problem` on the GPU of compute capability `major`."""
     from nvfp4ctl.problems import get_problem
 
-    return get_problem(problem).default_kernels.get(B200_MAJOR)
+    return get_problem(problem).default_kernels.get(major)
 
 
 def _plain_torch(problem: str) -> Path | None:
@@ -252,7 +247,7 @@ def command(
     named = kernel is not None and str(kernel) != DEFAULT_BY_NAME  # the user's own --kernel PATH
     in_use = _task_in_use(task, named)
     problem = DEFAULT_PROBLEM if named or in_use is None else in_use.problem
-    if kernel is not None and not named and _b200_name(problem) is None and (torch_target := _plain_torch(problem)):
+    if kernel is not None and not named and _default_name(problem) is None and (torch_target := _plain_torch(problem)):
         return _export_plain_torch(torch_target, output, problem, force, task, arch)
     source = default_kernel(kernel, problem, None if arch is None else arch.value)
     if named:  # say what is wrong with the path they gave, not to pass one
