@@ -69,11 +69,19 @@ def override_note_of(kernel: Path) -> str | None:
         inputs = build_inputs(checked_source(kernel))
     except (UsageError, OSError):
         return None
-    if inputs.common != common_override():
+    held = _override_held(inputs.common)
+    if held is None:
         return None
-    held = " and ".join(override_bindings(inputs.common))
     return (f"headers and binding from {display_path(inputs.common)}, your override of nvfp4ctl's kernels/common/"
             f" (it holds {held})")
+
+
+def _override_held(common: Path) -> str | None:
+    """The bindings that make `common` (a common_dir) your override, as a line names them; None where it is
+    nvfp4ctl's own: common_dir gives either that or the override, which never is the same folder."""
+    if common == shipped("kernels") / "common":
+        return None
+    return " and ".join(override_bindings(common))
 
 
 def binding_path(kernel: Path | None = None) -> Path:
@@ -333,8 +341,8 @@ def _build_inputs(kernel: Path) -> BuildInputs:
 
 
 def _override_hint(common: Path) -> str:
-    if common != common_override():
+    held = _override_held(common)
+    if held is None:
         return ""
-    held = " and ".join(override_bindings(common))
     return (f" ({display_path(common)} is taken as your override of nvfp4ctl's kernels/common/, as it holds {held}:"
             " add the binding there, or move your own headers out of it to build with nvfp4ctl's)")
