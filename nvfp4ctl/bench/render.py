@@ -8,7 +8,7 @@ from nvfp4ctl.bench.call_progress import duration_text
 from nvfp4ctl.bench.history import Comparison, tool_named
 from nvfp4ctl.bench.results import SOL_LABEL, STEP_WORDS, BenchReport
 from nvfp4ctl.bench.stopping import CONVERGED
-from nvfp4ctl.words import plural
+from nvfp4ctl.words import plural, seconds_text
 
 Rows = list[list[str]]
 IDLE_SHARE = 0.1  # idle GPU time above this share of the leaderboard time is worth a sentence
@@ -147,7 +147,7 @@ def past_whole_run_limit(report: BenchReport, limit_s: float, source: str) -> st
     or on the CPU, whose times say nothing of the leaderboard's."""
     if report.on_cpu or report.wall_s <= limit_s:
         return None
-    return (f"this bench ran {duration_text(report.wall_s)}, past the {limit_s:g} s GPU MODE gives a whole {report.mode} run"
+    return (f"this bench ran {duration_text(report.wall_s)}, past the {seconds_text(limit_s)} GPU MODE gives a whole {report.mode} run"
             f" ({source}): the leaderboard may stop it before its last shape (the calibration, settling and profiling"
             " counted here are nvfp4ctl's own)")
 
