@@ -153,3 +153,54 @@ def test_a_literal_passed_whole_with_the_permuted_scale_too_is_nv403_and_one_cha
             args[1] = sfa
             return mod.gemm(args)
         """) == []
+
+
+def test_the_starred_name_of_the_unpacking_passed_whole_is_judged_by_the_elements_its_place_gives_it() -> None:
+    assert [(line, code) for line, code, _ in _findings("""\
+        def custom_kernel(data):
+            a, b, *rest = data
+            return mod.gemm(rest)
+        """)] == [(5, "NV403")]
+    alone = _findings("""\
+        def custom_kernel(data):
+            a, b, *refs, sfa, sfb, c = data
+            mod.gemm(a, b, refs)
+            return c
+        """)
+    assert [(line, code) for line, code, _ in alone] == [(5, "NV401")]
+    assert alone[0][2].startswith("refs passes the reference scales (sfa_ref, sfb_ref) to mod.gemm without the "
+                                  "permuted ones")
+
+
+def test_a_list_built_by_appends_of_names_is_judged_as_the_literal_of_its_items() -> None:
+    appended = _findings("""\
+        def custom_kernel(data):
+            a, b, sfa_ref, sfb_ref, sfa, sfb, c = data
+            args = []
+            args.append(a)
+            args.append(sfa_ref)
+            return mod.gemm(args)
+        """)
+    literal = _findings("""\
+        def custom_kernel(data):
+            a, b, sfa_ref, sfb_ref, sfa, sfb, c = data
+            args = [a, sfa_ref]
+            return mod.gemm(args)
+        """)
+    assert [(code, message) for _, code, message in appended] == [(code, message) for _, code, message in literal]
+    assert [(line, code) for line, code, _ in appended] == [(8, "NV401")]
+    assert [(line, code) for line, code, _ in _findings("""\
+        def custom_kernel(data):
+            a, b, sfa_ref, sfb_ref, sfa, sfb, c = data
+            args = []
+            args.append(sfa_ref)
+            args.append(sfa)
+            return mod.gemm(*args)
+        """)] == [(8, "NV403")]
+
+
+def test_a_list_appended_to_in_a_branch_or_changed_otherwise_keeps_the_finding_at_the_append() -> None:
+    for change in ("if a.shape[0]:\n    args.append(sfa_ref)", "args.append(sfa_ref)\nargs.extend([sfa])"):
+        assert [(code, message.split(" ")[0]) for _, code, message in _findings(
+            "def custom_kernel(data):\n    a, b, sfa_ref, sfb_ref, sfa, sfb, c = data\n    args = []\n"
+            + textwrap.indent(change, "    ") + "\n    return mod.gemm(args)\n")] == [("NV401", "sfa_ref")]

@@ -317,6 +317,45 @@ class ModuleIndex:
             return {k.arg: k.value for k in value.keywords}  # type: ignore[misc]
         return None
 
+    def appended(self, scope: FunctionNode, name: str) -> list[ast.Name] | None:
+        """The names appended, in order, to a list a function binds once to `[]` and changes only by
+        `name.append(x)` statements of that same block after it (`args = []; args.append(a);
+        args.append(sfa_ref)`): it holds those items at those places, as `args = [a, sfa_ref]` would. None
+        for any other name: bound again, changed another way, or appended to in a branch or loop, where
+        which item sits where is not known."""
+        key = ("appended list", id(scope), name)
+        if key not in self.memo:
+            self.memo[key] = self._appended(scope, name)
+        return self.memo[key]  # type: ignore[return-value]
+
+    def _appended(self, scope: FunctionNode, name: str) -> list[ast.Name] | None:
+        if name in self.declared_global(scope) | self.declared_nonlocal(scope):
+            return None
+        uses = [n for n in self.walk(scope) if isinstance(n, ast.Name) and n.id == name]
+        stores = [n for n in uses if not isinstance(n.ctx, ast.Load)]
+        statement = self.parents.get(stores[0]) if len(stores) == 1 else None
+        if not (isinstance(statement, ast.Assign) and statement.targets == stores
+                and isinstance(statement.value, ast.List) and not statement.value.elts):
+            return None
+        block = _block_of(statement, self.parents.get(statement))
+        appends: list[ast.Expr] = []
+        for use in uses:
+            holder = self.parents.get(use)
+            if use is stores[0] or not isinstance(holder, (ast.Attribute, ast.Subscript)):
+                continue  # the binding, or the list read whole (len(args), ext.gemm(args), *args)
+            if isinstance(holder, ast.Subscript) and isinstance(holder.ctx, ast.Load) and holder.value is use:
+                continue  # args[1] reads an item
+            call, statement_of_call = self.parents.get(holder), self.parents.get(self.parents.get(holder))  # type: ignore[arg-type]
+            if not (isinstance(holder, ast.Attribute) and holder.attr == "append" and isinstance(call, ast.Call)
+                    and call.func is holder and len(call.args) == 1 and isinstance(call.args[0], ast.Name)
+                    and not call.keywords and isinstance(statement_of_call, ast.Expr)
+                    and block is not None and statement_of_call in block
+                    and block.index(statement_of_call) > block.index(statement)):
+                return None  # args.extend(...), args[1] = x, args.sort(), an append in a branch
+            appends.append(statement_of_call)
+        appends.sort(key=block.index)  # type: ignore[arg-type]
+        return [a.value.args[0] for a in appends]  # type: ignore[attr-defined,misc]
+
     def resolve(self, node: ast.AST) -> str | None:
         """Dotted name with its first part replaced by what it was imported as."""
         name = dotted(node)
@@ -550,7 +589,7 @@ class ModuleIndex:
         # Bindings: local assignments, then what callers pass in (a couple of rounds reach helpers).
         for _ in range(3):
             for function in self.timed:
-                _local_events(function, self.walk(function.node))
+                _local_events(function, self.walk(function.node), self)
             for function in self.timed:
                 for callee, call in self.callees(function):
                     if call is not None:
@@ -582,6 +621,15 @@ def _flatten_module_statement(node: ast.stmt) -> list[ast.stmt]:
         children = [*node.body, *node.orelse, *node.finalbody, *(s for h in node.handlers for s in h.body)]
         return [s for child in children for s in _flatten_module_statement(child)]
     return [node]
+
+
+def _block_of(statement: ast.stmt, parent: ast.AST | None) -> list[ast.stmt] | None:
+    """The statement list (a body, an else, a finally) that holds the statement."""
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(parent, field, None)
+        if isinstance(block, list) and any(s is statement for s in block):
+            return block
+    return None
 
 
 def _target_names(target: ast.AST) -> list[str]:
@@ -708,7 +756,7 @@ def slice_elements(function: Function, node: ast.AST) -> list[int | None] | None
     return list(whole[slice(*bounds)])
 
 
-def _local_events(function: Function, nodes: list[ast.AST]) -> None:
+def _local_events(function: Function, nodes: list[ast.AST], module: ModuleIndex) -> None:
     events: dict[str, list[tuple[tuple[int, int], Event]]] = {}
 
     def record(name: str, where: tuple[int, int], values: set[Binding | None]) -> None:
@@ -722,6 +770,10 @@ def _local_events(function: Function, nodes: list[ast.AST]) -> None:
             end = (getattr(node, "end_lineno", node.lineno), getattr(node, "end_col_offset", 0))
             whole = element_of(function, node.value)
             views = views_of(function, node.value)  # a helper called with several tuples: one per call
+            appended = (module.appended(function.node, targets[0].id)
+                        if isinstance(targets[0], ast.Name) and isinstance(node.value, ast.List) else None)
+            if appended:  # args = [] then args.append(a), args.append(sfa_ref): as args = [a, sfa_ref]
+                views = views_of(function, ast.List(elts=list(appended), ctx=ast.Load()))
             for target in targets:
                 if isinstance(target, ast.Name):
                     record(target.id, end, {whole} if whole is not None else set(views))

@@ -430,20 +430,40 @@ def _sequence_handed_over(node: ast.AST, held: set[int], call: ast.Call, callee:
 
 
 def _literal_passed_whole(node: ast.Name, function: Function, index: ModuleIndex) -> tuple[ast.Call, str] | None:
-    """(call, callee) where a name bound once to a tuple or list literal, and never changed after, is itself
-    an argument of an extension call (`args = (a, sfa_ref); ext.gemm(args)`): the call gets its items as
-    surely as `ext.gemm(*args)` does. A function of this file is followed through its parameter instead."""
+    """(call, callee) where a sequence whose items lint knows is itself an argument of an extension call:
+    a name bound once to a tuple or list literal and never changed after (`args = (a, sfa_ref);
+    ext.gemm(args)`), a list built only by appends (`args = []; args.append(sfa_ref)`), or the starred
+    name of an unpacking of the input (`a, b, *rest = data; ext.gemm(rest)`). The call gets its items
+    as surely as `ext.gemm(*args)` does. A function of this file is followed through its parameter instead."""
     holder, call = node, index.parents.get(node)
     if isinstance(call, ast.keyword):
         holder, call = call, index.parents.get(call)
     if not isinstance(call, ast.Call) or holder is call.func or _timed_callee(call, index) \
             or element_of(function, node) is not None:
         return None
-    assigned = index.assignments(function.node, node.id)
-    if len(assigned) != 1 or not _starred_literal(assigned[0]) or _changed_in_place(node.id, function, index):
+    if not (_bound_once_to_literal(node.id, function, index) or index.appended(function.node, node.id)
+            or _starred_once(node.id, function, index)):
         return None
     callee = _opaque_callee(call, index)
     return (call, callee) if callee is not None else None
+
+
+def _bound_once_to_literal(name: str, function: Function, index: ModuleIndex) -> bool:
+    assigned = index.assignments(function.node, name)
+    return len(assigned) == 1 and _starred_literal(assigned[0]) and not _changed_in_place(name, function, index)
+
+
+def _starred_once(name: str, function: Function, index: ModuleIndex) -> bool:
+    """Is the name bound only as the starred name of one unpacking (`a, b, *rest = data`), never changed after?
+    Which elements it holds follows from where the star stands."""
+    bindings = [node for node in index.walk(function.node) if isinstance(node, ast.Name) and node.id == name
+                and not isinstance(node.ctx, ast.Load)]
+    if len(bindings) != 1 or not isinstance(starred := index.parents.get(bindings[0]), ast.Starred):
+        return False
+    unpacking = index.parents.get(starred)
+    statement = index.parents.get(unpacking) if isinstance(unpacking, (ast.Tuple, ast.List)) else None
+    return (isinstance(statement, ast.Assign) and unpacking in statement.targets
+            and not _changed_in_place(name, function, index))
 
 
 def _changed_in_place(name: str, function: Function, index: ModuleIndex) -> bool:
@@ -536,7 +556,7 @@ def _passed_on(node: ast.AST, index: ModuleIndex) -> bool:
             holder, parent = parent, index.parents.get(parent)
     if isinstance(parent, ast.keyword):
         holder, parent = parent, index.parents.get(parent)
-    if _splatted_item(holder, parent, index):
+    if _splatted_item(holder, parent, index) or _appended_item(node, parent, index):
         return True
     if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is holder:
         targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
@@ -560,6 +580,17 @@ def _splatted_item(holder: ast.AST, parent: ast.AST | None, index: ModuleIndex) 
         return False
     scope = index.enclosing_function(statement)
     return scope is not None and index.mapping(scope, statement.targets[0].id) is not None
+
+
+def _appended_item(node: ast.AST, parent: ast.AST | None, index: ModuleIndex) -> bool:
+    """Is it appended to a list lint follows (`args = []`, then only `args.append(sfa_ref)` statements)?
+    Then the list holds it, as `args = [sfa_ref]` would, and where the list is used is what counts."""
+    if not (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute)
+            and isinstance(parent.func.value, ast.Name) and parent.func.attr == "append"):
+        return False
+    scope = index.enclosing_function(parent)
+    items = None if scope is None else index.appended(scope, parent.func.value.id)
+    return items is not None and any(item is node for item in items)
 
 
 def _looped_over(node: ast.AST, index: ModuleIndex) -> bool:
