@@ -136,7 +136,8 @@ RULES: tuple[Rule, ...] = (
          "_last[key] = c", "_kernels[key] = cute.compile(gemm, ...)"),
     Rule("NV303", "cached-entry-point", ERROR,
          "functools.cache/lru_cache on custom_kernel, or on a helper it hands the input tensors, returns the"
-         " first result for every later call with the same tensor objects.",
+         " first result for every later call with the same tensor objects; on a helper handing back data"
+         " computed from the scales, it keeps that data and repeated calls over the same inputs skip that work.",
          "@functools.lru_cache\ndef custom_kernel(data): ...", "def custom_kernel(data): ..."),
     Rule("NV401", "reference-scales", ERROR,
          "The timed path must use sfa_permuted/sfb_permuted (tuple indices 4, 5), not the reference "

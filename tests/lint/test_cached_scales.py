@@ -168,3 +168,48 @@ def test_scales_worked_out_every_call_or_kept_from_no_input_are_not_reported() -
     assert _kept(per_call_local) == []
     assert _kept(module_constant) == []
     assert _kept(scratch_global) == []
+
+
+CACHED_HELPER = """\
+    import functools
+    import torch
+    @functools.lru_cache(maxsize=None)
+    def _scales(sfa_permuted, sfb_permuted):
+        return sfa_permuted.view(torch.uint8).float(), sfb_permuted.view(torch.uint8).float()
+    def custom_kernel(data):
+        a, b, sfa_ref, sfb_ref, sfa_permuted, sfb_permuted, c = data
+        sa, sb = _scales(sfa_permuted, sfb_permuted)
+        return mod.gemm(a, b, sa, sb, c)
+    """
+
+
+def _decorated(source: str) -> list[tuple[int, str, str]]:
+    return [(d.line, d.code, d.message) for d in lint_text(textwrap.dedent(source)) if d.code.startswith("NV30")]
+
+
+def test_scales_kept_by_a_cache_decorator_on_a_helper_are_nv303_in_the_words_of_a_keyed_store() -> None:
+    [(line, code, message)] = _decorated(CACHED_HELPER)
+    assert (line, code) == (3, "NV303")
+    assert message == ("@functools.lru_cache on _scales, which the timed path passes input tensors, "
+                       + KEYED_WORDS.format(holder="its cache").replace("data_ptr()/id()/_version",
+                                                                        "id(), the tensor's hash"))
+    _, keyed = _dict_keyed_finding()
+    assert keyed == KEYED_WORDS.format(holder="_cache")  # NV302 tells the same story of the dict-keyed store
+
+
+def test_a_cache_decorator_on_a_helper_whose_result_is_handed_back_still_says_it_returns_the_first_result() -> None:
+    returned = CACHED_HELPER.replace("    sa, sb = _scales(sfa_permuted, sfb_permuted)\n        return mod.gemm(a, b, sa, sb, c)",
+                                     "    return _scales(sfa_permuted, sfb_permuted)")
+    product = """\
+        import functools
+        @functools.lru_cache(maxsize=None)
+        def _product(x, y):
+            return x.float() @ y.float().t()
+        def custom_kernel(data):
+            a, b, sfa_ref, sfb_ref, sfa_permuted, sfb_permuted, c = data
+            return mod.scale(_product(a, b), sfa_permuted, sfb_permuted, c)
+        """
+    assert [(line, code) for line, code, _ in _decorated(returned)] == [(3, "NV303")]
+    assert [(line, code) for line, code, _ in _decorated(product)] == [(2, "NV303")]
+    for _, _, message in _decorated(returned) + _decorated(product):
+        assert message.endswith(": a call with the same tensor objects returns the first call's result")

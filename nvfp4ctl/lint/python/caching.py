@@ -1139,9 +1139,24 @@ def _stored_words(value: ast.AST, holder: str, key: ast.AST | None, function: Fu
     if made_around_input(value, function, index):
         return _wrapper_words(holder, keyed=keyed)
     if keyed:
-        return (f"stores data computed from an input in {holder}, keyed by the input's address (data_ptr()/id()/"
-                "_version), so repeated calls over the same inputs skip that work")
+        return keyed_data_words(holder)
     return f"stores data computed from an input in {holder}, which outlives the call: a later call may reuse it"
+
+
+def keyed_data_words(holder: str, key: str = "data_ptr()/id()/_version") -> str:
+    """What a kept store of data computed from an input, keyed by the input's address, does: NV302's words for
+    `_sf[sfa.data_ptr()] = sfa.float()`, and NV303's for a cache decorator on a helper doing the same."""
+    return (f"stores data computed from an input in {holder}, keyed by the input's address ({key}), so repeated"
+            " calls over the same inputs skip that work")
+
+
+def keeps_computed_data(function: Function, index: ModuleIndex) -> bool:
+    """Does a helper hand back only data computed from the scale tensors (`return sfa_permuted.float()`), which
+    no caller returns as the result? Kept by a cache decorator, that is the data NV302 speaks of, not a result."""
+    returned = [n.value for n in index.walk(function.node) if isinstance(n, ast.Return) and n.value is not None
+                and index.enclosing_function(n) is function.node]
+    return bool(returned) and all(_reads_only_scales(value, function, index) for value in returned) \
+        and not _result_handed_back(function, index)
 
 
 def _wrapper_words(holder: str, keyed: bool) -> str:

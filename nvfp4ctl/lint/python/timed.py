@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable
 
 from nvfp4ctl.lint.python import call_sites
+from nvfp4ctl.lint.python.caching import keeps_computed_data, keyed_data_words
 from nvfp4ctl.lint.python.constants import constant, integer
 from nvfp4ctl.lint.python.facts import current, fitting, problem
 from nvfp4ctl.lint.python.index import (
@@ -1210,8 +1211,12 @@ def _cached_entry(index: ModuleIndex, report: Report) -> None:
         if function.node is entry or not any(function.param_bindings.values()):
             continue
         for decorator, name in _cache_decorators(function.node, index):
-            report(decorator, "NV303", f"@{name} on {function.name}, which the timed path passes input tensors:"
-                                       " a call with the same tensor objects returns the first call's result")
+            if keeps_computed_data(function, index):  # the words of the dict-keyed cache of the same data (NV302)
+                report(decorator, "NV303", f"@{name} on {function.name}, which the timed path passes input tensors, "
+                                           + keyed_data_words("its cache", "id(), the tensor's hash"))
+            else:
+                report(decorator, "NV303", f"@{name} on {function.name}, which the timed path passes input tensors:"
+                                           " a call with the same tensor objects returns the first call's result")
 
 
 def _entry_values(index: ModuleIndex) -> list[ast.AST]:
