@@ -46,6 +46,7 @@ def test_a_module_beside_the_submission_is_an_error_naming_it_and_its_file(tmp_p
     "from . import nvfp4_kernels\n",  # relative: no package to be relative to, whatever lies beside
     "try:\n    from nvfp4_kernels import K\nexcept ImportError:\n    K = None\n",
     "try:\n    import nvfp4_kernels\nexcept (ModuleNotFoundError, OSError):\n    nvfp4_kernels = None\n",
+    "try:\n    import nvfp4_kernels\nexcept (OSError, (ModuleNotFoundError,)):\n    nvfp4_kernels = None\n",
     "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from nvfp4_kernels import K\n",
 ])
 def test_harness_installed_and_guarded_imports_are_not_nv012(tmp_path: Path, text: str) -> None:

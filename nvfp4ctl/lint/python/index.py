@@ -65,9 +65,16 @@ def parameter_defaults(function: FunctionNode | ast.Lambda) -> dict[str, ast.exp
 
 def catches(handler: ast.ExceptHandler, names: set[str]) -> bool:
     """Does an except clause catch one of the exceptions `names` (bare, a name, a dotted name or a tuple of
-    them, by its last part: builtins.OSError is OSError)?"""
-    caught = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-    return handler.type is None or any((dotted(kind) or "").rpartition(".")[2] in names for kind in caught)
+    them, tuples nested in it included as Python reads them, by its last part: builtins.OSError is OSError)?"""
+    return handler.type is None or any((dotted(kind) or "").rpartition(".")[2] in names
+                                       for kind in _caught_kinds(handler.type))
+
+
+def _caught_kinds(kind: ast.expr) -> list[ast.expr]:
+    """The exception classes an except clause names: `except (KeyError, (IndexError,)):` names both."""
+    if isinstance(kind, ast.Tuple):
+        return [inner for element in kind.elts for inner in _caught_kinds(element)]
+    return [kind]
 
 
 def position(node: ast.AST) -> tuple[int, int]:
