@@ -204,3 +204,40 @@ def test_a_list_appended_to_in_a_branch_or_changed_otherwise_keeps_the_finding_a
         assert [(code, message.split(" ")[0]) for _, code, message in _findings(
             "def custom_kernel(data):\n    a, b, sfa_ref, sfb_ref, sfa, sfb, c = data\n    args = []\n"
             + textwrap.indent(change, "    ") + "\n    return mod.gemm(args)\n")] == [("NV401", "sfa_ref")]
+
+
+def test_a_mapping_item_a_helper_takes_in_its_kwargs_is_reported_at_the_call_naming_the_keys_it_reads() -> None:
+    found = _findings("""\
+        def _launch(a, **opts):
+            return mod.gemm(a, opts["x"], opts.get("y"))
+        def custom_kernel(data):
+            a, b, sfa_ref, sfb_ref, sfa, sfb, c = data
+            kw = {"x": sfa_ref, "y": sfb_ref}
+            return _launch(a, **kw)
+        """)
+    assert found == [(8, "NV401", "**kw (read as opts['x'], opts['y'] in _launch) (the reference scales sfa_ref, "
+                                  "sfb_ref) is passed to mod.gemm without indices 4, 5 (sfa_permuted, sfb_permuted): "
+                                  "the kernel can only be reading the reference scales; "
+                                  "pass sfa_permuted, sfb_permuted")]
+    handed_on = _findings("""\
+        def _launch(a, **opts):
+            return mod.gemm(a, **opts)
+        def custom_kernel(data):
+            a, b, sfa_ref, sfb_ref, sfa, sfb, c = data
+            kw = dict(sf=sfa_ref, sp=sfa)
+            return _launch(a, **kw)
+        """)
+    assert [(line, code) for line, code, _ in handed_on] == [(8, "NV403")]
+    assert handed_on[0][2].startswith("**kw (read as opts['sf'] in _launch) (the reference scale sfa_ref) is passed "
+                                      "to mod.gemm: fine only if it ignores it")
+
+
+def test_a_mapping_item_no_parameter_of_the_helper_takes_is_reported_where_it_is_put_in() -> None:
+    assert [(line, code, message.split(" ")[0]) for line, code, message in _findings("""\
+        def _launch(a, t=None):
+            return mod.gemm(a, t)
+        def custom_kernel(data):
+            a, b, sfa_ref, sfb_ref, sfa, sfb, c = data
+            kw = {"t": sfa, "sf": sfa_ref}
+            return _launch(a, **kw)
+        """)] == [(7, "NV401", "sfa_ref")]

@@ -99,6 +99,27 @@ def _argument_for(function: Function, parameter: str, call: ast.Call, caller: Fu
     return None
 
 
+def keyword_items(function: Function, index: ModuleIndex) -> list[tuple[str, ast.expr, Function]] | None:
+    """(key, value, caller) for each item the timed path's calls hand the helper's **kwargs parameter: a
+    keyword naming none of its parameters (`_launch(a, sf=sfa_ref)`), or such an item of a **mapping lint
+    sees whole (`kw = dict(sf=sfa_ref); _launch(a, **kw)`). None where a call hands it a mapping lint cannot
+    see into, which may hold anything."""
+    args = function.node.args
+    named = {a.arg for a in [*args.args, *args.kwonlyargs]}
+    items: list[tuple[str, ast.expr, Function]] = []
+    for caller, call in calls_to(function, index):
+        for keyword in call.keywords:
+            if keyword.arg is not None:
+                if keyword.arg not in named:
+                    items.append((keyword.arg, keyword.value, caller))
+                continue
+            splatted = index.splatted(keyword)
+            if splatted is None:
+                return None
+            items.extend((key, value, caller) for key, value in splatted.items() if key not in named)
+    return items
+
+
 def calls_to(function: Function, index: ModuleIndex) -> list[tuple[Function, ast.Call]]:
     """(caller, call) for each call on the timed path to the function, from one pass over the timed path."""
     key = ("call sites", "callers")

@@ -335,6 +335,11 @@ def _passes_permuted(call: ast.Call, permuted: int, function: Function, index: M
     for argument in [*call.args, *call.keywords]:
         if isinstance(argument, ast.keyword) and argument.arg is None:
             items = index.splatted(argument)
+            if items is None and _keyword_parameter(argument.value, function, index):
+                given = call_sites.keyword_items(function, index)  # **opts of `def _launch(a, **opts)`
+                if given is None or any(_may_hold(value, permuted, caller, index) for _, value, caller in given):
+                    return True
+                continue
             if items is None or any(_may_hold(value, permuted, function, index) for value in items.values()):
                 return True  # **options: unknown, or a mapping lint sees that holds it
             continue
@@ -393,6 +398,9 @@ def _reference_scales(function: Function, index: ModuleIndex, report: Report) ->
         elif isinstance(node, ast.keyword) and node.arg is None:
             _splatted_scales(node, function, index, report)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            if _keyword_parameter(node, function, index):
+                _keyword_items_read(node, function, index, report)
+                continue
             possible = function.possible(node.id, position(node))
             if _passed_on(node, index):
                 continue
@@ -568,11 +576,15 @@ def _passed_on(node: ast.AST, index: ModuleIndex) -> bool:
 
 def _splatted_item(holder: ast.AST, parent: ast.AST | None, index: ModuleIndex) -> bool:
     """Is it a value of a mapping lint follows into each `**name` (`kw = dict(sfa=sfa_ref)`, `kw = {"sfa":
-    sfa_ref}`, then only `kernel(**kw)`)? Then each call given **kw is where it counts."""
+    sfa_ref}`, then only `kernel(**kw)`)? Then each call given **kw is where it counts, unless one hands it
+    to a helper of the file with no parameter of its key and no **kwargs to take it (a TypeError when run):
+    no parameter holds it there, so it counts where it is put in."""
     if isinstance(parent, ast.Dict) and any(value is holder for value in parent.values):
         mapping: ast.AST = parent
+        key = next(k for k, v in zip(parent.keys, parent.values) if v is holder)
+        name = key.value if isinstance(key, ast.Constant) else None
     elif isinstance(holder, ast.keyword) and isinstance(parent, ast.Call) and call_name(parent) == "dict":
-        mapping = parent
+        mapping, name = parent, holder.arg
     else:
         return False
     statement = index.parents.get(mapping)
@@ -580,7 +592,75 @@ def _splatted_item(holder: ast.AST, parent: ast.AST | None, index: ModuleIndex) 
             and isinstance(statement.targets[0], ast.Name)):
         return False
     scope = index.enclosing_function(statement)
-    return scope is not None and index.mapping(scope, statement.targets[0].id) is not None
+    return scope is not None and index.mapping(scope, statement.targets[0].id) is not None \
+        and not _lost_in_a_helper(name, statement.targets[0].id, scope, index)
+
+
+def _lost_in_a_helper(key: object, mapping: str, scope: ast.AST, index: ModuleIndex) -> bool:
+    """Does a `**mapping` hand its item `key` to a helper of the file that has neither a parameter of that name
+    nor a **kwargs parameter?"""
+    for node in index.walk(scope):
+        if isinstance(node, ast.keyword) and node.arg is None and isinstance(node.value, ast.Name) \
+                and node.value.id == mapping:
+            call = index.parents.get(node)
+            helper = index.functions.get(call.func.id) if isinstance(call, ast.Call) \
+                and isinstance(call.func, ast.Name) else None
+            if helper is not None and helper.args.kwarg is None \
+                    and key not in {a.arg for a in [*helper.args.args, *helper.args.kwonlyargs]}:
+                return True
+    return False
+
+
+def _keyword_parameter(node: ast.AST, function: Function, index: ModuleIndex) -> bool:
+    """Is the node the function's **kwargs parameter (`opts` of `def _launch(a, **opts)`), not bound again
+    before it is read?"""
+    kwargs = function.node.args.kwarg
+    return isinstance(node, ast.Name) and kwargs is not None and node.id == kwargs.arg \
+        and not any(where < position(node) for where, _ in function.events.get(node.id, ()))
+
+
+def _keyword_items_read(node: ast.Name, function: Function, index: ModuleIndex, report: Report) -> None:
+    """A helper's **kwargs parameter read (`opts["sf"]`, `opts.get("sf")`, `mod.gemm(a, **opts)`) holds the
+    items the calls give it under keys naming none of its parameters (`_launch(a, **kw)` of `kw =
+    dict(sf=sfa_ref)`, `_launch(a, sf=sfa_ref)`): each call handing it a reference scale the helper reads is
+    reported once, naming every such key, as for named parameters; the helper itself is not."""
+    read, _ = _keyword_read(node, function, index)
+    keys: set[str] = set()
+    for use in index.walk(function.node):
+        if isinstance(use, ast.Name) and use.id == node.id and _keyword_parameter(use, function, index):
+            keys |= _keyword_read(use, function, index)[1]
+    reference = set(_reference())
+    reported: set[int] = index.memo.setdefault(("NV401 call sites", "reported"), set())  # type: ignore[assignment]
+    handed: dict[int, tuple[call_sites.Argument, dict[str, int]]] = {}
+    for key in sorted(keys):
+        for argument, element, _caller in call_sites.passing(function, key, reference, index):
+            handed.setdefault(id(argument), (argument, {}))[1][key] = element
+    for argument, held in handed.values():
+        if id(argument) in reported:
+            continue  # the helper reads the mapping more than once; the call is one mistake
+
+        def at_call(_: ast.AST, code: str, message: str, argument: ast.AST = argument) -> None:
+            reported.add(id(argument))
+            report(argument, code, message)
+
+        readers = ", ".join(f"{node.id}[{key!r}]" for key in held)
+        together = tuple(sorted(set(held.values())))
+        _reference_use(read, min(together), f"{ast.unparse(argument)} (read as {readers} in {function.name})",
+                       function, index, at_call, together if len(together) > 1 else ())
+
+
+def _keyword_read(node: ast.Name, function: Function, index: ModuleIndex) -> tuple[ast.AST, set[str]]:
+    """Where a **kwargs parameter is read and the keys that read takes: one for `opts["sf"]` and
+    `opts.get("sf")`, every key the calls give it for any other read (`**opts`, `opts` handed on whole)."""
+    parent = index.parents.get(node)
+    if isinstance(parent, ast.Subscript) and parent.value is node and isinstance(parent.slice, ast.Constant):
+        return parent, {parent.slice.value} if isinstance(parent.slice.value, str) else set()
+    call = index.parents.get(parent) if isinstance(parent, ast.Attribute) else None  # type: ignore[arg-type]
+    if isinstance(call, ast.Call) and call.func is parent and parent.attr == "get" and call.args \
+            and isinstance(call.args[0], ast.Constant):  # type: ignore[union-attr]
+        return call, {call.args[0].value} if isinstance(call.args[0].value, str) else set()
+    given = {key for key, _, _ in call_sites.keyword_items(function, index) or ()}
+    return (parent if isinstance(parent, ast.keyword) else node), given
 
 
 def _appended_item(node: ast.AST, parent: ast.AST | None, index: ModuleIndex) -> bool:
