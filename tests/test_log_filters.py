@@ -52,14 +52,15 @@ def test_runs_leaves_out_other_commands_and_usage_errors(logged: Path) -> None:
     result = CliRunner().invoke(app, ["log", "--runs"])
     assert result.exit_code == 0, result.output
     assert _results(result.output) == [RUNS[1][3], RUNS[3][3], RUNS[5][3]]
-    assert "3 most recent check and bench runs" in result.output
+    assert "3 most recent check or bench runs" in result.output
 
 
 def test_n_counts_the_runs_kept(logged: Path) -> None:
+    """One run's title read "1 most recent check and bench run": a run is a check or a bench."""
     result = CliRunner().invoke(app, ["log", "--runs", "--target", "submission.py", "-n", "1"])
     assert result.exit_code == 0, result.output
     assert _results(result.output) == [RUNS[5][3]]
-    assert "1 most recent check and bench run of submission.py" in result.output
+    assert "1 most recent check or bench run of submission.py" in result.output
 
 
 def test_the_default_listing_is_as_it_was(logged: Path) -> None:
@@ -81,7 +82,7 @@ def test_runs_with_no_such_run_says_so(logged: Path) -> None:
     logged.write_text("## Run log\n\n" + runlog.RunEntry("2026-11-28T10:00:00Z", *RUNS[0][:2], "8b80b04", "no GPU",
                                                           *RUNS[0][2:]).to_line(), encoding="utf-8")
     empty = CliRunner().invoke(app, ["log", "--runs"])
-    assert empty.exit_code == 0 and f"no check and bench runs logged yet in {logged}" in empty.output
+    assert empty.exit_code == 0 and f"no check or bench runs logged yet in {logged}" in empty.output
 
 
 @pytest.mark.parametrize("args, line", [

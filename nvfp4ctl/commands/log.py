@@ -113,13 +113,14 @@ def _picked(log: RunLogBytes, last: int, target: Path | None, runs: bool, memory
 
 
 def _runs_of(target: Path | None, runs: bool, count: int = 2) -> str:
-    """What the listing holds: "runs", "check and bench runs", "runs of submission.py"."""
-    kind = plural(count, f"{' and '.join(RAN_THE_TARGET)} run" if runs else "run").split(" ", 1)[1]
+    """What the listing holds: "runs", "check or bench runs" (each run is one or the other: "1 most recent
+    check or bench run"), "runs of submission.py"."""
+    kind = plural(count, f"{' or '.join(RAN_THE_TARGET)} run" if runs else "run").split(" ", 1)[1]
     return f"{kind} of {target}" if target is not None else kind
 
 
 def _title(count: int, target: Path | None, runs: bool) -> str:
-    """"20 most recent runs", as before any filter; "3 most recent check and bench runs of submission.py"."""
+    """"20 most recent runs", as before any filter; "3 most recent check or bench runs of submission.py"."""
     return f"{count} most recent {_runs_of(target, runs, count)}"
 
 
