@@ -142,9 +142,12 @@ class Console:
         result: bool = False,
         whole: Sequence[int] = (),
         records: Sequence[Sequence[str]] | None = None,
+        left_aligned: Sequence[int] = (),
     ) -> None:
         """-q hides a table that a result line sums up (check's shapes, build's kernels); a `result`
         table is itself what the command was asked for (log's entries, lint's rules) and stays.
+        `left_aligned`: the columns (by index) past `right_align_from` that hold words, not numbers or
+        codes (log's notes), kept to the left as text reads.
         `whole`: the columns (by index) whose cells a pipe or file gets on one line each, kernel names
         and candidates: with no terminal's width to fit, the table grows rather than break them.
         `records`: each row's cells as they read with no header above them (log's "exit 0"), printed
@@ -165,7 +168,8 @@ class Console:
             # fold, not "…": a narrow terminal wraps a kernel's name instead of cutting it. Where the table
             # grows to keep its whole columns, no other column gets narrower than its longest word either:
             # rich narrows the widest columns to one width, and cut `UTCOMMA.4X` to make room
-            table.add_column(column, justify="right" if index >= right_align_from else "left", overflow="fold",
+            right = index >= right_align_from and index not in left_aligned
+            table.add_column(column, justify="right" if right else "left", overflow="fold",
                              no_wrap=kept, min_width=_cell_width(self.out, column, cells, index, whole=kept)
                              if keep_whole and whole else None)
         for row in cells:

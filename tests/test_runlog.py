@@ -1182,6 +1182,19 @@ def test_a_note_typed_after_the_problem_is_a_note_not_part_of_the_problem(tmp_pa
     assert (" note " in result.output) == bool(note) and note in result.output
 
 
+def test_logs_note_column_is_left_aligned_as_text_reads(tmp_path, monkeypatch):
+    """The note column was right-aligned like the problem column: a short note sat at the far end of a long one."""
+    logged = replace(_entry("10/10 pass"), problem="nvfp4_dual_gemm").to_line().rstrip("\n")
+    memory = tmp_path / "MEMORY.md"
+    memory.write_text(f"{runlog.HEADING}\n\n{logged} (2-stage pipeline, slower)\n{logged} (ok)\n")
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.setenv("COLUMNS", "300")
+    result = CliRunner().invoke(app, ["log"])
+    assert result.exit_code == 0, result.output
+    rows = {line.split("│")[-2] for line in result.output.splitlines() if line.startswith("│")}
+    assert rows == {" 2-stage pipeline, slower ", " ok                       "}, result.output
+
+
 @pytest.mark.parametrize("problem", ["nvfp4_gemm_v2", "nvfp4_future_problem (its note)"])
 def test_a_problem_cell_that_starts_with_no_known_problem_is_kept_whole(problem):
     line = replace(_entry("10/10 pass"), problem=problem).to_line()

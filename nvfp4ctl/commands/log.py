@@ -71,14 +71,15 @@ def command(
         return Outcome(result="empty")
     problems = any(e.problem for e in entries)  # a column only once some run recorded its problem
     notes = any(e.note for e in entries)  # and one for the notes typed after it, where a run shown has one
+    columns = ["time (UTC)", "command", "target", "commit", "gpu", "exit", "result"] + (["problem"] if problems else [])
     console.table(
-        ["time (UTC)", "command", "target", "commit", "gpu", "exit", "result"] + (["problem"] if problems else [])
-        + (["note"] if notes else []),
+        columns + (["note"] if notes else []),
         [[_time_shown(e.time), e.command, _short_target(e.target), e.commit, e.gpu,
           e.exit_code, e.result] + ([e.problem or "-"] if problems else []) + ([e.note or "-"] if notes else [])
          for e in entries],
         title=f"{_title(len(entries), target, runs)} ({memory})",
         right_align_from=5,
+        left_aligned=[len(columns)],  # a note is words the user typed, read from the left
         result=True,  # the entries are what `log` shows: -q keeps them
         records=[_record(e) for e in entries],  # where the table would break a time stamp, a hash or a shape
     )
