@@ -1202,6 +1202,24 @@ def test_a_problem_cell_that_starts_with_no_known_problem_is_kept_whole(problem)
     assert entry is not None and (entry.problem, entry.note) == (problem, "")
 
 
+@pytest.mark.parametrize(("added", "note"), [(" · tried swizzle 128B", "tried swizzle 128B"),
+                                             (" · (2-stage pipeline)", "2-stage pipeline"), (" · v2", "v2")])
+def test_a_note_typed_after_a_line_with_no_problem_is_a_note_not_its_problem(tmp_path, monkeypatch, added, note):
+    """A line that logged no problem (an older run's, a lint's outside a task) with a note after its result read
+    that note as the run's problem: a trend and a problem column of its own, and no note."""
+    logged = _entry("0 errors, 0 warnings (1 file checked)", "nvfp4ctl lint")
+    entry = runlog.RunEntry.from_line(logged.to_line().rstrip("\n") + added + "\n")
+    assert entry is not None and (entry.problem, entry.note) == ("", note)
+    assert replace(entry, note="") == logged
+    memory = tmp_path / "MEMORY.md"
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.setenv("COLUMNS", "300")
+    memory.write_text(runlog.HEADING + "\n\n" + logged.to_line().rstrip("\n") + added + "\n")
+    result = CliRunner().invoke(app, ["log"])
+    assert result.exit_code == 0 and "could not be read" not in result.output, result.output
+    assert " note " in result.output and " problem " not in result.output and note in result.output
+
+
 def test_a_cell_added_after_no_known_problem_is_still_a_broken_line():
     line = _entry("two cells").to_line().replace("two cells", "two · extra · cells").rstrip("\n") + " · nvfp4_gemm\n"
     assert runlog.RunEntry.from_line(line) is None and runlog.looks_like_a_run(line)

@@ -33,7 +33,7 @@ class RunEntry:
     result: str
     problem: str = ""  # the task's problem ("nvfp4_dual_gemm"); a last cell, absent on older lines
     tool: str = ""  # the nvfp4ctl that wrote the line ("0.1.0 (abc1234)"), in no cell of its own (with_tool)
-    note: str = ""  # what the user typed after the problem (problem_and_note): read back, never written by nvfp4ctl
+    note: str = ""  # what the user typed after the problem, or the result of a line with none: read back, never written
 
     def to_line(self) -> str:
         names = [f.name for f in fields(self) if f.name in _CELLS and (f.name != "problem" or self.problem)]
@@ -56,8 +56,11 @@ class RunEntry:
         note = ""
         if len(cells) >= len(_CELLS):  # the problem's cell, and what a hand edit added after it
             problem, note = problem_and_note(SEPARATOR.join(cells[len(_CELLS) - 1:]))
-            if len(cells) > len(_CELLS) and problem not in _known_problems():  # a cell more, but no run's
-                return None
+            if problem not in _known_problems():
+                if len(cells) > len(_CELLS):  # a cell more, but no run's
+                    return None
+                if not _PROBLEM_FORM.match(problem):  # typed after a line that logged no problem (lint's, say)
+                    problem, note = "", _note_of(problem)
             cells[len(_CELLS) - 1:] = [problem]
         if len(cells) not in (len(_CELLS) - 1, len(_CELLS)):
             return None
@@ -67,6 +70,9 @@ class RunEntry:
 
 
 _CELLS = ("time", "command", "target", "commit", "gpu", "exit_code", "result", "problem")
+# How every problem is named ("nvfp4_dual_gemm"): a last cell of that form that names no known problem is
+# the problem of a later nvfp4ctl (its own trend), any other is a note typed after a line with no problem
+_PROBLEM_FORM = re.compile(r"nvfp4_[A-Za-z0-9_]+(?![A-Za-z0-9_-])")
 
 
 @lru_cache(maxsize=1)
@@ -85,11 +91,17 @@ def problem_and_note(cell: str) -> tuple[str, str]:
     for name in sorted(_known_problems(), key=len, reverse=True):  # the longest first: none is cut short
         rest = cell[len(name):]
         if cell.startswith(name) and (not rest or not (rest[0].isalnum() or rest[0] in "_-")):
-            note = rest.strip().removeprefix(SEPARATOR.strip()).strip()
-            if note.startswith("(") and note.endswith(")") and "(" not in note[1:] and ")" not in note[:-1]:
-                note = note[1:-1].strip()
-            return name, note
+            return name, _note_of(rest)
     return cell, ""
+
+
+def _note_of(typed: str) -> str:
+    """A note as the user typed it after a line's last cell, without the separator before it, and without
+    its parentheses where it is one parenthesized phrase (`(2-stage pipeline)`)."""
+    note = typed.strip().removeprefix(SEPARATOR.strip()).strip()
+    if note.startswith("(") and note.endswith(")") and "(" not in note[1:] and ")" not in note[:-1]:
+        note = note[1:-1].strip()
+    return note
 
 # Which nvfp4ctl wrote a line rides in its target cell's bracket, after the reason the target was chosen
 # ("./submission.py@a7cbea65f00d [beside task.yml; nvfp4ctl 0.1.0 (abc1234)]"), and not in a cell of its own:
