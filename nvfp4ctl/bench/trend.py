@@ -20,7 +20,7 @@ from nvfp4ctl import commit_stamp
 from nvfp4ctl.bench.history import LoggedBench, logged_problem, parse_result_line, tool_named
 from nvfp4ctl.bench.settings import TimingSettings, settings_of
 from nvfp4ctl.errors import UsageError
-from nvfp4ctl.runlog import CPU_DEVICE_LABEL, LOG_RELATIVE, RunEntry, logged_path, split_target
+from nvfp4ctl.runlog import CPU_DEVICE_LABEL, LOG_RELATIVE, RunEntry, logged_path, split_target, time_shown
 from nvfp4ctl.words import plural
 
 GEOMEAN = "geomean"
@@ -285,7 +285,7 @@ def _which(values: Sequence[float | None], best: float, runs: Sequence[Run]) -> 
     index = values.index(best)
     run = runs[index]
     digest = f", @{run.digest[:8]}" if run.digest else ""
-    return f" (run {index + 1}, {_time_shown(run)}{digest})"
+    return f" (run {index + 1}, {time_shown(run.time)}{digest})"
 
 
 _RUNS_NAMED = 3  # a log of many ad-hoc benches: the first ones, then a count
@@ -308,13 +308,8 @@ def geomean_note(trend: Trend) -> str | None:
 def commit_legend(trend: Trend) -> list[str]:
     """One line per "^": the run's number (1 = the oldest shown), its time and commit."""
     return [f"^ run {index + 1}: {run.commit.removesuffix(commit_stamp.DIRTY)}"
-            f" ({_time_shown(run)})"
+            f" ({time_shown(run.time)})"
             for index, (run, changed) in enumerate(zip(trend.runs, trend.changes())) if changed]
-
-
-def _time_shown(run: Run) -> str:
-    """The run's time as `log` shows it: "2026-11-26 05:40:27"."""
-    return run.time.replace("T", " ").rstrip("Z")
 
 
 def tool_legend(trend: Trend) -> list[str]:
@@ -322,5 +317,5 @@ def tool_legend(trend: Trend) -> list[str]:
     and its time."""
     return [f"* run {index + 1}: timed by {tool_named(run.tool)},"
             f" the run before by {tool_named(trend.runs[index - 1].tool)}"
-            f" ({_time_shown(run)})"
+            f" ({time_shown(run.time)})"
             for index, (run, changed) in enumerate(zip(trend.runs, trend.tool_changes())) if changed]

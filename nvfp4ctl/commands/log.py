@@ -74,7 +74,7 @@ def command(
     columns = ["time (UTC)", "command", "target", "commit", "gpu", "exit", "result"] + (["problem"] if problems else [])
     console.table(
         columns + (["note"] if notes else []),
-        [[_time_shown(e.time), e.command, _short_target(e.target), e.commit, e.gpu,
+        [[runlog.time_shown(e.time), e.command, _short_target(e.target), e.commit, e.gpu,
           e.exit_code, e.result] + ([e.problem or "-"] if problems else []) + ([e.note or "-"] if notes else [])
          for e in entries],
         title=f"{_title(len(entries), target, runs)} ({memory})",
@@ -140,10 +140,12 @@ def _say_tool_changes(entries: list[RunEntry]) -> None:
     it), so a step in the results can be told a change of the tool's from one of the kernel's; the first
     _LINES_NAMED lines, then a count (runs alternating between two installs change at every run). Part of
     what `log` shows, as the table is: -q keeps it."""
+    from nvfp4ctl.runlog import time_shown
+
     firsts = [entry for before, entry in zip([None, *entries], entries) if before is None or before.tool != entry.tool]
     if len(firsts) < 2:
         return
-    lines = [f"  from {_time_shown(entry.time)}: {entry.tool or 'one that logged no version'}"
+    lines = [f"  from {time_shown(entry.time)}: {entry.tool or 'one that logged no version'}"
              for entry in firsts[:_LINES_NAMED]]
     if len(firsts) > _LINES_NAMED:
         lines.append(f"  and {plural(len(firsts) - _LINES_NAMED, 'more change')}")
@@ -153,7 +155,9 @@ def _say_tool_changes(entries: list[RunEntry]) -> None:
 def _record(entry: RunEntry) -> list[str]:
     """A run as the plain layout shows it: the table's cells, the exit code named, no problem where none
     was logged, the user's note named as one."""
-    return [_time_shown(entry.time), entry.command, _short_target(entry.target), entry.commit,
+    from nvfp4ctl.runlog import time_shown
+
+    return [time_shown(entry.time), entry.command, _short_target(entry.target), entry.commit,
             entry.gpu, f"exit {entry.exit_code}", entry.result] + ([entry.problem] if entry.problem else []) \
         + ([f"note: {entry.note}"] if entry.note else [])
 
@@ -274,9 +278,6 @@ def _log_project(memory: Path) -> Path | None:
 
 
 def _when(time: str) -> str:
-    return _time_shown(time)[:16]
+    from nvfp4ctl.runlog import time_shown
 
-
-def _time_shown(time: str) -> str:
-    """A logged time stamp as the table shows it: "2025-01-02 03:04:05" for "2025-01-02T03:04:05Z"."""
-    return time.replace("T", " ").rstrip("Z")
+    return time_shown(time)[:16]
