@@ -9,10 +9,24 @@ import json
 import os
 import socket
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 UNKNOWN = "another process (not known which)"
+
+
+@contextmanager
+def holding(holder: Path, doing: str, building: str | None = None) -> Iterator[None]:
+    """This process named as the holder (say_holder) while the lock just taken is held, and the holder file
+    removed however the work ends: one left behind would name a holder long gone to the next who waits."""
+    say_holder(holder, doing, building)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            holder.unlink()
 
 
 def say_holder(holder: Path, doing: str, building: str | None = None) -> None:

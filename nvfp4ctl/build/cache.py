@@ -10,7 +10,6 @@ no lock because an entry appears complete or not at all.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import glob
 import hashlib
@@ -35,7 +34,7 @@ from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import ToolTimeout, UsageError
 from nvfp4ctl.lock_holder import alive as _alive
 from nvfp4ctl.lock_holder import holder_said as _holder_said
-from nvfp4ctl.lock_holder import holder_of, say_holder, started_by
+from nvfp4ctl.lock_holder import holder_of, holding, started_by
 from nvfp4ctl.project import cache_root
 from nvfp4ctl.words import seconds_text
 
@@ -97,16 +96,10 @@ def locked(entry: Path, building: str | None = None) -> Iterator[None]:
                               f" {building}; it is held by {_holder_said(holder)}; run it again once"
                               " that build ends") from None
     try:
-        _say_holder(holder, building)
-        yield
+        with holding(holder, f"building {building}", building=building):
+            yield
     finally:
-        with contextlib.suppress(OSError):
-            holder.unlink()
         lock.release()
-
-
-def _say_holder(holder: Path, building: str) -> None:
-    say_holder(holder, f"building {building}", building=building)
 
 
 def _waiting_words(holder: Path, building: str, root: Path) -> str:

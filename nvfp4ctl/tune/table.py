@@ -19,7 +19,6 @@ writes every file a tune changes in one go (write_table).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 from collections.abc import Iterator
@@ -30,7 +29,7 @@ from pathlib import Path
 from nvfp4ctl.atomic_file import made_read_only, write_text_atomic
 from nvfp4ctl.build.knobs import DispatchEntry, Knob, read_dispatch, render_dispatch
 from nvfp4ctl.errors import ToolTimeout, UsageError
-from nvfp4ctl.lock_holder import holder_said, say_holder
+from nvfp4ctl.lock_holder import holder_said, holding
 from nvfp4ctl.tune.knobs import KernelKnobs
 from nvfp4ctl.words import seconds_text
 
@@ -179,13 +178,8 @@ def locked(path: Path) -> Iterator[None]:
     lock = lock_path(path, "dispatch")
     holder = lock.with_suffix(".holder")
     try:
-        with FileLock(str(lock), timeout=LOCK_TIMEOUT_S):
-            say_holder(holder, f"writing tune's winners into {path.name}")
-            try:
-                yield
-            finally:
-                with contextlib.suppress(OSError):
-                    holder.unlink()
+        with FileLock(str(lock), timeout=LOCK_TIMEOUT_S), holding(holder, f"writing tune's winners into {path.name}"):
+            yield
     except Timeout:
         raise ToolTimeout(f"waited {seconds_text(LOCK_TIMEOUT_S)} for the lock {lock} to write the winners into {path};"
                           f" it is held by {holder_said(holder)}; the winners were not written: run the tune again"

@@ -330,6 +330,14 @@ def test_a_lock_whose_holder_is_not_known_says_another_process(tmp_path: Path, m
     assert cache._holder_said(holder) == "another process (not known which)"  # a pid that has ended: stale
 
 
+def test_the_holder_file_is_gone_once_the_work_under_the_lock_ends_however_it_ends(tmp_path: Path) -> None:
+    holder = tmp_path / "k.holder"
+    with pytest.raises(RuntimeError), lock_holder.holding(holder, "building k.cu (sm_90a)"):
+        assert lock_holder.holder_of(holder) is not None
+        raise RuntimeError("a failed build")
+    assert not holder.exists()
+
+
 @pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="reads process start times from /proc (Linux)")
 def test_a_holder_whose_pid_now_names_another_process_is_a_dead_holder(tmp_path: Path) -> None:
     """A holder file outliving its process (kill -9) named whatever process had the pid since, as the holder."""
@@ -338,15 +346,15 @@ def test_a_holder_whose_pid_now_names_another_process_is_a_dead_holder(tmp_path:
     import socket
 
     holder = tmp_path / "k.holder"
-    cache._say_holder(holder, "k.cu (sm_90a)")
-    said = json.loads(holder.read_text())
-    assert said["host"] == socket.gethostname() and said["started"] == lock_holder.start_time(os.getpid())
-    assert cache._holder_said(holder).startswith(f"nvfp4ctl pid {os.getpid()} on {socket.gethostname()}, building k.cu")
-    holder.write_text(json.dumps({**said, "started": said["started"] + 1}))  # the pid is another process's now
-    assert cache._holder_said(holder) == "another process (not known which)"
-    del said["started"]  # an older nvfp4ctl's holder file, or one written where /proc is not: the pid alone
-    holder.write_text(json.dumps(said))
-    assert cache._holder_said(holder).startswith(f"nvfp4ctl pid {os.getpid()} on ")
+    with lock_holder.holding(holder, "building k.cu (sm_90a)", building="k.cu (sm_90a)"):  # as cache.locked names it
+        said = json.loads(holder.read_text())
+        assert said["host"] == socket.gethostname() and said["started"] == lock_holder.start_time(os.getpid())
+        assert cache._holder_said(holder).startswith(f"nvfp4ctl pid {os.getpid()} on {socket.gethostname()}, building k.cu")
+        holder.write_text(json.dumps({**said, "started": said["started"] + 1}))  # the pid is another process's now
+        assert cache._holder_said(holder) == "another process (not known which)"
+        del said["started"]  # an older nvfp4ctl's holder file, or one written where /proc is not: the pid alone
+        holder.write_text(json.dumps(said))
+        assert cache._holder_said(holder).startswith(f"nvfp4ctl pid {os.getpid()} on ")
 
 
 def test_a_holder_on_another_host_is_named_by_host_and_pid_not_judged_here(tmp_path: Path) -> None:
