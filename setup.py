@@ -36,8 +36,9 @@ _OBJECT_NAME: re.Pattern[str] = _COMMIT_STAMP["OBJECT_NAME"]
 DIRTY: str = _COMMIT_STAMP["DIRTY"]  # a tree with changes to tracked files, as the run log marks a checkout's commit
 _STAMP: re.Pattern[str] = _COMMIT_STAMP["STAMP"]
 SDIST_METADATA = "PKG-INFO"  # at the root of every sdist (the core metadata), never in a checkout
-# The run log a command run in the checkout appends to: a tracked file, but no wheel ships it, so no change.
-RUN_LOG = "MEMORY.md"
+# The run logs commands run in the checkout append to (every MEMORY.md, any folder's): tracked files, but no
+# wheel ships them, so no change, as the run log's commit cell leaves them out.
+RUN_LOGS_LEFT_OUT: str = _COMMIT_STAMP["RUN_LOGS_LEFT_OUT"]
 
 
 def source_commit() -> str | None:
@@ -70,11 +71,10 @@ def _checkout_head() -> str | None:
 
 
 def _tracked_files_changed() -> bool:
-    """Whether the checkout at ROOT differs from its HEAD in a tracked file, the run log left out; where git
+    """Whether the checkout at ROOT differs from its HEAD in a tracked file, the run logs left out; where git
     cannot say, the tree is not claimed to be the commit's."""
     try:
-        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--",
-                                 f":(top,exclude,literal){RUN_LOG}"],
+        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", RUN_LOGS_LEFT_OUT],
                                 cwd=ROOT, capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.SubprocessError):
         return True

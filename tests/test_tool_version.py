@@ -135,6 +135,34 @@ def test_setup_py_stamps_with_the_names_tool_version_reads_them_by(monkeypatch) 
     assert setup.DIRTY == commit_stamp.DIRTY
 
 
+def test_a_wheels_stamp_leaves_out_every_run_log_as_the_run_logs_commit_cell_does(tmp_path: Path, monkeypatch) -> None:
+    """setup.py left out only the top-level MEMORY.md: a line a run appended to gemm/MEMORY.md stamped the
+    wheel "+dirty", where the run log's commit cell called the same tree clean."""
+    import subprocess
+
+    from nvfp4ctl.workspace import MEMORY_FILE
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path,
+                              check=True, capture_output=True, text=True).stdout.strip()
+
+    setup = _setup_module(monkeypatch)
+    assert setup.RUN_LOGS_LEFT_OUT == commit_stamp.RUN_LOGS_LEFT_OUT
+    assert commit_stamp.RUN_LOGS_LEFT_OUT.endswith("/" + MEMORY_FILE)
+    monkeypatch.setattr(setup, "ROOT", tmp_path)
+    git("init", "-q")
+    (tmp_path / "gemm").mkdir()
+    for tracked in ("MEMORY.md", "gemm/MEMORY.md", "gemm/submission.py"):
+        (tmp_path / tracked).write_text("# start\n")
+    git("add", "."), git("commit", "-qm", "start")
+    commit = git("rev-parse", "--short", "HEAD")
+    for log in ("MEMORY.md", "gemm/MEMORY.md"):
+        (tmp_path / log).write_text("# start\n- a run\n")
+    assert not setup._tracked_files_changed() and runlog.git_state(tmp_path) == commit
+    (tmp_path / "gemm" / "submission.py").write_text("# changed\n")
+    assert setup._tracked_files_changed() and runlog.git_state(tmp_path) == commit + commit_stamp.DIRTY
+
+
 @pytest.mark.parametrize("text", [COMMIT, COMMIT + "+dirty", "ab" * 32, "ab" * 32 + "+dirty", "", "not a commit",
                                   COMMIT[:7], COMMIT + "+dirt", COMMIT.upper(), COMMIT + "0"])
 def test_an_sdists_stamp_is_kept_by_setup_py_where_tool_version_reads_it(tmp_path: Path, monkeypatch,

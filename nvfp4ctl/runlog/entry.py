@@ -17,7 +17,6 @@ from nvfp4ctl.errors import UsageError
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.runner.gpu import first_gpu, run_device
 from nvfp4ctl.tool_version import tool_version
-from nvfp4ctl.workspace import MEMORY_FILE
 
 SEPARATOR = " · "
 
@@ -282,7 +281,7 @@ def git_state(cwd: Path, run_log: Path | None = None) -> str:
     if not found or len(lines := found.splitlines()) != 2:
         return "no-git"
     top, commit = lines
-    status = ["status", "--porcelain", "--untracked-files=no", "--", f":(top,exclude,glob)**/{MEMORY_FILE}"]
+    status = ["status", "--porcelain", "--untracked-files=no", "--", commit_stamp.RUN_LOGS_LEFT_OUT]
     if run_log is not None and (inside := _inside(run_log, Path(top))) is not None:
         status.append(f":(top,exclude,literal){inside}")
     dirty = _git(status, cwd)
