@@ -13,15 +13,15 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from nvfp4ctl.atomic_file import ReadOnlyTarget, made_read_only, write_text_atomic
 from nvfp4ctl.build import flags, toolchain
 from nvfp4ctl.preprocessor import Include, live_code, quoted_includes
-from nvfp4ctl.build.sources import (ARCH_LINE, BuildInputs, build_inputs, checked_source, abi_functions, common_dir,
-                                    find_header, kernel_problem, resolve_arch, source_marks)
+from nvfp4ctl.build.sources import (ARCH_LINE, BuildInputs, build_inputs, checked_source, abi_functions,
+                                    find_header, header_search, kernel_problem, resolve_arch, source_marks)
 from nvfp4ctl.errors import UsageError, os_reason
 from nvfp4ctl.preamble import past_preamble
 from nvfp4ctl.runlog import file_digest
@@ -84,14 +84,14 @@ def on_the_leaderboard(name: str) -> bool:
 
 
 def inline_local_includes(path: Path, seen: set[Path] | None = None,
-                          common: Path | None = None) -> tuple[str, list[Path]]:
-    """`path`'s text with each `#include "..."` of a header beside it or in kernels/common replaced
-    by that header's text (once per translation unit, like #pragma once); a CUTLASS, CUDA or standard
-    header stays an include. Any other quoted include is a UsageError: kept, it would not compile on
-    the leaderboard."""
+                          search: Sequence[Path] | None = None) -> tuple[str, list[Path]]:
+    """`path`'s text with each `#include "..."` of a header beside it or in the `search` folders (the
+    build's: kernels/common, a kernel's header_search by default) replaced by that header's text (once per
+    translation unit, like #pragma once); a CUTLASS, CUDA or standard header stays an include. Any other
+    quoted include is a UsageError: kept, it would not compile on the leaderboard."""
     seen = set() if seen is None else seen
     used: list[Path] = []
-    search = [common if common is not None else common_dir(path)]
+    search = list(header_search(path) if search is None else search)
 
     def expand(include: Include, current: Path, text: str) -> str:
         directive = text[include.start:include.end]
@@ -173,9 +173,9 @@ def render(inputs: BuildInputs, arch: str) -> Submission:
     kernel = inputs.kernel
     for path in inputs.files:
         _refuse_forbidden_word(path)
-    cuda_source, cuda_headers = inline_local_includes(inputs.kernel, common=inputs.common)
+    cuda_source, cuda_headers = inline_local_includes(inputs.kernel, search=inputs.search)
     cuda_source = _arch_lines_for(cuda_source, arch)
-    cpp_source, cpp_headers = inline_local_includes(inputs.binding, common=inputs.common)
+    cpp_source, cpp_headers = inline_local_includes(inputs.binding, search=[inputs.common])
     digest = file_digest(kernel)  # the same short hash the run log gives this kernel
     problem = kernel_problem(inputs.kernel)
     from_header = problem is not None

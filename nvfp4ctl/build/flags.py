@@ -47,7 +47,8 @@ def define_flags(defines: tuple[str, ...]) -> list[str]:
 
 
 def include_dirs(inputs: BuildInputs) -> list[Path]:
-    dirs = [inputs.common]
+    # ours first, then your kernels/common/ that is no override: a header of ours by the same name wins
+    dirs = list(inputs.search)
     if inputs.needs_cutlass:
         dirs.extend(toolchain.cutlass_include_dirs())
     return dirs

@@ -52,6 +52,56 @@ def common_override() -> Path | None:
     return local if override_bindings(local) else None
 
 
+def headers_beside_ours(kernel: Path) -> Path | None:
+    """Your kernels/common/ where it is no override (a model's rope.cuh): a kernel of yours still includes its
+    headers, looked up after nvfp4ctl's own, so a header of ours by the same name wins (shadowed_headers).
+    None for nvfp4ctl's shipped kernels, and where there is no such folder or it is the override itself."""
+    if is_shipped_kernel(kernel):
+        return None
+    local = kernels_dir() / "common"
+    if not local.is_dir() or local.resolve() == (shipped("kernels") / "common").resolve() or override_bindings(local):
+        return None
+    return local
+
+
+def header_search(kernel: Path) -> tuple[Path, ...]:
+    """The folders a kernel's `#include "..."` is looked up in after its own folder, in the order the build's
+    include flags give them: its common_dir, then headers_beside_ours where there is one."""
+    beside_ours = headers_beside_ours(kernel)
+    return (common_dir(kernel),) if beside_ours is None else (common_dir(kernel), beside_ours)
+
+
+def shadowed_headers(kernel: Path) -> list[Path]:
+    """The headers of your non-override kernels/common/ (headers_beside_ours) that the kernel or its headers
+    include by a name nvfp4ctl's own kernels/common/ also holds: the build takes ours, never yours."""
+    beside_ours = headers_beside_ours(kernel)
+    if beside_ours is None:
+        return []
+    ours, search = common_dir(kernel), header_search(kernel)
+    shadowed: dict[Path, None] = {}
+    for current, code in _texts(kernel).items():
+        for include in quoted_includes(code):
+            yours = beside_ours / include.name
+            if yours.is_file() and find_header(include.name, current.parent, search) == (ours / include.name).resolve():
+                shadowed[yours] = None
+    return list(shadowed)
+
+
+def shadow_note_of(kernel: Path) -> str | None:
+    """The line naming the headers of yours that a header of nvfp4ctl's by the same name hides
+    (shadowed_headers); None where none is, or the kernel's inputs cannot be listed (its build says why)."""
+    try:
+        shadowed = shadowed_headers(checked_source(kernel))
+    except (UsageError, OSError):
+        return None
+    if not shadowed:
+        return None
+    names = " and ".join(display_path(header) for header in shadowed)
+    theirs = "a header" if len(shadowed) == 1 else "headers"
+    return (f"{names} not used: nvfp4ctl's own kernels/common/ has {theirs} of the same name, found first; rename"
+            " yours to include it")
+
+
 def override_bindings(folder: Path) -> list[str]:
     """The torch bindings `folder` holds, by name: what makes a kernels/common/ an override."""
     from nvfp4ctl.problems import all_problems
@@ -278,8 +328,8 @@ def _texts(source: Path, known: dict[Path, str] | None = None) -> dict[Path, str
 
 
 def _read_texts(source: Path, known: dict[Path, str] | None = None) -> dict[Path, str]:
-    # a binding's headers are those of the folder it lies in, a kernel's those of its common_dir
-    search = [source.parent if known is not None else common_dir(source)]
+    # a binding's headers are those of the folder it lies in, a kernel's those of its header_search
+    search = [source.parent] if known is not None else list(header_search(source))
     texts: dict[Path, str] = {}
     pending = [source]
     while pending:
@@ -312,6 +362,12 @@ class BuildInputs:
     headers: tuple[Path, ...]
     needs_cutlass: bool
     common: Path  # the API headers' and binding's folder (common_dir), the build's first include folder
+    beside_ours: Path | None = None  # your kernels/common/ that is no override (headers_beside_ours), the next one
+
+    @property
+    def search(self) -> tuple[Path, ...]:
+        """The kernel's header_search: the folders its build includes from, ours first."""
+        return (self.common,) if self.beside_ours is None else (self.common, self.beside_ours)
 
     @property
     def files(self) -> tuple[Path, ...]:
@@ -337,7 +393,8 @@ def _build_inputs(kernel: Path) -> BuildInputs:
     headers = tuple(dict.fromkeys([*list(kernel_texts)[1:], *list(binding_texts)[1:]]))
     texts = {**binding_texts, **kernel_texts}
     needs_cutlass = any(includes_cutlass(texts[path]) for path in (kernel, *headers))
-    return BuildInputs(kernel=kernel, binding=binding, headers=headers, needs_cutlass=needs_cutlass, common=common)
+    return BuildInputs(kernel=kernel, binding=binding, headers=headers, needs_cutlass=needs_cutlass, common=common,
+                       beside_ours=headers_beside_ours(kernel))
 
 
 def _override_hint(common: Path) -> str:

@@ -64,7 +64,7 @@ def command(
     from nvfp4ctl.build.cache import CacheFolderRemoved
     from nvfp4ctl.build.compile import CompileTimeout
     from nvfp4ctl.build.read_once import reading_once
-    from nvfp4ctl.build.sources import kernel_not_text_warnings, override_note_of
+    from nvfp4ctl.build.sources import kernel_not_text_warnings, override_note_of, shadow_note_of
     from nvfp4ctl.progress_lines import progress_lines
 
     from nvfp4ctl.commands.build_target import headers, resolve_build_target, warn_of_the_submission_here
@@ -109,9 +109,9 @@ def command(
         for not_text in dict.fromkeys(not_text for source in dict.fromkeys(source for source, _ in plan)
                                       for not_text in kernel_not_text_warnings(source)):
             console.warn(not_text)
-        for override in dict.fromkeys(note for source in dict.fromkeys(source for source, _ in plan)
-                                      if (note := override_note_of(source)) is not None):
-            console.info(f"note: {override}")
+        for note in dict.fromkeys(note for source in dict.fromkeys(source for source, _ in plan)
+                                  for note in (override_note_of(source), shadow_note_of(source)) if note is not None):
+            console.info(f"note: {note}")
         task = progress.add_task("building", total=len(plan))
         for source, target in plan:
             step = (f"{source.name} ({target}): built before, taken from nvfp4ctl's build cache"

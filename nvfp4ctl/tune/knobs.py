@@ -17,7 +17,7 @@ from pathlib import Path
 
 from nvfp4ctl.build.compiler_errors import display_path
 from nvfp4ctl.build.knobs import FORM, Knob, read_knobs
-from nvfp4ctl.build.sources import common_dir, find_header, local_headers
+from nvfp4ctl.build.sources import find_header, header_search, local_headers
 from nvfp4ctl.cpp_lexer import blank
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.preprocessor import live_code, quoted_includes
@@ -177,7 +177,7 @@ def _named_before_default(files: list[Path], knobs: tuple[Knob, ...], declared_i
     block_lines: dict[Path, dict[int, str]] = {}  # the 1-based line of each knob's `#ifndef`
     for knob in knobs:
         block_lines.setdefault(declared_in[knob.name], {})[knob.line + 1] = knob.name
-    search = [common_dir(files[0])]
+    search = list(header_search(files[0]))
     visited = {files[0]}
     walk = [(files[0], _events(files[0], codes, reads, block_lines.get(files[0], {}), search))]
     defined: set[str] = set()

@@ -19,7 +19,7 @@ from pathlib import Path
 from nvfp4ctl.build import cache, toolchain
 from nvfp4ctl.build.submission_headers import machine_cutlass_key
 from nvfp4ctl.build.compile import run_compiler
-from nvfp4ctl.build.sources import common_dir, local_headers
+from nvfp4ctl.build.sources import header_search, local_headers
 from nvfp4ctl.errors import FailuresFound, ToolTimeout, UsageError
 from nvfp4ctl.project import shipped
 from nvfp4ctl.words import seconds_text
@@ -145,8 +145,8 @@ def kernel_flags(kernel: Path) -> list[str]:
 def proof_compile_args(kernel: Path) -> list[str]:
     """nvcc's arguments for the proof of `kernel`, but the output: the include folders the build passes
     (kernels/common, where `#include "../common/nvfp4_gemm_api.h"` resolves for a kernel alone in its
-    folder, and CUTLASS's) before the kernel's own."""
-    includes = [f"-I{path}" for path in (common_dir(kernel), *toolchain.cutlass_include_dirs())]
+    folder, then a kernels/common/ of yours that is no override, and CUTLASS's) before the kernel's own."""
+    includes = [f"-I{path}" for path in (*header_search(kernel), *toolchain.cutlass_include_dirs())]
     return [*HOST_FLAGS, *includes, *kernel_flags(kernel), str(PROOF_SOURCE)]
 
 

@@ -35,6 +35,22 @@ def test_key_is_stable_and_follows_every_input(project: Path) -> None:
     assert _key(project) != second
 
 
+def test_key_follows_a_header_of_a_kernels_common_that_is_no_override(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model's kernels/common/rope.cuh, which the kernel includes after nvfp4ctl's own headers: an edit
+    to it is a new build, not the cached one."""
+    common = tmp_path / "kernels" / "common"
+    common.mkdir(parents=True)
+    (common / "rope.cuh").write_text("#pragma once\n")
+    kernel = tmp_path / "kernels" / "mine" / "k.cu"
+    kernel.parent.mkdir()
+    kernel.write_text('#include "nvfp4_gemm_api.h"\n#include "rope.cuh"\n')
+    monkeypatch.chdir(tmp_path)
+    first = cache.cache_key(sources.build_inputs(kernel), "sm_90a", "device")
+    (common / "rope.cuh").write_text("#pragma once\n// changed\n")
+    assert cache.cache_key(sources.build_inputs(kernel), "sm_90a", "device") != first
+
+
 def test_entries_live_under_the_cache_env(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "c"))
     entry = cache.entry_dir(project / "sm90" / "k.cu", "sm_90a", "ab" * 32)

@@ -143,6 +143,30 @@ def test_a_bare_build_of_the_naive_starter_in_a_users_folder_passes(tmp_path: Pa
     assert _last_result().startswith("1 kernel built (sm_90a)")
 
 
+def test_a_kernel_of_yours_builds_with_the_headers_of_a_kernels_common_that_is_no_override(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model repository's kernels/common/ (no binding: nvfp4ctl's own is used) holding rope.cuh, which your
+    kernel includes: 'rope.cuh: No such file or directory', exit 1. Its launch_error.h, named like one of
+    nvfp4ctl's, is not the one compiled, and a note says so."""
+    import shutil
+
+    naive = Path(__file__).resolve().parents[2] / "kernels" / "naive"
+    common = tmp_path / "kernels" / "common"
+    common.mkdir(parents=True)
+    (common / "rope.cuh").write_text("#pragma once\nconstexpr int kRopeOfYours = 3;\n")
+    (common / "launch_error.h").write_text('#pragma once\n#error "the launch_error.h of yours"\n')
+    shutil.copy(naive / "naive_decode.cuh", tmp_path)
+    kernel = tmp_path / "my.cu"
+    kernel.write_text((naive / "nvfp4_gemv_naive.cu").read_text() + '#include "rope.cuh"\n#include "launch_error.h"\n'
+                      'static_assert(kRopeOfYours == 3, "rope.cuh is the one of yours");\n')
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "200")
+    result = runner.invoke(app, ["build", "--arch", "sm_90a", "my.cu"])
+    assert result.exit_code == 0, result.output
+    assert ("note: kernels/common/launch_error.h not used: nvfp4ctl's own kernels/common/ has a header of the same"
+            " name, found first") in result.output
+
+
 def test_spills_are_problems(hgmma_report: BuildReport) -> None:
     from dataclasses import replace
 

@@ -207,6 +207,41 @@ def test_a_models_kernels_common_leaves_shipped_kernels_and_yours_to_nvfp4ctls(t
     assert sources.common_override() is None
 
 
+def _models_common(tmp_path: Path) -> Path:
+    """A model repository's kernels/common/: no binding, so no override; rope.cuh its own header, and a
+    launch_error.h by the name of one of nvfp4ctl's."""
+    common = tmp_path / "kernels" / "common"
+    common.mkdir(parents=True)
+    (common / "rope.cuh").write_text("#pragma once\n// mine\n")
+    (common / "launch_error.h").write_text("#pragma once\n// mine too\n")
+    return common
+
+
+def test_a_kernel_of_yours_includes_the_headers_of_a_kernels_common_that_is_no_override(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`#include "rope.cuh"` from a non-override kernels/common/ was on no include path: 'rope.cuh: No such
+    file or directory'. It is searched after nvfp4ctl's, whose header of the same name wins, as a note says."""
+    from nvfp4ctl.build import flags
+    from nvfp4ctl.project import shipped
+
+    common = _models_common(tmp_path)
+    mine = _kernel(tmp_path / "kernels", "mine", '#include "nvfp4_gemv_api.h"\n#include "rope.cuh"\n')
+    monkeypatch.chdir(tmp_path)
+    own = shipped("kernels") / "common"
+    inputs = sources.build_inputs(mine)
+    assert flags.include_dirs(inputs) == [own, common]
+    assert common / "rope.cuh" in inputs.headers and inputs.binding == own / "nvfp4_gemv_binding.cpp"
+    assert sources.shadow_note_of(mine) is None  # nothing of yours is hidden: launch_error.h is not included
+    mine.write_text('#include "nvfp4_gemv_api.h"\n#include "rope.cuh"\n#include "launch_error.h"\n')
+    assert own / "launch_error.h" in sources.build_inputs(mine).headers
+    assert common / "launch_error.h" not in sources.build_inputs(mine).headers
+    assert sources.shadowed_headers(mine) == [common / "launch_error.h"]
+    assert sources.shadow_note_of(mine) == ("kernels/common/launch_error.h not used: nvfp4ctl's own kernels/common/"
+                                            " has a header of the same name, found first; rename yours to include it")
+    # nvfp4ctl's own kernels build with nvfp4ctl's headers alone
+    assert flags.include_dirs(sources.build_inputs(SHIPPED_GEMV)) == [own]
+
+
 def test_a_kernels_common_holding_a_binding_is_your_override_for_your_kernels_only(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from nvfp4ctl.project import shipped

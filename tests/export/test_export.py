@@ -16,7 +16,7 @@ from nvfp4ctl.build import build_kernel, flags, sources, toolchain
 from nvfp4ctl.build.resources import dump_sass, saved_sass
 from nvfp4ctl.cli import app
 from nvfp4ctl.errors import UsageError
-from nvfp4ctl.export import EXPORT_MARK, export_submission, inline_local_includes
+from nvfp4ctl.export import EXPORT_MARK, export_submission, inline_local_includes, render
 
 FIXTURES = Path(__file__).parents[1] / "build" / "fixtures"
 HGMMA_PROBE = FIXTURES / "hgmma_probe.cu"
@@ -102,6 +102,24 @@ def test_headers_are_inlined_once_per_translation_unit(tmp_path: Path, monkeypat
     text, used = inline_local_includes(kernel)
     assert [p.name for p in used] == ["a.h", "b.h"]
     assert text.count("int b;") == 1 and "#pragma once" not in text and "#include <cute/tensor.hpp>" in text
+
+
+def test_a_header_of_a_kernels_common_that_is_no_override_is_inlined(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model's kernels/common/rope.cuh (no binding there, so nvfp4ctl's own kernels/common/ is used): export
+    said '#include "rope.cuh" not found' and wrote nothing. Now inlined, after nvfp4ctl's headers."""
+    common = tmp_path / "kernels" / "common"
+    common.mkdir(parents=True)
+    (common / "rope.cuh").write_text("#pragma once\nint rope;\n")
+    kernel = tmp_path / "kernels" / "mine" / "k.cu"
+    kernel.parent.mkdir()
+    kernel.write_text('#include "nvfp4_gemv_api.h"\n#include "rope.cuh"\n')
+    monkeypatch.chdir(tmp_path)
+    text, used = inline_local_includes(kernel)
+    assert [p.name for p in used] == ["nvfp4_gemv_api.h", "rope.cuh"] and used[1] == (common / "rope.cuh").resolve()
+    assert "int rope;" in text and '#include "rope.cuh"' not in text
+    submission = render(sources.build_inputs(kernel), "sm_90a")
+    assert "int rope;" in submission.text and (common / "rope.cuh").resolve() in submission.embedded
 
 
 def _instructions(sass: str) -> list[str]:
