@@ -8,8 +8,10 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from nvfp4ctl.build import flags, toolchain
 from nvfp4ctl.build.compile import run_compiler
@@ -17,25 +19,77 @@ from nvfp4ctl.build.sources import abi_functions, build_inputs, kernel_api
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.tune.results import shape_key
 
-Shape = tuple[int, int, int, int]  # m, n, k, l (tune.table.Shape)
+Shape = tuple[Any, Any, Any, int]  # m, n, k, l as tune keys a task case (tune.setup.select_cases)
 COMPILE_TIMEOUT_S = 900.0
 RUN_TIMEOUT_S = 60.0
-# the problems whose `_unsupported` takes (m, n, k, l): the GEMV's takes (m, k, l), the grouped GEMM's its groups
-MNKL_FUNCTIONS = ("nvfp4_gemm", "nvfp4_dual_gemm")
 
+# The host program: its shapes come on the command line as whole numbers, each shape as its function's
+# numbers (HostCall.numbers), and it prints one line per shape, empty where the kernel takes it.
 _PROGRAM = """#include <cstdio>
 #include <cstdlib>
+#include <vector>
 #include "{header}"
 
-// per shape on the command line (m n k l ...): one line, empty where the kernel takes the shape
 int main(int argc, char** argv) {{
-  for (int i = 1; i + 3 < argc; i += 4) {{
-    const char* why = {function}(atoi(argv[i]), atoi(argv[i + 1]), atoi(argv[i + 2]), atoi(argv[i + 3]));
+  int i = 1;
+  while (i < argc) {{
+{read}
     printf("%s\\n", why ? why : "");
   }}
   return 0;
 }}
 """
+
+# (m, n, k, l): the GEMM's and the dual GEMM's
+_MNKL = """    if (i + 3 >= argc) return 2;
+    const char* why = {function}(atoi(argv[i]), atoi(argv[i + 1]), atoi(argv[i + 2]), atoi(argv[i + 3]));
+    i += 4;"""
+# (m, k, l): the GEMV's, which has no n
+_MKL = """    if (i + 2 >= argc) return 2;
+    const char* why = {function}(atoi(argv[i]), atoi(argv[i + 1]), atoi(argv[i + 2]));
+    i += 3;"""
+# (problems, groups): the grouped GEMM's, each group's m, n, k after the count of groups. The vector zeroes the
+# operands' device pointers: the host check asks about shapes, and there is no memory to point at
+_GROUPS = """    const int groups = atoi(argv[i++]);
+    if (groups < 0 || i + 3 * groups > argc) return 2;
+    std::vector<Nvfp4GroupProblem> problems(groups);
+    for (Nvfp4GroupProblem& problem : problems) {{
+      problem.m = atoi(argv[i]);
+      problem.n = atoi(argv[i + 1]);
+      problem.k = atoi(argv[i + 2]);
+      i += 3;
+    }}
+    const char* why = {function}(problems.data(), groups);"""
+
+
+def _mnkl(shape: Shape) -> list[int]:
+    return list(shape)
+
+
+def _mkl(shape: Shape) -> list[int]:
+    m, _, k, l = shape
+    return [m, k, l]
+
+
+def _groups(shape: Shape) -> list[int]:
+    ms, ns, ks, _ = shape  # GPU MODE's grouped GEMM has l = 1 per group; its API takes none
+    return [len(ms), *(value for group in zip(ms, ns, ks) for value in group)]
+
+
+@dataclass(frozen=True)
+class HostCall:
+    """How the host program calls one problem's `<name>_unsupported` (its API header's signature)."""
+
+    read: str  # the C++ that reads one shape from argv and calls the function
+    numbers: Callable[[Shape], list[int]]  # a shape as the command line gives it
+
+
+HOST_CALLS = {
+    "nvfp4_gemm": HostCall(_MNKL, _mnkl),
+    "nvfp4_dual_gemm": HostCall(_MNKL, _mnkl),
+    "nvfp4_gemv": HostCall(_MKL, _mkl),
+    "nvfp4_group_gemm": HostCall(_GROUPS, _groups),
+}
 
 
 @dataclass(frozen=True)
@@ -50,13 +104,15 @@ def host_refusals(kernel: Path, arch: str, shapes: list[Shape]) -> HostRefusals:
     """Ask the kernel's `<name>_unsupported` about each of `shapes`, on the host."""
     api = kernel_api(kernel)
     function = getattr(api, "function", "nvfp4_gemm")
-    if function not in MNKL_FUNCTIONS:
-        return HostRefusals({}, f"{function}_unsupported takes no (m, n, k, l)")
+    call = HOST_CALLS.get(function)
+    if call is None:
+        return HostRefusals({}, f"its host check does not know the arguments of {function}_unsupported")
     inputs = build_inputs(kernel)
     header = getattr(api, "header", "nvfp4_gemm_api.h")
     with tempfile.TemporaryDirectory(prefix="nvfp4ctl-refusals-") as folder:
         program, binary = Path(folder) / "refusals.cu", Path(folder) / "refusals"
-        program.write_text(_PROGRAM.format(header=header, function=f"{function}_unsupported"))
+        read = call.read.format(function=f"{function}_unsupported")
+        program.write_text(_PROGRAM.format(header=header, read=read))
         compute = arch.replace("sm_", "compute_")
         command = [str(toolchain.nvcc_path()), f"-gencode=arch={compute},code={compute}",
                    *flags.BASE_CUDA_FLAGS, *(f"-I{path}" for path in flags.include_dirs(inputs)),
@@ -69,7 +125,7 @@ def host_refusals(kernel: Path, arch: str, shapes: list[Shape]) -> HostRefusals:
             return HostRefusals({}, f"nvcc could not run: {error}")
         if status != 0:
             return HostRefusals({}, "its host check did not compile (the build of the candidates says why)")
-        args = [str(value) for shape in shapes for value in shape]
+        args = [str(value) for shape in shapes for value in call.numbers(shape)]
         try:
             done = subprocess.run([str(binary), *args], capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
         except (OSError, subprocess.TimeoutExpired) as error:

@@ -8,7 +8,7 @@ import pytest
 
 from nvfp4ctl.build import toolchain
 from nvfp4ctl.errors import UsageError
-from nvfp4ctl.tune.host_refusals import HostRefusals, host_refusals, refusal_notes
+from nvfp4ctl.tune.host_refusals import HOST_CALLS, HostRefusals, host_refusals, refusal_notes
 
 SHIPPED_SM90 = Path(__file__).resolve().parents[2] / "kernels" / "sm90" / "nvfp4_gemm_sm90.cu"
 REFUSING = '''#include "nvfp4_gemm_api.h"
@@ -50,11 +50,51 @@ def test_what_cannot_be_asked_is_said_so(tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.chdir(tmp_path)
     broken = host_refusals(_kernel(tmp_path, REFUSING + "this is no C++;\n"), "sm_90a", [(128, 256, 256, 1)])
     assert broken.refused == {} and broken.unknown is not None and "did not compile" in broken.unknown
-    gemv = host_refusals(_kernel(tmp_path, '#include "nvfp4_gemv_api.h"\n'), "sm_90a", [(128, 256, 256, 1)])
-    assert gemv == HostRefusals({}, "nvfp4_gemv_unsupported takes no (m, n, k, l)")
+    # a problem whose `_unsupported` the host program has no call for (one added to nvfp4ctl later, say)
+    monkeypatch.delitem(HOST_CALLS, "nvfp4_gemv")
+    gemv = host_refusals(NAIVE / "nvfp4_gemv_naive.cu", "sm_90a", [(128, None, 256, 1)])
+    assert gemv == HostRefusals({}, "its host check does not know the arguments of nvfp4_gemv_unsupported")
     assert refusal_notes(gemv, "nvfp4_gemv_unsupported") == [
-        "compile-only cannot tell which shapes the kernel refuses (nvfp4_gemv_unsupported takes no (m, n, k, l)):"
-        " a timed tune does"]
+        "compile-only cannot tell which shapes the kernel refuses (its host check does not know the arguments of"
+        " nvfp4_gemv_unsupported): a timed tune does"]
+
+
+NAIVE = Path(__file__).resolve().parents[2] / "kernels" / "naive"
+
+
+def test_the_gemvs_own_check_is_asked_of_m_k_l(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """nvfp4_gemv_unsupported(m, k, l): compile-only said it could not tell, as the function takes no n."""
+    _nvcc()
+    monkeypatch.chdir(tmp_path)
+    found = host_refusals(NAIVE / "nvfp4_gemv_naive.cu", "sm_90a",
+                          [(128, None, 256, 1), (128, None, 200, 2), (0, None, 256, 1), (7168, None, 16384, 1)])
+    assert found == HostRefusals({(128, None, 200, 2): "k must be a positive multiple of 16 (one scale per 16 elements)",
+                                  (0, None, 256, 1): "m and l must be positive"})
+
+
+def test_the_grouped_gemms_own_check_is_asked_of_each_groups_m_n_k(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """nvfp4_group_gemm_unsupported(problems, groups), a host array of the groups' shapes: compile-only said it
+    could not tell. Groups of several sizes share one run of the host program, each answered on its own."""
+    _nvcc()
+    monkeypatch.chdir(tmp_path)
+    refused_k = ((96, 128, 80), (128, 256, 384), (256, 512, 200), 1)  # the third group's k is no multiple of 16
+    found = host_refusals(NAIVE / "nvfp4_group_gemm_naive.cu", "sm_90a",
+                          [((96, 128), (128, 256), (256, 512), 1), refused_k, ((64,), (0,), (256,), 1)])
+    assert found == HostRefusals({refused_k: "every group's k must be a positive multiple of 16",
+                                  ((64,), (0,), (256,), 1): "every group needs m, n >= 1"})
+    # the operands' pointers are null on the host: a check that reads them sees no memory, and says so
+    reads_pointers = '''#include "nvfp4_group_gemm_api.h"
+const char* nvfp4_group_gemm_unsupported(const Nvfp4GroupProblem* problems, int groups) {
+  for (int g = 0; g < groups; ++g)
+    if (problems[g].a != nullptr || problems[g].c != nullptr) return "a pointer the host check did not zero";
+  return groups > 2 ? "at most 2 groups" : nullptr;
+}
+cudaError_t nvfp4_group_gemm_launch(const Nvfp4GroupGemmArgs&) { return cudaSuccess; }
+'''
+    three = ((1, 2, 3), (1, 2, 3), (16, 16, 16), 1)
+    assert host_refusals(_kernel(tmp_path, reads_pointers), "sm_90a", [three, ((1, 1), (1, 1), (16, 16), 1)]) == \
+        HostRefusals({three: "at most 2 groups"})
 
 
 def test_a_compile_only_tune_reports_them_as_a_timed_tune_does(tiny_copy: Path, tmp_path: Path,
