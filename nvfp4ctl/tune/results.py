@@ -7,6 +7,7 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, fields
+from typing import Any
 
 from nvfp4ctl.kernel_cells import byte_size
 
@@ -15,9 +16,13 @@ UNSUPPORTED = "unsupported"  # the candidate refused the shape (the bindings' "u
 COMPILE_ERROR, SPILLS = "compile error", "spills"
 
 
-def shape_key(shape: Sequence[int]) -> str:
+def shape_key(shape: Sequence[Any]) -> str:
+    """A task shape as tune names it: 128x256x256 (x2 for l = 2). The GEMV's, whose c is (m, 1, l), has n 1
+    (128x1x7168); the grouped GEMM's, whose m, n and k are per group, names each group (96x128x256+128x256x512)."""
     m, n, k, l = shape
-    return f"{m}x{n}x{k}" + (f"x{l}" if l != 1 else "")
+    if isinstance(m, (tuple, list)):
+        return "+".join(f"{gm}x{gn}x{gk}" for gm, gn, gk in zip(m, n, k)) + (f"x{l}" if l != 1 else "")
+    return f"{m}x{1 if n is None else n}x{k}" + (f"x{l}" if l != 1 else "")
 
 
 @dataclass(frozen=True)
