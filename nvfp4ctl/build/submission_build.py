@@ -110,6 +110,26 @@ def cutlass_lookup_note(extension: Extension) -> str | None:
     return f"{lookup}; {built_with_machine_cutlass()}"
 
 
+def machine_cutlass_note(extension: Extension) -> str | None:
+    """For code that includes CUTLASS/CuTe headers where the call's own include folders (extra_include_paths,
+    -I, -isystem) bring none: build compiled it with this machine's CUTLASS, which torch does not add on the
+    leaderboard, so a clean build here says nothing of the compile there. None for any other extension, and
+    for one whose include paths were an export's lookup or not read (their notes name the headers instead).
+    Asked after the build, which has refused a machine without CUTLASS where the code needs it."""
+    if extension.cutlass_lookup_line is not None or extension.unread_includes_line is not None:
+        return None
+    own = _own_folders(extension)
+    if supplies_cutlass(own) or not includes_cutlass_anywhere(extension):
+        return None
+    folders = "extra_include_paths, -I or -isystem"
+    named = (f"no include folder of the call ({folders}) holds cute/ or cutlass/ here" if own
+             else f"the call names no include folder ({folders})")
+    return (f"line {extension.line}: its CUDA includes CUTLASS/CuTe headers and {named}: {built_with_machine_cutlass()};"
+            " torch adds no CUTLASS on the leaderboard, so there they compile only where that machine's nvcc finds"
+            " them by itself, which nothing here can tell: name the folder in extra_include_paths (an nvfp4ctl export"
+            f" looks it up at import: {toolchain.CUTLASS_LOOKUP_ORDER})")
+
+
 def unread_includes_note(extension: Extension) -> str | None:
     """For extra_include_paths build cannot read without running the file (Extension.unread_includes_line),
     what it built with instead: nothing, or, for code that includes CUTLASS and brings none through its flags,

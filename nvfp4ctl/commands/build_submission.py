@@ -201,8 +201,9 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
         return Outcome(result="nothing to compile (no load_inline/load call, no CuTe DSL kernel)", target=path)
     from nvfp4ctl.build import torch_nvcc
     from nvfp4ctl.build.submission_build import (build_extension, cutlass_lookup_note, gpu_arch_note, has_build,
-                                                 includes_cutlass_anywhere, refuse_strs_for_lists, refuse_unknown_arch,
-                                                 refuse_unreadable, refuse_unsplittable, unit_headers)
+                                                 includes_cutlass_anywhere, machine_cutlass_note, refuse_strs_for_lists,
+                                                 refuse_unknown_arch, refuse_unreadable, refuse_unsplittable,
+                                                 unit_headers)
 
     for extension in sources.extensions:  # before the arch: without the code, "cannot tell the arch" misleads
         refuse_unreadable(sources, extension)
@@ -322,6 +323,9 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
             lookup = cutlass_lookup_note(extension)
             if lookup is not None:  # an export's own CUTLASS lookup: what build used for it, no warning
                 notes.append(f"{extension.name}: {lookup}")
+            machine = machine_cutlass_note(extension)
+            if machine is not None:  # the call's folders bring no CUTLASS: this machine's built it
+                notes.append(f"{extension.name}: {machine}")
             if len({target for target, built in builds if built.report is not None and not built.error}) > 1:
                 apart.append(extension.name)  # torch's one nvcc run for a source, every -gencode in it
             progress.advance(task)

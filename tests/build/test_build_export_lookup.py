@@ -1,7 +1,8 @@
 """`build` of an export of a CUTLASS kernel: its `extra_include_paths=_include_dirs()` finds CUTLASS's headers
 at import, which build cannot run; build adds this machine's CUTLASS to code that brings none, so what it
 compiles is what the leaderboard compiles, and a note says which headers, where it warned "built without them".
-A user's own non-static include paths keep the warning, which names the CUTLASS built with in their place. CUTLASS is a stand-in checkout at $CUTLASS_PATH and
+A user's own non-static include paths keep the warning, which names the CUTLASS built with in their place, and a
+hand-written call whose folders bring no CUTLASS gets a note that this machine's built it. CUTLASS is a stand-in checkout at $CUTLASS_PATH and
 nvcc a stand-in that compiles nothing (the `compiles` fixture), so no GPU, wheel or minutes of compile."""
 
 from __future__ import annotations
@@ -196,3 +197,59 @@ def test_a_lookup_that_is_not_an_older_exports_empty_one_keeps_the_warning(tmp_p
         submission.write_text(submission.read_text().replace("exported by `nvfp4ctl export`", "written by hand", 1))
     said = _build(submission)
     assert NOT_STATIC in said
+
+
+# a hand-written load_inline whose CUDA includes CUTLASS and CuTe headers: INCLUDES are its include folders
+HAND_WRITTEN = '''from torch.utils.cpp_extension import load_inline
+
+CUDA_SRC = r"""
+#include "cutlass/cutlass.h"
+#include "cute/tensor.hpp"
+// nvfp4ctl: no-tensor-op
+__global__ void k(float* p) { p[0] = 1.f; }
+"""
+
+_mod = load_inline(name="grp_cutlass", cpp_sources="", cuda_sources=[CUDA_SRC],INCLUDES
+                   extra_cuda_cflags=["-gencode=arch=compute_100a,code=sm_100a"])
+'''
+
+
+def _hand_written(folder: Path, includes: str = "") -> tuple[Path, int]:
+    submission = folder / "submission.py"
+    text = HAND_WRITTEN.replace("INCLUDES", includes)
+    submission.write_text(text)
+    return submission, _line_of(text, "load_inline(name=")
+
+
+def test_cutlass_includes_without_a_folder_say_this_machines_cutlass_built_them(
+        tmp_path: Path, compiles: list[str], cutlass_checkout: Path) -> None:
+    """`#include "cutlass/cutlass.h"` with no extra_include_paths compiled against this machine's CUTLASS without
+    a word, though torch adds none on the leaderboard, where nvcc may not find them."""
+    submission, line = _hand_written(tmp_path)
+    said = _build(submission)
+    assert len(compiles) == 1 and "warning:" not in said, said
+    assert (f"note: grp_cutlass: line {line}: its CUDA includes CUTLASS/CuTe headers and the call names no include"
+            " folder (extra_include_paths, -I or -isystem): built with this machine's, as for any code that brings"
+            f" none: $CUTLASS_PATH's ({cutlass_checkout / 'include'}); torch adds no CUTLASS on the leaderboard, so"
+            " there they compile only where that machine's nvcc finds them by itself, which nothing here can tell:"
+            " name the folder in extra_include_paths (an nvfp4ctl export looks it up at import: $CUTLASS_PATH,"
+            " $CUTLASS_HOME, /usr/local/cutlass, then the nvidia-cutlass wheel)") in said, said
+    quiet = runner.invoke(app, ["-q", "build", str(submission)])
+    assert quiet.exit_code == 0 and "names no include folder" not in quiet.output  # a note, which -q drops
+
+
+def test_cutlass_includes_with_a_folder_that_holds_none_here_say_so(
+        tmp_path: Path, compiles: list[str], cutlass_checkout: Path) -> None:
+    """A folder named that holds no cute/ or cutlass/ here (the leaderboard's path, say) is built past too."""
+    (tmp_path / "inc").mkdir()
+    submission, line = _hand_written(tmp_path, f"\n                   extra_include_paths=[{str(tmp_path / 'inc')!r}],")
+    said = _build(submission)
+    assert (f"note: grp_cutlass: line {line}: its CUDA includes CUTLASS/CuTe headers and no include folder of the"
+            " call (extra_include_paths, -I or -isystem) holds cute/ or cutlass/ here: built with this machine's") in said, said
+
+
+def test_cutlass_includes_with_their_own_folder_get_no_note(tmp_path: Path, compiles: list[str],
+                                                           cutlass_checkout: Path) -> None:
+    submission, _ = _hand_written(tmp_path, f"\n                   extra_include_paths=[{str(cutlass_checkout / 'include')!r}],")
+    said = _build(submission)
+    assert len(compiles) == 1 and "note:" not in said and "this machine's" not in said, said
