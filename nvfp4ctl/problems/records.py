@@ -20,6 +20,9 @@ class TupleLayout:
     nested: bool = False  # elements are lists of per-group tuples (the grouped GEMM)
     # (list index, position in each group's tuple) of c when the outputs live inside a list
     group_output: tuple[int, int] | None = None
+    # the tuple as GPU MODE's task text describes it, where generate_input returns more (its permuted scales):
+    # a submission written from that text unpacks this many names
+    described: tuple[str, ...] = ()
 
     def name(self, index: int) -> str:
         return self.names[index] if 0 <= index < len(self.names) else f"element {index}"

@@ -37,6 +37,26 @@ def test_dual_unpacked_reference_scales_and_to_blocked() -> None:
                for code, message in found)
 
 
+
+def test_an_unpacking_into_the_tuple_gpu_modes_task_text_describes_says_so() -> None:
+    """GPU MODE's grouped GEMM task text and template unpack `abc_tensors, sfasfb_tensors, problem_sizes = data`,
+    and the GEMM's and GEMV's texts describe (a, b, sfa, sfb, c): NV007 said "(no problem's input has 3)", as if
+    the count were the user's own invention."""
+    group = "def custom_kernel(data):\n    abc_tensors, sfasfb_tensors, problem_sizes = data\n    return run(abc_tensors)\n"
+    (message,) = [message for code, message in _found(group, LintConfig(problem="nvfp4_group_gemm")) if code == "NV007"]
+    assert message == (
+        "unpacks 3 names from the nvfp4_group_gemm input, which has 4 (abc_tensors, sfasfb_tensors,"
+        " sfasfb_reordered_tensors, problem_sizes): that raises ValueError on every call (GPU MODE's task text"
+        " describes 3, (abc_tensors, sfasfb_tensors, problem_sizes), but generate_input returns these 4): unpack the"
+        " task's 4, or gather the rest with a starred name")
+    five = "def custom_kernel(data):\n    a, b, sfa, sfb, c = data\n    return run(a, b, sfa, sfb, c)\n"
+    for problem in ("nvfp4_gemm", "nvfp4_gemv"):
+        (message,) = [message for code, message in _found(five, LintConfig(problem=problem)) if code == "NV007"]
+        assert "(GPU MODE's task text describes 5, (a, b, sfa, sfb, c), but generate_input returns these 7)" in message
+    six = "def custom_kernel(data):\n    a, b, sfa, sfb, sfa_p, c = data\n    return run(a, b, sfa_p, c)\n"
+    (message,) = [message for code, message in _found(six, LintConfig()) if code == "NV007"]
+    assert "(no problem's input has 6)" in message and "task text" not in message
+
 def test_a_gemm_shaped_unpacking_in_a_dual_file_gets_the_dual_positions_or_none() -> None:
     # Positions come from the dual GEMM's own tuple, never the GEMM's (whose 2 and 3 are b2 and sfa_ref
     # here): a GEMM-shaped tuple built from the dual's elements carries theirs into the helper, a slice

@@ -20,6 +20,7 @@ from nvfp4ctl.lint.python.index import (
 from nvfp4ctl.lint.python.inline_bodies import ignores_argument
 from nvfp4ctl.lint.python.whole_file import _is_kernel, guarded_by_debug
 from nvfp4ctl.lint.shapes import describe, pinned_shape
+from nvfp4ctl.problems.records import TupleLayout
 
 Report = Callable[[ast.AST, str, str], None]
 
@@ -712,7 +713,7 @@ def _foreign_unpacks(function: Function, index: ModuleIndex, report: Report) -> 
                          f"({', '.join(layout.names)}): that raises ValueError")
             if not others:
                 if _reached_on_every_call(node, function, index):
-                    report(target, "NV007", f"{unpacking} on every call (no problem's input has {named}): unpack"
+                    report(target, "NV007", f"{unpacking} on every call ({_count_source(layout, named)}): unpack"
                                             f" the task's {size}, or gather the rest with a starred name")
                 continue
             if _reached_on_every_call(node, function, index):
@@ -721,6 +722,15 @@ def _foreign_unpacks(function: Function, index: ModuleIndex, report: Report) -> 
                 report(target, "NV403", f"{unpacking}, and lint cannot tell which of them are the reference scales; "
                                         f"{named} names fit the input of {', '.join(others)}")
 
+
+
+def _count_source(layout: TupleLayout, named: int) -> str:
+    """Where a count no problem's input has comes from: the tuple GPU MODE's task text describes, where it is
+    that one (the grouped GEMM's template unpacks 3), else nowhere."""
+    if named != len(layout.described):
+        return f"no problem's input has {named}"
+    return (f"GPU MODE's task text describes {named}, ({', '.join(layout.described)}), but generate_input returns"
+            f" these {len(layout.names)}")
 
 def _length_tested(statement: ast.stmt, function: Function, index: ModuleIndex, named: int) -> bool:
     """Does an `if` around the statement let it run only when the input has `named` elements (`if len(data)

@@ -27,6 +27,7 @@ class Nvfp4Gemv(DenseProblem):
     layout = TupleLayout(
         names=("a", "b", "sfa_ref", "sfb_ref", "sfa_permuted", "sfb_permuted", "c"),
         reference_scales=(2, 3), permuted_scales=(4, 5), b_operands=(), output=6,
+        described=("a", "b", "sfa", "sfb", "c"),  # its task.yml's description
     )
     # GEMV uses GPU MODE's plain eval.py: one input set, one call per event pair, the task's seed as is;
     # its leaderboard mode draws a new input (seed += 13) before each of its 200 repeats and checks that output.

@@ -32,6 +32,8 @@ class Nvfp4GroupGemm(ProblemBase):
         names=("abc_tensors", "sfasfb_tensors", "sfasfb_reordered_tensors", "problem_sizes"),
         reference_scales=(1,), permuted_scales=(2,), b_operands=(), output=None, nested=True,
         group_output=(0, 2),  # c of each group's (a, b, c) in abc_tensors
+        # its task.yml's description and template.py's custom_kernel, which unpacks these three
+        described=("abc_tensors", "sfasfb_tensors", "problem_sizes"),
     )
     # eval_better_bench_grouped_gemm.py: 15 input sets per event pair, fewer repeats, its own warm-ups.
     timing = TimingLoop(source="problems/nvidia/eval_better_bench_grouped_gemm.py", input_sets=15,
