@@ -533,3 +533,31 @@ def test_check_bench_and_tune_take_a_run_s_limit_its_source_and_gpu_mode_s_note_
                                    " test_timeout: 180 to task.yml")
     assert run_limit(task, None, "ranked_timeout") == (300.0, "task.yml timeout", None)
     assert run_limit(task, 60.0, "test_timeout") == (60.0, "--timeout", None)
+
+
+GROUPED_TEST = 'problem: nvfp4_group_gemm\ntests:\n  - {"m": [128], "n": [256], "k": [256], "g": 1, "seed": 1111}\n'
+
+
+def test_a_grouped_test_may_carry_the_gemms_l_of_1_and_no_other() -> None:
+    """`"l": 1` copied from the GEMM's entries was refused as an unknown field, though it is what the grouped
+    GEMM has: it is accepted and changes nothing; another l is one line."""
+    plain = parse_task(GROUPED_TEST, Path("task.yml")).tests[0]
+    with_l = parse_task(GROUPED_TEST.replace('"g": 1,', '"g": 1, "l": 1,'), Path("task.yml")).tests[0]
+    assert with_l == plain and with_l.l == 1
+    for written, got in (('"l": 2', "2"), ('"l": true', "true"), ('"l": [1]', "[1]")):
+        with pytest.raises(UsageError) as caught:
+            parse_task(GROUPED_TEST.replace('"g": 1,', f'"g": 1, {written},'), Path("task.yml"))
+        assert str(caught.value) == ("task.yml:3: tests[0].l: expected 1 (GPU MODE's grouped GEMM has one batch per"
+                                     f" group; l may be left out), got {got} (test #1)")
+
+
+@pytest.mark.parametrize("g, lists, expected", [
+    (1, "[128, 64]", "a list of 1 positive integer (one per group), got [128, 64]"),
+    (2, "[128]", "a list of 2 positive integers (one per group), got [128]"),
+])
+def test_a_grouped_tests_list_of_the_wrong_length_is_counted_in_words(g: int, lists: str, expected: str) -> None:
+    """"expected a list of 1 positive integers" where g is 1."""
+    text = GROUPED_TEST.replace('"m": [128]', f'"m": {lists}').replace('"g": 1', f'"g": {g}')
+    with pytest.raises(UsageError) as caught:
+        parse_task(text, Path("task.yml"))
+    assert str(caught.value) == f"task.yml:3: tests[0].m: expected {expected} (test #1)"

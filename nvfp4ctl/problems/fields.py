@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from nvfp4ctl.errors import UsageError
+from nvfp4ctl.words import plural
 
 
 # Sizes go to the kernels' C ABIs as int; seeds to torch's generator, which takes a signed 64-bit one.
@@ -52,7 +53,8 @@ def read_int_list(entry: Mapping[str, Any], name: str, at: str, length: int) -> 
         raise FieldError(f"{at}.{name}", "missing")
     value = entry[name]
     if not isinstance(value, (list, tuple)) or len(value) != length:
-        raise FieldError(f"{at}.{name}", f"expected a list of {length} positive integers (one per group), got {describe_value(value)}")
+        raise FieldError(f"{at}.{name}", f"expected a list of {plural(length, 'positive integer')} (one per group),"
+                                         f" got {describe_value(value)}")
     for position, item in enumerate(value):
         if isinstance(item, bool) or not isinstance(item, int) or item < 1:
             raise FieldError(f"{at}.{name}[{position}]", f"expected a positive integer, got {describe_value(item)}")

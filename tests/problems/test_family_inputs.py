@@ -273,7 +273,9 @@ def test_full_scales_reach_across_the_encoding() -> None:
         (group, dims(m=(128, 64), n=(128,), k=(256, 256), g=2), "g=2 but m, n, k have 2, 1, 2 entries"),
         (group, dims(m=(128,), n=(128,), k=(256,), g=1, l=2), "l must be 1"),
         (group, dims(m=128, n=128, k=256, g=1), "m must be a list of sizes"),
-        (group, dims(m=(128,), n=(128,), k=(250,), g=1), "group 0: m=128 n=128 k=250: k must be a multiple of 16"),
+        # groups are numbered from 1, as check, dump and --shape number them: it said "group 0"
+        (group, dims(m=(128,), n=(128,), k=(250,), g=1), "group 1: m=128 n=128 k=250: k must be a multiple of 16"),
+        (group, dims(m=(128, 0), n=(128, 128), k=(256, 256), g=2), "group 2: m=0 n=128 k=256: expected positive"),
     ],
 )
 def test_impossible_shapes_are_usage_errors(module: Any, shape: SimpleNamespace, message: str) -> None:

@@ -61,8 +61,8 @@ def check_dims(dims: Any, scales: str = "generator") -> None:
     l = getattr(dims, "l", None)
     if l not in (None, L):
         raise UsageError(f"group shape: l must be 1 (GPU MODE's grouped GEMM has one batch per group), got {l}")
-    for index, (m, n, k) in enumerate(zip(ms, ns, ks)):
-        where = f"group {index}: m={m} n={n} k={k}"
+    for group, (m, n, k) in enumerate(zip(ms, ns, ks), start=1):  # from 1, as check, dump and --shape number them
+        where = f"group {group}: m={m} n={n} k={k}"
         if not all(isinstance(size, int) for size in (m, n, k)) or min(m, n, k) < 1:
             raise UsageError(f"{where}: expected positive integer sizes")
         check_k(k, where)

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.problems.base import ProblemBase, make_case
-from nvfp4ctl.problems.fields import FieldError, check_keys, check_sizes, read_int, read_int_list, read_seed, shape_fields
+from nvfp4ctl.problems.fields import (FieldError, check_keys, check_sizes, describe_value, read_int, read_int_list,
+                                      read_seed, shape_fields)
 from nvfp4ctl.problems.records import Detection, KernelApi, TimingLoop, TupleLayout
 
 if TYPE_CHECKING:
@@ -63,7 +64,8 @@ class Nvfp4GroupGemm(ProblemBase):
     reference_module = "nvfp4ctl.problems.nvfp4_group_gemm.reference"
 
     def parse_case(self, entry: Mapping[str, Any], at: str, *, task_rules: bool = True) -> Case:
-        check_keys(entry, at, self.case_fields)
+        check_keys(entry, at, (*self.case_fields, "l"))
+        _check_l(entry, at)
         g = read_int(entry, "g", at)
         lists = {name: read_int_list(entry, name, at, g) for name in PER_GROUP}
         for position, k in enumerate(lists["k"]):
@@ -143,6 +145,17 @@ class Nvfp4GroupGemm(ProblemBase):
                             [s[1] for s in reordered], [g[2] for g in abc])
 
         return call
+
+
+def _check_l(entry: Mapping[str, Any], at: str) -> None:
+    """A test copied from the GEMM's carries `"l": 1`, which is what every group has: taken, changing nothing.
+    Any other l is no case this problem has."""
+    if "l" not in entry:
+        return
+    value = entry["l"]
+    if isinstance(value, bool) or not isinstance(value, int) or value != 1:
+        raise FieldError(f"{at}.l", "expected 1 (GPU MODE's grouped GEMM has one batch per group; l may be left out),"
+                                    f" got {describe_value(value)}")
 
 
 def _compact(values: tuple[int, ...], separator: str = "+") -> str:
