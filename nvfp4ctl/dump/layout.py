@@ -45,9 +45,14 @@ def locate(operand: str, rows: int, k: int, row: int, k_block: int, batch: int =
 class StorageCheck:
     operand: str
     batch: int
-    bytes_compared: int
+    bytes_compared: int  # the real scales' bytes: a partial tile's padding is compared nowhere (check_storage)
     mismatches: int
     first_mismatch: int | None  # byte offset inside the batch
+    bytes_stored: int  # the batch's bytes in the permuted storage, padding included
+
+    @property
+    def padded(self) -> bool:
+        return self.bytes_stored > self.bytes_compared
 
     @property
     def ok(self) -> bool:
@@ -75,11 +80,12 @@ def check_storage(scales: ScaleTensors) -> list[StorageCheck]:
             want = to_blocked(ref[:, :, batch].cpu()).view(torch.uint8)
             got = batches[batch]
             if got.numel() != want.numel():
-                results.append(StorageCheck(operand, batch, min(got.numel(), want.numel()), abs(got.numel() - want.numel()), 0))
+                results.append(StorageCheck(operand, batch, min(got.numel(), want.numel()), abs(got.numel() - want.numel()), 0,
+                                            got.numel()))
                 continue
             bad = ((got != want) & real).nonzero()
             results.append(StorageCheck(operand, batch, int(real.sum()), int(bad.numel()),
-                                        int(bad[0]) if bad.numel() else None))
+                                        int(bad[0]) if bad.numel() else None, got.numel()))
     return results
 
 

@@ -96,3 +96,23 @@ def test_the_readme_names_the_gemm_only_tools_as_a_grouped_gemm_folder_finds_the
     values = run("dump", "--umma", "--mma", "128,128,64", "--idesc", "0x08200480")
     assert values.exit_code == 0, values.output
     assert run("lint").exit_code == 0
+
+
+def test_a_groups_padding_is_said_to_be_stored_and_not_compared() -> None:
+    """Group 1's M = 96 fills 96 of its 128-row tile: the table's "bytes" read 1536 where sfa_permuted stores 2048,
+    with no word that the 32 padding rows were left out on purpose."""
+    task = str(get_problem("nvfp4_group_gemm").task_file)
+    result = CliRunner().invoke(app, ["dump", "--layout", "--task", task, "--shape", "96,128,256;128,256,512"],
+                                env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "bytes compared" in said, said
+    assert ("padding: the rows and k-blocks filling a partial 128-row or 4-k-block tile are stored but compared"
+            " nowhere (group 1 sfa: 1536 of 2048 bytes compared; 1 of 4 batches): GPU MODE's generator leaves them"
+            " random, to_blocked zeros them, and no kernel may read them") in said, said
+    payload = layout("nvfp4_group_gemm", "96,128,256;128,256,512")
+    assert [(entry["bytes_compared"], entry["bytes_stored"]) for entry in payload["storage"]] == [
+        (1536, 2048), (2048, 2048), (4096, 4096), (8192, 8192)]
+    full = CliRunner().invoke(app, ["dump", "--layout", "--task", task, "--shape", "128,128,256;256,128,512"],
+                              env={"COLUMNS": "200"})
+    assert full.exit_code == 0 and "padding" not in full.output, full.output
