@@ -108,6 +108,14 @@ RULES: tuple[Rule, ...] = (
          " the submission.",
          "from nvfp4_kernels import nvfp4_gemm_kernel  # nvfp4_kernels.py beside submission.py",
          "@triton.jit\ndef nvfp4_gemm_kernel(...):  # defined in submission.py\n    ..."),
+    Rule("NV013", "cutlass-without-include-folder", WARNING,
+         "A load_inline/load call whose CUDA includes CUTLASS/CuTe headers and that names no include folder"
+         " (extra_include_paths, -I or -isystem): torch adds no CUTLASS on the leaderboard, so the headers compile"
+         " there only where that machine's nvcc finds them by itself, which nothing here can tell, while"
+         " `nvfp4ctl build` compiles them with this machine's. Name the folder in extra_include_paths, looked up"
+         " at import as an nvfp4ctl export does.",
+         'load_inline(name="gemm", cpp_sources=CPP, cuda_sources=CUDA)  # CUDA: #include "cute/tensor.hpp"',
+         'load_inline(name="gemm", cpp_sources=CPP, cuda_sources=CUDA, extra_include_paths=_cutlass_dirs())'),
     Rule(STREAM_CODE, "stream-word", ERROR,
          'The server rejects any file where "stream" in code.lower(); comments and names count. '
          "Cannot be waived or ignored.",

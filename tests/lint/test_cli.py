@@ -104,8 +104,8 @@ def test_list_rules_table_and_json(project: Path) -> None:
     assert list(document) == ["version", "problem", "rules"]  # the version first, as in every document of lint's
     assert document["version"] == 1 and document["problem"] == "nvfp4_gemm"
     rules = document["rules"]
-    assert [r["code"] for r in rules][:13] == ["NV001", "NV002", "NV003", "NV004", "NV005", "NV006", "NV007", "NV008", "NV009",
-                                               "NV010", "NV011", "NV012", "NV101"]
+    assert [r["code"] for r in rules][:14] == ["NV001", "NV002", "NV003", "NV004", "NV005", "NV006", "NV007", "NV008", "NV009",
+                                               "NV010", "NV011", "NV012", "NV013", "NV101"]
     quiet = runner.invoke(app, ["-q", "lint", "--list-rules"])  # the table is what was asked for: -q keeps it
     assert quiet.exit_code == 0 and quiet.output == table.output
 

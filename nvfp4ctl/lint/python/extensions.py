@@ -1,5 +1,5 @@
 """The rules about what a file's load_inline / load calls compile (read once, as `build` reads them):
-NV005 (arch.py), NV008 / NV009, the extra_cuda_cflags `build` refuses, and NV010, the extra_cflags,
+NV005 (arch.py), NV013 (cutlass_folder.py), NV008 / NV009, the extra_cuda_cflags `build` refuses, and NV010, the extra_cflags,
 extra_ldflags and extra_include_paths it refuses, found by build's own checks (build.flag_problems): flags
 torch's build fails on, an arch option whose arch nobody can tell, a str torch reads one character an element."""
 
@@ -11,7 +11,7 @@ from nvfp4ctl.build.flag_problems import strs_for_lists, unusable_flags, untold_
 from nvfp4ctl.build.submission_sources import Extension, sources_in
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.lint.diagnostic import Finding
-from nvfp4ctl.lint.python import arch
+from nvfp4ctl.lint.python import arch, cutlass_folder
 from nvfp4ctl.lint.python.findings import line_finding, node_finding
 from nvfp4ctl.lint.source import SourceFile
 
@@ -29,7 +29,7 @@ def check(source: SourceFile, tree: ast.Module) -> list[Finding]:
         called = f"{extension.call}({extension.name!r})"
         findings += [node_finding(source, given.node, "NV010", f"{called}'s {why}")
                      for given, why in strs_for_lists(extension)]
-    return [*findings, *arch.check(source, sources, flags_fine)]
+    return [*findings, *arch.check(source, sources, flags_fine), *cutlass_folder.check(source, flags_fine)]
 
 
 def _flag_finding(source: SourceFile, extension: Extension, findings: list[Finding]) -> bool:
