@@ -14,6 +14,7 @@ from rich.text import Text
 
 from nvfp4ctl.build.compiler_errors import display_path
 from nvfp4ctl.build.kernel_names import readable_names
+from nvfp4ctl.build.read_once import source_text
 from nvfp4ctl.build.report import not_needed_note, tensor_op_problem
 from nvfp4ctl.build.resources import describe_tensor_op
 from nvfp4ctl.build.sources import NO_TENSOR_OP, header_not_text_warning, marks_in, not_text_warning
@@ -147,23 +148,32 @@ def build_submission(path: Path, arch: str | None, verbose: bool, python: str | 
         return _build_submission(path, arch, verbose, python, problem or DEFAULT_PROBLEM, announce or (lambda: None))
 
 
-def _refuse_other_arch(path: Path, extensions: list[Any], targets: dict[int, tuple[tuple[str, ...], str]],
+def _refuse_other_arch(path: Path, sources: SubmissionSources, targets: dict[int, tuple[tuple[str, ...], str]],
                        arch: str | None) -> None:
-    """A UsageError where --arch names an arch the submission's own settings do not build (an sm_100a export
-    built with --arch sm_90a), as export refuses a kernel written for another arch: building its own arch
-    instead would pass a per-arch gate without building that arch. Code marked `// nvfp4ctl: no-tensor-op`
-    compiles for either arch, so it is built for its own with a warning."""
+    """A UsageError where --arch names an arch the submission's own settings do not build and its code holds
+    tensor-core instructions for another (an sm_100a export built with --arch sm_90a), as export refuses a
+    kernel written for another arch: building its own arch instead would pass a per-arch gate without building
+    that arch. Code without them (none found, or marked `// nvfp4ctl: no-tensor-op`) runs on either arch, so it
+    is built for its own with a warning, as is code whose instructions are --arch's own."""
+    from nvfp4ctl.build.arch_names import code_needs
+    from nvfp4ctl.build.submission_build import unit_headers
     from nvfp4ctl.build.submission_sources import device_code
+    from nvfp4ctl.export import export_lines
 
-    for extension in extensions:
+    for extension in sources.extensions:
         if arch is None or id(extension) not in targets or arch in (own := targets[id(extension)])[0]:
             continue
-        if marks_in(device_code(extension), NO_TENSOR_OP):
+        code = device_code(extension)
+        if marks_in(code, NO_TENSOR_OP):
             continue
-        arches = ", ".join(own[0])
-        raise UsageError(f"{display_path(path)} is built for {arches} ({own[1]}), not for --arch {arch}: its tensor-core"
-                         f" code would not run there; pass --arch {own[0][0]}, or export the kernel with --arch {arch};"
-                         " nothing was built")
+        # its local headers too: a load() kernel's tcgen05 often sits in the helpers it includes
+        needs = code_needs("\n".join([code, *(source_text(header) for header in unit_headers(sources, extension))]))
+        if needs is None or needs[0] == arch:
+            continue
+        # only a file export wrote is made again by export; the user's own is theirs to change
+        export_again = f", or export the kernel with --arch {arch}" if export_lines(sources.text) is not None else ""
+        raise UsageError(f"{display_path(path)} is built for {', '.join(own[0])} ({own[1]}), not for --arch {arch}:"
+                         f" its {needs[1]} would not run there; pass --arch {needs[0]}{export_again}; nothing was built")
 
 
 def _build_submission(path: Path, arch: str | None, verbose: bool, python: str | None, problem_name: str,
@@ -216,7 +226,7 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
     targets = {id(extension): sources.extension_arches(extension, arch)
                for extension in sources.extensions if extension.has_device_code}
     reasons = list(dict.fromkeys(targets.values()))
-    _refuse_other_arch(path, sources.extensions, targets, arch)
+    _refuse_other_arch(path, sources, targets, arch)
     announce()  # the options and the file passed their checks: the header before any warning about them
     for targeted, why in reasons:
         if arch is not None and targeted != (arch,):

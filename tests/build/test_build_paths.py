@@ -124,19 +124,75 @@ def test_arch_option_is_said_unused_when_the_submission_names_its_arch(
     assert ("not used" in said) == warned
 
 
+# an instruction of each arch's tensor cores, as an export's inlined kernel or a hand-written one holds them
+TENSOR_CODE = {"sm_100a": '__global__ void k() { asm volatile(\\"tcgen05.commit.cta_group::1.mbarrier::arrive::one.b64 [0];\\"); }',
+               "sm_90a": '__global__ void k() { asm volatile(\\"wgmma.fence.sync.aligned;\\"); }'}
+WHAT = {"sm_100a": "tcgen05 / SM100 instructions", "sm_90a": "wgmma / SM90 instructions"}
+EXPORTED = '"""GPU MODE nvfp4_gemm submission: k.cu for OWN, exported by `nvfp4ctl export` (kernel hash 0). Body sha256 0."""\n'
+
+
+@pytest.mark.parametrize("exported", [True, False])
 @pytest.mark.parametrize("option", ["sm_90a", "sm_100a"])
-def test_an_arch_option_the_submission_does_not_build_is_refused(tmp_path: Path, no_compiler: None, option: str) -> None:
+def test_an_arch_option_the_submission_does_not_build_is_refused(tmp_path: Path, no_compiler: None, option: str,
+                                                                 exported: bool) -> None:
     """An sm_100a export built with --arch sm_90a warned "--arch sm_90a not used", built sm_100a and exited 0:
-    a per-arch CI gate passed without building that arch. Refused in one line, as export refuses it."""
+    a per-arch CI gate passed without building that arch. Refused in one line, as export refuses it; only an
+    export is sent back to export."""
     own = "sm_90a" if option == "sm_100a" else "sm_100a"
     submission = tmp_path / "submission.py"
-    submission.write_text(FLAGGED.replace("FLAGS", f'"-gencode=arch=compute_{own[3:]},code={own}"'))
+    text = FLAGGED.replace("FLAGS", f'"-gencode=arch=compute_{own[3:]},code={own}"').replace(
+        '"__global__ void k() {}"', f'"{TENSOR_CODE[own]}"')
+    submission.write_text((EXPORTED.replace("OWN", own) if exported else "") + text)
     result = runner.invoke(app, ["build", str(submission), "--arch", option])
     assert result.exit_code == 2, result.output
     said = _flat(result.output)
+    export_again = f", or export the kernel with --arch {option}" if exported else ""
     assert said == (f"error: {submission} is built for {own} (own's flag -gencode=arch=compute_{own[3:]},code={own}),"
-                    f" not for --arch {option}: its tensor-core code would not run there; pass --arch {own}, or export"
-                    f" the kernel with --arch {option}; nothing was built"), said
+                    f" not for --arch {option}: its {WHAT[own]} would not run there; pass --arch {own}{export_again};"
+                    " nothing was built"), said
+
+
+@pytest.mark.parametrize("flags, built_for", [
+    ('"-gencode=arch=compute_100a,code=sm_100a"', "sm_100a"),
+    ('"-gencode=arch=compute_100,code=sm_100"', "sm_100"),
+    ('"-arch=sm_100"', "sm_100"),
+    ('"-arch=native"', "sm_100"),
+    ('"-Xcompiler=-march=native"', "sm_75"),  # holds "arch": torch adds none, and nvcc builds its default
+])
+def test_plain_cuda_built_with_another_arch_option_builds_its_own_with_a_warning(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flags: str, built_for: str) -> None:
+    """Plain CUDA (no tensor-core instruction, no mark) whose flags name another arch was refused, "its
+    tensor-core code would not run there; pass --arch sm_100 (or sm_75), or export the kernel", an --arch build
+    rejects and an export for a file export never wrote: such code runs on either arch."""
+    submission = tmp_path / "submission.py"
+    submission.write_text(FLAGGED.replace("FLAGS", flags))
+    archs: list[str] = []
+
+    def build_extension(sources: SubmissionSources, extension: Extension, arch: str) -> list[object]:
+        archs.append(arch)
+        return []
+
+    monkeypatch.setattr(submission_build, "build_extension", build_extension)
+    result = runner.invoke(app, ["build", str(submission), "--arch", "sm_90a"])
+    assert result.exit_code == 0, result.output
+    assert archs == [built_for]
+    said = _flat(result.output)
+    assert f"warning: --arch sm_90a not used: the submission's own settings decide the arch, here {built_for}" in said
+    assert "export" not in said and "would not run" not in said
+
+
+def test_tensor_code_of_the_arch_option_itself_is_built_for_the_submissions_own(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """wgmma code whose flags name sm_100a, built with --arch sm_90a: its instructions are --arch's, so
+    nothing says they would not run there; the build of its own arch says what happens on the leaderboard."""
+    submission = tmp_path / "submission.py"
+    submission.write_text(FLAGGED.replace("FLAGS", '"-gencode=arch=compute_100a,code=sm_100a"').replace(
+        '"__global__ void k() {}"', f'"{TENSOR_CODE["sm_90a"]}"'))
+    archs: list[str] = []
+    monkeypatch.setattr(submission_build, "build_extension", lambda sources, extension, arch: archs.append(arch) or [])
+    result = runner.invoke(app, ["build", str(submission), "--arch", "sm_90a"])
+    assert result.exit_code == 0, result.output
+    assert archs == ["sm_100a"] and "not used" in _flat(result.output)
 
 
 @pytest.mark.parametrize("name, message", [
@@ -432,3 +488,16 @@ def test_submission_time_is_refused_for_a_submission(tmp_path: Path, monkeypatch
                            " of their export; for submission.py, build's `compile:` line is its compile time")
     assert len(result.output.strip().splitlines()) == 1, result.output  # one line, nothing compiled
     assert runlog.read(Path(os.environ["NVFP4CTL_MEMORY"]))[-1].exit_code == "2"
+
+
+def test_tensor_code_in_a_header_the_load_source_includes_is_refused_for_another_arch(
+        tmp_path: Path, no_compiler: None) -> None:
+    """A load() kernel whose tcgen05 sits in the helpers it includes needs sm_100a as much as one writing it inline."""
+    (tmp_path / "umma.cuh").write_text('__device__ void commit() { asm volatile("tcgen05.commit.cta_group::1.b64 [0];"); }\n')
+    (tmp_path / "k.cu").write_text('#include "umma.cuh"\n__global__ void k() { commit(); }\n')
+    submission = tmp_path / "submission.py"
+    submission.write_text("from torch.utils.cpp_extension import load\n"
+                          "m = load(name='own', sources=['k.cu'], extra_cuda_cflags=['-gencode=arch=compute_100a,code=sm_100a'])\n")
+    result = runner.invoke(app, ["build", str(submission), "--arch", "sm_90a"])
+    assert result.exit_code == 2, result.output
+    assert "its tcgen05 / SM100 instructions would not run there; pass --arch sm_100a; nothing was built" in _flat(result.output)
