@@ -98,9 +98,10 @@ def noted_problem() -> str | None:
     return _Resolved.problem
 
 
-def find_task_upwards(start: Path | None = None) -> Path | None:
-    """The nearest task.yml from `start` (default: the working directory) upwards."""
-    here = (start or Path.cwd()).resolve()
+def find_task_upwards(start: Path | None = None, *, links_kept: bool = False) -> Path | None:
+    """The nearest task.yml from `start` (default: the working directory) upwards. `links_kept`: through the
+    folders as named, not where a linked folder leads (gemm/shared -> ../ext is gemm's)."""
+    here = Path(os.path.abspath(start or Path.cwd())) if links_kept else (start or Path.cwd()).resolve()
     for folder in (here, *here.parents):
         candidate = folder / TASK_FILE
         if candidate.is_file():

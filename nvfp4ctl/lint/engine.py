@@ -50,11 +50,12 @@ def _judged_as(own: tuple[str, str] | None, config: LintConfig) -> LintConfig:
 
 
 def _folder_task(folder: Path, task_file: Path | None) -> Path | None:
-    """The nearest task.yml above `folder` where that is not the task in use (a GPU MODE folder linted from
-    another one, `lint gemm dual` from the repo root), resolved; None where there is none or it cannot be read."""
+    """The nearest task.yml above `folder` as the user named it (a linked file or folder is judged where the link
+    lies, not where it leads) where that is not the task in use (a GPU MODE folder linted from another one,
+    `lint gemm dual` from the repo root), resolved; None where there is none or it cannot be read."""
     from nvfp4ctl.workspace import find_task_upwards
 
-    found = find_task_upwards(folder)
+    found = find_task_upwards(folder, links_kept=True)
     own = found.resolve() if found is not None else None
     return own if own is not None and own != task_file and _parsed_task(own) is not None else None
 
@@ -150,7 +151,7 @@ def lint_paths(paths: list[Path], config: LintConfig, *, own_tasks: bool = False
         checked.append(path)
         # the file's own task.yml, settings included, where it is not the one in use: each file is judged as
         # `nvfp4ctl lint` in its own folder judges it
-        folder_task = _folder_task(path.resolve().parent, in_use) if own_tasks else None
+        folder_task = _folder_task(path.absolute().parent, in_use) if own_tasks else None
         file_config = _folder_config(folder_task, flags) if folder_task is not None else config
         own = own_problem(source)
         if own is None and source.kind == "python" and folder_task is not None:

@@ -417,6 +417,34 @@ def test_a_folders_own_lint_settings_hold_when_linted_from_above(project: Path) 
     assert "gemm/submission.py:3" in flagged.output, flagged.output
 
 
+def test_a_linked_file_or_folder_is_judged_by_the_task_yml_where_the_link_lies(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """gemm/submission.py -> ../dual/submission.py was judged as the dual GEMM, by dual/task.yml, and from the root
+    gemm/shared -> ../ext by no task.yml, where `cd gemm && nvfp4ctl lint shared/x.py` used gemm's: the folder
+    the user named governs, and the run is logged beside its task.yml."""
+    monkeypatch.delenv("NVFP4CTL_MEMORY")
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(project / "cache"))
+    (project / "gemm").mkdir()
+    (project / "gemm" / "task.yml").write_text("problem: nvfp4_gemm\n" + TASK_YML + "lint: {ignore: [NV501]}\n")
+    (project / "dual").mkdir()
+    (project / "dual" / "task.yml").write_text("problem: nvfp4_dual_gemm\n" + TASK_YML)
+    (project / "dual" / "submission.py").write_text(COPIES_B)
+    (project / "ext").mkdir()
+    (project / "ext" / "submission_v2.py").write_text(COPIES_B)
+    (project / "gemm" / "submission.py").symlink_to("../dual/submission.py")
+    (project / "gemm" / "shared").symlink_to("../ext")
+    for named in (["gemm/submission.py"], ["gemm/shared/submission_v2.py"], ["gemm"]):
+        result = runner.invoke(app, ["-v", "lint", *named])
+        assert result.exit_code == 0, result.output
+        assert "All checks passed" in result.output and "nvfp4_dual_gemm" not in result.output, result.output
+    assert (project / "gemm" / "MEMORY.md").read_text().count(" 0 errors, 0 warnings (") == 3
+    assert not (project / "cache" / "MEMORY.md").exists()
+    os.chdir(project / "gemm")
+    for named in ("submission.py", "shared/submission_v2.py"):
+        result = runner.invoke(app, ["-v", "lint", named])
+        assert result.exit_code == 0 and "All checks passed" in result.output, result.output
+
+
 def test_a_named_file_under_its_own_task_yml_logs_beside_it_as_build_does(
         project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """From a folder with no task.yml, `build gemm/submission.py` logged to gemm/MEMORY.md but `lint
