@@ -173,16 +173,28 @@ def task_path(path: Path | None = None) -> Path:
 
 def load_task(path: Path | None = None) -> Task:
     located = locate_task(path)
-    source = located.path
+    # from the environment: say so, the user may not remember setting it
+    named = f"{FROM_ENV.lstrip('$')}={located.path}" if located.source == FROM_ENV else str(located.path)
+    return replace(_read_task(located.path, named), source=located.source)
+
+
+def load_folder_task(path: Path) -> Task:
+    """A folder's own task.yml that governs the files a command was given there from outside it (`lint gemm`
+    from the folder above), read as load_task reads the one in use: a mistake in it is the line and the exit 2
+    that a run in its folder gives, not its settings quietly dropped."""
+    return _read_task(path, task_file_name(path))
+
+
+def _read_task(source: Path, named: str) -> Task:
+    """The task.yml at `source`, its warnings said; `named`: the file as a read error names it."""
     try:
         text = source.read_text(encoding="utf-8")
-    except OSError as error:  # from the environment: say so, the user may not remember setting it
-        named = f"{FROM_ENV.lstrip('$')}={source}" if located.source == FROM_ENV else str(source)
+    except OSError as error:
         raise UsageError(f"{named}: cannot read the task file ({os_reason(error, source)})") from None
     except UnicodeDecodeError:
         raise UsageError(f"{source}: not a UTF-8 text file") from None
     try:
-        task = replace(parse_task(text, source), source=located.source)
+        task = parse_task(text, source)
     except TaskFileError as error:  # a typo'd key may be why the field in error is missing or wrong: say it first
         _warn(error.warnings)
         raise

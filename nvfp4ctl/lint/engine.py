@@ -52,21 +52,26 @@ def _judged_as(own: tuple[str, str] | None, config: LintConfig) -> LintConfig:
 def _folder_task(folder: Path, task_file: Path | None) -> Path | None:
     """The nearest task.yml above `folder` as the user named it (a linked file or folder is judged where the link
     lies, not where it leads) where that is not the task in use (a GPU MODE folder linted from another one,
-    `lint gemm dual` from the repo root), resolved; None where there is none or it cannot be read."""
+    `lint gemm dual` from the repo root), resolved; None where there is none. One that cannot be read or parsed
+    is the UsageError `lint` in its folder gives (_parsed_task)."""
     from nvfp4ctl.workspace import find_task_upwards
 
     found = find_task_upwards(folder, links_kept=True)
     own = found.resolve() if found is not None else None
-    return own if own is not None and own != task_file and _parsed_task(own) is not None else None
+    if own is None or own == task_file:
+        return None
+    _parsed_task(own)
+    return own
 
 
 @lru_cache(maxsize=None)
-def _parsed_task(task_file: Path) -> Any | None:
+def _parsed_task(task_file: Path) -> Any:
     """A task.yml other than the one in use, parsed once per file and process (a folder of submissions under
-    one); None where it cannot be read or parsed (a broken task.yml elsewhere: the task in use decides then)."""
-    from nvfp4ctl.task import other_task
+    one). One that cannot be read or parsed is a UsageError, as in its own folder: its problem and `lint:`
+    settings quietly dropped would judge the folder's files by others."""
+    from nvfp4ctl.task import load_folder_task
 
-    return other_task(task_file)
+    return load_folder_task(task_file)
 
 
 @lru_cache(maxsize=None)

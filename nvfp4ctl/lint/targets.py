@@ -92,8 +92,11 @@ def _log_beside_their_task(paths: Sequence[Path]) -> None:
     """With no task.yml of the user's in use, files that all lie under one task.yml of their own are judged by
     it (engine.lint_paths), so the run is logged beside it, as `build gemm/submission.py` logs to
     gemm/MEMORY.md; files under several (`lint gemm dual`) have no one folder, and the log stays where it was."""
+    from nvfp4ctl.task import load_folder_task
+
     governing = {find_task_upwards(path if path.is_dir() else path.absolute().parent, links_kept=True) for path in paths}
     if len(governing) == 1 and (task_file := governing.pop()) is not None:
+        load_folder_task(task_file)  # one that does not parse is exit 2 here: no log beside it
         claim_folder(task_file.parent)
 
 

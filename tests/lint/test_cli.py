@@ -445,6 +445,30 @@ def test_a_linked_file_or_folder_is_judged_by_the_task_yml_where_the_link_lies(
         assert result.exit_code == 0 and "All checks passed" in result.output, result.output
 
 
+@pytest.mark.parametrize("task_yml, said", [
+    ("problem: nvfp4_gemm\ntests:\n  - {m: 128, n: 256, k: 256, l: 1, seed: 1111, bogus: 3}\n",
+     "gemm/task.yml:3: tests[0].bogus: unknown field (expected m, n, k, l, seed, sol_us) (test #1)"),
+    ("problem: nvfp4_gemmm\n" + TASK_YML, "gemm/task.yml:1: problem: expected one of nvfp4_gemm, nvfp4_dual_gemm,"
+                                           " nvfp4_group_gemm, nvfp4_gemv, got 'nvfp4_gemmm'; did you mean 'nvfp4_gemm'?"),
+])
+@pytest.mark.parametrize("named", [["gemm"], ["gemm/submission.py"], ["gemm", "dual"]])
+def test_a_folders_task_yml_that_does_not_parse_is_exit_2_from_above_as_in_its_folder(
+        project: Path, monkeypatch: pytest.MonkeyPatch, task_yml: str, said: str, named: list[str]) -> None:
+    """`lint gemm` from the folder above dropped a broken gemm/task.yml's settings in silence (NV501 warned, exit 0,
+    logged to gemm/MEMORY.md) where `cd gemm && nvfp4ctl lint` said what is wrong with it, exit 2."""
+    monkeypatch.delenv("NVFP4CTL_MEMORY")
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(project / "cache"))
+    (project / "gemm").mkdir()
+    (project / "gemm" / "task.yml").write_text(task_yml + "lint: {ignore: [NV501]}\n")
+    (project / "gemm" / "submission.py").write_text(COPIES_B)
+    (project / "dual").mkdir()
+    (project / "dual" / "task.yml").write_text("problem: nvfp4_dual_gemm\n" + TASK_YML)
+    result = separate_streams_runner().invoke(app, ["lint", *named])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip() == f"error: {said}", result.stderr
+    assert not (project / "gemm" / "MEMORY.md").exists()
+
+
 def test_a_named_file_under_its_own_task_yml_logs_beside_it_as_build_does(
         project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """From a folder with no task.yml, `build gemm/submission.py` logged to gemm/MEMORY.md but `lint
