@@ -50,7 +50,7 @@ def command(
     from nvfp4ctl.lint.render import json as json_render
     from nvfp4ctl.lint.rule_words import rules_for
     from nvfp4ctl.lint.source import kind_of, link_target
-    from nvfp4ctl.lint.targets import plan
+    from nvfp4ctl.lint.targets import log_beside_their_task, plan
     from nvfp4ctl.words import plural
 
     console = get_console()
@@ -78,6 +78,7 @@ def command(
                          " custom_kernel)")
     report = lint_paths(list(lint_plan.paths), lint_plan.config, own_tasks=lint_plan.own_tasks,
                         task_file=lint_plan.task_file, flags=lint_plan.flags)
+    log_beside_their_task(lint_plan, report.own_tasks)
     report = replace(report, compiler_outputs=lint_plan.compiler_outputs + report.compiler_outputs)
     for path, line, code in report.unknown_waivers:  # a typo'd waiver leaves its finding standing: say why
         console.warn(f"{short_path(path)}:{line}: ignore[{code}] names no rule: it waives nothing"

@@ -55,6 +55,8 @@ class LintReport:
     other_problems: tuple[tuple[Path, str, str], ...] = ()  # (file, its own problem, why: engine.own_problem)
     compiler_outputs: tuple[Path, ...] = ()  # nvcc -keep intermediates found in folders: not checked
     unknown_waivers: tuple[tuple[Path, int, str], ...] = ()  # (file, line, code): a waiver naming no rule (warnings)
+    # each checked file's own task.yml where one other than the task in use judged it, else None: where the run logs
+    own_tasks: tuple[Path | None, ...] = ()
 
     @property
     def errors(self) -> int:

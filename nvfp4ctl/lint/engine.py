@@ -148,6 +148,7 @@ def lint_paths(paths: list[Path], config: LintConfig, *, own_tasks: bool = False
     other_problems: list[tuple[Path, str, str]] = []
     compiler_outputs: list[Path] = []
     unknown: list[tuple[Path, int, str]] = []
+    own_tasks_of_files: list[Path | None] = []
     for path in discover(paths, broken, compiler_outputs):
         source = read_source(path)
         if source.kind == "python" and path.resolve() not in named and not is_submission(path, source.text):
@@ -157,6 +158,7 @@ def lint_paths(paths: list[Path], config: LintConfig, *, own_tasks: bool = False
         # the file's own task.yml, settings included, where it is not the one in use: each file is judged as
         # `nvfp4ctl lint` in its own folder judges it
         folder_task = _folder_task(path.absolute().parent, in_use) if own_tasks else None
+        own_tasks_of_files.append(folder_task)
         file_config = _folder_config(folder_task, flags) if folder_task is not None else config
         own = own_problem(source)
         if own is None and source.kind == "python" and folder_task is not None:
@@ -167,7 +169,7 @@ def lint_paths(paths: list[Path], config: LintConfig, *, own_tasks: bool = False
         if source.not_text() is None:
             unknown.extend((path, line, code) for line, code in unknown_waivers(source.text, _KNOWN_CODES))
     return LintReport(tuple(diagnostics), tuple(checked), tuple(not_submissions), tuple(broken), tuple(other_problems),
-                      tuple(compiler_outputs), tuple(unknown))
+                      tuple(compiler_outputs), tuple(unknown), tuple(own_tasks_of_files))
 
 
 def lint_text(text: str, path: str | Path = "submission.py", config: LintConfig | None = None) -> list[Diagnostic]:

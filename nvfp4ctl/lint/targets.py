@@ -17,7 +17,7 @@ from typing import Any
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.lint.source import CPP_SUFFIXES, is_compiler_output, link_target
 from nvfp4ctl.lint.config import LintConfig, LintFlags, LintSection, parse_section
-from nvfp4ctl.workspace import FROM_ENV, FROM_FLAG, claim_folder, find_task_upwards, user_folder
+from nvfp4ctl.workspace import FROM_ENV, FROM_FLAG, claim_folder, user_folder
 
 SUBMISSION_GLOB = "submission*.py"
 
@@ -72,8 +72,6 @@ def plan(
     own = {"task_file": task.path if task.is_users else None, "own_tasks": task.source not in (FROM_FLAG, FROM_ENV),
            "flags": flags}
     if paths:
-        if not task.is_users and own["own_tasks"]:
-            _log_beside_their_task(paths)
         return LintPlan(tuple(paths), config, named=True, **own)
     if section.paths:
         # Paths the user wrote down are as explicit as paths on the command line: a typo must not
@@ -88,15 +86,15 @@ def plan(
     return LintPlan(files, config, skipped, folder, **own, compiler_outputs=compiler_outputs)
 
 
-def _log_beside_their_task(paths: Sequence[Path]) -> None:
+def log_beside_their_task(lint_plan: LintPlan, own_tasks: tuple[Path | None, ...]) -> None:
     """With no task.yml of the user's in use, files that all lie under one task.yml of their own are judged by
-    it (engine.lint_paths), so the run is logged beside it, as `build gemm/submission.py` logs to
-    gemm/MEMORY.md; files under several (`lint gemm dual`) have no one folder, and the log stays where it was."""
-    from nvfp4ctl.task import load_folder_task
-
-    governing = {find_task_upwards(path if path.is_dir() else path.absolute().parent, links_kept=True) for path in paths}
+    it (engine.lint_paths: `own_tasks`, each checked file's), so the run is logged beside it, as `build
+    gemm/submission.py` logs to gemm/MEMORY.md; files under several (`lint gemm dual`, or `lint gemm` where
+    gemm/v2 holds a task.yml too) or under none have no one folder, and the log stays where it was."""
+    if lint_plan.task_file is not None or not lint_plan.own_tasks:
+        return
+    governing = set(own_tasks)
     if len(governing) == 1 and (task_file := governing.pop()) is not None:
-        load_folder_task(task_file)  # one that does not parse is exit 2 here: no log beside it
         claim_folder(task_file.parent)
 
 

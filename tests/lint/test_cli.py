@@ -488,6 +488,22 @@ def test_a_named_file_under_its_own_task_yml_logs_beside_it_as_build_does(
     assert not (project / "dual" / "MEMORY.md").exists()
 
 
+def test_a_folder_whose_files_lie_under_two_task_ymls_logs_to_neither(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`lint gemm` logged to gemm/MEMORY.md though gemm/v2/submission.py was judged by gemm/v2/task.yml: files
+    under two task.ymls go to the cache folder's log, whether named one by one (`lint gemm dual`) or in one folder."""
+    monkeypatch.delenv("NVFP4CTL_MEMORY")
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(project / "cache"))
+    for folder in ("gemm", "gemm/v2"):
+        (project / folder).mkdir()
+        (project / folder / "task.yml").write_text("problem: nvfp4_gemm\n" + TASK_YML)
+        (project / folder / "submission.py").write_text(CLEAN)
+    assert runner.invoke(app, ["lint", "gemm"]).exit_code == 0
+    assert "(2 files checked)" in (project / "cache" / "MEMORY.md").read_text()
+    assert not (project / "gemm" / "MEMORY.md").exists() and not (project / "gemm" / "v2" / "MEMORY.md").exists()
+    assert runner.invoke(app, ["lint", "gemm/v2"]).exit_code == 0  # one task.yml: beside it
+    assert "(1 file checked)" in (project / "gemm" / "v2" / "MEMORY.md").read_text()
+
+
 def test_a_waiver_naming_no_rule_is_warned_once_and_the_exit_code_stands(project: Path) -> None:
     """`# nvfp4ctl: ignore[NV999] -- why` waived nothing and said nothing: a typo'd code left its finding
     reported with no word of why the waiver did not hold."""
