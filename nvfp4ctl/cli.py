@@ -46,6 +46,8 @@ def _record(outcome: Outcome, command: str) -> Outcome:
         from nvfp4ctl.atomic_file import made_read_only
 
         memory = workspace.memory_path()
+        if runlog.is_null_device(memory):  # no run log kept: no line, and none of the entry's git and GPU lookups
+            return outcome
         if made_read_only(memory):  # logging switched off: not even the entry's git and GPU lookups
             raise runlog.ReadOnlyRunLog(f"{memory} is read-only")
         if env_str(Env.MEMORY):  # the folders of a path the user set are theirs to make

@@ -186,6 +186,29 @@ def test_a_run_log_set_to_dev_null_writes_nothing_and_warns_nothing(tmp_path, mo
     assert not cache.exists(), sorted(cache.rglob("*"))
 
 
+@pytest.mark.parametrize("spelling", ["/dev/null", "/dev/../dev/null", "//dev/null", "link"])
+def test_the_null_device_however_spelt_keeps_no_run_log_nor_looks_anything_up(tmp_path, monkeypatch, spelling):
+    """Only the spelling /dev/null was told apart: /dev/../dev/null or a link to /dev/null still made a lock file in
+    the cache folder, and every spelling ran the entry's git and GPU look-ups for a line nobody keeps."""
+    project, cache = tmp_path / "project", tmp_path / "cache"
+    project.mkdir()
+    (project / "submission.py").write_text("def custom_kernel(data):\n    return data[6]\n")
+    if spelling == "link":
+        (tmp_path / "null.md").symlink_to(os.devnull)
+        spelling = str(tmp_path / "null.md")
+    looked_up: list[str] = []
+    monkeypatch.setattr(runlog, "make_entry", lambda *args, **kwargs: looked_up.append("entry"))
+    monkeypatch.setenv("NVFP4CTL_MEMORY", spelling)
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(cache))
+    monkeypatch.chdir(project)
+    result = separate_streams_runner().invoke(app, ["lint", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert result.stderr == "", result.stderr
+    assert looked_up == [] and not cache.exists(), sorted(cache.rglob("*"))
+    runlog.append(_entry("gone"), Path(spelling))  # the append alone takes no lock for it either
+    assert not cache.exists(), sorted(cache.rglob("*"))
+
+
 @pytest.mark.parametrize("args", [["lint", "clean.py"], ["log"], ["log", "--trend"]])
 def test_a_run_log_setting_naming_a_folder_is_refused_before_anything_runs(args, tmp_path, monkeypatch):
     """NVFP4CTL_MEMORY=/some/folder: lint ran and warned "run log not written ... Is a directory", exit 0, and

@@ -27,7 +27,7 @@ from nvfp4ctl.errors import UsageError
 from nvfp4ctl.project import cache_root
 from nvfp4ctl.runlog.entry import RunEntry
 from nvfp4ctl.runlog.files import (MARKDOWN_SUFFIXES, _as_utf8, _decoded, _strict_utf8, _wide_encoding,
-                                   file_in_the_way)
+                                   file_in_the_way, is_null_device)
 from nvfp4ctl.runlog.placing import ChangedWhileWritten, append_in_place, read_whole, still_the_file_read
 from nvfp4ctl.runlog.section import (_LINE_BREAK, HEADING, _after_the_first_heading, _joins_an_html_block, _log_end,
                                      _text_follows)
@@ -205,7 +205,7 @@ def append(entry: RunEntry, memory: Path) -> None:
     untouched, when `memory` holds something other than a run log (not_a_run_log). ChangedWhileWritten,
     the line not written, where MEMORY.md changed under every try (an editor saving it again and again).
     The null device is no run log kept (NVFP4CTL_MEMORY=/dev/null in CI): nothing is written, no lock made."""
-    if str(memory) == os.devnull:
+    if is_null_device(memory):
         return
     if (blocker := file_in_the_way(memory)) is not None:  # mkdir's own error names neither the file nor why
         raise NotADirectoryError(errno.ENOTDIR, f"{blocker} is not a folder")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import codecs
 import errno
+import os
 import re
 import stat
 from pathlib import Path
@@ -22,6 +23,15 @@ class UndecodableRunLog(Exception):
 # "Unicode" is UTF-16 LE); UTF-32 LE's first, as it starts with UTF-16 LE's. Any other file is UTF-8.
 _WIDE_ENCODINGS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
                    (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
+
+
+def is_null_device(memory: Path) -> bool:
+    """Whether `memory` is the null device however it is spelt (/dev/null, /dev/../dev/null, a link to it):
+    no run log kept (NVFP4CTL_MEMORY=/dev/null in CI). Told by the file itself, not by its spelling."""
+    try:
+        return os.path.samefile(memory, os.devnull)
+    except OSError:  # not there (a new MEMORY.md), or not to be looked at: not the null device
+        return False
 
 
 def refuse_a_missing_folder(memory: Path) -> None:
