@@ -10,6 +10,7 @@ nvfp4ctl project itself, so a verdict is never about a file the user did not wri
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,12 +58,23 @@ class _Resolved:
     problem: str | None = None  # the problem check and bench run, once known (their run-log lines name it)
 
 
+_FORGETTERS: list[Callable[[], None]] = []  # what other modules keep of a command's files (lint's parsed task.ymls)
+
+
+def forget_on_reset(forget: Callable[[], None]) -> None:
+    """Have reset() call `forget`: a module that keeps what it read of the user's files for the rest of a command
+    (an lru_cache's cache_clear) lets go of it with the rest, so the next command reads them as they are then."""
+    _FORGETTERS.append(forget)
+
+
 def reset() -> None:
     """Forget what an earlier command resolved (tests run many commands in one process)."""
     _Resolved.task = None
     _Resolved.folder = None
     _Resolved.target = None
     _Resolved.problem = None
+    for forget in _FORGETTERS:
+        forget()
 
 
 def short_path(path: Path) -> str:

@@ -18,6 +18,7 @@ from nvfp4ctl.lint.source import SourceFile, discover, read_source
 from nvfp4ctl.lint.submission import HEADER_REASON, NAME_REASON, is_submission, names_its_problem
 from nvfp4ctl.lint.waivers import is_waived, line_waivers, unknown_waivers
 from nvfp4ctl.not_text import not_text_message
+from nvfp4ctl.workspace import forget_on_reset
 
 
 FOLDER_REASON = "the task.yml above it"
@@ -66,7 +67,7 @@ def _folder_task(folder: Path, task_file: Path | None) -> Path | None:
 
 @lru_cache(maxsize=None)
 def _parsed_task(task_file: Path) -> Any:
-    """A task.yml other than the one in use, parsed once per file and process (a folder of submissions under
+    """A task.yml other than the one in use, parsed once per file and command (a folder of submissions under
     one). One that cannot be read or parsed is a UsageError, as in its own folder: its problem and `lint:`
     settings quietly dropped would judge the folder's files by others."""
     from nvfp4ctl.task import load_folder_task
@@ -84,6 +85,11 @@ def _folder_config(task_file: Path, flags: LintFlags) -> LintConfig:
     task = _parsed_task(task_file)
     section = parse_section(task.lint, task.path.parent, task.lint_at)
     return flags.over(section, benchmark_shapes(task), getattr(task, "problem", None))
+
+
+# a folder's task.yml is read once per command: the next one (a test's, an editor's lint_paths) reads it as it is then
+forget_on_reset(_parsed_task.cache_clear)
+forget_on_reset(_folder_config.cache_clear)
 
 
 @lru_cache(maxsize=None)

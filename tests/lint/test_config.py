@@ -142,3 +142,24 @@ def test_waivers_on_the_same_line_with_comma_lists() -> None:
 def test_waiver_inside_embedded_cuda() -> None:
     src = 'SRC = """\n__global__ void k() {\n  printf("x");  // nvfp4ctl: ignore[NV802]\n  printf("y");\n}\n"""\n'
     assert [(d.line, d.code) for d in lint_text(src, "s.py")] == [(4, "NV802")]
+
+
+def test_a_folders_task_yml_edited_between_two_runs_in_one_process_is_read_again(tmp_path: Path) -> None:
+    """lint_paths kept each folder's parsed task.yml and its settings for the process, and workspace.reset() did
+    not forget them: a second run after an edit (a test's, an editor's) judged by the old settings."""
+    from nvfp4ctl import workspace
+    from nvfp4ctl.lint.engine import lint_paths
+
+    (tmp_path / "gemm").mkdir()
+    task = tmp_path / "gemm" / "task.yml"
+    submission = tmp_path / "gemm" / "submission.py"
+    submission.write_text("def custom_kernel(data):\n    a, b, sfa, sfb, sfa_p, sfb_p, c = data\n"
+                          "    b_t = b.t().contiguous()\n    return c\n")
+    tests = "tests:\n  - {m: 128, n: 256, k: 256, l: 1, seed: 1111}\n"
+    codes = []
+    for ignored in ("[NV501]", "[]"):
+        task.write_text(f"problem: nvfp4_gemm\n{tests}lint: {{ignore: {ignored}}}\n")
+        report = lint_paths([submission], LintConfig(), own_tasks=True)
+        codes.append([d.code for d in report.diagnostics])
+        workspace.reset()
+    assert codes == [[], ["NV501"]]
