@@ -1,13 +1,13 @@
-"""A digest of a built module's host code: two builds with the same one (and the same SASS) run the same
-program, so their timings can differ only by noise.
+"""A digest of a built module's host code: two builds with the same one (and the same SASS and device image
+data) run the same program, so their timings can differ only by noise.
 
 The digest covers every section the loader maps with content (machine code, constants, data, relocations,
 exception tables), read from the ELF file itself, less what differs between two builds of one program:
 nvcc's `__nv_module_id` (derived from the compile options, so every `-D` gives another), the linker's build
 id (a hash of the whole file), the symbol tables (the module's name is in them; relocations name their
 symbol instead of numbering it, as the numbering follows a hash of the names), and the embedded device
-code (`.nv_fatbin`, compared through its SASS instead). The module's name, the one string of the module
-that names its build, is blanked where it appears. A knob the host code reads changes the machine code or
+code (`.nv_fatbin`, compared through its SASS and build.device_data instead). The module's name, the one
+string of the module that names its build, is blanked where it appears. A knob the host code reads changes the machine code or
 the constants; one nothing reads leaves the digest as it was (checked with nvcc 13.0 and g++: an unread
 `-D` gives the same digest, a split count the host code reads another)."""
 
@@ -17,8 +17,8 @@ import hashlib
 import struct
 from pathlib import Path
 
-_SHF_ALLOC = 0x2
-_SHT_NOBITS = 8
+from nvfp4ctl.build.elf_sections import SHF_ALLOC, SHT_NOBITS, elf_sections
+
 _SYMBOL_SIZE = 24  # Elf64_Sym
 _RELOCATION_SIZE = 24  # Elf64_Rela
 _LEFT_OUT = frozenset({"__nv_module_id", ".note.gnu.build-id", ".nv_fatbin", ".dynsym", ".dynstr", ".gnu.hash",
@@ -79,19 +79,7 @@ def _by_symbol_name(relocations: bytes, symbols: list[bytes]) -> bytes:
 def _sections(data: bytes) -> list[tuple[str, bytes]] | None:
     """(name, content) of each mapped section with content, in file order; None for anything but a
     64-bit little-endian ELF file, or one cut short."""
-    if len(data) < 64 or data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+    found = elf_sections(data)
+    if found is None:
         return None
-    try:
-        shoff, = struct.unpack_from("<Q", data, 0x28)
-        shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
-        headers = [struct.unpack_from("<IIQQQQ", data, shoff + index * shentsize) for index in range(shnum)]
-        names_at, names_size = headers[shstrndx][4], headers[shstrndx][5]
-        names = data[names_at:names_at + names_size]
-        found = []
-        for name_at, kind, flags, _, offset, size in headers:
-            if flags & _SHF_ALLOC and kind != _SHT_NOBITS:
-                name = names[name_at:names.index(b"\0", name_at)].decode(errors="replace")
-                found.append((name, data[offset:offset + size]))
-    except (struct.error, IndexError, ValueError, OverflowError):  # offsets past the file's end
-        return None
-    return found
+    return [(s.name, s.content) for s in found if s.flags & SHF_ALLOC and s.kind != SHT_NOBITS]

@@ -23,6 +23,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
+from nvfp4ctl.build.device_data import device_data_digest
 from nvfp4ctl.build.host_code import host_digest
 from nvfp4ctl.build.machine import cpu_cores
 from nvfp4ctl.tune.knobs import Config
@@ -68,6 +69,7 @@ def compile_candidate(source: str, arch: str, defines: tuple[str, ...]) -> Build
         kernels=tuple((name, f.registers, f.shared_bytes) for name, f in kernels),
         code_digest=code_digest(report.entry),
         host_digest=host_digest(report.module_path, report.module_name),
+        data_digest=device_data_digest(report.module_path),
     )
 
 
@@ -81,19 +83,21 @@ def code_digest(entry: Path) -> str:
 
 
 def with_current_digests(build: BuildResult) -> BuildResult:
-    """A build an earlier nvfp4ctl saved, its code_digest and host_digest worked out again from its cache entry
-    as compile_candidate works them out now: an earlier one hashed the SASS listing another way and kept no
-    host digest, so its build could never be found the same program as one built now. Where the entry or its
-    module is gone, the digest is "" (nothing claimed)."""
+    """A build an earlier nvfp4ctl saved, its code_digest, host_digest and data_digest worked out again from its
+    cache entry as compile_candidate works them out now: an earlier one hashed the SASS listing another way and
+    kept no host or device data digest, so its build could never be found the same program as one built now.
+    Where the entry or its module is gone, the digest is "" (nothing claimed)."""
     from nvfp4ctl.build import cache
     from nvfp4ctl.build.builder import module_name
 
     artifact = build.artifact or {}
     if artifact.get("kind") != "kernel":
-        return replace(build, code_digest="", host_digest="")
+        return replace(build, code_digest="", host_digest="", data_digest="")
     source, arch, key = Path(artifact["source"]), str(artifact["arch"]), str(artifact["key"])
     entry, name = cache.entry_dir(source, arch, key), module_name(source, arch, key)
-    return replace(build, code_digest=code_digest(entry), host_digest=host_digest(entry / f"{name}.so", name))
+    module = entry / f"{name}.so"
+    return replace(build, code_digest=code_digest(entry), host_digest=host_digest(module, name),
+                   data_digest=device_data_digest(module))
 
 
 class CompilePool:

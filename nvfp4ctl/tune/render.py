@@ -237,8 +237,8 @@ def ranked_table(report: TuneReport, shape: Shape, limit: int | None = TOP) -> t
 
 
 def twin_note(report: TuneReport, result: Measurement, base: Config) -> str:
-    """Where a candidate was given the result of another building the same program (the same SASS and
-    host code), rather than timed apart by noise: says whose result it is."""
+    """Where a candidate was given the result of another building the same program (the same SASS, device
+    image data and host code: BuildResult.same_program), rather than timed apart by noise: says whose result it is."""
     return f"same device code as {_label(report, result.same_code_as, base)} (host code too): its result"
 
 

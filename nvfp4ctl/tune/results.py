@@ -45,23 +45,28 @@ class BuildResult:
     # since a knob may change one instantiation and leave the heaviest as it was
     kernels: tuple[tuple[str, int, int], ...] = ()
     # sha256 of the build's SASS functions (resources.sass_digest), its source path left out: two builds
-    # with one digest run the same device code (a knob the device code never reads; host code may still
-    # launch it differently); "" where no SASS was dumped (no cuobjdump)
+    # with one digest run the same instructions (a knob the device code never reads; host code may still
+    # launch them differently, the image's data differ); "" where no SASS was dumped (no cuobjdump)
     code_digest: str = ""
-    # build.host_code.host_digest of the module: with code_digest, the same program (see same_program)
+    # build.host_code.host_digest of the module: with code_digest and data_digest, the same program (see same_program)
     host_digest: str = ""
+    # build.device_data.device_data_digest of the module: what its device image holds besides the SASS
+    # (constant banks, initialised globals, kernel attributes, shared memory sizes); "" where not made
+    data_digest: str = ""
 
     @property
     def usable(self) -> bool:
         return self.status == OK
 
     @property
-    def same_program(self) -> tuple[str, str] | None:
+    def same_program(self) -> tuple[str, str, str] | None:
         """What two builds share where they run the same program, device and host code alike: their
-        (SASS, host code) digests; None where either is unknown. Two such builds can be timed apart by
-        noise alone. The SASS alone is not enough: a knob only the host code reads (a split count, a
-        grid size) changes the launch and not the SASS."""
-        return (self.code_digest, self.host_digest) if self.usable and self.code_digest and self.host_digest else None
+        (SASS, device data, host code) digests; None where any is unknown. Two such builds can be timed
+        apart by noise alone. The SASS alone is not enough: a knob only the host code reads (a split count,
+        a grid size) changes the launch and not the SASS, and one held in the device image's data (a
+        `__constant__` table's values, a `__shared__` array's size) changes what the same instructions read."""
+        digests = (self.code_digest, self.data_digest, self.host_digest)
+        return digests if self.usable and all(digests) else None
 
     @property
     def lasting(self) -> bool:

@@ -95,7 +95,8 @@ class Evaluator:
         # timed once, as the shipped build
         self._shipped_start = report.knobs.defaults() if report.knobs.shipped_is_start else None
         # (program, shape) -> the candidate that ran it there, whose result its twins are given (BuildResult.same_program)
-        self._ran: dict[tuple[tuple[str, str], Shape], str] = {}
+        self._ran: dict[tuple[tuple[str, str, str], Shape], str] = {}
+        self._saved_builds: dict[str, BuildResult | None] = {}  # the resume state's builds, as _saved_build gives them
 
     def shipped(self, config: Config | None) -> Config | None:
         """The configuration as built: None (the shipped build) for the one whose build it is."""
@@ -134,14 +135,14 @@ class Evaluator:
                 found[key] = self.report.measurements[key]
                 continue
             saved = self.state.measurement(*key)
+            if saved is not None and saved.same_code_as and not self._still_one_program(key[0], saved.same_code_as):
+                saved = None  # given another's result where this nvfp4ctl tells the two builds apart: run itself
             if saved is not None:
                 found[key] = self.report.measurements[key] = saved
-                if key[0] not in self.report.builds and key[0] not in self.report.resumed_builds \
-                        and (build := self.state.build(key[0])) is not None:
-                    self.report.resumed_builds[key[0]] = (build if self.state.digests_current
-                                                          else with_current_digests(build))
-                self._remember_ran(key[0], shape, saved,
-                                   self.report.builds.get(key[0]) or self.report.resumed_builds.get(key[0]))
+                build = self.report.builds.get(key[0]) or self._saved_build(key[0])
+                if key[0] not in self.report.builds and build is not None:
+                    self.report.resumed_builds.setdefault(key[0], build)
+                self._remember_ran(key[0], shape, saved, build)
                 self.on_progress(label, 1)
                 continue
             if shape not in todo.setdefault(key[0], []):
@@ -197,6 +198,24 @@ class Evaluator:
         """`twin`'s result given to `cid`, which builds the same program: timed again it could differ by noise
         alone, and a lead won by noise is what the rematches exist to catch."""
         return self._record(cid, shape, replace(self.report.measurements[(twin, shape)], same_code_as=twin), label)
+
+    def _saved_build(self, cid: str) -> BuildResult | None:
+        """The build the resume state holds for `cid`, with its digests as this nvfp4ctl works them out: an
+        earlier one's (an earlier format, or format 3 before the device data digest) worked out again from
+        its build cache entry."""
+        if cid not in self._saved_builds:
+            build = self.state.build(cid)
+            if build is not None and not (self.state.digests_current and build.data_digest):
+                build = with_current_digests(build)
+            self._saved_builds[cid] = build
+        return self._saved_builds[cid]
+
+    def _still_one_program(self, cid: str, twin: str) -> bool:
+        """Whether a saved result `cid` was given from `twin` still stands: both builds are the same program
+        as BuildResult.same_program tells now (an earlier nvfp4ctl compared the SASS and host code alone)."""
+        builds = [self.report.builds.get(c) or self._saved_build(c) for c in (cid, twin)]
+        programs = [b.same_program if b is not None else None for b in builds]
+        return programs[0] is not None and programs[0] == programs[1]
 
     def _remember_ran(self, cid: str, shape: Shape, result: Measurement, build: BuildResult | None) -> None:
         """A result this run did not make (the resume state's) that ran itself: its program's on this shape."""

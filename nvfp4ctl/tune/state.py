@@ -38,7 +38,8 @@ STATE_FORMAT = 3
 EARLIER_FORMATS = (2, 1)
 # The first format whose builds hold code_digest as compile_pool works it out now (an earlier nvfp4ctl hashed the
 # SASS listing itself, less its identifier lines) and host_digest: an earlier one's are worked out again
-# (compile_pool.with_current_digests), so that a resumed run finds the same twins as a fresh one.
+# (compile_pool.with_current_digests), so that a resumed run finds the same twins as a fresh one; so is a build of
+# this format saved before builds held data_digest (session.Evaluator._saved_build).
 CURRENT_DIGESTS_SINCE = 3
 
 

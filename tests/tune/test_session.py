@@ -601,7 +601,7 @@ def _twin_compile(source: str, arch: str, defines: tuple[str, ...]) -> BuildResu
 
     build = fake_compile(source, arch, defines)
     sass, host = _PROGRAMS[int(build.artifact["values"].get("P", 0))]
-    return replace(build, code_digest=sass, host_digest=host)
+    return replace(build, code_digest=sass, host_digest=host, data_digest="data")
 
 
 def _twin_run(tmp_path: Path, worker: FakeWorker, state: TuneState | None = None,
@@ -692,9 +692,21 @@ def test_a_resumed_run_gives_a_twin_the_result_it_was_given(tmp_path: Path) -> N
     assert sum(bool(m.same_code_as) for m in report.measurements.values()) == 1
 
 
-def _entry_compile(libraries: dict[str, Path]) -> Callable[[str, str, tuple[str, ...]], BuildResult]:
+DEVICE_DATA = "device-data"  # the device data digest an entry's module stands for (_read_device_data)
+
+
+def _read_device_data(module: Path) -> str:
+    """compile_pool.device_data_digest for _entry_compile's entries, whose modules (built with the C compiler)
+    hold no device image: the digest the entry stands for."""
+    held = module.parent / DEVICE_DATA
+    return held.read_text() if held.is_file() else ""
+
+
+def _entry_compile(libraries: dict[str, Path], device_data: Callable[[str], str] = lambda p: "data"
+                   ) -> Callable[[str, str, tuple[str, ...]], BuildResult]:
     """_twin_compile's programs as build cache entries: each a SASS listing (its source's path on an
-    identifier line) and a module, whose digests are worked out from the entry as compile_candidate does."""
+    identifier line), a module, and the device data digest of P's value its module stands for, whose digests
+    are worked out from the entry as compile_candidate does."""
     import hashlib
     import shutil
     from dataclasses import replace
@@ -711,11 +723,31 @@ def _entry_compile(libraries: dict[str, Path]) -> Callable[[str, str, tuple[str,
         entry = cache.entry_dir(Path(source), arch, key)
         entry.mkdir(parents=True, exist_ok=True)
         save_sass(entry, f"\tcode for sm_90a\n\tidentifier = /src/{key[:8]}/fake.cu\n\t\tFunction : k\n\t/*0000*/ {sass} ;\n")
+        (entry / DEVICE_DATA).write_text(device_data(build.artifact["values"].get("P", "0")))
         shutil.copy(libraries[host], entry / f"{module_name(Path(source), arch, key)}.so")
         artifact = kernel_artifact(source, arch, defines, key) | {"values": build.artifact["values"]}
         return with_current_digests(replace(build, artifact=artifact))
 
     return compile_fn
+
+
+def _host_libraries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    """_PROGRAMS' host codes as shared libraries (the cache in tmp_path, entries' device data as _read_device_data)."""
+    import shutil
+    import subprocess
+
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        pytest.skip("needs a C compiler")
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr("nvfp4ctl.tune.compile_pool.device_data_digest", _read_device_data)
+    (tmp_path / "host.c").write_text("int split_of(int k) { return k >= 1024 ? SPLIT : 1; }\n")
+    libraries = {}
+    for host in {host for _, host in _PROGRAMS.values()}:
+        libraries[host] = tmp_path / f"{host}.so"
+        subprocess.run([compiler, "-shared", "-fPIC", f"-DSPLIT={host[-1]}", str(tmp_path / "host.c"), "-o",
+                        str(libraries[host])], check=True)
+    return libraries
 
 
 def test_a_run_resumed_from_an_earlier_format_finds_the_twins_a_fresh_run_finds(tmp_path: Path,
@@ -730,17 +762,7 @@ def test_a_run_resumed_from_an_earlier_format_finds_the_twins_a_fresh_run_finds(
     from nvfp4ctl.build import cache
     from nvfp4ctl.build.resources import saved_sass
 
-    compiler = shutil.which("cc") or shutil.which("gcc")
-    if compiler is None:
-        pytest.skip("needs a C compiler")
-    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
-    (tmp_path / "host.c").write_text("int split_of(int k) { return k >= 1024 ? SPLIT : 1; }\n")
-    libraries = {}
-    for host in {host for _, host in _PROGRAMS.values()}:
-        libraries[host] = tmp_path / f"{host}.so"
-        subprocess.run([compiler, "-shared", "-fPIC", f"-DSPLIT={host[-1]}", str(tmp_path / "host.c"), "-o",
-                        str(libraries[host])], check=True)
-    compile_fn = _entry_compile(libraries)
+    compile_fn = _entry_compile(_host_libraries(tmp_path, monkeypatch))
     _, fresh = _twin_run(tmp_path, _LuckyTwice(), compile_fn=compile_fn)
     [(twin, ran)] = [(cid, m.same_code_as) for (cid, _), m in fresh.measurements.items() if m.same_code_as]
 
@@ -761,3 +783,44 @@ def test_a_run_resumed_from_an_earlier_format_finds_the_twins_a_fresh_run_finds(
     assert state.resumed == 2 and worker.timed == [3, ("pair", 1)]  # the twin not timed again
     assert resumed.measurements[(twin, SHORT_K)] == fresh.measurements[(twin, SHORT_K)]
     assert resumed.measurements[(twin, SHORT_K)].same_code_as == ran
+
+
+def test_a_knob_held_in_the_device_images_data_makes_another_program(tmp_path: Path) -> None:
+    """P=2 builds P=1's SASS and host code, but its device image holds other data (a `__constant__` table's
+    values, a `__shared__` array's size: build.device_data): each is timed, neither given the other's result."""
+    from dataclasses import replace
+
+    def compile_fn(source: str, arch: str, defines: tuple[str, ...]) -> BuildResult:
+        build = _twin_compile(source, arch, defines)
+        return replace(build, data_digest="data-2") if build.artifact["values"].get("P") == "2" else build
+
+    worker = _LuckyTwice()
+    _, report = _twin_run(tmp_path, worker, compile_fn=compile_fn)
+    assert sorted(p for p in worker.timed if isinstance(p, int)) == [0, 1, 2, 3]
+    assert not any(m.same_code_as for m in report.measurements.values())
+
+
+def test_a_resumed_twin_that_only_an_earlier_nvfp4ctl_took_for_one_program_runs_itself(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A format-3 file written before the device data digest: P=1 and P=2 were twins by their SASS and host
+    code, while their device images hold other data. Resumed, the twin's saved result (the other's) is not
+    taken: it is timed."""
+    libraries = _host_libraries(tmp_path, monkeypatch)
+    _twin_run(tmp_path, _LuckyTwice(), compile_fn=_entry_compile(libraries))
+    saved = json.loads((tmp_path / "state.json").read_text())
+    [twin] = [pair.split("|")[0] for pair, m in saved["measurements"].items() if m["same_code_as"]]
+    for build in saved["builds"].values():  # as the earlier nvfp4ctl saved them
+        del build["data_digest"]
+    (tmp_path / "state.json").write_text(json.dumps(saved))
+
+    from nvfp4ctl.build import cache
+
+    for build in saved["builds"].values():  # the entries as they are: their images' data differs
+        artifact = build["artifact"]
+        entry = cache.entry_dir(Path(artifact["source"]), "sm_90a", artifact["key"])
+        (entry / DEVICE_DATA).write_text(f"data-{artifact['values'].get('P', '0')}")
+
+    worker = _LuckyTwice()
+    _, resumed = _twin_run(tmp_path, worker, compile_fn=_entry_compile(libraries, lambda p: f"data-{p}"))
+    assert [p for p in worker.timed if isinstance(p, int)] == [int(twin[-1])]
+    assert resumed.measurements[(twin, SHORT_K)].same_code_as == ""
