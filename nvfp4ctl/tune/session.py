@@ -171,11 +171,15 @@ class Evaluator:
             for future in done:
                 cid, shape = timing.pop(future)
                 found[(cid, shape)] = result = self._record(cid, shape, future.result(), label)
-                for other in waiting.pop((cid, shape), []):
-                    if result.lasting:
+                twins = waiting.pop((cid, shape), [])
+                if result.lasting:
+                    for other in twins:
                         found[(other, shape)] = self._as_twin(other, cid, shape, label)
-                    else:  # a crash or a hang may be the machine's: the twin runs itself
-                        timing[self._time(other, self.report.builds[other], shape, label)] = (other, shape)
+                elif twins:  # a crash or a hang may be the machine's: one twin runs itself, the others wait on it
+                    first, *rest = twins
+                    timing[self._time(first, self.report.builds[first], shape, label)] = (first, shape)
+                    if rest:
+                        waiting[(first, shape)] = rest
         return found | {question: found[key] for question, key in asked}
 
     def _time(self, cid: str, build: BuildResult, shape: Shape, label: str) -> Future[Measurement]:

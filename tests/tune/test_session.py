@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable
 from pathlib import Path
@@ -824,3 +825,51 @@ def test_a_resumed_twin_that_only_an_earlier_nvfp4ctl_took_for_one_program_runs_
     _, resumed = _twin_run(tmp_path, worker, compile_fn=_entry_compile(libraries, lambda p: f"data-{p}"))
     assert [p for p in worker.timed if isinstance(p, int)] == [int(twin[-1])]
     assert resumed.measurements[(twin, SHORT_K)].same_code_as == ""
+
+
+class _CrashOnce(FakeWorker):
+    """The first run of program b (P=1, 2 and 3: one program) crashes, as a machine's hiccup may; every later
+    run is ok. `timed`: each P run alone, then ("pair", P) for each rematch."""
+
+    def __init__(self) -> None:
+        super().__init__(timing=lambda values, case: {}, delay_s=0.3)
+        self.timed: list[object] = []
+        self.crashed = False
+
+    def call(self, job: str, *, label: str, timeout_s: float | None = None, **payload: object) -> object:
+        from nvfp4ctl.errors import KernelCrash
+        from nvfp4ctl.tune.gpu_pool import PAIR_JOB
+
+        def answer(us: float) -> dict:
+            return {"status": OK, "us": us, "err_us": 0.01, "runs": 20}
+
+        time.sleep(self.delay_s)
+        if job == PAIR_JOB:
+            self.timed.append(("pair", int(payload["challenger"]["values"]["P"])))
+            return {"status": OK, "current": answer(10.0), "challenger": answer(10.0)}
+        p = int(payload["artifact"]["values"].get("P", 0))
+        self.timed.append(p)
+        if p and not self.crashed:
+            self.crashed = True
+            raise KernelCrash("illegal memory access")
+        return answer({0: 10.0, 1: 9.5, 2: 9.4, 3: 9.3}[p])
+
+
+def _one_program_b(source: str, arch: str, defines: tuple[str, ...]) -> BuildResult:
+    """P=0 one program, P=1, 2 and 3 another."""
+    from dataclasses import replace
+
+    build = fake_compile(source, arch, defines)
+    p = int(build.artifact["values"].get("P", 0))
+    return replace(build, code_digest="sass-a" if p == 0 else "sass-b", host_digest="host", data_digest="data")
+
+
+def test_twins_waiting_on_a_crashed_result_wait_on_one_rerun(tmp_path: Path) -> None:
+    """The first of P=1, 2, 3 to run crashes: one twin runs again and the other takes its result, where each
+    waiting twin was timed (one program timed twice more, each draw of the noise a lead of its own)."""
+    worker = _CrashOnce()
+    _, report = _twin_run(tmp_path, worker, compile_fn=_one_program_b)
+    assert len([p for p in worker.timed if isinstance(p, int) and p]) == 2  # the crash and one rerun
+    given = [m for (cid, _), m in report.measurements.items() if m.same_code_as]
+    assert len(given) == 1 and given[0].ok
+    assert len(report.search.rematches) <= 1
