@@ -166,11 +166,13 @@ class Evaluator:
                 else:  # a transient build failure is not saved: a resumed tune builds it again
                     found[(cid, shape)] = self._record(cid, shape, Measurement(build.status, message=build.message),
                                                        label, save=build.lasting)
+        ran_here: list[tuple[str, Shape]] = []  # pairs timed in this step, each a program's on its shape
         while timing:
             done, _ = wait(timing, return_when=FIRST_COMPLETED)
             for future in done:
                 cid, shape = timing.pop(future)
                 found[(cid, shape)] = result = self._record(cid, shape, future.result(), label)
+                ran_here.append((cid, shape))
                 twins = waiting.pop((cid, shape), [])
                 if result.lasting:
                     for other in twins:
@@ -180,7 +182,26 @@ class Evaluator:
                     timing[self._time(first, self.report.builds[first], shape, label)] = (first, shape)
                     if rest:
                         waiting[(first, shape)] = rest
+        for cid, shape in ran_here:
+            self._shown_as_first(cid, shape, list(todo), found)
         return found | {question: found[key] for question, key in asked}
+
+    def _shown_as_first(self, ran: str, shape: Shape, order: list[str],
+                        found: dict[tuple[str, Shape], Measurement]) -> None:
+        """Which twin is timed is whichever build landed first; the result is shown, returned and saved as the
+        first twin's in the step's order (they are one program), so the table, --json and the resume state
+        read the same in every run, and the builds still go to the GPUs as they land."""
+        result = self.report.measurements[(ran, shape)]
+        twins = [cid for cid in order if cid != ran and (cid, shape) in found
+                 and found[(cid, shape)].same_code_as == ran]
+        if not result.lasting or not twins or order.index(twins[0]) > order.index(ran):
+            return
+        first = twins[0]
+        self._ran[(self.report.builds[ran].same_program, shape)] = first
+        for cid in [ran, *twins]:
+            shown = replace(result, same_code_as="" if cid == first else first)
+            found[(cid, shape)] = self.report.measurements[(cid, shape)] = shown
+            self.state.record(cid, shape, shown)
 
     def _time(self, cid: str, build: BuildResult, shape: Shape, label: str) -> Future[Measurement]:
         """Checked and timed on the GPUs; the first candidate of its program to run on this shape."""
