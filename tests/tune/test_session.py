@@ -895,3 +895,29 @@ def test_the_first_twin_in_the_sweeps_order_is_shown_as_timed_whichever_built_fi
     assert report.measurements[(ids[2], SHORT_K)] == _given(report.measurements[(ids[1], SHORT_K)], ids[1])
     saved = json.loads((tmp_path / "state.json").read_text())["measurements"]
     assert saved[f"{ids[2]}|128x256x256"]["same_code_as"] == ids[1] and not saved[f"{ids[1]}|128x256x256"]["same_code_as"]
+
+
+def test_a_run_resumed_from_an_earlier_format_with_both_twins_timed_takes_the_first_ones_result(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Format 2 timed each twin itself: P=1 drew 9.5 us and P=2, its twin, 9.4. Resumed, both separate times
+    were kept, and P=2's lucky draw could lead where a fresh run has one result for both: the saved results
+    of one program fold into the first's in the candidates' order (not the fastest)."""
+    compile_fn = _entry_compile(_host_libraries(tmp_path, monkeypatch))
+    _, fresh = _twin_run(tmp_path, _LuckyTwice(), compile_fn=compile_fn)
+    saved = json.loads((tmp_path / "state.json").read_text())
+    ids = {p: fresh.search.start[SHORT_K].with_value("P", p).id for p in (1, 2)}
+    for pair, found in saved["measurements"].items():  # each twin timed itself, as format 2 did
+        if found.pop("same_code_as"):
+            found["us"] = 9.4
+    for build in saved["builds"].values():
+        del build["host_digest"], build["data_digest"]
+    (tmp_path / "old.json").write_text(json.dumps(saved | {"format": 2, "key": "k2", "rematches": {}, "finished": False}))
+
+    worker = _LuckyTwice()
+    state = TuneState(tmp_path / "new.json", "k", earlier=[(tmp_path / "old.json", "k2")])
+    _, resumed = _twin_run(tmp_path, worker, state=state, compile_fn=compile_fn)
+    assert resumed.measurements[(ids[2], SHORT_K)] == _given(resumed.measurements[(ids[1], SHORT_K)], ids[1])
+    assert resumed.measurements[(ids[1], SHORT_K)].us == 9.5
+    assert resumed.search.best == fresh.search.best
+    assert [(r.challenger_id, r.kept) for r in resumed.search.rematches] == \
+        [(r.challenger_id, r.kept) for r in fresh.search.rematches]
