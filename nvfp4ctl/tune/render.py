@@ -229,10 +229,12 @@ def ranked_table(report: TuneReport, shape: Shape, limit: int | None = TOP) -> t
         timed = result.ok
         speed = f"{current.us / result.us:.3f}x" if timed and current and current.ok else ""
         verdict = "ok" if timed else f"rejected: {result.status}" + (f" ({result.message})" if result.message else "")
-        if result.same_code_as:  # not run itself: the table says whose result it shows
+        given = bool(result.same_code_as)  # not run itself: its spread and GPU are the other's run, not its own
+        if given:  # the table says whose result it shows
             verdict += f", {twin_note(report, result, report.search.start[shape])}"
         rows.append([position if timed else "-", entry.label, f"{result.us:.2f}" if timed else "",
-                     f"{result.err_us:.2f}" if timed else "", speed, result.gpu, verdict])
+                     ("-" if given else f"{result.err_us:.2f}") if timed else "", speed,
+                     "-" if given else result.gpu, verdict])
     return columns, rows, len(entries) - len(shown)
 
 

@@ -662,6 +662,8 @@ def test_a_candidate_building_the_same_program_as_one_timed_gets_its_result(tmp_
     verdicts = {row[1]: row[-1] for row in rows}
     assert verdicts[twin] == f"ok, same device code as {ran} (host code too): its result"
     assert verdicts[ran] == "ok" and verdicts["P=3"] == "ok"
+    cells = {row[1]: (row[3], row[5]) for row in rows}  # ± and the GPU: the run's, shown on its own row alone
+    assert cells[twin] == ("-", "-") and cells[ran] == ("0.01", "GPU 0")
     assert [row[1] for row in rows][:2] == [ran, twin]  # the one timed first, the same time
     ranked = {e["candidate"]: e for e in render.to_dict(report)["shapes"][0]["ranked"]}
     assert ranked[twin]["same_code_as"] == ran and ranked[ran]["same_code_as"] is None
