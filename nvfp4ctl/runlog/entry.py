@@ -75,9 +75,10 @@ def time_shown(time: str) -> str:
     """A logged time stamp as `log` and its trend show it: "2025-01-02 03:04:05" for "2025-01-02T03:04:05Z"."""
     return time.replace("T", " ").rstrip("Z")
 
-# How every problem is named ("nvfp4_dual_gemm"): a last cell of that form that names no known problem is
-# the problem of a later nvfp4ctl (its own trend), any other is a note typed after a line with no problem
-_PROBLEM_FORM = re.compile(r"nvfp4_[A-Za-z0-9_]+(?![A-Za-z0-9_-])")
+# How every problem is named: nvfp4ctl's ("nvfp4_dual_gemm"), or one a user defines ("mypkg.problems:MY_GEMM",
+# as --problem and task.yml name it). A last cell of that form that names no known problem is a problem still
+# (a later nvfp4ctl's, or the user's own: its own trend); any other is a note typed after a line with no problem
+_PROBLEM_FORM = re.compile(r"(nvfp4_[A-Za-z0-9_]+|[A-Za-z_][\w.]*:[A-Za-z_]\w*)(?![A-Za-z0-9_-])")
 
 
 @lru_cache(maxsize=1)
