@@ -246,21 +246,24 @@ def log_folder_of(memory: Path) -> Path:
 
 
 def _log_relative(path: Path, log_folder: Path) -> str:
-    resolved = path.resolve()
-    try:
-        return LOG_RELATIVE + str(resolved.relative_to(log_folder.resolve()))
-    except ValueError:
-        return str(resolved)
+    named = _relative(path, log_folder)
+    return str(named) if named.is_absolute() else LOG_RELATIVE + str(named)
 
 
 def _relative_to_root(path: Path, root: Path | None) -> str:
-    resolved = path.resolve()
-    if root is not None:
+    return str(_relative(path, root) if root is not None else Path(os.path.abspath(path)))
+
+
+def _relative(path: Path, folder: Path) -> Path:
+    """`path` inside `folder`, as the user named it where it lies there so (a linked gemm/submission.py is
+    gemm's, not the file it leads to), else as both resolve; else absolute, as named."""
+    named = Path(os.path.abspath(path))
+    for inside, start in ((named, Path(os.path.abspath(folder))), (path.resolve(), folder.resolve())):
         try:
-            return str(resolved.relative_to(root.resolve()))
+            return inside.relative_to(start)
         except ValueError:
             pass
-    return str(resolved)
+    return named
 
 
 def _git(args: list[str], cwd: Path) -> str | None:

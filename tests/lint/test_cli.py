@@ -469,6 +469,25 @@ def test_a_folders_task_yml_that_does_not_parse_is_exit_2_from_above_as_in_its_f
     assert not (project / "gemm" / "MEMORY.md").exists()
 
 
+def test_a_linked_file_is_named_in_the_run_log_as_the_user_named_it(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`lint gemm/submission.py`, a link to ../dual/submission.py, logged the file it leads to
+    (/abs/dual/submission.py) in gemm/MEMORY.md, where the file linted, and judged, is gemm's submission.py."""
+    from nvfp4ctl import runlog
+
+    monkeypatch.delenv("NVFP4CTL_MEMORY")
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(project / "cache"))
+    for folder, problem in (("gemm", "nvfp4_gemm"), ("dual", "nvfp4_dual_gemm")):
+        (project / folder).mkdir()
+        (project / folder / "task.yml").write_text(f"problem: {problem}\n" + TASK_YML)
+    (project / "dual" / "submission.py").write_text(CLEAN)
+    (project / "gemm" / "submission.py").symlink_to("../dual/submission.py")
+    result = runner.invoke(app, ["lint", "gemm/submission.py"])
+    assert result.exit_code == 0, result.output
+    logged = runlog.read(project / "gemm" / "MEMORY.md")[-1]
+    assert runlog.split_target(logged.target)[0] == "./submission.py", logged.target
+
+
 def test_a_named_file_under_its_own_task_yml_logs_beside_it_as_build_does(
         project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """From a folder with no task.yml, `build gemm/submission.py` logged to gemm/MEMORY.md but `lint
