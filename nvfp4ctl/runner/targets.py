@@ -213,7 +213,9 @@ def task_for_submission(task: Any, submission: Path | None, named: str | None = 
     if submission is None or not submission.is_file():
         return task
     named = named or f"--submission {submission}"
-    own = find_task_upwards(submission.resolve().parent)
+    # the task.yml above the file as named, as lint finds it: Python runs a link by its own path (__file__),
+    # so gemm/submission.py -> ../dual/submission.py is gemm's
+    own = find_task_upwards(submission.absolute().parent, links_kept=True)
     if task.source in (FROM_FLAG, FROM_ENV):  # chosen on purpose: it stays, but not in silence where it cannot fit
         if own is not None and (task.path is None or own.resolve() != task.path.resolve()) \
                 and (problem := problem_of(own)) is not None and problem != task.problem:

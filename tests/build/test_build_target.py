@@ -69,6 +69,25 @@ def test_a_submission_elsewhere_is_built_for_its_own_task(tmp_path: Path, ffma: 
     assert _logged().problem == "nvfp4_gemv"
 
 
+def test_a_linked_submission_is_built_for_the_task_yml_where_the_link_lies(tmp_path: Path, ffma: list[str],
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """`build gemv/submission.py`, a link to ../gemm/submission.py, was judged by gemm/task.yml, the folder the link
+    leads to (exit 1, no UTCOMMA.4X), and logged there, where lint judges it by gemv/task.yml and Python runs it as
+    gemv/submission.py: built for the GEMV now, and logged in gemv/MEMORY.md under the name the user gave it."""
+    monkeypatch.delenv("NVFP4CTL_MEMORY", raising=False)
+    _folder(tmp_path / "gemm", "nvfp4_gemm")
+    gemv = _folder(tmp_path / "gemv", "nvfp4_gemv")
+    (gemv / "submission.py").unlink()
+    (gemv / "submission.py").symlink_to("../gemm/submission.py")
+    result, said = _build(tmp_path, monkeypatch, "gemv/submission.py")
+    assert result.exit_code == 0, said
+    assert "build · nvfp4_gemv · target gemv/submission.py (given) · task gemv/task.yml" in said, said
+    assert NONE_NEEDED in said, said
+    logged = runlog.read(gemv / "MEMORY.md")[-1]
+    assert runlog.split_target(logged.target)[0] == "./submission.py", logged.target
+    assert not (tmp_path / "gemm" / "MEMORY.md").exists()
+
+
 def test_a_submission_of_another_problem_than_the_task_in_use_is_refused(tmp_path: Path, ffma: list[str],
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """`cd grp; build ../gemv/submission.py` judged the GEMV by the grouped GEMM's task.yml; check refuses

@@ -277,6 +277,28 @@ def test_a_submission_under_a_task_of_its_own_runs_on_it_or_says_which_to_pass(m
     assert "beside it" not in capsys.readouterr().err
 
 
+def test_a_linked_submission_runs_on_the_task_yml_where_the_link_lies(monkeypatch, tmp_path):
+    """check and bench found the task.yml from the file a link leads to: --submission gemm/submission.py ->
+    ../dual/submission.py ran on dual/task.yml, where lint judged it by gemm/task.yml and Python runs it as
+    gemm/submission.py (its __file__); from gemm/, where gemm/task.yml is in use, it was refused as the dual GEMM."""
+    from nvfp4ctl.task import load_task
+    from nvfp4ctl.workspace import FROM_TARGET, reset
+
+    gemm = _task_folder(tmp_path / "gemm", "nvfp4_gemm")
+    _task_folder(tmp_path / "dual", "nvfp4_dual_gemm")
+    gemm.unlink()
+    gemm.symlink_to("../dual/submission.py")
+    monkeypatch.delenv("NVFP4CTL_TASK", raising=False)
+    monkeypatch.chdir(tmp_path)
+    reset()
+    own = targets.task_for_target(load_task(), Path("gemm/submission.py"), None)
+    assert (own.problem, own.path, own.source) == ("nvfp4_gemm", gemm.parent / "task.yml", FROM_TARGET)
+    monkeypatch.chdir(tmp_path / "gemm")
+    reset()
+    users = load_task()
+    assert targets.task_for_target(users, Path("submission.py"), None) is users
+
+
 def test_with_no_task_of_yours_a_submission_gets_the_task_of_the_problem_it_names(monkeypatch, tmp_path):
     """Where nvfp4ctl's shipped task stands in, a submission that uses the GEMV's C ABI gets the GEMV's shipped
     task and the reason; a plain one keeps the GEMM's, said as a stand-in; a task of the user's is kept, and
