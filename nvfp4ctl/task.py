@@ -31,7 +31,7 @@ from nvfp4ctl.errors import UsageError, os_reason
 from nvfp4ctl.problems import DEFAULT_PROBLEM, get_problem, problem_names, registered_name
 from nvfp4ctl.problems.fields import DEFAULT_TIMEOUT_S, describe_value, yaml_spelling
 from nvfp4ctl.words import seconds_text
-from nvfp4ctl.workspace import FROM_ENV, SHIPPED, locate_task, task_file_name
+from nvfp4ctl.workspace import FROM_ENV, SHIPPED, forget_on_reset, locate_task, task_file_name
 
 # Ours, then GPU MODE's (which may add more: unknown keys are ignored, near misses of these warned).
 # The keys nvfp4ctl reads, and GPU MODE's own that it leaves alone (kernelbot's LeaderboardTask and
@@ -204,12 +204,18 @@ def _read_task(source: Path, named: str) -> Task:
 
 def _warn(warnings: tuple[str, ...]) -> None:
     for warning in warnings:
-        if warning not in _WARNED:  # once per process, however many times a command loads the task
+        if warning not in _WARNED:  # once per command, however many times it loads the task
             _WARNED.add(warning)
             get_console().warn(warning)
 
 
+def _forget_warnings() -> None:
+    _WARNED.clear()
+
+
 _WARNED: set[str] = set()
+# a second command in one process (tests, lint_paths called again) reads the same task.yml and says its typos too
+forget_on_reset(_forget_warnings)
 
 
 class TaskFileError(UsageError):

@@ -347,6 +347,21 @@ def test_a_misspelt_tests_key_is_named_at_its_line_with_a_did_you_mean() -> None
                                  " list like [{m: 128, n: 256, k: 256, l: 1, seed: 1111}, ...])")
 
 
+def test_each_command_in_one_process_says_the_task_ymls_typos(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A task.yml's warnings were said once per process: the second `nvfp4ctl lint` run in one (tests,
+    lint_paths called again) read the same typo'd key and said nothing. workspace.reset() forgets them now."""
+    from cli_streams import separate_streams_runner
+    from nvfp4ctl.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "task.yml").write_text("problem: nvfp4_gemm\ntimout: 5\n" + MINIMAL)
+    (tmp_path / "submission.py").write_text("def custom_kernel(data):\n    a, b, _, _, sfa, sfb, c = data\n    return c\n")
+    for _ in range(2):
+        result = separate_streams_runner().invoke(app, ["lint"])
+        assert result.exit_code == 0, result.output
+        assert "task.yml:2: unknown key 'timout' ignored; did you mean 'timeout'?" in result.stderr, result.stderr
+
+
 def test_a_near_miss_is_warned_before_an_error_that_stops_the_parse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A typo'd key beside another mistake: the error stopped the parse before the warnings were made, so
     the user saw the error alone; a misspelt key the error names already is not warned again."""
@@ -366,7 +381,7 @@ def test_a_near_miss_is_warned_before_an_error_that_stops_the_parse(tmp_path: Pa
                     "task.yml:6: unknown key 'mian' in config ignored (known: main, sources, include_dirs, defines,"
                     " compile_flags); did you mean 'main'?"]
     said.clear()
-    task_module._WARNED.clear()  # once per process: the same typo in a new file is said again here
+    task_module._WARNED.clear()  # once per command: the same typo in a new file is said again here
     (tmp_path / "task.yml").write_text("problem: nvfp4_gemm\ntimout: 5\ntest:\n  - {m: 128, n: 256, k: 256, l: 1, seed: 1}\n")
     with pytest.raises(UsageError) as raised:
         load_task(tmp_path / "task.yml")
