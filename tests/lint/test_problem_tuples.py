@@ -57,6 +57,22 @@ def test_an_unpacking_into_the_tuple_gpu_modes_task_text_describes_says_so() -> 
     (message,) = [message for code, message in _found(six, LintConfig()) if code == "NV007"]
     assert "(no problem's input has 6)" in message and "task text" not in message
 
+def test_an_unpacking_into_the_dual_gemms_described_tuple_says_the_task_text_describes_it() -> None:
+    """GPU MODE's dual GEMM task text describes (a, b1, b2, sfa, sfb1, sfb2, c): unpacking those 7 names was NV006
+    "this looks like another problem's submission (7 names fit the input of nvfp4_gemm and nvfp4_gemv)", which
+    sent a dual GEMM written from its own task's text to the GEMM's task.yml."""
+    seven = "def custom_kernel(data):\n    a, b1, b2, sfa, sfb1, sfb2, c = data\n    return run(a, b1, b2, c)\n"
+    assert _found(seven, DUAL) == [("NV006", (
+        "unpacks 7 names from the nvfp4_dual_gemm input, which has 10 (a, b1, b2, sfa_ref, sfb1_ref, sfb2_ref,"
+        " sfa_permuted, sfb1_permuted, sfb2_permuted, c): that raises ValueError on every call (GPU MODE's task text"
+        " describes 7, (a, b1, b2, sfa, sfb1, sfb2, c), but generate_input returns these 10): unpack the task's 10,"
+        " or gather the rest with a starred name"))]
+    # another count that fits another problem's input still says whose
+    four = "def custom_kernel(data):\n    a, b, c, d = data\n    return run(a, b, c, d)\n"
+    (message,) = [message for code, message in _found(four, DUAL) if code == "NV006"]
+    assert "this looks like a nvfp4_group_gemm submission" in message and "task text" not in message
+
+
 def test_a_gemm_shaped_unpacking_in_a_dual_file_gets_the_dual_positions_or_none() -> None:
     # Positions come from the dual GEMM's own tuple, never the GEMM's (whose 2 and 3 are b2 and sfa_ref
     # here): a GEMM-shaped tuple built from the dual's elements carries theirs into the helper, a slice
@@ -78,8 +94,9 @@ def test_a_gemm_shaped_unpacking_in_a_dual_file_gets_the_dual_positions_or_none(
     assert "sfb is the reference scale sfb1_ref (input index 4): use index 7 (sfb1_permuted)" in found[0][2]
     assert "w is the reference scale sfa_ref (input index 3)" in found[1][2]
     assert found[2][2].startswith("unpacks 7 names from the nvfp4_dual_gemm input, which has 10 (a, b1, b2, ")
-    assert found[2][2].endswith("this looks like another problem's submission (7 names fit the input of nvfp4_gemm"
-                                " and nvfp4_gemv): lint it with that problem's task.yml, nvfp4ctl lint --task PATH FILE")
+    # 7 is the count the dual GEMM's task text describes too: said as that, not as another problem's submission
+    assert found[2][2].endswith("(GPU MODE's task text describes 7, (a, b1, b2, sfa, sfb1, sfb2, c), but generate_input"
+                                " returns these 10): unpack the task's 10, or gather the rest with a starred name")
 
 
 def test_the_problems_own_unpackings_are_fine() -> None:

@@ -711,13 +711,18 @@ def _foreign_unpacks(function: Function, index: ModuleIndex, report: Report) -> 
             others = [name for name in fitting(named) if name != problem()]
             unpacking = (f"unpacks {named} names from the {problem()} input, which has {size} "
                          f"({', '.join(layout.names)}): that raises ValueError")
+            every_call = f"{unpacking} on every call ({_count_source(layout, named)}): unpack the task's {size}," \
+                         " or gather the rest with a starred name"
             if not others:
                 if _reached_on_every_call(node, function, index):
-                    report(target, "NV007", f"{unpacking} on every call ({_count_source(layout, named)}): unpack"
-                                            f" the task's {size}, or gather the rest with a starred name")
+                    report(target, "NV007", every_call)
                 continue
             if _reached_on_every_call(node, function, index):
-                report(target, "NV006", f"{unpacking} on every call; {_looks_like(named, others)}")
+                # the dual GEMM's task text describes 7, as many as the GEMM's input: written from that text, the
+                # file is no GEMM submission
+                described = named == len(layout.described)
+                report(target, "NV006",
+                       every_call if described else f"{unpacking} on every call; {_looks_like(named, others)}")
             else:
                 report(target, "NV403", f"{unpacking}, and lint cannot tell which of them are the reference scales; "
                                         f"{named} names fit the input of {', '.join(others)}")
@@ -725,8 +730,8 @@ def _foreign_unpacks(function: Function, index: ModuleIndex, report: Report) -> 
 
 
 def _count_source(layout: TupleLayout, named: int) -> str:
-    """Where a count no problem's input has comes from: the tuple GPU MODE's task text describes, where it is
-    that one (the grouped GEMM's template unpacks 3), else nowhere."""
+    """Where a count not the task's comes from: the tuple GPU MODE's task text describes, where it is that one
+    (the grouped GEMM's template unpacks 3; the dual GEMM's text describes 7), else no problem's input."""
     if named != len(layout.described):
         return f"no problem's input has {named}"
     return (f"GPU MODE's task text describes {named}, ({', '.join(layout.described)}), but generate_input returns"

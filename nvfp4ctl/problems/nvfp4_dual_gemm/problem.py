@@ -23,6 +23,7 @@ class Nvfp4DualGemm(DenseProblem):
         names=("a", "b1", "b2", "sfa_ref", "sfb1_ref", "sfb2_ref",
                "sfa_permuted", "sfb1_permuted", "sfb2_permuted", "c"),
         reference_scales=(3, 4, 5), permuted_scales=(6, 7, 8), b_operands=(1, 2), output=9,
+        described=("a", "b1", "b2", "sfa", "sfb1", "sfb2", "c"),  # its task.yml's description
     )
     timing = TimingLoop(source="problems/nvidia/eval_better_bench.py")
     detection = Detection(
