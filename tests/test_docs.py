@@ -100,6 +100,28 @@ def test_the_lint_rule_table_lists_every_rule_with_its_severity() -> None:
     assert table == {rule.code: rule.severity.value for rule in RULES}
 
 
+def test_every_key_of_lints_json_is_named_once_where_ci_use_points() -> None:
+    """docs/ci_use.md listed lint's JSON keys, and missed seven (version, source_line, files_with_findings, files,
+    not_submissions, compiler_outputs, nothing_to_lint): the keys are listed once, in docs/commands.md, and the CI
+    guide points there."""
+    from nvfp4ctl.lint.diagnostic import Diagnostic, LintReport, Severity
+    from nvfp4ctl.lint.render import json as json_render
+
+    finding = Diagnostic(Path("submission.py"), 1, 1, "NV101", Severity.ERROR, "stream", "s = 1")
+    report = LintReport(diagnostics=(finding,), files=(Path("submission.py"),), unknown_waivers=((Path("k.cu"), 2, "NV0"),))
+    document = json_render.payload(report)
+
+    def keys(value: object) -> set[str]:
+        if isinstance(value, dict):
+            return set(value) | {key for item in value.values() for key in keys(item)}
+        return {key for item in value for key in keys(item)} if isinstance(value, list) else set()
+
+    section = _section(COMMANDS_MD, "### `lint --format json`")
+    assert {key for key in keys(document) if f"`{key}`" not in section} == set()
+    ci_use = (ROOT / "docs" / "ci_use.md").read_text(encoding="utf-8")
+    assert "(commands.md#lint---format-json)" in ci_use and "`source_line`" not in ci_use
+
+
 def test_the_docs_say_select_keeps_the_stream_rule() -> None:
     """`lint --select NV8` still reports NV101 (the leaderboard rejects the file whatever is selected) and
     NV004 (a file lint cannot read); the docs said only that NV101 cannot be waived or ignored."""
