@@ -122,6 +122,14 @@ def test_every_key_of_lints_json_is_named_once_where_ci_use_points() -> None:
     assert "(commands.md#lint---format-json)" in ci_use and "`source_line`" not in ci_use
 
 
+def test_export_and_the_host_proof_say_a_kernels_common_that_is_no_override_is_searched() -> None:
+    """build.sources.header_search looks in a kernels/common/ of yours that is no override after nvfp4ctl's, for
+    export's inlining and dump's host proof too; their sections named kernels/common alone."""
+    for heading, start in (("## `nvfp4ctl export`", "local headers inlined"), ("## `nvfp4ctl dump`", "host program")):
+        said = " ".join(_section(COMMANDS_MD, heading).split())
+        assert "a kernels/common/ of yours that is no override" in said[said.index(start):], heading
+
+
 def test_the_docs_say_select_keeps_the_stream_rule() -> None:
     """`lint --select NV8` still reports NV101 (the leaderboard rejects the file whatever is selected) and
     NV004 (a file lint cannot read); the docs said only that NV101 cannot be waived or ignored."""
