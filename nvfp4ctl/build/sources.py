@@ -77,7 +77,8 @@ def shadowed_headers(kernel: Path) -> list[Path]:
     beside_ours = headers_beside_ours(kernel)
     if beside_ours is None:
         return []
-    ours, search = common_dir(kernel), header_search(kernel)
+    ours = common_dir(kernel)
+    search = (ours, beside_ours)  # header_search(kernel), made from the parts at hand
     shadowed: dict[Path, None] = {}
     for current, code in _texts(kernel).items():
         for include in quoted_includes(code):
