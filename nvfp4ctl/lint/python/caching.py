@@ -922,14 +922,8 @@ def _held(node: ast.AST, function: Function, index: ModuleIndex) -> str | None:
 
 def _following(node: ast.stmt, index: ModuleIndex) -> list[ast.stmt]:
     """The statements after node in the block that holds it."""
-    parent = index.parents.get(node)
-    for field_name in ("body", "orelse", "finalbody"):
-        block = getattr(parent, field_name, None)
-        if isinstance(block, list):
-            for at, statement in enumerate(block):
-                if statement is node:
-                    return block[at + 1:]
-    return []
+    block = index.block_of(node)
+    return [] if block is None else block[block.index(node) + 1:]
 
 
 def _output_base(node: ast.AST) -> ast.AST:

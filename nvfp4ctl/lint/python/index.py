@@ -344,7 +344,7 @@ class ModuleIndex:
         if not (isinstance(statement, ast.Assign) and statement.targets == stores
                 and isinstance(statement.value, ast.List) and not statement.value.elts):
             return None
-        block = _block_of(statement, self.parents.get(statement))
+        block = self.block_of(statement)
         appends: list[ast.Expr] = []
         for use in uses:
             holder = self.parents.get(use)
@@ -362,6 +362,15 @@ class ModuleIndex:
             appends.append(statement_of_call)
         appends.sort(key=block.index)  # type: ignore[arg-type]
         return [a.value.args[0] for a in appends]  # type: ignore[attr-defined,misc]
+
+    def block_of(self, statement: ast.stmt) -> list[ast.stmt] | None:
+        """The statement list (a body, an else, a finally) that holds the statement."""
+        parent = self.parents.get(statement)
+        for field_name in ("body", "orelse", "finalbody"):
+            block = getattr(parent, field_name, None)
+            if isinstance(block, list) and any(s is statement for s in block):
+                return block
+        return None
 
     def resolve(self, node: ast.AST) -> str | None:
         """Dotted name with its first part replaced by what it was imported as."""
@@ -628,15 +637,6 @@ def _flatten_module_statement(node: ast.stmt) -> list[ast.stmt]:
         children = [*node.body, *node.orelse, *node.finalbody, *(s for h in node.handlers for s in h.body)]
         return [s for child in children for s in _flatten_module_statement(child)]
     return [node]
-
-
-def _block_of(statement: ast.stmt, parent: ast.AST | None) -> list[ast.stmt] | None:
-    """The statement list (a body, an else, a finally) that holds the statement."""
-    for field in ("body", "orelse", "finalbody"):
-        block = getattr(parent, field, None)
-        if isinstance(block, list) and any(s is statement for s in block):
-            return block
-    return None
 
 
 def _target_names(target: ast.AST) -> list[str]:
