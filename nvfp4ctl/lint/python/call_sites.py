@@ -11,7 +11,8 @@ import ast
 from collections import deque
 from collections.abc import Iterator
 
-from nvfp4ctl.lint.python.index import Function, ModuleIndex, element_of, passed_arguments, position, view_of
+from nvfp4ctl.lint.python.index import (Function, ModuleIndex, element_of, keyword_parameters, passed_arguments,
+                                       position, view_of)
 
 Argument = ast.expr | ast.keyword  # a **mapping's items come in through its keyword, `**kw`
 
@@ -104,8 +105,7 @@ def keyword_items(function: Function, index: ModuleIndex) -> list[tuple[str, ast
     keyword naming none of its parameters (`_launch(a, sf=sfa_ref)`), or such an item of a **mapping lint
     sees whole (`kw = dict(sf=sfa_ref); _launch(a, **kw)`). None where a call hands it a mapping lint cannot
     see into, which may hold anything."""
-    args = function.node.args
-    named = {a.arg for a in [*args.args, *args.kwonlyargs]}
+    named = keyword_parameters(function.node)
     items: list[tuple[str, ast.expr, Function]] = []
     for caller, call in calls_to(function, index):
         for keyword in call.keywords:

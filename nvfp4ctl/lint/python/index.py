@@ -54,6 +54,13 @@ def parameter_names(function: FunctionNode | ast.Lambda) -> set[str]:
     return {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a is not None}
 
 
+def keyword_parameters(function: FunctionNode) -> set[str]:
+    """The parameters a call can give by keyword: positional-or-keyword and keyword-only (a keyword naming none
+    of them goes to **kwargs, or is a TypeError)."""
+    args = function.args
+    return {a.arg for a in [*args.args, *args.kwonlyargs]}
+
+
 def parameter_defaults(function: FunctionNode | ast.Lambda) -> dict[str, ast.expr]:
     """name -> default value for each parameter that has one, positional and keyword-only."""
     args = function.args

@@ -15,8 +15,8 @@ from nvfp4ctl.lint.python.caching import keeps_computed_data, keyed_data_words
 from nvfp4ctl.lint.python.constants import constant, integer
 from nvfp4ctl.lint.python.facts import current, fitting, problem
 from nvfp4ctl.lint.python.index import (
-    ENTRY, TUPLE, Function, ModuleIndex, call_name, dotted, element_of, elements_of, loop_values, parameter_names,
-    position, slice_elements, view_of, views_of)
+    ENTRY, TUPLE, Function, ModuleIndex, call_name, dotted, element_of, elements_of, keyword_parameters, loop_values,
+    parameter_names, position, slice_elements, view_of, views_of)
 from nvfp4ctl.lint.python.inline_bodies import ignores_argument
 from nvfp4ctl.lint.python.whole_file import _is_kernel, guarded_by_debug
 from nvfp4ctl.lint.shapes import describe, pinned_shape
@@ -607,7 +607,7 @@ def _lost_in_a_helper(key: object, mapping: str, scope: ast.AST, index: ModuleIn
             helper = index.functions.get(call.func.id) if isinstance(call, ast.Call) \
                 and isinstance(call.func, ast.Name) else None
             if helper is not None and helper.args.kwarg is None \
-                    and key not in {a.arg for a in [*helper.args.args, *helper.args.kwonlyargs]}:
+                    and key not in keyword_parameters(helper):
                 return True
     return False
 
