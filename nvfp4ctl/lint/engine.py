@@ -18,7 +18,7 @@ from nvfp4ctl.lint.source import SourceFile, discover, read_source
 from nvfp4ctl.lint.submission import HEADER_REASON, NAME_REASON, is_submission, names_its_problem
 from nvfp4ctl.lint.waivers import is_waived, line_waivers, unknown_waivers
 from nvfp4ctl.not_text import not_text_message
-from nvfp4ctl.workspace import forget_on_reset
+from nvfp4ctl.workspace import find_task_upwards, forget_on_reset
 
 
 FOLDER_REASON = "the task.yml above it"
@@ -55,8 +55,6 @@ def _folder_task(folder: Path, task_file: Path | None) -> Path | None:
     lies, not where it leads) where that is not the task in use (a GPU MODE folder linted from another one,
     `lint gemm dual` from the repo root), resolved; None where there is none. One that cannot be read or parsed
     is the UsageError `lint` in its folder gives (_parsed_task)."""
-    from nvfp4ctl.workspace import find_task_upwards
-
     found = find_task_upwards(folder, links_kept=True)
     own = found.resolve() if found is not None else None
     if own is None or own == task_file:
