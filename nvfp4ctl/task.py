@@ -237,14 +237,8 @@ def load_shipped_task(path: Path) -> Task:
 def problem_of(path: Path) -> str | None:
     """The problem a task.yml other than the one in use names; None where it cannot be read or parsed
     (a broken task.yml elsewhere is not this run's business: the task in use decides then)."""
-    task = other_task(path)
-    return task.problem if task is not None else None
-
-
-def other_task(path: Path) -> Task | None:
-    """A task.yml other than the one in use, parsed; None where it cannot be read or parsed (problem_of)."""
     try:
-        return parse_task(path.read_text(encoding="utf-8"), path)
+        return parse_task(path.read_text(encoding="utf-8"), path).problem
     except (OSError, UnicodeDecodeError, UsageError):
         return None
 
