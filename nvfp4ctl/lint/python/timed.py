@@ -728,7 +728,6 @@ def _foreign_unpacks(function: Function, index: ModuleIndex, report: Report) -> 
                                         f"{named} names fit the input of {', '.join(others)}")
 
 
-
 def _count_source(layout: TupleLayout, named: int) -> str:
     """Where a count not the task's comes from: the tuple GPU MODE's task text describes, where it is that one
     (the grouped GEMM's template unpacks 3; the dual GEMM's text describes 7), else no problem's input."""
@@ -736,6 +735,7 @@ def _count_source(layout: TupleLayout, named: int) -> str:
         return f"no problem's input has {named}"
     return (f"GPU MODE's task text describes {named}, ({', '.join(layout.described)}), but generate_input returns"
             f" these {len(layout.names)}")
+
 
 def _length_tested(statement: ast.stmt, function: Function, index: ModuleIndex, named: int) -> bool:
     """Does an `if` around the statement let it run only when the input has `named` elements (`if len(data)
