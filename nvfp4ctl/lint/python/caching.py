@@ -143,14 +143,21 @@ def _is_entry(function: Function) -> bool:
         function.cls is not None and function.node.name == "__call__")
 
 
-def _from_input(node: ast.AST, function: Function, index: ModuleIndex, depth: int = 0) -> bool:
-    """Is an expression computed from the input tensors' data (not just their shapes or addresses)?"""
+def _metadata_nodes(node: ast.AST) -> set[int]:
+    """The ids of the nodes of an expression that read only a tensor's metadata (shape, address, a lookup
+    by key, an allocation of its size), not its data."""
     metadata: set[int] = set()
     for inner in ast.walk(node):
         if isinstance(inner, ast.Attribute) and inner.attr in METADATA_ATTRS:
             metadata.update(id(x) for x in ast.walk(inner.value))
         elif isinstance(inner, ast.Call) and (call_name(inner) in ALLOCATIONS | LOOKUP_METHODS | {"len", "id"}):
             metadata.update(id(x) for x in ast.walk(inner))
+    return metadata
+
+
+def _from_input(node: ast.AST, function: Function, index: ModuleIndex, depth: int = 0) -> bool:
+    """Is an expression computed from the input tensors' data (not just their shapes or addresses)?"""
+    metadata = _metadata_nodes(node)
     for inner in ast.walk(node):
         if isinstance(inner, ast.Name) and id(inner) not in metadata:
             if element_of(function, inner) is not None:
@@ -171,12 +178,7 @@ def _reads_only_scales(value: ast.AST, function: Function, index: ModuleIndex) -
 def _inputs_read(node: ast.AST, function: Function, index: ModuleIndex, depth: int = 0) -> set[int]:
     """The tuple elements whose data an expression reads, as _from_input follows them (the whole input
     counts as every element)."""
-    metadata: set[int] = set()
-    for inner in ast.walk(node):
-        if isinstance(inner, ast.Attribute) and inner.attr in METADATA_ATTRS:
-            metadata.update(id(x) for x in ast.walk(inner.value))
-        elif isinstance(inner, ast.Call) and (call_name(inner) in ALLOCATIONS | LOOKUP_METHODS | {"len", "id"}):
-            metadata.update(id(x) for x in ast.walk(inner))
+    metadata = _metadata_nodes(node)
     read: set[int] = set()
     for inner in ast.walk(node):
         if isinstance(inner, ast.Name) and id(inner) not in metadata:
