@@ -59,7 +59,8 @@ def _reference_scales(rule: Rule, layout: TupleLayout) -> dict[str, str]:
     return {
         "why": f"The timed path must use {permuted} ({_indices(layout.permuted_scales)}), not the reference "
                f"scales ({reference}); an extension given a reference scale without its permuted one can only read the "
-               "reference one. Unpacking them into an unused name is fine.",
+               "reference one, and a load_inline function whose C++ in the file takes the data of the parameter a"
+               " reference scale lands in reads it. Unpacking them into an unused name is fine.",
         "bad": f"{_unpacking(layout, layout.reference_scales)}\n{launch}",
         "good": f"{_unpacking(layout, layout.permuted_scales)}\n{launch}",
     }

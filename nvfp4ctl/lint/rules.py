@@ -150,7 +150,8 @@ RULES: tuple[Rule, ...] = (
     Rule("NV401", "reference-scales", ERROR,
          "The timed path must use sfa_permuted/sfb_permuted (tuple indices 4, 5), not the reference "
          "scales (2, 3); an extension given a reference scale without its permuted one can only read the "
-         "reference one. Unpacking them into an unused name is fine.",
+         "reference one, and a load_inline function whose C++ in the file takes the data of the parameter a"
+         " reference scale lands in reads it. Unpacking them into an unused name is fine.",
          "a, b, sfa, sfb, _, _, c = data\nlaunch(a, b, sfa.data_ptr(), sfb.data_ptr(), c)",
          "a, b, _, _, sfa, sfb, c = data\nlaunch(a, b, sfa.data_ptr(), sfb.data_ptr(), c)"),
     Rule("NV402", "to-blocked", ERROR,
@@ -162,7 +163,8 @@ RULES: tuple[Rule, ...] = (
          " a call may not reach: in a branch or a helper, not under `if len(data) == N:`, where the task's tuple"
          " never gets; one every call reaches is NV006), or a name of "
          "unknown origin reads like them: fine only if they are never read. A load_inline function whose C++ in"
-         " the file never names the parameter they land in is not reported.",
+         " the file never names the parameter they land in is not reported; one that takes its data"
+         " (`.data_ptr()` on it) is NV401.",
          "_mod.gemm(a, b, sfa_ref, sfb_ref, sfa, sfb, c)", "_mod.gemm(a, b, sfa, sfb, c)"),
     Rule("NV501", "copy-transpose-b", WARNING,
          "B is already (N, K) K-major for C = A @ B^T; a transposed copy costs more than the GEMM.",

@@ -1,9 +1,12 @@
 """NV403 where the reference scales go to a load_inline function whose C++ is in the file: quiet where
-its definition never names the parameter they land in, reported where it does."""
+its definition never names the parameter they land in, reported where it does; NV401 where it reads the
+parameter's data, naming the C++ line."""
 
 from __future__ import annotations
 
 import textwrap
+
+import pytest
 
 from nvfp4ctl.lint.engine import lint_text
 
@@ -34,9 +37,62 @@ def test_reference_scales_the_visible_cpp_never_reads_are_not_reported() -> None
     assert _nv403(SUBMISSION) == []
 
 
-def test_a_reference_scale_the_visible_cpp_reads_is_reported() -> None:
-    reads_one = SUBMISSION.replace("sfa.data_ptr(), sfb.data_ptr()", "sfa_ref.data_ptr(), sfb.data_ptr()")
-    assert _nv403(reads_one) == [(15, 27)]
+def _findings(source: str) -> list[tuple[str, int, int, str]]:
+    return [(d.code, d.line, d.col, d.message) for d in lint_text(textwrap.dedent(source))
+            if d.code in ("NV401", "NV403")]
+
+
+KERNEL_LAUNCH = "kernel<<<1, 128>>>(a.data_ptr(), b.data_ptr(), sfa.data_ptr(), sfb.data_ptr(), c.data_ptr());"
+
+
+@pytest.mark.parametrize("read", ["sfa_ref.data_ptr()", "sfa_ref.data_ptr<uint8_t>()", "sfa_ref.const_data_ptr()",
+                                  "sfa_ref.mutable_data_ptr()", "sfa_ref.data<uint8_t>()",
+                                  "sfa_ref . data_ptr < at::Float8_e4m3fn > ()", "sfa_ref.accessor<uint8_t, 3>()",
+                                  "sfa_ref.packed_accessor32<uint8_t, 3, torch::RestrictPtrTraits>()"])
+def test_a_reference_scale_whose_data_the_visible_cpp_reads_is_nv401_naming_the_line(read: str) -> None:
+    reads_one = SUBMISSION.replace("sfa.data_ptr(), sfb.data_ptr()", f"{read}, sfb.data_ptr()")
+    launch = KERNEL_LAUNCH.replace("sfa.data_ptr()", read)
+    assert _findings(reads_one) == [
+        ("NV401", 15, 27, "sfa_ref (the reference scale sfa_ref) is passed to mod.gemm, whose C++ reads its data as "
+                          f"sfa_ref at line 8 ({launch}): the timed path reads the reference scale; the kernel must "
+                          "read index 4 (sfa_permuted)")]
+
+
+def test_the_read_is_found_by_the_definitions_names_whatever_the_declaration_calls_them() -> None:
+    unnamed = SUBMISSION.replace("torch::Tensor sfa_ref, torch::Tensor sfb_ref, torch::Tensor sfa, torch::Tensor sfb, "
+                                 "torch::Tensor c);", "torch::Tensor, torch::Tensor, torch::Tensor, torch::Tensor, "
+                                 "torch::Tensor);")
+    reads_one = unnamed.replace("sfa.data_ptr(), sfb.data_ptr()", "sfa_ref.data_ptr(), sfb.data_ptr()")
+    assert unnamed != SUBMISSION
+    assert [(code, line, col) for code, line, col, _ in _findings(reads_one)] == [("NV401", 15, 27)]
+
+
+def test_sources_whose_lines_are_not_the_files_quote_the_cpp_line_without_a_number() -> None:
+    joined = SUBMISSION.replace('CUDA = r"""', 'CUDA = "" + r"""').replace(
+        "sfa.data_ptr(), sfb.data_ptr()", "sfa_ref.data_ptr(), sfb.data_ptr()")
+    (finding,) = _findings(joined)
+    assert finding[0] == "NV401"
+    assert "whose C++ reads its data as sfa_ref (kernel<<<1, 128>>>(a.data_ptr(), b.data_ptr(), " \
+           "sfa_ref.data_ptr(), " in finding[3]
+
+
+@pytest.mark.parametrize("use", [
+    "TORCH_CHECK(sfa_ref.size(0) == a.size(0));",
+    "const int64_t groups = sfa_ref.numel();",
+    'TORCH_CHECK(sfa_ref.dtype() == torch::kFloat8_e4m3fn, "sfa_ref dtype");',
+    "TORCH_CHECK(sfa_ref.data_ptr() != nullptr);",
+    "auto shape = sfa_ref.sizes(); (void)shape;",
+])
+def test_a_reference_scale_the_visible_cpp_names_without_reading_its_data_stays_nv403(use: str) -> None:
+    named = SUBMISSION.replace("        return c;", f"        {use}\n        return c;")
+    assert named != SUBMISSION
+    assert [(code, line, col) for code, line, col, _ in _findings(named)] == [("NV403", 16, 27)]
+
+
+def test_a_body_pointing_the_name_at_another_tensor_before_the_read_stays_nv403() -> None:
+    repointed = SUBMISSION.replace("        kernel<<<", "        sfa_ref = sfa;\n        kernel<<<").replace(
+        "sfa.data_ptr(), sfb.data_ptr()", "sfa_ref.data_ptr(), sfb.data_ptr()")
+    assert [(code, line, col) for code, line, col, _ in _findings(repointed)] == [("NV403", 16, 27)]
 
 
 def test_sources_lint_cannot_read_leave_both_reported() -> None:
@@ -47,3 +103,9 @@ def test_sources_lint_cannot_read_leave_both_reported() -> None:
 def test_an_overloaded_function_leaves_both_reported() -> None:
     overloaded = SUBMISSION.replace('    """\n    mod', '    torch::Tensor gemm(torch::Tensor a) { return a; }\n    """\n    mod')
     assert _nv403(overloaded) == [(16, 27), (16, 36)]  # one line more above the call
+
+
+def test_a_read_written_only_in_a_comment_leaves_the_scale_unread() -> None:
+    commented = SUBMISSION.replace("        return c;", "        // sfa_ref.data_ptr() is the reference\n        return c;")
+    assert commented != SUBMISSION
+    assert _findings(commented) == []

@@ -1,16 +1,20 @@
-"""Which parameters of a function that a load_inline call of the file builds its own C++ never names.
+"""Which parameters of a function that a load_inline call of the file builds its own C++ never names,
+and which it reads the data of.
 
 `mod.gemm(a, b, sfa_ref, sfb_ref, sfa_permuted, sfb_permuted, c)` hands the reference scales to code
 lint can read where the call's cpp_sources and cuda_sources fold to text: a parameter the body of
-gemm's one definition never names is a value the kernel cannot read. Anything less certain (sources
-built at run time, overloads, a starred argument before it, a macro naming the parameter outside the
-body) leaves the parameter read.
+gemm's one definition never names is a value the kernel cannot read, and one whose data the body takes
+(`sfa_ref.data_ptr()`, handed to cuBLASLt as the A scale pointer) is a value it reads. Anything less
+certain (sources built at run time, overloads, a starred argument before it, a macro naming the
+parameter outside the body) leaves the parameter possibly read; the body assigning to it, or taking
+its data only inside a check (`TORCH_CHECK(sfa_ref.data_ptr() != nullptr)`), is no certain read.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass
 
 from nvfp4ctl.cpp_lexer import blank
 from nvfp4ctl.lint.cpp.brackets import BracketPairs
@@ -20,26 +24,92 @@ from nvfp4ctl.lint.python.strings import bound_values, folded_string
 _SOURCE_KEYWORDS = {"cpp_sources": 1, "cuda_sources": 2}  # keyword -> position in load_inline(name, cpp, cuda, ...)
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _DECLARED_NAME = re.compile(r"(::)?\s*([A-Za-z_]\w*)\s*(?:\[[^\]]*\])?$")
+# the ways a torch::Tensor hands out its memory: data_ptr()/data_ptr<T>(), const_/mutable_data_ptr, the
+# older data<T>() and the accessors
+_DATA_READ = r"\s*(?:\.|->)\s*(?:(?:const_|mutable_)?data_ptr\s*(?:<[^();{}]*>)?|" \
+             r"(?:data|accessor|packed_accessor32|packed_accessor64)\s*<[^();{}]*>)\s*\("
+# checks whose arguments only test the tensor: its address there is compared, not read
+_CHECKS = re.compile(r"\b(?:TORCH_CHECK\w*|TORCH_INTERNAL_ASSERT\w*|AT_ASSERT\w*|static_assert|assert)\s*\(")
+
+
+@dataclass(frozen=True)
+class CppRead:
+    """Where the C++ of an extension function reads the data of the parameter an argument lands in."""
+
+    parameter: str
+    text: str  # the line as written, blanks collapsed
+    line: int | None  # its line in the Python file, None where the sources do not map back
+
+
+@dataclass(frozen=True)
+class _Definition:
+    parameters: list[str | None]
+    body: str  # code only: comments and literals blanked
+    body_start: int  # offset of the body in the sources' text
+    elsewhere: str  # the directives of the rest of the code
+    sources: _Sources
+
+
+@dataclass(frozen=True)
+class _Sources:
+    text: str
+    literals: tuple[tuple[int, ast.Constant | None], ...]  # (offset in text, the literal that part is, if one)
+
+    def line_of(self, offset: int) -> int | None:
+        """The file line of an offset of text, where its part is one literal whose lines are the file's."""
+        start, literal = max((part for part in self.literals if part[0] <= offset), key=lambda part: part[0])
+        if literal is None or not isinstance(literal.value, str) or literal.end_lineno is None \
+                or literal.end_lineno - literal.lineno != literal.value.count("\n"):
+            return None  # an escaped newline: the value's lines are not the file's
+        return literal.lineno + literal.value.count("\n", 0, offset - start)
 
 
 def ignores_argument(call: ast.Call, node: ast.AST, index: ModuleIndex) -> bool:
     """Is node (or the argument of call holding it) given to a parameter that the visible C++ of the
     called extension function never names?"""
+    landed = _landing(call, node, index)
+    if landed is None:
+        return False
+    definition, name = landed
+    word = re.compile(rf"\b{re.escape(name)}\b")
+    return not word.search(definition.body) and not word.search(definition.elsewhere)
+
+
+def reads_argument(call: ast.Call, node: ast.AST, index: ModuleIndex) -> CppRead | None:
+    """Where the visible C++ of the called extension function takes the data of the parameter node (or the
+    argument of call holding it) lands in, or None where it does not for certain."""
+    landed = _landing(call, node, index)
+    if landed is None:
+        return None
+    definition, name = landed
+    body, word = definition.body, re.escape(name)
+    if re.search(rf"\b{word}\b", definition.elsewhere) or re.search(rf"\b{word}\s*=(?!=)", body):
+        return None  # a macro may stand for it, or the body points the name at another tensor
+    parens = BracketPairs(body)
+    checked = [(m.end() - 1, parens.closing(m.end() - 1)) for m in _CHECKS.finditer(body)]
+    for match in re.finditer(rf"\b{word}{_DATA_READ}", body):
+        if any(opening < match.start() < closing for opening, closing in checked):
+            continue
+        at = definition.body_start + match.start()
+        text = definition.sources.text
+        line_end = text.find("\n", at)
+        written = text[text.rfind("\n", 0, at) + 1 : line_end if line_end >= 0 else len(text)]
+        return CppRead(name, " ".join(written.split()), definition.sources.line_of(at))
+    return None
+
+
+def _landing(call: ast.Call, node: ast.AST, index: ModuleIndex) -> tuple[_Definition, str] | None:
+    """The definition of the called function and the name of the parameter node's argument lands in."""
     argument = _argument_holding(call, node, index)
     if argument is None or argument not in call.args:
-        return False  # a keyword: load_inline's bindings take positions only
+        return None  # a keyword: load_inline's bindings take positions only
     at = call.args.index(argument)
     if any(isinstance(earlier, ast.Starred) for earlier in call.args[: at + 1]):
-        return False
+        return None
     definition = _definition(call, index)
-    if definition is None:
-        return False
-    parameters, body, elsewhere = definition
-    if at >= len(parameters) or parameters[at] is None:
-        return False
-    name = parameters[at]
-    word = re.compile(rf"\b{re.escape(name)}\b")
-    return not word.search(body) and not word.search(elsewhere)
+    if definition is None or at >= len(definition.parameters) or definition.parameters[at] is None:
+        return None
+    return definition, definition.parameters[at]  # type: ignore[return-value]
 
 
 def _argument_holding(call: ast.Call, node: ast.AST, index: ModuleIndex) -> ast.AST | None:
@@ -52,9 +122,9 @@ def _argument_holding(call: ast.Call, node: ast.AST, index: ModuleIndex) -> ast.
     return None
 
 
-def _definition(call: ast.Call, index: ModuleIndex) -> tuple[list[str | None], str, str] | None:
-    """(parameter names, body, the directives of the rest of the code) of the one C++ definition of the
-    called function in the sources of the load_inline call that built its module, or None."""
+def _definition(call: ast.Call, index: ModuleIndex) -> _Definition | None:
+    """The one C++ definition of the called function in the sources of the load_inline call that built
+    its module, or None."""
     func = call.func
     if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
         return None
@@ -69,13 +139,13 @@ def _definition(call: ast.Call, index: ModuleIndex) -> tuple[list[str | None], s
     return index.memo[key]  # type: ignore[return-value]
 
 
-def _find_definition(load: ast.Call, function: str, index: ModuleIndex) -> tuple[list[str | None], str, str] | None:
-    text = _sources(load, index)
-    if text is None:
+def _find_definition(load: ast.Call, function: str, index: ModuleIndex) -> _Definition | None:
+    sources = _sources(load, index)
+    if sources is None:
         return None
-    code = blank(text).code
+    code = blank(sources.text).code
     parens, braces = BracketPairs(code), BracketPairs(code, "{", "}")
-    found: list[tuple[list[str | None], str, str]] = []
+    found: list[_Definition] = []
     for match in re.finditer(rf"\b{re.escape(function)}\s*\(", code):
         before = code[: match.start()].rstrip()
         if not before or before.endswith(("->", ".", "::")) or not (before[-1].isalnum() or before[-1] in "_>&*"):
@@ -88,13 +158,16 @@ def _find_definition(load: ast.Call, function: str, index: ModuleIndex) -> tuple
         brace = len(code) - len(after)
         end = braces.closing(brace)
         directives = "\n".join(line for line in (code[:brace] + code[end:]).splitlines() if line.lstrip().startswith("#"))
-        found.append((_parameters(code[opening + 1 : closing]), code[brace + 1 : end], directives))
+        found.append(_Definition(_parameters(code[opening + 1 : closing]), code[brace + 1 : end], brace + 1,
+                                 directives, sources))
     return found[0] if len(found) == 1 else None
 
 
-def _sources(load: ast.Call, index: ModuleIndex) -> str | None:
+def _sources(load: ast.Call, index: ModuleIndex) -> _Sources | None:
     """The text of cpp_sources and cuda_sources (a str or a list of them), or None where any is unknown."""
     texts: list[str] = []
+    literals: list[tuple[int, ast.Constant | None]] = []
+    length = 0
     for keyword, position in _SOURCE_KEYWORDS.items():
         value = next((k.value for k in load.keywords if k.arg == keyword),
                      load.args[position] if len(load.args) > position else None)
@@ -105,8 +178,19 @@ def _sources(load: ast.Call, index: ModuleIndex) -> str | None:
             folded = folded_string(part, index)
             if folded is None:
                 return None
+            literals.append((length, _literal(part, index)))
+            literals.append((length + len(folded), None))  # the newline joining it to the next
+            length += len(folded) + 1
             texts.append(folded)
-    return "\n".join(texts) if texts else None
+    return _Sources("\n".join(texts), tuple(literals)) if texts else None
+
+
+def _literal(part: ast.AST, index: ModuleIndex) -> ast.Constant | None:
+    """The one string literal a source part is, written there or bound once to its name (CUDA = r\"\"\"...\"\"\")."""
+    if isinstance(part, ast.Name):
+        values = bound_values(part, index)
+        part = values[0] if len(values) == 1 and values[0] is not None else part
+    return part if isinstance(part, ast.Constant) else None
 
 
 def _parameters(declarator: str) -> list[str | None]:

@@ -17,7 +17,7 @@ from nvfp4ctl.lint.python.facts import current, fitting, problem
 from nvfp4ctl.lint.python.index import (
     ENTRY, TUPLE, Function, ModuleIndex, call_name, dotted, element_of, elements_of, keyword_parameters, loop_values,
     parameter_names, position, slice_elements, view_of, views_of)
-from nvfp4ctl.lint.python.inline_bodies import ignores_argument
+from nvfp4ctl.lint.python.inline_bodies import ignores_argument, reads_argument
 from nvfp4ctl.lint.python.whole_file import _is_kernel, guarded_by_debug
 from nvfp4ctl.lint.shapes import describe, pinned_shape
 from nvfp4ctl.problems.records import TupleLayout
@@ -252,6 +252,13 @@ def _reference_use(node: ast.AST, element: int, label: str, function: Function, 
     if callee is not None and _passes_permuted(call, target, function, index):  # type: ignore[arg-type]
         if ignores_argument(call, node, index):  # type: ignore[arg-type]
             return  # the kernel's own C++, in the file, never names the parameter it lands in
+        read = reads_argument(call, node, index)  # type: ignore[arg-type]
+        if read is not None:
+            where = f" at line {read.line}" if read.line is not None else ""  # joined pieces: no file line
+            report(node, "NV401", f"{label} (the reference {scale} {name}) is passed to {callee}, whose C++ reads "
+                                  f"its data as {read.parameter}{where} ({read.text}): the timed path reads the "
+                                  f"reference {scale}; the kernel must read {permuted}")
+            return
         report(node, "NV403", f"{label} (the reference {scale} {name}) is passed to {callee}: fine only if it "
                               f"ignores {'them' if len(named) > 1 else 'it'}; the kernel must read {permuted}")
     elif callee is not None:
