@@ -16,7 +16,7 @@ from nvfp4ctl.problems import DEFAULT_PROBLEM
 from nvfp4ctl.project import shipped
 from nvfp4ctl.runner.targets import DEFAULT_BY_NAME
 from nvfp4ctl.usage_hints import shell_path
-from nvfp4ctl.workspace import short_path, users_kernels_dir
+from nvfp4ctl.workspace import note_target, short_path, users_kernels_dir
 from nvfp4ctl.words import plural
 
 LEADERBOARD_ARCH = "sm_100a"  # the B200 leaderboard
@@ -29,6 +29,7 @@ class ArchChoice(Choice):
 
 B200_MAJOR = 10
 H100_MAJOR, H100_ARCH = 9, "sm_90a"
+TAKEN_BY_DEFAULT = f"--kernel {DEFAULT_BY_NAME}"  # why the run log's target is the kernel it names
 
 
 def default_kernel(kernel: Path | None, problem: str = DEFAULT_PROBLEM, arch: str | None = None) -> Path:
@@ -215,6 +216,18 @@ def _never_built(source: Path, arch: str) -> bool:
     return has_build(source, arch) is False
 
 
+def _note_source(source: Path, why: str) -> None:
+    """The kernel as the run log's target while nothing is written: an export refused (another arch, another
+    problem, an output it may not replace) or stopped is then listed by `log --target KERNEL`. A written
+    export logs the file it wrote instead. A name that is no file is the refusal's line alone."""
+    try:
+        there = source.is_file()
+    except OSError:  # a name too long for the file system: its refusal says so
+        there = False
+    if there:
+        note_target(source.absolute(), why)
+
+
 def command(
     kernel: Annotated[
         Path | None, typer.Option("--kernel", help="Kernel .cu to embed ('default': nvfp4ctl's own B200 kernel for nvfp4_gemm,"
@@ -248,8 +261,11 @@ def command(
     in_use = _task_in_use(task, named)
     problem = DEFAULT_PROBLEM if named or in_use is None else in_use.problem
     if kernel is not None and not named and _default_name(problem) is None and (torch_target := _plain_torch(problem)):
+        _note_source(torch_target, TAKEN_BY_DEFAULT)
         return _export_plain_torch(torch_target, output, problem, force, task, arch)
     source = default_kernel(kernel, problem, None if arch is None else arch.value)
+    _note_source(source, "--kernel" if named else TAKEN_BY_DEFAULT if kernel is not None
+                 else f"export's default for {problem}")
     if named:  # say what is wrong with the path they gave, not to pass one
         if not source.exists():
             raise UsageError(f"no such file: {source}")

@@ -289,3 +289,51 @@ def test_a_kernel_written_for_another_arch_than_arch_is_refused(tmp_path: Path, 
     assert _flat(result.output) == ("error: nvfp4_gemm_sm100_tc.cu is an sm_100a kernel (its sm100/ folder), not one"
                                     " for --arch sm_90a: its export would not run there; pass --arch sm_100a or a"
                                     " kernel written for sm_90a; nothing was written")
+
+
+def _last_target(run_log: Path) -> str:
+    """The target cell of the run log's last line (`path@digest [why; nvfp4ctl ...]`)."""
+    return run_log.read_text().splitlines()[-1].split(" · ")[2]
+
+
+@pytest.mark.parametrize("refusal", ["another arch", "an output of the user's"])
+def test_a_refused_export_logs_the_kernel_named_as_its_target(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, refusal: str) -> None:
+    """It was logged with target `-`, so `log --target KERNEL` did not list it."""
+    from nvfp4ctl.runlog import file_digest
+
+    run_log = tmp_path / "MEMORY.md"
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(run_log))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mine.py").write_text("def custom_kernel(data): ...\n")
+    flags = ["--arch", "sm_90a", "-o", "tc.py"] if refusal == "another arch" else ["-o", "mine.py"]
+    result = runner.invoke(app, ["export", "--kernel", str(GEMM_TC), *flags])
+    assert result.exit_code == 2, result.output
+    assert _last_target(run_log).startswith(f"{GEMM_TC}@{file_digest(GEMM_TC)} [--kernel; nvfp4ctl ")
+    listed = runner.invoke(app, ["log", "--target", str(GEMM_TC)])
+    assert listed.exit_code == 0, listed.output
+    assert "1 most recent run of" in _flat(listed.output) and "exit 2" in _flat(listed.output)
+
+
+def test_a_refused_export_of_the_default_kernel_logs_it_and_how_it_was_taken(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from nvfp4ctl.runlog import file_digest
+
+    run_log = tmp_path / "MEMORY.md"
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(run_log))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mine.py").write_text("def custom_kernel(data): ...\n")
+    result = runner.invoke(app, ["export", "--kernel", "default", "-o", "mine.py"])
+    assert result.exit_code == 2, result.output
+    assert _last_target(run_log).startswith(f"{GEMM_TC}@{file_digest(GEMM_TC)} [--kernel default; nvfp4ctl ")
+
+
+def test_a_written_export_still_logs_the_file_it_wrote_and_a_missing_kernel_no_target(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run_log = tmp_path / "MEMORY.md"
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(run_log))
+    monkeypatch.chdir(tmp_path)
+    assert runner.invoke(app, ["export", "--kernel", str(GEMM_TC), "-o", "tc.py"]).exit_code == 0
+    assert _last_target(run_log).startswith("./tc.py@")
+    assert runner.invoke(app, ["export", "--kernel", "nothere.cu", "-o", "tc.py"]).exit_code == 2
+    assert _last_target(run_log).startswith("- [nvfp4ctl ")
