@@ -633,10 +633,7 @@ def _keyword_items_read(node: ast.Name, function: Function, index: ModuleIndex, 
     dict(sf=sfa_ref)`, `_launch(a, sf=sfa_ref)`): each call handing it a reference scale the helper reads is
     reported once, naming every such key, as for named parameters; the helper itself is not."""
     read, _ = _keyword_read(node, function, index)
-    keys: set[str] = set()
-    for use in index.walk(function.node):
-        if isinstance(use, ast.Name) and use.id == node.id and _keyword_parameter(use, function, index):
-            keys |= _keyword_read(use, function, index)[1]
+    keys = _keyword_keys_read(node.id, function, index)
     reference = set(_reference())
     reported: set[int] = index.memo.setdefault(("NV401 call sites", "reported"), set())  # type: ignore[assignment]
     handed: dict[int, tuple[call_sites.Argument, dict[str, int]]] = {}
@@ -655,6 +652,20 @@ def _keyword_items_read(node: ast.Name, function: Function, index: ModuleIndex, 
         together = tuple(sorted(set(held.values())))
         _reference_use(read, min(together), f"{ast.unparse(argument)} (read as {readers} in {function.name})",
                        function, index, at_call, together if len(together) > 1 else ())
+
+
+def _keyword_keys_read(name: str, function: Function, index: ModuleIndex) -> set[str]:
+    """Every key the function's reads of its **kwargs parameter `name` take, worked out once per function:
+    each read of it asks for all of them."""
+    key = ("NV401 **kwargs keys", id(function.node), name)
+    found = index.memo.get(key)
+    if found is None:
+        keys: set[str] = set()
+        for use in index.walk(function.node):
+            if isinstance(use, ast.Name) and use.id == name and _keyword_parameter(use, function, index):
+                keys |= _keyword_read(use, function, index)[1]
+        found = index.memo[key] = keys
+    return found  # type: ignore[return-value]
 
 
 def _keyword_read(node: ast.Name, function: Function, index: ModuleIndex) -> tuple[ast.AST, set[str]]:
