@@ -1149,8 +1149,7 @@ def keyed_data_words(holder: str, key: str = "data_ptr()/id()/_version") -> str:
 def keeps_computed_data(function: Function, index: ModuleIndex) -> bool:
     """Does a helper hand back only data computed from the scale tensors (`return sfa_permuted.float()`), which
     no caller returns as the result? Kept by a cache decorator, that is the data NV302 speaks of, not a result."""
-    returned = [n.value for n in index.walk(function.node) if isinstance(n, ast.Return) and n.value is not None
-                and index.enclosing_function(n) is function.node]
+    returned = [n.value for n in index.own_returns(function.node) if n.value is not None]
     return bool(returned) and all(_reads_only_scales(value, function, index) for value in returned) \
         and not _result_handed_back(function, index)
 

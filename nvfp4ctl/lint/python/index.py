@@ -399,6 +399,10 @@ class ModuleIndex:
             current = self.parents.get(current)
         return current
 
+    def own_returns(self, function: FunctionNode) -> list[ast.Return]:
+        """The function's own return statements, not those of the functions nested in it."""
+        return [n for n in self.walk(function) if isinstance(n, ast.Return) and self.enclosing_function(n) is function]
+
     def ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
         current = self.parents.get(node)
         while current is not None:
@@ -538,8 +542,8 @@ class ModuleIndex:
 
     def _returned_functions(self, function: FunctionNode) -> list[FunctionNode]:
         nested = {n.name: n for n in self.nested_functions(function)}
-        return [nested[n.value.id] for n in self.walk(function) if isinstance(n, ast.Return)
-                and isinstance(n.value, ast.Name) and n.value.id in nested and self.enclosing_function(n) is function]
+        return [nested[n.value.id] for n in self.own_returns(function)
+                if isinstance(n.value, ast.Name) and n.value.id in nested]
 
     def callees(self, function: Function) -> list[tuple[Function, ast.Call | None]]:
         """The functions of this file a function calls, each with the call (None where it is only handed on

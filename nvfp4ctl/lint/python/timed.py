@@ -1120,8 +1120,7 @@ def _int_literals(node: ast.AST, function: Function, index: ModuleIndex, follow_
         return [value for assigned in index.assignments(index.tree, node.id) for value in _plain_ints(assigned)]
     if follow_calls and isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in index.functions:
         helper = Function(index.functions[node.func.id])
-        returns = [n.value for n in index.walk(helper.node)
-                   if isinstance(n, ast.Return) and index.enclosing_function(n) is helper.node]
+        returns = [n.value for n in index.own_returns(helper.node)]
         if returns and all(value is not None and _numbers_only(value, helper, index) for value in returns):
             return [number for value in returns for number in _int_literals(value, helper, index, follow_calls=False)]
     return []
@@ -1195,8 +1194,7 @@ def _config_helper(function: Function, index: ModuleIndex) -> bool:
 def _returns_only_config(function: Function, index: ModuleIndex) -> bool:
     if function.entry or (function.cls is None and function.node.name == ENTRY):
         return False
-    returns = [n for n in index.walk(function.node)
-               if isinstance(n, ast.Return) and index.enclosing_function(n) is function.node]
+    returns = index.own_returns(function.node)
     return bool(returns) and all(r.value is not None and _config_record(r.value, function, index) for r in returns)
 
 

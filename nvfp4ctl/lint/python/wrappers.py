@@ -73,8 +73,7 @@ def _wraps_a_parameter(helper: ast.FunctionDef | ast.AsyncFunctionDef, index: Mo
 def _returns_wrap_a_parameter(helper: ast.FunctionDef | ast.AsyncFunctionDef, index: ModuleIndex, depth: int) -> bool:
     arguments = helper.args
     parameters = {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}
-    returns = [n.value for n in index.walk(helper) if isinstance(n, ast.Return)
-               and index.enclosing_function(n) is helper]
+    returns = [n.value for n in index.own_returns(helper)]
     return bool(returns) and all(value is not None and _wrapper(
         value, helper, lambda name: name.id in parameters, index, depth) for value in returns)
 
