@@ -138,7 +138,7 @@ class Evaluator:
             if saved is not None and saved.same_code_as and not self._still_one_program(key[0], saved.same_code_as):
                 saved = None  # given another's result where this nvfp4ctl tells the two builds apart: run itself
             if saved is not None:
-                build = self.report.builds.get(key[0]) or self._saved_build(key[0])
+                build = self._build_of(key[0])
                 if key[0] not in self.report.builds and build is not None:
                     self.report.resumed_builds.setdefault(key[0], build)
                 twin = self._ran_as(build, shape) if build is not None and not saved.same_code_as else None
@@ -229,6 +229,10 @@ class Evaluator:
         alone, and a lead won by noise is what the rematches exist to catch."""
         return self._record(cid, shape, replace(self.report.measurements[(twin, shape)], same_code_as=twin), label)
 
+    def _build_of(self, cid: str) -> BuildResult | None:
+        """`cid`'s build: this run's, else the resume state's."""
+        return self.report.builds.get(cid) or self._saved_build(cid)
+
     def _saved_build(self, cid: str) -> BuildResult | None:
         """The build the resume state holds for `cid`, with its digests as this nvfp4ctl works them out: an
         earlier one's (an earlier format, or format 3 before the device data digest) worked out again from
@@ -243,7 +247,7 @@ class Evaluator:
     def _still_one_program(self, cid: str, twin: str) -> bool:
         """Whether a saved result `cid` was given from `twin` still stands: both builds are the same program
         as BuildResult.same_program tells now (an earlier nvfp4ctl compared the SASS and host code alone)."""
-        builds = [self.report.builds.get(c) or self._saved_build(c) for c in (cid, twin)]
+        builds = [self._build_of(c) for c in (cid, twin)]
         programs = [b.same_program if b is not None else None for b in builds]
         return programs[0] is not None and programs[0] == programs[1]
 
