@@ -74,7 +74,7 @@ def command(
     columns = ["time (UTC)", "command", "target", "commit", "gpu", "exit", "result"] + (["problem"] if problems else [])
     console.table(
         columns + (["note"] if notes else []),
-        [[runlog.time_shown(e.time), e.command, _short_target(e.target), e.commit, e.gpu,
+        [[_time_shown(e.time), e.command, _short_target(e.target), e.commit, e.gpu,
           e.exit_code, e.result] + ([e.problem or "-"] if problems else []) + ([e.note or "-"] if notes else [])
          for e in entries],
         title=f"{_title(len(entries), target, runs)} ({memory})",
@@ -140,12 +140,10 @@ def _say_tool_changes(entries: list[RunEntry]) -> None:
     it), so a step in the results can be told a change of the tool's from one of the kernel's; the first
     _LINES_NAMED lines, then a count (runs alternating between two installs change at every run). Part of
     what `log` shows, as the table is: -q keeps it."""
-    from nvfp4ctl.runlog import time_shown
-
     firsts = [entry for before, entry in zip([None, *entries], entries) if before is None or before.tool != entry.tool]
     if len(firsts) < 2:
         return
-    lines = [f"  from {time_shown(entry.time)}: {entry.tool or 'one that logged no version'}"
+    lines = [f"  from {_time_shown(entry.time)}: {entry.tool or 'one that logged no version'}"
              for entry in firsts[:_LINES_NAMED]]
     if len(firsts) > _LINES_NAMED:
         lines.append(f"  and {plural(len(firsts) - _LINES_NAMED, 'more change')}")
@@ -155,9 +153,7 @@ def _say_tool_changes(entries: list[RunEntry]) -> None:
 def _record(entry: RunEntry) -> list[str]:
     """A run as the plain layout shows it: the table's cells, the exit code named, no problem where none
     was logged, the user's note named as one."""
-    from nvfp4ctl.runlog import time_shown
-
-    return [time_shown(entry.time), entry.command, _short_target(entry.target), entry.commit,
+    return [_time_shown(entry.time), entry.command, _short_target(entry.target), entry.commit,
             entry.gpu, f"exit {entry.exit_code}", entry.result] + ([entry.problem] if entry.problem else []) \
         + ([f"note: {entry.note}"] if entry.note else [])
 
@@ -278,6 +274,10 @@ def _log_project(memory: Path) -> Path | None:
 
 
 def _when(time: str) -> str:
-    from nvfp4ctl.runlog import time_shown
+    return _time_shown(time)[:16]
 
-    return time_shown(time)[:16]
+
+def _time_shown(time: str) -> str:
+    from nvfp4ctl.runlog import time_shown  # here, not at the top: `nvfp4ctl --help` need not load it
+
+    return time_shown(time)
