@@ -1185,6 +1185,15 @@ def test_log_of_the_last_runs_with_no_broken_line_among_them_says_nothing(tmp_pa
     assert numbered.lines == [6, 9, 10] and numbered.unread == [5, 7]
 
 
+def _log_shown(tmp_path: Path, monkeypatch, lines: str):
+    """`log` of a MEMORY.md holding `lines` under the run log's heading, wide enough that no cell wraps."""
+    memory = tmp_path / "MEMORY.md"
+    memory.write_text(f"{runlog.HEADING}\n\n{lines}")
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.setenv("COLUMNS", "300")
+    return CliRunner().invoke(app, ["log"])
+
+
 @pytest.mark.parametrize(("added", "note"), [(" (2-stage pipeline)", "2-stage pipeline"),
                                              (" · tried swizzle 128B", "tried swizzle 128B"),
                                              (" - BK=256, (2 stages)", "- BK=256, (2 stages)"), ("", "")])
@@ -1196,11 +1205,7 @@ def test_a_note_typed_after_the_problem_is_a_note_not_part_of_the_problem(tmp_pa
     entry = runlog.RunEntry.from_line(logged.to_line().rstrip("\n") + added + "\n")
     assert entry is not None and (entry.problem, entry.note) == ("nvfp4_dual_gemm", note)
     assert replace(entry, note="") == logged
-    memory = tmp_path / "MEMORY.md"
-    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
-    monkeypatch.setenv("COLUMNS", "300")
-    memory.write_text(runlog.HEADING + "\n\n" + logged.to_line().rstrip("\n") + added + "\n" + _entry("later").to_line())
-    result = CliRunner().invoke(app, ["log"])
+    result = _log_shown(tmp_path, monkeypatch, logged.to_line().rstrip("\n") + added + "\n" + _entry("later").to_line())
     assert result.exit_code == 0 and "could not be read" not in result.output, result.output
     assert (" note " in result.output) == bool(note) and note in result.output
 
@@ -1208,11 +1213,7 @@ def test_a_note_typed_after_the_problem_is_a_note_not_part_of_the_problem(tmp_pa
 def test_logs_note_column_is_left_aligned_as_text_reads(tmp_path, monkeypatch):
     """The note column was right-aligned like the problem column: a short note sat at the far end of a long one."""
     logged = replace(_entry("10/10 pass"), problem="nvfp4_dual_gemm").to_line().rstrip("\n")
-    memory = tmp_path / "MEMORY.md"
-    memory.write_text(f"{runlog.HEADING}\n\n{logged} (2-stage pipeline, slower)\n{logged} (ok)\n")
-    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
-    monkeypatch.setenv("COLUMNS", "300")
-    result = CliRunner().invoke(app, ["log"])
+    result = _log_shown(tmp_path, monkeypatch, f"{logged} (2-stage pipeline, slower)\n{logged} (ok)\n")
     assert result.exit_code == 0, result.output
     rows = {line.split("│")[-2] for line in result.output.splitlines() if line.startswith("│")}
     assert rows == {" 2-stage pipeline, slower ", " ok                       "}, result.output
@@ -1234,11 +1235,7 @@ def test_a_note_typed_after_a_line_with_no_problem_is_a_note_not_its_problem(tmp
     entry = runlog.RunEntry.from_line(logged.to_line().rstrip("\n") + added + "\n")
     assert entry is not None and (entry.problem, entry.note) == ("", note)
     assert replace(entry, note="") == logged
-    memory = tmp_path / "MEMORY.md"
-    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
-    monkeypatch.setenv("COLUMNS", "300")
-    memory.write_text(runlog.HEADING + "\n\n" + logged.to_line().rstrip("\n") + added + "\n")
-    result = CliRunner().invoke(app, ["log"])
+    result = _log_shown(tmp_path, monkeypatch, logged.to_line().rstrip("\n") + added + "\n")
     assert result.exit_code == 0 and "could not be read" not in result.output, result.output
     assert " note " in result.output and " problem " not in result.output and note in result.output
 
