@@ -488,16 +488,21 @@ def test_a_linked_file_is_named_in_the_run_log_as_the_user_named_it(
     assert runlog.split_target(logged.target)[0] == "./submission.py", logged.target
 
 
+def _tasks_logging_by_themselves(project: Path, monkeypatch: pytest.MonkeyPatch, folders: tuple[str, ...]) -> None:
+    """A clean submission under its own task.yml in each of `folders`, with no NVFP4CTL_MEMORY to name the log."""
+    monkeypatch.delenv("NVFP4CTL_MEMORY")
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(project / "cache"))
+    for folder in folders:
+        (project / folder).mkdir()
+        (project / folder / "task.yml").write_text("problem: nvfp4_gemm\n" + TASK_YML)
+        (project / folder / "submission.py").write_text(CLEAN)
+
+
 def test_a_named_file_under_its_own_task_yml_logs_beside_it_as_build_does(
         project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """From a folder with no task.yml, `build gemm/submission.py` logged to gemm/MEMORY.md but `lint
     gemm/submission.py` to $NVFP4CTL_CACHE/MEMORY.md: the task.yml in use for the file is gemm/task.yml."""
-    monkeypatch.delenv("NVFP4CTL_MEMORY")
-    monkeypatch.setenv("NVFP4CTL_CACHE", str(project / "cache"))
-    for folder in ("gemm", "dual"):
-        (project / folder).mkdir()
-        (project / folder / "task.yml").write_text("problem: nvfp4_gemm\n" + TASK_YML)
-        (project / folder / "submission.py").write_text(CLEAN)
+    _tasks_logging_by_themselves(project, monkeypatch, ("gemm", "dual"))
     for named in (["gemm/submission.py"], ["gemm"]):
         assert runner.invoke(app, ["lint", *named]).exit_code == 0
     assert (project / "gemm" / "MEMORY.md").read_text().count("· ./submission.py@") == 2
@@ -510,12 +515,7 @@ def test_a_named_file_under_its_own_task_yml_logs_beside_it_as_build_does(
 def test_a_folder_whose_files_lie_under_two_task_ymls_logs_to_neither(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`lint gemm` logged to gemm/MEMORY.md though gemm/v2/submission.py was judged by gemm/v2/task.yml: files
     under two task.ymls go to the cache folder's log, whether named one by one (`lint gemm dual`) or in one folder."""
-    monkeypatch.delenv("NVFP4CTL_MEMORY")
-    monkeypatch.setenv("NVFP4CTL_CACHE", str(project / "cache"))
-    for folder in ("gemm", "gemm/v2"):
-        (project / folder).mkdir()
-        (project / folder / "task.yml").write_text("problem: nvfp4_gemm\n" + TASK_YML)
-        (project / folder / "submission.py").write_text(CLEAN)
+    _tasks_logging_by_themselves(project, monkeypatch, ("gemm", "gemm/v2"))
     assert runner.invoke(app, ["lint", "gemm"]).exit_code == 0
     assert "(2 files checked)" in (project / "cache" / "MEMORY.md").read_text()
     assert not (project / "gemm" / "MEMORY.md").exists() and not (project / "gemm" / "v2" / "MEMORY.md").exists()
