@@ -127,11 +127,16 @@ _mod = load_inline(name="my_cute_gemm", cpp_sources="", cuda_sources=[CUDA_SRC],
 '''
 
 
-def _own_lookup(folder: Path, includes: str) -> tuple[Path, int]:
+def _submission_of(folder: Path, template: str, includes: str, marked: str) -> tuple[Path, int]:
+    """`template` with its INCLUDES filled in, written as folder/submission.py, and the line of `marked` in it."""
     submission = folder / "submission.py"
-    text = OWN_LOOKUP.replace("INCLUDES", includes)
+    text = template.replace("INCLUDES", includes)
     submission.write_text(text)
-    return submission, _line_of(text, "extra_include_paths=_inc(),")
+    return submission, _line_of(text, marked)
+
+
+def _own_lookup(folder: Path, includes: str) -> tuple[Path, int]:
+    return _submission_of(folder, OWN_LOOKUP, includes, "extra_include_paths=_inc(),")
 
 
 def test_a_users_own_lookup_names_the_cutlass_built_with_in_their_place(
@@ -215,10 +220,7 @@ _mod = load_inline(name="grp_cutlass", cpp_sources="", cuda_sources=[CUDA_SRC],I
 
 
 def _hand_written(folder: Path, includes: str = "") -> tuple[Path, int]:
-    submission = folder / "submission.py"
-    text = HAND_WRITTEN.replace("INCLUDES", includes)
-    submission.write_text(text)
-    return submission, _line_of(text, "load_inline(name=")
+    return _submission_of(folder, HAND_WRITTEN, includes, "load_inline(name=")
 
 
 def test_cutlass_includes_without_a_folder_say_this_machines_cutlass_built_them(
