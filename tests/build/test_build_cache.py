@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from models_common import kernel_beside_a_models_common
 from nvfp4ctl import lock_holder
 from nvfp4ctl.build import cache, flags, sources
 
@@ -39,12 +40,7 @@ def test_key_follows_a_header_of_a_kernels_common_that_is_no_override(tmp_path: 
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """A model's kernels/common/rope.cuh, which the kernel includes after nvfp4ctl's own headers: an edit
     to it is a new build, not the cached one."""
-    common = tmp_path / "kernels" / "common"
-    common.mkdir(parents=True)
-    (common / "rope.cuh").write_text("#pragma once\n")
-    kernel = tmp_path / "kernels" / "mine" / "k.cu"
-    kernel.parent.mkdir()
-    kernel.write_text('#include "nvfp4_gemm_api.h"\n#include "rope.cuh"\n')
+    kernel, common = kernel_beside_a_models_common(tmp_path, "nvfp4_gemm_api.h", "#pragma once\n")
     monkeypatch.chdir(tmp_path)
     first = cache.cache_key(sources.build_inputs(kernel), "sm_90a", "device")
     (common / "rope.cuh").write_text("#pragma once\n// changed\n")

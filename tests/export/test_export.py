@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from models_common import kernel_beside_a_models_common
 from nvfp4ctl.build import build_kernel, flags, sources, toolchain
 from nvfp4ctl.build.resources import dump_sass, saved_sass
 from nvfp4ctl.cli import app
@@ -108,12 +109,7 @@ def test_a_header_of_a_kernels_common_that_is_no_override_is_inlined(tmp_path: P
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """A model's kernels/common/rope.cuh (no binding there, so nvfp4ctl's own kernels/common/ is used): export
     said '#include "rope.cuh" not found' and wrote nothing. Now inlined, after nvfp4ctl's headers."""
-    common = tmp_path / "kernels" / "common"
-    common.mkdir(parents=True)
-    (common / "rope.cuh").write_text("#pragma once\nint rope;\n")
-    kernel = tmp_path / "kernels" / "mine" / "k.cu"
-    kernel.parent.mkdir()
-    kernel.write_text('#include "nvfp4_gemv_api.h"\n#include "rope.cuh"\n')
+    kernel, common = kernel_beside_a_models_common(tmp_path, "nvfp4_gemv_api.h", "#pragma once\nint rope;\n")
     monkeypatch.chdir(tmp_path)
     text, used = inline_local_includes(kernel)
     assert [p.name for p in used] == ["nvfp4_gemv_api.h", "rope.cuh"] and used[1] == (common / "rope.cuh").resolve()
