@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 from nvfp4ctl.build import toolchain
-from nvfp4ctl.build.elf_sections import Section, elf_sections
+from nvfp4ctl.build.elf_sections import Section, elf_sections, file_sections
 
 # a module with no device image holds no such data: one digest for all of them
 NO_DEVICE_IMAGE = hashlib.sha256(b"no device image").hexdigest()
@@ -34,13 +34,13 @@ def device_data_digest(module: Path | None) -> str:
     """sha256 of the data in `module`'s device image as above; "" where it cannot be made (no module, no
     64-bit ELF file, no cuobjdump, or an image without a cubin, compiled from PTX only when loaded): nothing
     claimed then."""
-    if module is None:
-        return ""
-    try:
-        sections = elf_sections(module.read_bytes())
-    except OSError:
-        return ""
-    if sections is None:
+    return device_data_digest_of(module, file_sections(module))
+
+
+def device_data_digest_of(module: Path | None, sections: list[Section] | None) -> str:
+    """device_data_digest of `module` whose sections were already read (elf_sections.file_sections): the
+    module's path is still needed, as cuobjdump extracts its cubins."""
+    if module is None or sections is None:
         return ""
     if not any(section.name == ".nv_fatbin" for section in sections):
         return NO_DEVICE_IMAGE

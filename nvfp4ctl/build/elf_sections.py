@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from pathlib import Path
 
 SHF_ALLOC = 0x2
 SHT_NOBITS = 8
@@ -36,3 +37,13 @@ def elf_sections(data: bytes) -> list[Section] | None:
     except (struct.error, IndexError, ValueError, OverflowError):  # offsets past the file's end
         return None
     return found
+
+
+def file_sections(path: Path | None) -> list[Section] | None:
+    """elf_sections of the file at `path`; None where there is no path or it cannot be read as well."""
+    if path is None:
+        return None
+    try:
+        return elf_sections(path.read_bytes())
+    except OSError:
+        return None

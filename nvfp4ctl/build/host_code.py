@@ -17,7 +17,7 @@ import hashlib
 import struct
 from pathlib import Path
 
-from nvfp4ctl.build.elf_sections import SHF_ALLOC, SHT_NOBITS, elf_sections
+from nvfp4ctl.build.elf_sections import SHF_ALLOC, SHT_NOBITS, Section, file_sections
 
 _SYMBOL_SIZE = 24  # Elf64_Sym
 _RELOCATION_SIZE = 24  # Elf64_Rela
@@ -28,15 +28,14 @@ _LEFT_OUT = frozenset({"__nv_module_id", ".note.gnu.build-id", ".nv_fatbin", ".d
 def host_digest(library: Path | None, module_name: str | None = None) -> str:
     """sha256 of `library`'s host code as above; "" where there is no library or it is no 64-bit
     little-endian ELF file (nothing claimed then)."""
-    if library is None:
+    return host_digest_of(file_sections(library), module_name)
+
+
+def host_digest_of(found: list[Section] | None, module_name: str | None = None) -> str:
+    """host_digest of a library whose sections were already read (elf_sections.file_sections); "" for None."""
+    if found is None:
         return ""
-    try:
-        data = library.read_bytes()
-    except OSError:
-        return ""
-    sections = _sections(data)
-    if sections is None:
-        return ""
+    sections = _mapped(found)
     digest = hashlib.sha256()
     symbols = _symbol_names(dict(sections))
     for name, content in sections:
@@ -76,10 +75,6 @@ def _by_symbol_name(relocations: bytes, symbols: list[bytes]) -> bytes:
     return bytes(named)
 
 
-def _sections(data: bytes) -> list[tuple[str, bytes]] | None:
-    """(name, content) of each mapped section with content, in file order; None for anything but a
-    64-bit little-endian ELF file, or one cut short."""
-    found = elf_sections(data)
-    if found is None:
-        return None
+def _mapped(found: list[Section]) -> list[tuple[str, bytes]]:
+    """(name, content) of each mapped section with content, in file order."""
     return [(s.name, s.content) for s in found if s.flags & SHF_ALLOC and s.kind != SHT_NOBITS]

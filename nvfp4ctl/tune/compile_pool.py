@@ -23,8 +23,9 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
-from nvfp4ctl.build.device_data import device_data_digest
-from nvfp4ctl.build.host_code import host_digest
+from nvfp4ctl.build.device_data import device_data_digest_of
+from nvfp4ctl.build.elf_sections import file_sections
+from nvfp4ctl.build.host_code import host_digest_of
 from nvfp4ctl.build.machine import cpu_cores
 from nvfp4ctl.tune.knobs import Config
 from nvfp4ctl.tune.results import COMPILE_ERROR, OK, SPILLS, BuildResult, spill_reason
@@ -54,6 +55,7 @@ def compile_candidate(source: str, arch: str, defines: tuple[str, ...]) -> Build
     spilling = [f for f in report.functions if f.spill_stores or f.spill_loads]
     spilled = tuple((name, f.spill_stores, f.spill_loads)
                     for name, f in zip(readable_names([f.name for f in spilling]), spilling))
+    host, data = _module_digests(report.module_path, report.module_name)
     return BuildResult(
         status=SPILLS if spilled else OK,
         registers=main.registers if main else 0,
@@ -68,9 +70,15 @@ def compile_candidate(source: str, arch: str, defines: tuple[str, ...]) -> Build
         kernel=next((name for name, f in kernels if f is main), ""),
         kernels=tuple((name, f.registers, f.shared_bytes) for name, f in kernels),
         code_digest=code_digest(report.entry),
-        host_digest=host_digest(report.module_path, report.module_name),
-        data_digest=device_data_digest(report.module_path),
+        host_digest=host,
+        data_digest=data,
     )
+
+
+def _module_digests(module: Path | None, name: str | None) -> tuple[str, str]:
+    """(host_digest, device_data_digest) of a built module, the file read and its ELF sections parsed once."""
+    sections = file_sections(module)
+    return host_digest_of(sections, name), device_data_digest_of(module, sections)
 
 
 def code_digest(entry: Path) -> str:
@@ -95,9 +103,8 @@ def with_current_digests(build: BuildResult) -> BuildResult:
         return replace(build, code_digest="", host_digest="", data_digest="")
     source, arch, key = Path(artifact["source"]), str(artifact["arch"]), str(artifact["key"])
     entry, name = cache.entry_dir(source, arch, key), module_name(source, arch, key)
-    module = entry / f"{name}.so"
-    return replace(build, code_digest=code_digest(entry), host_digest=host_digest(module, name),
-                   data_digest=device_data_digest(module))
+    host, data = _module_digests(entry / f"{name}.so", name)
+    return replace(build, code_digest=code_digest(entry), host_digest=host, data_digest=data)
 
 
 class CompilePool:

@@ -699,7 +699,7 @@ DEVICE_DATA = "device-data"  # the device data digest an entry's module stands f
 
 
 def _read_device_data(module: Path) -> str:
-    """compile_pool.device_data_digest for _entry_compile's entries, whose modules (built with the C compiler)
+    """compile_pool.device_data_digest_of for _entry_compile's entries, whose modules (built with the C compiler)
     hold no device image: the digest the entry stands for."""
     held = module.parent / DEVICE_DATA
     return held.read_text() if held.is_file() else ""
@@ -743,7 +743,8 @@ def _host_libraries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str
     if compiler is None:
         pytest.skip("needs a C compiler")
     monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr("nvfp4ctl.tune.compile_pool.device_data_digest", _read_device_data)
+    monkeypatch.setattr("nvfp4ctl.tune.compile_pool.device_data_digest_of",
+                        lambda module, sections: _read_device_data(module))
     (tmp_path / "host.c").write_text("int split_of(int k) { return k >= 1024 ? SPLIT : 1; }\n")
     libraries = {}
     for host in {host for _, host in _PROGRAMS.values()}:
