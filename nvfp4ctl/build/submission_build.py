@@ -24,6 +24,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Literal
 
 from nvfp4ctl.build import cache, flags, machine, resources, toolchain, torch_nvcc
 from nvfp4ctl.build.arch_names import (LEADERBOARD_GPU, LEADERBOARD_GPU_ARCH, code_needs, gencode_flag,
@@ -103,9 +104,10 @@ def cutlass_lookup_note(extension: Extension) -> str | None:
     lookup = (f"line {extension.cutlass_lookup_line}: extra_include_paths={CUTLASS_LOOKUP_FUNCTION}() is nvfp4ctl"
               f" export's lookup of CUTLASS's headers at import ({toolchain.CUTLASS_LOOKUP_ORDER}), which finds the"
               " leaderboard machine's")
-    if not includes_cutlass_anywhere(extension):
+    cutlass = _cutlass_built_with(extension)
+    if cutlass == "none":
         return f"{lookup}; its code includes no CUTLASS header: built without them"
-    if supplies_cutlass(_own_folders(extension)):
+    if cutlass == "own":
         return f"{lookup}; built with the CUTLASS its flags name"
     return f"{lookup}; {built_with_machine_cutlass()}"
 
@@ -118,9 +120,9 @@ def machine_cutlass_note(extension: Extension) -> str | None:
     Asked after the build, which has refused a machine without CUTLASS where the code needs it."""
     if extension.cutlass_lookup_line is not None or extension.unread_includes_line is not None:
         return None
-    own = _own_folders(extension)
-    if supplies_cutlass(own) or not includes_cutlass_anywhere(extension):
+    if _cutlass_built_with(extension) != "machine":
         return None
+    own = _own_folders(extension)
     folders = "extra_include_paths, -I or -isystem"
     named = (f"no include folder of the call ({folders}) holds cute/ or cutlass/ here" if own
              else f"the call names no include folder ({folders})")
@@ -138,9 +140,17 @@ def unread_includes_note(extension: Extension) -> str | None:
         return None
     unread = (f"line {extension.unread_includes_line}: extra_include_paths is not a static string expression"
               " (or an f-string whose placeholder build cannot read)")
-    if includes_cutlass_anywhere(extension) and not supplies_cutlass(_own_folders(extension)):
+    if _cutlass_built_with(extension) == "machine":
         return f"{unread}; {built_with_machine_cutlass(' CUTLASS in their place')}"
     return f"{unread}; built without them"
+
+
+def _cutlass_built_with(extension: Extension) -> Literal["none", "own", "machine"]:
+    """The CUTLASS an extension's build compiled with: none where its code includes no CUTLASS header, its own
+    where its include folders bring a cute/ or cutlass/ tree, else this machine's."""
+    if not includes_cutlass_anywhere(extension):
+        return "none"
+    return "own" if supplies_cutlass(_own_folders(extension)) else "machine"
 
 
 def built_with_machine_cutlass(what: str = "") -> str:
