@@ -67,8 +67,11 @@ def headers_beside_ours(kernel: Path) -> Path | None:
 def header_search(kernel: Path) -> tuple[Path, ...]:
     """The folders a kernel's `#include "..."` is looked up in after its own folder, in the order the build's
     include flags give them: its common_dir, then headers_beside_ours where there is one."""
-    beside_ours = headers_beside_ours(kernel)
-    return (common_dir(kernel),) if beside_ours is None else (common_dir(kernel), beside_ours)
+    return _search_folders(common_dir(kernel), headers_beside_ours(kernel))
+
+
+def _search_folders(common: Path, beside_ours: Path | None) -> tuple[Path, ...]:
+    return (common,) if beside_ours is None else (common, beside_ours)
 
 
 def shadowed_headers(kernel: Path) -> list[Path]:
@@ -318,19 +321,20 @@ def local_headers(source: Path) -> list[Path]:
     return list(_texts(source))[1:]
 
 
-def _texts(source: Path, known: dict[Path, str] | None = None) -> dict[Path, str]:
+def _texts(source: Path, known: dict[Path, str] | None = None,
+           search: Sequence[Path] | None = None) -> dict[Path, str]:
     """`source` and local_headers(source) (in that order) with their live_code, each file read once;
-    `known`: texts already read (the kernel's, for the binding, which includes the same API header). A
-    kernel's are worked out once within read_once.reading_once: a command reads them for the kernel's problem
-    and again for its build inputs."""
-    if known is None:
-        return worked_out_once(("live texts", source), lambda: _read_texts(source))
-    return _read_texts(source, known)
-
-
-def _read_texts(source: Path, known: dict[Path, str] | None = None) -> dict[Path, str]:
+    `known`: texts already read (the kernel's, for the binding, which includes the same API header);
+    `search`: the kernel's header_search where the caller has it already. A kernel's are worked out once
+    within read_once.reading_once: a command reads them for the kernel's problem and again for its build inputs."""
     # a binding's headers are those of the folder it lies in, a kernel's those of its header_search
-    search = [source.parent] if known is not None else list(header_search(source))
+    if known is None:
+        return worked_out_once(("live texts", source), lambda: _read_texts(
+            source, header_search(source) if search is None else search))
+    return _read_texts(source, [source.parent], known)
+
+
+def _read_texts(source: Path, search: Sequence[Path], known: dict[Path, str] | None = None) -> dict[Path, str]:
     texts: dict[Path, str] = {}
     pending = [source]
     while pending:
@@ -368,7 +372,7 @@ class BuildInputs:
     @property
     def search(self) -> tuple[Path, ...]:
         """The kernel's header_search: the folders its build includes from, ours first."""
-        return (self.common,) if self.beside_ours is None else (self.common, self.beside_ours)
+        return _search_folders(self.common, self.beside_ours)
 
     @property
     def files(self) -> tuple[Path, ...]:
@@ -384,9 +388,10 @@ def build_inputs(kernel: Path) -> BuildInputs:
 def _build_inputs(kernel: Path) -> BuildInputs:
     # every command with a kernel target comes here: the kernel and its headers are read once for the
     # problem (which binding), the header list and the CUTLASS test
-    kernel_texts = _texts(kernel)
+    search = header_search(kernel)
+    common, beside_ours = search[0], search[1] if len(search) > 1 else None
+    kernel_texts = _texts(kernel, search=search)
     problem = _problem_including(kernel_texts)
-    common = common_dir(kernel)
     binding = _binding_of(problem, common)
     if not binding.is_file():
         raise UsageError(f"the torch binding is missing: {binding}{_override_hint(common)}")
@@ -395,7 +400,7 @@ def _build_inputs(kernel: Path) -> BuildInputs:
     texts = {**binding_texts, **kernel_texts}
     needs_cutlass = any(includes_cutlass(texts[path]) for path in (kernel, *headers))
     return BuildInputs(kernel=kernel, binding=binding, headers=headers, needs_cutlass=needs_cutlass, common=common,
-                       beside_ours=headers_beside_ours(kernel))
+                       beside_ours=beside_ours)
 
 
 def _override_hint(common: Path) -> str:
