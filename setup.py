@@ -39,6 +39,7 @@ SDIST_METADATA = "PKG-INFO"  # at the root of every sdist (the core metadata), n
 # The run logs commands run in the checkout append to (every MEMORY.md, any folder's): tracked files, but no
 # wheel ships them, so no change, as the run log's commit cell leaves them out.
 RUN_LOGS_LEFT_OUT: str = _COMMIT_STAMP["RUN_LOGS_LEFT_OUT"]
+_TRACKED_CHANGES: tuple[str, ...] = _COMMIT_STAMP["TRACKED_CHANGES"]  # git status, RUN_LOGS_LEFT_OUT left out
 
 
 def source_commit() -> str | None:
@@ -74,8 +75,7 @@ def _tracked_files_changed() -> bool:
     """Whether the checkout at ROOT differs from its HEAD in a tracked file, the run logs left out; where git
     cannot say, the tree is not claimed to be the commit's."""
     try:
-        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", RUN_LOGS_LEFT_OUT],
-                                cwd=ROOT, capture_output=True, text=True, timeout=60)
+        status = subprocess.run(["git", *_TRACKED_CHANGES], cwd=ROOT, capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.SubprocessError):
         return True
     return status.returncode != 0 or bool(status.stdout.strip())

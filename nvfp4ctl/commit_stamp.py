@@ -20,3 +20,5 @@ STAMP = re.compile(rf"({OBJECT_NAME.pattern})({re.escape(DIRTY)})?")
 # user's notes, never code a run measures. The run log's commit cell and a wheel's stamp both leave them out,
 # so the two mark the same tree alike.
 RUN_LOGS_LEFT_OUT = ":(top,exclude,glob)**/MEMORY.md"
+# The `git status` arguments (after "git") that list the tracked files a "+dirty" counts: any output is a change.
+TRACKED_CHANGES = ("status", "--porcelain", "--untracked-files=no", "--", RUN_LOGS_LEFT_OUT)

@@ -285,7 +285,7 @@ def git_state(cwd: Path, run_log: Path | None = None) -> str:
     if not found or len(lines := found.splitlines()) != 2:
         return "no-git"
     top, commit = lines
-    status = ["status", "--porcelain", "--untracked-files=no", "--", commit_stamp.RUN_LOGS_LEFT_OUT]
+    status = list(commit_stamp.TRACKED_CHANGES)
     if run_log is not None and (inside := _inside(run_log, Path(top))) is not None:
         status.append(f":(top,exclude,literal){inside}")
     dirty = _git(status, cwd)
