@@ -241,3 +241,37 @@ def test_a_mapping_item_no_parameter_of_the_helper_takes_is_reported_where_it_is
             kw = {"t": sfa, "sf": sfa_ref}
             return _launch(a, **kw)
         """)] == [(7, "NV401", "sfa_ref")]
+
+
+def test_kwargs_handed_on_to_a_second_helper_are_judged_where_that_helper_reads_them() -> None:
+    # run's **kw only hands sfa on: inner's float() of it is the read, named at the call that put it in
+    assert _findings("""\
+        def inner(sfa, **_):
+            return sfa.float()
+        def run(**kw):
+            return inner(**kw)
+        def custom_kernel(data):
+            return run(sfa=data[2])
+        """) == [(8, "NV401", "data[2] (read as sfa in inner) is the reference scale sfa_ref (input index 2): "
+                              "use index 4 (sfa_permuted)")]
+    assert [message.split(" (")[1].partition(")")[0] for _, _, message in _findings("""\
+        def inner(**o):
+            return o["sfa"].float()
+        def mid(**k):
+            return inner(**k)
+        def run(**kw):
+            return mid(**kw)
+        def custom_kernel(data):
+            return run(sfa=data[2])
+        """)] == ["read as o['sfa'] in inner"]
+
+
+def test_kwargs_handed_on_to_a_second_helper_that_reads_only_metadata_or_other_keys_stay_quiet() -> None:
+    for inner in ("def inner(sfa, **_):\n    return sfa.shape[0]", "def inner(a, **_):\n    return a.float()",
+                  "def inner(**o):\n    return o['a'].float()"):
+        assert _findings(inner + """
+def run(**kw):
+    return inner(**kw)
+def custom_kernel(data):
+    return run(a=data[0], sfa=data[2])
+""") == [], inner

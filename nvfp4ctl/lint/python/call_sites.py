@@ -11,8 +11,8 @@ import ast
 from collections import deque
 from collections.abc import Iterator
 
-from nvfp4ctl.lint.python.index import (Function, ModuleIndex, element_of, keyword_parameters, passed_arguments,
-                                       position, view_of)
+from nvfp4ctl.lint.python.index import (Function, ModuleIndex, element_of, keyword_parameters, own_keywords,
+                                       passed_arguments, position, view_of)
 
 Argument = ast.expr | ast.keyword  # a **mapping's items come in through its keyword, `**kw`
 
@@ -45,17 +45,19 @@ def _passing(function: Function, parameter: str, index: ModuleIndex) -> Iterator
     while pending:
         helper, name = pending.popleft()
         for argument, element, caller, passed_on in _arguments(helper, name, index):
-            if passed_on:
-                if (id(caller.node), argument.id) not in visited:  # type: ignore[attr-defined]
-                    visited.add((id(caller.node), argument.id))  # type: ignore[attr-defined]
-                    pending.append((caller, argument.id))  # type: ignore[attr-defined]
+            if passed_on is not None:
+                if (id(caller.node), passed_on) not in visited:
+                    visited.add((id(caller.node), passed_on))
+                    pending.append((caller, passed_on))
             elif element is not None:
                 yield argument, element, caller
 
 
-def _arguments(function: Function, parameter: str, index: ModuleIndex) -> list[tuple[Argument, int | None, Function, bool]]:
+def _arguments(function: Function, parameter: str,
+               index: ModuleIndex) -> list[tuple[Argument, int | None, Function, str | None]]:
     """(argument, element, caller, passed on) for each call on the timed path that passes the parameter
-    something, passed on where that is the caller's own parameter; found once per helper and parameter,
+    something, passed on naming what the caller's own callers give: its parameter (`_f(t)` in `def _g(t)`),
+    or the same key of its **kwargs (`_f(**kw)` in `def _g(**kw)`); found once per helper and parameter,
     however many helpers reach it."""
     key = ("call sites: arguments", id(function.node), parameter)
     found = index.memo.get(key)
@@ -65,9 +67,16 @@ def _arguments(function: Function, parameter: str, index: ModuleIndex) -> list[t
             placed = _argument_for(function, parameter, call, caller, index)
             if placed is not None:
                 argument, element = placed
-                passed_on = isinstance(argument, ast.Name) and from_parameter(caller, argument)
+                passed_on = argument.id if isinstance(argument, ast.Name) and from_parameter(caller, argument) \
+                    else parameter if _own_keywords_splatted(caller, argument) else None
                 found.append((argument, element, caller, passed_on))
     return found  # type: ignore[return-value]
+
+
+def _own_keywords_splatted(function: Function, argument: Argument) -> bool:
+    """Is the argument `**kw` of the function's own **kwargs parameter, handing on what its callers gave it?"""
+    return isinstance(argument, ast.keyword) and argument.arg is None and isinstance(argument.value, ast.Name) \
+        and own_keywords(function, argument.value)
 
 
 def _argument_for(function: Function, parameter: str, call: ast.Call, caller: Function,
@@ -97,6 +106,9 @@ def _argument_for(function: Function, parameter: str, call: ast.Call, caller: Fu
         items = index.splatted(keyword) if keyword.arg is None else None
         if items is not None and parameter in items:
             return keyword, element_of(caller, items[parameter])
+    for keyword in call.keywords:  # def _run(**kw): _ptr(**kw): whatever _run's callers gave kw of that key
+        if _own_keywords_splatted(caller, keyword):
+            return keyword, None
     return None
 
 
@@ -105,6 +117,13 @@ def keyword_items(function: Function, index: ModuleIndex) -> list[tuple[str, ast
     keyword naming none of its parameters (`_launch(a, sf=sfa_ref)`), or such an item of a **mapping lint
     sees whole (`kw = dict(sf=sfa_ref); _launch(a, **kw)`). None where a call hands it a mapping lint cannot
     see into, which may hold anything."""
+    return _keyword_items(function, index, {id(function.node)})
+
+
+def _keyword_items(function: Function, index: ModuleIndex,
+                   visited: set[int]) -> list[tuple[str, ast.expr, Function]] | None:
+    """keyword_items, also through helpers handing on their own **kwargs (`def _run(**kw): _launch(a, **kw)`:
+    what _run's callers give kw), each helper once."""
     named = keyword_parameters(function.node)
     items: list[tuple[str, ast.expr, Function]] = []
     for caller, call in calls_to(function, index):
@@ -112,6 +131,15 @@ def keyword_items(function: Function, index: ModuleIndex) -> list[tuple[str, ast
             if keyword.arg is not None:
                 if keyword.arg not in named:
                     items.append((keyword.arg, keyword.value, caller))
+                continue
+            if _own_keywords_splatted(caller, keyword):
+                if id(caller.node) in visited:
+                    continue
+                visited.add(id(caller.node))
+                handed_on = _keyword_items(caller, index, visited)
+                if handed_on is None:
+                    return None
+                items.extend(item for item in handed_on if item[0] not in named)
                 continue
             splatted = index.splatted(keyword)
             if splatted is None:

@@ -96,6 +96,9 @@ class Function:
     # name -> [(position, binding)] in source order; binding None = rebound to something else
     events: dict[str, list[tuple[tuple[int, int], Event]]] = field(default_factory=dict)
     param_bindings: dict[str, set[Binding]] = field(default_factory=dict)
+    # key -> what the callers hand the **kwargs parameter under a key naming no parameter (`_run(sfa=sfa_ref)`
+    # of `def _run(**kw)`), followed on where the function hands its **kwargs to a helper (`_inner(**kw)`)
+    keyword_bindings: dict[str, set[Binding]] = field(default_factory=dict)
     # what an entry made by a lambda or functools.partial is always given beside the input
     # (`lambda data: _impl(data, force=True)`): parameter -> argument, None where the calls disagree
     passed: dict[str, ast.expr | None] = field(default_factory=dict)
@@ -894,15 +897,30 @@ def _bind_params(callee: Function, call: ast.Call, caller: Function, module: Mod
                     callee.param_bindings.setdefault(params[index + offset], set()).add(element)
             break  # positions after *args are unknown; keywords still name theirs
         if index < len(params):
-            _bind(callee, params[index], caller, arg)
+            _bind(callee.param_bindings, params[index], caller, arg)
         index += 1
     by_keyword = {*params, *(a.arg for a in callee.node.args.kwonlyargs)}
+    takes_any = callee.node.args.kwarg is not None
     for keyword in call.keywords:
-        if keyword.arg in by_keyword:
-            _bind(callee, keyword.arg, caller, keyword.value)
-        for key, value in (module.splatted(keyword) or {}).items() if keyword.arg is None else ():
+        given = [(keyword.arg, keyword.value)] if keyword.arg is not None else (module.splatted(keyword) or {}).items()
+        for key, value in given:
             if key in by_keyword:
-                _bind(callee, key, caller, value)
+                _bind(callee.param_bindings, key, caller, value)
+            elif takes_any:
+                _bind(callee.keyword_bindings, key, caller, value)
+        if keyword.arg is None and isinstance(keyword.value, ast.Name) and own_keywords(caller, keyword.value):
+            for key, held in caller.keyword_bindings.items():  # _run(**kw) hands on what _run's callers gave kw
+                if key in by_keyword or takes_any:
+                    bindings = callee.param_bindings if key in by_keyword else callee.keyword_bindings
+                    bindings.setdefault(key, set()).update(held)
+
+
+def own_keywords(function: Function, name: ast.Name) -> bool:
+    """Is the name the function's **kwargs parameter (`opts` of `def _launch(a, **opts)`), not bound again
+    before this use?"""
+    kwargs = function.node.args.kwarg
+    return kwargs is not None and name.id == kwargs.arg \
+        and not any(where < position(name) for where, _ in function.events.get(name.id, ()))
 
 
 def passed_arguments(callee: Function, call: ast.Call) -> dict[str, ast.expr] | None:
@@ -932,17 +950,18 @@ def _record_passed(callee: Function, call: ast.Call, seen: bool) -> None:
             callee.passed[name] = None
 
 
-def _bind(callee: Function, param: str, caller: Function, arg: ast.AST) -> None:
-    """The parameter may hold what the argument is: an element, the tuple, or a part of it; given a name
-    that may hold several (a helper's parameter that each call gives another scale), it may hold each."""
+def _bind(bindings: dict[str, set[Binding]], param: str, caller: Function, arg: ast.AST) -> None:
+    """The parameter (or **kwargs key) may hold what the argument is: an element, the tuple, or a part of it;
+    given a name that may hold several (a helper's parameter that each call gives another scale), it may
+    hold each."""
     if isinstance(arg, ast.Name):
         # element_of knows a name only where it holds one thing: dequantize(a, sfa_ref), dequantize(b,
         # sfb_permuted) left nothing for the gather_scales(permuted_scales, ...) inside it to read
         held = caller.possible(arg.id, position(arg))
         if held:
-            callee.param_bindings.setdefault(param, set()).update(held)
+            bindings.setdefault(param, set()).update(held)
         return
     element = element_of(caller, arg)
     found: Binding | None = element if element is not None else view_of(caller, arg)
     if found is not None:
-        callee.param_bindings.setdefault(param, set()).add(found)
+        bindings.setdefault(param, set()).add(found)

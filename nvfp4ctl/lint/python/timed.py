@@ -16,7 +16,7 @@ from nvfp4ctl.lint.python.constants import constant, integer
 from nvfp4ctl.lint.python.facts import current, fitting, problem
 from nvfp4ctl.lint.python.index import (
     ENTRY, TUPLE, Function, ModuleIndex, call_name, dotted, element_of, elements_of, keyword_parameters, loop_values,
-    parameter_names, position, slice_elements, view_of, views_of)
+    own_keywords, parameter_names, position, slice_elements, view_of, views_of)
 from nvfp4ctl.lint.python.inline_bodies import ignores_argument, reads_argument
 from nvfp4ctl.lint.python.whole_file import _is_kernel, guarded_by_debug
 from nvfp4ctl.lint.shapes import describe, pinned_shape
@@ -343,7 +343,7 @@ def _passes_permuted(call: ast.Call, permuted: int, function: Function, index: M
     for argument in [*call.args, *call.keywords]:
         if isinstance(argument, ast.keyword) and argument.arg is None:
             items = index.splatted(argument)
-            if items is None and _keyword_parameter(argument.value, function, index):
+            if items is None and _keyword_parameter(argument.value, function):
                 given = call_sites.keyword_items(function, index)  # **opts of `def _launch(a, **opts)`
                 if given is None or any(_may_hold(value, permuted, caller, index) for _, value, caller in given):
                     return True
@@ -406,8 +406,9 @@ def _reference_scales(function: Function, index: ModuleIndex, report: Report) ->
         elif isinstance(node, ast.keyword) and node.arg is None:
             _splatted_scales(node, function, index, report)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            if _keyword_parameter(node, function, index):
-                _keyword_items_read(node, function, index, report)
+            if _keyword_parameter(node, function):
+                if not _keywords_handed_on(node, function, index):
+                    _keyword_items_read(node, function, index, report)
                 continue
             possible = function.possible(node.id, position(node))
             if _passed_on(node, index):
@@ -619,12 +620,21 @@ def _lost_in_a_helper(key: object, mapping: str, scope: ast.AST, index: ModuleIn
     return False
 
 
-def _keyword_parameter(node: ast.AST, function: Function, index: ModuleIndex) -> bool:
-    """Is the node the function's **kwargs parameter (`opts` of `def _launch(a, **opts)`), not bound again
-    before it is read?"""
-    kwargs = function.node.args.kwarg
-    return isinstance(node, ast.Name) and kwargs is not None and node.id == kwargs.arg \
-        and not any(where < position(node) for where, _ in function.events.get(node.id, ()))
+def _keyword_parameter(node: ast.AST, function: Function) -> bool:
+    return isinstance(node, ast.Name) and own_keywords(function, node)
+
+
+def _keywords_handed_on(node: ast.Name, function: Function, index: ModuleIndex) -> bool:
+    """Is a **kwargs parameter handed whole to helpers of this file that take each of its keys (`_inner(**kw)`
+    of `def _inner(sfa, **_)`)? Then their parameters hold its items, and where they are used is what counts."""
+    keyword = index.parents.get(node)
+    call = index.parents.get(keyword) if isinstance(keyword, ast.keyword) and keyword.arg is None else None
+    if not isinstance(call, ast.Call) or not _timed_callee(call, index):
+        return False
+    helpers = [callee.node for callee, at in index.callees(function) if at is call]
+    given = call_sites.keyword_items(function, index)
+    return bool(helpers) and all(helper.args.kwarg is not None or given is not None and all(
+        key in keyword_parameters(helper) for key, _, _ in given) for helper in helpers)
 
 
 def _keyword_items_read(node: ast.Name, function: Function, index: ModuleIndex, report: Report) -> None:
@@ -662,7 +672,7 @@ def _keyword_keys_read(name: str, function: Function, index: ModuleIndex) -> set
     if found is None:
         keys: set[str] = set()
         for use in index.walk(function.node):
-            if isinstance(use, ast.Name) and use.id == name and _keyword_parameter(use, function, index):
+            if isinstance(use, ast.Name) and use.id == name and _keyword_parameter(use, function):
                 keys |= _keyword_read(use, function, index)[1]
         found = index.memo[key] = keys
     return found  # type: ignore[return-value]
