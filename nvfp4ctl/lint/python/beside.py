@@ -27,7 +27,7 @@ FILE_LOADERS = {"load", "fromfile", "loadtxt", "genfromtxt", "safe_open", "load_
 FOLDER_STEPS = {"parent", "parents", "dirname", "with_name", "with_suffix", "with_stem", "joinpath"}
 EXISTENCE_FUNCTIONS = {"os.path.exists", "os.path.isfile", "os.path.lexists"}
 EXISTENCE_METHODS = {"exists", "is_file"}  # pathlib
-MISSING_FILE_ERRORS = {"FileNotFoundError", "OSError", "IOError", "EnvironmentError", "Exception", "BaseException"}
+MISSING_FILE_ERRORS = {"FileNotFoundError"}  # what reading a missing file raises; catches() knows its bases
 SOURCE_FILE = re.compile(r"(?i)^[^/\\:]+(?:[/\\][^/\\:]+)*\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp|hh|inl|ptx|cubin)$")
 
 

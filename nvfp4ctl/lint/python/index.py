@@ -10,6 +10,7 @@ Where custom_kernel is made by a function of this file (`custom_kernel = make()`
 from __future__ import annotations
 
 import ast
+import builtins
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -70,11 +71,26 @@ def parameter_defaults(function: FunctionNode | ast.Lambda) -> dict[str, ast.exp
     return defaults
 
 
-def catches(handler: ast.ExceptHandler, names: set[str]) -> bool:
-    """Does an except clause catch one of the exceptions `names` (bare, a name, a dotted name or a tuple of
-    them, tuples nested in it included as Python reads them, by its last part: builtins.OSError is OSError)?"""
-    return handler.type is None or any((dotted(kind) or "").rpartition(".")[2] in names
-                                       for kind in _caught_kinds(handler.type))
+def catches(handler: ast.ExceptHandler, raised: set[str]) -> bool:
+    """Does an except clause catch one of the exceptions `raised` (bare, a name, a dotted name or a tuple of
+    them, tuples nested in it included as Python reads them)? A builtin exception it names catches its
+    subclasses too, as Python's hierarchy has it (`except LookupError:` catches KeyError, `except Exception:`
+    all but a few; IOError and EnvironmentError are OSError), read by its last part (builtins.OSError is
+    OSError); a name no builtin exception has catches what is named so."""
+    return handler.type is None or any(_catches_one(kind, raised) for kind in _caught_kinds(handler.type))
+
+
+def _catches_one(kind: ast.expr, raised: set[str]) -> bool:
+    name = (dotted(kind) or "").rpartition(".")[2]
+    if name in raised:
+        return True
+    caught = _builtin_exception(name)
+    return caught is not None and any(issubclass(one, caught) for one in map(_builtin_exception, raised) if one)
+
+
+def _builtin_exception(name: str) -> type[BaseException] | None:
+    found = getattr(builtins, name, None)
+    return found if isinstance(found, type) and issubclass(found, BaseException) else None
 
 
 def _caught_kinds(kind: ast.expr) -> list[ast.expr]:
