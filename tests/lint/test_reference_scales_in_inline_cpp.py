@@ -109,3 +109,38 @@ def test_a_read_written_only_in_a_comment_leaves_the_scale_unread() -> None:
     commented = SUBMISSION.replace("        return c;", "        // sfa_ref.data_ptr() is the reference\n        return c;")
     assert commented != SUBMISSION
     assert _findings(commented) == []
+
+
+@pytest.mark.parametrize(("bound", "read"), [
+    ("auto s = sfa_ref;", "s.data_ptr()"),
+    ("const at::Tensor& s = sfa_ref;", "s.data_ptr()"),
+    ("auto s = sfa_ref;\n        auto& t = s;", "t.data_ptr<uint8_t>()"),
+    ("bool flag = a.size(0) > 1;", "(flag ? sfa_ref : sfa).data_ptr()"),
+    ("auto s = a.size(0) > 1 ? sfa : (sfa_ref);", "s.data_ptr()"),
+])
+def test_a_read_through_a_local_alias_or_a_ternary_that_may_pick_the_reference_scale_is_nv401(
+        bound: str, read: str) -> None:
+    aliased = SUBMISSION.replace("        kernel<<<", f"        {bound}\n        kernel<<<").replace(
+        "sfa.data_ptr(), sfb.data_ptr()", f"{read}, sfb.data_ptr()")
+    [(code, _, col, message)] = _findings(aliased)
+    assert (code, col) == ("NV401", 27)
+    assert f"whose C++ reads its data as sfa_ref at line {9 + bound.count(chr(10))} (kernel<<<1, 128>>>(a.data_ptr(), " \
+           f"b.data_ptr(), {read}, " in message
+
+
+@pytest.mark.parametrize(("bound", "read"), [
+    ("auto s = sfa_ref;\n        s = sfa;", "s.data_ptr()"),  # bound twice: may hold the permuted one
+    ("auto s = sfa_ref;\n        TORCH_CHECK(s.data_ptr() != nullptr);", "sfa.data_ptr()"),
+    ("auto s = sfa_ref;\n        TORCH_CHECK(s.size(0) == a.size(0));", "sfa.data_ptr()"),
+    ("const int64_t n = sfa_ref.numel();", "sfa.data_ptr()"),
+])
+def test_an_alias_bound_twice_or_read_only_for_metadata_stays_nv403(bound: str, read: str) -> None:
+    aliased = SUBMISSION.replace("        kernel<<<", f"        {bound}\n        kernel<<<").replace(
+        "sfa.data_ptr(), sfb.data_ptr()", f"{read}, sfb.data_ptr()")
+    assert [code for code, _, _, _ in _findings(aliased)] == ["NV403"]
+
+
+def test_a_ternary_between_other_tensors_leaves_a_reference_scale_the_cpp_never_names_unreported() -> None:
+    picked = SUBMISSION.replace("        kernel<<<", "        bool flag = a.size(0) > 1;\n        kernel<<<").replace(
+        "sfa.data_ptr(), sfb.data_ptr()", "(flag ? sfa : sfb).data_ptr(), sfb.data_ptr()")
+    assert _findings(picked) == []

@@ -28,6 +28,8 @@ _DECLARED_NAME = re.compile(r"(::)?\s*([A-Za-z_]\w*)\s*(?:\[[^\]]*\])?$")
 # older data<T>() and the accessors
 _DATA_READ = r"\s*(?:\.|->)\s*(?:(?:const_|mutable_)?data_ptr\s*(?:<[^();{}]*>)?|" \
              r"(?:data|accessor|packed_accessor32|packed_accessor64)\s*<[^();{}]*>)\s*\("
+# `name = value;` of one statement: a declaration (`auto s = SFA;`) or an assignment (`==`, `<=` are no binding)
+_ASSIGNMENT = re.compile(r"(?<![\w.>:])([A-Za-z_]\w*)\s*=(?!=)\s*([^;{}]+);")
 # checks whose arguments only test the tensor: its address there is compared, not read
 _CHECKS = re.compile(r"\b(?:TORCH_CHECK\w*|TORCH_INTERNAL_ASSERT\w*|AT_ASSERT\w*|static_assert|assert)\s*\(")
 
@@ -87,15 +89,82 @@ def reads_argument(call: ast.Call, node: ast.AST, index: ModuleIndex) -> CppRead
         return None  # a macro may stand for it, or the body points the name at another tensor
     parens = BracketPairs(body)
     checked = [(m.end() - 1, parens.closing(m.end() - 1)) for m in _CHECKS.finditer(body)]
-    for match in re.finditer(rf"\b{word}{_DATA_READ}", body):
-        if any(opening < match.start() < closing for opening, closing in checked):
+    holders = _holders(body, name, definition.elsewhere)
+    for at in sorted(_data_reads(body, holders, parens)):
+        if any(opening < at < closing for opening, closing in checked):
             continue
-        at = definition.body_start + match.start()
+        at += definition.body_start
         text = definition.sources.text
         line_end = text.find("\n", at)
         written = text[text.rfind("\n", 0, at) + 1 : line_end if line_end >= 0 else len(text)]
         return CppRead(name, " ".join(written.split()), definition.sources.line_of(at))
     return None
+
+
+def _holders(body: str, name: str, elsewhere: str) -> set[str]:
+    """The parameter's name and the local names the body points at it, each bound once: `auto s = SFA;`,
+    `const at::Tensor& s = SFA;`, an alias of an alias, or a ternary that may pick it (`auto s = flag ? SFA :
+    SFA_perm;`). A name bound twice, or named by a macro, may hold something else when read."""
+    bound: dict[str, list[str]] = {}
+    for match in _ASSIGNMENT.finditer(body):
+        bound.setdefault(match.group(1), []).append(match.group(2))
+    holders = {name}
+    grown = True
+    while grown:
+        grown = False
+        for alias, values in bound.items():
+            if alias not in holders and len(values) == 1 and _may_pick(values[0], holders) \
+                    and not re.search(rf"\b{re.escape(alias)}\b", elsewhere):
+                holders.add(alias)
+                grown = True
+    return holders
+
+
+def _may_pick(expression: str, holders: set[str]) -> bool:
+    """Is the expression one of the names, or a ternary with one as a branch (`flag ? SFA : SFA_perm`)?"""
+    expression = _unwrapped(expression)
+    if expression in holders:
+        return True
+    question = _top_level(expression, "?")
+    if question is None:
+        return False
+    branches = expression[question + 1 :]
+    colon = _top_level(branches, ":")
+    return colon is not None and any(_may_pick(branch, holders) for branch in (branches[:colon], branches[colon + 1 :]))
+
+
+def _unwrapped(expression: str) -> str:
+    """The expression without blanks around it and the parentheses wrapping it whole: `((SFA))` is SFA."""
+    expression = expression.strip()
+    while expression.startswith("(") and BracketPairs(expression).closing(0) == len(expression) - 1:
+        expression = expression[1:-1].strip()
+    return expression
+
+
+def _top_level(expression: str, char: str) -> int | None:
+    """The offset of the first char outside brackets (`::` is no ternary's colon), or None."""
+    depth = 0
+    for at, found in enumerate(expression):
+        if found in "([{":
+            depth += 1
+        elif found in ")]}":
+            depth -= 1
+        elif found == char and depth == 0 and expression[at - 1 : at + 2].count(":") < 2:
+            return at
+    return None
+
+
+def _data_reads(body: str, holders: set[str], parens: BracketPairs) -> set[int]:
+    """Where the body takes the data of one of the names (`s.data_ptr()`), or of a parenthesised expression
+    that may be one (`(flag ? SFA : SFA_perm).data_ptr()`)."""
+    names = "|".join(re.escape(holder) for holder in sorted(holders))
+    found = {match.start() for match in re.finditer(rf"\b(?:{names}){_DATA_READ}", body)}
+    opened_at = {parens.closing(match.start()): match.start() for match in re.finditer(r"\(", body)}
+    for match in re.finditer(rf"\){_DATA_READ}", body):
+        opening = opened_at.get(match.start())
+        if opening is not None and _may_pick(body[opening + 1 : match.start()], holders):
+            found.add(opening)
+    return found
 
 
 def _landing(call: ast.Call, node: ast.AST, index: ModuleIndex) -> tuple[_Definition, str] | None:
