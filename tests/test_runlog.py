@@ -1245,6 +1245,60 @@ def test_a_cell_added_after_no_known_problem_is_still_a_broken_line():
     assert runlog.RunEntry.from_line(line) is None and runlog.looks_like_a_run(line)
 
 
+_BENCH_RESULT = "geomean 25.198±0.006 us; 128x7168x16384 52.931±0.016 us"
+
+
+def _bench_line(time: str, problem: str = "") -> str:
+    """A bench's line of ./submission.py on a B200, as nvfp4ctl writes it (no problem cell: an older line's)."""
+    return runlog.RunEntry(f"2026-11-28T10:{time}Z", "nvfp4ctl bench", "./submission.py@0123456789ab", "1234567",
+                           "NVIDIA B200 (sm_100)", "0", _BENCH_RESULT, problem).to_line()
+
+
+def _rows(output: str) -> list[list[str]]:
+    """The cells of each row of `log`'s table, stripped."""
+    return [[cell.strip() for cell in line.split("│")[1:-1]] for line in output.splitlines() if line.startswith("│")]
+
+
+@pytest.mark.parametrize("note", ["nvfp4_gemm: tried BLOCK_N 256, slower", "nvfp4_gemm, BLOCK_N 256: slower",
+                                  "nvfp4_gemm_sm90.cu: 2-stage pipeline", "nvfp4_gemm.cu tuned"])
+def test_a_note_that_starts_with_a_problems_name_stays_the_users_note(tmp_path, monkeypatch, note):
+    """A note typed after a line with no problem cell (a lint's outside a task) that starts with a problem's name,
+    `nvfp4_gemm: tried BLOCK_N 256, slower`, was read as the run's problem nvfp4_gemm with the note `: tried ...`
+    (`nvfp4_gemm_sm90.cu: ...` as a problem of that whole name): the name runs on into the user's words there,
+    where nvfp4ctl's problem cell is the name alone."""
+    lint = _entry("0 errors, 0 warnings (1 file checked)", "nvfp4ctl lint").to_line().rstrip("\n")
+    entry = runlog.RunEntry.from_line(f"{lint} · {note}\n")
+    assert entry is not None and (entry.problem, entry.note) == ("", note)
+    real = runlog.RunEntry.from_line(_bench_line("00:00", "nvfp4_gemm"))
+    assert real is not None and (real.problem, real.note) == ("nvfp4_gemm", "")
+    lines = (_bench_line("00:00", "nvfp4_gemm") + f"{lint} · {note}\n"
+             f"- {note}\n{note}\n")  # the same words as a bullet and a line of the user's own: no run
+    result = _log_shown(tmp_path, monkeypatch, lines)
+    assert result.exit_code == 0 and "could not be read" not in result.output, result.output
+    rows = _rows(result.output)
+    assert [row[-2:] for row in rows] == [["nvfp4_gemm", "-"], ["-", note]], result.output
+
+
+def test_log_target_and_trend_keep_a_note_that_starts_with_a_problems_name_the_users(tmp_path, monkeypatch):
+    """An older bench line (no problem cell: the GEMM's) with the note `nvfp4_dual_gemm: same BLOCK_N next` took
+    nvfp4_dual_gemm for its problem: `log --trend` plotted it apart from the bench before it, a trend of one run each."""
+    note = "nvfp4_dual_gemm: same BLOCK_N next"
+    memory = tmp_path / "MEMORY.md"
+    memory.write_text(f"# notes\n\n{runlog.HEADING}\n\n{_bench_line('00:00')}- nvfp4_dual_gemm: BLOCK_N 128 first\n"
+                      + _bench_line("10:00").rstrip("\n") + f" · {note}\n")
+    (tmp_path / "submission.py").write_text("")
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.setenv("COLUMNS", "300")
+    monkeypatch.chdir(tmp_path)
+    listed = CliRunner().invoke(app, ["log", "--target", "submission.py"])
+    assert listed.exit_code == 0 and "2 most recent runs of submission.py" in listed.output, listed.output
+    assert " problem " not in listed.output and [row[-1] for row in _rows(listed.output)] == ["-", note], listed.output
+    trend = CliRunner().invoke(app, ["log", "--trend"])
+    assert trend.exit_code == 0, trend.output
+    assert "submission.py on NVIDIA B200 (sm_100): 2 benches" in trend.output, trend.output
+    assert "nvfp4_dual_gemm" not in trend.output and trend.output.count(" best ") == 1, trend.output
+
+
 @pytest.mark.parametrize("note", ["- 2026-11-28T12:30Z: cccc = 2-stage pipeline, fastest so far",
                                   "- 2026-11-28T12:30 tried K=128: slower", "- 2026-11-28: back from the B200"])
 def test_a_note_of_the_users_that_starts_with_a_time_is_no_broken_run(tmp_path, monkeypatch, note):

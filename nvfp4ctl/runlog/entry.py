@@ -77,8 +77,13 @@ def time_shown(time: str) -> str:
 
 # How every problem is named: nvfp4ctl's ("nvfp4_dual_gemm"), or one a user defines ("mypkg.problems:MY_GEMM",
 # as --problem and task.yml name it). A last cell of that form that names no known problem is a problem still
-# (a later nvfp4ctl's, or the user's own: its own trend); any other is a note typed after a line with no problem
-_PROBLEM_FORM = re.compile(r"(nvfp4_[A-Za-z0-9_]+|[A-Za-z_][\w.]*:[A-Za-z_]\w*)(?![A-Za-z0-9_-])")
+# (a later nvfp4ctl's, or the user's own: its own trend); any other is a note typed after a line with no problem.
+# nvfp4ctl writes the name alone in its cell, so a name is the problem's only where it ends there or where what
+# the user typed after it is set apart (_AFTER_THE_NAME); one their words run on from (`nvfp4_gemm: tried
+# BLOCK_N 256`, `nvfp4_gemm_sm90.cu tuned`) is their sentence, a note typed after a line that logged no problem.
+_AFTER_THE_NAME = r"(?=$|[\s(])"
+_PROBLEM_FORM = re.compile(r"(nvfp4_[A-Za-z0-9_]+|[A-Za-z_][\w.]*:[A-Za-z_]\w*)" + _AFTER_THE_NAME)
+_NAME_ENDS = re.compile(_AFTER_THE_NAME)
 
 
 @lru_cache(maxsize=1)
@@ -93,11 +98,11 @@ def problem_and_note(cell: str) -> tuple[str, str]:
     (2-stage pipeline)`, `nvfp4_dual_gemm · tried swizzle 128B`), as (problem, note), a note in parentheses
     without them; a cell that starts with no known problem's name as it is (a problem of a later nvfp4ctl),
     with no note. Read whole, the note made a problem of its own: a trend of its own, a run bench's
-    comparison passed over."""
+    comparison passed over. A name the cell's words run on from (`nvfp4_gemm: tried BLOCK_N 256`) is none:
+    nvfp4ctl writes the name alone, and the user sets a note apart from it (_AFTER_THE_NAME)."""
     for name in sorted(_known_problems(), key=len, reverse=True):  # the longest first: none is cut short
-        rest = cell[len(name):]
-        if cell.startswith(name) and (not rest or not (rest[0].isalnum() or rest[0] in "_-")):
-            return name, _note_of(rest)
+        if cell.startswith(name) and _NAME_ENDS.match(cell, len(name)):
+            return name, _note_of(cell[len(name):])
     return cell, ""
 
 
