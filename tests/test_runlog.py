@@ -1147,11 +1147,13 @@ def test_the_logs_own_lines_and_a_users_note_inside_it_stay_in_the_log(tmp_path,
 
 
 def _log_with_two_broken_lines(memory: Path) -> None:
-    """Lines 5 and 7 were runs' until a hand edit: a cell lost, a cell added; line 8 is a note of the user's."""
+    """Lines 5 and 7 were runs' until a hand edit: a cell lost, a cell added before the problem's; line 8 is a
+    note of the user's."""
+    added = replace(_entry("two cells"), problem="nvfp4_gemm").to_line().replace("two cells", "two · extra · cells")
     memory.write_text(runlog.HEADING + "\n\n" + runlog.PREAMBLE + "\n\n"  # lines 1-4
                       + "- 2026-11-25T09:00:00Z · `nvfp4ctl check` · sub.py@abc\n"  # 5: three cells
                       + _entry("kept 1").to_line()  # 6
-                      + _entry("two cells").to_line().replace("two cells", "two · extra · cells")  # 7: nine cells
+                      + added  # 7: ten cells
                       + "- try 2-CTA · later\n"  # 8: no run
                       + _entry("kept 2").to_line())  # 9
 
@@ -1297,6 +1299,51 @@ def test_log_target_and_trend_keep_a_note_that_starts_with_a_problems_name_the_u
     assert trend.exit_code == 0, trend.output
     assert "submission.py on NVIDIA B200 (sm_100): 2 benches" in trend.output, trend.output
     assert "nvfp4_dual_gemm" not in trend.output and trend.output.count(" best ") == 1, trend.output
+
+
+@pytest.mark.parametrize("note", ["tried swizzle 128B · slower", "BLOCK_N 256 · 2 stages · slower by 3 %",
+                                  "nvfp4_gemm: tried BLOCK_N 256 · slower"])
+def test_a_note_with_the_cell_separator_after_a_line_with_no_problem_is_a_note(tmp_path, monkeypatch, note):
+    """`tried swizzle 128B · slower` typed after a lint's result (a line with no problem cell) made a line of
+    nine cells: `log` left that run out and named its line as one it could not read."""
+    lint = _entry("0 errors, 0 warnings (1 file checked)", "nvfp4ctl lint")
+    line = lint.to_line().rstrip("\n") + f" · {note}\n"
+    entry = runlog.RunEntry.from_line(line)
+    assert entry is not None and (entry.problem, entry.note) == ("", note)
+    assert replace(entry, note="") == lint
+    real = _bench_line("00:00", "nvfp4_gemm")
+    result = _log_shown(tmp_path, monkeypatch, real + line + _entry("later").to_line())
+    assert result.exit_code == 0 and "could not be read" not in result.output, result.output
+    assert [row[-2:] for row in _rows(result.output)] == [["nvfp4_gemm", "-"], ["-", note], ["-", "-"]], result.output
+
+
+def test_log_target_and_trend_read_a_note_with_the_cell_separator_after_an_older_bench(tmp_path, monkeypatch):
+    """An older bench line (no problem cell) with `tried swizzle 128B · slower` after its result was left out of
+    `log --target` and `log --trend` as a line that could not be read: the trend lost that run."""
+    note = "tried swizzle 128B · slower"
+    memory = tmp_path / "MEMORY.md"
+    memory.write_text(f"# notes\n\n{runlog.HEADING}\n\n{_bench_line('00:00')}"
+                      + _bench_line("10:00").rstrip("\n") + f" · {note}\n")
+    (tmp_path / "submission.py").write_text("")
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.setenv("COLUMNS", "300")
+    monkeypatch.chdir(tmp_path)
+    listed = CliRunner().invoke(app, ["log", "--target", "submission.py"])
+    assert listed.exit_code == 0 and "could not be read" not in listed.output, listed.output
+    assert [row[-1] for row in _rows(listed.output)] == ["-", note], listed.output
+    trend = CliRunner().invoke(app, ["log", "--trend"])
+    assert trend.exit_code == 0 and "could not be read" not in trend.output, trend.output
+    assert "submission.py on NVIDIA B200 (sm_100): 2 benches" in trend.output, trend.output
+
+
+def test_a_cell_added_inside_a_line_with_a_problem_is_still_a_broken_line(tmp_path, monkeypatch):
+    """A note after a line with no problem may hold the separator; a line whose last cell is nvfp4ctl's problem
+    cell and that has a cell more before it was hand-edited inside its cells: no note, a line `log` names."""
+    line = replace(_entry("two cells"), problem="nvfp4_gemm").to_line().replace("two cells", "two · extra · cells")
+    assert runlog.RunEntry.from_line(line) is None and runlog.looks_like_a_run(line)
+    result = _log_shown(tmp_path, monkeypatch, line + _entry("later").to_line())
+    assert result.exit_code == 0, result.output
+    assert "could not be read as a run and is left out: line 3" in result.output, result.output
 
 
 @pytest.mark.parametrize("note", ["- 2026-11-28T12:30Z: cccc = 2-stage pipeline, fastest so far",

@@ -54,12 +54,9 @@ class RunEntry:
         cells = line[2:].rstrip("\n").split(SEPARATOR)
         note = ""
         if len(cells) >= len(_CELLS):  # the problem's cell, and what a hand edit added after it
-            problem, note = problem_and_note(SEPARATOR.join(cells[len(_CELLS) - 1:]))
-            if problem not in _known_problems():
-                if len(cells) > len(_CELLS):  # a cell more, but no run's
-                    return None
-                if not _PROBLEM_FORM.match(problem):  # typed after a line that logged no problem (lint's, say)
-                    problem, note = "", _note_of(problem)
+            if (read := _problem_and_note_after_the_result(cells[len(_CELLS) - 1:])) is None:
+                return None
+            problem, note = read
             cells[len(_CELLS) - 1:] = [problem]
         if len(cells) not in (len(_CELLS) - 1, len(_CELLS)):
             return None
@@ -104,6 +101,23 @@ def problem_and_note(cell: str) -> tuple[str, str]:
         if cell.startswith(name) and _NAME_ENDS.match(cell, len(name)):
             return name, _note_of(cell[len(name):])
     return cell, ""
+
+
+def _problem_and_note_after_the_result(cells: list[str]) -> tuple[str, str] | None:
+    """The problem and the note the cells after a line's result hold: a known problem's name and what the user
+    typed after it (problem_and_note); a problem of a later nvfp4ctl, a cell of its own with nothing after it;
+    else a note typed after a line that logged no problem, the cell separator inside it kept (`tried swizzle
+    128B · slower`). None where the last cell is nvfp4ctl's problem cell, the name alone, and a cell more
+    stands before it, or a later problem's cell has more after it: a line hand-edited inside its cells."""
+    typed = SEPARATOR.join(cells)
+    problem, note = problem_and_note(typed)
+    if problem in _known_problems():
+        return problem, note
+    if _PROBLEM_FORM.match(cells[0]):
+        return (problem, "") if len(cells) == 1 else None
+    if len(cells) > 1 and _PROBLEM_FORM.fullmatch(cells[-1]):
+        return None
+    return "", _note_of(typed)
 
 
 def _note_of(typed: str) -> str:
