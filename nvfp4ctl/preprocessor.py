@@ -2,7 +2,8 @@
 comments and the groups of an `#if 0` (or the `#else` of an `#if 1`) are not, so an include there
 is neither followed nor inlined nor refused. A directive is one outside string literals: an `#if 0` line
 inside a raw string (PTX in asm(R"(...)")) is the string's text. Every other conditional group counts, whatever its
-macro: without the build's defines a scan cannot tell, and following too much is the safe side.
+macro: without the build's defines a scan cannot tell, and following too much is the safe side. A scan told some
+macros (`Macros`: the target arch's `__CUDA_ARCH__` in its device pass) skips the groups they rule out too.
 
 `live_code()` is a copy of the same length (newlines kept), so an offset or line in it is one in
 the file; string and char literals stay as they are (an include's name is one)."""
@@ -12,11 +13,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from nvfp4ctl.condition_value import NO_MACROS, Macros, condition_value, defined_value
 from nvfp4ctl.cpp_lexer import Lexed, blank, spaces
 
 _LOGICAL_LINE = re.compile(r"(?:\\\r?\n|[^\n])*\n?")  # a physical line and those its backslashes join
 _CONDITIONAL = re.compile(r"[ \t]*#[ \t]*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b(.*)", re.DOTALL)
-_INTEGER = re.compile(r"(0[xX][0-9a-fA-F]+|0[bB][01]+|\d+)[uUlL]*")
 _QUOTED_INCLUDE = re.compile(r'^[ \t]*(#[ \t]*include[ \t]*"([^"\n]+)"[^\n]*)', re.MULTILINE)
 _CUTLASS_INCLUDE = re.compile(r"^[ \t]*#[ \t]*include[ \t]*[<\"](?:cute|cutlass)/", re.MULTILINE)
 
@@ -29,10 +30,11 @@ class Include:
     line: int  # 1-based
 
 
-def live_code(text: str) -> str:
-    """`text` with comments and the groups the preprocessor certainly skips blanked."""
+def live_code(text: str, macros: Macros = NO_MACROS) -> str:
+    """`text` with comments and the groups the preprocessor certainly skips blanked; `macros`: those whose
+    state is known, so that the groups they rule out are certainly skipped too."""
     lexed = blank(text)
-    return _without_skipped_groups(_without_comments(text, lexed), lexed.code)
+    return _without_skipped_groups(_without_comments(text, lexed), lexed.code, macros)
 
 
 def quoted_includes(code: str) -> list[Include]:
@@ -76,19 +78,7 @@ def _reading(stack: list[_Conditional]) -> bool:
     return not stack or (stack[-1].reading and stack[-1].inside_read)
 
 
-def _literal_value(condition: str) -> int | None:
-    """The value of a condition that is an integer literal (`0`, `(1)`, `0x0`), None for anything else."""
-    bare = re.sub(r"\\\r?\n", " ", condition).strip()
-    while bare.startswith("(") and bare.endswith(")"):
-        bare = bare[1:-1].strip()
-    match = _INTEGER.fullmatch(bare)
-    if match is None:
-        return None
-    digits = match.group(1)
-    return int(digits, 8) if re.fullmatch(r"0\d+", digits) else int(digits, 0)
-
-
-def _without_skipped_groups(code: str, lexed_code: str) -> str:
+def _without_skipped_groups(code: str, lexed_code: str, macros: Macros) -> str:
     """`code` (comments blanked) with the skipped groups blanked; `lexed_code` is the same text with string
     literals blanked too (cpp_lexer.blank), where a directive is looked for: one inside a string is none."""
     pieces: list[str] = []
@@ -97,17 +87,17 @@ def _without_skipped_groups(code: str, lexed_code: str) -> str:
         text = line.group()
         directive = _CONDITIONAL.match(lexed_code, line.start(), line.end())
         if directive is not None:
-            _step(stack, directive.group(1), directive.group(2), _reading(stack))
+            _step(stack, directive.group(1), directive.group(2), _reading(stack), macros)
         keep = directive is not None or _reading(stack)
         pieces.append(text if keep else spaces(text))
     return "".join(pieces)
 
 
-def _step(stack: list[_Conditional], kind: str, condition: str, reading: bool) -> None:
+def _step(stack: list[_Conditional], kind: str, condition: str, reading: bool, macros: Macros = NO_MACROS) -> None:
     """One conditional directive; `reading`: whether the group it sits in may be read (inside a
     skipped group only the nesting counts, as in the preprocessor)."""
     if kind in ("if", "ifdef", "ifndef"):
-        value = _literal_value(condition) if kind == "if" and reading else None
+        value = _value(kind, condition, macros) if reading else None
         stack.append(_Conditional(reading=value != 0, decided=bool(value), inside_read=reading))
         return
     if not stack:
@@ -120,5 +110,16 @@ def _step(stack: list[_Conditional], kind: str, condition: str, reading: bool) -
     elif kind == "else":
         frame.reading, frame.decided = True, True
     else:  # elif, elifdef, elifndef
-        value = _literal_value(condition) if kind == "elif" else None
+        value = _value(kind.replace("el", "", 1), condition, macros)
         frame.reading, frame.decided = value != 0, bool(value)
+
+
+def _value(kind: str, condition: str, macros: Macros) -> int | None:
+    """Whether an if/ifdef/ifndef condition holds (1, 0), None where it cannot be told."""
+    if kind == "if":
+        return condition_value(condition, macros)
+    name = condition.split()[0] if condition.split() else ""
+    defined = defined_value(name, macros)
+    if defined is None or kind == "ifdef":
+        return defined
+    return 1 - defined

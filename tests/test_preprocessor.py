@@ -117,3 +117,29 @@ def test_thousands_of_nested_conditionals_in_linear_time() -> None:
     cpu = time.process_time() - cpu
     assert code.count("int x;") == 0 and len(code) == len(text)
     assert cpu < 5.0  # about 0.1 s here; it was a minute
+
+
+@pytest.mark.parametrize("condition, value", [
+    ("__CUDA_ARCH__ >= 1000", 0), ("defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && __CUDA_ARCH__ < 1000", 1),
+    ("defined __CUDA_ARCH_FEAT_SM100_ALL", 0), ("!defined(__CUDA_ARCH_FEAT_SM90_ALL)", 0),
+    ("__CUDA_ARCH_SPECIFIC__ == 900 || FOO", 1), ("__CUDA_ARCH__ >= 1000 && FOO", 0),
+    ("__CUDA_ARCH__ >= 900 && FOO", None), ("FOO", None), ("(0x10 + 2) * 3 % 7 == 5", 1),
+    ("__CUDA_ARCH_HAS_FEATURE__(SM100_ALL)", None), ("'a'", None), ("1 / 0", None),
+])
+def test_a_condition_is_valued_where_the_macros_it_reads_are_known(condition: str, value: int | None) -> None:
+    from nvfp4ctl.build.arch_names import device_pass_macros
+    from nvfp4ctl.condition_value import condition_value
+
+    assert condition_value(condition, device_pass_macros("sm_90a")) == value
+
+
+def test_a_device_pass_skips_the_groups_its_arch_rules_out() -> None:
+    """Without macros only literals decide (a scan cannot know the build's defines); told the target's
+    device pass, `#if __CUDA_ARCH__ >= 1000` and `#ifdef __CUDA_ARCH_FEAT_SM100_ALL` are skipped for sm_90a."""
+    from nvfp4ctl.build.arch_names import device_pass_macros
+
+    text = ('#if __CUDA_ARCH__ >= 1000\n#include "a.h"\n#elifdef __CUDA_ARCH_FEAT_SM90_ALL\n#include "b.h"\n#endif\n'
+            '#ifndef __CUDA_ARCH__\n#include "c.h"\n#endif\n')
+    assert [i.name for i in quoted_includes(live_code(text))] == ["a.h", "b.h", "c.h"]
+    assert [i.name for i in quoted_includes(live_code(text, device_pass_macros("sm_90a")))] == ["b.h"]
+    assert [i.name for i in quoted_includes(live_code(text, device_pass_macros("sm_100a")))] == ["a.h"]

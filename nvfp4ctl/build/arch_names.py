@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from nvfp4ctl.condition_value import Macros
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.preprocessor import live_code
 
@@ -48,16 +49,37 @@ TCGEN05 = re.compile(r"\btcgen05\.|\bUTCCP|SM100_MMA_|Sm100\b|cutlass::arch::Sm1
 WGMMA = re.compile(r"\bwgmma\.|SM90_64x|cutlass::arch::Sm90\b")
 
 
-def code_needs(code: str) -> tuple[str, str] | None:
+# each arch-specific target, what its instructions are called, and how they are found in device code
+TENSOR_INSTRUCTIONS = (("sm_100a", "tcgen05 / SM100 instructions", TCGEN05), ("sm_90a", "wgmma / SM90 instructions", WGMMA))
+# the arch macros nvcc 13.0 defines in a device pass (checked with `#if defined(...)` compiled for sm_90a and
+# sm_100a): __CUDA_ARCH__ always, the three others for an arch-specific target (sm_90a, sm_100a) alone
+_ARCH_SPECIFIC_MACROS = re.compile(r"__CUDA_ARCH_SPECIFIC__|__CUDA_ARCH_FAMILY_SPECIFIC__|__CUDA_ARCH_FEAT_\w+")
+
+
+def device_pass_macros(arch: str) -> Macros:
+    """The arch macros of nvcc's device pass for `arch` (sm_90a: __CUDA_ARCH__ 900, __CUDA_ARCH_SPECIFIC__ 900,
+    __CUDA_ARCH_FAMILY_SPECIFIC__ 900, __CUDA_ARCH_FEAT_SM90_ALL), the others of their kind known undefined."""
+    number = arch.removeprefix("sm_").rstrip("af")
+    value = int(number) * 10
+    values = {"__CUDA_ARCH__": value}
+    if arch.endswith("a"):
+        values.update({"__CUDA_ARCH_SPECIFIC__": value, "__CUDA_ARCH_FAMILY_SPECIFIC__": value,
+                       f"__CUDA_ARCH_FEAT_SM{number}_ALL": 1})
+    elif arch.endswith("f"):
+        values["__CUDA_ARCH_FAMILY_SPECIFIC__"] = value
+    return Macros(values=values, undefined=_ARCH_SPECIFIC_MACROS)
+
+
+def code_needs(code: str, arch: str | None = None) -> tuple[str, str] | None:
     """(arch-specific target, what in the code needs it) of device code: tcgen05 / SM100 -> sm_100a,
     wgmma / SM90 -> sm_90a; None for code any arch of its family assembles. Only what nvcc compiles
     counts: an instruction named in a comment (`// TODO: use tcgen05.mma`) or an `#if 0` group is none,
-    one in a string literal is (PTX is written in asm("...") strings)."""
-    compiled = live_code(code)
-    if TCGEN05.search(compiled):
-        return "sm_100a", "tcgen05 / SM100 instructions"
-    if WGMMA.search(compiled):
-        return "sm_90a", "wgmma / SM90 instructions"
+    one in a string literal is (PTX is written in asm("...") strings). With `arch`, as its device pass
+    compiles the code: a group `#if __CUDA_ARCH__ >= 1000` holds none for sm_90a."""
+    compiled = live_code(code, device_pass_macros(arch)) if arch is not None else live_code(code)
+    for target, what, instructions in TENSOR_INSTRUCTIONS:
+        if instructions.search(compiled):
+            return target, what
     return None
 
 

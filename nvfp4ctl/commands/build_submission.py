@@ -29,6 +29,7 @@ from nvfp4ctl.words import plural
 if TYPE_CHECKING:
     from nvfp4ctl.build.submission_build import ExtensionBuild
     from nvfp4ctl.build.submission_sources import Extension, SubmissionSources
+    from nvfp4ctl.build.tensor_code_use import UncalledHelper
 
 # "time" is this run's for the unit (nvcc plus torch's flags and the SASS read, or reading a cache hit);
 # the budget line below sums nvcc's own time, the part the leaderboard's first run pays
@@ -149,17 +150,20 @@ def build_submission(path: Path, arch: str | None, verbose: bool, python: str | 
 
 
 def _refuse_other_arch(path: Path, sources: SubmissionSources, targets: dict[int, tuple[tuple[str, ...], str]],
-                       arch: str | None) -> None:
+                       arch: str | None) -> list[str]:
     """A UsageError where --arch names an arch the submission's own settings do not build and its code holds
     tensor-core instructions for another (an sm_100a export built with --arch sm_90a), as export refuses a
     kernel written for another arch: building its own arch instead would pass a per-arch gate without building
     that arch. Code without them (none found, or marked `// nvfp4ctl: no-tensor-op`) runs on either arch, so it
-    is built for its own with a warning, as is code whose instructions are --arch's own."""
-    from nvfp4ctl.build.arch_names import code_needs
+    is built for its own with a warning, as is code whose instructions are --arch's own. The code is read as
+    --arch's device pass compiles it, its local headers through the helpers it calls (tensor_code_use); the
+    warnings returned name each instruction of a header helper nothing calls, which does not count."""
     from nvfp4ctl.build.submission_build import unit_headers
     from nvfp4ctl.build.submission_sources import device_code
+    from nvfp4ctl.build.tensor_code_use import tensor_code_use
     from nvfp4ctl.export import export_lines
 
+    warnings: list[str] = []
     for extension in sources.extensions:
         if arch is None or id(extension) not in targets or arch in (own := targets[id(extension)])[0]:
             continue
@@ -167,13 +171,27 @@ def _refuse_other_arch(path: Path, sources: SubmissionSources, targets: dict[int
         if marks_in(code, NO_TENSOR_OP):
             continue
         # its local headers too: a load() kernel's tcgen05 often sits in the helpers it includes
-        needs = code_needs("\n".join([code, *(source_text(header) for header in unit_headers(sources, extension))]))
-        if needs is None or needs[0] == arch:
+        use = tensor_code_use(code, [(header, source_text(header)) for header in unit_headers(sources, extension)], arch)
+        warnings += [_uncalled_warning(extension.name, helper, arch) for helper in use.uncalled]
+        if use.refused is None:
             continue
         # only a file export wrote is made again by export; the user's own is theirs to change
         export_again = f", or export the kernel with --arch {arch}" if export_lines(sources.text) is not None else ""
         raise UsageError(f"{display_path(path)} is built for {', '.join(own[0])} ({own[1]}), not for --arch {arch}:"
-                         f" its {needs[1]} would not run there; pass --arch {needs[0]}{export_again}; nothing was built")
+                         f" its {use.refused[1]} would not run there; pass --arch {use.refused[0]}{export_again};"
+                         " nothing was built")
+    return warnings
+
+
+def _uncalled_warning(extension: str, helper: UncalledHelper, arch: str) -> str:
+    """The warning for another arch's instruction in a header helper the extension's code never calls."""
+    where = f"{display_path(helper.header)}:{helper.line}"
+    what = helper.needs[1].removesuffix(" instructions")
+    if helper.helper is None:
+        return (f"{where}: {what} code outside any function or macro {extension}'s code calls: not counted against"
+                f" --arch {arch}; guard it with #if __CUDA_ARCH__ if a build for {arch} fails there")
+    return (f"{where}: {what} code in {helper.helper}, which {extension}'s code never calls: not counted against"
+            f" --arch {arch} (nvcc emits no code for a helper nothing calls)")
 
 
 def _build_submission(path: Path, arch: str | None, verbose: bool, python: str | None, problem_name: str,
@@ -226,8 +244,10 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
     targets = {id(extension): sources.extension_arches(extension, arch)
                for extension in sources.extensions if extension.has_device_code}
     reasons = list(dict.fromkeys(targets.values()))
-    _refuse_other_arch(path, sources, targets, arch)
+    uncalled_helpers = _refuse_other_arch(path, sources, targets, arch)
     announce()  # the options and the file passed their checks: the header before any warning about them
+    for warning in uncalled_helpers:
+        console.warn(warning)
     for targeted, why in reasons:
         if arch is not None and targeted != (arch,):
             # the submission's own -gencode/-arch flag or TORCH_CUDA_ARCH_LIST is what `python submission.py`

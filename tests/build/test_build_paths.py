@@ -501,3 +501,44 @@ def test_tensor_code_in_a_header_the_load_source_includes_is_refused_for_another
     result = runner.invoke(app, ["build", str(submission), "--arch", "sm_90a"])
     assert result.exit_code == 2, result.output
     assert "its tcgen05 / SM100 instructions would not run there; pass --arch sm_100a; nothing was built" in _flat(result.output)
+
+
+def _load_kernel_beside(tmp_path: Path, kernel: str, header: str) -> Path:
+    """A submission whose load() builds k.cu for sm_100a, k.cu including ptx_helpers.cuh."""
+    (tmp_path / "ptx_helpers.cuh").write_text(header)
+    (tmp_path / "k.cu").write_text(kernel)
+    submission = tmp_path / "submission.py"
+    submission.write_text("from torch.utils.cpp_extension import load\n"
+                          "m = load(name='own', sources=['k.cu'], extra_cuda_cflags=['-gencode=arch=compute_100a,code=sm_100a'])\n")
+    return submission
+
+
+SHARED_HELPERS = ('#pragma once\n#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000\n'
+                  '__device__ __forceinline__ void umma_commit() { asm volatile("tcgen05.commit.cta_group::1.b64 [0];"); }\n'
+                  '#endif\n__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;"); }\n')
+
+
+def test_guarded_tcgen05_helpers_of_an_included_header_are_not_refused_for_sm_90a(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A wgmma kernel including one ptx_helpers.cuh for both archs, its tcgen05 helpers under
+    `#if __CUDA_ARCH__ >= 1000`, was refused with "its tcgen05 / SM100 instructions would not run there"."""
+    submission = _load_kernel_beside(tmp_path, '#include "ptx_helpers.cuh"\n__global__ void k() { wgmma_fence(); }\n',
+                                     SHARED_HELPERS)
+    archs: list[str] = []
+    monkeypatch.setattr(submission_build, "build_extension", lambda sources, extension, arch: archs.append(arch) or [])
+    result = runner.invoke(app, ["build", str(submission), "--arch", "sm_90a"])
+    assert result.exit_code == 0, result.output
+    assert archs == ["sm_100a"] and "would not run" not in _flat(result.output)
+
+
+def test_an_uncalled_tcgen05_helper_of_an_included_header_is_a_warning_naming_its_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unguarded but called by nothing: nvcc emits no code for it, so it is not refused; the warning says where."""
+    unguarded = SHARED_HELPERS.replace("#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000\n", "").replace("#endif\n", "")
+    submission = _load_kernel_beside(tmp_path, '#include "ptx_helpers.cuh"\n__global__ void k(float* p) { p[0] = 1.0f; }\n',
+                                     unguarded)
+    monkeypatch.setattr(submission_build, "build_extension", lambda sources, extension, arch: [])
+    result = runner.invoke(app, ["build", str(submission), "--arch", "sm_90a"])
+    assert result.exit_code == 0, result.output
+    assert (f"warning: {tmp_path / 'ptx_helpers.cuh'}:2: tcgen05 / SM100 code in umma_commit, which own's code never"
+            " calls: not counted against --arch sm_90a (nvcc emits no code for a helper nothing calls)") in _flat(result.output)

@@ -1,0 +1,150 @@
+"""Whether a kernel's translation unit compiles another arch's tensor-core instructions for a target arch.
+
+Judged as the target's device pass reads the files (arch_names.device_pass_macros): an instruction inside
+`#if __CUDA_ARCH__ >= 1000` is none for sm_90a. The kernel's own files count whole. A local header counts
+only through the helpers the kernel reaches: a function or macro of the header whose name the kernel's code
+(or a helper it reaches, header to header) names. nvcc emits no code for an inline or internal helper that
+nothing calls, so one `ptx_helpers.cuh` of tcgen05 and wgmma helpers serves kernels of both archs. Reaching
+is told by names, not by a compiler's call graph (an overload, a function pointer taken elsewhere, a macro
+built by token pasting escape it): an instruction in a helper nothing names is reported, not refused."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from nvfp4ctl.build.arch_names import TENSOR_INSTRUCTIONS, code_needs, device_pass_macros
+from nvfp4ctl.cpp_lexer import blank
+from nvfp4ctl.preprocessor import live_code
+
+_IDENTIFIER = re.compile(r"\b[A-Za-z_]\w*\b")
+_DIRECTIVE = re.compile(r"^[ \t]*#(?:\\\r?\n|[^\n])*", re.MULTILINE)
+_DEFINE = re.compile(r"[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)")
+_CALLED = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+# words followed by ( in a function's head that are not its name
+_NOT_A_NAME = frozenset({"if", "for", "while", "switch", "catch", "return", "sizeof", "alignof", "decltype",
+                         "noexcept", "throw", "alignas", "static_assert", "__attribute__", "__declspec",
+                         "__launch_bounds__", "__cluster_dims__", "__align__", "requires", "operator"})
+
+
+@dataclass(frozen=True)
+class Definition:
+    name: str | None  # None: code outside any function or macro this scan can name
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class UncalledHelper:
+    """Another arch's instruction in a header helper the kernel's code never names."""
+    header: Path
+    line: int
+    helper: str | None
+    needs: tuple[str, str]  # (arch, what), as code_needs gives them
+
+
+@dataclass(frozen=True)
+class TensorCodeUse:
+    refused: tuple[str, str] | None  # what the kernel or a helper it reaches needs, another arch than the target
+    uncalled: tuple[UncalledHelper, ...]
+
+
+def tensor_code_use(kernel_code: str, headers: Iterable[tuple[Path, str]], arch: str) -> TensorCodeUse:
+    """`kernel_code`: the kernel's own device code; `headers`: (path, text) of the local headers it includes."""
+    own = code_needs(kernel_code, arch)
+    if own is not None and own[0] != arch:
+        return TensorCodeUse(refused=own, uncalled=())
+    macros = device_pass_macros(arch)
+    read = [(path, live_code(text, macros)) for path, text in headers]
+    definitions = {path: _definitions(blank(code).code) for path, code in read}
+    reached = _reached(blank(live_code(kernel_code, macros)).code,
+                       [(definition, blank(code).code) for path, code in read for definition in definitions[path]])
+    uncalled: list[UncalledHelper] = []
+    for path, code in read:
+        for target, what, instructions in TENSOR_INSTRUCTIONS:
+            if target == arch:
+                continue
+            for found in instructions.finditer(code):
+                helper = _around(definitions[path], found.start())
+                if helper is not None and helper.name in reached:
+                    return TensorCodeUse(refused=(target, what), uncalled=())
+                uncalled.append(UncalledHelper(path, code.count("\n", 0, found.start()) + 1,
+                                               helper.name if helper is not None else None, (target, what)))
+    return TensorCodeUse(refused=None, uncalled=tuple(_first_per_helper(uncalled)))
+
+
+def _first_per_helper(uncalled: list[UncalledHelper]) -> list[UncalledHelper]:
+    """One per helper (its first instruction): a helper of twenty tcgen05 lines is one thing to say."""
+    seen: dict[tuple[Path, str | None, int], UncalledHelper] = {}
+    for item in uncalled:
+        key = (item.header, item.helper, 0 if item.helper is not None else item.line)
+        seen.setdefault(key, item)
+    return list(seen.values())
+
+
+def _reached(kernel: str, definitions: list[tuple[Definition, str]]) -> set[str]:
+    """The names the kernel's code uses, and those the helpers so named use in turn."""
+    reached = set(_IDENTIFIER.findall(kernel))
+    bodies: dict[str, list[str]] = {}
+    for definition, code in definitions:
+        if definition.name is not None:
+            bodies.setdefault(definition.name, []).append(code[definition.start:definition.end])
+    waiting = [name for name in reached if name in bodies]
+    visited: set[str] = set()
+    while waiting:
+        name = waiting.pop()
+        if name in visited:
+            continue
+        visited.add(name)
+        for body in bodies[name]:
+            for used in _IDENTIFIER.findall(body):
+                reached.add(used)
+                if used in bodies and used not in visited:
+                    waiting.append(used)
+    return reached
+
+
+def _around(definitions: list[Definition], offset: int) -> Definition | None:
+    """The outermost definition holding offset (a member function, not the lambda inside it), or None."""
+    holding = [definition for definition in definitions if definition.start <= offset < definition.end]
+    return min(holding, key=lambda definition: definition.start) if holding else None
+
+
+def _definitions(code: str) -> list[Definition]:
+    """The functions (head to closing brace) and macros (#define lines) of code whose comments and string
+    literals are blanked; blocks that are no function (a namespace, a struct, an if) are left out."""
+    found: list[Definition] = []
+    directives = list(_DIRECTIVE.finditer(code))
+    for directive in directives:
+        define = _DEFINE.match(directive.group())
+        if define is not None:
+            found.append(Definition(define.group(1), directive.start(), directive.end()))
+    # braces inside directive lines (a macro's body) are no block of the code around them
+    pieces, kept = [], 0
+    for directive in directives:
+        pieces += [code[kept:directive.start()], " " * (directive.end() - directive.start())]
+        kept = directive.end()
+    plain = "".join(pieces) + code[kept:]
+    opened: list[tuple[int, int]] = []  # (offset of "{", start of its head)
+    head_start = 0
+    for brace in re.finditer(r"[{};]", plain):
+        if brace.group() == "{":
+            opened.append((brace.start(), head_start))
+        elif brace.group() == "}" and opened:
+            start, head = opened.pop()
+            name = _function_name(plain[head:start])
+            if name is not None:
+                found.append(Definition(name, head, brace.end()))
+        head_start = brace.end()
+    return found
+
+
+def _function_name(head: str) -> str | None:
+    """The name a function's head declares (`__device__ void commit(uint64_t* bar)`: commit), None for a head
+    that declares none (`namespace ptx`, `struct Umma`, `if (done)`, a lambda's `[&](int i)`)."""
+    for call in _CALLED.finditer(head):
+        if call.group(1) not in _NOT_A_NAME:
+            return call.group(1)
+    return None

@@ -1,0 +1,87 @@
+"""nvfp4ctl/build/tensor_code_use.py: another arch's tensor-core instructions, as the target's device pass
+compiles a kernel and the header helpers it calls; nvcc itself checks the judgement where it is installed."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from nvfp4ctl.build.tensor_code_use import UncalledHelper, tensor_code_use
+
+TCGEN05 = ("sm_100a", "tcgen05 / SM100 instructions")
+# one header of helpers for both archs, each in its own inline function, the tcgen05 ones under an arch guard
+SHARED_HELPERS = """#pragma once
+#include <cstdint>
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000
+__device__ __forceinline__ void umma_commit(uint64_t* bar) {
+  asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];" :: "l"(bar));
+}
+#endif
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+"""
+WGMMA_KERNEL = '#include "ptx_helpers.cuh"\n__global__ void k(float* out) { wgmma_fence(); out[0] = 1.0f; }\n'
+TCGEN05_KERNEL = ('#include <cstdint>\n__global__ void k(uint64_t* bar) {\n'
+                  '  asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];"'
+                  ' :: "l"(bar));\n}\n')
+
+
+def test_guarded_helpers_of_a_shared_header_do_not_count_for_the_other_arch() -> None:
+    """A wgmma kernel including a header whose tcgen05 helpers sit under `#if __CUDA_ARCH__ >= 1000` was
+    refused for sm_90a: its headers were searched whole, guards and all."""
+    use = tensor_code_use(WGMMA_KERNEL, [(Path("ptx_helpers.cuh"), SHARED_HELPERS)], "sm_90a")
+    assert use.refused is None and use.uncalled == ()
+
+
+def test_a_kernel_that_uses_tcgen05_is_still_refused() -> None:
+    assert tensor_code_use(TCGEN05_KERNEL, [], "sm_90a").refused == TCGEN05
+    guarded_off = "#if __CUDA_ARCH__ < 1000\n#error sm_100a only\n#endif\n" + TCGEN05_KERNEL
+    assert tensor_code_use(guarded_off, [], "sm_90a").refused == TCGEN05  # #error is no guard of the code after it
+
+
+@pytest.mark.parametrize("guard", ["#if __CUDA_ARCH__ >= 1000", "#ifdef __CUDA_ARCH_FEAT_SM100_ALL",
+                                   "#if defined(__CUDA_ARCH_SPECIFIC__) && __CUDA_ARCH_SPECIFIC__ == 1000",
+                                   "#if __CUDA_ARCH__ < 1000\n#else"])
+def test_an_arch_guard_in_the_kernel_itself_is_read_as_the_target_compiles_it(guard: str) -> None:
+    guarded = TCGEN05_KERNEL.replace("  asm", f"{guard}\n  asm").replace("(bar));\n", "(bar));\n#endif\n")
+    assert tensor_code_use(guarded, [], "sm_90a").refused is None
+    assert tensor_code_use(guarded, [], "sm_100a").refused is None  # its own arch
+
+
+def test_an_unguarded_helper_counts_only_where_the_kernel_calls_it() -> None:
+    """Called from the kernel, or through another helper that the kernel calls: refused. Called by nothing:
+    nvcc emits no code for it, so it is a warning naming the header's line."""
+    unguarded = SHARED_HELPERS.replace("#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000\n", "").replace(
+        "#endif\n", "")
+    headers = [(Path("ptx_helpers.cuh"), unguarded)]
+    assert tensor_code_use(WGMMA_KERNEL, headers, "sm_90a").uncalled == (
+        UncalledHelper(Path("ptx_helpers.cuh"), 4, "umma_commit", TCGEN05),)
+    calling = WGMMA_KERNEL.replace("wgmma_fence();", "wgmma_fence(); umma_commit(nullptr);")
+    assert tensor_code_use(calling, headers, "sm_90a").refused == TCGEN05
+    steps = [(Path("steps.cuh"), '#include "ptx_helpers.cuh"\n__device__ void mma_step() { umma_commit(nullptr); }\n')]
+    through = WGMMA_KERNEL.replace("wgmma_fence();", "mma_step();")
+    assert tensor_code_use(through, [*headers, *steps], "sm_90a").refused == TCGEN05
+    macro = [(Path("m.cuh"), '#define COMMIT(bar) asm volatile("tcgen05.commit.cta_group::1.b64 [%0];" :: "l"(bar))\n')]
+    assert tensor_code_use(WGMMA_KERNEL.replace("wgmma_fence();", "COMMIT(0);"), macro, "sm_90a").refused == TCGEN05
+    assert tensor_code_use(WGMMA_KERNEL, macro, "sm_90a").uncalled == (UncalledHelper(Path("m.cuh"), 1, "COMMIT", TCGEN05),)
+
+
+def _compiles_for_sm90a(folder: Path, kernel: str) -> subprocess.CompletedProcess[str]:
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("needs nvcc")
+    (folder / "ptx_helpers.cuh").write_text(SHARED_HELPERS)
+    (folder / "k.cu").write_text(kernel)
+    return subprocess.run([nvcc, "-c", "-gencode=arch=compute_90a,code=sm_90a", str(folder / "k.cu"), "-o",
+                           str(folder / "k.o")], capture_output=True, text=True, timeout=300)
+
+
+def test_what_is_refused_is_what_nvcc_fails_to_build_for_sm_90a(tmp_path: Path) -> None:
+    """The judgement against the compiler: the wgmma kernel with the shared header builds for sm_90a, the
+    kernel that uses tcgen05 does not."""
+    built = _compiles_for_sm90a(tmp_path, WGMMA_KERNEL)
+    assert built.returncode == 0, built.stderr
+    failed = _compiles_for_sm90a(tmp_path, TCGEN05_KERNEL)
+    assert failed.returncode != 0 and "tcgen05" in failed.stderr, failed.stderr
