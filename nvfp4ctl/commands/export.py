@@ -137,9 +137,9 @@ def _plain_torch(problem: str) -> Path | None:
 
 
 def _export_plain_torch(source: Path, output: Path, problem: str, force: bool, task: Path | None,
-                        arch: ArchChoice | None) -> Outcome:
+                        arch: ArchChoice | None) -> str:
     """`--kernel default` where nvfp4ctl ships no B200 kernel: the exact plain-torch submission that
-    `check --kernel default` runs, written as it is (no CUDA in it to compile, for any arch)."""
+    `check --kernel default` runs, written as it is (no CUDA in it to compile, for any arch). Its run-log result."""
     from nvfp4ctl.export import export_plain_torch
 
     console = get_console()
@@ -149,7 +149,7 @@ def _export_plain_torch(source: Path, output: Path, problem: str, force: bool, t
     console.ok(f"wrote {output} ({byte_size(len(text.encode()))}): {source.name}, nvfp4ctl's exact plain-torch"
                f" submission for {problem} (nvfp4ctl ships no B200 kernel for it)")
     console.info(_next_line(output))
-    return Outcome(result=f"wrote {output.name} from {source.name} (plain torch)", target=output)
+    return f"wrote {output.name} from {source.name} (plain torch)"
 
 
 def _next_line(output: Path) -> str:
@@ -217,15 +217,26 @@ def _never_built(source: Path, arch: str) -> bool:
 
 
 def _note_source(source: Path, why: str) -> None:
-    """The kernel as the run log's target while nothing is written: an export refused (another arch, another
-    problem, an output it may not replace) or stopped is then listed by `log --target KERNEL`. A written
-    export logs the file it wrote instead. A name that is no file is the refusal's line alone."""
+    """The kernel as the run log's target from the moment it is known: an export refused (another arch, another
+    problem, an output it may not replace) or stopped is then listed by `log --target KERNEL`, as a written one
+    is (_written_from). A name that is no file is the refusal's line alone."""
     try:
         there = source.is_file()
     except OSError:  # a name too long for the file system: its refusal says so
         there = False
     if there:
         note_target(source.absolute(), why)
+
+
+def _written_from(source: Path, why: str, output: Path, result: str) -> Outcome:
+    """A written export's outcome: the kernel is its target, as for a refused one, so that `log --target KERNEL`
+    lists every export of it; the file written, with its hash, goes in the reason beside how the kernel was taken
+    (`[--kernel; wrote ./submission.py@…]`), its path as the run log names its targets."""
+    from nvfp4ctl.runlog import describe_target, log_folder_of
+    from nvfp4ctl.workspace import memory_path
+
+    written = describe_target(output.absolute(), Path.cwd(), log_folder=log_folder_of(memory_path()))
+    return Outcome(result=result, target=source.absolute(), target_source=f"{why}; wrote {written}")
 
 
 def command(
@@ -262,10 +273,11 @@ def command(
     problem = DEFAULT_PROBLEM if named or in_use is None else in_use.problem
     if kernel is not None and not named and _default_name(problem) is None and (torch_target := _plain_torch(problem)):
         _note_source(torch_target, TAKEN_BY_DEFAULT)
-        return _export_plain_torch(torch_target, output, problem, force, task, arch)
+        result = _export_plain_torch(torch_target, output, problem, force, task, arch)
+        return _written_from(torch_target, TAKEN_BY_DEFAULT, output, result)
     source = default_kernel(kernel, problem, None if arch is None else arch.value)
-    _note_source(source, "--kernel" if named else TAKEN_BY_DEFAULT if kernel is not None
-                 else f"export's default for {problem}")
+    taken = "--kernel" if named else TAKEN_BY_DEFAULT if kernel is not None else f"export's default for {problem}"
+    _note_source(source, taken)
     if named:  # say what is wrong with the path they gave, not to pass one
         if not source.exists():
             raise UsageError(f"no such file: {source}")
@@ -276,8 +288,8 @@ def command(
     if in_use is not None and (in_use.is_users or task is not None):
         # custom_kernel indexes the kernel's problem's tuple: on the leaderboard of the task's problem it
         # fails every test, as check of the same mix would (nvfp4ctl's own task is no one's choice)
-        taken = None if kernel is not None else f"export's default for {problem}"
-        refuse_other_problem(source, source.resolve(), in_use.problem, in_use, default_for=taken)
+        default_for = None if kernel is not None else f"export's default for {problem}"
+        refuse_other_problem(source, source.resolve(), in_use.problem, in_use, default_for=default_for)
     submission = export_submission(source, output, arch=None if arch is None else arch.value, force=force,
                                    protected=_files_in_use(task))
     if submission.arch != LEADERBOARD_ARCH:
@@ -295,4 +307,4 @@ def command(
                      f" (never built here, or its build failed): export does not compile it; `nvfp4ctl build"
                      f" --arch {submission.arch} {short_path(source)}` does and names the first compiler error")
     console.info(_next_line(output))
-    return Outcome(result=f"wrote {output.name} from {source.name} ({submission.arch})", target=output)
+    return _written_from(source, taken, output, f"wrote {output.name} from {source.name} ({submission.arch})")

@@ -328,12 +328,39 @@ def test_a_refused_export_of_the_default_kernel_logs_it_and_how_it_was_taken(
     assert _last_target(run_log).startswith(f"{GEMM_TC}@{file_digest(GEMM_TC)} [--kernel default; nvfp4ctl ")
 
 
-def test_a_written_export_still_logs_the_file_it_wrote_and_a_missing_kernel_no_target(
+def test_a_written_export_logs_the_kernel_as_its_target_and_a_missing_kernel_no_target(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A written export logged the file it wrote as its target (`./tc.py@…`), a refused one the kernel: `log
+    --target KERNEL` listed only the refusals. The file written stays in the reason, with its hash."""
+    from nvfp4ctl.runlog import file_digest
+
     run_log = tmp_path / "MEMORY.md"
     monkeypatch.setenv("NVFP4CTL_MEMORY", str(run_log))
     monkeypatch.chdir(tmp_path)
     assert runner.invoke(app, ["export", "--kernel", str(GEMM_TC), "-o", "tc.py"]).exit_code == 0
-    assert _last_target(run_log).startswith("./tc.py@")
+    assert _last_target(run_log).startswith(
+        f"{GEMM_TC}@{file_digest(GEMM_TC)} [--kernel; wrote ./tc.py@{file_digest(tmp_path / 'tc.py')}; nvfp4ctl ")
+    assert runner.invoke(app, ["export", "--kernel", str(GEMM_TC), "--arch", "sm_90a", "-o", "tc.py"]).exit_code == 2
+    listed = runner.invoke(app, ["log", "--target", str(GEMM_TC)])
+    assert listed.exit_code == 0, listed.output
+    assert "2 most recent runs of" in _flat(listed.output), listed.output
     assert runner.invoke(app, ["export", "--kernel", "nothere.cu", "-o", "tc.py"]).exit_code == 2
     assert _last_target(run_log).startswith("- [nvfp4ctl ")
+
+
+def test_a_written_export_of_the_default_logs_the_kernel_and_how_it_was_taken(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default kernel of the GEMM, and the plain-torch submission written for a problem nvfp4ctl ships
+    no B200 kernel for: each the target of its export, as its refusal logs it."""
+    from nvfp4ctl.runlog import file_digest
+
+    run_log = tmp_path / "MEMORY.md"
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(run_log))
+    monkeypatch.chdir(tmp_path)
+    assert runner.invoke(app, ["export", "--kernel", "default", "-o", "tc.py"]).exit_code == 0
+    assert _last_target(run_log).startswith(f"{GEMM_TC}@{file_digest(GEMM_TC)} [--kernel default; wrote ./tc.py@")
+    monkeypatch.chdir(_user_folder(tmp_path / "dual", "nvfp4_dual_gemm", {"my_dual.cu": DUAL_GEMM.read_text()}))
+    result = runner.invoke(app, ["export", "--kernel", "default", "-o", "dual.py"])
+    assert result.exit_code == 0, result.output
+    plain = DUAL_GEMM.parent.parent / "torch_dequant" / "nvfp4_dual_gemm_submission.py"  # nvfp4ctl's kernels/
+    assert _last_target(run_log).startswith(f"{plain}@{file_digest(plain)} [--kernel default; wrote ./dual/dual.py@")
