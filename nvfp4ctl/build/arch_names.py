@@ -76,7 +76,11 @@ def code_needs(code: str, arch: str | None = None) -> tuple[str, str] | None:
     counts: an instruction named in a comment (`// TODO: use tcgen05.mma`) or an `#if 0` group is none,
     one in a string literal is (PTX is written in asm("...") strings). With `arch`, as its device pass
     compiles the code: a group `#if __CUDA_ARCH__ >= 1000` holds none for sm_90a."""
-    compiled = live_code(code, device_pass_macros(arch)) if arch is not None else live_code(code)
+    return live_code_needs(live_code(code, device_pass_macros(arch)) if arch is not None else live_code(code))
+
+
+def live_code_needs(compiled: str) -> tuple[str, str] | None:
+    """code_needs of code live_code has already read."""
     for target, what, instructions in TENSOR_INSTRUCTIONS:
         if instructions.search(compiled):
             return target, what

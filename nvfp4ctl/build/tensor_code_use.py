@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from nvfp4ctl.build.arch_names import TENSOR_INSTRUCTIONS, code_needs, device_pass_macros
+from nvfp4ctl.build.arch_names import TENSOR_INSTRUCTIONS, device_pass_macros, live_code_needs
 from nvfp4ctl.cpp_lexer import blank
 from nvfp4ctl.preprocessor import live_code
 
@@ -53,13 +53,14 @@ class TensorCodeUse:
 
 def tensor_code_use(kernel_code: str, headers: Iterable[tuple[Path, str]], arch: str) -> TensorCodeUse:
     """`kernel_code`: the kernel's own device code; `headers`: (path, text) of the local headers it includes."""
-    own = code_needs(kernel_code, arch)
+    macros = device_pass_macros(arch)
+    kernel = live_code(kernel_code, macros)
+    own = live_code_needs(kernel)
     if own is not None and own[0] != arch:
         return TensorCodeUse(refused=own, uncalled=())
-    macros = device_pass_macros(arch)
     read = [(path, live_code(text, macros)) for path, text in headers]
     definitions = {path: _definitions(blank(code).code) for path, code in read}
-    reached = _reached(blank(live_code(kernel_code, macros)).code,
+    reached = _reached(blank(kernel).code,
                        [(definition, blank(code).code) for path, code in read for definition in definitions[path]])
     uncalled: list[UncalledHelper] = []
     for path, code in read:
