@@ -1,4 +1,6 @@
-"""An exception raised by the target's own call: a crash of that call (exit 4), said alike by check and bench.
+"""An exception raised by the target's own call: a crash of that call (exit 4), said alike by check and bench,
+and where its traceback starts: in the target, nvfp4ctl's own frames above it dropped, for an exception
+the call raised (describe_raised) as for a CUDA error read from the child's log (crash_trace).
 
 Only the call of custom_kernel counts: an exception of the harness (input generation, the reference)
 stays the harness's. One exception is no crash: the refusal of a shape the target documents it does
@@ -11,6 +13,7 @@ parent can read what the child sends.
 from __future__ import annotations
 
 import re
+import sysconfig
 import traceback
 from pathlib import Path
 
@@ -21,6 +24,11 @@ UNSUPPORTED = "unsupported"  # check's verdict word for a test whose shape the t
 # the bindings' refusal: "unsupported shape (m=7, ...): <constraint>", "unsupported groups: <constraint>"
 _REFUSAL = re.compile(r"unsupported (?:shape|groups)\b(?: \([^)]*\))?(?::\s*(?P<constraint>.*))?", re.DOTALL)
 TRACE_LINES = 15  # as many of the traceback's last lines as a crash shows of its child's log
+_TRACEBACK = "Traceback (most recent call last):"
+_FRAME_FILE = re.compile(r'\s*File "(?P<file>[^"]+)", line \d+')  # a frame's first line in a traceback
+# what follows a CUDA error's traceback in which no frame is the target's (crash_trace)
+LATER_CALL_NOTE = ("no frame of the target in this traceback: CUDA reports a kernel's fault at a later call, so the"
+                   " failing kernel is the target's last launch before it")
 
 
 class TargetRaised(Exception):
@@ -49,9 +57,58 @@ def describe_raised(error: BaseException) -> tuple[str, ...]:
     return (headline, *trace[-TRACE_LINES:])
 
 
+def crash_trace(lines: list[str]) -> list[str]:
+    """The lines of a child's log that end in a CUDA error, with its traceback (the last one) cut as
+    describe_raised cuts a raised one's: nvfp4ctl's frames dropped from the top, so that it starts in the
+    target. Where no frame of the target follows them (CUDA reported the fault at nvfp4ctl's own later
+    call, a synchronize or the comparison's, and the trace ends there or in torch), the whole traceback
+    stays and LATER_CALL_NOTE follows it, last, so that a tail of the lines keeps it: cut, the trace
+    would show nothing of who failed."""
+    header = next((index for index in range(len(lines) - 1, -1, -1) if lines[index].strip() == _TRACEBACK), None)
+    if header is None:
+        return lines
+    frames = _frames_after(lines, header)
+    harness = 0
+    while harness < len(frames) and _harness_frame(frames[harness][1]):
+        harness += 1
+    if not any(_targets_frame(file) for _, file in frames[harness:]):  # torch's own wrappers may come first
+        return [*lines, LATER_CALL_NOTE]
+    return [*lines[:header + 1], *lines[frames[harness][0]:]]
+
+
+def _frames_after(lines: list[str], header: int) -> list[tuple[int, str]]:
+    """(index of its `File "..."` line, its file) for each frame of the traceback whose header is at
+    `header`: the lines below it indented deeper, up to its exception line."""
+    depth = len(lines[header]) - len(lines[header].lstrip())
+    frames: list[tuple[int, str]] = []
+    index = header + 1
+    while index < len(lines) and len(lines[index]) - len(lines[index].lstrip()) > depth:
+        found = _FRAME_FILE.match(lines[index])
+        if found is not None:
+            frames.append((index, found.group("file")))
+        index += 1
+    return frames
+
+
 def _harness_frame(filename: str) -> bool:
     folders = Path(filename).resolve().parents
     return PACKAGE_DIR in folders and SHIPPED_DIR not in folders
+
+
+# Where an installed library's code lies (torch's, Python's own): a frame there called from nvfp4ctl is
+# not the target's, though it is not nvfp4ctl's either.
+_LIBRARY_FOLDERS = frozenset(Path(sysconfig.get_paths()[name]).resolve() for name in ("stdlib", "platstdlib"))
+
+
+def _targets_frame(filename: str) -> bool:
+    """Neither nvfp4ctl's harness nor a library's: the target's file or one it imports from beside it."""
+    if filename.startswith("<"):  # "<frozen importlib._bootstrap>", "<string>"
+        return False
+    path = Path(filename).resolve()
+    if PACKAGE_DIR in path.parents:  # nvfp4ctl's: its harness, or a shipped kernel (a target)
+        return not _harness_frame(filename)
+    return not any(folder.name in ("site-packages", "dist-packages") or folder in _LIBRARY_FOLDERS
+                   for folder in path.parents)
 
 
 def refusal_of(error: BaseException) -> str | None:

@@ -2,7 +2,8 @@
 
 Every target runs in a spawned child (its own process group, output into a log file). A job that
 outlives its timeout gets the whole group SIGKILLed (`KernelTimeout`); a child that dies, cannot load
-its target or hits a CUDA error is a `KernelCrash` carrying the last lines of its log. Either way the
+its target or hits a CUDA error is a `KernelCrash` carrying the last lines of its log (a CUDA error's
+traceback from the target's frame down, as a raised exception's: runner/raised.py). Either way the
 next call starts a fresh child. A target refused at load with a `UsageError` (a CPU-only torch, a
 kernel for another GPU, no nvcc, a submission with no callable custom_kernel) is that `UsageError`,
 one line; a kernel whose build's compiler ran past its limit is a `ToolTimeout` (exit 3), one line. Other exceptions in a job come back as `JobError`; the child stays. A job may report its
@@ -29,6 +30,7 @@ from typing import Any
 
 from nvfp4ctl.errors import KernelCrash, KernelTimeout, ToolTimeout, UnloadableSubmission, UsageError
 from nvfp4ctl.runner.child import child_main
+from nvfp4ctl.runner.raised import crash_trace
 from nvfp4ctl.runner.targets import TargetSpec
 from nvfp4ctl.words import seconds_text
 
@@ -164,7 +166,8 @@ class Worker:
             return reply[1]
         if reply[0] == "error":
             raise JobError(reply[1], reply[2], reply[3])
-        raise self._crash(child, f"{label} crashed with a CUDA error: {reply[1]}{trap_note(reply[1])}", show_exit=False)
+        raise self._crash(child, f"{label} crashed with a CUDA error: {reply[1]}{trap_note(reply[1])}", show_exit=False,
+                          cuda_error=True)
 
     def close(self) -> None:
         """Stop the child (politely if idle, SIGKILL if busy, e.g. on Ctrl-C) and remove the logs unless kept."""
@@ -286,22 +289,23 @@ class Worker:
         for line in complete.decode(errors="replace").splitlines():
             self.on_output(line)
 
-    def _discard_child(self, child: _Child, keep_log: bool = True) -> list[str]:
+    def _discard_child(self, child: _Child, keep_log: bool = True, cuda_error: bool = False) -> list[str]:
         """Kill the child's whole process group, reap it, and return the tail of its log (kept on
-        disk when it says something, unless `keep_log` is off)."""
+        disk when it says something, unless `keep_log` is off); after a CUDA error, its traceback from
+        the target's frame down (log_tail)."""
         _kill_group(child.process)
         child.process.join(timeout=5.0)
         child.conn.close()
         if self._child is child:
             self._child = None
-        tail = log_tail(child.log_path)
+        tail = log_tail(child.log_path, cuda_error=cuda_error)
         self._logs.keep = self._logs.keep or (keep_log and bool(tail))  # worth keeping only if the child said something
         return tail
 
-    def _crash(self, child: _Child, message: str, show_exit: bool = True) -> ChildCrashed:
+    def _crash(self, child: _Child, message: str, show_exit: bool = True, cuda_error: bool = False) -> ChildCrashed:
         child.process.join(timeout=1.0)  # EOF comes before the exit status: give it a moment
         died_by_itself = not child.process.is_alive()
-        tail = self._discard_child(child)
+        tail = self._discard_child(child, cuda_error=cuda_error)
         if show_exit and died_by_itself and child.process.exitcode is not None:
             message = f"{message} ({describe_exit(child.process.exitcode)})"
         return ChildCrashed(_with_tail(message, tail), tail, child.log_path if tail else None)
@@ -345,7 +349,10 @@ def describe_exit(code: int) -> str:
 _NOISE = ("multiprocessing/", '"<string>"', "<frozen ", "nvfp4ctl/runner/", "Extension modules:")
 
 
-def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> list[str]:
+def log_tail(path: Path, lines: int = LOG_TAIL_LINES, *, cuda_error: bool = False) -> list[str]:
+    """The last `lines` lines of a child's log that say something; where the child ended on a CUDA
+    error in a job, its traceback is cut to start in the target, as a raised exception's is (crash_trace),
+    before the last lines are taken, so that they are the target's."""
     try:
         text = path.read_text(errors="replace")
     except OSError:
@@ -364,7 +371,7 @@ def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> list[str]:
             skip_code_line = stripped.startswith("File ")
             continue
         kept.append(line)
-    return kept[-lines:]
+    return (crash_trace(kept) if cuda_error else kept)[-lines:]
 
 
 # A kernel that executes `trap` ends with this error and nothing else to tell it from a fault: say so,

@@ -148,6 +148,28 @@ def test_whole_command_through_the_real_child_on_cpu(tmp_path: Path, monkeypatch
     assert Path(os.environ["NVFP4CTL_MEMORY"]).read_text().count("geomean ") == 1
 
 
+CHECK_TARGETS = Path(__file__).parent.parent / "check" / "targets"
+
+
+@pytest.mark.parametrize("target, first_frame, note", [
+    # raised in custom_kernel: the lines began in jobs.py (three frames, one a <listcomp>) and the call counter
+    ("cuda_error.py", "cuda_error.py\", line 2, in custom_kernel", False),
+    # reported at the outputs' check after the calls: no frame of the target to start at
+    ("cuda_error_at_sync.py", "nvfp4ctl/bench/jobs.py\", line", True),
+])
+def test_a_cuda_errors_traceback_starts_in_the_target_where_it_has_a_frame(
+        monkeypatch: pytest.MonkeyPatch, target: str, first_frame: str, note: bool) -> None:
+    monkeypatch.setenv("NVFP4CTL_DEVICE", "cpu")
+    argv = ["bench", "--submission", str(CHECK_TARGETS / target), "--shape", "128,64,256", "--max-repeats", "1"]
+    monkeypatch.setattr(sys, "argv", ["nvfp4ctl", *argv])
+    result = CliRunner().invoke(app, argv, catch_exceptions=False)
+    assert result.exit_code == 4, result.output
+    trace = result.output.split("Traceback (most recent call last):\n", 1)[1].splitlines()
+    assert first_frame in trace[0], result.output
+    assert ("nvfp4ctl/bench/" in result.output) is note and ("no frame of the target in this traceback" in result.output) is note
+    assert "full child log: " in trace[-1]
+
+
 def test_input_sets_that_fit_one_by_one_but_not_together_are_this_gpus_limit(monkeypatch) -> None:
     """The leaderboard's loop holds all 50 sets at once: where the third does not fit, the shape cannot be
     benched on this GPU (exit 2 with what torch said), which is no failure of the kernel; the first set

@@ -173,6 +173,28 @@ def test_cuda_error_is_a_crash(fake_task):
     assert "test 1 (m=128 n=128 k=32) crashed with a CUDA error: RuntimeError: CUDA error: an illegal" in result.output
 
 
+def test_a_cuda_errors_traceback_starts_in_the_submission_as_a_raised_ones_does(fake_task):
+    """It began in nvfp4ctl's check_case and _call_and_compare, above the submission's frame."""
+    fake_task(tests=(FakeCase(128, 128, 32),))
+    result = check("--submission", str(TARGETS / "cuda_error.py"))
+    assert result.exit_code == 4, result.output
+    assert re.search(r"Traceback \(most recent call last\):\n +File \".*cuda_error\.py\", line 2, in custom_kernel",
+                     result.output), result.output
+    assert "nvfp4ctl/check/job.py" not in result.output and "no frame of the target" not in result.output
+    assert "full child log: " in result.output
+
+
+def test_a_cuda_error_reported_at_checks_own_synchronize_keeps_the_trace_and_says_whose_kernel_failed(fake_task):
+    fake_task(tests=(FakeCase(128, 128, 32),))
+    result = check("--submission", str(TARGETS / "cuda_error_at_sync.py"))
+    assert result.exit_code == 4, result.output
+    assert "test 1 (m=128 n=128 k=32) crashed with a CUDA error: RuntimeError: CUDA error: an illegal" in result.output
+    assert "nvfp4ctl/check/job.py\", line" in result.output and "in _call_and_compare" in result.output
+    assert re.search(r"RuntimeError: CUDA error: an illegal memory access was encountered\n +no frame of the target in "
+                     r"this traceback: CUDA reports a kernel's fault at a later call, so the failing kernel is the "
+                     r"target's last launch before it\n +full child log: ", result.output), result.output
+
+
 def test_an_exception_raised_by_the_call_is_a_crash_of_that_test(fake_task):
     """custom_kernel raising (no CUDA error) is the target's code failing, as an exception at import or a
     CUDA error is: exit 4, its own verdict, its traceback once; a wrong output stays FAIL and exit 1."""

@@ -36,3 +36,9 @@ def report_then_hang(kernel: Any, reports: int = 2) -> None:
     for count in range(1, reports + 1):
         progress.report({"done": count}, now=True)
     time.sleep(3600)
+
+
+def call_then_fail_at_sync(kernel: Any, data: Any = None) -> None:
+    """The call returns and the CUDA error comes at the job's own next call, as a kernel's fault does."""
+    kernel(data)
+    raise RuntimeError("CUDA error: an illegal memory access was encountered")

@@ -200,6 +200,37 @@ def test_cuda_error_is_a_crash_and_restarts_the_child(make_target):
         assert worker.call("runner_jobs:child_pid", label="pid") != pid
 
 
+@pytest.fixture
+def jobs_as_harness(monkeypatch: pytest.MonkeyPatch) -> None:
+    """runner_jobs.py stands where nvfp4ctl's jobs do: its frames are the harness's, the target's are not."""
+    from nvfp4ctl.runner import raised
+
+    monkeypatch.setattr(raised, "PACKAGE_DIR", Path(__file__).parent)
+
+
+def test_a_cuda_errors_lines_start_in_the_targets_frame(make_target, jobs_as_harness):
+    """They began in the job's frames (check's check_case, bench's jobs.py), above the target's, where a
+    raised exception's began in the target's: the same cut now, the full log still on disk."""
+    body = 'raise RuntimeError("CUDA error: an illegal memory access was encountered")'
+    with Worker(make_target(body), timeout_s=10, device="cpu") as worker:
+        with pytest.raises(KernelCrash) as caught:
+            worker.call(CALL, label="test 4", data=None)
+    tail = caught.value.log_tail
+    assert tail[0] == "Traceback (most recent call last):" and "submission.py" in tail[1], tail
+    assert not any("runner_jobs.py" in line for line in tail) and "no frame of the target" not in str(caught.value)
+    assert "runner_jobs.py" in caught.value.log_path.read_text()
+
+
+def test_a_cuda_error_at_the_jobs_own_later_call_keeps_its_trace_and_names_the_targets_launch(make_target,
+                                                                                              jobs_as_harness):
+    with Worker(make_target("return 1"), timeout_s=10, device="cpu") as worker:
+        with pytest.raises(KernelCrash) as caught:
+            worker.call("runner_jobs:call_then_fail_at_sync", label="test 4", data=None)
+    tail = caught.value.log_tail
+    assert any("in call_then_fail_at_sync" in line for line in tail), tail
+    assert tail[-1].startswith("no frame of the target in this traceback: CUDA reports a kernel's fault at a later call")
+
+
 def test_import_error_is_a_target_load_error(make_target):
     with Worker(make_target("return 1", "from os import no_such_name_here"), timeout_s=10, device="cpu") as worker:
         with pytest.raises(TargetLoadError, match="cannot load submission.py: ImportError") as caught:
