@@ -216,7 +216,21 @@ def written_for(source: Path, code: str | None = None) -> tuple[str, str] | None
     if declared is None:
         return None
     arch, by_line = declared
-    return arch, f"its `// nvfp4ctl: arch={arch}` line" if by_line else f"its {source.parent.name}/ folder"
+    if by_line:
+        return arch, f"its `// nvfp4ctl: arch={arch}` line"
+    real = _linked_to(source)
+    # a folder named as the one typed says the same; another one is named with the link, or it would puzzle
+    linked = f", as {source.name} links to {display_path(real)}" if real.parent.name != source.absolute().parent.name else ""
+    return arch, f"its {real.parent.name}/ folder{linked}"
+
+
+def _linked_to(source: Path) -> Path:
+    """The file a kernel path names, past any link: the build compiles that file (checked_source resolves it),
+    so its folder, not the link's, says the arch. A link loop is left as typed (reading it says why)."""
+    try:
+        return source.resolve()
+    except (OSError, RuntimeError):
+        return source.absolute()
 
 
 def _declared_arch(source: Path, code: str | None = None) -> tuple[str, bool] | None:
@@ -224,7 +238,7 @@ def _declared_arch(source: Path, code: str | None = None) -> tuple[str, bool] | 
     match = ARCH_LINE.search(source.read_text(errors="replace") if code is None else code)
     if match:
         return _checked_arch(match["arch"], f"{display_path(source)}: declared arch"), True
-    folder = FOLDER_ARCH.get(source.parent.name)
+    folder = FOLDER_ARCH.get(_linked_to(source).parent.name)
     return (folder, False) if folder is not None else None
 
 

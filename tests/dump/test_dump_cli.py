@@ -798,6 +798,17 @@ def test_umma_on_an_sm90a_kernel_is_one_line_before_any_listing(kernel: str) -> 
     assert line.endswith("dump --umma is for sm_100a tcgen05 kernels")
 
 
+def test_umma_on_a_link_to_an_sm90a_kernel_is_refused_as_the_kernel_itself(tmp_path: Path) -> None:
+    """The link's own folder says nothing: it went on to list the H100 kernel's configs."""
+    link = tmp_path / "h100.cu"
+    link.symlink_to(REPO / "kernels/sm90/nvfp4_gemm_sm90.cu")
+    result = invoke_apart("--umma", "--kernel", str(link))
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"error: {link} is an sm_90a kernel (its sm90/ folder, as h100.cu links to")
+
+
 def test_umma_on_a_kernel_without_a_dispatch_table_is_one_line_before_any_listing(tmp_path: Path) -> None:
     kernel = tmp_path / "sm100" / "mine.cu"
     kernel.parent.mkdir()

@@ -291,6 +291,27 @@ def test_a_kernel_written_for_another_arch_than_arch_is_refused(tmp_path: Path, 
                                     " kernel written for sm_90a; nothing was written")
 
 
+def test_a_link_to_a_kernel_is_judged_by_the_file_it_links_to(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The build compiles the file linked to, so its folder says the arch: a link outside sm90/ to the H100
+    kernel was exported for sm_100a (exit 0), an sm_90a kernel that traps on every call on a B200, where the
+    file itself was refused."""
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(tmp_path / "MEMORY.md"))
+    monkeypatch.chdir(tmp_path)
+    h100 = kernels_dir() / "sm90" / "nvfp4_gemm_sm90.cu"
+    link = tmp_path / "mk" / "h100.cu"
+    link.parent.mkdir()
+    link.symlink_to(h100)
+    result = runner.invoke(app, ["export", "--kernel", str(link), "--arch", "sm_100a", "-o", "h2.py"])
+    assert result.exit_code == 2, result.output
+    assert not (tmp_path / "h2.py").exists()
+    assert _flat(result.output).startswith("error: h100.cu is an sm_90a kernel (its sm90/ folder, as h100.cu links"
+                                           f" to {h100}), not one for --arch sm_100a")
+    # with no --arch it is exported for the arch it is written for, and said to be an sm_90a kernel
+    result = runner.invoke(app, ["export", "--kernel", str(link), "-o", "h1.py"])
+    assert result.exit_code == 0, result.output
+    assert "warning: h100.cu is an sm_90a kernel: the B200 leaderboard needs sm_100a" in _flat(result.output)
+
+
 def _last_target(run_log: Path) -> str:
     """The target cell of the run log's last line (`path@digest [why; nvfp4ctl ...]`)."""
     return run_log.read_text().splitlines()[-1].split(" · ")[2]
