@@ -19,7 +19,7 @@ from pathlib import Path
 
 from nvfp4ctl.atomic_file import ReadOnlyTarget, made_read_only, write_text_atomic
 from nvfp4ctl.build import flags, toolchain
-from nvfp4ctl.preprocessor import Include, live_code, quoted_includes
+from nvfp4ctl.preprocessor import Include, includes, live_code
 from nvfp4ctl.build.sources import (ARCH_LINE, BuildInputs, build_inputs, checked_source, abi_functions,
                                     find_header, header_search, kernel_problem, resolve_arch, source_marks)
 from nvfp4ctl.errors import UsageError, os_reason
@@ -86,16 +86,24 @@ def on_the_leaderboard(name: str) -> bool:
 def inline_local_includes(path: Path, seen: set[Path] | None = None,
                           search: Sequence[Path] | None = None) -> tuple[str, list[Path]]:
     """`path`'s text with each `#include "..."` of a header beside it or in the `search` folders (the
-    build's: kernels/common, a kernel's header_search by default) replaced by that header's text (once per
-    translation unit, like #pragma once); a CUTLASS, CUDA or standard header stays an include. Any other
-    quoted include is a UsageError: kept, it would not compile on the leaderboard."""
+    build's: kernels/common, a kernel's header_search by default), and each `#include <...>` of one in the
+    `search` folders (the build's -I folders, which the compiler searches for it, not the file's own), replaced
+    by that header's text (once per translation unit, like #pragma once); a CUTLASS, CUDA or standard header
+    stays an include. Any other quoted include is a UsageError: kept, it would not compile on the leaderboard;
+    so is an `#include <...>` of a header found beside the file alone, which the build does not find either."""
     seen = set() if seen is None else seen
     used: list[Path] = []
     search = list(header_search(path) if search is None else search)
 
     def expand(include: Include, current: Path, text: str) -> str:
         directive = text[include.start:include.end]
-        header = find_header(include.name, current.parent, search)
+        header = find_header(include.name, None if include.angled else current.parent, search)
+        if header is None and include.angled:
+            if not on_the_leaderboard(include.name) and (beside := find_header(include.name, current.parent, ())):
+                raise UsageError(f"{current}:{include.line}: #include <{include.name}> names {beside}, beside the file,"
+                                 f' where the compiler looks only for #include "{include.name}" (the build fails on it'
+                                 " too); write it quoted; nothing was written")
+            return directive  # a header of the machine's (CUDA, torch, the C++ library), as the leaderboard's has
         if header is None:
             if on_the_leaderboard(include.name):
                 return directive
@@ -118,7 +126,7 @@ def inline_local_includes(path: Path, seen: set[Path] | None = None,
         text = embedded_text(file)
         pieces: list[str] = []
         kept = 0
-        for include in quoted_includes(live_code(text)):
+        for include in includes(live_code(text)):
             pieces += [text[kept:include.start], expand(include, file, text)]
             kept = include.end
         return "".join([*pieces, text[kept:]])
@@ -176,6 +184,9 @@ def render(inputs: BuildInputs, arch: str) -> Submission:
     cuda_source, cuda_headers = inline_local_includes(inputs.kernel, search=inputs.search)
     cuda_source = _arch_lines_for(cuda_source, arch)
     cpp_source, cpp_headers = inline_local_includes(inputs.binding, search=[inputs.common])
+    for path in dict.fromkeys(cuda_headers + cpp_headers):
+        if path not in inputs.files:  # a header an `#include <...>` brings, which the build's list leaves out
+            _refuse_forbidden_word(path)
     digest = file_digest(kernel)  # the same short hash the run log gives this kernel
     problem = kernel_problem(inputs.kernel)
     from_header = problem is not None

@@ -18,16 +18,22 @@ from nvfp4ctl.cpp_lexer import Lexed, blank, spaces
 
 _LOGICAL_LINE = re.compile(r"(?:\\\r?\n|[^\n])*\n?")  # a physical line and those its backslashes join
 _CONDITIONAL = re.compile(r"[ \t]*#[ \t]*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b(.*)", re.DOTALL)
-_QUOTED_INCLUDE = re.compile(r'^[ \t]*(#[ \t]*include[ \t]*"([^"\n]+)"[^\n]*)', re.MULTILINE)
+_INCLUDE = re.compile(r'^[ \t]*(#[ \t]*include[ \t]*(?:"([^"\n]+)"|<([^>\n]+)>)[^\n]*)', re.MULTILINE)
 _CUTLASS_INCLUDE = re.compile(r"^[ \t]*#[ \t]*include[ \t]*[<\"](?:cute|cutlass)/", re.MULTILINE)
 
 
 @dataclass(frozen=True)
 class Include:
-    name: str  # as written between the quotes
+    name: str  # as written between the quotes (or the angle brackets)
     start: int  # offset of the `#`
     end: int  # just past the directive (a comment after it is not part of it)
     line: int  # 1-based
+    angled: bool = False  # `#include <name>`: the compiler looks in its include folders only, not beside the file
+
+    @property
+    def spelt(self) -> str:
+        """The name as the directive writes it: `"name"` or `<name>`."""
+        return f"<{self.name}>" if self.angled else f'"{self.name}"'
 
 
 def live_code(text: str, macros: Macros = NO_MACROS) -> str:
@@ -39,13 +45,21 @@ def live_code(text: str, macros: Macros = NO_MACROS) -> str:
 
 def quoted_includes(code: str) -> list[Include]:
     """The `#include "..."` directives of live_code() text, in file order (the offsets are the file's)."""
+    return [include for include in includes(code) if not include.angled]
+
+
+def includes(code: str) -> list[Include]:
+    """The `#include "..."` and `#include <...>` directives of live_code() text, in file order (the offsets are
+    the file's)."""
     found = []
     line, counted = 1, 0  # lines counted on from the previous include, not from the top per include
-    for match in _QUOTED_INCLUDE.finditer(code):
+    for match in _INCLUDE.finditer(code):
         start = match.start(1)
         line += code.count("\n", counted, start)
         counted = start
-        found.append(Include(name=match.group(2), start=start, end=start + len(match.group(1).rstrip()), line=line))
+        angled = match.group(2) is None
+        found.append(Include(name=match.group(3) if angled else match.group(2), start=start,
+                             end=start + len(match.group(1).rstrip()), line=line, angled=angled))
     return found
 
 

@@ -378,6 +378,39 @@ def test_a_replaced_export_keeps_its_mode_and_a_symlink_loop_is_one_line(tmp_pat
     assert result.exception is None or isinstance(result.exception, SystemExit)
 
 
+def test_an_angle_bracket_include_of_a_local_header_is_inlined_as_the_build_finds_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`#include <rope.cuh>` of a header in kernels/common/ (an -I folder of the build) was kept as it is, so the
+    submission failed to build on the leaderboard, which has no such header; CUDA and CUTLASS headers stay."""
+    kernel, common = kernel_beside_a_models_common(tmp_path, "nvfp4_gemv_api.h", "#pragma once\nint rope;\n")
+    kernel.write_text(kernel.read_text().replace('"rope.cuh"', "<rope.cuh>") + "#include <cuda_fp16.h>\n"
+                      "#include <cute/tensor.hpp>\n#include <rope.cuh>\n")
+    monkeypatch.chdir(tmp_path)
+    text, used = inline_local_includes(kernel)
+    assert [p.name for p in used] == ["nvfp4_gemv_api.h", "rope.cuh"] and used[1] == (common / "rope.cuh").resolve()
+    assert text.count("int rope;") == 1 and "// (already inlined above) #include <rope.cuh>" in text
+    assert "#include <cuda_fp16.h>" in text and "#include <cute/tensor.hpp>" in text
+    submission = render(sources.build_inputs(kernel), "sm_90a")
+    assert "int rope;" in submission.text and (common / "rope.cuh").resolve() in submission.embedded
+
+
+def test_an_angle_bracket_include_of_a_header_beside_the_kernel_alone_stops_the_export(tmp_path: Path) -> None:
+    """The compiler looks beside the including file only for a quoted include: the build fails on it as the
+    leaderboard would, so export says how to write it, where it wrote a submission that could not build."""
+    (tmp_path / "my_helpers.cuh").write_text("#pragma once\nint helper;\n")
+    kernel = tmp_path / "k.cu"
+    kernel.write_text(HGMMA_PROBE.read_text().replace('#include "nvfp4_gemm_api.h"',
+                                                      '#include "nvfp4_gemm_api.h"\n#include <my_helpers.cuh>'))
+    line = kernel.read_text().splitlines().index("#include <my_helpers.cuh>") + 1
+    output = tmp_path / "submission.py"
+    result = runner.invoke(app, ["export", "--kernel", str(kernel), "-o", str(output)])
+    assert result.exit_code == 2, result.output
+    flat = " ".join(result.output.split())
+    assert (f"{kernel}:{line}: #include <my_helpers.cuh> names {tmp_path / 'my_helpers.cuh'}, beside the file, where"
+            ' the compiler looks only for #include "my_helpers.cuh"') in flat
+    assert "nothing was written" in flat and not output.exists()
+
+
 def test_a_quoted_include_that_is_nowhere_stops_the_export(tmp_path: Path) -> None:
     kernel = tmp_path / "k.cu"
     kernel.write_text(HGMMA_PROBE.read_text().replace('#include "nvfp4_gemm_api.h"',
