@@ -79,6 +79,35 @@ def test_a_forbidden_word_in_any_embedded_file_refuses_the_export(tmp_path: Path
     assert not output.exists()
 
 
+def test_a_kernel_whose_file_name_holds_the_forbidden_word_is_exported_without_its_name(tmp_path: Path) -> None:
+    """A Stream-K kernel (nvfp4_gemm_streamk.cu) could not be exported: its name went into the docstring, and
+    the generated text was refused as one holding "stream". The kernel's hash still says which file it was."""
+    kernel = tmp_path / "sm90" / "nvfp4_gemm_StreamK.cu"
+    kernel.parent.mkdir()
+    kernel.write_text(HGMMA_PROBE.read_text())
+    output = tmp_path / "submission.py"
+    result = runner.invoke(app, ["export", "--kernel", str(kernel), "-o", str(output)])
+    assert result.exit_code == 0, result.output
+    text = output.read_text()
+    assert "stream" not in text.lower()
+    assert text.startswith('"""GPU MODE nvfp4_gemm submission: a kernel for sm_90a (its file name, which holds a word'
+                           " the leaderboard refuses, left out), exported by `nvfp4ctl export` (kernel hash ")
+    assert runner.invoke(app, ["lint", str(output)]).exit_code == 0
+
+
+def test_the_forbidden_word_in_a_kernel_is_refused_naming_each_line(tmp_path: Path) -> None:
+    kernel = tmp_path / "sm90" / "k.cu"
+    kernel.parent.mkdir()
+    lines = HGMMA_PROBE.read_text().splitlines(keepends=True)
+    lines[2:2] = ["// one stream per call\n"]
+    lines[5:5] = ["// STREAM-K tiles: upstream of the epilogue\n"]
+    kernel.write_text("".join(lines))
+    output = tmp_path / "submission.py"
+    result = runner.invoke(app, ["export", "--kernel", str(kernel), "-o", str(output)])
+    assert result.exit_code == 2 and not output.exists()
+    assert f'{kernel}:3: contains the word "stream" 3 times (lines 3 and 6); the leaderboard' in " ".join(result.output.split())
+
+
 def test_the_default_kernel_must_exist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "kernels").mkdir()  # the user's kernels/ without a B200 kernel
     monkeypatch.chdir(tmp_path)
