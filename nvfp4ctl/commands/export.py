@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -137,7 +138,7 @@ def _plain_torch(problem: str) -> Path | None:
 
 
 def _export_plain_torch(source: Path, output: Path, problem: str, force: bool, task: Path | None,
-                        arch: ArchChoice | None) -> str:
+                        arch: ArchChoice | None, because: tuple[Path, str] | None) -> str:
     """`--kernel default` where nvfp4ctl ships no B200 kernel: the exact plain-torch submission that
     `check --kernel default` runs, written as it is (no CUDA in it to compile, for any arch). Its run-log result."""
     from nvfp4ctl.export import export_plain_torch
@@ -146,15 +147,47 @@ def _export_plain_torch(source: Path, output: Path, problem: str, force: bool, t
     text = export_plain_torch(source, output, problem, force=force, protected=_files_in_use(task))
     if arch is not None:
         console.warn(f"--arch {arch.value} is not used: the plain-torch submission holds no CUDA to compile")
-    console.ok(f"wrote {output} ({byte_size(len(text.encode()))}): {source.name}, nvfp4ctl's exact plain-torch"
+    console.ok(f"wrote {_shown(output)} ({byte_size(len(text.encode()))}): {source.name}, nvfp4ctl's exact plain-torch"
                f" submission for {problem} (nvfp4ctl ships no B200 kernel for it)")
+    _say_whose(output, because)
     console.info(_next_line(output))
     return f"wrote {output.name} from {source.name} (plain torch)"
 
 
+def _task_submission(task: Any | None) -> tuple[Path, str] | None:
+    """Where export writes without -o, and why: the submission check and bench run (runner.targets'
+    find_user_submission), task.yml's `submission:`, else submission.py beside task.yml, so an export from a
+    subfolder (`cd kernels`) is the file they run; None where no task.yml of the user's is in use: ./submission.py."""
+    from nvfp4ctl.runner.targets import SUBMISSION_FILE
+
+    if task is None or not task.is_users or task.path is None:
+        return None
+    if task.submission is not None:
+        return task.submission, f"{_shown(task.path.absolute())}'s `submission:`"
+    return task.path.resolve().parent / SUBMISSION_FILE, f"beside {_shown(task.path.absolute())}"
+
+
+def _shown(output: Path) -> str:
+    """The file written as the user would type it from here: `../submission.py` for the task's, from a subfolder."""
+    if not output.is_absolute():
+        return str(output)
+    try:
+        relative = os.path.relpath(output)
+    except ValueError:  # another drive
+        return str(output)
+    return relative if len(relative) < len(str(output)) else str(output)
+
+
+def _say_whose(output: Path, because: tuple[Path, str] | None) -> None:
+    """Where the default output is no ./submission.py, that it is the task's: the file check and bench run."""
+    if because is not None and output.resolve() != (Path.cwd() / output.name).resolve():
+        get_console().info(f"{_shown(output)} is the task's submission ({because[1]}), the file check and bench run;"
+                           " -o PATH writes another")
+
+
 def _next_line(output: Path) -> str:
     """What to run on the file written, as it can be pasted into a shell (a name with a space is one word)."""
-    written = shell_path(output)
+    written = shell_path(Path(_shown(output)))
     return f"next: nvfp4ctl lint {written} && nvfp4ctl check --submission {written}"
 
 
@@ -249,7 +282,10 @@ def command(
                                   " for nvfp4_gemm alone; the other problems' plain-CUDA kernels are in"
                                   f" {shipped('kernels/naive')}.", show_default=False)
     ] = None,
-    output: Annotated[Path, typer.Option("-o", "--output", help="Where to write the submission.")] = Path("submission.py"),
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Where to write the submission (default: the task's,"
+                                                " which check and bench run: task.yml's `submission:`, else submission.py"
+                                                " beside task.yml; ./submission.py where no task.yml of yours is in use).",
+                                                show_default=False)] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace the output file even if an earlier export did not write"
                                         " it (your own submission.py, say).")] = False,
     task: Annotated[Path | None, typer.Option("--task", metavar="PATH", help="task.yml whose problem the export is"
@@ -271,9 +307,11 @@ def command(
     named = kernel is not None and str(kernel) != DEFAULT_BY_NAME  # the user's own --kernel PATH
     in_use = _task_in_use(task, named)
     problem = DEFAULT_PROBLEM if named or in_use is None else in_use.problem
+    because = None if output is not None else _task_submission(in_use)
+    output = output if because is None else because[0]
     if kernel is not None and not named and _default_name(problem) is None and (torch_target := _plain_torch(problem)):
         _note_source(torch_target, TAKEN_BY_DEFAULT)
-        result = _export_plain_torch(torch_target, output, problem, force, task, arch)
+        result = _export_plain_torch(torch_target, output, problem, force, task, arch, because)
         return _written_from(torch_target, TAKEN_BY_DEFAULT, output, result)
     source = default_kernel(kernel, problem, None if arch is None else arch.value)
     taken = "--kernel" if named else TAKEN_BY_DEFAULT if kernel is not None else f"export's default for {problem}"
@@ -301,7 +339,8 @@ def command(
         console.warn(f"{source.name} has never run on {submission.arch} (its `nvfp4ctl: never-run-on` mark): "
                      "run `nvfp4ctl check` on that GPU before submitting")
     size = byte_size(len(submission.written.encode()))  # the file as written: any `#!` line kept above it too
-    console.ok(f"wrote {output} ({size}): {source.name} for {submission.arch}, {plural(len(submission.embedded), 'file')} embedded")
+    console.ok(f"wrote {_shown(output)} ({size}): {source.name} for {submission.arch}, {plural(len(submission.embedded), 'file')} embedded")
+    _say_whose(output, because)
     if _never_built(source, submission.arch):
         console.info(f"hint: {short_path(source)} as it is now has no build for {submission.arch} in nvfp4ctl's cache"
                      f" (never built here, or its build failed): export does not compile it; `nvfp4ctl build"

@@ -312,6 +312,37 @@ def test_a_link_to_a_kernel_is_judged_by_the_file_it_links_to(tmp_path: Path, mo
     assert "warning: h100.cu is an sm_90a kernel: the B200 leaderboard needs sm_100a" in _flat(result.output)
 
 
+def test_export_from_a_subfolder_writes_the_submission_check_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`cd kernels && nvfp4ctl export` wrote kernels/submission.py, which check and bench never run: they take the
+    submission.py beside task.yml (or task.yml's `submission:`). An explicit -o is written where it says."""
+    folder = tmp_path / "gemm"
+    assert runner.invoke(app, ["init", "--problem", "nvfp4_gemm", str(folder)]).exit_code == 0
+    (folder / "submission.py").unlink()  # init's starter, the user's own file, which export does not replace
+    task_file = folder / "task.yml"
+    task_file.write_text(task_file.read_text().replace("submission: submission.py\n", ""))
+    (folder / "kernels").mkdir()
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(tmp_path / "MEMORY.md"))
+    monkeypatch.chdir(folder / "kernels")
+    result = runner.invoke(app, ["export", "--kernel", "default"])
+    assert result.exit_code == 0, result.output
+    assert (folder / "submission.py").is_file() and not (folder / "kernels" / "submission.py").exists()
+    said = _flat(result.output)
+    assert "wrote ../submission.py (" in said and ("../submission.py is the task's submission (beside"
+                                                            " ../task.yml), the file check and bench run") in said
+    assert "nvfp4ctl check --submission ../submission.py" in said
+    # task.yml's `submission:` names the file check runs, and so the one export writes
+    with task_file.open("a") as task:
+        task.write("submission: out/mine.py\n")
+    (folder / "out").mkdir()
+    result = runner.invoke(app, ["export", "--kernel", "default"])
+    assert result.exit_code == 0, result.output
+    assert (folder / "out" / "mine.py").is_file()
+    assert "../out/mine.py is the task's submission (../task.yml's `submission:`)" in _flat(result.output)
+    result = runner.invoke(app, ["export", "--kernel", "default", "-o", "here.py"])
+    assert result.exit_code == 0 and (folder / "kernels" / "here.py").is_file(), result.output
+    assert "the task's submission" not in result.output
+
+
 def _last_target(run_log: Path) -> str:
     """The target cell of the run log's last line (`path@digest [why; nvfp4ctl ...]`)."""
     return run_log.read_text().splitlines()[-1].split(" · ")[2]
