@@ -15,12 +15,25 @@ INTERRUPTED = 130  # errors.ExitCode.INTERRUPTED: nvfp4ctl.errors itself may be 
 
 
 def main() -> None:
+    escape_what_the_streams_cannot_encode()
     try:
         from nvfp4ctl.cli import main as run
     except KeyboardInterrupt:
         _say_interrupted()
         raise SystemExit(INTERRUPTED) from None
     run()
+
+
+def escape_what_the_streams_cannot_encode() -> None:
+    """stdout and stderr write a character their encoding lacks as an escape (`\\xfc`), where a strict
+    one (PYTHONIOENCODING=ascii, a latin-1 terminal) raised UnicodeEncodeError at the first `·` of log's
+    lines or `ü` of a path: a traceback and exit 1 after init or export had written their files. A
+    handler the user chose (PYTHONIOENCODING=latin-1:replace, UTF-8 mode's surrogateescape) stays."""
+    for stream in (sys.stdout, sys.stderr):
+        if getattr(stream, "errors", None) != "strict":
+            continue
+        with contextlib.suppress(AttributeError, ValueError, OSError):  # not a TextIOWrapper, or closed
+            stream.reconfigure(errors="backslashreplace")
 
 
 def _say_interrupted() -> None:
