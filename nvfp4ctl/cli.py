@@ -558,15 +558,21 @@ def _full_folder_error(error: OSError) -> NvfpError | None:
 
 def _cache_folder_error(error: OSError) -> NvfpError | None:
     """A cache folder that cannot be made or written (NVFP4CTL_CACHE naming a file, a read-only
-    place) is the user's setting, not a crash; None for any other OSError, which goes on as it came."""
+    place) is the user's setting, not a crash; None for any other OSError, which goes on as it came.
+    Making it can fail on a folder above it too: a home that does not exist (HOME=/nonexistent), `/`
+    for an empty HOME, a read-only folder or a dangling link above NVFP4CTL_CACHE."""
     from nvfp4ctl.project import cache_root
 
     root = cache_root()
-    if not error.filename or not _is_within(error.filename, root):
+    if not error.filename:
+        return None
+    usable = root.is_dir() and os.access(root, os.W_OK | os.X_OK)
+    above = not usable and _is_within(root, error.filename)  # a folder that would hold it, as it was made
+    if not above and not _is_within(error.filename, root):
         return None
     hit = Path(os.path.abspath(str(error.filename)))
     setting = f" ({Env.CACHE})" if env_str(Env.CACHE) else ""
-    if root.is_dir() and os.access(root, os.W_OK | os.X_OK):
+    if usable:
         if not isinstance(error, PermissionError):
             return None  # the folder is fine: a full disk or a lost build file is a real failure, shown as one
         # a part of a shared cache that another user made and the group may not write (locks/, tmp/, a

@@ -320,6 +320,51 @@ def test_a_relative_cache_setting_naming_a_file_is_one_line_exit_2(tmp_path, mon
     assert "error: cannot use the cache folder cachefile (NVFP4CTL_CACHE): Not a directory" in result.output
 
 
+def test_a_cache_folder_under_a_dangling_link_is_one_line_exit_2(tmp_path, monkeypatch):
+    # making it fails on the link above it (File exists), not on a path inside the cache folder
+    (tmp_path / "link").symlink_to(tmp_path / "gone")
+    cache = tmp_path / "link" / "a" / "b"
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(cache))
+    kernel = tmp_path / "k.cu"
+    kernel.write_text("__global__ void k(float* p) { p[0] = 1.f; }\n")
+    result = CliRunner().invoke(app, ["build", str(kernel), "--arch", "sm_90a"])
+    assert result.exit_code == 2, result.output
+    assert (f"error: cannot use the cache folder {cache} (NVFP4CTL_CACHE): File exists ({tmp_path / 'link'});"
+            " point NVFP4CTL_CACHE at a writable folder") in result.output
+
+
+def test_a_home_that_cannot_be_made_is_the_cache_folders_one_line_exit_2(tmp_path, monkeypatch):
+    """HOME=/nonexistent, as a service user has it: making ~/.cache/nvfp4ctl fails on the home itself,
+    which only root may create (refused here as it is for any other user)."""
+    import os
+
+    home = tmp_path / "nonexistent"
+    real_mkdir = os.mkdir
+
+    def refused_in_root(path, *args, **kwargs):
+        if Path(path) == home:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_mkdir(path, *args, **kwargs)
+
+    monkeypatch.delenv("NVFP4CTL_CACHE", raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setattr(os, "mkdir", refused_in_root)
+    kernel = tmp_path / "k.cu"
+    kernel.write_text("__global__ void k(float* p) { p[0] = 1.f; }\n")
+    result = CliRunner().invoke(app, ["build", str(kernel), "--arch", "sm_90a"])
+    assert result.exit_code == 2, result.output
+    assert (f"error: cannot use the cache folder {home / '.cache' / 'nvfp4ctl'}: Permission denied ({home});"
+            " point NVFP4CTL_CACHE at a writable folder") in result.output
+
+
+def test_an_error_above_a_usable_cache_folder_is_not_the_caches(tmp_path, monkeypatch):
+    from nvfp4ctl.cli import _cache_folder_error
+
+    (tmp_path / "cache").mkdir()
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
+    assert _cache_folder_error(PermissionError(13, "Permission denied", str(tmp_path))) is None
+
+
 def test_a_full_disk_under_a_relative_cache_setting_names_the_cache(tmp_path, monkeypatch):
     from nvfp4ctl.cli import _full_folder_error
 
