@@ -31,6 +31,7 @@ from nvfp4ctl.build import flags, toolchain
 from nvfp4ctl.build.compiler_errors import first_error
 from nvfp4ctl.build.full_disk import raise_if_out_of_space
 from nvfp4ctl.build.sources import BuildInputs
+from nvfp4ctl.build.temporary_folder import require_usable_tmpdir
 from nvfp4ctl.errors import ExitCode, FailuresFound, ToolTimeout
 from nvfp4ctl.project import REPO_DIR
 
@@ -95,7 +96,9 @@ def run_compiler(command: list[str], cwd: Path | None, env: dict[str, str],
     jobs) went on compiling into a staging folder already deleted. The compiler stays in nvfp4ctl's
     process group, so that a signal to the whole group (a CI job cancelled, `timeout -s KILL`, the
     terminal's Ctrl-C) reaches it too, even where nvfp4ctl itself is killed before it can act.
-    subprocess.TimeoutExpired, with the output so far, past `timeout_s`."""
+    subprocess.TimeoutExpired, with the output so far, past `timeout_s`; a UsageError before it starts where
+    TMPDIR names no folder it could write its intermediate files in."""
+    require_usable_tmpdir(cwd)
     with subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT) as process:
         try:
             output, _ = process.communicate(timeout=timeout_s)

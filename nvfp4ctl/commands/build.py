@@ -65,6 +65,7 @@ def command(
     from nvfp4ctl.build.compile import CompileTimeout
     from nvfp4ctl.build.read_once import reading_once
     from nvfp4ctl.build.sources import kernel_not_text_warnings, override_note_of, shadow_note_of
+    from nvfp4ctl.build.temporary_folder import require_usable_tmpdir
     from nvfp4ctl.progress_lines import progress_lines
 
     from nvfp4ctl.commands.build_target import headers, resolve_build_target, warn_of_the_submission_here
@@ -112,6 +113,8 @@ def command(
         for note in dict.fromkeys(note for source in dict.fromkeys(source for source, _ in plan)
                                   for note in (override_note_of(source), shadow_note_of(source)) if note is not None):
             console.info(f"note: {note}")
+        if any(has_build(source, target) is False for source, target in plan):
+            require_usable_tmpdir()  # the user's setting: one line, where each kernel would read as failing
         task = progress.add_task("building", total=len(plan))
         for source, target in plan:
             step = (f"{source.name} ({target}): built before, taken from nvfp4ctl's build cache"

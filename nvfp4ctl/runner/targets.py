@@ -329,11 +329,36 @@ def _kernel_problem(kernel: Path, resolved: Path) -> Any | None:
 
 def refuse_unloadable(target: TargetSpec) -> None:
     """A kernel target needs a CUDA build of torch on any device (its module links against torch's CUDA
-    libraries; NVFP4CTL_DEVICE=cpu runs it too): say so now, not after its build (seconds, a cache entry)."""
+    libraries; NVFP4CTL_DEVICE=cpu runs it too): say so now, not after its build (seconds, a cache entry).
+    A target that compiles needs a TMPDIR nvcc can write in: said now too, not as the child's compile error."""
     if target.kind == KERNEL:
         from nvfp4ctl.build.loader import require_cuda_torch
 
         require_cuda_torch()
+    if _compiles(target):
+        from nvfp4ctl.build.temporary_folder import require_usable_tmpdir
+
+        require_usable_tmpdir()
+
+
+def _compiles(target: TargetSpec) -> bool:
+    """Whether loading `target` may run nvcc: a kernel with no build of its declared arch in the cache (one
+    with none declared builds for the GPU, which the child alone looks at), or a submission with load_inline/load
+    calls (torch keeps their builds, and decides itself whether they compile again)."""
+    if target.kind == KERNEL:
+        from nvfp4ctl.build.builder import has_build
+        from nvfp4ctl.build.sources import declared_arch
+
+        own = declared_arch(target.path)
+        return own is None or has_build(target.path, own) is not True
+    if target.kind != SUBMISSION:
+        return False
+    from nvfp4ctl.build.submission_sources import find_sources
+
+    try:
+        return bool(find_sources(target.path).extensions)
+    except UsageError:  # read as check reads it, which says what is wrong with it
+        return False
 
 
 def find_user_submission(task: TaskLike | None) -> TargetSpec | None:

@@ -291,6 +291,7 @@ def execute(run: TuneRun, timing: TimingSettings, budget_s: float | None, rounds
             on_progress: Any = lambda label, done: None, on_work: Any = lambda count: None) -> Any:
     from nvfp4ctl.bench.session import max_wall_s
     from nvfp4ctl.build.sources import build_inputs
+    from nvfp4ctl.build.temporary_folder import require_usable_tmpdir
     from nvfp4ctl.project import cache_root
     from nvfp4ctl.tune.compile_pool import CompilePool, cpu_cores
     from nvfp4ctl.tune.gpu_pool import GpuPool, make_workers
@@ -319,6 +320,7 @@ def execute(run: TuneRun, timing: TimingSettings, budget_s: float | None, rounds
     # While timing, leave a core to each GPU worker and one to this process: a compile hogging every
     # core would stall the workers' kernel launches and blur the timings.
     jobs = cpu_cores() if run.compile_only else max(1, cpu_cores() - len(run.gpus) - 1)
+    require_usable_tmpdir()  # else every candidate's compile fails alike, each read as its own compile error
     with CompilePool(run.source, run.arch, jobs=jobs) as compile_pool:
         if run.compile_only:
             evaluator = Evaluator(compile_pool, None, state, run.cases, report, on_progress, on_work)
