@@ -150,7 +150,7 @@ def build_submission(path: Path, arch: str | None, verbose: bool, python: str | 
 
 
 def _refuse_other_arch(path: Path, sources: SubmissionSources, targets: dict[int, tuple[tuple[str, ...], str]],
-                       arch: str | None) -> list[str]:
+                       arch: str | None, problem: str) -> list[str]:
     """A UsageError where --arch names an arch the submission's own settings do not build and its code holds
     tensor-core instructions for another (an sm_100a export built with --arch sm_90a), as export refuses a
     kernel written for another arch: building its own arch instead would pass a per-arch gate without building
@@ -161,6 +161,7 @@ def _refuse_other_arch(path: Path, sources: SubmissionSources, targets: dict[int
     from nvfp4ctl.build.submission_build import unit_headers
     from nvfp4ctl.build.submission_sources import device_code
     from nvfp4ctl.build.tensor_code_use import tensor_code_use
+    from nvfp4ctl.commands.export import ours_for_arch
     from nvfp4ctl.export import export_lines
 
     warnings: list[str] = []
@@ -175,8 +176,10 @@ def _refuse_other_arch(path: Path, sources: SubmissionSources, targets: dict[int
         warnings += [_uncalled_warning(extension.name, helper, arch) for helper in use.uncalled]
         if use.refused is None:
             continue
-        # only a file export wrote is made again by export; the user's own is theirs to change
-        export_again = f", or export the kernel with --arch {arch}" if export_lines(sources.text) is not None else ""
+        # only a file export wrote is sent back to export; the user's own is theirs to change. Not "export the
+        # kernel with --arch": export refuses a kernel written for another arch, so another kernel is the way
+        export_again = (f", or export a kernel written for {arch}{ours_for_arch(problem, arch)}"
+                        if export_lines(sources.text) is not None else "")
         raise UsageError(f"{display_path(path)} is built for {', '.join(own[0])} ({own[1]}), not for --arch {arch}:"
                          f" its {use.refused[1]} would not run there; pass --arch {use.refused[0]}{export_again};"
                          " nothing was built")
@@ -244,7 +247,7 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
     targets = {id(extension): sources.extension_arches(extension, arch)
                for extension in sources.extensions if extension.has_device_code}
     reasons = list(dict.fromkeys(targets.values()))
-    uncalled_helpers = _refuse_other_arch(path, sources, targets, arch)
+    uncalled_helpers = _refuse_other_arch(path, sources, targets, arch, problem_name)
     announce()  # the options and the file passed their checks: the header before any warning about them
     for warning in uncalled_helpers:
         console.warn(warning)

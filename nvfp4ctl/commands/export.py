@@ -51,6 +51,15 @@ def default_kernel(kernel: Path | None, problem: str = DEFAULT_PROBLEM, arch: st
     return kernels / (h100 or name)
 
 
+def ours_for_arch(problem: str, arch: str) -> str:
+    """The export of nvfp4ctl's own `problem` kernel written for `arch`, in words with its command, as a
+    refusal's advice for a kernel written for the other arch; "" where nvfp4ctl ships none for it."""
+    gpu, major = ("H100", H100_MAJOR) if arch == H100_ARCH else ("B200", B200_MAJOR)
+    if _default_name(problem, major) is None:
+        return ""
+    return f" (nvfp4ctl's {gpu} one: `nvfp4ctl export --kernel {DEFAULT_BY_NAME} --arch {arch}`)"
+
+
 def refuse_other_arch(source: Path, arch: str | None) -> None:
     """A UsageError where --arch names another arch than the one the kernel is written for (its folder or
     `arch=` line), as its build for that arch fails: an sm_100a tcgen05 kernel exported for sm_90a traps on

@@ -137,7 +137,8 @@ def test_an_arch_option_the_submission_does_not_build_is_refused(tmp_path: Path,
                                                                  exported: bool) -> None:
     """An sm_100a export built with --arch sm_90a warned "--arch sm_90a not used", built sm_100a and exited 0:
     a per-arch CI gate passed without building that arch. Refused in one line, as export refuses it; only an
-    export is sent back to export."""
+    export is sent back to export, for a kernel written for --arch (nvfp4ctl's own GEMM one named), where it
+    said "export the kernel with --arch", which export refuses."""
     own = "sm_90a" if option == "sm_100a" else "sm_100a"
     submission = tmp_path / "submission.py"
     text = FLAGGED.replace("FLAGS", f'"-gencode=arch=compute_{own[3:]},code={own}"').replace(
@@ -146,10 +147,27 @@ def test_an_arch_option_the_submission_does_not_build_is_refused(tmp_path: Path,
     result = runner.invoke(app, ["build", str(submission), "--arch", option])
     assert result.exit_code == 2, result.output
     said = _flat(result.output)
-    export_again = f", or export the kernel with --arch {option}" if exported else ""
+    gpu = "H100" if option == "sm_90a" else "B200"
+    export_again = (f", or export a kernel written for {option} (nvfp4ctl's {gpu} one:"
+                    f" `nvfp4ctl export --kernel default --arch {option}`)" if exported else "")
     assert said == (f"error: {submission} is built for {own} (own's flag -gencode=arch=compute_{own[3:]},code={own}),"
                     f" not for --arch {option}: its {WHAT[own]} would not run there; pass --arch {own}{export_again};"
                     " nothing was built"), said
+
+
+def test_an_export_refused_for_another_arch_names_no_kernel_where_nvfp4ctl_ships_none(tmp_path: Path,
+                                                                                     no_compiler: None) -> None:
+    """A dual GEMM's sm_100a export built with --arch sm_90a: nvfp4ctl ships no H100 dual GEMM kernel, so the
+    advice names none (`--kernel default --arch sm_90a` is refused for that problem)."""
+    task = tmp_path / "task.yml"
+    task.write_text("problem: nvfp4_dual_gemm\ntests:\n  - {m: 256, n: 512, k: 256, l: 1, seed: 1111}\n")
+    submission = tmp_path / "submission.py"
+    submission.write_text(EXPORTED.replace("nvfp4_gemm", "nvfp4_dual_gemm").replace("OWN", "sm_100a") + FLAGGED.replace(
+        "FLAGS", '"-gencode=arch=compute_100a,code=sm_100a"').replace('"__global__ void k() {}"', f'"{TENSOR_CODE["sm_100a"]}"'))
+    result = runner.invoke(app, ["build", str(submission), "--arch", "sm_90a", "--task", str(task)])
+    assert result.exit_code == 2, result.output
+    said = _flat(result.output)
+    assert "; pass --arch sm_100a, or export a kernel written for sm_90a; nothing was built" in said, said
 
 
 @pytest.mark.parametrize("flags, built_for", [
