@@ -149,11 +149,16 @@ def _warn_of_the_submission_here(lint_plan: Any) -> None:
 
 def _judged_problem(report: Any, lint_plan: Any) -> str | None:
     """The one problem the files were judged by, for the run log's problem column as check and bench fill
-    it: a file's own task.yml or API header, else the task in use. None for several, and where only the
-    shipped GEMM task stood in (no task.yml of the user's: a default, not the files' problem)."""
+    it: a file's own export header or API header, else its folder's task.yml of the user's, whatever problem
+    it names (the shipped GEMM's too), else the task in use. None for several, and where only the shipped GEMM
+    task stood in (no task.yml of the user's: a default, not the files' problem)."""
+    from nvfp4ctl.lint.engine import folder_problem
+
     task_problem = lint_plan.config.problem if lint_plan.task_file is not None else None
     others = {path: problem for path, problem, _ in report.other_problems}
-    judged = {others.get(path, task_problem) for path in report.files}
+    own_tasks = report.own_tasks or (None,) * len(report.files)
+    judged = {others.get(path) or (folder_problem(own_task) if own_task is not None else task_problem)
+              for path, own_task in zip(report.files, own_tasks)}
     return judged.pop() if len(judged) == 1 else None
 
 

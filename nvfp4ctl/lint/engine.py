@@ -18,6 +18,7 @@ from nvfp4ctl.lint.source import SourceFile, discover, read_source
 from nvfp4ctl.lint.submission import HEADER_REASON, NAME_REASON, is_submission, names_its_problem
 from nvfp4ctl.lint.waivers import is_waived, line_waivers, unknown_waivers
 from nvfp4ctl.not_text import not_text_message
+from nvfp4ctl.problems import DEFAULT_PROBLEM
 from nvfp4ctl.workspace import find_task_upwards, forget_on_reset
 
 
@@ -83,6 +84,11 @@ def _folder_config(task_file: Path, flags: LintFlags) -> LintConfig:
     task = _parsed_task(task_file)
     section = parse_section(task.lint, task.path.parent, task.lint_at)
     return flags.over(section, benchmark_shapes(task), getattr(task, "problem", None))
+
+
+def folder_problem(task_file: Path) -> str:
+    """The problem a folder's own task.yml (lint_paths' `own_tasks`) judges its files by, as _folder_config gives it."""
+    return getattr(_parsed_task(task_file), "problem", None) or DEFAULT_PROBLEM
 
 
 # a folder's task.yml is read once per command: the next one (a test's, an editor's lint_paths) reads it as it is then

@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli_streams import separate_streams_runner
+from nvfp4ctl import runlog
 from nvfp4ctl.cli import app
 
 runner = CliRunner()
@@ -521,6 +522,24 @@ def test_a_folder_whose_files_lie_under_two_task_ymls_logs_to_neither(project: P
     assert not (project / "gemm" / "MEMORY.md").exists() and not (project / "gemm" / "v2" / "MEMORY.md").exists()
     assert runner.invoke(app, ["lint", "gemm/v2"]).exit_code == 0  # one task.yml: beside it
     assert "(1 file checked)" in (project / "gemm" / "v2" / "MEMORY.md").read_text()
+
+
+@pytest.mark.parametrize("named", [["gemm/submission.py"], ["gemm"]])
+def test_a_file_judged_by_its_own_gemm_task_yml_logs_that_problem(project: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   named: list[str]) -> None:
+    """`lint gemm/submission.py` from the folder above, gemm/task.yml naming nvfp4_gemm, logged no problem cell
+    (inside gemm/ it had one, and a dual GEMM folder's from above too): a task.yml of the user's counted only
+    where it named another problem than the shipped GEMM task standing in for the folder above."""
+    _tasks_logging_by_themselves(project, monkeypatch, ("gemm",))
+    assert runner.invoke(app, ["lint", *named]).exit_code == 0
+    assert runlog.read(project / "gemm" / "MEMORY.md")[-1].problem == "nvfp4_gemm"
+
+
+def test_a_file_with_no_task_yml_of_the_users_logs_no_problem(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where nvfp4ctl's shipped GEMM task stands in for a task.yml, the file's problem is a default, not named."""
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(project / "MEMORY.md"))
+    assert runner.invoke(app, ["lint", "clean.py"]).exit_code == 0
+    assert runlog.read(project / "MEMORY.md")[-1].problem == ""
 
 
 def test_a_waiver_naming_no_rule_is_warned_once_and_the_exit_code_stands(project: Path) -> None:
