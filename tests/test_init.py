@@ -197,6 +197,19 @@ def test_init_says_where_runs_are_logged_when_the_setting_names_another_log(tmp_
     assert quiet.exit_code == 0 and "runs are logged" not in quiet.stderr
 
 
+@pytest.mark.parametrize("null", ["/dev/null", "/dev/../dev/null"])
+def test_init_says_runs_are_not_logged_when_the_setting_is_the_null_device(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, null: str) -> None:
+    """NVFP4CTL_MEMORY=/dev/null keeps no run log, as every other command takes it; init said "runs are logged
+    to /dev/null (NVFP4CTL_MEMORY), not to p/MEMORY.md"."""
+    monkeypatch.setenv("NVFP4CTL_MEMORY", null)
+    result = separate_streams_runner().invoke(app, ["init", "--problem", "nvfp4_gemv", str(tmp_path / "p")])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.stderr.split())
+    assert said == (f"runs are not logged (NVFP4CTL_MEMORY={null}): unset NVFP4CTL_MEMORY to log them in"
+                    f" {tmp_path / 'p' / 'MEMORY.md'} beside these notes"), said
+
+
 class _FailingWrites:
     """A file whose every write fails as `failure` (a full disk, a Ctrl-C while it is written)."""
 

@@ -28,8 +28,7 @@ def command(
     if (elsewhere := _run_log_elsewhere(made.folder)) is not None:
         # MEMORY.md is still written, for the folder's notes: a run log set elsewhere must not cost a
         # folder its notes file, nor leave one whose "Run log" section never fills without a word
-        console.note(f"runs are logged to {elsewhere} ({Env.MEMORY}), not to {made.folder / 'MEMORY.md'}:"
-                     f" unset {Env.MEMORY} to log them beside these notes")
+        console.note(_elsewhere_note(elsewhere, made.folder / "MEMORY.md"))
     console.ok(f"{spec.name}: `{_cd_into(made.folder)}nvfp4ctl check` runs submission.py on every test")
     return Outcome(result=f"init {spec.name} in {made.folder}", problem=spec.name)
 
@@ -42,6 +41,16 @@ def _run_log_elsewhere(folder: Path) -> Path | None:
     memory = Path(setting)
     same = memory.resolve() == (folder / "MEMORY.md").resolve()
     return None if same else memory
+
+
+def _elsewhere_note(memory: Path, own: Path) -> str:
+    """Where the runs go instead of the folder's own MEMORY.md: the null device keeps none, as every
+    command that logs takes it (no line written), so it is no log they go to."""
+    from nvfp4ctl.runlog import is_null_device
+
+    if is_null_device(memory):
+        return f"runs are not logged ({Env.MEMORY}={memory}): unset {Env.MEMORY} to log them in {own} beside these notes"
+    return f"runs are logged to {memory} ({Env.MEMORY}), not to {own}: unset {Env.MEMORY} to log them beside these notes"
 
 
 def _cd_into(folder: Path) -> str:
