@@ -252,7 +252,8 @@ def test_two_processes_building_one_key_share_one_entry(build_cache: Path) -> No
     assert all(child.returncode == 0 for child in children)
     assert len(entries) == 1
     assert [p.name for p in build_cache.glob("zero_gemm-sm_100a-*")] == [Path(entries.pop()).name]
-    assert list((build_cache / "tmp").iterdir()) == []
+    # the cache is the session's, shared with the other xdist workers, whose builds stage there meanwhile
+    assert [p for p in (build_cache / "tmp").iterdir() if p.name.startswith("zero_gemm-sm_100a-")] == []
 
 
 def test_submission_time_is_reported_and_a_failure_fails(hgmma_report: BuildReport, monkeypatch: pytest.MonkeyPatch) -> None:
