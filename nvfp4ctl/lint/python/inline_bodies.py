@@ -162,9 +162,27 @@ def _data_reads(body: str, holders: set[str], parens: BracketPairs) -> set[int]:
     opened_at = {parens.closing(match.start()): match.start() for match in re.finditer(r"\(", body)}
     for match in re.finditer(rf"\){_DATA_READ}", body):
         opening = opened_at.get(match.start())
-        if opening is not None and _may_pick(body[opening + 1 : match.start()], holders):
+        if opening is not None and _passes_through(body[:opening]) and _may_pick(body[opening + 1 : match.start()], holders):
             found.add(opening)
     return found
+
+
+_CAST = re.compile(r"\b(?:static|const)_cast\s*<[^<>;]*>\s*$")
+
+
+def _passes_through(before: str) -> bool:
+    """Whether the parentheses opening after `before` hold the tensor itself: an expression's, or a cast's
+    (`static_cast<at::Tensor>(SFA)`), not a call's arguments (`at::empty_like(SFA)` makes another tensor)."""
+    before = before.rstrip()
+    if _CAST.search(before):
+        return True
+    word = re.search(r"\w+$", before)
+    if word is not None:
+        return word.group() in _BEFORE_AN_EXPRESSION
+    return not before.endswith((")", "]", ">"))
+
+
+_BEFORE_AN_EXPRESSION = frozenset({"return", "co_return", "throw", "case", "else", "do", "co_await"})
 
 
 def _landing(call: ast.Call, node: ast.AST, index: ModuleIndex) -> tuple[_Definition, str] | None:
