@@ -21,7 +21,8 @@ from nvfp4ctl.atomic_file import ReadOnlyTarget, made_read_only, write_text_atom
 from nvfp4ctl.build import flags, toolchain
 from nvfp4ctl.preprocessor import Include, includes, live_code
 from nvfp4ctl.build.sources import (ARCH_LINE, BuildInputs, build_inputs, checked_source, abi_functions,
-                                    find_header, header_search, kernel_problem, resolve_arch, source_marks)
+                                    find_header, header_search, include_target, kernel_problem, resolve_arch,
+                                    source_marks)
 from nvfp4ctl.errors import UsageError, os_reason
 from nvfp4ctl.preamble import past_preamble
 from nvfp4ctl.runlog import file_digest
@@ -98,7 +99,7 @@ def inline_local_includes(path: Path, seen: set[Path] | None = None,
 
     def expand(include: Include, current: Path, text: str) -> str:
         directive = text[include.start:include.end]
-        header = find_header(include.name, None if include.angled else current.parent, search)
+        header = include_target(include, current, search)
         if header is None and include.angled:
             if not on_the_leaderboard(include.name) and (beside := find_header(include.name, current.parent, ())):
                 raise UsageError(f"{current}:{include.line}: #include <{include.name}> names {beside}, beside the file,"
@@ -201,9 +202,6 @@ def render(inputs: BuildInputs, arch: str) -> Submission:
     cuda_source, cuda_headers = inline_local_includes(inputs.kernel, search=inputs.search)
     cuda_source = _arch_lines_for(cuda_source, arch)
     cpp_source, cpp_headers = inline_local_includes(inputs.binding, search=[inputs.common])
-    for path in dict.fromkeys(cuda_headers + cpp_headers):
-        if path not in inputs.files:  # a header an `#include <...>` brings, which the build's list leaves out
-            _refuse_forbidden_word(path)
     digest = file_digest(kernel)  # the same short hash the run log gives this kernel
     problem = kernel_problem(inputs.kernel)
     from_header = problem is not None

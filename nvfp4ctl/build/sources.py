@@ -11,7 +11,7 @@ from typing import Any
 
 from nvfp4ctl.build.compiler_errors import display_path
 from nvfp4ctl.build.read_once import header_file, source_bytes, worked_out_once
-from nvfp4ctl.preprocessor import includes_cutlass, live_code, quoted_includes
+from nvfp4ctl.preprocessor import Include, includes, includes_cutlass, live_code
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.not_text import not_text_message, not_text_place
 from nvfp4ctl.project import kernels_dir, shipped
@@ -65,8 +65,8 @@ def headers_beside_ours(kernel: Path) -> Path | None:
 
 
 def header_search(kernel: Path) -> tuple[Path, ...]:
-    """The folders a kernel's `#include "..."` is looked up in after its own folder, in the order the build's
-    include flags give them: its common_dir, then headers_beside_ours where there is one."""
+    """The folders a kernel's `#include "..."` is looked up in after its own folder, and its `#include <...>`
+    in alone (include_target), in the order the build's include flags give them: its common_dir, then headers_beside_ours where there is one."""
     return _search_folders(common_dir(kernel), headers_beside_ours(kernel))
 
 
@@ -84,9 +84,9 @@ def shadowed_headers(kernel: Path) -> list[Path]:
     search = (ours, beside_ours)  # header_search(kernel), made from the parts at hand
     shadowed: dict[Path, None] = {}
     for current, code in _texts(kernel).items():
-        for include in quoted_includes(code):
+        for include in includes(code):
             yours = beside_ours / include.name
-            if yours.is_file() and find_header(include.name, current.parent, search) == (ours / include.name).resolve():
+            if yours.is_file() and include_target(include, current, search) == (ours / include.name).resolve():
                 shadowed[yours] = None
     return list(shadowed)
 
@@ -159,7 +159,7 @@ def _problem_including(texts: dict[Path, str]) -> Any | None:
     nvfp4_gemv_api.h is the GEMV's even where the folder in use lacks that header (its build then says so)."""
     from nvfp4ctl.problems import all_problems
 
-    included = {PurePosixPath(include.name).name for code in texts.values() for include in quoted_includes(code)}
+    included = {PurePosixPath(include.name).name for code in texts.values() for include in includes(code)}
     for problem in all_problems():
         api = problem.kernel_api
         if api is not None and api.header in included:
@@ -329,9 +329,9 @@ def _not_text_line(path: Path, place: tuple[int, str] | None) -> str | None:
 
 
 def local_headers(source: Path) -> list[Path]:
-    """Headers reached through `#include "..."` that live beside the file or in kernels/common,
-    transitively, in first-seen order. System and CUTLASS headers are not followed, nor an include
-    in a comment or an `#if 0` (nvfp4ctl/preprocessor.py)."""
+    """Headers reached through `#include "..."` that live beside the file or in kernels/common, and through
+    `#include <...>` that live in kernels/common (include_target), transitively, in first-seen order. System
+    and CUTLASS headers are not followed, nor an include in a comment or an `#if 0` (nvfp4ctl/preprocessor.py)."""
     return list(_texts(source))[1:]
 
 
@@ -355,11 +355,19 @@ def _read_texts(source: Path, search: Sequence[Path], known: dict[Path, str] | N
         current = pending.pop(0)
         texts[current] = code = (known[current] if known and current in known
                                  else live_code(current.read_text(errors="replace")))
-        for include in quoted_includes(code):
-            header = find_header(include.name, current.parent, search)
+        for include in includes(code):
+            header = include_target(include, current, search)
             if header is not None and header not in texts and header not in pending and header != source:
                 pending.append(header)
     return texts
+
+
+def include_target(include: Include, including: Path, search: Sequence[Path]) -> Path | None:
+    """The local header the compiler reads for `include`, a directive of the file `including`, with the build's
+    -I folders `search`: a quoted one is looked for beside that file first, an angled one in those folders
+    alone; None for a header of the machine's (CUDA, torch, CUTLASS, the C++ library), or one not found.
+    The build's inputs, its cache key and export's inlining all follow includes through this."""
+    return find_header(include.name, None if include.angled else including.parent, search)
 
 
 def find_header(name: str, beside: Path | None, search: Sequence[Path]) -> Path | None:

@@ -17,10 +17,10 @@ from pathlib import Path
 
 from nvfp4ctl.build.compiler_errors import display_path
 from nvfp4ctl.build.knobs import FORM, Knob, read_knobs
-from nvfp4ctl.build.sources import find_header, header_search, local_headers
+from nvfp4ctl.build.sources import header_search, include_target, local_headers
 from nvfp4ctl.cpp_lexer import blank
 from nvfp4ctl.errors import UsageError
-from nvfp4ctl.preprocessor import live_code, quoted_includes
+from nvfp4ctl.preprocessor import includes, live_code
 
 # Every candidate build defines this: the kernel's planner then ignores its per-shape table, so the
 # `-D` values alone decide (the shipped build, without it, reads the table).
@@ -239,9 +239,9 @@ def _events(path: Path, codes: Mapping[Path, str], reads: Mapping[str, frozenset
     plain = _DEFINE_LINES.sub(lambda define: re.sub(r"[^\n]", " ", define.group()), blank(code).code)
     uses = ((m.start(), "use", knob, m.group()) for m in _IDENTIFIER.finditer(plain) if m.group() in reads
             for knob in sorted(reads[m.group()]))
-    includes = ((i.start, "include", str(header), "") for i in quoted_includes(code)
-                if (header := find_header(i.name, path.parent, search)) is not None)
-    return heapq.merge(_line_starts(code, block_lines), includes, uses)
+    headers = ((i.start, "include", str(header), "") for i in includes(code)
+               if (header := include_target(i, path, search)) is not None)
+    return heapq.merge(_line_starts(code, block_lines), headers, uses)
 
 
 def _line_starts(code: str, block_lines: Mapping[int, str]) -> Iterator[tuple[int, str, str, str]]:

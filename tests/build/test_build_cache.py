@@ -47,6 +47,29 @@ def test_key_follows_a_header_of_a_kernels_common_that_is_no_override(tmp_path: 
     assert cache.cache_key(sources.build_inputs(kernel), "sm_90a", "device") != first
 
 
+def test_key_follows_a_header_the_kernel_includes_with_angle_brackets(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """`#include <rope.cuh>` is found through the build's -I folders (kernels/common) as a quoted one is: the
+    header was left out of the build's inputs, so editing it kept the cached build, a stale module."""
+    from nvfp4ctl.build import builder
+    from nvfp4ctl.build.report import REPORT_FILE
+
+    kernel, common = kernel_beside_a_models_common(tmp_path, "nvfp4_gemm_api.h", "#pragma once\n")
+    kernel.write_text('#include <nvfp4_gemm_api.h>\n#include <rope.cuh>\n#include <cuda_fp16.h>\n')
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(builder, "build_mode", lambda: builder.DEVICE)
+    inputs = sources.build_inputs(kernel)
+    assert (common / "rope.cuh").resolve() in inputs.headers
+    assert all(header.parent in map(Path.resolve, flags.include_dirs(inputs)) for header in inputs.headers)
+    entry = cache.entry_dir(kernel, "sm_90a", cache.cache_key(inputs, "sm_90a", builder.DEVICE))
+    entry.mkdir(parents=True)
+    (entry / REPORT_FILE).write_text("{}")
+    assert builder.has_build(kernel, "sm_90a") is True
+    (common / "rope.cuh").write_text("#pragma once\n// changed\n")
+    assert builder.has_build(kernel, "sm_90a") is False  # a new key: the next build compiles the edit
+
+
 def test_entries_live_under_the_cache_env(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "c"))
     entry = cache.entry_dir(project / "sm90" / "k.cu", "sm_90a", "ab" * 32)

@@ -242,6 +242,27 @@ def test_a_kernel_of_yours_includes_the_headers_of_a_kernels_common_that_is_no_o
     assert flags.include_dirs(sources.build_inputs(SHIPPED_GEMV)) == [own]
 
 
+def test_angle_bracket_includes_are_followed_as_the_build_s_include_folders_find_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`#include <...>` of a header in the build's -I folders (kernels/common) is an input as a quoted one is:
+    it picks the problem's binding and a header of yours it hides is named; one beside the kernel alone is
+    not, as the compiler does not look there for it (nor does the build find it)."""
+    from nvfp4ctl.project import shipped
+
+    common = _models_common(tmp_path)
+    mine = _kernel(tmp_path / "kernels", "mine", "#include <nvfp4_gemv_api.h>\n#include <rope.cuh>\n"
+                                               "#include <launch_error.h>\n#include <beside.cuh>\n#include <vector>\n")
+    (mine.parent / "beside.cuh").write_text("#pragma once\n")
+    monkeypatch.chdir(tmp_path)
+    own = shipped("kernels") / "common"
+    inputs = sources.build_inputs(mine)
+    assert inputs.binding == own / "nvfp4_gemv_binding.cpp"
+    assert {common / "rope.cuh", own / "launch_error.h"} <= set(inputs.headers)
+    assert mine.parent / "beside.cuh" not in inputs.headers and common / "launch_error.h" not in inputs.headers
+    assert sources.local_headers(mine)[:3] == [own / "nvfp4_gemv_api.h", common / "rope.cuh", own / "launch_error.h"]
+    assert sources.shadowed_headers(mine) == [common / "launch_error.h"]
+
+
 def test_a_kernels_common_holding_a_binding_is_your_override_for_your_kernels_only(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from nvfp4ctl.project import shipped

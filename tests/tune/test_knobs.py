@@ -213,6 +213,22 @@ def test_a_knob_named_before_its_default_builds_apart(tiny_without_table: Path, 
     assert knobs.shipped_is_start is (reason is None)
 
 
+def test_a_knob_of_a_header_included_with_angle_brackets_is_found_and_read_in_order(
+        tmp_path: Path, monkeypatch) -> None:
+    """`#include <config.cuh>` of a header in kernels/common (the build's -I folders) brings its knobs as a
+    quoted include does, and the walk in the compiler's order reads its default before the kernel's use."""
+    common = tmp_path / "kernels" / "common"
+    common.mkdir(parents=True)
+    (common / "config.cuh").write_text("#pragma once\n// nvfp4ctl:knob K_A values=1,2 scope=plan: doc\n"
+                                       "#ifndef K_A\n#define K_A 1\n#endif\n")
+    kernel = tmp_path / "kernels" / "mine" / "k.cu"
+    kernel.parent.mkdir()
+    kernel.write_text("#include <config.cuh>\nint g() { return K_A; }\n")
+    monkeypatch.chdir(tmp_path)
+    knobs = discover(kernel)
+    assert [knob.name for knob in knobs.knobs] == ["K_A"] and knobs.shipped_differs is None
+
+
 def test_finding_a_knob_named_before_its_default_is_linear(tmp_path: Path) -> None:
     """Many uses after the default and many includes are walked once each."""
     import time
