@@ -63,6 +63,9 @@ def _key(kernel: Path) -> str:
     for path in (PROOF_SOURCE, kernel, *local_headers(kernel)):
         digest.update(path.read_bytes())
     digest.update(" ".join((*HOST_FLAGS, *CONFIG_ONLY_FLAGS, "-include")).encode())
+    # the folders the kernel's includes are looked up in: a proof built while the kernel's own folder was one
+    # found an `#include <x.cuh>` beside it that the build does not
+    digest.update("\n".join(map(str, include_folders(kernel))).encode())
     digest.update(toolchain.nvcc_version().encode())
     cutlass = machine_cutlass_key()  # a checkout found before the wheel counts by its headers' stamps
     digest.update((cutlass if isinstance(cutlass, str) else "\n".join(cutlass)).encode())
@@ -137,17 +140,24 @@ def refuse_unincludable(kernel: Path) -> None:
 
 def kernel_flags(kernel: Path) -> list[str]:
     """nvcc's arguments that put `kernel` itself, types only, before the proof's code: the file named,
-    whatever its name (the kernel's folder stays on the include path for its own headers)."""
+    whatever its name. Its folder is no -I, as in the build: its quoted includes are found beside it all the
+    same, and an `#include <x.cuh>` beside it, which the build cannot find, is not found here either."""
     refuse_unincludable(kernel)
-    return [*CONFIG_ONLY_FLAGS, "-include", str(kernel.resolve()), f"-I{kernel.parent}"]
+    return [*CONFIG_ONLY_FLAGS, "-include", str(kernel.resolve())]
 
 
 def proof_compile_args(kernel: Path) -> list[str]:
     """nvcc's arguments for the proof of `kernel`, but the output: the include folders the build passes
     (kernels/common, where `#include "../common/nvfp4_gemm_api.h"` resolves for a kernel alone in its
-    folder, then a kernels/common/ of yours that is no override, and CUTLASS's) before the kernel's own."""
-    includes = [f"-I{path}" for path in (*header_search(kernel), *toolchain.cutlass_include_dirs())]
+    folder, then a kernels/common/ of yours that is no override, and CUTLASS's) before the kernel itself."""
+    includes = [f"-I{path}" for path in include_folders(kernel)]
     return [*HOST_FLAGS, *includes, *kernel_flags(kernel), str(PROOF_SOURCE)]
+
+
+def include_folders(kernel: Path) -> list[Path]:
+    """The proof's -I folders: the build's (flags.include_dirs: the kernel's header_search, then CUTLASS's,
+    which the proof's CuTe code needs whether the kernel includes it or not)."""
+    return list(dict.fromkeys([*header_search(kernel), *toolchain.cutlass_include_dirs()]))
 
 
 def proof_binary(kernel: Path, entry: Path | None = None) -> Path:

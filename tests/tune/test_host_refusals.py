@@ -45,6 +45,19 @@ def test_the_shapes_the_kernels_own_check_refuses_are_named(tmp_path: Path, monk
         " nvfp4_gemm_unsupported says): a timed tune leaves it out; its candidates were built all the same"]
 
 
+def test_an_angle_bracket_include_beside_the_kernel_is_not_found_as_the_build_does_not_find_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The host check added -I<kernel folder>, which the build does not: it found an `#include <rule.cuh>`
+    beside the kernel and named refusals of a kernel whose build fails on that line."""
+    _nvcc()
+    monkeypatch.chdir(tmp_path)
+    kernel = _kernel(tmp_path, REFUSING.replace('#include "nvfp4_gemm_api.h"',
+                                                '#include "nvfp4_gemm_api.h"\n#include <rule.cuh>'))
+    (kernel.parent / "rule.cuh").write_text("#pragma once\n")
+    found = host_refusals(kernel, "sm_90a", [(100, 200, 320, 1)])
+    assert found.refused == {} and found.unknown is not None and "did not compile" in found.unknown
+
+
 def test_what_cannot_be_asked_is_said_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _nvcc()
     monkeypatch.chdir(tmp_path)

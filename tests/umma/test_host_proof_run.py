@@ -184,3 +184,49 @@ def test_the_proof_preprocesses_a_copy_of_the_shipped_kernel_alone_in_its_folder
     monkeypatch.chdir(tmp_path)  # no kernels/ of the user's here: the shipped common headers serve
     done = host_proof._run([str(toolchain.nvcc_path()), "-E", *host_proof.proof_compile_args(kernel), "-o", str(tmp_path / "proof.ii")], 300.0)
     assert done.returncode == 0, done.stdout[-2000:]
+
+
+def test_the_proofs_include_folders_are_the_builds_without_the_kernels_own(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The proof added -I<kernel folder>, which the build does not: it found an `#include <x.cuh>` beside the
+    kernel that the build cannot, and proved a kernel that does not build. Its key follows the folders too, so
+    a proof built with that -I is not taken for one built without it."""
+    from nvfp4ctl.build.sources import header_search
+
+    kernel = tmp_path / "mine" / "k.cu"
+    kernel.parent.mkdir()
+    kernel.write_text('#include "nvfp4_gemm_api.h"\n')
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(toolchain, "cutlass_include_dirs", lambda: [tmp_path / "cutlass" / "include"])
+    folders = [arg[2:] for arg in host_proof.proof_compile_args(kernel) if arg.startswith("-I")]
+    assert folders == [str(path) for path in (*header_search(kernel), tmp_path / "cutlass" / "include")]
+    assert str(kernel.parent) not in folders
+    monkeypatch.setattr(toolchain, "nvcc_version", lambda: "13.0")
+    monkeypatch.setattr(host_proof, "machine_cutlass_key", lambda: "cutlass 4.2")
+    before = host_proof._key(kernel)
+    monkeypatch.setattr(toolchain, "cutlass_include_dirs", lambda: [tmp_path / "other" / "include"])
+    assert host_proof._key(kernel) != before
+
+
+@pytest.mark.skipif(_cutlass_or_none() is None, reason="needs nvcc and CUTLASS's headers")
+def test_the_proof_finds_a_quoted_header_beside_the_kernel_and_not_an_angled_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As the build: `#include "x.cuh"` beside the kernel is found, `#include <x.cuh>` is not (nvcc -E, the
+    proof's own arguments: the preprocessor alone, seconds)."""
+    from nvfp4ctl.project import shipped
+
+    kernel = tmp_path / "alone" / "mine.cu"
+    kernel.parent.mkdir()
+    (kernel.parent / "beside.cuh").write_text("#pragma once\n")
+    code = shipped("kernels/sm100/nvfp4_gemm_sm100.cu").read_text()
+    monkeypatch.chdir(tmp_path)
+
+    def preprocessed(include: str) -> host_proof.subprocess.CompletedProcess[str]:
+        kernel.write_text(f"{include}\n{code}")
+        return host_proof._run([str(toolchain.nvcc_path()), "-E", *host_proof.proof_compile_args(kernel),
+                                "-o", str(tmp_path / "proof.ii")], 300.0)
+
+    quoted = preprocessed('#include "beside.cuh"')
+    assert quoted.returncode == 0, quoted.stdout[-2000:]
+    angled = preprocessed("#include <beside.cuh>")
+    assert angled.returncode != 0 and "beside.cuh" in angled.stdout
