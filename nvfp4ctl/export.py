@@ -136,12 +136,18 @@ def inline_local_includes(path: Path, seen: set[Path] | None = None,
     return expanded(path), used
 
 
+_BYTE_ORDER_MARK = "\ufeff"
+
+
 def embedded_text(path: Path) -> str:
     """A file's text for the submission, which is Python source and so UTF-8: another encoding (a
-    Latin-1 `µ` in a comment) is one UsageError naming the line, not a changed byte or a traceback."""
+    Latin-1 `µ` in a comment) is one UsageError naming the line, not a changed byte or a traceback. A UTF-8
+    byte order mark at its start is left out: nvcc skips one at a file's start, but inlined into the middle of
+    the submission's source (a header's, or the kernel's after load_inline's own includes) it is a stray
+    `\U0000feff` that fails the leaderboard's compile."""
     data = path.read_bytes()
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8").removeprefix(_BYTE_ORDER_MARK)
     except UnicodeDecodeError as error:
         line = data.count(b"\n", 0, error.start) + 1
         raise UsageError(f"{path}:{line}: not UTF-8 (byte 0x{data[error.start]:02x}); the submission embeds the"

@@ -423,6 +423,22 @@ def test_an_angle_bracket_include_of_a_local_header_is_inlined_as_the_build_find
     assert "int rope;" in submission.text and (common / "rope.cuh").resolve() in submission.embedded
 
 
+def test_a_byte_order_mark_at_the_start_of_an_inlined_file_is_left_out(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """nvcc skips a UTF-8 BOM at a file's start, so the kernel built; inlined, a header's BOM (and the kernel's,
+    after load_inline's own includes) sat mid-source, where the leaderboard's nvcc failed on `\\U0000feff`.
+    A BOM elsewhere in a file is its text, kept."""
+    kernel, common = kernel_beside_a_models_common(tmp_path, "nvfp4_gemm_api.h", "\ufeff#pragma once\nint rope;\n")
+    kernel.write_text("\ufeff" + HGMMA_PROBE.read_text() + '#include "rope.cuh"\nconst char* kept = "\ufeff";\n')
+    monkeypatch.chdir(tmp_path)
+    text, used = inline_local_includes(kernel)
+    assert used[-1] == (common / "rope.cuh").resolve()
+    assert text.startswith(HGMMA_PROBE.read_text()[:20]) and "----\nint rope;\n// ---- end of rope.cuh" in text
+    assert text.count("\ufeff") == 1 and 'kept = "\ufeff"' in text
+    submission = render(sources.build_inputs(kernel), "sm_90a")
+    assert submission.text.count("\ufeff") == 1
+
+
 def test_an_angle_bracket_include_of_a_header_beside_the_kernel_alone_stops_the_export(tmp_path: Path) -> None:
     """The compiler looks beside the including file only for a quoted include: the build fails on it as the
     leaderboard would, so export says how to write it, where it wrote a submission that could not build."""
