@@ -150,9 +150,11 @@ class Console:
         codes (log's notes), kept to the left as text reads.
         `whole`: the columns (by index) whose cells a pipe or file gets on one line each, kernel names
         and candidates: with no terminal's width to fit, the table grows rather than break them.
-        `records`: each row's cells as they read with no header above them (log's "exit 0"), printed
-        as plain records (flowed_records) instead of the table where it would break a word inside a cell,
-        or where it has more than MOST_ROWS_DRAWN rows."""
+        Where the table would break a word inside a cell or a header (a hex value, a kernel's name, a
+        shape), or leave a cell empty that held one, at the width it gets, its rows print as plain
+        records instead (flowed_records), every value whole: `records`, each row's cells as they read with
+        no header above them (log's "exit 0"), else each cell named by its column (`offset: 0`). Given
+        `records` also stand in for a table of more than MOST_ROWS_DRAWN rows."""
         if self.verbosity < NORMAL and not result:
             return
         if records is not None and len(rows) > MOST_ROWS_DRAWN:
@@ -174,23 +176,31 @@ class Console:
                              if keep_whole and whole else None)
         for row in cells:
             table.add_row(*row)
-        if records is not None and _breaks_a_word(self.out, table, _table_width(self.out, table)):
-            self._records(title, records)
+        table_width = _table_width(self.out, table)
+        if _breaks_a_word(self.out, table, table_width):
+            if records is not None:
+                self._records(title, records)
+                return
+            from nvfp4ctl.flowed_records import labelled  # only a table too narrow for its words needs it
+
+            # in a pipe too at the table's own width: a rule's prose on one line was hundreds of columns wide
+            self._records(title, [labelled(columns, [_plain(value) for value in row]) for row in rows], table_width)
             return
         width = self.out.width
-        self.out.width = _table_width(self.out, table)
+        self.out.width = table_width
         try:
             self.out.print(table)
         finally:
             self.out.width = width
 
-    def _records(self, title: str | None, records: Sequence[Sequence[str]]) -> None:
-        """`records` one after the other, at the width a table would have had: the terminal's, else
-        $COLUMNS; in a pipe or a file with neither, one line each, for grep."""
-        from nvfp4ctl.flowed_records import flow  # only a log too wide or too long for a table needs it
+    def _records(self, title: str | None, records: Sequence[Sequence[str]], width: int | None = None) -> None:
+        """`records` one after the other, at `width`, else the width a table would have had: the terminal's,
+        else $COLUMNS; in a pipe or a file with neither, one line each, for grep."""
+        from nvfp4ctl.flowed_records import flow  # only a table too narrow for its words, or too long, needs it
 
-        width = self.out.width if self.out.is_terminal else _columns_set()
-        lines = [title] if title else []
+        if width is None:
+            width = self.out.width if self.out.is_terminal else _columns_set()
+        lines = [shown_in_cell(title)] if title else []  # as the table writes it: a kernel's name may hold ESC
         for record in records:
             lines += flow(record, width)
         text = "\n".join(lines) + "\n"
@@ -312,6 +322,11 @@ def get_console() -> Console:
 def set_verbosity(verbosity: int) -> None:
     global _console
     _console = Console(verbosity)
+
+
+def _plain(value: Any) -> str:
+    """A cell's text as a record gives it, its styles dropped."""
+    return value.plain if isinstance(value, Text) else str(value)
 
 
 def _cell(value: Any) -> Text:

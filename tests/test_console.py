@@ -1,4 +1,5 @@
-"""Tables keep every character: piped output gets the table's own width, a narrow terminal folds."""
+"""Tables keep every character: piped output gets the table's own width, a terminal too narrow for a
+table's words gets its rows as records."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def test_a_piped_table_is_printed_whole(capsys, monkeypatch) -> None:
     assert "UTCOMMA.2CTA.MXF4NVF4" in out and "140.2 s" in out
 
 
-def test_a_narrow_terminal_folds_cells_instead_of_cutting_them(monkeypatch) -> None:
+def test_a_narrow_terminal_cuts_no_cell(monkeypatch) -> None:
     monkeypatch.setenv("COLUMNS", "200")  # a terminal's own width wins over $COLUMNS
     console = Console()
     buffer = io.StringIO()
@@ -77,6 +78,53 @@ def test_lint_list_rules_piped_is_readable(monkeypatch) -> None:
     result = CliRunner().invoke(app, ["lint", "--list-rules"])
     assert result.exit_code == 0, result.output
     assert "stream-word" in result.output and _widest(result.output) <= PIPED_TABLE_WIDTH
+
+
+LAYOUT_COLUMNS = ["tensor", "row", "offset", "ref", "status"]
+LAYOUT_ROWS = [["sfa", 0, 0, "0x44", "ok"], ["sfb", 1, 16, "0x00", "ok"]]
+
+
+def test_a_table_that_holds_every_word_is_drawn_as_it_was(capsys, monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    Console().table(LAYOUT_COLUMNS, LAYOUT_ROWS, title="scale layout")
+    assert capsys.readouterr().out == (
+        "scale layout\n"
+        "┏━━━━━━━━┳━━━━━┳━━━━━━━━┳━━━━━━┳━━━━━━━━┓\n"
+        "┃ tensor ┃ row ┃ offset ┃  ref ┃ status ┃\n"
+        "┡━━━━━━━━╇━━━━━╇━━━━━━━━╇━━━━━━╇━━━━━━━━┩\n"
+        "│ sfa    │   0 │      0 │ 0x44 │     ok │\n"
+        "│ sfb    │   1 │     16 │ 0x00 │     ok │\n"
+        "└────────┴─────┴────────┴──────┴────────┘\n")
+
+
+def test_a_table_too_narrow_for_its_words_is_one_record_per_row(capsys, monkeypatch) -> None:
+    """Any command's table folded `0x44` into `0x`/`44` at COLUMNS=40 and, at 10, drew every cell empty;
+    log alone printed records there. Now every table does: each value whole, named by its column."""
+    monkeypatch.setenv("COLUMNS", "34")
+    Console().table(LAYOUT_COLUMNS, LAYOUT_ROWS, title="scale layout")
+    assert capsys.readouterr().out == (
+        "scale layout\n"
+        "tensor: sfa · row: 0 · offset: 0\n"
+        "    ref: 0x44 · status: ok\n"
+        "tensor: sfb · row: 1 · offset: 16\n"
+        "    ref: 0x00 · status: ok\n")
+    monkeypatch.setenv("COLUMNS", "10")
+    Console().table(LAYOUT_COLUMNS, LAYOUT_ROWS, title="k\x1b[31m.cu")
+    out = capsys.readouterr().out
+    assert "│" not in out and all(value in out.split() for value in ("0x44", "0x00", "16", "ok"))
+    assert out.startswith("k\\x1b[31m.cu\n")  # the title escaped as the table's is
+
+
+def test_a_piped_table_that_would_break_a_word_flows_its_records_at_its_own_width(capsys, monkeypatch) -> None:
+    """A record to a pipe is one line for grep; a table's rows there keep the table's readable width."""
+    from nvfp4ctl.console import PIPED_TABLE_WIDTH
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    code = "load_inline(" + "x" * 200 + ")"  # one word wider than a piped table
+    Console().table(["id", "why", "bad"], [["NV101", PROSE, code]])
+    out = capsys.readouterr().out
+    assert code in out.split() and out.count("unread") == 3
+    assert _widest(out.replace(code, "")) <= PIPED_TABLE_WIDTH
 
 
 def test_a_status_spins_on_a_terminal_only() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nvfp4ctl.flowed_records import INDENT, SEPARATOR, flow
+from nvfp4ctl.flowed_records import INDENT, SEPARATOR, flow, labelled
 
 RUN = ["2026-11-28 14:40:24", "nvfp4ctl bench", "kernels/sm90/nvfp4_gemm_sm90.cu@92559cbf", "8b80b04",
        "NVIDIA H200 (sm_90)", "exit 0",
@@ -46,3 +46,17 @@ def test_a_word_longer_than_the_line_is_left_whole() -> None:
 
 def test_wide_characters_count_as_the_columns_they_take() -> None:
     assert flow(["核函数核函数", "exit 0"], 18) == ["核函数核函数", "    exit 0"]  # 12 columns, not 6
+
+
+def test_a_rows_cells_are_named_by_their_columns_and_empty_ones_left_out() -> None:
+    assert labelled(["#", "shape", "", "max abs err"], ["3", "m=128 n=128 k=256", "x", ""]) == [
+        "#: 3", "shape: m=128 n=128 k=256", "x"]
+
+
+def test_a_cell_of_lines_keeps_them_each_on_a_line_as_written() -> None:
+    """lint's examples are code: flowed between their words they lost their indentation, and a line break
+    written as its escape (\\x0a) ran the lines together."""
+    cells = labelled(["id", "bad", "good"], ["NV001", "def custom_kernel(data)\n    return data[6]", "x = 1"])
+    expected = ["id: NV001", "    bad:", "        def custom_kernel(data)", "            return data[6]", "    good: x = 1"]
+    assert flow(cells, 40) == expected
+    assert flow(cells, None) == expected  # a pipe's: no line to fill, the cell's own lines kept

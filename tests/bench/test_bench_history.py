@@ -307,3 +307,26 @@ def test_bench_says_the_previous_bench_used_other_settings_and_is_not_compared(t
         " default settings: not compared")
     assert _not_compared_dict(quick, "nvfp4_gemm") == {"time": "2026-11-25T21:00:00Z", "commit": "abc1234",
                                                        "settings": ["--max-repeats 3"]}
+
+
+@pytest.mark.parametrize("columns", [40, 10])
+def test_a_narrow_terminal_gets_the_comparisons_values_whole(columns: int, monkeypatch, capsys) -> None:
+    """bench's tables print only on a GPU; their rows go through the console's one rule: at a width that
+    would fold a shape or a time inside it, one record per row, every value whole."""
+    from types import SimpleNamespace
+
+    from table_words import has_a_table, missing_words, printed_at
+
+    from nvfp4ctl.bench import render
+    from nvfp4ctl.console import get_console
+
+    deltas = [Delta(key, timing, Timing(timing.mean * 0.9, timing.err)) for key, timing in SHAPES]
+    comparison = SimpleNamespace(deltas=deltas)  # the table reads its deltas alone
+
+    def show() -> None:
+        get_console().table(*render.comparison_table(comparison), title="vs the previous bench of this target")
+
+    wide, narrow = (printed_at(width, show, monkeypatch, capsys) for width in (400, columns))
+    assert has_a_table(wide) and not has_a_table(narrow)
+    assert missing_words(narrow, wide) == []
+    assert printed_at(120, show, monkeypatch, capsys) == wide  # a width that holds it: the table as it was

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from nvfp4ctl.build.report import BuildReport, FunctionUsage, TensorOpCheck
 from nvfp4ctl.build.resources import parse_ptxas
 from nvfp4ctl.commands import build as build_command
@@ -134,3 +136,16 @@ def test_a_file_of_several_kernels_names_the_one_its_regs_and_smem_are(monkeypat
     assert "note: nvfp4_gemm_sm90.cu (sm_90a): regs and static smem are those of nvfp4_sm90::nvfp4_gemm_sm90_direct_kernel<4, 1>," in \
         result.output.replace("\n", " ")
     assert max(len(line) for line in result.output.splitlines() if "│" in line) <= 160
+
+
+@pytest.mark.parametrize("columns", [40, 10])
+def test_a_narrow_terminal_gets_the_detail_tables_kernel_names_whole(columns: int, monkeypatch, capsys) -> None:
+    """build -v's table of a file's functions folded a kernel's name, or every value, into a narrow
+    terminal; now it is one record per function, every name and figure whole."""
+    from table_words import has_a_table, missing_words, printed_at
+
+    report = _report(parse_ptxas(TC_PTXAS))
+    wide, narrow = (printed_at(width, lambda: build_command._show_details(report), monkeypatch, capsys)
+                    for width in (400, columns))
+    assert has_a_table(wide) and not has_a_table(narrow)
+    assert missing_words(narrow, wide) == []

@@ -121,3 +121,20 @@ def test_several_failed_tests_name_the_one_whose_cause_is_given() -> None:
     report = _failed(CaseResult(False, FIRST_CALL, comparison=_comparison()),
                      CaseResult(False, FIRST_CALL, comparison=_comparison(max_abs_err=2.0)))
     assert report.summary == "1/3 pass, 2 fail (tests 2, 3; test 2: max abs err 0.0312, first wrong at (0, 17, 0))"
+
+
+@pytest.mark.parametrize("columns", [40, 10])
+def test_a_narrow_terminal_gets_the_check_tables_values_whole(columns: int, monkeypatch, capsys) -> None:
+    """check's table prints only on a GPU; at a width that would fold a shape or a verdict inside it, it is
+    one record per test, every value whole, through the console's one rule. At 40 columns the table holds
+    each word, wrapping a shape between its sizes: it stays a table."""
+    from table_words import has_a_table, missing_words, printed_at
+
+    from nvfp4ctl.commands.check import _show
+    from nvfp4ctl.console import get_console
+
+    report = _report(PASS, PASS, PASS)
+    wide, narrow = (printed_at(width, lambda: _show(get_console(), report), monkeypatch, capsys)
+                    for width in (400, columns))
+    assert has_a_table(wide) and has_a_table(narrow) == (columns == 40)
+    assert missing_words(narrow, wide) == []

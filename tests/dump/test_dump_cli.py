@@ -883,3 +883,34 @@ def test_umma_refuses_a_kernel_path_with_a_quote_before_compiling_the_proof(tmp_
                                      " or its folder, or pass --no-cute")
     assert result.stdout == ""
     assert invoke("--umma", "--no-cute", "--kernel", str(kernel)).exit_code == 0
+
+
+@pytest.mark.parametrize("columns", ["40", "10"])
+@pytest.mark.parametrize("mode", [("--umma", "--no-cute"), ("--layout", "--shape", "128,256,256")])
+def test_a_narrow_terminal_gets_every_value_of_dumps_tables_whole(mode: tuple[str, ...], columns: str,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """At COLUMNS=40 the tables folded their cells a letter or two at a time (`0x`/`44`); at COLUMNS=10
+    --layout printed tables with every value gone, and exit 0. Now such a table is one record per row."""
+    from table_words import has_a_table, missing_words
+
+    monkeypatch.setenv("COLUMNS", "400")
+    wide = invoke(*mode)
+    monkeypatch.setenv("COLUMNS", columns)
+    narrow = invoke(*mode)
+    assert (wide.exit_code, narrow.exit_code) == (0, 0), narrow.output
+    assert not has_a_table(narrow.output)
+    assert missing_words(narrow.output, wide.output) == []
+    if columns == "40":  # each value named by its column, where the line holds both
+        assert ("offset: 0" if "--layout" in mode else "expected: 8") in narrow.output
+
+
+@pytest.mark.parametrize("mode", [("--umma", "--no-cute"), ("--layout", "--shape", "128,256,256")])
+def test_a_terminal_that_holds_every_word_still_gets_dumps_tables(mode: tuple[str, ...],
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from table_words import has_a_table
+
+    monkeypatch.setenv("COLUMNS", "120")
+    result = invoke(*mode)
+    assert result.exit_code == 0 and has_a_table(result.output)
+    assert "│ idesc     │ n_dim        │ [17,23) │" in result.output if "--umma" in mode else \
+        "│ sfa    │   0 │       0 │      0 │                  0,0,0,0,0,0 │ 0x44 │   0x44 │     ok │" in result.output

@@ -562,3 +562,19 @@ def test_a_waiver_naming_no_rule_is_warned_once_and_the_exit_code_stands(project
     assert clean.exit_code == 0 and "names no rule" not in clean.output
     (project / "errs_waived.py").write_text(ERRS.replace("CUDAGraph()", "CUDAGraph()  # nvfp4ctl: ignore[NV999]"))
     assert runner.invoke(app, ["lint", "errs_waived.py"]).exit_code == 1  # its finding stands, and so does exit 1
+
+
+@pytest.mark.parametrize("columns", ["40", "10"])
+def test_a_narrow_terminal_gets_every_rule_whole(columns: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--list-rules at COLUMNS=40 folded rule names and code a letter or two at a time; now each rule is
+    a record, its words whole and its examples' lines as written."""
+    from table_words import has_a_table, missing_words
+
+    monkeypatch.setenv("COLUMNS", "400")  # wide enough for the table to hold each of its words
+    wide = runner.invoke(app, ["lint", "--list-rules"])
+    monkeypatch.setenv("COLUMNS", columns)
+    narrow = runner.invoke(app, ["lint", "--list-rules"])
+    assert (wide.exit_code, narrow.exit_code) == (0, 0)
+    assert has_a_table(wide.output) and not has_a_table(narrow.output)
+    assert missing_words(narrow.output, wide.output) == []
+    assert "\n    good:\n        def custom_kernel(data):\n            return data[6]\n" in narrow.output

@@ -8,6 +8,8 @@ import math
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from nvfp4ctl.tune.render import leads_held, rematch_table, to_dict
 from nvfp4ctl.tune.results import OK, WRONG, Measurement
 from nvfp4ctl.tune.search import RematchResult, SearchOutcome, start_configs
@@ -337,6 +339,26 @@ def test_compile_only_rows_show_one_named_kernel_and_count_the_kernels_changed(c
     payload = json.loads(json.dumps(to_dict(report)))
     assert payload["kernel_note"] == kernel_note(report)
     assert payload["builds"][1]["kernel"] == WGMMA and payload["builds"][1]["kernels"][2] == [DIRECT_41, 64, 32768]
+
+
+@pytest.mark.parametrize("columns", [40, 10])
+def test_a_narrow_terminal_gets_the_compile_tables_values_whole(columns: int, capsys, monkeypatch) -> None:
+    """At COLUMNS=40 the candidates table of tune --compile-only printed its candidate column one character
+    a line over ~130 lines; now it is one record per candidate, every name and figure whole."""
+    from table_words import has_a_table, missing_words, printed_at
+
+    from nvfp4ctl.commands.tune import show
+
+    report = TuneReport(knobs=KNOBS, shapes=[A], compile_only=True)
+    start = start_configs(KNOBS, [A], None)[A]
+    for config, build in {start: _sm90_like((208, 148)), start.with_value("R_K", 2): _sm90_like((64, 64))}.items():
+        report.configs[config.id] = config
+        report.built_for[config.id] = [A]
+        report.builds[config.id] = build
+    wide, narrow = (printed_at(width, lambda: show(report, "k.cu", verbose=False), monkeypatch, capsys)
+                    for width in (400, columns))
+    assert has_a_table(wide) and not has_a_table(narrow)
+    assert missing_words(narrow, wide) == []
 
 
 T128_6, T128_4, T64_8 = ("nvfp4_sm100_tc::nvfp4_gemm_sm100_tc_kernel<TileConfig<128, 6>>",
