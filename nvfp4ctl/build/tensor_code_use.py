@@ -2,11 +2,14 @@
 
 Judged as the target's device pass reads the files (arch_names.device_pass_macros): an instruction inside
 `#if __CUDA_ARCH__ >= 1000` is none for sm_90a. The kernel's own files count whole. A local header counts
-only through the helpers the kernel reaches: a function or macro of the header whose name the kernel's code
-(or a helper it reaches, header to header) names. nvcc emits no code for an inline or internal helper that
-nothing calls, so one `ptx_helpers.cuh` of tcgen05 and wgmma helpers serves kernels of both archs. Reaching
-is told by names, not by a compiler's call graph (an overload, a function pointer taken elsewhere, a macro
-built by token pasting escape it): an instruction in a helper nothing names is reported, not refused."""
+through the helpers the kernel reaches: a function or macro of the header whose name the kernel's code
+(or a helper it reaches, header to header) names, and every definition nvcc emits whatever calls it. nvcc 13
+compiled for sm_90a: a `__global__` that is no template, called or not, always (ptxas then refuses its
+tcgen05); a non-inline `__device__` function of namespace scope only with relocatable device code (-rdc=true,
+-dc); an inline, static or template helper nothing calls never. So one `ptx_helpers.cuh` of tcgen05 and wgmma
+helpers serves kernels of both archs. Reaching is told by names, not by a compiler's call graph (an overload,
+a function pointer taken elsewhere, a macro built by token pasting escape it): an instruction in a helper
+nothing names is reported, not refused."""
 
 from __future__ import annotations
 
@@ -23,6 +26,20 @@ _IDENTIFIER = re.compile(r"\b[A-Za-z_]\w*\b")
 _DIRECTIVE = re.compile(r"^[ \t]*#(?:\\\r?\n|[^\n])*", re.MULTILINE)
 _DEFINE = re.compile(r"[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)")
 _CALLED = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+_KERNEL = re.compile(r"\b__global__\b")
+_DEVICE = re.compile(r"\b__device__\b")
+# a template nvcc instantiates only where it is used; `template <>` is a specialisation, a function of its own
+_TEMPLATE = re.compile(r"\btemplate\s*<(?!\s*>)")
+# what makes a __device__ function inline or internal: emitted only where called, even with -rdc
+_NOT_EXTERNAL = re.compile(r"\b(?:inline|__inline__|__forceinline__|static|constexpr|consteval)\b")
+_NAMESPACE = re.compile(r"\bnamespace\b\s*([A-Za-z_][\w:]*)?\s*$")
+_EXTERN_BLOCK = re.compile(r"\bextern\s*\"[^\"]*\"\s*$")  # extern "C" { ... }
+_CLASS = re.compile(r"\b(?:struct|class|union)\b")
+# a head that ends as a function's does: its parameters, then qualifiers or a trailing return type
+_FUNCTION_HEAD = re.compile(r"[)\]]\s*(?:(?:const|volatile|noexcept|override|final|mutable|constexpr)\b\s*|&&?\s*)*"
+                            r"(?:->[^;{}]*)?$")
+# the flags that make nvcc compile relocatable device code: every external __device__ function is then kept
+_RELOCATABLE = re.compile(r"-(?:rdc|-relocatable-device-code)(?:=|\s+)true|-dc|--device-c", re.IGNORECASE)
 # words followed by ( in a function's head that are not its name
 _NOT_A_NAME = frozenset({"if", "for", "while", "switch", "catch", "return", "sizeof", "alignof", "decltype",
                          "noexcept", "throw", "alignas", "static_assert", "__attribute__", "__declspec",
@@ -34,6 +51,8 @@ class Definition:
     name: str | None  # None: code outside any function or macro this scan can name
     start: int
     end: int
+    # nvcc emits it whatever calls it: a __global__ (each external __device__ too, under -rdc)
+    emitted: bool = False
 
 
 @dataclass(frozen=True)
@@ -51,15 +70,24 @@ class TensorCodeUse:
     uncalled: tuple[UncalledHelper, ...]
 
 
-def tensor_code_use(kernel_code: str, headers: Iterable[tuple[Path, str]], arch: str) -> TensorCodeUse:
-    """`kernel_code`: the kernel's own device code; `headers`: (path, text) of the local headers it includes."""
+def relocatable(flags: Iterable[str]) -> bool:
+    """Whether nvcc flags (an extension's extra_cuda_cflags) compile relocatable device code."""
+    words = list(flags)
+    return any(_RELOCATABLE.fullmatch(word) or _RELOCATABLE.fullmatch(f"{word} {after}")
+               for word, after in zip(words, [*words[1:], ""]))
+
+
+def tensor_code_use(kernel_code: str, headers: Iterable[tuple[Path, str]], arch: str,
+                    relocatable_code: bool = False) -> TensorCodeUse:
+    """`kernel_code`: the kernel's own device code; `headers`: (path, text) of the local headers it includes;
+    `relocatable_code`: compiled with -rdc=true, where each external __device__ function is emitted."""
     macros = device_pass_macros(arch)
     kernel = live_code(kernel_code, macros)
     own = live_code_needs(kernel)
     if own is not None and own[0] != arch:
         return TensorCodeUse(refused=own, uncalled=())
     read = [(path, live_code(text, macros)) for path, text in headers]
-    definitions = {path: _definitions(blank(code).code) for path, code in read}
+    definitions = {path: _definitions(blank(code).code, relocatable_code) for path, code in read}
     reached = _reached(blank(kernel).code,
                        [(definition, blank(code).code) for path, code in read for definition in definitions[path]])
     uncalled: list[UncalledHelper] = []
@@ -69,7 +97,7 @@ def tensor_code_use(kernel_code: str, headers: Iterable[tuple[Path, str]], arch:
                 continue
             for found in instructions.finditer(code):
                 helper = _around(definitions[path], found.start())
-                if helper is not None and helper.name in reached:
+                if helper is not None and (helper.emitted or helper.name in reached):
                     return TensorCodeUse(refused=(target, what), uncalled=())
                 uncalled.append(UncalledHelper(path, code.count("\n", 0, found.start()) + 1,
                                                helper.name if helper is not None else None, (target, what)))
@@ -86,8 +114,12 @@ def _first_per_helper(uncalled: list[UncalledHelper]) -> list[UncalledHelper]:
 
 
 def _reached(kernel: str, definitions: list[tuple[Definition, str]]) -> set[str]:
-    """The names the kernel's code uses, and those the helpers so named use in turn."""
+    """The names the kernel's code uses, those definitions nvcc emits anyway use, and those the helpers so named
+    use in turn."""
     reached = set(_IDENTIFIER.findall(kernel))
+    for definition, code in definitions:
+        if definition.emitted:
+            reached.update(_IDENTIFIER.findall(code[definition.start:definition.end]))
     bodies: dict[str, list[str]] = {}
     for definition, code in definitions:
         if definition.name is not None:
@@ -113,7 +145,7 @@ def _around(definitions: list[Definition], offset: int) -> Definition | None:
     return min(holding, key=lambda definition: definition.start) if holding else None
 
 
-def _definitions(code: str) -> list[Definition]:
+def _definitions(code: str, relocatable_code: bool = False) -> list[Definition]:
     """The functions (head to closing brace) and macros (#define lines) of code whose comments and string
     literals are blanked; blocks that are no function (a namespace, a struct, an if) are left out."""
     found: list[Definition] = []
@@ -128,18 +160,42 @@ def _definitions(code: str) -> list[Definition]:
         pieces += [code[kept:directive.start()], " " * (directive.end() - directive.start())]
         kept = directive.end()
     plain = "".join(pieces) + code[kept:]
-    opened: list[tuple[int, int]] = []  # (offset of "{", start of its head)
+    opened: list[tuple[int, int, str]] = []  # (offset of "{", start of its head, the scope it opens)
     head_start = 0
     for brace in re.finditer(r"[{};]", plain):
         if brace.group() == "{":
-            opened.append((brace.start(), head_start))
+            opened.append((brace.start(), head_start, _scope(plain[head_start:brace.start()])))
         elif brace.group() == "}" and opened:
-            start, head = opened.pop()
-            name = _function_name(plain[head:start])
+            start, head, _ = opened.pop()
+            text = plain[head:start]
+            name = _function_name(text)
             if name is not None:
-                found.append(Definition(name, head, brace.end()))
+                scopes = [scope for _, _, scope in opened]
+                found.append(Definition(name, head, brace.end(), _emitted(text, scopes, relocatable_code)))
         head_start = brace.end()
     return found
+
+
+def _scope(head: str) -> str:
+    """What a block opens, for the functions inside it: "namespace" (a named one, an extern "C" block),
+    "internal" (an unnamed namespace), "class", or "other" (a function's body, an initialiser)."""
+    if (namespace := _NAMESPACE.search(head)) is not None:
+        return "namespace" if namespace.group(1) else "internal"
+    if _EXTERN_BLOCK.search(head):
+        return "namespace"
+    if _CLASS.search(head) and not _FUNCTION_HEAD.search(head.rstrip()):
+        return "class"
+    return "other"
+
+
+def _emitted(head: str, scopes: list[str], relocatable_code: bool) -> bool:
+    """Whether nvcc emits the function of this head whatever calls it (checked with nvcc 13 for sm_90a)."""
+    if _TEMPLATE.search(head):
+        return False
+    if _KERNEL.search(head):
+        return True
+    return (relocatable_code and bool(_DEVICE.search(head)) and not _NOT_EXTERNAL.search(head)
+            and all(scope == "namespace" for scope in scopes))
 
 
 def _function_name(head: str) -> str | None:

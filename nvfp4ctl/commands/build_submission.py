@@ -158,9 +158,10 @@ def _refuse_other_arch(path: Path, sources: SubmissionSources, targets: dict[int
     is built for its own with a warning, as is code whose instructions are --arch's own. The code is read as
     --arch's device pass compiles it, its local headers through the helpers it calls (tensor_code_use); the
     warnings returned name each instruction of a header helper nothing calls, which does not count."""
+    from nvfp4ctl.build import torch_nvcc
     from nvfp4ctl.build.submission_build import unit_headers
     from nvfp4ctl.build.submission_sources import device_code
-    from nvfp4ctl.build.tensor_code_use import tensor_code_use
+    from nvfp4ctl.build.tensor_code_use import relocatable, tensor_code_use
     from nvfp4ctl.commands.export import ours_for_arch
     from nvfp4ctl.export import export_lines
 
@@ -172,7 +173,8 @@ def _refuse_other_arch(path: Path, sources: SubmissionSources, targets: dict[int
         if marks_in(code, NO_TENSOR_OP):
             continue
         # its local headers too: a load() kernel's tcgen05 often sits in the helpers it includes
-        use = tensor_code_use(code, [(header, source_text(header)) for header in unit_headers(sources, extension)], arch)
+        use = tensor_code_use(code, [(header, source_text(header)) for header in unit_headers(sources, extension)], arch,
+                              relocatable(torch_nvcc.shell_words(extension.cuda_flags)))
         warnings += [_uncalled_warning(extension.name, helper, arch) for helper in use.uncalled]
         if use.refused is None:
             continue

@@ -560,3 +560,20 @@ def test_an_uncalled_tcgen05_helper_of_an_included_header_is_a_warning_naming_it
     assert result.exit_code == 0, result.output
     assert (f"warning: {tmp_path / 'ptx_helpers.cuh'}:2: tcgen05 / SM100 code in umma_commit, which own's code never"
             " calls: not counted against --arch sm_90a (nvcc emits no code for a helper nothing calls)") in _flat(result.output)
+
+
+@pytest.mark.parametrize(("header", "flags"), [
+    ('__global__ void umma_probe() { asm volatile("tcgen05.commit.cta_group::1.b64 [0];"); }\n', ""),
+    ('__device__ void umma_probe() { asm volatile("tcgen05.commit.cta_group::1.b64 [0];"); }\n', ", '-rdc=true'")])
+def test_a_header_definition_nvcc_compiles_uncalled_is_refused_for_another_arch(
+        tmp_path: Path, no_compiler: None, header: str, flags: str) -> None:
+    """A header's kernel that nothing launches (or, with -rdc=true, its external __device__ function) was a
+    warning, "nvcc emits no code for a helper nothing calls": nvcc compiles it all the same, and ptxas
+    refuses its tcgen05 for sm_90a."""
+    submission = _load_kernel_beside(tmp_path, '#include "ptx_helpers.cuh"\n__global__ void k(float* p) { p[0] = 1.0f; }\n',
+                                     header)
+    submission.write_text(submission.read_text().replace("code=sm_100a'", f"code=sm_100a'{flags}"))
+    result = runner.invoke(app, ["build", str(submission), "--arch", "sm_90a"])
+    assert result.exit_code == 2, result.output
+    assert "its tcgen05 / SM100 instructions would not run there; pass --arch sm_100a; nothing was built" in _flat(result.output)
+    assert "never calls" not in _flat(result.output)

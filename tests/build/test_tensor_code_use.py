@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from nvfp4ctl.build.tensor_code_use import UncalledHelper, tensor_code_use
+from nvfp4ctl.build.tensor_code_use import TensorCodeUse, UncalledHelper, relocatable, tensor_code_use
 
 TCGEN05 = ("sm_100a", "tcgen05 / SM100 instructions")
 # one header of helpers for both archs, each in its own inline function, the tcgen05 ones under an arch guard
@@ -85,3 +85,65 @@ def test_what_is_refused_is_what_nvcc_fails_to_build_for_sm_90a(tmp_path: Path) 
     assert built.returncode == 0, built.stderr
     failed = _compiles_for_sm90a(tmp_path, TCGEN05_KERNEL)
     assert failed.returncode != 0 and "tcgen05" in failed.stderr, failed.stderr
+
+
+UNCALLED_KERNEL_HEADER = """#pragma once
+#include <cstdint>
+__global__ void umma_probe(uint64_t* bar) {
+  asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];" :: "l"(bar));
+}
+"""
+PLAIN_KERNEL = '#include "ptx_helpers.cuh"\n__global__ void k(float* out) { out[0] = 1.0f; }\n'
+
+
+def test_a_header_kernel_nothing_calls_is_refused_as_nvcc_compiles_every_kernel() -> None:
+    """A header's __global__ holding tcgen05 that nothing launches was a warning ("nvcc emits no code for a
+    helper nothing calls"); nvcc compiles every kernel that is no template, and ptxas refuses its tcgen05."""
+    headers = [(Path("ptx_helpers.cuh"), UNCALLED_KERNEL_HEADER)]
+    assert tensor_code_use(PLAIN_KERNEL, headers, "sm_90a") == TensorCodeUse(refused=TCGEN05, uncalled=())
+    template = UNCALLED_KERNEL_HEADER.replace("__global__", "template <int N> __global__")
+    assert tensor_code_use(PLAIN_KERNEL, [(Path("ptx_helpers.cuh"), template)], "sm_90a").refused is None
+    # a helper an uncalled kernel calls is compiled with it
+    through = [(Path("ptx_helpers.cuh"), SHARED_HELPERS.replace("#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000\n", "")
+                .replace("#endif\n", "") + "__global__ void probe(uint64_t* bar) { umma_commit(bar); }\n")]
+    assert tensor_code_use(PLAIN_KERNEL, through, "sm_90a").refused == TCGEN05
+
+
+def test_an_external_device_function_nothing_calls_counts_only_with_relocatable_code() -> None:
+    """nvcc emits a non-inline __device__ function of namespace scope that nothing calls only with -rdc=true;
+    an inline, static or member one, never."""
+    device = UNCALLED_KERNEL_HEADER.replace("__global__", "__device__")
+    headers = [(Path("ptx_helpers.cuh"), device)]
+    assert tensor_code_use(PLAIN_KERNEL, headers, "sm_90a").refused is None
+    assert tensor_code_use(PLAIN_KERNEL, headers, "sm_90a", relocatable_code=True).refused == TCGEN05
+    for kept_out in ("static __device__", "__device__ __forceinline__", "namespace { __device__"):
+        text = device.replace("__device__", kept_out) + ("}\n" if kept_out.startswith("namespace") else "")
+        use = tensor_code_use(PLAIN_KERNEL, [(Path("ptx_helpers.cuh"), text)], "sm_90a", relocatable_code=True)
+        assert use.refused is None, kept_out
+    assert relocatable(["-O3", "-rdc=true"]) and relocatable(["-rdc", "true"]) and relocatable(["-dc"])
+    assert not relocatable(["-O3", "-rdc=false"])
+
+
+def _compiles(folder: Path, header: str, *flags: str) -> subprocess.CompletedProcess[str]:
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("needs nvcc")
+    (folder / "ptx_helpers.cuh").write_text(header)
+    (folder / "k.cu").write_text(PLAIN_KERNEL)
+    return subprocess.run([nvcc, "-c", "-gencode=arch=compute_90a,code=sm_90a", *flags, str(folder / "k.cu"), "-o",
+                           str(folder / "k.o")], capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize(("header", "flags"), [(UNCALLED_KERNEL_HEADER, ()),
+                                              (UNCALLED_KERNEL_HEADER.replace("__global__", "template <int N> __global__"), ()),
+                                              (UNCALLED_KERNEL_HEADER.replace("__global__", "__device__"), ()),
+                                              (UNCALLED_KERNEL_HEADER.replace("__global__", "__device__"), ("-rdc=true",)),
+                                              (UNCALLED_KERNEL_HEADER.replace("__global__", "static __device__"), ("-rdc=true",))])
+def test_an_uncalled_definition_is_refused_where_nvcc_fails_to_build_it_for_sm_90a(
+        tmp_path: Path, header: str, flags: tuple[str, ...]) -> None:
+    """The judgement of definitions nothing calls against nvcc itself: refused exactly where ptxas rejects
+    their tcgen05 for sm_90a."""
+    built = _compiles(tmp_path, header, *flags)
+    refused = tensor_code_use(PLAIN_KERNEL, [(Path("ptx_helpers.cuh"), header)], "sm_90a", relocatable(flags)).refused
+    assert (built.returncode != 0) == (refused is not None), built.stderr
+    assert built.returncode == 0 or "tcgen05" in built.stderr, built.stderr
