@@ -9,7 +9,9 @@ tcgen05); a non-inline `__device__` function of namespace scope only with reloca
 -dc); an inline, static or template helper nothing calls never. So one `ptx_helpers.cuh` of tcgen05 and wgmma
 helpers serves kernels of both archs. Reaching is told by names, not by a compiler's call graph (an overload,
 a function pointer taken elsewhere, a macro built by token pasting escape it): an instruction in a helper
-nothing names is reported, not refused."""
+nothing names is reported, not refused. An operator or constructor goes by its class's name (`Commit{}(bar)`
+reaches `Commit::operator()`), and a function this scan cannot name counts as reached: nothing could be
+seen to leave it out."""
 
 from __future__ import annotations
 
@@ -34,9 +36,18 @@ _TEMPLATE = re.compile(r"\btemplate\s*<(?!\s*>)")
 _NOT_EXTERNAL = re.compile(r"\b(?:inline|__inline__|__forceinline__|static|constexpr|consteval)\b")
 _NAMESPACE = re.compile(r"\bnamespace\b\s*([A-Za-z_][\w:]*)?\s*$")
 _EXTERN_BLOCK = re.compile(r"\bextern\s*\"[^\"]*\"\s*$")  # extern "C" { ... }
-_CLASS = re.compile(r"\b(?:struct|class|union)\b")
+# a class's head, to its end: its attributes, its name (none for an unnamed one), its bases
+_CLASS_HEAD = re.compile(r"\b(?:struct|class|union)\b(?:\s*(?:alignas|__align__|__declspec|__attribute__)\s*"
+                         r"\((?:[^()]|\([^()]*\))*\))*\s*([A-Za-z_]\w*)?\s*(?:final\b\s*)?(?::(?!:)[^;{}]*)?$")
+# an operator's head, and the class it is qualified with out of the class (Commit::operator(), Tile<N>::operator[])
+_OPERATOR = re.compile(r"(?:\b([A-Za-z_]\w*)\s*(?:<[^<>]*>)?\s*::\s*)?\boperator\b")
+# a lambda's head, kept in a variable of the name it is called by: `auto commit = [] __device__ (uint64_t* bar)`
+_LAMBDA_VARIABLE = re.compile(r"\b([A-Za-z_]\w*)\s*=\s*\[[^\[\]]*\]")
+# a constructor's member initialisers have begun: `Umma() : bar_{0}` (not `::`); a brace after one of them
+# initialises it and belongs to the head
+_INITIALISERS = re.compile(r"\)\s*(?:noexcept\s*(?:\([^()]*\)\s*)?)?:(?!:)")
 # a head that ends as a function's does: its parameters, then qualifiers or a trailing return type
-_FUNCTION_HEAD = re.compile(r"[)\]]\s*(?:(?:const|volatile|noexcept|override|final|mutable|constexpr)\b\s*|&&?\s*)*"
+_FUNCTION_HEAD = re.compile(r"(?:\)|(?:^|[=(,]|\breturn)\s*\[[^\[\]]*\])\s*(?:(?:const|volatile|noexcept|override|final|mutable|constexpr)\b\s*|&&?\s*)*"
                             r"(?:->[^;{}]*)?$")
 # the flags that make nvcc compile relocatable device code: every external __device__ function is then kept
 _RELOCATABLE = re.compile(r"-(?:rdc|-relocatable-device-code)(?:=|\s+)true|-dc|--device-c", re.IGNORECASE)
@@ -48,11 +59,26 @@ _NOT_A_NAME = frozenset({"if", "for", "while", "switch", "catch", "return", "siz
 
 @dataclass(frozen=True)
 class Definition:
-    name: str | None  # None: code outside any function or macro this scan can name
+    name: str | None  # None: a function whose name this scan cannot read
     start: int
     end: int
     # nvcc emits it whatever calls it: a __global__ (each external __device__ too, under -rdc)
     emitted: bool = False
+
+    @property
+    def reached_anyway(self) -> bool:
+        """Counted whatever names it: nvcc emits it, or nothing could be seen to leave it out."""
+        return self.emitted or self.name is None
+
+
+@dataclass(frozen=True)
+class _Block:
+    """A "{" still open while the code is read."""
+    brace: int
+    head: int  # where its head starts
+    kind: str  # "namespace" (a named one, an extern "C" block), "internal" (an unnamed namespace), "class",
+    #            "function", "initialiser" (a brace of a constructor's member initialisers), "other"
+    name: str | None = None  # a class's, a function's
 
 
 @dataclass(frozen=True)
@@ -60,7 +86,7 @@ class UncalledHelper:
     """Another arch's instruction in a header helper the kernel's code never names."""
     header: Path
     line: int
-    helper: str | None
+    helper: str | None  # None: outside any function or macro
     needs: tuple[str, str]  # (arch, what), as code_needs gives them
 
 
@@ -97,7 +123,7 @@ def tensor_code_use(kernel_code: str, headers: Iterable[tuple[Path, str]], arch:
                 continue
             for found in instructions.finditer(code):
                 helper = _around(definitions[path], found.start())
-                if helper is not None and (helper.emitted or helper.name in reached):
+                if helper is not None and (helper.reached_anyway or helper.name in reached):
                     return TensorCodeUse(refused=(target, what), uncalled=())
                 uncalled.append(UncalledHelper(path, code.count("\n", 0, found.start()) + 1,
                                                helper.name if helper is not None else None, (target, what)))
@@ -114,11 +140,11 @@ def _first_per_helper(uncalled: list[UncalledHelper]) -> list[UncalledHelper]:
 
 
 def _reached(kernel: str, definitions: list[tuple[Definition, str]]) -> set[str]:
-    """The names the kernel's code uses, those definitions nvcc emits anyway use, and those the helpers so named
+    """The names the kernel's code uses, those definitions counted anyway use, and those the helpers so named
     use in turn."""
     reached = set(_IDENTIFIER.findall(kernel))
     for definition, code in definitions:
-        if definition.emitted:
+        if definition.reached_anyway:
             reached.update(_IDENTIFIER.findall(code[definition.start:definition.end]))
     bodies: dict[str, list[str]] = {}
     for definition, code in definitions:
@@ -160,47 +186,64 @@ def _definitions(code: str, relocatable_code: bool = False) -> list[Definition]:
         pieces += [code[kept:directive.start()], " " * (directive.end() - directive.start())]
         kept = directive.end()
     plain = "".join(pieces) + code[kept:]
-    opened: list[tuple[int, int, str]] = []  # (offset of "{", start of its head, the scope it opens)
+    opened: list[_Block] = []
     head_start = 0
     for brace in re.finditer(r"[{};]", plain):
+        inside_initialiser = bool(opened) and opened[-1].kind == "initialiser"
         if brace.group() == "{":
-            opened.append((brace.start(), head_start, _scope(plain[head_start:brace.start()])))
+            head = plain[head_start:brace.start()]
+            if inside_initialiser or (_INITIALISERS.search(head) and re.search(r"[\w>]\s*$", head)):
+                opened.append(_Block(brace.start(), head_start, "initialiser"))
+                continue  # `bar_{0}` is part of the constructor's head
+            opened.append(_block(brace.start(), head_start, head, opened))
         elif brace.group() == "}" and opened:
-            start, head, _ = opened.pop()
-            text = plain[head:start]
-            name = _function_name(text)
-            if name is not None:
-                scopes = [scope for _, _, scope in opened]
-                found.append(Definition(name, head, brace.end(), _emitted(text, scopes, relocatable_code)))
+            block = opened.pop()
+            if block.kind == "initialiser":
+                continue
+            # a function's own blocks (an if, a lambda) are part of it: only the outermost is one
+            if block.kind == "function" and all(outer.kind != "function" for outer in opened):
+                found.append(Definition(block.name, block.head, brace.end(),
+                                        _emitted(plain[block.head:block.brace], opened, relocatable_code)))
+        elif inside_initialiser:
+            continue
         head_start = brace.end()
     return found
 
 
-def _scope(head: str) -> str:
-    """What a block opens, for the functions inside it: "namespace" (a named one, an extern "C" block),
-    "internal" (an unnamed namespace), "class", or "other" (a function's body, an initialiser)."""
+def _block(brace: int, head_start: int, head: str, opened: list[_Block]) -> _Block:
+    """The block a "{" opens, told by its head."""
     if (namespace := _NAMESPACE.search(head)) is not None:
-        return "namespace" if namespace.group(1) else "internal"
+        return _Block(brace, head_start, "namespace" if namespace.group(1) else "internal")
     if _EXTERN_BLOCK.search(head):
-        return "namespace"
-    if _CLASS.search(head) and not _FUNCTION_HEAD.search(head.rstrip()):
-        return "class"
-    return "other"
+        return _Block(brace, head_start, "namespace")
+    if (named_class := _CLASS_HEAD.search(head)) is not None:
+        return _Block(brace, head_start, "class", named_class.group(1))
+    function_like = bool(_FUNCTION_HEAD.search(head.rstrip()) or _INITIALISERS.search(head))
+    enclosing_class = next((outer.name for outer in reversed(opened) if outer.kind == "class"), None)
+    name = _function_name(head, enclosing_class)
+    if function_like or name is not None:
+        return _Block(brace, head_start, "function", name)
+    return _Block(brace, head_start, "other")
 
 
-def _emitted(head: str, scopes: list[str], relocatable_code: bool) -> bool:
+def _emitted(head: str, opened: list[_Block], relocatable_code: bool) -> bool:
     """Whether nvcc emits the function of this head whatever calls it (checked with nvcc 13 for sm_90a)."""
     if _TEMPLATE.search(head):
         return False
     if _KERNEL.search(head):
         return True
     return (relocatable_code and bool(_DEVICE.search(head)) and not _NOT_EXTERNAL.search(head)
-            and all(scope == "namespace" for scope in scopes))
+            and all(outer.kind == "namespace" for outer in opened))
 
 
-def _function_name(head: str) -> str | None:
-    """The name a function's head declares (`__device__ void commit(uint64_t* bar)`: commit), None for a head
-    that declares none (`namespace ptx`, `struct Umma`, `if (done)`, a lambda's `[&](int i)`)."""
+def _function_name(head: str, enclosing_class: str | None = None) -> str | None:
+    """The name a function's head declares (`__device__ void commit(uint64_t* bar)`: commit; an operator's, its
+    class's; a lambda's, its variable's), None for a head that declares none (`namespace ptx`, `struct Umma`,
+    `if (done)`, a lambda's `[&](int i)`, an operator outside any class)."""
+    if (operator := _OPERATOR.search(head)) is not None:
+        return operator.group(1) or enclosing_class
+    if (lambda_variable := _LAMBDA_VARIABLE.search(head)) is not None:
+        return lambda_variable.group(1)
     for call in _CALLED.finditer(head):
         if call.group(1) not in _NOT_A_NAME:
             return call.group(1)

@@ -124,12 +124,12 @@ def test_an_external_device_function_nothing_calls_counts_only_with_relocatable_
     assert not relocatable(["-O3", "-rdc=false"])
 
 
-def _compiles(folder: Path, header: str, *flags: str) -> subprocess.CompletedProcess[str]:
+def _compiles(folder: Path, header: str, *flags: str, kernel: str = PLAIN_KERNEL) -> subprocess.CompletedProcess[str]:
     nvcc = shutil.which("nvcc")
     if nvcc is None:
         pytest.skip("needs nvcc")
     (folder / "ptx_helpers.cuh").write_text(header)
-    (folder / "k.cu").write_text(PLAIN_KERNEL)
+    (folder / "k.cu").write_text(kernel)
     return subprocess.run([nvcc, "-c", "-gencode=arch=compute_90a,code=sm_90a", *flags, str(folder / "k.cu"), "-o",
                            str(folder / "k.o")], capture_output=True, text=True, timeout=300)
 
@@ -147,3 +147,44 @@ def test_an_uncalled_definition_is_refused_where_nvcc_fails_to_build_it_for_sm_9
     refused = tensor_code_use(PLAIN_KERNEL, [(Path("ptx_helpers.cuh"), header)], "sm_90a", relocatable(flags)).refused
     assert (built.returncode != 0) == (refused is not None), built.stderr
     assert built.returncode == 0 or "tcgen05" in built.stderr, built.stderr
+
+
+COMMIT = 'asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];" :: "l"(bar));'
+
+
+@pytest.mark.parametrize(("header", "named_by"), [
+    (f"struct Commit {{\n  __device__ void operator()(uint64_t* bar) const {{ {COMMIT} }}\n}};\n", "Commit{}(bar);"),
+    (f"struct Commit {{ __device__ void operator()(uint64_t* bar) const; }};\n"
+     f"__device__ void Commit::operator()(uint64_t* bar) const {{ {COMMIT} }}\n", "Commit{}(bar);"),
+    (f"struct Umma {{\n  uint64_t* bar_; int phase_;\n  __device__ Umma(uint64_t* bar) : bar_{{bar}}, phase_{{0}} {{ {COMMIT} }}\n}};\n",
+     "Umma umma(bar);"),
+    (f"__device__ auto commit = [] (uint64_t* bar) {{ {COMMIT} }};\n", "commit(bar);")])
+def test_tcgen05_in_an_operator_a_constructor_or_a_lambda_counts_where_the_kernel_names_its_class(
+        header: str, named_by: str) -> None:
+    """tcgen05 in `operator()` of a struct, or in a constructor whose member initialisers use braces, belonged
+    to no definition the scan could name: it was only warned about, even where the kernel used the struct."""
+    headers = [(Path("umma.cuh"), "#include <cstdint>\n" + header)]
+    kernel = '#include "umma.cuh"\n__global__ void k(uint64_t* bar) { }\n'
+    assert tensor_code_use(kernel.replace("{ }", "{ " + named_by + " }"), headers, "sm_90a").refused == TCGEN05
+    assert tensor_code_use(kernel, headers, "sm_90a").refused is None  # the struct unused: nvcc emits none of it
+
+
+def test_tcgen05_in_a_function_the_scan_cannot_name_counts_as_reached() -> None:
+    """An operator outside any class (or a member of an unnamed struct) has no name the kernel's code could be
+    seen to use: counted, not left out. An instruction outside any function (a string) is still a warning."""
+    for header in (f"struct Tile {{ int v; }};\n__device__ Tile operator+(Tile a, Tile b) {{ uint64_t* bar = 0; {COMMIT} return a; }}\n",
+                   f"struct {{ __device__ void operator()(uint64_t* bar) {{ {COMMIT} }} }} commit;\n"):
+        assert tensor_code_use(PLAIN_KERNEL, [(Path("ptx_helpers.cuh"), header)], "sm_90a").refused == TCGEN05, header
+    named = [(Path("ptx_helpers.cuh"), 'const char* kOps[] {"tcgen05.mma"};\n')]
+    assert tensor_code_use(PLAIN_KERNEL, named, "sm_90a").uncalled == (UncalledHelper(Path("ptx_helpers.cuh"), 1, None, TCGEN05),)
+
+
+def test_a_struct_s_tcgen05_is_refused_where_nvcc_fails_to_build_it_for_sm_90a(tmp_path: Path) -> None:
+    """The operator() of a struct against nvcc: its tcgen05 fails the sm_90a build where the kernel uses the
+    struct, and is no code where nothing does."""
+    header = f"#pragma once\n#include <cstdint>\nstruct Commit {{\n  __device__ void operator()(uint64_t* bar) const {{ {COMMIT} }}\n}};\n"
+    using = '#include "ptx_helpers.cuh"\n__global__ void k(uint64_t* bar) { Commit{}(bar); }\n'
+    for kernel in (PLAIN_KERNEL, using):
+        built = _compiles(tmp_path, header, kernel=kernel)
+        refused = tensor_code_use(kernel, [(Path("ptx_helpers.cuh"), header)], "sm_90a").refused
+        assert (built.returncode != 0) == (refused is not None), (kernel, built.stderr)
