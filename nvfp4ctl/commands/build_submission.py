@@ -188,6 +188,12 @@ def _refuse_other_arch(path: Path, sources: SubmissionSources, targets: dict[int
     return warnings
 
 
+def _runs(sources: SubmissionSources, extension: Extension, arches: tuple[str, ...]) -> tuple[str, ...]:
+    """The archs an extension is compiled for, one nvcc run each: those its own flags name are one run (keyed
+    by them all, each arch's SASS checked); a TORCH_CUDA_ARCH_LIST's are a run each, as torch adds a -gencode each."""
+    return arches[:1] if sources.arches_in_one_run(extension) else arches
+
+
 def _uncalled_warning(extension: str, helper: UncalledHelper, arch: str) -> str:
     """The warning for another arch's instruction in a header helper the extension's code never calls."""
     where = f"{display_path(helper.header)}:{helper.line}"
@@ -237,6 +243,7 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
                                                  includes_cutlass_anywhere, machine_cutlass_note, refuse_strs_for_lists,
                                                  refuse_unknown_arch, refuse_unreadable, refuse_unsplittable,
                                                  unit_headers)
+    from nvfp4ctl.build.temporary_folder import require_usable_tmpdir
 
     for extension in sources.extensions:  # before the arch: without the code, "cannot tell the arch" misleads
         refuse_unreadable(sources, extension)
@@ -282,6 +289,9 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
     problem = _ProblemOfTask(problem_name)
     notes: list[str] = []  # a missing tensor-core op where the task's problem needs none
     said_not_text: set[Path] = set()  # a load() file or header of several extensions is warned of once
+    if any(not has_build(sources, extension, target) for extension in sources.extensions if id(extension) in targets
+           for target in _runs(sources, extension, targets[id(extension)][0])):
+        require_usable_tmpdir()  # the user's setting: one line, before a progress line says a compile began
     # an extension compiles for tens of seconds (CUTLASS's for minutes): without a bar, plain lines say which
     with console.progress() as progress, progress_lines(console, len(sources.extensions)) as lines:
         task = progress.add_task("compiling", total=len(sources.extensions))
@@ -290,9 +300,7 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
             extension_targets, why = targets.get(id(extension), ((arch or "sm_100a",), ""))
             slow = "; CUTLASS takes minutes" if includes_cutlass_anywhere(extension) else ""
             step = f"compiling {extension.name} ({', '.join(extension_targets)}{slow})"
-            # archs the extension's own flags name are one nvcc run (keyed by them all, each arch's SASS checked);
-            # a TORCH_CUDA_ARCH_LIST's are a run each, as torch adds a -gencode each
-            runs = extension_targets[:1] if sources.arches_in_one_run(extension) else extension_targets
+            runs = _runs(sources, extension, extension_targets)
             if all(has_build(sources, extension, target) for target in runs):
                 step = f"{extension.name} ({', '.join(extension_targets)}): built before, taken from nvfp4ctl's build cache"
             progress.update(task, description=step)

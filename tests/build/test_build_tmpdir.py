@@ -86,6 +86,23 @@ def test_building_a_submission_under_a_missing_tmpdir_blames_tmpdir(tmp_path: Pa
     assert "compile error" not in result.output
 
 
+def test_a_submission_under_a_missing_tmpdir_is_refused_before_its_progress_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, compiles: list[str]) -> None:
+    """`compiling one (sm_100a): 0 of 1, 0 s` came before the TMPDIR error, as if a compile had begun."""
+    missing = _missing(tmp_path, monkeypatch)
+    (tmp_path / "submission.py").write_text(SUBMISSION)
+    result = CliRunner().invoke(app, ["build", str(tmp_path / "submission.py"), "--arch", "sm_100a"])
+    assert result.exit_code == 2, result.output
+    assert f"error: TMPDIR={missing}: No such file or directory;" in result.output
+    assert "compiling one" not in result.output and compiles == []
+    monkeypatch.delenv("TMPDIR")
+    first = CliRunner().invoke(app, ["build", str(tmp_path / "submission.py"), "--arch", "sm_100a"])
+    monkeypatch.setenv("TMPDIR", str(missing))  # a build the cache holds compiles nothing: TMPDIR is not read
+    again = CliRunner().invoke(app, ["build", str(tmp_path / "submission.py"), "--arch", "sm_100a"])
+    assert again.exit_code == first.exit_code and "TMPDIR" not in again.output, again.output
+    assert "taken from nvfp4ctl's build cache" in again.output and len(compiles) == 1, again.output
+
+
 def test_check_of_a_submission_that_compiles_refuses_a_missing_tmpdir_before_its_child(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     missing = _missing(tmp_path, monkeypatch)
