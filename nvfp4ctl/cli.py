@@ -580,8 +580,17 @@ def _cache_folder_error(error: OSError) -> NvfpError | None:
         return UsageError(f"cannot use the cache folder {root}{setting}: {hit}: {error.strerror or error};"
                           f" ask its owner to make it group-writable (chmod -R g+w), or point {Env.CACHE}"
                           " at a folder of your own")
-    return UsageError(f"cannot use the cache folder {root}{setting}: {os_reason(error, root)};"
+    return UsageError(f"cannot use the cache folder {root}{setting}: {_dangling_link(hit) or os_reason(error, root)};"
                       f" point {Env.CACHE} at a writable folder")
+
+
+def _dangling_link(hit: Path) -> str | None:
+    """What a link to a missing folder at or above the path that failed is, said as that: making a folder
+    through it fails with "File exists" (the link is there, no folder behind it), which names no fault."""
+    for path in (hit, *hit.parents):
+        if path.is_symlink() and not path.exists():
+            return f"{path} is a link to a missing folder ({os.readlink(path)})"
+    return None
 
 
 def _named_paths(command: Callable[..., Outcome], kwargs: dict[str, object]) -> list[Path]:

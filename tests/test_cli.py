@@ -320,17 +320,19 @@ def test_a_relative_cache_setting_naming_a_file_is_one_line_exit_2(tmp_path, mon
     assert "error: cannot use the cache folder cachefile (NVFP4CTL_CACHE): Not a directory" in result.output
 
 
-def test_a_cache_folder_under_a_dangling_link_is_one_line_exit_2(tmp_path, monkeypatch):
-    # making it fails on the link above it (File exists), not on a path inside the cache folder
+@pytest.mark.parametrize("under", [("a", "b"), ()])
+def test_a_cache_folder_under_a_dangling_link_is_one_line_exit_2(tmp_path, monkeypatch, under):
+    """Making it fails on the link (above it, or the cache folder itself), not on a path inside the cache
+    folder; the line said "File exists (.../link)", which names no fault: it says the link's folder is missing."""
     (tmp_path / "link").symlink_to(tmp_path / "gone")
-    cache = tmp_path / "link" / "a" / "b"
+    cache = tmp_path.joinpath("link", *under)
     monkeypatch.setenv("NVFP4CTL_CACHE", str(cache))
     kernel = tmp_path / "k.cu"
     kernel.write_text("__global__ void k(float* p) { p[0] = 1.f; }\n")
     result = CliRunner().invoke(app, ["build", str(kernel), "--arch", "sm_90a"])
     assert result.exit_code == 2, result.output
-    assert (f"error: cannot use the cache folder {cache} (NVFP4CTL_CACHE): File exists ({tmp_path / 'link'});"
-            " point NVFP4CTL_CACHE at a writable folder") in result.output
+    assert (f"error: cannot use the cache folder {cache} (NVFP4CTL_CACHE): {tmp_path / 'link'} is a link to a missing"
+            f" folder ({tmp_path / 'gone'}); point NVFP4CTL_CACHE at a writable folder") in " ".join(result.output.split())
 
 
 def test_a_home_that_cannot_be_made_is_the_cache_folders_one_line_exit_2(tmp_path, monkeypatch):
