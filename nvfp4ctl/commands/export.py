@@ -15,7 +15,7 @@ from nvfp4ctl.options import Choice, choice
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.problems import DEFAULT_PROBLEM
 from nvfp4ctl.project import shipped
-from nvfp4ctl.runner.targets import DEFAULT_BY_NAME
+from nvfp4ctl.runner.targets import DEFAULT_BY_NAME, SUBMISSION_FILE
 from nvfp4ctl.usage_hints import shell_path
 from nvfp4ctl.workspace import note_target, short_path, users_kernels_dir
 from nvfp4ctl.words import plural
@@ -167,8 +167,6 @@ def _task_submission(task: Any | None) -> tuple[Path, str] | None:
     """Where export writes without -o, and why: the submission check and bench run (runner.targets'
     find_user_submission), task.yml's `submission:`, else submission.py beside task.yml, so an export from a
     subfolder (`cd kernels`) is the file they run; None where no task.yml of the user's is in use: ./submission.py."""
-    from nvfp4ctl.runner.targets import SUBMISSION_FILE
-
     if task is None or not task.is_users or task.path is None:
         return None
     if task.submission is not None:
@@ -317,7 +315,8 @@ def command(
     in_use = _task_in_use(task, named)
     problem = DEFAULT_PROBLEM if named or in_use is None else in_use.problem
     because = None if output is not None else _task_submission(in_use)
-    output = output if because is None else because[0]
+    if output is None:  # the task's submission, else ./submission.py
+        output = because[0] if because is not None else Path(SUBMISSION_FILE)
     if kernel is not None and not named and _default_name(problem) is None and (torch_target := _plain_torch(problem)):
         _note_source(torch_target, TAKEN_BY_DEFAULT)
         result = _export_plain_torch(torch_target, output, problem, force, task, arch, because)

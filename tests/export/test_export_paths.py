@@ -312,6 +312,20 @@ def test_a_link_to_a_kernel_is_judged_by_the_file_it_links_to(tmp_path: Path, mo
     assert "warning: h100.cu is an sm_90a kernel: the B200 leaderboard needs sm_100a" in _flat(result.output)
 
 
+def test_export_where_no_task_yml_of_the_users_is_in_use_writes_submission_py_here(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no -o and no task.yml of the user's, export crashed (AttributeError, exit 1, logged as an internal
+    error) where it writes ./submission.py; a kernel of theirs named by path likewise."""
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(tmp_path / "MEMORY.md"))
+    monkeypatch.chdir(tmp_path)
+    for kernel in ("default", str(kernels_dir() / "naive" / "nvfp4_dual_gemm_naive.cu")):
+        (tmp_path / "submission.py").unlink(missing_ok=True)
+        result = runner.invoke(app, ["export", "--kernel", kernel, "--arch", "sm_100a"])
+        assert result.exit_code == 0, result.output
+        assert (tmp_path / "submission.py").is_file() and "wrote submission.py (" in _flat(result.output)
+        assert "the task's submission" not in result.output
+
+
 def test_export_from_a_subfolder_writes_the_submission_check_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`cd kernels && nvfp4ctl export` wrote kernels/submission.py, which check and bench never run: they take the
     submission.py beside task.yml (or task.yml's `submission:`). An explicit -o is written where it says."""
