@@ -12,6 +12,7 @@ from nvfp4ctl.lint import stream
 from nvfp4ctl.lint.config import DEFAULT_BENCHMARK_SHAPES, LintConfig, LintFlags, parse_section
 from nvfp4ctl.lint.cpp import rules as cpp_rules
 from nvfp4ctl.lint.diagnostic import Diagnostic, Finding, LintReport
+from nvfp4ctl.lint.included_headers import stream_in_included_headers
 from nvfp4ctl.lint.python.check import check as check_python
 from nvfp4ctl.lint.rules import RULES_BY_CODE
 from nvfp4ctl.lint.source import SourceFile, discover, read_source
@@ -178,6 +179,8 @@ def lint_paths(paths: list[Path], config: LintConfig, *, own_tasks: bool = False
         diagnostics.extend(_diagnostics(source, _judged_as(own, file_config)))
         if source.not_text() is None:
             unknown.extend((path, line, code) for line, code in unknown_waivers(source.text, _KNOWN_CODES))
+    # a kernel's headers from outside what was linted end up in its exported submission: the word counts there too
+    diagnostics.extend(stream_in_included_headers(checked, checked))
     return LintReport(tuple(diagnostics), tuple(checked), tuple(not_submissions), tuple(broken), tuple(other_problems),
                       tuple(compiler_outputs), tuple(unknown), tuple(own_tasks_of_files))
 
