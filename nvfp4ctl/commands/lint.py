@@ -37,7 +37,7 @@ def command(
         "--format", metavar="[text|json]", parser=choice(OutputFormat),
         help="text (ruff-style) or json.")] = OutputFormat.text,
     list_rules: Annotated[bool, typer.Option(
-        "--list-rules", help="Show every rule: id, severity, why, bad/good example.")] = False,
+        "--list-rules", help="Show every rule: id, severity, why, bad/good example, in the words of the task's problem (with paths: the one their files are judged by).")] = False,
     task: Annotated[Optional[Path], typer.Option(
         "--task", metavar="PATH", help="task.yml whose problem's input the Python rules read (default: the nearest"
                                        " from the current folder up).")] = None,
@@ -55,7 +55,7 @@ def command(
 
     console = get_console()
     if list_rules:
-        problem = _rules_problem(task)
+        problem = _rules_problem(task, paths or [])
         rules = rules_for(problem)
         if output_format is OutputFormat.json:
             console.json(json_render.rules_document(rules, problem))
@@ -162,20 +162,39 @@ def _judged_problem(report: Any, lint_plan: Any) -> str | None:
     return judged.pop() if len(judged) == 1 else None
 
 
-def _rules_problem(task: Path | None) -> str:
-    """The problem whose tuple the rules are told in: the task's, as the findings are. The rules are
-    documentation: a task.yml found nearby that cannot be read leaves them in the GEMM's words, with a
-    warning; one the user named (`--task`) is refused as every command refuses it (exit 2)."""
+def _rules_problem(task: Path | None, paths: list[Path]) -> str:
+    """The problem whose tuple the rules are told in: the task's, as the findings are, or where paths are named
+    (`lint --list-rules dual`) the one lint judges their files by (a task.yml above them, a file's own export
+    header); paths of several problems are a UsageError. The rules are documentation: a task.yml found nearby
+    that cannot be read leaves them in the GEMM's words, with a warning; one the user named (`--task`) is refused
+    as every command refuses it (exit 2)."""
     from nvfp4ctl.problems import DEFAULT_PROBLEM
     from nvfp4ctl.task import load_task
+    from nvfp4ctl.workspace import FROM_ENV, FROM_FLAG
 
     try:
-        return getattr(load_task(task), "problem", None) or DEFAULT_PROBLEM
+        loaded = load_task(task)
     except UsageError as error:
         if task is not None:
             raise
         get_console().warn(f"{error}; the rules name {DEFAULT_PROBLEM}'s input")
-        return DEFAULT_PROBLEM
+        loaded = None
+    problem = getattr(loaded, "problem", None) or DEFAULT_PROBLEM
+    if not paths:
+        return problem
+    from nvfp4ctl.lint.engine import named_path_problem
+
+    in_use = loaded.path if loaded is not None and loaded.is_users else None
+    own_tasks = loaded is None or loaded.source not in (FROM_FLAG, FROM_ENV)
+    judged: dict[str, Path] = {}
+    for path in paths:
+        if not path.exists():
+            raise UsageError(f"no such file or folder: {path}")
+        judged.setdefault(named_path_problem(path, in_use, own_tasks) or problem, path)
+    if len(judged) > 1:
+        named = " and ".join(f"{short_path(path) or '.'} is {name}'s" for name, path in judged.items())
+        raise UsageError(f"--list-rules lists one problem's rules: {named}; name paths of one problem")
+    return next(iter(judged))
 
 
 def _nothing_found(paths: tuple[Path, ...], skipped: int, compiler_outputs: int) -> str:

@@ -92,6 +92,22 @@ def folder_problem(task_file: Path) -> str:
     return getattr(_parsed_task(task_file), "problem", None) or DEFAULT_PROBLEM
 
 
+def named_path_problem(path: Path, in_use: Path | None, own_tasks: bool = True) -> str | None:
+    """The problem `lint PATH` judges PATH's files by where the path, not the task in use (`in_use`; None:
+    nvfp4ctl's shipped one), decides it: a Python file that names its own problem (own_problem), else, with
+    `own_tasks` (lint_paths'), the task.yml above the path as named; None where neither does. `--list-rules
+    PATH` lists the rules in that problem's words."""
+    if path.is_file():
+        own = own_problem(read_source(path))
+        if own is not None:
+            return own[0]
+    if not own_tasks:
+        return None
+    folder = path if path.is_dir() else path.parent
+    found = _folder_task(folder.absolute(), in_use.resolve() if in_use is not None else None)
+    return folder_problem(found) if found is not None else None
+
+
 # a folder's task.yml is read once per command: the next one (a test's, an editor's lint_paths) reads it as it is then
 forget_on_reset(_parsed_task.cache_clear)
 forget_on_reset(_folder_config.cache_clear)
