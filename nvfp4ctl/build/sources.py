@@ -268,6 +268,11 @@ def default_kernels(root: Path | None = None) -> list[Path]:
     return sorted(path for folder in FOLDER_ARCH for path in (root / folder).glob("*.cu"))
 
 
+def loose_kernels(root: Path) -> list[Path]:
+    """The kernels in a kernels/ folder itself, outside sm90/ and sm100/: a bare build leaves them to be named."""
+    return sorted(path for path in root.glob("*.cu") if path.is_file())
+
+
 KERNEL_SUFFIX = ".cu"
 _HEADER_SUFFIXES = frozenset({".cuh", ".h", ".hh", ".hpp", ".hxx", ".inl", ".inc"})
 

@@ -44,7 +44,7 @@ class ArchChoice(Choice):
 def command(
     sources: Annotated[
         list[Path] | None,
-        typer.Argument(help="Kernel .cu files, or one submission.py (its load_inline/load sources or CuTe DSL kernels). Default: with a kernels/ folder, every kernel in its sm90/ and sm100/; else the submission check would run.", show_default=False),
+        typer.Argument(help="Kernel .cu files, or one submission.py (its load_inline/load sources or CuTe DSL kernels). Default: every kernel in a kernels/ folder's sm90/ and sm100/ where it has any; else the submission check would run.", show_default=False),
     ] = None,
     arch: Annotated[
         ArchChoice, typer.Option("--arch", metavar="<sm_90a|sm_100a|all>", parser=choice(ArchChoice), help="Build for sm_90a or sm_100a only; 'all': each kernel for its own arch.")
@@ -79,6 +79,8 @@ def command(
         if chosen.has_header:
             for line in headers(chosen, kernel_problems or {}):
                 console.info(line, style="dim")
+        if chosen.note:
+            console.info(f"note: {chosen.note}")
         warn_of_the_submission_here(chosen)
 
     if chosen.problem is not None:
@@ -262,7 +264,7 @@ def _show_submission_time(report: BuildReport, failures: dict[str, str]) -> None
 
 def _plan(sources: list[Path], arch: str) -> list[tuple[Path, str]]:
     """(file, arch) pairs: given files for --arch (or their own arch), else the project's kernels."""
-    from nvfp4ctl.build.sources import checked_source, declared_arch, default_kernels, resolve_arch
+    from nvfp4ctl.build.sources import checked_source, declared_arch, default_kernels, loose_kernels, resolve_arch
 
     if sources:
         return [(path, resolve_arch(path, None if arch == "all" else arch, arch_all=arch == "all")) for path in map(checked_source, sources)]
@@ -277,7 +279,10 @@ def _plan(sources: list[Path], arch: str) -> list[tuple[Path, str]]:
     plan = [(path, own) for path in default_kernels(kernels) if (own := declared_arch(path)) and arch in ("all", own)]
     if not plan:
         where = f"{kernels}/sm90 or sm100" + ("" if arch == "all" else f" for {arch}")
-        raise UsageError(f"no kernels to build in {where}; pass a SOURCE")
+        loose = loose_kernels(kernels)
+        itself = (f" ({kernels} itself holds {', '.join(path.name for path in loose)}: name it)" if len(loose) == 1 else
+                  f" ({kernels} itself holds {plural(len(loose), 'kernel')}: name them)" if loose else "")
+        raise UsageError(f"no kernels to build in {where}{itself}; pass a SOURCE")
     return plan
 
 

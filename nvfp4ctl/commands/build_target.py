@@ -5,11 +5,12 @@ said on the header line and noted for the run log before anything compiles, so a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from nvfp4ctl.console import get_console
+from nvfp4ctl.words import plural
 from nvfp4ctl.workspace import FROM_FLAG, note_target, short_path, user_folder, users_kernels_dir
 
 SUBMISSION_FILE = "submission.py"
@@ -25,6 +26,7 @@ class BuildTarget:
     problem: str | None = None  # the problem a submission is judged by
     kernels: Path | None = None  # the kernels/ folder built with no SOURCE
     stand_in: bool = False  # the problem is only the shipped task's: no task.yml of the user's, nothing in the file
+    note: str = ""  # why a bare build took this target over the kernels/ folder there ("": it took the folder, or none)
 
     @property
     def logged_source(self) -> str:
@@ -86,21 +88,42 @@ def _submission_target(path: Path, task_flag: Path | None) -> BuildTarget:
 
 def _found_target(task_flag: Path | None) -> BuildTarget:
     """No SOURCE: the user's kernels/ folder, else the submission check would run (its folder rules)."""
+    from nvfp4ctl.build.sources import default_kernels
     from nvfp4ctl.runner.targets import find_user_submission, task_for_its_problem
     from nvfp4ctl.task import load_task
 
     task = load_task(task_flag)
     kernels = users_kernels_dir()
-    if kernels is not None:
+    found = None
+    if kernels is not None and not default_kernels(kernels):
+        found = find_user_submission(task)  # a kernels/ with nothing in sm90/ or sm100/: the submission, as documented
+    if kernels is not None and found is None:
         if kernels != user_folder() / "kernels":
             where = "nvfp4ctl's own: inside its checkout"
         else:
             where = f"beside {_task_shown(task)}" if task.is_users else "current folder"
         return BuildTarget((), f"{short_path(kernels)}/", where, task, kernels=kernels)
-    found = find_user_submission(task)
+    note = _kernels_passed_over(kernels) if found is not None else ""
+    found = found or find_user_submission(task)
     if found is None:
         return BuildTarget((), "", "", task)  # _plan says there is nothing to build, and where it looked
-    return _judged_by(task_for_its_problem(task, found.path), found.path, found.shown, found.source)
+    target = _judged_by(task_for_its_problem(task, found.path), found.path, found.shown, found.source)
+    return replace(target, note=note)
+
+
+def _kernels_passed_over(kernels: Path | None) -> str:
+    """The line saying a bare build took the submission over `kernels`, which holds no kernel in sm90/ or sm100/,
+    naming the way to build the kernels that lie in kernels/ itself."""
+    from nvfp4ctl.build.sources import loose_kernels
+
+    if kernels is None:
+        return ""
+    shown = short_path(kernels) or "."
+    loose = loose_kernels(kernels)
+    named = (f"; {plural(len(loose), 'kernel')} in {shown}/ itself ({', '.join(path.name for path in loose)}):"
+             f" `nvfp4ctl build {shown}/{loose[0].name if len(loose) == 1 else '*.cu'}` builds"
+             f" {'it' if len(loose) == 1 else 'them'}") if loose else ""
+    return f"{shown}/ holds no kernel in sm90/ or sm100/, which a bare build builds: building the submission{named}"
 
 
 def _judged_by(task: Any, submission: Path, shown: str, why: str) -> BuildTarget:

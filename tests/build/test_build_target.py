@@ -320,3 +320,33 @@ def test_a_kernel_sources_problem_is_read_once_for_its_build(tmp_path: Path, mon
     assert result.exit_code == 0, said
     assert "build · nvfp4_gemv (it includes nvfp4_gemv_api.h)" in said and NONE_NEEDED in said, said
     assert reads == [(folder / "gemv.cu").resolve()], reads
+
+
+def test_a_kernels_folder_without_sm90_or_sm100_falls_back_to_the_submission(tmp_path: Path, ffma: list[str],
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A problem folder whose kernels/ holds its kernel directly (kernels/my_gemv.cu), as a copy of
+    kernels/naive lays it out: bare build said `no kernels to build in .../kernels/sm90 or sm100` (exit 2) where
+    the documented rule falls back to the submission check would run. It builds that, saying why and how to
+    build the kernel left out."""
+    folder = _folder(tmp_path / "gemv", "nvfp4_gemv")
+    (folder / "kernels").mkdir()
+    (folder / "kernels" / "my_gemv.cu").write_text(GEMV_KERNEL)
+    result, said = _build(folder, monkeypatch)
+    assert result.exit_code == 0, said
+    assert "build · nvfp4_gemv · target submission.py" in said, said
+    assert ("note: kernels/ holds no kernel in sm90/ or sm100/, which a bare build builds: building the submission;"
+            " 1 kernel in kernels/ itself (my_gemv.cu): `nvfp4ctl build kernels/my_gemv.cu` builds it") in said, said
+    assert ffma, said  # the submission's CUDA was compiled
+    assert "/gemv/submission.py@" in _logged().target
+
+
+def test_a_kernels_folder_without_sm90_or_sm100_and_no_submission_names_the_kernels_in_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "gemv"
+    (folder / "kernels").mkdir(parents=True)
+    (folder / "kernels" / "my_gemv.cu").write_text(GEMV_KERNEL)
+    result, said = _build(folder, monkeypatch)
+    assert result.exit_code == 2, said
+    kernels = folder.resolve() / "kernels"
+    assert (f"error: no kernels to build in {kernels}/sm90 or sm100 ({kernels} itself holds my_gemv.cu: name it);"
+            " pass a SOURCE") in said, said
