@@ -437,7 +437,7 @@ def test_a_long_log_splits_only_the_command_lines_that_quote(tmp_path: Path, mon
         return real_split(text, *args, **kwargs)
 
     monkeypatch.setattr(shlex, "split", counting)
-    plain = [bench(f"1:{i % 60:02d}:00", 60.0 - i / 1000, 18.0, command=f"nvfp4ctl -q bench --only {i}")
+    plain = [bench(f"1:{i // 60:02d}:{i % 60:02d}", 60.0 - i / 1000, 18.0, command=f"nvfp4ctl -q bench --only {i}")
              for i in range(3000)]
     quoted = bench("2:00:00", 50.0, 15.0, command=f"nvfp4ctl bench --note 'tile {tmp_path.name}' k.cu")
     entries = [*LOG, *plain, quoted]
@@ -495,3 +495,26 @@ def test_benches_of_other_timing_settings_make_a_trend_of_their_own() -> None:
     assert result.exit_code == 0, result.output
     assert f"kernels/sm90/k.cu on {H100} with --max-repeats 3: 1 bench" in result.output
     assert f"kernels/sm90/k.cu on {H100}: 3 benches" in result.output
+
+
+def test_a_log_merged_out_of_time_order_trends_by_time() -> None:
+    """A shared log merged by hand, its lines out of time order: the span read "01:30 to 01:00" and first -> last,
+    the plot and the commit marks went in file order. Each trend's runs go by the time logged."""
+    memory = memory_path()
+    merged = [LOG[3], LOG[0], LOG[5], LOG[2], LOG[1]]  # 01:30, 01:00, the H200's 01:50, 01:20, 01:10
+    for entry in merged:
+        runlog.append(entry, memory)
+    h100 = trend.collect(merged, Path.cwd())[1]
+    assert [run.time for run in h100.runs] == [LOG[i].time for i in (0, 1, 2, 3)]
+    assert h100.changes() == [True, False, False, True]
+    result = CliRunner().invoke(app, ["log", "--trend", "--shape", "128,7168,2048"])
+    assert result.exit_code == 0, result.output
+    assert f"kernels/sm90/k.cu on {H100}: 4 benches, 2026-11-26 01:00 to 2026-11-26 01:30" in result.output
+    assert f"{SMALL}: 18.00 -> 16.00 µs (-11.1 %) over 4 runs, best 16.00" in result.output
+
+
+def test_the_group_run_last_by_time_comes_first_and_last_keeps_the_latest_runs(tmp_path: Path) -> None:
+    merged = [LOG[5], LOG[3], LOG[0]]  # the H200's 01:50 first in the file, the H100's 01:30 and 01:00 after it
+    found = trend.collect(merged, tmp_path, last=1)
+    assert [(t.gpu, [run.time for run in t.runs]) for t in found] == [
+        ("NVIDIA H200 (sm_90)", [LOG[5].time]), (H100, [LOG[3].time])]
