@@ -363,6 +363,7 @@ def export_submission(kernel: Path, output: Path, arch: str | None = None, force
     existing = _refuse_output(output, _never_written(output, inputs, protected or {}), force)
     submission = replace(render(inputs, resolve_arch(inputs.kernel, arch)),
                          kept_above=_kept_preamble(output, existing))
+    _refuse_another_problems_export(output, existing, submission.problem, force)
     _write(output, submission.written)
     return submission
 
@@ -386,6 +387,7 @@ def export_plain_torch(source: Path, output: Path, problem: str, force: bool = F
     if FORBIDDEN_WORD in text.lower():
         raise UsageError(f'{source} contains "{FORBIDDEN_WORD}", which the leaderboard refuses; nothing was written')
     text = _kept_preamble(output, existing) + text
+    _refuse_another_problems_export(output, existing, problem, force)
     _write(output, text)
     return text
 
@@ -408,6 +410,45 @@ def _refuse_output(output: Path, role: str | None, force: bool) -> str:
     if not force and (why := _refusal(existing)):
         raise UsageError(f"{output} {why}: nothing was written (--force replaces it, or -o another path)")
     return existing
+
+
+_EXPORTED_FOR = re.compile(r"GPU MODE (\w+) submission:")
+
+
+def exported_problem(text: str) -> str | None:
+    """The known problem an earlier export (export_lines' test: the docstring's first line, or the plain-torch
+    export's comment) was written for, as its first line names it; None for a file export did not write."""
+    lines = export_lines(text)
+    found = _EXPORTED_FOR.search(lines[0]) if lines is not None else None
+    if found is None:
+        return None
+    from nvfp4ctl.problems import all_problems
+
+    return next((each.name for each in all_problems() if found.group(1) in
+                 (each.name, each.kernel_api.function if each.kernel_api is not None else None)), None)
+
+
+def _refuse_another_problems_export(output: Path, existing: str, problem: str, force: bool) -> None:
+    """UsageError where `output` holds an export for another problem than `problem`, unless `force`: it is
+    another folder's submission (a link `gemv/submission.py -> ../gemm/submission.py` writes through to the
+    GEMM's), which an export replaces freely only for its own problem."""
+    earlier = exported_problem(existing)
+    if force or earlier is None or earlier == problem:
+        return
+    raise UsageError(f"{output}{_where_it_leads(output)} is an export for {earlier}, not for {problem}, the problem of"
+                     " the kernel exported: nothing was written (--force replaces it, or -o another path)")
+
+
+def _where_it_leads(output: Path) -> str:
+    """" (a link to /repo/gemm/submission.py)" where `output` is a link, or lies in a linked folder, so the file
+    that would be replaced is named; "" where it is the file itself."""
+    try:
+        resolved = output.resolve()
+        if output.is_symlink():
+            return f" (a link to {resolved})"
+    except (OSError, RuntimeError):  # a link loop: the write says so
+        return ""
+    return f" (that is {resolved})" if resolved != Path(os.path.normpath(output.absolute())) else ""
 
 
 def _write(output: Path, text: str) -> None:

@@ -430,3 +430,38 @@ def test_a_written_export_of_the_default_logs_the_kernel_and_how_it_was_taken(
     assert result.exit_code == 0, result.output
     plain = DUAL_GEMM.parent.parent / "torch_dequant" / "nvfp4_dual_gemm_submission.py"  # nvfp4ctl's kernels/
     assert _last_target(run_log).startswith(f"{plain}@{file_digest(plain)} [--kernel default; wrote ./dual/dual.py@")
+
+
+GEMV_NAIVE = kernels_dir() / "naive" / "nvfp4_gemv_naive.cu"
+
+
+def test_an_export_for_another_problem_is_not_replaced_without_force(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """`ln -s ../gemm/submission.py gemv/submission.py`, then a GEMV export in gemv/: it wrote through the link
+    (exit 0, no warning), and gemm's GEMM export became a GEMV submission."""
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(tmp_path / "MEMORY.md"))
+    for problem in ("nvfp4_gemm", "nvfp4_gemv"):
+        assert runner.invoke(app, ["init", "--problem", problem, str(tmp_path / problem)]).exit_code == 0
+    gemm_export = tmp_path / "nvfp4_gemm" / "submission.py"
+    gemm_export.unlink()
+    monkeypatch.chdir(tmp_path / "nvfp4_gemm")
+    assert runner.invoke(app, ["export", "--kernel", str(GEMM_TC)]).exit_code == 0
+    before = gemm_export.read_text()
+    link = tmp_path / "nvfp4_gemv" / "submission.py"
+    link.unlink()
+    link.symlink_to(Path("..") / "nvfp4_gemm" / "submission.py")
+    monkeypatch.chdir(tmp_path / "nvfp4_gemv")
+    result = runner.invoke(app, ["export", "--kernel", str(GEMV_NAIVE), "--arch", "sm_100a"])
+    assert result.exit_code == 2, result.output
+    assert _flat(result.output) == (
+        f"error: {link} (a link to {gemm_export}) is an export for nvfp4_gemm, not for nvfp4_gemv, the problem of the"
+        " kernel exported: nothing was written (--force replaces it, or -o another path)")
+    assert gemm_export.read_text() == before and link.is_symlink()
+    # nvfp4ctl's plain-torch GEMV export is refused alike; --force replaces it, and a GEMV export then freely
+    result = runner.invoke(app, ["export", "--kernel", "default", "-o", str(gemm_export)])
+    assert result.exit_code == 2 and "is an export for nvfp4_gemm, not for nvfp4_gemv" in _flat(result.output)
+    assert gemm_export.read_text() == before
+    assert runner.invoke(app, ["export", "--kernel", str(GEMV_NAIVE), "--arch", "sm_100a", "--force"]).exit_code == 0
+    assert gemm_export.read_text().startswith('"""GPU MODE nvfp4_gemv submission:')
+    result = runner.invoke(app, ["export", "--kernel", str(GEMV_NAIVE), "--arch", "sm_100a"])
+    assert result.exit_code == 0, result.output
