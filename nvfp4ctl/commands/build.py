@@ -68,7 +68,8 @@ def command(
     from nvfp4ctl.build.temporary_folder import require_usable_tmpdir
     from nvfp4ctl.progress_lines import progress_lines
 
-    from nvfp4ctl.commands.build_target import headers, resolve_build_target, warn_of_the_submission_here
+    from nvfp4ctl.commands.build_target import (headers, resolve_build_target, say_its_own_problem,
+                                                warn_of_the_submission_here)
 
     console = get_console()
     verbose = verbose or console.verbosity >= VERBOSE
@@ -81,6 +82,7 @@ def command(
                 console.info(line, style="dim")
         if chosen.note:
             console.info(f"note: {chosen.note}")
+        say_its_own_problem(chosen)
         warn_of_the_submission_here(chosen)
 
     if chosen.problem is not None:

@@ -5,6 +5,7 @@ said on the header line and noted for the run log before anything compiles, so a
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ class BuildTarget:
     kernels: Path | None = None  # the kernels/ folder built with no SOURCE
     stand_in: bool = False  # the problem is only the shipped task's: no task.yml of the user's, nothing in the file
     note: str = ""  # why a bare build took this target over the kernels/ folder there ("": it took the folder, or none)
+    own_reason: str = ""  # why `problem` is the submission's own, not the task's: "its nvfp4ctl export header", ...
 
     @property
     def logged_source(self) -> str:
@@ -128,10 +130,28 @@ def _kernels_passed_over(kernels: Path | None) -> str:
 
 def _judged_by(task: Any, submission: Path, shown: str, why: str) -> BuildTarget:
     """A submission's target, judged by the task check runs it on (task_for_submission or
-    task_for_its_problem): its problem, and why where nvfp4ctl's shipped task was picked for it."""
+    task_for_its_problem): its problem, and why where nvfp4ctl's shipped task was picked for it; a file that
+    names another problem itself (an export header, one problem's C ABI in its code, its file name) is judged
+    by that one, as lint judges it: a GEMM export linked into a GEMV folder builds the nvfp4_gemm extension."""
     from nvfp4ctl.runner.targets import STAND_IN
 
+    own = _own_problem(submission)
+    if own is not None and own[0] != task.problem:
+        return BuildTarget((submission,), shown, why, task, own[0], own_reason=own[1])
     return BuildTarget((submission,), shown, why, task, task.problem, stand_in=task.shipped_because == STAND_IN)
+
+
+def _own_problem(submission: Path) -> tuple[str, str] | None:
+    """(problem, why) where the file names its problem itself, as lint reads it (lint.submission); None where
+    it names none or cannot be read (the build says what is wrong with it)."""
+    from nvfp4ctl.lint.submission import names_its_problem
+
+    try:
+        text = submission.read_text(encoding="utf-8", errors="replace")
+    except (OSError, ValueError):
+        return None
+    # __file__ as Python gives it, for a load() source made from it: a link's own path, not its target's
+    return names_its_problem(text, Path(os.path.abspath(submission)))
 
 
 def _task_shown(task: Any) -> str:
@@ -166,6 +186,17 @@ def _kernels_problem(source: Path, kernel_problems: dict[Path, Any | None]) -> s
         return ""
     own = kernel_problems[resolved]
     return f" · {kernel_problem_name(own)} ({kernel_because(own)})"
+
+
+def say_its_own_problem(target: BuildTarget) -> None:
+    """A submission judged by the problem it names itself, not the task's, said as lint says it (a warning
+    for an export header or another problem's C ABI: it fails every test on the task's leaderboard)."""
+    if not target.own_reason or target.problem is None or target.task is None:
+        return
+    from nvfp4ctl.lint.judged_as import say_judged_as
+
+    say_judged_as(short_path(target.sources[0]), target.problem, target.own_reason, target.task.problem,
+                  target.task.is_users)
 
 
 def warn_of_the_submission_here(target: BuildTarget) -> None:

@@ -45,7 +45,7 @@ def command(
     """Check kernels and submissions against the competition rules before you submit."""
     # Imported here, not at the top, so `nvfp4ctl --help` does not load the lint engine.
     from nvfp4ctl.lint import lint_paths
-    from nvfp4ctl.lint.engine import PLAIN_REASONS
+    from nvfp4ctl.lint.judged_as import say_judged_as
     from nvfp4ctl.lint.render import concise
     from nvfp4ctl.lint.render import json as json_render
     from nvfp4ctl.lint.rule_words import rules_for
@@ -85,12 +85,8 @@ def command(
                      " (nvfp4ctl lint --list-rules lists the codes)")
     for link in report.broken_links:
         console.warn(f"{short_path(link)}: broken link (to {link_target(link)}); not checked")
-    # with no task.yml anywhere, the shipped one stands in: "the task's" would name a task the user has not
-    instead = (f"not as the task's {lint_plan.config.problem}" if lint_plan.task_file is not None else
-               f"not as {lint_plan.config.problem}, the problem of the shipped task that stands in for a task.yml")
     for path, problem, why in report.other_problems:
-        # a name says so plainly; an export header or another problem's C ABI in the code is worth a warning
-        (console.detail if why in PLAIN_REASONS else console.warn)(f"{short_path(path)}: checked as {problem} ({why}), {instead}")
+        say_judged_as(short_path(path), problem, why, lint_plan.config.problem, lint_plan.task_file is not None)
     for path in report.files:
         if kind_of(path) == "text":  # named by the user; a folder walk only finds sources
             console.warn(f'{short_path(path)}: not a Python or C++ source: only NV101 (the word "stream") applies')

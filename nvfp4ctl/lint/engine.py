@@ -16,19 +16,14 @@ from nvfp4ctl.lint.included_headers import stream_in_included_headers
 from nvfp4ctl.lint.python.check import check as check_python
 from nvfp4ctl.lint.rules import RULES_BY_CODE
 from nvfp4ctl.lint.source import SourceFile, discover, read_source
-from nvfp4ctl.lint.submission import HEADER_REASON, NAME_REASON, is_submission, names_its_problem
+from nvfp4ctl.lint.submission import FOLDER_REASON, is_submission, names_its_problem
 from nvfp4ctl.lint.waivers import is_waived, line_waivers, unknown_waivers
 from nvfp4ctl.not_text import not_text_message
 from nvfp4ctl.problems import DEFAULT_PROBLEM
 from nvfp4ctl.workspace import find_task_upwards, forget_on_reset
 
 
-FOLDER_REASON = "the task.yml above it"
 _KNOWN_CODES = tuple(RULES_BY_CODE)
-# Where a file's problem comes from its place or its name, the user put it there on purpose: said with
-# -v. Any other reason (an export header, another problem's C ABI in its code) is a file that would
-# fail every test on the task's leaderboard: warned.
-PLAIN_REASONS = (NAME_REASON, FOLDER_REASON)
 
 
 def own_problem(source: SourceFile) -> tuple[str, str] | None:

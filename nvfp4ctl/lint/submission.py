@@ -92,6 +92,11 @@ def named_problem(path: Path) -> str | None:
 
 
 HEADER_REASON, NAME_REASON = "its nvfp4ctl export header", "its file name"
+FOLDER_REASON = "the task.yml above it"  # lint's alone: a file judged by the task.yml of the folder it lies in
+# Where a file's problem comes from its place or its name, the user put it there on purpose: said with
+# -v. Any other reason (an export header, another problem's C ABI in its code) is a file that would
+# fail every test on the task's leaderboard: warned (lint.judged_as).
+PLAIN_REASONS = (NAME_REASON, FOLDER_REASON)
 
 
 def names_its_problem(text: str, path: Path) -> tuple[str, str] | None:

@@ -350,3 +350,27 @@ def test_a_kernels_folder_without_sm90_or_sm100_and_no_submission_names_the_kern
     kernels = folder.resolve() / "kernels"
     assert (f"error: no kernels to build in {kernels}/sm90 or sm100 ({kernels} itself holds my_gemv.cu: name it);"
             " pass a SOURCE") in said, said
+
+
+GEMM_EXPORT_HEADER = ('"""GPU MODE nvfp4_gemm submission: k.cu for sm_100a, exported by `nvfp4ctl export` (kernel hash'
+                      ' 0123456789ab: source and local headers).\n"""\n')
+
+
+def test_a_linked_export_of_another_problem_is_built_as_its_own_and_said_as_lint_says_it(
+        tmp_path: Path, ffma: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """`cd gemv && ln -s ../gemm/submission.py sub_link.py && build sub_link.py` of a GEMM export: the header said
+    `build · nvfp4_gemv`, nothing warned, and the run log's line named nvfp4_gemv, where lint warns the file is
+    checked as nvfp4_gemm (its export header) and it builds the nvfp4_gemm extension."""
+    gemm = _folder(tmp_path / "gemm", "nvfp4_gemm")
+    (gemm / "submission.py").write_text(GEMM_EXPORT_HEADER + SUB_CUDA)
+    gemv = _folder(tmp_path / "gemv", "nvfp4_gemv")
+    (gemv / "sub_link.py").symlink_to("../gemm/submission.py")
+    said_by_lint = ("warning: sub_link.py: checked as nvfp4_gemm (its nvfp4ctl export header), not as the task's"
+                    " nvfp4_gemv")
+    monkeypatch.chdir(gemv)
+    assert said_by_lint in " ".join(CliRunner().invoke(app, ["lint", "sub_link.py"]).output.split())
+    result, said = _build(gemv, monkeypatch, "sub_link.py")
+    assert "build · nvfp4_gemm · target sub_link.py (given) · task task.yml" in said, said
+    assert said_by_lint in said and NONE_NEEDED not in said, said
+    assert result.exit_code == 1 and "no UTCOMMA.4X" in said, said  # judged as the GEMM: its tensor op is missing
+    assert _logged().problem == "nvfp4_gemm"
