@@ -171,7 +171,7 @@ def command(
     if submission_time:
         for report in built:
             _show_submission_time(report, failures)
-    outcome = dataclasses.replace(_outcome(plan, built, failures, skipped, timed_out), problem=problem)
+    outcome = dataclasses.replace(_outcome(plan, built, failures, skipped, timed_out, chosen.kernels), problem=problem)
     if chosen.kernels is not None:  # why this folder: --task moves it to that task.yml's
         outcome = dataclasses.replace(outcome, target_source=_kernels_reason(chosen, outcome.target))
     if outcome.exit_code == ExitCode.OK:  # a failure's lines are above; -q hides the table, not the result
@@ -349,9 +349,23 @@ def _detail_rows(report: BuildReport) -> list[list[object]]:
     ]
 
 
+def _logged_target(plan: list[tuple[Path, str]], kernels: Path | None) -> Path:
+    """The run log's target: the one kernel built; for several, the kernels/ folder built with no SOURCE, else the
+    folder that holds every kernel given (`../dual/kernels/a.cu ../gemv/kernels/b.cu`: `..`), never one that was
+    not built from (the current folder's kernels/)."""
+    sources = list(dict.fromkeys(source for source, _ in plan))
+    if len(sources) == 1:
+        return sources[0]
+    if kernels is not None:
+        return kernels
+    from nvfp4ctl.commands.build_target import holding_folder
+
+    return holding_folder(sources)
+
+
 def _outcome(plan: list[tuple[Path, str]], built: list[BuildReport], failures: dict[str, str], skipped: list[str],
-             timed_out: list[str]) -> Outcome:
-    target = plan[0][0] if len(plan) == 1 else (users_kernels_dir() or plan[0][0].parent)
+             timed_out: list[str], kernels: Path | None) -> Outcome:
+    target = _logged_target(plan, kernels)
     if failures:
         # a compile stopped at its limit is a timeout (exit 3) whatever else failed, as check's timeout is
         name, problem = (timed_out[0], failures[timed_out[0]]) if timed_out else next(iter(failures.items()))

@@ -60,20 +60,27 @@ def resolve_build_target(sources: list[Path] | None, task_flag: Path | None) -> 
         return _noted(_submission_target(sources[0], task_flag))
     if sources:
         shown = str(sources[0]) if len(sources) == 1 else ", ".join(str(path) for path in sources)
-        return _noted(BuildTarget(tuple(sources), shown, GIVEN)) if len(sources) == 1 else BuildTarget(
-            tuple(sources), shown, GIVEN)
+        return _noted(BuildTarget(tuple(sources), shown, GIVEN))
     return _noted(_found_target(task_flag))
 
 
+def holding_folder(sources: tuple[Path, ...] | list[Path]) -> Path:
+    """The folder that holds every file given, as named (`../dual/kernels/a.cu ../gemv/kernels/b.cu`: the folder
+    above both): the run log's target for several kernels, never one nothing was built from."""
+    return Path(os.path.commonpath([os.path.abspath(source) for source in sources]))
+
+
 def _noted(target: BuildTarget) -> BuildTarget:
-    """The target for the run log, so an interrupted build logs it too; only one that is there: a name
-    the build refuses (none such, too long for the file system) is that refusal's line alone."""
-    path = target.sources[0] if target.sources else target.kernels
+    """The target for the run log, so an interrupted build logs it too: the file, the folder holding several
+    (holding_folder), or the kernels/ folder; only where every file is there: a name the build refuses (none
+    such, too long for the file system) is that refusal's line alone."""
     try:
-        there = path is not None and path.exists()
+        there = all(path.exists() for path in (target.sources or (target.kernels,)) if path is not None)
     except OSError:
         there = False
-    if there:
+    path = (target.kernels if not target.sources else target.sources[0] if len(target.sources) == 1
+            else holding_folder(target.sources))
+    if there and path is not None:
         note_target(path.absolute(), target.logged_source)
     return target
 

@@ -374,3 +374,43 @@ def test_a_linked_export_of_another_problem_is_built_as_its_own_and_said_as_lint
     assert said_by_lint in said and NONE_NEEDED not in said, said
     assert result.exit_code == 1 and "no UTCOMMA.4X" in said, said  # judged as the GEMM: its tensor op is missing
     assert _logged().problem == "nvfp4_gemm"
+
+
+def test_kernels_given_from_several_folders_log_the_folder_holding_them_all(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """`build ../dual/kernels/a.cu ../gemv/kernels/b.cu` from gemm/ logged `kernels`, gemm's own folder, which
+    nothing was built from; from a folder with no kernels/ it logged the first kernel's folder, which holds
+    only one of them."""
+    for folder, problem in (("gemm", "nvfp4_gemm"), ("dual", "nvfp4_dual_gemm"), ("gemv", "nvfp4_gemv")):
+        kernel = _folder(tmp_path / folder, problem) / "kernels" / "sm100" / f"{folder}.cu"
+        kernel.parent.mkdir(parents=True)
+        kernel.write_text("// nvfp4ctl: no-tensor-op\n__global__ void k() {}\n")
+    _no_compile(monkeypatch, tmp_path)
+    # a folder is logged relative to the user's folder where it lies in it, as a bare build's kernels/ is
+    for here, above, logged in ((tmp_path / "gemm", "../", str(tmp_path.resolve())), (tmp_path, "", ".")):
+        result, said = _build(here, monkeypatch, "--arch", "sm_100a", f"{above}dual/kernels/sm100/dual.cu",
+                              f"{above}gemv/kernels/sm100/gemv.cu")
+        assert result.exit_code == 0, said
+        assert _logged().target == logged, _logged()
+    (tmp_path / "gemv" / "kernels" / "sm100" / "two.cu").write_text("// nvfp4ctl: no-tensor-op\n__global__ void k() {}\n")
+    result, said = _build(tmp_path / "gemm", monkeypatch, "--arch", "sm_100a", "../gemv/kernels/sm100/gemv.cu",
+                          "../gemv/kernels/sm100/two.cu")
+    assert result.exit_code == 0, said
+    assert _logged().target == str(tmp_path.resolve() / "gemv" / "kernels" / "sm100"), _logged()
+
+
+def test_an_interrupted_build_of_kernels_from_several_folders_logs_the_folder_holding_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only one kernel given was noted before the compiles: Ctrl-C during several logged no target at all."""
+    for folder in ("dual", "gemv"):
+        kernel = tmp_path / folder / "kernels" / f"{folder}.cu"
+        kernel.parent.mkdir(parents=True)
+        kernel.write_text("// nvfp4ctl: no-tensor-op\n__global__ void k() {}\n")
+
+    def interrupted(source: Path, arch: str, verbose: bool = False) -> BuildReport:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("nvfp4ctl.build.builder.build_kernel", interrupted)
+    result, said = _build(tmp_path, monkeypatch, "--arch", "sm_100a", "dual/kernels/dual.cu", "gemv/kernels/gemv.cu")
+    assert result.exit_code != 0, said
+    assert _logged().target == ".", _logged()
