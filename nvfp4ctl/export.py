@@ -109,10 +109,7 @@ def inline_local_includes(path: Path, seen: set[Path] | None = None,
         if header is None:
             if on_the_leaderboard(include.name):
                 return directive
-            looked = " and ".join(str(folder) for folder in dict.fromkeys([current.parent, *search]))
-            raise UsageError(f'{current}:{include.line}: #include "{include.name}" not found (looked in {looked}) and'
-                             " it is no CUTLASS, CUDA or standard header the leaderboard has, so the submission would"
-                             " not compile there; nothing was written (include a header the server has as <...>)")
+            raise UsageError(_not_found(include, current, search))
         # what follows the directive on its line (a comment, maybe one that goes on) starts a line of its own
         line_end = text.find("\n", include.end)
         after = "\n" if text[include.end:None if line_end < 0 else line_end].strip() else ""
@@ -134,6 +131,21 @@ def inline_local_includes(path: Path, seen: set[Path] | None = None,
         return "".join([*pieces, text[kept:]])
 
     return expanded(path), used
+
+
+def _not_found(include: Include, current: Path, search: Sequence[Path]) -> str:
+    """A quoted include found nowhere the build looks, in one line: the path it names from the file's folder and the
+    -I folders looked in, and that the path is to fix. A user's header that moved out of reach (`git mv gemm
+    problems/gemm` under `#include "../../../common/x.cuh"`) is no header of the leaderboard machine's: the advice to
+    include one as <...> is for a name that could be one, never for a path from the file's folder."""
+    beside = Path(os.path.normpath(current.parent / include.name))
+    folders = [str(folder) for folder in dict.fromkeys(search) if folder != current.parent]
+    others = f", nor in the build's -I {'folder' if len(folders) == 1 else 'folders'} {and_listed(folders)}" if folders else ""
+    machine = "" if include.name.startswith(".") else f"; a header of the leaderboard machine's is included as <{include.name}>"
+    return (f'{current}:{include.line}: #include "{include.name}" not found where the build looks for it: not at'
+            f" {beside} (from the file's folder){others}; it is no CUTLASS, CUDA or standard header the leaderboard"
+            f" has, so the submission would not compile there; nothing was written (fix the path, or put the header"
+            f" where the build looks{machine})")
 
 
 _BYTE_ORDER_MARK = "\ufeff"

@@ -465,9 +465,32 @@ def test_a_quoted_include_that_is_nowhere_stops_the_export(tmp_path: Path) -> No
     result = runner.invoke(app, ["export", "--kernel", str(kernel), "-o", str(output)])
     assert result.exit_code == 2, result.output
     flat = " ".join(result.output.split())
-    assert f'{kernel}:{line}: #include "my_tiles.cuh" not found (looked in {tmp_path} and ' in flat
+    assert (f'{kernel}:{line}: #include "my_tiles.cuh" not found where the build looks for it: not at'
+            f" {tmp_path / 'my_tiles.cuh'} (from the file's folder), nor in the build's -I folder ") in flat
     assert "nothing was written" in flat and not output.exists()
+    assert flat.endswith("(fix the path, or put the header where the build looks; a header of the leaderboard"
+                         ' machine\'s is included as <my_tiles.cuh>)'), flat
     assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_a_header_of_the_users_out_of_reach_after_a_move_names_where_it_was_looked_for(tmp_path: Path,
+                                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """After `git mv gemm problems/gemm`, `#include "../../../common/nv_util.cuh"` reaches no file: export said to
+    include "a header the server has as <...>", wrong advice for a header of the user's, and named folders, not
+    the path the include leads to from the file."""
+    (tmp_path / "common").mkdir()
+    (tmp_path / "common" / "nv_util.cuh").write_text("#pragma once\n")
+    kernel = tmp_path / "problems" / "gemm" / "kernels" / "sm100" / "k.cu"
+    kernel.parent.mkdir(parents=True)
+    kernel.write_text('#include "nvfp4_gemm_api.h"\n#include "../../../common/nv_util.cuh"\n')
+    monkeypatch.chdir(kernel.parent.parent.parent)
+    result = runner.invoke(app, ["export", "--kernel", "kernels/sm100/k.cu", "-o", "s.py"])
+    assert result.exit_code == 2, result.output
+    flat = " ".join(result.output.split())
+    assert (f'kernels/sm100/k.cu:2: #include "../../../common/nv_util.cuh" not found where the build looks for it:'
+            f" not at {tmp_path / 'problems' / 'common' / 'nv_util.cuh'} (from the file's folder), nor in") in flat, flat
+    assert flat.endswith("nothing was written (fix the path, or put the header where the build looks)"), flat
+    assert "<" not in flat and not (kernel.parents[2] / "s.py").exists()
 
 
 def test_a_missing_include_inside_an_inlined_header_is_named_at_the_header(tmp_path: Path) -> None:
