@@ -349,7 +349,10 @@ def _compiles(target: TargetSpec) -> bool:
         from nvfp4ctl.build.builder import has_build
         from nvfp4ctl.build.sources import declared_arch
 
-        own = declared_arch(target.path)
+        try:
+            own = declared_arch(target.path)
+        except OSError:  # unreadable: its build says so, in its own words
+            return True
         return own is None or has_build(target.path, own) is not True
     if target.kind != SUBMISSION:
         return False
