@@ -27,6 +27,7 @@ FROM_SEARCH = "found from the current folder"
 SHIPPED = "shipped with nvfp4ctl"
 FROM_TARGET = "beside the --submission"
 FROM_GIVEN_TARGET = "beside the submission given"  # build's argument: build has no --submission to name
+FROM_KERNEL = "beside the kernel"  # a kernel's own folder's task.yml (check, bench, tune --kernel)
 
 
 @dataclass(frozen=True)

@@ -160,22 +160,31 @@ def _resolve_target(submission: Path | None, kernel: Path | None, task: TaskLike
 
 
 def task_for_kernel(task: Any, kernel: Path | None) -> Any:
-    """The task to run a `--kernel` on. Where it is nvfp4ctl's shipped GEMM task (the user has none of
-    their own), a kernel written for another problem gets that problem's shipped task, so
-    `check --kernel my_gemv.cu` runs the GEMV's tests; the kernel's problem is then read here alone,
-    as resolve_target has nothing left to refuse, and why is kept for the header lines (shipped_because).
-    A task of the user's is never replaced (refuse_other_problem says when it does not fit); `--kernel default`
-    is the default kernel of the shipped task's problem, which stands in, said so (STAND_IN)."""
+    """The task to run a `--kernel` on: as for a `--submission` (task_for_submission), the task.yml of the
+    folder it lies in, upwards, where nvfp4ctl's shipped task would stand in (`tune --kernel dual/kernels/k.cu`
+    from the folder above runs on dual/task.yml, as it does from dual/), said "beside the kernel"; a task.yml
+    found from the current folder stays for the same problem (a warning) and is a usage error for another.
+    With none of the user's, a kernel written for another problem than the shipped GEMM task's gets that
+    problem's shipped task, so `check --kernel my_gemv.cu` runs the GEMV's tests; the kernel's problem is then
+    read here alone, as resolve_target has nothing left to refuse, and why is kept for the header lines
+    (shipped_because). A task of the user's is never replaced by a shipped one (refuse_other_problem says when
+    it does not fit); `--kernel default` is the default kernel of the shipped task's problem, which stands in,
+    said so (STAND_IN)."""
     from nvfp4ctl.task import load_shipped_task
+    from nvfp4ctl.workspace import FROM_KERNEL
 
-    if task.is_users or kernel is None:
+    if kernel is None:
         return task
     if str(kernel) == DEFAULT_BY_NAME:
-        return replace(task, shipped_because=STAND_IN)
-    if kernel.suffix != ".cu":
-        return task
-    if not kernel.is_file():
+        return task if task.is_users else replace(task, shipped_because=STAND_IN)
+    if kernel.suffix != ".cu" or not kernel.is_file():
         return task  # resolve_target says what is wrong with the file
+    # nvfp4ctl's own kernels lie under its shipped GEMM task.yml, which is no task of theirs (the GEMV's naive kernel)
+    own_folders = _task_of_its_folder(task, kernel, f"--kernel {kernel}", FROM_KERNEL, "kernel", shipped_is_none=True)
+    if own_folders is not None:
+        return own_folders
+    if task.is_users:
+        return task
     own = _kernel_problem(kernel, kernel.resolve())
     if own is not None and own.name != task.problem:
         task = load_shipped_task(own.task_file)
@@ -198,26 +207,41 @@ def kernel_because(own: Any | None) -> str:
 
 def task_for_submission(task: Any, submission: Path | None, named: str | None = None, given_as: str | None = None) -> Any:
     """The task to run a `--submission` on, where it lies under a task.yml of its own that is not the
-    one in use (a GPU MODE folder next to the one the user works in). A task chosen on purpose
-    (--task, $NVFP4CTL_TASK) stays, with a warning where the submission's own task.yml is another
-    problem's (each test then fails to unpack inputs it was not written for). nvfp4ctl's shipped task gives way to that task.yml, as a folder's
-    own task.yml always does. A task.yml found from the current folder stays if it is for the same
-    problem (a warning names the other file); for another problem the run would fail every test on
-    inputs the submission does not unpack, so that is a usage error saying which task to pass. With no
+    one in use (a GPU MODE folder next to the one the user works in): _task_of_its_folder. With no
     task.yml at all, the shipped task of the problem the file names itself (task_for_its_problem).
     `named`: the file as the command's lines name it (build's argument), default `--submission PATH`;
     `given_as`: why the task beside it is in use, as the header says it (default: beside the --submission)."""
-    from nvfp4ctl.task import load_task, problem_of
-    from nvfp4ctl.workspace import FROM_ENV, FROM_FLAG, FROM_TARGET, find_task_upwards
+    from nvfp4ctl.workspace import FROM_TARGET
 
     if submission is None or not submission.is_file():
         return task
-    named = named or f"--submission {submission}"
+    own = _task_of_its_folder(task, submission, named or f"--submission {submission}", given_as or FROM_TARGET,
+                              "submission")
+    return task_for_its_problem(task, submission) if own is None else own
+
+
+def _task_of_its_folder(task: Any, file: Path, named: str, given_as: str, noun: str, *,
+                        shipped_is_none: bool = False) -> Any | None:
+    """The task for a file given by path (a submission, a kernel: `noun`) that lies under a task.yml of its own,
+    not the one in use; None where there is none such (`shipped_is_none`: nor one but nvfp4ctl's shipped
+    task.yml, which its own files lie under), for the caller's own choice. A task chosen on purpose (--task,
+    $NVFP4CTL_TASK) stays, with a warning where the file's own task.yml is another problem's (each test then
+    fails to unpack inputs it was not written for). nvfp4ctl's shipped task gives way to that task.yml, as a
+    folder's own task.yml always does. A task.yml found from the current folder stays if it is for the same
+    problem (a warning names the other file); for another problem the run would fail every test on inputs the
+    file does not unpack, so that is a usage error saying which task to pass. `named`: the file as the
+    command's lines name it; `given_as`: why the task beside it is in use, as the header says it."""
+    from nvfp4ctl.project import shipped_task_path
+    from nvfp4ctl.task import load_task, problem_of
+    from nvfp4ctl.workspace import FROM_ENV, FROM_FLAG, find_task_upwards
+
     # the task.yml above the file as named, as lint finds it: Python runs a link by its own path (__file__),
     # so gemm/submission.py -> ../dual/submission.py is gemm's
-    own = find_task_upwards(submission.absolute().parent, links_kept=True)
+    own = find_task_upwards(file.absolute().parent, links_kept=True)
+    if own is None or (shipped_is_none and own.resolve() == shipped_task_path().resolve()):
+        return None
     if task.source in (FROM_FLAG, FROM_ENV):  # chosen on purpose: it stays, but not in silence where it cannot fit
-        if own is not None and (task.path is None or own.resolve() != task.path.resolve()) \
+        if (task.path is None or own.resolve() != task.path.resolve()) \
                 and (problem := problem_of(own)) is not None and problem != task.problem:
             from nvfp4ctl.console import get_console
 
@@ -225,17 +249,17 @@ def task_for_submission(task: Any, submission: Path | None, named: str | None = 
                                f" the task in use, {task_label(task)}, {task.problem}: each test hands it"
                                f" {task.problem}'s inputs")
         return task
-    if own is None or (task.path is not None and own.resolve() == task.path.resolve()):
-        return task_for_its_problem(task, submission)
+    if task.path is not None and own.resolve() == task.path.resolve():
+        return None
     if not task.is_users:  # loading it makes its folder the user's: the run log goes beside it
-        return replace(load_task(own), source=given_as or FROM_TARGET)
+        return replace(load_task(own), source=given_as)
     problem = problem_of(own)
     if problem is None:
         return task
     in_use = task_label(task)
     if problem != task.problem:
         raise UsageError(f"{named}: the task in use, {in_use}, is {task.problem}, but the task.yml"
-                         f" beside the submission ({short_path(own)}) is {problem}; pass --task {short_path(own)},"
+                         f" beside the {noun} ({short_path(own)}) is {problem}; pass --task {short_path(own)},"
                          f" or run from {short_path(own.parent) or '.'}")
     from nvfp4ctl.console import get_console
 

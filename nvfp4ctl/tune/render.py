@@ -394,7 +394,7 @@ def to_dict(report: TuneReport) -> dict:
     compiled = compiled_builds(report) if report.compile_only else None
     same = same_code_as_start(report)
     payload: dict = {
-        "version": JSON_VERSION, "kernel": str(report.knobs.source), "compile_only": report.compile_only, "gpu": report.gpu,
+        "version": JSON_VERSION, "kernel": str(report.knobs.source), "task": report.task, "compile_only": report.compile_only, "gpu": report.gpu,
         "wall_s": report.wall_s, "gpu_busy_s": report.gpu_busy_s, "stolen": report.stolen, "resumed": report.resumed,
         "resumed_from": _resumed_from(report),
         "result": result_line(report), "written": [str(p) for p in report.written], "table_note": report.table_note,

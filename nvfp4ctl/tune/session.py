@@ -72,6 +72,7 @@ class TuneReport:
     # shapes the shipped build and the start both refused (the bindings' "unsupported shape"): left out of the
     # search and of `shapes`, each with the constraint it names
     unsupported: dict[Shape, str] = field(default_factory=dict)
+    task: str | None = None  # the task.yml the shapes came from and why, as the headline names it
 
     def current(self, shape: Shape) -> Measurement | None:
         return self.measurements.get((CURRENT, shape))

@@ -60,6 +60,14 @@ class TuneRun:
     def shapes(self) -> list[Shape]:
         return list(self.cases)
 
+    @property
+    def task_label(self) -> str | None:
+        """The task.yml the shapes come from and why, as check's first line names it: "dual/task.yml (beside the
+        kernel)" from the folder above, "task.yml (found from the current folder)" in dual/."""
+        from nvfp4ctl.runner.targets import task_label_and_reason
+
+        return None if self.task is None else task_label_and_reason(self.task)
+
     def headline(self) -> str:
         knobs = self.knobs.knobs
         searched = f"{len(self.only)} searched" if self.only else f"{len(tunable(knobs))} with a choice"
@@ -69,7 +77,8 @@ class TuneRun:
             table += f", so no winners written ({no_table_hint()})"
         # compile-only times nothing: no limit to name
         limit = "" if self.compile_only else f" · timeout {seconds_text(self.timeout_s)} per candidate and shape ({self.timeout_source})"
-        return (f"tune · kernel {self.label} ({self.arch}) · {plural(len(knobs), 'knob')}, {searched}"
+        task = "" if self.task_label is None else f" · task {self.task_label}"
+        return (f"tune · kernel {self.label} ({self.arch}){task} · {plural(len(knobs), 'knob')}, {searched}"
                 f" · {plural(len(self.cases), 'shape')} · {where} · {table}{limit}")
 
     def progress_total(self) -> int:
@@ -316,7 +325,7 @@ def execute(run: TuneRun, timing: TimingSettings, budget_s: float | None, rounds
     resumed = state.resumed
     report = TuneReport(knobs=run.knobs, shapes=run.shapes, compile_only=run.compile_only, resumed=resumed,
                         resumed_from=state.saved_run if resumed else None,
-                        notes=[state.note] if state.note else [])
+                        notes=[state.note] if state.note else [], task=run.task_label)
     # While timing, leave a core to each GPU worker and one to this process: a compile hogging every
     # core would stall the workers' kernel launches and blur the timings.
     jobs = cpu_cores() if run.compile_only else max(1, cpu_cores() - len(run.gpus) - 1)

@@ -277,6 +277,48 @@ def test_a_submission_under_a_task_of_its_own_runs_on_it_or_says_which_to_pass(m
     assert "beside it" not in capsys.readouterr().err
 
 
+def test_a_kernel_under_a_task_of_its_own_runs_on_it_or_says_which_to_pass(monkeypatch, tmp_path, capsys):
+    """`check --kernel dual/kernels/k.cu` from the folder above ran on nvfp4ctl's shipped dual GEMM task, where
+    from dual/ it ran on dual/task.yml: a kernel's task is the task.yml of its folder, upwards, as a submission's
+    is ("beside the kernel" on the first line); a task.yml found from the current folder stays for the same
+    problem (a warning) and is a usage error for another; --task stays."""
+    from nvfp4ctl.task import load_task
+    from nvfp4ctl.workspace import FROM_KERNEL, reset
+
+    _task_folder(tmp_path / "dual", "nvfp4_dual_gemm")
+    (tmp_path / "dual" / "kernels").mkdir()
+    kernel = tmp_path / "dual" / "kernels" / "k.cu"
+    kernel.write_text('#include "nvfp4_dual_gemm_api.h"\n')
+    monkeypatch.delenv("NVFP4CTL_TASK", raising=False)
+    monkeypatch.chdir(tmp_path)
+    reset()
+    own = targets.task_for_kernel(load_task(), Path("dual/kernels/k.cu"))
+    assert (own.problem, own.path, own.source, len(own.tests)) == ("nvfp4_dual_gemm", kernel.parents[1] / "task.yml",
+                                                                  FROM_KERNEL, 1)
+    assert targets.task_label_and_reason(own) == "dual/task.yml (beside the kernel)"
+    assert resolve_target(None, Path("dual/kernels/k.cu"), own).problem == "nvfp4_dual_gemm"
+
+    gemm = tmp_path / "gemm"
+    _task_folder(gemm, "nvfp4_gemm")
+    monkeypatch.chdir(gemm)
+    reset()
+    with pytest.raises(UsageError, match=r"the task in use, task.yml \(found from the current folder\), is"
+                                         r" nvfp4_gemm, but the task.yml beside the kernel .* is nvfp4_dual_gemm;"
+                                         r" pass --task "):
+        targets.task_for_kernel(load_task(), Path("../dual/kernels/k.cu"))
+    other_dual = tmp_path / "other_dual"
+    _task_folder(other_dual, "nvfp4_dual_gemm")
+    monkeypatch.chdir(other_dual)
+    reset()
+    users = load_task()
+    capsys.readouterr()
+    assert targets.task_for_kernel(users, kernel) is users
+    assert "not on the task.yml beside it" in capsys.readouterr().err
+    reset()
+    chosen = load_task(other_dual / "task.yml")  # --task: chosen on purpose
+    assert targets.task_for_kernel(chosen, kernel) is chosen
+
+
 def test_a_linked_submission_runs_on_the_task_yml_where_the_link_lies(monkeypatch, tmp_path):
     """check and bench found the task.yml from the file a link leads to: --submission gemm/submission.py ->
     ../dual/submission.py ran on dual/task.yml, where lint judged it by gemm/task.yml and Python runs it as

@@ -758,3 +758,30 @@ def test_nvidia_smi_is_asked_for_the_gpus_and_their_memory_once(tiny_copy: Path,
     assert result.exit_code == 2, result.output
     assert f"error: {task}: {TOO_LARGE}" in " ".join(result.output.split()), result.output
     assert calls.read_text().splitlines() == ["--query-gpu=index,uuid,memory.total --format=csv,noheader,nounits"]
+
+
+def test_a_kernel_is_tuned_on_the_task_yml_of_its_folder_from_the_folder_above(
+        tmp_path: Path, fake_builds: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`tune --kernel gemm/kernels/k.cu` from the folder above took nvfp4ctl's shipped task, where from gemm/ it
+    took gemm/task.yml: other shapes for one kernel. The task beside the kernel is used, named on the first line
+    and in --json, and the run is logged beside it."""
+    import json
+
+    from tune_fakes import FIXTURES
+
+    kernels = tmp_path / "gemm" / "kernels"
+    kernels.mkdir(parents=True)
+    for name in ("tiny_knobs.cu", "tiny_config.cuh", "tiny_dispatch.cuh"):
+        shutil.copy(FIXTURES / name, kernels / name)
+    (tmp_path / "gemm" / "task.yml").write_text("problem: nvfp4_gemm\ntests:\n  - {m: 128, n: 256, k: 256, l: 1, seed: 7}\n"
+                                                "benchmarks: []\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("NVFP4CTL_TASK", raising=False)
+    monkeypatch.delenv("NVFP4CTL_MEMORY", raising=False)
+    result = _tune("--kernel", "gemm/kernels/tiny_knobs.cu", "--compile-only")
+    assert result.exit_code == 0, result.output
+    first = " ".join(result.output.split("\n")[0].split())
+    assert " · task gemm/task.yml (beside the kernel) · 2 knobs, 2 with a choice · 1 shape · compile-only" in first, first
+    assert runlog.read(tmp_path / "gemm" / "MEMORY.md")[-1].target.startswith("./kernels/tiny_knobs.cu@")
+    report = json.loads(_tune("--kernel", "gemm/kernels/tiny_knobs.cu", "--compile-only", "--json").stdout)
+    assert report["task"] == "gemm/task.yml (beside the kernel)"
