@@ -11,8 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from nvfp4ctl.console import get_console
+from nvfp4ctl.env import Env, env_str
 from nvfp4ctl.words import plural
-from nvfp4ctl.workspace import FROM_FLAG, note_target, short_path, user_folder, users_kernels_dir
+from nvfp4ctl.workspace import (FROM_FLAG, log_beside_their_task, note_target, short_path, user_folder,
+                                users_kernels_dir)
 
 SUBMISSION_FILE = "submission.py"
 GIVEN = "given"  # a SOURCE typed on the command line: the run log names it without a reason, as before
@@ -59,6 +61,8 @@ def resolve_build_target(sources: list[Path] | None, task_flag: Path | None) -> 
             raise UsageError(f"build takes one submission (.py) or any number of kernel sources (.cu); got {named}")
         return _noted(_submission_target(sources[0], task_flag))
     if sources:
+        if task_flag is None and env_str(Env.TASK) is None:  # a task chosen on purpose keeps the log beside it
+            log_beside_their_task(sources)
         shown = str(sources[0]) if len(sources) == 1 else ", ".join(str(path) for path in sources)
         return _noted(BuildTarget(tuple(sources), shown, GIVEN))
     return _noted(_found_target(task_flag))

@@ -17,7 +17,7 @@ from nvfp4ctl.problems import DEFAULT_PROBLEM
 from nvfp4ctl.project import shipped
 from nvfp4ctl.runner.targets import DEFAULT_BY_NAME, SUBMISSION_FILE
 from nvfp4ctl.usage_hints import shell_path
-from nvfp4ctl.workspace import note_target, short_path, users_kernels_dir
+from nvfp4ctl.workspace import log_beside_their_task, note_target, short_path, users_kernels_dir
 from nvfp4ctl.words import plural
 
 LEADERBOARD_ARCH = "sm_100a"  # the B200 leaderboard
@@ -324,6 +324,8 @@ def command(
     source = default_kernel(kernel, problem, None if arch is None else arch.value)
     taken = "--kernel" if named else TAKEN_BY_DEFAULT if kernel is not None else f"export's default for {problem}"
     _note_source(source, taken)
+    if named and task is None and in_use is not None and not in_use.is_users:
+        log_beside_their_task([source])  # no task.yml of the user's in use: the kernel's own folder's log, as build's
     if named:  # say what is wrong with the path they gave, not to pass one
         if not source.exists():
             raise UsageError(f"no such file: {source}")

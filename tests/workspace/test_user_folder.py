@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from nvfp4ctl import runlog
+from nvfp4ctl import runlog, workspace
 from nvfp4ctl.cli import app
 from nvfp4ctl.project import REPO_DIR
 
@@ -267,3 +267,36 @@ def test_lint_of_a_file_under_another_problems_task_logs_in_the_folder_in_use(
     result = runner.invoke(app, ["lint", "../dual/submission.py"])
     assert result.exit_code == 0, result.output
     assert logged_to == [here / "MEMORY.md"]
+
+
+def test_a_kernel_given_by_path_logs_beside_the_task_yml_it_lies_under(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cpu: None, logged_to: list[Path]) -> None:
+    """`build dual/kernels/k.cu` and `export --kernel dual/kernels/k.cu` from the folder above logged to the cache
+    folder's MEMORY.md, and `build ../dual/kernels/k.cu` from gemm/ to gemm/MEMORY.md (with the dual GEMM as its
+    problem), so `log --target` in dual/ never listed them: a kernel logs beside its own task.yml, as
+    `build dual/submission.py` does. Kernels under two task.ymls, or nvfp4ctl's own, leave the log where it was."""
+    from nvfp4ctl.project import cache_root
+
+    dual, gemm = tmp_path / "dual", tmp_path / "gemm"
+    for folder, problem in ((dual, "nvfp4_dual_gemm"), (gemm, "nvfp4_gemm")):
+        (folder / "kernels").mkdir(parents=True)
+        (folder / "task.yml").write_text(f"problem: {problem}\ntests:\n  - {{m: 128, n: 256, k: 256, l: 1, seed: 1}}\n")
+        # no arch of its own: build stops before any compile, export at the header it cannot find
+        (folder / "kernels" / "k.cu").write_text(f'#include "{problem}_api.h"\n#include "missing.cuh"\n')
+    monkeypatch.chdir(tmp_path)
+    for args in (["build", "dual/kernels/k.cu"], ["export", "--kernel", "dual/kernels/k.cu", "-o", "out.py"]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, result.output
+    assert logged_to == [dual / "MEMORY.md"] * 2
+    logged_to.clear()
+    monkeypatch.chdir(gemm)
+    for args in (["build", "../dual/kernels/k.cu"], ["build", "kernels/k.cu", "../dual/kernels/k.cu"]):
+        runner.invoke(app, args)
+    assert logged_to == [dual / "MEMORY.md", gemm / "MEMORY.md"]
+    logged_to.clear()
+    monkeypatch.chdir(tmp_path)
+    runner.invoke(app, ["build", "dual/kernels/k.cu", "gemm/kernels/k.cu"])
+    assert logged_to == [cache_root() / "MEMORY.md"]
+    workspace.reset()
+    workspace.log_beside_their_task([REPO_DIR / "kernels" / "naive" / "nvfp4_gemv_naive.cu"])  # under nvfp4ctl's own
+    assert workspace.memory_path() == cache_root() / "MEMORY.md"
