@@ -74,7 +74,7 @@ def _tune(kernel: Path | None, shapes: ShapeSet, budget: float | None, gpus: int
         console.json(to_dict(report))
     else:
         show(report, run.label, verbose=console.verbosity >= VERBOSE)
-    return outcome_of(report, run.chosen_by)
+    return outcome_of(report, run.chosen_by, run.task.problem)
 
 
 def timed_search_only(budget: float | None, gpus: int | None, fresh: bool) -> list[str]:
@@ -142,8 +142,9 @@ def show(report: Any, label: str, verbose: bool) -> None:
     console.ok(render.result_line(report))
 
 
-def outcome_of(report: Any, chosen_by: str) -> Outcome:
-    """Exit 1 when the shipped build is wrong somewhere, before or after the new table; else 0."""
+def outcome_of(report: Any, chosen_by: str, problem: str | None = None) -> Outcome:
+    """Exit 1 when the shipped build is wrong somewhere, before or after the new table; else 0. `problem`: the
+    one tuned for (its task's), the run log's problem cell, as check's and bench's."""
     from nvfp4ctl.tune import render
 
     if report.compile_only:
@@ -152,4 +153,4 @@ def outcome_of(report: Any, chosen_by: str) -> Outcome:
         failed = any(r is not None and not r.ok for r in (report.current(s) for s in report.shapes))
         failed |= any(not r.ok for r in report.new_table.values())
     return Outcome(result=render.result_line(report), exit_code=ExitCode.FAILURES if failed else ExitCode.OK,
-                   target=report.knobs.source, target_source=chosen_by, gpu=report.gpu)
+                   target=report.knobs.source, target_source=chosen_by, gpu=report.gpu, problem=problem)

@@ -178,9 +178,11 @@ def _prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int 
     from nvfp4ctl.runner.targets import task_for_kernel
     from nvfp4ctl.task import BENCHMARK_TIMEOUT, load_task, run_limit
     from nvfp4ctl.tune.devices import VISIBLE, visible_gpus
+    from nvfp4ctl.workspace import note_problem
 
     with reading_once():  # a --kernel and its headers are read once, for its task, its problem and its warnings
         task = task_for_kernel(load_task(task_path), kernel)
+        note_problem(task.problem)  # the run log's problem cell, for a tune that stops with an error or Ctrl-C too
         timeout_s, timeout_source, timeout_note = run_limit(task, timeout, BENCHMARK_TIMEOUT)
         device = run_device()
         require_torch()  # every candidate's build and timing needs it: before "no GPU" and any worker starts

@@ -785,3 +785,20 @@ def test_a_kernel_is_tuned_on_the_task_yml_of_its_folder_from_the_folder_above(
     assert runlog.read(tmp_path / "gemm" / "MEMORY.md")[-1].target.startswith("./kernels/tiny_knobs.cu@")
     report = json.loads(_tune("--kernel", "gemm/kernels/tiny_knobs.cu", "--compile-only", "--json").stdout)
     assert report["task"] == "gemm/task.yml (beside the kernel)"
+
+
+def test_the_run_log_names_the_problem_tuned_for(tiny_copy: Path, tmp_path: Path, fake_builds: None,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """tune's run-log line had no problem cell, where check's, bench's and build's name the problem they ran: now
+    the task's, for a tune that stops at a usage error too."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("NVFP4CTL_TASK", raising=False)
+    memory = Path(os.environ["NVFP4CTL_MEMORY"])
+    result = _tune("--kernel", str(tiny_copy), "--compile-only")
+    assert result.exit_code == 0, result.output
+    assert runlog.read(memory)[-1].problem == "nvfp4_gemm"
+    (tmp_path / "my_gemv.cu").write_text('#include "nvfp4_gemv_api.h"\n')
+    result = _tune("--kernel", "my_gemv.cu", "--compile-only")
+    assert result.exit_code == 2 and "declares no knobs" in result.output, result.output
+    entry = runlog.read(memory)[-1]
+    assert (entry.exit_code, entry.problem) == ("2", "nvfp4_gemv")
