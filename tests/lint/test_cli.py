@@ -535,6 +535,28 @@ def test_a_file_judged_by_its_own_gemm_task_yml_logs_that_problem(project: Path,
     assert runlog.read(project / "gemm" / "MEMORY.md")[-1].problem == "nvfp4_gemm"
 
 
+def test_an_export_under_its_own_task_yml_of_its_problem_is_not_warned_as_another_problems(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`lint dual/submission.py` from the folder above, a dual GEMM export under dual/task.yml (nvfp4_dual_gemm),
+    warned "checked as nvfp4_dual_gemm (its nvfp4ctl export header), not as nvfp4_gemm, the problem of the shipped
+    task that stands in": that task.yml is the file's, and agrees. An export of another problem than its folder's
+    task.yml is still warned."""
+    header = ('"""GPU MODE {problem} submission: k.cu for sm_100a, exported by `nvfp4ctl export`'
+              ' (kernel hash 0a: x)."""\n')
+    body = "def custom_kernel(data):\n    return data[-1]\n"
+    (project / "dual").mkdir()
+    (project / "dual" / "task.yml").write_text("problem: nvfp4_dual_gemm\n" + TASK_YML)
+    (project / "dual" / "submission.py").write_text(header.format(problem="nvfp4_dual_gemm") + body)
+    (project / "dual" / "submission_gemv.py").write_text(header.format(problem="nvfp4_gemv") + body)
+    result = separate_streams_runner().invoke(app, ["lint", "dual/submission.py"])
+    assert result.exit_code == 0, result.output
+    assert "warning" not in result.stderr, result.stderr
+    result = runner.invoke(app, ["-v", "lint", "dual/submission.py"])  # said as a detail, as for a file it does not name
+    assert "dual/submission.py: checked as nvfp4_dual_gemm (the task.yml above it)" in result.output, result.output
+    result = separate_streams_runner().invoke(app, ["lint", "dual/submission_gemv.py"])
+    assert "warning: dual/submission_gemv.py: checked as nvfp4_gemv (its nvfp4ctl export header)" in result.stderr
+
+
 def test_a_file_with_no_task_yml_of_the_users_logs_no_problem(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Where nvfp4ctl's shipped GEMM task stands in for a task.yml, the file's problem is a default, not named."""
     monkeypatch.setenv("NVFP4CTL_MEMORY", str(project / "MEMORY.md"))
