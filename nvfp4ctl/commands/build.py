@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -41,6 +43,20 @@ class ArchChoice(Choice):
     all = "all"
 
 
+def _each_file_read_once(command: Callable[..., Outcome]) -> Callable[..., Outcome]:
+    """The whole command within one read_once.reading_once: the target's problem (its load() sources) and
+    its build read the same files."""
+    @functools.wraps(command)  # typer reads the options from the wrapped signature
+    def within(*args: Any, **kwargs: Any) -> Outcome:
+        from nvfp4ctl.build.read_once import reading_once
+
+        with reading_once():
+            return command(*args, **kwargs)
+
+    return within
+
+
+@_each_file_read_once
 def command(
     sources: Annotated[
         list[Path] | None,

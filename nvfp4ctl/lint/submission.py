@@ -157,7 +157,9 @@ def _api_headers(code: str, headers: dict[str, str]) -> list[str]:
 
 def _read(path: Path) -> str:
     """A load() source's text; "" where it is missing or unreadable (the build says so, lint has no evidence)."""
+    from nvfp4ctl.build.read_once import source_bytes  # read once per command where one build reads it again
+
     try:  # a regular file only: a FIFO or a device named there would block the read or never end
-        return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+        return source_bytes(path).decode("utf-8", errors="replace") if path.is_file() else ""
     except (OSError, ValueError):  # ValueError: a NUL in the written name
         return ""
