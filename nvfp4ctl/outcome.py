@@ -16,3 +16,5 @@ class Outcome:
     gpu: str | None = None  # "NVIDIA H100 80GB HBM3 (sm_90)" when the command saw a GPU
     target_source: str | None = None  # why that file: "beside task.yml", "--submission", ...
     problem: str | None = None  # the task's problem, recorded in the run log
+    # the target's content hash as the command read it (content_digest); None: hashed as the file is when logged
+    target_digest: str | None = None

@@ -18,8 +18,10 @@ def read_submission(path: Path, shown: str) -> str:
     that cannot be read, or is not UTF-8, is one UnloadableSubmission line (exit 2): FILE:LINE: not UTF-8
     text (why at byte N), never Python's "(unicode error) 'utf-8' codec can't decode ...". A UTF-8 byte
     order mark is dropped, as Python drops it (kept, ast.parse refuses the character)."""
+    from nvfp4ctl.build.read_once import source_bytes
+
     try:
-        data = path.read_bytes()
+        data = source_bytes(path)  # within build.read_once.reading_once, the bytes the whole command reads
     except OSError as error:
         raise UnloadableSubmission(f"cannot read {shown}: {os_reason(error, path)}") from None
     _refuse_a_coding_line_python_refuses(data, shown)

@@ -8,9 +8,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from nvfp4ctl.build import abi, cache, compile, machine, resources, toolchain
-from nvfp4ctl.build.read_once import worked_out_once
+from nvfp4ctl.build.read_once import source_bytes, worked_out_once
 from nvfp4ctl.build.report import REPORT_FILE, BuildReport
-from nvfp4ctl.build.sources import NO_TENSOR_OP, BuildInputs, build_inputs, checked_source, marks_in, written_for
+from nvfp4ctl.build.sources import (NO_TENSOR_OP, BuildInputs, build_inputs, checked_source, local_headers, marks_in,
+                                    written_for)
+from nvfp4ctl.content_digest import content_digest
 from nvfp4ctl.errors import UsageError
 
 BUILD_LOG = "build.log"
@@ -48,6 +50,7 @@ class _Plan:
     mode: str
     key: str
     entry: Path  # the cache folder of its build
+    digest: str  # the run log's content hash of the kernel and its local headers, read when it was keyed
 
 
 def _planned(source: Path, arch: str, defines: tuple[str, ...]) -> _Plan:
@@ -58,7 +61,7 @@ def _planned(source: Path, arch: str, defines: tuple[str, ...]) -> _Plan:
         inputs = build_inputs(checked)
         mode = build_mode()
         key = cache.cache_key(inputs, arch, mode, defines)
-        return _Plan(checked, arch, defines, inputs, mode, key, cache.entry_dir(checked, arch, key))
+        return _Plan(checked, arch, defines, inputs, mode, key, cache.entry_dir(checked, arch, key), _read_digest(checked))
 
     return worked_out_once(("kernel build", source, arch, defines), plan)
 
@@ -74,6 +77,21 @@ def _build(plan: _Plan) -> BuildReport:
             report = _compile_and_inspect(folder, plan.inputs, plan.arch, plan.key, plan.mode, plan.defines)
             cache.land(folder, entry)
     return report.moved_to(entry)
+
+
+def _read_digest(kernel: Path) -> str:
+    """runlog.file_digest of the kernel as this build reads it (source_bytes: the bytes the command keeps),
+    not as the file is when the build ends: a kernel overwritten during its compile logs what was built."""
+    return content_digest(source_bytes(kernel), [(header.name, source_bytes(header)) for header in local_headers(kernel)])
+
+
+def built_digest(source: Path, arch: str) -> str | None:
+    """The run log's content hash of `source` as its build for `arch` read it; None where it could not be
+    planned (the build said why), the file then hashed as it is."""
+    try:
+        return _planned(source, arch, ()).digest
+    except (UsageError, OSError):
+        return None
 
 
 def has_build(source: Path, arch: str) -> bool | None:

@@ -87,6 +87,13 @@ def source_bytes(path: Path) -> bytes:
     return found
 
 
+def bytes_read(path: Path) -> bytes | None:
+    """The bytes source_bytes read of `path` within this reading_once, None where it read none: what the
+    command built, which the file may no longer hold (overwritten while it compiled)."""
+    reads = _reads.get()
+    return reads.sources.get(path) if reads is not None else None
+
+
 def source_text(path: Path) -> str:
     """A load() source's text, as read_text(errors="replace") gives it (the code compiled and keyed)."""
     # the reader read_text opens: the locale's encoding, universal newlines

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -111,7 +112,8 @@ def command(
                                    chosen.problem, announce)
         # the run log's problem: the one the build judged by, where a task.yml of the user's or the file named it
         return dataclasses.replace(outcome, target_source=chosen.logged_source or None,
-                                   problem=None if chosen.stand_in else chosen.problem)
+                                   problem=None if chosen.stand_in else chosen.problem,
+                                   target_digest=_submission_digest(chosen.sources[0]))
     plan = _plan(list(chosen.sources), arch.value)
     kernel_problems = _kernel_problems(plan)  # each kernel's, read once for the run log, the header and the notes
     problem = _kernels_problem(plan, kernel_problems)
@@ -193,6 +195,16 @@ def command(
     if outcome.exit_code == ExitCode.OK:  # a failure's lines are above; -q hides the table, not the result
         console.ok(outcome.result)
     return outcome
+
+
+def _submission_digest(submission: Path) -> str | None:
+    """The run log's content hash of the submission as the build read it (once, for its problem and its
+    sources); None where it read nothing (a refusal), the file then hashed as it is."""
+    from nvfp4ctl.build.read_once import bytes_read
+    from nvfp4ctl.content_digest import content_digest
+
+    built = bytes_read(Path(os.path.abspath(submission)))
+    return content_digest(built) if built is not None else None
 
 
 def _kernel_problems(plan: list[tuple[Path, str]]) -> dict[Path, Any | None]:
@@ -381,7 +393,17 @@ def _logged_target(plan: list[tuple[Path, str]], kernels: Path | None) -> Path:
 
 def _outcome(plan: list[tuple[Path, str]], built: list[BuildReport], failures: dict[str, str], skipped: list[str],
              timed_out: list[str], kernels: Path | None) -> Outcome:
+    from nvfp4ctl.build.builder import built_digest
+
     target = _logged_target(plan, kernels)
+    # one kernel: logged as its build read it (a folder's cell has no hash)
+    digest = built_digest(*plan[0]) if plan and target == plan[0][0] else None
+    outcome = _outcome_of(plan, built, failures, skipped, timed_out, target)
+    return dataclasses.replace(outcome, target_digest=digest)
+
+
+def _outcome_of(plan: list[tuple[Path, str]], built: list[BuildReport], failures: dict[str, str], skipped: list[str],
+                timed_out: list[str], target: Path) -> Outcome:
     if failures:
         # a compile stopped at its limit is a timeout (exit 3) whatever else failed, as check's timeout is
         name, problem = (timed_out[0], failures[timed_out[0]]) if timed_out else next(iter(failures.items()))

@@ -5,6 +5,7 @@ said on the header line and noted for the run log before anything compiles, so a
 
 from __future__ import annotations
 
+import io
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -155,14 +156,17 @@ def _judged_by(task: Any, submission: Path, shown: str, why: str) -> BuildTarget
 def _own_problem(submission: Path) -> tuple[str, str] | None:
     """(problem, why) where the file names its problem itself, as lint reads it (lint.submission); None where
     it names none or cannot be read (the build says what is wrong with it)."""
+    from nvfp4ctl.build.read_once import source_bytes
     from nvfp4ctl.lint.submission import names_its_problem
 
+    # __file__ as Python gives it, for a load() source made from it: a link's own path, not its target's;
+    # read as the build reads it (source_bytes), so the problem judged by is that of the bytes built
+    as_run = Path(os.path.abspath(submission))
     try:
-        text = submission.read_text(encoding="utf-8", errors="replace")
+        text = io.TextIOWrapper(io.BytesIO(source_bytes(as_run)), encoding="utf-8", errors="replace").read()
     except (OSError, ValueError):
         return None
-    # __file__ as Python gives it, for a load() source made from it: a link's own path, not its target's
-    return names_its_problem(text, Path(os.path.abspath(submission)))
+    return names_its_problem(text, as_run)
 
 
 def _task_shown(task: Any) -> str:

@@ -13,6 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from nvfp4ctl import commit_stamp
+from nvfp4ctl.content_digest import DIGEST_CHARS
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.runner.gpu import first_gpu, run_device
@@ -210,7 +211,7 @@ def file_digest(path: Path) -> str:
 
             for header in local_headers(path):
                 digest.update(header.name.encode() + b"\0" + header.read_bytes())
-        return digest.hexdigest()[:12]
+        return digest.hexdigest()[:DIGEST_CHARS]
     except OSError:
         return "unreadable"
 
@@ -224,17 +225,18 @@ LOG_RELATIVE = "./"
 
 
 def describe_target(target: Path | str | None, root: Path | None = None, source: str | None = None,
-                    log_folder: Path | None = None) -> str:
+                    log_folder: Path | None = None, digest: str | None = None) -> str:
     """`path@content-hash [why]`; a file's path "./"-relative to `log_folder`, the run log's folder,
     when inside it (else absolute; relative to the user's folder `root` where no log folder is given),
     so the log reads the same from any checkout and any working directory; a folder's (a label, never
-    compared) relative to `root`. `why` says how it was chosen."""
+    compared) relative to `root`. `why` says how it was chosen; `digest`: the file's content hash as the
+    command read it (content_digest), where it read it once, else the file's as it is now."""
     if target is None:
         return "-"
     path = Path(target)
     if path.is_file():
         named = _log_relative(path, log_folder) if log_folder is not None else _relative_to_root(path, root)
-        cell = f"{named}@{file_digest(path)}"
+        cell = f"{named}@{digest or file_digest(path)}"
     elif path.is_dir():
         cell = _relative_to_root(path, root)
     else:
@@ -344,7 +346,7 @@ def make_entry(outcome: Outcome, argv: list[str], cwd: Path, memory: Path | None
         time=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         command=shlex.join(["nvfp4ctl", *argv]),
         target=describe_target(outcome.target, cwd, outcome.target_source,
-                               log_folder_of(memory) if memory is not None else None),
+                               log_folder_of(memory) if memory is not None else None, outcome.target_digest),
         commit=git_state(cwd, memory),
         gpu=outcome.gpu or detect_gpu(runs_on_device),
         exit_code=str(int(outcome.exit_code)),
