@@ -20,6 +20,24 @@ def byte_size(count: int) -> str:
     return f"{count} B"
 
 
+# a cache hit on an entry that another process built while this one waited for the cache lock: no compile of
+# this run's, and the row's time is the wait (`compiling k.cu`, then `waiting for another nvfp4ctl ...`)
+BUILT_MEANWHILE = "hit (built by another nvfp4ctl meanwhile)"
+
+
+def cache_cell(hit: bool, built_meanwhile: bool) -> str:
+    """A build's cache cell: `built`, `hit`, or a hit another nvfp4ctl built while this one waited."""
+    if built_meanwhile:
+        return BUILT_MEANWHILE
+    return "hit" if hit else "built"
+
+
+def time_cell(seconds: float, built_meanwhile: bool) -> str:
+    """A build's time cell: this run's seconds, which for a build another nvfp4ctl made meanwhile are the
+    wait for it, said so (they are no compile time of the kernel's)."""
+    return f"{seconds:.1f} s" + (" (waited)" if built_meanwhile else "")
+
+
 def spills_text(count: int) -> Text:
     """A spills cell: bytes with their unit, as the stack and smem cells beside it; red when any."""
     return Text(byte_size(count), style="bold red" if count else "")

@@ -72,7 +72,7 @@ def _build(plan: _Plan) -> BuildReport:
         return BuildReport.load(entry, plan.source)
     with cache.locked(entry, f"{plan.source.name} ({plan.arch})"):
         if (entry / REPORT_FILE).is_file():  # another process built it while we waited
-            return BuildReport.load(entry, plan.source)
+            return replace(BuildReport.load(entry, plan.source), built_meanwhile=True)
         with cache.staging(entry) as folder:
             report = _compile_and_inspect(folder, plan.inputs, plan.arch, plan.key, plan.mode, plan.defines)
             cache.land(folder, entry)

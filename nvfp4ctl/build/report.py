@@ -72,6 +72,8 @@ class BuildReport:
     # each other arch the same nvcc run compiled (a submission's several -gencode), checked against its own SASS;
     # what the source declares and the problem needs (declared_none, needed) are tensor_op's
     other_arches: tuple[tuple[str, TensorOpCheck], ...] = ()
+    # a hit on an entry another process built while this one waited for the cache lock (this run's, not stored)
+    built_meanwhile: bool = False
 
     @property
     def arch_checks(self) -> tuple[tuple[str, TensorOpCheck], ...]:
@@ -133,6 +135,7 @@ class BuildReport:
     def save(self) -> None:
         payload = asdict(self)
         payload.update(source=str(self.source), entry=None, cache_hit=None)  # set again when read
+        del payload["built_meanwhile"]
         for check in [payload["tensor_op"], *(check for _, check in payload["other_arches"])]:
             del check["declared_none"]  # the source's own say, read again on each load (builder)
             del check["needed"]  # the problem's, which the command knows, not the build

@@ -67,6 +67,7 @@ class ExtensionBuild:
     compile_cpu_s: float | None = None  # nvcc's CPU time (its tools' included) in that build; None: not measured
     compile_busy: bool = False  # load on this machine inflated compile_s (machine.busy_while)
     cached: bool = False
+    built_meanwhile: bool = False  # a hit on an entry another process built while this one waited for the lock
     notes: list[str] = field(default_factory=list)
     log: str = ""  # the compiler's whole output when it failed
     timed_out: bool = False  # nvcc ran past its limit and was stopped: `error` says so, the build exits 3
@@ -527,7 +528,8 @@ def _build_unit(sources: SubmissionSources, extension: Extension, arch: str, nam
         if cached():
             return result
     with cache.locked(entry, f"{name} ({arch})"):
-        if cached():
+        if cached():  # another process built it while this one waited: its `seconds` are the wait
+            result.built_meanwhile = True
             return result
         with cache.staging(entry) as folder:
             unit = path if path is not None else folder / name

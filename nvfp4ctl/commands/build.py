@@ -16,7 +16,7 @@ from rich.text import Text
 from nvfp4ctl.console import VERBOSE, get_console
 from nvfp4ctl.errors import ExitCode, UsageError
 from nvfp4ctl.build.report import not_needed_note
-from nvfp4ctl.kernel_cells import byte_size, spills_text
+from nvfp4ctl.kernel_cells import byte_size, cache_cell, spills_text, time_cell
 from nvfp4ctl.options import Choice, choice
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.workspace import note_problem, user_folder, users_kernels_dir
@@ -335,8 +335,8 @@ def _row(report: BuildReport, seconds: float) -> list[object]:
         byte_size(report.stack_bytes),
         spills_text(report.spill_bytes),
         tensor,
-        f"{seconds:.1f} s",
-        "hit" if report.cache_hit else "built",
+        time_cell(seconds, report.built_meanwhile),
+        cache_cell(report.cache_hit, report.built_meanwhile),
     ]
 
 

@@ -20,7 +20,7 @@ from nvfp4ctl.build.resources import describe_tensor_op
 from nvfp4ctl.build.sources import NO_TENSOR_OP, header_not_text_warning, marks_in, not_text_warning
 from nvfp4ctl.console import NORMAL, get_console
 from nvfp4ctl.errors import ExitCode, UsageError
-from nvfp4ctl.kernel_cells import byte_size, spills_text
+from nvfp4ctl.kernel_cells import byte_size, cache_cell, spills_text, time_cell
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.problems import DEFAULT_PROBLEM
 from nvfp4ctl.progress_lines import progress_lines
@@ -68,7 +68,7 @@ def _ops_text(report) -> Text:
     return Text("; ").join(Text.assemble(f"{arch}: ", _op_text(check)) for arch, check in report.arch_checks)
 
 
-def _kernel_rows(name: str, functions, tensor_op: Text, seconds: float, cache: str) -> list[list[object]]:
+def _kernel_rows(name: str, functions, tensor_op: Text, time: str, cache: str) -> list[list[object]]:
     """A row per kernel; for a unit of several archs (-gencode each), a row per kernel and arch, the arch
     named beside the kernel: ptxas gives each arch its own registers, shared memory and spills."""
     kernels = [f for f in functions if f.entry] or [None]
@@ -81,7 +81,7 @@ def _kernel_rows(name: str, functions, tensor_op: Text, seconds: float, cache: s
         rows.append([f"{name}: {kernel}",
                      f.registers if f else "-", byte_size(f.shared_bytes) if f else "-", byte_size(f.stack_bytes) if f else "-",
                      spills_text(spills) if f else "-",
-                     tensor_op if index == 0 else "", f"{seconds:.1f} s" if index == 0 else "",
+                     tensor_op if index == 0 else "", time if index == 0 else "",
                      cache if index == 0 else ""])
     return rows
 
@@ -356,8 +356,9 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
                 if missing_op and not report.tensor_op.declared_none and not problem.needs_tensor_op():
                     report = replace(report, tensor_op=replace(report.tensor_op, needed=False))
                     notes.append(f"{built.unit}: {not_needed_note(report, problem.name())}")
-                rows.extend(_kernel_rows(built.unit, report.functions, _ops_text(report), built.seconds,
-                                         "hit" if built.cached else "built"))
+                rows.extend(_kernel_rows(built.unit, report.functions, _ops_text(report),
+                                         time_cell(built.seconds, built.built_meanwhile),
+                                         cache_cell(built.cached, built.built_meanwhile)))
                 if report.other_arches and not any(f.arch for f in report.functions):
                     notes.append(f"{built.unit}: {_one_archs_figures(report.entry)}")
                 spilled += report.spill_bytes
@@ -484,7 +485,7 @@ def _build_dsl(path: Path, arch: str, python: str | None, problem: str) -> Outco
     rows = []
     for cubin in built.cubins:
         rows.extend(_kernel_rows(cubin.name.removesuffix(f".{arch}.cubin"), built.functions, _op_text(op),
-                                 built.seconds, "-"))
+                                 time_cell(built.seconds, False), "-"))
         break  # one table: cuobjdump's usage covers every cubin's kernels
     console.table(HEADERS, rows, right_align_from=1, whole=(0,))
     if built.child_said:

@@ -41,7 +41,7 @@ def test_no_spills_read_0_b_beside_the_stack_column() -> None:
     clean = _report((FunctionUsage("_Z1kv", True, 40, 2048, 0, 0, 0),))
     kernel_row = _cells(build_command._row(clean, 1.0))
     assert kernel_row[3:6] == ["2.0 KiB", "0 B", "0 B"]
-    submission_row = _cells(build_submission._kernel_rows("k.cu", clean.functions, UTCOMMA, 1.0, "built")[0])
+    submission_row = _cells(build_submission._kernel_rows("k.cu", clean.functions, UTCOMMA, "1.0 s", "built")[0])
     assert submission_row[2:5] == ["2.0 KiB", "0 B", "0 B"]
     assert _cells(build_command._detail_rows(clean)[0])[3:] == ["2.0 KiB", "0 B", "0 B", "0 B"]
 
@@ -51,12 +51,12 @@ def test_spills_are_bytes_with_their_unit_in_red() -> None:
     cell = build_command._row(spilled, 1.0)[5]
     assert str(cell) == "1.5 KiB" and "red" in str(cell.style)
     assert _cells(build_command._detail_rows(spilled)[0])[4:] == ["2.0 KiB", "1.5 KiB", "24 B"]
-    assert str(build_submission._kernel_rows("k.cu", spilled.functions, UTCOMMA, 1.0, "built")[0][4]) == "1.5 KiB"
+    assert str(build_submission._kernel_rows("k.cu", spilled.functions, UTCOMMA, "1.0 s", "built")[0][4]) == "1.5 KiB"
 
 
 def test_two_instantiations_of_one_template_get_rows_that_differ() -> None:
     functions = parse_ptxas(TC_PTXAS)
-    rows = build_submission._kernel_rows("ext.cu", functions, UTCOMMA, 1.0, "built")
+    rows = build_submission._kernel_rows("ext.cu", functions, UTCOMMA, "1.0 s", "built")
     assert [(row[0], row[1]) for row in rows] == [
         ("ext.cu: nvfp4_sm100_tc::nvfp4_gemm_sm100_tc_kernel<TileConfig<128, 6>>", 254),
         ("ext.cu: nvfp4_sm100_tc::nvfp4_gemm_sm100_tc_kernel<TileConfig<64, 8>>", 168),
