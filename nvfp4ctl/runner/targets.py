@@ -133,7 +133,9 @@ def _resolve_target(submission: Path | None, kernel: Path | None, task: TaskLike
     if submission is not None and kernel is not None:
         raise UsageError("--submission and --kernel are exclusive: pass one of them")
     if submission is not None:
-        return _submission(submission, "--submission", "--submission", problem)
+        spec = _submission(submission, "--submission", "--submission", problem)
+        refuse_submission_of_other_problem(spec, Path(os.path.abspath(submission)), f"--submission {submission}", task)
+        return spec
     if kernel is not None:
         if str(kernel) == DEFAULT_BY_NAME:
             return default_target(problem, shipped("kernels"))
@@ -145,6 +147,7 @@ def _resolve_target(submission: Path | None, kernel: Path | None, task: TaskLike
         return TargetSpec(KERNEL, resolved, f"{kernel} (--kernel)", "--kernel", problem)
     found = find_user_submission(task)
     if found is not None:
+        refuse_submission_of_other_problem(found, found.path, found.label, task)
         return found
     folder = user_folder()
     if in_nvfp4ctl_project(folder):
@@ -339,6 +342,43 @@ def refuse_other_problem(kernel: Path, resolved: Path, problem: str, task: TaskL
                          f" an {own_name} task.yml")
     raise UsageError(f"--kernel {kernel} is an {own_name} kernel ({why}), but {where} is for {problem}:"
                      f" pass --task with an {own_name} task.yml")
+
+
+def refuse_submission_of_other_problem(spec: TargetSpec, as_run: Path, named: str, task: TaskLike | None) -> None:
+    """A submission whose code names another problem than the task's (an export header, one problem's C ABI:
+    a GEMM export linked into a GEMV folder) fails every test or crashes on the task's inputs, after its build:
+    refused before any test runs, as a --kernel of another problem is (refuse_other_problem), naming the task.yml
+    to pass where the file's own folder has one of its problem. A file named for another problem alone is run as
+    the task's: its name is the user's choice, its code may be the task's. `as_run`: the file as Python runs it
+    (a link's own path: load() sources lie beside it)."""
+    from nvfp4ctl.lint.submission import PLAIN_REASONS, names_its_problem
+    from nvfp4ctl.problems import problem_names
+
+    if spec.problem not in problem_names():  # a problem defined elsewhere (module:attribute): its own business
+        return
+    try:
+        text = as_run.read_text(encoding="utf-8", errors="replace")
+    except OSError:  # refuse_broken_target says what is wrong with the file
+        return
+    own = names_its_problem(text, as_run)
+    if own is None or own[0] == spec.problem or own[1] in PLAIN_REASONS:
+        return
+    own_problem, why = own
+    where = short_path(task.path) if task is not None and task.path is not None else "the task"
+    raise UsageError(f"{named} is an {own_problem} submission ({why}), but {where} is for {spec.problem}:"
+                     f" {_task_to_pass(spec.path, own_problem)}; nothing was run")
+
+
+def _task_to_pass(resolved: Path, problem: str) -> str:
+    """`pass --task ../gemm/task.yml` where the folder of the file a link leads to has a task.yml of
+    `problem`, else the words for any task.yml of it."""
+    from nvfp4ctl.task import problem_of
+    from nvfp4ctl.workspace import find_task_upwards
+
+    beside = find_task_upwards(resolved.parent)
+    if beside is not None and problem_of(beside) == problem:
+        return f"pass --task {short_path(beside)}"
+    return f"pass --task with an {problem} task.yml"
 
 
 def _kernel_problem(kernel: Path, resolved: Path) -> Any | None:

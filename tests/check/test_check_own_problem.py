@@ -95,10 +95,10 @@ def test_a_plain_submission_stays_on_the_gemm_and_says_it_stands_in(empty: Path)
 
 
 @pytest.mark.parametrize("how", ["--task", "$NVFP4CTL_TASK", "task.yml here"])
-def test_a_task_chosen_on_purpose_or_the_users_own_still_wins(empty: Path, monkeypatch: pytest.MonkeyPatch,
-                                                             how: str) -> None:
-    """The exported dual GEMM on a GEMM task the user chose: the GEMM's tests run (and fail on its inputs),
-    with no reason of nvfp4ctl's on the line."""
+def test_a_task_chosen_on_purpose_or_the_users_own_is_never_swapped(empty: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   how: str) -> None:
+    """The exported dual GEMM on a GEMM task the user chose: no shipped task takes its place; the file, whose
+    header names the dual GEMM, is refused on it in one line (it failed every test on the GEMM's inputs)."""
     dual = _exported_dual(empty.parent / "x" / "dual.py")
     gemm_task = get_problem("nvfp4_gemm").task_file
     args = ["check", "--submission", str(dual), "--only", "1", "--no-probe"]
@@ -109,9 +109,63 @@ def test_a_task_chosen_on_purpose_or_the_users_own_still_wins(empty: Path, monke
     else:
         (empty / "task.yml").write_text(gemm_task.read_text())
     result, said = _run(*args)
-    assert result.exit_code != 0, said
-    assert "check · nvfp4_gemm · target" in said and "export header" not in said, said
-    assert "shipped with nvfp4ctl" not in said, said
+    assert result.exit_code == 2, said
+    assert (f"error: --submission {dual} is an nvfp4_dual_gemm submission (its nvfp4ctl export header), but"
+            in said and "is for nvfp4_gemm: pass --task with an nvfp4_dual_gemm task.yml; nothing was run" in said), said
+    assert "shipped with nvfp4ctl" not in said and "check ·" not in said, said
+
+
+def _exported_gemm(path: Path) -> Path:
+    """The GEMM's exact plain-torch submission under the first line `nvfp4ctl export` writes."""
+    header = export._TEMPLATE.split("\n", 1)[0].format(function="nvfp4_gemm", kernel="nvfp4_gemm_sm100_tc.cu",
+                                                       arch="sm_100a", digest="0123456789ab")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f'{header}\n"""\n\n{_starter("nvfp4_gemm")}')
+    return path
+
+
+@pytest.fixture
+def gemm_linked_into_gemv(empty: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """gemm/ with its task.yml and an exported GEMM submission.py; gemv/ with the GEMV's task.yml and s.py, a link
+    to ../gemm/submission.py; the current folder gemv/."""
+    for problem, folder in (("nvfp4_gemm", empty / "gemm"), ("nvfp4_gemv", empty / "gemv")):
+        folder.mkdir()
+        (folder / "task.yml").write_text(get_problem(problem).task_file.read_text())
+    _exported_gemm(empty / "gemm" / "submission.py")
+    (empty / "gemv" / "s.py").symlink_to("../gemm/submission.py")
+    monkeypatch.chdir(empty / "gemv")
+    return empty / "gemv"
+
+
+@pytest.mark.parametrize("command", ["check", "bench"])
+def test_a_submission_of_another_problem_than_the_tasks_is_refused_before_any_test(
+        gemm_linked_into_gemv: Path, monkeypatch: pytest.MonkeyPatch, command: str) -> None:
+    """`check --submission s.py` in gemv/ ran the GEMM export on the GEMV's tests, each failing or crashing."""
+    monkeypatch.setattr("nvfp4ctl.runner.worker.Worker", _NoChild)
+    result, said = _run(command, "--submission", "s.py")
+    assert result.exit_code == 2, said
+    gemm_task = gemm_linked_into_gemv.parent / "gemm" / "task.yml"
+    assert said == (f"error: --submission s.py is an nvfp4_gemm submission (its nvfp4ctl export header), but task.yml"
+                    f" is for nvfp4_gemv: pass --task {gemm_task}; nothing was run"), said
+    assert runlog.read(memory_path())[-1].exit_code == "2"
+
+
+def test_a_found_submission_of_another_problem_is_refused_too(gemm_linked_into_gemv: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("nvfp4ctl.runner.worker.Worker", _NoChild)
+    (gemm_linked_into_gemv / "submission.py").symlink_to("../gemm/submission.py")
+    result, said = _run("check")
+    assert result.exit_code == 2, said
+    # named as check's first line names it: the file the link leads to
+    assert said.startswith(f"error: {gemm_linked_into_gemv.parent / 'gemm' / 'submission.py'} (beside task.yml) is an"
+                           " nvfp4_gemm submission (its nvfp4ctl export header)"), said
+    assert "but task.yml is for nvfp4_gemv: pass --task" in said, said
+
+
+def test_the_task_of_the_submissions_own_problem_runs_it(gemm_linked_into_gemv: Path) -> None:
+    gemm_task = gemm_linked_into_gemv.parent / "gemm" / "task.yml"
+    result, said = _run("check", "--submission", "s.py", "--task", str(gemm_task), "--only", "1", "--no-probe")
+    assert result.exit_code == 0 and "check · nvfp4_gemm · target s.py (--submission)" in said, said
 
 
 class _NoChild:
