@@ -30,7 +30,8 @@ class BuildTarget:
     problem: str | None = None  # the problem a submission is judged by
     kernels: Path | None = None  # the kernels/ folder built with no SOURCE
     stand_in: bool = False  # the problem is only the shipped task's: no task.yml of the user's, nothing in the file
-    note: str = ""  # why a bare build took this target over the kernels/ folder there ("": it took the folder, or none)
+    # why a bare build took this target over the kernels/ folder there, or that a kernel given twice is built once
+    note: str = ""
     own_reason: str = ""  # why `problem` is the submission's own, not the task's: "its nvfp4ctl export header", ...
 
     @property
@@ -62,11 +63,36 @@ def resolve_build_target(sources: list[Path] | None, task_flag: Path | None) -> 
             raise UsageError(f"build takes one submission (.py) or any number of kernel sources (.cu); got {named}")
         return _noted(_submission_target(sources[0], task_flag))
     if sources:
+        sources, twice = _each_kernel_once(sources)
         if task_flag is None and env_str(Env.TASK) is None:  # a task chosen on purpose keeps the log beside it
             log_beside_their_task(sources)
         shown = str(sources[0]) if len(sources) == 1 else ", ".join(str(path) for path in sources)
-        return _noted(BuildTarget(tuple(sources), shown, GIVEN))
+        return _noted(BuildTarget(tuple(sources), shown, GIVEN, note=twice))
     return _noted(_found_target(task_flag))
+
+
+def _each_kernel_once(sources: list[Path]) -> tuple[list[Path], str]:
+    """The kernels given, each once (by the file it is: `a.cu a.cu`, or a link and its target), in the order
+    first given, and the note saying which were named more than once ("" for none): built twice, they read as two."""
+    named: dict[Path, list[Path]] = {}
+    for source in sources:
+        named.setdefault(source.resolve(), []).append(source)
+    again = [_named_again(resolved, names) for resolved, names in named.items() if len(names) > 1]
+    if not again:
+        return sources, ""
+    return [names[0] for names in named.values()], f"{'; '.join(again)}: built once"
+
+
+def _named_again(resolved: Path, names: list[Path]) -> str:
+    """"a.cu is named twice", "l.cu leads to a.cu", "l.cu and m.cu both lead to a.cu": one kernel's names."""
+    spelled = list(dict.fromkeys(str(name) for name in names))
+    if len(spelled) == 1:
+        return f"{spelled[0]} is named {'twice' if len(names) == 2 else f'{len(names)} times'}"
+    target = short_path(resolved)
+    links = [name for name in spelled if name != target and Path(name).absolute() != resolved]
+    if len(links) < len(spelled):  # the file itself was named too
+        return f"{', '.join(links)} {'leads' if len(links) == 1 else 'lead'} to {target}, named too"
+    return f"{', '.join(links)} all lead to {target}" if len(links) > 2 else f"{' and '.join(links)} both lead to {target}"
 
 
 def holding_folder(sources: tuple[Path, ...] | list[Path]) -> Path:
