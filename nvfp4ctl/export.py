@@ -24,7 +24,7 @@ from nvfp4ctl.build.sources import (ARCH_LINE, BuildInputs, build_inputs, checke
                                     find_header, header_search, include_target, kernel_problem, resolve_arch,
                                     source_marks)
 from nvfp4ctl.errors import UsageError, os_reason
-from nvfp4ctl.preamble import past_preamble
+from nvfp4ctl.preamble import BYTE_ORDER_MARK, past_byte_order_mark, past_preamble
 from nvfp4ctl.runlog import file_digest
 from nvfp4ctl.words import and_listed
 
@@ -148,9 +148,6 @@ def _not_found(include: Include, current: Path, search: Sequence[Path]) -> str:
             f" where the build looks{machine})")
 
 
-_BYTE_ORDER_MARK = "\ufeff"
-
-
 def embedded_text(path: Path) -> str:
     """A file's text for the submission, which is Python source and so UTF-8: another encoding (a
     Latin-1 `µ` in a comment) is one UsageError naming the line, not a changed byte or a traceback. A UTF-8
@@ -159,7 +156,7 @@ def embedded_text(path: Path) -> str:
     `\U0000feff` that fails the leaderboard's compile."""
     data = path.read_bytes()
     try:
-        return data.decode("utf-8").removeprefix(_BYTE_ORDER_MARK)
+        return past_byte_order_mark(data.decode("utf-8"))
     except UnicodeDecodeError as error:
         line = data.count(b"\n", 0, error.start) + 1
         raise UsageError(f"{path}:{line}: not UTF-8 (byte 0x{data[error.start]:02x}); the submission embeds the"
@@ -276,7 +273,6 @@ def _extension_digest(cuda_source: str, cpp_source: str, cuda_flags: list[str], 
 # in the first line of every file `export` writes; a file without it is the user's own work
 EXPORT_MARK = "exported by `nvfp4ctl export`"
 _BODY_HASH = re.compile(r"Body sha256 ([0-9a-f]{16})\.")
-_BYTE_ORDER_MARK = "\ufeff"
 
 
 def _body_hash(body: str) -> str:
@@ -309,7 +305,7 @@ def _current_text(output: Path, force: bool) -> str:
 def _refusal(text: str) -> str | None:
     """Why the file holding `text` must not be replaced without --force: it is the user's own file, or an
     export they edited since (files from before the body hash count as unedited); None: replace it."""
-    if not text.removeprefix(_BYTE_ORDER_MARK):
+    if not text.removeprefix(BYTE_ORDER_MARK):
         return None  # nothing to lose
     # past a `#!` line an editor or the user put above the docstring, as lint reads the file: the mark is
     # the docstring's, and the hash is of what export wrote after it
@@ -331,7 +327,7 @@ def _kept_preamble(output: Path, text: str) -> str:
     replaced with --force is replaced whole). The export's own text starts below that line, as _refusal reads it.
     A line holding the leaderboard's forbidden word is refused (UsageError), as any source holding it is:
     kept, it would make the new file one the leaderboard rejects; dropped, it would be lost."""
-    mark = _BYTE_ORDER_MARK if text.startswith(_BYTE_ORDER_MARK) else ""
+    mark = BYTE_ORDER_MARK if text.startswith(BYTE_ORDER_MARK) else ""
     below_mark = text.removeprefix(mark)
     if not below_mark.startswith("#!") or export_lines(text) is None:
         return ""

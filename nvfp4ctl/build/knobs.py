@@ -20,6 +20,7 @@ from pathlib import Path
 from nvfp4ctl.atomic_file import write_text_atomic
 from nvfp4ctl.build.compiler_errors import display_path
 from nvfp4ctl.errors import UsageError
+from nvfp4ctl.preamble import past_byte_order_mark
 
 SCOPES = ("plan", "kernel")
 FORM = "// nvfp4ctl:knob NAME values=A,B scope=plan|kernel: doc"
@@ -47,7 +48,8 @@ class Knob:
 
 def read_knobs(header: Path) -> tuple[Knob, ...]:
     """Every knob declared in `header`, in file order. A malformed declaration is a UsageError."""
-    lines = header.read_text(errors="replace").splitlines()  # as the build reads it: a latin-1 comment is no knob
+    # as the build reads it: a latin-1 comment is no knob
+    lines = past_byte_order_mark(header.read_text(errors="replace")).splitlines()
     knobs: list[Knob] = []
     first_line: dict[str, int] = {}
     for index, text in enumerate(lines):

@@ -14,6 +14,7 @@ from nvfp4ctl.build.read_once import header_file, source_bytes, worked_out_once
 from nvfp4ctl.preprocessor import Include, includes, includes_cutlass, live_code
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.not_text import not_text_message, not_text_place
+from nvfp4ctl.preamble import past_byte_order_mark
 from nvfp4ctl.project import kernels_dir, shipped
 
 ARCHES = ("sm_90a", "sm_100a")
@@ -196,7 +197,7 @@ def marks_in(code: str, name: str, comment: str = "//") -> tuple[str, ...]:
     Python's (a CuTe DSL submission's `# nvfp4ctl: no-tensor-op`)."""
     # a comment line of its own: a message or string that quotes the mark does not count
     pattern = re.compile(rf"^[ \t]*{re.escape(comment)}[ \t]*nvfp4ctl:[ \t]*{re.escape(name)}(?![\w-])(?:[ \t]+(\w+))?", re.M)
-    return tuple(pattern.findall(code))
+    return tuple(pattern.findall(past_byte_order_mark(code)))
 
 
 def declared_arch(source: Path) -> str | None:
@@ -235,7 +236,7 @@ def _linked_to(source: Path) -> Path:
 
 def _declared_arch(source: Path, code: str | None = None) -> tuple[str, bool] | None:
     """(declared_arch, whether the file's own line declares it rather than its folder), from one read."""
-    match = ARCH_LINE.search(source.read_text(errors="replace") if code is None else code)
+    match = ARCH_LINE.search(past_byte_order_mark(source.read_text(errors="replace") if code is None else code))
     if match:
         return _checked_arch(match["arch"], f"{display_path(source)}: declared arch"), True
     folder = FOLDER_ARCH.get(_linked_to(source).parent.name)

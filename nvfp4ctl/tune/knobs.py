@@ -20,6 +20,7 @@ from nvfp4ctl.build.knobs import FORM, Knob, read_knobs
 from nvfp4ctl.build.sources import header_search, include_target, local_headers
 from nvfp4ctl.cpp_lexer import blank
 from nvfp4ctl.errors import UsageError
+from nvfp4ctl.preamble import past_byte_order_mark
 from nvfp4ctl.preprocessor import includes, live_code
 
 # Every candidate build defines this: the kernel's planner then ignores its per-shape table, so the
@@ -125,7 +126,7 @@ def discover(source: Path) -> KernelKnobs:
                                  f" {display_path(declared_in[knob.name])}:{first_of[knob.name].line}")
             declared_in[knob.name], first_of[knob.name] = path, knob
         knobs.extend(found)
-        text = path.read_text(errors="replace")
+        text = past_byte_order_mark(path.read_text(errors="replace"))
         match = _DISPATCH.search(text)
         if match and named is None:
             named = (path.parent / match.group(1)).resolve()
