@@ -93,3 +93,57 @@ def test_runs_with_no_such_run_says_so(logged: Path) -> None:
 def test_what_goes_with_the_trend_alone_is_refused_elsewhere(logged: Path, args: list[str], line: str) -> None:
     result = CliRunner().invoke(app, args)
     assert (result.exit_code, result.output) == (2, line)
+
+
+@pytest.fixture
+def folder_targets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A workspace whose gemm/MEMORY.md logged a build of two other problems' kernels (its target the folder
+    above both, absolute) and one of two kernels of gemm/kernels/ (its target `kernels`, from gemm/)."""
+    gemm = tmp_path / "ws" / "gemm"
+    (gemm / "kernels").mkdir(parents=True)
+    memory = gemm / "MEMORY.md"
+    builds = [("nvfp4ctl build ../dual/kernels/k2.cu ../gemv/kernels/g.cu", str(tmp_path / "ws"), "2 kernels built"),
+              ("nvfp4ctl build kernels/a.cu kernels/b.cu", "kernels", "1 of 2 kernels failed (b.cu: compile error)"),
+              ("nvfp4ctl build", "kernels [kernels/ beside task.yml]", "3 kernels built (sm_90a)"),
+              ("nvfp4ctl check", "./submission.py@0123456789ab [beside task.yml]", "10/10 pass")]
+    memory.write_text("# notes\n\n## Run log\n\n" + "".join(
+        runlog.RunEntry(f"2026-11-28T10:00:0{index}Z", command, target, "8b80b04", "no GPU", "0", result).to_line()
+        for index, (command, target, result) in enumerate(builds)), encoding="utf-8")
+    (gemm / "submission.py").write_text("")
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.setenv("COLUMNS", "400")
+    monkeypatch.chdir(gemm)
+    return tmp_path / "ws"
+
+
+@pytest.mark.parametrize("named", ["..", "ABSOLUTE", "../gemm/.."])
+def test_target_finds_the_builds_whose_logged_target_is_that_folder(folder_targets: Path, named: str) -> None:
+    """`build ../dual/kernels/k2.cu ../gemv/kernels/g.cu` logs the folder above both as its target; `log --target
+    ..` said "no logged run had it", and the logged ones it listed left that folder out."""
+    named = str(folder_targets) if named == "ABSOLUTE" else named
+    result = CliRunner().invoke(app, ["log", "--target", named])
+    assert result.exit_code == 0, result.output
+    assert "2 kernels built" in result.output
+    assert "kernels failed" not in result.output and "10/10 pass" not in result.output
+    assert f"1 most recent run of {named}" in result.output
+
+
+def test_target_finds_the_builds_logged_with_the_kernels_folder(folder_targets: Path) -> None:
+    result = CliRunner().invoke(app, ["log", "--target", "kernels"])
+    assert result.exit_code == 0, result.output
+    assert "1 of 2 kernels failed" in result.output and "3 kernels built" in result.output
+    assert "2 kernels built" not in result.output and "10/10 pass" not in result.output
+
+
+def test_the_logged_targets_a_wrong_target_names_include_folders(folder_targets: Path) -> None:
+    for args in (["log", "--target", "nosuch.py"], ["log", "--trend", "--target", "nosuch.py"]):
+        result = CliRunner().invoke(app, args)
+        assert (result.exit_code, result.output) == (
+            2, f"error: --target nosuch.py: no logged run had it; logged: {folder_targets}, kernels, submission.py\n")
+
+
+def test_a_trend_of_a_logged_folder_says_it_has_no_bench(folder_targets: Path) -> None:
+    """A folder build logged is no typo: no bench of it, as for a file only linted."""
+    result = CliRunner().invoke(app, ["log", "--trend", "--target", "kernels"])
+    assert result.exit_code == 0, result.output
+    assert "no successful bench of kernels" in result.output

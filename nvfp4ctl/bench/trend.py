@@ -20,7 +20,8 @@ from nvfp4ctl import commit_stamp
 from nvfp4ctl.bench.history import LoggedBench, logged_problem, parse_result_line, tool_named
 from nvfp4ctl.bench.settings import TimingSettings, settings_of
 from nvfp4ctl.errors import UsageError
-from nvfp4ctl.runlog import CPU_DEVICE_LABEL, LOG_RELATIVE, RunEntry, logged_path, split_target, time_shown
+from nvfp4ctl.runlog import (CPU_DEVICE_LABEL, LOG_RELATIVE, RunEntry, folder_target, logged_path, split_target,
+                             time_shown)
 from nvfp4ctl.words import plural
 
 GEOMEAN = "geomean"
@@ -201,10 +202,11 @@ def _named_keys(result: str) -> set[str]:
 
 
 def logged_targets(entries: Iterable[RunEntry], root: Path, log_folder: Path | None = None) -> list[str]:
-    """Every file the run log names as a target, by any command, as `collect` names them, sorted."""
+    """Every file the run log names as a target, by any command, as `collect` names them, and every folder
+    (a build of several kernels), sorted."""
     base = root.resolve()
-    return sorted({_shown(path, base, log_folder)
-                   for path, _ in map(split_target, (e.target for e in entries)) if path})
+    return sorted({_shown(path, base, log_folder) for path in map(_logged_file_or_folder, (e.target for e in entries))
+                   if path})
 
 
 def is_logged(entries: Iterable[RunEntry], root: Path, target: Path, log_project: Path | None = None,
@@ -215,9 +217,17 @@ def is_logged(entries: Iterable[RunEntry], root: Path, target: Path, log_project
 
 def had_target(entry: RunEntry, root: Path, target: Path, log_project: Path | None = None,
                log_folder: Path | None = None) -> bool:
-    """Whether the run had `target` (matched as `collect` matches it)."""
+    """Whether the run had `target` (matched as `collect` matches it), a file or a folder a build of several
+    kernels logged: that one relative to the run's user folder, which `root` stands for, as for an older line."""
     path, _ = split_target(entry.target)
-    return bool(path) and _names(target, path, root, log_project, log_folder)
+    if path:
+        return _names(target, path, root, log_project, log_folder)
+    folder = folder_target(entry.target)
+    return bool(folder) and target.resolve() == (root / folder).resolve()
+
+
+def _logged_file_or_folder(cell: str) -> str:
+    return split_target(cell)[0] or folder_target(cell)
 
 
 def _names(target: Path, logged: str, root: Path, log_project: Path | None, log_folder: Path | None) -> bool:

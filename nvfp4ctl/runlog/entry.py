@@ -246,10 +246,20 @@ def describe_target(target: Path | str | None, root: Path | None = None, source:
 
 def split_target(cell: str) -> tuple[str, str]:
     """A logged target cell back into (path as logged, content hash); ("", "") for "-" or a folder."""
-    if cell.endswith("]") and " [" in cell:
-        cell = cell[: cell.rindex(" [")]
-    path, _, digest = cell.rpartition("@")
+    path, _, digest = _without_reason(cell).rpartition("@")
     return path, digest
+
+
+def folder_target(cell: str) -> str:
+    """The folder a logged target cell names (several kernels built: the folder holding them, `kernels` or
+    `/work/ws`), as describe_target wrote it: relative to the run's user folder, else absolute; "" for a
+    file's cell (path@hash) and for "-"."""
+    cell = _without_reason(cell)
+    return "" if cell == "-" or "@" in cell else cell
+
+
+def _without_reason(cell: str) -> str:
+    return cell[: cell.rindex(" [")] if cell.endswith("]") and " [" in cell else cell
 
 
 def logged_path(path: str, root: Path, log_folder: Path | None) -> Path:
