@@ -178,7 +178,8 @@ def _rules_problem(task: Path | None, paths: list[Path]) -> str:
     problem = getattr(loaded, "problem", None) or DEFAULT_PROBLEM
     if not paths:
         return problem
-    from nvfp4ctl.lint.engine import named_path_problem
+    from nvfp4ctl.lint.engine import judged_problems
+    from nvfp4ctl.words import and_listed
 
     in_use = loaded.path if loaded is not None and loaded.is_users else None
     own_tasks = loaded is None or loaded.source not in (FROM_FLAG, FROM_ENV)
@@ -186,9 +187,11 @@ def _rules_problem(task: Path | None, paths: list[Path]) -> str:
     for path in paths:
         if not path.exists():
             raise UsageError(f"no such file or folder: {path}")
-        judged.setdefault(named_path_problem(path, in_use, own_tasks) or problem, path)
+        problems = judged_problems(path, in_use, own_tasks)
+        for name, file in problems.items():  # a folder of one problem is named as typed, else its files are
+            judged.setdefault(name or problem, path if len(problems) == 1 else file)
     if len(judged) > 1:
-        named = " and ".join(f"{short_path(path) or '.'} is {name}'s" for name, path in judged.items())
+        named = and_listed([f"{short_path(path) or '.'} is {name}'s" for name, path in judged.items()])
         raise UsageError(f"--list-rules lists one problem's rules: {named}; name paths of one problem")
     return next(iter(judged))
 

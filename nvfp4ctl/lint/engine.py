@@ -87,18 +87,31 @@ def folder_problem(task_file: Path) -> str:
     return getattr(_parsed_task(task_file), "problem", None) or DEFAULT_PROBLEM
 
 
-def named_path_problem(path: Path, in_use: Path | None, own_tasks: bool = True) -> str | None:
-    """The problem `lint PATH` judges PATH's files by where the path, not the task in use (`in_use`; None:
-    nvfp4ctl's shipped one), decides it: a Python file that names its own problem (own_problem), else, with
-    `own_tasks` (lint_paths'), the task.yml above the path as named; None where neither does. `--list-rules
-    PATH` lists the rules in that problem's words."""
+def judged_problems(path: Path, in_use: Path | None, own_tasks: bool = True) -> dict[str | None, Path]:
+    """The problems `lint PATH` judges PATH's files by where the path, not the task in use (`in_use`; None:
+    nvfp4ctl's shipped one), decides them, each with the first file judged by it; None for the task in use's.
+    A file's is its own (_path_problem); a folder's, those of the files lint checks in it (every C++ file, every
+    submission), each as lint_paths judges it, so a folder over task.ymls of three problems is no one problem's;
+    a folder holding nothing lint checks is its task.yml's. `--list-rules PATH` lists the rules in its words."""
     if path.is_file():
-        own = own_problem(read_source(path))
-        if own is not None:
-            return own[0]
+        return {_path_problem(read_source(path), path.parent, in_use, own_tasks): path}
+    judged: dict[str | None, Path] = {}
+    for file in discover([path], [], []):
+        source = read_source(file)
+        if source.kind == "python" and not is_submission(file, source.text):
+            continue  # a .py lint leaves out of the folder judges nothing
+        judged.setdefault(_path_problem(source, file.parent, in_use, own_tasks), file)
+    return judged or {_path_problem(None, path, in_use, own_tasks): path}
+
+
+def _path_problem(source: SourceFile | None, folder: Path, in_use: Path | None, own_tasks: bool) -> str | None:
+    """A Python file's own problem (own_problem), else, with `own_tasks` (lint_paths'), that of the task.yml above
+    `folder` (the file's, as named); None where neither says."""
+    own = own_problem(source) if source is not None else None
+    if own is not None:
+        return own[0]
     if not own_tasks:
         return None
-    folder = path if path.is_dir() else path.parent
     found = _folder_task(folder.absolute(), in_use.resolve() if in_use is not None else None)
     return folder_problem(found) if found is not None else None
 
