@@ -335,6 +335,40 @@ def test_a_cache_folder_under_a_dangling_link_is_one_line_exit_2(tmp_path, monke
             f" folder ({tmp_path / 'gone'}); point NVFP4CTL_CACHE at a writable folder") in " ".join(result.output.split())
 
 
+@pytest.mark.parametrize("named", ["k.cu", "submission.py"])
+def test_a_cache_folder_under_a_dangling_link_is_refused_before_the_progress_line(tmp_path, monkeypatch, named):
+    """`compiling k.cu (sm_90a): 0 of 1, 0 s` came before the cache folder's line, as if a compile had begun."""
+    from cli_streams import separate_streams_runner
+
+    (tmp_path / "link").symlink_to(tmp_path / "gone")
+    cache = tmp_path / "link" / "c"
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(cache))
+    monkeypatch.chdir(tmp_path)
+    Path("k.cu").write_text("__global__ void k(float* p) { p[0] = 1.f; }\n")
+    Path("submission.py").write_text('from torch.utils.cpp_extension import load_inline\n'
+                                     'CUDA = "__global__ void k(float* p) { p[0] = 1.f; }\\n"\n'
+                                     'mod = load_inline(name="one", cpp_sources="", cuda_sources=CUDA)\n'
+                                     'def custom_kernel(data):\n    return data[-1]\n')
+    result = separate_streams_runner().invoke(app, ["build", named, "--arch", "sm_90a"])
+    assert result.exit_code == 2, result.stdout + result.stderr
+    assert "compiling" not in result.stdout + result.stderr
+    assert " ".join(result.stderr.split()) == (
+        f"error: cannot use the cache folder {cache} (NVFP4CTL_CACHE): {tmp_path / 'link'} is a link to a missing"
+        f" folder ({tmp_path / 'gone'}); point NVFP4CTL_CACHE at a writable folder")
+
+
+def test_a_cache_whose_locks_folder_cannot_be_written_is_a_permission_error_naming_it(tmp_path, monkeypatch):
+    from nvfp4ctl.build.cache import require_usable_cache
+
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "cache" / "locks").mkdir(parents=True)
+    require_usable_cache()
+    monkeypatch.setattr("os.access", lambda path, mode: False)
+    with pytest.raises(PermissionError) as error:
+        require_usable_cache()
+    assert error.value.filename == str(tmp_path / "cache" / "locks")
+
+
 def test_a_home_that_cannot_be_made_is_the_cache_folders_one_line_exit_2(tmp_path, monkeypatch):
     """HOME=/nonexistent, as a service user has it: making ~/.cache/nvfp4ctl fails on the home itself,
     which only root may create (refused here as it is for any other user)."""

@@ -74,13 +74,27 @@ def entry_dir(source: Path, arch: str, key: str) -> Path:
     return cache_root() / f"{source.stem}-{arch}-{key[:16]}"
 
 
+def require_usable_cache() -> None:
+    """The cache's locks folder made now, as a compile's first step (locked) makes it, and found writable: the
+    OSError of a cache folder that cannot be made or written (a link to a missing folder above NVFP4CTL_CACHE)
+    is the CLI's one line, said before a progress line says a compile began."""
+    locks = _locks_folder()
+    if not os.access(locks, os.W_OK | os.X_OK):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(locks))
+
+
+def _locks_folder() -> Path:
+    locks = cache_root() / "locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    return locks
+
+
 @contextmanager
 def locked(entry: Path, building: str | None = None) -> Iterator[None]:
     """The lock of `entry`'s key, held while it is built. Where another process holds it past
     WAIT_SAID_AFTER_S, one line says so, naming what is built (`building`: "k.cu (sm_90a)"; else the entry)."""
     root = cache_root()
-    locks = root / "locks"
-    locks.mkdir(parents=True, exist_ok=True)
+    locks = _locks_folder()
     # the umask's mode, not filelock's 644: in a group's shared cache (umask 002) the next member opens it too
     lock = FileLock(str(locks / f"{entry.name}.lock"), timeout=LOCK_TIMEOUT_S, mode=under_umask(0o666))
     holder = locks / f"{entry.name}.holder"
