@@ -17,7 +17,7 @@ from nvfp4ctl.problems import DEFAULT_PROBLEM
 from nvfp4ctl.project import shipped
 from nvfp4ctl.runner.targets import DEFAULT_BY_NAME, SUBMISSION_FILE
 from nvfp4ctl.usage_hints import shell_path
-from nvfp4ctl.workspace import log_beside_their_task, note_target, short_path, users_kernels_dir
+from nvfp4ctl.workspace import note_target, short_path, users_kernels_dir
 from nvfp4ctl.words import plural
 
 LEADERBOARD_ARCH = "sm_100a"  # the B200 leaderboard
@@ -166,7 +166,8 @@ def _export_plain_torch(source: Path, output: Path, problem: str, force: bool, t
 def _task_submission(task: Any | None) -> tuple[Path, str] | None:
     """Where export writes without -o, and why: the submission check and bench run (runner.targets'
     find_user_submission), task.yml's `submission:`, else submission.py beside task.yml, so an export from a
-    subfolder (`cd kernels`) is the file they run; None where no task.yml of the user's is in use: ./submission.py."""
+    subfolder (`cd kernels`) is the file they run, a --kernel's own folder's task (task_for_kernel) as check's;
+    None where no task.yml of the user's is in use: ./submission.py."""
     if task is None or not task.is_users or task.path is None:
         return None
     if task.submission is not None:
@@ -217,13 +218,17 @@ def _task_in_use(flag: Path | None, kernel_named: bool) -> Any | None:
         return None
 
 
-def _files_in_use(flag: Path | None) -> dict[Path, str]:
+def _files_in_use(flag: Path | None, in_use: Any | None = None) -> dict[Path, str]:
     """The task file and the run log this command uses: a submission written over either breaks every
-    later command (the run log would then be appended to Python code)."""
+    later command (the run log would then be appended to Python code). `in_use`: the task the export is for,
+    where a kernel's own folder's task.yml took the place of the one found from here."""
     from nvfp4ctl.workspace import locate_task, memory_path
 
     task = locate_task(flag)  # first: the run log's folder follows the task file
-    return {task.path: "the task file in use", memory_path(): "the run log"}
+    files = {task.path: "the task file in use", memory_path(): "the run log"}
+    if in_use is not None and in_use.is_users and in_use.path is not None:
+        files.setdefault(in_use.path, "the task file in use")
+    return files
 
 
 def _not_for_the_leaderboard(source: Path, arch: str) -> str:
@@ -291,7 +296,8 @@ def command(
     ] = None,
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Where to write the submission (default: the task's,"
                                                 " which check and bench run: task.yml's `submission:`, else submission.py"
-                                                " beside task.yml; ./submission.py where no task.yml of yours is in use).",
+                                                " beside task.yml, or a --kernel's own folder's task.yml's where none of"
+                                                " yours is in use; else ./submission.py).",
                                                 show_default=False)] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace the output file even if an earlier export did not write"
                                         " it (your own submission.py, say).")] = False,
@@ -308,11 +314,14 @@ def command(
     from nvfp4ctl.build.sources import checked_source  # here, not at the top: keeps `--help` fast
     from nvfp4ctl.export import export_submission, missing_abi
 
-    from nvfp4ctl.runner.targets import refuse_other_problem
+    from nvfp4ctl.runner.targets import refuse_other_problem, task_for_kernel
 
     console = get_console()
     named = kernel is not None and str(kernel) != DEFAULT_BY_NAME  # the user's own --kernel PATH
     in_use = _task_in_use(task, named)
+    if named and in_use is not None and not in_use.is_users:
+        # check's task for it: the task.yml of its own folder, whose submission check and bench then run
+        in_use = task_for_kernel(in_use, kernel)
     problem = DEFAULT_PROBLEM if named or in_use is None else in_use.problem
     because = None if output is not None else _task_submission(in_use)
     if output is None:  # the task's submission, else ./submission.py
@@ -324,8 +333,6 @@ def command(
     source = default_kernel(kernel, problem, None if arch is None else arch.value)
     taken = "--kernel" if named else TAKEN_BY_DEFAULT if kernel is not None else f"export's default for {problem}"
     _note_source(source, taken)
-    if named and task is None and in_use is not None and not in_use.is_users:
-        log_beside_their_task([source])  # no task.yml of the user's in use: the kernel's own folder's log, as build's
     if named:  # say what is wrong with the path they gave, not to pass one
         if not source.exists():
             raise UsageError(f"no such file: {source}")
@@ -339,7 +346,7 @@ def command(
         default_for = None if kernel is not None else f"export's default for {problem}"
         refuse_other_problem(source, source.resolve(), in_use.problem, in_use, default_for=default_for)
     submission = export_submission(source, output, arch=None if arch is None else arch.value, force=force,
-                                   protected=_files_in_use(task))
+                                   protected=_files_in_use(task, in_use))
     if submission.arch != LEADERBOARD_ARCH:
         console.warn(_not_for_the_leaderboard(source, submission.arch))
     if missing := missing_abi(submission):

@@ -357,6 +357,35 @@ def test_export_from_a_subfolder_writes_the_submission_check_runs(tmp_path: Path
     assert "the task's submission" not in result.output
 
 
+def test_a_kernel_under_a_task_yml_of_its_own_is_exported_as_that_tasks_submission(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """From a folder with no task.yml, `export --kernel dual/kernels/k.cu` wrote ./submission.py, logged to dual/MEMORY.md,
+    and its next line checked that copy on nvfp4ctl's shipped task, while check --kernel runs the kernel on
+    dual/task.yml: it writes dual's submission, the file check and bench run there, and says so. -o is obeyed."""
+    folder = tmp_path / "dual"
+    assert runner.invoke(app, ["init", "--problem", "nvfp4_dual_gemm", str(folder)]).exit_code == 0
+    (folder / "submission.py").unlink()  # init's starter, the user's own file, which export does not replace
+    (folder / "kernels").mkdir()
+    for source in (DUAL_GEMM, DUAL_GEMM.parent / "naive_decode.cuh"):
+        (folder / "kernels" / source.name).write_text(source.read_text())
+    monkeypatch.delenv("NVFP4CTL_MEMORY", raising=False)
+    monkeypatch.chdir(tmp_path)
+    kernel = f"dual/kernels/{DUAL_GEMM.name}"
+    result = runner.invoke(app, ["export", "--kernel", kernel, "--arch", "sm_100a"])
+    assert result.exit_code == 0, result.output
+    assert (folder / "submission.py").is_file() and not (tmp_path / "submission.py").exists()
+    said = _flat(result.output)
+    assert "wrote dual/submission.py (" in said
+    assert "dual/submission.py is the task's submission (dual/task.yml's `submission:`), the file check and bench run" in said
+    assert "next: nvfp4ctl lint dual/submission.py && nvfp4ctl check --submission dual/submission.py" in said
+    logged = (folder / "MEMORY.md").read_text().splitlines()[-1]  # the run, logged beside the task it is for
+    assert "[--kernel; wrote ./submission.py@" in logged and logged.endswith("wrote submission.py from"
+                                                                              f" {DUAL_GEMM.name} (sm_100a)")
+    result = runner.invoke(app, ["export", "--kernel", kernel, "--arch", "sm_100a", "-o", "out.py"])
+    assert result.exit_code == 0 and (tmp_path / "out.py").is_file(), result.output
+    assert "the task's submission" not in result.output
+
+
 def _last_target(run_log: Path) -> str:
     """The target cell of the run log's last line (`path@digest [why; nvfp4ctl ...]`)."""
     return run_log.read_text().splitlines()[-1].split(" · ")[2]
