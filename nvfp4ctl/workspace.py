@@ -10,7 +10,7 @@ nvfp4ctl project itself, so a verdict is never about a file the user did not wri
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -144,19 +144,11 @@ def claim_folder(folder: Path) -> None:
         _Resolved.folder = folder.resolve()
 
 
-def log_beside_their_task(files: Sequence[Path]) -> None:
-    """Files a command was given by path that all lie under one task.yml of the user's (upwards from each, through
-    the folders as named, as lint finds a file's) have the run logged beside it, from whatever folder it runs:
-    `build dual/kernels/k.cu` from the folder above, or `build ../dual/kernels/k.cu` from gemm/, logs to
-    dual/MEMORY.md, as `build dual/submission.py` does, where it went to the cache folder's log, or gemm's. Files
-    under several task.ymls, or none, leave the log where it was; nvfp4ctl's own task.yml, which its own kernels
-    lie under, is no one's."""
-    if not files:
-        return
-    governing = {find_task_upwards(Path(os.path.abspath(path)).parent, links_kept=True) for path in files}
-    if len(governing) != 1 or (own := governing.pop()) is None or own.resolve() == shipped_task_path().resolve():
-        return
-    _Resolved.folder = TaskFile(own, FROM_SEARCH).folder
+def log_beside(task_file: Path) -> None:
+    """The run is logged beside `task_file`, the task.yml of the user's that the command decided for the files it
+    was given by path (runner.targets.kernels_task_file), from whatever folder it runs: `build dual/kernels/k.cu`
+    from the folder above logs to dual/MEMORY.md, as `build dual/submission.py` does."""
+    _Resolved.folder = TaskFile(task_file, FROM_SEARCH).folder
 
 
 def user_folder(task: TaskFile | None = None) -> Path:

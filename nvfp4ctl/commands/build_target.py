@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from nvfp4ctl.console import get_console
-from nvfp4ctl.env import Env, env_str
 from nvfp4ctl.words import plural
-from nvfp4ctl.workspace import (FROM_FLAG, log_beside_their_task, note_target, short_path, user_folder,
+from nvfp4ctl.workspace import (FROM_FLAG, log_beside, note_target, short_path, user_folder,
                                 users_kernels_dir)
 
 SUBMISSION_FILE = "submission.py"
@@ -64,8 +63,10 @@ def resolve_build_target(sources: list[Path] | None, task_flag: Path | None) -> 
         return _noted(_submission_target(sources[0], task_flag))
     if sources:
         sources, twice = _each_kernel_once(sources)
-        if task_flag is None and env_str(Env.TASK) is None:  # a task chosen on purpose keeps the log beside it
-            log_beside_their_task(sources)
+        from nvfp4ctl.runner.targets import kernels_task_file
+
+        if (home := kernels_task_file(sources, task_flag)) is not None:  # the task check runs them on, as its runs log
+            log_beside(home)
         shown = str(sources[0]) if len(sources) == 1 else ", ".join(str(path) for path in sources)
         return _noted(BuildTarget(tuple(sources), shown, GIVEN, note=twice))
     return _noted(_found_target(task_flag))

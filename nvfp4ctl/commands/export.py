@@ -319,8 +319,9 @@ def command(
     console = get_console()
     named = kernel is not None and str(kernel) != DEFAULT_BY_NAME  # the user's own --kernel PATH
     in_use = _task_in_use(task, named)
-    if named and in_use is not None and not in_use.is_users:
-        # check's task for it: the task.yml of its own folder, whose submission check and bench then run
+    if named and in_use is not None:
+        # check's task for it (its own folder's task.yml where none of the user's is in use): the one it is
+        # exported for, whose submission check and bench run, and its run logged beside
         in_use = task_for_kernel(in_use, kernel)
     problem = DEFAULT_PROBLEM if named or in_use is None else in_use.problem
     because = None if output is not None else _task_submission(in_use)

@@ -13,7 +13,7 @@ import os
 import sys
 import traceback
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -223,19 +223,34 @@ def task_for_submission(task: Any, submission: Path | None, named: str | None = 
     return task_for_its_problem(task, submission) if own is None else own
 
 
-def _task_of_its_folder(task: Any, file: Path, named: str, given_as: str, noun: str, *,
-                        shipped_is_none: bool = False) -> Any | None:
-    """The task for a file given by path (a submission, a kernel: `noun`) that lies under a task.yml of its own,
-    not the one in use; None where there is none such (`shipped_is_none`: nor one but nvfp4ctl's shipped
-    task.yml, which its own files lie under), for the caller's own choice. A task chosen on purpose (--task,
-    $NVFP4CTL_TASK) stays, with a warning where the file's own task.yml is another problem's (each test then
-    fails to unpack inputs it was not written for). nvfp4ctl's shipped task gives way to that task.yml, as a
-    folder's own task.yml always does. A task.yml found from the current folder stays if it is for the same
-    problem (a warning names the other file); for another problem the run would fail every test on inputs the
-    file does not unpack, so that is a usage error saying which task to pass. `named`: the file as the
-    command's lines name it; `given_as`: why the task beside it is in use, as the header says it."""
+# What a run of a file given by path does with the task.yml of its own folder (ItsFolder.verdict)
+TAKES_ITS_OWN = "takes its own"  # no task.yml of the user's in use: the file's own stands in for nvfp4ctl's shipped one
+ON_PURPOSE = "on purpose"  # --task, $NVFP4CTL_TASK: the task in use stays
+SAME_PROBLEM = "same problem"  # found from the current folder, for the same problem: the task in use stays
+OTHER_PROBLEM = "other problem"  # found from the current folder, for another problem: the file does not fit it
+UNREAD = "unread"  # its own cannot be read or names no problem: the task in use stays
+
+
+@dataclass(frozen=True)
+class ItsFolder:
+    """The task.yml above a file given by path that is not the one in use, its problem (None where it cannot be
+    read) and what a run of the file does with it (TAKES_ITS_OWN, ...)."""
+    task_file: Path
+    problem: str | None
+    verdict: str
+
+
+def its_folders_task(task: Any, in_use_problem: str | None, file: Path, *,
+                     shipped_is_none: bool = False) -> ItsFolder | None:
+    """The one rule for a file given by path (a submission, a kernel) that lies under a task.yml of its own, not
+    the one in use (`task`, whose problem is `in_use_problem`); None where there is none such (`shipped_is_none`:
+    nor one but nvfp4ctl's shipped task.yml, which its own files lie under). nvfp4ctl's shipped task gives way to
+    that task.yml, as a folder's own task.yml always does; a task chosen on purpose (--task, $NVFP4CTL_TASK)
+    stays, and so does one found from the current folder for the same problem; for another problem the file
+    does not fit the task in use. check, bench, tune and export act on it through _task_of_its_folder, and build
+    logs a kernel's run beside the task it says (kernels_task_file)."""
     from nvfp4ctl.project import shipped_task_path
-    from nvfp4ctl.task import load_task, problem_of
+    from nvfp4ctl.task import problem_of
     from nvfp4ctl.workspace import FROM_ENV, FROM_FLAG, find_task_upwards
 
     # the task.yml above the file as named, as lint finds it: Python runs a link by its own path (__file__),
@@ -243,29 +258,69 @@ def _task_of_its_folder(task: Any, file: Path, named: str, given_as: str, noun: 
     own = find_task_upwards(file.absolute().parent, links_kept=True)
     if own is None or (shipped_is_none and own.resolve() == shipped_task_path().resolve()):
         return None
-    if task.source in (FROM_FLAG, FROM_ENV):  # chosen on purpose: it stays, but not in silence where it cannot fit
-        if (task.path is None or own.resolve() != task.path.resolve()) \
-                and (problem := problem_of(own)) is not None and problem != task.problem:
-            from nvfp4ctl.console import get_console
+    if task.path is not None and own.resolve() == task.path.resolve():
+        return None
+    if not task.is_users:
+        return ItsFolder(own, None, TAKES_ITS_OWN)
+    problem = problem_of(own)
+    if task.source in (FROM_FLAG, FROM_ENV):
+        return ItsFolder(own, problem, ON_PURPOSE)
+    if problem is None:
+        return ItsFolder(own, problem, UNREAD)
+    return ItsFolder(own, problem, SAME_PROBLEM if problem == in_use_problem else OTHER_PROBLEM)
 
+
+def kernels_task_file(kernels: Sequence[Path], task_flag: Path | None) -> Path | None:
+    """The task.yml a build of kernel sources given by path logs beside: for each kernel, the one check runs it on
+    (its_folders_task), or, where check refuses it for the task found from the current folder being another
+    problem's, its own folder's, as build judges each kernel by its API header. None where that is no task.yml of
+    the user's, or not one task.yml for them all: the log stays where it was."""
+    from nvfp4ctl.task import problem_of
+    from nvfp4ctl.workspace import locate_task
+
+    in_use = locate_task(task_flag)
+    in_use_problem = problem_of(in_use.path) if in_use.is_users else None
+    homes = set()
+    for kernel in kernels:
+        found = its_folders_task(in_use, in_use_problem, kernel, shipped_is_none=True)
+        if found is not None and found.verdict in (TAKES_ITS_OWN, OTHER_PROBLEM):
+            homes.add(found.task_file)
+        else:
+            homes.add(in_use.path if in_use.is_users else None)
+    return homes.pop() if len(homes) == 1 else None
+
+
+def _task_of_its_folder(task: Any, file: Path, named: str, given_as: str, noun: str, *,
+                        shipped_is_none: bool = False) -> Any | None:
+    """The task for a file given by path (a submission, a kernel: `noun`) that lies under a task.yml of its own,
+    not the one in use, by its_folders_task's rule; None where there is none such, for the caller's own choice.
+    A task chosen on purpose stays, with a warning where the file's own task.yml is another problem's (each test
+    then fails to unpack inputs it was not written for). A task.yml found from the current folder stays if it is
+    for the same problem (a warning names the other file); for another problem the run would fail every test on
+    inputs the file does not unpack, so that is a usage error saying which task to pass. `named`: the file as the
+    command's lines name it; `given_as`: why the task beside it is in use, as the header says it."""
+    from nvfp4ctl.console import get_console
+    from nvfp4ctl.task import load_task
+
+    found = its_folders_task(task, task.problem, file, shipped_is_none=shipped_is_none)
+    if found is None:
+        return None
+    own, problem = found.task_file, found.problem
+    if found.verdict == TAKES_ITS_OWN:  # loading it makes its folder the user's: the run log goes beside it
+        return replace(load_task(own), source=given_as)
+    if found.verdict == ON_PURPOSE:  # it stays, but not in silence where it cannot fit
+        if problem is not None and problem != task.problem:
             get_console().warn(f"{named}: the task.yml beside it ({short_path(own)}) is {problem},"
                                f" the task in use, {task_label(task)}, {task.problem}: each test hands it"
                                f" {task.problem}'s inputs")
         return task
-    if task.path is not None and own.resolve() == task.path.resolve():
-        return None
-    if not task.is_users:  # loading it makes its folder the user's: the run log goes beside it
-        return replace(load_task(own), source=given_as)
-    problem = problem_of(own)
-    if problem is None:
+    if found.verdict == UNREAD:
         return task
     in_use = task_label(task)
-    if problem != task.problem:
+    if found.verdict == OTHER_PROBLEM:
         raise UsageError(f"{named}: the task in use, {in_use}, is {task.problem}, but the task.yml"
                          f" beside the {noun} ({short_path(own)}) is {problem}; pass --task {short_path(own)},"
                          f" or run from {short_path(own.parent) or '.'}")
-    from nvfp4ctl.console import get_console
-
     get_console().warn(f"{named}: runs on {in_use}, not on the task.yml beside it"
                        f" ({short_path(own)}); pass --task {short_path(own)} to use that one")
     return task

@@ -319,6 +319,35 @@ def test_a_kernel_under_a_task_of_its_own_runs_on_it_or_says_which_to_pass(monke
     assert targets.task_for_kernel(chosen, kernel) is chosen
 
 
+def test_a_build_of_kernels_logs_beside_the_task_check_runs_them_on(monkeypatch, tmp_path):
+    """kernels_task_file decides by task_for_kernel's rule: a kernel's own task.yml where none of the user's is in
+    use; the one found from the current folder for the same problem (gemm/v2/k.cu from gemm/), where build logged
+    beside v2/task.yml and check ran on gemm's; its own for another problem, which check refuses and build judges by
+    the kernel's API header; --task; and none for kernels under two task.ymls."""
+    from nvfp4ctl.workspace import reset
+
+    gemm, dual = tmp_path / "gemm", tmp_path / "dual"
+    for folder, problem in ((gemm, "nvfp4_gemm"), (gemm / "v2", "nvfp4_gemm"), (dual, "nvfp4_dual_gemm")):
+        _task_folder(folder, problem)
+        (folder / "kernels").mkdir()
+        (folder / "kernels" / "k.cu").write_text(f'#include "{problem}_api.h"\n')
+    monkeypatch.delenv("NVFP4CTL_TASK", raising=False)
+
+    def decided(*kernels: str, task_flag: str | None = None) -> Path | None:
+        reset()
+        return targets.kernels_task_file([Path(kernel) for kernel in kernels],
+                                         None if task_flag is None else Path(task_flag))
+
+    monkeypatch.chdir(tmp_path)
+    assert decided("dual/kernels/k.cu") == Path("dual/task.yml").absolute()
+    assert decided("dual/kernels/k.cu", "gemm/kernels/k.cu") is None
+    monkeypatch.chdir(gemm)
+    assert decided("v2/kernels/k.cu").resolve() == gemm / "task.yml"
+    assert decided("../dual/kernels/k.cu").resolve() == dual / "task.yml"
+    assert decided("v2/kernels/k.cu", task_flag="v2/task.yml").resolve() == gemm / "v2" / "task.yml"
+    assert decided("kernels/k.cu", "v2/kernels/k.cu").resolve() == gemm / "task.yml"
+
+
 def test_a_linked_submission_runs_on_the_task_yml_where_the_link_lies(monkeypatch, tmp_path):
     """check and bench found the task.yml from the file a link leads to: --submission gemm/submission.py ->
     ../dual/submission.py ran on dual/task.yml, where lint judged it by gemm/task.yml and Python runs it as

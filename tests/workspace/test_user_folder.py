@@ -298,5 +298,34 @@ def test_a_kernel_given_by_path_logs_beside_the_task_yml_it_lies_under(
     runner.invoke(app, ["build", "dual/kernels/k.cu", "gemm/kernels/k.cu"])
     assert logged_to == [cache_root() / "MEMORY.md"]
     workspace.reset()
-    workspace.log_beside_their_task([REPO_DIR / "kernels" / "naive" / "nvfp4_gemv_naive.cu"])  # under nvfp4ctl's own
+    from nvfp4ctl.runner.targets import kernels_task_file
+
+    # under nvfp4ctl's own task.yml: no one's
+    assert kernels_task_file([REPO_DIR / "kernels" / "naive" / "nvfp4_gemv_naive.cu"], None) is None
     assert workspace.memory_path() == cache_root() / "MEMORY.md"
+
+
+def test_every_command_logs_a_kernel_beside_the_task_it_used(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cpu: None, logged_to: list[Path]) -> None:
+    """From gemm/, with gemm/v2/ holding a task.yml of the same problem: `build v2/kernels/k.cu` logged to
+    v2/MEMORY.md while `check --kernel v2/kernels/k.cu` ran on gemm/task.yml (a warning said so) and logged to
+    gemm/MEMORY.md, as export did: one kernel's runs split over two logs. Each logs beside the task check runs it
+    on: gemm's, or with --task v2/task.yml, v2's."""
+    gemm = tmp_path / "gemm"
+    v2 = gemm / "v2"
+    for folder in (gemm, v2):
+        folder.mkdir(exist_ok=True)
+        (folder / "task.yml").write_text("problem: nvfp4_gemm\ntests:\n  - {m: 128, n: 256, k: 256, l: 1, seed: 1}\n")
+    (v2 / "kernels").mkdir()
+    # no arch of its own: build stops before any compile, export at the header it cannot find, check with no CUDA
+    (v2 / "kernels" / "k.cu").write_text('#include "nvfp4_gemm_api.h"\n#include "missing.cuh"\n')
+    monkeypatch.chdir(gemm)
+    kernel = "v2/kernels/k.cu"
+    for args in (["build", kernel], ["check", "--kernel", kernel], ["export", "--kernel", kernel, "-o", "out.py"]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, result.output
+    assert logged_to == [gemm / "MEMORY.md"] * 3
+    logged_to.clear()
+    for args in (["build", "--task", "v2/task.yml", kernel], ["check", "--task", "v2/task.yml", "--kernel", kernel]):
+        runner.invoke(app, args)
+    assert logged_to == [v2 / "MEMORY.md"] * 2
