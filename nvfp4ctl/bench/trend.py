@@ -129,8 +129,9 @@ def normalize_shape(text: str) -> str:
 def collect(entries: Iterable[RunEntry], root: Path, target: Path | None = None, last: int | None = None,
             log_project: Path | None = None, log_folder: Path | None = None) -> list[Trend]:
     """Successful benches grouped by (target, GPU, problem, timing settings), oldest run first by the time logged
-    (not the line's place: a log merged by hand); the most recently run group first. The problem keeps apart what a log shared by several folders names alike (each
-    folder's submission.py, the GEMM's and the dual GEMM's "128x128x256"); the settings a quick
+    (not the line's place: a log merged by hand); the most recently run group first. The problem keeps apart
+    what a log shared by several folders names alike (each folder's submission.py, the GEMM's and the dual
+    GEMM's "128x128x256"); the settings a quick
     `--max-repeats 3` run from the full ones (bench/settings.py).
 
     A logged "./" path starts from `log_folder`, the run log's folder, so one log shared by two folders
@@ -160,20 +161,16 @@ def collect(entries: Iterable[RunEntry], root: Path, target: Path | None = None,
         groups[key].runs.append(Run(entry.time, entry.commit, digest, bench, entry.tool))
         order[key] = index
     for trend in groups.values():
-        # a log merged by hand holds its lines out of time order: a trend, its span and its first -> last go by time
-        trend.runs.sort(key=lambda run: _when(run.time))
-    latest = {key: max(_when(run.time) for run in trend.runs) for key, trend in groups.items()}
+        # a log merged by hand holds its lines out of time order: a trend, its span and its first -> last go by
+        # time. UTC stamps of one form (time_shown writes each form the log has held as "2026-11-26 01:00:00")
+        # compare as text; a stable sort keeps runs of the same second in file order.
+        trend.runs.sort(key=lambda run: time_shown(run.time))
+    latest = {key: time_shown(trend.runs[-1].time) for key, trend in groups.items()}  # sorted: the last is the latest
     trends = [groups[key] for key in sorted(groups, key=lambda k: (latest[k], order[k]), reverse=True)]
     if last:
         for trend in trends:
             trend.runs = trend.runs[-last:]
     return trends
-
-
-def _when(time: str) -> str:
-    """A logged time stamp as it sorts: UTC stamps of one form ("2026-11-26 01:00:00", as time_shown writes
-    each form the log has held) compare as text; a stable sort keeps runs of the same second in file order."""
-    return time_shown(time)
 
 
 def unreadable_benches(entries: Sequence[RunEntry], lines: Sequence[int], root: Path, target: Path | None = None,
