@@ -344,8 +344,8 @@ def command(
     if in_use is not None and (in_use.is_users or task is not None):
         # custom_kernel indexes the kernel's problem's tuple: on the leaderboard of the task's problem it
         # fails every test, as check of the same mix would (nvfp4ctl's own task is no one's choice)
-        default_for = None if kernel is not None else f"export's default for {problem}"
-        refuse_other_problem(source, source.resolve(), in_use.problem, in_use, default_for=default_for)
+        refuse_other_problem(source, source.resolve(), in_use.problem, in_use,
+                             default_for=None if kernel is not None else taken)
     submission = export_submission(source, output, arch=None if arch is None else arch.value, force=force,
                                    protected=_files_in_use(task, in_use))
     if submission.arch != LEADERBOARD_ARCH:
