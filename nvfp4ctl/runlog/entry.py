@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from nvfp4ctl import commit_stamp
-from nvfp4ctl.content_digest import DIGEST_CHARS
+from nvfp4ctl.content_digest import finished_digest
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.runner.gpu import first_gpu, run_device
@@ -206,12 +206,11 @@ def file_digest(path: Path) -> str:
         with path.open("rb") as handle:  # in pieces: a target may be a --from-log of hundreds of MB
             while piece := handle.read(1 << 20):
                 digest.update(piece)
-        if path.suffix in (".cu", ".cuh"):
-            from nvfp4ctl.build.sources import local_headers  # only kernels pay for the build package
+        if path.suffix not in (".cu", ".cuh"):
+            return finished_digest(digest)
+        from nvfp4ctl.build.sources import local_headers  # only kernels pay for the build package
 
-            for header in local_headers(path):
-                digest.update(header.name.encode() + b"\0" + header.read_bytes())
-        return digest.hexdigest()[:DIGEST_CHARS]
+        return finished_digest(digest, ((header.name, header.read_bytes()) for header in local_headers(path)))
     except OSError:
         return "unreadable"
 
