@@ -70,13 +70,13 @@ def device_pass_macros(arch: str) -> Macros:
     return Macros(values=values, undefined=_ARCH_SPECIFIC_MACROS)
 
 
-def code_needs(code: str, arch: str | None = None) -> tuple[str, str] | None:
+def code_needs(code: str) -> tuple[str, str] | None:
     """(arch-specific target, what in the code needs it) of device code: tcgen05 / SM100 -> sm_100a,
     wgmma / SM90 -> sm_90a; None for code any arch of its family assembles. Only what nvcc compiles
     counts: an instruction named in a comment (`// TODO: use tcgen05.mma`) or an `#if 0` group is none,
-    one in a string literal is (PTX is written in asm("...") strings). With `arch`, as its device pass
-    compiles the code: a group `#if __CUDA_ARCH__ >= 1000` holds none for sm_90a."""
-    return live_code_needs(live_code(code, device_pass_macros(arch)) if arch is not None else live_code(code))
+    one in a string literal is (PTX is written in asm("...") strings). Read as one arch's device pass
+    compiles it (`#if __CUDA_ARCH__ >= 1000` holding none for sm_90a): tensor_code_use."""
+    return live_code_needs(live_code(code))
 
 
 def live_code_needs(compiled: str) -> tuple[str, str] | None:
