@@ -171,7 +171,7 @@ def _around(definitions: list[Definition], offset: int) -> Definition | None:
     return min(holding, key=lambda definition: definition.start) if holding else None
 
 
-def _definitions(code: str, relocatable_code: bool = False) -> list[Definition]:
+def _definitions(code: str, relocatable_code: bool) -> list[Definition]:
     """The functions (head to closing brace) and macros (#define lines) of code whose comments and string
     literals are blanked; blocks that are no function (a namespace, a struct, an if) are left out."""
     found: list[Definition] = []
