@@ -206,7 +206,7 @@ def lint_paths(paths: list[Path], config: LintConfig, *, own_tasks: bool = False
         if source.not_text() is None:
             unknown.extend((path, line, code) for line, code in unknown_waivers(source.text, _KNOWN_CODES))
     # a kernel's headers from outside what was linted end up in its exported submission: the word counts there too
-    diagnostics.extend(stream_in_included_headers(checked, checked))
+    diagnostics.extend(stream_in_included_headers(checked))
     return LintReport(tuple(diagnostics), tuple(checked), tuple(not_submissions), tuple(broken), tuple(other_problems),
                       tuple(compiler_outputs), tuple(unknown), tuple(own_tasks_of_files))
 

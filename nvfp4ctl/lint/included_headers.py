@@ -7,7 +7,7 @@ belong to the files the user asked lint to judge."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Sequence
 from pathlib import Path
 
 from nvfp4ctl.errors import UsageError
@@ -20,12 +20,12 @@ from nvfp4ctl.lint.source import read_source
 KERNEL_SUFFIX = ".cu"  # what export embeds with its headers; a header alone is never a submission
 
 
-def stream_in_included_headers(kernels: Iterable[Path], linted: Collection[Path]) -> list[Diagnostic]:
-    """NV101's findings in the headers `kernels` (the linted files, of any kind) include, leaving out the
-    headers among `linted`, which every rule judged already."""
+def stream_in_included_headers(linted: Sequence[Path]) -> list[Diagnostic]:
+    """NV101's findings in the headers the `linted` kernels include, leaving out the headers among `linted`,
+    which every rule judged already."""
     reported = {path.resolve() for path in linted}
     diagnostics: list[Diagnostic] = []
-    for kernel in kernels:
+    for kernel in linted:
         if kernel.suffix.lower() != KERNEL_SUFFIX:
             continue
         for header in _headers_of(kernel):
