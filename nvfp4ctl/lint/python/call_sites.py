@@ -11,7 +11,7 @@ import ast
 from collections import deque
 from collections.abc import Iterator
 
-from nvfp4ctl.lint.python.index import (Function, ModuleIndex, element_of, keyword_parameters, own_keywords,
+from nvfp4ctl.lint.python.index import (Function, ModuleIndex, element_of, hands_on_own_keywords, keyword_parameters,
                                        passed_arguments, position, view_of)
 
 Argument = ast.expr | ast.keyword  # a **mapping's items come in through its keyword, `**kw`
@@ -68,15 +68,9 @@ def _arguments(function: Function, parameter: str,
             if placed is not None:
                 argument, element = placed
                 passed_on = argument.id if isinstance(argument, ast.Name) and from_parameter(caller, argument) \
-                    else parameter if _own_keywords_splatted(caller, argument) else None
+                    else parameter if hands_on_own_keywords(caller, argument) else None
                 found.append((argument, element, caller, passed_on))
     return found  # type: ignore[return-value]
-
-
-def _own_keywords_splatted(function: Function, argument: Argument) -> bool:
-    """Is the argument `**kw` of the function's own **kwargs parameter, handing on what its callers gave it?"""
-    return isinstance(argument, ast.keyword) and argument.arg is None and isinstance(argument.value, ast.Name) \
-        and own_keywords(function, argument.value)
 
 
 def _argument_for(function: Function, parameter: str, call: ast.Call, caller: Function,
@@ -107,7 +101,7 @@ def _argument_for(function: Function, parameter: str, call: ast.Call, caller: Fu
         if items is not None and parameter in items:
             return keyword, element_of(caller, items[parameter])
     for keyword in call.keywords:  # def _run(**kw): _ptr(**kw): whatever _run's callers gave kw of that key
-        if _own_keywords_splatted(caller, keyword):
+        if hands_on_own_keywords(caller, keyword):
             return keyword, None
     return None
 
@@ -132,7 +126,7 @@ def _keyword_items(function: Function, index: ModuleIndex,
                 if keyword.arg not in named:
                     items.append((keyword.arg, keyword.value, caller))
                 continue
-            if _own_keywords_splatted(caller, keyword):
+            if hands_on_own_keywords(caller, keyword):
                 if id(caller.node) in visited:
                     continue
                 visited.add(id(caller.node))

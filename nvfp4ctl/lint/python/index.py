@@ -924,7 +924,7 @@ def _bind_params(callee: Function, call: ast.Call, caller: Function, module: Mod
                 _bind(callee.param_bindings, key, caller, value)
             elif takes_any:
                 _bind(callee.keyword_bindings, key, caller, value)
-        if keyword.arg is None and isinstance(keyword.value, ast.Name) and own_keywords(caller, keyword.value):
+        if hands_on_own_keywords(caller, keyword):
             for key, held in caller.keyword_bindings.items():  # _run(**kw) hands on what _run's callers gave kw
                 if key in by_keyword or takes_any:
                     bindings = callee.param_bindings if key in by_keyword else callee.keyword_bindings
@@ -937,6 +937,12 @@ def own_keywords(function: Function, name: ast.Name) -> bool:
     kwargs = function.node.args.kwarg
     return kwargs is not None and name.id == kwargs.arg \
         and not any(where < position(name) for where, _ in function.events.get(name.id, ()))
+
+
+def hands_on_own_keywords(function: Function, argument: ast.expr | ast.keyword) -> bool:
+    """Is the argument `**kw` of the function's own **kwargs parameter, handing on what its callers gave it?"""
+    return isinstance(argument, ast.keyword) and argument.arg is None and isinstance(argument.value, ast.Name) \
+        and own_keywords(function, argument.value)
 
 
 def passed_arguments(callee: Function, call: ast.Call) -> dict[str, ast.expr] | None:
