@@ -142,7 +142,7 @@ def show(report: Any, label: str, verbose: bool) -> None:
     console.ok(render.result_line(report))
 
 
-def outcome_of(report: Any, chosen_by: str, problem: str | None = None) -> Outcome:
+def outcome_of(report: Any, chosen_by: str, problem: str) -> Outcome:
     """Exit 1 when the shipped build is wrong somewhere, before or after the new table; else 0. `problem`: the
     one tuned for (its task's), the run log's problem cell, as check's and bench's."""
     from nvfp4ctl.tune import render
