@@ -87,7 +87,7 @@ def folder_problem(task_file: Path) -> str:
     return getattr(_parsed_task(task_file), "problem", None) or DEFAULT_PROBLEM
 
 
-def judged_problems(path: Path, in_use: Path | None, own_tasks: bool = True) -> dict[str | None, Path]:
+def judged_problems(path: Path, in_use: Path | None, own_tasks: bool) -> dict[str | None, Path]:
     """The problems `lint PATH` judges PATH's files by where the path, not the task in use (`in_use`; None:
     nvfp4ctl's shipped one), decides them, each with the first file judged by it; None for the task in use's.
     A file's is its own (_path_problem); a folder's, those of the files lint checks in it (every C++ file, every
