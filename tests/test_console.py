@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 
+import pytest
 from rich.console import Console as RichConsole
 
 from nvfp4ctl.console import Console
@@ -84,30 +85,30 @@ LAYOUT_COLUMNS = ["tensor", "row", "offset", "ref", "status"]
 LAYOUT_ROWS = [["sfa", 0, 0, "0x44", "ok"], ["sfb", 1, 16, "0x00", "ok"]]
 
 
-def test_a_table_that_holds_every_word_is_drawn_as_it_was(capsys, monkeypatch) -> None:
-    monkeypatch.setenv("COLUMNS", "80")
+@pytest.mark.parametrize(("columns", "printed"), [
+    # a table that holds every word is drawn as it was
+    ("80", "┏━━━━━━━━┳━━━━━┳━━━━━━━━┳━━━━━━┳━━━━━━━━┓\n"
+           "┃ tensor ┃ row ┃ offset ┃  ref ┃ status ┃\n"
+           "┡━━━━━━━━╇━━━━━╇━━━━━━━━╇━━━━━━╇━━━━━━━━┩\n"
+           "│ sfa    │   0 │      0 │ 0x44 │     ok │\n"
+           "│ sfb    │   1 │     16 │ 0x00 │     ok │\n"
+           "└────────┴─────┴────────┴──────┴────────┘\n"),
+    # any command's table folded `0x44` into `0x`/`44` at COLUMNS=40; log alone printed records there. Now every
+    # table does: each value whole, named by its column
+    ("34", "tensor: sfa · row: 0 · offset: 0\n"
+           "    ref: 0x44 · status: ok\n"
+           "tensor: sfb · row: 1 · offset: 16\n"
+           "    ref: 0x00 · status: ok\n"),
+])
+def test_a_table_is_drawn_where_it_holds_its_words_else_one_record_per_row(columns: str, printed: str, capsys,
+                                                                          monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", columns)
     Console().table(LAYOUT_COLUMNS, LAYOUT_ROWS, title="scale layout")
-    assert capsys.readouterr().out == (
-        "scale layout\n"
-        "┏━━━━━━━━┳━━━━━┳━━━━━━━━┳━━━━━━┳━━━━━━━━┓\n"
-        "┃ tensor ┃ row ┃ offset ┃  ref ┃ status ┃\n"
-        "┡━━━━━━━━╇━━━━━╇━━━━━━━━╇━━━━━━╇━━━━━━━━┩\n"
-        "│ sfa    │   0 │      0 │ 0x44 │     ok │\n"
-        "│ sfb    │   1 │     16 │ 0x00 │     ok │\n"
-        "└────────┴─────┴────────┴──────┴────────┘\n")
+    assert capsys.readouterr().out == "scale layout\n" + printed
 
 
-def test_a_table_too_narrow_for_its_words_is_one_record_per_row(capsys, monkeypatch) -> None:
-    """Any command's table folded `0x44` into `0x`/`44` at COLUMNS=40 and, at 10, drew every cell empty;
-    log alone printed records there. Now every table does: each value whole, named by its column."""
-    monkeypatch.setenv("COLUMNS", "34")
-    Console().table(LAYOUT_COLUMNS, LAYOUT_ROWS, title="scale layout")
-    assert capsys.readouterr().out == (
-        "scale layout\n"
-        "tensor: sfa · row: 0 · offset: 0\n"
-        "    ref: 0x44 · status: ok\n"
-        "tensor: sfb · row: 1 · offset: 16\n"
-        "    ref: 0x00 · status: ok\n")
+def test_a_table_at_ten_columns_keeps_every_value_and_escapes_its_title(capsys, monkeypatch) -> None:
+    """At COLUMNS=10 a table drew every cell empty."""
     monkeypatch.setenv("COLUMNS", "10")
     Console().table(LAYOUT_COLUMNS, LAYOUT_ROWS, title="k\x1b[31m.cu")
     out = capsys.readouterr().out

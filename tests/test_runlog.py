@@ -1281,21 +1281,26 @@ def test_a_note_that_starts_with_a_problems_name_stays_the_users_note(tmp_path, 
     assert [row[-2:] for row in rows] == [["nvfp4_gemm", "-"], ["-", note]], result.output
 
 
-def test_log_target_and_trend_keep_a_note_that_starts_with_a_problems_name_the_users(tmp_path, monkeypatch):
-    """An older bench line (no problem cell: the GEMM's) with the note `nvfp4_dual_gemm: same BLOCK_N next` took
-    nvfp4_dual_gemm for its problem: `log --trend` plotted it apart from the bench before it, a trend of one run each."""
-    note = "nvfp4_dual_gemm: same BLOCK_N next"
+def _target_and_trend_of_two_benches(tmp_path, monkeypatch, note: str, between: str = ""):
+    """`log --target submission.py` and `log --trend` over two older bench lines (no problem cell), the second
+    with `note` typed after its result and `between` lines of the user's between them."""
     memory = tmp_path / "MEMORY.md"
-    memory.write_text(f"# notes\n\n{runlog.HEADING}\n\n{_bench_line('00:00')}- nvfp4_dual_gemm: BLOCK_N 128 first\n"
+    memory.write_text(f"# notes\n\n{runlog.HEADING}\n\n{_bench_line('00:00')}{between}"
                       + _bench_line("10:00").rstrip("\n") + f" · {note}\n")
     (tmp_path / "submission.py").write_text("")
     monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
     monkeypatch.setenv("COLUMNS", "300")
     monkeypatch.chdir(tmp_path)
-    listed = CliRunner().invoke(app, ["log", "--target", "submission.py"])
+    return (CliRunner().invoke(app, ["log", "--target", "submission.py"]), CliRunner().invoke(app, ["log", "--trend"]))
+
+
+def test_log_target_and_trend_keep_a_note_that_starts_with_a_problems_name_the_users(tmp_path, monkeypatch):
+    """An older bench line (no problem cell: the GEMM's) with the note `nvfp4_dual_gemm: same BLOCK_N next` took
+    nvfp4_dual_gemm for its problem: `log --trend` plotted it apart from the bench before it, a trend of one run each."""
+    note = "nvfp4_dual_gemm: same BLOCK_N next"
+    listed, trend = _target_and_trend_of_two_benches(tmp_path, monkeypatch, note, "- nvfp4_dual_gemm: BLOCK_N 128 first\n")
     assert listed.exit_code == 0 and "2 most recent runs of submission.py" in listed.output, listed.output
     assert " problem " not in listed.output and [row[-1] for row in _rows(listed.output)] == ["-", note], listed.output
-    trend = CliRunner().invoke(app, ["log", "--trend"])
     assert trend.exit_code == 0, trend.output
     assert "submission.py on NVIDIA B200 (sm_100): 2 benches" in trend.output, trend.output
     assert "nvfp4_dual_gemm" not in trend.output and trend.output.count(" best ") == 1, trend.output
@@ -1321,17 +1326,9 @@ def test_log_target_and_trend_read_a_note_with_the_cell_separator_after_an_older
     """An older bench line (no problem cell) with `tried swizzle 128B · slower` after its result was left out of
     `log --target` and `log --trend` as a line that could not be read: the trend lost that run."""
     note = "tried swizzle 128B · slower"
-    memory = tmp_path / "MEMORY.md"
-    memory.write_text(f"# notes\n\n{runlog.HEADING}\n\n{_bench_line('00:00')}"
-                      + _bench_line("10:00").rstrip("\n") + f" · {note}\n")
-    (tmp_path / "submission.py").write_text("")
-    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
-    monkeypatch.setenv("COLUMNS", "300")
-    monkeypatch.chdir(tmp_path)
-    listed = CliRunner().invoke(app, ["log", "--target", "submission.py"])
+    listed, trend = _target_and_trend_of_two_benches(tmp_path, monkeypatch, note)
     assert listed.exit_code == 0 and "could not be read" not in listed.output, listed.output
     assert [row[-1] for row in _rows(listed.output)] == ["-", note], listed.output
-    trend = CliRunner().invoke(app, ["log", "--trend"])
     assert trend.exit_code == 0 and "could not be read" not in trend.output, trend.output
     assert "submission.py on NVIDIA B200 (sm_100): 2 benches" in trend.output, trend.output
 

@@ -13,10 +13,10 @@ from typer.testing import CliRunner
 
 from nvfp4ctl import runlog
 from nvfp4ctl.build import builder, submission_build
-from nvfp4ctl.build.report import BuildReport, TensorOpCheck
+from nvfp4ctl.build.report import BuildReport
 from nvfp4ctl.build.submission_sources import Extension
 from nvfp4ctl.cli import app
-from stand_in_units import KERNEL, SUBMISSION
+from stand_in_units import KERNEL, SUBMISSION, saved_report
 
 runner = CliRunner()
 OVERWRITTEN = "# another export, written over the file while it compiled\n"
@@ -59,11 +59,7 @@ def test_a_kernel_overwritten_while_it_compiles_logs_what_was_built(tmp_path: Pa
 
     def overwriting(folder: Path, inputs, arch: str, key: str, mode: str, defines=()) -> BuildReport:
         kernel.write_text(KERNEL + "// another kernel, written over the file while it compiled\n")
-        report = BuildReport(source=inputs.kernel, arch=arch, key=key, entry=folder, module_name=None, functions=(),
-                             tensor_op=TensorOpCheck(expected="HGMMA", found=(), match=None, checked=True),
-                             compile_s=1.0)
-        report.save()
-        return report
+        return saved_report(inputs.kernel, arch, key, folder)
 
     monkeypatch.setattr(builder, "build_mode", lambda: builder.DEVICE)
     monkeypatch.setattr(builder, "_compile_and_inspect", overwriting)

@@ -9,9 +9,9 @@ import pytest
 from typer.testing import CliRunner
 
 from nvfp4ctl.build import builder
-from nvfp4ctl.build.report import BuildReport, TensorOpCheck
+from nvfp4ctl.build.report import BuildReport
 from nvfp4ctl.cli import app
-from stand_in_units import KERNEL, flat
+from stand_in_units import KERNEL, flat, saved_report
 
 runner = CliRunner()
 
@@ -23,11 +23,7 @@ def compiled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     def compile_and_inspect(folder: Path, inputs, arch: str, key: str, mode: str, defines=()) -> BuildReport:
         compiled.append(inputs.kernel.name)
-        report = BuildReport(source=inputs.kernel, arch=arch, key=key, entry=folder, module_name=None, functions=(),
-                             tensor_op=TensorOpCheck(expected="HGMMA", found=(), match=None, checked=True),
-                             compile_s=1.0)
-        report.save()
-        return report
+        return saved_report(inputs.kernel, arch, key, folder)
 
     monkeypatch.setattr(builder, "build_mode", lambda: builder.DEVICE)
     monkeypatch.setattr(builder, "_compile_and_inspect", compile_and_inspect)

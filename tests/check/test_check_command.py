@@ -166,18 +166,18 @@ def test_crash_marks_the_test_and_the_rest_still_run(fake_task):
     assert "2/3 pass, 1 crash (test 2)" in result.output
 
 
-def test_cuda_error_is_a_crash(fake_task):
+def _crashed_with_a_cuda_error(fake_task, target: str):
+    """check of `target` on one test, which crashes with a CUDA error (exit 4)."""
     fake_task(tests=(FakeCase(128, 128, 32),))
-    result = check("--submission", str(TARGETS / "cuda_error.py"))
+    result = check("--submission", str(TARGETS / target))
     assert result.exit_code == 4, result.output
     assert "test 1 (m=128 n=128 k=32) crashed with a CUDA error: RuntimeError: CUDA error: an illegal" in result.output
+    return result
 
 
-def test_a_cuda_errors_traceback_starts_in_the_submission_as_a_raised_ones_does(fake_task):
-    """It began in nvfp4ctl's check_case and _call_and_compare, above the submission's frame."""
-    fake_task(tests=(FakeCase(128, 128, 32),))
-    result = check("--submission", str(TARGETS / "cuda_error.py"))
-    assert result.exit_code == 4, result.output
+def test_cuda_error_is_a_crash_whose_traceback_starts_in_the_submission_as_a_raised_ones_does(fake_task):
+    """The traceback began in nvfp4ctl's check_case and _call_and_compare, above the submission's frame."""
+    result = _crashed_with_a_cuda_error(fake_task, "cuda_error.py")
     assert re.search(r"Traceback \(most recent call last\):\n +File \".*cuda_error\.py\", line 2, in custom_kernel",
                      result.output), result.output
     assert "nvfp4ctl/check/job.py" not in result.output and "no frame of the target" not in result.output
@@ -185,10 +185,7 @@ def test_a_cuda_errors_traceback_starts_in_the_submission_as_a_raised_ones_does(
 
 
 def test_a_cuda_error_reported_at_checks_own_synchronize_keeps_the_trace_and_says_whose_kernel_failed(fake_task):
-    fake_task(tests=(FakeCase(128, 128, 32),))
-    result = check("--submission", str(TARGETS / "cuda_error_at_sync.py"))
-    assert result.exit_code == 4, result.output
-    assert "test 1 (m=128 n=128 k=32) crashed with a CUDA error: RuntimeError: CUDA error: an illegal" in result.output
+    result = _crashed_with_a_cuda_error(fake_task, "cuda_error_at_sync.py")
     assert "nvfp4ctl/check/job.py\", line" in result.output and "in _call_and_compare" in result.output
     assert re.search(r"RuntimeError: CUDA error: an illegal memory access was encountered\n +no frame of the target in "
                      r"this traceback: CUDA reports a kernel's fault at a later call, so the failing kernel is the "

@@ -33,18 +33,15 @@ def test_a_spinning_kernel_is_killed_and_the_gpu_works_after_it() -> None:
     assert "1/1 pass" in after.output
 
 
-def test_an_illegal_address_crashes_its_test_and_the_next_runs_in_a_fresh_child() -> None:
-    check = nvfp4ctl("check", "--submission", str(FAULTS / "bad_address.py"), "--only", "4", "--only", "3")
+@pytest.mark.parametrize(("fault", "said"), [
+    ("bad_address.py", "an illegal memory access was encountered"),
+    ("trap.py", "unspecified launch failure (also how a kernel that executes trap ends"),
+])
+def test_a_fault_crashes_its_test_and_the_next_runs_in_a_fresh_child(fault: str, said: str) -> None:
+    check = nvfp4ctl("check", "--submission", str(FAULTS / fault), "--only", "4", "--only", "3")
     assert check.exit_code == 4, check.output
-    assert "an illegal memory access was encountered" in check.output
+    assert said in check.output
     assert "1/2 pass, 1 crash (test 4)" in check.output
-    bench = nvfp4ctl("bench", "--submission", str(FAULTS / "bad_address.py"), "--shape", "256,7168,256")
+    bench = nvfp4ctl("bench", "--submission", str(FAULTS / fault), "--shape", "256,7168,256")
     assert bench.exit_code == 4, bench.output
     assert "bench 256x7168x256 crashed with a CUDA error" in bench.output
-
-
-def test_a_trap_is_a_crash_that_says_it_may_be_a_trap() -> None:
-    check = nvfp4ctl("check", "--submission", str(FAULTS / "trap.py"), "--only", "4", "--only", "3")
-    assert check.exit_code == 4, check.output
-    assert "unspecified launch failure (also how a kernel that executes trap ends" in check.output
-    assert "1/2 pass, 1 crash (test 4)" in check.output

@@ -439,38 +439,37 @@ def test_a_byte_order_mark_at_the_start_of_an_inlined_file_is_left_out(tmp_path:
     assert submission.text.count("\ufeff") == 1
 
 
+def _refused_export_including(folder: Path, include: str) -> tuple[Path, int, Path, str]:
+    """(kernel, the include's line, the output not written, export's output flattened) for the HGMMA probe with
+    `include` added in `folder`, whose export must be refused (exit 2)."""
+    kernel = folder / "k.cu"
+    kernel.write_text(HGMMA_PROBE.read_text().replace('#include "nvfp4_gemm_api.h"',
+                                                      f'#include "nvfp4_gemm_api.h"\n{include}'))
+    line = kernel.read_text().splitlines().index(include) + 1
+    output = folder / "submission.py"
+    result = runner.invoke(app, ["export", "--kernel", str(kernel), "-o", str(output)])
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)  # a refusal, no traceback
+    return kernel, line, output, " ".join(result.output.split())
+
+
 def test_an_angle_bracket_include_of_a_header_beside_the_kernel_alone_stops_the_export(tmp_path: Path) -> None:
     """The compiler looks beside the including file only for a quoted include: the build fails on it as the
     leaderboard would, so export says how to write it, where it wrote a submission that could not build."""
     (tmp_path / "my_helpers.cuh").write_text("#pragma once\nint helper;\n")
-    kernel = tmp_path / "k.cu"
-    kernel.write_text(HGMMA_PROBE.read_text().replace('#include "nvfp4_gemm_api.h"',
-                                                      '#include "nvfp4_gemm_api.h"\n#include <my_helpers.cuh>'))
-    line = kernel.read_text().splitlines().index("#include <my_helpers.cuh>") + 1
-    output = tmp_path / "submission.py"
-    result = runner.invoke(app, ["export", "--kernel", str(kernel), "-o", str(output)])
-    assert result.exit_code == 2, result.output
-    flat = " ".join(result.output.split())
+    kernel, line, output, flat = _refused_export_including(tmp_path, "#include <my_helpers.cuh>")
     assert (f"{kernel}:{line}: #include <my_helpers.cuh> names {tmp_path / 'my_helpers.cuh'}, beside the file, where"
             ' the compiler looks only for #include "my_helpers.cuh"') in flat
     assert "nothing was written" in flat and not output.exists()
 
 
 def test_a_quoted_include_that_is_nowhere_stops_the_export(tmp_path: Path) -> None:
-    kernel = tmp_path / "k.cu"
-    kernel.write_text(HGMMA_PROBE.read_text().replace('#include "nvfp4_gemm_api.h"',
-                                                      '#include "nvfp4_gemm_api.h"\n#include "my_tiles.cuh"'))
-    line = kernel.read_text().splitlines().index('#include "my_tiles.cuh"') + 1
-    output = tmp_path / "submission.py"
-    result = runner.invoke(app, ["export", "--kernel", str(kernel), "-o", str(output)])
-    assert result.exit_code == 2, result.output
-    flat = " ".join(result.output.split())
+    kernel, line, output, flat = _refused_export_including(tmp_path, '#include "my_tiles.cuh"')
     assert (f'{kernel}:{line}: #include "my_tiles.cuh" not found where the build looks for it: not at'
             f" {tmp_path / 'my_tiles.cuh'} (from the file's folder), nor in the build's -I folder ") in flat
     assert "nothing was written" in flat and not output.exists()
     assert flat.endswith("(fix the path, or put the header where the build looks; a header of the leaderboard"
                          ' machine\'s is included as <my_tiles.cuh>)'), flat
-    assert result.exception is None or isinstance(result.exception, SystemExit)
 
 
 def test_a_header_of_the_users_out_of_reach_after_a_move_names_where_it_was_looked_for(tmp_path: Path,

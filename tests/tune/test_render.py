@@ -341,6 +341,17 @@ def test_compile_only_rows_show_one_named_kernel_and_count_the_kernels_changed(c
     assert payload["builds"][1]["kernel"] == WGMMA and payload["builds"][1]["kernels"][2] == [DIRECT_41, 64, 32768]
 
 
+def _two_compiled_candidates() -> TuneReport:
+    """A compile-only report of the start and one other candidate, each built for shape A."""
+    report = TuneReport(knobs=KNOBS, shapes=[A], compile_only=True)
+    start = start_configs(KNOBS, [A], None)[A]
+    for config, build in {start: _sm90_like((208, 148)), start.with_value("R_K", 2): _sm90_like((64, 64))}.items():
+        report.configs[config.id] = config
+        report.built_for[config.id] = [A]
+        report.builds[config.id] = build
+    return report
+
+
 @pytest.mark.parametrize("columns", [40, 10])
 def test_a_narrow_terminal_gets_the_compile_tables_values_whole(columns: int, capsys, monkeypatch) -> None:
     """At COLUMNS=40 the candidates table of tune --compile-only printed its candidate column one character
@@ -349,12 +360,7 @@ def test_a_narrow_terminal_gets_the_compile_tables_values_whole(columns: int, ca
 
     from nvfp4ctl.commands.tune import show
 
-    report = TuneReport(knobs=KNOBS, shapes=[A], compile_only=True)
-    start = start_configs(KNOBS, [A], None)[A]
-    for config, build in {start: _sm90_like((208, 148)), start.with_value("R_K", 2): _sm90_like((64, 64))}.items():
-        report.configs[config.id] = config
-        report.built_for[config.id] = [A]
-        report.builds[config.id] = build
+    report = _two_compiled_candidates()
     wide, narrow = (printed_at(width, lambda: show(report, "k.cu", verbose=False), monkeypatch, capsys)
                     for width in (400, columns))
     assert has_a_table(wide) and not has_a_table(narrow)
@@ -403,12 +409,7 @@ def test_the_compile_table_and_its_notes_find_their_reference_build_once(capsys,
     from nvfp4ctl.commands.tune import show
     from nvfp4ctl.tune import kernel_compare
 
-    report = TuneReport(knobs=KNOBS, shapes=[A], compile_only=True)
-    start = start_configs(KNOBS, [A], None)[A]
-    for config, build in {start: _sm90_like((208, 148)), start.with_value("R_K", 2): _sm90_like((64, 64))}.items():
-        report.configs[config.id] = config
-        report.built_for[config.id] = [A]
-        report.builds[config.id] = build
+    report = _two_compiled_candidates()
     looked_up = []
     found = kernel_compare.reference
     monkeypatch.setattr(kernel_compare, "reference", lambda builds: looked_up.append(1) or found(builds))
