@@ -443,8 +443,10 @@ def _refuse_another_problems_export(output: Path, existing: str, problem: str, f
     earlier = exported_problem(existing)
     if force or earlier is None or earlier == problem:
         return
-    raise UsageError(f"{output}{_where_it_leads(output)} is an export for {earlier}, not for {problem}, the problem of"
-                     " the kernel exported: nothing was written (--force replaces it, or -o another path)")
+    leads = _where_it_leads(output)
+    force_does = "--force writes over that file through the link" if leads else "--force replaces it"
+    raise UsageError(f"{output}{leads} is an export for {earlier}, not for {problem}, the problem of"
+                     f" the kernel exported: nothing was written ({force_does}, or -o another path)")
 
 
 def _where_it_leads(output: Path) -> str:

@@ -484,7 +484,7 @@ def test_an_export_for_another_problem_is_not_replaced_without_force(tmp_path: P
     assert result.exit_code == 2, result.output
     assert _flat(result.output) == (
         f"error: {link} (a link to {gemm_export}) is an export for nvfp4_gemm, not for nvfp4_gemv, the problem of the"
-        " kernel exported: nothing was written (--force replaces it, or -o another path)")
+        " kernel exported: nothing was written (--force writes over that file through the link, or -o another path)")
     assert gemm_export.read_text() == before and link.is_symlink()
     # nvfp4ctl's plain-torch GEMV export is refused alike; --force replaces it, and a GEMV export then freely
     result = runner.invoke(app, ["export", "--kernel", "default", "-o", str(gemm_export)])
