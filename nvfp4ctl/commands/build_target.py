@@ -87,10 +87,14 @@ def _each_kernel_once(sources: list[Path]) -> tuple[list[Path], str]:
 def _named_again(resolved: Path, names: list[Path]) -> str:
     """"a.cu is named twice", "l.cu leads to a.cu", "l.cu and m.cu both lead to a.cu": one kernel's names."""
     spelled = list(dict.fromkeys(str(name) for name in names))
+    times = "twice" if len(names) == 2 else f"{len(names)} times"
     if len(spelled) == 1:
-        return f"{spelled[0]} is named {'twice' if len(names) == 2 else f'{len(names)} times'}"
+        return f"{spelled[0]} is named {times}"
     target = short_path(resolved)
-    links = [name for name in spelled if name != target and Path(name).absolute() != resolved]
+    # a name whose path, `..` folded, is the file's own is the file spelt another way (./k.cu, its absolute path)
+    links = [name for name in spelled if Path(os.path.normpath(Path(name).absolute())) != resolved]
+    if not links:
+        return f"{target} is named {times} ({', '.join(spelled)})"
     if len(links) < len(spelled):  # the file itself was named too
         return f"{', '.join(links)} {'leads' if len(links) == 1 else 'lead'} to {target}, named too"
     return f"{', '.join(links)} all lead to {target}" if len(links) > 2 else f"{' and '.join(links)} both lead to {target}"
@@ -190,6 +194,8 @@ def _own_problem(submission: Path) -> tuple[str, str] | None:
     # read as the build reads it (source_bytes), so the problem judged by is that of the bytes built
     as_run = Path(os.path.abspath(submission))
     try:
+        if not as_run.is_file():  # a FIFO would block the read: the build refuses it in its own words
+            return None
         text = io.TextIOWrapper(io.BytesIO(source_bytes(as_run)), encoding="utf-8", errors="replace").read()
     except (OSError, ValueError):
         return None

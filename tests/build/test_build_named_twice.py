@@ -48,6 +48,12 @@ def test_a_kernel_named_twice_is_built_once(compiled: list[str], named: list[str
     assert said.count("a.cu (given)") == 1, said  # one header line
 
 
+def test_a_kernel_spelt_two_ways_is_named_twice_not_a_link(compiled: list[str], tmp_path: Path) -> None:
+    """a.cu and its absolute path: the note named nobody (`note:  lead to a.cu, named too`)."""
+    said = flat(runner.invoke(app, ["build", "a.cu", str(tmp_path / "a.cu")]).output)
+    assert compiled == ["a.cu"] and f"note: a.cu is named twice (a.cu, {tmp_path / 'a.cu'}): built once" in said, said
+
+
 def test_two_kernels_are_two(compiled: list[str], tmp_path: Path) -> None:
     (tmp_path / "b.cu").write_text(KERNEL.replace("p[0] = 1.0f", "p[0] = 2.0f"))
     said = flat(runner.invoke(app, ["build", "a.cu", "b.cu"]).output)

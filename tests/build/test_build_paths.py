@@ -251,6 +251,26 @@ def test_a_submission_with_other_files_names_what_build_takes(tmp_path: Path, na
                                     f" got {', '.join(map(str, paths))}")
 
 
+def test_a_fifo_named_py_is_refused_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check of the problem a submission names itself read the file first: a FIFO blocked the build for ever."""
+    import os
+    import signal
+
+    os.mkfifo(tmp_path / "fifo.py")
+    monkeypatch.chdir(tmp_path)
+    def blocked(*_: object) -> None:
+        raise RuntimeError("the build blocked on the FIFO")  # no OSError: the read's own handling would take it
+
+    before = signal.signal(signal.SIGALRM, blocked)
+    signal.alarm(20)
+    try:
+        result = runner.invoke(app, ["build", "fifo.py"])
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, before)
+    assert result.exit_code == 2 and _flat(result.output) == "error: fifo.py is not a regular file: a submission is a .py file"
+
+
 def test_a_device_file_is_not_a_regular_file() -> None:
     result = runner.invoke(app, ["build", "/dev/null", "--arch", "sm_90a"])
     assert result.exit_code == 2 and _flat(result.output) == "error: /dev/null is not a regular file: a kernel source is a .cu file"
