@@ -573,6 +573,9 @@ def _cache_folder_error(error: OSError) -> NvfpError | None:
     hit = Path(os.path.abspath(str(error.filename)))
     setting = f" ({Env.CACHE})" if env_str(Env.CACHE) else ""
     if usable:
+        if isinstance(error, (FileExistsError, NotADirectoryError)):  # a file where the cache keeps a folder
+            return UsageError(f"cannot use the cache folder {root}{setting}: {hit}: a file is where nvfp4ctl keeps a"
+                              f" folder; remove it, or point {Env.CACHE} at another folder")
         if not isinstance(error, PermissionError):
             return None  # the folder is fine: a full disk or a lost build file is a real failure, shown as one
         # a part of a shared cache that another user made and the group may not write (locks/, tmp/, a

@@ -320,6 +320,20 @@ def test_a_relative_cache_setting_naming_a_file_is_one_line_exit_2(tmp_path, mon
     assert "error: cannot use the cache folder cachefile (NVFP4CTL_CACHE): Not a directory" in result.output
 
 
+def test_a_file_where_the_cache_keeps_its_locks_folder_is_one_line_exit_2(tmp_path, monkeypatch):
+    """A file named locks in a writable cache folder was a FileExistsError traceback, exit 1."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "locks").write_text("")
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(cache))
+    kernel = tmp_path / "k.cu"
+    kernel.write_text("__global__ void k(float* p) { p[0] = 1.f; }\n")
+    result = CliRunner().invoke(app, ["build", str(kernel), "--arch", "sm_90a"])
+    assert result.exit_code == 2, result.output
+    assert (f"error: cannot use the cache folder {cache} (NVFP4CTL_CACHE): {cache / 'locks'}: a file is where nvfp4ctl"
+            " keeps a folder; remove it, or point NVFP4CTL_CACHE at another folder") in " ".join(result.output.split())
+
+
 @pytest.mark.parametrize("under", [("a", "b"), ()])
 def test_a_cache_folder_under_a_dangling_link_is_one_line_exit_2(tmp_path, monkeypatch, under):
     """Making it fails on the link (above it, or the cache folder itself), not on a path inside the cache
