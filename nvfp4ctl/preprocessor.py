@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from nvfp4ctl.condition_value import NO_MACROS, Macros, condition_value, defined_value
 from nvfp4ctl.cpp_lexer import Lexed, blank, spaces
+from nvfp4ctl.preamble import BYTE_ORDER_MARK
 
 _LOGICAL_LINE = re.compile(r"(?:\\\r?\n|[^\n])*\n?")  # a physical line and those its backslashes join
 _CONDITIONAL = re.compile(r"[ \t]*#[ \t]*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b(.*)", re.DOTALL)
@@ -39,6 +40,8 @@ class Include:
 def live_code(text: str, macros: Macros = NO_MACROS) -> str:
     """`text` with comments and the groups the preprocessor certainly skips blanked; `macros`: those whose
     state is known, so that the groups they rule out are certainly skipped too."""
+    if text.startswith(BYTE_ORDER_MARK):  # nvcc skips it: the first line's directive is one (offsets kept)
+        text = " " + text[1:]
     lexed = blank(text)
     return _without_skipped_groups(_without_comments(text, lexed), lexed.code, macros)
 

@@ -70,6 +70,15 @@ def test_key_follows_a_header_the_kernel_includes_with_angle_brackets(tmp_path: 
     assert builder.has_build(kernel, "sm_90a") is False  # a new key: the next build compiles the edit
 
 
+def test_a_header_a_kernel_saved_with_a_byte_order_mark_includes_first_is_one_of_its_inputs(tmp_path: Path) -> None:
+    """The mark before the first line's `#include` hid that directive: the header was no input, so editing it
+    kept the cached build (nvcc skips the mark and reads the include)."""
+    (tmp_path / "tiles.cuh").write_text("#pragma once\n")
+    kernel = tmp_path / "k.cu"
+    kernel.write_bytes(b"\xef\xbb\xbf" + b'#include "tiles.cuh"\n__global__ void k() {}\n')
+    assert (tmp_path / "tiles.cuh").resolve() in [path.resolve() for path in sources.local_headers(kernel)]
+
+
 def test_entries_live_under_the_cache_env(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "c"))
     entry = cache.entry_dir(project / "sm90" / "k.cu", "sm_90a", "ab" * 32)
