@@ -320,18 +320,24 @@ def test_a_relative_cache_setting_naming_a_file_is_one_line_exit_2(tmp_path, mon
     assert "error: cannot use the cache folder cachefile (NVFP4CTL_CACHE): Not a directory" in result.output
 
 
-def test_a_file_where_the_cache_keeps_its_locks_folder_is_one_line_exit_2(tmp_path, monkeypatch):
-    """A file named locks in a writable cache folder was a FileExistsError traceback, exit 1."""
-    cache = tmp_path / "cache"
-    cache.mkdir()
-    (cache / "locks").write_text("")
+def _build_with_the_cache(tmp_path, monkeypatch, cache) -> str:
+    """A kernel's build with NVFP4CTL_CACHE=`cache`, refused (exit 2): its output flattened."""
     monkeypatch.setenv("NVFP4CTL_CACHE", str(cache))
     kernel = tmp_path / "k.cu"
     kernel.write_text("__global__ void k(float* p) { p[0] = 1.f; }\n")
     result = CliRunner().invoke(app, ["build", str(kernel), "--arch", "sm_90a"])
     assert result.exit_code == 2, result.output
+    return " ".join(result.output.split())
+
+
+def test_a_file_where_the_cache_keeps_its_locks_folder_is_one_line_exit_2(tmp_path, monkeypatch):
+    """A file named locks in a writable cache folder was a FileExistsError traceback, exit 1."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "locks").write_text("")
+    said = _build_with_the_cache(tmp_path, monkeypatch, cache)
     assert (f"error: cannot use the cache folder {cache} (NVFP4CTL_CACHE): {cache / 'locks'}: a file is where nvfp4ctl"
-            " keeps a folder; remove it, or point NVFP4CTL_CACHE at another folder") in " ".join(result.output.split())
+            " keeps a folder; remove it, or point NVFP4CTL_CACHE at another folder") in said
 
 
 @pytest.mark.parametrize("under", [("a", "b"), ()])
@@ -340,13 +346,9 @@ def test_a_cache_folder_under_a_dangling_link_is_one_line_exit_2(tmp_path, monke
     folder; the line said "File exists (.../link)", which names no fault: it says the link's folder is missing."""
     (tmp_path / "link").symlink_to(tmp_path / "gone")
     cache = tmp_path.joinpath("link", *under)
-    monkeypatch.setenv("NVFP4CTL_CACHE", str(cache))
-    kernel = tmp_path / "k.cu"
-    kernel.write_text("__global__ void k(float* p) { p[0] = 1.f; }\n")
-    result = CliRunner().invoke(app, ["build", str(kernel), "--arch", "sm_90a"])
-    assert result.exit_code == 2, result.output
+    said = _build_with_the_cache(tmp_path, monkeypatch, cache)
     assert (f"error: cannot use the cache folder {cache} (NVFP4CTL_CACHE): {tmp_path / 'link'} is a link to a missing"
-            f" folder ({tmp_path / 'gone'}); point NVFP4CTL_CACHE at a writable folder") in " ".join(result.output.split())
+            f" folder ({tmp_path / 'gone'}); point NVFP4CTL_CACHE at a writable folder") in said
 
 
 @pytest.mark.parametrize("named", ["k.cu", "submission.py"])
