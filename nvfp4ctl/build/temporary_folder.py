@@ -33,3 +33,12 @@ def require_usable_tmpdir(cwd: Path | None = None) -> None:
         return
     raise UsageError(f"TMPDIR={setting}: {reason}; the compilers write their intermediate files there:"
                      " create it, or point TMPDIR at a writable folder (or unset it for /tmp)")
+
+
+def require_places_a_compile_writes() -> None:
+    """TMPDIR and the cache folder, both the user's settings: where either is unusable, one line (exit 2) before a
+    progress line says a compile began, where each compile would read as failing."""
+    from nvfp4ctl.build.cache import require_usable_cache
+
+    require_usable_tmpdir()
+    require_usable_cache()

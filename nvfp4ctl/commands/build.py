@@ -78,11 +78,11 @@ def command(
     """Compile kernels or a submission.py into the build cache (cross-compiles without a GPU) and check their SASS."""
     from nvfp4ctl.build import CompileError, build_kernel
     from nvfp4ctl.build.builder import has_build
-    from nvfp4ctl.build.cache import CacheFolderRemoved, require_usable_cache
+    from nvfp4ctl.build.cache import CacheFolderRemoved
     from nvfp4ctl.build.compile import CompileTimeout
     from nvfp4ctl.build.read_once import reading_once
     from nvfp4ctl.build.sources import kernel_not_text_warnings, override_note_of, shadow_note_of
-    from nvfp4ctl.build.temporary_folder import require_usable_tmpdir
+    from nvfp4ctl.build.temporary_folder import require_places_a_compile_writes
     from nvfp4ctl.progress_lines import progress_lines
 
     from nvfp4ctl.commands.build_target import (headers, resolve_build_target, say_its_own_problem,
@@ -136,8 +136,7 @@ def command(
                                   for note in (override_note_of(source), shadow_note_of(source)) if note is not None):
             console.info(f"note: {note}")
         if any(has_build(source, target) is False for source, target in plan):
-            require_usable_tmpdir()  # the user's setting: one line, where each kernel would read as failing
-            require_usable_cache()  # as is the cache folder's, before a progress line says a compile began
+            require_places_a_compile_writes()
         task = progress.add_task("building", total=len(plan))
         for source, target in plan:
             step = (f"{source.name} ({target}): built before, taken from nvfp4ctl's build cache"

@@ -243,8 +243,7 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
                                                  includes_cutlass_anywhere, machine_cutlass_note, refuse_strs_for_lists,
                                                  refuse_unknown_arch, refuse_unreadable, refuse_unsplittable,
                                                  unit_headers)
-    from nvfp4ctl.build.cache import require_usable_cache
-    from nvfp4ctl.build.temporary_folder import require_usable_tmpdir
+    from nvfp4ctl.build.temporary_folder import require_places_a_compile_writes
 
     for extension in sources.extensions:  # before the arch: without the code, "cannot tell the arch" misleads
         refuse_unreadable(sources, extension)
@@ -292,8 +291,7 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
     said_not_text: set[Path] = set()  # a load() file or header of several extensions is warned of once
     if any(not has_build(sources, extension, target) for extension in sources.extensions if id(extension) in targets
            for target in _runs(sources, extension, targets[id(extension)][0])):
-        require_usable_tmpdir()  # the user's setting: one line, before a progress line says a compile began
-        require_usable_cache()  # the cache folder's too
+        require_places_a_compile_writes()
     # an extension compiles for tens of seconds (CUTLASS's for minutes): without a bar, plain lines say which
     with console.progress() as progress, progress_lines(console, len(sources.extensions)) as lines:
         task = progress.add_task("compiling", total=len(sources.extensions))
