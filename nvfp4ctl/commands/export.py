@@ -147,7 +147,7 @@ def _plain_torch(problem: str) -> Path | None:
 
 
 def _export_plain_torch(source: Path, output: Path, problem: str, force: bool, task: Path | None,
-                        arch: ArchChoice | None, because: tuple[Path, str] | None) -> str:
+                        arch: ArchChoice | None, whose: str | None) -> str:
     """`--kernel default` where nvfp4ctl ships no B200 kernel: the exact plain-torch submission that
     `check --kernel default` runs, written as it is (no CUDA in it to compile, for any arch). Its run-log result."""
     from nvfp4ctl.export import export_plain_torch
@@ -158,7 +158,7 @@ def _export_plain_torch(source: Path, output: Path, problem: str, force: bool, t
         console.warn(f"--arch {arch.value} is not used: the plain-torch submission holds no CUDA to compile")
     console.ok(f"wrote {_shown(output)} ({byte_size(len(text.encode()))}): {source.name}, nvfp4ctl's exact plain-torch"
                f" submission for {problem} (nvfp4ctl ships no B200 kernel for it)")
-    _say_whose(output, because)
+    _say_whose(output, whose)
     console.info(_next_line(output))
     return f"wrote {output.name} from {source.name} (plain torch)"
 
@@ -186,10 +186,11 @@ def _shown(output: Path) -> str:
     return relative if len(relative) < len(str(output)) else str(output)
 
 
-def _say_whose(output: Path, because: tuple[Path, str] | None) -> None:
-    """Where the default output is no ./submission.py, that it is the task's: the file check and bench run."""
-    if because is not None and output.resolve() != (Path.cwd() / output.name).resolve():
-        get_console().info(f"{_shown(output)} is the task's submission ({because[1]}), the file check and bench run;"
+def _say_whose(output: Path, whose: str | None) -> None:
+    """Where the default output is no ./submission.py, that it is the task's: the file check and bench run.
+    `whose`: why it is the task's (its `submission:`, beside it: _task_submission); None for an -o."""
+    if whose is not None and output.resolve() != (Path.cwd() / output.name).resolve():
+        get_console().info(f"{_shown(output)} is the task's submission ({whose}), the file check and bench run;"
                            " -o PATH writes another")
 
 
@@ -329,7 +330,7 @@ def command(
         output = because[0] if because is not None else Path(SUBMISSION_FILE)
     if kernel is not None and not named and _default_name(problem) is None and (torch_target := _plain_torch(problem)):
         _note_source(torch_target, TAKEN_BY_DEFAULT)
-        result = _export_plain_torch(torch_target, output, problem, force, task, arch, because)
+        result = _export_plain_torch(torch_target, output, problem, force, task, arch, because and because[1])
         return _written_from(torch_target, TAKEN_BY_DEFAULT, output, result)
     source = default_kernel(kernel, problem, None if arch is None else arch.value)
     taken = "--kernel" if named else TAKEN_BY_DEFAULT if kernel is not None else f"export's default for {problem}"
@@ -358,7 +359,7 @@ def command(
                      "run `nvfp4ctl check` on that GPU before submitting")
     size = byte_size(len(submission.written.encode()))  # the file as written: any `#!` line kept above it too
     console.ok(f"wrote {_shown(output)} ({size}): {source.name} for {submission.arch}, {plural(len(submission.embedded), 'file')} embedded")
-    _say_whose(output, because)
+    _say_whose(output, because and because[1])
     if _never_built(source, submission.arch):
         console.info(f"hint: {short_path(source)} as it is now has no build for {submission.arch} in nvfp4ctl's cache"
                      f" (never built here, or its build failed): export does not compile it; `nvfp4ctl build"
