@@ -21,7 +21,7 @@ from pathlib import Path
 
 from nvfp4ctl.bench.settings import TimingSettings, same_settings, settings_of
 from nvfp4ctl.problems import DEFAULT_PROBLEM
-from nvfp4ctl.runlog import RunEntry, logged_path, split_target
+from nvfp4ctl.runlog import RunEntry, TimeFloor, logged_path, split_target, time_order
 
 # relative; measured on H100s: consecutive benches' geomeans up to 1.3 % apart with the settle phase
 # (2026-11-28), short shapes' per-process offsets up to 2-3 %
@@ -131,13 +131,24 @@ def _target_path(cell: str, root: Path, log_folder: Path | None) -> Path | None:
     return logged_path(path, root, log_folder) if path else None
 
 
+@dataclass(frozen=True)
+class _Candidate:
+    entry: RunEntry
+    logged: LoggedBench
+    when: tuple[str, int]  # its time (runlog.time_order), then its place from the log's end, negated: later is more
+
+
 def find_previous(newest_first: Iterable[RunEntry], target: Path, gpu: str, shapes: Collection[str],
                   root: Path | None = None, problem: str | None = None,
                   log_folder: Path | None = None, settings: TimingSettings | None = None,
-                  other_settings: list[RunEntry] | None = None) -> tuple[RunEntry, LoggedBench] | None:
+                  other_settings: list[RunEntry] | None = None,
+                  floor: TimeFloor | None = None) -> tuple[RunEntry, LoggedBench] | None:
     """The latest successful bench of `target` (by path) on `gpu` that timed all of `shapes`; failing
     that, the latest that timed at least one of them (a full bench is not judged by an `--only` run).
-    `newest_first` is the run log from its end (runlog.newest_first), taken only up to that bench.
+    The latest by the time logged (runlog.time_order, as log --trend orders runs), of one second the later
+    line: a log merged by hand holds an older run below a later one.
+    `newest_first` is the run log from its end (runlog.newest_first); `floor`, the TimeFloor it was read with,
+    is set to the full bench found, so that no older line is parsed.
     `log_folder` is the run log's folder, where its "./" paths start; `root` the user's folder, where an
     older line's relative path starts (default: the working directory): a log shared by two folders
     names the one's submission.py apart from the other's, but on its older lines both are one.
@@ -149,10 +160,13 @@ def find_previous(newest_first: Iterable[RunEntry], target: Path, gpu: str, shap
     say why it compared with an older one, or with none."""
     root = root or Path.cwd()
     wanted = target.resolve()
-    found: tuple[RunEntry, LoggedBench] | None = None  # a partial match until a full one
-    passed_over: list[RunEntry] = []  # for their settings, newest first
-    newer: int | None = None  # how many of those are newer than `found`; None: all
-    for entry in newest_first:
+    full: _Candidate | None = None
+    partial: _Candidate | None = None  # the latest that timed some of the shapes, for want of a full one
+    passed_over: list[tuple[tuple[str, int], RunEntry]] = []  # for their settings
+    for place, entry in enumerate(newest_first):
+        when = (time_order(entry.time), -place)
+        if full is not None and when <= full.when:  # older than the full bench found: it cannot be the latest
+            continue
         if entry.subcommand != "bench" or entry.exit_code != "0" or entry.gpu != gpu:
             continue
         if problem is not None and logged_problem(entry) != problem:
@@ -163,16 +177,19 @@ def find_previous(newest_first: Iterable[RunEntry], target: Path, gpu: str, shap
         if logged is None or not any(key in logged.shapes for key in shapes):
             continue
         if settings is not None and not same_settings(settings_of(entry.command), settings, logged_problem(entry)):
-            passed_over.append(entry)
+            passed_over.append((when, entry))
             continue
-        full = all(key in logged.shapes for key in shapes)
-        if full or found is None:
-            found, newer = (entry, logged), len(passed_over)
-        if full:
-            break
+        if all(key in logged.shapes for key in shapes):
+            full = _Candidate(entry, logged, when)
+            if floor is not None:
+                floor.time = entry.time
+        elif full is None and (partial is None or when > partial.when):
+            partial = _Candidate(entry, logged, when)
+    found = full or partial
     if other_settings is not None:
-        other_settings.extend(passed_over[:newer])
-    return found
+        newest = sorted(passed_over, key=lambda later: later[0], reverse=True)
+        other_settings.extend(entry for when, entry in newest if found is None or when > found.when)
+    return (found.entry, found.logged) if found is not None else None
 
 
 def compare(previous: tuple[RunEntry, LoggedBench], geomean: Timing, shapes: Sequence[tuple[str, Timing]],

@@ -21,7 +21,7 @@ from nvfp4ctl.bench.history import LoggedBench, logged_problem, parse_result_lin
 from nvfp4ctl.bench.settings import TimingSettings, settings_of
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.runlog import (CPU_DEVICE_LABEL, LOG_RELATIVE, RunEntry, folder_target, logged_path, split_target,
-                             time_shown)
+                             time_order, time_shown)
 from nvfp4ctl.words import plural
 
 GEOMEAN = "geomean"
@@ -162,10 +162,9 @@ def collect(entries: Iterable[RunEntry], root: Path, target: Path | None = None,
         order[key] = index
     for trend in groups.values():
         # a log merged by hand holds its lines out of time order: a trend, its span and its first -> last go by
-        # time. UTC stamps of one form (time_shown writes each form the log has held as "2026-11-26 01:00:00")
-        # compare as text; a stable sort keeps runs of the same second in file order.
-        trend.runs.sort(key=lambda run: time_shown(run.time))
-    latest = {key: time_shown(trend.runs[-1].time) for key, trend in groups.items()}  # sorted: the last is the latest
+        # time, as bench's previous run does (runlog.time_order); a stable sort keeps runs of one second in file order
+        trend.runs.sort(key=lambda run: time_order(run.time))
+    latest = {key: time_order(trend.runs[-1].time) for key, trend in groups.items()}  # sorted: the last is the latest
     trends = [groups[key] for key in sorted(groups, key=lambda k: (latest[k], order[k]), reverse=True)]
     if last:
         for trend in trends:

@@ -169,10 +169,11 @@ def compare_with_log(report: BenchReport, target: Path, problem: str | None = No
     from nvfp4ctl.workspace import user_folder
 
     memory = memory_path()
-    with closing(runlog.newest_first(memory)) as newest_first:  # read from the end, as far as needed
+    floor = runlog.TimeFloor()  # read from the end, parsing no line older than the bench found
+    with closing(runlog.newest_first(memory, floor=floor)) as newest_first:
         previous = history.find_previous(newest_first, target, report.gpu, [s.key for s in report.shapes],
                                          user_folder(), problem, runlog.log_folder_of(memory), settings,
-                                         other_settings)
+                                         other_settings, floor)
     if previous is None:
         return None
     return history.compare(previous, history.Timing(report.geomean_us, report.geomean_err_us), report.timings(),

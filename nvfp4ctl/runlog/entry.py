@@ -73,6 +73,14 @@ def time_shown(time: str) -> str:
     """A logged time stamp as `log` and its trend show it: "2025-01-02 03:04:05" for "2025-01-02T03:04:05Z"."""
     return time.replace("T", " ").rstrip("Z")
 
+
+def time_order(time: str) -> str:
+    """The key every reader puts logged runs in time order by (log --trend's runs, the previous bench compared
+    with), not by their lines' places: a log merged by hand holds them out of order. UTC stamps of one form
+    (time_shown writes each form the log has held as "2026-11-26 01:00:00") compare as text; runs of the same
+    second go by file order, the later line the later run (a stable sort keeps it)."""
+    return time_shown(time)
+
 # How every problem is named: nvfp4ctl's ("nvfp4_dual_gemm"), or one a user defines ("mypkg.problems:MY_GEMM",
 # as --problem and task.yml name it). A last cell of that form that names no known problem is a problem still
 # (a later nvfp4ctl's, or the user's own: its own trend); any other is a note typed after a line with no problem.

@@ -11,7 +11,7 @@ from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from nvfp4ctl.runlog.entry import RunEntry, looks_like_a_run
+from nvfp4ctl.runlog.entry import SEPARATOR, RunEntry, looks_like_a_run, time_order
 from nvfp4ctl.runlog.files import _decoded, _previous_bytes, _wide_encoding
 from nvfp4ctl.runlog.section import _block_tokens, _lines_with_breaks, _log_section, _LogSection, _names_the_log
 
@@ -186,19 +186,39 @@ def _text_of(piece: bytes) -> str:
 _BLOCK_BYTES = 1 << 16
 
 
-def newest_first(memory: Path, unread: list[str] | None = None) -> Generator[RunEntry, None, None]:
+@dataclass
+class TimeFloor:
+    """The logged time of the run a reader of the log from its end has found, set by that reader: no run logged
+    at or before it (time_order; of the same second, an earlier line) can be a later one. newest_first passes
+    such lines over unparsed, so a log in time order is parsed only back to that run, and a log merged by hand,
+    later runs above earlier ones, is still read whole for them."""
+
+    time: str = ""
+
+    def passes_over(self, line: str) -> bool:
+        if not self.time or not line.startswith("- "):
+            return False
+        logged = line[2:].split(SEPARATOR, 1)[0]  # the time cell, as RunEntry.from_line cuts it
+        return time_order(logged) <= time_order(self.time)
+
+
+def newest_first(memory: Path, unread: list[str] | None = None,
+                 floor: TimeFloor | None = None) -> Generator[RunEntry, None, None]:
     """read(memory) newest first, parsed from the end of the run-log section only as far as the caller goes
-    (a log of years of runs is tens of MB; bench's comparison stops at the previous bench of its target).
+    (a log of years of runs is tens of MB) and, with a `floor`, none logged at or before it (TimeFloor).
     The file is read whole, once, for where its section ends (_log_section, which the append also reads
     it for): the runs are the section's, never a line of a section of the user's below it. `unread`
     receives the lines passed over that were meant as runs but do not read as one (looks_like_a_run)."""
-    yield from newest_first_in(read_log(memory), unread)  # a folder fails here, saying so
+    yield from newest_first_in(read_log(memory), unread, floor)  # a folder fails here, saying so
 
 
-def newest_first_in(log: RunLogBytes, unread: list[str] | None = None) -> Generator[RunEntry, None, None]:
+def newest_first_in(log: RunLogBytes, unread: list[str] | None = None,
+                    floor: TimeFloor | None = None) -> Generator[RunEntry, None, None]:
     """newest_first of a run log already read (read_log)."""
     for start, end in reversed(log.unfenced() or []):
         for line in _lines_from_the_end(log.data, start, end):
+            if floor is not None and floor.passes_over(line):
+                continue
             if (entry := RunEntry.from_line(line)) is not None:
                 yield entry
             elif unread is not None and looks_like_a_run(line):

@@ -175,6 +175,64 @@ def test_the_previous_bench_is_looked_up_from_the_end_of_the_log(tmp_path: Path,
     assert whole_log is not None and whole_log[0] == previous
 
 
+def _at(entry: RunEntry, time: str) -> RunEntry:
+    return replace(entry, time=time)
+
+
+def test_the_previous_bench_of_a_log_merged_by_hand_is_the_latest_by_the_time_logged(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A log merged by hand holds a later bench above an earlier one: bench compared with the line nearest the
+    log's end, the earlier run, where log --trend already ordered runs by time."""
+    from types import SimpleNamespace
+
+    from nvfp4ctl.commands.bench import compare_with_log
+
+    kernel = tmp_path / "k.cu"
+    kernel.write_text("x")
+    later = _at(_entry(f"{kernel}@bbb", result_line(Timing(39.0, 0.1), SHAPES)), "2026-11-26T02:00:00Z")
+    earlier = _at(_entry(f"{kernel}@aaa", result_line(Timing(40.0, 0.1), SHAPES)), "2026-11-26T01:00:00Z")
+    check = _at(_entry(f"{kernel}@ccc", "10/10 pass", command="nvfp4ctl check"), "2026-11-26T03:00:00Z")
+    memory = tmp_path / "MEMORY.md"
+    memory.write_text(runlog.HEADING + "\n\n" + later.to_line() + check.to_line() * 3 + earlier.to_line())
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    report = SimpleNamespace(gpu=GPU, shapes=[SimpleNamespace(key=key) for key, _ in SHAPES], geomean_us=38.0,
+                             geomean_err_us=0.1, timings=lambda: SHAPES)
+    comparison = compare_with_log(report, kernel)  # type: ignore[arg-type]
+    assert comparison is not None and comparison.entry == later
+    keys = [key for key, _ in SHAPES]
+    found = find_previous(reversed(runlog.read(memory)), kernel, GPU, keys, tmp_path)
+    assert found is not None and found[0] == later
+
+
+def test_of_two_benches_logged_in_one_second_the_later_line_is_the_previous_bench(tmp_path: Path) -> None:
+    kernel = tmp_path / "k.cu"
+    kernel.write_text("x")
+    keys = [key for key, _ in SHAPES]
+    first = _entry(f"{kernel}@aaa", result_line(Timing(40.0, 0.1), SHAPES))
+    second = _entry(f"{kernel}@bbb", result_line(Timing(39.0, 0.1), SHAPES))
+    found = find_previous([second, first], kernel, GPU, keys, tmp_path)  # newest first: `second` is the later line
+    assert found is not None and found[0] is second
+
+
+def test_an_only_run_and_a_quick_bench_are_judged_by_the_time_logged_too(tmp_path: Path) -> None:
+    """Where no bench timed every shape the latest partial one counts, and the benches passed over for their
+    settings are those later than it: both by the time logged, not by the line's place."""
+    kernel = tmp_path / "k.cu"
+    kernel.write_text("x")
+    keys = [key for key, _ in SHAPES]
+    late_only = _at(_entry(f"{kernel}@bbb", result_line(Timing(98.0, 0.1), SHAPES[:1])), "2026-11-26T03:00:00Z")
+    early_only = _at(_entry(f"{kernel}@aaa", result_line(Timing(99.0, 0.1), SHAPES[:1])), "2026-11-26T01:00:00Z")
+    quick_before = _at(_entry(f"{kernel}@ccc", result_line(Timing(45.0, 0.9), SHAPES), command="nvfp4ctl bench"
+                              " --max-repeats 3"), "2026-11-26T02:00:00Z")
+    quick_after = replace(quick_before, time="2026-11-26T04:00:00Z", target=f"{kernel}@ddd")
+    passed_over: list[RunEntry] = []
+    newest_first = [early_only, quick_before, quick_after, late_only]  # file order: late_only on top, merged in
+    found = find_previous(newest_first, kernel, GPU, keys, tmp_path, settings=TimingSettings(),
+                          other_settings=passed_over)
+    assert found is not None and found[0] is late_only
+    assert passed_over == [quick_after]
+
+
 def test_find_previous_skips_a_bench_of_another_problem_at_the_same_path(tmp_path: Path) -> None:
     """A log shared by two folders names each one's submission.py alike, and the GEMM's and the dual
     GEMM's shape keys are alike: the dual GEMM's bench was compared with the GEMM's times."""
