@@ -19,6 +19,9 @@ def main() -> None:
     try:
         from nvfp4ctl.cli import main as run
     except KeyboardInterrupt:
+        # No run-log line, on purpose (docs/commands.md, exit codes): the run log's code is part of what was
+        # loading, and loading it again to write one would hold back the exit the Ctrl-C asked for. From the
+        # moment the command line is read, a Ctrl-C is logged (cli.py).
         _say_interrupted()
         raise SystemExit(INTERRUPTED) from None
     run()

@@ -689,7 +689,6 @@ def _run(command: Callable[..., Outcome], added: list[str], args: tuple, kwargs:
     """The command's outcome; its errors and Ctrl-C turned into one line and the outcome that says so.
     Its set-up is inside the handling too, so a Ctrl-C at any point of the run is "interrupted"."""
     try:
-        workspace.reset()
         # each run says a $CUTLASS_PATH passed over once (tests run many); a run that never loaded the
         # lookup has said nothing, and the commands that look nothing up need not import it
         if (toolchain := sys.modules.get("nvfp4ctl.build.toolchain")) is not None:
@@ -808,12 +807,19 @@ def _logged(name: str, command: Callable[..., Outcome], record: bool = True, rea
 
     @functools.wraps(command)
     def wrapper(*args: object, **kwargs: object) -> None:
-        if record or reads_log:
-            _refuse_a_run_log_that_is_not_one(json_mode, kwargs)
+        # From here, the command line parsed, a Ctrl-C is the run's and logged: the run log's setting is judged
+        # inside the handling (its first use loads the run log's code), where a Ctrl-C then left no line.
         try:
+            workspace.reset()
+            if record or reads_log:
+                _refuse_a_run_log_that_is_not_one(json_mode, kwargs)
             outcome = _run(command, added, args, kwargs, json_mode)
-        except KeyboardInterrupt:  # a second Ctrl-C while the first one's (or an error's) line was shown
+        except typer.Exit:  # the setting names no run log: nothing ran, and no log is there to add to
+            raise
+        except KeyboardInterrupt:  # as the setting was judged, or a second one while the first's line was shown
             _say_interrupted()
+            with contextlib.suppress(KeyboardInterrupt):  # not after a document already given (json_written)
+                _json_failure(json_mode, kwargs, "interrupted", ExitCode.INTERRUPTED)
             outcome = _stopped("interrupted", ExitCode.INTERRUPTED)
         except Exception as crash:  # a bug of nvfp4ctl's: its traceback follows, and the run log says the run ended so
             if record:

@@ -112,6 +112,30 @@ def test_ctrl_c_while_a_command_starts_is_the_tools_interrupt(monkeypatch):
     assert runlog.read(memory_path())[-1].result == "interrupted"
 
 
+@pytest.mark.parametrize("line", [["check", "--only", "3"], ["bench", "--json", "--shape", "128x128x256"]],
+                         ids=["check", "bench-json"])
+def test_ctrl_c_as_the_run_log_setting_is_judged_is_logged(monkeypatch, line):
+    """The first step after the command line is parsed, NVFP4CTL_MEMORY judged (loading the run log's code): a Ctrl-C
+    there said "interrupted" and exited 130 with no run-log line, where one a moment later has its line."""
+    from nvfp4ctl import cli
+
+    from cli_streams import separate_streams_runner
+
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory_path()))  # the setting judged, as where a user sets it
+    monkeypatch.setattr(cli, "_refuse_a_run_log_that_is_not_one",
+                        _interrupted_once(cli._refuse_a_run_log_that_is_not_one))
+    monkeypatch.setattr(sys, "argv", ["nvfp4ctl", *line])  # the line the run log's entry names
+    before = len(runlog.read(memory_path()))
+    result = separate_streams_runner().invoke(app, line)
+    assert result.exit_code == 130, result.output
+    assert result.stderr == "error: interrupted\n"
+    if "--json" in line:
+        assert json.loads(result.stdout) == _INTERRUPTED_DOCUMENT
+    logged = runlog.read(memory_path())
+    assert [entry.result for entry in logged[before:]] == ["interrupted"]
+    assert logged[-1].command == "nvfp4ctl " + " ".join(line)
+
+
 def test_a_second_ctrl_c_while_an_error_is_shown_is_the_tools_interrupt(three_tests, monkeypatch):
     from nvfp4ctl.console import Console
 
