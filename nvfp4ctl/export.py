@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -85,15 +85,17 @@ def on_the_leaderboard(name: str) -> bool:
     return "." not in name or name in _C_HEADERS or _CUDA_HEADER.fullmatch(name) is not None
 
 
-def inline_local_includes(path: Path, seen: set[Path] | None = None,
-                          search: Sequence[Path] | None = None) -> tuple[str, list[Path]]:
+def inline_local_includes(path: Path, seen: set[Path] | None = None, search: Sequence[Path] | None = None,
+                          read: Callable[[Path], str] | None = None) -> tuple[str, list[Path]]:
     """`path`'s text with each `#include "..."` of a header beside it or in the `search` folders (the
     build's: kernels/common, a kernel's header_search by default), and each `#include <...>` of one in the
     `search` folders (the build's -I folders, which the compiler searches for it, not the file's own), replaced
     by that header's text (once per translation unit, like #pragma once); a CUTLASS, CUDA or standard header
     stays an include. Any other quoted include is a UsageError: kept, it would not compile on the leaderboard;
-    so is an `#include <...>` of a header found beside the file alone, which the build does not find either."""
+    so is an `#include <...>` of a header found beside the file alone, which the build does not find either.
+    `read` gives a file's text (default: embedded_text; an export's _read_once, which its other readers share)."""
     seen = set() if seen is None else seen
+    read = embedded_text if read is None else read
     used: list[Path] = []
     search = list(header_search(path) if search is None else search)
 
@@ -122,7 +124,7 @@ def inline_local_includes(path: Path, seen: set[Path] | None = None,
 
     def expanded(file: Path) -> str:
         # only the directives the preprocessor reads: not those in comments or in an #if 0
-        text = embedded_text(file)
+        text = read(file)
         pieces: list[str] = []
         kept = 0
         for include in includes(live_code(text)):
@@ -163,13 +165,28 @@ def embedded_text(path: Path) -> str:
                          " file as text: save it as UTF-8. Nothing was written") from None
 
 
+def _read_once() -> Callable[[Path], str]:
+    """embedded_text for one export, each file read once (keyed by its resolved path, however an include spells it):
+    the forbidden-word scan and the inlining read the same files. Not kept past the export: a header edited
+    between two exports of one process is read again."""
+    texts: dict[Path, str] = {}
+
+    def read(path: Path) -> str:
+        key = path.resolve()
+        if key not in texts:
+            texts[key] = embedded_text(path)
+        return texts[key]
+
+    return read
+
+
 _LINES_NAMED = 8  # past these, "and N more lines": the error stays one line
 
 
-def _refuse_forbidden_word(path: Path) -> None:
+def _refuse_forbidden_word(path: Path, text: str) -> None:
+    """`text`: the file's, as the submission embeds it."""
     from nvfp4ctl.lint.stream import find_offsets  # lint is heavy to import; only needed here
 
-    text = embedded_text(path)
     offsets = find_offsets(text)
     if offsets:
         lines = list(dict.fromkeys(text.count("\n", 0, offset) + 1 for offset in offsets))
@@ -212,11 +229,12 @@ def _python_string(text: str) -> str:
 
 def render(inputs: BuildInputs, arch: str) -> Submission:
     kernel = inputs.kernel
+    read = _read_once()
     for path in inputs.files:
-        _refuse_forbidden_word(path)
-    cuda_source, cuda_headers = inline_local_includes(inputs.kernel, search=inputs.search)
+        _refuse_forbidden_word(path, read(path))
+    cuda_source, cuda_headers = inline_local_includes(inputs.kernel, search=inputs.search, read=read)
     cuda_source = _arch_lines_for(cuda_source, arch)
-    cpp_source, cpp_headers = inline_local_includes(inputs.binding, search=[inputs.common])
+    cpp_source, cpp_headers = inline_local_includes(inputs.binding, search=[inputs.common], read=read)
     digest = file_digest(kernel)  # the same short hash the run log gives this kernel
     problem = kernel_problem(inputs.kernel)
     from_header = problem is not None
