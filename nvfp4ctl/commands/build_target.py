@@ -62,6 +62,12 @@ def resolve_build_target(sources: list[Path] | None, task_flag: Path | None) -> 
             raise UsageError(f"build takes one submission (.py) or any number of kernel sources (.cu); got {named}")
         return _noted(_submission_target(sources[0], task_flag))
     if sources:
+        if task_flag is not None:
+            # a kernel's API header decides its problem, yet a --task naming no readable task file is refused
+            # before anything compiles, as check and bench refuse it
+            from nvfp4ctl.task import load_task
+
+            load_task(task_flag)
         sources, twice = _each_kernel_once(sources)
         from nvfp4ctl.runner.targets import kernels_task_file
 

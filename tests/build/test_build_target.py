@@ -173,6 +173,20 @@ def _no_compile(monkeypatch: pytest.MonkeyPatch, entry: Path) -> None:
 GEMV_KERNEL = '#include "nvfp4_gemv_api.h"\n// nvfp4ctl: no-tensor-op\n__global__ void k() {}\n'
 
 
+@pytest.mark.parametrize("task, reason", [("missing.yml", "No such file or directory"), (".", "Is a directory")])
+def test_a_kernel_build_refuses_a_task_it_cannot_read_before_compiling(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                      task: str, reason: str) -> None:
+    """`build --task missing.yml k.cu` built the kernel and exited 0, the --task never read (a kernel's API header
+    decides its problem), where check and bench refuse it: one line, exit 2, and nothing compiled."""
+    (tmp_path / "k.cu").write_text(GEMV_KERNEL)
+    compiled: list[Path] = []
+    monkeypatch.setattr("nvfp4ctl.build.builder.build_kernel", lambda source, *args, **kwargs: compiled.append(source))
+    result, said = _build(tmp_path, monkeypatch, "--task", task, "k.cu", "--arch", "sm_100a")
+    assert result.exit_code == 2, said
+    assert result.output == f"error: {task}: cannot read the task file ({reason})\n", said
+    assert compiled == []
+
+
 @pytest.mark.parametrize("args, reason", [
     ((), " [in kernels/ (beside task.yml)]"),  # the folder's reason, said of the file in it
     (("kernels/sm100/my_gemv.cu",), ""),  # a SOURCE typed: no reason, as before
