@@ -15,6 +15,12 @@ def past_byte_order_mark(text: str) -> str:
     return text.removeprefix(BYTE_ORDER_MARK)
 
 
+def leading_byte_order_mark(text: str) -> str:
+    """The byte order mark `text` starts with, "" for none: a writer that finds its marks past it
+    (past_byte_order_mark) puts it back before the lines it rewrote, so the file keeps the form it was saved in."""
+    return BYTE_ORDER_MARK if text.startswith(BYTE_ORDER_MARK) else ""
+
+
 def past_preamble(text: str) -> str:
     """`text` from the line its docstring may open: past a UTF-8 byte order mark and a `#!` line, which an
     editor or a user adds (the docstring is still the module's, and the headers below are still line 1's)."""

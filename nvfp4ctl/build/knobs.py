@@ -20,7 +20,7 @@ from pathlib import Path
 from nvfp4ctl.atomic_file import write_text_atomic
 from nvfp4ctl.build.compiler_errors import display_path
 from nvfp4ctl.errors import UsageError
-from nvfp4ctl.preamble import past_byte_order_mark
+from nvfp4ctl.preamble import leading_byte_order_mark, past_byte_order_mark
 
 SCOPES = ("plan", "kernel")
 FORM = "// nvfp4ctl:knob NAME values=A,B scope=plan|kernel: doc"
@@ -183,7 +183,7 @@ def _marked(lines: list[str], path: Path) -> tuple[int, int]:
 
 
 def read_dispatch(path: Path) -> tuple[DispatchEntry, ...]:
-    lines = path.read_text().splitlines()
+    lines = past_byte_order_mark(path.read_text()).splitlines()  # a marker on the first line is still one
     begin, end = _marked(lines, path)
     entries = []
     for index in range(begin + 1, end):
@@ -210,9 +210,9 @@ def render_dispatch(path: Path, text: str, entries: list[DispatchEntry], knobs: 
             raise UsageError(f"{entry.knob}: not a plan knob of this kernel ({', '.join(sorted(plan))})")
         if entry.value not in knob.values:
             raise UsageError(f"{entry.knob}={entry.value}: not among its declared values {knob.values}")
-    lines = text.splitlines()
+    lines = past_byte_order_mark(text).splitlines()
     begin, end = _marked(lines, path)
     indent = lines[begin][: len(lines[begin]) - len(lines[begin].lstrip())]
     ordered = sorted(entries, key=lambda e: (e.m, e.n, e.k, e.l, e.knob))
     body = [indent + entry.line() for entry in ordered]
-    return "\n".join([*lines[: begin + 1], *body, *lines[end:]]) + "\n"
+    return leading_byte_order_mark(text) + "\n".join([*lines[: begin + 1], *body, *lines[end:]]) + "\n"

@@ -30,6 +30,7 @@ from nvfp4ctl.atomic_file import made_read_only, write_text_atomic
 from nvfp4ctl.build.knobs import DispatchEntry, Knob, read_dispatch, render_dispatch
 from nvfp4ctl.errors import ToolTimeout, UsageError
 from nvfp4ctl.lock_holder import holder_said, holding
+from nvfp4ctl.preamble import leading_byte_order_mark, past_byte_order_mark
 from nvfp4ctl.tune.knobs import KernelKnobs
 from nvfp4ctl.words import seconds_text
 
@@ -64,7 +65,7 @@ def read_table(path: Path, knobs: KernelKnobs) -> DispatchTable:
     for entry in read_dispatch(path):
         knob = _checked(knobs, entry.knob, entry.value, "plan", f"{path}:{entry.source_line}")
         table.plan.setdefault((entry.m, entry.n, entry.k, entry.l), {})[knob.name] = entry.value
-    lines = path.read_text().splitlines()
+    lines = past_byte_order_mark(path.read_text()).splitlines()  # a marker on the first line is still one
     block = _kernel_block(lines, path)
     if block is not None:
         table.has_kernel_block = True
@@ -112,11 +113,11 @@ def render_table(path: Path, text: str, table: DispatchTable, knobs: KernelKnobs
     each a plan knob at a declared value) and, where the file has the block, the kernel set replaced."""
     entries = [DispatchEntry(*shape, knobs.short(name), value)
                for shape, values in table.plan.items() for name, value in values.items()]
-    lines = render_dispatch(path, text, entries, knobs.knobs, knobs.prefix).splitlines()
+    lines = past_byte_order_mark(render_dispatch(path, text, entries, knobs.knobs, knobs.prefix)).splitlines()
     block = _kernel_block(lines, path)
     if block is not None:  # without the block the kernel set goes in as the declared defaults
         lines[block[0] + 1:block[1]] = render_kernel(table, knobs)
-    return "\n".join(lines) + "\n"
+    return leading_byte_order_mark(text) + "\n".join(lines) + "\n"
 
 
 def render_defaults(knobs: KernelKnobs, values: dict[str, int], texts: dict[Path, str]) -> dict[Path, str]:

@@ -36,6 +36,41 @@ def test_round_trip_keeps_everything_outside_the_blocks(tiny_copy: Path) -> None
     assert path.read_text() == text
 
 
+BOM = "\ufeff"
+
+
+@pytest.mark.parametrize("table_file", [
+    # the kernel-knobs block on the first line, the per-shape entries below it
+    "// nvfp4ctl:kernel-knobs begin\n// nvfp4ctl:kernel-knobs end\n"
+    "enum class PlanKnob { SPLIT };\n// nvfp4ctl:dispatch begin\n    {128, 256, 256, 1, PlanKnob::SPLIT, 2},\n"
+    "// nvfp4ctl:dispatch end\n",
+    # a table file of entries alone, included inside the kernel's array
+    "// nvfp4ctl:dispatch begin\n    {128, 256, 256, 1, PlanKnob::SPLIT, 2},\n// nvfp4ctl:dispatch end\n",
+])
+def test_a_table_saved_with_a_byte_order_mark_finds_its_first_line_marker_and_keeps_the_mark(
+        tiny_copy: Path, table_file: str) -> None:
+    """Every reader of the `// nvfp4ctl:` marks skips a UTF-8 byte order mark, the table's writers did not: a
+    marker on the first line was not found ("expected one `// nvfp4ctl:dispatch begin` line", or the kernel-knobs
+    block taken for absent and the kernel set written into the config header's defaults instead)."""
+    knobs = discover(tiny_copy)
+    knobs.dispatch.write_text(BOM + table_file, encoding="utf-8")
+    table = read_table(knobs.dispatch, knobs)
+    assert table.plan == {(128, 256, 256, 1): {"TINY_SPLIT": 2}}
+    assert table.has_kernel_block == ("kernel-knobs" in table_file)
+    config = tiny_copy.with_name("tiny_config.cuh").read_text()
+    table.plan[(128, 7168, 16384, 1)] = {"TINY_SPLIT": 1}
+    table.kernel["TINY_LIVE"] = 256
+    write_table(knobs.dispatch, table, knobs)
+    text = knobs.dispatch.read_text(encoding="utf-8")
+    assert text.startswith(BOM) and text.count(BOM) == 1, text[:80]
+    assert "{128, 7168, 16384, 1, PlanKnob::SPLIT, 1},\n// nvfp4ctl:dispatch end\n" in text
+    if table.has_kernel_block:  # the kernel set in the block, the config header as it was
+        assert "#define TINY_LIVE 256\n#endif\n// nvfp4ctl:kernel-knobs end" in text
+        assert tiny_copy.with_name("tiny_config.cuh").read_text() == config
+    again = read_table(knobs.dispatch, knobs)
+    assert again.plan == table.plan and again.has_kernel_block == table.has_kernel_block
+
+
 def test_a_kernel_knob_at_its_default_is_not_written(tiny_copy: Path) -> None:
     knobs = discover(tiny_copy)
     write_table(knobs.dispatch, DispatchTable(kernel={"TINY_LIVE": 8}, has_kernel_block=True), knobs)
