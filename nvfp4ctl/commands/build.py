@@ -85,8 +85,8 @@ def command(
     from nvfp4ctl.build.temporary_folder import require_places_a_compile_writes
     from nvfp4ctl.progress_lines import progress_lines
 
-    from nvfp4ctl.commands.build_target import (headers, resolve_build_target, say_its_own_problem,
-                                                warn_of_the_submission_here)
+    from nvfp4ctl.commands.build_target import (headers, note_logged_target, resolve_build_target,
+                                                say_its_own_problem, warn_of_the_submission_here)
 
     console = get_console()
     verbose = verbose or console.verbosity >= VERBOSE
@@ -115,6 +115,8 @@ def command(
                                    problem=None if chosen.stand_in else chosen.problem,
                                    target_digest=_submission_digest(chosen.sources[0]))
     plan = _plan(list(chosen.sources), arch.value)
+    if chosen.kernels is not None:  # the kernels a bare build builds are known now: one of them is its target
+        note_logged_target(chosen, [source for source, _ in plan])
     kernel_problems = _kernel_problems(plan)  # each kernel's, read once for the run log, the header and the notes
     problem = _kernels_problem(plan, kernel_problems)
     if problem is not None:  # before the compiles: an interrupted build logs it too
@@ -189,9 +191,7 @@ def command(
     if submission_time:
         for report in built:
             _show_submission_time(report, failures)
-    outcome = dataclasses.replace(_outcome(plan, built, failures, skipped, timed_out, chosen.kernels), problem=problem)
-    if chosen.kernels is not None:  # why this folder: --task moves it to that task.yml's
-        outcome = dataclasses.replace(outcome, target_source=_kernels_reason(chosen, outcome.target))
+    outcome = dataclasses.replace(_outcome(plan, built, failures, skipped, timed_out, chosen), problem=problem)
     if outcome.exit_code == ExitCode.OK:  # a failure's lines are above; -q hides the table, not the result
         console.ok(outcome.result)
     return outcome
@@ -232,16 +232,6 @@ def _kernels_problem(plan: list[tuple[Path, str]], kernel_problems: dict[Path, A
         return None
     names = {kernel_problem_name(kernel_problems[source]) for source, _ in plan}
     return names.pop() if len(names) == 1 else None
-
-
-def _kernels_reason(chosen: BuildTarget, logged: Path | None) -> str | None:
-    """Why the run log's target was built with no SOURCE: the kernels/ folder's reason for the folder, and
-    for its one kernel the folder it lies in, which the reason is about ("in kernels/ (beside task.yml)")."""
-    if not chosen.logged_source:
-        return None
-    if logged is None or logged.is_dir():
-        return chosen.logged_source
-    return f"in {chosen.shown} ({chosen.logged_source})"
 
 
 def _for_its_problem(report: BuildReport, problem: Any | None) -> BuildReport:
@@ -377,29 +367,18 @@ def _detail_rows(report: BuildReport) -> list[list[object]]:
     ]
 
 
-def _logged_target(plan: list[tuple[Path, str]], kernels: Path | None) -> Path:
-    """The run log's target: the one kernel built; for several, the kernels/ folder built with no SOURCE, else the
-    folder that holds every kernel given (`../dual/kernels/a.cu ../gemv/kernels/b.cu`: `..`), never one that was
-    not built from (the current folder's kernels/)."""
-    sources = list(dict.fromkeys(source for source, _ in plan))
-    if len(sources) == 1:
-        return sources[0]
-    if kernels is not None:
-        return kernels
-    from nvfp4ctl.commands.build_target import holding_folder
-
-    return holding_folder(sources)
-
-
 def _outcome(plan: list[tuple[Path, str]], built: list[BuildReport], failures: dict[str, str], skipped: list[str],
-             timed_out: list[str], kernels: Path | None) -> Outcome:
+             timed_out: list[str], chosen: BuildTarget) -> Outcome:
     from nvfp4ctl.build.builder import built_digest
+    from nvfp4ctl.commands.build_target import logged_target
 
-    target = _logged_target(plan, kernels)
+    logged = logged_target(chosen, [source for source, _ in plan])
+    assert logged is not None  # a plan holds a kernel at least (_plan refuses an empty one)
+    target, why = logged
     # one kernel: logged as its build read it (a folder's cell has no hash)
-    digest = built_digest(*plan[0]) if plan and target == plan[0][0] else None
+    digest = built_digest(*plan[0]) if target == plan[0][0] else None
     outcome = _outcome_of(plan, built, failures, skipped, timed_out, target)
-    return dataclasses.replace(outcome, target_digest=digest)
+    return dataclasses.replace(outcome, target_source=why or None, target_digest=digest)
 
 
 def _outcome_of(plan: list[tuple[Path, str]], built: list[BuildReport], failures: dict[str, str], skipped: list[str],

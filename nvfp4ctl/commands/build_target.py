@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -112,18 +113,37 @@ def holding_folder(sources: tuple[Path, ...] | list[Path]) -> Path:
     return Path(os.path.commonpath([os.path.abspath(source) for source in sources]))
 
 
+def logged_target(target: BuildTarget, built: Sequence[Path]) -> tuple[Path, str] | None:
+    """The run log's target of `target`'s build and why, `built` being the files it builds (a bare build's are
+    known once its plan is made; before, ()): the one file built, a bare build's one kernel with the kernels/
+    folder it lies in as its reason ("in kernels/ (beside task.yml)"), which the folder's reason is about; for
+    several, the kernels/ folder a bare build builds, else the folder holding every file given (holding_folder),
+    never one nothing was built from. None where there is nothing to name."""
+    files = list(dict.fromkeys(built))
+    if len(files) == 1:
+        bare = target.kernels is not None and target.logged_source
+        return files[0], f"in {target.shown} ({target.logged_source})" if bare else target.logged_source
+    if target.kernels is not None:
+        return target.kernels, target.logged_source
+    return (holding_folder(files), target.logged_source) if files else None
+
+
+def note_logged_target(target: BuildTarget, built: Sequence[Path]) -> None:
+    """The run log's target (logged_target), noted so that an interrupted build logs it too."""
+    if (logged := logged_target(target, built)) is not None:
+        note_target(logged[0].absolute(), logged[1])
+
+
 def _noted(target: BuildTarget) -> BuildTarget:
-    """The target for the run log, so an interrupted build logs it too: the file, the folder holding several
-    (holding_folder), or the kernels/ folder; only where every file is there: a name the build refuses (none
+    """The target for the run log, so an interrupted build logs it too (logged_target: a bare build's kernels/
+    folder until its plan names the kernels); only where every file is there: a name the build refuses (none
     such, too long for the file system) is that refusal's line alone."""
     try:
         there = all(path.exists() for path in (target.sources or (target.kernels,)) if path is not None)
     except OSError:
         there = False
-    path = (target.kernels if not target.sources else target.sources[0] if len(target.sources) == 1
-            else holding_folder(target.sources))
-    if there and path is not None:
-        note_target(path.absolute(), target.logged_source)
+    if there:
+        note_logged_target(target, target.sources)
     return target
 
 

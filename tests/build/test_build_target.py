@@ -15,6 +15,7 @@ from nvfp4ctl import runlog
 from nvfp4ctl.build import submission_build
 from nvfp4ctl.build.report import BuildReport, FunctionUsage, TensorOpCheck
 from nvfp4ctl.cli import app
+from nvfp4ctl.errors import ExitCode
 from nvfp4ctl.problems.base import PROBLEMS_DIR
 from nvfp4ctl.project import kernels_dir
 
@@ -207,6 +208,34 @@ def test_a_kernel_build_logs_the_problem_its_api_header_names(tmp_path: Path, mo
     logged = _logged()
     assert logged.problem == "nvfp4_gemv", logged
     assert "kernels/sm100/my_gemv.cu@" in logged.target and logged.target.endswith(f"@{runlog.file_digest(kernel)}{reason}"), logged
+
+
+@pytest.mark.parametrize("kernels, args", [
+    (("sm100/my_gemv.cu",), ()),  # kernels/ holds one kernel
+    (("sm90/other.cu", "sm100/my_gemv.cu"), ("--arch", "sm_100a")),  # one of them for the arch asked
+])
+def test_a_bare_build_of_one_kernel_logs_that_kernel_built_or_interrupted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kernels: tuple[str, ...], args: tuple[str, ...]) -> None:
+    """A bare build of one kernel logged that kernel once built, but the kernels/ folder where Ctrl-C stopped its
+    compile (each chose its own way): the kernel, with the folder it lies in as its reason, both times."""
+    folder = _folder(tmp_path / "gemv", "nvfp4_gemv")
+    for name in kernels:
+        (folder / "kernels" / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / "kernels" / name).write_text(GEMV_KERNEL)
+    kernel = folder / "kernels" / "sm100" / "my_gemv.cu"
+    _no_compile(monkeypatch, tmp_path)
+    result, said = _build(folder, monkeypatch, *args)
+    assert result.exit_code == 0, said
+    built = _logged().target
+    assert built.endswith(f"/gemv/kernels/sm100/my_gemv.cu@{runlog.file_digest(kernel)} [in kernels/ (beside task.yml)]"), built
+
+    def interrupted(source: Path, arch: str, verbose: bool = False) -> BuildReport:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("nvfp4ctl.build.builder.build_kernel", interrupted)
+    result, said = _build(folder, monkeypatch, *args)
+    assert result.exit_code == ExitCode.INTERRUPTED, said
+    assert (_logged().result, _logged().target) == ("interrupted", built), _logged()
 
 
 def test_a_kernel_build_that_fails_still_logs_its_problem(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
