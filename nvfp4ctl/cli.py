@@ -652,7 +652,8 @@ def _stopped(result: str, exit_code: ExitCode) -> Outcome:
     its problem) when it had one."""
     noted = workspace.noted_target()
     return Outcome(result=result, exit_code=exit_code, target=noted[0] if noted else None,
-                   target_source=noted[1] if noted else None, problem=workspace.noted_problem())
+                   target_source=noted[1] if noted else None, problem=workspace.noted_problem(),
+                   target_digest=workspace.noted_target_digest() if noted else None)
 
 
 def _interrupted_reading(args: Sequence[str]) -> None:

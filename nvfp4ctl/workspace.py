@@ -56,6 +56,7 @@ class _Resolved:
     task: TaskFile | None = None
     folder: Path | None = None
     target: tuple[Path, str] | None = None  # what the command runs and why, once known
+    target_digest: str | None = None  # the target's content hash as the command read it, once it has
     problem: str | None = None  # the problem check and bench run, once known (their run-log lines name it)
 
 
@@ -73,6 +74,7 @@ def reset() -> None:
     _Resolved.task = None
     _Resolved.folder = None
     _Resolved.target = None
+    _Resolved.target_digest = None
     _Resolved.problem = None
     for forget in _FORGETTERS:
         forget()
@@ -95,10 +97,21 @@ def task_file_name(path: Path | None) -> str:
 def note_target(path: Path, source: str) -> None:
     """The command's target, so that a run that stops with an error or Ctrl-C logs it too."""
     _Resolved.target = (path, source)
+    _Resolved.target_digest = None  # another target's hash is not this one's
 
 
 def noted_target() -> tuple[Path, str] | None:
     return _Resolved.target
+
+
+def note_target_digest(digest: str) -> None:
+    """The noted target's content hash as the command read it (content_digest), so that a run stopped while it
+    works on those bytes (Ctrl-C during a compile) logs them, not the file as it is when the line is written."""
+    _Resolved.target_digest = digest
+
+
+def noted_target_digest() -> str | None:
+    return _Resolved.target_digest
 
 
 def note_problem(problem: str) -> None:

@@ -19,7 +19,7 @@ from nvfp4ctl.build.report import not_needed_note
 from nvfp4ctl.kernel_cells import byte_size, cache_cell, spills_text, time_cell
 from nvfp4ctl.options import Choice, choice
 from nvfp4ctl.outcome import Outcome
-from nvfp4ctl.workspace import note_problem, user_folder, users_kernels_dir
+from nvfp4ctl.workspace import note_problem, note_target_digest, user_folder, users_kernels_dir
 from nvfp4ctl.words import plural
 
 if TYPE_CHECKING:  # the build machinery is imported when the command runs, so `--help` stays fast
@@ -108,6 +108,8 @@ def command(
                              f" export; for {chosen.sources[0].name}, build's `compile:` line is its compile time")
         from nvfp4ctl.commands.build_submission import build_submission
 
+        if (digest := _submission_digest(chosen.sources[0])) is not None:  # read for its problem: the bytes built
+            note_target_digest(digest)
         outcome = build_submission(chosen.sources[0], None if arch.value == "all" else arch.value, verbose, python,
                                    chosen.problem, announce)
         # the run log's problem: the one the build judged by, where a task.yml of the user's or the file named it
@@ -139,6 +141,8 @@ def command(
             console.info(f"note: {note}")
         if any(has_build(source, target) is False for source, target in plan):
             require_places_a_compile_writes()
+        if (digest := _logged_digest(plan, chosen)) is not None:  # the bytes built, for a Ctrl-C's line too
+            note_target_digest(digest)
         task = progress.add_task("building", total=len(plan))
         for source, target in plan:
             step = (f"{source.name} ({target}): built before, taken from nvfp4ctl's build cache"
@@ -369,16 +373,23 @@ def _detail_rows(report: BuildReport) -> list[list[object]]:
 
 def _outcome(plan: list[tuple[Path, str]], built: list[BuildReport], failures: dict[str, str], skipped: list[str],
              timed_out: list[str], chosen: BuildTarget) -> Outcome:
-    from nvfp4ctl.build.builder import built_digest
     from nvfp4ctl.commands.build_target import logged_target
 
     logged = logged_target(chosen, [source for source, _ in plan])
     assert logged is not None  # a plan holds a kernel at least (_plan refuses an empty one)
     target, why = logged
-    # one kernel: logged as its build read it (a folder's cell has no hash)
-    digest = built_digest(*plan[0]) if target == plan[0][0] else None
     outcome = _outcome_of(plan, built, failures, skipped, timed_out, target)
-    return dataclasses.replace(outcome, target_source=why or None, target_digest=digest)
+    return dataclasses.replace(outcome, target_source=why or None, target_digest=_logged_digest(plan, chosen))
+
+
+def _logged_digest(plan: list[tuple[Path, str]], chosen: BuildTarget) -> str | None:
+    """The run log's content hash of a kernel build's target: its one kernel's as the build read it
+    (builder.built_digest), not as the file is when the line is written; None for a folder, whose cell has none."""
+    from nvfp4ctl.build.builder import built_digest
+    from nvfp4ctl.commands.build_target import logged_target
+
+    logged = logged_target(chosen, [source for source, _ in plan])
+    return built_digest(*plan[0]) if logged is not None and logged[0] == plan[0][0] else None
 
 
 def _outcome_of(plan: list[tuple[Path, str]], built: list[BuildReport], failures: dict[str, str], skipped: list[str],

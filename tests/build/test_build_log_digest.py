@@ -16,6 +16,7 @@ from nvfp4ctl.build import builder, submission_build
 from nvfp4ctl.build.report import BuildReport
 from nvfp4ctl.build.submission_sources import Extension
 from nvfp4ctl.cli import app
+from nvfp4ctl.errors import ExitCode
 from stand_in_units import KERNEL, SUBMISSION, saved_report
 
 runner = CliRunner()
@@ -68,3 +69,40 @@ def test_a_kernel_overwritten_while_it_compiles_logs_what_was_built(tmp_path: Pa
     assert runlog.file_digest(kernel) != built
     assert _logged_digest(memory) == built
 
+
+
+def test_a_kernel_overwritten_and_interrupted_while_it_compiles_logs_what_was_read(
+        tmp_path: Path, memory: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C during the compile logged the hash of the file as it was when the line was written (another kernel
+    saved over it meanwhile), where a finished build logs the bytes it read."""
+    kernel = tmp_path / "k.cu"
+    kernel.write_text(KERNEL)
+    read = runlog.file_digest(kernel)
+
+    def overwritten_then_interrupted(folder: Path, inputs, arch: str, key: str, mode: str, defines=()) -> BuildReport:
+        kernel.write_text(KERNEL + "// another kernel, written over the file while it compiled\n")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(builder, "build_mode", lambda: builder.DEVICE)
+    monkeypatch.setattr(builder, "_compile_and_inspect", overwritten_then_interrupted)
+    result = runner.invoke(app, ["build", str(kernel)])
+    assert result.exit_code == ExitCode.INTERRUPTED, result.output
+    assert runlog.read(memory)[-1].result == "interrupted"
+    assert runlog.file_digest(kernel) != read
+    assert _logged_digest(memory) == read
+
+
+def test_a_submission_overwritten_and_interrupted_while_it_compiles_logs_what_was_read(
+        tmp_path: Path, memory: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    submission = tmp_path / "submission.py"
+    submission.write_text(SUBMISSION)
+
+    def overwritten_then_interrupted(extension: Extension, unit: Path, arch: str, code: str, folder: Path) -> list[str]:
+        submission.write_text(OVERWRITTEN)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(submission_build, "_command", overwritten_then_interrupted)
+    result = runner.invoke(app, ["build", str(submission)])
+    assert result.exit_code == ExitCode.INTERRUPTED, result.output
+    assert runlog.read(memory)[-1].result == "interrupted"
+    assert _logged_digest(memory) == hashlib.sha256(SUBMISSION.encode()).hexdigest()[:12]
