@@ -13,13 +13,15 @@ from pathlib import Path
 from typing import Any
 
 from nvfp4ctl.errors import UsageError
+from nvfp4ctl.lint.benchmark_shapes import Shape, dims_of, shipped_shapes
 from nvfp4ctl.lint.rules import ALWAYS_ON, PROFILES, RULES, RULES_BY_CODE, STREAM_CODE
 from nvfp4ctl.problems import DEFAULT_PROBLEM
 from nvfp4ctl.problems.fields import describe_value
 from nvfp4ctl.workspace import TASK_FILE
 
-# GPU MODE nvfp4_gemm benchmark shapes (m, n, k); task.yml's benchmarks replace them when present.
-DEFAULT_BENCHMARK_SHAPES: tuple[tuple[int, int, int], ...] = (
+# GPU MODE nvfp4_gemm benchmark shapes (m, n, k): where a problem's own shipped task.yml gives none.
+# task.yml's benchmarks replace the problem's when present.
+DEFAULT_BENCHMARK_SHAPES: tuple[Shape, ...] = (
     (128, 7168, 16384),
     (128, 4096, 7168),
     (128, 7168, 2048),
@@ -32,8 +34,18 @@ class LintConfig:
     select: tuple[str, ...] = ()  # empty: every rule that is on by default (or by the profile)
     ignore: tuple[str, ...] = ()
     profile: str = "default"
-    benchmark_shapes: tuple[tuple[int, int, int], ...] = DEFAULT_BENCHMARK_SHAPES
+    # over the problem's benchmark_dims (shape_dims); empty: the problem's shipped task.yml's
+    benchmark_shapes: tuple[Shape, ...] = ()
     problem: str = DEFAULT_PROBLEM  # whose input tuple the Python rules speak of
+
+    def __post_init__(self) -> None:
+        if not self.benchmark_shapes:  # a GEMV's config must not look for the GEMM's shapes
+            object.__setattr__(self, "benchmark_shapes", shipped_shapes(self.problem) or DEFAULT_BENCHMARK_SHAPES)
+
+    @property
+    def shape_dims(self) -> tuple[str, ...]:
+        """What each number of a benchmark shape is: ("m", "n", "k"), the GEMV's ("m", "k", "l")."""
+        return dims_of(self.problem)
 
     def enabled(self, code: str) -> bool:
         if code in ALWAYS_ON:
@@ -138,7 +150,7 @@ class LintFlags:
     ignore: tuple[str, ...] | None = None
     profile: str | None = None
 
-    def over(self, section: LintSection, benchmark_shapes: tuple[tuple[int, int, int], ...] | None = None,
+    def over(self, section: LintSection, benchmark_shapes: tuple[Shape, ...] | None = None,
              problem: str | None = None) -> LintConfig:
         return resolve_config(section, self.select, self.ignore, self.profile, benchmark_shapes, problem)
 
@@ -148,7 +160,7 @@ def resolve_config(
     select: Sequence[str] | None,
     ignore: Sequence[str] | None,
     profile: str | None,
-    benchmark_shapes: tuple[tuple[int, int, int], ...] | None = None,
+    benchmark_shapes: tuple[Shape, ...] | None = None,
     problem: str | None = None,
 ) -> LintConfig:
     """Flags override task.yml, which overrides the defaults (one place for the precedence)."""
@@ -160,6 +172,6 @@ def resolve_config(
         select=cli_select if cli_select is not None else (section.select or ()),
         ignore=cli_ignore if cli_ignore is not None else (section.ignore or ()),
         profile=profile or section.profile or "default",
-        benchmark_shapes=benchmark_shapes or DEFAULT_BENCHMARK_SHAPES,
+        benchmark_shapes=benchmark_shapes or (),  # none in task.yml: the problem's own (LintConfig)
         problem=problem or DEFAULT_PROBLEM,
     )

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from nvfp4ctl.lint import stream
+from nvfp4ctl.lint.benchmark_shapes import Shape, shipped_shapes
 from nvfp4ctl.lint.config import DEFAULT_BENCHMARK_SHAPES, LintConfig, LintFlags, parse_section
 from nvfp4ctl.lint.cpp import rules as cpp_rules
 from nvfp4ctl.lint.diagnostic import Diagnostic, Finding, LintReport
@@ -121,15 +122,8 @@ forget_on_reset(_parsed_task.cache_clear)
 forget_on_reset(_folder_config.cache_clear)
 
 
-@lru_cache(maxsize=None)
-def _shipped_shapes(problem: str) -> tuple[tuple[int, int, int], ...]:
-    """A problem's benchmark shapes, from the task.yml nvfp4ctl ships for it: read and parsed once per
-    process, not once per file named for that problem (a folder of starters, each a yaml parse)."""
-    from nvfp4ctl.lint.targets import benchmark_shapes
-    from nvfp4ctl.problems import get_problem
-    from nvfp4ctl.task import load_shipped_task
-
-    return benchmark_shapes(load_shipped_task(get_problem(problem).task_file)) or DEFAULT_BENCHMARK_SHAPES
+def _shipped_shapes(problem: str) -> tuple[Shape, ...]:
+    return shipped_shapes(problem) or DEFAULT_BENCHMARK_SHAPES
 
 
 def lint_source(source: SourceFile, config: LintConfig) -> list[Diagnostic]:

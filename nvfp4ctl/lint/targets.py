@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from nvfp4ctl.errors import UsageError
+from nvfp4ctl.lint.benchmark_shapes import Shape, task_shapes
 from nvfp4ctl.lint.source import CPP_SUFFIXES, is_compiler_output, link_target
 from nvfp4ctl.lint.config import LintConfig, LintFlags, LintSection, parse_section
 from nvfp4ctl.workspace import FROM_ENV, FROM_FLAG, claim_folder, user_folder
@@ -45,16 +46,8 @@ def _load_task(path: Path | None = None) -> Any:
     return load_task(path)
 
 
-def benchmark_shapes(task: Any | None) -> tuple[tuple[int, int, int], ...] | None:
-    cases = getattr(task, "benchmarks", None) or ()
-    shapes: list[tuple[int, int, int]] = []
-    for c in cases:
-        m, n, k = (getattr(c, d, None) for d in "mnk")
-        if all(isinstance(v, int) for v in (m, n, k)):
-            shapes.append((m, n, k))
-        elif all(isinstance(v, tuple) for v in (m, n, k)):  # grouped: each group's shape
-            shapes.extend(zip(m, n, k))
-    return tuple(shapes) or None
+def benchmark_shapes(task: Any | None) -> tuple[Shape, ...] | None:
+    return task_shapes(task)
 
 
 def plan(

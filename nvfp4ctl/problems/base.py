@@ -51,6 +51,9 @@ class ProblemBase:
     trace_case: Mapping[str, Any] = {}
     output_label: str = "c"
     output_dims: tuple[str, ...] = ("m", "n", "l")  # what c's dimensions are, for a wrong-shape message
+    # The dimensions of a benchmark shape that lint's NV702 looks for in a branch, in this order: a GEMM's batch
+    # l is 1 in every benchmark, so only m, n, k tell one benchmark from another (a grouped GEMM's per group).
+    benchmark_dims: tuple[str, ...] = ("m", "n", "k")
     inputs_module: str = ""
     reference_module: str = ""
 

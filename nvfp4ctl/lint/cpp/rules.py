@@ -341,7 +341,7 @@ def _shape_branches(code: str, config: LintConfig, lookups: CodeLookups) -> list
         compared = literals.within(match.end(), close)
         shape = pinned_shape(compared, config.benchmark_shapes)
         if shape is not None:
-            branches.append((match.start(), describe(shape, compared), chains.link(match.start())))
+            branches.append((match.start(), describe(shape, compared, config.shape_dims), chains.link(match.start())))
     picking = [if_start for if_start, _, link in branches if link.sets_names]
     picks_a_path = chains.picking_any(lookups.branched_on(chains.names_from(picking)))
     return [Finding(if_start, "NV702", f"branches on the benchmark shape {shown}: every shape must take "
@@ -355,7 +355,7 @@ class _ComparedLiterals:
     condition are the matches that start in it: no match reaches over its ( or its ) (a match ends
     in a letter, _ or ( or in digits, and starts in a word character, ) or ])."""
 
-    def __init__(self, code: str, shapes: tuple[tuple[int, int, int], ...]) -> None:
+    def __init__(self, code: str, shapes: tuple[tuple[int, ...], ...]) -> None:
         self._at: dict[int, list[int]] = {dim: [] for shape in shapes for dim in shape}
         for match in _EQ_LITERAL.finditer(code):
             digits = (match.group(1) or match.group(2)).lstrip("0")

@@ -45,7 +45,7 @@ def check(source: SourceFile, config: LintConfig) -> list[Finding]:
     with using(config.problem), indexing_with(tree):  # tuple indices and names of the task's problem, the file's index constants
         index = ModuleIndex(tree)
         whole_file.check(index, report)
-        timed.check(index, report, config.benchmark_shapes)
+        timed.check(index, report, config.benchmark_shapes, config.shape_dims)
         caching.check(index, report)
         beside.check(index, report)
         local_imports.check(index, report, source.path)

@@ -19,7 +19,7 @@ from nvfp4ctl.lint.python.index import (
     own_keywords, parameter_names, position, slice_elements, view_of, views_of)
 from nvfp4ctl.lint.python.inline_bodies import ignores_argument, reads_argument
 from nvfp4ctl.lint.python.whole_file import _is_kernel, guarded_by_debug
-from nvfp4ctl.lint.shapes import describe, pinned_shape
+from nvfp4ctl.lint.shapes import GEMM_DIMS, describe, pinned_shape
 from nvfp4ctl.problems.records import TupleLayout
 
 Report = Callable[[ast.AST, str, str], None]
@@ -59,7 +59,8 @@ def _permuted_words() -> str:
     return f"{names} ({', '.join(f'data[{i}]' for i in layout.permuted_scales)})"
 
 
-def check(index: ModuleIndex, report: Report, shapes: tuple[tuple[int, int, int], ...]) -> None:
+def check(index: ModuleIndex, report: Report, shapes: tuple[tuple[int, ...], ...],
+          dims: tuple[str, ...] = GEMM_DIMS) -> None:
     def outside_debug(node: ast.AST, code: str, message: str) -> None:
         # a comparison with the reference behind `if DEBUG:` is a debug aid, as a print there is (NV801)
         if not guarded_by_debug(node, index):
@@ -70,7 +71,7 @@ def check(index: ModuleIndex, report: Report, shapes: tuple[tuple[int, int, int]
         _foreign_unpacks(function, index, report)
         _transposed_b(function, index, outside_debug)
         _fallback(function, index, outside_debug)
-        _shape_branches(function, index, report, shapes)
+        _shape_branches(function, index, report, shapes, dims)
         _prints(function, index, report)
     _cached_entry(index, report)
 
@@ -1151,7 +1152,8 @@ def _numbers_only(node: ast.AST, function: Function, index: ModuleIndex) -> bool
     return _config_number(node) or _numeric_constant(node, function, index)
 
 
-def _shape_branches(function: Function, index: ModuleIndex, report: Report, shapes: tuple[tuple[int, int, int], ...]) -> None:
+def _shape_branches(function: Function, index: ModuleIndex, report: Report, shapes: tuple[tuple[int, ...], ...],
+                    dims: tuple[str, ...]) -> None:
     for node in index.walk(function.node):
         values: list[int] = []
         if isinstance(node, (ast.If, ast.IfExp, ast.While)):
@@ -1163,7 +1165,7 @@ def _shape_branches(function: Function, index: ModuleIndex, report: Report, shap
         shape = pinned_shape(values, shapes)
         if shape is not None and not _picks_config(node, function, index):
             anchor = node.pattern if isinstance(node, ast.match_case) else node.test
-            report(anchor, "NV702", f"branches on the benchmark shape {describe(shape, values)}: every shape must take the "
+            report(anchor, "NV702", f"branches on the benchmark shape {describe(shape, values, dims)}: every shape must take the "
                                     "same code path (tuned configs are fine)")
 
 

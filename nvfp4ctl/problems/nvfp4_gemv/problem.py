@@ -24,6 +24,7 @@ class Nvfp4Gemv(DenseProblem):
     k_multiple = 64
     k_reason = "the task's rule for the GEMV"
     output_dims = ("m", "1", "l")  # c is [m, 1, l]: no n
+    benchmark_dims = ("m", "k", "l")  # no n; the batch l tells its benchmarks apart (1, 8, 4)
     layout = TupleLayout(
         names=("a", "b", "sfa_ref", "sfb_ref", "sfa_permuted", "sfb_permuted", "c"),
         reference_scales=(2, 3), permuted_scales=(4, 5), b_operands=(), output=6,
