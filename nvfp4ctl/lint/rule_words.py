@@ -1,5 +1,6 @@
 """The rules as `--list-rules` shows them for one problem: its tuple's names and indices in the rules that
-speak of them (NV401's permuted scales are 6-8 in the dual GEMM, 2 in the grouped GEMM).
+speak of them (NV401's permuted scales are 6-8 in the dual GEMM, 2 in the grouped GEMM), its C ABI (NV003)
+and its benchmark shapes (NV702).
 
 rules.RULES holds the GEMM's words; for the GEMM every rule here is that one, word for word. The
 findings get the same names from the same layout (python/facts.py `using`).
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 from nvfp4ctl.lint.python.facts import layout_for
 from nvfp4ctl.lint.rules import RULES, Rule
@@ -121,6 +123,32 @@ def _own_unpacking(layout: TupleLayout) -> str:
     return f"{_unpacking(layout, layout.permuted_scales)}  # the task's own {len(layout.names)}"
 
 
+def _kernel_source(rule: Rule, problem: Any) -> dict[str, str]:
+    """A kernel source with code: the problem's own API header and launch function."""
+    api = problem.kernel_api
+    if api is None:
+        return {}
+    return {"good": f'#include "{api.header}"\ncudaError_t {api.launch_function}(const {api.args_struct}& args) {{ ... }}'}
+
+
+def _benchmark_branch(rule: Rule, problem: Any) -> dict[str, str]:
+    """A branch on the problem's first benchmark shape, in its own dimensions (the GEMV's m, k, l)."""
+    from nvfp4ctl.lint.benchmark_shapes import shipped_shapes
+
+    shapes = shipped_shapes(problem.name)
+    if not shapes:
+        return {}
+    dims = ", ".join(problem.benchmark_dims)
+    numbers = ", ".join(str(dim) for dim in shapes[0])
+    return {"bad": f"if ({dims}) == ({numbers}): return fast(data)", "good": f"cfg = pick_tile({dims})"}
+
+
+# rules whose words are the problem's own beyond its tuple: its C ABI, its benchmark shapes
+PROBLEM_WORDS: dict[str, Callable[[Rule, Any], dict[str, str]]] = {
+    "NV003": _kernel_source,
+    "NV702": _benchmark_branch,
+}
+
 WORDS: dict[str, Callable[[Rule, TupleLayout], dict[str, str]]] = {
     "NV001": _returns_output,
     "NV002": _returns_output,
@@ -135,5 +163,14 @@ WORDS: dict[str, Callable[[Rule, TupleLayout], dict[str, str]]] = {
 
 def rules_for(problem: str | None) -> tuple[Rule, ...]:
     """Every rule, in the words of `problem`'s input tuple (None: the GEMM's)."""
-    layout = layout_for(problem)
-    return tuple(replace(rule, **WORDS[rule.code](rule, layout)) if rule.code in WORDS else rule for rule in RULES)
+    from nvfp4ctl.problems import DEFAULT_PROBLEM, get_problem
+
+    layout, own = layout_for(problem), get_problem(problem or DEFAULT_PROBLEM)
+    worded = []
+    for rule in RULES:
+        if rule.code in WORDS:
+            rule = replace(rule, **WORDS[rule.code](rule, layout))
+        if rule.code in PROBLEM_WORDS:
+            rule = replace(rule, **PROBLEM_WORDS[rule.code](rule, own))
+        worded.append(rule)
+    return tuple(worded)

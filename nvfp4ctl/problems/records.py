@@ -84,6 +84,16 @@ class KernelApi:
     def binding_name(self) -> str:
         return self.binding or f"{self.function}_binding.cpp"
 
+    @property
+    def launch_function(self) -> str:
+        """The C ABI function a kernel defines and the binding calls: `nvfp4_gemv_launch`."""
+        return f"{self.function}_launch"
+
+    @property
+    def args_struct(self) -> str:
+        """The struct the header declares for the launch's arguments: `Nvfp4GemvArgs` for nvfp4_gemv."""
+        return "".join(part.capitalize() for part in self.function.split("_")) + "Args"
+
     def call_text(self, module: str = "_kernel_module") -> str:
         """The Python call an exported submission makes: `_kernel_module.nvfp4_gemm(data[0], ...)`."""
         operands = self.operands or ", ".join(f"data[{i}]" for i in self.arguments)
