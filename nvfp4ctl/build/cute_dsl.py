@@ -7,7 +7,8 @@ function. So the submission is run in a child Python that has the DSL: it is imp
 `custom_kernel` is called once on the CPU tuple of the task's problem for that problem's small
 `trace_case`; the first compile happens on that call (the launch then fails: there is no GPU, and that
 is expected). Each cubin is read with cuobjdump (resources, SASS). A submission that never reaches
-`cute.compile` on CPU tensors, or needs a GPU before it does, yields one line saying so (exit 2).
+`cute.compile` on CPU tensors, or needs a GPU before it does, yields one line saying so (exit 2); one whose
+cute.compile raises and writes no cubin is a failed compile, one line with the DSL's first words (exit 1).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any
 from nvfp4ctl.build import machine, resources, toolchain
 from nvfp4ctl.build.compile import run_compiler, timeout_message
 from nvfp4ctl.build.report import FunctionUsage, TensorOpCheck
-from nvfp4ctl.errors import ToolTimeout, UsageError, os_reason
+from nvfp4ctl.errors import FailuresFound, ToolTimeout, UsageError, os_reason
 from nvfp4ctl.missing_package import not_installed
 from nvfp4ctl.project import PACKAGE_DIR
 
@@ -56,8 +57,21 @@ try:
         case = types.SimpleNamespace(**{k: tuple(v) if isinstance(v, list) else v for k, v in request["case"].items()})
         module.custom_kernel(problem.generate_input(case, device="cpu"))
 except BaseException as error:  # the launch has no GPU to run on: report, the cubins are already written
-    print("nvfp4ctl-dsl-child: " + (type(error).__name__ + ": " + str(error).splitlines()[0][:300] if str(error) else type(error).__name__))
+    # raised inside cute.compile (CompileCallable.__call__ -> _compile, a frame of the cutlass package whose
+    # name says compile): its compile failed, where any other error stopped the run before or after it
+    frames, tb = [], error.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    compiling = any((f.f_globals.get("__name__") or "").split(".")[0] == "cutlass" and "compile" in f.f_code.co_name
+                    for f in frames)
+    # the DSL's messages start with a newline: the first line with words says what failed
+    first = next((line.strip() for line in str(error).splitlines() if line.strip()), "")
+    print(("nvfp4ctl-dsl-child-compile: " if compiling else "nvfp4ctl-dsl-child: ")
+          + (type(error).__name__ + ": " + first[:300] if first else type(error).__name__))
 """
+CHILD_SAID = "nvfp4ctl-dsl-child: "
+COMPILE_FAILED = "nvfp4ctl-dsl-child-compile: "  # what the child says where cute.compile raised
 
 
 @dataclass(frozen=True)
@@ -151,9 +165,18 @@ def run_child(python: str, path: Path, arch: str, out: Path, inputs: TraceInputs
     return said, seconds, cpu_seconds
 
 
+def compile_failed_message(said: str, inputs: TraceInputs) -> str | None:
+    """One line for a child whose cute.compile raised (what it said first), as a failed compile reads; None
+    where none did."""
+    line = next((line for line in said.splitlines() if line.startswith(COMPILE_FAILED)), None)
+    if line is None:
+        return None
+    return f"CuTe DSL submission: cute.compile failed on CPU inputs of {inputs.label}: {line.removeprefix(COMPILE_FAILED)}"
+
+
 def no_cubin_message(path: Path, said: str, inputs: TraceInputs) -> str:
     """One line for a child that wrote no cubin: it needed a GPU first, or it stopped before cute.compile."""
-    why = said.removeprefix("nvfp4ctl-dsl-child: ").splitlines()[0] if said else "the child printed nothing"
+    why = said.removeprefix(CHILD_SAID).splitlines()[0] if said else "the child printed nothing"
     if _NEEDS_GPU.search(why):
         return (f"CuTe DSL submission: {path.name} needs a GPU before its first cute.compile ({why}); build calls"
                 f" custom_kernel on CPU tensors ({inputs.label}) and compiles only what it reaches there")
@@ -168,6 +191,8 @@ def build_dsl(path: Path, arch: str, out: Path, inputs: TraceInputs, python: str
     said, seconds, cpu_seconds = run_child(python, path, arch, out, inputs)
     cubins = sorted(out.glob(f"*.{arch}.cubin"))
     if not cubins:
+        if (failed := compile_failed_message(said, inputs)) is not None:  # exit 1, as a .cu that does not compile
+            raise FailuresFound(failed)
         raise UsageError(no_cubin_message(path, said, inputs))
     functions: list[FunctionUsage] = []
     sass_parts = []

@@ -464,7 +464,7 @@ class _ProblemOfTask:
 
 def _build_dsl(path: Path, arch: str, python: str | None, problem: str) -> Outcome:
     from nvfp4ctl.build import cache
-    from nvfp4ctl.build.cute_dsl import build_dsl, trace_inputs
+    from nvfp4ctl.build.cute_dsl import CHILD_SAID, COMPILE_FAILED, build_dsl, trace_inputs
     from nvfp4ctl.project import cache_root
 
     console = get_console()
@@ -489,7 +489,8 @@ def _build_dsl(path: Path, arch: str, python: str | None, problem: str) -> Outco
         break  # one table: cuobjdump's usage covers every cubin's kernels
     console.table(HEADERS, rows, right_align_from=1, whole=(0,))
     if built.child_said:
-        console.detail(built.child_said.replace("nvfp4ctl-dsl-child: ", "after compiling, the run stopped (no GPU): "))
+        console.detail(built.child_said.replace(COMPILE_FAILED, "after compiling, a later cute.compile failed: ")
+                       .replace(CHILD_SAID, "after compiling, the run stopped (no GPU): "))
     busy_cpu_s = built.cpu_seconds if built.busy else None
     line, warn = _budget_line(built.seconds, len(built.cubins), measures=DSL_TIME, busy_cpu_s=busy_cpu_s)
     (console.warn if warn else console.info)(line)
