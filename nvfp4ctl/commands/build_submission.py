@@ -296,10 +296,11 @@ def _build_submission(path: Path, arch: str | None, verbose: bool, python: str |
     with console.progress() as progress, progress_lines(console, len(sources.extensions)) as lines:
         task = progress.add_task("compiling", total=len(sources.extensions))
         for extension in sources.extensions:
-            # host code only compiles for none
+            # host code only compiles for none: its step names no arch, and nothing of it is compiled here
             extension_targets, why = targets.get(id(extension), ((arch or "sm_100a",), ""))
             slow = "; CUTLASS takes minutes" if includes_cutlass_anywhere(extension) else ""
-            step = f"compiling {extension.name} ({', '.join(extension_targets)}{slow})"
+            step = (f"compiling {extension.name} ({', '.join(extension_targets)}{slow})" if id(extension) in targets
+                    else f"{extension.name} (host code only)")
             runs = _runs(sources, extension, extension_targets)
             if all(has_build(sources, extension, target) for target in runs):
                 step = f"{extension.name} ({', '.join(extension_targets)}): built before, taken from nvfp4ctl's build cache"

@@ -597,3 +597,15 @@ def test_a_header_definition_nvcc_compiles_uncalled_is_refused_for_another_arch(
     assert result.exit_code == 2, result.output
     assert "its tcgen05 / SM100 instructions would not run there; pass --arch sm_100a; nothing was built" in _flat(result.output)
     assert "never calls" not in _flat(result.output)
+
+
+def test_host_code_alone_is_announced_without_an_arch(tmp_path: Path, no_compiler: None) -> None:
+    """Its step read `compiling host (sm_100a)`, an arch for code nothing compiles, before the warning."""
+    submission = tmp_path / "submission.py"
+    submission.write_text("from torch.utils.cpp_extension import load_inline\n"
+                          "m = load_inline(name='host', cpp_sources='int f();', functions=['f'])\n")
+    for arch in ([], ["--arch", "sm_100a"]):
+        result = runner.invoke(app, ["build", str(submission), *arch])
+        assert result.exit_code == 0, result.output
+        steps = [line for line in result.output.splitlines() if line.startswith(("compiling", "host ("))]
+        assert [step.split(":")[0] for step in steps] == ["host (host code only)"], result.output
