@@ -40,6 +40,7 @@ class ShapeResult:
     bytes: float
     raw: dict[str, Any] = field(default_factory=dict, compare=False)  # flush settings, phase times
     label: str = ""  # how tables and lines name the shape (Problem.label); empty: its key
+    dims: tuple[str, ...] = ()  # what each part of the key is (Problem.key_dims): the GEMV's m, k, l
 
     @property
     def shown(self) -> str:
@@ -52,7 +53,7 @@ class ShapeResult:
         device = profile.get("device_time")
         return cls(
             m=case.m, n=case.n, k=case.k, l=case.l, seed=case.seed, sol_us=problem.sol_us(case),
-            key=problem.key(case), label=problem.label(case), flop=problem.flops(case), bytes=problem.bytes_moved(case),
+            key=problem.key(case), label=problem.label(case), dims=problem.key_dims(case), flop=problem.flops(case), bytes=problem.bytes_moved(case),
             stats=summarize(reply["samples_ns"]).scaled(1e-3),
             reason=reply["reason"],
             issue_us=statistics.median(reply["issue_ns"]) * 1e-3,
@@ -100,7 +101,7 @@ class ShapeResult:
         rates = {"tflops": None, "tbps": None, "sol_us": None, "pct_sol": None} if on_cpu else {
             "tflops": self.tflops, "tbps": self.tbps, "sol_us": self.sol_us, "pct_sol": self.pct_sol}
         return {
-            "shape": self.key, "m": self.m, "n": self.n, "k": self.k, "l": self.l, "seed": self.seed,
+            "shape": self.key, "dims": list(self.dims), "label": self.shown, "m": self.m, "n": self.n, "k": self.k, "l": self.l, "seed": self.seed,
             "us": self.stats.to_dict(), "stopped": self.reason,
             "device_us_per_call": self.device.us_per_call if self.device else None,
             "gap_us_per_call": self.gap_us, "issue_us_per_call": self.issue_us, "host_bound": self.host_bound,

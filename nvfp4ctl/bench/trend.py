@@ -99,6 +99,19 @@ _SIZES_KEY = re.compile(r"[1-9][0-9]*(?:x[1-9][0-9]*){1,3}")
 _GROUPED_KEY = re.compile(r"g[1-9][0-9]*(?::[a-z][0-9]+(?:\+[0-9]+)*)+")
 
 
+def shown_key(problem: str, key: str) -> str:
+    """A logged key as its problem's label names it: the GEMV's "4096x7168x8" as "4096x7168 l=8", never
+    read as a GEMM's M×N×K; a key of no problem nvfp4ctl knows as it is."""
+    from nvfp4ctl.problems import get_problem
+
+    if key == GEOMEAN:
+        return key
+    try:
+        return get_problem(problem).label_of_key(key)
+    except UsageError:  # a problem this nvfp4ctl does not know (a newer one's log)
+        return key
+
+
 def normalize_shape(text: str) -> str:
     """"128,7168,16384" or "128x7168x16384" -> the log's key "128x7168x16384"; "geomean" as is; the
     grouped GEMM's --shape as bench takes it ("192,3072,4096;320,3072,4096") -> its logged key

@@ -253,7 +253,7 @@ def _draw_trend(entries: list, last: int, target: Path | None, wanted: dict[str,
             console.info(f"  {CPU_TREND_NOTE}", result=True)
         for key in keys:
             values = trend.series(key)
-            console.info(f"  {key}: {trends.summary(values, with_change=not trend.on_cpu, runs=trend.runs)}", result=True)
+            console.info(f"  {trends.shown_key(trend.problem, key)}: {trends.summary(values, with_change=not trend.on_cpu, runs=trend.runs)}", result=True)
             if key == trends.GEOMEAN and (left_out := trends.geomean_note(trend)) is not None:
                 console.info(f"    {left_out}", result=True)
             console.raw("\n".join("    " + line for line in trends.plot(values, trend.changes(),

@@ -76,6 +76,19 @@ class ProblemBase:
         """Short name in tables and the run log: "128x7168x16384"."""
         return "x".join(str(getattr(case, f)) for f in self.case_fields if f != "l") + (f"x{case.l}" if case.l != 1 else "")
 
+    def key_dims(self, case: Case) -> tuple[str, ...]:
+        """What each part of key(case) is, in order: ("m", "n", "k") for "128x7168x16384", the GEMV's ("m", "k", "l")
+        for "4096x7168x8" (a script reads the key by them, not as a GEMM's M×N×K)."""
+        return tuple(f for f in self.case_fields if f != "l") + (("l",) if case.l != 1 else ())
+
+    def label_of_key(self, key: str) -> str:
+        """How a person is shown a logged key: label() of the case it names ("4096x7168x8" -> "4096x7168 l=8");
+        the key as it is where it names no case of this problem (another's, a grouped GEMM's, "geomean")."""
+        try:
+            return self.label(self.parse_shape(key.replace("x", ","), 0))
+        except (UsageError, ValueError, TypeError):
+            return key
+
     def label(self, case: Case) -> str:
         """How bench's tables and lines name the case: its key, where the key reads unambiguously."""
         return self.key(case)

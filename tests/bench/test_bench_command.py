@@ -64,7 +64,7 @@ class FakeWorker:
             return {"failure": self.failure}
         if self.raised is not None and job.endswith(":bench_case") and here:
             return {"raised": self.raised} | ({} if self.unsupported is None else {"unsupported": self.unsupported})
-        base_ns = case.k * case.n / 1200.0 * self.scale  # ~98 µs for the first shape
+        base_ns = case.k * (case.n or 1024) / 1200.0 * self.scale  # ~98 µs for the first shape (the GEMV has no n)
         if job.endswith(":device_time"):
             device_us = base_ns * 1e-3 * (0.5 if case.k == 2048 else 0.97)
             return {"device_time": {"us_per_call": device_us, "kernels_per_call": 1.0,
@@ -836,3 +836,16 @@ def test_cpu_times_are_not_read_as_a_gpus(submission: Path, monkeypatch: pytest.
     on_gpu = _bench("--submission", str(submission))
     assert on_gpu.exit_code == 0 and "no earlier bench" in on_gpu.output and "vs the previous" not in on_gpu.output
     assert "% SOL" in on_gpu.output and "CPU times" not in on_gpu.output
+
+
+def test_a_gemv_shape_in_json_says_what_its_key_is(submission: Path) -> None:
+    """"256x512x2" read as a GEMM's M×N×K: the key stays, dims and label say it is the GEMV's m, k, l."""
+    from nvfp4ctl.problems import get_problem
+
+    task = get_problem("nvfp4_gemv").task_file
+    result = _bench("--submission", str(submission), "--task", str(task), "--shape", "256,512,2", "--json",
+                    cli=separate_streams_runner())
+    assert result.exit_code == 0, result.stderr
+    shape = json.loads(result.stdout)["shapes"][0]
+    assert (shape["shape"], shape["dims"], shape["label"]) == ("256x512x2", ["m", "k", "l"], "256x512 l=2")
+    assert (shape["m"], shape["k"], shape["l"]) == (256, 512, 2)

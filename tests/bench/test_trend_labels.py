@@ -1,0 +1,48 @@
+"""`log --trend` titles a GEMV series by its label ("4096x7168 l=8"), where its logged key "4096x7168x8" read
+as a GEMM's M×N×K; the run log keeps the key, old lines included, and --shape still names it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from nvfp4ctl import runlog
+from nvfp4ctl.bench import trend
+from nvfp4ctl.bench.history import Timing, result_line
+from nvfp4ctl.cli import app
+from nvfp4ctl.workspace import memory_path
+
+H100 = "NVIDIA H100 80GB HBM3 (sm_90)"
+BATCHED, SINGLE = "4096x7168x8", "7168x16384"
+
+
+def _gemv_bench(time: str, mean: float) -> runlog.RunEntry:
+    shapes = [(BATCHED, Timing(mean, 0.1)), (SINGLE, Timing(mean / 2, 0.1))]
+    return runlog.RunEntry(f"2026-11-26T0{time}Z", "nvfp4ctl bench", "submission.py@0123456789ab", "abc1234", H100,
+                           "0", result_line(Timing(mean, 0.1), shapes), "nvfp4_gemv")
+
+
+def _plotted(*args: str) -> list[str]:
+    for entry in (_gemv_bench("1:00:00", 20.0), _gemv_bench("1:10:00", 18.0)):
+        runlog.append(entry, memory_path())
+    result = CliRunner().invoke(app, ["log", "--trend", *args])
+    assert result.exit_code == 0, result.output
+    return [line.strip().split(":")[0] for line in result.output.splitlines() if line.startswith("  ") and ":" in line]
+
+
+def test_a_gemv_series_is_titled_by_its_label() -> None:
+    titles = _plotted()
+    assert "4096x7168 l=8" in titles and SINGLE in titles, titles
+    assert BATCHED not in titles
+
+
+def test_shape_names_the_logged_key_and_the_title_is_the_label() -> None:
+    assert [t for t in _plotted("--shape", "4096,7168,8") if t != "geomean"][:1] == ["4096x7168 l=8"]
+
+
+def test_keys_of_no_known_case_are_shown_as_logged() -> None:
+    assert trend.shown_key("nvfp4_gemv", "geomean") == "geomean"
+    assert trend.shown_key("nvfp4_gemm", "128x7168x16384") == "128x7168x16384"
+    assert trend.shown_key("nvfp4_group_gemm", "g2:m192+320:n3072:k4096") == "g2:m192+320:n3072:k4096"
+    assert trend.shown_key("a_problem_of_a_newer_nvfp4ctl", BATCHED) == BATCHED
