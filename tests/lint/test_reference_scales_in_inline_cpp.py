@@ -118,6 +118,13 @@ def test_a_read_written_only_in_a_comment_leaves_the_scale_unread() -> None:
     ("bool flag = a.size(0) > 1;", "(flag ? sfa_ref : sfa).data_ptr()"),
     ("auto s = a.size(0) > 1 ? sfa : (sfa_ref);", "s.data_ptr()"),
     ("// a cast hands on the tensor itself", "static_cast<at::Tensor>(sfa_ref).data_ptr()"),
+    # direct- and brace-initialisation bind a name as `=` does
+    ("at::Tensor s(sfa_ref);", "s.data_ptr()"),
+    ("auto s{sfa_ref};", "s.data_ptr()"),
+    ("torch::Tensor s{sfa_ref};", "s.data_ptr<uint8_t>()"),
+    ("const at::Tensor& s(sfa_ref);", "s.data_ptr()"),
+    ("auto s{sfa_ref};\n        at::Tensor t(s);", "t.data_ptr()"),
+    ("at::Tensor s((a.size(0) > 1 ? sfa : sfa_ref));", "s.data_ptr()"),
 ])
 def test_a_read_through_a_local_alias_or_a_ternary_that_may_pick_the_reference_scale_is_nv401(
         bound: str, read: str) -> None:
@@ -137,6 +144,10 @@ def test_a_read_through_a_local_alias_or_a_ternary_that_may_pick_the_reference_s
     # a call's arguments are no parenthesised expression: these make another tensor of the scale's shape
     ("// sfa stays unread", "at::empty_like(sfa_ref).data_ptr()"),
     ("// sfa stays unread", "torch::zeros_like(sfa_ref).data_ptr<uint8_t>()"),
+    ("at::Tensor s(at::empty_like(sfa_ref));", "s.data_ptr()"),
+    ("auto s{torch::zeros_like(sfa_ref)};", "s.data_ptr()"),
+    ("at::Tensor s(sfa_ref);\n        s = sfa;", "s.data_ptr()"),
+    ("auto s{sfa_ref};\n        auto s2 = s.size(0);", "sfa.data_ptr()"),
 ])
 def test_an_alias_bound_twice_or_read_only_for_metadata_stays_nv403(bound: str, read: str) -> None:
     aliased = SUBMISSION.replace("        kernel<<<", f"        {bound}\n        kernel<<<").replace(

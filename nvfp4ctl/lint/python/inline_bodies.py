@@ -30,6 +30,17 @@ _DATA_READ = r"\s*(?:\.|->)\s*(?:(?:const_|mutable_)?data_ptr\s*(?:<[^();{}]*>)?
              r"(?:data|accessor|packed_accessor32|packed_accessor64)\s*<[^();{}]*>)\s*\("
 # `name = value;` of one statement: a declaration (`auto s = SFA;`) or an assignment (`==`, `<=` are no binding)
 _ASSIGNMENT = re.compile(r"(?<![\w.>:])([A-Za-z_]\w*)\s*=(?!=)\s*([^;{}]+);")
+# what a declaration's name follows, from the statement's start: its type alone (`at::Tensor`, `const auto&`,
+# `torch::Tensor`), so `at::Tensor s(SFA);` declares s where `at::empty_like(SFA);` and `f(SFA);` are calls
+_DECLARED_TYPE = re.compile(r"\s*(?:(?:const|volatile|static|constexpr)\s+)*(?:::\s*)?[A-Za-z_]\w*"
+                            r"(?:\s*::\s*[A-Za-z_]\w*)*(?:\s*<[^;{}()]*>)?(?:\s*(?:const\b|&|\*))*\s*")
+# a statement's first bracket and the name before it: `at::Tensor s(` (one match a statement keeps it linear)
+_INITIALISED = re.compile(r"(?:^|(?<=[;{}]))([^;{}()]*?)\b([A-Za-z_]\w*)\s*[({]")
+_ENDS_STATEMENT = re.compile(r"\s*;")
+# words a type never starts with: `else f(SFA);` and `return s{SFA};` declare nothing
+_STATEMENT_WORDS = frozenset({"return", "co_return", "throw", "case", "else", "do", "co_await", "co_yield", "new",
+                              "delete", "goto", "using", "typedef", "struct", "class", "union", "enum", "namespace",
+                              "template", "typename", "sizeof", "alignof", "decltype", "operator"})
 # checks whose arguments only test the tensor: its address there is compared, not read
 _CHECKS = re.compile(r"\b(?:TORCH_CHECK\w*|TORCH_INTERNAL_ASSERT\w*|AT_ASSERT\w*|static_assert|assert)\s*\(")
 
@@ -103,11 +114,14 @@ def reads_argument(call: ast.Call, node: ast.AST, index: ModuleIndex) -> CppRead
 
 def _holders(body: str, name: str, elsewhere: str) -> set[str]:
     """The parameter's name and the local names the body points at it, each bound once: `auto s = SFA;`,
-    `const at::Tensor& s = SFA;`, an alias of an alias, or a ternary that may pick it (`auto s = flag ? SFA :
-    SFA_perm;`). A name bound twice, or named by a macro, may hold something else when read."""
+    `const at::Tensor& s = SFA;`, `at::Tensor s(SFA);`, `auto s{SFA};`, an alias of an alias, or a ternary
+    that may pick it (`auto s = flag ? SFA : SFA_perm;`). A name bound twice, or named by a macro, may hold
+    something else when read."""
     bound: dict[str, list[str]] = {}
     for match in _ASSIGNMENT.finditer(body):
         bound.setdefault(match.group(1), []).append(match.group(2))
+    for declared, value in _initialisations(body):
+        bound.setdefault(declared, []).append(value)
     holders = {name}
     grown = True
     while grown:
@@ -118,6 +132,25 @@ def _holders(body: str, name: str, elsewhere: str) -> set[str]:
                 holders.add(alias)
                 grown = True
     return holders
+
+
+def _initialisations(body: str) -> list[tuple[str, str]]:
+    """Each name a declaration of one name initialises directly or by braces, and the one expression it is
+    given: `at::Tensor s(SFA);` and `auto s{SFA};` bind s as `auto s = SFA;` does. Two arguments
+    (`at::Tensor s(x, y)`) make another object, and are no binding."""
+    parens, braces = BracketPairs(body), BracketPairs(body, "{", "}")
+    found: list[tuple[str, str]] = []
+    for match in _INITIALISED.finditer(body):
+        declared_type = match.group(1)
+        first = _IDENTIFIER.search(declared_type)
+        if first is None or first.group() in _STATEMENT_WORDS or not _DECLARED_TYPE.fullmatch(declared_type):
+            continue
+        opening = match.end() - 1
+        closing = (parens if body[opening] == "(" else braces).closing(opening)
+        value = body[opening + 1 : closing]
+        if _ENDS_STATEMENT.match(body, closing + 1) and _top_level(value, ",") is None:
+            found.append((match.group(2), value))
+    return found
 
 
 def _may_pick(expression: str, holders: set[str]) -> bool:
