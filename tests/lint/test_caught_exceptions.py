@@ -8,11 +8,14 @@ from pathlib import Path
 import pytest
 
 from nvfp4ctl.lint import lint_text
-from nvfp4ctl.lint.python.index import catches
+from nvfp4ctl.lint.python.index import ModuleIndex, catches
 
 
-def _handler(clause: str) -> ast.ExceptHandler:
-    return ast.parse(f"try:\n    pass\n{clause}\n    pass\n").body[0].handlers[0]  # type: ignore[attr-defined]
+def _catches(clause: str, raised: set[str], above: str = "", below: str = "") -> bool:
+    """Does the clause of `try: pass` catch raised, the module holding `above` before the try and `below` after?"""
+    tree = ast.parse(f"{above}\ntry:\n    pass\n{clause}\n    pass\n{below}\n")
+    [handler] = [node for node in ast.walk(tree) if isinstance(node, ast.ExceptHandler)]
+    return catches(handler, raised, ModuleIndex(tree))
 
 
 @pytest.mark.parametrize("clause", [
@@ -25,12 +28,12 @@ def _handler(clause: str) -> ast.ExceptHandler:
     "except:",
 ])
 def test_a_clause_naming_the_exception_anywhere_in_its_nested_tuples_catches_it(clause: str) -> None:
-    assert catches(_handler(clause), {"KeyError"})
+    assert _catches(clause, {"KeyError"})
 
 
 @pytest.mark.parametrize("clause", ["except IndexError:", "except (IndexError, (OSError,)):", "except ((),):"])
 def test_a_clause_not_naming_it_does_not_catch_it(clause: str) -> None:
-    assert not catches(_handler(clause), {"KeyError"})
+    assert not _catches(clause, {"KeyError"})
 
 
 @pytest.mark.parametrize(("clause", "raised"), [
@@ -44,7 +47,7 @@ def test_a_clause_not_naming_it_does_not_catch_it(clause: str) -> None:
     ("except errors.CacheMiss:", "CacheMiss"),  # no builtin: the name itself
 ])
 def test_a_builtin_base_class_catches_its_subclasses_as_python_does(clause: str, raised: str) -> None:
-    assert catches(_handler(clause), {raised})
+    assert _catches(clause, {raised})
 
 
 @pytest.mark.parametrize(("clause", "raised"), [
@@ -54,7 +57,34 @@ def test_a_builtin_base_class_catches_its_subclasses_as_python_does(clause: str,
     ("except LookupError:", "CacheMiss"),
 ])
 def test_a_subclass_or_a_sibling_of_the_raised_exception_does_not_catch_it(clause: str, raised: str) -> None:
-    assert not catches(_handler(clause), {raised})
+    assert not _catches(clause, {raised})
+
+
+@pytest.mark.parametrize(("above", "clause"), [
+    ("ERRORS = (KeyError, IndexError)", "except ERRORS:"),
+    ("ERRORS = KeyError, IndexError", "except ERRORS:"),
+    ("ERRORS: tuple[type[Exception], ...] = (LookupError,)", "except ERRORS:"),
+    ("ERRORS = (IndexError, (builtins.KeyError,))", "except (OSError, ERRORS):"),
+    ("LOOKUPS = (KeyError,)\nERRORS = (OSError, LOOKUPS)", "except ERRORS:"),
+    ("ERRORS = (OSError, ERRORS_TOO)\nERRORS_TOO = (KeyError, ERRORS)", "except ERRORS_TOO:"),  # each followed once
+])
+def test_a_module_level_name_bound_once_to_a_tuple_of_exceptions_catches_what_the_tuple_names(
+        above: str, clause: str) -> None:
+    assert _catches(clause, {"KeyError"}, above)
+
+
+@pytest.mark.parametrize(("above", "clause", "below"), [
+    ("ERRORS = (OSError, IndexError)", "except ERRORS:", ""),  # the tuple names no base of KeyError
+    ("ERRORS = (KeyError, IndexError)\nERRORS = (OSError,)", "except ERRORS:", ""),  # bound twice
+    ("ERRORS = (KeyError, IndexError)", "except ERRORS:", "def f():\n    global ERRORS\n    ERRORS = ()"),
+    ("ERRORS = [KeyError, IndexError]", "except ERRORS:", ""),  # a list: Python raises TypeError there
+    ("ERRORS = KeyError if flag else OSError", "except ERRORS:", ""),
+    ("ERRORS = (errors(), KeyError)", "except ERRORS:", ""),  # not a tuple of classes alone
+    ("def f():\n    ERRORS = (KeyError,)", "except ERRORS:", ""),  # a function's own name
+    ("", "except ERRORS:", "ERRORS = (KeyError, IndexError)"),  # not bound yet where the clause is read
+])
+def test_any_other_name_in_an_except_clause_catches_only_what_is_named_so(above: str, clause: str, below: str) -> None:
+    assert not _catches(clause, {"KeyError"}, above, below)
 
 
 def _nv012(folder: Path, text: str) -> list[int]:
@@ -71,3 +101,9 @@ def _nv012(folder: Path, text: str) -> list[int]:
 def test_a_local_import_is_guarded_by_a_handler_of_any_base_of_module_not_found_error(
         tmp_path: Path, clause: str, reported: list[int]) -> None:
     assert _nv012(tmp_path, f"try:\n    from nvfp4_kernels import K\n{clause}\n    K = None\n") == reported
+
+
+def test_a_local_import_is_guarded_by_a_module_level_tuple_of_exceptions_naming_a_base_of_it(tmp_path: Path) -> None:
+    guarded = "GUARDS = (ValueError, ImportError)\ntry:\n    from nvfp4_kernels import K\nexcept GUARDS:\n    K = None\n"
+    assert _nv012(tmp_path, guarded) == []
+    assert _nv012(tmp_path, guarded.replace("ImportError)", "OSError)")) == [3]

@@ -103,7 +103,7 @@ def _guarded(read: ast.Call, spellings: set[str], index: ModuleIndex) -> bool:
                                                   for value in parent.values[:parent.values.index(child)]):
             return True
         if isinstance(parent, ast.Try) and child in parent.body and any(
-                catches(handler, MISSING_FILE_ERRORS) for handler in parent.handlers):
+                catches(handler, MISSING_FILE_ERRORS, index) for handler in parent.handlers):
             return True
         child = parent
     return False

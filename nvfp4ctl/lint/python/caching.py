@@ -738,7 +738,7 @@ def _miss_regions(function: Function, index: ModuleIndex) -> dict[int, set[str]]
                          if isinstance(inner, ast.Subscript) and isinstance(inner.ctx, ast.Load)
                          for found in [_lookup(inner, function, index)] if found}
             for handler in node.handlers:
-                if looked_up and catches(handler, MISSING_ERRORS):
+                if looked_up and catches(handler, MISSING_ERRORS, index):
                     mark(handler.body, looked_up)
     index.memo[memo_key] = regions
     return regions

@@ -1,5 +1,6 @@
 """Module-level integer constants a file indexes its input with: `SFA_IDX = 2`, then `data[SFA_IDX]`;
-`A, B, SFA_REF, SFB_REF, SFA, SFB, C = range(7)`, then `data[SFA_REF]`.
+`A, B, SFA_REF, SFB_REF, SFA, SFB, C = range(7)`, then `data[SFA_REF]`; and module-level tuples an except
+clause names (`ERRORS = (KeyError, IndexError)`, then `except ERRORS:`).
 
 Found once per lint run of a file (`indexing_with(tree)`) and read by index.py when it works out which
 tuple element an index names. A context variable, as facts.py's layout is, so the helpers that read
@@ -56,6 +57,24 @@ def module_integers(tree: ast.Module) -> dict[str, int]:
     # to the same number, every binding gives it
     return {name: numbers[0] for name, numbers in found.items()
             if bindings.get(name) == len(numbers) and len(set(numbers)) == 1}
+
+
+def module_tuples(tree: ast.Module) -> dict[str, tuple[ast.Tuple, ast.stmt]]:
+    """name -> (tuple literal, its statement) for each name one top-level statement binds to a tuple
+    (`ERRORS = (KeyError, IndexError)`, `ERRORS: tuple = ...`) and nothing else binds anywhere in the file."""
+    found: dict[str, tuple[ast.Tuple, ast.stmt]] = {}
+    for statement in tree.body:
+        if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name) \
+                and isinstance(statement.value, ast.Tuple):
+            found[statement.target.id] = (statement.value, statement)
+        elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+                and isinstance(statement.targets[0], ast.Name) and isinstance(statement.value, ast.Tuple):
+            found[statement.targets[0].id] = (statement.value, statement)
+    bindings: dict[str, int] = {}
+    for node in ast.walk(tree):
+        for name in _bound_names(node):
+            bindings[name] = bindings.get(name, 0) + 1
+    return {name: bound for name, bound in found.items() if bindings.get(name) == 1}
 
 
 def integer(node: ast.AST) -> int | None:

@@ -14,7 +14,7 @@ import builtins
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from nvfp4ctl.lint.python.constants import constant, integer
+from nvfp4ctl.lint.python.constants import constant, integer, module_tuples
 
 ENTRY = "custom_kernel"
 TUPLE = -1  # binding of a name holding the whole input tuple; 0.. name one element
@@ -71,13 +71,28 @@ def parameter_defaults(function: FunctionNode | ast.Lambda) -> dict[str, ast.exp
     return defaults
 
 
-def catches(handler: ast.ExceptHandler, raised: set[str]) -> bool:
+def catches(handler: ast.ExceptHandler, raised: set[str], index: ModuleIndex) -> bool:
     """Does an except clause catch one of the exceptions `raised` (bare, a name, a dotted name or a tuple of
-    them, tuples nested in it included as Python reads them)? A builtin exception it names catches its
-    subclasses too, as Python's hierarchy has it (`except LookupError:` catches KeyError, `except Exception:`
-    all but a few; IOError and EnvironmentError are OSError), read by its last part (builtins.OSError is
-    OSError); a name no builtin exception has catches what is named so."""
-    return handler.type is None or any(_catches_one(kind, raised) for kind in _caught_kinds(handler.type))
+    them, tuples nested in it included as Python reads them, and a name the module binds once, above the
+    clause, to such a tuple: `ERRORS = (KeyError, IndexError)`, then `except ERRORS:`)? A builtin exception
+    it names catches its subclasses too, as Python's hierarchy has it (`except LookupError:` catches
+    KeyError, `except Exception:` all but a few; IOError and EnvironmentError are OSError), read by its last
+    part (builtins.OSError is OSError); a name no builtin exception has catches what is named so."""
+    if handler.type is None:
+        return True
+    key = ("module tuples",)
+    if key not in index.memo:
+        index.memo[key] = module_tuples(index.tree)
+    tuples: dict[str, tuple[ast.Tuple, ast.stmt]] = index.memo[key]  # type: ignore[assignment]
+    # bound below the clause, the name is not yet bound when a module-level clause is read
+    above = {name: value for name, (value, statement) in tuples.items()
+             if position(statement) < position(handler) and _names_classes(value)}
+    return any(_catches_one(kind, raised) for kind in _caught_kinds(handler.type, above, set()))
+
+
+def _names_classes(kinds: ast.Tuple) -> bool:
+    """Is every item a name or dotted name (`KeyError`, `errors.CacheMiss`) or a tuple of them?"""
+    return all(_names_classes(kind) if isinstance(kind, ast.Tuple) else dotted(kind) is not None for kind in kinds.elts)
 
 
 def _catches_one(kind: ast.expr, raised: set[str]) -> bool:
@@ -93,10 +108,17 @@ def _builtin_exception(name: str) -> type[BaseException] | None:
     return found if isinstance(found, type) and issubclass(found, BaseException) else None
 
 
-def _caught_kinds(kind: ast.expr) -> list[ast.expr]:
-    """The exception classes an except clause names: `except (KeyError, (IndexError,)):` names both."""
+def _caught_kinds(kind: ast.expr, tuples: dict[str, ast.Tuple], expanded: set[str]) -> list[ast.expr]:
+    """The exception classes an except clause names: `except (KeyError, (IndexError,)):` names both, as
+    does `except ERRORS:` where tuples holds ERRORS = (KeyError, IndexError). Each name is expanded once
+    (expanded): a tuple naming itself, or named again, adds nothing new."""
+    if isinstance(kind, ast.Name) and kind.id in tuples:
+        if kind.id in expanded:
+            return []
+        expanded.add(kind.id)
+        kind = tuples[kind.id]
     if isinstance(kind, ast.Tuple):
-        return [inner for element in kind.elts for inner in _caught_kinds(element)]
+        return [inner for element in kind.elts for inner in _caught_kinds(element, tuples, expanded)]
     return [kind]
 
 

@@ -127,7 +127,7 @@ def _never_fails(node: ast.AST, index: ModuleIndex) -> bool:
     child = node
     for parent in index.ancestors(node):
         if isinstance(parent, ast.Try) and child in parent.body and any(
-                catches(handler, IMPORT_ERRORS) and _falls_back(handler) for handler in parent.handlers):
+                catches(handler, IMPORT_ERRORS, index) and _falls_back(handler) for handler in parent.handlers):
             return True
         if isinstance(parent, ast.If) and child in parent.body and (dotted(parent.test) or "").endswith("TYPE_CHECKING"):
             return True
