@@ -3,7 +3,8 @@ config and waivers, and turn findings into Diagnostics."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -91,30 +92,57 @@ def folder_problem(task_file: Path) -> str:
 def judged_problems(path: Path, in_use: Path | None, own_tasks: bool) -> dict[str | None, Path]:
     """The problems `lint PATH` judges PATH's files by where the path, not the task in use (`in_use`; None:
     nvfp4ctl's shipped one), decides them, each with the first file judged by it; None for the task in use's.
-    A file's is its own (_path_problem); a folder's, those of the files lint checks in it (every C++ file, every
-    submission), each as lint_paths judges it, so a folder over task.ymls of three problems is no one problem's;
-    a folder holding nothing lint checks is its task.yml's. `--list-rules PATH` lists the rules in its words."""
-    if path.is_file():
-        return {_path_problem(read_source(path), path.parent, in_use, own_tasks): path}
+    A file's is its own; a folder's, those of the files lint checks in it (every C++ file, every submission), each
+    as lint_paths judges it (judged_files), so a folder over task.ymls of three problems is no one problem's; a
+    folder holding nothing lint checks is its task.yml's. `--list-rules PATH` lists the rules in its words."""
+    in_use = in_use.resolve() if in_use is not None else None
     judged: dict[str | None, Path] = {}
-    for file in discover([path], [], []):
-        source = read_source(file)
-        if source.kind == "python" and not is_submission(file, source.text):
-            continue  # a .py lint leaves out of the folder judges nothing
-        judged.setdefault(_path_problem(source, file.parent, in_use, own_tasks), file)
-    return judged or {_path_problem(None, path, in_use, own_tasks): path}
+    for file in judged_files([path], in_use, own_tasks, [], [], []):
+        judged.setdefault(file.problem, file.path)
+    if judged:
+        return judged
+    found = _folder_task(path.absolute(), in_use) if own_tasks else None
+    return {folder_problem(found) if found is not None else None: path}
 
 
-def _path_problem(source: SourceFile | None, folder: Path, in_use: Path | None, own_tasks: bool) -> str | None:
-    """A Python file's own problem (own_problem), else, with `own_tasks` (lint_paths'), that of the task.yml above
-    `folder` (the file's, as named); None where neither says."""
-    own = own_problem(source) if source is not None else None
-    if own is not None:
-        return own[0]
-    if not own_tasks:
-        return None
-    found = _folder_task(folder.absolute(), in_use.resolve() if in_use is not None else None)
-    return folder_problem(found) if found is not None else None
+@dataclass(frozen=True)
+class JudgedFile:
+    """A file lint checks and what it is judged by."""
+
+    path: Path
+    source: SourceFile
+    own_task: Path | None  # the task.yml above it where that is not the one in use (lint_paths' own_tasks)
+    own: tuple[str, str] | None  # (problem, why) where the file or its own task.yml decides it
+
+    @property
+    def problem(self) -> str | None:
+        """The problem its findings are told in; None for the task in use's."""
+        if self.own is not None:
+            return self.own[0]
+        return folder_problem(self.own_task) if self.own_task is not None else None
+
+
+def judged_files(paths: list[Path], in_use: Path | None, own_tasks: bool, not_submissions: list[Path],
+                 broken: list[Path], compiler_outputs: list[Path]) -> Iterator[JudgedFile]:
+    """The files lint checks under paths (named files as given; in folders every C++ file and every submission),
+    each with the task.yml above it other than `in_use` (resolved; with own_tasks) and the problem it names itself
+    or that task.yml gives it. A .py file of a folder that is no submission goes to not_submissions, and what
+    discover leaves out to broken and compiler_outputs."""
+    named = {path.resolve() for path in paths if path.is_file()}
+    for path in discover(paths, broken, compiler_outputs):
+        source = read_source(path)
+        if source.kind == "python" and path.resolve() not in named and not is_submission(path, source.text):
+            not_submissions.append(path)
+            continue
+        # the file's own task.yml, settings included, where it is not the one in use: each file is judged as
+        # `nvfp4ctl lint` in its own folder judges it
+        own_task = _folder_task(path.absolute().parent, in_use) if own_tasks else None
+        own = own_problem(source)
+        # a file under its own task.yml is that task's (an export of the dual GEMM under dual/task.yml): its export
+        # header or C ABI only agrees with it, which is no news worth a warning
+        if own_task is not None and source.kind == "python" and (own is None or own[0] == folder_problem(own_task)):
+            own = (folder_problem(own_task), FOLDER_REASON)
+        yield JudgedFile(path, source, own_task, own)
 
 
 # a folder's task.yml is read once per command: the next one (a test's, an editor's lint_paths) reads it as it is then
@@ -168,7 +196,6 @@ def lint_paths(paths: list[Path], config: LintConfig, *, own_tasks: bool = False
     With own_tasks a Python file under a task.yml other than `task_file` (the one in use; None:
     nvfp4ctl's shipped one) that names no problem itself is judged by that task.yml's problem, and every file
     under such a task.yml by its `lint:` settings, `flags` (the command line's) over them."""
-    named = {path.resolve() for path in paths if path.is_file()}
     in_use = task_file.resolve() if task_file else None
     diagnostics: list[Diagnostic] = []
     checked: list[Path] = []
@@ -178,22 +205,11 @@ def lint_paths(paths: list[Path], config: LintConfig, *, own_tasks: bool = False
     compiler_outputs: list[Path] = []
     unknown: list[tuple[Path, int, str]] = []
     own_tasks_of_files: list[Path | None] = []
-    for path in discover(paths, broken, compiler_outputs):
-        source = read_source(path)
-        if source.kind == "python" and path.resolve() not in named and not is_submission(path, source.text):
-            not_submissions.append(path)
-            continue
+    for judged in judged_files(paths, in_use, own_tasks, not_submissions, broken, compiler_outputs):
+        path, source, own = judged.path, judged.source, judged.own
         checked.append(path)
-        # the file's own task.yml, settings included, where it is not the one in use: each file is judged as
-        # `nvfp4ctl lint` in its own folder judges it
-        folder_task = _folder_task(path.absolute().parent, in_use) if own_tasks else None
-        own_tasks_of_files.append(folder_task)
-        file_config = _folder_config(folder_task, flags) if folder_task is not None else config
-        own = own_problem(source)
-        # a file under its own task.yml is that task's (an export of the dual GEMM under dual/task.yml): its export
-        # header or C ABI only agrees with it, which is no news worth a warning
-        if folder_task is not None and source.kind == "python" and (own is None or own[0] == file_config.problem):
-            own = (file_config.problem, FOLDER_REASON)
+        own_tasks_of_files.append(judged.own_task)
+        file_config = _folder_config(judged.own_task, flags) if judged.own_task is not None else config
         if own is not None and own[0] != config.problem:
             other_problems.append((path, *own))
         diagnostics.extend(_diagnostics(source, _judged_as(own, file_config)))
