@@ -24,6 +24,7 @@ from nvfp4ctl.build.sources import (ARCH_LINE, BuildInputs, build_inputs, checke
                                     find_header, header_search, include_target, kernel_problem, resolve_arch,
                                     source_marks)
 from nvfp4ctl.errors import UsageError, os_reason
+from nvfp4ctl.export_header import EXPORT_MARK, export_lines, exported_problem
 from nvfp4ctl.preamble import BYTE_ORDER_MARK, past_byte_order_mark, past_preamble
 from nvfp4ctl.runlog import file_digest
 from nvfp4ctl.words import and_listed
@@ -288,22 +289,11 @@ def _extension_digest(cuda_source: str, cpp_source: str, cuda_flags: list[str], 
     return hashlib.sha256((cuda_source + cpp_source + repr(cuda_flags) + repr(cpp_flags)).encode()).hexdigest()[:12]
 
 
-# in the first line of every file `export` writes; a file without it is the user's own work
-EXPORT_MARK = "exported by `nvfp4ctl export`"
 _BODY_HASH = re.compile(r"Body sha256 ([0-9a-f]{16})\.")
 
 
 def _body_hash(body: str) -> str:
     return hashlib.sha256(body.encode()).hexdigest()[:16]
-
-
-def export_lines(text: str) -> tuple[str, str] | None:
-    """An export's own first line (past a UTF-8 byte order mark and a `#!` line put above it: the docstring's,
-    or the plain-torch export's comment), which carries the export mark, and the text below it, whose hash that
-    line records; None for a file export did not write. One test for export's refusals and build's reading of
-    the CUTLASS lookup (build.export_lookup)."""
-    first, _, body = past_preamble(text).partition("\n")
-    return (first, body) if EXPORT_MARK in first else None
 
 
 def _current_text(output: Path, force: bool) -> str:
@@ -436,22 +426,6 @@ def _refuse_output(output: Path, role: str | None, force: bool) -> str:
     if not force and (why := _refusal(existing)):
         raise UsageError(f"{output} {why}: nothing was written (--force replaces it, or -o another path)")
     return existing
-
-
-_EXPORTED_FOR = re.compile(r"GPU MODE (\w+) submission:")
-
-
-def exported_problem(text: str) -> str | None:
-    """The known problem an earlier export (export_lines' test: the docstring's first line, or the plain-torch
-    export's comment) was written for, as its first line names it; None for a file export did not write."""
-    lines = export_lines(text)
-    found = _EXPORTED_FOR.search(lines[0]) if lines is not None else None
-    if found is None:
-        return None
-    from nvfp4ctl.problems import all_problems
-
-    return next((each.name for each in all_problems() if found.group(1) in
-                 (each.name, each.kernel_api.function if each.kernel_api is not None else None)), None)
 
 
 def _refuse_another_problems_export(output: Path, existing: str, problem: str, force: bool) -> None:

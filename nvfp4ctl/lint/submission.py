@@ -6,16 +6,17 @@ other Python files (benchmark scripts, helpers, the project's own tools) are nev
 server, so the rules do not apply to them. A file the user names on the command line is always
 checked: they asked for it. C++ sources are always checked (they end up inside submissions).
 
-A file `nvfp4ctl export` wrote says on its first line which problem's kernel API it calls; lint
-judges it by that problem, whatever the task's is (export_problem). So is a file whose name starts
-with a problem's name (`nvfp4_dual_gemm_submission.py`, as kernels/torch_dequant names its
+A file `nvfp4ctl export` wrote says on its first line which problem's kernel API it calls (a plain-torch
+export, which problem it is); lint judges it by that problem, whatever the task's is, read as export reads
+it to refuse writing over another problem's export (export_header.exported_problem). So is a file whose
+name starts with a problem's name (`nvfp4_dual_gemm_submission.py`, as kernels/torch_dequant names its
 starters): a project keeps one problem's task.yml beside the other problems' starters (named_problem).
 So is a file whose CUDA source (a load_inline string, or a file beside it that load(sources=[...])
 compiles) includes exactly one problem's API header, or that calls exactly one problem's C ABI entry
 point on a module (`module.nvfp4_gemv(...)`): that is the problem whose inputs it reads (api_problem).
 A plain-torch file names none of these, and both the GEMM's and the GEMV's tuples have 7 elements; init's
 starters (kernels/torch_dequant/) say theirs on their docstring's first line ("NVFP4 GEMV for GPU MODE's
-nvfp4_gemv in plain torch: ..."), read as strictly as the export header (starter_problem): where no task.yml
+nvfp4_gemv in plain torch: ..."), read as strictly as the export mark (starter_problem): where no task.yml
 of the user's is in use, check and build run a starter copied away from its task.yml on its own problem's
 task. Lint judges it by the task in use, under which a starter of another problem fails every call.
 """
@@ -27,6 +28,7 @@ import re
 from pathlib import Path
 
 from nvfp4ctl.build.submission_sources import load_source_files
+from nvfp4ctl.export_header import exported_problem
 from nvfp4ctl.preamble import past_preamble
 from nvfp4ctl.preprocessor import live_code
 
@@ -43,14 +45,8 @@ CUSTOM_KERNEL = re.compile(
 STAR_IMPORT = re.compile(r"^[ \t]*from[ \t]+\S+[ \t]+import[ \t]+\*", re.MULTILINE)
 
 
-# The docstring's first line export.py's _TEMPLATE writes, up to the kernel hash. Strict on
-# purpose: a user's own file that merely mentions a problem keeps the task's problem.
-EXPORT_HEADER = re.compile(
-    r'\A"""GPU MODE (\w+) submission: [^\n]* exported by `nvfp4ctl export` \(kernel hash [0-9a-f]+:')
-
-
 # The docstring's first line of init's plain-torch starters (kernels/torch_dequant/), up to the problem's
-# name; as strict as EXPORT_HEADER, for the same reason.
+# name. Strict on purpose: a user's own file that merely mentions a problem keeps the task's problem.
 STARTER_HEADER = re.compile(r'\A"""NVFP4 [^\n]* for GPU MODE\'s (\w+) in plain torch[:\s]')
 STARTER_REASON = "its docstring's first line, an init starter's"
 
@@ -67,18 +63,6 @@ def starter_problem(text: str) -> str | None:
 
 def is_submission(path: Path, text: str) -> bool:
     return bool(SUBMISSION_NAME.match(path.name)) or bool(CUSTOM_KERNEL.search(text))
-
-
-def export_problem(text: str) -> str | None:
-    """The known problem whose kernel API an `nvfp4ctl export` file calls, from its header; None
-    for any other file."""
-    match = EXPORT_HEADER.match(past_preamble(text))
-    if match is None:
-        return None
-    from nvfp4ctl.problems import all_problems
-
-    return next((p.name for p in all_problems() if p.kernel_api is not None and p.kernel_api.function == match.group(1)),
-                None)
 
 
 def named_problem(path: Path) -> str | None:
@@ -103,7 +87,7 @@ def names_its_problem(text: str, path: Path) -> tuple[str, str] | None:
     """(problem, why) for a Python file that names its own problem: an export header, else the one
     problem's C ABI its code uses (load() sources looked for beside `path`), else a file name that starts
     with a problem's name; None for a file judged as the task's problem. Lint and check read it alike."""
-    exported = export_problem(text)
+    exported = exported_problem(text)
     if exported is not None:
         return exported, HEADER_REASON
     uses = api_problem(text, path.parent, path)  # before the name: what the code calls outweighs what the file is called

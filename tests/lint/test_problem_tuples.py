@@ -327,9 +327,9 @@ def _exported(kernel: str, output: Path) -> Path:
     ("nvfp4_group_gemm_naive.cu", "nvfp4_group_gemm"),
 ])
 def test_an_export_header_names_its_problem(tmp_path: Path, kernel: str, problem: str) -> None:
-    from nvfp4ctl.lint.submission import export_problem
+    from nvfp4ctl.export_header import exported_problem
 
-    assert export_problem(_exported(kernel, tmp_path / "submission.py").read_text()) == problem
+    assert exported_problem(_exported(kernel, tmp_path / "submission.py").read_text()) == problem
 
 
 @pytest.mark.parametrize("text", [
@@ -339,9 +339,9 @@ def test_an_export_header_names_its_problem(tmp_path: Path, kernel: str, problem
     '"""GPU MODE nvfp4_quad_gemm submission: k.cu for sm_100a, exported by `nvfp4ctl export` (kernel hash 0a: x)."""\n',
 ])
 def test_anything_but_a_real_export_header_keeps_the_tasks_problem(text: str) -> None:
-    from nvfp4ctl.lint.submission import export_problem
+    from nvfp4ctl.export_header import exported_problem
 
-    assert export_problem(text) is None
+    assert exported_problem(text) is None
 
 
 PREAMBLES = ["\ufeff", "#!/usr/bin/env python3\n", "\ufeff#!/usr/bin/env python3\r\n"]
@@ -351,14 +351,15 @@ PREAMBLES = ["\ufeff", "#!/usr/bin/env python3\n", "\ufeff#!/usr/bin/env python3
 def test_an_export_and_a_starter_saved_with_a_bom_or_a_shebang_keep_their_problem(tmp_path: Path, preamble: str) -> None:
     """The docstring is still the module's after a byte order mark or a `#!` line, where both headers were
     looked for at the file's very first character, and the file was judged as the task's problem."""
-    from nvfp4ctl.lint.submission import export_problem, starter_problem
+    from nvfp4ctl.export_header import exported_problem
+    from nvfp4ctl.lint.submission import starter_problem
     from nvfp4ctl.project import kernels_dir
 
     exported = _exported("nvfp4_dual_gemm_naive.cu", tmp_path / "submission.py").read_text()
     starter = (kernels_dir() / "torch_dequant" / "nvfp4_gemv_submission.py").read_text()
-    assert export_problem(preamble + exported) == "nvfp4_dual_gemm"
+    assert exported_problem(preamble + exported) == "nvfp4_dual_gemm"
     assert starter_problem(preamble + starter) == "nvfp4_gemv"
-    assert export_problem(f"# {preamble}\n{exported}") is None and starter_problem(f"\n{preamble}{starter}") is None
+    assert exported_problem(f"# {preamble}\n{exported}") is None and starter_problem(f"\n{preamble}{starter}") is None
 
 
 def test_an_exported_dual_gemm_is_judged_as_the_dual_gemm_in_a_gemm_task(tmp_path: Path, monkeypatch) -> None:
@@ -377,6 +378,29 @@ def test_an_exported_dual_gemm_is_judged_as_the_dual_gemm_in_a_gemm_task(tmp_pat
         in result.output
     config = LintConfig(problem="nvfp4_dual_gemm")
     assert not [d for d in lint_text((tmp_path / "dual.py").read_text(), "dual.py", config)]
+
+
+def test_a_plain_torch_export_is_judged_by_the_problem_its_first_line_names_in_a_gemm_task(
+        tmp_path: Path, monkeypatch) -> None:
+    """A plain-torch export's first line (`# GPU MODE nvfp4_gemv submission: ..., exported by ...`) named no problem
+    to lint, check and build, where export itself read it as the GEMV's; its code names none, so the GEMM task's
+    tests were run on it."""
+    from typer.testing import CliRunner
+
+    from nvfp4ctl.cli import app
+    from nvfp4ctl.export import export_plain_torch
+    from nvfp4ctl.lint.submission import HEADER_REASON, names_its_problem
+    from nvfp4ctl.project import kernels_dir
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("NVFP4CTL_TASK", raising=False)
+    (tmp_path / "task.yml").write_text("problem: nvfp4_gemm\ntests:\n  - {m: 128, n: 256, k: 256, l: 1, seed: 1111}\n")
+    output = tmp_path / "gemv.py"
+    text = export_plain_torch(kernels_dir() / "torch_dequant" / "nvfp4_gemv_submission.py", output, "nvfp4_gemv")
+    assert names_its_problem(text, output) == ("nvfp4_gemv", HEADER_REASON)
+    result = CliRunner().invoke(app, ["lint", "gemv.py"])
+    assert "warning: gemv.py: checked as nvfp4_gemv (its nvfp4ctl export header), not as the task's nvfp4_gemm" \
+        in " ".join(result.output.split()), result.output
 
 
 def test_with_no_task_yml_the_warning_names_the_shipped_task_that_stands_in(tmp_path: Path, monkeypatch) -> None:
