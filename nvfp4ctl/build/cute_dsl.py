@@ -40,7 +40,7 @@ _NEEDS_GPU = re.compile(r"not compiled with CUDA|no CUDA GPUs|NVIDIA driver|CUDA
 _RES = re.compile(r"Function (\S+):\s*REG:(\d+)\s+STACK:(\d+)\s+SHARED:(\d+)\s+LOCAL:(\d+)")
 
 CHILD = r"""
-import importlib.util, json, os, pathlib, sys, types
+import importlib.util, json, os, pathlib, re, sys, types
 sys.path.insert(0, os.environ["NVFP4CTL_IMPORT_ROOT"])
 spec = importlib.util.spec_from_file_location("submission", sys.argv[1])
 module = importlib.util.module_from_spec(spec)
@@ -65,8 +65,10 @@ except BaseException as error:  # the launch has no GPU to run on: report, the c
         tb = tb.tb_next
     compiling = any((f.f_globals.get("__name__") or "").split(".")[0] == "cutlass" and "compile" in f.f_code.co_name
                     for f in frames)
-    # the DSL's messages start with a newline: the first line with words says what failed
-    first = next((line.strip() for line in str(error).splitlines() if line.strip()), "")
+    # the DSL's messages start with a newline and colour their words for a terminal: the first line with
+    # words, its colour codes left out, says what failed
+    said = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", str(error))
+    first = next((line.strip() for line in said.splitlines() if line.strip()), "")
     print(("nvfp4ctl-dsl-child-compile: " if compiling else "nvfp4ctl-dsl-child: ")
           + (type(error).__name__ + ": " + first[:300] if first else type(error).__name__))
 """

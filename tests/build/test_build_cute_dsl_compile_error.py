@@ -19,20 +19,20 @@ def compile(function, *args, **kwargs):
 '''
 
 
-def _stand_in_dsl(tmp_path: Path) -> Path:
+def _stand_in_dsl(tmp_path: Path, cute_source: str) -> Path:
     site = tmp_path / "site"
     cute = site / "cutlass" / "cute"
     cute.mkdir(parents=True)
     (site / "cutlass" / "__init__.py").write_text("")
-    (cute / "__init__.py").write_text(STAND_IN_CUTE)
+    (cute / "__init__.py").write_text(cute_source)
     (cute / "runtime.py").write_text("")
     return site
 
 
-def _build(tmp_path: Path, body: str):
+def _build(tmp_path: Path, body: str, cute_source: str = STAND_IN_CUTE):
     submission = tmp_path / "submission.py"
     submission.write_text("import cutlass.cute as cute\n\n\ndef custom_kernel(data):\n" + body)
-    env = {"PYTHONPATH": str(_stand_in_dsl(tmp_path)), "COLUMNS": "200",
+    env = {"PYTHONPATH": str(_stand_in_dsl(tmp_path, cute_source)), "COLUMNS": "200",
            "NVFP4CTL_MEMORY": str(tmp_path / "MEMORY.md"), "NVFP4CTL_CACHE": str(tmp_path / "cache")}
     task = get_problem("nvfp4_gemv").task_file
     return CliRunner().invoke(app, ["build", str(submission), "--python", sys.executable, "--task", str(task)], env=env)
@@ -57,3 +57,18 @@ def test_an_error_before_any_compile_still_says_no_kernel_reached_it(tmp_path: P
         "error: CuTe DSL submission: no kernel reached cute.compile on CPU inputs of nvfp4_gemv 128x256"
         " (ValueError: unsupported layout)"], result.output
     assert result.exit_code == 2, result.output
+
+
+# the real DSL (nvidia-cutlass-dsl 4.8.1) colours its words for a terminal even when its error is caught
+COLOURED_CUTE = '''\
+def compile(function, *args, **kwargs):
+    raise RuntimeError("\\n\\x1b[91m\\x1b[1merror[INTERNAL]:\\x1b[0m The compiler could not build valid IR for this code.")
+'''
+
+
+def test_a_failed_cute_compile_says_its_words_without_their_terminal_colours(tmp_path: Path) -> None:
+    result = _build(tmp_path, "    return cute.compile(custom_kernel, data)\n", COLOURED_CUTE)
+    assert _errors(result.output) == [
+        "error: CuTe DSL submission: cute.compile failed on CPU inputs of nvfp4_gemv 128x256: RuntimeError:"
+        " error[INTERNAL]: The compiler could not build valid IR for this code."], result.output
+    assert "\x1b" not in result.output
