@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -296,18 +297,32 @@ def _body_hash(body: str) -> str:
     return hashlib.sha256(body.encode()).hexdigest()[:16]
 
 
+# an export is a few hundred KiB (the shipped kernels' largest, 22 files embedded, is about 200 KiB): a file past
+# this is no export of nvfp4ctl's, and reading it whole only to say so would fill memory
+_LARGEST_EXPORT_READ = 64 * 2**20
+
+
 def _current_text(output: Path, force: bool) -> str:
     """The text at `output` now, as _refusal and _kept_preamble read it (a UTF-8 byte order mark kept, which
-    _kept_preamble keeps with a `#!` line); "" where there is none, or `force` replaces a file that cannot be
-    read (the write says what is wrong with it)."""
-    if not output.exists():
-        return ""
+    _kept_preamble keeps with a `#!` line); "" where there is none, where it is no regular file (a device or a
+    FIFO, written to as `> file` writes it: reading one first blocks on a FIFO, /dev/stdout's pipe, and never
+    ends on /dev/zero or /dev/full), or where `force` replaces a file that cannot be read (the write says what
+    is wrong with it) or is larger than any export."""
     try:
-        return output.read_text(encoding="utf-8", errors="replace")
+        if not stat.S_ISREG(output.stat().st_mode):
+            return ""
+        with output.open(encoding="utf-8", errors="replace") as existing:  # newlines read as read_text reads them
+            text = existing.read(_LARGEST_EXPORT_READ + 1)
     except OSError as error:
-        if force:
+        if force or not output.exists():
             return ""
         raise UsageError(f"cannot read {output}: {os_reason(error, output)}") from None
+    if len(text) > _LARGEST_EXPORT_READ:
+        if force:
+            return ""
+        raise UsageError(f"{output} is not an earlier export (it holds over {_LARGEST_EXPORT_READ // 2**20} MiB of"
+                         " text, which no export does): nothing was written (--force replaces it, or -o another path)")
+    return text
 
 
 def _refusal(text: str) -> str | None:

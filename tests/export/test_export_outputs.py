@@ -1,0 +1,89 @@
+"""`export -o` where the output is no plain file name: a device, a FIFO, a folder to be, a path through a file."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from nvfp4ctl import export
+from nvfp4ctl.cli import app
+
+HGMMA_PROBE = Path(__file__).parents[1] / "build" / "fixtures" / "hgmma_probe.cu"
+runner = CliRunner()
+
+
+def _export(*args: str):
+    return runner.invoke(app, ["export", "--kernel", str(HGMMA_PROBE), *args])
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())  # the console wraps long lines at the terminal's width
+
+
+class _Blocked(Exception):
+    """Raised by the alarm in the command's thread: no OSError, which the read's own handling would take."""
+
+
+@contextmanager
+def _within(seconds: int) -> Iterator[None]:
+    def blocked(*_: object) -> None:
+        raise _Blocked(f"still blocked after {seconds} s")
+
+    before = signal.signal(signal.SIGALRM, blocked)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, before)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+@pytest.mark.parametrize("force", [(), ("--force",)], ids=["plain", "force"])
+def test_a_fifo_is_written_to_as_a_shell_redirect_writes_it(tmp_path: Path, force: tuple[str, ...]) -> None:
+    """The text at -o was read first to judge it: a FIFO blocked the export for ever (/dev/stdout down a pipe too)."""
+    pipe = tmp_path / "submission.py"
+    os.mkfifo(pipe)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(pipe.read_bytes()), daemon=True)  # the far end
+    reader.start()
+    try:
+        with _within(30):
+            result = _export("-o", str(pipe), *force)
+    finally:
+        # a reader still waiting (the export never opened the FIFO to write) sees an end of file, not a hang
+        try:
+            os.close(os.open(pipe, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError:
+            pass  # no reader left: the export's write ended it
+        reader.join(60)
+    assert result.exit_code == 0, result.output
+    assert not reader.is_alive() and export.EXPORT_MARK in received[0].decode()
+    assert pipe.is_fifo() and sorted(tmp_path.iterdir()) == [pipe]
+
+
+@pytest.mark.parametrize("force", [(), ("--force",)], ids=["plain", "force"])
+def test_dev_null_is_written_to_and_stays_the_device(force: tuple[str, ...]) -> None:
+    with _within(30):
+        result = _export("-o", "/dev/null", *force)
+    assert result.exit_code == 0 and "wrote /dev/null" in _flat(result.output)
+    assert Path("/dev/null").is_char_device()
+
+
+def test_a_file_larger_than_any_export_is_not_read_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(export, "_LARGEST_EXPORT_READ", 2**20)
+    big = tmp_path / "submission.py"
+    big.write_text("x" * (2**20 + 1))
+    result = _export("-o", str(big))
+    assert result.exit_code == 2
+    assert _flat(result.output) == (f"error: {big} is not an earlier export (it holds over 1 MiB of text, which no"
+                                    " export does): nothing was written (--force replaces it, or -o another path)")
+    assert big.read_text() == "x" * (2**20 + 1)
+    assert _export("-o", str(big), "--force").exit_code == 0 and export.EXPORT_MARK in big.read_text()
