@@ -18,6 +18,7 @@ import dataclasses
 import difflib
 import math
 import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -187,12 +188,7 @@ def load_folder_task(path: Path) -> Task:
 
 def _read_task(source: Path, named: str) -> Task:
     """The task.yml at `source`, its warnings said; `named`: the file as a read error names it."""
-    try:
-        text = source.read_text(encoding="utf-8")
-    except OSError as error:
-        raise UsageError(f"{named}: cannot read the task file ({os_reason(error, source)})") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"{source}: not a UTF-8 text file") from None
+    text = task_text(source, named)
     try:
         task = parse_task(text, source)
     except TaskFileError as error:  # a typo'd key may be why the field in error is missing or wrong: say it first
@@ -200,6 +196,31 @@ def _read_task(source: Path, named: str) -> Task:
         raise
     _warn(task.warnings)
     return task
+
+
+# GPU MODE's task.yml files are under 2 KiB: a file past this is no task file, and reading it whole (a --task
+# /dev/zero, a log named by mistake) would fill memory before the parser said so
+LARGEST_TASK_FILE = 2**20
+
+
+def task_text(source: Path, named: str) -> str:
+    """The text of the task file at `source`, or a UsageError (one line, exit 2; `named`: the file as the line
+    names it) where it cannot be read, is not UTF-8, is larger than LARGEST_TASK_FILE, or is no regular file: a
+    device or a FIFO is never read (/dev/zero never ends, a FIFO waits for a writer)."""
+    try:
+        mode = source.stat().st_mode
+        if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):  # a folder: its open says so, as for any read
+            raise UsageError(f"{named}: not a regular file, so not read as the task file (name a task.yml)")
+        with source.open(encoding="utf-8") as file:
+            text = file.read(LARGEST_TASK_FILE + 1)
+    except OSError as error:
+        raise UsageError(f"{named}: cannot read the task file ({os_reason(error, source)})") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{source}: not a UTF-8 text file") from None
+    if len(text) > LARGEST_TASK_FILE:
+        raise UsageError(f"{named}: over {LARGEST_TASK_FILE // 2**20} MiB, which no task file is (GPU MODE's are a few"
+                         " KiB), so not read as one (name a task.yml)")
+    return text
 
 
 def _warn(warnings: tuple[str, ...]) -> None:
@@ -238,8 +259,8 @@ def problem_of(path: Path) -> str | None:
     """The problem a task.yml other than the one in use names; None where it cannot be read or parsed
     (a broken task.yml elsewhere is not this run's business: the task in use decides then)."""
     try:
-        return parse_task(path.read_text(encoding="utf-8"), path).problem
-    except (OSError, UnicodeDecodeError, UsageError):
+        return parse_task(task_text(path, str(path)), path).problem
+    except UsageError:
         return None
 
 

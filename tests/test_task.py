@@ -576,3 +576,57 @@ def test_a_grouped_tests_list_of_the_wrong_length_is_counted_in_words(g: int, li
     with pytest.raises(UsageError) as caught:
         parse_task(text, Path("task.yml"))
     assert str(caught.value) == f"task.yml:3: tests[0].m: expected {expected} (test #1)"
+
+
+@pytest.fixture()
+def never_blocked():
+    """An alarm that raises in a read left waiting (a FIFO's open waits for a writer) so no test hangs."""
+    import signal
+
+    def blocked(*_: object) -> None:
+        raise RuntimeError("the task file's read blocked")  # no OSError: the read's own handling would take it
+
+    before = signal.signal(signal.SIGALRM, blocked)
+    signal.alarm(20)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, before)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="named pipes are POSIX")
+def test_a_task_path_that_is_no_regular_file_is_refused_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  never_blocked: None) -> None:
+    """`--task /dev/zero` read for ever into memory, and a FIFO waited for a writer, flag or NVFP4CTL_TASK."""
+    import os
+
+    from typer.testing import CliRunner
+
+    from nvfp4ctl.cli import app
+
+    fifo = tmp_path / "task.yml"
+    os.mkfifo(fifo)
+    with pytest.raises(UsageError) as caught:
+        load_task(fifo)
+    assert str(caught.value) == f"{fifo}: not a regular file, so not read as the task file (name a task.yml)"
+    (tmp_path / "s.py").write_text("def custom_kernel(data):\n    return data[6]\n")
+    monkeypatch.chdir(tmp_path)
+    for device in ("/dev/zero", "task.yml"):
+        result = CliRunner().invoke(app, ["lint", "--task", device, "s.py"])
+        assert (result.exit_code, result.output) == (
+            2, f"error: {device}: not a regular file, so not read as the task file (name a task.yml)\n")
+    monkeypatch.setenv("NVFP4CTL_TASK", "/dev/zero")
+    result = CliRunner().invoke(app, ["dump", "--layout"])
+    assert (result.exit_code, " ".join(result.output.split())) == (
+        2, "error: NVFP4CTL_TASK=/dev/zero: not a regular file, so not read as the task file (name a task.yml)")
+
+
+def test_a_task_file_larger_than_any_is_refused_not_read_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import nvfp4ctl.task
+
+    monkeypatch.setattr(nvfp4ctl.task, "LARGEST_TASK_FILE", 2**20, raising=False)
+    huge = tmp_path / "task.yml"
+    huge.write_text("problem: nvfp4_gemm\n" + "#" * 2**20 + "\n")
+    with pytest.raises(UsageError) as caught:
+        load_task(huge)
+    assert str(caught.value) == (f"{huge}: over 1 MiB, which no task file is (GPU MODE's are a few KiB), so not read"
+                                 " as one (name a task.yml)")
