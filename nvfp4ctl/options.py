@@ -4,6 +4,7 @@ choice, integer, seconds and percentage options, whose bad values must read as o
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from enum import Enum
 from typing import Any, TypeVar
@@ -231,6 +232,18 @@ def integer(minimum: int | None = None, maximum: int | None = None) -> Callable[
         if maximum is not None and number > maximum:
             raise OptionValueError(f"{value} is not an integer ≤ {maximum}", value)
         return number
+
+    return parse
+
+
+def count(minimum: int = 1) -> Callable[[object], int]:
+    """A parser for how many of something to show (`log -n`), ≥ `minimum`: a number past any list's length,
+    however large, is read as sys.maxsize, the most itertools.islice counts to, so it shows them all (one
+    past it was islice's ValueError traceback)."""
+    whole = integer(minimum)
+
+    def parse(value: object) -> int:
+        return min(whole(value), sys.maxsize)
 
     return parse
 

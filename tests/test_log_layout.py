@@ -195,3 +195,16 @@ def test_a_listing_up_to_the_most_rows_drawn_is_still_a_table(tmp_path, monkeypa
     assert "┃ time (UTC)" in CliRunner().invoke(app, ["log", "-n", "3"]).output
     assert CliRunner().invoke(app, ["log", "-n", "4"]).output.splitlines()[1:] == [
         f"2026-11-28 10:00:0{index} · nvfp4ctl lint · - · 8b80b04 · no GPU · exit 0 · run {index}" for index in range(4)]
+
+
+@pytest.mark.parametrize("last", [str(2**63), str(10**30)])
+def test_a_last_past_any_count_shows_every_run(tmp_path, monkeypatch, last) -> None:
+    """-n 9223372036854775808 (one past sys.maxsize) was a ValueError traceback from itertools.islice and exit 1."""
+    memory = tmp_path / "MEMORY.md"
+    _short_runs(memory, 4)
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.setenv("COLUMNS", "400")
+    for args in (["-n", last], ["--runs", "-n", last], ["--trend", "-n", last]):
+        result = CliRunner().invoke(app, ["log", *args])
+        assert result.exit_code == 0 and result.exception is None, (args, result.output)
+    assert CliRunner().invoke(app, ["log", "-n", last]).output == CliRunner().invoke(app, ["log", "-n", "4"]).output
