@@ -4,9 +4,11 @@ choice, integer, seconds and percentage options, whose bad values must read as o
 from __future__ import annotations
 
 import math
+import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from enum import Enum
+from pathlib import Path
 from typing import Any, TypeVar
 
 import typer
@@ -275,6 +277,24 @@ def numbers() -> Callable[[object], Numbers]:
 def flat(values: Sequence[Numbers] | None) -> list[int]:
     """The numbers of every use of a `numbers` option, in the order given."""
     return [number for given in values or () for number in given]
+
+
+def file_to_write() -> Callable[[object], Path]:
+    """A parser for a file a command writes (export's -o): a path ending in a slash names a folder, there or
+    not (the shell's `> newdir/` refuses it too), so it is refused as a folder that is there is, never written
+    as a file named like the folder."""
+
+    def parse(value: object) -> Path:
+        if isinstance(value, Path):
+            return value
+        text = str(value)
+        if text.endswith(("/", os.sep)) and text.rstrip("/" + os.sep):
+            folder = Path(text)
+            raise OptionValueError(f"{text} ends in /, a folder; name the file to write, e.g. -o"
+                                   f" {folder / 'submission.py'}", value)
+        return Path(text)
+
+    return parse
 
 
 def seconds(*, zero: bool = True) -> Callable[[object], float]:

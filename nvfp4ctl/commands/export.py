@@ -11,7 +11,7 @@ import typer
 from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.kernel_cells import byte_size
-from nvfp4ctl.options import Choice, choice
+from nvfp4ctl.options import Choice, choice, file_to_write
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.problems import DEFAULT_PROBLEM
 from nvfp4ctl.project import shipped
@@ -295,7 +295,7 @@ def command(
                                   " for nvfp4_gemm alone; the other problems' plain-CUDA kernels are in"
                                   f" {shipped('kernels/naive')}.", show_default=False)
     ] = None,
-    output: Annotated[Path | None, typer.Option("-o", "--output", help="Where to write the submission (default: the task's,"
+    output: Annotated[Path | None, typer.Option("-o", "--output", metavar="PATH", parser=file_to_write(), help="Where to write the submission (default: the task's,"
                                                 " which check and bench run: task.yml's `submission:`, else submission.py"
                                                 " beside task.yml, or a --kernel's own folder's task.yml's where none of"
                                                 " yours is in use; else ./submission.py).",

@@ -87,3 +87,18 @@ def test_a_file_larger_than_any_export_is_not_read_whole(tmp_path: Path, monkeyp
                                     " export does): nothing was written (--force replaces it, or -o another path)")
     assert big.read_text() == "x" * (2**20 + 1)
     assert _export("-o", str(big), "--force").exit_code == 0 and export.EXPORT_MARK in big.read_text()
+
+
+@pytest.mark.parametrize("option", ["-o", "--output"])
+def test_a_path_ending_in_a_slash_is_a_folder_refused_as_one_that_is_there(tmp_path: Path, option: str) -> None:
+    """`-o newdir/` (no such folder) wrote a file named newdir and exited 0."""
+    folder = tmp_path / "newdir"
+    result = _export(option, f"{folder}/")
+    assert (result.exit_code, _flat(result.output)) == (
+        2, f"error: {option}: {folder}/ ends in /, a folder; name the file to write, e.g. -o {folder}/submission.py")
+    assert list(tmp_path.iterdir()) == []
+    folder.mkdir()
+    for given in (str(folder), f"{folder}/"):
+        result = _export("-o", given)
+        assert result.exit_code == 2 and "a folder; name the file to write, e.g. -o" in _flat(result.output)
+    assert list(folder.iterdir()) == []
