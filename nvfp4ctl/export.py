@@ -424,8 +424,14 @@ def export_plain_torch(source: Path, output: Path, problem: str, force: bool = F
 
 
 def _refuse_folder(output: Path) -> None:
+    """UsageError where `output` is a folder, or lies below a file (`-o notes.txt/x.py`): said as init says it of
+    a folder that is a file, where the write's own reason was "File exists (notes.txt)"."""
     if output.is_dir():
         raise UsageError(f"-o {output}: a folder; name the file to write, e.g. -o {output / 'submission.py'}")
+    # the nearest of its folders that is there decides (a path through a link to a folder is a folder's)
+    there = next((parent for parent in output.parents if os.path.exists(parent)), None)  # no OSError raised
+    if there is not None and not os.path.isdir(there):
+        raise UsageError(f"{there}: not a folder, so -o {output} cannot be written: nothing was written")
 
 
 def _refuse_output(output: Path, role: str | None, force: bool) -> str:

@@ -279,6 +279,21 @@ def flat(values: Sequence[Numbers] | None) -> list[int]:
     return [number for given in values or () for number in given]
 
 
+def path() -> Callable[[object], Path]:
+    """A parser for a path option (--task, --kernel, --submission, --from-log): an empty one (`--task "$T"` with
+    T unset) is refused as empty, where Path("") is "." and the line named the current folder
+    (`.: cannot read the task file (Is a directory)`, `--kernel .: not a file`)."""
+
+    def parse(value: object) -> Path:
+        if isinstance(value, Path):
+            return value
+        if not str(value):
+            raise OptionValueError("an empty path; name a file", value)
+        return Path(str(value))
+
+    return parse
+
+
 def file_to_write() -> Callable[[object], Path]:
     """A parser for a file a command writes (export's -o): a path ending in a slash names a folder, there or
     not (the shell's `> newdir/` refuses it too), so it is refused as a folder that is there is, never written
@@ -288,6 +303,8 @@ def file_to_write() -> Callable[[object], Path]:
         if isinstance(value, Path):
             return value
         text = str(value)
+        if not text:
+            raise OptionValueError("an empty path; name the file to write", value)
         if text.endswith(("/", os.sep)) and text.rstrip("/" + os.sep):
             folder = Path(text)
             raise OptionValueError(f"{text} ends in /, a folder; name the file to write, e.g. -o"

@@ -744,6 +744,24 @@ def test_a_bad_option_value_is_one_line_in_the_tools_words(args, message):
     assert result.output == message
 
 
+@pytest.mark.parametrize("args, option", [
+    *[([command, "--task", ""], "--task") for command in ("bench", "build", "check", "dump", "export", "lint", "tune")],
+    *[([command, "--kernel", ""], "--kernel") for command in ("bench", "check", "dump", "export", "tune")],
+    *[([command, "--submission", ""], "--submission") for command in ("bench", "build", "check")],
+    (["dump", "--umma", "--from-log", ""], "--from-log"),
+])
+def test_an_empty_path_is_said_to_be_empty(args, option):
+    """`--task ""` said `.: cannot read the task file (Is a directory)`, `--kernel ""` said `--kernel .: not a
+    file`: Path("") is the current folder, which the user never named."""
+    result = CliRunner().invoke(app, args)
+    assert (result.exit_code, result.output) == (2, f"error: {option}: an empty path; name a file\n")
+
+
+def test_an_empty_output_is_said_to_be_empty():
+    result = CliRunner().invoke(app, ["export", "--kernel", "default", "-o", ""])
+    assert (result.exit_code, result.output) == (2, "error: -o: an empty path; name the file to write\n")
+
+
 def _options_with_a_short_name() -> list[tuple[str, str, str]]:
     """(command, short name, long name) of every option with both names whose value one of
     nvfp4ctl.options' parsers reads."""

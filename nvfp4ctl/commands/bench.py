@@ -40,9 +40,9 @@ class ModeChoice(options.Choice):
 
 
 def command(
-    submission: Annotated[Path | None, typer.Option("--submission", metavar="PATH", help="A GPU MODE submission.py to time.")] = None,
-    kernel: Annotated[Path | None, typer.Option("--kernel", metavar="PATH", help="A kernel source (.cu) to build and time; 'default': nvfp4ctl's own for this GPU.")] = None,
-    task: Annotated[Path | None, typer.Option("--task", metavar="PATH", help="task.yml to read the benchmarks from.")] = None,
+    submission: Annotated[Path | None, typer.Option("--submission", metavar="PATH", parser=options.path(), help="A GPU MODE submission.py to time.")] = None,
+    kernel: Annotated[Path | None, typer.Option("--kernel", metavar="PATH", parser=options.path(), help="A kernel source (.cu) to build and time; 'default': nvfp4ctl's own for this GPU.")] = None,
+    task: Annotated[Path | None, typer.Option("--task", metavar="PATH", parser=options.path(), help="task.yml to read the benchmarks from.")] = None,
     only: Annotated[list[options.Numbers] | None, typer.Option("--only", metavar="N", parser=options.numbers(), help="Time only benchmark N (1-based, task.yml order); repeat or comma-separate for several (--only 1,3).")] = None,
     shape: Annotated[list[str] | None, typer.Option("--shape", metavar="SHAPE", help="Time an ad-hoc shape, after the --only benchmarks if any: M,N,K[,L] (GEMV M,K[,L]; grouped M1,N1,K1;M2,N2,K2); repeatable.")] = None,
     mode: Annotated[ModeChoice, typer.Option("--mode", metavar="<benchmark|leaderboard>", parser=options.choice(ModeChoice), help="benchmark: the problem's leaderboard loop, each shape repeated until err/mean is under --max-noise, its repeats run out, the mean per call × repeats passes 10 s (kernel time, not wall time) or 120 s of wall time pass; leaderboard: its stricter mode (more repeats, 30 s of kernel time, recheck every repeat).")] = ModeChoice.benchmark,

@@ -17,7 +17,7 @@ from nvfp4ctl.console import VERBOSE, get_console
 from nvfp4ctl.errors import ExitCode, UsageError
 from nvfp4ctl.build.report import not_needed_note
 from nvfp4ctl.kernel_cells import byte_size, cache_cell, spills_text, time_cell
-from nvfp4ctl.options import Choice, choice
+from nvfp4ctl.options import Choice, choice, path
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.workspace import note_problem, note_target_digest, user_folder, users_kernels_dir
 from nvfp4ctl.words import plural
@@ -72,8 +72,8 @@ def command(
         bool,
         typer.Option("--submission-time", help="Kernel sources (.cu): also time `python submission.py` of each built kernel's export (fresh, uncached; the leaderboard allows 120 s)."),
     ] = False,
-    task: Annotated[Path | None, typer.Option("--task", metavar="PATH", help="task.yml in use, as for check: the problem a submission is judged (and a CuTe DSL one traced) by; with no SOURCE, the folder whose submission or kernels/ are built (default: the nearest).")] = None,
-    submission: Annotated[Path | None, typer.Option("--submission", metavar="PATH", help="The submission.py to build, as check and bench name it: the same as giving it as SOURCE.", show_default=False)] = None,
+    task: Annotated[Path | None, typer.Option("--task", metavar="PATH", parser=path(), help="task.yml in use, as for check: the problem a submission is judged (and a CuTe DSL one traced) by; with no SOURCE, the folder whose submission or kernels/ are built (default: the nearest).")] = None,
+    submission: Annotated[Path | None, typer.Option("--submission", metavar="PATH", parser=path(), help="The submission.py to build, as check and bench name it: the same as giving it as SOURCE.", show_default=False)] = None,
 ) -> Outcome:
     """Compile kernels or a submission.py into the build cache (cross-compiles without a GPU) and check their SASS."""
     from nvfp4ctl.build import CompileError, build_kernel

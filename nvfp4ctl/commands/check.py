@@ -10,7 +10,7 @@ from rich.text import Text
 
 from nvfp4ctl.console import VERBOSE, Console, get_console
 from nvfp4ctl.errors import ExitCode, UsageError
-from nvfp4ctl.options import Choice, Numbers, choice, flat, integer, numbers, seconds
+from nvfp4ctl.options import Choice, Numbers, choice, flat, integer, numbers, path, seconds
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.problems import DEFAULT_PROBLEM, refuse_gemm_only
 from nvfp4ctl.problems.fields import MAX_SEED
@@ -36,9 +36,9 @@ def command(
     seed: Annotated[int | None, typer.Option("--seed", metavar="S", min=0, max=MAX_SEED, parser=integer(0, MAX_SEED), help="Seed for every case run (default: task.yml's; 1111 for --shape).")] = None,
     scales: Annotated[Scales, typer.Option("--scales", metavar="<generator|full>", parser=choice(Scales), help="generator: what the problem's GPU MODE generator draws (GEMM {0,1,2,3}, GEMV {0,1,2}, grouped GEMM {1,2},"
                  " dual GEMM rand [0,1) in e4m3); full: the whole e4m3 range.")] = Scales.generator,
-    submission: Annotated[Path | None, typer.Option("--submission", metavar="PATH", help="A GPU MODE submission.py to check.")] = None,
-    kernel: Annotated[Path | None, typer.Option("--kernel", metavar="PATH", help="A kernel source (.cu) to build and check; 'default': nvfp4ctl's own for this GPU.")] = None,
-    task: Annotated[Path | None, typer.Option("--task", metavar="PATH", help="task.yml to use (ours or GPU MODE's).")] = None,
+    submission: Annotated[Path | None, typer.Option("--submission", metavar="PATH", parser=path(), help="A GPU MODE submission.py to check.")] = None,
+    kernel: Annotated[Path | None, typer.Option("--kernel", metavar="PATH", parser=path(), help="A kernel source (.cu) to build and check; 'default': nvfp4ctl's own for this GPU.")] = None,
+    task: Annotated[Path | None, typer.Option("--task", metavar="PATH", parser=path(), help="task.yml to use (ours or GPU MODE's).")] = None,
     timeout: Annotated[float | None, typer.Option("--timeout", metavar="S", parser=seconds(zero=False), help="Seconds per test (its inputs, reference, kernel calls and comparisons) before it is stopped (default: NVFP4CTL_TIMEOUT, else task.yml's test_timeout, else its timeout, else 180).")] = None,
     no_probe: Annotated[bool, typer.Option("--no-probe", help="Skip the anti-cache probe (second calls with new data).")] = False,
     dump: Annotated[bool, typer.Option("--dump", help=f"Collect the kernel's `nvfp4ctl:umma` lines and run them through the UMMA decoder and model (nvfp4_gemm only; {BYO_KERNEL_DOC}).")] = False,

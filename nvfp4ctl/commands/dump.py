@@ -26,7 +26,7 @@ from nvfp4ctl.commands.umma_view import show_user_umma
 from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import ExitCode, UsageError, os_reason
 from nvfp4ctl.not_text import packed_or_wide
-from nvfp4ctl.options import integer, parse_shape
+from nvfp4ctl.options import integer, parse_shape, path
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.problems.fields import MAX_SEED
 from nvfp4ctl.project import BYO_KERNEL_DOC
@@ -426,11 +426,11 @@ def command(
     layout: Annotated[bool, typer.Option("--layout", help="Where a scale lives in the permuted tensor; verify inputs.")] = False,
     runtime: Annotated[bool, typer.Option("--runtime", help="Debug build on an SM100 GPU: compare what CTA 0 uses.")] = False,
     shape: Annotated[Optional[str], typer.Option("--shape", help="M,N,K[,L] for --runtime, --simulate and --from-log; --layout takes the task problem's syntax (GEMV M,K[,L]; grouped M1,N1,K1;M2,N2,K2).")] = None,
-    task: Annotated[Optional[Path], typer.Option("--task", metavar="PATH", help="task.yml whose problem --layout shows and --umma/--runtime must be nvfp4_gemm for (default: the task file in use: $NVFP4CTL_TASK, else the nearest task.yml from the current folder up, else nvfp4ctl's own (nvfp4_gemm)).")] = None,
+    task: Annotated[Optional[Path], typer.Option("--task", metavar="PATH", parser=path(), help="task.yml whose problem --layout shows and --umma/--runtime must be nvfp4_gemm for (default: the task file in use: $NVFP4CTL_TASK, else the nearest task.yml from the current folder up, else nvfp4ctl's own (nvfp4_gemm)).")] = None,
     seed: Annotated[int, typer.Option("--seed", metavar="<int range>", min=0, max=MAX_SEED, parser=integer(0, MAX_SEED), help="Input seed for --layout, --runtime, --simulate and --from-log.")] = DEFAULT_SEED,
     row: Annotated[int, typer.Option("--row", metavar="<int>", parser=integer(), help="Scale row to locate (--layout).")] = 0,
     kblock: Annotated[int, typer.Option("--kblock", metavar="<int>", parser=integer(), help="Scale k-block (16 K-elements) to locate (--layout).")] = 0,
-    kernel: Annotated[Optional[Path], typer.Option("--kernel", help="sm_100a kernel source, or `default`: nvfp4ctl's own CUTLASS sm_100a kernel (none: the one in your kernels/ folder, else nvfp4ctl's).")] = None,
+    kernel: Annotated[Optional[Path], typer.Option("--kernel", metavar="PATH", parser=path(), help="sm_100a kernel source, or `default`: nvfp4ctl's own CUTLASS sm_100a kernel (none: the one in your kernels/ folder, else nvfp4ctl's).")] = None,
     no_cute: Annotated[bool, typer.Option("--no-cute", help="--umma: skip CuTe's host encoder (no compile), show expected values only.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON document instead of tables.")] = False,
     idesc: Annotated[Optional[str], typer.Option("--idesc", metavar="HEX", help="--umma: your 32-bit instruction descriptor.")] = None,
@@ -446,7 +446,7 @@ def command(
     swizzle: Annotated[str, typer.Option("--swizzle", help="--umma config: none, 32B, 64B or 128B (the TMA/smem swizzle).")] = "128B",
     block_k: Annotated[int, typer.Option("--block-k", metavar="<int>", parser=integer(), help="--umma config: K elements per K tile (K steps = block-k / MMA K).")] = 256,
     simulate: Annotated[bool, typer.Option("--simulate", help="--umma: run the values through the UMMA model on real inputs (--shape, --seed).")] = False,
-    from_log: Annotated[Optional[Path], typer.Option("--from-log", metavar="FILE", help=f"--umma: a saved output with `nvfp4ctl:umma` lines ({BYO_KERNEL_DOC}); decoded and simulated.")] = None,
+    from_log: Annotated[Optional[Path], typer.Option("--from-log", metavar="FILE", parser=path(), help=f"--umma: a saved output with `nvfp4ctl:umma` lines ({BYO_KERNEL_DOC}); decoded and simulated.")] = None,
 ) -> Outcome:
     """Show the B200 kernel's UMMA descriptors, scale layout and (on a B200) what it really uses."""
     from nvfp4ctl.build.toolchain import require_torch

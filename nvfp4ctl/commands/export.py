@@ -11,7 +11,7 @@ import typer
 from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.kernel_cells import byte_size
-from nvfp4ctl.options import Choice, choice, file_to_write
+from nvfp4ctl.options import Choice, choice, file_to_write, path
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.problems import DEFAULT_PROBLEM
 from nvfp4ctl.project import shipped
@@ -287,7 +287,7 @@ def _written_from(source: Path, why: str, output: Path, result: str) -> Outcome:
 
 def command(
     kernel: Annotated[
-        Path | None, typer.Option("--kernel", help="Kernel .cu to embed ('default': nvfp4ctl's own B200 kernel for nvfp4_gemm,"
+        Path | None, typer.Option("--kernel", metavar="PATH", parser=path(), help="Kernel .cu to embed ('default': nvfp4ctl's own B200 kernel for nvfp4_gemm,"
                                   " the hand-written tcgen05 one, or with --arch sm_90a the H100 one, the CUTLASS one being"
                                   f" {shipped('kernels/sm100/nvfp4_gemm_sm100.cu')}; for the other problems nvfp4ctl's exact"
                                   " plain-torch submission, written as it is, which check runs for it)."
@@ -302,7 +302,7 @@ def command(
                                                 show_default=False)] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace the output file even if an earlier export did not write"
                                         " it (your own submission.py, say).")] = False,
-    task: Annotated[Path | None, typer.Option("--task", metavar="PATH", help="task.yml whose problem the export is"
+    task: Annotated[Path | None, typer.Option("--task", metavar="PATH", parser=path(), help="task.yml whose problem the export is"
                                               " for (default: the one in use).")] = None,
     arch: Annotated[
         ArchChoice | None, typer.Option("--arch", metavar="<sm_90a|sm_100a>", parser=choice(ArchChoice),

@@ -10,7 +10,7 @@ import typer
 
 from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import ExitCode, UsageError
-from nvfp4ctl.options import Choice, choice
+from nvfp4ctl.options import Choice, choice, path
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.runner.targets import short_path
 
@@ -39,7 +39,7 @@ def command(
     list_rules: Annotated[bool, typer.Option(
         "--list-rules", help="Show every rule: id, severity, why, bad/good example, in the words of the task's problem (with paths: the one their files are judged by).")] = False,
     task: Annotated[Optional[Path], typer.Option(
-        "--task", metavar="PATH", help="task.yml whose problem's input the Python rules read (default: the nearest"
+        "--task", metavar="PATH", parser=path(), help="task.yml whose problem's input the Python rules read (default: the nearest"
                                        " from the current folder up).")] = None,
 ) -> Outcome:
     """Check kernels and submissions against the competition rules before you submit."""

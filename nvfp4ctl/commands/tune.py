@@ -25,7 +25,7 @@ class ShapeSet(options.Choice):
 
 
 def command(
-    kernel: Annotated[Path | None, typer.Option("--kernel", metavar="PATH", help="Kernel source (.cu) whose knobs to tune; default: nvfp4ctl's kernel for this GPU.")] = None,
+    kernel: Annotated[Path | None, typer.Option("--kernel", metavar="PATH", parser=options.path(), help="Kernel source (.cu) whose knobs to tune; default: nvfp4ctl's kernel for this GPU.")] = None,
     shapes: Annotated[ShapeSet, typer.Option("--shapes", metavar="<tests|benchmarks|all>", parser=options.choice(ShapeSet), help="task.yml shapes to tune for.")] = ShapeSet.all,
     budget: Annotated[float | None, typer.Option("--budget", metavar="S", parser=options.seconds(zero=False), help="Stop the timed search after this many seconds (between knobs); the best so far is kept.")] = None,
     gpus: Annotated[int | None, typer.Option("--gpus", metavar="N", parser=options.integer(1), help="Time on this many local GPUs, one worker each (default: all).")] = None,
@@ -34,7 +34,7 @@ def command(
     rounds: Annotated[int, typer.Option("--rounds", metavar="N", min=1, parser=options.integer(1), help="Coordinate-descent rounds over all knobs (stops early when nothing changes).")] = 1,
     fresh: Annotated[bool, typer.Option("--fresh", help="Ignore what an earlier run of the same tune (interrupted or finished) already measured.")] = False,
     no_write: Annotated[bool, typer.Option("--no-write", help="Report the winners, leave the dispatch table as it is.")] = False,
-    task: Annotated[Path | None, typer.Option("--task", metavar="PATH", help="task.yml to read the shapes from.")] = None,
+    task: Annotated[Path | None, typer.Option("--task", metavar="PATH", parser=options.path(), help="task.yml to read the shapes from.")] = None,
     timeout: Annotated[float | None, typer.Option("--timeout", metavar="S", parser=options.seconds(zero=False), help="Seconds per candidate and shape before it counts as a deadlock (default: NVFP4CTL_TIMEOUT, else task.yml's benchmark_timeout as for bench, else its timeout:, else 180).")] = None,
     json: Annotated[bool, typer.Option("--json", help="Print the report as JSON instead of tables.")] = False,
 ) -> Outcome:

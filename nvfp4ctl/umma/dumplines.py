@@ -149,7 +149,7 @@ def infer_config(dump: DumpLines, tile: list[dict[str, int]]) -> tuple[MmaConfig
         except ValueError:
             raise UsageError(f"nvfp4ctl:umma config line {c}: sf_vec and block_k must be integers") from None
         return make_config(c.get("mma"), c.get("kind", "mxf4nvf4"), sf, c.get("major", "K"),
-                           c.get("swizzle", "128B"), block_k), "the kernel's config line"
+                           c.get("swizzle", "128B"), block_k, from_line=True), "the kernel's config line"
     if not tile:
         raise UsageError("no nvfp4ctl:umma lines with k=0 in the output")
     m, n = d.instr_mn(d.decode_instr(tile[0]["idesc"]))

@@ -79,9 +79,19 @@ def parse_mma(text: str) -> tuple[int, int, int]:
     return m, n, k
 
 
-def make_config(mma: str | None, kind: str, sf_vec: int | None, major: str, swizzle: str, block_k: int) -> MmaConfig:
+# dump --umma's flags for the settings a config line also states, as `block_k=256`
+_FLAGS = {"kind": "--kind", "sf_vec": "--sf-vec", "major": "--major", "swizzle": "--swizzle", "block_k": "--block-k"}
+
+
+def make_config(mma: str | None, kind: str, sf_vec: int | None, major: str, swizzle: str, block_k: int,
+                from_line: bool = False) -> MmaConfig:
+    """The MMA config the flags state, or with `from_line` a logged `nvfp4ctl:umma config` line: a mistake names
+    the setting as it was given (`block_k=0` for the line's field, not `--block-k 0`, a flag never typed)."""
+    def given(setting: str, value: object) -> str:
+        return f"{setting}={value}" if from_line else f"{_FLAGS[setting]} {value}"
+
     if kind not in KIND_K:
-        raise UsageError(f"--kind {kind}: expected one of {', '.join(KIND_K)}")
+        raise UsageError(f"{given('kind', kind)}: expected one of {', '.join(KIND_K)}")
     m, n, k = parse_mma(mma) if mma else (128, 128, KIND_K[kind])
     vec = sf_vec if sf_vec is not None else (16 if kind == "mxf4nvf4" else 32)
     majors = [p.strip().upper() for p in major.split(",")]
@@ -95,15 +105,16 @@ def make_config(mma: str | None, kind: str, sf_vec: int | None, major: str, swiz
     if k != KIND_K[kind]:
         problems.append(f"K={k} (kind::{kind} dense MMAs have K={KIND_K[kind]})")
     if vec not in (16, 32) or (kind != "mxf4nvf4" and vec != 32):
-        problems.append(f"--sf-vec {vec} (kind::{kind} takes {'16 or 32' if kind == 'mxf4nvf4' else '32'})")
+        problems.append(f"{given('sf_vec', vec)} (kind::{kind} takes {'16 or 32' if kind == 'mxf4nvf4' else '32'})")
     if {a_major, b_major} - {"K", "MN"} or len(majors) > 2:
-        problems.append(f"--major {major} (K or MN, or A,B)")
+        problems.append(f"{given('major', major)} (K or MN, or A,B)")
     if swizzle not in SWIZZLES:
-        problems.append(f"--swizzle {swizzle} (one of {', '.join(SWIZZLES)})")
+        problems.append(f"{given('swizzle', swizzle)} (one of {', '.join(SWIZZLES)})")
     if k > 0 and (block_k <= 0 or block_k % k):  # K <= 0 is reported above
-        problems.append(f"--block-k {block_k} (a positive multiple of the MMA K {k})")
+        problems.append(f"{given('block_k', block_k)} (a positive multiple of the MMA K {k})")
     if problems:
-        raise UsageError("the stated config is not a valid block-scaled MMA: " + "; ".join(problems))
+        stated = "the kernel's config line" if from_line else "the stated config"
+        raise UsageError(f"{stated} is not a valid block-scaled MMA: " + "; ".join(problems))
     return MmaConfig(m, n, k, kind, vec, a_major, b_major, swizzle, block_k)
 
 

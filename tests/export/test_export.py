@@ -267,7 +267,7 @@ def test_a_read_only_output_is_never_replaced_not_even_with_force(tmp_path: Path
 
 
 @pytest.mark.parametrize("target, message", [(".", "a folder; name the file to write"),
-                                             ("afile/x.py", "cannot write")])
+                                             ("afile/x.py", "afile: not a folder, so -o")])
 def test_an_output_that_cannot_be_written_is_one_line(tmp_path: Path, target: str, message: str) -> None:
     (tmp_path / "afile").write_text("")
     result = _export("-o", str(tmp_path / target))

@@ -102,3 +102,14 @@ def test_a_path_ending_in_a_slash_is_a_folder_refused_as_one_that_is_there(tmp_p
         result = _export("-o", given)
         assert result.exit_code == 2 and "a folder; name the file to write, e.g. -o" in _flat(result.output)
     assert list(folder.iterdir()) == []
+
+
+@pytest.mark.parametrize("below", ["x.py", "d/x.py"])
+def test_a_path_below_a_file_says_the_file_is_not_a_folder_as_init_does(tmp_path: Path, below: str) -> None:
+    """`-o notes.txt/x.py` said "cannot write notes.txt/x.py: File exists (notes.txt)"; init says "not a folder"."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("mine\n")
+    result = _export("-o", str(notes / below))
+    assert (result.exit_code, _flat(result.output)) == (
+        2, f"error: {notes}: not a folder, so -o {notes / below} cannot be written: nothing was written")
+    assert notes.read_text() == "mine\n" and list(tmp_path.iterdir()) == [notes]

@@ -430,3 +430,19 @@ def test_from_log_with_batches_simulates_batch_0_of_that_many(tmp_path) -> None:
     result = dump("--from-log", str(log), "--shape", "128,128,256,2")
     assert "  batch 0 only of 2: every batch runs the same MMAs, each on its own data" in result.output.splitlines()
     assert " in batch 0 of 2" in result.output.splitlines()[-1], result.output
+
+
+@pytest.mark.parametrize("field, message", [
+    ("block_k=0", "block_k=0 (a positive multiple of the MMA K 64)"),
+    ("swizzle=96B", "swizzle=96B (one of"),
+    ("kind=mxf9", "error: kind=mxf9: expected one of"),
+])
+def test_a_config_line_mistake_names_the_lines_field_not_a_flag(tmp_path, field: str, message: str) -> None:  # noqa: ANN001
+    """A logged `block_k=0` was reported as `--block-k 0`, a flag the user never typed."""
+    log = tmp_path / "b200.log"
+    log.write_text(f"nvfp4ctl:umma config mma=128,128,64 {field}\nnvfp4ctl:umma k=0 idesc={GOOD_IDESC}"
+                   f" desc_a={GOOD_A} desc_b={GOOD_B}\n")
+    result = dump("--from-log", str(log), "--shape", "128,128,512")
+    flat = " ".join(result.output.split())
+    assert result.exit_code == 2 and message in flat and "--" not in flat.partition("error:")[2], result.output
+    assert field.startswith("kind") or "error: the kernel's config line is not a valid block-scaled MMA:" in flat
