@@ -26,7 +26,7 @@ from nvfp4ctl.build.sources import (ARCH_LINE, BuildInputs, build_inputs, checke
                                     source_marks)
 from nvfp4ctl.errors import UsageError, os_reason
 from nvfp4ctl.export_header import EXPORT_MARK, export_lines, exported_problem
-from nvfp4ctl.preamble import BYTE_ORDER_MARK, past_byte_order_mark, past_preamble
+from nvfp4ctl.preamble import BYTE_ORDER_MARK, past_byte_order_mark
 from nvfp4ctl.runlog import file_digest
 from nvfp4ctl.words import and_listed
 

@@ -85,13 +85,13 @@ def _argument_for(function: Function, parameter: str, call: ast.Call, caller: Fu
         return None if argument is None else (argument, element_of(caller, argument))
     params = function.params()
     at = params.index(parameter) if parameter in params else None
-    for position, argument in enumerate(call.args):
+    for place, argument in enumerate(call.args):
         if isinstance(argument, ast.Starred):
             items = view_of(caller, argument.value)
-            if at is not None and items is not None and position <= at < position + len(items):
-                return argument, items[at - position]
+            if at is not None and items is not None and place <= at < place + len(items):
+                return argument, items[at - place]
             break  # positions after *args are unknown; keywords still name theirs
-        if position == at:
+        if place == at:
             return argument, element_of(caller, argument)
     value = next((k.value for k in call.keywords if k.arg == parameter), None)
     if value is not None:

@@ -39,7 +39,7 @@ def check(index: ModuleIndex, report: Report, submission: Path) -> None:
             if found is None or _never_fails(node, index):
                 continue
             compiled = found.endswith((".so", ".pyd"))
-            mend = (f"build it in the file (torch.utils.cpp_extension.load_inline)" if compiled
+            mend = ("build it in the file (torch.utils.cpp_extension.load_inline)" if compiled
                     else f"paste what the file uses from {found} into it")
             report(where, "NV012", f"imports {module} from {found} beside the file: the leaderboard receives"
                                   f" submission.py alone, so the import fails there (ModuleNotFoundError); {mend}")
@@ -76,8 +76,8 @@ def _beside(folder: Path, loaded: list[str]) -> str | None:
         return found
     # A folder without __init__.py is a namespace package: it counts where it holds what is imported
     # (a folder of data named like an installed package does not).
-    for dotted in loaded:
-        parts = dotted.split(".")
+    for name in loaded:
+        parts = name.split(".")
         if len(parts) > 1:
             inner = _module_file(folder.joinpath(*parts[:-1]), parts[-1])
             if inner is not None:
