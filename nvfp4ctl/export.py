@@ -26,6 +26,7 @@ from nvfp4ctl.build.sources import (ARCH_LINE, BuildInputs, build_inputs, checke
                                     source_marks)
 from nvfp4ctl.errors import UsageError, os_reason
 from nvfp4ctl.export_header import EXPORT_MARK, export_lines, exported_problem
+from nvfp4ctl.not_text import utf8_text
 from nvfp4ctl.preamble import BYTE_ORDER_MARK, past_byte_order_mark
 from nvfp4ctl.runlog import file_digest
 from nvfp4ctl.words import and_listed
@@ -158,13 +159,8 @@ def embedded_text(path: Path) -> str:
     byte order mark at its start is left out: nvcc skips one at a file's start, but inlined into the middle of
     the submission's source (a header's, or the kernel's after load_inline's own includes) it is a stray
     `\U0000feff` that fails the leaderboard's compile."""
-    data = path.read_bytes()
-    try:
-        return past_byte_order_mark(data.decode("utf-8"))
-    except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
-        raise UsageError(f"{path}:{line}: not UTF-8 (byte 0x{data[error.start]:02x}); the submission embeds the"
-                         " file as text: save it as UTF-8. Nothing was written") from None
+    return past_byte_order_mark(utf8_text(path, "the submission embeds the file as text: save it as UTF-8."
+                                                " Nothing was written"))
 
 
 def _read_once() -> Callable[[Path], str]:

@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
+
+from nvfp4ctl.errors import UsageError
 
 NUL_BYTE = "a NUL byte here"
 _LINE_BREAK = re.compile(rb"\r\n|\r|\n")  # lines as lint counts them (universal newlines)
@@ -16,6 +19,19 @@ def undecodable_byte(byte: int) -> str:
 def not_text_message(name: str, why: str) -> str:
     """"k.cu is not text (byte 0xe9 here is not UTF-8): the leaderboard reads a submission as UTF-8 text"."""
     return f"{name} is not text ({why}): the leaderboard reads a submission as UTF-8 text"
+
+
+def utf8_text(path: Path, why: str) -> str:
+    """The text of `path` as UTF-8, a byte order mark and line ends kept as they are: a file nvfp4ctl reads
+    as text (and may write back) that is another encoding (a Latin-1 `é` in a comment) is one UsageError,
+    `FILE:LINE: not UTF-8 (byte 0xe9); WHY`, not Python's UnicodeDecodeError. An OSError passes through
+    (each caller words a file it cannot read)."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise UsageError(f"{path}:{line}: not UTF-8 (byte 0x{data[error.start]:02x}); {why}") from None
 
 
 def not_text_place(data: bytes) -> tuple[int, str] | None:

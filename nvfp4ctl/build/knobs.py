@@ -20,6 +20,7 @@ from pathlib import Path
 from nvfp4ctl.atomic_file import write_text_atomic
 from nvfp4ctl.build.compiler_errors import display_path
 from nvfp4ctl.errors import UsageError
+from nvfp4ctl.not_text import utf8_text
 from nvfp4ctl.preamble import leading_byte_order_mark, past_byte_order_mark
 
 SCOPES = ("plan", "kernel")
@@ -182,8 +183,14 @@ def _marked(lines: list[str], path: Path) -> tuple[int, int]:
     return starts[0], ends[0]
 
 
+def table_text(path: Path) -> str:
+    """A dispatch table's or a knob-declaring file's text, which a tune reads and writes back: another
+    encoding than UTF-8 is one UsageError (a byte rewritten as U+FFFD would change the file)."""
+    return utf8_text(path, "tune reads its entries as text and writes the winners into it: save it as UTF-8")
+
+
 def read_dispatch(path: Path) -> tuple[DispatchEntry, ...]:
-    lines = past_byte_order_mark(path.read_text()).splitlines()  # a marker on the first line is still one
+    lines = past_byte_order_mark(table_text(path)).splitlines()  # a marker on the first line is still one
     begin, end = _marked(lines, path)
     entries = []
     for index in range(begin + 1, end):
@@ -198,7 +205,7 @@ def read_dispatch(path: Path) -> tuple[DispatchEntry, ...]:
 def write_dispatch(path: Path, entries: list[DispatchEntry], knobs: tuple[Knob, ...], prefix: str) -> None:
     """Replace the table's entries; each must set a scope=plan knob to one of its declared values. A table
     made read-only is left as it is (atomic_file.ReadOnlyTarget, a UsageError)."""
-    write_text_atomic(path, render_dispatch(path, path.read_text(), entries, knobs, prefix), keep_read_only=True)
+    write_text_atomic(path, render_dispatch(path, table_text(path), entries, knobs, prefix), keep_read_only=True)
 
 
 def render_dispatch(path: Path, text: str, entries: list[DispatchEntry], knobs: tuple[Knob, ...], prefix: str) -> str:

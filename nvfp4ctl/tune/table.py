@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nvfp4ctl.atomic_file import made_read_only, write_text_atomic
-from nvfp4ctl.build.knobs import DispatchEntry, Knob, read_dispatch, render_dispatch
+from nvfp4ctl.build.knobs import DispatchEntry, Knob, read_dispatch, render_dispatch, table_text
 from nvfp4ctl.errors import ToolTimeout, UsageError
 from nvfp4ctl.lock_holder import holder_said, holding
 from nvfp4ctl.preamble import leading_byte_order_mark, past_byte_order_mark
@@ -65,7 +65,7 @@ def read_table(path: Path, knobs: KernelKnobs) -> DispatchTable:
     for entry in read_dispatch(path):
         knob = _checked(knobs, entry.knob, entry.value, "plan", f"{path}:{entry.source_line}")
         table.plan.setdefault((entry.m, entry.n, entry.k, entry.l), {})[knob.name] = entry.value
-    lines = past_byte_order_mark(path.read_text()).splitlines()  # a marker on the first line is still one
+    lines = past_byte_order_mark(table_text(path)).splitlines()  # a marker on the first line is still one
     block = _kernel_block(lines, path)
     if block is not None:
         table.has_kernel_block = True
@@ -131,7 +131,7 @@ def render_defaults(knobs: KernelKnobs, values: dict[str, int], texts: dict[Path
         path = (knobs.declared_in or {}).get(knob.name)
         if path is None:
             raise UsageError(f"{knob.name}: the file declaring it is unknown")
-        lines = changed.setdefault(path, (texts[path] if path in texts else path.read_text()).splitlines())
+        lines = changed.setdefault(path, (texts[path] if path in texts else table_text(path)).splitlines())
         for number in range(knob.line, min(knob.line + 3, len(lines))):  # knob.line is 1-based: the next lines
             match = _DEFINE.match(lines[number])
             if match and match.group(1) == knob.name:
@@ -149,7 +149,7 @@ def write_table(path: Path, table: DispatchTable, knobs: KernelKnobs) -> list[Pa
     missing `#define` or an interrupt leaves no file half-written and no table half-updated. A file
     made read-only (since the tune began: writable_problem refuses one up front) is a UsageError, and
     no file is written."""
-    texts = {path: render_table(path, path.read_text(), table, knobs)}
+    texts = {path: render_table(path, table_text(path), table, knobs)}
     if not table.has_kernel_block:
         texts.update(render_defaults(knobs, table.kernel, texts))
     for changed in texts:
@@ -199,8 +199,13 @@ def files_written(knobs: KernelKnobs, table: DispatchTable, only: frozenset[str]
 
 def writable_problem(knobs: KernelKnobs, table: DispatchTable, only: frozenset[str] | None) -> str | None:
     """Why the winners could not be written (a read-only table, a config header or their folder, which
-    must take the new copy), checked before the tune starts rather than found after it; None if fine."""
+    must take the new copy, or a file not UTF-8, which the writing reads as text), checked before the tune starts
+    rather than found after it; None if fine."""
     for path in files_written(knobs, table, only):
+        try:
+            table_text(path)
+        except UsageError as error:
+            return str(error)
         target = path.resolve()  # a link is written through (atomic_file)
         # the mode bits as well: root may write any file, and the new copy would replace a chmod a-w one
         if made_read_only(target) or not os.access(target, os.W_OK):

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nvfp4ctl.errors import UsageError, os_reason
+from nvfp4ctl.not_text import utf8_text
 from nvfp4ctl.project import byo_kernel_doc, kernels_dir, shipped
 from nvfp4ctl.umma import descriptors as d
 
@@ -64,7 +65,7 @@ class KernelConfig:
 
 def parse_configs(source: Path) -> tuple[KernelConfig, ...]:
     try:
-        text = source.read_text()
+        text = utf8_text(source, "dump --umma reads its ConfigById table as text: save it as UTF-8")
     except OSError as error:
         raise UsageError(f"cannot read kernel {source}: {os_reason(error, source)}") from error
     configs = []

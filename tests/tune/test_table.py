@@ -71,6 +71,28 @@ def test_a_table_saved_with_a_byte_order_mark_finds_its_first_line_marker_and_ke
     assert again.plan == table.plan and again.has_kernel_block == table.has_kernel_block
 
 
+def test_a_table_that_is_not_utf8_is_one_usage_error_naming_its_line(tiny_copy: Path) -> None:
+    """A Latin-1 byte in the table was a UnicodeDecodeError traceback from the start of every tune."""
+    knobs = discover(tiny_copy)
+    knobs.dispatch.write_bytes(b"// caf\xe9\n" + knobs.dispatch.read_bytes())
+    with pytest.raises(UsageError, match=r"tiny_dispatch.cuh:1: not UTF-8 \(byte 0xe9\); tune reads"):
+        read_table(knobs.dispatch, knobs)
+
+
+def test_a_config_header_that_is_not_utf8_is_refused_before_the_tune(tiny_copy: Path) -> None:
+    """Without a kernel-knobs block the winners go into the header declaring the knob, read as text: a
+    Latin-1 byte there was a traceback after the whole tune, the winners lost."""
+    knobs = discover(tiny_copy)
+    knobs.dispatch.write_text("\n".join(line for line in knobs.dispatch.read_text().splitlines()
+                                        if "kernel-knobs" not in line) + "\n")
+    config = tiny_copy.with_name("tiny_config.cuh")
+    config.write_bytes(b"// caf\xe9\n" + config.read_bytes())
+    knobs = discover(tiny_copy)
+    table = read_table(knobs.dispatch, knobs)
+    problem = writable_problem(knobs, table, None)
+    assert problem is not None and "tiny_config.cuh:1: not UTF-8 (byte 0xe9)" in problem
+
+
 def test_a_kernel_knob_at_its_default_is_not_written(tiny_copy: Path) -> None:
     knobs = discover(tiny_copy)
     write_table(knobs.dispatch, DispatchTable(kernel={"TINY_LIVE": 8}, has_kernel_block=True), knobs)

@@ -34,6 +34,29 @@ def test_missing_table_is_a_usage_error(tmp_path: Path) -> None:
         parse_configs(tmp_path / "absent.cu")
 
 
+def test_a_kernel_that_is_not_utf8_is_one_usage_error_naming_its_line(tmp_path: Path) -> None:
+    """A Latin-1 `é` in a comment was a UnicodeDecodeError traceback (exit 1, and no --json document)."""
+    latin1 = tmp_path / "lat1.cu"
+    latin1.write_bytes(b"// caf\xe9\n" + KERNEL.read_bytes())
+    with pytest.raises(UsageError, match=r"lat1.cu:1: not UTF-8 \(byte 0xe9\); dump --umma reads"):
+        parse_configs(latin1)
+
+
+def test_dump_umma_of_a_kernel_that_is_not_utf8_gives_json_and_exit_2(tmp_path: Path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from nvfp4ctl.cli import app
+
+    latin1 = tmp_path / "lat1.cu"
+    latin1.write_bytes(b"// caf\xe9\n" + KERNEL.read_bytes())
+    result = CliRunner().invoke(app, ["dump", "--umma", "--kernel", str(latin1), "--json"])
+    assert result.exit_code == 2, result.output
+    document = json.loads(result.output[result.output.index("{"):])
+    assert "lat1.cu:1: not UTF-8 (byte 0xe9)" in document["error"] and document["exit_code"] == 2
+
+
 def test_every_task_shape_has_a_config() -> None:
     for m, n, k in TASK_TESTS:
         assert select_config(m, n, k, 1) == (0 if m == 128 else 1), (m, n, k)
