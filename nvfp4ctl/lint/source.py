@@ -7,7 +7,9 @@ characters. Reading never imports or executes anything.
 from __future__ import annotations
 
 import bisect
+import errno
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -119,11 +121,14 @@ def discover(paths: list[Path], broken: list[Path] | None = None,
     seen: dict[Path, int] = {}  # resolved file -> its place in found
     walked_links: set[Path] = set()  # resolved files first met through a link while walking
     for path in paths:
-        if not path.exists():
+        mode = entry_mode(path)
+        if mode is None:
             if path.is_symlink():
                 raise UsageError(f"{path}: broken link (to {link_target(path)})")
             raise UsageError(f"no such file or folder: {path}")
-        named = path.is_file()
+        named = not stat.S_ISDIR(mode)
+        if named and not stat.S_ISREG(mode):
+            raise UsageError(f"{path} is not a regular file ({_kind(mode)}): lint reads source files")
         candidates = [path] if named else sorted(_walk(path, broken if broken is not None else [], compiler_outputs))
         for candidate in candidates:
             key = candidate.resolve()
@@ -165,7 +170,8 @@ def _walk_real(folder: Path, broken: list[Path], compiler_outputs: list[Path], s
     for entry in entries:
         if entry.name.startswith("."):
             continue  # hidden files and folders, editor lock files (.#name.cu)
-        if entry.is_dir():
+        mode = entry_mode(entry)
+        if mode is not None and stat.S_ISDIR(mode):
             if entry.name in SKIPPED_DIRS:
                 continue
             if entry.is_symlink():
@@ -175,11 +181,38 @@ def _walk_real(folder: Path, broken: list[Path], compiler_outputs: list[Path], s
         elif entry.suffix.lower() in CHECKED_SUFFIXES:
             if is_compiler_output(entry):
                 compiler_outputs.append(entry)
-            elif entry.is_symlink() and not entry.exists():
-                broken.append(entry)
+            elif mode is None:  # a link to nothing, or gone since the folder was listed
+                if entry.is_symlink():
+                    broken.append(entry)
+            elif not stat.S_ISREG(mode):
+                raise UsageError(f"{entry} is not a regular file ({_kind(mode)}) in a folder lint reads: lint reads"
+                                 " source files (move it out, or name the files to lint)")
             else:
                 files.append(entry)
     return files
+
+
+def entry_mode(path: Path) -> int | None:
+    """The st_mode of what `path` is (through links); None where there is nothing (missing, a broken link, a
+    link loop). One that cannot be looked at (a link into /proc/1/cwd, a folder without x permission) is one
+    UsageError, named on the command line, in task.yml's lint.paths or met in a folder alike."""
+    try:
+        return path.stat().st_mode
+    except OSError as error:
+        if error.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
+            return None
+        raise UsageError(f"cannot read {path}: {os_reason(error, path)}") from None
+    except ValueError:  # a NUL in the name: no such file
+        return None
+
+
+def _kind(mode: int) -> str:
+    """What a file that is not a regular one is: reading a FIFO waits for a writer, a device may never end."""
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "no file"
 
 
 def link_target(link: Path) -> str:

@@ -9,6 +9,7 @@ source.is_compiler_output), here or in kernels/.
 
 from __future__ import annotations
 
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Any
 
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.lint.benchmark_shapes import Shape, task_shapes
-from nvfp4ctl.lint.source import CPP_SUFFIXES, is_compiler_output, link_target
+from nvfp4ctl.lint.source import CPP_SUFFIXES, entry_mode, is_compiler_output, link_target
 from nvfp4ctl.lint.config import LintConfig, LintFlags, LintSection, parse_section
 from nvfp4ctl.workspace import FROM_ENV, FROM_FLAG, claim_folder, user_folder
 
@@ -70,7 +71,7 @@ def plan(
         # Paths the user wrote down are as explicit as paths on the command line: a typo must not
         # quietly shrink what is checked, nor read as "nothing to lint" when the folder has files.
         for path, where in zip(section.paths, section.paths_at):
-            if not path.exists():
+            if entry_mode(path) is None:
                 written = path.relative_to(folder) if path.is_relative_to(folder) else path  # as in task.yml
                 raise UsageError(f"{where}: {written} does not exist")
         return LintPlan(section.paths, config, (), folder, named=True, **own)
@@ -105,12 +106,12 @@ def users_files(task: Any, folder: Path) -> tuple[tuple[Path, ...], tuple[str, .
     if submission is not None:
         found.append(submission.path)
     for path in sorted(folder.glob(SUBMISSION_GLOB)):
-        if path.exists():
+        if entry_mode(path) is not None:
             found.append(path)
         else:  # found, not named: a leftover link warns instead of stopping the run
             skipped += (f"{short_path(path)}: broken link (to {link_target(path)}); not checked",)
     kernels = folder / "kernels"
-    if kernels.is_dir():
+    if (mode := entry_mode(kernels)) is not None and stat.S_ISDIR(mode):
         found.append(kernels)
     found.extend(sorted(p for p in folder.iterdir() if _top_level_source(p) and not is_compiler_output(p)))
     # A file found twice is reported under the best of its names (lowest rank, first on a tie): any
@@ -127,4 +128,9 @@ def users_files(task: Any, folder: Path) -> tuple[tuple[Path, ...], tuple[str, .
 
 
 def _top_level_source(path: Path) -> bool:
-    return path.is_file() and path.suffix in CPP_SUFFIXES and not path.name.startswith(".")
+    """A C++ source or header: by its name first, so an entry that cannot be looked at (a link into /proc/1/cwd)
+    is passed over unless its name is a source's, where entry_mode says it in one line."""
+    if path.suffix not in CPP_SUFFIXES or path.name.startswith("."):
+        return False
+    mode = entry_mode(path)
+    return mode is not None and stat.S_ISREG(mode)

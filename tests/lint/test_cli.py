@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -600,3 +601,98 @@ def test_a_narrow_terminal_gets_every_rule_whole(columns: str, monkeypatch: pyte
     assert has_a_table(wide.output) and not has_a_table(narrow.output)
     assert missing_words(narrow.output, wide.output) == []
     assert "\n    good:\n        def custom_kernel(data):\n            return data[6]\n" in narrow.output
+
+
+@pytest.fixture
+def unreadable_entry(project: Path) -> Iterator[Path]:
+    """lp/cwd, an entry whose stat fails with EACCES: a link into pid 1's cwd where that is hidden (as root in a
+    container), else a link through a folder without search permission."""
+    folder = project / "lp"
+    folder.mkdir()
+    (folder / "a.py").write_text(CLEAN)
+    entry = folder / "cwd"
+    locked = project / "locked"
+    (locked / "inner").mkdir(parents=True)
+    for target in (Path("/proc/1/cwd"), locked / "inner"):
+        entry.unlink(missing_ok=True)
+        entry.symlink_to(target)
+        locked.chmod(0)
+        try:
+            if _stat_is_refused(entry):
+                yield entry
+                return
+        finally:
+            locked.chmod(0o755)
+    pytest.skip("no entry here refuses stat() with EACCES")
+
+
+def _stat_is_refused(path: Path) -> bool:
+    try:
+        path.stat()
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def test_an_unreadable_entry_in_lint_paths_is_one_line_as_on_the_command_line(unreadable_entry: Path) -> None:
+    """lint.paths naming the folder gave a PermissionError traceback from the walk (exit 1); the same folder
+    named on the command line gave one line. Both now say the entry, exit 2."""
+    named = runner.invoke(app, ["lint", "lp"])
+    assert named.exit_code == 2 and named.output.strip() == "error: cannot read lp/cwd: Permission denied", named.output
+    (unreadable_entry.parents[1] / "task.yml").write_text(TASK_YML + "lint: {paths: [lp]}\n")
+    for args in (["lint"], ["lint", "--format", "json"]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, result.output
+        assert "Traceback" not in result.output and f"cannot read {unreadable_entry}: Permission denied" in result.output
+    (unreadable_entry.parents[1] / "task.yml").write_text(TASK_YML + "lint: {paths: [lp/cwd]}\n")
+    result = runner.invoke(app, ["lint"])
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+
+
+def test_an_unreadable_source_beside_the_task_is_one_line_and_one_without_a_source_name_is_passed_over(
+        unreadable_entry: Path) -> None:
+    project = unreadable_entry.parents[1]
+    (project / "task.yml").write_text(TASK_YML + "submission: clean.py\n")
+    (project / "cwd").symlink_to(unreadable_entry.readlink())
+    result = runner.invoke(app, ["lint"])
+    assert result.exit_code == 0 and "(1 file checked)" in result.output, result.output  # clean.py alone
+    (project / "x.cu").symlink_to(unreadable_entry.readlink())
+    result = runner.invoke(app, ["lint"])
+    assert result.exit_code == 2 and result.output.strip() == f"error: cannot read {project / 'x.cu'}: Permission denied"
+
+
+def _lint_within(seconds: int, args: list[str]):
+    import signal
+
+    def blocked(*_: object) -> None:
+        raise RuntimeError("lint blocked on the FIFO")  # no OSError: the read's own handling would take it
+
+    before = signal.signal(signal.SIGALRM, blocked)
+    signal.alarm(seconds)
+    try:
+        return runner.invoke(app, args)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, before)
+
+
+def test_a_fifo_in_a_linted_folder_is_refused_not_read(project: Path) -> None:
+    """Its read waited for a writer: `lint DIR` hung for good."""
+    (project / "lp").mkdir()
+    (project / "lp" / "a.py").write_text(CLEAN)
+    os.mkfifo(project / "lp" / "fifo.py")
+    result = _lint_within(20, ["lint", "lp"])
+    assert result.exit_code == 2, result.output
+    assert result.output.strip() == ("error: lp/fifo.py is not a regular file (a FIFO) in a folder lint reads: lint"
+                                     " reads source files (move it out, or name the files to lint)")
+
+
+def test_a_fifo_or_device_named_is_not_a_regular_file(project: Path) -> None:
+    """It said `cannot read folder fifo.py: Not a directory`."""
+    os.mkfifo(project / "fifo.py")
+    result = _lint_within(20, ["lint", "fifo.py"])
+    assert result.exit_code == 2 and result.output.strip() == "error: fifo.py is not a regular file (a FIFO): lint reads source files"
+    result = runner.invoke(app, ["lint", "/dev/null"])
+    assert result.exit_code == 2 and result.output.strip() == "error: /dev/null is not a regular file (a device): lint reads source files"
