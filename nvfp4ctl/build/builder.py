@@ -68,11 +68,11 @@ def _planned(source: Path, arch: str, defines: tuple[str, ...]) -> _Plan:
 
 def _build(plan: _Plan) -> BuildReport:
     entry = plan.entry
-    if (entry / REPORT_FILE).is_file():
-        return BuildReport.load(entry, plan.source)
+    if (report := BuildReport.cached(entry, plan.source)) is not None:
+        return report
     with cache.locked(entry, f"{plan.source.name} ({plan.arch})"):
-        if (entry / REPORT_FILE).is_file():  # another process built it while we waited
-            return replace(BuildReport.load(entry, plan.source), built_meanwhile=True)
+        if (report := BuildReport.cached(entry, plan.source)) is not None:  # another process built it while we waited
+            return replace(report, built_meanwhile=True)
         with cache.staging(entry) as folder:
             report = _compile_and_inspect(folder, plan.inputs, plan.arch, plan.key, plan.mode, plan.defines)
             cache.land(folder, entry)
@@ -97,10 +97,11 @@ def built_digest(source: Path, arch: str) -> str | None:
 def has_build(source: Path, arch: str) -> bool | None:
     """Whether `source` as it is now (its headers and binding too) has a build for `arch` in the cache
     under this toolchain: an entry lands only once its compile succeeded, so False is "never built
-    here, or its build failed". Files and `nvcc --version` only, nothing compiled; None where the
-    toolchain cannot be read (no nvcc). The file build_kernel builds: a link's target, named by it."""
+    here, or its build failed" (or its report is damaged: the build makes it again). Files and `nvcc
+    --version` only, nothing compiled; None where the toolchain cannot be read (no nvcc). The file
+    build_kernel builds: a link's target, named by it."""
     try:
-        return (_planned(source, arch, ()).entry / REPORT_FILE).is_file()
+        return BuildReport.cached(_planned(source, arch, ()).entry, source) is not None
     except (UsageError, OSError):
         return None
 

@@ -161,6 +161,16 @@ class BuildReport:
             other_arches=tuple((arch, _check(check)) for arch, check in payload.get("other_arches", ())),
         )
 
+    @classmethod
+    def cached(cls, entry: Path, source: Path) -> BuildReport | None:
+        """load's report where the entry holds one; None where it holds none, or one that is no report (cut
+        short by a full disk or a killed write, edited by hand): a cache miss, so the build compiles again and
+        lands over the entry, as the calibration and tune-state caches take a damaged file."""
+        try:
+            return cls.load(entry, source)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None
+
     def moved_to(self, entry: Path) -> BuildReport:
         return replace(self, entry=entry)
 

@@ -34,7 +34,7 @@ from nvfp4ctl.build.compiler_errors import display_path, first_error
 from nvfp4ctl.build.flag_problems import strs_for_lists, unusable_flags, untold_arch
 from nvfp4ctl.build.full_disk import raise_if_out_of_space
 from nvfp4ctl.build.read_once import header_file, source_text, worked_out_once
-from nvfp4ctl.build.report import REPORT_FILE, BuildReport
+from nvfp4ctl.build.report import BuildReport
 from nvfp4ctl.build.sources import NO_TENSOR_OP, marks_in
 from nvfp4ctl.build.submission_headers import (flag_include_folders, header_digests, is_toolchain_folder,
                                                machine_cutlass_key, supplies_cutlass)
@@ -461,9 +461,9 @@ def has_build(sources: SubmissionSources, extension: Extension, arch: str) -> bo
     nothing: files only, as a cache hit reads them, and torch's flags where only the fallback flags' entry is
     there (_build_unit reads them then too). False where it has no unit or one cannot be read."""
     def built(name: str, key: str) -> bool:
-        if (_entry(name, arch, key) / REPORT_FILE).is_file():
+        if BuildReport.cached(_entry(name, arch, key), sources.path) is not None:
             return True
-        return ((_entry(name, arch, _fallback_key(key)) / REPORT_FILE).is_file()
+        return (BuildReport.cached(_entry(name, arch, _fallback_key(key)), sources.path) is not None
                 and _torch_flags(extension, arch).fallback_reason is not None)
 
     try:
@@ -510,9 +510,10 @@ def _build_unit(sources: SubmissionSources, extension: Extension, arch: str, nam
     entry = _entry(name, arch, key)
 
     def cached() -> bool:
-        if not (entry / REPORT_FILE).is_file():
+        report = BuildReport.cached(entry, sources.path)
+        if report is None:
             return False
-        result.report, result.cached = BuildReport.load(entry, sources.path), True
+        result.report, result.cached = report, True
         # this run's time, shown as a hit as a kernel's is; the budget line counts the compile's time
         result.seconds, result.compile_s = round(time.perf_counter() - started, 2), result.report.compile_s
         result.compile_cpu_s, result.compile_busy = result.report.compile_cpu_s, result.report.compile_busy

@@ -7,6 +7,7 @@ import pytest
 from models_common import kernel_beside_a_models_common
 from nvfp4ctl import lock_holder
 from nvfp4ctl.build import cache, flags, sources
+from stand_in_units import saved_report
 
 
 @pytest.fixture()
@@ -52,8 +53,6 @@ def test_key_follows_a_header_the_kernel_includes_with_angle_brackets(tmp_path: 
     """`#include <rope.cuh>` is found through the build's -I folders (kernels/common) as a quoted one is: the
     header was left out of the build's inputs, so editing it kept the cached build, a stale module."""
     from nvfp4ctl.build import builder
-    from nvfp4ctl.build.report import REPORT_FILE
-
     kernel, common = kernel_beside_a_models_common(tmp_path, "nvfp4_gemm_api.h", "#pragma once\n")
     kernel.write_text('#include <nvfp4_gemm_api.h>\n#include <rope.cuh>\n#include <cuda_fp16.h>\n')
     monkeypatch.chdir(tmp_path)
@@ -64,7 +63,7 @@ def test_key_follows_a_header_the_kernel_includes_with_angle_brackets(tmp_path: 
     assert all(header.parent in map(Path.resolve, flags.include_dirs(inputs)) for header in inputs.headers)
     entry = cache.entry_dir(kernel, "sm_90a", cache.cache_key(inputs, "sm_90a", builder.DEVICE))
     entry.mkdir(parents=True)
-    (entry / REPORT_FILE).write_text("{}")
+    saved_report(kernel, "sm_90a", entry.name, entry)
     assert builder.has_build(kernel, "sm_90a") is True
     (common / "rope.cuh").write_text("#pragma once\n// changed\n")
     assert builder.has_build(kernel, "sm_90a") is False  # a new key: the next build compiles the edit
@@ -225,8 +224,6 @@ def test_a_kernel_named_through_a_link_has_the_build_of_the_file_it_names(projec
     """build_kernel builds the file checked_source resolves (its entry named by it); has_build looked under the
     link's name, so a hit said "compiling link.cu"."""
     from nvfp4ctl.build import builder
-    from nvfp4ctl.build.report import REPORT_FILE
-
     monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "c"))
     monkeypatch.setattr(builder, "build_mode", lambda: builder.DEVICE)
     monkeypatch.setattr(cache, "cache_key", lambda inputs, arch, mode, defines=(): "ab" * 32)
@@ -235,7 +232,7 @@ def test_a_kernel_named_through_a_link_has_the_build_of_the_file_it_names(projec
     assert builder.has_build(link, "sm_90a") is False
     entry = cache.entry_dir(project / "sm90" / "k.cu", "sm_90a", "ab" * 32)
     entry.mkdir(parents=True)
-    (entry / REPORT_FILE).write_text("{}")
+    saved_report(project / "sm90" / "k.cu", "sm_90a", "ab" * 32, entry)
     assert builder.has_build(link, "sm_90a") is True
     assert builder.has_build(project / "sm90" / "k.h", "sm_90a") is None  # no kernel source: the build says why
 

@@ -572,7 +572,7 @@ def test_a_kernel_with_no_build_in_the_cache_gets_a_hint_to_build_it(tmp_path: P
     """export does not compile (a minute or more); a kernel with no cache entry as it is now has never
     built here or failed to: a hint says so and names `build`. Files and the nvcc banner only."""
     from nvfp4ctl.build import builder, cache
-    from nvfp4ctl.build.report import REPORT_FILE
+    from nvfp4ctl.build.report import BuildReport, TensorOpCheck
 
     monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(toolchain, "nvcc_version", lambda: "Cuda compilation tools, release 13.0")
@@ -591,7 +591,9 @@ def test_a_kernel_with_no_build_in_the_cache_gets_a_hint_to_build_it(tmp_path: P
     assert hint in export()
     entry = cache.entry_dir(kernel, "sm_90a", cache.cache_key(sources.build_inputs(kernel), "sm_90a", builder.build_mode()))
     entry.mkdir(parents=True)
-    (entry / REPORT_FILE).write_text("{}")  # what a build that succeeded leaves
+    BuildReport(source=kernel, arch="sm_90a", key=entry.name, entry=entry, module_name=None, functions=(),
+                tensor_op=TensorOpCheck(expected="HGMMA", found=(), match=None, checked=True),
+                compile_s=1.0).save()  # what a build that succeeded leaves
     assert "hint:" not in export()
     kernel.write_text(kernel.read_text() + "// edited since its build\n")
     assert hint in export()
