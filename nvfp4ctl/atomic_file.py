@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -51,8 +53,7 @@ def write_bytes_atomic(path: Path, data: bytes, *, keep_read_only: bool = False,
     # the device before the link: /dev/stderr is a link to /proc/self/fd/2, which resolves to a name such
     # as "pipe:[7110]" that no folder holds, so only the link itself opens it
     if path.exists() and not path.is_file():
-        with path.open("wb") as out:
-            out.write(data)
+        _write_to_device(path, data)
         return
     named = path
     if path.is_symlink():
@@ -72,6 +73,29 @@ def write_bytes_atomic(path: Path, data: bytes, *, keep_read_only: bool = False,
         with contextlib.suppress(OSError):
             os.unlink(staging)
         raise
+
+
+# how long a FIFO's reader may take to open its end (one started beside the command, `cat fifo &`)
+FIFO_READER_WAIT_S = 2.0
+
+
+def _write_to_device(path: Path, data: bytes) -> None:
+    """`data` written to a device or a FIFO. A FIFO that no process opens to read within FIFO_READER_WAIT_S is
+    an OSError (ENXIO, "a FIFO that no process reads"): a plain open would wait for a reader for ever."""
+    deadline = time.monotonic() + FIFO_READER_WAIT_S
+    while True:
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)  # ENXIO at once for a FIFO with no reader
+            break
+        except OSError as error:
+            if error.errno != errno.ENXIO:
+                raise
+            if time.monotonic() >= deadline:
+                raise OSError(errno.ENXIO, "a FIFO that no process reads", str(path)) from None
+            time.sleep(0.01)
+    os.set_blocking(fd, True)  # a reader that is slow to empty the pipe is waited for, as a plain open would
+    with os.fdopen(fd, "wb") as out:
+        out.write(data)
 
 
 def under_umask(mode: int) -> int:

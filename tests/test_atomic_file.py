@@ -92,3 +92,28 @@ def test_without_proc_the_umask_read_at_import_stands(monkeypatch: pytest.Monkey
     monkeypatch.setattr(atomic_file, "_UMASK_AT_IMPORT", 0o077)
     monkeypatch.setattr(os, "umask", _umask_must_not_change)
     assert atomic_file.under_umask(0o666) == 0o600
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_a_fifo_no_process_reads_is_an_error_not_a_wait_for_ever(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`export -o fifo` with no reader, a run log set to one: open() for writing waited for a reader for ever."""
+    import errno
+    import threading
+
+    monkeypatch.setattr(atomic_file, "FIFO_READER_WAIT_S", 0.2)
+    fifo = tmp_path / "out.py"
+    os.mkfifo(fifo)
+    raised: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            write_bytes_atomic(fifo, b"x = 1\n")
+        except OSError as error:
+            raised.append(error)
+
+    worker = threading.Thread(target=write, daemon=True)  # a blocked open stays in its daemon thread
+    worker.start()
+    worker.join(20)
+    assert not worker.is_alive(), "the write waited for a reader"
+    assert [(error.errno, error.strerror) for error in raised] == [(errno.ENXIO, "a FIFO that no process reads")]
+    assert fifo.is_fifo()  # never replaced by a file

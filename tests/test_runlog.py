@@ -574,6 +574,53 @@ def test_a_named_pipe_takes_the_line_and_is_never_read(tmp_path):
     assert _finished_within(10, runlog.read, pipe) == [[]]
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_a_named_pipe_no_process_reads_is_said_not_lost(tmp_path, monkeypatch):
+    """The flock on the run log opened the FIFO for reading and writing, so this process was its reader: the line
+    went into a pipe no one read, the command warned of nothing, and the entry was lost. A plain open for writing
+    would have waited for a reader for ever."""
+    from nvfp4ctl import atomic_file
+
+    monkeypatch.setattr(atomic_file, "FIFO_READER_WAIT_S", 0.2)
+    pipe = tmp_path / "MEMORY.md"
+    os.mkfifo(pipe)
+    [raised] = _finished_within(20, _raised, runlog.append, _entry("into no reader"), pipe)
+    assert isinstance(raised, OSError) and raised.errno == errno.ENXIO, raised
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "submission.py").write_text("def custom_kernel(data):\n    return data[6]\n")
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(pipe))
+    [result] = _finished_within(20, separate_streams_runner().invoke, app, ["lint"])
+    assert result.exit_code == 0, result.output
+    assert result.stderr.strip() == f"warning: run log not written to {pipe} (NVFP4CTL_MEMORY): a FIFO that no process reads"
+
+
+def _raised(function, *args) -> BaseException | None:
+    try:
+        function(*args)
+    except BaseException as error:  # noqa: BLE001 - what it raised is the result
+        return error
+    return None
+
+
+def test_a_byte_of_an_argument_that_is_not_utf8_is_logged_escaped(tmp_path, monkeypatch):
+    """Python holds such a byte as a lone surrogate (\\udcff), which UTF-8 cannot encode: the line was dropped with
+    `run log not written: 'utf-8' codec can't encode character '\\udcff' ... surrogates not allowed`."""
+    line = _entry("error: no such file or folder: x\udcff.py", "nvfp4ctl lint 'x\udcff.py'").to_line()
+    assert line.encode("utf-8") and "lint 'x\\xff.py'" in line and "folder: x\\xff.py" in line
+    assert "\\ud800" in _entry("odd \ud800").to_line()  # a surrogate no byte decodes to, written as its code
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(tmp_path / "MEMORY.md"))
+    named = tmp_path / "x\udcff.py"
+    named.write_text("def custom_kernel(data):\n    return data[6]\n")
+    monkeypatch.setattr(sys, "argv", ["nvfp4ctl", "lint", "x\udcff.py"])  # what the log takes the command from
+    result = separate_streams_runner().invoke(app, ["lint", "x\udcff.py"])
+    assert result.exit_code == 0 and "run log not written" not in result.stderr, result.stderr
+    [entry] = runlog.read(tmp_path / "MEMORY.md")
+    assert entry.command == "nvfp4ctl lint 'x\\xff.py'" and entry.target.startswith("./x\\xff.py@"), entry
+
+
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc/self/fd (Linux)")
 def test_a_link_to_a_pipe_like_dev_stderr_takes_the_line(tmp_path):
     """/dev/stderr links to /proc/self/fd/2; sent down a pipe, that resolves to "pipe:[N]", a name no

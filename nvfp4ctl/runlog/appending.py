@@ -90,6 +90,9 @@ def _file_itself_locked(memory: Path, timeout_s: float = LOCK_TIMEOUT_S) -> Iter
     except ImportError:  # not POSIX: the cache lock alone
         yield
         return
+    if _device_or_fifo(memory):  # no lines in it to keep whole, and a FIFO opened here would have this
+        yield  # process read it: the line written into a pipe that no one reads, lost without a word
+        return
     deadline = time.monotonic() + timeout_s
     while True:
         try:
@@ -120,6 +123,14 @@ def _file_itself_locked(memory: Path, timeout_s: float = LOCK_TIMEOUT_S) -> Iter
                 return
         finally:
             os.close(fd)  # releases the flock
+
+
+def _device_or_fifo(memory: Path) -> bool:
+    try:
+        mode = memory.stat().st_mode
+    except (OSError, ValueError):
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
 
 
 def _open_for_lock(memory: Path) -> tuple[int, bool]:

@@ -202,8 +202,19 @@ _SHLEX_WHITESPACE = re.compile(r"[ \t\r\n]+")  # shlex's own, not str.split's (w
 
 def _one_line(cell: str) -> str:
     """Every character str.splitlines() breaks at (\\r, \\x0b, \\x1c, \\u2028, ...) as a space: the
-    log is read back line by line, and a break inside a cell would lose that entry."""
-    return " ".join(cell.splitlines()) if cell else cell
+    log is read back line by line, and a break inside a cell would lose that entry. A byte of a command-line
+    argument or a path that is not UTF-8 (Python holds it as a lone surrogate, \\udcff) is written `\\xff`:
+    the log is UTF-8, and the surrogate itself cannot be encoded, which lost the whole line."""
+    return _SURROGATE.sub(_escaped_byte, " ".join(cell.splitlines())) if cell else cell
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escaped_byte(found: re.Match[str]) -> str:
+    """`\\xff` for the byte surrogateescape decoded to \\udcff, `\\ud800` for any other lone surrogate."""
+    code = ord(found[0])
+    return f"\\x{code - 0xdc00:02x}" if 0xdc80 <= code <= 0xdcff else f"\\u{code:04x}"
 
 
 def file_digest(path: Path) -> str:
