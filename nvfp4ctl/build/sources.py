@@ -22,8 +22,10 @@ FOLDER_ARCH = {"sm90": "sm_90a", "sm100": "sm_100a"}
 BINDING_NAME = "torch_binding.cpp"
 
 # a `// nvfp4ctl: arch=sm_90a` comment line of its own: a string or a message quoting the mark declares nothing.
+# Any value is read, so that a mistyped one (sm90a, SM_90A) is refused rather than passed over for the folder's.
 # export rewrites the same lines (mark, arch, rest) for the arch it exports for
-ARCH_LINE = re.compile(r"^(?P<mark>[ \t]*//[ \t]*nvfp4ctl:[ \t]*arch[ \t]*=[ \t]*)(?P<arch>sm_\w+)(?P<rest>.*)$", re.M)
+ARCH_LINE = re.compile(r"^(?P<mark>[ \t]*//[ \t]*nvfp4ctl:[ \t]*arch[ \t]*=[ \t]*)(?P<arch>[^\s,;()]*)(?P<rest>.*)$",
+                       re.M)
 
 
 def common_dir(kernel: Path | None = None) -> Path:
@@ -236,17 +238,32 @@ def _linked_to(source: Path) -> Path:
 
 def _declared_arch(source: Path, code: str | None = None) -> tuple[str, bool] | None:
     """(declared_arch, whether the file's own line declares it rather than its folder), from one read."""
-    match = ARCH_LINE.search(past_byte_order_mark(source.read_text(errors="replace") if code is None else code))
+    text = past_byte_order_mark(source.read_text(errors="replace") if code is None else code)
+    match = ARCH_LINE.search(text)
     if match:
-        return _checked_arch(match["arch"], f"{display_path(source)}: declared arch"), True
+        line = text.count("\n", 0, match.start()) + 1
+        return _checked_arch(match["arch"], f"{display_path(source)}:{line}: declared arch"), True
     folder = FOLDER_ARCH.get(_linked_to(source).parent.name)
     return (folder, False) if folder is not None else None
 
 
 def _checked_arch(arch: str, what: str) -> str:
     if arch not in ARCHES:
-        raise UsageError(f"{what} {arch!r} is not one of {', '.join(ARCHES)}")
+        close = _close_arch(arch)
+        hint = f"; did you mean {close}?" if close is not None else ""
+        raise UsageError(f"{what} {arch!r} is not one of {', '.join(ARCHES)}{hint}")
     return arch
+
+
+def _close_arch(arch: str) -> str | None:
+    """The arch a mistyped one most likely means: the same letters but for case, `_`/`-` and the final
+    a (sm90a, SM_90A, sm_100); sm_80 or sm_120a name other GPUs and get none."""
+    typed = re.sub(r"[_\-\s]", "", arch.lower())
+    for known in ARCHES:
+        spelt = known.replace("_", "")
+        if typed in (spelt, spelt.removesuffix("a")):
+            return known
+    return None
 
 
 def resolve_arch(source: Path, requested: str | None, arch_option: bool = True, arch_all: bool = False) -> str:
@@ -254,14 +271,25 @@ def resolve_arch(source: Path, requested: str | None, arch_option: bool = True, 
     `arch_all`: it was `--arch all` (build's default), which takes each kernel's own, so the way out names
     the archs to pass."""
     if requested is not None:
-        return _checked_arch(requested, "--arch")
+        requested = _checked_arch(requested, "--arch")
+        _refuse_a_mistyped_mark(source)
+        return requested
     arch = declared_arch(source)
     if arch is None:
-        option = (f", or pass --arch {' or --arch '.join(ARCHES)} (--arch all builds each kernel for its own arch)"
-                  if arch_all else ", or pass --arch")
+        option = f", or pass --arch {' or --arch '.join(ARCHES)}" + (
+            " (--arch all builds each kernel for its own arch)" if arch_all else "")
         ways = "add a line `// nvfp4ctl: arch=sm_90a`" + (option if arch_option else " (or sm_100a)")
         raise UsageError(f"cannot tell which arch {display_path(source)} is for: put it under sm90/ or sm100/, {ways}")
     return arch
+
+
+def _refuse_a_mistyped_mark(source: Path) -> None:
+    """The kernel's arch line checked where --arch decides the arch: a mark naming no arch is a mistake in
+    the file whichever arch it is built for. A file that cannot be read is left to the build to name."""
+    try:
+        _declared_arch(source)
+    except OSError:
+        pass
 
 
 def default_kernels(root: Path | None = None) -> list[Path]:

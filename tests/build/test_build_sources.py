@@ -61,7 +61,49 @@ def test_arch_errors_name_the_kernel_relative_to_the_working_folder(tmp_path: Pa
     declared = _kernel(tmp_path, "x", "// nvfp4ctl: arch=sm_80\n").resolve()
     with pytest.raises(UsageError) as error:
         sources.declared_arch(declared)
-    assert str(error.value) == "x/k.cu: declared arch 'sm_80' is not one of sm_90a, sm_100a"
+    assert str(error.value) == "x/k.cu:1: declared arch 'sm_80' is not one of sm_90a, sm_100a"
+
+
+@pytest.mark.parametrize(("typed", "meant"), [("sm90a", "sm_90a"), ("SM_90A", "sm_90a"), ("sm100a", "sm_100a"),
+                                              ("sm_90", "sm_90a"), ("sm-100a", "sm_100a")])
+@pytest.mark.parametrize("folder", ["mine", "sm90", "sm100"])
+def test_a_mistyped_arch_mark_is_refused_with_its_line_and_the_arch_meant(tmp_path: Path, monkeypatch, typed: str,
+                                                                          meant: str, folder: str) -> None:
+    """Only values starting `sm_` were read: `arch=sm90a` was passed over, so outside sm90/ the error said to add
+    the line the file had, and inside one the folder's arch was taken without a word."""
+    monkeypatch.chdir(tmp_path)
+    kernel = _kernel(tmp_path, folder, f"#include <cstdint>\n\n// nvfp4ctl: arch={typed}\n")
+    with pytest.raises(UsageError) as error:
+        sources.resolve_arch(kernel, None)
+    assert str(error.value) == (f"{folder}/k.cu:3: declared arch {typed!r} is not one of sm_90a, sm_100a;"
+                                f" did you mean {meant}?")
+
+
+def test_a_mistyped_arch_mark_is_refused_where_arch_is_passed_too(tmp_path: Path) -> None:
+    kernel = _kernel(tmp_path, "sm90", "// nvfp4ctl: arch=sm90a\n")
+    with pytest.raises(UsageError, match="declared arch 'sm90a' is not one of sm_90a, sm_100a; did you mean sm_90a"):
+        sources.resolve_arch(kernel, "sm_90a")
+
+
+def test_another_gpus_arch_gets_no_guess(tmp_path: Path) -> None:
+    for typed in ("sm_80", "sm_120a", "compute_90a"):
+        with pytest.raises(UsageError) as error:
+            sources.declared_arch(_kernel(tmp_path, "x", f"// nvfp4ctl: arch={typed}\n"))
+        assert "did you mean" not in str(error.value)
+
+
+def test_a_mark_followed_by_words_names_its_arch(tmp_path: Path) -> None:
+    kernel = _kernel(tmp_path, "mine", "// nvfp4ctl: arch=sm_100a (the tcgen05 path)\n")
+    assert sources.declared_arch(kernel) == "sm_100a"
+
+
+def test_no_arch_names_the_values_to_pass(tmp_path: Path, monkeypatch) -> None:
+    """export --kernel k.cu (no --arch all there) said only "or pass --arch"."""
+    monkeypatch.chdir(tmp_path)
+    kernel = _kernel(tmp_path, "mine", "__global__ void k() {}\n")
+    with pytest.raises(UsageError) as error:
+        sources.resolve_arch(kernel, None)
+    assert str(error.value).endswith("add a line `// nvfp4ctl: arch=sm_90a`, or pass --arch sm_90a or --arch sm_100a")
 
 
 def test_missing_source_is_one_usage_line(tmp_path: Path) -> None:

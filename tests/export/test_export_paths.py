@@ -167,7 +167,7 @@ def test_a_kernel_of_unknown_arch_is_told_to_pass_arch_which_export_takes(tmp_pa
     assert result.exit_code == 2 and not output.exists()
     said = _flat(result.output)
     assert said.startswith(f"error: cannot tell which arch {kernel} is for: put it under sm90/ or sm100/, add a line")
-    assert said.endswith("or pass --arch")
+    assert said.endswith("or pass --arch sm_90a or --arch sm_100a")  # the values, as build names them
     result = runner.invoke(app, ["export", "--kernel", str(kernel), "--arch", "sm_100a", "-o", str(output)])
     assert result.exit_code == 0, result.output
     assert "for sm_100a" in output.read_text().splitlines()[0]
