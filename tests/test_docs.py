@@ -166,6 +166,21 @@ def test_the_export_example_is_what_export_writes(tmp_path: Path, monkeypatch: p
     assert words(result.output) == words(example.group(1))
 
 
+@pytest.mark.parametrize("typed", [["log"], ["log", "--trend"]])
+def test_the_line_the_docs_give_for_a_file_after_log_is_what_log_says(typed: list[str], tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/commands.md said `log FILE` gives `nvfp4ctl log --trend --target FILE`; only `log --trend FILE` does."""
+    from cli_streams import separate_streams_runner
+
+    (tmp_path / "submission.py").write_text("")
+    monkeypatch.chdir(tmp_path)
+    result = separate_streams_runner().invoke(app, [*typed, "submission.py"], prog_name="nvfp4ctl")
+    assert result.exit_code == 2, result.output
+    suggested = result.stderr.strip().split(": ", 2)[-1].replace("submission.py", "FILE")
+    flat = " ".join(COMMANDS_MD.split())
+    assert f"`{' '.join(typed)} FILE` gives `{suggested}`" in flat, suggested
+
+
 def test_the_timeouts_the_docs_name_are_the_shipped_task_files() -> None:
     """The README said "`timeout` (180 s)", where the grouped GEMM's task.yml, which `init` writes, sets 300.
     docs/commands.md's task.yml section names them now, the README links it."""
