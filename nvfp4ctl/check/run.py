@@ -19,7 +19,9 @@ PASS, FAIL, CRASH, TIMEOUT, NOT_RUN = "pass", "FAIL", "crash", "timeout", "not r
 CRASHES = (CRASH, RAISED)
 # a test whose shape the target refused (UNSUPPORTED, "unsupported"): the target does not pass it, exit 1 as a FAIL
 FAILURES = (FAIL, UNSUPPORTED)
-NO_GPU = "no CUDA GPU found: nvfp4ctl check runs kernels on a GPU"
+# the way out names what the CPU can do, so that a plain-torch submission is not sent to look for a GPU host
+NO_GPU = ("no CUDA GPU found: nvfp4ctl check runs kernels on a GPU; NVFP4CTL_DEVICE=cpu nvfp4ctl check runs a torch"
+          " submission on the CPU instead (a kernel needs a GPU)")
 
 
 @dataclass(frozen=True)

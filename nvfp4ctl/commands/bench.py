@@ -31,7 +31,8 @@ if TYPE_CHECKING:  # the timing machinery is imported when the command runs, so 
     from nvfp4ctl.runner.targets import TargetSpec
     from nvfp4ctl.task import Case, Task
 
-NO_GPU = "no CUDA GPU found: nvfp4ctl bench times kernels on a GPU"
+NO_GPU = ("no CUDA GPU found: nvfp4ctl bench times kernels on a GPU; NVFP4CTL_DEVICE=cpu nvfp4ctl bench times a"
+          " torch submission on the CPU instead (CPU times, not the leaderboard's; a kernel needs a GPU)")
 
 
 class ModeChoice(options.Choice):

@@ -445,7 +445,9 @@ def test_no_gpu_is_one_line_and_exit_2(monkeypatch):
     monkeypatch.setattr(check_command, "gpu_present", lambda: False)
     result = check()
     assert result.exit_code == 2
-    assert result.output.strip() == "error: no CUDA GPU found: nvfp4ctl check runs kernels on a GPU"
+    assert " ".join(result.output.split()) == ("error: no CUDA GPU found: nvfp4ctl check runs kernels on a GPU;"
+                                               " NVFP4CTL_DEVICE=cpu nvfp4ctl check runs a torch submission on the"
+                                               " CPU instead (a kernel needs a GPU)")
 
 
 @pytest.mark.parametrize("device, has_gpu", [("cuda", True), ("cuda", False), ("cpu", False)],
