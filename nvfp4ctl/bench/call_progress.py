@@ -11,10 +11,15 @@ a pace is known nothing is said to be still running.
 The job's seconds run from its start, as the watchdog's timeout does: the input sets made before the
 first call count, and so do the correctness pass's checks left after its calls (a reference computed on
 the CPU for each output). While the input sets are made the job reports each one: a job killed then had
-not called the kernel yet, so it is too slow for the timeout, never a possible deadlock."""
+not called the kernel yet, so it is too slow for the timeout, never a possible deadlock.
+
+On the CPU the job need not wait for the watchdog: once the pace is known, a shape whose least work cannot
+end within the timeout stops at once (CannotFinish), said as the watchdog would say it. The pace it judges by
+is the fastest call after the job's first, which may carry a one-off cost (a lazy initialisation, a JIT)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable
@@ -35,6 +40,14 @@ TIMEOUT_MARGIN = 1.25  # the --timeout suggested over the time the job may need 
 PASS = "correctness pass"
 INPUTS = "making its input sets"  # before the first call: the harness's work, not the kernel's
 PROFILE = "profiling"  # device_time's calls under the profiler: uncounted, so a kill there stays a possible deadlock
+
+
+class CannotFinish(Exception):
+    """A CPU job whose least work, at the pace of its calls, ends past the timeout: `progress` is where it stood."""
+
+    def __init__(self, progress: CallProgress) -> None:
+        super().__init__("the shape cannot end within its timeout")
+        self.progress = progress
 
 
 @dataclass(frozen=True)
@@ -198,9 +211,14 @@ def _inputs_part(last: CallProgress) -> str:
 class CallTracker:
     """The child's side: counts what returned and reports it (at most every progress.REPORT_EVERY_S)."""
 
-    def __init__(self, calls_per_sample: int, loops: tuple[LoopBound, ...], started: float | None = None) -> None:
-        """`started`: when the job began (time.perf_counter), its input sets made since; None: now."""
+    def __init__(self, calls_per_sample: int, loops: tuple[LoopBound, ...], started: float | None = None,
+                 timeout_s: float | None = None) -> None:
+        """`started`: when the job began (time.perf_counter), its input sets made since; None: now. `timeout_s`:
+        the watchdog's, for a job that stops itself (CannotFinish) once its pace says it cannot end in time."""
         now = time.perf_counter()
+        self.timeout_s = timeout_s
+        self._fastest_later_s: float | None = None  # per call, of the calls after the job's first
+        self._first_paced = (0, 0.0)  # (calls, seconds) of the job's first paced return
         self.calls_per_sample = calls_per_sample
         self.loops = loops
         self.calls_needed = calls_per_sample * (1 + sum(loop.least_samples() for loop in loops))
@@ -257,10 +275,31 @@ class CallTracker:
 
     def returned(self, calls: int, seconds: float, next_within_s: float) -> None:
         """`calls` returned in `seconds`, a measured pace."""
+        if self.paced_calls:  # the first call may carry a one-off cost: it sets no pace to judge by
+            per_call_s = seconds / calls
+            self._fastest_later_s = min(per_call_s, self._fastest_later_s or per_call_s)
+        else:
+            self._first_paced = (calls, seconds)
         self.calls += calls
         self.paced_calls += calls
         self.paced_s += seconds
         self._report(next_within_s)
+        if self.timeout_s is not None and self.least_s() > self.timeout_s:
+            # the message's pace leaves the first call out too: a JIT's 20 s would make it ask for hours
+            first_calls, first_s = self._first_paced
+            raise CannotFinish(dataclasses.replace(self._progress(next_within_s), paced_calls=self.paced_calls - first_calls,
+                                                   paced_s=self.paced_s - first_s))
+
+    def least_s(self) -> float:
+        """The least time the job needs in all, every call left (and check left) as fast as its fastest call
+        after the first; 0 before such a call returned."""
+        if self._fastest_later_s is None:
+            return 0.0
+        pace = self._fastest_later_s
+        elapsed_s = time.perf_counter() - self._started
+        checks_left = self.calls_per_sample - self.checks if self.phase == PASS else 0
+        per_check_s = min(pace, self.checked_s / self.checks) if self.checks else pace
+        return elapsed_s + max(0, self.calls_needed - self.calls) * pace + max(0, checks_left) * per_check_s
 
     def passed(self, calls: int) -> None:
         """A GPU's correctness pass checked: its calls are known to have ended, and give no pace."""
@@ -287,12 +326,15 @@ class CallTracker:
 
     def _report(self, next_within_s: float, now: bool = False) -> None:
         self.next_within_s = next_within_s
+        progress.report(self._progress(next_within_s), now=now)
+
+    def _progress(self, next_within_s: float) -> CallProgress:
         elapsed_s = time.perf_counter() - self._started
         inputs_s = elapsed_s if self.phase == INPUTS else self._inputs_s  # still making them: all the time so far
-        progress.report(CallProgress(self.phase, self.calls, self.paced_calls, self.paced_s, self.calls_per_sample,
-                                     self.calls_needed, elapsed_s, next_within_s,
-                                     self.sample_wall_s, self._phase_began - self._started, self.loops,
-                                     inputs_s, self.checks, self.checked_s, self.sets_made), now=now)
+        return CallProgress(self.phase, self.calls, self.paced_calls, self.paced_s, self.calls_per_sample,
+                            self.calls_needed, elapsed_s, next_within_s, self.sample_wall_s,
+                            self._phase_began - self._started, self.loops, inputs_s, self.checks, self.checked_s,
+                            self.sets_made)
 
 
 def duration_text(value: float) -> str:

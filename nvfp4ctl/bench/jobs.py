@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from nvfp4ctl.bench import calibration
-from nvfp4ctl.bench.call_progress import PROFILE, CallTracker, LoopBound
+from nvfp4ctl.bench.call_progress import PROFILE, CallTracker, CannotFinish, LoopBound
 from nvfp4ctl.bench.clock import CudaClock, HostClock
 from nvfp4ctl.bench.correctness import Mismatch, first_mismatch
 from nvfp4ctl.bench.flush import CudaFlush, NoFlush
@@ -58,17 +58,24 @@ def bench_case(
     device: str = "cuda",
     input_sets: int | None = None,
     settle_s: float = 0.0,
+    shape_timeout_s: float | None = None,
 ) -> dict[str, Any]:
+    """`shape_timeout_s`: the watchdog's timeout, for a CPU job to stop itself once its pace says it cannot
+    end in time ({"too_slow": its CallProgress}); a GPU job leaves the judgement to the watchdog."""
     try:
         return _bench_case(target, case=case, problem=problem, rtol=rtol, atol=atol, criterion=criterion,
-                           warmup=warmup, recheck=recheck, device=device, input_sets=input_sets, settle_s=settle_s)
+                           warmup=warmup, recheck=recheck, device=device, input_sets=input_sets, settle_s=settle_s,
+                           shape_timeout_s=shape_timeout_s)
     except TargetRaised as raised:  # a shape refused comes with its constraint: the parent's input error
         return {"raised": list(raised.lines)} | ({} if raised.refused is None else {"unsupported": raised.refused})
+    except CannotFinish as late:
+        return {"too_slow": late.progress}
 
 
 def _bench_case(
     target: Kernel, *, case: Any, problem: str, rtol: float, atol: float, criterion: dict[str, float],
     warmup: dict[str, float] | None, recheck: bool, device: str, input_sets: int | None, settle_s: float,
+    shape_timeout_s: float | None,
 ) -> dict[str, Any]:
     started = time.perf_counter()
     spec = _problem(problem)
@@ -78,7 +85,9 @@ def _bench_case(
     loops = ([LoopBound.of("warm-up", StoppingCriterion(**warmup), wall_from_timeout=True)] if warmup is not None
              else []) + ([LoopBound.of("settle", StoppingCriterion.for_wall_time(settle_s), wall_from_timeout=False)]
                          if settle_s > 0 else []) + [LoopBound.of("timing", timed_criterion, wall_from_timeout=True)]
-    tracker = CallTracker(len(seeds), tuple(loops), started=started)  # the watchdog's timeout counts the inputs' making
+    # the watchdog's timeout counts the inputs' making; a GPU's calls are paced by batches alone, and stay the watchdog's
+    tracker = CallTracker(len(seeds), tuple(loops), started=started,
+                          timeout_s=shape_timeout_s if device != "cuda" else None)
     tracker.making_inputs()  # a kill from here to the first call is of a job too slow, not of a stuck kernel
     inputs = make_input_sets(spec, case, seeds, device, on_made=tracker.made_input_set)
     tracker.inputs_made()
@@ -187,6 +196,8 @@ def correctness_pass(target: Kernel, spec: Any, inputs: list[tuple], seeds: list
     `on_checked` hears of each output checked and the seconds its check took (the reference's, on the CPU)."""
     try:
         outputs = [target(clone_data(data)) for data in inputs]
+    except CannotFinish:  # the CPU job's own stop, from its call counter: no exception of the target's
+        raise
     except Exception as error:  # noqa: BLE001 - the target's own exception is a crash of the shape
         if is_cuda_error(error):
             raise  # the context is poisoned: the worker turns this into a crash

@@ -122,6 +122,10 @@ def run_bench(plan: BenchPlan, worker: Any, target_label: str,
                 raise TargetRaised("\n".join([f"bench {label}: {headline}", *(f"  {line}" for line in trace)]))
             if "failure" in reply:
                 raise FailuresFound(f"bench {label}: {reply['failure']}")
+            if "too_slow" in reply:  # what the watchdog would have said, at its kill
+                from nvfp4ctl.bench.call_progress import too_slow
+
+                raise KernelTimeout(too_slow(f"bench {label}", plan.timeout_s, reply["too_slow"]))
             if kind == "time":
                 if _timed_nothing(reply["samples_ns"]):  # no mean to rank, no geomean over it
                     raise FailuresFound(f"bench {label} timed 0.0 µs per call: the call launched no GPU work?")
@@ -164,6 +168,7 @@ def _payload(plan: BenchPlan, case: Any, kind: str, warm_here: bool) -> dict[str
         "warmup": warm if warm_here else None,
         "recheck": mode.recheck and kind == "time",
         "settle_s": plan.settle_s if kind == "time" else 0.0,
+        "shape_timeout_s": plan.timeout_s,  # a CPU job stops itself once its pace says it cannot end in time
     }
 
 

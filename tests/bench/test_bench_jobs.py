@@ -335,6 +335,27 @@ def test_a_shape_killed_while_making_its_input_sets_is_too_slow_not_a_deadlock(t
     assert "before the kernel's first call" in said and "the child was killed" in said
 
 
+def test_a_cpu_shape_that_cannot_end_in_its_timeout_stops_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through the runner's child on the CPU: 0.2 s calls, at least 200 of them, a 10 s timeout. The shape ran
+    to the watchdog's kill, then was said too slow; its pace said so from its second call on."""
+    import time
+
+    submission = tmp_path / "submission.py"
+    submission.write_text("import time\n"
+                          "def custom_kernel(data):\n"
+                          "    time.sleep(0.2)\n"
+                          "    return data[6]\n")
+    monkeypatch.setenv("NVFP4CTL_DEVICE", "cpu")
+    argv = ["bench", "--submission", str(submission), "--shape", "128,64,256", "--timeout", "10"]
+    began = time.monotonic()
+    result = CliRunner().invoke(app, argv, env={"COLUMNS": "400"})
+    took = time.monotonic() - began
+    assert result.exit_code == 3, result.output
+    said = " ".join(result.output.split())
+    assert "bench 128x64x256 is too slow for the 10 s timeout, not stuck: 0.20 s per call (2 calls returned)" in said, said
+    assert "the child was killed" not in said and took < 9, (took, said)
+
+
 def test_the_profile_job_reports_each_input_set_it_makes_as_bench_case_does(monkeypatch: pytest.MonkeyPatch,
                                                                             reports: list[Any]) -> None:
     """device_time made its 50 input sets without a word: a profile step killed then was a possible deadlock."""

@@ -149,3 +149,40 @@ def test_the_slack_for_a_late_report_grows_with_the_pace(next_within_s: float, s
     killed = SimpleNamespace(progress=last, progress_age_s=silent_s, log_tail="", log_path=None)
     said = _slow_not_stuck(killed, "bench 128x7168x16384", 25.0)
     assert (said is not None and "too slow for the 25 s timeout, not stuck" in str(said)) is slow
+
+
+def test_a_cpu_job_that_cannot_end_in_its_timeout_stops_once_its_pace_is_known(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A CPU bench of the benchmark shapes ran 3 minutes to the watchdog's kill, where its second call already
+    showed that 350 calls of 1 s each could never end within 180 s."""
+    from nvfp4ctl.bench import call_progress
+    from nvfp4ctl.bench.call_progress import CannotFinish
+
+    now = [13.0]  # the input sets took 13 s
+    monkeypatch.setattr(call_progress.time, "perf_counter", lambda: now[0])
+    tracker = CallTracker(50, _loops(180), started=0.0, timeout_s=180)
+    now[0] = 33.0
+    tracker.returned(1, 20.0, next_within_s=20.0)  # a first call's one-off cost (a JIT) sets no pace to judge by
+    now[0] = 34.0
+    with pytest.raises(CannotFinish) as stopped:
+        tracker.returned(1, 1.0, next_within_s=1.0)
+    last = stopped.value.progress
+    assert last.calls == 2 and last.elapsed_s == 34.0
+    said = too_slow("bench 128x7168x16384", 180, last)
+    # the pace said is the later call's: the first one's 20 s would have it ask for a --timeout of hours
+    assert said.startswith("bench 128x7168x16384 is too slow for the 180 s timeout, not stuck: 1.00 s per call (2 calls"
+                           " returned)"), said
+    assert "about 582 s in all" in said, said  # 34 s so far, 498 calls and 50 checks left at 1 s
+    assert said.endswith(f"or give --timeout {suggested_timeout_s(180, last)} or more")
+
+
+def test_a_cpu_job_that_fits_or_has_no_timeout_runs_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    from nvfp4ctl.bench import call_progress
+
+    now = [1.0]
+    monkeypatch.setattr(call_progress.time, "perf_counter", lambda: now[0])
+    fits = CallTracker(50, _loops(180), started=0.0, timeout_s=180)
+    unjudged = CallTracker(50, _loops(180), started=0.0)  # a GPU job's: the watchdog alone judges it
+    for _ in range(3):
+        fits.returned(1, 0.1, next_within_s=0.1)  # 500 calls of 0.1 s: 50 s, well within 180 s
+        unjudged.returned(1, 10.0, next_within_s=10.0)
+    assert fits.calls == unjudged.calls == 3
