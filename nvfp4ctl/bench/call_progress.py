@@ -99,6 +99,7 @@ class CallProgress:
     checks: int = 0  # outputs of the correctness pass checked against their references
     checked_s: float = 0.0  # the seconds those checks took
     sets_made: int = 0  # input sets made so far, while the phase is INPUTS (a sample's calls: one on each)
+    first_call_s: float | None = None  # the pass's first call, made on the first set before the rest: its seconds
 
     @property
     def per_call_s(self) -> float:
@@ -190,17 +191,25 @@ def too_slow(label: str, timeout_s: float, last: CallProgress) -> str:
 def too_slow_making_inputs(label: str, timeout_s: float, last: CallProgress) -> str:
     """The watchdog's message for a job killed while it made its input sets: the kernel was not called yet."""
     total = last.calls_per_sample
-    if not last.sets_made:
-        return (f"{label} is too slow for the {seconds_text(timeout_s)} timeout, not stuck: it was still making the first of its"
-                f" {plural(total, 'input set')}, before the kernel's first call; time a smaller --shape, or give a"
+    called = last.first_call_s is not None
+    if not last.sets_made or (called and last.sets_made == 1):
+        which = "second" if called else "first"
+        return (f"{label} is too slow for the {seconds_text(timeout_s)} timeout, not stuck: it was still making the {which} of its"
+                f" {plural(total, 'input set')}, {_first_call_part(last)}; time a smaller --shape, or give a"
                 f" larger --timeout")
-    per_set_s = last.elapsed_s / last.sets_made
+    per_set_s = last.inputs_s / last.sets_made
     making_s = per_set_s * total
-    suggested = least_timeout_s(timeout_s, making_s)
+    suggested = least_timeout_s(timeout_s, making_s + (last.first_call_s or 0.0))
     return (f"{label} is too slow for the {seconds_text(timeout_s)} timeout, not stuck: it was still making its input sets"
-            f" ({last.sets_made} of {total} made in {duration_text(last.elapsed_s)}, {duration_text(per_set_s)} each), before the"
-            f" kernel's first call; making all {total} takes about {duration_text(making_s)}, and its calls come on top;"
+            f" ({last.sets_made} of {total} made in {duration_text(last.inputs_s)}, {duration_text(per_set_s)} each),"
+            f" {_first_call_part(last)}; making all {total} takes about {duration_text(making_s)}, and its calls come on top;"
             f" time a smaller --shape, or give --timeout {suggested} or more")
+
+
+def _first_call_part(last: CallProgress) -> str:
+    if last.first_call_s is None:
+        return "before the kernel's first call"
+    return f"after the kernel's first call, on the first set ({duration_text(last.first_call_s)})"
 
 
 def _inputs_part(last: CallProgress) -> str:
@@ -219,6 +228,8 @@ class CallTracker:
         self.timeout_s = timeout_s
         self._fastest_later_s: float | None = None  # per call, of the calls after the job's first
         self._first_paced = (0, 0.0)  # (calls, seconds) of the job's first paced return
+        self.first_call_s: float | None = None  # the pass's first call, on the first set before the rest are made
+        self._first_call_began = 0.0
         self.calls_per_sample = calls_per_sample
         self.loops = loops
         self.calls_needed = calls_per_sample * (1 + sum(loop.least_samples() for loop in loops))
@@ -247,11 +258,25 @@ class CallTracker:
         self.sets_made += 1
         self._report(seconds)
 
+    def first_call(self) -> None:
+        """The pass's first call begins, on the first input set alone: a kill in it is the kernel's (stuck, where
+        nothing returned), not the making of the sets."""
+        self.phase = PASS
+        self._first_call_began = time.perf_counter()
+        self._inputs_s = self._first_call_began - self._started  # the first set's making, so far
+        self._report(0.0, now=True)
+
+    def first_call_returned(self) -> None:
+        """The first call returned: the rest of the input sets are made, its seconds not theirs."""
+        self.first_call_s = time.perf_counter() - self._first_call_began
+        self.phase = INPUTS
+        self._report(0.0, now=True)
+
     def inputs_made(self, then: str = PASS) -> None:
         """Every input set made: `then` begins (bench_case's correctness pass, device_time's PROFILE), and the
         making's seconds count in the job's time."""
         self.phase = then
-        self._inputs_s = time.perf_counter() - self._started
+        self._inputs_s = time.perf_counter() - self._started - (self.first_call_s or 0.0)
         self._report(0.0, now=True)
 
     def counting(self, target: Callable[[Any], Any]) -> Callable[[Any], Any]:
@@ -330,11 +355,12 @@ class CallTracker:
 
     def _progress(self, next_within_s: float) -> CallProgress:
         elapsed_s = time.perf_counter() - self._started
-        inputs_s = elapsed_s if self.phase == INPUTS else self._inputs_s  # still making them: all the time so far
+        # still making them: all the time so far, but the first call's
+        inputs_s = elapsed_s - (self.first_call_s or 0.0) if self.phase == INPUTS else self._inputs_s
         return CallProgress(self.phase, self.calls, self.paced_calls, self.paced_s, self.calls_per_sample,
                             self.calls_needed, elapsed_s, next_within_s, self.sample_wall_s,
                             self._phase_began - self._started, self.loops, inputs_s, self.checks, self.checked_s,
-                            self.sets_made)
+                            self.sets_made, self.first_call_s)
 
 
 def duration_text(value: float) -> str:

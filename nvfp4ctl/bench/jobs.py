@@ -2,7 +2,8 @@
 
 `bench_case` is one benchmark shape, end to end, as GPU MODE's `_run_single_benchmark`: 50 input
 sets (seed += 42 before each), one correctness pass over all 50 outputs (each call on a clone),
-then timed repeats until the criterion stops. One addition, on by default: before the timed
+then timed repeats until the criterion stops. The pass's first call is made as soon as the first set
+is, before the other 49: a shape the target refuses is said at once, not after the making of all 50. One addition, on by default: before the timed
 repeats, the same loop runs untimed for `settle_s` seconds (session.DEFAULT_SETTLE_S says why).
 `device_time` profiles a shape separately.
 Returns plain dicts (picklable); a wrong result comes back as {"failure": "..."}, an exception raised by
@@ -88,18 +89,25 @@ def _bench_case(
     # the watchdog's timeout counts the inputs' making; a GPU's calls are paced by batches alone, and stay the watchdog's
     tracker = CallTracker(len(seeds), tuple(loops), started=started,
                           timeout_s=shape_timeout_s if device != "cuda" else None)
+    on_cuda = device == "cuda"
+    # the CPU's calls block: each return is news; a GPU's are known to have ended once checked
+    pass_target = target if on_cuda else tracker.counting(target)
     tracker.making_inputs()  # a kill from here to the first call is of a job too slow, not of a stuck kernel
-    inputs = make_input_sets(spec, case, seeds, device, on_made=tracker.made_input_set)
+    inputs = make_input_sets(spec, case, seeds[:1], device, on_made=tracker.made_input_set)
+    # the pass's first call, on the first set alone: a refusal of the shape ends the job before the rest are made
+    tracker.first_call()
+    first_output = pass_calls(pass_target, inputs)
+    tracker.first_call_returned()
+    inputs = make_input_sets(spec, case, seeds, device, on_made=tracker.made_input_set, made=inputs)
     tracker.inputs_made()
     generated = time.perf_counter()
-    on_cuda = device == "cuda"
     try:
-        # the CPU's calls block: each return is news; a GPU's are known to have ended once checked
-        expected = correctness_pass(target if on_cuda else tracker.counting(target), spec, inputs, seeds, rtol, atol,
-                                    on_checked=tracker.checked)
+        expected = correctness_pass(pass_target, spec, inputs, seeds, rtol, atol, on_checked=tracker.checked,
+                                    outputs=first_output)
     except WrongResult as wrong:
         return {"failure": str(wrong)}
     checked = time.perf_counter()
+    first_call_s = tracker.first_call_s or 0.0  # the pass's, though made among the input sets
     if on_cuda:  # the pass's seconds are references, checks and a first call's JIT: no pace
         tracker.passed(len(inputs))
 
@@ -128,22 +136,23 @@ def _bench_case(
         "reason": samples.reason,
         "flush": flush.describe() | {"head_start_s": samples.head_start_s},
         "host_stalls": samples.host_stalls,
-        "phases_s": {"generate": generated - started, "correctness": checked - generated,
+        "phases_s": {"generate": generated - started - first_call_s, "correctness": checked - generated + first_call_s,
                      "warm-up": settle_started - checked, "settle": settled - settle_started,
                      "timing": time.perf_counter() - settled},
     }
 
 
 def make_input_sets(spec: Any, case: Any, seeds: list[int], device: str,
-                    on_made: Callable[[float], None] = lambda seconds: None) -> list[Any]:
+                    on_made: Callable[[float], None] = lambda seconds: None, made: list[Any] | None = None) -> list[Any]:
     """A shape's input sets, all held at once as the leaderboard's loop holds them. Where some fit this
     GPU but not all of them together, that is this shape on this GPU: a UsageError (exit 2) saying how
     many fitted and what torch said (how much this process holds), not a failure of the kernel. The
-    first set's out-of-memory is make_input's to judge. `on_made` hears of each set made and its seconds."""
+    first set's out-of-memory is make_input's to judge. `on_made` hears of each set made and its seconds;
+    `made`: the sets of the first seeds, made already (the first, before the pass's first call)."""
     import torch
 
-    inputs: list[Any] = []
-    for seed in seeds:
+    inputs: list[Any] = list(made or [])
+    for seed in seeds[len(inputs):]:
         began = time.perf_counter()
         try:
             inputs.append(spec.make_input(dataclasses.replace(case, seed=seed), device=device))
@@ -191,17 +200,13 @@ def _problem(name: str) -> Any:
 
 
 def correctness_pass(target: Kernel, spec: Any, inputs: list[tuple], seeds: list[int],
-                     rtol: float, atol: float, on_checked: Callable[[float], None] = lambda seconds: None) -> list[Any]:
+                     rtol: float, atol: float, on_checked: Callable[[float], None] = lambda seconds: None,
+                     outputs: list[Any] | None = None) -> list[Any]:
     """Call the target on a clone of every input set, then check all 50 outputs; return the references.
-    `on_checked` hears of each output checked and the seconds its check took (the reference's, on the CPU)."""
-    try:
-        outputs = [target(clone_data(data)) for data in inputs]
-    except CannotFinish:  # the CPU job's own stop, from its call counter: no exception of the target's
-        raise
-    except Exception as error:  # noqa: BLE001 - the target's own exception is a crash of the shape
-        if is_cuda_error(error):
-            raise  # the context is poisoned: the worker turns this into a crash
-        raise raised_from(error) from error
+    `on_checked` hears of each output checked and the seconds its check took (the reference's, on the CPU).
+    `outputs`: those of the first sets, called already (bench_case's first call)."""
+    done = list(outputs or [])
+    outputs = done + pass_calls(target, inputs[len(done):])
     expected = []
     for index, (data, output) in enumerate(zip(inputs, outputs)):
         began = time.perf_counter()
@@ -210,6 +215,18 @@ def correctness_pass(target: Kernel, spec: Any, inputs: list[tuple], seeds: list
         expected.append(want)
         on_checked(time.perf_counter() - began)
     return expected
+
+
+def pass_calls(target: Kernel, inputs: list[tuple]) -> list[Any]:
+    """The correctness pass's calls, each on a clone of its input set: their outputs, unchecked."""
+    try:
+        return [target(clone_data(data)) for data in inputs]
+    except CannotFinish:  # the CPU job's own stop, from its call counter: no exception of the target's
+        raise
+    except Exception as error:  # noqa: BLE001 - the target's own exception is a crash of the shape
+        if is_cuda_error(error):
+            raise  # the context is poisoned: the worker turns this into a crash
+        raise raised_from(error) from error
 
 
 def _recheck(spec: Any, expected: list[Any], seeds: list[int], rtol: float, atol: float) -> Callable[[list[Any]], None]:

@@ -110,6 +110,33 @@ def test_a_shape_the_target_refuses_comes_back_with_its_constraint() -> None:
     assert "unsupported" not in _bench(lambda data: (_ for _ in ()).throw(ValueError("no tile config")))
 
 
+def test_a_refused_shape_is_said_after_one_input_set_not_all_of_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """bench made all 50 input sets of a shape (31 s on the CPU for the GEMM's largest) before the first call
+    refused it, where check said it at once: the pass's first call now comes right after the first set."""
+    made: list[int] = []
+    make_input = PROBLEM.make_input
+
+    def counted(case: Any, device: str) -> Any:
+        made.append(case.seed)
+        return make_input(case, device=device)
+
+    def refusing(data: tuple) -> Any:
+        raise ValueError("unsupported shape (m=128, n=128, k=256, l=1): k must be a multiple of 512")
+
+    monkeypatch.setattr(PROBLEM, "make_input", counted)
+    assert _bench(refusing, input_sets=50)["unsupported"] == "k must be a multiple of 512"
+    assert made == [CASE.seed + 42]
+    made.clear()
+    calls: list[int] = []
+
+    def right(data: tuple) -> Any:
+        calls.append(len(made))  # the sets made by the time of each call
+        return _right(data)
+
+    reply = _bench(right, input_sets=4)
+    assert "failure" not in reply and len(made) == 4 and calls[:5] == [1, 4, 4, 4, 4]  # the pass's 4 calls, then the loop's
+
+
 def test_recheck_catches_a_result_that_goes_wrong_later() -> None:
     calls = [0]
 
@@ -188,8 +215,8 @@ def test_input_sets_that_fit_one_by_one_but_not_together_are_this_gpus_limit(mon
         return (case.seed,)
 
     monkeypatch.setattr(PROBLEM, "make_input", make_input)
-    with pytest.raises(UsageError) as caught:
-        _bench(_right, input_sets=4)
+    with pytest.raises(UsageError) as caught:  # the pass's first call, on the first set, takes these sets as they are
+        _bench(lambda data: data, input_sets=4)
     assert str(caught.value) == ("m=128 n=128 k=256: its 4 input sets do not fit in cpu memory together (2 did; the"
                                  " leaderboard's loop holds all of them): CUDA out of memory. Tried to allocate"
                                  " 7.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which 1.00 GiB is free.")
@@ -207,7 +234,9 @@ def test_a_cpu_job_reports_each_call_returning_and_each_batch(reports: list[Any]
     _bench(_right)
     assert all(isinstance(value, CallProgress) for value in reports)
     returned = [r.calls for r in reports if r.phase == "correctness pass"]
-    assert returned[:4] == [0, 1, 2, 3]  # the pass begins (the input sets made), one per call, then the three outputs checked
+    # the pass's first call on the first set (before the rest are made), then the pass resumes, one per call, then
+    # the three outputs are checked
+    assert returned[:5] == [0, 1, 1, 2, 3]
     assert reports[-1].phase == "timing" and reports[-1].calls == 3 + 3 * 3
     assert reports[-1].calls_needed == 3 * (1 + 3) and reports[-1].per_call_s > 0
 
@@ -301,17 +330,20 @@ def test_a_job_reports_each_input_set_it_makes_before_its_first_call(monkeypatch
     make_input = PROBLEM.make_input
     monkeypatch.setattr(PROBLEM, "make_input", lambda case, device: make_input(case, device=device))
     assert "failure" not in _bench(_right)
+    # the first set, the pass's first call on it (a refusal of the shape comes then), then the other two
+    phases = [(r.phase, r.sets_made, r.calls) for r in reports][:7]
+    assert phases == [(INPUTS, 0, 0), (INPUTS, 1, 0), (PASS, 1, 0), (PASS, 1, 1), (INPUTS, 1, 1), (INPUTS, 2, 1),
+                      (INPUTS, 3, 1)], phases
     making = [r for r in reports if r.phase == INPUTS]
-    assert [r.sets_made for r in making] == [0, 1, 2, 3] and making[0].calls == 0
-    assert making[2].describe() == "making its input sets, 2 of 3"
-    after = reports[len(making)]
-    assert after.phase == PASS and after.calls == 0 and after.inputs_s >= making[-1].elapsed_s
+    assert making[-2].describe() == "making its input sets, 2 of 3"
+    after = reports[len(making) + 2]
+    assert after.phase == PASS and after.calls == 1 and after.inputs_s >= making[-1].inputs_s
 
 
 def test_a_shape_killed_while_making_its_input_sets_is_too_slow_not_a_deadlock(tmp_path: Path,
                                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    """Through the runner's child on the CPU: 50 input sets at 0.3 s each, a 3 s timeout. The kill came before
-    the kernel's first call, and was said a possible deadlock."""
+    """Through the runner's child on the CPU: 50 input sets at 0.3 s each, a 3 s timeout. The kill came while the
+    input sets were made (after the kernel's first call, on the first), and was said a possible deadlock."""
     submission = tmp_path / "submission.py"
     submission.write_text(  # makes the child's input sets slow; its kernel is never called
         "import time\n"
@@ -332,7 +364,7 @@ def test_a_shape_killed_while_making_its_input_sets_is_too_slow_not_a_deadlock(t
     said = " ".join(result.output.split())
     assert "deadlock" not in said, said
     assert "bench 128x64x256 is too slow for the 3 s timeout, not stuck: it was still making" in said, said
-    assert "before the kernel's first call" in said and "the child was killed" in said
+    assert "after the kernel's first call, on the first set (" in said and "the child was killed" in said
 
 
 def test_a_cpu_shape_that_cannot_end_in_its_timeout_stops_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
