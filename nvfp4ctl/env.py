@@ -11,7 +11,7 @@ class Env:
     TIMEOUT = "NVFP4CTL_TIMEOUT"  # watchdog seconds per check test (all its phases), bench shape, tune candidate
     CACHE = "NVFP4CTL_CACHE"  # build cache folder
     DEBUG = "NVFP4CTL_DEBUG"  # 1: unexpected errors show locals in the traceback
-    DEVICE = "NVFP4CTL_DEVICE"  # "cpu" lets the runner plumbing run on CPU (tests only)
+    DEVICE = "NVFP4CTL_DEVICE"  # "cpu": check and bench run a torch submission on the CPU (no GPU needed)
     NO_COLOR = "NO_COLOR"
 
 
