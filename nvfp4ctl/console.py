@@ -91,6 +91,11 @@ class Console:
         self.out = _Printer(no_color=no_color, highlight=False, soft_wrap=True)
         self.err = _Printer(stderr=True, no_color=no_color, highlight=False, soft_wrap=True)
 
+    def give_stdout_to_output(self) -> None:
+        """stdout is the file the command writes (`export -o /dev/stdout > sub.py`): every line this console
+        would print there (the `wrote` line, hints, tables) goes to stderr, so that stdout holds the file alone."""
+        self.out = self.err
+
     def error(self, message: str) -> None:
         self.err.print(Text("error: ", style="bold red") + Text(message))
 

@@ -200,6 +200,17 @@ def _next_line(output: Path) -> str:
     return f"next: nvfp4ctl lint {written} && nvfp4ctl check --submission {written}"
 
 
+def _is_stdout(output: Path) -> bool:
+    """Whether `output` is the file under this process's stdout (/dev/stdout, /proc/self/fd/1, or a name for
+    the same file or pipe): what export prints besides the submission would then be written into it."""
+    import sys
+
+    try:
+        return os.path.samestat(os.stat(output), os.fstat(sys.stdout.fileno()))
+    except (OSError, ValueError, AttributeError):  # no such file yet, or no descriptor under stdout (a test's capture)
+        return False
+
+
 def _task_in_use(flag: Path | None, kernel_named: bool) -> Any | None:
     """The task this export is for: --task, else the one in use. One found that cannot be read is
     refused where its problem picks the kernel (no --kernel, or `--kernel default`): the GEMM's would
@@ -328,6 +339,8 @@ def command(
     because = None if output is not None else _task_submission(in_use)
     if output is None:  # the task's submission, else ./submission.py
         output = because[0] if because is not None else Path(SUBMISSION_FILE)
+    if _is_stdout(output):
+        console.give_stdout_to_output()
     if kernel is not None and not named and _default_name(problem) is None and (torch_target := _plain_torch(problem)):
         _note_source(torch_target, TAKEN_BY_DEFAULT)
         result = _export_plain_torch(torch_target, output, problem, force, task, arch, because and because[1])

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -113,3 +115,19 @@ def test_a_path_below_a_file_says_the_file_is_not_a_folder_as_init_does(tmp_path
     assert (result.exit_code, _flat(result.output)) == (
         2, f"error: {notes}: not a folder, so -o {notes / below} cannot be written: nothing was written")
     assert notes.read_text() == "mine\n" and list(tmp_path.iterdir()) == [notes]
+
+
+@pytest.mark.parametrize("quiet", [(), ("-q",)], ids=["plain", "quiet"])
+def test_dev_stdout_gets_the_submission_alone_its_lines_going_to_stderr(tmp_path: Path, quiet: tuple[str, ...]) -> None:
+    """`export -o /dev/stdout > sub.py` gave the file with `wrote /dev/stdout (...)` and the next-step line after it."""
+    import nvfp4ctl
+
+    env = dict(os.environ, NVFP4CTL_MEMORY=str(tmp_path / "MEMORY.md"), NVFP4CTL_CACHE=str(tmp_path / "cache"),
+               PYTHONPATH=os.pathsep.join([str(Path(nvfp4ctl.__file__).resolve().parents[1]), *sys.path]))
+    as_file = tmp_path / "submission.py"
+    assert _export("-o", str(as_file)).exit_code == 0
+    done = subprocess.run([sys.executable, "-m", "nvfp4ctl", "export", "--kernel", str(HGMMA_PROBE), "-o", "/dev/stdout",
+                           *quiet], cwd=tmp_path, env=env, capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == as_file.read_bytes()
+    assert "wrote /dev/stdout" in _flat(done.stderr.decode())
