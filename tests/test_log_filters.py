@@ -147,3 +147,34 @@ def test_a_trend_of_a_logged_folder_says_it_has_no_bench(folder_targets: Path) -
     result = CliRunner().invoke(app, ["log", "--trend", "--target", "kernels"])
     assert result.exit_code == 0, result.output
     assert "no successful bench of kernels" in result.output
+
+
+@pytest.mark.parametrize("damaged", [False, True], ids=["clean", "with-an-unreadable-line"])
+def test_n_takes_the_latest_runs_by_time_as_the_trend_does_in_a_log_merged_by_hand(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                                   damaged: bool) -> None:
+    """-n took the last lines of the file: another machine's older runs pasted below hid the latest ones."""
+    def line(minute: int, command: str = "nvfp4ctl check", target: str = "./submission.py@0123456789ab") -> str:
+        return runlog.RunEntry(f"2026-11-28T10:{minute:02d}:00Z", command, target, "8b80b04", "NVIDIA H200 (sm_90)",
+                               "0", f"run at {minute}", "nvfp4_gemm").to_line()
+
+    merged = [line(30), line(40), line(50, "nvfp4ctl lint"), line(10), line(20, "nvfp4ctl bench", "./other.py@0123456789ab")]
+    if damaged:  # read whole then, for the line numbers of the note
+        merged.insert(1, "- 2026-11-28T10:35:00Z · nvfp4ctl check · a cell lost\n")
+    memory = tmp_path / "MEMORY.md"
+    memory.write_text("## Run log\n\n" + "".join(merged), encoding="utf-8")
+    (tmp_path / "submission.py").write_text("")
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.setenv("COLUMNS", "400")
+    monkeypatch.chdir(tmp_path)
+
+    def shown(*args: str) -> list[str]:
+        result = CliRunner().invoke(app, ["log", *args])
+        assert result.exit_code == 0, result.output
+        return [word.split()[0] for word in result.output.split("run at ")[1:]]
+
+    assert shown("-n", "2") == ["40", "50"]
+    assert shown("-n", "3") == ["30", "40", "50"]
+    assert shown("-n", "9") == ["10", "20", "30", "40", "50"]
+    assert shown("--runs", "-n", "2") == ["30", "40"]
+    assert shown("--target", "submission.py", "-n", "3") == ["30", "40", "50"]
+    assert [entry.result for entry in runlog.read(memory, 2)] == ["run at 40", "run at 50"]

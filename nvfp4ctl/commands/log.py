@@ -93,11 +93,11 @@ RAN_THE_TARGET = ("check", "bench")  # --runs: the commands whose line says how 
 
 
 def _picked(log: RunLogBytes, last: int, target: Path | None, runs: bool, memory: Path) -> NumberedRuns:
-    """The last `last` runs of `target` (by any command), or check and bench runs that got past the command
-    line (--runs), or both; `unread`: the lines meant as runs after the oldest shown, which might have been
+    """The `last` latest runs (by their logged time, as a plain listing's) of `target` (by any command), or check
+    and bench runs that got past the command line (--runs), or both; `unread`: the lines meant as runs after the oldest shown, which might have been
     among them (as for a plain listing's -n)."""
     from nvfp4ctl.bench import trend as trends
-    from nvfp4ctl.runlog import NumberedRuns, log_folder_of, numbered_runs_in
+    from nvfp4ctl.runlog import log_folder_of, numbered_runs_in, picked_by_time
 
     whole = numbered_runs_in(log)
     root, log_project, log_folder = _reading_root(), _log_project(memory), log_folder_of(memory)
@@ -106,11 +106,9 @@ def _picked(log: RunLogBytes, last: int, target: Path | None, runs: bool, memory
     if target is not None and not any(had_it) and (logged := trends.logged_targets(whole.entries, root, log_folder)):
         # a typo, or a file never run: as --trend says it, not an empty listing
         raise UsageError(f"--target {target}: no logged run had it; logged: {', '.join(logged)}")
-    kept = [(entry, line) for entry, line, had in zip(whole.entries, whole.lines, had_it)
-            if had and (not runs or (entry.subcommand in RAN_THE_TARGET and entry.exit_code != str(int(ExitCode.USAGE))))][-last:]
-    first_shown = kept[0][1] if len(kept) == last else 0
-    return NumberedRuns([entry for entry, _ in kept], [line for _, line in kept],
-                        [number for number in whole.unread if number > first_shown])
+    kept = [had and (not runs or (entry.subcommand in RAN_THE_TARGET and entry.exit_code != str(int(ExitCode.USAGE))))
+            for entry, had in zip(whole.entries, had_it)]
+    return picked_by_time(whole, kept, last)
 
 
 def _runs_of(target: Path | None, runs: bool, count: int = 2) -> str:

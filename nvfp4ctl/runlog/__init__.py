@@ -16,7 +16,7 @@ from nvfp4ctl.runlog.files import (MARKDOWN_SUFFIXES, UndecodableRunLog, file_in
                                    missing_folder, refuse_a_missing_folder)
 from nvfp4ctl.runlog.placing import ChangedWhileWritten
 from nvfp4ctl.runlog.reading import (NumberedRuns, RunLogBytes, RunsBelowTheLog, TimeFloor, newest_first,
-                                     newest_first_in, numbered_runs_in, read, read_log, read_numbered,
+                                     newest_first_in, numbered_runs_in, picked_by_time, read, read_log, read_numbered,
                                      runs_below_the_log, runs_below_the_log_in)
 from nvfp4ctl.runlog.section import HEADING
 
@@ -26,6 +26,6 @@ __all__ = [
     "NumberedRuns", "ReadOnlyRunLog", "RunEntry", "RunLogBytes", "RunsBelowTheLog", "TimeFloor", "UndecodableRunLog", "append",
     "command_arguments", "command_name", "describe_target", "detect_gpu", "file_digest", "file_in_the_way", "folder_target", "git_state", "is_null_device", "lock_path",
     "log_folder_of", "logged_path", "looks_like_a_run", "make_entry", "missing_folder", "newest_first",
-    "newest_first_in", "not_a_run_log", "numbered_runs_in", "read", "read_log", "read_numbered",
+    "newest_first_in", "not_a_run_log", "numbered_runs_in", "picked_by_time", "read", "read_log", "read_numbered",
     "refuse_a_missing_folder", "runs_below_the_log", "runs_below_the_log_in", "split_target", "time_order", "time_shown",
 ]

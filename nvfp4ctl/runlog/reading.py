@@ -3,11 +3,11 @@ the runs an older version left below the log."""
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterator
+import heapq
+from collections.abc import Generator, Iterator, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -64,10 +64,11 @@ def _section_texts(log: RunLogBytes) -> Iterator[tuple[str, int]]:
 
 
 def read(memory: Path, last: int | None = None) -> list[RunEntry]:
-    """The run log's entries, oldest first: those of its section (_log_section); the `last` most recent only,
-    parsed from the end of the section (a log of years of runs is tens of MB, and `log -n 2` needs two lines)."""
-    if last:  # from the end back to the last heading or the `last`th entry
-        return list(islice(newest_first(memory), last))[::-1]
+    """The run log's entries, oldest first: those of its section (_log_section); the `last` latest only (by their
+    logged time: latest_by_time), parsed from the end of the section (a log of years of runs is tens of MB, and
+    `log -n 2` needs two lines where the log is in time order)."""
+    if last:  # from the end back to the earliest of the `last` latest (numbered_runs_in)
+        return numbered_runs_in(read_log(memory), last).entries
     return [e for text, _ in _section_texts(read_log(memory))
             for e in (RunEntry.from_line(line) for line in text.splitlines()) if e is not None]
 
@@ -91,18 +92,57 @@ def read_numbered(memory: Path, last: int | None = None) -> NumberedRuns:
 
 
 def numbered_runs_in(log: RunLogBytes, last: int | None = None) -> NumberedRuns:
-    """read_numbered of a run log already read (read_log)."""
+    """read_numbered of a run log already read (read_log), in file order; with `last`, the `last` latest runs by
+    their logged time (latest_by_time), in time order, as `log --trend` and bench's previous run take them."""
     if last:
         passed_over: list[str] = []
-        with closing(newest_first_in(log, passed_over)) as newest:
-            entries = list(islice(newest, last))[::-1]
+        floor = TimeFloor()
+        with closing(newest_first_in(log, passed_over, floor)) as newest:
+            entries = _latest_from_the_end(newest, last, floor)
         if not passed_over:  # the usual case: no line numbers needed but the entries', which the table never shows
             return NumberedRuns(entries, [], [])
     whole = _numbered_runs(log)
-    if not last or len(whole.entries) < last:  # all shown: a line meant as a run anywhere would have been
-        return whole
-    first_shown = whole.lines[-last]
-    return NumberedRuns(whole.entries[-last:], whole.lines[-last:], [n for n in whole.unread if n > first_shown])
+    return picked_by_time(whole, [True] * len(whole.entries), last) if last else whole
+
+
+def latest_by_time(entries: Sequence[RunEntry], last: int | None = None) -> list[int]:
+    """The places in `entries` (file order) of the `last` latest runs (all without it), in time order: by the
+    time logged (time_order), of one second the later line the later run, so a log merged by hand lists the
+    same runs under -n as its trend and bench's previous run (a stable sort keeps one second's in file order)."""
+    order = sorted(range(len(entries)), key=lambda place: time_order(entries[place].time))
+    return order[-last:] if last else order
+
+
+def picked_by_time(whole: NumberedRuns, kept: Sequence[bool], last: int | None) -> NumberedRuns:
+    """The `last` latest of `whole`'s runs that are `kept` (latest_by_time), with their lines; `unread`: the lines
+    meant as runs after the first line shown, which might have been among them (all of them where fewer runs are
+    kept than `last`)."""
+    candidates = [place for place, keep in enumerate(kept) if keep]
+    chosen = [candidates[index] for index in latest_by_time([whole.entries[place] for place in candidates], last)]
+    lines = [whole.lines[place] for place in chosen]
+    if not last or len(candidates) < last:  # all shown, room to spare: a line meant as a run anywhere would have been
+        return NumberedRuns([whole.entries[place] for place in chosen], lines, list(whole.unread))
+    first_shown = min(lines, default=0)
+    return NumberedRuns([whole.entries[place] for place in chosen], lines,
+                        [number for number in whole.unread if number > first_shown])
+
+
+def _latest_from_the_end(newest_first: Iterator[RunEntry], last: int, floor: TimeFloor) -> list[RunEntry]:
+    """The `last` latest runs (latest_by_time) of a log read from its end, in time order. Once `last` are held, the
+    floor is the earliest of them: a log in time order is parsed back to it alone, a hand-merged one read on for the
+    later runs above it."""
+    held: list[tuple[str, int, RunEntry]] = []  # a heap, its first the earliest held: (time_order, -place, entry)
+    for place, entry in enumerate(newest_first):
+        when = (time_order(entry.time), -place, entry)
+        if len(held) < last:
+            heapq.heappush(held, when)
+        elif when[:2] > held[0][:2]:
+            heapq.heapreplace(held, when)
+        else:
+            continue
+        if len(held) == last:
+            floor.time = held[0][2].time
+    return [entry for _, _, entry in sorted(held, key=lambda when: when[:2])]
 
 
 def _numbered_runs(log: RunLogBytes) -> NumberedRuns:
