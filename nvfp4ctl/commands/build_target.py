@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from nvfp4ctl.console import get_console
+from nvfp4ctl.env import Env, env_str
 from nvfp4ctl.words import plural
 from nvfp4ctl.workspace import (FROM_FLAG, log_beside, note_target, short_path, user_folder,
                                 users_kernels_dir)
@@ -63,9 +64,9 @@ def resolve_build_target(sources: list[Path] | None, task_flag: Path | None) -> 
             raise UsageError(f"build takes one submission (.py) or any number of kernel sources (.cu); got {named}")
         return _noted(_submission_target(sources[0], task_flag))
     if sources:
-        if task_flag is not None:
-            # a kernel's API header decides its problem, yet a --task naming no readable task file is refused
-            # before anything compiles, as check and bench refuse it
+        if task_flag is not None or env_str(Env.TASK) is not None:
+            # a kernel's API header decides its problem, yet a task chosen on purpose (--task, $NVFP4CTL_TASK)
+            # naming no readable task file is refused before anything compiles, as check and bench refuse it
             from nvfp4ctl.task import load_task
 
             load_task(task_flag)

@@ -188,6 +188,20 @@ def test_a_kernel_build_refuses_a_task_it_cannot_read_before_compiling(tmp_path:
     assert compiled == []
 
 
+def test_a_kernel_build_refuses_an_nvfp4ctl_task_it_cannot_read_as_it_refuses_a_task_flag(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`NVFP4CTL_TASK=missing.yml build k.cu` built the kernel and exited 0, where `--task missing.yml` and check
+    with the same setting refuse it: one line naming the setting, exit 2, and nothing compiled."""
+    (tmp_path / "k.cu").write_text(GEMV_KERNEL)
+    compiled: list[Path] = []
+    monkeypatch.setattr("nvfp4ctl.build.builder.build_kernel", lambda source, *args, **kwargs: compiled.append(source))
+    monkeypatch.setenv("NVFP4CTL_TASK", "missing.yml")
+    result, said = _build(tmp_path, monkeypatch, "k.cu", "--arch", "sm_100a")
+    assert result.exit_code == 2, said
+    assert result.output == "error: NVFP4CTL_TASK=missing.yml: cannot read the task file (No such file or directory)\n", said
+    assert compiled == []
+
+
 @pytest.mark.parametrize("args, reason", [
     ((), " [in kernels/ (beside task.yml)]"),  # the folder's reason, said of the file in it
     (("kernels/sm100/my_gemv.cu",), ""),  # a SOURCE typed: no reason, as before
