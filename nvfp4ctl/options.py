@@ -87,6 +87,8 @@ class OptionValueError(typer.BadParameter):
     def format_message(self) -> str:
         if self.param is None:
             return self.message
+        if getattr(self.param, "param_type_name", None) == "argument":  # no name typed: the one --help shows
+            return f"{self.param.name}: {self.message}"
         typed = self.ctx.meta.get(TYPED_OPTIONS_KEY) if self.ctx is not None else None
         return f"{typed_name(self.param, typed, self.value)}: {self.message}"
 
@@ -279,16 +281,17 @@ def flat(values: Sequence[Numbers] | None) -> list[int]:
     return [number for given in values or () for number in given]
 
 
-def path() -> Callable[[object], Path]:
-    """A parser for a path option (--task, --kernel, --submission, --from-log): an empty one (`--task "$T"` with
-    T unset) is refused as empty, where Path("") is "." and the line named the current folder
-    (`.: cannot read the task file (Is a directory)`, `--kernel .: not a file`)."""
+def path(what: str = "a file") -> Callable[[object], Path]:
+    """A parser for a path option (--task, --kernel, --submission, --from-log, log's --target) or argument (build's
+    and lint's): an empty one (`--task "$T"` with T unset) is refused as empty, where Path("") is "." and the line
+    named the current folder (`.: cannot read the task file (Is a directory)`, `--kernel .: not a file`, lint checking
+    the folder). `what`: what to name instead ("a file or folder" for lint's)."""
 
     def parse(value: object) -> Path:
         if isinstance(value, Path):
             return value
         if not str(value):
-            raise OptionValueError("an empty path; name a file", value)
+            raise OptionValueError(f"an empty path; name {what}", value)
         return Path(str(value))
 
     return parse

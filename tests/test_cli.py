@@ -757,6 +757,22 @@ def test_an_empty_path_is_said_to_be_empty(args, option):
     assert (result.exit_code, result.output) == (2, f"error: {option}: an empty path; name a file\n")
 
 
+@pytest.mark.parametrize("args, message", [
+    (["log", "--target", ""], "--target: an empty path; name a file"),
+    (["build", ""], "sources: an empty path; name a file"),
+    (["build", "k.cu", ""], "sources: an empty path; name a file"),
+    (["lint", ""], "paths: an empty path; name a file or folder"),
+    (["lint", "k.cu", ""], "paths: an empty path; name a file or folder"),
+])
+def test_an_empty_path_argument_or_log_target_is_said_to_be_empty(tmp_path, monkeypatch, args, message):
+    """`log --target ""` looked for runs of the current folder, `build ""` said `. is a folder, not a kernel
+    source` and `lint ""` checked the current folder: Path("") is ".", which the user never named."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(tmp_path / "MEMORY.md"))
+    result = CliRunner().invoke(app, args)
+    assert (result.exit_code, result.output) == (2, f"error: {message}\n")
+
+
 def test_an_empty_output_is_said_to_be_empty():
     result = CliRunner().invoke(app, ["export", "--kernel", "default", "-o", ""])
     assert (result.exit_code, result.output) == (2, "error: -o: an empty path; name the file to write\n")
@@ -771,7 +787,7 @@ def _options_with_a_short_name() -> list[tuple[str, str, str]]:
             for info in getattr(hint, "__metadata__", ()):
                 if getattr(getattr(info, "parser", None), "__module__", None) != "nvfp4ctl.options":
                     continue
-                names = [name for name in (info.default, *info.param_decls) if isinstance(name, str)]
+                names = [name for name in (info.default, *(info.param_decls or ())) if isinstance(name, str)]  # an argument has none
                 long = [name for name in names if name.startswith("--")]
                 found.extend((command.name, name, long[0]) for name in names
                              if long and name.startswith("-") and not name.startswith("--"))

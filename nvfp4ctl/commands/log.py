@@ -10,7 +10,7 @@ import typer
 from nvfp4ctl.console import get_console
 from nvfp4ctl.env import Env, env_str
 from nvfp4ctl.errors import ExitCode, UsageError, os_reason
-from nvfp4ctl.options import count
+from nvfp4ctl.options import count, path
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.workspace import memory_path
 from nvfp4ctl.words import plural
@@ -36,7 +36,7 @@ def _short_target(target: str) -> str:
 def command(
     last: Annotated[int, typer.Option("-n", "--last", metavar="<int>", parser=count(1), help="How many entries to show (with --trend: runs per target).")] = 20,
     trend: Annotated[bool, typer.Option("--trend", help="Plot each target's bench times over the logged runs, commits marked.")] = False,
-    target: Annotated[Path | None, typer.Option("--target", metavar="PATH", help="Only the runs of this kernel or submission (with --trend: its benches).")] = None,
+    target: Annotated[Path | None, typer.Option("--target", metavar="PATH", parser=path(), help="Only the runs of this kernel or submission (with --trend: its benches).")] = None,
     shape: Annotated[list[str] | None, typer.Option("--shape", metavar="SHAPE", help="--trend: only this shape, in the problem's syntax: M,N,K[,L] (GEMV M,K[,L]; grouped M1,N1,K1;M2,N2,K2, or its logged key g2:m96+128:n128:k256), or 'geomean'; repeatable.")] = None,
     runs: Annotated[bool, typer.Option("--runs", help="Only the check and bench runs that ran the target: no other command's lines, none that stopped at a usage or input error (exit 2).")] = False,
 ) -> Outcome:
