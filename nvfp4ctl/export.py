@@ -26,6 +26,7 @@ from nvfp4ctl.build.sources import (ARCH_LINE, BuildInputs, build_inputs, checke
                                     source_marks)
 from nvfp4ctl.errors import UsageError, os_reason
 from nvfp4ctl.export_header import EXPORT_MARK, export_lines, exported_problem
+from nvfp4ctl.file_in_the_way import refuse_a_file_above
 from nvfp4ctl.not_text import utf8_text
 from nvfp4ctl.preamble import BYTE_ORDER_MARK, past_byte_order_mark
 from nvfp4ctl.runlog import file_digest
@@ -420,14 +421,11 @@ def export_plain_torch(source: Path, output: Path, problem: str, force: bool = F
 
 
 def _refuse_folder(output: Path) -> None:
-    """UsageError where `output` is a folder, or lies below a file (`-o notes.txt/x.py`): said as init says it of
-    a folder that is a file, where the write's own reason was "File exists (notes.txt)"."""
+    """UsageError where `output` is a folder, or lies below a file (`-o notes.txt/x.py`: refuse_a_file_above, as
+    init says it)."""
     if output.is_dir():
         raise UsageError(f"-o {output}: a folder; name the file to write, e.g. -o {output / 'submission.py'}")
-    # the nearest of its folders that is there decides (a path through a link to a folder is a folder's)
-    there = next((parent for parent in output.parents if os.path.exists(parent)), None)  # no OSError raised
-    if there is not None and not os.path.isdir(there):
-        raise UsageError(f"{there}: not a folder, so -o {output} cannot be written: nothing was written")
+    refuse_a_file_above(output, f"-o {output}")
 
 
 def _refuse_output(output: Path, role: str | None, force: bool) -> str:

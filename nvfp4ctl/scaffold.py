@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from nvfp4ctl.errors import UsageError, os_reason
+from nvfp4ctl.file_in_the_way import refuse_a_file_above
 from nvfp4ctl.project import shipped
 from nvfp4ctl.words import and_listed
 
@@ -62,6 +63,7 @@ def init_project(problem: Any, folder: Path) -> Scaffold:
         raise UsageError(_refusal(folder, existing, problem.name))
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"{folder}: not a folder")
+    refuse_a_file_above(folder, str(folder))  # mkdir's own reason was "Not a directory", naming no file
     _refuse_broken_link(folder)
     starter = shipped("kernels") / problem.fallback_submission  # the wheel's copy, else the checkout's
     try:

@@ -80,11 +80,17 @@ def test_a_problem_named_without_its_prefix_is_offered_the_problem_it_names(tmp_
     assert result.output.rstrip().endswith(f"; did you mean {meant}?"), result.output
 
 
-def test_a_folder_that_cannot_be_made_is_one_line(tmp_path: Path) -> None:
-    (tmp_path / "afile").write_text("")
-    result = CliRunner().invoke(app, ["init", "--problem", "nvfp4_gemm", str(tmp_path / "afile" / "sub")])
-    assert result.exit_code == 2 and "cannot write into" in result.output and "Not a directory" in result.output
+@pytest.mark.parametrize("below", ["sub", "sub/deeper"])
+def test_a_folder_below_a_file_is_refused_in_exports_words(tmp_path: Path, below: str) -> None:
+    """`init afile/sub` said `cannot write into afile/sub: Not a directory`, where export -o afile/x.py says
+    which file is in the way: one wording for both."""
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    result = CliRunner().invoke(app, ["init", "--problem", "nvfp4_gemm", str(afile / below)])
+    assert (result.exit_code, " ".join(result.output.split())) == (
+        2, f"error: {afile}: not a folder, so {afile / below} cannot be written: nothing was written")
     assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert sorted(tmp_path.iterdir()) == [afile] and afile.read_text() == ""
 
 
 def test_init_reads_the_starter_from_the_wheels_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
