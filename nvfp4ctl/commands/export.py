@@ -377,5 +377,6 @@ def command(
         console.info(f"hint: {short_path(source)} as it is now has no build for {submission.arch} in nvfp4ctl's cache"
                      f" (never built here, or its build failed): export does not compile it; `nvfp4ctl build"
                      f" --arch {submission.arch} {short_path(source)}` does and names the first compiler error")
-    console.info(_next_line(output))
+    if not _is_stdout(output):  # a stream has no path to lint or check
+        console.info(_next_line(output))
     return _written_from(source, taken, output, f"wrote {output.name} from {source.name} ({submission.arch})")

@@ -131,3 +131,4 @@ def test_dev_stdout_gets_the_submission_alone_its_lines_going_to_stderr(tmp_path
     assert done.returncode == 0, done.stderr
     assert done.stdout == as_file.read_bytes()
     assert "wrote /dev/stdout" in _flat(done.stderr.decode())
+    assert "next:" not in done.stderr.decode()  # a stream has no path to lint or check
