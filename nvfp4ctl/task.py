@@ -18,7 +18,6 @@ import dataclasses
 import difflib
 import math
 import re
-import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -205,13 +204,10 @@ LARGEST_TASK_FILE = 2**20
 
 def task_text(source: Path, named: str) -> str:
     """The text of the task file at `source`, or a UsageError (one line, exit 2; `named`: the file as the line
-    names it) where it cannot be read, is not UTF-8, is larger than LARGEST_TASK_FILE, or is no regular file: a
-    device or a FIFO is never read (/dev/zero never ends, a FIFO waits for a writer)."""
+    names it) where it cannot be read, is not UTF-8 or is larger than LARGEST_TASK_FILE. A FIFO or a device is
+    read as a file is (`--task <(cat task.yml)` is a FIFO), at most that far, so /dev/zero is refused at the cap."""
     try:
-        mode = source.stat().st_mode
-        if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):  # a folder: its open says so, as for any read
-            raise UsageError(f"{named}: not a regular file, so not read as the task file (name a task.yml)")
-        with source.open(encoding="utf-8") as file:
+        with source.open(encoding="utf-8") as file:  # a folder: its open says so, as for any read
             text = file.read(LARGEST_TASK_FILE + 1)
     except OSError as error:
         raise UsageError(f"{named}: cannot read the task file ({os_reason(error, source)})") from None

@@ -593,31 +593,74 @@ def never_blocked():
     signal.signal(signal.SIGALRM, before)
 
 
-@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="named pipes are POSIX")
-def test_a_task_path_that_is_no_regular_file_is_refused_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                  never_blocked: None) -> None:
-    """`--task /dev/zero` read for ever into memory, and a FIFO waited for a writer, flag or NVFP4CTL_TASK."""
+def _fed_fifo(path: Path, text: str) -> None:
+    """A FIFO at `path` that a writer thread fills with `text`, as `--task <(cat task.yml)` gives one; the writer
+    gives up without a word where the reader closes first (a cap reached: a broken pipe)."""
     import os
+    import threading
 
+    os.mkfifo(path)
+
+    def write() -> None:
+        try:
+            with path.open("w", encoding="utf-8") as fifo:
+                fifo.write(text)
+        except BrokenPipeError:
+            pass
+
+    threading.Thread(target=write, daemon=True).start()  # daemon: a test that never opens it leaves no thread
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="named pipes are POSIX")
+def test_a_task_file_that_is_a_fifo_with_a_writer_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          never_blocked: None) -> None:
+    """`--task <(cat task.yml)` (a FIFO, /dev/fd/63) is read as a file is, flag or NVFP4CTL_TASK."""
     from typer.testing import CliRunner
 
     from nvfp4ctl.cli import app
 
-    fifo = tmp_path / "task.yml"
-    os.mkfifo(fifo)
-    with pytest.raises(UsageError) as caught:
-        load_task(fifo)
-    assert str(caught.value) == f"{fifo}: not a regular file, so not read as the task file (name a task.yml)"
+    text = "problem: nvfp4_gemm\ntests:\n  - {m: 128, n: 128, k: 256, l: 1, seed: 1}\n"
+    _fed_fifo(tmp_path / "direct.yml", text)
+    assert load_task(tmp_path / "direct.yml").tests[0].m == 128
     (tmp_path / "s.py").write_text("def custom_kernel(data):\n    return data[6]\n")
     monkeypatch.chdir(tmp_path)
-    for device in ("/dev/zero", "task.yml"):
-        result = CliRunner().invoke(app, ["lint", "--task", device, "s.py"])
-        assert (result.exit_code, result.output) == (
-            2, f"error: {device}: not a regular file, so not read as the task file (name a task.yml)\n")
-    monkeypatch.setenv("NVFP4CTL_TASK", "/dev/zero")
+    _fed_fifo(tmp_path / "flag.yml", text)
+    result = CliRunner().invoke(app, ["lint", "--task", "flag.yml", "s.py"])
+    assert result.exit_code == 0, result.output
+    _fed_fifo(tmp_path / "env.yml", text)
+    monkeypatch.setenv("NVFP4CTL_TASK", "env.yml")
+    result = CliRunner().invoke(app, ["lint", "s.py"])
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="named pipes are POSIX")
+def test_a_fifo_or_device_past_the_cap_is_refused_having_read_that_far(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                       never_blocked: None) -> None:
+    """A stream that never ends (/dev/zero) stops at the cap; a FIFO fed past 1 MiB stands for it here, so a
+    read that ignored the cap would end, not fill memory."""
+    from typer.testing import CliRunner
+
+    from nvfp4ctl.cli import app
+
+    over_the_cap = "problem: nvfp4_gemm\n" + "#" * (2**20 + 4096) + "\n"
+    _fed_fifo(tmp_path / "direct.yml", over_the_cap)
+    with pytest.raises(UsageError) as caught:
+        load_task(tmp_path / "direct.yml")
+    assert str(caught.value) == (f"{tmp_path / 'direct.yml'}: over 1 MiB, which no task file is (GPU MODE's are a few"
+                                 " KiB), so not read as one (name a task.yml)")
+    (tmp_path / "s.py").write_text("def custom_kernel(data):\n    return data[6]\n")
+    monkeypatch.chdir(tmp_path)
+    _fed_fifo(tmp_path / "flag.yml", over_the_cap)
+    result = CliRunner().invoke(app, ["lint", "--task", "flag.yml", "s.py"])
+    assert (result.exit_code, " ".join(result.output.split())) == (
+        2, "error: flag.yml: over 1 MiB, which no task file is (GPU MODE's are a few KiB), so not read as one (name a"
+           " task.yml)")
+    _fed_fifo(tmp_path / "env.yml", over_the_cap)
+    monkeypatch.setenv("NVFP4CTL_TASK", "env.yml")
     result = CliRunner().invoke(app, ["dump", "--layout"])
     assert (result.exit_code, " ".join(result.output.split())) == (
-        2, "error: NVFP4CTL_TASK=/dev/zero: not a regular file, so not read as the task file (name a task.yml)")
+        2, "error: NVFP4CTL_TASK=env.yml: over 1 MiB, which no task file is (GPU MODE's are a few KiB), so not read as"
+           " one (name a task.yml)")
 
 
 def test_a_task_file_larger_than_any_is_refused_not_read_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
