@@ -178,3 +178,29 @@ def test_n_takes_the_latest_runs_by_time_as_the_trend_does_in_a_log_merged_by_ha
     assert shown("--runs", "-n", "2") == ["30", "40"]
     assert shown("--target", "submission.py", "-n", "3") == ["30", "40", "50"]
     assert [entry.result for entry in runlog.read(memory, 2)] == ["run at 40", "run at 50"]
+
+
+def test_a_target_whose_name_is_not_utf8_is_found_and_named_as_logged(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run log writes such a byte `\\xff` (Python holds it as the surrogate \\udcff): --target compared the
+    unescaped path, said "no logged run had it" of the file it listed, and printed the surrogate `\\udcff`."""
+    named = tmp_path / "sub\udcff.py"
+    named.write_text("def custom_kernel(data):\n    return data[6]\n")
+    memory = tmp_path / "MEMORY.md"
+    cell = runlog.describe_target(named, log_folder=tmp_path, digest="0123456789ab")
+    memory.write_text("## Run log\n\n" + runlog.RunEntry(
+        "2026-11-28T10:00:00Z", "nvfp4ctl bench", cell, "8b80b04", "NVIDIA H200 (sm_90)", "0",
+        "geomean 1.000±0.010 us; 128x128x256 1.000±0.010 us", "nvfp4_gemm").to_line(), encoding="utf-8")
+    assert "./sub\\xff.py@" in memory.read_text(encoding="utf-8")
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.setenv("COLUMNS", "400")
+    monkeypatch.chdir(tmp_path)
+    listed = CliRunner().invoke(app, ["log", "--target", "sub\udcff.py"])
+    assert listed.exit_code == 0, listed.output
+    assert f"1 most recent run of sub\\xff.py ({memory})" in listed.output
+    trend = CliRunner().invoke(app, ["log", "--trend", "--target", "sub\udcff.py"])
+    assert trend.exit_code == 0 and "sub\\xff.py on NVIDIA H200" in trend.output, trend.output
+    for flags in (["--target"], ["--trend", "--target"]):
+        unknown = CliRunner().invoke(app, ["log", *flags, "nope\udcfe.py"])
+        assert (unknown.exit_code, unknown.output) == (
+            2, "error: --target nope\\xfe.py: no logged run had it; logged: sub\\xff.py\n")

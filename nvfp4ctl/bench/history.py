@@ -21,7 +21,7 @@ from pathlib import Path
 
 from nvfp4ctl.bench.settings import TimingSettings, same_settings, settings_of
 from nvfp4ctl.problems import DEFAULT_PROBLEM
-from nvfp4ctl.runlog import RunEntry, TimeFloor, logged_path, split_target, time_order
+from nvfp4ctl.runlog import RunEntry, TimeFloor, logged_path, resolved_as_logged, split_target, time_order
 
 # relative; measured on H100s: consecutive benches' geomeans up to 1.3 % apart with the settle phase
 # (2026-11-28), short shapes' per-process offsets up to 2-3 %
@@ -159,7 +159,7 @@ def find_previous(newest_first: Iterable[RunEntry], target: Path, gpu: str, shap
     but for their settings and are more recent than the one found (all of them where none is), so bench can
     say why it compared with an older one, or with none."""
     root = root or Path.cwd()
-    wanted = target.resolve()
+    wanted = resolved_as_logged(target)  # a byte that is not UTF-8 is logged escaped: compared so
     full: _Candidate | None = None
     partial: _Candidate | None = None  # the latest that timed some of the shapes, for want of a full one
     passed_over: list[tuple[tuple[str, int], RunEntry]] = []  # for their settings

@@ -20,8 +20,8 @@ from nvfp4ctl import commit_stamp
 from nvfp4ctl.bench.history import LoggedBench, logged_problem, parse_result_line, tool_named
 from nvfp4ctl.bench.settings import TimingSettings, settings_of
 from nvfp4ctl.errors import UsageError
-from nvfp4ctl.runlog import (CPU_DEVICE_LABEL, LOG_RELATIVE, RunEntry, folder_target, logged_path, split_target,
-                             time_order, time_shown)
+from nvfp4ctl.runlog import (CPU_DEVICE_LABEL, LOG_RELATIVE, RunEntry, folder_target, logged_path, resolved_as_logged,
+                             split_target, time_order, time_shown)
 from nvfp4ctl.words import plural
 
 GEOMEAN = "geomean"
@@ -232,7 +232,7 @@ def had_target(entry: RunEntry, root: Path, target: Path, log_project: Path | No
     if path:
         return _names(target, path, root, log_project, log_folder)
     folder = folder_target(entry.target)
-    return bool(folder) and target.resolve() == (root / folder).resolve()
+    return bool(folder) and resolved_as_logged(target) == (root / folder).resolve()
 
 
 def _logged_file_or_folder(cell: str) -> str:
@@ -242,7 +242,7 @@ def _logged_file_or_folder(cell: str) -> str:
 def _names(target: Path, logged: str, root: Path, log_project: Path | None, log_folder: Path | None) -> bool:
     """Whether a logged path is the target file: a "./" path in the log's folder, an older line's in this
     checkout or in the log's own project."""
-    wanted = target.resolve()
+    wanted = resolved_as_logged(target)  # a byte that is not UTF-8 is logged escaped: compared so
     if wanted == logged_path(logged, root, log_folder):
         return True
     older = not logged.startswith(LOG_RELATIVE) or log_folder is None

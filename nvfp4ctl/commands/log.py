@@ -105,7 +105,7 @@ def _picked(log: RunLogBytes, last: int, target: Path | None, runs: bool, memory
               for entry in whole.entries]  # once per line: the check below and the filter both read it
     if target is not None and not any(had_it) and (logged := trends.logged_targets(whole.entries, root, log_folder)):
         # a typo, or a file never run: as --trend says it, not an empty listing
-        raise UsageError(f"--target {target}: no logged run had it; logged: {', '.join(logged)}")
+        raise UsageError(f"--target {_named(target)}: no logged run had it; logged: {', '.join(logged)}")
     kept = [had and (not runs or (entry.subcommand in RAN_THE_TARGET and entry.exit_code != str(int(ExitCode.USAGE))))
             for entry, had in zip(whole.entries, had_it)]
     return picked_by_time(whole, kept, last)
@@ -115,7 +115,14 @@ def _runs_of(target: Path | None, runs: bool, count: int = 2) -> str:
     """What the listing holds: "runs", "check or bench runs" (each run is one or the other: "1 most recent
     check or bench run"), "runs of submission.py"."""
     kind = plural(count, f"{' or '.join(RAN_THE_TARGET)} run" if runs else "run").split(" ", 1)[1]
-    return f"{kind} of {target}" if target is not None else kind
+    return f"{kind} of {_named(target)}" if target is not None else kind
+
+
+def _named(target: Path) -> str:
+    """The typed target as the run log writes a path: a byte that is not UTF-8 as `\\xff`, as the log names it."""
+    from nvfp4ctl.runlog import escaped_bytes
+
+    return escaped_bytes(str(target))
 
 
 def _title(count: int, target: Path | None, runs: bool) -> str:
@@ -226,9 +233,9 @@ def _draw_trend(entries: list, last: int, target: Path | None, wanted: dict[str,
     if not found and target is not None and logged and not trends.is_logged(entries, root, target, log_project,
                                                                             log_folder):
         # a typo, or a file never run: the same as an unknown --shape, not "run bench" for a file that may not exist
-        raise UsageError(f"--target {target}: no logged run had it; logged: {', '.join(logged)}")
+        raise UsageError(f"--target {_named(target)}: no logged run had it; logged: {', '.join(logged)}")
     if not found:
-        where = f" of {target}" if target is not None else ""
+        where = f" of {_named(target)}" if target is not None else ""
         console.info(f"no successful bench{where} in the run log ({memory_path()}) yet: run nvfp4ctl bench",
                      result=True)
         return Outcome(result="trend: no benches")

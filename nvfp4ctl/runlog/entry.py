@@ -205,7 +205,18 @@ def _one_line(cell: str) -> str:
     log is read back line by line, and a break inside a cell would lose that entry. A byte of a command-line
     argument or a path that is not UTF-8 (Python holds it as a lone surrogate, \\udcff) is written `\\xff`:
     the log is UTF-8, and the surrogate itself cannot be encoded, which lost the whole line."""
-    return _SURROGATE.sub(_escaped_byte, " ".join(cell.splitlines())) if cell else cell
+    return escaped_bytes(" ".join(cell.splitlines())) if cell else cell
+
+
+def escaped_bytes(text: str) -> str:
+    """`text` with each byte that was not UTF-8 (a lone surrogate) written `\\xff`, as the run log writes it: a
+    path typed to find a logged run is compared, and named in a message, as the log has it."""
+    return _SURROGATE.sub(_escaped_byte, text)
+
+
+def resolved_as_logged(path: Path) -> Path:
+    """`path` resolved, its bytes that are not UTF-8 escaped (escaped_bytes): comparable with logged_path's."""
+    return Path(escaped_bytes(str(path.resolve())))
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -388,3 +388,15 @@ def test_a_narrow_terminal_gets_the_comparisons_values_whole(columns: int, monke
     assert has_a_table(wide) and not has_a_table(narrow)
     assert missing_words(narrow, wide) == []
     assert printed_at(120, show, monkeypatch, capsys) == wide  # a width that holds it: the table as it was
+
+
+def test_the_previous_bench_of_a_file_whose_name_is_not_utf8_is_found(tmp_path: Path) -> None:
+    """The run log writes such a byte `\\xff` (Python holds it as the surrogate \\udcff): the file's own path,
+    compared unescaped, never matched its logged one, so each bench had no previous one."""
+    kernel = tmp_path / "k\udcff.cu"
+    kernel.write_text("x")
+    cell = runlog.describe_target(kernel, log_folder=tmp_path, digest="aaa")
+    logged = RunEntry.from_line(_entry(cell, result_line(Timing(40.0, 0.1), SHAPES)).to_line())
+    assert logged is not None and logged.target == "./k\\xff.cu@aaa"
+    found = find_previous([logged], kernel, GPU, [key for key, _ in SHAPES], log_folder=tmp_path)
+    assert found is not None and found[0] == logged
