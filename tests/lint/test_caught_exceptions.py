@@ -107,3 +107,37 @@ def test_a_local_import_is_guarded_by_a_module_level_tuple_of_exceptions_naming_
     guarded = "GUARDS = (ValueError, ImportError)\ntry:\n    from nvfp4_kernels import K\nexcept GUARDS:\n    K = None\n"
     assert _nv012(tmp_path, guarded) == []
     assert _nv012(tmp_path, guarded.replace("ImportError)", "OSError)")) == [3]
+
+
+def _function_catches(raised: set[str], below: str, clause: str = "except ERRORS:") -> bool:
+    """Does the clause of a `try` inside a function body catch raised, the module holding `below` after it?"""
+    tree = ast.parse(f"def load():\n    try:\n        pass\n    {clause}\n        pass\n{below}\n")
+    [handler] = [node for node in ast.walk(tree) if isinstance(node, ast.ExceptHandler)]
+    return catches(handler, raised, ModuleIndex(tree))
+
+
+def test_a_clause_in_a_function_reads_a_tuple_the_module_binds_below_it() -> None:
+    """A function runs once the module has bound its names: the tuple bound further down is what it catches,
+    where lint read the name as unbound there, as it is for a module-level clause."""
+    assert _function_catches({"KeyError"}, "ERRORS = (KeyError, IndexError)")
+    assert _function_catches({"KeyError"}, "class Cache:\n    def get(self):\n        pass\nERRORS = (LookupError,)")
+    assert not _function_catches({"KeyError"}, "ERRORS = (OSError, IndexError)")
+    assert not _function_catches({"KeyError"}, "ERRORS = (KeyError,)\nERRORS = (OSError,)")  # bound twice
+    method = ast.parse("class Cache:\n    def get(self):\n        try:\n            pass\n        except ERRORS:\n"
+                       "            pass\nERRORS = (KeyError,)\n")
+    [handler] = [node for node in ast.walk(method) if isinstance(node, ast.ExceptHandler)]
+    assert catches(handler, {"KeyError"}, ModuleIndex(method))
+
+
+def test_a_clause_in_a_class_body_reads_only_a_tuple_bound_above_it() -> None:
+    """A class body runs where the module reaches it, as a module-level clause does."""
+    tree = ast.parse("class Cache:\n    try:\n        pass\n    except ERRORS:\n        pass\nERRORS = (KeyError,)\n")
+    [handler] = [node for node in ast.walk(tree) if isinstance(node, ast.ExceptHandler)]
+    assert not catches(handler, {"KeyError"}, ModuleIndex(tree))
+
+
+def test_a_local_import_in_a_function_is_guarded_by_a_tuple_the_module_binds_below(tmp_path: Path) -> None:
+    guarded = ("def custom_kernel(data):\n    try:\n        from nvfp4_kernels import K\n    except GUARDS:\n"
+               "        K = None\n    return K\n\n\nGUARDS = (ValueError, ImportError)\n")
+    assert _nv012(tmp_path, guarded) == []
+    assert _nv012(tmp_path, guarded.replace("ImportError)", "OSError)")) == [3]

@@ -73,8 +73,9 @@ def parameter_defaults(function: FunctionNode | ast.Lambda) -> dict[str, ast.exp
 
 def catches(handler: ast.ExceptHandler, raised: set[str], index: ModuleIndex) -> bool:
     """Does an except clause catch one of the exceptions `raised` (bare, a name, a dotted name or a tuple of
-    them, tuples nested in it included as Python reads them, and a name the module binds once, above the
-    clause, to such a tuple: `ERRORS = (KeyError, IndexError)`, then `except ERRORS:`)? A builtin exception
+    them, tuples nested in it included as Python reads them, and a name the module binds once to such a tuple:
+    `ERRORS = (KeyError, IndexError)`, then `except ERRORS:`; above the clause where that runs as the module
+    is read, anywhere for a clause in a function body)? A builtin exception
     it names catches its subclasses too, as Python's hierarchy has it (`except LookupError:` catches
     KeyError, `except Exception:` all but a few; IOError and EnvironmentError are OSError), read by its last
     part (builtins.OSError is OSError); a name no builtin exception has catches what is named so."""
@@ -84,10 +85,12 @@ def catches(handler: ast.ExceptHandler, raised: set[str], index: ModuleIndex) ->
     if key not in index.memo:
         index.memo[key] = module_tuples(index.tree)
     tuples: dict[str, tuple[ast.Tuple, ast.stmt]] = index.memo[key]  # type: ignore[assignment]
-    # bound below the clause, the name is not yet bound when a module-level clause is read
-    above = {name: value for name, (value, statement) in tuples.items()
-             if position(statement) < position(handler) and _names_classes(value)}
-    return any(_catches_one(kind, raised) for kind in _caught_kinds(handler.type, above, set()))
+    # bound below the clause, the name is not yet bound when a module-level (or class-body) clause is read; a
+    # function runs once the module has bound it, so its clauses read a tuple bound further down too
+    in_a_function = index.enclosing_function(handler) is not None
+    bound = {name: value for name, (value, statement) in tuples.items()
+             if (in_a_function or position(statement) < position(handler)) and _names_classes(value)}
+    return any(_catches_one(kind, raised) for kind in _caught_kinds(handler.type, bound, set()))
 
 
 def _names_classes(kinds: ast.Tuple) -> bool:
