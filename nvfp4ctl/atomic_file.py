@@ -81,7 +81,11 @@ FIFO_READER_WAIT_S = 2.0
 
 def _write_to_device(path: Path, data: bytes) -> None:
     """`data` written to a device or a FIFO. A FIFO that no process opens to read within FIFO_READER_WAIT_S is
-    an OSError (ENXIO, "a FIFO that no process reads"): a plain open would wait for a reader for ever."""
+    an OSError (ENXIO, "a FIFO that no process reads"): a plain open would wait for a reader for ever. A Unix
+    socket is one at once (ENXIO, "a socket, ..."): its open fails as a FIFO's with no reader does, and no
+    wait would change that."""
+    if stat.S_ISSOCK(os.stat(path).st_mode):
+        raise OSError(errno.ENXIO, "a socket, which cannot be opened as a file", str(path))
     deadline = time.monotonic() + FIFO_READER_WAIT_S
     while True:
         try:

@@ -117,3 +117,23 @@ def test_a_fifo_no_process_reads_is_an_error_not_a_wait_for_ever(tmp_path: Path,
     assert not worker.is_alive(), "the write waited for a reader"
     assert [(error.errno, error.strerror) for error in raised] == [(errno.ENXIO, "a FIFO that no process reads")]
     assert fifo.is_fifo()  # never replaced by a file
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="Unix sockets are POSIX")
+def test_a_socket_is_refused_at_once_named_a_socket(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Opening a Unix socket fails as opening a FIFO with no reader does (ENXIO): `export -o SOCK` waited the
+    FIFO's 2 s, then said "a FIFO that no process reads" of it."""
+    import errno
+    import socket
+    import time
+
+    monkeypatch.chdir(tmp_path)  # a short relative name: a socket's path is limited to about 100 bytes
+    with socket.socket(socket.AF_UNIX) as bound:
+        bound.bind("out.sock")
+        started = time.monotonic()
+        with pytest.raises(OSError) as raised:
+            write_bytes_atomic(Path("out.sock"), b"x = 1\n")
+        assert time.monotonic() - started < atomic_file.FIFO_READER_WAIT_S / 2
+        assert (raised.value.errno, raised.value.strerror, raised.value.filename) == (
+            errno.ENXIO, "a socket, which cannot be opened as a file", "out.sock")
+        assert stat.S_ISSOCK(os.stat("out.sock").st_mode)  # never replaced by a file

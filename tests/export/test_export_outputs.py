@@ -71,6 +71,25 @@ def test_a_fifo_is_written_to_as_a_shell_redirect_writes_it(tmp_path: Path, forc
     assert pipe.is_fifo() and sorted(tmp_path.iterdir()) == [pipe]
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="Unix sockets are POSIX")
+def test_a_socket_is_refused_at_once_named_a_socket(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bound AF_UNIX socket's open fails as a FIFO's with no reader does: export waited 2 s, then said
+    "cannot write sock: a FIFO that no process reads"."""
+    import socket
+    import time
+
+    monkeypatch.chdir(tmp_path)  # a short relative name: a socket's path is limited to about 100 bytes
+    with socket.socket(socket.AF_UNIX) as bound:
+        bound.bind("sock")
+        started = time.monotonic()
+        result = _export("-o", "sock")
+        waited = time.monotonic() - started
+        assert (result.exit_code, _flat(result.output)) == (
+            2, "error: cannot write sock: a socket, which cannot be opened as a file")
+        assert waited < 2.0  # the FIFO's wait for a reader was not waited
+        assert sorted(tmp_path.iterdir()) == [tmp_path / "sock"]
+
+
 @pytest.mark.parametrize("force", [(), ("--force",)], ids=["plain", "force"])
 def test_dev_null_is_written_to_and_stays_the_device(force: tuple[str, ...]) -> None:
     with _within(30):
