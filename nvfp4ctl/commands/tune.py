@@ -56,7 +56,7 @@ def _tune(kernel: Path | None, shapes: ShapeSet, budget: float | None, gpus: int
     for note in run.notes:
         console.warn(note)
     if run.compile_only:
-        for unused in timed_search_only(budget, gpus, fresh):
+        for unused in timed_search_only(budget, gpus, fresh, rounds):
             console.warn(unused)
     if not json:  # --json keeps stdout for the document alone
         console.info(run.headline(), style="dim")
@@ -77,18 +77,16 @@ def _tune(kernel: Path | None, shapes: ShapeSet, budget: float | None, gpus: int
     return outcome_of(report, run.chosen_by, run.task.problem)
 
 
-def timed_search_only(budget: float | None, gpus: int | None, fresh: bool) -> list[str]:
+def timed_search_only(budget: float | None, gpus: int | None, fresh: bool, rounds: int = 1) -> list[str]:
     """A warning for each option given that only the timed search reads, which a compile-only tune
-    takes without using: the user learns it did nothing."""
-    unused = []
-    if budget is not None:  # one round is built whole: no search to stop between knobs
-        unused.append(f"--budget {budget:g} applies to the timed search only: compile-only builds the whole round")
-    if gpus is not None:  # nothing is timed, so no GPU worker starts
-        unused.append(f"--gpus {gpus} applies to the timed search only: compile-only times nothing")
-    if fresh:  # setup.execute gives compile-only no resume state to ignore
-        unused.append("--fresh applies to the timed search only: compile-only resumes nothing, it builds the"
-                      " whole round again")
-    return unused
+    takes without using: the user learns it did nothing. Every such option is listed here, and only here."""
+    given = [  # (given, the option as typed, why compile-only has no use for it)
+        (budget is not None, f"--budget {budget or 0:g}", "compile-only builds the whole round"),  # no search to stop
+        (gpus is not None, f"--gpus {gpus}", "compile-only times nothing"),  # no GPU worker starts
+        (rounds != 1, f"--rounds {rounds}", "compile-only builds one round"),  # a round repeats only on a timed change
+        (fresh, "--fresh", "compile-only resumes nothing, it builds the whole round again"),  # no resume state
+    ]
+    return [f"{option} applies to the timed search only: {why}" for used, option, why in given if used]
 
 
 def show(report: Any, label: str, verbose: bool) -> None:

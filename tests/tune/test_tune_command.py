@@ -281,6 +281,18 @@ def test_fresh_with_compile_only_warns_once_that_it_does_not_apply(tiny_copy: Pa
                                " it builds the whole round again") == 1, result.output
 
 
+def test_rounds_with_compile_only_warns_once_that_it_does_not_apply(tiny_copy: Path) -> None:
+    """compile-only builds one round whatever --rounds says, and --rounds 3 was taken without a word where
+    --budget, --gpus and --fresh warned."""
+    from nvfp4ctl.commands.tune import timed_search_only
+
+    result = _tune("--kernel", str(tiny_copy), "--compile-only", "--shapes", "benchmarks", "--rounds", "3")
+    assert result.exit_code == 0, result.output
+    assert result.output.count("warning: --rounds 3 applies to the timed search only: compile-only builds one"
+                               " round") == 1, result.output
+    assert timed_search_only(None, None, False, 1) == []  # the default round is no option given
+
+
 def test_a_mistyped_knob_mark_stops_the_tune_naming_its_line(tiny_copy: Path) -> None:
     """`// nvfp4ctl:knbo TINY_LIVE ...` dropped the knob: one knob fewer in the header, and `--knobs LIVE`
     said the kernel had no such knob."""
