@@ -62,9 +62,17 @@ def read_table(path: Path, knobs: KernelKnobs) -> DispatchTable:
     Each entry is checked here, at the start of a tune (a compile-only one too): a bad entry found
     only when the winners are written would cost the whole tune."""
     table = DispatchTable()
+    first_line: dict[tuple[Shape, str], int] = {}
     for entry in read_dispatch(path):
         knob = _checked(knobs, entry.knob, entry.value, "plan", f"{path}:{entry.source_line}")
-        table.plan.setdefault((entry.m, entry.n, entry.k, entry.l), {})[knob.name] = entry.value
+        shape = (entry.m, entry.n, entry.k, entry.l)
+        values = table.plan.setdefault(shape, {})
+        if knob.name in values and values[knob.name] != entry.value:  # which was meant is the author's to say
+            raise UsageError(f"{path}:{entry.source_line}: {knobs.short(knob.name)}={entry.value} for"
+                             f" {'x'.join(map(str, shape))}, where {path}:{first_line[shape, knob.name]} sets it to"
+                             f" {values[knob.name]}: keep one entry per shape and plan knob")
+        first_line.setdefault((shape, knob.name), entry.source_line)
+        values[knob.name] = entry.value
     lines = past_byte_order_mark(table_text(path)).splitlines()  # a marker on the first line is still one
     block = _kernel_block(lines, path)
     if block is not None:

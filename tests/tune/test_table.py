@@ -211,3 +211,16 @@ def test_a_table_lock_wait_that_runs_out_names_the_tune_holding_it(tiny_copy: Pa
     assert (f"; it is held by nvfp4ctl pid {os.getpid()} on {socket.gethostname()}, writing tune's winners into"
             f" {path.name} since ") in said, said
     assert not runlog.lock_path(path, "dispatch").with_suffix(".holder").exists()  # it went with the lock
+
+
+def test_contradictory_entries_for_one_shape_and_knob_name_both_lines(tiny_copy: Path) -> None:
+    """The same shape and plan knob twice with two values was read, the last winning, and a tune wrote that
+    one back without a word: which of the two the table meant is the author's to say, not the reader's."""
+    knobs = discover(tiny_copy)
+    entry = "    {128, 256, 256, 1, PlanKnob::SPLIT, 2},\n"
+    knobs.dispatch.write_text(knobs.dispatch.read_text().replace(entry, entry + entry.replace("2}", "1}")))
+    with pytest.raises(UsageError, match=r"^\S*tiny_dispatch.cuh:12: SPLIT=1 for 128x256x256x1, where \S*tiny_dispatch"
+                                         r".cuh:11 sets it to 2: keep one entry per shape and plan knob$"):
+        read_table(knobs.dispatch, knobs)
+    knobs.dispatch.write_text(knobs.dispatch.read_text().replace(entry.replace("2}", "1}"), entry))
+    assert read_table(knobs.dispatch, knobs).plan == {(128, 256, 256, 1): {"TINY_SPLIT": 2}}  # a repeat says nothing new
