@@ -20,6 +20,7 @@ from pathlib import Path
 from nvfp4ctl.atomic_file import write_text_atomic
 from nvfp4ctl.build.compiler_errors import display_path
 from nvfp4ctl.errors import UsageError
+from nvfp4ctl.line_end import line_end
 from nvfp4ctl.not_text import utf8_text
 from nvfp4ctl.preamble import leading_byte_order_mark, past_byte_order_mark
 
@@ -222,4 +223,5 @@ def render_dispatch(path: Path, text: str, entries: list[DispatchEntry], knobs: 
     indent = lines[begin][: len(lines[begin]) - len(lines[begin].lstrip())]
     ordered = sorted(entries, key=lambda e: (e.m, e.n, e.k, e.l, e.knob))
     body = [indent + entry.line() for entry in ordered]
-    return leading_byte_order_mark(text) + "\n".join([*lines[: begin + 1], *body, *lines[end:]]) + "\n"
+    ending = line_end(text)  # the file's own: a CRLF table stays CRLF
+    return leading_byte_order_mark(text) + ending.join([*lines[: begin + 1], *body, *lines[end:]]) + ending

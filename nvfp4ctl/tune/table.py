@@ -29,6 +29,7 @@ from pathlib import Path
 from nvfp4ctl.atomic_file import made_read_only, write_text_atomic
 from nvfp4ctl.build.knobs import DispatchEntry, Knob, read_dispatch, render_dispatch, table_text
 from nvfp4ctl.errors import ToolTimeout, UsageError
+from nvfp4ctl.line_end import line_end
 from nvfp4ctl.lock_holder import holder_said, holding
 from nvfp4ctl.preamble import leading_byte_order_mark, past_byte_order_mark
 from nvfp4ctl.tune.knobs import KernelKnobs
@@ -125,7 +126,8 @@ def render_table(path: Path, text: str, table: DispatchTable, knobs: KernelKnobs
     block = _kernel_block(lines, path)
     if block is not None:  # without the block the kernel set goes in as the declared defaults
         lines[block[0] + 1:block[1]] = render_kernel(table, knobs)
-    return leading_byte_order_mark(text) + "\n".join(lines) + "\n"
+    ending = line_end(text)  # the file's own: a CRLF table stays CRLF
+    return leading_byte_order_mark(text) + ending.join(lines) + ending
 
 
 def render_defaults(knobs: KernelKnobs, values: dict[str, int], texts: dict[Path, str]) -> dict[Path, str]:
@@ -133,13 +135,17 @@ def render_defaults(knobs: KernelKnobs, values: dict[str, int], texts: dict[Path
     declaration) set to `values[NAME]`: the new text of each file changed, starting from `texts`
     where it holds the file already (the table file may declare knobs too)."""
     changed: dict[Path, list[str]] = {}
+    endings: dict[Path, str] = {}  # each file's own line end: a CRLF header stays CRLF
     for knob in knobs.knobs:
         if knob.name not in values or values[knob.name] == knob.default:
             continue
         path = (knobs.declared_in or {}).get(knob.name)
         if path is None:
             raise UsageError(f"{knob.name}: the file declaring it is unknown")
-        lines = changed.setdefault(path, (texts[path] if path in texts else table_text(path)).splitlines())
+        if path not in changed:
+            text = texts[path] if path in texts else table_text(path)
+            changed[path], endings[path] = text.splitlines(), line_end(text)
+        lines = changed[path]
         for number in range(knob.line, min(knob.line + 3, len(lines))):  # knob.line is 1-based: the next lines
             match = _DEFINE.match(lines[number])
             if match and match.group(1) == knob.name:
@@ -147,7 +153,7 @@ def render_defaults(knobs: KernelKnobs, values: dict[str, int], texts: dict[Path
                 break
         else:
             raise UsageError(f"{path}:{knob.line}: no `#define {knob.name} <default>` under its declaration")
-    return {path: "\n".join(lines) + "\n" for path, lines in changed.items()}
+    return {path: endings[path].join(lines) + endings[path] for path, lines in changed.items()}
 
 
 def write_table(path: Path, table: DispatchTable, knobs: KernelKnobs) -> list[Path]:

@@ -224,3 +224,26 @@ def test_contradictory_entries_for_one_shape_and_knob_name_both_lines(tiny_copy:
         read_table(knobs.dispatch, knobs)
     knobs.dispatch.write_text(knobs.dispatch.read_text().replace(entry.replace("2}", "1}"), entry))
     assert read_table(knobs.dispatch, knobs).plan == {(128, 256, 256, 1): {"TINY_SPLIT": 2}}  # a repeat says nothing new
+
+
+def test_a_crlf_table_and_config_header_keep_their_line_ends(tiny_copy: Path) -> None:
+    """The table was rewritten with LF line ends whatever the file had: a table saved on Windows came back
+    with every line changed, against "everything else kept byte for byte"."""
+    knobs = discover(tiny_copy)
+    original = knobs.dispatch.read_bytes().replace(b"\n", b"\r\n")
+    knobs.dispatch.write_bytes(original)
+    write_table(knobs.dispatch, read_table(knobs.dispatch, knobs), knobs)  # writing what was read changes nothing
+    assert knobs.dispatch.read_bytes() == original
+    write_table(knobs.dispatch, DispatchTable(plan={(128, 7168, 16384, 1): {"TINY_SPLIT": 2}},
+                                              kernel={"TINY_LIVE": 256}, has_kernel_block=True), knobs)
+    written = knobs.dispatch.read_bytes()
+    assert b"{128, 7168, 16384, 1, PlanKnob::SPLIT, 2},\r\n" in written and b"#define TINY_LIVE 256\r\n" in written
+    assert written.count(b"\n") == written.count(b"\r\n"), written
+    # without the kernel-knobs block the kernel set goes into the config header, CRLF as it was saved
+    knobs.dispatch.write_bytes(b"".join(line for line in original.splitlines(keepends=True) if b"kernel-knobs" not in line))
+    config = tiny_copy.with_name("tiny_config.cuh")
+    config.write_bytes(config.read_bytes().replace(b"\n", b"\r\n"))
+    knobs = discover(tiny_copy)
+    write_table(knobs.dispatch, DispatchTable(plan={(128, 256, 256, 1): {"TINY_SPLIT": 1}}, kernel={"TINY_LIVE": 256}), knobs)
+    header = config.read_bytes()
+    assert b"#define TINY_LIVE 256\r\n" in header and header.count(b"\n") == header.count(b"\r\n"), header
