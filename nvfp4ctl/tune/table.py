@@ -39,6 +39,12 @@ Shape = tuple[int, int, int, int]  # m, n, k, l
 
 KERNEL_BEGIN, KERNEL_END = "// nvfp4ctl:kernel-knobs begin", "// nvfp4ctl:kernel-knobs end"
 _DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)\s+(-?\w+)\s*$")
+# The kernel-knobs block's lines, each may end with a comment (kept when the block is written again)
+_TAIL = r"(\s*(?://.*|/\*(?:(?!\*/).)*\*/\s*)?)$"
+_BLOCK_IFNDEF = re.compile(r"^\s*#\s*ifndef\s+(\w+)" + _TAIL)
+_BLOCK_DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)\s+(-?\w+)" + _TAIL)
+_BLOCK_ENDIF = re.compile(r"^\s*#\s*endif" + _TAIL)
+BLOCK_FORM = "`#ifndef NAME` / `#define NAME VALUE` / `#endif` lines (each may end with a // or /* */ comment)"
 
 
 @dataclass
@@ -46,6 +52,8 @@ class DispatchTable:
     plan: dict[Shape, dict[str, int]] = field(default_factory=dict)  # full knob names
     kernel: dict[str, int] = field(default_factory=dict)
     has_kernel_block: bool = False
+    # full knob name -> the comments ending its `#ifndef`, `#define` and `#endif` lines in the block, written back
+    kernel_comments: dict[str, tuple[str, str, str]] = field(default_factory=dict)
 
 
 def _kernel_block(lines: list[str], path: Path) -> tuple[int, int] | None:
@@ -78,12 +86,35 @@ def read_table(path: Path, knobs: KernelKnobs) -> DispatchTable:
     block = _kernel_block(lines, path)
     if block is not None:
         table.has_kernel_block = True
-        for number in range(block[0] + 1, block[1]):
-            match = _DEFINE.match(lines[number])
-            if match:
-                value = _integer(match.group(2), f"{path}:{number + 1}")
-                table.kernel[_checked(knobs, match.group(1), value, "kernel", f"{path}:{number + 1}").name] = value
+        _read_kernel_block(lines, block, path, knobs, table)
     return table
+
+
+def _read_kernel_block(lines: list[str], block: tuple[int, int], path: Path, knobs: KernelKnobs,
+                       table: DispatchTable) -> None:
+    """The kernel set between the block's markers into `table`. A line the block cannot read is refused
+    with its line, never passed over: its knob would be read as unset (the search starting from the
+    default) and the block written without it (the kernel reverted)."""
+    comment_of_ifndef = ""
+    last = ""  # the knob of the last `#define`, whose `#endif` comes next
+    for number in range(block[0] + 1, block[1]):
+        text, where = lines[number], f"{path}:{number + 1}"
+        if not text.strip():
+            continue
+        if ifndef := _BLOCK_IFNDEF.match(text):
+            comment_of_ifndef = ifndef.group(2)
+        elif define := _BLOCK_DEFINE.match(text):
+            value = _integer(define.group(2), where)
+            last = _checked(knobs, define.group(1), value, "kernel", where).name
+            table.kernel[last] = value
+            table.kernel_comments[last] = (comment_of_ifndef, define.group(3), "")
+            comment_of_ifndef = ""
+        elif (endif := _BLOCK_ENDIF.match(text)) and last:
+            ifndef_comment, define_comment, _ = table.kernel_comments[last]
+            table.kernel_comments[last] = (ifndef_comment, define_comment, endif.group(1))
+        else:
+            raise UsageError(f"{where}: {text.strip()!r}: the kernel-knobs block holds {BLOCK_FORM} only"
+                             f" (a comment line goes above `{KERNEL_BEGIN}`)")
 
 
 def _checked(knobs: KernelKnobs, name: str, value: int, scope: str, where: str) -> Knob:
@@ -113,7 +144,9 @@ def render_kernel(table: DispatchTable, knobs: KernelKnobs) -> list[str]:
     lines = []
     for knob in knobs.knobs:
         if knob.name in table.kernel and table.kernel[knob.name] != knob.default:
-            lines += [f"#ifndef {knob.name}", f"#define {knob.name} {table.kernel[knob.name]}", "#endif"]
+            ifndef, define, endif = table.kernel_comments.get(knob.name, ("", "", ""))
+            lines += [f"#ifndef {knob.name}{ifndef}", f"#define {knob.name} {table.kernel[knob.name]}{define}",
+                      f"#endif{endif}"]
     return lines
 
 

@@ -247,3 +247,34 @@ def test_a_crlf_table_and_config_header_keep_their_line_ends(tiny_copy: Path) ->
     write_table(knobs.dispatch, DispatchTable(plan={(128, 256, 256, 1): {"TINY_SPLIT": 1}}, kernel={"TINY_LIVE": 256}), knobs)
     header = config.read_bytes()
     assert b"#define TINY_LIVE 256\r\n" in header and header.count(b"\n") == header.count(b"\r\n"), header
+
+
+def test_a_kernel_knob_with_a_trailing_comment_is_read_and_written_back_with_it(tiny_copy: Path) -> None:
+    """`#define TINY_LIVE 256  // hand-tuned` was passed over: the tune started from the default and the
+    block was written without it, reverting the kernel."""
+    knobs = discover(tiny_copy)
+    block = ("#ifndef TINY_LIVE  /* wide */\n#define TINY_LIVE 256  // hand-tuned\n#endif  // TINY_LIVE\n"
+             "// nvfp4ctl:kernel-knobs end")
+    knobs.dispatch.write_text(knobs.dispatch.read_text().replace("// nvfp4ctl:kernel-knobs end", block))
+    before = knobs.dispatch.read_text()
+    table = read_table(knobs.dispatch, knobs)
+    assert table.kernel == {"TINY_LIVE": 256}
+    write_table(knobs.dispatch, table, knobs)
+    assert knobs.dispatch.read_text() == before
+
+
+@pytest.mark.parametrize("line, message", [
+    ("#define TINY_LIVE 256 + 0", r"tiny_dispatch.cuh:5: '#define TINY_LIVE 256 \+ 0': the kernel-knobs block holds"
+                                  r" `#ifndef NAME` / `#define NAME VALUE` / `#endif` lines \(each may end with a // or"
+                                  r" /\* \*/ comment\) only \(a comment line goes above `// nvfp4ctl:kernel-knobs begin`\)"),
+    ("// hand-tuned on an H100", r"tiny_dispatch.cuh:5: '// hand-tuned on an H100': the kernel-knobs block holds"),
+    ("#define TINY_LIVE 256 /* unclosed", r"tiny_dispatch.cuh:5: '#define TINY_LIVE 256 /\* unclosed': the kernel"),
+    ("#define TINY_LIVE 16  // too few", r"tiny_dispatch.cuh:5: LIVE=16 is not among its declared values 8,256"),
+])
+def test_a_kernel_block_line_that_cannot_be_read_is_refused_with_its_line(tiny_copy: Path, line: str,
+                                                                           message: str) -> None:
+    knobs = discover(tiny_copy)
+    knobs.dispatch.write_text(knobs.dispatch.read_text().replace("// nvfp4ctl:kernel-knobs end",
+                                                                 f"{line}\n// nvfp4ctl:kernel-knobs end"))
+    with pytest.raises(UsageError, match=message):
+        read_table(knobs.dispatch, knobs)
