@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -156,7 +157,7 @@ def _integer(text: str, where: str) -> int:
 
 # ---- The dispatch table: plan knobs set per problem shape (kernels/sm90/sm90_dispatch.cuh) ----
 # Entries sit one per line between the two marker lines, exactly `{M, N, K, L, PlanKnob::NAME, VALUE},`
-# with NAME the knob's macro name without its prefix. Everything outside the markers is kept as is.
+# with NAME the kernel's name for the knob (nvfp4ctl.tune.entry_names). Everything outside the markers is kept as is.
 DISPATCH_BEGIN = "// nvfp4ctl:dispatch begin"
 DISPATCH_END = "// nvfp4ctl:dispatch end"
 _ENTRY = re.compile(r"^\s*\{\s*(\d+),\s*(\d+),\s*(\d+),\s*(\d+),\s*PlanKnob::(\w+),\s*(-?\d+)\s*\},\s*$")
@@ -168,7 +169,7 @@ class DispatchEntry:
     n: int
     k: int
     l: int
-    knob: str  # the knob's name without its prefix, e.g. SHARED_A_MIN_K_TILES
+    knob: str  # the kernel's name for the knob, e.g. SHARED_A_MIN_K_TILES (tune.entry_names)
     value: int
     source_line: int = field(default=0, compare=False)  # 1-based line read from (0: not read), for error messages
 
@@ -203,15 +204,16 @@ def read_dispatch(path: Path) -> tuple[DispatchEntry, ...]:
     return tuple(entries)
 
 
-def write_dispatch(path: Path, entries: list[DispatchEntry], knobs: tuple[Knob, ...], prefix: str) -> None:
+def write_dispatch(path: Path, entries: list[DispatchEntry], named: Mapping[str, Knob]) -> None:
     """Replace the table's entries; each must set a scope=plan knob to one of its declared values. A table
     made read-only is left as it is (atomic_file.ReadOnlyTarget, a UsageError)."""
-    write_text_atomic(path, render_dispatch(path, table_text(path), entries, knobs, prefix), keep_read_only=True)
+    write_text_atomic(path, render_dispatch(path, table_text(path), entries, named), keep_read_only=True)
 
 
-def render_dispatch(path: Path, text: str, entries: list[DispatchEntry], knobs: tuple[Knob, ...], prefix: str) -> str:
-    """`text` (the table file `path`) with its entries replaced by `entries`, checked as write_dispatch's."""
-    plan = {knob.name.removeprefix(prefix): knob for knob in knobs if knob.scope == "plan"}
+def render_dispatch(path: Path, text: str, entries: list[DispatchEntry], named: Mapping[str, Knob]) -> str:
+    """`text` (the table file `path`) with its entries replaced by `entries`, checked as write_dispatch's;
+    `named`: the knob each entry's name stands for (nvfp4ctl.tune.entry_names)."""
+    plan = {name: knob for name, knob in named.items() if knob.scope == "plan"}
     for entry in entries:
         knob = plan.get(entry.knob)
         if knob is None:

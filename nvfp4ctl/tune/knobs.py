@@ -49,6 +49,7 @@ class KernelKnobs:
     # defined); None where it is the same build, which a kernel without a dispatch table then builds
     # and times once (a kernel with a table: the shipped build reads the table, the start does not).
     shipped_differs: str | None = NOT_READ
+    enumerators: tuple[str, ...] = ()  # the kernel's `enum class PlanKnob`: the names its table's entries use
 
     @property
     def shipped_is_start(self) -> bool:
@@ -63,6 +64,13 @@ class KernelKnobs:
 
     def short(self, name: str) -> str:
         return name.removeprefix(self.prefix)
+
+    def entry_name(self, name: str) -> str:
+        """The name a new dispatch entry gives knob `name`: the kernel's enumerator for it, else the short name."""
+        from nvfp4ctl.tune.entry_names import knobs_named
+
+        return next((enumerator for enumerator, knob in knobs_named(self.enumerators, self.knobs).items()
+                     if knob.name == name and enumerator != name), self.short(name))
 
     def by_name(self, name: str) -> Knob:
         for knob in self.knobs:
@@ -136,8 +144,11 @@ def discover(source: Path) -> KernelKnobs:
     if not knobs:
         raise UsageError(f"{source}: declares no knobs (`{FORM}` above `#ifndef NAME`); nothing to tune")
     differs = "it reads its dispatch table" if dispatch else shipped_differs(files, tuple(knobs), declared_in)
+    from nvfp4ctl.tune.entry_names import plan_enumerators
+
+    enumerators = plan_enumerators([dispatch, *files] if dispatch else files)
     return KernelKnobs(source=source, knobs=tuple(knobs), dispatch=dispatch, declared_in=declared_in,
-                       shipped_differs=differs)
+                       shipped_differs=differs, enumerators=enumerators)
 
 
 def shipped_differs(files: list[Path], knobs: tuple[Knob, ...], declared_in: Mapping[str, Path]) -> str | None:

@@ -441,7 +441,8 @@ def winners_table(knobs: KernelKnobs, table: DispatchTable, search: SearchOutcom
     written (another tune's entries, its kernel knobs included, are kept)."""
     shapes = [s for s in search.best if search.best_result[s].ok]
     new = DispatchTable(plan={s: dict(v) for s, v in table.plan.items()}, kernel=dict(table.kernel),
-                        has_kernel_block=table.has_kernel_block, kernel_comments=dict(table.kernel_comments))
+                        has_kernel_block=table.has_kernel_block, kernel_comments=dict(table.kernel_comments),
+                        entry_names=dict(table.entry_names))
     if not shapes:
         return new
     first, start = search.best[shapes[0]], search.start[shapes[0]]  # one kernel set for every shape

@@ -9,7 +9,7 @@ Two machine-edited blocks, everything else in the file kept byte for byte:
     // nvfp4ctl:kernel-knobs end            (`render_defaults`: the `#define` under each declaration)
 
     // nvfp4ctl:dispatch begin              scope=plan winners, one line per (shape, knob):
-    {128, 7168, 16384, 1, PlanKnob::SPAN, 1},   name without the knobs' common prefix
+    {128, 7168, 16384, 1, PlanKnob::SPAN, 1},   the kernel's name for the knob (tune.entry_names)
     // nvfp4ctl:dispatch end
 
 The per-shape entries are read and rendered by nvfp4ctl.build.knobs (read_dispatch, render_dispatch);
@@ -32,6 +32,7 @@ from nvfp4ctl.errors import ToolTimeout, UsageError
 from nvfp4ctl.line_end import line_end
 from nvfp4ctl.lock_holder import holder_said, holding
 from nvfp4ctl.preamble import leading_byte_order_mark, past_byte_order_mark
+from nvfp4ctl.tune.entry_names import knobs_named
 from nvfp4ctl.tune.knobs import KernelKnobs
 from nvfp4ctl.words import seconds_text
 
@@ -52,6 +53,8 @@ class DispatchTable:
     plan: dict[Shape, dict[str, int]] = field(default_factory=dict)  # full knob names
     kernel: dict[str, int] = field(default_factory=dict)
     has_kernel_block: bool = False
+    # (shape, full knob name) -> the name its entry was read with (PlanKnob::NAME), which it keeps when written
+    entry_names: dict[tuple[Shape, str], str] = field(default_factory=dict)
     # full knob name -> the comments ending its `#ifndef`, `#define` and `#endif` lines in the block, written back
     kernel_comments: dict[str, tuple[str, str, str]] = field(default_factory=dict)
 
@@ -72,8 +75,12 @@ def read_table(path: Path, knobs: KernelKnobs) -> DispatchTable:
     only when the winners are written would cost the whole tune."""
     table = DispatchTable()
     first_line: dict[tuple[Shape, str], int] = {}
-    for entry in read_dispatch(path):
-        knob = _checked(knobs, entry.knob, entry.value, "plan", f"{path}:{entry.source_line}")
+    entries = read_dispatch(path)
+    named = knobs_named([*knobs.enumerators, *(entry.knob for entry in entries)], knobs.knobs)
+    for entry in entries:
+        meant = named[entry.knob].name if entry.knob in named else entry.knob
+        knob = _checked(knobs, meant, entry.value, "plan", f"{path}:{entry.source_line}")
+        table.entry_names[(entry.m, entry.n, entry.k, entry.l), knob.name] = entry.knob
         shape = (entry.m, entry.n, entry.k, entry.l)
         values = table.plan.setdefault(shape, {})
         if knob.name in values and values[knob.name] != entry.value:  # which was meant is the author's to say
@@ -153,9 +160,15 @@ def render_kernel(table: DispatchTable, knobs: KernelKnobs) -> list[str]:
 def render_table(path: Path, text: str, table: DispatchTable, knobs: KernelKnobs) -> str:
     """`text` (the table file) with the per-shape entries (checked by nvfp4ctl.build.knobs.render_dispatch:
     each a plan knob at a declared value) and, where the file has the block, the kernel set replaced."""
-    entries = [DispatchEntry(*shape, knobs.short(name), value)
-               for shape, values in table.plan.items() for name, value in values.items()]
-    lines = past_byte_order_mark(render_dispatch(path, text, entries, knobs.knobs, knobs.prefix)).splitlines()
+    declared = {knob.name: knob for knob in knobs.knobs}
+    entries: list[DispatchEntry] = []
+    named: dict[str, Knob] = {}  # each entry's name -> its knob: an entry keeps the name it was read with
+    for shape, values in table.plan.items():
+        for name, value in values.items():
+            entries.append(DispatchEntry(*shape, table.entry_names.get((shape, name)) or knobs.entry_name(name), value))
+            if name in declared:
+                named[entries[-1].knob] = declared[name]
+    lines = past_byte_order_mark(render_dispatch(path, text, entries, named)).splitlines()
     block = _kernel_block(lines, path)
     if block is not None:  # without the block the kernel set goes in as the declared defaults
         lines[block[0] + 1:block[1]] = render_kernel(table, knobs)

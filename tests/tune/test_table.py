@@ -278,3 +278,45 @@ def test_a_kernel_block_line_that_cannot_be_read_is_refused_with_its_line(tiny_c
                                                                  f"{line}\n// nvfp4ctl:kernel-knobs end"))
     with pytest.raises(UsageError, match=message):
         read_table(knobs.dispatch, knobs)
+
+
+def test_a_knob_with_another_prefix_leaves_the_entries_names_as_they_are(tiny_copy: Path) -> None:
+    """The names were the knobs' common prefix stripped, worked out from every knob declared: declaring
+    MY_SWIZZLE beside TINY_* made it "", every `PlanKnob::SPLIT` entry "declares no such knob" (exit 2), and an
+    entry written with the full name was rewritten with the short one."""
+    config = tiny_copy.with_name("tiny_config.cuh")
+    config.write_text(config.read_text() + "// nvfp4ctl:knob MY_SWIZZLE values=0,1 scope=plan: swizzle the tiles\n"
+                      "#ifndef MY_SWIZZLE\n#define MY_SWIZZLE 0\n#endif\n")
+    knobs = discover(tiny_copy)
+    assert knobs.prefix == "" and knobs.enumerators == ("SPLIT",)
+    path = knobs.dispatch
+    full = "    {512, 512, 512, 1, PlanKnob::TINY_SPLIT, 1},\n"
+    path.write_text(path.read_text().replace("    // nvfp4ctl:dispatch end\n", full + "    // nvfp4ctl:dispatch end\n"))
+    table = read_table(path, knobs)
+    assert table.plan == {(128, 256, 256, 1): {"TINY_SPLIT": 2}, (512, 512, 512, 1): {"TINY_SPLIT": 1}}
+    before = path.read_text()
+    write_table(path, table, knobs)
+    assert path.read_text() == before  # each entry keeps its name, the full one too
+    table.plan[(1024, 1024, 1024, 1)] = {"TINY_SPLIT": 2, "MY_SWIZZLE": 1}
+    write_table(path, table, knobs)
+    text = path.read_text()
+    # a new entry takes the kernel's enumerator, a knob the enum does not list its own name
+    assert "{1024, 1024, 1024, 1, PlanKnob::SPLIT, 2}," in text and "{1024, 1024, 1024, 1, PlanKnob::MY_SWIZZLE, 1}," in text
+    assert "{128, 256, 256, 1, PlanKnob::SPLIT, 2}," in text and full in text
+    assert read_table(path, knobs).plan == table.plan
+
+
+def test_a_knob_ending_as_an_entry_name_does_not_take_it(tiny_copy: Path) -> None:
+    """MINE_SPLIT ends as TINY_SPLIT does: the table's `PlanKnob::SPLIT` entries still stand for TINY_SPLIT
+    (the kernel's prefix, and declared first), and MINE_SPLIT's entries get its full name."""
+    config = tiny_copy.with_name("tiny_config.cuh")
+    config.write_text(config.read_text() + "// nvfp4ctl:knob MINE_SPLIT values=1,2 scope=plan: another split\n"
+                      "#ifndef MINE_SPLIT\n#define MINE_SPLIT 1\n#endif\n")
+    knobs = discover(tiny_copy)
+    table = read_table(knobs.dispatch, knobs)
+    assert table.plan == {(128, 256, 256, 1): {"TINY_SPLIT": 2}}
+    table.plan[(128, 256, 256, 1)]["MINE_SPLIT"] = 2
+    write_table(knobs.dispatch, table, knobs)
+    text = knobs.dispatch.read_text()
+    assert "{128, 256, 256, 1, PlanKnob::MINE_SPLIT, 2},\n    {128, 256, 256, 1, PlanKnob::SPLIT, 2}," in text
+    assert read_table(knobs.dispatch, knobs).plan == table.plan
