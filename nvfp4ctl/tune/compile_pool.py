@@ -194,3 +194,38 @@ def _own_process_group() -> None:
 
     os.setpgid(0, 0)
     set_verbosity(QUIET)
+    _stdout_closed()
+    _ended_with_parent()
+
+
+def _stdout_closed() -> None:
+    """The worker's stdout onto /dev/null: its results go back through the pool's pipes, and an inherited
+    stdout kept open by a worker (or the nvcc it runs) would keep `tune ... | tail` waiting for its end."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+    finally:
+        os.close(devnull)
+
+
+PARENT_POLL_S = 0.2
+
+
+def _ended_with_parent() -> None:
+    """Once the tune is gone (`kill -9`: no close() ends the workers), end this worker's process group, its
+    compile with it, within PARENT_POLL_S: in a group of its own, no signal meant for the tune's reaches it,
+    and it would compile on for minutes, holding the tune's stdout and the pool's resource tracker alive.
+    A thread watching for the worker to be handed to another parent, not prctl(PR_SET_PDEATHSIG), which
+    follows the thread that started the worker rather than the tune, and exists on Linux alone."""
+    import multiprocessing
+    import threading
+
+    parent = multiprocessing.parent_process()
+    expected = parent.pid if parent is not None else os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == expected:
+            time.sleep(PARENT_POLL_S)
+        os.killpg(0, signal.SIGKILL)
+
+    threading.Thread(target=watch, name="ended-with-parent", daemon=True).start()
