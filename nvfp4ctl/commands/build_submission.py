@@ -163,7 +163,7 @@ def _refuse_other_arch(path: Path, sources: SubmissionSources, targets: dict[int
     from nvfp4ctl.build.submission_sources import device_code
     from nvfp4ctl.build.tensor_code_use import relocatable, tensor_code_use
     from nvfp4ctl.commands.export import ours_for_arch
-    from nvfp4ctl.export import export_lines
+    from nvfp4ctl.export_header import export_lines
 
     warnings: list[str] = []
     for extension in sources.extensions:
