@@ -316,14 +316,15 @@ class CallTracker:
                                                    paced_s=self.paced_s - first_s))
 
     def least_s(self) -> float:
-        """The least time the job needs in all, every call left (and check left) as fast as its fastest call
-        after the first; 0 before such a call returned."""
+        """The least time the job needs in all, every call left as fast as its fastest call after the first,
+        and each check left as fast as those made (none made yet: nothing, as a check's cost is not the call's:
+        a slow submission's reference is quick); 0 before such a call returned."""
         if self._fastest_later_s is None:
             return 0.0
         pace = self._fastest_later_s
         elapsed_s = time.perf_counter() - self._started
         checks_left = self.calls_per_sample - self.checks if self.phase == PASS else 0
-        per_check_s = min(pace, self.checked_s / self.checks) if self.checks else pace
+        per_check_s = min(pace, self.checked_s / self.checks) if self.checks else 0.0
         return elapsed_s + max(0, self.calls_needed - self.calls) * pace + max(0, checks_left) * per_check_s
 
     def passed(self, calls: int) -> None:

@@ -186,3 +186,21 @@ def test_a_cpu_job_that_fits_or_has_no_timeout_runs_on(monkeypatch: pytest.Monke
         fits.returned(1, 0.1, next_within_s=0.1)  # 500 calls of 0.1 s: 50 s, well within 180 s
         unjudged.returned(1, 10.0, next_within_s=10.0)
     assert fits.calls == unjudged.calls == 3
+
+
+def test_a_cpu_job_counts_no_check_it_has_not_timed_against_its_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before any output was checked, each of the 50 checks left counted as long as a call: a submission slower
+    than its check (0.1 s calls, references of a few ms) was stopped as needing 5 s more than it did, though
+    it would end within its timeout. Once a check is timed, the checks left count at its cost."""
+    from nvfp4ctl.bench import call_progress
+
+    now = [2.0]  # the first call (and the input sets) took 2 s
+    monkeypatch.setattr(call_progress.time, "perf_counter", lambda: now[0])
+    tracker = CallTracker(50, _loops(55), started=0.0, timeout_s=55)
+    tracker.returned(1, 2.0, next_within_s=2.0)
+    now[0] = 2.1
+    tracker.returned(1, 0.1, next_within_s=0.1)  # 2.1 s + 498 calls of 0.1 s: 51.9 s, within 55 s
+    assert tracker.calls == 2 and tracker.least_s() == pytest.approx(51.9)
+    now[0] = 2.2
+    tracker.checked(0.05)  # one check of 50 ms: the 49 left count at it
+    assert tracker.least_s() == pytest.approx(2.2 + 498 * 0.1 + 49 * 0.05)
