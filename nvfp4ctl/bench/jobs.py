@@ -94,9 +94,12 @@ def _bench_case(
     pass_target = target if on_cuda else tracker.counting(target)
     tracker.making_inputs()  # a kill from here to the first call is of a job too slow, not of a stuck kernel
     inputs = make_input_sets(spec, case, seeds[:1], device, on_made=tracker.made_input_set)
-    # the pass's first call, on the first set alone: a refusal of the shape ends the job before the rest are made
+    clock = CudaClock() if on_cuda else HostClock()
+    # the pass's first call, on the first set alone: a refusal of the shape ends the job before the rest are made.
+    # On a GPU it returns once launched: the (untimed) synchronization keeps a hang or fault in it the kernel's,
+    # said while the phase is the first call, not a stall of the next set's making behind it
     tracker.first_call()
-    first_output = pass_calls(pass_target, inputs)
+    first_output = pass_calls(pass_target, inputs, then=clock.synchronize)
     tracker.first_call_returned()
     inputs = make_input_sets(spec, case, seeds, device, on_made=tracker.made_input_set, made=inputs)
     tracker.inputs_made()
@@ -111,7 +114,6 @@ def _bench_case(
     if on_cuda:  # the pass's seconds are references, checks and a first call's JIT: no pace
         tracker.passed(len(inputs))
 
-    clock = CudaClock() if on_cuda else HostClock()
     flush = CudaFlush(device) if on_cuda else NoFlush()
     if warmup is not None:  # the leaderboard's warm-up run: same loop, thrown away
         tracker.enter("warm-up")
@@ -217,10 +219,13 @@ def correctness_pass(target: Kernel, spec: Any, inputs: list[tuple], seeds: list
     return expected
 
 
-def pass_calls(target: Kernel, inputs: list[tuple]) -> list[Any]:
-    """The correctness pass's calls, each on a clone of its input set: their outputs, unchecked."""
+def pass_calls(target: Kernel, inputs: list[tuple], then: Callable[[], None] = lambda: None) -> list[Any]:
+    """The correctness pass's calls, each on a clone of its input set: their outputs, unchecked. `then` (a
+    device synchronization) runs after them, an error it raises taken as theirs."""
     try:
-        return [target(clone_data(data)) for data in inputs]
+        outputs = [target(clone_data(data)) for data in inputs]
+        then()
+        return outputs
     except CannotFinish:  # the CPU job's own stop, from its call counter: no exception of the target's
         raise
     except Exception as error:  # noqa: BLE001 - the target's own exception is a crash of the shape

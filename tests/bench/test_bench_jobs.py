@@ -274,6 +274,39 @@ def test_a_gpu_job_counts_the_pass_s_calls_but_takes_its_pace_from_batches(monke
     assert reports[-1].per_call_s < 0.005  # the batches' pace alone (the pass's 0.1 s calls made it 14 ms or more)
 
 
+def test_a_gpu_job_synchronizes_its_first_call_before_making_the_next_input_set(monkeypatch: pytest.MonkeyPatch,
+                                                                               reports: list[Any]) -> None:
+    """On a GPU the pass's first call returns once launched: the phase went back to making the input sets, the
+    second set's making blocked behind a kernel that deadlocked, and the kill said "too slow ... not stuck"; a
+    fault in that call came out of the input making. The device is synchronized while the phase is the first
+    call's, and a CUDA error there is the kernel's crash. The GPU's path, run with stand-ins for its clock."""
+    from nvfp4ctl.bench.call_progress import PASS
+    from nvfp4ctl.bench.clock import HostClock
+    from nvfp4ctl.bench.flush import NoFlush
+
+    synced: list[tuple[str, int, Any]] = []
+    faults = [False]
+
+    class RecordingClock(HostClock):
+        def synchronize(self) -> None:
+            synced.append((reports[-1].phase, reports[-1].sets_made, reports[-1].first_call_s))
+            if faults[0]:
+                raise RuntimeError("CUDA error: an illegal memory access was encountered")
+
+    monkeypatch.setattr(jobs, "CudaClock", RecordingClock)
+    monkeypatch.setattr(jobs, "CudaFlush", lambda device: NoFlush())
+    make_input_sets = jobs.make_input_sets
+    monkeypatch.setattr(jobs, "make_input_sets",
+                        lambda spec, case, seeds, device, **options: make_input_sets(spec, case, seeds, "cpu", **options))
+    assert "failure" not in _bench(_right, device="cuda")
+    assert synced[0] == (PASS, 1, None), synced  # after the first call, before it is said returned and set 2 made
+    synced.clear()
+    faults[0] = True
+    with pytest.raises(RuntimeError, match="illegal memory access"):
+        _bench(_right, device="cuda")
+    assert len(synced) == 1 and synced[0][:2] == (PASS, 1)
+
+
 def test_a_job_whose_inputs_are_slow_to_make_counts_them_in_its_time(monkeypatch: pytest.MonkeyPatch,
                                                                       reports: list[Any]) -> None:
     """The watchdog's timeout runs from the job's start, input generation included; the job's time (the
