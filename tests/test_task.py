@@ -634,6 +634,31 @@ def test_a_task_file_that_is_a_fifo_with_a_writer_is_read(tmp_path: Path, monkey
 
 
 @pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="named pipes are POSIX")
+def test_a_task_file_that_is_a_fifo_no_process_writes_is_refused_after_the_wait(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, never_blocked: None) -> None:
+    """`mkfifo f1; lint --task f1 s.py` hung for ever, the open waiting for a writer; it is refused once the
+    writer's wait (as long as the atomic writer's for a reader) is over."""
+    import os
+    import signal
+    import time
+
+    from typer.testing import CliRunner
+
+    from nvfp4ctl.cli import app
+    from nvfp4ctl.fifo_read import FIFO_WRITER_WAIT_S
+
+    signal.alarm(int(FIFO_WRITER_WAIT_S) + 3)  # the fixture's alarm, sooner: a hang fails the test in seconds
+    os.mkfifo(tmp_path / "f1")
+    (tmp_path / "s.py").write_text("def custom_kernel(data):\n    return data[6]\n")
+    monkeypatch.chdir(tmp_path)
+    began = time.monotonic()
+    result = CliRunner().invoke(app, ["lint", "--task", "f1", "s.py"])
+    took = time.monotonic() - began
+    assert (result.exit_code, " ".join(result.output.split())) == (2, "error: f1: a FIFO that no process writes")
+    assert FIFO_WRITER_WAIT_S <= took < FIFO_WRITER_WAIT_S + 2, took
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="named pipes are POSIX")
 def test_a_fifo_or_device_past_the_cap_is_refused_having_read_that_far(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                        never_blocked: None) -> None:
     """A stream that never ends (/dev/zero) stops at the cap; a FIFO fed past 1 MiB stands for it here, so a
