@@ -88,7 +88,9 @@ class OptionValueError(typer.BadParameter):
         if self.param is None:
             return self.message
         if getattr(self.param, "param_type_name", None) == "argument":  # no name typed: the one --help shows
-            return f"{self.param.name}: {self.message}"
+            # its metavar (SOURCES), not the Python parameter's name; click's default metavar is that name upper-cased
+            shown = getattr(self.param, "metavar", None) or str(self.param.name).upper()
+            return f"{shown}: {self.message}"
         typed = self.ctx.meta.get(TYPED_OPTIONS_KEY) if self.ctx is not None else None
         return f"{typed_name(self.param, typed, self.value)}: {self.message}"
 

@@ -759,14 +759,15 @@ def test_an_empty_path_is_said_to_be_empty(args, option):
 
 @pytest.mark.parametrize("args, message", [
     (["log", "--target", ""], "--target: an empty path; name a file"),
-    (["build", ""], "sources: an empty path; name a file"),
-    (["build", "k.cu", ""], "sources: an empty path; name a file"),
-    (["lint", ""], "paths: an empty path; name a file or folder"),
-    (["lint", "k.cu", ""], "paths: an empty path; name a file or folder"),
+    (["build", ""], "SOURCES: an empty path; name a file"),
+    (["build", "k.cu", ""], "SOURCES: an empty path; name a file"),
+    (["lint", ""], "PATHS: an empty path; name a file or folder"),
+    (["lint", "k.cu", ""], "PATHS: an empty path; name a file or folder"),
 ])
 def test_an_empty_path_argument_or_log_target_is_said_to_be_empty(tmp_path, monkeypatch, args, message):
     """`log --target ""` looked for runs of the current folder, `build ""` said `. is a folder, not a kernel
-    source` and `lint ""` checked the current folder: Path("") is ".", which the user never named."""
+    source` and `lint ""` checked the current folder: Path("") is ".", which the user never named. An argument is
+    named as --help shows it (SOURCES, PATHS), not by its Python parameter (sources, paths)."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("NVFP4CTL_MEMORY", str(tmp_path / "MEMORY.md"))
     result = CliRunner().invoke(app, args)

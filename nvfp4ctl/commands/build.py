@@ -61,7 +61,7 @@ def _each_file_read_once(command: Callable[..., Outcome]) -> Callable[..., Outco
 def command(
     sources: Annotated[
         list[Path] | None,
-        typer.Argument(parser=path(), help="Kernel .cu files, or one submission.py (its load_inline/load sources or CuTe DSL kernels). Default: every kernel in a kernels/ folder's sm90/ and sm100/ where it has any; else the submission check would run.", show_default=False),
+        typer.Argument(metavar="SOURCES", parser=path(), help="Kernel .cu files, or one submission.py (its load_inline/load sources or CuTe DSL kernels). Default: every kernel in a kernels/ folder's sm90/ and sm100/ where it has any; else the submission check would run.", show_default=False),
     ] = None,
     arch: Annotated[
         ArchChoice, typer.Option("--arch", metavar="<sm_90a|sm_100a|all>", parser=choice(ArchChoice), help="Build for sm_90a or sm_100a only; 'all': each kernel for its own arch.")

@@ -22,7 +22,7 @@ class OutputFormat(Choice):
 
 def command(
     paths: Annotated[Optional[list[Path]], typer.Argument(
-        parser=path("a file or folder"),
+        metavar="PATHS", parser=path("a file or folder"),
         help="Files or folders to check (.py .cu .cuh .cpp .h .hpp). Default: your submission and kernel sources"
              " in the task.yml's folder (else the current one).",
         show_default=False)] = None,
