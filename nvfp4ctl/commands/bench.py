@@ -31,8 +31,9 @@ if TYPE_CHECKING:  # the timing machinery is imported when the command runs, so 
     from nvfp4ctl.runner.targets import TargetSpec
     from nvfp4ctl.task import Case, Task
 
-NO_GPU = ("no CUDA GPU found: nvfp4ctl bench times kernels on a GPU; NVFP4CTL_DEVICE=cpu nvfp4ctl bench times a"
-          " torch submission on the CPU instead (CPU times, not the leaderboard's; a kernel needs a GPU)")
+NO_GPU = ("no CUDA GPU found: nvfp4ctl bench times kernels on a GPU; NVFP4CTL_DEVICE=cpu nvfp4ctl bench --shape"
+          " 128,256,256 times a torch submission on the CPU instead (a small shape: CPU times, not the leaderboard's;"
+          " a kernel needs a GPU)")
 
 
 class ModeChoice(options.Choice):

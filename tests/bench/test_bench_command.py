@@ -494,8 +494,9 @@ def test_without_torch_bench_says_so_before_any_child(submission: Path, monkeypa
 
 @pytest.mark.parametrize("args, code, message", [
     (["--only", "4"], 2, "--only 4: task.yml has 3 benchmarks (1-3)"),
-    ([], 2, "no CUDA GPU found: nvfp4ctl bench times kernels on a GPU; NVFP4CTL_DEVICE=cpu nvfp4ctl bench times a torch"
-            " submission on the CPU instead (CPU times, not the leaderboard's; a kernel needs a GPU)"),
+    ([], 2, "no CUDA GPU found: nvfp4ctl bench times kernels on a GPU; NVFP4CTL_DEVICE=cpu nvfp4ctl bench --shape"
+            " 128,256,256 times a torch submission on the CPU instead (a small shape: CPU times, not the leaderboard's;"
+            " a kernel needs a GPU)"),
     (["--crash"], 4, "bench x crashed: illegal memory access"),
 ])
 def test_json_failures_are_a_json_document_on_stdout(submission: Path, monkeypatch: pytest.MonkeyPatch, args: list[str],
