@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -320,3 +321,48 @@ def test_a_knob_ending_as_an_entry_name_does_not_take_it(tiny_copy: Path) -> Non
     text = knobs.dispatch.read_text()
     assert "{128, 256, 256, 1, PlanKnob::MINE_SPLIT, 2},\n    {128, 256, 256, 1, PlanKnob::SPLIT, 2}," in text
     assert read_table(knobs.dispatch, knobs).plan == table.plan
+
+
+def _declare_my_split(tiny_copy: Path, entry: bool) -> Path:
+    """MY_SPLIT declared beside TINY_SPLIT, in the enum beside SPLIT, and, with `entry`, set for the shape SPLIT sets."""
+    config = tiny_copy.with_name("tiny_config.cuh")
+    config.write_text(config.read_text() + "// nvfp4ctl:knob MY_SPLIT values=1,2 scope=plan: x\n"
+                      "#ifndef MY_SPLIT\n#define MY_SPLIT 1\n#endif\n")
+    path = tiny_copy.with_name("tiny_dispatch.cuh")
+    text = path.read_text().replace("enum class PlanKnob { SPLIT };", "enum class PlanKnob { SPLIT, MY_SPLIT };")
+    split = "    {128, 256, 256, 1, PlanKnob::SPLIT, 2},\n"
+    path.write_text(text.replace(split, split + "    {128, 256, 256, 1, PlanKnob::MY_SPLIT, 1},\n") if entry else text)
+    return path
+
+
+@pytest.mark.parametrize("entry", [True, False])
+def test_a_knob_named_in_full_keeps_a_shorter_name_from_taking_another_knobs_entries(tiny_copy: Path,
+                                                                                      entry: bool) -> None:
+    """MY_SPLIT, shorter than TINY_SPLIT, took `PlanKnob::SPLIT`: with a MY_SPLIT entry beside it the table was
+    refused as two values for MY_SPLIT (exit 2), without one every SPLIT entry was read as MY_SPLIT."""
+    path = _declare_my_split(tiny_copy, entry)
+    knobs = discover(tiny_copy)
+    table = read_table(path, knobs)
+    assert table.plan == {(128, 256, 256, 1): {"TINY_SPLIT": 2, **({"MY_SPLIT": 1} if entry else {})}}
+    assert knobs.entry_name("TINY_SPLIT") == "SPLIT" and knobs.entry_name("MY_SPLIT") == "MY_SPLIT"
+    write_table(path, table, knobs)
+    text = path.read_text()
+    assert "{128, 256, 256, 1, PlanKnob::SPLIT, 2}," in text
+    assert ("{128, 256, 256, 1, PlanKnob::MY_SPLIT, 1}," in text) == entry
+    assert read_table(path, knobs).plan == table.plan
+
+
+def test_a_knob_ending_as_a_shipped_one_leaves_the_shipped_tables_entries_their_knobs(tmp_path: Path) -> None:
+    """MY_SPAN declared beside the sm_90a kernel's NVFP4_SM90_SPAN took every `PlanKnob::SPAN` entry, being
+    the shorter name: the prefix all the kernel's other knobs share decides first."""
+    kernel = tmp_path / "sm90"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "kernels" / "sm90", kernel)
+    config = kernel / "sm90_config.cuh"
+    config.write_text(config.read_text() + "\n// nvfp4ctl:knob MY_SPAN values=0,1 scope=plan: another span\n"
+                      "#ifndef MY_SPAN\n#define MY_SPAN 0\n#endif\n")
+    knobs = discover(kernel / "nvfp4_gemm_sm90.cu")
+    assert any(knob.name == "MY_SPAN" for knob in knobs.knobs)
+    table = read_table(knobs.dispatch, knobs)
+    spans = [values for values in table.plan.values() if "NVFP4_SM90_SPAN" in values]
+    assert spans and not any("MY_SPAN" in values for values in table.plan.values())
+    assert knobs.entry_name("NVFP4_SM90_SPAN") == "SPAN" and knobs.entry_name("MY_SPAN") == "MY_SPAN"
