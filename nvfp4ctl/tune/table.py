@@ -45,6 +45,7 @@ _TAIL = r"(\s*(?://.*|/\*(?:(?!\*/).)*\*/\s*)?)$"
 _BLOCK_IFNDEF = re.compile(r"^\s*#\s*ifndef\s+(\w+)" + _TAIL)
 _BLOCK_DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)\s+(-?\w+)" + _TAIL)
 _BLOCK_ENDIF = re.compile(r"^\s*#\s*endif" + _TAIL)
+_TRIPLES = "each knob in the block is an `#ifndef NAME`, `#define NAME VALUE`, `#endif` triple, set once"
 BLOCK_FORM = "`#ifndef NAME` / `#define NAME VALUE` / `#endif` lines (each may end with a // or /* */ comment)"
 
 
@@ -101,27 +102,52 @@ def _read_kernel_block(lines: list[str], block: tuple[int, int], path: Path, kno
                        table: DispatchTable) -> None:
     """The kernel set between the block's markers into `table`. A line the block cannot read is refused
     with its line, never passed over: its knob would be read as unset (the search starting from the
-    default) and the block written without it (the kernel reverted)."""
+    default) and the block written without it (the kernel reverted). So is a block that is not whole
+    `#ifndef A` / `#define A` / `#endif` triples, one per knob: behind the guards the compiler takes a
+    knob's first `#define`, and a reader taking another would write the block back changed."""
+    first_set: dict[str, int] = {}  # full knob name -> the line of its `#define`
+    open_at, open_name, defined = 0, "", False  # the triple being read: its #ifndef's line, knob, #define read
     comment_of_ifndef = ""
-    last = ""  # the knob of the last `#define`, whose `#endif` comes next
     for number in range(block[0] + 1, block[1]):
         text, where = lines[number], f"{path}:{number + 1}"
         if not text.strip():
             continue
-        if ifndef := _BLOCK_IFNDEF.match(text):
-            comment_of_ifndef = ifndef.group(2)
-        elif define := _BLOCK_DEFINE.match(text):
-            value = _integer(define.group(2), where)
-            last = _checked(knobs, define.group(1), value, "kernel", where).name
-            table.kernel[last] = value
-            table.kernel_comments[last] = (comment_of_ifndef, define.group(3), "")
-            comment_of_ifndef = ""
-        elif (endif := _BLOCK_ENDIF.match(text)) and last:
-            ifndef_comment, define_comment, _ = table.kernel_comments[last]
-            table.kernel_comments[last] = (ifndef_comment, define_comment, endif.group(1))
-        else:
+        ifndef, define, endif = _BLOCK_IFNDEF.match(text), _BLOCK_DEFINE.match(text), _BLOCK_ENDIF.match(text)
+        if not (ifndef or define or endif):
             raise UsageError(f"{where}: {text.strip()!r}: the kernel-knobs block holds {BLOCK_FORM} only"
                              f" (a comment line goes above `{KERNEL_BEGIN}`)")
+        line = (f"#ifndef {ifndef.group(1)}" if ifndef else f"#define {define.group(1)} {define.group(2)}"
+                if define else "#endif")
+        if open_name:
+            due = "#endif" if defined else f"#define {open_name} VALUE"
+            expected = endif is not None if defined else define is not None and define.group(1) == open_name
+            if not expected:
+                raise UsageError(f"{where}: `{line}` where `{due}` comes next, for `#ifndef {open_name}` at"
+                                 f" {path}:{open_at}: {_TRIPLES}")
+        elif not ifndef:
+            known = f"`#define {define.group(1)}` with no `#ifndef {define.group(1)}` above it" if define else \
+                "`#endif` with no `#ifndef` / `#define` above it to end"
+            raise UsageError(f"{where}: {known}: {_TRIPLES}")
+        if ifndef:
+            open_at, open_name, defined, comment_of_ifndef = number + 1, ifndef.group(1), False, ifndef.group(2)
+        elif define:
+            value = _integer(define.group(2), where)
+            name = _checked(knobs, define.group(1), value, "kernel", where).name
+            if name in first_set:
+                raise UsageError(f"{where}: {name} is set again in the kernel-knobs block, where"
+                                 f" {path}:{first_set[name]} sets it (the compiler takes the first, behind its"
+                                 " #ifndef): keep one")
+            first_set[name], defined = number + 1, True
+            table.kernel[name] = value
+            table.kernel_comments[name] = (comment_of_ifndef, define.group(3), "")
+        elif endif:
+            ifndef_comment, define_comment, _ = table.kernel_comments[open_name]
+            table.kernel_comments[open_name] = (ifndef_comment, define_comment, endif.group(1))
+            open_name = ""
+    if open_name:
+        due = "#endif" if defined else f"#define {open_name} VALUE"
+        raise UsageError(f"{path}:{block[1] + 1}: the kernel-knobs block ends where `{due}` comes next, for"
+                         f" `#ifndef {open_name}` at {path}:{open_at}: {_TRIPLES}")
 
 
 def _checked(knobs: KernelKnobs, name: str, value: int, scope: str, where: str) -> Knob:

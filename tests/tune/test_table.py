@@ -124,8 +124,8 @@ def test_a_malformed_entry_names_its_line(tiny_copy: Path) -> None:
      r"tiny_dispatch.cuh:11: WIDTH: tiny_knobs.cu declares no such knob"),
     ("// nvfp4ctl:kernel-knobs end", "#ifndef TINY_LIVE\n#define TINY_LIVE 16\n#endif\n// nvfp4ctl:kernel-knobs end",
      r"tiny_dispatch.cuh:6: LIVE=16 is not among its declared values 8,256"),
-    ("// nvfp4ctl:kernel-knobs end", "#define TINY_SPLIT 2\n// nvfp4ctl:kernel-knobs end",
-     r"tiny_dispatch.cuh:5: SPLIT is a scope=plan knob: the kernel-knobs block take scope=kernel knobs only"),
+    ("// nvfp4ctl:kernel-knobs end", "#ifndef TINY_SPLIT\n#define TINY_SPLIT 2\n#endif\n// nvfp4ctl:kernel-knobs end",
+     r"tiny_dispatch.cuh:6: SPLIT is a scope=plan knob: the kernel-knobs block take scope=kernel knobs only"),
 ])
 def test_an_invalid_entry_is_caught_when_read_with_its_line(tiny_copy: Path, old: str, new: str, message: str) -> None:
     knobs = discover(tiny_copy)
@@ -270,7 +270,7 @@ def test_a_kernel_knob_with_a_trailing_comment_is_read_and_written_back_with_it(
                                   r" /\* \*/ comment\) only \(a comment line goes above `// nvfp4ctl:kernel-knobs begin`\)"),
     ("// hand-tuned on an H100", r"tiny_dispatch.cuh:5: '// hand-tuned on an H100': the kernel-knobs block holds"),
     ("#define TINY_LIVE 256 /* unclosed", r"tiny_dispatch.cuh:5: '#define TINY_LIVE 256 /\* unclosed': the kernel"),
-    ("#define TINY_LIVE 16  // too few", r"tiny_dispatch.cuh:5: LIVE=16 is not among its declared values 8,256"),
+    ("#ifndef TINY_LIVE\n#define TINY_LIVE 16  // too few\n#endif", r"tiny_dispatch.cuh:6: LIVE=16 is not among its declared values 8,256"),
 ])
 def test_a_kernel_block_line_that_cannot_be_read_is_refused_with_its_line(tiny_copy: Path, line: str,
                                                                            message: str) -> None:
@@ -366,3 +366,30 @@ def test_a_knob_ending_as_a_shipped_one_leaves_the_shipped_tables_entries_their_
     spans = [values for values in table.plan.values() if "NVFP4_SM90_SPAN" in values]
     assert spans and not any("MY_SPAN" in values for values in table.plan.values())
     assert knobs.entry_name("NVFP4_SM90_SPAN") == "SPAN" and knobs.entry_name("MY_SPAN") == "MY_SPAN"
+
+
+@pytest.mark.parametrize("block, message", [
+    ("#ifndef TINY_LIVE\n#define TINY_LIVE 256\n#endif\n#ifndef TINY_LIVE\n#define TINY_LIVE 8\n#endif\n",
+     r"tiny_dispatch.cuh:9: TINY_LIVE is set again in the kernel-knobs block, where \S*tiny_dispatch.cuh:6 sets it"
+     r" \(the compiler takes the first, behind its #ifndef\): keep one"),
+    ("#ifndef TINY_SPLIT\n#define TINY_LIVE 256\n#endif\n",
+     r"tiny_dispatch.cuh:6: `#define TINY_LIVE 256` where `#define TINY_SPLIT VALUE` comes next, for `#ifndef"
+     r" TINY_SPLIT` at \S*tiny_dispatch.cuh:5: each knob in the block is an `#ifndef NAME`, `#define NAME VALUE`,"
+     r" `#endif` triple, set once$"),
+    ("#define TINY_LIVE 256\n", r"tiny_dispatch.cuh:5: `#define TINY_LIVE` with no `#ifndef TINY_LIVE` above it"),
+    ("#ifndef TINY_LIVE\n#define TINY_LIVE 256\n#endif\n#endif\n",
+     r"tiny_dispatch.cuh:8: `#endif` with no `#ifndef` / `#define` above it to end"),
+    ("#ifndef TINY_LIVE\n#endif\n", r"tiny_dispatch.cuh:6: `#endif` where `#define TINY_LIVE VALUE` comes next, for `#ifndef TINY_LIVE` at"),
+    ("#ifndef TINY_LIVE\n#ifndef TINY_LIVE\n", r"tiny_dispatch.cuh:6: `#ifndef TINY_LIVE` where `#define TINY_LIVE VALUE` comes next"),
+    ("#ifndef TINY_LIVE\n#define TINY_LIVE 256\n", r"tiny_dispatch.cuh:7: the kernel-knobs block ends where `#endif` comes next, for `#ifndef TINY_LIVE` at"),
+])
+def test_a_kernel_block_not_made_of_whole_ifndef_define_endif_triples_is_refused(tiny_copy: Path, block: str,
+                                                                                  message: str) -> None:
+    """A knob set twice was read as the last while the compiler, behind the #ifndef guards, builds the first:
+    a tune could write the block back with the last and silently change the kernel. An #ifndef over
+    another knob's #define, a #define without an #ifndef and an #endif too many were read as well."""
+    knobs = discover(tiny_copy)
+    knobs.dispatch.write_text(knobs.dispatch.read_text().replace("// nvfp4ctl:kernel-knobs end",
+                                                                 f"{block}// nvfp4ctl:kernel-knobs end"))
+    with pytest.raises(UsageError, match=message):
+        read_table(knobs.dispatch, knobs)
