@@ -30,7 +30,7 @@ import yaml
 
 from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import UsageError, os_reason
-from nvfp4ctl.fifo_read import open_fifo_text
+from nvfp4ctl.fifo_read import FIFO_WRITER_WAIT_S, open_fifo_text
 from nvfp4ctl.problems import DEFAULT_PROBLEM, get_problem, problem_names, registered_name
 from nvfp4ctl.problems.fields import DEFAULT_TIMEOUT_S, describe_value, yaml_spelling
 from nvfp4ctl.words import seconds_text
@@ -209,7 +209,8 @@ def task_text(source: Path, named: str) -> str:
     """The text of the task file at `source`, or a UsageError (one line, exit 2; `named`: the file as the line
     names it) where it cannot be read, is not UTF-8 or is larger than LARGEST_TASK_FILE. A FIFO or a device is
     read as a file is (`--task <(cat task.yml)` is a FIFO), at most that far, so /dev/zero is refused at the cap;
-    a FIFO that no process writes within fifo_read.FIFO_WRITER_WAIT_S is refused, not waited on for ever."""
+    a named FIFO that no process opens for writing within fifo_read.FIFO_WRITER_WAIT_S is refused, not waited
+    on for ever (fifo_read)."""
     try:
         fifo = stat.S_ISFIFO(source.stat().st_mode)
     except OSError:
@@ -220,7 +221,8 @@ def task_text(source: Path, named: str) -> str:
             text = file.read(LARGEST_TASK_FILE + 1)
     except OSError as error:
         if fifo and error.errno == errno.ENXIO:
-            raise UsageError(f"{named}: {error.strerror}") from None
+            waited = seconds_text(FIFO_WRITER_WAIT_S)
+            raise UsageError(f"no process opened {named} for writing within {waited}") from None
         raise UsageError(f"{named}: cannot read the task file ({os_reason(error, source)})") from None
     except UnicodeDecodeError:
         raise UsageError(f"{source}: not a UTF-8 text file") from None

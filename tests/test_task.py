@@ -654,8 +654,64 @@ def test_a_task_file_that_is_a_fifo_no_process_writes_is_refused_after_the_wait(
     began = time.monotonic()
     result = CliRunner().invoke(app, ["lint", "--task", "f1", "s.py"])
     took = time.monotonic() - began
-    assert (result.exit_code, " ".join(result.output.split())) == (2, "error: f1: a FIFO that no process writes")
+    assert (result.exit_code, " ".join(result.output.split())) == (2, "error: no process opened f1 for writing within 2 s")
     assert FIFO_WRITER_WAIT_S <= took < FIFO_WRITER_WAIT_S + 2, took
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="named pipes are POSIX")
+def test_a_named_fifo_whose_writer_opened_it_is_read_however_slow_the_writer(tmp_path: Path,
+                                                                             never_blocked: None) -> None:
+    """The wait is for a writer to open the FIFO: one that has, then sends after the 2 s, is read, where a
+    poll for data refused it as no writer at all."""
+    import os
+    import threading
+    import time
+
+    os.mkfifo(tmp_path / "f1")
+
+    def write_late() -> None:
+        with (tmp_path / "f1").open("w", encoding="utf-8") as fifo:  # opens at once, once the reader is there
+            time.sleep(3)
+            fifo.write("problem: nvfp4_gemm\ntests:\n  - {m: 128, n: 128, k: 256, l: 1, seed: 1}\n")
+
+    threading.Thread(target=write_late, daemon=True).start()
+    assert load_task(tmp_path / "f1").tests[0].m == 128
+
+
+@pytest.mark.skipif(not __import__("os").path.isdir("/proc/self/fd"), reason="the fd links are Linux's")
+@pytest.mark.parametrize("folder", ["/proc/self/fd", "/dev/fd"])
+def test_a_task_file_that_is_an_anonymous_pipe_is_read_however_slow_its_writer(
+        folder: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, never_blocked: None) -> None:
+    """`--task <(sleep 8; cat task.yml)` was refused after 2 s as a FIFO no process writes, though its writer
+    was there, only slow: a process substitution's pipe is open already, its writer there or gone, so the read
+    ends without a wait of its own."""
+    import os
+    import threading
+    import time
+
+    from typer.testing import CliRunner
+
+    from nvfp4ctl.cli import app
+
+    text = "problem: nvfp4_gemm\ntests:\n  - {m: 128, n: 128, k: 256, l: 1, seed: 1}\n"
+    (tmp_path / "s.py").write_text("def custom_kernel(data):\n    return data[6]\n")
+    monkeypatch.chdir(tmp_path)
+    for read in (lambda path: load_task(Path(path)).tests[0].m == 128,
+                 lambda path: CliRunner().invoke(app, ["lint", "--task", path, "s.py"]).exit_code == 0):
+        reading, writing = os.pipe()
+
+        def write_late(writing: int = writing) -> None:
+            time.sleep(3)  # past the 2 s a named FIFO's writer is given to open it
+            with os.fdopen(writing, "w", encoding="utf-8") as pipe:
+                pipe.write(text)
+
+        threading.Thread(target=write_late, daemon=True).start()
+        began = time.monotonic()
+        try:
+            assert read(f"{folder}/{reading}")
+        finally:
+            os.close(reading)
+        assert time.monotonic() - began >= 3
 
 
 @pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="named pipes are POSIX")
