@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from nvfp4ctl.lint import stream
-from nvfp4ctl.lint.benchmark_shapes import Shape, shipped_shapes
+from nvfp4ctl.lint.benchmark_shapes import Shape, shipped_shapes, task_shapes
 from nvfp4ctl.lint.config import DEFAULT_BENCHMARK_SHAPES, LintConfig, LintFlags, parse_section
 from nvfp4ctl.lint.cpp import rules as cpp_rules
 from nvfp4ctl.lint.diagnostic import Diagnostic, Finding, LintReport
@@ -77,11 +77,9 @@ def _folder_config(task_file: Path, flags: LintFlags) -> LintConfig:
     """The config a folder's own task.yml gives its files, as `nvfp4ctl lint` run in that folder gives it:
     its problem, benchmark shapes and `lint:` settings, under the command line's flags. A `lint:` section
     that is wrong is exit 2 here as there, not settings quietly dropped."""
-    from nvfp4ctl.lint.targets import benchmark_shapes
-
     task = _parsed_task(task_file)
     section = parse_section(task.lint, task.path.parent, task.lint_at)
-    return flags.over(section, benchmark_shapes(task), getattr(task, "problem", None))
+    return flags.over(section, task_shapes(task), getattr(task, "problem", None))
 
 
 def folder_problem(task_file: Path) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from nvfp4ctl.errors import UsageError
-from nvfp4ctl.lint.benchmark_shapes import Shape, task_shapes
+from nvfp4ctl.lint.benchmark_shapes import task_shapes
 from nvfp4ctl.lint.source import CPP_SUFFIXES, entry_mode, is_compiler_output, link_target
 from nvfp4ctl.lint.config import LintConfig, LintFlags, LintSection, parse_section
 from nvfp4ctl.workspace import FROM_ENV, FROM_FLAG, claim_folder, user_folder
@@ -47,10 +47,6 @@ def _load_task(path: Path | None = None) -> Any:
     return load_task(path)
 
 
-def benchmark_shapes(task: Any | None) -> tuple[Shape, ...] | None:
-    return task_shapes(task)
-
-
 def plan(
     paths: Sequence[Path] | None,
     select: Sequence[str] | None = None,
@@ -62,7 +58,7 @@ def plan(
     folder = user_folder()
     section: LintSection = parse_section(task.lint if task.is_users else None, folder, task.lint_at)
     flags = LintFlags(tuple(select) if select else None, tuple(ignore) if ignore else None, profile)
-    config = flags.over(section, benchmark_shapes(task), getattr(task, "problem", None))
+    config = flags.over(section, task_shapes(task), getattr(task, "problem", None))
     own = {"task_file": task.path if task.is_users else None, "own_tasks": task.source not in (FROM_FLAG, FROM_ENV),
            "flags": flags}
     if paths:
