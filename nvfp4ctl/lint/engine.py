@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from nvfp4ctl.lint import stream
-from nvfp4ctl.lint.benchmark_shapes import Shape, shipped_shapes, task_shapes
-from nvfp4ctl.lint.config import DEFAULT_BENCHMARK_SHAPES, LintConfig, LintFlags, parse_section
+from nvfp4ctl.lint.benchmark_shapes import task_shapes
+from nvfp4ctl.lint.config import LintConfig, LintFlags, parse_section
 from nvfp4ctl.lint.cpp import rules as cpp_rules
 from nvfp4ctl.lint.diagnostic import Diagnostic, Finding, LintReport
 from nvfp4ctl.lint.included_headers import stream_in_included_headers
@@ -46,7 +46,7 @@ def _judged_as(own: tuple[str, str] | None, config: LintConfig) -> LintConfig:
     """config, or for a file whose own problem (own_problem's answer) is another, that problem's."""
     if own is None or own[0] == config.problem:
         return config
-    return replace(config, problem=own[0], benchmark_shapes=_shipped_shapes(own[0]))  # that problem's, not the task's
+    return replace(config, problem=own[0], benchmark_shapes=())  # that problem's own (LintConfig), not the task's
 
 
 def _folder_task(folder: Path, task_file: Path | None) -> Path | None:
@@ -146,10 +146,6 @@ def judged_files(paths: list[Path], in_use: Path | None, own_tasks: bool, not_su
 # a folder's task.yml is read once per command: the next one (a test's, an editor's lint_paths) reads it as it is then
 forget_on_reset(_parsed_task.cache_clear)
 forget_on_reset(_folder_config.cache_clear)
-
-
-def _shipped_shapes(problem: str) -> tuple[Shape, ...]:
-    return shipped_shapes(problem) or DEFAULT_BENCHMARK_SHAPES
 
 
 def lint_source(source: SourceFile, config: LintConfig) -> list[Diagnostic]:
