@@ -19,7 +19,7 @@ from nvfp4ctl.lint.python.index import (
     own_keywords, parameter_names, position, slice_elements, view_of, views_of)
 from nvfp4ctl.lint.python.inline_bodies import ignores_argument, reads_argument
 from nvfp4ctl.lint.python.whole_file import _is_kernel, guarded_by_debug
-from nvfp4ctl.lint.shapes import GEMM_DIMS, describe, pinned_shape
+from nvfp4ctl.lint.shapes import describe, pinned_shape
 from nvfp4ctl.problems.records import TupleLayout
 
 Report = Callable[[ast.AST, str, str], None]
@@ -59,8 +59,7 @@ def _permuted_words() -> str:
     return f"{names} ({', '.join(f'data[{i}]' for i in layout.permuted_scales)})"
 
 
-def check(index: ModuleIndex, report: Report, shapes: tuple[tuple[int, ...], ...],
-          dims: tuple[str, ...] = GEMM_DIMS) -> None:
+def check(index: ModuleIndex, report: Report, shapes: tuple[tuple[int, ...], ...], dims: tuple[str, ...]) -> None:
     def outside_debug(node: ast.AST, code: str, message: str) -> None:
         # a comparison with the reference behind `if DEBUG:` is a debug aid, as a print there is (NV801)
         if not guarded_by_debug(node, index):
