@@ -193,6 +193,11 @@ def table_text(path: Path) -> str:
 
 def read_dispatch(path: Path) -> tuple[DispatchEntry, ...]:
     lines = past_byte_order_mark(table_text(path)).splitlines()  # a marker on the first line is still one
+    return dispatch_entries(path, lines)
+
+
+def dispatch_entries(path: Path, lines: list[str]) -> tuple[DispatchEntry, ...]:
+    """The entries between the markers of `lines`, the table file `path` already read (read_dispatch)."""
     begin, end = _marked(lines, path)
     entries = []
     for index in range(begin + 1, end):

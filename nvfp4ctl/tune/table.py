@@ -12,7 +12,7 @@ Two machine-edited blocks, everything else in the file kept byte for byte:
     {128, 7168, 16384, 1, PlanKnob::SPAN, 1},   the kernel's name for the knob (tune.entry_names)
     // nvfp4ctl:dispatch end
 
-The per-shape entries are read and rendered by nvfp4ctl.build.knobs (read_dispatch, render_dispatch);
+The per-shape entries are read and rendered by nvfp4ctl.build.knobs (dispatch_entries, render_dispatch);
 this module adds the kernel block and the declared defaults (kernels/sm90/sm90_dispatch.cuh), and
 writes every file a tune changes in one go (write_table).
 """
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nvfp4ctl.atomic_file import made_read_only, write_text_atomic
-from nvfp4ctl.build.knobs import DispatchEntry, Knob, read_dispatch, render_dispatch, table_text
+from nvfp4ctl.build.knobs import DispatchEntry, Knob, dispatch_entries, render_dispatch, table_text
 from nvfp4ctl.errors import ToolTimeout, UsageError
 from nvfp4ctl.line_end import line_end
 from nvfp4ctl.lock_holder import holder_said, holding
@@ -71,12 +71,13 @@ def _kernel_block(lines: list[str], path: Path) -> tuple[int, int] | None:
 
 
 def read_table(path: Path, knobs: KernelKnobs) -> DispatchTable:
-    """The per-shape entries (nvfp4ctl.build.knobs.read_dispatch) and the kernel block, full names.
+    """The per-shape entries (nvfp4ctl.build.knobs.dispatch_entries) and the kernel block, full names.
     Each entry is checked here, at the start of a tune (a compile-only one too): a bad entry found
     only when the winners are written would cost the whole tune."""
     table = DispatchTable()
     first_line: dict[tuple[Shape, str], int] = {}
-    entries = read_dispatch(path)
+    lines = past_byte_order_mark(table_text(path)).splitlines()  # a marker on the first line is still one
+    entries = dispatch_entries(path, lines)
     named = knobs_named([*knobs.enumerators, *(entry.knob for entry in entries)], knobs.knobs)
     for entry in entries:
         meant = named[entry.knob].name if entry.knob in named else entry.knob
@@ -90,7 +91,6 @@ def read_table(path: Path, knobs: KernelKnobs) -> DispatchTable:
                              f" {values[knob.name]}: keep one entry per shape and plan knob")
         first_line.setdefault((shape, knob.name), entry.source_line)
         values[knob.name] = entry.value
-    lines = past_byte_order_mark(table_text(path)).splitlines()  # a marker on the first line is still one
     block = _kernel_block(lines, path)
     if block is not None:
         table.has_kernel_block = True
