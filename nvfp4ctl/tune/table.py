@@ -82,8 +82,8 @@ def read_table(path: Path, knobs: KernelKnobs) -> DispatchTable:
     for entry in entries:
         meant = named[entry.knob].name if entry.knob in named else entry.knob
         knob = _checked(knobs, meant, entry.value, "plan", f"{path}:{entry.source_line}")
-        table.entry_names[(entry.m, entry.n, entry.k, entry.l), knob.name] = entry.knob
         shape = (entry.m, entry.n, entry.k, entry.l)
+        table.entry_names[shape, knob.name] = entry.knob
         values = table.plan.setdefault(shape, {})
         if knob.name in values and values[knob.name] != entry.value:  # which was meant is the author's to say
             raise UsageError(f"{path}:{entry.source_line}: {knobs.short(knob.name)}={entry.value} for"
@@ -119,7 +119,7 @@ def _read_kernel_block(lines: list[str], block: tuple[int, int], path: Path, kno
         line = (f"#ifndef {ifndef.group(1)}" if ifndef else f"#define {define.group(1)} {define.group(2)}"
                 if define else "#endif")
         if open_name:
-            due = "#endif" if defined else f"#define {open_name} VALUE"
+            due = _due(open_name, defined)
             expected = endif is not None if defined else define is not None and define.group(1) == open_name
             if not expected:
                 raise UsageError(f"{where}: `{line}` where `{due}` comes next, for `#ifndef {open_name}` at"
@@ -145,9 +145,13 @@ def _read_kernel_block(lines: list[str], block: tuple[int, int], path: Path, kno
             table.kernel_comments[open_name] = (ifndef_comment, define_comment, endif.group(1))
             open_name = ""
     if open_name:
-        due = "#endif" if defined else f"#define {open_name} VALUE"
-        raise UsageError(f"{path}:{block[1] + 1}: the kernel-knobs block ends where `{due}` comes next, for"
-                         f" `#ifndef {open_name}` at {path}:{open_at}: {_TRIPLES}")
+        raise UsageError(f"{path}:{block[1] + 1}: the kernel-knobs block ends where `{_due(open_name, defined)}`"
+                         f" comes next, for `#ifndef {open_name}` at {path}:{open_at}: {_TRIPLES}")
+
+
+def _due(open_name: str, defined: bool) -> str:
+    """The line the triple of `#ifndef open_name` needs next, its `#define` read or not."""
+    return "#endif" if defined else f"#define {open_name} VALUE"
 
 
 def _checked(knobs: KernelKnobs, name: str, value: int, scope: str, where: str) -> Knob:
