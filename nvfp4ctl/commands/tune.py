@@ -77,7 +77,7 @@ def _tune(kernel: Path | None, shapes: ShapeSet, budget: float | None, gpus: int
     return outcome_of(report, run.chosen_by, run.task.problem)
 
 
-def timed_search_only(budget: float | None, gpus: int | None, fresh: bool, rounds: int = 1) -> list[str]:
+def timed_search_only(budget: float | None, gpus: int | None, fresh: bool, rounds: int) -> list[str]:
     """A warning for each option given that only the timed search reads, which a compile-only tune
     takes without using: the user learns it did nothing. Every such option is listed here, and only here."""
     given = [  # (given, the option as typed, why compile-only has no use for it)
