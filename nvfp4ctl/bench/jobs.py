@@ -86,10 +86,9 @@ def _bench_case(
     loops = ([LoopBound.of("warm-up", StoppingCriterion(**warmup), wall_from_timeout=True)] if warmup is not None
              else []) + ([LoopBound.of("settle", StoppingCriterion.for_wall_time(settle_s), wall_from_timeout=False)]
                          if settle_s > 0 else []) + [LoopBound.of("timing", timed_criterion, wall_from_timeout=True)]
-    # the watchdog's timeout counts the inputs' making; a GPU's calls are paced by batches alone, and stay the watchdog's
-    tracker = CallTracker(len(seeds), tuple(loops), started=started,
-                          timeout_s=shape_timeout_s if device != "cuda" else None)
     on_cuda = device == "cuda"
+    # the watchdog's timeout counts the inputs' making; a GPU's calls are paced by batches alone, and stay the watchdog's
+    tracker = CallTracker(len(seeds), tuple(loops), started=started, timeout_s=None if on_cuda else shape_timeout_s)
     # the CPU's calls block: each return is news; a GPU's are known to have ended once checked
     pass_target = target if on_cuda else tracker.counting(target)
     tracker.making_inputs()  # a kill from here to the first call is of a job too slow, not of a stuck kernel
