@@ -27,7 +27,7 @@ from nvfp4ctl.errors import UsageError
 from nvfp4ctl.project import cache_root
 from nvfp4ctl.runlog.entry import RunEntry
 from nvfp4ctl.runlog.files import (MARKDOWN_SUFFIXES, _as_utf8, _decoded, _strict_utf8, _wide_encoding,
-                                   file_in_the_way, is_null_device)
+                                   device_or_fifo_mode, file_in_the_way, is_null_device)
 from nvfp4ctl.runlog.placing import ChangedWhileWritten, append_in_place, read_whole, still_the_file_read
 from nvfp4ctl.runlog.section import (_LINE_BREAK, HEADING, _after_the_first_heading, _joins_an_html_block, _log_end,
                                      _text_follows)
@@ -130,7 +130,7 @@ def _device_or_fifo(memory: Path) -> bool:
         mode = memory.stat().st_mode
     except (OSError, ValueError):
         return False
-    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+    return device_or_fifo_mode(mode)
 
 
 def _open_for_lock(memory: Path) -> tuple[int, bool]:

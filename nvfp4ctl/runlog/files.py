@@ -204,6 +204,12 @@ def _previous_bytes(memory: Path) -> bytes:
         mode = memory.stat().st_mode
     except (FileNotFoundError, NotADirectoryError):  # not there yet, a link to a file not there yet, a file in the way
         return b""
-    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+    if device_or_fifo_mode(mode):
         return b""
     return memory.read_bytes()
+
+
+def device_or_fifo_mode(mode: int) -> bool:
+    """Whether a st_mode is neither a file nor a folder (a device, a FIFO, a socket): a run log there takes
+    new lines only, with no lines of its own to read or keep whole."""
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
