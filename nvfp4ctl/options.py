@@ -304,17 +304,17 @@ def file_to_write() -> Callable[[object], Path]:
     not (the shell's `> newdir/` refuses it too), so it is refused as a folder that is there is, never written
     as a file named like the folder."""
 
+    named = path("the file to write")
+
     def parse(value: object) -> Path:
         if isinstance(value, Path):
             return value
         text = str(value)
-        if not text:
-            raise OptionValueError("an empty path; name the file to write", value)
         if text.endswith(("/", os.sep)) and text.rstrip("/" + os.sep):
             folder = Path(text)
             raise OptionValueError(f"{text} ends in /, a folder; name the file to write, e.g. -o"
                                    f" {folder / 'submission.py'}", value)
-        return Path(text)
+        return named(text)
 
     return parse
 
