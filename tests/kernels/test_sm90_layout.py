@@ -191,20 +191,27 @@ def test_a_written_dispatch_table_reads_back_and_compiles(tmp_path: Path) -> Non
 
     from nvfp4ctl.build.knobs import DispatchEntry, read_dispatch, write_dispatch
     from nvfp4ctl.errors import UsageError
+    from nvfp4ctl.tune.entry_names import knobs_named
+
+    def named(entries: list[DispatchEntry]) -> dict:
+        """The knob each entry's name stands for, as tune hands them to the writer."""
+        return knobs_named([entry.knob for entry in entries], tuple(read_knobs(CONFIG)))
 
     table = tmp_path / "sm90_dispatch.cuh"
     shutil.copy(FOLDER / "sm90_dispatch.cuh", table)
     entries = [DispatchEntry(128, 7168, 2048, 1, "SHARED_A_MIN_K_TILES", 4), DispatchEntry(128, 4096, 7168, 1, "MAX_CLUSTER_K", 2)]
-    write_dispatch(table, entries, read_knobs(CONFIG), "NVFP4_SM90_")
+    write_dispatch(table, entries, named(entries))
     assert set(read_dispatch(table)) == set(entries)
     with pytest.raises(UsageError):
-        write_dispatch(table, [DispatchEntry(128, 256, 256, 1, "STAGES_SHARED_A", 4)], read_knobs(CONFIG), "NVFP4_SM90_")
+        refused = [DispatchEntry(128, 256, 256, 1, "STAGES_SHARED_A", 4)]
+        write_dispatch(table, refused, named(refused))
     with pytest.raises(UsageError):
-        write_dispatch(table, [DispatchEntry(128, 256, 256, 1, "MAX_CLUSTER_K", 5)], read_knobs(CONFIG), "NVFP4_SM90_")
+        refused = [DispatchEntry(128, 256, 256, 1, "MAX_CLUSTER_K", 5)]
+        write_dispatch(table, refused, named(refused))
     written = table.read_text()
     table.chmod(0o444)  # the owner's chmod a-w is kept: the new copy would need only the folder's permission
     with pytest.raises(UsageError, match="sm90_dispatch.cuh is read-only$"):
-        write_dispatch(table, entries[:1], read_knobs(CONFIG), "NVFP4_SM90_")
+        write_dispatch(table, entries[:1], named(entries[:1]))
     assert table.read_text() == written
     table.chmod(0o644)
     probe = tmp_path / "probe.cpp"
