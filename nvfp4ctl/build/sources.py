@@ -180,9 +180,10 @@ def abi_functions(kernel: Path) -> tuple[str, str]:
     """The C ABI functions a kernel defines and its binding calls, `<name>_unsupported` and
     `<name>_launch`; the GEMM's for a kernel that includes no problem's API header, as its binding
     is then the GEMM's."""
-    api = kernel_api(kernel)
-    name = api.function if api is not None else "nvfp4_gemm"  # type: ignore[attr-defined]
-    return f"{name}_unsupported", f"{name}_launch"
+    from nvfp4ctl.problems import get_problem
+
+    api = kernel_api(kernel) or get_problem("nvfp4_gemm").kernel_api
+    return f"{api.function}_unsupported", api.launch_function  # type: ignore[union-attr]
 
 
 NO_TENSOR_OP = "no-tensor-op"  # `// nvfp4ctl: no-tensor-op`: a kernel without tensor cores on purpose (kernels/naive)
