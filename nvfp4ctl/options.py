@@ -244,8 +244,8 @@ def integer(minimum: int | None = None, maximum: int | None = None) -> Callable[
 
 def count(minimum: int = 1) -> Callable[[object], int]:
     """A parser for how many of something to show (`log -n`), ≥ `minimum`: a number past any list's length,
-    however large, is read as sys.maxsize, the most itertools.islice counts to, so it shows them all (one
-    past it was islice's ValueError traceback)."""
+    however large, is read as sys.maxsize, so it shows them all and every reader of the count (slices, heaps,
+    the run log's readers) takes it as an ordinary int."""
     whole = integer(minimum)
 
     def parse(value: object) -> int:
