@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nvfp4ctl.bench.settings import TimingSettings, same_settings, settings_of
-from nvfp4ctl.problems import DEFAULT_PROBLEM
+from nvfp4ctl.errors import UsageError
+from nvfp4ctl.problems import DEFAULT_PROBLEM, get_problem
 from nvfp4ctl.runlog import RunEntry, TimeFloor, logged_path, resolved_as_logged, split_target, time_order
 
 # relative; measured on H100s: consecutive benches' geomeans up to 1.3 % apart with the settle phase
@@ -30,9 +31,11 @@ SHAPE_RUN_TO_RUN = 0.03
 SIGMAS = 2.0
 
 _GEOMEAN = re.compile(r"^geomean (?P<mean>[0-9.]+)(?:±(?P<err>[0-9.]+))? us; (?P<rest>.*) us$")
-# A shape key is the problem's own (ProblemBase.key): "128x7168x16384", the GEMV's "7168x16384", the
-# grouped GEMM's "g8:m80+176+...:n4096:k7168"; none has a space.
-_SHAPE = re.compile(r"^(?P<key>\S+) (?P<mean>[0-9.]+)(?:±(?P<err>[0-9.]+))?$")
+# A result names each shape by its problem's label (ProblemBase.label), the key itself but for the GEMV's with
+# an L: "128x7168x16384", the grouped GEMM's "g8:m80+176+...:n4096:k7168" (no key has a space), the GEMV's
+# "7168x16384" and "4096x7168 l=8", which lines written before labels were logged name by its key "4096x7168x8".
+SHAPE_NAME = r"\S+(?: l=[0-9]+)?"
+_SHAPE = re.compile(rf"^(?P<key>{SHAPE_NAME}) (?P<mean>[0-9.]+)(?:±(?P<err>[0-9.]+))?$")
 
 
 @dataclass(frozen=True)
@@ -95,10 +98,12 @@ def result_line(geomean: Timing, shapes: Sequence[tuple[str, Timing]]) -> str:
     return f"geomean {geomean.mean:.3f}±{geomean.err:.3f} us; {parts} us"
 
 
-def parse_result_line(text: str) -> LoggedBench | None:
+def parse_result_line(text: str, problem: str | None = None) -> LoggedBench | None:
     """A bench's logged result; None for any other result and for a line no bench writes (hand-edited):
     a time that is nan, inf, 0 or not a number ("1.2.3"), which no kernel takes and no comparison or
-    trend can use (a percentage of 0 µs, a "best 0.00")."""
+    trend can use (a percentage of 0 µs, a "best 0.00"). `problem`: the run's (logged_problem), whose keys
+    the shapes are then held by (logged_key): "4096x7168 l=8" and an older line's "4096x7168x8" are one shape;
+    without it, as logged."""
     found = _GEOMEAN.match(text.strip())
     if not found:
         return None
@@ -107,7 +112,7 @@ def parse_result_line(text: str) -> LoggedBench | None:
         shape = _SHAPE.match(part.strip())
         if not shape or (timing := _timing(shape["mean"], shape["err"])) is None:
             return None
-        shapes[shape["key"]] = timing
+        shapes[logged_key(problem, shape["key"]) if problem is not None else shape["key"]] = timing
     geomean = _timing(found["mean"], found["err"])
     return LoggedBench(geomean, shapes) if geomean is not None else None
 
@@ -123,6 +128,16 @@ def _timing(mean: str, err: str | None) -> Timing | None:
 def logged_problem(entry: RunEntry) -> str:
     """The problem a logged run was of; lines written before the log named one were the GEMM's."""
     return entry.problem or DEFAULT_PROBLEM
+
+
+def logged_key(problem: str, name: str) -> str:
+    """The key of a shape as a result of `problem`'s names it (ProblemBase.key_of_label): the GEMV's "4096x7168 l=8"
+    as "4096x7168x8", the key bench, `log --shape` and older lines go by; a name of a problem this nvfp4ctl does
+    not know (a newer one's, a user's own) as it is."""
+    try:
+        return get_problem(problem).key_of_label(name)
+    except UsageError:
+        return name
 
 
 def _target_path(cell: str, root: Path, log_folder: Path | None) -> Path | None:
@@ -173,7 +188,7 @@ def find_previous(newest_first: Iterable[RunEntry], target: Path, gpu: str, shap
             continue
         if _target_path(entry.target, root, log_folder) != wanted:
             continue
-        logged = parse_result_line(entry.result)
+        logged = parse_result_line(entry.result, logged_problem(entry))
         if logged is None or not any(key in logged.shapes for key in shapes):
             continue
         if settings is not None and not same_settings(settings_of(entry.command), settings, logged_problem(entry)):

@@ -176,15 +176,17 @@ class BenchReport:
         return self.ceilings
 
     def labels(self) -> dict[str, str]:
-        """Shape key -> how tables name it: the run log and its comparisons go by key."""
+        """Shape key -> how tables name it: bench's comparison with the run log goes by key."""
         return {s.key: s.shown for s in self.shapes}
 
     def timings(self) -> list[tuple[str, Timing]]:
         return [(s.key, Timing(s.stats.mean, s.stats.err)) for s in self.shapes]
 
     def result_line(self) -> str:
-        """The run-log line a later bench compares against (history.parse_result_line reads it)."""
-        return result_line(Timing(self.geomean_us, self.geomean_err_us), self.timings())
+        """The run-log line a later bench compares against (history.parse_result_line reads it), each shape named as
+        the tables name it (the GEMV's "4096x7168 l=8"; every other problem's label is its key)."""
+        return result_line(Timing(self.geomean_us, self.geomean_err_us),
+                           [(s.shown, Timing(s.stats.mean, s.stats.err)) for s in self.shapes])
 
     def to_dict(self) -> dict[str, Any]:
         whole = not self.partial

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nvfp4ctl import commit_stamp
-from nvfp4ctl.bench.history import LoggedBench, logged_problem, parse_result_line, tool_named
+from nvfp4ctl.bench.history import SHAPE_NAME, LoggedBench, logged_key, logged_problem, parse_result_line, tool_named
 from nvfp4ctl.bench.settings import TimingSettings, settings_of
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.runlog import (CPU_DEVICE_LABEL, LOG_RELATIVE, RunEntry, folder_target, logged_path, resolved_as_logged,
@@ -93,8 +93,9 @@ class Trend:
         return [i > 0 and run.tool != self.runs[i - 1].tool for i, run in enumerate(self.runs)]
 
 
-# The keys a bench logs (ProblemBase.key): "128x7168x16384" (l when not 1), the GEMV's "7168x16384", the
-# grouped GEMM's "g8:m80+176:n4096:k7168"
+# The keys a bench's shapes are held by (ProblemBase.key): "128x7168x16384" (l when not 1), the GEMV's "7168x16384"
+# and "4096x7168x8" (logged as "4096x7168 l=8": parse_result_line reads it back as its key), the grouped GEMM's
+# "g8:m80+176:n4096:k7168"
 _SIZES_KEY = re.compile(r"[1-9][0-9]*(?:x[1-9][0-9]*){1,3}")
 _GROUPED_KEY = re.compile(r"g[1-9][0-9]*(?::[a-z][0-9]+(?:\+[0-9]+)*)+")
 
@@ -158,14 +159,14 @@ def collect(entries: Iterable[RunEntry], root: Path, target: Path | None = None,
     for index, entry in enumerate(entries):
         if entry.subcommand != "bench" or entry.exit_code != "0":
             continue
-        bench = parse_result_line(entry.result)
+        problem = logged_problem(entry)
+        bench = parse_result_line(entry.result, problem)
         path, digest = split_target(entry.target)
         if bench is None or not path:
             continue
         resolved = logged_path(path, root, log_folder)
         if target is not None and not _names(target, path, root, log_project, log_folder):
             continue
-        problem = logged_problem(entry)
         timed_with = settings_of(entry.command).resolved(problem)
         key = (str(resolved), entry.gpu, problem, timed_with)
         if key not in groups:
@@ -199,15 +200,20 @@ def unreadable_benches(entries: Sequence[RunEntry], lines: Sequence[int], root: 
         path, _ = split_target(entry.target)
         if target is not None and not (path and _names(target, path, root, log_project, log_folder)):
             continue
-        if shapes and GEOMEAN not in shapes and not set(shapes) & _named_keys(entry.result):
+        if shapes and GEOMEAN not in shapes and not set(shapes) & _named_keys(entry.result, logged_problem(entry)):
             continue
         found.append(line)
     return found
 
 
-def _named_keys(result: str) -> set[str]:
-    """The first word of each part of a bench's result ("geomean", "128x7168x16384"), read or not."""
-    return {words[0] for part in re.split(r"[;|]", result) if (words := part.split())}
+_NAME_FIRST = re.compile(SHAPE_NAME)
+
+
+def _named_keys(result: str, problem: str) -> set[str]:
+    """The name each part of a bench's result starts with ("geomean", "128x7168x16384", the GEMV's "4096x7168 l=8"),
+    read or not, as the log's key (logged_key: "4096x7168x8")."""
+    return {logged_key(problem, found[0]) for part in re.split(r"[;|]", result)
+            if (found := _NAME_FIRST.match(part.strip()))}
 
 
 def logged_targets(entries: Iterable[RunEntry], root: Path, log_folder: Path | None = None) -> list[str]:

@@ -90,8 +90,14 @@ class ProblemBase:
             return key
 
     def label(self, case: Case) -> str:
-        """How bench's tables and lines name the case: its key, where the key reads unambiguously."""
+        """How bench's tables, lines and run-log results name the case: its key, where the key reads unambiguously."""
         return self.key(case)
+
+    def key_of_label(self, label: str) -> str:
+        """The key a label names (label_of_key undone): a logged result names a shape by its label, a line written
+        before that by its key, and every reader matches both as one shape. The text as it is where it is no label
+        other than a key (a key, another problem's, "geomean")."""
+        return label
 
     def shape_text(self, case: Case) -> str:
         """"m=128 n=256 k=256" (l when not 1) for check's table."""

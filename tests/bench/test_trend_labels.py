@@ -1,5 +1,5 @@
 """`log --trend` titles a GEMV series by its label ("4096x7168 l=8"), where its logged key "4096x7168x8" read
-as a GEMM's M×N×K; the run log keeps the key, old lines included, and --shape still names it."""
+as a GEMM's M×N×K; the run log's older lines hold the key, read as the same shape, and --shape still names it."""
 
 from __future__ import annotations
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import TYPE_CHECKING, Any
 
 from nvfp4ctl.problems.base import DenseProblem
@@ -12,6 +13,7 @@ if TYPE_CHECKING:
     from nvfp4ctl.task import Case
 
 B_SCALE_ROWS = 128  # b and sfb are padded to 128 rows (inputs.B_ROWS); row 0 is the vector
+_LABEL = re.compile(r"(?P<sizes>[1-9][0-9]*x[1-9][0-9]*) l=(?P<l>[1-9][0-9]*)")  # label(): M x K, then its L
 
 
 class Nvfp4Gemv(DenseProblem):
@@ -50,8 +52,16 @@ class Nvfp4Gemv(DenseProblem):
     reference_module = "nvfp4ctl.problems.nvfp4_gemv.reference"
 
     def label(self, case: Case) -> str:
-        """"4096x7168 l=8": the key's "4096x7168x8" would read as a GEMM's M×N×K (the run log keeps the key)."""
+        """"4096x7168 l=8": the key's "4096x7168x8" would read as a GEMM's M×N×K (the run log's results name it so
+        too; lines written before them hold the key, which key_of_label reads them as)."""
         return self.key(dataclasses.replace(case, l=1)) + (f" l={case.l}" if case.l != 1 else "")
+
+    def key_of_label(self, label: str) -> str:
+        """"4096x7168 l=8" -> "4096x7168x8" (an l of 1 is no part of a key); any other text as it is."""
+        found = _LABEL.fullmatch(label)
+        if found is None:
+            return label
+        return found["sizes"] + (f"x{found['l']}" if found["l"] != "1" else "")
 
     def b_scale_rows(self, case: Case) -> int:
         return B_SCALE_ROWS
