@@ -34,7 +34,7 @@ from nvfp4ctl.fifo_read import FIFO_WRITER_WAIT_S, open_fifo_text
 from nvfp4ctl.problems import DEFAULT_PROBLEM, get_problem, problem_names, registered_name
 from nvfp4ctl.problems.fields import DEFAULT_TIMEOUT_S, describe_value, yaml_spelling
 from nvfp4ctl.words import seconds_text
-from nvfp4ctl.workspace import FROM_ENV, SHIPPED, forget_on_reset, locate_task, task_file_name
+from nvfp4ctl.workspace import FROM_ENV, SHIPPED, forget_on_reset, locate_task, task_file_name, task_folder
 
 # Ours, then GPU MODE's (which may add more: unknown keys are ignored, near misses of these warned).
 # The keys nvfp4ctl reads, and GPU MODE's own that it leaves alone (kernelbot's LeaderboardTask and
@@ -654,7 +654,7 @@ class _TaskReader:
             raise self.fail("submission", f"expected a path to a submission.py, got {describe_value(value)}")
         submission = Path(value).expanduser()
         if not submission.is_absolute() and self.path is not None:
-            submission = self.path.resolve().parent / submission
+            submission = task_folder(self.path) / submission
         return submission
 
     def lint_places(self, section: Any) -> Mapping[str, str]:

@@ -10,6 +10,7 @@ nvfp4ctl project itself, so a verdict is never about a file the user did not wri
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,10 +45,30 @@ class TaskFile:
         """The user's folder this task file stands for; None for nvfp4ctl's own task.yml."""
         if not self.is_users:
             return None
-        try:
-            return self.path.resolve().parent
-        except (OSError, RuntimeError):  # a link that loops (RuntimeError before Python 3.13): where it was named
-            return Path(os.path.abspath(self.path)).parent
+        return task_folder(self.path)
+
+
+def task_folder(path: Path) -> Path:
+    """The folder a task file of the user's stands for: its own, through links; the working directory for one that
+    lies in no folder, a pipe (`--task <(cat task.yml)` is /dev/fd/63, a link to /proc/PID/fd/pipe:[N], which no
+    folder holds) or a device, as a task piped in is about the files where the command runs."""
+    try:
+        resolved = path.resolve()
+    except (OSError, RuntimeError):  # a link that loops (RuntimeError before Python 3.13): where it was named
+        return Path(os.path.abspath(path)).parent
+    return Path.cwd().resolve() if _in_no_folder(path, resolved) else resolved.parent
+
+
+def _in_no_folder(path: Path, resolved: Path) -> bool:
+    """A file that is no regular file and whose name leads nowhere in a folder (an anonymous pipe's
+    pipe:[N]) or into /dev or /proc, which hold no one's project; a named FIFO in a folder is that folder's."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):  # no such file yet: its read says so
+        return False
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return False
+    return not os.path.lexists(resolved) or resolved.parts[1:2] in (("dev",), ("proc",))
 
 
 class _Resolved:

@@ -17,7 +17,7 @@ from nvfp4ctl.problems import DEFAULT_PROBLEM
 from nvfp4ctl.project import shipped
 from nvfp4ctl.runner.targets import DEFAULT_BY_NAME, SUBMISSION_FILE
 from nvfp4ctl.usage_hints import shell_path
-from nvfp4ctl.workspace import note_target, short_path, users_kernels_dir
+from nvfp4ctl.workspace import note_target, short_path, task_folder, users_kernels_dir
 from nvfp4ctl.words import plural
 
 LEADERBOARD_ARCH = "sm_100a"  # the B200 leaderboard
@@ -172,7 +172,7 @@ def _task_submission(task: Any | None) -> tuple[Path, str] | None:
         return None
     if task.submission is not None:
         return task.submission, f"{_shown(task.path.absolute())}'s `submission:`"
-    return task.path.resolve().parent / SUBMISSION_FILE, f"beside {_shown(task.path.absolute())}"
+    return task_folder(task.path) / SUBMISSION_FILE, f"beside {_shown(task.path.absolute())}"
 
 
 def _shown(output: Path) -> str:

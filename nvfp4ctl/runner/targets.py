@@ -22,7 +22,8 @@ from nvfp4ctl.errors import UsageError, os_reason
 from nvfp4ctl.problems import DEFAULT_PROBLEM
 from nvfp4ctl.project import kernels_dir, shipped
 from nvfp4ctl.runner.gpu import first_gpu, run_device
-from nvfp4ctl.workspace import TASK_FILE, claim_folder, in_nvfp4ctl_project, note_target, short_path, user_folder
+from nvfp4ctl.workspace import (TASK_FILE, claim_folder, in_nvfp4ctl_project, note_target, short_path, task_folder,
+                                user_folder)
 
 SUBMISSION, KERNEL, TORCH = "submission", "kernel", "torch"
 
@@ -496,7 +497,7 @@ def find_user_submission(task: TaskLike | None) -> TargetSpec | None:
         return _submission(task.submission, written, f"{task_name} submission:", problem)
     candidates: list[tuple[Path, str]] = []
     if users and task.path is not None:
-        candidates.append((task.path.resolve().parent / SUBMISSION_FILE, f"beside {task_name}"))
+        candidates.append((task_folder(task.path) / SUBMISSION_FILE, f"beside {task_name}"))
     candidates.append((Path.cwd().resolve() / SUBMISSION_FILE, "current folder"))
     for path, source in candidates:
         if path.is_file():

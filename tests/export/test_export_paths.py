@@ -494,3 +494,23 @@ def test_an_export_for_another_problem_is_not_replaced_without_force(tmp_path: P
     assert gemm_export.read_text().startswith('"""GPU MODE nvfp4_gemv submission:')
     result = runner.invoke(app, ["export", "--kernel", str(GEMV_NAIVE), "--arch", "sm_100a"])
     assert result.exit_code == 0, result.output
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/fd"), reason="the fd links are Linux's")
+def test_a_task_piped_in_exports_the_kernels_of_the_current_folder(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """`export --task <(cat task.yml)` (/dev/fd/63) looked for kernels/ in /dev/fd, the pipe's "folder": no kernel
+    to export here, exit 2. The folder is the current one, as check and bench take it for the same --task."""
+    folder = _user_folder(tmp_path / "gemm", "nvfp4_gemm", {"nvfp4_gemm_sm100_tc.cu": GEMM_TC.read_text()})
+    (folder / "submission.py").unlink()  # init's starter: the export is written where it was, beside task.yml
+    monkeypatch.chdir(folder)
+    reading, writing = os.pipe()
+    with os.fdopen(writing, "w", encoding="utf-8") as pipe:
+        pipe.write((folder / "task.yml").read_text())
+    try:
+        result = runner.invoke(app, ["export", "--task", f"/dev/fd/{reading}"])
+    finally:
+        os.close(reading)
+    assert result.exit_code == 0, result.output
+    assert "wrote submission.py (" in result.output and "nvfp4_gemm_sm100_tc.cu for sm_100a" in result.output
+    assert (folder / "submission.py").is_file()

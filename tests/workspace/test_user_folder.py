@@ -329,3 +329,24 @@ def test_every_command_logs_a_kernel_beside_the_task_it_used(
     for args in (["build", "--task", "v2/task.yml", kernel], ["check", "--task", "v2/task.yml", "--kernel", kernel]):
         runner.invoke(app, args)
     assert logged_to == [v2 / "MEMORY.md"] * 2
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/fd") or not hasattr(os, "mkfifo"), reason="the fd links are Linux's")
+def test_a_task_file_piped_in_stands_for_the_current_folder_and_a_named_fifo_for_its_own(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """/dev/fd/N leads to /proc/PID/fd/pipe:[N], in no folder: its parent was taken as the user's folder (check
+    said "no submission to run in /proc/PID/fd" and logged to /proc/PID/fd/MEMORY.md)."""
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    reading, writing = os.pipe()
+    try:
+        for name in (f"/dev/fd/{reading}", f"/proc/self/fd/{reading}"):
+            assert workspace.task_folder(Path(name)) == here.resolve()
+            assert workspace.TaskFile(Path(name), workspace.FROM_FLAG).folder == here.resolve()
+    finally:
+        os.close(reading)
+        os.close(writing)
+    os.mkfifo(tmp_path / "task.fifo")
+    assert workspace.task_folder(tmp_path / "task.fifo") == tmp_path.resolve()
+    assert workspace.task_folder(tmp_path / "task.yml") == tmp_path.resolve()  # a file, there or not: its folder
