@@ -1467,3 +1467,16 @@ def test_a_json_fix_asks_for_json_once_whatever_was_typed_beside_it() -> None:
     assert _json_in_place(("src", "--json", "--format", "text"), "--json", "--format json") == "src --format json"
     assert without_option(["--only", "1", "--json", "--json=1", "--", "--json"], "--json", False) == [
         "--only", "1", "--", "--json"]
+
+
+def test_an_empty_init_folder_is_said_to_be_empty(tmp_path, monkeypatch):
+    """`init --problem nvfp4_gemm ""` filled the current folder: Path("") is ".", which the user never named
+    (`DIR="$UNSET"`). A bare `init` still fills the current folder."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(tmp_path / "elsewhere.md"))
+    result = CliRunner().invoke(app, ["init", "--problem", "nvfp4_gemm", ""])
+    assert (result.exit_code, result.output) == (2, "error: DIR: an empty path; name a folder\n")
+    assert sorted(tmp_path.iterdir()) == []
+    result = CliRunner().invoke(app, ["init", "--problem", "nvfp4_gemm"])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "task.yml").is_file()

@@ -9,13 +9,14 @@ import typer
 
 from nvfp4ctl.console import get_console
 from nvfp4ctl.env import Env, env_str
+from nvfp4ctl.options import path
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.problems import get_problem, problem_names
 
 
 def command(
     problem: Annotated[str, typer.Option("--problem", metavar="NAME", help=f"One of {', '.join(problem_names())} (or GPU MODE's spelling, nvfp4-gemv).")],
-    folder: Annotated[Path, typer.Argument(metavar="DIR", show_default=False, help="Folder to create or fill (default: here).")] = Path("."),
+    folder: Annotated[Path, typer.Argument(metavar="DIR", parser=path("a folder"), show_default=False, help="Folder to create or fill (default: here).")] = Path("."),
 ) -> Outcome:
     """Write task.yml, a correct plain-torch submission.py and a MEMORY.md for a problem; overwrite nothing."""
     from nvfp4ctl.scaffold import init_project
