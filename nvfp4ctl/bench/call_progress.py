@@ -100,6 +100,7 @@ class CallProgress:
     checked_s: float = 0.0  # the seconds those checks took
     sets_made: int = 0  # input sets made so far, while the phase is INPUTS (a sample's calls: one on each)
     first_call_s: float | None = None  # the pass's first call, made on the first set before the rest: its seconds
+    stop_bound_s: float | None = None  # a CPU job that stopped itself (CannotFinish): the least time its bound found
 
     @property
     def per_call_s(self) -> float:
@@ -140,6 +141,11 @@ class CallProgress:
         input sets' making and the pass's checks included."""
         pace = self.sample_s / self.calls_per_sample if self.calls_per_sample else self.per_call_s
         return self.elapsed_s + max(0, self.calls_needed - self.calls) * pace + self.checks_left_s()
+
+    def least_in_all_s(self) -> float:
+        """The least time the message says: a CPU job that stopped itself says what its bound judged by (checks
+        not made counting nothing), so the figure said is the one found past the timeout; else expected_s."""
+        return self.expected_s() if self.stop_bound_s is None else self.stop_bound_s
 
     def most_s(self, timeout_s: float) -> float:
         """The longest the job may run at the pace measured so far, its loops' wall caps set from `timeout_s`."""
@@ -182,7 +188,7 @@ def too_slow(label: str, timeout_s: float, last: CallProgress) -> str:
             f" ({plural(last.calls, 'call')} returned); a sample is {plural(last.calls_per_sample, 'call')}"
             f" ({duration_text(last.sample_s)}), and the shape needs at least"
             f" {last.calls_needed} calls (the correctness pass's {last.calls_per_sample}, then"
-            f" {plural(samples, 'sample')}), about {duration_text(last.expected_s())} in all{_inputs_part(last)}, but its loops repeat"
+            f" {plural(samples, 'sample')}), about {duration_text(last.least_in_all_s())} in all{_inputs_part(last)}, but its loops repeat"
             f" until their noise, budget or repeat limits or their wall caps (the timed loop's is 80% of the"
             f" timeout, at most 120 s): up to about {duration_text(last.most_s(suggested))}; time a smaller --shape,"
             f" or give --timeout {suggested} or more")
@@ -309,11 +315,11 @@ class CallTracker:
         self.paced_calls += calls
         self.paced_s += seconds
         self._report(next_within_s)
-        if self.timeout_s is not None and self.least_s() > self.timeout_s:
+        if self.timeout_s is not None and (least_s := self.least_s()) > self.timeout_s:
             # the message's pace leaves the first call out too: a JIT's 20 s would make it ask for hours
             first_calls, first_s = self._first_paced
             raise CannotFinish(dataclasses.replace(self._progress(next_within_s), paced_calls=self.paced_calls - first_calls,
-                                                   paced_s=self.paced_s - first_s))
+                                                   paced_s=self.paced_s - first_s, stop_bound_s=least_s))
 
     def least_s(self) -> float:
         """The least time the job needs in all, every call left as fast as its fastest call after the first,

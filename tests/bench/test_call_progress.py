@@ -171,7 +171,7 @@ def test_a_cpu_job_that_cannot_end_in_its_timeout_stops_once_its_pace_is_known(m
     # the pace said is the later call's: the first one's 20 s would have it ask for a --timeout of hours
     assert said.startswith("bench 128x7168x16384 is too slow for the 180 s timeout, not stuck: 1.00 s per call (2 calls"
                            " returned)"), said
-    assert "about 582 s in all" in said, said  # 34 s so far, 498 calls and 50 checks left at 1 s
+    assert "about 532 s in all" in said, said  # 34 s so far, 498 calls left at 1 s, no check timed yet
     assert said.endswith(f"or give --timeout {suggested_timeout_s(180, last)} or more")
 
 
@@ -204,3 +204,23 @@ def test_a_cpu_job_counts_no_check_it_has_not_timed_against_its_timeout(monkeypa
     now[0] = 2.2
     tracker.checked(0.05)  # one check of 50 ms: the 49 left count at it
     assert tracker.least_s() == pytest.approx(2.2 + 498 * 0.1 + 49 * 0.05)
+
+
+def test_a_cpu_job_that_stops_itself_says_the_least_time_its_bound_judged_by(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bound counts a check not made yet as nothing, where the message counted each at a call's pace: a shape
+    stopped as needing 51 s of a 50 s timeout was said to need "about 56 s in all", a figure the bound never found."""
+    from nvfp4ctl.bench import call_progress
+    from nvfp4ctl.bench.call_progress import CannotFinish, duration_text
+
+    now = [1.0]  # the input sets took 1 s
+    monkeypatch.setattr(call_progress.time, "perf_counter", lambda: now[0])
+    tracker = CallTracker(10, _loops(50), started=0.0, timeout_s=50)
+    now[0] = 1.5
+    tracker.returned(1, 0.5, next_within_s=0.5)
+    now[0] = 2.0
+    bound_s = 2.0 + 98 * 0.5  # 100 calls at least (the pass, 3 samples of each of 3 loops), 98 left, no check timed
+    with pytest.raises(CannotFinish) as stopped:
+        tracker.returned(1, 0.5, next_within_s=0.5)
+    assert tracker.least_s() == pytest.approx(bound_s) and bound_s > 50
+    said = too_slow("bench 256x1024x2048", 50, stopped.value.progress)
+    assert f"about {duration_text(bound_s)} in all" in said, said
