@@ -141,3 +141,27 @@ def test_a_local_import_in_a_function_is_guarded_by_a_tuple_the_module_binds_bel
                "        K = None\n    return K\n\n\nGUARDS = (ValueError, ImportError)\n")
     assert _nv012(tmp_path, guarded) == []
     assert _nv012(tmp_path, guarded.replace("ImportError)", "OSError)")) == [3]
+
+
+@pytest.mark.parametrize(("below", "caught"), [
+    ("load()\nERRORS = (KeyError, IndexError)", False),  # run as the module is read, above the binding: NameError
+    ("if True:\n    cached = [load()]\nERRORS = (KeyError,)", False),  # inside a module-level block too
+    ("ERRORS = (KeyError, IndexError)\nload()", True),  # called once the tuple is bound
+    ("handler = lambda: load()\nERRORS = (KeyError,)\nhandler()", True),  # a lambda runs when it is called
+    ("def warm():\n    load()\nERRORS = (KeyError,)", True),  # a function's call runs when that function does
+    ("loader.load()\nERRORS = (KeyError,)", True),  # not a call of the module's function by its name
+])
+def test_a_clause_in_a_function_the_module_calls_above_the_binding_reads_the_tuple_as_unbound(
+        below: str, caught: bool) -> None:
+    """`def f(): try … except ERRORS: …`, then `f()` above `ERRORS = (KeyError,)`: the call runs the clause before
+    the tuple is bound, where lint took the function's clause as catching KeyError wherever the module called it."""
+    assert _function_catches({"KeyError"}, below) is caught
+
+
+def test_a_local_import_in_a_function_called_above_its_guards_binding_is_unguarded(tmp_path: Path) -> None:
+    called_early = ("def _load():\n    try:\n        from nvfp4_kernels import K\n    except GUARDS:\n"
+                    "        K = None\n    return K\n\n\nKERNEL = _load()\nGUARDS = (ValueError, ImportError)\n")
+    assert _nv012(tmp_path, called_early) == [3]
+    called_after = called_early.replace("KERNEL = _load()\nGUARDS = (ValueError, ImportError)\n",
+                                        "GUARDS = (ValueError, ImportError)\nKERNEL = _load()\n")
+    assert _nv012(tmp_path, called_after) == []

@@ -25,6 +25,7 @@ View = tuple[int | None, ...]
 Binding = int | View  # what a name may hold: one element (or TUPLE), or a view
 Event = Binding | frozenset[Binding] | None  # an assignment: a binding, one of several, or something else
 _SHARED_NODES = (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
+END_OF_MODULE = (1 << 62, 0)  # a position past every statement
 
 
 def dotted(node: ast.AST) -> str | None:
@@ -75,7 +76,10 @@ def catches(handler: ast.ExceptHandler, raised: set[str], index: ModuleIndex) ->
     """Does an except clause catch one of the exceptions `raised` (bare, a name, a dotted name or a tuple of
     them, tuples nested in it included as Python reads them, and a name the module binds once to such a tuple:
     `ERRORS = (KeyError, IndexError)`, then `except ERRORS:`; above the clause where that runs as the module
-    is read, anywhere for a clause in a function body)? A builtin exception
+    is read, anywhere for a clause in a function body, but above the first call where the module calls that
+    function as it is read)? Of such calls only a module-level function's, called by its name from module-level
+    code, are seen: a clause in a method or a nested function, or in a function the module reaches through
+    another, reads the tuple as bound wherever it is. A builtin exception
     it names catches its subclasses too, as Python's hierarchy has it (`except LookupError:` catches
     KeyError, `except Exception:` all but a few; IOError and EnvironmentError are OSError), read by its last
     part (builtins.OSError is OSError); a name no builtin exception has catches what is named so."""
@@ -85,12 +89,38 @@ def catches(handler: ast.ExceptHandler, raised: set[str], index: ModuleIndex) ->
     if key not in index.memo:
         index.memo[key] = module_tuples(index.tree)
     tuples: dict[str, tuple[ast.Tuple, ast.stmt]] = index.memo[key]  # type: ignore[assignment]
-    # bound below the clause, the name is not yet bound when a module-level (or class-body) clause is read; a
-    # function runs once the module has bound it, so its clauses read a tuple bound further down too
-    in_a_function = index.enclosing_function(handler) is not None
+    read_at = _first_read_at(handler, index)
     bound = {name: value for name, (value, statement) in tuples.items()
-             if (in_a_function or position(statement) < position(handler)) and _names_classes(value)}
+             if position(statement) < read_at and _names_classes(value)}
     return any(_catches_one(kind, raised) for kind in _caught_kinds(handler.type, bound, set()))
+
+
+def _first_read_at(handler: ast.ExceptHandler, index: ModuleIndex) -> tuple[int, int]:
+    """Where the module, as it is read, may first run the clause: a module-level (or class-body) clause where it
+    stands; a clause in a module-level function at the first module-level call of that function by its name, so
+    a tuple bound below that call is not bound yet there (Python raises NameError); else past the module's end,
+    as a function runs once the module has bound its names."""
+    function = index.enclosing_function(handler)
+    if function is None:
+        return position(handler)
+    if index.functions.get(function.name) is not function:
+        return END_OF_MODULE
+    key = ("module-level calls",)
+    if key not in index.memo:
+        index.memo[key] = _first_module_level_calls(index)
+    first_calls: dict[str, tuple[int, int]] = index.memo[key]  # type: ignore[assignment]
+    return first_calls.get(function.name, END_OF_MODULE)
+
+
+def _first_module_level_calls(index: ModuleIndex) -> dict[str, tuple[int, int]]:
+    """name -> position of the first call of that name the module makes as it is read: outside any function
+    and any lambda, which run only when called."""
+    first: dict[str, tuple[int, int]] = {}
+    for node in index.all_nodes:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and not any(isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) for a in index.ancestors(node)):
+            first[node.func.id] = min(first.get(node.func.id, END_OF_MODULE), position(node))
+    return first
 
 
 def _names_classes(kinds: ast.Tuple) -> bool:
