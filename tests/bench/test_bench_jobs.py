@@ -375,7 +375,8 @@ def test_a_job_reports_each_input_set_it_makes_before_its_first_call(monkeypatch
 
 def test_a_shape_killed_while_making_its_input_sets_is_too_slow_not_a_deadlock(tmp_path: Path,
                                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    """Through the runner's child on the CPU: 50 input sets at 0.3 s each, a 3 s timeout. The kill came while the
+    """Through the runner's child on the CPU: 50 input sets at 0.3 s each, a 6 s timeout (the sets need 15 s; the
+    child's start, import torch included, must fit before it on a loaded machine). The kill came while the
     input sets were made (after the kernel's first call, on the first), and was said a possible deadlock."""
     submission = tmp_path / "submission.py"
     submission.write_text(  # makes the child's input sets slow; its kernel is never called
@@ -391,12 +392,12 @@ def test_a_shape_killed_while_making_its_input_sets_is_too_slow_not_a_deadlock(t
         "    return data[6]\n"
     )
     monkeypatch.setenv("NVFP4CTL_DEVICE", "cpu")
-    argv = ["bench", "--submission", str(submission), "--shape", "128,64,256", "--timeout", "3"]
+    argv = ["bench", "--submission", str(submission), "--shape", "128,64,256", "--timeout", "6"]
     result = CliRunner().invoke(app, argv, env={"COLUMNS": "400"})
     assert result.exit_code == 3, result.output
     said = " ".join(result.output.split())
     assert "deadlock" not in said, said
-    assert "bench 128x64x256 is too slow for the 3 s timeout, not stuck: it was still making" in said, said
+    assert "bench 128x64x256 is too slow for the 6 s timeout, not stuck: it was still making" in said, said
     assert "after the kernel's first call, on the first set (" in said and "the child was killed" in said
 
 
