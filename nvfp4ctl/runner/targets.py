@@ -405,8 +405,9 @@ def refuse_submission_of_other_problem(spec: TargetSpec, as_run: Path, named: st
     a GEMM export linked into a GEMV folder) fails every test or crashes on the task's inputs, after its build:
     refused before any test runs, as a --kernel of another problem is (refuse_other_problem), naming the task.yml
     to pass where the file's own folder has one of its problem. A file named for another problem alone is run as
-    the task's: its name is the user's choice, its code may be the task's. `as_run`: the file as Python runs it
-    (a link's own path: load() sources lie beside it)."""
+    the task's: its name is the user's choice, its code may be the task's. One that unpacks another problem's
+    input on every call is refused too (_refuse_foreign_input). `as_run`: the file as Python runs it (a link's
+    own path: load() sources lie beside it)."""
     from nvfp4ctl.lint.submission import PLAIN_REASONS, names_its_problem
     from nvfp4ctl.problems import problem_names
 
@@ -417,12 +418,36 @@ def refuse_submission_of_other_problem(spec: TargetSpec, as_run: Path, named: st
     except OSError:  # refuse_broken_target says what is wrong with the file
         return
     own = names_its_problem(text, as_run)
-    if own is None or own[0] == spec.problem or own[1] in PLAIN_REASONS:
+    if own is not None and own[0] != spec.problem and own[1] not in PLAIN_REASONS:
+        own_problem, why = own
+        where = short_path(task.path) if task is not None and task.path is not None else "the task"
+        raise UsageError(f"{named} is an {own_problem} submission ({why}), but {where} is for {spec.problem}:"
+                         f" {_task_to_pass(spec.path, own_problem)}; nothing was run")
+    _refuse_foreign_input(spec, text, named, task)
+
+
+def _refuse_foreign_input(spec: TargetSpec, text: str, named: str, task: TaskLike | None) -> None:
+    """A submission whose custom_kernel unpacks another problem's input on every call (lint's NV006: a grouped
+    GEMM's 4 names, a dual GEMM's 10) raises ValueError on every test of the task's, reported as a crash of
+    each: refused before any test, naming the problem it looks like and the task to run it on. Where no task.yml
+    of the user's names the problem (nvfp4ctl's shipped GEMM task stands in), init writes one. A count that fits
+    several problems or none is left to the run."""
+    from nvfp4ctl.lint.foreign_input import foreign_input
+    from nvfp4ctl.problems import get_problem
+
+    found = foreign_input(text, spec.problem)
+    if found is None:
         return
-    own_problem, why = own
-    where = short_path(task.path) if task is not None and task.path is not None else "the task"
-    raise UsageError(f"{named} is an {own_problem} submission ({why}), but {where} is for {spec.problem}:"
-                     f" {_task_to_pass(spec.path, own_problem)}; nothing was run")
+    size = len(get_problem(spec.problem).layout.names)
+    looks = (f"{named} looks like an {found.problem} submission (custom_kernel unpacks {found.named} names from the"
+             f" input on every call, line {found.line}; {found.problem}'s input has {found.named}, {spec.problem}'s"
+             f" {size}, so every test would raise ValueError)")
+    if task is not None and task.is_users and task.path is not None:
+        raise UsageError(f"{looks}, but {short_path(task.path)} is for {spec.problem}:"
+                         f" {_task_to_pass(spec.path, found.problem)}; nothing was run")
+    raise UsageError(f"{looks}, and no task.yml names its problem ({spec.problem}'s shipped task stands in): pass"
+                     f" --task {short_path(get_problem(found.problem).task_file)} (nvfp4ctl's), or the one"
+                     f" `nvfp4ctl init --problem {found.problem} DIR` writes; nothing was run")
 
 
 def _task_to_pass(resolved: Path, problem: str) -> str:

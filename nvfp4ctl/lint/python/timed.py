@@ -8,7 +8,8 @@ import builtins
 import itertools
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 from nvfp4ctl.lint.python import call_sites
 from nvfp4ctl.lint.python.caching import keeps_computed_data, keyed_data_words
@@ -725,6 +726,41 @@ def _foreign_unpacks(function: Function, index: ModuleIndex, report: Report) -> 
     problem's tuple gives its names positions, and it need never run."""
     layout = current()
     size = len(layout.names)
+    for unpacking_of in _miscounted_unpackings(function, index):
+        target, named, others = unpacking_of.target, unpacking_of.named, unpacking_of.others
+        unpacking = (f"unpacks {named} names from the {problem()} input, which has {size} "
+                     f"({', '.join(layout.names)}): that raises ValueError")
+        every_call = f"{unpacking} on every call ({_count_source(layout, named)}): unpack the task's {size}," \
+                     " or gather the rest with a starred name"
+        if not others:
+            if unpacking_of.every_call:
+                report(target, "NV007", every_call)
+            continue
+        if unpacking_of.every_call:
+            # the dual GEMM's task text describes 7, as many as the GEMM's input: written from that text, the
+            # file is no GEMM submission
+            described = named == len(layout.described)
+            report(target, "NV006",
+                   every_call if described else f"{unpacking} on every call; {_looks_like(named, others)}")
+        else:
+            report(target, "NV403", f"{unpacking}, and lint cannot tell which of them are the reference scales; "
+                                    f"{named} names fit the input of {', '.join(others)}")
+
+
+@dataclass(frozen=True)
+class MiscountedUnpacking:
+    """An unpacking of the whole input into a number of names the task's tuple does not have."""
+
+    target: ast.Tuple | ast.List
+    named: int
+    others: tuple[str, ...]  # the other problems whose input has `named` elements
+    every_call: bool  # every call of the entry reaches it (_reached_on_every_call)
+
+
+def _miscounted_unpackings(function: Function, index: ModuleIndex) -> Iterator[MiscountedUnpacking]:
+    """Each unpacking of the whole input with no starred name into a count not the task's, where no length
+    test lets it run only for that count (_length_tested): what NV006, NV007 and NV403 judge."""
+    size = len(current().names)
     for node in index.walk(function.node):
         if not isinstance(node, ast.Assign) or element_of(function, node.value) != TUPLE:
             continue
@@ -736,24 +772,13 @@ def _foreign_unpacks(function: Function, index: ModuleIndex, report: Report) -> 
             named = len(target.elts)
             if named == size or _length_tested(node, function, index, named):
                 continue
-            others = [name for name in fitting(named) if name != problem()]
-            unpacking = (f"unpacks {named} names from the {problem()} input, which has {size} "
-                         f"({', '.join(layout.names)}): that raises ValueError")
-            every_call = f"{unpacking} on every call ({_count_source(layout, named)}): unpack the task's {size}," \
-                         " or gather the rest with a starred name"
-            if not others:
-                if _reached_on_every_call(node, function, index):
-                    report(target, "NV007", every_call)
-                continue
-            if _reached_on_every_call(node, function, index):
-                # the dual GEMM's task text describes 7, as many as the GEMM's input: written from that text, the
-                # file is no GEMM submission
-                described = named == len(layout.described)
-                report(target, "NV006",
-                       every_call if described else f"{unpacking} on every call; {_looks_like(named, others)}")
-            else:
-                report(target, "NV403", f"{unpacking}, and lint cannot tell which of them are the reference scales; "
-                                        f"{named} names fit the input of {', '.join(others)}")
+            others = tuple(name for name in fitting(named) if name != problem())
+            yield MiscountedUnpacking(target, named, others, _reached_on_every_call(node, function, index))
+
+
+def every_call_unpackings(index: ModuleIndex) -> list[MiscountedUnpacking]:
+    """The unpackings NV006 and NV007 report: of the whole input, on every call, into a count not the task's."""
+    return [found for function in index.timed for found in _miscounted_unpackings(function, index) if found.every_call]
 
 
 def _count_source(layout: TupleLayout, named: int) -> str:
