@@ -14,12 +14,13 @@ import hashlib
 import os
 import re
 import stat
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from nvfp4ctl.atomic_file import ReadOnlyTarget, made_read_only, write_text_atomic
 from nvfp4ctl.build import flags, toolchain
+from nvfp4ctl.build.read_once import reading_once, source_bytes
 from nvfp4ctl.preprocessor import Include, includes, live_code
 from nvfp4ctl.build.sources import (ARCH_LINE, BuildInputs, build_inputs, checked_source, abi_functions,
                                     find_header, header_search, include_target, kernel_problem, resolve_arch,
@@ -27,7 +28,7 @@ from nvfp4ctl.build.sources import (ARCH_LINE, BuildInputs, build_inputs, checke
 from nvfp4ctl.errors import UsageError, os_reason
 from nvfp4ctl.export_header import EXPORT_MARK, export_lines, exported_problem
 from nvfp4ctl.file_in_the_way import refuse_a_file_above
-from nvfp4ctl.not_text import utf8_text
+from nvfp4ctl.not_text import utf8_decoded
 from nvfp4ctl.preamble import BYTE_ORDER_MARK, past_byte_order_mark
 from nvfp4ctl.runlog import file_digest
 from nvfp4ctl.words import and_listed
@@ -89,17 +90,16 @@ def on_the_leaderboard(name: str) -> bool:
     return "." not in name or name in _C_HEADERS or _CUDA_HEADER.fullmatch(name) is not None
 
 
-def inline_local_includes(path: Path, seen: set[Path] | None = None, search: Sequence[Path] | None = None,
-                          read: Callable[[Path], str] | None = None) -> tuple[str, list[Path]]:
+def inline_local_includes(path: Path, seen: set[Path] | None = None,
+                          search: Sequence[Path] | None = None) -> tuple[str, list[Path]]:
     """`path`'s text with each `#include "..."` of a header beside it or in the `search` folders (the
     build's: kernels/common, a kernel's header_search by default), and each `#include <...>` of one in the
     `search` folders (the build's -I folders, which the compiler searches for it, not the file's own), replaced
     by that header's text (once per translation unit, like #pragma once); a CUTLASS, CUDA or standard header
     stays an include. Any other quoted include is a UsageError: kept, it would not compile on the leaderboard;
     so is an `#include <...>` of a header found beside the file alone, which the build does not find either.
-    `read` gives a file's text (default: embedded_text; an export's _read_once, which its other readers share)."""
+    Each file's text is embedded_text's (read once within read_once.reading_once, as render reads it)."""
     seen = set() if seen is None else seen
-    read = embedded_text if read is None else read
     used: list[Path] = []
     search = list(header_search(path) if search is None else search)
 
@@ -128,7 +128,7 @@ def inline_local_includes(path: Path, seen: set[Path] | None = None, search: Seq
 
     def expanded(file: Path) -> str:
         # only the directives the preprocessor reads: not those in comments or in an #if 0
-        text = read(file)
+        text = embedded_text(file)
         pieces: list[str] = []
         kept = 0
         for include in includes(live_code(text)):
@@ -159,24 +159,12 @@ def embedded_text(path: Path) -> str:
     Latin-1 `µ` in a comment) is one UsageError naming the line, not a changed byte or a traceback. A UTF-8
     byte order mark at its start is left out: nvcc skips one at a file's start, but inlined into the middle of
     the submission's source (a header's, or the kernel's after load_inline's own includes) it is a stray
-    `\U0000feff` that fails the leaderboard's compile."""
-    return past_byte_order_mark(utf8_text(path, "the submission embeds the file as text: save it as UTF-8."
-                                                " Nothing was written"))
-
-
-def _read_once() -> Callable[[Path], str]:
-    """embedded_text for one export, each file read once (keyed by its resolved path, however an include spells it):
-    the forbidden-word scan and the inlining read the same files. Not kept past the export: a header edited
-    between two exports of one process is read again."""
-    texts: dict[Path, str] = {}
-
-    def read(path: Path) -> str:
-        key = path.resolve()
-        if key not in texts:
-            texts[key] = embedded_text(path)
-        return texts[key]
-
-    return read
+    `\U0000feff` that fails the leaderboard's compile. Read once within read_once.reading_once (one export:
+    the forbidden-word scan and the inlining read the same files; an include's header is its resolved path
+    however the include spells it, include_target's)."""
+    return past_byte_order_mark(utf8_decoded(source_bytes(path), path,
+                                             "the submission embeds the file as text: save it as UTF-8."
+                                             " Nothing was written"))
 
 
 _LINES_NAMED = 8  # past these, "and N more lines": the error stays one line
@@ -227,13 +215,14 @@ def _python_string(text: str) -> str:
 
 
 def render(inputs: BuildInputs, arch: str) -> Submission:
+    # each file read once per export, not kept past it: a header edited between two exports of one process is read again
+    with reading_once():
+        for path in inputs.files:
+            _refuse_forbidden_word(path, embedded_text(path))
+        cuda_source, cuda_headers = inline_local_includes(inputs.kernel, search=inputs.search)
+        cpp_source, cpp_headers = inline_local_includes(inputs.binding, search=[inputs.common])
     kernel = inputs.kernel
-    read = _read_once()
-    for path in inputs.files:
-        _refuse_forbidden_word(path, read(path))
-    cuda_source, cuda_headers = inline_local_includes(inputs.kernel, search=inputs.search, read=read)
     cuda_source = _arch_lines_for(cuda_source, arch)
-    cpp_source, cpp_headers = inline_local_includes(inputs.binding, search=[inputs.common], read=read)
     digest = file_digest(kernel)  # the same short hash the run log gives this kernel
     problem = kernel_problem(inputs.kernel)
     from_header = problem is not None

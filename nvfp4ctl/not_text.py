@@ -26,7 +26,11 @@ def utf8_text(path: Path, why: str) -> str:
     as text (and may write back) that is another encoding (a Latin-1 `é` in a comment) is one UsageError,
     `FILE:LINE: not UTF-8 (byte 0xe9); WHY`, not Python's UnicodeDecodeError. An OSError passes through
     (each caller words a file it cannot read)."""
-    data = path.read_bytes()
+    return utf8_decoded(path.read_bytes(), path, why)
+
+
+def utf8_decoded(data: bytes, path: Path, why: str) -> str:
+    """utf8_text of the bytes `data` already read of `path`."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
