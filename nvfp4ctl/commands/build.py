@@ -112,10 +112,11 @@ def command(
             note_target_digest(digest)
         outcome = build_submission(chosen.sources[0], None if arch.value == "all" else arch.value, verbose, python,
                                    chosen.problem, announce)
-        # the run log's problem: the one the build judged by, where a task.yml of the user's or the file named it
+        # the run log's problem: the one the build judged by, where a task.yml of the user's or the file named it;
+        # its hash: the one noted, of the bytes kept, else of those the build read
         return dataclasses.replace(outcome, target_source=chosen.logged_source or None,
                                    problem=None if chosen.stand_in else chosen.problem,
-                                   target_digest=_submission_digest(chosen.sources[0]))
+                                   target_digest=digest if digest is not None else _submission_digest(chosen.sources[0]))
     plan = _plan(list(chosen.sources), arch.value)
     if chosen.kernels is not None:  # the kernels a bare build builds are known now: one of them is its target
         note_logged_target(chosen, [source for source, _ in plan])

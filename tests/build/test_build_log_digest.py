@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from nvfp4ctl import runlog
+from nvfp4ctl import content_digest, runlog
 from nvfp4ctl.build import builder, submission_build
 from nvfp4ctl.build.report import BuildReport
 from nvfp4ctl.build.submission_sources import Extension
@@ -106,3 +106,43 @@ def test_a_submission_overwritten_and_interrupted_while_it_compiles_logs_what_wa
     assert result.exit_code == ExitCode.INTERRUPTED, result.output
     assert runlog.read(memory)[-1].result == "interrupted"
     assert _logged_digest(memory) == hashlib.sha256(SUBMISSION.encode()).hexdigest()[:12]
+
+
+def _counting_digests(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    hashed: list[bytes] = []
+    real = content_digest.content_digest
+
+    def counted(data: bytes, headers=()) -> str:
+        hashed.append(data)
+        return real(data, headers)
+
+    monkeypatch.setattr(content_digest, "content_digest", counted)
+    monkeypatch.setattr(builder, "content_digest", counted)
+    return hashed
+
+
+def test_a_submissions_build_hashes_its_bytes_once(tmp_path: Path, memory: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hash noted before the compile (a Ctrl-C's line) and the one logged after it are of the same bytes kept: made
+    once, where both were made."""
+    submission = tmp_path / "submission.py"
+    submission.write_text(SUBMISSION)
+    hashed = _counting_digests(monkeypatch)
+    monkeypatch.setattr(submission_build, "_command", lambda *args: [sys.executable, "-c", "pass"])
+    monkeypatch.setattr(submission_build.resources, "dump_sass", lambda binary: None)
+    result = runner.invoke(app, ["build", str(submission)])
+    assert result.exit_code == 0, result.output
+    assert hashed == [SUBMISSION.encode()]
+    assert _logged_digest(memory) == hashlib.sha256(SUBMISSION.encode()).hexdigest()[:12]
+
+
+def test_a_kernels_build_hashes_its_bytes_once(tmp_path: Path, memory: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    kernel = tmp_path / "k.cu"
+    kernel.write_text(KERNEL)
+    hashed = _counting_digests(monkeypatch)
+    monkeypatch.setattr(builder, "build_mode", lambda: builder.DEVICE)
+    monkeypatch.setattr(builder, "_compile_and_inspect",
+                        lambda folder, inputs, arch, key, mode, defines=(): saved_report(inputs.kernel, arch, key, folder))
+    result = runner.invoke(app, ["build", str(kernel)])
+    assert result.exit_code == 0, result.output
+    assert hashed == [KERNEL.encode()]
+    assert _logged_digest(memory) == runlog.file_digest(kernel)
