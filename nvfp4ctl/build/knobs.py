@@ -20,6 +20,7 @@ from pathlib import Path
 
 from nvfp4ctl.atomic_file import write_text_atomic
 from nvfp4ctl.build.compiler_errors import display_path
+from nvfp4ctl.build.read_once import source_text
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.line_end import line_end
 from nvfp4ctl.not_text import utf8_text
@@ -51,8 +52,8 @@ class Knob:
 
 def read_knobs(header: Path) -> tuple[Knob, ...]:
     """Every knob declared in `header`, in file order. A malformed declaration is a UsageError."""
-    # as the build reads it: a latin-1 comment is no knob
-    lines = past_byte_order_mark(header.read_text(errors="replace")).splitlines()
+    # as the build reads it: a latin-1 comment is no knob (read once within read_once.reading_once: tune's discover)
+    lines = past_byte_order_mark(source_text(header)).splitlines()
     knobs: list[Knob] = []
     first_line: dict[str, int] = {}
     for index, text in enumerate(lines):

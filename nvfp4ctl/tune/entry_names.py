@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from nvfp4ctl.build.knobs import Knob
+from nvfp4ctl.build.read_once import source_text
 from nvfp4ctl.cpp_lexer import blank
 
 _ENUM = re.compile(r"\benum\s+(?:class\s+|struct\s+)?PlanKnob\b[^{;]*\{([^}]*)\}")
@@ -32,7 +33,7 @@ def plan_enumerators(files: Iterable[Path]) -> tuple[str, ...]:
     """The enumerators of the first `enum class PlanKnob { ... }` in `files` (comments aside); () for none."""
     for path in files:
         try:
-            code = blank(path.read_text(errors="replace")).code
+            code = blank(source_text(path)).code  # read once within read_once.reading_once (discover)
         except OSError:  # the table's reader says what is wrong with the file
             continue
         if found := _ENUM.search(code):

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from nvfp4ctl.build.compiler_errors import display_path
 from nvfp4ctl.build.knobs import FORM, Knob, read_knobs
+from nvfp4ctl.build.read_once import reading_once, source_text
 from nvfp4ctl.build.sources import header_search, include_target, local_headers
 from nvfp4ctl.cpp_lexer import blank
 from nvfp4ctl.errors import UsageError
@@ -119,7 +120,13 @@ class Config:
 
 
 def discover(source: Path) -> KernelKnobs:
-    """Knobs of the kernel file and every local header it includes, and its dispatch file."""
+    """Knobs of the kernel file and every local header it includes, and its dispatch file. Each file is read
+    once (read_once.reading_once): for its knobs, its dispatch lines, the shipped build's test and its PlanKnob."""
+    with reading_once():
+        return _discovered(source)
+
+
+def _discovered(source: Path) -> KernelKnobs:
     files = [source, *local_headers(source)]
     knobs: list[Knob] = []
     declared_in: dict[str, Path] = {}
@@ -134,7 +141,7 @@ def discover(source: Path) -> KernelKnobs:
                                  f" {display_path(declared_in[knob.name])}:{first_of[knob.name].line}")
             declared_in[knob.name], first_of[knob.name] = path, knob
         knobs.extend(found)
-        text = past_byte_order_mark(path.read_text(errors="replace"))
+        text = past_byte_order_mark(source_text(path))
         match = _DISPATCH.search(text)
         if match and named is None:
             named = (path.parent / match.group(1)).resolve()
@@ -158,7 +165,7 @@ def shipped_differs(files: list[Path], knobs: tuple[Knob, ...], declared_in: Map
     undefines or tests NAME (before its block it is set by -D only), no code names NAME before the compiler
     has read its block, and nothing reads NVFP4CTL_TUNE."""
     for knob in knobs:
-        lines = live_code(declared_in[knob.name].read_text(errors="replace")).splitlines()[knob.line:knob.line + 3]
+        lines = live_code(source_text(declared_in[knob.name])).splitlines()[knob.line:knob.line + 3]
         plain = (len(lines) == 3 and lines[1].split()[-1:] == [str(knob.default)]
                  and re.fullmatch(rf"\s*#\s*define\s+{knob.name}\s+\S+\s*", lines[1]) is not None
                  and _ENDIF.match(lines[2]) is not None)
@@ -167,7 +174,7 @@ def shipped_differs(files: list[Path], knobs: tuple[Knob, ...], declared_in: Map
                     f" `#ifndef`/`#define {knob.name} {knob.default}`/`#endif`")
     names = {knob.name: knob for knob in knobs}
     for path in files:
-        code = live_code(path.read_text(errors="replace"))
+        code = live_code(source_text(path))
         if tune := _TUNE_MACRO.search(code):
             return (f"{display_path(path)}:{_line(code, tune.start())} reads {TUNE_DEFINE.split('=')[0]},"
                     " which the start's build defines")
@@ -184,7 +191,7 @@ def _named_before_default(files: list[Path], knobs: tuple[Knob, ...], declared_i
     kernel above the include of its config, say): the build without -D sees an undefined name there, the
     start's build its value. The files are walked in the order the compiler reads them, each header at its
     first include (every local header has `#pragma once` or a guard), each file once: linear in their size."""
-    codes = {path: live_code(path.read_text(errors="replace")) for path in files}
+    codes = {path: live_code(source_text(path)) for path in files}
     reads = _knob_readers(codes.values(), {knob.name for knob in knobs})
     block_lines: dict[Path, dict[int, str]] = {}  # the 1-based line of each knob's `#ifndef`
     for knob in knobs:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -296,3 +297,39 @@ def test_a_mistyped_knobs_name_gets_a_did_you_mean(typed: str) -> None:
         select_knobs(discover(TINY), typed)
     assert str(error.value).startswith(f"--knobs {typed}: tiny_knobs.cu has no such knob (with a choice: ")
     assert str(error.value).endswith("; did you mean 'LIVE'?")
+
+
+def _file_reads(monkeypatch: pytest.MonkeyPatch) -> Counter[Path]:
+    """Every read of a file's bytes or text, by resolved path."""
+    reads: Counter[Path] = Counter()
+    for name in ("read_bytes", "read_text"):
+        real = getattr(Path, name)
+
+        def counted(path: Path, *args, _real=real, **kwargs):
+            reads[path.resolve()] += 1
+            return _real(path, *args, **kwargs)
+
+        monkeypatch.setattr(Path, name, counted)
+    return reads
+
+
+@pytest.mark.parametrize("table", [True, False], ids=["with its table", "without a table"])
+def test_discover_reads_each_knob_file_once(tiny_copy: Path, table: bool,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its knobs, its dispatch lines, the shipped build's test (per knob, then per file, twice) and its PlanKnob
+    enum each read the kernel and its headers again. The include walk (local_headers, the build's) is apart."""
+    from nvfp4ctl.build.sources import local_headers
+    from nvfp4ctl.tune import knobs as tune_knobs
+
+    if not table:
+        config = tiny_copy.with_name("tiny_config.cuh")
+        config.write_text("".join(line for line in config.read_text().splitlines(keepends=True) if "dispatch" not in line))
+        tiny_copy.with_name("tiny_dispatch.cuh").unlink()
+    headers = local_headers(tiny_copy)
+    monkeypatch.setattr(tune_knobs, "local_headers", lambda source: headers)
+    reads = _file_reads(monkeypatch)
+    found = discover(tiny_copy)
+    assert (found.dispatch is not None) == table and (found.shipped_differs is None) != table
+    files = {tiny_copy.resolve(), *headers}
+    assert files <= set(reads)
+    assert {path: count for path, count in reads.items() if count > 1} == {}
