@@ -328,12 +328,14 @@ _RUNS_NAMED = 3  # a log of many ad-hoc benches: the first ones, then a count
 
 def geomean_note(trend: Trend) -> str | None:
     """Under the geomean's summary, where runs were left out of it: how many and why, naming each (its number,
-    as the legends count, and the shapes it timed); None where none was."""
+    as the legends count, and the shapes it timed, by their labels as the summaries above name them); None where
+    none was."""
     left_out = trend.geomean_left_out()
     if not left_out:
         return None
     compared = trend.geomean_shapes()
-    named = "; ".join(f"run {index + 1}: {', '.join(trend.runs[index].bench.shapes)}" for index in left_out[:_RUNS_NAMED])
+    named = "; ".join(f"run {index + 1}: {', '.join(shown_key(trend.problem, key) for key in trend.runs[index].bench.shapes)}"
+                      for index in left_out[:_RUNS_NAMED])
     more = f"; and {len(left_out) - _RUNS_NAMED} more" if len(left_out) > _RUNS_NAMED else ""
     count = len(left_out)
     return (f"{plural(count, 'run')} left out of the geomean, as {'it' if count == 1 else 'they'}"

@@ -46,3 +46,22 @@ def test_keys_of_no_known_case_are_shown_as_logged() -> None:
     assert trend.shown_key("nvfp4_gemm", "128x7168x16384") == "128x7168x16384"
     assert trend.shown_key("nvfp4_group_gemm", "g2:m192+320:n3072:k4096") == "g2:m192+320:n3072:k4096"
     assert trend.shown_key("a_problem_of_a_newer_nvfp4ctl", BATCHED) == BATCHED
+
+
+def _gemv_bench_of(time: str, shapes: list[str]) -> runlog.RunEntry:
+    timed = [(key, Timing(10.0, 0.1)) for key in shapes]
+    return runlog.RunEntry(f"2026-11-26T0{time}Z", "nvfp4ctl bench", "submission.py@0123456789ab", "abc1234", H100,
+                           "0", result_line(Timing(10.0, 0.1), timed), "nvfp4_gemv")
+
+
+def test_a_gemv_run_left_out_of_the_geomean_is_named_by_its_labels() -> None:
+    """The note under the geomean listed a left-out run's shapes by key ("run 1: 4096x7168x8, 7168x16384")."""
+    for entry in (_gemv_bench_of("1:00:00", [BATCHED, SINGLE]), _gemv_bench_of("1:10:00", [SINGLE]),
+                  _gemv_bench_of("1:20:00", [SINGLE])):
+        runlog.append(entry, memory_path())
+    found = trend.collect(runlog.read(memory_path()), Path.cwd())[0]
+    assert trend.geomean_note(found) == ("1 run left out of the geomean, as it timed other shapes than the 1 that"
+                                         f" most runs timed (run 1: 4096x7168 l=8, {SINGLE})")
+    result = CliRunner().invoke(app, ["log", "--trend", "--shape", "geomean"], env={"COLUMNS": "300"})
+    assert result.exit_code == 0, result.output
+    assert f"(run 1: 4096x7168 l=8, {SINGLE})" in result.output and BATCHED not in result.output, result.output
