@@ -116,11 +116,12 @@ def shown_key(problem: str, key: str) -> str:
 def normalize_shape(text: str) -> str:
     """"128,7168,16384" or "128x7168x16384" -> the log's key "128x7168x16384"; "geomean" as is; the
     grouped GEMM's --shape as bench takes it ("192,3072,4096;320,3072,4096") -> its logged key
-    ("g2:m192+320:n3072:k4096"). A text that is no shape's key is a UsageError, whatever the log holds
-    (a typo is told as such at once)."""
+    ("g2:m192+320:n3072:k4096"); the GEMV's label as the trend titles a series ("4096x7168 l=8") -> its key
+    ("4096x7168x8"). A text that is no shape's key is a UsageError, whatever the log holds (a typo is told
+    as such at once)."""
     malformed = UsageError(f"--shape {text}: expected M,N,K[,L] as positive integers (GEMV M,K[,L]; a grouped"
-                           " GEMM's M1,N1,K1;M2,N2,K2 or logged key, g8:m80+176:n4096:k7168) or geomean,"
-                           " e.g. --shape 128,7168,16384")
+                           " GEMM's M1,N1,K1;M2,N2,K2 or logged key, g8:m80+176:n4096:k7168; a GEMV's label as"
+                           " the trend shows it, 256x512 l=2) or geomean, e.g. --shape 128,7168,16384")
     if ";" in text:
         from nvfp4ctl.problems import get_problem
 
@@ -132,12 +133,28 @@ def normalize_shape(text: str) -> str:
     cleaned = text.strip().lower().replace(",", "x").replace(" ", "")
     if cleaned == GEOMEAN or _GROUPED_KEY.fullmatch(cleaned):
         return cleaned
+    if _LABEL_L in cleaned:
+        key = _key_of_label(cleaned.replace(_LABEL_L, f" {_LABEL_L}", 1))
+        if key is None:
+            raise malformed
+        return key
     if not _SIZES_KEY.fullmatch(cleaned):
         raise malformed
     parts = cleaned.split("x")
     if len(parts) >= 3 and parts[-1] == "1":  # l = 1 is left out of the log's keys (K is never 1)
         parts = parts[:-1]
     return "x".join(parts)
+
+
+_LABEL_L = "l="  # a label's batch, "4096x7168 l=8": the one part no key has
+
+
+def _key_of_label(label: str) -> str | None:
+    """The key a problem's label names ("4096x7168 l=8" -> the GEMV's "4096x7168x8"); None where no problem's
+    label is that text (every label of the other problems is its key, which normalize_shape reads already)."""
+    from nvfp4ctl.problems import all_problems
+
+    return next((key for problem in all_problems() if (key := problem.key_of_label(label)) != label), None)
 
 
 def collect(entries: Iterable[RunEntry], root: Path, target: Path | None = None, last: int | None = None,

@@ -37,7 +37,7 @@ def command(
     last: Annotated[int, typer.Option("-n", "--last", metavar="<int>", parser=count(1), help="How many entries to show (with --trend: runs per target).")] = 20,
     trend: Annotated[bool, typer.Option("--trend", help="Plot each target's bench times over the logged runs, commits marked.")] = False,
     target: Annotated[Path | None, typer.Option("--target", metavar="PATH", parser=path(), help="Only the runs of this kernel or submission (with --trend: its benches).")] = None,
-    shape: Annotated[list[str] | None, typer.Option("--shape", metavar="SHAPE", help="--trend: only this shape, in the problem's syntax: M,N,K[,L] (GEMV M,K[,L]; grouped M1,N1,K1;M2,N2,K2, or its logged key g2:m96+128:n128:k256), or 'geomean'; repeatable.")] = None,
+    shape: Annotated[list[str] | None, typer.Option("--shape", metavar="SHAPE", help="--trend: only this shape, in the problem's syntax: M,N,K[,L] (GEMV M,K[,L] or its label '256x512 l=2'; grouped M1,N1,K1;M2,N2,K2, or its logged key g2:m96+128:n128:k256), or 'geomean'; repeatable.")] = None,
     runs: Annotated[bool, typer.Option("--runs", help="Only the check and bench runs that ran the target: no other command's lines, none that stopped at a usage or input error (exit 2).")] = False,
 ) -> Outcome:
     """Show the most recent entries of the run log in MEMORY.md, or the bench times as a trend."""
@@ -240,10 +240,11 @@ def _draw_trend(entries: list, last: int, target: Path | None, wanted: dict[str,
                      result=True)
         return Outcome(result="trend: no benches")
     asked_geomean = trends.GEOMEAN in wanted
-    logged = {key for trend in found for key in trend.keys(asked_geomean)}
+    logged = {key: trends.shown_key(trend.problem, key) for trend in found for key in trend.keys(asked_geomean)}
     for key, text in wanted.items():
         if key not in logged:
-            raise UsageError(f"--shape {text}: no logged bench timed it; logged: {', '.join(sorted(logged))}")
+            shown = sorted(set(logged.values()))  # as the series are titled: the GEMV's "4096x7168 l=8", not its key
+            raise UsageError(f"--shape {text}: no logged bench timed it; logged: {', '.join(shown)}")
     several_problems = len({trend.problem for trend in found}) > 1  # then each title says whose times they are
     for trend in found:
         keys = [key for key in trend.keys(asked_geomean) if not wanted or key in wanted]

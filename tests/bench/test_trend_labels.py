@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from nvfp4ctl import runlog
@@ -65,3 +66,33 @@ def test_a_gemv_run_left_out_of_the_geomean_is_named_by_its_labels() -> None:
     result = CliRunner().invoke(app, ["log", "--trend", "--shape", "geomean"], env={"COLUMNS": "300"})
     assert result.exit_code == 0, result.output
     assert f"(run 1: 4096x7168 l=8, {SINGLE})" in result.output and BATCHED not in result.output, result.output
+
+
+@pytest.mark.parametrize("text", ["4096x7168 l=8", " 4096x7168   L=8 ", "4096,7168 l=8", "4096x7168l=8"])
+def test_shape_takes_the_label_the_trend_shows(text: str) -> None:
+    """`--shape "4096x7168 l=8"`, the series' title as shown, was refused as malformed: only 4096,7168,8 was taken."""
+    assert [t for t in _plotted("--shape", text) if not t.startswith("^")] == ["4096x7168 l=8"]
+
+
+def test_a_label_of_l_1_names_the_key_without_l() -> None:
+    assert trend.normalize_shape("7168x16384 l=1") == SINGLE
+    assert trend.normalize_shape("4096x7168 l=8") == BATCHED
+
+
+@pytest.mark.parametrize("text", ["4096x7168 l=0", "4096x7168x8 l=8", "4096 l=8", "l=8", "4096x7168 l=8 l=8"])
+def test_a_malformed_label_is_one_line(text: str) -> None:
+    result = CliRunner().invoke(app, ["log", "--trend", "--shape", text])
+    assert result.exit_code == 2
+    assert result.output.startswith(f"error: --shape {text}: expected M,N,K[,L] as positive integers"), result.output
+    assert "a GEMV's label as the trend shows it, 256x512 l=2" in result.output, result.output
+    assert result.output.count("\n") == 1
+
+
+def test_a_shape_not_logged_lists_the_logged_ones_by_their_labels() -> None:
+    """The list named the GEMV's batched shape by its key (logged: 4096x7168x8, 7168x16384, geomean)."""
+    for entry in (_gemv_bench("1:00:00", 20.0), _gemv_bench("1:10:00", 18.0)):
+        runlog.append(entry, memory_path())
+    result = CliRunner().invoke(app, ["log", "--trend", "--shape", "256x512 l=2"], env={"COLUMNS": "300"})
+    assert result.exit_code == 2, result.output
+    assert result.output == (f"error: --shape 256x512 l=2: no logged bench timed it; logged: 4096x7168 l=8, {SINGLE},"
+                             " geomean\n"), result.output
