@@ -119,7 +119,7 @@ def show(report: Any, label: str, verbose: bool) -> None:
         return
     for shape in report.shapes:
         columns, rows, left = render.ranked_table(report, shape, None if verbose else render.TOP)
-        title = f"{render.shape_key(shape)}" + (f" ({left} more, -v shows all)" if left else "")
+        title = report.shown(shape) + (f" ({left} more, -v shows all)" if left else "")
         console.table(columns, rows, title=title, right_align_from=2)
     if apart := render.apart_line(report):
         console.info(apart, style="dim")

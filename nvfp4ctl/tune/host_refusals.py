@@ -138,11 +138,12 @@ def host_refusals(kernel: Path, arch: str, shapes: list[Shape]) -> HostRefusals:
     return HostRefusals({shape: why for shape, why in zip(shapes, answers) if why})
 
 
-def refusal_notes(found: HostRefusals, function: str) -> list[str]:
-    """The lines a compile-only tune says of what host_refusals found."""
+def refusal_notes(found: HostRefusals, function: str, shown: Callable[[Shape], str] = shape_key) -> list[str]:
+    """The lines a compile-only tune says of what host_refusals found, each shape named by `shown` (the
+    report's, TuneReport.shown)."""
     if found.unknown is not None:
         return [f"compile-only cannot tell which shapes the kernel refuses ({found.unknown}): a timed tune does"]
-    return [f"the kernel does not take {shape_key(shape)} ({why}, as its {function} says): a timed tune"
+    return [f"the kernel does not take {shown(shape)} ({why}, as its {function} says): a timed tune"
             " leaves it out; its candidates were built all the same" for shape, why in found.refused.items()]
 
 

@@ -154,7 +154,7 @@ def _shapes_text(report: TuneReport, shapes: list[Shape]) -> str:
     distinct = list(dict.fromkeys(shapes))
     if len(distinct) == len(report.shapes) > 1:
         return "every shape"
-    return ", ".join(shape_key(s) for s in distinct[:2]) + (f" +{len(distinct) - 2}" if len(distinct) > 2 else "")
+    return ", ".join(report.shown(s) for s in distinct[:2]) + (f" +{len(distinct) - 2}" if len(distinct) > 2 else "")
 
 
 def built_apart(report: TuneReport) -> str | None:
@@ -262,7 +262,7 @@ def summary_rows(report: TuneReport) -> tuple[list[str], list[list[object]], flo
         ratio = (1.0 if unchanged else before.us / final.us) if before and before.ok and final.ok else None
         if ratio is not None:
             ratios.append(ratio)
-        rows.append([shape_key(shape), _us(current), _us(best), _us(after) if after is not None else "-",
+        rows.append([report.shown(shape), _us(current), _us(best), _us(after) if after is not None else "-",
                      f"{ratio:.3f}x" if ratio else "-",
                      report.search.best[shape].diff(report.search.start[shape], report.knobs) if best.ok else "none passed"])
     return columns, rows, geomean(ratios) if ratios else None
@@ -287,7 +287,7 @@ def rematch_table(report: TuneReport) -> tuple[list[str], list[list[object]]]:
             verdict += f" (all shapes: {r.joint_gain:+.1%})" if math.isfinite(r.joint_gain) else " (all shapes)"
         if r.attempt > 1:
             verdict += f"; runner-up {r.attempt - 1}, after the faster lead{'s' if r.attempt > 2 else ''} lost"
-        rows.append([r.step, shape_key(r.shape), _label(report, r.challenger_id, report.search.start[r.shape]),
+        rows.append([r.step, report.shown(r.shape), _label(report, r.challenger_id, report.search.start[r.shape]),
                      _us(r.current), _us(r.challenger), gain, verdict])
     return columns, rows
 
@@ -348,7 +348,7 @@ def result_line(report: TuneReport) -> str:
     kept, leads = leads_held(report)
     held = f"; {kept} of {leads} leads held in rematches" if leads else ""
     refused = (f" ({len(report.unsupported)} more left out: the kernel does not take"
-               f" {', '.join(shape_key(s) for s in report.unsupported)})" if report.unsupported else "")
+               f" {', '.join(report.shown(s) for s in report.unsupported)})" if report.unsupported else "")
     return (f"{plural(len(report.shapes), 'shape')}{refused}, {plural(builds, 'build')} ({failing} rejected somewhere):"
             f" {gain}{held}")
 
@@ -409,13 +409,14 @@ def to_dict(report: TuneReport) -> dict:
     if report.search is None:
         return payload
     payload["stopped"] = report.search.stopped
-    payload["unsupported_shapes"] = [{"shape": list(shape), "key": shape_key(shape), "constraint": why}
+    payload["unsupported_shapes"] = [{"shape": list(shape), "key": shape_key(shape), "label": report.shown(shape),
+                                      "constraint": why}
                                      for shape, why in report.unsupported.items()]
     shapes = []
     for shape in report.shapes:
         after = report.new_table.get(shape)
         shapes.append({
-            "shape": list(shape), "key": shape_key(shape),
+            "shape": list(shape), "key": shape_key(shape), "label": report.shown(shape),
             "current": _result(report.current(shape)), "winner": dict(report.search.best[shape].items),
             "winner_result": _result(report.search.best_result[shape]), "new_table": _result(after),
             "old_table_back_to_back": _result(report.old_table.get(shape)),

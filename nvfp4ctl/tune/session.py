@@ -73,9 +73,17 @@ class TuneReport:
     # search and of `shapes`, each with the constraint it names
     unsupported: dict[Shape, str] = field(default_factory=dict)
     task: str | None = None  # the task.yml the shapes came from and why, as the headline names it
+    # how each shape is shown (its problem's label, as bench's tables name it); the resume state and --json's
+    # "key" keep shape_key, and the dispatch table its own entries
+    labels: dict[Shape, str] = field(default_factory=dict)
 
     def current(self, shape: Shape) -> Measurement | None:
         return self.measurements.get((CURRENT, shape))
+
+    def shown(self, shape: Shape) -> str:
+        """The shape as tables and lines name it: the GEMV's "4096x7168 l=8", where shape_key's "4096x1x7168x8"
+        read as a GEMM's M×N×K×L; shape_key where the problem's label is not known."""
+        return self.labels.get(shape) or shape_key(shape)
 
     @property
     def shipped_build_rejected(self) -> bool:
@@ -214,7 +222,7 @@ class Evaluator:
         if (program := build.same_program) is not None and self._ran_as(build, shape) is None:
             self._ran[(program, shape)] = cid
         assert self.gpu_pool is not None
-        return self.gpu_pool.submit(build.artifact, self.cases[shape], f"{label}: {shape_key(shape)}", home=self.home(shape))
+        return self.gpu_pool.submit(build.artifact, self.cases[shape], f"{label}: {self.report.shown(shape)}", home=self.home(shape))
 
     def _ran_as(self, build: BuildResult, shape: Shape) -> str | None:
         """The candidate of the same program (BuildResult.same_program) that ran on this shape, or runs now, and
@@ -281,7 +289,7 @@ class Evaluator:
             builds = [self.report.builds[self.id_of(current)], self.report.builds[self.id_of(challenger)]]
             if all(b.usable for b in builds):
                 futures[self.gpu_pool.submit_pair(builds[0].artifact, builds[1].artifact, self.cases[shape],
-                                                  f"{label}: {shape_key(shape)}", home=self.home(shape))] = key
+                                                  f"{label}: {self.report.shown(shape)}", home=self.home(shape))] = key
             else:  # a build cache cleared and rebuilt differently meanwhile, say: nothing to time back to back
                 bad = next(b for b in builds if not b.usable)
                 failed = Measurement(ERROR, message=f"not timed: a build is now rejected ({bad.status}: {bad.message})")
@@ -321,7 +329,7 @@ class Evaluator:
             return {shape: Measurement(build.status, message=build.message) for shape in shapes}
         futures: dict[Future[Any], Shape] = {}
         for s in shapes:
-            task = f"{label}: {shape_key(s)}"
+            task = f"{label}: {self.report.shown(s)}"
             if old is not None and old.usable and s in changed:
                 futures[self.gpu_pool.submit_pair(old.artifact, build.artifact, self.cases[s], task, home=self.home(s))] = s
             else:
@@ -363,7 +371,7 @@ def compile_only(knobs: KernelKnobs, start: dict[Shape, Config], evaluator: Eval
         with reading_once():  # the kernel and its headers, read for its API, its build inputs and its function once
             found = host_refusals(knobs.source, arch, list(start))
             evaluator.report.unsupported.update(found.refused)
-            evaluator.report.notes += refusal_notes(found, unsupported_function(knobs.source))
+            evaluator.report.notes += refusal_notes(found, unsupported_function(knobs.source), evaluator.report.shown)
     requests = one_round(knobs, start, only)
     configs = compile_only_builds(requests, evaluator.shipped)
     report = evaluator.report
@@ -425,11 +433,11 @@ def leave_out_unsupported(report: TuneReport, start: dict[Shape, Config],
     if not report.unsupported:
         return start
     kept = {shape: config for shape, config in start.items() if shape not in report.unsupported}
-    refused = "; ".join(f"{shape_key(shape)} ({why})" for shape, why in report.unsupported.items())
+    refused = "; ".join(f"{report.shown(shape)} ({why})" for shape, why in report.unsupported.items())
     if not kept:
         raise UsageError(f"the kernel does not take any shape to tune: {refused}")
     report.shapes = list(kept)
-    report.notes += [f"the kernel does not take {shape_key(shape)} ({why}): left out, the other "
+    report.notes += [f"the kernel does not take {report.shown(shape)} ({why}): left out, the other "
                      f"{'shape' if len(kept) == 1 else f'{len(kept)} shapes'} tuned"
                      for shape, why in report.unsupported.items()]
     return kept

@@ -272,6 +272,14 @@ def refuse_too_large(task: Any, cases: dict[Shape, Any], gpus: list[str]) -> Non
             raise UsageError(f"{task_file_name(task.path)}: {error}") from None
 
 
+def shape_labels(task: Any, cases: dict[Shape, Any]) -> dict[Shape, str]:
+    """Each shape as its problem's label names it, as bench's tables do (the GEMV's "4096x7168 l=8")."""
+    from nvfp4ctl.problems import resolve_problem
+
+    problem = resolve_problem(task.problem)
+    return {shape: problem.label(case) for shape, case in cases.items()}
+
+
 def select_knobs(knobs: KernelKnobs, names: str | None) -> frozenset[str] | None:
     """--knobs A,B (with or without the common prefix) -> full names; each must have a choice."""
     if names is None:
@@ -327,7 +335,8 @@ def execute(run: TuneRun, timing: TimingSettings, budget_s: float | None, rounds
     resumed = state.resumed
     report = TuneReport(knobs=run.knobs, shapes=run.shapes, compile_only=run.compile_only, resumed=resumed,
                         resumed_from=state.saved_run if resumed else None,
-                        notes=[state.note] if state.note else [], task=run.task_label)
+                        notes=[state.note] if state.note else [], task=run.task_label,
+                        labels=shape_labels(run.task, run.cases))
     # While timing, leave a core to each GPU worker and one to this process: a compile hogging every
     # core would stall the workers' kernel launches and blur the timings.
     jobs = cpu_cores() if run.compile_only else max(1, cpu_cores() - len(run.gpus) - 1)

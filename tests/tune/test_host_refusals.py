@@ -147,3 +147,11 @@ def test_a_compile_only_tune_reports_them_as_a_timed_tune_does(tiny_copy: Path, 
     assert ("the kernel does not take 128x256x256 (a fixture for tune's CPU tests, as its nvfp4_gemm_unsupported"
             " says): a timed tune leaves it out; its candidates were built all the same") in report.notes
     assert report.builds  # built all the same
+
+
+def test_the_notes_name_a_shape_as_the_report_shows_it() -> None:
+    """A compile-only tune's note names a GEMV shape by its label (TuneReport.shown), as its tables do."""
+    gemv = HostRefusals({(128, None, 200, 2): "k must be a multiple of 16"})
+    labels = {(128, None, 200, 2): "128x200 l=2"}
+    assert refusal_notes(gemv, "nvfp4_gemv_unsupported", labels.__getitem__)[0].startswith(
+        "the kernel does not take 128x200 l=2 (k must")

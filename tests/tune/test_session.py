@@ -86,7 +86,7 @@ def test_a_shape_every_candidate_refuses_is_said_once_and_the_others_are_tuned(t
     line = render.result_line(report)
     assert line.startswith("2 shapes (1 more left out: the kernel does not take 96x256x256), ") and "(0 rejected" in line
     assert render.to_dict(report)["unsupported_shapes"] == [
-        {"shape": [96, 256, 256, 1], "key": "96x256x256", "constraint": "m must be a multiple of 128 (the kernel's tile M)"}]
+        {"shape": [96, 256, 256, 1], "key": "96x256x256", "label": "96x256x256", "constraint": "m must be a multiple of 128 (the kernel's tile M)"}]
 
 
 def test_a_tune_whose_every_shape_is_refused_is_an_input_error(tiny_copy: Path, tmp_path: Path) -> None:

@@ -815,3 +815,31 @@ def test_the_run_log_names_the_problem_tuned_for(tiny_copy: Path, tmp_path: Path
     assert result.exit_code == 2 and "declares no knobs" in result.output, result.output
     entry = runlog.read(memory)[-1]
     assert (entry.exit_code, entry.problem) == ("2", "nvfp4_gemv")
+
+
+def test_a_gemv_tune_names_its_shapes_by_their_labels(tiny_copy: Path, tmp_path: Path, fake_gpus: None,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ranked tables' titles, the winners table and the progress named a GEMV shape by tune's key,
+    4096x1x7168x8, read as a GEMM's M×N×K×L; now by the label bench's tables give it, 4096x7168 l=8. --json
+    keeps the key beside it."""
+    import json
+
+    gemv = tmp_path / "gemv"
+    gemv.mkdir()
+    monkeypatch.chdir(gemv)
+    made = runner.invoke(app, ["init", "--problem", "nvfp4_gemv"])
+    assert made.exit_code == 0, made.output
+    monkeypatch.chdir(tmp_path)
+    tiny_copy.write_text(tiny_copy.read_text().replace("nvfp4_gemm_", "nvfp4_gemv_").replace("Nvfp4GemmArgs", "Nvfp4GemvArgs"))
+    args = ("--kernel", str(tiny_copy), "--task", "gemv/task.yml", "--fresh", "--no-write", "--shapes", "benchmarks")
+    result = _tune(*args)
+    assert result.exit_code == 0, result.output
+    titles = [line.strip() for line in result.output.splitlines()]
+    assert "4096x7168 l=8" in titles and "7168x16384" in titles and "7168x2048 l=4" in titles, result.output
+    assert "│ 4096x7168 l=8 │      10.00 │" in result.output, result.output  # the winners table's row
+    assert "│ SPLIT │ 4096x7168 l=8 │" in result.output, result.output  # the rematches'
+    assert "x1x" not in result.output, result.output
+    doc = _tune(*args, "--json").stdout
+    shapes = json.loads(doc[doc.index("{"):])["shapes"]
+    assert [(s["key"], s["label"]) for s in shapes] == [("7168x1x16384", "7168x16384"), ("4096x1x7168x8", "4096x7168 l=8"),
+                                                         ("7168x1x2048x4", "7168x2048 l=4")]
