@@ -14,7 +14,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Span, Text
 
-from nvfp4ctl.printable import CELL_TAB_SIZE, shown_in_cell
+from nvfp4ctl.printable import CELL_TAB_SIZE, escaped_bytes, shown_in_cell
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -97,38 +97,38 @@ class Console:
         self.out = self.err
 
     def error(self, message: str) -> None:
-        self.err.print(Text("error: ", style="bold red") + Text(message))
+        self.err.print(Text("error: ", style="bold red") + _said(message))
 
     def warn(self, message: str) -> None:
         if self.verbosity >= NORMAL:
-            self.err.print(Text("warning: ", style="bold yellow") + Text(message))
+            self.err.print(Text("warning: ", style="bold yellow") + _said(message))
 
     def note(self, message: str) -> None:
         """A line on stderr about the run itself (a long wait ahead, say), hidden by -q; stdout stays
         the command's output (--json's document)."""
         if self.verbosity >= NORMAL:
-            self.err.print(Text(message, style="dim"))
+            self.err.print(_said(message, "dim"))
 
     def ok(self, message: str) -> None:
         if self.verbosity >= QUIET:
-            self.out.print(Text(message, style="bold green"))
+            self.out.print(_said(message, "bold green"))
 
     def fail(self, message: str) -> None:
-        self.out.print(Text(message, style="bold red"))
+        self.out.print(_said(message, "bold red"))
 
     def info(self, message: str, style: str | None = None, result: bool = False) -> None:
         """A line of the run's progress, hidden by -q; `result`: a line of what the command was asked to
         show (log's entries, say), which -q keeps, as it keeps the result lines of check or build."""
         if self.verbosity >= NORMAL or result:
-            self.out.print(Text(message, style=style or ""))
+            self.out.print(_said(message, style or ""))
 
     def detail(self, message: str) -> None:
         if self.verbosity >= VERBOSE:
-            self.out.print(Text(message, style="dim"))
+            self.out.print(_said(message, "dim"))
 
     def raw(self, text: str) -> None:
         """Pre-formatted text (diagnostics, dumps): printed as is, even under -q."""
-        self.out.print(Text(text), end="" if text.endswith("\n") else "\n")
+        self.out.print(_said(text), end="" if text.endswith("\n") else "\n")
 
     def json(self, payload: Any) -> None:
         try:
@@ -222,7 +222,7 @@ class Console:
         where no live display is drawn (draws_live: a pipe or a log file would keep every frame)."""
         if self.verbosity < NORMAL or not self.draws_live:
             return nullcontext()
-        return self.err.status(Text(message))
+        return self.err.status(_said(message))
 
     @property
     def draws_live(self) -> bool:
@@ -241,7 +241,7 @@ class Console:
     def progress_line(self, message: str) -> None:
         """A plain line of progress on stderr, where no bar is drawn (draws_no_bar)."""
         if self.draws_no_bar:
-            self.err.print(Text(message))
+            self.err.print(_said(message))
 
     def progress(self, transient: bool = True) -> Progress:
         """A rich progress bar with ETA; disabled under -q or where no live display is drawn (draws_live)."""
@@ -327,6 +327,12 @@ def get_console() -> Console:
 def set_verbosity(verbosity: int) -> None:
     global _console
     _console = Console(verbosity)
+
+
+def _said(message: str, style: str = "") -> Text:
+    """A line of the command's own words, a byte of a path or argument in it that is not UTF-8 written `\\xff`
+    (escaped_bytes), as the run log and every table write it, where the stream's handler wrote `\\udcff`."""
+    return Text(escaped_bytes(message), style=style)
 
 
 def _plain(value: Any) -> str:

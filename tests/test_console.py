@@ -265,3 +265,21 @@ def test_a_tab_in_a_cell_is_whitespace(capsys, monkeypatch) -> None:
     out = capsys.readouterr().out
     assert "\\x09" not in out and "\t" not in out
     assert "a       b" in out and "x       y" in out and "t       t" in out
+
+
+def test_a_byte_that_is_not_utf8_shows_as_the_run_log_writes_it(capsys, monkeypatch) -> None:
+    """Python holds b"\\xff" of a file's name as the lone surrogate \\udcff: messages and tables showed
+    `sub\\udcff.py` where the run log writes `sub\\xff.py`. A UTF-8 name shows as it is."""
+    from nvfp4ctl.printable import escape, escaped, escaped_bytes
+
+    assert escape("\udcff") == escaped_bytes("\udcff") == "\\xff" and escaped("a\udcfeb") == "a\\xfeb"
+    assert escape("\ud800") == escaped_bytes("\ud800") == "\\ud800"  # no byte decodes to it: its code
+    monkeypatch.delenv("COLUMNS", raising=False)
+    console = Console()
+    console.error("no such file or folder: sub\udcff.py")
+    console.info("target sub\udcff.py · sübmission.py")
+    console.table(["target"], [["k\udcff.cu"]], title="runs of sub\udcff.py")
+    captured = capsys.readouterr()
+    assert captured.err == "error: no such file or folder: sub\\xff.py\n"
+    assert "target sub\\xff.py · sübmission.py" in captured.out
+    assert "k\\xff.cu" in captured.out and "runs of sub\\xff.py" in captured.out and "udcff" not in captured.out

@@ -10,7 +10,7 @@ from __future__ import annotations
 from nvfp4ctl.runlog.appending import (LOCK_TIMEOUT_S, PREAMBLE, NoLockFolder, ReadOnlyRunLog, append, lock_path,
                                        not_a_run_log)
 from nvfp4ctl.runlog.entry import (CPU_DEVICE_LABEL, LOG_RELATIVE, SEPARATOR, RunEntry, command_arguments, command_name,
-                                   describe_target, detect_gpu, escaped_bytes, file_digest, folder_target, git_state, log_folder_of, logged_path,
+                                   describe_target, detect_gpu, file_digest, folder_target, git_state, log_folder_of, logged_path,
                                    looks_like_a_run, make_entry, resolved_as_logged, split_target, time_order,
                                    time_shown)
 from nvfp4ctl.runlog.files import (MARKDOWN_SUFFIXES, UndecodableRunLog, file_in_the_way, is_null_device,
@@ -25,7 +25,7 @@ __all__ = [
     "CPU_DEVICE_LABEL", "HEADING", "NoLockFolder", "LOCK_TIMEOUT_S", "LOG_RELATIVE", "MARKDOWN_SUFFIXES", "PREAMBLE", "SEPARATOR",
     "ChangedWhileWritten",
     "NumberedRuns", "ReadOnlyRunLog", "RunEntry", "RunLogBytes", "RunsBelowTheLog", "TimeFloor", "UndecodableRunLog", "append",
-    "command_arguments", "command_name", "describe_target", "detect_gpu", "escaped_bytes", "file_digest", "file_in_the_way", "folder_target", "git_state", "is_null_device", "lock_path",
+    "command_arguments", "command_name", "describe_target", "detect_gpu", "file_digest", "file_in_the_way", "folder_target", "git_state", "is_null_device", "lock_path",
     "log_folder_of", "logged_path", "looks_like_a_run", "make_entry", "missing_folder", "newest_first",
     "newest_first_in", "not_a_run_log", "numbered_runs_in", "picked_by_time", "read", "read_log", "read_numbered",
     "refuse_a_missing_folder", "resolved_as_logged", "runs_below_the_log", "runs_below_the_log_in", "split_target", "time_order", "time_shown",

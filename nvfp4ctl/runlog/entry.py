@@ -16,6 +16,7 @@ from nvfp4ctl import commit_stamp
 from nvfp4ctl.content_digest import finished_digest
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.outcome import Outcome
+from nvfp4ctl.printable import escaped_bytes
 from nvfp4ctl.runner.gpu import first_gpu, run_device
 from nvfp4ctl.tool_version import tool_version
 
@@ -208,24 +209,9 @@ def _one_line(cell: str) -> str:
     return escaped_bytes(" ".join(cell.splitlines())) if cell else cell
 
 
-def escaped_bytes(text: str) -> str:
-    """`text` with each byte that was not UTF-8 (a lone surrogate) written `\\xff`, as the run log writes it: a
-    path typed to find a logged run is compared, and named in a message, as the log has it."""
-    return _SURROGATE.sub(_escaped_byte, text)
-
-
 def resolved_as_logged(path: Path) -> Path:
     """`path` resolved, its bytes that are not UTF-8 escaped (escaped_bytes): comparable with logged_path's."""
     return Path(escaped_bytes(str(path.resolve())))
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _escaped_byte(found: re.Match[str]) -> str:
-    """`\\xff` for the byte surrogateescape decoded to \\udcff, `\\ud800` for any other lone surrogate."""
-    code = ord(found[0])
-    return f"\\x{code - 0xdc00:02x}" if 0xdc80 <= code <= 0xdcff else f"\\u{code:04x}"
 
 
 def file_digest(path: Path) -> str:

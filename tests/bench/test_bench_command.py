@@ -120,6 +120,18 @@ def test_tables_and_run_log_line(submission: Path) -> None:
     assert entries[-1].target.startswith(str(submission.resolve()))
 
 
+def test_a_name_that_is_not_utf8_is_shown_as_the_run_log_writes_it(submission: Path) -> None:
+    """Python holds b"\\xff" of a file's name as the lone surrogate \\udcff: the header and the table's title
+    named `sub\\udcff.py`, where the run log writes `sub\\xff.py`."""
+    named = submission.with_name("sub\udcff.py")
+    named.write_text(submission.read_text())
+    result = _bench("--submission", str(named), "--only", "2")
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())  # the title folds to the table's width
+    assert f"target {named.parent}/sub\\xff.py (--submission)" in said and "udcff" not in said
+    assert f"{named.parent}/sub\\xff.py (--submission) on NVIDIA H100" in said, said
+
+
 def test_second_run_compares_with_the_first(submission: Path) -> None:
     assert _bench("--submission", str(submission)).exit_code == 0
     FakeWorker.scale = 0.9

@@ -36,6 +36,18 @@ def test_clean_file_exits_0(project: Path) -> None:
     assert "All checks passed (1 file checked)" in result.output
 
 
+def test_a_name_that_is_not_utf8_is_shown_as_the_run_log_writes_it(project: Path) -> None:
+    """Python holds b"\\xff" of a file's name as the lone surrogate \\udcff: the finding and the missing
+    file's error named `errs\\udcff.py`, where the run log writes `errs\\xff.py`."""
+    (project / "errs\udcff.py").write_text(ERRS)
+    result = separate_streams_runner().invoke(app, ["lint", "errs\udcff.py"])
+    assert result.exit_code == 1, result.output
+    assert result.stdout.startswith("errs\\xff.py:2:") and "udcff" not in result.stdout, result.stdout
+    missing = separate_streams_runner().invoke(app, ["lint", "gone\udcff.py"])
+    assert (missing.exit_code, missing.stderr) == (2, "error: no such file or folder: gone\\xff.py\n")
+    assert "error: no such file or folder: müde.py\n" == runner.invoke(app, ["lint", "müde.py"]).output
+
+
 def test_a_named_file_that_is_not_a_source_says_only_the_word_rule_applies(project: Path) -> None:
     (project / "notes.md").write_text("the iostream header\n")
     (project / "plain.md").write_text("plain notes\n")
