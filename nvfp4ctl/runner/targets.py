@@ -626,7 +626,7 @@ def import_submission(path: Path, problem: str | None = None) -> KernelFn:
     put_on_import_path(path.parent, harness)
     if harness is None and not (path.parent / "task.py").is_file() and "task" not in sys.modules:
         sys.modules["task"] = _task_shim()
-    digest = hashlib.sha256(str(path).encode()).hexdigest()[:10]
+    digest = hashlib.sha256(os.fsencode(path)).hexdigest()[:10]  # bytes: a name not UTF-8 has no UTF-8 text
     name = f"nvfp4ctl_target_{path.stem}_{digest}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:

@@ -74,6 +74,17 @@ def test_a_passing_submission_with_the_word_stream_is_warned(fake_task, tmp_path
     assert "the word" not in check("--submission", str(TARGETS / "good.py")).output
 
 
+def test_a_submission_whose_name_is_not_utf8_is_run_and_named_as_the_run_log_writes_it(fake_task, tmp_path):
+    """Python holds b"\\xff" of a file's name as the lone surrogate \\udcff, which UTF-8 cannot encode: the
+    child's load hashed the path's text and crashed (`UnicodeEncodeError`, exit 4) on a file that runs."""
+    fake_task(tests=(FakeCase(128, 128, 32),))
+    named = tmp_path / "good\udcff.py"
+    named.write_text((TARGETS / "good.py").read_text())
+    result = check("--submission", str(named), "--no-probe")
+    assert result.exit_code == 0, result.output
+    assert f"target {tmp_path}/good\\xff.py (--submission)" in result.output and "1/1 pass" in result.output
+
+
 def test_hanging_target_is_killed_and_the_run_stops(fake_task):
     fake_task()
     load_before = slowdown()
