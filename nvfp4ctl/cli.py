@@ -8,7 +8,6 @@ import errno
 import functools
 import inspect
 import os
-import shlex
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -28,7 +27,7 @@ from nvfp4ctl.options import (TYPED_OPTIONS_KEY, TypedOptions, argument_position
                               typed_options, typed_values)
 from nvfp4ctl.outcome import Outcome
 from nvfp4ctl.usage_hints import (DUMP_FILES, EXPORT_FILES, KERNEL_FILES, LOG_FILES, TARGET_FILES, FileOptions,
-                                  file_argument_hint, invocation, json_option_hint, without_option)
+                                  file_argument_hint, invocation, json_option_hint, shell_word, without_option)
 from nvfp4ctl.words import and_listed
 
 _RECORDED: set[str] = set()  # the commands whose runs, parse errors included, go to the run log
@@ -206,7 +205,7 @@ def _misplaced_json_option(error: Exception, args: list[str], named_at: int | No
     spelled = [name] if mode.value is True else [name, str(moved[1])]
     # the same option typed after the name too (`--json bench --json`) goes: the fix asks for JSON once
     after = without_option(args[named_at + 1:], name, mode.value is not True) if named_at is not None else []
-    fixed = " ".join(shlex.quote(word) for word in [*spelled, *after])
+    fixed = " ".join(shell_word(word) for word in [*spelled, *after])
     return f"{name} is an option of {where}: {invocation(program, kept, command or takers[0])} {fixed}", moved
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nvfp4ctl.env import Env
+from nvfp4ctl.printable import escaped_bytes
 
 SUBMISSION_FILE = "submission.py"
 
@@ -48,7 +49,16 @@ LOG_FILES = FileOptions(dict.fromkeys((".py", *KERNEL_SUFFIXES), "--target"), by
 
 
 def _spelled(words: Sequence[str]) -> str:
-    return " ".join(shlex.quote(word) for word in words)
+    return " ".join(shell_word(word) for word in words)
+
+
+def shell_word(word: str) -> str:
+    """`word` as a shell reads it back, pasted: shlex's quoting, or, for a word holding a byte that is not
+    UTF-8, bash's and zsh's $'...' with the byte as `\\xff`, where '...' kept the four characters \\xff
+    and named another file."""
+    if escaped_bytes(word) == word:
+        return shlex.quote(word)
+    return "$'" + escaped_bytes(word.replace("\\", "\\\\").replace("'", "\\'")) + "'"
 
 
 def shell_path(path: Path | str) -> str:
@@ -57,7 +67,7 @@ def shell_path(path: Path | str) -> str:
     typed = str(path)
     if typed.startswith("-"):
         typed = os.path.join(".", typed)
-    return shlex.quote(typed)
+    return shell_word(typed)
 
 
 def invocation(program: str, global_options: Sequence[str], command: str) -> str:
@@ -128,7 +138,7 @@ def file_argument_hint(command: str, files: FileOptions, typed: Sequence[str], a
         fixed = _in_place(typed, {at[0]: []})
         if fixed is None:
             return None
-        spelled = " ".join(filter(None, [f"{setting}={shlex.quote(words[0])}", invoked, fixed]))
+        spelled = " ".join(filter(None, [f"{setting}={shell_word(words[0])}", invoked, fixed]))
         return f"{command} takes the file as a setting: {spelled}"
     replaced: dict[int, list[str]] = {}
     header = None

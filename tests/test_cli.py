@@ -1312,6 +1312,24 @@ def test_a_file_typed_as_an_argument_names_the_option_it_goes_to(args, line, doc
     assert _rejected_with_its_line(args, line, document, tmp_path, monkeypatch) == [line]
 
 
+def test_a_hint_names_a_file_that_is_not_utf8_as_a_shell_reads_it_back(tmp_path, monkeypatch):
+    """Python holds b"\\xff" of a file's name as the lone surrogate \\udcff: the hint quoted it '...\\xff'
+    (before that, '...\\udcff'), which, pasted, names a file of the four characters \\xff; bash's and zsh's
+    $'...' reads the byte back. A name of UTF-8 keeps shlex's quoting."""
+    from cli_streams import separate_streams_runner
+
+    monkeypatch.chdir(tmp_path)
+    for name, spelled in (("it's\udcff.py", "$'it\\'s\\xff.py'"), ("my süb.py", "'my süb.py'")):
+        (tmp_path / name).write_text("")
+        result = separate_streams_runner().invoke(app, ["check", name], prog_name="nvfp4ctl")
+        assert (result.exit_code, result.stderr) == (
+            2, f"error: check takes the file as an option: nvfp4ctl check --submission {spelled}\n")
+    (tmp_path / "new\udcff").mkdir()
+    made = separate_streams_runner().invoke(app, ["init", "--problem", "nvfp4_gemm", "new\udcff"],
+                                            prog_name="nvfp4ctl")
+    assert made.exit_code == 0 and "`cd $'new\\xff' && nvfp4ctl check`" in made.stdout, made.output
+
+
 @pytest.mark.parametrize("args, line", [
     (["log", "submission.py"], "error: log takes the file as an option: nvfp4ctl log --target submission.py"),
     (["log", "--trend", "gemm.cu"], "error: log takes the file as an option: nvfp4ctl log --trend --target gemm.cu"),
