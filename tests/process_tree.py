@@ -1,11 +1,13 @@
 """A stand-in compiler that starts a tool of its own (as nvcc runs `sh -c cudafe++ ...`) and waits for
 it, and whether that tool is still running: for the tests that stop a compile early and check that
-nothing it started lives on (build's run_compiler, the host proofs' runs)."""
+nothing it started lives on (build's run_compiler, the host proofs' runs), or that a tune killed
+outright leaves no worker behind (every process below it, read from /proc)."""
 
 from __future__ import annotations
 
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -23,6 +25,31 @@ def wait_dead(pid: int, seconds: float) -> bool:
     while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
     return not alive(pid)
+
+
+def until(condition: Callable[[], bool], seconds: float) -> bool:
+    """Whether `condition` holds within `seconds` (asked every 50 ms)."""
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return condition()
+
+
+def descendants(root: int) -> set[int]:
+    """Every process below `root`, read from /proc (psutil is not installed)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[-1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, waiting = set(), [root]
+    while waiting:
+        for child in children.get(waiting.pop(), []):
+            found.add(child)
+            waiting.append(child)
+    return found
 
 
 def stand_in_toolkit(folder: Path, tool_pid: Path) -> Path:

@@ -7,8 +7,9 @@ import select
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+from process_tree import alive, descendants, until
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -27,37 +28,6 @@ time.sleep(600)
 """
 
 
-def _alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def _descendants(root: int) -> set[int]:
-    """Every process below `root`, read from /proc (psutil is not installed)."""
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[-1].split()
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    found, waiting = set(), [root]
-    while waiting:
-        for child in children.get(waiting.pop(), []):
-            found.add(child)
-            waiting.append(child)
-    return found
-
-
-def _until(condition, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while not condition() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return condition()
-
-
 def test_a_killed_tune_takes_its_compile_workers_and_their_compiles_with_it(tmp_path: Path) -> None:
     """Each worker sits in a process group of its own, which no signal for the tune reaches: after `kill -9`
     the workers compiled on for minutes, holding the tune's stdout (`tune ... | tail -2` never returned) and
@@ -66,18 +36,18 @@ def test_a_killed_tune_takes_its_compile_workers_and_their_compiles_with_it(tmp_
     tune = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     below: set[int] = set()
     try:
-        assert _until(lambda: len(list(tmp_path.glob("*.pid"))) == 2, 60), "the stand-in compiles never started"
-        below = _descendants(tune.pid)
+        assert until(lambda: len(list(tmp_path.glob("*.pid"))) == 2, 60), "the stand-in compiles never started"
+        below = descendants(tune.pid)
         compiles = {int(p.stem) for p in tmp_path.glob("*.pid")}
         assert compiles <= below and len(below) >= 4, below  # 2 workers, their 2 compiles (and the tracker)
         os.kill(tune.pid, signal.SIGKILL)
         tune.wait(10)
-        assert _until(lambda: not any(_alive(pid) for pid in below), 5), [p for p in below if _alive(p)]
+        assert until(lambda: not any(alive(pid) for pid in below), 5), [p for p in below if alive(p)]
         # and nothing holds the tune's stdout: a reader of the pipe sees its end
         assert select.select([tune.stdout], [], [], 5)[0] and tune.stdout.read() == b""
     finally:
         for pid in [tune.pid, *below, *(int(p.stem) for p in tmp_path.glob("*.pid"))]:
-            if _alive(pid):
+            if alive(pid):
                 os.kill(pid, signal.SIGKILL)
         tune.stdout.close()
         tune.wait(10)

@@ -85,3 +85,17 @@ def staging_compile(source: str, arch: str, defines: tuple[str, ...]) -> BuildRe
         (Path(source) / f"{process.pid}.pid").write_text("")
         process.wait()
     return BuildResult(OK)
+
+
+def stuck_measure(target: Any, *, artifact: dict, case: Any, **settings: Any) -> dict:
+    """A 'timing' (in a GPU worker's child) that starts a helper, `sleep 60`, as a kernel's job may, then hangs
+    as a stuck kernel would; the child's and the helper's pids are left in the folder `artifact` names."""
+    import os
+    import subprocess
+
+    helper = subprocess.Popen(["sleep", "60"])
+    folder = Path(artifact["folder"])
+    (folder / f"{helper.pid}.pid").write_text("")
+    (folder / f"{os.getpid()}.pid").write_text("")
+    time.sleep(60)
+    return {"status": OK}
