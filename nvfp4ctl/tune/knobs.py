@@ -113,9 +113,10 @@ class Config:
         return ",".join(f"{name}={value}" for name, value in self.items)
 
     def diff(self, base: Config, knobs: KernelKnobs) -> str:
-        """"STAGES_PER_CTA_A=7 SPAN=0" against `base`; "start" when equal."""
+        """"STAGES_PER_CTA_A=7 SPAN=0" against `base`, each knob named as the table's entries name it
+        (KernelKnobs.entry_name); "start" when equal."""
         ours = dict(self.items)
-        changed = [f"{knobs.short(n)}={ours[n]}" for n, v in base.items if ours.get(n) != v]
+        changed = [f"{knobs.entry_name(n)}={ours[n]}" for n, v in base.items if ours.get(n) != v]
         return " ".join(changed) or "start"
 
 

@@ -125,10 +125,11 @@ def coordinate_descent(knobs: KernelKnobs, start: dict[Shape, Config], evaluate:
     for round_index in range(settings.rounds):
         changed = False
         for knob in steps(knobs, settings.only):
+            name = knobs.entry_name(knob.name)  # as the table's entries name it, not by a prefix they may lack
             if settings.budget_s is not None and clock() - began > settings.budget_s:
-                outcome.stopped = f"budget of {seconds_text(settings.budget_s)} spent before {knobs.short(knob.name)}"
+                outcome.stopped = f"budget of {seconds_text(settings.budget_s)} spent before {name}"
                 return outcome
-            label = f"{knobs.short(knob.name)} (round {round_index + 1})" if settings.rounds > 1 else knobs.short(knob.name)
+            label = f"{name} (round {round_index + 1})" if settings.rounds > 1 else name
             step = _kernel_step if knob.scope == "kernel" else _plan_step
             referee = _Referee(rematch, settings.min_gain, label, outcome.rematches)
             changed |= step(knob, shapes, best, best_result, evaluate, label, settings.min_gain, referee)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,15 @@ def test_a_config_builds_with_every_knob_and_the_tune_define() -> None:
     assert config.diff(knobs.defaults(), knobs) == "LIVE=256"
     assert knobs.defaults().diff(knobs.defaults(), knobs) == "start"
     assert config.id != knobs.defaults().id and hash(config) == hash(Config(config.items))
+
+
+def test_a_configs_changes_name_each_knob_as_the_tables_entries_do() -> None:
+    """With MY_SWIZZLE beside TINY_* no prefix is common to every knob: a candidate read TINY_SPLIT=2 where the
+    table's entry for it reads PlanKnob::SPLIT; a knob the kernel's enum does not list keeps its own name."""
+    knobs = replace(make_knobs(("TINY_SPLIT", (1, 2), 1, "plan"), ("TINY_LIVE", (8, 256), 8, "kernel"),
+                               ("MY_SWIZZLE", (0, 1), 0, "plan")), enumerators=("SPLIT",))
+    config = knobs.defaults().merged({"TINY_SPLIT": 2, "TINY_LIVE": 256, "MY_SWIZZLE": 1})
+    assert config.diff(knobs.defaults(), knobs) == "SPLIT=2 TINY_LIVE=256 MY_SWIZZLE=1"
 
 
 def test_a_knob_with_one_value_is_not_searched() -> None:

@@ -4,6 +4,7 @@ noise hysteresis, wrong values out, the budget, and order independence."""
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -76,6 +77,25 @@ def test_the_budget_stops_between_knobs() -> None:
     outcome = coordinate_descent(KNOBS, start_configs(KNOBS, [A], None), Recorder(),
                                  SearchSettings(budget_s=10.0), clock=lambda: next(ticks))
     assert outcome.knobs_done == ["X_K"] and "budget of 10 s spent before P" in outcome.stopped
+
+
+def test_a_steps_label_names_its_knob_as_the_tables_entries_do() -> None:
+    """MY_SWIZZLE beside TINY_* leaves the knobs no common prefix: the steps were labelled TINY_SPLIT while the
+    table's entries (and a new one tune writes) name that knob SPLIT, the kernel's enumerator (tune.entry_names)."""
+    knobs = replace(make_knobs(("TINY_SPLIT", (1, 2), 1, "plan"), ("MY_SWIZZLE", (0, 1), 0, "plan")),
+                    enumerators=("SPLIT",))
+    labels: list[str] = []
+
+    def flat(requests, label):
+        labels.append(label)
+        return {(c.id, s): Measurement(OK, us=10.0) for c, s in requests}
+
+    coordinate_descent(knobs, start_configs(knobs, [A], None), flat)
+    assert labels == ["start", "SPLIT", "MY_SWIZZLE"]
+    ticks = iter([0.0, 50.0])
+    outcome = coordinate_descent(knobs, start_configs(knobs, [A], None), flat, SearchSettings(budget_s=10.0),
+                                 clock=lambda: next(ticks))
+    assert outcome.stopped == "budget of 10 s spent before SPLIT"
 
 
 def test_the_path_does_not_depend_on_answer_order() -> None:
