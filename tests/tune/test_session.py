@@ -760,8 +760,6 @@ def test_a_run_resumed_from_an_earlier_format_finds_the_twins_a_fresh_run_finds(
     lines, and no host digest: resumed from its file, the twin built in the new run was timed, and its row
     lost the "same device code as" a fresh run gives it."""
     import hashlib
-    import shutil
-    import subprocess
 
     from nvfp4ctl.build import cache
     from nvfp4ctl.build.resources import saved_sass
