@@ -22,7 +22,7 @@ from nvfp4ctl.lint.submission import FOLDER_REASON, is_submission, names_its_pro
 from nvfp4ctl.lint.waivers import is_waived, line_waivers, unknown_waivers
 from nvfp4ctl.not_text import not_text_message
 from nvfp4ctl.problems import DEFAULT_PROBLEM
-from nvfp4ctl.workspace import find_task_upwards, forget_on_reset
+from nvfp4ctl.workspace import find_task_upwards, forget_on_reset, task_folder
 
 
 _KNOWN_CODES = tuple(RULES_BY_CODE)
@@ -78,7 +78,7 @@ def _folder_config(task_file: Path, flags: LintFlags) -> LintConfig:
     its problem, benchmark shapes and `lint:` settings, under the command line's flags. A `lint:` section
     that is wrong is exit 2 here as there, not settings quietly dropped."""
     task = _parsed_task(task_file)
-    section = parse_section(task.lint, task.path.parent, task.lint_at)
+    section = parse_section(task.lint, task_folder(task.path), task.lint_at)
     return flags.over(section, task_shapes(task), getattr(task, "problem", None))
 
 

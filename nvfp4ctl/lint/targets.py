@@ -19,7 +19,7 @@ from nvfp4ctl.errors import UsageError
 from nvfp4ctl.lint.benchmark_shapes import task_shapes
 from nvfp4ctl.lint.source import CPP_SUFFIXES, entry_mode, is_compiler_output, link_target
 from nvfp4ctl.lint.config import LintConfig, LintFlags, LintSection, parse_section
-from nvfp4ctl.workspace import FROM_ENV, FROM_FLAG, claim_folder, user_folder
+from nvfp4ctl.workspace import FROM_ENV, FROM_FLAG, claim_folder, task_folder, user_folder
 
 SUBMISSION_GLOB = "submission*.py"
 
@@ -85,7 +85,7 @@ def log_beside_their_task(lint_plan: LintPlan, own_tasks: tuple[Path | None, ...
         return
     governing = set(own_tasks)
     if len(governing) == 1 and (task_file := governing.pop()) is not None:
-        claim_folder(task_file.parent)
+        claim_folder(task_folder(task_file))
 
 
 def users_files(task: Any, folder: Path) -> tuple[tuple[Path, ...], tuple[str, ...]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Iterator
@@ -708,3 +709,37 @@ def test_a_fifo_or_device_named_is_not_a_regular_file(project: Path) -> None:
     assert result.exit_code == 2 and result.output.strip() == "error: fifo.py is not a regular file (a FIFO): lint reads source files"
     result = runner.invoke(app, ["lint", "/dev/null"])
     assert result.exit_code == 2 and result.output.strip() == "error: /dev/null is not a regular file (a device): lint reads source files"
+
+
+@contextlib.contextmanager
+def _piped(text: str) -> Iterator[str]:
+    """`<(cat task.yml)`: a pipe holding `text`, named as bash names it (/dev/fd/N)."""
+    reading, writing = os.pipe()
+    with os.fdopen(writing, "w", encoding="utf-8") as pipe:
+        pipe.write(text)
+    try:
+        yield f"/dev/fd/{reading}"
+    finally:
+        os.close(reading)
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/fd"), reason="the fd links are Linux's")
+def test_a_task_piped_in_reads_its_lint_paths_from_the_current_folder_and_logs_there(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`lint --task <(cat task.yml)` (/dev/fd/63) stands for the current folder, as check, bench and export take
+    it: its lint.paths name files here and the run is logged here, not in /proc/PID/fd, the pipe's parent."""
+    monkeypatch.delenv("NVFP4CTL_MEMORY")
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(project / "cache"))
+    task_text = TASK_YML + "lint: {paths: [errs.py, warns.py]}\n"
+    with _piped(task_text) as task_file:
+        result = runner.invoke(app, ["lint", "--task", task_file])
+    assert result.exit_code == 1, result.output
+    assert "Found 1 error, 1 warning in 2 files (2 checked)" in result.output
+    with _piped(task_text) as task_file:
+        monkeypatch.setenv("NVFP4CTL_TASK", task_file)
+        result = runner.invoke(app, ["lint"])
+    assert result.exit_code == 1, result.output
+    assert "Found 1 error, 1 warning in 2 files (2 checked)" in result.output
+    logged = runlog.read(project / "MEMORY.md")
+    assert [line.exit_code for line in logged] == ["1", "1"], logged
+    assert not (project / "cache" / "MEMORY.md").exists()
