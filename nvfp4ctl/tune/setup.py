@@ -188,8 +188,8 @@ def _prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int 
         require_torch()  # every candidate's build and timing needs it: before "no GPU" and any worker starts
         has_gpu = device == "cuda" and gpu_present()
         spec = resolve_kernel(kernel, task, has_gpu)
+        knobs = discover(spec.path)
     source, label = spec.path, spec.label
-    knobs = discover(source)
     arch = resolve_arch(source, None, arch_option=False)  # tune has no --arch
     notes: list[str] = [] if timeout_note is None else [timeout_note]
     why_not_timed = None

@@ -74,8 +74,9 @@ def test_what_cannot_be_asked_is_said_so(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 def test_the_notes_name_a_gemv_or_grouped_gemm_shape_by_its_sizes() -> None:
-    """The GEMV's shape has no n and the grouped GEMM's sizes are per group: the notes read 128xNonex200 and
-    (96, 128)x(128, 256)x(256, 200)."""
+    """The GEMV's shape has no n and the grouped GEMM's sizes are per group: by tune's key (refusal_notes' default
+    `shown`) the notes name 128x1x200x2 (the GEMV's c is m x 1) and 96x128x256+128x256x200 (each group's m x n x k),
+    where they read 128xNonex200 and (96, 128)x(128, 256)x(256, 200)."""
     gemv = HostRefusals({(128, None, 200, 2): "k must be a multiple of 16"})
     assert refusal_notes(gemv, "nvfp4_gemv_unsupported")[0].startswith("the kernel does not take 128x1x200x2 (k must")
     groups = HostRefusals({((96, 128), (128, 256), (256, 200), 1): "every group's k must be a multiple of 16"})

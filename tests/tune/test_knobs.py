@@ -343,3 +343,25 @@ def test_discover_reads_each_knob_file_once(tiny_copy: Path, table: bool,
     files = {tiny_copy.resolve(), *headers}
     assert files <= set(reads)
     assert {path: count for path, count in reads.items() if count > 1} == {}
+
+
+def test_tunes_discover_reads_no_kernel_byte_its_resolve_read(tiny_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """tune's setup ran discover just after the reading_once block in which resolve_kernel read the kernel (its
+    problem, its not-UTF-8 test), so discover read the kernel again."""
+    pytest.importorskip("torch")  # tune's setup asks for it before anything else
+    from nvfp4ctl.tune import setup
+
+    reads = _file_reads(monkeypatch)
+    read_by_discover: list[Counter[Path]] = []
+
+    def counted_discover(source: Path):
+        before = Counter(reads)
+        found = discover(source)
+        read_by_discover.append(reads - before)
+        return found
+
+    monkeypatch.setattr(setup, "discover", counted_discover)
+    run = setup.prepare(tiny_copy, "benchmarks", None, None, True, None)
+    assert run.knobs.prefix == "TINY_"
+    [discovered] = read_by_discover
+    assert tiny_copy.resolve() not in discovered, discovered
