@@ -78,6 +78,9 @@ def write_bytes_atomic(path: Path, data: bytes, *, keep_read_only: bool = False,
 # how long a FIFO's reader may take to open its end (one started beside the command, `cat fifo &`)
 FIFO_READER_WAIT_S = 2.0
 
+# why a Unix socket takes no bytes and gives none, as the writer, the run log and the task reader say it
+SOCKET_REASON = "a socket, which cannot be opened as a file"
+
 
 def _write_to_device(path: Path, data: bytes) -> None:
     """`data` written to a device or a FIFO. A FIFO that no process opens to read within FIFO_READER_WAIT_S is
@@ -85,7 +88,7 @@ def _write_to_device(path: Path, data: bytes) -> None:
     socket is one at once (ENXIO, "a socket, ..."): its open fails as a FIFO's with no reader does, and no
     wait would change that."""
     if stat.S_ISSOCK(os.stat(path).st_mode):
-        raise OSError(errno.ENXIO, "a socket, which cannot be opened as a file", str(path))
+        raise OSError(errno.ENXIO, SOCKET_REASON, str(path))
     deadline = time.monotonic() + FIFO_READER_WAIT_S
     while True:
         try:

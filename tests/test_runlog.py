@@ -6,13 +6,17 @@ import errno
 import hashlib
 import multiprocessing
 import os
+import shutil
 import signal
+import socket
 import stat
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -594,6 +598,51 @@ def test_a_named_pipe_no_process_reads_is_said_not_lost(tmp_path, monkeypatch):
     [result] = _finished_within(20, separate_streams_runner().invoke, app, ["lint"])
     assert result.exit_code == 0, result.output
     assert result.stderr.strip() == f"warning: run log not written to {pipe} (NVFP4CTL_MEMORY): a FIFO that no process reads"
+
+
+@pytest.fixture
+def socket_path() -> Iterator[Path]:
+    """A bound Unix socket's path, in a short folder of /tmp: AF_UNIX takes paths of about 100 bytes only."""
+    folder = Path(tempfile.mkdtemp(dir="/tmp"))
+    path = folder / "log.md"
+    try:
+        with socket.socket(socket.AF_UNIX) as bound:
+            bound.bind(str(path))
+            yield path
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="Unix sockets are POSIX")
+@pytest.mark.parametrize("args", [["log"], ["log", "--trend"], ["log", "-n", "1"]])
+def test_log_of_a_run_log_that_is_a_socket_says_it_is_no_regular_file_exit_2(args, socket_path, monkeypatch):
+    """A socket was read as holding no lines, as a FIFO is: "no runs logged yet", exit 0, where no line can be
+    read from it, nor written."""
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(socket_path))
+    monkeypatch.chdir(socket_path.parent)
+    result = separate_streams_runner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    assert result.stderr == (f"error: cannot read the run log {socket_path} (NVFP4CTL_MEMORY): not a regular file"
+                             " but a socket, which cannot be opened as a file\n")
+
+
+@pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="Unix sockets are POSIX")
+@pytest.mark.parametrize(("source", "exit_code"), [("def custom_kernel(data):\n    return data[6]\n", 0),
+                                                   ("import torch\ng = torch.cuda.CUDAGraph()\n", 1)],
+                         ids=["clean", "failures found"])
+def test_a_run_log_that_is_a_socket_costs_the_line_with_one_warning_not_the_result(source, exit_code, socket_path,
+                                                                                   monkeypatch):
+    """As for a FIFO no process reads: the command does its work and keeps its exit code, and says once that
+    its line was not written."""
+    (socket_path.parent / "submission.py").write_text(source)
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(socket_path))
+    monkeypatch.chdir(socket_path.parent)
+    [result] = _finished_within(20, separate_streams_runner().invoke, app, ["lint"])
+    assert result.exit_code == exit_code, result.output
+    assert result.stderr.count("warning: run log not written") == 1, result.stderr
+    assert result.stderr.strip().endswith(f"warning: run log not written to {socket_path} (NVFP4CTL_MEMORY): a socket,"
+                                          " which cannot be opened as a file")
 
 
 def _raised(function, *args) -> BaseException | None:

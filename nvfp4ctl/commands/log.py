@@ -56,6 +56,9 @@ def command(
         setting = f" ({Env.MEMORY})" if env_str(Env.MEMORY) else ""
         get_console().info(f"no run log at {memory}{setting}: there is no folder {missing}", result=True)
         return Outcome(result="empty")
+    if (why := runlog.unreadable_kind(memory)) is not None:  # not "no runs logged yet": none can be read from it
+        setting = f" ({Env.MEMORY})" if env_str(Env.MEMORY) else ""
+        raise UsageError(f"cannot read the run log {memory}{setting}: {why}")
     try:
         log = runlog.read_log(memory)  # once: the runs and the note of those below the log are read from it
     except OSError as error:  # NVFP4CTL_MEMORY naming a folder, say

@@ -14,7 +14,7 @@ from nvfp4ctl.runlog.entry import (CPU_DEVICE_LABEL, LOG_RELATIVE, SEPARATOR, Ru
                                    looks_like_a_run, make_entry, resolved_as_logged, split_target, time_order,
                                    time_shown)
 from nvfp4ctl.runlog.files import (MARKDOWN_SUFFIXES, UndecodableRunLog, file_in_the_way, is_null_device,
-                                   missing_folder, refuse_a_missing_folder)
+                                   missing_folder, refuse_a_missing_folder, unreadable_kind)
 from nvfp4ctl.runlog.placing import ChangedWhileWritten
 from nvfp4ctl.runlog.reading import (NumberedRuns, RunLogBytes, RunsBelowTheLog, TimeFloor, newest_first,
                                      newest_first_in, numbered_runs_in, picked_by_time, read, read_log, read_numbered,
@@ -29,4 +29,5 @@ __all__ = [
     "log_folder_of", "logged_path", "looks_like_a_run", "make_entry", "missing_folder", "newest_first",
     "newest_first_in", "not_a_run_log", "numbered_runs_in", "picked_by_time", "read", "read_log", "read_numbered",
     "refuse_a_missing_folder", "resolved_as_logged", "runs_below_the_log", "runs_below_the_log_in", "split_target", "time_order", "time_shown",
+    "unreadable_kind",
 ]

@@ -9,6 +9,8 @@ import re
 import stat
 from pathlib import Path
 
+from nvfp4ctl.atomic_file import SOCKET_REASON
+
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 
 
@@ -207,6 +209,19 @@ def _previous_bytes(memory: Path) -> bytes:
     if device_or_fifo_mode(mode):
         return b""
     return memory.read_bytes()
+
+
+def unreadable_kind(memory: Path) -> str | None:
+    """Why `memory` is no run log to read, where it is a Unix socket ("not a regular file but a socket, ...");
+    None for anything else. A device or a FIFO is read as holding no runs (it takes new lines only), but a
+    socket takes no lines either: `log` read it as "no runs logged yet", as if the file were empty. The
+    readers of the append (bench's previous run) still take it as holding none, so the run's one warning is
+    the append's."""
+    try:
+        mode = memory.stat().st_mode
+    except (OSError, ValueError):  # not there, or not to be looked at: the read says why
+        return None
+    return f"not a regular file but {SOCKET_REASON}" if stat.S_ISSOCK(mode) else None
 
 
 def device_or_fifo_mode(mode: int) -> bool:
