@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 
 import yaml
 
+from nvfp4ctl.atomic_file import SOCKET_REASON
 from nvfp4ctl.console import get_console
 from nvfp4ctl.errors import UsageError, os_reason
 from nvfp4ctl.fifo_read import FIFO_WRITER_WAIT_S, open_fifo_text
@@ -210,11 +211,15 @@ def task_text(source: Path, named: str) -> str:
     names it) where it cannot be read, is not UTF-8 or is larger than LARGEST_TASK_FILE. A FIFO or a device is
     read as a file is (`--task <(cat task.yml)` is a FIFO), at most that far, so /dev/zero is refused at the cap;
     a named FIFO that no process opens for writing within fifo_read.FIFO_WRITER_WAIT_S is refused, not waited
-    on for ever (fifo_read)."""
+    on for ever (fifo_read). A Unix socket is refused as what it is: its open fails with ENXIO, whose words
+    ("No such device or address") tell the user nothing of the file."""
     try:
-        fifo = stat.S_ISFIFO(source.stat().st_mode)
+        mode: int | None = source.stat().st_mode
     except OSError:
-        fifo = False  # a missing file: its open says so, as for any read
+        mode = None  # a missing file: its open says so, as for any read
+    if mode is not None and stat.S_ISSOCK(mode):
+        raise UsageError(f"{named}: cannot read the task file ({SOCKET_REASON})")
+    fifo = mode is not None and stat.S_ISFIFO(mode)
     try:
         # a folder: its open says so, as for any read
         with open_fifo_text(source) if fifo else source.open(encoding="utf-8") as file:

@@ -151,9 +151,16 @@ def find_task_upwards(start: Path | None = None, *, links_kept: bool = False) ->
     here = Path(os.path.abspath(start or Path.cwd())) if links_kept else (start or Path.cwd()).resolve()
     for folder in (here, *here.parents):
         candidate = folder / TASK_FILE
-        if candidate.is_file():
+        if _is_the_task_file(candidate):
             return candidate
     return None
+
+
+def _is_the_task_file(candidate: Path) -> bool:
+    """Whether the search stops at `candidate`: anything there but a folder, a socket or a FIFO too, which the task
+    reader then refuses in its own words. Passed over, the folder's task.yml gave way to one further up or the
+    shipped task, the run going on under a task the user never meant."""
+    return candidate.exists() and not candidate.is_dir()
 
 
 def locate_task(flag: Path | None = None) -> TaskFile:

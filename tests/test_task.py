@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -742,6 +744,54 @@ def test_a_fifo_or_device_past_the_cap_is_refused_having_read_that_far(tmp_path:
     assert (result.exit_code, " ".join(result.output.split())) == (
         2, "error: NVFP4CTL_TASK=env.yml: over 1 MiB, which no task file is (GPU MODE's are a few KiB), so not read as"
            " one (name a task.yml)")
+
+
+@pytest.fixture
+def short_folder() -> Iterator[Path]:
+    """A folder of /tmp with a short path: a Unix socket's path is limited to about 100 bytes."""
+    import shutil
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(dir="/tmp"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _bound_socket(path: Path) -> socket.socket:
+    bound = socket.socket(socket.AF_UNIX)
+    bound.bind(str(path))
+    return bound
+
+
+@pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="Unix sockets are POSIX")
+def test_a_task_file_that_is_a_socket_is_refused_in_the_readers_words(short_folder: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """--task, NVFP4CTL_TASK and a folder's task.yml naming a Unix socket: its open's raw ENXIO ("No such device or
+    address") was the reason given, and a folder's task.yml that was one was passed over for the shipped task."""
+    from cli_streams import separate_streams_runner
+
+    from nvfp4ctl.cli import app
+
+    (short_folder / "submission.py").write_text("def custom_kernel(data):\n    return data[6]\n")
+    monkeypatch.chdir(short_folder)
+    monkeypatch.delenv("NVFP4CTL_TASK", raising=False)
+    monkeypatch.setenv("NVFP4CTL_MEMORY", "/dev/null")
+    reason = "cannot read the task file (a socket, which cannot be opened as a file)"
+    with _bound_socket(short_folder / "t.sock"):
+        with pytest.raises(UsageError) as caught:
+            load_task(short_folder / "t.sock")
+        assert str(caught.value) == f"{short_folder / 't.sock'}: {reason}"
+        result = separate_streams_runner().invoke(app, ["check", "--task", "t.sock"])
+        assert (result.exit_code, result.stdout, result.stderr) == (2, "", f"error: t.sock: {reason}\n")
+        monkeypatch.setenv("NVFP4CTL_TASK", "t.sock")
+        result = separate_streams_runner().invoke(app, ["check"])
+        assert (result.exit_code, result.stdout, result.stderr) == (2, "", f"error: NVFP4CTL_TASK=t.sock: {reason}\n")
+    monkeypatch.delenv("NVFP4CTL_TASK")
+    with _bound_socket(short_folder / "task.yml"):
+        for command in (["check"], ["lint"]):
+            result = separate_streams_runner().invoke(app, command)
+            assert (result.exit_code, result.stdout) == (2, ""), result.output
+            assert result.stderr == f"error: {short_folder / 'task.yml'}: {reason}\n"
 
 
 def test_a_task_file_larger_than_any_is_refused_not_read_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
