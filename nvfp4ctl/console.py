@@ -14,7 +14,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Span, Text
 
-from nvfp4ctl.printable import CELL_TAB_SIZE, escaped_bytes, shown_in_cell
+from nvfp4ctl.printable import CELL_TAB_SIZE, escaped_bytes, shown, shown_in_cell
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -82,7 +82,8 @@ class _Printer(RichConsole):
 
 
 class Console:
-    """Verbosity-gated output; markup off so user text (paths, messages) prints verbatim."""
+    """Verbosity-gated output; markup off so user text (paths, messages) prints as written, and any character
+    of it that is not printable shown as its escape (_said), as tables show it."""
 
     def __init__(self, verbosity: int = NORMAL) -> None:
         no_color = bool(os.environ.get("NO_COLOR"))
@@ -128,7 +129,7 @@ class Console:
 
     def raw(self, text: str) -> None:
         """Pre-formatted text (diagnostics, dumps): printed as is, even under -q."""
-        self.out.print(_said(text), end="" if text.endswith("\n") else "\n")
+        self.out.print(Text(escaped_bytes(text)), end="" if text.endswith("\n") else "\n")
 
     def json(self, payload: Any) -> None:
         try:
@@ -250,16 +251,24 @@ class Console:
             BarColumn,
             MofNCompleteColumn,
             Progress,
+            ProgressColumn,
             SpinnerColumn,
-            TextColumn,
+            Task,
             TimeElapsedColumn,
             TimeRemainingColumn,
         )
 
+        class _ShownDescription(ProgressColumn):
+            """The step's words as every line shows them (_said): rich's TextColumn reads them as markup, and a
+            kernel's name `[/]` raised MarkupError mid-build, `[bold]` restyled the bar, ESC went through."""
+
+            def render(self, task: Task) -> Text:
+                return _said(task.description)
+
         disable = self.verbosity < NORMAL or not self.draws_live
         return Progress(
             SpinnerColumn(),
-            TextColumn("{task.description}"),
+            _ShownDescription(),
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
@@ -330,9 +339,19 @@ def set_verbosity(verbosity: int) -> None:
 
 
 def _said(message: str, style: str = "") -> Text:
-    """A line of the command's own words, a byte of a path or argument in it that is not UTF-8 written `\\xff`
-    (escaped_bytes), as the run log and every table write it, where the stream's handler wrote `\\udcff`."""
-    return Text(escaped_bytes(message), style=style)
+    """A line of the command's own words in `style`, what it names of the user's (a path, an argument, a kernel's
+    or a test's name) as every table writes it: each character that is not printable as printable.shown writes it
+    (ESC as `\\x1b`, U+202E as `\\u202e`, a byte that is not UTF-8 as `\\xff`, BEL and CR stripped), so a file
+    named with an escape sequence cannot recolour or move the terminal's text. The line breaks and tabs between
+    the command's own lines and columns stay as written; the style, the command's own, covers the whole line."""
+    return Text(_shown_lines(message), style=style)
+
+
+def _shown_lines(text: str) -> str:
+    """`text` as printable.shown writes it, its line breaks and tabs kept."""
+    if text.isprintable():
+        return text
+    return "\n".join("\t".join(shown(piece) for piece in line.split("\t")) for line in text.split("\n"))
 
 
 def _plain(value: Any) -> str:

@@ -283,3 +283,55 @@ def test_a_byte_that_is_not_utf8_shows_as_the_run_log_writes_it(capsys, monkeypa
     assert captured.err == "error: no such file or folder: sub\\xff.py\n"
     assert "target sub\\xff.py · sübmission.py" in captured.out
     assert "k\\xff.cu" in captured.out and "runs of sub\\xff.py" in captured.out and "udcff" not in captured.out
+
+
+NAME = "k\x1b[31m[/][bold]\u202e\x07\r.cu"
+NAME_SHOWN = "k\\x1b[31m[/][bold]\\u202e.cu"  # BEL and CR stripped, as rich strips them from a cell
+
+
+def _to_terminals(console: Console) -> tuple[io.StringIO, io.StringIO]:
+    out, err = io.StringIO(), io.StringIO()
+    console.out = RichConsole(file=out, force_terminal=True, color_system="standard", highlight=False, width=200)
+    console.err = RichConsole(file=err, force_terminal=True, color_system="standard", highlight=False, width=200)
+    return out, err
+
+
+def test_every_message_line_shows_a_name_as_a_table_does(monkeypatch) -> None:
+    """A name's ESC and U+202E reached the terminal in every line but a table's (recolouring, reordering);
+    rich's markup in it prints literally. The command's own styles, line breaks and tabs stay."""
+    from nvfp4ctl.console import VERBOSE
+
+    monkeypatch.setenv("TERM", "dumb")  # progress_line's plain lines, where no bar is drawn
+    console = Console(VERBOSE)
+    out, err = _to_terminals(console)
+    console.error(f"no such file or folder: {NAME}")
+    console.warn(f"{NAME}: broken link")
+    console.note(f"waiting for {NAME}")
+    console.progress_line(f"compiling {NAME}")
+    console.ok(f"built {NAME}")
+    console.fail(f"failed {NAME}")
+    console.info(f"{NAME}:\n\tnext line", style="bold")
+    console.detail(f"checked: {NAME}")
+    said = out.getvalue() + err.getvalue()
+    assert "\x1b[31m" not in said and "\u202e" not in said and "\x07" not in said and "\r" not in said, said
+    assert said.count(NAME_SHOWN) == 8 and "\\x09" not in said and "\\x0a" not in said
+    assert f"\x1b[1m{NAME_SHOWN}:\x1b[0m\n\x1b[1m        \x1b[0m\x1b[1mnext line" in said  # rich expands the tab
+    assert err.getvalue().startswith(f"\x1b[1;31merror: no such file or folder: {NAME_SHOWN}\x1b[0m\n"), err.getvalue()
+    assert out.getvalue().startswith(f"\x1b[1;32mbuilt {NAME_SHOWN}\x1b[0m\n"), out.getvalue()
+
+
+def test_a_status_or_a_bar_shows_its_step_as_written(monkeypatch) -> None:
+    """A bar's step went through rich's markup: a kernel named `[/]` raised MarkupError mid-build, and its ESC
+    reached the terminal; the spinner's line passed ESC on too."""
+    monkeypatch.setenv("TERM", "xterm-256color")
+    monkeypatch.delenv("TTY_INTERACTIVE", raising=False)
+    console = Console()
+    _, err = _to_terminals(console)
+    with console.status(f"compiling {NAME}"):
+        pass
+    with console.progress(transient=False) as progress:
+        task = progress.add_task(f"compiling {NAME}", total=2)
+        progress.update(task, description=f"linking {NAME}", advance=1)
+    drawn = err.getvalue()
+    assert "\x1b[31m" not in drawn and "\u202e" not in drawn and f"compiling {NAME_SHOWN}" in drawn, drawn
+    assert f"linking {NAME_SHOWN}" in drawn, drawn

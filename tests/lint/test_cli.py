@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -47,6 +48,37 @@ def test_a_name_that_is_not_utf8_is_shown_as_the_run_log_writes_it(project: Path
     missing = separate_streams_runner().invoke(app, ["lint", "gone\udcff.py"])
     assert (missing.exit_code, missing.stderr) == (2, "error: no such file or folder: gone\\xff.py\n")
     assert "error: no such file or folder: müde.py\n" == runner.invoke(app, ["lint", "müde.py"]).output
+
+
+NAMES_SHOWN = (("a\x1b[31mb.py", "a\\x1b[31mb.py"), ("c[/]d.py", "c[/]d.py"))
+
+
+@pytest.mark.parametrize(("name", "shown"), NAMES_SHOWN)
+def test_a_name_holding_an_escape_or_markup_is_shown_as_written(project: Path, name: str, shown: str) -> None:
+    """The error and info lines wrote a name's ESC to the terminal (`touch $'a\\e[31mb.py'` turned the rest of
+    the line red), where the findings and tables show it as `\\x1b`; rich's markup (`[/]`) stays literal."""
+    missing = separate_streams_runner().invoke(app, ["lint", f"gone/{name}"])
+    assert (missing.exit_code, missing.stderr) == (2, f"error: no such file or folder: gone/{shown}\n")
+    (project / name).parent.mkdir(exist_ok=True)  # `c[/]d.py`: the file `]d.py` in the folder `c[`
+    (project / name).write_text(CLEAN)
+    checked = separate_streams_runner().invoke(app, ["lint", "-v", name])
+    assert checked.exit_code == 0, checked.output
+    assert checked.stdout.endswith(f"checked: {shown}\n") and "\x1b" not in checked.stdout, checked.stdout
+
+
+def test_the_run_log_keeps_a_name_as_it_logged_it(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The console's escaping is its own: the run log's line for a name with ESC is the one it wrote before."""
+    (project / "a\x1b[31mb.py").write_text(CLEAN)
+    for line in (["lint", "gone\x1b[31m.py"], ["lint", "-v", "a\x1b[31mb.py"]):
+        monkeypatch.setattr(sys, "argv", ["nvfp4ctl", *line])  # the line the run log's entry names
+        runner.invoke(app, line)
+    lines = Path(os.environ["NVFP4CTL_MEMORY"]).read_bytes().decode().splitlines()[-2:]
+    cells = [line.split(" · ")[1:] for line in lines]
+    assert cells[0][0] == "`nvfp4ctl lint 'gone\x1b[31m.py'`"
+    assert cells[0][-1] == "error: no such file or folder: gone\x1b[31m.py"
+    assert cells[1][0] == "`nvfp4ctl lint -v 'a\x1b[31mb.py'`"
+    assert cells[1][1].startswith(f"{project / 'a'}\x1b[31mb.py@")
+    assert cells[1][-1] == "0 errors, 0 warnings (1 file checked)"
 
 
 def test_a_named_file_that_is_not_a_source_says_only_the_word_rule_applies(project: Path) -> None:
