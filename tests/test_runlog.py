@@ -670,6 +670,21 @@ def test_a_byte_of_an_argument_that_is_not_utf8_is_logged_escaped(tmp_path, monk
     assert entry.command == "nvfp4ctl lint 'x\\xff.py'" and entry.target.startswith("./x\\xff.py@"), entry
 
 
+def test_a_run_log_whose_name_is_not_utf8_takes_the_line(tmp_path, monkeypatch):
+    """NVFP4CTL_MEMORY=mem\\xff.md: its lock's name hashed the path's text, which UTF-8 cannot encode (a lone
+    surrogate), and every command warned `run log not written: 'utf-8' codec can't encode character '\\udcff'`."""
+    monkeypatch.chdir(tmp_path)
+    memory = tmp_path / "mem\udcff.md"
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.setenv("NVFP4CTL_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "a.py").write_text("x = 1\n")
+    monkeypatch.setattr(sys, "argv", ["nvfp4ctl", "lint", "a.py"])
+    result = separate_streams_runner().invoke(app, ["lint", "a.py"])
+    assert result.exit_code == 0 and "run log not written" not in result.stderr, result.stderr
+    assert [entry.command for entry in runlog.read(memory)] == ["nvfp4ctl lint a.py"]
+    assert runlog.lock_path(memory) != runlog.lock_path(tmp_path / "mem\udcfe.md")  # each file its own lock
+
+
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc/self/fd (Linux)")
 def test_a_link_to_a_pipe_like_dev_stderr_takes_the_line(tmp_path):
     """/dev/stderr links to /proc/self/fd/2; sent down a pipe, that resolves to "pipe:[N]", a name no

@@ -49,7 +49,7 @@ def lock_path(memory: Path, kind: str = "runlog") -> Path:
     another user made and this one may not write, or their lock file of mode 644) must not cost the log
     its line: the system's temporary folder holds the lock then. `kind` names what the lock guards
     (tune's dispatch table locks `path` the same way)."""
-    key = hashlib.sha256(str(memory.resolve()).encode()).hexdigest()[:16]
+    key = hashlib.sha256(os.fsencode(memory.resolve())).hexdigest()[:16]  # bytes: a path not UTF-8 has no UTF-8 text
     # per user, private: a shared temporary folder made by someone else would refuse this user's lock
     fallback = Path(tempfile.gettempdir()) / f"nvfp4ctl-locks-{os.getuid()}"
     for folder, mode in ((cache_root() / "locks", 0o777), (fallback, 0o700)):
