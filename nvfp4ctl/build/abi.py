@@ -87,7 +87,9 @@ def _declared(header: Path, digest: str, includes: tuple[str, ...], names: tuple
     with tempfile.TemporaryDirectory(prefix="nvfp4ctl-abi-") as scratch:
         probe = Path(scratch) / f"{_PROBE}.cpp"
         addresses = ", ".join(f"(void*)&{name}" for name in names)
-        probe.write_text(f'#include "{header}"\nvoid* nvfp4ctl_abi_probe[] = {{{addresses}}};\n')
+        # the header's path as its bytes: a folder's name that is not UTF-8 is one the compiler opens all the same
+        probe.write_text(f'#include "{header}"\nvoid* nvfp4ctl_abi_probe[] = {{{addresses}}};\n',
+                         errors="surrogateescape")
         obj = probe.with_suffix(".o")
         command = [str(toolchain.nvcc_path()), *(f"-I{path}" for path in includes), "-c", str(probe), "-o", str(obj)]
         try:

@@ -133,7 +133,8 @@ def _compile_and_inspect(folder: Path, inputs: BuildInputs, arch: str, key: str,
             raise
     else:
         compiled = compile.build_device_code(folder, inputs, arch, defines)
-    (folder / BUILD_LOG).write_text(compiled.log)
+    # the compiler's command names the kernel's path: bytes of a name that are not UTF-8 go back as they came
+    (folder / BUILD_LOG).write_text(compiled.log, errors="surrogateescape")
     checked, abi_cpu_before = time.perf_counter(), machine.own_and_children_cpu_seconds()
     _require_abi(inputs, compiled)
     abi_s = time.perf_counter() - checked  # not the kernel's compile: left out of its time

@@ -23,16 +23,17 @@ _PLAIN_SASS_FILE = "kernel.sass"  # what entries made before 2026-11-28 hold
 
 
 def save_sass(folder: Path, sass: str) -> None:
-    (folder / SASS_FILE).write_bytes(gzip.compress(sass.encode(), compresslevel=6, mtime=0))
+    # a listing names the kernel's path: bytes of a name that are not UTF-8 are kept as cuobjdump wrote them
+    (folder / SASS_FILE).write_bytes(gzip.compress(sass.encode(errors="surrogateescape"), compresslevel=6, mtime=0))
 
 
 def saved_sass(entry: Path) -> str | None:
     """The SASS listing a cache entry keeps (save_sass; an older entry's plain kernel.sass); None where it has
     none (the SASS tools were missing when it was built)."""
     if (entry / SASS_FILE).is_file():
-        return gzip.decompress((entry / SASS_FILE).read_bytes()).decode()
+        return gzip.decompress((entry / SASS_FILE).read_bytes()).decode(errors="surrogateescape")
     if (entry / _PLAIN_SASS_FILE).is_file():
-        return (entry / _PLAIN_SASS_FILE).read_text()
+        return (entry / _PLAIN_SASS_FILE).read_text(errors="surrogateescape")
     return None
 
 
@@ -169,7 +170,8 @@ def dump_sass(binary: Path) -> str | None:
     cuobjdump, nvdisasm = tools
     env = {**os.environ, "PATH": f"{nvdisasm.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     done = subprocess.run(
-        [str(cuobjdump), "--dump-sass", str(binary)], capture_output=True, text=True, env=env, timeout=600
+        [str(cuobjdump), "--dump-sass", str(binary)], capture_output=True, text=True, env=env, timeout=600,
+        errors="surrogateescape",  # the listing names the source's path, whose name may hold bytes not UTF-8
     )
     if done.returncode != 0:
         raise FailuresFound(f"cuobjdump --dump-sass {binary.name} failed: {done.stderr.strip()}")
@@ -185,4 +187,4 @@ def sass_digest(sass: str) -> str:
     (whose listing adds headers, source paths, and empty sections for host-only files)."""
     parts = _FUNCTION.split(sass)
     functions = [f"Function : {parts[i]}\n{parts[i + 1].strip()}" for i in range(1, len(parts), 2)]
-    return hashlib.sha256("\n".join(functions).encode()).hexdigest()
+    return hashlib.sha256("\n".join(functions).encode(errors="surrogateescape")).hexdigest()
