@@ -30,6 +30,7 @@ from nvfp4ctl.export_header import EXPORT_MARK, export_lines, exported_problem
 from nvfp4ctl.file_in_the_way import refuse_a_file_above
 from nvfp4ctl.not_text import utf8_decoded
 from nvfp4ctl.preamble import BYTE_ORDER_MARK, past_byte_order_mark
+from nvfp4ctl.printable import escaped_bytes
 from nvfp4ctl.runlog import file_digest
 from nvfp4ctl.words import and_listed
 
@@ -267,7 +268,14 @@ def _kernel_named(kernel: Path, arch: str) -> str:
     the run log's line for the export still say which file it was."""
     if FORBIDDEN_WORD in kernel.name.lower():
         return f"a kernel for {arch} (its file name, which holds a word the leaderboard refuses, left out)"
-    return f"{kernel.name} for {arch}"
+    return f"{_docstring_text(kernel.name)} for {arch}"
+
+
+def _docstring_text(name: str) -> str:
+    """A file name as the exported docstring holds it: a byte that is not UTF-8, which the UTF-8 file cannot
+    hold, written as messages show it (k\\xff.cu), and each backslash doubled, so that the docstring reads
+    the name so and no backslash of it starts an escape."""
+    return escaped_bytes(name).replace("\\", "\\\\")
 
 
 def _extension_digest(cuda_source: str, cpp_source: str, cuda_flags: list[str], cpp_flags: list[str]) -> str:

@@ -95,6 +95,21 @@ def test_a_kernel_whose_file_name_holds_the_forbidden_word_is_exported_without_i
     assert runner.invoke(app, ["lint", str(output)]).exit_code == 0
 
 
+@pytest.mark.parametrize(("name", "read"), [("probe\udcff.cu", "probe\\xff.cu"), ("a\\b.cu", "a\\b.cu")])
+def test_a_kernels_file_name_reads_in_the_docstring_as_messages_show_it(tmp_path: Path, name: str, read: str) -> None:
+    """A name holding a byte that is not UTF-8 (probe\\xff.cu, Python's probe\\udcff.cu) crashed the export with
+    a traceback (UnicodeEncodeError writing the file); one holding a backslash put an escape into the docstring."""
+    kernel = tmp_path / "sm90" / name
+    kernel.parent.mkdir()
+    kernel.write_text(HGMMA_PROBE.read_text())
+    output = tmp_path / "submission.py"
+    result = runner.invoke(app, ["export", "--kernel", str(kernel), "-o", str(output)])
+    assert result.exit_code == 0, result.output
+    docstring = ast.get_docstring(ast.parse(output.read_text(encoding="utf-8")))
+    assert docstring is not None and docstring.startswith(f"GPU MODE nvfp4_gemm submission: {read} for sm_90a,")
+    assert runner.invoke(app, ["lint", str(output)]).exit_code == 0
+
+
 def test_the_forbidden_word_in_a_kernel_is_refused_naming_each_line(tmp_path: Path) -> None:
     kernel = tmp_path / "sm90" / "k.cu"
     kernel.parent.mkdir()
