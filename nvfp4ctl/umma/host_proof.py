@@ -65,10 +65,12 @@ def _key(kernel: Path) -> str:
     digest.update(" ".join((*HOST_FLAGS, *CONFIG_ONLY_FLAGS, "-include")).encode())
     # the folders the kernel's includes are looked up in: a proof built while the kernel's own folder was one
     # found an `#include <x.cuh>` beside it that the build does not
-    digest.update("\n".join(map(str, include_folders(kernel))).encode())
+    # as bytes: a folder's name that is not UTF-8 (the user's k\xff/kernels/common, a CUTLASS checkout's) has no
+    # UTF-8 text, and a UTF-8 one gives the bytes it gave before
+    digest.update(b"\n".join(map(os.fsencode, include_folders(kernel))))
     digest.update(toolchain.nvcc_version().encode())
     cutlass = machine_cutlass_key()  # a checkout found before the wheel counts by its headers' stamps
-    digest.update((cutlass if isinstance(cutlass, str) else "\n".join(cutlass)).encode())
+    digest.update(b"\n".join(map(os.fsencode, [cutlass] if isinstance(cutlass, str) else cutlass)))
     return digest.hexdigest()[:16]
 
 

@@ -208,6 +208,26 @@ def test_the_proofs_include_folders_are_the_builds_without_the_kernels_own(
     assert host_proof._key(kernel) != before
 
 
+def test_the_proofs_cache_key_takes_folders_whose_names_are_not_utf8(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kernels/common/ of the user's in a folder named with a byte that is not UTF-8 (u\\xff), or a CUTLASS
+    checkout's, crashed `dump --umma` with a traceback (UnicodeEncodeError hashing the folders for the key)."""
+    from nvfp4ctl.build.sources import header_search
+
+    user = tmp_path / "u\udcff"
+    (user / "kernels" / "common").mkdir(parents=True)
+    (user / "kernels" / "common" / "torch_binding.cpp").write_text("// the user's binding\n")
+    kernel = user / "kernels" / "k.cu"
+    kernel.write_text('#include "nvfp4_gemm_api.h"\n')
+    monkeypatch.chdir(user)
+    assert user / "kernels" / "common" in header_search(kernel)  # the user's folder is one the key hashes
+    monkeypatch.setattr(toolchain, "nvcc_version", lambda: "13.0")
+    monkeypatch.setattr(host_proof, "machine_cutlass_key", lambda: [str(tmp_path / "cutlass\udcfe"), "stamp"])
+    first = host_proof._key(kernel)
+    monkeypatch.setattr(host_proof, "machine_cutlass_key", lambda: [str(tmp_path / "cutlass\udcfd"), "stamp"])
+    assert host_proof._key(kernel) != first  # each checkout its own proof
+
+
 @pytest.mark.skipif(_cutlass_or_none() is None, reason="needs nvcc and CUTLASS's headers")
 def test_the_proof_finds_a_quoted_header_beside_the_kernel_and_not_an_angled_one(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
