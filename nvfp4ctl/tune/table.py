@@ -86,7 +86,7 @@ def read_table(path: Path, knobs: KernelKnobs) -> DispatchTable:
         table.entry_names[shape, knob.name] = entry.knob
         values = table.plan.setdefault(shape, {})
         if knob.name in values and values[knob.name] != entry.value:  # which was meant is the author's to say
-            raise UsageError(f"{path}:{entry.source_line}: {knobs.short(knob.name)}={entry.value} for"
+            raise UsageError(f"{path}:{entry.source_line}: {knobs.entry_name(knob.name)}={entry.value} for"
                              f" {'x'.join(map(str, shape))}, where {path}:{first_line[shape, knob.name]} sets it to"
                              f" {values[knob.name]}: keep one entry per shape and plan knob")
         first_line.setdefault((shape, knob.name), entry.source_line)
@@ -162,11 +162,11 @@ def _checked(knobs: KernelKnobs, name: str, value: int, scope: str, where: str) 
         raise UsageError(f"{where}: {name}: {knobs.source.name} declares no such knob") from None
     if knob.scope != scope:
         block = "per-shape dispatch entries" if scope == "plan" else "the kernel-knobs block"
-        raise UsageError(f"{where}: {knobs.short(knob.name)} is a scope={knob.scope} knob:"
+        raise UsageError(f"{where}: {knobs.entry_name(knob.name)} is a scope={knob.scope} knob:"
                          f" {block} take scope={scope} knobs only")
     if value not in knob.values:
         declared = ",".join(str(v) for v in knob.values)
-        raise UsageError(f"{where}: {knobs.short(knob.name)}={value} is not among its declared values {declared}")
+        raise UsageError(f"{where}: {knobs.entry_name(knob.name)}={value} is not among its declared values {declared}")
     return knob
 
 

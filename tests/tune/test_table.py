@@ -307,6 +307,26 @@ def test_a_knob_with_another_prefix_leaves_the_entries_names_as_they_are(tiny_co
     assert read_table(path, knobs).plan == table.plan
 
 
+@pytest.mark.parametrize("old, new, message", [
+    ("PlanKnob::SPLIT, 2},", "PlanKnob::SPLIT, 3},", r"tiny_dispatch.cuh:11: SPLIT=3 is not among its declared values 1,2$"),
+    ("PlanKnob::SPLIT, 2},", "PlanKnob::SPLIT, 2},\n    {128, 256, 256, 1, PlanKnob::TINY_SPLIT, 1},",
+     r"tiny_dispatch.cuh:12: SPLIT=1 for 128x256x256x1, where \S*tiny_dispatch.cuh:11 sets it to 2"),
+    ("// nvfp4ctl:kernel-knobs end", "#ifndef TINY_SPLIT\n#define TINY_SPLIT 2\n#endif\n// nvfp4ctl:kernel-knobs end",
+     r"tiny_dispatch.cuh:6: SPLIT is a scope=plan knob: the kernel-knobs block take scope=kernel knobs only"),
+])
+def test_a_bad_entry_names_its_knob_as_the_entries_do(tiny_copy: Path, old: str, new: str, message: str) -> None:
+    """MY_SWIZZLE beside TINY_* leaves no prefix common to every knob: the errors named the knob TINY_SPLIT (its
+    name less that prefix), where the table's entries and tune's labels call it SPLIT."""
+    config = tiny_copy.with_name("tiny_config.cuh")
+    config.write_text(config.read_text() + "// nvfp4ctl:knob MY_SWIZZLE values=0,1 scope=plan: swizzle the tiles\n"
+                      "#ifndef MY_SWIZZLE\n#define MY_SWIZZLE 0\n#endif\n")
+    knobs = discover(tiny_copy)
+    assert knobs.prefix == ""
+    knobs.dispatch.write_text(knobs.dispatch.read_text().replace(old, new, 1))
+    with pytest.raises(UsageError, match=message):
+        read_table(knobs.dispatch, knobs)
+
+
 def test_a_knob_ending_as_an_entry_name_does_not_take_it(tiny_copy: Path) -> None:
     """MINE_SPLIT ends as TINY_SPLIT does: the table's `PlanKnob::SPLIT` entries still stand for TINY_SPLIT
     (the kernel's prefix, and declared first), and MINE_SPLIT's entries get its full name."""
