@@ -30,7 +30,7 @@ def command(
     budget: Annotated[float | None, typer.Option("--budget", metavar="S", parser=options.seconds(zero=False), help="Stop the timed search after this many seconds (between knobs); the best so far is kept.")] = None,
     gpus: Annotated[int | None, typer.Option("--gpus", metavar="N", parser=options.integer(1), help="Time on this many local GPUs, one worker each (default: all).")] = None,
     compile_only: Annotated[bool, typer.Option("--compile-only", help="Build every candidate of one round and report registers, shared memory and spills; no GPU.")] = False,
-    knobs: Annotated[str | None, typer.Option("--knobs", metavar="A,B", help="Search only these knobs (names with or without the common prefix).")] = None,
+    knobs: Annotated[str | None, typer.Option("--knobs", metavar="A,B", help="Search only these knobs, each by its full name, without the prefix all knobs share, or as tune's tables name it (SPLIT).")] = None,
     rounds: Annotated[int, typer.Option("--rounds", metavar="N", min=1, parser=options.integer(1), help="Coordinate-descent rounds over all knobs (stops early when nothing changes).")] = 1,
     fresh: Annotated[bool, typer.Option("--fresh", help="Ignore what an earlier run of the same tune (interrupted or finished) already measured.")] = False,
     no_write: Annotated[bool, typer.Option("--no-write", help="Report the winners, leave the dispatch table as it is.")] = False,

@@ -74,9 +74,15 @@ class KernelKnobs:
                      if knob.name == name and enumerator != name), self.short(name))
 
     def by_name(self, name: str) -> Knob:
+        """The knob `name` stands for: its full name, that name without the prefix all knobs share, or its entry
+        name (entry_name: SPLIT for TINY_SPLIT beside MY_SWIZZLE), the name tune's labels and tables give it."""
+        from nvfp4ctl.tune.entry_names import knobs_named
+
         for knob in self.knobs:
             if knob.name == name or self.short(knob.name) == name:
                 return knob
+        if (named := knobs_named(self.enumerators, self.knobs).get(name)) is not None:
+            return named
         raise UsageError(f"{self.source.name}: no knob named {name}")
 
     def of_scope(self, scope: str) -> tuple[Knob, ...]:

@@ -281,7 +281,8 @@ def shape_labels(task: Any, cases: dict[Shape, Any]) -> dict[Shape, str]:
 
 
 def select_knobs(knobs: KernelKnobs, names: str | None) -> frozenset[str] | None:
-    """--knobs A,B (with or without the common prefix) -> full names; each must have a choice."""
+    """--knobs A,B -> full names; each must have a choice. A knob is named by its full name, by that name without
+    the prefix all knobs share, or by its entry name, as tune's labels and tables name it (KernelKnobs.by_name)."""
     if names is None:
         return None
     with_choice = tunable(knobs.knobs)
@@ -290,14 +291,15 @@ def select_knobs(knobs: KernelKnobs, names: str | None) -> frozenset[str] | None
         try:
             knob = knobs.by_name(name)
         except UsageError:
-            shorts = [knobs.short(k.name) for k in with_choice]
-            # as resolve_problem says for a mistyped problem: the prefix may be given or not,
-            # in either case (a_buffers is A_BUFFERS mistyped)
-            names_by_case = {candidate.lower(): candidate for candidate in [*shorts, *(k.name for k in with_choice)]}
+            shown = [knobs.entry_name(k.name) for k in with_choice]  # as the labels name them
+            # as resolve_problem says for a mistyped problem: any of the knob's names, in either case
+            # (a_buffers is A_BUFFERS mistyped)
+            names_by_case = {spelt.lower(): k.name for k in with_choice
+                             for spelt in (knobs.entry_name(k.name), knobs.short(k.name), k.name)}
             close = difflib.get_close_matches(name.lower(), list(names_by_case), n=1, cutoff=0.7)
-            hint = f"; did you mean {knobs.short(names_by_case[close[0]])!r}?" if close else ""
+            hint = f"; did you mean {knobs.entry_name(names_by_case[close[0]])!r}?" if close else ""
             raise UsageError(f"--knobs {name}: {knobs.source.name} has no such knob (with a choice:"
-                             f" {', '.join(shorts)}){hint}") from None
+                             f" {', '.join(shown)}){hint}") from None
         if knob not in with_choice:
             raise UsageError(f"--knobs {name}: has one value only ({knob.values[0]}): nothing to try")
         chosen.add(knob.name)

@@ -309,6 +309,30 @@ def test_a_mistyped_knobs_name_gets_a_did_you_mean(typed: str) -> None:
     assert str(error.value).endswith("; did you mean 'LIVE'?")
 
 
+def _with_another_prefix(tiny_copy: Path) -> Path:
+    """The tiny kernel with MY_SWIZZLE declared beside TINY_*: no prefix common to every knob, so SPLIT, the
+    name tune's labels and the table's entries give TINY_SPLIT, is no knob's name without the prefix."""
+    config = tiny_copy.with_name("tiny_config.cuh")
+    config.write_text(config.read_text() + "// nvfp4ctl:knob MY_SWIZZLE values=0,1 scope=plan: swizzle the tiles\n"
+                      "#ifndef MY_SWIZZLE\n#define MY_SWIZZLE 0\n#endif\n")
+    return tiny_copy
+
+
+def test_knobs_takes_a_knob_by_the_name_the_labels_give_it(tiny_copy: Path) -> None:
+    """`--knobs SPLIT`, as tune's progress and tables name TINY_SPLIT beside MY_SWIZZLE, was refused (exit 2: no
+    such knob, with a choice: TINY_SPLIT, TINY_LIVE, MY_SWIZZLE)."""
+    from nvfp4ctl.tune.setup import select_knobs
+
+    knobs = discover(_with_another_prefix(tiny_copy))
+    assert knobs.prefix == "" and knobs.entry_name("TINY_SPLIT") == "SPLIT"
+    assert select_knobs(knobs, "SPLIT,MY_SWIZZLE") == select_knobs(knobs, "TINY_SPLIT,MY_SWIZZLE") == {
+        "TINY_SPLIT", "MY_SWIZZLE"}
+    with pytest.raises(UsageError) as error:
+        select_knobs(knobs, "SPLTI")
+    assert str(error.value) == ("--knobs SPLTI: tiny_knobs.cu has no such knob (with a choice: SPLIT, TINY_LIVE,"
+                                " MY_SWIZZLE); did you mean 'SPLIT'?")
+
+
 def _file_reads(monkeypatch: pytest.MonkeyPatch) -> Counter[Path]:
     """Every read of a file's bytes or text, by resolved path."""
     reads: Counter[Path] = Counter()
