@@ -1,7 +1,8 @@
 """The run log: one line per command added to MEMORY.md's run-log section, never touching the notes around it.
 
 entry: a run's line; files: MEMORY.md as a file (encodings, folders); section: where the run log lies in it,
-read as CommonMark; reading: the runs read back; appending: a line added under the locks; placing: the line
+read as CommonMark; fences: a code block left open where the line goes, closed first; reading: the runs read back;
+appending: a line added under the locks; placing: the line
 written into the file itself, or a copy moved over it while it is still the one read.
 """
 

@@ -28,13 +28,12 @@ from nvfp4ctl.project import cache_root
 from nvfp4ctl.runlog.entry import RunEntry
 from nvfp4ctl.runlog.files import (MARKDOWN_SUFFIXES, _as_utf8, _decoded, _strict_utf8, _wide_encoding,
                                    device_or_fifo_mode, file_in_the_way, is_null_device)
+from nvfp4ctl.runlog.fences import with_an_open_fence_closed
 from nvfp4ctl.runlog.placing import ChangedWhileWritten, append_in_place, read_whole, still_the_file_read
-from nvfp4ctl.runlog.section import (_LINE_BREAK, HEADING, _after_the_first_heading, _joins_an_html_block, _log_end,
-                                     _text_follows)
+from nvfp4ctl.runlog.section import (_LINE_BREAK, HEADING, PREAMBLE, _after_the_first_heading, _joins_an_html_block,
+                                     _log_end, _LogEnd, _text_follows)
 from nvfp4ctl.words import seconds_text
 
-PREAMBLE = ("<!-- nvfp4ctl appends one line per command below; keep your notes above this section,"
-            " or below it under a heading of your own. -->")
 LOCK_TIMEOUT_S = 30.0
 
 
@@ -251,8 +250,11 @@ def _put_in(entry: RunEntry, memory: Path) -> None:
         raise UsageError(f"{memory}: {why}; the run log was not appended to it")
     if made_read_only(memory):  # also judged under the lock, on what would be replaced
         raise ReadOnlyRunLog(f"{memory} is read-only")
-    start = _after_the_first_heading(existing)
-    end = _log_end(existing, start) if start is not None else None
+    end = _log_end_of(existing)
+    if (closed := with_an_open_fence_closed(existing, end, _line_break_of(existing).encode())) is not None:
+        # a fence the user left open where the line goes: closed first, once, so the runs are no code
+        existing = closed
+        end = _log_end_of(existing)
     at = end.at if end is not None else len(existing)
     chunk = ""
     if at == len(existing) and existing and not existing.endswith((b"\n", b"\r")):
@@ -285,6 +287,12 @@ def _put_in(entry: RunEntry, memory: Path) -> None:
     # Before a section of the user's: a new copy moved over the old one, only while the file is still the one
     # read (an editor's save in between would be lost with it)
     write_bytes_atomic(memory, updated, before_replace=lambda: still_the_file_read(memory, read))
+
+
+def _log_end_of(existing: bytes) -> _LogEnd | None:
+    """Where the run log's section of `existing` ends (_log_end); None where it has no run log's heading."""
+    start = _after_the_first_heading(existing)
+    return _log_end(existing, start) if start is not None else None
 
 
 def _line_break_of(existing: bytes) -> str:

@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from markdown_it.token import Token
 
 HEADING = "## Run log"
+PREAMBLE = ("<!-- nvfp4ctl appends one line per command below; keep your notes above this section,"
+            " or below it under a heading of your own. -->")
 # The heading as a user may type it: any case, a note in parentheses or after a colon, ATX closing #s, or the
 # same h2 underlined (`Run log` over `-------`). "## Run logs" or "## Run log ideas" are headings of their own.
 _HEADING_TEXT = r"run log(?:[ \t]*\([^()]*\)|[ \t]*:.*)?"
@@ -200,11 +202,17 @@ def _fences_in(window: bytes, tokens: list[Token], window_start: int, before: in
         first, past = fence.map
         if past - first < 2 or past >= len(line_starts) or window_start + line_starts[past] > before:
             continue
-        closing = window[line_starts[past - 1] : line_starts[past]].strip()
-        mark = fence.markup.encode()
-        if len(closing) >= len(mark) and closing == mark[:1] * len(closing):
+        if _closes(window[line_starts[past - 1] : line_starts[past]], fence):
             found.append((window_start + line_starts[first], window_start + line_starts[past]))
     return tuple(found)
+
+
+def _closes(line: bytes, fence: Token) -> bool:
+    """Whether `line`, the last line of the fenced code block `fence`, is its closing fence (its character, at least
+    as many of it, nothing else) rather than text of a fence that runs on to the end of what was parsed."""
+    closing = line.strip()
+    mark = fence.markup.encode()
+    return len(closing) >= len(mark) and closing == mark[:1] * len(closing)
 
 
 def _run_line_before(existing: bytes, at: int, before: int, start: int) -> int:
