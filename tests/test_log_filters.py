@@ -204,3 +204,26 @@ def test_a_target_whose_name_is_not_utf8_is_found_and_named_as_logged(tmp_path: 
         unknown = CliRunner().invoke(app, ["log", *flags, "nope\udcfe.py"])
         assert (unknown.exit_code, unknown.output) == (
             2, "error: --target nope\\xfe.py: no logged run had it; logged: sub\\xff.py\n")
+
+
+def test_check_cells_with_and_without_a_cause_read_back_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """check's cell gives each kind's first cause (an exception's message, free text, its cell separator
+    written as "-"), where older lines gave a wrong result's alone: `log` reads both kinds of line as runs."""
+    results = ["0/1 pass, 1 raised (test 1)", "timeout in test 1",
+               "0/1 pass, 1 raised (test 1: RuntimeError: shape mismatch · in my tiling (m=7): k)",
+               "timeout in test 1 (no result after 180 s), 1 crash (test 2: killed by SIGSEGV)"]
+    lines = [runlog.RunEntry(f"2026-11-28T10:00:0{index}Z", "nvfp4ctl check", "./submission.py@0123456789ab",
+                             "8b80b04", "NVIDIA H200 (sm_90)", "4", result, "nvfp4_gemm").to_line()
+             for index, result in enumerate(results)]
+    read = [runlog.RunEntry.from_line(line) for line in lines]
+    assert [(entry.result, entry.problem, entry.note) for entry in read if entry] == [
+        (result.replace("·", "-"), "nvfp4_gemm", "") for result in results]
+    memory = tmp_path / "MEMORY.md"
+    memory.write_text("## Run log\n\n" + "".join(lines), encoding="utf-8")
+    monkeypatch.setenv("NVFP4CTL_MEMORY", str(memory))
+    monkeypatch.setenv("COLUMNS", "400")
+    monkeypatch.chdir(tmp_path)
+    shown = CliRunner().invoke(app, ["log", "--runs"])
+    assert shown.exit_code == 0, shown.output
+    assert all(result.replace("·", "-") in shown.output for result in results), shown.output
+    assert "4 most recent check or bench runs" in shown.output and "could not be read" not in shown.output

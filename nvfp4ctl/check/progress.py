@@ -122,6 +122,19 @@ def timeout_said(test: str, timeout_s: float, last: CheckProgress) -> str | None
             f" killed; give --timeout {suggested} or more, or --no-probe")
 
 
+def timeout_cause(timeout_s: float, last: object) -> str:
+    """A kill in a test in a few words, for the summary line that the run log keeps: what ran past the limit
+    where it was the harness ("computing the reference ran past 180 s"), a call too slow for it where an
+    earlier one returned, else "no result after 180 s" (a possible deadlock)."""
+    if not isinstance(last, CheckProgress):
+        return f"no result after {seconds_text(timeout_s)}"
+    if last.phase != CALLING:
+        return f"{last.describe()} ran past {seconds_text(timeout_s)}"
+    if timeout_said("", timeout_s, last) is not None:
+        return f"too slow for {seconds_text(timeout_s)}"
+    return f"no result after {seconds_text(timeout_s)}"
+
+
 def possible_deadlock(test: str, timeout_s: float, last: CheckProgress | None) -> str:
     """A call that never came back: which one, and the earlier calls' time where one returned."""
     said = f"possible deadlock in {test}: no result after {seconds_text(timeout_s)}"

@@ -171,18 +171,19 @@ def short_cause(result: CaseResult | None) -> str | None:
     if result.phase != FIRST_CALL and c is not None:  # an old result read against new data: no error size
         return REUSED
     if result.problems:
-        return _bounded(result.problems[0])
+        return bounded_cause(result.problems[0])
     if c is None or not c.mismatched:
         return None
     of = "" if c.output == "c" else f"{c.output}: "  # a grouped GEMM's first wrong group
     first = c.first[0] if c.first else None
     at = f" at {first.index}" if first else ""
     if c.unwritten and c.unwritten == c.mismatched:
-        return _bounded(f"{of}{plural(c.unwritten, 'element')} never written, first{at}")
+        return bounded_cause(f"{of}{plural(c.unwritten, 'element')} never written, first{at}")
     if c.nonfinite_wrong == c.mismatched:  # no finite pair to measure: the first wrong value says what it is
-        return _bounded(f"{of}{f'{first.got:g}' if first else 'NaN or Inf'}{at}")
-    return _bounded(f"{of}max abs err {error_cell(c)}, first wrong{at}")
+        return bounded_cause(f"{of}{f'{first.got:g}' if first else 'NaN or Inf'}{at}")
+    return bounded_cause(f"{of}max abs err {error_cell(c)}, first wrong{at}")
 
 
-def _bounded(text: str) -> str:
+def bounded_cause(text: str) -> str:
+    """A cause cut to MAX_CAUSE characters, "…" marking the cut."""
     return text if len(text) <= MAX_CAUSE else text[: MAX_CAUSE - 1].rstrip() + "…"

@@ -7,10 +7,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from nvfp4ctl.check.progress import CheckProgress, possible_deadlock, timeout_said
+from nvfp4ctl.check.progress import CheckProgress, possible_deadlock, timeout_cause, timeout_said
 from nvfp4ctl.check.result import CHECK_JOB, DEVICE_JOB, FIRST_CALL, CaseResult
 from nvfp4ctl.errors import ExitCode, UsageError
-from nvfp4ctl.runner.raised import RAISED, UNSUPPORTED, unsupported_line
+from nvfp4ctl.runner.raised import RAISED, RAISED_PREFIX, UNSUPPORTED, unsupported_line
 from nvfp4ctl.runner.targets import TargetSpec
 from nvfp4ctl.runner.worker import ChildCrashed, ChildTimeout, JobError, Worker
 
@@ -55,6 +55,9 @@ class ItemOutcome:
     message: str | None = None  # the headline of a crash, timeout or harness error
     log_tail: tuple[str, ...] = ()
     log_path: str | None = None  # the child's full log, kept after a crash or timeout
+    # what went wrong in a few words, for the summary line (a wrong result's comes from `result`): an exception's
+    # type and first line, a refused shape's constraint, a crash's signal or exit, a timeout's seconds
+    cause: str | None = None
 
 
 @dataclass
@@ -80,13 +83,17 @@ class CheckReport:
 
     @property
     def summary(self) -> str:
-        """One line for the run log: "10/10 pass", "9/10 pass, 1 fail (test 3: max abs err 0.0312, first wrong
-        at (0, 17, 5))" (the first failed test's cause, render.short_cause), "timeout in test 6", and
-        after a timeout every other kind the table shows: "timeout in test 6, 1 fail (test 1), 1 raised (test 2)";
-        a shape the target refused: "2/3 pass, 1 unsupported (test 2)"."""
+        """One line for the run log, each kind with its first test's cause: "10/10 pass", "9/10 pass, 1 fail
+        (test 3: max abs err 0.0312, first wrong at (0, 17, 5))" (render.short_cause), "timeout in test 6 (no
+        result after 180 s)", and after a timeout every other kind the table shows: "timeout in test 6 (...),
+        1 fail (test 1: ...), 1 raised (test 2: RuntimeError: shape mismatch)"; a shape the target refused: "2/3
+        pass, 1 unsupported (test 2: m must be a multiple of 128 (the kernel's tile M))"; a crash: "1 crash
+        (test 4: killed by SIGSEGV)"."""
         timeouts = self.with_verdict(TIMEOUT)
         if timeouts:  # the run stopped there: the tests after it were not run, so no pass count
-            return ", ".join([f"timeout in {timeouts[0].item.label}", *self._not_passed()])
+            cause = _cause(timeouts[0])
+            said = f"timeout in {timeouts[0].item.label}" + (f" ({cause})" if cause else "")
+            return ", ".join([said, *self._not_passed()])
         if self.load_error:
             return f"crash: {self.load_error}"
         return ", ".join([f"{len(self.with_verdict(PASS))}/{len(self.outcomes)} pass", *self._not_passed()])
@@ -96,19 +103,26 @@ class CheckReport:
         for verdict, word in ((FAIL, "fail"), (UNSUPPORTED, UNSUPPORTED), (CRASH, "crash"), (RAISED, RAISED)):
             found = self.with_verdict(verdict)
             if found:
-                parts.append(f"{len(found)} {word} ({_ids(found)}{_first_cause(found) if verdict == FAIL else ''})")
+                parts.append(f"{len(found)} {word} ({_ids(found)}{_first_cause(found)})")
         return parts
 
 
 def _first_cause(failed: Sequence[ItemOutcome]) -> str:
     """": max abs err 0.0312, first wrong at (0, 17, 5)" after one failed test's name; after several, the
     first one's, named: "; test 3: ...". The run log keeps no details: this is what says what went wrong."""
-    from nvfp4ctl.check.render import short_cause
-
-    cause = short_cause(failed[0].result)
+    cause = _cause(failed[0])
     if cause is None:
         return ""
     return f": {cause}" if len(failed) == 1 else f"; {failed[0].item.label}: {cause}"
+
+
+def _cause(outcome: ItemOutcome) -> str | None:
+    """A test's cause cut to render.MAX_CAUSE: a wrong result's evidence, else the one its outcome noted."""
+    from nvfp4ctl.check.render import bounded_cause, short_cause
+
+    if outcome.verdict == FAIL and outcome.result is not None:
+        return short_cause(outcome.result)
+    return None if not outcome.cause else bounded_cause(" ".join(outcome.cause.split()))
 
 
 def _ids(outcomes: Sequence[ItemOutcome]) -> str:
@@ -191,25 +205,40 @@ def _run_item(worker: Worker, item: CheckItem, settings: CheckSettings) -> ItemO
         in_test = str(error).startswith("possible deadlock")
         return ItemOutcome(item, TIMEOUT, time.monotonic() - started,
                            message=timeout_message(item, settings.timeout_s, error.progress) if in_test else str(error),
-                           log_tail=tuple(error.log_tail), log_path=_text(error.log_path))
+                           log_tail=tuple(error.log_tail), log_path=_text(error.log_path),
+                           cause=timeout_cause(settings.timeout_s, error.progress) if in_test
+                           else str(error).partition("; the child was killed")[0])
     except ChildCrashed as error:
-        return ItemOutcome(item, CRASH, time.monotonic() - started, message=str(error).splitlines()[0],
-                           log_tail=tuple(error.log_tail), log_path=_text(error.log_path))
+        headline = str(error).splitlines()[0]
+        return ItemOutcome(item, CRASH, time.monotonic() - started, message=headline,
+                           log_tail=tuple(error.log_tail), log_path=_text(error.log_path),
+                           cause=error.cause or _unlabelled(headline, item))
     except JobError as error:  # the harness itself failed (input generation, reference): say so
         if error.type_name == UsageError.__name__:  # e.g. a --shape the problem cannot generate
             raise UsageError(error.text) from None
         tail = tuple(line for line in error.traceback_text.strip().splitlines()[-6:])
         return ItemOutcome(item, FAIL, time.monotonic() - started,
-                           message=f"{item.label}: the check itself failed: {error}", log_tail=tail)
+                           message=f"{item.label}: the check itself failed: {error}", log_tail=tail,
+                           cause=f"the check itself failed: {error}")
     if result.refused is not None:  # one line, no traceback: the shape is the input the target declines
         return ItemOutcome(item, UNSUPPORTED, time.monotonic() - started, result=result,
-                           message=f"{item.label} ({item.shape}): {unsupported_line(result.refused)}")
+                           message=f"{item.label} ({item.shape}): {unsupported_line(result.refused)}",
+                           cause=result.refused)
     if result.raised:
         where = "" if result.phase == FIRST_CALL else f" in the anti-cache probe ({result.phase.removeprefix('probe: ')})"
+        in_probe = "" if result.phase == FIRST_CALL else "anti-cache probe: "  # first: a cut keeps it
         return ItemOutcome(item, RAISED, time.monotonic() - started, result=result,
-                           message=f"{item.label} ({item.shape}): {result.raised[0]}{where}", log_tail=result.raised[1:])
+                           message=f"{item.label} ({item.shape}): {result.raised[0]}{where}", log_tail=result.raised[1:],
+                           cause=in_probe + result.raised[0].removeprefix(RAISED_PREFIX))
     verdict = PASS if result.passed else FAIL
     return ItemOutcome(item, verdict, time.monotonic() - started, result=result)
+
+
+def _unlabelled(headline: str, item: CheckItem) -> str:
+    """A crash's headline without the test's name in front ("test 2 (m=...) crashed: the child died" -> "the
+    child died"), where the worker knew no shorter cause (no exit status)."""
+    rest = headline.removeprefix(f"{item.label} ({item.shape})").lstrip(" :")
+    return rest.removeprefix("crashed: ") or headline
 
 
 def _text(path: object) -> str | None:

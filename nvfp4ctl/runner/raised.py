@@ -20,6 +20,7 @@ from pathlib import Path
 from nvfp4ctl.project import PACKAGE_DIR, SHIPPED_DIR
 
 RAISED = "raised"  # check's verdict word for a test whose call raised
+RAISED_PREFIX = "custom_kernel raised "  # describe_raised's headline, before the exception's type and first line
 UNSUPPORTED = "unsupported"  # check's verdict word for a test whose shape the target refused
 # the bindings' refusal: "unsupported shape (m=7, ...): <constraint>", "unsupported groups: <constraint>"
 _REFUSAL = re.compile(r"unsupported (?:shape|groups)\b(?: \([^)]*\))?(?::\s*(?P<constraint>.*))?", re.DOTALL)
@@ -49,7 +50,7 @@ def describe_raised(error: BaseException) -> tuple[str, ...]:
     also where a wheel keeps them inside the package.
     """
     text = str(error).strip().splitlines()
-    headline = f"custom_kernel raised {type(error).__name__}" + (f": {text[0]}" if text else "")
+    headline = f"{RAISED_PREFIX}{type(error).__name__}" + (f": {text[0]}" if text else "")
     frames = error.__traceback__
     while frames is not None and _harness_frame(frames.tb_frame.f_code.co_filename):
         frames = frames.tb_next

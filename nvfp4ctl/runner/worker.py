@@ -55,12 +55,15 @@ class JobError(Exception):
 
 
 class ChildCrashed(KernelCrash):
-    """The child died or hit a CUDA error; `log_tail` holds the last lines it wrote."""
+    """The child died or hit a CUDA error; `log_tail` holds the last lines it wrote, `cause` what ended it in
+    a few words where known ("killed by SIGSEGV", "exit code 3", "AcceleratorError: CUDA error: ..."), for a
+    summary line that outlives the message above it."""
 
-    def __init__(self, message: str, log_tail: list[str], log_path: Path | None) -> None:
+    def __init__(self, message: str, log_tail: list[str], log_path: Path | None, cause: str | None = None) -> None:
         super().__init__(message)
         self.log_tail = log_tail
         self.log_path = log_path
+        self.cause = cause
 
 
 class TargetLoadError(ChildCrashed):
@@ -167,7 +170,7 @@ class Worker:
         if reply[0] == "error":
             raise JobError(reply[1], reply[2], reply[3])
         raise self._crash(child, f"{label} crashed with a CUDA error: {reply[1]}{trap_note(reply[1])}", show_exit=False,
-                          cuda_error=True)
+                          cuda_error=True, cause=reply[1])
 
     def close(self) -> None:
         """Stop the child (politely if idle, SIGKILL if busy, e.g. on Ctrl-C) and remove the logs unless kept."""
@@ -302,13 +305,15 @@ class Worker:
         self._logs.keep = self._logs.keep or (keep_log and bool(tail))  # worth keeping only if the child said something
         return tail
 
-    def _crash(self, child: _Child, message: str, show_exit: bool = True, cuda_error: bool = False) -> ChildCrashed:
+    def _crash(self, child: _Child, message: str, show_exit: bool = True, cuda_error: bool = False,
+               cause: str | None = None) -> ChildCrashed:
         child.process.join(timeout=1.0)  # EOF comes before the exit status: give it a moment
         died_by_itself = not child.process.is_alive()
         tail = self._discard_child(child, cuda_error=cuda_error)
         if show_exit and died_by_itself and child.process.exitcode is not None:
-            message = f"{message} ({describe_exit(child.process.exitcode)})"
-        return ChildCrashed(_with_tail(message, tail), tail, child.log_path if tail else None)
+            cause = describe_exit(child.process.exitcode)
+            message = f"{message} ({cause})"
+        return ChildCrashed(_with_tail(message, tail), tail, child.log_path if tail else None, cause)
 
     def _timeout(self, child: _Child, what: str) -> ChildTimeout:
         progress, age_s = (None, None) if child.progress is None else (child.progress[0], time.monotonic() - child.progress[1])

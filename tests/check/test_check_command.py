@@ -100,8 +100,8 @@ def test_hanging_target_is_killed_and_the_run_stops(fake_task):
         "possible deadlock in test 1 (m=128 n=256 k=32): no result after 1.5 s; the child was killed" in result.output
     )
     assert "2 remaining tests not run after the timeout: test 2, test 3" in result.output
-    assert "timeout in test 1" in result.output
-    assert _last_log_entry().result == "timeout in test 1"
+    assert "timeout in test 1 (no result after 1.5 s)" in result.output
+    assert _last_log_entry().result == "timeout in test 1 (no result after 1.5 s)"
 
 
 
@@ -116,7 +116,8 @@ def test_a_test_killed_while_its_inputs_were_made_is_no_possible_deadlock(fake_t
             " killed; give a larger --timeout, or check a smaller --shape") in said
     assert "possible deadlock" not in said
     assert "2 remaining tests not run after the timeout: test 2, test 3" in said
-    assert _last_log_entry().result == "timeout in test 1" and _last_log_entry().exit_code == "3"
+    assert _last_log_entry().result == "timeout in test 1 (making its inputs ran past 1.5 s)"
+    assert _last_log_entry().exit_code == "3"
 
 
 def test_a_test_killed_while_the_probe_inputs_were_made_gets_a_timeout_to_give(fake_task, monkeypatch):
@@ -174,7 +175,8 @@ def test_crash_marks_the_test_and_the_rest_still_run(fake_task):
     assert result.exit_code == 4, result.output
     assert "test 2 (m=256 n=128 k=32) crashed: the child died (exit code 1)" in result.output
     assert "kernel: about to die on m=256" in result.output
-    assert "2/3 pass, 1 crash (test 2)" in result.output
+    assert "2/3 pass, 1 crash (test 2: exit code 1)" in result.output
+    assert _last_log_entry().result == "2/3 pass, 1 crash (test 2: exit code 1)"
 
 
 def _crashed_with_a_cuda_error(fake_task, target: str):
@@ -216,9 +218,10 @@ def test_an_exception_raised_by_the_call_is_a_crash_of_that_test(fake_task):
     # another message is another exception: its own traceback; the same one again is said to be
     assert "test 2 (m=256 n=128 k=32): custom_kernel raised ValueError: no tile config for m=256" in result.output
     assert "test 3 (m=128 n=128 k=64 l=2): same exception as test 1" in result.output
-    assert "0/3 pass, 3 raised (tests 1, 2, 3)" in result.output
+    said = "0/3 pass, 3 raised (tests 1, 2, 3; test 1: ValueError: no tile config for m=128)"
+    assert said in result.output
     entry = _last_log_entry()
-    assert entry.result == "0/3 pass, 3 raised (tests 1, 2, 3)" and entry.exit_code == "4"
+    assert entry.result == said and entry.exit_code == "4"
 
 
 def test_a_shape_the_target_refuses_is_its_own_verdict_and_a_failure_not_a_crash(fake_task):
@@ -231,9 +234,10 @@ def test_a_shape_the_target_refuses_is_its_own_verdict_and_a_failure_not_a_crash
     assert ("test 2 (m=256 n=128 k=32): the target does not take this shape: m must be a multiple of 384"
             " (the kernel's tile M)") in result.output
     assert "Traceback" not in result.output and "custom_kernel raised" not in result.output
-    assert "2/3 pass, 1 unsupported (test 2)" in result.output
+    said = "2/3 pass, 1 unsupported (test 2: m must be a multiple of 384 (the kernel's tile M))"
+    assert said in result.output
     entry = _last_log_entry()
-    assert entry.result == "2/3 pass, 1 unsupported (test 2)" and entry.exit_code == "1"
+    assert entry.result == said and entry.exit_code == "1"
 
 
 def test_an_exception_raised_in_the_probe_is_a_crash_too(fake_task):
@@ -516,7 +520,7 @@ def test_a_crash_on_every_test_prints_its_traceback_once(fake_task):
     assert "test 2 (m=256 n=128 k=32): same crash as test 1" in result.output
     assert "test 3 (m=128 n=128 k=64 l=2): same crash as test 1" in result.output
     assert result.output.count("full child log:") == 3  # each test's own log is still named
-    assert "0/3 pass, 3 crash (tests 1, 2, 3)" in result.output
+    assert "0/3 pass, 3 crash (tests 1, 2, 3; test 1: RuntimeError: CUDA error: an illegal" in result.output
 
 
 @pytest.mark.parametrize("signum", ["SIGTERM", "SIGHUP"])

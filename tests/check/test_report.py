@@ -123,6 +123,35 @@ def test_several_failed_tests_name_the_one_whose_cause_is_given() -> None:
     assert report.summary == "1/3 pass, 2 fail (tests 2, 3; test 2: max abs err 0.0312, first wrong at (0, 17, 0))"
 
 
+def _ended(*outcomes: tuple[str, str | None]) -> CheckReport:
+    """A report of one test per (verdict, cause), numbered from 1."""
+    items = [CheckItem(str(i), FakeCase(128, 128, 256), "m=128 n=128 k=256") for i in range(1, len(outcomes) + 1)]
+    return CheckReport([ItemOutcome(item, verdict, cause=cause) for item, (verdict, cause) in zip(items, outcomes)])
+
+
+@pytest.mark.parametrize("outcomes, summary", [
+    ([(RAISED, "RuntimeError: shape mismatch in my tiling")],
+     "0/1 pass, 1 raised (test 1: RuntimeError: shape mismatch in my tiling)"),
+    ([(RAISED, "anti-cache probe: ValueError: no tile"), (RAISED, "KeyError: 3")],
+     "0/2 pass, 2 raised (tests 1, 2; test 1: anti-cache probe: ValueError: no tile)"),
+    ([(PASS, None), (UNSUPPORTED, "m must be a multiple of 128 (the kernel's tile M)")],
+     "1/2 pass, 1 unsupported (test 2: m must be a multiple of 128 (the kernel's tile M))"),
+    ([(CRASH, "killed by SIGSEGV"), (CRASH, "exit code 3")], "0/2 pass, 2 crash (tests 1, 2; test 1: killed by SIGSEGV)"),
+    ([(CRASH, "RuntimeError: CUDA error: an illegal memory access was encountered")],
+     "0/1 pass, 1 crash (test 1: RuntimeError: CUDA error: an illegal memory access was encountered)"),
+    ([(TIMEOUT, "no result after 180 s"), (NOT_RUN, None)], "timeout in test 1 (no result after 180 s)"),
+    ([(RAISED, "KeyError: 3"), (TIMEOUT, "computing the reference ran past 1.5 s"), (NOT_RUN, None)],
+     "timeout in test 2 (computing the reference ran past 1.5 s), 1 raised (test 1: KeyError: 3)"),
+    ([(FAIL, "the check itself failed: ValueError: bad seed\n  more")],
+     "0/1 pass, 1 fail (test 1: the check itself failed: ValueError: bad seed more)"),
+    ([(RAISED, LONG)], f"0/1 pass, 1 raised (test 1: {LONG[:MAX_CAUSE - 1]}…)"),
+])
+def test_each_kind_of_failed_test_gives_its_cause_in_the_summary_the_run_log_keeps(outcomes, summary) -> None:
+    """The run log said "0/1 pass, 1 raised (test 1)" and "timeout in test 1": which exception, which signal
+    or exit, how many seconds went with the terminal's scrollback; only a wrong result (FAIL) gave its cause."""
+    assert _ended(*outcomes).summary == summary
+
+
 @pytest.mark.parametrize("columns", [40, 10])
 def test_a_narrow_terminal_gets_the_check_tables_values_whole(columns: int, monkeypatch, capsys) -> None:
     """check's table prints only on a GPU; at a width that would fold a shape or a verdict inside it, it is
