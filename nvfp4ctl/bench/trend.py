@@ -203,6 +203,16 @@ def collect(entries: Iterable[RunEntry], root: Path, target: Path | None = None,
     return trends
 
 
+def failed_benches(entries: Iterable[RunEntry], root: Path, target: Path | None = None,
+                   log_project: Path | None = None, log_folder: Path | None = None) -> list[RunEntry]:
+    """The benches (of `target`, matched as collect matches it) that ended with an exit code other than 0, in
+    time order (runlog.time_order), the last the latest: where no bench succeeded, they say why no trend is
+    drawn, where "run nvfp4ctl bench" would send the user to run again what failed."""
+    failed = [entry for entry in entries if entry.subcommand == "bench" and entry.exit_code != "0"
+              and (target is None or had_target(entry, root, target, log_project, log_folder))]
+    return sorted(failed, key=lambda entry: time_order(entry.time))
+
+
 def unreadable_benches(entries: Sequence[RunEntry], lines: Sequence[int], root: Path, target: Path | None = None,
                        shapes: Collection[str] = (), log_project: Path | None = None,
                        log_folder: Path | None = None) -> list[int]:

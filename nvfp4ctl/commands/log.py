@@ -238,8 +238,9 @@ def _draw_trend(entries: list, last: int, target: Path | None, wanted: dict[str,
         raise UsageError(f"--target {_named(target)}: no logged run had it; logged: {', '.join(logged)}")
     if not found:
         where = f" of {_named(target)}" if target is not None else ""
-        console.info(f"no successful bench{where} in the run log ({memory_path()}) yet: run nvfp4ctl bench",
-                     result=True)
+        failed = trends.failed_benches(entries, root, target, log_project, log_folder)
+        console.info(f"no successful bench{where} in the run log ({memory_path()}) yet: "
+                     + (_failed_said(failed, target is None) if failed else "run nvfp4ctl bench"), result=True)
         return Outcome(result="trend: no benches")
     asked_geomean = trends.GEOMEAN in wanted
     logged = {key: trends.shown_key(trend.problem, key) for trend in found for key in trend.keys(asked_geomean)}
@@ -268,6 +269,16 @@ def _draw_trend(entries: list, last: int, target: Path | None, wanted: dict[str,
                                                                       tool_changes=trend.tool_changes())))
         console.raw("\n".join("  " + line for line in [*trends.commit_legend(trend), *trends.tool_legend(trend)]))
     return Outcome(result=f"trend of {plural(len(found), 'target')}")
+
+
+def _failed_said(failed: list[RunEntry], of_every_target: bool) -> str:
+    """What the logged benches that all failed say, where "run nvfp4ctl bench" would have the user run them again:
+    how many, and the last one's time, exit code and result cell, its cause ("error: bench 128x256x256:
+    custom_kernel raised RuntimeError: ..."); its target too where the trend was of every target."""
+    last = failed[-1]
+    of = f"{_short_target(last.target)}, " if of_every_target else ""
+    logged = f"{plural(len(failed), 'bench', 'benches')}{'' if of_every_target else ' of it'} logged"
+    return f"{logged}, none successful; the last ({of}{_when(last.time)}, exit {last.exit_code}): {last.result}"
 
 
 CPU_TREND_NOTE = ("CPU times (NVFP4CTL_DEVICE=cpu): they say nothing of the leaderboard's, and runs of the same"

@@ -240,6 +240,30 @@ def test_log_trend_of_a_target_never_logged_is_a_usage_error_listing_the_logged_
     assert "no successful bench of submission.py" in unbenched.output and "run nvfp4ctl bench" in unbenched.output
 
 
+def test_log_trend_of_benches_that_all_failed_gives_how_many_and_the_last_ones_cause() -> None:
+    """A target whose benches ran and failed got "no successful bench ... yet: run nvfp4ctl bench", as if none
+    had run: the run log held why they failed. The last is the latest logged (file order is no time order)."""
+    cause = "error: bench 128x256x256: custom_kernel raised RuntimeError: shape mismatch in my tiling"
+    for time, target, code, result in (
+            ("1:10:00", "sub_broken.py", "1", cause),
+            ("1:00:00", "sub_broken.py", "4", "error: bench 128x256x256: custom_kernel raised KeyError: 3"),
+            ("1:05:00", "sub_broken.py", "4", "0/1 pass, 1 raised (test 1: KeyError: 3)"),  # a check: no bench
+            ("1:20:00", "other.py", "3", "error: possible deadlock: bench 128x256x256 ran past 180 s")):
+        command = "nvfp4ctl check" if result.startswith("0/1") else "nvfp4ctl bench"
+        runlog.append(runlog.RunEntry(f"2026-11-26T0{time}Z", command, f"{target}@0123456789ab", "bbbbbbb", H100, code,
+                                      result), memory_path())
+    of_it = CliRunner().invoke(app, ["log", "--trend", "--target", "sub_broken.py"])
+    assert of_it.exit_code == 0, of_it.output
+    assert " ".join(of_it.output.split()) == (
+        f"no successful bench of sub_broken.py in the run log ({memory_path()}) yet: 2 benches of it logged, none"
+        f" successful; the last (2026-11-26 01:10, exit 1): {cause}")
+    every = CliRunner().invoke(app, ["log", "--trend"])
+    assert every.exit_code == 0, every.output
+    assert " ".join(every.output.split()) == (
+        f"no successful bench in the run log ({memory_path()}) yet: 3 benches logged, none successful; the last"
+        " (other.py@01234567, 2026-11-26 01:20, exit 3): error: possible deadlock: bench 128x256x256 ran past 180 s")
+
+
 def test_a_bench_logged_with_q_before_its_name_is_a_data_point(tmp_path: Path) -> None:
     quiet = bench("2:10:00", 52.0, 15.5, commit="bbbbbbb", command="nvfp4ctl -q bench")
     h100 = [t for t in trend.collect([*LOG, quiet], tmp_path) if t.gpu == H100][0]
