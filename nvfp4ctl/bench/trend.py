@@ -213,19 +213,19 @@ def failed_benches(entries: Iterable[RunEntry], root: Path, target: Path | None 
     return sorted(failed, key=lambda entry: time_order(entry.time))
 
 
-def unreadable_benches(entries: Sequence[RunEntry], lines: Sequence[int], root: Path, target: Path | None = None,
+def unreadable_benches(entries: Sequence[RunEntry], lines: Sequence[int], root: Path, targets: Sequence[Path] = (),
                        shapes: Collection[str] = (), log_project: Path | None = None,
                        log_folder: Path | None = None) -> list[int]:
     """The lines (`lines`: each entry's) of successful benches whose result no bench writes (a hand edit
-    such as `geomean 2x.1 us`): collect leaves them out of every trend. `target` keeps only that file's,
-    matched as collect matches it; `shapes` (the log's keys) only those whose text names one of them
+    such as `geomean 2x.1 us`): collect leaves them out of every trend. `targets` keeps only those files',
+    each matched as collect matches it; `shapes` (the log's keys) only those whose text names one of them
     (every bench has a geomean): the lines of the runs the trend was asked for."""
     found: list[int] = []
     for entry, line in zip(entries, lines):
         if entry.subcommand != "bench" or entry.exit_code != "0" or parse_result_line(entry.result) is not None:
             continue
         path, _ = split_target(entry.target)
-        if target is not None and not (path and _names(target, path, root, log_project, log_folder)):
+        if targets and not (path and any(_names(target, path, root, log_project, log_folder) for target in targets)):
             continue
         if shapes and GEOMEAN not in shapes and not set(shapes) & _named_keys(entry.result, logged_problem(entry)):
             continue

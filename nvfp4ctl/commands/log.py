@@ -17,6 +17,7 @@ from nvfp4ctl.workspace import memory_path
 from nvfp4ctl.words import plural
 
 if TYPE_CHECKING:  # `nvfp4ctl --help` need not load the run log's module
+    from nvfp4ctl.bench.trend import Trend
     from nvfp4ctl.runlog import NumberedRuns, RunEntry, RunLogBytes
 
 
@@ -37,7 +38,7 @@ def _short_target(target: str) -> str:
 def command(
     last: Annotated[int, typer.Option("-n", "--last", metavar="<int>", parser=count(1), help="How many entries to show (with --trend: runs per target).")] = 20,
     trend: Annotated[bool, typer.Option("--trend", help="Plot each target's bench times over the logged runs, commits marked.")] = False,
-    target: Annotated[Path | None, typer.Option("--target", metavar="PATH", parser=path(), help="Only the runs of this kernel or submission (with --trend: its benches).")] = None,
+    target: Annotated[list[Path] | None, typer.Option("--target", metavar="PATH", parser=path(), help="Only the runs of this kernel or submission (with --trend: its benches); repeatable: the runs of each, a trend's in the order given.")] = None,
     shape: Annotated[list[str] | None, typer.Option("--shape", metavar="SHAPE", help="--trend: only this shape, in the problem's syntax: M,N,K[,L] (GEMV M,K[,L] or its label '256x512 l=2'; grouped M1,N1,K1;M2,N2,K2, or its logged key g2:m96+128:n128:k256), or 'geomean'; repeatable.")] = None,
     runs: Annotated[bool, typer.Option("--runs", help="Only the check and bench runs that ran the target: no other command's lines, none that stopped at a usage or input error (exit 2).")] = False,
 ) -> Outcome:
@@ -63,13 +64,14 @@ def command(
         log = runlog.read_log(memory)  # once: the runs and the note of those below the log are read from it
     except OSError as error:  # NVFP4CTL_MEMORY naming a folder, say
         raise UsageError(f"cannot read the run log {memory}: {os_reason(error, memory)}") from None
+    targets = list(dict.fromkeys(target or []))  # a file named twice is shown once
     if trend:
-        return _show_trend(runlog.numbered_runs_in(log), last, target, wanted, memory, log)
-    numbered = runlog.numbered_runs_in(log, last) if target is None and not runs else _picked(log, last, target, runs, memory)
+        return _show_trend(runlog.numbered_runs_in(log), last, targets, wanted, memory, log)
+    numbered = runlog.numbered_runs_in(log, last) if not targets and not runs else _picked(log, last, targets, runs, memory)
     entries = numbered.entries
     console = get_console()
     if not entries:
-        console.info(f"no {_runs_of(target, runs)} logged yet in {memory}", result=True)
+        console.info(f"no {_runs_of(targets, runs)} logged yet in {memory}", result=True)
         _say_unread(numbered.unread, memory)
         _say_runs_below(log, memory)
         return Outcome(result="empty")
@@ -81,7 +83,7 @@ def command(
         [[_time_shown(e.time), e.command, _short_target(e.target), e.commit, e.gpu,
           e.exit_code, e.result] + ([e.problem or "-"] if problems else []) + ([e.note or "-"] if notes else [])
          for e in entries],
-        title=f"{_title(len(entries), target, runs)} ({memory})",
+        title=f"{_title(len(entries), targets, runs)} ({memory})",
         right_align_from=5,
         left_aligned=[len(columns)],  # a note is words the user typed, read from the left
         result=True,  # the entries are what `log` shows: -q keeps them
@@ -96,30 +98,32 @@ def command(
 RAN_THE_TARGET = ("check", "bench")  # --runs: the commands whose line says how the target did
 
 
-def _picked(log: RunLogBytes, last: int, target: Path | None, runs: bool, memory: Path) -> NumberedRuns:
-    """The `last` latest runs (by their logged time, as a plain listing's) of `target` (by any command), or check
-    and bench runs that got past the command line (--runs), or both; `unread`: the lines meant as runs after the oldest shown, which might have been
-    among them (as for a plain listing's -n)."""
+def _picked(log: RunLogBytes, last: int, targets: list[Path], runs: bool, memory: Path) -> NumberedRuns:
+    """The `last` latest runs (by their logged time, as a plain listing's) of any of `targets` (by any command;
+    none: every run), or check and bench runs that got past the command line (--runs), or both; `unread`: the
+    lines meant as runs after the oldest shown, which might have been among them (as for a plain listing's -n)."""
     from nvfp4ctl.bench import trend as trends
     from nvfp4ctl.runlog import log_folder_of, numbered_runs_in, picked_by_time
 
     whole = numbered_runs_in(log)
     root, log_project, log_folder = _reading_root(), _log_project(memory), log_folder_of(memory)
-    had_it = [target is None or trends.had_target(entry, root, target, log_project, log_folder)
-              for entry in whole.entries]  # once per line: the check below and the filter both read it
-    if target is not None and not any(had_it) and (logged := trends.logged_targets(whole.entries, root, log_folder)):
-        # a typo, or a file never run: as --trend says it, not an empty listing
-        raise UsageError(f"--target {_named(target)}: no logged run had it; logged: {', '.join(logged)}")
+    had = [[trends.had_target(entry, root, target, log_project, log_folder) for entry in whole.entries]
+           for target in targets]  # once per line and target: the check below and the filter both read it
+    if (logged := trends.logged_targets(whole.entries, root, log_folder)):
+        for target, had_it in zip(targets, had):
+            if not any(had_it):  # a typo, or a file never run: as --trend says it, not an empty listing
+                raise UsageError(f"--target {_named(target)}: no logged run had it; logged: {', '.join(logged)}")
+    had_it = [any(column) for column in zip(*had)] if targets else [True] * len(whole.entries)
     kept = [had and (not runs or (entry.subcommand in RAN_THE_TARGET and entry.exit_code != str(int(ExitCode.USAGE))))
             for entry, had in zip(whole.entries, had_it)]
     return picked_by_time(whole, kept, last)
 
 
-def _runs_of(target: Path | None, runs: bool, count: int = 2) -> str:
+def _runs_of(targets: list[Path], runs: bool, count: int = 2) -> str:
     """What the listing holds: "runs", "check or bench runs" (each run is one or the other: "1 most recent
-    check or bench run"), "runs of submission.py"."""
+    check or bench run"), "runs of submission.py", "runs of sub_v2.py, sub_v5.py"."""
     kind = plural(count, f"{' or '.join(RAN_THE_TARGET)} run" if runs else "run").split(" ", 1)[1]
-    return f"{kind} of {_named(target)}" if target is not None else kind
+    return f"{kind} of {', '.join(map(_named, targets))}" if targets else kind
 
 
 def _named(target: Path) -> str:
@@ -127,9 +131,9 @@ def _named(target: Path) -> str:
     return escaped_bytes(str(target))
 
 
-def _title(count: int, target: Path | None, runs: bool) -> str:
+def _title(count: int, targets: list[Path], runs: bool) -> str:
     """"20 most recent runs", as before any filter; "3 most recent check or bench runs of submission.py"."""
-    return f"{count} most recent {_runs_of(target, runs, count)}"
+    return f"{count} most recent {_runs_of(targets, runs, count)}"
 
 
 def _reading_root() -> Path:
@@ -210,7 +214,7 @@ def _wanted_shapes(shapes: list[str]) -> dict[str, str]:
     return {normalize_shape(text): text for text in shapes}
 
 
-def _show_trend(numbered: NumberedRuns, last: int, target: Path | None, wanted: dict[str, str],
+def _show_trend(numbered: NumberedRuns, last: int, targets: list[Path], wanted: dict[str, str],
                 memory: Path, log: RunLogBytes) -> Outcome:
     """The trend, then the note of the lines of the runs asked for that could not be read."""
     from nvfp4ctl.bench import trend as trends
@@ -218,29 +222,46 @@ def _show_trend(numbered: NumberedRuns, last: int, target: Path | None, wanted: 
 
     log_project, log_folder = _log_project(memory), log_folder_of(memory)
     root = _reading_root()
-    shown = _draw_trend(numbered.entries, last, target, wanted, root, log_project, log_folder)
-    broken = trends.unreadable_benches(numbered.entries, numbered.lines, root, target, wanted, log_project, log_folder)
+    shown = _draw_trend(numbered.entries, last, targets, wanted, root, log_project, log_folder)
+    broken = trends.unreadable_benches(numbered.entries, numbered.lines, root, targets, wanted, log_project, log_folder)
     _say_unread(sorted(numbered.unread + broken), memory)
     _say_runs_below(log, memory)
     return shown
 
 
-def _draw_trend(entries: list, last: int, target: Path | None, wanted: dict[str, str], root: Path,
+def _trends_of(entries: list, last: int, targets: list[Path], root: Path, log_project: Path | None,
+               log_folder: Path) -> tuple[list[Trend], list[Path]]:
+    """Every target's trends, the targets' in the order given (none named: every target's, the latest run first),
+    and the named targets that have no successful bench; a target no logged run had is a UsageError, raised
+    before anything is drawn."""
+    from nvfp4ctl.bench import trend as trends
+
+    if not targets:
+        return trends.collect(entries, root, None, last, log_project, log_folder), []
+    logged = trends.logged_targets(entries, root, log_folder)
+    found: dict[tuple[str, str, str, str], Trend] = {}  # two spellings of one file: its trends once
+    unbenched: list[Path] = []
+    for target in targets:
+        of_target = trends.collect(entries, root, target, last, log_project, log_folder)
+        if not of_target and logged and not trends.is_logged(entries, root, target, log_project, log_folder):
+            # a typo, or a file never run: the same as an unknown --shape, not "run bench" for a file that may not exist
+            raise UsageError(f"--target {_named(target)}: no logged run had it; logged: {', '.join(logged)}")
+        if not of_target:
+            unbenched.append(target)
+        for trend in of_target:
+            found.setdefault((trend.target, trend.gpu, trend.problem, trend.settings), trend)
+    return list(found.values()), unbenched
+
+
+def _draw_trend(entries: list, last: int, targets: list[Path], wanted: dict[str, str], root: Path,
                 log_project: Path | None, log_folder: Path) -> Outcome:
     from nvfp4ctl.bench import trend as trends
 
     console = get_console()
-    found = trends.collect(entries, root, target, last, log_project, log_folder)
-    logged = trends.logged_targets(entries, root, log_folder)
-    if not found and target is not None and logged and not trends.is_logged(entries, root, target, log_project,
-                                                                            log_folder):
-        # a typo, or a file never run: the same as an unknown --shape, not "run bench" for a file that may not exist
-        raise UsageError(f"--target {_named(target)}: no logged run had it; logged: {', '.join(logged)}")
+    found, unbenched = _trends_of(entries, last, targets, root, log_project, log_folder)
     if not found:
-        where = f" of {_named(target)}" if target is not None else ""
-        failed = trends.failed_benches(entries, root, target, log_project, log_folder)
-        console.info(f"no successful bench{where} in the run log ({memory_path()}) yet: "
-                     + (_failed_said(failed, target is None) if failed else "run nvfp4ctl bench"), result=True)
+        for target in unbenched or [None]:
+            _say_no_success(entries, target, root, log_project, log_folder)
         return Outcome(result="trend: no benches")
     asked_geomean = trends.GEOMEAN in wanted
     logged = {key: trends.shown_key(trend.problem, key) for trend in found for key in trend.keys(asked_geomean)}
@@ -268,7 +289,22 @@ def _draw_trend(entries: list, last: int, target: Path | None, wanted: dict[str,
             console.raw("\n".join("    " + line for line in trends.plot(values, trend.changes(),
                                                                       tool_changes=trend.tool_changes())))
         console.raw("\n".join("  " + line for line in [*trends.commit_legend(trend), *trends.tool_legend(trend)]))
+    for target in unbenched:  # named beside others that were benched: said, not left out without a word
+        _say_no_success(entries, target, root, log_project, log_folder)
+    _show_fastest(found, wanted, asked_geomean, several_problems)
     return Outcome(result=f"trend of {plural(len(found), 'target')}")
+
+
+def _say_no_success(entries: list, target: Path | None, root: Path, log_project: Path | None,
+                    log_folder: Path | None) -> None:
+    """No trend of `target` (None: of any target): why, the failed benches where some were logged, where "run
+    nvfp4ctl bench" would have the user run again what failed."""
+    from nvfp4ctl.bench import trend as trends
+
+    where = f" of {_named(target)}" if target is not None else ""
+    failed = trends.failed_benches(entries, root, target, log_project, log_folder)
+    get_console().info(f"no successful bench{where} in the run log ({memory_path()}) yet: "
+                       + (_failed_said(failed, target is None) if failed else "run nvfp4ctl bench"), result=True)
 
 
 def _failed_said(failed: list[RunEntry], of_every_target: bool) -> str:
@@ -279,6 +315,35 @@ def _failed_said(failed: list[RunEntry], of_every_target: bool) -> str:
     of = f"{_short_target(last.target)}, " if of_every_target else ""
     logged = f"{plural(len(failed), 'bench', 'benches')}{'' if of_every_target else ' of it'} logged"
     return f"{logged}, none successful; the last ({of}{_when(last.time)}, exit {last.exit_code}): {last.result}"
+
+
+def _show_fastest(found: list[Trend], wanted: dict[str, str], asked_geomean: bool, several_problems: bool) -> None:
+    """Where the trend showed several targets: per shape, each one's best logged mean and its run, the fastest
+    marked, one table per GPU, problem and timing settings they share (other cards' times are not compared)."""
+    from nvfp4ctl.bench import trend as trends
+    from nvfp4ctl.bench.fastest import standings
+
+    if len({trend.target for trend in found}) < 2:
+        return
+    console = get_console()
+    tables = standings(found, wanted, asked_geomean)
+    if not tables:
+        console.info("no table of the fastest: no two of these targets were benched on one GPU with the same"
+                     " timing settings", result=True)
+    for standing in tables:
+        of = f" ({standing.problem})" if several_problems else ""
+        timed_with = f" with {standing.settings}" if standing.settings else ""
+        rows = [[trends.shown_key(standing.problem, row.key),
+                 *("-" if best is None else f"{best.mean:.2f} (run {best.run}){FASTEST_MARK if best.fastest else ''}"
+                   for best in row.bests)]
+                for row in standing.rows]
+        console.table(["shape", *standing.targets], rows, result=True,
+                      title=f"best logged mean per shape, µs{of} on {standing.gpu}{timed_with}")
+        if not all(row.compared for row in standing.rows):
+            console.info("  geomeans over different sets of shapes are not compared", result=True)
+
+
+FASTEST_MARK = " fastest"  # after the best mean of a row, where two or more targets timed the shape
 
 
 CPU_TREND_NOTE = ("CPU times (NVFP4CTL_DEVICE=cpu): they say nothing of the leaderboard's, and runs of the same"
