@@ -4,7 +4,8 @@ Reads only the run log (MEMORY.md): every successful `nvfp4ctl bench` line carri
 mean and error (history.result_line). Runs are grouped by target file and GPU, the way the bench's
 own comparison with the previous run groups them, so numbers from different cards never share a
 plot. `plot` draws one series as text (no styling): a dot per run, its value on a small y axis,
-a mark under every run whose commit differs from the run before, and a row of marks under the runs
+a mark under every run whose commit differs from the run before, another under every run on the same
+commit whose target's content hash differs (an edit not committed), and a row of marks under the runs
 made by another nvfp4ctl than the run before (a step there may be the tool's, not the kernel's).
 """
 
@@ -87,6 +88,14 @@ class Trend:
         """Per run: is it the first run on its commit ("+dirty" edits on top count as the same commit)?"""
         commits = [run.commit.removesuffix(commit_stamp.DIRTY) for run in self.runs]
         return [i == 0 or commit != commits[i - 1] for i, commit in enumerate(commits)]
+
+    def content_changes(self) -> list[bool]:
+        """Per run: is it on the commit of the run before (a new commit is marked already) with other content of
+        the target, as its logged hash says ("+dirty" edits, one commit's many tries)? A line that logged no
+        hash changes nothing."""
+        commits = self.changes()
+        return [not commits[i] and bool(run.digest) and bool(self.runs[i - 1].digest)
+                and run.digest != self.runs[i - 1].digest for i, run in enumerate(self.runs)]
 
     def tool_changes(self) -> list[bool]:
         """Per run: did another nvfp4ctl time the run before it (the first run shown: no)?"""
@@ -297,9 +306,10 @@ def _label(value: float) -> str:
 
 
 def plot(values: Sequence[float | None], changes: Sequence[bool], height: int = 6,
-         tool_changes: Sequence[bool] = ()) -> list[str]:
+         tool_changes: Sequence[bool] = (), content_changes: Sequence[bool] = ()) -> list[str]:
     """A dot plot: one column pair per run, `height` rows from the series' max (top) to min (bottom),
-    a y label on the top, middle and bottom rows, "^" under the first run on each commit, and, where
+    a y label on the top, middle and bottom rows, "^" under the first run on each commit, "~" in that row
+    under a run whose target's content changed on the same commit (`content_changes`), and, where
     the nvfp4ctl that timed them changed, "*" a row lower under each run timed by another than the run before."""
     present = [v for v in values if v is not None]
     if not present:
@@ -319,7 +329,9 @@ def plot(values: Sequence[float | None], changes: Sequence[bool], height: int = 
              for i, row in enumerate(rows)]
     lines = [line.rstrip() for line in lines]
     lines.append(f"{'':>{width}} └─" + "─" * (2 * len(values)))
-    marks = "".join(("^" if changed else " ") + " " for changed in changes).rstrip()
+    edited = list(content_changes) + [False] * (len(changes) - len(content_changes))
+    marks = "".join((COMMIT_MARK if changed else CONTENT_MARK if edit else " ") + " "
+                    for changed, edit in zip(changes, edited)).rstrip()
     lines.append(f"{'':>{width}}   {marks}")
     if any(tool_changes):
         lines.append(f"{'':>{width}}   " + "".join(("*" if changed else " ") + " " for changed in tool_changes).rstrip())
@@ -369,11 +381,24 @@ def geomean_note(trend: Trend) -> str | None:
             f" timed other shapes than the {len(compared)} that most runs timed ({named}{more})")
 
 
+COMMIT_MARK, CONTENT_MARK = "^", "~"  # one row: a new commit, or new content of the target on the same commit
+
+
 def commit_legend(trend: Trend) -> list[str]:
-    """One line per "^": the run's number (1 = the oldest shown), its time and commit."""
-    return [f"^ run {index + 1}: {run.commit.removesuffix(commit_stamp.DIRTY)}"
-            f" ({time_shown(run.time)})"
-            for index, (run, changed) in enumerate(zip(trend.runs, trend.changes())) if changed]
+    """One line per mark of the commits' row, in run order: "^", the run's number (1 = the oldest shown), its
+    time and commit; "~", the run's number, the content hash it names as `log` does, and its commit as logged,
+    "+dirty" kept (", as run 1": content an earlier run shown had, an edit undone)."""
+    lines = []
+    for index, (run, changed, edited) in enumerate(zip(trend.runs, trend.changes(), trend.content_changes())):
+        if changed:
+            lines.append(f"{COMMIT_MARK} run {index + 1}: {run.commit.removesuffix(commit_stamp.DIRTY)}"
+                         f" ({time_shown(run.time)})")
+        elif edited:
+            earlier = [number for number, before in enumerate(trend.runs[:index], 1) if before.digest == run.digest]
+            again = f", as run {earlier[-1]}," if earlier else ""
+            lines.append(f"{CONTENT_MARK} run {index + 1}: content @{run.digest[:8]}{again} on {run.commit}"
+                         f" ({time_shown(run.time)})")
+    return lines
 
 
 def tool_legend(trend: Trend) -> list[str]:

@@ -37,7 +37,7 @@ def _short_target(target: str) -> str:
 
 def command(
     last: Annotated[int, typer.Option("-n", "--last", metavar="<int>", parser=count(1), help="How many entries to show (with --trend: runs per target).")] = 20,
-    trend: Annotated[bool, typer.Option("--trend", help="Plot each target's bench times over the logged runs, commits marked.")] = False,
+    trend: Annotated[bool, typer.Option("--trend", help="Plot each target's bench times over the logged runs, commits and edits of the target marked.")] = False,
     target: Annotated[list[Path] | None, typer.Option("--target", metavar="PATH", parser=path(), help="Only the runs of this kernel or submission (with --trend: its benches); repeatable: the runs of each, a trend's in the order given.")] = None,
     shape: Annotated[list[str] | None, typer.Option("--shape", metavar="SHAPE", help="--trend: only this shape, in the problem's syntax: M,N,K[,L] (GEMV M,K[,L] or its label '256x512 l=2'; grouped M1,N1,K1;M2,N2,K2, or its logged key g2:m96+128:n128:k256), or 'geomean'; repeatable.")] = None,
     runs: Annotated[bool, typer.Option("--runs", help="Only the check and bench runs that ran the target: no other command's lines, none that stopped at a usage or input error (exit 2).")] = False,
@@ -287,7 +287,8 @@ def _draw_trend(entries: list, last: int, targets: list[Path], wanted: dict[str,
             if key == trends.GEOMEAN and (left_out := trends.geomean_note(trend)) is not None:
                 console.info(f"    {left_out}", result=True)
             console.raw("\n".join("    " + line for line in trends.plot(values, trend.changes(),
-                                                                      tool_changes=trend.tool_changes())))
+                                                                      tool_changes=trend.tool_changes(),
+                                                                      content_changes=trend.content_changes())))
         console.raw("\n".join("  " + line for line in [*trends.commit_legend(trend), *trends.tool_legend(trend)]))
     for target in unbenched:  # named beside others that were benched: said, not left out without a word
         _say_no_success(entries, target, root, log_project, log_folder)
