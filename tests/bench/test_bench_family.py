@@ -73,8 +73,8 @@ def test_whole_command_for_the_grouped_gemm_on_cpu(tmp_path: Path, monkeypatch: 
     assert spec.flops(spec.parse_shape("128,128,256;64,128,256", 1111)) == 2.0 * (128 + 64) * 128 * 256
 
 
-def test_gemv_shapes_read_as_m_k_and_l_while_the_run_log_keeps_its_key(tmp_path: Path,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_gemv_shapes_read_as_m_k_and_l_in_the_tables_and_the_run_log(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     task = tmp_path / "task.yml"
     task.write_text(get_problem("nvfp4_gemv").task_file.read_text())
     memory = tmp_path / "MEMORY.md"
@@ -87,4 +87,5 @@ def test_gemv_shapes_read_as_m_k_and_l_while_the_run_log_keeps_its_key(tmp_path:
     assert result.exit_code == 0, result.output
     # "128x256x2" would read as a GEMM's M×N×K: the GEMV's c has no n, and 2 is its L
     assert "128x256 l=2" in result.output and "128x256x2" not in result.output, result.output
-    assert "128x256x2 " in memory.read_text()  # the key the trend and the comparison with earlier benches read
+    # the label in the run log too; the trend and the comparison with earlier benches read it back as the key
+    assert "128x256 l=2 " in memory.read_text() and "128x256x2 " not in memory.read_text()
