@@ -15,7 +15,11 @@ not called the kernel yet, so it is too slow for the timeout, never a possible d
 
 On the CPU the job need not wait for the watchdog: once the pace is known, a shape whose least work cannot
 end within the timeout stops at once (CannotFinish), said as the watchdog would say it. The pace it judges by
-is the fastest call after the job's first, which may carry a one-off cost (a lazy initialisation, a JIT)."""
+is the fastest call after the job's first, which may carry a one-off cost (a lazy initialisation, a JIT), and it
+judges only once CALLS_BEFORE_JUDGING such calls have returned and JUDGING_AFTER_SHARE of the timeout has passed
+since the first returned: torch's warm-up on the CPU may slow the next calls too (60 ms each, then 0.4 ms), the
+more so on a busy host, and one or two of them would stop a shape that fits. A shape truly too slow still stops
+long before the watchdog's kill."""
 
 from __future__ import annotations
 
@@ -36,6 +40,8 @@ from nvfp4ctl.words import plural, seconds_text
 LATE_FACTOR = 3.0
 MIN_SLACK_S = 2.0
 SLACK_S = 10.0
+CALLS_BEFORE_JUDGING = 3  # calls after the first that a CPU job's pace needs before it may stop the job
+JUDGING_AFTER_SHARE = 0.1  # and the share of its timeout that must have passed since the first call returned
 TIMEOUT_MARGIN = 1.25  # the --timeout suggested over the time the job may need at the pace measured
 PASS = "correctness pass"
 INPUTS = "making its input sets"  # before the first call: the harness's work, not the kernel's
@@ -234,6 +240,7 @@ class CallTracker:
         self.timeout_s = timeout_s
         self._fastest_later_s: float | None = None  # per call, of the calls after the job's first
         self._first_paced = (0, 0.0)  # (calls, seconds) of the job's first paced return
+        self._first_paced_at = 0.0  # when it returned (time.perf_counter)
         self.first_call_s: float | None = None  # the pass's first call, on the first set before the rest are made
         self._first_call_began = 0.0
         self.calls_per_sample = calls_per_sample
@@ -311,15 +318,23 @@ class CallTracker:
             self._fastest_later_s = min(per_call_s, self._fastest_later_s or per_call_s)
         else:
             self._first_paced = (calls, seconds)
+            self._first_paced_at = time.perf_counter()
         self.calls += calls
         self.paced_calls += calls
         self.paced_s += seconds
         self._report(next_within_s)
-        if self.timeout_s is not None and (least_s := self.least_s()) > self.timeout_s:
+        if self.timeout_s is not None and self._pace_judges() and (least_s := self.least_s()) > self.timeout_s:
             # the message's pace leaves the first call out too: a JIT's 20 s would make it ask for hours
             first_calls, first_s = self._first_paced
             raise CannotFinish(dataclasses.replace(self._progress(next_within_s), paced_calls=self.paced_calls - first_calls,
                                                    paced_s=self.paced_s - first_s, stop_bound_s=least_s))
+
+    def _pace_judges(self) -> bool:
+        """Whether enough calls after the first, over enough of the timeout, returned for their pace to stop the job."""
+        later_calls = self.paced_calls - self._first_paced[0]
+        since_first_s = time.perf_counter() - self._first_paced_at
+        return (later_calls >= CALLS_BEFORE_JUDGING and self.timeout_s is not None
+                and since_first_s >= JUDGING_AFTER_SHARE * self.timeout_s)
 
     def least_s(self) -> float:
         """The least time the job needs in all, every call left as fast as its fastest call after the first,

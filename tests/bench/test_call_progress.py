@@ -152,7 +152,7 @@ def test_the_slack_for_a_late_report_grows_with_the_pace(next_within_s: float, s
 
 
 def test_a_cpu_job_that_cannot_end_in_its_timeout_stops_once_its_pace_is_known(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A CPU bench of the benchmark shapes ran 3 minutes to the watchdog's kill, where its second call already
+    """A CPU bench of the benchmark shapes ran 3 minutes to the watchdog's kill, where its first calls already
     showed that 350 calls of 1 s each could never end within 180 s."""
     from nvfp4ctl.bench import call_progress
     from nvfp4ctl.bench.call_progress import CannotFinish
@@ -162,16 +162,19 @@ def test_a_cpu_job_that_cannot_end_in_its_timeout_stops_once_its_pace_is_known(m
     tracker = CallTracker(50, _loops(180), started=0.0, timeout_s=180)
     now[0] = 33.0
     tracker.returned(1, 20.0, next_within_s=20.0)  # a first call's one-off cost (a JIT) sets no pace to judge by
-    now[0] = 34.0
+    for second in range(34, 51):  # judged once 3 calls after the first returned, and 18 s (a tenth of 180 s) since it
+        now[0] = float(second)
+        tracker.returned(1, 1.0, next_within_s=1.0)
+    now[0] = 51.0
     with pytest.raises(CannotFinish) as stopped:
         tracker.returned(1, 1.0, next_within_s=1.0)
     last = stopped.value.progress
-    assert last.calls == 2 and last.elapsed_s == 34.0
+    assert last.calls == 19 and last.elapsed_s == 51.0
     said = too_slow("bench 128x7168x16384", 180, last)
-    # the pace said is the later call's: the first one's 20 s would have it ask for a --timeout of hours
-    assert said.startswith("bench 128x7168x16384 is too slow for the 180 s timeout, not stuck: 1.00 s per call (2 calls"
-                           " returned)"), said
-    assert "about 532 s in all" in said, said  # 34 s so far, 498 calls left at 1 s, no check timed yet
+    # the pace said is the later calls': the first one's 20 s would have it ask for a --timeout of hours
+    assert said.startswith("bench 128x7168x16384 is too slow for the 180 s timeout, not stuck: 1.00 s per call"
+                           " (19 calls returned)"), said
+    assert "about 532 s in all" in said, said  # 51 s so far, 481 calls left at 1 s, no check timed yet
     assert said.endswith(f"or give --timeout {suggested_timeout_s(180, last)} or more")
 
 
@@ -217,10 +220,48 @@ def test_a_cpu_job_that_stops_itself_says_the_least_time_its_bound_judged_by(mon
     tracker = CallTracker(10, _loops(50), started=0.0, timeout_s=50)
     now[0] = 1.5
     tracker.returned(1, 0.5, next_within_s=0.5)
-    now[0] = 2.0
-    bound_s = 2.0 + 98 * 0.5  # 100 calls at least (the pass, 3 samples of each of 3 loops), 98 left, no check timed
+    for call in range(2, 11):  # judged from 5 s (a tenth of 50 s) after the first returned
+        now[0] = 1.0 + call * 0.5
+        tracker.returned(1, 0.5, next_within_s=0.5)
+    now[0] = 6.5
+    bound_s = 6.5 + 89 * 0.5  # 100 calls at least (the pass, 3 samples of each of 3 loops), 89 left, no check timed
     with pytest.raises(CannotFinish) as stopped:
         tracker.returned(1, 0.5, next_within_s=0.5)
     assert tracker.least_s() == pytest.approx(bound_s) and bound_s > 50
     said = too_slow("bench 256x1024x2048", 50, stopped.value.progress)
     assert f"about {duration_text(bound_s)} in all" in said, said
+
+
+@pytest.mark.parametrize("warming_up_s", [(0.06, 0.08), (0.06, 0.08, 0.07, 0.09, 0.1)])  # the latter on a busy host
+def test_a_cpu_job_whose_next_calls_are_still_warming_up_runs_on(monkeypatch: pytest.MonkeyPatch,
+                                                                  warming_up_s: tuple[float, ...]) -> None:
+    """torch's CPU warm-up made the second call slow too: a shape of 0.4 ms calls was stopped after its second,
+    "too slow for the 20 s timeout, not stuck: 60.21 ms per call (2 calls returned)", exit 3. The pace is judged
+    once 3 calls after the first have returned and a tenth of the timeout has passed, the fastest setting it."""
+    from nvfp4ctl.bench import call_progress
+
+    now = [0.0]
+    monkeypatch.setattr(call_progress.time, "perf_counter", lambda: now[0])
+    tracker = CallTracker(50, _loops(20), started=0.0, timeout_s=20)
+    for seconds in warming_up_s + (0.0004,) * 60:  # 500 calls at 70 ms would take 35 s
+        now[0] += seconds
+        tracker.returned(1, seconds, next_within_s=seconds)
+    assert tracker.calls == len(warming_up_s) + 60 and tracker.least_s() < 20
+
+
+def test_a_cpu_job_of_slow_calls_alone_still_stops_early(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Calls of 60 ms each against a 1 s timeout: 500 of them can never fit, said after 4 calls (0.24 s)."""
+    from nvfp4ctl.bench import call_progress
+    from nvfp4ctl.bench.call_progress import CALLS_BEFORE_JUDGING, CannotFinish
+
+    now = [0.0]
+    monkeypatch.setattr(call_progress.time, "perf_counter", lambda: now[0])
+    tracker = CallTracker(50, _loops(1), started=0.0, timeout_s=1)
+    with pytest.raises(CannotFinish) as stopped:
+        for _ in range(10):
+            now[0] += 0.06
+            tracker.returned(1, 0.06, next_within_s=0.06)
+    assert stopped.value.progress.calls == 1 + CALLS_BEFORE_JUDGING
+    said = too_slow("bench 128x256x256", 1, stopped.value.progress)
+    assert said.startswith("bench 128x256x256 is too slow for the 1 s timeout, not stuck: 60.00 ms per call"
+                           f" ({1 + CALLS_BEFORE_JUDGING} calls returned)"), said
