@@ -186,8 +186,9 @@ def least_timeout_s(timeout_s: float, needed_s: float) -> int:
     return max(first, math.ceil(TIMEOUT_MARGIN * needed_s / 10) * 10)
 
 
-def too_slow(label: str, timeout_s: float, last: CallProgress) -> str:
-    """The watchdog's message for a job whose calls were still returning."""
+def too_slow(label: str, timeout_s: float, last: CallProgress, smaller_listed: bool = True) -> str:
+    """The watchdog's message for a job whose calls were still returning. `smaller_listed`: the task lists a shape
+    of less work than this one, so a smaller --shape is advice that applies (else only --timeout is)."""
     samples = max(0, (last.calls_needed - last.calls_per_sample) // last.calls_per_sample)
     suggested = suggested_timeout_s(timeout_s, last)
     return (f"{label} is too slow for the {seconds_text(timeout_s)} timeout, not stuck: {duration_text(last.per_call_s)} per call"
@@ -196,26 +197,32 @@ def too_slow(label: str, timeout_s: float, last: CallProgress) -> str:
             f" {last.calls_needed} calls (the correctness pass's {last.calls_per_sample}, then"
             f" {plural(samples, 'sample')}), about {duration_text(last.least_in_all_s())} in all{_inputs_part(last)}, but its loops repeat"
             f" until their noise, budget or repeat limits or their wall caps (the timed loop's is 80% of the"
-            f" timeout, at most 120 s): up to about {duration_text(last.most_s(suggested))}; time a smaller --shape,"
-            f" or give --timeout {suggested} or more")
+            f" timeout, at most 120 s): up to about {duration_text(last.most_s(suggested))};"
+            f" {_advice(f'--timeout {suggested} or more', smaller_listed)}")
 
 
-def too_slow_making_inputs(label: str, timeout_s: float, last: CallProgress) -> str:
-    """The watchdog's message for a job killed while it made its input sets: the kernel was not called yet."""
+def too_slow_making_inputs(label: str, timeout_s: float, last: CallProgress, smaller_listed: bool = True) -> str:
+    """The watchdog's message for a job killed while it made its input sets: the kernel was not called yet.
+    `smaller_listed` as too_slow's."""
     total = last.calls_per_sample
     called = last.first_call_s is not None
     if not last.sets_made or (called and last.sets_made == 1):
         which = "second" if called else "first"
         return (f"{label} is too slow for the {seconds_text(timeout_s)} timeout, not stuck: it was still making the {which} of its"
-                f" {plural(total, 'input set')}, {_first_call_part(last)}; time a smaller --shape, or give a"
-                f" larger --timeout")
+                f" {plural(total, 'input set')}, {_first_call_part(last)};"
+                f" {_advice('a larger --timeout', smaller_listed)}")
     per_set_s = last.inputs_s / last.sets_made
     making_s = per_set_s * total
     suggested = least_timeout_s(timeout_s, making_s + (last.first_call_s or 0.0))
     return (f"{label} is too slow for the {seconds_text(timeout_s)} timeout, not stuck: it was still making its input sets"
             f" ({last.sets_made} of {total} made in {duration_text(last.inputs_s)}, {duration_text(per_set_s)} each),"
             f" {_first_call_part(last)}; making all {total} takes about {duration_text(making_s)}, and its calls come on top;"
-            f" time a smaller --shape, or give --timeout {suggested} or more")
+            f" {_advice(f'--timeout {suggested} or more', smaller_listed)}")
+
+
+def _advice(timeout: str, smaller_listed: bool) -> str:
+    """What to change: a smaller --shape only where the task lists one (timing this shape needs the timeout)."""
+    return f"time a smaller --shape, or give {timeout}" if smaller_listed else f"give {timeout}"
 
 
 def _first_call_part(last: CallProgress) -> str:

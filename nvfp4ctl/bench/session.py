@@ -62,6 +62,7 @@ class BenchPlan:
     recalibrate: bool = False
     device: str = "cuda"
     settle_s: float = 0.0  # untimed seconds of the loop before each shape's timed repeats
+    listed_cases: tuple[Any, ...] = ()  # the task's tests and benchmarks: what a shape too slow could be traded for
 
     def criterion(self, max_repeats: int, budget_s: float) -> dict[str, float]:
         return {"max_repeats": max_repeats, "max_noise": self.max_noise, "budget_s": budget_s,
@@ -105,14 +106,15 @@ def run_bench(plan: BenchPlan, worker: Any, target_label: str,
         for kind, case in plan.steps():
             # the key names the shape in the run log; the label in what is shown (the GEMV's "4096x7168 l=8")
             key, label = problem.key(case), problem.label(case)
+            smaller = smaller_listed(problem, case, plan.listed_cases)
             on_step(f"{STEP_WORDS[kind]} {label}")
             if kind == "profile":
                 head_start_s = timed[len(profiles)][1]["flush"]["head_start_s"]
                 profiles.append(_call(worker, "device_time", f"profile {label}", plan.timeout_s,
-                                      {"case": case, "problem": plan.problem, "head_start_s": head_start_s}))
+                                      {"case": case, "problem": plan.problem, "head_start_s": head_start_s}, smaller))
                 continue
             payload = _payload(plan, case, kind, warm_here=kind == "time" and not timed and plan.mode.warm_first_only)
-            reply = _call(worker, "bench_case", f"bench {label}", plan.timeout_s, payload)
+            reply = _call(worker, "bench_case", f"bench {label}", plan.timeout_s, payload, smaller)
             if "unsupported" in reply:
                 from nvfp4ctl.runner.raised import unsupported_line
 
@@ -125,7 +127,7 @@ def run_bench(plan: BenchPlan, worker: Any, target_label: str,
             if "too_slow" in reply:  # what the watchdog would have said, at its kill
                 from nvfp4ctl.bench.call_progress import too_slow
 
-                raise KernelTimeout(too_slow(f"bench {label}", plan.timeout_s, reply["too_slow"]))
+                raise KernelTimeout(too_slow(f"bench {label}", plan.timeout_s, reply["too_slow"], smaller))
             if kind == "time":
                 if _timed_nothing(reply["samples_ns"]):  # no mean to rank, no geomean over it
                     raise FailuresFound(f"bench {label} timed 0.0 µs per call: the call launched no GPU work?")
@@ -137,6 +139,12 @@ def run_bench(plan: BenchPlan, worker: Any, target_label: str,
                                message=str(error).splitlines()[0], planned=len(plan.cases))
         raise BenchStopped(error, report(stopped)) from None
     return report()
+
+
+def smaller_listed(problem: Any, case: Any, listed: tuple[Any, ...]) -> bool:
+    """Whether a smaller --shape is advice for a shape too slow for its timeout: the task lists one of less work
+    (fewer flops), or lists none to judge by. The task's smallest (128x256x256 of nvfp4_gemm's) has none to go to."""
+    return not listed or any(problem.flops(other) < problem.flops(case) for other in listed)
 
 
 def _timed_nothing(samples_ns: list[float]) -> bool:
@@ -172,13 +180,15 @@ def _payload(plan: BenchPlan, case: Any, kind: str, warm_here: bool) -> dict[str
     }
 
 
-def _call(worker: Any, job: str, label: str, timeout_s: float, payload: dict[str, Any]) -> dict[str, Any]:
+def _call(worker: Any, job: str, label: str, timeout_s: float, payload: dict[str, Any],
+          smaller_listed: bool = True) -> dict[str, Any]:
+    """`smaller_listed`: whether a kill of a job too slow, not stuck, may advise a smaller --shape (too_slow's)."""
     from nvfp4ctl.runner.worker import ChildTimeout, JobError
 
     try:
         return worker.call(f"{JOBS}:{job}", label=label, timeout_s=timeout_s, **payload)
     except ChildTimeout as error:
-        raise _slow_not_stuck(error, label, timeout_s) or error from None
+        raise _slow_not_stuck(error, label, timeout_s, smaller_listed) or error from None
     except JobError as error:
         if error.type_name == UsageError.__name__:  # e.g. a shape whose inputs do not fit the GPU
             raise UsageError(error.text) from None
@@ -186,7 +196,7 @@ def _call(worker: Any, job: str, label: str, timeout_s: float, payload: dict[str
 
 
 
-def _slow_not_stuck(error: Any, label: str, timeout_s: float) -> Any:
+def _slow_not_stuck(error: Any, label: str, timeout_s: float, smaller_listed: bool = True) -> Any:
     """The watchdog's kill of a job whose calls were still returning, said as what it is: a shape too slow
     for the timeout (a timeout still, exit 3), with its pace and what to change; None for a stuck one."""
     from nvfp4ctl.bench.call_progress import INPUTS, CallProgress, too_slow, too_slow_making_inputs
@@ -194,9 +204,9 @@ def _slow_not_stuck(error: Any, label: str, timeout_s: float) -> Any:
 
     last = error.progress
     if isinstance(last, CallProgress) and last.phase == INPUTS:  # the kernel was not called yet: nothing to be stuck in
-        return ChildTimeout(f"{too_slow_making_inputs(label, timeout_s, last)}; the child was killed", error.log_tail,
-                            error.log_path, last, error.progress_age_s)
+        said = too_slow_making_inputs(label, timeout_s, last, smaller_listed)
+        return ChildTimeout(f"{said}; the child was killed", error.log_tail, error.log_path, last, error.progress_age_s)
     if not isinstance(last, CallProgress) or error.progress_age_s is None or not last.still_running(error.progress_age_s):
         return None
-    return ChildTimeout(f"{too_slow(label, timeout_s, last)}; the child was killed", error.log_tail, error.log_path,
-                        last, error.progress_age_s)
+    said = too_slow(label, timeout_s, last, smaller_listed)
+    return ChildTimeout(f"{said}; the child was killed", error.log_tail, error.log_path, last, error.progress_age_s)

@@ -89,7 +89,8 @@ def command(
     plan = BenchPlan(cases=cases, mode=settings, problem=loaded.problem, rtol=loaded.rtol, atol=loaded.atol,
                      timeout_s=timeout_s,
                      max_repeats=max_repeats or settings.max_repeats, max_noise=max_noise / 100.0,
-                     recalibrate=recalibrate, device=device, settle_s=(DEFAULT_SETTLE_S if settle is None else settle) if device == "cuda" else 0.0)
+                     recalibrate=recalibrate, device=device, settle_s=(DEFAULT_SETTLE_S if settle is None else settle) if device == "cuda" else 0.0,
+                     listed_cases=loaded.tests + loaded.benchmarks)
     console = get_console()
     if not json:  # --json keeps stdout for the document alone
         settled = seconds_text(plan.settle_s) if device == "cuda" else "none (GPU only)"

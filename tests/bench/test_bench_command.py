@@ -753,6 +753,20 @@ def test_a_timeout_while_calls_still_return_is_too_slow_not_a_deadlock(submissio
     assert "up to about 665 s; time a smaller --shape, or give --timeout 840 or more" in output
 
 
+def test_a_shape_too_slow_with_no_smaller_one_in_the_task_is_told_the_timeout_alone(submission: Path) -> None:
+    """The task's smallest shape (128x256x256) was told "time a smaller --shape": no shape of the task's is smaller."""
+    from nvfp4ctl.runner.worker import ChildTimeout
+
+    FakeWorker.raise_error = ChildTimeout("possible deadlock: bench 128x256x256 ran past 180 s; the child was killed",
+                                          [], None, _progress(60), progress_age_s=40.0)
+    result = _bench("--submission", str(submission), "--shape", "128,256,256")
+    assert result.exit_code == 3, result.output
+    output = " ".join(result.output.split())
+    assert "bench 128x256x256 is too slow for the 180 s timeout, not stuck" in output, output
+    assert "up to about 665 s; give --timeout 840 or more; the child was killed" in output, output
+    assert "smaller --shape" not in output, output
+
+
 def test_a_timeout_long_after_the_last_call_returned_is_still_a_possible_deadlock(submission: Path) -> None:
     from nvfp4ctl.runner.worker import ChildTimeout
 

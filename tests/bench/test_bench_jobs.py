@@ -421,6 +421,8 @@ def test_a_cpu_shape_that_cannot_end_in_its_timeout_stops_at_once(tmp_path: Path
     said = " ".join(result.output.split())
     assert "bench 128x64x256 is too slow for the 10 s timeout, not stuck: 0.20 s per call (" in said, said
     assert "the child was killed" not in said and took < 9, (took, said)
+    # 128x64x256 is smaller than any shape of the task's: --timeout is the one advice that applies
+    assert said.endswith(" or more") and "smaller --shape" not in said and "; give --timeout " in said, said
 
 
 def test_the_profile_job_reports_each_input_set_it_makes_as_bench_case_does(monkeypatch: pytest.MonkeyPatch,

@@ -265,3 +265,35 @@ def test_a_cpu_job_of_slow_calls_alone_still_stops_early(monkeypatch: pytest.Mon
     said = too_slow("bench 128x256x256", 1, stopped.value.progress)
     assert said.startswith("bench 128x256x256 is too slow for the 1 s timeout, not stuck: 60.00 ms per call"
                            f" ({1 + CALLS_BEFORE_JUDGING} calls returned)"), said
+
+
+def test_a_shape_with_no_smaller_one_listed_is_told_the_timeout_alone() -> None:
+    """bench --shape 128,256,256 on the CPU was told "time a smaller --shape" though no task shape is smaller."""
+    from nvfp4ctl.bench.call_progress import INPUTS, too_slow_making_inputs
+
+    last = _last(0.02, 8)
+    suggested = suggested_timeout_s(8, last)
+    said = too_slow("bench 128x256x256", 8, last, smaller_listed=False)
+    assert said.endswith(f" s; give --timeout {suggested} or more") and "smaller" not in said, said
+    assert too_slow("bench 128x256x256", 8, last).endswith(f"; time a smaller --shape, or give --timeout {suggested} or more")
+    making = CallProgress(INPUTS, calls=0, paced_calls=0, paced_s=0.0, calls_per_sample=50, calls_needed=350,
+                          elapsed_s=8.0, next_within_s=2.0, inputs_s=8.0, sets_made=4)
+    assert too_slow_making_inputs("bench 128x256x256", 8, making, smaller_listed=False).endswith(
+        "before the kernel's first call; making all 50 takes about 100 s, and its calls come on top; give --timeout 130"
+        " or more")
+    first = dataclasses.replace(making, sets_made=0)
+    assert too_slow_making_inputs("bench 128x256x256", 8, first, smaller_listed=False).endswith(
+        "before the kernel's first call; give a larger --timeout")
+
+
+def test_a_smaller_shape_is_advice_only_where_the_task_lists_one() -> None:
+    from nvfp4ctl.bench.session import smaller_listed
+    from nvfp4ctl.problems import get_problem
+    from nvfp4ctl.task import Case
+
+    problem = get_problem("nvfp4_gemm")
+    listed = (Case(m=128, n=256, k=256, l=1, seed=1111), Case(m=128, n=7168, k=16384, l=1, seed=1111))
+    assert not smaller_listed(problem, listed[0], listed)  # the task's smallest
+    assert not smaller_listed(problem, Case(m=128, n=64, k=256, l=1, seed=1111), listed)  # smaller than any listed
+    assert smaller_listed(problem, listed[1], listed)
+    assert smaller_listed(problem, listed[0], ())  # no task shapes to judge by: the advice stands
