@@ -208,9 +208,11 @@ class Worker:
         if self._child is not None:  # died between jobs
             raise self._crash(self._child, f"{label}: the child had died before the job started")
         child = self._start_child()
-        self._send(child, ("load", self.preload), label)
-        what = f"loading {self.target.label} ran past {seconds_text(self.load_timeout_s)} (a hang at import or build?)"
-        reply = self._wait(child, self.load_timeout_s, label, what=what)
+        # a crash here is the load's, whichever job waits on it: "bench 128x256x256 crashed" would blame the shape
+        loading = f"loading {self.target.label}"
+        self._send(child, ("load", self.preload), loading)
+        what = f"{loading} ran past {seconds_text(self.load_timeout_s)} (a hang at import or build?)"
+        reply = self._wait(child, self.load_timeout_s, loading, what=what)
         if reply[0] == "ready":
             self.gpu = reply[1] or self.gpu
             if self.on_loaded is not None:
