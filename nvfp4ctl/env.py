@@ -9,6 +9,7 @@ class Env:
     TASK = "NVFP4CTL_TASK"  # path of task.yml (default: ./task.yml, else the packaged one)
     MEMORY = "NVFP4CTL_MEMORY"  # path of MEMORY.md that receives the run log
     TIMEOUT = "NVFP4CTL_TIMEOUT"  # watchdog seconds per check test (all its phases), bench shape, tune candidate
+    LOAD_TIMEOUT = "NVFP4CTL_LOAD_TIMEOUT"  # watchdog seconds for a child's load of its target (default: max(timeout, 600))
     CACHE = "NVFP4CTL_CACHE"  # build cache folder
     DEBUG = "NVFP4CTL_DEBUG"  # 1: unexpected errors show locals in the traceback
     DEVICE = "NVFP4CTL_DEVICE"  # "cpu": check and bench run a torch submission on the CPU (no GPU needed)

@@ -63,6 +63,7 @@ def command(
     from nvfp4ctl.runner.gpu import gpu_present, run_device
     from nvfp4ctl.runner.targets import (refuse_broken_target, refuse_unloadable, resolve_target, task_for_target,
                                          task_label_and_reason)
+    from nvfp4ctl.runner.load_limit import load_limit
     from nvfp4ctl.runner.worker import ChildCrashed, ChildTimeout, Worker
     from nvfp4ctl.task import load_task, run_limit
 
@@ -76,6 +77,7 @@ def command(
     timeout_s, timeout_source, note = run_limit(loaded, timeout, run_timeout_key(mode.value))
     if note is not None:
         get_console().warn(note)
+    load_s, load_source = load_limit(timeout_s)
     refuse_broken_target(target)
     device = run_device()
     require_torch()  # the child imports it to load the target: before "no GPU", which would hide it
@@ -97,7 +99,8 @@ def command(
         console.info(f"bench · {problem.name} · target {target.label} · task {task_label_and_reason(loaded)}"
                      f" · {plural(len(cases), 'shape')}"
                      f" · mode {mode.value} · {plural(problem.timing.input_sets, 'input set')} per sample ({problem.timing.source})"
-                     f" · settle {settled} · timeout {seconds_text(plan.timeout_s)} per shape ({timeout_source})", style="dim")
+                     f" · settle {settled} · timeout {seconds_text(plan.timeout_s)} per shape ({timeout_source})"
+                     f" · load limit {seconds_text(load_s)} ({load_source})", style="dim")
     echo = (lambda line: console.detail(f"  [child] {line}")) if console.verbosity >= VERBOSE else None
     from nvfp4ctl.progress_lines import progress_lines
 

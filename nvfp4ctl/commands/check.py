@@ -48,6 +48,7 @@ def command(
     from nvfp4ctl.build.toolchain import require_torch
     from nvfp4ctl.check import plan
     from nvfp4ctl.check.run import NO_GPU, CheckSettings
+    from nvfp4ctl.runner.load_limit import load_limit
     from nvfp4ctl.runner.targets import refuse_broken_target, refuse_unloadable, resolve_target, task_for_target
     from nvfp4ctl.task import TEST_TIMEOUT, run_limit
 
@@ -62,6 +63,7 @@ def command(
     timeout_s, timeout_source, note = run_limit(loaded, timeout, TEST_TIMEOUT)
     if note is not None:
         console.warn(note)
+    load_s, load_source = load_limit(timeout_s)
     if dump:  # the model replays one GEMM tile on the GEMM's inputs
         refuse_gemm_only(f"--dump decodes and simulates an {DEFAULT_PROBLEM} kernel's MMAs", loaded.problem)
     refuse_broken_target(target)
@@ -73,8 +75,9 @@ def command(
     gpu = first_gpu() if device == "cuda" else None
     settings = CheckSettings(problem=loaded.problem, rtol=loaded.rtol, atol=loaded.atol, timeout_s=timeout_s,
                              device=device, scales=scales.value, probe=not no_probe)
-    console.info(_config_line(target.label, loaded, items, timeout_s, timeout_source, gpu.describe() if gpu else device,
-                              settings), style="dim")
+    limits = f"timeout {seconds_text(timeout_s)} ({timeout_source}) · load limit {seconds_text(load_s)} ({load_source})"
+    console.info(_config_line(target.label, loaded, items, limits, gpu.describe() if gpu else device, settings),
+                 style="dim")
     _warn_of_the_word(console, target)
     dumped: list[str] = []
     report = _run_with_progress(console, items, target, settings, dumped.append if dump else None)
@@ -106,8 +109,8 @@ def _warn_of_the_word(console: Console, target: Any) -> None:
                      " unread; `nvfp4ctl lint` shows every one")
 
 
-def _config_line(target: str, task: Any, items: list[CheckItem], timeout_s: float, timeout_source: str,
-                 device: str, settings: CheckSettings) -> str:
+def _config_line(target: str, task: Any, items: list[CheckItem], limits: str, device: str,
+                 settings: CheckSettings) -> str:
     """Everything the run depends on, on one line (saved in the terminal scrollback with the results)."""
     from nvfp4ctl.runner.targets import task_label_and_reason
 
@@ -115,7 +118,7 @@ def _config_line(target: str, task: Any, items: list[CheckItem], timeout_s: floa
     picked = f"{len(items) - shapes} of {plural(len(task.tests), 'test')}" + (f" + {shapes} --shape" if shapes else "")
     return (
         f"check · {settings.problem} · target {target} · task {task_label_and_reason(task)} ({picked})"
-        f" · timeout {seconds_text(timeout_s)} ({timeout_source}) · device {device}"
+        f" · {limits} · device {device}"
         f" · scales {settings.scales} · probe {'on' if settings.probe else 'off'}"
     )
 

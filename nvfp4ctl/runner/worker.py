@@ -30,13 +30,13 @@ from typing import Any
 
 from nvfp4ctl.errors import KernelCrash, KernelTimeout, ToolTimeout, UnloadableSubmission, UsageError
 from nvfp4ctl.runner.child import child_main
+from nvfp4ctl.runner.load_limit import HOW_TO_CHANGE, load_limit
 from nvfp4ctl.runner.raised import crash_trace
 from nvfp4ctl.runner.targets import TargetSpec
 from nvfp4ctl.words import seconds_text
 
 LOG_TAIL_LINES = 15
 POLL_S = 0.1
-MIN_LOAD_TIMEOUT_S = 600.0  # building a kernel or a load_inline submission takes minutes
 COMPILE_TIMEOUT = "CompileTimeout"  # build.compile's error, by the name the child sends: the parent imports no build code
 
 
@@ -136,7 +136,7 @@ class Worker:
         self.target = target
         self.timeout_s = timeout_s
         self.device = device
-        self.load_timeout_s = load_timeout_s if load_timeout_s is not None else max(timeout_s, MIN_LOAD_TIMEOUT_S)
+        self.load_timeout_s = load_timeout_s if load_timeout_s is not None else load_limit(timeout_s)[0]
         self.preload = preload  # modules the jobs need, imported under the load timeout, not a job's
         self.on_output = on_output  # receives each line the child prints (for -v)
         self.env = dict(env or {})  # set in the child before it imports anything (CUDA_VISIBLE_DEVICES per GPU)
@@ -211,7 +211,7 @@ class Worker:
         # a crash here is the load's, whichever job waits on it: "bench 128x256x256 crashed" would blame the shape
         loading = f"loading {self.target.label}"
         self._send(child, ("load", self.preload), loading)
-        what = f"{loading} ran past {seconds_text(self.load_timeout_s)} (a hang at import or build?)"
+        what = f"{loading} ran past {seconds_text(self.load_timeout_s)} (a hang at import or build? {HOW_TO_CHANGE})"
         reply = self._wait(child, self.load_timeout_s, loading, what=what)
         if reply[0] == "ready":
             self.gpu = reply[1] or self.gpu

@@ -175,6 +175,7 @@ def _prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int 
     from nvfp4ctl.build.sources import resolve_arch
     from nvfp4ctl.build.toolchain import require_torch, torch_build
     from nvfp4ctl.runner.gpu import first_gpu, gpu_present, run_device
+    from nvfp4ctl.runner.load_limit import load_limit
     from nvfp4ctl.runner.targets import task_for_kernel
     from nvfp4ctl.task import BENCHMARK_TIMEOUT, load_task, run_limit
     from nvfp4ctl.tune.devices import VISIBLE, visible_gpus
@@ -184,6 +185,7 @@ def _prepare(kernel: Path | None, which: str, task_path: Path | None, gpus: int 
         task = task_for_kernel(load_task(task_path), kernel)
         note_problem(task.problem)  # the run log's problem cell, for a tune that stops with an error or Ctrl-C too
         timeout_s, timeout_source, timeout_note = run_limit(task, timeout, BENCHMARK_TIMEOUT)
+        load_limit(timeout_s)  # a bad NVFP4CTL_LOAD_TIMEOUT is refused before any build, not in a worker
         device = run_device()
         require_torch()  # every candidate's build and timing needs it: before "no GPU" and any worker starts
         has_gpu = device == "cuda" and gpu_present()

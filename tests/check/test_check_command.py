@@ -30,7 +30,7 @@ def test_correct_target_passes_every_test(fake_task):
     fake_task()
     result = check("--submission", str(TARGETS / "good.py"))
     assert result.exit_code == 0, result.output
-    assert "timeout 180 s (default) · device cpu · scales generator · probe on" in result.output
+    assert "timeout 180 s (default) · load limit 600 s (default) · device cpu · scales generator · probe on" in result.output
     assert "3/3 pass" in result.output
     entry = _last_log_entry()
     assert entry.result == "3/3 pass" and entry.exit_code == "0"
@@ -45,14 +45,14 @@ def test_a_large_timeout_is_written_in_whole_seconds_in_the_header(fake_task):
     fake_task(tests=(FakeCase(128, 128, 32),))
     result = check("--submission", str(TARGETS / "good.py"), "--no-probe", "--timeout", "1e9")
     assert result.exit_code == 0, result.output
-    assert "timeout 1000000000 s (--timeout) · device cpu" in result.output
+    assert "timeout 1000000000 s (--timeout) · load limit 1000000000 s (default) · device cpu" in result.output
 
 
 def test_a_timeout_the_task_sets_to_180_is_named_as_the_task_files(fake_task):
     fake_task(tests=(FakeCase(128, 128, 32),), timeout_given=True)
     result = check("--submission", str(TARGETS / "good.py"), "--no-probe")
     assert result.exit_code == 0, result.output
-    assert "timeout 180 s (task.yml timeout) · device cpu" in result.output
+    assert "timeout 180 s (task.yml timeout) · load limit 600 s (default) · device cpu" in result.output
 
 
 def test_check_runs_under_the_task_files_test_limit_not_its_ranked_one(fake_task):
@@ -61,7 +61,7 @@ def test_check_runs_under_the_task_files_test_limit_not_its_ranked_one(fake_task
               run_timeouts={"test_timeout": 180.0, "benchmark_timeout": 180.0, "ranked_timeout": 300.0})
     result = check("--submission", str(TARGETS / "good.py"), "--no-probe")
     assert result.exit_code == 0, result.output
-    assert "timeout 180 s (task.yml test_timeout) · device cpu" in result.output
+    assert "timeout 180 s (task.yml test_timeout) · load limit 600 s (default) · device cpu" in result.output
 
 
 def test_a_passing_submission_with_the_word_stream_is_warned(fake_task, tmp_path):

@@ -38,3 +38,29 @@ def test_bench_of_a_submission_that_aborts_at_import_says_its_load_crashed(tmp_p
     assert "bench 128x256x256 crashed" not in said
     check = _nvfp4ctl(tmp_path, "check", "--submission", "abort_import.py", "--shape", SHAPE)
     assert "loading abort_import.py (--submission) crashed: the child died (killed by SIGABRT)" in check.stdout, check.stdout
+
+
+def test_a_hang_at_import_is_stopped_at_the_load_limit_the_header_names(tmp_path: Path) -> None:
+    """The load's own watchdog (at least 600 s, for builds) was named nowhere: the header said `timeout 8 s
+    (--timeout)`, then the run waited 601 s, and nothing could shorten it."""
+    _submission(tmp_path, "hang_import.py", "import time\ntime.sleep(3600)")
+    for command in ("check", "bench"):
+        run = _nvfp4ctl(tmp_path, command, "--submission", "hang_import.py", "--shape", SHAPE, "--timeout", "8",
+                        env={"NVFP4CTL_LOAD_TIMEOUT": "2"}, timeout_s=60)
+        said = run.stdout + run.stderr
+        assert run.returncode == ExitCode.TIMEOUT, said
+        assert "load limit 2 s (NVFP4CTL_LOAD_TIMEOUT)" in said, said
+        assert ("loading hang_import.py (--submission) ran past 2 s (a hang at import or build?"
+                " NVFP4CTL_LOAD_TIMEOUT=S sets this limit)") in said, said
+
+
+def test_the_header_names_the_default_load_limit_and_a_bad_one_is_refused(tmp_path: Path) -> None:
+    _submission(tmp_path, "good.py", "")
+    for command in ("check", "bench"):
+        bad = _nvfp4ctl(tmp_path, command, "--submission", "good.py", "--shape", SHAPE, env={"NVFP4CTL_LOAD_TIMEOUT": "0"})
+        assert bad.returncode == ExitCode.USAGE, bad.stdout + bad.stderr
+        assert "error: NVFP4CTL_LOAD_TIMEOUT=0: expected a finite number of seconds > 0" in bad.stdout + bad.stderr
+    check = _nvfp4ctl(tmp_path, "check", "--submission", "good.py", "--shape", SHAPE, "--timeout", "8")
+    assert "timeout 8 s (--timeout) · load limit 600 s (default)" in check.stdout, check.stdout
+    bench = _nvfp4ctl(tmp_path, "bench", "--submission", "good.py", "--shape", SHAPE, "--timeout", "900")
+    assert "timeout 900 s per shape (--timeout) · load limit 900 s (default)" in bench.stdout, bench.stdout
