@@ -23,6 +23,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from nvfp4ctl.runner import progress
+from nvfp4ctl.runner.leftovers import CHILD_TAG, kill_tagged
 from nvfp4ctl.runner.targets import TargetSpec, load_target
 
 # A CUDA error that leaves the context unusable: the child must go, the next job gets a fresh one.
@@ -123,6 +124,9 @@ def _start_group_reaper() -> None:
             os._exit(0)  # no death signal here: the parent's kill of the group is all there is
         while os.getppid() == child:  # also covers a child gone before the death signal was set
             signal.sigwait({GROUP_REAPER_SIGNAL})
+        tag = os.environ.get(CHILD_TAG)
+        if tag:  # what it started in sessions of their own, out of the group's reach (runner/leftovers.py)
+            kill_tagged(tag)
         os.killpg(0, signal.SIGKILL)  # this child's group, the reaper included
     finally:
         os._exit(0)

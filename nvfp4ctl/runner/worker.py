@@ -30,6 +30,7 @@ from typing import Any
 
 from nvfp4ctl.errors import KernelCrash, KernelTimeout, ToolTimeout, UnloadableSubmission, UsageError
 from nvfp4ctl.runner.child import child_main
+from nvfp4ctl.runner.leftovers import CHILD_TAG, kill_tagged, new_tag
 from nvfp4ctl.runner.load_limit import HOW_TO_CHANGE, load_limit
 from nvfp4ctl.runner.raised import crash_trace
 from nvfp4ctl.runner.targets import TargetSpec
@@ -85,6 +86,7 @@ class _Child:
     process: BaseProcess
     conn: Connection
     log_path: Path
+    tag: str  # in the environment of whatever it execs: runner/leftovers.py
     log_offset: int = 0
     busy: bool = False  # a message is in flight: the child will not read "stop" soon
     progress: tuple[Any, float] | None = None  # the job under way's latest report and its monotonic time
@@ -185,6 +187,7 @@ class Worker:
                     pass
                 finally:  # also when a second Ctrl-C or a SIGTERM cuts the polite wait short
                     _kill_group(child.process)
+                    kill_tagged(child.tag)
                     child.conn.close()
         finally:
             self._logs.remove_unless_kept()
@@ -236,15 +239,16 @@ class Worker:
         log_path = self._logs.folder() / f"child-{self.children_started}.log"
         log_path.touch()
         parent_conn, child_conn = self._context.Pipe(duplex=True)
+        tag = new_tag()
         process = self._context.Process(
             target=child_main,
-            args=(child_conn, self.target, self.device, str(log_path), self.env),
+            args=(child_conn, self.target, self.device, str(log_path), self.env | {CHILD_TAG: tag}),
             name=f"nvfp4ctl-child-{self.children_started}",
             daemon=True,
         )
         process.start()
         child_conn.close()  # so the parent sees EOF when the child dies
-        self._child = _Child(process, parent_conn, log_path)
+        self._child = _Child(process, parent_conn, log_path, tag)
         return self._child
 
     def _send(self, child: _Child, message: tuple, label: str = "the job") -> None:
@@ -295,10 +299,11 @@ class Worker:
             self.on_output(line)
 
     def _discard_child(self, child: _Child, keep_log: bool = True, cuda_error: bool = False) -> list[str]:
-        """Kill the child's whole process group, reap it, and return the tail of its log (kept on
+        """Kill the child's whole process group and what it started in other sessions, reap it, and return the tail of its log (kept on
         disk when it says something, unless `keep_log` is off); after a CUDA error, its traceback from
         the target's frame down (log_tail)."""
         _kill_group(child.process)
+        kill_tagged(child.tag)
         child.process.join(timeout=5.0)
         child.conn.close()
         if self._child is child:

@@ -4,12 +4,16 @@ user runs them (a separate nvfp4ctl process, NVFP4CTL_DEVICE=cpu): what they say
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from nvfp4ctl.errors import ExitCode
+from process_tree import wait_dead
 
 SHAPE = "128,256,256"
 
@@ -24,7 +28,8 @@ def _nvfp4ctl(folder: Path, *args: str, env: dict[str, str] | None = None,
 
 def _submission(folder: Path, name: str, header: str) -> Path:
     path = folder / name
-    path.write_text(textwrap.dedent(header) + "\n\ndef custom_kernel(data):\n    return data[6]\n")
+    path.write_text(textwrap.dedent(header) + "\n\nfrom nvfp4ctl.problems.nvfp4_gemm.harness.reference import ref_kernel"
+                    "\n\ndef custom_kernel(data):\n    return ref_kernel(data)\n")
     return path
 
 
@@ -64,3 +69,27 @@ def test_the_header_names_the_default_load_limit_and_a_bad_one_is_refused(tmp_pa
     assert "timeout 8 s (--timeout) · load limit 600 s (default)" in check.stdout, check.stdout
     bench = _nvfp4ctl(tmp_path, "bench", "--submission", "good.py", "--shape", SHAPE, "--timeout", "900")
     assert "timeout 900 s per shape (--timeout) · load limit 900 s (default)" in bench.stdout, bench.stdout
+
+
+@pytest.mark.parametrize(("command", "ending", "env", "exit_code"), [
+    ("check", "", {}, ExitCode.OK),
+    ("bench", "", {}, ExitCode.OK),
+    ("check", "import os\nos.abort()", {}, ExitCode.CRASH),
+    ("bench", "import time\ntime.sleep(3600)", {"NVFP4CTL_LOAD_TIMEOUT": "3"}, ExitCode.TIMEOUT),
+])
+def test_a_process_the_submission_starts_in_a_session_of_its_own_does_not_outlive_the_run(
+        tmp_path: Path, command: str, ending: str, env: dict[str, str], exit_code: int) -> None:
+    """Killing the child's process group could not reach it: the sleep ran on, its parent init (PPID 1)."""
+    pid_file = tmp_path / "sleep.pid"
+    _submission(tmp_path, "leaves_a_sleep.py", "\n".join([
+        "import subprocess",
+        '_sleep = subprocess.Popen(["sleep", "778"], start_new_session=True)',
+        f"open({str(pid_file)!r}, 'w').write(str(_sleep.pid))",
+        ending]))
+    run = _nvfp4ctl(tmp_path, command, "--submission", "leaves_a_sleep.py", "--shape", SHAPE, env=env, timeout_s=90)
+    assert run.returncode == exit_code, run.stdout + run.stderr
+    sleep = int(pid_file.read_text())
+    gone = wait_dead(sleep, 5.0)
+    if not gone:
+        os.kill(sleep, signal.SIGKILL)  # nor left running by the test
+    assert gone, f"the submission's sleep (pid {sleep}) outlived `nvfp4ctl {command}`"
