@@ -14,7 +14,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Span, Text
 
-from nvfp4ctl.printable import CELL_TAB_SIZE, escaped_bytes, shown, shown_in_cell
+from nvfp4ctl.printable import CELL_TAB_SIZE, shown, shown_in_cell
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -128,8 +128,11 @@ class Console:
             self.out.print(_said(message, "dim"))
 
     def raw(self, text: str) -> None:
-        """Pre-formatted text (diagnostics, dumps): printed as is, even under -q."""
-        self.out.print(Text(escaped_bytes(text)), end="" if text.endswith("\n") else "\n")
+        """Pre-formatted text (diagnostics, dumps, a compiler's log, a child's log tail, a traceback): printed
+        as written, even under -q, its line breaks and tabs kept; what is not printable in it (a file named with
+        ESC, an exception message holding U+202E) shows as every message line shows it (_said). Text already
+        escaped (lint's findings) is printable, so it prints once as it is."""
+        self.out.print(Text(_shown_lines(text)), end="" if text.endswith("\n") else "\n")
 
     def json(self, payload: Any) -> None:
         try:

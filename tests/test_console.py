@@ -335,3 +335,17 @@ def test_a_status_or_a_bar_shows_its_step_as_written(monkeypatch) -> None:
     drawn = err.getvalue()
     assert "\x1b[31m" not in drawn and "\u202e" not in drawn and f"compiling {NAME_SHOWN}" in drawn, drawn
     assert f"linking {NAME_SHOWN}" in drawn, drawn
+
+
+def test_raw_text_shows_a_name_as_a_message_line_does_and_escaped_text_once() -> None:
+    """raw printed a compiler's log, a child's log tail or a traceback as written: a file named with ESC, or an
+    exception's message holding U+202E, recoloured and reordered the terminal. Its lines and tabs stay; lint's
+    findings, already escaped, print as they are, not escaped again."""
+    console = Console()
+    out, _ = _to_terminals(console)
+    console.raw(f'  File "{NAME}", line 3\n\tRuntimeError: {NAME}\n')
+    console.raw("sub.py:1:1: NV201 a\\x1b[31mb\n  |\n1 | x = '\\x1b[31m'")
+    said = out.getvalue()
+    assert "\x1b[31m" not in said and "\u202e" not in said and "\x07" not in said and "\r" not in said, said
+    assert f'  File "{NAME_SHOWN}", line 3\n' in said and f"        RuntimeError: {NAME_SHOWN}\n" in said, said
+    assert "sub.py:1:1: NV201 a\\x1b[31mb\n  |\n1 | x = '\\x1b[31m'\n" in said and "\\\\x1b" not in said, said

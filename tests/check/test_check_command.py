@@ -224,6 +224,22 @@ def test_an_exception_raised_by_the_call_is_a_crash_of_that_test(fake_task):
     assert entry.result == said and entry.exit_code == "4"
 
 
+_RAISES_WITH_ESCAPES = 'def custom_kernel(data):\n    raise RuntimeError("bad \\x1b[31m red \\u202e rev")\n'
+
+
+def test_a_traceback_shows_an_escape_in_its_file_name_or_message_as_the_message_lines_do(fake_task, tmp_path):
+    """A traceback's lines went to the terminal as the child wrote them: a submission named with ESC, or an
+    exception's message holding ESC or U+202E, recoloured and reordered the terminal's text there."""
+    fake_task(tests=(FakeCase(128, 128, 32),))
+    named = tmp_path / "e\x1b[31mx.py"
+    named.write_text(_RAISES_WITH_ESCAPES)
+    result = check("--submission", str(named), "--no-probe")
+    assert result.exit_code == 4, result.output
+    assert "\x1b" not in result.output and "\u202e" not in result.output, result.output
+    assert f'File "{tmp_path}/e\\x1b[31mx.py", line 2, in custom_kernel' in result.output, result.output
+    assert "  RuntimeError: bad \\x1b[31m red \\u202e rev\n" in result.output, result.output
+
+
 def test_a_shape_the_target_refuses_is_its_own_verdict_and_a_failure_not_a_crash(fake_task):
     """The project's bindings refuse a shape their kernel does not take with ValueError("unsupported shape
     (...): m must be ..."): check called that a crash (`raised`, its traceback, exit 4)."""
