@@ -20,6 +20,7 @@ from nvfp4ctl.bench.calibration import Ceilings
 from nvfp4ctl.bench.modes import DEFAULT_SETTLE_S, Mode  # noqa: F401  (DEFAULT_SETTLE_S: kept here for its users)
 from nvfp4ctl.bench.results import STEP_WORDS, BenchReport, ShapeResult, StoppedShape
 from nvfp4ctl.errors import FailuresFound, KernelCrash, KernelTimeout, NvfpError, UsageError
+from nvfp4ctl.printable import shown
 from nvfp4ctl.runlog import CPU_DEVICE_LABEL, detect_gpu
 
 JOBS = "nvfp4ctl.bench.jobs"
@@ -118,10 +119,11 @@ def run_bench(plan: BenchPlan, worker: Any, target_label: str,
             if "unsupported" in reply:
                 from nvfp4ctl.runner.raised import unsupported_line
 
-                raise UnsupportedShape(f"bench {label}: {unsupported_line(reply['unsupported'])}")
+                raise UnsupportedShape(f"bench {label}: {unsupported_line(shown(reply['unsupported']))}")
             if "raised" in reply:
+                # the exception's message as the terminal shows it (ESC as \x1b): the headline is the run log's cell
                 headline, *trace = reply["raised"]
-                raise TargetRaised("\n".join([f"bench {label}: {headline}", *(f"  {line}" for line in trace)]))
+                raise TargetRaised("\n".join([f"bench {label}: {shown(headline)}", *(f"  {line}" for line in trace)]))
             if "failure" in reply:
                 raise FailuresFound(f"bench {label}: {reply['failure']}")
             if "too_slow" in reply:  # what the watchdog would have said, at its kill

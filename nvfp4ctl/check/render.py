@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from nvfp4ctl.check.result import FIRST_CALL, LISTED_LINES, REUSED, TILE, CaseResult, Comparison, index_names
+from nvfp4ctl.printable import shown
 from nvfp4ctl.words import plural
 
 if TYPE_CHECKING:
@@ -185,5 +186,8 @@ def short_cause(result: CaseResult | None) -> str | None:
 
 
 def bounded_cause(text: str) -> str:
-    """A cause cut to MAX_CAUSE characters, "…" marking the cut."""
+    """A cause as printable.shown writes it, cut to MAX_CAUSE characters, "…" marking the cut: an exception's
+    message holding ESC or U+202E goes into the run log's cell as `\\x1b`, `\\u202e`, as the terminal shows it,
+    so that reading the log (cat, an editor's terminal) cannot recolour or reorder its text."""
+    text = shown(text)
     return text if len(text) <= MAX_CAUSE else text[: MAX_CAUSE - 1].rstrip() + "…"

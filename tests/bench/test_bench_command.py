@@ -352,6 +352,16 @@ def test_an_exception_raised_by_the_target_exits_4_with_its_traceback(submission
     assert result.output.count("Traceback (most recent call last)") == 1
 
 
+def test_an_exceptions_escape_is_in_the_run_logs_error_cell_as_the_terminal_shows_it(submission: Path) -> None:
+    """The run log's error cell kept the exception's ESC and U+202E: `cat MEMORY.md` recoloured the terminal."""
+    FakeWorker.raised = ["custom_kernel raised RuntimeError: bad \x1b[31m red \u202e rev", "RuntimeError: bad"]
+    result = _bench("--submission", str(submission))
+    assert result.exit_code == 4, result.output
+    said = "error: bench 128x7168x16384: custom_kernel raised RuntimeError: bad \\x1b[31m red \\u202e rev"
+    assert said in result.output and "\x1b" not in result.output and "\u202e" not in result.output, result.output
+    assert runlog.read(Path(os.environ["NVFP4CTL_MEMORY"]))[-1].result == said
+
+
 @pytest.mark.parametrize("how, code, verdict", [("raised", 4, "raised"), ("timeout", 3, "timeout")])
 def test_an_error_at_a_later_shape_keeps_the_shapes_timed_before_it(submission: Path, how: str, code: int,
                                                                     verdict: str) -> None:

@@ -240,6 +240,19 @@ def test_a_traceback_shows_an_escape_in_its_file_name_or_message_as_the_message_
     assert "  RuntimeError: bad \\x1b[31m red \\u202e rev\n" in result.output, result.output
 
 
+def test_a_raised_tests_cause_is_in_the_run_logs_cell_as_the_terminal_shows_it(fake_task, tmp_path):
+    """The last line's cause went into the run log's cell with the exception's ESC and U+202E as they were:
+    `cat MEMORY.md` recoloured and reordered the terminal's text."""
+    fake_task(tests=(FakeCase(128, 128, 32),))
+    named = tmp_path / "raises.py"
+    named.write_text(_RAISES_WITH_ESCAPES)
+    result = check("--submission", str(named), "--no-probe")
+    assert result.exit_code == 4, result.output
+    said = "0/1 pass, 1 raised (test 1: RuntimeError: bad \\x1b[31m red \\u202e rev)"
+    assert said in result.output, result.output
+    assert _last_log_entry().result == said
+
+
 def test_a_shape_the_target_refuses_is_its_own_verdict_and_a_failure_not_a_crash(fake_task):
     """The project's bindings refuse a shape their kernel does not take with ValueError("unsupported shape
     (...): m must be ..."): check called that a crash (`raised`, its traceback, exit 4)."""
