@@ -59,6 +59,16 @@ def task_folder(path: Path) -> Path:
     return Path.cwd().resolve() if _in_no_folder(path, resolved) else resolved.parent
 
 
+def lies_in_no_folder(path: Path) -> bool:
+    """Whether task_folder takes the working directory for `path` because no folder holds it (a pipe, a
+    device): what it stands for is then the current folder, not one it lies in."""
+    try:
+        resolved = path.resolve()
+    except (OSError, RuntimeError):  # a link that loops: named in a folder, as task_folder takes it
+        return False
+    return _in_no_folder(path, resolved)
+
+
 def _in_no_folder(path: Path, resolved: Path) -> bool:
     """A file that is no regular file and whose name leads nowhere in a folder (an anonymous pipe's
     pipe:[N]) or into /dev or /proc, which hold no one's project; a named FIFO in a folder is that folder's."""

@@ -22,8 +22,8 @@ from nvfp4ctl.errors import UsageError, os_reason
 from nvfp4ctl.problems import DEFAULT_PROBLEM
 from nvfp4ctl.project import kernels_dir, shipped
 from nvfp4ctl.runner.gpu import first_gpu, run_device
-from nvfp4ctl.workspace import (TASK_FILE, claim_folder, in_nvfp4ctl_project, note_target, short_path, task_folder,
-                                user_folder)
+from nvfp4ctl.workspace import (TASK_FILE, claim_folder, in_nvfp4ctl_project, lies_in_no_folder, note_target, short_path,
+                                task_folder, user_folder)
 
 SUBMISSION, KERNEL, TORCH = "submission", "kernel", "torch"
 
@@ -521,7 +521,9 @@ def find_user_submission(task: TaskLike | None) -> TargetSpec | None:
         written = f"{getattr(task, 'submission_at', task_name)}: submission:"
         return _submission(task.submission, written, f"{task_name} submission:", problem)
     candidates: list[tuple[Path, str]] = []
-    if users and task.path is not None:
+    # a piped task (`--task <(cat task.yml)`, /dev/fd/63) stands for the current folder: "beside 63" named a
+    # file descriptor as if it were a folder's task.yml
+    if users and task.path is not None and not lies_in_no_folder(task.path):
         candidates.append((task_folder(task.path) / SUBMISSION_FILE, f"beside {task_name}"))
     candidates.append((Path.cwd().resolve() / SUBMISSION_FILE, "current folder"))
     for path, source in candidates:

@@ -117,6 +117,23 @@ def test_the_target_s_reason_names_the_task_file_in_use(problem_folder: Path) ->
     assert "target mine.py (other.yml submission:)" in result.output
 
 
+@pytest.mark.skipif(not os.path.isdir("/dev/fd"), reason="the fd links are Linux's")
+def test_a_piped_tasks_submission_is_the_current_folders(problem_folder: Path) -> None:
+    """`check --task <(cat task.yml)` said `target submission.py (beside 63)` and logged `[beside 63]`, the
+    pipe's file descriptor named as if it were a task file beside the submission."""
+    (problem_folder / "submission.py").write_text(CORRECT)
+    reading, writing = os.pipe()
+    with os.fdopen(writing, "w", encoding="utf-8") as pipe:
+        pipe.write(GPU_MODE_TASK)
+    try:
+        result = runner.invoke(app, ["check", "--only", "1", "--no-probe", "--task", f"/dev/fd/{reading}"])
+    finally:
+        os.close(reading)
+    assert result.exit_code == 0, result.output
+    assert "target submission.py (current folder)" in result.output and "beside" not in result.output
+    assert _log(problem_folder)[-1].target.endswith("[current folder]")
+
+
 @pytest.mark.parametrize("written, problem", [("nosuch.py", "no such file"),
                                               ("notes.txt", "expected a Python file (submission.py)")])
 def test_a_task_yml_submission_that_is_no_file_names_its_line(problem_folder: Path, written: str, problem: str) -> None:
