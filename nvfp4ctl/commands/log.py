@@ -292,7 +292,7 @@ def _draw_trend(entries: list, last: int, targets: list[Path], wanted: dict[str,
         console.raw("\n".join("  " + line for line in [*trends.commit_legend(trend), *trends.tool_legend(trend)]))
     for target in unbenched:  # named beside others that were benched: said, not left out without a word
         _say_no_success(entries, target, root, log_project, log_folder)
-    _show_fastest(found, wanted, asked_geomean, several_problems)
+    _show_fastest(found, len(targets), wanted, asked_geomean, several_problems)
     return Outcome(result=f"trend of {plural(len(found), 'target')}")
 
 
@@ -318,13 +318,16 @@ def _failed_said(failed: list[RunEntry], of_every_target: bool) -> str:
     return f"{logged}, none successful; the last ({of}{_when(last.time)}, exit {last.exit_code}): {last.result}"
 
 
-def _show_fastest(found: list[Trend], wanted: dict[str, str], asked_geomean: bool, several_problems: bool) -> None:
-    """Where the trend showed several targets: per shape, each one's best logged mean and its run, the fastest
-    marked, one table per GPU, problem and timing settings they share (other cards' times are not compared)."""
+def _show_fastest(found: list[Trend], named: int, wanted: dict[str, str], asked_geomean: bool,
+                  several_problems: bool) -> None:
+    """Where the user named two or more targets (--target, `named` times) and the trend showed several: per shape,
+    each one's best logged mean and its run, the fastest marked, one table per GPU, problem and timing settings
+    they share (other cards' times are not compared). A trend of every target draws none: it ranked whatever the
+    log held (copies of one kernel at other paths, files long replaced) against each other."""
     from nvfp4ctl.bench import trend as trends
     from nvfp4ctl.bench.fastest import standings
 
-    if len({trend.target for trend in found}) < 2:
+    if named < 2 or len({trend.target for trend in found}) < 2:
         return
     console = get_console()
     tables = standings(found, wanted, asked_geomean)

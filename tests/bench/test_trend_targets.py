@@ -78,6 +78,14 @@ def test_one_target_shows_no_table(variants: Path) -> None:
     assert output == trend_of("--target", "sub_v2.py", "--target", "./sub_v2.py")  # one file, named twice
 
 
+def test_a_trend_of_every_target_shows_no_table(variants: Path) -> None:
+    """With no --target the trend ended with the table whenever the log held two targets, ranking copies of one
+    kernel at other paths, or files long replaced, against each other: the table is for targets named to compare."""
+    output = trend_of()
+    assert f"sub_v2.py on {B200}: 2 benches" in output and f"sub_v5.py on {B200}: 2 benches" in output
+    assert "best logged mean" not in output and "fastest" not in output and "no table" not in output
+
+
 def test_a_named_target_never_benched_is_said_beside_the_others(variants: Path) -> None:
     output = trend_of("--target", "sub_v7.py", "--target", "sub_v2.py")
     assert f"sub_v2.py on {B200}: 2 benches" in output and "best logged mean" not in output
