@@ -1,7 +1,7 @@
 """Which other problem a submission is written for, read from its custom_kernel as lint's NV006 reads it: an
 unpacking of the whole input, reached on every call, into as many names as exactly one other problem's tuple
 has (`abc_tensors, sfasfb, sfasfb_reordered, sizes = data`, 4: the grouped GEMM's). check and bench ask it
-before any test, as such a file raises ValueError on every one. Where the count fits several problems (7: the
+before any test, as such a file cannot take their problem's input (it raises on every test). Where the count fits several problems (7: the
 GEMM's and the GEMV's) or none, or the line waives NV006, it answers None: nothing is known for sure."""
 
 from __future__ import annotations

@@ -428,8 +428,9 @@ def refuse_submission_of_other_problem(spec: TargetSpec, as_run: Path, named: st
 
 def _refuse_foreign_input(spec: TargetSpec, text: str, named: str, task: TaskLike | None) -> None:
     """A submission whose custom_kernel unpacks another problem's input on every call (lint's NV006: a grouped
-    GEMM's 4 names, a dual GEMM's 10) raises ValueError on every test of the task's, reported as a crash of
-    each: refused before any test, naming the problem it looks like and the task to run it on. Where no task.yml
+    GEMM's 4 names, a dual GEMM's 10) fails on every test of the task's (ValueError at the unpacking, or an
+    AssertionError of a length check before it), reported as a crash of each: refused before any test, naming
+    the problem it looks like and the task to run it on, in words true whichever it raises. Where no task.yml
     of the user's names the problem (nvfp4ctl's shipped GEMM task stands in), init writes one. A count that fits
     several problems or none is left to the run."""
     from nvfp4ctl.lint.foreign_input import foreign_input
@@ -441,7 +442,7 @@ def _refuse_foreign_input(spec: TargetSpec, text: str, named: str, task: TaskLik
     size = len(get_problem(spec.problem).layout.names)
     looks = (f"{named} looks like an {found.problem} submission (custom_kernel unpacks {found.named} names from the"
              f" input on every call, line {found.line}; {found.problem}'s input has {found.named}, {spec.problem}'s"
-             f" {size}, so every test would raise ValueError)")
+             f" {size}, so it cannot take {spec.problem}'s input)")
     if task is not None and task.is_users and task.path is not None:
         raise UsageError(f"{looks}, but {short_path(task.path)} is for {spec.problem}:"
                          f" {_task_to_pass(spec.path, found.problem)}; nothing was run")

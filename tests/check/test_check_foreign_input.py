@@ -76,10 +76,22 @@ def test_another_problems_submission_with_no_task_yml_is_refused_naming_its_prob
     shipped = get_problem(problem).task_file
     assert said == (f"error: --submission sub.py looks like an {problem} submission (custom_kernel unpacks {named} names"
                     f" from the input on every call, line {_unpacking_line(text)}; {problem}'s input has {named},"
-                    " nvfp4_gemm's 7, so every test would raise ValueError), and no task.yml names its problem"
+                    " nvfp4_gemm's 7, so it cannot take nvfp4_gemm's input), and no task.yml names its problem"
                     f" (nvfp4_gemm's shipped task stands in): pass --task {shipped} (nvfp4ctl's), or the one"
                     f" `nvfp4ctl init --problem {problem} DIR` writes; nothing was run"), said
     assert runlog.read(memory_path())[-1].exit_code == "2"
+
+
+@pytest.mark.usefixtures("no_child")
+def test_the_refusal_is_true_of_a_submission_that_checks_the_inputs_length_first(empty: Path) -> None:
+    """`assert len(data) == 4` before the unpacking raises AssertionError on every test, not the ValueError the
+    refusal said every test would raise."""
+    (empty / "sub.py").write_text("def custom_kernel(data):\n    assert len(data) == 4\n"
+                                  "    abc_tensors, sfasfb, sfasfb_reordered, sizes = data\n    return abc_tensors\n")
+    result, said = _run("check", "--submission", "sub.py")
+    assert result.exit_code == 2, said
+    assert ("nvfp4_group_gemm's input has 4, nvfp4_gemm's 7, so it cannot take nvfp4_gemm's input), and no task.yml"
+            in said and "ValueError" not in said), said
 
 
 @pytest.mark.usefixtures("no_child")
