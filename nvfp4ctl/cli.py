@@ -702,7 +702,7 @@ def _run(command: Callable[..., Outcome], added: list[str], args: tuple, kwargs:
             raise
         get_console().error(str(error))
         _json_failure(json_mode, kwargs, str(error), error.exit_code)
-        return _stopped(f"error: {str(error).splitlines()[0] if str(error) else type(error).__name__}",
+        return _stopped(f"error: {error.logged or (str(error).splitlines()[0] if str(error) else type(error).__name__)}",
                         error.exit_code)
     except KeyboardInterrupt:
         _say_interrupted()

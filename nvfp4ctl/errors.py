@@ -24,6 +24,9 @@ class NvfpError(Exception):
     """Base class: the message is shown as one line, the exit code is returned to the shell."""
 
     exit_code: ExitCode = ExitCode.FAILURES
+    # the run log's words for it where its first line is not them: bench's line of a raised exception, its
+    # message cut as check cuts a cause (bounded_text.bounded_cause); None: the first line
+    logged: str | None = None
 
 
 class UsageError(NvfpError):

@@ -12,7 +12,7 @@ comes as BenchStopped, which holds it and the report of the shapes timed before 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +29,19 @@ WALL_LIMIT_SHARE = 0.8  # of the watchdog timeout: a slow shape stops on its own
 
 class TargetRaised(KernelCrash):
     """The target's call raised: a crash (exit 4), worded "raised" as check's verdict is."""
+
+    @classmethod
+    def of(cls, label: str, raised: Sequence[str]) -> TargetRaised:
+        """The headline and traceback lines the job sent (runner/raised.py's describe_raised), the run log
+        keeping the exception's type and message as check's cell does: cut to MAX_CAUSE characters."""
+        from nvfp4ctl.bounded_text import shown_cause
+        from nvfp4ctl.runner.raised import RAISED_PREFIX
+
+        headline, *trace = raised
+        # the exception's message as the terminal shows it (ESC as \x1b), in the error and in the run log's cell
+        error = cls("\n".join([f"bench {label}: {shown(headline)}", *(f"  {line}" for line in trace)]))
+        error.logged = f"bench {label}: {RAISED_PREFIX}{shown_cause(headline.removeprefix(RAISED_PREFIX))}"
+        return error
 
 
 class UnsupportedShape(UsageError):
@@ -121,9 +134,7 @@ def run_bench(plan: BenchPlan, worker: Any, target_label: str,
 
                 raise UnsupportedShape(f"bench {label}: {unsupported_line(shown(reply['unsupported']))}")
             if "raised" in reply:
-                # the exception's message as the terminal shows it (ESC as \x1b): the headline is the run log's cell
-                headline, *trace = reply["raised"]
-                raise TargetRaised("\n".join([f"bench {label}: {shown(headline)}", *(f"  {line}" for line in trace)]))
+                raise TargetRaised.of(label, reply["raised"])
             if "failure" in reply:
                 raise FailuresFound(f"bench {label}: {reply['failure']}")
             if "too_slow" in reply:  # what the watchdog would have said, at its kill

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from nvfp4ctl.bounded_text import SHOWN_TAIL, TailLimits, shown_cause
 from nvfp4ctl.check.progress import CheckProgress, possible_deadlock, timeout_cause, timeout_said
 from nvfp4ctl.check.result import CHECK_JOB, DEVICE_JOB, FIRST_CALL, CaseResult
 from nvfp4ctl.errors import ExitCode, UsageError
@@ -117,12 +118,12 @@ def _first_cause(failed: Sequence[ItemOutcome]) -> str:
 
 
 def _cause(outcome: ItemOutcome) -> str | None:
-    """A test's cause cut to render.MAX_CAUSE: a wrong result's evidence, else the one its outcome noted."""
-    from nvfp4ctl.check.render import bounded_cause, short_cause
+    """A test's cause cut to bounded_text.MAX_CAUSE: a wrong result's evidence, else the one its outcome noted."""
+    from nvfp4ctl.check.render import short_cause
 
     if outcome.verdict == FAIL and outcome.result is not None:
         return short_cause(outcome.result)
-    return None if not outcome.cause else bounded_cause(" ".join(outcome.cause.split()))
+    return None if not outcome.cause else shown_cause(" ".join(outcome.cause.split()))
 
 
 def _ids(outcomes: Sequence[ItemOutcome]) -> str:
@@ -152,15 +153,16 @@ def run_check(
     on_output: Callable[[str], None] | None = None,
     on_progress: Callable[[Any], None] | None = None,
     on_loaded: Callable[[], None] | None = None,
+    tail_limits: TailLimits = SHOWN_TAIL,
 ) -> CheckReport:
     """Run every item in one child (a fresh one after a crash); stop at the first timeout. `on_start` hears
     each item as it starts and whether the target loads first (in a fresh child, after a crash), `on_loaded`
     each time a child has loaded it, `on_progress` each phase of the test under way as it begins (a
-    CheckProgress)."""
+    CheckProgress); `tail_limits` how much of the child's log a crash or timeout shows (-v: more)."""
     report = CheckReport()
     preload = (CHECK_JOB.partition(":")[0],)  # torch and the job module, imported under the load timeout
     with Worker(target, settings.timeout_s, settings.device, preload=preload, on_output=on_output,
-                on_progress=on_progress, on_loaded=on_loaded) as worker:
+                on_progress=on_progress, on_loaded=on_loaded, tail_limits=tail_limits) as worker:
         try:
             report.gpu = worker.call(DEVICE_JOB, label="loading the target", timeout_s=worker.load_timeout_s,
                                      device=settings.device, problem=settings.problem)

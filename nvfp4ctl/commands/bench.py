@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from nvfp4ctl import options
+from nvfp4ctl.bounded_text import SHOWN_TAIL, VERBOSE_TAIL, clipped_line
 from nvfp4ctl.bench.modes import BENCHMARK, DEFAULT_SETTLE_S, LEADERBOARD, run_timeout_key, whole_run_limit
 from nvfp4ctl.console import VERBOSE, get_console
 from nvfp4ctl.errors import UsageError, error_line, os_reason
@@ -101,14 +102,16 @@ def command(
                      f" · mode {mode.value} · {plural(problem.timing.input_sets, 'input set')} per sample ({problem.timing.source})"
                      f" · settle {settled} · timeout {seconds_text(plan.timeout_s)} per shape ({timeout_source})"
                      f" · load limit {seconds_text(load_s)} ({load_source})", style="dim")
-    echo = (lambda line: console.detail(f"  [child] {line}")) if console.verbosity >= VERBOSE else None
+    verbose = console.verbosity >= VERBOSE
+    echo = (lambda line: console.detail(f"  [child] {clipped_line(line, VERBOSE_TAIL.chars)}")) if verbose else None
     from nvfp4ctl.progress_lines import progress_lines
 
     total = len(plan.steps()) + (1 if device == "cuda" else 0)  # the GPU's calibration is a step of its own
     steps = _Steps()
     try:
         with (Worker(target, plan.timeout_s, device=device, on_output=echo, on_loaded=steps.loaded,
-                     on_progress=steps.news) as worker, console.progress() as progress,
+                     on_progress=steps.news,
+                     tail_limits=VERBOSE_TAIL if verbose else SHOWN_TAIL) as worker, console.progress() as progress,
               progress_lines(console, total) as lines):
             steps.show_on(progress, total, lines)
             report = run_bench(plan, worker, target.label, on_step=steps.step)

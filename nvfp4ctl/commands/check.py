@@ -125,10 +125,12 @@ def _config_line(target: str, task: Any, items: list[CheckItem], limits: str, de
 
 def _run_with_progress(console: Console, items: list[CheckItem], target: TargetSpec, settings: CheckSettings,
                        collect: Any = None) -> CheckReport:
+    from nvfp4ctl.bounded_text import SHOWN_TAIL, VERBOSE_TAIL, clipped_line
     from nvfp4ctl.check.run import run_check
     from nvfp4ctl.progress_lines import progress_lines
 
-    show = (lambda line: console.detail(f"  [child] {line}")) if console.verbosity >= VERBOSE else None
+    verbose = console.verbosity >= VERBOSE
+    show = (lambda line: console.detail(f"  [child] {clipped_line(line, VERBOSE_TAIL.chars)}")) if verbose else None
     echo = show if collect is None else (lambda line: (collect(line), show and show(line)))
     # the load (a load_inline build: minutes) and each test (up to its watchdog's 180 s) block in the
     # child: without a bar, plain lines say which one runs
@@ -141,6 +143,7 @@ def _run_with_progress(console: Console, items: list[CheckItem], target: TargetS
             on_output=echo,
             on_progress=steps.news,
             on_loaded=steps.loaded,
+            tail_limits=VERBOSE_TAIL if verbose else SHOWN_TAIL,
         )
 
 

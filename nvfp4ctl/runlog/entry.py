@@ -13,6 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from nvfp4ctl import commit_stamp
+from nvfp4ctl.bounded_text import MAX_RESULT_CELL, bounded_cause
 from nvfp4ctl.content_digest import finished_digest
 from nvfp4ctl.errors import UsageError
 from nvfp4ctl.outcome import Outcome
@@ -39,6 +40,7 @@ class RunEntry:
     def to_line(self) -> str:
         names = [f.name for f in fields(self) if f.name in _CELLS and (f.name != "problem" or self.problem)]
         cells = [_one_line(getattr(self, name).replace(SEPARATOR.strip(), "-")) for name in names]
+        cells[names.index("result")] = bounded_cause(cells[names.index("result")], MAX_RESULT_CELL)
         cells[1] = f"`{cells[1]}`"
         if self.tool:
             cells[2] = with_tool(cells[2], _one_line(self.tool.replace(SEPARATOR.strip(), "-")))

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
+from nvfp4ctl.bounded_text import MAX_HEADLINE, clipped_line
 from nvfp4ctl.runner import progress
 from nvfp4ctl.runner.leftovers import CHILD_TAG, kill_tagged
 from nvfp4ctl.runner.targets import TargetSpec, load_target
@@ -200,4 +201,4 @@ def _run_job(job: str, kernel: Callable[[tuple], Any] | None, payload: dict[str,
 
 def _one_line(error: BaseException) -> str:
     text = str(error).strip().splitlines()
-    return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
+    return f"{type(error).__name__}: {clipped_line(text[0], MAX_HEADLINE)}" if text else type(error).__name__

@@ -17,6 +17,7 @@ import sysconfig
 import traceback
 from pathlib import Path
 
+from nvfp4ctl.bounded_text import MAX_HEADLINE, SHOWN_TAIL, clipped_line, message_head
 from nvfp4ctl.project import PACKAGE_DIR, SHIPPED_DIR
 
 RAISED = "raised"  # check's verdict word for a test whose call raised
@@ -50,12 +51,22 @@ def describe_raised(error: BaseException) -> tuple[str, ...]:
     also where a wheel keeps them inside the package.
     """
     text = str(error).strip().splitlines()
-    headline = f"{RAISED_PREFIX}{type(error).__name__}" + (f": {text[0]}" if text else "")
+    headline = f"{RAISED_PREFIX}{type(error).__name__}" + (f": {clipped_line(text[0], MAX_HEADLINE)}" if text else "")
     frames = error.__traceback__
     while frames is not None and _harness_frame(frames.tb_frame.f_code.co_filename):
         frames = frames.tb_next
     trace = "".join(traceback.format_exception(type(error), error, frames)).rstrip().splitlines()
-    return (headline, *trace[-TRACE_LINES:])
+    return (headline, *_message_cut(trace, error)[-TRACE_LINES:])
+
+
+def _message_cut(trace: list[str], error: BaseException) -> list[str]:
+    """The traceback's lines with the exception's own (its type and message, last) cut to their first lines,
+    each to a bounded length (bounded_text.message_head): a message of a megabyte, or of thousands of lines,
+    would fill the terminal and push the frames out of the lines kept. Short, it is left as it is."""
+    said = "".join(traceback.format_exception_only(type(error), error)).rstrip().splitlines()
+    if not said or trace[-len(said):] != said:
+        return [clipped_line(line, SHOWN_TAIL.chars) for line in trace]
+    return [*trace[:-len(said)], *message_head(said)]
 
 
 def crash_trace(lines: list[str]) -> list[str]:

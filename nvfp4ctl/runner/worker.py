@@ -28,6 +28,7 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
+from nvfp4ctl.bounded_text import SHOWN_TAIL, TailLimits, clipped_tail
 from nvfp4ctl.errors import KernelCrash, KernelTimeout, ToolTimeout, UnloadableSubmission, UsageError
 from nvfp4ctl.runner.child import child_main
 from nvfp4ctl.runner.leftovers import CHILD_TAG, kill_tagged, new_tag
@@ -36,7 +37,6 @@ from nvfp4ctl.runner.raised import crash_trace
 from nvfp4ctl.runner.targets import TargetSpec
 from nvfp4ctl.words import seconds_text
 
-LOG_TAIL_LINES = 15
 POLL_S = 0.1
 COMPILE_TIMEOUT = "CompileTimeout"  # build.compile's error, by the name the child sends: the parent imports no build code
 
@@ -134,6 +134,7 @@ class Worker:
         env: dict[str, str] | None = None,
         on_loaded: Callable[[], None] | None = None,
         on_progress: Callable[[Any], None] | None = None,
+        tail_limits: TailLimits = SHOWN_TAIL,
     ) -> None:
         self.target = target
         self.timeout_s = timeout_s
@@ -144,6 +145,7 @@ class Worker:
         self.env = dict(env or {})  # set in the child before it imports anything (CUDA_VISIBLE_DEVICES per GPU)
         self.on_loaded = on_loaded  # called once a child has loaded the target (a build may take minutes)
         self.on_progress = on_progress  # receives each progress report of the job under way
+        self.tail_limits = tail_limits  # how much of its log a crash or timeout carries (-v: more)
         self.gpu: str | None = None  # as the child's torch sees it, once a child has loaded
         self.children_started = 0
         self._logs = _LogFolder()
@@ -308,7 +310,7 @@ class Worker:
         child.conn.close()
         if self._child is child:
             self._child = None
-        tail = log_tail(child.log_path, cuda_error=cuda_error)
+        tail = log_tail(child.log_path, cuda_error=cuda_error, limits=self.tail_limits)
         self._logs.keep = self._logs.keep or (keep_log and bool(tail))  # worth keeping only if the child said something
         return tail
 
@@ -361,10 +363,11 @@ def describe_exit(code: int) -> str:
 _NOISE = ("multiprocessing/", '"<string>"', "<frozen ", "nvfp4ctl/runner/", "Extension modules:")
 
 
-def log_tail(path: Path, lines: int = LOG_TAIL_LINES, *, cuda_error: bool = False) -> list[str]:
-    """The last `lines` lines of a child's log that say something; where the child ended on a CUDA
-    error in a job, its traceback is cut to start in the target, as a raised exception's is (crash_trace),
-    before the last lines are taken, so that they are the target's."""
+def log_tail(path: Path, *, cuda_error: bool = False, limits: TailLimits = SHOWN_TAIL) -> list[str]:
+    """The last lines of a child's log that say something, as many as `limits` says and each cut to its
+    characters, a first line saying how many earlier ones were left out (the kept log holds them); where
+    the child ended on a CUDA error in a job, its traceback is cut to start in the target, as a raised
+    exception's is (crash_trace), before the last lines are taken, so that they are the target's."""
     try:
         text = path.read_text(errors="replace")
     except OSError:
@@ -383,7 +386,7 @@ def log_tail(path: Path, lines: int = LOG_TAIL_LINES, *, cuda_error: bool = Fals
             skip_code_line = stripped.startswith("File ")
             continue
         kept.append(line)
-    return (crash_trace(kept) if cuda_error else kept)[-lines:]
+    return clipped_tail(crash_trace(kept) if cuda_error else kept, limits)
 
 
 # A kernel that executes `trap` ends with this error and nothing else to tell it from a fault: say so,

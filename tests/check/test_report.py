@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fake_problem import FakeCase
-from nvfp4ctl.check.render import MAX_CAUSE
+from nvfp4ctl.bounded_text import MAX_CAUSE
 from nvfp4ctl.check.result import FIRST_CALL, PROBE_FRESH, REUSED, CaseResult, Comparison, Mismatch
 from nvfp4ctl.check.run import CRASH, FAIL, NOT_RUN, PASS, TIMEOUT, CheckItem, CheckReport, ItemOutcome
 from nvfp4ctl.errors import ExitCode
