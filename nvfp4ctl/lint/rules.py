@@ -58,14 +58,16 @@ RULES: tuple[Rule, ...] = (
          'load_inline("gemm", cpp, cuda_src, extra_cuda_cflags=["-gencode=arch=compute_100a,code=sm_100a"])'),
     Rule("NV006", "another-problems-input", ERROR,
          "custom_kernel unpacks the whole input, on every call, into as many names as another problem's tuple"
-         " has (no starred name): that raises ValueError on every test. The file is most likely another"
-         " problem's submission, or lint read the wrong task.yml: --task names the right one. Where the"
-         " unpacking may be skipped (a branch, a helper) it is NV403.",
+         " has (no starred name), so it cannot take the task's input: every test fails (ValueError at the"
+         " unpacking, or AssertionError where an assert on len(data) comes first). The file is most likely"
+         " another problem's submission, or lint read the wrong task.yml: --task names the right one. Where"
+         " the unpacking may be skipped (a branch, a helper) it is NV403.",
          "a, b1, b2, _, _, _, sfa, sfb1, sfb2, c = data  # nvfp4_dual_gemm's 10",
          "a, b, _, _, sfa, sfb, c = data  # the task's own 7"),
     Rule("NV007", "input-unpack-count", ERROR,
          "custom_kernel unpacks the whole input, on every call, into a number of names that no problem's tuple"
-         " has and the task's does not (no starred name): that raises ValueError on every test. Where the"
+         " has and the task's does not (no starred name), so it cannot take the task's input: every test fails"
+         " (ValueError at the unpacking, or AssertionError where an assert on len(data) comes first). Where the"
          " unpacking may be skipped (a branch, a helper) it is not judged.",
          "a, b, c = data  # no problem's input has 3",
          "a, b, _, _, sfa, sfb, c = data  # the task's own 7"),

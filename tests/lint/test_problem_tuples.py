@@ -46,7 +46,8 @@ def test_an_unpacking_into_the_tuple_gpu_modes_task_text_describes_says_so() -> 
     (message,) = [message for code, message in _found(group, LintConfig(problem="nvfp4_group_gemm")) if code == "NV007"]
     assert message == (
         "unpacks 3 names from the nvfp4_group_gemm input, which has 4 (abc_tensors, sfasfb_tensors,"
-        " sfasfb_reordered_tensors, problem_sizes): that raises ValueError on every call (GPU MODE's task text"
+        " sfasfb_reordered_tensors, problem_sizes) on every call, so it cannot take nvfp4_group_gemm's input (GPU"
+        " MODE's task text"
         " describes 3, (abc_tensors, sfasfb_tensors, problem_sizes), but generate_input returns these 4): unpack the"
         " task's 4, or gather the rest with a starred name")
     five = "def custom_kernel(data):\n    a, b, sfa, sfb, c = data\n    return run(a, b, sfa, sfb, c)\n"
@@ -64,13 +65,33 @@ def test_an_unpacking_into_the_dual_gemms_described_tuple_says_the_task_text_des
     seven = "def custom_kernel(data):\n    a, b1, b2, sfa, sfb1, sfb2, c = data\n    return run(a, b1, b2, c)\n"
     assert _found(seven, DUAL) == [("NV006", (
         "unpacks 7 names from the nvfp4_dual_gemm input, which has 10 (a, b1, b2, sfa_ref, sfb1_ref, sfb2_ref,"
-        " sfa_permuted, sfb1_permuted, sfb2_permuted, c): that raises ValueError on every call (GPU MODE's task text"
+        " sfa_permuted, sfb1_permuted, sfb2_permuted, c) on every call, so it cannot take nvfp4_dual_gemm's input"
+        " (GPU MODE's task text"
         " describes 7, (a, b1, b2, sfa, sfb1, sfb2, c), but generate_input returns these 10): unpack the task's 10,"
         " or gather the rest with a starred name"))]
     # another count that fits another problem's input still says whose
     four = "def custom_kernel(data):\n    a, b, c, d = data\n    return run(a, b, c, d)\n"
     (message,) = [message for code, message in _found(four, DUAL) if code == "NV006"]
     assert "this looks like a nvfp4_group_gemm submission" in message and "task text" not in message
+
+
+def test_another_problems_unpacking_after_a_length_assert_says_it_cannot_take_the_input() -> None:
+    """A grouped GEMM submission that asserts len(data) == 4 before unpacking raises AssertionError under the
+    GEMM's task, never reaching the unpacking: NV006 said "that raises ValueError on every call", and its rule
+    "raises ValueError on every test". Both now say what is true whichever it raises, as check's refusal does."""
+    from nvfp4ctl.lint.rule_words import rules_for
+
+    text = "def custom_kernel(data):\n    assert len(data) == 4\n    abc, s, r, z = data\n    return run(abc)\n"
+    (message,) = [message for code, message in _found(text, LintConfig()) if code == "NV006"]
+    assert message.startswith("unpacks 4 names from the nvfp4_gemm input, which has 7 (a, b, sfa_ref, sfb_ref,"
+                              " sfa_permuted, sfb_permuted, c) on every call, so it cannot take nvfp4_gemm's input;"
+                              " this looks like a nvfp4_group_gemm submission"), message
+    assert "ValueError" not in message
+    why = {rule.code: rule.why for rule in rules_for(None) if rule.code in ("NV006", "NV007")}
+    for rationale in why.values():
+        assert "so it cannot take the task's input: every test fails (ValueError at the unpacking, or" \
+               " AssertionError where an assert on len(data) comes first)" in rationale, rationale
+        assert "raises ValueError on every test" not in rationale
 
 
 def test_a_gemm_shaped_unpacking_in_a_dual_file_gets_the_dual_positions_or_none() -> None:
@@ -123,7 +144,8 @@ def test_an_unpacking_into_a_count_no_problem_has_fails_where_every_call_reaches
     assert (found.line, found.col, found.code, found.severity) == (2, 5, "NV007", Severity.ERROR)
     assert found.message == (
         "unpacks 3 names from the nvfp4_gemm input, which has 7 (a, b, sfa_ref, sfb_ref, sfa_permuted, sfb_permuted,"
-        " c): that raises ValueError on every call (no problem's input has 3): unpack the task's 7, or gather the"
+        " c) on every call, so it cannot take nvfp4_gemm's input (no problem's input has 3): unpack the task's 7,"
+        " or gather the"
         " rest with a starred name")
     five = "def custom_kernel(data):\n    a, b1, b2, sfa, c = data\n    return run(a, b1, b2, sfa, c)\n"
     (message,) = [message for code, message in _found(five, DUAL) if code == "NV007"]

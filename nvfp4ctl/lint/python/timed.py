@@ -729,8 +729,10 @@ def _foreign_unpacks(function: Function, index: ModuleIndex, report: Report) -> 
     for unpacking_of in _miscounted_unpackings(function, index):
         target, named, others = unpacking_of.target, unpacking_of.named, unpacking_of.others
         unpacking = (f"unpacks {named} names from the {problem()} input, which has {size} "
-                     f"({', '.join(layout.names)}): that raises ValueError")
-        every_call = f"{unpacking} on every call ({_count_source(layout, named)}): unpack the task's {size}," \
+                     f"({', '.join(layout.names)})")
+        # not "raises ValueError": a length check before it (assert len(data) == 4) raises its own error first
+        cannot = f"{unpacking} on every call, so it cannot take {problem()}'s input"
+        every_call = f"{cannot} ({_count_source(layout, named)}): unpack the task's {size}," \
                      " or gather the rest with a starred name"
         if not others:
             if unpacking_of.every_call:
@@ -740,11 +742,10 @@ def _foreign_unpacks(function: Function, index: ModuleIndex, report: Report) -> 
             # the dual GEMM's task text describes 7, as many as the GEMM's input: written from that text, the
             # file is no GEMM submission
             described = named == len(layout.described)
-            report(target, "NV006",
-                   every_call if described else f"{unpacking} on every call; {_looks_like(named, others)}")
+            report(target, "NV006", every_call if described else f"{cannot}; {_looks_like(named, others)}")
         else:
-            report(target, "NV403", f"{unpacking}, and lint cannot tell which of them are the reference scales; "
-                                    f"{named} names fit the input of {', '.join(others)}")
+            report(target, "NV403", f"{unpacking}: that raises ValueError, and lint cannot tell which of them are"
+                                    f" the reference scales; {named} names fit the input of {', '.join(others)}")
 
 
 @dataclass(frozen=True)
